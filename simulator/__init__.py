@@ -1,0 +1,1 @@
+"""The provider simulator: profiles, world, fault plans, delivery and the provider API."""

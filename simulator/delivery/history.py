@@ -1,0 +1,299 @@
+"""The history: every attempt, recorded as an invocation with exactly one completion.
+
+As in Jepsen: `ok` (a 2xx came back; the receiver must eventually show the effect),
+`fail` (known not to have reached the handler, or a 4xx to a delivery the contract says
+must be rejected), `unknown` (the answer was lost, read timeout after the body was sent,
+reset after sending, any 5xx, receiver killed). Fault-injector operations are recorded
+in the same history as `FaultOp`s.
+
+Stored in SQLite (WAL mode on disk, or ``:memory:``); `History.attempts()` reads it back.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from dataclasses import asdict, dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import Iterator, Sequence
+
+#: Bytes of each answer kept in the history.
+RESPONSE_EXCERPT_BYTES = 2048
+
+
+class Outcome(StrEnum):
+    """What happened to one attempt, as the provider saw it."""
+
+    ACKED = "acked"  # a success status (profile's definition, usually 2xx)
+    REJECTED = "rejected"  # 4xx, or 3xx (redirects are not followed), or another non-success
+    SERVER_ERROR = "server_error"  # 5xx
+    TIMEOUT = "timeout"  # no answer within the sender timeout after the request was sent
+    DROPPED = "dropped"  # the receiver answered; the provider discarded the answer (fault)
+    CONNECTION_ERROR = "connection_error"  # refused, reset, closed or garbage
+
+
+class Completion(StrEnum):
+    """Jepsen's three-valued completion of an invocation."""
+
+    OK = "ok"
+    FAIL = "fail"
+    UNKNOWN = "unknown"
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One HTTP transport of one delivery of one event.
+
+    Attributes:
+        event_id: the provider's event id (the dedupe key the provider documents).
+        delivery_id: id of the delivery (one event may have several deliveries: copies).
+        attempt: 1-based attempt number within the delivery (retries increase it).
+        business_key: the effect the event must cause, or None.
+        object_id / object_version: the object the event is about and its version.
+        event_type: the provider's event-type name.
+        faults: fault tags applied to this attempt (``"drop-response"``, ``"forged"``…).
+        valid: True when the provider's official verifier would accept this request and
+            the receiver's contract says it must be applied (not forged, stale, foreign…).
+        sent_at / answered_at: wall-clock unix seconds.
+        status: HTTP status, or None when none was read.
+        outcome / completion: see `Outcome` and `Completion`.
+        latency_ms: milliseconds from the first byte sent to the answer (or the give-up).
+        response_excerpt: the first 2 KiB of the answer body, decoded leniently.
+        error: a plain-words description of a transport failure, or None.
+        amount: minor units moved by the effect, or None.
+        scenario: the scenario or run label this attempt belongs to.
+    """
+
+    event_id: str
+    delivery_id: str
+    attempt: int
+    business_key: str | None
+    object_id: str | None
+    object_version: int | None
+    event_type: str
+    faults: tuple[str, ...]
+    valid: bool
+    sent_at: float
+    answered_at: float
+    status: int | None
+    outcome: Outcome
+    completion: Completion
+    latency_ms: float
+    response_excerpt: str = ""
+    error: str | None = None
+    amount: int | None = None
+    scenario: str = ""
+    index: int = -1  # position in the history, set when recorded
+
+    def to_dict(self) -> dict[str, object]:
+        d = asdict(self)
+        d["faults"] = list(self.faults)
+        d["outcome"] = self.outcome.value
+        d["completion"] = self.completion.value
+        return d
+
+
+@dataclass(frozen=True)
+class FaultOp:
+    """A fault injector operation in the same history (Jepsen's nemesis process).
+
+    `op` is e.g. ``"kill"``, ``"pause"``, ``"resume"``, ``"restart"``, ``"heal"``.
+    """
+
+    op: str
+    target: str
+    at: float
+    detail: str = ""
+    scenario: str = ""
+
+
+def completion_for(outcome: Outcome, *, valid: bool, request_sent: bool) -> Completion:
+    """Jepsen completion of an attempt from its outcome (DESIGN.md, History).
+
+    A 4xx is `fail` (the contract defines it as a no-op); a 5xx, a timeout, a dropped
+    answer or a failure after the request was fully sent are `unknown`; a connection
+    failure before the request was fully written is `fail`.
+    """
+    if outcome is Outcome.ACKED:
+        return Completion.OK
+    if outcome is Outcome.REJECTED:
+        return Completion.FAIL
+    if outcome is Outcome.CONNECTION_ERROR and not request_sent:
+        return Completion.FAIL
+    return Completion.UNKNOWN
+
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS attempts (
+    idx INTEGER PRIMARY KEY,
+    scenario TEXT NOT NULL,
+    event_id TEXT NOT NULL,
+    delivery_id TEXT NOT NULL,
+    attempt INTEGER NOT NULL,
+    business_key TEXT,
+    object_id TEXT,
+    object_version INTEGER,
+    event_type TEXT NOT NULL,
+    faults TEXT NOT NULL,
+    valid INTEGER NOT NULL,
+    sent_at REAL NOT NULL,
+    answered_at REAL NOT NULL,
+    status INTEGER,
+    outcome TEXT NOT NULL,
+    completion TEXT NOT NULL,
+    latency_ms REAL NOT NULL,
+    response_excerpt TEXT NOT NULL,
+    error TEXT,
+    amount INTEGER
+);
+CREATE TABLE IF NOT EXISTS fault_ops (
+    idx INTEGER PRIMARY KEY,
+    scenario TEXT NOT NULL,
+    op TEXT NOT NULL,
+    target TEXT NOT NULL,
+    at REAL NOT NULL,
+    detail TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+"""
+
+_COLUMNS = (
+    "scenario", "event_id", "delivery_id", "attempt", "business_key", "object_id",
+    "object_version", "event_type", "faults", "valid", "sent_at", "answered_at", "status",
+    "outcome", "completion", "latency_ms", "response_excerpt", "error", "amount",
+)
+
+
+class History:
+    """An append-only, thread-safe record of attempts and fault operations.
+
+    `History()` keeps it in memory; `History(path)` writes SQLite in WAL mode, committed
+    after every record, so an interrupted run leaves a readable file.
+    """
+
+    def __init__(self, path: str | Path | None = None) -> None:
+        self.path = Path(path) if path is not None else None
+        if self.path is not None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(str(self.path) if self.path else ":memory:", check_same_thread=False)
+        if self.path is not None:
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.executescript(_SCHEMA)
+        self._db.commit()
+        self._attempts: list[Attempt] = []
+        self._ops: list[FaultOp] = []
+        self._closed = False
+        if self.path is not None:
+            self._attempts = list(self._read_attempts())
+            self._ops = list(self._read_ops())
+
+    # ---- writing ------------------------------------------------------------
+    def record(self, attempt: Attempt) -> Attempt:
+        """Append `attempt`; returns it with its `index` set."""
+        with self._lock:
+            idx = len(self._attempts)
+            stored = _replace_index(attempt, idx)
+            self._attempts.append(stored)
+            if not self._closed:
+                row = stored.to_dict()
+                row["faults"] = json.dumps(list(stored.faults))
+                row["valid"] = int(stored.valid)
+                self._db.execute(
+                    f"INSERT INTO attempts (idx, {', '.join(_COLUMNS)}) VALUES (?, {', '.join('?' for _ in _COLUMNS)})",
+                    (idx, *(row[c] for c in _COLUMNS)),
+                )
+                self._db.commit()
+            return stored
+
+    def record_op(self, op: FaultOp) -> None:
+        """Append a fault-injector operation."""
+        with self._lock:
+            self._ops.append(op)
+            if not self._closed:
+                self._db.execute(
+                    "INSERT INTO fault_ops (idx, scenario, op, target, at, detail) VALUES (?, ?, ?, ?, ?, ?)",
+                    (len(self._ops) - 1, op.scenario, op.op, op.target, op.at, op.detail),
+                )
+                self._db.commit()
+
+    def set_meta(self, key: str, value: object) -> None:
+        """Store a JSON-serialisable run attribute (profile, seed, partial flag…)."""
+        with self._lock:
+            if not self._closed:
+                self._db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, json.dumps(value)))
+                self._db.commit()
+
+    # ---- reading ------------------------------------------------------------
+    def attempts(self, scenario: str | None = None) -> list[Attempt]:
+        """Recorded attempts in order (only `scenario`'s when given)."""
+        with self._lock:
+            if scenario is None:
+                return list(self._attempts)
+            return [a for a in self._attempts if a.scenario == scenario]
+
+    def ops(self, scenario: str | None = None) -> list[FaultOp]:
+        with self._lock:
+            return [o for o in self._ops if scenario is None or o.scenario == scenario]
+
+    def meta(self) -> dict[str, object]:
+        with self._lock:
+            return {k: json.loads(v) for k, v in self._db.execute("SELECT key, value FROM meta")}
+
+    def __len__(self) -> int:
+        return len(self._attempts)
+
+    def __iter__(self) -> Iterator[Attempt]:
+        return iter(self.attempts())
+
+    def close(self) -> None:
+        """Checkpoint the WAL into the database file and close it."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            if self.path is not None:
+                self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            self._db.close()
+
+    def __enter__(self) -> "History":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _read_attempts(self) -> Iterator[Attempt]:
+        cur = self._db.execute(f"SELECT idx, {', '.join(_COLUMNS)} FROM attempts ORDER BY idx")
+        for row in cur:
+            d = dict(zip(("index", *_COLUMNS), row))
+            d["faults"] = tuple(json.loads(d["faults"]))
+            d["valid"] = bool(d["valid"])
+            d["outcome"] = Outcome(d["outcome"])
+            d["completion"] = Completion(d["completion"])
+            yield Attempt(**d)
+
+    def _read_ops(self) -> Iterator[FaultOp]:
+        for scenario, op, target, at, detail in self._db.execute(
+            "SELECT scenario, op, target, at, detail FROM fault_ops ORDER BY idx"
+        ):
+            yield FaultOp(op=op, target=target, at=at, detail=detail, scenario=scenario)
+
+
+def _replace_index(attempt: Attempt, idx: int) -> Attempt:
+    from dataclasses import replace
+
+    return replace(attempt, index=idx)
+
+
+def load_history(path: str | Path) -> History:
+    """Open a saved history file for reading. Raises FileNotFoundError if absent."""
+    p = Path(path)
+    if not p.is_file():
+        raise FileNotFoundError(f"no history file at {p}")
+    return History(p)
+
+
+__all__: Sequence[str] = ["Attempt", "Completion", "FaultOp", "History", "Outcome", "completion_for", "load_history"]

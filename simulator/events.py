@@ -1,0 +1,59 @@
+"""The provider-neutral event: what the world emits and every profile renders.
+
+The world models billing in Stripe's vocabulary (Stripe is the field's reference
+domain), so `Event.type` is a Stripe event type and `Event.object` is a Stripe-shaped
+object snapshot. Each profile maps these onto its own provider's names and envelope.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+
+@dataclass(frozen=True)
+class Event:
+    """One fact the provider emits, with the object snapshot at that version.
+
+    Attributes:
+        id: provider event id (`evt_…`), unique in the world.
+        type: Stripe event type, e.g. ``"payment_intent.succeeded"``.
+        created: unix time in seconds (integer, Stripe's resolution).
+        created_us: unix time in microseconds (finer ordering for profiles that carry it).
+        object_type: Stripe object name, e.g. ``"payment_intent"``.
+        object_id: id of the object the event is about.
+        version: the object's version after the change (starts at 1, +1 per change).
+        object: the Stripe-shaped snapshot of the object at `version` (``data.object``).
+        previous_attributes: the changed fields' previous values, or None on creation.
+        business_key: the effect this event must cause exactly once, or None (state only).
+        amount: minor units of money moved by the effect (refunds, payments), or None.
+        currency: ISO 4217 lowercase, or None.
+        status: the object's status after the change (observed as state).
+        livemode: True for live mode events.
+        account: the provider account the event belongs to (``acct_…``).
+        api_version: the API version the event is rendered at.
+    """
+
+    id: str
+    type: str
+    created: int
+    created_us: int
+    object_type: str
+    object_id: str
+    version: int
+    object: Mapping[str, Any]
+    previous_attributes: Mapping[str, Any] | None = None
+    business_key: str | None = None
+    amount: int | None = None
+    currency: str | None = None
+    status: str | None = None
+    livemode: bool = False
+    account: str = "acct_hookproof"
+    api_version: str = "2024-06-20"
+    request_id: str | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def stateful(self) -> bool:
+        """True when the event carries an observable state (subscriptions)."""
+        return self.object_type == "subscription"

@@ -1,0 +1,151 @@
+"""What every provider profile provides: envelope, signature, delivery contract.
+
+A profile is pure: it turns a world `Event` into the provider's envelope (body bytes
+and stable headers, identical on every retry) and signs an envelope for one attempt
+at a given timestamp. Time, sockets and retries belong to the dispatcher.
+"""
+
+from __future__ import annotations
+
+import json
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Mapping, Sequence
+
+from simulator.errors import SecretError
+from simulator.events import Event
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    """The timestamp window the provider's official verifier accepts, in seconds.
+
+    `past_s`/`future_s` of None mean that side is not checked. A profile without a
+    signed timestamp has ``Tolerance(None, None)``.
+    """
+
+    past_s: float | None
+    future_s: float | None
+
+    def accepts(self, skew_s: float) -> bool:
+        """True when a timestamp `skew_s` seconds off now (negative = past) passes."""
+        if skew_s < 0 and self.past_s is not None:
+            return -skew_s <= self.past_s
+        if skew_s > 0 and self.future_s is not None:
+            return skew_s <= self.future_s
+        return True
+
+
+@dataclass(frozen=True)
+class Envelope:
+    """An event as the provider puts it on the wire, before signing.
+
+    Stable across every attempt of one delivery: body bytes, the dedupe id and the
+    non-signature headers do not change on retry (providers.md, "things to get right").
+
+    Attributes:
+        event_id: the id the provider documents as the dedupe key (header or body).
+        type: the provider's own event-type name (``invoice.paid``, ``orders/paid``…).
+        body: the exact bytes sent and signed.
+        headers: non-signature headers (content type, event name, delivery id…).
+        query: query-string parameters appended to the target URL (Mercado Pago).
+    """
+
+    event_id: str
+    type: str
+    body: bytes
+    headers: Mapping[str, str] = field(default_factory=dict)
+    query: Mapping[str, str] = field(default_factory=dict)
+
+    def with_body(self, body: bytes) -> "Envelope":
+        """The same envelope with other body bytes (re-serialised, oversized)."""
+        return Envelope(self.event_id, self.type, body, self.headers, self.query)
+
+
+@dataclass(frozen=True)
+class SignedRequest:
+    """One attempt's HTTP request: method, query, headers and body, ready to send."""
+
+    headers: Mapping[str, str]
+    body: bytes
+    query: Mapping[str, str] = field(default_factory=dict)
+    method: str = "POST"
+
+
+def canonical_json(value: Any) -> bytes:
+    """Compact JSON as most providers send it: UTF-8, no spaces, key order kept."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+
+class Profile(ABC):
+    """One provider's wire contract. Subclasses cite their sources in docstrings.
+
+    Class attributes:
+        name: the profile id used in config and CLI (``stripe``).
+        title: the provider's name for people.
+        signature_headers: names of the headers that carry the signature (omitted by
+            the ``missing-signature`` fault).
+        sender_timeout_s: seconds the provider waits for an answer.
+        retry_schedule_s: delays in seconds before each retry after a failed attempt.
+        tolerance: the official verifier's timestamp window.
+        default_event: the Stripe event type `hookproof send` uses by default.
+        has_livemode: the envelope carries a test/live flag.
+        has_account: the envelope carries the provider account.
+        thin: events carry only an id; the receiver fetches state from the API.
+        multiple_signatures: several secrets produce several signatures (rotation).
+    """
+
+    name: ClassVar[str]
+    title: ClassVar[str]
+    signature_headers: ClassVar[tuple[str, ...]]
+    sender_timeout_s: ClassVar[float]
+    retry_schedule_s: ClassVar[tuple[float, ...]]
+    tolerance: ClassVar[Tolerance] = Tolerance(None, None)
+    default_event: ClassVar[str] = "payment_intent.succeeded"
+    has_livemode: ClassVar[bool] = False
+    has_account: ClassVar[bool] = False
+    thin: ClassVar[bool] = False
+    multiple_signatures: ClassVar[bool] = False
+
+    # ---- events -------------------------------------------------------------
+    @abstractmethod
+    def event_types(self) -> Mapping[str, str]:
+        """Stripe event type -> this provider's event-type name, for every type it emits."""
+
+    def provider_type(self, stripe_type: str) -> str | None:
+        """This provider's name for a Stripe event type, or None if it does not emit it."""
+        return self.event_types().get(stripe_type)
+
+    @abstractmethod
+    def envelope(self, event: Event) -> Envelope:
+        """Render `event` in the provider's envelope (stable across retries)."""
+
+    # ---- signing ------------------------------------------------------------
+    @abstractmethod
+    def sign(self, envelope: Envelope, secrets: Sequence[str], timestamp: int) -> dict[str, str]:
+        """Signature headers for one attempt, signed with every secret in `secrets`.
+
+        `timestamp` is unix seconds (the attempt time; ignored by untimestamped schemes).
+        Raises SecretError for a secret the scheme cannot use (the message omits it).
+        """
+
+    def request(self, envelope: Envelope, secrets: Sequence[str], timestamp: int) -> SignedRequest:
+        """The full request of one attempt: stable headers plus fresh signature headers."""
+        headers = dict(envelope.headers)
+        headers.update(self.sign(envelope, secrets, timestamp))
+        return SignedRequest(headers=headers, body=envelope.body, query=dict(envelope.query))
+
+    @abstractmethod
+    def generate_secret(self, seed: int) -> str:
+        """A secret in the provider's format, deterministic from `seed` (for tests, demos)."""
+
+    # ---- delivery contract --------------------------------------------------
+    def is_success(self, status: int) -> bool:
+        """True when the provider counts `status` as delivered (default: any 2xx)."""
+        return 200 <= status < 300
+
+
+def require_secrets(secrets: Sequence[str], profile: str) -> None:
+    """Raise SecretError when `secrets` is empty or holds an empty string."""
+    if not secrets or any(not s for s in secrets):
+        raise SecretError(f"profile {profile!r} needs a non-empty secret", field="secret")
