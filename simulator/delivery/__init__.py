@@ -1,0 +1,21 @@
+"""Delivery: the at-least-once dispatcher, its transports, race bursts, and the history."""
+
+from simulator.delivery.dispatcher import READ_CAP_BYTES, TIME_SCALE, DeliveryResult, Dispatcher
+from simulator.delivery.history import Attempt, Completion, FaultOp, History, Outcome, completion_for, load_history
+from simulator.delivery.transports import Target, make_client
+
+__all__ = [
+    "Attempt",
+    "Completion",
+    "DeliveryResult",
+    "Dispatcher",
+    "FaultOp",
+    "History",
+    "Outcome",
+    "READ_CAP_BYTES",
+    "TIME_SCALE",
+    "Target",
+    "completion_for",
+    "load_history",
+    "make_client",
+]

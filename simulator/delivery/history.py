@@ -14,7 +14,8 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from dataclasses import asdict, dataclass, field
+import time
+from dataclasses import asdict, dataclass, replace
 from enum import StrEnum
 from pathlib import Path
 from typing import Iterator, Sequence
@@ -159,6 +160,12 @@ CREATE TABLE IF NOT EXISTS fault_ops (
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
 
+_INSERT_ATTEMPT = (
+    "INSERT INTO attempts (idx, scenario, event_id, delivery_id, attempt, business_key, object_id, object_version,"
+    " event_type, faults, valid, sent_at, answered_at, status, outcome, completion, latency_ms, response_excerpt,"
+    " error, amount) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
 _COLUMNS = (
     "scenario", "event_id", "delivery_id", "attempt", "business_key", "object_id",
     "object_version", "event_type", "faults", "valid", "sent_at", "answered_at", "status",
@@ -169,63 +176,86 @@ _COLUMNS = (
 class History:
     """An append-only, thread-safe record of attempts and fault operations.
 
-    `History()` keeps it in memory; `History(path)` writes SQLite in WAL mode, committed
-    after every record, so an interrupted run leaves a readable file.
+    `History()` keeps it in memory; `History(path)` also writes SQLite in WAL mode,
+    committing every `COMMIT_EVERY` records or `COMMIT_INTERVAL_S` seconds and on
+    `flush()`/`close()`, so an interrupted run leaves a readable file.
     """
+
+    COMMIT_EVERY = 256
+    COMMIT_INTERVAL_S = 0.25
 
     def __init__(self, path: str | Path | None = None) -> None:
         self.path = Path(path) if path is not None else None
-        if self.path is not None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(str(self.path) if self.path else ":memory:", check_same_thread=False)
-        if self.path is not None:
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.executescript(_SCHEMA)
-        self._db.commit()
         self._attempts: list[Attempt] = []
         self._ops: list[FaultOp] = []
+        self._meta: dict[str, object] = {}
         self._closed = False
+        self._pending = 0
+        self._last_commit = time.monotonic()
+        self._db: sqlite3.Connection | None = None
         if self.path is not None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(str(self.path), check_same_thread=False)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.executescript(_SCHEMA)
+            self._db.commit()
             self._attempts = list(self._read_attempts())
             self._ops = list(self._read_ops())
+            self._meta = {k: json.loads(v) for k, v in self._db.execute("SELECT key, value FROM meta")}
 
     # ---- writing ------------------------------------------------------------
     def record(self, attempt: Attempt) -> Attempt:
         """Append `attempt`; returns it with its `index` set."""
         with self._lock:
             idx = len(self._attempts)
-            stored = _replace_index(attempt, idx)
+            stored = replace(attempt, index=idx)
             self._attempts.append(stored)
-            if not self._closed:
-                row = stored.to_dict()
-                row["faults"] = json.dumps(list(stored.faults))
-                row["valid"] = int(stored.valid)
-                self._db.execute(
-                    f"INSERT INTO attempts (idx, {', '.join(_COLUMNS)}) VALUES (?, {', '.join('?' for _ in _COLUMNS)})",
-                    (idx, *(row[c] for c in _COLUMNS)),
-                )
-                self._db.commit()
+            if self._db is not None and not self._closed:
+                a = stored
+                self._db.execute(_INSERT_ATTEMPT, (
+                    idx, a.scenario, a.event_id, a.delivery_id, a.attempt, a.business_key, a.object_id,
+                    a.object_version, a.event_type, json.dumps(list(a.faults)), int(a.valid), a.sent_at,
+                    a.answered_at, a.status, a.outcome.value, a.completion.value, a.latency_ms,
+                    a.response_excerpt, a.error, a.amount,
+                ))
+                self._maybe_commit()
             return stored
 
     def record_op(self, op: FaultOp) -> None:
         """Append a fault-injector operation."""
         with self._lock:
             self._ops.append(op)
-            if not self._closed:
+            if self._db is not None and not self._closed:
                 self._db.execute(
                     "INSERT INTO fault_ops (idx, scenario, op, target, at, detail) VALUES (?, ?, ?, ?, ?, ?)",
                     (len(self._ops) - 1, op.scenario, op.op, op.target, op.at, op.detail),
                 )
-                self._db.commit()
+                self._maybe_commit(force=True)
 
     def set_meta(self, key: str, value: object) -> None:
         """Store a JSON-serialisable run attribute (profile, seed, partial flag…)."""
         with self._lock:
-            if not self._closed:
+            self._meta[key] = json.loads(json.dumps(value))
+            if self._db is not None and not self._closed:
                 self._db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, json.dumps(value)))
-                self._db.commit()
+                self._maybe_commit(force=True)
+
+    def flush(self) -> None:
+        """Commit what is recorded so far to the file (no-op in memory)."""
+        with self._lock:
+            self._maybe_commit(force=True)
+
+    def _maybe_commit(self, force: bool = False) -> None:
+        if self._db is None or self._closed:
+            return
+        self._pending += 1
+        now = time.monotonic()
+        if force or self._pending >= self.COMMIT_EVERY or now - self._last_commit >= self.COMMIT_INTERVAL_S:
+            self._db.commit()
+            self._pending = 0
+            self._last_commit = now
 
     # ---- reading ------------------------------------------------------------
     def attempts(self, scenario: str | None = None) -> list[Attempt]:
@@ -241,7 +271,7 @@ class History:
 
     def meta(self) -> dict[str, object]:
         with self._lock:
-            return {k: json.loads(v) for k, v in self._db.execute("SELECT key, value FROM meta")}
+            return dict(self._meta)
 
     def __len__(self) -> int:
         return len(self._attempts)
@@ -250,14 +280,15 @@ class History:
         return iter(self.attempts())
 
     def close(self) -> None:
-        """Checkpoint the WAL into the database file and close it."""
+        """Commit, checkpoint the WAL into the database file, and close it."""
         with self._lock:
             if self._closed:
                 return
-            self._closed = True
-            if self.path is not None:
+            if self._db is not None:
+                self._db.commit()
                 self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-            self._db.close()
+                self._db.close()
+            self._closed = True
 
     def __enter__(self) -> "History":
         return self
@@ -266,6 +297,7 @@ class History:
         self.close()
 
     def _read_attempts(self) -> Iterator[Attempt]:
+        assert self._db is not None
         cur = self._db.execute(f"SELECT idx, {', '.join(_COLUMNS)} FROM attempts ORDER BY idx")
         for row in cur:
             d = dict(zip(("index", *_COLUMNS), row))
@@ -276,16 +308,11 @@ class History:
             yield Attempt(**d)
 
     def _read_ops(self) -> Iterator[FaultOp]:
+        assert self._db is not None
         for scenario, op, target, at, detail in self._db.execute(
             "SELECT scenario, op, target, at, detail FROM fault_ops ORDER BY idx"
         ):
             yield FaultOp(op=op, target=target, at=at, detail=detail, scenario=scenario)
-
-
-def _replace_index(attempt: Attempt, idx: int) -> Attempt:
-    from dataclasses import replace
-
-    return replace(attempt, index=idx)
 
 
 def load_history(path: str | Path) -> History:

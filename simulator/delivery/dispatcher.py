@@ -1,0 +1,266 @@
+"""The at-least-once dispatcher: runs a schedule, retries per the profile, records history.
+
+One code path for URLs and in-process ASGI/WSGI apps (the httpx client is the seam).
+Every attempt is bounded: a connect timeout, the sender timeout for the answer, a total
+deadline, and a read cap on the answer body. 2xx (the profile's success) stops retries;
+everything else, 409 included, is retried on the profile's schedule scaled by
+`time_scale`, while signature timestamps stay real wall-clock time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+import httpx
+
+from simulator.delivery.history import Attempt, Completion, History, Outcome, RESPONSE_EXCERPT_BYTES, completion_for
+from simulator.delivery.mutations import build_attempt
+from simulator.delivery.transports import Target, make_client
+from simulator.faults import Delivery, Schedule, is_valid
+from simulator.profiles.base import Profile, SignedRequest
+
+#: Default cap on an answer body, in bytes (the rest is not read).
+READ_CAP_BYTES = 64 * 1024
+#: Default time factor: a 3-day retry schedule runs in about 3 seconds.
+TIME_SCALE = 1e-5
+
+
+@dataclass
+class DeliveryResult:
+    """The attempts of one delivery, in order."""
+
+    delivery: Delivery
+    attempts: list[Attempt] = field(default_factory=list)
+
+    @property
+    def acked(self) -> bool:
+        return any(a.outcome is Outcome.ACKED for a in self.attempts)
+
+
+@dataclass
+class _Answer:
+    status: int | None
+    body: bytes
+    error: str | None
+    request_sent: bool
+    outcome: Outcome | None = None
+
+
+class Dispatcher:
+    """Delivers schedules to a target, at least once, recording every attempt.
+
+    Args:
+        target: where to deliver.
+        profile: signs and envelopes; gives the retry schedule and sender timeout.
+        secrets: the receiver's secrets (never recorded anywhere).
+        history: where attempts are recorded.
+        time_scale: factor applied to the profile's retry delays (1.0 = real time).
+        max_attempts: attempts per delivery at most (default: 1 + the schedule's length).
+        retries: False to make one attempt per delivery.
+        connect_timeout_s: seconds to open a connection.
+        read_cap_bytes: bytes of each answer read at most.
+        scenario: label recorded with each attempt.
+        clock: wall clock in unix seconds (signature timestamps and history times).
+        client: an httpx client to use instead of making one (not closed by `aclose`).
+    """
+
+    def __init__(
+        self,
+        target: Target,
+        profile: Profile,
+        secrets: Sequence[str],
+        history: History,
+        *,
+        time_scale: float = TIME_SCALE,
+        max_attempts: int | None = None,
+        retries: bool = True,
+        connect_timeout_s: float = 5.0,
+        read_cap_bytes: int = READ_CAP_BYTES,
+        scenario: str = "",
+        clock: Callable[[], float] = time.time,
+        client: httpx.AsyncClient | None = None,
+        seed: int = 0,
+    ) -> None:
+        self.target = target
+        self.profile = profile
+        self._secrets = tuple(secrets)
+        self.history = history
+        self.time_scale = time_scale
+        self.max_attempts = max_attempts if max_attempts is not None else 1 + len(profile.retry_schedule_s)
+        if not retries:
+            self.max_attempts = 1
+        self.connect_timeout_s = connect_timeout_s
+        self.read_cap_bytes = read_cap_bytes
+        self.scenario = scenario
+        self.clock = clock
+        self.seed = seed
+        self._own_client = client is None
+        self.client = client or make_client(target, connect_timeout_s=connect_timeout_s)
+        self._background: set[asyncio.Task[object]] = set()
+
+    def __repr__(self) -> str:  # never shows the secrets
+        return f"Dispatcher(target={self.target.describe()!r}, profile={self.profile.name!r})"
+
+    async def __aenter__(self) -> "Dispatcher":
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def aclose(self, *, drain_s: float = 5.0) -> None:
+        """Wait (at most `drain_s`) for in-process requests the provider gave up on, then close."""
+        if self._background:
+            await asyncio.wait(self._background, timeout=drain_s)
+            for t in self._background:
+                t.cancel()
+        if self._own_client:
+            await self.client.aclose()
+
+    async def run(self, schedule: Schedule, *, deadline_s: float | None = None) -> list[DeliveryResult]:
+        """Run every step in order; a step's deliveries are released together.
+
+        Bursts go out as concurrent requests on separate connections; use
+        `simulator.delivery.race` for byte-synchronised bursts. Stops starting new steps
+        after `deadline_s` seconds.
+        """
+        results: list[DeliveryResult] = []
+        started = time.monotonic()
+        for step in schedule.steps:
+            if deadline_s is not None and time.monotonic() - started > deadline_s:
+                break
+            if step.wait_s:
+                await asyncio.sleep(step.wait_s)
+            if step.burst:
+                results.extend(await asyncio.gather(*(self.deliver(d) for d in step.deliveries)))
+            else:
+                results.append(await self.deliver(step.deliveries[0]))
+        return results
+
+    async def deliver(self, delivery: Delivery) -> DeliveryResult:
+        """Attempt `delivery` until acked or the retry schedule is exhausted."""
+        result = DeliveryResult(delivery)
+        schedule = self.profile.retry_schedule_s
+        for number in range(1, self.max_attempts + 1):
+            attempt = await self.attempt(delivery, number)
+            result.attempts.append(attempt)
+            if attempt.outcome is Outcome.ACKED and number > delivery.drop_responses:
+                break
+            if number >= self.max_attempts:
+                break
+            delay = schedule[min(number - 1, len(schedule) - 1)] if schedule else 0.0
+            await asyncio.sleep(delay * self.time_scale)
+        return result
+
+    async def attempt(self, delivery: Delivery, number: int) -> Attempt:
+        """Send one attempt of `delivery` and record it."""
+        event = delivery.event
+        mutations = delivery.mutations(number)
+        now = self.clock()
+        built = build_attempt(self.profile, event, self._secrets, mutations, now=int(now), attempt=number, seed=self.seed)
+        timeout_s = delivery.sender_timeout_s or self.profile.sender_timeout_s
+        t0 = time.perf_counter()
+        answer = await self._send(built.request, timeout_s)
+        latency_ms = (time.perf_counter() - t0) * 1000.0
+        outcome = answer.outcome or self._outcome(answer)
+        tags = list(delivery.tags)
+        if number <= delivery.drop_responses and answer.status is not None:
+            outcome = Outcome.DROPPED
+            if "drop-response" not in tags:
+                tags.append("drop-response")
+        valid = is_valid(mutations, self.profile)
+        completion = completion_for(outcome, valid=valid, request_sent=answer.request_sent)
+        error = answer.error
+        if outcome is Outcome.REJECTED and answer.status is not None and 300 <= answer.status < 400:
+            error = f"answered a {answer.status} redirect; a provider does not follow redirects"
+        record = Attempt(
+            event_id=built.event_id,
+            delivery_id=delivery.delivery_id, attempt=number, business_key=event.business_key,
+            object_id=event.object_id, object_version=event.version,
+            event_type=self.profile.provider_type(event.type) or event.type,
+            faults=tuple(tags), valid=valid, sent_at=now, answered_at=now + latency_ms / 1000.0,
+            status=answer.status, outcome=outcome, completion=completion, latency_ms=round(latency_ms, 3),
+            response_excerpt=answer.body[:RESPONSE_EXCERPT_BYTES].decode("utf-8", "replace"),
+            error=error, amount=event.amount, scenario=self.scenario,
+        )
+        return self.history.record(record)
+
+    def _outcome(self, answer: _Answer) -> Outcome:
+        if answer.status is None:
+            return Outcome.CONNECTION_ERROR
+        if self.profile.is_success(answer.status):
+            return Outcome.ACKED
+        if answer.status >= 500:
+            return Outcome.SERVER_ERROR
+        return Outcome.REJECTED
+
+    async def _send(self, request: SignedRequest, timeout_s: float) -> _Answer:
+        url = self.target.endpoint
+        timeout = httpx.Timeout(timeout_s, connect=self.connect_timeout_s)
+        total = timeout_s + self.connect_timeout_s + 1.0
+        given_up = _Answer(None, b"", f"no answer within {timeout_s:g} s (sender timeout)", True, Outcome.TIMEOUT)
+        if not self.target.in_process:
+            try:
+                async with asyncio.timeout(total):
+                    return await self._exchange(url, request, timeout)
+            except TimeoutError:
+                return given_up
+        # In-process: the app keeps running after the provider gives up, as a real server would.
+        task = asyncio.ensure_future(self._exchange(url, request, timeout))
+        try:
+            return await asyncio.wait_for(asyncio.shield(task), timeout=timeout_s)
+        except TimeoutError:
+            self._background.add(task)
+            task.add_done_callback(self._background.discard)
+            return given_up
+
+    async def _exchange(self, url: str, request: SignedRequest, timeout: httpx.Timeout) -> _Answer:
+        try:
+            async with self.client.stream(
+                request.method, url, params=dict(request.query) or None, headers=dict(request.headers),
+                content=request.body, timeout=timeout,
+            ) as response:
+                body = bytearray()
+                async for chunk in response.aiter_raw():
+                    body.extend(chunk)
+                    if len(body) >= self.read_cap_bytes:
+                        del body[self.read_cap_bytes:]
+                        break
+                return _Answer(response.status_code, bytes(body), None, True)
+        except Exception as exc:  # the one boundary where transport errors are translated
+            return translate_error(exc)
+
+
+def translate_error(exc: BaseException) -> _Answer:
+    """Map an httpx/aiohttp exception to an answer with plain words and `request_sent`.
+
+    Connection refused, DNS failure and connect timeouts are known not to have reached
+    the handler (`request_sent=False`); everything after the connection was open is
+    treated as possibly delivered (unknown).
+    """
+    import aiohttp
+
+    cause = exc.__cause__ or exc
+    if isinstance(cause, aiohttp.ClientConnectorError) or isinstance(exc, httpx.ConnectError):
+        return _Answer(None, b"", f"connection failed: {_short(cause)}", False)
+    if isinstance(cause, getattr(aiohttp, "ConnectionTimeoutError", ())) or isinstance(exc, httpx.ConnectTimeout) and not isinstance(
+        cause, aiohttp.ClientConnectionError
+    ):
+        return _Answer(None, b"", "connect timed out", False, Outcome.CONNECTION_ERROR)
+    if isinstance(cause, aiohttp.ServerDisconnectedError):
+        return _Answer(None, b"", "the receiver closed the connection without answering", True)
+    if isinstance(exc, (httpx.ReadTimeout, httpx.TimeoutException)) or isinstance(cause, (asyncio.TimeoutError, aiohttp.SocketTimeoutError)):
+        return _Answer(None, b"", "read timed out after the request was sent", True, Outcome.TIMEOUT)
+    if isinstance(cause, aiohttp.ClientResponseError):
+        return _Answer(None, b"", f"the answer was not valid HTTP: {_short(cause)}", True)
+    if isinstance(cause, (aiohttp.ClientPayloadError, aiohttp.ClientOSError, ConnectionError)):
+        return _Answer(None, b"", f"the connection broke after sending: {_short(cause)}", True)
+    return _Answer(None, b"", f"transport error: {type(cause).__name__}: {_short(cause)}", True)
+
+
+def _short(exc: BaseException) -> str:
+    text = str(exc) or type(exc).__name__
+    return text if len(text) <= 200 else text[:197] + "..."
+

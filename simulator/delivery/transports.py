@@ -1,0 +1,121 @@
+"""Targets and the httpx clients that reach them: the seam for in-process testing.
+
+A `Target` is a URL (sent through httpx's API over aiohttp, see `make_client`) or an
+in-process ASGI or WSGI app (httpx's own `ASGITransport`, and `WSGITransport` run in a
+worker thread so a threaded WSGI app sees real concurrency).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import ipaddress
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+
+from simulator.errors import TargetError
+
+#: Base URL given to in-process apps (never resolved; httpx routes it to the app).
+IN_PROCESS_BASE = "http://receiver.test"
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where deliveries go: `url` (absolute http(s) URL), or `app` plus `path`.
+
+    Raises TargetError for a URL that is not absolute http(s) or when both or neither
+    of `url` and `app` are given.
+    """
+
+    url: str | None = None
+    app: Any = None
+    path: str = "/webhooks"
+
+    def __post_init__(self) -> None:
+        if (self.url is None) == (self.app is None):
+            raise TargetError("a target needs exactly one of a URL or an in-process app")
+        if self.url is not None:
+            parts = urlsplit(self.url)
+            if parts.scheme not in ("http", "https") or not parts.hostname:
+                raise TargetError(f"target URL must be an absolute http(s) URL, got {self.url!r}", target=self.url)
+
+    @property
+    def endpoint(self) -> str:
+        """The absolute URL requests are sent to."""
+        return self.url if self.url is not None else IN_PROCESS_BASE + self.path
+
+    @property
+    def in_process(self) -> bool:
+        return self.app is not None
+
+    @property
+    def kind(self) -> str:
+        """``"url"``, ``"asgi"`` or ``"wsgi"``."""
+        if self.app is None:
+            return "url"
+        return "asgi" if is_asgi(self.app) else "wsgi"
+
+    def is_loopback(self) -> bool:
+        """True for in-process apps and URLs whose host is a loopback address or localhost."""
+        if self.url is None:
+            return True
+        host = urlsplit(self.url).hostname or ""
+        if host == "localhost":
+            return True
+        try:
+            return ipaddress.ip_address(host).is_loopback
+        except ValueError:
+            return False
+
+    def describe(self) -> str:
+        if self.url is not None:
+            return self.url
+        return f"in-process {self.kind.upper()} app {getattr(self.app, '__name__', type(self.app).__name__)}"
+
+
+def is_asgi(app: Any) -> bool:
+    """True when `app` is an ASGI callable (async ``__call__(scope, receive, send)``)."""
+    if inspect.iscoroutinefunction(app):
+        return True
+    call = getattr(type(app), "__call__", None)
+    if call is not None and inspect.iscoroutinefunction(call):
+        return True
+    return hasattr(app, "router") and hasattr(app, "middleware_stack")
+
+
+class ThreadedWSGITransport(httpx.AsyncBaseTransport):
+    """httpx's `WSGITransport`, each request run in a worker thread."""
+
+    def __init__(self, app: Any) -> None:
+        self._inner = httpx.WSGITransport(app=app)
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        body = await request.aread()
+        sync_request = httpx.Request(request.method, request.url, headers=request.headers, content=body)
+        response = await asyncio.to_thread(self._inner.handle_request, sync_request)
+        content = await asyncio.to_thread(response.read)
+        return httpx.Response(response.status_code, headers=response.headers, content=content, request=request)
+
+
+def make_client(target: Target, *, connect_timeout_s: float = 5.0, max_connections: int = 64) -> httpx.AsyncClient:
+    """An httpx client for `target` that never follows redirects.
+
+    URLs go over `httpx_aiohttp.AiohttpTransport` (httpx's API on aiohttp's engine: the
+    default httpx transport falls far behind at the concurrency deliveries need; see
+    bench/dispatcher_throughput.py). ASGI apps answer 500 instead of raising.
+    """
+    timeout = httpx.Timeout(30.0, connect=connect_timeout_s)
+    if target.app is None:
+        from httpx_aiohttp import AiohttpTransport
+
+        limits = httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections)
+        transport: httpx.AsyncBaseTransport = AiohttpTransport(limits=limits, trust_env=False)
+        return httpx.AsyncClient(transport=transport, timeout=timeout, follow_redirects=False, trust_env=False)
+    if is_asgi(target.app):
+        transport = httpx.ASGITransport(app=target.app, raise_app_exceptions=False)
+    else:
+        transport = ThreadedWSGITransport(target.app)
+    return httpx.AsyncClient(transport=transport, base_url=IN_PROCESS_BASE, timeout=timeout, follow_redirects=False)

@@ -1,0 +1,16 @@
+"""The provider's truth: a versioned billing world that emits events with business keys."""
+
+from simulator.world.lifecycle import BUSINESS_KEYS, MONEY_PREFIXES, TRANSITIONS, business_key, check_transition
+from simulator.world.world import LOCALES, RESOURCES, World, referenced_ids
+
+__all__ = [
+    "BUSINESS_KEYS",
+    "LOCALES",
+    "MONEY_PREFIXES",
+    "RESOURCES",
+    "TRANSITIONS",
+    "World",
+    "business_key",
+    "check_transition",
+    "referenced_ids",
+]

@@ -1,0 +1,87 @@
+"""Lifecycles and business keys of the billing world (pure tables).
+
+Allowed transitions follow Stripe's documented object lifecycles
+(docs.stripe.com/billing/subscriptions/overview "Subscription statuses",
+docs.stripe.com/invoicing/overview "Invoice lifecycle",
+docs.stripe.com/api/checkout/sessions/object `status`, `payment_status`).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Mapping
+
+from simulator.errors import WorldError
+
+#: object type -> status -> statuses it may move to (a self-loop is a change in place).
+TRANSITIONS: Mapping[str, Mapping[str, frozenset[str]]] = {
+    "checkout.session": {
+        "open": frozenset({"complete", "expired"}),
+        "complete": frozenset({"complete"}),  # async payment settles after completion
+        "expired": frozenset(),
+    },
+    "payment_intent": {
+        "requires_payment_method": frozenset({"processing", "succeeded", "canceled", "requires_payment_method"}),
+        "processing": frozenset({"succeeded", "requires_payment_method"}),
+        "succeeded": frozenset(),
+        "canceled": frozenset(),
+    },
+    "charge": {
+        "succeeded": frozenset({"succeeded"}),  # refunds change amount_refunded in place
+        "failed": frozenset(),
+    },
+    "invoice": {
+        "draft": frozenset({"open", "void"}),
+        "open": frozenset({"open", "paid", "void", "uncollectible"}),  # a failed attempt stays open
+        "paid": frozenset(),
+        "void": frozenset(),
+        "uncollectible": frozenset({"paid", "void"}),
+    },
+    "subscription": {
+        "incomplete": frozenset({"active", "incomplete_expired"}),
+        "incomplete_expired": frozenset(),
+        "trialing": frozenset({"active", "past_due", "canceled", "trialing"}),
+        "active": frozenset({"active", "past_due", "canceled"}),
+        "past_due": frozenset({"active", "canceled", "past_due"}),
+        "canceled": frozenset(),
+    },
+}
+
+
+def check_transition(object_type: str, old: str, new: str, object_id: str) -> None:
+    """Raise WorldError unless `object_type` may move from `old` to `new`."""
+    allowed = TRANSITIONS.get(object_type, {}).get(old)
+    if allowed is None or new not in allowed:
+        raise WorldError(f"{object_type} {object_id}: {old} -> {new} is not an allowed transition", object_id=object_id)
+
+
+def _fulfillment(obj: Mapping[str, Any]) -> str | None:
+    return f"fulfillment:{obj['id']}" if obj.get("payment_status") == "paid" else None
+
+
+#: Stripe event type -> function of the event's object giving its business key (None: no effect).
+#: The effect contract (one effect per key):
+#:   checkout.session.completed (paid at completion) and
+#:   checkout.session.async_payment_succeeded -> fulfillment:{checkout_session.id}
+#:   payment_intent.succeeded                 -> license:{payment_intent.id}
+#:   invoice.paid                             -> renewal:{invoice.id}
+#:   invoice.payment_failed                   -> dunning:{invoice.id}:{invoice.attempt_count}
+#:   charge.refunded                          -> refund:{charge.id}:{charge.amount_refunded} (cumulative,
+#:                                               so each partial refund is its own effect)
+#: Subscription events carry state, observed as (subscription id, status).
+BUSINESS_KEYS: Mapping[str, Callable[[Mapping[str, Any]], str | None]] = {
+    "checkout.session.completed": _fulfillment,
+    "checkout.session.async_payment_succeeded": lambda o: f"fulfillment:{o['id']}",
+    "payment_intent.succeeded": lambda o: f"license:{o['id']}",
+    "invoice.paid": lambda o: f"renewal:{o['id']}",
+    "invoice.payment_failed": lambda o: f"dunning:{o['id']}:{o['attempt_count']}",
+    "charge.refunded": lambda o: f"refund:{o['id']}:{o['amount_refunded']}",
+}
+
+#: Business-key prefixes whose effects move money (checked by the `counter` check).
+MONEY_PREFIXES: tuple[str, ...] = ("refund:", "license:", "renewal:", "fulfillment:")
+
+
+def business_key(event_type: str, obj: Mapping[str, Any]) -> str | None:
+    """The business key an event of `event_type` about `obj` must produce, or None."""
+    fn = BUSINESS_KEYS.get(event_type)
+    return fn(obj) if fn else None

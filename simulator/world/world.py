@@ -1,0 +1,532 @@
+"""The provider's truth: a deterministic billing world that emits events.
+
+`World(seed)` holds customers, products, prices, checkout sessions, payment intents,
+charges, refunds, invoices and subscriptions in Stripe's documented shapes
+(docs.stripe.com/api), each with a version that every change bumps. Each operation
+applies an allowed transition and returns the events a real provider would emit, each
+carrying the object snapshot at that version. The same seed gives the same world.
+"""
+
+from __future__ import annotations
+
+import copy
+import random
+import string
+import time
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping
+
+from faker import Faker
+
+from simulator.errors import WorldError
+from simulator.events import Event
+from simulator.world.lifecycle import business_key, check_transition
+
+_ALPHABET = string.ascii_letters + string.digits
+
+#: Faker locale -> (currency, typical amounts in minor units).
+LOCALES: Mapping[str, tuple[str, tuple[int, ...]]] = {
+    "en_US": ("usd", (900, 1500, 2900, 4900, 9900, 19900)),
+    "pt_BR": ("brl", (2990, 4990, 9990, 14990, 29990)),
+}
+
+#: Stripe API resource path -> object type, for the provider API.
+RESOURCES: Mapping[str, str] = {
+    "customers": "customer",
+    "payment_methods": "payment_method",
+    "products": "product",
+    "prices": "price",
+    "checkout/sessions": "checkout.session",
+    "payment_intents": "payment_intent",
+    "charges": "charge",
+    "refunds": "refund",
+    "invoices": "invoice",
+    "subscriptions": "subscription",
+    "balance_transactions": "balance_transaction",
+    "events": "event",
+}
+
+_PREFIX: Mapping[str, str] = {
+    "customer": "cus",
+    "payment_method": "pm",
+    "product": "prod",
+    "price": "price",
+    "checkout.session": "cs",
+    "payment_intent": "pi",
+    "charge": "ch",
+    "refund": "re",
+    "invoice": "in",
+    "subscription": "sub",
+    "balance_transaction": "txn",
+    "event": "evt",
+}
+
+
+@dataclass
+class _Record:
+    object_type: str
+    versions: list[dict[str, Any]]  # versions[i] is the snapshot at version i + 1
+
+    @property
+    def current(self) -> dict[str, Any]:
+        return self.versions[-1]
+
+
+class World:
+    """A billing world in Stripe's shapes, deterministic from `seed`.
+
+    Args:
+        seed: drives ids, names, amounts and the clock's steps.
+        livemode: events and objects carry this flag (``cs_live_…`` vs ``cs_test_…``).
+        account: the provider account id carried by events.
+        api_version: the Stripe API version events are rendered at.
+        start_us: the provider clock's start, unix microseconds (default: now).
+        step_us: the largest clock step between two changes, in microseconds; steps are
+            drawn in [1, step_us], so several events can share one second.
+    """
+
+    def __init__(
+        self,
+        seed: int = 0,
+        *,
+        livemode: bool = False,
+        account: str | None = None,
+        api_version: str = "2024-06-20",
+        start_us: int | None = None,
+        step_us: int = 400_000,
+    ) -> None:
+        self.seed = seed
+        self.livemode = livemode
+        self.api_version = api_version
+        self._rng = random.Random(seed)
+        self._fakers = {loc: Faker(loc) for loc in LOCALES}
+        for i, f in enumerate(self._fakers.values()):
+            f.seed_instance(seed * 7919 + i)
+        self.account = account or "acct_" + self._token(16)
+        self._now_us = start_us if start_us is not None else int(time.time() * 1_000_000)
+        self._step_us = max(1, step_us)
+        self._objects: dict[str, _Record] = {}
+        self.events: list[Event] = []
+        self._event_index: dict[str, Event] = {}
+
+    # ---- reading ------------------------------------------------------------
+    def get(self, object_id: str, version: int | None = None) -> dict[str, Any]:
+        """A deep copy of the object's snapshot (latest, or at `version`). Raises WorldError."""
+        rec = self._record(object_id)
+        if version is None:
+            return copy.deepcopy(rec.current)
+        if not 1 <= version <= len(rec.versions):
+            raise WorldError(f"{object_id} has no version {version}", object_id=object_id)
+        return copy.deepcopy(rec.versions[version - 1])
+
+    def version(self, object_id: str) -> int:
+        """The object's current version (1 after creation)."""
+        return len(self._record(object_id).versions)
+
+    def object_type(self, object_id: str) -> str:
+        return self._record(object_id).object_type
+
+    def objects(self, object_type: str | None = None) -> list[str]:
+        """Ids of every object (of `object_type`), in creation order."""
+        return [oid for oid, r in self._objects.items() if object_type is None or r.object_type == object_type]
+
+    def event(self, event_id: str) -> Event:
+        """The event with id `event_id`. Raises WorldError."""
+        try:
+            return self._event_index[event_id]
+        except KeyError:
+            raise WorldError(f"no event {event_id}", object_id=event_id) from None
+
+    def has(self, object_id: str) -> bool:
+        return object_id in self._objects or object_id in self._event_index
+
+    # ---- customers and catalog ---------------------------------------------
+    def create_customer(self, locale: str = "en_US") -> str:
+        """A customer with an attached card payment method; emits ``customer.created``."""
+        if locale not in LOCALES:
+            raise WorldError(f"unknown locale {locale!r} (known: {', '.join(LOCALES)})")
+        fk = self._fakers[locale]
+        cus_id = self._new_id("customer")
+        pm_id = self._new_id("payment_method")
+        name = fk.name()
+        email = fk.email()
+        self._create(pm_id, "payment_method", {
+            "id": pm_id, "object": "payment_method", "type": "card", "customer": cus_id,
+            "billing_details": {"name": name, "email": email},
+            "card": {"brand": "visa", "last4": f"{self._rng.randint(0, 9999):04d}", "exp_month": self._rng.randint(1, 12),
+                     "exp_year": 2030 + self._rng.randint(0, 5)},
+            "created": self._now_s(), "livemode": self.livemode, "metadata": {},
+        })
+        self._create(cus_id, "customer", {
+            "id": cus_id, "object": "customer", "name": name, "email": email,
+            "address": {"line1": fk.street_address(), "city": fk.city(), "postal_code": fk.postcode(),
+                        "country": "US" if locale == "en_US" else "BR"},
+            "preferred_locales": [locale.replace("_", "-")], "currency": LOCALES[locale][0],
+            "invoice_settings": {"default_payment_method": pm_id},
+            "created": self._now_s(), "livemode": self.livemode, "metadata": {}, "balance": 0, "delinquent": False,
+        })
+        return self._emit("customer.created", cus_id)
+
+    def create_price(self, *, currency: str | None = None, amount: int | None = None, interval: str | None = "month") -> str:
+        """A product and a price (recurring when `interval` is given). Returns the price id."""
+        currency = currency or "usd"
+        amounts = next((a for c, a in LOCALES.values() if c == currency), LOCALES["en_US"][1])
+        amount = amount if amount is not None else self._rng.choice(amounts)
+        prod_id = self._new_id("product")
+        price_id = self._new_id("price")
+        fk = self._fakers["en_US"]
+        self._create(prod_id, "product", {
+            "id": prod_id, "object": "product", "name": fk.catch_phrase(), "active": True,
+            "default_price": price_id, "created": self._now_s(), "livemode": self.livemode, "metadata": {},
+        })
+        self._create(price_id, "price", {
+            "id": price_id, "object": "price", "product": prod_id, "currency": currency, "unit_amount": amount,
+            "type": "recurring" if interval else "one_time",
+            "recurring": {"interval": interval, "interval_count": 1} if interval else None,
+            "active": True, "created": self._now_s(), "livemode": self.livemode, "metadata": {},
+        })
+        return price_id
+
+    # ---- one-off payments ---------------------------------------------------
+    def pay(self, customer: str, *, amount: int | None = None, currency: str | None = None) -> str:
+        """A payment that succeeds: emits ``payment_intent.succeeded`` and ``charge.succeeded``.
+
+        Returns the payment intent id.
+        """
+        cus = self._get_typed(customer, "customer")
+        currency = currency or cus["currency"]
+        amount = amount if amount is not None else self._rng.choice(LOCALES["en_US"][1])
+        pi_id = self._new_id("payment_intent")
+        self._create(pi_id, "payment_intent", self._payment_intent(pi_id, customer, amount, currency, "requires_payment_method"))
+        ch_id = self._charge(customer, amount, currency, payment_intent=pi_id)
+        self._update(pi_id, {"status": "succeeded", "latest_charge": ch_id, "amount_received": amount})
+        self._emit("payment_intent.succeeded", pi_id)
+        self._emit("charge.succeeded", ch_id)
+        return pi_id
+
+    def fail_payment(self, customer: str, *, amount: int | None = None) -> str:
+        """A payment attempt that fails: emits ``payment_intent.payment_failed`` (no effect)."""
+        cus = self._get_typed(customer, "customer")
+        amount = amount if amount is not None else self._rng.choice(LOCALES["en_US"][1])
+        pi_id = self._new_id("payment_intent")
+        self._create(pi_id, "payment_intent", self._payment_intent(pi_id, customer, amount, cus["currency"], "processing"))
+        self._update(pi_id, {"status": "requires_payment_method",
+                             "last_payment_error": {"code": "card_declined", "message": "Your card was declined."}})
+        self._emit("payment_intent.payment_failed", pi_id)
+        return pi_id
+
+    def refund(self, charge: str, amount: int | None = None) -> str:
+        """Refund `amount` (default: the rest) of a charge: emits ``charge.refunded``.
+
+        Each partial refund raises the charge's cumulative `amount_refunded`, which the
+        business key carries. Returns the refund id. Raises WorldError past the amount.
+        """
+        ch = self._get_typed(charge, "charge")
+        left = ch["amount"] - ch["amount_refunded"]
+        amount = left if amount is None else amount
+        if amount <= 0 or amount > left:
+            raise WorldError(f"charge {charge}: cannot refund {amount} (refundable {left})", object_id=charge)
+        re_id = self._new_id("refund")
+        txn_id = self._balance_txn(-amount, ch["currency"], "refund", re_id)
+        self._create(re_id, "refund", {
+            "id": re_id, "object": "refund", "amount": amount, "currency": ch["currency"], "charge": charge,
+            "payment_intent": ch["payment_intent"], "status": "succeeded", "reason": "requested_by_customer",
+            "balance_transaction": txn_id, "created": self._now_s(), "metadata": {},
+        })
+        refunded = ch["amount_refunded"] + amount
+        self._update(charge, {"amount_refunded": refunded, "refunded": refunded == ch["amount"]})
+        self._emit("charge.refunded", charge, amount=amount, previous={"amount_refunded": ch["amount_refunded"]})
+        return re_id
+
+    # ---- checkout -----------------------------------------------------------
+    def open_checkout(self, customer: str, price: str, *, asynchronous: bool = False) -> str:
+        """An open checkout session for one unit of `price` (payment mode)."""
+        pr = self._get_typed(price, "price")
+        self._get_typed(customer, "customer")
+        cs_id = self._new_id("checkout.session")
+        self._create(cs_id, "checkout.session", {
+            "id": cs_id, "object": "checkout.session", "mode": "payment", "status": "open", "payment_status": "unpaid",
+            "customer": customer, "amount_total": pr["unit_amount"], "currency": pr["currency"],
+            "payment_intent": None, "payment_method_types": ["boleto"] if asynchronous else ["card"],
+            "client_reference_id": None, "created": self._now_s(), "expires_at": self._now_s() + 86400,
+            "livemode": self.livemode, "metadata": {"price": price}, "url": None,
+        })
+        return cs_id
+
+    def complete_checkout(self, session: str) -> list[Event]:
+        """Complete a session: paid at once for cards; unpaid for asynchronous methods."""
+        cs = self._get_typed(session, "checkout.session")
+        asynchronous = cs["payment_method_types"] == ["boleto"]
+        pi_id = self._new_id("payment_intent")
+        status = "processing" if asynchronous else "succeeded"
+        pi = self._payment_intent(pi_id, cs["customer"], cs["amount_total"], cs["currency"], status)
+        self._create(pi_id, "payment_intent", pi)
+        events = []
+        if not asynchronous:
+            ch_id = self._charge(cs["customer"], cs["amount_total"], cs["currency"], payment_intent=pi_id)
+            self._update(pi_id, {"latest_charge": ch_id, "amount_received": cs["amount_total"]})
+        self._update(session, {"status": "complete", "payment_status": "unpaid" if asynchronous else "paid",
+                               "payment_intent": pi_id})
+        events.append(self._event_of(self._emit("checkout.session.completed", session)))
+        return events
+
+    def settle_async_checkout(self, session: str, *, succeeded: bool = True) -> list[Event]:
+        """The asynchronous payment of a completed session succeeds or fails."""
+        cs = self._get_typed(session, "checkout.session")
+        if cs["status"] != "complete" or cs["payment_status"] != "unpaid":
+            raise WorldError(f"checkout session {session} has no pending asynchronous payment", object_id=session)
+        pi_id = cs["payment_intent"]
+        if succeeded:
+            ch_id = self._charge(cs["customer"], cs["amount_total"], cs["currency"], payment_intent=pi_id)
+            self._update(pi_id, {"status": "succeeded", "latest_charge": ch_id, "amount_received": cs["amount_total"]})
+            self._update(session, {"payment_status": "paid"})
+            return [self._event_of(self._emit("checkout.session.async_payment_succeeded", session))]
+        self._update(pi_id, {"status": "requires_payment_method"})
+        self._update(session, {"payment_status": "unpaid"})
+        return [self._event_of(self._emit("checkout.session.async_payment_failed", session))]
+
+    def expire_checkout(self, session: str) -> list[Event]:
+        """An open session expires: emits ``checkout.session.expired``."""
+        self._get_typed(session, "checkout.session")
+        self._update(session, {"status": "expired"})
+        return [self._event_of(self._emit("checkout.session.expired", session))]
+
+    # ---- subscriptions ------------------------------------------------------
+    def subscribe(self, customer: str, price: str | None = None, *, trial: bool = False) -> str:
+        """Start a subscription. Without trial the first invoice is paid at once.
+
+        Emits ``customer.subscription.created`` (and for a paid start ``invoice.created``,
+        ``invoice.paid``). Returns the subscription id.
+        """
+        cus = self._get_typed(customer, "customer")
+        price = price or self.create_price(currency=cus["currency"])
+        pr = self._get_typed(price, "price")
+        sub_id = self._new_id("subscription")
+        now = self._now_s()
+        self._create(sub_id, "subscription", {
+            "id": sub_id, "object": "subscription", "customer": customer, "status": "trialing" if trial else "active",
+            "items": {"object": "list", "data": [{"id": "si_" + self._token(14), "object": "subscription_item",
+                                                  "price": price, "quantity": 1}]},
+            "currency": pr["currency"], "current_period_start": now, "current_period_end": now + 30 * 86400,
+            "cancel_at_period_end": False, "canceled_at": None, "ended_at": None, "latest_invoice": None,
+            "default_payment_method": cus["invoice_settings"]["default_payment_method"],
+            "trial_end": now + 14 * 86400 if trial else None, "created": now, "livemode": self.livemode, "metadata": {},
+        })
+        self._emit("customer.subscription.created", sub_id)
+        if not trial:
+            self._invoice_cycle(sub_id, pay=True)
+        return sub_id
+
+    def renew(self, subscription: str, *, pay: bool = True) -> str:
+        """Bill the next period: a new invoice, paid or failed. Returns the invoice id.
+
+        A paid renewal emits ``invoice.paid`` (renewal effect) and a subscription update to
+        the new period (and to ``active``); a failed one emits ``invoice.payment_failed``
+        (dunning effect) and moves the subscription to ``past_due``.
+        """
+        return self._invoice_cycle(subscription, pay=pay)
+
+    def retry_invoice(self, invoice: str, *, pay: bool = True) -> str:
+        """Retry an open invoice: paid (``invoice.paid``) or failed again (dunning, next attempt)."""
+        inv = self._get_typed(invoice, "invoice")
+        if inv["status"] != "open":
+            raise WorldError(f"invoice {invoice} is {inv['status']}, not open", object_id=invoice)
+        self._attempt_invoice(invoice, pay=pay)
+        return invoice
+
+    def change_plan(self, subscription: str, price: str) -> str:
+        """Switch the subscription to `price`: emits ``customer.subscription.updated``."""
+        sub = self._get_typed(subscription, "subscription")
+        self._get_typed(price, "price")
+        items = copy.deepcopy(sub["items"])
+        prev_items = copy.deepcopy(sub["items"])
+        items["data"][0]["price"] = price
+        self._transition(subscription, sub["status"], {"items": items})
+        return self._emit("customer.subscription.updated", subscription, previous={"items": prev_items})
+
+    def cancel(self, subscription: str) -> str:
+        """Cancel now: emits ``customer.subscription.deleted`` with status ``canceled``."""
+        sub = self._get_typed(subscription, "subscription")
+        now = self._now_s()
+        self._transition(subscription, "canceled", {"canceled_at": now, "ended_at": now})
+        return self._emit("customer.subscription.deleted", subscription, previous={"status": sub["status"]})
+
+    def end_trial(self, subscription: str) -> str:
+        """The trial ends and the first invoice is paid: the subscription becomes active."""
+        self._get_typed(subscription, "subscription")
+        return self._invoice_cycle(subscription, pay=True)
+
+    # ---- scripts ------------------------------------------------------------
+    def lifecycle(self, *, locale: str = "en_US") -> list[Event]:
+        """A typical customer's life: pay once, subscribe, renew, fail, recover, refund, cancel."""
+        start = len(self.events)
+        cus = self.create_customer(locale)
+        customer = self._event_of(cus).object_id
+        pi = self.pay(customer)
+        sub = self.subscribe(customer)
+        self.renew(sub)
+        inv = self.renew(sub, pay=False)
+        self.retry_invoice(inv, pay=True)
+        charge = self.get(pi)["latest_charge"]
+        amount = self.get(charge)["amount"]
+        self.refund(charge, amount // 3)
+        self.refund(charge)
+        self.cancel(sub)
+        return self.events[start:]
+
+    # ---- internals ----------------------------------------------------------
+    def _invoice_cycle(self, subscription: str, *, pay: bool) -> str:
+        sub = self._get_typed(subscription, "subscription")
+        price = self._get_typed(sub["items"]["data"][0]["price"], "price")
+        in_id = self._new_id("invoice")
+        now = self._now_s()
+        self._create(in_id, "invoice", {
+            "id": in_id, "object": "invoice", "customer": sub["customer"], "subscription": subscription,
+            "status": "open", "amount_due": price["unit_amount"], "amount_paid": 0, "amount_remaining": price["unit_amount"],
+            "currency": price["currency"], "attempt_count": 0, "attempted": False, "paid": False, "charge": None,
+            "billing_reason": "subscription_cycle" if sub["latest_invoice"] else "subscription_create",
+            "period_start": now, "period_end": now + 30 * 86400, "number": f"INV-{self._rng.randint(1000, 99999)}",
+            "lines": {"object": "list", "data": [{"id": "il_" + self._token(14), "object": "line_item",
+                                                  "amount": price["unit_amount"], "price": price["id"]}]},
+            "created": now, "livemode": self.livemode, "metadata": {},
+        })
+        self._transition(subscription, sub["status"], {"latest_invoice": in_id})
+        self._emit("invoice.created", in_id)
+        self._attempt_invoice(in_id, pay=pay)
+        return in_id
+
+    def _attempt_invoice(self, invoice: str, *, pay: bool) -> None:
+        inv = self._get_typed(invoice, "invoice")
+        sub_id = inv["subscription"]
+        sub = self._get_typed(sub_id, "subscription")
+        attempt = inv["attempt_count"] + 1
+        if pay:
+            ch_id = self._charge(inv["customer"], inv["amount_due"], inv["currency"], invoice=invoice)
+            self._transition(invoice, "paid", {"attempt_count": attempt, "attempted": True, "paid": True,
+                                               "amount_paid": inv["amount_due"], "amount_remaining": 0, "charge": ch_id})
+            self._emit("invoice.paid", invoice)
+            self._transition(sub_id, "active", {"current_period_start": inv["period_start"],
+                                                "current_period_end": inv["period_end"]})
+            self._emit("customer.subscription.updated", sub_id, previous={"status": sub["status"]})
+        else:
+            self._transition(invoice, "open", {"attempt_count": attempt, "attempted": True})
+            self._emit("invoice.payment_failed", invoice)
+            if sub["status"] != "past_due":
+                self._transition(sub_id, "past_due", {})
+                self._emit("customer.subscription.updated", sub_id, previous={"status": sub["status"]})
+
+    def _payment_intent(self, pi_id: str, customer: str, amount: int, currency: str, status: str) -> dict[str, Any]:
+        cus = self._get_typed(customer, "customer")
+        return {
+            "id": pi_id, "object": "payment_intent", "amount": amount, "amount_received": 0, "currency": currency,
+            "customer": customer, "payment_method": cus["invoice_settings"]["default_payment_method"],
+            "status": status, "latest_charge": None, "last_payment_error": None, "description": None,
+            "created": self._now_s(), "livemode": self.livemode, "metadata": {},
+        }
+
+    def _charge(self, customer: str, amount: int, currency: str, *, payment_intent: str | None = None,
+                invoice: str | None = None) -> str:
+        cus = self._get_typed(customer, "customer")
+        ch_id = self._new_id("charge")
+        txn_id = self._balance_txn(amount, currency, "charge", ch_id)
+        self._create(ch_id, "charge", {
+            "id": ch_id, "object": "charge", "amount": amount, "amount_captured": amount, "amount_refunded": 0,
+            "currency": currency, "customer": customer, "payment_intent": payment_intent, "invoice": invoice,
+            "payment_method": cus["invoice_settings"]["default_payment_method"], "paid": True, "captured": True,
+            "refunded": False, "status": "succeeded", "balance_transaction": txn_id,
+            "created": self._now_s(), "livemode": self.livemode, "metadata": {},
+        })
+        return ch_id
+
+    def _balance_txn(self, amount: int, currency: str, kind: str, source: str) -> str:
+        txn_id = self._new_id("balance_transaction")
+        fee = max(0, round(abs(amount) * 0.029) + 30) if kind == "charge" else 0
+        self._create(txn_id, "balance_transaction", {
+            "id": txn_id, "object": "balance_transaction", "amount": amount, "fee": fee, "net": amount - fee,
+            "currency": currency, "type": kind, "source": source, "status": "available", "created": self._now_s(),
+        })
+        return txn_id
+
+    def _token(self, n: int) -> str:
+        return "".join(self._rng.choice(_ALPHABET) for _ in range(n))
+
+    def _new_id(self, object_type: str) -> str:
+        prefix = _PREFIX[object_type]
+        if object_type == "checkout.session":
+            prefix += "_live" if self.livemode else "_test"
+        return f"{prefix}_{self._token(24)}"
+
+    def _now_s(self) -> int:
+        return self._now_us // 1_000_000
+
+    def _tick(self) -> None:
+        self._now_us += self._rng.randint(1, self._step_us)
+
+    def _record(self, object_id: str) -> _Record:
+        try:
+            return self._objects[object_id]
+        except KeyError:
+            raise WorldError(f"no object {object_id}", object_id=object_id) from None
+
+    def _get_typed(self, object_id: str, object_type: str) -> dict[str, Any]:
+        rec = self._record(object_id)
+        if rec.object_type != object_type:
+            raise WorldError(f"{object_id} is a {rec.object_type}, not a {object_type}", object_id=object_id)
+        return rec.current
+
+    def _create(self, object_id: str, object_type: str, snapshot: dict[str, Any]) -> None:
+        self._tick()
+        snapshot["hookproof_version"] = 1
+        self._objects[object_id] = _Record(object_type, [snapshot])
+
+    def _update(self, object_id: str, changes: Mapping[str, Any]) -> None:
+        rec = self._record(object_id)
+        self._tick()
+        snap = copy.deepcopy(rec.current)
+        snap.update(copy.deepcopy(dict(changes)))
+        snap["hookproof_version"] = len(rec.versions) + 1
+        rec.versions.append(snap)
+
+    def _transition(self, object_id: str, status: str, changes: Mapping[str, Any]) -> None:
+        rec = self._record(object_id)
+        check_transition(rec.object_type, rec.current["status"], status, object_id)
+        self._update(object_id, {**changes, "status": status})
+
+    def _emit(self, event_type: str, object_id: str, *, amount: int | None = None,
+              previous: Mapping[str, Any] | None = None) -> str:
+        rec = self._record(object_id)
+        obj = copy.deepcopy(rec.current)
+        self._tick()
+        ev_id = self._new_id("event")
+        key = business_key(event_type, obj)
+        if amount is None and key is not None:
+            amount = obj.get("amount_total") or obj.get("amount_paid") or obj.get("amount")
+        event = Event(
+            id=ev_id, type=event_type, created=self._now_s(), created_us=self._now_us,
+            object_type=rec.object_type, object_id=object_id, version=len(rec.versions), object=obj,
+            previous_attributes=dict(previous) if previous is not None else None, business_key=key,
+            amount=amount if key is not None else None, currency=obj.get("currency"),
+            status=obj.get("status"), livemode=self.livemode, account=self.account,
+            api_version=self.api_version, request_id="req_" + self._token(14),
+        )
+        self.events.append(event)
+        self._event_index[ev_id] = event
+        return ev_id if event_type != "customer.created" else ev_id
+
+    def _event_of(self, event_id: str) -> Event:
+        return self._event_index[event_id]
+
+
+def referenced_ids(value: Any) -> Iterable[str]:
+    """Every string inside `value` that looks like a world id (``prefix_…``)."""
+    prefixes = tuple(p + "_" for p in _PREFIX.values())
+    if isinstance(value, str):
+        if value.startswith(prefixes) and not value.startswith(("price_data",)):
+            yield value
+    elif isinstance(value, Mapping):
+        for k, v in value.items():
+            if k not in ("id", "number"):
+                yield from referenced_ids(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from referenced_ids(v)
