@@ -1,36 +1,72 @@
 """Provider profiles: sign and envelope events exactly like each provider.
 
 `get_profile(name)` returns a profile instance; `PROFILES` lists the shipped names.
+``get_profile("generic-hmac", settings={...})`` configures the generic HMAC sender.
 """
 
 from __future__ import annotations
 
+from typing import Any, Mapping
+
 from simulator.errors import ProfileError
 from simulator.profiles.base import Envelope, Profile, SignedRequest, Tolerance, canonical_json
-from simulator.profiles.stripe import StripeProfile
+from simulator.profiles.generic_hmac import GenericHmacProfile, GenericHmacSettings
+from simulator.profiles.github import GitHubProfile
+from simulator.profiles.mercadopago import MercadoPagoProfile
+from simulator.profiles.paddle import PaddleProfile
+from simulator.profiles.shopify import ShopifyProfile
+from simulator.profiles.standard_webhooks import StandardWebhooksProfile, SvixProfile
+from simulator.profiles.stripe import STRIPE_EVENT_TYPES, StripeProfile
 
 _REGISTRY: dict[str, type[Profile]] = {
-    StripeProfile.name: StripeProfile,
+    profile.name: profile
+    for profile in (
+        GenericHmacProfile,
+        GitHubProfile,
+        MercadoPagoProfile,
+        PaddleProfile,
+        ShopifyProfile,
+        StandardWebhooksProfile,
+        StripeProfile,
+        SvixProfile,
+    )
 }
 
 PROFILES: tuple[str, ...] = tuple(sorted(_REGISTRY))
 
 
-def get_profile(name: str) -> Profile:
-    """The profile called `name`. Raises ProfileError naming the known profiles."""
-    try:
-        return _REGISTRY[name]()
-    except KeyError:
+def get_profile(name: str, *, settings: GenericHmacSettings | Mapping[str, Any] | None = None) -> Profile:
+    """The profile called `name`.
+
+    `settings` configures ``generic-hmac`` (a `GenericHmacSettings` or a mapping of its
+    fields; None = defaults) and must be None for every other profile. Raises
+    ProfileError naming the known profiles, or the failing setting (``field``).
+    """
+    if name not in _REGISTRY:
         known = ", ".join(sorted(_REGISTRY))
-        raise ProfileError(f"unknown profile {name!r} (known: {known})", field="profile") from None
+        raise ProfileError(f"unknown profile {name!r} (known: {known})", field="profile")
+    if name == GenericHmacProfile.name:
+        return GenericHmacProfile(settings)
+    if settings is not None:
+        raise ProfileError(f"profile {name!r} takes no settings", field="settings")
+    return _REGISTRY[name]()
 
 
 __all__ = [
     "Envelope",
+    "GenericHmacProfile",
+    "GenericHmacSettings",
+    "GitHubProfile",
+    "MercadoPagoProfile",
     "PROFILES",
+    "PaddleProfile",
     "Profile",
+    "STRIPE_EVENT_TYPES",
+    "ShopifyProfile",
     "SignedRequest",
+    "StandardWebhooksProfile",
     "StripeProfile",
+    "SvixProfile",
     "Tolerance",
     "canonical_json",
     "get_profile",

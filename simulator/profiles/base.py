@@ -144,6 +144,14 @@ class Profile(ABC):
         """True when the provider counts `status` as delivered (default: any 2xx)."""
         return 200 <= status < 300
 
+    def attempt_timeout_s(self, attempt: int) -> float:
+        """Seconds the provider waits for the answer to attempt `attempt` (1 = the first).
+
+        Default: `sender_timeout_s` for every attempt. Mercado Pago waits longer on the
+        first attempt than on retries.
+        """
+        return self.sender_timeout_s
+
 
 def require_secrets(secrets: Sequence[str], profile: str) -> None:
     """Raise SecretError when `secrets` is empty or holds an empty string."""

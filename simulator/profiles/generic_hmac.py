@@ -1,0 +1,222 @@
+"""A configurable HMAC sender for providers without a profile of their own.
+
+Many senders sign ``HMAC(secret, <some of id, timestamp, body>)`` and put the digest,
+hex or base64, maybe behind a prefix, in one header (GitHub-like, Slack-like,
+Standard-Webhooks-like schemes and their in-house cousins). `GenericHmacSettings`
+describes one such scheme; `GenericHmacProfile` signs with it.
+
+Settings are validated by pydantic (so a config file reports the failing field);
+`load_settings` is the one boundary that turns pydantic's ValidationError into
+``ProfileError(field=…)``.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import random
+import re
+import string
+from typing import Any, Literal, Mapping, Sequence
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from simulator.errors import ProfileError
+from simulator.events import Event
+from simulator.profiles.base import Envelope, Profile, Tolerance, canonical_json, require_secrets
+from simulator.profiles.stripe import STRIPE_EVENT_TYPES
+
+_TOKEN = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")  # RFC 9110 header field name
+_PLACEHOLDERS = frozenset({"id", "timestamp", "body"})
+
+
+def template_fields(template: str) -> list[str]:
+    """The placeholders of a signed-content template, in order; ValueError for anything else."""
+    fields = []
+    for _literal, name, spec, conversion in string.Formatter().parse(template):
+        if name is None:
+            continue
+        if name not in _PLACEHOLDERS or spec or conversion:
+            raise ValueError(f"unknown placeholder {{{name}}}: use {{id}}, {{timestamp}} and {{body}} only")
+        fields.append(name)
+    return fields
+
+
+class GenericHmacSettings(BaseModel):
+    """One HMAC signing scheme.
+
+    Attributes:
+        signature_header: header carrying the signature (``X-Signature``).
+        signed_content: what is signed: a template over ``{id}``, ``{timestamp}`` and
+            ``{body}`` (``"{body}"``, ``"{timestamp}.{body}"``, ``"{id}.{timestamp}.{body}"``);
+            ``{{``/``}}`` stand for literal braces. It must contain ``{body}``.
+        algorithm: HMAC hash: ``sha1``, ``sha256`` or ``sha512``.
+        encoding: digest encoding: lowercase ``hex`` or padded standard ``base64``.
+        prefix: text before the digest (``sha256=``, ``v1=``).
+        id_header: header carrying the event id (the dedupe key), or None.
+        timestamp_header: header carrying the attempt's unix seconds, or None.
+        tolerance_past_s / tolerance_future_s: the receiver-side window this sender
+            implies, in seconds (None: unchecked); only with a signed timestamp.
+        timeout_s: seconds the sender waits for an answer.
+        retry_schedule_s: delays in seconds before each retry.
+        rotation_separator: when set, every secret signs and the signatures are joined
+            with it (``" "``, ``","``); when None only the first secret signs.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    signature_header: str = "X-Signature"
+    signed_content: str = "{body}"
+    algorithm: Literal["sha1", "sha256", "sha512"] = "sha256"
+    encoding: Literal["hex", "base64"] = "hex"
+    prefix: str = ""
+    id_header: str | None = "X-Webhook-Id"
+    timestamp_header: str | None = None
+    tolerance_past_s: float | None = Field(default=None, ge=0)
+    tolerance_future_s: float | None = Field(default=None, ge=0)
+    timeout_s: float = Field(default=10.0, gt=0)
+    retry_schedule_s: tuple[float, ...] = ()
+    rotation_separator: str | None = None
+
+    @field_validator("signature_header", "id_header", "timestamp_header")
+    @classmethod
+    def _header_name(cls, value: str | None) -> str | None:
+        if value is not None and not _TOKEN.match(value):
+            raise ValueError(f"{value!r} is not a valid HTTP header name")
+        return value
+
+    @field_validator("signed_content")
+    @classmethod
+    def _template(cls, value: str) -> str:
+        if "body" not in template_fields(value):
+            raise ValueError("signed_content must contain {body}")
+        return value
+
+    @field_validator("prefix", "rotation_separator")
+    @classmethod
+    def _header_text(cls, value: str | None) -> str | None:
+        if value is not None and not all(" " <= c <= "~" for c in value):
+            raise ValueError("only printable ASCII is allowed in a header value")
+        return value
+
+    @field_validator("retry_schedule_s")
+    @classmethod
+    def _schedule(cls, value: tuple[float, ...]) -> tuple[float, ...]:
+        if any(delay < 0 for delay in value):
+            raise ValueError("retry delays must be >= 0 seconds")
+        return value
+
+    @model_validator(mode="after")
+    def _headers_for_placeholders(self) -> "GenericHmacSettings":
+        fields = template_fields(self.signed_content)
+        if "id" in fields and self.id_header is None:
+            raise ProfileError("signed_content uses {id}: set id_header", field="id_header")
+        if "timestamp" in fields and self.timestamp_header is None:
+            raise ProfileError("signed_content uses {timestamp}: set timestamp_header", field="timestamp_header")
+        if "timestamp" not in fields and (self.tolerance_past_s is not None or self.tolerance_future_s is not None):
+            raise ProfileError("a tolerance needs {timestamp} in signed_content", field="tolerance_past_s")
+        return self
+
+
+def load_settings(raw: GenericHmacSettings | Mapping[str, Any] | None) -> GenericHmacSettings:
+    """Validated settings from a model, a mapping (a config table) or None (defaults).
+
+    Raises ProfileError whose `field` names the first failing setting.
+    """
+    if isinstance(raw, GenericHmacSettings):
+        return raw
+    try:
+        return GenericHmacSettings.model_validate(dict(raw or {}))
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        cause = error.get("ctx", {}).get("error")
+        if isinstance(cause, ProfileError):
+            raise ProfileError(str(cause), field=cause.field) from exc
+        field = ".".join(str(part) for part in error["loc"]) or "settings"
+        raise ProfileError(f"generic-hmac setting {field}: {error['msg']}", field=field) from exc
+
+
+def generic_signature(settings: GenericHmacSettings, secret: str, event_id: str, timestamp: int, body: bytes) -> str:
+    """``prefix + encode(HMAC_alg(secret UTF-8, signed content))`` for one secret."""
+    values = {"id": event_id.encode("utf-8"), "timestamp": str(timestamp).encode("ascii"), "body": body}
+    signed = b"".join(
+        literal.encode("utf-8") + (values[name] if name else b"")
+        for literal, name, _spec, _conv in string.Formatter().parse(settings.signed_content)
+    )
+    digest = hmac.new(secret.encode("utf-8"), signed, getattr(hashlib, settings.algorithm)).digest()
+    encoded = digest.hex() if settings.encoding == "hex" else base64.b64encode(digest).decode("ascii")
+    return settings.prefix + encoded
+
+
+class GenericHmacProfile(Profile):
+    """A sender signing as its `GenericHmacSettings` say.
+
+    Envelope: ``{"id","type","created","livemode","account","data":{"object",
+    "previous_attributes"?}}`` with Stripe's event types (the world's own names); the
+    event id is the dedupe key, sent in `id_header` when set. Signing: see
+    `generic_signature`; the timestamp header carries the attempt time. Delivery
+    contract: any 2xx, `timeout_s`, `retry_schedule_s` from the settings.
+
+    The class attributes of `Profile` that depend on the settings (signature header,
+    timeout, schedule, tolerance, rotation) are set per instance.
+    """
+
+    name = "generic-hmac"
+    title = "Generic HMAC"
+    signature_headers = ("X-Signature",)
+    sender_timeout_s = 10.0
+    retry_schedule_s = ()
+    default_event = "payment_intent.succeeded"
+    has_livemode = True
+    has_account = True
+
+    def __init__(self, settings: GenericHmacSettings | Mapping[str, Any] | None = None) -> None:
+        self.settings = load_settings(settings)
+        per_instance = {
+            "signature_headers": (self.settings.signature_header,),
+            "sender_timeout_s": self.settings.timeout_s,
+            "retry_schedule_s": self.settings.retry_schedule_s,
+            "tolerance": Tolerance(self.settings.tolerance_past_s, self.settings.tolerance_future_s),
+            "multiple_signatures": self.settings.rotation_separator is not None,
+        }
+        for attribute, value in per_instance.items():
+            setattr(self, attribute, value)
+
+    def event_types(self) -> Mapping[str, str]:
+        return {t: t for t in STRIPE_EVENT_TYPES}
+
+    def payload(self, event: Event) -> dict[str, Any]:
+        """The JSON body of `event`."""
+        data: dict[str, Any] = {"object": dict(event.object)}
+        if event.previous_attributes is not None:
+            data["previous_attributes"] = dict(event.previous_attributes)
+        return {
+            "id": event.id,
+            "type": event.type,
+            "created": event.created,
+            "livemode": event.livemode,
+            "account": event.account,
+            "data": data,
+        }
+
+    def envelope(self, event: Event) -> Envelope:
+        headers = {"Content-Type": "application/json"}
+        if self.settings.id_header is not None:
+            headers[self.settings.id_header] = event.id
+        return Envelope(event_id=event.id, type=event.type, body=canonical_json(self.payload(event)), headers=headers)
+
+    def sign(self, envelope: Envelope, secrets: Sequence[str], timestamp: int) -> dict[str, str]:
+        """The signature header (and the timestamp header when configured)."""
+        require_secrets(secrets, self.name)
+        separator = self.settings.rotation_separator
+        used = secrets if separator is not None else secrets[:1]
+        signatures = [generic_signature(self.settings, s, envelope.event_id, timestamp, envelope.body) for s in used]
+        headers = {self.settings.signature_header: (separator or "").join(signatures)}
+        if self.settings.timestamp_header is not None:
+            headers[self.settings.timestamp_header] = str(timestamp)
+        return headers
+
+    def generate_secret(self, seed: int) -> str:
+        """64 lowercase hex characters."""
+        return random.Random(seed).randbytes(32).hex()

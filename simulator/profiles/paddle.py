@@ -1,0 +1,121 @@
+"""Paddle Billing: ``Paddle-Signature: ts=<s>;h1=<hex>[;h1=…]`` over ``{ts}:{raw body}``.
+
+Sources: PyPI ``paddle-python-sdk`` 1.16.1 ``paddle_billing/Notifications/Verifier.py``
+(``Verifier(maximum_variance=5)``: ±5 s), ``PaddleSignature.py`` (``parse``: only ``ts``
+and ``h1`` keys, anything else raises ``ValueError``; HMAC-SHA256 of ``{ts}:{body}``
+keyed by the secret string as UTF-8, lowercase hex); PaddleHQ/paddle-python-sdk
+``tests/Unit/Notification/test_Verifier.py`` (test vector);
+developer.paddle.com/webhooks/about/signature-verification,
+developer.paddle.com/webhooks/about/respond-to-webhooks (HTTP 200 within 5 s; live: up to
+60 retries over 3 days, exponential), developer.paddle.com/api-reference/notifications.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from typing import Any, ClassVar, Mapping, Sequence
+
+from simulator.events import Event
+from simulator.profiles.base import Envelope, Profile, Tolerance, canonical_json, require_secrets
+from simulator.profiles.formats import derived_token, derived_ulid, rfc3339_us
+
+#: Stripe event type -> Paddle event type. Payments are transactions
+#: (``completed`` once fully processed, ``paid`` when captured, ``payment_failed``,
+#: ``past_due`` for a failed renewal, ``canceled``), refunds are adjustments, invoices
+#: are the transactions a subscription bills, subscriptions are subscriptions.
+PADDLE_EVENT_TYPES: Mapping[str, str] = {
+    "customer.created": "customer.created",
+    "checkout.session.completed": "transaction.completed",
+    "checkout.session.async_payment_succeeded": "transaction.completed",
+    "checkout.session.async_payment_failed": "transaction.payment_failed",
+    "checkout.session.expired": "transaction.canceled",
+    "payment_intent.succeeded": "transaction.completed",
+    "payment_intent.payment_failed": "transaction.payment_failed",
+    "charge.succeeded": "transaction.paid",
+    "charge.refunded": "adjustment.created",
+    "invoice.created": "transaction.created",
+    "invoice.paid": "transaction.completed",
+    "invoice.payment_failed": "transaction.past_due",
+    "invoice.voided": "transaction.canceled",
+    "customer.subscription.created": "subscription.created",
+    "customer.subscription.updated": "subscription.updated",
+    "customer.subscription.deleted": "subscription.canceled",
+}
+
+
+def _live_schedule() -> tuple[float, ...]:
+    """60 retries over ~3 days: doubling from 1 min up to 64 min, then every 79 min (71.9 h in all)."""
+    doubling = tuple(60.0 * 2**i for i in range(7))
+    return doubling + (4740.0,) * (60 - len(doubling))
+
+
+def paddle_signature(secret: str, timestamp: int, body: bytes) -> str:
+    """Lowercase hex HMAC-SHA256 of ``{timestamp}:{body}`` keyed by the secret string as UTF-8."""
+    return hmac.new(secret.encode("utf-8"), f"{timestamp}:".encode("utf-8") + body, hashlib.sha256).hexdigest()
+
+
+class PaddleProfile(Profile):
+    """Paddle Billing notifications (live account).
+
+    Envelope: ``{"event_id","event_type","occurred_at","notification_id","data"}``;
+    ``event_id`` is the world's ``evt_…`` id and the dedupe key; ``notification_id``
+    (``ntf_…``, derived from the event id) is stable across automatic retries (a manual
+    replay would get a new one); ``occurred_at`` is RFC 3339 with microseconds;
+    ``data`` is the world's object snapshot. No test/live flag, no account in the body.
+
+    Signing: ``ts=<unix s>;h1=<hex>`` with one ``h1`` per secret during rotation and no
+    other key ever (the SDK's parser raises on any other key). The SDK verifier accepts
+    ±5 s, so every attempt is signed at its send time.
+
+    Delivery contract: 200 within 5 s (any 2xx is treated as success here; the docs
+    say "HTTP 200" [?]); live: 60 retries over 3 days with exponential backoff, the
+    intervals are not published (see `_live_schedule`); sandbox: 3 retries within
+    15 minutes [2ND] (`sandbox_retry_schedule_s`).
+    """
+
+    name = "paddle"
+    title = "Paddle Billing"
+    signature_headers = ("Paddle-Signature",)
+    sender_timeout_s = 5.0
+    retry_schedule_s = _live_schedule()
+    sandbox_retry_schedule_s: ClassVar[tuple[float, ...]] = (60.0, 240.0, 540.0)
+    tolerance = Tolerance(past_s=5.0, future_s=5.0)
+    default_event = "payment_intent.succeeded"
+    multiple_signatures = True
+
+    def event_types(self) -> Mapping[str, str]:
+        return PADDLE_EVENT_TYPES
+
+    def notification_id(self, event: Event) -> str:
+        """``ntf_`` + 26 lowercase base32 characters derived from the event id."""
+        return "ntf_" + derived_ulid("paddle-notification", event.id)
+
+    def payload(self, event: Event) -> dict[str, Any]:
+        """The notification body."""
+        return {
+            "event_id": event.id,
+            "event_type": PADDLE_EVENT_TYPES.get(event.type, event.type),
+            "occurred_at": rfc3339_us(event.created_us),
+            "notification_id": self.notification_id(event),
+            "data": dict(event.object),
+        }
+
+    def envelope(self, event: Event) -> Envelope:
+        return Envelope(
+            event_id=event.id,
+            type=PADDLE_EVENT_TYPES.get(event.type, event.type),
+            body=canonical_json(self.payload(event)),
+            headers={"Content-Type": "application/json"},
+        )
+
+    def sign(self, envelope: Envelope, secrets: Sequence[str], timestamp: int) -> dict[str, str]:
+        """``ts=…;h1=…`` with one ``h1`` per secret (rotation)."""
+        require_secrets(secrets, self.name)
+        parts = [f"ts={timestamp}"] + [f"h1={paddle_signature(s, timestamp, envelope.body)}" for s in secrets]
+        return {"Paddle-Signature": ";".join(parts)}
+
+    def generate_secret(self, seed: int) -> str:
+        """``pdl_ntfset_`` + 26 base32 characters + ``_`` + 32 base62 characters."""
+        value = str(seed)
+        return f"pdl_ntfset_{derived_ulid('paddle-secret', value)}_{derived_token('paddle-secret-key', value, 32)}"

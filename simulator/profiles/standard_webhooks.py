@@ -1,0 +1,154 @@
+"""Standard Webhooks and Svix: ``webhook-signature: v1,<b64>`` over ``{id}.{ts}.{raw body}``.
+
+Sources: Standard Webhooks spec v1.0.0 (github.com/standard-webhooks/standard-webhooks,
+``spec/standard-webhooks.md``); PyPI ``standardwebhooks`` 1.1.0
+``standardwebhooks/webhooks.py`` (``Webhook.__init__`` strips ``whsec_`` and
+base64-decodes, ``Webhook.verify``, ``Webhook.sign``); PyPI ``svix`` 2.9.1
+``svix/webhooks.py`` (maps ``svix-*`` onto ``webhook-*``); docs.svix.com/retries.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import hmac
+import random
+from typing import Any, ClassVar, Mapping, Sequence
+
+from simulator.errors import SecretError
+from simulator.events import Event
+from simulator.profiles.base import Envelope, Profile, Tolerance, canonical_json, require_secrets
+from simulator.profiles.formats import derived_token, rfc3339_us
+
+#: Stripe event type -> Standard Webhooks event type (dotted, ``<noun>.<verb>``).
+#: Stripe's object names are shortened to the noun a generic sender would use
+#: (``payment_intent`` -> ``payment``, ``checkout.session`` -> ``checkout``,
+#: ``customer.subscription`` -> ``subscription``); verbs keep Stripe's meaning.
+STANDARD_EVENT_TYPES: Mapping[str, str] = {
+    "customer.created": "customer.created",
+    "checkout.session.completed": "checkout.completed",
+    "checkout.session.async_payment_succeeded": "checkout.payment_succeeded",
+    "checkout.session.async_payment_failed": "checkout.payment_failed",
+    "checkout.session.expired": "checkout.expired",
+    "payment_intent.succeeded": "payment.succeeded",
+    "payment_intent.payment_failed": "payment.failed",
+    "charge.succeeded": "charge.succeeded",
+    "charge.refunded": "charge.refunded",
+    "invoice.created": "invoice.created",
+    "invoice.paid": "invoice.paid",
+    "invoice.payment_failed": "invoice.payment_failed",
+    "invoice.voided": "invoice.voided",
+    "customer.subscription.created": "subscription.created",
+    "customer.subscription.updated": "subscription.updated",
+    "customer.subscription.deleted": "subscription.deleted",
+}
+
+SECRET_PREFIX = "whsec_"
+
+
+def signing_key(secret: str) -> bytes:
+    """The HMAC key of a ``whsec_<base64>`` secret, decoded exactly as the official library does.
+
+    The library strips ``whsec_`` and decodes ``secret + "=="`` with lenient base64
+    (unpadded secrets work). Raises SecretError when nothing usable remains.
+    """
+    encoded = secret[len(SECRET_PREFIX):] if secret.startswith(SECRET_PREFIX) else secret
+    try:
+        key = base64.b64decode(encoded + "==")
+    except (binascii.Error, ValueError):
+        raise SecretError("a Standard Webhooks secret must be whsec_ followed by base64", field="secret") from None
+    if not key:
+        raise SecretError("a Standard Webhooks secret decodes to an empty key", field="secret")
+    return key
+
+
+def standard_signature(secret: str, msg_id: str, timestamp: int, body: bytes) -> str:
+    """One ``v1,<base64>`` entry: HMAC-SHA256 of ``{msg_id}.{timestamp}.{body}``, padded base64."""
+    signed = f"{msg_id}.{timestamp}.".encode("utf-8") + body
+    digest = hmac.new(signing_key(secret), signed, hashlib.sha256).digest()
+    return "v1," + base64.b64encode(digest).decode("ascii")
+
+
+class StandardWebhooksProfile(Profile):
+    """A Standard Webhooks v1 sender (symmetric ``v1`` signatures).
+
+    Wire contract (spec v1.0.0; verified with ``standardwebhooks.webhooks.Webhook.verify``):
+    headers ``webhook-id`` (message id, identical on every retry: the dedupe key),
+    ``webhook-timestamp`` (attempt time, integer unix seconds) and ``webhook-signature``
+    (space-separated ``v1,<b64>`` entries, one per secret during rotation). The verifier
+    accepts timestamps within 300 s both ways.
+
+    Envelope: the spec's recommended ``{"type","timestamp","data"}``; ``timestamp`` is the
+    event time (ISO 8601, UTC, microseconds), ``data`` the world's object snapshot.
+    There is no test/live flag and no account in the envelope.
+
+    Delivery contract: 2xx succeeds, 3xx fails (default `is_success`); the spec's
+    example schedule is immediately, then 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h,
+    20 h, 24 h; the spec asks for a 15-30 s request timeout (15 s here, the strict end).
+    """
+
+    name = "standard-webhooks"
+    title = "Standard Webhooks"
+    header_prefix: ClassVar[str] = "webhook"
+    signature_headers = ("webhook-signature",)
+    sender_timeout_s = 15.0
+    retry_schedule_s = (5.0, 300.0, 1800.0, 7200.0, 18000.0, 36000.0, 50400.0, 72000.0, 86400.0)
+    tolerance = Tolerance(past_s=300.0, future_s=300.0)
+    default_event = "payment_intent.succeeded"
+    multiple_signatures = True
+
+    def event_types(self) -> Mapping[str, str]:
+        """Stripe type -> dotted type; unmapped types are sent verbatim (unknown-event-type)."""
+        return STANDARD_EVENT_TYPES
+
+    def message_id(self, event: Event) -> str:
+        """The message id for `event`: ``msg_`` + 27 base62 characters derived from the event id."""
+        return "msg_" + derived_token(self.name, event.id, 27)
+
+    def payload(self, event: Event) -> dict[str, Any]:
+        """The JSON payload: ``{"type", "timestamp", "data"}`` (spec, "Payload structure")."""
+        return {
+            "type": STANDARD_EVENT_TYPES.get(event.type, event.type),
+            "timestamp": rfc3339_us(event.created_us),
+            "data": dict(event.object),
+        }
+
+    def envelope(self, event: Event) -> Envelope:
+        msg_id = self.message_id(event)
+        return Envelope(
+            event_id=msg_id,
+            type=STANDARD_EVENT_TYPES.get(event.type, event.type),
+            body=canonical_json(self.payload(event)),
+            headers={"Content-Type": "application/json", f"{self.header_prefix}-id": msg_id},
+        )
+
+    def sign(self, envelope: Envelope, secrets: Sequence[str], timestamp: int) -> dict[str, str]:
+        """Timestamp and signature headers; every secret adds one ``v1,`` entry (rotation)."""
+        require_secrets(secrets, self.name)
+        msg_id = envelope.headers[f"{self.header_prefix}-id"]
+        entries = [standard_signature(s, msg_id, timestamp, envelope.body) for s in secrets]
+        return {
+            f"{self.header_prefix}-timestamp": str(timestamp),
+            f"{self.header_prefix}-signature": " ".join(entries),
+        }
+
+    def generate_secret(self, seed: int) -> str:
+        """``whsec_`` + base64 of 24 random bytes (the spec allows 24-64 bytes)."""
+        return SECRET_PREFIX + base64.b64encode(random.Random(seed).randbytes(24)).decode("ascii")
+
+
+class SvixProfile(StandardWebhooksProfile):
+    """Svix: the Standard Webhooks scheme with ``svix-id``/``svix-timestamp``/``svix-signature``.
+
+    Sources: PyPI ``svix`` 2.9.1 ``svix.webhooks.Webhook.verify`` (maps ``svix-*`` headers
+    onto the standardwebhooks verifier, ±300 s); docs.svix.com/retries (attempts
+    immediately, then 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h; 2xx within 15 s).
+    """
+
+    name = "svix"
+    title = "Svix"
+    header_prefix = "svix"
+    signature_headers = ("svix-signature",)
+    sender_timeout_s = 15.0
+    retry_schedule_s = (5.0, 300.0, 1800.0, 7200.0, 18000.0, 36000.0, 36000.0)

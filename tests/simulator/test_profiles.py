@@ -1,0 +1,442 @@
+"""Profiles: registry, envelopes, ids and delivery contracts (no verifiers here).
+
+Official-verifier cross-checks live in test_profiles_verifiers.py; generic HMAC
+settings in test_profiles_generic.py; the optional Node cross-check in
+test_profiles_node.py.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import pytest
+
+import simulator.profiles as profiles
+from simulator.errors import ProfileError, SecretError
+from simulator.events import Event
+from simulator.profiles import PROFILES, STRIPE_EVENT_TYPES, get_profile
+from simulator.profiles.base import Profile
+from simulator.profiles.formats import rfc3339_ns, rfc3339_s, rfc3339_us
+
+CREATED_US = 1_700_000_000_123_456
+
+
+def make_event(
+    type: str = "payment_intent.succeeded",
+    *,
+    event_id: str = "evt_1Test",
+    object_id: str = "pi_3AbCdEf",
+    obj: dict[str, Any] | None = None,
+    previous: dict[str, Any] | None = None,
+    livemode: bool = False,
+    account: str = "acct_hookproof",
+) -> Event:
+    """A hand-built world event (Stripe vocabulary), with a non-ASCII field in the object."""
+    object_type = type.rpartition(".")[0].removeprefix("customer.") if type.startswith("customer.subscription") else type.rpartition(".")[0]
+    snapshot = obj if obj is not None else {
+        "id": object_id,
+        "object": object_type,
+        "amount": 1999,
+        "currency": "brl",
+        "status": "succeeded",
+        "description": "Café ☕",
+    }
+    return Event(
+        id=event_id,
+        type=type,
+        created=CREATED_US // 1_000_000,
+        created_us=CREATED_US,
+        object_type=object_type,
+        object_id=object_id,
+        version=1,
+        object=snapshot,
+        previous_attributes=previous,
+        livemode=livemode,
+        account=account,
+    )
+
+
+ALL = [get_profile(name) for name in PROFILES]
+IDS = list(PROFILES)
+
+
+# ---- registry ---------------------------------------------------------------------
+
+def test_shipped_profiles() -> None:
+    assert PROFILES == ("generic-hmac", "github", "mercadopago", "paddle", "shopify", "standard-webhooks", "stripe", "svix")
+
+
+def test_all_is_sorted_and_complete() -> None:
+    assert profiles.__all__ == sorted(profiles.__all__)
+    for name in profiles.__all__:
+        assert hasattr(profiles, name), name
+    exported_classes = {type(p).__name__ for p in ALL}
+    assert exported_classes <= set(profiles.__all__)
+
+
+@pytest.mark.parametrize("name", PROFILES)
+def test_get_profile_returns_the_named_profile(name: str) -> None:
+    profile = get_profile(name)
+    assert profile.name == name
+    assert isinstance(profile, Profile)
+
+
+def test_unknown_profile_names_the_known_ones() -> None:
+    with pytest.raises(ProfileError) as info:
+        get_profile("paypal")
+    assert info.value.field == "profile"
+    assert "stripe" in str(info.value) and "svix" in str(info.value)
+
+
+def test_settings_are_refused_for_fixed_profiles() -> None:
+    with pytest.raises(ProfileError) as info:
+        get_profile("stripe", settings={"algorithm": "sha1"})
+    assert info.value.field == "settings"
+
+
+# ---- envelopes --------------------------------------------------------------------
+
+@pytest.mark.parametrize("profile", ALL, ids=IDS)
+def test_envelope_is_stable_and_utf8_json(profile: Profile) -> None:
+    event = make_event(profile.default_event)
+    first, second = profile.envelope(event), profile.envelope(event)
+    assert first == second
+    text = first.body.decode("utf-8")
+    assert ("Café ☕" in text) is (not profile.thin)  # fat bodies carry the snapshot, unescaped
+    json.loads(first.body)
+
+
+@pytest.mark.parametrize("profile", ALL, ids=IDS)
+def test_signing_twice_gives_the_same_headers(profile: Profile) -> None:
+    envelope = profile.envelope(make_event(profile.default_event))
+    secret = profile.generate_secret(7)
+    assert profile.sign(envelope, [secret], 1_700_000_000) == profile.sign(envelope, [secret], 1_700_000_000)
+
+
+@pytest.mark.parametrize("profile", ALL, ids=IDS)
+def test_default_event_is_mapped_and_types_are_world_types(profile: Profile) -> None:
+    assert profile.default_event == "payment_intent.succeeded"
+    assert profile.provider_type(profile.default_event) is not None
+    assert set(profile.event_types()) <= set(STRIPE_EVENT_TYPES)
+
+
+@pytest.mark.parametrize("profile", ALL, ids=IDS)
+def test_envelope_type_is_the_mapped_name(profile: Profile) -> None:
+    for stripe_type, provider_type in profile.event_types().items():
+        assert profile.envelope(make_event(stripe_type)).type == provider_type
+
+
+@pytest.mark.parametrize("profile", ALL, ids=IDS)
+def test_distinct_events_get_distinct_dedupe_ids(profile: Profile) -> None:
+    a = profile.envelope(make_event(profile.default_event, event_id="evt_A"))
+    b = profile.envelope(make_event(profile.default_event, event_id="evt_B"))
+    assert a.event_id != b.event_id
+
+
+@pytest.mark.parametrize("profile", ALL, ids=IDS)
+def test_empty_secret_is_refused(profile: Profile) -> None:
+    envelope = profile.envelope(make_event(profile.default_event))
+    with pytest.raises(SecretError):
+        profile.sign(envelope, [], 1_700_000_000)
+    with pytest.raises(SecretError):
+        profile.sign(envelope, [""], 1_700_000_000)
+
+
+@pytest.mark.parametrize("profile", ALL, ids=IDS)
+def test_generated_secrets_are_deterministic_and_seeded(profile: Profile) -> None:
+    assert profile.generate_secret(1) == profile.generate_secret(1)
+    assert profile.generate_secret(1) != profile.generate_secret(2)
+
+
+SECRET_FORMATS = {
+    "generic-hmac": r"[0-9a-f]{64}",
+    "github": r"[0-9a-f]{40}",
+    "mercadopago": r"[0-9a-f]{64}",
+    "paddle": r"pdl_ntfset_[0-9a-hjkmnp-tv-z]{26}_[0-9A-Za-z]{32}",
+    "shopify": r"shpss_[0-9a-f]{32}",
+    "standard-webhooks": r"whsec_[A-Za-z0-9+/]{32}",
+    "stripe": r"whsec_[A-Za-z0-9]{32}",
+    "svix": r"whsec_[A-Za-z0-9+/]{32}",
+}
+
+
+@pytest.mark.parametrize("profile", ALL, ids=IDS)
+def test_secret_format(profile: Profile) -> None:
+    assert re.fullmatch(SECRET_FORMATS[profile.name], profile.generate_secret(3))
+
+
+def test_time_renderings() -> None:
+    assert rfc3339_us(CREATED_US) == "2023-11-14T22:13:20.123456Z"
+    assert rfc3339_ns(CREATED_US) == "2023-11-14T22:13:20.123456000Z"
+    assert rfc3339_s(CREATED_US) == "2023-11-14T22:13:20Z"
+    assert rfc3339_us(1_700_000_000_000_007) == "2023-11-14T22:13:20.000007Z"
+
+
+# ---- delivery contracts -----------------------------------------------------------
+
+CONTRACTS = {
+    # name: (timeout_s, retry delays, tolerance (past, future), livemode, account, thin, rotation)
+    "generic-hmac": (10.0, (), (None, None), True, True, False, False),
+    "github": (10.0, (), (None, None), False, True, False, False),
+    "mercadopago": (22.0, (900.0, 900.0, 19800.0, 151200.0, 172800.0), (None, None), True, True, True, False),
+    "shopify": (5.0, (60.0, 120.0, 240.0, 480.0, 960.0, 1920.0, 3840.0, 6780.0), (None, None), False, True, False, False),
+    "standard-webhooks": (15.0, (5.0, 300.0, 1800.0, 7200.0, 18000.0, 36000.0, 50400.0, 72000.0, 86400.0), (300.0, 300.0), False, False, False, True),
+    "svix": (15.0, (5.0, 300.0, 1800.0, 7200.0, 18000.0, 36000.0, 36000.0), (300.0, 300.0), False, False, False, True),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CONTRACTS))
+def test_delivery_contract(name: str) -> None:
+    profile = get_profile(name)
+    timeout, schedule, (past, future), livemode, account, thin, rotation = CONTRACTS[name]
+    assert profile.sender_timeout_s == timeout
+    assert profile.retry_schedule_s == schedule
+    assert (profile.tolerance.past_s, profile.tolerance.future_s) == (past, future)
+    assert (profile.has_livemode, profile.has_account, profile.thin, profile.multiple_signatures) == (livemode, account, thin, rotation)
+
+
+def test_svix_attempts_land_at_the_documented_offsets() -> None:
+    offsets, elapsed = [], 0.0
+    for delay in get_profile("svix").retry_schedule_s:
+        elapsed += delay
+        offsets.append(elapsed)
+    # docs.svix.com/retries: last attempt 27 h 35 min 5 s after the first.
+    assert offsets[-1] == 27 * 3600 + 35 * 60 + 5
+
+
+def test_shopify_retries_end_four_hours_after_the_first_attempt() -> None:
+    assert sum(get_profile("shopify").retry_schedule_s) == 4 * 3600
+
+
+def test_mercadopago_retries_land_at_the_documented_offsets() -> None:
+    elapsed, offsets = 0.0, []
+    for delay in get_profile("mercadopago").retry_schedule_s:
+        elapsed += delay
+        offsets.append(elapsed)
+    assert offsets == [15 * 60, 30 * 60, 6 * 3600, 48 * 3600, 96 * 3600]
+
+
+def test_mercadopago_success_codes_and_timeouts() -> None:
+    profile = get_profile("mercadopago")
+    assert [s for s in (200, 201, 202, 204, 299, 301, 400, 500) if profile.is_success(s)] == [200, 201]
+    assert [profile.attempt_timeout_s(n) for n in (1, 2, 6)] == [22.0, 5.0, 5.0]
+
+
+def test_default_success_is_any_2xx_and_timeout_is_constant() -> None:
+    profile = get_profile("svix")
+    assert [s for s in (199, 200, 204, 299, 300, 410) if profile.is_success(s)] == [200, 204, 299]
+    assert profile.attempt_timeout_s(5) == 15.0
+
+
+def test_paddle_contract() -> None:
+    paddle = get_profile("paddle")
+    schedule = paddle.retry_schedule_s
+    assert len(schedule) == 60
+    assert list(schedule) == sorted(schedule)
+    assert 71 * 3600 <= sum(schedule) <= 72 * 3600
+    assert paddle.sender_timeout_s == 5.0
+    assert (paddle.tolerance.past_s, paddle.tolerance.future_s) == (5.0, 5.0)
+    assert (paddle.has_livemode, paddle.has_account, paddle.multiple_signatures) == (False, False, True)
+
+
+def test_github_has_no_retries_but_a_redelivery_window() -> None:
+    github = get_profile("github")
+    assert github.retry_schedule_s == ()
+    assert github.redelivery_window_s == 3 * 86400  # type: ignore[attr-defined]
+
+
+# ---- per-provider envelopes -------------------------------------------------------
+
+def test_standard_webhooks_envelope() -> None:
+    profile = get_profile("standard-webhooks")
+    envelope = profile.envelope(make_event())
+    assert re.fullmatch(r"msg_[0-9A-Za-z]{27}", envelope.event_id)
+    assert envelope.headers["webhook-id"] == envelope.event_id
+    assert json.loads(envelope.body) == {
+        "type": "payment.succeeded",
+        "timestamp": "2023-11-14T22:13:20.123456Z",
+        "data": {"id": "pi_3AbCdEf", "object": "payment_intent", "amount": 1999, "currency": "brl", "status": "succeeded", "description": "Café ☕"},
+    }
+    assert set(profile.sign(envelope, ["whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"], 1)) == {"webhook-timestamp", "webhook-signature"}
+
+
+def test_standard_webhooks_maps_every_world_type() -> None:
+    mapping = get_profile("standard-webhooks").event_types()
+    assert set(mapping) == set(STRIPE_EVENT_TYPES)
+    assert mapping["customer.subscription.deleted"] == "subscription.deleted"
+    assert mapping["checkout.session.completed"] == "checkout.completed"
+    assert mapping["payment_intent.payment_failed"] == "payment.failed"
+    assert all(re.fullmatch(r"[a-z_]+\.[a-z_]+", t) for t in mapping.values())
+
+
+def test_svix_uses_svix_header_names() -> None:
+    profile = get_profile("svix")
+    envelope = profile.envelope(make_event())
+    assert envelope.headers["svix-id"].startswith("msg_")
+    assert "webhook-id" not in envelope.headers
+    assert set(profile.sign(envelope, [profile.generate_secret(1)], 1)) == {"svix-timestamp", "svix-signature"}
+
+
+def test_standard_webhooks_rotation_is_space_separated() -> None:
+    profile = get_profile("standard-webhooks")
+    envelope = profile.envelope(make_event())
+    value = profile.sign(envelope, [profile.generate_secret(1), profile.generate_secret(2)], 1_700_000_000)["webhook-signature"]
+    assert re.fullmatch(r"v1,[A-Za-z0-9+/]{43}= v1,[A-Za-z0-9+/]{43}=", value)
+
+
+def test_standard_webhooks_refuses_a_secret_that_is_not_base64() -> None:
+    profile = get_profile("standard-webhooks")
+    with pytest.raises(SecretError) as info:
+        profile.sign(profile.envelope(make_event()), ["whsec_@@@"], 1)
+    assert "@@@" not in str(info.value)
+
+
+def test_github_envelope() -> None:
+    profile = get_profile("github")
+    event = make_event("customer.subscription.updated", object_id="sub_1", obj={"id": "sub_1", "status": "active"}, previous={"status": "trialing"})
+    envelope = profile.envelope(event)
+    body = json.loads(envelope.body)
+    assert list(body) == ["action", "subscription", "changes", "sender", "installation"]
+    assert body["action"] == "updated"
+    assert body["subscription"] == {"id": "sub_1", "status": "active"}
+    assert body["changes"] == {"status": {"from": "trialing"}}
+    assert body["installation"] == {"id": profile.installation_id("acct_hookproof")}  # type: ignore[attr-defined]
+    assert body["sender"]["type"] == "Bot"
+    assert envelope.headers["X-GitHub-Hook-Installation-Target-Type"] == "integration"
+    assert envelope.type == "subscription.updated"
+    assert envelope.headers["X-GitHub-Event"] == "subscription"
+    assert re.fullmatch(r"[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}", envelope.headers["X-GitHub-Delivery"])
+    assert envelope.event_id == envelope.headers["X-GitHub-Delivery"]
+    assert re.fullmatch(r"GitHub-Hookshot/[0-9a-f]{7}", envelope.headers["User-Agent"])
+    assert envelope.headers["X-GitHub-Hook-ID"].isdigit()
+
+
+def test_github_event_names() -> None:
+    mapping = get_profile("github").event_types()
+    assert set(mapping) == set(STRIPE_EVENT_TYPES)
+    assert mapping["checkout.session.async_payment_succeeded"] == "checkout_session.async_payment_succeeded"
+    assert mapping["payment_intent.succeeded"] == "payment_intent.succeeded"
+    assert mapping["invoice.paid"] == "invoice.paid"
+
+
+def test_github_installation_follows_the_account() -> None:
+    profile = get_profile("github")
+    ours = json.loads(profile.envelope(make_event()).body)["installation"]["id"]
+    foreign = json.loads(profile.envelope(make_event(account="acct_other")).body)["installation"]["id"]
+    assert ours != foreign
+
+
+def test_github_and_shopify_ignore_the_attempt_time() -> None:
+    for name in ("github", "shopify"):
+        profile = get_profile(name)
+        envelope = profile.envelope(make_event())
+        assert profile.sign(envelope, ["s"], 1) == profile.sign(envelope, ["s"], 1_900_000_000)
+
+
+def test_single_secret_providers_sign_with_the_first_secret() -> None:
+    for name in ("github", "shopify", "mercadopago"):
+        profile = get_profile(name)
+        envelope = profile.envelope(make_event())
+        assert profile.sign(envelope, ["first", "second"], 5) == profile.sign(envelope, ["first"], 5)
+
+
+def test_shopify_envelope() -> None:
+    profile = get_profile("shopify")
+    envelope = profile.envelope(make_event("charge.refunded", object_id="ch_1"))
+    assert envelope.type == "refunds/create"
+    assert envelope.headers["X-Shopify-Topic"] == "refunds/create"
+    assert envelope.headers["X-Shopify-Shop-Domain"] == "hookproof.myshopify.com"
+    assert envelope.headers["X-Shopify-API-Version"] == "2024-10"
+    assert envelope.headers["X-Shopify-Triggered-At"] == "2023-11-14T22:13:20.123456000Z"
+    assert envelope.event_id == envelope.headers["X-Shopify-Event-Id"]
+    assert envelope.headers["X-Shopify-Webhook-Id"] != envelope.event_id
+    assert json.loads(envelope.body)["id"] == "ch_1"
+
+
+def test_shopify_topics() -> None:
+    mapping = get_profile("shopify").event_types()
+    assert set(STRIPE_EVENT_TYPES) - set(mapping) == {"invoice.created", "invoice.voided"}
+    assert mapping["payment_intent.succeeded"] == "orders/paid"
+    assert mapping["customer.subscription.updated"] == "subscription_contracts/update"
+    assert all(re.fullmatch(r"[a-z_]+/[a-z_]+", t) for t in mapping.values())
+
+
+def test_mercadopago_envelope() -> None:
+    profile = get_profile("mercadopago")
+    envelope = profile.envelope(make_event("charge.refunded", object_id="ch_3XyZ", livemode=True))
+    body = json.loads(envelope.body)
+    assert list(body) == ["id", "live_mode", "type", "date_created", "user_id", "api_version", "action", "data"]
+    assert body["data"] == {"id": "ch_3XyZ"}
+    assert (body["type"], body["action"], body["api_version"], body["live_mode"]) == ("payment", "payment.updated", "v1", True)
+    assert body["date_created"] == "2023-11-14T22:13:20Z"
+    assert isinstance(body["id"], int) and envelope.event_id == str(body["id"])
+    assert isinstance(body["user_id"], int)
+    assert envelope.query == {"data.id": "ch_3XyZ", "type": "payment"}
+    assert get_profile("mercadopago").thin is True
+
+
+def test_mercadopago_maps_only_payments() -> None:
+    assert dict(get_profile("mercadopago").event_types()) == {
+        "payment_intent.succeeded": "payment.created",
+        "payment_intent.payment_failed": "payment.created",
+        "charge.succeeded": "payment.created",
+        "charge.refunded": "payment.updated",
+    }
+
+
+def test_mercadopago_request_id_is_a_uuid_per_attempt() -> None:
+    profile = get_profile("mercadopago")
+    envelope = profile.envelope(make_event())
+    first = profile.sign(envelope, ["s"], 1_700_000_000)
+    again = profile.sign(envelope, ["s"], 1_700_000_000)
+    later = profile.sign(envelope, ["s"], 1_700_000_900)
+    assert re.fullmatch(r"[0-9a-f-]{36}", first["x-request-id"])
+    assert first == again
+    assert first["x-request-id"] != later["x-request-id"]
+    assert re.fullmatch(r"ts=1700000000,v1=[0-9a-f]{64}", first["x-signature"])
+
+
+def test_mercadopago_timestamp_unit() -> None:
+    from simulator.profiles import MercadoPagoProfile
+
+    profile = MercadoPagoProfile(timestamp_unit="ms")
+    headers = profile.sign(profile.envelope(make_event()), ["s"], 1_700_000_000)
+    assert headers["x-signature"].startswith("ts=1700000000000,v1=")
+    with pytest.raises(ProfileError) as info:
+        MercadoPagoProfile(timestamp_unit="us")  # type: ignore[arg-type]
+    assert info.value.field == "timestamp_unit"
+
+
+def test_paddle_envelope() -> None:
+    profile = get_profile("paddle")
+    envelope = profile.envelope(make_event())
+    body = json.loads(envelope.body)
+    assert list(body) == ["event_id", "event_type", "occurred_at", "notification_id", "data"]
+    assert (body["event_id"], body["event_type"], body["occurred_at"]) == ("evt_1Test", "transaction.completed", "2023-11-14T22:13:20.123456Z")
+    assert re.fullmatch(r"ntf_[0-9a-hjkmnp-tv-z]{26}", body["notification_id"])
+    assert envelope.event_id == "evt_1Test"
+    assert body["data"]["id"] == "pi_3AbCdEf"
+
+
+def test_paddle_types() -> None:
+    mapping = get_profile("paddle").event_types()
+    assert set(mapping) == set(STRIPE_EVENT_TYPES)
+    assert mapping["charge.refunded"] == "adjustment.created"
+    assert mapping["customer.subscription.updated"] == "subscription.updated"
+    assert mapping["customer.subscription.deleted"] == "subscription.canceled"
+
+
+def test_paddle_header_has_only_ts_and_h1() -> None:
+    profile = get_profile("paddle")
+    value = profile.sign(profile.envelope(make_event()), ["a", "b", "c"], 1_700_000_000)["Paddle-Signature"]
+    keys = [part.split("=")[0] for part in value.split(";")]
+    assert keys == ["ts", "h1", "h1", "h1"]
+
+
+def test_unmapped_types_pass_through_verbatim() -> None:
+    event = make_event("widget.exploded")
+    assert get_profile("standard-webhooks").envelope(event).type == "widget.exploded"
+    assert get_profile("paddle").envelope(event).type == "widget.exploded"
+    assert get_profile("github").envelope(event).headers["X-GitHub-Event"] == "widget"
