@@ -244,7 +244,11 @@ def translate_error(exc: BaseException) -> _Answer:
 
     cause = exc.__cause__ or exc
     if isinstance(cause, aiohttp.ClientConnectorError) or isinstance(exc, httpx.ConnectError):
-        return _Answer(None, b"", f"connection failed: {_short(cause)}", False)
+        os_error = getattr(cause, "os_error", None)
+        if isinstance(os_error, ConnectionRefusedError) or isinstance(cause, ConnectionRefusedError):
+            return _Answer(None, b"", "connection refused: nothing listens there", False)
+        reason = getattr(os_error, "strerror", None) or _short(cause)
+        return _Answer(None, b"", f"could not connect: {reason}", False)
     if isinstance(cause, getattr(aiohttp, "ConnectionTimeoutError", ())) or isinstance(exc, httpx.ConnectTimeout) and not isinstance(
         cause, aiohttp.ClientConnectionError
     ):

@@ -1,6 +1,7 @@
 """The provider's truth: a versioned billing world that emits events with business keys."""
 
 from simulator.world.lifecycle import BUSINESS_KEYS, MONEY_PREFIXES, TRANSITIONS, business_key, check_transition
+from simulator.world.scripts import SCRIPTS, events_of_type
 from simulator.world.world import LOCALES, RESOURCES, World, referenced_ids
 
 __all__ = [
@@ -8,9 +9,11 @@ __all__ = [
     "LOCALES",
     "MONEY_PREFIXES",
     "RESOURCES",
+    "SCRIPTS",
     "TRANSITIONS",
     "World",
     "business_key",
     "check_transition",
+    "events_of_type",
     "referenced_ids",
 ]

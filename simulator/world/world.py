@@ -334,6 +334,12 @@ class World:
         self._attempt_invoice(invoice, pay=pay)
         return invoice
 
+    def void_invoice(self, invoice: str) -> str:
+        """Void an open invoice: emits ``invoice.voided`` (no effect)."""
+        self._get_typed(invoice, "invoice")
+        self._transition(invoice, "void", {})
+        return self._emit("invoice.voided", invoice)
+
     def change_plan(self, subscription: str, price: str) -> str:
         """Switch the subscription to `price`: emits ``customer.subscription.updated``."""
         sub = self._get_typed(subscription, "subscription")
@@ -511,7 +517,7 @@ class World:
         )
         self.events.append(event)
         self._event_index[ev_id] = event
-        return ev_id if event_type != "customer.created" else ev_id
+        return ev_id
 
     def _event_of(self, event_id: str) -> Event:
         return self._event_index[event_id]

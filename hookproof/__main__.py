@@ -1,0 +1,3 @@
+from hookproof.cli import main
+
+main()

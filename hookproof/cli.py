@@ -1,0 +1,120 @@
+"""The `hookproof` command line (Typer). Each command is a thin wrapper over a module.
+
+Exit codes: 0 success; 1 a finding or a failed delivery; 2 a usage or config error.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from hookproof.errors import HookproofError, UsageError
+
+app = typer.Typer(
+    name="hookproof",
+    help="Certify webhook receivers: sign like the real providers, deliver at least once with faults, check the effects.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+console = Console(highlight=False)
+err_console = Console(stderr=True, highlight=False)
+
+
+@app.callback()
+def _root() -> None:
+    """hookproof: certify webhook receivers before go-live."""
+
+
+def fail(message: str, code: int = 2) -> typer.Exit:
+    """Print one line to stderr and return the Exit to raise."""
+    err_console.print(f"hookproof: {message}", markup=False, soft_wrap=True)
+    return typer.Exit(code)
+
+
+def read_secret(value: str, flag: str = "--secret") -> str:
+    """A secret given literally, as ``env:NAME`` or as ``file:PATH`` (never echoed).
+
+    Raises UsageError naming the flag and the source (not the secret).
+    """
+    if value.startswith("env:"):
+        name = value[4:]
+        secret = os.environ.get(name)
+        if not secret:
+            raise UsageError(f"{flag}: environment variable {name} is not set or empty")
+        return secret
+    if value.startswith("file:"):
+        path = Path(value[5:])
+        try:
+            secret = path.read_text(encoding="utf-8").strip()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise UsageError(f"{flag}: cannot read secret file {path}: {type(exc).__name__}") from None
+        if not secret:
+            raise UsageError(f"{flag}: secret file {path} is empty")
+        return secret
+    if not value:
+        raise UsageError(f"{flag}: the secret is empty")
+    return value
+
+
+@app.command()
+def send(
+    url: Annotated[str, typer.Option("--url", help="The receiver's webhook URL.")],
+    secret: Annotated[list[str], typer.Option("--secret", help="Signing secret: literal, env:NAME or file:PATH. Repeat for rotation.", show_default=False)],
+    profile: Annotated[str, typer.Option("--profile", help="Provider profile.")] = "stripe",
+    event: Annotated[Optional[str], typer.Option("--event", help="Event type (Stripe name or the provider's own). Default: the profile's payment-succeeded event.")] = None,
+    copies: Annotated[int, typer.Option("--copies", min=1, max=1000, help="Deliveries of each event.")] = 1,
+    concurrent: Annotated[bool, typer.Option("--concurrent", help="Release the copies together.")] = False,
+    reverse: Annotated[bool, typer.Option("--reverse", help="Deliver the events in reverse order.")] = False,
+    objects: Annotated[int, typer.Option("--objects", min=1, max=1000, help="How many objects emit the event.")] = 1,
+    drop_response: Annotated[bool, typer.Option("--drop-response", help="Discard the first answer of each delivery and retry.")] = False,
+    sender_timeout: Annotated[Optional[float], typer.Option("--sender-timeout", min=0.001, help="Seconds to wait for an answer (default: the profile's).")] = None,
+    seed: Annotated[Optional[int], typer.Option("--seed", help="World seed (ids, amounts).")] = None,
+    live: Annotated[bool, typer.Option("--live", help="Send live-mode events (only to a live receiver).")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the attempts as JSON.")] = False,
+) -> None:
+    """Deliver signed events to a receiver, with faults, and print every attempt."""
+    from hookproof.send import SendOptions, send as do_send
+    from simulator.errors import SimulatorError
+    from simulator.profiles import get_profile
+
+    try:
+        prof = get_profile(profile)
+        secret_values = [read_secret(s) for s in secret]
+        options = SendOptions(
+            profile=prof, url=url, event=event, copies=copies, concurrent=concurrent, reverse=reverse, objects=objects,
+            drop_response=drop_response, sender_timeout_s=sender_timeout, seed=seed, live=live,
+        )
+        attempts = do_send(options, secret_values)
+    except (HookproofError, SimulatorError) as exc:
+        flag = {"profile": "--profile ", "secret": "--secret "}.get(getattr(exc, "field", None) or "", "")
+        raise fail(f"{flag}{exc}" if flag and not str(exc).startswith("--") else str(exc)) from None
+    if as_json:
+        sys.stdout.write(json.dumps([a.to_dict() for a in attempts], indent=2) + "\n")
+    else:
+        table = Table(title=f"{prof.title} deliveries to {url}", title_justify="left")
+        for col in ("#", "event", "try", "status", "outcome", "ms", "note"):
+            table.add_column(col, overflow="fold")
+        for a in attempts:
+            note = ", ".join(filter(None, [",".join(a.faults), a.error]))
+            table.add_row(str(a.index + 1), f"{a.event_type}\n{a.event_id}", str(a.attempt), str(a.status or "-"),
+                          f"{a.outcome.value} ({a.completion.value})", f"{a.latency_ms:.0f}", note)
+        console.print(table)
+    if not any(a.completion.value == "ok" for a in attempts):
+        raise typer.Exit(1)
+
+
+def main() -> None:
+    """Console-script entry point."""
+    app()
+
+
+if __name__ == "__main__":
+    main()

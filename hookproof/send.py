@@ -1,0 +1,79 @@
+"""`hookproof send`: deliver one event type to a URL with faults, like `stripe trigger`."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+
+from simulator.delivery import Attempt, Dispatcher, History, Target
+from simulator.errors import SimulatorError
+from simulator.faults import FaultPlan, schedule
+from simulator.profiles import Profile
+from simulator.world import World, events_of_type
+
+from hookproof.errors import UsageError
+
+
+@dataclass(frozen=True)
+class SendOptions:
+    """What `hookproof send` was asked to do (secrets are passed separately)."""
+
+    profile: Profile
+    url: str
+    event: str | None = None
+    copies: int = 1
+    concurrent: bool = False
+    reverse: bool = False
+    objects: int = 1
+    drop_response: bool = False
+    sender_timeout_s: float | None = None
+    seed: int | None = None
+    live: bool = False
+    time_scale: float = 1e-5
+
+
+def resolve_event(profile: Profile, name: str | None) -> str:
+    """The Stripe event type for `name`, given as a Stripe type or the provider's own name.
+
+    Raises UsageError naming the event types the profile sends.
+    """
+    if name is None:
+        return profile.default_event
+    types = profile.event_types()
+    if name in types:
+        return name
+    for stripe_type, provider_type in types.items():
+        if provider_type == name:
+            return stripe_type
+    known = ", ".join(sorted(set(types.values())))
+    raise UsageError(f"--event: {profile.title} sends no event {name!r} (known: {known})")
+
+
+def send(options: SendOptions, secrets: list[str]) -> list[Attempt]:
+    """Build a world, emit the event, deliver it with the faults, return the attempts."""
+    import random
+
+    try:
+        target = Target(url=options.url)
+    except SimulatorError as exc:
+        raise UsageError(f"--url: {exc}") from None
+    stripe_type = resolve_event(options.profile, options.event)
+    seed = options.seed if options.seed is not None else random.SystemRandom().randrange(2**31)
+    world = World(seed, livemode=options.live)
+    events = events_of_type(world, stripe_type, options.objects)
+    copies = options.copies
+    plan = FaultPlan(
+        copies=copies,
+        concurrency=copies if options.concurrent else 1,
+        order="reversed" if options.reverse else "emitted",
+        drop_responses=1 if options.drop_response else 0,
+        sender_timeout_s=options.sender_timeout_s,
+    )
+    history = History()
+
+    async def run() -> None:
+        async with Dispatcher(target, options.profile, secrets, history, time_scale=options.time_scale) as d:
+            await d.run(schedule(events, plan))
+
+    asyncio.run(run())
+    return history.attempts()

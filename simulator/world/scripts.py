@@ -1,0 +1,81 @@
+"""World scripts: the smallest story that makes the world emit a given event type."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from simulator.errors import WorldError
+from simulator.events import Event
+from simulator.world.world import World
+
+
+def _customer(w: World) -> str:
+    return w.event(w.create_customer()).object_id
+
+
+def _refund(w: World) -> None:
+    pi = w.pay(_customer(w))
+    charge = w.get(pi)["latest_charge"]
+    w.refund(charge, w.get(charge)["amount"] // 2)
+
+
+def _async_checkout(w: World, succeeded: bool) -> None:
+    cus = _customer(w)
+    cs = w.open_checkout(cus, w.create_price(interval=None), asynchronous=True)
+    w.complete_checkout(cs)
+    w.settle_async_checkout(cs, succeeded=succeeded)
+
+
+def _expired_checkout(w: World) -> None:
+    cus = _customer(w)
+    w.expire_checkout(w.open_checkout(cus, w.create_price(interval=None)))
+
+
+def _checkout(w: World) -> None:
+    cus = _customer(w)
+    w.complete_checkout(w.open_checkout(cus, w.create_price(interval=None)))
+
+
+def _failed_renewal(w: World) -> None:
+    w.renew(w.subscribe(_customer(w)), pay=False)
+
+
+def _voided(w: World) -> None:
+    sub = w.subscribe(_customer(w))
+    inv = w.renew(sub, pay=False)
+    w.void_invoice(inv)
+
+
+#: Stripe event type -> a script that makes a fresh world emit it.
+SCRIPTS: dict[str, Callable[[World], object]] = {
+    "customer.created": _customer,
+    "payment_intent.succeeded": lambda w: w.pay(_customer(w)),
+    "payment_intent.payment_failed": lambda w: w.fail_payment(_customer(w)),
+    "charge.succeeded": lambda w: w.pay(_customer(w)),
+    "charge.refunded": _refund,
+    "checkout.session.completed": _checkout,
+    "checkout.session.async_payment_succeeded": lambda w: _async_checkout(w, True),
+    "checkout.session.async_payment_failed": lambda w: _async_checkout(w, False),
+    "checkout.session.expired": _expired_checkout,
+    "invoice.created": lambda w: w.subscribe(_customer(w)),
+    "invoice.paid": lambda w: w.subscribe(_customer(w)),
+    "invoice.payment_failed": _failed_renewal,
+    "invoice.voided": _voided,
+    "customer.subscription.created": lambda w: w.subscribe(_customer(w)),
+    "customer.subscription.updated": lambda w: w.renew(w.subscribe(_customer(w))),
+    "customer.subscription.deleted": lambda w: w.cancel(w.subscribe(_customer(w))),
+}
+
+
+def events_of_type(world: World, event_type: str, count: int = 1) -> list[Event]:
+    """Run the script for `event_type` `count` times; return the emitted events of that type.
+
+    Raises WorldError for a type no script emits.
+    """
+    script = SCRIPTS.get(event_type)
+    if script is None:
+        raise WorldError(f"no world script emits {event_type!r} (known: {', '.join(sorted(SCRIPTS))})")
+    start = len(world.events)
+    for _ in range(count):
+        script(world)
+    return [e for e in world.events[start:] if e.type == event_type]

@@ -1,0 +1,179 @@
+"""The dispatcher against a real uvicorn receiver on 127.0.0.1: exact attempt counts."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections import Counter
+
+import pytest
+import stripe
+from fastapi import FastAPI, Request, Response
+
+from simulator.delivery import Completion, Dispatcher, History, Outcome, Target
+from simulator.faults import FaultPlan, Mutation, schedule
+from simulator.profiles import get_profile
+from simulator.serving import serve_app
+from simulator.world import World, events_of_type
+
+SECRET = "whsec_dispatcher_test_secret"
+
+
+class CountingReceiver:
+    """Verifies with stripe's SDK; counts requests per event id; scripted slow/409 answers."""
+
+    def __init__(self) -> None:
+        self.requests: Counter[str] = Counter()
+        self.rejected = 0
+        self.slow_first_s = 0.0
+        self.conflict_first = False
+        self.lock = threading.Lock()
+        self.app = FastAPI()
+        self.app.post("/webhooks")(self.handle)
+
+    async def handle(self, request: Request) -> Response:
+        body = await request.body()
+        try:
+            event = stripe.Webhook.construct_event(body, request.headers.get("stripe-signature", ""), SECRET)
+        except (stripe.SignatureVerificationError, ValueError):
+            with self.lock:
+                self.rejected += 1
+            return Response(status_code=400)
+        with self.lock:
+            self.requests[event["id"]] += 1
+            n = self.requests[event["id"]]
+        if n == 1 and self.slow_first_s:
+            await asyncio.sleep(self.slow_first_s)
+        if n == 1 and self.conflict_first:
+            return Response(status_code=409)
+        return Response(status_code=200, content=b'{"received":true}', media_type="application/json")
+
+
+@pytest.fixture
+def receiver():
+    r = CountingReceiver()
+    with serve_app(r.app) as served:
+        r.url = served.url + "/webhooks"  # type: ignore[attr-defined]
+        yield r
+
+
+def _events(n: int = 1):
+    return events_of_type(World(11), "payment_intent.succeeded", n)
+
+
+def _run(url: str, events, plan: FaultPlan, **kw) -> History:
+    history = History()
+
+    async def go() -> None:
+        async with Dispatcher(Target(url=url), get_profile("stripe"), [SECRET], history, **kw) as d:
+            await d.run(schedule(events, plan))
+
+    asyncio.run(go())
+    return history
+
+
+def test_copies_are_delivered_one_after_another(receiver) -> None:
+    events = _events(2)
+    history = _run(receiver.url, events, FaultPlan(copies=3))
+    assert dict(receiver.requests) == {e.id: 3 for e in events}
+    assert [a.outcome for a in history] == [Outcome.ACKED] * 6
+    assert [a.delivery_id.rsplit("_", 1)[1] for a in history] == ["1", "2", "3"] * 2
+
+
+def test_concurrent_copies_all_arrive(receiver) -> None:
+    events = _events(1)
+    history = _run(receiver.url, events, FaultPlan(copies=8, concurrency=8))
+    assert receiver.requests[events[0].id] == 8
+    assert len(history) == 8 and all(a.completion is Completion.OK for a in history)
+
+
+def test_dropped_responses_are_retried_until_acked(receiver) -> None:
+    events = _events(1)
+    history = _run(receiver.url, events, FaultPlan(drop_responses=2))
+    assert receiver.requests[events[0].id] == 3
+    assert [(a.attempt, a.outcome, a.completion) for a in history] == [
+        (1, Outcome.DROPPED, Completion.UNKNOWN),
+        (2, Outcome.DROPPED, Completion.UNKNOWN),
+        (3, Outcome.ACKED, Completion.OK),
+    ]
+    assert all("drop-response" in a.faults for a in history)
+
+
+def test_sender_timeout_gives_unknown_and_a_retry(receiver) -> None:
+    receiver.slow_first_s = 1.0
+    events = _events(1)
+    started = time.monotonic()
+    history = _run(receiver.url, events, FaultPlan(sender_timeout_s=0.3))
+    assert time.monotonic() - started < 5
+    assert [(a.attempt, a.outcome, a.completion) for a in history] == [
+        (1, Outcome.TIMEOUT, Completion.UNKNOWN),
+        (2, Outcome.ACKED, Completion.OK),
+    ]
+    assert receiver.requests[events[0].id] == 2
+
+
+def test_conflict_is_retried_like_any_non_2xx(receiver) -> None:
+    receiver.conflict_first = True
+    events = _events(1)
+    history = _run(receiver.url, events, FaultPlan())
+    assert [(a.status, a.outcome) for a in history] == [(409, Outcome.REJECTED), (200, Outcome.ACKED)]
+
+
+@pytest.mark.parametrize("mutation", [Mutation.FORGED, Mutation.MISSING_SIGNATURE, Mutation.WRONG_SECRET,
+                                      Mutation.STALE_TIMESTAMP])
+def test_invalid_signatures_are_rejected_and_retried_to_the_schedule(receiver, mutation: Mutation) -> None:
+    events = _events(1)
+    history = _run(receiver.url, events, FaultPlan(mutations=(mutation,)), max_attempts=3)
+    assert receiver.rejected == 3 and not receiver.requests
+    assert [(a.status, a.completion, a.valid) for a in history] == [(400, Completion.FAIL, False)] * 3
+
+
+@pytest.mark.parametrize("mutation", [Mutation.FUTURE_TIMESTAMP, Mutation.ROTATION, Mutation.RESERIALIZE])
+def test_valid_variants_are_accepted_by_the_official_verifier(receiver, mutation: Mutation) -> None:
+    events = _events(1)
+    history = _run(receiver.url, events, FaultPlan(mutations=(mutation,)))
+    assert [(a.status, a.valid) for a in history] == [(200, True)]
+
+
+def test_refused_connection_is_fail_and_exhausts_the_schedule() -> None:
+    from simulator.serving import free_port
+
+    events = _events(1)
+    history = _run(f"http://127.0.0.1:{free_port()}/webhooks", events, FaultPlan(), max_attempts=4)
+    assert [(a.outcome, a.completion) for a in history] == [(Outcome.CONNECTION_ERROR, Completion.FAIL)] * 4
+    assert history.attempts()[0].error == "connection refused: nothing listens there"
+
+
+def test_in_process_asgi_and_real_http_take_the_same_path(receiver) -> None:
+    events = _events(1)
+    history = History()
+
+    async def go() -> None:
+        async with Dispatcher(Target(app=receiver.app), get_profile("stripe"), [SECRET], history) as d:
+            await d.run(schedule(events, FaultPlan(copies=2, concurrency=2)))
+
+    asyncio.run(go())
+    assert receiver.requests[events[0].id] == 2
+    assert [a.status for a in history] == [200, 200]
+
+
+def test_history_on_disk_is_readable_after_close(tmp_path, receiver) -> None:
+    from simulator.delivery import load_history
+
+    events = _events(2)
+    path = tmp_path / "history.sqlite"
+    history = History(path)
+
+    async def go() -> None:
+        async with Dispatcher(Target(url=receiver.url), get_profile("stripe"), [SECRET], history, scenario="s1") as d:
+            await d.run(schedule(events, FaultPlan(copies=2)))
+
+    asyncio.run(go())
+    history.set_meta("profile", "stripe")
+    history.close()
+    reread = load_history(path)
+    assert [a.event_id for a in reread] == [e.id for e in events for _ in range(2)]
+    assert reread.meta() == {"profile": "stripe"}
+    assert all(a.scenario == "s1" for a in reread)
+    reread.close()
