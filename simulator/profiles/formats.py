@@ -29,7 +29,7 @@ def derived_uuid(namespace: str, value: str) -> str:
 
 def derived_int(namespace: str, value: str, digits: int) -> int:
     """A positive integer of exactly `digits` decimal digits derived from `value`."""
-    low = 10 ** (digits - 1)
+    low = int(10 ** (digits - 1))
     return low + int.from_bytes(_digest(namespace, value), "big") % (9 * low)
 
 

@@ -93,7 +93,7 @@ class StandardWebhooksProfile(Profile):
     header_prefix: ClassVar[str] = "webhook"
     signature_headers = ("webhook-signature",)
     sender_timeout_s = 15.0
-    retry_schedule_s = (5.0, 300.0, 1800.0, 7200.0, 18000.0, 36000.0, 50400.0, 72000.0, 86400.0)
+    retry_schedule_s: ClassVar[tuple[float, ...]] = (5.0, 300.0, 1800.0, 7200.0, 18000.0, 36000.0, 50400.0, 72000.0, 86400.0)
     tolerance = Tolerance(past_s=300.0, future_s=300.0)
     default_event = "payment_intent.succeeded"
     multiple_signatures = True

@@ -1,0 +1,120 @@
+"""GitHub and Shopify signatures against their official Node verifiers.
+
+Installs ``@octokit/webhooks-methods`` and ``@shopify/shopify-api`` (pinned) into a
+temporary directory with npm, then runs one Node script over every case. Skipped when
+``node``/``npm`` are missing or the install fails (no registry), unless
+``HOOKPROOF_REQUIRE_NODE=1`` is set, as in CI, where a failed install is a failure.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any, NoReturn
+
+import pytest
+
+from simulator.profiles import SignedRequest, get_profile
+from tests.simulator.test_profiles import make_event
+
+pytestmark = pytest.mark.slow
+
+PACKAGES = ["@octokit/webhooks-methods@6.0.0", "@shopify/shopify-api@13.1.0"]
+
+SCRIPT = r"""
+import { verify } from "@octokit/webhooks-methods";
+import "@shopify/shopify-api/adapters/node";
+import { shopifyApi, ApiVersion } from "@shopify/shopify-api";
+import { readFileSync } from "node:fs";
+
+const cases = JSON.parse(readFileSync(0, "utf8"));
+const results = [];
+for (const c of cases) {
+  if (c.kind === "github") {
+    results.push({ valid: await verify(c.secret, c.body, c.signature) });
+    continue;
+  }
+  const shopify = shopifyApi({
+    apiKey: "hookproof", apiSecretKey: c.secret, scopes: [], hostName: "localhost",
+    apiVersion: ApiVersion.January26, isEmbeddedApp: false, logger: { level: 0, log: () => {} },
+  });
+  const headers = Object.fromEntries(Object.entries(c.headers).map(([k, v]) => [k.toLowerCase(), v]));
+  const r = await shopify.webhooks.validate({ rawBody: c.body, rawRequest: { headers, method: "POST", url: "/webhooks" } });
+  results.push({ valid: r.valid, reason: r.reason ?? null, topic: r.topic ?? null, domain: r.domain ?? null,
+                 apiVersion: r.apiVersion ?? null, webhookId: r.webhookId ?? null, eventId: r.eventId ?? null });
+}
+process.stdout.write(JSON.stringify(results));
+"""
+
+
+def _unavailable(reason: str) -> NoReturn:
+    if os.environ.get("HOOKPROOF_REQUIRE_NODE") == "1":
+        pytest.fail(reason)
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="module")
+def node_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    node, npm = shutil.which("node"), shutil.which("npm")
+    if node is None or npm is None:
+        _unavailable("node and npm are needed for the official GitHub/Shopify verifiers")
+    directory = tmp_path_factory.mktemp("node-verifiers")
+    (directory / "package.json").write_text('{"name": "hookproof-verifiers", "private": true, "type": "module"}')
+    (directory / "check.mjs").write_text(SCRIPT)
+    try:
+        subprocess.run([str(npm), "install", "--no-audit", "--no-fund", *PACKAGES], cwd=directory,
+                       check=True, capture_output=True, timeout=300)
+    except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as exc:
+        _unavailable(f"npm install failed: {exc}")
+    return directory
+
+
+def run_node(directory: Path, cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    done = subprocess.run(["node", "check.mjs"], cwd=directory, input=json.dumps(cases),
+                          capture_output=True, text=True, timeout=60, check=True)
+    results: list[dict[str, Any]] = json.loads(done.stdout)
+    return results
+
+
+def github_case(request: SignedRequest, secret: str, body: bytes | None = None) -> dict[str, Any]:
+    return {"kind": "github", "secret": secret, "body": (body or request.body).decode(),
+            "signature": request.headers["X-Hub-Signature-256"]}
+
+
+def shopify_case(request: SignedRequest, secret: str, body: bytes | None = None) -> dict[str, Any]:
+    return {"kind": "shopify", "secret": secret, "body": (body or request.body).decode(), "headers": dict(request.headers)}
+
+
+def test_official_node_verifiers(node_dir: Path) -> None:
+    github, shopify = get_profile("github"), get_profile("shopify")
+    gh_request = github.request(github.envelope(make_event()), ["gh-s3cret"], 0)
+    sh_request = shopify.request(shopify.envelope(make_event()), ["shpss_s3cret"], 0)
+    gh_tampered = gh_request.body.replace(b"1999", b"1998", 1)
+    sh_tampered = sh_request.body.replace(b"1999", b"1998", 1)
+    docs_vector = {"kind": "github", "secret": "It's a Secret to Everybody", "body": "Hello, World!",
+                   "signature": "sha256=757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17"}
+    cases = [
+        github_case(gh_request, "gh-s3cret"),
+        github_case(gh_request, "wrong"),
+        github_case(gh_request, "gh-s3cret", gh_tampered),
+        docs_vector,
+        shopify_case(sh_request, "shpss_s3cret"),
+        shopify_case(sh_request, "wrong"),
+        shopify_case(sh_request, "shpss_s3cret", sh_tampered),
+    ]
+    results = run_node(node_dir, cases)
+    assert [r["valid"] for r in results] == [True, False, False, True, True, False, False]
+    accepted = results[4]
+    assert accepted == {
+        "valid": True,
+        "reason": None,
+        "topic": "ORDERS_PAID",
+        "domain": "hookproof.myshopify.com",
+        "apiVersion": "2024-10",
+        "webhookId": sh_request.headers["X-Shopify-Webhook-Id"],
+        "eventId": sh_request.headers["X-Shopify-Event-Id"],
+    }
+    assert results[5]["reason"] == results[6]["reason"] == "invalid_hmac"
