@@ -1,0 +1,149 @@
+"""Checker scaling: time every check on synthetic histories of growing size.
+
+    python bench/checks_scaling.py                     # 10k, 100k and 1M attempts
+    python bench/checks_scaling.py --sizes 10000 50000
+
+Each run builds a synthetic world (a quarter as many events as attempts: licences,
+refunds and subscription status changes), a history of four attempts per event
+(a timeout, an ack, an acked copy, one more copy; a few redeliveries refused with 409)
+and three observations (a third, two thirds, then all effects and states). It times
+`expectations_from`, `build_index` and every check with the shared index, then prints
+the best of three runs in milliseconds per size and the growth ratio between consecutive sizes: a linear check
+grows about as much as the size does (~10x per 10x). The garbage collector is off
+while timing (as in pyperf), so a gen-2 collection does not land on one check.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import sys
+import time
+from pathlib import Path
+from typing import Callable, TypeVar
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from scenarios.checks import ALL_CHECKS, build_index  # noqa: E402
+from scenarios.observations import Effect, ObjectState, Observation, expectations_from  # noqa: E402
+from simulator.delivery.history import Attempt, Completion, Outcome  # noqa: E402
+from simulator.events import Event  # noqa: E402
+
+R = TypeVar("R")
+T0 = 1_700_000_000.0
+STATUSES = ("active", "past_due", "canceled")
+ATTEMPTS_PER_EVENT = 4
+
+
+def synthetic(n_attempts: int) -> tuple[list[Event], list[Attempt], list[Observation]]:
+    """A world, a history of `n_attempts` attempts and three observations."""
+    n_events = n_attempts // ATTEMPTS_PER_EVENT
+    events: list[Event] = []
+    history: list[Attempt] = []
+    keys: list[str] = []
+    final: dict[str, str] = {}
+    for i in range(n_events):
+        eid = f"evt_{i}"
+        if i % 5 == 0:  # a subscription status change: three versions per object
+            obj, version = f"sub_{i // 15}", (i // 5) % 3 + 1
+            status = STATUSES[version - 1]
+            events.append(Event(eid, "customer.subscription.updated", 0, 0, "subscription", obj, version,
+                                {}, status=status))
+            final[obj] = status
+            key, amount = None, None
+        else:
+            money = i % 10 == 1
+            obj, version = (f"re_{i}" if money else f"pi_{i}"), 1
+            key = f"refund:{obj}" if money else f"license:{obj}"
+            amount = 100 if money else None
+            events.append(Event(eid, "charge.refunded" if money else "payment_intent.succeeded", 0, 0,
+                                "refund" if money else "payment_intent", obj, version, {},
+                                business_key=key, amount=amount))
+            keys.append(key)
+        base = T0 + i * 0.01
+        for n in range(ATTEMPTS_PER_EVENT):
+            if n == 0:
+                outcome, completion, status_code, latency = Outcome.TIMEOUT, Completion.UNKNOWN, None, 10_000.0
+            elif n == 3 and i % 1000 == 7:  # a rare redelivery refused after the ack
+                outcome, completion, status_code, latency = Outcome.REJECTED, Completion.FAIL, 409, 12.0
+            else:
+                outcome, completion, status_code, latency = Outcome.ACKED, Completion.OK, 200, 20.0 + (i * 7 + n) % 200
+            sent = base + n * 30.0
+            history.append(Attempt(
+                eid, f"dlv_{i}_{n}", 1, key, obj, version, "synthetic", ("copies=3",), True, sent,
+                sent + latency / 1000, status_code, outcome, completion, latency, amount=amount,
+                index=len(history),
+            ))
+    effects = tuple(Effect(k, idempotency_key=f"idem_{k}") for k in keys)
+    third = len(effects) // 3
+    states = tuple(ObjectState(obj, status) for obj, status in final.items())
+    observations = [
+        Observation(T0 + 1e6, effects[:third], states[:third]),
+        Observation(T0 + 2e6, effects[:2 * third], states[:2 * third]),
+        Observation(T0 + 3e6, effects, states),
+    ]
+    return events, history, observations
+
+
+def _time(fn: Callable[[], R], repeat: int) -> tuple[float, R]:
+    """Best of `repeat` (>= 1) runs of `fn`, milliseconds, and its last result."""
+    best = float("inf")
+    out = fn()  # warm-up run, not timed
+    for _ in range(repeat):
+        start = time.perf_counter()
+        out = fn()
+        best = min(best, time.perf_counter() - start)
+    return best * 1000, out
+
+
+def bench(n_attempts: int, repeat: int = 3) -> dict[str, float]:
+    """Best-of-`repeat` milliseconds per step for one size; prints the verdicts."""
+    gc.collect()
+    start = time.perf_counter()
+    events, history, observations = synthetic(n_attempts)
+    t_build = (time.perf_counter() - start) * 1000
+    gc.collect()
+    gc.freeze()
+    gc.disable()
+    try:
+        times: dict[str, float] = {}
+        times["expectations_from"], expectations = _time(lambda: expectations_from(
+            events, history, sender_timeout_s=30.0, max_attempts_per_event=ATTEMPTS_PER_EVENT), repeat)
+        times["build_index"], index = _time(lambda: build_index(history, expectations, observations), repeat)
+        verdicts = {}
+        for check_id, check in ALL_CHECKS.items():
+            times[check_id], result = _time(
+                lambda c=check: c(history, expectations, observations, index=index), repeat)  # type: ignore[misc]
+            verdicts[check_id] = f"{result.verdict.value}({len(result.findings)})"
+        times["total"] = sum(times.values())
+    finally:
+        gc.enable()
+        gc.unfreeze()
+    print(f"  {n_attempts:>9,} attempts: data built in {t_build / 1000:.1f} s; "
+          f"{sum(len(o.effects) for o in observations):,} effect rows observed", file=sys.stderr)
+    print("    " + " ".join(f"{k}={v}" for k, v in verdicts.items()), file=sys.stderr)
+    return times
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 1_000_000],
+                        help="history sizes, attempts (default: 10000 100000 1000000)")
+    parser.add_argument("--repeat", type=int, default=3, help="runs per step, best kept (default: 3)")
+    args = parser.parse_args(argv)
+    sizes = args.sizes
+    results = [bench(n, args.repeat) for n in sizes]
+    names = list(results[0])
+    header = f"{'step':<24}" + "".join(f"{f'{n:,} (ms)':>16}" for n in sizes)
+    header += "".join(f"{f'x {b // a}x size':>14}" for a, b in zip(sizes, sizes[1:]))
+    print(header)
+    print(f"{'(per attempt, us)':<24}" + "".join(f"{r['total'] * 1000 / n:>16.2f}" for r, n in zip(results, sizes)))
+    for name in names:
+        row = f"{name:<24}" + "".join(f"{r[name]:>16.1f}" for r in results)
+        row += "".join(f"{(b[name] / a[name] if a[name] > 0 else float('nan')):>14.1f}"
+                       for a, b in zip(results, results[1:]))
+        print(row)
+
+
+if __name__ == "__main__":
+    main()

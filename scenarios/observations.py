@@ -1,0 +1,290 @@
+"""What the harness saw of the receiver, and what the provider says it should have seen.
+
+`Observation` is one read of the receiver through an observer: the effect rows it had
+applied and the states of its objects at unix time `at` (seconds). `Expectations` is
+the provider's side: which business keys were validly sent (and must show exactly one
+effect), which were only ever sent invalidly (and must show none), the truth of every
+stateful object, and the amounts of money-like keys. `expectations_from` builds it from
+the world's events and the delivery history; it is pure.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Mapping, Sequence
+
+from simulator.delivery.history import Attempt
+from simulator.events import Event
+
+#: Business-key prefixes of effects that move money (checked by the `counter` check).
+MONEY_PREFIXES: tuple[str, ...] = ("refund:", "credit:")
+
+
+@dataclass(frozen=True)
+class Effect:
+    """One applied effect row, as an observer reports it.
+
+    Attributes:
+        business_key: the effect's business key (``"renewal:in_123"``).
+        amount: minor units moved by this row, when the observer exposes it.
+        idempotency_key: the ``Idempotency-Key`` the receiver sent to the effect sink
+            (sink observer only), else None.
+    """
+
+    business_key: str
+    amount: int | None = None
+    idempotency_key: str | None = None
+
+
+@dataclass(frozen=True)
+class ObjectState:
+    """The receiver's view of one object: its status and, when exposed, its version."""
+
+    object_id: str
+    status: str
+    version: int | None = None
+
+
+@dataclass(frozen=True)
+class Observation:
+    """One read of the receiver at unix time `at` (seconds).
+
+    Attributes:
+        at: when the read completed, unix seconds.
+        effects: every applied effect row (a key applied twice appears twice).
+        states: the objects' states; an object absent here was not seen.
+    """
+
+    at: float
+    effects: tuple[Effect, ...] = ()
+    states: tuple[ObjectState, ...] = ()
+
+    def counts(self) -> dict[str, int]:
+        """Number of effect rows per business key (O(len(effects)))."""
+        out: dict[str, int] = {}
+        get = out.get
+        for effect in self.effects:
+            key = effect.business_key
+            out[key] = get(key, 0) + 1
+        return out
+
+    def state_of(self, object_id: str) -> ObjectState | None:
+        """The state reported for `object_id` (the last row if several), or None."""
+        return self._states_by_id.get(object_id)
+
+    @cached_property
+    def _states_by_id(self) -> Mapping[str, ObjectState]:
+        return {s.object_id: s for s in self.states}
+
+
+@dataclass(frozen=True)
+class ExpectedEffect:
+    """An effect the receiver must show exactly once after it settles.
+
+    Attributes:
+        business_key: the key.
+        event_id: the first validly sent event carrying this key.
+        object_id: the object that event is about, or None.
+        amount: minor units the effect moves, or None.
+        event_ids: every validly sent event carrying the key, first first (a key shared
+            by several events still allows one effect).
+    """
+
+    business_key: str
+    event_id: str
+    object_id: str | None = None
+    amount: int | None = None
+    event_ids: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ObjectTruth:
+    """The provider's truth about one stateful object.
+
+    Attributes:
+        object_id: the object.
+        versions: ``(version, status)`` pairs in ascending version order.
+        event_ids: the event that produced each entry of `versions`, aligned with it.
+    """
+
+    object_id: str
+    versions: tuple[tuple[int, str], ...]
+    event_ids: tuple[str, ...] = ()
+    _by_status: Mapping[str, tuple[int, ...]] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if not self.versions:
+            raise ValueError(f"object {self.object_id}: truth needs at least one version")
+        by_status: dict[str, list[int]] = {}
+        for version, status in self.versions:
+            by_status.setdefault(status, []).append(version)
+        object.__setattr__(self, "_by_status", {s: tuple(v) for s, v in by_status.items()})
+
+    @property
+    def final_version(self) -> int:
+        """The highest version the provider emitted (and validly sent)."""
+        return self.versions[-1][0]
+
+    @property
+    def final_status(self) -> str:
+        """The status at `final_version`: what the receiver must show after it settles."""
+        return self.versions[-1][1]
+
+    @property
+    def final_event_id(self) -> str | None:
+        """The event that carried `final_version`, when known."""
+        return self.event_ids[-1] if self.event_ids else None
+
+    def event_id_at(self, version: int) -> str | None:
+        """The event that carried `version`, or None."""
+        for (v, _), event_id in zip(self.versions, self.event_ids):
+            if v == version:
+                return event_id
+        return None
+
+    def version_for(self, status: str, floor: int = 0) -> int | None:
+        """Map an observed `status` (seen without a version) to a version.
+
+        A status may appear at several versions (``active`` → ``past_due`` →
+        ``active``). We take the earliest version at or above `floor` (the highest
+        version already observed for this object) that has this status: the reading
+        most favourable to monotonicity. When the status exists only below `floor`,
+        the latest such version is returned (a regression, as small as possible).
+        Returns None for a status the provider never emitted. O(log k), k = versions.
+        """
+        versions = self._by_status.get(status)
+        if not versions:
+            return None
+        i = bisect_left(versions, floor)
+        return versions[i] if i < len(versions) else versions[-1]
+
+
+@dataclass(frozen=True)
+class Expectations:
+    """What the provider validly sent, and its truth.
+
+    Attributes:
+        expected: business key → the effect that must appear exactly once. A key is
+            expected when at least one attempt carrying it was valid.
+        forbidden: keys whose every attempt was invalid (forged, stale, foreign…):
+            they must have no effect.
+        truth: object id → the provider's truth, for stateful objects that had at
+            least one valid attempt.
+        money: business key → amount (minor units), for money-like keys (expected
+            and forbidden) whose amount is known.
+        sender_timeout_s: the profile's sender timeout, seconds.
+        max_attempts_per_event: the most attempts one event may take, or None (no
+            limit checked).
+        money_prefixes: prefixes that make a business key money-like.
+    """
+
+    expected: Mapping[str, ExpectedEffect]
+    forbidden: frozenset[str]
+    truth: Mapping[str, ObjectTruth]
+    money: Mapping[str, int]
+    sender_timeout_s: float
+    max_attempts_per_event: int | None = None
+    money_prefixes: tuple[str, ...] = MONEY_PREFIXES
+
+    def is_money(self, business_key: str) -> bool:
+        """True when `business_key` starts with one of `money_prefixes`."""
+        return business_key.startswith(self.money_prefixes)
+
+
+def expectations_from(
+    events: Sequence[Event],
+    history: Sequence[Attempt],
+    *,
+    sender_timeout_s: float,
+    max_attempts_per_event: int | None,
+    money_prefixes: Sequence[str] = MONEY_PREFIXES,
+) -> Expectations:
+    """Build the expectations of a run from its events and its delivery history.
+
+    An attempt's business key, object, version and amount come from its event when
+    the event is known (else from the attempt itself, e.g. a fabricated forged event).
+    Only events that were actually attempted count: an event filtered out by
+    ``enabled_events`` and never sent creates no expectation. The truth of an object
+    is built from its stateful events (`Event.stateful`, with a `status`) that had at
+    least one valid attempt; when two such events share a version the first wins. A
+    status observed without a version is mapped to one by `ObjectTruth.version_for`
+    (the earliest version with that status not below what was already observed).
+    Pure, O(len(events) + len(history)) plus sorting each object's versions.
+    """
+    prefixes = tuple(money_prefixes)
+    by_id: dict[str, Event] = {}
+    for ev in events:
+        by_id.setdefault(ev.id, ev)
+
+    valid_events: dict[str, None] = {}  # ordered set, first valid attempt first
+    key_valid: dict[str, bool] = {}
+    key_source: dict[str, Attempt] = {}
+    event: Event | None
+    for a in history:
+        event = by_id.get(a.event_id)
+        key = a.business_key if a.business_key is not None else (event.business_key if event else None)
+        if a.valid:
+            valid_events.setdefault(a.event_id, None)
+        if key is None:
+            continue
+        key_valid[key] = key_valid.get(key, False) or a.valid
+        key_source.setdefault(key, a)
+
+    expected: dict[str, ExpectedEffect] = {}
+    key_events: dict[str, list[str]] = {}
+    for event_id in valid_events:
+        event = by_id.get(event_id)
+        if event is not None and event.business_key is not None:
+            key_events.setdefault(event.business_key, []).append(event_id)
+    money: dict[str, int] = {}
+    forbidden: set[str] = set()
+    for key, any_valid in key_valid.items():
+        src = key_source[key]
+        ids = key_events.get(key) or [src.event_id]
+        first = by_id.get(ids[0])
+        amount = first.amount if first is not None and first.amount is not None else src.amount
+        object_id = first.object_id if first is not None else src.object_id
+        if any_valid:
+            expected[key] = ExpectedEffect(key, ids[0], object_id, amount, tuple(ids))
+        else:
+            forbidden.add(key)
+        if amount is not None and key.startswith(prefixes):
+            money[key] = amount
+
+    per_object: dict[str, dict[int, tuple[str, str]]] = {}
+    for event_id in valid_events:
+        event = by_id.get(event_id)
+        if event is None or not event.stateful or event.status is None:
+            continue
+        per_object.setdefault(event.object_id, {}).setdefault(event.version, (event.status, event.id))
+    truth = {
+        object_id: ObjectTruth(
+            object_id,
+            tuple((v, versions[v][0]) for v in sorted(versions)),
+            tuple(versions[v][1] for v in sorted(versions)),
+        )
+        for object_id, versions in per_object.items()
+    }
+    return Expectations(
+        expected=expected,
+        forbidden=frozenset(forbidden),
+        truth=truth,
+        money=money,
+        sender_timeout_s=sender_timeout_s,
+        max_attempts_per_event=max_attempts_per_event,
+        money_prefixes=prefixes,
+    )
+
+
+__all__: Sequence[str] = [
+    "Effect",
+    "ExpectedEffect",
+    "Expectations",
+    "MONEY_PREFIXES",
+    "ObjectState",
+    "ObjectTruth",
+    "Observation",
+    "expectations_from",
+]
