@@ -57,6 +57,8 @@ class FaultPlan:
         drop_responses: per delivery, how many first attempts' answers are discarded
             (the receiver answered; the provider treats the attempt as failed).
         sender_timeout_s: seconds the provider waits for an answer (None: the profile's).
+        timeouts: how many first attempts of each delivery use `sender_timeout_s`
+            (0: every attempt); later attempts wait the profile's timeout.
         mutations: applied to attempts selected by `mutate`.
         mutate: which attempts get `mutations`: every attempt, only the first attempt
             of the first copy, or every attempt except the first copy's first.
@@ -69,6 +71,7 @@ class FaultPlan:
     order: Order = "emitted"
     drop_responses: int = 0
     sender_timeout_s: float | None = None
+    timeouts: int = 0
     mutations: tuple[Mutation, ...] = ()
     mutate: Literal["all", "first", "retries"] = "all"
     seed: int = 0
@@ -77,7 +80,7 @@ class FaultPlan:
         for name in ("copies", "concurrency"):
             if getattr(self, name) < 1:
                 raise FaultPlanError(f"{name} must be at least 1, got {getattr(self, name)}", field=name)
-        for name in ("spacing_s", "drop_responses"):
+        for name in ("spacing_s", "drop_responses", "timeouts"):
             if getattr(self, name) < 0:
                 raise FaultPlanError(f"{name} must not be negative, got {getattr(self, name)}", field=name)
         if self.sender_timeout_s is not None and self.sender_timeout_s <= 0:
@@ -116,6 +119,7 @@ class Delivery:
         mutations_retry: mutations for its later attempts.
         drop_responses: answers to discard, counting from the first attempt.
         sender_timeout_s: seconds to wait for an answer (None: the profile's timeout).
+        timeouts: first attempts that use `sender_timeout_s` (0: all).
         tags: fault tags recorded with every attempt.
     """
 
@@ -126,7 +130,14 @@ class Delivery:
     mutations_retry: tuple[Mutation, ...] = ()
     drop_responses: int = 0
     sender_timeout_s: float | None = None
+    timeouts: int = 0
     tags: tuple[str, ...] = ()
+
+    def timeout_for(self, attempt: int) -> float | None:
+        """The injected sender timeout of the 1-based `attempt`, or None (the profile's)."""
+        if self.sender_timeout_s is None or (self.timeouts and attempt > self.timeouts):
+            return None
+        return self.sender_timeout_s
 
     def mutations(self, attempt: int) -> tuple[Mutation, ...]:
         """Mutations of the 1-based `attempt`."""
@@ -188,7 +199,7 @@ def schedule(events: Sequence[Event], plan: FaultPlan = FaultPlan()) -> Schedule
             copies.append(Delivery(
                 delivery_id=f"dlv_{event.id}_{copy_no}", event=event, copy=copy_no,
                 mutations_first=first, mutations_retry=retry, drop_responses=plan.drop_responses,
-                sender_timeout_s=plan.sender_timeout_s, tags=tags,
+                sender_timeout_s=plan.sender_timeout_s, timeouts=plan.timeouts, tags=tags,
             ))
         for i in range(0, len(copies), plan.concurrency):
             group = tuple(copies[i:i + plan.concurrency])

@@ -12,12 +12,12 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from typing import Callable, Mapping, Sequence
 
 import httpx
 
 from simulator.delivery.history import Attempt, Completion, History, Outcome, RESPONSE_EXCERPT_BYTES, completion_for
-from simulator.delivery.mutations import build_attempt
+from simulator.delivery.mutations import AttemptRequest, build_attempt
 from simulator.delivery.transports import Target, make_client
 from simulator.faults import Delivery, Schedule, is_valid
 from simulator.profiles.base import Profile, SignedRequest
@@ -119,12 +119,14 @@ class Dispatcher:
         if self._own_client:
             await self.client.aclose()
 
-    async def run(self, schedule: Schedule, *, deadline_s: float | None = None) -> list[DeliveryResult]:
+    async def run(self, schedule: Schedule, *, race: bool = False, deadline_s: float | None = None) -> list[DeliveryResult]:
         """Run every step in order; a step's deliveries are released together.
 
-        Bursts go out as concurrent requests on separate connections; use
-        `simulator.delivery.race` for byte-synchronised bursts. Stops starting new steps
-        after `deadline_s` seconds.
+        With `race`, a burst's first attempts to a URL go out byte-synchronised
+        (`simulator.delivery.race`: HTTP/2 single packet when the target speaks h2c,
+        HTTP/1.1 last-byte sync otherwise); otherwise as concurrent requests. Retries
+        then follow the schedule one by one. Stops starting new steps after
+        `deadline_s` seconds.
         """
         results: list[DeliveryResult] = []
         started = time.monotonic()
@@ -133,26 +135,54 @@ class Dispatcher:
                 break
             if step.wait_s:
                 await asyncio.sleep(step.wait_s)
-            if step.burst:
+            if step.burst and race and not self.target.in_process:
+                results.extend(await self._race(step.deliveries))
+            elif step.burst:
                 results.extend(await asyncio.gather(*(self.deliver(d) for d in step.deliveries)))
             else:
                 results.append(await self.deliver(step.deliveries[0]))
         return results
 
-    async def deliver(self, delivery: Delivery) -> DeliveryResult:
-        """Attempt `delivery` until acked or the retry schedule is exhausted."""
-        result = DeliveryResult(delivery)
+    async def deliver(self, delivery: Delivery, *, result: DeliveryResult | None = None) -> DeliveryResult:
+        """Attempt `delivery` until acked or the retry schedule is exhausted.
+
+        With `result`, continue a delivery whose first attempts were already made.
+        """
+        result = result or DeliveryResult(delivery)
+        number = len(result.attempts)
+        while True:
+            if result.attempts:
+                last = result.attempts[-1]
+                if last.outcome is Outcome.ACKED or number >= self.max_attempts:
+                    return result
+                await asyncio.sleep(self._retry_delay(number))
+            number += 1
+            result.attempts.append(await self.attempt(delivery, number))
+
+    def _retry_delay(self, failed_attempts: int) -> float:
         schedule = self.profile.retry_schedule_s
-        for number in range(1, self.max_attempts + 1):
-            attempt = await self.attempt(delivery, number)
-            result.attempts.append(attempt)
-            if attempt.outcome is Outcome.ACKED and number > delivery.drop_responses:
-                break
-            if number >= self.max_attempts:
-                break
-            delay = schedule[min(number - 1, len(schedule) - 1)] if schedule else 0.0
-            await asyncio.sleep(delay * self.time_scale)
-        return result
+        delay = schedule[min(failed_attempts - 1, len(schedule) - 1)] if schedule else 0.0
+        return delay * self.time_scale
+
+    async def _race(self, deliveries: Sequence[Delivery]) -> list[DeliveryResult]:
+        from simulator.delivery.race import RaceRequest, race
+
+        now = self.clock()
+        built = [build_attempt(self.profile, d.event, self._secrets, d.mutations(1), now=int(now), attempt=1,
+                               seed=self.seed) for d in deliveries]
+        timeout_s = deliveries[0].timeout_for(1) or self.profile.sender_timeout_s
+        requests = [RaceRequest("POST", _path_query(self.target.endpoint, b.request.query), dict(b.request.headers),
+                                b.request.body) for b in built]
+        t0 = time.perf_counter()
+        answers = await race(self.target.endpoint, requests, timeout_s=timeout_s, read_cap_bytes=self.read_cap_bytes)
+        results = []
+        for d, b, r in zip(deliveries, built, answers):
+            outcome = Outcome.TIMEOUT if r.error and "timed out" in r.error and r.request_sent else None
+            answer = _Answer(r.status, r.body, r.error, r.request_sent, outcome)
+            latency_ms = (r.answered_at - r.sent_at) * 1000.0 if r.status is not None else (time.perf_counter() - t0) * 1000
+            record = self._record(d, 1, b, answer, r.sent_at, latency_ms)
+            results.append(DeliveryResult(d, [record]))
+        return list(await asyncio.gather(*(self.deliver(r.delivery, result=r) for r in results)))
 
     async def attempt(self, delivery: Delivery, number: int) -> Attempt:
         """Send one attempt of `delivery` and record it."""
@@ -160,10 +190,23 @@ class Dispatcher:
         mutations = delivery.mutations(number)
         now = self.clock()
         built = build_attempt(self.profile, event, self._secrets, mutations, now=int(now), attempt=number, seed=self.seed)
-        timeout_s = delivery.sender_timeout_s or self.profile.sender_timeout_s
+        injected = delivery.timeout_for(number)
+        timeout_s = injected or self.profile.attempt_timeout_s(number)
         t0 = time.perf_counter()
-        answer = await self._send(built.request, timeout_s)
+        if injected is not None and self.target.in_process:
+            # Deterministic lost answer: the app runs to completion, the provider has given up.
+            answer = await self._send(built.request, self.profile.sender_timeout_s)
+            if answer.status is not None:
+                answer = _Answer(None, b"", f"no answer within {injected:g} s (sender timeout)", True, Outcome.TIMEOUT)
+        else:
+            answer = await self._send(built.request, timeout_s)
         latency_ms = (time.perf_counter() - t0) * 1000.0
+        return self._record(delivery, number, built, answer, now, latency_ms)
+
+    def _record(self, delivery: Delivery, number: int, built: AttemptRequest, answer: _Answer, sent_at: float,
+                latency_ms: float) -> Attempt:
+        event = delivery.event
+        mutations = built.mutations
         outcome = answer.outcome or self._outcome(answer)
         tags = list(delivery.tags)
         if number <= delivery.drop_responses and answer.status is not None:
@@ -176,11 +219,10 @@ class Dispatcher:
         if outcome is Outcome.REJECTED and answer.status is not None and 300 <= answer.status < 400:
             error = f"answered a {answer.status} redirect; a provider does not follow redirects"
         record = Attempt(
-            event_id=built.event_id,
-            delivery_id=delivery.delivery_id, attempt=number, business_key=event.business_key,
-            object_id=event.object_id, object_version=event.version,
+            event_id=built.event_id, delivery_id=delivery.delivery_id, attempt=number,
+            business_key=event.business_key, object_id=event.object_id, object_version=event.version,
             event_type=self.profile.provider_type(event.type) or event.type,
-            faults=tuple(tags), valid=valid, sent_at=now, answered_at=now + latency_ms / 1000.0,
+            faults=tuple(tags), valid=valid, sent_at=sent_at, answered_at=sent_at + latency_ms / 1000.0,
             status=answer.status, outcome=outcome, completion=completion, latency_ms=round(latency_ms, 3),
             response_excerpt=answer.body[:RESPONSE_EXCERPT_BYTES].decode("utf-8", "replace"),
             error=error, amount=event.amount, scenario=self.scenario,
@@ -268,3 +310,13 @@ def _short(exc: BaseException) -> str:
     text = str(exc) or type(exc).__name__
     return text if len(text) <= 200 else text[:197] + "..."
 
+
+
+def _path_query(url: str, query: Mapping[str, str]) -> str:
+    """The path and query of `url` with `query` appended (for raw race requests)."""
+    from urllib.parse import urlencode, urlsplit
+
+    parts = urlsplit(url)
+    path = parts.path or "/"
+    q = "&".join(filter(None, [parts.query, urlencode(dict(query)) if query else ""]))
+    return f"{path}?{q}" if q else path

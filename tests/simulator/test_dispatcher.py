@@ -177,3 +177,17 @@ def test_history_on_disk_is_readable_after_close(tmp_path, receiver) -> None:
     assert reread.meta() == {"profile": "stripe"}
     assert all(a.scenario == "s1" for a in reread)
     reread.close()
+
+
+def test_race_burst_releases_every_copy_and_records_each(receiver) -> None:
+    events = _events(1)
+    history = History()
+
+    async def go() -> None:
+        async with Dispatcher(Target(url=receiver.url), get_profile("stripe"), [SECRET], history) as d:
+            await d.run(schedule(events, FaultPlan(copies=6, concurrency=6)), race=True)
+
+    asyncio.run(go())
+    assert receiver.requests[events[0].id] == 6
+    assert [(a.attempt, a.status, a.completion) for a in history] == [(1, 200, Completion.OK)] * 6
+    assert len({a.delivery_id for a in history}) == 6

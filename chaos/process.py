@@ -1,0 +1,165 @@
+"""Run a receiver command as a process: start, wait healthy, kill, pause, resume, restart.
+
+Every operation is bounded in time. `ReceiverProcess` is a context manager whose exit
+always heals (resumes a paused process) and stops it (SIGTERM, then SIGKILL), even when
+the block raised. The process runs in its own process group so its children go too.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+from typing import Mapping, Sequence
+from urllib.parse import urlsplit
+
+import httpx
+
+from chaos.errors import ProcessError
+
+
+def wait_healthy(*, health_url: str | None = None, port: int | None = None, host: str = "127.0.0.1",
+                 timeout_s: float = 20.0, alive: "callable | None" = None) -> None:  # type: ignore[valid-type]
+    """Wait until `health_url` answers 2xx (or `port` accepts). Raises TimeoutError."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if alive is not None and not alive():
+            raise ProcessError("the receiver exited before it became healthy")
+        try:
+            if health_url:
+                if httpx.get(health_url, timeout=1.0).status_code < 300:
+                    return
+            elif port:
+                socket.create_connection((host, port), timeout=0.5).close()
+                return
+            else:
+                return
+        except (httpx.HTTPError, OSError):
+            pass
+        time.sleep(0.05)
+    raise TimeoutError(f"not healthy within {timeout_s:g} s ({health_url or f'{host}:{port}'})")
+
+
+class ReceiverProcess:
+    """A receiver command under hookproof's control.
+
+    Args:
+        command: the command line (a string is split with shlex) or an argv list.
+        env: extra environment variables (added to the current environment).
+        cwd: working directory.
+        health_url / port: how to know it is ready (a URL answering 2xx, or a port).
+        startup_timeout_s: seconds to wait for health after each start.
+        masked: strings to mask in messages and logs (secrets in the command line).
+    """
+
+    def __init__(self, command: str | Sequence[str], *, env: Mapping[str, str] | None = None, cwd: str | None = None,
+                 health_url: str | None = None, port: int | None = None, startup_timeout_s: float = 20.0,
+                 masked: Sequence[str] = ()) -> None:
+        self.argv = shlex.split(command) if isinstance(command, str) else list(command)
+        self.env = {**os.environ, **(env or {})}
+        self.cwd = cwd
+        self.health_url = health_url
+        self.port = port or (urlsplit(health_url).port if health_url else None)
+        self.startup_timeout_s = startup_timeout_s
+        self._masked = [m for m in masked if m]
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._log = tempfile.NamedTemporaryFile(prefix="hookproof-receiver-", suffix=".log", delete=False)
+        self.log_path = Path(self._log.name)
+        self.paused = False
+
+    def describe(self) -> str:
+        """The command line with secrets masked."""
+        return self._mask(shlex.join(self.argv))
+
+    def _mask(self, text: str) -> str:
+        for m in self._masked:
+            text = text.replace(m, "***")
+        return text
+
+    def log_tail(self, lines: int = 20) -> str:
+        try:
+            text = self.log_path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return ""
+        return self._mask("\n".join(text.splitlines()[-lines:]))
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc else None
+
+    def running(self) -> bool:
+        return self._proc is not None and self._proc.poll() is None
+
+    def start(self) -> None:
+        """Start and wait healthy. Raises ProcessError with the log tail on failure."""
+        try:
+            self._proc = subprocess.Popen(self.argv, env=self.env, cwd=self.cwd, stdout=self._log,
+                                          stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+        except OSError as exc:
+            raise ProcessError(f"cannot start the receiver ({exc.strerror}): {self.describe()}",
+                               command=self.describe()) from None
+        self.paused = False
+        try:
+            wait_healthy(health_url=self.health_url, port=self.port, timeout_s=self.startup_timeout_s, alive=self.running)
+        except (TimeoutError, ProcessError) as exc:
+            code = self._proc.poll()
+            self.stop()
+            raise ProcessError(f"the receiver did not become healthy: {exc}: {self.describe()}", command=self.describe(),
+                               returncode=code, log_tail=self.log_tail()) from None
+
+    def _signal(self, sig: int) -> None:
+        if self._proc is not None and self._proc.poll() is None:
+            try:
+                os.killpg(self._proc.pid, sig)
+            except ProcessLookupError:
+                pass
+
+    def kill(self) -> None:
+        """SIGKILL the process group and reap it (bounded)."""
+        self._signal(signal.SIGKILL)
+        if self._proc is not None:
+            try:
+                self._proc.wait(5)
+            except subprocess.TimeoutExpired:
+                pass
+        self.paused = False
+
+    def pause(self) -> None:
+        """SIGSTOP the process group."""
+        self._signal(signal.SIGSTOP)
+        self.paused = True
+
+    def resume(self) -> None:
+        """SIGCONT the process group."""
+        self._signal(signal.SIGCONT)
+        self.paused = False
+
+    def restart(self) -> None:
+        """Kill, then start again and wait healthy."""
+        self.kill()
+        self.start()
+
+    def stop(self, timeout_s: float = 5.0) -> None:
+        """Heal (resume), SIGTERM, wait, then SIGKILL. Safe to call twice."""
+        if self._proc is None:
+            return
+        if self.paused:
+            self.resume()
+        self._signal(signal.SIGTERM)
+        try:
+            self._proc.wait(timeout_s)
+        except subprocess.TimeoutExpired:
+            self.kill()
+
+    def __enter__(self) -> "ReceiverProcess":
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+        self._log.close()

@@ -1,0 +1,282 @@
+"""`hookproof.toml`: the target, the profile, the observer, the provider side, the run.
+
+A pydantic v2 model with unknown keys forbidden. `load_config(path)` reads the file and
+raises exactly one `ConfigError` naming the field and its line for the first problem.
+Secrets are resolved lazily (`TargetConfig.secrets()`) and never printed: the model's
+repr shows the secret's source only when it is ``env:``/``file:``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from hookproof.errors import ConfigError
+
+DEFAULT_PATH = "hookproof.toml"
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class StartConfig(_Model):
+    """A receiver command hookproof launches, waits healthy, and stops afterwards.
+
+    `command` may use the placeholders ``{api_base}``, ``{sink_url}`` and ``{port}``;
+    the process also gets ``HOOKPROOF_API_BASE``, ``HOOKPROOF_SINK_URL`` and
+    ``HOOKPROOF_SECRET`` in its environment.
+    """
+
+    command: str = Field(min_length=1)
+    health_url: str | None = None
+    port: int | None = Field(default=None, ge=1, le=65535)
+    startup_timeout_s: float = Field(default=20.0, gt=0, le=600)
+    cwd: str | None = None
+    env: dict[str, str] = Field(default_factory=dict)
+
+
+class TargetConfig(_Model):
+    """The receiver under test and how it is held to the provider's contract."""
+
+    url: str | None = None
+    app: str | None = None
+    path: str = "/webhooks"
+    profile: str = "stripe"
+    secret: str | list[str] = Field(repr=False)
+    environment: Literal["test", "live"] = "test"
+    account: str | None = None
+    enabled_events: list[str] | None = None
+    start: StartConfig | None = None
+
+    @field_validator("url")
+    @classmethod
+    def _url(cls, v: str | None) -> str | None:
+        if v is not None and not re.match(r"^https?://[^/\s]+", v):
+            raise ValueError(f"must be an absolute http(s) URL, got {v!r}")
+        return v
+
+    @field_validator("app")
+    @classmethod
+    def _app(cls, v: str | None) -> str | None:
+        if v is not None and not re.match(r"^[\w.]+:[\w.]+$", v):
+            raise ValueError(f"must look like 'module:attribute', got {v!r}")
+        return v
+
+    @field_validator("secret")
+    @classmethod
+    def _secret(cls, v: str | list[str]) -> str | list[str]:
+        values = [v] if isinstance(v, str) else v
+        if not values or any(not s for s in values):
+            raise ValueError("must be a non-empty string (literal, env:NAME or file:PATH) or a list of them")
+        return v
+
+    @field_validator("profile")
+    @classmethod
+    def _profile(cls, v: str) -> str:
+        from simulator.profiles import PROFILES
+
+        if v not in PROFILES:
+            raise ValueError(f"unknown profile {v!r} (known: {', '.join(PROFILES)})")
+        return v
+
+    @model_validator(mode="after")
+    def _one_target(self) -> "TargetConfig":
+        if (self.url is None) == (self.app is None):
+            raise ValueError("give exactly one of 'url' or 'app'")
+        if self.enabled_events is not None:
+            from simulator.profiles import get_profile
+
+            prof = get_profile(self.profile)
+            names = set(prof.event_types()) | set(prof.event_types().values())
+            unknown = [e for e in self.enabled_events if e not in names]
+            if unknown:
+                raise ValueError(f"enabled_events: {prof.title} sends no event {unknown[0]!r}")
+        return self
+
+    @property
+    def live(self) -> bool:
+        return self.environment == "live"
+
+    def secrets(self, base_dir: Path | None = None) -> list[str]:
+        """The resolved secrets. Raises ConfigError naming the source (never the value)."""
+        values = [self.secret] if isinstance(self.secret, str) else list(self.secret)
+        return [_resolve_secret(v, base_dir) for v in values]
+
+    def stripe_types(self) -> set[str] | None:
+        """The enabled events as Stripe types (None: all of the profile's)."""
+        if self.enabled_events is None:
+            return None
+        from simulator.profiles import get_profile
+
+        types = get_profile(self.profile).event_types()
+        back = {v: k for k, v in types.items()}
+        return {e if e in types else back[e] for e in self.enabled_events}
+
+
+class ObserverConfig(_Model):
+    """How the receiver shows its effects: sql, http, sink or python."""
+
+    kind: Literal["sql", "http", "sink", "python"]
+    url: str | None = None
+    effects: str | None = None
+    state: str | None = None
+    callable: str | None = None
+    timeout_s: float = Field(default=5.0, gt=0, le=120)
+
+    @model_validator(mode="after")
+    def _fields(self) -> "ObserverConfig":
+        if self.kind == "sql":
+            if not self.url:
+                raise ValueError("the sql observer needs 'url' (a SQLAlchemy URL)")
+            if not re.match(r"^[a-z][a-z0-9+]*://", self.url):
+                raise ValueError(f"url: not a SQLAlchemy URL: {self.url!r}")
+            if not self.effects:
+                raise ValueError("the sql observer needs 'effects' (a query returning a business_key column)")
+        if self.kind == "http" and not (self.url and re.match(r"^https?://", self.url)):
+            raise ValueError("the http observer needs 'url' (an absolute http(s) URL)")
+        if self.kind == "python" and not (self.callable and ":" in self.callable):
+            raise ValueError("the python observer needs 'callable' as 'module:attribute'")
+        return self
+
+
+class ProviderConfig(_Model):
+    """Where the simulator's provider API and effect sink listen."""
+
+    host: str = "127.0.0.1"
+    port: int = Field(default=0, ge=0, le=65535)
+    api_key: str = "sk_test_hookproof"
+
+
+class SettleConfig(_Model):
+    """Liveness: effects must be stable for `window_s`, waited for at most `deadline_s`."""
+
+    window_s: float = Field(default=0.3, gt=0, le=600)
+    deadline_s: float = Field(default=15.0, gt=0, le=3600)
+    interval_s: float = Field(default=0.05, gt=0, le=60)
+
+
+class RunConfig(_Model):
+    """The run: seed, retry time scale, scenario selection, concurrency of bursts."""
+
+    seed: int | None = None
+    time_scale: float = Field(default=1e-5, gt=0, le=1)
+    scenarios: list[str] | None = None
+    burst: int = Field(default=8, ge=2, le=100)
+    sender_timeout_s: float | None = Field(default=None, gt=0)
+
+    @field_validator("scenarios")
+    @classmethod
+    def _scenarios(cls, v: list[str] | None) -> list[str] | None:
+        if v is not None:
+            from scenarios.catalog import CATALOG
+
+            unknown = [s for s in v if s not in CATALOG]
+            if unknown:
+                raise ValueError(f"unknown scenario id {unknown[0]!r} (see 'hookproof scenarios')")
+        return v
+
+
+class Config(_Model):
+    """The whole `hookproof.toml`."""
+
+    target: TargetConfig
+    observer: ObserverConfig
+    provider: ProviderConfig = ProviderConfig()
+    settle: SettleConfig = SettleConfig()
+    run: RunConfig = RunConfig()
+
+    #: the file this config was read from (for relative paths and messages)
+    source: str | None = Field(default=None, exclude=True)
+
+    @property
+    def base_dir(self) -> Path:
+        return Path(self.source).parent if self.source else Path.cwd()
+
+
+def _resolve_secret(value: str, base_dir: Path | None) -> str:
+    if value.startswith("env:"):
+        name = value[4:]
+        secret = os.environ.get(name)
+        if not secret:
+            raise ConfigError(f"environment variable {name} is not set or empty", field="target.secret")
+        return secret
+    if value.startswith("file:"):
+        path = Path(value[5:])
+        if base_dir is not None and not path.is_absolute():
+            path = base_dir / path
+        try:
+            secret = path.read_text(encoding="utf-8").strip()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"cannot read secret file {path} ({type(exc).__name__})", field="target.secret") from None
+        if not secret:
+            raise ConfigError(f"secret file {path} is empty", field="target.secret")
+        return secret
+    return value
+
+
+def field_line(text: str, dotted: str) -> int | None:
+    """The 1-based line where `dotted` (``section.key`` or ``section``) is set in TOML `text`."""
+    parts = dotted.split(".")
+    section: list[str] = []
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        header = re.match(r"^\[\s*([\w.\-\s]+?)\s*\]$", line)
+        if header:
+            section = [p.strip() for p in header.group(1).split(".")]
+            if section == parts:
+                return number
+            continue
+        key = re.match(r"^([\w\-]+)\s*=", line)
+        if key and section + [key.group(1)] == parts[: len(section) + 1] and len(section) + 1 <= len(parts):
+            return number
+    if len(parts) > 1:
+        return field_line(text, ".".join(parts[:-1]))
+    return None
+
+
+def parse_config(text: str, source: str = DEFAULT_PATH) -> Config:
+    """Validate TOML `text`. Raises ConfigError for the first problem, with field and line."""
+    try:
+        data: dict[str, Any] = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        match = re.search(r"line (\d+)", str(exc))
+        raise ConfigError(f"not valid TOML: {exc}", path=source, line=int(match.group(1)) if match else None) from None
+    try:
+        return Config.model_validate({**data, "source": source})
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = [str(p) for p in err["loc"] if not isinstance(p, int)]
+        dotted = ".".join(loc)
+        message = err["msg"].removeprefix("Value error, ")
+        if err["type"] == "missing":
+            message = "is required"
+        elif err["type"] == "extra_forbidden":
+            message = "unknown key"
+        return _raise(message, source, dotted, field_line(text, dotted))
+
+
+def _raise(message: str, source: str, field: str, line: int | None) -> Config:
+    raise ConfigError(message, path=source, field=field or None, line=line)
+
+
+def load_config(path: str | Path = DEFAULT_PATH) -> Config:
+    """Read and validate a config file. Raises ConfigError (missing, unreadable, invalid)."""
+    p = Path(path)
+    try:
+        raw = p.read_bytes()
+    except FileNotFoundError:
+        raise ConfigError(f"no config file {p} (write one with 'hookproof init')") from None
+    except OSError as exc:
+        raise ConfigError(f"cannot read {p}: {exc.strerror}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise ConfigError("the file is not UTF-8 text", path=str(p), line=line) from None
+    return parse_config(text, str(p))

@@ -1,0 +1,128 @@
+"""The neutral run model every renderer reads (JSON, JUnit XML, Markdown, HTML).
+
+Plain frozen dataclasses, built by the runner (`scenarios.runner`) from a run's
+history, observations and check results, and rebuilt from `report.json`. Renderers
+are pure functions of a `RunReport`. No secret is ever part of it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+#: Version of the report.json schema (bump on incompatible change).
+SCHEMA_VERSION = 1
+
+
+@dataclass(frozen=True)
+class AttemptView:
+    """One attempt as reports show it (a subset of the history's `Attempt`)."""
+
+    index: int
+    event_id: str
+    event_type: str
+    delivery_id: str
+    attempt: int
+    business_key: str | None
+    object_id: str | None
+    faults: tuple[str, ...]
+    valid: bool
+    sent_at: float  # unix seconds
+    answered_at: float  # unix seconds
+    status: int | None
+    outcome: str  # acked, rejected, server_error, timeout, dropped, connection_error
+    completion: str  # ok, fail, unknown
+    latency_ms: float
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class FindingView:
+    """One finding or advisory of a check."""
+
+    check_id: str
+    key: str
+    message: str
+    severity: str  # "finding" or "advisory"
+    attempts: tuple[int, ...] = ()  # AttemptView.index values
+    expected: Any = None
+    actual: Any = None
+
+
+@dataclass(frozen=True)
+class CheckView:
+    """One check's result within a scenario."""
+
+    check_id: str
+    verdict: str  # valid, invalid, unknown
+    findings: tuple[FindingView, ...] = ()
+    stats: Mapping[str, Any] = field(default_factory=dict)
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class EffectPoint:
+    """When the observer first saw `count` effects for a business key (for timelines)."""
+
+    business_key: str
+    at: float  # unix seconds
+    count: int
+
+
+@dataclass(frozen=True)
+class ScenarioReport:
+    """One scenario's outcome.
+
+    `verdict` is ``pass``, ``fail``, ``unknown``, ``not_applicable`` or ``error``;
+    `reason` explains not_applicable/error. `attempts` are this scenario's attempts in
+    history order; `effects` the effect timeline of the keys involved in findings.
+    """
+
+    id: str
+    title: str
+    description: str
+    verdict: str
+    checklist: tuple[str, ...]
+    checks: tuple[CheckView, ...] = ()
+    attempts: tuple[AttemptView, ...] = ()
+    effects: tuple[EffectPoint, ...] = ()
+    reason: str | None = None
+    duration_s: float = 0.0
+    settled: bool = True
+
+    @property
+    def findings(self) -> tuple[FindingView, ...]:
+        return tuple(f for c in self.checks for f in c.findings if f.severity == "finding")
+
+
+@dataclass(frozen=True)
+class ChecklistItem:
+    """A go-live checklist item: verdict and the scenarios that evidence it."""
+
+    id: str
+    title: str
+    verdict: str  # pass, fail, untested
+    scenarios: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class RunReport:
+    """A whole run: what was tested, how, and the verdicts.
+
+    `verdict` is ``pass`` (every applicable scenario passed), ``fail`` (a finding) or
+    ``unknown``. `partial` is True when the run was interrupted.
+    """
+
+    tool_version: str
+    target: str  # the target's URL or in-process app description
+    profile: str
+    environment: str  # test or live
+    seed: int
+    started_at: float
+    finished_at: float
+    verdict: str
+    scenarios: tuple[ScenarioReport, ...]
+    checklist: tuple[ChecklistItem, ...]
+    partial: bool = False
+    history_file: str | None = None
+    schema_version: int = SCHEMA_VERSION

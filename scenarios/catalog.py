@@ -1,0 +1,380 @@
+"""The scenario catalog: named fault plans over world scripts, with their checks.
+
+Ids are stable (DESIGN.md, "Scenario catalog"). Each scenario builds a `Plan` for a
+context (profile, receiver environment, what the harness can see), or says why it
+does not apply (`NotApplicable`); it never passes silently. Chaos and storm
+scenarios live with their injectors and load tests.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Callable, Mapping, Sequence
+
+from simulator.events import Event
+from simulator.faults import FaultPlan, Mutation, applicable
+from simulator.profiles.base import Profile
+from simulator.world import World
+
+#: Go-live checklist items (ids are stable; reports show the titles).
+CHECKLIST: Mapping[str, str] = {
+    "raw-body-signature": "Verifies the signature over the raw body",
+    "refuses-foreign": "Refuses wrong account, environment and type",
+    "persists-before-ack": "Persists before acknowledging",
+    "unique-under-concurrency": "Keeps effects unique under concurrency",
+    "duplicates-tested": "Survives duplicate deliveries",
+    "reordering-tested": "Survives reordering",
+    "timeouts-tested": "Survives sender timeouts and lost answers",
+    "retries-bounded": "Answers so that retries stay bounded",
+    "transient-vs-permanent": "Separates transient from permanent errors",
+}
+
+SAFETY = ("duplicated", "unexpected", "regressed")
+EFFECTS = ("duplicated", "lost", "unexpected", "valid_not_rejected", "no_server_error")
+
+
+@dataclass(frozen=True)
+class Context:
+    """What a scenario may depend on.
+
+    Attributes:
+        profile: the provider profile.
+        live: the receiver runs in live mode.
+        account: the receiver's provider account (None: not configured).
+        enabled: enabled Stripe event types (None: all the profile sends).
+        burst: copies released together in concurrent scenarios.
+        has_sink: the receiver's effects go through the effect sink.
+        fetches_state: the provider API is reachable by the receiver.
+        sender_timeout_s: the sender timeout for timeout scenarios (seconds).
+    """
+
+    profile: Profile
+    live: bool = False
+    account: str | None = None
+    enabled: frozenset[str] | None = None
+    burst: int = 8
+    has_sink: bool = False
+    fetches_state: bool = True
+    sender_timeout_s: float = 0.001
+
+    def sends(self, stripe_type: str) -> bool:
+        """True when the provider sends `stripe_type` to this receiver."""
+        if self.profile.provider_type(stripe_type) is None:
+            return False
+        return self.enabled is None or stripe_type in self.enabled
+
+
+@dataclass(frozen=True)
+class Phase:
+    """Events delivered with one fault plan; `race` releases bursts byte-synchronised."""
+
+    events: tuple[Event, ...]
+    plan: FaultPlan = FaultPlan()
+    race: bool = False
+    max_attempts: int | None = None
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What a scenario delivers (phases in order) from which world."""
+
+    world: World
+    phases: tuple[Phase, ...]
+    sink_faults: Mapping[str, str] = field(default_factory=dict)  # business key -> fault
+
+
+@dataclass(frozen=True)
+class NotApplicable:
+    """Why a scenario does not apply to this target."""
+
+    reason: str
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A named fault plan over a world script, with its checks and checklist items."""
+
+    id: str
+    title: str
+    description: str
+    checks: tuple[str, ...]
+    checklist: tuple[str, ...]
+    build: Callable[[Context, World], Plan | NotApplicable]
+    tier: str = "catalog"
+
+    def plan(self, ctx: Context, world: World) -> Plan | NotApplicable:
+        return self.build(ctx, world)
+
+
+# ---- world scripts ------------------------------------------------------------------
+
+def _customer(w: World) -> str:
+    locale = "pt_BR" if w.seed % 2 else "en_US"
+    return w.event(w.create_customer(locale)).object_id
+
+
+def effect_events(ctx: Context, w: World) -> list[Event]:
+    """One event of each effectful type the receiver is sent: a payment, a checkout,
+    a paid renewal, a failed renewal (dunning) and a partial refund."""
+    cus = _customer(w)
+    start = len(w.events)
+    pi = w.pay(cus)
+    cs = w.open_checkout(cus, w.create_price(interval=None))
+    w.complete_checkout(cs)
+    sub = w.subscribe(cus)
+    w.renew(sub, pay=False)
+    charge = w.get(pi)["latest_charge"]
+    w.refund(charge, w.get(charge)["amount"] // 4)
+    return [e for e in w.events[start:] if e.business_key and ctx.sends(e.type)]
+
+
+def state_events(ctx: Context, w: World) -> list[Event]:
+    """A subscription's whole life: created, renewed, past due, recovered, canceled."""
+    cus = _customer(w)
+    start = len(w.events)
+    sub = w.subscribe(cus)
+    w.renew(sub)
+    inv = w.renew(sub, pay=False)
+    w.retry_invoice(inv)
+    w.cancel(sub)
+    return [e for e in w.events[start:] if e.object_type == "subscription" and ctx.sends(e.type)]
+
+
+def _need(events: Sequence[Event], what: str) -> NotApplicable | None:
+    if not events:
+        return NotApplicable(f"the receiver is sent no {what} events (enabled_events)")
+    return None
+
+
+def _effects_plan(plan: FaultPlan, *, race: bool = False, count: int | None = None,
+                  max_attempts: int | None = None) -> Callable[[Context, World], Plan | NotApplicable]:
+    def build(ctx: Context, w: World) -> Plan | NotApplicable:
+        events = effect_events(ctx, w)
+        if (na := _need(events, "effectful")) is not None:
+            return na
+        chosen = tuple(events[:count] if count else events)
+        return Plan(w, (Phase(chosen, plan, race=race, max_attempts=max_attempts),))
+    return build
+
+
+def _mutation_plan(mutation: Mutation, *, copies: int = 1, mutate: str = "all",
+                   max_attempts: int | None = 2) -> Callable[[Context, World], Plan | NotApplicable]:
+    def build(ctx: Context, w: World) -> Plan | NotApplicable:
+        if (reason := applicable(mutation, ctx.profile)) is not None:
+            return NotApplicable(reason)
+        events = effect_events(ctx, w)
+        if (na := _need(events, "effectful")) is not None:
+            return na
+        plan = FaultPlan(copies=copies, mutations=(mutation,), mutate=mutate)  # type: ignore[arg-type]
+        return Plan(w, (Phase(tuple(events[:2]), plan, max_attempts=max_attempts),))
+    return build
+
+
+def _duplicate_concurrent(ctx: Context, w: World) -> Plan | NotApplicable:
+    events = effect_events(ctx, w)
+    if (na := _need(events, "effectful")) is not None:
+        return na
+    plan = FaultPlan(copies=ctx.burst, concurrency=ctx.burst)
+    return Plan(w, (Phase(tuple(events[:3]), plan, race=True),))
+
+
+def _sender_timeout(ctx: Context, w: World) -> Plan | NotApplicable:
+    events = effect_events(ctx, w)
+    if (na := _need(events, "effectful")) is not None:
+        return na
+    plan = FaultPlan(sender_timeout_s=ctx.sender_timeout_s, timeouts=1)
+    return Plan(w, (Phase(tuple(events[:3]), plan),))
+
+
+def _reorder(ctx: Context, w: World) -> Plan | NotApplicable:
+    events = state_events(ctx, w)
+    if (na := _need(events, "subscription")) is not None:
+        return na
+    return Plan(w, (Phase(tuple(events), FaultPlan(order="reversed")),))
+
+
+def _stale_after_newer(ctx: Context, w: World) -> Plan | NotApplicable:
+    events = state_events(ctx, w)
+    if len(events) < 2:
+        return NotApplicable("the receiver is sent fewer than two subscription events (enabled_events)")
+    old = next((e for e in events if e.status == "past_due"), events[0])
+    newer = tuple(e for e in events if e is not old)
+    return Plan(w, (Phase(newer), Phase((old,))))
+
+
+def _distinct_events(ctx: Context, w: World) -> Plan | NotApplicable:
+    cus = _customer(w)
+    start = len(w.events)
+    sub = w.subscribe(cus)
+    inv = w.renew(sub, pay=False)
+    w.retry_invoice(inv, pay=False)
+    w.retry_invoice(inv, pay=True)
+    pi = w.pay(cus)
+    charge = w.get(pi)["latest_charge"]
+    amount = w.get(charge)["amount"]
+    w.refund(charge, amount // 3)
+    w.refund(charge, amount // 3)
+    events = [e for e in w.events[start:] if e.business_key and ctx.sends(e.type)
+              and (e.object_id in (inv, charge))]
+    if (na := _need(events, "invoice or refund")) is not None:
+        return na
+    return Plan(w, (Phase(tuple(events)),))
+
+
+def _unknown_type(ctx: Context, w: World) -> Plan | NotApplicable:
+    cus = _customer(w)
+    pm = w.get(cus)["invoice_settings"]["default_payment_method"]
+    obj = w.get(pm)
+    base = w.event(w.events[-1].id)
+    unknown = replace(base, id=base.id[:-4] + "unkn", type="payment_method.automatically_updated",
+                      object_type="payment_method", object_id=pm, version=w.version(pm), object=obj,
+                      previous_attributes=None, business_key=None, amount=None, status=None)
+    try:
+        ctx.profile.envelope(unknown)
+    except (KeyError, ValueError):
+        return NotApplicable(f"the {ctx.profile.title} profile renders no event outside its catalogue")
+    events = effect_events(ctx, w)[:1]
+    return Plan(w, (Phase((unknown,), max_attempts=2), Phase(tuple(events))))
+
+
+def _oversized(ctx: Context, w: World) -> Plan | NotApplicable:
+    events = effect_events(ctx, w)
+    if (na := _need(events, "effectful")) is not None:
+        return na
+    big = replace(events[0], id=events[0].id[:-4] + "big0", business_key=None, amount=None)
+    return Plan(w, (Phase((big,), FaultPlan(mutations=(Mutation.OVERSIZE,)), max_attempts=1),
+                    Phase(tuple(events[:2]))))
+
+
+def _mass_redelivery(ctx: Context, w: World) -> Plan | NotApplicable:
+    events = effect_events(ctx, w) + state_events(ctx, w)
+    if (na := _need(events, "effectful or subscription")) is not None:
+        return na
+    window = tuple(events)
+    return Plan(w, (Phase(window), Phase(window, FaultPlan(order="shuffled", seed=w.seed))))
+
+
+def _thin_event(ctx: Context, w: World) -> Plan | NotApplicable:
+    if not ctx.profile.thin:
+        return NotApplicable(f"{ctx.profile.title} events carry the object (snapshot events), not only its id")
+    if not ctx.fetches_state:
+        return NotApplicable("the receiver has no provider API to fetch from")
+    events = effect_events(ctx, w)
+    if (na := _need(events, "effectful")) is not None:
+        return na
+    return Plan(w, (Phase(tuple(events), FaultPlan(order="reversed")),))
+
+
+def _downstream_lost(ctx: Context, w: World) -> Plan | NotApplicable:
+    if not ctx.has_sink:
+        return NotApplicable("the receiver's effects do not go through the effect sink (observer is not 'sink')")
+    events = effect_events(ctx, w)
+    if (na := _need(events, "effectful")) is not None:
+        return na
+    chosen = tuple(events[:2])
+    faults = {e.business_key: "drop-after-apply" for e in chosen if e.business_key}
+    return Plan(w, (Phase(chosen),), sink_faults=faults)
+
+
+def _scenario(id: str, title: str, description: str, checks: Sequence[str], checklist: Sequence[str],
+              build: Callable[[Context, World], Plan | NotApplicable]) -> Scenario:
+    return Scenario(id, title, description, tuple(checks), tuple(checklist), build)
+
+
+SCENARIOS: tuple[Scenario, ...] = (
+    _scenario("duplicate-sequential", "Duplicate deliveries, one after another",
+              "The provider delivers the same event three times, a moment apart, as it does after a "
+              "timeout or an incident. The business effect must happen once, and every copy must be "
+              "acknowledged with a 2xx: a 409 or 5xx makes the provider retry for days.",
+              (*EFFECTS, "duplicate_acked"), ("duplicates-tested", "retries-bounded"),
+              _effects_plan(FaultPlan(copies=3, spacing_s=0.02))),
+    _scenario("duplicate-concurrent", "Concurrent duplicate burst",
+              "Copies of the same event arrive at the same instant (released byte-synchronised so they "
+              "truly overlap). A check-then-act dedupe lets several through; only a unique constraint "
+              "or an atomic claim keeps the effect single.",
+              EFFECTS, ("unique-under-concurrency", "duplicates-tested"), _duplicate_concurrent),
+    _scenario("sender-timeout", "The provider gives up before the answer",
+              "The provider stops waiting before the receiver answers and retries, while the first "
+              "request may still be applying. The effect must still happen exactly once.",
+              ("duplicated", "lost", "unexpected", "valid_not_rejected"), ("timeouts-tested", "persists-before-ack"),
+              _sender_timeout),
+    _scenario("dropped-response", "The answer is lost",
+              "The receiver answers 200 but the answer never reaches the provider, which retries. "
+              "The retry must not apply the effect again.",
+              ("duplicated", "lost", "unexpected", "valid_not_rejected"), ("timeouts-tested", "duplicates-tested"),
+              _effects_plan(FaultPlan(drop_responses=1))),
+    _scenario("reorder", "Events of one object arrive in reverse",
+              "A subscription's events arrive newest first. The receiver must end in the provider's "
+              "current state and never show an older state after a newer one.",
+              ("regressed", "stale", "no_server_error", "valid_not_rejected"), ("reordering-tested",), _reorder),
+    _scenario("stale-after-newer", "An old update after the cancellation",
+              "A 'past due' update that was delayed arrives after the subscription was canceled. "
+              "Applying it would revive a canceled subscription.",
+              ("regressed", "stale", "no_server_error", "valid_not_rejected"), ("reordering-tested",),
+              _stale_after_newer),
+    _scenario("distinct-events-same-object", "Several events of one object are all effects",
+              "An invoice fails twice and is then paid; a charge is refunded in two parts. Each is its own "
+              "effect: dedupe by event, not by object.",
+              (*EFFECTS, "counter"), ("duplicates-tested",), _distinct_events),
+    _scenario("reserialized-retry", "A retry with other body bytes",
+              "The same event comes back with its JSON re-serialised (key order, spacing, escapes), "
+              "correctly signed. Deduplication must use the event id, not a hash of the body.",
+              EFFECTS, ("duplicates-tested",),
+              _mutation_plan(Mutation.RESERIALIZE, copies=2, mutate="retries", max_attempts=None)),
+    _scenario("transport-fields-change", "A retry with a new timestamp and signature",
+              "Each retry carries a fresh timestamp and signature; the event id stays. Deduplication "
+              "must not depend on transport fields.",
+              EFFECTS, ("duplicates-tested",),
+              _mutation_plan(Mutation.TRANSPORT_FIELDS, copies=2, mutate="retries", max_attempts=None)),
+    _scenario("forged-signature", "A forged signature",
+              "A request signed with a key that is not the endpoint's secret. It must be refused (4xx) "
+              "and have no effect.",
+              ("unexpected", "no_server_error"), ("raw-body-signature",), _mutation_plan(Mutation.FORGED)),
+    _scenario("missing-signature", "No signature at all",
+              "A request without the signature header. It must be refused (4xx) and have no effect.",
+              ("unexpected", "no_server_error"), ("raw-body-signature",), _mutation_plan(Mutation.MISSING_SIGNATURE)),
+    _scenario("wrong-secret", "Signed with another endpoint's secret",
+              "A well-formed signature made with another endpoint's secret. It must be refused and have "
+              "no effect.",
+              ("unexpected", "no_server_error"), ("raw-body-signature",), _mutation_plan(Mutation.WRONG_SECRET)),
+    _scenario("stale-timestamp", "A valid signature over an old timestamp",
+              "A replayed request: correctly signed, but its timestamp is past the tolerance of the "
+              "provider's official verifier. It must be refused.",
+              ("unexpected", "no_server_error"), ("raw-body-signature",), _mutation_plan(Mutation.STALE_TIMESTAMP)),
+    _scenario("secret-rotation", "Two signatures during a secret roll",
+              "During a secret rotation the provider signs with the old and the new secret. A request "
+              "carrying both must be accepted once.",
+              EFFECTS, ("raw-body-signature",), _mutation_plan(Mutation.ROTATION, max_attempts=None)),
+    _scenario("test-mode-to-live", "A test-mode event to a live endpoint (or the reverse)",
+              "An event whose test/live flag does not match the receiver's environment. It must have no "
+              "effect.",
+              ("unexpected", "no_server_error"), ("refuses-foreign",), _mutation_plan(Mutation.LIVEMODE_MISMATCH)),
+    _scenario("foreign-account", "An event of another account",
+              "An event for another provider account than the receiver's. It must have no effect.",
+              ("unexpected", "no_server_error"), ("refuses-foreign",), _mutation_plan(Mutation.FOREIGN_ACCOUNT)),
+    _scenario("unknown-event-type", "An event type the receiver does not handle",
+              "Providers add event types. An unhandled type must be acknowledged (2xx) with no effect, "
+              "and the next event still applied.",
+              ("no_server_error", "lost", "duplicated", "unexpected"), ("refuses-foreign", "retries-bounded"),
+              _unknown_type),
+    _scenario("oversized-payload", "A body of several megabytes",
+              "A 3 MB delivery. The receiver may refuse it, but must not crash: the next valid "
+              "delivery must still be applied.",
+              ("lost", "duplicated"), ("transient-vs-permanent",), _oversized),
+    _scenario("mass-redelivery", "The provider replays a whole window",
+              "After an incident the provider redelivers every event of a window, shuffled. Every "
+              "effect must stay single and every state current.",
+              (*EFFECTS, "counter", "stale", "regressed"), ("duplicates-tested", "reordering-tested"),
+              _mass_redelivery),
+    _scenario("thin-event", "Thin events: the receiver fetches the truth",
+              "Events carry only the object's id, newest first. The receiver must fetch the current "
+              "object from the provider API and end in the provider's truth.",
+              (*EFFECTS, "stale"), ("reordering-tested",), _thin_event),
+    _scenario("downstream-lost-response", "The downstream call's answer is lost",
+              "The effect service applies the effect and then the connection drops. The receiver must "
+              "retry with the same Idempotency-Key, so the effect happens once.",
+              ("duplicated", "lost", "downstream_idempotency"), ("transient-vs-permanent",), _downstream_lost),
+)
+
+#: Scenario id -> scenario.
+CATALOG: Mapping[str, Scenario] = {s.id: s for s in SCENARIOS}

@@ -1,0 +1,271 @@
+"""Run scenarios against a target: deliver, settle, observe, check, and build the report.
+
+`Runner` holds what every scenario needs (target, profile, secrets, observer, the
+provider server's state, the history). `Runner.run(ids)` runs the selected scenarios
+one after another, each in a fresh world (fresh ids: no receiver reset is needed), and
+returns a `RunReport`. An interrupted run (Ctrl-C) returns what it has, marked partial.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Iterable, Sequence
+
+from reports.model import (
+    AttemptView, CheckView, ChecklistItem, EffectPoint, FindingView, RunReport, ScenarioReport,
+)
+from scenarios.catalog import CATALOG, CHECKLIST, Context, NotApplicable, Plan, Scenario
+from scenarios.checks import CheckResult, Verdict, compose, run_checks
+from scenarios.observations import Effect, ObjectState, Observation, expectations_from
+from simulator.delivery import Attempt, Dispatcher, History, Target
+from simulator.events import Event
+from simulator.faults import schedule
+from simulator.profiles.base import Profile
+from simulator.world import MONEY_PREFIXES, World
+
+#: Called with (scenario id, index, total) when a scenario starts; for progress bars.
+Progress = Callable[[str, int, int], None]
+
+VERSION = "0.1.0"
+
+
+@dataclass
+class Runner:
+    """Everything needed to run catalog scenarios against one receiver.
+
+    Attributes:
+        target: where deliveries go.
+        profile: the provider profile.
+        secrets: the receiver's signing secrets (never reported).
+        observe: returns one Observation of the receiver (I/O at the edge).
+        history: where every attempt is recorded.
+        server_state: the provider API/effect sink state, to serve each scenario's world
+            and arm sink faults (None: no provider server).
+        live / account / enabled: the receiver's environment, account and subscription.
+        seed: base seed; scenario i uses seed + 1000 * (i + 1).
+        time_scale: factor on the profile's retry delays.
+        burst: copies released together in concurrent scenarios.
+        settle_window_s / settle_deadline_s / settle_interval_s: liveness settle.
+        has_sink: effects go through the effect sink.
+    """
+
+    target: Target
+    profile: Profile
+    secrets: Sequence[str]
+    observe: Callable[[], Observation]
+    history: History
+    server_state: object | None = None
+    live: bool = False
+    account: str | None = None
+    enabled: frozenset[str] | None = None
+    seed: int = 0
+    time_scale: float = 1e-5
+    burst: int = 8
+    settle_window_s: float = 0.3
+    settle_deadline_s: float = 15.0
+    settle_interval_s: float = 0.05
+    has_sink: bool = False
+    sender_timeout_s: float = 0.001
+    progress: Progress | None = None
+    results: list[ScenarioReport] = field(default_factory=list)
+
+    def context(self) -> Context:
+        return Context(profile=self.profile, live=self.live, account=self.account, enabled=self.enabled,
+                       burst=self.burst, has_sink=self.has_sink, fetches_state=self.server_state is not None,
+                       sender_timeout_s=self.sender_timeout_s)
+
+    def run(self, ids: Iterable[str] | None = None) -> RunReport:
+        """Run the scenarios `ids` (default: the whole catalog) and build the report.
+
+        KeyboardInterrupt stops the run; the report then holds the scenarios finished
+        so far and says it is partial.
+        """
+        chosen = [CATALOG[i] for i in ids] if ids is not None else list(CATALOG.values())
+        started = time.time()
+        partial = False
+        self.results = []
+        try:
+            for i, scenario in enumerate(chosen):
+                if self.progress:
+                    self.progress(scenario.id, i, len(chosen))
+                self.results.append(self.run_one(scenario, i))
+        except KeyboardInterrupt:
+            partial = True
+        return self.report(started, partial=partial)
+
+    def report(self, started: float, *, partial: bool) -> RunReport:
+        results = tuple(self.results)
+        verdicts = {r.verdict for r in results}
+        verdict = "fail" if "fail" in verdicts or "error" in verdicts else "unknown" if "unknown" in verdicts or partial else "pass"
+        return RunReport(
+            tool_version=VERSION, target=self.target.describe(), profile=self.profile.name,
+            environment="live" if self.live else "test", seed=self.seed, started_at=started,
+            finished_at=time.time(), verdict=verdict, scenarios=results, checklist=checklist(results),
+            partial=partial, history_file=str(self.history.path) if self.history.path else None,
+        )
+
+    def run_one(self, scenario: Scenario, index: int) -> ScenarioReport:
+        """Run one scenario in a fresh world; never raises for a receiver's fault."""
+        t0 = time.monotonic()
+        world = World(self.seed + 1000 * (index + 1), livemode=self.live,
+                      account=self.account or None)
+        try:
+            plan = scenario.plan(self.context(), world)
+        except Exception as exc:  # a scenario that cannot be built is an error in its report, not a crash
+            return _error(scenario, f"could not build the scenario: {type(exc).__name__}: {exc}", t0)
+        if isinstance(plan, NotApplicable):
+            return ScenarioReport(scenario.id, scenario.title, scenario.description, "not_applicable",
+                                  scenario.checklist, reason=plan.reason, duration_s=time.monotonic() - t0)
+        self._serve(world, plan)
+        try:
+            events = self._deliver(scenario, plan)
+        except Exception as exc:
+            return _error(scenario, f"delivery failed: {type(exc).__name__}: {exc}", t0)
+        observations, settled = self._settle(world)
+        attempts = self.history.attempts(scenario.id)
+        expectations = expectations_from(
+            events, attempts, sender_timeout_s=self.profile.sender_timeout_s,
+            max_attempts_per_event=None, money_prefixes=MONEY_PREFIXES,
+        )
+        checks = run_checks(scenario.checks, attempts, expectations, observations)
+        verdict = {Verdict.VALID: "pass", Verdict.INVALID: "fail", Verdict.UNKNOWN: "unknown"}[compose(checks)]
+        return ScenarioReport(
+            scenario.id, scenario.title, scenario.description, verdict, scenario.checklist,
+            checks=tuple(_check_view(c) for c in checks),
+            attempts=tuple(_attempt_view(a) for a in attempts),
+            effects=_effect_points(observations, {f.key for c in checks for f in c.findings}),
+            duration_s=time.monotonic() - t0, settled=settled,
+            reason=None if settled else "the receiver's effects did not settle before the deadline",
+        )
+
+    # ---- steps ------------------------------------------------------------------
+    def _serve(self, world: World, plan: Plan) -> None:
+        state = self.server_state
+        if state is None:
+            return
+        state.add_world(world)  # type: ignore[attr-defined]
+        for key, fault in plan.sink_faults.items():
+            if fault == "drop-after-apply":
+                state.sink.fault(key, drop_times=1)  # type: ignore[attr-defined]
+
+    def _deliver(self, scenario: Scenario, plan: Plan) -> list[Event]:
+        events: list[Event] = []
+
+        async def go() -> None:
+            for phase in plan.phases:
+                async with Dispatcher(self.target, self.profile, self.secrets, self.history,
+                                      time_scale=self.time_scale, max_attempts=phase.max_attempts,
+                                      scenario=scenario.id, seed=plan.world.seed) as d:
+                    await d.run(schedule(phase.events, phase.plan), race=phase.race)
+                events.extend(phase.events)
+
+        asyncio.run(go())
+        return events
+
+    def _settle(self, world: World) -> tuple[list[Observation], bool]:
+        ids = set(world.objects())
+        observations: list[Observation] = []
+        deadline = time.monotonic() + self.settle_deadline_s
+        stable_since: float | None = None
+        last: tuple[tuple[tuple[str, int], ...], tuple[ObjectState, ...]] | None = None
+        while True:
+            obs = _only(self.observe(), ids)
+            observations.append(obs)
+            now = time.monotonic()
+            shape = (tuple(sorted(obs.counts().items())), tuple(sorted(obs.states, key=lambda s: s.object_id)))
+            if shape == last:
+                if stable_since is not None and now - stable_since >= self.settle_window_s:
+                    return observations, True
+            else:
+                last, stable_since = shape, now
+            if now >= deadline:
+                return observations, False
+            time.sleep(self.settle_interval_s)
+
+
+def _only(obs: Observation, ids: set[str]) -> Observation:
+    """The part of an observation about one world's objects (keys name an object id)."""
+    effects = tuple(e for e in obs.effects if _key_object(e.business_key) in ids)
+    states = tuple(s for s in obs.states if s.object_id in ids)
+    return Observation(obs.at, effects, states)
+
+
+def _key_object(key: str) -> str:
+    parts = key.split(":")
+    return parts[1] if len(parts) > 1 else key
+
+
+def _error(scenario: Scenario, reason: str, t0: float) -> ScenarioReport:
+    return ScenarioReport(scenario.id, scenario.title, scenario.description, "error", scenario.checklist,
+                          reason=reason, duration_s=time.monotonic() - t0)
+
+
+def _attempt_view(a: Attempt) -> AttemptView:
+    return AttemptView(
+        index=a.index, event_id=a.event_id, event_type=a.event_type, delivery_id=a.delivery_id, attempt=a.attempt,
+        business_key=a.business_key, object_id=a.object_id, faults=a.faults, valid=a.valid, sent_at=a.sent_at,
+        answered_at=a.answered_at, status=a.status, outcome=a.outcome.value, completion=a.completion.value,
+        latency_ms=a.latency_ms, error=a.error,
+    )
+
+
+def _check_view(c: CheckResult) -> CheckView:
+    return CheckView(
+        check_id=c.check_id, verdict=c.verdict.value, detail=c.detail, stats=dict(c.stats),
+        findings=tuple(FindingView(f.check_id, f.key, f.message, f.severity, tuple(f.attempts),
+                                   _plain(f.expected), _plain(f.actual)) for f in c.findings),
+    )
+
+
+def _plain(value: object) -> object:
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    return str(value)
+
+
+def _effect_points(observations: Sequence[Observation], keys: set[str]) -> tuple[EffectPoint, ...]:
+    points: list[EffectPoint] = []
+    seen: dict[str, int] = {}
+    for obs in observations:
+        for key, count in obs.counts().items():
+            if key in keys and count > seen.get(key, 0):
+                seen[key] = count
+                points.append(EffectPoint(key, obs.at, count))
+    return tuple(points)
+
+
+def checklist(results: Sequence[ScenarioReport]) -> tuple[ChecklistItem, ...]:
+    """Each go-live checklist item's verdict from the scenarios that evidence it."""
+    items = []
+    for item_id, title in CHECKLIST.items():
+        evidence = [r for r in results if item_id in r.checklist and r.verdict not in ("not_applicable",)]
+        if not evidence:
+            verdict = "untested"
+        elif any(r.verdict in ("fail", "error") for r in evidence):
+            verdict = "fail"
+        elif any(r.verdict == "unknown" for r in evidence):
+            verdict = "unknown"
+        else:
+            verdict = "pass"
+        items.append(ChecklistItem(item_id, title, verdict, tuple(r.id for r in evidence)))
+    return tuple(items)
+
+
+def observation_from_json(data: object, at: float) -> Observation:
+    """An Observation from the http observer's shape (used by python observers too)."""
+    if not isinstance(data, dict):
+        raise ValueError("expected a JSON object with 'effects' and 'states'")
+    effects = []
+    for e in data.get("effects", []):
+        if isinstance(e, str):
+            effects.append(Effect(e))
+        else:
+            effects.append(Effect(str(e["business_key"]), e.get("amount"), e.get("idempotency_key")))
+    states = [ObjectState(str(s["object_id"]), str(s["status"]), s.get("version")) for s in data.get("states", [])]
+    return Observation(at, tuple(effects), tuple(states))
