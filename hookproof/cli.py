@@ -17,6 +17,12 @@ from rich.table import Table
 
 from hookproof.errors import HookproofError, UsageError
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from hookproof.config import Config
+    from reports.model import RunReport
+
 app = typer.Typer(
     name="hookproof",
     help="Certify webhook receivers: sign like the real providers, deliver at least once with faults, check the effects.",
@@ -109,6 +115,109 @@ def send(
         console.print(table)
     if not any(a.completion.value == "ok" for a in attempts):
         raise typer.Exit(1)
+
+
+def _load(config: Path) -> "Config":
+    from hookproof.config import load_config
+
+    return load_config(config)
+
+
+def print_report(report: "RunReport", paths: dict[str, Path], title: str) -> None:
+    """The verdict table of a run and where its files are."""
+    table = Table(title=title, title_justify="left")
+    for col in ("scenario", "verdict", "finding or reason"):
+        table.add_column(col, overflow="fold")
+    styles = {"pass": "green", "fail": "bold red", "unknown": "yellow", "error": "bold red", "not_applicable": "dim"}
+    for s in report.scenarios:
+        first = s.findings[0].message if s.findings else (s.reason or "")
+        more = f" (+{len(s.findings) - 1} more)" if len(s.findings) > 1 else ""
+        verdict = "n/a" if s.verdict == "not_applicable" else s.verdict.upper()
+        table.add_row(s.id, f"[{styles.get(s.verdict, '')}]{verdict}[/]", first + more)
+    console.print(table)
+    word = {"pass": "[green]PASS[/]", "fail": "[bold red]FAIL[/]"}.get(report.verdict, f"[yellow]{report.verdict.upper()}[/]")
+    console.print(f"verdict: {word}{' (partial run)' if report.partial else ''}")
+    for name, path in paths.items():
+        console.print(f"  {name}: {path}", markup=False)
+
+
+@app.command()
+def certify(
+    config: Annotated[Path, typer.Option("--config", "-c", help="The config file.")] = Path("hookproof.toml"),
+    scenario: Annotated[Optional[list[str]], typer.Option("--scenario", "-s", help="Scenario id (repeatable). Default: the catalog.")] = None,
+    out: Annotated[Path, typer.Option("--out", help="Report directory.")] = Path("hookproof-reports"),
+) -> None:
+    """Run the scenario catalog against the receiver; exit 0 pass, 1 findings, 2 usage/config error."""
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from chaos.errors import ChaosError
+    from hookproof.certify import certify as run_certify
+    from scenarios.catalog import CATALOG
+    from simulator.errors import SimulatorError
+
+    try:
+        cfg = _load(config)
+        for s in scenario or []:
+            if s not in CATALOG:
+                raise UsageError(f"--scenario: unknown scenario id {s!r} (see 'hookproof scenarios')")
+        with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
+                      TimeElapsedColumn(), console=err_console, transient=True) as bar:
+            task = bar.add_task("certifying", total=len(scenario or cfg.run.scenarios or CATALOG))
+
+            def progress(sid: str, i: int, n: int) -> None:
+                bar.update(task, description=f"scenario {sid}", completed=i, total=n)
+
+            result = run_certify(cfg, scenarios=scenario, out_dir=out, progress=progress)
+    except (HookproofError, SimulatorError, ChaosError) as exc:
+        raise fail(str(exc)) from None
+    print_report(result.report, result.paths, f"hookproof certify: {cfg.target.profile} receiver at {result.report.target}")
+    raise typer.Exit(result.exit_code)
+
+
+@app.command()
+def init(
+    path: Annotated[Path, typer.Argument(help="Where to write the template.")] = Path("hookproof.toml"),
+    force: Annotated[bool, typer.Option("--force", help="Overwrite an existing file.")] = False,
+) -> None:
+    """Write a commented hookproof.toml template."""
+    if path.exists() and not force:
+        raise fail(f"{path} exists (use --force to overwrite)")
+    template = (Path(__file__).parent / "init_template.toml").read_text(encoding="utf-8")
+    path.write_text(template, encoding="utf-8")
+    console.print(f"wrote {path}", markup=False)
+
+
+@app.command("scenarios")
+def list_scenarios() -> None:
+    """List the scenario catalog."""
+    from scenarios.catalog import SCENARIOS
+
+    table = Table(title="hookproof scenarios", title_justify="left")
+    for col in ("id", "title", "checks"):
+        table.add_column(col, overflow="fold")
+    for s in SCENARIOS:
+        table.add_row(s.id, s.title, ", ".join(s.checks))
+    console.print(table)
+
+
+@app.command()
+def demo(
+    out: Annotated[Path, typer.Option("--out", help="Report directory.")] = Path("hookproof-demo"),
+) -> None:
+    """Certify a correct and a broken reference receiver, side by side, on 127.0.0.1."""
+    from hookproof.demo import run_demo
+
+    try:
+        results = run_demo(out, progress_console=err_console)
+    except (HookproofError,) as exc:
+        raise fail(str(exc)) from None
+    for name, result in results:
+        print_report(result.report, result.paths, f"receiver {name}")
+        console.print("")
+    ok = results[0][1].report.verdict == "pass" and results[1][1].report.verdict == "fail"
+    console.print("demo: the correct receiver passed and the broken one failed." if ok else
+                  "demo: unexpected verdicts (see above).")
+    raise typer.Exit(0 if ok else 1)
 
 
 def main() -> None:

@@ -1,0 +1,157 @@
+"""`hookproof certify`: run the catalog against the configured receiver and write reports.
+
+Starts what the config asks for (the provider API and effect sink, the receiver's own
+start command), runs the scenarios, writes report.json, junit.xml, summary.md and
+report.html plus the history, and stops everything it started, also on Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import random
+import shlex
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterator, Sequence
+
+from hookproof.config import Config
+from hookproof.errors import ConfigError
+from reports.model import RunReport
+from scenarios.observations import Observation
+from scenarios.runner import Progress, Runner, observation_from_json
+from simulator.delivery import History, Target
+
+
+@dataclass(frozen=True)
+class CertifyResult:
+    """The run's report and where its files are."""
+
+    report: RunReport
+    paths: dict[str, Path]
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if self.report.verdict == "pass" and not self.report.partial else 1
+
+
+def import_object(spec: str, field: str) -> Any:
+    """The attribute named by ``module:attr`` (dots allowed on both sides). Raises ConfigError."""
+    module_name, _, attr = spec.partition(":")
+    try:
+        obj: Any = importlib.import_module(module_name)
+        for part in attr.split("."):
+            obj = getattr(obj, part)
+    except Exception as exc:  # importing user code may raise anything
+        raise ConfigError(f"cannot import {spec!r}: {type(exc).__name__}: {exc}", field=field) from None
+    return obj
+
+
+def make_observer(config: Config, server_state: Any) -> Callable[[], Observation]:
+    """The configured observer as a function returning one Observation."""
+    from scenarios import observers
+
+    obs = config.observer
+    try:
+        if obs.kind == "sql":
+            return observers.SqlObserver(obs.url, obs.effects, obs.state).observe  # type: ignore[arg-type]
+        if obs.kind == "http":
+            return observers.HttpObserver(obs.url, timeout_s=obs.timeout_s).observe  # type: ignore[arg-type]
+        if obs.kind == "sink":
+            return observers.SinkObserver(server_state.sink).observe
+        fn = import_object(obs.callable or "", "observer.callable")
+        return lambda: _coerce(fn())
+    except observers.ObserverError as exc:
+        raise ConfigError(str(exc), field="observer") from None
+
+
+def _coerce(value: Any) -> Observation:
+    return value if isinstance(value, Observation) else observation_from_json(value, time.time())
+
+
+@contextlib.contextmanager
+def provider_server(config: Config) -> Iterator[tuple[Any, str, str]]:
+    """Start the provider API and effect sink; yields (state, api_base, sink_url)."""
+    from simulator.server.runner import run_server
+    from simulator.server.state import ServerState
+
+    state = ServerState(api_keys=[config.provider.api_key])
+    with run_server(state, host=config.provider.host, port=config.provider.port) as handle:
+        yield state, handle.api_base, handle.sink_url
+
+
+@contextlib.contextmanager
+def receiver_process(config: Config, secrets: Sequence[str], api_base: str, sink_url: str) -> Iterator[None]:
+    """Start the receiver's `start` command if configured, wait healthy, stop it after."""
+    from chaos.process import ReceiverProcess
+
+    start = config.target.start
+    if start is None:
+        yield
+        return
+    values = {"api_base": api_base, "sink_url": sink_url, "port": str(start.port or "")}
+    try:
+        command = start.command.format(**values)
+    except (KeyError, IndexError, ValueError) as exc:
+        raise ConfigError(f"unknown placeholder {exc} (known: {{api_base}}, {{sink_url}}, {{port}})",
+                          field="target.start.command") from None
+    env = {**start.env, "HOOKPROOF_API_BASE": api_base, "HOOKPROOF_SINK_URL": sink_url,
+           "HOOKPROOF_SECRET": secrets[0], "HOOKPROOF_API_KEY": config.provider.api_key}
+    health = start.health_url
+    cwd = str(config.base_dir / start.cwd) if start.cwd else str(config.base_dir)
+    proc = ReceiverProcess(shlex.split(command), env=env, cwd=cwd, health_url=health, port=start.port,
+                           startup_timeout_s=start.startup_timeout_s, masked=secrets)
+    with proc:
+        yield
+
+
+def make_target(config: Config) -> Target:
+    t = config.target
+    if t.app is not None:
+        return Target(app=import_object(t.app, "target.app"), path=t.path)
+    return Target(url=t.url)
+
+
+def certify(config: Config, *, scenarios: Sequence[str] | None = None, out_dir: Path,
+            progress: Progress | None = None, on_start: Callable[[Runner], None] | None = None) -> CertifyResult:
+    """Run the selected scenarios (default: config's run.scenarios, else the catalog).
+
+    Raises ConfigError for a configuration that cannot run (secrets, imports, start).
+    """
+    from reports import write_reports
+    from simulator.profiles import get_profile
+
+    secrets = config.target.secrets(config.base_dir)
+    profile = get_profile(config.target.profile)
+    seed = config.run.seed if config.run.seed is not None else random.SystemRandom().randrange(1, 2**31)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    history_path = out_dir / "history.sqlite"
+    for stale in out_dir.glob("history.sqlite*"):
+        stale.unlink()
+    history = History(history_path)
+    history.set_meta("profile", profile.name)
+    history.set_meta("seed", seed)
+    chosen = list(scenarios or config.run.scenarios or []) or None
+    with provider_server(config) as (state, api_base, sink_url):
+        with receiver_process(config, secrets, api_base, sink_url):
+            runner = Runner(
+                target=make_target(config), profile=profile, secrets=secrets,
+                observe=make_observer(config, state), history=history, server_state=state,
+                live=config.target.live, account=config.target.account,
+                enabled=frozenset(config.target.stripe_types() or ()) or None, seed=seed,
+                time_scale=config.run.time_scale, burst=config.run.burst,
+                settle_window_s=config.settle.window_s, settle_deadline_s=config.settle.deadline_s,
+                settle_interval_s=config.settle.interval_s, has_sink=config.observer.kind == "sink",
+                progress=progress,
+            )
+            if on_start:
+                on_start(runner)
+            try:
+                report = runner.run(chosen)
+            finally:
+                history.set_meta("finished", True)
+                history.close()
+    paths = write_reports(report, out_dir)
+    paths["history"] = history_path
+    return CertifyResult(report, paths)
