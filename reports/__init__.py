@@ -1,0 +1,106 @@
+"""Reports: one neutral run model (`reports.model`) and pure renderers of it.
+
+- `render_json` / `load_json`: report.json, versioned (`reports/schema.md`);
+- `render_junit`: junit.xml for CI test views;
+- `render_markdown`: summary.md for CI step summaries and PR comments;
+- `render_html`: report.html, one self-contained page with timelines;
+- `write_reports`: all four into a directory, each file replaced atomically.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import pathlib
+
+from reports.errors import ReportError, ReportFormatError, ReportWriteError, SchemaVersionError
+from reports.html import render_html
+from reports.json_report import load_json, render_json
+from reports.junit import render_junit
+from reports.markdown import render_markdown
+from reports.model import (
+    SCHEMA_VERSION,
+    AttemptView,
+    CheckView,
+    ChecklistItem,
+    EffectPoint,
+    FindingView,
+    RunReport,
+    ScenarioReport,
+)
+
+__all__ = [
+    "AttemptView",
+    "CheckView",
+    "ChecklistItem",
+    "EffectPoint",
+    "FindingView",
+    "REPORT_FILES",
+    "ReportError",
+    "ReportFormatError",
+    "ReportWriteError",
+    "RunReport",
+    "SCHEMA_VERSION",
+    "ScenarioReport",
+    "SchemaVersionError",
+    "load_json",
+    "render_html",
+    "render_json",
+    "render_junit",
+    "render_markdown",
+    "write_reports",
+]
+
+#: Format name -> file name, as `write_reports` writes them.
+REPORT_FILES = {
+    "json": "report.json",
+    "junit": "junit.xml",
+    "markdown": "summary.md",
+    "html": "report.html",
+}
+
+
+def write_reports(report: RunReport, out_dir: str | os.PathLike[str]) -> dict[str, pathlib.Path]:
+    """Render every format and write it into `out_dir` (created if missing).
+
+    Everything is rendered before anything is written; each file is written to a
+    temporary file in `out_dir` and renamed over the old one, so a reader never sees a
+    half-written report. Returns format name -> path (keys of `REPORT_FILES`).
+
+    Raises:
+        ReportWriteError: `out_dir` or a file in it cannot be written.
+    """
+    renderers = {"json": render_json, "junit": render_junit, "markdown": render_markdown, "html": render_html}
+    texts = {name: render(report) for name, render in renderers.items()}
+    directory = pathlib.Path(out_dir)
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ReportWriteError(f"cannot create the report directory {directory}: {exc}", file=directory) from exc
+    paths = {}
+    for name, text in texts.items():
+        paths[name] = _write_atomic(directory / REPORT_FILES[name], text)
+    return paths
+
+
+def _write_atomic(path: pathlib.Path, text: str) -> pathlib.Path:
+    """Write `text` (UTF-8) to `path` through a temporary sibling and a rename."""
+    tmp: str | None = None
+    try:
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+        tmp = None
+    except OSError as exc:
+        raise ReportWriteError(f"cannot write {path}: {exc}", file=path) from exc
+    finally:
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+    return path

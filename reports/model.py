@@ -94,6 +94,25 @@ class ScenarioReport:
     def findings(self) -> tuple[FindingView, ...]:
         return tuple(f for c in self.checks for f in c.findings if f.severity == "finding")
 
+    @property
+    def advisories(self) -> tuple[FindingView, ...]:
+        """The checks' advisories (stricter than the official verifier; never failing)."""
+        return tuple(f for c in self.checks for f in c.findings if f.severity == "advisory")
+
+    @property
+    def finding_keys(self) -> tuple[str, ...]:
+        """Business keys named by findings, in first-seen order, without duplicates."""
+        return tuple(dict.fromkeys(f.key for f in self.findings))
+
+    def attempts_for(self, key: str) -> tuple[AttemptView, ...]:
+        """The attempts of business key `key`, plus any a finding on `key` names, in history order."""
+        named = {i for f in self.findings if f.key == key for i in f.attempts}
+        return tuple(a for a in self.attempts if a.business_key == key or a.index in named)
+
+    def effects_for(self, key: str) -> tuple[EffectPoint, ...]:
+        """The effect points of business key `key`, oldest first."""
+        return tuple(sorted((e for e in self.effects if e.business_key == key), key=lambda e: (e.at, e.count)))
+
 
 @dataclass(frozen=True)
 class ChecklistItem:
@@ -126,3 +145,12 @@ class RunReport:
     partial: bool = False
     history_file: str | None = None
     schema_version: int = SCHEMA_VERSION
+
+    @property
+    def duration_s(self) -> float:
+        """Wall-clock length of the run in seconds."""
+        return max(0.0, self.finished_at - self.started_at)
+
+    def scenario(self, scenario_id: str) -> ScenarioReport | None:
+        """The scenario with id `scenario_id`, or None when the run has none."""
+        return next((s for s in self.scenarios if s.id == scenario_id), None)

@@ -1,0 +1,84 @@
+"""Wording and formatting shared by the renderers (pure; no I/O)."""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime, timezone
+
+from reports.model import FindingView
+
+#: How verdicts read in every human-facing report.
+VERDICT_LABELS = {
+    "pass": "PASS",
+    "fail": "FAIL",
+    "not_applicable": "N/A",
+    "unknown": "UNKNOWN",
+    "error": "ERROR",
+    "untested": "UNTESTED",
+    "valid": "PASS",
+    "invalid": "FAIL",
+}
+
+#: Outcomes of an attempt, in legend order, with what each means.
+OUTCOMES = {
+    "acked": "2xx: acknowledged",
+    "rejected": "4xx: rejected",
+    "server_error": "5xx: server error",
+    "timeout": "sender timed out",
+    "dropped": "answer lost on the way back",
+    "connection_error": "connection failed",
+}
+
+
+def verdict_label(verdict: str) -> str:
+    """PASS / FAIL / N/A / UNKNOWN / ... for a scenario, check or checklist verdict."""
+    return VERDICT_LABELS.get(verdict, verdict.upper())
+
+
+def utc(ts: float) -> str:
+    """Unix seconds as ``2024-06-01 12:00:00Z`` (UTC, whole seconds)."""
+    if not math.isfinite(ts):
+        return "?"
+    return datetime.fromtimestamp(ts, tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%SZ")
+
+
+def utc_iso(ts: float) -> str:
+    """Unix seconds as ``2024-06-01T12:00:00`` (UTC, JUnit's timestamp format)."""
+    if not math.isfinite(ts):
+        ts = 0.0
+    return datetime.fromtimestamp(ts, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")
+
+
+def seconds(value_s: float) -> str:
+    """A duration for people: ``850 ms``, ``1.25 s``, ``2 min 5 s``."""
+    if not math.isfinite(value_s):
+        return "?"
+    if value_s < 1:
+        return f"{value_s * 1000:.0f} ms"
+    if value_s < 120:
+        return f"{value_s:.2f} s"
+    minutes, rest = divmod(round(value_s), 60)
+    return f"{minutes} min {rest} s"
+
+
+def attempt_refs(indexes: tuple[int, ...]) -> str:
+    """``#4, #5`` for attempt indexes (empty when none)."""
+    return ", ".join(f"#{i}" for i in indexes)
+
+
+def finding_line(finding: FindingView) -> str:
+    """One line for a finding: ``[key] message (attempts #4, #5)``."""
+    line = f"[{finding.key}] {one_line(finding.message)}"
+    if finding.attempts:
+        line += f" (attempts {attempt_refs(finding.attempts)})"
+    return line
+
+
+def one_line(text: str) -> str:
+    """`text` with every run of whitespace (newlines included) turned into one space."""
+    return " ".join(text.split())
+
+
+def plural(n: int, word: str) -> str:
+    """``1 finding``, ``2 findings``."""
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"

@@ -1,0 +1,116 @@
+"""summary.md: a short GitHub-flavoured Markdown summary for CI step summaries and PR comments.
+
+The verdict line first, then the scenarios, the findings, the go-live checklist and
+why some scenarios did not apply. Every value from the run is escaped for table cells
+(pipes, angle brackets, newlines), so a hostile receiver's text cannot break the layout.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from reports._format import attempt_refs, one_line, plural, seconds, utc, verdict_label
+from reports.model import RunReport, ScenarioReport
+
+__all__ = ["render_markdown"]
+
+
+def render_markdown(report: RunReport) -> str:
+    """The report as Markdown text (ends with a newline)."""
+    parts = [_header(report), _scenarios(report)]
+    findings = _findings(report)
+    if findings:
+        parts.append(findings)
+    if report.checklist:
+        parts.append(_checklist(report))
+    not_applicable = _not_applicable(report)
+    if not_applicable:
+        parts.append(not_applicable)
+    return "\n\n".join(parts) + "\n"
+
+
+def _header(report: RunReport) -> str:
+    counts: dict[str, int] = {}
+    for s in report.scenarios:
+        counts[s.verdict] = counts.get(s.verdict, 0) + 1
+    tally = ", ".join(f"{n} {verdict_label(v)}" for v, n in counts.items())
+    lines = [
+        f"## hookproof: {verdict_label(report.verdict)}" + (" (partial run)" if report.partial else ""),
+        "",
+        f"{_code(report.target)} · profile {_code(report.profile)} · {_cell(report.environment)} mode"
+        f" · seed {report.seed} · {utc(report.started_at)} · {seconds(report.duration_s)}",
+        "",
+        f"{plural(len(report.scenarios), 'scenario')}: {tally or 'none ran'}.",
+    ]
+    return "\n".join(lines)
+
+
+def _scenarios(report: RunReport) -> str:
+    rows = [
+        (f"{_code(s.id)} {_cell(s.title)}", verdict_label(s.verdict), str(len(s.findings)),
+         _duration(s))
+        for s in report.scenarios
+    ]
+    return "### Scenarios\n\n" + _table(("Scenario", "Verdict", "Findings", "Duration"), rows)
+
+
+def _duration(scenario: ScenarioReport) -> str:
+    if scenario.verdict == "not_applicable":
+        return "-"
+    return seconds(scenario.duration_s) + ("" if scenario.settled else " (not settled)")
+
+
+def _findings(report: RunReport) -> str:
+    rows = [
+        (_code(s.id), _code(f.check_id), _code(f.key),
+         _cell(f.message) + (f" (attempts {attempt_refs(f.attempts)})" if f.attempts else ""))
+        for s in report.scenarios for f in s.findings
+    ]
+    rows += [
+        (_code(s.id), _code(c.check_id), "", f"UNKNOWN: {_cell(c.detail or 'no verdict')}")
+        for s in report.scenarios for c in s.checks if c.verdict == "unknown"
+    ]
+    if not rows:
+        return ""
+    return "### Findings\n\n" + _table(("Scenario", "Check", "Business key", "Message"), rows)
+
+
+def _checklist(report: RunReport) -> str:
+    rows = []
+    for item in report.checklist:
+        evidence = []
+        for sid in item.scenarios:
+            scenario = report.scenario(sid)
+            label = verdict_label(scenario.verdict) if scenario else "not run"
+            evidence.append(f"{_code(sid)} {label}")
+        rows.append((_cell(item.title), verdict_label(item.verdict), ", ".join(evidence) or "none"))
+    return "### Go-live checklist\n\n" + _table(("Item", "Verdict", "Evidence"), rows)
+
+
+def _not_applicable(report: RunReport) -> str:
+    skipped: Sequence[ScenarioReport] = [s for s in report.scenarios if s.verdict == "not_applicable"]
+    if not skipped:
+        return ""
+    lines = [f"- {_code(s.id)}: {_cell(s.reason or 'no reason given')}" for s in skipped]
+    return "### Not applicable\n\n" + "\n".join(lines)
+
+
+def _table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def _cell(text: str) -> str:
+    """`text` safe inside a table cell or a line: one line, no HTML, no column breaks."""
+    text = one_line(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return text.replace("\\", "\\\\").replace("|", "\\|").replace("*", "\\*").replace("_", "\\_") \
+        .replace("`", "\\`").replace("[", "\\[").replace("]", "\\]")
+
+
+def _code(text: str) -> str:
+    """`text` as inline code, safe inside a table cell."""
+    text = one_line(text).replace("|", "\\|")
+    fence = "``" if "`" in text else "`"
+    pad = " " if fence == "``" else ""
+    return f"{fence}{pad}{text}{pad}{fence}"

@@ -1,0 +1,69 @@
+"""report.html: golden output, self-containment and escaping."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import replace
+from html.parser import HTMLParser
+
+from reports import FindingView, RunReport, render_html
+
+
+def test_golden(run_report: RunReport, golden: Callable[[str, str], None]) -> None:
+    golden("report.html", render_html(run_report))
+
+
+class _Tags(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append((tag, dict(attrs)))
+
+
+def _tags(html: str) -> list[tuple[str, dict[str, str | None]]]:
+    parser = _Tags()
+    parser.feed(html)
+    return parser.tags
+
+
+def test_self_contained(run_report: RunReport) -> None:
+    html = render_html(run_report)
+    tags = _tags(html)
+    names = {t for t, _ in tags}
+    assert not names & {"script", "link", "img", "iframe", "object", "embed"}
+    for _, attrs in tags:
+        for name in ("src", "href"):
+            assert attrs.get(name) is None, attrs
+    assert "@import" not in html and "url(" not in html
+
+
+def test_sections(run_report: RunReport) -> None:
+    html = render_html(run_report)
+    tags = _tags(html)
+    ids = [a.get("id") for _, a in tags if a.get("id")]
+    assert {"overall-verdict", "verdicts", "checklist", "findings", "advisories", "checks"} <= set(ids)
+    assert [a.get("class") for t, a in tags if t == "svg"] == ["timeline"]
+    verdicts = html.split('<table id="verdicts">', 1)[1].split("</table>", 1)[0]
+    assert re.findall(r'class="badge v-(\w+)"', verdicts) == ["pass", "fail", "not_applicable"]
+    for text in ("stripe", "20240601", "2024-06-01 12:00:00Z", "license:pay_2002", "#3",
+                 "the receiver did not settle within 5 s", "Persists before acknowledging"):
+        assert text in html
+
+
+def test_everything_is_escaped(run_report: RunReport) -> None:
+    evil = "<script>alert(1)</script>"
+    finding = FindingView("duplicated", evil, evil + '" onload="x', "finding", attempts=(3,))
+    check = replace(run_report.scenarios[1].checks[0], findings=(finding,))
+    attempts = tuple(replace(a, business_key=evil, delivery_id=evil) for a in run_report.scenarios[1].attempts)
+    scenario = replace(run_report.scenarios[1], checks=(check,), attempts=attempts, title=evil)
+    html = render_html(replace(run_report, scenarios=(scenario,), target=evil))
+    assert "<script" not in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert '" onload="' not in html
+
+
+def test_target_with_markup_is_text(run_report: RunReport) -> None:
+    assert "stripe?x=&lt;1&gt;&amp;y=2" in render_html(run_report)

@@ -1,0 +1,47 @@
+"""summary.md: golden output, escaping, and what is left out when empty."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+
+from reports import FindingView, RunReport, render_markdown
+
+
+def test_golden(run_report: RunReport, golden: Callable[[str, str], None]) -> None:
+    golden("summary.md", render_markdown(run_report))
+
+
+def test_sections_in_order(run_report: RunReport) -> None:
+    text = render_markdown(run_report)
+    assert text.startswith("## hookproof: FAIL\n")
+    headings = [line for line in text.splitlines() if line.startswith("### ")]
+    assert headings == ["### Scenarios", "### Findings", "### Go-live checklist", "### Not applicable"]
+
+
+def _rows(text: str, heading: str) -> list[str]:
+    section = text.split(heading + "\n\n", 1)[1].split("\n\n", 1)[0]
+    return section.splitlines()
+
+
+def test_table_cells_cannot_break_the_table(run_report: RunReport) -> None:
+    hostile = FindingView("duplicated", "key|with|pipes", "a | b\nnext line <img src=x>", "finding")
+    check = replace(run_report.scenarios[1].checks[0], findings=(hostile,))
+    scenario = replace(run_report.scenarios[1], checks=(check,))
+    text = render_markdown(replace(run_report, scenarios=(scenario,)))
+    rows = _rows(text, "### Findings")
+    assert len(rows) == 3
+    assert all(row.replace("\\|", "").count("|") == 5 for row in rows)
+    assert "<img" not in text and "&lt;img src=x&gt;" in text
+
+
+def test_verdict_words(run_report: RunReport) -> None:
+    rows = _rows(render_markdown(run_report), "### Scenarios")[2:]
+    assert [row.split(" | ")[1] for row in rows] == ["PASS", "FAIL", "N/A"]
+
+
+def test_a_clean_run_has_no_findings_section(run_report: RunReport) -> None:
+    report = replace(run_report, verdict="pass", scenarios=(run_report.scenarios[0],), checklist=())
+    text = render_markdown(report)
+    assert "### Findings" not in text and "### Not applicable" not in text and "### Go-live" not in text
+    assert "1 scenario: 1 PASS." in text

@@ -1,0 +1,52 @@
+"""write_reports: every format, written atomically into a (new) directory."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from reports import (
+    REPORT_FILES,
+    ReportError,
+    ReportWriteError,
+    RunReport,
+    load_json,
+    render_html,
+    render_junit,
+    render_markdown,
+    write_reports,
+)
+
+
+def test_writes_all_four(run_report: RunReport, tmp_path: Path) -> None:
+    out = tmp_path / "a" / "b"
+    paths = write_reports(run_report, out)
+    assert paths == {name: out / file for name, file in REPORT_FILES.items()}
+    assert sorted(p.name for p in out.iterdir()) == sorted(REPORT_FILES.values())  # no temp files left
+    assert load_json(paths["json"].read_text(encoding="utf-8")) == run_report
+    assert paths["junit"].read_text(encoding="utf-8") == render_junit(run_report)
+    assert paths["markdown"].read_text(encoding="utf-8") == render_markdown(run_report)
+    assert paths["html"].read_text(encoding="utf-8") == render_html(run_report)
+
+
+def test_replaces_old_reports(run_report: RunReport, tmp_path: Path) -> None:
+    (tmp_path / "summary.md").write_text("old", encoding="utf-8")
+    write_reports(run_report, tmp_path)
+    assert (tmp_path / "summary.md").read_text(encoding="utf-8") == render_markdown(run_report)
+
+
+def test_unwritable_directory(run_report: RunReport, tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("", encoding="utf-8")
+    with pytest.raises(ReportWriteError) as info:
+        write_reports(run_report, blocker / "reports")
+    assert isinstance(info.value, ReportError) and info.value.file == blocker / "reports"
+
+
+def test_unwritable_file_leaves_no_temp(run_report: RunReport, tmp_path: Path) -> None:
+    (tmp_path / "report.html").mkdir()  # a directory where the file should go
+    with pytest.raises(ReportWriteError) as info:
+        write_reports(run_report, tmp_path)
+    assert info.value.file == tmp_path / "report.html"
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
