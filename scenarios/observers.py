@@ -1,0 +1,475 @@
+"""Observers: how the harness sees a receiver's effects and state, with no change to
+its business code (DESIGN.md, "Observers").
+
+Every observer has one synchronous method, ``observe() -> Observation``; the I/O stays
+here, at the edge. Four kinds:
+
+- `SqlObserver`: SQLAlchemy 2 URL plus an ``effects`` query (a ``business_key`` column,
+  one row per applied effect; optional ``amount`` and ``idempotency_key`` columns) and an
+  optional ``state`` query (``object_id, status[, version]``). Read-only: SQLite files
+  are opened through a ``mode=ro`` URI, PostgreSQL transactions start with
+  ``SET TRANSACTION READ ONLY`` and a ``statement_timeout``; every transaction is rolled
+  back.
+- `HttpObserver`: GET a test-only endpoint answering
+  ``{"effects": [{"business_key", "amount"?, "idempotency_key"?} | "key", ...],
+  "states": [{"object_id", "status", "version"?}, ...]}`` (both lists optional), with a
+  bounded time and a cap on the answer's size.
+- `SinkObserver`: the simulator's effect sink, in process (`EffectSink`) or by URL
+  (``GET /sink/effects``); effects carry the receiver's idempotency keys.
+- `PythonObserver`: a callable for in-process targets, returning an `Observation` or
+  the HTTP observer's dict shape.
+
+`settle` polls an observer until the effects and states stay unchanged for a window,
+bounded by a deadline, keeping every observation (each stamped with its time).
+
+Every failure to observe is an `ObserverError` naming the observer, its target (with
+any password masked) and the failing query; foreign exceptions (SQLAlchemy, httpx,
+JSON) are translated here, chained with ``from``.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import urllib.parse
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping, Protocol, runtime_checkable
+
+import httpx
+import sqlalchemy
+from sqlalchemy import exc as sa_exc
+from sqlalchemy.engine import URL, Engine, make_url
+
+from scenarios.errors import ObserverError
+from scenarios.observations import Effect, ObjectState, Observation
+from simulator.server.sink import EffectSink
+
+#: Largest answer an HTTP observer reads (bytes).
+DEFAULT_MAX_BYTES = 8 * 1024 * 1024
+#: Slack on settle's window and deadline comparisons (seconds), so float residue in
+#: sums of intervals (10 x 0.1 < 1.0) does not cost an extra read.
+_EPSILON_S = 1e-9
+
+
+@runtime_checkable
+class Observer(Protocol):
+    """Anything that reads the receiver's effects and states once."""
+
+    def observe(self) -> Observation:
+        """One read; raises ObserverError when the receiver cannot be read."""
+        ...
+
+
+# ---- the common dict shape --------------------------------------------------------
+
+def observation_from_data(data: Any, at: float, *, observer: str, target: str | None = None) -> Observation:
+    """An Observation from ``{"effects": [...], "states": [...]}``. Raises ObserverError.
+
+    Effects are business-key strings or objects with ``business_key`` (and optional
+    integer ``amount``, string ``idempotency_key``); states are objects with
+    ``object_id``, ``status`` and an optional integer ``version``.
+    """
+
+    def bad(message: str) -> ObserverError:
+        return ObserverError(f"{observer} observer: {message}", observer=observer, target=target)
+
+    if not isinstance(data, Mapping):
+        raise bad(f"expected a JSON object with 'effects' and 'states', got {type(data).__name__}")
+    raw_effects = data.get("effects", [])
+    raw_states = data.get("states", [])
+    if not isinstance(raw_effects, list) or not isinstance(raw_states, list):
+        raise bad("'effects' and 'states' must be lists")
+    effects: list[Effect] = []
+    for i, item in enumerate(raw_effects):
+        if isinstance(item, str):
+            effects.append(Effect(item))
+            continue
+        if not isinstance(item, Mapping) or not isinstance(item.get("business_key"), str):
+            raise bad(f"effects[{i}] must be a string or an object with a string 'business_key', got {item!r:.200}")
+        amount = item.get("amount")
+        key = item.get("idempotency_key")
+        if amount is not None and (isinstance(amount, bool) or not isinstance(amount, int)):
+            raise bad(f"effects[{i}].amount must be an integer (minor units) or null, got {amount!r}")
+        if key is not None and not isinstance(key, str):
+            raise bad(f"effects[{i}].idempotency_key must be a string or null, got {key!r}")
+        effects.append(Effect(item["business_key"], amount, key))
+    states: list[ObjectState] = []
+    for i, item in enumerate(raw_states):
+        if not isinstance(item, Mapping) or not isinstance(item.get("object_id"), str) \
+                or not isinstance(item.get("status"), str):
+            raise bad(f"states[{i}] must be an object with string 'object_id' and 'status', got {item!r:.200}")
+        version = item.get("version")
+        if version is not None and (isinstance(version, bool) or not isinstance(version, int)):
+            raise bad(f"states[{i}].version must be an integer or null, got {version!r}")
+        states.append(ObjectState(item["object_id"], item["status"], version))
+    return Observation(at, tuple(effects), tuple(states))
+
+
+# ---- SQL ------------------------------------------------------------------------------
+
+class SqlObserver:
+    """Reads effects (and states) with SQL through SQLAlchemy 2, read-only.
+
+    Args:
+        url: a SQLAlchemy URL (``sqlite:///path.db``, ``postgresql+psycopg://…``).
+        effects_query: returns a ``business_key`` column, one row per applied effect;
+            optional ``amount`` (integer minor units) and ``idempotency_key`` columns.
+        state_query: returns ``object_id, status`` and optionally ``version``; None: no states.
+        timeout_s: bound on connecting and on each query (seconds).
+
+    Raises ObserverError for a bad URL, a missing driver, a database it cannot reach,
+    a failing query, or a query without the required columns.
+    """
+
+    kind = "sql"
+
+    def __init__(self, url: str, effects_query: str, state_query: str | None = None, *, timeout_s: float = 10.0) -> None:
+        if timeout_s <= 0:
+            raise ValueError(f"timeout_s must be > 0, not {timeout_s}")
+        self.effects_query = effects_query
+        self.state_query = state_query
+        self.timeout_s = timeout_s
+        try:
+            self._url = make_url(url)
+        except sa_exc.ArgumentError as exc:
+            raise ObserverError(f"sql observer: not a SQLAlchemy URL: {exc}", observer=self.kind) from exc
+        self.target = self._url.render_as_string(hide_password=True)
+        self._engine: Engine | None = None
+
+    # -- engine ---------------------------------------------------------------------
+    def _read_only_url(self) -> tuple[URL, dict[str, Any]]:
+        url = self._url
+        backend = url.get_backend_name()
+        if backend == "sqlite":
+            database = url.database or ""
+            connect_args: dict[str, Any] = {"timeout": self.timeout_s}
+            if database and database != ":memory:" and not database.startswith("file:") and "mode" not in url.query:
+                url = url.set(database="file:" + urllib.parse.quote(database), query={**url.query, "mode": "ro", "uri": "true"})
+            return url, connect_args
+        if backend == "postgresql":
+            return url, {"connect_timeout": max(1, round(self.timeout_s))}
+        return url, {}
+
+    def _get_engine(self) -> Engine:
+        if self._engine is None:
+            url, connect_args = self._read_only_url()
+            try:
+                self._engine = sqlalchemy.create_engine(url, connect_args=connect_args, pool_pre_ping=False,
+                                                        **({"pool_timeout": self.timeout_s} if url.get_backend_name() != "sqlite" else {}))
+            except sa_exc.ArgumentError as exc:  # NoSuchModuleError: unknown dialect
+                raise ObserverError(f"sql observer: cannot use {self.target}: {exc}", observer=self.kind,
+                                    target=self.target) from exc
+            except ImportError as exc:
+                raise ObserverError(f"sql observer: the driver for {self.target} is not installed: {exc}",
+                                    observer=self.kind, target=self.target) from exc
+        return self._engine
+
+    def close(self) -> None:
+        """Dispose of the engine's pooled connections."""
+        if self._engine is not None:
+            self._engine.dispose()
+            self._engine = None
+
+    def __enter__(self) -> SqlObserver:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- reading ----------------------------------------------------------------------
+    def observe(self) -> Observation:
+        """Run the queries in one read-only transaction (rolled back) and build an Observation."""
+        engine = self._get_engine()
+        try:
+            conn = engine.connect()
+        except (sa_exc.SQLAlchemyError, OSError) as exc:
+            raise ObserverError(f"sql observer: cannot connect to {self.target}: {_reason(exc)}",
+                                observer=self.kind, target=self.target) from exc
+        with conn:
+            try:
+                if engine.dialect.name == "postgresql":
+                    conn.exec_driver_sql("SET TRANSACTION READ ONLY")
+                    conn.exec_driver_sql(f"SET LOCAL statement_timeout = {int(self.timeout_s * 1000)}")
+                effect_rows = self._rows(conn, "effects", self.effects_query, ("business_key",))
+                state_rows = (self._rows(conn, "state", self.state_query, ("object_id", "status"))
+                              if self.state_query is not None else [])
+            finally:
+                try:
+                    conn.rollback()
+                except sa_exc.SQLAlchemyError:
+                    pass
+        at = time.time()
+        try:
+            effects = tuple(
+                Effect(str(r["business_key"]), _int_or_none(r.get("amount")),
+                       None if r.get("idempotency_key") is None else str(r["idempotency_key"]))
+                for r in effect_rows
+            )
+            states = tuple(
+                ObjectState(str(r["object_id"]), str(r["status"]), _int_or_none(r.get("version"))) for r in state_rows
+            )
+        except (TypeError, ValueError) as exc:
+            raise ObserverError(f"sql observer: a column holds a value of the wrong type: {exc}",
+                                observer=self.kind, target=self.target) from exc
+        return Observation(at, effects, states)
+
+    def _rows(self, conn: sqlalchemy.Connection, name: str, query: str, required: tuple[str, ...]) -> list[Mapping[str, Any]]:
+        try:
+            result = conn.execute(sqlalchemy.text(query))
+            if not result.returns_rows:
+                raise ObserverError(f"sql observer: the {name} query returns no rows (not a SELECT?)",
+                                    observer=self.kind, target=self.target, query=name)
+            columns = [str(c) for c in result.keys()]
+            rows: list[Mapping[str, Any]] = [dict(m) for m in result.mappings().all()]
+        except sa_exc.SQLAlchemyError as exc:
+            raise ObserverError(f"sql observer: the {name} query failed on {self.target}: {_reason(exc)}",
+                                observer=self.kind, target=self.target, query=name) from exc
+        missing = [c for c in required if c not in columns]
+        if missing:
+            raise ObserverError(
+                f"sql observer: the {name} query must return column(s) {', '.join(required)}; "
+                f"missing {', '.join(missing)} (got {', '.join(columns) or 'no columns'})",
+                observer=self.kind, target=self.target, query=name,
+            )
+        return rows
+
+
+def _reason(exc: BaseException) -> str:
+    orig = getattr(exc, "orig", None)
+    text = str(orig if orig is not None else exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _int_or_none(value: Any) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        raise TypeError(f"expected an integer, got {value!r}")
+    return int(value)
+
+
+# ---- HTTP -----------------------------------------------------------------------------
+
+class HttpObserver:
+    """GETs a test-only endpoint answering the dict shape (see `observation_from_data`).
+
+    Args:
+        url: the endpoint.
+        timeout_s: bound on the whole read (connect, headers and body), seconds.
+        max_bytes: larger answers are an error.
+        headers: extra request headers (e.g. a token for the test endpoint).
+        client: an httpx.Client to use (e.g. with an ASGI/WSGI transport); default: a
+            client owned by the observer.
+    """
+
+    kind = "http"
+
+    def __init__(self, url: str, timeout_s: float = 5.0, *, max_bytes: int = DEFAULT_MAX_BYTES,
+                 headers: Mapping[str, str] | None = None, client: httpx.Client | None = None) -> None:
+        if timeout_s <= 0:
+            raise ValueError(f"timeout_s must be > 0, not {timeout_s}")
+        self.url = url
+        self.timeout_s = timeout_s
+        self.max_bytes = max_bytes
+        self.headers = dict(headers or {})
+        self._client = client
+        self._own_client = client is None
+
+    def _get_client(self) -> httpx.Client:
+        if self._client is None:
+            self._client = httpx.Client(timeout=httpx.Timeout(self.timeout_s), follow_redirects=False)
+        return self._client
+
+    def close(self) -> None:
+        """Close the client the observer owns."""
+        if self._client is not None and self._own_client:
+            self._client.close()
+            self._client = None
+
+    def __enter__(self) -> HttpObserver:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def fetch(self) -> Any:
+        """GET the endpoint and return the decoded JSON. Raises ObserverError."""
+        client = self._get_client()
+        deadline = time.monotonic() + self.timeout_s
+        try:
+            with client.stream("GET", self.url, headers=self.headers, timeout=self.timeout_s) as response:
+                chunks: list[bytes] = []
+                size = 0
+                for chunk in response.iter_bytes():
+                    size += len(chunk)
+                    if size > self.max_bytes:
+                        raise ObserverError(f"{self.kind} observer: the answer of {self.url} exceeds {self.max_bytes} bytes",
+                                            observer=self.kind, target=self.url)
+                    if time.monotonic() > deadline:
+                        raise ObserverError(f"{self.kind} observer: {self.url} took longer than {self.timeout_s} s",
+                                            observer=self.kind, target=self.url)
+                    chunks.append(chunk)
+                status = response.status_code
+        except httpx.TimeoutException as exc:
+            raise ObserverError(f"{self.kind} observer: {self.url} timed out after {self.timeout_s} s ({type(exc).__name__})",
+                                observer=self.kind, target=self.url) from exc
+        except httpx.HTTPError as exc:
+            raise ObserverError(f"{self.kind} observer: cannot GET {self.url}: {type(exc).__name__}: {exc}",
+                                observer=self.kind, target=self.url) from exc
+        body = b"".join(chunks)
+        if not 200 <= status < 300:
+            raise ObserverError(f"{self.kind} observer: {self.url} answered {status}: {body[:200]!r}",
+                                observer=self.kind, target=self.url)
+        try:
+            return json.loads(body)
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise ObserverError(f"{self.kind} observer: {self.url} did not answer JSON: {exc}",
+                                observer=self.kind, target=self.url) from exc
+
+    def observe(self) -> Observation:
+        """One GET, parsed into an Observation stamped when the answer was read."""
+        data = self.fetch()
+        return observation_from_data(data, time.time(), observer=self.kind, target=self.url)
+
+
+# ---- the effect sink ------------------------------------------------------------------
+
+class SinkObserver:
+    """The effect sink's records: in process (`EffectSink`) or by URL (``GET /sink/effects``).
+
+    A URL may be the sink's base URL (``/sink/effects`` is appended) or the effect
+    endpoint itself. Effects carry amount and idempotency key; the sink has no states.
+    """
+
+    kind = "sink"
+
+    def __init__(self, source: EffectSink | str, timeout_s: float = 5.0, *, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
+        self._store = source if isinstance(source, EffectSink) else None
+        self._http: HttpObserver | None = None
+        if self._store is None:
+            if not isinstance(source, str):
+                raise TypeError(f"SinkObserver needs an EffectSink or a URL, not {type(source).__name__}")
+            url = source.rstrip("/")
+            if not url.endswith("/sink/effects"):
+                url += "/sink/effects"
+            self._http = HttpObserver(url, timeout_s, max_bytes=max_bytes)
+            self._http.kind = self.kind
+
+    def observe(self) -> Observation:
+        """The sink's applied effects, in application order."""
+        if self._store is not None:
+            records = self._store.records()
+            return Observation(time.time(), tuple(Effect(r.business_key, r.amount, r.idempotency_key) for r in records))
+        assert self._http is not None
+        data = self._http.fetch()
+        target = self._http.url
+        if isinstance(data, Mapping):
+            data = {"effects": data.get("effects", [])}
+        return observation_from_data(data, time.time(), observer=self.kind, target=target)
+
+    def close(self) -> None:
+        """Close the HTTP client, if any."""
+        if self._http is not None:
+            self._http.close()
+
+
+# ---- Python ---------------------------------------------------------------------------
+
+class PythonObserver:
+    """Calls `fn()` for in-process targets; it returns an Observation or the dict shape."""
+
+    kind = "python"
+
+    def __init__(self, fn: Callable[[], Observation | Mapping[str, Any]]) -> None:
+        self.fn = fn
+        self.target = getattr(fn, "__qualname__", None) or repr(fn)
+
+    def observe(self) -> Observation:
+        """Call the function; its exceptions become ObserverError (chained)."""
+        try:
+            result = self.fn()
+        except ObserverError:
+            raise
+        except Exception as exc:
+            raise ObserverError(f"python observer: {self.target} raised {type(exc).__name__}: {exc}",
+                                observer=self.kind, target=self.target) from exc
+        if isinstance(result, Observation):
+            return result
+        return observation_from_data(result, time.time(), observer=self.kind, target=self.target)
+
+
+# ---- settling ---------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class SettleResult:
+    """What `settle` saw.
+
+    Attributes:
+        observations: every observation, in order (each carries its time `at`).
+        settled: True when effects and states stayed unchanged for the window before
+            the deadline.
+    """
+
+    observations: list[Observation]
+    settled: bool
+
+    @property
+    def final(self) -> Observation:
+        """The last observation."""
+        return self.observations[-1]
+
+
+def _signature(obs: Observation) -> tuple[Counter[Effect], Counter[ObjectState]]:
+    return Counter(obs.effects), Counter(obs.states)
+
+
+def settle(
+    observer: Observer | Callable[[], Observation],
+    *,
+    window_s: float,
+    deadline_s: float,
+    interval_s: float,
+    clock: Callable[[], float] = time.monotonic,
+    sleep: Callable[[float], None] = time.sleep,
+) -> SettleResult:
+    """Poll `observer` every `interval_s` until effects and states (as multisets: row
+    order is ignored) are unchanged for `window_s`, or `deadline_s` has passed since
+    the start. At least one observation is always taken. ObserverError propagates.
+
+    `clock` (monotonic seconds) and `sleep` are injectable for tests.
+    """
+    if window_s < 0 or deadline_s < 0 or interval_s <= 0:
+        raise ValueError("window_s and deadline_s must be >= 0 and interval_s > 0")
+    read: Callable[[], Observation] = observer.observe if isinstance(observer, Observer) else observer
+    start = clock()
+    first = read()
+    observations = [first]
+    last = _signature(first)
+    stable_since = clock()
+    while True:
+        now = clock()
+        if now - stable_since >= window_s - _EPSILON_S:
+            return SettleResult(observations, True)
+        if now - start >= deadline_s - _EPSILON_S:
+            return SettleResult(observations, False)
+        sleep(max(0.0, min(interval_s, start + deadline_s - now, stable_since + window_s - now)))
+        obs = read()
+        observations.append(obs)
+        signature = _signature(obs)
+        if signature != last:
+            last = signature
+            stable_since = clock()
+
+
+__all__ = [
+    "DEFAULT_MAX_BYTES",
+    "HttpObserver",
+    "Observer",
+    "PythonObserver",
+    "SettleResult",
+    "SinkObserver",
+    "SqlObserver",
+    "observation_from_data",
+    "settle",
+]

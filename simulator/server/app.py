@@ -1,0 +1,461 @@
+"""The provider server: a Stripe-shaped API of the world's truth, plus the effect sink.
+
+Routes (all JSON):
+
+- ``GET /v1/<resource>/{id}`` for every resource in `simulator.world.RESOURCES`
+  (``customers``, ``checkout/sessions``, ``events`` …), ``GET /v1/<resource>`` lists
+  (``limit``, ``starting_after``, ``ending_before``, ``customer``; ``type`` on events),
+  ``GET /v1/account``; ``expand[]=`` (or ``expand[0]=``, as the stripe SDK sends it)
+  on all of them. Auth: ``Authorization: Bearer <key>`` or Basic with the key as the
+  user name; errors in Stripe's shape ``{"error": {"type", "message", "code", "param"}}``
+  (401 ``invalid_request_error``; 404 ``resource_missing``; 400 bad parameters; 429
+  ``rate_limit`` with ``Retry-After``; 5xx ``api_error``).
+- ``GET /v1/payments/{id}``: a Mercado Pago payment for a payment_intent or charge id
+  (same keys; Mercado Pago's error shape). Mapping in `simulator.server.provider`.
+- ``POST /sink/effects`` (body ``{"business_key", "amount"?, "detail"?}``, optional
+  ``Idempotency-Key`` header), ``GET /sink/effects`` (``{"effects": [...], "counts":
+  {...}}``), ``DELETE /sink/effects``: the effect sink, rules in `simulator.server.sink`.
+- Admin, left out of the OpenAPI schema: ``GET/POST/DELETE /_hookproof/switches`` and
+  ``POST /_hookproof/sink/faults`` (bodies: `SwitchIn`, `SinkFaultIn`).
+
+Switches (stale, 404, 5xx, slow, 429) are described in `simulator.server.state`.
+
+Dropping a connection after applying an effect: the sink's handler marks its answer;
+the app's outermost ASGI layer sees the mark on ``http.response.start``, sends nothing,
+and aborts the socket through uvicorn's transport (the ``send`` callable uvicorn hands
+to the app is bound to its request cycle, which holds the transport). The client sees
+the connection closed or reset with no answer. Under a server without a reachable
+transport (e.g. httpx's ``ASGITransport``) the app raises `ConnectionDropped` instead,
+which the in-process client sees as the request's error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import binascii
+import re
+import uuid
+from typing import Any, Annotated, Awaitable, Callable, MutableMapping
+
+from fastapi import FastAPI, Header, Query, Request, Security
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from fastapi.security import HTTPBearer
+
+from simulator.server.models import (
+    EffectIn,
+    EffectListing,
+    EffectOut,
+    MercadoPagoError,
+    MercadoPagoPayment,
+    SinkFaultIn,
+    StripeErrorBody,
+    StripeList,
+    StripeObject,
+    SwitchIn,
+)
+from simulator.server.provider import (
+    Catalog,
+    ExpandError,
+    ListParamError,
+    expand,
+    list_page,
+    mercadopago_payment,
+)
+from simulator.server.sink import MAX_IDEMPOTENCY_KEY_CHARS, Admission, SavedAnswer, fingerprint
+from simulator.server.state import Decision, ServerState, Switch
+from simulator.world import RESOURCES
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+
+#: Response header by which a handler asks the outer layer to drop the connection.
+DROP_HEADER = b"x-hookproof-drop"
+_EXPAND_KEY = re.compile(r"^expand(\[\d*\])?$")
+_bearer = HTTPBearer(auto_error=False, description="the API key (Basic auth with the key as user also works)")
+#: Documents bearer auth in the OpenAPI schema; the handlers check the key themselves.
+_security: Any = Security(_bearer)
+
+_STRIPE_ERRORS: dict[int | str, dict[str, Any]] = {
+    400: {"model": StripeErrorBody, "description": "invalid parameters (Stripe error shape)"},
+    401: {"model": StripeErrorBody, "description": "missing or invalid API key"},
+    404: {"model": StripeErrorBody, "description": "resource_missing"},
+    429: {"model": StripeErrorBody, "description": "rate limited (Retry-After)"},
+    500: {"model": StripeErrorBody, "description": "injected api_error"},
+    503: {"model": StripeErrorBody, "description": "injected api_error"},
+}
+_MP_ERRORS: dict[int | str, dict[str, Any]] = {
+    code: {"model": MercadoPagoError, "description": d["description"]} for code, d in _STRIPE_ERRORS.items()
+}
+
+
+class ConnectionDropped(ConnectionResetError):
+    """The sink dropped the connection after applying (raised only without a transport)."""
+
+
+class HookproofApp(FastAPI):
+    """FastAPI with an outermost layer that can drop a connection instead of answering."""
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:  # type: ignore[override]
+        if scope["type"] != "http":
+            await super().__call__(scope, receive, send)
+            return
+        dropped = False
+        aborted = False
+
+        async def guarded_send(message: Message) -> None:
+            nonlocal dropped, aborted
+            if dropped:
+                return
+            if message["type"] == "http.response.start" and any(
+                k.lower() == DROP_HEADER for k, _ in message.get("headers", ())
+            ):
+                dropped = True
+                aborted = await _abort_connection(send, receive)
+                return
+            await send(message)
+
+        await super().__call__(scope, receive, guarded_send)
+        if dropped and not aborted:
+            raise ConnectionDropped("the effect sink applied the effect and dropped the connection")
+
+
+async def _abort_connection(send: Send, receive: Receive, wait_s: float = 1.0) -> bool:
+    """Abort the socket under uvicorn's request cycle; False when it cannot be reached."""
+    cycle = getattr(send, "__self__", None)
+    transport = getattr(cycle, "transport", None)
+    if transport is None or not hasattr(transport, "abort"):
+        return False
+    transport.abort()
+    try:  # let uvicorn see the disconnect, so it does not answer 500 for us
+        await asyncio.wait_for(receive(), timeout=wait_s)
+    except (asyncio.TimeoutError, OSError, RuntimeError):
+        pass
+    return True
+
+
+# ---- error bodies -------------------------------------------------------------------
+
+def _request_id() -> str:
+    return "req_" + uuid.uuid4().hex[:14]
+
+
+def stripe_error(status: int, message: str, *, type_: str = "invalid_request_error", code: str | None = None,
+                 param: str | None = None, headers: dict[str, str] | None = None) -> JSONResponse:
+    """A Stripe-shaped error response."""
+    error: dict[str, Any] = {"type": type_, "message": message}
+    if code is not None:
+        error["code"] = code
+    if param is not None:
+        error["param"] = param
+    return JSONResponse({"error": error}, status_code=status, headers={"Request-Id": _request_id(), **(headers or {})})
+
+
+def mercadopago_error(status: int, error: str, message: str, *, cause_code: int | None = None,
+                      headers: dict[str, str] | None = None) -> JSONResponse:
+    """A Mercado Pago-shaped error response."""
+    body = {"message": message, "error": error, "status": status,
+            "cause": [{"code": cause_code if cause_code is not None else status, "description": message, "data": None}]}
+    return JSONResponse(body, status_code=status, headers=headers)
+
+
+def _api_key(request: Request) -> str | None:
+    header = request.headers.get("authorization", "")
+    scheme, _, credentials = header.partition(" ")
+    if scheme.lower() == "bearer":
+        return credentials.strip() or None
+    if scheme.lower() == "basic":
+        try:
+            decoded = base64.b64decode(credentials.strip(), validate=True).decode("utf-8")
+        except (binascii.Error, UnicodeDecodeError):
+            return None
+        return decoded.partition(":")[0] or None
+    return None
+
+
+def _mask(key: str) -> str:
+    return key[:8] + "*" * max(0, len(key) - 12) + key[-4:] if len(key) > 12 else "*" * len(key)
+
+
+def _auth_error(state: ServerState, request: Request, flavor: str) -> JSONResponse | None:
+    key = _api_key(request)
+    if state.accepts(key):
+        return None
+    if flavor == "mercadopago":
+        return mercadopago_error(401, "unauthorized", "invalid access token")
+    headers = {"WWW-Authenticate": 'Bearer realm="hookproof"'}
+    if key is None:
+        return stripe_error(401, "You did not provide an API key. Send it as 'Authorization: Bearer <key>' "
+                                 "or as the user name of Basic auth.", headers=headers)
+    return stripe_error(401, f"Invalid API Key provided: {_mask(key)}", code="api_key_invalid", headers=headers)
+
+
+async def _apply_switch(decision: Decision, flavor: str) -> JSONResponse | None:
+    if decision.retry_after_s is not None:
+        headers = {"Retry-After": str(decision.retry_after_s)}
+        if flavor == "mercadopago":
+            return mercadopago_error(429, "too_many_requests", "Too many requests", headers=headers)
+        return stripe_error(429, "Too many requests hit the API too quickly.", code="rate_limit", headers=headers)
+    if decision.slow_s > 0:
+        await asyncio.sleep(decision.slow_s)
+    if decision.status is not None:
+        if flavor == "mercadopago":
+            return mercadopago_error(decision.status, "internal_error", "Internal server error")
+        type_ = "api_error" if decision.status >= 500 else "invalid_request_error"
+        return stripe_error(decision.status, "An injected error occurred (hookproof switch).", type_=type_)
+    return None
+
+
+def _expand_params(request: Request) -> list[str]:
+    return [v for k, v in request.query_params.multi_items() if _EXPAND_KEY.match(k)]
+
+
+def _not_found(object_type: str, object_id: str) -> JSONResponse:
+    return stripe_error(404, f"No such {object_type}: '{object_id}'", code="resource_missing", param="id")
+
+
+# ---- the app ------------------------------------------------------------------------
+
+def create_app(state: ServerState) -> FastAPI:
+    """The provider API and effect sink over `state` (see the module docstring)."""
+    app = HookproofApp(
+        title="hookproof provider simulator",
+        version="1",
+        description="Stripe-shaped provider API over the simulator's world, a Mercado Pago payment "
+                    "endpoint, and an idempotent effect sink.",
+    )
+    app.state.hookproof = state
+
+    @app.exception_handler(RequestValidationError)
+    async def _validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
+        errors = exc.errors()
+        first = errors[0] if errors else {}
+        loc = [str(p) for p in first.get("loc", ()) if p not in ("body", "query", "header", "path")]
+        param = ".".join(loc) or None
+        message = f"{first.get('msg', 'invalid request')}" + (f": {param}" if param else "")
+        status = 422 if request.url.path.startswith("/sink") or request.url.path.startswith("/_hookproof") else 400
+        return stripe_error(status, message, param=param)
+
+    def resolver(catalog: Catalog) -> Callable[[str], dict[str, Any] | None]:
+        return lambda object_id: catalog.render(object_id)
+
+    def retrieve(object_type: str) -> Callable[..., Awaitable[JSONResponse]]:
+        async def handler(
+            request: Request,
+            id: str,
+            expand_: Annotated[list[str], Query(alias="expand[]")] = [],  # noqa: B006 (FastAPI copies)
+            _key: Any = _security,
+        ) -> JSONResponse:
+            denied = _auth_error(state, request, "stripe")
+            if denied is not None:
+                return denied
+            decision = state.switches.decide(id)
+            switched = await _apply_switch(decision, "stripe")
+            if switched is not None:
+                return switched
+            if decision.not_found:
+                return _not_found(object_type, id)
+            with state.lock:
+                catalog = Catalog(state.worlds)
+                obj = catalog.render(id, object_type, stale=decision.stale)
+                if obj is None:
+                    return _not_found(object_type, id)
+                try:
+                    expand(obj, _expand_params(request), resolver(catalog))
+                except ExpandError as exc:
+                    return stripe_error(400, str(exc), param="expand")
+            return JSONResponse(obj, headers={"Request-Id": _request_id()})
+
+        return handler
+
+    def listing(path: str, object_type: str) -> Callable[..., Awaitable[JSONResponse]]:
+        async def handler(
+            request: Request,
+            limit: Annotated[int | None, Query(ge=1, le=100)] = None,
+            starting_after: str | None = None,
+            ending_before: str | None = None,
+            customer: str | None = None,
+            type: str | None = None,
+            expand_: Annotated[list[str], Query(alias="expand[]")] = [],  # noqa: B006
+            _key: Any = _security,
+        ) -> JSONResponse:
+            denied = _auth_error(state, request, "stripe")
+            if denied is not None:
+                return denied
+            decision = state.switches.decide(None)
+            switched = await _apply_switch(decision, "stripe")
+            if switched is not None:
+                return switched
+            with state.lock:
+                catalog = Catalog(state.worlds)
+                items = catalog.items(object_type, customer=customer, event_type=type)
+                try:
+                    page = list_page(items, f"/v1/{path}", limit=limit, starting_after=starting_after,
+                                     ending_before=ending_before)
+                    expand(page, _expand_params(request), resolver(catalog))
+                except ListParamError as exc:
+                    return stripe_error(400, str(exc), param=exc.param)
+                except ExpandError as exc:
+                    return stripe_error(400, str(exc), param="expand")
+            return JSONResponse(page, headers={"Request-Id": _request_id()})
+
+        return handler
+
+    @app.get("/v1/account", response_model=StripeObject, responses=_STRIPE_ERRORS, operation_id="retrieve_account",
+             tags=["stripe"])
+    async def get_account(request: Request, _key: Any = _security) -> JSONResponse:
+        """The Stripe Account of the newest served world."""
+        denied = _auth_error(state, request, "stripe")
+        if denied is not None:
+            return denied
+        switched = await _apply_switch(state.switches.decide(None), "stripe")
+        if switched is not None:
+            return switched
+        with state.lock:
+            account = Catalog(state.worlds).account()
+        if account is None:
+            return stripe_error(404, "No account is served", code="resource_missing")
+        return JSONResponse(dict(account), headers={"Request-Id": _request_id()})
+
+    @app.get("/v1/payments/{id}", response_model=MercadoPagoPayment, responses=_MP_ERRORS,
+             operation_id="mercadopago_get_payment", tags=["mercadopago"])
+    async def get_payment(request: Request, id: str, _key: Any = _security) -> JSONResponse:
+        """A Mercado Pago payment derived from a payment_intent or charge id."""
+        denied = _auth_error(state, request, "mercadopago")
+        if denied is not None:
+            return denied
+        decision = state.switches.decide(id)
+        switched = await _apply_switch(decision, "mercadopago")
+        if switched is not None:
+            return switched
+        with state.lock:
+            payment = None if decision.not_found else mercadopago_payment(Catalog(state.worlds), id, stale=decision.stale)
+        if payment is None:
+            return mercadopago_error(404, "not_found", "Payment not found", cause_code=2000)
+        return JSONResponse(payment)
+
+    for path, object_type in RESOURCES.items():
+        op = path.replace("/", "_")
+        app.add_api_route(f"/v1/{path}", listing(path, object_type), methods=["GET"], response_model=StripeList,
+                          responses=_STRIPE_ERRORS, operation_id=f"list_{op}", tags=["stripe"],
+                          summary=f"List {object_type} objects")
+        app.add_api_route(f"/v1/{path}/{{id}}", retrieve(object_type), methods=["GET"], response_model=StripeObject,
+                          responses=_STRIPE_ERRORS, operation_id=f"retrieve_{op}", tags=["stripe"],
+                          summary=f"Retrieve a {object_type}")
+
+    _sink_routes(app, state)
+    _admin_routes(app, state)
+    return app
+
+
+def _sink_routes(app: FastAPI, state: ServerState) -> None:
+    sink = state.sink
+    errors: dict[int | str, dict[str, Any]] = {
+        400: {"model": StripeErrorBody, "description": "Idempotency-Key too long"},
+        409: {"model": StripeErrorBody, "description": "a request with this Idempotency-Key is in flight"},
+        422: {"model": StripeErrorBody, "description": "invalid body, or the key was used with other parameters"},
+        503: {"model": StripeErrorBody, "description": "injected failure before applying"},
+    }
+
+    @app.post("/sink/effects", response_model=EffectOut, responses=errors, operation_id="apply_effect", tags=["sink"])
+    async def post_effect(
+        payload: EffectIn,
+        idempotency_key: Annotated[str | None, Header(alias="Idempotency-Key")] = None,
+    ) -> JSONResponse:
+        """Apply one effect, with Stripe's Idempotency-Key semantics (see simulator.server.sink)."""
+        key = idempotency_key
+        if key is not None and not 1 <= len(key) <= MAX_IDEMPOTENCY_KEY_CHARS:
+            return stripe_error(400, f"Idempotency-Key must be 1 to {MAX_IDEMPOTENCY_KEY_CHARS} characters",
+                                param="Idempotency-Key")
+        params = payload.model_dump(mode="json")
+        echo = {"Idempotency-Key": key} if key is not None else {}
+        if key is not None:
+            admission, saved = sink.admit(key, fingerprint(params))
+            if admission is Admission.REPLAY and saved is not None:
+                return JSONResponse(dict(saved.body), status_code=saved.status,
+                                    headers={**echo, "Idempotent-Replayed": "true"})
+            if admission is Admission.MISMATCH:
+                return stripe_error(422, f"Keys for idempotent requests can only be used with the same parameters "
+                                         f"they were first used with; '{key}' was used with others.",
+                                    type_="idempotency_error", param="Idempotency-Key", headers=echo)
+            if admission is Admission.IN_FLIGHT:
+                return stripe_error(409, f"A request with Idempotency-Key '{key}' is still being processed; "
+                                         f"retry later.", type_="idempotency_error", code="idempotency_key_in_use",
+                                    headers=echo)
+        saved_answer = False
+        try:
+            step = sink.take_fault(payload.business_key)
+            if step.fail_status is not None:
+                return stripe_error(step.fail_status, "The effect sink is unavailable (injected); nothing was applied.",
+                                    type_="api_error", headers=echo)
+            if step.delay_s > 0:
+                await asyncio.sleep(step.delay_s)
+            record = sink.apply(payload.business_key, amount=payload.amount, idempotency_key=key, detail=payload.detail)
+            body = {"id": record.id, "object": "effect", "business_key": record.business_key, "amount": record.amount,
+                    "detail": record.detail, "idempotency_key": key, "created": record.at}
+            if key is not None:
+                sink.finish(key, SavedAnswer(200, body))
+                saved_answer = True
+            headers = dict(echo)
+            if step.drop:
+                headers[DROP_HEADER.decode()] = "1"
+            return JSONResponse(body, headers=headers)
+        finally:
+            if key is not None and not saved_answer:
+                sink.abandon(key)
+
+    @app.get("/sink/effects", response_model=EffectListing, operation_id="list_effects", tags=["sink"])
+    async def get_effects() -> JSONResponse:
+        """Every applied effect, in order, and the count per business key."""
+        return JSONResponse(sink.listing())
+
+    @app.delete("/sink/effects", include_in_schema=False)
+    async def delete_effects() -> JSONResponse:
+        """Forget every effect, idempotency key and fault."""
+        return JSONResponse({"deleted": sink.clear()})
+
+
+def _switch_rows(state: ServerState) -> dict[str, Any]:
+    return {"switches": [{"object_id": oid, "stale": s.stale, "not_found": s.not_found, "status": s.status,
+                          "slow_s": s.slow_s, "rate_limit_per_s": s.rate_limit_per_s, "times": s.times,
+                          "remaining": left} for oid, s, left in state.switches.items()]}
+
+
+def _admin_routes(app: FastAPI, state: ServerState) -> None:
+    @app.get("/_hookproof/switches", include_in_schema=False)
+    async def list_switches() -> JSONResponse:
+        return JSONResponse(_switch_rows(state))
+
+    @app.post("/_hookproof/switches", include_in_schema=False)
+    async def set_switch(body: SwitchIn) -> JSONResponse:
+        fields = body.model_dump(exclude={"object_id"})
+        try:
+            state.switches.set(body.object_id, Switch(**fields))
+        except ValueError as exc:
+            return stripe_error(400, str(exc))
+        return JSONResponse(_switch_rows(state))
+
+    @app.delete("/_hookproof/switches", include_in_schema=False)
+    async def clear_switches(object_id: str | None = None) -> JSONResponse:
+        if object_id is None:
+            state.switches.clear(everything=True)
+        else:
+            state.switches.clear(object_id)
+        return JSONResponse(_switch_rows(state))
+
+    @app.post("/_hookproof/sink/faults", include_in_schema=False)
+    async def arm_sink_fault(body: SinkFaultIn) -> JSONResponse:
+        try:
+            state.sink.fault(body.business_key, fail_times=body.fail_times, fail_status=body.fail_status,
+                             drop_times=body.drop_times, delay_s=body.delay_s)
+        except ValueError as exc:
+            return stripe_error(400, str(exc))
+        return JSONResponse({"faults": {k: vars(f) for k, f in state.sink.faults().items()}})
+
+
+def openapi_schema() -> dict[str, Any]:
+    """The server's OpenAPI document (FastAPI's), for fuzzing with Schemathesis."""
+    return create_app(ServerState()).openapi()

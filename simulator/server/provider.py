@@ -1,0 +1,285 @@
+"""The provider API's answers as pure functions of the served worlds.
+
+Stripe shapes (docs.stripe.com/api): objects are the world's snapshots; events are
+`StripeProfile().event_object`; lists are ``{"object": "list", "data": [...],
+"has_more": bool, "url": "/v1/<resource>"}`` newest first, paged with ``limit``
+(1..100, default 10), ``starting_after`` and ``ending_before``; ``expand`` replaces an
+id-holding field by the object it names, along dotted paths of at most 4 parts
+(``latest_charge.balance_transaction``, ``data.customer`` on a list,
+``data.object.customer`` on an event); a list field along the path is expanded item by
+item; a null field stays null; a path through a field that does not hold an id (or an
+object) cannot be expanded.
+
+Mercado Pago (``GET /v1/payments/{id}``): the world has no Mercado Pago objects, so
+the payment is derived from a payment_intent or a charge id (the ids Mercado Pago
+notifications carry as ``data.id``). Status mapping (Mercado Pago's documented
+``status`` / ``status_detail`` values):
+
+================================================  ============  ========================
+world                                             status        status_detail
+================================================  ============  ========================
+succeeded, nothing refunded                       approved      accredited
+succeeded, 0 < amount_refunded < amount           approved      partially_refunded
+succeeded, fully refunded (charge.refunded)       refunded      refunded
+payment_intent processing                         in_process    pending_contingency
+requires_payment_method with last_payment_error   rejected      cc_rejected_other_reason
+requires_payment_method, no attempt yet           pending       pending_waiting_payment
+payment_intent canceled                           cancelled     by_collector
+charge failed                                     rejected      cc_rejected_other_reason
+================================================  ============  ========================
+
+Amounts are major units (``transaction_amount``: minor units / 100), currencies upper
+case (``currency_id``), dates RFC 3339 in UTC. A payment_intent's refund state comes
+from its latest charge.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+from simulator.errors import WorldError
+from simulator.profiles.formats import derived_int, rfc3339_s
+from simulator.profiles.stripe import StripeProfile
+from simulator.world import RESOURCES, World
+
+#: Largest ``limit`` a list accepts (Stripe: 1 to 100, default 10).
+MAX_LIST_LIMIT = 100
+DEFAULT_LIST_LIMIT = 10
+#: Longest expansion path (Stripe: "up to four levels").
+MAX_EXPAND_DEPTH = 4
+
+_STRIPE = StripeProfile()
+
+
+class ExpandError(ValueError):
+    """A property that cannot be expanded; `path` is the dotted path asked for."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__(f"This property cannot be expanded ({path}).")
+        self.path = path
+
+
+class ListParamError(ValueError):
+    """A list parameter out of range; `param` names it."""
+
+    def __init__(self, message: str, param: str) -> None:
+        super().__init__(message)
+        self.param = param
+
+
+class Catalog:
+    """Read-only view of several worlds; an id is looked up newest world first.
+
+    The caller holds the state's lock while using it (worlds are not thread-safe).
+    """
+
+    def __init__(self, worlds: Sequence[World]) -> None:
+        self._worlds = list(reversed(worlds))
+
+    def world_of(self, object_id: str) -> World | None:
+        """The newest world holding `object_id` (an object or an event), or None."""
+        return next((w for w in self._worlds if w.has(object_id)), None)
+
+    def account(self) -> Mapping[str, Any] | None:
+        """The Stripe Account object of the newest world, or None when no world is served."""
+        if not self._worlds:
+            return None
+        world = self._worlds[0]
+        currency = "usd"
+        for cus in world.objects("customer")[:1]:
+            currency = world.get(cus).get("currency", currency)
+        return {
+            "id": world.account, "object": "account", "type": "standard", "country": "US",
+            "default_currency": currency, "charges_enabled": True, "payouts_enabled": True,
+            "details_submitted": True, "email": None, "livemode": world.livemode,
+            "business_profile": {"name": "hookproof test account", "url": None},
+            "settings": {"dashboard": {"display_name": "hookproof"}}, "metadata": {},
+        }
+
+    def render(self, object_id: str, object_type: str | None = None, *, stale: bool = False) -> dict[str, Any] | None:
+        """The Stripe-shaped object or event `object_id` (of `object_type`, when given), or None.
+
+        With `stale`, an object is served at its previous version (events never change).
+        """
+        world = self.world_of(object_id)
+        if world is None:
+            return None
+        try:
+            if object_id.startswith("evt_"):
+                if object_type not in (None, "event"):
+                    return None
+                return _STRIPE.event_object(world.event(object_id))
+            if object_type is not None and world.object_type(object_id) != object_type:
+                return None
+            version = max(1, world.version(object_id) - 1) if stale else None
+            return world.get(object_id, version)
+        except WorldError:
+            return None
+
+    def items(self, object_type: str, *, customer: str | None = None, event_type: str | None = None) -> list[dict[str, Any]]:
+        """Every object (or event) of `object_type`, newest first, filtered."""
+        out: list[dict[str, Any]] = []
+        for world in self._worlds:  # newest world first
+            if object_type == "event":
+                rendered: Iterable[dict[str, Any]] = (
+                    _STRIPE.event_object(e) for e in reversed(world.events) if event_type in (None, e.type)
+                )
+            else:
+                rendered = (world.get(oid) for oid in reversed(world.objects(object_type)))
+            for obj in rendered:
+                if customer is not None and _customer_of(obj) != customer:
+                    continue
+                out.append(obj)
+        return out
+
+
+def _customer_of(obj: Mapping[str, Any]) -> Any:
+    if obj.get("object") == "event":
+        return obj["data"]["object"].get("customer")
+    return obj.get("customer")
+
+
+def list_page(items: Sequence[Mapping[str, Any]], url: str, *, limit: int | None, starting_after: str | None,
+              ending_before: str | None) -> dict[str, Any]:
+    """One page of `items` (already newest first) in Stripe's list shape. Raises ListParamError."""
+    size = DEFAULT_LIST_LIMIT if limit is None else limit
+    if not 1 <= size <= MAX_LIST_LIMIT:
+        raise ListParamError(f"Invalid integer: {limit}: must be between 1 and {MAX_LIST_LIMIT}", "limit")
+    if starting_after and ending_before:
+        raise ListParamError("You may only specify one of these parameters: ending_before, starting_after.",
+                             "starting_after")
+    ids = [item.get("id") for item in items]
+    if starting_after:
+        if starting_after not in ids:
+            raise ListParamError(f"No such object: '{starting_after}'", "starting_after")
+        start = ids.index(starting_after) + 1
+        page = list(items[start:start + size])
+        has_more = start + size < len(items)
+    elif ending_before:
+        if ending_before not in ids:
+            raise ListParamError(f"No such object: '{ending_before}'", "ending_before")
+        end = ids.index(ending_before)
+        page = list(items[max(0, end - size):end])
+        has_more = end - size > 0
+    else:
+        page = list(items[:size])
+        has_more = size < len(items)
+    return {"object": "list", "data": page, "has_more": has_more, "url": url}
+
+
+def expand(value: dict[str, Any], paths: Iterable[str], resolve: Callable[[str], dict[str, Any] | None]) -> dict[str, Any]:
+    """Expand every dotted path of `paths` in `value` (in place; returned). Raises ExpandError."""
+    for path in paths:
+        parts = [p for p in path.split(".")]
+        if not path or any(not p for p in parts) or len(parts) > MAX_EXPAND_DEPTH:
+            raise ExpandError(path)
+        _expand(value, parts, path, resolve)
+    return value
+
+
+def _expand(value: Any, parts: list[str], path: str, resolve: Callable[[str], dict[str, Any] | None]) -> Any:
+    if isinstance(value, list):
+        return [_expand(v, parts, path, resolve) for v in value]
+    if not isinstance(value, dict) or parts[0] not in value:
+        raise ExpandError(path)
+    head, rest = parts[0], parts[1:]
+    child = value[head]
+    if child is None:
+        return value
+    if isinstance(child, str):
+        child = resolve(child)
+        if child is None:
+            raise ExpandError(path)
+    elif not isinstance(child, (dict, list)):
+        raise ExpandError(path)
+    if rest:
+        child = _expand(child, rest, path, resolve)
+    value[head] = child
+    return value
+
+
+def resource_types() -> Mapping[str, str]:
+    """Stripe API path -> object type, for every resource the server serves."""
+    return dict(RESOURCES)
+
+
+# ---- Mercado Pago ---------------------------------------------------------------
+
+def _major(minor: int | None) -> float | None:
+    return None if minor is None else round(minor / 100, 2)
+
+
+def _mp_status(kind: str, obj: Mapping[str, Any], charge: Mapping[str, Any] | None) -> tuple[str, str]:
+    status = obj.get("status")
+    if kind == "payment_intent":
+        if status == "processing":
+            return "in_process", "pending_contingency"
+        if status == "canceled":
+            return "cancelled", "by_collector"
+        if status == "requires_payment_method":
+            if obj.get("last_payment_error"):
+                return "rejected", "cc_rejected_other_reason"
+            return "pending", "pending_waiting_payment"
+        if status != "succeeded":
+            return "pending", "pending_waiting_payment"
+    elif status == "failed":
+        return "rejected", "cc_rejected_other_reason"
+    if charge is not None and charge.get("refunded"):
+        return "refunded", "refunded"
+    if charge is not None and charge.get("amount_refunded", 0) > 0:
+        return "approved", "partially_refunded"
+    return "approved", "accredited"
+
+
+def mercadopago_payment(catalog: Catalog, payment_id: str, *, stale: bool = False) -> dict[str, Any] | None:
+    """A Mercado Pago payment (api.mercadopago.com ``/v1/payments/{id}`` shape) for a
+    payment_intent or charge id, or None. Mapping in the module docstring."""
+    world = catalog.world_of(payment_id)
+    if world is None or payment_id.startswith("evt_"):
+        return None
+    kind = world.object_type(payment_id)
+    if kind not in ("payment_intent", "charge"):
+        return None
+    obj = catalog.render(payment_id, kind, stale=stale)
+    if obj is None:
+        return None
+    charge: dict[str, Any] | None
+    if kind == "charge":
+        charge = obj
+    else:
+        charge = world.get(obj["latest_charge"]) if obj.get("latest_charge") else None
+    status, detail = _mp_status(kind, obj, charge)
+    customer_id = obj.get("customer")
+    payer_email = world.get(customer_id).get("email") if customer_id and world.has(customer_id) else None
+    pm_id = obj.get("payment_method")
+    brand = world.get(pm_id).get("card", {}).get("brand", "visa") if pm_id and world.has(pm_id) else "visa"
+    refunds = []
+    if charge is not None:
+        for re_id in world.objects("refund"):
+            refund = world.get(re_id)
+            if refund.get("charge") == charge["id"]:
+                refunds.append({"id": re_id, "payment_id": payment_id, "amount": _major(refund["amount"]),
+                                "status": "approved", "date_created": rfc3339_s(refund["created"] * 1_000_000)})
+    created = rfc3339_s(obj["created"] * 1_000_000)
+    approved = rfc3339_s(charge["created"] * 1_000_000) if charge is not None and status in ("approved", "refunded") else None
+    return {
+        "id": payment_id,
+        "status": status,
+        "status_detail": detail,
+        "transaction_amount": _major(obj.get("amount")),
+        "transaction_amount_refunded": _major(charge.get("amount_refunded", 0)) if charge is not None else 0.0,
+        "currency_id": str(obj.get("currency", "")).upper(),
+        "date_created": created,
+        "date_approved": approved,
+        "date_last_updated": created,
+        "live_mode": bool(obj.get("livemode", world.livemode)),
+        "collector_id": derived_int("mercadopago-user", world.account, 10),
+        "payer": {"id": customer_id, "email": payer_email},
+        "external_reference": obj.get("payment_intent") if kind == "charge" else payment_id,
+        "payment_method_id": brand,
+        "payment_type_id": "credit_card",
+        "description": obj.get("description"),
+        "refunds": refunds,
+        "metadata": dict(obj.get("metadata") or {}),
+        "hookproof_version": obj.get("hookproof_version"),
+    }

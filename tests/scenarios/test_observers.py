@@ -1,0 +1,363 @@
+"""Observers against real stores: a SQLite file, a PostgreSQL server, an HTTP endpoint
+served by uvicorn on 127.0.0.1, the effect sink; and `settle` on stable and moving data."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+import sqlalchemy
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from scenarios.errors import ObserverError, ScenarioError
+from scenarios.observations import Effect, ObjectState, Observation
+from scenarios.observers import (
+    HttpObserver,
+    Observer,
+    PythonObserver,
+    SettleResult,
+    SinkObserver,
+    SqlObserver,
+    observation_from_data,
+    settle,
+)
+from simulator.server import ServerHandle, ServerState, run_server, serve_asgi
+
+EFFECTS_SQL = "SELECT business_key, amount, idempotency_key FROM effects ORDER BY id"
+STATE_SQL = "SELECT object_id, status, version FROM subscriptions"
+SCHEMA = [
+    "CREATE TABLE effects (id INTEGER PRIMARY KEY, business_key TEXT NOT NULL, amount INTEGER, idempotency_key TEXT)",
+    "CREATE TABLE subscriptions (object_id TEXT PRIMARY KEY, status TEXT NOT NULL, version INTEGER)",
+    "INSERT INTO effects (id, business_key, amount, idempotency_key) VALUES "
+    "(1, 'renewal:in_1', 900, NULL), (2, 'refund:ch_1:300', 300, 'idem-1'), (3, 'renewal:in_1', 900, NULL)",
+    "INSERT INTO subscriptions VALUES ('sub_1', 'active', 3), ('sub_2', 'canceled', NULL)",
+]
+EXPECTED_EFFECTS = (
+    Effect("renewal:in_1", 900), Effect("refund:ch_1:300", 300, "idem-1"), Effect("renewal:in_1", 900),
+)
+EXPECTED_STATES = {ObjectState("sub_1", "active", 3), ObjectState("sub_2", "canceled", None)}
+
+
+# ---- SQL: SQLite file -------------------------------------------------------------------
+
+@pytest.fixture
+def sqlite_file(tmp_path: Path) -> Path:
+    path = tmp_path / "receiver.db"
+    with sqlite3.connect(path) as conn:
+        for statement in SCHEMA:
+            conn.execute(statement)
+    return path
+
+
+def test_sql_observer_reads_a_sqlite_file(sqlite_file: Path) -> None:
+    with SqlObserver(f"sqlite:///{sqlite_file}", EFFECTS_SQL, STATE_SQL) as observer:
+        assert isinstance(observer, Observer)
+        before = time.time()
+        obs = observer.observe()
+    assert obs.effects == EXPECTED_EFFECTS
+    assert set(obs.states) == EXPECTED_STATES
+    assert obs.counts() == {"renewal:in_1": 2, "refund:ch_1:300": 1}
+    assert before <= obs.at <= time.time()
+
+
+def test_sql_observer_only_needs_business_key(sqlite_file: Path) -> None:
+    obs = SqlObserver(f"sqlite:///{sqlite_file}", "SELECT business_key FROM effects").observe()
+    assert obs.effects == tuple(Effect(e.business_key) for e in EXPECTED_EFFECTS) and obs.states == ()
+
+
+def test_sql_observer_is_read_only_on_sqlite(sqlite_file: Path) -> None:
+    observer = SqlObserver(f"sqlite:///{sqlite_file}", "INSERT INTO effects (business_key) VALUES ('x') RETURNING business_key")
+    with pytest.raises(ObserverError, match="readonly") as info:
+        observer.observe()
+    assert info.value.query == "effects"
+    with sqlite3.connect(sqlite_file) as conn:
+        assert conn.execute("SELECT count(*) FROM effects").fetchone() == (3,)
+
+
+@pytest.mark.parametrize(
+    ("url", "effects", "state", "match", "query"),
+    [
+        ("not a url", EFFECTS_SQL, None, "not a SQLAlchemy URL", None),
+        ("nosuchdialect://x/y", EFFECTS_SQL, None, "cannot use", None),
+        ("sqlite:///{missing}", EFFECTS_SQL, None, "cannot connect", None),
+        ("sqlite:///{db}", "SELECT nope FROM effects", None, "effects query failed", "effects"),
+        ("sqlite:///{db}", "SELECT amount FROM effects", None, "missing business_key", "effects"),
+        ("sqlite:///{db}", EFFECTS_SQL, "SELECT object_id FROM subscriptions", "missing status", "state"),
+        ("sqlite:///{db}", EFFECTS_SQL, "SELECT * FROM nowhere", "state query failed", "state"),
+    ],
+)
+def test_sql_observer_errors_name_the_problem(sqlite_file: Path, tmp_path: Path, url: str, effects: str,
+                                              state: str | None, match: str, query: str | None) -> None:
+    url = url.format(db=sqlite_file, missing=tmp_path / "missing.db")
+    with pytest.raises(ObserverError, match=match) as info:
+        SqlObserver(url, effects, state).observe()
+    assert isinstance(info.value, ScenarioError)
+    assert info.value.observer == "sql" and info.value.query == query
+
+
+def test_sql_observer_masks_the_password() -> None:
+    observer = SqlObserver("postgresql+psycopg://user:s3cret@127.0.0.1:1/db", EFFECTS_SQL, timeout_s=2)
+    with pytest.raises(ObserverError) as info:
+        observer.observe()
+    assert "s3cret" not in str(info.value) and "s3cret" not in (info.value.target or "")
+    assert "cannot connect" in str(info.value)
+
+
+# ---- SQL: PostgreSQL ----------------------------------------------------------------------
+
+@pytest.fixture
+def pg_tables(postgres_url: str) -> Iterator[str]:
+    engine = sqlalchemy.create_engine(postgres_url)
+    with engine.begin() as conn:
+        conn.exec_driver_sql("DROP TABLE IF EXISTS effects, subscriptions")
+        for statement in SCHEMA:
+            conn.exec_driver_sql(statement.replace("INTEGER PRIMARY KEY", "INTEGER PRIMARY KEY"))
+    try:
+        yield postgres_url
+    finally:
+        with engine.begin() as conn:
+            conn.exec_driver_sql("DROP TABLE IF EXISTS effects, subscriptions")
+        engine.dispose()
+
+
+def test_sql_observer_reads_postgresql(pg_tables: str) -> None:
+    with SqlObserver(pg_tables, EFFECTS_SQL, STATE_SQL) as observer:
+        obs = observer.observe()
+        assert obs.effects == EXPECTED_EFFECTS
+        assert set(obs.states) == EXPECTED_STATES
+        engine = sqlalchemy.create_engine(pg_tables)
+        with engine.begin() as conn:
+            conn.exec_driver_sql("INSERT INTO effects VALUES (4, 'license:pi_1', NULL, NULL)")
+        engine.dispose()
+        assert observer.observe().counts() == {"renewal:in_1": 2, "refund:ch_1:300": 1, "license:pi_1": 1}
+
+
+def test_sql_observer_is_read_only_on_postgresql(pg_tables: str) -> None:
+    observer = SqlObserver(pg_tables, "INSERT INTO effects VALUES (9, 'x', NULL, NULL) RETURNING business_key")
+    with pytest.raises(ObserverError, match="read-only transaction") as info:
+        observer.observe()
+    observer.close()
+    assert info.value.query == "effects"
+    assert SqlObserver(pg_tables, EFFECTS_SQL).observe().counts() == {"renewal:in_1": 2, "refund:ch_1:300": 1}
+
+
+def test_sql_observer_bad_query_on_postgresql(pg_tables: str) -> None:
+    with pytest.raises(ObserverError, match="effects query failed") as info:
+        SqlObserver(pg_tables, "SELECT business_key FROM no_such_table").observe()
+    assert "no_such_table" in str(info.value)
+
+
+# ---- HTTP ------------------------------------------------------------------------------------
+
+class _Receiver:
+    """A tiny receiver whose test-only endpoints the HTTP observer reads."""
+
+    def __init__(self) -> None:
+        self.effects: list[dict[str, object] | str] = []
+        self.reads = 0
+        self.grow = False
+        self.lock = threading.Lock()
+
+    async def observe(self, request: Request) -> JSONResponse:
+        with self.lock:
+            self.reads += 1
+            if self.grow:
+                self.effects.append(f"renewal:in_{self.reads}")
+            return JSONResponse({"effects": list(self.effects),
+                                 "states": [{"object_id": "sub_1", "status": "active", "version": 2}]})
+
+    def app(self) -> Starlette:
+        async def not_json(request: Request) -> Response:
+            return Response(b"<html>oops</html>", media_type="text/html")
+
+        async def big(request: Request) -> Response:
+            return Response(b"[" + b"1," * 600_000 + b"1]", media_type="application/json")
+
+        async def slow(request: Request) -> JSONResponse:
+            import asyncio
+
+            await asyncio.sleep(2.0)
+            return JSONResponse({"effects": []})
+
+        async def fails(request: Request) -> JSONResponse:
+            return JSONResponse({"detail": "boom"}, status_code=500)
+
+        async def bad_shape(request: Request) -> JSONResponse:
+            return JSONResponse({"effects": [{"amount": 3}]})
+
+        return Starlette(routes=[
+            Route("/hookproof/observe", self.observe), Route("/not-json", not_json), Route("/big", big),
+            Route("/slow", slow), Route("/fails", fails), Route("/bad-shape", bad_shape),
+        ])
+
+
+@pytest.fixture
+def receiver() -> Iterator[tuple[_Receiver, ServerHandle]]:
+    rec = _Receiver()
+    with serve_asgi(rec.app()) as handle:
+        yield rec, handle
+
+
+def test_http_observer_reads_objects_and_strings(receiver: tuple[_Receiver, ServerHandle]) -> None:
+    rec, server = receiver
+    rec.effects = ["license:pi_1", {"business_key": "refund:ch_1:300", "amount": 300, "idempotency_key": "k"}]
+    with HttpObserver(f"{server.url}/hookproof/observe", timeout_s=5) as observer:
+        obs = observer.observe()
+    assert obs.effects == (Effect("license:pi_1"), Effect("refund:ch_1:300", 300, "k"))
+    assert obs.states == (ObjectState("sub_1", "active", 2),)
+
+
+@pytest.mark.parametrize(
+    ("path", "match"),
+    [
+        ("/not-json", "did not answer JSON"),
+        ("/big", "exceeds 1000000 bytes"),
+        ("/slow", "timed out"),
+        ("/fails", "answered 500"),
+        ("/bad-shape", r"effects\[0\] must be"),
+        ("/missing", "answered 404"),
+    ],
+)
+def test_http_observer_errors(receiver: tuple[_Receiver, ServerHandle], path: str, match: str) -> None:
+    _, server = receiver
+    with HttpObserver(f"{server.url}{path}", timeout_s=0.5, max_bytes=1_000_000) as observer:
+        with pytest.raises(ObserverError, match=match) as info:
+            observer.observe()
+    assert info.value.observer == "http"
+
+
+def test_http_observer_unreachable() -> None:
+    with pytest.raises(ObserverError, match="cannot GET"):
+        HttpObserver("http://127.0.0.1:1/observe", timeout_s=1).observe()
+
+
+@pytest.mark.parametrize(
+    "data",
+    [[], {"effects": "x"}, {"effects": [{"business_key": "k", "amount": "9"}]},
+     {"states": [{"object_id": "s"}]}, {"states": [{"object_id": "s", "status": "a", "version": True}]}],
+)
+def test_observation_shape_is_validated(data: object) -> None:
+    with pytest.raises(ObserverError):
+        observation_from_data(data, 0.0, observer="http")
+
+
+# ---- sink and python ---------------------------------------------------------------------------
+
+def test_sink_observer_in_process_and_by_url() -> None:
+    state = ServerState()
+    with run_server(state) as server:
+        with httpx.Client(timeout=5) as client:
+            for _ in range(2):
+                client.post(f"{server.sink_url}/sink/effects", json={"business_key": "license:pi_1", "amount": 4900},
+                            headers={"Idempotency-Key": "idem-a"})
+            client.post(server.effects_url, json={"business_key": "renewal:in_1"})
+        expected = (Effect("license:pi_1", 4900, "idem-a"), Effect("renewal:in_1"))
+        assert SinkObserver(state.sink).observe().effects == expected
+        for url in (server.sink_url, server.effects_url):
+            remote = SinkObserver(url, timeout_s=5)
+            assert remote.observe().effects == expected
+            remote.close()
+
+
+def test_python_observer() -> None:
+    fixed = Observation(12.5, (Effect("a"),))
+    assert PythonObserver(lambda: fixed).observe() is fixed
+    obs = PythonObserver(lambda: {"effects": ["a", "a"], "states": []}).observe()
+    assert obs.counts() == {"a": 2}
+
+    def broken() -> Observation:
+        raise KeyError("db down")
+
+    with pytest.raises(ObserverError, match="broken raised KeyError") as info:
+        PythonObserver(broken).observe()
+    assert isinstance(info.value.__cause__, KeyError)
+
+
+# ---- settle ----------------------------------------------------------------------------------------
+
+class _FakeClock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.now += seconds
+
+
+def test_settle_on_stable_data_with_a_fake_clock() -> None:
+    clock = _FakeClock()
+    calls: list[float] = []
+
+    def read() -> Observation:
+        calls.append(clock.now)
+        return Observation(clock.now, (Effect("a"), Effect("b")), (ObjectState("s", "active"),))
+
+    result = settle(PythonObserver(read), window_s=0.3, deadline_s=5.0, interval_s=0.1, clock=clock, sleep=clock.sleep)
+    assert result.settled is True
+    assert len(result.observations) == 4  # at 0.0, 0.1, 0.2, 0.3
+    assert clock.now == pytest.approx(0.3)
+
+
+def test_settle_gives_up_at_the_deadline_with_a_fake_clock() -> None:
+    clock = _FakeClock()
+    effects: list[Effect] = []
+
+    def read() -> Observation:
+        effects.append(Effect(f"renewal:in_{len(effects)}"))
+        return Observation(clock.now, tuple(effects))
+
+    result = settle(read, window_s=0.3, deadline_s=1.0, interval_s=0.1, clock=clock, sleep=clock.sleep)
+    assert result.settled is False
+    assert len(result.observations) == 11  # one at the start, then one every 0.1 s up to 1.0 s
+    assert len(result.final.effects) == 11
+    assert [len(o.effects) for o in result.observations] == list(range(1, 12))
+
+
+def test_settle_treats_row_order_as_no_change() -> None:
+    clock = _FakeClock()
+    flip = [False]
+
+    def read() -> Observation:
+        flip[0] = not flip[0]
+        rows = (Effect("a"), Effect("b"))
+        return Observation(clock.now, rows if flip[0] else rows[::-1])
+
+    assert settle(read, window_s=0.2, deadline_s=1.0, interval_s=0.1, clock=clock, sleep=clock.sleep).settled
+
+
+def test_settle_over_http_stable_and_moving(receiver: tuple[_Receiver, ServerHandle]) -> None:
+    rec, server = receiver
+    rec.effects = ["license:pi_1"]
+    with HttpObserver(f"{server.url}/hookproof/observe", timeout_s=2) as observer:
+        stable = settle(observer, window_s=0.2, deadline_s=3.0, interval_s=0.05)
+        assert isinstance(stable, SettleResult)
+        assert stable.settled is True and stable.final.counts() == {"license:pi_1": 1}
+        assert stable.observations[-1].at - stable.observations[0].at >= 0.2
+
+        rec.grow = True
+        reads_before = rec.reads
+        t0 = time.monotonic()
+        moving = settle(observer, window_s=0.3, deadline_s=1.0, interval_s=0.05)
+        assert time.monotonic() - t0 < 2.0
+        rec.grow = False
+    assert moving.settled is False
+    assert len(moving.observations) == rec.reads - reads_before
+    # every read added exactly one effect to the receiver: the final one holds them all
+    assert len(moving.final.effects) == 1 + len(moving.observations)
+    times = [o.at for o in moving.observations]
+    assert times == sorted(times)
+
+
+def test_settle_rejects_bad_arguments() -> None:
+    with pytest.raises(ValueError):
+        settle(lambda: Observation(0.0), window_s=0.1, deadline_s=1.0, interval_s=0)

@@ -1,0 +1,461 @@
+"""The provider server over real HTTP on 127.0.0.1: the official stripe SDK against the
+Stripe-shaped API, switches, auth, the Mercado Pago payment, and the effect sink."""
+
+from __future__ import annotations
+
+import base64
+import threading
+import time
+from collections.abc import Iterator
+
+import httpx
+import pytest
+import stripe
+
+from simulator.profiles.stripe import StripeProfile
+from simulator.server import (
+    DEFAULT_API_KEY,
+    ConnectionDropped,
+    ServerHandle,
+    ServerState,
+    create_app,
+    openapi_schema,
+    run_server,
+)
+from simulator.world import RESOURCES, World, referenced_ids
+
+SEED = 7
+PATH_OF = {object_type: path for path, object_type in RESOURCES.items()}
+TIMEOUT_S = 10.0
+
+
+@pytest.fixture(scope="module")
+def world() -> World:
+    """`World(SEED).lifecycle()` plus a completed checkout (the lifecycle has none)."""
+    w = World(SEED)
+    w.lifecycle()
+    customer = w.objects("customer")[0]
+    w.complete_checkout(w.open_checkout(customer, w.create_price(interval=None)))
+    return w
+
+
+@pytest.fixture(scope="module")
+def server(world: World) -> Iterator[ServerHandle]:
+    with run_server(ServerState([world])) as handle:
+        yield handle
+
+
+@pytest.fixture
+def state(server: ServerHandle) -> Iterator[ServerState]:
+    st = server.state
+    assert st is not None
+    st.switches.clear(everything=True)
+    st.sink.clear()
+    yield st
+    st.switches.clear(everything=True)
+    st.sink.clear()
+
+
+@pytest.fixture
+def api(server: ServerHandle, state: ServerState) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=server.url, headers={"Authorization": f"Bearer {DEFAULT_API_KEY}"},
+                      timeout=TIMEOUT_S) as client:
+        yield client
+
+
+@pytest.fixture
+def sdk(server: ServerHandle, state: ServerState) -> stripe.StripeClient:
+    return stripe.StripeClient(
+        DEFAULT_API_KEY,
+        base_addresses={"api": server.api_base},
+        http_client=stripe.RequestsClient(timeout=TIMEOUT_S),
+        max_network_retries=0,
+    )
+
+
+def _service(sdk: stripe.StripeClient, path: str):  # type: ignore[no-untyped-def]
+    service = sdk.v1
+    for part in path.split("/"):
+        service = getattr(service, part)
+    return service
+
+
+# ---- the stripe SDK against the Stripe-shaped API --------------------------------------
+
+@pytest.mark.parametrize("path", [p for p in RESOURCES if p != "events"])
+def test_sdk_retrieves_every_object_as_the_world_has_it(sdk: stripe.StripeClient, world: World, path: str) -> None:
+    object_type = RESOURCES[path]
+    ids = world.objects(object_type)
+    assert ids, f"the lifecycle world has no {object_type}"
+    for object_id in ids:
+        obj = _service(sdk, path).retrieve(object_id)
+        assert obj.id == object_id
+        assert obj.to_dict(recursive=True) == world.get(object_id)
+
+
+@pytest.mark.parametrize("path", list(RESOURCES))
+def test_sdk_lists_every_type_newest_first_across_pages(sdk: stripe.StripeClient, world: World, path: str) -> None:
+    object_type = RESOURCES[path]
+    expected = [e.id for e in reversed(world.events)] if object_type == "event" else list(reversed(world.objects(object_type)))
+    page = _service(sdk, path).list(params={"limit": 2})
+    assert page.object == "list" and page.url == f"/v1/{path}"
+    assert page.has_more == (len(expected) > 2)
+    assert [o.id for o in page.auto_paging_iter()] == expected
+
+
+def test_sdk_lists_filter_by_customer(sdk: stripe.StripeClient, world: World) -> None:
+    customer = world.objects("customer")[0]
+    charges = sdk.v1.charges.list(params={"customer": customer, "limit": 100})
+    assert {c.id for c in charges.data} == set(world.objects("charge"))
+    assert sdk.v1.charges.list(params={"customer": "cus_nobody"}).data == []
+
+
+def test_sdk_expands_nested_fields(sdk: stripe.StripeClient, world: World) -> None:
+    pi_id = world.objects("payment_intent")[0]
+    pi = sdk.v1.payment_intents.retrieve(pi_id, params={"expand": ["latest_charge.balance_transaction", "customer"]})
+    charge_id = world.get(pi_id)["latest_charge"]
+    assert pi.latest_charge.id == charge_id
+    assert pi.latest_charge.balance_transaction.object == "balance_transaction"
+    assert pi.latest_charge.balance_transaction.id == world.get(charge_id)["balance_transaction"]
+    assert pi.customer.object == "customer" and pi.customer.email == world.get(world.objects("customer")[0])["email"]
+
+    charges = sdk.v1.charges.list(params={"limit": 3, "expand": ["data.customer"]})
+    assert charges.data and all(c.customer.object == "customer" for c in charges.data)
+
+    event = next(e for e in world.events if e.type == "charge.succeeded")
+    rendered = sdk.v1.events.retrieve(event.id, params={"expand": ["data.object", "data.object.customer"]})
+    assert rendered.data.object.customer.object == "customer"
+
+    sub_id = world.objects("subscription")[0]
+    sub = sdk.v1.subscriptions.retrieve(sub_id, params={"expand": ["items.data.price.product"]})
+    assert sub["items"].data[0].price.product.object == "product"
+
+
+def test_expanding_a_plain_field_is_a_stripe_400(api: httpx.Client, world: World) -> None:
+    pi_id = world.objects("payment_intent")[0]
+    r = api.get(f"/v1/payment_intents/{pi_id}", params={"expand[]": "currency"})
+    assert r.status_code == 400
+    assert r.json()["error"]["type"] == "invalid_request_error" and r.json()["error"]["param"] == "expand"
+    r = api.get("/v1/charges", params={"limit": 0})
+    assert r.status_code == 400 and r.json()["error"]["param"] == "limit"
+
+
+def test_events_render_as_the_stripe_profile_does(sdk: stripe.StripeClient, world: World) -> None:
+    profile = StripeProfile()
+    for event in world.events:
+        assert sdk.v1.events.retrieve(event.id).to_dict(recursive=True) == profile.event_object(event)
+
+
+def test_every_id_in_every_event_resolves(api: httpx.Client, world: World) -> None:
+    profile = StripeProfile()
+    lifecycle = World(SEED).lifecycle()  # the same ids as the served world's first events
+    referenced = {object_id: event.type for event in lifecycle for object_id in referenced_ids(profile.event_object(event))}
+    assert len(referenced) >= 10
+    for object_id, event_type in referenced.items():
+        path = "events" if object_id.startswith("evt_") else PATH_OF[world.object_type(object_id)]
+        r = api.get(f"/v1/{path}/{object_id}")
+        assert r.status_code == 200, (event_type, object_id, r.text)
+        assert r.json()["id"] == object_id
+
+
+def test_account(sdk: stripe.StripeClient, world: World) -> None:
+    account = sdk.v1.accounts.retrieve_current()
+    assert account.id == world.account and account.object == "account"
+
+
+def test_unknown_id_is_resource_missing(sdk: stripe.StripeClient, api: httpx.Client) -> None:
+    with pytest.raises(stripe.InvalidRequestError) as info:
+        sdk.v1.customers.retrieve("cus_doesnotexist")
+    assert info.value.http_status == 404 and info.value.code == "resource_missing"
+    r = api.get("/v1/customers/cus_doesnotexist")
+    assert r.status_code == 404
+    assert r.json() == {"error": {"type": "invalid_request_error", "message": "No such customer: 'cus_doesnotexist'",
+                                  "code": "resource_missing", "param": "id"}}
+
+
+def test_an_id_of_another_type_is_missing(api: httpx.Client, world: World) -> None:
+    assert api.get(f"/v1/charges/{world.objects('customer')[0]}").status_code == 404
+
+
+# ---- auth -------------------------------------------------------------------------------
+
+def test_auth_failures_are_401_in_stripe_shape(server: ServerHandle, state: ServerState, world: World) -> None:
+    cus = world.objects("customer")[0]
+    with httpx.Client(base_url=server.url, timeout=TIMEOUT_S) as client:
+        missing = client.get(f"/v1/customers/{cus}")
+        wrong = client.get(f"/v1/customers/{cus}", headers={"Authorization": "Bearer sk_test_wrongwrongwrong"})
+        basic_ok = client.get(f"/v1/customers/{cus}", auth=(DEFAULT_API_KEY, ""))
+        basic_bad = client.get(f"/v1/customers/{cus}", auth=("sk_test_nope", ""))
+        garbage = client.get(f"/v1/customers/{cus}", headers={"Authorization": "Basic !!!"})
+    for r in (missing, wrong, basic_bad, garbage):
+        assert r.status_code == 401
+        assert r.json()["error"]["type"] == "invalid_request_error"
+        assert "message" in r.json()["error"]
+    assert "wrongwrong" not in wrong.json()["error"]["message"]  # the key is masked
+    assert basic_ok.status_code == 200 and basic_ok.json()["id"] == cus
+    bad_sdk = stripe.StripeClient("sk_test_bad", base_addresses={"api": server.api_base},
+                                  http_client=stripe.RequestsClient(timeout=TIMEOUT_S), max_network_retries=0)
+    with pytest.raises(stripe.AuthenticationError) as info:
+        bad_sdk.v1.customers.retrieve(cus)
+    assert info.value.http_status == 401
+
+
+def test_keys_can_change_while_running(api: httpx.Client, state: ServerState, world: World) -> None:
+    cus = world.objects("customer")[0]
+    state.add_api_key("rk_test_second")
+    try:
+        assert api.get(f"/v1/customers/{cus}", headers={"Authorization": "Bearer rk_test_second"}).status_code == 200
+    finally:
+        state.set_api_keys([DEFAULT_API_KEY])
+    assert api.get(f"/v1/customers/{cus}", headers={"Authorization": "Bearer rk_test_second"}).status_code == 401
+
+
+# ---- switches ----------------------------------------------------------------------------
+
+def test_stale_read_serves_the_previous_version(sdk: stripe.StripeClient, state: ServerState, world: World) -> None:
+    sub_id = world.objects("subscription")[0]
+    version = world.version(sub_id)
+    assert version > 1
+    state.switches.set(sub_id, stale=True)
+    stale = sdk.v1.subscriptions.retrieve(sub_id)
+    assert stale.hookproof_version == version - 1
+    assert stale.to_dict(recursive=True) == world.get(sub_id, version - 1)
+    assert stale.status != world.get(sub_id)["status"]  # canceled now; the version before was not
+    other = world.objects("invoice")[0]
+    assert sdk.v1.invoices.retrieve(other).hookproof_version == world.version(other)  # per object only
+    state.switches.clear(sub_id)
+    assert sdk.v1.subscriptions.retrieve(sub_id).hookproof_version == version
+
+
+def test_not_found_switch(sdk: stripe.StripeClient, state: ServerState, world: World) -> None:
+    cus = world.objects("customer")[0]
+    state.switches.set(cus, not_found=True)
+    with pytest.raises(stripe.InvalidRequestError) as info:
+        sdk.v1.customers.retrieve(cus)
+    assert info.value.http_status == 404 and info.value.code == "resource_missing"
+
+
+def test_5xx_switch_heals_after_times(api: httpx.Client, sdk: stripe.StripeClient, state: ServerState, world: World) -> None:
+    cus = world.objects("customer")[0]
+    state.switches.set(None, status=503, times=2)
+    first = api.get(f"/v1/customers/{cus}")
+    assert first.status_code == 503 and first.json()["error"]["type"] == "api_error"
+    with pytest.raises(stripe.APIError) as info:
+        sdk.v1.customers.retrieve(cus)
+    assert info.value.http_status == 503
+    assert api.get(f"/v1/customers/{cus}").status_code == 200
+    assert state.switches.items() == []
+
+
+def test_slow_switch(api: httpx.Client, state: ServerState, world: World) -> None:
+    cus = world.objects("customer")[0]
+    state.switches.set(cus, slow_s=0.4)
+    t0 = time.monotonic()
+    assert api.get(f"/v1/customers/{cus}").status_code == 200
+    assert time.monotonic() - t0 >= 0.4
+    with pytest.raises(httpx.ReadTimeout):
+        api.get(f"/v1/customers/{cus}", timeout=0.1)
+
+
+def test_rate_limit_gives_429_with_retry_after(api: httpx.Client, sdk: stripe.StripeClient, state: ServerState,
+                                               world: World) -> None:
+    cus = world.objects("customer")[0]
+    state.switches.set(None, rate_limit_per_s=3)
+    statuses = [api.get(f"/v1/customers/{cus}") for _ in range(5)]
+    assert [r.status_code for r in statuses[:3]] == [200, 200, 200]
+    limited = statuses[3]
+    assert limited.status_code == 429
+    assert int(limited.headers["Retry-After"]) >= 1
+    assert limited.json()["error"]["code"] == "rate_limit"
+    with pytest.raises(stripe.RateLimitError):
+        sdk.v1.customers.retrieve(cus)
+    time.sleep(1.05)
+    assert api.get(f"/v1/customers/{cus}").status_code == 200
+
+
+def test_admin_api_sets_and_clears_switches(api: httpx.Client, state: ServerState, world: World) -> None:
+    cus = world.objects("customer")[0]
+    r = api.post("/_hookproof/switches", json={"object_id": cus, "status": 500})
+    assert r.status_code == 200 and r.json()["switches"][0]["object_id"] == cus
+    assert api.get(f"/v1/customers/{cus}").status_code == 500
+    assert api.post("/_hookproof/switches", json={"status": 200}).status_code == 400
+    assert api.post("/_hookproof/switches", json={"bogus": 1}).status_code == 422
+    assert api.delete("/_hookproof/switches", params={"object_id": cus}).json() == {"switches": []}
+    assert api.get(f"/v1/customers/{cus}").status_code == 200
+
+
+# ---- several worlds ----------------------------------------------------------------------
+
+def test_worlds_can_be_added_while_running(api: httpx.Client, state: ServerState, world: World) -> None:
+    fresh = World(SEED + 1)
+    cus = fresh.create_customer()
+    customer = fresh.event(cus).object_id
+    state.add_world(fresh)
+    try:
+        assert api.get(f"/v1/customers/{customer}").json()["id"] == customer
+        assert api.get(f"/v1/customers/{world.objects('customer')[0]}").status_code == 200
+        listed = [c["id"] for c in api.get("/v1/customers", params={"limit": 100}).json()["data"]]
+        assert listed[0] == customer and set(world.objects("customer")) <= set(listed)
+        with state.lock:
+            pi = fresh.pay(customer)
+        assert api.get(f"/v1/payment_intents/{pi}").json()["status"] == "succeeded"
+    finally:
+        state.set_world(world)
+    assert api.get(f"/v1/customers/{customer}").status_code == 404
+
+
+# ---- Mercado Pago -------------------------------------------------------------------------
+
+def test_mercadopago_payment_status_mapping(api: httpx.Client, state: ServerState, world: World) -> None:
+    mp = World(SEED + 2, account="acct_mp")
+    customer = mp.event(mp.create_customer("pt_BR")).object_id
+    paid = mp.pay(customer, amount=10000)
+    partial = mp.pay(customer, amount=5000)
+    mp.refund(mp.get(partial)["latest_charge"], 1000)
+    failed = mp.fail_payment(customer, amount=2500)
+    state.add_world(mp)
+    try:
+        approved = api.get(f"/v1/payments/{paid}").json()
+        assert (approved["status"], approved["status_detail"]) == ("approved", "accredited")
+        assert approved["transaction_amount"] == 100.0 and approved["currency_id"] == "BRL"
+        charge = api.get(f"/v1/payments/{mp.get(paid)['latest_charge']}").json()
+        assert charge["status"] == "approved" and charge["external_reference"] == paid
+        part = api.get(f"/v1/payments/{partial}").json()
+        assert (part["status"], part["status_detail"]) == ("approved", "partially_refunded")
+        assert part["transaction_amount_refunded"] == 10.0 and len(part["refunds"]) == 1
+        rejected = api.get(f"/v1/payments/{failed}").json()
+        assert (rejected["status"], rejected["status_detail"]) == ("rejected", "cc_rejected_other_reason")
+    finally:
+        state.set_world(world)
+    refunded = api.get(f"/v1/payments/{world.objects('payment_intent')[0]}").json()
+    assert (refunded["status"], refunded["status_detail"]) == ("refunded", "refunded")
+    missing = api.get("/v1/payments/pi_nothing")
+    assert missing.status_code == 404 and missing.json()["error"] == "not_found" and missing.json()["status"] == 404
+    assert api.get(f"/v1/payments/{world.objects('customer')[0]}").status_code == 404
+    unauthorized = api.get(f"/v1/payments/{world.objects('payment_intent')[0]}", headers={"Authorization": "Bearer x"})
+    assert unauthorized.status_code == 401 and unauthorized.json()["error"] == "unauthorized"
+
+
+# ---- OpenAPI ---------------------------------------------------------------------------------
+
+def test_openapi_schema_declares_every_route_and_status(api: httpx.Client) -> None:
+    schema = openapi_schema()
+    assert api.get("/openapi.json").json()["paths"].keys() == schema["paths"].keys()
+    for path in RESOURCES:
+        for route in (f"/v1/{path}", f"/v1/{path}/{{id}}"):
+            responses = schema["paths"][route]["get"]["responses"]
+            assert {"200", "401", "404", "429"} <= responses.keys(), route
+    assert {"200", "409", "422", "503"} <= schema["paths"]["/sink/effects"]["post"]["responses"].keys()
+    assert not any(p.startswith("/_hookproof") for p in schema["paths"])
+
+
+# ---- the effect sink --------------------------------------------------------------------------
+
+def _effects(api: httpx.Client) -> dict:  # type: ignore[type-arg]
+    r = api.get("/sink/effects")
+    assert r.status_code == 200
+    return r.json()
+
+
+def test_sink_replays_the_same_key_and_body(api: httpx.Client) -> None:
+    headers = {"Idempotency-Key": "key-1"}
+    first = api.post("/sink/effects", json={"business_key": "renewal:in_1", "amount": 900}, headers=headers)
+    second = api.post("/sink/effects", json={"amount": 900, "business_key": "renewal:in_1"}, headers=headers)
+    assert first.status_code == second.status_code == 200
+    assert first.json() == second.json()
+    assert "idempotent-replayed" not in first.headers
+    assert second.headers["Idempotent-Replayed"] == "true"
+    listing = _effects(api)
+    assert listing["counts"] == {"renewal:in_1": 1}
+    row = listing["effects"][0]
+    assert {k: row[k] for k in ("business_key", "amount", "idempotency_key")} == {
+        "business_key": "renewal:in_1", "amount": 900, "idempotency_key": "key-1"}
+    assert isinstance(row["at"], float)
+
+
+def test_sink_rejects_the_same_key_with_another_body(api: httpx.Client) -> None:
+    headers = {"Idempotency-Key": "key-2"}
+    assert api.post("/sink/effects", json={"business_key": "license:pi_1"}, headers=headers).status_code == 200
+    other = api.post("/sink/effects", json={"business_key": "license:pi_2"}, headers=headers)
+    assert other.status_code == 422
+    assert other.json()["error"]["type"] == "idempotency_error"
+    assert _effects(api)["counts"] == {"license:pi_1": 1}
+
+
+def test_sink_answers_409_while_the_key_is_in_flight(server: ServerHandle, api: httpx.Client, state: ServerState) -> None:
+    state.sink.fault("renewal:in_slow", delay_s=0.8)
+    headers = {"Idempotency-Key": "key-3"}
+    body = {"business_key": "renewal:in_slow"}
+    answers: list[httpx.Response] = []
+
+    def first() -> None:
+        with httpx.Client(base_url=server.url, timeout=TIMEOUT_S) as client:
+            answers.append(client.post("/sink/effects", json=body, headers=headers))
+
+    thread = threading.Thread(target=first)
+    thread.start()
+    time.sleep(0.3)
+    conflict = api.post("/sink/effects", json=body, headers=headers)
+    thread.join(TIMEOUT_S)
+    assert conflict.status_code == 409 and conflict.json()["error"]["type"] == "idempotency_error"
+    assert [a.status_code for a in answers] == [200]
+    replay = api.post("/sink/effects", json=body, headers=headers)
+    assert replay.status_code == 200 and replay.headers["Idempotent-Replayed"] == "true"
+    assert replay.json() == answers[0].json()
+    assert _effects(api)["counts"] == {"renewal:in_slow": 1}
+
+
+def test_sink_without_a_key_applies_every_time(api: httpx.Client) -> None:
+    for _ in range(3):
+        assert api.post("/sink/effects", json={"business_key": "refund:ch_1:300", "amount": 300}).status_code == 200
+    assert _effects(api)["counts"] == {"refund:ch_1:300": 3}
+
+
+def test_sink_fails_n_times_before_applying(api: httpx.Client, state: ServerState) -> None:
+    state.sink.fault("renewal:in_503", fail_times=2)
+    headers = {"Idempotency-Key": "key-4"}
+    body = {"business_key": "renewal:in_503"}
+    statuses = [api.post("/sink/effects", json=body, headers=headers).status_code for _ in range(4)]
+    assert statuses == [503, 503, 200, 200]
+    assert _effects(api)["counts"] == {"renewal:in_503": 1}
+
+
+def test_sink_applies_then_drops_the_connection(api: httpx.Client, state: ServerState) -> None:
+    state.sink.fault("license:pi_drop", drop_times=1)
+    headers = {"Idempotency-Key": "key-5"}
+    body = {"business_key": "license:pi_drop", "amount": 4900}
+    with pytest.raises(httpx.TransportError):
+        api.post("/sink/effects", json=body, headers=headers)
+    assert _effects(api)["counts"] == {"license:pi_drop": 1}  # applied although unanswered
+    retry = api.post("/sink/effects", json=body, headers=headers)
+    assert retry.status_code == 200 and retry.headers["Idempotent-Replayed"] == "true"
+    assert _effects(api)["counts"] == {"license:pi_drop": 1}
+
+
+async def test_sink_drop_without_a_transport_raises_in_process() -> None:
+    local = ServerState()
+    local.sink.fault("k", drop_times=1)
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=create_app(local)), base_url="http://sink.test",
+                                 timeout=TIMEOUT_S) as client:
+        with pytest.raises(ConnectionDropped):
+            await client.post("/sink/effects", json={"business_key": "k"})
+    assert local.sink.counts() == {"k": 1}
+
+
+def test_sink_validates_the_body(api: httpx.Client) -> None:
+    missing = api.post("/sink/effects", json={"amount": 1}, headers={"Idempotency-Key": "key-6"})
+    assert missing.status_code == 422 and missing.json()["error"]["param"] == "business_key"
+    assert api.post("/sink/effects", content=b"not json", headers={"Content-Type": "application/json"}).status_code == 422
+    assert api.post("/sink/effects", json={"business_key": "k"}, headers={"Idempotency-Key": "x" * 256}).status_code == 400
+    # a validation failure saves nothing: the key is still free
+    assert api.post("/sink/effects", json={"business_key": "k"}, headers={"Idempotency-Key": "key-6"}).status_code == 200
+    assert _effects(api)["counts"] == {"k": 1}
+
+
+def test_sink_admin_faults_and_delete(api: httpx.Client) -> None:
+    r = api.post("/_hookproof/sink/faults", json={"business_key": "k", "fail_times": 1, "fail_status": 500})
+    assert r.status_code == 200 and r.json()["faults"]["k"]["fail_times"] == 1
+    assert api.post("/sink/effects", json={"business_key": "k"}).status_code == 500
+    assert api.post("/sink/effects", json={"business_key": "k"}).status_code == 200
+    assert api.delete("/sink/effects").json() == {"deleted": 1}
+    assert _effects(api) == {"effects": [], "counts": {}}
