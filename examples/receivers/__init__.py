@@ -1,0 +1,48 @@
+"""Reference webhook receivers: one correct receiver per strategy, and a zoo of broken ones.
+
+Each module ``examples.receivers.<name>`` has ``create_app(config) -> app`` (FastAPI or
+Flask), ``app_from_env()`` and a CLI (``python -m examples.receivers.<name> --help``).
+See README.md for what each one does, its consequence and the scenario that exposes it.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+#: Receivers that hold the contract (one per strategy the field recommends).
+CORRECT: tuple[str, ...] = ("downstream_keyed", "fetch_state", "inbox_queue", "inbox_sync")
+
+#: Receivers with exactly one realistic fault each.
+BROKEN: tuple[str, ...] = (
+    "ack_before_persist",
+    "blind_overwrite",
+    "check_then_insert",
+    "conflict_on_duplicate",
+    "dedupe_by_body_hash",
+    "dedupe_by_object_id",
+    "fresh_idempotency_key",
+    "mark_before_effect",
+    "memory_dedupe",
+    "no_dedupe",
+    "no_signature_check",
+    "no_timestamp_tolerance",
+    "reserialize_before_verify",
+    "slow_then_record",
+    "test_mode_applies",
+    "timestamp_seconds_order",
+    "unknown_type_500",
+)
+
+#: Every receiver module name.
+RECEIVERS: tuple[str, ...] = tuple(sorted(CORRECT + BROKEN))
+
+
+def load(name: str) -> Any:
+    """The module ``examples.receivers.<name>``; raises ValueError for an unknown name."""
+    if name not in RECEIVERS:
+        raise ValueError(f"unknown receiver {name!r} (known: {', '.join(RECEIVERS)})")
+    return importlib.import_module(f"examples.receivers.{name}")
+
+
+__all__ = ["BROKEN", "CORRECT", "RECEIVERS", "load"]

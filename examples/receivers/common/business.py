@@ -1,0 +1,92 @@
+"""The business: which effect and which state change each event type means.
+
+Effects (one per business key, the contract hookproof checks):
+
+=========================================== =========================================
+event type                                  business key
+=========================================== =========================================
+checkout.session.completed (when paid)      ``fulfillment:{checkout_session.id}``
+checkout.session.async_payment_succeeded    ``fulfillment:{checkout_session.id}``
+payment_intent.succeeded                    ``license:{payment_intent.id}``
+invoice.paid                                ``renewal:{invoice.id}``
+invoice.payment_failed                      ``dunning:{invoice.id}:{attempt_count}``
+charge.refunded                             ``refund:{charge.id}:{amount_refunded}``
+=========================================== =========================================
+
+State: every ``customer.subscription.*`` event sets the subscription's status; its
+version is the object's ``hookproof_version``. Every other type: no effect (2xx).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping
+
+from examples.receivers.common.profiles import WebhookEvent
+
+
+@dataclass(frozen=True)
+class Effect:
+    """One business effect: what the ``effects`` table (or the sink) records."""
+
+    business_key: str
+    amount: int | None
+
+
+@dataclass(frozen=True)
+class StateChange:
+    """The state an event says an object is in, at a version."""
+
+    object_id: str
+    status: str
+    version: int
+
+
+def _fulfillment(obj: Mapping[str, Any]) -> str | None:
+    return f"fulfillment:{obj['id']}" if obj.get("payment_status") == "paid" else None
+
+
+#: Event type -> business key of its object (None: this occurrence has no effect).
+KEYS: Mapping[str, Callable[[Mapping[str, Any]], str | None]] = {
+    "checkout.session.completed": _fulfillment,
+    "checkout.session.async_payment_succeeded": lambda o: f"fulfillment:{o['id']}",
+    "payment_intent.succeeded": lambda o: f"license:{o['id']}",
+    "invoice.paid": lambda o: f"renewal:{o['id']}",
+    "invoice.payment_failed": lambda o: f"dunning:{o['id']}:{o['attempt_count']}",
+    "charge.refunded": lambda o: f"refund:{o['id']}:{o['amount_refunded']}",
+}
+
+#: Event types that carry subscription state.
+STATE_TYPES: frozenset[str] = frozenset({
+    "customer.subscription.created", "customer.subscription.updated", "customer.subscription.deleted",
+    "customer.subscription.paused", "customer.subscription.resumed", "customer.subscription.trial_will_end",
+})
+
+
+def handles(event_type: str) -> bool:
+    """True for event types the business acts on (effects or state)."""
+    return event_type in KEYS or event_type in STATE_TYPES
+
+
+def effect_of(event: WebhookEvent) -> Effect | None:
+    """The effect `event` asks for, or None."""
+    key_of = KEYS.get(event.type)
+    key = key_of(event.object) if key_of else None
+    return None if key is None else Effect(key, amount_of(event))
+
+
+def amount_of(event: WebhookEvent) -> int | None:
+    """Minor units moved: a refund's own amount; otherwise the object's total, paid or amount."""
+    obj = event.object
+    if event.type == "charge.refunded":
+        before = (event.previous_attributes or {}).get("amount_refunded")
+        return None if before is None else obj["amount_refunded"] - before
+    return obj.get("amount_total") or obj.get("amount_paid") or obj.get("amount")
+
+
+def state_of(event: WebhookEvent) -> StateChange | None:
+    """The subscription state `event` carries, or None."""
+    if event.type not in STATE_TYPES:
+        return None
+    obj = event.object
+    return StateChange(obj["id"], obj["status"], int(obj.get("hookproof_version", 0)))

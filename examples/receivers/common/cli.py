@@ -1,0 +1,58 @@
+"""The command line every receiver shares.
+
+``python -m examples.receivers.<name> --port P --db URL --profile stripe --secret S
+[--live] [--account acct_…] [--api-base URL] [--api-key K] [--sink URL]``
+
+FastAPI receivers are served by uvicorn, Flask receivers by werkzeug's threaded server.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+from typing import Any, Callable, Sequence
+
+from examples.receivers.common.config import DEFAULT_DB_URL, ReceiverConfig
+from examples.receivers.common.profiles import VERIFIERS
+
+
+def parse_args(name: str, argv: Sequence[str] | None = None) -> tuple[argparse.Namespace, ReceiverConfig]:
+    """Parse the shared flags into (args, config)."""
+    parser = argparse.ArgumentParser(prog=f"python -m examples.receivers.{name}",
+                                     description=f"hookproof reference receiver {name!r}")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument("--db", default=DEFAULT_DB_URL, help="SQLAlchemy URL (sqlite:///file.db or postgresql+psycopg://…)")
+    parser.add_argument("--profile", default="stripe", choices=sorted(VERIFIERS))
+    parser.add_argument("--secret", action="append", required=True, help="endpoint secret (repeat for rotation)")
+    parser.add_argument("--live", action="store_true", help="accept live-mode events only (default: test mode)")
+    parser.add_argument("--account", help="accept events of this provider account only")
+    parser.add_argument("--api-base", help="provider API base URL (fetch_state)")
+    parser.add_argument("--api-key", help="provider API key (fetch_state)")
+    parser.add_argument("--sink", help="effect sink base URL (downstream_keyed, fresh_idempotency_key)")
+    parser.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
+                        help="receiver tuning, e.g. effect_delay_s=0.2")
+    args = parser.parse_args(argv)
+    options = {}
+    for item in args.option:
+        key, _, value = item.partition("=")
+        options[key] = float(value)
+    config = ReceiverConfig(db_url=args.db, profile=args.profile, secrets=tuple(args.secret), live=args.live,
+                            account=args.account, api_base=args.api_base, api_key=args.api_key,
+                            sink_url=args.sink, options=options)
+    return args, config
+
+
+def run_cli(create_app: Callable[[ReceiverConfig], Any], name: str, argv: Sequence[str] | None = None) -> None:
+    """Parse flags, build the app and serve it until interrupted."""
+    args, config = parse_args(name, argv)
+    logging.basicConfig(level=logging.INFO, format=f"%(asctime)s {name} %(levelname)s %(message)s")
+    app = create_app(config)
+    if hasattr(app, "wsgi_app"):
+        from werkzeug.serving import run_simple
+
+        run_simple(args.host, args.port, app, threaded=True, use_reloader=False)
+    else:
+        import uvicorn
+
+        uvicorn.run(app, host=args.host, port=args.port, log_level="warning", lifespan="off")
