@@ -220,6 +220,18 @@ def demo(
     raise typer.Exit(0 if ok else 1)
 
 
+@app.command()
+def serve(
+    port: Annotated[int, typer.Option("--port", min=0, max=65535, help="Port on 127.0.0.1 (0: any free port).")] = 12111,
+    host: Annotated[str, typer.Option("--host", help="Address to listen on.")] = "127.0.0.1",
+    seed: Annotated[int, typer.Option("--seed", help="World seed.")] = 0,
+) -> None:
+    """Serve the provider API (Stripe and Mercado Pago shapes) and the effect sink."""
+    from simulator.server.cli import serve as run_serve
+
+    run_serve(port, host, seed)
+
+
 def main() -> None:
     """Console-script entry point."""
     app()

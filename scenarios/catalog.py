@@ -162,6 +162,8 @@ def _mutation_plan(mutation: Mutation, *, copies: int = 1, mutate: str = "all",
     def build(ctx: Context, w: World) -> Plan | NotApplicable:
         if (reason := applicable(mutation, ctx.profile)) is not None:
             return NotApplicable(reason)
+        if mutation is Mutation.FOREIGN_ACCOUNT and ctx.account is None:
+            return NotApplicable("the config names no provider account for the receiver (target.account)")
         events = effect_events(ctx, w)
         if (na := _need(events, "effectful")) is not None:
             return na
@@ -241,7 +243,8 @@ def _oversized(ctx: Context, w: World) -> Plan | NotApplicable:
     events = effect_events(ctx, w)
     if (na := _need(events, "effectful")) is not None:
         return na
-    big = replace(events[0], id=events[0].id[:-4] + "big0", business_key=None, amount=None)
+    created = next(e for e in w.events if e.type == "customer.created")
+    big = replace(created, id=created.id[:-4] + "big0")
     return Plan(w, (Phase((big,), FaultPlan(mutations=(Mutation.OVERSIZE,)), max_attempts=1),
                     Phase(tuple(events[:2]))))
 
