@@ -232,6 +232,11 @@ def serve(
     run_serve(port, host, seed)
 
 
+from hookproof.commands import register_all  # noqa: E402
+
+register_all(app)
+
+
 def main() -> None:
     """Console-script entry point."""
     app()
