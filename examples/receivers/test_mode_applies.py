@@ -1,0 +1,38 @@
+"""test_mode_applies: ignores the event's mode and account.
+
+Exactly inbox_sync, except that it admits every authentic event: a test-mode event
+(a developer's ``stripe trigger``) sent to the live endpoint, or an event of another
+connected account, grants real licenses and credits in production.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from examples.receivers.common import ReceiverConfig, WebhookEvent, make_app, run_cli
+from examples.receivers.inbox_sync import InboxSync
+
+
+class TestModeApplies(InboxSync):
+    """inbox_sync without the livemode/account check."""
+
+    __test__ = False  # not a pytest test class
+    name = "test_mode_applies"
+    framework = "fastapi"
+
+    def admit(self, event: WebhookEvent) -> str | None:
+        return None
+
+
+def create_app(config: ReceiverConfig) -> Any:
+    """The FastAPI app of this receiver."""
+    return make_app(TestModeApplies(config))
+
+
+def app_from_env() -> Any:
+    """The app configured from environment variables."""
+    return create_app(ReceiverConfig.from_env())
+
+
+if __name__ == "__main__":
+    run_cli(create_app, TestModeApplies.name)
