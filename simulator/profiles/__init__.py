@@ -61,6 +61,7 @@ __all__ = [
     "PROFILES",
     "PaddleProfile",
     "Profile",
+    "ProfileError",
     "STRIPE_EVENT_TYPES",
     "ShopifyProfile",
     "SignedRequest",
