@@ -2,8 +2,8 @@
 concurrency (PostgreSQL and SQLite, over HTTP, in a subprocess), and each broken one fails
 for its own reason, with exact counts.
 
-The provider API and the effect sink are the stand-ins in `tests.examples.standins`
-until `simulator.server` provides them.
+fetch_state, downstream_keyed and fresh_idempotency_key run against the real provider
+server (`simulator.server.run_server`: the Stripe-shaped API and the effect sink).
 """
 
 from __future__ import annotations
@@ -31,8 +31,8 @@ from simulator.faults import FaultPlan, Mutation, schedule
 from simulator.profiles import get_profile
 from simulator.profiles.stripe import StripeProfile
 from simulator.world.world import World
-from tests.examples.standins import (SinkState, provider_api_handler, serve_app, serve_handler, sink_handler,
-                                     wait_until)
+from simulator.server import ServerState, run_server
+from tests.examples.serving import serve_app, wait_until
 from tests.support import free_port
 
 pytestmark = pytest.mark.timeout(60)
@@ -54,16 +54,16 @@ def of_type(world: World, event_type: str) -> list[Event]:
 
 
 class Rig:
-    """One receiver under test with its stand-ins: the app, its sink, its observations."""
+    """One receiver under test with the provider server it needs: the app, the sink, observations."""
 
-    def __init__(self, app: Any, sink: SinkState | None) -> None:
+    def __init__(self, app: Any, server: ServerState | None) -> None:
         self.app = app
         self.receiver = receiver_of(app)
-        self.sink = sink
+        self.server = server
 
     def effects(self) -> list[tuple[str, int | None]]:
-        if self.sink is not None:
-            return sorted((e["business_key"], e["amount"]) for e in self.sink.effects)
+        if self.receiver.name in SINK_RECEIVERS and self.server is not None:
+            return sorted((e.business_key, e.amount) for e in self.server.sink.records())
         return sorted((e["business_key"], e["amount"]) for e in self.receiver.observe()["effects"])
 
     def states(self) -> list[tuple[str, str, int]]:
@@ -72,16 +72,15 @@ class Rig:
 
 @contextmanager
 def rig(name: str, tmp_path: Path, world: World, *, db_url: str | None = None, live: bool = False,
-        profile: str = "stripe", secret: str = SECRET, sink: SinkState | None = None,
-        **options: float) -> Iterator[Rig]:
-    """Build receiver `name` on a fresh SQLite file (or `db_url`) with whatever it needs."""
+        profile: str = "stripe", secret: str = SECRET, **options: float) -> Iterator[Rig]:
+    """Build receiver `name` on a fresh SQLite file (or `db_url`), with simulator.server when it needs one."""
     with ExitStack() as stack:
         api_base = sink_url = None
-        if name == "fetch_state":
-            api_base = stack.enter_context(serve_handler(provider_api_handler(world, API_KEY)))
-        if name in SINK_RECEIVERS:
-            sink = sink or SinkState()
-            sink_url = stack.enter_context(serve_handler(sink_handler(sink)))
+        server = None
+        if name == "fetch_state" or name in SINK_RECEIVERS:
+            server = ServerState([world], api_keys=(API_KEY,))
+            handle = stack.enter_context(run_server(server))
+            api_base, sink_url = handle.api_base, handle.sink_url
         config = ReceiverConfig(
             db_url=db_url or f"sqlite:///{tmp_path / (name + '.db')}", profile=profile, secrets=(secret,), live=live,
             account=world.account, api_base=api_base, api_key=API_KEY, sink_url=sink_url,
@@ -89,7 +88,7 @@ def rig(name: str, tmp_path: Path, world: World, *, db_url: str | None = None, l
         )
         app = load(name).create_app(config)
         stack.callback(receiver_of(app).close)
-        yield Rig(app, sink)
+        yield Rig(app, server)
 
 
 class StreamingWSGITransport(httpx.AsyncBaseTransport):
@@ -398,8 +397,9 @@ async def test_slow_then_record_applies_a_retry_sent_during_the_effect(tmp_path:
 @pytest.mark.parametrize("name, applied", [("downstream_keyed", 1), ("fresh_idempotency_key", 2)])
 async def test_sink_drops_the_answer_after_applying(name: str, applied: int, tmp_path: Path, world: World) -> None:
     pi = of_type(world, "payment_intent.succeeded")[:1]
-    sink = SinkState(drop_after_apply=1)
-    with rig(name, tmp_path, world, sink=sink) as r:
+    with rig(name, tmp_path, world) as r:
+        assert r.server is not None
+        r.server.sink.fault(f"license:{pi[0].object_id}", drop_times=1)
         assert statuses(await deliver(Target(app=r.app), pi)) == [200]
         assert len(r.effects()) == applied
 
