@@ -8,7 +8,6 @@ server (`simulator.server.run_server`: the Stripe-shaped API and the effect sink
 
 from __future__ import annotations
 
-import asyncio
 import os
 import subprocess
 import sys
@@ -25,7 +24,6 @@ from examples.receivers.common import (EFFECTS_QUERY, STATE_QUERY, Receiver, Rec
                                        receiver_of)
 from examples.receivers.common.profiles import StripeVerifier
 from simulator.delivery import DeliveryResult, Dispatcher, History, Target
-from simulator.delivery.transports import IN_PROCESS_BASE
 from simulator.events import Event
 from simulator.faults import FaultPlan, Mutation, schedule
 from simulator.profiles import get_profile
@@ -91,40 +89,11 @@ def rig(name: str, tmp_path: Path, world: World, *, db_url: str | None = None, l
         yield Rig(app, server)
 
 
-class StreamingWSGITransport(httpx.AsyncBaseTransport):
-    """A WSGI app in a worker thread per request, answering a streamable response.
-
-    Workaround: `simulator.delivery.transports.ThreadedWSGITransport` builds its response
-    with ``content=`` (already consumed), so the dispatcher's ``aiter_raw`` raises
-    StreamConsumed; drop this once that transport answers with ``stream=``.
-    """
-
-    def __init__(self, app: Any) -> None:
-        self._inner = httpx.WSGITransport(app=app)
-
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        body = await request.aread()
-        sync_request = httpx.Request(request.method, request.url, headers=request.headers, content=body)
-        response = await asyncio.to_thread(self._inner.handle_request, sync_request)
-        content = await asyncio.to_thread(response.read)
-        return httpx.Response(response.status_code, headers=response.headers, stream=httpx.ByteStream(content),
-                              request=request)
-
-
 async def deliver(target: Target, events: Sequence[Event], plan: FaultPlan = FaultPlan(), *,
                   profile: str = "stripe", secret: str = SECRET, max_attempts: int = 3) -> list[DeliveryResult]:
     """Deliver `events` under `plan` with hookproof's dispatcher."""
-    client = None
-    if target.kind == "wsgi":
-        client = httpx.AsyncClient(transport=StreamingWSGITransport(target.app), base_url=IN_PROCESS_BASE,
-                                   follow_redirects=False, timeout=httpx.Timeout(30.0))
-    try:
-        async with Dispatcher(target, get_profile(profile), [secret], History(), max_attempts=max_attempts,
-                              client=client) as dispatcher:
-            return await dispatcher.run(schedule(events, plan))
-    finally:
-        if client is not None:
-            await client.aclose()
+    async with Dispatcher(target, get_profile(profile), [secret], History(), max_attempts=max_attempts) as dispatcher:
+        return await dispatcher.run(schedule(events, plan))
 
 
 def statuses(results: Sequence[DeliveryResult]) -> list[int | None]:

@@ -1,6 +1,6 @@
 """The command line every receiver shares.
 
-``python -m examples.receivers.<name> --port P --db URL --profile stripe --secret S
+``python -m examples.receivers.<name> --port P --db URL --profile stripe [--secret S]
 [--live] [--account acct_…] [--api-base URL] [--api-key K] [--sink URL]``
 
 FastAPI receivers are served by uvicorn, Flask receivers by werkzeug's threaded server.
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 from typing import Any, Callable, Sequence
 
 from examples.receivers.common.config import DEFAULT_DB_URL, ReceiverConfig
@@ -24,7 +25,9 @@ def parse_args(name: str, argv: Sequence[str] | None = None) -> tuple[argparse.N
     parser.add_argument("--port", type=int, default=8000)
     parser.add_argument("--db", default=DEFAULT_DB_URL, help="SQLAlchemy URL (sqlite:///file.db or postgresql+psycopg://…)")
     parser.add_argument("--profile", default="stripe", choices=sorted(VERIFIERS))
-    parser.add_argument("--secret", action="append", required=True, help="endpoint secret (repeat for rotation)")
+    parser.add_argument("--secret", action="append",
+                        help="endpoint secret (repeat for rotation); default: $WEBHOOK_SECRET or $HOOKPROOF_SECRET "
+                             "(space-separated), which keeps it out of the process list")
     parser.add_argument("--live", action="store_true", help="accept live-mode events only (default: test mode)")
     parser.add_argument("--account", help="accept events of this provider account only")
     parser.add_argument("--api-base", help="provider API base URL (fetch_state)")
@@ -33,11 +36,14 @@ def parse_args(name: str, argv: Sequence[str] | None = None) -> tuple[argparse.N
     parser.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
                         help="receiver tuning, e.g. effect_delay_s=0.2")
     args = parser.parse_args(argv)
+    secrets = args.secret or (os.environ.get("WEBHOOK_SECRET") or os.environ.get("HOOKPROOF_SECRET") or "").split()
+    if not secrets:
+        parser.error("give --secret, or set WEBHOOK_SECRET (or HOOKPROOF_SECRET) in the environment")
     options = {}
     for item in args.option:
         key, _, value = item.partition("=")
         options[key] = float(value)
-    config = ReceiverConfig(db_url=args.db, profile=args.profile, secrets=tuple(args.secret), live=args.live,
+    config = ReceiverConfig(db_url=args.db, profile=args.profile, secrets=tuple(secrets), live=args.live,
                             account=args.account, api_base=args.api_base, api_key=args.api_key,
                             sink_url=args.sink, options=options)
     return args, config
