@@ -130,7 +130,7 @@ def print_report(report: "RunReport", paths: dict[str, Path], title: str) -> Non
         table.add_column(col, overflow="fold")
     styles = {"pass": "green", "fail": "bold red", "unknown": "yellow", "error": "bold red", "not_applicable": "dim"}
     for s in report.scenarios:
-        first = s.findings[0].message if s.findings else (s.reason or "")
+        first = f"{s.findings[0].check_id}: {s.findings[0].key} {s.findings[0].message}" if s.findings else (s.reason or "")
         more = f" (+{len(s.findings) - 1} more)" if len(s.findings) > 1 else ""
         verdict = "n/a" if s.verdict == "not_applicable" else s.verdict.upper()
         table.add_row(s.id, f"[{styles.get(s.verdict, '')}]{verdict}[/]", first + more)

@@ -21,6 +21,10 @@ DEMO_RECEIVERS: Sequence[tuple[str, str]] = (
 )
 
 
+#: The provider account the demo receivers belong to.
+DEMO_ACCOUNT = "acct_1HookproofDemo0"
+
+
 def receiver_config(name: str, db_dir: Path, secret: str, *, seed: int | None = None,
                     scenarios: list[str] | None = None, profile: str = "stripe") -> Config:
     """A config that starts `examples.receivers.<name>` on a free port with a SQLite file."""
@@ -30,9 +34,10 @@ def receiver_config(name: str, db_dir: Path, secret: str, *, seed: int | None = 
         stale.unlink()
     url = f"sqlite:///{db}"
     command = (f"{sys.executable} -m examples.receivers.{name} --port {port} --db {url} --profile {profile}"
-               " --api-base {api_base} --sink {sink_url}")
+               f" --account {DEMO_ACCOUNT} --api-base {{api_base}} --sink {{sink_url}}")
     return Config(
         target=TargetConfig(url=f"http://127.0.0.1:{port}/webhooks", profile=profile, secret=secret,
+                            account=DEMO_ACCOUNT,
                             start=StartConfig(command=command, health_url=f"http://127.0.0.1:{port}/healthz",
                                               startup_timeout_s=30, cwd=str(Path(__file__).resolve().parent.parent))),
         observer=ObserverConfig(kind="sql", url=url, effects="SELECT business_key, amount FROM effects",

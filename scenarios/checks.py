@@ -314,11 +314,15 @@ def check_duplicated(
     if not observations:
         return _no_observation("duplicated")
     idx = _index(history, expectations, observations, index)
-    findings = [
-        Finding("duplicated", key, f"applied {n} times (observation {oi} at {observations[oi].at:.3f})",
-                expected=1, actual=n, attempts=idx.attempt_ids(idx.by_key.get(key, ())))
-        for key, (n, oi) in idx.peak.items() if n > 1
-    ]
+    findings = []
+    for key, (n, oi) in idx.peak.items():
+        if n > 1:
+            attempts = idx.attempt_ids(idx.by_key.get(key, ()))
+            findings.append(Finding(
+                "duplicated", key,
+                f"applied {n} times instead of once; {len(idx.by_key.get(key, ()))} attempt(s) carried it "
+                f"(first seen at observation {oi})",
+                expected=1, actual=n, attempts=attempts))
     return _result("duplicated", findings, {"keys_observed": len(idx.peak), "observations": len(observations)})
 
 
