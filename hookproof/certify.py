@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
 from hookproof.config import Config
-from hookproof.errors import ConfigError
+from hookproof.errors import ConfigError, UsageError
 from reports.model import RunReport
 from scenarios.observations import Observation
 from scenarios.runner import Progress, Runner, observation_from_json
@@ -102,7 +102,9 @@ def receiver_process(config: Config, secrets: Sequence[str], api_base: str, sink
     cwd = str(config.base_dir / start.cwd) if start.cwd else str(config.base_dir)
     proc = ReceiverProcess(shlex.split(command), env=env, cwd=cwd, health_url=health, port=start.port,
                            startup_timeout_s=start.startup_timeout_s, masked=secrets)
-    with proc:
+    with contextlib.ExitStack() as stack:
+        stack.push(proc)  # stopped even when the start itself is interrupted (Ctrl-C, SIGTERM)
+        proc.start()
         yield
 
 
@@ -113,15 +115,34 @@ def make_target(config: Config) -> Target:
     return Target(url=t.url)
 
 
+def check_loopback(config: Config, allow_remote: bool) -> None:
+    """Refuse a target off this machine unless `allow_remote` (certify sends bursts and mass redelivery).
+
+    Raises UsageError naming the URL and the flag.
+    """
+    target = config.target
+    if allow_remote or target.url is None or Target(url=target.url).is_loopback():
+        return
+    raise UsageError(f"target.url: {target.url} is not a loopback address; certify sends duplicate bursts and "
+                     "mass redelivery, so a remote receiver needs --allow-remote")
+
+
 def certify(config: Config, *, scenarios: Sequence[str] | None = None, out_dir: Path,
-            progress: Progress | None = None, on_start: Callable[[Runner], None] | None = None) -> CertifyResult:
+            progress: Progress | None = None, on_start: Callable[[Runner], None] | None = None,
+            allow_remote: bool = False) -> CertifyResult:
     """Run the selected scenarios (default: config's run.scenarios, else the catalog).
 
-    Raises ConfigError for a configuration that cannot run (secrets, imports, start).
+    An interruption (KeyboardInterrupt, which the CLI also makes of SIGTERM) while the
+    scenarios run ends the run early: everything started is stopped, the history is
+    closed (WAL checkpointed) and a partial report is written.
+
+    Raises ConfigError for a configuration that cannot run (secrets, imports, start),
+    UsageError for a remote target without `allow_remote`.
     """
     from reports import write_reports
     from simulator.profiles import get_profile
 
+    check_loopback(config, allow_remote)
     secrets = config.target.secrets(config.base_dir)
     profile = get_profile(config.target.profile)
     seed = config.run.seed if config.run.seed is not None else random.SystemRandom().randrange(1, 2**31)
@@ -133,25 +154,27 @@ def certify(config: Config, *, scenarios: Sequence[str] | None = None, out_dir: 
     history.set_meta("profile", profile.name)
     history.set_meta("seed", seed)
     chosen = list(scenarios or config.run.scenarios or []) or None
-    with provider_server(config) as (state, api_base, sink_url):
-        with receiver_process(config, secrets, api_base, sink_url):
-            runner = Runner(
-                target=make_target(config), profile=profile, secrets=secrets,
-                observe=make_observer(config, state), history=history, server_state=state,
-                live=config.target.live, account=config.target.account,
-                enabled=frozenset(config.target.stripe_types() or ()) or None, seed=seed,
-                time_scale=config.run.time_scale, burst=config.run.burst,
-                settle_window_s=config.settle.window_s, settle_deadline_s=config.settle.deadline_s,
-                settle_interval_s=config.settle.interval_s, has_sink=config.observer.kind == "sink",
-                progress=progress,
-            )
-            if on_start:
-                on_start(runner)
-            try:
+    finished = False
+    try:
+        with provider_server(config) as (state, api_base, sink_url):
+            with receiver_process(config, secrets, api_base, sink_url):
+                runner = Runner(
+                    target=make_target(config), profile=profile, secrets=secrets,
+                    observe=make_observer(config, state), history=history, server_state=state,
+                    live=config.target.live, account=config.target.account,
+                    enabled=frozenset(config.target.stripe_types() or ()) or None, seed=seed,
+                    time_scale=config.run.time_scale, burst=config.run.burst,
+                    settle_window_s=config.settle.window_s, settle_deadline_s=config.settle.deadline_s,
+                    settle_interval_s=config.settle.interval_s, has_sink=config.observer.kind == "sink",
+                    progress=progress, attempt_timeout_s=config.run.sender_timeout_s,
+                )
+                if on_start:
+                    on_start(runner)
                 report = runner.run(chosen)
-            finally:
-                history.set_meta("finished", True)
-                history.close()
+                finished = not report.partial
+    finally:  # also on an interruption during startup: the history stays readable
+        history.set_meta("finished", finished)
+        history.close()
     paths = write_reports(report, out_dir)
     paths["history"] = history_path
     return CertifyResult(report, paths)

@@ -146,8 +146,15 @@ def certify(
     config: Annotated[Path, typer.Option("--config", "-c", help="The config file.")] = Path("hookproof.toml"),
     scenario: Annotated[Optional[list[str]], typer.Option("--scenario", "-s", help="Scenario id (repeatable). Default: the catalog.")] = None,
     out: Annotated[Path, typer.Option("--out", help="Report directory.")] = Path("hookproof-reports"),
+    allow_remote: Annotated[bool, typer.Option("--allow-remote", help="Allow a target that is not on this machine (loopback).")] = False,
 ) -> None:
-    """Run the scenario catalog against the receiver; exit 0 pass, 1 findings, 2 usage/config error."""
+    """Run the scenario catalog against the receiver; exit 0 pass, 1 findings, 2 usage/config error.
+
+    SIGTERM is handled like Ctrl-C: the run stops, everything started is stopped, and a
+    partial report is written (exit 128 + the signal's number).
+    """
+    import signal
+
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     from chaos.errors import ChaosError
@@ -155,6 +162,15 @@ def certify(
     from scenarios.catalog import CATALOG
     from simulator.errors import SimulatorError
 
+    interrupted: list[int] = []
+
+    def on_signal(signum: int, frame: object) -> None:
+        interrupted.append(signum)
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, on_signal)
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        signal.signal(signal.SIGINT, on_signal)
     try:
         cfg = _load(config)
         for s in scenario or []:
@@ -167,11 +183,14 @@ def certify(
             def progress(sid: str, i: int, n: int) -> None:
                 bar.update(task, description=f"scenario {sid}", completed=i, total=n)
 
-            result = run_certify(cfg, scenarios=scenario, out_dir=out, progress=progress)
+            result = run_certify(cfg, scenarios=scenario, out_dir=out, progress=progress, allow_remote=allow_remote)
     except (HookproofError, SimulatorError, ChaosError) as exc:
         raise fail(str(exc)) from None
+    except KeyboardInterrupt:
+        raise fail("interrupted before a report could be written (the history, if any, is in the report directory)",
+                   128 + (interrupted[-1] if interrupted else signal.SIGINT)) from None
     print_report(result.report, result.paths, f"hookproof certify: {cfg.target.profile} receiver at {result.report.target}")
-    raise typer.Exit(result.exit_code)
+    raise typer.Exit(128 + interrupted[-1] if interrupted and result.report.partial else result.exit_code)
 
 
 @app.command()

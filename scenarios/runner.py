@@ -4,11 +4,15 @@
 provider server's state, the history). `Runner.run(ids)` runs the selected scenarios
 one after another, each in a fresh world (fresh ids: no receiver reset is needed), and
 returns a `RunReport`. An interrupted run (Ctrl-C) returns what it has, marked partial.
+After each scenario the report so far is stored in the history's meta under
+`REPORT_META_KEY` (report.json's document), so a saved history can be re-rendered
+(`hookproof report --history FILE`) even when the run never got to write its reports.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Sequence
@@ -29,6 +33,8 @@ from simulator.world import MONEY_PREFIXES, World
 Progress = Callable[[str, int, int], None]
 
 VERSION = "0.1.0"
+#: History meta key holding the run's report (report.json's document) as it stands.
+REPORT_META_KEY = "report"
 
 
 @dataclass
@@ -49,6 +55,8 @@ class Runner:
         burst: copies released together in concurrent scenarios.
         settle_window_s / settle_deadline_s / settle_interval_s: liveness settle.
         has_sink: effects go through the effect sink.
+        attempt_timeout_s: the provider's sender timeout for this run, instead of the
+            profile's (None: the profile's); bounds every attempt.
     """
 
     target: Target
@@ -68,6 +76,7 @@ class Runner:
     settle_interval_s: float = 0.05
     has_sink: bool = False
     sender_timeout_s: float = 0.001
+    attempt_timeout_s: float | None = None
     progress: Progress | None = None
     results: list[ScenarioReport] = field(default_factory=list)
 
@@ -91,9 +100,18 @@ class Runner:
                 if self.progress:
                     self.progress(scenario.id, i, len(chosen))
                 self.results.append(self.run_one(scenario, i))
+                self.checkpoint(self.report(started, partial=i + 1 < len(chosen)))
         except KeyboardInterrupt:
             partial = True
-        return self.report(started, partial=partial)
+        report = self.report(started, partial=partial)
+        self.checkpoint(report)
+        return report
+
+    def checkpoint(self, report: RunReport) -> None:
+        """Store `report` in the history's meta under `REPORT_META_KEY` (committed at once)."""
+        from reports import render_json
+
+        self.history.set_meta(REPORT_META_KEY, json.loads(render_json(report)))
 
     def report(self, started: float, *, partial: bool) -> RunReport:
         results = tuple(self.results)
@@ -157,6 +175,7 @@ class Runner:
             for phase in plan.phases:
                 async with Dispatcher(self.target, self.profile, self.secrets, self.history,
                                       time_scale=self.time_scale, max_attempts=phase.max_attempts,
+                                      sender_timeout_s=self.attempt_timeout_s,
                                       scenario=scenario.id, seed=plan.world.seed) as d:
                     await d.run(schedule(phase.events, phase.plan), race=phase.race)
                 events.extend(phase.events)

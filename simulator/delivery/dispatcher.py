@@ -1,8 +1,13 @@
 """The at-least-once dispatcher: runs a schedule, retries per the profile, records history.
 
 One code path for URLs and in-process ASGI/WSGI apps (the httpx client is the seam).
-Every attempt is bounded: a connect timeout, the sender timeout for the answer, a total
-deadline, and a read cap on the answer body. 2xx (the profile's success) stops retries;
+Every attempt to a URL is bounded in time and size: at most `connect_timeout_s` to open
+the connection, then at most the sender timeout (+ `DEADLINE_GRACE_S`) for the whole
+answer, status line, headers and body together, so a receiver that drips its answer
+byte by byte is cut off like one that never answers. At most `read_cap_bytes` of the
+body are read: an answer whose body goes past the cap (a flood, an endless stream) is
+abandoned and recorded as `unknown`, never as acknowledged. Redirects are not followed
+(a provider does not) and are recorded as rejections. 2xx (the profile's success) stops retries;
 everything else, 409 included, is retried on the profile's schedule scaled by
 `time_scale`, while signature timestamps stay real wall-clock time.
 """
@@ -10,15 +15,16 @@ everything else, 409 included, is retried on the profile's schedule scaled by
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 from dataclasses import dataclass, field
 from typing import Callable, Mapping, Sequence
 
 import httpx
 
-from simulator.delivery.history import Attempt, Completion, History, Outcome, RESPONSE_EXCERPT_BYTES, completion_for
+from simulator.delivery.history import Attempt, History, Outcome, RESPONSE_EXCERPT_BYTES, completion_for
 from simulator.delivery.mutations import AttemptRequest, build_attempt
-from simulator.delivery.transports import Target, make_client
+from simulator.delivery.transports import CONNECT_WATCH, ConnectWatch, Target, make_client
 from simulator.faults import Delivery, Schedule, is_valid
 from simulator.profiles.base import Profile, SignedRequest
 
@@ -26,6 +32,8 @@ from simulator.profiles.base import Profile, SignedRequest
 READ_CAP_BYTES = 64 * 1024
 #: Default time factor: a 3-day retry schedule runs in about 3 seconds.
 TIME_SCALE = 1e-5
+#: Seconds allowed past the sender timeout before an attempt is cut off.
+DEADLINE_GRACE_S = 0.1
 
 
 @dataclass
@@ -61,6 +69,8 @@ class Dispatcher:
         max_attempts: attempts per delivery at most (default: 1 + the schedule's length).
         retries: False to make one attempt per delivery.
         connect_timeout_s: seconds to open a connection.
+        sender_timeout_s: seconds to wait for each answer, instead of the profile's
+            (None: the profile's). An injected timeout fault still wins.
         read_cap_bytes: bytes of each answer read at most.
         scenario: label recorded with each attempt.
         clock: wall clock in unix seconds (signature timestamps and history times).
@@ -78,6 +88,7 @@ class Dispatcher:
         max_attempts: int | None = None,
         retries: bool = True,
         connect_timeout_s: float = 5.0,
+        sender_timeout_s: float | None = None,
         read_cap_bytes: int = READ_CAP_BYTES,
         scenario: str = "",
         clock: Callable[[], float] = time.time,
@@ -93,6 +104,9 @@ class Dispatcher:
         if not retries:
             self.max_attempts = 1
         self.connect_timeout_s = connect_timeout_s
+        if sender_timeout_s is not None and not sender_timeout_s > 0:
+            raise ValueError(f"sender_timeout_s must be > 0 seconds, got {sender_timeout_s!r}")
+        self.sender_timeout_s = sender_timeout_s
         self.read_cap_bytes = read_cap_bytes
         self.scenario = scenario
         self.clock = clock
@@ -170,7 +184,7 @@ class Dispatcher:
         now = self.clock()
         built = [build_attempt(self.profile, d.event, self._secrets, d.mutations(1), now=int(now), attempt=1,
                                seed=self.seed) for d in deliveries]
-        timeout_s = deliveries[0].timeout_for(1) or self.profile.sender_timeout_s
+        timeout_s = deliveries[0].timeout_for(1) or self.attempt_timeout_s(1)
         requests = [RaceRequest("POST", _path_query(self.target.endpoint, b.request.query), dict(b.request.headers),
                                 b.request.body) for b in built]
         t0 = time.perf_counter()
@@ -191,17 +205,21 @@ class Dispatcher:
         now = self.clock()
         built = build_attempt(self.profile, event, self._secrets, mutations, now=int(now), attempt=number, seed=self.seed)
         injected = delivery.timeout_for(number)
-        timeout_s = injected or self.profile.attempt_timeout_s(number)
+        timeout_s = injected or self.attempt_timeout_s(number)
         t0 = time.perf_counter()
         if injected is not None and self.target.in_process:
             # Deterministic lost answer: the app runs to completion, the provider has given up.
-            answer = await self._send(built.request, self.profile.sender_timeout_s)
+            answer = await self._send(built.request, self.attempt_timeout_s(number))
             if answer.status is not None:
                 answer = _Answer(None, b"", f"no answer within {injected:g} s (sender timeout)", True, Outcome.TIMEOUT)
         else:
             answer = await self._send(built.request, timeout_s)
         latency_ms = (time.perf_counter() - t0) * 1000.0
         return self._record(delivery, number, built, answer, now, latency_ms)
+
+    def attempt_timeout_s(self, number: int) -> float:
+        """The sender timeout of attempt `number`: the run's, else the profile's."""
+        return self.sender_timeout_s if self.sender_timeout_s is not None else self.profile.attempt_timeout_s(number)
 
     def _record(self, delivery: Delivery, number: int, built: AttemptRequest, answer: _Answer, sent_at: float,
                 latency_ms: float) -> Attempt:
@@ -241,14 +259,9 @@ class Dispatcher:
     async def _send(self, request: SignedRequest, timeout_s: float) -> _Answer:
         url = self.target.endpoint
         timeout = httpx.Timeout(timeout_s, connect=self.connect_timeout_s)
-        total = timeout_s + self.connect_timeout_s + 1.0
         given_up = _Answer(None, b"", f"no answer within {timeout_s:g} s (sender timeout)", True, Outcome.TIMEOUT)
         if not self.target.in_process:
-            try:
-                async with asyncio.timeout(total):
-                    return await self._exchange(url, request, timeout)
-            except TimeoutError:
-                return given_up
+            return await self._send_bounded(url, request, timeout, timeout_s)
         # In-process: the app keeps running after the provider gives up, as a real server would.
         task = asyncio.ensure_future(self._exchange(url, request, timeout))
         try:
@@ -258,58 +271,123 @@ class Dispatcher:
             task.add_done_callback(self._background.discard)
             return given_up
 
-    async def _exchange(self, url: str, request: SignedRequest, timeout: httpx.Timeout) -> _Answer:
+    async def _send_bounded(self, url: str, request: SignedRequest, timeout: httpx.Timeout,
+                            timeout_s: float) -> _Answer:
+        """One exchange over the network under one deadline: `connect_timeout_s` until the
+        connection is open (then moved to the sender timeout from that moment), covering
+        the status line, headers and the whole body."""
+        loop = asyncio.get_running_loop()
+        progress = _Progress()
+        budget_s = timeout_s + DEADLINE_GRACE_S
+        watch = ConnectWatch()
+        token = CONNECT_WATCH.set(watch)
+        try:
+            async with asyncio.timeout(self.connect_timeout_s + budget_s) as deadline:
+                watch.on_connected = lambda: deadline.reschedule(loop.time() + budget_s)
+                return await self._exchange(url, request, timeout, progress)
+        except TimeoutError:
+            if progress.status is not None:
+                return _Answer(None, bytes(progress.body), f"answered {progress.status} but the body did not finish within "
+                               f"{timeout_s:g} s (sender timeout; {len(progress.body)} bytes came)", True, Outcome.TIMEOUT)
+            if not watch.is_connected and self._own_client:
+                return _Answer(None, b"", f"connect timed out after {self.connect_timeout_s:g} s", False,
+                               Outcome.CONNECTION_ERROR)
+            return _Answer(None, b"", f"no answer within {timeout_s:g} s (sender timeout)", True, Outcome.TIMEOUT)
+        finally:
+            CONNECT_WATCH.reset(token)
+
+    async def _exchange(self, url: str, request: SignedRequest, timeout: httpx.Timeout,
+                        progress: "_Progress | None" = None) -> _Answer:
+        progress = progress or _Progress()
         try:
             async with self.client.stream(
                 request.method, url, params=dict(request.query) or None, headers=dict(request.headers),
                 content=request.body, timeout=timeout,
             ) as response:
-                body = bytearray()
+                progress.status = response.status_code
+                body = progress.body
                 async for chunk in response.aiter_raw():
                     body.extend(chunk)
-                    if len(body) >= self.read_cap_bytes:
+                    if len(body) > self.read_cap_bytes:
                         del body[self.read_cap_bytes:]
-                        break
+                        return _Answer(None, bytes(body), f"answered {response.status_code} with a body longer than "
+                                       f"the {self.read_cap_bytes}-byte read cap; the provider abandoned the answer",
+                                       True, Outcome.CONNECTION_ERROR)
                 return _Answer(response.status_code, bytes(body), None, True)
         except Exception as exc:  # the one boundary where transport errors are translated
             return translate_error(exc)
 
 
-def translate_error(exc: BaseException) -> _Answer:
-    """Map an httpx/aiohttp exception to an answer with plain words and `request_sent`.
+@dataclass
+class _Progress:
+    """How far one exchange got: the status line, and the body bytes read so far."""
 
-    Connection refused, DNS failure and connect timeouts are known not to have reached
-    the handler (`request_sent=False`); everything after the connection was open is
-    treated as possibly delivered (unknown).
+    status: int | None = None
+    body: bytearray = field(default_factory=bytearray)
+
+
+def translate_error(exc: BaseException) -> _Answer:
+    """Map an httpx/aiohttp exception to an answer in plain words, with `request_sent`.
+
+    Looks through the exception's cause chain (httpx_aiohttp wraps aiohttp's errors and
+    maps some of them loosely, e.g. a reset to `httpx.ConnectTimeout`), most specific
+    first. Connection refused, DNS failure and connect timeouts are known not to have
+    reached the handler (`request_sent=False`, completion `fail`); everything after the
+    connection was open is treated as possibly delivered (`unknown`).
     """
     import aiohttp
+    from aiohttp import http_exceptions
 
-    cause = exc.__cause__ or exc
-    if isinstance(cause, aiohttp.ClientConnectorError) or isinstance(exc, httpx.ConnectError):
+    chain = _chain(exc)
+
+    def find(*types: type[BaseException]) -> BaseException | None:
+        return next((e for e in chain if isinstance(e, types)), None)
+
+    if (connector := find(aiohttp.ClientConnectorError)) is not None or isinstance(exc, httpx.ConnectError):
+        cause = connector or exc
         os_error = getattr(cause, "os_error", None)
-        if isinstance(os_error, ConnectionRefusedError) or isinstance(cause, ConnectionRefusedError):
+        if isinstance(os_error, ConnectionRefusedError) or find(ConnectionRefusedError) is not None:
             return _Answer(None, b"", "connection refused: nothing listens there", False)
         reason = getattr(os_error, "strerror", None) or _short(cause)
         return _Answer(None, b"", f"could not connect: {reason}", False)
-    if isinstance(cause, getattr(aiohttp, "ConnectionTimeoutError", ())) or isinstance(exc, httpx.ConnectTimeout) and not isinstance(
-        cause, aiohttp.ClientConnectionError
-    ):
+    if find(aiohttp.ConnectionTimeoutError) is not None or (
+            isinstance(exc, httpx.ConnectTimeout) and find(aiohttp.ClientConnectionError) is None):
         return _Answer(None, b"", "connect timed out", False, Outcome.CONNECTION_ERROR)
-    if isinstance(cause, aiohttp.ServerDisconnectedError):
+    if find(aiohttp.ServerDisconnectedError) is not None:
         return _Answer(None, b"", "the receiver closed the connection without answering", True)
-    if isinstance(exc, (httpx.ReadTimeout, httpx.TimeoutException)) or isinstance(cause, (asyncio.TimeoutError, aiohttp.SocketTimeoutError)):
+    if (payload := find(aiohttp.ClientPayloadError)) is not None:
+        how = "was reset" if find(ConnectionResetError) is not None or "reset" in str(payload).lower() else "broke"
+        got = re.search(r"received (\d+) of (\d+) bytes", str(payload))
+        detail = f" ({got.group(1)} of {got.group(2)} bytes came)" if got else ""
+        return _Answer(None, b"", f"the connection {how} while the answer's body was being read{detail}", True)
+    if (bad := find(aiohttp.ClientResponseError, http_exceptions.HttpProcessingError)) is not None:
+        return _Answer(None, b"", f"the answer was not valid HTTP ({_short(getattr(bad, 'message', None) or bad)})", True)
+    if find(ConnectionResetError) is not None:
+        return _Answer(None, b"", "the receiver reset the connection before answering", True)
+    if isinstance(exc, httpx.TimeoutException) or find(TimeoutError, aiohttp.ServerTimeoutError) is not None:
         return _Answer(None, b"", "read timed out after the request was sent", True, Outcome.TIMEOUT)
-    if isinstance(cause, aiohttp.ClientResponseError):
-        return _Answer(None, b"", f"the answer was not valid HTTP: {_short(cause)}", True)
-    if isinstance(cause, (aiohttp.ClientPayloadError, aiohttp.ClientOSError, ConnectionError)):
-        return _Answer(None, b"", f"the connection broke after sending: {_short(cause)}", True)
+    if (broken := find(aiohttp.ClientOSError, aiohttp.ClientConnectionError, ConnectionError, OSError)) is not None:
+        return _Answer(None, b"", f"the connection broke after sending: {_short(broken)}", True)
+    cause = exc.__cause__ or exc
     return _Answer(None, b"", f"transport error: {type(cause).__name__}: {_short(cause)}", True)
 
 
-def _short(exc: BaseException) -> str:
-    text = str(exc) or type(exc).__name__
-    return text if len(text) <= 200 else text[:197] + "..."
+def _chain(exc: BaseException, depth: int = 6) -> list[BaseException]:
+    """`exc` and its causes/contexts, nearest first (bounded; cycles stop it)."""
+    out: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and len(out) < depth and current not in out:
+        out.append(current)
+        current = current.__cause__ or current.__context__
+    return out
 
+
+def _short(exc: object) -> str:
+    """One line of at most 160 characters: the first line of the message, whitespace collapsed."""
+    text = str(exc) or type(exc).__name__
+    first = " ".join(text.strip().splitlines()[0].split()) if text.strip() else type(exc).__name__
+    first = first.rstrip(":")
+    return first if len(first) <= 160 else first[:157] + "..."
 
 
 def _path_query(url: str, query: Mapping[str, str]) -> str:

@@ -8,10 +8,11 @@ worker thread so a threaded WSGI app sees real concurrency).
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import inspect
 import ipaddress
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 from urllib.parse import urlsplit
 
 import httpx
@@ -97,7 +98,49 @@ class ThreadedWSGITransport(httpx.AsyncBaseTransport):
         sync_request = httpx.Request(request.method, request.url, headers=request.headers, content=body)
         response = await asyncio.to_thread(self._inner.handle_request, sync_request)
         content = await asyncio.to_thread(response.read)
-        return httpx.Response(response.status_code, headers=response.headers, content=content, request=request)
+        return httpx.Response(response.status_code, headers=response.headers, stream=httpx.ByteStream(content),
+                              request=request)
+
+
+class ConnectWatch:
+    """Told when the current request's connection is open (fresh or reused from the pool).
+
+    The dispatcher sets one in `CONNECT_WATCH` around each attempt; clients made by
+    `make_client` call `connected()` from an aiohttp trace hook, so the attempt's
+    deadline can switch from "connect" to "answer" at the right moment.
+    """
+
+    def __init__(self, on_connected: Callable[[], None] | None = None) -> None:
+        self.on_connected = on_connected
+        self.is_connected = False
+
+    def connected(self) -> None:
+        if not self.is_connected:
+            self.is_connected = True
+            if self.on_connected is not None:
+                self.on_connected()
+
+
+#: The watch of the attempt running in the current task (None outside an attempt).
+CONNECT_WATCH: contextvars.ContextVar[ConnectWatch | None] = contextvars.ContextVar("hookproof_connect_watch",
+                                                                                   default=None)
+
+
+async def _on_connection(*_: object) -> None:
+    watch = CONNECT_WATCH.get()
+    if watch is not None:
+        watch.connected()
+
+
+def _aiohttp_session(max_connections: int) -> Any:
+    """An aiohttp session whose trace hooks report "connection open" to `CONNECT_WATCH`."""
+    import aiohttp
+
+    trace = aiohttp.TraceConfig()
+    trace.on_connection_create_end.append(_on_connection)
+    trace.on_connection_reuseconn.append(_on_connection)
+    connector = aiohttp.TCPConnector(limit=max_connections, keepalive_timeout=5.0)
+    return aiohttp.ClientSession(connector=connector, trace_configs=[trace], trust_env=False)
 
 
 def make_client(target: Target, *, connect_timeout_s: float = 5.0, max_connections: int = 64) -> httpx.AsyncClient:
@@ -105,14 +148,16 @@ def make_client(target: Target, *, connect_timeout_s: float = 5.0, max_connectio
 
     URLs go over `httpx_aiohttp.AiohttpTransport` (httpx's API on aiohttp's engine: the
     default httpx transport falls far behind at the concurrency deliveries need; see
-    bench/dispatcher_throughput.py). ASGI apps answer 500 instead of raising.
+    bench/dispatcher_throughput.py); its session reports open connections to
+    `CONNECT_WATCH`. ASGI apps answer 500 instead of raising.
     """
     timeout = httpx.Timeout(30.0, connect=connect_timeout_s)
     if target.app is None:
         from httpx_aiohttp import AiohttpTransport
 
         limits = httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections)
-        transport: httpx.AsyncBaseTransport = AiohttpTransport(limits=limits, trust_env=False)
+        transport: httpx.AsyncBaseTransport = AiohttpTransport(
+            limits=limits, trust_env=False, client=lambda: _aiohttp_session(max_connections))
         return httpx.AsyncClient(transport=transport, timeout=timeout, follow_redirects=False, trust_env=False)
     if is_asgi(target.app):
         transport = httpx.ASGITransport(app=target.app, raise_app_exceptions=False)

@@ -1,0 +1,67 @@
+"""`hookproof report --history FILE [--out DIR]`: re-render the reports of a saved run.
+
+`certify` stores the run's report (report.json's document) in the history's meta after
+every scenario (`scenarios.runner.REPORT_META_KEY`), so the history alone is enough to
+write report.json, junit.xml, summary.md and report.html again, also for a run that was
+interrupted or killed before it wrote them (the report then says it is partial).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    """Add the `report` command to `app`."""
+    app.command("report")(report)
+
+
+def report(
+    history: Annotated[Path, typer.Option("--history", help="A history.sqlite written by 'hookproof certify'.")],
+    out: Annotated[Optional[Path], typer.Option("--out", help="Report directory (default: the history's directory).")] = None,
+) -> None:
+    """Re-render the reports (JSON, JUnit XML, Markdown, HTML) from a saved history."""
+    from hookproof.cli import console, fail
+    from reports import ReportError, load_json, write_reports
+    from scenarios.runner import REPORT_META_KEY
+
+    if not history.is_file():
+        raise fail(f"--history: no history file at {history}")
+    try:
+        meta, attempts = read_saved(history, REPORT_META_KEY)
+    except (sqlite3.Error, ValueError) as exc:
+        raise fail(f"--history: {history} is not a readable hookproof history ({type(exc).__name__})") from None
+    document = meta.get(REPORT_META_KEY)
+    if not isinstance(document, dict):
+        raise fail(f"--history: {history} holds no report (it was not written by 'hookproof certify', or the run "
+                   f"stopped before its first scenario finished; {attempts} attempt(s) recorded)")
+    try:
+        run = load_json(json.dumps(document))
+        paths = write_reports(run, out if out is not None else history.parent)
+    except ReportError as exc:
+        raise fail(f"--history: {exc}") from None
+    state = "partial run" if run.partial else "complete run"
+    console.print(f"verdict: {run.verdict.upper()} ({state}, {len(run.scenarios)} scenario(s), "
+                  f"{attempts} attempt(s) in the history)", markup=False)
+    for name, path in paths.items():
+        console.print(f"  {name}: {path}", markup=False)
+    raise typer.Exit(0)
+
+
+def read_saved(path: Path, key: str) -> tuple[dict[str, object], int]:
+    """({meta key: value} holding only `key` if present, attempt count) of a history, opened read-only.
+
+    Raises sqlite3.Error when the file is not an SQLite history, ValueError for bad JSON.
+    """
+    db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=5.0)
+    try:
+        row = db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        (attempts,) = db.execute("SELECT COUNT(*) FROM attempts").fetchone()
+    finally:
+        db.close()
+    return ({key: json.loads(row[0])} if row else {}), int(attempts)

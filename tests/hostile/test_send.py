@@ -1,0 +1,99 @@
+"""`hookproof send` (a real subprocess) against every hostile server: bounded in time and
+memory, never an ``ok`` completion, and the fault said in plain words."""
+
+from __future__ import annotations
+
+import json
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from simulator.delivery.dispatcher import DEADLINE_GRACE_S, TIME_SCALE
+from simulator.profiles import get_profile
+from tests.hostile.harness import CliRun, run_hookproof
+from tests.hostile.servers import BEHAVIOURS, HUGE_BODY_BYTES, hostile_server
+from tests.support import free_port
+
+SENDER_TIMEOUT_S = 0.3
+#: Seconds for interpreter start-up, imports and printing (generous: runs are parallel).
+STARTUP_SLACK_S = 20.0
+SECRET = "whsec_hostile_send_secret"
+
+#: behaviour -> words the attempts' errors must contain (any one of them).
+PLAIN_WORDS: dict[str, tuple[str, ...]] = {
+    "silent": ("timed out", "no answer within"),
+    "stall-after-headers": ("timed out", "did not finish within", "no answer within"),
+    "slowloris-body": ("did not finish within",),
+    "slowloris-headers": ("no answer within",),
+    "endless-body": ("read cap",),
+    "huge-body": ("read cap",),
+    "garbage": ("not valid HTTP",),
+    "reset-mid-answer": ("reset",),
+    "close-before-reading": ("reset", "closed the connection"),
+    "redirect-loop": ("does not follow redirects",),
+    "continue-forever": ("no answer within",),
+    "one-then-refuse": ("connection refused",),
+}
+
+
+def bound_s() -> float:
+    """The longest `send` may take: every attempt's deadline plus the scaled retry schedule."""
+    profile = get_profile("stripe")
+    attempts = 1 + len(profile.retry_schedule_s)
+    return attempts * (SENDER_TIMEOUT_S + DEADLINE_GRACE_S) + sum(profile.retry_schedule_s) * TIME_SCALE + STARTUP_SLACK_S
+
+
+def _send(url: str) -> CliRun:
+    return run_hookproof("send", "--url", url, "--secret", SECRET, "--profile", "stripe", "--sender-timeout",
+                         str(SENDER_TIMEOUT_S), "--json", timeout_s=bound_s() + 30)
+
+
+def _against(behaviour: str) -> tuple[CliRun, int]:
+    with hostile_server(behaviour) as server:
+        run = _send(server.url)
+        return run, server.requests
+
+
+@pytest.fixture(scope="module")
+def runs() -> dict[str, tuple[CliRun, int]]:
+    """Every behaviour's run (in parallel, each against its own server), plus a baseline."""
+    names = [*BEHAVIOURS, "baseline"]
+    with ThreadPoolExecutor(max_workers=len(names)) as pool:
+        futures = {n: pool.submit(_against, n) if n != "baseline"
+                   else pool.submit(lambda: (_send(f"http://127.0.0.1:{free_port()}/webhooks"), 0)) for n in names}
+        return {n: f.result() for n, f in futures.items()}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("behaviour", list(BEHAVIOURS))
+def test_send_is_bounded_never_ok_and_says_why(runs, behaviour: str) -> None:
+    run, requests = runs[behaviour]
+    assert not run.killed and run.elapsed_s < bound_s(), run
+    assert run.returncode == 1, run  # no attempt was acknowledged
+    assert "Traceback" not in run.stderr, run
+    attempts = json.loads(run.stdout)
+    assert attempts, run
+    assert all(a["completion"] in ("unknown", "fail") for a in attempts), attempts
+    assert all(a["error"] for a in attempts if a["status"] is None or 300 <= a["status"] < 400), attempts
+    words = PLAIN_WORDS[behaviour]
+    assert any(w in attempts[-1]["error"] for w in words), attempts[-1]["error"]
+    assert all("\n" not in a["error"] and len(a["error"]) < 200 for a in attempts if a["error"])
+    if behaviour == "redirect-loop":  # reported, never followed: one request per attempt
+        assert {a["status"] for a in attempts} == {307}
+        assert all(a["completion"] == "fail" for a in attempts)
+        assert requests == len(attempts)
+    if behaviour == "one-then-refuse":
+        assert (attempts[0]["status"], attempts[0]["completion"]) == (503, "unknown")
+        assert {a["completion"] for a in attempts[1:]} == {"fail"}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("behaviour", ["huge-body", "endless-body"])
+def test_the_read_cap_keeps_memory_bounded(runs, behaviour: str) -> None:
+    run, _ = runs[behaviour]
+    baseline, _ = runs["baseline"]
+    assert baseline.max_rss_bytes > 0 and run.max_rss_bytes > 0
+    grown = run.max_rss_bytes - baseline.max_rss_bytes
+    assert grown < HUGE_BODY_BYTES // 5, f"peak RSS grew by {grown >> 20} MiB over the baseline"
+    excerpts = [a["response_excerpt"] for a in json.loads(run.stdout)]
+    assert all(len(e) <= 2048 for e in excerpts)
