@@ -136,6 +136,7 @@ class ObserverConfig(_Model):
                 raise ValueError("the sql observer needs 'url' (a SQLAlchemy URL)")
             if not re.match(r"^[a-z][a-z0-9+]*://", self.url):
                 raise ValueError(f"url: not a SQLAlchemy URL: {self.url!r}")
+            _check_sql_url(self.url)
             if not self.effects:
                 raise ValueError("the sql observer needs 'effects' (a query returning a business_key column)")
         if self.kind == "http" and not (self.url and re.match(r"^https?://", self.url)):
@@ -143,6 +144,23 @@ class ObserverConfig(_Model):
         if self.kind == "python" and not (self.callable and ":" in self.callable):
             raise ValueError("the python observer needs 'callable' as 'module:attribute'")
         return self
+
+
+def _check_sql_url(url: str) -> None:
+    """Raise ValueError when SQLAlchemy cannot parse `url` or has no driver for it."""
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError, NoSuchModuleError
+
+    try:
+        parsed = make_url(url)
+    except ArgumentError:
+        raise ValueError("url: not a SQLAlchemy URL (dialect+driver://user:password@host/database)") from None
+    try:
+        parsed.get_dialect()
+    except NoSuchModuleError:
+        raise ValueError(f"url: SQLAlchemy has no dialect {parsed.drivername!r} (is its driver installed?)") from None
+    except ImportError as exc:
+        raise ValueError(f"url: the driver for {parsed.drivername!r} is not installed ({exc.name or exc})") from None
 
 
 class ProviderConfig(_Model):
@@ -165,7 +183,7 @@ class RunConfig(_Model):
     """The run: seed, retry time scale, scenario selection, concurrency of bursts."""
 
     seed: int | None = None
-    time_scale: float = Field(default=1e-5, gt=0, le=1)
+    time_scale: float = Field(default=1e-6, gt=0, le=1)
     scenarios: list[str] | None = None
     burst: int = Field(default=8, ge=2, le=100)
     sender_timeout_s: float | None = Field(default=None, gt=0)
@@ -226,7 +244,7 @@ def field_line(text: str, dotted: str) -> int | None:
     section: list[str] = []
     for number, raw in enumerate(text.splitlines(), start=1):
         line = raw.strip()
-        header = re.match(r"^\[\s*([\w.\-\s]+?)\s*\]$", line)
+        header = re.match(r"^\[\s*([\w.\-\s]+?)\s*\]\s*(#.*)?$", line)
         if header:
             section = [p.strip() for p in header.group(1).split(".")]
             if section == parts:
@@ -246,19 +264,99 @@ def parse_config(text: str, source: str = DEFAULT_PATH) -> Config:
         data: dict[str, Any] = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         match = re.search(r"line (\d+)", str(exc))
-        raise ConfigError(f"not valid TOML: {exc}", path=source, line=int(match.group(1)) if match else None) from None
+        line = int(match.group(1)) if match else 1
+        reason = re.sub(r"\s*\(at line \d+, column \d+\)", "", str(exc)).strip() or "syntax error"
+        raise ConfigError(f"not valid TOML: {reason}", path=source, field=field_at(text, line), line=line) from None
     try:
-        return Config.model_validate({**data, "source": source})
+        config = Config.model_validate({**data, "source": source})
     except ValidationError as exc:
         err = exc.errors()[0]
-        loc = [str(p) for p in err["loc"] if not isinstance(p, int)]
-        dotted = ".".join(loc)
+        dotted = _field_path(err["loc"])
         message = err["msg"].removeprefix("Value error, ")
         if err["type"] == "missing":
             message = "is required"
         elif err["type"] == "extra_forbidden":
             message = "unknown key"
-        return _raise(message, source, dotted, field_line(text, dotted))
+        named = re.match(r"^(\w+): (.+)$", message, re.DOTALL)
+        model = _model_at(dotted)
+        if named and model is not None and named.group(1) in model.model_fields:  # "url: ..." from a model check
+            dotted, message = f"{dotted}.{named.group(1)}" if dotted else named.group(1), named.group(2)
+        return _raise(message, source, dotted, field_line(text, dotted) or 1)
+    return _check_secrets(config, text, source)
+
+
+def _check_secrets(config: Config, text: str, source: str) -> Config:
+    """Raise ConfigError (with the line of target.secret) when a secret cannot be resolved.
+
+    The values are read and dropped: certify resolves them again when it runs.
+    """
+    try:
+        config.target.secrets(config.base_dir)
+    except ConfigError as exc:
+        message = str(exc).removeprefix("target.secret: ")
+        raise ConfigError(message, path=source, field="target.secret",
+                          line=field_line(text, "target.secret") or 1) from None
+    return config
+
+
+def _field_path(loc: tuple[int | str, ...]) -> str:
+    """The dotted field path of a pydantic error location, without list indexes and
+    without the tags pydantic adds for union members (``str``, ``list[str]``...)."""
+    parts: list[str] = []
+    model: Any = Config
+    for p in loc:
+        if isinstance(p, int):
+            continue
+        fields = getattr(model, "model_fields", None)
+        if fields is None:
+            if not parts:
+                parts.append(str(p))
+            break
+        if p not in fields:
+            parts.append(str(p))  # an unknown key: name it, it is what is wrong
+            break
+        parts.append(str(p))
+        model = _model_of(fields[p].annotation)
+    return ".".join(parts)
+
+
+def _model_at(dotted: str) -> Any:
+    """The pydantic model at `dotted` (``""``: the whole config), or None."""
+    model: Any = Config
+    for part in filter(None, dotted.split(".")):
+        fields = getattr(model, "model_fields", {})
+        if part not in fields:
+            return None
+        model = _model_of(fields[part].annotation)
+    return model
+
+
+def _model_of(annotation: Any) -> Any:
+    """The pydantic model inside `annotation` (``X | None`` included), or None."""
+    import typing
+
+    for candidate in (annotation, *typing.get_args(annotation)):
+        if isinstance(candidate, type) and issubclass(candidate, BaseModel):
+            return candidate
+    return None
+
+
+def field_at(text: str, line: int) -> str | None:
+    """The dotted ``section.key`` set on 1-based `line` of TOML `text` (None if none is)."""
+    section: list[str] = []
+    for number, raw in enumerate(text.splitlines(), start=1):
+        stripped = raw.strip()
+        header = re.match(r"^\[\s*([\w.\-\s]+?)\s*\]", stripped)
+        if header:
+            section = [p.strip() for p in header.group(1).split(".")]
+        key = re.match(r"^([\w\-]+)\s*=", stripped)
+        if number == line:
+            if header:
+                return ".".join(section)
+            if key:
+                return ".".join([*section, key.group(1)])
+            return ".".join(section) or None
+    return None
 
 
 def _raise(message: str, source: str, field: str, line: int | None) -> Config:
@@ -278,5 +376,7 @@ def load_config(path: str | Path = DEFAULT_PATH) -> Config:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
-        raise ConfigError("the file is not UTF-8 text", path=str(p), line=line) from None
+        field = field_at(raw.decode("utf-8", "replace"), line)
+        raise ConfigError(f"the file is not UTF-8 text (byte 0x{raw[exc.start]:02x})", path=str(p), field=field,
+                          line=line) from None
     return parse_config(text, str(p))

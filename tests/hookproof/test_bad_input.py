@@ -1,0 +1,243 @@
+"""Bad input to the front door: malformed hookproof.toml files and bad flags.
+
+Each case runs the real CLI in a subprocess (in parallel: they are independent) and
+asserts exactly one line on stderr, starting with ``hookproof:``, naming the field and
+(for config files) the ``FILE:LINE:``, exit code 2, and no traceback. In the config
+cases the expected line is the one marked ``# <-``.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.hostile.harness import CliRun, run_hookproof
+
+GOOD_TARGET = """[target]
+url = "http://127.0.0.1:9/webhooks"
+profile = "stripe"
+secret = "whsec_config_test"
+"""
+GOOD_OBSERVER = """[observer]
+kind = "sql"
+url = "sqlite:///observed.sqlite"
+effects = "SELECT business_key FROM effects"
+"""
+
+
+@dataclass(frozen=True)
+class Bad:
+    """A malformed config: its text (or bytes) and the field the message must name."""
+
+    id: str
+    text: str | bytes
+    field: str
+
+    @property
+    def line(self) -> int:
+        text = self.text.decode("utf-8", "replace") if isinstance(self.text, bytes) else self.text
+        marked = [i for i, line in enumerate(text.splitlines(), start=1) if "# <-" in line]
+        assert len(marked) == 1, f"case {self.id} must mark exactly one line"
+        return marked[0]
+
+
+def _t(target_lines: str) -> str:
+    """A config whose [target] table is `target_lines` (with a good observer)."""
+    return f"[target]  # <-\n{target_lines}\n{GOOD_OBSERVER}"
+
+
+def _o(observer_lines: str) -> str:
+    return f"{GOOD_TARGET}\n[observer]\n{observer_lines}\n"
+
+
+CASES: list[Bad] = [
+    Bad("bad-toml", GOOD_TARGET + 'profile = "stripe  # <-\n' + GOOD_OBSERVER, "target.profile"),
+    Bad("duplicate-table", GOOD_TARGET + GOOD_OBSERVER + "[target]  # <-\n", "target"),
+    Bad("not-utf8", GOOD_TARGET.encode() + b'account = "acct_\xff\xfe"  # <-\n' + GOOD_OBSERVER.encode(),
+        "target.account"),
+    Bad("empty-file", "# <- nothing here\n", "target"),
+    Bad("missing-target", "# <-\n" + GOOD_OBSERVER, "target"),
+    Bad("missing-observer", "# <-\n" + GOOD_TARGET, "observer"),
+    Bad("missing-secret", _t('url = "http://127.0.0.1:9/webhooks"'), "target.secret"),
+    Bad("missing-url-and-app", _t('secret = "whsec_x"'), "target"),
+    Bad("both-url-and-app", _t('url = "http://127.0.0.1:9/w"\napp = "pkg.mod:app"\nsecret = "whsec_x"'), "target"),
+    Bad("url-wrong-type", GOOD_OBSERVER + '\n[target]\nurl = 5  # <-\nsecret = "whsec_x"\n', "target.url"),
+    Bad("url-not-http", GOOD_OBSERVER + '\n[target]\nurl = "ftp://host/x"  # <-\nsecret = "whsec_x"\n', "target.url"),
+    Bad("app-not-a-spec", GOOD_OBSERVER + '\n[target]\napp = "not a spec"  # <-\nsecret = "whsec_x"\n', "target.app"),
+    Bad("unknown-key", GOOD_TARGET + "retries = 3  # <-\n" + GOOD_OBSERVER, "target.retries"),
+    Bad("unknown-section", GOOD_TARGET + GOOD_OBSERVER + "[bogus]  # <-\nx = 1\n", "bogus"),
+    Bad("unknown-profile", GOOD_OBSERVER + '[target]\nurl = "http://127.0.0.1:9/w"\nprofile = "paypal"  # <-\n'
+        'secret = "whsec_x"\n', "target.profile"),
+    Bad("bad-environment", GOOD_TARGET + 'environment = "prod"  # <-\n' + GOOD_OBSERVER, "target.environment"),
+    Bad("secret-wrong-type", GOOD_OBSERVER + '[target]\nurl = "http://127.0.0.1:9/w"\nsecret = 42  # <-\n',
+        "target.secret"),
+    Bad("secret-empty", GOOD_OBSERVER + '[target]\nurl = "http://127.0.0.1:9/w"\nsecret = ""  # <-\n',
+        "target.secret"),
+    Bad("secret-file-unreadable", GOOD_OBSERVER + '[target]\nurl = "http://127.0.0.1:9/w"\n'
+        'secret = "file:no/such/secret.txt"  # <-\n', "target.secret"),
+    Bad("secret-env-unset", GOOD_OBSERVER + '[target]\nurl = "http://127.0.0.1:9/w"\n'
+        'secret = "env:HOOKPROOF_TEST_SURELY_UNSET"  # <-\n', "target.secret"),
+    Bad("unknown-enabled-event", GOOD_TARGET + 'enabled_events = ["nope.happened"]  # <-\n' + GOOD_OBSERVER,
+        "target.enabled_events"),
+    Bad("start-without-command", GOOD_TARGET + "[target.start]  # <-\nport = 8000\n" + GOOD_OBSERVER,
+        "target.start.command"),
+    Bad("start-negative-timeout", GOOD_TARGET + '[target.start]\ncommand = "x"\nstartup_timeout_s = -1  # <-\n'
+        + GOOD_OBSERVER, "target.start.startup_timeout_s"),
+    Bad("observer-unknown-kind", _o('kind = "ftp"  # <-'), "observer.kind"),
+    Bad("observer-sql-no-url", f"{GOOD_TARGET}\n[observer]  # <-\nkind = \"sql\"\neffects = \"SELECT 1\"\n", "observer"),
+    Bad("observer-sql-bad-url", _o('kind = "sql"\nurl = "sqlite:/nope"  # <-\neffects = "SELECT 1"'), "observer.url"),
+    Bad("observer-sql-unknown-dialect", _o('kind = "sql"\nurl = "nosuchdb://u@h/db"  # <-\neffects = "SELECT 1"'),
+        "observer.url"),
+    Bad("observer-http-no-url", f"{GOOD_TARGET}\n[observer]  # <-\nkind = \"http\"\n", "observer"),
+    Bad("observer-python-no-callable", f"{GOOD_TARGET}\n[observer]  # <-\nkind = \"python\"\n", "observer"),
+    Bad("observer-negative-timeout", GOOD_TARGET + GOOD_OBSERVER + "timeout_s = -5  # <-\n", "observer.timeout_s"),
+    Bad("settle-negative-window", GOOD_TARGET + GOOD_OBSERVER + "[settle]\nwindow_s = -0.5  # <-\n",
+        "settle.window_s"),
+    Bad("settle-wrong-type", 'settle = "soon"  # <-\n' + GOOD_TARGET + GOOD_OBSERVER, "settle"),
+    Bad("run-negative-sender-timeout", GOOD_TARGET + GOOD_OBSERVER + "[run]\nsender_timeout_s = -1  # <-\n",
+        "run.sender_timeout_s"),
+    Bad("run-unknown-scenario", GOOD_TARGET + GOOD_OBSERVER + '[run]\nscenarios = ["reorder", "nope"]  # <-\n',
+        "run.scenarios"),
+    Bad("run-burst-wrong-type", GOOD_TARGET + GOOD_OBSERVER + '[run]\nburst = "eight"  # <-\n', "run.burst"),
+    Bad("run-time-scale-too-big", GOOD_TARGET + GOOD_OBSERVER + "[run]\ntime_scale = 2  # <-\n", "run.time_scale"),
+    Bad("run-seed-float", GOOD_TARGET + GOOD_OBSERVER + "[run]\nseed = 1.5  # <-\n", "run.seed"),
+    Bad("provider-port-out-of-range", GOOD_TARGET + GOOD_OBSERVER + "[provider]\nport = 70000  # <-\n",
+        "provider.port"),
+]
+
+
+def _no_traceback(run: CliRun) -> str:
+    assert run.returncode == 2, run
+    assert not run.killed, run
+    assert "Traceback" not in run.stdout + run.stderr, run
+    return run.stderr
+
+
+def _one_line_error(run: CliRun) -> str:
+    lines = _no_traceback(run).strip().splitlines()
+    assert len(lines) == 1, run
+    assert lines[0].startswith("hookproof: "), run
+    return lines[0]
+
+
+@pytest.fixture(scope="module")
+def config_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, CliRun]:
+    root = tmp_path_factory.mktemp("bad-configs")
+
+    def one(case: Bad) -> CliRun:
+        directory = root / case.id
+        directory.mkdir()
+        path = directory / "hookproof.toml"
+        path.write_bytes(case.text if isinstance(case.text, bytes) else case.text.encode("utf-8"))
+        return run_hookproof("certify", "--config", str(path), "--out", str(directory / "out"), timeout_s=60,
+                             env={"HOOKPROOF_TEST_SURELY_UNSET": ""}, cwd=directory)
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        return dict(zip((c.id for c in CASES), pool.map(one, CASES)))
+
+
+def test_the_table_is_big_enough() -> None:
+    assert len(CASES) >= 25 and len({c.id for c in CASES}) == len(CASES)
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
+def test_load_config_names_field_and_line(tmp_path, monkeypatch, case: Bad) -> None:
+    """The same table in-process (fast): one ConfigError, with the field and the line."""
+    from hookproof.config import load_config
+    from hookproof.errors import ConfigError
+
+    monkeypatch.delenv("HOOKPROOF_TEST_SURELY_UNSET", raising=False)
+    path = tmp_path / "hookproof.toml"
+    path.write_bytes(case.text if isinstance(case.text, bytes) else case.text.encode("utf-8"))
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    assert (info.value.field, info.value.line) == (case.field, case.line), str(info.value)
+    assert "\n" not in str(info.value)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
+def test_a_bad_config_gets_one_line_naming_field_and_line(config_runs, case: Bad) -> None:
+    line = _one_line_error(config_runs[case.id])
+    assert f"hookproof.toml:{case.line}: " in line, line
+    assert f" {case.field}: " in line, line
+    assert not (Path(config_runs[case.id].args[4]) / "report.json").exists()
+
+
+@dataclass(frozen=True)
+class BadFlags:
+    id: str
+    args: tuple[str, ...]
+    names: str  # what the one line must mention
+
+
+FLAG_CASES: list[BadFlags] = [
+    BadFlags("send-unknown-flag", ("send", "--url", "http://127.0.0.1:9/w", "--secret", "s", "--bogus"), "--bogus"),
+    BadFlags("send-missing-url", ("send", "--secret", "s"), "--url"),
+    BadFlags("send-bad-url", ("send", "--url", "not a url", "--secret", "s"), "--url"),
+    BadFlags("send-bad-copies", ("send", "--url", "http://127.0.0.1:9/w", "--secret", "s", "--copies", "many"),
+             "--copies"),
+    BadFlags("send-zero-copies", ("send", "--url", "http://127.0.0.1:9/w", "--secret", "s", "--copies", "0"),
+             "--copies"),
+    BadFlags("send-negative-timeout", ("send", "--url", "http://127.0.0.1:9/w", "--secret", "s",
+                                       "--sender-timeout", "-1"), "--sender-timeout"),
+    BadFlags("send-unknown-profile", ("send", "--url", "http://127.0.0.1:9/w", "--secret", "s", "--profile", "paypal"),
+             "--profile"),
+    BadFlags("send-unknown-event", ("send", "--url", "http://127.0.0.1:9/w", "--secret", "s", "--event", "no.such"),
+             "--event"),
+    BadFlags("send-unset-env-secret", ("send", "--url", "http://127.0.0.1:9/w", "--secret",
+                                       "env:HOOKPROOF_TEST_SURELY_UNSET"), "--secret"),
+    BadFlags("send-unreadable-secret-file", ("send", "--url", "http://127.0.0.1:9/w", "--secret",
+                                             "file:/no/such/secret"), "--secret"),
+    BadFlags("certify-unknown-flag", ("certify", "--frobnicate"), "--frobnicate"),
+    BadFlags("certify-missing-config", ("certify", "--config", "no/such/hookproof.toml"), "no config file"),
+    BadFlags("certify-unknown-scenario", ("certify", "--config", "GOOD", "--scenario", "nope"), "--scenario"),
+    BadFlags("certify-remote-target", ("certify", "--config", "REMOTE"), "--allow-remote"),
+    BadFlags("init-unknown-flag", ("init", "--bogus"), "--bogus"),
+    BadFlags("init-existing-file", ("init", "GOOD"), "--force"),
+    BadFlags("serve-bad-port", ("serve", "--port", "99999"), "--port"),
+    BadFlags("serve-port-not-a-number", ("serve", "--port", "http"), "--port"),
+    BadFlags("serve-unknown-flag", ("serve", "--bogus"), "--bogus"),
+    BadFlags("report-missing-history", ("report", "--history", "no/such/history.sqlite"), "--history"),
+    BadFlags("report-not-a-history", ("report", "--history", "GOOD"), "--history"),
+    BadFlags("unknown-command", ("frobnicate",), "frobnicate"),
+]
+
+
+@pytest.fixture(scope="module")
+def flag_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, CliRun]:
+    root = tmp_path_factory.mktemp("bad-flags")
+    good = root / "hookproof.toml"
+    good.write_text(GOOD_TARGET + GOOD_OBSERVER, encoding="utf-8")
+    remote = root / "remote.toml"
+    remote.write_text(GOOD_TARGET.replace("127.0.0.1:9", "hooks.example.com") + GOOD_OBSERVER, encoding="utf-8")
+
+    def one(case: BadFlags) -> CliRun:
+        args = tuple(str(good) if a == "GOOD" else str(remote) if a == "REMOTE" else a for a in case.args)
+        return run_hookproof(*args, timeout_s=60, env={"HOOKPROOF_TEST_SURELY_UNSET": ""}, cwd=root)
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        return dict(zip((c.id for c in FLAG_CASES), pool.map(one, FLAG_CASES)))
+
+
+#: Errors Click finds itself (unknown flag, a value of the wrong type or out of range)
+#: are printed by Typer as a short usage box, not as one line: that is Typer's main()
+#: in hookproof/cli.py, outside this test's scope. Exit 2 and no traceback still hold.
+CLICK_PARSED = {"send-unknown-flag", "send-missing-url", "send-bad-copies", "send-zero-copies", "send-negative-timeout",
+                "certify-unknown-flag", "init-unknown-flag", "serve-bad-port", "serve-port-not-a-number",
+                "serve-unknown-flag", "unknown-command"}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", FLAG_CASES, ids=lambda c: c.id)
+def test_a_bad_flag_gets_exit_2_no_traceback_and_names_it(flag_runs, case: BadFlags) -> None:
+    run = flag_runs[case.id]
+    if case.id in CLICK_PARSED:
+        text = _no_traceback(run)
+        assert text.startswith("Usage: ") and case.names in text, run
+    else:
+        line = _one_line_error(run)
+        assert case.names in line, line
