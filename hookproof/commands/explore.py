@@ -1,0 +1,210 @@
+"""`hookproof explore`: search delivery schedules with a Hypothesis state machine.
+
+In-process targets (``target.app``) get the deterministic tier: the machine shrinks a
+failure to the smallest schedule, which is written as ``failing-schedule.json`` into
+the report directory (`hookproof replay` runs it again). URL targets get the
+statistical tier too: real-socket bursts repeated R times, reported as a hit rate with
+the seeds. The reports are the certify ones (JSON, JUnit, Markdown, HTML).
+Exit codes as certify: 0 no finding, 1 findings, 2 usage or config error.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import random
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, Callable, Iterator, Optional
+
+import typer
+
+if TYPE_CHECKING:
+    from hookproof.config import Config
+    from reports.model import RunReport, ScenarioReport
+    from scenarios.statemachine import ExploreResult, ExploreTarget, Failure, HitRate
+
+#: File name of the shrunk failing schedule in the report directory.
+SCHEDULE_FILE = "failing-schedule.json"
+#: Scenario ids of the two tiers in the report.
+MACHINE_ID = "explore-state-machine"
+BURSTS_ID = "explore-burst-race"
+
+
+@dataclass
+class ExploreRun:
+    """The outcome of `run_explore`: the report, the files, and the raw results."""
+
+    report: "RunReport"
+    paths: dict[str, Path]
+    result: "ExploreResult"
+    hit_rate: "HitRate | None" = None
+    schedule_path: Path | None = None
+    lines: list[str] = field(default_factory=list)
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if self.report.verdict == "pass" else 1
+
+
+@contextlib.contextmanager
+def explore_target(cfg: "Config") -> Iterator[tuple["ExploreTarget", Any]]:
+    """The configured receiver as an ExploreTarget, with what it needs running.
+
+    In-process apps see the provider API at `PROVIDER_API_BASE` (``HOOKPROOF_API_BASE``
+    unless already set), routed by respx; URL targets get the real provider server and
+    the configured start command. Yields (target, provider state).
+    """
+    from hookproof.certify import make_observer, make_target, provider_server, receiver_process
+    from scenarios.statemachine import PROVIDER_API_BASE, shared_target
+    from simulator.profiles import get_profile
+    from simulator.server.state import ServerState
+
+    secrets = cfg.target.secrets(cfg.base_dir)
+    profile = get_profile(cfg.target.profile)
+    options = dict(live=cfg.target.live, account=cfg.target.account)
+    if cfg.target.app is not None:
+        os.environ.setdefault("HOOKPROOF_API_BASE", PROVIDER_API_BASE)
+        os.environ.setdefault("HOOKPROOF_API_KEY", cfg.provider.api_key)
+        state = ServerState(api_keys=[cfg.provider.api_key])
+        target = make_target(cfg)
+        yield shared_target(target, make_observer(cfg, state), profile, secrets, **options), state
+        return
+    with provider_server(cfg) as (state, api_base, sink_url):
+        with receiver_process(cfg, secrets, api_base, sink_url):
+            yield shared_target(make_target(cfg), make_observer(cfg, state), profile, secrets, in_process=False,
+                                settle_window_s=cfg.settle.window_s, settle_deadline_s=cfg.settle.deadline_s,
+                                settle_interval_s=cfg.settle.interval_s, **options), state
+
+
+def run_explore(cfg: "Config", *, out_dir: Path, max_examples: int = 100, seed: int | None = None,
+                repeats: int = 20, database: Any = None) -> ExploreRun:
+    """Explore the configured receiver, write the reports (and the failing schedule)."""
+    from reports import write_reports
+    from scenarios.statemachine import burst_hit_rate, explore, format_steps, write_schedule
+
+    if seed is None:
+        seed = cfg.run.seed if cfg.run.seed is not None else random.SystemRandom().randrange(1, 2**31)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    stale = out_dir / SCHEDULE_FILE
+    if stale.exists():
+        stale.unlink()
+    started = time.time()
+    hit: HitRate | None = None
+    with explore_target(cfg) as (target, state):
+        result = explore(target, max_examples=max_examples, seed=seed, provider_state=state, database=database)
+        if not target.in_process:
+            hit = burst_hit_rate(target, repeats=repeats, copies=cfg.run.burst, seed=seed, provider_state=state)
+    lines = [f"explored {result.examples} example(s), {result.steps} step(s) in {result.duration_s:.1f} s (seed {seed})"]
+    schedule_path = None
+    if result.failure is not None:
+        schedule_path = write_schedule(result.failure, stale, target=target.describe, profile=target.profile.name)
+        lines.append(f"finding: {result.failure.summary()}")
+        lines.append(f"shrunk schedule ({result.failure.delivery_steps} delivery step(s), seed {result.failure.seed}):")
+        lines += ["  " + s for s in format_steps(result.failure.steps, result.failure.event_types)]
+        lines.append(f"replay: hookproof replay {schedule_path}")
+    if result.error:
+        lines.append(f"note: {result.error}")
+    if hit is not None:
+        lines.append(f"burst race: {hit.hits}/{hit.repeats} runs double-applied ({hit.rate:.0%}); seeds {hit.seeds}")
+    scenarios = [machine_report(result, target.describe)]
+    if hit is not None:
+        scenarios.append(burst_report(hit))
+    report = run_report(cfg, target.describe, seed, started, scenarios)
+    paths = write_reports(report, out_dir)
+    if schedule_path is not None:
+        paths["schedule"] = schedule_path
+    return ExploreRun(report, paths, result, hit, schedule_path, lines)
+
+
+def machine_report(result: "ExploreResult", target: str) -> "ScenarioReport":
+    """The state machine's search as one scenario of the report."""
+    from reports.model import ScenarioReport
+    from scenarios.runner import _attempt_view, _check_view
+
+    failure: Failure | None = result.failure
+    description = (f"Hypothesis state machine over delivery schedules: {result.examples} example(s), "
+                   f"{result.steps} step(s), seed {result.seed}.")
+    checklist = ("duplicates-tested", "reordering-tested", "timeouts-tested", "unique-under-concurrency")
+    if failure is None:
+        return ScenarioReport(MACHINE_ID, "State machine over delivery schedules", description, "pass", checklist,
+                              duration_s=result.duration_s)
+    from scenarios.statemachine import format_steps
+
+    reason = "shrunk schedule: " + "; ".join(format_steps(failure.steps, failure.event_types))
+    return ScenarioReport(
+        MACHINE_ID, "State machine over delivery schedules", description, "fail", checklist,
+        checks=tuple(_check_view(c) for c in failure.checks),
+        attempts=tuple(_attempt_view(a) for a in failure.attempts),
+        reason=reason, duration_s=result.duration_s,
+    )
+
+
+def burst_report(hit: "HitRate") -> "ScenarioReport":
+    """The statistical tier's bursts as one scenario of the report."""
+    from reports.model import CheckView, FindingView, ScenarioReport
+
+    stats = {"hits": hit.hits, "repeats": hit.repeats, "copies": hit.copies, "rate": round(hit.rate, 4),
+             "seeds": list(hit.seeds)}
+    findings = ()
+    if hit.hits:
+        findings = (FindingView("duplicated", hit.keys[0] if hit.keys else "*",
+                                f"{hit.hits}/{hit.repeats} bursts of {hit.copies} copies applied twice "
+                                f"(hit rate {hit.rate:.0%}; seeds {hit.seeds})", "finding",
+                                expected=0, actual=hit.hits),)
+    check = CheckView("duplicated", "invalid" if hit.hits else "valid", findings, stats)
+    return ScenarioReport(BURSTS_ID, "Real-socket bursts, repeated", "Concurrent copies over real sockets, repeated "
+                          "R times: a hit rate with the seeds, not a shrunk program.",
+                          "fail" if hit.hits else "pass", ("unique-under-concurrency",), checks=(check,))
+
+
+def run_report(cfg: "Config", target: str, seed: int, started: float, scenarios: list["ScenarioReport"]) -> "RunReport":
+    from reports.model import RunReport
+    from scenarios.runner import VERSION, checklist
+
+    verdict = "fail" if any(s.verdict in ("fail", "error") for s in scenarios) else "pass"
+    return RunReport(tool_version=VERSION, target=target, profile=cfg.target.profile,
+                     environment="live" if cfg.target.live else "test", seed=seed, started_at=started,
+                     finished_at=time.time(), verdict=verdict, scenarios=tuple(scenarios),
+                     checklist=checklist(scenarios))
+
+
+def _database(out: Path) -> Any:
+    """The Hypothesis example database for a run: none under CI (the schedule file survives)."""
+    from hypothesis import settings
+
+    if settings().database is None:
+        return None
+    from hypothesis.database import DirectoryBasedExampleDatabase
+
+    return DirectoryBasedExampleDatabase(str(out / ".hypothesis"))
+
+
+def register(app: typer.Typer) -> None:
+    """Add `hookproof explore` to `app`."""
+
+    @app.command("explore")
+    def explore_command(
+        config: Annotated[Path, typer.Option("--config", "-c", help="The config file.")] = Path("hookproof.toml"),
+        max_examples: Annotated[int, typer.Option("--max-examples", min=1, max=100_000, help="Programs Hypothesis tries (before shrinking).")] = 100,
+        seed: Annotated[Optional[int], typer.Option("--seed", help="Seed of the world and of Hypothesis (default: run.seed, else random).")] = None,
+        out: Annotated[Path, typer.Option("--out", help="Report directory.")] = Path("hookproof-reports"),
+        repeats: Annotated[int, typer.Option("--repeats", min=1, max=10_000, help="Real-socket bursts (URL targets).")] = 20,
+    ) -> None:
+        """Search delivery schedules with a state machine; shrink a failure to the smallest schedule."""
+        from chaos.errors import ChaosError
+        from hookproof.cli import _load, console, fail, print_report
+        from hookproof.errors import HookproofError
+        from simulator.errors import SimulatorError
+
+        try:
+            cfg = _load(config)
+            run = run_explore(cfg, out_dir=out, max_examples=max_examples, seed=seed, repeats=repeats,
+                              database=_database(out))
+        except (HookproofError, SimulatorError, ChaosError) as exc:
+            raise fail(str(exc)) from None
+        for line in run.lines:
+            console.print(line, markup=False, soft_wrap=True)
+        print_report(run.report, run.paths, f"hookproof explore: {cfg.target.profile} receiver at {run.report.target}")
+        raise typer.Exit(run.exit_code)

@@ -1,0 +1,75 @@
+"""`hookproof replay FILE`: run a saved failing schedule again, deterministically.
+
+The schedule (written by `hookproof explore`) names its seed, events, deliveries and
+faults in order. Replay builds the same world from the seed (with fresh ids, so a
+receiver that kept the first run's rows is not confused), runs every step against the
+configured target, then the same checks, and prints each step's outcome and the
+finding. Exit 1 when the finding reproduces, 0 when it does not, 2 on usage errors.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+
+def replay_lines(config: Path, schedule: Path, *, seed: Optional[int] = None) -> tuple[list[str], bool]:
+    """Replay `schedule` against the target of `config`; (printed lines, finding reproduced)."""
+    from hookproof.cli import _load
+    from hookproof.commands.explore import explore_target
+    from hookproof.errors import UsageError
+    from scenarios.statemachine import format_step, load_schedule, replay
+
+    try:
+        saved_seed, steps, doc = load_schedule(schedule)
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise UsageError(f"cannot read schedule {schedule}: {exc}") from None
+    cfg = _load(config)
+    run_seed = saved_seed if seed is None else seed
+    types = list(doc.get("events", []))
+    lines = [f"replaying {len(steps)} step(s) of {schedule.name} (seed {run_seed})"]
+    count = 0
+
+    def on_step(step, note: str) -> None:  # type: ignore[no-untyped-def]
+        nonlocal count
+        count += 1
+        lines.append(f"{count:>2}. {format_step(step, types)} -> {note}")
+
+    with explore_target(cfg) as (target, state):
+        failure = replay(target, steps, run_seed, provider_state=state, on_step=on_step)
+    if failure is None:
+        lines.append("no finding: the schedule did not reproduce")
+        return lines, False
+    lines.append(f"{len(steps) + 1:>2}. teardown" if failure.phase == "teardown" else "    (found after the last step)")
+    for f in failure.findings:
+        lines.append(f"finding: {f.check_id}: {f.key} {f.message}")
+    saved = {(f["check_id"]) for f in doc.get("findings", [])}
+    if saved and not saved & {f.check_id for f in failure.findings}:
+        lines.append(f"note: the saved run found {', '.join(sorted(saved))}")
+    return lines, True
+
+
+def register(app: typer.Typer) -> None:
+    """Add `hookproof replay` to `app`."""
+
+    @app.command("replay")
+    def replay_command(
+        schedule: Annotated[Path, typer.Argument(help="A failing-schedule.json written by 'hookproof explore'.")],
+        config: Annotated[Path, typer.Option("--config", "-c", help="The config file.")] = Path("hookproof.toml"),
+        seed: Annotated[Optional[int], typer.Option("--seed", help="Override the schedule's seed.")] = None,
+    ) -> None:
+        """Replay a saved failing schedule against the target and print the finding."""
+        from chaos.errors import ChaosError
+        from hookproof.cli import console, fail
+        from hookproof.errors import HookproofError
+        from simulator.errors import SimulatorError
+
+        try:
+            lines, found = replay_lines(config, schedule, seed=seed)
+        except (HookproofError, SimulatorError, ChaosError) as exc:
+            raise fail(str(exc)) from None
+        for line in lines:
+            console.print(line, markup=False, soft_wrap=True)
+        raise typer.Exit(1 if found else 0)

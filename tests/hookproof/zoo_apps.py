@@ -1,0 +1,61 @@
+"""Reference receivers as `module:attribute` targets for `hookproof explore` tests.
+
+``zoo_apps:<name>`` is the in-process app of ``examples.receivers.<name>`` on a SQLite
+file in a temporary directory (one per process), ``zoo_apps:observe_<name>`` its python
+observer. The apps are made on first use.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import Any, Callable
+
+#: The endpoint secret every zoo app here verifies with (test-only).
+SECRET = "whsec_hookproof_zoo_apps_test_only"
+
+_DIR = Path(tempfile.mkdtemp(prefix="hookproof-zoo-apps-"))
+_apps: dict[str, Any] = {}
+
+
+def app_for(name: str) -> Any:
+    """The app of reference receiver `name` (made once per process)."""
+    if name not in _apps:
+        import importlib
+
+        from examples.receivers.common.config import ReceiverConfig
+        from scenarios.statemachine import PROVIDER_API_BASE
+        from simulator.server.state import DEFAULT_API_KEY
+
+        module = importlib.import_module(f"examples.receivers.{name}")
+        config = ReceiverConfig(db_url=f"sqlite:///{_DIR / name}.db", secrets=(SECRET,), api_base=PROVIDER_API_BASE,
+                                api_key=DEFAULT_API_KEY, sink_url=PROVIDER_API_BASE)
+        _apps[name] = module.create_app(config)
+    return _apps[name]
+
+
+def _observer(name: str) -> Callable[[], Any]:
+    from examples.receivers.common.web import receiver_of
+
+    receiver = receiver_of(app_for(name))
+    return receiver.observe
+
+
+def __getattr__(attr: str) -> Any:
+    if attr.startswith("__"):
+        raise AttributeError(attr)
+    if attr.startswith("observe_"):
+        return _observer(attr.removeprefix("observe_"))
+    try:
+        return app_for(attr)
+    except ModuleNotFoundError:
+        raise AttributeError(attr) from None
+
+
+def config_text(name: str, *, seed: int | None = None) -> str:
+    """A hookproof.toml for reference receiver `name` through this module."""
+    run = f"\n[run]\nseed = {seed}\n" if seed is not None else ""
+    return (
+        f'[target]\napp = "tests.hookproof.zoo_apps:{name}"\nprofile = "stripe"\nsecret = "{SECRET}"\n\n'
+        f'[observer]\nkind = "python"\ncallable = "tests.hookproof.zoo_apps:observe_{name}"\n{run}'
+    )

@@ -1,0 +1,138 @@
+"""The state machine over delivery schedules: rules, replay, and the reference zoo.
+
+The zoo tests are the issue's bar: with 200 examples each broken receiver is found and
+shrunk to at most 4 delivery steps, and replaying the saved schedule reproduces the
+finding; the correct receivers survive 500 examples.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from scenarios.statemachine import (
+    ReceiverPool, Step, explore, format_steps, legal_actions, load_schedule, replay, write_schedule,
+)
+from simulator.server.state import ServerState
+from simulator.world import World
+
+
+@pytest.fixture
+def provider() -> ServerState:
+    return ServerState()
+
+
+def pool(name: str, tmp_path: Path, provider: ServerState) -> ReceiverPool:
+    return ReceiverPool(name, tmp_path, provider_state=provider)
+
+
+def test_the_world_decides_what_is_legal_next() -> None:
+    world = World(1)
+    assert legal_actions(world) == [("subscribe", None), ("pay", None)]
+    sub = world.subscribe(world.event(world.create_customer()).object_id)
+    assert ("renew", 0) in legal_actions(world) and ("cancel", 0) in legal_actions(world)
+    world.cancel(sub)
+    assert not any(a in ("renew", "cancel", "fail_renewal") for a, _ in legal_actions(world))
+
+
+def test_steps_round_trip_through_the_schedule_file(tmp_path: Path, provider: ServerState) -> None:
+    steps = [Step("emit", action="pay"), Step("deliver", event=1), Step("redeliver", event=1, mutation="reserialize"),
+             Step("advance_clock", seconds=2), Step("burst", event=1, copies=3)]
+    receivers = pool("inbox_sync", tmp_path, provider)
+    found = replay(receivers.target(), steps, 5, provider_state=provider)
+    receivers.close()
+    assert found is None
+    assert [Step.from_dict(s.to_dict()) for s in steps] == steps
+
+
+PLANTED_GOLDEN = """\
+replay seed 11
+ 1. emit pay -> #0 customer.created, #1 payment_intent.succeeded, #2 charge.succeeded
+ 2. deliver #1 payment_intent.succeeded -> acked 200
+ 3. redeliver #1 payment_intent.succeeded (transport-fields) -> acked 200
+finding: duplicated (step)
+schedule:
+ 1. emit pay
+ 2. deliver #1 payment_intent.succeeded
+ 3. redeliver #1 payment_intent.succeeded (transport-fields)
+ 4. teardown: deliver everything pending, settle, check"""
+
+
+def test_golden_reproducer_of_a_planted_fault(tmp_path: Path, provider: ServerState) -> None:
+    """no_dedupe (the planted fault: no processed-events table) and a redelivery."""
+    steps = [Step("emit", action="pay"), Step("deliver", event=1),
+             Step("redeliver", event=1, mutation="transport-fields")]
+    lines = ["replay seed 11"]
+    types = ["customer.created", "payment_intent.succeeded", "charge.succeeded"]
+
+    def on_step(step: Step, note: str) -> None:
+        from scenarios.statemachine import format_step
+
+        lines.append(f"{len(lines):>2}. {format_step(step, types)} -> {note}")
+
+    receivers = pool("no_dedupe", tmp_path, provider)
+    target = receivers.target()
+    found = replay(target, steps, 11, provider_state=provider, on_step=on_step)
+    receivers.close()
+    assert found is not None
+    lines.append(f"finding: {found.findings[0].check_id} ({found.phase})")
+    lines.append("schedule:")
+    lines += format_steps(found.steps, found.event_types)
+    assert "\n".join(lines) == PLANTED_GOLDEN
+    path = write_schedule(found, tmp_path / "s.json", target=target.describe, profile="stripe")
+    seed, loaded, doc = load_schedule(path)
+    assert (seed, loaded) == (11, steps)
+    assert doc["events"][:3] == types and json.loads(path.read_text())["findings"][0]["check_id"] == "duplicated"
+
+
+# receiver -> checks that may report it (the fault's signature)
+BROKEN = {
+    "no_dedupe": {"duplicated"},
+    "blind_overwrite": {"regressed", "stale"},
+    "timestamp_seconds_order": {"regressed", "stale"},
+    "dedupe_by_body_hash": {"duplicated"},
+    "check_then_insert": {"duplicated"},
+}
+FAST = {"no_dedupe"}
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=() if n in FAST else pytest.mark.slow) for n in BROKEN])
+def test_explore_finds_and_shrinks_each_broken_receiver(name: str, tmp_path: Path, provider: ServerState) -> None:
+    receivers = pool(name, tmp_path, provider)
+    target = receivers.target()
+    try:
+        result = explore(target, max_examples=200, seed=20240601, provider_state=provider)
+        failure = result.failure
+        assert failure is not None, f"{name}: no finding in {result.examples} examples"
+        checks = {f.check_id for f in failure.findings}
+        assert checks & BROKEN[name], (name, failure.summary())
+        assert failure.delivery_steps <= 4, "\n".join(format_steps(failure.steps, failure.event_types))
+        print(name, "->", failure.summary(), *format_steps(failure.steps, failure.event_types), sep="\n  ")
+        again = replay(target, failure.steps, failure.seed, provider_state=provider)
+        assert again is not None and {f.check_id for f in again.findings} & checks
+    finally:
+        receivers.close()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["inbox_sync", "inbox_queue", "fetch_state", "downstream_keyed"])
+def test_correct_receivers_survive_500_examples(name: str, tmp_path: Path, provider: ServerState) -> None:
+    receivers = pool(name, tmp_path, provider)
+    try:
+        result = explore(receivers.target(), max_examples=500, seed=7, provider_state=provider)
+    finally:
+        receivers.close()
+    assert result.failure is None, result.failure.summary() if result.failure else ""
+    assert result.error is None
+    assert result.examples >= 500
+
+
+def test_correct_receiver_survives_a_short_run(tmp_path: Path, provider: ServerState) -> None:
+    receivers = pool("inbox_sync", tmp_path, provider)
+    try:
+        result = explore(receivers.target(), max_examples=30, seed=3, provider_state=provider)
+    finally:
+        receivers.close()
+    assert result.failure is None and result.steps > 0
