@@ -42,6 +42,7 @@ from fastapi import FastAPI, Header, Query, Request, Security
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from fastapi.security import HTTPBearer
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from simulator.server.models import (
     EffectIn,
@@ -238,6 +239,16 @@ def create_app(state: ServerState) -> FastAPI:
         message = f"{first.get('msg', 'invalid request')}" + (f": {param}" if param else "")
         status = 422 if request.url.path.startswith("/sink") or request.url.path.startswith("/_hookproof") else 400
         return stripe_error(status, message, param=param)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        # Framework errors (a body that is not JSON, an unknown path or method) in the same
+        # error shape as every documented answer, headers (e.g. Allow) kept.
+        message = exc.detail if isinstance(exc.detail, str) else "invalid request"
+        answer = stripe_error(exc.status_code, message)
+        for name, value in (exc.headers or {}).items():
+            answer.headers[name] = value
+        return answer
 
     def resolver(catalog: Catalog) -> Callable[[str], dict[str, Any] | None]:
         return lambda object_id: catalog.render(object_id)
