@@ -59,11 +59,21 @@ def make_observer(config: Config, server_state: Any) -> Callable[[], Observation
         if obs.kind == "http":
             return observers.HttpObserver(obs.url, timeout_s=obs.timeout_s).observe  # type: ignore[arg-type]
         if obs.kind == "sink":
-            return observers.SinkObserver(server_state.sink).observe
+            sink = observers.SinkObserver(server_state.sink)
+            if obs.url and obs.state:
+                # effects from the sink, states from the receiver's own tables
+                states = observers.SqlObserver(obs.url, "SELECT NULL AS business_key WHERE 1 = 0", obs.state)
+                return lambda: _merge(sink.observe(), states.observe())
+            return sink.observe
         fn = import_object(obs.callable or "", "observer.callable")
         return lambda: _coerce(fn())
     except observers.ObserverError as exc:
         raise ConfigError(str(exc), field="observer") from None
+
+
+def _merge(effects: Observation, states: Observation) -> Observation:
+    """The effects of one observation with the states of another."""
+    return Observation(max(effects.at, states.at), effects.effects, states.states)
 
 
 def _coerce(value: Any) -> Observation:

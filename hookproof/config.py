@@ -139,6 +139,8 @@ class ObserverConfig(_Model):
             _check_sql_url(self.url)
             if not self.effects:
                 raise ValueError("the sql observer needs 'effects' (a query returning a business_key column)")
+        if self.kind == "sink" and self.state and not self.url:
+            raise ValueError("the sink observer reads states with 'state' from the SQL database at 'url'; give 'url'")
         if self.kind == "http" and not (self.url and re.match(r"^https?://", self.url)):
             raise ValueError("the http observer needs 'url' (an absolute http(s) URL)")
         if self.kind == "python" and not (self.callable and ":" in self.callable):

@@ -11,7 +11,7 @@ from typing import Sequence
 from rich.console import Console
 
 from hookproof.certify import CertifyResult, certify
-from hookproof.config import Config, ObserverConfig, RunConfig, StartConfig, TargetConfig
+from hookproof.config import Config, ObserverConfig, RunConfig, SettleConfig, StartConfig, TargetConfig
 from simulator.serving import free_port
 
 #: (receiver module, what it demonstrates)
@@ -21,13 +21,21 @@ DEMO_RECEIVERS: Sequence[tuple[str, str]] = (
 )
 
 
+#: Reference receivers whose effect is a call to the effect sink.
+SINK_RECEIVERS = frozenset({"downstream_keyed", "fresh_idempotency_key"})
+
 #: The provider account the demo receivers belong to.
 DEMO_ACCOUNT = "acct_1HookproofDemo0"
 
 
 def receiver_config(name: str, db_dir: Path, secret: str, *, seed: int | None = None,
-                    scenarios: list[str] | None = None, profile: str = "stripe") -> Config:
-    """A config that starts `examples.receivers.<name>` on a free port with a SQLite file."""
+                    scenarios: list[str] | None = None, profile: str = "stripe",
+                    options: dict[str, float] | None = None, settle_window_s: float = 0.3) -> Config:
+    """A config that starts `examples.receivers.<name>` on a free port with a SQLite file.
+
+    Receivers whose effect is a downstream call are observed through the effect sink,
+    the others through their SQL tables.
+    """
     port = free_port()
     db = db_dir / f"{name}.sqlite"
     for stale in db_dir.glob(f"{name}.sqlite*"):
@@ -35,14 +43,18 @@ def receiver_config(name: str, db_dir: Path, secret: str, *, seed: int | None = 
     url = f"sqlite:///{db}"
     command = (f"{sys.executable} -m examples.receivers.{name} --port {port} --db {url} --profile {profile}"
                f" --account {DEMO_ACCOUNT} --api-base {{api_base}} --sink {{sink_url}}")
+    command += "".join(f" --option {key}={value}" for key, value in (options or {}).items())
     return Config(
         target=TargetConfig(url=f"http://127.0.0.1:{port}/webhooks", profile=profile, secret=secret,
                             account=DEMO_ACCOUNT,
                             start=StartConfig(command=command, health_url=f"http://127.0.0.1:{port}/healthz",
                                               startup_timeout_s=30, cwd=str(Path(__file__).resolve().parent.parent))),
-        observer=ObserverConfig(kind="sql", url=url, effects="SELECT business_key, amount FROM effects",
-                                state="SELECT object_id, status, version FROM subscription_states"),
+        observer=(ObserverConfig(kind="sink", url=url, state="SELECT object_id, status, version FROM subscription_states")
+                  if name in SINK_RECEIVERS else
+                  ObserverConfig(kind="sql", url=url, effects="SELECT business_key, amount FROM effects",
+                                 state="SELECT object_id, status, version FROM subscription_states")),
         run=RunConfig(seed=seed, scenarios=scenarios),
+        settle=SettleConfig(window_s=settle_window_s),
     )
 
 

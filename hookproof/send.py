@@ -29,7 +29,7 @@ class SendOptions:
     sender_timeout_s: float | None = None
     seed: int | None = None
     live: bool = False
-    time_scale: float = 1e-5
+    time_scale: float = 1e-6
 
 
 def resolve_event(profile: Profile, name: str | None) -> str:

@@ -80,7 +80,8 @@ class World:
         livemode: events and objects carry this flag (``cs_live_…`` vs ``cs_test_…``).
         account: the provider account id carried by events.
         api_version: the Stripe API version events are rendered at.
-        start_us: the provider clock's start, unix microseconds (default: now).
+        start_us: the provider clock's start, unix microseconds (default: the current whole
+            second, so which events share a second is decided by the seed alone).
         step_us: the largest clock step between two changes, in microseconds; steps are
             drawn in [1, step_us], so several events can share one second.
     """
@@ -103,7 +104,8 @@ class World:
         for i, f in enumerate(self._fakers.values()):
             f.seed_instance(seed * 7919 + i)
         self.account = account or "acct_" + self._token(16)
-        self._now_us = start_us if start_us is not None else int(time.time() * 1_000_000)
+        # A whole second by default, so which events share a second depends on the seed only.
+        self._now_us = start_us if start_us is not None else int(time.time()) * 1_000_000
         self._step_us = max(1, step_us)
         self._objects: dict[str, _Record] = {}
         self.events: list[Event] = []

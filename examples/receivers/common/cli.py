@@ -30,9 +30,13 @@ def parse_args(name: str, argv: Sequence[str] | None = None) -> tuple[argparse.N
                              "(space-separated), which keeps it out of the process list")
     parser.add_argument("--live", action="store_true", help="accept live-mode events only (default: test mode)")
     parser.add_argument("--account", help="accept events of this provider account only")
-    parser.add_argument("--api-base", help="provider API base URL (fetch_state)")
-    parser.add_argument("--api-key", help="provider API key (fetch_state)")
-    parser.add_argument("--sink", help="effect sink base URL (downstream_keyed, fresh_idempotency_key)")
+    parser.add_argument("--api-base", default=os.environ.get("PROVIDER_API_BASE") or os.environ.get("HOOKPROOF_API_BASE"),
+                        help="provider API base URL (fetch_state); default: $PROVIDER_API_BASE or $HOOKPROOF_API_BASE")
+    parser.add_argument("--api-key", default=os.environ.get("PROVIDER_API_KEY") or os.environ.get("HOOKPROOF_API_KEY"),
+                        help="provider API key (fetch_state); default: $PROVIDER_API_KEY or $HOOKPROOF_API_KEY")
+    parser.add_argument("--sink", default=os.environ.get("EFFECT_SINK_URL") or os.environ.get("HOOKPROOF_SINK_URL"),
+                        help="effect sink base URL (downstream_keyed, fresh_idempotency_key); default: "
+                             "$EFFECT_SINK_URL or $HOOKPROOF_SINK_URL")
     parser.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
                         help="receiver tuning, e.g. effect_delay_s=0.2")
     args = parser.parse_args(argv)

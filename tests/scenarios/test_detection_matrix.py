@@ -1,0 +1,50 @@
+"""The detection matrix: certify every reference receiver over real HTTP on 127.0.0.1.
+
+Correct receivers pass every scenario; each broken one fails exactly the scenarios, with
+exactly the checks, that its fault predicts (tests/scenarios/detection_matrix.json).
+"""
+
+from __future__ import annotations
+
+import json
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from examples.receivers import BROKEN, CORRECT, RECEIVERS
+from hookproof.certify import certify
+from hookproof.demo import receiver_config
+
+MATRIX = json.loads((Path(__file__).with_name("detection_matrix.json")).read_text())["receivers"]
+SECRET = "whsec_matrix_secret_0123456789"
+SEED = 4242
+#: Receiver tuning that keeps the run short without hiding the fault.
+OPTIONS = {"slow_then_record": {"effect_delay_s": 0.3}}
+
+
+def failures(name: str, out: Path) -> dict[str, list[str]]:
+    config = receiver_config(name, out, SECRET, seed=SEED, options=OPTIONS.get(name), settle_window_s=0.15)
+    report = certify(config, out_dir=out / name).report
+    assert not report.partial
+    return {s.id: sorted({f.check_id for f in s.findings}) for s in report.scenarios
+            if s.verdict not in ("pass", "not_applicable")}
+
+
+@pytest.fixture(scope="module")
+def observed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, list[str]]]:
+    out = tmp_path_factory.mktemp("matrix")
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        return dict(zip(RECEIVERS, pool.map(lambda name: failures(name, out), RECEIVERS)))
+
+
+def test_matrix_covers_every_receiver() -> None:
+    assert set(MATRIX) == set(RECEIVERS)
+    assert all(MATRIX[name] == {} for name in CORRECT)
+    assert all(MATRIX[name] or name in ("memory_dedupe", "ack_before_persist") for name in BROKEN)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", RECEIVERS)
+def test_receiver_fails_exactly_what_its_fault_predicts(observed: dict[str, dict[str, list[str]]], name: str) -> None:
+    assert observed[name] == MATRIX[name]
