@@ -1,0 +1,54 @@
+"""Load storms: Locust users that play the provider at rate, ending in certify's checks.
+
+The Locust glue is `loadtests/locustfile.py`, run in its own processes by
+``hookproof storm`` (never imported here: Locust monkey-patches the standard library).
+This package's pure parts are importable anywhere:
+
+- `shape`: the offered rate as a function of elapsed seconds (steady, ramp, spike, soak);
+- `plan`: what a user sends next (duplicates, concurrent bursts, reordering, waves);
+- `records`: attempt records with the history's completion semantics, and their wire form;
+- `spec`: the storm's JSON spec and the secrets' environment variable;
+- `collect`: the master's gathering of every worker's records;
+- `verdict`: settle, check and report at the end of a storm.
+"""
+
+from loadtests.collect import DONE_MESSAGE, RECORDS_MESSAGE, Collector
+from loadtests.plan import Send, StormPlan, recycled_events, story_events
+from loadtests.records import (STORM_SCENARIO, attempt_from_wire, attempt_to_wire, event_from_wire, event_to_wire,
+                               make_attempt, outcome_of)
+from loadtests.shape import SHAPE_KINDS, LoadShape, make_shape, send_times, wave_times
+from loadtests.spec import SECRETS_ENV, SPEC_ENV, SpecError, StormSpec, secrets_from_env, secrets_to_env
+from loadtests.verdict import STORM_CHECKS, StormOutcome, finish_storm, storm_scenario, throughput
+
+__all__ = [
+    "Collector",
+    "DONE_MESSAGE",
+    "LoadShape",
+    "RECORDS_MESSAGE",
+    "SECRETS_ENV",
+    "SHAPE_KINDS",
+    "SPEC_ENV",
+    "STORM_CHECKS",
+    "STORM_SCENARIO",
+    "Send",
+    "SpecError",
+    "StormOutcome",
+    "StormPlan",
+    "StormSpec",
+    "attempt_from_wire",
+    "attempt_to_wire",
+    "event_from_wire",
+    "event_to_wire",
+    "finish_storm",
+    "make_attempt",
+    "make_shape",
+    "outcome_of",
+    "recycled_events",
+    "secrets_from_env",
+    "secrets_to_env",
+    "send_times",
+    "storm_scenario",
+    "story_events",
+    "throughput",
+    "wave_times",
+]

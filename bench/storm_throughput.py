@@ -1,0 +1,140 @@
+"""Storm throughput: signed events per second, next to bare Locust posting pre-signed bodies.
+
+One Locust process pinned to CPU 0, the null receiver (bench/null_receiver.py) pinned
+to CPU 1, loopback, the same users and duration for both runs:
+
+- bare: a FastHttpUser posting one pre-signed Stripe event in a closed loop (no wait);
+- storm: ``loadtests/locustfile.py`` at an offered rate far above what one process can
+  send (so it runs flat out), with its defaults (20 % duplicates as bursts of 4, a
+  reorder window of 8, one redelivery wave): every attempt built from the world,
+  signed by the profile and recorded like the dispatcher's history.
+
+The ratio storm/bare is the overhead of hookproof's signing and bookkeeping. The
+storm's checks then run against an observer that sees nothing (the null receiver
+applies nothing), so its verdict is irrelevant here; only the send rate is read.
+Run: ``python bench/storm_throughput.py [SECONDS] [USERS]``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+SECRET = "whsec_bench_storm_0123456789"
+
+BARE_LOCUSTFILE = '''
+import json, os
+from locust import FastHttpUser, task
+
+_REQ = json.loads(os.environ["BENCH_REQUEST"])
+_BODY = _REQ["body"].encode()
+
+
+class Bare(FastHttpUser):
+    concurrency = 64
+
+    @task
+    def post(self):
+        self.client.post(self.host, data=_BODY, headers=_REQ["headers"], name="bare")
+'''
+
+
+def no_effects() -> dict[str, list[Any]]:
+    """The bench's observer: the null receiver applies nothing."""
+    return {"effects": [], "states": []}
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _pinned(cpu: int) -> Any:
+    return lambda: os.sched_setaffinity(0, {cpu})
+
+
+def _locust(locustfile: Path, url: str, users: int, seconds: int, env: dict[str, str], extra: list[str],
+            log: Path) -> int:
+    cmd = [sys.executable, "-m", "locust", "-f", str(locustfile), "--headless", "-u", str(users), "-r", str(users),
+           "--host", url, "--only-summary", *extra]
+    with open(log, "wb") as out:
+        proc = subprocess.run(cmd, env=env, stdout=out, stderr=subprocess.STDOUT, preexec_fn=_pinned(0),
+                              timeout=seconds + 600)
+    return proc.returncode
+
+
+def bare_rate(url: str, users: int, seconds: int, tmp: Path) -> float:
+    from simulator.delivery.mutations import build_attempt
+    from simulator.profiles import get_profile
+    from simulator.world import World
+
+    world = World(1)
+    event = next(e for e in world.lifecycle() if e.business_key)
+    built = build_attempt(get_profile("stripe"), event, [SECRET], (), now=int(time.time()), attempt=1)
+    env = {**os.environ, "BENCH_REQUEST": json.dumps({"body": built.request.body.decode(),
+                                                      "headers": dict(built.request.headers)})}
+    path = tmp / "bare_locustfile.py"
+    path.write_text(BARE_LOCUSTFILE, encoding="utf-8")
+    stats = tmp / "bare"
+    _locust(path, url, users, seconds, env, ["-t", f"{seconds}s", "--csv", str(stats)], tmp / "bare.log")
+    with open(f"{stats}_stats.csv", encoding="utf-8") as f:
+        rows = [line.split(",") for line in f.read().splitlines()]
+    header, total = rows[0], next(r for r in rows if r[1].strip('"') == "Aggregated")
+    return float(total[header.index('"Requests/s"')] if '"Requests/s"' in header else total[header.index("Requests/s")])
+
+
+def storm_rate(url: str, users: int, seconds: int, tmp: Path) -> tuple[float, float]:
+    from loadtests.spec import SECRETS_ENV, SPEC_ENV, StormSpec, secrets_to_env
+
+    out = tmp / "storm"
+    spec = StormSpec(target_url=url, users=users, rate_per_s=100_000.0, duration_s=float(seconds),
+                     observer={"kind": "python", "callable": "storm_throughput:no_effects"}, out_dir=str(out),
+                     settle_window_s=0.1, settle_deadline_s=5.0)
+    spec_path = tmp / "spec.json"
+    spec_path.write_text(spec.to_json(), encoding="utf-8")
+    env = {**os.environ, SPEC_ENV: str(spec_path), SECRETS_ENV: secrets_to_env([SECRET]),
+           "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "bench")])}
+    _locust(ROOT / "loadtests" / "locustfile.py", url, users, seconds, env, [], tmp / "storm.log")
+    report = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    stats = next(c for c in report["scenarios"][0]["checks"] if c["check_id"] == "ack_latency")["stats"]
+    return float(stats["sent_per_s"]), float(stats["events"]) / seconds
+
+
+def main(seconds: int, users: int) -> None:
+    port = _free_port()
+    server = subprocess.Popen([sys.executable, str(ROOT / "bench" / "null_receiver.py"), str(port), "1"])
+    try:
+        for _ in range(50):
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                time.sleep(0.1)
+        url = f"http://127.0.0.1:{port}/webhooks"
+        with tempfile.TemporaryDirectory() as d:
+            tmp = Path(d)
+            bare = bare_rate(url, users, seconds, tmp)
+            storm, events = storm_rate(url, users, seconds, tmp)
+        print(f"{seconds} s, {users} users, one Locust process on CPU 0, null receiver on CPU 1")
+        print(f"{'sender':<58}{'req/s':>10}{'vs bare':>10}")
+        print(f"{'bare FastHttpUser, one pre-signed body':<58}{bare:>10.0f}{1.0:>10.2f}")
+        print(f"{'storm: signed attempts (world, profile, history records)':<58}{storm:>10.0f}{storm / bare:>10.2f}")
+        print(f"{'storm: distinct events':<58}{events:>10.0f}")
+    finally:
+        server.terminate()
+        server.wait(5)
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]) if len(sys.argv) > 1 else 15, int(sys.argv[2]) if len(sys.argv) > 2 else 20)

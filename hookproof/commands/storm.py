@@ -1,0 +1,313 @@
+"""`hookproof storm`: a Locust storm against the configured receiver, ending in certify's checks.
+
+Reads the same `hookproof.toml` as certify, starts what it asks for (provider API and
+effect sink, the receiver's start command), then runs Locust headless in its own
+processes (``python -m locust -f loadtests/locustfile.py``: Locust is never imported
+here, it monkey-patches the standard library): a master and K local workers, or a
+master waiting for K workers started elsewhere (``--print-worker-command``). The
+storm's spec goes to Locust in a temporary JSON file, the secrets in an environment
+variable only. The master settles the receiver, runs the checks and writes the same
+reports as certify into ``--out``; this command shows progress, then the verdict.
+
+Exit codes: 0 every check valid; 1 findings (or an unknown verdict, or a storm that
+did not finish); 2 a usage or config error.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ipaddress
+import json
+import os
+import random
+import re
+import shlex
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Annotated, Iterator, Optional
+from urllib.parse import urlsplit
+
+import typer
+
+if TYPE_CHECKING:
+    from hookproof.config import Config
+    from loadtests.spec import StormSpec
+
+#: Seconds to wait for the Locust master to start and its workers to connect.
+STARTUP_S = 60.0
+#: Seconds the master gets, beyond every other bound, before it is stopped.
+MARGIN_S = 60.0
+
+_DURATION = re.compile(r"^\s*(?:(\d+(?:\.\d+)?)h)?\s*(?:(\d+(?:\.\d+)?)m)?\s*(?:(\d+(?:\.\d+)?)s?)?\s*$")
+
+
+def parse_duration(text: str) -> float:
+    """Seconds of ``"60s"``, ``"2m"``, ``"1h30m"``, ``"90"``. Raises UsageError."""
+    from hookproof.errors import UsageError
+
+    match = _DURATION.match(text)
+    if not text.strip() or not match or not any(match.groups()):
+        raise UsageError(f"--duration: cannot read {text!r} (use e.g. 60s, 2m, 1h30m)")
+    hours, minutes, seconds = (float(g) if g else 0.0 for g in match.groups())
+    total = hours * 3600 + minutes * 60 + seconds
+    if total <= 0:
+        raise UsageError("--duration: must be more than 0 seconds")
+    return total
+
+
+def is_loopback(url: str) -> bool:
+    """True when `url`'s host is a loopback address or ``localhost``."""
+    host = urlsplit(url).hostname or ""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def locustfile() -> Path:
+    """The storm's locustfile (inside the installed `loadtests` package)."""
+    import loadtests
+
+    return Path(loadtests.__file__).resolve().parent / "locustfile.py"
+
+
+def _pythonpath() -> str:
+    """PYTHONPATH for the Locust processes: the directory holding `loadtests` first."""
+    root = str(locustfile().parent.parent)
+    rest = os.environ.get("PYTHONPATH")
+    return root + (os.pathsep + rest if rest else "")
+
+
+def build_spec(config: "Config", *, users: int, rate: float, duration_s: float, shape: str, duplicates: float,
+               burst: int, reorder_window: int, waves: int, out: Path, sink_url: str | None,
+               progress_path: Path | None) -> "StormSpec":
+    """The storm spec from the config and the flags (no secret). Raises UsageError for bad values."""
+    from hookproof.errors import UsageError
+    from loadtests.spec import SpecError, StormSpec
+    from simulator.profiles import get_profile
+
+    profile = get_profile(config.target.profile)
+    seed = config.run.seed if config.run.seed is not None else random.SystemRandom().randrange(1, 2**31)
+    types = config.target.stripe_types()
+    try:
+        return StormSpec(
+            target_url=str(config.target.url), profile=profile.name, live=config.target.live,
+            account=config.target.account, enabled_types=tuple(sorted(types)) if types is not None else None,
+            users=users, rate_per_s=rate, duration_s=duration_s, shape=shape, duplicates=duplicates, burst=burst,
+            reorder_window=reorder_window, waves=waves, seed=seed,
+            sender_timeout_s=config.run.sender_timeout_s or profile.sender_timeout_s,
+            time_scale=config.run.time_scale, observer=config.observer.model_dump(), sink_url=sink_url,
+            settle_window_s=config.settle.window_s, settle_deadline_s=config.settle.deadline_s,
+            settle_interval_s=config.settle.interval_s, out_dir=str(out.resolve()),
+            progress_path=str(progress_path) if progress_path else None,
+        )
+    except SpecError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def master_command(spec: "StormSpec", *, workers: int, spawn_rate: float, bind_host: str, port: int) -> list[str]:
+    """The Locust master's (or, with 0 workers, the single local process's) argv."""
+    cmd = [sys.executable, "-m", "locust", "-f", str(locustfile()), "--headless", "-u", str(spec.users),
+           "-r", f"{spawn_rate:g}", "--host", spec.target_url, "--only-summary", "--loglevel", "INFO"]
+    if workers > 0:
+        cmd += ["--master", "--master-bind-host", bind_host, "--master-bind-port", str(port),
+                "--expect-workers", str(workers), "--expect-workers-max-wait", f"{STARTUP_S:g}"]
+    return cmd
+
+
+def worker_command(master_host: str, port: int) -> list[str]:
+    """A Locust worker's argv (it needs ``HOOKPROOF_STORM_SECRETS`` in its environment)."""
+    return [sys.executable, "-m", "locust", "-f", str(locustfile()), "--worker", "--master-host", master_host,
+            "--master-port", str(port), "--loglevel", "INFO"]
+
+
+def _free_port() -> int:
+    from simulator.serving import free_port
+
+    return int(free_port())
+
+
+@contextlib.contextmanager
+def _processes(commands: list[tuple[str, list[str]]], env: dict[str, str], log_dir: Path) -> Iterator[list[subprocess.Popen[bytes]]]:
+    """Start `commands` (name, argv) with output in ``log_dir/<name>.log``; stop them all after."""
+    log_dir.mkdir(parents=True, exist_ok=True)
+    procs: list[subprocess.Popen[bytes]] = []
+    logs: list[IO[bytes]] = []
+    try:
+        for name, argv in commands:
+            log = open(log_dir / f"{name}.log", "wb")
+            logs.append(log)
+            procs.append(subprocess.Popen(argv, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                          start_new_session=True))
+        yield procs
+    finally:
+        for proc in procs:
+            _stop(proc)
+        for log in logs:
+            log.close()
+
+
+def _stop(proc: "subprocess.Popen[bytes]", timeout_s: float = 10.0) -> None:
+    """SIGTERM (Locust shuts down cleanly), then SIGKILL after `timeout_s`."""
+    if proc.poll() is not None:
+        return
+    with contextlib.suppress(ProcessLookupError):
+        proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(timeout_s)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(5)
+
+
+def _read_progress(path: Path) -> dict[str, object]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def run_storm(spec: "StormSpec", secrets: list[str], *, workers: int, spawn_rate: float, remote_workers: bool,
+              bind_host: str, log_dir: Path, console: object) -> int:
+    """Run the Locust processes until the master exits; returns its exit code (or 1 on timeout).
+
+    Shows a Rich progress bar on `console` from the master's progress file.
+    """
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from loadtests.spec import SECRETS_ENV, SPEC_ENV, secrets_to_env
+
+    port = _free_port() if workers > 0 else 0
+    with tempfile.TemporaryDirectory(prefix="hookproof-storm-") as tmp:
+        spec_path = Path(tmp) / "spec.json"
+        spec_path.write_text(spec.to_json(), encoding="utf-8")
+        spec_path.chmod(0o600)
+        env = {**os.environ, SPEC_ENV: str(spec_path), SECRETS_ENV: secrets_to_env(secrets),
+               "PYTHONPATH": _pythonpath(), "PYTHONUNBUFFERED": "1"}
+        commands = [("locust-master", master_command(spec, workers=workers, spawn_rate=spawn_rate,
+                                                     bind_host=bind_host, port=port))]
+        if remote_workers:
+            line = " ".join(shlex.quote(a) for a in worker_command("<this host>", port))
+            console.print(f"start {workers} worker(s), each with {SECRETS_ENV} set to the target's secrets "  # type: ignore[attr-defined]
+                          f"(a JSON list; not shown here):\n  {line}", markup=False, soft_wrap=True)
+        else:
+            commands += [(f"locust-worker-{i + 1}", worker_command("127.0.0.1", port)) for i in range(workers)]
+        bound_s = (STARTUP_S + spec.duration_s + spec.sender_timeout_s + spec.collect_timeout_s
+                   + spec.settle_deadline_s + MARGIN_S)
+        progress_path = Path(spec.progress_path) if spec.progress_path else None
+        with _processes(commands, env, log_dir) as procs, Progress(
+                TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[detail]}"),
+                TimeElapsedColumn(), console=console, transient=True) as bar:  # type: ignore[arg-type]
+            task = bar.add_task("storm: starting", total=spec.duration_s, detail="")
+            deadline = time.monotonic() + bound_s
+            master = procs[0]
+            while master.poll() is None:
+                if time.monotonic() > deadline:
+                    console.print(f"hookproof: the storm did not finish within {bound_s:.0f} s; stopped it "  # type: ignore[attr-defined]
+                                  f"(logs in {log_dir})", markup=False)
+                    return 1
+                data = _read_progress(progress_path) if progress_path else {}
+                if data:
+                    elapsed = float(data.get("elapsed_s", 0.0))  # type: ignore[arg-type]
+                    bar.update(task, completed=min(elapsed, spec.duration_s),
+                               description=f"storm: {data.get('phase', '')}",
+                               detail=f"{data.get('requests', 0)} sent, {data.get('rps', 0)}/s, "
+                                      f"{data.get('failures', 0)} non-2xx, {data.get('workers', 0)} worker(s)")
+                time.sleep(0.25)
+            return int(master.returncode)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``hookproof storm`` to `app`."""
+
+    @app.command()
+    def storm(
+        config: Annotated[Path, typer.Option("--config", "-c", help="The config file.")] = Path("hookproof.toml"),
+        users: Annotated[int, typer.Option("--users", "-u", min=1, max=100_000, help="Locust users over all workers.")] = 10,
+        spawn_rate: Annotated[float, typer.Option("--spawn-rate", "-r", min=0.001, help="Users started per second.")] = 10.0,
+        duration: Annotated[str, typer.Option("--duration", "-t", help="Storm length: 60s, 2m, 1h30m.")] = "60s",
+        rate: Annotated[Optional[float], typer.Option("--rate", min=0.001, help="Events per second over all users (default: 5 per user).")] = None,
+        shape: Annotated[str, typer.Option("--shape", help="Load shape: steady, ramp, spike or soak.")] = "steady",
+        workers: Annotated[int, typer.Option("--workers", min=0, max=256, help="Locust worker processes (0: one local process).")] = 0,
+        duplicates: Annotated[float, typer.Option("--duplicates", min=0.0, max=1.0, help="Share of events delivered more than once.")] = 0.2,
+        burst: Annotated[int, typer.Option("--burst", min=1, max=100, help="Concurrent copies of a duplicated event (1: one later copy).")] = 4,
+        reorder_window: Annotated[int, typer.Option("--reorder-window", min=1, max=10_000, help="Events the next one is drawn from (1: in order).")] = 8,
+        waves: Annotated[int, typer.Option("--waves", min=0, max=100, help="Mass-redelivery waves during the storm.")] = 1,
+        out: Annotated[Path, typer.Option("--out", help="Report directory.")] = Path("hookproof-storm"),
+        allow_remote: Annotated[bool, typer.Option("--allow-remote", help="Allow a target that is not on loopback.")] = False,
+        print_worker_command: Annotated[bool, typer.Option("--print-worker-command", help="Start no local workers: print the command to start --workers of them elsewhere.")] = False,
+        master_bind_host: Annotated[Optional[str], typer.Option("--master-bind-host", help="Where the Locust master listens (default: 127.0.0.1; * with --print-worker-command).")] = None,
+    ) -> None:
+        """Storm the receiver with Locust (signed, duplicated, reordered events), then run certify's checks;
+        exit 0 all checks valid, 1 findings, 2 usage/config error."""
+        from chaos.errors import ChaosError
+        from hookproof.certify import provider_server, receiver_process
+        from hookproof.cli import _load, console, err_console, fail, print_report
+        from hookproof.errors import HookproofError, UsageError
+        from reports import REPORT_FILES, load_json
+        from simulator.errors import SimulatorError
+
+        try:
+            cfg = _load(config)
+            if cfg.target.url is None:
+                raise UsageError("storms need a URL target (target.url); an in-process app cannot be stormed")
+            if not is_loopback(cfg.target.url) and not allow_remote:
+                raise UsageError(f"the target {urlsplit(cfg.target.url).hostname} is not on loopback; "
+                                 "pass --allow-remote to storm a remote receiver")
+            if shape not in ("steady", "ramp", "spike", "soak"):
+                raise UsageError(f"--shape: unknown shape {shape!r} (steady, ramp, spike, soak)")
+            if print_worker_command and workers < 1:
+                raise UsageError("--print-worker-command needs --workers K (K >= 1 workers to wait for)")
+            duration_s = parse_duration(duration)
+            secrets = cfg.target.secrets(cfg.base_dir)
+            out.mkdir(parents=True, exist_ok=True)
+            for name in (*REPORT_FILES.values(), "history.sqlite"):
+                with contextlib.suppress(FileNotFoundError):
+                    (out / name).unlink()
+            progress_path = out / ".storm-progress.json"
+            bind_host = master_bind_host or ("*" if print_worker_command else "127.0.0.1")
+            with provider_server(cfg) as (_state, api_base, sink_url):
+                spec = build_spec(cfg, users=users, rate=rate or 5.0 * users, duration_s=duration_s, shape=shape,
+                                  duplicates=duplicates, burst=burst, reorder_window=reorder_window, waves=waves,
+                                  out=out, sink_url=sink_url, progress_path=progress_path)
+                with receiver_process(cfg, secrets, api_base, sink_url):
+                    code = run_storm(spec, secrets, workers=workers, spawn_rate=spawn_rate,
+                                     remote_workers=print_worker_command, bind_host=bind_host,
+                                     log_dir=out / "locust", console=err_console)
+        except (HookproofError, SimulatorError, ChaosError) as exc:
+            raise fail(str(exc)) from None
+        except KeyboardInterrupt:
+            raise fail("interrupted; the storm was stopped", 1) from None
+        with contextlib.suppress(FileNotFoundError):
+            progress_path.unlink()
+        report_path = out / REPORT_FILES["json"]
+        if not report_path.is_file():
+            raise fail(f"the storm ended (Locust exit code {code}) without a report; see the logs in {out / 'locust'}", 1)
+        report = load_json(report_path.read_bytes())
+        paths = {name: out / file for name, file in REPORT_FILES.items()}
+        paths["history"] = out / "history.sqlite"
+        print_report(report, paths, f"hookproof storm: {cfg.target.profile} receiver at {report.target}")
+        _print_numbers(report, console)
+        raise typer.Exit(0 if code == 0 and report.verdict == "pass" and not report.partial else 1)
+
+
+def _print_numbers(report: object, console: object) -> None:
+    """One line: attempts sent, sustained rate, ack latency percentiles."""
+    scenario = report.scenario("storm")  # type: ignore[attr-defined]
+    if scenario is None:
+        return
+    for check in scenario.checks:
+        if check.check_id == "ack_latency":
+            s = check.stats
+            console.print(  # type: ignore[attr-defined]
+                f"storm: {s.get('sent', 0)} attempts ({s.get('events', 0)} events) at {s.get('sent_per_s', 0)}/s; "
+                f"ack p50 {s.get('p50_ms', 0):.1f} ms, p95 {s.get('p95_ms', 0):.1f} ms, p99 {s.get('p99_ms', 0):.1f} ms",
+                markup=False)

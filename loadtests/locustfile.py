@@ -1,0 +1,419 @@
+"""Locust storms of signed webhook events, ending in certify's exactly-once checks.
+
+Run by ``hookproof storm`` (never imported by hookproof or pytest: Locust monkey-patches
+the standard library with gevent). By hand, from the repository root::
+
+    HOOKPROOF_STORM_SPEC=spec.json HOOKPROOF_STORM_SECRETS='["whsec_..."]' \\
+        python -m locust -f loadtests/locustfile.py --headless -u 10 -r 10 --host URL
+    # distributed: the same with --master --expect-workers K, and K times
+    HOOKPROOF_STORM_SECRETS='[...]' python -m locust -f loadtests/locustfile.py --worker --master-host H
+
+The master reads the spec (`loadtests.spec.StormSpec`) from the file named by
+``HOOKPROOF_STORM_SPEC`` and forwards it to the workers with the run (the custom
+argument ``--hookproof-spec``); workers read the signing secrets from
+``HOOKPROOF_STORM_SECRETS``. Each `StormUser` paces itself on the spec's load shape
+(an open model: intended send times, never waiting for answers), draws groups from a
+`StormPlan` over world stories (`recycled_events`: duplicates, concurrent bursts,
+reordering, redelivery waves), signs every
+attempt with `simulator.delivery.mutations.build_attempt`, retries failed attempts on
+the profile's schedule (scaled), and records each attempt like the dispatcher does.
+
+When the storm's duration is over the master stops the workers; each waits for its
+in-flight requests (bounded by the sender timeout), sends its attempts and events to
+the master (custom messages), and the master settles the receiver, runs the checks,
+writes the reports (`loadtests.verdict.finish_storm`) and exits 0 (every check valid)
+or 1 (findings, unknowns, or missing records).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import os
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+import gevent
+import gevent.pool
+from locust import FastHttpUser, events, task
+from locust.env import Environment
+from locust.exception import StopUser
+from locust.runners import MasterRunner, WorkerRunner
+
+from loadtests.collect import DONE_MESSAGE, RECORDS_MESSAGE, Collector
+from loadtests.plan import Send, StormPlan, recycled_events
+from loadtests.records import ErrorKind, attempt_to_wire, chunked, event_to_wire, make_attempt
+from loadtests.shape import wave_times
+from loadtests.spec import SPEC_ENV, SpecError, StormSpec, secrets_from_env
+from simulator.delivery.history import Attempt, Outcome
+from simulator.delivery.mutations import build_attempt
+from simulator.events import Event
+from simulator.profiles import get_profile
+from simulator.profiles.base import Profile
+from simulator.world import World
+
+log = logging.getLogger("hookproof.storm")
+
+#: Attempts per custom message.
+CHUNK = 2000
+#: Seconds added to the sender timeout when a worker waits for its in-flight requests.
+DRAIN_GRACE_S = 2.0
+#: Seconds between two progress file writes on the master.
+PROGRESS_INTERVAL_S = 0.5
+
+
+class _Process:
+    """What one Locust process knows about its storm (one per process; gevent: no locks)."""
+
+    def __init__(self) -> None:
+        self.spec: StormSpec | None = None
+        self.profile: Profile | None = None
+        self.secrets: list[str] = []
+        self.error: str | None = None
+        self.t0 = 0.0  # monotonic seconds at test start
+        self.started_at = 0.0  # unix seconds at test start
+        self.users = 0
+        self.attempts: list[Attempt] = []
+        self.events: dict[str, Event] = {}
+        self.pending: dict[int, tuple[Send, int, str, float, float]] = {}
+        self.pools: list[gevent.pool.Pool] = []
+        self.next_token = 0
+        self.phase = "starting"
+        self.exit_code: int | None = None
+        self.collector = Collector()
+        self.flushed = False
+
+    def elapsed(self) -> float:
+        return time.monotonic() - self.t0
+
+    def setup(self, spec: StormSpec, *, sender: bool) -> None:
+        self.spec = spec
+        self.profile = get_profile(spec.profile)
+        self.t0 = time.monotonic()
+        self.started_at = time.time()
+        if sender:
+            try:
+                self.secrets = secrets_from_env()
+            except SpecError as exc:
+                self.error = str(exc)
+                log.error("%s", exc)
+
+    def begin(self, send: Send, number: int, event_id: str, sent_at: float, t: float) -> int:
+        self.events.setdefault(send.event.id, send.event)
+        self.next_token += 1
+        self.pending[self.next_token] = (send, number, event_id, sent_at, t)
+        return self.next_token
+
+    def complete(self, token: int, attempt: Attempt) -> None:
+        self.pending.pop(token, None)
+        self.attempts.append(attempt)
+
+    def unfinished(self) -> list[Attempt]:
+        """The attempts still in flight, completed as unknown (the storm ended first)."""
+        assert self.profile is not None
+        now = time.perf_counter()
+        out = [
+            make_attempt(event=send.event, event_id=event_id, delivery_id=send.delivery_id, attempt=number,
+                         tags=send.tags, profile=self.profile, sent_at=sent_at, latency_ms=(now - t) * 1000.0,
+                         status=None, error_kind="unfinished")
+            for send, number, event_id, sent_at, t in self.pending.values()
+        ]
+        self.pending.clear()
+        return out
+
+
+STATE = _Process()
+
+
+# ---- events ------------------------------------------------------------------------------
+
+@events.init_command_line_parser.add_listener
+def _add_arguments(parser: Any) -> None:
+    parser.add_argument("--hookproof-spec", type=str, default="", include_in_web_ui=False,
+                        help="the storm spec as JSON (set by the master from $HOOKPROOF_STORM_SPEC)")
+
+
+@events.init.add_listener
+def _on_init(environment: Environment, **_: Any) -> None:
+    runner = environment.runner
+    if isinstance(runner, WorkerRunner):
+        return
+    path = os.environ.get(SPEC_ENV)
+    if not path:
+        raise SystemExit(f"hookproof storm: {SPEC_ENV} is not set (the path of the storm spec JSON)")
+    text = Path(path).read_text(encoding="utf-8")
+    StormSpec.from_json(text)  # fail early on a bad spec
+    if environment.parsed_options is not None:
+        environment.parsed_options.hookproof_spec = text
+    if runner is not None:
+        runner.register_message(RECORDS_MESSAGE, _on_records)
+        runner.register_message(DONE_MESSAGE, _on_done)
+
+
+def _on_records(environment: Environment, msg: Any, **_: Any) -> None:
+    STATE.collector.add(str(msg.node_id), msg.data or {})
+
+
+def _on_done(environment: Environment, msg: Any, **_: Any) -> None:
+    STATE.collector.done(str(msg.node_id), msg.data or {})
+
+
+@events.test_start.add_listener
+def _on_test_start(environment: Environment, **_: Any) -> None:
+    options = environment.parsed_options
+    text = getattr(options, "hookproof_spec", "") if options is not None else ""
+    spec = StormSpec.from_json(text)
+    runner = environment.runner
+    STATE.setup(spec, sender=not isinstance(runner, MasterRunner))
+    if not isinstance(runner, WorkerRunner):
+        gevent.spawn(_control, environment)
+        if spec.progress_path:
+            gevent.spawn(_progress_loop, environment)
+
+
+@events.test_stop.add_listener
+def _on_test_stop(environment: Environment, **_: Any) -> None:
+    if isinstance(environment.runner, MasterRunner) or STATE.flushed or STATE.spec is None:
+        return
+    STATE.flushed = True
+    _flush(environment)
+
+
+@events.quitting.add_listener
+def _on_quitting(environment: Environment, **_: Any) -> None:
+    if isinstance(environment.runner, WorkerRunner):
+        environment.process_exit_code = 0 if STATE.flushed and STATE.error is None else 1
+    else:
+        environment.process_exit_code = STATE.exit_code if STATE.exit_code is not None else 1
+
+
+# ---- the user ----------------------------------------------------------------------------
+
+class StormUser(FastHttpUser):
+    """A provider sending signed events at its own pace (see the module docstring)."""
+
+    max_redirects = 0
+    max_retries = 0
+
+    def __init__(self, environment: Environment) -> None:
+        spec = STATE.spec
+        if spec is None:
+            raise StopUser()
+        self.network_timeout = spec.sender_timeout_s
+        self.connection_timeout = min(5.0, spec.sender_timeout_s)
+        self.concurrency = spec.max_in_flight
+        super().__init__(environment)
+        self.spec = spec
+        self.number = STATE.users
+        STATE.users += 1
+        index = max(0, getattr(environment.runner, "worker_index", 0) or 0)
+        seed = spec.seed * 1_000_003 + (index + 1) * 7919 + self.number
+        self.seed = seed
+        world = World(seed, livemode=spec.live, account=spec.account)
+        enabled = set(spec.enabled_types) if spec.enabled_types is not None else None
+        profile = STATE.profile
+        assert profile is not None
+        self.profile = profile
+
+        def keep(e: Event) -> bool:
+            return (profile.provider_type(e.type) is not None and (enabled is None or e.type in enabled)
+                    and (e.business_key is not None or e.stateful))
+
+        self.plan = StormPlan(recycled_events(world, keep), duplicates=spec.duplicates, burst=spec.burst,
+                              reorder_window=spec.reorder_window, wave_window_s=spec.wave_window_s, seed=seed)
+        self.shape = spec.load_shape()
+        self.waves = list(wave_times(spec.duration_s, spec.waves))
+        elapsed = STATE.elapsed()
+        rate = self.shape.rate_at(elapsed) or spec.rate_per_s
+        self.next_s: float | None = max(self.shape.first_send_s(self.number, spec.users),
+                                        elapsed + (self.number % spec.users) / rate)
+        self.groups = 0
+        self.max_groups = math.ceil(2 * self.shape.expected_events() / spec.users) + 10
+        self.pool = gevent.pool.Pool(spec.max_in_flight)
+        STATE.pools.append(self.pool)
+
+    @task
+    def storm(self) -> None:
+        """Wait for the next intended send time, then release one group (and a replay)."""
+        if STATE.error is not None or self.next_s is None or self.groups >= self.max_groups:
+            raise StopUser()
+        wait = self.next_s - STATE.elapsed()
+        if wait > 0:
+            gevent.sleep(wait)
+        elapsed = STATE.elapsed()
+        if elapsed >= self.spec.duration_s:
+            raise StopUser()
+        while self.waves and elapsed >= self.waves[0]:
+            self.waves.pop(0)
+            self.plan.start_wave(elapsed)
+        group = self.plan.next_group(elapsed)
+        replay = self.plan.next_replay()
+        if replay is not None:
+            group = (*group, replay)
+        if not group:
+            raise StopUser()
+        self.groups += 1
+        for send in group:
+            self.pool.spawn(self._deliver, send)
+        self.next_s = self.shape.next_send_s(self.next_s, self.spec.users)
+
+    def _deliver(self, send: Send) -> None:
+        """Attempt `send` until acked, at most `max_attempts` times, and not past the storm."""
+        spec = self.spec
+        schedule = self.profile.retry_schedule_s
+        for number in range(1, spec.max_attempts + 1):
+            attempt = self._attempt(send, number)
+            if attempt.outcome is Outcome.ACKED or number == spec.max_attempts:
+                return
+            delay = (schedule[min(number - 1, len(schedule) - 1)] if schedule else 0.0) * spec.time_scale
+            if STATE.elapsed() + delay >= spec.duration_s:
+                return
+            gevent.sleep(delay)
+
+    def _attempt(self, send: Send, number: int) -> Attempt:
+        built = build_attempt(self.profile, send.event, STATE.secrets, (), now=int(time.time()), attempt=number,
+                              seed=self.seed)
+        request = built.request
+        url = self.spec.target_url
+        if request.query:
+            url += ("&" if "?" in url else "?") + urlencode(dict(request.query))
+        sent_at, t = time.time(), time.perf_counter()
+        token = STATE.begin(send, number, built.event_id, sent_at, t)
+        status: int | None = None
+        kind: ErrorKind | None = None
+        detail: str | None = None
+        body = b""
+        name = self.profile.provider_type(send.event.type) or send.event.type
+        with self.client.request(request.method, url, data=request.body, headers=dict(request.headers),
+                                 catch_response=True, allow_redirects=False, name=name) as response:
+            error = getattr(response, "error", None)
+            code = response.status_code or 0
+            if code > 0:
+                status = code
+                body = (response.content or b"")[:2048]
+                if self.profile.is_success(code):
+                    response.success()
+                else:
+                    response.failure(f"HTTP {code}")
+            else:
+                kind, detail = _error_kind(error)
+                response.failure(detail or "no answer")
+        attempt = make_attempt(event=send.event, event_id=built.event_id, delivery_id=send.delivery_id,
+                               attempt=number, tags=send.tags, profile=self.profile, sent_at=sent_at,
+                               latency_ms=(time.perf_counter() - t) * 1000.0, status=status, error_kind=kind,
+                               detail=detail, body=body)
+        STATE.complete(token, attempt)
+        return attempt
+
+
+def _error_kind(error: BaseException | None) -> tuple[ErrorKind, str | None]:
+    """The history's view of a transport error (the one boundary for geventhttpclient's)."""
+    if error is None:
+        return "broken", None
+    name = type(error).__name__
+    if isinstance(error, ConnectionRefusedError):
+        return "refused", name
+    if isinstance(error, (TimeoutError, gevent.Timeout)) or "timeout" in name.lower() or "timed out" in str(error):
+        return "timeout", name
+    if isinstance(error, OSError) and not isinstance(error, (ConnectionResetError, BrokenPipeError)) and error.errno in (
+            101, 113, 99):  # unreachable network/host, address not available: never sent
+        return "connect", name
+    return "broken", name
+
+
+# ---- worker: hand the records over -------------------------------------------------------
+
+def _flush(environment: Environment) -> None:
+    """Wait for in-flight deliveries (bounded), then send attempts and events to the master."""
+    spec = STATE.spec
+    assert spec is not None
+    deadline = time.monotonic() + spec.sender_timeout_s + DRAIN_GRACE_S
+    for pool in STATE.pools:
+        pool.join(timeout=max(0.0, deadline - time.monotonic()))
+    for pool in STATE.pools:
+        pool.kill(block=True, timeout=DRAIN_GRACE_S)
+    attempts = STATE.attempts + STATE.unfinished()
+    STATE.attempts = attempts
+    runner = environment.runner
+    assert runner is not None
+    wire_events = [event_to_wire(e) for e in STATE.events.values()]
+    first = True
+    for part in chunked([attempt_to_wire(a) for a in attempts], CHUNK):
+        runner.send_message(RECORDS_MESSAGE, {"attempts": list(part), "events": wire_events if first else []})
+        first = False
+    runner.send_message(DONE_MESSAGE, {"attempts": len(attempts), "events": len(wire_events), "error": STATE.error})
+
+
+# ---- master: end the storm, check, report -------------------------------------------------
+
+def _control(environment: Environment) -> None:
+    """Stop the storm after its duration, gather the records, settle, check and report."""
+    from loadtests.verdict import finish_storm
+
+    spec = STATE.spec
+    assert spec is not None
+    runner = environment.runner
+    assert runner is not None
+    try:
+        STATE.phase = "storm"
+        gevent.sleep(max(0.0, spec.duration_s - STATE.elapsed()))
+        stopped_at = time.time()
+        STATE.phase = "stopping"
+        nodes = ([c.id for c in runner.clients.all] if isinstance(runner, MasterRunner) else ["local"])
+        runner.stop()
+        STATE.phase = "collecting"
+        deadline = time.monotonic() + spec.collect_timeout_s
+        while not STATE.collector.finished(nodes) and time.monotonic() < deadline:
+            gevent.sleep(0.1)
+        problems = STATE.collector.problems(nodes)
+        reason = "; ".join(problems) if problems else None
+        if reason:
+            log.error("incomplete records: %s", reason)
+
+        def phase(name: str) -> None:
+            STATE.phase = name
+
+        outcome = finish_storm(spec, STATE.collector.events(), STATE.collector.attempts(),
+                               started_at=STATE.started_at, stopped_at=stopped_at, partial_reason=reason,
+                               on_phase=phase)
+        STATE.exit_code = outcome.exit_code
+        STATE.phase = "done"
+    except Exception:  # the master must still exit, with a readable reason
+        log.error("the storm's end failed:\n%s", traceback.format_exc())
+        STATE.exit_code = 1
+        STATE.phase = "failed"
+    finally:
+        _write_progress(environment)
+        runner.quit()
+
+
+def _progress_loop(environment: Environment) -> None:
+    while STATE.phase not in ("done", "failed"):
+        _write_progress(environment)
+        gevent.sleep(PROGRESS_INTERVAL_S)
+
+
+def _write_progress(environment: Environment) -> None:
+    """Rewrite the progress file atomically (phase, elapsed seconds, requests, rate)."""
+    spec = STATE.spec
+    if spec is None or not spec.progress_path:
+        return
+    runner = environment.runner
+    total = runner.stats.total if runner is not None else None
+    workers = len(runner.clients.all) if isinstance(runner, MasterRunner) else 1
+    data = {
+        "phase": STATE.phase, "elapsed_s": round(STATE.elapsed(), 2), "duration_s": spec.duration_s,
+        "requests": total.num_requests if total else 0, "failures": total.num_failures if total else 0,
+        "rps": round(total.current_rps, 1) if total else 0.0, "workers": workers, "exit_code": STATE.exit_code,
+    }
+    path = Path(spec.progress_path)
+    tmp = path.with_suffix(".tmp")
+    try:
+        tmp.write_text(json.dumps(data), encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError as exc:
+        log.warning("cannot write the progress file %s: %s", path, exc)

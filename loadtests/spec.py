@@ -1,0 +1,153 @@
+"""A storm's specification: what `hookproof storm` hands the Locust processes.
+
+The spec travels as JSON and never holds a secret. The Locust master reads it from
+the file named by ``HOOKPROOF_STORM_SPEC`` and forwards it to its workers with the
+run (a Locust custom argument, so workers on other machines need no file). The
+signing secrets travel only in the environment variable ``HOOKPROOF_STORM_SECRETS``
+(a JSON list of strings), set on every worker process.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any, Mapping, Sequence
+
+from loadtests.shape import LoadShape, make_shape
+
+#: Environment variable naming the spec file (read by the master).
+SPEC_ENV = "HOOKPROOF_STORM_SPEC"
+#: Environment variable holding the signing secrets as a JSON list (read by workers).
+SECRETS_ENV = "HOOKPROOF_STORM_SECRETS"
+
+
+class SpecError(ValueError):
+    """A storm spec or its environment that cannot be used (names the field, never a secret)."""
+
+
+@dataclass(frozen=True)
+class StormSpec:
+    """Everything a storm needs, secrets excepted.
+
+    Attributes:
+        target_url: the receiver's webhook URL.
+        profile: provider profile name.
+        live / account: the events' mode and provider account.
+        enabled_types: Stripe event types the receiver subscribes to (None: all).
+        users: Locust users over all workers.
+        rate_per_s: plateau rate, events per second over all users.
+        duration_s: storm length, seconds.
+        shape: ``steady``, ``ramp``, ``spike`` or ``soak`` (`loadtests.shape`).
+        duplicates: share of events delivered more than once, [0, 1].
+        burst: concurrent copies of a duplicated event (1: one later copy).
+        reorder_window: events the next one is drawn from (1: in order).
+        waves: mass-redelivery waves during the storm.
+        wave_window_s: each wave replays what was sent in the last seconds.
+        seed: base seed of the worlds and the plans.
+        sender_timeout_s: seconds a sender waits for an answer.
+        time_scale: factor on the profile's retry delays (retries of failed attempts).
+        max_attempts: attempts per delivery at most (1: no retries).
+        max_in_flight: concurrent deliveries per user at most (backpressure bound).
+        observer: the `hookproof.toml` observer table (kind, url, effects, state...).
+        sink_url: the effect sink's URL (the ``sink`` observer reads it).
+        settle_window_s / settle_deadline_s / settle_interval_s: liveness settle.
+        collect_timeout_s: seconds the master waits for the workers' records.
+        out_dir: where the master writes the reports and the history.
+        progress_path: a JSON file the master rewrites with its progress (or None).
+    """
+
+    target_url: str
+    profile: str = "stripe"
+    live: bool = False
+    account: str | None = None
+    enabled_types: tuple[str, ...] | None = None
+    users: int = 10
+    rate_per_s: float = 50.0
+    duration_s: float = 60.0
+    shape: str = "steady"
+    duplicates: float = 0.2
+    burst: int = 4
+    reorder_window: int = 8
+    waves: int = 1
+    wave_window_s: float = 5.0
+    seed: int = 0
+    sender_timeout_s: float = 20.0
+    time_scale: float = 1e-5
+    max_attempts: int = 3
+    max_in_flight: int = 64
+    observer: Mapping[str, Any] = field(default_factory=dict)
+    sink_url: str | None = None
+    settle_window_s: float = 0.5
+    settle_deadline_s: float = 30.0
+    settle_interval_s: float = 0.1
+    collect_timeout_s: float = 60.0
+    out_dir: str = "hookproof-storm"
+    progress_path: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.users < 1:
+            raise SpecError("users: must be >= 1")
+        if not 0.0 <= self.duplicates <= 1.0:
+            raise SpecError("duplicates: must be between 0 and 1")
+        if self.burst < 1 or self.reorder_window < 1 or self.max_attempts < 1 or self.max_in_flight < 1:
+            raise SpecError("burst, reorder_window, max_attempts and max_in_flight must be >= 1")
+        if self.waves < 0:
+            raise SpecError("waves: must be >= 0")
+        if self.sender_timeout_s <= 0:
+            raise SpecError("sender_timeout_s: must be > 0")
+        try:
+            self.load_shape()
+        except ValueError as exc:
+            raise SpecError(f"shape: {exc}") from None
+
+    def load_shape(self) -> LoadShape:
+        """The `LoadShape` of this storm. Raises ValueError for a bad shape."""
+        return make_shape(self.shape, self.rate_per_s, self.duration_s)
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str) -> "StormSpec":
+        """Parse `to_json`'s text. Raises SpecError naming the problem."""
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise SpecError(f"the storm spec is not JSON: {exc}") from None
+        if not isinstance(data, dict):
+            raise SpecError("the storm spec must be a JSON object")
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise SpecError(f"unknown storm spec field {unknown[0]!r}")
+        if data.get("enabled_types") is not None:
+            data["enabled_types"] = tuple(data["enabled_types"])
+        try:
+            return cls(**data)
+        except TypeError as exc:
+            raise SpecError(f"bad storm spec: {exc}") from None
+
+
+def secrets_from_env(environ: Mapping[str, str] | None = None) -> list[str]:
+    """The signing secrets from ``HOOKPROOF_STORM_SECRETS``. Raises SpecError (no value shown)."""
+    env = os.environ if environ is None else environ
+    raw = env.get(SECRETS_ENV)
+    if not raw:
+        raise SpecError(f"{SECRETS_ENV} is not set: a storm worker needs the target's signing secrets "
+                        "(a JSON list of strings) in its environment")
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError:
+        raise SpecError(f"{SECRETS_ENV} is not a JSON list of strings") from None
+    if not isinstance(value, list) or not value or not all(isinstance(s, str) and s for s in value):
+        raise SpecError(f"{SECRETS_ENV} is not a non-empty JSON list of non-empty strings")
+    return value
+
+
+def secrets_to_env(secrets: Sequence[str]) -> str:
+    """The value of ``HOOKPROOF_STORM_SECRETS`` for `secrets`."""
+    return json.dumps(list(secrets))
+
+
+__all__ = ["SECRETS_ENV", "SPEC_ENV", "SpecError", "StormSpec", "secrets_from_env", "secrets_to_env"]

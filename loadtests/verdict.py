@@ -1,0 +1,236 @@
+"""The end of a storm, on the master: settle, check, report.
+
+Given every attempt and event the workers sent, `finish_storm` waits for the receiver
+to settle (`scenarios.observers.settle`), builds the expectations
+(`scenarios.observations.expectations_from`), runs the storm's checks
+(`scenarios.checks.run_checks`: the same exactly-once and ordering checks as certify,
+plus ``ack_latency``), records the merged history in ``history.sqlite`` and writes the
+same reports as certify (`reports.write_reports`): one scenario, ``storm``, whose
+``ack_latency`` check carries the latency percentiles and the throughput over time.
+
+No Locust import: it runs inside the Locust master, and in tests without one.
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+from reports.model import CheckView, RunReport, ScenarioReport
+from scenarios.checks import Verdict, compose, run_checks
+from scenarios.observations import Observation, expectations_from
+from scenarios.runner import VERSION, _attempt_view, _check_view, _effect_points, checklist
+from simulator.delivery.history import Attempt, History, Outcome
+from simulator.events import Event
+from simulator.world import MONEY_PREFIXES
+
+from loadtests.spec import StormSpec
+
+#: The checks a storm must pass (certify's exactly-once, ordering and money checks, and latency).
+STORM_CHECKS: tuple[str, ...] = (
+    "duplicated", "lost", "unexpected", "valid_not_rejected", "no_server_error", "duplicate_acked",
+    "counter", "stale", "regressed", "ack_latency",
+)
+#: Checklist items a storm evidences.
+STORM_CHECKLIST: tuple[str, ...] = ("duplicates-tested", "unique-under-concurrency", "reordering-tested")
+#: Attempts kept in the report (those of finding keys first); the full history is in history.sqlite.
+MAX_REPORT_ATTEMPTS = 2000
+#: Points of the throughput series at most (buckets widen for long storms).
+MAX_THROUGHPUT_POINTS = 120
+
+TITLE = "Storm: duplicates, bursts, reordering and redelivery at rate"
+DESCRIPTION = ("The provider sends at a production rate, with a share of duplicated events (some as "
+               "concurrent bursts), events of one object out of order, and mass-redelivery waves. Every "
+               "effect must stay single, every state current, and acks fast enough for the sender timeout.")
+
+
+def make_observer(observer: Mapping[str, Any], sink_url: str | None) -> Callable[[], Observation]:
+    """The observer described by a `hookproof.toml` observer table, as a function.
+
+    Raises ValueError for an unknown kind or missing field, ObserverError (from
+    `scenarios.observers`) for one that cannot be built.
+    """
+    from scenarios import observers
+
+    kind = observer.get("kind")
+    if kind == "sql":
+        return observers.SqlObserver(str(observer["url"]), str(observer["effects"]), observer.get("state")).observe
+    if kind == "http":
+        return observers.HttpObserver(str(observer["url"]), timeout_s=float(observer.get("timeout_s", 5.0))).observe
+    if kind == "sink":
+        if not sink_url:
+            raise ValueError("the sink observer needs the effect sink's URL")
+        return observers.SinkObserver(sink_url).observe
+    if kind == "python":
+        module_name, _, attr = str(observer.get("callable") or "").partition(":")
+        fn: Any = importlib.import_module(module_name)
+        for part in attr.split("."):
+            fn = getattr(fn, part)
+        return observers.PythonObserver(fn).observe
+    raise ValueError(f"unknown observer kind {kind!r}")
+
+
+def only_storm(obs: Observation, object_ids: set[str]) -> Observation:
+    """The part of `obs` about the storm's objects (a business key names its object second)."""
+    def key_object(key: str) -> str:
+        parts = key.split(":")
+        return parts[1] if len(parts) > 1 else key
+
+    return Observation(obs.at, tuple(e for e in obs.effects if key_object(e.business_key) in object_ids),
+                       tuple(s for s in obs.states if s.object_id in object_ids))
+
+
+def throughput(attempts: Sequence[Attempt], started_at: float, duration_s: float,
+               max_points: int = MAX_THROUGHPUT_POINTS) -> dict[str, Any]:
+    """Attempts sent and acked per second over time.
+
+    Returns ``{"bucket_s": b, "series": [[t_s, sent_per_s, acked_per_s], ...]}`` with
+    `t_s` the bucket's start in seconds since `started_at`, at most `max_points` points.
+    """
+    span = max(duration_s, max((a.sent_at - started_at for a in attempts), default=0.0) + 1e-9)
+    bucket_s = max(1.0, float(math.ceil(span / max_points)))
+    n = max(1, math.ceil(span / bucket_s))
+    sent = [0] * n
+    acked = [0] * n
+    for a in attempts:
+        i = min(n - 1, max(0, int((a.sent_at - started_at) // bucket_s)))
+        sent[i] += 1
+        if a.outcome is Outcome.ACKED:
+            acked[i] += 1
+    series = [[round(i * bucket_s, 3), round(sent[i] / bucket_s, 2), round(acked[i] / bucket_s, 2)] for i in range(n)]
+    return {"bucket_s": bucket_s, "series": series}
+
+
+@dataclass(frozen=True)
+class StormOutcome:
+    """What `finish_storm` produced: the report, the files, and the process exit code."""
+
+    report: RunReport
+    paths: dict[str, Path]
+
+    @property
+    def exit_code(self) -> int:
+        """0 when every check is valid and the run is whole, else 1."""
+        return 0 if self.report.verdict == "pass" and not self.report.partial else 1
+
+
+def storm_scenario(spec: StormSpec, events: Sequence[Event], attempts: Sequence[Attempt],
+                   observations: Sequence[Observation], *, settled: bool, started_at: float,
+                   duration_s: float, reason: str | None = None) -> ScenarioReport:
+    """The ``storm`` scenario report: checks over the history and the observations (pure)."""
+    expectations = expectations_from(events, attempts, sender_timeout_s=spec.sender_timeout_s,
+                                     max_attempts_per_event=None, money_prefixes=MONEY_PREFIXES)
+    results = run_checks(STORM_CHECKS, attempts, expectations, observations)
+    verdict = {Verdict.VALID: "pass", Verdict.INVALID: "fail", Verdict.UNKNOWN: "unknown"}[compose(results)]
+    views: list[CheckView] = []
+    sent = len(attempts)
+    for result in results:
+        view = _check_view(result)
+        if result.check_id == "ack_latency":
+            stats = dict(view.stats)
+            stats.update(sent=sent, events=len({a.event_id for a in attempts}),
+                         sent_per_s=round(sent / duration_s, 2) if duration_s > 0 else 0.0,
+                         throughput=throughput(attempts, started_at, duration_s))
+            view = replace(view, stats=stats)
+        views.append(view)
+    keys = {f.key for v in views for f in v.findings}
+    named = {i for v in views for f in v.findings for i in f.attempts}
+    involved = [a for a in attempts if a.business_key in keys or a.object_id in keys or a.index in named]
+    kept = involved[:MAX_REPORT_ATTEMPTS]
+    if not involved:
+        kept = list(attempts[:min(len(attempts), 200)])
+    if not settled and reason is None:
+        reason = "the receiver's effects did not settle before the deadline"
+    return ScenarioReport(
+        "storm", TITLE, DESCRIPTION, verdict, STORM_CHECKLIST, checks=tuple(views),
+        attempts=tuple(_attempt_view(a) for a in kept),
+        effects=_effect_points(observations, keys), duration_s=duration_s, settled=settled, reason=reason,
+    )
+
+
+def finish_storm(
+    spec: StormSpec,
+    events: Sequence[Event],
+    attempts: Sequence[Attempt],
+    *,
+    started_at: float,
+    stopped_at: float,
+    observe: Callable[[], Observation] | None = None,
+    partial_reason: str | None = None,
+    on_phase: Callable[[str], None] | None = None,
+) -> StormOutcome:
+    """Settle, check and write the storm's reports into ``spec.out_dir``.
+
+    Args:
+        events / attempts: everything the workers sent (any order; merged by send time).
+        started_at / stopped_at: unix seconds of the storm's start and of its end.
+        observe: the observer (default: built from ``spec.observer``).
+        partial_reason: set when some workers' records are missing: the report is partial.
+        on_phase: called with ``"settling"``, ``"checking"``, ``"writing"`` (progress).
+
+    Observer failures do not raise: the scenario becomes ``error`` with the reason.
+    Raises ReportWriteError when the reports cannot be written.
+    """
+    from reports import write_reports
+    from scenarios.errors import ObserverError
+    from scenarios.observers import settle
+
+    phase = on_phase or (lambda _: None)
+    out = Path(spec.out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    history_path = out / "history.sqlite"
+    for stale in out.glob("history.sqlite*"):
+        stale.unlink()
+    with History(history_path) as history:
+        history.set_meta("profile", spec.profile)
+        history.set_meta("seed", spec.seed)
+        history.set_meta("storm", {"users": spec.users, "rate_per_s": spec.rate_per_s, "shape": spec.shape})
+        for a in sorted(attempts, key=lambda a: (a.sent_at, a.delivery_id, a.attempt)):
+            history.record(a)
+        indexed = history.attempts()
+        history.set_meta("finished", True)
+    object_ids = {e.object_id for e in events}
+    duration_s = max(0.0, stopped_at - started_at)
+    phase("settling")
+    try:
+        read = observe or make_observer(spec.observer, spec.sink_url)
+        result = settle(lambda: only_storm(read(), object_ids), window_s=spec.settle_window_s,
+                        deadline_s=spec.settle_deadline_s, interval_s=spec.settle_interval_s)
+    except (ObserverError, ValueError, ImportError, AttributeError, KeyError) as exc:
+        scenario = ScenarioReport("storm", TITLE, DESCRIPTION, "error", STORM_CHECKLIST,
+                                  attempts=tuple(_attempt_view(a) for a in indexed[:200]), duration_s=duration_s,
+                                  reason=f"could not observe the receiver: {type(exc).__name__}: {exc}")
+    else:
+        phase("checking")
+        scenario = storm_scenario(spec, events, indexed, result.observations, settled=result.settled,
+                                  started_at=started_at, duration_s=duration_s, reason=partial_reason)
+    partial = partial_reason is not None
+    verdicts = {scenario.verdict}
+    verdict = ("fail" if verdicts & {"fail", "error"} else "unknown" if "unknown" in verdicts or partial else "pass")
+    report = RunReport(
+        tool_version=VERSION, target=spec.target_url, profile=spec.profile,
+        environment="live" if spec.live else "test", seed=spec.seed, started_at=started_at,
+        finished_at=time.time(), verdict=verdict, scenarios=(scenario,), checklist=checklist((scenario,)),
+        partial=partial, history_file=str(history_path),
+    )
+    phase("writing")
+    paths = write_reports(report, out)
+    paths["history"] = history_path
+    return StormOutcome(report, paths)
+
+
+__all__ = [
+    "MAX_REPORT_ATTEMPTS",
+    "STORM_CHECKLIST",
+    "STORM_CHECKS",
+    "StormOutcome",
+    "finish_storm",
+    "make_observer",
+    "only_storm",
+    "storm_scenario",
+    "throughput",
+]

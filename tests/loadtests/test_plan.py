@@ -1,0 +1,119 @@
+"""StormPlan: duplicates, bursts, reordering and redelivery waves, deterministic from a seed."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from loadtests.plan import Send, StormPlan, story_events
+from simulator.events import Event
+from simulator.world import World
+
+
+def _events(n: int) -> list[Event]:
+    return [Event(id=f"evt_{i:04d}", type="invoice.paid", created=i, created_us=i * 10**6, object_type="invoice",
+                  object_id=f"in_{i:04d}", version=1, object={}, business_key=f"renewal:in_{i:04d}") for i in range(n)]
+
+
+def _drain(plan: StormPlan, limit: int = 100_000) -> list[tuple[Send, ...]]:
+    groups = []
+    for _ in range(limit):
+        group = plan.next_group()
+        if not group:
+            break
+        groups.append(group)
+    return groups
+
+
+def test_no_faults_sends_each_event_once_in_order() -> None:
+    groups = _drain(StormPlan(_events(50)))
+    assert [g[0].event.id for g in groups] == [e.id for e in _events(50)]
+    assert all(len(g) == 1 and g[0].copy == 1 and g[0].tags == () for g in groups)
+
+
+def test_reorder_window_permutes_but_keeps_every_event_once() -> None:
+    groups = _drain(StormPlan(_events(200), reorder_window=8, seed=3))
+    ids = [g[0].event.id for g in groups]
+    assert sorted(ids) == [e.id for e in _events(200)]
+    assert ids != sorted(ids)
+    # an event never comes out more than a window early
+    for pos, event_id in enumerate(ids):
+        assert int(event_id[4:]) <= pos + 7
+
+
+def test_bursts_are_concurrent_copies_of_one_event() -> None:
+    groups = _drain(StormPlan(_events(2000), duplicates=0.2, burst=4, seed=1))
+    bursts = [g for g in groups if len(g) > 1]
+    assert len(groups) == 2000
+    assert 0.15 * 2000 < len(bursts) < 0.25 * 2000
+    for g in bursts:
+        assert len(g) == 4 and len({s.event.id for s in g}) == 1
+        assert [s.copy for s in g] == [1, 2, 3, 4]
+        assert len({s.delivery_id for s in g}) == 4
+        assert all(s.tags == ("burst=4",) for s in g)
+
+
+def test_burst_one_sends_a_later_copy() -> None:
+    groups = _drain(StormPlan(_events(500), duplicates=0.3, burst=1, reorder_window=5, seed=2))
+    assert all(len(g) == 1 for g in groups)
+    copies = Counter(g[0].event.id for g in groups)
+    duplicated = [e for e, n in copies.items() if n == 2]
+    assert set(copies.values()) <= {1, 2} and 0.2 * 500 < len(duplicated) < 0.4 * 500
+    position = {}
+    for i, g in enumerate(groups):
+        send = g[0]
+        if send.copy == 2:
+            assert send.tags == ("copies=2",)
+            assert i > position[send.event.id]
+        else:
+            position[send.event.id] = i
+
+
+def test_a_wave_replays_what_was_sent_in_its_window() -> None:
+    plan = StormPlan(_events(100), wave_window_s=2.0, seed=4)
+    sent = [plan.next_group(elapsed_s=t * 0.1)[0].event.id for t in range(50)]  # 0.0 .. 4.9 s
+    assert plan.start_wave(5.0) == 20  # sent at 3.0 .. 4.9 s
+    replays = []
+    while (r := plan.next_replay()) is not None:
+        replays.append(r)
+    assert sorted(r.event.id for r in replays) == sorted(sent[30:])
+    assert all(r.tags == ("copies=wave-1",) and r.copy == 2 for r in replays)
+    assert plan.replays_pending == 0
+
+
+def test_the_plan_is_deterministic_from_its_seed() -> None:
+    def run(seed: int) -> list[tuple[str, ...]]:
+        return [tuple(s.delivery_id for s in g) for g in _drain(StormPlan(_events(300), duplicates=0.2, burst=3,
+                                                                           reorder_window=6, seed=seed))]
+    assert run(9) == run(9)
+    assert run(9) != run(10)
+
+
+def test_story_events_keeps_what_the_filter_accepts() -> None:
+    source = story_events(World(5), lambda e: e.business_key is not None)
+    first = [next(source) for _ in range(30)]
+    assert all(e.business_key for e in first)
+    assert len({e.id for e in first}) == 30
+    assert list(story_events(World(5), lambda e: False)) == []
+
+
+@pytest.mark.parametrize("kwargs", [{"duplicates": 1.5}, {"burst": 0}, {"reorder_window": 0}, {"wave_window_s": -1}])
+def test_bad_parameters_are_refused(kwargs: dict[str, float]) -> None:
+    with pytest.raises(ValueError):
+        StormPlan([], **kwargs)  # type: ignore[arg-type]
+
+
+def test_recycled_events_are_fresh_copies_of_consistent_stories() -> None:
+    from loadtests.plan import recycled_events, renamed
+
+    source = recycled_events(World(5), lambda e: e.business_key is not None or e.stateful, stories=2)
+    events = [next(source) for _ in range(200)]
+    assert len({e.id for e in events}) == 200
+    original = events[0]
+    copy = renamed([original], 7)[0]
+    assert copy.id != original.id and copy.id[:-6] == original.id[:-6] and len(copy.id) == len(original.id)
+    assert copy.object["id"] == copy.object_id and copy.version == original.version
+    assert copy.status == original.status and copy.amount == original.amount
+    if original.business_key:
+        assert copy.business_key == original.business_key.replace(original.object_id, copy.object_id)

@@ -1,0 +1,83 @@
+"""Storm attempt records: completion semantics, wire format, and the master's collector."""
+
+from __future__ import annotations
+
+import pytest
+
+from loadtests.collect import Collector
+from loadtests.plan import Send
+from loadtests.records import (attempt_from_wire, attempt_to_wire, chunked, event_from_wire, event_to_wire,
+                               make_attempt, outcome_of)
+from simulator.delivery.history import Completion, Outcome
+from simulator.events import Event
+from simulator.profiles import get_profile
+
+STRIPE = get_profile("stripe")
+EVENT = Event(id="evt_1", type="invoice.paid", created=1, created_us=10**6, object_type="invoice", object_id="in_1",
+              version=2, object={"id": "in_1"}, business_key="renewal:in_1", amount=1500, currency="usd", status="paid")
+
+
+@pytest.mark.parametrize(("status", "kind", "outcome", "completion"), [
+    (200, None, Outcome.ACKED, Completion.OK),
+    (204, None, Outcome.ACKED, Completion.OK),
+    (301, None, Outcome.REJECTED, Completion.FAIL),
+    (400, None, Outcome.REJECTED, Completion.FAIL),
+    (409, None, Outcome.REJECTED, Completion.FAIL),
+    (500, None, Outcome.SERVER_ERROR, Completion.UNKNOWN),
+    (503, None, Outcome.SERVER_ERROR, Completion.UNKNOWN),
+    (None, "timeout", Outcome.TIMEOUT, Completion.UNKNOWN),
+    (None, "unfinished", Outcome.TIMEOUT, Completion.UNKNOWN),
+    (None, "broken", Outcome.CONNECTION_ERROR, Completion.UNKNOWN),
+    (None, "refused", Outcome.CONNECTION_ERROR, Completion.FAIL),
+    (None, "connect", Outcome.CONNECTION_ERROR, Completion.FAIL),
+    (0, "timeout", Outcome.TIMEOUT, Completion.UNKNOWN),
+])
+def test_attempt_completion(status: int | None, kind: str | None, outcome: Outcome, completion: Completion) -> None:
+    a = make_attempt(event=EVENT, event_id="evt_1", delivery_id="dlv_evt_1_1", attempt=1, tags=("burst=4",),
+                     profile=STRIPE, sent_at=100.0, latency_ms=12.5, status=status, error_kind=kind)  # type: ignore[arg-type]
+    assert (a.outcome, a.completion) == (outcome, completion)
+    assert a.business_key == "renewal:in_1" and a.amount == 1500 and a.object_version == 2
+    assert a.answered_at == pytest.approx(100.0125)
+    assert a.scenario == "storm" and a.valid and a.faults == ("burst=4",)
+    assert (a.error is None) == (status is not None and 200 <= status < 300 or status in (400, 409, 500, 503))
+
+
+def test_an_attempt_needs_a_status_or_an_error() -> None:
+    with pytest.raises(ValueError):
+        outcome_of(None, None, STRIPE)
+
+
+def test_wire_round_trip() -> None:
+    a = make_attempt(event=EVENT, event_id="evt_1", delivery_id="dlv_evt_1_2", attempt=2, tags=("copies=wave-1",),
+                     profile=STRIPE, sent_at=1.0, latency_ms=3.0, status=500, body=b"boom")
+    assert attempt_from_wire(attempt_to_wire(a)) == a
+    slim = event_from_wire(event_to_wire(EVENT))
+    assert slim.object == {} and slim.business_key == EVENT.business_key and slim.status == "paid"
+    assert slim.version == 2 and slim.amount == 1500 and not slim.stateful
+
+
+def test_chunked() -> None:
+    assert [list(c) for c in chunked([1, 2, 3, 4, 5], 2)] == [[1, 2], [3, 4], [5]]
+    assert [list(c) for c in chunked([], 3)] == [[]]
+
+
+def test_collector_gathers_every_worker_and_names_what_is_missing() -> None:
+    a = make_attempt(event=EVENT, event_id="evt_1", delivery_id="dlv_evt_1_1", attempt=1, tags=(), profile=STRIPE,
+                     sent_at=1.0, latency_ms=3.0, status=200)
+    c = Collector()
+    c.add("w1", {"attempts": [attempt_to_wire(a)], "events": [event_to_wire(EVENT)]})
+    c.add("w1", {"attempts": [attempt_to_wire(a)], "events": []})
+    assert not c.finished(["w1", "w2"])
+    c.done("w1", {"attempts": 2, "events": 1, "error": None})
+    assert c.finished(["w1"]) and not c.finished(["w1", "w2"])
+    assert c.problems(["w1", "w2"]) == ["worker w2 sent no closing message (its records may be missing)"]
+    c.done("w2", {"attempts": 5, "events": 0, "error": "HOOKPROOF_STORM_SECRETS is not set"})
+    assert c.problems(["w1", "w2"]) == ["worker w2: HOOKPROOF_STORM_SECRETS is not set",
+                                        "worker w2 reported 5 attempts, 0 arrived"]
+    assert len(c.attempts()) == 2 and [e.id for e in c.events()] == ["evt_1"]
+    c.add("w3", {"attempts": [{"event_id": "x"}]})
+    assert any("bad attempt record" in p for p in c.problems([]))
+
+
+def test_send_is_a_plain_value() -> None:
+    assert Send(EVENT, "dlv_evt_1_1", 1) == Send(EVENT, "dlv_evt_1_1", 1, ())

@@ -1,0 +1,133 @@
+"""`hookproof storm`: refusals (fast) and real storms against reference receivers (slow).
+
+The storms run ``python -m hookproof storm`` in a subprocess, which runs Locust in its
+own processes: Locust (and gevent's monkey-patching) never enters the pytest process.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from hookproof.commands.storm import is_loopback, parse_duration
+from hookproof.errors import UsageError
+from tests.support import free_port
+
+ROOT = Path(__file__).resolve().parents[2]
+SECRET = "whsec_storm_tests_only_0123456789"
+
+
+def _config(tmp_path: Path, receiver: str | None, url: str | None = None) -> Path:
+    port = free_port()
+    db = tmp_path / f"{receiver or 'none'}.sqlite"
+    lines = ["[target]", f'url = "{url or f"http://127.0.0.1:{port}/webhooks"}"', 'profile = "stripe"',
+             f'secret = "env:HOOKPROOF_TEST_SECRET"', ""]
+    if receiver:
+        lines += ["[target.start]",
+                  f'command = "{sys.executable} -m examples.receivers.{receiver} --port {port} '
+                  f'--db sqlite:///{db} --secret {SECRET}"',
+                  f'health_url = "http://127.0.0.1:{port}/healthz"', f'cwd = "{ROOT}"', "startup_timeout_s = 60", ""]
+    lines += ["[observer]", 'kind = "sql"', f'url = "sqlite:///{db}"',
+              'effects = "SELECT business_key, amount FROM effects"',
+              'state = "SELECT object_id, status, version FROM subscription_states"', "",
+              "[settle]", "window_s = 0.5", "deadline_s = 30", ""]
+    path = tmp_path / "hookproof.toml"
+    path.write_text("\n".join(lines), encoding="utf-8")
+    return path
+
+
+def _storm(config: Path, out: Path, *args: str, timeout_s: float = 240) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "HOOKPROOF_TEST_SECRET": SECRET, "PYTHONPATH": str(ROOT), "COLUMNS": "200"}
+    return subprocess.run([sys.executable, "-m", "hookproof", "storm", "--config", str(config), "--out", str(out), *args],
+                          cwd=str(ROOT), env=env, capture_output=True, text=True, timeout=timeout_s)
+
+
+@pytest.mark.parametrize(("text", "seconds"), [("60s", 60.0), ("90", 90.0), ("2m", 120.0), ("1h30m", 5400.0),
+                                               ("1m30s", 90.0), ("0.5s", 0.5)])
+def test_parse_duration(text: str, seconds: float) -> None:
+    assert parse_duration(text) == seconds
+
+
+@pytest.mark.parametrize("text", ["", "soon", "0s", "-5s", "1d"])
+def test_parse_duration_refuses(text: str) -> None:
+    with pytest.raises(UsageError, match="--duration"):
+        parse_duration(text)
+
+
+@pytest.mark.parametrize(("url", "loopback"), [
+    ("http://127.0.0.1:8000/webhooks", True), ("http://localhost/x", True), ("http://[::1]:80/", True),
+    ("http://127.5.0.1/", True), ("http://10.0.0.5/webhooks", False), ("https://example.com/hooks", False),
+])
+def test_is_loopback(url: str, loopback: bool) -> None:
+    assert is_loopback(url) is loopback
+
+
+def test_a_remote_target_needs_allow_remote(tmp_path: Path) -> None:
+    config = _config(tmp_path, None, url="https://receiver.example.com/webhooks")
+    result = _storm(config, tmp_path / "out", "--duration", "5s", timeout_s=60)
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert "not on loopback" in lines[0] and "--allow-remote" in lines[0]
+    assert not (tmp_path / "out" / "report.json").exists()
+
+
+def test_a_bad_duration_is_a_usage_error(tmp_path: Path) -> None:
+    result = _storm(_config(tmp_path, None), tmp_path / "out", "--duration", "soon", timeout_s=60)
+    assert result.returncode == 2 and "--duration" in result.stderr
+
+
+def _checks(out: Path) -> dict[str, tuple[str, set[str]]]:
+    report = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    (scenario,) = report["scenarios"]
+    assert scenario["id"] == "storm"
+    return {c["check_id"]: (c["verdict"], {f["check_id"] for f in c["findings"] if f["severity"] == "finding"})
+            for c in scenario["checks"]}
+
+
+STORM = ("--users", "6", "--spawn-rate", "6", "--rate", "60", "--duration", "20s", "--workers", "2",
+         "--duplicates", "0.2", "--burst", "4")
+
+
+@pytest.mark.slow
+def test_storm_inbox_sync_passes_every_check(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    result = _storm(_config(tmp_path, "inbox_sync"), out, *STORM)
+    assert result.returncode == 0, result.stdout + result.stderr
+    checks = _checks(out)
+    assert {c: v for c, (v, _) in checks.items()} == dict.fromkeys(
+        ("duplicated", "lost", "unexpected", "valid_not_rejected", "no_server_error", "duplicate_acked",
+         "counter", "stale", "regressed", "ack_latency"), "valid")
+    latency = json.loads((out / "report.json").read_text())["scenarios"][0]["checks"][-1]["stats"]
+    assert latency["sent"] > 20 * 60 * 0.8 and latency["p99_ms"] > 0 and latency["throughput"]["series"]
+    assert (out / "history.sqlite").is_file() and (out / "junit.xml").is_file() and (out / "report.html").is_file()
+    assert SECRET not in result.stdout + result.stderr
+    for log in (out / "locust").glob("*.log"):
+        assert SECRET not in log.read_text(encoding="utf-8", errors="replace")
+    assert "verdict: PASS" in result.stdout
+
+
+@pytest.mark.slow
+def test_storm_no_dedupe_finds_duplicate_effects(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    result = _storm(_config(tmp_path, "no_dedupe"), out, *STORM)
+    assert result.returncode == 1, result.stdout + result.stderr
+    checks = _checks(out)
+    assert checks["duplicated"] == ("invalid", {"duplicated"})
+    assert checks["lost"][0] == "valid" and checks["unexpected"][0] == "valid"
+    assert "verdict: FAIL" in result.stdout
+
+
+@pytest.mark.slow
+def test_storm_check_then_insert_fails(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    result = _storm(_config(tmp_path, "check_then_insert"), out, *STORM)
+    assert result.returncode == 1, result.stdout + result.stderr
+    checks = _checks(out)
+    assert checks["duplicated"] == ("invalid", {"duplicated"})
+    assert checks["unexpected"][0] == "valid"

@@ -1,0 +1,127 @@
+"""The end of a storm: certify's checks over the merged history, and the storm's report."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from loadtests.records import make_attempt
+from loadtests.spec import SECRETS_ENV, SpecError, StormSpec, secrets_from_env, secrets_to_env
+from loadtests.verdict import STORM_CHECKS, finish_storm, only_storm, storm_scenario, throughput
+from reports import load_json
+from scenarios.observations import Effect, ObjectState, Observation
+from simulator.delivery.history import Attempt
+from simulator.events import Event
+from simulator.profiles import get_profile
+
+STRIPE = get_profile("stripe")
+
+
+def _event(i: int) -> Event:
+    return Event(id=f"evt_{i}", type="invoice.paid", created=i, created_us=i, object_type="invoice",
+                 object_id=f"in_{i}", version=1, object={}, business_key=f"renewal:in_{i}", amount=1500)
+
+
+def _attempts(events: list[Event], copies: int = 2, t0: float = 1000.0) -> list[Attempt]:
+    out = []
+    for i, e in enumerate(events):
+        for c in range(1, copies + 1):
+            out.append(make_attempt(event=e, event_id=e.id, delivery_id=f"dlv_{e.id}_{c}", attempt=1,
+                                    tags=(f"burst={copies}",), profile=STRIPE, sent_at=t0 + i * 0.1,
+                                    latency_ms=5.0 + i, status=200))
+    return out
+
+
+def _spec(tmp_path: Path) -> StormSpec:
+    return StormSpec(target_url="http://127.0.0.1:9/webhooks", duration_s=2.0, out_dir=str(tmp_path / "out"),
+                     settle_window_s=0.05, settle_deadline_s=1.0, settle_interval_s=0.01)
+
+
+def test_a_clean_storm_passes_every_check(tmp_path: Path) -> None:
+    events = [_event(i) for i in range(10)]
+    obs = Observation(2000.0, tuple(Effect(e.business_key or "") for e in events))
+    report = storm_scenario(_spec(tmp_path), events, _attempts(events), [obs], settled=True, started_at=1000.0,
+                            duration_s=2.0)
+    assert report.id == "storm" and report.verdict == "pass"
+    assert [c.check_id for c in report.checks] == list(STORM_CHECKS)
+    assert all(c.verdict == "valid" for c in report.checks)
+    latency = next(c for c in report.checks if c.check_id == "ack_latency")
+    assert latency.stats["sent"] == 20 and latency.stats["events"] == 10 and latency.stats["sent_per_s"] == 10.0
+    assert latency.stats["p50_ms"] > 0 and latency.stats["throughput"]["series"][0][:2] == [0.0, 20.0]
+
+
+def test_a_double_effect_is_a_duplicated_finding(tmp_path: Path) -> None:
+    events = [_event(i) for i in range(3)]
+    effects = [Effect(e.business_key or "") for e in events] + [Effect("renewal:in_1")]
+    report = storm_scenario(_spec(tmp_path), events, _attempts(events), [Observation(2000.0, tuple(effects))],
+                            settled=True, started_at=1000.0, duration_s=2.0)
+    assert report.verdict == "fail"
+    assert {(f.check_id, f.key) for f in report.findings} == {("duplicated", "renewal:in_1"), ("counter", "renewal:in_1")}
+    assert {a.business_key for a in report.attempts} == {"renewal:in_1"}
+
+
+def test_only_storm_keeps_the_storms_objects() -> None:
+    obs = Observation(1.0, (Effect("renewal:in_1"), Effect("renewal:in_old")),
+                      (ObjectState("sub_1", "active", 2), ObjectState("sub_old", "canceled", 9)))
+    kept = only_storm(obs, {"in_1", "sub_1"})
+    assert kept.effects == (Effect("renewal:in_1"),) and kept.states == (ObjectState("sub_1", "active", 2),)
+
+
+def test_throughput_buckets() -> None:
+    events = [_event(i) for i in range(30)]
+    series = throughput(_attempts(events, copies=1), 1000.0, 3.0)
+    assert series["bucket_s"] == 1.0
+    assert [p[1] for p in series["series"]] == [10.0, 10.0, 10.0]
+    long = throughput(_attempts(events, copies=1), 1000.0, 3600.0)
+    assert long["bucket_s"] == 30.0 and len(long["series"]) == 120
+
+
+def test_finish_storm_writes_certify_reports(tmp_path: Path) -> None:
+    events = [_event(i) for i in range(5)]
+    attempts = _attempts(events)
+    obs = Observation(2000.0, tuple(Effect(e.business_key or "") for e in events))
+    outcome = finish_storm(_spec(tmp_path), events, list(reversed(attempts)), started_at=1000.0, stopped_at=1002.0,
+                           observe=lambda: obs)
+    assert outcome.exit_code == 0 and outcome.report.verdict == "pass"
+    assert set(outcome.paths) == {"json", "junit", "markdown", "html", "history"}
+    loaded = load_json(outcome.paths["json"].read_bytes())
+    assert loaded.scenarios[0].id == "storm" and loaded.history_file == str(outcome.paths["history"])
+    assert [a.index for a in loaded.scenarios[0].attempts] == list(range(10))
+
+
+def test_missing_records_make_a_partial_failing_report(tmp_path: Path) -> None:
+    events = [_event(0)]
+    obs = Observation(2000.0, (Effect("renewal:in_0"),))
+    outcome = finish_storm(_spec(tmp_path), events, _attempts(events), started_at=1000.0, stopped_at=1002.0,
+                           observe=lambda: obs, partial_reason="worker w2 sent no closing message")
+    assert outcome.report.partial and outcome.report.verdict == "unknown" and outcome.exit_code == 1
+
+
+def test_an_observer_that_fails_is_an_error_verdict(tmp_path: Path) -> None:
+    def broken() -> Observation:
+        raise ValueError("no database")
+
+    outcome = finish_storm(_spec(tmp_path), [], [], started_at=1.0, stopped_at=2.0, observe=broken)
+    assert outcome.report.scenarios[0].verdict == "error" and outcome.exit_code == 1
+    assert "no database" in (outcome.report.scenarios[0].reason or "")
+
+
+def test_spec_round_trip_and_refusals(tmp_path: Path) -> None:
+    spec = _spec(tmp_path)
+    assert StormSpec.from_json(spec.to_json()) == spec
+    assert "secret" not in spec.to_json().lower()
+    with pytest.raises(SpecError, match="unknown storm spec field"):
+        StormSpec.from_json('{"target_url": "http://127.0.0.1", "secret": "x"}')
+    with pytest.raises(SpecError, match="duplicates"):
+        StormSpec(target_url="http://127.0.0.1", duplicates=2.0)
+    with pytest.raises(SpecError, match="shape"):
+        StormSpec(target_url="http://127.0.0.1", shape="square")
+
+
+def test_secrets_come_from_the_environment_only() -> None:
+    assert secrets_from_env({SECRETS_ENV: secrets_to_env(["whsec_a", "whsec_b"])}) == ["whsec_a", "whsec_b"]
+    for bad in ({}, {SECRETS_ENV: "whsec_plain"}, {SECRETS_ENV: "[]"}, {SECRETS_ENV: '[""]'}):
+        with pytest.raises(SpecError) as info:
+            secrets_from_env(bad)
+        assert "whsec" not in str(info.value)
