@@ -15,7 +15,7 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 from urllib.parse import urlsplit
 
 import httpx
@@ -24,8 +24,11 @@ from chaos.errors import ProcessError
 
 
 def wait_healthy(*, health_url: str | None = None, port: int | None = None, host: str = "127.0.0.1",
-                 timeout_s: float = 20.0, alive: "callable | None" = None) -> None:  # type: ignore[valid-type]
-    """Wait until `health_url` answers 2xx (or `port` accepts). Raises TimeoutError."""
+                 timeout_s: float = 20.0, alive: Callable[[], bool] | None = None) -> None:
+    """Wait until `health_url` answers 2xx (or `port` accepts). Raises TimeoutError.
+
+    `alive` is asked on every poll; when it says False the wait ends with ProcessError.
+    """
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if alive is not None and not alive():

@@ -118,6 +118,59 @@ def receiver_process(config: Config, secrets: Sequence[str], api_base: str, sink
         yield
 
 
+@contextlib.contextmanager
+def controlled_receiver(config: Config, secrets: Sequence[str], api_base: str, sink_url: str, history: History,
+                        seed: int) -> Iterator[Any]:
+    """With `[target.process]` or `[target.docker]`: start the receiver under a fault
+    injector (`chaos.nemesis.Nemesis`) and yield it; heal and stop it after. Else None."""
+    t = config.target
+    spec = t.process or t.docker
+    if spec is None:
+        yield None
+        return
+    from urllib.parse import urlsplit
+
+    from chaos.nemesis import Nemesis, docker_factory, process_factory
+
+    try:
+        command = spec.command.format(api_base=api_base, sink_url=sink_url, port="{port}")
+    except (KeyError, IndexError, ValueError) as exc:
+        section = "target.process" if t.process else "target.docker"
+        raise ConfigError(f"unknown placeholder {exc} (known: {{api_base}}, {{sink_url}}, {{port}})",
+                          field=f"{section}.command") from None
+    env = {**spec.env, "HOOKPROOF_API_BASE": api_base, "HOOKPROOF_SINK_URL": sink_url,
+           "HOOKPROOF_SECRET": secrets[0], "HOOKPROOF_API_KEY": config.provider.api_key}
+    url = urlsplit(t.url or "")
+    if t.process is not None:
+        p = t.process
+        cwd = config.base_dir / p.cwd if p.cwd else config.base_dir
+        make = process_factory(command, health_path=p.health_path, env=env, cwd=cwd,
+                               startup_timeout_s=p.startup_timeout_s, masked=secrets)
+        backend = "process"
+    else:
+        import docker
+
+        d = t.docker
+        assert d is not None
+        try:
+            client = docker.from_env(timeout=60)
+        except docker.errors.DockerException as exc:
+            raise ConfigError(f"the docker daemon is unreachable: {exc}", field="target.docker") from None
+        volumes = {str((config.base_dir / host).resolve()): inside for host, inside in d.volumes.items()}
+        make = docker_factory(client, d.image, command, health_path=d.health_path, volumes=volumes, env=env,
+                              startup_timeout_s=d.startup_timeout_s, masked=secrets)
+        backend = "docker"
+    with Nemesis(make, url.port or 80, history=history, path=url.path or "/", backend=backend, seed=seed) as nemesis:
+        yield nemesis
+
+
+def chaos_settings(config: Config, backend: str) -> Any:
+    """The `[chaos]` section as the chaos scenarios' settings."""
+    from scenarios.chaos import ChaosSettings
+
+    return ChaosSettings(backend=backend, **config.chaos.model_dump())
+
+
 def make_target(config: Config) -> Target:
     t = config.target
     if t.app is not None:
@@ -139,7 +192,7 @@ def check_loopback(config: Config, allow_remote: bool) -> None:
 
 def certify(config: Config, *, scenarios: Sequence[str] | None = None, out_dir: Path,
             progress: Progress | None = None, on_start: Callable[[Runner], None] | None = None,
-            allow_remote: bool = False) -> CertifyResult:
+            allow_remote: bool = False, chaos: bool = False) -> CertifyResult:
     """Run the selected scenarios (default: config's run.scenarios, else the catalog).
 
     An interruption (KeyboardInterrupt, which the CLI also makes of SIGTERM) while the
@@ -148,6 +201,10 @@ def certify(config: Config, *, scenarios: Sequence[str] | None = None, out_dir: 
 
     Raises ConfigError for a configuration that cannot run (secrets, imports, start),
     UsageError for a remote target without `allow_remote`.
+
+    With `chaos`, the chaos scenarios run after the selected ones (when none are
+    selected); they need `[target.process]` or `[target.docker]`, else they are
+    reported not applicable.
     """
     from reports import write_reports
     from simulator.profiles import get_profile
@@ -164,10 +221,16 @@ def certify(config: Config, *, scenarios: Sequence[str] | None = None, out_dir: 
     history.set_meta("profile", profile.name)
     history.set_meta("seed", seed)
     chosen = list(scenarios or config.run.scenarios or []) or None
+    if chaos and not scenarios:
+        from scenarios.catalog import CATALOG
+        from scenarios.chaos import CHAOS_CATALOG
+
+        chosen = [*(chosen or CATALOG), *CHAOS_CATALOG]
     finished = False
     try:
         with provider_server(config) as (state, api_base, sink_url):
-            with receiver_process(config, secrets, api_base, sink_url):
+            with receiver_process(config, secrets, api_base, sink_url), \
+                    controlled_receiver(config, secrets, api_base, sink_url, history, seed) as nemesis:
                 runner = Runner(
                     target=make_target(config), profile=profile, secrets=secrets,
                     observe=make_observer(config, state), history=history, server_state=state,
@@ -177,6 +240,8 @@ def certify(config: Config, *, scenarios: Sequence[str] | None = None, out_dir: 
                     settle_window_s=config.settle.window_s, settle_deadline_s=config.settle.deadline_s,
                     settle_interval_s=config.settle.interval_s, has_sink=config.observer.kind == "sink",
                     progress=progress, attempt_timeout_s=config.run.sender_timeout_s,
+                    nemesis=nemesis if chaos else None,
+                    chaos_settings=chaos_settings(config, "docker" if config.target.docker else "process"),
                 )
                 if on_start:
                     on_start(runner)

@@ -147,6 +147,7 @@ def certify(
     scenario: Annotated[Optional[list[str]], typer.Option("--scenario", "-s", help="Scenario id (repeatable). Default: the catalog.")] = None,
     out: Annotated[Path, typer.Option("--out", help="Report directory.")] = Path("hookproof-reports"),
     allow_remote: Annotated[bool, typer.Option("--allow-remote", help="Allow a target that is not on this machine (loopback).")] = False,
+    chaos: Annotated[bool, typer.Option("--chaos", help="Also run the chaos scenarios (kill, pause, restart, network cuts, replicas); needs [target.process] or [target.docker].")] = False,
 ) -> None:
     """Run the scenario catalog against the receiver; exit 0 pass, 1 findings, 2 usage/config error.
 
@@ -160,6 +161,7 @@ def certify(
     from chaos.errors import ChaosError
     from hookproof.certify import certify as run_certify
     from scenarios.catalog import CATALOG
+    from scenarios.chaos import CHAOS_CATALOG
     from simulator.errors import SimulatorError
 
     interrupted: list[int] = []
@@ -174,16 +176,17 @@ def certify(
     try:
         cfg = _load(config)
         for s in scenario or []:
-            if s not in CATALOG:
+            if s not in CATALOG and s not in CHAOS_CATALOG:
                 raise UsageError(f"--scenario: unknown scenario id {s!r} (see 'hookproof scenarios')")
         with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
                       TimeElapsedColumn(), console=err_console, transient=True) as bar:
-            task = bar.add_task("certifying", total=len(scenario or cfg.run.scenarios or CATALOG))
+            task = bar.add_task("certifying", total=len(scenario or cfg.run.scenarios or CATALOG) + (0 if scenario or not chaos else len(CHAOS_CATALOG)))
 
             def progress(sid: str, i: int, n: int) -> None:
                 bar.update(task, description=f"scenario {sid}", completed=i, total=n)
 
-            result = run_certify(cfg, scenarios=scenario, out_dir=out, progress=progress, allow_remote=allow_remote)
+            result = run_certify(cfg, scenarios=scenario, out_dir=out, progress=progress, allow_remote=allow_remote,
+                                chaos=chaos)
     except (HookproofError, SimulatorError, ChaosError) as exc:
         raise fail(str(exc)) from None
     except KeyboardInterrupt:

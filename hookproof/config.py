@@ -41,6 +41,69 @@ class StartConfig(_Model):
     env: dict[str, str] = Field(default_factory=dict)
 
 
+class ProcessTargetConfig(_Model):
+    """`[target.process]`: hookproof runs the receiver as a process it can fault (--chaos).
+
+    `command` must contain ``{port}`` (replicas listen on other ports); it may also use
+    ``{api_base}`` and ``{sink_url}``. The first copy listens on `target.url`'s port.
+    """
+
+    command: str = Field(min_length=1)
+    health_path: str | None = "/healthz"
+    startup_timeout_s: float = Field(default=30.0, gt=0, le=600)
+    cwd: str | None = None
+    env: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("command")
+    @classmethod
+    def _port(cls, v: str) -> str:
+        if "{port}" not in v:
+            raise ValueError("must contain {port}: hookproof starts replicas on other ports")
+        return v
+
+
+class DockerTargetConfig(_Model):
+    """`[target.docker]`: hookproof runs the receiver in a container (host network) it can fault.
+
+    `command` (run in `image`) must contain ``{port}``. `volumes` maps host directories
+    (relative to the config file) to directories in the container, e.g. for a SQLite
+    file the host's SQL observer reads.
+    """
+
+    image: str = "hookproof/receivers:latest"
+    command: str = Field(min_length=1)
+    volumes: dict[str, str] = Field(default_factory=dict)
+    env: dict[str, str] = Field(default_factory=dict)
+    health_path: str | None = "/healthz"
+    startup_timeout_s: float = Field(default=60.0, gt=0, le=600)
+
+    @field_validator("command")
+    @classmethod
+    def _port(cls, v: str) -> str:
+        if "{port}" not in v:
+            raise ValueError("must contain {port}: hookproof starts replicas on other ports")
+        return v
+
+
+class ChaosConfig(_Model):
+    """`[chaos]`: how hard the chaos scenarios push (see scenarios.chaos.ChaosSettings)."""
+
+    events: int = Field(default=4, ge=1, le=50)
+    sender_timeout_s: float = Field(default=0.5, gt=0, le=60)
+    pause_s: float = Field(default=1.5, gt=0, le=120)
+    kill_trials: int = Field(default=3, ge=1, le=50)
+    kill_window_s: float = Field(default=0.15, ge=0, le=60)
+    replicas: int = Field(default=3, ge=2, le=16)
+    time_scale: float = Field(default=1e-4, gt=0, le=1)
+    drop_after_bytes: int = Field(default=12, ge=0, le=65536)
+
+    @model_validator(mode="after")
+    def _pause(self) -> "ChaosConfig":
+        if self.pause_s <= self.sender_timeout_s:
+            raise ValueError("pause_s must exceed sender_timeout_s (the pause must outlast the provider's wait)")
+        return self
+
+
 class TargetConfig(_Model):
     """The receiver under test and how it is held to the provider's contract."""
 
@@ -53,6 +116,8 @@ class TargetConfig(_Model):
     account: str | None = None
     enabled_events: list[str] | None = None
     start: StartConfig | None = None
+    process: ProcessTargetConfig | None = None
+    docker: DockerTargetConfig | None = None
 
     @field_validator("url")
     @classmethod
@@ -89,6 +154,11 @@ class TargetConfig(_Model):
     def _one_target(self) -> "TargetConfig":
         if (self.url is None) == (self.app is None):
             raise ValueError("give exactly one of 'url' or 'app'")
+        controlled = [k for k in ("start", "process", "docker") if getattr(self, k) is not None]
+        if len(controlled) > 1:
+            raise ValueError(f"give at most one of 'start', 'process' or 'docker', got {', '.join(controlled)}")
+        if (self.process or self.docker) and not (self.url and re.match(r"^https?://[^/]+:\d+", self.url)):
+            raise ValueError("url: with [target.process] or [target.docker], url must name the receiver's port")
         if self.enabled_events is not None:
             from simulator.profiles import get_profile
 
@@ -210,6 +280,7 @@ class Config(_Model):
     provider: ProviderConfig = ProviderConfig()
     settle: SettleConfig = SettleConfig()
     run: RunConfig = RunConfig()
+    chaos: ChaosConfig = ChaosConfig()
 
     #: the file this config was read from (for relative paths and messages)
     source: str | None = Field(default=None, exclude=True)

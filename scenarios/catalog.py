@@ -9,7 +9,7 @@ scenarios live with their injectors and load tests.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from simulator.events import Event
 from simulator.faults import FaultPlan, Mutation, applicable
@@ -46,6 +46,9 @@ class Context:
         has_sink: the receiver's effects go through the effect sink.
         fetches_state: the provider API is reachable by the receiver.
         sender_timeout_s: the sender timeout for timeout scenarios (seconds).
+        chaos: the chaos settings (`scenarios.chaos.ChaosSettings`) when hookproof
+            controls the receiver (a process or a container); None: chaos scenarios
+            do not apply.
     """
 
     profile: Profile
@@ -56,6 +59,7 @@ class Context:
     has_sink: bool = False
     fetches_state: bool = True
     sender_timeout_s: float = 0.001
+    chaos: Any = None
 
     def sends(self, stripe_type: str) -> bool:
         """True when the provider sends `stripe_type` to this receiver."""
@@ -65,13 +69,44 @@ class Context:
 
 
 @dataclass(frozen=True)
+class ChaosContext:
+    """What a phase's chaos hooks receive.
+
+    Attributes:
+        nemesis: the fault injector (`chaos.nemesis.Nemesis`): kill, pause, toxics...
+        history: the run's history (fault operations are recorded there).
+        scenario: the scenario id.
+        settings: the chaos settings (`Context.chaos`).
+    """
+
+    nemesis: Any
+    history: Any
+    scenario: str
+    settings: Any = None
+
+
+#: A chaos hook: runs before or after a phase's deliveries (blocking is fine).
+Hook = Callable[[ChaosContext], None]
+
+
+@dataclass(frozen=True)
 class Phase:
-    """Events delivered with one fault plan; `race` releases bursts byte-synchronised."""
+    """Events delivered with one fault plan; `race` releases bursts byte-synchronised.
+
+    Chaos phases may add `before`/`after` hooks (fault operations around the
+    deliveries; the runner heals after the scenario whatever happens), their own
+    retry `time_scale` (None: the run's), and `together` to release every delivery of
+    the phase at once (distinct events in flight together) instead of one by one.
+    """
 
     events: tuple[Event, ...]
     plan: FaultPlan = FaultPlan()
     race: bool = False
     max_attempts: int | None = None
+    before: Hook | None = None
+    after: Hook | None = None
+    time_scale: float | None = None
+    together: bool = False
 
 
 @dataclass(frozen=True)

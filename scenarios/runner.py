@@ -20,12 +20,12 @@ from typing import Callable, Iterable, Sequence
 from reports.model import (
     AttemptView, CheckView, ChecklistItem, EffectPoint, FindingView, RunReport, ScenarioReport,
 )
-from scenarios.catalog import CATALOG, CHECKLIST, Context, NotApplicable, Plan, Scenario
+from scenarios.catalog import CATALOG, CHECKLIST, ChaosContext, Context, Hook, NotApplicable, Phase, Plan, Scenario
 from scenarios.checks import CheckResult, Verdict, compose, run_checks
 from scenarios.observations import Effect, ObjectState, Observation, expectations_from
 from simulator.delivery import Attempt, Dispatcher, History, Target
 from simulator.events import Event
-from simulator.faults import schedule
+from simulator.faults import Schedule, Step, schedule
 from simulator.profiles.base import Profile
 from simulator.world import MONEY_PREFIXES, World
 
@@ -55,6 +55,9 @@ class Runner:
         burst: copies released together in concurrent scenarios.
         settle_window_s / settle_deadline_s / settle_interval_s: liveness settle.
         has_sink: effects go through the effect sink.
+        nemesis: the fault injector for chaos scenarios (`chaos.nemesis.Nemesis`), or
+            None; chaos scenarios deliver to `nemesis.target` and are always healed.
+        chaos_settings: the chaos scenarios' settings (`scenarios.chaos.ChaosSettings`).
         attempt_timeout_s: the provider's sender timeout for this run, instead of the
             profile's (None: the profile's); bounds every attempt.
     """
@@ -79,11 +82,14 @@ class Runner:
     attempt_timeout_s: float | None = None
     progress: Progress | None = None
     results: list[ScenarioReport] = field(default_factory=list)
+    nemesis: object | None = None
+    chaos_settings: object | None = None
 
     def context(self) -> Context:
         return Context(profile=self.profile, live=self.live, account=self.account, enabled=self.enabled,
                        burst=self.burst, has_sink=self.has_sink, fetches_state=self.server_state is not None,
-                       sender_timeout_s=self.sender_timeout_s)
+                       sender_timeout_s=self.sender_timeout_s,
+                       chaos=self.chaos_settings if self.nemesis is not None else None)
 
     def run(self, ids: Iterable[str] | None = None) -> RunReport:
         """Run the scenarios `ids` (default: the whole catalog) and build the report.
@@ -91,7 +97,7 @@ class Runner:
         KeyboardInterrupt stops the run; the report then holds the scenarios finished
         so far and says it is partial.
         """
-        chosen = [CATALOG[i] for i in ids] if ids is not None else list(CATALOG.values())
+        chosen = [_lookup(i) for i in ids] if ids is not None else list(CATALOG.values())
         started = time.time()
         partial = False
         self.results = []
@@ -137,10 +143,15 @@ class Runner:
             return ScenarioReport(scenario.id, scenario.title, scenario.description, "not_applicable",
                                   scenario.checklist, reason=plan.reason, duration_s=time.monotonic() - t0)
         self._serve(world, plan)
+        unhealed: str | None = None
         try:
             events = self._deliver(scenario, plan)
         except Exception as exc:
             return _error(scenario, f"delivery failed: {type(exc).__name__}: {exc}", t0)
+        finally:
+            unhealed = self._heal(scenario)  # a final heal always runs (STYLE.md, Faults)
+        if unhealed:
+            return _error(scenario, f"the faults could not be healed: {unhealed}", t0)
         observations, settled = self._settle(world)
         attempts = self.history.attempts(scenario.id)
         expectations = expectations_from(
@@ -170,18 +181,41 @@ class Runner:
 
     def _deliver(self, scenario: Scenario, plan: Plan) -> list[Event]:
         events: list[Event] = []
+        chaos = scenario.tier == "chaos" and self.nemesis is not None
+        target = self.nemesis.target if chaos else self.target  # type: ignore[attr-defined]
+        if chaos:
+            self.nemesis.scenario = scenario.id  # type: ignore[attr-defined]
 
         async def go() -> None:
             for phase in plan.phases:
-                async with Dispatcher(self.target, self.profile, self.secrets, self.history,
-                                      time_scale=self.time_scale, max_attempts=phase.max_attempts,
+                self._hook(phase.before, scenario)
+                async with Dispatcher(target, self.profile, self.secrets, self.history,
+                                      time_scale=phase.time_scale or self.time_scale, max_attempts=phase.max_attempts,
                                       sender_timeout_s=self.attempt_timeout_s,
                                       scenario=scenario.id, seed=plan.world.seed) as d:
-                    await d.run(schedule(phase.events, phase.plan), race=phase.race)
+                    await d.run(_schedule(phase), race=phase.race)
                 events.extend(phase.events)
+                self._hook(phase.after, scenario)
 
         asyncio.run(go())
         return events
+
+    def _hook(self, hook: Hook | None, scenario: Scenario) -> None:
+        if hook is None:
+            return
+        if self.nemesis is None:
+            raise RuntimeError(f"scenario {scenario.id} has chaos hooks but the runner has no fault injector")
+        hook(ChaosContext(self.nemesis, self.history, scenario.id, self.chaos_settings))
+
+    def _heal(self, scenario: Scenario) -> str | None:
+        """Heal every fault of a chaos scenario; the reason when healing failed."""
+        if scenario.tier != "chaos" or self.nemesis is None:
+            return None
+        try:
+            self.nemesis.heal()  # type: ignore[attr-defined]
+        except Exception as exc:  # reported as the scenario's error, never a crashed run
+            return f"{type(exc).__name__}: {exc}"
+        return None
 
     def _settle(self, world: World) -> tuple[list[Observation], bool]:
         ids = set(world.objects())
@@ -202,6 +236,23 @@ class Runner:
             if now >= deadline:
                 return observations, False
             time.sleep(self.settle_interval_s)
+
+
+def _schedule(phase: Phase) -> Schedule:
+    """The phase's schedule; with `together`, every delivery in one step."""
+    planned = schedule(phase.events, phase.plan)
+    if not phase.together or len(planned.steps) < 2:
+        return planned
+    return Schedule((Step(tuple(planned.deliveries())),), planned.plan)
+
+
+def _lookup(scenario_id: str) -> Scenario:
+    """A scenario of the catalog or of the chaos catalog. Raises KeyError."""
+    if scenario_id in CATALOG:
+        return CATALOG[scenario_id]
+    from scenarios.chaos import CHAOS_CATALOG
+
+    return CHAOS_CATALOG[scenario_id]
 
 
 def _only(obs: Observation, ids: set[str]) -> Observation:
