@@ -72,7 +72,7 @@ class Runner:
     account: str | None = None
     enabled: frozenset[str] | None = None
     seed: int = 0
-    time_scale: float = 1e-5
+    time_scale: float = 1e-6
     burst: int = 8
     settle_window_s: float = 0.3
     settle_deadline_s: float = 15.0
