@@ -330,10 +330,12 @@ def check_lost(
     history: Sequence[Attempt], expectations: Expectations, observations: Sequence[Observation],
     *, index: CheckIndex | None = None,
 ) -> CheckResult:
-    """Liveness: after settling, every key acked by a valid attempt shows its effect.
+    """Liveness: after settling, every validly sent key shows its effect.
 
-    A key that was never acked and never applied is an advisory: the provider would
-    still be retrying it.
+    A key acked but never applied is lost. A key never acked and never applied is a
+    finding too: the receiver answered none of its valid deliveries with a success, so
+    the provider would still be retrying it (a certification run delivers until acked
+    or the schedule is exhausted).
     """
     if not observations:
         return _no_observation("lost")
@@ -350,9 +352,10 @@ def check_lost(
                                     expected=1, actual=0, attempts=idx.attempt_ids(positions)))
         else:
             never_acked += 1
-            findings.append(Finding("lost", key, "never acknowledged: the provider would still be retrying",
-                                    expected=1, actual=0, attempts=idx.attempt_ids(positions),
-                                    severity=ADVISORY))
+            findings.append(Finding("lost", key, "never applied and never acknowledged: every valid delivery "
+                                    f"went unanswered or was refused ({_statuses(history, positions)}), so the "
+                                    "provider would keep retrying it for days",
+                                    expected=1, actual=0, attempts=idx.attempt_ids(positions)))
     stats = {"expected_keys": len(expectations.expected), "lost": len(findings) - never_acked,
              "never_acknowledged": never_acked}
     return _result("lost", findings, stats)
@@ -362,7 +365,11 @@ def check_unexpected(
     history: Sequence[Attempt], expectations: Expectations, observations: Sequence[Observation],
     *, index: CheckIndex | None = None,
 ) -> CheckResult:
-    """Safety: no effect for a key never validly sent; no invalid delivery acked 2xx."""
+    """Safety: no effect for a key never validly sent; every invalid delivery refused.
+
+    An invalid delivery acked with a 2xx, or left without any answer (timeout, connection
+    lost after sending), is a finding: the contract is a 4xx.
+    """
     idx = _index(history, expectations, observations, index)
     findings = []
     for key, (n, oi) in idx.peak.items():
@@ -376,11 +383,17 @@ def check_unexpected(
                                 attempts=idx.attempt_ids(idx.by_key.get(key, ()))))
     groups: dict[tuple[str, str], list[int]] = {}
     for pos, a in enumerate(history):
-        if not a.valid and a.outcome is Outcome.ACKED:
+        if a.valid:
+            continue
+        if a.outcome is Outcome.ACKED:
             groups.setdefault((a.event_id, "invalid-acked"), []).append(pos)
+        elif a.outcome in (Outcome.TIMEOUT, Outcome.CONNECTION_ERROR) and a.completion is Completion.UNKNOWN:
+            groups.setdefault((a.event_id, "invalid-unrefused"), []).append(pos)
     findings += _grouped("unexpected", groups, history, idx, {
         "invalid-acked": (FINDING, "4xx", "an invalid delivery was accepted with {statuses}; "
                                    "the provider's official verifier rejects it"),
+        "invalid-unrefused": (FINDING, "4xx", "an invalid delivery got no answer ({statuses}); it must be refused "
+                                       "with a 4xx, not left hanging"),
     })
     stats = {"keys_observed": len(idx.peak), "invalid_acked_events": len(groups)}
     return _result("unexpected", findings, stats, unknown=None if observations else "nothing was observed")

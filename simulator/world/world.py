@@ -398,30 +398,35 @@ class World:
                                                   "amount": price["unit_amount"], "price": price["id"]}]},
             "created": now, "livemode": self.livemode, "metadata": {},
         })
-        self._transition(subscription, sub["status"], {"latest_invoice": in_id})
         self._emit("invoice.created", in_id)
-        self._attempt_invoice(in_id, pay=pay)
+        self._attempt_invoice(in_id, pay=pay, new_invoice=True)
         return in_id
 
-    def _attempt_invoice(self, invoice: str, *, pay: bool) -> None:
+    def _attempt_invoice(self, invoice: str, *, pay: bool, new_invoice: bool = False) -> None:
+        """Charge an invoice. Every change of the subscription (status, period, its
+        `latest_invoice`) is one version with one ``customer.subscription.updated``."""
         inv = self._get_typed(invoice, "invoice")
         sub_id = inv["subscription"]
         sub = self._get_typed(sub_id, "subscription")
         attempt = inv["attempt_count"] + 1
+        latest = {"latest_invoice": invoice} if new_invoice else {}
+        previous: dict[str, Any] = {"status": sub["status"]}
+        if new_invoice:
+            previous["latest_invoice"] = sub["latest_invoice"]
         if pay:
             ch_id = self._charge(inv["customer"], inv["amount_due"], inv["currency"], invoice=invoice)
             self._transition(invoice, "paid", {"attempt_count": attempt, "attempted": True, "paid": True,
                                                "amount_paid": inv["amount_due"], "amount_remaining": 0, "charge": ch_id})
             self._emit("invoice.paid", invoice)
             self._transition(sub_id, "active", {"current_period_start": inv["period_start"],
-                                                "current_period_end": inv["period_end"]})
-            self._emit("customer.subscription.updated", sub_id, previous={"status": sub["status"]})
+                                                "current_period_end": inv["period_end"], **latest})
+            self._emit("customer.subscription.updated", sub_id, previous=previous)
         else:
             self._transition(invoice, "open", {"attempt_count": attempt, "attempted": True})
             self._emit("invoice.payment_failed", invoice)
-            if sub["status"] != "past_due":
-                self._transition(sub_id, "past_due", {})
-                self._emit("customer.subscription.updated", sub_id, previous={"status": sub["status"]})
+            if sub["status"] != "past_due" or new_invoice:
+                self._transition(sub_id, "past_due", latest)
+                self._emit("customer.subscription.updated", sub_id, previous=previous)
 
     def _payment_intent(self, pi_id: str, customer: str, amount: int, currency: str, status: str) -> dict[str, Any]:
         cus = self._get_typed(customer, "customer")

@@ -104,9 +104,6 @@ def test_certify_memory_stays_far_below_the_huge_body(runs) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="the checks accept valid deliveries that never got an answer (timeouts, resets, "
-                   "garbage) as long as nothing was applied: no check turns 'unknown' completions of plain valid "
-                   "deliveries into a finding yet (scenarios/checks.py)")
 @pytest.mark.parametrize("behaviour", ["silent", "garbage"])
 def test_a_receiver_that_never_answers_does_not_pass(runs, behaviour: str) -> None:
     run, out = runs[behaviour]

@@ -133,13 +133,13 @@ CASES: dict[str, Case] = {
     "lost/acked-then-gone": Case(
         "lost", hist(att("e1", "k1", "500"), att("e1", "k1", "200")), exp("k1"),
         [obs(10, "k1"), obs(20)], I, [("k1", (0, 1), F)], {"lost": 1}),
-    "lost/never-acked-is-advisory": Case(
-        "lost", hist(att("e2", "k2", "500"), att("e2", "k2", "timeout")), exp("k2"), [obs(20)], V,
-        [("k2", (0, 1), A)], {"never_acknowledged": 1}),
+    "lost/never-acked-is-a-finding": Case(
+        "lost", hist(att("e2", "k2", "500"), att("e2", "k2", "timeout")), exp("k2"), [obs(20)], I,
+        [("k2", (0, 1), F)], {"never_acknowledged": 1}),
     "lost/applied": Case("lost", hist(att("e1", "k1")), exp("k1"), [obs(20, "k1")], V),
     "lost/invalid-ack-does-not-count": Case(
-        "lost", hist(att("e1", "k1", "200", valid=False), att("e1", "k1", "503")), exp("k1"), [obs(20)], V,
-        [("k1", (0, 1), A)]),
+        "lost", hist(att("e1", "k1", "200", valid=False), att("e1", "k1", "503")), exp("k1"), [obs(20)], I,
+        [("k1", (0, 1), F)]),
     # unexpected (safety)
     "unexpected/forged-applied": Case(
         "unexpected", hist(att("f1", "kf", "401", valid=False)), exp(forbidden=["kf"]), [obs(10, "kf"), obs(20)], I,
@@ -149,6 +149,9 @@ CASES: dict[str, Case] = {
     "unexpected/invalid-acked": Case(
         "unexpected", hist(att("e1", "k1"), att("f1", "kf", "200", valid=False), att("f1", "kf", "202", valid=False)),
         exp("k1", forbidden=["kf"]), [obs(20, "k1")], I, [("kf", (1, 2), F)]),
+    "unexpected/invalid-unanswered": Case(
+        "unexpected", hist(att("e1", "k1"), att("f1", "kf", "timeout", valid=False)), exp("k1", forbidden=["kf"]),
+        [obs(20, "k1")], I, [("kf", (1,), F)]),
     "unexpected/forged-rejected": Case(
         "unexpected", hist(att("e1", "k1"), att("f1", "kf", "401", valid=False)), exp("k1", forbidden=["kf"]),
         [obs(20, "k1")], V),

@@ -1,0 +1,157 @@
+"""Properties of the billing world (Hypothesis): versions, transitions, keys, determinism."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from simulator.errors import WorldError
+from simulator.world import SCRIPTS, TRANSITIONS, World, events_of_type, referenced_ids
+
+#: One step of a customer's life: (operation, argument).
+STEPS = st.lists(st.sampled_from(["pay", "refund", "renew-ok", "renew-fail", "retry-ok", "retry-fail", "plan",
+                                  "checkout", "async-checkout", "expire", "cancel", "fail-payment"]),
+                 min_size=1, max_size=12)
+
+
+def play(seed: int, steps: list[str], locale: str = "en_US") -> World:
+    """Apply `steps` to a fresh world, skipping the ones the world says are illegal now."""
+    w = World(seed, start_us=1_700_000_000_000_000)
+    cus = w.event(w.create_customer(locale)).object_id
+    sub = w.subscribe(cus)
+    charges: list[str] = []
+    open_invoice: str | None = None
+    for step in steps:
+        try:
+            if step == "pay":
+                charges.append(w.get(w.pay(cus))["latest_charge"])
+            elif step == "refund" and charges:
+                ch = w.get(charges[-1])
+                if ch["amount"] > ch["amount_refunded"]:
+                    w.refund(charges[-1], max(1, (ch["amount"] - ch["amount_refunded"]) // 2))
+            elif step in ("renew-ok", "renew-fail"):
+                inv = w.renew(sub, pay=step == "renew-ok")
+                open_invoice = None if step == "renew-ok" else inv
+            elif step in ("retry-ok", "retry-fail") and open_invoice:
+                w.retry_invoice(open_invoice, pay=step == "retry-ok")
+                if step == "retry-ok":
+                    open_invoice = None
+            elif step == "plan":
+                w.change_plan(sub, w.create_price(currency=w.get(cus)["currency"]))
+            elif step in ("checkout", "async-checkout", "expire"):
+                cs = w.open_checkout(cus, w.create_price(interval=None), asynchronous=step == "async-checkout")
+                if step == "expire":
+                    w.expire_checkout(cs)
+                else:
+                    w.complete_checkout(cs)
+                    if step == "async-checkout":
+                        w.settle_async_checkout(cs)
+            elif step == "cancel":
+                w.cancel(sub)
+            elif step == "fail-payment":
+                w.fail_payment(cus)
+        except WorldError:
+            pass  # illegal now (e.g. renewing a canceled subscription): the world refused, nothing changed
+    return w
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**31), steps=STEPS)
+def test_versions_strictly_increase_and_every_version_is_announced(seed: int, steps: list[str]) -> None:
+    w = play(seed, steps)
+    last: dict[str, int] = {}
+    for e in w.events:
+        assert e.version > last.get(e.object_id, 0), (e.type, e.object_id)
+        assert e.object["hookproof_version"] == e.version
+        last[e.object_id] = e.version
+    for sub in w.objects("subscription"):
+        versions = [e.version for e in w.events if e.object_id == sub]
+        assert versions == list(range(1, w.version(sub) + 1))
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**31), steps=STEPS)
+def test_only_allowed_transitions_occur(seed: int, steps: list[str]) -> None:
+    w = play(seed, steps)
+    for oid in w.objects():
+        kind = w.object_type(oid)
+        if kind not in TRANSITIONS:
+            continue
+        statuses = [w.get(oid, v)["status"] for v in range(1, w.version(oid) + 1)]
+        for old, new in zip(statuses, statuses[1:]):
+            assert new == old or new in TRANSITIONS[kind][old], (kind, old, new)
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**31), steps=STEPS)
+def test_business_keys_are_unique_per_effect(seed: int, steps: list[str]) -> None:
+    w = play(seed, steps)
+    keys = Counter(e.business_key for e in w.events if e.business_key)
+    assert all(n == 1 for n in keys.values()), keys.most_common(3)
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**31), steps=STEPS)
+def test_same_seed_same_world(seed: int, steps: list[str]) -> None:
+    a, b = play(seed, steps, "pt_BR"), play(seed, steps, "pt_BR")
+    assert [(e.id, e.type, e.object) for e in a.events] == [(e.id, e.type, e.object) for e in b.events]
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 2**31), steps=STEPS)
+def test_every_id_inside_an_event_is_an_object_of_the_world(seed: int, steps: list[str]) -> None:
+    w = play(seed, steps)
+    for e in w.events:
+        for ref in referenced_ids(e.object):
+            assert w.has(ref), (e.type, ref)
+
+
+def test_illegal_transition_is_refused_and_changes_nothing() -> None:
+    w = World(1)
+    cus = w.event(w.create_customer()).object_id
+    sub = w.subscribe(cus)
+    w.cancel(sub)
+    before = (len(w.events), w.version(sub))
+    with pytest.raises(WorldError, match="canceled -> canceled"):
+        w.cancel(sub)
+    assert (len(w.events), w.version(sub)) == before
+
+
+def test_refunds_carry_the_cumulative_amount_in_their_keys() -> None:
+    w = World(3)
+    cus = w.event(w.create_customer()).object_id
+    charge = w.get(w.pay(cus, amount=1000))["latest_charge"]
+    w.refund(charge, 300)
+    w.refund(charge, 700)
+    refunds = [e for e in w.events if e.type == "charge.refunded"]
+    assert [(e.business_key, e.amount) for e in refunds] == [
+        (f"refund:{charge}:300", 300), (f"refund:{charge}:1000", 700)]
+    with pytest.raises(WorldError, match="cannot refund"):
+        w.refund(charge, 1)
+
+
+def test_async_checkout_fulfils_on_the_async_event_only() -> None:
+    w = World(5)
+    cus = w.event(w.create_customer()).object_id
+    cs = w.open_checkout(cus, w.create_price(interval=None), asynchronous=True)
+    w.complete_checkout(cs)
+    w.settle_async_checkout(cs)
+    by_type = {e.type: e.business_key for e in w.events if e.object_id == cs}
+    assert by_type == {"checkout.session.completed": None,
+                       "checkout.session.async_payment_succeeded": f"fulfillment:{cs}"}
+
+
+@pytest.mark.parametrize("event_type", sorted(SCRIPTS))
+def test_every_scripted_event_type_is_emitted(event_type: str) -> None:
+    events = events_of_type(World(9), event_type, 2)
+    assert len(events) >= 2 and {e.type for e in events} == {event_type}
+
+
+def test_locales_give_their_currency_and_names() -> None:
+    w = World(2)
+    br = w.get(w.event(w.create_customer("pt_BR")).object_id)
+    us = w.get(w.event(w.create_customer("en_US")).object_id)
+    assert (br["currency"], br["address"]["country"]) == ("brl", "BR")
+    assert (us["currency"], us["address"]["country"]) == ("usd", "US")
