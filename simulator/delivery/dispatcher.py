@@ -258,7 +258,9 @@ class Dispatcher:
 
     async def _send(self, request: SignedRequest, timeout_s: float) -> _Answer:
         url = self.target.endpoint
-        timeout = httpx.Timeout(timeout_s, connect=self.connect_timeout_s)
+        # The sender timeout bounds the answer (read/write); opening or acquiring a
+        # connection has the connect timeout (aiohttp counts pool waits as connecting).
+        timeout = httpx.Timeout(timeout_s, connect=self.connect_timeout_s, pool=self.connect_timeout_s)
         given_up = _Answer(None, b"", f"no answer within {timeout_s:g} s (sender timeout)", True, Outcome.TIMEOUT)
         if not self.target.in_process:
             return await self._send_bounded(url, request, timeout, timeout_s)
