@@ -259,9 +259,30 @@ from hookproof.commands import register_all  # noqa: E402
 register_all(app)
 
 
-def main() -> None:
-    """Console-script entry point."""
-    app()
+def main(argv: list[str] | None = None) -> None:
+    """Console-script entry point.
+
+    Usage errors (unknown flags, bad values) print one line naming the flag and exit 2,
+    instead of click's multi-line box.
+    """
+    try:
+        from typer._click import exceptions as click_exceptions  # typer >= 0.20 vendors click
+    except ImportError:  # pragma: no cover - older typer on click
+        from click import exceptions as click_exceptions  # type: ignore[no-redef]
+
+    try:
+        code = app(args=argv, standalone_mode=False)
+    except click_exceptions.UsageError as exc:
+        where = f"{exc.ctx.command_path}: " if exc.ctx is not None else ""
+        err_console.print(f"hookproof: {where}{exc.format_message()}", markup=False, soft_wrap=True)
+        sys.exit(2)
+    except click_exceptions.ClickException as exc:
+        err_console.print(f"hookproof: {exc.format_message()}", markup=False, soft_wrap=True)
+        sys.exit(exc.exit_code)
+    except click_exceptions.Abort:
+        err_console.print("hookproof: aborted", markup=False)
+        sys.exit(130)
+    sys.exit(code if isinstance(code, int) else 0)
 
 
 if __name__ == "__main__":

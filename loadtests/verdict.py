@@ -23,7 +23,7 @@ from typing import Any, Callable, Mapping, Sequence
 from reports.model import CheckView, RunReport, ScenarioReport
 from scenarios.checks import Verdict, compose, run_checks
 from scenarios.observations import Observation, expectations_from
-from scenarios.runner import VERSION, _attempt_view, _check_view, _effect_points, checklist
+from scenarios.runner import VERSION, attempt_view, check_view, effect_points, checklist
 from simulator.delivery.history import Attempt, History, Outcome
 from simulator.events import Event
 from simulator.world import MONEY_PREFIXES
@@ -129,7 +129,7 @@ def storm_scenario(spec: StormSpec, events: Sequence[Event], attempts: Sequence[
     views: list[CheckView] = []
     sent = len(attempts)
     for result in results:
-        view = _check_view(result)
+        view = check_view(result)
         if result.check_id == "ack_latency":
             stats = dict(view.stats)
             stats.update(sent=sent, events=len({a.event_id for a in attempts}),
@@ -147,8 +147,8 @@ def storm_scenario(spec: StormSpec, events: Sequence[Event], attempts: Sequence[
         reason = "the receiver's effects did not settle before the deadline"
     return ScenarioReport(
         "storm", TITLE, DESCRIPTION, verdict, STORM_CHECKLIST, checks=tuple(views),
-        attempts=tuple(_attempt_view(a) for a in kept),
-        effects=_effect_points(observations, keys), duration_s=duration_s, settled=settled, reason=reason,
+        attempts=tuple(attempt_view(a) for a in kept),
+        effects=effect_points(observations, keys), duration_s=duration_s, settled=settled, reason=reason,
     )
 
 
@@ -202,7 +202,7 @@ def finish_storm(
                         deadline_s=spec.settle_deadline_s, interval_s=spec.settle_interval_s)
     except (ObserverError, ValueError, ImportError, AttributeError, KeyError) as exc:
         scenario = ScenarioReport("storm", TITLE, DESCRIPTION, "error", STORM_CHECKLIST,
-                                  attempts=tuple(_attempt_view(a) for a in indexed[:200]), duration_s=duration_s,
+                                  attempts=tuple(attempt_view(a) for a in indexed[:200]), duration_s=duration_s,
                                   reason=f"could not observe the receiver: {type(exc).__name__}: {exc}")
     else:
         phase("checking")

@@ -8,6 +8,7 @@ are pure functions of a `RunReport`. No secret is ever part of it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Mapping
 
 #: Version of the report.json schema (bump on incompatible change).
@@ -90,16 +91,16 @@ class ScenarioReport:
     duration_s: float = 0.0
     settled: bool = True
 
-    @property
+    @cached_property
     def findings(self) -> tuple[FindingView, ...]:
         return tuple(f for c in self.checks for f in c.findings if f.severity == "finding")
 
-    @property
+    @cached_property
     def advisories(self) -> tuple[FindingView, ...]:
         """The checks' advisories (stricter than the official verifier; never failing)."""
         return tuple(f for c in self.checks for f in c.findings if f.severity == "advisory")
 
-    @property
+    @cached_property
     def finding_keys(self) -> tuple[str, ...]:
         """Business keys named by findings, in first-seen order, without duplicates."""
         return tuple(dict.fromkeys(f.key for f in self.findings))

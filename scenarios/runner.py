@@ -162,9 +162,9 @@ class Runner:
         verdict = {Verdict.VALID: "pass", Verdict.INVALID: "fail", Verdict.UNKNOWN: "unknown"}[compose(checks)]
         return ScenarioReport(
             scenario.id, scenario.title, scenario.description, verdict, scenario.checklist,
-            checks=tuple(_check_view(c) for c in checks),
-            attempts=tuple(_attempt_view(a) for a in attempts),
-            effects=_effect_points(observations, {f.key for c in checks for f in c.findings}),
+            checks=tuple(check_view(c) for c in checks),
+            attempts=tuple(attempt_view(a) for a in attempts),
+            effects=effect_points(observations, {f.key for c in checks for f in c.findings}),
             duration_s=time.monotonic() - t0, settled=settled,
             reason=None if settled else "the receiver's effects did not settle before the deadline",
         )
@@ -272,7 +272,8 @@ def _error(scenario: Scenario, reason: str, t0: float) -> ScenarioReport:
                           reason=reason, duration_s=time.monotonic() - t0)
 
 
-def _attempt_view(a: Attempt) -> AttemptView:
+def attempt_view(a: Attempt) -> AttemptView:
+    """The report's view of one recorded attempt."""
     return AttemptView(
         index=a.index, event_id=a.event_id, event_type=a.event_type, delivery_id=a.delivery_id, attempt=a.attempt,
         business_key=a.business_key, object_id=a.object_id, faults=a.faults, valid=a.valid, sent_at=a.sent_at,
@@ -281,7 +282,8 @@ def _attempt_view(a: Attempt) -> AttemptView:
     )
 
 
-def _check_view(c: CheckResult) -> CheckView:
+def check_view(c: CheckResult) -> CheckView:
+    """The report's view of one check result (values made JSON-plain)."""
     return CheckView(
         check_id=c.check_id, verdict=c.verdict.value, detail=c.detail, stats=dict(c.stats),
         findings=tuple(FindingView(f.check_id, f.key, f.message, f.severity, tuple(f.attempts),
@@ -299,7 +301,8 @@ def _plain(value: object) -> object:
     return str(value)
 
 
-def _effect_points(observations: Sequence[Observation], keys: set[str]) -> tuple[EffectPoint, ...]:
+def effect_points(observations: Sequence[Observation], keys: set[str]) -> tuple[EffectPoint, ...]:
+    """When the observer first saw each new count of effects for `keys` (for timelines)."""
     points: list[EffectPoint] = []
     seen: dict[str, int] = {}
     for obs in observations:

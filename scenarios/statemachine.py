@@ -35,7 +35,6 @@ import json
 import os
 import secrets as _secrets
 import tempfile
-import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager

@@ -16,7 +16,7 @@ import random
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Callable, Iterator, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Iterator, Optional
 
 import typer
 
@@ -121,7 +121,7 @@ def run_explore(cfg: "Config", *, out_dir: Path, max_examples: int = 100, seed: 
 def machine_report(result: "ExploreResult", target: str) -> "ScenarioReport":
     """The state machine's search as one scenario of the report."""
     from reports.model import ScenarioReport
-    from scenarios.runner import _attempt_view, _check_view
+    from scenarios.runner import attempt_view, check_view
 
     failure: Failure | None = result.failure
     description = (f"Hypothesis state machine over delivery schedules: {result.examples} example(s), "
@@ -135,8 +135,8 @@ def machine_report(result: "ExploreResult", target: str) -> "ScenarioReport":
     reason = "shrunk schedule: " + "; ".join(format_steps(failure.steps, failure.event_types))
     return ScenarioReport(
         MACHINE_ID, "State machine over delivery schedules", description, "fail", checklist,
-        checks=tuple(_check_view(c) for c in failure.checks),
-        attempts=tuple(_attempt_view(a) for a in failure.attempts),
+        checks=tuple(check_view(c) for c in failure.checks),
+        attempts=tuple(attempt_view(a) for a in failure.attempts),
         reason=reason, duration_s=result.duration_s,
     )
 

@@ -26,7 +26,7 @@ def _config(tmp_path: Path, receiver: str | None, url: str | None = None) -> Pat
     port = free_port()
     db = tmp_path / f"{receiver or 'none'}.sqlite"
     lines = ["[target]", f'url = "{url or f"http://127.0.0.1:{port}/webhooks"}"', 'profile = "stripe"',
-             f'secret = "env:HOOKPROOF_TEST_SECRET"', ""]
+             'secret = "env:HOOKPROOF_TEST_SECRET"', ""]
     if receiver:
         lines += ["[target.start]",
                   f'command = "{sys.executable} -m examples.receivers.{receiver} --port {port} '

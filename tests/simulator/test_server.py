@@ -3,7 +3,6 @@ Stripe-shaped API, switches, auth, the Mercado Pago payment, and the effect sink
 
 from __future__ import annotations
 
-import base64
 import threading
 import time
 from collections.abc import Iterator
