@@ -143,6 +143,16 @@ def _aiohttp_session(max_connections: int) -> Any:
     return aiohttp.ClientSession(connector=connector, trace_configs=[trace], trust_env=False)
 
 
+def make_url_transport(max_connections: int = 64) -> httpx.AsyncBaseTransport:
+    """The httpx transport for URL targets: `httpx_aiohttp.AiohttpTransport` (httpx's
+    transport API on aiohttp's engine), whose session reports open connections to
+    `CONNECT_WATCH`. It never follows redirects (aiohttp is called without them)."""
+    from httpx_aiohttp import AiohttpTransport
+
+    limits = httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections)
+    return AiohttpTransport(limits=limits, trust_env=False, client=lambda: _aiohttp_session(max_connections))
+
+
 def make_client(target: Target, *, connect_timeout_s: float = 5.0, max_connections: int = 64) -> httpx.AsyncClient:
     """An httpx client for `target` that never follows redirects.
 
@@ -153,12 +163,8 @@ def make_client(target: Target, *, connect_timeout_s: float = 5.0, max_connectio
     """
     timeout = httpx.Timeout(30.0, connect=connect_timeout_s)
     if target.app is None:
-        from httpx_aiohttp import AiohttpTransport
-
-        limits = httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections)
-        transport: httpx.AsyncBaseTransport = AiohttpTransport(
-            limits=limits, trust_env=False, client=lambda: _aiohttp_session(max_connections))
-        return httpx.AsyncClient(transport=transport, timeout=timeout, follow_redirects=False, trust_env=False)
+        return httpx.AsyncClient(transport=make_url_transport(max_connections), timeout=timeout,
+                                 follow_redirects=False, trust_env=False)
     if is_asgi(target.app):
         transport = httpx.ASGITransport(app=target.app, raise_app_exceptions=False)
     else:
