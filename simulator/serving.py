@@ -1,7 +1,10 @@
 """Serve an ASGI or WSGI app with uvicorn on 127.0.0.1 in a background thread.
 
-Used for the provider API, the reference receivers in tests, and demos:
-``with serve_app(app) as served: served.url``. Startup and shutdown are bounded.
+``with serve_app(app) as server: server.url`` binds the socket first (the port is known
+at once and never raced for), starts uvicorn's h11 server in a daemon thread, waits
+until it accepts connections, and on exit asks it to stop (``should_exit``), joining
+with a timeout (then ``force_exit``). Used for the provider API (`simulator.server`),
+reference receivers in tests, and demos.
 """
 
 from __future__ import annotations
@@ -9,9 +12,8 @@ from __future__ import annotations
 import socket
 import threading
 import time
-from contextlib import contextmanager
-from dataclasses import dataclass
-from typing import Any, Iterator
+from types import TracebackType
+from typing import Any
 
 import uvicorn
 
@@ -19,54 +21,112 @@ from simulator.delivery.transports import is_asgi
 from simulator.errors import SimulatorError
 
 
-@dataclass(frozen=True)
-class ServedApp:
-    """A running server: its base URL (no trailing slash), host and port."""
-
-    host: str
-    port: int
-
-    @property
-    def url(self) -> str:
-        return f"http://{self.host}:{self.port}"
-
-
 def free_port(host: str = "127.0.0.1") -> int:
-    """A TCP port free on `host` right now."""
+    """A TCP port free on `host` right now (for commands that take a port number)."""
     with socket.socket() as s:
         s.bind((host, 0))
         return int(s.getsockname()[1])
 
 
-@contextmanager
-def serve_app(app: Any, *, host: str = "127.0.0.1", port: int = 0, startup_timeout_s: float = 10.0,
-              shutdown_timeout_s: float = 10.0, limit_concurrency: int | None = None) -> Iterator[ServedApp]:
-    """Run `app` (ASGI, or WSGI through uvicorn's WSGI adapter) until the block ends.
+class ServerHandle:
+    """A running server.
 
-    Raises SimulatorError when the server does not accept connections within
-    `startup_timeout_s` seconds.
+    Attributes:
+        app: the ASGI app it serves.
+        state: the provider state it serves (`simulator.server.ServerState`; None for
+            other apps); change switches, worlds and the sink through it.
+        host, port: where it listens.
+        url: ``http://host:port``.
+        api_base: the base URL to give SDKs (``stripe`` ``base_addresses={"api": ...}``,
+            Mercado Pago); the same as `url`, paths start with ``/v1``.
+        sink_url: the effect sink's base URL (what receivers get as ``HOOKPROOF_SINK_URL``;
+            they POST to ``{sink_url}/sink/effects``); the same as `url`.
+        effects_url: the effect endpoint itself, ``{url}/sink/effects`` (POST, GET, DELETE).
     """
-    port = port or free_port(host)
-    config = uvicorn.Config(
-        app, host=host, port=port, log_level="warning", access_log=False, lifespan="auto",
-        interface="asgi3" if is_asgi(app) else "wsgi", limit_concurrency=limit_concurrency,
-        timeout_graceful_shutdown=1,
-    )
-    server = uvicorn.Server(config)
-    server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
-    thread = threading.Thread(target=server.run, name=f"uvicorn-{port}", daemon=True)
-    thread.start()
-    deadline = time.monotonic() + startup_timeout_s
-    while not server.started:
-        if not thread.is_alive() or time.monotonic() > deadline:
-            server.should_exit = True
-            raise SimulatorError(f"server on {host}:{port} did not start within {startup_timeout_s:g} s")
-        time.sleep(0.01)
+
+    def __init__(self, app: Any, sock: socket.socket, *, graceful_s: float, state: Any = None) -> None:
+        self.app = app
+        self.state = state
+        self._sock = sock
+        self.host, self.port = sock.getsockname()[:2]
+        config = uvicorn.Config(
+            app, interface="asgi3" if is_asgi(app) else "wsgi", log_level="warning", access_log=False,
+            http="h11", loop="asyncio",
+            lifespan="off", proxy_headers=False, server_header=False, timeout_graceful_shutdown=max(1, round(graceful_s)),
+        )
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [sock]},
+                                        name=f"hookproof-server-{self.port}", daemon=True)
+
+    @property
+    def url(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}"
+
+    @property
+    def api_base(self) -> str:
+        return self.url
+
+    @property
+    def sink_url(self) -> str:
+        return self.url
+
+    @property
+    def effects_url(self) -> str:
+        return f"{self.url}/sink/effects"
+
+    def start(self, timeout_s: float = 10.0) -> ServerHandle:
+        """Start serving and wait until a TCP connect succeeds. Raises SimulatorError on timeout."""
+        self._thread.start()
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if not self._thread.is_alive():
+                raise SimulatorError(f"the server on port {self.port} exited during startup")
+            if self._server.started:
+                try:
+                    with socket.create_connection((self.host, self.port), timeout=1.0):
+                        return self
+                except OSError:
+                    pass
+            time.sleep(0.01)
+        self.stop()
+        raise SimulatorError(f"the server on port {self.port} did not start within {timeout_s} s")
+
+    def stop(self, timeout_s: float = 5.0) -> None:
+        """Ask uvicorn to exit and join its thread (forcing after `timeout_s`)."""
+        self._server.should_exit = True
+        if self._thread.is_alive():
+            self._thread.join(timeout_s)
+        if self._thread.is_alive():
+            self._server.force_exit = True
+            self._thread.join(timeout_s)
+        try:
+            self._sock.close()
+        except OSError:
+            pass
+
+    def __enter__(self) -> ServerHandle:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.stop()
+
+
+def serve_app(app: Any, host: str = "127.0.0.1", port: int = 0, *, startup_timeout_s: float = 10.0,
+              graceful_s: float = 2.0, state: Any = None) -> ServerHandle:
+    """Start uvicorn for `app` (ASGI, or WSGI through uvicorn's adapter) on `host`:`port`
+    (0: a free port) in a thread; returns the started handle, a context manager that
+    stops it. Raises OSError when the port cannot be bound, SimulatorError when startup
+    times out.
+    """
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
-        yield ServedApp(host, port)
-    finally:
-        server.should_exit = True
-        thread.join(shutdown_timeout_s)
-        if thread.is_alive():
-            server.force_exit = True
-            thread.join(2.0)
+        sock.bind((host, port))
+    except OSError:
+        sock.close()
+        raise
+    sock.set_inheritable(True)
+    return ServerHandle(app, sock, graceful_s=graceful_s, state=state).start(startup_timeout_s)

@@ -10,100 +10,17 @@ small receiver, an observer endpoint in tests).
 
 from __future__ import annotations
 
-import socket
-import threading
-import time
-from types import TracebackType
 from typing import Any
-
-import uvicorn
 
 from simulator.server.app import create_app
 from simulator.server.state import ServerState
+from simulator.serving import ServerHandle, serve_app
 
 
-class ServerHandle:
-    """A running server.
-
-    Attributes:
-        app: the ASGI app it serves.
-        state: the provider state it serves (None for `serve_asgi`); change switches,
-            worlds and the sink through it.
-        host, port: where it listens.
-        url: ``http://host:port``.
-        api_base: the base URL to give SDKs (``stripe`` ``base_addresses={"api": ...}``,
-            Mercado Pago); the same as `url`, paths start with ``/v1``.
-        sink_url: the effect sink's base URL (what receivers get as ``HOOKPROOF_SINK_URL``;
-            they POST to ``{sink_url}/sink/effects``); the same as `url`.
-        effects_url: the effect endpoint itself, ``{url}/sink/effects`` (POST, GET, DELETE).
-    """
-
-    def __init__(self, app: Any, sock: socket.socket, *, graceful_s: float, state: ServerState | None = None) -> None:
-        self.app = app
-        self.state = state
-        self._sock = sock
-        self.host, self.port = sock.getsockname()[:2]
-        config = uvicorn.Config(
-            app, log_level="warning", access_log=False, http="h11", loop="asyncio",
-            lifespan="off", proxy_headers=False, server_header=False, timeout_graceful_shutdown=max(1, round(graceful_s)),
-        )
-        self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [sock]},
-                                        name=f"hookproof-server-{self.port}", daemon=True)
-
-    @property
-    def url(self) -> str:
-        host = f"[{self.host}]" if ":" in self.host else self.host
-        return f"http://{host}:{self.port}"
-
-    @property
-    def api_base(self) -> str:
-        return self.url
-
-    @property
-    def sink_url(self) -> str:
-        return self.url
-
-    @property
-    def effects_url(self) -> str:
-        return f"{self.url}/sink/effects"
-
-    def start(self, timeout_s: float = 10.0) -> ServerHandle:
-        """Start serving and wait until a TCP connect succeeds. Raises RuntimeError on timeout."""
-        self._thread.start()
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            if not self._thread.is_alive():
-                raise RuntimeError(f"the provider server on port {self.port} exited during startup")
-            if self._server.started:
-                try:
-                    with socket.create_connection((self.host, self.port), timeout=1.0):
-                        return self
-                except OSError:
-                    pass
-            time.sleep(0.01)
-        self.stop()
-        raise RuntimeError(f"the provider server on port {self.port} did not start within {timeout_s} s")
-
-    def stop(self, timeout_s: float = 5.0) -> None:
-        """Ask uvicorn to exit and join its thread (forcing after `timeout_s`)."""
-        self._server.should_exit = True
-        if self._thread.is_alive():
-            self._thread.join(timeout_s)
-        if self._thread.is_alive():
-            self._server.force_exit = True
-            self._thread.join(timeout_s)
-        try:
-            self._sock.close()
-        except OSError:
-            pass
-
-    def __enter__(self) -> ServerHandle:
-        return self
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        self.stop()
+def serve_asgi(app: Any, host: str = "127.0.0.1", port: int = 0, *, startup_timeout_s: float = 10.0,
+               graceful_s: float = 2.0, state: ServerState | None = None) -> ServerHandle:
+    """Serve any app like the provider server (see `simulator.serving.serve_app`)."""
+    return serve_app(app, host, port, startup_timeout_s=startup_timeout_s, graceful_s=graceful_s, state=state)
 
 
 def run_server(state: ServerState, host: str = "127.0.0.1", port: int = 0, *, startup_timeout_s: float = 10.0,
@@ -111,25 +28,7 @@ def run_server(state: ServerState, host: str = "127.0.0.1", port: int = 0, *, st
     """Start the provider server for `state` on `host`:`port` (0: a free port).
 
     Returns a started `ServerHandle`, usable as a context manager that stops it.
-    Raises OSError when the port cannot be bound, RuntimeError when startup times out.
+    Raises OSError when the port cannot be bound, SimulatorError when startup times out.
     """
     return serve_asgi(create_app(state), host, port, startup_timeout_s=startup_timeout_s, graceful_s=graceful_s,
                       state=state)
-
-
-def serve_asgi(app: Any, host: str = "127.0.0.1", port: int = 0, *, startup_timeout_s: float = 10.0,
-               graceful_s: float = 2.0, state: ServerState | None = None) -> ServerHandle:
-    """Start uvicorn (h11, asyncio loop, no lifespan) for the ASGI `app` in a thread.
-
-    Same contract as `run_server`.
-    """
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind((host, port))
-    except OSError:
-        sock.close()
-        raise
-    sock.set_inheritable(True)
-    return ServerHandle(app, sock, graceful_s=graceful_s, state=state).start(startup_timeout_s)

@@ -10,12 +10,12 @@ import time
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator
 
-from tests.support import free_port
 
 
 @contextmanager
 def serve_app(app: Any) -> Iterator[str]:
-    """Serve an ASGI app (uvicorn) or a WSGI app (threaded werkzeug) on 127.0.0.1 in a thread."""
+    """Serve an ASGI app (`simulator.serving`, uvicorn) or a WSGI app (threaded werkzeug, as
+    Flask apps are deployed) on 127.0.0.1 in a thread; yields the base URL."""
     if hasattr(app, "wsgi_app"):
         from werkzeug.serving import make_server
 
@@ -28,18 +28,10 @@ def serve_app(app: Any) -> Iterator[str]:
             server.shutdown()
             server.server_close()
         return
-    import uvicorn
+    from simulator.serving import serve_app as serve_asgi
 
-    port = free_port()
-    server_ = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="off"))
-    thread = threading.Thread(target=server_.run, daemon=True)
-    thread.start()
-    wait_until(lambda: server_.started, what="uvicorn to start")
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server_.should_exit = True
-        thread.join(timeout=10)
+    with serve_asgi(app) as server:
+        yield server.url
 
 
 def wait_until(predicate: Callable[[], Any], *, timeout_s: float = 10.0, what: str = "condition") -> Any:
