@@ -16,7 +16,6 @@ did not finish); 2 a usage or config error.
 from __future__ import annotations
 
 import contextlib
-import ipaddress
 import json
 import os
 import random
@@ -57,17 +56,6 @@ def parse_duration(text: str) -> float:
     if total <= 0:
         raise UsageError("--duration: must be more than 0 seconds")
     return total
-
-
-def is_loopback(url: str) -> bool:
-    """True when `url`'s host is a loopback address or ``localhost``."""
-    host = urlsplit(url).hostname or ""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def locustfile() -> Path:
@@ -253,13 +241,14 @@ def register(app: typer.Typer) -> None:
         from hookproof.cli import _load, console, err_console, fail, print_report
         from hookproof.errors import HookproofError, UsageError
         from reports import REPORT_FILES, load_json
+        from simulator.delivery import Target
         from simulator.errors import SimulatorError
 
         try:
             cfg = _load(config)
             if cfg.target.url is None:
                 raise UsageError("storms need a URL target (target.url); an in-process app cannot be stormed")
-            if not is_loopback(cfg.target.url) and not allow_remote:
+            if not Target(url=cfg.target.url).is_loopback() and not allow_remote:
                 raise UsageError(f"the target {urlsplit(cfg.target.url).hostname} is not on loopback; "
                                  "pass --allow-remote to storm a remote receiver")
             if shape not in ("steady", "ramp", "spike", "soak"):

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from hookproof.commands.storm import is_loopback, parse_duration
+from hookproof.commands.storm import parse_duration
+from simulator.delivery import Target
 from hookproof.errors import UsageError
 from tests.support import free_port
 
@@ -64,7 +65,7 @@ def test_parse_duration_refuses(text: str) -> None:
     ("http://127.5.0.1/", True), ("http://10.0.0.5/webhooks", False), ("https://example.com/hooks", False),
 ])
 def test_is_loopback(url: str, loopback: bool) -> None:
-    assert is_loopback(url) is loopback
+    assert Target(url=url).is_loopback() is loopback
 
 
 def test_a_remote_target_needs_allow_remote(tmp_path: Path) -> None:
