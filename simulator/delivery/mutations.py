@@ -8,7 +8,7 @@ from typing import Any, Sequence
 
 from simulator.events import Event
 from simulator.faults import Mutation
-from simulator.profiles.base import Profile, SignedRequest
+from simulator.profiles.base import Envelope, Profile, SignedRequest
 
 #: Size an oversized body is padded to, in bytes.
 OVERSIZE_BYTES = 3 * 1024 * 1024
@@ -54,6 +54,29 @@ def foreign_account(event: Event) -> Event:
     return replace(event, account="acct_" + "F0REIGN" + event.account[-9:].rjust(9, "0"))
 
 
+#: Envelopes already rendered: (profile, event id) -> (the event object, its envelope).
+_ENVELOPES: dict[tuple[str, str], tuple[Event, Envelope]] = {}
+_ENVELOPES_MAX = 4096
+
+
+def envelope_of(profile: Profile, event: Event) -> Envelope:
+    """`profile.envelope(event)`, rendered once per event object.
+
+    An envelope is stable across every attempt of an event (body bytes, dedupe id,
+    headers), so copies and retries reuse it; only the signature is made per attempt.
+    The cache holds the event itself and is only hit by that very object.
+    """
+    key = (profile.name, event.id)
+    hit = _ENVELOPES.get(key)
+    if hit is not None and hit[0] is event:
+        return hit[1]
+    envelope = profile.envelope(event)
+    if len(_ENVELOPES) >= _ENVELOPES_MAX:
+        _ENVELOPES.clear()
+    _ENVELOPES[key] = (event, envelope)
+    return envelope
+
+
 def build_attempt(profile: Profile, event: Event, secrets: Sequence[str], mutations: Sequence[Mutation],
                   *, now: int, attempt: int, seed: int = 0) -> AttemptRequest:
     """The signed request of one attempt of `event` with `mutations` applied at unix time `now`."""
@@ -62,7 +85,7 @@ def build_attempt(profile: Profile, event: Event, secrets: Sequence[str], mutati
         event = flip_livemode(event)
     if Mutation.FOREIGN_ACCOUNT in muts:
         event = foreign_account(event)
-    envelope = profile.envelope(event)
+    envelope = envelope_of(profile, event)
     if Mutation.RESERIALIZE in muts:
         envelope = envelope.with_body(reserialize(envelope.body))
     if Mutation.OVERSIZE in muts:
