@@ -2,7 +2,8 @@
 
 Verification is done and duplicates are deduplicated in the database (as inbox_sync),
 but the handler only puts the event on a ``queue.Queue`` and answers 200; a worker
-thread applies it a moment later. The queue lives in process memory: a crash, OOM
+thread applies it a moment later (option ``apply_delay_s``, default 0: how long the worker
+takes to get to an event, like a worker that polls its queue). The queue lives in process memory: a crash, OOM
 kill or deploy between the answer and the worker loses every queued event, and the
 provider, having seen 200, never sends them again (a paid renewal never recorded).
 """
@@ -12,6 +13,7 @@ from __future__ import annotations
 import logging
 import queue
 import threading
+import time
 from typing import Any
 
 from examples.receivers.common import ReceiverConfig, Reply, WebhookEvent, make_app, run_cli
@@ -37,7 +39,10 @@ class AckBeforePersist(InboxSync):
         return Reply(200, {"accepted": event.id})
 
     def _run(self) -> None:
+        delay_s = self.config.option("apply_delay_s", 0.0)
         while (event := self.queue.get()) is not None:
+            if delay_s:
+                time.sleep(delay_s)
             try:
                 super().process(event)
             except Exception:

@@ -15,6 +15,7 @@ everything else, 409 included, is retried on the profile's schedule scaled by
 from __future__ import annotations
 
 import asyncio
+import errno
 import re
 import time
 from dataclasses import dataclass, field
@@ -379,6 +380,8 @@ def translate_error(exc: BaseException) -> _Answer:
         os_error = getattr(cause, "os_error", None)
         if isinstance(os_error, ConnectionRefusedError) or find(ConnectionRefusedError) is not None:
             return _Answer(None, b"", "connection refused: nothing listens there", False)
+        if isinstance(os_error, ConnectionResetError) or getattr(os_error, "errno", None) == errno.ECONNRESET:
+            return _Answer(None, b"", "the receiver reset the connection before the request was sent", False)
         reason = getattr(os_error, "strerror", None) or _short(cause)
         return _Answer(None, b"", f"could not connect: {reason}", False)
     if find(aiohttp.ConnectionTimeoutError) is not None or (

@@ -16,8 +16,10 @@ REPO = Path(__file__).resolve().parents[2]
 SECRET = "whsec_chaos_" + "0" * 24
 MATRIX_FILE = Path(__file__).with_name("chaos_matrix.json")
 #: Receiver tuning for short runs: a 0.5 s slow effect, a 0.3 s lease on claimed inbox rows
-#: (a row a killed worker had claimed is taken up again well within the settle window).
-OPTIONS = "--option effect_delay_s=0.5 --option lease_s=0.3"
+#: (a row a killed worker had claimed is taken up again well within the settle window), and
+#: an in-memory queue worker that gets to an event 0.1 s after it was acknowledged (so a
+#: kill right after the answer loses it whatever the machine's load).
+OPTIONS = "--option effect_delay_s=0.5 --option lease_s=0.3 --option apply_delay_s=0.1"
 #: Smaller than the defaults, to keep the suite short.
 CHAOS = ChaosConfig(events=3, kill_trials=2, replicas=3)
 
