@@ -7,6 +7,7 @@ the block raised. The process runs in its own process group so its children go t
 
 from __future__ import annotations
 
+import base64
 import os
 import shlex
 import signal
@@ -80,8 +81,13 @@ class ReceiverProcess:
         return self._mask(shlex.join(self.argv))
 
     def _mask(self, text: str) -> str:
+        """`text` with every masked string hidden, also in its base64 and hex forms."""
         for m in self._masked:
-            text = text.replace(m, "***")
+            raw = m.encode()
+            forms = {m, raw.hex(), base64.b64encode(raw).decode(), base64.b64encode(raw).decode().rstrip("="),
+                     base64.urlsafe_b64encode(raw).decode().rstrip("=")}
+            for form in sorted(forms, key=len, reverse=True):
+                text = text.replace(form, "***")
         return text
 
     def log_tail(self, lines: int = 20) -> str:

@@ -11,10 +11,13 @@ import contextlib
 import importlib
 import random
 import shlex
+import socket
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
+from urllib.parse import urlsplit
 
 from hookproof.config import Config
 from hookproof.errors import ConfigError, UsageError
@@ -36,9 +39,12 @@ class CertifyResult:
         return 0 if self.report.verdict == "pass" and not self.report.partial else 1
 
 
-def import_object(spec: str, field: str) -> Any:
-    """The attribute named by ``module:attr`` (dots allowed on both sides). Raises ConfigError."""
+def import_object(spec: str, field: str, base_dir: Path | None = None) -> Any:
+    """The attribute named by ``module:attr`` (dots allowed on both sides), importable
+    from `base_dir` (the config file's folder) too. Raises ConfigError."""
     module_name, _, attr = spec.partition(":")
+    if base_dir is not None and str(base_dir.resolve()) not in sys.path:
+        sys.path.insert(0, str(base_dir.resolve()))
     try:
         obj: Any = importlib.import_module(module_name)
         for part in attr.split("."):
@@ -65,7 +71,7 @@ def make_observer(config: Config, server_state: Any) -> Callable[[], Observation
                 states = observers.SqlObserver(obs.url, "SELECT NULL AS business_key WHERE 1 = 0", obs.state)
                 return lambda: _merge(sink.observe(), states.observe())
             return sink.observe
-        fn = import_object(obs.callable or "", "observer.callable")
+        fn = import_object(obs.callable or "", "observer.callable", config.base_dir)
         return lambda: _coerce(fn())
     except observers.ObserverError as exc:
         raise ConfigError(str(exc), field="observer") from None
@@ -174,8 +180,32 @@ def chaos_settings(config: Config, backend: str) -> Any:
 def make_target(config: Config) -> Target:
     t = config.target
     if t.app is not None:
-        return Target(app=import_object(t.app, "target.app"), path=t.path)
+        return Target(app=import_object(t.app, "target.app", config.base_dir), path=t.path)
     return Target(url=t.url)
+
+
+def preflight(config: Config, runner: Runner) -> None:
+    """Before any scenario: the receiver is reachable and the observer can read it.
+
+    Raises ConfigError naming `target.url` when nothing listens there, and `observer`
+    when the first observation fails (missing table, bad query, endpoint down).
+    """
+    from scenarios.errors import ObserverError
+
+    url = config.target.url
+    if url is not None and config.target.process is None and config.target.docker is None:
+        parts = urlsplit(url)
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+        try:
+            socket.create_connection((parts.hostname, port), timeout=5.0).close()
+        except OSError as exc:
+            reason = "nothing listens there" if isinstance(exc, ConnectionRefusedError) else (exc.strerror or str(exc))
+            raise ConfigError(f"cannot reach {parts.hostname}:{port} ({reason}); start the receiver or fix the URL",
+                              field="target.url") from None
+    try:
+        runner.observe()
+    except ObserverError as exc:
+        raise ConfigError(str(exc), field="observer") from None
 
 
 def check_loopback(config: Config, allow_remote: bool) -> None:
@@ -243,6 +273,7 @@ def certify(config: Config, *, scenarios: Sequence[str] | None = None, out_dir: 
                     nemesis=nemesis if chaos else None,
                     chaos_settings=chaos_settings(config, "docker" if config.target.docker else "process"),
                 )
+                preflight(config, runner)
                 if on_start:
                     on_start(runner)
                 report = runner.run(chosen)

@@ -13,6 +13,7 @@ from typing import Annotated, Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from hookproof.errors import HookproofError, UsageError
@@ -37,6 +38,12 @@ err_console = Console(stderr=True, highlight=False)
 @app.callback()
 def _root() -> None:
     """hookproof: certify webhook receivers before go-live."""
+
+
+def _os_error(exc: OSError) -> str:
+    """An OS error in plain words: what failed, on which file."""
+    what = exc.strerror or type(exc).__name__
+    return f"{exc.filename}: {what.lower()}" if exc.filename else what
 
 
 def fail(message: str, code: int = 2) -> typer.Exit:
@@ -100,7 +107,7 @@ def send(
         )
         attempts = do_send(options, secret_values)
     except (HookproofError, SimulatorError) as exc:
-        flag = {"profile": "--profile ", "secret": "--secret "}.get(getattr(exc, "field", None) or "", "")
+        flag = {"profile": "--profile: ", "secret": "--secret: "}.get(getattr(exc, "field", None) or "", "")
         raise fail(f"{flag}{exc}" if flag and not str(exc).startswith("--") else str(exc)) from None
     if as_json:
         sys.stdout.write(json.dumps([a.to_dict() for a in attempts], indent=2) + "\n")
@@ -109,11 +116,17 @@ def send(
         for col in ("#", "event", "try", "status", "outcome", "ms", "note"):
             table.add_column(col, overflow="fold")
         for a in attempts:
-            note = ", ".join(filter(None, [",".join(a.faults), a.error]))
-            table.add_row(str(a.index + 1), f"{a.event_type}\n{a.event_id}", str(a.attempt), str(a.status or "-"),
-                          f"{a.outcome.value} ({a.completion.value})", f"{a.latency_ms:.0f}", note)
+            answer = a.response_excerpt.strip().replace("\n", " ")[:160] if a.outcome.value != "acked" else ""
+            note = ", ".join(filter(None, [",".join(a.faults), a.error, answer]))
+            table.add_row(str(a.index + 1), escape(f"{a.event_type}\n{a.event_id}"), str(a.attempt),
+                          str(a.status or "-"), f"{a.outcome.value} ({a.completion.value})", f"{a.latency_ms:.0f}",
+                          escape(note))
         console.print(table)
-    if not any(a.completion.value == "ok" for a in attempts):
+    acked = sum(a.completion.value == "ok" for a in attempts)
+    if not as_json:
+        console.print(f"{len(attempts)} attempt(s), {acked} acknowledged" +
+                      ("" if acked else "; exit 1: the receiver acknowledged none of them"), markup=False)
+    if not acked:
         raise typer.Exit(1)
 
 
@@ -130,10 +143,14 @@ def print_report(report: "RunReport", paths: dict[str, Path], title: str) -> Non
         table.add_column(col, overflow="fold")
     styles = {"pass": "green", "fail": "bold red", "unknown": "yellow", "error": "bold red", "not_applicable": "dim"}
     for s in report.scenarios:
-        first = f"{s.findings[0].check_id}: {s.findings[0].key} {s.findings[0].message}" if s.findings else (s.reason or "")
+        if s.findings:
+            first = f"{s.findings[0].check_id}: {s.findings[0].key} {s.findings[0].message}"
+        else:
+            undecided = [f"{c.check_id}: {c.detail}" for c in s.checks if c.verdict == "unknown" and c.detail]
+            first = s.reason or (undecided[0] if undecided else "")
         more = f" (+{len(s.findings) - 1} more)" if len(s.findings) > 1 else ""
         verdict = "n/a" if s.verdict == "not_applicable" else s.verdict.upper()
-        table.add_row(s.id, f"[{styles.get(s.verdict, '')}]{verdict}[/]", first + more)
+        table.add_row(escape(s.id), f"[{styles.get(s.verdict, '')}]{verdict}[/]", escape(first + more))
     console.print(table)
     word = {"pass": "[green]PASS[/]", "fail": "[bold red]FAIL[/]"}.get(report.verdict, f"[yellow]{report.verdict.upper()}[/]")
     console.print(f"verdict: {word}{' (partial run)' if report.partial else ''}")
@@ -147,7 +164,7 @@ def certify(
     scenario: Annotated[Optional[list[str]], typer.Option("--scenario", "-s", help="Scenario id (repeatable). Default: the catalog.")] = None,
     out: Annotated[Path, typer.Option("--out", help="Report directory.")] = Path("hookproof-reports"),
     allow_remote: Annotated[bool, typer.Option("--allow-remote", help="Allow a target that is not on this machine (loopback).")] = False,
-    chaos: Annotated[bool, typer.Option("--chaos", help="Also run the chaos scenarios (kill, pause, restart, network cuts, replicas); needs [target.process] or [target.docker].")] = False,
+    chaos: Annotated[bool, typer.Option("--chaos", help="Also run the chaos scenarios (kill, pause, restart, network cuts, replicas); needs a target.process or target.docker section.")] = False,
 ) -> None:
     """Run the scenario catalog against the receiver; exit 0 pass, 1 findings, 2 usage/config error.
 
@@ -161,7 +178,9 @@ def certify(
     from chaos.errors import ChaosError
     from hookproof.certify import certify as run_certify
     from scenarios.catalog import CATALOG
+    from reports.errors import ReportError
     from scenarios.chaos import CHAOS_CATALOG
+    from scenarios.errors import ScenarioError
     from simulator.errors import SimulatorError
 
     interrupted: list[int] = []
@@ -187,8 +206,10 @@ def certify(
 
             result = run_certify(cfg, scenarios=scenario, out_dir=out, progress=progress, allow_remote=allow_remote,
                                 chaos=chaos)
-    except (HookproofError, SimulatorError, ChaosError) as exc:
+    except (HookproofError, SimulatorError, ChaosError, ScenarioError, ReportError) as exc:
         raise fail(str(exc)) from None
+    except OSError as exc:
+        raise fail(_os_error(exc)) from None
     except KeyboardInterrupt:
         raise fail("interrupted before a report could be written (the history, if any, is in the report directory)",
                    128 + (interrupted[-1] if interrupted else signal.SIGINT)) from None
@@ -205,7 +226,10 @@ def init(
     if path.exists() and not force:
         raise fail(f"{path} exists (use --force to overwrite)")
     template = (Path(__file__).parent / "init_template.toml").read_text(encoding="utf-8")
-    path.write_text(template, encoding="utf-8")
+    try:
+        path.write_text(template, encoding="utf-8")
+    except OSError as exc:
+        raise fail(_os_error(exc)) from None
     console.print(f"wrote {path}", markup=False)
 
 
@@ -213,12 +237,13 @@ def init(
 def list_scenarios() -> None:
     """List the scenario catalog."""
     from scenarios.catalog import SCENARIOS
+    from scenarios.chaos import CHAOS_CATALOG
 
-    table = Table(title="hookproof scenarios", title_justify="left")
-    for col in ("id", "title", "checks"):
+    table = Table(title="hookproof scenarios (chaos ones run with certify --chaos)", title_justify="left")
+    for col in ("id", "tier", "title", "checks"):
         table.add_column(col, overflow="fold")
-    for s in SCENARIOS:
-        table.add_row(s.id, s.title, ", ".join(s.checks))
+    for s in (*SCENARIOS, *CHAOS_CATALOG.values()):
+        table.add_row(s.id, s.tier, escape(s.title), ", ".join(s.checks))
     console.print(table)
 
 
@@ -229,10 +254,17 @@ def demo(
     """Certify a correct and a broken reference receiver, side by side, on 127.0.0.1."""
     from hookproof.demo import run_demo
 
+    from chaos.errors import ChaosError
+    from reports.errors import ReportError
+    from scenarios.errors import ScenarioError
+    from simulator.errors import SimulatorError
+
     try:
         results = run_demo(out, progress_console=err_console)
-    except (HookproofError,) as exc:
+    except (HookproofError, SimulatorError, ChaosError, ScenarioError, ReportError) as exc:
         raise fail(str(exc)) from None
+    except OSError as exc:
+        raise fail(_os_error(exc)) from None
     for name, result in results:
         print_report(result.report, result.paths, f"receiver {name}")
         console.print("")
@@ -270,18 +302,24 @@ def main(argv: list[str] | None = None) -> None:
     except ImportError:  # pragma: no cover - older typer on click
         from click import exceptions as click_exceptions  # type: ignore[no-redef]
 
+    abort = getattr(click_exceptions, "Abort", KeyboardInterrupt)
     try:
         code = app(args=argv, standalone_mode=False)
     except click_exceptions.UsageError as exc:
-        where = f"{exc.ctx.command_path}: " if exc.ctx is not None else ""
-        err_console.print(f"hookproof: {where}{exc.format_message()}", markup=False, soft_wrap=True)
+        message = exc.format_message()
+        if message:
+            where = f"{exc.ctx.command_path}: " if exc.ctx is not None else ""
+            err_console.print(f"hookproof: {where}{message}", markup=False, soft_wrap=True)
         sys.exit(2)
     except click_exceptions.ClickException as exc:
         err_console.print(f"hookproof: {exc.format_message()}", markup=False, soft_wrap=True)
         sys.exit(exc.exit_code)
-    except click_exceptions.Abort:
-        err_console.print("hookproof: aborted", markup=False)
+    except (abort, KeyboardInterrupt):
+        err_console.print("hookproof: interrupted", markup=False)
         sys.exit(130)
+    except BrokenPipeError:  # e.g. `hookproof --help | head`
+        sys.stderr.close()
+        sys.exit(0)
     sys.exit(code if isinstance(code, int) else 0)
 
 

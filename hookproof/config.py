@@ -12,6 +12,7 @@ import os
 import re
 import tomllib
 from pathlib import Path
+from urllib.parse import urlsplit
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -124,6 +125,11 @@ class TargetConfig(_Model):
     def _url(cls, v: str | None) -> str | None:
         if v is not None and not re.match(r"^https?://[^/\s]+", v):
             raise ValueError(f"must be an absolute http(s) URL, got {v!r}")
+        if v is not None:
+            try:
+                urlsplit(v).port
+            except ValueError:
+                raise ValueError(f"the port in {v!r} is not a number from 0 to 65535") from None
         return v
 
     @field_validator("app")

@@ -60,6 +60,7 @@ def receiver_config(name: str, db_dir: Path, secret: str, *, seed: int | None = 
 
 def run_demo(out: Path, *, progress_console: Console | None = None) -> list[tuple[str, CertifyResult]]:
     """Certify each demo receiver into `out/<name>`; returns (name, result) pairs."""
+    out = out.resolve()  # the receivers run from the project folder; their database paths must not be relative
     out.mkdir(parents=True, exist_ok=True)
     db_dir = out / "databases"
     db_dir.mkdir(exist_ok=True)

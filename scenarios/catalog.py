@@ -29,6 +29,19 @@ CHECKLIST: Mapping[str, str] = {
     "transient-vs-permanent": "Separates transient from permanent errors",
 }
 
+#: Checklist item -> the checks whose findings fail it.
+CHECKLIST_CHECKS: Mapping[str, frozenset[str]] = {
+    "raw-body-signature": frozenset({"unexpected", "valid_not_rejected"}),
+    "refuses-foreign": frozenset({"unexpected", "no_server_error"}),
+    "persists-before-ack": frozenset({"lost", "counter"}),
+    "unique-under-concurrency": frozenset({"duplicated", "counter"}),
+    "duplicates-tested": frozenset({"duplicated", "duplicate_acked", "lost", "counter", "valid_not_rejected"}),
+    "reordering-tested": frozenset({"regressed", "stale"}),
+    "timeouts-tested": frozenset({"lost", "duplicated", "valid_not_rejected", "duplicate_acked"}),
+    "retries-bounded": frozenset({"duplicate_acked", "retry_storm", "no_server_error", "lost"}),
+    "transient-vs-permanent": frozenset({"no_server_error", "lost", "downstream_idempotency", "duplicated"}),
+}
+
 SAFETY = ("duplicated", "unexpected", "regressed")
 EFFECTS = ("duplicated", "lost", "unexpected", "valid_not_rejected", "no_server_error")
 

@@ -272,7 +272,9 @@ def _overlaps_ack(a: Attempt, window: tuple[float, float] | None) -> bool:
 
 
 def _statuses(history: Sequence[Attempt], positions: Sequence[int]) -> str:
-    seen = dict.fromkeys(str(history[p].status) for p in positions)
+    """The distinct answers the attempts got: status codes, or the outcome when none came."""
+    seen = dict.fromkeys(str(history[p].status) if history[p].status is not None
+                         else history[p].outcome.value.replace("_", " ") for p in positions)
     return ", ".join(seen)
 
 
@@ -367,8 +369,9 @@ def check_unexpected(
 ) -> CheckResult:
     """Safety: no effect for a key never validly sent; every invalid delivery refused.
 
-    An invalid delivery acked with a 2xx, or left without any answer (timeout, connection
-    lost after sending), is a finding: the contract is a 4xx.
+    An invalid delivery acked with a 2xx, or not refused with a 4xx (no answer, a 5xx, a
+    refused connection), is a finding: the contract is a 4xx, and only a 4xx shows the
+    receiver checked and refused it.
     """
     idx = _index(history, expectations, observations, index)
     findings = []
@@ -387,13 +390,13 @@ def check_unexpected(
             continue
         if a.outcome is Outcome.ACKED:
             groups.setdefault((a.event_id, "invalid-acked"), []).append(pos)
-        elif a.outcome in (Outcome.TIMEOUT, Outcome.CONNECTION_ERROR) and a.completion is Completion.UNKNOWN:
+        elif a.outcome is not Outcome.DROPPED and not (a.status is not None and 400 <= a.status < 500):
             groups.setdefault((a.event_id, "invalid-unrefused"), []).append(pos)
     findings += _grouped("unexpected", groups, history, idx, {
         "invalid-acked": (FINDING, "4xx", "an invalid delivery was accepted with {statuses}; "
                                    "the provider's official verifier rejects it"),
-        "invalid-unrefused": (FINDING, "4xx", "an invalid delivery got no answer ({statuses}); it must be refused "
-                                       "with a 4xx, not left hanging"),
+        "invalid-unrefused": (FINDING, "4xx", "an invalid delivery was not refused with a 4xx ({statuses}); "
+                                       "a receiver that is unreachable, crashes or hangs proves nothing"),
     })
     stats = {"keys_observed": len(idx.peak), "invalid_acked_events": len(groups)}
     return _result("unexpected", findings, stats, unknown=None if observations else "nothing was observed")

@@ -20,7 +20,8 @@ from typing import Callable, Iterable, Sequence
 from reports.model import (
     AttemptView, CheckView, ChecklistItem, EffectPoint, FindingView, RunReport, ScenarioReport,
 )
-from scenarios.catalog import CATALOG, CHECKLIST, ChaosContext, Context, Hook, NotApplicable, Phase, Plan, Scenario
+from scenarios.catalog import CATALOG, CHECKLIST, CHECKLIST_CHECKS, ChaosContext, Context, Hook, NotApplicable, Phase, Plan, Scenario
+from scenarios.errors import ScenarioError
 from scenarios.checks import CheckResult, Verdict, compose, run_checks
 from scenarios.observations import Effect, ObjectState, Observation, expectations_from
 from simulator.delivery import Attempt, Dispatcher, History, Target
@@ -122,7 +123,13 @@ class Runner:
     def report(self, started: float, *, partial: bool) -> RunReport:
         results = tuple(self.results)
         verdicts = {r.verdict for r in results}
-        verdict = "fail" if "fail" in verdicts or "error" in verdicts else "unknown" if "unknown" in verdicts or partial else "pass"
+        tested = verdicts - {"not_applicable"}
+        if "fail" in verdicts or "error" in verdicts:
+            verdict = "fail"
+        elif "unknown" in verdicts or partial or not tested:  # nothing applicable ran: nothing is certified
+            verdict = "unknown"
+        else:
+            verdict = "pass"
         return RunReport(
             tool_version=VERSION, target=self.target.describe(), profile=self.profile.name,
             environment="live" if self.live else "test", seed=self.seed, started_at=started,
@@ -152,7 +159,10 @@ class Runner:
             unhealed = self._heal(scenario)  # a final heal always runs (STYLE.md, Faults)
         if unhealed:
             return _error(scenario, f"the faults could not be healed: {unhealed}", t0)
-        observations, settled = self._settle(world)
+        try:
+            observations, settled = self._settle(world)
+        except ScenarioError as exc:  # the observer broke mid-run: this scenario cannot be judged
+            return _error(scenario, f"observing the receiver failed: {exc}", t0)
         attempts = self.history.attempts(scenario.id)
         expectations = expectations_from(
             events, attempts, sender_timeout_s=self.profile.sender_timeout_s,
@@ -314,13 +324,19 @@ def effect_points(observations: Sequence[Observation], keys: set[str]) -> tuple[
 
 
 def checklist(results: Sequence[ScenarioReport]) -> tuple[ChecklistItem, ...]:
-    """Each go-live checklist item's verdict from the scenarios that evidence it."""
+    """Each go-live checklist item's verdict from the scenarios that evidence it.
+
+    An item fails only on findings of the checks that speak to it (`CHECKLIST_CHECKS`):
+    a race that duplicates an effect in the sender-timeout scenario fails "unique under
+    concurrency", not "persists before acknowledging".
+    """
     items = []
     for item_id, title in CHECKLIST.items():
         evidence = [r for r in results if item_id in r.checklist and r.verdict not in ("not_applicable",)]
+        relevant = CHECKLIST_CHECKS[item_id]
         if not evidence:
             verdict = "untested"
-        elif any(r.verdict in ("fail", "error") for r in evidence):
+        elif any(r.verdict == "error" or any(f.check_id in relevant for f in r.findings) for r in evidence):
             verdict = "fail"
         elif any(r.verdict == "unknown" for r in evidence):
             verdict = "unknown"

@@ -15,8 +15,13 @@ from simulator.world import World
 def serve(port: int, host: str, seed: int) -> None:
     """Build ``World(seed).lifecycle()`` and serve it on `host`:`port` until interrupted.
 
-    The API accepts `DEFAULT_API_KEY`; the effect sink is at ``/sink/effects``.
+    The API accepts `DEFAULT_API_KEY`; the effect sink is at ``/sink/effects``. Port 0
+    picks a free port, and the printed address is the real one.
     """
+    if port == 0:  # say the real address: pick the free port before printing it
+        from simulator.serving import free_port
+
+        port = free_port(host)
     world = World(seed)
     events = world.lifecycle()
     state = ServerState([world])
