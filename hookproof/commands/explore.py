@@ -13,6 +13,8 @@ from __future__ import annotations
 import contextlib
 import os
 import random
+import signal
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -76,6 +78,21 @@ def explore_target(cfg: "Config") -> Iterator[tuple["ExploreTarget", Any]]:
             yield shared_target(make_target(cfg), make_observer(cfg, state), profile, secrets, in_process=False,
                                 settle_window_s=cfg.settle.window_s, settle_deadline_s=cfg.settle.deadline_s,
                                 settle_interval_s=cfg.settle.interval_s, **options), state
+
+
+def write_interrupted_report(out_dir: Path, started: float) -> dict[str, Path]:
+    """A partial report for an explore run stopped by SIGINT/SIGTERM before it finished."""
+    from reports import write_reports
+    from reports.model import RunReport, ScenarioReport
+    from scenarios.runner import VERSION, checklist
+
+    scenario = ScenarioReport(MACHINE_ID, "State machine over delivery schedules",
+                              "The search was interrupted before it finished; nothing is certified.", "unknown",
+                              (), reason="interrupted (SIGINT or SIGTERM) before the search finished")
+    report = RunReport(tool_version=VERSION, target="(interrupted)", profile="", environment="", seed=0,
+                       started_at=started, finished_at=time.time(), verdict="unknown", scenarios=(scenario,),
+                       checklist=checklist((scenario,)), partial=True)
+    return write_reports(report, out_dir)
 
 
 def run_explore(cfg: "Config", *, out_dir: Path, max_examples: int = 100, seed: int | None = None,
@@ -198,12 +215,29 @@ def register(app: typer.Typer) -> None:
         from hookproof.errors import HookproofError
         from simulator.errors import SimulatorError
 
+        interrupted: list[int] = []
+
+        def on_signal(signum: int, frame: object) -> None:
+            interrupted.append(signum)
+            signal.default_int_handler(signal.SIGINT, frame)  # raises KeyboardInterrupt, as Ctrl-C does
+
+        signal.signal(signal.SIGTERM, on_signal)
+        started = time.time()
         try:
             cfg = _load(config)
             run = run_explore(cfg, out_dir=out, max_examples=max_examples, seed=seed, repeats=repeats,
                               database=_database(out))
         except (HookproofError, SimulatorError, ChaosError) as exc:
             raise fail(str(exc)) from None
+        except KeyboardInterrupt:
+            code = 128 + (interrupted[-1] if interrupted else signal.SIGINT)
+            paths = write_interrupted_report(out, started)
+            console.print(f"explore interrupted; partial report: {paths['json']}", markup=False)
+            sys.stdout.flush()
+            sys.stderr.flush()
+            # The receiver's worker threads (in-process apps) may still run; the report is
+            # written, so leave now instead of waiting for them.
+            os._exit(code)
         for line in run.lines:
             console.print(line, markup=False, soft_wrap=True)
         print_report(run.report, run.paths, f"hookproof explore: {cfg.target.profile} receiver at {run.report.target}")
