@@ -31,6 +31,7 @@ import json
 import logging
 import math
 import os
+import signal
 import time
 import traceback
 from pathlib import Path
@@ -38,6 +39,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 import gevent
+import gevent.event
 import gevent.pool
 from locust import FastHttpUser, events, task
 from locust.env import Environment
@@ -86,6 +88,7 @@ class _Process:
         self.exit_code: int | None = None
         self.collector = Collector()
         self.flushed = False
+        self.stop_early = gevent.event.Event()  # set by SIGUSR1: end the storm now, then check and report
 
     def elapsed(self) -> float:
         return time.monotonic() - self.t0
@@ -152,6 +155,9 @@ def _on_init(environment: Environment, **_: Any) -> None:
     if runner is not None:
         runner.register_message(RECORDS_MESSAGE, _on_records)
         runner.register_message(DONE_MESSAGE, _on_done)
+    # `hookproof storm` sends SIGUSR1 when it is interrupted: stop sending, gather, check
+    # and write a report marked partial (SIGTERM would end Locust without one).
+    gevent.signal_handler(signal.SIGUSR1, STATE.stop_early.set)
 
 
 def _on_records(environment: Environment, msg: Any, **_: Any) -> None:
@@ -360,7 +366,7 @@ def _control(environment: Environment) -> None:
     assert runner is not None
     try:
         STATE.phase = "storm"
-        gevent.sleep(max(0.0, spec.duration_s - STATE.elapsed()))
+        early = STATE.stop_early.wait(timeout=max(0.0, spec.duration_s - STATE.elapsed()))
         stopped_at = time.time()
         STATE.phase = "stopping"
         nodes = ([c.id for c in runner.clients.all] if isinstance(runner, MasterRunner) else ["local"])
@@ -370,6 +376,8 @@ def _control(environment: Environment) -> None:
         while not STATE.collector.finished(nodes) and time.monotonic() < deadline:
             gevent.sleep(0.1)
         problems = STATE.collector.problems(nodes)
+        if early:
+            problems.insert(0, f"interrupted after {STATE.elapsed():.0f} s of {spec.duration_s:.0f} s")
         reason = "; ".join(problems) if problems else None
         if reason:
             log.error("incomplete records: %s", reason)

@@ -27,7 +27,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Annotated, Iterator, Optional
+from typing import IO, TYPE_CHECKING, Annotated, Any, Iterator, Optional
 from urllib.parse import urlsplit
 
 import typer
@@ -197,20 +197,35 @@ def run_storm(spec: "StormSpec", secrets: list[str], *, workers: int, spawn_rate
             task = bar.add_task("storm: starting", total=spec.duration_s, detail="")
             deadline = time.monotonic() + bound_s
             master = procs[0]
-            while master.poll() is None:
-                if time.monotonic() > deadline:
-                    console.print(f"hookproof: the storm did not finish within {bound_s:.0f} s; stopped it "  # type: ignore[attr-defined]
-                                  f"(logs in {log_dir})", markup=False)
-                    return 1
-                data = _read_progress(progress_path) if progress_path else {}
-                if data:
-                    elapsed = float(data.get("elapsed_s", 0.0))  # type: ignore[arg-type]
-                    bar.update(task, completed=min(elapsed, spec.duration_s),
-                               description=f"storm: {data.get('phase', '')}",
-                               detail=f"{data.get('requests', 0)} sent, {data.get('rps', 0)}/s, "
-                                      f"{data.get('failures', 0)} non-2xx, {data.get('workers', 0)} worker(s)")
-                time.sleep(0.25)
-            return int(master.returncode)
+            try:
+                return _watch(master, deadline, bound_s, bar, task, spec, progress_path, log_dir, console)
+            except KeyboardInterrupt:
+                # Ask the master to stop early and still check and report (a partial report),
+                # bounded by the time it needs to gather and settle; then let the interruption on.
+                with contextlib.suppress(ProcessLookupError):
+                    master.send_signal(signal.SIGUSR1)
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    master.wait(spec.collect_timeout_s + spec.settle_deadline_s + MARGIN_S)
+                raise
+
+
+def _watch(master: "subprocess.Popen[bytes]", deadline: float, bound_s: float, bar: Any, task: Any,
+           spec: "StormSpec", progress_path: Path | None, log_dir: Path, console: object) -> int:
+    """Show the master's progress until it exits; its exit code (1 past the deadline)."""
+    while master.poll() is None:
+        if time.monotonic() > deadline:
+            console.print(f"hookproof: the storm did not finish within {bound_s:.0f} s; stopped it "  # type: ignore[attr-defined]
+                          f"(logs in {log_dir})", markup=False)
+            return 1
+        data = _read_progress(progress_path) if progress_path else {}
+        if data:
+            elapsed = float(data.get("elapsed_s", 0.0))  # type: ignore[arg-type]
+            bar.update(task, completed=min(elapsed, spec.duration_s),
+                       description=f"storm: {data.get('phase', '')}",
+                       detail=f"{data.get('requests', 0)} sent, {data.get('rps', 0)}/s, "
+                              f"{data.get('failures', 0)} non-2xx, {data.get('workers', 0)} worker(s)")
+        time.sleep(0.25)
+    return int(master.returncode)
 
 
 def register(app: typer.Typer) -> None:
@@ -244,6 +259,13 @@ def register(app: typer.Typer) -> None:
         from simulator.delivery import Target
         from simulator.errors import SimulatorError
 
+        interrupted: list[int] = []
+
+        def on_signal(signum: int, frame: object) -> None:
+            interrupted.append(signum)
+            signal.default_int_handler(signal.SIGINT, frame)  # raises KeyboardInterrupt, as Ctrl-C does
+
+        signal.signal(signal.SIGTERM, on_signal)
         try:
             cfg = _load(config)
             if cfg.target.url is None:
@@ -274,10 +296,19 @@ def register(app: typer.Typer) -> None:
         except (HookproofError, SimulatorError, ChaosError) as exc:
             raise fail(str(exc)) from None
         except KeyboardInterrupt:
-            raise fail("interrupted; the storm was stopped", 1) from None
+            code = -(128 + (interrupted[-1] if interrupted else signal.SIGINT))  # marks the interruption
         with contextlib.suppress(FileNotFoundError):
             progress_path.unlink()
         report_path = out / REPORT_FILES["json"]
+        if code < 0:
+            # The Locust processes were stopped (SIGTERM: Locust shuts down and its master
+            # writes what it gathered); say where that is, and exit 128 + the signal.
+            if report_path.is_file():
+                console.print(f"storm interrupted; the report of what was sent so far: {report_path}", markup=False)
+            else:
+                err_console.print("hookproof: storm interrupted before a report was written; Locust logs in "
+                                  f"{out / 'locust'}", markup=False)
+            raise typer.Exit(-code)
         if not report_path.is_file():
             raise fail(f"the storm ended (Locust exit code {code}) without a report; see the logs in {out / 'locust'}", 1)
         report = load_json(report_path.read_bytes())

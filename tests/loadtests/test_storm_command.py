@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -132,3 +134,41 @@ def test_storm_check_then_insert_fails(tmp_path: Path) -> None:
     checks = _checks(out)
     assert checks["duplicated"] == ("invalid", {"duplicated"})
     assert checks["unexpected"][0] == "valid"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_an_interrupted_storm_reports_what_it_sent_and_says_partial(tmp_path: Path, signum: int) -> None:
+    out = tmp_path / "out"
+    env = {**os.environ, "HOOKPROOF_TEST_SECRET": SECRET, "PYTHONPATH": str(ROOT), "COLUMNS": "200"}
+    proc = subprocess.Popen([sys.executable, "-m", "hookproof", "storm", "--config", str(_config(tmp_path, "inbox_sync")),
+                             "--out", str(out), "--users", "4", "--spawn-rate", "4", "--rate", "40",
+                             "--duration", "120s"], cwd=str(ROOT), env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not (out / "locust").is_dir() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        time.sleep(8)  # the storm is sending
+        proc.send_signal(signum)
+        stdout, stderr = proc.communicate(timeout=90)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 128 + signum, stdout + stderr
+    report = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    assert report["partial"] is True
+    assert "interrupted after" in (report["scenarios"][0].get("reason") or "")
+    assert not _locust_processes(), "Locust processes were left running"
+
+
+def _locust_processes() -> list[int]:
+    """Pids of running processes started from the storm's locustfile."""
+    pids = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            if b"loadtests/locustfile.py" in cmdline.read_bytes():
+                pids.append(int(cmdline.parent.name))
+        except OSError:  # the process ended meanwhile
+            continue
+    return pids
