@@ -103,7 +103,8 @@ def layout_timeline(attempts: tuple[AttemptView, ...], effects: tuple[EffectPoin
     deliveries = list(dict.fromkeys(a.delivery_id for a in attempts))
     lane = {d: i for i, d in enumerate(deliveries)}
     event_of = {a.delivery_id: a.event_type for a in attempts}
-    rows = [Row(TOP + i * ROW_H, _short(d, 22), f"delivery {d} ({event_of[d]})") for i, d in enumerate(deliveries)]
+    rows = [Row(TOP + i * ROW_H, _lane_label(d, event_of[d]), f"delivery {d} ({event_of[d]})")
+            for i, d in enumerate(deliveries)]
     effects_y = TOP + len(deliveries) * ROW_H
     rows.append(Row(effects_y, "effects seen", "when the observer first saw 1, 2, ... effects for the key"))
     bars = []
@@ -140,6 +141,17 @@ def _nice_step(raw_s: float) -> float:
         if step >= raw_s * (1 - 1e-9):
             return step
     return 10.0 ** (exponent + 1)  # pragma: no cover (the loop always returns)
+
+
+def _lane_label(delivery_id: str, event_type: str) -> str:
+    """A lane's label that tells copies apart: the event type and the copy number.
+
+    Delivery ids end in ``_<copy>`` (``dlv_<event id>_<copy>``); others are shortened.
+    """
+    head, _, copy = delivery_id.rpartition("_")
+    if head and copy.isdigit():
+        return _short(f"{event_type} #{copy}", 22)
+    return _short(delivery_id, 22)
 
 
 def _tick_label(offset_s: float, step_s: float) -> str:

@@ -322,8 +322,7 @@ def check_duplicated(
             attempts = idx.attempt_ids(idx.by_key.get(key, ()))
             findings.append(Finding(
                 "duplicated", key,
-                f"applied {n} times instead of once; {len(idx.by_key.get(key, ()))} attempt(s) carried it "
-                f"(first seen at observation {oi})",
+                f"applied {n} times instead of once; {len(idx.by_key.get(key, ()))} delivery attempt(s) carried it",
                 expected=1, actual=n, attempts=attempts))
     return _result("duplicated", findings, {"keys_observed": len(idx.peak), "observations": len(observations)})
 
