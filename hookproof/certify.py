@@ -198,6 +198,8 @@ def preflight(config: Config, runner: Runner) -> None:
         port = parts.port or (443 if parts.scheme == "https" else 80)
         try:
             socket.create_connection((parts.hostname, port), timeout=5.0).close()
+        except ConnectionResetError:
+            pass  # something listens there (and resets); the scenarios will say what it does
         except OSError as exc:
             reason = "nothing listens there" if isinstance(exc, ConnectionRefusedError) else (exc.strerror or str(exc))
             raise ConfigError(f"cannot reach {parts.hostname}:{port} ({reason}); start the receiver or fix the URL",

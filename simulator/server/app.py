@@ -35,6 +35,7 @@ import asyncio
 import base64
 import binascii
 import re
+import threading
 import uuid
 from typing import Any, Annotated, Awaitable, Callable, MutableMapping
 
@@ -220,8 +221,18 @@ def _not_found(object_type: str, object_id: str) -> JSONResponse:
 
 # ---- the app ------------------------------------------------------------------------
 
+#: FastAPI builds pydantic schemas while routes are added, and pydantic's schema building
+#: is not thread-safe: two runs starting servers at once (threads) must not interleave.
+_BUILD_LOCK = threading.Lock()
+
+
 def create_app(state: ServerState) -> FastAPI:
     """The provider API and effect sink over `state` (see the module docstring)."""
+    with _BUILD_LOCK:
+        return _create_app(state)
+
+
+def _create_app(state: ServerState) -> FastAPI:
     app = HookproofApp(
         title="hookproof provider simulator",
         version="1",
