@@ -3,11 +3,16 @@
 One Locust process pinned to CPU 0, the null receiver (bench/null_receiver.py) pinned
 to CPU 1, loopback, the same users and duration for both runs:
 
-- bare: a FastHttpUser posting one pre-signed Stripe event in a closed loop (no wait);
+- bare: a FastHttpUser posting pre-signed Stripe requests in a closed loop (no wait):
+  the storm's own events (a `StoryBook` stream), signed once before the run;
 - storm: ``loadtests/locustfile.py`` at an offered rate far above what one process can
   send (so it runs flat out), with its defaults (20 % duplicates as bursts of 4, a
-  reorder window of 8, one redelivery wave): every attempt built from the world,
-  signed by the profile and recorded like the dispatcher's history.
+  reorder window of 8, one redelivery wave): every attempt drawn from the world's
+  stories, signed by the profile at its send time and recorded like the dispatcher's
+  history. One group in flight per user (``max_in_flight=1``), as bare has one request
+  in flight per user: both load the receiver alike, so the ratio compares the
+  senders' work, not how deep the receiver's queue is (at 64 groups per user both
+  sides slow down from the concurrency alone).
 
 The ratio storm/bare is the overhead of hookproof's signing and bookkeeping. The
 storm's checks then run against an observer that sees nothing (the null receiver
@@ -31,21 +36,27 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 SECRET = "whsec_bench_storm_0123456789"
+#: Distinct pre-signed requests the bare user cycles through.
+BARE_BODIES = 4000
 
 BARE_LOCUSTFILE = '''
 import json, os
 from locust import FastHttpUser, task
 
-_REQ = json.loads(os.environ["BENCH_REQUEST"])
-_BODY = _REQ["body"].encode()
+_REQS = [(r["body"].encode(), r["headers"]) for r in json.load(open(os.environ["BENCH_REQUESTS"]))]
 
 
 class Bare(FastHttpUser):
     concurrency = 64
 
+    def on_start(self):
+        self.i = 0
+
     @task
     def post(self):
-        self.client.post(self.host, data=_BODY, headers=_REQ["headers"], name="bare")
+        body, headers = _REQS[self.i % len(_REQS)]
+        self.i += 1
+        self.client.post(self.host, data=body, headers=headers, name="bare")
 '''
 
 
@@ -75,15 +86,22 @@ def _locust(locustfile: Path, url: str, users: int, seconds: int, env: dict[str,
 
 
 def bare_rate(url: str, users: int, seconds: int, tmp: Path) -> float:
-    from simulator.delivery.mutations import build_attempt
+    import itertools
+
+    from loadtests.stories import StoryBook
     from simulator.profiles import get_profile
     from simulator.world import World
 
-    world = World(1)
-    event = next(e for e in world.lifecycle() if e.business_key)
-    built = build_attempt(get_profile("stripe"), event, [SECRET], (), now=int(time.time()), attempt=1)
-    env = {**os.environ, "BENCH_REQUEST": json.dumps({"body": built.request.body.decode(),
-                                                      "headers": dict(built.request.headers)})}
+    profile = get_profile("stripe")
+    book = StoryBook(World(1), profile, lambda e: profile.provider_type(e.type) is not None
+                     and (e.business_key is not None or e.stateful))
+    now = int(time.time())
+    requests = [profile.request(item.envelope, [SECRET], now) for item in itertools.islice(book.stream(), BARE_BODIES)
+                if item.envelope is not None]
+    path = tmp / "bare_requests.json"
+    path.write_text(json.dumps([{"body": r.body.decode(), "headers": dict(r.headers)} for r in requests]),
+                    encoding="utf-8")
+    env = {**os.environ, "BENCH_REQUESTS": str(path)}
     path = tmp / "bare_locustfile.py"
     path.write_text(BARE_LOCUSTFILE, encoding="utf-8")
     stats = tmp / "bare"
@@ -100,7 +118,7 @@ def storm_rate(url: str, users: int, seconds: int, tmp: Path) -> tuple[float, fl
     out = tmp / "storm"
     spec = StormSpec(target_url=url, users=users, rate_per_s=100_000.0, duration_s=float(seconds),
                      observer={"kind": "python", "callable": "storm_throughput:no_effects"}, out_dir=str(out),
-                     settle_window_s=0.1, settle_deadline_s=5.0)
+                     settle_window_s=0.1, settle_deadline_s=5.0, max_in_flight=1)
     spec_path = tmp / "spec.json"
     spec_path.write_text(spec.to_json(), encoding="utf-8")
     env = {**os.environ, SPEC_ENV: str(spec_path), SECRETS_ENV: secrets_to_env([SECRET]),
@@ -128,7 +146,7 @@ def main(seconds: int, users: int) -> None:
             storm, events = storm_rate(url, users, seconds, tmp)
         print(f"{seconds} s, {users} users, one Locust process on CPU 0, null receiver on CPU 1")
         print(f"{'sender':<58}{'req/s':>10}{'vs bare':>10}")
-        print(f"{'bare FastHttpUser, one pre-signed body':<58}{bare:>10.0f}{1.0:>10.2f}")
+        print(f"{'bare FastHttpUser, pre-signed bodies':<58}{bare:>10.0f}{1.0:>10.2f}")
         print(f"{'storm: signed attempts (world, profile, history records)':<58}{storm:>10.0f}{storm / bare:>10.2f}")
         print(f"{'storm: distinct events':<58}{events:>10.0f}")
     finally:

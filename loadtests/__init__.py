@@ -5,6 +5,7 @@ The Locust glue is `loadtests/locustfile.py`, run in its own processes by
 This package's pure parts are importable anywhere:
 
 - `shape`: the offered rate as a function of elapsed seconds (steady, ramp, spike, soak);
+- `stories`: world stories built once per process and replayed with fresh ids;
 - `plan`: what a user sends next (duplicates, concurrent bursts, reordering, waves);
 - `records`: attempt records with the history's completion semantics, and their wire form;
 - `spec`: the storm's JSON spec and the secrets' environment variable;
@@ -13,11 +14,12 @@ This package's pure parts are importable anywhere:
 """
 
 from loadtests.collect import DONE_MESSAGE, RECORDS_MESSAGE, Collector
-from loadtests.plan import Send, StormPlan, recycled_events, story_events
+from loadtests.plan import Send, StormPlan
 from loadtests.records import (STORM_SCENARIO, attempt_from_wire, attempt_to_wire, event_from_wire, event_to_wire,
                                make_attempt, outcome_of)
 from loadtests.shape import SHAPE_KINDS, LoadShape, make_shape, send_times, wave_times
 from loadtests.spec import SECRETS_ENV, SPEC_ENV, SpecError, StormSpec, secrets_from_env, secrets_to_env
+from loadtests.stories import Rendered, StoryBook, renamed, story_events
 from loadtests.verdict import STORM_CHECKS, StormOutcome, finish_storm, storm_scenario, throughput
 
 __all__ = [
@@ -25,6 +27,7 @@ __all__ = [
     "DONE_MESSAGE",
     "LoadShape",
     "RECORDS_MESSAGE",
+    "Rendered",
     "SECRETS_ENV",
     "SHAPE_KINDS",
     "SPEC_ENV",
@@ -35,6 +38,7 @@ __all__ = [
     "StormOutcome",
     "StormPlan",
     "StormSpec",
+    "StoryBook",
     "attempt_from_wire",
     "attempt_to_wire",
     "event_from_wire",
@@ -43,7 +47,7 @@ __all__ = [
     "make_attempt",
     "make_shape",
     "outcome_of",
-    "recycled_events",
+    "renamed",
     "secrets_from_env",
     "secrets_to_env",
     "send_times",

@@ -48,7 +48,8 @@ class StormSpec:
         sender_timeout_s: seconds a sender waits for an answer.
         time_scale: factor on the profile's retry delays (retries of failed attempts).
         max_attempts: attempts per delivery at most (1: no retries).
-        max_in_flight: concurrent deliveries per user at most (backpressure bound).
+        max_in_flight: groups in flight per user at most (the user's senders; a burst's
+            copies and a wave replay go out with their group): the backpressure bound.
         observer: the `hookproof.toml` observer table (kind, url, effects, state...).
         sink_url: the effect sink's URL (the ``sink`` observer reads it).
         settle_window_s / settle_deadline_s / settle_interval_s: liveness settle.

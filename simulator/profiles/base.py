@@ -155,5 +155,5 @@ class Profile(ABC):
 
 def require_secrets(secrets: Sequence[str], profile: str) -> None:
     """Raise SecretError when `secrets` is empty or holds an empty string."""
-    if not secrets or any(not s for s in secrets):
+    if not secrets or not all(secrets):
         raise SecretError(f"profile {profile!r} needs a non-empty secret", field="secret")

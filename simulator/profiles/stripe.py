@@ -8,7 +8,6 @@ Sources: stripe-python `stripe/_webhook.py` (`WebhookSignature.verify_header`,
 
 from __future__ import annotations
 
-import hashlib
 import hmac
 import random
 from typing import Any, Mapping, Sequence
@@ -42,8 +41,7 @@ def stripe_signature(secret: str, timestamp: int, body: bytes) -> str:
 
     Source: stripe-python `WebhookSignature._compute_signature`.
     """
-    payload = str(timestamp).encode() + b"." + body
-    return hmac.new(secret.encode("utf-8"), payload, hashlib.sha256).hexdigest()
+    return hmac.digest(secret.encode("utf-8"), b"%d.%b" % (timestamp, body), "sha256").hex()
 
 
 class StripeProfile(Profile):

@@ -6,7 +6,7 @@ from collections import Counter
 
 import pytest
 
-from loadtests.plan import Send, StormPlan, story_events
+from loadtests.plan import Send, StormPlan
 from simulator.events import Event
 from simulator.world import World
 
@@ -90,30 +90,18 @@ def test_the_plan_is_deterministic_from_its_seed() -> None:
     assert run(9) != run(10)
 
 
-def test_story_events_keeps_what_the_filter_accepts() -> None:
-    source = story_events(World(5), lambda e: e.business_key is not None)
-    first = [next(source) for _ in range(30)]
-    assert all(e.business_key for e in first)
-    assert len({e.id for e in first}) == 30
-    assert list(story_events(World(5), lambda e: False)) == []
-
-
 @pytest.mark.parametrize("kwargs", [{"duplicates": 1.5}, {"burst": 0}, {"reorder_window": 0}, {"wave_window_s": -1}])
 def test_bad_parameters_are_refused(kwargs: dict[str, float]) -> None:
     with pytest.raises(ValueError):
         StormPlan([], **kwargs)  # type: ignore[arg-type]
 
 
-def test_recycled_events_are_fresh_copies_of_consistent_stories() -> None:
-    from loadtests.plan import recycled_events, renamed
+def test_sends_carry_the_envelope_their_source_rendered() -> None:
+    from loadtests.stories import Rendered
+    from simulator.profiles.base import Envelope
 
-    source = recycled_events(World(5), lambda e: e.business_key is not None or e.stateful, stories=2)
-    events = [next(source) for _ in range(200)]
-    assert len({e.id for e in events}) == 200
-    original = events[0]
-    copy = renamed([original], 7)[0]
-    assert copy.id != original.id and copy.id[:-6] == original.id[:-6] and len(copy.id) == len(original.id)
-    assert copy.object["id"] == copy.object_id and copy.version == original.version
-    assert copy.status == original.status and copy.amount == original.amount
-    if original.business_key:
-        assert copy.business_key == original.business_key.replace(original.object_id, copy.object_id)
+    events = _events(3)
+    envelopes = [Envelope(event_id=e.id, type=e.type, body=e.id.encode()) for e in events]
+    groups = _drain(StormPlan([Rendered(e, v) for e, v in zip(events, envelopes)], duplicates=1.0, burst=2, seed=1))
+    assert [[s.envelope for s in g] for g in groups] == [[v, v] for v in envelopes]
+    assert all(s.envelope is None for g in _drain(StormPlan(_events(3))) for s in g)

@@ -1,0 +1,224 @@
+"""World stories for storms: built once per process, replayed with fresh ids.
+
+A storm sends far more events than a `World` can build at its pace (each lifecycle
+renders many object snapshots), so a Locust process builds a few customer lifecycles
+once (`StoryBook`) and replays them, every replay with fresh ids: a copy number
+replaces the last 6 characters of every world id (`renamed`). The renamed story keeps
+the same truth (versions, statuses, amounts, business keys) about new objects.
+
+Rendering a renamed event through its profile costs a JSON round trip per event, so
+`StoryBook` also keeps each template's envelope cut at its id tails: a replay is a
+join of byte segments. That shortcut is used only for templates where it was shown,
+at build time, to give exactly the profile's own rendering for two different copies
+(body bytes, dedupe id, headers, query); the others (profiles that derive ids with a
+hash, e.g. Standard Webhooks' ``msg_`` ids) are rendered by the profile every time.
+Pure; no Locust import.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+from dataclasses import dataclass, replace
+from typing import Any, Callable, Iterator, NamedTuple
+
+from simulator.events import Event
+from simulator.profiles.base import Envelope, Profile
+from simulator.world import World
+
+#: A world id: a lowercase prefix (``cs_test`` included), 18 characters kept, 6 renamed.
+_WORLD_ID = re.compile(r"\b([a-z]{2,5}(?:_test|_live)?_[A-Za-z0-9]{18})[A-Za-z0-9]{6}\b")
+_WORLD_ID_BYTES = re.compile(_WORLD_ID.pattern.encode("ascii"))
+_BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+#: Length of the renamed tail of a world id, in characters.
+TAIL_CHARS = 6
+#: Copy numbers a tail can hold (62 ** 6).
+MAX_COPIES = 62 ** TAIL_CHARS
+
+
+class Rendered(NamedTuple):
+    """An event and its envelope, or None when the sender renders it (`build_attempt`)."""
+
+    event: Event
+    envelope: Envelope | None
+
+
+def tail(copy_no: int) -> str:
+    """`copy_no` as 6 base-62 characters. Raises ValueError outside [0, 62**6)."""
+    if not 0 <= copy_no < MAX_COPIES:
+        raise ValueError(f"copy number {copy_no} is outside [0, {MAX_COPIES})")
+    out = ""
+    for _ in range(TAIL_CHARS):
+        copy_no, r = divmod(copy_no, 62)
+        out = _BASE62[r] + out
+    return out
+
+
+def story_events(world: World, keep: Callable[[Event], bool]) -> Iterator[Event]:
+    """Endless customer lifecycles of `world` (pay, subscribe, renew, fail, recover,
+    refund, cancel), keeping the events `keep` accepts, in emitted order.
+
+    Stops (instead of looping forever) if 100 lifecycles in a row keep no event.
+    """
+    barren = 0
+    while barren < 100:
+        kept = [e for e in world.lifecycle() if keep(e)]
+        barren = 0 if kept else barren + 1
+        yield from kept
+
+
+def renamed(story: list[Event], copy_no: int) -> list[Event]:
+    """`story` with every world id's last 6 characters replaced by `copy_no` in base 62:
+    the same truth (versions, statuses, amounts, keys) about fresh objects and events.
+
+    Ids are renamed in the event id, object id, business key, snapshot, previous
+    attributes, request id and extras alike, so the renamed story stays consistent.
+    """
+    new_tail = tail(copy_no)
+
+    def sub(text: str) -> str:
+        return _WORLD_ID.sub(lambda m: m.group(1) + new_tail, text)
+
+    out = []
+    for e in story:
+        payload = json.loads(sub(json.dumps([e.object, e.previous_attributes, dict(e.extra)])))
+        out.append(replace(e, id=sub(e.id), object_id=sub(e.object_id), object=payload[0],
+                           previous_attributes=payload[1], extra=payload[2],
+                           business_key=sub(e.business_key) if e.business_key else None,
+                           request_id=sub(e.request_id) if e.request_id else None))
+    return out
+
+
+def _cut(text: str) -> tuple[str, ...]:
+    """`text` split around its world-id tails: ``new_tail.join(parts)`` renames it."""
+    parts, start = [], 0
+    for m in _WORLD_ID.finditer(text):
+        parts.append(text[start:m.end(1)])
+        start = m.end(1) + TAIL_CHARS
+    parts.append(text[start:])
+    return tuple(parts)
+
+
+def _cut_bytes(data: bytes) -> tuple[bytes, ...]:
+    parts, start = [], 0
+    for m in _WORLD_ID_BYTES.finditer(data):
+        parts.append(data[start:m.end(1)])
+        start = m.end(1) + TAIL_CHARS
+    parts.append(data[start:])
+    return tuple(parts)
+
+
+@dataclass(frozen=True)
+class _Cut:
+    """One template event and its envelope, cut at the world-id tails."""
+
+    fields: dict[str, Any]  # the template's other fields, without its object snapshot
+    event_id: tuple[str, ...]
+    object_id: tuple[str, ...]
+    business_key: tuple[str, ...] | None
+    request_id: tuple[str, ...] | None
+    envelope_id: tuple[str, ...]
+    envelope_type: str
+    body: tuple[bytes, ...]
+    headers: tuple[tuple[str, tuple[str, ...]], ...]
+    query: tuple[tuple[str, tuple[str, ...]], ...]
+
+    @classmethod
+    def of(cls, event: Event, envelope: Envelope) -> "_Cut":
+        renamed_fields = {"id", "object_id", "business_key", "request_id"}
+        fields = {f.name: getattr(event, f.name) for f in dataclasses.fields(event) if f.name not in renamed_fields}
+        fields.update(object={}, previous_attributes=None, extra={})
+        return cls(
+            fields=fields, event_id=_cut(event.id), object_id=_cut(event.object_id),
+            business_key=_cut(event.business_key) if event.business_key else None,
+            request_id=_cut(event.request_id) if event.request_id else None,
+            envelope_id=_cut(envelope.event_id), envelope_type=envelope.type, body=_cut_bytes(envelope.body),
+            headers=tuple((k, _cut(v)) for k, v in envelope.headers.items()),
+            query=tuple((k, _cut(v)) for k, v in envelope.query.items()),
+        )
+
+    def render(self, new_tail: str) -> Rendered:
+        """The event and envelope of this template under `new_tail` (a slim event: the
+        object snapshot stays out, as the sender and the checks read only its fields)."""
+        event = Event(
+            **self.fields, id=new_tail.join(self.event_id), object_id=new_tail.join(self.object_id),
+            business_key=new_tail.join(self.business_key) if self.business_key else None,
+            request_id=new_tail.join(self.request_id) if self.request_id else None)
+        envelope = Envelope(
+            event_id=new_tail.join(self.envelope_id), type=self.envelope_type,
+            body=new_tail.encode("ascii").join(self.body),
+            headers={k: new_tail.join(v) for k, v in self.headers},
+            query={k: new_tail.join(v) for k, v in self.query})
+        return Rendered(event, envelope)
+
+
+def _same(a: Rendered, b: Rendered) -> bool:
+    ea, eb = a.event, b.event
+    va, vb = a.envelope, b.envelope
+    assert va is not None and vb is not None
+    return ((ea.id, ea.object_id, ea.business_key, ea.request_id) == (eb.id, eb.object_id, eb.business_key, eb.request_id)
+            and (va.event_id, va.type, va.body, dict(va.headers), dict(va.query))
+            == (vb.event_id, vb.type, vb.body, dict(vb.headers), dict(vb.query)))
+
+
+#: Copy numbers the shortcut is proven on (they differ in every tail character).
+_PROOF_COPIES = (1, MAX_COPIES - 1)
+
+
+class StoryBook:
+    """`stories` lifecycles of `world` kept by `keep`, rendered once by `profile`.
+
+    `stream` replays them with fresh ids; different `first_copy` values with the same
+    `stride` give disjoint ids (one per storm user of a process).
+    """
+
+    def __init__(self, world: World, profile: Profile, keep: Callable[[Event], bool], *, stories: int = 16) -> None:
+        self.profile = profile
+        self.templates: list[list[Event]] = [
+            kept for kept in ([e for e in world.lifecycle() if keep(e)] for _ in range(stories)) if kept]
+        self._cuts: list[list[_Cut | Event]] = [[self._cut_or_event(e) for e in story] for story in self.templates]
+
+    @property
+    def shortcut_share(self) -> float:
+        """Share of template events replayed by joining segments (the rest are re-rendered)."""
+        flat = [c for story in self._cuts for c in story]
+        return sum(isinstance(c, _Cut) for c in flat) / len(flat) if flat else 0.0
+
+    def _cut_or_event(self, event: Event) -> "_Cut | Event":
+        cut = _Cut.of(event, self.profile.envelope(event))
+        for copy_no in _PROOF_COPIES:
+            if not _same(cut.render(tail(copy_no)), self.rendered_by_profile(event, copy_no)):
+                return event
+        return cut
+
+    def rendered_by_profile(self, event: Event, copy_no: int) -> Rendered:
+        """`event` renamed to `copy_no` and rendered by the profile (the slow, sure way)."""
+        full = renamed([event], copy_no)[0]
+        return Rendered(full, self.profile.envelope(full))
+
+    def render(self, story: int, index: int, copy_no: int) -> Rendered:
+        """Event `index` of story `story` under copy number `copy_no`."""
+        item = self._cuts[story][index]
+        if isinstance(item, _Cut):
+            return item.render(tail(copy_no))
+        return self.rendered_by_profile(item, copy_no)
+
+    def stream(self, *, first_copy: int = 1, stride: int = 1, max_events: int = 50_000_000) -> Iterator[Rendered]:
+        """Every story under copy `first_copy`, then `first_copy + stride`, …, at most
+        `max_events` events (and never past the last copy number)."""
+        if first_copy < 0 or stride < 1:
+            raise ValueError("first_copy must be >= 0 and stride >= 1")
+        count = 0
+        copy_no = first_copy
+        while self._cuts and count < max_events and copy_no < MAX_COPIES:
+            for s, story in enumerate(self._cuts):
+                for i in range(len(story)):
+                    if count >= max_events:
+                        return
+                    yield self.render(s, i, copy_no)
+                    count += 1
+            copy_no += stride
+
+
+__all__ = ["MAX_COPIES", "Rendered", "StoryBook", "renamed", "story_events", "tail"]

@@ -1,0 +1,88 @@
+"""StoryBook: world stories replayed with fresh ids, each exactly as its profile renders it."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from loadtests.stories import MAX_COPIES, StoryBook, renamed, story_events, tail
+from simulator.events import Event
+from simulator.profiles import PROFILES, get_profile
+from simulator.world import World
+
+def _keep_for(profile):  # type: ignore[no-untyped-def]
+    return lambda e: profile.provider_type(e.type) is not None and (e.business_key is not None or e.stateful)
+
+
+def _book(name: str, stories: int = 3) -> StoryBook:
+    profile = get_profile(name)
+    return StoryBook(World(11), profile, _keep_for(profile), stories=stories)
+
+
+@pytest.mark.parametrize("name", PROFILES)
+def test_every_replayed_event_is_what_the_profile_renders_for_that_copy(name: str) -> None:
+    book = _book(name)
+    for s, story in enumerate(book.templates):
+        for i, template in enumerate(story):
+            for copy_no in (7, 62 ** 3 + 5, 123_456_789):
+                fast = book.render(s, i, copy_no)
+                slow = book.rendered_by_profile(template, copy_no)
+                assert fast.envelope is not None and slow.envelope is not None
+                assert (fast.event.id, fast.event.object_id, fast.event.business_key) == (
+                    slow.event.id, slow.event.object_id, slow.event.business_key)
+                assert (fast.event.version, fast.event.status, fast.event.amount, fast.event.type) == (
+                    slow.event.version, slow.event.status, slow.event.amount, slow.event.type)
+                assert fast.envelope.body == slow.envelope.body
+                assert fast.envelope.event_id == slow.envelope.event_id
+                assert dict(fast.envelope.headers) == dict(slow.envelope.headers)
+                assert dict(fast.envelope.query) == dict(slow.envelope.query)
+
+
+def test_stripe_replays_by_joining_segments_and_hashed_ids_fall_back_to_the_profile() -> None:
+    assert _book("stripe").shortcut_share == 1.0
+    # Standard Webhooks derives its msg_ id with a hash of the event id: never joined.
+    assert _book("standard-webhooks").shortcut_share == 0.0
+
+
+def test_users_of_one_process_get_disjoint_fresh_ids() -> None:
+    book = _book("stripe", stories=2)
+    per_story = sum(len(s) for s in book.templates)
+    streams = [book.stream(first_copy=1 + u, stride=4) for u in range(4)]
+    seen: dict[str, int] = {}
+    keys: set[str] = set()
+    for u, stream in enumerate(streams):
+        for item in itertools.islice(stream, 3 * per_story):
+            assert seen.setdefault(item.event.id, u) == u and item.event.id not in {
+                t.id for story in book.templates for t in story}
+            if item.event.business_key:
+                assert item.event.business_key not in keys
+                keys.add(item.event.business_key)
+    assert len(seen) == 4 * 3 * per_story
+
+
+def test_stream_stops_at_max_events_and_refuses_bad_strides() -> None:
+    book = _book("stripe", stories=1)
+    assert len(list(book.stream(max_events=5))) == 5
+    with pytest.raises(ValueError):
+        next(book.stream(stride=0))
+    with pytest.raises(ValueError):
+        tail(MAX_COPIES)
+    assert tail(0) == "000000" and tail(61) == "00000z" and tail(62) == "000010"
+
+
+def test_story_events_keeps_what_the_filter_accepts() -> None:
+    source = story_events(World(5), lambda e: e.business_key is not None)
+    first = [next(source) for _ in range(30)]
+    assert all(e.business_key for e in first)
+    assert len({e.id for e in first}) == 30
+    assert list(story_events(World(5), lambda e: False)) == []
+
+
+def test_renamed_story_keeps_its_truth_about_fresh_objects() -> None:
+    original: Event = next(e for e in World(5).lifecycle() if e.business_key)
+    copy = renamed([original], 7)[0]
+    assert copy.id != original.id and copy.id[:-6] == original.id[:-6] and len(copy.id) == len(original.id)
+    assert copy.object["id"] == copy.object_id and copy.version == original.version
+    assert copy.status == original.status and copy.amount == original.amount
+    assert copy.business_key == original.business_key.replace(original.object_id, copy.object_id)
