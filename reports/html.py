@@ -34,6 +34,11 @@ class KeyView:
     attempts: tuple[tuple[AttemptView, str], ...]  # with the send time relative to the first
 
 
+#: Business keys per scenario drawn with findings and timeline (a storm can have thousands;
+#: report.json and the Markdown summary carry every finding).
+MAX_DETAILED_KEYS = 50
+
+
 @dataclass(frozen=True)
 class ProblemView:
     """A scenario with findings or undecided checks."""
@@ -41,6 +46,7 @@ class ProblemView:
     scenario: ScenarioReport
     keys: tuple[KeyView, ...]
     unknown: tuple[CheckView, ...]
+    more_keys: int = 0  # business keys with findings beyond `MAX_DETAILED_KEYS`, not drawn
 
 
 def render_html(report: RunReport) -> str:
@@ -94,18 +100,18 @@ def _problem(scenario: ScenarioReport) -> ProblemView | None:
     if not scenario.findings and not unknown:
         return None
     keys = []
-    for key in scenario.finding_keys:
+    for key in scenario.finding_keys[:MAX_DETAILED_KEYS]:
         attempts = scenario.attempts_for(key)
         effects = scenario.effects_for(key)
         starts = [a.sent_at for a in attempts if math.isfinite(a.sent_at)] + [e.at for e in effects]
         t0 = min(starts, default=0.0)
         keys.append(KeyView(
             key=key,
-            findings=tuple(f for f in scenario.findings if f.key == key),
+            findings=scenario.findings_for(key),
             timeline=layout_timeline(attempts, effects),
             attempts=tuple((a, f"+{(a.sent_at - t0) * 1000:.0f} ms") for a in attempts),
         ))
-    return ProblemView(scenario, tuple(keys), unknown)
+    return ProblemView(scenario, tuple(keys), unknown, max(0, len(scenario.finding_keys) - MAX_DETAILED_KEYS))
 
 
 def _finding_notes(finding: FindingView) -> str:

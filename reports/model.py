@@ -105,14 +105,41 @@ class ScenarioReport:
         """Business keys named by findings, in first-seen order, without duplicates."""
         return tuple(dict.fromkeys(f.key for f in self.findings))
 
+    @cached_property
+    def _by_key(self) -> tuple[dict[str, list[FindingView]], dict[str, list[int]], dict[int, int],
+                               dict[str, list[EffectPoint]]]:
+        """Findings, attempt positions and effects per business key; attempt index -> position.
+
+        Built once, so every per-key lookup below costs only its own key's size.
+        """
+        findings: dict[str, list[FindingView]] = {}
+        for f in self.findings:
+            findings.setdefault(f.key, []).append(f)
+        positions: dict[str, list[int]] = {}
+        by_index: dict[int, int] = {}
+        for pos, a in enumerate(self.attempts):
+            by_index[a.index] = pos
+            if a.business_key is not None:
+                positions.setdefault(a.business_key, []).append(pos)
+        effects: dict[str, list[EffectPoint]] = {}
+        for e in self.effects:
+            effects.setdefault(e.business_key, []).append(e)
+        return findings, positions, by_index, effects
+
+    def findings_for(self, key: str) -> tuple[FindingView, ...]:
+        """The findings on business key `key`, in check order."""
+        return tuple(self._by_key[0].get(key, ()))
+
     def attempts_for(self, key: str) -> tuple[AttemptView, ...]:
         """The attempts of business key `key`, plus any a finding on `key` names, in history order."""
-        named = {i for f in self.findings if f.key == key for i in f.attempts}
-        return tuple(a for a in self.attempts if a.business_key == key or a.index in named)
+        findings, positions, by_index, _ = self._by_key
+        chosen = set(positions.get(key, ()))
+        chosen.update(by_index[i] for f in findings.get(key, ()) for i in f.attempts if i in by_index)
+        return tuple(self.attempts[pos] for pos in sorted(chosen))
 
     def effects_for(self, key: str) -> tuple[EffectPoint, ...]:
         """The effect points of business key `key`, oldest first."""
-        return tuple(sorted((e for e in self.effects if e.business_key == key), key=lambda e: (e.at, e.count)))
+        return tuple(sorted(self._by_key[3].get(key, ()), key=lambda e: (e.at, e.count)))
 
 
 @dataclass(frozen=True)

@@ -67,3 +67,30 @@ def test_everything_is_escaped(run_report: RunReport) -> None:
 
 def test_target_with_markup_is_text(run_report: RunReport) -> None:
     assert "stripe?x=&lt;1&gt;&amp;y=2" in render_html(run_report)
+
+
+def test_many_finding_keys_draw_the_first_fifty_and_count_the_rest(run_report: RunReport) -> None:
+    from reports.html import MAX_DETAILED_KEYS
+
+    base = run_report.scenarios[1]
+    template = base.attempts[0]
+    attempts = tuple(replace(template, index=i, business_key=f"license:pi_{i:03d}") for i in range(60))
+    findings = tuple(FindingView("duplicated", f"license:pi_{i:03d}", "applied 2 times", "finding", attempts=(i,))
+                     for i in range(60))
+    check = replace(base.checks[0], findings=findings)
+    scenario = replace(base, checks=(check,), attempts=attempts, effects=())
+    html = render_html(replace(run_report, scenarios=(scenario,)))
+    assert MAX_DETAILED_KEYS == 50
+    assert html.count("<h4>Business key") == 50
+    assert "license:pi_049" in html and "license:pi_050" not in html
+    assert "and 10 more business keys with findings" in html
+
+
+def test_per_key_lookups_match_a_scan_of_the_scenario(run_report: RunReport) -> None:
+    for s in run_report.scenarios:
+        for key in {*s.finding_keys, *(a.business_key for a in s.attempts if a.business_key)}:
+            named = {i for f in s.findings if f.key == key for i in f.attempts}
+            assert s.attempts_for(key) == tuple(a for a in s.attempts if a.business_key == key or a.index in named)
+            assert s.findings_for(key) == tuple(f for f in s.findings if f.key == key)
+            assert s.effects_for(key) == tuple(sorted((e for e in s.effects if e.business_key == key),
+                                                      key=lambda e: (e.at, e.count)))
