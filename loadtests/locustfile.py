@@ -316,6 +316,8 @@ class StormUser(FastHttpUser):
         if STATE.error is not None or STATE.stopped.is_set() or self.next_s is None or self.groups >= self.max_groups:
             return ()
         due = self.next_s
+        if due >= self.spec.duration_s:
+            return ()
         self.next_s = self.shape.next_send_s(due, self.spec.users)
         self.groups += 1
         wait = due - STATE.elapsed()
