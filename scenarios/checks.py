@@ -12,17 +12,22 @@ with ``severity="advisory"``: reported, never making a verdict invalid.
 
 Every check is O(n) in the history plus the observations: the per-key and per-event
 indexes (`CheckIndex`) are built in one pass and shared by `run_checks`; nothing loops
-over the history inside a loop over the history. Two exceptions, both in C and small:
-``ack_latency`` sorts the acked latencies (exact quantiles, O(n log n)), and
-``regressed`` maps a status seen without a version by bisection (O(log v) per state,
-v = versions of that object).
+over the history inside a loop over the history, and the checks about answers scan only
+the attempts the index marked `notable` (invalid, or answered 4xx/5xx). Two exceptions,
+both in C and small: ``ack_latency`` sorts the acked latencies (exact quantiles,
+O(n log n)), and ``regressed`` maps a status seen without a version by bisection
+(O(log v) per state, v = versions of that object). At a million attempts the time is
+dominated by memory traffic (every pass touches every attempt object), so the hot loops
+make few passes and allocate per key or per event, never per attempt.
 """
 
 from __future__ import annotations
 
 import inspect
 import math
+from collections import Counter
 from dataclasses import dataclass, field
+from functools import cached_property
 from enum import StrEnum
 from typing import Callable, Iterable, Mapping, Sequence
 
@@ -138,40 +143,90 @@ def compose(results: Iterable[CheckResult]) -> Verdict:
 
 @dataclass
 class CheckIndex:
-    """Indexes over one run, built in one pass and shared by the checks.
+    """Indexes over one run, built in one pass over the history and shared by the checks.
+
+    Positions are indexes into `history`; every list of positions is in history order.
 
     Attributes:
-        ids: history index of each position (``Attempt.index``, or the position
-            when the attempt was never recorded).
-        event_key: event id → business key (from the attempts, then the expectations).
-        by_key / by_event: business key / event id → positions, in history order.
-        ack_window: event id → (earliest send, earliest answer) among its valid acked
-            attempts, unix seconds.
+        history: the attempts the positions point into.
+        expectations: the run's expectations (for `key_of_event`).
+        by_key: business key → positions of the attempts filed under it: those carrying
+            it, and those carrying no key whose event has it (`key_of_event`).
+        by_event: event id → positions.
+        completions: position → the completion of a valid attempt, None for an invalid one.
+        acked_events: the events with at least one valid attempt that completed ok
+            (`ack_window` gives their timing).
+        notable: positions of the attempts that are invalid, or got a 4xx/5xx status or a
+            rejected or server-error outcome; the per-attempt checks scan these only.
         settled: the last observation, or None when nothing was observed.
         settled_counts: effect rows per key in `settled`.
         peak: key → (highest count in any observation, position of that observation).
         has_states: True when any observation reported any state.
     """
 
-    ids: list[int]
-    event_key: dict[str, str]
+    history: Sequence[Attempt]
+    expectations: Expectations
     by_key: dict[str, list[int]]
     by_event: dict[str, list[int]]
-    ack_window: dict[str, tuple[float, float]]
+    completions: list[Completion | None]
+    acked_events: set[str]
+    notable: list[int]
     settled: Observation | None
     settled_counts: dict[str, int]
     peak: dict[str, tuple[int, int]]
     has_states: bool
+    _ack_windows: dict[str, tuple[float, float]] = field(default_factory=dict, repr=False)  # ack_window's memo
 
     def attempt_ids(self, positions: Iterable[int]) -> tuple[int, ...]:
-        ids = self.ids
-        return tuple(ids[p] for p in positions)
+        """History indexes of the attempts at `positions` (see `_history_id`)."""
+        history = self.history
+        return tuple(_history_id(history[p], p) for p in positions)
+
+    def acked(self, positions: Iterable[int]) -> list[int]:
+        """Positions among `positions` of valid attempts that completed ok."""
+        completions, ok = self.completions, Completion.OK
+        return [p for p in positions if completions[p] is ok]
+
+    @cached_property
+    def expected_keys(self) -> dict[str, str]:
+        """Event id → the first expected key listing it (in `ExpectedEffect.event_ids`,
+        or as its `event_id` when those are empty). Built on first use."""
+        out: dict[str, str] = {}
+        for key, exp in self.expectations.expected.items():
+            for event_id in exp.event_ids or (exp.event_id,):
+                if event_id not in out:
+                    out[event_id] = key
+        return out
+
+    def ack_window(self, event_id: str) -> tuple[float, float] | None:
+        """(earliest send, earliest answer) among the event's valid acked attempts, unix
+        seconds, or None when none was acked. Computed on first use and remembered."""
+        if event_id not in self.acked_events:
+            return None
+        window = self._ack_windows.get(event_id)
+        if window is None:
+            history, completions, ok = self.history, self.completions, Completion.OK
+            acked = [history[p] for p in self.by_event[event_id] if completions[p] is ok]
+            window = self._ack_windows[event_id] = (min(a.sent_at for a in acked), min(a.answered_at for a in acked))
+        return window
+
+    def key_of_event(self, event_id: str) -> str | None:
+        """The business key of an event: the expected key listing it (`expected_keys`),
+        else the key of its first attempt that carries one, else None."""
+        key = self.expected_keys.get(event_id)
+        if key is None:
+            history = self.history
+            for p in self.by_event.get(event_id, ()):
+                key = history[p].business_key
+                if key is not None:
+                    break
+        return key
 
     def label(self, a: Attempt) -> str:
         """The key a per-attempt finding is filed under: business key, object or event."""
         if a.business_key is not None:
             return a.business_key
-        return self.event_key.get(a.event_id) or a.object_id or a.event_id
+        return self.key_of_event(a.event_id) or a.object_id or a.event_id
 
 
 def _history_id(a: Attempt, pos: int) -> int:
@@ -182,33 +237,45 @@ def _history_id(a: Attempt, pos: int) -> int:
 def build_index(
     history: Sequence[Attempt], expectations: Expectations, observations: Sequence[Observation]
 ) -> CheckIndex:
-    """Build the shared `CheckIndex`: one pass over the history and the observations."""
-    event_key: dict[str, str] = {}
-    for bkey, exp in expectations.expected.items():
-        for event_id in exp.event_ids or (exp.event_id,):
-            event_key.setdefault(event_id, bkey)
-    for a in history:
-        if a.business_key is not None:
-            event_key.setdefault(a.event_id, a.business_key)
+    """Build the shared `CheckIndex`: one pass over the history, one over the observations.
 
-    ids: list[int] = []
+    The pass does a few dictionary operations per attempt and creates one list per key
+    and per event, nothing per attempt. Attempts without a business key are filed
+    under their event's key afterwards (the key may come from a later attempt), then
+    the lists that received them are re-sorted (two sorted runs: a linear merge).
+    """
     by_key: dict[str, list[int]] = {}
     by_event: dict[str, list[int]] = {}
-    ack_window: dict[str, tuple[float, float]] = {}
+    completions: list[Completion | None] = [None] * len(history)
+    acked_events: set[str] = set()
+    notable: list[int] = []
+    unkeyed: list[str] = []  # the event id of each attempt without a business key
     ok = Completion.OK
     for pos, a in enumerate(history):
-        ids.append(_history_id(a, pos))
         event_id = a.event_id
-        key = a.business_key if a.business_key is not None else event_key.get(event_id)
-        if key is not None:
-            by_key.setdefault(key, []).append(pos)
-        by_event.setdefault(event_id, []).append(pos)
-        if a.valid and a.completion is ok:
-            window = ack_window.get(event_id)
-            if window is None:
-                ack_window[event_id] = (a.sent_at, a.answered_at)
+        positions = by_event.get(event_id)  # get-or-create without allocating when present
+        if positions is None:
+            by_event[event_id] = [pos]
+        else:
+            positions.append(pos)
+        key = a.business_key
+        if key is None:
+            unkeyed.append(event_id)
+        else:
+            positions = by_key.get(key)
+            if positions is None:
+                by_key[key] = [pos]
             else:
-                ack_window[event_id] = (min(window[0], a.sent_at), min(window[1], a.answered_at))
+                positions.append(pos)
+        if not a.valid:
+            notable.append(pos)
+            continue
+        completion = completions[pos] = a.completion
+        if completion is ok:
+            acked_events.add(event_id)
+        status = a.status
+        if (status is not None and status >= 400) or a.outcome in _ANSWERED_NON_SUCCESS:
+            notable.append(pos)
 
     peak: dict[str, tuple[int, int]] = {}
     counts: dict[str, int] = {}
@@ -221,8 +288,35 @@ def build_index(
             if best is None or n > best[0]:
                 peak[key] = (n, oi)
     settled = observations[-1] if observations else None
-    return CheckIndex(ids, event_key, by_key, by_event, ack_window, settled,
-                      counts if settled is not None else {}, peak, has_states)
+    index = CheckIndex(history, expectations, by_key, by_event, completions, acked_events, notable, settled,
+                       counts if settled is not None else {}, peak, has_states)
+    if unkeyed:
+        _file_unkeyed(index, unkeyed)
+    return index
+
+
+def _file_unkeyed(index: CheckIndex, unkeyed: Sequence[str]) -> None:
+    """File the attempts without a business key under their event's key (`key_of_event`).
+
+    `unkeyed` holds the event id of each such attempt. An event none of whose attempts
+    carries a key is looked up in the expectations only. Each list of `index.by_key`
+    that receives positions is sorted once (a few sorted runs: a merge).
+    """
+    history, by_event = index.history, index.by_event
+    late: dict[str, list[int]] = {}
+    for event_id, n_unkeyed in Counter(unkeyed).items():
+        positions = by_event[event_id]
+        if n_unkeyed == len(positions):  # no attempt of it carries a key
+            key = index.expected_keys.get(event_id)
+        else:
+            key = index.key_of_event(event_id)
+        if key is not None:
+            late.setdefault(key, []).extend(p for p in positions if history[p].business_key is None)
+    by_key = index.by_key
+    for key, positions in late.items():
+        filed = by_key.setdefault(key, [])
+        filed += positions
+        filed.sort()
 
 
 # ---- helpers ------------------------------------------------------------------------
@@ -254,11 +348,6 @@ def _index(
     index: CheckIndex | None,
 ) -> CheckIndex:
     return index if index is not None else build_index(history, expectations, observations)
-
-
-def _acked(history: Sequence[Attempt], positions: Sequence[int]) -> list[int]:
-    """Positions among `positions` of valid attempts that completed ok."""
-    return [p for p in positions if history[p].valid and history[p].completion is Completion.OK]
 
 
 def _after_ack(a: Attempt, window: tuple[float, float] | None) -> bool:
@@ -347,7 +436,7 @@ def check_lost(
         if idx.settled_counts.get(key, 0):
             continue
         positions = idx.by_key.get(key, [])
-        acked = _acked(history, positions)
+        acked = idx.acked(positions)
         if acked:
             findings.append(Finding("lost", key, f"acknowledged {len(acked)} time(s) but never applied",
                                     expected=1, actual=0, attempts=idx.attempt_ids(positions)))
@@ -384,7 +473,8 @@ def check_unexpected(
         findings.append(Finding("unexpected", key, f"{message} (observation {oi})", expected=0, actual=n,
                                 attempts=idx.attempt_ids(idx.by_key.get(key, ()))))
     groups: dict[tuple[str, str], list[int]] = {}
-    for pos, a in enumerate(history):
+    for pos in idx.notable:
+        a = history[pos]
         if a.valid:
             continue
         if a.outcome is Outcome.ACKED:
@@ -415,6 +505,7 @@ def check_recovered(
     idx = _index(history, expectations, observations, index)
     findings = []
     recovered_keys = unknown_applied = 0
+    completions, ok, indeterminate = idx.completions, Completion.OK, Completion.UNKNOWN
     for key in idx.peak:
         if key not in expectations.expected:
             continue
@@ -422,12 +513,12 @@ def check_recovered(
         has_ok = False
         unknown = failed = 0
         for p in positions:
-            a = history[p]
-            if not a.valid:
+            completion = completions[p]
+            if completion is None:  # an invalid attempt
                 continue
-            if a.completion is Completion.OK:
+            if completion is ok:
                 has_ok = True
-            elif a.completion is Completion.UNKNOWN:
+            elif completion is indeterminate:
                 unknown += 1
             else:
                 failed += 1
@@ -512,13 +603,15 @@ def check_stale(
     findings = []
     for obj, truth in expectations.truth.items():
         st = settled.state_of(obj)
+        if st is not None and st.status == truth.final_status and st.version in (None, truth.final_version):
+            continue
         want = f"{truth.final_status} (v{truth.final_version})"
         final_event = truth.final_event_id
         attempts = idx.attempt_ids(idx.by_event.get(final_event, ())) if final_event else ()
         if st is None:
             findings.append(Finding("stale", obj, "object missing after settling", expected=want,
                                     actual=None, attempts=attempts))
-        elif st.status != truth.final_status or (st.version is not None and st.version != truth.final_version):
+        else:
             got = st.status if st.version is None else f"{st.status} (v{st.version})"
             findings.append(Finding("stale", obj, f"final state is {got}, the provider's is {want}",
                                     expected=want, actual=got, attempts=attempts))
@@ -568,7 +661,7 @@ def check_counter(
         if got == want:
             continue
         positions = idx.by_key.get(key, [])
-        if got == 0 and not _acked(history, positions):
+        if got == 0 and not idx.acked(positions):
             findings.append(Finding("counter", key, f"{want} never moved: never acknowledged, still being retried",
                                     expected=want, actual=0, attempts=idx.attempt_ids(positions), severity=ADVISORY))
         else:
@@ -593,10 +686,11 @@ def check_duplicate_acked(
     """
     idx = _index(history, expectations, observations, index)
     groups: dict[tuple[str, str], list[int]] = {}
-    for pos, a in enumerate(history):
+    for pos in idx.notable:
+        a = history[pos]
         if not a.valid or a.outcome not in _ANSWERED_NON_SUCCESS:
             continue
-        window = idx.ack_window.get(a.event_id)
+        window = idx.ack_window(a.event_id)
         if _after_ack(a, window):
             groups.setdefault((a.event_id, "after"), []).append(pos)
         elif _overlaps_ack(a, window):
@@ -607,7 +701,7 @@ def check_duplicate_acked(
         "overlap": (ADVISORY, "2xx", "{n} concurrent copy(ies) refused with {statuses} while another was "
                               "processed; the provider will retry them"),
     })
-    return _result("duplicate_acked", findings, {"acked_events": len(idx.ack_window)})
+    return _result("duplicate_acked", findings, {"acked_events": len(idx.acked_events)})
 
 
 def check_retry_storm(
@@ -622,8 +716,10 @@ def check_retry_storm(
     findings = []
     most = 0
     for event_id, positions in idx.by_event.items():
-        most = max(most, len(positions))
-        if len(positions) > limit:
+        n = len(positions)
+        if n > most:
+            most = n
+        if n > limit:
             findings.append(Finding("retry_storm", idx.label(history[positions[0]]),
                                     f"event {event_id} took {len(positions)} attempts, more than {limit}",
                                     expected=limit, actual=len(positions), attempts=idx.attempt_ids(positions)))
@@ -641,10 +737,11 @@ def check_valid_not_rejected(
     """
     idx = _index(history, expectations, observations, index)
     groups: dict[tuple[str, str], list[int]] = {}
-    for pos, a in enumerate(history):
+    for pos in idx.notable:
+        a = history[pos]
         if not a.valid or a.status is None or not 400 <= a.status < 500:
             continue
-        window = idx.ack_window.get(a.event_id)
+        window = idx.ack_window(a.event_id)
         if _after_ack(a, window) or _overlaps_ack(a, window):
             continue
         groups.setdefault((a.event_id, "throttled" if a.status == 429 else "rejected"), []).append(pos)
@@ -668,7 +765,8 @@ def check_no_server_error(
     """
     idx = _index(history, expectations, observations, index)
     groups: dict[tuple[str, str], list[int]] = {}
-    for pos, a in enumerate(history):
+    for pos in idx.notable:
+        a = history[pos]
         if a.status is None or a.status < 500:
             continue
         category = "invalid" if not a.valid else ("faulted" if a.faults and injected_fault(a.faults) else "plain")
@@ -691,18 +789,19 @@ def check_ack_latency(
     The finding lists up to `MAX_LISTED_ATTEMPTS` acked attempts above the threshold.
     """
     timeout_ms = expectations.sender_timeout_s * 1000.0
-    acked = [(a.latency_ms, pos) for pos, a in enumerate(history) if a.outcome is Outcome.ACKED]
-    if not acked:
+    acked = Outcome.ACKED
+    latencies = [a.latency_ms for a in history if a.outcome is acked]
+    if not latencies:
         return _result("ack_latency", [], {"acked": 0, "applicability": "not applicable",
                                            "sender_timeout_ms": timeout_ms})
-    latencies = sorted(lat for lat, _ in acked)
+    latencies.sort()
     p50, p95, p99 = (_percentile(latencies, p) for p in (50, 95, 99))
     stats: dict[str, object] = {"acked": len(latencies), "p50_ms": p50, "p95_ms": p95, "p99_ms": p99,
                                 "max_ms": latencies[-1], "sender_timeout_ms": timeout_ms}
     findings = []
     if p99 > timeout_ms / 2:
         threshold = timeout_ms if p99 > timeout_ms else timeout_ms / 2
-        slow = [pos for lat, pos in acked if lat > threshold]
+        slow = [pos for pos, a in enumerate(history) if a.outcome is acked and a.latency_ms > threshold]
         ids = tuple(_history_id(history[p], p) for p in slow[:MAX_LISTED_ATTEMPTS])
         if p99 > timeout_ms:
             findings.append(Finding("ack_latency", ALL_KEYS,
@@ -727,27 +826,37 @@ def check_downstream_idempotency(
     the verdict is valid with the stat ``applicability: not applicable``. A sink call
     without a key, next to calls with one, counts as a distinct key (``None``).
     """
-    per_key: dict[str, dict[str | None, None]] = {}
-    per_idem: dict[str, dict[str, None]] = {}
-    seen = False
+    # Per business key, the first Idempotency-Key seen, and per Idempotency-Key the first
+    # business key; the (rare) keys seen with a second distinct value get an ordered set
+    # of all their values. Nothing is allocated per effect.
+    idem_of_key: dict[str, str | None] = {}
+    idems_of_key: dict[str, dict[str | None, None]] = {}
+    key_of_idem: dict[str, str] = {}
+    keys_of_idem: dict[str, dict[str, None]] = {}
     for obs in observations:
         for effect in obs.effects:
-            idem = effect.idempotency_key
-            per_key.setdefault(effect.business_key, {})[idem] = None
-            if idem is not None:
-                seen = True
-                per_idem.setdefault(idem, {})[effect.business_key] = None
-    if not seen:
+            key, idem = effect.business_key, effect.idempotency_key
+            first_idem = idem_of_key.setdefault(key, idem)
+            if idem != first_idem:
+                idems_of_key.setdefault(key, {first_idem: None})[idem] = None
+            if idem is None:
+                continue
+            first_key = key_of_idem.setdefault(idem, key)
+            if key != first_key:
+                keys_of_idem.setdefault(idem, {first_key: None})[key] = None
+    if not key_of_idem:
         return _result("downstream_idempotency", [], {"applicability": "not applicable"})
     idx = _index(history, expectations, observations, index)
     findings = []
-    for key, idems in per_key.items():
-        if len(idems) > 1:
+    for key in idem_of_key if idems_of_key else ():  # first-seen order
+        idems = idems_of_key.get(key)
+        if idems is not None:
             findings.append(Finding("downstream_idempotency", key,
                                     f"{len(idems)} different Idempotency-Keys for one business key",
                                     expected=1, actual=tuple(idems), attempts=idx.attempt_ids(idx.by_key.get(key, ()))))
-    for idem, keys in per_idem.items():
-        if len(keys) > 1:
+    for idem in key_of_idem if keys_of_idem else ():  # first-seen order
+        keys = keys_of_idem.get(idem)
+        if keys is not None:
             first = next(iter(keys))
             findings.append(Finding("downstream_idempotency", first,
                                     f"Idempotency-Key {idem!r} shared by {len(keys)} business keys "
@@ -755,7 +864,7 @@ def check_downstream_idempotency(
                                     expected="distinct", actual=idem,
                                     attempts=idx.attempt_ids(sorted(p for k in keys for p in idx.by_key.get(k, ())))))
     return _result("downstream_idempotency", findings,
-                   {"business_keys": len(per_key), "idempotency_keys": len(per_idem)})
+                   {"business_keys": len(idem_of_key), "idempotency_keys": len(key_of_idem)})
 
 
 Check = Callable[..., CheckResult]

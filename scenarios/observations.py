@@ -214,59 +214,63 @@ def expectations_from(
     Pure, O(len(events) + len(history)) plus sorting each object's versions.
     """
     prefixes = tuple(money_prefixes)
-    by_id: dict[str, Event] = {}
-    for ev in events:
-        by_id.setdefault(ev.id, ev)
+    by_id = {ev.id: ev for ev in reversed(events)}  # event id -> its first Event
 
-    valid_events: dict[str, None] = {}  # ordered set, first valid attempt first
-    key_valid: dict[str, bool] = {}
-    key_source: dict[str, Attempt] = {}
-    event: Event | None
+    # One pass over the history: the validly sent events, and per key its first attempt
+    # and whether a valid attempt carried it. An attempt without a key of its own costs
+    # one more lookup (its event's key); nothing is allocated per attempt.
+    valid_events: dict[str, Event | None] = {}  # ordered set, first valid attempt first
+    key_source: dict[str, Attempt] = {}  # business key -> first attempt carrying it
+    valid_keys: set[str] = set()  # keys carried by at least one valid attempt
     for a in history:
-        event = by_id.get(a.event_id)
-        key = a.business_key if a.business_key is not None else (event.business_key if event else None)
-        if a.valid:
-            valid_events.setdefault(a.event_id, None)
+        key = a.business_key
         if key is None:
+            event = by_id.get(a.event_id)
+            key = event.business_key if event is not None else None
+        if a.valid:
+            event_id = a.event_id
+            if event_id not in valid_events:
+                valid_events[event_id] = by_id.get(event_id)
+            if key is not None:
+                valid_keys.add(key)
+        if key is not None and key not in key_source:
+            key_source[key] = a
+
+    # One pass over the validly sent events: the events of each key, the truth's versions.
+    key_events: dict[str, list[str]] = {}
+    per_object: dict[str, dict[int, tuple[str, str]]] = {}
+    for event_id, event in valid_events.items():
+        if event is None:
             continue
-        key_valid[key] = key_valid.get(key, False) or a.valid
-        key_source.setdefault(key, a)
+        if event.business_key is not None:
+            events_of_key = key_events.get(event.business_key)
+            if events_of_key is None:
+                key_events[event.business_key] = [event_id]
+            else:
+                events_of_key.append(event_id)
+        if event.status is not None and event.stateful:
+            versions = per_object.get(event.object_id)
+            if versions is None:
+                per_object[event.object_id] = {event.version: (event.status, event.id)}
+            elif event.version not in versions:
+                versions[event.version] = (event.status, event.id)
 
     expected: dict[str, ExpectedEffect] = {}
-    key_events: dict[str, list[str]] = {}
-    for event_id in valid_events:
-        event = by_id.get(event_id)
-        if event is not None and event.business_key is not None:
-            key_events.setdefault(event.business_key, []).append(event_id)
     money: dict[str, int] = {}
     forbidden: set[str] = set()
-    for key, any_valid in key_valid.items():
-        src = key_source[key]
+    for key, src in key_source.items():
         ids = key_events.get(key) or [src.event_id]
         first = by_id.get(ids[0])
         amount = first.amount if first is not None and first.amount is not None else src.amount
         object_id = first.object_id if first is not None else src.object_id
-        if any_valid:
+        if key in valid_keys:
             expected[key] = ExpectedEffect(key, ids[0], object_id, amount, tuple(ids))
         else:
             forbidden.add(key)
         if amount is not None and key.startswith(prefixes):
             money[key] = amount
 
-    per_object: dict[str, dict[int, tuple[str, str]]] = {}
-    for event_id in valid_events:
-        event = by_id.get(event_id)
-        if event is None or not event.stateful or event.status is None:
-            continue
-        per_object.setdefault(event.object_id, {}).setdefault(event.version, (event.status, event.id))
-    truth = {
-        object_id: ObjectTruth(
-            object_id,
-            tuple((v, versions[v][0]) for v in sorted(versions)),
-            tuple(versions[v][1] for v in sorted(versions)),
-        )
-        for object_id, versions in per_object.items()
-    }
+    truth = {object_id: _truth(object_id, versions) for object_id, versions in per_object.items()}
     return Expectations(
         expected=expected,
         forbidden=frozenset(forbidden),
@@ -276,6 +280,13 @@ def expectations_from(
         max_attempts_per_event=max_attempts_per_event,
         money_prefixes=prefixes,
     )
+
+
+def _truth(object_id: str, versions: Mapping[int, tuple[str, str]]) -> ObjectTruth:
+    """The truth of `object_id` from version -> (status, event id), any order."""
+    ordered = sorted(versions.items())
+    return ObjectTruth(object_id, tuple((v, status) for v, (status, _) in ordered),
+                       tuple(event_id for _, (_, event_id) in ordered))
 
 
 __all__: Sequence[str] = [
