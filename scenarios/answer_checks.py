@@ -1,0 +1,206 @@
+"""Checks over how the receiver answered the deliveries.
+
+A redelivery of an acked event must be acked too (``duplicate_acked``); a valid
+delivery must get neither a 4xx (``valid_not_rejected``) nor, without an injected
+fault, a 5xx (``no_server_error``); no event may take more attempts than allowed
+(``retry_storm``); and acks must come well within the sender's timeout
+(``ack_latency``).
+
+The per-attempt checks scan only the attempts the shared `CheckIndex` marked notable
+(invalid, or answered 4xx/5xx). ``ack_latency`` sorts the acked latencies (exact
+quantiles, O(n log n), in C).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+from scenarios.check_index import ANSWERED_NON_SUCCESS, CheckIndex, grouped_findings, history_id, index_for
+from scenarios.findings import ADVISORY, ALL_KEYS, FINDING, MAX_LISTED_ATTEMPTS, CheckResult, Finding, result_of
+from scenarios.observations import Expectations, Observation
+from simulator.delivery.history import Attempt, Outcome
+
+#: Fault tags (as `simulator.faults` records them) that only shape deliveries: they
+#: cannot make a correct receiver answer 5xx, so they do not excuse one.
+BENIGN_FAULT_TAGS: frozenset[str] = frozenset({
+    "drop-response", "sender-timeout", "reserialize", "transport-fields", "rotation", "future-timestamp",
+})
+#: Prefixes of parameterised benign tags (``copies=3``, ``burst=8``, ``order=reversed``).
+BENIGN_FAULT_PREFIXES: tuple[str, ...] = ("copies=", "burst=", "order=")
+
+
+def injected_fault(tags: Sequence[str]) -> bool:
+    """True when `tags` hold a fault that may explain a 5xx (any tag not known benign)."""
+    return any(t not in BENIGN_FAULT_TAGS and not t.startswith(BENIGN_FAULT_PREFIXES) for t in tags)
+
+
+def _after_ack(a: Attempt, window: tuple[float, float] | None) -> bool:
+    """True when `a` was sent after another copy of its event had been acked."""
+    return window is not None and a.sent_at >= window[1]
+
+
+def _overlaps_ack(a: Attempt, window: tuple[float, float] | None) -> bool:
+    """True when `a` ran while a copy of its event that got acked was in flight."""
+    return window is not None and a.sent_at < window[1] and window[0] <= a.answered_at
+
+
+def _percentile(sorted_values: Sequence[float], p: float) -> float:
+    """Nearest-rank percentile `p` (0–100) of ascending `sorted_values`."""
+    rank = max(1, math.ceil(p / 100 * len(sorted_values)))
+    return sorted_values[rank - 1]
+
+
+def check_duplicate_acked(
+    history: Sequence[Attempt], expectations: Expectations, observations: Sequence[Observation],
+    *, index: CheckIndex | None = None,
+) -> CheckResult:
+    """A redelivery of an already-acked event must be acked too (2xx, not 409).
+
+    Redelivery: a valid attempt sent after another copy of its event was acked; if it
+    got an answer that is not a success (409, any 4xx or 5xx), the provider keeps
+    retrying it for days: a finding. A copy that overlapped the acked one in time and
+    was refused (e.g. 409 "in progress") is an advisory.
+    """
+    idx = index_for(history, expectations, observations, index)
+    groups: dict[tuple[str, str], list[int]] = {}
+    for pos in idx.notable:
+        a = history[pos]
+        if not a.valid or a.outcome not in ANSWERED_NON_SUCCESS:
+            continue
+        window = idx.ack_window(a.event_id)
+        if _after_ack(a, window):
+            groups.setdefault((a.event_id, "after"), []).append(pos)
+        elif _overlaps_ack(a, window):
+            groups.setdefault((a.event_id, "overlap"), []).append(pos)
+    findings = grouped_findings("duplicate_acked", groups, history, idx, {
+        "after": (FINDING, "2xx", "{n} redelivery(ies) of an acknowledged event got {statuses}; "
+                           "the provider retries them for days"),
+        "overlap": (ADVISORY, "2xx", "{n} concurrent copy(ies) refused with {statuses} while another was "
+                              "processed; the provider will retry them"),
+    })
+    return result_of("duplicate_acked", findings, {"acked_events": len(idx.acked_events)})
+
+
+def check_retry_storm(
+    history: Sequence[Attempt], expectations: Expectations, observations: Sequence[Observation],
+    *, index: CheckIndex | None = None,
+) -> CheckResult:
+    """No event takes more attempts (all deliveries and retries) than allowed."""
+    limit = expectations.max_attempts_per_event
+    if limit is None:
+        return result_of("retry_storm", [], {"applicability": "not applicable"})
+    idx = index_for(history, expectations, observations, index)
+    findings = []
+    most = 0
+    for event_id, positions in idx.by_event.items():
+        n = len(positions)
+        if n > most:
+            most = n
+        if n > limit:
+            findings.append(Finding("retry_storm", idx.label(history[positions[0]]),
+                                    f"event {event_id} took {len(positions)} attempts, more than {limit}",
+                                    expected=limit, actual=len(positions), attempts=idx.attempt_ids(positions)))
+    return result_of("retry_storm", findings, {"max_attempts_per_event": limit, "most_attempts": most})
+
+
+def check_valid_not_rejected(
+    history: Sequence[Attempt], expectations: Expectations, observations: Sequence[Observation],
+    *, index: CheckIndex | None = None,
+) -> CheckResult:
+    """A valid delivery must not get a 4xx (e.g. a receiver verifying re-serialized JSON).
+
+    429 is an advisory (throttling). Copies sent after, or overlapping, an acked copy
+    of the same event are left to ``duplicate_acked``.
+    """
+    idx = index_for(history, expectations, observations, index)
+    groups: dict[tuple[str, str], list[int]] = {}
+    for pos in idx.notable:
+        a = history[pos]
+        if not a.valid or a.status is None or not 400 <= a.status < 500:
+            continue
+        window = idx.ack_window(a.event_id)
+        if _after_ack(a, window) or _overlaps_ack(a, window):
+            continue
+        groups.setdefault((a.event_id, "throttled" if a.status == 429 else "rejected"), []).append(pos)
+    findings = grouped_findings("valid_not_rejected", groups, history, idx, {
+        "rejected": (FINDING, "2xx", "{n} valid delivery(ies) rejected with {statuses}"),
+        "throttled": (ADVISORY, "2xx", "{n} valid delivery(ies) throttled with {statuses}"),
+    })
+    return result_of("valid_not_rejected", findings, {"events": len(groups)})
+
+
+def check_no_server_error(
+    history: Sequence[Attempt], expectations: Expectations, observations: Sequence[Observation],
+    *, index: CheckIndex | None = None,
+) -> CheckResult:
+    """A valid delivery with no injected fault must not get a 5xx.
+
+    A 5xx on an attempt carrying an injected fault tag (`injected_fault`: any tag but
+    the benign delivery-shaping ones, e.g. ``oversize`` or a chaos tag) is an advisory,
+    as is a 5xx to an invalid delivery (it should have been a 4xx). Duplicates,
+    bursts, reordering and re-serialised bodies excuse nothing.
+    """
+    idx = index_for(history, expectations, observations, index)
+    groups: dict[tuple[str, str], list[int]] = {}
+    for pos in idx.notable:
+        a = history[pos]
+        if a.status is None or a.status < 500:
+            continue
+        category = "invalid" if not a.valid else ("faulted" if a.faults and injected_fault(a.faults) else "plain")
+        groups.setdefault((a.event_id, category), []).append(pos)
+    findings = grouped_findings("no_server_error", groups, history, idx, {
+        "plain": (FINDING, "2xx", "{n} valid delivery(ies) without injected fault got {statuses}"),
+        "faulted": (ADVISORY, "2xx", "{n} valid delivery(ies) with an injected fault got {statuses}"),
+        "invalid": (ADVISORY, "4xx", "{n} invalid delivery(ies) got {statuses}; a 4xx is expected"),
+    })
+    return result_of("no_server_error", findings, {"server_errors": sum(len(p) for p in groups.values())})
+
+
+def check_ack_latency(
+    history: Sequence[Attempt], expectations: Expectations, observations: Sequence[Observation],
+    *, index: CheckIndex | None = None,
+) -> CheckResult:
+    """p50/p95/p99 of acked attempts' latency (ms); p99 must stay under the sender timeout.
+
+    p99 above the profile's sender timeout is a finding; above half of it, an advisory.
+    The finding lists up to `MAX_LISTED_ATTEMPTS` acked attempts above the threshold.
+    """
+    timeout_ms = expectations.sender_timeout_s * 1000.0
+    acked = Outcome.ACKED
+    latencies = [a.latency_ms for a in history if a.outcome is acked]
+    if not latencies:
+        return result_of("ack_latency", [], {"acked": 0, "applicability": "not applicable",
+                                             "sender_timeout_ms": timeout_ms})
+    latencies.sort()
+    p50, p95, p99 = (_percentile(latencies, p) for p in (50, 95, 99))
+    stats: dict[str, object] = {"acked": len(latencies), "p50_ms": p50, "p95_ms": p95, "p99_ms": p99,
+                                "max_ms": latencies[-1], "sender_timeout_ms": timeout_ms}
+    findings = []
+    if p99 > timeout_ms / 2:
+        threshold = timeout_ms if p99 > timeout_ms else timeout_ms / 2
+        slow = [pos for pos, a in enumerate(history) if a.outcome is acked and a.latency_ms > threshold]
+        ids = tuple(history_id(history[p], p) for p in slow[:MAX_LISTED_ATTEMPTS])
+        if p99 > timeout_ms:
+            findings.append(Finding("ack_latency", ALL_KEYS,
+                                    f"ack p99 {p99:.0f} ms exceeds the sender timeout {timeout_ms:.0f} ms",
+                                    expected=f"<= {timeout_ms:.0f} ms", actual=f"{p99:.0f} ms", attempts=ids))
+        else:
+            findings.append(Finding("ack_latency", ALL_KEYS,
+                                    f"ack p99 {p99:.0f} ms is over half the sender timeout {timeout_ms:.0f} ms",
+                                    expected=f"<= {timeout_ms / 2:.0f} ms", actual=f"{p99:.0f} ms",
+                                    attempts=ids, severity=ADVISORY))
+        stats["slow_acked"] = len(slow)
+    return result_of("ack_latency", findings, stats)
+
+
+__all__: Sequence[str] = [
+    "BENIGN_FAULT_PREFIXES",
+    "BENIGN_FAULT_TAGS",
+    "check_ack_latency",
+    "check_duplicate_acked",
+    "check_no_server_error",
+    "check_retry_storm",
+    "check_valid_not_rejected",
+    "injected_fault",
+]

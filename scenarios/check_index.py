@@ -1,0 +1,253 @@
+"""The index the checks share: one pass over a run's history and observations.
+
+`build_index` files every attempt's position under its business key and its event,
+records each valid attempt's completion, the events acked and the *notable* attempts
+(invalid, or answered 4xx/5xx), and counts the effects of every observation. A check
+then looks a key or an event up instead of scanning the history, and the checks about
+answers scan only the notable attempts. `run_checks` builds it once per run; a check
+called without one builds its own (`index_for`).
+
+At a million attempts the time goes to memory traffic, not to the algorithm: every pass
+touches every attempt object and every large dict misses the CPU caches. So the index
+is built in one pass that allocates per key and per event, never per attempt, and what
+only a finding needs (ack windows, history ids, an event's key) is computed on demand.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Iterable, Mapping, Sequence
+
+from scenarios.findings import Finding
+from scenarios.observations import Expectations, Observation
+from simulator.delivery.history import Attempt, Completion, Outcome
+
+#: Outcomes of an attempt that got an answer other than a success.
+ANSWERED_NON_SUCCESS = (Outcome.REJECTED, Outcome.SERVER_ERROR)
+
+
+@dataclass
+class CheckIndex:
+    """Indexes over one run, built in one pass over the history and shared by the checks.
+
+    Positions are indexes into `history`; every list of positions is in history order.
+
+    Attributes:
+        history: the attempts the positions point into.
+        expectations: the run's expectations (for `key_of_event`).
+        by_key: business key → positions of the attempts filed under it: those carrying
+            it, and those carrying no key whose event has it (`key_of_event`).
+        by_event: event id → positions.
+        completions: position → the completion of a valid attempt, None for an invalid one.
+        acked_events: the events with at least one valid attempt that completed ok
+            (`ack_window` gives their timing).
+        notable: positions of the attempts that are invalid, or got a 4xx/5xx status or a
+            rejected or server-error outcome; the per-attempt checks scan these only.
+        settled: the last observation, or None when nothing was observed.
+        settled_counts: effect rows per key in `settled`.
+        peak: key → (highest count in any observation, position of that observation).
+        has_states: True when any observation reported any state.
+    """
+
+    history: Sequence[Attempt]
+    expectations: Expectations
+    by_key: dict[str, list[int]]
+    by_event: dict[str, list[int]]
+    completions: list[Completion | None]
+    acked_events: set[str]
+    notable: list[int]
+    settled: Observation | None
+    settled_counts: dict[str, int]
+    peak: dict[str, tuple[int, int]]
+    has_states: bool
+    _ack_windows: dict[str, tuple[float, float]] = field(default_factory=dict, repr=False)  # ack_window's memo
+
+    def attempt_ids(self, positions: Iterable[int]) -> tuple[int, ...]:
+        """History indexes of the attempts at `positions` (see `history_id`)."""
+        history = self.history
+        return tuple(history_id(history[p], p) for p in positions)
+
+    def acked(self, positions: Iterable[int]) -> list[int]:
+        """Positions among `positions` of valid attempts that completed ok."""
+        completions, ok = self.completions, Completion.OK
+        return [p for p in positions if completions[p] is ok]
+
+    @cached_property
+    def expected_keys(self) -> dict[str, str]:
+        """Event id → the first expected key listing it (in `ExpectedEffect.event_ids`,
+        or as its `event_id` when those are empty). Built on first use."""
+        out: dict[str, str] = {}
+        for key, exp in self.expectations.expected.items():
+            for event_id in exp.event_ids or (exp.event_id,):
+                if event_id not in out:
+                    out[event_id] = key
+        return out
+
+    def ack_window(self, event_id: str) -> tuple[float, float] | None:
+        """(earliest send, earliest answer) among the event's valid acked attempts, unix
+        seconds, or None when none was acked. Computed on first use and remembered."""
+        if event_id not in self.acked_events:
+            return None
+        window = self._ack_windows.get(event_id)
+        if window is None:
+            history, completions, ok = self.history, self.completions, Completion.OK
+            acked = [history[p] for p in self.by_event[event_id] if completions[p] is ok]
+            window = (min(a.sent_at for a in acked), min(a.answered_at for a in acked))
+            self._ack_windows[event_id] = window
+        return window
+
+    def key_of_event(self, event_id: str) -> str | None:
+        """The business key of an event: the expected key listing it (`expected_keys`),
+        else the key of its first attempt that carries one, else None."""
+        key = self.expected_keys.get(event_id)
+        if key is None:
+            history = self.history
+            for p in self.by_event.get(event_id, ()):
+                key = history[p].business_key
+                if key is not None:
+                    break
+        return key
+
+    def label(self, a: Attempt) -> str:
+        """The key a per-attempt finding is filed under: business key, object or event."""
+        if a.business_key is not None:
+            return a.business_key
+        return self.key_of_event(a.event_id) or a.object_id or a.event_id
+
+
+def history_id(a: Attempt, pos: int) -> int:
+    """The history index of `a` at position `pos` (its recorded index, else `pos`)."""
+    return a.index if a.index >= 0 else pos
+
+
+def build_index(
+    history: Sequence[Attempt], expectations: Expectations, observations: Sequence[Observation]
+) -> CheckIndex:
+    """Build the shared `CheckIndex`: one pass over the history, one over the observations.
+
+    The pass does a few dictionary operations per attempt and creates one list per key
+    and per event, nothing per attempt. Attempts without a business key are filed
+    under their event's key afterwards (the key may come from a later attempt).
+    """
+    by_key: dict[str, list[int]] = {}
+    by_event: dict[str, list[int]] = {}
+    completions: list[Completion | None] = [None] * len(history)
+    acked_events: set[str] = set()
+    notable: list[int] = []
+    unkeyed: list[str] = []  # the event id of each attempt without a business key
+    ok = Completion.OK
+    for pos, a in enumerate(history):
+        event_id = a.event_id
+        positions = by_event.get(event_id)  # get-or-create without allocating when present
+        if positions is None:
+            by_event[event_id] = [pos]
+        else:
+            positions.append(pos)
+        key = a.business_key
+        if key is None:
+            unkeyed.append(event_id)
+        else:
+            positions = by_key.get(key)
+            if positions is None:
+                by_key[key] = [pos]
+            else:
+                positions.append(pos)
+        if not a.valid:
+            notable.append(pos)
+            continue
+        completion = completions[pos] = a.completion
+        if completion is ok:
+            acked_events.add(event_id)
+        status = a.status
+        if (status is not None and status >= 400) or a.outcome in ANSWERED_NON_SUCCESS:
+            notable.append(pos)
+
+    peak: dict[str, tuple[int, int]] = {}
+    counts: dict[str, int] = {}
+    has_states = False
+    for oi, obs in enumerate(observations):
+        counts = obs.counts()
+        has_states = has_states or bool(obs.states)
+        for key, n in counts.items():
+            best = peak.get(key)
+            if best is None or n > best[0]:
+                peak[key] = (n, oi)
+    settled = observations[-1] if observations else None
+    index = CheckIndex(history, expectations, by_key, by_event, completions, acked_events, notable, settled,
+                       counts if settled is not None else {}, peak, has_states)
+    if unkeyed:
+        _file_unkeyed(index, unkeyed)
+    return index
+
+
+def _file_unkeyed(index: CheckIndex, unkeyed: Sequence[str]) -> None:
+    """File the attempts without a business key under their event's key (`key_of_event`).
+
+    `unkeyed` holds the event id of each such attempt. An event none of whose attempts
+    carries a key is looked up in the expectations only. Each list of `index.by_key`
+    that receives positions is sorted once (a few sorted runs: a merge).
+    """
+    history, by_event = index.history, index.by_event
+    late: dict[str, list[int]] = {}
+    for event_id, n_unkeyed in Counter(unkeyed).items():
+        positions = by_event[event_id]
+        if n_unkeyed == len(positions):  # no attempt of it carries a key
+            key = index.expected_keys.get(event_id)
+        else:
+            key = index.key_of_event(event_id)
+        if key is not None:
+            late.setdefault(key, []).extend(p for p in positions if history[p].business_key is None)
+    by_key = index.by_key
+    for key, positions in late.items():
+        filed = by_key.setdefault(key, [])
+        filed += positions
+        filed.sort()
+
+
+def index_for(
+    history: Sequence[Attempt], expectations: Expectations, observations: Sequence[Observation],
+    index: CheckIndex | None,
+) -> CheckIndex:
+    """`index` when given (the one `run_checks` shares), else one built for this call."""
+    return index if index is not None else build_index(history, expectations, observations)
+
+
+def answer_summary(history: Sequence[Attempt], positions: Sequence[int]) -> str:
+    """The distinct answers the attempts got: status codes, or the outcome when none came."""
+    seen = dict.fromkeys(str(history[p].status) if history[p].status is not None
+                         else history[p].outcome.value.replace("_", " ") for p in positions)
+    return ", ".join(seen)
+
+
+def grouped_findings(
+    check_id: str, groups: Mapping[tuple[str, str], list[int]], history: Sequence[Attempt],
+    idx: CheckIndex, messages: Mapping[str, tuple[str, str, str]],
+) -> list[Finding]:
+    """One finding per (event id, category); `messages[category]` = (severity, expected, text).
+
+    The text may use ``{statuses}`` (the statuses the attempts got) and ``{n}``.
+    """
+    out = []
+    for (_, category), positions in groups.items():
+        severity, expected, text = messages[category]
+        statuses = answer_summary(history, positions)
+        out.append(Finding(
+            check_id, idx.label(history[positions[0]]),
+            text.format(statuses=statuses, n=len(positions)),
+            expected=expected, actual=statuses,
+            attempts=idx.attempt_ids(positions), severity=severity,
+        ))
+    return out
+
+
+__all__: Sequence[str] = [
+    "ANSWERED_NON_SUCCESS",
+    "CheckIndex",
+    "answer_summary",
+    "build_index",
+    "grouped_findings",
+    "history_id",
+    "index_for",
+]

@@ -1,0 +1,360 @@
+"""Checks over what the receiver applied: effects, object states, money, sink calls.
+
+Safety checks (``duplicated``, ``unexpected``, ``regressed``) look at every
+observation; liveness checks (``lost``, ``stale``, ``counter``) look at the last one,
+the *settled* observation taken after the receiver settled. ``recovered`` tells
+applied keys whose deliveries were indeterminate from those that were refused, and
+``downstream_idempotency`` reads the Idempotency-Keys the receiver sent to the sink.
+
+Each is O(n) in the history plus the observations, through the shared `CheckIndex`;
+``regressed`` maps a status seen without a version by bisection (O(log v) per state,
+v = versions of that object).
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from scenarios.check_index import CheckIndex, answer_summary, grouped_findings, index_for
+from scenarios.findings import ADVISORY, FINDING, CheckResult, Finding, nothing_observed, result_of
+from scenarios.observations import Expectations, Observation
+from simulator.delivery.history import Attempt, Completion, Outcome
+
+
+def check_duplicated(
+    history: Sequence[Attempt], expectations: Expectations, observations: Sequence[Observation],
+    *, index: CheckIndex | None = None,
+) -> CheckResult:
+    """Safety: no observation ever shows a business key applied more than once."""
+    if not observations:
+        return nothing_observed("duplicated")
+    idx = index_for(history, expectations, observations, index)
+    findings = []
+    for key, (n, oi) in idx.peak.items():
+        if n > 1:
+            attempts = idx.attempt_ids(idx.by_key.get(key, ()))
+            findings.append(Finding(
+                "duplicated", key,
+                f"applied {n} times instead of once; {len(idx.by_key.get(key, ()))} delivery attempt(s) carried it",
+                expected=1, actual=n, attempts=attempts))
+    return result_of("duplicated", findings, {"keys_observed": len(idx.peak), "observations": len(observations)})
+
+
+def check_lost(
+    history: Sequence[Attempt], expectations: Expectations, observations: Sequence[Observation],
+    *, index: CheckIndex | None = None,
+) -> CheckResult:
+    """Liveness: after settling, every validly sent key shows its effect.
+
+    A key acked but never applied is lost. A key never acked and never applied is a
+    finding too: the receiver answered none of its valid deliveries with a success, so
+    the provider would still be retrying it (a certification run delivers until acked
+    or the schedule is exhausted).
+    """
+    if not observations:
+        return nothing_observed("lost")
+    idx = index_for(history, expectations, observations, index)
+    findings = []
+    never_acked = 0
+    for key in expectations.expected:
+        if idx.settled_counts.get(key, 0):
+            continue
+        positions = idx.by_key.get(key, [])
+        acked = idx.acked(positions)
+        if acked:
+            findings.append(Finding("lost", key, f"acknowledged {len(acked)} time(s) but never applied",
+                                    expected=1, actual=0, attempts=idx.attempt_ids(positions)))
+        else:
+            never_acked += 1
+            findings.append(Finding("lost", key, "never applied and never acknowledged: every valid delivery "
+                                    f"went unanswered or was refused ({answer_summary(history, positions)}), so the "
+                                    "provider would keep retrying it for days",
+                                    expected=1, actual=0, attempts=idx.attempt_ids(positions)))
+    stats = {"expected_keys": len(expectations.expected), "lost": len(findings) - never_acked,
+             "never_acknowledged": never_acked}
+    return result_of("lost", findings, stats)
+
+
+def check_unexpected(
+    history: Sequence[Attempt], expectations: Expectations, observations: Sequence[Observation],
+    *, index: CheckIndex | None = None,
+) -> CheckResult:
+    """Safety: no effect for a key never validly sent; every invalid delivery refused.
+
+    An invalid delivery acked with a 2xx, or not refused with a 4xx (no answer, a 5xx, a
+    refused connection), is a finding: the contract is a 4xx, and only a 4xx shows the
+    receiver checked and refused it.
+    """
+    idx = index_for(history, expectations, observations, index)
+    findings = []
+    for key, (n, oi) in idx.peak.items():
+        if key in expectations.forbidden:
+            message = "applied although every delivery of it was invalid (forged, stale or foreign)"
+        elif key not in expectations.expected:
+            message = "applied but never validly sent"
+        else:
+            continue
+        findings.append(Finding("unexpected", key, f"{message} (observation {oi})", expected=0, actual=n,
+                                attempts=idx.attempt_ids(idx.by_key.get(key, ()))))
+    groups: dict[tuple[str, str], list[int]] = {}
+    for pos in idx.notable:
+        a = history[pos]
+        if a.valid:
+            continue
+        if a.outcome is Outcome.ACKED:
+            groups.setdefault((a.event_id, "invalid-acked"), []).append(pos)
+        elif a.outcome is not Outcome.DROPPED and not (a.status is not None and 400 <= a.status < 500):
+            groups.setdefault((a.event_id, "invalid-unrefused"), []).append(pos)
+    findings += grouped_findings("unexpected", groups, history, idx, {
+        "invalid-acked": (FINDING, "4xx", "an invalid delivery was accepted with {statuses}; "
+                                   "the provider's official verifier rejects it"),
+        "invalid-unrefused": (FINDING, "4xx", "an invalid delivery was not refused with a 4xx ({statuses}); "
+                                       "a receiver that is unreachable, crashes or hangs proves nothing"),
+    })
+    stats = {"keys_observed": len(idx.peak), "invalid_acked_events": len(groups)}
+    return result_of("unexpected", findings, stats, unknown=None if observations else "nothing was observed")
+
+
+def check_recovered(
+    history: Sequence[Attempt], expectations: Expectations, observations: Sequence[Observation],
+    *, index: CheckIndex | None = None,
+) -> CheckResult:
+    """Count applied keys whose valid attempts were indeterminate (fine, as stats).
+
+    A key applied although every valid attempt of it *failed* (4xx, or never reached
+    the receiver) is a finding: a rejection must be a no-op.
+    """
+    if not observations:
+        return nothing_observed("recovered")
+    idx = index_for(history, expectations, observations, index)
+    findings = []
+    recovered_keys = unknown_applied = 0
+    completions, ok, indeterminate = idx.completions, Completion.OK, Completion.UNKNOWN
+    for key in idx.peak:
+        if key not in expectations.expected:
+            continue
+        positions = idx.by_key.get(key, [])
+        has_ok = False
+        unknown = failed = 0
+        for p in positions:
+            completion = completions[p]
+            if completion is None:  # an invalid attempt
+                continue
+            if completion is ok:
+                has_ok = True
+            elif completion is indeterminate:
+                unknown += 1
+            else:
+                failed += 1
+        unknown_applied += unknown
+        if has_ok:
+            continue
+        if unknown:
+            recovered_keys += 1
+        elif failed:
+            findings.append(Finding("recovered", key,
+                                    f"applied although all {failed} valid attempt(s) failed "
+                                    "(4xx or never reached the receiver)",
+                                    expected=0, actual=idx.peak[key][0], attempts=idx.attempt_ids(positions)))
+    stats = {"recovered_keys": recovered_keys, "unknown_attempts_applied": unknown_applied}
+    return result_of("recovered", findings, stats)
+
+
+def check_regressed(
+    history: Sequence[Attempt], expectations: Expectations, observations: Sequence[Observation],
+    *, index: CheckIndex | None = None,
+) -> CheckResult:
+    """Safety: per object, over observations in time order, the version never goes down.
+
+    A state without a version is mapped to one through the provider's truth
+    (`ObjectTruth.version_for`, the reading most favourable to monotonicity); a status
+    the provider never emitted is counted in the stats and skipped.
+    """
+    if not observations:
+        return nothing_observed("regressed")
+    idx = index_for(history, expectations, observations, index)
+    high: dict[str, tuple[int, str]] = {}
+    flagged: set[str] = set()
+    findings = []
+    unmapped = 0
+    for oi in sorted(range(len(observations)), key=lambda i: observations[i].at):
+        for st in observations[oi].states:
+            obj = st.object_id
+            truth = expectations.truth.get(obj)
+            prev = high.get(obj)
+            version = st.version
+            if version is None:
+                if truth is None:
+                    continue
+                version = truth.version_for(st.status, prev[0] if prev else 0)
+                if version is None:
+                    unmapped += 1
+                    continue
+            if prev is None or version > prev[0]:
+                high[obj] = (version, st.status)
+            elif version < prev[0] and obj not in flagged:
+                flagged.add(obj)
+                positions: list[int] = []
+                if truth is not None:
+                    for v in (version, prev[0]):
+                        event_id = truth.event_id_at(v)
+                        positions += idx.by_event.get(event_id, []) if event_id else []
+                findings.append(Finding(
+                    "regressed", obj,
+                    f"went back from v{prev[0]} ({prev[1]}) to v{version} ({st.status}) at observation {oi}",
+                    expected=f">= v{prev[0]}", actual=f"v{version}", attempts=idx.attempt_ids(sorted(positions)),
+                ))
+    return result_of("regressed", findings, {"objects_observed": len(high), "unmapped_states": unmapped})
+
+
+def check_stale(
+    history: Sequence[Attempt], expectations: Expectations, observations: Sequence[Observation],
+    *, index: CheckIndex | None = None,
+) -> CheckResult:
+    """Liveness: after settling, each object's state equals the truth's final state.
+
+    A status must equal the final status; a version, when exposed, the final version.
+    Unknown when the observer never reported any state (it may not expose states).
+    """
+    if not observations:
+        return nothing_observed("stale")
+    idx = index_for(history, expectations, observations, index)
+    if expectations.truth and not idx.has_states:
+        return result_of("stale", [], {"objects": len(expectations.truth)},
+                         unknown="the observer reported no state at all")
+    settled = idx.settled
+    assert settled is not None
+    findings = []
+    for obj, truth in expectations.truth.items():
+        st = settled.state_of(obj)
+        if st is not None and st.status == truth.final_status and st.version in (None, truth.final_version):
+            continue
+        want = f"{truth.final_status} (v{truth.final_version})"
+        final_event = truth.final_event_id
+        attempts = idx.attempt_ids(idx.by_event.get(final_event, ())) if final_event else ()
+        if st is None:
+            findings.append(Finding("stale", obj, "object missing after settling", expected=want,
+                                    actual=None, attempts=attempts))
+        else:
+            got = st.status if st.version is None else f"{st.status} (v{st.version})"
+            findings.append(Finding("stale", obj, f"final state is {got}, the provider's is {want}",
+                                    expected=want, actual=got, attempts=attempts))
+    return result_of("stale", findings, {"objects": len(expectations.truth)})
+
+
+def check_counter(
+    history: Sequence[Attempt], expectations: Expectations, observations: Sequence[Observation],
+    *, index: CheckIndex | None = None,
+) -> CheckResult:
+    """Liveness: after settling, money moved per money-like key equals its event's amount.
+
+    A row's own `amount` is used when present, else the expected amount. Per key:
+    applied must equal the expected amount (0 for keys never validly sent); a key
+    never acked and never applied is an advisory. Stats carry both totals.
+    """
+    if not observations:
+        return nothing_observed("counter")
+    idx = index_for(history, expectations, observations, index)
+    settled = idx.settled
+    assert settled is not None
+    applied: dict[str, int] = {}
+    unpriced = 0
+    for effect in settled.effects:
+        key = effect.business_key
+        if not expectations.is_money(key):
+            continue
+        amount = effect.amount if effect.amount is not None else expectations.money.get(key)
+        if amount is None:
+            unpriced += 1
+            amount = 0
+        applied[key] = applied.get(key, 0) + amount
+    findings = []
+    expected_total = 0
+    keys = dict.fromkeys(k for k in expectations.expected if expectations.is_money(k))
+    keys.update(dict.fromkeys(applied))
+    for key in keys:
+        if key in expectations.expected:
+            want = expectations.money.get(key)
+            if want is None:
+                unpriced += 1
+                continue
+        else:
+            want = 0
+        expected_total += want
+        got = applied.get(key, 0)
+        if got == want:
+            continue
+        positions = idx.by_key.get(key, [])
+        if got == 0 and not idx.acked(positions):
+            findings.append(Finding("counter", key, f"{want} never moved: never acknowledged, still being retried",
+                                    expected=want, actual=0, attempts=idx.attempt_ids(positions), severity=ADVISORY))
+        else:
+            findings.append(Finding("counter", key, f"moved {got} instead of {want}",
+                                    expected=want, actual=got, attempts=idx.attempt_ids(positions)))
+    stats = {"expected_total": expected_total, "applied_total": sum(applied.values()),
+             "money_keys": len(keys), "unpriced": unpriced}
+    return result_of("counter", findings, stats,
+                     unknown=f"{unpriced} money effect(s) without a known amount" if unpriced else None)
+
+
+def check_downstream_idempotency(
+    history: Sequence[Attempt], expectations: Expectations, observations: Sequence[Observation],
+    *, index: CheckIndex | None = None,
+) -> CheckResult:
+    """Sink calls: one Idempotency-Key per business key, distinct keys for distinct keys.
+
+    Needs the sink observer (effects carrying `idempotency_key`); when none was seen
+    the verdict is valid with the stat ``applicability: not applicable``. A sink call
+    without a key, next to calls with one, counts as a distinct key (``None``).
+    """
+    # Per business key, the first Idempotency-Key seen, and per Idempotency-Key the first
+    # business key; the (rare) keys seen with a second distinct value get an ordered set
+    # of all their values. Nothing is allocated per effect.
+    idem_of_key: dict[str, str | None] = {}
+    idems_of_key: dict[str, dict[str | None, None]] = {}
+    key_of_idem: dict[str, str] = {}
+    keys_of_idem: dict[str, dict[str, None]] = {}
+    for obs in observations:
+        for effect in obs.effects:
+            key, idem = effect.business_key, effect.idempotency_key
+            first_idem = idem_of_key.setdefault(key, idem)
+            if idem != first_idem:
+                idems_of_key.setdefault(key, {first_idem: None})[idem] = None
+            if idem is None:
+                continue
+            first_key = key_of_idem.setdefault(idem, key)
+            if key != first_key:
+                keys_of_idem.setdefault(idem, {first_key: None})[key] = None
+    if not key_of_idem:
+        return result_of("downstream_idempotency", [], {"applicability": "not applicable"})
+    idx = index_for(history, expectations, observations, index)
+    findings = []
+    for key in idem_of_key if idems_of_key else ():  # first-seen order
+        idems = idems_of_key.get(key)
+        if idems is not None:
+            findings.append(Finding("downstream_idempotency", key,
+                                    f"{len(idems)} different Idempotency-Keys for one business key",
+                                    expected=1, actual=tuple(idems), attempts=idx.attempt_ids(idx.by_key.get(key, ()))))
+    for idem in key_of_idem if keys_of_idem else ():  # first-seen order
+        keys = keys_of_idem.get(idem)
+        if keys is not None:
+            first = next(iter(keys))
+            findings.append(Finding("downstream_idempotency", first,
+                                    f"Idempotency-Key {idem!r} shared by {len(keys)} business keys "
+                                    f"({', '.join(keys)}): the sink drops all but the first",
+                                    expected="distinct", actual=idem,
+                                    attempts=idx.attempt_ids(sorted(p for k in keys for p in idx.by_key.get(k, ())))))
+    return result_of("downstream_idempotency", findings,
+                     {"business_keys": len(idem_of_key), "idempotency_keys": len(key_of_idem)})
+
+
+__all__: Sequence[str] = [
+    "check_counter",
+    "check_downstream_idempotency",
+    "check_duplicated",
+    "check_lost",
+    "check_recovered",
+    "check_regressed",
+    "check_stale",
+    "check_unexpected",
+]

@@ -1,0 +1,139 @@
+"""Findings and verdicts: what a check returns, and how results compose.
+
+Modelled on Jepsen's checkers (``checker.clj``): a check returns a `CheckResult` with a
+three-valued `Verdict` and its `Finding`s; `compose` merges verdicts by priority
+(invalid beats unknown beats valid). Advisories are findings with
+``severity="advisory"``: reported, never making a verdict invalid.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Iterable, Mapping, Sequence
+
+#: Severity of a finding that makes a verdict invalid.
+FINDING = "finding"
+#: Severity of a finding that is only reported.
+ADVISORY = "advisory"
+#: `Finding.key` of findings about the run as a whole (latency).
+ALL_KEYS = "*"
+#: Most attempt indexes listed in one whole-run finding.
+MAX_LISTED_ATTEMPTS = 20
+
+
+class Verdict(StrEnum):
+    """Jepsen's three-valued ``:valid?``."""
+
+    VALID = "valid"
+    INVALID = "invalid"
+    UNKNOWN = "unknown"
+
+
+_PRIORITY = {Verdict.VALID: 0, Verdict.UNKNOWN: 1, Verdict.INVALID: 2}
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One violation (or, with ``severity="advisory"``, one remark).
+
+    Attributes:
+        check_id: the check that found it.
+        key: the business key, object id or event id concerned (``"*"``: the run).
+        message: one line a person understands.
+        expected / actual: what should have been seen, and what was.
+        attempts: history indexes of the attempts involved, in history order.
+        severity: ``"finding"`` or ``"advisory"``.
+    """
+
+    check_id: str
+    key: str
+    message: str
+    expected: object = None
+    actual: object = None
+    attempts: tuple[int, ...] = ()
+    severity: str = FINDING
+
+    @property
+    def advisory(self) -> bool:
+        return self.severity == ADVISORY
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "check_id": self.check_id, "key": self.key, "message": self.message,
+            "expected": self.expected, "actual": self.actual,
+            "attempts": list(self.attempts), "severity": self.severity,
+        }
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """The outcome of one check: verdict, findings (advisories included) and stats."""
+
+    check_id: str
+    verdict: Verdict
+    findings: tuple[Finding, ...] = ()
+    stats: Mapping[str, object] = field(default_factory=dict)
+    detail: str = ""
+
+    @property
+    def problems(self) -> tuple[Finding, ...]:
+        """The findings that are not advisories."""
+        return tuple(f for f in self.findings if not f.advisory)
+
+    @property
+    def advisories(self) -> tuple[Finding, ...]:
+        return tuple(f for f in self.findings if f.advisory)
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "check_id": self.check_id, "verdict": self.verdict.value, "detail": self.detail,
+            "stats": dict(self.stats), "findings": [f.to_dict() for f in self.findings],
+        }
+
+
+def compose(results: Iterable[CheckResult]) -> Verdict:
+    """Merge verdicts by priority: invalid > unknown > valid (valid when empty)."""
+    verdict = Verdict.VALID
+    for result in results:
+        if _PRIORITY[result.verdict] > _PRIORITY[verdict]:
+            verdict = result.verdict
+    return verdict
+
+
+def result_of(
+    check_id: str, findings: list[Finding], stats: Mapping[str, object] | None = None,
+    *, unknown: str | None = None,
+) -> CheckResult:
+    """The result of check `check_id`: invalid when any finding is not an advisory, else
+    unknown when `unknown` gives a reason, else valid; the detail counts both kinds."""
+    problems = sum(1 for f in findings if not f.advisory)
+    if problems:
+        verdict = Verdict.INVALID
+    elif unknown is not None:
+        verdict = Verdict.UNKNOWN
+    else:
+        verdict = Verdict.VALID
+    detail = f"{problems} finding(s), {len(findings) - problems} advisory(ies)"
+    if unknown is not None:
+        detail = f"{unknown}; {detail}"
+    return CheckResult(check_id, verdict, tuple(findings), dict(stats or {}), detail)
+
+
+def nothing_observed(check_id: str) -> CheckResult:
+    """The ``unknown`` result of a check that needs an observation and has none."""
+    return result_of(check_id, [], {"observations": 0}, unknown="nothing was observed")
+
+
+__all__: Sequence[str] = [
+    "ADVISORY",
+    "ALL_KEYS",
+    "CheckResult",
+    "FINDING",
+    "Finding",
+    "MAX_LISTED_ATTEMPTS",
+    "Verdict",
+    "compose",
+    "nothing_observed",
+    "result_of",
+]
