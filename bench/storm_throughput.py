@@ -28,6 +28,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -75,14 +76,55 @@ def _pinned(cpu: int) -> Any:
     return lambda: os.sched_setaffinity(0, {cpu})
 
 
+class CpuSampler:
+    """Samples a process's CPU seconds (user + system, from /proc) every 0.1 s, with the time."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.samples: list[tuple[float, float]] = []  # (unix seconds, CPU seconds)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        tick = os.sysconf("SC_CLK_TCK")
+        while not self._stop.wait(0.1):
+            try:
+                with open(f"/proc/{self.pid}/stat", encoding="ascii") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+            except OSError:
+                return
+            self.samples.append((time.time(), (int(fields[11]) + int(fields[12])) / tick))
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(5)
+
+    def cpu_at(self, t: float) -> float:
+        """CPU seconds used by unix time `t` (the last sample at or before it)."""
+        before = [cpu for at, cpu in self.samples if at <= t]
+        return before[-1] if before else 0.0
+
+
 def _locust(locustfile: Path, url: str, users: int, seconds: int, env: dict[str, str], extra: list[str],
-            log: Path) -> int:
+            log: Path) -> CpuSampler:
     cmd = [sys.executable, "-m", "locust", "-f", str(locustfile), "--headless", "-u", str(users), "-r", str(users),
            "--host", url, "--only-summary", *extra]
     with open(log, "wb") as out:
-        proc = subprocess.run(cmd, env=env, stdout=out, stderr=subprocess.STDOUT, preexec_fn=_pinned(0),
-                              timeout=seconds + 600)
-    return proc.returncode
+        proc = subprocess.Popen(cmd, env=env, stdout=out, stderr=subprocess.STDOUT, preexec_fn=_pinned(0))
+        sampler = CpuSampler(proc.pid)
+        try:
+            proc.wait(timeout=seconds + 600)
+        finally:
+            sampler.stop()
+            if proc.poll() is None:
+                proc.kill()
+    return sampler
+
+
+def _window(start: float, seconds: int) -> tuple[float, float]:
+    """The steady part of a run that started at unix time `start`: spawn and end left out."""
+    return start + 2.0, start + seconds - 1.0
 
 
 def bare_rate(url: str, users: int, seconds: int, tmp: Path) -> float:
@@ -105,11 +147,20 @@ def bare_rate(url: str, users: int, seconds: int, tmp: Path) -> float:
     path = tmp / "bare_locustfile.py"
     path.write_text(BARE_LOCUSTFILE, encoding="utf-8")
     stats = tmp / "bare"
-    _locust(path, url, users, seconds, env, ["-t", f"{seconds}s", "--csv", str(stats)], tmp / "bare.log")
+    cpu = _locust(path, url, users, seconds, env, ["-t", f"{seconds}s", "--csv", str(stats), "--csv-full-history"],
+                  tmp / "bare.log")
     with open(f"{stats}_stats.csv", encoding="utf-8") as f:
         rows = [line.split(",") for line in f.read().splitlines()]
     header, total = rows[0], next(r for r in rows if r[1].strip('"') == "Aggregated")
-    return float(total[header.index('"Requests/s"')] if '"Requests/s"' in header else total[header.index("Requests/s")])
+    rate = float(total[header.index('"Requests/s"')] if '"Requests/s"' in header else total[header.index("Requests/s")])
+    with open(f"{stats}_stats_history.csv", encoding="utf-8") as f:
+        history = [line.split(",") for line in f.read().splitlines()]
+    count = history[0].index("Total Request Count")
+    points = [(float(r[0]), int(r[count])) for r in history[1:] if r[3] == "Aggregated"]
+    t1, t2 = _window(points[0][0], seconds)
+    inside = [p for p in points if t1 <= p[0] <= t2]
+    requests = inside[-1][1] - inside[0][1]
+    return rate, (cpu.cpu_at(inside[-1][0]) - cpu.cpu_at(inside[0][0])) / max(requests, 1) * 1e6
 
 
 def storm_rate(url: str, users: int, seconds: int, tmp: Path) -> tuple[float, float]:
@@ -123,10 +174,18 @@ def storm_rate(url: str, users: int, seconds: int, tmp: Path) -> tuple[float, fl
     spec_path.write_text(spec.to_json(), encoding="utf-8")
     env = {**os.environ, SPEC_ENV: str(spec_path), SECRETS_ENV: secrets_to_env([SECRET]),
            "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "bench")])}
-    _locust(ROOT / "loadtests" / "locustfile.py", url, users, seconds, env, [], tmp / "storm.log")
+    cpu = _locust(ROOT / "loadtests" / "locustfile.py", url, users, seconds, env, [], tmp / "storm.log")
     report = json.loads((out / "report.json").read_text(encoding="utf-8"))
     stats = next(c for c in report["scenarios"][0]["checks"] if c["check_id"] == "ack_latency")["stats"]
-    return float(stats["sent_per_s"]), float(stats["events"]) / seconds
+    started = float(report["started_at"])
+    t1, t2 = _window(started, seconds)
+    bucket = float(stats["throughput"]["bucket_s"])
+    requests = sum(sent * bucket for t, sent, _ in stats["throughput"]["series"] if t1 <= started + t and
+                   started + t + bucket <= t2)
+    inside = [started + t for t, _, _ in stats["throughput"]["series"] if t1 <= started + t and
+              started + t + bucket <= t2]
+    cpu_us = (cpu.cpu_at(inside[-1] + bucket) - cpu.cpu_at(inside[0])) / max(requests, 1) * 1e6
+    return float(stats["sent_per_s"]), float(stats["events"]) / seconds, cpu_us
 
 
 def main(seconds: int, users: int) -> None:
@@ -142,13 +201,17 @@ def main(seconds: int, users: int) -> None:
         url = f"http://127.0.0.1:{port}/webhooks"
         with tempfile.TemporaryDirectory() as d:
             tmp = Path(d)
-            bare = bare_rate(url, users, seconds, tmp)
-            storm, events = storm_rate(url, users, seconds, tmp)
+            bare, bare_cpu = bare_rate(url, users, seconds, tmp)
+            storm, events, storm_cpu = storm_rate(url, users, seconds, tmp)
         print(f"{seconds} s, {users} users, one Locust process on CPU 0, null receiver on CPU 1")
-        print(f"{'sender':<58}{'req/s':>10}{'vs bare':>10}")
-        print(f"{'bare FastHttpUser, pre-signed bodies':<58}{bare:>10.0f}{1.0:>10.2f}")
-        print(f"{'storm: signed attempts (world, profile, history records)':<58}{storm:>10.0f}{storm / bare:>10.2f}")
+        print(f"{'sender':<58}{'req/s':>10}{'vs bare':>10}{'CPU µs/req':>12}{'vs bare':>10}")
+        print(f"{'bare FastHttpUser, pre-signed bodies':<58}{bare:>10.0f}{1.0:>10.2f}{bare_cpu:>12.1f}{1.0:>10.2f}")
+        print(f"{'storm: signed attempts (world, profile, history records)':<58}{storm:>10.0f}{storm / bare:>10.2f}"
+              f"{storm_cpu:>12.1f}{bare_cpu / storm_cpu:>10.2f}")
         print(f"{'storm: distinct events':<58}{events:>10.0f}")
+        print("req/s is what each sustains against this receiver; CPU µs/req is the sender's own cost per request"
+              " (steady window), so its ratio is the signing and bookkeeping overhead even when the receiver,"
+              " not the sender, sets the rate.")
     finally:
         server.terminate()
         server.wait(5)

@@ -59,7 +59,7 @@ from simulator.delivery.history import Attempt
 from simulator.delivery.mutations import build_attempt
 from simulator.events import Event
 from simulator.profiles import get_profile
-from simulator.profiles.base import Profile
+from simulator.profiles.base import Envelope, Profile, SignedRequest
 from simulator.world import World
 
 log = logging.getLogger("hookproof.storm")
@@ -286,6 +286,7 @@ class StormUser(FastHttpUser):
         self.groups = 0
         self.max_groups = math.ceil(2 * self.shape.expected_events() / spec.users) + 10
         self.senders = gevent.pool.Group()
+        self.last_signed: tuple[Envelope, int, SignedRequest] | None = None
         STATE.pools.append(self.senders)
 
     @task
@@ -348,9 +349,17 @@ class StormUser(FastHttpUser):
     def _attempt(self, send: Send, number: int) -> bool:
         """Send one signed attempt and keep what happened. True when it was acked."""
         now = int(time.time())
-        if send.envelope is not None:
-            request = self.profile.request(send.envelope, STATE.secrets, now)
-            event_id = send.envelope.event_id
+        envelope = send.envelope
+        if envelope is not None:
+            # Copies released together (a burst) share one signed request: the same
+            # envelope signed at the same second gives the same bytes.
+            last = self.last_signed
+            if last is not None and last[0] is envelope and last[1] == now:
+                request = last[2]
+            else:
+                request = self.profile.request(envelope, STATE.secrets, now)
+                self.last_signed = (envelope, now, request)
+            event_id = envelope.event_id
         else:
             built = build_attempt(self.profile, send.event, STATE.secrets, (), now=now, attempt=number, seed=self.seed)
             request, event_id = built.request, built.event_id

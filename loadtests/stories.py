@@ -21,7 +21,8 @@ import dataclasses
 import json
 import re
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Iterator, NamedTuple
+from types import MappingProxyType
+from typing import Any, Callable, Iterator, Mapping, NamedTuple, TypeVar
 
 from simulator.events import Event
 from simulator.profiles.base import Envelope, Profile
@@ -31,6 +32,7 @@ from simulator.world import World
 _WORLD_ID = re.compile(r"\b([a-z]{2,5}(?:_test|_live)?_[A-Za-z0-9]{18})[A-Za-z0-9]{6}\b")
 _WORLD_ID_BYTES = re.compile(_WORLD_ID.pattern.encode("ascii"))
 _BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+_T = TypeVar("_T")
 #: Length of the renamed tail of a world id, in characters.
 TAIL_CHARS = 6
 #: Copy numbers a tail can hold (62 ** 6).
@@ -109,6 +111,22 @@ def _cut_bytes(data: bytes) -> tuple[bytes, ...]:
     return tuple(parts)
 
 
+def _fixed(values: Mapping[str, str]) -> Mapping[str, str] | None:
+    """`values` as a read-only mapping every copy shares, or None if a value holds a world id."""
+    if any(len(_cut(v)) > 1 for v in values.values()):
+        return None
+    return MappingProxyType(dict(values))
+
+
+def _built(cls: type[_T], fields: dict[str, Any], **changed: Any) -> _T:
+    """An instance of the frozen dataclass `cls` with `fields` and `changed`, without
+    running its constructor: the values come from an instance already validated (the
+    template's), and a storm builds one per event on its sending path."""
+    obj = object.__new__(cls)
+    obj.__dict__.update(fields, **changed)
+    return obj
+
+
 @dataclass(frozen=True)
 class _Cut:
     """One template event and its envelope, cut at the world-id tails."""
@@ -123,6 +141,9 @@ class _Cut:
     body: tuple[bytes, ...]
     headers: tuple[tuple[str, tuple[str, ...]], ...]
     query: tuple[tuple[str, tuple[str, ...]], ...]
+    envelope_fields: dict[str, Any]  # the envelope's fields no copy changes (its type)
+    fixed_headers: Mapping[str, str] | None  # the headers when no value holds a world id
+    fixed_query: Mapping[str, str] | None  # the same for the query
 
     @classmethod
     def of(cls, event: Event, envelope: Envelope) -> "_Cut":
@@ -136,20 +157,20 @@ class _Cut:
             envelope_id=_cut(envelope.event_id), envelope_type=envelope.type, body=_cut_bytes(envelope.body),
             headers=tuple((k, _cut(v)) for k, v in envelope.headers.items()),
             query=tuple((k, _cut(v)) for k, v in envelope.query.items()),
+            envelope_fields={"type": envelope.type},
+            fixed_headers=_fixed(envelope.headers), fixed_query=_fixed(envelope.query),
         )
 
     def render(self, new_tail: str) -> Rendered:
         """The event and envelope of this template under `new_tail` (a slim event: the
         object snapshot stays out, as the sender and the checks read only its fields)."""
-        event = Event(
-            **self.fields, id=new_tail.join(self.event_id), object_id=new_tail.join(self.object_id),
-            business_key=new_tail.join(self.business_key) if self.business_key else None,
-            request_id=new_tail.join(self.request_id) if self.request_id else None)
-        envelope = Envelope(
-            event_id=new_tail.join(self.envelope_id), type=self.envelope_type,
-            body=new_tail.encode("ascii").join(self.body),
-            headers={k: new_tail.join(v) for k, v in self.headers},
-            query={k: new_tail.join(v) for k, v in self.query})
+        event = _built(Event, self.fields, id=new_tail.join(self.event_id), object_id=new_tail.join(self.object_id),
+                       business_key=new_tail.join(self.business_key) if self.business_key else None,
+                       request_id=new_tail.join(self.request_id) if self.request_id else None)
+        envelope = _built(Envelope, self.envelope_fields, event_id=new_tail.join(self.envelope_id),
+                          body=new_tail.encode("ascii").join(self.body),
+                          headers=self.fixed_headers or {k: new_tail.join(v) for k, v in self.headers},
+                          query=self.fixed_query or {k: new_tail.join(v) for k, v in self.query})
         return Rendered(event, envelope)
 
 
@@ -212,11 +233,12 @@ class StoryBook:
         count = 0
         copy_no = first_copy
         while self._cuts and count < max_events and copy_no < MAX_COPIES:
-            for s, story in enumerate(self._cuts):
-                for i in range(len(story)):
+            new_tail = tail(copy_no)
+            for story in self._cuts:
+                for item in story:
                     if count >= max_events:
                         return
-                    yield self.render(s, i, copy_no)
+                    yield item.render(new_tail) if isinstance(item, _Cut) else self.rendered_by_profile(item, copy_no)
                     count += 1
             copy_no += stride
 
