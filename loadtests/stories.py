@@ -22,7 +22,7 @@ import json
 import re
 from dataclasses import dataclass, replace
 from types import MappingProxyType
-from typing import Any, Callable, Iterator, Mapping, NamedTuple, TypeVar
+from typing import Any, AnyStr, Callable, Iterator, Mapping, NamedTuple, TypeVar
 
 from simulator.events import Event
 from simulator.profiles.base import Envelope, Profile
@@ -92,22 +92,14 @@ def renamed(story: list[Event], copy_no: int) -> list[Event]:
     return out
 
 
-def _cut(text: str) -> tuple[str, ...]:
-    """`text` split around its world-id tails: ``new_tail.join(parts)`` renames it."""
+def _cut(text: AnyStr) -> tuple[AnyStr, ...]:
+    """`text` (str or bytes) split around its world-id tails: ``new_tail.join(parts)`` renames it."""
+    pattern = _WORLD_ID_BYTES if isinstance(text, bytes) else _WORLD_ID
     parts, start = [], 0
-    for m in _WORLD_ID.finditer(text):
+    for m in pattern.finditer(text):  # type: ignore[arg-type]
         parts.append(text[start:m.end(1)])
         start = m.end(1) + TAIL_CHARS
     parts.append(text[start:])
-    return tuple(parts)
-
-
-def _cut_bytes(data: bytes) -> tuple[bytes, ...]:
-    parts, start = [], 0
-    for m in _WORLD_ID_BYTES.finditer(data):
-        parts.append(data[start:m.end(1)])
-        start = m.end(1) + TAIL_CHARS
-    parts.append(data[start:])
     return tuple(parts)
 
 
@@ -154,7 +146,7 @@ class _Cut:
             fields=fields, event_id=_cut(event.id), object_id=_cut(event.object_id),
             business_key=_cut(event.business_key) if event.business_key else None,
             request_id=_cut(event.request_id) if event.request_id else None,
-            envelope_id=_cut(envelope.event_id), envelope_type=envelope.type, body=_cut_bytes(envelope.body),
+            envelope_id=_cut(envelope.event_id), envelope_type=envelope.type, body=_cut(envelope.body),
             headers=tuple((k, _cut(v)) for k, v in envelope.headers.items()),
             query=tuple((k, _cut(v)) for k, v in envelope.query.items()),
             envelope_fields={"type": envelope.type},
