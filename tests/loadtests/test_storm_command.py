@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -140,7 +141,9 @@ def test_storm_check_then_insert_fails(tmp_path: Path) -> None:
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
 def test_an_interrupted_storm_reports_what_it_sent_and_says_partial(tmp_path: Path, signum: int) -> None:
     out = tmp_path / "out"
-    env = {**os.environ, "HOOKPROOF_TEST_SECRET": SECRET, "PYTHONPATH": str(ROOT), "COLUMNS": "200"}
+    marker = f"HOOKPROOF_TEST_RUN={uuid.uuid4().hex}"  # inherited by this storm's Locust processes only
+    env = {**os.environ, "HOOKPROOF_TEST_SECRET": SECRET, "PYTHONPATH": str(ROOT), "COLUMNS": "200",
+           "HOOKPROOF_TEST_RUN": marker.split("=", 1)[1]}
     proc = subprocess.Popen([sys.executable, "-m", "hookproof", "storm", "--config", str(_config(tmp_path, "inbox_sync")),
                              "--out", str(out), "--users", "4", "--spawn-rate", "4", "--rate", "40",
                              "--duration", "120s"], cwd=str(ROOT), env=env, stdout=subprocess.PIPE,
@@ -159,16 +162,18 @@ def test_an_interrupted_storm_reports_what_it_sent_and_says_partial(tmp_path: Pa
     report = json.loads((out / "report.json").read_text(encoding="utf-8"))
     assert report["partial"] is True
     assert "interrupted after" in (report["scenarios"][0].get("reason") or "")
-    assert not _locust_processes(), "Locust processes were left running"
+    assert not _locust_processes(marker), "Locust processes were left running"
 
 
-def _locust_processes() -> list[int]:
-    """Pids of running processes started from the storm's locustfile."""
+def _locust_processes(marker: str) -> list[int]:
+    """Pids of running processes started from the storm's locustfile with `marker`
+    (``NAME=value``) in their environment: this test's, not another run's on the machine."""
     pids = []
-    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+    for proc in Path("/proc").glob("[0-9]*"):
         try:
-            if b"loadtests/locustfile.py" in cmdline.read_bytes():
-                pids.append(int(cmdline.parent.name))
+            if (b"loadtests/locustfile.py" in (proc / "cmdline").read_bytes()
+                    and marker.encode() in (proc / "environ").read_bytes().split(b"\0")):
+                pids.append(int(proc.name))
         except OSError:  # the process ended meanwhile
             continue
     return pids
