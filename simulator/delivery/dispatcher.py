@@ -1,13 +1,16 @@
 """The at-least-once dispatcher: runs a schedule, retries per the profile, records history.
 
-One code path for URLs and in-process ASGI/WSGI apps (the httpx client is the seam).
-Every attempt to a URL is bounded in time and size: at most `connect_timeout_s` to open
-the connection, then at most the sender timeout (+ `DEADLINE_GRACE_S`) for the whole
-answer, status line, headers and body together, so a receiver that drips its answer
-byte by byte is cut off like one that never answers. At most `read_cap_bytes` of the
-body are read: an answer whose body goes past the cap (a flood, an endless stream) is
-abandoned and recorded as `unknown`, never as acknowledged. Redirects are not followed
-(a provider does not) and are recorded as rejections. 2xx (the profile's success) stops retries;
+One code path for URLs and in-process ASGI/WSGI apps: httpx's API is the seam. URL
+attempts go as `httpx.Request`s straight to the transport (`aiohttp_transport`; the
+client layer adds nothing a provider needs), in-process ones through an httpx client
+on httpx's own ASGI/WSGI transports. Every attempt to a URL is bounded in time and size:
+at most `connect_timeout_s` to open the connection, then at most the sender timeout for
+each read and the sender timeout (+ `DEADLINE_GRACE_S`) for the whole answer, status
+line, headers and body together, so a receiver that drips its answer byte by byte is
+cut off like one that never answers. At most `read_cap_bytes` of the body are read: an
+answer whose body goes past the cap (a flood, an endless stream) is abandoned and
+recorded as `unknown`, never as acknowledged. Redirects are not followed (a provider
+does not) and are recorded as rejections. 2xx (the profile's success) stops retries;
 everything else, 409 included, is retried on the profile's schedule scaled by
 `time_scale`, while signature timestamps stay real wall-clock time.
 """
@@ -19,13 +22,15 @@ import errno
 import re
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Mapping, Sequence
+from typing import AsyncIterable, Callable, Mapping, Sequence
 
 import httpx
 
 from simulator.delivery.history import Attempt, History, Outcome, RESPONSE_EXCERPT_BYTES, completion_for
 from simulator.delivery.mutations import AttemptRequest, build_attempt
-from simulator.delivery.transports import CONNECT_WATCH, ConnectWatch, Target, make_client, make_url_transport
+from simulator.delivery.aiohttp_transport import AiohttpTransport
+from simulator.delivery.deadlines import Deadline, Deadlines
+from simulator.delivery.transports import Target, make_client
 from simulator.faults import Delivery, Schedule, is_valid
 from simulator.profiles.base import Profile, SignedRequest
 
@@ -49,7 +54,7 @@ class DeliveryResult:
         return any(a.outcome is Outcome.ACKED for a in self.attempts)
 
 
-@dataclass
+@dataclass(slots=True)
 class _Answer:
     status: int | None
     body: bytes
@@ -115,12 +120,15 @@ class Dispatcher:
         self._own_client = client is None
         # URL targets are sent straight through the transport (httpx's transport API):
         # the client layer adds nothing a provider needs (no redirects, cookies, auth)
-        # and costs a quarter of the throughput (bench/dispatcher_throughput.py).
-        self._transport = make_url_transport() if client is None and target.app is None else None
-        self._urls: dict[str, httpx.URL] = {}
+        # and would cost a quarter of the throughput (bench/dispatcher_throughput.py).
+        self._transport = AiohttpTransport() if client is None and target.app is None else None
+        self._url = httpx.URL(target.endpoint) if self._transport is not None else None
+        self._timeouts: dict[float, dict[str, float]] = {}
+        self._event_types: dict[str, str] = {}
         self.client = client if client is not None or self._transport is not None else make_client(
             target, connect_timeout_s=connect_timeout_s)
         self._background: set[asyncio.Task[object]] = set()
+        self._deadlines = Deadlines()
 
     def __repr__(self) -> str:  # never shows the secrets
         return f"Dispatcher(target={self.target.describe()!r}, profile={self.profile.name!r})"
@@ -141,6 +149,7 @@ class Dispatcher:
             await self.client.aclose()
         if self._transport is not None:
             await self._transport.aclose()
+        self._deadlines.close()
 
     async def run(self, schedule: Schedule, *, race: bool = False, deadline_s: float | None = None) -> list[DeliveryResult]:
         """Run every step in order; a step's deliveries are released together.
@@ -216,13 +225,15 @@ class Dispatcher:
         injected = delivery.timeout_for(number)
         timeout_s = injected or self.attempt_timeout_s(number)
         t0 = time.perf_counter()
-        if injected is not None and self.target.in_process:
+        if not self.target.in_process:
+            answer = await self._send_bounded(built.request, timeout_s)
+        elif injected is not None:
             # Deterministic lost answer: the app runs to completion, the provider has given up.
-            answer = await self._send(built.request, self.attempt_timeout_s(number))
+            answer = await self._send_in_process(built.request, self.attempt_timeout_s(number))
             if answer.status is not None:
                 answer = _Answer(None, b"", f"no answer within {injected:g} s (sender timeout)", True, Outcome.TIMEOUT)
         else:
-            answer = await self._send(built.request, timeout_s)
+            answer = await self._send_in_process(built.request, timeout_s)
         latency_ms = (time.perf_counter() - t0) * 1000.0
         return self._record(delivery, number, built, answer, now, latency_ms)
 
@@ -235,11 +246,11 @@ class Dispatcher:
         event = delivery.event
         mutations = built.mutations
         outcome = answer.outcome or self._outcome(answer)
-        tags = list(delivery.tags)
+        tags = delivery.tags
         if number <= delivery.drop_responses and answer.status is not None:
             outcome = Outcome.DROPPED
             if "drop-response" not in tags:
-                tags.append("drop-response")
+                tags = (*tags, "drop-response")
         valid = is_valid(mutations, self.profile)
         completion = completion_for(outcome, valid=valid, request_sent=answer.request_sent)
         error = answer.error
@@ -248,13 +259,20 @@ class Dispatcher:
         record = Attempt(
             event_id=built.event_id, delivery_id=delivery.delivery_id, attempt=number,
             business_key=event.business_key, object_id=event.object_id, object_version=event.version,
-            event_type=self.profile.provider_type(event.type) or event.type,
+            event_type=self._event_type(event.type),
             faults=tuple(tags), valid=valid, sent_at=sent_at, answered_at=sent_at + latency_ms / 1000.0,
             status=answer.status, outcome=outcome, completion=completion, latency_ms=round(latency_ms, 3),
             response_excerpt=answer.body[:RESPONSE_EXCERPT_BYTES].decode("utf-8", "replace"),
             error=error, amount=event.amount, scenario=self.scenario,
         )
         return self.history.record(record)
+
+    def _event_type(self, stripe_type: str) -> str:
+        """The profile's name for `stripe_type` (or `stripe_type` itself), looked up once."""
+        name = self._event_types.get(stripe_type)
+        if name is None:
+            name = self._event_types[stripe_type] = self.profile.provider_type(stripe_type) or stripe_type
+        return name
 
     def _outcome(self, answer: _Answer) -> Outcome:
         if answer.status is None:
@@ -265,107 +283,138 @@ class Dispatcher:
             return Outcome.SERVER_ERROR
         return Outcome.REJECTED
 
-    async def _send(self, request: SignedRequest, timeout_s: float) -> _Answer:
-        url = self.target.endpoint
-        # The sender timeout bounds the answer (read/write); opening or acquiring a
-        # connection has the connect timeout (aiohttp counts pool waits as connecting).
-        timeout = httpx.Timeout(timeout_s, connect=self.connect_timeout_s, pool=self.connect_timeout_s)
-        given_up = _Answer(None, b"", f"no answer within {timeout_s:g} s (sender timeout)", True, Outcome.TIMEOUT)
-        if not self.target.in_process:
-            return await self._send_bounded(url, request, timeout, timeout_s)
-        # In-process: the app keeps running after the provider gives up, as a real server would.
-        task = asyncio.ensure_future(self._exchange(url, request, timeout))
+    async def _send_in_process(self, request: SignedRequest, timeout_s: float) -> _Answer:
+        """One exchange with an in-process app, which keeps running after the provider
+        gives up, as a real server would."""
+        task = asyncio.ensure_future(self._exchange(request, timeout_s, _Exchange()))
         try:
             return await asyncio.wait_for(asyncio.shield(task), timeout=timeout_s)
         except TimeoutError:
             self._background.add(task)
             task.add_done_callback(self._background.discard)
-            return given_up
+            return _Answer(None, b"", f"no answer within {timeout_s:g} s (sender timeout)", True, Outcome.TIMEOUT)
 
-    async def _send_bounded(self, url: str, request: SignedRequest, timeout: httpx.Timeout,
-                            timeout_s: float) -> _Answer:
+    async def _send_bounded(self, request: SignedRequest, timeout_s: float) -> _Answer:
         """One exchange over the network under one deadline: `connect_timeout_s` until the
-        connection is open (then moved to the sender timeout from that moment), covering
-        the status line, headers and the whole body."""
-        loop = asyncio.get_running_loop()
-        progress = _Progress()
-        budget_s = timeout_s + DEADLINE_GRACE_S
-        watch = ConnectWatch()
-        token = CONNECT_WATCH.set(watch)
+        connection is open, then the sender timeout (+ `DEADLINE_GRACE_S`) from that
+        moment, covering the status line, headers and the whole body.
+
+        The own transport bounds getting a connection with the connect timeout and
+        reports the moment it is open (the ``trace`` extension), so the deadline is armed
+        then, once. Another client's transport may not report it: there the deadline
+        starts armed at the connect timeout plus the answer's.
+        """
+        exchange = _Exchange(timeout_s + DEADLINE_GRACE_S)
+        first = None
+        if self._transport is None:
+            first = asyncio.get_running_loop().time() + self.connect_timeout_s + timeout_s + DEADLINE_GRACE_S
         try:
-            async with asyncio.timeout(self.connect_timeout_s + budget_s) as deadline:
-                watch.on_connected = lambda: deadline.reschedule(loop.time() + budget_s)
-                return await self._exchange(url, request, timeout, progress)
+            with self._deadlines.at(first) as deadline:
+                exchange.deadline = deadline
+                return await self._exchange(request, timeout_s, exchange)
         except TimeoutError:
-            if progress.status is not None:
-                return _Answer(None, bytes(progress.body), f"answered {progress.status} but the body did not finish within "
-                               f"{timeout_s:g} s (sender timeout; {len(progress.body)} bytes came)", True, Outcome.TIMEOUT)
-            if not watch.is_connected and self._own_client:
+            if exchange.status is not None:
+                body = exchange.body
+                return _Answer(None, bytes(body), f"answered {exchange.status} but the body did not finish within "
+                               f"{timeout_s:g} s (sender timeout; {len(body)} bytes came)", True, Outcome.TIMEOUT)
+            if not exchange.connected and self._own_client:
                 return _Answer(None, b"", f"connect timed out after {self.connect_timeout_s:g} s", False,
                                Outcome.CONNECTION_ERROR)
             return _Answer(None, b"", f"no answer within {timeout_s:g} s (sender timeout)", True, Outcome.TIMEOUT)
-        finally:
-            CONNECT_WATCH.reset(token)
 
-    async def _exchange(self, url: str, request: SignedRequest, timeout: httpx.Timeout,
-                        progress: "_Progress | None" = None) -> _Answer:
-        progress = progress or _Progress()
+    async def _exchange(self, request: SignedRequest, timeout_s: float, exchange: "_Exchange") -> _Answer:
         try:
             if self._transport is not None:
-                outgoing = httpx.Request(request.method, self._parsed_url(url), params=dict(request.query) or None,
-                                         headers=request.headers, content=request.body,
-                                         extensions={"timeout": timeout.as_dict()})
-                response = await self._transport.handle_async_request(outgoing)
+                response = await self._transport.handle_async_request(self._outgoing(request, timeout_s, exchange))
+                stream = response.stream
+                if isinstance(stream, httpx.SyncByteStream):  # the body came whole: nothing to release
+                    return self._answer(response.status_code, b"".join(stream))
                 try:
-                    return await self._read(response, progress)
+                    return await self._read(response, stream, exchange)
                 finally:
                     await response.aclose()
             assert self.client is not None
+            timeout = httpx.Timeout(timeout_s, connect=self.connect_timeout_s, pool=self.connect_timeout_s)
             async with self.client.stream(
-                request.method, url, params=dict(request.query) or None, headers=dict(request.headers),
-                content=request.body, timeout=timeout,
+                request.method, self.target.endpoint, params=dict(request.query) or None, headers=dict(request.headers),
+                content=request.body, timeout=timeout, extensions={"trace": exchange.trace},
             ) as response:
-                return await self._read(response, progress)
+                return await self._read(response, response.aiter_raw(), exchange)
         except Exception as exc:  # the one boundary where transport errors are translated
             return translate_error(exc)
 
-    def _parsed_url(self, url: str) -> httpx.URL:
-        """`url` parsed once per dispatcher (parsing costs more than signing)."""
-        parsed = self._urls.get(url)
-        if parsed is None:
-            parsed = self._urls[url] = httpx.URL(url)
-        return parsed
+    def _timeout(self, timeout_s: float) -> dict[str, float]:
+        """httpx's ``timeout`` extension for a sender timeout of `timeout_s` (made once per
+        value): the sender timeout bounds each read and write; opening or acquiring a
+        connection has the connect timeout (aiohttp counts pool waits as connecting)."""
+        timeout = self._timeouts.get(timeout_s)
+        if timeout is None:
+            connect_s = self.connect_timeout_s
+            timeout = {"connect": connect_s, "read": timeout_s, "write": timeout_s, "pool": connect_s}
+            if len(self._timeouts) < 64:
+                self._timeouts[timeout_s] = timeout
+        return timeout
 
-    async def _read(self, response: httpx.Response, progress: "_Progress") -> _Answer:
-        """The answer's status and at most `read_cap_bytes` of its body."""
-        progress.status = response.status_code
-        body = progress.body
-        async for chunk in response.aiter_raw():
-            body.extend(chunk)
+    def _outgoing(self, request: SignedRequest, timeout_s: float, exchange: "_Exchange") -> httpx.Request:
+        """`request` as an `httpx.Request` for the own transport: the URL parsed once per
+        dispatcher (the profile's query appended to the target URL's own), the body as a
+        stream so httpx adds nothing; ``Host`` and ``Content-Length`` come from the URL and
+        the body on the wire, as with httpx."""
+        assert self._url is not None
+        url = self._url.copy_merge_params(request.query) if request.query else self._url
+        return httpx.Request(request.method, url, headers=request.headers, stream=httpx.ByteStream(request.body),
+                             extensions={"timeout": self._timeout(timeout_s), "trace": exchange.trace})
+
+    async def _read(self, response: httpx.Response, chunks: AsyncIterable[bytes], exchange: "_Exchange") -> _Answer:
+        """The answer's status and at most `read_cap_bytes` of its body (`chunks`)."""
+        exchange.status = response.status_code
+        body = exchange.body
+        async for chunk in chunks:
+            body += chunk
             if len(body) > self.read_cap_bytes:
-                del body[self.read_cap_bytes:]
-                return _Answer(None, bytes(body), f"answered {response.status_code} with a body longer than "
-                               f"the {self.read_cap_bytes}-byte read cap; the provider abandoned the answer",
-                               True, Outcome.CONNECTION_ERROR)
-        return _Answer(response.status_code, bytes(body), None, True)
+                break
+        return self._answer(response.status_code, body)
+
+    def _answer(self, status: int, body: bytes | bytearray) -> _Answer:
+        """`status` with `body`; a body past the read cap is abandoned (cut to the cap)."""
+        cap = self.read_cap_bytes
+        if len(body) > cap:
+            return _Answer(None, bytes(body[:cap]), f"answered {status} with a body longer than the {cap}-byte read "
+                           "cap; the provider abandoned the answer", True, Outcome.CONNECTION_ERROR)
+        return _Answer(status, bytes(body), None, True)
 
 
-@dataclass
-class _Progress:
-    """How far one exchange got: the status line, and the body bytes read so far."""
+class _Exchange:
+    """One exchange's deadline and progress: whether its connection is open, the status
+    line, and the body bytes read so far."""
 
-    status: int | None = None
-    body: bytearray = field(default_factory=bytearray)
+    __slots__ = ("budget_s", "deadline", "connected", "status", "body")
+
+    def __init__(self, budget_s: float | None = None) -> None:
+        self.budget_s = budget_s
+        self.deadline: Deadline | None = None
+        self.connected = False
+        self.status: int | None = None
+        self.body = bytearray()
+
+    async def trace(self, event: str, info: Mapping[str, object]) -> None:
+        """httpx's ``trace`` extension: once the request has its connection, the deadline
+        becomes `budget_s` from now."""
+        if not self.connected and event.endswith("send_request_headers.started"):
+            self.connected = True
+            if self.deadline is not None and self.budget_s is not None:
+                self.deadline.reschedule(asyncio.get_running_loop().time() + self.budget_s)
 
 
 def translate_error(exc: BaseException) -> _Answer:
     """Map an httpx/aiohttp exception to an answer in plain words, with `request_sent`.
 
-    Looks through the exception's cause chain (httpx_aiohttp wraps aiohttp's errors and
-    maps some of them loosely, e.g. a reset to `httpx.ConnectTimeout`), most specific
-    first. Connection refused, DNS failure and connect timeouts are known not to have
-    reached the handler (`request_sent=False`, completion `fail`); everything after the
-    connection was open is treated as possibly delivered (`unknown`).
+    Looks through the exception's cause chain (the own transport raises httpx's
+    exceptions from aiohttp's; another client's transport may map them loosely, e.g. a
+    reset to `httpx.ConnectTimeout`), most specific first. Connection refused, DNS
+    failure and connect timeouts are known not to have reached the handler
+    (`request_sent=False`, completion `fail`); everything after the connection was open
+    is treated as possibly delivered (`unknown`).
     """
     import aiohttp
     from aiohttp import http_exceptions

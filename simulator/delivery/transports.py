@@ -1,6 +1,6 @@
 """Targets and the httpx clients that reach them: the seam for in-process testing.
 
-A `Target` is a URL (sent through httpx's API over aiohttp, see `make_client`) or an
+A `Target` is a URL (sent through httpx's API over aiohttp, `aiohttp_transport`) or an
 in-process ASGI or WSGI app (httpx's own `ASGITransport`, and `WSGITransport` run in a
 worker thread so a threaded WSGI app sees real concurrency).
 """
@@ -8,11 +8,10 @@ worker thread so a threaded WSGI app sees real concurrency).
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import inspect
 import ipaddress
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
@@ -102,68 +101,18 @@ class ThreadedWSGITransport(httpx.AsyncBaseTransport):
                               request=request)
 
 
-class ConnectWatch:
-    """Told when the current request's connection is open (fresh or reused from the pool).
-
-    The dispatcher sets one in `CONNECT_WATCH` around each attempt; clients made by
-    `make_client` call `connected()` from an aiohttp trace hook, so the attempt's
-    deadline can switch from "connect" to "answer" at the right moment.
-    """
-
-    def __init__(self, on_connected: Callable[[], None] | None = None) -> None:
-        self.on_connected = on_connected
-        self.is_connected = False
-
-    def connected(self) -> None:
-        if not self.is_connected:
-            self.is_connected = True
-            if self.on_connected is not None:
-                self.on_connected()
-
-
-#: The watch of the attempt running in the current task (None outside an attempt).
-CONNECT_WATCH: contextvars.ContextVar[ConnectWatch | None] = contextvars.ContextVar("hookproof_connect_watch",
-                                                                                   default=None)
-
-
-async def _on_connection(*_: object) -> None:
-    watch = CONNECT_WATCH.get()
-    if watch is not None:
-        watch.connected()
-
-
-def _aiohttp_session(max_connections: int) -> Any:
-    """An aiohttp session whose trace hooks report "connection open" to `CONNECT_WATCH`."""
-    import aiohttp
-
-    trace = aiohttp.TraceConfig()
-    trace.on_connection_create_end.append(_on_connection)
-    trace.on_connection_reuseconn.append(_on_connection)
-    connector = aiohttp.TCPConnector(limit=max_connections, keepalive_timeout=5.0)
-    return aiohttp.ClientSession(connector=connector, trace_configs=[trace], trust_env=False)
-
-
-def make_url_transport(max_connections: int = 64) -> httpx.AsyncBaseTransport:
-    """The httpx transport for URL targets: `httpx_aiohttp.AiohttpTransport` (httpx's
-    transport API on aiohttp's engine), whose session reports open connections to
-    `CONNECT_WATCH`. It never follows redirects (aiohttp is called without them)."""
-    from httpx_aiohttp import AiohttpTransport
-
-    limits = httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections)
-    return AiohttpTransport(limits=limits, trust_env=False, client=lambda: _aiohttp_session(max_connections))
-
-
 def make_client(target: Target, *, connect_timeout_s: float = 5.0, max_connections: int = 64) -> httpx.AsyncClient:
     """An httpx client for `target` that never follows redirects.
 
-    URLs go over `httpx_aiohttp.AiohttpTransport` (httpx's API on aiohttp's engine: the
-    default httpx transport falls far behind at the concurrency deliveries need; see
-    bench/dispatcher_throughput.py); its session reports open connections to
-    `CONNECT_WATCH`. ASGI apps answer 500 instead of raising.
+    URLs go over `AiohttpTransport` (httpx's API on aiohttp's engine: the default httpx
+    transport falls far behind at the concurrency deliveries need; see
+    bench/dispatcher_throughput.py). ASGI apps answer 500 instead of raising.
     """
     timeout = httpx.Timeout(30.0, connect=connect_timeout_s)
     if target.app is None:
-        return httpx.AsyncClient(transport=make_url_transport(max_connections), timeout=timeout,
+        from simulator.delivery.aiohttp_transport import AiohttpTransport
+
+        return httpx.AsyncClient(transport=AiohttpTransport(max_connections=max_connections), timeout=timeout,
                                  follow_redirects=False, trust_env=False)
     if is_asgi(target.app):
         transport = httpx.ASGITransport(app=target.app, raise_app_exceptions=False)

@@ -191,3 +191,31 @@ def test_race_burst_releases_every_copy_and_records_each(receiver) -> None:
     assert receiver.requests[events[0].id] == 6
     assert [(a.attempt, a.status, a.completion) for a in history] == [(1, 200, Completion.OK)] * 6
     assert len({a.delivery_id for a in history}) == 6
+
+
+def test_a_profiles_query_is_appended_to_the_target_urls_own() -> None:
+    lines: list[bytes] = []
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        head = await reader.readuntil(b"\r\n\r\n")
+        lines.append(head.split(b"\r\n", 1)[0])
+        length = next(int(h.split(b":", 1)[1]) for h in head.split(b"\r\n") if h.lower().startswith(b"content-length"))
+        await reader.readexactly(length)
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+        await writer.drain()
+        writer.close()
+
+    async def go() -> History:
+        server = await asyncio.start_server(handle, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        profile = get_profile("mercadopago")
+        history = History()
+        async with server, Dispatcher(Target(url=f"http://127.0.0.1:{port}/webhooks?token=abc"), profile,
+                                      [profile.generate_secret(1)], history) as d:
+            await d.run(schedule(_events(1), FaultPlan()))
+        return history
+
+    history = asyncio.run(go())
+    assert [a.status for a in history] == [200]
+    path = lines[0].split(b" ")[1]
+    assert path.startswith(b"/webhooks?token=abc&") and b"type=payment" in path and b"data.id=" in path

@@ -1,0 +1,220 @@
+"""httpx's transport API over an aiohttp session: how URL targets are reached.
+
+`AiohttpTransport` is a thin `httpx.AsyncBaseTransport`: each `httpx.Request` becomes
+one aiohttp request (its method, URL, headers and body stream; ``Host`` and
+``Content-Length`` are set from the URL and the body when the request does not carry
+them) and the answer comes back as an `httpx.Response`: the body's bytes when it came
+whole with the head (the connection goes back to the pool at once), else a stream of
+it. It runs on every attempt, so the conversion is kept to what a webhook provider
+sends: the URL is converted once, timeouts once per value, and nothing a provider does
+not do happens (no redirects, no cookies, no decompression, no proxies or credentials
+from the environment).
+
+Request extensions it honours:
+
+- ``timeout``: httpx's timeouts. ``pool`` bounds acquiring a connection, pool wait and
+  connect together (aiohttp's ``connect``), ``connect`` the socket connect, ``read``
+  each read of the answer. aiohttp has no write timeout: a caller bounds the whole
+  exchange with its own deadline.
+- ``trace``: awaited as ``trace("http11.send_request_headers.started", {"request": ...})``
+  once the request has its connection (opened or taken from the pool), the event
+  httpcore reports at that moment; a caller starts its answer deadline there.
+
+aiohttp's exceptions become httpx's at this one boundary, most specific first, chained
+with ``from`` so the cause stays readable (`_ERRORS`):
+
+    ConnectionTimeoutError                         -> httpx.ConnectTimeout
+    ClientConnectorError (refused, DNS, TLS...)    -> httpx.ConnectError
+    ServerTimeoutError (a read timed out)          -> httpx.ReadTimeout
+    ClientPayloadError (body broken mid-way)       -> httpx.ReadError
+    ServerDisconnectedError, ClientResponseError,
+      HttpProcessingError (not HTTP)               -> httpx.RemoteProtocolError
+    ClientConnectionError, OSError (reset, broken) -> httpx.ReadError
+    InvalidURL, NonHttpUrlClientError              -> httpx.UnsupportedProtocol
+    any other ClientError                          -> httpx.TransportError
+"""
+
+from __future__ import annotations
+
+import contextvars
+from typing import Any, AsyncIterator, Awaitable, Callable, Mapping
+
+import aiohttp
+import httpx
+from aiohttp import http_exceptions
+from yarl import URL
+
+#: The event reported through the ``trace`` extension once a request has its connection.
+CONNECTED_EVENT = "http11.send_request_headers.started"
+
+Trace = Callable[[str, Mapping[str, Any]], Awaitable[None]]
+
+#: aiohttp exception -> the httpx exception raised from it, most specific first.
+_ERRORS: tuple[tuple[type[BaseException], type[httpx.TransportError]], ...] = (
+    (aiohttp.ConnectionTimeoutError, httpx.ConnectTimeout),
+    (aiohttp.ClientConnectorError, httpx.ConnectError),
+    (aiohttp.ServerTimeoutError, httpx.ReadTimeout),
+    (aiohttp.ClientPayloadError, httpx.ReadError),
+    (aiohttp.ServerDisconnectedError, httpx.RemoteProtocolError),
+    (aiohttp.ClientResponseError, httpx.RemoteProtocolError),
+    (http_exceptions.HttpProcessingError, httpx.RemoteProtocolError),
+    (aiohttp.InvalidURL, httpx.UnsupportedProtocol),
+    (aiohttp.NonHttpUrlClientError, httpx.UnsupportedProtocol),
+    (aiohttp.ClientConnectionError, httpx.ReadError),
+    (TimeoutError, httpx.ReadTimeout),
+    (OSError, httpx.ReadError),
+    (aiohttp.ClientError, httpx.TransportError),
+)
+_MAPPED = tuple(source for source, _ in _ERRORS)
+
+#: The trace and request of the exchange running in the current task (read by `_Connector`).
+_CURRENT: contextvars.ContextVar[tuple[Trace, httpx.Request] | None] = contextvars.ContextVar(
+    "hookproof_aiohttp_trace", default=None)
+
+
+def httpx_error(exc: BaseException) -> httpx.TransportError:
+    """The httpx exception `exc` (one of aiohttp's, or an OSError) is raised as."""
+    for source, target in _ERRORS:
+        if isinstance(exc, source):
+            return target(str(exc) or type(exc).__name__)
+    raise TypeError(f"{type(exc).__name__} is not a transport error")  # pragma: no cover
+
+
+def _http_version(version: aiohttp.HttpVersion | None) -> bytes:
+    if version == aiohttp.HttpVersion11 or version is None:
+        return b"HTTP/1.1"
+    return f"HTTP/{version.major}.{version.minor}".encode()
+
+
+class _Connector(aiohttp.TCPConnector):
+    """A TCP connector that reports "connection ready" to the current exchange's trace."""
+
+    async def connect(self, req: Any, *args: Any, **kwargs: Any) -> Any:
+        connection = await super().connect(req, *args, **kwargs)
+        current = _CURRENT.get()
+        if current is not None:
+            trace, request = current
+            try:
+                await trace(CONNECTED_EVENT, {"request": request})
+            except BaseException:
+                connection.close()
+                raise
+        return connection
+
+
+class _Body(httpx.AsyncByteStream):
+    """An aiohttp answer's body as an httpx byte stream; closing releases the connection
+    (aiohttp closes it instead when the body was not read to the end)."""
+
+    __slots__ = ("_response",)
+
+    def __init__(self, response: aiohttp.ClientResponse) -> None:
+        self._response = response
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        content = self._response.content
+        try:
+            while chunk := await content.readany():
+                yield chunk
+        except _MAPPED as exc:
+            raise httpx_error(exc) from exc
+
+    async def aclose(self) -> None:
+        self._response.release()
+        await self._response.wait_for_close()
+
+
+def _stream(response: aiohttp.ClientResponse) -> httpx.AsyncByteStream:
+    """The answer's body: the bytes themselves when the whole body came with the head
+    (the connection goes back to the pool at once), else a stream reading it."""
+    content = response.content
+    if not content.is_eof():
+        return _Body(response)
+    try:
+        body = content.read_nowait()
+    except _MAPPED as exc:
+        raise httpx_error(exc) from exc
+    finally:
+        response.release()
+    return httpx.ByteStream(body)
+
+
+class AiohttpTransport(httpx.AsyncBaseTransport):
+    """httpx's transport API on one aiohttp session (opened on first use, in the loop).
+
+    Args:
+        max_connections: connections open at most (further requests wait for one,
+            within the ``pool`` timeout).
+        keepalive_s: seconds an idle connection stays in the pool.
+    """
+
+    def __init__(self, *, max_connections: int = 64, keepalive_s: float = 5.0) -> None:
+        self.max_connections = max_connections
+        self.keepalive_s = keepalive_s
+        self._session: aiohttp.ClientSession | None = None
+        self._last_url: tuple[object, URL] | None = None
+        self._timeouts: dict[tuple[float | None, float | None, float | None], aiohttp.ClientTimeout] = {}
+
+    def _open(self) -> aiohttp.ClientSession:
+        connector = _Connector(limit=self.max_connections, keepalive_timeout=self.keepalive_s)
+        self._session = aiohttp.ClientSession(connector=connector, cookie_jar=aiohttp.DummyCookieJar(),
+                                              auto_decompress=False, trust_env=False)
+        return self._session
+
+    def _yarl(self, url: httpx.URL) -> URL:
+        """`url` as aiohttp's URL. The last one is kept: a dispatcher sends every attempt
+        to one URL, and each `httpx.Request` wraps the same parsed value (`str(url)`
+        costs as much as building the rest of the request's headers)."""
+        parsed = getattr(url, "_uri_reference", url)
+        last = self._last_url
+        if last is not None and last[0] is parsed:
+            return last[1]
+        converted = URL(str(url))
+        self._last_url = (parsed, converted)
+        return converted
+
+    def _timeout(self, timeout: Mapping[str, float | None] | None) -> aiohttp.ClientTimeout:
+        if not timeout:
+            timeout = {}
+        key = (timeout.get("connect"), timeout.get("read"), timeout.get("pool"))
+        converted = self._timeouts.get(key)
+        if converted is None:
+            if len(self._timeouts) >= 64:
+                self._timeouts.clear()
+            converted = self._timeouts[key] = aiohttp.ClientTimeout(
+                total=None, connect=key[2], sock_connect=key[0], sock_read=key[1])
+        return converted
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        session = self._session or self._open()
+        extensions = request.extensions
+        stream = request.stream  # what a transport sends, as httpx's own transports do
+        if isinstance(stream, httpx.SyncByteStream):  # in memory (httpx.ByteStream): no async generator
+            body = b"".join(stream)
+        else:
+            body = b"".join([chunk async for chunk in stream])
+        trace = extensions.get("trace")
+        token = _CURRENT.set((trace, request)) if trace is not None else None
+        try:
+            response = await session.request(
+                request.method, self._yarl(request.url), headers=request.headers.multi_items(), data=body or None,
+                allow_redirects=False, timeout=self._timeout(extensions.get("timeout")),
+                server_hostname=extensions.get("sni_hostname"))
+        except _MAPPED as exc:
+            raise httpx_error(exc) from exc
+        finally:
+            if token is not None:
+                _CURRENT.reset(token)
+        return httpx.Response(
+            response.status, headers=response.raw_headers, stream=_stream(response), request=request,
+            extensions={"http_version": _http_version(response.version),
+                        "reason_phrase": (response.reason or "").encode("latin-1", "replace")},
+        )
+
+    async def aclose(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+
+__all__ = ["AiohttpTransport", "CONNECTED_EVENT", "httpx_error"]

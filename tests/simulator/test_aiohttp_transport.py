@@ -1,0 +1,313 @@
+"""The own httpx transport over aiohttp, against raw servers on 127.0.0.1: what goes on
+the wire, the ``trace`` and ``timeout`` extensions, and every aiohttp error mapped to
+httpx's (and, through the dispatcher's translation, to the right completion)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import socket
+import struct
+from typing import AsyncIterator, Awaitable, Callable
+
+import aiohttp
+import httpx
+import pytest
+from aiohttp import http_exceptions
+
+from simulator.delivery.aiohttp_transport import _ERRORS, CONNECTED_EVENT, AiohttpTransport, httpx_error
+from simulator.delivery.dispatcher import translate_error
+from tests.support import free_port
+
+Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
+
+
+@contextlib.asynccontextmanager
+async def serving(handler: Handler) -> AsyncIterator[str]:
+    """`handler` served on 127.0.0.1 in the test's loop; yields the base URL."""
+    connections: list[asyncio.StreamWriter] = []
+
+    async def tracked(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        connections.append(writer)
+        with contextlib.suppress(ConnectionError):
+            await handler(reader, writer)
+
+    server = await asyncio.start_server(tracked, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.close()
+        for w in connections:
+            w.close()
+        await server.wait_closed()
+
+
+async def read_request(reader: asyncio.StreamReader) -> bytes:
+    """One request's head and body (by Content-Length)."""
+    head = await reader.readuntil(b"\r\n\r\n")
+    length = next((int(line.split(b":", 1)[1]) for line in head.split(b"\r\n")
+                   if line.lower().startswith(b"content-length:")), 0)
+    return head + await reader.readexactly(length)
+
+
+def answering(answer: bytes, seen: list[bytes] | None = None) -> Handler:
+    """A keep-alive server giving every request `answer`."""
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while True:
+            try:
+                request = await read_request(reader)
+            except asyncio.IncompleteReadError:
+                return
+            if seen is not None:
+                seen.append(request)
+            writer.write(answer)
+            await writer.drain()
+    return handle
+
+
+OK = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Type: text/plain\r\n\r\nok"
+
+
+def post(url: str, body: bytes = b'{"id":"evt_1"}', **extensions: object) -> httpx.Request:
+    return httpx.Request("POST", url, headers={"Content-Type": "application/json"}, stream=httpx.ByteStream(body),
+                         extensions=extensions)
+
+
+async def read_all(response: httpx.Response) -> bytes:
+    try:
+        return b"".join([chunk async for chunk in response.stream])
+    finally:
+        await response.aclose()
+
+
+async def test_a_request_goes_out_as_sent_with_host_and_length_from_url_and_body() -> None:
+    seen: list[bytes] = []
+    async with serving(answering(OK, seen)) as base:
+        transport = AiohttpTransport()
+        try:
+            response = await transport.handle_async_request(post(base + "/webhooks?token=abc", b"0123456789"))
+            assert response.status_code == 200
+            assert response.headers["content-type"] == "text/plain"
+            assert response.extensions["http_version"] == b"HTTP/1.1"
+            assert response.extensions["reason_phrase"] == b"OK"
+            assert await read_all(response) == b"ok"
+        finally:
+            await transport.aclose()
+    head, _, body = seen[0].partition(b"\r\n\r\n")
+    lines = head.split(b"\r\n")
+    assert lines[0] == b"POST /webhooks?token=abc HTTP/1.1"
+    headers = {k.strip().lower(): v.strip() for k, _, v in (line.partition(b":") for line in lines[1:])}
+    assert headers[b"host"] == base.removeprefix("http://").encode()
+    assert headers[b"content-length"] == b"10"
+    assert headers[b"content-type"] == b"application/json"
+    assert body == b"0123456789"
+
+
+async def test_trace_reports_the_connection_once_per_request_fresh_or_pooled() -> None:
+    events: list[str] = []
+
+    async def trace(event: str, info: object) -> None:
+        events.append(event)
+
+    async with serving(answering(OK)) as base:
+        transport = AiohttpTransport()
+        try:
+            for _ in range(3):  # the first opens a connection, the others reuse it
+                await read_all(await transport.handle_async_request(post(base, trace=trace)))
+        finally:
+            await transport.aclose()
+    assert events == [CONNECTED_EVENT] * 3
+
+
+async def test_a_body_arriving_after_the_head_is_streamed_and_the_connection_reused() -> None:
+    connections = 0
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        nonlocal connections
+        connections += 1
+        while True:
+            try:
+                await read_request(reader)
+            except asyncio.IncompleteReadError:
+                return
+            writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\nabc")
+            await writer.drain()
+            await asyncio.sleep(0.05)
+            writer.write(b"def")
+            await writer.drain()
+
+    async with serving(handle) as base:
+        transport = AiohttpTransport()
+        try:
+            first = await read_all(await transport.handle_async_request(post(base)))
+            second = await read_all(await transport.handle_async_request(post(base)))
+        finally:
+            await transport.aclose()
+    assert first == second == b"abcdef"
+    assert connections == 1
+
+
+async def test_redirects_are_answers_and_cookies_are_neither_kept_nor_sent() -> None:
+    seen: list[bytes] = []
+    redirect = (b"HTTP/1.1 307 Temporary Redirect\r\nLocation: /elsewhere\r\nSet-Cookie: session=1\r\n"
+                b"Content-Length: 0\r\n\r\n")
+    async with serving(answering(redirect, seen)) as base:
+        transport = AiohttpTransport()
+        try:
+            for _ in range(2):
+                response = await transport.handle_async_request(post(base + "/webhooks"))
+                assert response.status_code == 307
+                await read_all(response)
+        finally:
+            await transport.aclose()
+    assert len(seen) == 2 and all(b"/elsewhere" not in s and b"cookie" not in s.lower() for s in seen)
+
+
+async def test_refused_is_a_connect_error_and_the_attempt_fails() -> None:
+    transport = AiohttpTransport()
+    try:
+        with pytest.raises(httpx.ConnectError) as caught:
+            await transport.handle_async_request(post(f"http://127.0.0.1:{free_port()}/"))
+    finally:
+        await transport.aclose()
+    answer = translate_error(caught.value)
+    assert (answer.error, answer.request_sent) == ("connection refused: nothing listens there", False)
+
+
+async def test_silence_after_the_request_is_a_read_timeout_and_unknown() -> None:
+    async def silent(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await read_request(reader)
+        await asyncio.sleep(5)
+
+    async with serving(silent) as base:
+        transport = AiohttpTransport()
+        try:
+            with pytest.raises(httpx.ReadTimeout) as caught:
+                await transport.handle_async_request(post(base, timeout={"connect": 1.0, "read": 0.2, "pool": 1.0}))
+        finally:
+            await transport.aclose()
+    answer = translate_error(caught.value)
+    assert (answer.error, answer.request_sent) == ("read timed out after the request was sent", True)
+
+
+async def test_a_stalled_body_is_a_read_timeout_while_reading() -> None:
+    async def stall(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await read_request(reader)
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nabc")
+        await writer.drain()
+        await asyncio.sleep(5)
+
+    async with serving(stall) as base:
+        transport = AiohttpTransport()
+        try:
+            response = await transport.handle_async_request(post(base, timeout={"read": 0.2}))
+            with pytest.raises(httpx.ReadTimeout):
+                await read_all(response)
+        finally:
+            await transport.aclose()
+
+
+def _reset(writer: asyncio.StreamWriter) -> None:
+    sock = writer.get_extra_info("socket")
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    writer.close()
+
+
+async def test_a_reset_after_the_request_is_unknown() -> None:
+    async def reset(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await read_request(reader)
+        _reset(writer)
+
+    async with serving(reset) as base:
+        transport = AiohttpTransport()
+        try:
+            with pytest.raises(httpx.TransportError) as caught:
+                await transport.handle_async_request(post(base))
+        finally:
+            await transport.aclose()
+    answer = translate_error(caught.value)
+    assert answer.request_sent is True
+    assert "reset" in (answer.error or "") or "closed the connection" in (answer.error or "")
+
+
+async def test_a_reset_in_the_middle_of_the_body_is_a_read_error() -> None:
+    async def reset_mid_body(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await read_request(reader)
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nabc")
+        await writer.drain()
+        await asyncio.sleep(0.05)
+        _reset(writer)
+
+    async with serving(reset_mid_body) as base:
+        transport = AiohttpTransport()
+        try:
+            response = await transport.handle_async_request(post(base))
+            with pytest.raises(httpx.ReadError) as caught:
+                await read_all(response)
+        finally:
+            await transport.aclose()
+    answer = translate_error(caught.value)
+    assert answer.request_sent is True
+    assert answer.error is not None and "while the answer's body was being read" in answer.error
+
+
+async def test_garbage_is_a_protocol_error() -> None:
+    async def garbage(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await read_request(reader)
+        writer.write(b"\x00\x01 not http at all\r\n\r\n")
+        await writer.drain()
+        writer.close()
+
+    async with serving(garbage) as base:
+        transport = AiohttpTransport()
+        try:
+            with pytest.raises(httpx.RemoteProtocolError) as caught:
+                await transport.handle_async_request(post(base))
+        finally:
+            await transport.aclose()
+    assert (translate_error(caught.value).error or "").startswith("the answer was not valid HTTP")
+
+
+def _aiohttp_errors() -> list[type[BaseException]]:
+    exported = [getattr(aiohttp, name) for name in aiohttp.__all__]
+    found = [c for c in exported if inspect.isclass(c) and issubclass(c, aiohttp.ClientError)]
+    return [*found, http_exceptions.HttpProcessingError, http_exceptions.BadStatusLine, ConnectionResetError,
+            TimeoutError, OSError]
+
+
+@pytest.mark.parametrize("error", _aiohttp_errors(), ids=lambda c: c.__name__)
+def test_every_aiohttp_error_maps_to_an_httpx_transport_error(error: type[BaseException]) -> None:
+    assert any(issubclass(error, source) for source, _ in _ERRORS), f"{error.__name__} is not mapped"
+
+
+def test_the_error_table_puts_the_specific_before_the_general() -> None:
+    sources = [source for source, _ in _ERRORS]
+    for i, earlier in enumerate(sources):
+        for later in sources[i + 1:]:
+            assert not issubclass(later, earlier), f"{later.__name__} is shadowed by {earlier.__name__}"
+
+
+@pytest.mark.parametrize(("error", "expected"), [
+    (aiohttp.ConnectionTimeoutError("connect"), httpx.ConnectTimeout),
+    (aiohttp.SocketTimeoutError("read"), httpx.ReadTimeout),
+    (aiohttp.ServerDisconnectedError(), httpx.RemoteProtocolError),
+    (aiohttp.ClientPayloadError("broken"), httpx.ReadError),
+    (aiohttp.ClientOSError(104, "reset"), httpx.ReadError),
+    (http_exceptions.BadStatusLine("garbage"), httpx.RemoteProtocolError),
+    (aiohttp.InvalidURL("nope"), httpx.UnsupportedProtocol),
+])
+def test_each_error_becomes_its_httpx_counterpart(error: BaseException, expected: type[httpx.TransportError]) -> None:
+    mapped = httpx_error(error)
+    assert type(mapped) is expected and str(mapped)
+
+
+async def test_a_url_client_from_make_client_does_not_follow_redirects() -> None:
+    from simulator.delivery import Target, make_client
+
+    redirect = b"HTTP/1.1 307 Temporary Redirect\r\nLocation: /elsewhere\r\nContent-Length: 0\r\n\r\n"
+    async with serving(answering(redirect)) as base:
+        async with make_client(Target(url=base + "/webhooks")) as client:
+            response = await client.post(base + "/webhooks", content=b"{}")
+    assert response.status_code == 307
