@@ -263,7 +263,7 @@ class Dispatcher:
             faults=tuple(tags), valid=valid, sent_at=sent_at, answered_at=sent_at + latency_ms / 1000.0,
             status=answer.status, outcome=outcome, completion=completion, latency_ms=round(latency_ms, 3),
             response_excerpt=answer.body[:RESPONSE_EXCERPT_BYTES].decode("utf-8", "replace"),
-            error=error, amount=event.amount, scenario=self.scenario,
+            error=error, amount=event.amount, scenario=self.scenario, index=len(self.history),
         )
         return self.history.record(record)
 

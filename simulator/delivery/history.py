@@ -43,7 +43,7 @@ class Completion(StrEnum):
     UNKNOWN = "unknown"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Attempt:
     """One HTTP transport of one delivery of one event.
 
@@ -176,9 +176,12 @@ _COLUMNS = (
 class History:
     """An append-only, thread-safe record of attempts and fault operations.
 
-    `History()` keeps it in memory; `History(path)` also writes SQLite in WAL mode,
-    committing every `COMMIT_EVERY` records or `COMMIT_INTERVAL_S` seconds and on
-    `flush()`/`close()`, so an interrupted run leaves a readable file.
+    `History()` keeps it in memory; `History(path)` also writes SQLite in WAL mode.
+    Attempt rows are written in batches (one ``executemany``) and committed every
+    `COMMIT_EVERY` records or `COMMIT_INTERVAL_S` seconds, whenever the history is read
+    (`attempts()`, `ops()`), with every fault operation or meta value, and on
+    `flush()`/`close()`: an interrupted run leaves a readable file, and reading a
+    history never misses a row in its file.
     """
 
     COMMIT_EVERY = 256
@@ -191,7 +194,7 @@ class History:
         self._ops: list[FaultOp] = []
         self._meta: dict[str, object] = {}
         self._closed = False
-        self._pending = 0
+        self._rows: list[tuple[object, ...]] = []
         self._last_commit = time.monotonic()
         self._db: sqlite3.Connection | None = None
         if self.path is not None:
@@ -207,24 +210,25 @@ class History:
 
     # ---- writing ------------------------------------------------------------
     def record(self, attempt: Attempt) -> Attempt:
-        """Append `attempt`; returns it with its `index` set."""
+        """Append `attempt`; returns it with its `index` set.
+
+        An attempt built with ``index=len(history)`` is stored as it is (attempts are
+        values: nothing is copied on the dispatcher's path); any other is copied with
+        the right index. On disk, rows are written in batches (see the class docstring).
+        """
         with self._lock:
             idx = len(self._attempts)
-            stored = replace(attempt, index=idx)
+            stored = attempt if attempt.index == idx else replace(attempt, index=idx)
             self._attempts.append(stored)
             if self._db is not None and not self._closed:
-                a = stored
-                self._db.execute(_INSERT_ATTEMPT, (
-                    idx, a.scenario, a.event_id, a.delivery_id, a.attempt, a.business_key, a.object_id,
-                    a.object_version, a.event_type, json.dumps(list(a.faults)), int(a.valid), a.sent_at,
-                    a.answered_at, a.status, a.outcome.value, a.completion.value, a.latency_ms,
-                    a.response_excerpt, a.error, a.amount,
-                ))
-                self._maybe_commit()
+                self._rows.append(_row(stored))
+                if len(self._rows) >= self.COMMIT_EVERY or time.monotonic() - self._last_commit >= self.COMMIT_INTERVAL_S:
+                    self._commit()
             return stored
 
     def record_op(self, op: FaultOp) -> None:
-        """Append a fault-injector operation."""
+        """Append a fault-injector operation (written to the file at once, with the
+        attempts recorded before it)."""
         with self._lock:
             self._ops.append(op)
             if self._db is not None and not self._closed:
@@ -232,7 +236,7 @@ class History:
                     "INSERT INTO fault_ops (idx, scenario, op, target, at, detail) VALUES (?, ?, ?, ?, ?, ?)",
                     (len(self._ops) - 1, op.scenario, op.op, op.target, op.at, op.detail),
                 )
-                self._maybe_commit(force=True)
+                self._commit()
 
     def set_meta(self, key: str, value: object) -> None:
         """Store a JSON-serialisable run attribute (profile, seed, partial flag…)."""
@@ -240,33 +244,40 @@ class History:
             self._meta[key] = json.loads(json.dumps(value))
             if self._db is not None and not self._closed:
                 self._db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, json.dumps(value)))
-                self._maybe_commit(force=True)
+                self._commit()
 
     def flush(self) -> None:
-        """Commit what is recorded so far to the file (no-op in memory)."""
+        """Write and commit what is recorded so far to the file (no-op in memory)."""
         with self._lock:
-            self._maybe_commit(force=True)
+            if self._db is not None and not self._closed:
+                self._commit()
 
-    def _maybe_commit(self, force: bool = False) -> None:
-        if self._db is None or self._closed:
-            return
-        self._pending += 1
-        now = time.monotonic()
-        if force or self._pending >= self.COMMIT_EVERY or now - self._last_commit >= self.COMMIT_INTERVAL_S:
-            self._db.commit()
-            self._pending = 0
-            self._last_commit = now
+    def _commit(self) -> None:
+        """Write the pending attempt rows (one ``executemany``) and commit; lock held."""
+        assert self._db is not None
+        if self._rows:
+            self._db.executemany(_INSERT_ATTEMPT, self._rows)
+            self._rows = []
+        self._db.commit()
+        self._last_commit = time.monotonic()
+
+    def _flush_rows(self) -> None:
+        """Write pending rows before a read, so the file holds everything read; lock held."""
+        if self._rows and self._db is not None and not self._closed:
+            self._commit()
 
     # ---- reading ------------------------------------------------------------
     def attempts(self, scenario: str | None = None) -> list[Attempt]:
         """Recorded attempts in order (only `scenario`'s when given)."""
         with self._lock:
+            self._flush_rows()
             if scenario is None:
                 return list(self._attempts)
             return [a for a in self._attempts if a.scenario == scenario]
 
     def ops(self, scenario: str | None = None) -> list[FaultOp]:
         with self._lock:
+            self._flush_rows()
             return [o for o in self._ops if scenario is None or o.scenario == scenario]
 
     def meta(self) -> dict[str, object]:
@@ -285,7 +296,7 @@ class History:
             if self._closed:
                 return
             if self._db is not None:
-                self._db.commit()
+                self._commit()
                 self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
                 self._db.close()
             self._closed = True
@@ -313,6 +324,23 @@ class History:
             "SELECT scenario, op, target, at, detail FROM fault_ops ORDER BY idx"
         ):
             yield FaultOp(op=op, target=target, at=at, detail=detail, scenario=scenario)
+
+
+#: `Attempt.faults` as stored (JSON), per tuple of tags: few distinct tuples occur.
+_FAULTS_JSON: dict[tuple[str, ...], str] = {}
+
+
+def _row(a: Attempt) -> tuple[object, ...]:
+    """`a` as a row of `_INSERT_ATTEMPT`."""
+    tags = a.faults if isinstance(a.faults, tuple) else tuple(a.faults)
+    faults = _FAULTS_JSON.get(tags)
+    if faults is None:
+        faults = json.dumps(list(tags))
+        if len(_FAULTS_JSON) < 1024:
+            _FAULTS_JSON[tags] = faults
+    return (a.index, a.scenario, a.event_id, a.delivery_id, a.attempt, a.business_key, a.object_id, a.object_version,
+            a.event_type, faults, int(a.valid), a.sent_at, a.answered_at, a.status, a.outcome.value,
+            a.completion.value, a.latency_ms, a.response_excerpt, a.error, a.amount)
 
 
 def load_history(path: str | Path) -> History:

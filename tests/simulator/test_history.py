@@ -1,0 +1,120 @@
+"""The history: attempts kept as given, and on disk written in batches that are never
+lost (flushed when the history is read, with fault operations, on flush and close)."""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from simulator.delivery import Attempt, Completion, FaultOp, History, Outcome, load_history
+
+
+def attempt(n: int, **changes: object) -> Attempt:
+    base = Attempt(
+        event_id=f"evt_{n}", delivery_id=f"dlv_{n}", attempt=1, business_key=f"k{n}", object_id="pi_1",
+        object_version=n, event_type="payment_intent.succeeded", faults=("copies=2",), valid=True, sent_at=100.0 + n,
+        answered_at=100.5 + n, status=200, outcome=Outcome.ACKED, completion=Completion.OK, latency_ms=500.0,
+        response_excerpt="ok", amount=1000, scenario="s",
+    )
+    return replace(base, **changes) if changes else base
+
+
+def rows_on_disk(path: Path) -> int:
+    """Attempt rows another reader of the file sees (committed ones)."""
+    with sqlite3.connect(path) as other:
+        return int(other.execute("SELECT COUNT(*) FROM attempts").fetchone()[0])
+
+
+@pytest.fixture
+def lazy_history(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> History:
+    """A history on disk that never writes on its own (batch and interval out of reach)."""
+    monkeypatch.setattr(History, "COMMIT_EVERY", 10**9)
+    monkeypatch.setattr(History, "COMMIT_INTERVAL_S", 10**9)
+    history = History(tmp_path / "history.sqlite")
+    yield history
+    history.close()
+
+
+def test_an_attempt_built_with_its_index_is_kept_as_is_and_any_other_is_copied() -> None:
+    history = History()
+    first = attempt(0, index=0)
+    assert history.record(first) is first
+    stored = history.record(attempt(1, index=7))
+    assert stored.index == 1 and stored == attempt(1, index=1)
+    again = history.record(first)  # the same value recorded twice: a copy at the new position
+    assert again.index == 2 and first.index == 0
+    assert [a.index for a in history] == [0, 1, 2]
+
+
+def test_pending_rows_reach_the_file_when_the_history_is_read(lazy_history: History) -> None:
+    path = lazy_history.path
+    assert path is not None
+    for n in range(5):
+        lazy_history.record(attempt(n))
+    assert rows_on_disk(path) == 0
+    assert len(lazy_history.attempts()) == 5
+    assert rows_on_disk(path) == 5
+    lazy_history.record(attempt(5))
+    lazy_history.ops()
+    assert rows_on_disk(path) == 6
+
+
+def test_flush_and_fault_operations_write_pending_rows(lazy_history: History) -> None:
+    path = lazy_history.path
+    assert path is not None
+    lazy_history.record(attempt(0))
+    lazy_history.flush()
+    assert rows_on_disk(path) == 1
+    lazy_history.record(attempt(1))
+    lazy_history.record_op(FaultOp(op="kill", target="receiver", at=101.0))
+    assert rows_on_disk(path) == 2
+    lazy_history.record(attempt(2))
+    lazy_history.set_meta("profile", "stripe")
+    assert rows_on_disk(path) == 3
+
+
+def test_close_writes_every_row_and_the_file_reads_back_the_same(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(History, "COMMIT_EVERY", 7)  # several batches and a partial last one
+    path = tmp_path / "history.sqlite"
+    history = History(path)
+    recorded = [history.record(attempt(n, faults=() if n % 2 else ("drop-response", "burst=8"), status=None,
+                                       outcome=Outcome.TIMEOUT, completion=Completion.UNKNOWN, error="timed out"))
+                for n in range(30)]
+    history.close()
+    assert rows_on_disk(path) == 30
+    reread = load_history(path)
+    try:
+        assert reread.attempts() == recorded
+    finally:
+        reread.close()
+
+
+def test_rows_are_written_in_batches_of_commit_every(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(History, "COMMIT_EVERY", 4)
+    monkeypatch.setattr(History, "COMMIT_INTERVAL_S", 10**9)
+    path = tmp_path / "history.sqlite"
+    history = History(path)
+    try:
+        for n in range(3):
+            history.record(attempt(n))
+        assert rows_on_disk(path) == 0
+        history.record(attempt(3))
+        assert rows_on_disk(path) == 4
+    finally:
+        history.close()
+
+
+def test_a_reopened_file_continues_where_it_stopped(tmp_path: Path) -> None:
+    path = tmp_path / "history.sqlite"
+    with History(path) as history:
+        history.record(attempt(0))
+    with History(path) as history:
+        assert history.record(attempt(1)).index == 1
+    reread = load_history(path)
+    try:
+        assert [a.event_id for a in reread] == ["evt_0", "evt_1"]
+    finally:
+        reread.close()
