@@ -18,7 +18,7 @@ STALE_MARGIN_S = 60
 TRANSPORT_SHIFT_S = 2
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class AttemptRequest:
     """One attempt's signed request and whether the receiver must apply it."""
 
@@ -54,8 +54,10 @@ def foreign_account(event: Event) -> Event:
     return replace(event, account="acct_" + "F0REIGN" + event.account[-9:].rjust(9, "0"))
 
 
-#: Envelopes already rendered: (profile, event id) -> (the event object, its envelope).
-_ENVELOPES: dict[tuple[str, str], tuple[Event, Envelope]] = {}
+#: Envelopes already rendered, per profile: event id -> the event object, and its envelope
+#: (two flat dicts rather than one of pairs: a cached envelope adds no objects of its own
+#: for the garbage collector to count and walk).
+_RENDERED: dict[str, tuple[dict[str, Event], dict[str, Envelope]]] = {}
 _ENVELOPES_MAX = 4096
 
 
@@ -66,14 +68,19 @@ def envelope_of(profile: Profile, event: Event) -> Envelope:
     headers), so copies and retries reuse it; only the signature is made per attempt.
     The cache holds the event itself and is only hit by that very object.
     """
-    key = (profile.name, event.id)
-    hit = _ENVELOPES.get(key)
-    if hit is not None and hit[0] is event:
-        return hit[1]
+    cache = _RENDERED.get(profile.name)
+    if cache is None:
+        cache = _RENDERED[profile.name] = ({}, {})
+    events, envelopes = cache
+    key = event.id
+    if events.get(key) is event:
+        return envelopes[key]
     envelope = profile.envelope(event)
-    if len(_ENVELOPES) >= _ENVELOPES_MAX:
-        _ENVELOPES.clear()
-    _ENVELOPES[key] = (event, envelope)
+    if len(events) >= _ENVELOPES_MAX:
+        events.clear()
+        envelopes.clear()
+    events[key] = event
+    envelopes[key] = envelope
     return envelope
 
 
@@ -81,6 +88,9 @@ def build_attempt(profile: Profile, event: Event, secrets: Sequence[str], mutati
                   *, now: int, attempt: int, seed: int = 0) -> AttemptRequest:
     """The signed request of one attempt of `event` with `mutations` applied at unix time `now`."""
     muts = tuple(mutations)
+    if not muts:  # most attempts: the event's envelope, signed now
+        envelope = envelope_of(profile, event)
+        return AttemptRequest(profile.request(envelope, secrets, now), now, muts, envelope.event_id)
     if Mutation.LIVEMODE_MISMATCH in muts:
         event = flip_livemode(event)
     if Mutation.FOREIGN_ACCOUNT in muts:
