@@ -1,10 +1,13 @@
 """Dispatcher throughput against raw aiohttp, on the same setup.
 
 Client pinned to CPU 0, a null receiver (bench/null_receiver.py) pinned to CPU 1,
-32 connections, loopback. Prints requests/s of: raw aiohttp posting a fixed body;
+32 connections, loopback. Measures requests/s of: raw aiohttp posting a fixed body;
 httpx with its default transport; and hookproof's Dispatcher sending signed Stripe
-events recorded into a History (in memory and in SQLite WAL on disk), with the ratio
-of each to raw aiohttp. Run: ``python bench/dispatcher_throughput.py [N]``.
+events recorded into a History (in memory and in SQLite WAL on disk). The senders run
+in turn, ROUNDS times, so a burst of load from elsewhere on the machine hits every one
+of them alike; each is reported at its best round, with the client's CPU time per
+request in that round, and the ratio of its best rate to raw aiohttp's.
+Run: ``python bench/dispatcher_throughput.py [N] [ROUNDS]``.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Awaitable, Callable
 
 import aiohttp
 import httpx
@@ -24,11 +28,15 @@ import httpx
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from simulator.delivery import Dispatcher, History, Target  # noqa: E402
-from simulator.faults import Delivery, Schedule, Step  # noqa: E402
+from simulator.faults import Delivery  # noqa: E402
 from simulator.profiles import get_profile  # noqa: E402
 from simulator.world import World  # noqa: E402
 
 CONNECTIONS = 32
+#: Requests the (slow) default httpx transport sends at most.
+HTTPX_REQUESTS = 2000
+
+Rate = tuple[float, float]  # requests/s, client CPU microseconds per request
 
 
 def _free_port() -> int:
@@ -37,19 +45,19 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-async def _pool(n: int, fn) -> float:  # type: ignore[no-untyped-def]
+async def _pool(n: int, fn: Callable[[int], Awaitable[None]]) -> Rate:
     counter = iter(range(n))
 
     async def worker() -> None:
         for i in counter:
             await fn(i)
 
-    t0 = time.perf_counter()
+    t0, cpu0 = time.perf_counter(), time.process_time()
     await asyncio.gather(*(worker() for _ in range(CONNECTIONS)))
-    return n / (time.perf_counter() - t0)
+    return n / (time.perf_counter() - t0), (time.process_time() - cpu0) / n * 1e6
 
 
-async def raw_aiohttp(url: str, n: int, body: bytes) -> float:
+async def raw_aiohttp(url: str, n: int, body: bytes) -> Rate:
     conn = aiohttp.TCPConnector(limit=CONNECTIONS)
     async with aiohttp.ClientSession(connector=conn) as s:
         async def one(i: int) -> None:
@@ -58,7 +66,7 @@ async def raw_aiohttp(url: str, n: int, body: bytes) -> float:
         return await _pool(n, one)
 
 
-async def default_httpx(url: str, n: int, body: bytes) -> float:
+async def default_httpx(url: str, n: int, body: bytes) -> Rate:
     limits = httpx.Limits(max_connections=CONNECTIONS)
     async with httpx.AsyncClient(limits=limits) as c:
         async def one(i: int) -> None:
@@ -66,7 +74,8 @@ async def default_httpx(url: str, n: int, body: bytes) -> float:
         return await _pool(n, one)
 
 
-async def dispatcher(url: str, n: int, history: History) -> float:
+def deliveries(n: int) -> list[Delivery]:
+    """`n` deliveries of successful payments (each event delivered twice, far apart)."""
     world = World(7)
     cus = world.create_customer()
     customer = world.event(cus).object_id
@@ -75,17 +84,21 @@ async def dispatcher(url: str, n: int, history: History) -> float:
     events = [e for e in world.events if e.type == "payment_intent.succeeded"][:n]
     while len(events) < n:
         events += events[: n - len(events)]
+    return [Delivery(f"dlv_{i}", e, 1) for i, e in enumerate(events)]
+
+
+async def dispatcher(url: str, n: int, history: History) -> Rate:
+    todo = deliveries(n)  # fresh event objects: no envelope rendered in an earlier run is reused
     profile = get_profile("stripe")
-    deliveries = [Delivery(f"dlv_{i}", e, 1) for i, e in enumerate(events)]
     async with Dispatcher(Target(url=url), profile, ["whsec_bench"], history, retries=False) as d:
         async def one(i: int) -> None:
-            await d.deliver(deliveries[i])
-        rate = await _pool(n, one)
-    assert len(history) == n, len(history)
+            await d.deliver(todo[i])
+        rate = await _pool(len(todo), one)
+    assert len(history) == len(todo), len(history)
     return rate
 
 
-async def main(n: int) -> None:
+async def main(n: int, rounds: int) -> None:
     port = _free_port()
     server = subprocess.Popen([sys.executable, str(Path(__file__).with_name("null_receiver.py")), str(port), "1"])
     try:
@@ -99,26 +112,32 @@ async def main(n: int) -> None:
                 time.sleep(0.1)
         body = b'{"id":"evt_x","object":"event"}' * 20
         await raw_aiohttp(url, 500, body)  # warm-up
-        raw = await raw_aiohttp(url, n, body)
-        hx = await default_httpx(url, min(n, 2000), body)
-        mem = await dispatcher(url, n, History())
-        with tempfile.TemporaryDirectory() as tmp:
-            disk_history = History(Path(tmp) / "history.sqlite")
-            disk = await dispatcher(url, n, disk_history)
-            disk_history.close()
-        print(f"requests: {n}, connections: {CONNECTIONS}, client on CPU 0, null receiver on CPU 1")
-        print(f"{'sender':<44}{'req/s':>10}{'vs aiohttp':>12}")
-        for name, rate in (
-            ("raw aiohttp (fixed body)", raw),
-            ("httpx default transport (fixed body)", hx),
-            ("Dispatcher, signed + history in memory", mem),
-            ("Dispatcher, signed + history SQLite WAL", disk),
-        ):
-            print(f"{name:<44}{rate:>10.0f}{rate / raw:>12.2f}")
+        best: dict[str, Rate] = {}
+
+        def keep(name: str, rate: Rate) -> None:
+            if name not in best or rate[0] > best[name][0]:
+                best[name] = rate
+
+        for round_no in range(rounds):
+            keep("raw aiohttp (fixed body)", await raw_aiohttp(url, n, body))
+            if round_no == 0:
+                keep("httpx default transport (fixed body)", await default_httpx(url, min(n, HTTPX_REQUESTS), body))
+            keep("Dispatcher, signed + history in memory", await dispatcher(url, n, History()))
+            with tempfile.TemporaryDirectory() as tmp:
+                disk_history = History(Path(tmp) / "history.sqlite")
+                keep("Dispatcher, signed + history SQLite WAL", await dispatcher(url, n, disk_history))
+                disk_history.close()
+        raw = best["raw aiohttp (fixed body)"][0]
+        print(f"requests: {n}, connections: {CONNECTIONS}, client on CPU 0, null receiver on CPU 1, "
+              f"best of {rounds} rounds")
+        print(f"{'sender':<44}{'req/s':>10}{'CPU us/req':>12}{'vs aiohttp':>12}")
+        for name, (rate, cpu_us) in best.items():
+            print(f"{name:<44}{rate:>10.0f}{cpu_us:>12.1f}{rate / raw:>12.2f}")
     finally:
         server.terminate()
         server.wait(5)
 
 
 if __name__ == "__main__":
-    asyncio.run(main(int(sys.argv[1]) if len(sys.argv) > 1 else 10000))
+    args = sys.argv[1:]
+    asyncio.run(main(int(args[0]) if args else 10000, int(args[1]) if len(args) > 1 else 3))
