@@ -22,11 +22,12 @@ from types import TracebackType
 class Deadline:
     """One block's deadline (see the module docstring); made by `Deadlines.at`."""
 
-    __slots__ = ("when", "expired", "_owner", "_task", "_cancelling")
+    __slots__ = ("when", "expired", "_owner", "_task", "_cancelling", "_active")
 
     def __init__(self, owner: Deadlines, when: float | None) -> None:
         self.when = when
         self.expired = False
+        self._active = False
         self._owner = owner
         task = asyncio.current_task()
         if task is None:
@@ -35,7 +36,10 @@ class Deadline:
         self._cancelling = task.cancelling()
 
     def reschedule(self, when: float | None) -> None:
-        """Move the deadline to loop time `when` (None: no deadline)."""
+        """Move the deadline to loop time `when` (None: no deadline). Raises RuntimeError
+        outside its ``with`` block."""
+        if not self._active:
+            raise RuntimeError("a Deadline is rescheduled inside its with block")
         if self.expired:
             return
         self.when = when
@@ -45,12 +49,14 @@ class Deadline:
             self._owner._watch(self)
 
     def __enter__(self) -> Deadline:
+        self._active = True
         if self.when is not None:
             self._owner._watch(self)
         return self
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
+        self._active = False
         self._owner._live.discard(self)
         if self.expired and self._task.uncancel() <= self._cancelling and exc_type is asyncio.CancelledError:
             raise TimeoutError from exc

@@ -127,3 +127,15 @@ async def test_deadlines_work_again_in_a_new_loop() -> None:
 
     assert await asyncio.to_thread(in_new_loop)
     assert await asyncio.to_thread(in_new_loop)
+
+
+async def test_rescheduling_outside_the_block_is_misuse() -> None:
+    deadlines = Deadlines()
+    loop = asyncio.get_running_loop()
+    deadline = deadlines.at(None)
+    with pytest.raises(RuntimeError):
+        deadline.reschedule(loop.time() + 1)
+    with deadline:
+        pass
+    with pytest.raises(RuntimeError):
+        deadline.reschedule(loop.time() + 1)
