@@ -5,9 +5,8 @@ attempts go as `httpx.Request`s straight to the transport (`aiohttp_transport`; 
 client layer adds nothing a provider needs), in-process ones through an httpx client
 on httpx's own ASGI/WSGI transports. Every attempt to a URL is bounded in time and size:
 at most `connect_timeout_s` to open the connection, then at most the sender timeout for
-each read and the sender timeout (+ `DEADLINE_GRACE_S`) for the whole answer, status
-line, headers and body together, so a receiver that drips its answer byte by byte is
-cut off like one that never answers. At most `read_cap_bytes` of the body are read: an
+the whole answer, status line, headers and body together, as a provider waits: a
+receiver that drips its answer byte by byte is cut off like one that never answers. At most `read_cap_bytes` of the body are read: an
 answer whose body goes past the cap (a flood, an endless stream) is abandoned and
 recorded as `unknown`, never as acknowledged. Redirects are not followed (a provider
 does not) and are recorded as rejections. 2xx (the profile's success) stops retries;
@@ -38,8 +37,6 @@ from simulator.profiles.base import Profile, SignedRequest
 READ_CAP_BYTES = 64 * 1024
 #: Default time factor: a 3-day retry schedule runs in about 3 seconds.
 TIME_SCALE = 1e-5
-#: Seconds allowed past the sender timeout before an attempt is cut off.
-DEADLINE_GRACE_S = 0.1
 
 
 @dataclass
@@ -123,7 +120,12 @@ class Dispatcher:
         # and would cost a quarter of the throughput (bench/dispatcher_throughput.py).
         self._transport = AiohttpTransport() if client is None and target.app is None else None
         self._url = httpx.URL(target.endpoint) if self._transport is not None else None
-        self._timeouts: dict[float, dict[str, float]] = {}
+        # httpx's ``timeout`` extension for the own transport: opening or acquiring a
+        # connection has the connect timeout (aiohttp counts pool waits as connecting);
+        # reads and writes have none of their own, the attempt's deadline bounds the
+        # whole answer (a per-read timer re-armed on every read cost 5% of throughput).
+        self._timeout_extension: dict[str, float | None] = {
+            "connect": connect_timeout_s, "read": None, "write": None, "pool": connect_timeout_s}
         self._event_types: dict[str, str] = {}
         self.client = client if client is not None or self._transport is not None else make_client(
             target, connect_timeout_s=connect_timeout_s)
@@ -296,18 +298,18 @@ class Dispatcher:
 
     async def _send_bounded(self, request: SignedRequest, timeout_s: float) -> _Answer:
         """One exchange over the network under one deadline: `connect_timeout_s` until the
-        connection is open, then the sender timeout (+ `DEADLINE_GRACE_S`) from that
-        moment, covering the status line, headers and the whole body.
+        connection is open, then the sender timeout from that moment, covering the status
+        line, headers and the whole body.
 
         The own transport bounds getting a connection with the connect timeout and
         reports the moment it is open (the ``trace`` extension), so the deadline is armed
         then, once. Another client's transport may not report it: there the deadline
         starts armed at the connect timeout plus the answer's.
         """
-        exchange = _Exchange(timeout_s + DEADLINE_GRACE_S)
+        exchange = _Exchange(timeout_s)
         first = None
         if self._transport is None:
-            first = asyncio.get_running_loop().time() + self.connect_timeout_s + timeout_s + DEADLINE_GRACE_S
+            first = asyncio.get_running_loop().time() + self.connect_timeout_s + timeout_s
         try:
             with self._deadlines.at(first) as deadline:
                 exchange.deadline = deadline
@@ -325,7 +327,7 @@ class Dispatcher:
     async def _exchange(self, request: SignedRequest, timeout_s: float, exchange: "_Exchange") -> _Answer:
         try:
             if self._transport is not None:
-                response = await self._transport.handle_async_request(self._outgoing(request, timeout_s, exchange))
+                response = await self._transport.handle_async_request(self._outgoing(request, exchange))
                 stream = response.stream
                 if isinstance(stream, httpx.SyncByteStream):  # the body came whole: nothing to release
                     return self._answer(response.status_code, b"".join(stream))
@@ -343,19 +345,7 @@ class Dispatcher:
         except Exception as exc:  # the one boundary where transport errors are translated
             return translate_error(exc)
 
-    def _timeout(self, timeout_s: float) -> dict[str, float]:
-        """httpx's ``timeout`` extension for a sender timeout of `timeout_s` (made once per
-        value): the sender timeout bounds each read and write; opening or acquiring a
-        connection has the connect timeout (aiohttp counts pool waits as connecting)."""
-        timeout = self._timeouts.get(timeout_s)
-        if timeout is None:
-            connect_s = self.connect_timeout_s
-            timeout = {"connect": connect_s, "read": timeout_s, "write": timeout_s, "pool": connect_s}
-            if len(self._timeouts) < 64:
-                self._timeouts[timeout_s] = timeout
-        return timeout
-
-    def _outgoing(self, request: SignedRequest, timeout_s: float, exchange: "_Exchange") -> httpx.Request:
+    def _outgoing(self, request: SignedRequest, exchange: "_Exchange") -> httpx.Request:
         """`request` as an `httpx.Request` for the own transport: the URL parsed once per
         dispatcher (the profile's query appended to the target URL's own), the body as a
         stream so httpx adds nothing; ``Host`` and ``Content-Length`` come from the URL and
@@ -363,7 +353,7 @@ class Dispatcher:
         assert self._url is not None
         url = self._url.copy_merge_params(request.query) if request.query else self._url
         return httpx.Request(request.method, url, headers=request.headers, stream=httpx.ByteStream(request.body),
-                             extensions={"timeout": self._timeout(timeout_s), "trace": exchange.trace})
+                             extensions={"timeout": self._timeout_extension, "trace": exchange.trace})
 
     async def _read(self, response: httpx.Response, chunks: AsyncIterable[bytes], exchange: "_Exchange") -> _Answer:
         """The answer's status and at most `read_cap_bytes` of its body (`chunks`)."""

@@ -12,6 +12,8 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Mapping, Sequence
 
+import orjson
+
 from simulator.errors import SecretError
 from simulator.events import Event
 
@@ -73,8 +75,18 @@ class SignedRequest:
 
 
 def canonical_json(value: Any) -> bytes:
-    """Compact JSON as most providers send it: UTF-8, no spaces, key order kept."""
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    """Compact JSON as most providers send it: UTF-8, no spaces, key order kept.
+
+    The bytes of ``json.dumps(value, separators=(",", ":"), ensure_ascii=False)`` in
+    UTF-8, made by orjson (several times faster: every fresh event is rendered once per
+    attempt's envelope); values orjson refuses (integers past 64 bits) go through json.
+    Floats are written in their shortest form by both, though orjson writes exponents
+    without padding (``1e-7``, not ``1e-07``); the world renders no floats.
+    """
+    try:
+        return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS)
+    except orjson.JSONEncodeError:
+        return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
 
 class Profile(ABC):

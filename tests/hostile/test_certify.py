@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from simulator.delivery.dispatcher import DEADLINE_GRACE_S
 from simulator.profiles import get_profile
 from tests.hostile.harness import CliRun, empty_effects_db, run_hookproof
 from tests.hostile.servers import BEHAVIOURS, HUGE_BODY_BYTES, hostile_server
@@ -29,7 +28,7 @@ def bound_s() -> float:
     """The longest certify may take: every attempt's deadline, the scaled retries, the settles."""
     schedule = get_profile("stripe").retry_schedule_s
     attempts = 2 * 2 + 2 + (1 + len(schedule))
-    return (attempts * (SENDER_TIMEOUT_S + DEADLINE_GRACE_S) + 2 * sum(schedule) * TIME_SCALE
+    return (attempts * SENDER_TIMEOUT_S + 2 * sum(schedule) * TIME_SCALE
             + len(SCENARIOS) * SETTLE_DEADLINE_S + STARTUP_SLACK_S)
 
 

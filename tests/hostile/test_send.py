@@ -8,7 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from simulator.delivery.dispatcher import DEADLINE_GRACE_S, TIME_SCALE
+from simulator.delivery.dispatcher import TIME_SCALE
 from simulator.profiles import get_profile
 from tests.hostile.harness import CliRun, run_hookproof
 from tests.hostile.servers import BEHAVIOURS, HUGE_BODY_BYTES, hostile_server
@@ -40,7 +40,7 @@ def bound_s() -> float:
     """The longest `send` may take: every attempt's deadline plus the scaled retry schedule."""
     profile = get_profile("stripe")
     attempts = 1 + len(profile.retry_schedule_s)
-    return attempts * (SENDER_TIMEOUT_S + DEADLINE_GRACE_S) + sum(profile.retry_schedule_s) * TIME_SCALE + STARTUP_SLACK_S
+    return attempts * SENDER_TIMEOUT_S + sum(profile.retry_schedule_s) * TIME_SCALE + STARTUP_SLACK_S
 
 
 def _send(url: str) -> CliRun:

@@ -16,8 +16,9 @@ import pytest
 import simulator.profiles as profiles
 from simulator.errors import ProfileError, SecretError
 from simulator.events import Event
+from simulator.world import World
 from simulator.profiles import PROFILES, STRIPE_EVENT_TYPES, get_profile
-from simulator.profiles.base import Profile
+from simulator.profiles.base import Profile, canonical_json
 from simulator.profiles.formats import rfc3339_ns, rfc3339_s, rfc3339_us
 
 CREATED_US = 1_700_000_000_123_456
@@ -106,6 +107,23 @@ def test_envelope_is_stable_and_utf8_json(profile: Profile) -> None:
     text = first.body.decode("utf-8")
     assert ("Café ☕" in text) is (not profile.thin)  # fat bodies carry the snapshot, unescaped
     json.loads(first.body)
+
+
+@pytest.mark.parametrize("profile", ALL, ids=IDS)
+def test_bodies_are_the_bytes_json_dumps_writes(profile: Profile) -> None:
+    """canonical_json (orjson) writes what ``json.dumps`` compact, unescaped, would: for
+    every event of a whole lifecycle, in each profile's own envelope."""
+    world = World(11)
+    world.lifecycle()
+    for event in world.events:
+        body = profile.envelope(event).body
+        assert body == json.dumps(json.loads(body), separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def test_canonical_json_falls_back_to_json_for_what_orjson_refuses() -> None:
+    value = {"big": 2**70, 1: "x", "s": "Café ☕"}
+    assert canonical_json(value) == '{"big":1180591620717411303424,"1":"x","s":"Café ☕"}'.encode()
+    assert canonical_json({1: [True, None]}) == b'{"1":[true,null]}'
 
 
 @pytest.mark.parametrize("profile", ALL, ids=IDS)
