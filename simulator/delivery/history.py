@@ -181,7 +181,9 @@ class History:
     `COMMIT_EVERY` records or `COMMIT_INTERVAL_S` seconds, whenever the history is read
     (`attempts()`, `ops()`), with every fault operation or meta value, and on
     `flush()`/`close()`: an interrupted run leaves a readable file, and reading a
-    history never misses a row in its file.
+    history never misses a row in its file. A write SQLite refuses (disk full, a
+    locked file) is rolled back whole and raised; what it held stays pending and is
+    written by the next commit, never twice.
     """
 
     COMMIT_EVERY = 256
@@ -195,6 +197,7 @@ class History:
         self._meta: dict[str, object] = {}
         self._closed = False
         self._rows: list[tuple[object, ...]] = []
+        self._statements: list[tuple[str, tuple[object, ...]]] = []  # pending fault-op and meta writes
         self._last_commit = time.monotonic()
         self._db: sqlite3.Connection | None = None
         if self.path is not None:
@@ -232,10 +235,10 @@ class History:
         with self._lock:
             self._ops.append(op)
             if self._db is not None and not self._closed:
-                self._db.execute(
+                self._statements.append((
                     "INSERT INTO fault_ops (idx, scenario, op, target, at, detail) VALUES (?, ?, ?, ?, ?, ?)",
                     (len(self._ops) - 1, op.scenario, op.op, op.target, op.at, op.detail),
-                )
+                ))
                 self._commit()
 
     def set_meta(self, key: str, value: object) -> None:
@@ -243,7 +246,8 @@ class History:
         with self._lock:
             self._meta[key] = json.loads(json.dumps(value))
             if self._db is not None and not self._closed:
-                self._db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, json.dumps(value)))
+                self._statements.append(("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
+                                         (key, json.dumps(value))))
                 self._commit()
 
     def flush(self) -> None:
@@ -253,17 +257,31 @@ class History:
                 self._commit()
 
     def _commit(self) -> None:
-        """Write the pending attempt rows (one ``executemany``) and commit; lock held."""
-        assert self._db is not None
-        if self._rows:
-            self._db.executemany(_INSERT_ATTEMPT, self._rows)
-            self._rows = []
-        self._db.commit()
+        """Write the pending attempt rows (one ``executemany``), then the pending fault
+        operations and meta values, and commit; lock held.
+
+        All or nothing: if SQLite raises part-way, the transaction is rolled back and
+        everything stays pending (a later commit writes it, no row twice), and the error
+        is raised.
+        """
+        db = self._db
+        assert db is not None
+        try:
+            if self._rows:
+                db.executemany(_INSERT_ATTEMPT, self._rows)
+            for sql, params in self._statements:
+                db.execute(sql, params)
+            db.commit()
+        except BaseException:
+            db.rollback()
+            raise
+        self._rows = []
+        self._statements = []
         self._last_commit = time.monotonic()
 
     def _flush_rows(self) -> None:
         """Write pending rows before a read, so the file holds everything read; lock held."""
-        if self._rows and self._db is not None and not self._closed:
+        if (self._rows or self._statements) and self._db is not None and not self._closed:
             self._commit()
 
     # ---- reading ------------------------------------------------------------
@@ -291,15 +309,18 @@ class History:
         return iter(self.attempts())
 
     def close(self) -> None:
-        """Commit, checkpoint the WAL into the database file, and close it."""
+        """Commit, checkpoint the WAL into the database file, and close it (closed even
+        when the last commit fails; its error is raised)."""
         with self._lock:
             if self._closed:
                 return
-            if self._db is not None:
-                self._commit()
-                self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-                self._db.close()
             self._closed = True
+            if self._db is not None:
+                try:
+                    self._commit()
+                    self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                finally:
+                    self._db.close()
 
     def __enter__(self) -> "History":
         return self
@@ -338,9 +359,14 @@ def _row(a: Attempt) -> tuple[object, ...]:
         faults = json.dumps(list(tags))
         if len(_FAULTS_JSON) < 1024:
             _FAULTS_JSON[tags] = faults
+    error = a.error
+    if error is not None and not error.isascii():
+        # An error's text may quote what a receiver sent, decoded with lone surrogates
+        # (aiohttp's pure-Python parser does): SQLite cannot store those; '?' stands in.
+        error = error.encode("utf-8", "replace").decode("utf-8")
     return (a.index, a.scenario, a.event_id, a.delivery_id, a.attempt, a.business_key, a.object_id, a.object_version,
             a.event_type, faults, int(a.valid), a.sent_at, a.answered_at, a.status, a.outcome.value,
-            a.completion.value, a.latency_ms, a.response_excerpt, a.error, a.amount)
+            a.completion.value, a.latency_ms, a.response_excerpt, error, a.amount)
 
 
 def load_history(path: str | Path) -> History:

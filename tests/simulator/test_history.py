@@ -118,3 +118,75 @@ def test_a_reopened_file_continues_where_it_stopped(tmp_path: Path) -> None:
         assert [a.event_id for a in reread] == ["evt_0", "evt_1"]
     finally:
         reread.close()
+
+
+class FailingWrites:
+    """The history's connection, except that its next `failures` batches write their
+    first row and then fail, as a full disk would part-way through."""
+
+    def __init__(self, db: sqlite3.Connection, failures: int) -> None:
+        self._db = db
+        self.failures = failures
+        self.closed = False
+
+    def executemany(self, sql: str, rows: list[tuple[object, ...]]) -> sqlite3.Cursor:
+        if self.failures:
+            self.failures -= 1
+            self._db.execute(sql, rows[0])
+            raise sqlite3.OperationalError("database or disk is full")
+        return self._db.executemany(sql, rows)
+
+    def close(self) -> None:
+        self.closed = True
+        self._db.close()
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._db, name)
+
+
+def test_a_batch_failing_part_way_is_rolled_back_and_written_whole_by_the_next_commit(
+        lazy_history: History, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = lazy_history.path
+    assert path is not None
+    monkeypatch.setattr(lazy_history, "_db", FailingWrites(lazy_history._db, failures=2))  # type: ignore[arg-type]
+    recorded = [lazy_history.record(attempt(n)) for n in range(3)]
+    with pytest.raises(sqlite3.OperationalError):
+        lazy_history.flush()
+    assert rows_on_disk(path) == 0  # the first row, written before the failure, was rolled back
+    with pytest.raises(sqlite3.OperationalError):
+        lazy_history.record_op(FaultOp(op="kill", target="receiver", at=101.0))
+    lazy_history.set_meta("seed", 7)  # the disk has room again: everything pending is written once
+    assert rows_on_disk(path) == 3
+    lazy_history.close()
+    reread = load_history(path)
+    try:
+        assert reread.attempts() == recorded
+        assert reread.ops() == [FaultOp(op="kill", target="receiver", at=101.0)]
+        assert reread.meta() == {"seed": 7}
+    finally:
+        reread.close()
+
+
+def test_close_releases_the_file_even_when_the_last_commit_fails(tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    history = History(tmp_path / "history.sqlite")
+    failing = FailingWrites(history._db, failures=1)  # type: ignore[arg-type]
+    monkeypatch.setattr(history, "_db", failing)
+    history.record(attempt(0))
+    with pytest.raises(sqlite3.OperationalError):
+        history.close()
+    assert failing.closed
+    history.close()  # already closed: nothing more to do
+
+
+def test_an_error_quoting_undecodable_bytes_is_stored_with_stand_ins(tmp_path: Path) -> None:
+    path = tmp_path / "history.sqlite"
+    with History(path) as history:
+        history.record(attempt(0, error="the answer was not valid HTTP (Bad status line 'HTTP/1.1 2\udcff0')"))
+        history.record(attempt(1, error="no answer within 5 s – sender timeout"))
+    reread = load_history(path)
+    try:
+        assert [a.error for a in reread] == ["the answer was not valid HTTP (Bad status line 'HTTP/1.1 2?0')",
+                                             "no answer within 5 s – sender timeout"]
+    finally:
+        reread.close()
