@@ -10,7 +10,7 @@ import socket
 import subprocess
 import tempfile
 from pathlib import Path
-from typing import NoReturn
+from typing import Callable, Mapping, NoReturn, Sequence
 
 import pytest
 
@@ -20,6 +20,7 @@ __all__ = [
     "free_port",
     "in_ci",
     "require_service",
+    "run_interrupted",
 ]
 
 
@@ -46,6 +47,25 @@ def free_port(host: str = "127.0.0.1") -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind((host, 0))
         return sock.getsockname()[1]
+
+
+def run_interrupted(args: Sequence[str], signum: int, *, cwd: str | Path, env: Mapping[str, str],
+                    under_way: Callable[[subprocess.Popen[str]], None],
+                    timeout_s: float) -> subprocess.CompletedProcess[str]:
+    """Start `args`, wait with `under_way(proc)` until the run is in progress, send it
+    `signum`, and return how it ended (text output). A process still running `timeout_s`
+    seconds after the signal, or when `under_way` fails, is killed."""
+    proc = subprocess.Popen(list(args), cwd=cwd, env=dict(env), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    try:
+        under_way(proc)
+        proc.send_signal(signum)
+        stdout, stderr = proc.communicate(timeout=timeout_s)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    return subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr)
 
 
 # --- a throwaway PostgreSQL server ------------------------------------------------

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import run_interrupted
+
 ROOT = Path(__file__).resolve().parents[2]
 PROJECT = ROOT / "examples" / "pytest_project"
 
@@ -21,17 +23,14 @@ PROJECT = ROOT / "examples" / "pytest_project"
 def test_interrupted_explore_writes_a_partial_report(tmp_path: Path, signum: int) -> None:
     out = tmp_path / "out"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen([sys.executable, "-m", "hookproof", "explore", "--max-examples", "100000", "--out", str(out)],
-                            cwd=PROJECT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
+
+    def searching(proc: subprocess.Popen[str]) -> None:
         time.sleep(6)  # well into the search
         assert proc.poll() is None, proc.communicate()
-        proc.send_signal(signum)
-        stdout, stderr = proc.communicate(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert proc.returncode == 128 + signum, stdout + stderr
+
+    result = run_interrupted([sys.executable, "-m", "hookproof", "explore", "--max-examples", "100000", "--out",
+                              str(out)], signum, cwd=PROJECT, env=env, under_way=searching, timeout_s=30)
+    assert result.returncode == 128 + signum, result.stdout + result.stderr
     report = json.loads((out / "report.json").read_text(encoding="utf-8"))
     assert report["partial"] is True and report["verdict"] == "unknown"
-    assert "interrupted" in stdout
+    assert "interrupted" in result.stdout

@@ -20,7 +20,7 @@ import pytest
 from hookproof.commands.storm import parse_duration
 from simulator.delivery import Target
 from hookproof.errors import UsageError
-from tests.support import free_port
+from tests.support import free_port, run_interrupted
 
 ROOT = Path(__file__).resolve().parents[2]
 SECRET = "whsec_storm_tests_only_0123456789"
@@ -144,21 +144,18 @@ def test_an_interrupted_storm_reports_what_it_sent_and_says_partial(tmp_path: Pa
     marker = f"HOOKPROOF_TEST_RUN={uuid.uuid4().hex}"  # inherited by this storm's Locust processes only
     env = {**os.environ, "HOOKPROOF_TEST_SECRET": SECRET, "PYTHONPATH": str(ROOT), "COLUMNS": "200",
            "HOOKPROOF_TEST_RUN": marker.split("=", 1)[1]}
-    proc = subprocess.Popen([sys.executable, "-m", "hookproof", "storm", "--config", str(_config(tmp_path, "inbox_sync")),
-                             "--out", str(out), "--users", "4", "--spawn-rate", "4", "--rate", "40",
-                             "--duration", "120s"], cwd=str(ROOT), env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
-    try:
+
+    def sending(proc: subprocess.Popen[str]) -> None:
         deadline = time.monotonic() + 60
         while not (out / "locust").is_dir() and time.monotonic() < deadline:
             time.sleep(0.2)
         time.sleep(8)  # the storm is sending
-        proc.send_signal(signum)
-        stdout, stderr = proc.communicate(timeout=90)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert proc.returncode == 128 + signum, stdout + stderr
+
+    result = run_interrupted([sys.executable, "-m", "hookproof", "storm", "--config",
+                              str(_config(tmp_path, "inbox_sync")), "--out", str(out), "--users", "4", "--spawn-rate",
+                              "4", "--rate", "40", "--duration", "120s"], signum, cwd=ROOT, env=env,
+                             under_way=sending, timeout_s=90)
+    assert result.returncode == 128 + signum, result.stdout + result.stderr
     report = json.loads((out / "report.json").read_text(encoding="utf-8"))
     assert report["partial"] is True
     assert "interrupted after" in (report["scenarios"][0].get("reason") or "")
