@@ -44,6 +44,16 @@ async def serving(handler: Handler) -> AsyncIterator[str]:
         await server.wait_closed()
 
 
+@pytest.fixture
+async def transport() -> AsyncIterator[AiohttpTransport]:
+    """The transport under test, closed after the test."""
+    opened = AiohttpTransport()
+    try:
+        yield opened
+    finally:
+        await opened.aclose()
+
+
 async def read_request(reader: asyncio.StreamReader) -> bytes:
     """One request's head and body (by Content-Length)."""
     head = await reader.readuntil(b"\r\n\r\n")
@@ -82,19 +92,15 @@ async def read_all(response: httpx.Response) -> bytes:
         await response.aclose()
 
 
-async def test_a_request_goes_out_as_sent_with_host_and_length_from_url_and_body() -> None:
+async def test_a_request_goes_out_as_sent_with_host_and_length_from_url_and_body(transport: AiohttpTransport) -> None:
     seen: list[bytes] = []
     async with serving(answering(OK, seen)) as base:
-        transport = AiohttpTransport()
-        try:
-            response = await transport.handle_async_request(post(base + "/webhooks?token=abc", b"0123456789"))
-            assert response.status_code == 200
-            assert response.headers["content-type"] == "text/plain"
-            assert response.extensions["http_version"] == b"HTTP/1.1"
-            assert response.extensions["reason_phrase"] == b"OK"
-            assert await read_all(response) == b"ok"
-        finally:
-            await transport.aclose()
+        response = await transport.handle_async_request(post(base + "/webhooks?token=abc", b"0123456789"))
+        assert response.status_code == 200
+        assert response.headers["content-type"] == "text/plain"
+        assert response.extensions["http_version"] == b"HTTP/1.1"
+        assert response.extensions["reason_phrase"] == b"OK"
+        assert await read_all(response) == b"ok"
     head, _, body = seen[0].partition(b"\r\n\r\n")
     lines = head.split(b"\r\n")
     assert lines[0] == b"POST /webhooks?token=abc HTTP/1.1"
@@ -105,23 +111,20 @@ async def test_a_request_goes_out_as_sent_with_host_and_length_from_url_and_body
     assert body == b"0123456789"
 
 
-async def test_trace_reports_the_connection_once_per_request_fresh_or_pooled() -> None:
+async def test_trace_reports_the_connection_once_per_request_fresh_or_pooled(transport: AiohttpTransport) -> None:
     events: list[str] = []
 
     async def trace(event: str, info: object) -> None:
         events.append(event)
 
     async with serving(answering(OK)) as base:
-        transport = AiohttpTransport()
-        try:
-            for _ in range(3):  # the first opens a connection, the others reuse it
-                await read_all(await transport.handle_async_request(post(base, trace=trace)))
-        finally:
-            await transport.aclose()
+        for _ in range(3):  # the first opens a connection, the others reuse it
+            await read_all(await transport.handle_async_request(post(base, trace=trace)))
     assert events == [CONNECTED_EVENT] * 3
 
 
-async def test_a_body_arriving_after_the_head_is_streamed_and_the_connection_reused() -> None:
+async def test_a_body_arriving_after_the_head_is_streamed_and_the_connection_reused(
+        transport: AiohttpTransport) -> None:
     connections = 0
 
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -139,60 +142,44 @@ async def test_a_body_arriving_after_the_head_is_streamed_and_the_connection_reu
             await writer.drain()
 
     async with serving(handle) as base:
-        transport = AiohttpTransport()
-        try:
-            first = await read_all(await transport.handle_async_request(post(base)))
-            second = await read_all(await transport.handle_async_request(post(base)))
-        finally:
-            await transport.aclose()
+        first = await read_all(await transport.handle_async_request(post(base)))
+        second = await read_all(await transport.handle_async_request(post(base)))
     assert first == second == b"abcdef"
     assert connections == 1
 
 
-async def test_redirects_are_answers_and_cookies_are_neither_kept_nor_sent() -> None:
+async def test_redirects_are_answers_and_cookies_are_neither_kept_nor_sent(transport: AiohttpTransport) -> None:
     seen: list[bytes] = []
     redirect = (b"HTTP/1.1 307 Temporary Redirect\r\nLocation: /elsewhere\r\nSet-Cookie: session=1\r\n"
                 b"Content-Length: 0\r\n\r\n")
     async with serving(answering(redirect, seen)) as base:
-        transport = AiohttpTransport()
-        try:
-            for _ in range(2):
-                response = await transport.handle_async_request(post(base + "/webhooks"))
-                assert response.status_code == 307
-                await read_all(response)
-        finally:
-            await transport.aclose()
+        for _ in range(2):
+            response = await transport.handle_async_request(post(base + "/webhooks"))
+            assert response.status_code == 307
+            await read_all(response)
     assert len(seen) == 2 and all(b"/elsewhere" not in s and b"cookie" not in s.lower() for s in seen)
 
 
-async def test_refused_is_a_connect_error_and_the_attempt_fails() -> None:
-    transport = AiohttpTransport()
-    try:
-        with pytest.raises(httpx.ConnectError) as caught:
-            await transport.handle_async_request(post(f"http://127.0.0.1:{free_port()}/"))
-    finally:
-        await transport.aclose()
+async def test_refused_is_a_connect_error_and_the_attempt_fails(transport: AiohttpTransport) -> None:
+    with pytest.raises(httpx.ConnectError) as caught:
+        await transport.handle_async_request(post(f"http://127.0.0.1:{free_port()}/"))
     answer = translate_error(caught.value)
     assert (answer.error, answer.request_sent) == ("connection refused: nothing listens there", False)
 
 
-async def test_silence_after_the_request_is_a_read_timeout_and_unknown() -> None:
+async def test_silence_after_the_request_is_a_read_timeout_and_unknown(transport: AiohttpTransport) -> None:
     async def silent(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         await read_request(reader)
         await asyncio.sleep(5)
 
     async with serving(silent) as base:
-        transport = AiohttpTransport()
-        try:
-            with pytest.raises(httpx.ReadTimeout) as caught:
-                await transport.handle_async_request(post(base, timeout={"connect": 1.0, "read": 0.2, "pool": 1.0}))
-        finally:
-            await transport.aclose()
+        with pytest.raises(httpx.ReadTimeout) as caught:
+            await transport.handle_async_request(post(base, timeout={"connect": 1.0, "read": 0.2, "pool": 1.0}))
     answer = translate_error(caught.value)
     assert (answer.error, answer.request_sent) == ("read timed out after the request was sent", True)
 
 
-async def test_a_stalled_body_is_a_read_timeout_while_reading() -> None:
+async def test_a_stalled_body_is_a_read_timeout_while_reading(transport: AiohttpTransport) -> None:
     async def stall(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         await read_request(reader)
         writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nabc")
@@ -200,13 +187,9 @@ async def test_a_stalled_body_is_a_read_timeout_while_reading() -> None:
         await asyncio.sleep(5)
 
     async with serving(stall) as base:
-        transport = AiohttpTransport()
-        try:
-            response = await transport.handle_async_request(post(base, timeout={"read": 0.2}))
-            with pytest.raises(httpx.ReadTimeout):
-                await read_all(response)
-        finally:
-            await transport.aclose()
+        response = await transport.handle_async_request(post(base, timeout={"read": 0.2}))
+        with pytest.raises(httpx.ReadTimeout):
+            await read_all(response)
 
 
 def _reset(writer: asyncio.StreamWriter) -> None:
@@ -215,24 +198,20 @@ def _reset(writer: asyncio.StreamWriter) -> None:
     writer.close()
 
 
-async def test_a_reset_after_the_request_is_unknown() -> None:
+async def test_a_reset_after_the_request_is_unknown(transport: AiohttpTransport) -> None:
     async def reset(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         await read_request(reader)
         _reset(writer)
 
     async with serving(reset) as base:
-        transport = AiohttpTransport()
-        try:
-            with pytest.raises(httpx.TransportError) as caught:
-                await transport.handle_async_request(post(base))
-        finally:
-            await transport.aclose()
+        with pytest.raises(httpx.TransportError) as caught:
+            await transport.handle_async_request(post(base))
     answer = translate_error(caught.value)
     assert answer.request_sent is True
     assert "reset" in (answer.error or "") or "closed the connection" in (answer.error or "")
 
 
-async def test_a_reset_in_the_middle_of_the_body_is_a_read_error() -> None:
+async def test_a_reset_in_the_middle_of_the_body_is_a_read_error(transport: AiohttpTransport) -> None:
     async def reset_mid_body(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         await read_request(reader)
         writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nabc")
@@ -241,19 +220,15 @@ async def test_a_reset_in_the_middle_of_the_body_is_a_read_error() -> None:
         _reset(writer)
 
     async with serving(reset_mid_body) as base:
-        transport = AiohttpTransport()
-        try:
-            response = await transport.handle_async_request(post(base))
-            with pytest.raises(httpx.ReadError) as caught:
-                await read_all(response)
-        finally:
-            await transport.aclose()
+        response = await transport.handle_async_request(post(base))
+        with pytest.raises(httpx.ReadError) as caught:
+            await read_all(response)
     answer = translate_error(caught.value)
     assert answer.request_sent is True
     assert answer.error is not None and "while the answer's body was being read" in answer.error
 
 
-async def test_garbage_is_a_protocol_error() -> None:
+async def test_garbage_is_a_protocol_error(transport: AiohttpTransport) -> None:
     async def garbage(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         await read_request(reader)
         writer.write(b"\x00\x01 not http at all\r\n\r\n")
@@ -261,12 +236,8 @@ async def test_garbage_is_a_protocol_error() -> None:
         writer.close()
 
     async with serving(garbage) as base:
-        transport = AiohttpTransport()
-        try:
-            with pytest.raises(httpx.RemoteProtocolError) as caught:
-                await transport.handle_async_request(post(base))
-        finally:
-            await transport.aclose()
+        with pytest.raises(httpx.RemoteProtocolError) as caught:
+            await transport.handle_async_request(post(base))
     assert (translate_error(caught.value).error or "").startswith("the answer was not valid HTTP")
 
 
