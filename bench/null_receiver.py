@@ -1,45 +1,62 @@
 """A null HTTP/1.1 receiver for benchmarks: reads each request, answers 200 at once.
 
 Run: ``python bench/null_receiver.py PORT [CPU]`` (pins itself to CPU when given).
-Raw asyncio with h11 so the receiver is never the bottleneck.
+
+An asyncio protocol that only frames requests (head up to the blank line, then
+``Content-Length`` bytes of body; keep-alive and pipelining) and answers each with a
+fixed 200. It does none of a server's other work, so on one core it answers several
+times faster than any sender here sends (an h11 receiver answered about 4,600
+requests/s and capped bare Locust and the storm alike, hiding the senders' costs).
+Chunked bodies are not framed: the senders benchmarked here send ``Content-Length``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+import re
 import sys
 
-import h11
+_ANSWER = b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\ncontent-type: text/plain\r\n\r\nok"
+_LENGTH = re.compile(rb"\r\ncontent-length:[ \t]*(\d+)", re.IGNORECASE)
+#: Bytes of buffered head at most before the connection is dropped (no blank line came).
+_MAX_HEAD = 64 * 1024
 
-_HEAD = h11.Response(status_code=200, headers=[("content-length", "2"), ("content-type", "text/plain")])
-_BODY = h11.Data(data=b"ok")
 
+class _Null(asyncio.Protocol):
+    def __init__(self) -> None:
+        self.buffer = b""
+        self.transport: asyncio.Transport | None = None
 
-async def _handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-    conn = h11.Connection(h11.SERVER)
-    try:
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+
+    def data_received(self, data: bytes) -> None:
+        buffer = self.buffer + data if self.buffer else data
+        answers = 0
+        start = 0
         while True:
-            event = conn.next_event()
-            if event is h11.NEED_DATA:
-                data = await reader.read(65536)
-                if not data:
-                    return
-                conn.receive_data(data)
-                continue
-            if isinstance(event, h11.EndOfMessage):
-                writer.write(conn.send(_HEAD) + conn.send(_BODY) + conn.send(h11.EndOfMessage()))
-                conn.start_next_cycle()
-            elif isinstance(event, h11.ConnectionClosed):
-                return
-    except (h11.RemoteProtocolError, ConnectionError):
-        return
-    finally:
-        writer.close()
+            end = buffer.find(b"\r\n\r\n", start)
+            if end < 0:
+                break
+            found = _LENGTH.search(buffer, start, end + 2)
+            size = end + 4 + (int(found.group(1)) if found else 0)
+            if size > len(buffer):
+                break
+            answers += 1
+            start = size
+        self.buffer = buffer[start:]
+        assert self.transport is not None
+        if answers:
+            self.transport.write(_ANSWER * answers)
+        if len(self.buffer) > _MAX_HEAD and self.buffer.find(b"\r\n\r\n") < 0:
+            self.transport.close()
 
 
 async def _serve(port: int) -> None:
-    server = await asyncio.start_server(_handle, "127.0.0.1", port, backlog=1024)
+    loop = asyncio.get_running_loop()
+    server = await loop.create_server(_Null, "127.0.0.1", port, backlog=1024)
     async with server:
         await server.serve_forever()
 

@@ -4,7 +4,12 @@ One Locust process pinned to CPU 0, the null receiver (bench/null_receiver.py) p
 to CPU 1, loopback, the same users and duration for both runs:
 
 - bare: a FastHttpUser posting pre-signed Stripe requests in a closed loop (no wait):
-  the storm's own events (a `StoryBook` stream), signed once before the run;
+  the storm's own events (a `StoryBook` stream), signed once before the run, through
+  Locust's `FastHttpSession` (``self.client.post``), as a Locust test is written;
+- bare on the storm's HTTP path: the same requests through the geventhttpclient
+  client the user pooled for the target, as the storm sends (no session layer: no
+  redirects, no cookies, the answer read up to a cap, Locust's request event fired
+  by hand);
 - storm: ``loadtests/locustfile.py`` at an offered rate far above what one process can
   send (so it runs flat out), with its defaults (20 % duplicates as bursts of 4, a
   reorder window of 8, one redelivery wave): every attempt drawn from the world's
@@ -14,8 +19,10 @@ to CPU 1, loopback, the same users and duration for both runs:
   senders' work, not how deep the receiver's queue is (at 64 groups per user both
   sides slow down from the concurrency alone).
 
-The ratio storm/bare is the overhead of hookproof's signing and bookkeeping. The
-storm's checks then run against an observer that sees nothing (the null receiver
+The ratio storm/bare is what a load tester gets from hookproof's storm next to a plain
+Locust test; storm/(bare on the storm's HTTP path) is the cost of the signing and
+bookkeeping alone. The receiver answers several times faster than either sender
+(bench/null_receiver.py), so requests/s measures the senders. The storm's checks then run against an observer that sees nothing (the null receiver
 applies nothing), so its verdict is irrelevant here; only the send rate is read.
 Run: ``python bench/storm_throughput.py [SECONDS] [USERS]``.
 """
@@ -41,10 +48,12 @@ SECRET = "whsec_bench_storm_0123456789"
 BARE_BODIES = 4000
 
 BARE_LOCUSTFILE = '''
-import json, os
+import json, os, time
+from geventhttpclient.url import URL
 from locust import FastHttpUser, task
 
 _REQS = [(r["body"].encode(), r["headers"]) for r in json.load(open(os.environ["BENCH_REQUESTS"]))]
+_DIRECT = os.environ.get("BENCH_DIRECT") == "1"
 
 
 class Bare(FastHttpUser):
@@ -52,12 +61,29 @@ class Bare(FastHttpUser):
 
     def on_start(self):
         self.i = 0
+        url = URL(self.host)
+        self.http = self.client.client.clientpool.get_client(url)
+        self.uri = url.request_uri
 
     @task
     def post(self):
         body, headers = _REQS[self.i % len(_REQS)]
         self.i += 1
-        self.client.post(self.host, data=body, headers=headers, name="bare")
+        if not _DIRECT:
+            self.client.post(self.host, data=body, headers=headers, name="bare")
+            return
+        # the storm's own HTTP path: the pooled client, the answer read up to a cap,
+        # Locust's request event fired by hand
+        sent_at, t = time.time(), time.perf_counter()
+        response = self.http.request("POST", self.uri, body=body, headers=headers)
+        try:
+            answer = response.read(65537)
+        finally:
+            response.release()
+        self.environment.events.request.fire(
+            request_type="POST", name="bare", response_time=(time.perf_counter() - t) * 1000.0,
+            response_length=len(answer), exception=None, context={}, response=None, url=self.host,
+            start_time=sent_at)
 '''
 
 
@@ -127,7 +153,7 @@ def _window(start: float, seconds: int) -> tuple[float, float]:
     return start + 2.0, start + seconds - 1.0
 
 
-def bare_rate(url: str, users: int, seconds: int, tmp: Path) -> float:
+def bare_rate(url: str, users: int, seconds: int, tmp: Path, *, direct: bool = False) -> tuple[float, float]:
     import itertools
 
     from loadtests.stories import StoryBook
@@ -143,7 +169,7 @@ def bare_rate(url: str, users: int, seconds: int, tmp: Path) -> float:
     path = tmp / "bare_requests.json"
     path.write_text(json.dumps([{"body": r.body.decode(), "headers": dict(r.headers)} for r in requests]),
                     encoding="utf-8")
-    env = {**os.environ, "BENCH_REQUESTS": str(path)}
+    env = {**os.environ, "BENCH_REQUESTS": str(path), "BENCH_DIRECT": "1" if direct else "0"}
     path = tmp / "bare_locustfile.py"
     path.write_text(BARE_LOCUSTFILE, encoding="utf-8")
     stats = tmp / "bare"
@@ -202,16 +228,20 @@ def main(seconds: int, users: int) -> None:
         with tempfile.TemporaryDirectory() as d:
             tmp = Path(d)
             bare, bare_cpu = bare_rate(url, users, seconds, tmp)
+            direct, direct_cpu = bare_rate(url, users, seconds, tmp, direct=True)
             storm, events, storm_cpu = storm_rate(url, users, seconds, tmp)
         print(f"{seconds} s, {users} users, one Locust process on CPU 0, null receiver on CPU 1")
         print(f"{'sender':<58}{'req/s':>10}{'vs bare':>10}{'CPU µs/req':>12}{'vs bare':>10}")
         print(f"{'bare FastHttpUser, pre-signed bodies':<58}{bare:>10.0f}{1.0:>10.2f}{bare_cpu:>12.1f}{1.0:>10.2f}")
+        print(f"{'bare, on the storm`s HTTP path (pooled client, no session)':<58}{direct:>10.0f}"
+              f"{direct / bare:>10.2f}{direct_cpu:>12.1f}{bare_cpu / direct_cpu:>10.2f}")
         print(f"{'storm: signed attempts (world, profile, history records)':<58}{storm:>10.0f}{storm / bare:>10.2f}"
               f"{storm_cpu:>12.1f}{bare_cpu / storm_cpu:>10.2f}")
         print(f"{'storm: distinct events':<58}{events:>10.0f}")
-        print("req/s is what each sustains against this receiver; CPU µs/req is the sender's own cost per request"
-              " (steady window), so its ratio is the signing and bookkeeping overhead even when the receiver,"
-              " not the sender, sets the rate.")
+        print(f"storm vs bare on its own HTTP path: {storm / direct:.2f} req/s, {direct_cpu / storm_cpu:.2f} CPU"
+              " (the signing and bookkeeping alone)")
+        print("req/s is what each sustains (the receiver answers several times faster than any sender here);"
+              " CPU µs/req is the sender's own cost per request over the steady window.")
     finally:
         server.terminate()
         server.wait(5)

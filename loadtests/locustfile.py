@@ -44,6 +44,7 @@ from urllib.parse import urlencode
 import gevent
 import gevent.event
 import gevent.pool
+from geventhttpclient.url import URL as GeventURL
 from locust import FastHttpUser, events, task
 from locust.env import Environment
 from locust.exception import StopUser
@@ -55,7 +56,8 @@ from loadtests.records import ErrorKind, attempt_to_wire, chunked, event_from_wi
 from loadtests.shape import wave_times
 from loadtests.spec import SPEC_ENV, SpecError, StormSpec, secrets_from_env
 from loadtests.stories import StoryBook
-from simulator.delivery.history import Attempt
+from simulator.delivery.dispatcher import READ_CAP_BYTES
+from simulator.delivery.history import RESPONSE_EXCERPT_BYTES, Attempt
 from simulator.delivery.mutations import build_attempt
 from simulator.events import Event
 from simulator.profiles import get_profile
@@ -287,6 +289,10 @@ class StormUser(FastHttpUser):
         self.max_groups = math.ceil(2 * self.shape.expected_events() / spec.users) + 10
         self.senders = gevent.pool.Group()
         self.last_signed: tuple[Envelope, int, SignedRequest] | None = None
+        self._http: Any = None  # the geventhttpclient client of the target (`_exchange`)
+        self._uri = ""
+        self._request_event = environment.events.request
+        self._type_names: dict[str, str] = {}
         STATE.pools.append(self.senders)
 
     @task
@@ -363,29 +369,64 @@ class StormUser(FastHttpUser):
         else:
             built = build_attempt(self.profile, send.event, STATE.secrets, (), now=now, attempt=number, seed=self.seed)
             request, event_id = built.request, built.event_id
-        url = self.spec.target_url
-        if request.query:
-            url += ("&" if "?" in url else "?") + urlencode(dict(request.query))
         sent_at, t = time.time(), time.perf_counter()
         token = STATE.begin(send, number, event_id, sent_at, t)
-        status: int | None = None
-        kind: ErrorKind | None = None
-        detail: str | None = None
-        body = b""
-        name = self.profile.provider_type(send.event.type) or send.event.type
-        # Without catch_response Locust counts every answer below 400 as a success in
-        # its own statistics; the history below is what the checks read.
-        response = self.client.request(request.method, url, data=request.body, headers=request.headers,
-                                       allow_redirects=False, name=name)
-        code = response.status_code or 0
-        if code > 0:
-            status = code
-            body = (response.content or b"")[:2048]
-        else:
-            kind, detail = _error_kind(getattr(response, "error", None))
-        STATE.complete(token, (send.event.id, send.delivery_id, send.tags, number, event_id, sent_at,
-                               (time.perf_counter() - t) * 1000.0, status, kind, detail, body))
+        status, body, kind, detail, failure = self._exchange(request)
+        latency_ms = (time.perf_counter() - t) * 1000.0
+        STATE.complete(token, (send.event.id, send.delivery_id, send.tags, number, event_id, sent_at, latency_ms,
+                               status, kind, detail, body[:RESPONSE_EXCERPT_BYTES]))
+        # Locust's own statistics (console, CSV, `hookproof storm`'s progress) count an
+        # answer of 400 or more, or none, as a failure; the history is what the checks read.
+        self._request_event.fire(request_type=request.method, name=self._type_name(send.event.type), response_time=latency_ms,
+                                 response_length=len(body), exception=failure, context={}, response=None,
+                                 url=self.spec.target_url, start_time=sent_at)
         return status is not None and self.profile.is_success(status)
+
+    def _type_name(self, world_type: str) -> str:
+        """The profile's name of `world_type` (Locust's request name), looked up once."""
+        name = self._type_names.get(world_type)
+        if name is None:
+            name = self._type_names[world_type] = self.profile.provider_type(world_type) or world_type
+        return name
+
+    def _exchange(self, request: SignedRequest) -> tuple[int | None, bytes, ErrorKind | None, str | None,
+                                                         Exception | None]:
+        """POST `request` on the user's own connections: (status, at most `READ_CAP_BYTES` of
+        the answer, error kind, detail, the failure Locust counts).
+
+        Straight through the geventhttpclient client the FastHttpUser pooled for the
+        target (its connection and network timeouts, `concurrency` connections), not
+        Locust's `FastHttpSession.request`: a provider follows no redirects and keeps no
+        cookies, the URL is parsed once per user, and the answer is read up to the cap
+        (bench/storm_throughput.py: the session's layers cost more than signing).
+        """
+        if self._http is None:
+            url = GeventURL(self.spec.target_url)
+            self._http = self.client.client.clientpool.get_client(url)
+            self._uri = getattr(url, "quoted_uri", url.request_uri)
+        uri = self._uri
+        if request.query:
+            uri += ("&" if "?" in uri else "?") + urlencode(dict(request.query))
+        try:
+            response = self._http.request(request.method, uri, body=request.body, headers=request.headers)
+        except Exception as exc:  # geventhttpclient's transport errors: the one boundary
+            kind, detail = _error_kind(exc)
+            return None, b"", kind, detail, exc
+        status = response.status_code
+        try:
+            body = response.read(READ_CAP_BYTES + 1)
+        except Exception as exc:  # the body broke off or timed out: sent, outcome unknown
+            kind, detail = _error_kind(exc)
+            return None, b"", kind, detail, exc
+        finally:
+            response.release()  # back to the pool, or closed when the body was not read whole
+        if len(body) > READ_CAP_BYTES:
+            return None, body[:READ_CAP_BYTES], "overflow", None, AnswerFailure(f"answered {status} past the read cap")
+        return status, body, None, None, AnswerFailure(f"answered {status}") if status >= 400 else None
+
+class AnswerFailure(Exception):
+    """What Locust's statistics count as a failed request: an answer of 400 or more, or
+    one past the read cap (the history records the attempt in full)."""
 
 
 def _error_kind(error: BaseException | None) -> tuple[ErrorKind, str | None]:

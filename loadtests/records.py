@@ -3,8 +3,8 @@
 A storm user records every attempt as a `simulator.delivery.history.Attempt`, with the
 history's completion semantics (`completion_for`): a 2xx is ``ok``; a 4xx (or 3xx:
 providers do not follow redirects) is ``fail``; a 5xx, a timeout after sending, a
-broken connection after sending, or an attempt still in flight when the storm ended
-are ``unknown``; a refused connection is ``fail`` (it never reached the handler).
+broken connection after sending, an answer past the read cap, or an attempt still in
+flight when the storm ended are ``unknown``; a refused connection is ``fail`` (it never reached the handler).
 
 Workers send their attempts and the events they sent to the master as plain dicts
 (Locust custom messages are msgpack): `attempt_to_wire`/`attempt_from_wire` and
@@ -21,7 +21,7 @@ from simulator.events import Event
 from simulator.profiles.base import Profile
 
 #: How a request without an HTTP answer ended.
-ErrorKind = Literal["refused", "connect", "timeout", "broken", "unfinished"]
+ErrorKind = Literal["refused", "connect", "timeout", "broken", "overflow", "unfinished"]
 
 #: The scenario label of every storm attempt.
 STORM_SCENARIO = "storm"
@@ -31,6 +31,7 @@ _ERROR_TEXT: Mapping[str, str] = {
     "connect": "could not connect",
     "timeout": "read timed out after the request was sent",
     "broken": "the connection broke after sending",
+    "overflow": "answered with a body longer than the read cap; the provider abandoned the answer",
     "unfinished": "the storm ended before the answer came",
 }
 
@@ -48,7 +49,7 @@ def outcome_of(status: int | None, error_kind: ErrorKind | None, profile: Profil
         return Outcome.CONNECTION_ERROR, False
     if error_kind in ("timeout", "unfinished"):
         return Outcome.TIMEOUT, True
-    if error_kind == "broken":
+    if error_kind in ("broken", "overflow"):
         return Outcome.CONNECTION_ERROR, True
     raise ValueError("an attempt needs a status or an error kind")
 

@@ -18,8 +18,9 @@ from pathlib import Path
 import pytest
 
 from hookproof.commands.storm import parse_duration
-from simulator.delivery import Target
+from simulator.delivery import History, Target
 from hookproof.errors import UsageError
+from tests.hostile.servers import hostile_server
 from tests.support import free_port, run_interrupted
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -174,3 +175,34 @@ def _locust_processes(marker: str) -> list[int]:
         except OSError:  # the process ended meanwhile
             continue
     return pids
+
+
+def no_effects() -> dict[str, list[object]]:
+    """The observer of a receiver that applies nothing (the hostile servers)."""
+    return {"effects": [], "states": []}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("behaviour", "error"), [
+    ("huge-body", "answered with a body longer than the read cap; the provider abandoned the answer"),
+    ("reset-mid-answer", "the connection broke after sending (ConnectionResetError)"),
+])
+def test_a_storm_records_answers_it_cannot_take_as_unknown(tmp_path: Path, behaviour: str, error: str) -> None:
+    """A 50 MB answer is read only up to the read cap; a broken one is not an answer:
+    neither is acknowledged, both are recorded as unknown and fail the storm."""
+    out = tmp_path / "out"
+    with hostile_server(behaviour) as server:
+        config = tmp_path / "hookproof.toml"
+        config.write_text("\n".join([
+            "[target]", f'url = "{server.url}"', 'profile = "stripe"', 'secret = "env:HOOKPROOF_TEST_SECRET"', "",
+            "[observer]", 'kind = "python"', f'callable = "{__name__}:no_effects"', "",
+            "[settle]", "window_s = 0.2", "deadline_s = 5", ""]), encoding="utf-8")
+        result = _storm(config, out, "--users", "1", "--spawn-rate", "1", "--rate", "4", "--duration", "3s",
+                        "--duplicates", "0")
+    assert result.returncode == 1, result.stdout + result.stderr
+    history = History(out / "history.sqlite")
+    attempts = history.attempts()
+    history.close()
+    assert attempts
+    assert {(a.status, a.outcome.value, a.completion.value, a.error) for a in attempts} == {
+        (None, "connection_error", "unknown", error)}
