@@ -84,11 +84,12 @@ def write_reports(report: RunReport, out_dir: str | os.PathLike[str]) -> dict[st
 
 
 def _write_atomic(path: pathlib.Path, text: str) -> pathlib.Path:
-    """Write `text` (UTF-8) to `path` through a temporary sibling and a rename."""
+    """Write `text` (UTF-8; what is not Unicode, e.g. a lone surrogate from undecodable
+    bytes a receiver sent, becomes "?") to `path` through a temporary sibling and a rename."""
     tmp: str | None = None
     try:
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
+        with os.fdopen(fd, "w", encoding="utf-8", errors="replace", newline="\n") as f:
             f.write(text)
             f.flush()
             os.fsync(f.fileno())

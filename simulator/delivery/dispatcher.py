@@ -456,8 +456,10 @@ def _chain(exc: BaseException, depth: int = 6) -> list[BaseException]:
 
 
 def _short(exc: object) -> str:
-    """One line of at most 160 characters: the first line of the message, whitespace collapsed."""
-    text = str(exc) or type(exc).__name__
+    """One line of at most 160 characters: the first line of the message, whitespace
+    collapsed, and "?" for what is not Unicode (a receiver's undecodable bytes quoted by
+    a lenient HTTP parser)."""
+    text = (str(exc) or type(exc).__name__).encode("utf-8", "replace").decode("utf-8")
     first = " ".join(text.strip().splitlines()[0].split()) if text.strip() else type(exc).__name__
     first = first.rstrip(":")
     return first if len(first) <= 160 else first[:157] + "..."

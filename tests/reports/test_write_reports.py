@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -50,3 +51,16 @@ def test_unwritable_file_leaves_no_temp(run_report: RunReport, tmp_path: Path) -
         write_reports(run_report, tmp_path)
     assert info.value.file == tmp_path / "report.html"
     assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_text_that_is_not_unicode_is_written_replaced(run_report: RunReport, tmp_path: Path) -> None:
+    """An error quoting a receiver's undecodable bytes (lone surrogates, as a lenient
+    HTTP parser produces) is written with "?" in their place, not a crash."""
+    scenarios = list(run_report.scenarios)
+    index, scenario = next((i, s) for i, s in enumerate(scenarios) if s.attempts and s.attempts[0].error)
+    attempts = (replace(scenario.attempts[0], error="Bad status line \udcff\udcfe"), *scenario.attempts[1:])
+    scenarios[index] = replace(scenario, attempts=attempts)
+    paths = write_reports(replace(run_report, scenarios=tuple(scenarios)), tmp_path)
+    assert "Bad status line ??" in paths["html"].read_text(encoding="utf-8")
+    assert load_json(paths["json"].read_text(encoding="utf-8")).scenarios[index].attempts[0].error == (
+        "Bad status line ??")

@@ -282,3 +282,10 @@ async def test_a_url_client_from_make_client_does_not_follow_redirects() -> None
         async with make_client(Target(url=base + "/webhooks")) as client:
             response = await client.post(base + "/webhooks", content=b"{}")
     assert response.status_code == 307
+
+
+def test_an_error_quoting_undecodable_bytes_reads_as_text() -> None:
+    """An exception whose text holds undecodable bytes (lone surrogates) is recorded with
+    "?" in their place, so the error can be stored and written anywhere."""
+    answer = translate_error(OSError("line \udcff\udcfe from the receiver"))
+    assert answer.error == "the connection broke after sending: line ?? from the receiver"
