@@ -1,7 +1,8 @@
 """httpx's transport API over an aiohttp session: how URL targets are reached.
 
 `AiohttpTransport` is a thin `httpx.AsyncBaseTransport`: each `httpx.Request` becomes
-one aiohttp request (its method, URL, headers and body stream; ``Host`` and
+one aiohttp request (its method, URL, headers with their names' case kept, and body
+stream; ``Host`` and
 ``Content-Length`` are set from the URL and the body when the request does not carry
 them) and the answer comes back as an `httpx.Response`: the body's bytes when it came
 whole with the head (the connection goes back to the pool at once), else a stream of
@@ -78,6 +79,14 @@ def httpx_error(exc: BaseException) -> httpx.TransportError:
         if isinstance(exc, source):
             return target(str(exc) or type(exc).__name__)
     raise TypeError(f"{type(exc).__name__} is not a transport error")  # pragma: no cover
+
+
+def _names_as_given(headers: httpx.Headers) -> list[tuple[str, str]]:
+    """`headers` with their names in the case they were given (``Stripe-Signature``, as
+    the provider sends it; httpx's `multi_items` would lowercase them, and a receiver
+    reading headers case-sensitively would then fail only under test)."""
+    encoding = headers.encoding
+    return [(name.decode(encoding), value.decode(encoding)) for name, value in headers.raw]
 
 
 def _http_version(version: aiohttp.HttpVersion | None) -> bytes:
@@ -197,7 +206,7 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
         token = _CURRENT.set((trace, request)) if trace is not None else None
         try:
             response = await session.request(
-                request.method, self._yarl(request.url), headers=request.headers.multi_items(), data=body or None,
+                request.method, self._yarl(request.url), headers=_names_as_given(request.headers), data=body or None,
                 allow_redirects=False, timeout=self._timeout(extensions.get("timeout")),
                 server_hostname=extensions.get("sni_hostname"))
         except _MAPPED as exc:

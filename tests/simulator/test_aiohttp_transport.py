@@ -111,6 +111,19 @@ async def test_a_request_goes_out_as_sent_with_host_and_length_from_url_and_body
     assert body == b"0123456789"
 
 
+async def test_header_names_go_out_in_the_case_they_were_given(transport: AiohttpTransport) -> None:
+    """As the provider sends them (``Stripe-Signature``), not lowercased."""
+    seen: list[bytes] = []
+    request = httpx.Request("POST", "http://x/", headers={"Stripe-Signature": "t=1,v1=ab", "X-GitHub-Event": "ping",
+                                                          "content-type": "application/json"},
+                            stream=httpx.ByteStream(b"{}"))
+    async with serving(answering(OK, seen)) as base:
+        request.url = httpx.URL(base + "/webhooks")
+        await read_all(await transport.handle_async_request(request))
+    names = {line.partition(b":")[0] for line in seen[0].partition(b"\r\n\r\n")[0].split(b"\r\n")[1:]}
+    assert {b"Stripe-Signature", b"X-GitHub-Event", b"content-type"} <= names
+
+
 async def test_trace_reports_the_connection_once_per_request_fresh_or_pooled(transport: AiohttpTransport) -> None:
     events: list[str] = []
 
