@@ -254,9 +254,6 @@ def _on_quitting(environment: Environment, **_: Any) -> None:
 class StormUser(FastHttpUser):
     """A provider sending signed events at its own pace (see the module docstring)."""
 
-    max_redirects = 0
-    max_retries = 0
-
     def __init__(self, environment: Environment) -> None:
         spec = STATE.spec
         if spec is None:
@@ -377,9 +374,9 @@ class StormUser(FastHttpUser):
                                status, kind, detail, body[:RESPONSE_EXCERPT_BYTES]))
         # Locust's own statistics (console, CSV, `hookproof storm`'s progress) count an
         # answer of 400 or more, or none, as a failure; the history is what the checks read.
-        self._request_event.fire(request_type=request.method, name=self._type_name(send.event.type), response_time=latency_ms,
-                                 response_length=len(body), exception=failure, context={}, response=None,
-                                 url=self.spec.target_url, start_time=sent_at)
+        self._request_event.fire(request_type=request.method, name=self._type_name(send.event.type),
+                                 response_time=latency_ms, response_length=len(body), exception=failure, context={},
+                                 response=None, url=self.spec.target_url, start_time=sent_at)
         return status is not None and self.profile.is_success(status)
 
     def _type_name(self, world_type: str) -> str:
@@ -414,7 +411,7 @@ class StormUser(FastHttpUser):
             return None, b"", kind, detail, exc
         status = response.status_code
         try:
-            body = response.read(READ_CAP_BYTES + 1)
+            body = bytes(response.read(READ_CAP_BYTES + 1))
         except Exception as exc:  # the body broke off or timed out: sent, outcome unknown
             kind, detail = _error_kind(exc)
             return None, b"", kind, detail, exc
@@ -423,6 +420,7 @@ class StormUser(FastHttpUser):
         if len(body) > READ_CAP_BYTES:
             return None, body[:READ_CAP_BYTES], "overflow", None, AnswerFailure(f"answered {status} past the read cap")
         return status, body, None, None, AnswerFailure(f"answered {status}") if status >= 400 else None
+
 
 class AnswerFailure(Exception):
     """What Locust's statistics count as a failed request: an answer of 400 or more, or
