@@ -74,7 +74,7 @@ def _pythonpath() -> str:
 
 def build_spec(config: "Config", *, users: int, rate: float, duration_s: float, shape: str, duplicates: float,
                burst: int, reorder_window: int, waves: int, out: Path, sink_url: str | None,
-               progress_path: Path | None) -> "StormSpec":
+               progress_path: Path | None, max_in_flight: int = 64) -> "StormSpec":
     """The storm spec from the config and the flags (no secret). Raises UsageError for bad values."""
     from hookproof.errors import UsageError
     from loadtests.spec import SpecError, StormSpec
@@ -88,7 +88,7 @@ def build_spec(config: "Config", *, users: int, rate: float, duration_s: float, 
             target_url=str(config.target.url), profile=profile.name, live=config.target.live,
             account=config.target.account, enabled_types=tuple(sorted(types)) if types is not None else None,
             users=users, rate_per_s=rate, duration_s=duration_s, shape=shape, duplicates=duplicates, burst=burst,
-            reorder_window=reorder_window, waves=waves, seed=seed,
+            reorder_window=reorder_window, waves=waves, max_in_flight=max_in_flight, seed=seed,
             sender_timeout_s=config.run.sender_timeout_s or profile.sender_timeout_s,
             time_scale=config.run.time_scale, observer=config.observer.model_dump(), sink_url=sink_url,
             settle_window_s=config.settle.window_s, settle_deadline_s=config.settle.deadline_s,
@@ -244,6 +244,7 @@ def register(app: typer.Typer) -> None:
         burst: Annotated[int, typer.Option("--burst", min=1, max=100, help="Concurrent copies of a duplicated event (1: one later copy).")] = 4,
         reorder_window: Annotated[int, typer.Option("--reorder-window", min=1, max=10_000, help="Events the next one is drawn from (1: in order).")] = 8,
         waves: Annotated[int, typer.Option("--waves", min=0, max=100, help="Mass-redelivery waves during the storm.")] = 1,
+        max_in_flight: Annotated[int, typer.Option("--max-in-flight", min=1, max=10_000, help="Groups (an event and its burst copies) in flight per user at most; past it a user falls behind its rate instead of opening more connections.")] = 64,
         out: Annotated[Path, typer.Option("--out", help="Report directory.")] = Path("hookproof-storm"),
         allow_remote: Annotated[bool, typer.Option("--allow-remote", help="Allow a target that is not on loopback.")] = False,
         print_worker_command: Annotated[bool, typer.Option("--print-worker-command", help="Start no local workers: print the command to start --workers of them elsewhere.")] = False,
@@ -288,7 +289,8 @@ def register(app: typer.Typer) -> None:
             with provider_server(cfg) as (_state, api_base, sink_url):
                 spec = build_spec(cfg, users=users, rate=rate or 5.0 * users, duration_s=duration_s, shape=shape,
                                   duplicates=duplicates, burst=burst, reorder_window=reorder_window, waves=waves,
-                                  out=out, sink_url=sink_url, progress_path=progress_path)
+                                  out=out, sink_url=sink_url, progress_path=progress_path,
+                                  max_in_flight=max_in_flight)
                 with receiver_process(cfg, secrets, api_base, sink_url):
                     code = run_storm(spec, secrets, workers=workers, spawn_rate=spawn_rate,
                                      remote_workers=print_worker_command, bind_host=bind_host,

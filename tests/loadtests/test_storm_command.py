@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from hookproof.commands.storm import parse_duration
+from hookproof.commands.storm import build_spec, parse_duration
+from hookproof.config import load_config
 from simulator.delivery import History, Target
 from hookproof.errors import UsageError
 from tests.hostile.servers import hostile_server
@@ -85,6 +86,16 @@ def test_a_remote_target_needs_allow_remote(tmp_path: Path) -> None:
 def test_a_bad_duration_is_a_usage_error(tmp_path: Path) -> None:
     result = _storm(_config(tmp_path, None), tmp_path / "out", "--duration", "soon", timeout_s=60)
     assert result.returncode == 2 and "--duration" in result.stderr
+
+
+def test_max_in_flight_reaches_the_spec_and_zero_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOOKPROOF_TEST_SECRET", SECRET)
+    spec = build_spec(load_config(_config(tmp_path, None)), users=2, rate=10.0, duration_s=5.0, shape="steady",
+                      duplicates=0.2, burst=4, reorder_window=8, waves=1, out=tmp_path / "out", sink_url=None,
+                      progress_path=None, max_in_flight=3)
+    assert spec.max_in_flight == 3
+    result = _storm(_config(tmp_path, None), tmp_path / "out", "--max-in-flight", "0", timeout_s=60)
+    assert result.returncode == 2 and "--max-in-flight" in result.stderr
 
 
 def _checks(out: Path) -> dict[str, tuple[str, set[str]]]:
