@@ -15,8 +15,9 @@ import socket
 import subprocess
 import tempfile
 import time
+import weakref
 from pathlib import Path
-from typing import Callable, Mapping, Sequence
+from typing import IO, Callable, Mapping, Sequence
 from urllib.parse import urlsplit
 
 import httpx
@@ -72,8 +73,12 @@ class ReceiverProcess:
         self.startup_timeout_s = startup_timeout_s
         self._masked = [m for m in masked if m]
         self._proc: subprocess.Popen[bytes] | None = None
+        # The receiver's output, read back (masked) for error messages. It may hold
+        # secrets the receiver prints, so it goes when this object does: on `close`, on
+        # leaving the `with` block, when collected, or when the interpreter exits.
         self._log = tempfile.NamedTemporaryFile(prefix="hookproof-receiver-", suffix=".log", delete=False)
         self.log_path = Path(self._log.name)
+        self._remove_log = weakref.finalize(self, _remove_log, self._log, self.log_path)
         self.paused = False
 
     def describe(self) -> str:
@@ -169,6 +174,15 @@ class ReceiverProcess:
         self.start()
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def close(self) -> None:
+        """Stop the receiver and delete its log. Safe to call twice."""
         self.stop()
-        self._log.close()
+        self._remove_log()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _remove_log(log: IO[bytes], path: Path) -> None:
+    log.close()
+    path.unlink(missing_ok=True)

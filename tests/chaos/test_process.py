@@ -1,0 +1,41 @@
+"""ReceiverProcess: its output log, which may hold secrets, does not outlive it."""
+
+from __future__ import annotations
+
+import gc
+import sys
+
+import pytest
+
+from chaos.errors import ProcessError
+from chaos.process import ReceiverProcess
+from tests.support import free_port
+
+SECRET = "whsec_process_log_secret_123"
+#: Prints the secret, then listens on the port given (a receiver that logs too much).
+TALKER = ("import socket, sys, time; print('secret', sys.argv[2], flush=True); s = socket.socket(); "
+          "s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(('127.0.0.1', int(sys.argv[1]))); "
+          "s.listen(); time.sleep(60)")
+
+
+def test_the_log_is_removed_when_the_receiver_is_done() -> None:
+    port = free_port()
+    proc = ReceiverProcess([sys.executable, "-c", TALKER, str(port), SECRET], port=port, startup_timeout_s=20,
+                           masked=[SECRET])
+    with proc:
+        assert proc.log_path.is_file()
+    assert not proc.running()
+    assert not proc.log_path.exists()
+
+
+def test_a_failed_start_shows_the_masked_tail_and_leaves_no_log() -> None:
+    port = free_port()
+    proc = ReceiverProcess([sys.executable, "-c", f"print('secret', {SECRET!r}, flush=True)"], port=port,
+                           startup_timeout_s=5, masked=[SECRET])
+    with pytest.raises(ProcessError) as info:
+        proc.start()
+    assert "secret ***" in (info.value.log_tail or "") and SECRET not in str(info.value.log_tail)
+    path = proc.log_path
+    del proc, info
+    gc.collect()
+    assert not path.exists()
