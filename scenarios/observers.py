@@ -64,7 +64,9 @@ class Observer(Protocol):
 # ---- the common dict shape --------------------------------------------------------
 
 def observation_from_data(data: Any, at: float, *, observer: str, target: str | None = None) -> Observation:
-    """An Observation from ``{"effects": [...], "states": [...]}``. Raises ObserverError.
+    """An Observation from ``{"effects": [...], "states": [...]}`` (``states`` may be left
+    out; ``effects`` may not: an answer without it is not an observation). Raises
+    ObserverError.
 
     Effects are business-key strings or objects with ``business_key`` (and optional
     integer ``amount``, string ``idempotency_key``); states are objects with
@@ -76,7 +78,11 @@ def observation_from_data(data: Any, at: float, *, observer: str, target: str | 
 
     if not isinstance(data, Mapping):
         raise bad(f"expected a JSON object with 'effects' and 'states', got {type(data).__name__}")
-    raw_effects = data.get("effects", [])
+    if "effects" not in data:  # an endpoint that is not the observation one (e.g. a health check)
+        keys = ", ".join(repr(k) for k in list(data)[:5]) or "none"
+        raise bad(f"the answer has no 'effects' list (keys: {keys}); expected {{\"effects\": [...], "
+                  f"\"states\": [...]}}")
+    raw_effects = data["effects"]
     raw_states = data.get("states", [])
     if not isinstance(raw_effects, list) or not isinstance(raw_states, list):
         raise bad("'effects' and 'states' must be lists")

@@ -242,11 +242,18 @@ def test_http_observer_unreachable() -> None:
 @pytest.mark.parametrize(
     "data",
     [[], {"effects": "x"}, {"effects": [{"business_key": "k", "amount": "9"}]},
-     {"states": [{"object_id": "s"}]}, {"states": [{"object_id": "s", "status": "a", "version": True}]}],
+     {"effects": [], "states": [{"object_id": "s"}]}, {"states": [{"object_id": "s", "status": "a", "version": True}]}],
 )
 def test_observation_shape_is_validated(data: object) -> None:
     with pytest.raises(ObserverError):
         observation_from_data(data, 0.0, observer="http")
+
+
+def test_an_answer_without_effects_is_not_an_observation() -> None:
+    """A health endpoint configured by mistake says so, instead of every effect being lost."""
+    with pytest.raises(ObserverError, match=r"the answer has no 'effects' list \(keys: 'status', 'db'\)"):
+        observation_from_data({"status": "ok", "db": "up"}, 0.0, observer="http")
+    assert observation_from_data({"effects": ["k"]}, 0.0, observer="http").effects[0].business_key == "k"
 
 
 # ---- sink and python ---------------------------------------------------------------------------
