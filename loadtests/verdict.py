@@ -14,6 +14,7 @@ No Locust import: it runs inside the Locust master, and in tests without one.
 from __future__ import annotations
 
 import importlib
+import json
 import math
 import time
 from dataclasses import dataclass, replace
@@ -23,7 +24,7 @@ from typing import Any, Callable, Mapping, Sequence
 from reports.model import CheckView, RunReport, ScenarioReport
 from scenarios.checks import Verdict, compose, run_checks
 from scenarios.observations import Observation, expectations_from
-from scenarios.runner import VERSION, attempt_view, check_view, effect_points, checklist
+from scenarios.runner import REPORT_META_KEY, VERSION, attempt_view, check_view, checklist, effect_points
 from simulator.delivery.history import Attempt, History, Outcome
 from simulator.events import Event
 from simulator.world import MONEY_PREFIXES
@@ -152,6 +153,39 @@ def storm_scenario(spec: StormSpec, events: Sequence[Event], attempts: Sequence[
     )
 
 
+def _check_and_report(spec: StormSpec, events: Sequence[Event], indexed: list[Attempt], history_path: Path, *,
+                      started_at: float, stopped_at: float, partial_reason: str | None,
+                      observe: Callable[[], Observation] | None, phase: Callable[[str], None]) -> RunReport:
+    """Settle the receiver, run the checks over `indexed`, and make the storm's report."""
+    from scenarios.errors import ObserverError
+    from scenarios.observers import settle
+
+    object_ids = {e.object_id for e in events}
+    duration_s = max(0.0, stopped_at - started_at)
+    phase("settling")
+    try:
+        read = observe or make_observer(spec.observer, spec.sink_url)
+        result = settle(lambda: only_storm(read(), object_ids), window_s=spec.settle_window_s,
+                        deadline_s=spec.settle_deadline_s, interval_s=spec.settle_interval_s)
+    except (ObserverError, ValueError, ImportError, AttributeError, KeyError) as exc:
+        scenario = ScenarioReport("storm", TITLE, DESCRIPTION, "error", STORM_CHECKLIST,
+                                  attempts=tuple(attempt_view(a) for a in indexed[:200]), duration_s=duration_s,
+                                  reason=f"could not observe the receiver: {type(exc).__name__}: {exc}")
+    else:
+        phase("checking")
+        scenario = storm_scenario(spec, events, indexed, result.observations, settled=result.settled,
+                                  started_at=started_at, duration_s=duration_s, reason=partial_reason)
+    partial = partial_reason is not None
+    verdicts = {scenario.verdict}
+    verdict = ("fail" if verdicts & {"fail", "error"} else "unknown" if "unknown" in verdicts or partial else "pass")
+    return RunReport(
+        tool_version=VERSION, target=spec.target_url, profile=spec.profile,
+        environment="live" if spec.live else "test", seed=spec.seed, started_at=started_at,
+        finished_at=time.time(), verdict=verdict, scenarios=(scenario,), checklist=checklist((scenario,)),
+        partial=partial, history_file=str(history_path),
+    )
+
+
 def finish_storm(
     spec: StormSpec,
     events: Sequence[Event],
@@ -175,9 +209,7 @@ def finish_storm(
     Observer failures do not raise: the scenario becomes ``error`` with the reason.
     Raises ReportWriteError when the reports cannot be written.
     """
-    from reports import write_reports
-    from scenarios.errors import ObserverError
-    from scenarios.observers import settle
+    from reports import render_json, write_reports
 
     phase = on_phase or (lambda _: None)
     out = Path(spec.out_dir)
@@ -185,38 +217,21 @@ def finish_storm(
     history_path = out / "history.sqlite"
     for stale in out.glob("history.sqlite*"):
         stale.unlink()
-    with History(history_path) as history:
+    history = History(history_path)
+    try:
         history.set_meta("profile", spec.profile)
         history.set_meta("seed", spec.seed)
         history.set_meta("storm", {"users": spec.users, "rate_per_s": spec.rate_per_s, "shape": spec.shape})
         for a in sorted(attempts, key=lambda a: (a.sent_at, a.delivery_id, a.attempt)):
             history.record(a)
         indexed = history.attempts()
+        report = _check_and_report(spec, events, indexed, history_path, started_at=started_at, stopped_at=stopped_at,
+                                   partial_reason=partial_reason, observe=observe, phase=phase)
+        # kept with the attempts, so `hookproof report --history` re-renders it, as for certify
+        history.set_meta(REPORT_META_KEY, json.loads(render_json(report)))
         history.set_meta("finished", True)
-    object_ids = {e.object_id for e in events}
-    duration_s = max(0.0, stopped_at - started_at)
-    phase("settling")
-    try:
-        read = observe or make_observer(spec.observer, spec.sink_url)
-        result = settle(lambda: only_storm(read(), object_ids), window_s=spec.settle_window_s,
-                        deadline_s=spec.settle_deadline_s, interval_s=spec.settle_interval_s)
-    except (ObserverError, ValueError, ImportError, AttributeError, KeyError) as exc:
-        scenario = ScenarioReport("storm", TITLE, DESCRIPTION, "error", STORM_CHECKLIST,
-                                  attempts=tuple(attempt_view(a) for a in indexed[:200]), duration_s=duration_s,
-                                  reason=f"could not observe the receiver: {type(exc).__name__}: {exc}")
-    else:
-        phase("checking")
-        scenario = storm_scenario(spec, events, indexed, result.observations, settled=result.settled,
-                                  started_at=started_at, duration_s=duration_s, reason=partial_reason)
-    partial = partial_reason is not None
-    verdicts = {scenario.verdict}
-    verdict = ("fail" if verdicts & {"fail", "error"} else "unknown" if "unknown" in verdicts or partial else "pass")
-    report = RunReport(
-        tool_version=VERSION, target=spec.target_url, profile=spec.profile,
-        environment="live" if spec.live else "test", seed=spec.seed, started_at=started_at,
-        finished_at=time.time(), verdict=verdict, scenarios=(scenario,), checklist=checklist((scenario,)),
-        partial=partial, history_file=str(history_path),
-    )
+    finally:
+        history.close()
     phase("writing")
     paths = write_reports(report, out)
     paths["history"] = history_path

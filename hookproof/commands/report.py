@@ -22,7 +22,7 @@ def register(app: typer.Typer) -> None:
 
 
 def report(
-    history: Annotated[Path, typer.Option("--history", help="A history.sqlite written by 'hookproof certify'.")],
+    history: Annotated[Path, typer.Option("--history", help="A history.sqlite written by 'hookproof certify' or 'hookproof storm'.")],
     out: Annotated[Optional[Path], typer.Option("--out", help="Report directory (default: the history's directory).")] = None,
 ) -> None:
     """Re-render the reports (JSON, JUnit XML, Markdown, HTML) from a saved history."""
@@ -38,7 +38,7 @@ def report(
         raise fail(f"--history: {history} is not a readable hookproof history ({type(exc).__name__})") from None
     document = meta.get(REPORT_META_KEY)
     if not isinstance(document, dict):
-        raise fail(f"--history: {history} holds no report (it was not written by 'hookproof certify', or the run "
+        raise fail(f"--history: {history} holds no report (it was not written by 'hookproof certify' or 'hookproof storm', or the run "
                    f"stopped before its first scenario finished; {attempts} attempt(s) recorded)")
     try:
         run = load_json(json.dumps(document))

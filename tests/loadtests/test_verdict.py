@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -9,7 +10,9 @@ import pytest
 from loadtests.records import make_attempt
 from loadtests.spec import SECRETS_ENV, SpecError, StormSpec, secrets_from_env, secrets_to_env
 from loadtests.verdict import STORM_CHECKS, finish_storm, only_storm, storm_scenario, throughput
+from hookproof.commands.report import read_saved
 from reports import load_json
+from scenarios.runner import REPORT_META_KEY
 from scenarios.observations import Effect, ObjectState, Observation
 from simulator.delivery.history import Attempt
 from simulator.events import Event
@@ -88,6 +91,9 @@ def test_finish_storm_writes_certify_reports(tmp_path: Path) -> None:
     loaded = load_json(outcome.paths["json"].read_bytes())
     assert loaded.scenarios[0].id == "storm" and loaded.history_file == str(outcome.paths["history"])
     assert [a.index for a in loaded.scenarios[0].attempts] == list(range(10))
+    # the history keeps the report, so `hookproof report --history` re-renders it
+    meta, count = read_saved(outcome.paths["history"], REPORT_META_KEY)
+    assert count == 10 and load_json(json.dumps(meta[REPORT_META_KEY])) == loaded
 
 
 def test_missing_records_make_a_partial_failing_report(tmp_path: Path) -> None:
