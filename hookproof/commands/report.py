@@ -38,8 +38,9 @@ def report(
         raise fail(f"--history: {history} is not a readable hookproof history ({type(exc).__name__})") from None
     document = meta.get(REPORT_META_KEY)
     if not isinstance(document, dict):
-        raise fail(f"--history: {history} holds no report (it was not written by 'hookproof certify' or 'hookproof storm', or the run "
-                   f"stopped before its first scenario finished; {attempts} attempt(s) recorded)")
+        raise fail(f"--history: {history} holds no report (it was not written by 'hookproof certify' or "
+                   f"'hookproof storm', or the run stopped before its first scenario finished; {attempts} "
+                   "attempt(s) recorded)")
     try:
         run = load_json(json.dumps(document))
         paths = write_reports(run, out if out is not None else history.parent)
