@@ -88,7 +88,7 @@ def send(
     reverse: Annotated[bool, typer.Option("--reverse", help="Deliver the events in reverse order.")] = False,
     objects: Annotated[int, typer.Option("--objects", min=1, max=1000, help="How many objects emit the event.")] = 1,
     drop_response: Annotated[bool, typer.Option("--drop-response", help="Discard the first answer of each delivery and retry.")] = False,
-    sender_timeout: Annotated[Optional[float], typer.Option("--sender-timeout", min=0.001, help="Seconds to wait for an answer (default: the profile's).")] = None,
+    sender_timeout: Annotated[Optional[float], typer.Option("--sender-timeout", min=0.001, max=600, help="Seconds to wait for an answer, at most 600 (default: the profile's).")] = None,
     seed: Annotated[Optional[int], typer.Option("--seed", help="World seed (ids, amounts).")] = None,
     live: Annotated[bool, typer.Option("--live", help="Send live-mode events (only to a live receiver).")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the attempts as JSON.")] = False,

@@ -23,7 +23,9 @@ DEFAULT_PATH = "hookproof.toml"
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # inf and nan are TOML numbers: refuse them in every float field (an infinite
+    # timeout would wait forever, nan passes no comparison)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class StartConfig(_Model):
@@ -264,7 +266,7 @@ class RunConfig(_Model):
     time_scale: float = Field(default=1e-6, gt=0, le=1)
     scenarios: list[str] | None = None
     burst: int = Field(default=8, ge=2, le=100)
-    sender_timeout_s: float | None = Field(default=None, gt=0)
+    sender_timeout_s: float | None = Field(default=None, gt=0, le=600)
 
     @field_validator("scenarios")
     @classmethod

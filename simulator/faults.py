@@ -9,6 +9,7 @@ releases its deliveries together. No I/O, no clock: the same input, the same sch
 
 from __future__ import annotations
 
+import math
 import random
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
@@ -81,10 +82,11 @@ class FaultPlan:
             if getattr(self, name) < 1:
                 raise FaultPlanError(f"{name} must be at least 1, got {getattr(self, name)}", field=name)
         for name in ("spacing_s", "drop_responses", "timeouts"):
-            if getattr(self, name) < 0:
-                raise FaultPlanError(f"{name} must not be negative, got {getattr(self, name)}", field=name)
-        if self.sender_timeout_s is not None and self.sender_timeout_s <= 0:
-            raise FaultPlanError(f"sender_timeout_s must be positive, got {self.sender_timeout_s}", field="sender_timeout_s")
+            if not 0 <= getattr(self, name) < math.inf:
+                raise FaultPlanError(f"{name} must be a finite number, not negative, got {getattr(self, name)}", field=name)
+        if self.sender_timeout_s is not None and not 0 < self.sender_timeout_s < math.inf:
+            raise FaultPlanError(f"sender_timeout_s must be a positive finite number, got {self.sender_timeout_s}",
+                                 field="sender_timeout_s")
         if self.concurrency > self.copies:
             raise FaultPlanError(f"concurrency {self.concurrency} exceeds copies {self.copies}", field="concurrency")
         if self.order not in ("emitted", "reversed", "shuffled", "per-object-reversed"):

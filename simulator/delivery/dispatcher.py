@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import errno
+import math
 import re
 import time
 from dataclasses import dataclass, field
@@ -107,8 +108,8 @@ class Dispatcher:
         if not retries:
             self.max_attempts = 1
         self.connect_timeout_s = connect_timeout_s
-        if sender_timeout_s is not None and not sender_timeout_s > 0:
-            raise ValueError(f"sender_timeout_s must be > 0 seconds, got {sender_timeout_s!r}")
+        if sender_timeout_s is not None and not 0 < sender_timeout_s < math.inf:
+            raise ValueError(f"sender_timeout_s must be > 0 seconds and finite, got {sender_timeout_s!r}")
         self.sender_timeout_s = sender_timeout_s
         self.read_cap_bytes = read_cap_bytes
         self.scenario = scenario

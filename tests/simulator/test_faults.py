@@ -73,6 +73,8 @@ def test_injected_timeouts_apply_to_the_first_attempts_only(events) -> None:
 @pytest.mark.parametrize("kwargs, field", [
     ({"copies": 0}, "copies"), ({"concurrency": 0}, "concurrency"), ({"spacing_s": -1}, "spacing_s"),
     ({"drop_responses": -1}, "drop_responses"), ({"sender_timeout_s": 0}, "sender_timeout_s"),
+    ({"sender_timeout_s": float("inf")}, "sender_timeout_s"), ({"sender_timeout_s": float("nan")}, "sender_timeout_s"),
+    ({"spacing_s": float("inf")}, "spacing_s"),
     ({"copies": 2, "concurrency": 3}, "concurrency"), ({"order": "sideways"}, "order"),
 ])
 def test_bad_plans_name_the_field(kwargs, field: str) -> None:
