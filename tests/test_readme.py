@@ -6,6 +6,7 @@ import json
 import os
 import re
 import shlex
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -18,6 +19,8 @@ from fastapi import FastAPI, Request, Response
 
 from hookproof.config import parse_config
 from simulator.serving import serve_app
+from chaos.process import wait_healthy
+from tests.support import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -66,6 +69,29 @@ def test_the_send_example_delivers_as_described() -> None:
     assert [a["status"] for a in attempts] == [200] * copies
     assert seen == {"payment_intent.succeeded": copies}
     assert secret not in run.stdout + run.stderr
+
+
+def test_the_reference_receiver_command_serves_the_send_example(tmp_path: Path) -> None:
+    """The receiver command the README gives, then its send command: every copy acked
+    once, one effect in the receiver's database (in `receiver.db` in its directory)."""
+    receiver = command("python -m examples.receivers.inbox_sync")
+    send = command("hookproof send")
+    port = str(free_port())
+    receiver[receiver.index("--port") + 1] = port
+    send[send.index("--url") + 1] = f"http://127.0.0.1:{port}/webhooks"
+    proc = subprocess.Popen([sys.executable, *receiver[1:]], cwd=tmp_path, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    try:
+        wait_healthy(health_url=f"http://127.0.0.1:{port}/healthz", timeout_s=30, alive=lambda: proc.poll() is None)
+        run = hookproof(*send[1:], "--json")
+    finally:
+        proc.terminate()
+        proc.wait(10)
+    assert run.returncode == 0, run.stderr
+    copies = int(send[send.index("--copies") + 1])
+    assert [a["status"] for a in json.loads(run.stdout)] == [200] * copies
+    with sqlite3.connect(tmp_path / "receiver.db") as db:
+        assert db.execute("SELECT count(*) FROM effects").fetchone() == (1,)
 
 
 def test_the_minimal_config_is_valid(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Mapping
 
 #: Where a receiver keeps its tables when no database URL is given (relative to the cwd).
-DEFAULT_DB_URL = "sqlite:///hookproof-receiver.db"
+DEFAULT_DB_URL = "sqlite:///receiver.db"
 
 
 @dataclass(frozen=True)
