@@ -12,7 +12,6 @@ import os
 import re
 import tomllib
 from pathlib import Path
-from urllib.parse import urlsplit
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -20,6 +19,16 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from hookproof.errors import ConfigError
 
 DEFAULT_PATH = "hookproof.toml"
+
+
+def _check_url(v: str | None) -> str | None:
+    """A pydantic validator: `v` is a URL hookproof can send to (see `url_problem`)."""
+    from simulator.delivery import url_problem
+
+    problem = None if v is None else url_problem(v)
+    if problem is not None:
+        raise ValueError(problem)
+    return v
 
 
 class _Model(BaseModel):
@@ -42,6 +51,8 @@ class StartConfig(_Model):
     startup_timeout_s: float = Field(default=20.0, gt=0, le=600)
     cwd: str | None = None
     env: dict[str, str] = Field(default_factory=dict)
+
+    _health_url = field_validator("health_url")(_check_url)
 
 
 class ProcessTargetConfig(_Model):
@@ -122,17 +133,7 @@ class TargetConfig(_Model):
     process: ProcessTargetConfig | None = None
     docker: DockerTargetConfig | None = None
 
-    @field_validator("url")
-    @classmethod
-    def _url(cls, v: str | None) -> str | None:
-        if v is not None and not re.match(r"^https?://[^/\s]+", v):
-            raise ValueError(f"must be an absolute http(s) URL, got {v!r}")
-        if v is not None:
-            try:
-                urlsplit(v).port
-            except ValueError:
-                raise ValueError(f"the port in {v!r} is not a number from 0 to 65535") from None
-        return v
+    _url = field_validator("url")(_check_url)
 
     @field_validator("app")
     @classmethod
@@ -219,8 +220,13 @@ class ObserverConfig(_Model):
                 raise ValueError("the sql observer needs 'effects' (a query returning a business_key column)")
         if self.kind == "sink" and self.state and not self.url:
             raise ValueError("the sink observer reads states with 'state' from the SQL database at 'url'; give 'url'")
-        if self.kind == "http" and not (self.url and re.match(r"^https?://", self.url)):
-            raise ValueError("the http observer needs 'url' (an absolute http(s) URL)")
+        if self.kind == "http":
+            if not self.url:
+                raise ValueError("the http observer needs 'url' (an absolute http(s) URL)")
+            try:
+                _check_url(self.url)
+            except ValueError as exc:
+                raise ValueError(f"url: {exc}") from None
         if self.kind == "python" and not (self.callable and ":" in self.callable):
             raise ValueError("the python observer needs 'callable' as 'module:attribute'")
         return self

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 
-from simulator.delivery import Attempt, Dispatcher, History, Target
+from simulator.delivery import Attempt, Dispatcher, History, Target, url_problem
 from simulator.errors import SimulatorError
 from simulator.faults import FaultPlan, schedule
 from simulator.profiles import Profile
@@ -53,6 +53,9 @@ def send(options: SendOptions, secrets: list[str]) -> list[Attempt]:
     """Build a world, emit the event, deliver it with the faults, return the attempts."""
     import random
 
+    problem = url_problem(options.url)  # the same check as the config's target.url
+    if problem is not None:
+        raise UsageError(f"--url: {problem}")
     try:
         target = Target(url=options.url)
     except SimulatorError as exc:

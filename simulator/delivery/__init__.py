@@ -2,7 +2,7 @@
 
 from simulator.delivery.dispatcher import READ_CAP_BYTES, TIME_SCALE, DeliveryResult, Dispatcher
 from simulator.delivery.history import Attempt, Completion, FaultOp, History, Outcome, completion_for, load_history
-from simulator.delivery.transports import Target, make_client
+from simulator.delivery.transports import Target, make_client, url_problem
 
 __all__ = [
     "Attempt",
@@ -18,4 +18,5 @@ __all__ = [
     "completion_for",
     "load_history",
     "make_client",
+    "url_problem",
 ]

@@ -38,9 +38,9 @@ class Target:
         if (self.url is None) == (self.app is None):
             raise TargetError("a target needs exactly one of a URL or an in-process app")
         if self.url is not None:
-            parts = urlsplit(self.url)
-            if parts.scheme not in ("http", "https") or not parts.hostname:
-                raise TargetError(f"target URL must be an absolute http(s) URL, got {self.url!r}", target=self.url)
+            problem = url_problem(self.url)
+            if problem is not None:
+                raise TargetError(f"target URL: {problem}", target=self.url)
 
     @property
     def endpoint(self) -> str:
@@ -74,6 +74,35 @@ class Target:
         if self.url is not None:
             return self.url
         return f"in-process {self.kind.upper()} app {getattr(self.app, '__name__', type(self.app).__name__)}"
+
+
+def url_problem(url: str) -> str | None:
+    """What is wrong with `url` as a delivery target, in a few words (None: nothing).
+
+    The one check of a receiver URL, for the config file and the flags alike: an
+    absolute http(s) URL with a host, no blanks in the host, a port from 1 to 65535
+    when one is given, and a URL httpx can send to.
+    """
+    bad = f"must be an absolute http(s) URL, got {url!r}"
+    try:
+        parts = urlsplit(url)
+    except ValueError:  # e.g. an unclosed IPv6 bracket
+        return bad
+    if parts.scheme not in ("http", "https") or not parts.hostname or not url.lower().startswith(parts.scheme + "://"):
+        return bad
+    if any(c.isspace() or not c.isprintable() for c in parts.netloc):
+        return f"the host part of {url!r} has a blank or a control character"
+    try:
+        port = parts.port  # None when the URL names no port
+    except ValueError:  # not a number, or past 65535
+        port = 0
+    if port == 0:
+        return f"the port in {url!r} is not a number from 1 to 65535"
+    try:
+        httpx.URL(url)
+    except httpx.InvalidURL as exc:
+        return f"not a URL httpx can send to ({exc}): {url!r}"
+    return None
 
 
 def is_asgi(app: Any) -> bool:
