@@ -136,6 +136,14 @@ def _load(config: Path) -> "Config":
     return load_config(config)
 
 
+def _located(exc: Exception, cfg: "Config | None") -> Exception:
+    """A ConfigError raised while running, with the config file and its field's line."""
+    from hookproof.config import locate
+    from hookproof.errors import ConfigError
+
+    return locate(exc, cfg) if isinstance(exc, ConfigError) and cfg is not None else exc
+
+
 def print_report(report: "RunReport", paths: dict[str, Path], title: str) -> None:
     """The verdict table of a run and where its files are."""
     table = Table(title=title, title_justify="left")
@@ -192,6 +200,7 @@ def certify(
     signal.signal(signal.SIGTERM, on_signal)
     if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
         signal.signal(signal.SIGINT, on_signal)
+    cfg: "Config | None" = None
     try:
         cfg = _load(config)
         for s in scenario or []:
@@ -207,12 +216,13 @@ def certify(
             result = run_certify(cfg, scenarios=scenario, out_dir=out, progress=progress, allow_remote=allow_remote,
                                 chaos=chaos)
     except (HookproofError, SimulatorError, ChaosError, ScenarioError, ReportError) as exc:
-        raise fail(str(exc)) from None
+        raise fail(str(_located(exc, cfg))) from None
     except OSError as exc:
         raise fail(_os_error(exc)) from None
     except KeyboardInterrupt:
         raise fail("interrupted before a report could be written (the history, if any, is in the report directory)",
                    128 + (interrupted[-1] if interrupted else signal.SIGINT)) from None
+    assert cfg is not None
     print_report(result.report, result.paths, f"hookproof certify: {cfg.target.profile} receiver at {result.report.target}")
     raise typer.Exit(128 + interrupted[-1] if interrupted and result.report.partial else result.exit_code)
 

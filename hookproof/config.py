@@ -21,6 +21,41 @@ from hookproof.errors import ConfigError
 DEFAULT_PATH = "hookproof.toml"
 
 
+#: The placeholders a receiver command may use.
+PLACEHOLDERS = ("api_base", "sink_url", "port")
+
+
+def _check_command(command: str, *, replicas: bool) -> str:
+    """A pydantic validator body: `command` fills in and splits into arguments as it will
+    when hookproof runs it (``str.format`` with `PLACEHOLDERS`, then ``shlex.split``).
+
+    With `replicas`, ``{port}`` stays in the arguments (each replica fills it in later).
+    Raises ValueError saying what is wrong, so a bad command fails at load, not at run time.
+    """
+    import shlex
+
+    known = ", ".join("{" + p + "}" for p in PLACEHOLDERS)
+    values = {"api_base": "http://127.0.0.1:1", "sink_url": "http://127.0.0.1:1",
+              "port": "{port}" if replicas else "1"}
+    try:
+        filled = command.format(**values)
+    except KeyError as exc:
+        raise ValueError(f"unknown placeholder {{{exc.args[0]}}} (known: {known}; write {{{{ and }}}} for a "
+                         "literal brace)") from None
+    except IndexError:
+        raise ValueError(f"a placeholder needs a name, {{}} or {{0}} is none (known: {known})") from None
+    except (ValueError, AttributeError, TypeError) as exc:
+        raise ValueError(f"cannot fill in the placeholders: {exc} (known: {known}; write {{{{ and }}}} for a "
+                         "literal brace)") from None
+    try:
+        argv = shlex.split(filled)
+    except ValueError as exc:  # shlex: "No closing quotation", "No escaped character"
+        raise ValueError(f"cannot split it into arguments: {str(exc).lower()}") from None
+    if not argv:
+        raise ValueError("names no program to run")
+    return command
+
+
 def _check_url(v: str | None) -> str | None:
     """A pydantic validator: `v` is a URL hookproof can send to (see `url_problem`)."""
     from simulator.delivery import url_problem
@@ -54,6 +89,11 @@ class StartConfig(_Model):
 
     _health_url = field_validator("health_url")(_check_url)
 
+    @field_validator("command")
+    @classmethod
+    def _command(cls, v: str) -> str:
+        return _check_command(v, replicas=False)
+
 
 class ProcessTargetConfig(_Model):
     """`[target.process]`: hookproof runs the receiver as a process it can fault (--chaos).
@@ -73,7 +113,7 @@ class ProcessTargetConfig(_Model):
     def _port(cls, v: str) -> str:
         if "{port}" not in v:
             raise ValueError("must contain {port}: hookproof starts replicas on other ports")
-        return v
+        return _check_command(v, replicas=True)
 
 
 class DockerTargetConfig(_Model):
@@ -96,7 +136,7 @@ class DockerTargetConfig(_Model):
     def _port(cls, v: str) -> str:
         if "{port}" not in v:
             raise ValueError("must contain {port}: hookproof starts replicas on other ports")
-        return v
+        return _check_command(v, replicas=True)
 
 
 class ChaosConfig(_Model):
@@ -227,8 +267,11 @@ class ObserverConfig(_Model):
                 _check_url(self.url)
             except ValueError as exc:
                 raise ValueError(f"url: {exc}") from None
-        if self.kind == "python" and not (self.callable and ":" in self.callable):
-            raise ValueError("the python observer needs 'callable' as 'module:attribute'")
+        if self.kind == "python":
+            if not self.callable:
+                raise ValueError("the python observer needs 'callable' as 'module:attribute'")
+            if not re.match(r"^[\w.]+:[\w.]+$", self.callable):
+                raise ValueError(f"callable: must look like 'module:attribute', got {self.callable!r}")
         return self
 
 
@@ -369,7 +412,33 @@ def parse_config(text: str, source: str = DEFAULT_PATH) -> Config:
         if named and model is not None and named.group(1) in model.model_fields:  # "url: ..." from a model check
             dotted, message = f"{dotted}.{named.group(1)}" if dotted else named.group(1), named.group(2)
         return _raise(message, source, dotted, field_line(text, dotted) or 1)
+    _check_dirs(config, text, source)
     return _check_secrets(config, text, source)
+
+
+def _check_dirs(config: Config, text: str, source: str) -> None:
+    """Raise ConfigError (with its line) when a receiver's `cwd` is not a directory.
+
+    Relative paths are relative to the config file, as when the receiver is started.
+    """
+    for field, spec in (("target.start.cwd", config.target.start), ("target.process.cwd", config.target.process)):
+        if spec is None or spec.cwd is None:
+            continue
+        path = config.base_dir / spec.cwd
+        if not path.is_dir():
+            raise ConfigError(f"{path} is not a directory", path=source, field=field, line=field_line(text, field) or 1)
+
+
+def locate(error: ConfigError, config: Config) -> ConfigError:
+    """`error` with the config file and the line of its field, when it was raised
+    without them (a check made while running, e.g. an import of target.app)."""
+    if error.path is not None or error.field is None or config.source is None:
+        return error
+    try:
+        text = Path(config.source).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return error
+    return ConfigError(error.message, path=config.source, field=error.field, line=field_line(text, error.field))
 
 
 def _check_secrets(config: Config, text: str, source: str) -> Config:

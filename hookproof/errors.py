@@ -27,6 +27,7 @@ class ConfigError(HookproofError, ValueError):
         path: the file.
         field: the dotted field path (``target.url``), or None for the whole file.
         line: the 1-based line of the field in the file, or None when unknown.
+        message: what is wrong, without the file, line and field.
     """
 
     def __init__(self, message: str, *, path: str | None = None, field: str | None = None, line: int | None = None) -> None:
@@ -36,6 +37,7 @@ class ConfigError(HookproofError, ValueError):
         if field:
             where += f"{field}: "
         super().__init__(where + message)
+        self.message = message
         self.path = path
         self.field = field
         self.line = line

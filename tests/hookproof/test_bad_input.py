@@ -94,6 +94,24 @@ CASES: list[Bad] = [
         "target.start.command"),
     Bad("start-negative-timeout", GOOD_TARGET + '[target.start]\ncommand = "x"\nstartup_timeout_s = -1  # <-\n'
         + GOOD_OBSERVER, "target.start.startup_timeout_s"),
+    Bad("start-unclosed-quote", GOOD_TARGET + '[target.start]\ncommand = "python -m \'unterminated"  # <-\n'
+        + GOOD_OBSERVER, "target.start.command"),
+    Bad("start-unknown-placeholder", GOOD_TARGET + '[target.start]\ncommand = "run --url {url}"  # <-\n'
+        + GOOD_OBSERVER, "target.start.command"),
+    Bad("start-unpaired-brace", GOOD_TARGET + '[target.start]\ncommand = "run --port {port"  # <-\n'
+        + GOOD_OBSERVER, "target.start.command"),
+    Bad("start-blank-command", GOOD_TARGET + '[target.start]\ncommand = "   "  # <-\n' + GOOD_OBSERVER,
+        "target.start.command"),
+    Bad("start-cwd-missing", GOOD_TARGET + '[target.start]\ncommand = "x"\ncwd = "no/such/dir"  # <-\n'
+        + GOOD_OBSERVER, "target.start.cwd"),
+    Bad("process-unclosed-quote", GOOD_TARGET + '[target.process]\ncommand = "run --port {port} \'x"  # <-\n'
+        + GOOD_OBSERVER, "target.process.command"),
+    Bad("process-positional-placeholder", GOOD_TARGET + '[target.process]\ncommand = "run {port} {}"  # <-\n'
+        + GOOD_OBSERVER, "target.process.command"),
+    Bad("docker-unknown-placeholder", GOOD_TARGET + '[target.docker]\ncommand = "run {port} {secret}"  # <-\n'
+        + GOOD_OBSERVER, "target.docker.command"),
+    Bad("observer-python-bad-callable", _o('kind = "python"\ncallable = "my module:observe"  # <-'),
+        "observer.callable"),
     Bad("observer-unknown-kind", _o('kind = "ftp"  # <-'), "observer.kind"),
     Bad("observer-sql-no-url", f"{GOOD_TARGET}\n[observer]  # <-\nkind = \"sql\"\neffects = \"SELECT 1\"\n", "observer"),
     Bad("observer-sql-bad-url", _o('kind = "sql"\nurl = "sqlite:/nope"  # <-\neffects = "SELECT 1"'), "observer.url"),
@@ -256,3 +274,13 @@ def flag_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, CliRun]:
 def test_a_bad_flag_gets_exit_2_no_traceback_and_names_it(flag_runs, case: BadFlags) -> None:
     line = _one_line_error(flag_runs[case.id])
     assert case.names in line, line
+
+
+@pytest.mark.slow
+def test_an_import_failing_at_run_time_names_the_file_and_line(tmp_path: Path) -> None:
+    """target.app is imported when certify runs, not at load: its error still says where."""
+    path = tmp_path / "hookproof.toml"
+    path.write_text(GOOD_OBSERVER + '[target]\nsecret = "whsec_x"\napp = "no_such_module_here:app"\n', encoding="utf-8")
+    line = _one_line_error(run_hookproof("certify", "--config", str(path), "--out", str(tmp_path / "out"),
+                                         timeout_s=60, cwd=tmp_path))
+    assert "hookproof.toml:7: target.app: cannot import 'no_such_module_here:app'" in line, line
