@@ -184,42 +184,66 @@ def make_target(config: Config) -> Target:
     return Target(url=t.url)
 
 
+def check_reachable(config: Config) -> None:
+    """Something accepts a connection at `target.url`.
+
+    Skipped for in-process apps and for `[target.process]`/`[target.docker]` (hookproof
+    starts those itself, under faults); a `[target.start]` receiver is checked once it
+    is up. Raises ConfigError naming `target.url` when nothing listens there.
+    """
+    url = config.target.url
+    if url is None or config.target.process is not None or config.target.docker is not None:
+        return
+    parts = urlsplit(url)
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    try:
+        socket.create_connection((parts.hostname, port), timeout=5.0).close()
+    except ConnectionResetError:
+        pass  # something listens there (and resets); the scenarios will say what it does
+    except OSError as exc:
+        reason = "nothing listens there" if isinstance(exc, ConnectionRefusedError) else (exc.strerror or str(exc))
+        raise ConfigError(f"cannot reach {parts.hostname}:{port} ({reason}); start the receiver or fix the URL",
+                          field="target.url") from None
+
+
 def preflight(config: Config, runner: Runner) -> None:
     """Before any scenario: the receiver is reachable and the observer can read it.
 
-    Raises ConfigError naming `target.url` when nothing listens there, and `observer`
-    when the first observation fails (missing table, bad query, endpoint down).
+    Raises ConfigError naming `target.url` when nothing listens there (`check_reachable`),
+    and `observer` when the first observation fails (missing table, bad query, endpoint down).
     """
     from scenarios.errors import ObserverError
 
-    url = config.target.url
-    if url is not None and config.target.process is None and config.target.docker is None:
-        parts = urlsplit(url)
-        port = parts.port or (443 if parts.scheme == "https" else 80)
-        try:
-            socket.create_connection((parts.hostname, port), timeout=5.0).close()
-        except ConnectionResetError:
-            pass  # something listens there (and resets); the scenarios will say what it does
-        except OSError as exc:
-            reason = "nothing listens there" if isinstance(exc, ConnectionRefusedError) else (exc.strerror or str(exc))
-            raise ConfigError(f"cannot reach {parts.hostname}:{port} ({reason}); start the receiver or fix the URL",
-                              field="target.url") from None
+    check_reachable(config)
     try:
         runner.observe()
     except ObserverError as exc:
         raise ConfigError(str(exc), field="observer") from None
 
 
-def check_loopback(config: Config, allow_remote: bool) -> None:
-    """Refuse a target off this machine unless `allow_remote` (certify sends bursts and mass redelivery).
+def check_loopback(config: Config, allow_remote: bool, *, command: str = "certify",
+                   sends: str = "duplicate bursts and mass redelivery") -> None:
+    """Refuse a target off this machine unless `allow_remote` (`command` sends `sends`).
 
     Raises UsageError naming the URL and the flag.
     """
     target = config.target
     if allow_remote or target.url is None or Target(url=target.url).is_loopback():
         return
-    raise UsageError(f"target.url: {target.url} is not a loopback address; certify sends duplicate bursts and "
-                     "mass redelivery, so a remote receiver needs --allow-remote")
+    raise UsageError(f"target.url: {target.url} is not a loopback address; {command} sends {sends}, "
+                     "so a remote receiver needs --allow-remote")
+
+
+def check_chaos(config: Config, chaos: bool) -> None:
+    """Refuse `--chaos` when hookproof does not run the receiver itself.
+
+    Only `[target.process]` and `[target.docker]` can be faulted (killed, paused,
+    restarted, cut off); a `[target.start]` receiver is started but never faulted.
+    Raises UsageError naming the flag.
+    """
+    if chaos and config.target.process is None and config.target.docker is None:
+        raise UsageError("--chaos needs [target.process] or [target.docker] in the config "
+                         "(hookproof must control the receiver)")
 
 
 def certify(config: Config, *, scenarios: Sequence[str] | None = None, out_dir: Path,
@@ -232,16 +256,17 @@ def certify(config: Config, *, scenarios: Sequence[str] | None = None, out_dir: 
     closed (WAL checkpointed) and a partial report is written.
 
     Raises ConfigError for a configuration that cannot run (secrets, imports, start),
-    UsageError for a remote target without `allow_remote`.
+    UsageError for a remote target without `allow_remote`, and for `chaos` without
+    `[target.process]` or `[target.docker]`.
 
     With `chaos`, the chaos scenarios run after the selected ones (when none are
-    selected); they need `[target.process]` or `[target.docker]`, else they are
-    reported not applicable.
+    selected).
     """
     from reports import write_reports
     from simulator.profiles import get_profile
 
     check_loopback(config, allow_remote)
+    check_chaos(config, chaos)
     secrets = config.target.secrets(config.base_dir)
     profile = get_profile(config.target.profile)
     seed = config.run.seed if config.run.seed is not None else random.SystemRandom().randrange(1, 2**31)

@@ -1,0 +1,86 @@
+"""`hookproof.certify`'s refusals before anything is sent: an unreachable receiver, a
+remote target, and `--chaos` without a receiver hookproof controls."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+
+import pytest
+
+from hookproof.certify import certify, check_chaos, check_loopback, check_reachable
+from hookproof.config import load_config
+from hookproof.errors import ConfigError, UsageError
+from tests.hostile.harness import run_hookproof
+from tests.support import free_port
+
+OBSERVER = '[observer]\nkind = "sql"\nurl = "sqlite:///observed.sqlite"\neffects = "SELECT business_key FROM effects"\n'
+CHAOS_LINE = ("hookproof: --chaos needs [target.process] or [target.docker] in the config "
+              "(hookproof must control the receiver)")
+
+
+def _config(tmp_path: Path, url: str, extra: str = "") -> Path:
+    path = tmp_path / "hookproof.toml"
+    path.write_text(f'[target]\nurl = "{url}"\nprofile = "stripe"\nsecret = "whsec_certify_test"\n{extra}\n{OBSERVER}',
+                    encoding="utf-8")
+    return path
+
+
+def test_check_reachable_names_target_url_when_nothing_listens(tmp_path: Path) -> None:
+    port = free_port()
+    cfg = load_config(_config(tmp_path, f"http://127.0.0.1:{port}/webhooks"))
+    with pytest.raises(ConfigError) as caught:
+        check_reachable(cfg)
+    assert caught.value.field == "target.url"
+    assert str(caught.value) == (f"target.url: cannot reach 127.0.0.1:{port} (nothing listens there); "
+                                 "start the receiver or fix the URL")
+
+
+def test_check_reachable_passes_when_something_listens(tmp_path: Path) -> None:
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        port = server.getsockname()[1]
+        check_reachable(load_config(_config(tmp_path, f"http://127.0.0.1:{port}/webhooks")))
+
+
+def test_check_reachable_leaves_a_process_target_to_hookproof(tmp_path: Path) -> None:
+    port = free_port()  # nothing listens: hookproof starts [target.process] itself
+    cfg = load_config(_config(tmp_path, f"http://127.0.0.1:{port}/webhooks",
+                              '[target.process]\ncommand = "receiver --port {port}"\n'))
+    check_reachable(cfg)
+
+
+def test_check_loopback_names_the_command(tmp_path: Path) -> None:
+    cfg = load_config(_config(tmp_path, "http://hooks.example.com/webhooks"))
+    with pytest.raises(UsageError, match=r"^target.url: http://hooks.example.com/webhooks is not a loopback "
+                                         r"address; explore sends concurrent duplicate bursts, so a remote "
+                                         r"receiver needs --allow-remote$"):
+        check_loopback(cfg, False, command="explore", sends="concurrent duplicate bursts")
+    check_loopback(cfg, True, command="explore")
+
+
+@pytest.mark.parametrize("extra", ["", '[target.start]\ncommand = "receiver"\nhealth_url = "http://127.0.0.1:9/h"\n'],
+                         ids=["url-only", "start-command"])
+def test_chaos_needs_a_receiver_hookproof_can_fault(tmp_path: Path, extra: str) -> None:
+    """A [target.start] receiver is started but never faulted: it does not count."""
+    cfg = load_config(_config(tmp_path, f"http://127.0.0.1:{free_port()}/webhooks", extra))
+    check_chaos(cfg, False)
+    with pytest.raises(UsageError) as caught:
+        certify(cfg, out_dir=tmp_path / "out", chaos=True)
+    assert f"hookproof: {caught.value}" == CHAOS_LINE
+    assert not (tmp_path / "out").exists()
+
+
+def test_chaos_with_a_process_target_is_allowed(tmp_path: Path) -> None:
+    cfg = load_config(_config(tmp_path, f"http://127.0.0.1:{free_port()}/webhooks",
+                              '[target.process]\ncommand = "receiver --port {port}"\n'))
+    check_chaos(cfg, True)
+
+
+@pytest.mark.slow
+def test_certify_chaos_without_control_is_one_line_exit_2(tmp_path: Path) -> None:
+    run = run_hookproof("certify", "--config", str(_config(tmp_path, f"http://127.0.0.1:{free_port()}/webhooks")),
+                        "--chaos", "--out", str(tmp_path / "out"), timeout_s=60, cwd=tmp_path)
+    assert run.returncode == 2, run
+    assert run.stderr.strip().splitlines() == [CHAOS_LINE], run
+    assert "Traceback" not in run.stdout + run.stderr
+    assert not (tmp_path / "out" / "report.json").exists()
