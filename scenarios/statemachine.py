@@ -913,6 +913,8 @@ class HitRate:
     copies: int
     seeds: list[int] = field(default_factory=list)  # seeds of the runs that double-applied
     keys: list[str] = field(default_factory=list)
+    attempts: int = 0  # burst copies sent, over all runs
+    acked: int = 0  # of which the receiver acknowledged (a hit rate over no acknowledged copy proves nothing)
 
     @property
     def rate(self) -> float:
@@ -920,9 +922,10 @@ class HitRate:
 
 
 def burst_hit_rate(target: ExploreTarget, *, repeats: int = 20, copies: int = 8, seed: int = 0,
-                   provider_state: Any = None) -> HitRate:
+                   provider_state: Any = None, on_run: Callable[[int], None] | None = None) -> HitRate:
     """Release `copies` concurrent copies of an effectful event `repeats` times (race
-    amplification over real sockets for URLs); count the runs that applied it twice.
+    amplification over real sockets for URLs); count the runs that applied it twice,
+    and the copies sent and acknowledged. `on_run(done)` hears of each finished run.
     """
     from simulator.server.state import ServerState
 
@@ -941,6 +944,9 @@ def burst_hit_rate(target: ExploreTarget, *, repeats: int = 20, copies: int = 8,
                 await session.dispatcher.run(schedule([event], plan), race=True)
 
             session.loop.run_until_complete(go())
+            sent = [a for a in session.history.attempts() if a.event_id == event.id]
+            result.attempts += len(sent)
+            result.acked += sum(a.outcome is Outcome.ACKED for a in sent)
             session.dirty = True
             session._settle()
             checks = session._check(("duplicated",))
@@ -951,6 +957,8 @@ def burst_hit_rate(target: ExploreTarget, *, repeats: int = 20, copies: int = 8,
                 result.keys.extend(bad)
         finally:
             session.close()
+        if on_run is not None:
+            on_run(r + 1)
     return result
 
 

@@ -5,7 +5,9 @@ failure to the smallest schedule, which is written as ``failing-schedule.json`` 
 the report directory (`hookproof replay` runs it again). URL targets get the
 statistical tier too: real-socket bursts repeated R times, reported as a hit rate with
 the seeds. The reports are the certify ones (JSON, JUnit, Markdown, HTML).
-Exit codes as certify: 0 no finding, 1 findings, 2 usage or config error.
+Like certify, it refuses a target off loopback unless ``--allow-remote`` and checks that
+something listens at ``target.url`` before sending anything.
+Exit codes as certify: 0 no finding, 1 findings (or an unknown verdict), 2 usage or config error.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Iterator, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Callable, Iterator, Optional
 
 import typer
 
@@ -32,6 +34,9 @@ SCHEDULE_FILE = "failing-schedule.json"
 #: Scenario ids of the two tiers in the report.
 MACHINE_ID = "explore-state-machine"
 BURSTS_ID = "explore-burst-race"
+#: Why bursts of which no copy was acknowledged certify nothing.
+NOTHING_DELIVERED = ("no burst copy was acknowledged ({attempts} attempt(s) sent, none answered with success): "
+                     "nothing was delivered, so nothing is certified")
 
 
 @dataclass
@@ -56,9 +61,10 @@ def explore_target(cfg: "Config") -> Iterator[tuple["ExploreTarget", Any]]:
 
     In-process apps see the provider API at `PROVIDER_API_BASE` (``HOOKPROOF_API_BASE``
     unless already set), routed by respx; URL targets get the real provider server and
-    the configured start command. Yields (target, provider state).
+    the configured start command; once it is up, something must listen at `target.url`
+    (ConfigError naming it, as certify). Yields (target, provider state).
     """
-    from hookproof.certify import make_observer, make_target, provider_server, receiver_process
+    from hookproof.certify import check_reachable, make_observer, make_target, provider_server, receiver_process
     from scenarios.statemachine import PROVIDER_API_BASE, shared_target
     from simulator.profiles import get_profile
     from simulator.server.state import ServerState
@@ -75,6 +81,7 @@ def explore_target(cfg: "Config") -> Iterator[tuple["ExploreTarget", Any]]:
         return
     with provider_server(cfg) as (state, api_base, sink_url):
         with receiver_process(cfg, secrets, api_base, sink_url):
+            check_reachable(cfg)
             yield shared_target(make_target(cfg), make_observer(cfg, state), profile, secrets, in_process=False,
                                 settle_window_s=cfg.settle.window_s, settle_deadline_s=cfg.settle.deadline_s,
                                 settle_interval_s=cfg.settle.interval_s, **options), state
@@ -96,11 +103,20 @@ def write_interrupted_report(out_dir: Path, started: float) -> dict[str, Path]:
 
 
 def run_explore(cfg: "Config", *, out_dir: Path, max_examples: int = 100, seed: int | None = None,
-                repeats: int = 20, database: Any = None) -> ExploreRun:
-    """Explore the configured receiver, write the reports (and the failing schedule)."""
+                repeats: int = 20, database: Any = None, allow_remote: bool = False,
+                progress: Callable[[str, int, int | None], None] | None = None) -> ExploreRun:
+    """Explore the configured receiver, write the reports (and the failing schedule).
+
+    `progress(phase, done, total)` hears of each phase (total None: not known ahead) and
+    of each burst run. Raises UsageError for a remote target without `allow_remote`,
+    ConfigError when nothing listens at `target.url`.
+    """
+    from hookproof.certify import check_loopback
     from reports import write_reports
     from scenarios.statemachine import burst_hit_rate, explore, format_steps, write_schedule
 
+    check_loopback(cfg, allow_remote, command="explore", sends="concurrent duplicate bursts")
+    report_progress = progress or (lambda phase, done, total: None)
     if seed is None:
         seed = cfg.run.seed if cfg.run.seed is not None else random.SystemRandom().randrange(1, 2**31)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -109,10 +125,14 @@ def run_explore(cfg: "Config", *, out_dir: Path, max_examples: int = 100, seed: 
         stale.unlink()
     started = time.time()
     hit: HitRate | None = None
+    report_progress("starting", 0, None)
     with explore_target(cfg) as (target, state):
+        report_progress("state machine", 0, None)
         result = explore(target, max_examples=max_examples, seed=seed, provider_state=state, database=database)
         if not target.in_process:
-            hit = burst_hit_rate(target, repeats=repeats, copies=cfg.run.burst, seed=seed, provider_state=state)
+            report_progress("burst race", 0, repeats)
+            hit = burst_hit_rate(target, repeats=repeats, copies=cfg.run.burst, seed=seed, provider_state=state,
+                                 on_run=lambda done: report_progress("burst race", done, repeats))
     lines = [f"explored {result.examples} example(s), {result.steps} step(s) in {result.duration_s:.1f} s (seed {seed})"]
     schedule_path = None
     if result.failure is not None:
@@ -125,6 +145,8 @@ def run_explore(cfg: "Config", *, out_dir: Path, max_examples: int = 100, seed: 
         lines.append(f"note: {result.error}")
     if hit is not None:
         lines.append(f"burst race: {hit.hits}/{hit.repeats} runs double-applied ({hit.rate:.0%}); seeds {hit.seeds}")
+        if not hit.hits and not hit.acked:
+            lines.append(f"burst race: {NOTHING_DELIVERED.format(attempts=hit.attempts)}")
     scenarios = [machine_report(result, target.describe)]
     if hit is not None:
         scenarios.append(burst_report(hit))
@@ -159,11 +181,23 @@ def machine_report(result: "ExploreResult", target: str) -> "ScenarioReport":
 
 
 def burst_report(hit: "HitRate") -> "ScenarioReport":
-    """The statistical tier's bursts as one scenario of the report."""
+    """The statistical tier's bursts as one scenario of the report.
+
+    A double application fails it; bursts of which the receiver acknowledged no copy
+    prove nothing (silence is not a pass): the verdict is unknown.
+    """
     from reports.model import CheckView, FindingView, ScenarioReport
 
     stats = {"hits": hit.hits, "repeats": hit.repeats, "copies": hit.copies, "rate": round(hit.rate, 4),
-             "seeds": list(hit.seeds)}
+             "seeds": list(hit.seeds), "attempts": hit.attempts, "acked": hit.acked}
+    title = "Real-socket bursts, repeated"
+    description = ("Concurrent copies over real sockets, repeated R times: a hit rate with the seeds, not a "
+                   "shrunk program.")
+    if not hit.hits and not hit.acked:
+        reason = NOTHING_DELIVERED.format(attempts=hit.attempts)
+        check = CheckView("duplicated", "unknown", (), stats, detail=reason)
+        return ScenarioReport(BURSTS_ID, title, description, "unknown", ("unique-under-concurrency",),
+                              checks=(check,), reason=reason)
     findings = ()
     if hit.hits:
         findings = (FindingView("duplicated", hit.keys[0] if hit.keys else "*",
@@ -171,16 +205,16 @@ def burst_report(hit: "HitRate") -> "ScenarioReport":
                                 f"(hit rate {hit.rate:.0%}; seeds {hit.seeds})", "finding",
                                 expected=0, actual=hit.hits),)
     check = CheckView("duplicated", "invalid" if hit.hits else "valid", findings, stats)
-    return ScenarioReport(BURSTS_ID, "Real-socket bursts, repeated", "Concurrent copies over real sockets, repeated "
-                          "R times: a hit rate with the seeds, not a shrunk program.",
-                          "fail" if hit.hits else "pass", ("unique-under-concurrency",), checks=(check,))
+    return ScenarioReport(BURSTS_ID, title, description, "fail" if hit.hits else "pass",
+                          ("unique-under-concurrency",), checks=(check,))
 
 
 def run_report(cfg: "Config", target: str, seed: int, started: float, scenarios: list["ScenarioReport"]) -> "RunReport":
     from reports.model import RunReport
     from scenarios.runner import VERSION, checklist
 
-    verdict = "fail" if any(s.verdict in ("fail", "error") for s in scenarios) else "pass"
+    verdicts = {s.verdict for s in scenarios}
+    verdict = "fail" if verdicts & {"fail", "error"} else "unknown" if "unknown" in verdicts else "pass"
     return RunReport(tool_version=VERSION, target=target, profile=cfg.target.profile,
                      environment="live" if cfg.target.live else "test", seed=seed, started_at=started,
                      finished_at=time.time(), verdict=verdict, scenarios=tuple(scenarios),
@@ -208,10 +242,13 @@ def register(app: typer.Typer) -> None:
         seed: Annotated[Optional[int], typer.Option("--seed", help="Seed of the world and of Hypothesis (default: run.seed, else random).")] = None,
         out: Annotated[Path, typer.Option("--out", help="Report directory.")] = Path("hookproof-reports"),
         repeats: Annotated[int, typer.Option("--repeats", min=1, max=10_000, help="Real-socket bursts (URL targets).")] = 20,
+        allow_remote: Annotated[bool, typer.Option("--allow-remote", help="Allow a target that is not on this machine (loopback).")] = False,
     ) -> None:
         """Search delivery schedules with a state machine; shrink a failure to the smallest schedule."""
+        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
         from chaos.errors import ChaosError
-        from hookproof.cli import _load, console, fail, print_report
+        from hookproof.cli import _load, console, err_console, fail, print_report
         from hookproof.errors import HookproofError
         from simulator.errors import SimulatorError
 
@@ -225,8 +262,16 @@ def register(app: typer.Typer) -> None:
         started = time.time()
         try:
             cfg = _load(config)
-            run = run_explore(cfg, out_dir=out, max_examples=max_examples, seed=seed, repeats=repeats,
-                              database=_database(out))
+            with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[detail]}"),
+                          TimeElapsedColumn(), console=err_console, transient=True) as bar:
+                task = bar.add_task("explore: starting", total=None, detail="")
+
+                def progress(phase: str, done: int, total: int | None) -> None:
+                    bar.update(task, description=f"explore: {phase}", completed=done, total=total,
+                               detail=f"{done}/{total}" if total else "")
+
+                run = run_explore(cfg, out_dir=out, max_examples=max_examples, seed=seed, repeats=repeats,
+                                  database=_database(out), allow_remote=allow_remote, progress=progress)
         except (HookproofError, SimulatorError, ChaosError) as exc:
             raise fail(str(exc)) from None
         except KeyboardInterrupt:

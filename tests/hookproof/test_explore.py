@@ -11,7 +11,18 @@ import pytest
 from typer.testing import CliRunner
 
 from hookproof.cli import app
+from hookproof.commands.explore import (
+    BURSTS_ID,
+    NOTHING_DELIVERED,
+    burst_report,
+    run_explore,
+    run_report,
+)
+from scenarios.statemachine import HitRate
 from tests.hookproof.zoo_apps import config_text
+from tests.hostile.harness import CliRun, run_hookproof
+from tests.hostile.servers import hostile_server
+from tests.support import free_port
 
 pytest_plugins = ["pytester"]
 
@@ -58,6 +69,106 @@ def test_usage_errors_exit_2(tmp_path: Path) -> None:
     bad = tmp_path / "bad.json"
     bad.write_text("{}", encoding="utf-8")
     assert runner.invoke(app, ["replay", str(bad), "--config", str(config)]).exit_code == 2
+
+
+def _url_config(tmp_path: Path, url: str) -> Path:
+    path = tmp_path / "url.toml"
+    path.write_text(f'[target]\nurl = "{url}"\nprofile = "stripe"\nsecret = "whsec_explore_test"\n\n'
+                    f'[observer]\nkind = "python"\ncallable = "{__name__}:no_effects"\n\n'
+                    '[settle]\nwindow_s = 0.1\ndeadline_s = 2\n', encoding="utf-8")
+    return path
+
+
+def no_effects() -> dict[str, list[object]]:
+    """The observer of a receiver that applies nothing (the hostile servers)."""
+    return {"effects": [], "states": []}
+
+
+def _one_line(run: CliRun) -> str:
+    assert run.returncode == 2, run
+    assert "Traceback" not in run.stdout + run.stderr, run
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1, run
+    return lines[0]
+
+
+def test_explore_refuses_a_receiver_that_is_not_running(tmp_path: Path) -> None:
+    port = free_port()
+    config = _url_config(tmp_path, f"http://127.0.0.1:{port}/webhooks")
+    run = run_hookproof("explore", "-c", str(config), "--max-examples", "1", "--repeats", "1",
+                        "--out", str(tmp_path / "out"), timeout_s=60, cwd=tmp_path)
+    assert _one_line(run) == (f"hookproof: target.url: cannot reach 127.0.0.1:{port} (nothing listens there); "
+                              "start the receiver or fix the URL")
+    assert not (tmp_path / "out" / "report.json").exists()
+
+
+def test_explore_refuses_a_remote_target_without_allow_remote(tmp_path: Path) -> None:
+    config = _url_config(tmp_path, "http://hooks.example.com/webhooks")
+    run = run_hookproof("explore", "-c", str(config), "--max-examples", "1", "--repeats", "1",
+                        "--out", str(tmp_path / "out"), timeout_s=60, cwd=tmp_path)
+    assert _one_line(run) == ("hookproof: target.url: http://hooks.example.com/webhooks is not a loopback address; "
+                              "explore sends concurrent duplicate bursts, so a remote receiver needs --allow-remote")
+    assert not (tmp_path / "out" / "report.json").exists()
+
+
+def test_explore_allow_remote_lets_a_remote_target_past_the_loopback_check(tmp_path: Path) -> None:
+    from hookproof.config import load_config
+
+    cfg = load_config(_url_config(tmp_path, "http://hooks.example.com/webhooks"))
+    reached: list[str] = []
+
+    def stop_at_start(phase: str, done: int, total: int | None) -> None:
+        reached.append(phase)
+        raise RuntimeError("stop before sending")
+
+    with pytest.raises(RuntimeError, match="stop before sending"):
+        run_explore(cfg, out_dir=tmp_path / "out", max_examples=1, repeats=1, allow_remote=True,
+                    progress=stop_at_start)
+    assert reached == ["starting"]
+
+
+@pytest.mark.parametrize(("hit", "verdict", "check"), [
+    (HitRate(0, 3, 8), "unknown", "unknown"),  # nothing sent at all
+    (HitRate(0, 3, 8, attempts=24, acked=0), "unknown", "unknown"),  # sent, none acknowledged
+    (HitRate(0, 3, 8, attempts=24, acked=24), "pass", "valid"),
+    (HitRate(1, 3, 8, seeds=[4], keys=["pi_1"], attempts=24, acked=0), "fail", "invalid"),  # applied twice anyway
+    (HitRate(1, 3, 8, seeds=[4], keys=["pi_1"], attempts=24, acked=9), "fail", "invalid"),
+], ids=["no-attempts", "none-acked", "acked-once", "hit-unacked", "hit"])
+def test_burst_report_silence_is_not_a_pass(hit: HitRate, verdict: str, check: str) -> None:
+    scenario = burst_report(hit)
+    assert (scenario.verdict, scenario.checks[0].verdict) == (verdict, check)
+    if verdict == "unknown":
+        assert scenario.reason == NOTHING_DELIVERED.format(attempts=hit.attempts)
+        assert scenario.checks[0].detail == scenario.reason
+
+
+@pytest.mark.parametrize(("verdicts", "run"), [
+    (("pass", "pass"), "pass"), (("pass", "unknown"), "unknown"), (("unknown", "fail"), "fail"),
+    (("error", "pass"), "fail"),
+])
+def test_an_unknown_scenario_makes_the_run_unknown(tmp_path: Path, verdicts: tuple[str, ...], run: str) -> None:
+    from hookproof.config import load_config
+    from reports.model import ScenarioReport
+
+    cfg = load_config(_url_config(tmp_path, "http://127.0.0.1:9/webhooks"))
+    scenarios = [ScenarioReport(f"s{i}", "t", "d", v, ()) for i, v in enumerate(verdicts)]
+    assert run_report(cfg, "t", 1, 0.0, scenarios).verdict == run
+
+
+def test_bursts_no_copy_of_which_was_acknowledged_are_unknown_not_a_pass(tmp_path: Path) -> None:
+    """A receiver that listens but acknowledges nothing (a redirect loop) certifies nothing."""
+    from hookproof.config import load_config
+
+    with hostile_server("redirect-loop") as server:
+        cfg = load_config(_url_config(tmp_path, server.url))
+        run = run_explore(cfg, out_dir=tmp_path / "out", max_examples=1, seed=3, repeats=2)
+    assert run.hit_rate is not None and run.hit_rate.attempts > 0 and run.hit_rate.acked == 0
+    bursts = run.report.scenario(BURSTS_ID)
+    assert bursts is not None and bursts.verdict == "unknown"
+    assert run.report.verdict == "unknown" and run.exit_code == 1
+    assert f"burst race: {NOTHING_DELIVERED.format(attempts=run.hit_rate.attempts)}" in run.lines
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert report["verdict"] == "unknown"
 
 
 def _plugin_autoloads() -> bool:
