@@ -8,6 +8,8 @@ master waiting for K workers started elsewhere (``--print-worker-command``). The
 storm's spec goes to Locust in a temporary JSON file, the secrets in an environment
 variable only. The master settles the receiver, runs the checks and writes the same
 reports as certify into ``--out``; this command shows progress, then the verdict.
+As certify, it refuses to start when nothing listens at ``target.url`` (once the
+receiver it starts, if any, is up).
 
 Exit codes: 0 every check valid; 1 findings (or an unknown verdict, or a storm that
 did not finish); 2 a usage or config error.
@@ -253,7 +255,7 @@ def register(app: typer.Typer) -> None:
         """Storm the receiver with Locust (signed, duplicated, reordered events), then run certify's checks;
         exit 0 all checks valid, 1 findings, 2 usage/config error."""
         from chaos.errors import ChaosError
-        from hookproof.certify import provider_server, receiver_process
+        from hookproof.certify import check_reachable, provider_server, receiver_process
         from hookproof.cli import _load, console, err_console, fail, print_report
         from hookproof.errors import HookproofError, UsageError
         from reports import REPORT_FILES, load_json
@@ -292,6 +294,7 @@ def register(app: typer.Typer) -> None:
                                   out=out, sink_url=sink_url, progress_path=progress_path,
                                   max_in_flight=max_in_flight)
                 with receiver_process(cfg, secrets, api_base, sink_url):
+                    check_reachable(cfg)  # once a started receiver is up; nothing listening is not a finding
                     code = run_storm(spec, secrets, workers=workers, spawn_rate=spawn_rate,
                                      remote_workers=print_worker_command, bind_host=bind_host,
                                      log_dir=out / "locust", console=err_console)

@@ -14,6 +14,7 @@ import sys
 import time
 import uuid
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -81,6 +82,21 @@ def test_a_remote_target_needs_allow_remote(tmp_path: Path) -> None:
     assert len(lines) == 1, result.stderr
     assert "not on loopback" in lines[0] and "--allow-remote" in lines[0]
     assert not (tmp_path / "out" / "report.json").exists()
+
+
+def test_a_receiver_that_is_not_running_is_a_config_error_not_a_finding(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOOKPROOF_TEST_SECRET", SECRET)
+    config = _config(tmp_path, None)  # a free port: nothing listens there
+    port = urlsplit(load_config(config).target.url or "").port
+    result = _storm(config, tmp_path / "out", "--duration", "2s", timeout_s=60)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "Traceback" not in result.stdout + result.stderr
+    line = (f"hookproof: target.url: cannot reach 127.0.0.1:{port} (nothing listens there); "
+            "start the receiver or fix the URL")
+    assert result.stderr.strip().splitlines() == [line]
+    assert not (tmp_path / "out" / "report.json").exists()
+    assert not (tmp_path / "out" / "locust").exists(), "Locust was started"
 
 
 def test_a_bad_duration_is_a_usage_error(tmp_path: Path) -> None:
