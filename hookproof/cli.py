@@ -59,11 +59,15 @@ def read_secret(value: str, flag: str = "--secret") -> str:
     """
     if value.startswith("env:"):
         name = value[4:]
+        if not name.strip():
+            raise UsageError(f"{flag}: the environment variable's name is missing (write env:NAME)")
         secret = os.environ.get(name)
-        if not secret:
+        if not secret or not secret.strip():
             raise UsageError(f"{flag}: environment variable {name} is not set or empty")
         return secret
     if value.startswith("file:"):
+        if not value[5:].strip():
+            raise UsageError(f"{flag}: the secret file's path is missing (write file:PATH)")
         path = Path(value[5:])
         try:
             secret = path.read_text(encoding="utf-8").strip()
@@ -72,8 +76,8 @@ def read_secret(value: str, flag: str = "--secret") -> str:
         if not secret:
             raise UsageError(f"{flag}: secret file {path} is empty")
         return secret
-    if not value:
-        raise UsageError(f"{flag}: the secret is empty")
+    if not value.strip():
+        raise UsageError(f"{flag}: the secret is empty or blank")
     return value
 
 

@@ -186,8 +186,13 @@ class TargetConfig(_Model):
     @classmethod
     def _secret(cls, v: str | list[str]) -> str | list[str]:
         values = [v] if isinstance(v, str) else v
-        if not values or any(not s for s in values):
-            raise ValueError("must be a non-empty string (literal, env:NAME or file:PATH) or a list of them")
+        if not values or any(not s.strip() for s in values):
+            raise ValueError("must be a non-blank string (literal, env:NAME or file:PATH) or a list of them")
+        for s in values:
+            if s.startswith("env:") and not s[4:].strip():
+                raise ValueError("the environment variable's name is missing (write env:NAME)")
+            if s.startswith("file:") and not s[5:].strip():
+                raise ValueError("the secret file's path is missing (write file:PATH)")
         return v
 
     @field_validator("profile")
@@ -351,7 +356,7 @@ def _resolve_secret(value: str, base_dir: Path | None) -> str:
     if value.startswith("env:"):
         name = value[4:]
         secret = os.environ.get(name)
-        if not secret:
+        if not secret or not secret.strip():
             raise ConfigError(f"environment variable {name} is not set or empty", field="target.secret")
         return secret
     if value.startswith("file:"):

@@ -84,6 +84,16 @@ CASES: list[Bad] = [
         "target.secret"),
     Bad("secret-empty", GOOD_OBSERVER + '[target]\nurl = "http://127.0.0.1:9/w"\nsecret = ""  # <-\n',
         "target.secret"),
+    Bad("secret-blank", GOOD_OBSERVER + '[target]\nurl = "http://127.0.0.1:9/w"\nsecret = "   "  # <-\n',
+        "target.secret"),
+    Bad("secret-blank-in-list", GOOD_OBSERVER + '[target]\nurl = "http://127.0.0.1:9/w"\nsecret = ["s", " "]  # <-\n',
+        "target.secret"),
+    Bad("secret-env-without-name", GOOD_OBSERVER + '[target]\nurl = "http://127.0.0.1:9/w"\nsecret = "env:"  # <-\n',
+        "target.secret"),
+    Bad("secret-file-without-path", GOOD_OBSERVER + '[target]\nurl = "http://127.0.0.1:9/w"\n'
+        'secret = "file:"  # <-\n', "target.secret"),
+    Bad("secret-env-blank", GOOD_OBSERVER + '[target]\nurl = "http://127.0.0.1:9/w"\n'
+        'secret = "env:HOOKPROOF_TEST_BLANK"  # <-\n', "target.secret"),
     Bad("secret-file-unreadable", GOOD_OBSERVER + '[target]\nurl = "http://127.0.0.1:9/w"\n'
         'secret = "file:no/such/secret.txt"  # <-\n', "target.secret"),
     Bad("secret-env-unset", GOOD_OBSERVER + '[target]\nurl = "http://127.0.0.1:9/w"\n'
@@ -172,7 +182,7 @@ def config_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, CliRun]:
         path = directory / "hookproof.toml"
         path.write_bytes(case.text if isinstance(case.text, bytes) else case.text.encode("utf-8"))
         return run_hookproof("certify", "--config", str(path), "--out", str(directory / "out"), timeout_s=60,
-                             env={"HOOKPROOF_TEST_SURELY_UNSET": ""}, cwd=directory)
+                             env={"HOOKPROOF_TEST_SURELY_UNSET": "", "HOOKPROOF_TEST_BLANK": "  "}, cwd=directory)
 
     with ThreadPoolExecutor(max_workers=8) as pool:
         return dict(zip((c.id for c in CASES), pool.map(one, CASES)))
@@ -189,6 +199,7 @@ def test_load_config_names_field_and_line(tmp_path, monkeypatch, case: Bad) -> N
     from hookproof.errors import ConfigError
 
     monkeypatch.delenv("HOOKPROOF_TEST_SURELY_UNSET", raising=False)
+    monkeypatch.setenv("HOOKPROOF_TEST_BLANK", "  ")
     path = tmp_path / "hookproof.toml"
     path.write_bytes(case.text if isinstance(case.text, bytes) else case.text.encode("utf-8"))
     with pytest.raises(ConfigError) as info:
@@ -236,6 +247,14 @@ FLAG_CASES: list[BadFlags] = [
              "--event"),
     BadFlags("send-unset-env-secret", ("send", "--url", "http://127.0.0.1:9/w", "--secret",
                                        "env:HOOKPROOF_TEST_SURELY_UNSET"), "--secret"),
+    BadFlags("send-blank-secret", ("send", "--url", "http://127.0.0.1:9/w", "--secret", "   "),
+             "--secret: the secret is empty or blank"),
+    BadFlags("send-env-secret-without-name", ("send", "--url", "http://127.0.0.1:9/w", "--secret", "env:"),
+             "--secret: the environment variable's name is missing"),
+    BadFlags("send-file-secret-without-path", ("send", "--url", "http://127.0.0.1:9/w", "--secret", "file:"),
+             "--secret: the secret file's path is missing"),
+    BadFlags("send-blank-env-secret", ("send", "--url", "http://127.0.0.1:9/w", "--secret", "env:HOOKPROOF_TEST_BLANK"),
+             "--secret: environment variable HOOKPROOF_TEST_BLANK is not set or empty"),
     BadFlags("send-unreadable-secret-file", ("send", "--url", "http://127.0.0.1:9/w", "--secret",
                                              "file:/no/such/secret"), "--secret"),
     BadFlags("certify-unknown-flag", ("certify", "--frobnicate"), "--frobnicate"),
@@ -263,7 +282,8 @@ def flag_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, CliRun]:
 
     def one(case: BadFlags) -> CliRun:
         args = tuple(str(good) if a == "GOOD" else str(remote) if a == "REMOTE" else a for a in case.args)
-        return run_hookproof(*args, timeout_s=60, env={"HOOKPROOF_TEST_SURELY_UNSET": ""}, cwd=root)
+        return run_hookproof(*args, timeout_s=60, env={"HOOKPROOF_TEST_SURELY_UNSET": "", "HOOKPROOF_TEST_BLANK": "  "},
+                             cwd=root)
 
     with ThreadPoolExecutor(max_workers=8) as pool:
         return dict(zip((c.id for c in FLAG_CASES), pool.map(one, FLAG_CASES)))
