@@ -295,9 +295,13 @@ def serve(
     seed: Annotated[int, typer.Option("--seed", help="World seed.")] = 0,
 ) -> None:
     """Serve the provider API (Stripe and Mercado Pago shapes) and the effect sink."""
+    from simulator.errors import SimulatorError
     from simulator.server.cli import serve as run_serve
 
-    run_serve(port, host, seed)
+    try:
+        run_serve(port, host, seed)
+    except SimulatorError as exc:
+        raise fail(str(exc)) from None
 
 
 from hookproof.commands import register_all  # noqa: E402

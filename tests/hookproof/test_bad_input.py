@@ -265,6 +265,8 @@ FLAG_CASES: list[BadFlags] = [
     BadFlags("init-existing-file", ("init", "GOOD"), "--force"),
     BadFlags("serve-bad-port", ("serve", "--port", "99999"), "--port"),
     BadFlags("serve-port-not-a-number", ("serve", "--port", "http"), "--port"),
+    BadFlags("serve-host-not-here", ("serve", "--host", "8.8.8.8", "--port", "0"), "cannot listen on 8.8.8.8:0: "),
+    BadFlags("serve-host-unknown", ("serve", "--host", "no-such-host.invalid"), "cannot listen on no-such-host.invalid"),
     BadFlags("serve-unknown-flag", ("serve", "--bogus"), "--bogus"),
     BadFlags("report-missing-history", ("report", "--history", "no/such/history.sqlite"), "--history"),
     BadFlags("report-not-a-history", ("report", "--history", "GOOD"), "--history"),
@@ -304,3 +306,17 @@ def test_an_import_failing_at_run_time_names_the_file_and_line(tmp_path: Path) -
     line = _one_line_error(run_hookproof("certify", "--config", str(path), "--out", str(tmp_path / "out"),
                                          timeout_s=60, cwd=tmp_path))
     assert "hookproof.toml:7: target.app: cannot import 'no_such_module_here:app'" in line, line
+
+
+@pytest.mark.slow
+def test_serve_on_a_busy_port_is_one_line_and_no_success_line(tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        run = run_hookproof("serve", "--port", str(port), timeout_s=60, cwd=tmp_path)
+    line = _one_line_error(run)
+    assert line.startswith(f"hookproof: cannot listen on 127.0.0.1:{port}: "), line
+    assert "provider API at" not in run.stdout, run
