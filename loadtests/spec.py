@@ -10,6 +10,7 @@ signing secrets travel only in the environment variable ``HOOKPROOF_STORM_SECRET
 from __future__ import annotations
 
 import json
+import math
 import os
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Mapping, Sequence
@@ -87,6 +88,9 @@ class StormSpec:
     progress_path: str | None = None
 
     def __post_init__(self) -> None:
+        for name, value in vars(self).items():
+            if isinstance(value, float) and not math.isfinite(value):
+                raise SpecError(f"{name}: must be a finite number, got {value!r}")
         if self.users < 1:
             raise SpecError("users: must be >= 1")
         if not 0.0 <= self.duplicates <= 1.0:

@@ -99,6 +99,12 @@ def test_a_receiver_that_is_not_running_is_a_config_error_not_a_finding(tmp_path
     assert not (tmp_path / "out" / "locust").exists(), "Locust was started"
 
 
+@pytest.mark.parametrize("flag", ["--rate", "--spawn-rate"])
+def test_an_endless_rate_is_a_usage_error(tmp_path: Path, flag: str) -> None:
+    result = _storm(_config(tmp_path, None), tmp_path / "out", flag, "inf", timeout_s=60)
+    assert result.returncode == 2 and flag in result.stderr
+
+
 def test_a_bad_duration_is_a_usage_error(tmp_path: Path) -> None:
     result = _storm(_config(tmp_path, None), tmp_path / "out", "--duration", "soon", timeout_s=60)
     assert result.returncode == 2 and "--duration" in result.stderr

@@ -113,6 +113,12 @@ def test_an_observer_that_fails_is_an_error_verdict(tmp_path: Path) -> None:
     assert "no database" in (outcome.report.scenarios[0].reason or "")
 
 
+@pytest.mark.parametrize("name", ["rate_per_s", "duration_s", "sender_timeout_s", "time_scale", "settle_deadline_s"])
+def test_a_spec_refuses_numbers_that_are_not_finite(tmp_path: Path, name: str) -> None:
+    with pytest.raises(SpecError, match=f"{name}: must be a finite number, got inf"):
+        StormSpec(**{**_spec(tmp_path).__dict__, name: float("inf")})
+
+
 def test_spec_round_trip_and_refusals(tmp_path: Path) -> None:
     spec = _spec(tmp_path)
     assert StormSpec.from_json(spec.to_json()) == spec
