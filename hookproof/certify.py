@@ -270,6 +270,7 @@ def certify(config: Config, *, scenarios: Sequence[str] | None = None, out_dir: 
     secrets = config.target.secrets(config.base_dir)
     profile = get_profile(config.target.profile)
     seed = config.run.seed if config.run.seed is not None else random.SystemRandom().randrange(1, 2**31)
+    target = make_target(config)  # imports target.app: a failing import writes nothing
     out_dir.mkdir(parents=True, exist_ok=True)
     history_path = out_dir / "history.sqlite"
     for stale in out_dir.glob("history.sqlite*"):
@@ -289,7 +290,7 @@ def certify(config: Config, *, scenarios: Sequence[str] | None = None, out_dir: 
             with receiver_process(config, secrets, api_base, sink_url), \
                     controlled_receiver(config, secrets, api_base, sink_url, history, seed) as nemesis:
                 runner = Runner(
-                    target=make_target(config), profile=profile, secrets=secrets,
+                    target=target, profile=profile, secrets=secrets,
                     observe=make_observer(config, state), history=history, server_state=state,
                     live=config.target.live, account=config.target.account,
                     enabled=frozenset(config.target.stripe_types() or ()) or None, seed=seed,

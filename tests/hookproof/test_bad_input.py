@@ -306,6 +306,7 @@ def test_an_import_failing_at_run_time_names_the_file_and_line(tmp_path: Path) -
     line = _one_line_error(run_hookproof("certify", "--config", str(path), "--out", str(tmp_path / "out"),
                                          timeout_s=60, cwd=tmp_path))
     assert "hookproof.toml:7: target.app: cannot import 'no_such_module_here:app'" in line, line
+    assert not (tmp_path / "out").exists()  # nothing half-written
 
 
 @pytest.mark.slow
