@@ -802,6 +802,8 @@ class ExploreResult:
     seed: int
     hypothesis_output: str = ""
     error: str | None = None
+    attempts: int = 0  # valid attempts sent, over every example of the search
+    acked: int = 0  # of which the receiver acknowledged (a search nothing was acknowledged in proves nothing)
 
 
 def explore(target: ExploreTarget, *, max_examples: int = 100, seed: int | None = None,
@@ -851,20 +853,25 @@ def explore(target: ExploreTarget, *, max_examples: int = 100, seed: int | None 
                 raise
             error = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
     return ExploreResult(failures[-1] if failures else None, counter.examples, counter.steps,
-                         time.monotonic() - started, world_seed, out.getvalue(), error)
+                         time.monotonic() - started, world_seed, out.getvalue(), error,
+                         attempts=counter.attempts, acked=counter.acked)
 
 
 class _Counter:
-    """Counts examples and steps of a machine class (for the bench and the report)."""
+    """Counts examples, steps, and valid attempts sent and acknowledged of a machine class
+    (for the bench and the report)."""
 
     def __init__(self) -> None:
         self.examples = 0
         self.steps = 0
+        self.attempts = 0
+        self.acked = 0
 
     def install(self, machine: type) -> None:
         counter = self
         original_init = machine.__init__
         original_apply = Session.apply
+        original_close = Session.close
 
         def init(self: Any) -> None:
             counter.examples += 1
@@ -875,7 +882,15 @@ class _Counter:
                 counter.steps += 1
                 return original_apply(session, step)
 
+            def close() -> None:
+                if not session._closed:
+                    valid = [a for a in session.history.attempts() if a.valid]
+                    counter.attempts += len(valid)
+                    counter.acked += sum(a.outcome is Outcome.ACKED for a in valid)
+                original_close(session)
+
             session.apply = apply  # type: ignore[method-assign]
+            session.close = close  # type: ignore[method-assign]
 
         machine.__init__ = init  # type: ignore[method-assign]
 

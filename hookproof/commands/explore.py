@@ -37,6 +37,11 @@ BURSTS_ID = "explore-burst-race"
 #: Why bursts of which no copy was acknowledged certify nothing.
 NOTHING_DELIVERED = ("no burst copy was acknowledged ({attempts} attempt(s) sent, none answered with success): "
                      "nothing was delivered, so nothing is certified")
+#: Why a search in which no valid delivery was acknowledged certifies nothing.
+NOTHING_ACKNOWLEDGED = ("no valid delivery was acknowledged ({attempts} sent over the whole search, none answered "
+                        "with success): nothing was delivered, so nothing is certified")
+#: The history `hookproof certify` writes; explore writes none, so an earlier one is removed.
+HISTORY_FILES = ("history.sqlite", "history.sqlite-wal", "history.sqlite-shm")
 
 
 @dataclass
@@ -87,38 +92,73 @@ def explore_target(cfg: "Config") -> Iterator[tuple["ExploreTarget", Any]]:
                                 settle_interval_s=cfg.settle.interval_s, **options), state
 
 
-def write_interrupted_report(out_dir: Path, started: float) -> dict[str, Path]:
-    """A partial report for an explore run stopped by SIGINT/SIGTERM before it finished."""
+def write_explore_reports(report: "RunReport", out_dir: Path) -> dict[str, Path]:
+    """Write the reports; remove a history.sqlite an earlier certify left in `out_dir`.
+
+    Explore writes no history, and `hookproof report --history` would otherwise render
+    that older run's report as if it were this one.
+    """
     from reports import write_reports
+
+    for name in HISTORY_FILES:
+        (out_dir / name).unlink(missing_ok=True)
+    return write_reports(report, out_dir)
+
+
+def resolve_seed(cfg: "Config", seed: int | None) -> int:
+    """The run's seed: `seed`, else ``run.seed``, else a random one."""
+    if seed is not None:
+        return seed
+    return cfg.run.seed if cfg.run.seed is not None else random.SystemRandom().randrange(1, 2**31)
+
+
+def configured_target(cfg: "Config") -> str:
+    """The target as configured (``target.url`` or ``target.app``), before it is built."""
+    return cfg.target.url or f"in-process app {cfg.target.app}"
+
+
+def write_interrupted_report(out_dir: Path, started: float, cfg: "Config | None" = None, seed: int | None = None,
+                             target: str | None = None) -> dict[str, Path]:
+    """A partial report for an explore run stopped by SIGINT/SIGTERM before it finished.
+
+    It names the run's target, profile and seed when they were known (`cfg` None: the
+    config was not loaded yet).
+    """
+    from dataclasses import replace
+
     from reports.model import RunReport, ScenarioReport
     from scenarios.runner import VERSION, checklist
 
     scenario = ScenarioReport(MACHINE_ID, "State machine over delivery schedules",
                               "The search was interrupted before it finished; nothing is certified.", "unknown",
                               (), reason="interrupted (SIGINT or SIGTERM) before the search finished")
-    report = RunReport(tool_version=VERSION, target="(interrupted)", profile="", environment="", seed=0,
-                       started_at=started, finished_at=time.time(), verdict="unknown", scenarios=(scenario,),
-                       checklist=checklist((scenario,)), partial=True)
-    return write_reports(report, out_dir)
+    if cfg is None:
+        report = RunReport(tool_version=VERSION, target="(interrupted)", profile="", environment="", seed=0,
+                           started_at=started, finished_at=time.time(), verdict="unknown", scenarios=(scenario,),
+                           checklist=checklist((scenario,)))
+    else:
+        report = run_report(cfg, target or configured_target(cfg), seed or 0, started, [scenario])
+    out_dir.mkdir(parents=True, exist_ok=True)
+    return write_explore_reports(replace(report, partial=True), out_dir)
 
 
 def run_explore(cfg: "Config", *, out_dir: Path, max_examples: int = 100, seed: int | None = None,
                 repeats: int = 20, database: Any = None, allow_remote: bool = False,
-                progress: Callable[[str, int, int | None], None] | None = None) -> ExploreRun:
+                progress: Callable[[str, int, int | None], None] | None = None,
+                on_target: Callable[[str], None] | None = None) -> ExploreRun:
     """Explore the configured receiver, write the reports (and the failing schedule).
 
     `progress(phase, done, total)` hears of each phase (total None: not known ahead) and
-    of each burst run. Raises UsageError for a remote target without `allow_remote`,
+    of each burst run; `on_target(name)` hears the target's name as reports give it, once
+    it is built. Raises UsageError for a remote target without `allow_remote`,
     ConfigError when nothing listens at `target.url`.
     """
     from hookproof.certify import check_loopback
-    from reports import write_reports
     from scenarios.statemachine import burst_hit_rate, explore, format_steps, write_schedule
 
     check_loopback(cfg, allow_remote, command="explore", sends="concurrent duplicate bursts")
     report_progress = progress or (lambda phase, done, total: None)
-    if seed is None:
-        seed = cfg.run.seed if cfg.run.seed is not None else random.SystemRandom().randrange(1, 2**31)
+    seed = resolve_seed(cfg, seed)
     out_dir.mkdir(parents=True, exist_ok=True)
     stale = out_dir / SCHEDULE_FILE
     if stale.exists():
@@ -127,6 +167,8 @@ def run_explore(cfg: "Config", *, out_dir: Path, max_examples: int = 100, seed: 
     hit: HitRate | None = None
     report_progress("starting", 0, None)
     with explore_target(cfg) as (target, state):
+        if on_target is not None:
+            on_target(target.describe)
         report_progress("state machine", 0, None)
         result = explore(target, max_examples=max_examples, seed=seed, provider_state=state, database=database)
         if not target.in_process:
@@ -143,6 +185,8 @@ def run_explore(cfg: "Config", *, out_dir: Path, max_examples: int = 100, seed: 
         lines.append(f"replay: hookproof replay {schedule_path}")
     if result.error:
         lines.append(f"note: {result.error}")
+    if result.failure is None and not result.acked:
+        lines.append(f"state machine: {NOTHING_ACKNOWLEDGED.format(attempts=result.attempts)}")
     if hit is not None:
         lines.append(f"burst race: {hit.hits}/{hit.repeats} runs double-applied ({hit.rate:.0%}); seeds {hit.seeds}")
         if not hit.hits and not hit.acked:
@@ -151,14 +195,18 @@ def run_explore(cfg: "Config", *, out_dir: Path, max_examples: int = 100, seed: 
     if hit is not None:
         scenarios.append(burst_report(hit))
     report = run_report(cfg, target.describe, seed, started, scenarios)
-    paths = write_reports(report, out_dir)
+    paths = write_explore_reports(report, out_dir)
     if schedule_path is not None:
         paths["schedule"] = schedule_path
     return ExploreRun(report, paths, result, hit, schedule_path, lines)
 
 
 def machine_report(result: "ExploreResult", target: str) -> "ScenarioReport":
-    """The state machine's search as one scenario of the report."""
+    """The state machine's search as one scenario of the report.
+
+    A finding fails it; a search in which the receiver acknowledged no valid delivery
+    proves nothing (silence is not a pass): the verdict is unknown.
+    """
     from reports.model import ScenarioReport
     from scenarios.runner import attempt_view, check_view
 
@@ -166,6 +214,10 @@ def machine_report(result: "ExploreResult", target: str) -> "ScenarioReport":
     description = (f"Hypothesis state machine over delivery schedules: {result.examples} example(s), "
                    f"{result.steps} step(s), seed {result.seed}.")
     checklist = ("duplicates-tested", "reordering-tested", "timeouts-tested", "unique-under-concurrency")
+    if failure is None and not result.acked:
+        return ScenarioReport(MACHINE_ID, "State machine over delivery schedules", description, "unknown", checklist,
+                              reason=NOTHING_ACKNOWLEDGED.format(attempts=result.attempts),
+                              duration_s=result.duration_s)
     if failure is None:
         return ScenarioReport(MACHINE_ID, "State machine over delivery schedules", description, "pass", checklist,
                               duration_s=result.duration_s)
@@ -260,8 +312,12 @@ def register(app: typer.Typer) -> None:
 
         signal.signal(signal.SIGTERM, on_signal)
         started = time.time()
+        cfg: Config | None = None
+        run_seed: int | None = None
+        described: list[str] = []
         try:
             cfg = _load(config)
+            run_seed = resolve_seed(cfg, seed)
             with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[detail]}"),
                           TimeElapsedColumn(), console=err_console, transient=True) as bar:
                 task = bar.add_task("explore: starting", total=None, detail="")
@@ -270,13 +326,14 @@ def register(app: typer.Typer) -> None:
                     bar.update(task, description=f"explore: {phase}", completed=done, total=total,
                                detail=f"{done}/{total}" if total else "")
 
-                run = run_explore(cfg, out_dir=out, max_examples=max_examples, seed=seed, repeats=repeats,
-                                  database=_database(out), allow_remote=allow_remote, progress=progress)
+                run = run_explore(cfg, out_dir=out, max_examples=max_examples, seed=run_seed, repeats=repeats,
+                                  database=_database(out), allow_remote=allow_remote, progress=progress,
+                                  on_target=described.append)
         except (HookproofError, SimulatorError, ChaosError) as exc:
             raise fail(str(exc)) from None
         except KeyboardInterrupt:
             code = 128 + (interrupted[-1] if interrupted else signal.SIGINT)
-            paths = write_interrupted_report(out, started)
+            paths = write_interrupted_report(out, started, cfg, run_seed, described[-1] if described else None)
             console.print(f"explore interrupted; partial report: {paths['json']}", markup=False)
             sys.stdout.flush()
             sys.stderr.flush()

@@ -13,12 +13,17 @@ from typer.testing import CliRunner
 from hookproof.cli import app
 from hookproof.commands.explore import (
     BURSTS_ID,
+    HISTORY_FILES,
+    MACHINE_ID,
+    NOTHING_ACKNOWLEDGED,
     NOTHING_DELIVERED,
     burst_report,
+    machine_report,
     run_explore,
     run_report,
+    write_interrupted_report,
 )
-from scenarios.statemachine import HitRate
+from scenarios.statemachine import ExploreResult, Failure, HitRate
 from tests.hookproof.zoo_apps import config_text
 from tests.hostile.harness import CliRun, run_hookproof
 from tests.hostile.servers import hostile_server
@@ -169,6 +174,105 @@ def test_bursts_no_copy_of_which_was_acknowledged_are_unknown_not_a_pass(tmp_pat
     assert f"burst race: {NOTHING_DELIVERED.format(attempts=run.hit_rate.attempts)}" in run.lines
     report = json.loads((tmp_path / "out" / "report.json").read_text())
     assert report["verdict"] == "unknown"
+    _machine_unknown(run, run.result.attempts)  # nor did the state machine's search certify anything
+
+
+@pytest.mark.parametrize(("failed", "attempts", "acked", "verdict"), [
+    (False, 0, 0, "unknown"),  # nothing sent at all
+    (False, 12, 0, "unknown"),  # sent, none acknowledged
+    (False, 12, 1, "pass"),
+    (True, 12, 0, "fail"),  # a finding anyway
+], ids=["no-attempts", "none-acked", "acked", "finding-unacked"])
+def test_machine_report_silence_is_not_a_pass(failed: bool, attempts: int, acked: int, verdict: str) -> None:
+    failure = Failure(1, [], [], [], [], "teardown") if failed else None
+    result = ExploreResult(failure, 3, 9, 0.5, 1, attempts=attempts, acked=acked)
+    scenario = machine_report(result, "t")
+    assert scenario.verdict == verdict
+    if verdict == "unknown":
+        assert scenario.reason == NOTHING_ACKNOWLEDGED.format(attempts=attempts)
+
+
+async def always_500(scope: dict, receive: object, send: object) -> None:
+    """An ASGI receiver that answers every request with a 500 (it acknowledges nothing)."""
+    if scope["type"] != "http":
+        return
+    await send({"type": "http.response.start", "status": 500, "headers": [(b"content-type", b"text/plain")]})
+    await send({"type": "http.response.body", "body": b"boom"})
+
+
+def _machine_unknown(run: object, attempts: int) -> None:
+    machine = run.report.scenario(MACHINE_ID)
+    assert machine is not None and machine.verdict == "unknown", machine
+    assert machine.reason == NOTHING_ACKNOWLEDGED.format(attempts=attempts)
+    assert f"state machine: {machine.reason}" in run.lines
+    assert run.report.verdict == "unknown" and run.exit_code == 1
+
+
+def _always_500_config(tmp_path: Path) -> Path:
+    path = tmp_path / "h.toml"
+    path.write_text(f'[target]\napp = "{__name__}:always_500"\nprofile = "stripe"\nsecret = "whsec_explore_test"\n\n'
+                    f'[observer]\nkind = "python"\ncallable = "{__name__}:no_effects"\n', encoding="utf-8")
+    return path
+
+
+def test_a_search_no_delivery_of_which_was_acknowledged_is_unknown(tmp_path: Path) -> None:
+    """A receiver that answers 500 to everything, and a search that found nothing: no pass."""
+    from hookproof.config import load_config
+
+    run = run_explore(load_config(_always_500_config(tmp_path)), out_dir=tmp_path / "out", max_examples=1, seed=3)
+    assert run.result.failure is None and run.result.acked == 0
+    _machine_unknown(run, run.result.attempts)
+
+
+def test_a_finding_beats_silence(tmp_path: Path) -> None:
+    """The same receiver, searched longer: its refusals lose an effect, a real finding."""
+    from hookproof.config import load_config
+
+    run = run_explore(load_config(_always_500_config(tmp_path)), out_dir=tmp_path / "out", max_examples=2, seed=3)
+    assert run.result.failure is not None and run.result.attempts > 0 and run.result.acked == 0
+    assert run.report.scenario(MACHINE_ID).verdict == "fail" and run.report.verdict == "fail"
+
+
+def test_a_correct_receiver_has_acknowledged_deliveries(tmp_path: Path) -> None:
+    from hookproof.config import load_config
+
+    run = run_explore(load_config(write_config(tmp_path, "inbox_sync")), out_dir=tmp_path / "out", max_examples=3,
+                      seed=1)
+    assert run.result.acked > 0 and run.result.acked <= run.result.attempts
+    assert run.report.scenario(MACHINE_ID).verdict == "pass"
+
+
+def _stale_history(out: Path) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    for name in HISTORY_FILES:
+        (out / name).write_bytes(b"an earlier certify run")
+
+
+def test_explore_removes_a_stale_history(tmp_path: Path) -> None:
+    """`hookproof report --history` must not render an earlier certify run as this one."""
+    from hookproof.config import load_config
+
+    out = tmp_path / "out"
+    _stale_history(out)
+    run = run_explore(load_config(write_config(tmp_path, "inbox_sync")), out_dir=out, max_examples=2, seed=1)
+    assert (out / "report.json").is_file()
+    assert not [name for name in HISTORY_FILES if (out / name).exists()]
+    assert "history" not in run.paths
+
+
+def test_an_interrupted_report_names_the_run(tmp_path: Path) -> None:
+    from hookproof.config import load_config
+
+    cfg = load_config(_url_config(tmp_path, "http://127.0.0.1:9/webhooks"))
+    out = tmp_path / "out"
+    _stale_history(out)
+    write_interrupted_report(out, 0.0, cfg, 42, None)
+    report = json.loads((out / "report.json").read_text())
+    assert (report["target"], report["profile"], report["seed"]) == ("http://127.0.0.1:9/webhooks", "stripe", 42)
+    assert report["partial"] is True and report["verdict"] == "unknown"
+    assert not [name for name in HISTORY_FILES if (out / name).exists()]
+    write_interrupted_report(out, 0.0, cfg, 42, "in-process ASGI app app")
+    assert json.loads((out / "report.json").read_text())["target"] == "in-process ASGI app app"
 
 
 def _plugin_autoloads() -> bool:

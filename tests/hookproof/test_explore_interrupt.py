@@ -33,4 +33,6 @@ def test_interrupted_explore_writes_a_partial_report(tmp_path: Path, signum: int
     assert result.returncode == 128 + signum, result.stdout + result.stderr
     report = json.loads((out / "report.json").read_text(encoding="utf-8"))
     assert report["partial"] is True and report["verdict"] == "unknown"
+    # the run's own target, profile and seed (run.seed of the example project), not placeholders
+    assert (report["target"], report["profile"], report["seed"]) == ("in-process ASGI app FastAPI", "stripe", 7)
     assert "interrupted" in result.stdout
