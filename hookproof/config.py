@@ -351,6 +351,45 @@ class Config(_Model):
     def base_dir(self) -> Path:
         return Path(self.source).parent if self.source else Path.cwd()
 
+    @model_validator(mode="before")
+    @classmethod
+    def _relative_sqlite(cls, data: Any) -> Any:
+        """A relative SQLite file in `observer.url` is relative to the config file, like
+        `target.start.cwd` (where the receiver runs and keeps its ``receiver.db``)."""
+        if not isinstance(data, dict) or not data.get("source"):
+            return data
+        observer = data.get("observer")
+        if isinstance(observer, ObserverConfig):
+            observer = observer.model_dump()
+        if not isinstance(observer, dict) or not isinstance(observer.get("url"), str):
+            return data
+        resolved = resolve_sqlite_url(observer["url"], Path(data["source"]).parent)
+        return {**data, "observer": {**observer, "url": resolved}}
+
+
+def resolve_sqlite_url(url: str, base_dir: Path) -> str:
+    """`url` with a relative SQLite database file made absolute against `base_dir`.
+
+    Other URLs, absolute files, in-memory databases (``sqlite://``, ``:memory:``) and
+    ``file:`` URIs come back unchanged.
+    """
+    if not re.match(r"^sqlite(\+\w+)?://", url):
+        return url
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
+    try:
+        parsed = make_url(url)
+    except (ArgumentError, ValueError):  # the observer's own check names the problem
+        return url
+    database = parsed.database
+    if parsed.get_backend_name() != "sqlite" or not database or database == ":memory:" or database.startswith("file:"):
+        return url
+    path = Path(database)
+    if path.is_absolute():
+        return url
+    return parsed.set(database=os.path.abspath(base_dir / path)).render_as_string(hide_password=False)
+
 
 def _resolve_secret(value: str, base_dir: Path | None) -> str:
     if value.startswith("env:"):

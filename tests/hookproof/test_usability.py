@@ -1,0 +1,89 @@
+"""Front-door usability: where relative SQLite paths point, what Ctrl-C during `send`
+says, that a failed run prints its one error line and nothing else, and that the
+pytest plugin reports an unreachable receiver as one line, not a traceback."""
+
+from __future__ import annotations
+
+import shutil
+import signal
+import socket
+import sqlite3
+import sys
+import threading
+import time
+from importlib.metadata import entry_points
+from pathlib import Path
+
+import pytest
+
+from tests.hostile.harness import ROOT, child_env, run_hookproof
+from tests.support import free_port, run_interrupted
+
+pytest_plugins = ["pytester"]
+
+TARGET = """[target]
+url = "http://127.0.0.1:{port}/webhooks"
+profile = "stripe"
+secret = "whsec_usability_test"
+"""
+OBSERVER = """[observer]
+kind = "sql"
+url = "{url}"
+effects = "SELECT business_key FROM effects"
+"""
+
+
+def _write(directory: Path, *, port: int = 9, url: str = "sqlite:///receiver.db") -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / "hookproof.toml"
+    path.write_text(TARGET.format(port=port) + "\n" + OBSERVER.format(url=url), encoding="utf-8")
+    return path
+
+
+# ---- 1. observer.url: a relative SQLite file is relative to the config file -------------
+
+def test_a_relative_sqlite_url_is_relative_to_the_config_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from hookproof.certify import make_observer
+    from hookproof.config import load_config
+
+    path = _write(tmp_path / "project")
+    with sqlite3.connect(tmp_path / "project" / "receiver.db") as db:
+        db.execute("CREATE TABLE effects (business_key TEXT)")
+        db.execute("INSERT INTO effects VALUES ('license:pi_1')")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    config = load_config(Path("..") / "project" / "hookproof.toml")
+    assert config.observer.url == f"sqlite:///{tmp_path / 'project' / 'receiver.db'}"
+    observation = make_observer(config, None)()
+    assert [e.business_key for e in observation.effects] == ["license:pi_1"]
+    assert not (elsewhere / "receiver.db").exists() and path.exists()
+
+
+@pytest.mark.parametrize("url", [
+    "sqlite://",
+    "sqlite:///:memory:",
+    "sqlite:////var/data/receiver.db",
+    "postgresql+psycopg://hookproof:s3cret@127.0.0.1:5432/receiver",
+], ids=["memory", "memory-named", "absolute", "postgres"])
+def test_other_observer_urls_are_kept(tmp_path: Path, url: str) -> None:
+    if url.startswith("postgresql"):
+        pytest.importorskip("psycopg")
+    from hookproof.config import load_config
+
+    assert load_config(_write(tmp_path, url=url)).observer.url == url
+
+
+def test_a_missing_database_is_named_by_its_resolved_path(tmp_path: Path) -> None:
+    """One line, naming the file the observer tried (the config's directory), not the URL as written."""
+    with socket.socket() as listener:  # something listens at target.url: the observer is what fails
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(16)
+        path = _write(tmp_path / "project", port=listener.getsockname()[1])
+        run = run_hookproof("certify", "--config", str(path), "--out", str(tmp_path / "out"), timeout_s=60,
+                            cwd=tmp_path)
+    assert run.returncode == 2, run
+    lines = run.stderr.splitlines()
+    assert len(lines) == 1, run
+    assert lines[0].startswith("hookproof: ") and "observer" in lines[0], run
+    assert str(tmp_path / "project" / "receiver.db") in lines[0], run
