@@ -98,7 +98,7 @@ def send(
     as_json: Annotated[bool, typer.Option("--json", help="Print the attempts as JSON.")] = False,
 ) -> None:
     """Deliver signed events to a receiver, with faults, and print every attempt."""
-    from hookproof.send import SendOptions, send as do_send
+    from hookproof.send import SendInterrupted, SendOptions, send as do_send
     from simulator.errors import SimulatorError
     from simulator.profiles import get_profile
 
@@ -113,6 +113,8 @@ def send(
     except (HookproofError, SimulatorError) as exc:
         flag = {"profile": "--profile: ", "secret": "--secret: "}.get(getattr(exc, "field", None) or "", "")
         raise fail(f"{flag}{exc}" if flag and not str(exc).startswith("--") else str(exc)) from None
+    except SendInterrupted as exc:
+        raise fail(f"send interrupted; {len(exc.attempts)} attempt(s) made", 130) from None
     if as_json:
         sys.stdout.write(json.dumps([a.to_dict() for a in attempts], indent=2) + "\n")
     else:

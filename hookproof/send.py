@@ -32,6 +32,14 @@ class SendOptions:
     time_scale: float = 1e-6
 
 
+class SendInterrupted(KeyboardInterrupt):
+    """Ctrl-C during `send`: `attempts` are the attempts recorded before it."""
+
+    def __init__(self, attempts: list[Attempt]) -> None:
+        super().__init__(f"{len(attempts)} attempt(s) made")
+        self.attempts = attempts
+
+
 def resolve_event(profile: Profile, name: str | None) -> str:
     """The Stripe event type for `name`, given as a Stripe type or the provider's own name.
 
@@ -50,7 +58,10 @@ def resolve_event(profile: Profile, name: str | None) -> str:
 
 
 def send(options: SendOptions, secrets: list[str]) -> list[Attempt]:
-    """Build a world, emit the event, deliver it with the faults, return the attempts."""
+    """Build a world, emit the event, deliver it with the faults, return the attempts.
+
+    Raises UsageError for a bad URL or event, SendInterrupted on Ctrl-C.
+    """
     import random
 
     problem = url_problem(options.url)  # the same check as the config's target.url
@@ -78,5 +89,8 @@ def send(options: SendOptions, secrets: list[str]) -> list[Attempt]:
         async with Dispatcher(target, options.profile, secrets, history, time_scale=options.time_scale) as d:
             await d.run(schedule(events, plan))
 
-    asyncio.run(run())
+    try:
+        asyncio.run(run())
+    except KeyboardInterrupt:
+        raise SendInterrupted(history.attempts()) from None
     return history.attempts()

@@ -87,3 +87,40 @@ def test_a_missing_database_is_named_by_its_resolved_path(tmp_path: Path) -> Non
     assert len(lines) == 1, run
     assert lines[0].startswith("hookproof: ") and "observer" in lines[0], run
     assert str(tmp_path / "project" / "receiver.db") in lines[0], run
+
+
+# ---- 2. Ctrl-C during send ----------------------------------------------------------------
+
+def test_send_interrupted_says_so_in_one_line(tmp_path: Path) -> None:
+    """A receiver that never answers; Ctrl-C once the first delivery arrived: exit 130, one line."""
+    arrived = threading.Event()
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(16)
+        port = listener.getsockname()[1]
+        held: list[socket.socket] = []
+
+        def accept() -> None:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            held.append(conn)
+            arrived.set()
+
+        threading.Thread(target=accept, daemon=True).start()
+
+        def under_way(proc: object) -> None:
+            assert arrived.wait(30), "the delivery never arrived"
+            time.sleep(0.3)
+
+        run = run_interrupted([sys.executable, "-m", "hookproof.cli", "send", "--url",
+                               f"http://127.0.0.1:{port}/webhooks", "--secret", "whsec_x", "--copies", "2"],
+                              signal.SIGINT, cwd=ROOT, env=child_env(), under_way=under_way, timeout_s=30)
+        for conn in held:
+            conn.close()
+    assert run.returncode == 130, run
+    lines = run.stderr.splitlines()
+    assert len(lines) == 1, run
+    assert lines[0].startswith("hookproof: send interrupted; ") and lines[0].endswith(" attempt(s) made"), run
+    assert "Traceback" not in run.stdout + run.stderr, run
