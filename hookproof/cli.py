@@ -213,7 +213,8 @@ def certify(
             if s not in CATALOG and s not in CHAOS_CATALOG:
                 raise UsageError(f"--scenario: unknown scenario id {s!r} (see 'hookproof scenarios')")
         with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
-                      TimeElapsedColumn(), console=err_console, transient=True) as bar:
+                      TimeElapsedColumn(), console=err_console, transient=True,
+                      disable=not err_console.is_interactive) as bar:  # off a terminal it only adds a blank line
             task = bar.add_task("certifying", total=len(scenario or cfg.run.scenarios or CATALOG) + (0 if scenario or not chaos else len(CHAOS_CATALOG)))
 
             def progress(sid: str, i: int, n: int) -> None:

@@ -195,7 +195,8 @@ def run_storm(spec: "StormSpec", secrets: list[str], *, workers: int, spawn_rate
         progress_path = Path(spec.progress_path) if spec.progress_path else None
         with _processes(commands, env, log_dir) as procs, Progress(
                 TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[detail]}"),
-                TimeElapsedColumn(), console=console, transient=True) as bar:  # type: ignore[arg-type]
+                TimeElapsedColumn(), console=console, transient=True,  # type: ignore[arg-type]
+                disable=not getattr(console, "is_interactive", True)) as bar:  # off a terminal: only a blank line
             task = bar.add_task("storm: starting", total=spec.duration_s, detail="")
             deadline = time.monotonic() + bound_s
             master = procs[0]

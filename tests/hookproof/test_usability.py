@@ -124,3 +124,13 @@ def test_send_interrupted_says_so_in_one_line(tmp_path: Path) -> None:
     assert len(lines) == 1, run
     assert lines[0].startswith("hookproof: send interrupted; ") and lines[0].endswith(" attempt(s) made"), run
     assert "Traceback" not in run.stdout + run.stderr, run
+
+
+# ---- 3. a failed run prints its error line and nothing else --------------------------------
+
+def test_certify_against_an_unreachable_receiver_prints_exactly_one_line(tmp_path: Path) -> None:
+    path = _write(tmp_path, port=free_port())
+    run = run_hookproof("certify", "--config", str(path), "--out", str(tmp_path / "out"), timeout_s=60, cwd=tmp_path)
+    assert run.returncode == 2, run
+    assert run.stderr.splitlines() == [run.stderr.strip()], run  # no blank line left by the progress display
+    assert run.stderr.startswith("hookproof: ") and "target.url: cannot reach" in run.stderr, run
