@@ -25,6 +25,7 @@ A few lines in a team's suite::
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Sequence
@@ -85,9 +86,22 @@ def hookproof_config(pytestconfig: pytest.Config) -> Any:
 
 @pytest.fixture(scope="session")
 def _hookproof_session(hookproof_config: Any) -> Iterator[tuple[Any, Any]]:
+    """The running target; a receiver that cannot be started or reached fails the
+    fixture with hookproof's one-line message (file:line: field: ...), not a traceback."""
+    from chaos.errors import ChaosError
     from hookproof.commands.explore import explore_target
+    from hookproof.config import locate
+    from hookproof.errors import ConfigError, HookproofError
+    from simulator.errors import SimulatorError
 
-    with explore_target(hookproof_config) as pair:
+    with contextlib.ExitStack() as stack:
+        problem: Exception | None = None
+        try:
+            pair = stack.enter_context(explore_target(hookproof_config))
+        except (HookproofError, SimulatorError, ChaosError) as exc:
+            problem = locate(exc, hookproof_config) if isinstance(exc, ConfigError) else exc
+        if problem is not None:  # failed outside the except block: no chained traceback
+            pytest.fail(f"hookproof: {problem}", pytrace=False)
         yield pair
 
 

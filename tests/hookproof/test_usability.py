@@ -134,3 +134,25 @@ def test_certify_against_an_unreachable_receiver_prints_exactly_one_line(tmp_pat
     assert run.returncode == 2, run
     assert run.stderr.splitlines() == [run.stderr.strip()], run  # no blank line left by the progress display
     assert run.stderr.startswith("hookproof: ") and "target.url: cannot reach" in run.stderr, run
+
+
+# ---- 4. the pytest plugin and an unreachable receiver ---------------------------------------
+
+def test_the_plugin_reports_an_unreachable_receiver_in_one_line(pytester: pytest.Pytester) -> None:
+    project = ROOT / "examples" / "pytest_project"
+    for name in ("pytest.ini", "receiver_app.py", "test_webhooks.py"):
+        shutil.copy(project / name, pytester.path / name)
+    port = free_port()
+    (pytester.path / "hookproof.toml").write_text(
+        f'[target]\nurl = "http://127.0.0.1:{port}/webhooks"\nprofile = "stripe"\nsecret = "whsec_x"\n\n'
+        '[observer]\nkind = "python"\ncallable = "receiver_app:observe"\n', encoding="utf-8")
+    args = ["-p", "no:locust", "-p", "no:cacheprovider", "-q"]
+    if not any(ep.name == "hookproof" for ep in entry_points(group="pytest11")):
+        args += ["-p", "scenarios.pytest_plugin"]
+    result = pytester.runpytest_subprocess(*args, timeout=120)
+    result.assert_outcomes(errors=2)
+    output = result.stdout.str()
+    assert f"hookproof.toml:2: target.url: cannot reach 127.0.0.1:{port}" in output, output
+    assert "Traceback" not in output and "ConfigError" not in output, output
+    assert "During handling" not in output, output
+    assert "hookproof/commands/explore.py" not in output, output
