@@ -300,7 +300,7 @@ def register(app: typer.Typer) -> None:
         from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
         from chaos.errors import ChaosError
-        from hookproof.cli import _load, console, err_console, fail, print_report
+        from hookproof.cli import _load, _located, console, err_console, fail, print_report
         from hookproof.errors import HookproofError
         from simulator.errors import SimulatorError
 
@@ -319,7 +319,8 @@ def register(app: typer.Typer) -> None:
             cfg = _load(config)
             run_seed = resolve_seed(cfg, seed)
             with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[detail]}"),
-                          TimeElapsedColumn(), console=err_console, transient=True) as bar:
+                          TimeElapsedColumn(), console=err_console, transient=True,
+                          disable=not err_console.is_interactive) as bar:  # off a terminal it only adds a blank line
                 task = bar.add_task("explore: starting", total=None, detail="")
 
                 def progress(phase: str, done: int, total: int | None) -> None:
@@ -330,7 +331,7 @@ def register(app: typer.Typer) -> None:
                                   database=_database(out), allow_remote=allow_remote, progress=progress,
                                   on_target=described.append)
         except (HookproofError, SimulatorError, ChaosError) as exc:
-            raise fail(str(exc)) from None
+            raise fail(str(_located(exc, cfg))) from None
         except KeyboardInterrupt:
             code = 128 + (interrupted[-1] if interrupted else signal.SIGINT)
             paths = write_interrupted_report(out, started, cfg, run_seed, described[-1] if described else None)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from importlib.metadata import entry_points
 from pathlib import Path
@@ -102,8 +103,10 @@ def test_explore_refuses_a_receiver_that_is_not_running(tmp_path: Path) -> None:
     config = _url_config(tmp_path, f"http://127.0.0.1:{port}/webhooks")
     run = run_hookproof("explore", "-c", str(config), "--max-examples", "1", "--repeats", "1",
                         "--out", str(tmp_path / "out"), timeout_s=60, cwd=tmp_path)
-    assert _one_line(run) == (f"hookproof: target.url: cannot reach 127.0.0.1:{port} (nothing listens there); "
-                              "start the receiver or fix the URL")
+    line = _one_line(run)
+    assert run.stderr == line + "\n", run  # nothing else, not even a blank line from the progress display
+    assert re.fullmatch(rf"hookproof: .*url\.toml:2: target\.url: cannot reach 127\.0\.0\.1:{port} "
+                        r"\(nothing listens there\); start the receiver or fix the URL", line), line
     assert not (tmp_path / "out" / "report.json").exists()
 
 
