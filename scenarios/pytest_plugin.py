@@ -130,7 +130,8 @@ class HookproofChecks:
     scenarios: Sequence[str] | None
 
     def explore(self, *, max_examples: int | None = None, seed: int | None = None) -> Any:
-        """Run the state machine; on a finding write the shrunk schedule and fail with it."""
+        """Run the state machine; on a finding write the shrunk schedule and fail with it.
+        A search in which no valid delivery was acknowledged fails too (it proved nothing)."""
         from scenarios.statemachine import explore, format_steps, write_schedule
 
         result = explore(self.target, max_examples=max_examples or self.max_examples,
@@ -142,6 +143,9 @@ class HookproofChecks:
             lines += ["  " + s for s in format_steps(result.failure.steps, result.failure.event_types)]
             lines.append(f"replay: hookproof replay {path}")
             pytest.fail("\n".join(lines), pytrace=False)
+        if result.acked == 0:  # silence is not a pass: the search proved nothing
+            pytest.fail(f"hookproof explore: no valid delivery was acknowledged ({result.attempts} sent over the "
+                        "whole search, none answered 2xx): the receiver was not exercised", pytrace=False)
         return result
 
     def catalog(self, scenarios: Sequence[str] | None = None) -> Any:

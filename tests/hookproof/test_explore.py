@@ -293,3 +293,25 @@ def test_example_project_runs_with_the_plugin(pytester: pytest.Pytester) -> None
     result.assert_outcomes(passed=2)
     helped = pytester.runpytest_subprocess(*args, "--help", timeout=60)
     helped.stdout.fnmatch_lines(["*hookproof*", "*--hookproof-config*"])
+
+
+def test_the_plugin_fails_a_search_nothing_was_acknowledged_in(pytester: pytest.Pytester) -> None:
+    """An app answering 500 to everything: the plugin's explore must not pass silently."""
+    (pytester.path / "hookproof.toml").write_text(
+        '[target]\napp = "down_app:app"\nprofile = "stripe"\nsecret = "whsec_plugin_test_only"\n\n'
+        '[observer]\nkind = "python"\ncallable = "down_app:observe"\n\n[run]\nseed = 3\n', encoding="utf-8")
+    (pytester.path / "down_app.py").write_text(
+        "async def app(scope, receive, send):\n"
+        "    if scope['type'] != 'http':\n        return\n"
+        "    while (await receive()).get('more_body'):\n        pass\n"
+        "    await send({'type': 'http.response.start', 'status': 500, 'headers': []})\n"
+        "    await send({'type': 'http.response.body', 'body': b'down'})\n\n\n"
+        "def observe():\n    return {'effects': [], 'states': []}\n", encoding="utf-8")
+    (pytester.path / "test_down.py").write_text(
+        "def test_explore(hookproof_checks):\n    hookproof_checks.explore(max_examples=1)\n", encoding="utf-8")
+    args = ["-p", "no:locust", "-p", "no:cacheprovider", "-q"]
+    if not _plugin_autoloads():
+        args += ["-p", "scenarios.pytest_plugin"]
+    result = pytester.runpytest_subprocess(*args, timeout=240)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*hookproof explore: no valid delivery was acknowledged*"])
