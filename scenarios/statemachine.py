@@ -371,12 +371,82 @@ def write_schedule(failure: Failure, path: str | os.PathLike[str], *, target: st
     return p
 
 
-def load_schedule(path: str | os.PathLike[str]) -> tuple[int, list[Step], dict[str, Any]]:
-    """Read a schedule file: (seed, steps, the whole document). Raises ValueError or OSError."""
-    doc = json.loads(Path(path).read_text(encoding="utf-8"))
+class ScheduleError(ValueError):
+    """A schedule file that cannot be replayed; the message names the step and what is wrong."""
+
+
+def _whole(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def load_schedule(path: str | os.PathLike[str], seed: int | None = None) -> tuple[int, list[Step], dict[str, Any]]:
+    """Read and check a schedule file before anything runs: (seed, steps, the whole document).
+
+    Every step is checked against the world the seed builds (`seed` overrides the
+    file's): its fields have the right types, each emit is a legal operation, and each
+    delivery names an event emitted by then. Raises OSError when the file cannot be
+    read, ScheduleError (one line, naming a bad step's number and op) when it is not a
+    replayable schedule.
+    """
+    from simulator.errors import WorldError
+
+    bad = ScheduleError
+    try:
+        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+    except UnicodeDecodeError:
+        raise bad("not a hookproof schedule (not UTF-8 text)") from None
+    except json.JSONDecodeError as exc:
+        raise bad(f"not JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})") from None
     if not isinstance(doc, dict) or doc.get("format") != SCHEDULE_FORMAT:
-        raise ValueError(f"{path} is not a hookproof schedule (format {SCHEDULE_FORMAT})")
-    return int(doc["seed"]), [Step.from_dict(s) for s in doc["steps"]], doc
+        raise bad(f"not a hookproof schedule (no \"format\": \"{SCHEDULE_FORMAT}\")")
+    if not _whole(doc.get("seed")):
+        raise bad(f"seed: must be a whole number, got {doc.get('seed')!r}")
+    steps_data = doc.get("steps")
+    if not isinstance(steps_data, list):
+        raise bad(f"steps: must be a list of steps, got {type(steps_data).__name__}")
+    events = doc.get("events", [])
+    if not isinstance(events, list) or not all(isinstance(e, str) for e in events):
+        raise bad("events: must be a list of event types")
+    findings = doc.get("findings", [])
+    if not isinstance(findings, list) or not all(isinstance(f, dict) and isinstance(f.get("check_id"), str)
+                                                 for f in findings):
+        raise bad("findings: must be a list of objects with a check_id")
+    run_seed = doc["seed"] if seed is None else seed
+    world = World(run_seed, start_us=CLOCK_START_US, step_us=CLOCK_STEP_US)
+    ops = {"emit", "advance_clock", *DELIVERY_OPS}
+    mutations = [m.value for m in Mutation]
+    steps: list[Step] = []
+    for number, data in enumerate(steps_data, start=1):
+        op = data.get("op") if isinstance(data, dict) else None
+        where = f"step {number}" + (f" ({op})" if isinstance(op, str) else "")
+        if not isinstance(data, dict) or not isinstance(op, str):
+            raise bad(f"{where}: must be an object with an \"op\"")
+        unknown = sorted(set(data) - set(Step.__dataclass_fields__))
+        if unknown:
+            raise bad(f"{where}: unknown key {unknown[0]!r}")
+        if op not in ops:
+            raise bad(f"{where}: unknown op (known: {', '.join(sorted(ops))})")
+        for key in ("object", "event", "copies", "seconds"):
+            if data.get(key) is not None and not (_whole(data[key]) and data[key] >= 0):
+                raise bad(f"{where}: {key} must be a whole number, not negative, got {data[key]!r}")
+        if op == "emit":
+            if data.get("action") not in ACTIONS:
+                raise bad(f"{where}: action must be one of {', '.join(ACTIONS)}, got {data.get('action')!r}")
+            try:
+                apply_action(world, data["action"], data.get("object"))
+            except WorldError as exc:
+                raise bad(f"{where}: the world of seed {run_seed} cannot do it ({exc})") from None
+        elif op in DELIVERY_OPS:
+            event = data.get("event")
+            if event is None or event >= len(world.events):
+                raise bad(f"{where}: no event #{event} (the world of seed {run_seed} has emitted "
+                          f"{len(world.events)} by then)")
+            if data.get("mutation") is not None and data["mutation"] not in mutations:
+                raise bad(f"{where}: unknown mutation {data['mutation']!r} (known: {', '.join(mutations)})")
+            if op == "burst" and data.get("copies") is not None and not 1 <= data["copies"] <= 100:
+                raise bad(f"{where}: copies must be from 1 to 100, got {data['copies']}")
+        steps.append(Step.from_dict(data))
+    return run_seed, steps, doc
 
 
 # ---- the world, with fresh ids per example ------------------------------------------------
@@ -996,6 +1066,7 @@ __all__ = [
     "format_step",
     "format_steps",
     "legal_actions",
+    "ScheduleError",
     "load_schedule",
     "machine_for",
     "provider_api",
