@@ -6,7 +6,6 @@ import asyncio
 from dataclasses import dataclass
 
 from simulator.delivery import Attempt, Dispatcher, History, Target, url_problem
-from simulator.errors import SimulatorError
 from simulator.faults import FaultPlan, schedule
 from simulator.profiles import Profile
 from simulator.world import World, events_of_type
@@ -64,13 +63,10 @@ def send(options: SendOptions, secrets: list[str]) -> list[Attempt]:
     """
     import random
 
-    problem = url_problem(options.url)  # the same check as the config's target.url
+    problem = url_problem(options.url)  # the same check as the config's target.url (and Target's)
     if problem is not None:
         raise UsageError(f"--url: {problem}")
-    try:
-        target = Target(url=options.url)
-    except SimulatorError as exc:
-        raise UsageError(f"--url: {exc}") from None
+    target = Target(url=options.url)
     stripe_type = resolve_event(options.profile, options.event)
     seed = options.seed if options.seed is not None else random.SystemRandom().randrange(2**31)
     world = World(seed, livemode=options.live)

@@ -192,11 +192,16 @@ async def test_silence_after_the_request_is_a_read_timeout_and_unknown(transport
     assert (answer.error, answer.request_sent) == ("read timed out after the request was sent", True)
 
 
+async def _start_a_100_byte_answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    """Read the request, then send the head of a 100-byte answer and its first 3 bytes."""
+    await read_request(reader)
+    writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nabc")
+    await writer.drain()
+
+
 async def test_a_stalled_body_is_a_read_timeout_while_reading(transport: AiohttpTransport) -> None:
     async def stall(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        await read_request(reader)
-        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nabc")
-        await writer.drain()
+        await _start_a_100_byte_answer(reader, writer)
         await asyncio.sleep(5)
 
     async with serving(stall) as base:
@@ -226,9 +231,7 @@ async def test_a_reset_after_the_request_is_unknown(transport: AiohttpTransport)
 
 async def test_a_reset_in_the_middle_of_the_body_is_a_read_error(transport: AiohttpTransport) -> None:
     async def reset_mid_body(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        await read_request(reader)
-        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nabc")
-        await writer.drain()
+        await _start_a_100_byte_answer(reader, writer)
         await asyncio.sleep(0.05)
         _reset(writer)
 
