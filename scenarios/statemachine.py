@@ -371,6 +371,11 @@ def write_schedule(failure: Failure, path: str | os.PathLike[str], *, target: st
     return p
 
 
+#: Why a search in which no valid delivery was acknowledged certifies nothing.
+NOTHING_ACKNOWLEDGED = ("no valid delivery was acknowledged ({attempts} sent over the whole search, none answered "
+                        "with success): nothing was delivered, so nothing is certified")
+
+
 class ScheduleError(ValueError):
     """A schedule file that cannot be replayed; the message names the step and what is wrong."""
 

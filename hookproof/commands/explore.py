@@ -37,9 +37,6 @@ BURSTS_ID = "explore-burst-race"
 #: Why bursts of which no copy was acknowledged certify nothing.
 NOTHING_DELIVERED = ("no burst copy was acknowledged ({attempts} attempt(s) sent, none answered with success): "
                      "nothing was delivered, so nothing is certified")
-#: Why a search in which no valid delivery was acknowledged certifies nothing.
-NOTHING_ACKNOWLEDGED = ("no valid delivery was acknowledged ({attempts} sent over the whole search, none answered "
-                        "with success): nothing was delivered, so nothing is certified")
 #: The history `hookproof certify` writes; explore writes none, so an earlier one is removed.
 HISTORY_FILES = ("history.sqlite", "history.sqlite-wal", "history.sqlite-shm")
 
@@ -154,7 +151,7 @@ def run_explore(cfg: "Config", *, out_dir: Path, max_examples: int = 100, seed: 
     ConfigError when nothing listens at `target.url`.
     """
     from hookproof.certify import check_loopback
-    from scenarios.statemachine import burst_hit_rate, explore, format_steps, write_schedule
+    from scenarios.statemachine import NOTHING_ACKNOWLEDGED, burst_hit_rate, explore, format_steps, write_schedule
 
     check_loopback(cfg, allow_remote, command="explore", sends="concurrent duplicate bursts")
     report_progress = progress or (lambda phase, done, total: None)
@@ -209,6 +206,7 @@ def machine_report(result: "ExploreResult", target: str) -> "ScenarioReport":
     """
     from reports.model import ScenarioReport
     from scenarios.runner import attempt_view, check_view
+    from scenarios.statemachine import NOTHING_ACKNOWLEDGED
 
     failure: Failure | None = result.failure
     description = (f"Hypothesis state machine over delivery schedules: {result.examples} example(s), "

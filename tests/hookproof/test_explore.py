@@ -16,7 +16,6 @@ from hookproof.commands.explore import (
     BURSTS_ID,
     HISTORY_FILES,
     MACHINE_ID,
-    NOTHING_ACKNOWLEDGED,
     NOTHING_DELIVERED,
     burst_report,
     machine_report,
@@ -24,7 +23,7 @@ from hookproof.commands.explore import (
     run_report,
     write_interrupted_report,
 )
-from scenarios.statemachine import ExploreResult, Failure, HitRate
+from scenarios.statemachine import NOTHING_ACKNOWLEDGED, ExploreResult, Failure, HitRate
 from tests.hookproof.zoo_apps import config_text
 from tests.hostile.harness import CliRun, run_hookproof
 from tests.hostile.servers import hostile_server
