@@ -30,10 +30,10 @@ from typing import Callable, TypeVar
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from scenarios.checks import ALL_CHECKS, build_index  # noqa: E402
-from scenarios.observations import Effect, ObjectState, Observation, expectations_from  # noqa: E402
-from simulator.delivery.history import Attempt, Completion, Outcome  # noqa: E402
-from simulator.events import Event  # noqa: E402
+from hookproof.scenarios.checks import ALL_CHECKS, build_index  # noqa: E402
+from hookproof.scenarios.observations import Effect, ObjectState, Observation, expectations_from  # noqa: E402
+from hookproof.simulator.delivery.history import Attempt, Completion, Outcome  # noqa: E402
+from hookproof.simulator.events import Event  # noqa: E402
 
 R = TypeVar("R")
 T0 = 1_700_000_000.0

@@ -30,10 +30,10 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from simulator.delivery import Dispatcher, History, Target  # noqa: E402
-from simulator.faults import Delivery  # noqa: E402
-from simulator.profiles import get_profile  # noqa: E402
-from simulator.world import World  # noqa: E402
+from hookproof.simulator.delivery import Dispatcher, History, Target  # noqa: E402
+from hookproof.simulator.faults import Delivery  # noqa: E402
+from hookproof.simulator.profiles import get_profile  # noqa: E402
+from hookproof.simulator.world import World  # noqa: E402
 
 CONNECTIONS = 32
 #: Requests the (slow) default httpx transport sends at most.

@@ -21,11 +21,12 @@ from pathlib import Path
 
 import httpx
 
-from scenarios.observers import HttpObserver
-from scenarios.statemachine import ReceiverPool, explore, shared_target
-from simulator.delivery import Target
-from simulator.profiles import get_profile
-from simulator.server.state import ServerState
+from hookproof.scenarios.observers import HttpObserver
+from examples.receivers.pool import ReceiverPool
+from hookproof.scenarios.statemachine import explore, shared_target
+from hookproof.simulator.delivery import Target
+from hookproof.simulator.profiles import get_profile
+from hookproof.simulator.server.state import ServerState
 
 SECRET = "whsec_hookproof_bench_only"
 

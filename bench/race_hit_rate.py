@@ -40,7 +40,7 @@ from urllib.parse import parse_qs
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from simulator.delivery.race import RaceRequest, race, speaks_h2c  # noqa: E402
+from hookproof.simulator.delivery.race import RaceRequest, race, speaks_h2c  # noqa: E402
 
 WINDOWS: dict[str, float] = {"yield": 0.0, "0.2ms": 0.0002}
 BURST_TIMEOUT_S = 5.0

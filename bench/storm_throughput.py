@@ -156,9 +156,9 @@ def _window(start: float, seconds: int) -> tuple[float, float]:
 def bare_rate(url: str, users: int, seconds: int, tmp: Path, *, direct: bool = False) -> tuple[float, float]:
     import itertools
 
-    from loadtests.stories import StoryBook
-    from simulator.profiles import get_profile
-    from simulator.world import World
+    from hookproof.loadtests.stories import StoryBook
+    from hookproof.simulator.profiles import get_profile
+    from hookproof.simulator.world import World
 
     profile = get_profile("stripe")
     book = StoryBook(World(1), profile, lambda e: profile.provider_type(e.type) is not None
@@ -190,7 +190,7 @@ def bare_rate(url: str, users: int, seconds: int, tmp: Path, *, direct: bool = F
 
 
 def storm_rate(url: str, users: int, seconds: int, tmp: Path) -> tuple[float, float]:
-    from loadtests.spec import SECRETS_ENV, SPEC_ENV, StormSpec, secrets_to_env
+    from hookproof.loadtests.spec import SECRETS_ENV, SPEC_ENV, StormSpec, secrets_to_env
 
     out = tmp / "storm"
     spec = StormSpec(target_url=url, users=users, rate_per_s=100_000.0, duration_s=float(seconds),

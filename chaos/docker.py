@@ -21,8 +21,8 @@ import time
 import uuid
 from typing import Any, Callable, Mapping, Sequence, TypeVar
 
-from chaos.errors import ContainerError, ProcessError
-from chaos.process import wait_healthy
+from hookproof.chaos.errors import ContainerError, ProcessError
+from hookproof.chaos.process import wait_healthy
 
 T = TypeVar("T")
 

@@ -19,11 +19,11 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from chaos.errors import ChaosError, HealError
-from chaos.process import ReceiverProcess
-from chaos.proxy import FaultProxy, LimitData, Toxic
-from chaos.replicas import Controllable, ReceiverFactory, Replicas
-from simulator.delivery import FaultOp, History, Target
+from hookproof.chaos.errors import ChaosError, HealError
+from hookproof.chaos.process import ReceiverProcess
+from hookproof.chaos.proxy import FaultProxy, LimitData, Toxic
+from hookproof.chaos.replicas import Controllable, ReceiverFactory, Replicas
+from hookproof.simulator.delivery import FaultOp, History, Target
 
 #: Seconds a heal waits for scheduled faults (a pending restart) to finish.
 TIMER_JOIN_S = 60.0
@@ -252,7 +252,7 @@ def docker_factory(client: Any, image: str, command: str | Sequence[str], *, hea
                    volumes: Mapping[str, str] | None = None, env: Mapping[str, str] | None = None,
                    startup_timeout_s: float = 60.0, masked: Sequence[str] = ()) -> ReceiverFactory:
     """Receivers as containers of `image` on the host network: `command` with ``{port}``."""
-    from chaos.docker import ReceiverContainer
+    from hookproof.chaos.docker import ReceiverContainer
 
     def make(port: int) -> Controllable:
         health = f"http://127.0.0.1:{port}{health_path}" if health_path else None

@@ -22,7 +22,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from chaos.errors import ProcessError
+from hookproof.chaos.errors import ProcessError
 
 
 def wait_healthy(*, health_url: str | None = None, port: int | None = None, host: str = "127.0.0.1",

@@ -36,7 +36,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Callable, Literal, Sequence
 
-from chaos.errors import ProxyError
+from hookproof.chaos.errors import ProxyError
 
 Stream = Literal["upstream", "downstream"]
 #: Bytes read from a socket at once.

@@ -13,8 +13,8 @@ from __future__ import annotations
 import threading
 from typing import Callable, Protocol, Sequence
 
-from chaos.proxy import FaultProxy
-from simulator.serving import free_port
+from hookproof.chaos.proxy import FaultProxy
+from hookproof.simulator.serving import free_port
 
 
 class Controllable(Protocol):

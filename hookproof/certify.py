@@ -21,10 +21,10 @@ from urllib.parse import urlsplit
 
 from hookproof.config import Config
 from hookproof.errors import ConfigError, UsageError
-from reports.model import RunReport
-from scenarios.observations import Observation
-from scenarios.runner import Progress, Runner, observation_from_json
-from simulator.delivery import History, Target
+from hookproof.reports.model import RunReport
+from hookproof.scenarios.observations import Observation
+from hookproof.scenarios.runner import Progress, Runner, observation_from_json
+from hookproof.simulator.delivery import History, Target
 
 
 @dataclass(frozen=True)
@@ -56,7 +56,7 @@ def import_object(spec: str, field: str, base_dir: Path | None = None) -> Any:
 
 def make_observer(config: Config, server_state: Any) -> Callable[[], Observation]:
     """The configured observer as a function returning one Observation."""
-    from scenarios import observers
+    from hookproof.scenarios import observers
 
     obs = config.observer
     try:
@@ -89,8 +89,8 @@ def _coerce(value: Any) -> Observation:
 @contextlib.contextmanager
 def provider_server(config: Config) -> Iterator[tuple[Any, str, str]]:
     """Start the provider API and effect sink; yields (state, api_base, sink_url)."""
-    from simulator.server.runner import run_server
-    from simulator.server.state import ServerState
+    from hookproof.simulator.server.runner import run_server
+    from hookproof.simulator.server.state import ServerState
 
     state = ServerState(api_keys=[config.provider.api_key])
     with run_server(state, host=config.provider.host, port=config.provider.port) as handle:
@@ -100,7 +100,7 @@ def provider_server(config: Config) -> Iterator[tuple[Any, str, str]]:
 @contextlib.contextmanager
 def receiver_process(config: Config, secrets: Sequence[str], api_base: str, sink_url: str) -> Iterator[None]:
     """Start the receiver's `start` command if configured, wait healthy, stop it after."""
-    from chaos.process import ReceiverProcess
+    from hookproof.chaos.process import ReceiverProcess
 
     start = config.target.start
     if start is None:
@@ -136,7 +136,7 @@ def controlled_receiver(config: Config, secrets: Sequence[str], api_base: str, s
         return
     from urllib.parse import urlsplit
 
-    from chaos.nemesis import Nemesis, docker_factory, process_factory
+    from hookproof.chaos.nemesis import Nemesis, docker_factory, process_factory
 
     try:
         command = spec.command.format(api_base=api_base, sink_url=sink_url, port="{port}")
@@ -172,7 +172,7 @@ def controlled_receiver(config: Config, secrets: Sequence[str], api_base: str, s
 
 def chaos_settings(config: Config, backend: str) -> Any:
     """The `[chaos]` section as the chaos scenarios' settings."""
-    from scenarios.chaos import ChaosSettings
+    from hookproof.scenarios.chaos import ChaosSettings
 
     return ChaosSettings(backend=backend, **config.chaos.model_dump())
 
@@ -212,7 +212,7 @@ def preflight(config: Config, runner: Runner) -> None:
     Raises ConfigError naming `target.url` when nothing listens there (`check_reachable`),
     and `observer` when the first observation fails (missing table, bad query, endpoint down).
     """
-    from scenarios.errors import ObserverError
+    from hookproof.scenarios.errors import ObserverError
 
     check_reachable(config)
     try:
@@ -262,8 +262,8 @@ def certify(config: Config, *, scenarios: Sequence[str] | None = None, out_dir: 
     With `chaos`, the chaos scenarios run after the selected ones (when none are
     selected).
     """
-    from reports import write_reports
-    from simulator.profiles import get_profile
+    from hookproof.reports import write_reports
+    from hookproof.simulator.profiles import get_profile
 
     check_loopback(config, allow_remote)
     check_chaos(config, chaos)
@@ -280,8 +280,8 @@ def certify(config: Config, *, scenarios: Sequence[str] | None = None, out_dir: 
     history.set_meta("seed", seed)
     chosen = list(scenarios or config.run.scenarios or []) or None
     if chaos and not scenarios:
-        from scenarios.catalog import CATALOG
-        from scenarios.chaos import CHAOS_CATALOG
+        from hookproof.scenarios.catalog import CATALOG
+        from hookproof.scenarios.chaos import CHAOS_CATALOG
 
         chosen = [*(chosen or CATALOG), *CHAOS_CATALOG]
     finished = False

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from hookproof.config import Config
-    from reports.model import RunReport
+    from hookproof.reports.model import RunReport
 
 app = typer.Typer(
     name="hookproof",
@@ -35,8 +35,19 @@ console = Console(highlight=False)
 err_console = Console(stderr=True, highlight=False)
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        import hookproof
+
+        console.print(f"hookproof {hookproof.__version__}", markup=False)
+        raise typer.Exit()
+
+
 @app.callback()
-def _root() -> None:
+def _root(
+    version: Annotated[bool, typer.Option("--version", callback=_print_version, is_eager=True,
+                                          help="Print hookproof's version and exit.")] = False,
+) -> None:
     """hookproof: certify webhook receivers before go-live."""
 
 
@@ -99,8 +110,8 @@ def send(
 ) -> None:
     """Deliver signed events to a receiver, with faults, and print every attempt."""
     from hookproof.send import SendInterrupted, SendOptions, send as do_send
-    from simulator.errors import SimulatorError
-    from simulator.profiles import get_profile
+    from hookproof.simulator.errors import SimulatorError
+    from hookproof.simulator.profiles import get_profile
 
     try:
         prof = get_profile(profile)
@@ -189,13 +200,13 @@ def certify(
 
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from chaos.errors import ChaosError
+    from hookproof.chaos.errors import ChaosError
     from hookproof.certify import certify as run_certify
-    from scenarios.catalog import CATALOG
-    from reports.errors import ReportError
-    from scenarios.chaos import CHAOS_CATALOG
-    from scenarios.errors import ScenarioError
-    from simulator.errors import SimulatorError
+    from hookproof.scenarios.catalog import CATALOG
+    from hookproof.reports.errors import ReportError
+    from hookproof.scenarios.chaos import CHAOS_CATALOG
+    from hookproof.scenarios.errors import ScenarioError
+    from hookproof.simulator.errors import SimulatorError
 
     interrupted: list[int] = []
 
@@ -253,8 +264,8 @@ def init(
 @app.command("scenarios")
 def list_scenarios() -> None:
     """List the scenario catalog."""
-    from scenarios.catalog import SCENARIOS
-    from scenarios.chaos import CHAOS_CATALOG
+    from hookproof.scenarios.catalog import SCENARIOS
+    from hookproof.scenarios.chaos import CHAOS_CATALOG
 
     table = Table(title="hookproof scenarios (chaos ones run with certify --chaos)", title_justify="left")
     for col in ("id", "tier", "title", "checks"):
@@ -271,10 +282,10 @@ def demo(
     """Certify a correct and a broken reference receiver, side by side, on 127.0.0.1."""
     from hookproof.demo import run_demo
 
-    from chaos.errors import ChaosError
-    from reports.errors import ReportError
-    from scenarios.errors import ScenarioError
-    from simulator.errors import SimulatorError
+    from hookproof.chaos.errors import ChaosError
+    from hookproof.reports.errors import ReportError
+    from hookproof.scenarios.errors import ScenarioError
+    from hookproof.simulator.errors import SimulatorError
 
     try:
         results = run_demo(out, progress_console=err_console)
@@ -298,8 +309,8 @@ def serve(
     seed: Annotated[int, typer.Option("--seed", help="World seed.")] = 0,
 ) -> None:
     """Serve the provider API (Stripe and Mercado Pago shapes) and the effect sink."""
-    from simulator.errors import SimulatorError
-    from simulator.server.cli import serve as run_serve
+    from hookproof.simulator.errors import SimulatorError
+    from hookproof.simulator.server.cli import serve as run_serve
 
     try:
         run_serve(port, host, seed)

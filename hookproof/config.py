@@ -58,7 +58,7 @@ def _check_command(command: str, *, replicas: bool) -> str:
 
 def _check_url(v: str | None) -> str | None:
     """A pydantic validator: `v` is a URL hookproof can send to (see `url_problem`)."""
-    from simulator.delivery import url_problem
+    from hookproof.simulator.delivery import url_problem
 
     problem = None if v is None else url_problem(v)
     if problem is not None:
@@ -198,7 +198,7 @@ class TargetConfig(_Model):
     @field_validator("profile")
     @classmethod
     def _profile(cls, v: str) -> str:
-        from simulator.profiles import PROFILES
+        from hookproof.simulator.profiles import PROFILES
 
         if v not in PROFILES:
             raise ValueError(f"unknown profile {v!r} (known: {', '.join(PROFILES)})")
@@ -214,7 +214,7 @@ class TargetConfig(_Model):
         if (self.process or self.docker) and not (self.url and re.match(r"^https?://[^/]+:\d+", self.url)):
             raise ValueError("url: with [target.process] or [target.docker], url must name the receiver's port")
         if self.enabled_events is not None:
-            from simulator.profiles import get_profile
+            from hookproof.simulator.profiles import get_profile
 
             prof = get_profile(self.profile)
             names = set(prof.event_types()) | set(prof.event_types().values())
@@ -236,7 +236,7 @@ class TargetConfig(_Model):
         """The enabled events as Stripe types (None: all of the profile's)."""
         if self.enabled_events is None:
             return None
-        from simulator.profiles import get_profile
+        from hookproof.simulator.profiles import get_profile
 
         types = get_profile(self.profile).event_types()
         back = {v: k for k, v in types.items()}
@@ -326,7 +326,7 @@ class RunConfig(_Model):
     @classmethod
     def _scenarios(cls, v: list[str] | None) -> list[str] | None:
         if v is not None:
-            from scenarios.catalog import CATALOG
+            from hookproof.scenarios.catalog import CATALOG
 
             unknown = [s for s in v if s not in CATALOG]
             if unknown:

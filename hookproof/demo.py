@@ -12,7 +12,7 @@ from rich.console import Console
 
 from hookproof.certify import CertifyResult, certify
 from hookproof.config import Config, ObserverConfig, RunConfig, SettleConfig, StartConfig, TargetConfig
-from simulator.serving import free_port
+from hookproof.simulator.serving import free_port
 
 #: (receiver module, what it demonstrates)
 DEMO_RECEIVERS: Sequence[tuple[str, str]] = (
@@ -21,36 +21,36 @@ DEMO_RECEIVERS: Sequence[tuple[str, str]] = (
 )
 
 
-#: Reference receivers whose effect is a call to the effect sink.
-SINK_RECEIVERS = frozenset({"downstream_keyed", "fresh_idempotency_key"})
-
 #: The provider account the demo receivers belong to.
 DEMO_ACCOUNT = "acct_1HookproofDemo0"
 
 
 def receiver_config(name: str, db_dir: Path, secret: str, *, seed: int | None = None,
                     scenarios: list[str] | None = None, profile: str = "stripe",
-                    options: dict[str, float] | None = None, settle_window_s: float = 0.3) -> Config:
-    """A config that starts `examples.receivers.<name>` on a free port with a SQLite file.
+                    options: dict[str, float] | None = None, settle_window_s: float = 0.3,
+                    module: str | None = None, through_sink: bool = False, cwd: Path | None = None) -> Config:
+    """A config that starts a reference receiver (`module`, by default `hookproof.receivers.<name>`)
+    on a free port with a SQLite file, run with `python -m` from `cwd`.
 
-    Receivers whose effect is a downstream call are observed through the effect sink,
-    the others through their SQL tables.
+    A receiver whose effect is a downstream call (`through_sink`) is observed through the
+    effect sink, the others through their SQL tables.
     """
     port = free_port()
     db = db_dir / f"{name}.sqlite"
     for stale in db_dir.glob(f"{name}.sqlite*"):
         stale.unlink()
     url = f"sqlite:///{db}"
-    command = (f"{sys.executable} -m examples.receivers.{name} --port {port} --db {url} --profile {profile}"
+    module = module or f"hookproof.receivers.{name}"
+    command = (f"{sys.executable} -m {module} --port {port} --db {url} --profile {profile}"
                f" --account {DEMO_ACCOUNT} --api-base {{api_base}} --sink {{sink_url}}")
     command += "".join(f" --option {key}={value}" for key, value in (options or {}).items())
     return Config(
         target=TargetConfig(url=f"http://127.0.0.1:{port}/webhooks", profile=profile, secret=secret,
                             account=DEMO_ACCOUNT,
                             start=StartConfig(command=command, health_url=f"http://127.0.0.1:{port}/healthz",
-                                              startup_timeout_s=30, cwd=str(Path(__file__).resolve().parent.parent))),
+                                              startup_timeout_s=30, cwd=str(cwd) if cwd else None)),
         observer=(ObserverConfig(kind="sink", url=url, state="SELECT object_id, status, version FROM subscription_states")
-                  if name in SINK_RECEIVERS else
+                  if through_sink else
                   ObserverConfig(kind="sql", url=url, effects="SELECT business_key, amount FROM effects",
                                  state="SELECT object_id, status, version FROM subscription_states")),
         run=RunConfig(seed=seed, scenarios=scenarios),

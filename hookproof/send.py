@@ -5,10 +5,10 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 
-from simulator.delivery import Attempt, Dispatcher, History, Target, url_problem
-from simulator.faults import FaultPlan, schedule
-from simulator.profiles import Profile
-from simulator.world import World, events_of_type
+from hookproof.simulator.delivery import Attempt, Dispatcher, History, Target, url_problem
+from hookproof.simulator.faults import FaultPlan, schedule
+from hookproof.simulator.profiles import Profile
+from hookproof.simulator.world import World, events_of_type
 
 from hookproof.errors import UsageError
 

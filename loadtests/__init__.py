@@ -13,14 +13,14 @@ This package's pure parts are importable anywhere:
 - `verdict`: settle, check and report at the end of a storm.
 """
 
-from loadtests.collect import DONE_MESSAGE, RECORDS_MESSAGE, Collector
-from loadtests.plan import Send, StormPlan
-from loadtests.records import (STORM_SCENARIO, attempt_from_wire, attempt_to_wire, event_from_wire, event_to_wire,
+from hookproof.loadtests.collect import DONE_MESSAGE, RECORDS_MESSAGE, Collector
+from hookproof.loadtests.plan import Send, StormPlan
+from hookproof.loadtests.records import (STORM_SCENARIO, attempt_from_wire, attempt_to_wire, event_from_wire, event_to_wire,
                                make_attempt, outcome_of)
-from loadtests.shape import SHAPE_KINDS, LoadShape, make_shape, send_times, wave_times
-from loadtests.spec import SECRETS_ENV, SPEC_ENV, SpecError, StormSpec, secrets_from_env, secrets_to_env
-from loadtests.stories import Rendered, StoryBook, renamed, story_events
-from loadtests.verdict import STORM_CHECKS, StormOutcome, finish_storm, storm_scenario, throughput
+from hookproof.loadtests.shape import SHAPE_KINDS, LoadShape, make_shape, send_times, wave_times
+from hookproof.loadtests.spec import SECRETS_ENV, SPEC_ENV, SpecError, StormSpec, secrets_from_env, secrets_to_env
+from hookproof.loadtests.stories import Rendered, StoryBook, renamed, story_events
+from hookproof.loadtests.verdict import STORM_CHECKS, StormOutcome, finish_storm, storm_scenario, throughput
 
 __all__ = [
     "Collector",

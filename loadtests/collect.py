@@ -11,10 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
-from simulator.delivery.history import Attempt
-from simulator.events import Event
+from hookproof.simulator.delivery.history import Attempt
+from hookproof.simulator.events import Event
 
-from loadtests.records import attempt_from_wire, event_from_wire
+from hookproof.loadtests.records import attempt_from_wire, event_from_wire
 
 #: Custom message types (worker -> master).
 RECORDS_MESSAGE = "hookproof_records"

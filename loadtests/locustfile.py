@@ -50,19 +50,19 @@ from locust.env import Environment
 from locust.exception import StopUser
 from locust.runners import MasterRunner, WorkerRunner
 
-from loadtests.collect import DONE_MESSAGE, RECORDS_MESSAGE, Collector
-from loadtests.plan import Send, StormPlan
-from loadtests.records import ErrorKind, attempt_to_wire, chunked, event_from_wire, event_to_wire, make_attempt
-from loadtests.shape import wave_times
-from loadtests.spec import SPEC_ENV, SpecError, StormSpec, secrets_from_env
-from loadtests.stories import StoryBook
-from simulator.delivery.dispatcher import READ_CAP_BYTES
-from simulator.delivery.history import RESPONSE_EXCERPT_BYTES, Attempt
-from simulator.delivery.mutations import build_attempt
-from simulator.events import Event
-from simulator.profiles import get_profile
-from simulator.profiles.base import Envelope, Profile, SignedRequest
-from simulator.world import World
+from hookproof.loadtests.collect import DONE_MESSAGE, RECORDS_MESSAGE, Collector
+from hookproof.loadtests.plan import Send, StormPlan
+from hookproof.loadtests.records import ErrorKind, attempt_to_wire, chunked, event_from_wire, event_to_wire, make_attempt
+from hookproof.loadtests.shape import wave_times
+from hookproof.loadtests.spec import SPEC_ENV, SpecError, StormSpec, secrets_from_env
+from hookproof.loadtests.stories import StoryBook
+from hookproof.simulator.delivery.dispatcher import READ_CAP_BYTES
+from hookproof.simulator.delivery.history import RESPONSE_EXCERPT_BYTES, Attempt
+from hookproof.simulator.delivery.mutations import build_attempt
+from hookproof.simulator.events import Event
+from hookproof.simulator.profiles import get_profile
+from hookproof.simulator.profiles.base import Envelope, Profile, SignedRequest
+from hookproof.simulator.world import World
 
 log = logging.getLogger("hookproof.storm")
 
@@ -472,7 +472,7 @@ def _flush(environment: Environment) -> None:
 
 def _control(environment: Environment) -> None:
     """Stop the storm after its duration, gather the records, settle, check and report."""
-    from loadtests.verdict import finish_storm
+    from hookproof.loadtests.verdict import finish_storm
 
     spec = STATE.spec
     assert spec is not None

@@ -26,9 +26,9 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Iterable
 
-from loadtests.stories import Rendered
-from simulator.events import Event
-from simulator.profiles.base import Envelope
+from hookproof.loadtests.stories import Rendered
+from hookproof.simulator.events import Event
+from hookproof.simulator.profiles.base import Envelope
 
 
 @dataclass(frozen=True)

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from typing import Any, Iterator, Literal, Mapping, Sequence
 
-from simulator.delivery.history import RESPONSE_EXCERPT_BYTES, Attempt, Completion, Outcome, completion_for
-from simulator.events import Event
-from simulator.profiles.base import Profile
+from hookproof.simulator.delivery.history import RESPONSE_EXCERPT_BYTES, Attempt, Completion, Outcome, completion_for
+from hookproof.simulator.events import Event
+from hookproof.simulator.profiles.base import Profile
 
 #: How a request without an HTTP answer ended.
 ErrorKind = Literal["refused", "connect", "timeout", "broken", "overflow", "unfinished"]

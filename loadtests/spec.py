@@ -15,7 +15,7 @@ import os
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Mapping, Sequence
 
-from loadtests.shape import LoadShape, make_shape
+from hookproof.loadtests.shape import LoadShape, make_shape
 
 #: Environment variable naming the spec file (read by the master).
 SPEC_ENV = "HOOKPROOF_STORM_SPEC"

@@ -24,9 +24,9 @@ from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Any, AnyStr, Callable, Iterator, Mapping, NamedTuple, TypeVar
 
-from simulator.events import Event
-from simulator.profiles.base import Envelope, Profile
-from simulator.world import World
+from hookproof.simulator.events import Event
+from hookproof.simulator.profiles.base import Envelope, Profile
+from hookproof.simulator.world import World
 
 #: A world id: a lowercase prefix (``cs_test`` included), 18 characters kept, 6 renamed.
 _WORLD_ID = re.compile(r"\b([a-z]{2,5}(?:_test|_live)?_[A-Za-z0-9]{18})[A-Za-z0-9]{6}\b")

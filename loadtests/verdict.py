@@ -21,15 +21,15 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from reports.model import CheckView, RunReport, ScenarioReport
-from scenarios.checks import Verdict, compose, run_checks
-from scenarios.observations import Observation, expectations_from
-from scenarios.runner import REPORT_META_KEY, VERSION, attempt_view, check_view, checklist, effect_points
-from simulator.delivery.history import Attempt, History, Outcome
-from simulator.events import Event
-from simulator.world import MONEY_PREFIXES
+from hookproof.reports.model import CheckView, RunReport, ScenarioReport
+from hookproof.scenarios.checks import Verdict, compose, run_checks
+from hookproof.scenarios.observations import Observation, expectations_from
+from hookproof.scenarios.runner import REPORT_META_KEY, VERSION, attempt_view, check_view, checklist, effect_points
+from hookproof.simulator.delivery.history import Attempt, History, Outcome
+from hookproof.simulator.events import Event
+from hookproof.simulator.world import MONEY_PREFIXES
 
-from loadtests.spec import StormSpec
+from hookproof.loadtests.spec import StormSpec
 
 #: The checks a storm must pass (certify's exactly-once, ordering and money checks, and latency).
 STORM_CHECKS: tuple[str, ...] = (
@@ -55,7 +55,7 @@ def make_observer(observer: Mapping[str, Any], sink_url: str | None) -> Callable
     Raises ValueError for an unknown kind or missing field, ObserverError (from
     `scenarios.observers`) for one that cannot be built.
     """
-    from scenarios import observers
+    from hookproof.scenarios import observers
 
     kind = observer.get("kind")
     if kind == "sql":
@@ -157,8 +157,8 @@ def _check_and_report(spec: StormSpec, events: Sequence[Event], indexed: list[At
                       started_at: float, stopped_at: float, partial_reason: str | None,
                       observe: Callable[[], Observation] | None, phase: Callable[[str], None]) -> RunReport:
     """Settle the receiver, run the checks over `indexed`, and make the storm's report."""
-    from scenarios.errors import ObserverError
-    from scenarios.observers import settle
+    from hookproof.scenarios.errors import ObserverError
+    from hookproof.scenarios.observers import settle
 
     object_ids = {e.object_id for e in events}
     duration_s = max(0.0, stopped_at - started_at)
@@ -209,7 +209,7 @@ def finish_storm(
     Observer failures do not raise: the scenario becomes ``error`` with the reason.
     Raises ReportWriteError when the reports cannot be written.
     """
-    from reports import render_json, write_reports
+    from hookproof.reports import render_json, write_reports
 
     phase = on_phase or (lambda _: None)
     out = Path(spec.out_dir)

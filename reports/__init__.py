@@ -13,12 +13,12 @@ import os
 import tempfile
 import pathlib
 
-from reports.errors import ReportError, ReportFormatError, ReportWriteError, SchemaVersionError
-from reports.html import render_html
-from reports.json_report import load_json, render_json
-from reports.junit import render_junit
-from reports.markdown import render_markdown
-from reports.model import (
+from hookproof.reports.errors import ReportError, ReportFormatError, ReportWriteError, SchemaVersionError
+from hookproof.reports.html import render_html
+from hookproof.reports.json_report import load_json, render_json
+from hookproof.reports.junit import render_junit
+from hookproof.reports.markdown import render_markdown
+from hookproof.reports.model import (
     SCHEMA_VERSION,
     AttemptView,
     CheckView,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from datetime import datetime, timezone
 
-from reports.model import FindingView
+from hookproof.reports.model import FindingView
 
 #: How verdicts read in every human-facing report.
 VERDICT_LABELS = {

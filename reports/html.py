@@ -17,9 +17,9 @@ from typing import Any
 
 import jinja2
 
-from reports._format import OUTCOMES, attempt_refs, one_line, plural, seconds, utc, verdict_label
-from reports.model import AttemptView, CheckView, FindingView, RunReport, ScenarioReport
-from reports.timeline import Timeline, layout_timeline
+from hookproof.reports._format import OUTCOMES, attempt_refs, one_line, plural, seconds, utc, verdict_label
+from hookproof.reports.model import AttemptView, CheckView, FindingView, RunReport, ScenarioReport
+from hookproof.reports.timeline import Timeline, layout_timeline
 
 __all__ = ["render_html"]
 
@@ -64,7 +64,7 @@ def render_html(report: RunReport) -> str:
 @functools.cache
 def _template() -> jinja2.Template:
     env = jinja2.Environment(
-        loader=jinja2.PackageLoader("reports", "templates"),
+        loader=jinja2.PackageLoader("hookproof.reports", "templates"),
         autoescape=True,
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,

@@ -19,8 +19,8 @@ import typing
 from collections.abc import Mapping
 from typing import Any, Union
 
-from reports.errors import ReportFormatError, SchemaVersionError
-from reports.model import SCHEMA_VERSION, RunReport
+from hookproof.reports.errors import ReportFormatError, SchemaVersionError
+from hookproof.reports.model import SCHEMA_VERSION, RunReport
 
 __all__ = ["load_json", "render_json"]
 

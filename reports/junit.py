@@ -22,8 +22,8 @@ import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 
-from reports._format import finding_line, one_line, utc_iso
-from reports.model import CheckView, RunReport, ScenarioReport
+from hookproof.reports._format import finding_line, one_line, utc_iso
+from hookproof.reports.model import CheckView, RunReport, ScenarioReport
 
 __all__ = ["render_junit"]
 

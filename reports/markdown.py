@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from reports._format import attempt_refs, one_line, plural, seconds, utc, verdict_label
-from reports.model import RunReport, ScenarioReport
+from hookproof.reports._format import attempt_refs, one_line, plural, seconds, utc, verdict_label
+from hookproof.reports.model import RunReport, ScenarioReport
 
 __all__ = ["render_markdown"]
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from reports._format import OUTCOMES
-from reports.model import AttemptView, EffectPoint
+from hookproof.reports._format import OUTCOMES
+from hookproof.reports.model import AttemptView, EffectPoint
 
 __all__ = ["Bar", "EffectMark", "Row", "Tick", "Timeline", "layout_timeline"]
 

@@ -16,10 +16,10 @@ from __future__ import annotations
 import math
 from typing import Sequence
 
-from scenarios.check_index import ANSWERED_NON_SUCCESS, CheckIndex, grouped_findings, history_id, index_for
-from scenarios.findings import ADVISORY, ALL_KEYS, FINDING, MAX_LISTED_ATTEMPTS, CheckResult, Finding, result_of
-from scenarios.observations import Expectations, Observation
-from simulator.delivery.history import Attempt, Outcome
+from hookproof.scenarios.check_index import ANSWERED_NON_SUCCESS, CheckIndex, grouped_findings, history_id, index_for
+from hookproof.scenarios.findings import ADVISORY, ALL_KEYS, FINDING, MAX_LISTED_ATTEMPTS, CheckResult, Finding, result_of
+from hookproof.scenarios.observations import Expectations, Observation
+from hookproof.simulator.delivery.history import Attempt, Outcome
 
 #: Fault tags (as `simulator.faults` records them) that only shape deliveries: they
 #: cannot make a correct receiver answer 5xx, so they do not excuse one.

@@ -11,10 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping, Sequence
 
-from simulator.events import Event
-from simulator.faults import FaultPlan, Mutation, applicable
-from simulator.profiles.base import Profile
-from simulator.world import World
+from hookproof.simulator.events import Event
+from hookproof.simulator.faults import FaultPlan, Mutation, applicable
+from hookproof.simulator.profiles.base import Profile
+from hookproof.simulator.world import World
 
 #: Go-live checklist items (ids are stable; reports show the titles).
 CHECKLIST: Mapping[str, str] = {

@@ -19,10 +19,10 @@ import random
 from dataclasses import dataclass, replace
 from typing import Callable, Mapping
 
-from scenarios.catalog import ChaosContext, Context, NotApplicable, Phase, Plan, Scenario, effect_events
-from simulator.events import Event
-from simulator.faults import FaultPlan
-from simulator.world import World
+from hookproof.scenarios.catalog import ChaosContext, Context, NotApplicable, Phase, Plan, Scenario, effect_events
+from hookproof.simulator.events import Event
+from hookproof.simulator.faults import FaultPlan
+from hookproof.simulator.world import World
 
 CHAOS_CHECKS = ("duplicated", "lost", "unexpected")
 

@@ -20,9 +20,9 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Iterable, Mapping, Sequence
 
-from scenarios.findings import Finding
-from scenarios.observations import Expectations, Observation
-from simulator.delivery.history import Attempt, Completion, Outcome
+from hookproof.scenarios.findings import Finding
+from hookproof.scenarios.observations import Expectations, Observation
+from hookproof.simulator.delivery.history import Attempt, Completion, Outcome
 
 #: Outcomes of an attempt that got an answer other than a success.
 ANSWERED_NON_SUCCESS = (Outcome.REJECTED, Outcome.SERVER_ERROR)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import inspect
 from typing import Callable, Iterable, Sequence
 
-from scenarios.answer_checks import (
+from hookproof.scenarios.answer_checks import (
     BENIGN_FAULT_PREFIXES,
     BENIGN_FAULT_TAGS,
     check_ack_latency,
@@ -28,8 +28,8 @@ from scenarios.answer_checks import (
     check_valid_not_rejected,
     injected_fault,
 )
-from scenarios.check_index import CheckIndex, build_index
-from scenarios.effect_checks import (
+from hookproof.scenarios.check_index import CheckIndex, build_index
+from hookproof.scenarios.effect_checks import (
     check_counter,
     check_downstream_idempotency,
     check_duplicated,
@@ -39,7 +39,7 @@ from scenarios.effect_checks import (
     check_stale,
     check_unexpected,
 )
-from scenarios.findings import (
+from hookproof.scenarios.findings import (
     ADVISORY,
     ALL_KEYS,
     FINDING,
@@ -49,8 +49,8 @@ from scenarios.findings import (
     Verdict,
     compose,
 )
-from scenarios.observations import Expectations, Observation
-from simulator.delivery.history import Attempt
+from hookproof.scenarios.observations import Expectations, Observation
+from hookproof.simulator.delivery.history import Attempt
 
 Check = Callable[..., CheckResult]
 

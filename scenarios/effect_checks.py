@@ -15,10 +15,10 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from scenarios.check_index import CheckIndex, answer_summary, grouped_findings, index_for
-from scenarios.findings import ADVISORY, FINDING, CheckResult, Finding, nothing_observed, result_of
-from scenarios.observations import Expectations, Observation
-from simulator.delivery.history import Attempt, Completion, Outcome
+from hookproof.scenarios.check_index import CheckIndex, answer_summary, grouped_findings, index_for
+from hookproof.scenarios.findings import ADVISORY, FINDING, CheckResult, Finding, nothing_observed, result_of
+from hookproof.scenarios.observations import Expectations, Observation
+from hookproof.simulator.delivery.history import Attempt, Completion, Outcome
 
 
 def check_duplicated(

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Mapping, Sequence
 
-from simulator.delivery.history import Attempt
-from simulator.events import Event
+from hookproof.simulator.delivery.history import Attempt
+from hookproof.simulator.events import Event
 
 #: Business-key prefixes of effects that move money (checked by the `counter` check).
 MONEY_PREFIXES: tuple[str, ...] = ("refund:", "credit:")

@@ -41,9 +41,9 @@ import sqlalchemy
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import URL, Engine, make_url
 
-from scenarios.errors import ObserverError
-from scenarios.observations import Effect, ObjectState, Observation
-from simulator.server.sink import EffectSink
+from hookproof.scenarios.errors import ObserverError
+from hookproof.scenarios.observations import Effect, ObjectState, Observation
+from hookproof.simulator.server.sink import EffectSink
 
 #: Largest answer an HTTP observer reads (bytes).
 DEFAULT_MAX_BYTES = 8 * 1024 * 1024

@@ -17,23 +17,25 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Sequence
 
-from reports.model import (
+from hookproof.reports.model import (
     AttemptView, CheckView, ChecklistItem, EffectPoint, FindingView, RunReport, ScenarioReport,
 )
-from scenarios.catalog import CATALOG, CHECKLIST, CHECKLIST_CHECKS, ChaosContext, Context, Hook, NotApplicable, Phase, Plan, Scenario
-from scenarios.errors import ScenarioError
-from scenarios.checks import CheckResult, Verdict, compose, run_checks
-from scenarios.observations import Effect, ObjectState, Observation, expectations_from
-from simulator.delivery import Attempt, Dispatcher, History, Target
-from simulator.events import Event
-from simulator.faults import Schedule, Step, schedule
-from simulator.profiles.base import Profile
-from simulator.world import MONEY_PREFIXES, World
+from hookproof.scenarios.catalog import CATALOG, CHECKLIST, CHECKLIST_CHECKS, ChaosContext, Context, Hook, NotApplicable, Phase, Plan, Scenario
+from hookproof.scenarios.errors import ScenarioError
+from hookproof.scenarios.checks import CheckResult, Verdict, compose, run_checks
+from hookproof.scenarios.observations import Effect, ObjectState, Observation, expectations_from
+from hookproof.simulator.delivery import Attempt, Dispatcher, History, Target
+from hookproof.simulator.events import Event
+from hookproof.simulator.faults import Schedule, Step, schedule
+import hookproof
+from hookproof.simulator.profiles.base import Profile
+from hookproof.simulator.world import MONEY_PREFIXES, World
 
 #: Called with (scenario id, index, total) when a scenario starts; for progress bars.
 Progress = Callable[[str, int, int], None]
 
-VERSION = "0.1.0"
+#: The installed hookproof version, as reports carry it (from the package metadata).
+VERSION: str = hookproof.__version__
 #: History meta key holding the run's report (report.json's document) as it stands.
 REPORT_META_KEY = "report"
 
@@ -116,7 +118,7 @@ class Runner:
 
     def checkpoint(self, report: RunReport) -> None:
         """Store `report` in the history's meta under `REPORT_META_KEY` (committed at once)."""
-        from reports import render_json
+        from hookproof.reports import render_json
 
         self.history.set_meta(REPORT_META_KEY, json.loads(render_json(report)))
 
@@ -260,7 +262,7 @@ def _lookup(scenario_id: str) -> Scenario:
     """A scenario of the catalog or of the chaos catalog. Raises KeyError."""
     if scenario_id in CATALOG:
         return CATALOG[scenario_id]
-    from scenarios.chaos import CHAOS_CATALOG
+    from hookproof.scenarios.chaos import CHAOS_CATALOG
 
     return CHAOS_CATALOG[scenario_id]
 

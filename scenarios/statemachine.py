@@ -42,13 +42,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
-from scenarios.checks import CheckResult, run_checks
-from scenarios.observations import Observation, expectations_from
-from simulator.delivery import Attempt, Dispatcher, History, Outcome, Target
-from simulator.events import Event
-from simulator.faults import Delivery, FaultPlan, Mutation, schedule
-from simulator.profiles.base import Profile
-from simulator.world import MONEY_PREFIXES, World
+from hookproof.scenarios.checks import CheckResult, run_checks
+from hookproof.scenarios.observations import Observation, expectations_from
+from hookproof.simulator.delivery import Attempt, Dispatcher, History, Outcome, Target
+from hookproof.simulator.events import Event
+from hookproof.simulator.faults import Delivery, FaultPlan, Mutation, schedule
+from hookproof.simulator.profiles.base import Profile
+from hookproof.simulator.world import MONEY_PREFIXES, World
 
 #: Version tag of the schedule file format.
 SCHEDULE_FORMAT = "hookproof-schedule/1"
@@ -72,13 +72,6 @@ REDELIVERY_MUTATIONS: tuple[str | None, ...] = (None, Mutation.RESERIALIZE.value
 ACTIONS: tuple[str, ...] = ("subscribe", "pay", "renew", "fail_renewal", "retry_invoice", "cancel", "refund")
 #: Steps that send something to the receiver (the "delivery steps" of a schedule).
 DELIVERY_OPS: frozenset[str] = frozenset({"deliver", "redeliver", "burst", "drop_response", "timeout"})
-
-
-#: Reference receivers that apply in the background after answering: seconds of stability
-#: they get to catch up before an observation counts as settled.
-BACKGROUND_RECEIVERS: Mapping[str, float] = {"inbox_queue": 0.5, "ack_before_persist": 0.5}
-#: Reference receivers whose effects are calls to the effect sink.
-SINK_RECEIVERS: frozenset[str] = frozenset({"downstream_keyed", "fresh_idempotency_key"})
 
 
 # ---- targets ----------------------------------------------------------------------------
@@ -128,82 +121,6 @@ def shared_target(target: Target, observe: Callable[[], Observation], profile: P
                          **options)
 
 
-class ReceiverPool:
-    """Fresh reference receivers on SQLite, each reused for `recycle_every` examples.
-
-    A fresh database keeps each observation small (the observer reads every row);
-    reusing one for a few examples keeps the start-up cost (~30 ms) off most examples.
-    """
-
-    def __init__(self, name: str, directory: str | os.PathLike[str] | None = None, *, recycle_every: int = 20,
-                 secrets: Sequence[str] = ("whsec_hookproof_explore",), options: Mapping[str, float] | None = None,
-                 profile: str = "stripe", provider_state: Any = None) -> None:
-        import importlib
-
-        self.module = importlib.import_module(f"examples.receivers.{name}")
-        self.name = name
-        self.directory = Path(directory) if directory is not None else Path(tempfile.mkdtemp(prefix="hookproof-explore-"))
-        self.recycle_every = max(1, recycle_every)
-        self.secrets = tuple(secrets)
-        self.options = dict(options or {})
-        self.profile = profile
-        #: receivers whose effects are calls to the effect sink are observed there
-        self.provider_state = provider_state if name in SINK_RECEIVERS else None
-        if name in SINK_RECEIVERS and provider_state is None:
-            raise ValueError(f"{name} performs its effects through the sink: pass the provider_state")
-        self._count = itertools.count()
-        self._current: tuple[Any, Prepared] | None = None
-        self._uses = 0
-
-    def open(self) -> Prepared:
-        """The receiver for the next example (a new one every `recycle_every` examples)."""
-        if self._current is None or self._uses >= self.recycle_every:
-            self.close()
-            self._current = self._make()
-            self._uses = 0
-        self._uses += 1
-        return self._current[1]
-
-    def _make(self) -> tuple[Any, Prepared]:
-        from examples.receivers.common.config import ReceiverConfig
-        from examples.receivers.common.web import receiver_of
-        from scenarios.runner import observation_from_json
-        from simulator.server.state import DEFAULT_API_KEY
-
-        path = self.directory / f"{self.name}-{next(self._count)}.db"
-        config = ReceiverConfig(db_url=f"sqlite:///{path}", profile=self.profile, secrets=self.secrets,
-                                api_base=PROVIDER_API_BASE, api_key=DEFAULT_API_KEY,
-                                sink_url=PROVIDER_API_BASE, options=self.options)
-        app = self.module.create_app(config)
-        receiver = receiver_of(app)
-        if self.provider_state is None:
-            return receiver, Prepared(Target(app=app), lambda: observation_from_json(receiver.observe(), time.time()))
-        from scenarios.observers import SinkObserver
-
-        sink = SinkObserver(self.provider_state.sink)
-
-        def observe() -> Observation:
-            states = observation_from_json(receiver.observe(), time.time()).states
-            return Observation(time.time(), sink.observe().effects, states)
-
-        return receiver, Prepared(Target(app=app), observe)
-
-    def close(self) -> None:
-        """Stop the current receiver (its worker, its engine)."""
-        if self._current is not None:
-            self._current[0].close()
-            self._current = None
-
-    def target(self, **options: Any) -> ExploreTarget:
-        """This pool as an ExploreTarget."""
-        from simulator.profiles import get_profile
-
-        if self.name in BACKGROUND_RECEIVERS:
-            options.setdefault("settle_window_s", BACKGROUND_RECEIVERS[self.name])
-        return ExploreTarget(profile=get_profile(self.profile), secrets=self.secrets, open=self.open,
-                             describe=f"in-process reference receiver {self.name}", **options)
-
-
 # ---- the provider API for in-process receivers --------------------------------------------
 
 def _bridge(app: Any) -> Callable[[Any], Any]:
@@ -247,7 +164,7 @@ def provider_api(state: Any, base_url: str = PROVIDER_API_BASE) -> Iterator[Any]
     import respx
     from urllib.parse import urlsplit
 
-    from simulator.server.app import create_app
+    from hookproof.simulator.server.app import create_app
 
     host = urlsplit(base_url).hostname
     with respx.mock(assert_all_called=False, assert_all_mocked=True) as router:
@@ -393,7 +310,7 @@ def load_schedule(path: str | os.PathLike[str], seed: int | None = None) -> tupl
     read, ScheduleError (one line, naming a bad step's number and op) when it is not a
     replayable schedule.
     """
-    from simulator.errors import WorldError
+    from hookproof.simulator.errors import WorldError
 
     bad = ScheduleError
     try:
@@ -516,7 +433,7 @@ def legal_actions(world: World) -> list[tuple[str, int | None]]:
 
 def apply_action(world: World, action: str, index: int | None) -> None:
     """Perform one lifecycle operation (raises WorldError when it is not legal)."""
-    from simulator.errors import WorldError
+    from hookproof.simulator.errors import WorldError
 
     def nth(object_type: str) -> str:
         ids = world.objects(object_type)
@@ -899,7 +816,7 @@ def explore(target: ExploreTarget, *, max_examples: int = 100, seed: int | None 
     from hypothesis import seed as hypothesis_seed
     from hypothesis.stateful import run_state_machine_as_test
 
-    from simulator.server.state import ServerState
+    from hookproof.simulator.server.state import ServerState
 
     world_seed = seed if seed is not None else int.from_bytes(os.urandom(3), "big")
     failures: list[Failure] = []
@@ -973,7 +890,7 @@ class _Counter:
 def replay(target: ExploreTarget, steps: Sequence[Step], seed: int, *, provider_state: Any = None,
            route_provider_api: bool = True, on_step: Callable[[Step, str], None] | None = None) -> Failure | None:
     """Run a saved schedule once, deterministically, with the same checks; the finding or None."""
-    from simulator.server.state import ServerState
+    from hookproof.simulator.server.state import ServerState
 
     import contextlib
 
@@ -1017,7 +934,7 @@ def burst_hit_rate(target: ExploreTarget, *, repeats: int = 20, copies: int = 8,
     amplification over real sockets for URLs); count the runs that applied it twice,
     and the copies sent and acknowledged. `on_run(done)` hears of each finished run.
     """
-    from simulator.server.state import ServerState
+    from hookproof.simulator.server.state import ServerState
 
     state = provider_state if provider_state is not None else ServerState()
     result = HitRate(0, repeats, copies)
@@ -1062,7 +979,6 @@ __all__ = [
     "HitRate",
     "PROVIDER_API_BASE",
     "Prepared",
-    "ReceiverPool",
     "SCHEDULE_FORMAT",
     "Session",
     "Step",

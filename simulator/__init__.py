@@ -4,7 +4,7 @@ Import from the subpackages (`simulator.profiles`, `simulator.world`, `simulator
 `simulator.delivery`, `simulator.server`); this package re-exports the errors.
 """
 
-from simulator.errors import (
+from hookproof.simulator.errors import (
     DeliveryError, FaultPlanError, ProfileError, SecretError, SimulatorError, TargetError, WorldError,
 )
 

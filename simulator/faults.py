@@ -15,9 +15,9 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Literal, Sequence
 
-from simulator.errors import FaultPlanError
-from simulator.events import Event
-from simulator.profiles.base import Profile
+from hookproof.simulator.errors import FaultPlanError
+from hookproof.simulator.events import Event
+from hookproof.simulator.profiles.base import Profile
 
 
 class Mutation(StrEnum):

@@ -17,8 +17,8 @@ from typing import Any
 
 import uvicorn
 
-from simulator.delivery.transports import is_asgi
-from simulator.errors import SimulatorError
+from hookproof.simulator.delivery.transports import is_asgi
+from hookproof.simulator.errors import SimulatorError
 
 
 def free_port(host: str = "127.0.0.1") -> int:

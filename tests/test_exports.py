@@ -8,8 +8,8 @@ import inspect
 
 import pytest
 
-PACKAGES = ["simulator", "simulator.profiles", "simulator.world", "simulator.delivery", "simulator.server",
-            "scenarios", "reports"]
+PACKAGES = ["hookproof.simulator", "hookproof.simulator.profiles", "hookproof.simulator.world",
+            "hookproof.simulator.delivery", "hookproof.simulator.server", "hookproof.scenarios", "hookproof.reports"]
 
 
 @pytest.mark.parametrize("name", PACKAGES)
@@ -24,12 +24,12 @@ def test_all_is_sorted_and_resolves(name: str) -> None:
 @pytest.mark.parametrize("name", PACKAGES)
 def test_all_lists_every_public_member(name: str) -> None:
     module = importlib.import_module(name)
-    root = name.split(".")[0]
+    root = ".".join(name.split(".")[:2])  # hookproof.simulator for hookproof.simulator.profiles
     public = {
         attr for attr, value in vars(module).items()
         if not attr.startswith("_")
         and (inspect.isclass(value) or inspect.isfunction(value))
-        and getattr(value, "__module__", "").split(".")[0] == root
+        and ".".join(getattr(value, "__module__", "").split(".")[:2]) == root
     }
     missing = public - set(module.__all__)
     assert not missing, f"{name} exposes {sorted(missing)} without listing them in __all__"

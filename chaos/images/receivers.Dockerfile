@@ -26,7 +26,7 @@ RUN cd /opt/hookproof/build \
     && if [ -s ca.crt ]; then export PIP_CERT="$PWD/ca.crt"; fi \
     && pip install -q --no-deps --no-build-isolation /opt/hookproof/src \
     && rm -rf /opt/hookproof/src/build /opt/hookproof/src/*.egg-info \
-    && python -c "import simulator, httpx"
+    && python -c "import hookproof.simulator, httpx"
 
 WORKDIR /opt/hookproof
 CMD ["python"]

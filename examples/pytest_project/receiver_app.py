@@ -11,8 +11,8 @@ import tempfile
 from typing import Any
 
 from examples.receivers import inbox_sync
-from examples.receivers.common.config import ReceiverConfig
-from examples.receivers.common.web import receiver_of
+from hookproof.receivers.config import ReceiverConfig
+from hookproof.receivers.web import receiver_of
 
 #: The endpoint secret the tests sign with (a test-only value).
 SECRET = "whsec_pytest_project_test_only"

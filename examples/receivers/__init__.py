@@ -8,6 +8,7 @@ See README.md for what each one does, its consequence and the scenario that expo
 from __future__ import annotations
 
 import importlib
+from pathlib import Path
 from typing import Any
 
 #: Receivers that hold the contract (one per strategy the field recommends).
@@ -37,6 +38,12 @@ BROKEN: tuple[str, ...] = (
 #: Every receiver module name.
 RECEIVERS: tuple[str, ...] = tuple(sorted(CORRECT + BROKEN))
 
+#: Receivers whose effect is a call to the effect sink (observed there, not in their tables).
+SINK: tuple[str, ...] = ("downstream_keyed", "fresh_idempotency_key")
+
+#: The folder `python -m examples.receivers.<name>` runs from.
+PROJECT_ROOT = Path(__file__).resolve().parent.parent.parent
+
 
 def load(name: str) -> Any:
     """The module ``examples.receivers.<name>``; raises ValueError for an unknown name."""
@@ -45,4 +52,14 @@ def load(name: str) -> Any:
     return importlib.import_module(f"examples.receivers.{name}")
 
 
-__all__ = ["BROKEN", "CORRECT", "RECEIVERS", "load"]
+def config(name: str, db_dir: Path, secret: str, **options: Any) -> Any:
+    """A certify config that starts `examples.receivers.<name>` (see `hookproof.demo.receiver_config`)."""
+    from hookproof.demo import receiver_config
+
+    if name not in RECEIVERS:
+        raise ValueError(f"unknown receiver {name!r} (known: {', '.join(RECEIVERS)})")
+    return receiver_config(name, db_dir, secret, module=f"examples.receivers.{name}", through_sink=name in SINK,
+                           cwd=PROJECT_ROOT, **options)
+
+
+__all__ = ["BROKEN", "CORRECT", "PROJECT_ROOT", "RECEIVERS", "SINK", "config", "load"]

@@ -16,8 +16,8 @@ import threading
 import time
 from typing import Any
 
-from examples.receivers.common import ReceiverConfig, Reply, WebhookEvent, make_app, run_cli
-from examples.receivers.inbox_sync import InboxSync
+from hookproof.receivers import ReceiverConfig, Reply, WebhookEvent, make_app, run_cli
+from hookproof.receivers.inbox_sync import InboxSync
 
 log = logging.getLogger(__name__)
 

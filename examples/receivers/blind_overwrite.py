@@ -12,8 +12,8 @@ from typing import Any
 
 from sqlalchemy.engine import Connection
 
-from examples.receivers.common import ReceiverConfig, StateChange, WebhookEvent, make_app, run_cli
-from examples.receivers.inbox_sync import InboxSync
+from hookproof.receivers import ReceiverConfig, StateChange, WebhookEvent, make_app, run_cli
+from hookproof.receivers.inbox_sync import InboxSync
 
 
 class BlindOverwrite(InboxSync):

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from examples.receivers.common import ReceiverConfig, Reply, WebhookEvent, make_app, run_cli
-from examples.receivers.inbox_sync import InboxSync
+from hookproof.receivers import ReceiverConfig, Reply, WebhookEvent, make_app, run_cli
+from hookproof.receivers.inbox_sync import InboxSync
 
 
 class ConflictOnDuplicate(InboxSync):

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from examples.receivers.common import OK, Effect, Receiver, ReceiverConfig, Reply, WebhookEvent, make_app, run_cli
-from examples.receivers.common.sink import SinkClient, SinkError, with_retries
+from hookproof.receivers import OK, Effect, Receiver, ReceiverConfig, Reply, WebhookEvent, make_app, run_cli
+from hookproof.receivers.sink import SinkClient, SinkError, with_retries
 
 
 class DownstreamKeyed(Receiver):

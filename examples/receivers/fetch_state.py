@@ -22,9 +22,9 @@ from typing import Any, Callable, Mapping
 
 import httpx
 
-from examples.receivers.common import (OK, Receiver, ReceiverConfig, Reply, StateChange, WebhookEvent, handles,
+from hookproof.receivers import (OK, Receiver, ReceiverConfig, Reply, StateChange, WebhookEvent, handles,
                                        make_app, run_cli)
-from examples.receivers.common.profiles import StripeVerifier
+from hookproof.receivers.profiles import StripeVerifier
 
 #: Event type -> (API collection of its object, "does the current object confirm the effect?").
 CONFIRM: Mapping[str, tuple[str, Callable[[Mapping[str, Any]], bool]]] = {

@@ -11,8 +11,8 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from examples.receivers.common import Effect, ReceiverConfig, make_app, run_cli
-from examples.receivers.common.sink import with_retries
+from hookproof.receivers import Effect, ReceiverConfig, make_app, run_cli
+from hookproof.receivers.sink import with_retries
 from examples.receivers.downstream_keyed import DownstreamKeyed
 
 

@@ -23,9 +23,9 @@ from typing import Any
 from sqlalchemy import and_, or_, select, update
 from sqlalchemy.engine import Row
 
-from examples.receivers.common import (Receiver, ReceiverConfig, Reply, TRANSIENT_DB_ERRORS, WebhookEvent, make_app,
+from hookproof.receivers import (Receiver, ReceiverConfig, Reply, TRANSIENT_DB_ERRORS, WebhookEvent, make_app,
                                        run_cli)
-from examples.receivers.common.db import inbox
+from hookproof.receivers.db import inbox
 
 log = logging.getLogger(__name__)
 

@@ -1,65 +1,8 @@
-"""inbox_sync: dedupe by event id and apply the effect in the same transaction.
+"""inbox_sync: shipped with hookproof (the demo runs it) as `hookproof.receivers.inbox_sync`; see its docstring."""
 
-The field's standard answer to at-least-once delivery. One transaction does three
-things: insert the event id into ``processed_events`` (UNIQUE; ``ON CONFLICT DO NOTHING``),
-apply the effect, and write the subscription state only when the object's version is
-newer than the stored one. A duplicate finds its id taken and answers 200 with no
-effect; a concurrent duplicate waits for the winner's transaction (PostgreSQL's unique
-index, SQLite's ``BEGIN IMMEDIATE``), so it can never apply twice. A crash before the
-commit leaves nothing behind, so the provider's retry applies the event once.
-"""
+from hookproof.receivers.inbox_sync import app_from_env, create_app, main
 
-from __future__ import annotations
-
-from typing import Any
-
-from sqlalchemy.engine import Connection
-
-from examples.receivers.common import (OK, Receiver, ReceiverConfig, Reply, StateChange, WebhookEvent, make_app,
-                                       run_cli)
-
-
-class InboxSync(Receiver):
-    """Processed-events table + effect in one transaction; versioned state."""
-
-    name = "inbox_sync"
-    framework = "fastapi"
-
-    def process(self, event: WebhookEvent) -> Reply:
-        effect, state = self.effect_of(event), self.state_of(event)
-        if effect is None and state is None:
-            return Reply(200, {"ignored": event.type})
-        with self.store.transaction() as conn:
-            if not self.store.claim(conn, self.dedupe_key(event), event.id):
-                return self.duplicate_reply(event)
-            if effect is not None:
-                self.store.apply_effect(conn, effect, event.id)
-            if state is not None:
-                self.save_state(conn, event, state)
-        return OK
-
-    def dedupe_key(self, event: WebhookEvent) -> str:
-        """What makes two deliveries "the same": the provider's event id."""
-        return event.id
-
-    def duplicate_reply(self, event: WebhookEvent) -> Reply:
-        """A duplicate was delivered successfully before: acknowledge it again."""
-        return Reply(200, {"duplicate": event.id})
-
-    def save_state(self, conn: Connection, event: WebhookEvent, state: StateChange) -> None:
-        """Keep the newest version: an older snapshot arriving late is ignored."""
-        self.store.write_state(conn, state, only_newer=True, event_created=event.created)
-
-
-def create_app(config: ReceiverConfig) -> Any:
-    """The FastAPI app of this receiver."""
-    return make_app(InboxSync(config))
-
-
-def app_from_env() -> Any:
-    """The app configured from environment variables (``uvicorn --factory …:app_from_env``)."""
-    return create_app(ReceiverConfig.from_env())
-
+__all__ = ["app_from_env", "create_app", "main"]
 
 if __name__ == "__main__":
-    run_cli(create_app, InboxSync.name)
+    main()

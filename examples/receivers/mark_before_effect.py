@@ -16,7 +16,7 @@ import threading
 from collections import Counter
 from typing import Any
 
-from examples.receivers.common import (OK, Effect, Receiver, ReceiverConfig, Reply, Store, WebhookEvent, make_app,
+from hookproof.receivers import (OK, Effect, Receiver, ReceiverConfig, Reply, Store, WebhookEvent, make_app,
                                        run_cli)
 
 

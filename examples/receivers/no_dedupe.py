@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from examples.receivers.common import OK, Receiver, ReceiverConfig, Reply, WebhookEvent, make_app, run_cli
+from hookproof.receivers import OK, Receiver, ReceiverConfig, Reply, WebhookEvent, make_app, run_cli
 
 
 class NoDedupe(Receiver):

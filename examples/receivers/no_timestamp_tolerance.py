@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from examples.receivers.common import ReceiverConfig, WebhookEvent, make_app, run_cli
-from examples.receivers.inbox_sync import InboxSync
+from hookproof.receivers import ReceiverConfig, WebhookEvent, make_app, run_cli
+from hookproof.receivers.inbox_sync import InboxSync
 
 
 class NoTimestampTolerance(InboxSync):

@@ -13,8 +13,8 @@ from __future__ import annotations
 import json
 from typing import Any, Mapping
 
-from examples.receivers.common import ReceiverConfig, SignatureError, WebhookEvent, make_app, run_cli
-from examples.receivers.inbox_sync import InboxSync
+from hookproof.receivers import ReceiverConfig, SignatureError, WebhookEvent, make_app, run_cli
+from hookproof.receivers.inbox_sync import InboxSync
 
 
 class ReserializeBeforeVerify(InboxSync):

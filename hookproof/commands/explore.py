@@ -26,8 +26,8 @@ import typer
 
 if TYPE_CHECKING:
     from hookproof.config import Config
-    from reports.model import RunReport, ScenarioReport
-    from scenarios.statemachine import ExploreResult, ExploreTarget, Failure, HitRate
+    from hookproof.reports.model import RunReport, ScenarioReport
+    from hookproof.scenarios.statemachine import ExploreResult, ExploreTarget, Failure, HitRate
 
 #: File name of the shrunk failing schedule in the report directory.
 SCHEDULE_FILE = "failing-schedule.json"
@@ -67,9 +67,9 @@ def explore_target(cfg: "Config") -> Iterator[tuple["ExploreTarget", Any]]:
     (ConfigError naming it, as certify). Yields (target, provider state).
     """
     from hookproof.certify import check_reachable, make_observer, make_target, provider_server, receiver_process
-    from scenarios.statemachine import PROVIDER_API_BASE, shared_target
-    from simulator.profiles import get_profile
-    from simulator.server.state import ServerState
+    from hookproof.scenarios.statemachine import PROVIDER_API_BASE, shared_target
+    from hookproof.simulator.profiles import get_profile
+    from hookproof.simulator.server.state import ServerState
 
     secrets = cfg.target.secrets(cfg.base_dir)
     profile = get_profile(cfg.target.profile)
@@ -95,7 +95,7 @@ def write_explore_reports(report: "RunReport", out_dir: Path) -> dict[str, Path]
     Explore writes no history, and `hookproof report --history` would otherwise render
     that older run's report as if it were this one.
     """
-    from reports import write_reports
+    from hookproof.reports import write_reports
 
     for name in HISTORY_FILES:
         (out_dir / name).unlink(missing_ok=True)
@@ -123,8 +123,8 @@ def write_interrupted_report(out_dir: Path, started: float, cfg: "Config | None"
     """
     from dataclasses import replace
 
-    from reports.model import RunReport, ScenarioReport
-    from scenarios.runner import VERSION, checklist
+    from hookproof.reports.model import RunReport, ScenarioReport
+    from hookproof.scenarios.runner import VERSION, checklist
 
     scenario = ScenarioReport(MACHINE_ID, "State machine over delivery schedules",
                               "The search was interrupted before it finished; nothing is certified.", "unknown",
@@ -151,7 +151,7 @@ def run_explore(cfg: "Config", *, out_dir: Path, max_examples: int = 100, seed: 
     ConfigError when nothing listens at `target.url`.
     """
     from hookproof.certify import check_loopback
-    from scenarios.statemachine import NOTHING_ACKNOWLEDGED, burst_hit_rate, explore, format_steps, write_schedule
+    from hookproof.scenarios.statemachine import NOTHING_ACKNOWLEDGED, burst_hit_rate, explore, format_steps, write_schedule
 
     check_loopback(cfg, allow_remote, command="explore", sends="concurrent duplicate bursts")
     report_progress = progress or (lambda phase, done, total: None)
@@ -204,9 +204,9 @@ def machine_report(result: "ExploreResult", target: str) -> "ScenarioReport":
     A finding fails it; a search in which the receiver acknowledged no valid delivery
     proves nothing (silence is not a pass): the verdict is unknown.
     """
-    from reports.model import ScenarioReport
-    from scenarios.runner import attempt_view, check_view
-    from scenarios.statemachine import NOTHING_ACKNOWLEDGED
+    from hookproof.reports.model import ScenarioReport
+    from hookproof.scenarios.runner import attempt_view, check_view
+    from hookproof.scenarios.statemachine import NOTHING_ACKNOWLEDGED
 
     failure: Failure | None = result.failure
     description = (f"Hypothesis state machine over delivery schedules: {result.examples} example(s), "
@@ -219,7 +219,7 @@ def machine_report(result: "ExploreResult", target: str) -> "ScenarioReport":
     if failure is None:
         return ScenarioReport(MACHINE_ID, "State machine over delivery schedules", description, "pass", checklist,
                               duration_s=result.duration_s)
-    from scenarios.statemachine import format_steps
+    from hookproof.scenarios.statemachine import format_steps
 
     reason = "shrunk schedule: " + "; ".join(format_steps(failure.steps, failure.event_types))
     return ScenarioReport(
@@ -236,7 +236,7 @@ def burst_report(hit: "HitRate") -> "ScenarioReport":
     A double application fails it; bursts of which the receiver acknowledged no copy
     prove nothing (silence is not a pass): the verdict is unknown.
     """
-    from reports.model import CheckView, FindingView, ScenarioReport
+    from hookproof.reports.model import CheckView, FindingView, ScenarioReport
 
     stats = {"hits": hit.hits, "repeats": hit.repeats, "copies": hit.copies, "rate": round(hit.rate, 4),
              "seeds": list(hit.seeds), "attempts": hit.attempts, "acked": hit.acked}
@@ -260,8 +260,8 @@ def burst_report(hit: "HitRate") -> "ScenarioReport":
 
 
 def run_report(cfg: "Config", target: str, seed: int, started: float, scenarios: list["ScenarioReport"]) -> "RunReport":
-    from reports.model import RunReport
-    from scenarios.runner import VERSION, checklist
+    from hookproof.reports.model import RunReport
+    from hookproof.scenarios.runner import VERSION, checklist
 
     verdicts = {s.verdict for s in scenarios}
     verdict = "fail" if verdicts & {"fail", "error"} else "unknown" if "unknown" in verdicts else "pass"
@@ -297,10 +297,10 @@ def register(app: typer.Typer) -> None:
         """Search delivery schedules with a state machine; shrink a failure to the smallest schedule."""
         from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-        from chaos.errors import ChaosError
+        from hookproof.chaos.errors import ChaosError
         from hookproof.cli import _load, _located, console, err_console, fail, print_report
         from hookproof.errors import HookproofError
-        from simulator.errors import SimulatorError
+        from hookproof.simulator.errors import SimulatorError
 
         interrupted: list[int] = []
 

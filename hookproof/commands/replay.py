@@ -15,14 +15,14 @@ from typing import TYPE_CHECKING, Annotated, Any, Optional
 import typer
 
 if TYPE_CHECKING:
-    from scenarios.statemachine import Step
+    from hookproof.scenarios.statemachine import Step
 
 
 def read_schedule(path: Path, seed: Optional[int] = None) -> tuple[int, list["Step"], dict[str, Any]]:
     """`scenarios.statemachine.load_schedule` for the command line: (seed, steps,
     document), or UsageError with one line naming the file (and a bad step)."""
     from hookproof.errors import UsageError
-    from scenarios.statemachine import ScheduleError, load_schedule
+    from hookproof.scenarios.statemachine import ScheduleError, load_schedule
 
     try:
         return load_schedule(path, seed)
@@ -36,7 +36,7 @@ def replay_lines(config: Path, schedule: Path, *, seed: Optional[int] = None) ->
     """Replay `schedule` against the target of `config`; (printed lines, finding reproduced)."""
     from hookproof.cli import _load
     from hookproof.commands.explore import explore_target
-    from scenarios.statemachine import format_step, replay
+    from hookproof.scenarios.statemachine import format_step, replay
 
     run_seed, steps, doc = read_schedule(schedule, seed)
     cfg = _load(config)
@@ -73,10 +73,10 @@ def register(app: typer.Typer) -> None:
         seed: Annotated[Optional[int], typer.Option("--seed", help="Override the schedule's seed.")] = None,
     ) -> None:
         """Replay a saved failing schedule against the target and print the finding."""
-        from chaos.errors import ChaosError
+        from hookproof.chaos.errors import ChaosError
         from hookproof.cli import console, fail
         from hookproof.errors import HookproofError
-        from simulator.errors import SimulatorError
+        from hookproof.simulator.errors import SimulatorError
 
         try:
             lines, found = replay_lines(config, schedule, seed=seed)

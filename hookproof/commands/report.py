@@ -27,8 +27,8 @@ def report(
 ) -> None:
     """Re-render the reports (JSON, JUnit XML, Markdown, HTML) from a saved history."""
     from hookproof.cli import console, fail
-    from reports import ReportError, load_json, write_reports
-    from scenarios.runner import REPORT_META_KEY
+    from hookproof.reports import ReportError, load_json, write_reports
+    from hookproof.scenarios.runner import REPORT_META_KEY
 
     if not history.is_file():
         raise fail(f"--history: no history file at {history}")

@@ -36,7 +36,7 @@ import typer
 
 if TYPE_CHECKING:
     from hookproof.config import Config
-    from loadtests.spec import StormSpec
+    from hookproof.loadtests.spec import StormSpec
 
 #: Seconds to wait for the Locust master to start and its workers to connect.
 STARTUP_S = 60.0
@@ -61,15 +61,17 @@ def parse_duration(text: str) -> float:
 
 
 def locustfile() -> Path:
-    """The storm's locustfile (inside the installed `loadtests` package)."""
-    import loadtests
+    """The storm's locustfile (inside the installed `hookproof.loadtests` package)."""
+    from hookproof import loadtests
 
     return Path(loadtests.__file__).resolve().parent / "locustfile.py"
 
 
 def _pythonpath() -> str:
-    """PYTHONPATH for the Locust processes: the directory holding `loadtests` first."""
-    root = str(locustfile().parent.parent)
+    """PYTHONPATH for the Locust processes: the directory holding the `hookproof` package first."""
+    import hookproof
+
+    root = str(Path(hookproof.__file__).resolve().parent.parent)
     rest = os.environ.get("PYTHONPATH")
     return root + (os.pathsep + rest if rest else "")
 
@@ -79,8 +81,8 @@ def build_spec(config: "Config", *, users: int, rate: float, duration_s: float, 
                progress_path: Path | None, max_in_flight: int = 64) -> "StormSpec":
     """The storm spec from the config and the flags (no secret). Raises UsageError for bad values."""
     from hookproof.errors import UsageError
-    from loadtests.spec import SpecError, StormSpec
-    from simulator.profiles import get_profile
+    from hookproof.loadtests.spec import SpecError, StormSpec
+    from hookproof.simulator.profiles import get_profile
 
     profile = get_profile(config.target.profile)
     seed = config.run.seed if config.run.seed is not None else random.SystemRandom().randrange(1, 2**31)
@@ -118,7 +120,7 @@ def worker_command(master_host: str, port: int) -> list[str]:
 
 
 def _free_port() -> int:
-    from simulator.serving import free_port
+    from hookproof.simulator.serving import free_port
 
     return int(free_port())
 
@@ -173,7 +175,7 @@ def run_storm(spec: "StormSpec", secrets: list[str], *, workers: int, spawn_rate
     """
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from loadtests.spec import SECRETS_ENV, SPEC_ENV, secrets_to_env
+    from hookproof.loadtests.spec import SECRETS_ENV, SPEC_ENV, secrets_to_env
 
     port = _free_port() if workers > 0 else 0
     with tempfile.TemporaryDirectory(prefix="hookproof-storm-") as tmp:
@@ -255,13 +257,13 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Storm the receiver with Locust (signed, duplicated, reordered events), then run certify's checks;
         exit 0 all checks valid, 1 findings, 2 usage/config error."""
-        from chaos.errors import ChaosError
+        from hookproof.chaos.errors import ChaosError
         from hookproof.certify import check_reachable, provider_server, receiver_process
         from hookproof.cli import _load, console, err_console, fail, print_report
         from hookproof.errors import HookproofError, UsageError
-        from reports import REPORT_FILES, load_json
-        from simulator.delivery import Target
-        from simulator.errors import SimulatorError
+        from hookproof.reports import REPORT_FILES, load_json
+        from hookproof.simulator.delivery import Target
+        from hookproof.simulator.errors import SimulatorError
 
         interrupted: list[int] = []
 

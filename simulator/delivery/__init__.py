@@ -1,8 +1,8 @@
 """Delivery: the at-least-once dispatcher, its transports, race bursts, and the history."""
 
-from simulator.delivery.dispatcher import READ_CAP_BYTES, TIME_SCALE, DeliveryResult, Dispatcher
-from simulator.delivery.history import Attempt, Completion, FaultOp, History, Outcome, completion_for, load_history
-from simulator.delivery.transports import Target, make_client, url_problem
+from hookproof.simulator.delivery.dispatcher import READ_CAP_BYTES, TIME_SCALE, DeliveryResult, Dispatcher
+from hookproof.simulator.delivery.history import Attempt, Completion, FaultOp, History, Outcome, completion_for, load_history
+from hookproof.simulator.delivery.transports import Target, make_client, url_problem
 
 __all__ = [
     "Attempt",

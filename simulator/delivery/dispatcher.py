@@ -26,13 +26,13 @@ from typing import AsyncIterable, Callable, Mapping, Sequence
 
 import httpx
 
-from simulator.delivery.history import Attempt, History, Outcome, RESPONSE_EXCERPT_BYTES, completion_for
-from simulator.delivery.mutations import AttemptRequest, build_attempt
-from simulator.delivery.aiohttp_transport import AiohttpTransport
-from simulator.delivery.deadlines import Deadline, Deadlines
-from simulator.delivery.transports import Target, make_client
-from simulator.faults import Delivery, Schedule, is_valid
-from simulator.profiles.base import Profile, SignedRequest
+from hookproof.simulator.delivery.history import Attempt, History, Outcome, RESPONSE_EXCERPT_BYTES, completion_for
+from hookproof.simulator.delivery.mutations import AttemptRequest, build_attempt
+from hookproof.simulator.delivery.aiohttp_transport import AiohttpTransport
+from hookproof.simulator.delivery.deadlines import Deadline, Deadlines
+from hookproof.simulator.delivery.transports import Target, make_client
+from hookproof.simulator.faults import Delivery, Schedule, is_valid
+from hookproof.simulator.profiles.base import Profile, SignedRequest
 
 #: Default cap on an answer body, in bytes (the rest is not read).
 READ_CAP_BYTES = 64 * 1024
@@ -200,7 +200,7 @@ class Dispatcher:
         return delay * self.time_scale
 
     async def _race(self, deliveries: Sequence[Delivery]) -> list[DeliveryResult]:
-        from simulator.delivery.race import RaceRequest, race
+        from hookproof.simulator.delivery.race import RaceRequest, race
 
         now = self.clock()
         built = [build_attempt(self.profile, d.event, self._secrets, d.mutations(1), now=int(now), attempt=1,

@@ -6,9 +6,9 @@ import json
 from dataclasses import dataclass, replace
 from typing import Any, Sequence
 
-from simulator.events import Event
-from simulator.faults import Mutation
-from simulator.profiles.base import Envelope, Profile, SignedRequest
+from hookproof.simulator.events import Event
+from hookproof.simulator.faults import Mutation
+from hookproof.simulator.profiles.base import Envelope, Profile, SignedRequest
 
 #: Size an oversized body is padded to, in bytes.
 OVERSIZE_BYTES = 3 * 1024 * 1024

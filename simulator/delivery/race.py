@@ -76,7 +76,7 @@ import h2.events
 import h2.exceptions
 import h2.settings
 
-from simulator.errors import TargetError
+from hookproof.simulator.errors import TargetError
 
 __all__ = [
     "RaceMode",

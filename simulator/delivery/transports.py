@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from simulator.errors import TargetError
+from hookproof.simulator.errors import TargetError
 
 #: Base URL given to in-process apps (never resolved; httpx routes it to the app).
 IN_PROCESS_BASE = "http://receiver.test"
@@ -139,7 +139,7 @@ def make_client(target: Target, *, connect_timeout_s: float = 5.0, max_connectio
     """
     timeout = httpx.Timeout(30.0, connect=connect_timeout_s)
     if target.app is None:
-        from simulator.delivery.aiohttp_transport import AiohttpTransport
+        from hookproof.simulator.delivery.aiohttp_transport import AiohttpTransport
 
         return httpx.AsyncClient(transport=AiohttpTransport(max_connections=max_connections), timeout=timeout,
                                  follow_redirects=False, trust_env=False)

@@ -8,15 +8,15 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from simulator.errors import ProfileError
-from simulator.profiles.base import Envelope, Profile, SignedRequest, Tolerance, canonical_json
-from simulator.profiles.generic_hmac import GenericHmacProfile, GenericHmacSettings
-from simulator.profiles.github import GitHubProfile
-from simulator.profiles.mercadopago import MercadoPagoProfile
-from simulator.profiles.paddle import PaddleProfile
-from simulator.profiles.shopify import ShopifyProfile
-from simulator.profiles.standard_webhooks import StandardWebhooksProfile, SvixProfile
-from simulator.profiles.stripe import STRIPE_EVENT_TYPES, StripeProfile
+from hookproof.simulator.errors import ProfileError
+from hookproof.simulator.profiles.base import Envelope, Profile, SignedRequest, Tolerance, canonical_json
+from hookproof.simulator.profiles.generic_hmac import GenericHmacProfile, GenericHmacSettings
+from hookproof.simulator.profiles.github import GitHubProfile
+from hookproof.simulator.profiles.mercadopago import MercadoPagoProfile
+from hookproof.simulator.profiles.paddle import PaddleProfile
+from hookproof.simulator.profiles.shopify import ShopifyProfile
+from hookproof.simulator.profiles.standard_webhooks import StandardWebhooksProfile, SvixProfile
+from hookproof.simulator.profiles.stripe import STRIPE_EVENT_TYPES, StripeProfile
 
 _REGISTRY: dict[str, type[Profile]] = {
     profile.name: profile

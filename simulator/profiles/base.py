@@ -14,8 +14,8 @@ from typing import Any, ClassVar, Mapping, Sequence
 
 import orjson
 
-from simulator.errors import SecretError
-from simulator.events import Event
+from hookproof.simulator.errors import SecretError
+from hookproof.simulator.events import Event
 
 
 @dataclass(frozen=True)

@@ -22,10 +22,10 @@ from typing import Any, Literal, Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from simulator.errors import ProfileError
-from simulator.events import Event
-from simulator.profiles.base import Envelope, Profile, Tolerance, canonical_json, require_secrets
-from simulator.profiles.stripe import STRIPE_EVENT_TYPES
+from hookproof.simulator.errors import ProfileError
+from hookproof.simulator.events import Event
+from hookproof.simulator.profiles.base import Envelope, Profile, Tolerance, canonical_json, require_secrets
+from hookproof.simulator.profiles.stripe import STRIPE_EVENT_TYPES
 
 _TOKEN = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")  # RFC 9110 header field name
 _PLACEHOLDERS = frozenset({"id", "timestamp", "body"})

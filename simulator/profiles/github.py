@@ -16,10 +16,10 @@ import hmac
 import random
 from typing import Any, ClassVar, Mapping, Sequence
 
-from simulator.events import Event
-from simulator.profiles.base import Envelope, Profile, canonical_json, require_secrets
-from simulator.profiles.formats import derived_int, derived_uuid
-from simulator.profiles.stripe import STRIPE_EVENT_TYPES
+from hookproof.simulator.events import Event
+from hookproof.simulator.profiles.base import Envelope, Profile, canonical_json, require_secrets
+from hookproof.simulator.profiles.formats import derived_int, derived_uuid
+from hookproof.simulator.profiles.stripe import STRIPE_EVENT_TYPES
 
 #: The ``GitHub-Hookshot/<short hex>`` build id this simulator claims (any short hex is realistic).
 HOOKSHOT_VERSION = "5e9f2a1"

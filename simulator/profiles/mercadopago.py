@@ -16,10 +16,10 @@ import hmac
 import random
 from typing import Any, ClassVar, Literal, Mapping, Sequence
 
-from simulator.errors import ProfileError
-from simulator.events import Event
-from simulator.profiles.base import Envelope, Profile, canonical_json, require_secrets
-from simulator.profiles.formats import derived_int, derived_uuid, rfc3339_s
+from hookproof.simulator.errors import ProfileError
+from hookproof.simulator.events import Event
+from hookproof.simulator.profiles.base import Envelope, Profile, canonical_json, require_secrets
+from hookproof.simulator.profiles.formats import derived_int, derived_uuid, rfc3339_s
 
 #: Stripe event type -> Mercado Pago notification ``action`` (``type`` is always ``payment``).
 #: A payment (intent or charge) reaching its first outcome is ``payment.created`` (Mercado

@@ -16,9 +16,9 @@ import hashlib
 import hmac
 from typing import Any, ClassVar, Mapping, Sequence
 
-from simulator.events import Event
-from simulator.profiles.base import Envelope, Profile, Tolerance, canonical_json, require_secrets
-from simulator.profiles.formats import derived_token, derived_ulid, rfc3339_us
+from hookproof.simulator.events import Event
+from hookproof.simulator.profiles.base import Envelope, Profile, Tolerance, canonical_json, require_secrets
+from hookproof.simulator.profiles.formats import derived_token, derived_ulid, rfc3339_us
 
 #: Stripe event type -> Paddle event type. Payments are transactions
 #: (``completed`` once fully processed, ``paid`` when captured, ``payment_failed``,

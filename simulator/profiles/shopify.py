@@ -17,9 +17,9 @@ import random
 import re
 from typing import ClassVar, Mapping, Sequence
 
-from simulator.events import Event
-from simulator.profiles.base import Envelope, Profile, canonical_json, require_secrets
-from simulator.profiles.formats import derived_uuid, rfc3339_ns
+from hookproof.simulator.events import Event
+from hookproof.simulator.profiles.base import Envelope, Profile, canonical_json, require_secrets
+from hookproof.simulator.profiles.formats import derived_uuid, rfc3339_ns
 
 #: Stripe event type -> Shopify webhook topic. Checkout completion creates an order;
 #: payments are orders being paid or order transactions; refunds are refunds;

@@ -16,10 +16,10 @@ import hmac
 import random
 from typing import Any, ClassVar, Mapping, Sequence
 
-from simulator.errors import SecretError
-from simulator.events import Event
-from simulator.profiles.base import Envelope, Profile, Tolerance, canonical_json, require_secrets
-from simulator.profiles.formats import derived_token, rfc3339_us
+from hookproof.simulator.errors import SecretError
+from hookproof.simulator.events import Event
+from hookproof.simulator.profiles.base import Envelope, Profile, Tolerance, canonical_json, require_secrets
+from hookproof.simulator.profiles.formats import derived_token, rfc3339_us
 
 #: Stripe event type -> Standard Webhooks event type (dotted, ``<noun>.<verb>``).
 #: Stripe's object names are shortened to the noun a generic sender would use

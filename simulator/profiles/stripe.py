@@ -12,8 +12,8 @@ import hmac
 import random
 from typing import Any, Mapping, Sequence
 
-from simulator.events import Event
-from simulator.profiles.base import Envelope, Profile, Tolerance, canonical_json, require_secrets
+from hookproof.simulator.events import Event
+from hookproof.simulator.profiles.base import Envelope, Profile, Tolerance, canonical_json, require_secrets
 
 #: Every Stripe event type the world emits (the world speaks Stripe's names).
 STRIPE_EVENT_TYPES: tuple[str, ...] = (

@@ -1,9 +1,9 @@
 """The provider server: Stripe-shaped API of the world's truth, and the idempotent effect sink."""
 
-from simulator.server.app import ConnectionDropped, create_app, openapi_schema
-from simulator.server.runner import ServerHandle, run_server, serve_asgi
-from simulator.server.sink import EffectSink, SinkFault, SinkRecord
-from simulator.server.state import DEFAULT_API_KEY, Decision, ServerState, Switch, Switches
+from hookproof.simulator.server.app import ConnectionDropped, create_app, openapi_schema
+from hookproof.simulator.server.runner import ServerHandle, run_server, serve_asgi
+from hookproof.simulator.server.sink import EffectSink, SinkFault, SinkRecord
+from hookproof.simulator.server.state import DEFAULT_API_KEY, Decision, ServerState, Switch, Switches
 
 __all__ = [
     "ConnectionDropped",

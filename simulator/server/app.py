@@ -45,7 +45,7 @@ from fastapi.responses import JSONResponse
 from fastapi.security import HTTPBearer
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from simulator.server.models import (
+from hookproof.simulator.server.models import (
     EffectIn,
     EffectListing,
     EffectOut,
@@ -57,7 +57,7 @@ from simulator.server.models import (
     StripeObject,
     SwitchIn,
 )
-from simulator.server.provider import (
+from hookproof.simulator.server.provider import (
     Catalog,
     ExpandError,
     ListParamError,
@@ -65,9 +65,9 @@ from simulator.server.provider import (
     list_page,
     mercadopago_payment,
 )
-from simulator.server.sink import MAX_IDEMPOTENCY_KEY_CHARS, Admission, SavedAnswer, fingerprint
-from simulator.server.state import Decision, ServerState, Switch
-from simulator.world import RESOURCES
+from hookproof.simulator.server.sink import MAX_IDEMPOTENCY_KEY_CHARS, Admission, SavedAnswer, fingerprint
+from hookproof.simulator.server.state import Decision, ServerState, Switch
+from hookproof.simulator.world import RESOURCES
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]

@@ -9,10 +9,10 @@ import socket
 
 import uvicorn
 
-from simulator.errors import SimulatorError
-from simulator.server.app import create_app
-from simulator.server.state import DEFAULT_API_KEY, ServerState
-from simulator.world import World
+from hookproof.simulator.errors import SimulatorError
+from hookproof.simulator.server.app import create_app
+from hookproof.simulator.server.state import DEFAULT_API_KEY, ServerState
+from hookproof.simulator.world import World
 
 
 def listen(host: str, port: int) -> socket.socket:

@@ -37,10 +37,10 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from simulator.errors import WorldError
-from simulator.profiles.formats import derived_int, rfc3339_s
-from simulator.profiles.stripe import StripeProfile
-from simulator.world import RESOURCES, World
+from hookproof.simulator.errors import WorldError
+from hookproof.simulator.profiles.formats import derived_int, rfc3339_s
+from hookproof.simulator.profiles.stripe import StripeProfile
+from hookproof.simulator.world import RESOURCES, World
 
 #: Largest ``limit`` a list accepts (Stripe: 1 to 100, default 10).
 MAX_LIST_LIMIT = 100

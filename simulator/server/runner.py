@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from simulator.server.app import create_app
-from simulator.server.state import ServerState
-from simulator.serving import ServerHandle, serve_app
+from hookproof.simulator.server.app import create_app
+from hookproof.simulator.server.state import ServerState
+from hookproof.simulator.serving import ServerHandle, serve_app
 
 
 def serve_asgi(app: Any, host: str = "127.0.0.1", port: int = 0, *, startup_timeout_s: float = 10.0,

@@ -28,8 +28,8 @@ from collections import deque
 from dataclasses import dataclass, field, replace
 from typing import Callable, Iterator, Sequence
 
-from simulator.server.sink import EffectSink
-from simulator.world import World
+from hookproof.simulator.server.sink import EffectSink
+from hookproof.simulator.world import World
 
 #: The API key a fresh `ServerState` accepts (Stripe's test-key shape).
 DEFAULT_API_KEY = "sk_test_hookproof"

@@ -1,8 +1,8 @@
 """The provider's truth: a versioned billing world that emits events with business keys."""
 
-from simulator.world.lifecycle import BUSINESS_KEYS, MONEY_PREFIXES, TRANSITIONS, business_key, check_transition
-from simulator.world.scripts import SCRIPTS, events_of_type
-from simulator.world.world import LOCALES, RESOURCES, World, referenced_ids
+from hookproof.simulator.world.lifecycle import BUSINESS_KEYS, MONEY_PREFIXES, TRANSITIONS, business_key, check_transition
+from hookproof.simulator.world.scripts import SCRIPTS, events_of_type
+from hookproof.simulator.world.world import LOCALES, RESOURCES, World, referenced_ids
 
 __all__ = [
     "BUSINESS_KEYS",

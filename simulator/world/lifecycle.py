@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping
 
-from simulator.errors import WorldError
+from hookproof.simulator.errors import WorldError
 
 #: object type -> status -> statuses it may move to (a self-loop is a change in place).
 TRANSITIONS: Mapping[str, Mapping[str, frozenset[str]]] = {

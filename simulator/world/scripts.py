@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Callable
 
-from simulator.errors import WorldError
-from simulator.events import Event
-from simulator.world.world import World
+from hookproof.simulator.errors import WorldError
+from hookproof.simulator.events import Event
+from hookproof.simulator.world.world import World
 
 
 def _customer(w: World) -> str:

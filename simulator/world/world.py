@@ -18,9 +18,9 @@ from typing import Any, Iterable, Mapping
 
 from faker import Faker
 
-from simulator.errors import WorldError
-from simulator.events import Event
-from simulator.world.lifecycle import business_key, check_transition
+from hookproof.simulator.errors import WorldError
+from hookproof.simulator.events import Event
+from hookproof.simulator.world.lifecycle import business_key, check_transition
 
 _ALPHABET = string.ascii_letters + string.digits
 

@@ -10,7 +10,7 @@ from typing import Any, Sequence
 from hookproof.certify import CertifyResult, certify
 from hookproof.config import (ChaosConfig, Config, DockerTargetConfig, ObserverConfig, ProcessTargetConfig, RunConfig,
                               SettleConfig, TargetConfig)
-from simulator.serving import free_port
+from hookproof.simulator.serving import free_port
 
 REPO = Path(__file__).resolve().parents[2]
 SECRET = "whsec_chaos_" + "0" * 24

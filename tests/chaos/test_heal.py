@@ -11,15 +11,15 @@ from typing import Any
 import httpx
 import pytest
 
-from chaos.nemesis import Nemesis, docker_factory, process_factory
-from chaos.proxy import FaultProxy, LimitData, Timeout
-from scenarios.catalog import ChaosContext, Phase, Plan, Scenario
-from scenarios.chaos import ChaosSettings
-from scenarios.runner import Runner
-from scenarios.observations import Observation
-from simulator.delivery import History, Target
-from simulator.profiles import get_profile
-from simulator.serving import free_port
+from hookproof.chaos.nemesis import Nemesis, docker_factory, process_factory
+from hookproof.chaos.proxy import FaultProxy, LimitData, Timeout
+from hookproof.scenarios.catalog import ChaosContext, Phase, Plan, Scenario
+from hookproof.scenarios.chaos import ChaosSettings
+from hookproof.scenarios.runner import Runner
+from hookproof.scenarios.observations import Observation
+from hookproof.simulator.delivery import History, Target
+from hookproof.simulator.profiles import get_profile
+from hookproof.simulator.serving import free_port
 from tests.chaos.rig import REPO, SECRET
 
 

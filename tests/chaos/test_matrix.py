@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from scenarios.chaos import CHAOS_CATALOG
+from hookproof.scenarios.chaos import CHAOS_CATALOG
 from tests.chaos.rig import load_matrix, outcomes, run_chaos
 
 MATRIX = load_matrix()

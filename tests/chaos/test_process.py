@@ -7,8 +7,8 @@ import sys
 
 import pytest
 
-from chaos.errors import ProcessError
-from chaos.process import ReceiverProcess
+from hookproof.chaos.errors import ProcessError
+from hookproof.chaos.process import ReceiverProcess
 from tests.support import free_port
 
 SECRET = "whsec_process_log_secret_123"

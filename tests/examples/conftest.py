@@ -8,7 +8,7 @@ from typing import Iterator
 import pytest
 from sqlalchemy.engine import make_url
 
-from simulator.world.world import World
+from hookproof.simulator.world.world import World
 
 
 @pytest.fixture

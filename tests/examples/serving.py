@@ -28,7 +28,7 @@ def serve_app(app: Any) -> Iterator[str]:
             server.shutdown()
             server.server_close()
         return
-    from simulator.serving import serve_app as serve_asgi
+    from hookproof.simulator.serving import serve_app as serve_asgi
 
     with serve_asgi(app) as server:
         yield server.url

@@ -19,17 +19,17 @@ import httpx
 import pytest
 from sqlalchemy import create_engine, text
 
-from examples.receivers import BROKEN, CORRECT, RECEIVERS, load
-from examples.receivers.common import (EFFECTS_QUERY, STATE_QUERY, Receiver, ReceiverConfig, WebhookEvent, effect_of,
+from examples.receivers import BROKEN, CORRECT, RECEIVERS, SINK, load
+from hookproof.receivers import (EFFECTS_QUERY, STATE_QUERY, Receiver, ReceiverConfig, WebhookEvent, effect_of,
                                        receiver_of)
-from examples.receivers.common.profiles import StripeVerifier
-from simulator.delivery import DeliveryResult, Dispatcher, History, Target
-from simulator.events import Event
-from simulator.faults import FaultPlan, Mutation, schedule
-from simulator.profiles import get_profile
-from simulator.profiles.stripe import StripeProfile
-from simulator.world.world import World
-from simulator.server import ServerState, run_server
+from hookproof.receivers.profiles import StripeVerifier
+from hookproof.simulator.delivery import DeliveryResult, Dispatcher, History, Target
+from hookproof.simulator.events import Event
+from hookproof.simulator.faults import FaultPlan, Mutation, schedule
+from hookproof.simulator.profiles import get_profile
+from hookproof.simulator.profiles.stripe import StripeProfile
+from hookproof.simulator.world.world import World
+from hookproof.simulator.server import ServerState, run_server
 from tests.examples.serving import serve_app, wait_until
 from tests.support import free_port
 
@@ -40,7 +40,7 @@ API_KEY = "sk_test_hookproof_examples"
 ROOT = Path(__file__).resolve().parents[2]
 
 #: Receivers whose effects go to the sink instead of their own tables.
-SINK_RECEIVERS = ("downstream_keyed", "fresh_idempotency_key")
+SINK_RECEIVERS = SINK
 #: Receivers that apply after answering (observe after they settle).
 ASYNC_RECEIVERS = ("ack_before_persist", "inbox_queue")
 #: Options that take the environment's faults out of a single genuine delivery.
@@ -432,7 +432,7 @@ def test_business_keys_match_the_worlds_contract() -> None:
 
 
 def test_registry_lists_every_module() -> None:
-    modules = {p.stem for p in (ROOT / "examples" / "receivers").glob("*.py") if p.stem != "__init__"}
+    modules = {p.stem for p in (ROOT / "examples" / "receivers").glob("*.py") if p.stem not in ("__init__", "pool")}
     assert modules == set(RECEIVERS) and len(CORRECT) == 4 and len(BROKEN) == 17
     frameworks = {}
     for name in RECEIVERS:

@@ -23,7 +23,7 @@ from hookproof.commands.explore import (
     run_report,
     write_interrupted_report,
 )
-from scenarios.statemachine import NOTHING_ACKNOWLEDGED, ExploreResult, Failure, HitRate
+from hookproof.scenarios.statemachine import NOTHING_ACKNOWLEDGED, ExploreResult, Failure, HitRate
 from tests.hookproof.zoo_apps import config_text
 from tests.hostile.harness import CliRun, run_hookproof
 from tests.hostile.servers import hostile_server
@@ -155,7 +155,7 @@ def test_burst_report_silence_is_not_a_pass(hit: HitRate, verdict: str, check: s
 ])
 def test_an_unknown_scenario_makes_the_run_unknown(tmp_path: Path, verdicts: tuple[str, ...], run: str) -> None:
     from hookproof.config import load_config
-    from reports.model import ScenarioReport
+    from hookproof.reports.model import ScenarioReport
 
     cfg = load_config(_url_config(tmp_path, "http://127.0.0.1:9/webhooks"))
     scenarios = [ScenarioReport(f"s{i}", "t", "d", v, ()) for i, v in enumerate(verdicts)]
@@ -287,7 +287,7 @@ def test_example_project_runs_with_the_plugin(pytester: pytest.Pytester) -> None
         shutil.copy(project / name, pytester.path / name)
     args = ["-p", "no:locust", "-p", "no:cacheprovider", "-q"]
     if not _plugin_autoloads():
-        args += ["-p", "scenarios.pytest_plugin"]
+        args += ["-p", "hookproof.pytest_plugin"]
     result = pytester.runpytest_subprocess(*args, timeout=240)
     result.assert_outcomes(passed=2)
     helped = pytester.runpytest_subprocess(*args, "--help", timeout=60)
@@ -310,7 +310,7 @@ def test_the_plugin_fails_a_search_nothing_was_acknowledged_in(pytester: pytest.
         "def test_explore(hookproof_checks):\n    hookproof_checks.explore(max_examples=1)\n", encoding="utf-8")
     args = ["-p", "no:locust", "-p", "no:cacheprovider", "-q"]
     if not _plugin_autoloads():
-        args += ["-p", "scenarios.pytest_plugin"]
+        args += ["-p", "hookproof.pytest_plugin"]
     result = pytester.runpytest_subprocess(*args, timeout=240)
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*hookproof explore: no valid delivery was acknowledged*"])

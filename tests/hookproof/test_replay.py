@@ -11,7 +11,7 @@ import pytest
 
 from hookproof.commands.replay import read_schedule
 from hookproof.errors import UsageError
-from scenarios.statemachine import SCHEDULE_FORMAT
+from hookproof.scenarios.statemachine import SCHEDULE_FORMAT
 from tests.hostile.harness import run_hookproof
 
 # seed 5: "pay" emits 3 events (customer.created, payment_intent.succeeded, charge.succeeded)

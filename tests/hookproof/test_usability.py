@@ -148,7 +148,7 @@ def test_the_plugin_reports_an_unreachable_receiver_in_one_line(pytester: pytest
         '[observer]\nkind = "python"\ncallable = "receiver_app:observe"\n', encoding="utf-8")
     args = ["-p", "no:locust", "-p", "no:cacheprovider", "-q"]
     if not any(ep.name == "hookproof" for ep in entry_points(group="pytest11")):
-        args += ["-p", "scenarios.pytest_plugin"]
+        args += ["-p", "hookproof.pytest_plugin"]
     result = pytester.runpytest_subprocess(*args, timeout=120)
     result.assert_outcomes(errors=2)
     output = result.stdout.str()

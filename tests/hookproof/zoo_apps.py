@@ -23,9 +23,9 @@ def app_for(name: str) -> Any:
     if name not in _apps:
         import importlib
 
-        from examples.receivers.common.config import ReceiverConfig
-        from scenarios.statemachine import PROVIDER_API_BASE
-        from simulator.server.state import DEFAULT_API_KEY
+        from hookproof.receivers.config import ReceiverConfig
+        from hookproof.scenarios.statemachine import PROVIDER_API_BASE
+        from hookproof.simulator.server.state import DEFAULT_API_KEY
 
         module = importlib.import_module(f"examples.receivers.{name}")
         config = ReceiverConfig(db_url=f"sqlite:///{_DIR / name}.db", secrets=(SECRET,), api_base=PROVIDER_API_BASE,
@@ -35,7 +35,7 @@ def app_for(name: str) -> Any:
 
 
 def _observer(name: str) -> Callable[[], Any]:
-    from examples.receivers.common.web import receiver_of
+    from hookproof.receivers.web import receiver_of
 
     receiver = receiver_of(app_for(name))
     return receiver.observe

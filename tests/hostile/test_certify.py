@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from simulator.profiles import get_profile
+from hookproof.simulator.profiles import get_profile
 from tests.hostile.harness import CliRun, empty_effects_db, run_hookproof
 from tests.hostile.servers import BEHAVIOURS, HUGE_BODY_BYTES, hostile_server
 from tests.hostile.test_send import PLAIN_WORDS

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from simulator.delivery import load_history
+from hookproof.simulator.delivery import load_history
 from tests.hostile.harness import ROOT, empty_effects_db, history_attempts, run_hookproof
 from tests.support import free_port
 

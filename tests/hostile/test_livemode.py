@@ -18,8 +18,8 @@ import pytest
 
 from hookproof.certify import certify
 from hookproof.config import Config, ObserverConfig, RunConfig, SettleConfig, TargetConfig
-from scenarios.catalog import CATALOG
-from simulator.delivery import load_history
+from hookproof.scenarios.catalog import CATALOG
+from hookproof.simulator.delivery import load_history
 
 MISMATCH_TAG = "livemode-mismatch"
 
@@ -88,8 +88,8 @@ def test_only_the_tagged_mismatch_scenario_sends_the_other_mode(tmp_path: Path, 
 
 def test_send_is_test_mode_unless_live(tmp_path: Path) -> None:
     from hookproof.send import SendOptions, send
-    from simulator.profiles import get_profile
-    from simulator.serving import serve_app
+    from hookproof.simulator.profiles import get_profile
+    from hookproof.simulator.serving import serve_app
 
     recorder = Recorder()
     with serve_app(recorder) as served:

@@ -8,8 +8,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from simulator.delivery.dispatcher import TIME_SCALE
-from simulator.profiles import get_profile
+from hookproof.simulator.delivery.dispatcher import TIME_SCALE
+from hookproof.simulator.profiles import get_profile
 from tests.hostile.harness import CliRun, run_hookproof
 from tests.hostile.servers import BEHAVIOURS, HUGE_BODY_BYTES, hostile_server
 from tests.support import free_port

@@ -22,7 +22,7 @@ from schemathesis.checks import (
     status_code_conformance,
 )
 
-from simulator.server import DEFAULT_API_KEY, ServerState, create_app
+from hookproof.simulator.server import DEFAULT_API_KEY, ServerState, create_app
 
 APP = create_app(ServerState(api_keys=[DEFAULT_API_KEY]))
 SCHEMA = schemathesis.openapi.from_asgi("/openapi.json", APP)

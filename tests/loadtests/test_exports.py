@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-import loadtests
+from hookproof import loadtests
 
 
 def test_all_is_sorted_and_complete() -> None:

@@ -6,9 +6,9 @@ from collections import Counter
 
 import pytest
 
-from loadtests.plan import Send, StormPlan
-from simulator.events import Event
-from simulator.world import World
+from hookproof.loadtests.plan import Send, StormPlan
+from hookproof.simulator.events import Event
+from hookproof.simulator.world import World
 
 
 def _events(n: int) -> list[Event]:
@@ -97,8 +97,8 @@ def test_bad_parameters_are_refused(kwargs: dict[str, float]) -> None:
 
 
 def test_sends_carry_the_envelope_their_source_rendered() -> None:
-    from loadtests.stories import Rendered
-    from simulator.profiles.base import Envelope
+    from hookproof.loadtests.stories import Rendered
+    from hookproof.simulator.profiles.base import Envelope
 
     events = _events(3)
     envelopes = [Envelope(event_id=e.id, type=e.type, body=e.id.encode()) for e in events]

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from loadtests.collect import Collector
-from loadtests.plan import Send
-from loadtests.records import (attempt_from_wire, attempt_to_wire, chunked, event_from_wire, event_to_wire,
+from hookproof.loadtests.collect import Collector
+from hookproof.loadtests.plan import Send
+from hookproof.loadtests.records import (attempt_from_wire, attempt_to_wire, chunked, event_from_wire, event_to_wire,
                                make_attempt, outcome_of)
-from simulator.delivery.history import Completion, Outcome
-from simulator.events import Event
-from simulator.profiles import get_profile
+from hookproof.simulator.delivery.history import Completion, Outcome
+from hookproof.simulator.events import Event
+from hookproof.simulator.profiles import get_profile
 
 STRIPE = get_profile("stripe")
 EVENT = Event(id="evt_1", type="invoice.paid", created=1, created_us=10**6, object_type="invoice", object_id="in_1",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from loadtests.shape import LoadShape, make_shape, send_times, wave_times
+from hookproof.loadtests.shape import LoadShape, make_shape, send_times, wave_times
 
 
 @pytest.mark.parametrize(("shape", "t", "rate"), [

@@ -6,10 +6,10 @@ import itertools
 
 import pytest
 
-from loadtests.stories import MAX_COPIES, StoryBook, renamed, story_events, tail
-from simulator.events import Event
-from simulator.profiles import PROFILES, get_profile
-from simulator.world import World
+from hookproof.loadtests.stories import MAX_COPIES, StoryBook, renamed, story_events, tail
+from hookproof.simulator.events import Event
+from hookproof.simulator.profiles import PROFILES, get_profile
+from hookproof.simulator.world import World
 
 def _keep_for(profile):  # type: ignore[no-untyped-def]
     return lambda e: profile.provider_type(e.type) is not None and (e.business_key is not None or e.stateful)

@@ -20,7 +20,7 @@ import pytest
 
 from hookproof.commands.storm import build_spec, parse_duration
 from hookproof.config import load_config
-from simulator.delivery import History, Target
+from hookproof.simulator.delivery import History, Target
 from hookproof.errors import UsageError
 from tests.hostile.servers import hostile_server
 from tests.support import free_port, run_interrupted

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from reports.model import RunReport
+from hookproof.reports.model import RunReport
 from tests.reports.sample import sample_report
 
 GOLDEN_DIR = Path(__file__).parent / "golden"

@@ -8,7 +8,7 @@ must escape (``<``, ``&``, ``"``, ``|``, ``*``).
 
 from __future__ import annotations
 
-from reports.model import (
+from hookproof.reports.model import (
     AttemptView,
     CheckView,
     ChecklistItem,

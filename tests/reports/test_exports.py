@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import types
 
-import reports
+from hookproof import reports
 
 
 def test_all_is_sorted_and_complete() -> None:

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from html.parser import HTMLParser
 
-from reports import FindingView, RunReport, render_html
+from hookproof.reports import FindingView, RunReport, render_html
 
 
 def test_golden(run_report: RunReport, golden: Callable[[str, str], None]) -> None:
@@ -70,7 +70,7 @@ def test_target_with_markup_is_text(run_report: RunReport) -> None:
 
 
 def test_many_finding_keys_draw_the_first_fifty_and_count_the_rest(run_report: RunReport) -> None:
-    from reports.html import MAX_DETAILED_KEYS
+    from hookproof.reports.html import MAX_DETAILED_KEYS
 
     base = run_report.scenarios[1]
     template = base.attempts[0]

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from reports import RunReport, render_html
+from hookproof.reports import RunReport, render_html
 
 pytestmark = pytest.mark.chromium
 

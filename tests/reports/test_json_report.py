@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-import reports
-from reports import (
+from hookproof import reports
+from hookproof.reports import (
     SCHEMA_VERSION,
     AttemptView,
     ChecklistItem,

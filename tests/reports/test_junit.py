@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import pytest
 
-from reports import CheckView, FindingView, RunReport, ScenarioReport, render_junit
+from hookproof.reports import CheckView, FindingView, RunReport, ScenarioReport, render_junit
 
 
 def test_golden(run_report: RunReport, golden: Callable[[str, str], None]) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
-from reports import FindingView, RunReport, render_markdown
+from hookproof.reports import FindingView, RunReport, render_markdown
 
 
 def test_golden(run_report: RunReport, golden: Callable[[str, str], None]) -> None:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from reports.model import RunReport
-from reports.timeline import MIN_BAR_W, PLOT_LEFT, PLOT_RIGHT, layout_timeline
+from hookproof.reports.model import RunReport
+from hookproof.reports.timeline import MIN_BAR_W, PLOT_LEFT, PLOT_RIGHT, layout_timeline
 
 
 def test_layout_of_the_failing_key(run_report: RunReport) -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from reports import (
+from hookproof.reports import (
     REPORT_FILES,
     ReportError,
     ReportWriteError,

@@ -7,7 +7,7 @@ from typing import Sequence
 
 import pytest
 
-from scenarios.checks import (
+from hookproof.scenarios.checks import (
     ALL_CHECKS,
     CheckResult,
     Verdict,
@@ -15,7 +15,7 @@ from scenarios.checks import (
     compose,
     run_checks,
 )
-from scenarios.observations import (
+from hookproof.scenarios.observations import (
     Effect,
     ExpectedEffect,
     Expectations,
@@ -24,8 +24,8 @@ from scenarios.observations import (
     Observation,
     expectations_from,
 )
-from simulator.delivery.history import Attempt, Completion, Outcome
-from simulator.events import Event
+from hookproof.simulator.delivery.history import Attempt, Completion, Outcome
+from hookproof.simulator.events import Event
 
 T0 = 1_700_000_000.0
 

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from examples.receivers import BROKEN, CORRECT, RECEIVERS
+from examples.receivers import config as receiver_config
 from hookproof.certify import certify
-from hookproof.demo import receiver_config
 
 MATRIX = json.loads((Path(__file__).with_name("detection_matrix.json")).read_text())["receivers"]
 SECRET = "whsec_matrix_secret_0123456789"

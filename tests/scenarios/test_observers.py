@@ -17,9 +17,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from scenarios.errors import ObserverError, ScenarioError
-from scenarios.observations import Effect, ObjectState, Observation
-from scenarios.observers import (
+from hookproof.scenarios.errors import ObserverError, ScenarioError
+from hookproof.scenarios.observations import Effect, ObjectState, Observation
+from hookproof.scenarios.observers import (
     HttpObserver,
     Observer,
     PythonObserver,
@@ -29,7 +29,7 @@ from scenarios.observers import (
     observation_from_data,
     settle,
 )
-from simulator.server import ServerHandle, ServerState, run_server, serve_asgi
+from hookproof.simulator.server import ServerHandle, ServerState, run_server, serve_asgi
 
 EFFECTS_SQL = "SELECT business_key, amount, idempotency_key FROM effects ORDER BY id"
 STATE_SQL = "SELECT object_id, status, version FROM subscriptions"

@@ -12,11 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from scenarios.statemachine import (
-    ReceiverPool, Step, explore, format_steps, legal_actions, load_schedule, replay, write_schedule,
+from examples.receivers.pool import ReceiverPool
+from hookproof.scenarios.statemachine import (
+    Step, explore, format_steps, legal_actions, load_schedule, replay, write_schedule,
 )
-from simulator.server.state import ServerState
-from simulator.world import World
+from hookproof.simulator.server.state import ServerState
+from hookproof.simulator.world import World
 
 
 @pytest.fixture
@@ -68,7 +69,7 @@ def test_golden_reproducer_of_a_planted_fault(tmp_path: Path, provider: ServerSt
     types = ["customer.created", "payment_intent.succeeded", "charge.succeeded"]
 
     def on_step(step: Step, note: str) -> None:
-        from scenarios.statemachine import format_step
+        from hookproof.scenarios.statemachine import format_step
 
         lines.append(f"{len(lines):>2}. {format_step(step, types)} -> {note}")
 

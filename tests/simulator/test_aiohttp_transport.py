@@ -16,8 +16,8 @@ import httpx
 import pytest
 from aiohttp import http_exceptions
 
-from simulator.delivery.aiohttp_transport import _ERRORS, CONNECTED_EVENT, AiohttpTransport, httpx_error
-from simulator.delivery.dispatcher import translate_error
+from hookproof.simulator.delivery.aiohttp_transport import _ERRORS, CONNECTED_EVENT, AiohttpTransport, httpx_error
+from hookproof.simulator.delivery.dispatcher import translate_error
 from tests.support import free_port
 
 Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
@@ -291,7 +291,7 @@ def test_each_error_becomes_its_httpx_counterpart(error: BaseException, expected
 
 
 async def test_a_url_client_from_make_client_does_not_follow_redirects() -> None:
-    from simulator.delivery import Target, make_client
+    from hookproof.simulator.delivery import Target, make_client
 
     redirect = b"HTTP/1.1 307 Temporary Redirect\r\nLocation: /elsewhere\r\nContent-Length: 0\r\n\r\n"
     async with serving(answering(redirect)) as base:

@@ -7,7 +7,7 @@ import asyncio
 
 import pytest
 
-from simulator.delivery.deadlines import Deadlines
+from hookproof.simulator.delivery.deadlines import Deadlines
 
 
 async def test_a_block_past_its_deadline_is_cut_off_with_timeout_error() -> None:

@@ -26,11 +26,11 @@ from fastapi import FastAPI, Request, Response
 from mercadopago.webhook import InvalidWebhookSignatureError, WebhookSignatureValidator
 from paddle_billing.Notifications import Secret, Verifier
 
-from simulator.delivery import Completion, Dispatcher, History, Outcome, Target
-from simulator.faults import FaultPlan, schedule
-from simulator.profiles import PROFILES, get_profile
-from simulator.serving import serve_app
-from simulator.world import World, events_of_type
+from hookproof.simulator.delivery import Completion, Dispatcher, History, Outcome, Target
+from hookproof.simulator.faults import FaultPlan, schedule
+from hookproof.simulator.profiles import PROFILES, get_profile
+from hookproof.simulator.serving import serve_app
+from hookproof.simulator.world import World, events_of_type
 
 
 @dataclass

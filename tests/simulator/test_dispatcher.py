@@ -11,11 +11,11 @@ import pytest
 import stripe
 from fastapi import FastAPI, Request, Response
 
-from simulator.delivery import Completion, Dispatcher, History, Outcome, Target
-from simulator.faults import FaultPlan, Mutation, schedule
-from simulator.profiles import get_profile
-from simulator.serving import serve_app
-from simulator.world import World, events_of_type
+from hookproof.simulator.delivery import Completion, Dispatcher, History, Outcome, Target
+from hookproof.simulator.faults import FaultPlan, Mutation, schedule
+from hookproof.simulator.profiles import get_profile
+from hookproof.simulator.serving import serve_app
+from hookproof.simulator.world import World, events_of_type
 
 SECRET = "whsec_dispatcher_test_secret"
 
@@ -137,7 +137,7 @@ def test_valid_variants_are_accepted_by_the_official_verifier(receiver, mutation
 
 
 def test_refused_connection_is_fail_and_exhausts_the_schedule() -> None:
-    from simulator.serving import free_port
+    from hookproof.simulator.serving import free_port
 
     events = _events(1)
     history = _run(f"http://127.0.0.1:{free_port()}/webhooks", events, FaultPlan(), max_attempts=4)
@@ -159,7 +159,7 @@ def test_in_process_asgi_and_real_http_take_the_same_path(receiver) -> None:
 
 
 def test_history_on_disk_is_readable_after_close(tmp_path, receiver) -> None:
-    from simulator.delivery import load_history
+    from hookproof.simulator.delivery import load_history
 
     events = _events(2)
     path = tmp_path / "history.sqlite"

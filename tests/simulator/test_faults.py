@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from simulator.errors import FaultPlanError
-from simulator.faults import FaultPlan, Mutation, applicable, is_valid, order_events, schedule
-from simulator.profiles import get_profile
-from simulator.world import World, events_of_type
+from hookproof.simulator.errors import FaultPlanError
+from hookproof.simulator.faults import FaultPlan, Mutation, applicable, is_valid, order_events, schedule
+from hookproof.simulator.profiles import get_profile
+from hookproof.simulator.world import World, events_of_type
 
 
 @pytest.fixture(scope="module")

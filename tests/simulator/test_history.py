@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from simulator.delivery import Attempt, Completion, FaultOp, History, Outcome, load_history
+from hookproof.simulator.delivery import Attempt, Completion, FaultOp, History, Outcome, load_history
 
 
 def attempt(n: int, **changes: object) -> Attempt:

@@ -13,13 +13,13 @@ from typing import Any
 
 import pytest
 
-import simulator.profiles as profiles
-from simulator.errors import ProfileError, SecretError
-from simulator.events import Event
-from simulator.world import World
-from simulator.profiles import PROFILES, STRIPE_EVENT_TYPES, get_profile
-from simulator.profiles.base import Profile, canonical_json
-from simulator.profiles.formats import rfc3339_ns, rfc3339_s, rfc3339_us
+from hookproof.simulator import profiles
+from hookproof.simulator.errors import ProfileError, SecretError
+from hookproof.simulator.events import Event
+from hookproof.simulator.world import World
+from hookproof.simulator.profiles import PROFILES, STRIPE_EVENT_TYPES, get_profile
+from hookproof.simulator.profiles.base import Profile, canonical_json
+from hookproof.simulator.profiles.formats import rfc3339_ns, rfc3339_s, rfc3339_us
 
 CREATED_US = 1_700_000_000_123_456
 
@@ -417,7 +417,7 @@ def test_mercadopago_request_id_is_a_uuid_per_attempt() -> None:
 
 
 def test_mercadopago_timestamp_unit() -> None:
-    from simulator.profiles import MercadoPagoProfile
+    from hookproof.simulator.profiles import MercadoPagoProfile
 
     profile = MercadoPagoProfile(timestamp_unit="ms")
     headers = profile.sign(profile.envelope(make_event()), ["s"], 1_700_000_000)

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from simulator.errors import ProfileError
-from simulator.profiles import Envelope, GenericHmacProfile, GenericHmacSettings, get_profile
+from hookproof.simulator.errors import ProfileError
+from hookproof.simulator.profiles import Envelope, GenericHmacProfile, GenericHmacSettings, get_profile
 from tests.simulator.test_profiles import make_event
 
 SLACK_SECRET = "8f742231b10e8888abcd99yyyzzz85a5"

@@ -19,7 +19,7 @@ import pytest
 
 from tests.support import require_service
 
-from simulator.profiles import SignedRequest, get_profile
+from hookproof.simulator.profiles import SignedRequest, get_profile
 from tests.simulator.test_profiles import make_event
 
 pytestmark = pytest.mark.slow

@@ -24,14 +24,14 @@ import svix.webhooks as svix
 from mercadopago.webhook import InvalidWebhookSignatureError, SignatureFailureReason, WebhookSignatureValidator
 from paddle_billing.Notifications import PaddleSignature, Secret, Verifier
 
-from simulator.profiles import Envelope, SignedRequest, get_profile
-from simulator.profiles.base import Profile
-from simulator.profiles.github import github_signature
-from simulator.profiles.mercadopago import mercadopago_signature
-from simulator.profiles.paddle import paddle_signature
-from simulator.profiles.shopify import shopify_hmac
-from simulator.profiles.standard_webhooks import standard_signature
-from simulator.profiles.stripe import stripe_signature
+from hookproof.simulator.profiles import Envelope, SignedRequest, get_profile
+from hookproof.simulator.profiles.base import Profile
+from hookproof.simulator.profiles.github import github_signature
+from hookproof.simulator.profiles.mercadopago import mercadopago_signature
+from hookproof.simulator.profiles.paddle import paddle_signature
+from hookproof.simulator.profiles.shopify import shopify_hmac
+from hookproof.simulator.profiles.standard_webhooks import standard_signature
+from hookproof.simulator.profiles.stripe import stripe_signature
 from tests.simulator.test_profiles import make_event
 
 
@@ -248,7 +248,7 @@ def test_mercadopago_tolerance_is_opt_in_and_in_seconds() -> None:
 
 
 def test_mercadopago_millisecond_timestamps_fail_the_sdk_tolerance() -> None:
-    from simulator.profiles import MercadoPagoProfile
+    from hookproof.simulator.profiles import MercadoPagoProfile
 
     profile = MercadoPagoProfile(timestamp_unit="ms")
     secret = profile.generate_secret(19)

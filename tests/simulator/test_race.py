@@ -26,14 +26,14 @@ import uvicorn
 from hypercorn.asyncio import serve as hypercorn_serve
 from hypercorn.config import Config as HypercornConfig
 
-from simulator.delivery.race import (
+from hookproof.simulator.delivery.race import (
     RaceRequest,
     RaceResponse,
     clear_h2c_cache,
     race,
     speaks_h2c,
 )
-from simulator.errors import TargetError
+from hookproof.simulator.errors import TargetError
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -11,8 +11,8 @@ import httpx
 import pytest
 import stripe
 
-from simulator.profiles.stripe import StripeProfile
-from simulator.server import (
+from hookproof.simulator.profiles.stripe import StripeProfile
+from hookproof.simulator.server import (
     DEFAULT_API_KEY,
     ConnectionDropped,
     ServerHandle,
@@ -21,7 +21,7 @@ from simulator.server import (
     openapi_schema,
     run_server,
 )
-from simulator.world import RESOURCES, World, referenced_ids
+from hookproof.simulator.world import RESOURCES, World, referenced_ids
 
 SEED = 7
 PATH_OF = {object_type: path for path, object_type in RESOURCES.items()}

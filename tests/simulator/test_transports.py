@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from simulator.delivery import Target, url_problem
-from simulator.errors import TargetError
+from hookproof.simulator.delivery import Target, url_problem
+from hookproof.simulator.errors import TargetError
 
 
 @pytest.mark.parametrize("url, problem", [

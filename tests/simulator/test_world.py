@@ -7,8 +7,8 @@ from collections import Counter
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from simulator.errors import WorldError
-from simulator.world import SCRIPTS, TRANSITIONS, World, events_of_type, referenced_ids
+from hookproof.simulator.errors import WorldError
+from hookproof.simulator.world import SCRIPTS, TRANSITIONS, World, events_of_type, referenced_ids
 
 #: One step of a customer's life: (operation, argument).
 STEPS = st.lists(st.sampled_from(["pay", "refund", "renew-ok", "renew-fail", "retry-ok", "retry-fail", "plan",

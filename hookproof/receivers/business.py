@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
-from examples.receivers.common.profiles import WebhookEvent
+from hookproof.receivers.profiles import WebhookEvent
 
 
 @dataclass(frozen=True)

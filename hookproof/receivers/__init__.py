@@ -1,13 +1,13 @@
 """The shared core of the reference receivers: verification per profile, business keys,
 tables, the request pipeline, framework adapters and the CLI."""
 
-from examples.receivers.common.business import Effect, StateChange, effect_of, handles, state_of
-from examples.receivers.common.cli import run_cli
-from examples.receivers.common.config import ReceiverConfig
-from examples.receivers.common.core import OK, Receiver, Reply
-from examples.receivers.common.db import EFFECTS_QUERY, STATE_QUERY, TRANSIENT_DB_ERRORS, Store
-from examples.receivers.common.profiles import VERIFIERS, SignatureError, WebhookEvent, get_verifier
-from examples.receivers.common.web import fastapi_app, flask_app, make_app, receiver_of
+from hookproof.receivers.business import Effect, StateChange, effect_of, handles, state_of
+from hookproof.receivers.cli import run_cli
+from hookproof.receivers.config import ReceiverConfig
+from hookproof.receivers.core import OK, Receiver, Reply
+from hookproof.receivers.db import EFFECTS_QUERY, STATE_QUERY, TRANSIENT_DB_ERRORS, Store
+from hookproof.receivers.profiles import VERIFIERS, SignatureError, WebhookEvent, get_verifier
+from hookproof.receivers.web import fastapi_app, flask_app, make_app, receiver_of
 
 __all__ = [
     "EFFECTS_QUERY",

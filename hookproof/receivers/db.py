@@ -22,7 +22,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError, OperationalError, ProgrammingError
 
-from examples.receivers.common.business import Effect, StateChange
+from hookproof.receivers.business import Effect, StateChange
 
 #: The two queries hookproof's ``sql`` observer runs.
 EFFECTS_QUERY = "SELECT business_key, amount FROM effects"

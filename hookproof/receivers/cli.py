@@ -3,6 +3,7 @@
 ``python -m examples.receivers.<name> --port P --db URL --profile stripe [--secret S]
 [--live] [--account acct_…] [--api-base URL] [--api-key K] [--sink URL]``
 
+The two receivers the demo runs ship as ``hookproof.receivers.<name>``.
 FastAPI receivers are served by uvicorn, Flask receivers by werkzeug's threaded server.
 """
 
@@ -13,14 +14,13 @@ import logging
 import os
 from typing import Any, Callable, Sequence
 
-from examples.receivers.common.config import DEFAULT_DB_URL, ReceiverConfig
-from examples.receivers.common.profiles import VERIFIERS
+from hookproof.receivers.config import DEFAULT_DB_URL, ReceiverConfig
+from hookproof.receivers.profiles import VERIFIERS
 
 
 def parse_args(name: str, argv: Sequence[str] | None = None) -> tuple[argparse.Namespace, ReceiverConfig]:
     """Parse the shared flags into (args, config)."""
-    parser = argparse.ArgumentParser(prog=f"python -m examples.receivers.{name}",
-                                     description=f"hookproof reference receiver {name!r}")
+    parser = argparse.ArgumentParser(description=f"hookproof reference receiver {name!r}")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8000)
     parser.add_argument("--db", default=DEFAULT_DB_URL, help="SQLAlchemy URL (sqlite:///file.db or postgresql+psycopg://…)")

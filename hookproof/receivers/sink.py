@@ -14,7 +14,7 @@ from typing import Any, Callable, TypeVar
 
 import httpx
 
-from examples.receivers.common.business import Effect
+from hookproof.receivers.business import Effect
 
 T = TypeVar("T")
 

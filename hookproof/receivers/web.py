@@ -9,7 +9,7 @@ reachable as ``app.state.receiver`` (FastAPI) or ``app.extensions["receiver"]`` 
 # (``request: Request``) at definition time, and they are imported inside the factory.
 from typing import Any
 
-from examples.receivers.common.core import Receiver
+from hookproof.receivers.core import Receiver
 
 
 def fastapi_app(receiver: Receiver) -> Any:

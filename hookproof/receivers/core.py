@@ -11,12 +11,12 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from examples.receivers.common.business import Effect, StateChange, effect_of, state_of
-from examples.receivers.common.config import ReceiverConfig
-from examples.receivers.common.db import Store
-from examples.receivers.common.profiles import SignatureError, WebhookEvent, get_verifier
+from hookproof.receivers.business import Effect, StateChange, effect_of, state_of
+from hookproof.receivers.config import ReceiverConfig
+from hookproof.receivers.db import Store
+from hookproof.receivers.profiles import SignatureError, WebhookEvent, get_verifier
 
-log = logging.getLogger("examples.receivers")
+log = logging.getLogger("hookproof.receivers")
 
 
 @dataclass(frozen=True)

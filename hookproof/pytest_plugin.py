@@ -1,6 +1,6 @@
 """hookproof's pytest plugin: run the catalog and the state machine from a team's own tests.
 
-Registered through the ``pytest11`` entry point (``hookproof = "scenarios.pytest_plugin"``).
+Registered through the ``pytest11`` entry point (``hookproof = "hookproof.pytest_plugin"``).
 Only pytest is imported at load time; the harness is imported when a fixture is used.
 
 - Options (group ``hookproof``): ``--hookproof-config`` (ini ``hookproof_config``),
@@ -88,11 +88,11 @@ def hookproof_config(pytestconfig: pytest.Config) -> Any:
 def _hookproof_session(hookproof_config: Any) -> Iterator[tuple[Any, Any]]:
     """The running target; a receiver that cannot be started or reached fails the
     fixture with hookproof's one-line message (file:line: field: ...), not a traceback."""
-    from chaos.errors import ChaosError
+    from hookproof.chaos.errors import ChaosError
     from hookproof.commands.explore import explore_target
     from hookproof.config import locate
     from hookproof.errors import ConfigError, HookproofError
-    from simulator.errors import SimulatorError
+    from hookproof.simulator.errors import SimulatorError
 
     with contextlib.ExitStack() as stack:
         problem: Exception | None = None
@@ -132,7 +132,7 @@ class HookproofChecks:
     def explore(self, *, max_examples: int | None = None, seed: int | None = None) -> Any:
         """Run the state machine; on a finding write the shrunk schedule and fail with it.
         A search in which no valid delivery was acknowledged fails too (it proved nothing)."""
-        from scenarios.statemachine import NOTHING_ACKNOWLEDGED, explore, format_steps, write_schedule
+        from hookproof.scenarios.statemachine import NOTHING_ACKNOWLEDGED, explore, format_steps, write_schedule
 
         result = explore(self.target, max_examples=max_examples or self.max_examples,
                          seed=seed if seed is not None else self.seed, provider_state=self.provider)
