@@ -48,6 +48,7 @@ class FindingView:
     attempts: tuple[int, ...] = ()  # AttemptView.index values
     expected: Any = None
     actual: Any = None
+    count: int = 1  # identical findings (other events, same words) merged into this one
 
 
 @dataclass(frozen=True)

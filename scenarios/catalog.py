@@ -392,21 +392,29 @@ SCENARIOS: tuple[Scenario, ...] = (
               "A replayed request: correctly signed, but its timestamp is past the tolerance of the "
               "provider's official verifier. It must be refused.",
               ("unexpected", "no_server_error"), ("raw-body-signature",), _mutation_plan(Mutation.STALE_TIMESTAMP)),
+    _scenario("future-timestamp", "A valid signature over a future timestamp",
+              "A correctly signed request whose timestamp lies past the tolerance, in the future (a sender "
+              "whose clock runs ahead, or a request forged for later replay). Where the provider's official "
+              "verifier rejects it (Standard Webhooks, Paddle) it must be refused with no effect; where it "
+              "accepts it (Stripe's SDK checks only the past) refusing it is an advisory.",
+              ("unexpected", "valid_not_rejected", "no_server_error"), ("raw-body-signature",),
+              _mutation_plan(Mutation.FUTURE_TIMESTAMP)),
     _scenario("secret-rotation", "Two signatures during a secret roll",
               "During a secret rotation the provider signs with the old and the new secret. A request "
               "carrying both must be accepted once.",
               EFFECTS, ("raw-body-signature",), _mutation_plan(Mutation.ROTATION, max_attempts=None)),
     _scenario("test-mode-to-live", "A test-mode event to a live endpoint (or the reverse)",
               "An event whose test/live flag does not match the receiver's environment. It must have no "
-              "effect.",
+              "effect; acknowledging it (2xx) or refusing it (4xx) are both correct.",
               ("unexpected", "no_server_error"), ("refuses-foreign",), _mutation_plan(Mutation.LIVEMODE_MISMATCH)),
     _scenario("foreign-account", "An event of another account",
-              "An event for another provider account than the receiver's. It must have no effect.",
+              "An event for another provider account than the receiver's. It must have no effect; "
+              "acknowledging it (2xx) or refusing it (4xx) are both correct.",
               ("unexpected", "no_server_error"), ("refuses-foreign",), _mutation_plan(Mutation.FOREIGN_ACCOUNT)),
     _scenario("unknown-event-type", "An event type the receiver does not handle",
               "Providers add event types. An unhandled type must be acknowledged (2xx) with no effect, "
-              "and the next event still applied.",
-              ("no_server_error", "lost", "duplicated", "unexpected"), ("refuses-foreign", "retries-bounded"),
+              "and the next event still applied: a 4xx makes the provider retry it for days.",
+              ("no_server_error", "valid_not_rejected", "lost", "duplicated", "unexpected"), ("refuses-foreign", "retries-bounded"),
               _unknown_type),
     _scenario("oversized-payload", "A body of several megabytes",
               "A 3 MB delivery. The receiver may refuse it, but must not crash: the next valid "

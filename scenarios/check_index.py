@@ -49,6 +49,8 @@ class CheckIndex:
         settled_counts: effect rows per key in `settled`.
         peak: key → (highest count in any observation, position of that observation).
         has_states: True when any observation reported any state.
+        state_kinds: the object kinds any observation declared it reads states of
+            (`Observation.state_kinds`), or None when none declared any.
     """
 
     history: Sequence[Attempt]
@@ -62,6 +64,7 @@ class CheckIndex:
     settled_counts: dict[str, int]
     peak: dict[str, tuple[int, int]]
     has_states: bool
+    state_kinds: frozenset[str] | None = None
     _ack_windows: dict[str, tuple[float, float]] = field(default_factory=dict, repr=False)  # ack_window's memo
 
     def attempt_ids(self, positions: Iterable[int]) -> tuple[int, ...]:
@@ -167,16 +170,19 @@ def build_index(
     peak: dict[str, tuple[int, int]] = {}
     counts: dict[str, int] = {}
     has_states = False
+    state_kinds: frozenset[str] | None = None
     for oi, obs in enumerate(observations):
         counts = obs.counts()
         has_states = has_states or bool(obs.states)
+        if obs.state_kinds is not None:
+            state_kinds = obs.state_kinds if state_kinds is None else state_kinds | obs.state_kinds
         for key, n in counts.items():
             best = peak.get(key)
             if best is None or n > best[0]:
                 peak[key] = (n, oi)
     settled = observations[-1] if observations else None
     index = CheckIndex(history, expectations, by_key, by_event, completions, acked_events, notable, settled,
-                       counts if settled is not None else {}, peak, has_states)
+                       counts if settled is not None else {}, peak, has_states, state_kinds)
     if unkeyed:
         _file_unkeyed(index, unkeyed)
     return index
@@ -227,15 +233,18 @@ def grouped_findings(
 ) -> list[Finding]:
     """One finding per (event id, category); `messages[category]` = (severity, expected, text).
 
-    The text may use ``{statuses}`` (the statuses the attempts got) and ``{n}``.
+    The text may use ``{statuses}`` (the statuses the attempts got), ``{n}`` (how many
+    attempts) and ``{types}`` (their event types); the finding lists the attempts.
+    Identical findings of several events are merged by `findings.result_of`.
     """
     out = []
     for (_, category), positions in groups.items():
         severity, expected, text = messages[category]
         statuses = answer_summary(history, positions)
+        types = ", ".join(dict.fromkeys(history[p].event_type for p in positions))
         out.append(Finding(
             check_id, idx.label(history[positions[0]]),
-            text.format(statuses=statuses, n=len(positions)),
+            text.format(statuses=statuses, n=len(positions), types=types),
             expected=expected, actual=statuses,
             attempts=idx.attempt_ids(positions), severity=severity,
         ))

@@ -50,7 +50,7 @@ from hookproof.scenarios.findings import (
     compose,
 )
 from hookproof.scenarios.observations import Expectations, Observation
-from hookproof.simulator.delivery.history import Attempt
+from hookproof.simulator.delivery.history import Attempt, FaultOp
 
 Check = Callable[..., CheckResult]
 
@@ -118,6 +118,40 @@ def run_checks(
     return [check_safe(i, ALL_CHECKS[i], history, expectations, observations, index=index) for i in wanted]
 
 
+def unknown_reason(results: Iterable[CheckResult]) -> str | None:
+    """Why a scenario whose checks compose to ``unknown`` is unknown: each unknown
+    check's id and detail, ``; ``-joined (None when no check is unknown)."""
+    reasons = [f"{r.check_id}: {r.detail}" for r in results if r.verdict is Verdict.UNKNOWN]
+    return "; ".join(reasons) or None
+
+
+def unfired_faults(ops: Iterable[FaultOp]) -> str | None:
+    """Why a chaos scenario proves nothing: an armed fault that never fired.
+
+    An ``arm`` operation (`chaos.nemesis.Nemesis.kill_after_ack`) must be followed by a
+    ``kill`` before the next ``heal``: when the receiver answered too few 2xx (4xx/5xx
+    to some events) the kill never happened and the scenario tested nothing. Returns the
+    reason, or None when every armed fault fired. O(len(ops)).
+    """
+    armed: str | None = None
+    unfired: list[str] = []
+    for op in ops:
+        if op.op == "arm":
+            if armed is not None:
+                unfired.append(armed)
+            armed = op.detail or "an armed fault"
+        elif op.op == "kill":
+            armed = None
+        elif op.op == "heal" and armed is not None:
+            unfired.append(armed)
+            armed = None
+    if armed is not None:
+        unfired.append(armed)
+    if not unfired:
+        return None
+    return f"the armed fault never fired ({'; '.join(unfired)}): the receiver did not answer enough 2xx"
+
+
 __all__: Sequence[str] = [
     "ADVISORY",
     "ALL_CHECKS",
@@ -148,4 +182,6 @@ __all__: Sequence[str] = [
     "compose",
     "injected_fault",
     "run_checks",
+    "unfired_faults",
+    "unknown_reason",
 ]

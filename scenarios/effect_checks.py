@@ -20,6 +20,10 @@ from hookproof.scenarios.findings import ADVISORY, FINDING, CheckResult, Finding
 from hookproof.scenarios.observations import Expectations, Observation
 from hookproof.simulator.delivery.history import Attempt, Completion, Outcome
 
+#: Fault tags of invalid deliveries that must have no effect but may be acknowledged:
+#: a genuine event of the other mode (test/live) or of another account.
+NO_EFFECT_TAGS: frozenset[str] = frozenset({"livemode-mismatch", "foreign-account"})
+
 
 def check_duplicated(
     history: Sequence[Attempt], expectations: Expectations, observations: Sequence[Observation],
@@ -72,6 +76,9 @@ def check_lost(
                                     expected=1, actual=0, attempts=idx.attempt_ids(positions)))
     stats = {"expected_keys": len(expectations.expected), "lost": len(findings) - never_acked,
              "never_acknowledged": never_acked}
+    if not expectations.expected and idx.acked_events:
+        return result_of("lost", findings, stats, unknown=f"{len(idx.acked_events)} event(s) were acknowledged but "
+                         "none maps to an effect (no business key): nothing to compare")
     return result_of("lost", findings, stats)
 
 
@@ -83,7 +90,10 @@ def check_unexpected(
 
     An invalid delivery acked with a 2xx, or not refused with a 4xx (no answer, a 5xx, a
     refused connection), is a finding: the contract is a 4xx, and only a 4xx shows the
-    receiver checked and refused it.
+    receiver checked and refused it. Except for a mode or account mismatch
+    (`NO_EFFECT_TAGS`): the signature is genuine, so a 2xx that applies nothing is as
+    correct as a 4xx (Stripe's docs advise acknowledging and ignoring such events); only
+    its effect is a finding.
     """
     idx = index_for(history, expectations, observations, index)
     findings = []
@@ -102,13 +112,14 @@ def check_unexpected(
         if a.valid:
             continue
         if a.outcome is Outcome.ACKED:
-            groups.setdefault((a.event_id, "invalid-acked"), []).append(pos)
+            if not NO_EFFECT_TAGS.intersection(a.faults):
+                groups.setdefault((a.event_id, "invalid-acked"), []).append(pos)
         elif a.outcome is not Outcome.DROPPED and not (a.status is not None and 400 <= a.status < 500):
             groups.setdefault((a.event_id, "invalid-unrefused"), []).append(pos)
     findings += grouped_findings("unexpected", groups, history, idx, {
-        "invalid-acked": (FINDING, "4xx", "an invalid delivery was accepted with {statuses}; "
+        "invalid-acked": (FINDING, "4xx", "an invalid {types} delivery was accepted with {statuses}; "
                                    "the provider's official verifier rejects it"),
-        "invalid-unrefused": (FINDING, "4xx", "an invalid delivery was not refused with a 4xx ({statuses}); "
+        "invalid-unrefused": (FINDING, "4xx", "an invalid {types} delivery was not refused with a 4xx ({statuses}); "
                                        "a receiver that is unreachable, crashes or hangs proves nothing"),
     })
     stats = {"keys_observed": len(idx.peak), "invalid_acked_events": len(groups)}
@@ -168,11 +179,15 @@ def check_regressed(
 
     A state without a version is mapped to one through the provider's truth
     (`ObjectTruth.version_for`, the reading most favourable to monotonicity); a status
-    the provider never emitted is counted in the stats and skipped.
+    the provider never emitted is counted in the stats and skipped. Unknown, with the
+    reason, when no object of the observed kinds was validly sent or no state of one
+    was ever observed: a check over zero objects proves nothing.
     """
     if not observations:
         return nothing_observed("regressed")
     idx = index_for(history, expectations, observations, index)
+    if not expectations.truth_of_kinds(idx.state_kinds):
+        return result_of("regressed", [], {"objects": 0}, unknown=_no_objects(idx))
     high: dict[str, tuple[int, str]] = {}
     flagged: set[str] = set()
     findings = []
@@ -204,7 +219,16 @@ def check_regressed(
                     f"went back from v{prev[0]} ({prev[1]}) to v{version} ({st.status}) at observation {oi}",
                     expected=f">= v{prev[0]}", actual=f"v{version}", attempts=idx.attempt_ids(sorted(positions)),
                 ))
-    return result_of("regressed", findings, {"objects_observed": len(high), "unmapped_states": unmapped})
+    stats = {"objects_observed": len(high), "unmapped_states": unmapped}
+    if not high and not findings:
+        return result_of("regressed", [], stats, unknown="no state of a validly sent object was ever observed")
+    return result_of("regressed", findings, stats)
+
+
+def _no_objects(idx: CheckIndex) -> str:
+    """Why a state check has nothing to compare: no object of the observed kinds was sent."""
+    kinds = ", ".join(sorted(idx.state_kinds)) if idx.state_kinds is not None else "subscription"
+    return f"no object whose state the observer reads ({kinds}) was validly sent: nothing to compare"
 
 
 def check_stale(
@@ -214,18 +238,25 @@ def check_stale(
     """Liveness: after settling, each object's state equals the truth's final state.
 
     A status must equal the final status; a version, when exposed, the final version.
-    Unknown when the observer never reported any state (it may not expose states).
+    Only objects of the kinds the observer reads (`Observation.state_kinds`; else
+    subscriptions) are compared. Unknown, with the reason, when no such object was
+    validly sent, or when the observer reported no state at all without declaring a
+    state query (it may not expose states); with a state query configured, no state at
+    all is every object missing.
     """
     if not observations:
         return nothing_observed("stale")
     idx = index_for(history, expectations, observations, index)
-    if expectations.truth and not idx.has_states:
-        return result_of("stale", [], {"objects": len(expectations.truth)},
-                         unknown="the observer reported no state at all")
+    wanted = expectations.truth_of_kinds(idx.state_kinds)
+    if not wanted:
+        return result_of("stale", [], {"objects": 0}, unknown=_no_objects(idx))
+    if not idx.has_states and idx.state_kinds is None:
+        return result_of("stale", [], {"objects": len(wanted)},
+                         unknown="the observer reported no state at all (configure a state query)")
     settled = idx.settled
     assert settled is not None
     findings = []
-    for obj, truth in expectations.truth.items():
+    for obj, truth in wanted.items():
         st = settled.state_of(obj)
         if st is not None and st.status == truth.final_status and st.version in (None, truth.final_version):
             continue
@@ -239,7 +270,7 @@ def check_stale(
             got = st.status if st.version is None else f"{st.status} (v{st.version})"
             findings.append(Finding("stale", obj, f"final state is {got}, the provider's is {want}",
                                     expected=want, actual=got, attempts=attempts))
-    return result_of("stale", findings, {"objects": len(expectations.truth)})
+    return result_of("stale", findings, {"objects": len(wanted)})
 
 
 def check_counter(
@@ -349,6 +380,7 @@ def check_downstream_idempotency(
 
 
 __all__: Sequence[str] = [
+    "NO_EFFECT_TAGS",
     "check_counter",
     "check_downstream_idempotency",
     "check_duplicated",

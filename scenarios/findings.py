@@ -44,6 +44,8 @@ class Finding:
         expected / actual: what should have been seen, and what was.
         attempts: history indexes of the attempts involved, in history order.
         severity: ``"finding"`` or ``"advisory"``.
+        count: how many identical findings this one stands for (`merge_findings`:
+            same check, key, message, expectation and severity; their attempts joined).
     """
 
     check_id: str
@@ -53,6 +55,7 @@ class Finding:
     actual: object = None
     attempts: tuple[int, ...] = ()
     severity: str = FINDING
+    count: int = 1
 
     @property
     def advisory(self) -> bool:
@@ -62,7 +65,7 @@ class Finding:
         return {
             "check_id": self.check_id, "key": self.key, "message": self.message,
             "expected": self.expected, "actual": self.actual,
-            "attempts": list(self.attempts), "severity": self.severity,
+            "attempts": list(self.attempts), "severity": self.severity, "count": self.count,
         }
 
 
@@ -92,6 +95,41 @@ class CheckResult:
         }
 
 
+def merge_findings(findings: Iterable[Finding]) -> list[Finding]:
+    """Identical findings merged into one with a `Finding.count`, in first-seen order.
+
+    Identical: same check, key, message, expected, actual and severity (their attempts
+    differ: the merged finding lists all of them, in history order). O(n).
+    """
+    merged: dict[tuple[str, str, str, str, str, str], Finding] = {}
+    for f in findings:
+        ident = (f.check_id, f.key, f.message, repr(f.expected), repr(f.actual), f.severity)
+        seen = merged.get(ident)
+        if seen is None:
+            merged[ident] = f
+        else:
+            attempts = tuple(sorted(set(seen.attempts) | set(f.attempts)))
+            merged[ident] = Finding(seen.check_id, seen.key, seen.message, seen.expected, seen.actual, attempts,
+                                    seen.severity, seen.count + f.count)
+    return list(merged.values())
+
+
+def run_verdict(verdicts: Iterable[str], *, partial: bool = False) -> str:
+    """The one rule for a run's verdict from its scenarios' verdicts (certify, explore, storm).
+
+    ``"fail"`` when any scenario is ``fail`` or ``error``; else ``"unknown"`` when any is
+    ``unknown``, the run is `partial` (interrupted, or records are missing), or no
+    scenario was tested at all (none, or every one ``not_applicable``: nothing is
+    certified); else ``"pass"``.
+    """
+    seen = set(verdicts)
+    if seen & {"fail", "error"}:
+        return "fail"
+    if "unknown" in seen or partial or not seen - {"not_applicable"}:
+        return "unknown"
+    return "pass"
+
+
 def compose(results: Iterable[CheckResult]) -> Verdict:
     """Merge verdicts by priority: invalid > unknown > valid (valid when empty)."""
     verdict = Verdict.VALID
@@ -106,15 +144,17 @@ def result_of(
     *, unknown: str | None = None,
 ) -> CheckResult:
     """The result of check `check_id`: invalid when any finding is not an advisory, else
-    unknown when `unknown` gives a reason, else valid; the detail counts both kinds."""
-    problems = sum(1 for f in findings if not f.advisory)
+    unknown when `unknown` gives a reason, else valid; the detail counts both kinds (the
+    reason first). Identical findings are merged (`merge_findings`)."""
+    findings = merge_findings(findings)
+    problems = sum(f.count for f in findings if not f.advisory)
     if problems:
         verdict = Verdict.INVALID
     elif unknown is not None:
         verdict = Verdict.UNKNOWN
     else:
         verdict = Verdict.VALID
-    detail = f"{problems} finding(s), {len(findings) - problems} advisory(ies)"
+    detail = f"{problems} finding(s), {sum(f.count for f in findings) - problems} advisory(ies)"
     if unknown is not None:
         detail = f"{unknown}; {detail}"
     return CheckResult(check_id, verdict, tuple(findings), dict(stats or {}), detail)
@@ -134,6 +174,8 @@ __all__: Sequence[str] = [
     "MAX_LISTED_ATTEMPTS",
     "Verdict",
     "compose",
+    "merge_findings",
     "nothing_observed",
     "result_of",
+    "run_verdict",
 ]

@@ -20,6 +20,9 @@ from hookproof.simulator.events import Event
 
 #: Business-key prefixes of effects that move money (checked by the `counter` check).
 MONEY_PREFIXES: tuple[str, ...] = ("refund:", "credit:")
+#: Object kinds whose states an observer that does not declare its kinds reports.
+#: (GitHub's issues and pull requests are the repository world's stateful objects.)
+STATEFUL_KINDS: frozenset[str] = frozenset({"subscription", "issue", "pull_request"})
 
 
 @dataclass(frozen=True)
@@ -55,11 +58,20 @@ class Observation:
         at: when the read completed, unix seconds.
         effects: every applied effect row (a key applied twice appears twice).
         states: the objects' states; an object absent here was not seen.
+        state_kinds: the object kinds (``subscription``, ``invoice``, ``payment_intent``,
+            ``checkout.session``…, the world's object types) the observer reads states
+            of, when it says so (a configured state query): an object of these kinds
+            absent from `states` is missing. None: not declared; the states are taken
+            to be subscriptions' and an empty list proves nothing.
+        counters: counter key → amount (minor units) from a counter query, or None
+            when no counter query is configured.
     """
 
     at: float
     effects: tuple[Effect, ...] = ()
     states: tuple[ObjectState, ...] = ()
+    state_kinds: frozenset[str] | None = None
+    counters: Mapping[str, int] | None = None
 
     def counts(self) -> dict[str, int]:
         """Number of effect rows per business key (O(len(effects)))."""
@@ -106,12 +118,15 @@ class ObjectTruth:
     Attributes:
         object_id: the object.
         versions: ``(version, status)`` pairs in ascending version order.
-        event_ids: the event that produced each entry of `versions`, aligned with it.
+        event_ids: the event (as the history recorded its id) that produced each entry
+            of `versions`, aligned with it.
+        kind: the world's object type (``subscription``, ``invoice``…).
     """
 
     object_id: str
     versions: tuple[tuple[int, str], ...]
     event_ids: tuple[str, ...] = ()
+    kind: str = "subscription"
     _by_status: Mapping[str, tuple[int, ...]] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -170,8 +185,8 @@ class Expectations:
             expected when at least one attempt carrying it was valid.
         forbidden: keys whose every attempt was invalid (forged, stale, foreign…):
             they must have no effect.
-        truth: object id → the provider's truth, for stateful objects that had at
-            least one valid attempt.
+        truth: object id → the provider's truth, for objects with a status (of any
+            kind: `ObjectTruth.kind`) that had at least one valid attempt.
         money: business key → amount (minor units), for money-like keys (expected
             and forbidden) whose amount is known.
         sender_timeout_s: the profile's sender timeout, seconds.
@@ -192,6 +207,11 @@ class Expectations:
         """True when `business_key` starts with one of `money_prefixes`."""
         return business_key.startswith(self.money_prefixes)
 
+    def truth_of_kinds(self, kinds: frozenset[str] | None) -> dict[str, ObjectTruth]:
+        """The truth of the objects of `kinds` (None: subscriptions, `Event.stateful`)."""
+        wanted = kinds if kinds is not None else STATEFUL_KINDS
+        return {obj: t for obj, t in self.truth.items() if t.kind in wanted}
+
 
 def expectations_from(
     events: Sequence[Event],
@@ -207,14 +227,15 @@ def expectations_from(
     the event is known (else from the attempt itself, e.g. a fabricated forged event).
     Only events that were actually attempted count: an event filtered out by
     ``enabled_events`` and never sent creates no expectation. The truth of an object
-    is built from its stateful events (`Event.stateful`, with a `status`) that had at
-    least one valid attempt; when two such events share a version the first wins. A
+    is built from its events with a `status` (any object kind) that had at least one
+    valid attempt; when two such events share a version the first wins. A
     status observed without a version is mapped to one by `ObjectTruth.version_for`
     (the earliest version with that status not below what was already observed).
     Pure, O(len(events) + len(history)) plus sorting each object's versions.
     """
     prefixes = tuple(money_prefixes)
-    by_id = {ev.id: ev for ev in reversed(events)}  # event id -> its first Event
+    world_ids = {ev.id: ev for ev in reversed(events)}  # event id -> its first Event
+    by_id = _by_recorded_id(world_ids, history)  # the id each attempt recorded -> its Event
 
     # One pass over the history: the validly sent events, and per key its first attempt
     # and whether a valid attempt carried it. An attempt without a key of its own costs
@@ -239,6 +260,7 @@ def expectations_from(
     # One pass over the validly sent events: the events of each key, the truth's versions.
     key_events: dict[str, list[str]] = {}
     per_object: dict[str, dict[int, tuple[str, str]]] = {}
+    kinds: dict[str, str] = {}
     for event_id, event in valid_events.items():
         if event is None:
             continue
@@ -248,12 +270,13 @@ def expectations_from(
                 key_events[event.business_key] = [event_id]
             else:
                 events_of_key.append(event_id)
-        if event.status is not None and event.stateful:
+        if event.status is not None:
             versions = per_object.get(event.object_id)
             if versions is None:
-                per_object[event.object_id] = {event.version: (event.status, event.id)}
+                per_object[event.object_id] = {event.version: (event.status, event_id)}
+                kinds[event.object_id] = event.object_type
             elif event.version not in versions:
-                versions[event.version] = (event.status, event.id)
+                versions[event.version] = (event.status, event_id)
 
     expected: dict[str, ExpectedEffect] = {}
     money: dict[str, int] = {}
@@ -270,7 +293,7 @@ def expectations_from(
         if amount is not None and key.startswith(prefixes):
             money[key] = amount
 
-    truth = {object_id: _truth(object_id, versions) for object_id, versions in per_object.items()}
+    truth = {object_id: _truth(object_id, versions, kinds[object_id]) for object_id, versions in per_object.items()}
     return Expectations(
         expected=expected,
         forbidden=frozenset(forbidden),
@@ -282,11 +305,37 @@ def expectations_from(
     )
 
 
-def _truth(object_id: str, versions: Mapping[int, tuple[str, str]]) -> ObjectTruth:
-    """The truth of `object_id` from version -> (status, event id), any order."""
+def world_event_id(a: Attempt) -> str | None:
+    """The world's id of the event `a` delivered, read from its delivery id
+    (``dlv_<event id>_<copy>``, `simulator.faults.Delivery`), or None for another shape."""
+    did = a.delivery_id
+    if not did.startswith("dlv_"):
+        return None
+    head, sep, _ = did[4:].rpartition("_")
+    return head if sep else None
+
+
+def _by_recorded_id(world_ids: Mapping[str, Event], history: Sequence[Attempt]) -> dict[str, Event]:
+    """Event by the id its attempts recorded: the world's id where the profile keeps it
+    (Stripe), else the envelope's own id (Standard Webhooks' ``msg_…``), joined through
+    the delivery id (`world_event_id`). O(len(history)); one lookup per event when the
+    ids agree."""
+    out = dict(world_ids)
+    for a in history:
+        if a.event_id in out:
+            continue
+        wid = world_event_id(a)
+        event = world_ids.get(wid) if wid is not None else None
+        if event is not None:
+            out[a.event_id] = event
+    return out
+
+
+def _truth(object_id: str, versions: Mapping[int, tuple[str, str]], kind: str) -> ObjectTruth:
+    """The truth of `object_id` (of `kind`) from version -> (status, event id), any order."""
     ordered = sorted(versions.items())
     return ObjectTruth(object_id, tuple((v, status) for v, (status, _) in ordered),
-                       tuple(event_id for _, (_, event_id) in ordered))
+                       tuple(event_id for _, (_, event_id) in ordered), kind)
 
 
 __all__: Sequence[str] = [
@@ -297,5 +346,7 @@ __all__: Sequence[str] = [
     "ObjectState",
     "ObjectTruth",
     "Observation",
+    "STATEFUL_KINDS",
     "expectations_from",
+    "world_event_id",
 ]

@@ -22,7 +22,8 @@ from hookproof.reports.model import (
 )
 from hookproof.scenarios.catalog import CATALOG, CHECKLIST, CHECKLIST_CHECKS, ChaosContext, Context, Hook, NotApplicable, Phase, Plan, Scenario
 from hookproof.scenarios.errors import ScenarioError
-from hookproof.scenarios.checks import CheckResult, Verdict, compose, run_checks
+from hookproof.scenarios.checks import CheckResult, Verdict, compose, run_checks, unfired_faults, unknown_reason
+from hookproof.scenarios.findings import run_verdict
 from hookproof.scenarios.observations import Effect, ObjectState, Observation, expectations_from
 from hookproof.simulator.delivery import Attempt, Dispatcher, History, Target
 from hookproof.simulator.events import Event
@@ -124,14 +125,7 @@ class Runner:
 
     def report(self, started: float, *, partial: bool) -> RunReport:
         results = tuple(self.results)
-        verdicts = {r.verdict for r in results}
-        tested = verdicts - {"not_applicable"}
-        if "fail" in verdicts or "error" in verdicts:
-            verdict = "fail"
-        elif "unknown" in verdicts or partial or not tested:  # nothing applicable ran: nothing is certified
-            verdict = "unknown"
-        else:
-            verdict = "pass"
+        verdict = run_verdict((r.verdict for r in results), partial=partial)
         return RunReport(
             tool_version=VERSION, target=self.target.describe(), profile=self.profile.name,
             environment="live" if self.live else "test", seed=self.seed, started_at=started,
@@ -172,13 +166,18 @@ class Runner:
         )
         checks = run_checks(scenario.checks, attempts, expectations, observations)
         verdict = {Verdict.VALID: "pass", Verdict.INVALID: "fail", Verdict.UNKNOWN: "unknown"}[compose(checks)]
+        reason = None if settled else "the receiver's effects did not settle before the deadline"
+        unfired = unfired_faults(self.history.ops(scenario.id)) if scenario.tier == "chaos" else None
+        if unfired is not None and verdict == "pass":
+            verdict = "unknown"
+        if verdict == "unknown":
+            reason = "; ".join(r for r in (reason, unfired, unknown_reason(checks)) if r)
         return ScenarioReport(
             scenario.id, scenario.title, scenario.description, verdict, scenario.checklist,
             checks=tuple(check_view(c) for c in checks),
             attempts=tuple(attempt_view(a) for a in attempts),
             effects=effect_points(observations, {f.key for c in checks for f in c.findings}),
-            duration_s=time.monotonic() - t0, settled=settled,
-            reason=None if settled else "the receiver's effects did not settle before the deadline",
+            duration_s=time.monotonic() - t0, settled=settled, reason=reason,
         )
 
     # ---- steps ------------------------------------------------------------------
@@ -299,7 +298,7 @@ def check_view(c: CheckResult) -> CheckView:
     return CheckView(
         check_id=c.check_id, verdict=c.verdict.value, detail=c.detail, stats=dict(c.stats),
         findings=tuple(FindingView(f.check_id, f.key, f.message, f.severity, tuple(f.attempts),
-                                   _plain(f.expected), _plain(f.actual)) for f in c.findings),
+                                   _plain(f.expected), _plain(f.actual), f.count) for f in c.findings),
     )
 
 

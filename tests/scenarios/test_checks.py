@@ -14,6 +14,8 @@ from hookproof.scenarios.checks import (
     check_safe,
     compose,
     run_checks,
+    unfired_faults,
+    unknown_reason,
 )
 from hookproof.scenarios.observations import (
     Effect,
@@ -24,7 +26,7 @@ from hookproof.scenarios.observations import (
     Observation,
     expectations_from,
 )
-from hookproof.simulator.delivery.history import Attempt, Completion, Outcome
+from hookproof.simulator.delivery.history import Attempt, Completion, FaultOp, Outcome
 from hookproof.simulator.events import Event
 
 T0 = 1_700_000_000.0
@@ -180,7 +182,7 @@ CASES: dict[str, Case] = {
         "regressed", SUB_HIST, exp(truth=SUB), [obs(20, states=[st("sub_1", "canceled", 3)]),
                                                 obs(10, states=[st("sub_1", "active", 1)])], V),
     "regressed/unmapped-status-skipped": Case(
-        "regressed", SUB_HIST, exp(truth=SUB), [obs(10, states=[st("sub_1", "weird")])], V, [],
+        "regressed", SUB_HIST, exp(truth=SUB), [obs(10, states=[st("sub_1", "weird")])], U, [],
         {"unmapped_states": 1}),
     # stale (liveness)
     "stale/old-status": Case("stale", SUB_HIST, exp(truth=SUB), [obs(20, states=[st("sub_1", "past_due")])], I,
@@ -283,6 +285,69 @@ CASES: dict[str, Case] = {
         "downstream_idempotency", hist(att("e1", "k1")), exp("k1"), [obs(20, "k1")], V, [],
         {"applicability": "not applicable"}),
 }
+
+
+def _declared(at: float, *effects: str, states: Sequence[ObjectState] = (),
+              kinds: frozenset[str] = frozenset({"subscription"})) -> Observation:
+    """An observation from an observer with a state query for `kinds`."""
+    return replace(obs(at, *effects, states=states), state_kinds=kinds)
+
+
+def _tagged(event: str, result: str, tag: str, *, valid: bool, key: str | None = None) -> Attempt:
+    return replace(att(event, key, result, valid=valid), faults=(tag,))
+
+
+INVOICE = ObjectTruth("in_1", ((1, "open"), (2, "paid")), ("i1", "i2"), kind="invoice")
+
+CASES.update({
+    # no false alarms: a genuine event of the other mode or account may be acked, never applied
+    "unexpected/livemode-mismatch-acked-no-effect": Case(
+        "unexpected", hist(_tagged("e1", "200", "livemode-mismatch", valid=False, key="k1")), exp(forbidden=["k1"]),
+        [obs(20)], V),
+    "unexpected/foreign-account-refused": Case(
+        "unexpected", hist(_tagged("e1", "400", "foreign-account", valid=False, key="k1")), exp(forbidden=["k1"]),
+        [obs(20)], V),
+    "unexpected/livemode-mismatch-applied": Case(
+        "unexpected", hist(_tagged("e1", "200", "livemode-mismatch", valid=False, key="k1")), exp(forbidden=["k1"]),
+        [obs(20, "k1")], I, [("k1", (0,), F)]),
+    "unexpected/foreign-account-500": Case(
+        "unexpected", hist(_tagged("e1", "500", "foreign-account", valid=False, key="k1")), exp(forbidden=["k1"]),
+        [obs(20)], I, [("k1", (0,), F)]),
+    # future-dated deliveries the official verifier accepts: refusing them is stricter (advisory)
+    "valid_not_rejected/future-timestamp-refused-is-advisory": Case(
+        "valid_not_rejected", hist(_tagged("e1", "400", "future-timestamp", valid=True, key="k1")), exp("k1"),
+        [obs(20)], V, [("k1", (0,), A)]),
+    "unexpected/future-timestamp-accepted-where-verifier-rejects": Case(
+        "unexpected", hist(_tagged("e1", "200", "future-timestamp", valid=False, key="k1")), exp(forbidden=["k1"]),
+        [obs(20)], I, [("k1", (0,), F)]),
+    # vacuous passes are unknown
+    "stale/zero-objects": Case("stale", hist(att("e1", "k1")), exp("k1"), [obs(20, "k1")], U, [], {"objects": 0}),
+    "regressed/zero-objects": Case("regressed", hist(att("e1", "k1")), exp("k1"), [obs(20, "k1")], U, [],
+                                   {"objects": 0}),
+    "regressed/no-state-observed": Case("regressed", SUB_HIST, exp(truth=SUB), [obs(20)], U),
+    "lost/nothing-expected-but-acked": Case("lost", hist(att("e1", None)), exp(), [obs(20)], U),
+    "lost/nothing-sent": Case("lost", [], exp(), [obs(20)], V),
+    # a configured state query that shows nothing: every object is missing, not unknown
+    "stale/state-query-shows-nothing": Case("stale", SUB_HIST, exp(truth=SUB), [_declared(20)], I,
+                                            [("sub_1", (2,), F)]),
+    # several state queries: an invoice is compared when the observer reads invoices
+    "stale/invoice-kind-final": Case(
+        "stale", hist(att("i1", obj="in_1"), att("i2", obj="in_1")),
+        replace(exp(), truth={"in_1": INVOICE}),
+        [_declared(20, states=[st("in_1", "paid")], kinds=frozenset({"invoice"}))], V),
+    "stale/invoice-kind-regressed-to-open": Case(
+        "stale", hist(att("i1", obj="in_1"), att("i2", obj="in_1")),
+        replace(exp(), truth={"in_1": INVOICE}),
+        [_declared(20, states=[st("in_1", "open")], kinds=frozenset({"invoice"}))], I, [("in_1", (1,), F)]),
+    "regressed/invoice-paid-then-open": Case(
+        "regressed", hist(att("i1", obj="in_1"), att("i2", obj="in_1")),
+        replace(exp(), truth={"in_1": INVOICE}),
+        [_declared(t, states=[st("in_1", s)], kinds=frozenset({"invoice"})) for t, s in ((10, "paid"), (20, "open"))],
+        I, [("in_1", (0, 1), F)]),
+    "stale/invoice-not-read-by-a-subscription-observer": Case(
+        "stale", hist(att("i1", obj="in_1"), att("i2", obj="in_1")),
+        replace(exp(), truth={"in_1": INVOICE}), [_declared(20)], U),
+})
 
 
 @pytest.mark.parametrize("name", list(CASES))
@@ -438,3 +503,73 @@ def test_a_plain_three_argument_check_can_be_registered(monkeypatch: pytest.Monk
     monkeypatch.setitem(ALL_CHECKS, "plain", plain)
     [result] = run_checks(["plain"], hist(att("e1", "k1")), exp("k1"), [])
     assert result.verdict is Verdict.VALID and result.stats == {"attempts": 1}
+
+
+# ---- merged findings, reasons, run verdicts ---------------------------------------------
+
+
+def test_identical_findings_of_several_events_merge_with_a_count() -> None:
+    """reorder once showed six identical no_server_error lines: one finding, count 6."""
+    history = hist(*(replace(att(f"s{i}", obj="sub_1", result="500"), event_type="customer.subscription.updated")
+                     for i in range(6)),
+                   replace(att("d1", obj="sub_1", result="500"), event_type="customer.subscription.deleted"))
+    [result] = run_checks(["no_server_error"], history, exp(), [obs(20)])
+    assert [(f.count, f.attempts, f.message) for f in result.findings] == [
+        (6, (0, 1, 2, 3, 4, 5), "1 valid customer.subscription.updated delivery(ies) without injected fault got 500"),
+        (1, (6,), "1 valid customer.subscription.deleted delivery(ies) without injected fault got 500"),
+    ]
+    assert result.detail == "7 finding(s), 0 advisory(ies)"
+    assert result.findings[0].to_dict()["count"] == 6
+
+
+@pytest.mark.parametrize(("verdicts", "partial", "want"), [
+    ([], False, "unknown"),  # nothing ran: nothing is certified
+    (["not_applicable"], False, "unknown"),
+    (["pass", "not_applicable"], False, "pass"),
+    (["pass"], True, "unknown"),
+    (["pass", "unknown"], False, "unknown"),
+    (["unknown", "fail"], False, "fail"),
+    (["pass", "error"], False, "fail"),
+    (["fail"], True, "fail"),
+])
+def test_one_run_verdict_rule(verdicts: list[str], partial: bool, want: str) -> None:
+    from hookproof.scenarios.findings import run_verdict
+
+    assert run_verdict(verdicts, partial=partial) == want
+
+
+def _op(op: str, detail: str = "") -> FaultOp:
+    return FaultOp(op=op, target="process:1", at=T0, detail=detail, scenario="crash-after-ack")
+
+
+@pytest.mark.parametrize(("ops", "want"), [
+    ([], None),
+    ([_op("arm", "kill after the next 8 2xx answer(s)"), _op("kill"), _op("start"), _op("heal")], None),
+    ([_op("arm", "kill after the next 8 2xx answer(s)"), _op("heal")],
+     "the armed fault never fired (kill after the next 8 2xx answer(s)): the receiver did not answer enough 2xx"),
+    ([_op("arm", "kill after the next 2 2xx answer(s)")],
+     "the armed fault never fired (kill after the next 2 2xx answer(s)): the receiver did not answer enough 2xx"),
+    ([_op("pause"), _op("resume"), _op("heal")], None),
+])
+def test_an_armed_fault_that_never_fired_is_named(ops: list[FaultOp], want: str | None) -> None:
+    assert unfired_faults(ops) == want
+
+
+def test_every_unknown_check_gives_its_reason() -> None:
+    results = run_checks(["stale", "regressed", "duplicated"], hist(att("e1", "k1")), exp("k1"), [obs(20, "k1")])
+    assert unknown_reason(results) == (
+        "stale: no object whose state the observer reads (subscription) was validly sent: nothing to compare; "
+        "0 finding(s), 0 advisory(ies); regressed: no object whose state the observer reads (subscription) was "
+        "validly sent: nothing to compare; 0 finding(s), 0 advisory(ies)")
+    assert unknown_reason(results[2:]) is None
+
+
+def test_expectations_join_envelope_ids_to_the_world_s_events() -> None:
+    """Standard Webhooks records the envelope's msg_ id; the world's events are evt_…."""
+    events = [ev("evt_1", "sub_1", 1, status="active", object_type="subscription"),
+              ev("evt_2", "sub_1", 2, status="canceled", object_type="subscription")]
+    history = hist(replace(att("msg_a", None), delivery_id="dlv_evt_2_0"),
+                   replace(att("msg_b", None), delivery_id="dlv_evt_1_0"))
+    e = expectations_from(events, history, sender_timeout_s=5, max_attempts_per_event=None)
+    truth = e.truth["sub_1"]
+    assert (truth.versions, truth.event_ids) == (((1, "active"), (2, "canceled")), ("msg_b", "msg_a"))
