@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 #: Receivers that hold the contract (one per strategy the field recommends).
-CORRECT: tuple[str, ...] = ("downstream_keyed", "fetch_state", "inbox_queue", "inbox_sync")
+CORRECT: tuple[str, ...] = ("downstream_keyed", "fetch_state", "foreign_acked", "inbox_queue", "inbox_sync")
 
 #: Receivers with exactly one realistic fault each.
 BROKEN: tuple[str, ...] = (
@@ -32,6 +32,7 @@ BROKEN: tuple[str, ...] = (
     "slow_then_record",
     "test_mode_applies",
     "timestamp_seconds_order",
+    "unknown_type_400",
     "unknown_type_500",
 )
 

@@ -84,3 +84,31 @@ def test_certify_chaos_without_control_is_one_line_exit_2(tmp_path: Path) -> Non
     assert run.stderr.strip().splitlines() == [CHAOS_LINE], run
     assert "Traceback" not in run.stdout + run.stderr
     assert not (tmp_path / "out" / "report.json").exists()
+
+
+# ---- no false alarms: each rule with a correct receiver that passes and a broken one that fails ----
+
+NO_ALARM_SCENARIOS = ["test-mode-to-live", "foreign-account", "unknown-event-type", "future-timestamp"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("receiver", "failing"), [
+    ("foreign_acked", {}),  # acks 200 and ignores another mode's or account's event: correct
+    ("inbox_sync", {}),  # refuses them with 400: correct too
+    ("test_mode_applies", {"test-mode-to-live": ["unexpected"], "foreign-account": ["unexpected"]}),
+    ("unknown_type_400", {"unknown-event-type": ["valid_not_rejected"]}),
+])
+def test_certify_holds_receivers_to_the_contract_not_to_our_taste(
+        tmp_path: Path, receiver: str, failing: dict[str, list[str]]) -> None:
+    """Over real HTTP (the receiver runs as its own process): a mode or account mismatch
+    may be acknowledged or refused, never applied; an unhandled type must get a 2xx; a
+    future-dated Stripe delivery is accepted by Stripe's SDK, so it must be applied."""
+    from examples.receivers import config as receiver_config
+
+    cfg = receiver_config(receiver, tmp_path, "whsec_certify_no_false_alarms", seed=7,
+                          scenarios=NO_ALARM_SCENARIOS, settle_window_s=0.15)
+    report = certify(cfg, out_dir=tmp_path / "out").report
+    verdicts = {s.id: s.verdict for s in report.scenarios}
+    assert verdicts == {s: "fail" if s in failing else "pass" for s in NO_ALARM_SCENARIOS}, report.scenarios
+    assert {s.id: sorted({f.check_id for f in s.findings}) for s in report.scenarios if s.findings} == failing
+    assert all(s.reason for s in report.scenarios if s.verdict == "unknown")
