@@ -20,6 +20,18 @@ Request extensions it honours:
 - ``trace``: awaited as ``trace("http11.send_request_headers.started", {"request": ...})``
   once the request has its connection (opened or taken from the pool), the event
   httpcore reports at that moment; a caller starts its answer deadline there.
+- ``hookproof.answer_start`` (`ANSWER_START`): a ``bytearray`` the transport fills with
+  the first bytes the receiver sent for this request (at most
+  `attempt_core.ANSWER_START_BYTES`), read off the socket before any parser: what a
+  caller names an answer by when it is not HTTP or stops half-way.
+
+Kept-alive connections: a connection whose answer said ``Connection: close`` is never
+reused (aiohttp closes it). A pooled connection the receiver closed while it was idle
+is not charged to the receiver: when a request on a reused connection fails with a
+close or a reset before one byte of an answer came, the receiver's side had closed
+before the request reached any handler, and the request is sent once more on a fresh
+connection, as browsers do (Chromium's ``ShouldResendRequest``) and aiohttp does for
+idempotent methods.
 
 aiohttp's exceptions become httpx's at this one boundary, most specific first, chained
 with ``from`` so the cause stays readable (`_ERRORS`):
@@ -38,15 +50,22 @@ with ``from`` so the cause stays readable (`_ERRORS`):
 from __future__ import annotations
 
 import contextvars
-from typing import Any, AsyncIterator, Awaitable, Callable, Mapping
+import errno
+import functools
+from typing import Any, AsyncIterator, Awaitable, Callable, Mapping, cast
 
 import aiohttp
 import httpx
 from aiohttp import http_exceptions
+from aiohttp.client_proto import ResponseHandler
 from yarl import URL
+
+from hookproof.simulator.delivery.attempt_core import ANSWER_START_BYTES
 
 #: The event reported through the ``trace`` extension once a request has its connection.
 CONNECTED_EVENT = "http11.send_request_headers.started"
+#: The request extension the first bytes of the answer are written into (a ``bytearray``).
+ANSWER_START = "hookproof.answer_start"
 
 Trace = Callable[[str, Mapping[str, Any]], Awaitable[None]]
 
@@ -68,9 +87,47 @@ _ERRORS: tuple[tuple[type[BaseException], type[httpx.TransportError]], ...] = (
 )
 _MAPPED = tuple(source for source, _ in _ERRORS)
 
-#: The trace and request of the exchange running in the current task (read by `_Connector`).
-_CURRENT: contextvars.ContextVar[tuple[Trace, httpx.Request] | None] = contextvars.ContextVar(
-    "hookproof_aiohttp_trace", default=None)
+#: Errors of a request that may have met a connection the receiver closed while idle.
+_STALE = (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError, ConnectionResetError, BrokenPipeError)
+_STALE_ERRNOS = frozenset({errno.ECONNRESET, errno.EPIPE, errno.ECONNABORTED, None})
+
+
+class _Current:
+    """The exchange running in the current task, as `_Connector` and `_Protocol` see it:
+    its trace, its request, where the answer's first bytes go, whether its connection
+    came from the pool, and whether any byte of an answer came on it."""
+
+    __slots__ = ("answered", "request", "reused", "start", "trace")
+
+    def __init__(self, trace: Trace | None, request: httpx.Request, start: bytearray | None) -> None:
+        self.trace = trace
+        self.request = request
+        self.start = start
+        self.reused = False
+        self.answered = False
+
+
+#: The exchange running in the current task (read by `_Connector`).
+_CURRENT: contextvars.ContextVar[_Current | None] = contextvars.ContextVar("hookproof_aiohttp_exchange", default=None)
+
+
+class _Protocol(ResponseHandler):
+    """aiohttp's response protocol, noting for the exchange it serves whether any byte came
+    and the first bytes themselves, before aiohttp's parser reads them."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.exchange: _Current | None = None
+        self.used = False
+
+    def data_received(self, data: bytes) -> None:
+        exchange = self.exchange
+        if exchange is not None:
+            exchange.answered = True
+            start = exchange.start
+            if start is not None and len(start) < ANSWER_START_BYTES:
+                start += data[:ANSWER_START_BYTES - len(start)]
+        super().data_received(data)
 
 
 def httpx_error(exc: BaseException) -> httpx.TransportError:
@@ -96,19 +153,43 @@ def _http_version(version: aiohttp.HttpVersion | None) -> bytes:
 
 
 class _Connector(aiohttp.TCPConnector):
-    """A TCP connector that reports "connection ready" to the current exchange's trace."""
+    """A TCP connector whose connections note what the current exchange needs (`_Protocol`)
+    and that reports "connection ready" to the current exchange's trace."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        # aiohttp's own factory makes a ResponseHandler; ours, the subclass that notes bytes
+        self._factory = cast("functools.partial[ResponseHandler]", functools.partial(_Protocol, loop=self._loop))
 
     async def connect(self, req: Any, *args: Any, **kwargs: Any) -> Any:
         connection = await super().connect(req, *args, **kwargs)
         current = _CURRENT.get()
         if current is not None:
-            trace, request = current
-            try:
-                await trace(CONNECTED_EVENT, {"request": request})
-            except BaseException:
-                connection.close()
-                raise
+            protocol = connection.protocol
+            if isinstance(protocol, _Protocol):
+                current.reused = protocol.used
+                protocol.used = True
+                protocol.exchange = current
+            current.answered = False
+            if current.start is not None:
+                del current.start[:]
+            if current.trace is not None:
+                try:
+                    await current.trace(CONNECTED_EVENT, {"request": current.request})
+                except BaseException:
+                    connection.close()
+                    raise
         return connection
+
+
+def _stale(exc: BaseException, current: _Current) -> bool:
+    """True when `exc` ended a request on a reused connection before any byte of an answer:
+    the receiver had closed the idle connection, nothing reached a handler."""
+    if not current.reused or current.answered:
+        return False
+    if isinstance(exc, aiohttp.ServerDisconnectedError):
+        return True
+    return getattr(exc, "errno", None) in _STALE_ERRNOS
 
 
 class _Body(httpx.AsyncByteStream):
@@ -161,6 +242,7 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
         self.max_connections = max_connections
         self.keepalive_s = keepalive_s
         self._session: aiohttp.ClientSession | None = None
+        self._fresh: aiohttp.ClientSession | None = None
         self._last_url: tuple[object, URL] | None = None
         self._timeouts: dict[tuple[float | None, float | None, float | None], aiohttp.ClientTimeout] = {}
 
@@ -169,6 +251,14 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
         self._session = aiohttp.ClientSession(connector=connector, cookie_jar=aiohttp.DummyCookieJar(),
                                               auto_decompress=False, trust_env=False)
         return self._session
+
+    def _fresh_session(self) -> aiohttp.ClientSession:
+        """A session whose connections are never pooled (the resend after a stale connection)."""
+        if self._fresh is None:
+            connector = _Connector(limit=self.max_connections, force_close=True)
+            self._fresh = aiohttp.ClientSession(connector=connector, cookie_jar=aiohttp.DummyCookieJar(),
+                                                auto_decompress=False, trust_env=False)
+        return self._fresh
 
     def _yarl(self, url: httpx.URL) -> URL:
         """`url` as aiohttp's URL. The last one is kept: a dispatcher sends every attempt
@@ -202,18 +292,24 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
             body = b"".join(stream)
         else:
             body = b"".join([chunk async for chunk in stream])
-        trace = extensions.get("trace")
-        token = _CURRENT.set((trace, request)) if trace is not None else None
+        current = _Current(extensions.get("trace"), request, extensions.get(ANSWER_START))
+        token = _CURRENT.set(current)
+        url, headers = self._yarl(request.url), _names_as_given(request.headers)
+        timeout, sni = self._timeout(extensions.get("timeout")), extensions.get("sni_hostname")
         try:
-            response = await session.request(
-                request.method, self._yarl(request.url), headers=_names_as_given(request.headers), data=body or None,
-                allow_redirects=False, timeout=self._timeout(extensions.get("timeout")),
-                server_hostname=extensions.get("sni_hostname"))
+            try:
+                response = await session.request(request.method, url, headers=headers, data=body or None,
+                                                 allow_redirects=False, timeout=timeout, server_hostname=sni)
+            except _STALE as exc:
+                if not _stale(exc, current):
+                    raise
+                response = await self._fresh_session().request(
+                    request.method, url, headers=headers, data=body or None, allow_redirects=False, timeout=timeout,
+                    server_hostname=sni)
         except _MAPPED as exc:
             raise httpx_error(exc) from exc
         finally:
-            if token is not None:
-                _CURRENT.reset(token)
+            _CURRENT.reset(token)
         return httpx.Response(
             response.status, headers=response.raw_headers, stream=_stream(response), request=request,
             extensions={"http_version": _http_version(response.version),
@@ -221,9 +317,10 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
         )
 
     async def aclose(self) -> None:
-        if self._session is not None:
-            await self._session.close()
-            self._session = None
+        for session in (self._session, self._fresh):
+            if session is not None:
+                await session.close()
+        self._session = self._fresh = None
 
 
-__all__ = ["AiohttpTransport", "CONNECTED_EVENT", "httpx_error"]
+__all__ = ["ANSWER_START", "CONNECTED_EVENT", "AiohttpTransport", "httpx_error"]

@@ -9,7 +9,9 @@ the whole answer, status line, headers and body together, as a provider waits: a
 receiver that drips its answer byte by byte is cut off like one that never answers. At most `read_cap_bytes` of the body are read: an
 answer whose body goes past the cap (a flood, an endless stream) is abandoned and
 recorded as `unknown`, never as acknowledged. Redirects are not followed (a provider
-does not) and are recorded as rejections. 2xx (the profile's success) stops retries;
+does not) and are recorded as rejections. What each attempt observed is graded by the
+attempt core (`attempt_core.grade`), as the race transport's and the storm's attempts
+are. 2xx (the profile's success) stops retries;
 everything else, 409 included, is retried on the profile's schedule scaled by
 `time_scale`, while signature timestamps stay real wall-clock time.
 """
@@ -19,16 +21,16 @@ from __future__ import annotations
 import asyncio
 import errno
 import math
-import re
 import time
 from dataclasses import dataclass, field
 from typing import AsyncIterable, Callable, Mapping, Sequence
 
 import httpx
 
-from hookproof.simulator.delivery.history import Attempt, History, Outcome, RESPONSE_EXCERPT_BYTES, completion_for
+from hookproof.simulator.delivery.attempt_core import Broke, Observed, grade, retry_delay_s
+from hookproof.simulator.delivery.history import Attempt, Completion, History, Outcome
 from hookproof.simulator.delivery.mutations import AttemptRequest, build_attempt
-from hookproof.simulator.delivery.aiohttp_transport import AiohttpTransport
+from hookproof.simulator.delivery.aiohttp_transport import ANSWER_START, AiohttpTransport
 from hookproof.simulator.delivery.deadlines import Deadline, Deadlines
 from hookproof.simulator.delivery.transports import Target, make_client
 from hookproof.simulator.faults import Delivery, Schedule, is_valid
@@ -50,15 +52,6 @@ class DeliveryResult:
     @property
     def acked(self) -> bool:
         return any(a.outcome is Outcome.ACKED for a in self.attempts)
-
-
-@dataclass(slots=True)
-class _Answer:
-    status: int | None
-    body: bytes
-    error: str | None
-    request_sent: bool
-    outcome: Outcome | None = None
 
 
 class Dispatcher:
@@ -188,16 +181,13 @@ class Dispatcher:
         while True:
             if result.attempts:
                 last = result.attempts[-1]
-                if last.outcome is Outcome.ACKED or number >= self.max_attempts:
+                delay = retry_delay_s(last.outcome, number, schedule_s=self.profile.retry_schedule_s,
+                                      max_attempts=self.max_attempts, time_scale=self.time_scale)
+                if delay is None:
                     return result
-                await asyncio.sleep(self._retry_delay(number))
+                await asyncio.sleep(delay)
             number += 1
             result.attempts.append(await self.attempt(delivery, number))
-
-    def _retry_delay(self, failed_attempts: int) -> float:
-        schedule = self.profile.retry_schedule_s
-        delay = schedule[min(failed_attempts - 1, len(schedule) - 1)] if schedule else 0.0
-        return delay * self.time_scale
 
     async def _race(self, deliveries: Sequence[Delivery]) -> list[DeliveryResult]:
         from hookproof.simulator.delivery.race import RaceRequest, race
@@ -212,10 +202,8 @@ class Dispatcher:
         answers = await race(self.target.endpoint, requests, timeout_s=timeout_s, read_cap_bytes=self.read_cap_bytes)
         results = []
         for d, b, r in zip(deliveries, built, answers):
-            outcome = Outcome.TIMEOUT if r.error and "timed out" in r.error and r.request_sent else None
-            answer = _Answer(r.status, r.body, r.error, r.request_sent, outcome)
             latency_ms = (r.answered_at - r.sent_at) * 1000.0 if r.status is not None else (time.perf_counter() - t0) * 1000
-            record = self._record(d, 1, b, answer, r.sent_at, latency_ms)
+            record = self._record(d, 1, b, r.observed, r.sent_at, latency_ms)
             results.append(DeliveryResult(d, [record]))
         return list(await asyncio.gather(*(self.deliver(r.delivery, result=r) for r in results)))
 
@@ -234,7 +222,7 @@ class Dispatcher:
             # Deterministic lost answer: the app runs to completion, the provider has given up.
             answer = await self._send_in_process(built.request, self.attempt_timeout_s(number))
             if answer.status is not None:
-                answer = _Answer(None, b"", f"no answer within {injected:g} s (sender timeout)", True, Outcome.TIMEOUT)
+                answer = Observed(True, broke=Broke.TIMEOUT, timeout_s=injected)
         else:
             answer = await self._send_in_process(built.request, timeout_s)
         latency_ms = (time.perf_counter() - t0) * 1000.0
@@ -244,29 +232,25 @@ class Dispatcher:
         """The sender timeout of attempt `number`: the run's, else the profile's."""
         return self.sender_timeout_s if self.sender_timeout_s is not None else self.profile.attempt_timeout_s(number)
 
-    def _record(self, delivery: Delivery, number: int, built: AttemptRequest, answer: _Answer, sent_at: float,
+    def _record(self, delivery: Delivery, number: int, built: AttemptRequest, answer: Observed, sent_at: float,
                 latency_ms: float) -> Attempt:
         event = delivery.event
-        mutations = built.mutations
-        outcome = answer.outcome or self._outcome(answer)
+        graded = grade(answer, self.profile)
+        outcome, completion = graded.outcome, graded.completion
         tags = delivery.tags
-        if number <= delivery.drop_responses and answer.status is not None:
-            outcome = Outcome.DROPPED
+        if number <= delivery.drop_responses and graded.status is not None:
+            outcome, completion = Outcome.DROPPED, Completion.UNKNOWN
             if "drop-response" not in tags:
                 tags = (*tags, "drop-response")
-        valid = is_valid(mutations, self.profile)
-        completion = completion_for(outcome, valid=valid, request_sent=answer.request_sent)
-        error = answer.error
-        if outcome is Outcome.REJECTED and answer.status is not None and 300 <= answer.status < 400:
-            error = f"answered a {answer.status} redirect; a provider does not follow redirects"
+        valid = is_valid(built.mutations, self.profile)
         record = Attempt(
             event_id=built.event_id, delivery_id=delivery.delivery_id, attempt=number,
             business_key=event.business_key, object_id=event.object_id, object_version=event.version,
             event_type=self._event_type(event.type),
             faults=tuple(tags), valid=valid, sent_at=sent_at, answered_at=sent_at + latency_ms / 1000.0,
-            status=answer.status, outcome=outcome, completion=completion, latency_ms=round(latency_ms, 3),
-            response_excerpt=answer.body[:RESPONSE_EXCERPT_BYTES].decode("utf-8", "replace"),
-            error=error, amount=event.amount, scenario=self.scenario, index=len(self.history),
+            status=graded.status, outcome=outcome, completion=completion, latency_ms=round(latency_ms, 3),
+            response_excerpt=graded.excerpt, error=graded.reason, amount=event.amount, scenario=self.scenario,
+            index=len(self.history),
         )
         return self.history.record(record)
 
@@ -277,16 +261,7 @@ class Dispatcher:
             name = self._event_types[stripe_type] = self.profile.provider_type(stripe_type) or stripe_type
         return name
 
-    def _outcome(self, answer: _Answer) -> Outcome:
-        if answer.status is None:
-            return Outcome.CONNECTION_ERROR
-        if self.profile.is_success(answer.status):
-            return Outcome.ACKED
-        if answer.status >= 500:
-            return Outcome.SERVER_ERROR
-        return Outcome.REJECTED
-
-    async def _send_in_process(self, request: SignedRequest, timeout_s: float) -> _Answer:
+    async def _send_in_process(self, request: SignedRequest, timeout_s: float) -> Observed:
         """One exchange with an in-process app, which keeps running after the provider
         gives up, as a real server would."""
         task = asyncio.ensure_future(self._exchange(request, timeout_s, _Exchange()))
@@ -295,9 +270,9 @@ class Dispatcher:
         except TimeoutError:
             self._background.add(task)
             task.add_done_callback(self._background.discard)
-            return _Answer(None, b"", f"no answer within {timeout_s:g} s (sender timeout)", True, Outcome.TIMEOUT)
+            return Observed(True, broke=Broke.TIMEOUT, timeout_s=timeout_s)
 
-    async def _send_bounded(self, request: SignedRequest, timeout_s: float) -> _Answer:
+    async def _send_bounded(self, request: SignedRequest, timeout_s: float) -> Observed:
         """One exchange over the network under one deadline: `connect_timeout_s` until the
         connection is open, then the sender timeout from that moment, covering the status
         line, headers and the whole body.
@@ -317,15 +292,12 @@ class Dispatcher:
                 return await self._exchange(request, timeout_s, exchange)
         except TimeoutError:
             if exchange.status is not None:
-                body = exchange.body
-                return _Answer(None, bytes(body), f"answered {exchange.status} but the body did not finish within "
-                               f"{timeout_s:g} s (sender timeout; {len(body)} bytes came)", True, Outcome.TIMEOUT)
+                return Observed(True, exchange.status, bytes(exchange.body), broke=Broke.TIMEOUT, timeout_s=timeout_s)
             if not exchange.connected and self._own_client:
-                return _Answer(None, b"", f"connect timed out after {self.connect_timeout_s:g} s", False,
-                               Outcome.CONNECTION_ERROR)
-            return _Answer(None, b"", f"no answer within {timeout_s:g} s (sender timeout)", True, Outcome.TIMEOUT)
+                return Observed(False, broke=Broke.CONNECT_TIMEOUT, detail=f"{self.connect_timeout_s:g}")
+            return Observed(True, answer_start=bytes(exchange.start), broke=Broke.TIMEOUT, timeout_s=timeout_s)
 
-    async def _exchange(self, request: SignedRequest, timeout_s: float, exchange: "_Exchange") -> _Answer:
+    async def _exchange(self, request: SignedRequest, timeout_s: float, exchange: "_Exchange") -> Observed:
         try:
             if self._transport is not None:
                 response = await self._transport.handle_async_request(self._outgoing(request, exchange))
@@ -344,7 +316,8 @@ class Dispatcher:
             ) as response:
                 return await self._read(response, response.aiter_raw(), exchange)
         except Exception as exc:  # the one boundary where transport errors are translated
-            return translate_error(exc)
+            return translate_error(exc, start=bytes(exchange.start), status=exchange.status,
+                                   body=bytes(exchange.body[:self.read_cap_bytes]), timeout_s=timeout_s)
 
     def _outgoing(self, request: SignedRequest, exchange: "_Exchange") -> httpx.Request:
         """`request` as an `httpx.Request` for the own transport: the URL parsed once per
@@ -354,9 +327,10 @@ class Dispatcher:
         assert self._url is not None
         url = self._url.copy_merge_params(request.query) if request.query else self._url
         return httpx.Request(request.method, url, headers=request.headers, stream=httpx.ByteStream(request.body),
-                             extensions={"timeout": self._timeout_extension, "trace": exchange.trace})
+                             extensions={"timeout": self._timeout_extension, "trace": exchange.trace,
+                                         ANSWER_START: exchange.start})
 
-    async def _read(self, response: httpx.Response, chunks: AsyncIterable[bytes], exchange: "_Exchange") -> _Answer:
+    async def _read(self, response: httpx.Response, chunks: AsyncIterable[bytes], exchange: "_Exchange") -> Observed:
         """The answer's status and at most `read_cap_bytes` of its body (`chunks`)."""
         exchange.status = response.status_code
         body = exchange.body
@@ -366,25 +340,26 @@ class Dispatcher:
                 break
         return self._answer(response.status_code, body)
 
-    def _answer(self, status: int, body: bytes | bytearray) -> _Answer:
+    def _answer(self, status: int, body: bytes | bytearray) -> Observed:
         """`status` with `body`; a body past the read cap is abandoned (cut to the cap)."""
         cap = self.read_cap_bytes
         if len(body) > cap:
-            return _Answer(None, bytes(body[:cap]), f"answered {status} with a body longer than the {cap}-byte read "
-                           "cap; the provider abandoned the answer", True, Outcome.CONNECTION_ERROR)
-        return _Answer(status, bytes(body), None, True)
+            return Observed(True, status, bytes(body[:cap]), over_cap=True, read_cap_bytes=cap)
+        return Observed(True, status, bytes(body))
 
 
 class _Exchange:
-    """One exchange's deadline and progress: whether its connection is open, the status
-    line, and the body bytes read so far."""
+    """One exchange's deadline and progress: whether its connection is open, the first
+    bytes of the answer (filled by the own transport), the status line, and the body
+    bytes read so far."""
 
-    __slots__ = ("budget_s", "deadline", "connected", "status", "body")
+    __slots__ = ("body", "budget_s", "connected", "deadline", "start", "status")
 
     def __init__(self, budget_s: float | None = None) -> None:
         self.budget_s = budget_s
         self.deadline: Deadline | None = None
         self.connected = False
+        self.start = bytearray()
         self.status: int | None = None
         self.body = bytearray()
 
@@ -397,15 +372,17 @@ class _Exchange:
                 self.deadline.reschedule(asyncio.get_running_loop().time() + self.budget_s)
 
 
-def translate_error(exc: BaseException) -> _Answer:
-    """Map an httpx/aiohttp exception to an answer in plain words, with `request_sent`.
+def translate_error(exc: BaseException, *, start: bytes = b"", status: int | None = None, body: bytes = b"",
+                    timeout_s: float | None = None) -> Observed:
+    """What an exchange that raised `exc` (an httpx/aiohttp exception) observed.
 
-    Looks through the exception's cause chain (the own transport raises httpx's
-    exceptions from aiohttp's; another client's transport may map them loosely, e.g. a
-    reset to `httpx.ConnectTimeout`), most specific first. Connection refused, DNS
-    failure and connect timeouts are known not to have reached the handler
-    (`request_sent=False`, completion `fail`); everything after the connection was open
-    is treated as possibly delivered (`unknown`).
+    `start` is the answer's first bytes, `status` and `body` what was read of the answer
+    before `exc` (the status once its head came), `timeout_s` the sender timeout. Looks through the exception's cause
+    chain (the own transport raises httpx's exceptions from aiohttp's; another client's
+    transport may map them loosely, e.g. a reset to `httpx.ConnectTimeout`), most
+    specific first. Connection refused, DNS failure and connect timeouts are known not
+    to have reached the handler (`request_sent=False`); everything after the connection
+    was open is treated as possibly delivered. Plain words come from `attempt_core.grade`.
     """
     import aiohttp
     from aiohttp import http_exceptions
@@ -415,35 +392,40 @@ def translate_error(exc: BaseException) -> _Answer:
     def find(*types: type[BaseException]) -> BaseException | None:
         return next((e for e in chain if isinstance(e, types)), None)
 
+    def sent(broke: Broke, detail: str | None = None) -> Observed:
+        return Observed(True, status, body, answer_start=start, broke=broke, detail=detail, timeout_s=timeout_s)
+
     if (connector := find(aiohttp.ClientConnectorError)) is not None or isinstance(exc, httpx.ConnectError):
         cause = connector or exc
         os_error = getattr(cause, "os_error", None)
         if isinstance(os_error, ConnectionRefusedError) or find(ConnectionRefusedError) is not None:
-            return _Answer(None, b"", "connection refused: nothing listens there", False)
+            return Observed(False, broke=Broke.REFUSED)
         if isinstance(os_error, ConnectionResetError) or getattr(os_error, "errno", None) == errno.ECONNRESET:
-            return _Answer(None, b"", "the receiver reset the connection before the request was sent", False)
+            return Observed(False, broke=Broke.RESET)
         reason = getattr(os_error, "strerror", None) or _short(cause)
-        return _Answer(None, b"", f"could not connect: {reason}", False)
+        return Observed(False, broke=Broke.CONNECT_FAILED, detail=reason)
     if find(aiohttp.ConnectionTimeoutError) is not None or (
             isinstance(exc, httpx.ConnectTimeout) and find(aiohttp.ClientConnectionError) is None):
-        return _Answer(None, b"", "connect timed out", False, Outcome.CONNECTION_ERROR)
+        return Observed(False, broke=Broke.CONNECT_TIMEOUT)
     if find(aiohttp.ServerDisconnectedError) is not None:
-        return _Answer(None, b"", "the receiver closed the connection without answering", True)
+        return sent(Broke.CLOSED)
     if (payload := find(aiohttp.ClientPayloadError)) is not None:
-        how = "was reset" if find(ConnectionResetError) is not None or "reset" in str(payload).lower() else "broke"
-        got = re.search(r"received (\d+) of (\d+) bytes", str(payload))
-        detail = f" ({got.group(1)} of {got.group(2)} bytes came)" if got else ""
-        return _Answer(None, b"", f"the connection {how} while the answer's body was being read{detail}", True)
-    if (bad := find(aiohttp.ClientResponseError, http_exceptions.HttpProcessingError)) is not None:
-        return _Answer(None, b"", f"the answer was not valid HTTP ({_short(getattr(bad, 'message', None) or bad)})", True)
+        reset = find(ConnectionResetError) is not None or "reset" in str(payload).lower()
+        return sent(Broke.RESET if reset else Broke.CLOSED)
+    if find(aiohttp.ClientResponseError, http_exceptions.HttpProcessingError) is not None:
+        return sent(Broke.INVALID)
     if find(ConnectionResetError) is not None:
-        return _Answer(None, b"", "the receiver reset the connection before answering", True)
+        return sent(Broke.RESET)
     if isinstance(exc, httpx.TimeoutException) or find(TimeoutError, aiohttp.ServerTimeoutError) is not None:
-        return _Answer(None, b"", "read timed out after the request was sent", True, Outcome.TIMEOUT)
+        return sent(Broke.TIMEOUT)
     if (broken := find(aiohttp.ClientOSError, aiohttp.ClientConnectionError, ConnectionError, OSError)) is not None:
-        return _Answer(None, b"", f"the connection broke after sending: {_short(broken)}", True)
+        if getattr(broken, "errno", None) == errno.ECONNRESET:
+            return sent(Broke.RESET)
+        if getattr(broken, "errno", None) == errno.EPIPE or isinstance(broken, BrokenPipeError):
+            return sent(Broke.CLOSED)
+        return sent(Broke.OTHER, _short(broken))
     cause = exc.__cause__ or exc
-    return _Answer(None, b"", f"transport error: {type(cause).__name__}: {_short(cause)}", True)
+    return sent(Broke.OTHER, f"{type(cause).__name__}: {_short(cause)}")
 
 
 def _chain(exc: BaseException, depth: int = 6) -> list[BaseException]:

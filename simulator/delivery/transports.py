@@ -143,6 +143,7 @@ def make_client(target: Target, *, connect_timeout_s: float = 5.0, max_connectio
 
         return httpx.AsyncClient(transport=AiohttpTransport(max_connections=max_connections), timeout=timeout,
                                  follow_redirects=False, trust_env=False)
+    transport: httpx.AsyncBaseTransport
     if is_asgi(target.app):
         transport = httpx.ASGITransport(app=target.app, raise_app_exceptions=False)
     else:

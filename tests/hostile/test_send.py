@@ -24,14 +24,15 @@ PLAIN_WORDS: dict[str, tuple[str, ...]] = {
     "silent": ("timed out", "no answer within"),
     "stall-after-headers": ("timed out", "did not finish within", "no answer within"),
     "slowloris-body": ("did not finish within",),
-    "slowloris-headers": ("no answer within",),
+    "slowloris-headers": ("the status line began and then stopped; the sender timeout",
+                          "a status line came and then the headers stopped; the sender timeout"),
     "endless-body": ("read cap",),
     "huge-body": ("read cap",),
     "garbage": ("not valid HTTP",),
     "reset-mid-answer": ("reset",),
     "close-before-reading": ("reset", "closed the connection"),
     "redirect-loop": ("does not follow redirects",),
-    "continue-forever": ("no answer within",),
+    "continue-forever": ("answered 100 Continue and then nothing; the sender timeout of 0.3 s passed",),
     "one-then-refuse": ("connection refused",),
 }
 

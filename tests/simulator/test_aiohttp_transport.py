@@ -17,7 +17,9 @@ import pytest
 from aiohttp import http_exceptions
 
 from hookproof.simulator.delivery.aiohttp_transport import _ERRORS, CONNECTED_EVENT, AiohttpTransport, httpx_error
-from hookproof.simulator.delivery.dispatcher import translate_error
+from hookproof.simulator.delivery.attempt_core import Observed, grade
+from hookproof.simulator.delivery.dispatcher import translate_error as translate
+from hookproof.simulator.profiles import get_profile
 from tests.support import free_port
 
 Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
@@ -75,6 +77,18 @@ def answering(answer: bytes, seen: list[bytes] | None = None) -> Handler:
             writer.write(answer)
             await writer.drain()
     return handle
+
+
+def translate_error(exc: BaseException, start: bytes = b"", status: int | None = None) -> "Answer":
+    """What the dispatcher records for `exc`: whether the request was sent, and the reason."""
+    observed = translate(exc, start=start, status=status)
+    return Answer(observed, grade(observed, get_profile("stripe")).reason)
+
+
+class Answer:
+    def __init__(self, observed: Observed, error: str | None) -> None:
+        self.request_sent = observed.request_sent
+        self.error = error
 
 
 OK = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Type: text/plain\r\n\r\nok"
@@ -189,7 +203,7 @@ async def test_silence_after_the_request_is_a_read_timeout_and_unknown(transport
         with pytest.raises(httpx.ReadTimeout) as caught:
             await transport.handle_async_request(post(base, timeout={"connect": 1.0, "read": 0.2, "pool": 1.0}))
     answer = translate_error(caught.value)
-    assert (answer.error, answer.request_sent) == ("read timed out after the request was sent", True)
+    assert (answer.error, answer.request_sent) == ("no answer within the sender timeout (sender timeout)", True)
 
 
 async def _start_a_100_byte_answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -239,9 +253,9 @@ async def test_a_reset_in_the_middle_of_the_body_is_a_read_error(transport: Aioh
         response = await transport.handle_async_request(post(base))
         with pytest.raises(httpx.ReadError) as caught:
             await read_all(response)
-    answer = translate_error(caught.value)
+    answer = translate_error(caught.value, status=200)
     assert answer.request_sent is True
-    assert answer.error is not None and "while the answer's body was being read" in answer.error
+    assert answer.error == "answered 200 but the connection was reset while the answer's body was being read"
 
 
 async def test_garbage_is_a_protocol_error(transport: AiohttpTransport) -> None:
@@ -254,7 +268,9 @@ async def test_garbage_is_a_protocol_error(transport: AiohttpTransport) -> None:
     async with serving(garbage) as base:
         with pytest.raises(httpx.RemoteProtocolError) as caught:
             await transport.handle_async_request(post(base))
-    assert (translate_error(caught.value).error or "").startswith("the answer was not valid HTTP")
+    assert translate_error(caught.value).error == "the answer was not valid HTTP"
+    assert translate_error(caught.value, b"\x00\x01 not http at all\r\n\r\n").error == (
+        "the answer was not valid HTTP: its first bytes are '\\x00\\x01 not http at a', not an HTTP status line")
 
 
 def _aiohttp_errors() -> list[type[BaseException]]:
@@ -304,4 +320,4 @@ def test_an_error_quoting_undecodable_bytes_reads_as_text() -> None:
     """An exception whose text holds undecodable bytes (lone surrogates) is recorded with
     "?" in their place, so the error can be stored and written anywhere."""
     answer = translate_error(OSError("line \udcff\udcfe from the receiver"))
-    assert answer.error == "the connection broke after sending: line ?? from the receiver"
+    assert answer.error == "the connection broke after sending (line ?? from the receiver)"
