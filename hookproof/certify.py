@@ -246,13 +246,14 @@ def check_chaos(config: Config, chaos: bool) -> None:
                          "(hookproof must control the receiver)")
 
 
-def certify(config: Config, *, scenarios: Sequence[str] | None = None, out_dir: Path,
+def certify(config: Config, *, scenarios: Sequence[str] | None = None, out_dir: Path | Callable[[], Path],
             progress: Progress | None = None, on_start: Callable[[Runner], None] | None = None,
             allow_remote: bool = False, chaos: bool = False) -> CertifyResult:
     """Run the selected scenarios (default: config's run.scenarios, else the catalog).
 
     An interruption (KeyboardInterrupt, which the CLI also makes of SIGTERM) while the
     scenarios run ends the run early: everything started is stopped, the history is
+    out_dir = out_dir() if callable(out_dir) else out_dir  # a run folder is made only for a run that starts
     closed (WAL checkpointed) and a partial report is written.
 
     Raises ConfigError for a configuration that cannot run (secrets, imports, start),
@@ -260,7 +261,8 @@ def certify(config: Config, *, scenarios: Sequence[str] | None = None, out_dir: 
     `[target.process]` or `[target.docker]`.
 
     With `chaos`, the chaos scenarios run after the selected ones (when none are
-    selected).
+    selected). `out_dir` may be a function making the report folder (`hookproof.rundirs`),
+    called only once the configuration has been checked.
     """
     from hookproof.reports import write_reports
     from hookproof.simulator.profiles import get_profile

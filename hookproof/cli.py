@@ -187,7 +187,8 @@ def print_report(report: "RunReport", paths: dict[str, Path], title: str) -> Non
 def certify(
     config: Annotated[Path, typer.Option("--config", "-c", help="The config file.")] = Path("hookproof.toml"),
     scenario: Annotated[Optional[list[str]], typer.Option("--scenario", "-s", help="Scenario id (repeatable). Default: the catalog.")] = None,
-    out: Annotated[Path, typer.Option("--out", help="Report directory.")] = Path("hookproof-reports"),
+    out: Annotated[Optional[Path], typer.Option("--out", help="Report directory (default: a new folder hookproof-reports/certify-<UTC time>/, linked as hookproof-reports/latest).", show_default=False)] = None,
+    force: Annotated[bool, typer.Option("--force", help="Let --out overwrite another command's results.")] = False,
     allow_remote: Annotated[bool, typer.Option("--allow-remote", help="Allow a target that is not on this machine (loopback).")] = False,
     chaos: Annotated[bool, typer.Option("--chaos", help="Also run the chaos scenarios (kill, pause, restart, network cuts, replicas); needs a target.process or target.docker section.")] = False,
 ) -> None:
@@ -202,6 +203,7 @@ def certify(
 
     from hookproof.chaos.errors import ChaosError
     from hookproof.certify import certify as run_certify
+    from hookproof.rundirs import run_out
     from hookproof.scenarios.catalog import CATALOG
     from hookproof.reports.errors import ReportError
     from hookproof.scenarios.chaos import CHAOS_CATALOG
@@ -231,8 +233,8 @@ def certify(
             def progress(sid: str, i: int, n: int) -> None:
                 bar.update(task, description=f"scenario {sid}", completed=i, total=n)
 
-            result = run_certify(cfg, scenarios=scenario, out_dir=out, progress=progress, allow_remote=allow_remote,
-                                chaos=chaos)
+            result = run_certify(cfg, scenarios=scenario, out_dir=lambda: run_out(out, "certify", force=force),
+                                 progress=progress, allow_remote=allow_remote, chaos=chaos)
     except (HookproofError, SimulatorError, ChaosError, ScenarioError, ReportError) as exc:
         raise fail(str(_located(exc, cfg))) from None
     except OSError as exc:
@@ -323,6 +325,19 @@ from hookproof.commands import register_all  # noqa: E402
 register_all(app)
 
 
+def _history_default(argv: list[str]) -> list[str]:
+    """`hookproof report --history` with no value means the newest run: click options take
+    no optional values, so the default folder is put in (`hookproof.rundirs.DEFAULT_ROOT`)."""
+    if "report" not in argv or "--history" not in argv:
+        return argv
+    at = argv.index("--history")
+    if at + 1 < len(argv) and not argv[at + 1].startswith("-"):
+        return argv
+    from hookproof.rundirs import DEFAULT_ROOT
+
+    return [*argv[:at + 1], str(DEFAULT_ROOT), *argv[at + 1:]]
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point.
 
@@ -336,7 +351,7 @@ def main(argv: list[str] | None = None) -> None:
 
     abort = getattr(click_exceptions, "Abort", KeyboardInterrupt)
     try:
-        code = app(args=argv, standalone_mode=False)
+        code = app(args=_history_default(sys.argv[1:] if argv is None else argv), standalone_mode=False)
     except click_exceptions.UsageError as exc:
         message = exc.format_message()
         if message:

@@ -144,3 +144,56 @@ def test_demo_certifies_both_receivers(tmp_path: Path) -> None:
     assert re.search(r"duplicated: (license|fulfillment|renewal|dunning|refund):", run.stdout)
     for name in ("inbox_sync", "check_then_insert"):
         assert (tmp_path / "demo" / name / "report.html").is_file()
+
+
+def test_the_readme_sequence_keeps_every_run_s_results(tmp_path: Path) -> None:
+    """certify, explore, replay, report --history, as the README shows them and in that
+    order, in one folder: each run keeps its own folder, none is overwritten or deleted,
+    `latest` is the newest, and report --history re-renders certify's run."""
+    from tests.hookproof.zoo_apps import config_text
+
+    config = config_text("no_dedupe") + '\n[run]\nseed = 5\nscenarios = ["duplicate-sequential"]\n'
+    (tmp_path / "hookproof.toml").write_text(config, encoding="utf-8")
+    env = {**os.environ, "COLUMNS": "200", "PYTHONPATH": str(ROOT)}
+
+    def run(argv: list[str]) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "hookproof", *argv[1:]], capture_output=True, text=True,
+                              timeout=300, cwd=tmp_path, env=env)
+
+    certify = run(command("hookproof certify"))
+    assert certify.returncode == 1, certify.stdout + certify.stderr  # no_dedupe duplicates
+    reports = tmp_path / "hookproof-reports"
+    (certify_dir,) = [p for p in reports.iterdir() if p.name.startswith("certify-")]
+    explore = run(command("hookproof explore"))
+    assert explore.returncode == 1, explore.stdout + explore.stderr
+    (explore_dir,) = [p for p in reports.iterdir() if p.name.startswith("explore-")]
+    assert (reports / "latest").resolve() == explore_dir.resolve()
+    replay = run(command("hookproof replay"))
+    assert replay.returncode == 1 and "finding: duplicated" in replay.stdout, replay.stdout + replay.stderr
+    rendered = run(command("hookproof report --history"))
+    assert rendered.returncode == 0, rendered.stdout + rendered.stderr
+    assert f"json: {Path('hookproof-reports') / certify_dir.name / 'report.json'}" in rendered.stdout
+    files = ("report.json", "junit.xml", "summary.md", "report.html")
+    assert all((certify_dir / name).is_file() for name in (*files, "history.sqlite"))
+    assert all((explore_dir / name).is_file() for name in (*files, "failing-schedule.json"))
+    assert json.loads((certify_dir / "report.json").read_text())["scenarios"][0]["id"] == "duplicate-sequential"
+    assert json.loads((explore_dir / "report.json").read_text())["scenarios"][0]["id"] == "explore-state-machine"
+
+
+def test_out_refuses_another_command_s_results(tmp_path: Path) -> None:
+    """--out DIR holding a certify run's results is not overwritten by explore without --force."""
+    from tests.hookproof.zoo_apps import config_text
+
+    (tmp_path / "hookproof.toml").write_text(config_text("inbox_sync"), encoding="utf-8")
+    out = tmp_path / "ci"
+    out.mkdir()
+    (out / ".hookproof-run").write_text("certify\n", encoding="utf-8")
+    (out / "history.sqlite").write_bytes(b"certify's history")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    refused = subprocess.run([sys.executable, "-m", "hookproof", "explore", "--out", str(out), "--max-examples", "2"],
+                             capture_output=True, text=True, timeout=120, cwd=tmp_path, env=env)
+    assert refused.returncode == 2, refused.stderr
+    assert refused.stderr.strip().splitlines() == [
+        f"hookproof: --out: {out} holds the results of a certify run; choose another folder, leave --out out "
+        "(each run then gets its own folder under hookproof-reports/) or pass --force to overwrite them"]
+    assert (out / "history.sqlite").read_bytes() == b"certify's history"

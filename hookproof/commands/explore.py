@@ -139,7 +139,7 @@ def write_interrupted_report(out_dir: Path, started: float, cfg: "Config | None"
     return write_explore_reports(replace(report, partial=True), out_dir)
 
 
-def run_explore(cfg: "Config", *, out_dir: Path, max_examples: int = 100, seed: int | None = None,
+def run_explore(cfg: "Config", *, out_dir: Path | Callable[[], Path], max_examples: int = 100, seed: int | None = None,
                 repeats: int = 20, database: Any = None, allow_remote: bool = False,
                 progress: Callable[[str, int, int | None], None] | None = None,
                 on_target: Callable[[str], None] | None = None) -> ExploreRun:
@@ -147,8 +147,10 @@ def run_explore(cfg: "Config", *, out_dir: Path, max_examples: int = 100, seed: 
 
     `progress(phase, done, total)` hears of each phase (total None: not known ahead) and
     of each burst run; `on_target(name)` hears the target's name as reports give it, once
-    it is built. Raises UsageError for a remote target without `allow_remote`,
-    ConfigError when nothing listens at `target.url`.
+    it is built. `out_dir` may be a function making the report folder
+    (`hookproof.rundirs`), called once the target passed the loopback check. Raises
+    UsageError for a remote target without `allow_remote`, ConfigError when nothing
+    listens at `target.url`.
     """
     from hookproof.certify import check_loopback
     from hookproof.scenarios.statemachine import NOTHING_ACKNOWLEDGED, burst_hit_rate, explore, format_steps, write_schedule
@@ -156,6 +158,7 @@ def run_explore(cfg: "Config", *, out_dir: Path, max_examples: int = 100, seed: 
     check_loopback(cfg, allow_remote, command="explore", sends="concurrent duplicate bursts")
     report_progress = progress or (lambda phase, done, total: None)
     seed = resolve_seed(cfg, seed)
+    out_dir = out_dir() if callable(out_dir) else out_dir
     out_dir.mkdir(parents=True, exist_ok=True)
     stale = out_dir / SCHEDULE_FILE
     if stale.exists():
@@ -261,10 +264,10 @@ def burst_report(hit: "HitRate") -> "ScenarioReport":
 
 def run_report(cfg: "Config", target: str, seed: int, started: float, scenarios: list["ScenarioReport"]) -> "RunReport":
     from hookproof.reports.model import RunReport
+    from hookproof.scenarios.findings import run_verdict
     from hookproof.scenarios.runner import VERSION, checklist
 
-    verdicts = {s.verdict for s in scenarios}
-    verdict = "fail" if verdicts & {"fail", "error"} else "unknown" if "unknown" in verdicts else "pass"
+    verdict = run_verdict(s.verdict for s in scenarios)
     return RunReport(tool_version=VERSION, target=target, profile=cfg.target.profile,
                      environment="live" if cfg.target.live else "test", seed=seed, started_at=started,
                      finished_at=time.time(), verdict=verdict, scenarios=tuple(scenarios),
@@ -290,7 +293,8 @@ def register(app: typer.Typer) -> None:
         config: Annotated[Path, typer.Option("--config", "-c", help="The config file.")] = Path("hookproof.toml"),
         max_examples: Annotated[int, typer.Option("--max-examples", min=1, max=100_000, help="Programs Hypothesis tries (before shrinking).")] = 100,
         seed: Annotated[Optional[int], typer.Option("--seed", help="Seed of the world and of Hypothesis (default: run.seed, else random).")] = None,
-        out: Annotated[Path, typer.Option("--out", help="Report directory.")] = Path("hookproof-reports"),
+        out: Annotated[Optional[Path], typer.Option("--out", help="Report directory (default: a new folder hookproof-reports/explore-<UTC time>/, linked as hookproof-reports/latest).", show_default=False)] = None,
+        force: Annotated[bool, typer.Option("--force", help="Let --out overwrite another command's results.")] = False,
         repeats: Annotated[int, typer.Option("--repeats", min=1, max=10_000, help="Real-socket bursts (URL targets).")] = 20,
         allow_remote: Annotated[bool, typer.Option("--allow-remote", help="Allow a target that is not on this machine (loopback).")] = False,
     ) -> None:
@@ -300,9 +304,16 @@ def register(app: typer.Typer) -> None:
         from hookproof.chaos.errors import ChaosError
         from hookproof.cli import _load, _located, console, err_console, fail, print_report
         from hookproof.errors import HookproofError
+        from hookproof.rundirs import DEFAULT_ROOT, run_out
         from hookproof.simulator.errors import SimulatorError
 
         interrupted: list[int] = []
+        made: list[Path] = []
+
+        def run_dir() -> Path:
+            if not made:
+                made.append(run_out(out, "explore", force=force))
+            return made[0]
 
         def on_signal(signum: int, frame: object) -> None:
             interrupted.append(signum)
@@ -325,14 +336,14 @@ def register(app: typer.Typer) -> None:
                     bar.update(task, description=f"explore: {phase}", completed=done, total=total,
                                detail=f"{done}/{total}" if total else "")
 
-                run = run_explore(cfg, out_dir=out, max_examples=max_examples, seed=run_seed, repeats=repeats,
-                                  database=_database(out), allow_remote=allow_remote, progress=progress,
+                run = run_explore(cfg, out_dir=run_dir, max_examples=max_examples, seed=run_seed, repeats=repeats,
+                                  database=_database(out or DEFAULT_ROOT), allow_remote=allow_remote, progress=progress,
                                   on_target=described.append)
         except (HookproofError, SimulatorError, ChaosError) as exc:
             raise fail(str(_located(exc, cfg))) from None
         except KeyboardInterrupt:
             code = 128 + (interrupted[-1] if interrupted else signal.SIGINT)
-            paths = write_interrupted_report(out, started, cfg, run_seed, described[-1] if described else None)
+            paths = write_interrupted_report(run_dir(), started, cfg, run_seed, described[-1] if described else None)
             console.print(f"explore interrupted; partial report: {paths['json']}", markup=False)
             sys.stdout.flush()
             sys.stderr.flush()

@@ -1,4 +1,8 @@
-"""`hookproof report --history FILE [--out DIR]`: re-render the reports of a saved run.
+"""`hookproof report [--history FILE|DIR] [--out DIR]`: re-render the reports of a saved run.
+
+Without a value (or without ``--history``) it re-renders the newest run under
+``hookproof-reports/`` that has a history; a run folder stands for its history.sqlite,
+and a folder of run folders for the newest of them that has one.
 
 `certify` stores the run's report (report.json's document) in the history's meta after
 every scenario (`scenarios.runner.REPORT_META_KEY`), so the history alone is enough to
@@ -22,7 +26,7 @@ def register(app: typer.Typer) -> None:
 
 
 def report(
-    history: Annotated[Path, typer.Option("--history", help="A history.sqlite written by 'hookproof certify' or 'hookproof storm'.")],
+    history: Annotated[Optional[Path], typer.Option("--history", help="A history.sqlite written by 'hookproof certify' or 'hookproof storm', or a run folder (default: the newest run under hookproof-reports/ with a history).", show_default=False)] = None,
     out: Annotated[Optional[Path], typer.Option("--out", help="Report directory (default: the history's directory).")] = None,
 ) -> None:
     """Re-render the reports (JSON, JUnit XML, Markdown, HTML) from a saved history."""
@@ -30,8 +34,14 @@ def report(
     from hookproof.reports import ReportError, load_json, write_reports
     from hookproof.scenarios.runner import REPORT_META_KEY
 
-    if not history.is_file():
-        raise fail(f"--history: no history file at {history}")
+    from hookproof.rundirs import DEFAULT_ROOT
+
+    given = history
+    history = find_history(history if history is not None else DEFAULT_ROOT)
+    if history is None:
+        raise fail(f"--history: no history file at {given}" if given is not None else
+                   f"--history: no run under {DEFAULT_ROOT}/ has a history (run 'hookproof certify' first, "
+                   "or name a history.sqlite)")
     try:
         meta, attempts = read_saved(history, REPORT_META_KEY)
     except (sqlite3.Error, ValueError) as exc:
@@ -52,6 +62,18 @@ def report(
     for name, path in paths.items():
         console.print(f"  {name}: {path}", markup=False)
     raise typer.Exit(0)
+
+
+def find_history(path: Path) -> Path | None:
+    """The history `path` stands for: itself (a file), the history.sqlite of a run folder,
+    or that of the newest run under a folder of runs (`hookproof.rundirs.latest_history`); None if none."""
+    from hookproof.rundirs import latest_history
+
+    if path.is_file():
+        return path
+    if (path / "history.sqlite").is_file():
+        return path / "history.sqlite"
+    return latest_history(path) if path.is_dir() else None
 
 
 def read_saved(path: Path, key: str) -> tuple[dict[str, object], int]:

@@ -250,7 +250,8 @@ def register(app: typer.Typer) -> None:
         reorder_window: Annotated[int, typer.Option("--reorder-window", min=1, max=10_000, help="Events the next one is drawn from (1: in order).")] = 8,
         waves: Annotated[int, typer.Option("--waves", min=0, max=100, help="Mass-redelivery waves during the storm.")] = 1,
         max_in_flight: Annotated[int, typer.Option("--max-in-flight", min=1, max=10_000, help="Groups (an event and its burst copies) in flight per user at most; past it a user falls behind its rate instead of opening more connections.")] = 64,
-        out: Annotated[Path, typer.Option("--out", help="Report directory.")] = Path("hookproof-storm"),
+        out: Annotated[Optional[Path], typer.Option("--out", help="Report directory (default: a new folder hookproof-reports/storm-<UTC time>/, linked as hookproof-reports/latest).", show_default=False)] = None,
+        force: Annotated[bool, typer.Option("--force", help="Let --out overwrite another command's results.")] = False,
         allow_remote: Annotated[bool, typer.Option("--allow-remote", help="Allow a target that is not on loopback.")] = False,
         print_worker_command: Annotated[bool, typer.Option("--print-worker-command", help="Start no local workers: print the command to start --workers of them elsewhere.")] = False,
         master_bind_host: Annotated[Optional[str], typer.Option("--master-bind-host", help="Where the Locust master listens (default: 127.0.0.1; * with --print-worker-command).")] = None,
@@ -263,6 +264,7 @@ def register(app: typer.Typer) -> None:
         from hookproof.errors import HookproofError, UsageError
         from hookproof.reports import REPORT_FILES, load_json
         from hookproof.simulator.delivery import Target
+        from hookproof.rundirs import run_out
         from hookproof.simulator.errors import SimulatorError
 
         interrupted: list[int] = []
@@ -285,7 +287,7 @@ def register(app: typer.Typer) -> None:
                 raise UsageError("--print-worker-command needs --workers K (K >= 1 workers to wait for)")
             duration_s = parse_duration(duration)
             secrets = cfg.target.secrets(cfg.base_dir)
-            out.mkdir(parents=True, exist_ok=True)
+            out = run_out(out, "storm", force=force)
             for name in (*REPORT_FILES.values(), "history.sqlite"):
                 with contextlib.suppress(FileNotFoundError):
                     (out / name).unlink()

@@ -1,0 +1,114 @@
+"""Where a run's results go: one folder per run, never another run's folder.
+
+Without ``--out``, each run of `certify`, `explore` or `storm` writes into a folder of
+its own, ``hookproof-reports/<command>-<UTC time>/`` (e.g. ``certify-20261201T214501Z``),
+and ``hookproof-reports/latest`` links to the newest one, so no command overwrites or
+deletes what another run wrote. With ``--out DIR`` the results go into DIR itself (for
+scripts and CI), which is refused when DIR holds the results of another command's run,
+unless ``--force``.
+
+Each run folder carries a marker file (`MARKER`) naming the command that wrote it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from pathlib import Path
+
+from hookproof.errors import UsageError
+
+#: Where runs get their own folders when no ``--out`` is given (relative to the working directory).
+DEFAULT_ROOT = Path("hookproof-reports")
+#: The link to the newest run folder, inside the root.
+LATEST = "latest"
+#: The marker file naming the command whose results a folder holds.
+MARKER = ".hookproof-run"
+#: Files whose presence means a folder holds a run's results.
+RESULT_FILES = ("report.json", "history.sqlite", "failing-schedule.json")
+#: The UTC time format of run folder names (sorts in time order).
+TIME_FORMAT = "%Y%m%dT%H%M%SZ"
+
+
+def run_dir_name(command: str, at_s: float) -> str:
+    """``<command>-<UTC time>`` for a run started at `at_s` (seconds since the epoch)."""
+    return f"{command}-{time.strftime(TIME_FORMAT, time.gmtime(at_s))}"
+
+
+def new_run_dir(command: str, root: Path = DEFAULT_ROOT, *, at_s: float | None = None) -> Path:
+    """Create this run's own folder under `root` and point ``root/latest`` at it.
+
+    Two runs started in the same second get ``-2``, ``-3``, … suffixes. The link is
+    best effort (a file system without symlinks just has no ``latest``).
+    Raises OSError when the folder cannot be created.
+    """
+    root.mkdir(parents=True, exist_ok=True)
+    base = run_dir_name(command, time.time() if at_s is None else at_s)
+    for n in range(1, 1000):
+        path = root / (base if n == 1 else f"{base}-{n}")
+        try:
+            path.mkdir()
+            break
+        except FileExistsError:
+            continue
+    else:
+        raise FileExistsError(f"{root}: too many runs named {base}")
+    mark(path, command)
+    link = root / LATEST
+    tmp = root / f".{LATEST}.{os.getpid()}"
+    with contextlib.suppress(OSError):
+        tmp.unlink(missing_ok=True)
+        tmp.symlink_to(path.name, target_is_directory=True)
+        os.replace(tmp, link)
+    return path
+
+
+def mark(path: Path, command: str) -> None:
+    """Record in `path` that it holds the results of a `command` run."""
+    (path / MARKER).write_text(command + "\n", encoding="utf-8")
+
+
+def owner(path: Path) -> str | None:
+    """The command whose results `path` holds: its marker, else "an earlier run" when it
+    holds result files without one, else None (empty or absent)."""
+    try:
+        return (path / MARKER).read_text(encoding="utf-8").strip() or "an earlier"
+    except OSError:
+        pass
+    return "an earlier" if any((path / name).exists() for name in RESULT_FILES) else None
+
+
+def claim_out(out: Path, command: str, *, force: bool = False) -> Path:
+    """Make ``--out`` DIR this `command` run's folder.
+
+    Raises UsageError naming the folder when it holds another command's results and
+    `force` is False (a run of the same command may write there again).
+    """
+    holder = owner(out)
+    if holder is not None and holder != command and not force:
+        what = "an earlier run" if holder == "an earlier" else f"a {holder} run"
+        raise UsageError(f"--out: {out} holds the results of {what}; choose another folder, leave --out out "
+                         "(each run then gets its own folder under hookproof-reports/) or pass --force to "
+                         "overwrite them")
+    out.mkdir(parents=True, exist_ok=True)
+    mark(out, command)
+    return out
+
+
+def run_out(out: Path | None, command: str, *, force: bool = False) -> Path:
+    """This run's report folder: ``--out`` if given (`claim_out`), else a new one (`new_run_dir`)."""
+    return new_run_dir(command) if out is None else claim_out(out, command, force=force)
+
+
+def latest_history(root: Path = DEFAULT_ROOT) -> Path | None:
+    """The history.sqlite of the newest run under `root` that has one (by the UTC time in
+    the folder's name), or None."""
+    found: list[tuple[str, Path]] = []
+    with contextlib.suppress(OSError):
+        for child in root.iterdir():
+            history = child / "history.sqlite"
+            if child.name != LATEST and not child.is_symlink() and history.is_file():
+                stamp = child.name.split("-", 1)[1] if "-" in child.name else ""
+                found.append((stamp, history))
+    return max(found)[1] if found else None
