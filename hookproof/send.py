@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from hookproof.simulator.delivery import Attempt, Dispatcher, History, Target, url_problem
 from hookproof.simulator.faults import FaultPlan, schedule
 from hookproof.simulator.profiles import Profile
-from hookproof.simulator.world import World, events_of_type
+from hookproof.simulator.world import emit_events, new_world
 
 from hookproof.errors import UsageError
 
@@ -40,7 +40,7 @@ class SendInterrupted(KeyboardInterrupt):
 
 
 def resolve_event(profile: Profile, name: str | None) -> str:
-    """The Stripe event type for `name`, given as a Stripe type or the provider's own name.
+    """The world event type for `name`, given as a world type or the provider's own name.
 
     Raises UsageError naming the event types the profile sends.
     """
@@ -69,8 +69,8 @@ def send(options: SendOptions, secrets: list[str]) -> list[Attempt]:
     target = Target(url=options.url)
     stripe_type = resolve_event(options.profile, options.event)
     seed = options.seed if options.seed is not None else random.SystemRandom().randrange(2**31)
-    world = World(seed, livemode=options.live)
-    events = events_of_type(world, stripe_type, options.objects)
+    world = new_world(options.profile.world, seed, livemode=options.live)
+    events = emit_events(world, stripe_type, options.objects)
     copies = options.copies
     plan = FaultPlan(
         copies=copies,

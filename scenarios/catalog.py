@@ -151,6 +151,10 @@ class Scenario:
     tier: str = "catalog"
 
     def plan(self, ctx: Context, world: World) -> Plan | NotApplicable:
+        if not isinstance(world, World):  # another provider's world (GitHub's): its own stories
+            from hookproof.scenarios.world_plans import plan_for
+
+            return plan_for(self, ctx, world)  # type: ignore[no-any-return]
         return self.build(ctx, world)
 
 
@@ -164,6 +168,8 @@ def _customer(w: World) -> str:
 def effect_events(ctx: Context, w: World) -> list[Event]:
     """One event of each effectful type the receiver is sent: a payment, a checkout,
     a paid renewal, a failed renewal (dunning) and a partial refund."""
+    if not isinstance(w, World):  # another provider's world tells its own story
+        return [e for e in w.effect_story() if e.business_key and ctx.sends(e.type)]
     cus = _customer(w)
     start = len(w.events)
     pi = w.pay(cus)
@@ -178,6 +184,8 @@ def effect_events(ctx: Context, w: World) -> list[Event]:
 
 def state_events(ctx: Context, w: World) -> list[Event]:
     """A subscription's whole life: created, renewed, past due, recovered, canceled."""
+    if not isinstance(w, World):  # another provider's world: one stateful object's life
+        return [e for e in w.state_story() if e.stateful and ctx.sends(e.type)]
     cus = _customer(w)
     start = len(w.events)
     sub = w.subscribe(cus)

@@ -30,7 +30,7 @@ from hookproof.simulator.events import Event
 from hookproof.simulator.faults import Schedule, Step, schedule
 import hookproof
 from hookproof.simulator.profiles.base import Profile
-from hookproof.simulator.world import MONEY_PREFIXES, World
+from hookproof.simulator.world import MONEY_PREFIXES, World, new_world
 
 #: Called with (scenario id, index, total) when a scenario starts; for progress bars.
 Progress = Callable[[str, int, int], None]
@@ -136,8 +136,8 @@ class Runner:
     def run_one(self, scenario: Scenario, index: int) -> ScenarioReport:
         """Run one scenario in a fresh world; never raises for a receiver's fault."""
         t0 = time.monotonic()
-        world = World(self.seed + 1000 * (index + 1), livemode=self.live,
-                      account=self.account or None)
+        world = new_world(self.profile.world, self.seed + 1000 * (index + 1), livemode=self.live,
+                          account=self.account or None)
         try:
             plan = scenario.plan(self.context(), world)
         except Exception as exc:  # a scenario that cannot be built is an error in its report, not a crash

@@ -10,6 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+#: Object types whose events carry an observable state (`Event.stateful`).
+STATEFUL_OBJECT_TYPES: frozenset[str] = frozenset({"subscription", "issue", "pull_request"})
+
 
 @dataclass(frozen=True)
 class Event:
@@ -55,5 +58,6 @@ class Event:
 
     @property
     def stateful(self) -> bool:
-        """True when the event carries an observable state (subscriptions)."""
-        return self.object_type == "subscription"
+        """True when the event carries an observable state (subscriptions; GitHub issues
+        and pull requests)."""
+        return self.object_type in STATEFUL_OBJECT_TYPES

@@ -105,6 +105,8 @@ class Profile(ABC):
         has_account: the envelope carries the provider account.
         thin: events carry only an id; the receiver fetches state from the API.
         multiple_signatures: several secrets produce several signatures (rotation).
+        world: the world whose events the profile sends (``billing``: Stripe's billing
+            objects; ``github``: the repository world); `simulator.world.new_world` builds it.
     """
 
     name: ClassVar[str]
@@ -118,6 +120,7 @@ class Profile(ABC):
     has_account: ClassVar[bool] = False
     thin: ClassVar[bool] = False
     multiple_signatures: ClassVar[bool] = False
+    world: ClassVar[str] = "billing"
 
     # ---- events -------------------------------------------------------------
     @abstractmethod

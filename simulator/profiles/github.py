@@ -1,41 +1,42 @@
-"""GitHub: ``X-Hub-Signature-256: sha256=<hex>`` over the raw body (no timestamp).
+"""GitHub: a GitHub App's webhook, sending the repository world's events.
 
-Sources: github/docs ``content/webhooks/using-webhooks/validating-webhook-deliveries.md``
-(HMAC-SHA256 of the body keyed by the secret, ``sha256=`` prefix, lowercase hex; the
-legacy ``X-Hub-Signature: sha1=``), ``webhook-events-and-payloads.md`` (delivery
-headers, ``action``, ``sender``, ``installation``), ``handling-failed-webhook-deliveries.md``
-(no automatic redelivery; manual or REST redelivery within 3 days), REST "hook-delivery"
-schema (``guid`` shared by all deliveries of one event); npm ``@octokit/webhooks-methods``
-``verify()`` (official JS verifier; accepts only ``sha256=`` lowercase hex).
+Sources: github/docs ``content/webhooks/webhook-events-and-payloads.md`` (delivery
+headers ``X-GitHub-Event``, ``X-GitHub-Delivery``, ``X-GitHub-Hook-ID``,
+``X-GitHub-Hook-Installation-Target-Type``/``-ID``, ``User-Agent: GitHub-Hookshot/…``;
+payload fields ``action``, ``sender``, ``repository``, ``organization``,
+``installation``), ``validating-webhook-deliveries.md`` (HMAC-SHA256 of the body keyed
+by the secret, ``sha256=`` prefix, lowercase hex; the legacy ``X-Hub-Signature: sha1=``),
+``handling-failed-webhook-deliveries.md`` (no automatic redelivery; manual or REST
+redelivery within 3 days), REST "hook-delivery" schema (``guid`` shared by all
+deliveries of one event); npm ``@octokit/webhooks-methods`` ``verify()`` (official JS
+verifier; accepts only ``sha256=`` lowercase hex). Payload shapes: see
+`simulator.world.github_shapes` (validated against ``@octokit/webhooks-schemas``).
 """
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import hmac
 import random
 from typing import Any, ClassVar, Mapping, Sequence
 
+from hookproof.simulator.errors import ProfileError
 from hookproof.simulator.events import Event
 from hookproof.simulator.profiles.base import Envelope, Profile, canonical_json, require_secrets
-from hookproof.simulator.profiles.formats import derived_int, derived_uuid
-from hookproof.simulator.profiles.stripe import STRIPE_EVENT_TYPES
+from hookproof.simulator.profiles.formats import derived_int
+from hookproof.simulator.world.github import GITHUB_EVENT_TYPES
+from hookproof.simulator.world.github_shapes import node_id
 
 #: The ``GitHub-Hookshot/<short hex>`` build id this simulator claims (any short hex is realistic).
 HOOKSHOT_VERSION = "5e9f2a1"
 
 
-def github_event(stripe_type: str) -> tuple[str, str]:
-    """``(X-GitHub-Event, action)`` for a Stripe event type.
-
-    The event name is the object type in GitHub's snake_case (``checkout.session`` ->
-    ``checkout_session``; ``customer.subscription`` -> ``subscription``) and the action
-    is Stripe's verb (``payment_intent.payment_failed`` -> ``("payment_intent", "payment_failed")``).
-    """
-    obj, _, verb = stripe_type.rpartition(".")
-    if obj == "customer.subscription":
-        obj = "subscription"
-    return obj.replace(".", "_"), verb
+def github_event(event_type: str) -> tuple[str, str | None]:
+    """``(X-GitHub-Event, action)`` of an Octokit-style type (``issues.opened`` ->
+    ``("issues", "opened")``; ``push`` -> ``("push", None)``)."""
+    name, _, action = event_type.partition(".")
+    return name, action or None
 
 
 def github_signature(secret: str, body: bytes, algorithm: str = "sha256") -> str:
@@ -45,20 +46,21 @@ def github_signature(secret: str, body: bytes, algorithm: str = "sha256") -> str
 
 
 class GitHubProfile(Profile):
-    """GitHub (github.com) webhooks, as a GitHub App's hook would deliver billing events.
+    """GitHub (github.com) webhooks as a GitHub App's hook delivers them.
 
-    GitHub has no billing events of its own, so each world event is rendered the way
-    GitHub renders its events: ``X-GitHub-Event`` is the object type (``payment_intent``,
-    ``invoice``, ``subscription``, ``checkout_session``, ``charge``, ``customer``), the body
-    is ``{"action": <Stripe verb>, <event name>: <object snapshot>, "changes"?: {field:
-    {"from": old}}, "sender": {…}, "installation": {"id": …}}``. ``changes`` mirrors
-    Stripe's ``previous_attributes`` the way GitHub's ``edited`` actions do. The
-    provider type (``Envelope.type``) is ``<event>.<action>``, Octokit's naming.
+    Events come from the repository world (`simulator.world.github.GitHubWorld`,
+    ``world = "github"``): the body is the event's payload (``Event.extra["payload"]``),
+    ``X-GitHub-Event`` is the part of the type before the dot, and the provider type
+    (``Envelope.type``) is Octokit's ``<event>.<action>`` (``push`` and ``ping`` have no
+    action). An event without a GitHub payload (a billing world event) raises
+    ProfileError: GitHub sends no such thing.
 
-    Headers: ``X-GitHub-Delivery`` is a GUID derived from the event id, identical on
-    every (re)delivery and the dedupe key; ``X-GitHub-Hook-ID`` and
-    ``X-GitHub-Hook-Installation-Target-ID`` are derived from the account, as is
-    ``installation.id`` (the account the event belongs to). No test/live flag.
+    Headers: ``X-GitHub-Delivery`` is the event id (a GUID), identical on every
+    (re)delivery and the dedupe key; ``X-GitHub-Hook-ID`` is the App's hook id;
+    ``X-GitHub-Hook-Installation-Target-Type: integration`` and ``-Target-ID`` the App id
+    (an App's hook belongs to the App). ``installation.id`` follows ``Event.account``
+    (the installation id as digits; another account, e.g. the foreign-account
+    mutation, gets another installation id). No test/live flag.
 
     Signing: one secret per hook (no rotation list), so only the first secret signs.
     Both ``X-Hub-Signature-256`` (``sha256=``) and the legacy ``X-Hub-Signature``
@@ -72,46 +74,60 @@ class GitHubProfile(Profile):
 
     name = "github"
     title = "GitHub"
+    world = "github"
     signature_headers = ("X-Hub-Signature-256", "X-Hub-Signature")
     sender_timeout_s = 10.0
     retry_schedule_s = ()
     redelivery_window_s: ClassVar[float] = 3 * 86400.0
-    default_event = "payment_intent.succeeded"
+    default_event = "issues.opened"
     has_account = True
 
     def event_types(self) -> Mapping[str, str]:
-        """Stripe type -> ``<X-GitHub-Event>.<action>`` for every world event type."""
-        return {t: ".".join(github_event(t)) for t in STRIPE_EVENT_TYPES}
+        """Every event type the repository world emits, mapped to itself (GitHub's own names)."""
+        return {t: t for t in GITHUB_EVENT_TYPES}
 
     def installation_id(self, account: str) -> int:
-        """The GitHub App installation id standing for the world account (8 digits)."""
-        return derived_int("github-installation", account, 8)
+        """The installation id of `account`: itself when it is digits, else derived (8 digits)."""
+        return int(account) if account.isdigit() else derived_int("github-installation", account, 8)
 
     def payload(self, event: Event) -> dict[str, Any]:
-        """The GitHub-style JSON payload of `event`."""
-        name, action = github_event(event.type)
-        body: dict[str, Any] = {"action": action, name: dict(event.object)}
-        if event.previous_attributes is not None:
-            body["changes"] = {k: {"from": v} for k, v in event.previous_attributes.items()}
-        body["sender"] = {"login": "hookproof-billing[bot]", "id": derived_int("github-sender", event.account, 9), "type": "Bot"}
-        body["installation"] = {"id": self.installation_id(event.account)}
+        """The JSON payload of `event`, its installation id following ``event.account``.
+
+        Raises ProfileError for an event that carries no GitHub payload.
+        """
+        payload = event.extra.get("payload")
+        if not isinstance(payload, Mapping):
+            raise ProfileError(f"GitHub sends no {event.type!r} event: the github profile renders the repository "
+                               f"world's events (known: {', '.join(GITHUB_EVENT_TYPES)})", field="event")
+        body = dict(payload)
+        installation = body.get("installation")
+        if isinstance(installation, Mapping):
+            wanted = self.installation_id(event.account)
+            if installation.get("id") != wanted:
+                installation = copy.deepcopy(dict(installation))
+                installation["id"] = wanted
+                if "node_id" in installation:
+                    installation["node_id"] = node_id("IntegrationInstallation", wanted)
+                body["installation"] = installation
         return body
 
     def envelope(self, event: Event) -> Envelope:
-        name, action = github_event(event.type)
-        delivery = derived_uuid("github-delivery", event.id)
+        body = self.payload(event)
+        name, _ = github_event(event.type)
+        app_id = int(event.extra.get("app_id", derived_int("github-app", event.account, 6)))
+        hook_id = int(event.extra.get("hook_id", derived_int("github-hook", event.account, 9)))
         return Envelope(
-            event_id=delivery,
-            type=f"{name}.{action}",
-            body=canonical_json(self.payload(event)),
+            event_id=event.id,
+            type=event.type,
+            body=canonical_json(body),
             headers={
                 "Content-Type": "application/json",
                 "User-Agent": f"GitHub-Hookshot/{HOOKSHOT_VERSION}",
                 "X-GitHub-Event": name,
-                "X-GitHub-Delivery": delivery,
-                "X-GitHub-Hook-ID": str(derived_int("github-hook", event.account, 9)),
+                "X-GitHub-Delivery": event.id,
+                "X-GitHub-Hook-ID": str(hook_id),
                 "X-GitHub-Hook-Installation-Target-Type": "integration",
-                "X-GitHub-Hook-Installation-Target-ID": str(derived_int("github-app", event.account, 6)),
+                "X-GitHub-Hook-Installation-Target-ID": str(app_id),
             },
         )
 

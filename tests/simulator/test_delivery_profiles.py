@@ -30,7 +30,7 @@ from hookproof.simulator.delivery import Completion, Dispatcher, History, Outcom
 from hookproof.simulator.faults import FaultPlan, schedule
 from hookproof.simulator.profiles import PROFILES, get_profile
 from hookproof.simulator.serving import serve_app
-from hookproof.simulator.world import World, events_of_type
+from hookproof.simulator.world import emit_events, new_world
 
 
 @dataclass
@@ -143,7 +143,7 @@ def receiver():
 
 def deliver(receiver: VerifyingReceiver, name: str, plan: FaultPlan, n: int = 2) -> tuple[list[str], History]:
     profile = get_profile(name)
-    events = events_of_type(World(next(_SEEDS)), profile.default_event, n)
+    events = emit_events(new_world(profile.world, next(_SEEDS)), profile.default_event, n)
     history = History()
 
     async def go() -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -16,7 +17,7 @@ import pytest
 from hookproof.simulator import profiles
 from hookproof.simulator.errors import ProfileError, SecretError
 from hookproof.simulator.events import Event
-from hookproof.simulator.world import World
+from hookproof.simulator.world import GITHUB_EVENT_TYPES, SCRIPTS, World, emit_events, new_world
 from hookproof.simulator.profiles import PROFILES, STRIPE_EVENT_TYPES, get_profile
 from hookproof.simulator.profiles.base import Profile, canonical_json
 from hookproof.simulator.profiles.formats import rfc3339_ns, rfc3339_s, rfc3339_us
@@ -57,6 +58,18 @@ def make_event(
         livemode=livemode,
         account=account,
     )
+
+
+def sample_event(profile: Profile, type: str | None = None, *, event_id: str | None = None,
+                 account: str | None = None) -> Event:
+    """An event `profile` sends: `make_event` for the billing world's profiles, a repository
+    world event (seeded by `event_id`) for GitHub's."""
+    if profile.world == "billing":
+        return make_event(type or profile.default_event, **({"event_id": event_id} if event_id else {}),
+                          **({"account": account} if account else {}))
+    seed = sum(map(ord, event_id or "evt_1Test"))
+    event = emit_events(new_world(profile.world, seed), type or profile.default_event)[0]
+    return replace(event, account=account) if account else event
 
 
 ALL = [get_profile(name) for name in PROFILES]
@@ -101,11 +114,12 @@ def test_settings_are_refused_for_fixed_profiles() -> None:
 
 @pytest.mark.parametrize("profile", ALL, ids=IDS)
 def test_envelope_is_stable_and_utf8_json(profile: Profile) -> None:
-    event = make_event(profile.default_event)
+    event = sample_event(profile)
     first, second = profile.envelope(event), profile.envelope(event)
     assert first == second
     text = first.body.decode("utf-8")
-    assert ("Café ☕" in text) is (not profile.thin)  # fat bodies carry the snapshot, unescaped
+    if profile.world == "billing":
+        assert ("Café ☕" in text) is (not profile.thin)  # fat bodies carry the snapshot, unescaped
     json.loads(first.body)
 
 
@@ -113,7 +127,7 @@ def test_envelope_is_stable_and_utf8_json(profile: Profile) -> None:
 def test_bodies_are_the_bytes_json_dumps_writes(profile: Profile) -> None:
     """canonical_json (orjson) writes what ``json.dumps`` compact, unescaped, would: for
     every event of a whole lifecycle, in each profile's own envelope."""
-    world = World(11)
+    world = new_world(profile.world, 11)
     world.lifecycle()
     for event in world.events:
         body = profile.envelope(event).body
@@ -128,34 +142,38 @@ def test_canonical_json_falls_back_to_json_for_what_orjson_refuses() -> None:
 
 @pytest.mark.parametrize("profile", ALL, ids=IDS)
 def test_signing_twice_gives_the_same_headers(profile: Profile) -> None:
-    envelope = profile.envelope(make_event(profile.default_event))
+    envelope = profile.envelope(sample_event(profile))
     secret = profile.generate_secret(7)
     assert profile.sign(envelope, [secret], 1_700_000_000) == profile.sign(envelope, [secret], 1_700_000_000)
 
 
 @pytest.mark.parametrize("profile", ALL, ids=IDS)
 def test_default_event_is_mapped_and_types_are_world_types(profile: Profile) -> None:
+    if profile.world == "github":  # GitHub's own events, from the repository world
+        assert profile.default_event == "issues.opened"
+        assert profile.event_types() == {t: t for t in GITHUB_EVENT_TYPES}
+        return
     assert profile.default_event == "payment_intent.succeeded"
     assert profile.provider_type(profile.default_event) is not None
-    assert set(profile.event_types()) <= set(STRIPE_EVENT_TYPES)
+    assert set(profile.event_types()) <= set(SCRIPTS)
 
 
 @pytest.mark.parametrize("profile", ALL, ids=IDS)
 def test_envelope_type_is_the_mapped_name(profile: Profile) -> None:
     for stripe_type, provider_type in profile.event_types().items():
-        assert profile.envelope(make_event(stripe_type)).type == provider_type
+        assert profile.envelope(sample_event(profile, stripe_type)).type == provider_type
 
 
 @pytest.mark.parametrize("profile", ALL, ids=IDS)
 def test_distinct_events_get_distinct_dedupe_ids(profile: Profile) -> None:
-    a = profile.envelope(make_event(profile.default_event, event_id="evt_A"))
-    b = profile.envelope(make_event(profile.default_event, event_id="evt_B"))
+    a = profile.envelope(sample_event(profile, event_id="evt_A"))
+    b = profile.envelope(sample_event(profile, event_id="evt_B"))
     assert a.event_id != b.event_id
 
 
 @pytest.mark.parametrize("profile", ALL, ids=IDS)
 def test_empty_secret_is_refused(profile: Profile) -> None:
-    envelope = profile.envelope(make_event(profile.default_event))
+    envelope = profile.envelope(sample_event(profile))
     with pytest.raises(SecretError):
         profile.sign(envelope, [], 1_700_000_000)
     with pytest.raises(SecretError):
@@ -313,50 +331,66 @@ def test_standard_webhooks_refuses_a_secret_that_is_not_base64() -> None:
 
 def test_github_envelope() -> None:
     profile = get_profile("github")
-    event = make_event("customer.subscription.updated", object_id="sub_1", obj={"id": "sub_1", "status": "active"}, previous={"status": "trialing"})
+    world = new_world("github", 3)
+    issue = world.open_issue()  # type: ignore[union-attr]
+    world.edit_issue(issue)  # type: ignore[union-attr]
+    event = world.events[-1]
     envelope = profile.envelope(event)
     body = json.loads(envelope.body)
-    assert list(body) == ["action", "subscription", "changes", "sender", "installation"]
-    assert body["action"] == "updated"
-    assert body["subscription"] == {"id": "sub_1", "status": "active"}
-    assert body["changes"] == {"status": {"from": "trialing"}}
-    assert body["installation"] == {"id": profile.installation_id("acct_hookproof")}  # type: ignore[attr-defined]
-    assert body["sender"]["type"] == "Bot"
+    assert list(body) == ["action", "changes", "issue", "repository", "organization", "sender", "installation"]
+    assert body["action"] == "edited"
+    assert body["changes"] == {"title": {"from": world.get(issue, 1)["title"]}}
+    assert body["issue"]["title"] == world.get(issue)["title"]
+    assert body["installation"] == {"id": int(world.account), "node_id": body["installation"]["node_id"]}
+    assert body["sender"]["type"] == "User" and body["organization"]["login"] == body["repository"]["owner"]["login"]
     assert envelope.headers["X-GitHub-Hook-Installation-Target-Type"] == "integration"
-    assert envelope.type == "subscription.updated"
-    assert envelope.headers["X-GitHub-Event"] == "subscription"
-    assert re.fullmatch(r"[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}", envelope.headers["X-GitHub-Delivery"])
-    assert envelope.event_id == envelope.headers["X-GitHub-Delivery"]
+    assert envelope.headers["X-GitHub-Hook-Installation-Target-ID"] == str(world.app_id)  # type: ignore[union-attr]
+    assert envelope.type == "issues.edited"
+    assert envelope.headers["X-GitHub-Event"] == "issues"
+    assert re.fullmatch(r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}", envelope.headers["X-GitHub-Delivery"])
+    assert envelope.event_id == envelope.headers["X-GitHub-Delivery"] == event.id
     assert re.fullmatch(r"GitHub-Hookshot/[0-9a-f]{7}", envelope.headers["User-Agent"])
-    assert envelope.headers["X-GitHub-Hook-ID"].isdigit()
+    assert envelope.headers["X-GitHub-Hook-ID"] == str(world.hook_id)  # type: ignore[union-attr]
+
+
+def test_github_push_and_ping_have_no_action() -> None:
+    profile = get_profile("github")
+    for name in ("push", "ping"):
+        envelope = profile.envelope(sample_event(profile, name))
+        assert envelope.headers["X-GitHub-Event"] == name and envelope.type == name
+        assert "action" not in json.loads(envelope.body)
 
 
 def test_github_event_names() -> None:
     mapping = get_profile("github").event_types()
-    assert set(mapping) == set(STRIPE_EVENT_TYPES)
-    assert mapping["checkout.session.async_payment_succeeded"] == "checkout_session.async_payment_succeeded"
-    assert mapping["payment_intent.succeeded"] == "payment_intent.succeeded"
-    assert mapping["invoice.paid"] == "invoice.paid"
+    assert set(mapping) == set(GITHUB_EVENT_TYPES)
+    assert not set(mapping) & set(STRIPE_EVENT_TYPES)  # a GitHub App never receives billing events
+    assert {"issues.opened", "issue_comment.created", "pull_request.synchronize", "push", "ping"} <= set(mapping)
+
+
+def test_github_refuses_billing_events() -> None:
+    with pytest.raises(ProfileError, match="GitHub sends no 'payment_intent.succeeded' event"):
+        get_profile("github").envelope(make_event())
 
 
 def test_github_installation_follows_the_account() -> None:
     profile = get_profile("github")
-    ours = json.loads(profile.envelope(make_event()).body)["installation"]["id"]
-    foreign = json.loads(profile.envelope(make_event(account="acct_other")).body)["installation"]["id"]
-    assert ours != foreign
+    ours = json.loads(profile.envelope(sample_event(profile)).body)["installation"]
+    foreign = json.loads(profile.envelope(sample_event(profile, account="acct_other")).body)["installation"]
+    assert ours["id"] != foreign["id"] and ours["node_id"] != foreign["node_id"]
 
 
 def test_github_and_shopify_ignore_the_attempt_time() -> None:
     for name in ("github", "shopify"):
         profile = get_profile(name)
-        envelope = profile.envelope(make_event())
+        envelope = profile.envelope(sample_event(profile))
         assert profile.sign(envelope, ["s"], 1) == profile.sign(envelope, ["s"], 1_900_000_000)
 
 
 def test_single_secret_providers_sign_with_the_first_secret() -> None:
     for name in ("github", "shopify", "mercadopago"):
         profile = get_profile(name)
-        envelope = profile.envelope(make_event())
+        envelope = profile.envelope(sample_event(profile))
         assert profile.sign(envelope, ["first", "second"], 5) == profile.sign(envelope, ["first"], 5)
 
 
@@ -457,4 +491,5 @@ def test_unmapped_types_pass_through_verbatim() -> None:
     event = make_event("widget.exploded")
     assert get_profile("standard-webhooks").envelope(event).type == "widget.exploded"
     assert get_profile("paddle").envelope(event).type == "widget.exploded"
-    assert get_profile("github").envelope(event).headers["X-GitHub-Event"] == "widget"
+    with pytest.raises(ProfileError):  # GitHub renders only its own world's events
+        get_profile("github").envelope(event)

@@ -32,7 +32,7 @@ from hookproof.simulator.profiles.paddle import paddle_signature
 from hookproof.simulator.profiles.shopify import shopify_hmac
 from hookproof.simulator.profiles.standard_webhooks import standard_signature
 from hookproof.simulator.profiles.stripe import stripe_signature
-from tests.simulator.test_profiles import make_event
+from tests.simulator.test_profiles import make_event, sample_event
 
 
 @pytest.fixture(autouse=True)
@@ -131,15 +131,16 @@ ROTATING = ["paddle", "standard-webhooks", "stripe", "svix"]
 def signed(name: str, secrets: list[str], skew_s: int = 0, body: bytes | None = None) -> tuple[Profile, SignedRequest]:
     """A request for the profile's default event, signed now + `skew_s` seconds."""
     profile = get_profile(name)
-    envelope = profile.envelope(make_event(profile.default_event))
+    envelope = profile.envelope(sample_event(profile))
     if body is not None:
         envelope = envelope.with_body(body)
     return profile, profile.request(envelope, secrets, int(time.time()) + skew_s)
 
 
 def tampered(body: bytes) -> bytes:
-    """The same body with one byte changed (a digit of the amount; still valid UTF-8 JSON)."""
-    changed = body.replace(b"1999", b"1998", 1)
+    """The same body with one byte changed (a digit of the amount, or of a GitHub issue's
+    number; still valid UTF-8 JSON)."""
+    changed = body.replace(b"1999", b"1998", 1) if b"1999" in body else body.replace(b'"number":1', b'"number":2', 1)
     assert changed != body and len(changed) == len(body)
     return changed
 

@@ -1,0 +1,77 @@
+"""Catalog scenarios over a world other than the billing one (the GitHub repository world).
+
+The catalog's builders are written over the billing world. Those that only use its
+stories (`catalog.effect_events`, `catalog.state_events`: one event of each effectful
+type, one stateful object's whole life) run unchanged on any world that tells those
+stories (`effect_story`, `state_story`); they are listed in `STORY_SCENARIOS`. A few
+have their own version here (`OWN_PLANS`: several effects of one object, an event type
+the receiver does not handle, an oversized delivery). Every other scenario is
+`NotApplicable`, with the reason, never run over the wrong world.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any, Callable, Mapping
+
+from hookproof.simulator.faults import FaultPlan, Mutation
+
+#: Scenarios whose builders use only the world's stories (catalog and chaos tiers).
+STORY_SCENARIOS: frozenset[str] = frozenset({
+    "duplicate-sequential", "duplicate-concurrent", "sender-timeout", "dropped-response", "reorder",
+    "stale-after-newer", "reserialized-retry", "transport-fields-change", "forged-signature",
+    "missing-signature", "wrong-secret", "stale-timestamp", "future-timestamp", "secret-rotation",
+    "test-mode-to-live", "foreign-account", "mass-redelivery", "mass-redelivery-window", "thin-event",
+    "downstream-lost-response", "crash-after-ack", "restart-between-duplicates", "pause-past-timeout",
+    "network-drop-response", "kill-during-processing", "replicas-duplicates",
+})
+
+
+def _distinct(ctx: Any, w: Any) -> Any:
+    from hookproof.scenarios.catalog import Phase, Plan, _need
+
+    events = [e for e in w.distinct_story() if ctx.sends(e.type)]
+    if (na := _need(events, "issue_comment or pull_request")) is not None:
+        return na
+    return Plan(w, (Phase(tuple(events)),))
+
+
+def _unknown(ctx: Any, w: Any) -> Any:
+    from hookproof.scenarios.catalog import Phase, Plan, effect_events
+
+    unknown = w.unknown_event()
+    events = effect_events(ctx, w)[:1]
+    return Plan(w, (Phase((unknown,), max_attempts=2), Phase(tuple(events))))
+
+
+def _oversized(ctx: Any, w: Any) -> Any:
+    from hookproof.scenarios.catalog import Phase, Plan, _need, effect_events
+
+    events = effect_events(ctx, w)
+    if (na := _need(events, "effectful")) is not None:
+        return na
+    quiet = w.quiet_event()
+    big = replace(quiet, id=quiet.id[:-4] + "b160")
+    return Plan(w, (Phase((big,), FaultPlan(mutations=(Mutation.OVERSIZE,)), max_attempts=1),
+                    Phase(tuple(events[:2]))))
+
+
+#: Scenario id -> its builder over a story-telling world.
+OWN_PLANS: Mapping[str, Callable[[Any, Any], Any]] = {
+    "distinct-events-same-object": _distinct,
+    "unknown-event-type": _unknown,
+    "oversized-payload": _oversized,
+}
+
+
+def plan_for(scenario: Any, ctx: Any, world: Any) -> Any:
+    """The `Plan` (or `NotApplicable`) of catalog `scenario` over `world`, a non-billing world."""
+    from hookproof.scenarios.catalog import NotApplicable
+
+    own = OWN_PLANS.get(scenario.id)
+    if own is not None:
+        return own(ctx, world)
+    if scenario.id in STORY_SCENARIOS:
+        return scenario.build(ctx, world)
+    return NotApplicable(f"written over the billing world's objects; {ctx.profile.title} has no equivalent "
+                         f"story in its world")

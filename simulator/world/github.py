@@ -1,0 +1,548 @@
+"""The repository world: a GitHub App's view of one organization, deterministic from a seed.
+
+`GitHubWorld(seed)` holds an organization, a repository, the App's installation, issues,
+issue comments, pull requests and pushed commits, in GitHub's own shapes
+(`simulator.world.github_shapes`). Each operation applies an allowed transition, bumps
+the object's version and emits the event GitHub sends to the App's webhook, with the
+full payload (``action``, the object, ``repository``, ``organization``, ``installation``,
+``sender``) kept in ``Event.extra["payload"]``; the github profile signs and sends it.
+
+Events (``Event.type`` is Octokit's ``<X-GitHub-Event>.<action>``, or the bare event
+name for ``push`` and ``ping``, which have no action), from GitHub's docs
+``webhook-events-and-payloads``:
+``issues.opened|edited|closed|reopened|labeled``, ``issue_comment.created``,
+``pull_request.opened|synchronize|closed`` (``merged`` true or false), ``push``,
+``installation.created|deleted``, ``ping``.
+
+``Event.id`` is the delivery's GUID (``X-GitHub-Delivery``): GitHub documents it as the
+identifier of the event, kept on redelivery. ``Event.account`` is the installation id
+(digits). Timestamps have GitHub's one-second resolution, and every change moves the
+clock by at least a second, so ``updated_at`` orders an object's versions.
+
+Business keys (`BUSINESS_KEYS`: the effects a CI/triage GitHub App performs once):
+``comment:{full_name}#{number}`` per opened issue (a welcome comment),
+``reply:{full_name}#{number}:{comment id}`` per issue comment (a bot reply),
+``ci:{full_name}@{sha}`` per pushed head (``push``, ``pull_request.opened``,
+``pull_request.synchronize``) and ``install:{installation id}`` per installation.
+Issues (``open``/``closed``) and pull requests (``open``/``closed``/``merged``) are
+stateful: their events carry the status the receiver must end in.
+Simplification: pushes to a pull request's branch are sent as ``pull_request`` events
+only (no separate ``push``), so one head sha is one CI run.
+"""
+
+from __future__ import annotations
+
+import copy
+import random
+import time
+import uuid
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping
+
+from faker import Faker
+
+from hookproof.simulator.errors import WorldError
+from hookproof.simulator.events import Event
+from hookproof.simulator.world import github_shapes as gh
+
+#: object type -> status -> statuses it may move to (GitHub's issue and PR states).
+GITHUB_TRANSITIONS: Mapping[str, Mapping[str, frozenset[str]]] = {
+    "issue": {"open": frozenset({"open", "closed"}), "closed": frozenset({"open", "closed"})},
+    "pull_request": {"open": frozenset({"open", "closed", "merged"}), "closed": frozenset({"open"}),
+                     "merged": frozenset()},
+    "installation": {"active": frozenset({"deleted"}), "deleted": frozenset()},
+}
+
+#: Event type -> function of the event's payload giving its business key (None: no effect).
+BUSINESS_KEYS: Mapping[str, Callable[[Mapping[str, Any]], str]] = {
+    "issues.opened": lambda p: f"comment:{p['repository']['full_name']}#{p['issue']['number']}",
+    "issue_comment.created": lambda p: (f"reply:{p['repository']['full_name']}#{p['issue']['number']}:"
+                                        f"{p['comment']['id']}"),
+    "push": lambda p: f"ci:{p['repository']['full_name']}@{p['after']}",
+    "pull_request.opened": lambda p: f"ci:{p['repository']['full_name']}@{p['pull_request']['head']['sha']}",
+    "pull_request.synchronize": lambda p: f"ci:{p['repository']['full_name']}@{p['pull_request']['head']['sha']}",
+    "installation.created": lambda p: f"install:{p['installation']['id']}",
+}
+
+#: Every event type the world emits, in catalog order.
+GITHUB_EVENT_TYPES: tuple[str, ...] = (
+    "issues.opened", "issues.edited", "issues.closed", "issues.reopened", "issues.labeled",
+    "issue_comment.created", "pull_request.opened", "pull_request.synchronize", "pull_request.closed",
+    "push", "installation.created", "installation.deleted", "ping",
+)
+
+#: Object types whose events carry an observable state.
+STATEFUL_TYPES: frozenset[str] = frozenset({"issue", "pull_request"})
+
+_LABELS = (("bug", "d73a4a", "Something isn't working"), ("enhancement", "a2eeef", "New feature or request"),
+           ("triage", "fbca04", "Needs a first look"))
+
+
+@dataclass
+class _Record:
+    object_type: str
+    versions: list[dict[str, Any]]
+
+    @property
+    def current(self) -> dict[str, Any]:
+        return self.versions[-1]
+
+
+class GitHubWorld:
+    """A GitHub App installed on one organization's repository, deterministic from `seed`.
+
+    Args:
+        seed: drives ids, names, shas and the clock's steps.
+        livemode: accepted for the engine's sake; GitHub has no test/live flag (ignored).
+        account: the installation id as digits (default: drawn from the seed).
+        start_us: the clock's start, unix microseconds (default: now, whole second).
+        step_us: unused beyond the one-second minimum (kept for the engine's signature).
+
+    Object ids use GitHub's own reference notation: ``{owner}/{repo}#{number}`` for
+    issues and pull requests, ``{owner}/{repo}@{sha}`` for pushed commits, the
+    installation id (digits) for installations; each business key names one after its
+    first colon. ``get``/``version``/``objects`` behave as the billing world's.
+    """
+
+    provider = "github"
+
+    def __init__(self, seed: int = 0, *, livemode: bool = False, account: str | None = None,
+                 api_version: str = "2022-11-28", start_us: int | None = None, step_us: int = 400_000) -> None:
+        self.seed = seed
+        self.livemode = False
+        self.api_version = api_version
+        self._rng = random.Random(seed)
+        self._fake = Faker("en_US")
+        self._fake.seed_instance(seed * 7919 + 17)
+        self._now = (start_us // 1_000_000) if start_us is not None else int(time.time())
+        self._objects: dict[str, _Record] = {}
+        self.events: list[Event] = []
+        self._event_index: dict[str, Event] = {}
+        self.app_id = self._rng.randint(100_000, 999_999)
+        self.hook_id = self._rng.randint(400_000_000, 499_999_999)
+        org_id = self._rng.randint(100_000_000, 199_999_999)
+        login = f"{self._fake.word()}-{self._fake.word()}-{self._rng.randrange(16**4):04x}"
+        self.org = gh.organization(login, org_id)
+        self.owner = gh.user(login, org_id, "Organization")
+        self.sender = gh.user(self._fake.user_name().replace("_", "-"), self._rng.randint(10_000_000, 99_999_999))
+        self.installation_id = int(account) if account and account.isdigit() else self._rng.randint(10_000_000, 99_999_999)
+        self.account = str(self.installation_id)
+        self._create(str(self.installation_id), "installation",
+                     {**gh.installation(self.installation_id, self.owner, self.app_id, created=self._now),
+                      "status": "active"})
+        created = self._tick()
+        self._repo_id = self._rng.randint(600_000_000, 899_999_999)
+        self._repo_name = f"{self._fake.word()}-{self._fake.word()}"
+        self._repo_created = created
+        self._pushed = created
+        self._next_number = 1
+        self.head = self._sha()
+
+    # ---- reading (the engine's interface) ------------------------------------------
+    def get(self, object_id: str, version: int | None = None) -> dict[str, Any]:
+        """A deep copy of the object's snapshot (latest, or at `version`). Raises WorldError."""
+        rec = self._record(object_id)
+        if version is None:
+            return copy.deepcopy(rec.current)
+        if not 1 <= version <= len(rec.versions):
+            raise WorldError(f"{object_id} has no version {version}", object_id=object_id)
+        return copy.deepcopy(rec.versions[version - 1])
+
+    def version(self, object_id: str) -> int:
+        """The object's current version (1 after creation)."""
+        return len(self._record(object_id).versions)
+
+    def object_type(self, object_id: str) -> str:
+        return self._record(object_id).object_type
+
+    def objects(self, object_type: str | None = None) -> list[str]:
+        """Ids of every object (of `object_type`), in creation order."""
+        return [oid for oid, r in self._objects.items() if object_type is None or r.object_type == object_type]
+
+    def event(self, event_id: str) -> Event:
+        """The event with id (delivery GUID) `event_id`. Raises WorldError."""
+        try:
+            return self._event_index[event_id]
+        except KeyError:
+            raise WorldError(f"no event {event_id}", object_id=event_id) from None
+
+    def has(self, object_id: str) -> bool:
+        return object_id in self._objects or object_id in self._event_index
+
+    def repository(self) -> dict[str, Any]:
+        """The repository object as of now (``open_issues_count`` and ``pushed_at`` current)."""
+        open_count = sum(1 for oid in self.objects() if self._objects[oid].object_type in STATEFUL_TYPES
+                         and self._objects[oid].current["state"] == "open")
+        return gh.repository(self.owner, self._repo_name, self._repo_id, created=self._repo_created,
+                             updated=self._pushed, pushed=self._pushed, open_issues=open_count)
+
+    def find(self, full_name: str, number: int) -> str | None:
+        """The id of issue or pull request `number` of repository `full_name`
+        (case-insensitive, as GitHub's URLs), or None."""
+        if full_name.lower() != self.repository()["full_name"].lower():
+            return None
+        oid = f"{self.repository()['full_name']}#{number}"
+        return oid if oid in self._objects else None
+
+    # ---- operations ---------------------------------------------------------------
+    def ping(self) -> Event:
+        """The App's webhook was created (or pinged): emits ``ping`` (no effect)."""
+        body = {"zen": "Design for failure.", "hook_id": self.hook_id,
+                "hook": gh.hook(self.hook_id, self.app_id, "https://example.invalid/webhooks", created=self._now)}
+        return self._emit("ping", str(self.installation_id), {**body, "repository": self.repository(), "organization": self.org,
+                                        "sender": self.sender}, lite=False)
+
+    def install(self) -> Event:
+        """Another organization installs the App: emits ``installation.created``."""
+        inst_id = self._rng.randint(10_000_000, 99_999_999)
+        org_id = self._rng.randint(100_000_000, 199_999_999)
+        login = f"{self._fake.word()}-{self._rng.randrange(16**6):06x}"
+        account = gh.user(login, org_id, "Organization")
+        oid = str(inst_id)
+        self._create(oid, "installation", {**gh.installation(inst_id, account, self.app_id, created=self._tick()),
+                                           "status": "active"})
+        repo_id = self._rng.randint(600_000_000, 899_999_999)
+        name = f"{self._fake.word()}-{self._fake.word()}"
+        repos = [{"id": repo_id, "node_id": gh.node_id("Repository", repo_id), "name": name,
+                  "full_name": f"{login}/{name}", "private": True}]
+        return self._emit("installation.created", oid, {"installation": self._public(oid), "repositories": repos,
+                                                        "sender": self.sender}, lite=False, account=str(inst_id))
+
+    def uninstall(self, installation: str) -> Event:
+        """The App is uninstalled: emits ``installation.deleted``."""
+        self._transition(installation, "deleted", {"updated_at": self._tick()})
+        inst = self._public(installation)
+        return self._emit("installation.deleted", installation, {"installation": inst, "sender": self.sender},
+                          lite=False, account=str(inst["id"]))
+
+    def open_issue(self) -> str:
+        """A new issue: emits ``issues.opened``. Returns its node id."""
+        number = self._number()
+        issue_id = self._rng.randint(2_000_000_000, 2_999_999_999)
+        title = self._fake.sentence(nb_words=6).rstrip(".")
+        obj = gh.issue(self.repository(), number, issue_id, self.sender, title=title,
+                       body=self._fake.paragraph(nb_sentences=2), created=self._tick())
+        oid = f"{self.repository()['full_name']}#{number}"
+        self._create(oid, "issue", obj)
+        self._emit("issues.opened", oid, {"issue": obj})
+        return oid
+
+    def edit_issue(self, issue: str) -> None:
+        """Retitle an issue: emits ``issues.edited`` with ``changes.title.from``."""
+        old = self._typed(issue, "issue")["title"]
+        self._update(issue, {"title": self._fake.sentence(nb_words=5).rstrip(".")})
+        self._emit("issues.edited", issue, {"changes": {"title": {"from": old}}, "issue": None})
+
+    def label_issue(self, issue: str) -> None:
+        """Add a label: emits ``issues.labeled`` with the ``label``."""
+        current = self._typed(issue, "issue")
+        name, color, description = _LABELS[len(current["labels"]) % len(_LABELS)]
+        lab = gh.label(self.repository(), name, self._rng.randint(5_000_000_000, 5_999_999_999), color, description)
+        self._update(issue, {"labels": [*current["labels"], lab]})
+        self._emit("issues.labeled", issue, {"issue": None, "label": lab})
+
+    def close_issue(self, issue: str) -> None:
+        """Close an issue as completed: emits ``issues.closed``."""
+        at = self._tick()
+        self._transition(issue, "closed", {"closed_at": gh.iso(at), "state_reason": "completed"}, at=at)
+        self._emit("issues.closed", issue, {"issue": None})
+
+    def reopen_issue(self, issue: str) -> None:
+        """Reopen a closed issue: emits ``issues.reopened``."""
+        if self._typed(issue, "issue")["state"] != "closed":
+            raise WorldError(f"issue {issue} is not closed", object_id=issue)
+        self._transition(issue, "open", {"closed_at": None, "state_reason": "reopened"})
+        self._emit("issues.reopened", issue, {"issue": None})
+
+    def comment(self, issue: str) -> int:
+        """Comment on an issue: emits ``issue_comment.created``. Returns the comment id."""
+        current = self._typed(issue, "issue")
+        self._update(issue, {"comments": current["comments"] + 1})
+        comment_id = self._rng.randint(1_000_000_000, 1_999_999_999)
+        body = gh.issue_comment(self.get(issue), comment_id, self.sender, body=self._fake.sentence(),
+                                created=self._now)
+        self._emit("issue_comment.created", issue, {"issue": None, "comment": body})
+        return comment_id
+
+    def push(self) -> str:
+        """A commit pushed to the default branch: emits ``push``. Returns the new head sha."""
+        before, after = self.head, self._sha()
+        return self._push(before, after, self._fake.sentence(nb_words=4).rstrip("."))
+
+    def open_pull_request(self) -> str:
+        """A pull request from a new branch: emits ``pull_request.opened``. Returns its node id."""
+        number = self._number()
+        pr_id = self._rng.randint(1_000_000_000, 1_999_999_999)
+        branch = f"{self._fake.word()}-{self._fake.word()}"
+        obj = gh.pull_request(self.repository(), number, pr_id, self.sender,
+                              title=self._fake.sentence(nb_words=5).rstrip("."), body=self._fake.sentence(),
+                              head_ref=branch, head_sha=self._sha(), base_sha=self.head, created=self._tick())
+        oid = f"{self.repository()['full_name']}#{number}"
+        self._create(oid, "pull_request", {**obj, "hookproof_status": "open"})
+        self._commit(obj["head"]["sha"], obj["title"])
+        self._emit("pull_request.opened", oid, {"number": number, "pull_request": None})
+        return oid
+
+    def synchronize(self, pull_request: str) -> str:
+        """Push a new commit to a pull request's branch: emits ``pull_request.synchronize``."""
+        pr = self._typed(pull_request, "pull_request")
+        if pr["state"] != "open":
+            raise WorldError(f"pull request {pull_request} is not open", object_id=pull_request)
+        before, after = pr["head"]["sha"], self._sha()
+        head = {**pr["head"], "sha": after}
+        statuses = f"{pr['base']['repo']['url']}/statuses/{after}"
+        links = {**pr["_links"], "statuses": {"href": statuses}}
+        self._transition(pull_request, "open", {"head": head, "statuses_url": statuses, "_links": links,
+                                                "commits": pr["commits"] + 1})
+        self._commit(after, self._fake.sentence(nb_words=4).rstrip("."))
+        self._emit("pull_request.synchronize", pull_request,
+                   {"number": pr["number"], "before": before, "after": after, "pull_request": None})
+        return after
+
+    def close_pull_request(self, pull_request: str, *, merged: bool) -> None:
+        """Close a pull request, merged or not: emits ``pull_request.closed`` (and, when
+        merged, the ``push`` of the merge commit to the default branch)."""
+        pr = self._typed(pull_request, "pull_request")
+        at = self._tick()
+        changes: dict[str, Any] = {"closed_at": gh.iso(at), "merged": merged}
+        merge_sha = self._sha() if merged else None
+        if merged:
+            changes.update(merged_at=gh.iso(at), merge_commit_sha=merge_sha, merged_by=self.sender,
+                           mergeable=True, rebaseable=True, mergeable_state="clean")
+        self._transition(pull_request, "merged" if merged else "closed", changes, at=at)
+        self._emit("pull_request.closed", pull_request, {"number": pr["number"], "pull_request": None})
+        if merge_sha is not None:
+            self._push(self.head, merge_sha, f"Merge pull request #{pr['number']} from {pr['head']['label']}")
+
+    def advance(self, seconds: int) -> None:
+        """Move the clock forward `seconds` (>= 0)."""
+        self._now += max(0, seconds)
+
+    # ---- stories ------------------------------------------------------------------
+    def lifecycle(self) -> list[Event]:
+        """One repository's working day: every event type, in a legal order. Returns its events."""
+        start = len(self.events)
+        self.ping()
+        issue = self.open_issue()
+        self.label_issue(issue)
+        self.comment(issue)
+        self.edit_issue(issue)
+        self.close_issue(issue)
+        self.reopen_issue(issue)
+        self.push()
+        pr = self.open_pull_request()
+        self.synchronize(pr)
+        self.close_pull_request(pr, merged=True)
+        other = self.open_pull_request()
+        self.close_pull_request(other, merged=False)
+        self.uninstall(self.event(self.install().id).object_id)
+        return self.events[start:]
+
+    def effect_story(self) -> list[Event]:
+        """One event of each effectful type: an opened issue, a push, an opened and a
+        synchronized pull request, a comment, a new installation."""
+        start = len(self.events)
+        issue = self.open_issue()
+        self.push()
+        pr = self.open_pull_request()
+        self.comment(issue)
+        self.synchronize(pr)
+        self.install()
+        return [e for e in self.events[start:] if e.business_key]
+
+    def state_story(self) -> list[Event]:
+        """An issue's life: opened, labeled, closed, reopened, closed again (stateful events)."""
+        start = len(self.events)
+        issue = self.open_issue()
+        self.label_issue(issue)
+        self.close_issue(issue)
+        self.reopen_issue(issue)
+        self.close_issue(issue)
+        return [e for e in self.events[start:] if e.object_id == issue]
+
+    def distinct_story(self) -> list[Event]:
+        """Several effects of one object: two comments on one issue, two pushes to one pull request."""
+        start = len(self.events)
+        issue = self.open_issue()
+        self.comment(issue)
+        self.comment(issue)
+        pr = self.open_pull_request()
+        self.synchronize(pr)
+        self.synchronize(pr)
+        return [e for e in self.events[start:] if e.type in ("issue_comment.created", "pull_request.synchronize")]
+
+    def unknown_event(self) -> Event:
+        """A ``star.created`` event (GitHub sends it; a CI App handles no such thing): no effect."""
+        body = {"action": "created", "starred_at": gh.iso(self._tick()), "repository": self.repository(),
+                "organization": self.org, "sender": self.sender,
+                "installation": gh.installation_lite(self.installation_id)}
+        return self._event("star.created", str(self.installation_id), body, record=False)
+
+    def quiet_event(self) -> Event:
+        """A stateless, effectless event of the catalog (``ping``), e.g. to oversize."""
+        return self.ping()
+
+    # ---- internals ----------------------------------------------------------------
+    def _push(self, before: str, after: str, message: str) -> str:
+        at = self._tick()
+        self._pushed = at
+        self.head = after
+        repo = self.repository()
+        oid, head = self._commit(after, message, at)
+        ref = f"refs/heads/{repo['default_branch']}"
+        body = {"ref": ref, "before": before, "after": after, "repository": None, "pusher": {
+            "name": self.sender["login"], "email": head["author"]["email"]}, "created": False, "deleted": False,
+            "forced": False, "base_ref": None, "compare": f"{repo['html_url']}/compare/{before[:12]}...{after[:12]}",
+            "commits": [head], "head_commit": head}
+        self._emit("push", oid, body)
+        return after
+
+    def _commit(self, sha: str, message: str, at: int | None = None) -> tuple[str, dict[str, Any]]:
+        """Record commit `sha` (a push's head or a pull request's head); its id and object."""
+        repo = self.repository()
+        head = gh.commit(repo, sha, self._sha(), self.sender, message=message, at=at or self._now, path="README.md")
+        oid = f"{repo['full_name']}@{sha}"
+        self._create(oid, "commit", head)
+        return oid, head
+
+    def _public(self, object_id: str) -> dict[str, Any]:
+        """The snapshot without the world's own bookkeeping fields."""
+        obj = self.get(object_id)
+        obj.pop("status", None)
+        obj.pop("hookproof_status", None)
+        return obj
+
+    def _number(self) -> int:
+        number = self._next_number
+        self._next_number += 1
+        return number
+
+    def _sha(self) -> str:
+        return "%040x" % self._rng.getrandbits(160)
+
+    def _tick(self) -> int:
+        self._now += self._rng.randint(1, 3)
+        return self._now
+
+    def _record(self, object_id: str) -> _Record:
+        try:
+            return self._objects[object_id]
+        except KeyError:
+            raise WorldError(f"no object {object_id}", object_id=object_id) from None
+
+    def _typed(self, object_id: str, object_type: str) -> dict[str, Any]:
+        rec = self._record(object_id)
+        if rec.object_type != object_type:
+            raise WorldError(f"{object_id} is a {rec.object_type}, not a {object_type}", object_id=object_id)
+        return rec.current
+
+    def _create(self, object_id: str, object_type: str, snapshot: dict[str, Any]) -> None:
+        self._objects[object_id] = _Record(object_type, [snapshot])
+
+    def _update(self, object_id: str, changes: Mapping[str, Any], *, at: int | None = None) -> None:
+        rec = self._record(object_id)
+        at = at if at is not None else self._tick()
+        snap = copy.deepcopy(rec.current)
+        snap.update(copy.deepcopy(dict(changes)))
+        if "updated_at" in snap and rec.object_type in STATEFUL_TYPES:
+            snap["updated_at"] = gh.iso(at)
+        rec.versions.append(snap)
+
+    def _transition(self, object_id: str, status: str, changes: Mapping[str, Any], *, at: int | None = None) -> None:
+        rec = self._record(object_id)
+        old = _status(rec.object_type, rec.current)
+        allowed = GITHUB_TRANSITIONS.get(rec.object_type, {}).get(old)
+        if allowed is None or status not in allowed:
+            raise WorldError(f"{rec.object_type} {object_id}: {old} -> {status} is not an allowed transition",
+                             object_id=object_id)
+        extra: dict[str, Any] = {}
+        if rec.object_type == "issue":
+            extra["state"] = status
+        elif rec.object_type == "pull_request":
+            extra = {"state": "open" if status == "open" else "closed", "hookproof_status": status}
+        else:
+            extra["status"] = status
+        self._update(object_id, {**changes, **extra}, at=at)
+
+    def _emit(self, event_type: str, object_id: str, body: dict[str, Any], *, lite: bool = True,
+              account: str | None = None) -> Event:
+        """Fill the payload's object and envelope fields, then record the event."""
+        rec = self._record(object_id)
+        snapshot = self._public(object_id)
+        name, _, action = event_type.partition(".")
+        payload: dict[str, Any] = {"action": action} if action else {}
+        for key, value in body.items():
+            if value is None and key in ("issue", "pull_request"):
+                value = snapshot
+            elif value is None and key == "repository":
+                value = self.repository()
+            payload[key] = value
+        if "repository" not in payload and lite:
+            payload["repository"] = self.repository()
+        if lite:
+            payload["organization"] = self.org
+            payload["sender"] = self.sender
+            payload["installation"] = gh.installation_lite(self.installation_id)
+        return self._event(event_type, object_id, payload, account=account)
+
+    def _event(self, event_type: str, object_id: str, payload: dict[str, Any], *, account: str | None = None,
+               record: bool = True) -> Event:
+        self._now += 1
+        rec = self._objects.get(object_id)
+        key_fn = BUSINESS_KEYS.get(event_type)
+        key = key_fn(payload) if key_fn else None
+        stateful = rec is not None and rec.object_type in STATEFUL_TYPES
+        event = Event(
+            id=str(uuid.UUID(int=self._rng.getrandbits(128), version=4)), type=event_type, created=self._now,
+            created_us=self._now * 1_000_000, object_type=rec.object_type if rec else "installation",
+            object_id=object_id, version=len(rec.versions) if rec else 1,
+            object=self._public(object_id) if rec else {},
+            previous_attributes=payload.get("changes"), business_key=key,
+            status=_status(rec.object_type, rec.current) if stateful and rec else None,
+            livemode=False, account=account or self.account, api_version=self.api_version,
+            extra={"payload": payload, "hook_id": self.hook_id, "app_id": self.app_id},
+        )
+        if record:
+            self.events.append(event)
+            self._event_index[event.id] = event
+        return event
+
+
+def _status(object_type: str, snapshot: Mapping[str, Any]) -> str:
+    if object_type == "pull_request":
+        return str(snapshot.get("hookproof_status", snapshot["state"]))
+    if object_type == "issue":
+        return str(snapshot["state"])
+    return str(snapshot.get("status", "active"))
+
+
+#: Event type -> a story that makes a fresh world emit it (``hookproof send``).
+GITHUB_SCRIPTS: Mapping[str, Callable[[GitHubWorld], object]] = {
+    "issues.opened": lambda w: w.open_issue(),
+    "issues.edited": lambda w: w.edit_issue(w.open_issue()),
+    "issues.closed": lambda w: w.close_issue(w.open_issue()),
+    "issues.reopened": lambda w: (lambda i: (w.close_issue(i), w.reopen_issue(i)))(w.open_issue()),
+    "issues.labeled": lambda w: w.label_issue(w.open_issue()),
+    "issue_comment.created": lambda w: w.comment(w.open_issue()),
+    "pull_request.opened": lambda w: w.open_pull_request(),
+    "pull_request.synchronize": lambda w: w.synchronize(w.open_pull_request()),
+    "pull_request.closed": lambda w: w.close_pull_request(w.open_pull_request(), merged=True),
+    "push": lambda w: w.push(),
+    "installation.created": lambda w: w.install(),
+    "installation.deleted": lambda w: w.uninstall(w.install().object_id),
+    "ping": lambda w: w.ping(),
+}
+
+
+def github_events_of_type(world: GitHubWorld, event_type: str, count: int = 1) -> list[Event]:
+    """Run the story for `event_type` `count` times; the emitted events of that type.
+
+    Raises WorldError naming the known types for a type the world does not emit.
+    """
+    script = GITHUB_SCRIPTS.get(event_type)
+    if script is None:
+        raise WorldError(f"GitHub sends no event {event_type!r} (known: {', '.join(GITHUB_EVENT_TYPES)})")
+    start = len(world.events)
+    for _ in range(count):
+        script(world)
+    return [e for e in world.events[start:] if e.type == event_type]

@@ -1,0 +1,54 @@
+"""Which world a profile's events come from: the seam between profiles and worlds.
+
+Each profile names its world (`Profile.world`): ``billing`` (Stripe's billing objects,
+`simulator.world.world.World`, also used by the other billing-like providers for now)
+or ``github`` (the repository world, `simulator.world.github.GitHubWorld`).
+`new_world` builds a fresh one, `emit_events` runs the story that makes it emit a given
+event type, and `world_event_types` lists the types a world kind emits.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Mapping, Union
+
+from hookproof.simulator.errors import WorldError
+from hookproof.simulator.events import Event
+from hookproof.simulator.world.github import GITHUB_EVENT_TYPES, GitHubWorld, github_events_of_type
+from hookproof.simulator.world.scripts import SCRIPTS, events_of_type
+from hookproof.simulator.world.world import World
+
+#: Any world a profile can send from.
+AnyWorld = Union[World, GitHubWorld]
+
+#: World kind -> its class (the constructor takes ``seed`` and the keywords ``livemode``,
+#: ``account``, ``start_us``, ``step_us``).
+WORLDS: Mapping[str, Callable[..., AnyWorld]] = {"billing": World, "github": GitHubWorld}
+
+
+def new_world(kind: str, seed: int = 0, **options: object) -> AnyWorld:
+    """A fresh world of `kind` (``billing`` or ``github``) from `seed`.
+
+    `options` are the constructor's keywords (``livemode``, ``account``, ``start_us``,
+    ``step_us``). Raises WorldError naming the known kinds.
+    """
+    factory = WORLDS.get(kind)
+    if factory is None:
+        raise WorldError(f"unknown world {kind!r} (known: {', '.join(sorted(WORLDS))})")
+    return factory(seed, **options)
+
+
+def emit_events(world: AnyWorld, event_type: str, count: int = 1) -> list[Event]:
+    """Make `world` emit `event_type` `count` times; the events of that type.
+
+    Raises WorldError naming the types the world emits.
+    """
+    if isinstance(world, GitHubWorld):
+        return github_events_of_type(world, event_type, count)
+    return events_of_type(world, event_type, count)
+
+
+def world_event_types(kind: str) -> tuple[str, ...]:
+    """Every event type a world of `kind` can be made to emit (its scripts' types)."""
+    if kind == "github":
+        return GITHUB_EVENT_TYPES
+    return tuple(SCRIPTS)
