@@ -1,0 +1,76 @@
+"""The statistical tier: real-socket bursts repeated R times, reported as a hit rate with
+the seeds (DESIGN.md, "Two tiers of search")."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from hookproof.simulator.delivery import Outcome
+from hookproof.simulator.faults import FaultPlan, schedule
+from hookproof.scenarios.explore_targets import ExploreTarget
+from hookproof.scenarios.schedules import Step
+from hookproof.scenarios.session import Session
+
+
+
+
+
+# ---- the statistical tier --------------------------------------------------------------------
+
+@dataclass
+class HitRate:
+    """Real-socket bursts repeated R times: how often the receiver applied twice."""
+
+    hits: int
+    repeats: int
+    copies: int
+    seeds: list[int] = field(default_factory=list)  # seeds of the runs that double-applied
+    keys: list[str] = field(default_factory=list)
+    attempts: int = 0  # burst copies sent, over all runs
+    acked: int = 0  # of which the receiver acknowledged (a hit rate over no acknowledged copy proves nothing)
+
+    @property
+    def rate(self) -> float:
+        return self.hits / self.repeats if self.repeats else 0.0
+
+
+def burst_hit_rate(target: ExploreTarget, *, repeats: int = 20, copies: int = 8, seed: int = 0,
+                   provider_state: Any = None, on_run: Callable[[int], None] | None = None) -> HitRate:
+    """Release `copies` concurrent copies of an effectful event `repeats` times (race
+    amplification over real sockets for URLs); count the runs that applied it twice,
+    and the copies sent and acknowledged. `on_run(done)` hears of each finished run.
+    """
+    from hookproof.simulator.server.state import ServerState
+
+    state = provider_state if provider_state is not None else ServerState()
+    result = HitRate(0, repeats, copies)
+    for r in range(repeats):
+        run_seed = seed + r
+        session = Session(target, run_seed, provider_state=state)
+        try:
+            session.apply(Step("emit", action="pay"))
+            index = next(i for i, e in enumerate(session.events) if e.business_key)
+            event = session.events[index]
+            plan = FaultPlan(copies=copies, concurrency=copies)
+
+            async def go() -> None:
+                await session.dispatcher.run(schedule([event], plan), race=True)
+
+            session.loop.run_until_complete(go())
+            sent = [a for a in session.history.attempts() if a.event_id == event.id]
+            result.attempts += len(sent)
+            result.acked += sum(a.outcome is Outcome.ACKED for a in sent)
+            session.dirty = True
+            session._settle()
+            checks = session._check(("duplicated",))
+            bad = [f.key for c in checks for f in c.problems]
+            if bad:
+                result.hits += 1
+                result.seeds.append(run_seed)
+                result.keys.extend(bad)
+        finally:
+            session.close()
+        if on_run is not None:
+            on_run(r + 1)
+    return result

@@ -1,0 +1,117 @@
+"""Targets the state machine drives: one example's receiver, how to open it, and the
+provider API routed to in-process receivers (respx)."""
+
+from __future__ import annotations
+
+import asyncio
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator, Sequence
+
+from hookproof.scenarios.observations import Observation
+from hookproof.simulator.delivery import Target
+from hookproof.simulator.profiles.base import Profile
+
+
+#: Base URL in-process receivers are given for the provider API (routed by respx, never resolved).
+PROVIDER_API_BASE = "http://provider.hookproof.test"
+
+
+# ---- targets ----------------------------------------------------------------------------
+
+@dataclass
+class Prepared:
+    """One example's receiver: where to deliver, how to observe it, how to release it."""
+
+    target: Target
+    observe: Callable[[], Observation]
+    close: Callable[[], None] = lambda: None
+
+
+@dataclass
+class ExploreTarget:
+    """What the machine explores, and how each example gets a receiver.
+
+    Attributes:
+        profile: signs and envelopes deliveries.
+        secrets: the receiver's secrets (never reported).
+        open: called once per example; returns the receiver to use (it may be shared
+            between examples: ids are fresh per example).
+        describe: the target as reports name it.
+        in_process: True for in-process apps (the deterministic tier: bursts are on).
+        live / account: the receiver's environment and account.
+        settle_window_s / settle_deadline_s / settle_interval_s: liveness settle at teardown.
+    """
+
+    profile: Profile
+    secrets: Sequence[str]
+    open: Callable[[], Prepared]
+    describe: str
+    in_process: bool = True
+    live: bool = False
+    account: str | None = None
+    settle_window_s: float = 0.05
+    settle_deadline_s: float = 5.0
+    settle_interval_s: float = 0.005
+
+
+def shared_target(target: Target, observe: Callable[[], Observation], profile: Profile, secrets: Sequence[str],
+                  **options: Any) -> ExploreTarget:
+    """An ExploreTarget whose every example uses the same receiver (fresh ids keep them apart)."""
+    prepared = Prepared(target, observe)
+    options.setdefault("in_process", target.in_process)
+    return ExploreTarget(profile=profile, secrets=tuple(secrets), open=lambda: prepared, describe=target.describe(),
+                         **options)
+
+
+# ---- the provider API for in-process receivers --------------------------------------------
+
+def _bridge(app: Any) -> Callable[[Any], Any]:
+    """A respx side effect answering a request with the in-process ASGI `app`.
+
+    Receivers call the API from worker threads with sync httpx clients, so the app is
+    run on a private event loop (in a helper thread when the caller's thread has one).
+    """
+    import httpx
+
+    transport = httpx.ASGITransport(app=app)
+
+    def handler(request: Any) -> Any:
+        try:
+            body = request.content
+        except httpx.RequestNotRead:
+            body = request.read()
+        inner = httpx.Request(request.method, request.url, headers=request.headers, content=body)
+
+        async def go() -> httpx.Response:
+            response = await transport.handle_async_request(inner)
+            content = await response.aread()
+            return httpx.Response(response.status_code, headers=response.headers, content=content)
+
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(go())
+        with ThreadPoolExecutor(1) as pool:
+            return pool.submit(asyncio.run, go()).result()
+
+    return handler
+
+
+@contextmanager
+def provider_api(state: Any, base_url: str = PROVIDER_API_BASE) -> Iterator[Any]:
+    """Route httpx calls to `base_url` into the simulator's provider API over `state` (respx).
+
+    Every other request passes through untouched. Yields the respx router.
+    """
+    import respx
+    from urllib.parse import urlsplit
+
+    from hookproof.simulator.server.app import create_app
+
+    host = urlsplit(base_url).hostname
+    with respx.mock(assert_all_called=False, assert_all_mocked=True) as router:
+        router.route(host=host).mock(side_effect=_bridge(create_app(state)))
+        router.route().pass_through()
+        yield router

@@ -1,0 +1,287 @@
+"""Schedule steps as plain data, their one-line rendering, and schedule files
+(`failing-schedule.json`) written by explore and read by replay."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from hookproof.scenarios.checks import CheckResult
+from hookproof.simulator.delivery import Attempt
+from hookproof.simulator.faults import Mutation
+from hookproof.simulator.world import World
+
+
+#: Version tag of the schedule file format.
+SCHEDULE_FORMAT = "hookproof-schedule/1"
+#: Where the provider clock starts (an exact second: 2026-01-01T00:00:00Z), in microseconds.
+CLOCK_START_US = 1_767_225_600 * 1_000_000
+#: Largest step of the provider clock between two changes, microseconds. Changes made by one
+#: operation share a second, as they do at a real provider; `advance_clock` moves time on.
+CLOCK_STEP_US = 1_000
+#: Lifecycle operations the machine may ask the world for, simplest first.
+ACTIONS: tuple[str, ...] = ("subscribe", "pay", "renew", "fail_renewal", "retry_invoice", "cancel", "refund")
+#: Steps that send something to the receiver (the "delivery steps" of a schedule).
+DELIVERY_OPS: frozenset[str] = frozenset({"deliver", "redeliver", "burst", "drop_response", "timeout"})
+
+
+# ---- schedules ------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Step:
+    """One step of a schedule (plain data: JSON in the schedule file).
+
+    `op` is ``emit`` (`action`, `object` index), ``deliver``, ``redeliver`` (`mutation`),
+    ``burst`` (`copies`), ``drop_response`` or ``timeout`` (each with `event` index),
+    or ``advance_clock`` (`seconds`).
+    """
+
+    op: str
+    action: str | None = None
+    object: int | None = None
+    event: int | None = None
+    mutation: str | None = None
+    copies: int | None = None
+    seconds: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if v is not None}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> "Step":
+        known = set(cls.__dataclass_fields__)
+        unknown = set(data) - known
+        if unknown or "op" not in data:
+            raise ValueError(f"not a schedule step: {dict(data)!r}")
+        return cls(**dict(data))
+
+
+@dataclass
+class Failure:
+    """A finding of the machine: the schedule that produced it, and the evidence."""
+
+    seed: int
+    steps: list[Step]
+    event_types: list[str]
+    checks: list[CheckResult]
+    attempts: list[Attempt]
+    phase: str  # "step" (a safety check after a step) or "teardown"
+
+    @property
+    def findings(self) -> list[Any]:
+        return [f for c in self.checks for f in c.problems]
+
+    @property
+    def delivery_steps(self) -> int:
+        """Steps of the schedule that send something (the shrink target)."""
+        return sum(1 for s in self.steps if s.op in DELIVERY_OPS)
+
+    def summary(self) -> str:
+        first = self.findings[0] if self.findings else None
+        return f"{first.check_id}: {first.key} {first.message}" if first else "no finding"
+
+
+class FindingError(AssertionError):
+    """Raised by the machine when a check finds a violation."""
+
+    def __init__(self, failure: Failure) -> None:
+        self.failure = failure
+        lines = [f"hookproof found {len(failure.findings)} violation(s) ({failure.phase}):"]
+        lines += [f"  {f.check_id}: {f.key}: {f.message}" for f in failure.findings]
+        lines.append("schedule:")
+        lines += ["  " + line for line in format_steps(failure.steps, failure.event_types)]
+        super().__init__("\n".join(lines))
+
+
+def format_step(step: Step, event_types: Sequence[str]) -> str:
+    """One schedule line, without ids (golden-testable)."""
+    def ev(i: int | None) -> str:
+        return f"#{i} {event_types[i]}" if i is not None and 0 <= i < len(event_types) else f"#{i}"
+
+    if step.op == "emit":
+        obj = f" {step.object}" if step.object is not None else ""
+        return f"emit {step.action}{obj}"
+    if step.op == "redeliver":
+        return f"redeliver {ev(step.event)}" + (f" ({step.mutation})" if step.mutation else "")
+    if step.op == "burst":
+        return f"burst {ev(step.event)} x{step.copies}"
+    if step.op == "advance_clock":
+        return f"advance_clock +{step.seconds}s"
+    return f"{step.op} {ev(step.event)}"
+
+
+def format_steps(steps: Sequence[Step], event_types: Sequence[str]) -> list[str]:
+    """The schedule, one numbered line per step, then the implied teardown."""
+    lines = [f"{i:>2}. {format_step(s, event_types)}" for i, s in enumerate(steps, 1)]
+    lines.append(f"{len(steps) + 1:>2}. teardown: deliver everything pending, settle, check")
+    return lines
+
+
+def schedule_document(failure: Failure, *, target: str, profile: str) -> dict[str, Any]:
+    """The JSON document of a failing schedule (events, deliveries, faults in order, with the seed)."""
+    return {
+        "format": SCHEDULE_FORMAT,
+        "seed": failure.seed,
+        "profile": profile,
+        "target": target,
+        "phase": failure.phase,
+        "events": list(failure.event_types),
+        "steps": [s.to_dict() for s in failure.steps],
+        "findings": [{"check_id": f.check_id, "key": f.key, "message": f.message} for f in failure.findings],
+    }
+
+
+def write_schedule(failure: Failure, path: str | os.PathLike[str], *, target: str, profile: str) -> Path:
+    """Write the failing schedule as JSON to `path`; returns it."""
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_text(json.dumps(schedule_document(failure, target=target, profile=profile), indent=2) + "\n",
+                 encoding="utf-8")
+    return p
+
+
+#: Why a search in which no valid delivery was acknowledged certifies nothing.
+NOTHING_ACKNOWLEDGED = ("no valid delivery was acknowledged ({attempts} sent over the whole search, none answered "
+                        "with success): nothing was delivered, so nothing is certified")
+
+
+class ScheduleError(ValueError):
+    """A schedule file that cannot be replayed; the message names the step and what is wrong."""
+
+
+def _whole(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def load_schedule(path: str | os.PathLike[str], seed: int | None = None) -> tuple[int, list[Step], dict[str, Any]]:
+    """Read and check a schedule file before anything runs: (seed, steps, the whole document).
+
+    Every step is checked against the world the seed builds (`seed` overrides the
+    file's): its fields have the right types, each emit is a legal operation, and each
+    delivery names an event emitted by then. Raises OSError when the file cannot be
+    read, ScheduleError (one line, naming a bad step's number and op) when it is not a
+    replayable schedule.
+    """
+    from hookproof.simulator.errors import WorldError
+
+    bad = ScheduleError
+    try:
+        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+    except UnicodeDecodeError:
+        raise bad("not a hookproof schedule (not UTF-8 text)") from None
+    except json.JSONDecodeError as exc:
+        raise bad(f"not JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})") from None
+    if not isinstance(doc, dict) or doc.get("format") != SCHEDULE_FORMAT:
+        raise bad(f"not a hookproof schedule (no \"format\": \"{SCHEDULE_FORMAT}\")")
+    if not _whole(doc.get("seed")):
+        raise bad(f"seed: must be a whole number, got {doc.get('seed')!r}")
+    steps_data = doc.get("steps")
+    if not isinstance(steps_data, list):
+        raise bad(f"steps: must be a list of steps, got {type(steps_data).__name__}")
+    events = doc.get("events", [])
+    if not isinstance(events, list) or not all(isinstance(e, str) for e in events):
+        raise bad("events: must be a list of event types")
+    findings = doc.get("findings", [])
+    if not isinstance(findings, list) or not all(isinstance(f, dict) and isinstance(f.get("check_id"), str)
+                                                 for f in findings):
+        raise bad("findings: must be a list of objects with a check_id")
+    run_seed = doc["seed"] if seed is None else seed
+    world = World(run_seed, start_us=CLOCK_START_US, step_us=CLOCK_STEP_US)
+    ops = {"emit", "advance_clock", *DELIVERY_OPS}
+    mutations = [m.value for m in Mutation]
+    steps: list[Step] = []
+    for number, data in enumerate(steps_data, start=1):
+        op = data.get("op") if isinstance(data, dict) else None
+        where = f"step {number}" + (f" ({op})" if isinstance(op, str) else "")
+        if not isinstance(data, dict) or not isinstance(op, str):
+            raise bad(f"{where}: must be an object with an \"op\"")
+        unknown = sorted(set(data) - set(Step.__dataclass_fields__))
+        if unknown:
+            raise bad(f"{where}: unknown key {unknown[0]!r}")
+        if op not in ops:
+            raise bad(f"{where}: unknown op (known: {', '.join(sorted(ops))})")
+        for key in ("object", "event", "copies", "seconds"):
+            if data.get(key) is not None and not (_whole(data[key]) and data[key] >= 0):
+                raise bad(f"{where}: {key} must be a whole number, not negative, got {data[key]!r}")
+        if op == "emit":
+            if data.get("action") not in ACTIONS:
+                raise bad(f"{where}: action must be one of {', '.join(ACTIONS)}, got {data.get('action')!r}")
+            try:
+                apply_action(world, data["action"], data.get("object"))
+            except WorldError as exc:
+                raise bad(f"{where}: the world of seed {run_seed} cannot do it ({exc})") from None
+        elif op in DELIVERY_OPS:
+            event = data.get("event")
+            if event is None or event >= len(world.events):
+                raise bad(f"{where}: no event #{event} (the world of seed {run_seed} has emitted "
+                          f"{len(world.events)} by then)")
+            if data.get("mutation") is not None and data["mutation"] not in mutations:
+                raise bad(f"{where}: unknown mutation {data['mutation']!r} (known: {', '.join(mutations)})")
+            if op == "burst" and data.get("copies") is not None and not 1 <= data["copies"] <= 100:
+                raise bad(f"{where}: copies must be from 1 to 100, got {data['copies']}")
+        steps.append(Step.from_dict(data))
+    return run_seed, steps, doc
+
+
+# ---- the world operations a step may ask for ---------------------------------------------
+
+def legal_actions(world: World) -> list[tuple[str, int | None]]:
+    """The lifecycle operations the world allows now, as (action, object index), simplest first."""
+    out: list[tuple[str, int | None]] = [("subscribe", None), ("pay", None)]
+    subs = world.objects("subscription")
+    for i, sub in enumerate(subs):
+        status = world.get(sub)["status"]
+        if status in ("active", "past_due", "trialing"):
+            out.append(("renew", i))
+        if status in ("active", "trialing"):
+            # a second failed renewal of a past_due subscription bumps its version with no
+            # event carrying it, so a receiver that fetches state would look "ahead" of the truth
+            out.append(("fail_renewal", i))
+        if status != "canceled":
+            out.append(("cancel", i))
+    for i, inv in enumerate(world.objects("invoice")):
+        invoice = world.get(inv)
+        if invoice["status"] == "open" and world.get(invoice["subscription"])["status"] != "canceled":
+            out.append(("retry_invoice", i))
+    for i, ch in enumerate(world.objects("charge")):
+        c = world.get(ch)
+        if c["amount"] - c["amount_refunded"] > 0:
+            out.append(("refund", i))
+    return out
+
+
+def apply_action(world: World, action: str, index: int | None) -> None:
+    """Perform one lifecycle operation (raises WorldError when it is not legal)."""
+    from hookproof.simulator.errors import WorldError
+
+    def nth(object_type: str) -> str:
+        ids = world.objects(object_type)
+        if index is None or not 0 <= index < len(ids):
+            raise WorldError(f"{action}: no {object_type} #{index}")
+        return ids[index]
+
+    def customer() -> str:
+        existing = world.objects("customer")
+        return existing[0] if existing else world.event(world.create_customer()).object_id
+
+    if action == "subscribe":
+        world.subscribe(customer())
+    elif action == "pay":
+        world.pay(customer())
+    elif action == "renew":
+        world.renew(nth("subscription"), pay=True)
+    elif action == "fail_renewal":
+        world.renew(nth("subscription"), pay=False)
+    elif action == "retry_invoice":
+        world.retry_invoice(nth("invoice"), pay=True)
+    elif action == "cancel":
+        world.cancel(nth("subscription"))
+    elif action == "refund":
+        ch = world.get(nth("charge"))
+        left = ch["amount"] - ch["amount_refunded"]
+        world.refund(ch["id"], max(1, left // 2))
+    else:
+        raise WorldError(f"unknown action {action!r} (known: {', '.join(ACTIONS)})")

@@ -1,0 +1,290 @@
+"""One example of the state machine: a world with fresh ids, the legal next operations,
+and the `Session` that interprets schedule steps against a receiver."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import secrets as _secrets
+import time
+from typing import Any, Callable, Mapping, Sequence
+
+from hookproof.scenarios.checks import CheckResult, run_checks
+from hookproof.scenarios.observations import Observation, expectations_from
+from hookproof.simulator.delivery import Attempt, Dispatcher, History, Outcome
+from hookproof.simulator.events import Event
+from hookproof.simulator.faults import Delivery, FaultPlan, Mutation, schedule
+from hookproof.simulator.world import MONEY_PREFIXES, World
+from hookproof.scenarios.explore_targets import ExploreTarget
+from hookproof.scenarios.schedules import CLOCK_START_US, CLOCK_STEP_US, Failure, Step, apply_action
+
+
+#: Safety checks run after every step; the final checks after teardown.
+SAFETY_CHECKS: tuple[str, ...] = ("duplicated", "regressed")
+FINAL_CHECKS: tuple[str, ...] = ("duplicated", "lost", "unexpected", "regressed", "stale")
+#: Seconds of stability that settle an observation already showing the expected picture.
+QUICK_WINDOW_S = 0.005
+#: Attempts per pending delivery during teardown, at most.
+TEARDOWN_ATTEMPTS = 5
+
+
+# ---- the world, with fresh ids per example ------------------------------------------------
+
+_SALT_ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+_SALT_LEN = 6
+
+
+class _SaltedWorld(World):
+    """A World whose ids end in a per-example salt: same structure for the same seed, fresh ids."""
+
+    def __init__(self, seed: int, *, salt: str, **kwargs: Any) -> None:
+        self._salt = salt
+        super().__init__(seed, **kwargs)
+
+    def _new_id(self, object_type: str) -> str:
+        base = super()._new_id(object_type)
+        return base[: -len(self._salt)] + self._salt
+
+    def advance(self, seconds: int) -> None:
+        """Move the provider's clock forward by whole `seconds`."""
+        self._now_us += seconds * 1_000_000
+
+
+_salts = itertools.count(1)
+_RUN_SALT = "".join(_secrets.choice(_SALT_ALPHABET) for _ in range(2))
+
+
+def _fresh_salt() -> str:
+    n = next(_salts)
+    digits = []
+    for _ in range(_SALT_LEN - 2):
+        n, r = divmod(n, len(_SALT_ALPHABET))
+        digits.append(_SALT_ALPHABET[r])
+    return _RUN_SALT + "".join(digits)
+
+
+# ---- one example ----------------------------------------------------------------------------
+
+class Session:
+    """One example: a fresh world, a receiver, a dispatcher, the history, the observations.
+
+    `apply(step)` interprets one schedule step; `safety()` and `finish()` run the checks.
+    Used by the state machine and by `replay`.
+    """
+
+    def __init__(self, explore: ExploreTarget, seed: int, *, provider_state: Any = None,
+                 on_step: Callable[[Step, str], None] | None = None) -> None:
+        self.explore = explore
+        self.seed = seed
+        self.world = _SaltedWorld(seed, salt=_fresh_salt(), livemode=explore.live, account=explore.account,
+                                  start_us=CLOCK_START_US, step_us=CLOCK_STEP_US)
+        if provider_state is not None:
+            provider_state.set_world(self.world)
+        self.prepared = explore.open()
+        self.history = History()
+        self.loop = asyncio.new_event_loop()
+        self.dispatcher = Dispatcher(self.prepared.target, explore.profile, explore.secrets, self.history,
+                                     retries=False, scenario="explore", seed=seed)
+        self.steps: list[Step] = []
+        self.attempts_of: dict[int, int] = {}
+        self.acked: set[int] = set()
+        self.observations: list[Observation] = []
+        self.dirty = False
+        self.on_step = on_step
+        self._ids: set[str] = set()
+        self._closed = False
+
+    # ---- reading ------------------------------------------------------------------------
+    @property
+    def events(self) -> list[Event]:
+        return self.world.events
+
+    @property
+    def event_types(self) -> list[str]:
+        return [e.type for e in self.world.events]
+
+    def pending(self) -> list[int]:
+        """Indexes of events not acked yet, in emission order."""
+        return [i for i in range(len(self.world.events)) if i not in self.acked]
+
+    def acked_events(self) -> list[int]:
+        """Indexes of acked events, those with an effect first (their redelivery is the risky one)."""
+        return sorted(self.acked, key=lambda i: (self.world.events[i].business_key is None, i))
+
+    def burst_candidates(self) -> list[int]:
+        """Indexes of every emitted event, those with an effect first."""
+        return sorted(range(len(self.world.events)), key=lambda i: (self.world.events[i].business_key is None, i))
+
+    # ---- steps ----------------------------------------------------------------------------
+    def apply(self, step: Step) -> str:
+        """Run one step; returns a short description of what the provider saw."""
+        self.steps.append(step)
+        if step.op == "emit":
+            start = len(self.world.events)
+            apply_action(self.world, step.action or "", step.object)
+            self._ids = set(self.world.objects())
+            new = self.world.events[start:]
+            note = ", ".join(f"#{start + i} {e.type}" for i, e in enumerate(new)) or "no events"
+        elif step.op == "advance_clock":
+            self.world.advance(int(step.seconds or 1))
+            note = "clock moved"
+        elif step.op == "burst":
+            attempts = self.loop.run_until_complete(self._burst(self._event(step), int(step.copies or 2)))
+            note = ", ".join(_outcome(a) for a in attempts)
+        else:
+            index = self._event(step)
+            mutation = (Mutation(step.mutation),) if step.mutation else ()
+            a = self.loop.run_until_complete(self._attempt(index, op=step.op, mutations=mutation))
+            note = _outcome(a)
+        if self.on_step:
+            self.on_step(step, note)
+        return note
+
+    def _event(self, step: Step) -> int:
+        if step.event is None or not 0 <= step.event < len(self.world.events):
+            raise ValueError(f"step {step.op}: no event #{step.event} (the world emitted {len(self.world.events)})")
+        return step.event
+
+    async def _attempt(self, index: int, *, op: str = "deliver", mutations: tuple[Mutation, ...] = ()) -> Attempt:
+        event = self.world.events[index]
+        number = self.attempts_of.get(index, 0) + 1
+        self.attempts_of[index] = number
+        tags: tuple[str, ...] = tuple(m.value for m in mutations)
+        delivery = Delivery(
+            delivery_id=f"dlv_{event.id}_1", event=event, copy=1, mutations_first=mutations, mutations_retry=mutations,
+            drop_responses=number if op == "drop_response" else 0,
+            sender_timeout_s=0.001 if op == "timeout" else None, timeouts=0,
+            tags=tags + (("redeliver",) if op == "redeliver" else ()),
+        )
+        attempt = await self.dispatcher.attempt(delivery, number)
+        if attempt.outcome is Outcome.ACKED:
+            self.acked.add(index)
+        self.dirty = True
+        return attempt
+
+    async def _burst(self, index: int, copies: int) -> list[Attempt]:
+        event = self.world.events[index]
+        plan = FaultPlan(copies=copies, concurrency=copies)
+        sched = schedule([event], plan)
+        base = self.attempts_of.get(index, 0)
+        self.attempts_of[index] = base + copies
+        deliveries = [Delivery(delivery_id=f"dlv_{event.id}_b{base + k}", event=event, copy=k + 1, tags=d.tags)
+                      for k, d in enumerate(sched.steps[0].deliveries)]
+        attempts = list(await asyncio.gather(*(self.dispatcher.attempt(d, 1) for d in deliveries)))
+        if any(a.outcome is Outcome.ACKED for a in attempts):
+            self.acked.add(index)
+        self.dirty = True
+        return attempts
+
+    # ---- checks ---------------------------------------------------------------------------
+    def observe(self) -> Observation:
+        """One observation of this example's objects (other examples' rows are ignored)."""
+        obs = self.prepared.observe()
+        ids = self._ids
+        effects = tuple(e for e in obs.effects if _key_object(e.business_key) in ids)
+        states = tuple(s for s in obs.states if s.object_id in ids)
+        result = Observation(obs.at, effects, states)
+        self.observations.append(result)
+        return result
+
+    def _check(self, ids: Sequence[str]) -> list[CheckResult]:
+        attempts = self.history.attempts()
+        expectations = expectations_from(self.world.events, attempts,
+                                         sender_timeout_s=self.explore.profile.sender_timeout_s,
+                                         max_attempts_per_event=None, money_prefixes=MONEY_PREFIXES)
+        return run_checks(ids, attempts, expectations, self.observations)
+
+    def failure(self, checks: list[CheckResult], phase: str) -> Failure | None:
+        if not any(c.problems for c in checks):
+            return None
+        return Failure(self.seed, list(self.steps), self.event_types, checks, self.history.attempts(), phase)
+
+    def safety(self) -> Failure | None:
+        """At most once and no regression, over what was observed so far (observes if needed)."""
+        if not self.dirty:
+            return None
+        self.dirty = False
+        self.observe()
+        return self.failure(self._check(SAFETY_CHECKS), "step")
+
+    def finish(self) -> Failure | None:
+        """Deliver everything pending until acked (bounded), settle, then the final checks."""
+        for _ in range(TEARDOWN_ATTEMPTS):
+            pending = self.pending()
+            if not pending:
+                break
+            for index in pending:
+                self.loop.run_until_complete(self._attempt(index))
+        self._settle()
+        return self.failure(self._check(FINAL_CHECKS), "teardown")
+
+    def _settle(self) -> None:
+        """Observe until the receiver settles (liveness, as in Jepsen: bounded by a deadline).
+
+        Settled means: unchanged for `QUICK_WINDOW_S` while it already shows every acked
+        effect and the provider's final states, or unchanged for the target's
+        `settle_window_s` otherwise (a receiver that works in the background gets that
+        long to catch up), or the deadline passed.
+        """
+        x = self.explore
+        acked_keys, truth = self._picture()
+        start = time.monotonic()
+        last = self.observe()
+        stable_since = time.monotonic()
+        while True:
+            now = time.monotonic()
+            window = QUICK_WINDOW_S if _shows(last, acked_keys, truth) else x.settle_window_s
+            if now - stable_since >= window or now - start >= x.settle_deadline_s:
+                return
+            time.sleep(x.settle_interval_s)
+            obs = self.observe()
+            if _shape(obs) != _shape(last):
+                last, stable_since = obs, time.monotonic()
+
+    def _picture(self) -> tuple[set[str], dict[str, tuple[str, int]]]:
+        """Business keys acked by a valid attempt, and each stateful object's final (status, version)."""
+        keys = {a.business_key for a in self.history.attempts()
+                if a.outcome is Outcome.ACKED and a.valid and a.business_key}
+        truth: dict[str, tuple[str, int]] = {}
+        for i, e in enumerate(self.world.events):
+            if e.stateful and e.status is not None and i in self.attempts_of:
+                if e.object_id not in truth or e.version > truth[e.object_id][1]:
+                    truth[e.object_id] = (e.status, e.version)
+        return {k for k in keys if k is not None}, truth
+
+    def close(self) -> None:
+        """Close the dispatcher and the loop (the receiver is the target's to keep or close)."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            self.loop.run_until_complete(self.dispatcher.aclose(drain_s=5.0))
+        finally:
+            self.loop.close()
+            self.prepared.close()
+
+
+def _shape(obs: Observation) -> tuple[list[tuple[str, int]], list[tuple[str, str, int | None]]]:
+    return sorted(obs.counts().items()), sorted((st.object_id, st.status, st.version) for st in obs.states)
+
+
+def _shows(obs: Observation, keys: set[str], truth: Mapping[str, tuple[str, int]]) -> bool:
+    """True when `obs` shows every key in `keys` and every object at its final status (and
+    version, when the observer exposes versions)."""
+    counts = obs.counts()
+    if any(k not in counts for k in keys):
+        return False
+    for obj, (status, version) in truth.items():
+        st = obs.state_of(obj)
+        if st is None or st.status != status or (st.version is not None and st.version != version):
+            return False
+    return True
+
+
+def _key_object(key: str) -> str:
+    parts = key.split(":")
+    return parts[1] if len(parts) > 1 else key
+
+
+def _outcome(a: Attempt) -> str:
+    return f"{a.outcome.value} {a.status}" if a.status is not None else a.outcome.value
