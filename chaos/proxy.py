@@ -345,11 +345,6 @@ class FaultProxy:
                 self._left[toxic.name] = toxic.connections
         return toxic.name
 
-    def remove_toxic(self, name: str) -> None:
-        with self._lock:
-            self._toxics = [t for t in self._toxics if t.name != name]
-            self._left.pop(name, None)
-
     @property
     def toxics(self) -> list[Toxic]:
         with self._lock:

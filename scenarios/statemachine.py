@@ -151,7 +151,6 @@ class ExploreResult:
     steps: int
     duration_s: float
     seed: int
-    hypothesis_output: str = ""
     error: str | None = None
     attempts: int = 0  # valid attempts sent, over every example of the search
     acked: int = 0  # of which the receiver acknowledged (a search nothing was acknowledged in proves nothing)
@@ -203,7 +202,7 @@ def explore(target: ExploreTarget, *, max_examples: int = 100, seed: int | None 
                 raise
             error = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
     return ExploreResult(failures[-1] if failures else None, counter.examples, counter.steps,
-                         time.monotonic() - started, world_seed, out.getvalue(), error,
+                         time.monotonic() - started, world_seed, error,
                          attempts=counter.attempts, acked=counter.acked)
 
 

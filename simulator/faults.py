@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import random
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Literal, Sequence
 
@@ -247,7 +247,3 @@ def applicable(mutation: Mutation, profile: Profile) -> str | None:
         return f"{profile.title} sends one signature per request (no rotation list)"
     return None
 
-
-def with_event(delivery: Delivery, event: Event) -> Delivery:
-    """The same delivery carrying another event (mutated copies)."""
-    return replace(delivery, event=event)
