@@ -10,10 +10,10 @@ signing secrets travel only in the environment variable ``HOOKPROOF_STORM_SECRET
 from __future__ import annotations
 
 import json
-import math
 import os
-from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Mapping, Sequence
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from hookproof.loadtests.shape import LoadShape, make_shape
 
@@ -27,15 +27,31 @@ class SpecError(ValueError):
     """A storm spec or its environment that cannot be used (names the field, never a secret)."""
 
 
-@dataclass(frozen=True)
-class StormSpec:
-    """Everything a storm needs, secrets excepted.
+def _problem(exc: ValidationError) -> str:
+    """The first problem of a validation error, in one line naming the field."""
+    error = exc.errors(include_url=False)[0]
+    field = ".".join(str(part) for part in error["loc"])
+    if error["type"] == "extra_forbidden":
+        return f"unknown storm spec field {field!r}"
+    if error["type"] == "finite_number":
+        return f"{field}: must be a finite number, got {error['input']!r}"
+    if error["type"] == "missing":
+        return f"{field}: required"
+    if error["type"] == "value_error":
+        return str(error["ctx"]["error"])
+    return f"{field}: {error['msg'][0].lower()}{error['msg'][1:]}, got {error['input']!r}"
+
+
+class StormSpec(BaseModel):
+    """Everything a storm needs, secrets excepted; a document read from JSON, checked whole.
+
+    Raises SpecError (naming the field) for a wrong type, an unknown field or a bad value.
 
     Attributes:
         target_url: the receiver's webhook URL.
         profile: provider profile name.
         live / account: the events' mode and provider account.
-        enabled_types: Stripe event types the receiver subscribes to (None: all).
+        enabled_types: event types the receiver subscribes to (None: all).
         users: Locust users over all workers.
         rate_per_s: plateau rate, events per second over all users.
         duration_s: storm length, seconds.
@@ -59,11 +75,13 @@ class StormSpec:
         progress_path: a JSON file the master rewrites with its progress (or None).
     """
 
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False, strict=True)
+
     target_url: str
     profile: str = "stripe"
     live: bool = False
     account: str | None = None
-    enabled_types: tuple[str, ...] | None = None
+    enabled_types: tuple[str, ...] | None = Field(default=None, strict=False)
     users: int = 10
     rate_per_s: float = 50.0
     duration_s: float = 60.0
@@ -78,7 +96,7 @@ class StormSpec:
     time_scale: float = 1e-5
     max_attempts: int = 3
     max_in_flight: int = 64
-    observer: Mapping[str, Any] = field(default_factory=dict)
+    observer: dict[str, Any] = Field(default_factory=dict)
     sink_url: str | None = None
     settle_window_s: float = 0.5
     settle_deadline_s: float = 30.0
@@ -87,31 +105,37 @@ class StormSpec:
     out_dir: str = "hookproof-storm"
     progress_path: str | None = None
 
-    def __post_init__(self) -> None:
-        for name, value in vars(self).items():
-            if isinstance(value, float) and not math.isfinite(value):
-                raise SpecError(f"{name}: must be a finite number, got {value!r}")
+    def __init__(self, **data: Any) -> None:
+        try:
+            super().__init__(**data)
+        except ValidationError as exc:
+            raise SpecError(_problem(exc)) from None
+
+    @model_validator(mode="after")
+    def _check(self) -> "StormSpec":
         if self.users < 1:
-            raise SpecError("users: must be >= 1")
+            raise ValueError("users: must be >= 1")
         if not 0.0 <= self.duplicates <= 1.0:
-            raise SpecError("duplicates: must be between 0 and 1")
+            raise ValueError("duplicates: must be between 0 and 1")
         if self.burst < 1 or self.reorder_window < 1 or self.max_attempts < 1 or self.max_in_flight < 1:
-            raise SpecError("burst, reorder_window, max_attempts and max_in_flight must be >= 1")
+            raise ValueError("burst, reorder_window, max_attempts and max_in_flight must be >= 1")
         if self.waves < 0:
-            raise SpecError("waves: must be >= 0")
+            raise ValueError("waves: must be >= 0")
         if self.sender_timeout_s <= 0:
-            raise SpecError("sender_timeout_s: must be > 0")
+            raise ValueError("sender_timeout_s: must be > 0")
         try:
             self.load_shape()
         except ValueError as exc:
-            raise SpecError(f"shape: {exc}") from None
+            raise ValueError(f"shape: {exc}") from None
+        return self
 
     def load_shape(self) -> LoadShape:
         """The `LoadShape` of this storm. Raises ValueError for a bad shape."""
         return make_shape(self.shape, self.rate_per_s, self.duration_s)
 
     def to_json(self) -> str:
-        return json.dumps(asdict(self), sort_keys=True)
+        """The spec as JSON (keys sorted), as `from_json` reads it."""
+        return json.dumps(self.model_dump(mode="json"), sort_keys=True)
 
     @classmethod
     def from_json(cls, text: str) -> "StormSpec":
@@ -122,16 +146,7 @@ class StormSpec:
             raise SpecError(f"the storm spec is not JSON: {exc}") from None
         if not isinstance(data, dict):
             raise SpecError("the storm spec must be a JSON object")
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(data) - known)
-        if unknown:
-            raise SpecError(f"unknown storm spec field {unknown[0]!r}")
-        if data.get("enabled_types") is not None:
-            data["enabled_types"] = tuple(data["enabled_types"])
-        try:
-            return cls(**data)
-        except TypeError as exc:
-            raise SpecError(f"bad storm spec: {exc}") from None
+        return cls(**data)
 
 
 def secrets_from_env(environ: Mapping[str, str] | None = None) -> list[str]:
