@@ -314,3 +314,4 @@ def certify(config: Config, *, scenarios: Sequence[str] | None = None, out_dir: 
     paths = write_reports(report, out_dir)
     paths["history"] = history_path
     return CertifyResult(report, paths)
+                    api_version=config.target.api_version,

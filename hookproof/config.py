@@ -168,6 +168,9 @@ class TargetConfig(_Model):
     secret: str | list[str] = Field(repr=False)
     environment: Literal["test", "live"] = "test"
     account: str | None = None
+    #: The Stripe API version the receiver's endpoint is pinned to (``YYYY-MM-DD[.name]``);
+    #: events and API answers take that version's shapes (simulator.profiles.stripe_versions).
+    api_version: str | None = None
     enabled_events: list[str] | None = None
     start: StartConfig | None = None
     process: ProcessTargetConfig | None = None
@@ -195,6 +198,13 @@ class TargetConfig(_Model):
                 raise ValueError("the secret file's path is missing (write file:PATH)")
         return v
 
+    @field_validator("api_version")
+    @classmethod
+    def _api_version(cls, v: str | None) -> str | None:
+        if v is not None and not re.match(r"^\d{4}-\d{2}-\d{2}(\.[a-z]+)?$", v):
+            raise ValueError(f"must be a Stripe API version like 2024-06-20 or 2025-03-31.basil, got {v!r}")
+        return v
+
     @field_validator("profile")
     @classmethod
     def _profile(cls, v: str) -> str:
@@ -213,6 +223,8 @@ class TargetConfig(_Model):
             raise ValueError(f"give at most one of 'start', 'process' or 'docker', got {', '.join(controlled)}")
         if (self.process or self.docker) and not (self.url and re.match(r"^https?://[^/]+:\d+", self.url)):
             raise ValueError("url: with [target.process] or [target.docker], url must name the receiver's port")
+        if self.api_version is not None and self.profile != "stripe":
+            raise ValueError(f"api_version: only the stripe profile has API versions, not {self.profile!r}")
         if self.enabled_events is not None:
             from hookproof.simulator.profiles import get_profile
 
@@ -302,7 +314,7 @@ class ProviderConfig(_Model):
 
     host: str = "127.0.0.1"
     port: int = Field(default=0, ge=0, le=65535)
-    api_key: str = "sk_test_hookproof"
+    api_key: str = "sk_test_51HookproofSimulatorKey000000000000"  # simulator.server.state.DEFAULT_API_KEY
 
 
 class SettleConfig(_Model):

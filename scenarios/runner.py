@@ -55,6 +55,7 @@ class Runner:
             and arm sink faults (None: no provider server).
         live / account / enabled: the receiver's environment, account and subscription.
         seed: base seed; scenario i uses seed + 1000 * (i + 1).
+        api_version: the Stripe API version the worlds render at (None: the profile's latest).
         time_scale: factor on the profile's retry delays.
         burst: copies released together in concurrent scenarios.
         settle_window_s / settle_deadline_s / settle_interval_s: liveness settle.
@@ -79,6 +80,7 @@ class Runner:
     time_scale: float = 1e-6
     burst: int = 8
     settle_window_s: float = 0.3
+    api_version: str | None = None
     settle_deadline_s: float = 15.0
     settle_interval_s: float = 0.05
     has_sink: bool = False
@@ -137,7 +139,8 @@ class Runner:
         """Run one scenario in a fresh world; never raises for a receiver's fault."""
         t0 = time.monotonic()
         world = new_world(self.profile.world, self.seed + 1000 * (index + 1), livemode=self.live,
-                          account=self.account or None)
+                          account=self.account or None,
+                          **({"api_version": self.api_version} if self.api_version else {}))
         try:
             plan = scenario.plan(self.context(), world)
         except Exception as exc:  # a scenario that cannot be built is an error in its report, not a crash

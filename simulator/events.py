@@ -10,6 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+#: The Stripe API version the world's objects are shaped at by default: the latest
+#: version of Stripe's OpenAPI fixtures at commit f6c2a48 (2026-08-21), the "dahlia" line.
+LATEST_API_VERSION = "2026-06-24.dahlia"
+
 #: Object types whose events carry an observable state (`Event.stateful`).
 STATEFUL_OBJECT_TYPES: frozenset[str] = frozenset({"subscription", "issue", "pull_request"})
 
@@ -34,7 +38,11 @@ class Event:
         status: the object's status after the change (observed as state).
         livemode: True for live mode events.
         account: the provider account the event belongs to (``acct_…``).
-        api_version: the API version the event is rendered at.
+        connected: True for a Stripe Connect event (about a connected account the
+            receiver listens to); Stripe sends ``account`` only then.
+        api_version: the API version the event is rendered at (``YYYY-MM-DD[.name]``).
+        request_id: the API request that caused the event (``req_…``), or None.
+        extra: profile-specific facts, by name.
     """
 
     id: str
@@ -52,7 +60,8 @@ class Event:
     status: str | None = None
     livemode: bool = False
     account: str = "acct_hookproof"
-    api_version: str = "2024-06-20"
+    connected: bool = False
+    api_version: str = LATEST_API_VERSION
     request_id: str | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
 

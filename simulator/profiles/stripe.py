@@ -4,6 +4,26 @@ Sources: stripe-python `stripe/_webhook.py` (`WebhookSignature.verify_header`,
 `Webhook.DEFAULT_TOLERANCE = 300`, past-only check); docs.stripe.com/webhooks
 (signatures, event object); docs.stripe.com/webhooks/process-undelivered-events
 (resends for up to 3 days with exponential backoff).
+
+Objects: every ``data.object`` is the world's object, field for field in Stripe's shape
+(`hookproof.simulator.world.stripe_shapes`, checked against Stripe's OpenAPI fixtures
+``fixtures3.json`` by ``tests/simulator/test_stripe_fidelity.py``), rendered at the
+event's API version (`target.api_version`; default `LATEST_API_VERSION`). The fields
+whose shape changed between versions follow it, as Stripe's changelog for
+2025-03-31.basil says (docs.stripe.com/changelog/basil): before that version an
+invoice links its subscription as ``invoice.subscription`` and its payment as
+``invoice.payment_intent`` / ``invoice.charge`` / ``invoice.paid``, and a subscription
+carries ``current_period_start/end``; from it, the link is
+``invoice.parent.subscription_details.subscription``, the payment fields are gone and
+the period is on each subscription item (table in
+`hookproof.simulator.profiles.stripe_versions`).
+
+The event's ``account`` is sent only for Connect events (docs.stripe.com/connect/webhooks:
+"``account``: the connected account that originated the event"), that is when the
+target config names the account the receiver listens to (`target.account`).
+
+The differences from Stripe's own objects that remain, and why, are listed in
+`DOCUMENTED_DIFFERENCES`.
 """
 
 from __future__ import annotations
@@ -12,8 +32,9 @@ import hmac
 import random
 from typing import Any, Mapping, Sequence
 
-from hookproof.simulator.events import Event
+from hookproof.simulator.events import LATEST_API_VERSION, Event
 from hookproof.simulator.profiles.base import Envelope, Profile, Tolerance, canonical_json, require_secrets
+from hookproof.simulator.profiles.stripe_versions import at_version
 
 #: Every Stripe event type the world emits (the world speaks Stripe's names).
 STRIPE_EVENT_TYPES: tuple[str, ...] = (
@@ -34,6 +55,35 @@ STRIPE_EVENT_TYPES: tuple[str, ...] = (
     "customer.subscription.updated",
     "customer.subscription.deleted",
 )
+
+#: Stripe event types only the Stripe profile sends (subscription statuses other
+#: providers do not model).
+STRIPE_ONLY_EVENT_TYPES: tuple[str, ...] = (
+    "customer.subscription.paused",
+    "customer.subscription.resumed",
+)
+
+#: Where hookproof's Stripe objects knowingly differ from Stripe's (path -> reason). A path
+#: is ``<object type>.<field>[.<field>…]`` (``[]`` for list items); ``*.field`` is any object.
+DOCUMENTED_DIFFERENCES: Mapping[str, str] = {
+    "*.hookproof_version": "the world's version counter of the object, which state observers order by; "
+                           "Stripe has no such field and clients ignore unknown fields",
+    "event.account": "sent only on Connect events (target.account set), as Stripe does; the fixture is a "
+                     "platform event",
+    "event.data.previous_attributes": "Stripe sends it on *.updated events and others that change fields; "
+                                      "the fixture is a plan.created event",
+    "invoice.subscription": "removed from the invoice at 2025-03-31.basil (changelog; stripe-python 16 has no "
+                            "Invoice.subscription); the fixture still lists it as null. Sent before basil",
+    "line_item.pricing.price_details": "Stripe sends the price of a subscription line here since basil "
+                                       "(docs.stripe.com/api/invoice-line-item/object); the fixture's line is "
+                                       "an invoice item without a price",
+    "payment_intent.last_payment_error": "Stripe's error object (docs.stripe.com/api/errors: code, decline_code, "
+                                         "doc_url, message, payment_method); the fixture shows only `type`",
+    "payment_intent.payment_method_options.card": "Stripe sends the card options of an intent paid by card "
+                                                  "(docs.stripe.com/api/payment_intents/object); the fixture's "
+                                                  "intent has no payment method yet",
+    "checkout.session.customer_details.tax_ids": "an empty list once the customer paid; the fixture has null",
+}
 
 
 def stripe_signature(secret: str, timestamp: int, body: bytes) -> str:
@@ -65,25 +115,31 @@ class StripeProfile(Profile):
     multiple_signatures = True
 
     def event_types(self) -> Mapping[str, str]:
-        return {t: t for t in STRIPE_EVENT_TYPES}
+        return {t: t for t in STRIPE_EVENT_TYPES + STRIPE_ONLY_EVENT_TYPES}
 
-    def event_object(self, event: Event) -> dict[str, Any]:
-        """The Stripe Event object (docs.stripe.com/api/events/object) for `event`."""
-        data: dict[str, Any] = {"object": dict(event.object)}
+    def event_object(self, event: Event, api_version: str | None = None) -> dict[str, Any]:
+        """The Stripe Event object (docs.stripe.com/api/events/object) for `event`.
+
+        Objects are rendered at `api_version` (default: the event's own, as Stripe renders
+        a webhook at its endpoint's version); ``account`` only on Connect events.
+        """
+        version = api_version or event.api_version or LATEST_API_VERSION
+        data: dict[str, Any] = {"object": at_version(event.object, version)}
         if event.previous_attributes is not None:
-            data["previous_attributes"] = dict(event.previous_attributes)
-        return {
-            "id": event.id,
-            "object": "event",
-            "account": event.account,
-            "api_version": event.api_version,
+            data["previous_attributes"] = at_version(event.previous_attributes, version)
+        out: dict[str, Any] = {"id": event.id, "object": "event"}
+        if event.connected:
+            out["account"] = event.account
+        out.update({
+            "api_version": version,
             "created": event.created,
             "data": data,
             "livemode": event.livemode,
             "pending_webhooks": 1,
             "request": {"id": event.request_id, "idempotency_key": None},
             "type": event.type,
-        }
+        })
+        return out
 
     def envelope(self, event: Event) -> Envelope:
         return Envelope(

@@ -4,9 +4,14 @@ Routes (all JSON):
 
 - ``GET /v1/<resource>/{id}`` for every resource in `simulator.world.RESOURCES`
   (``customers``, ``checkout/sessions``, ``events`` …), ``GET /v1/<resource>`` lists
-  (``limit``, ``starting_after``, ``ending_before``, ``customer``; ``type`` on events),
-  ``GET /v1/account``; ``expand[]=`` (or ``expand[0]=``, as the stripe SDK sends it)
-  on all of them. Auth: ``Authorization: Bearer <key>`` or Basic with the key as the
+  (``limit``, ``starting_after``, ``ending_before``, ``customer``, ``subscription``,
+  ``status``; ``type`` on events), ``GET /v1/account`` and ``GET /v1/accounts/{id}``;
+  ``expand[]=`` (or ``expand[0]=``, as the stripe SDK sends it) on all of them. Answers
+  are rendered at the ``Stripe-Version`` header's API version (else the world's).
+- ``POST /v1/customers``, ``/v1/checkout/sessions``, ``/v1/subscriptions``,
+  ``/v1/refunds`` (form-encoded, as the SDKs send them): the object enters the newest
+  served world (rules in `simulator.server.writes`); an ``Idempotency-Key`` replays the
+  first answer for the same parameters. Auth: ``Authorization: Bearer <key>`` or Basic with the key as the
   user name; errors in Stripe's shape ``{"error": {"type", "message", "code", "param"}}``
   (401 ``invalid_request_error``; 404 ``resource_missing``; 400 bad parameters; 429
   ``rate_limit`` with ``Retry-After``; 5xx ``api_error``).
@@ -65,9 +70,20 @@ from hookproof.simulator.server.provider import (
     list_page,
     mercadopago_payment,
 )
+from hookproof.simulator.server import writes
+from hookproof.simulator.server.forms import FormError, decode_body
 from hookproof.simulator.server.sink import MAX_IDEMPOTENCY_KEY_CHARS, Admission, SavedAnswer, fingerprint
 from hookproof.simulator.server.state import Decision, ServerState, Switch
-from hookproof.simulator.world import RESOURCES
+from hookproof.simulator.world import RESOURCES, World
+
+#: ``POST /v1/<path>`` -> (the write, the object type it creates).
+WRITES: dict[str, tuple[Callable[[World, Any], str], str]] = {
+    "customers": (writes.create_customer, "customer"),
+    "checkout/sessions": (writes.create_checkout_session, "checkout.session"),
+    "subscriptions": (writes.create_subscription, "subscription"),
+    "refunds": (writes.create_refund, "refund"),
+}
+_VERSION = re.compile(r"^\d{4}-\d{2}-\d{2}(\.[a-z]+)?$")
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -215,6 +231,20 @@ def _expand_params(request: Request) -> list[str]:
     return [v for k, v in request.query_params.multi_items() if _EXPAND_KEY.match(k)]
 
 
+class VersionError(ValueError):
+    """A ``Stripe-Version`` header that is not an API version."""
+
+
+def _api_version(request: Request) -> str | None:
+    """The request's ``Stripe-Version`` (None: the world's). Raises VersionError."""
+    value = request.headers.get("stripe-version", "").strip()
+    if not value:
+        return None
+    if not _VERSION.match(value):
+        raise VersionError(f"Invalid Stripe API version: {value[:40]}")
+    return value
+
+
 def _not_found(object_type: str, object_id: str) -> JSONResponse:
     return stripe_error(404, f"No such {object_type}: '{object_id}'", code="resource_missing", param="id")
 
@@ -280,13 +310,17 @@ def _create_app(state: ServerState) -> FastAPI:
                 return switched
             if decision.not_found:
                 return _not_found(object_type, id)
+            try:
+                version = _api_version(request)
+            except VersionError as exc:
+                return stripe_error(400, str(exc), param="Stripe-Version")
             with state.lock:
-                catalog = Catalog(state.worlds)
+                catalog = Catalog(state.worlds, version)
                 obj = catalog.render(id, object_type, stale=decision.stale)
                 if obj is None:
                     return _not_found(object_type, id)
                 try:
-                    expand(obj, _expand_params(request), resolver(catalog))
+                    expand(obj, _expand_params(request), resolver(catalog), catalog.include)
                 except ExpandError as exc:
                     return stripe_error(400, str(exc), param="expand")
             return JSONResponse(obj, headers={"Request-Id": _request_id()})
@@ -300,6 +334,8 @@ def _create_app(state: ServerState) -> FastAPI:
             starting_after: str | None = None,
             ending_before: str | None = None,
             customer: str | None = None,
+            subscription: str | None = None,
+            status: str | None = None,
             type: str | None = None,
             expand_: Annotated[list[str], Query(alias="expand[]")] = [],  # noqa: B006
             _key: Any = _security,
@@ -311,13 +347,18 @@ def _create_app(state: ServerState) -> FastAPI:
             switched = await _apply_switch(decision, "stripe")
             if switched is not None:
                 return switched
+            try:
+                version = _api_version(request)
+            except VersionError as exc:
+                return stripe_error(400, str(exc), param="Stripe-Version")
             with state.lock:
-                catalog = Catalog(state.worlds)
-                items = catalog.items(object_type, customer=customer, event_type=type)
+                catalog = Catalog(state.worlds, version)
+                items = catalog.items(object_type, customer=customer, event_type=type, subscription=subscription,
+                                      status=status)
                 try:
                     page = list_page(items, f"/v1/{path}", limit=limit, starting_after=starting_after,
                                      ending_before=ending_before)
-                    expand(page, _expand_params(request), resolver(catalog))
+                    expand(page, _expand_params(request), resolver(catalog), catalog.include)
                 except ListParamError as exc:
                     return stripe_error(400, str(exc), param=exc.param)
                 except ExpandError as exc:
@@ -326,21 +367,86 @@ def _create_app(state: ServerState) -> FastAPI:
 
         return handler
 
+    async def account_answer(request: Request, account_id: str | None) -> JSONResponse:
+        denied = _auth_error(state, request, "stripe")
+        if denied is not None:
+            return denied
+        switched = await _apply_switch(state.switches.decide(account_id), "stripe")
+        if switched is not None:
+            return switched
+        with state.lock:
+            account = Catalog(state.worlds).account(account_id)
+        if account is None:
+            if account_id is not None:
+                return _not_found("account", account_id)
+            return stripe_error(404, "No account is served", code="resource_missing")
+        return JSONResponse(dict(account), headers={"Request-Id": _request_id()})
+
     @app.get("/v1/account", response_model=StripeObject, responses=_STRIPE_ERRORS, operation_id="retrieve_account",
              tags=["stripe"])
     async def get_account(request: Request, _key: Any = _security) -> JSONResponse:
         """The Stripe Account of the newest served world."""
-        denied = _auth_error(state, request, "stripe")
-        if denied is not None:
-            return denied
-        switched = await _apply_switch(state.switches.decide(None), "stripe")
-        if switched is not None:
-            return switched
-        with state.lock:
-            account = Catalog(state.worlds).account()
-        if account is None:
-            return stripe_error(404, "No account is served", code="resource_missing")
-        return JSONResponse(dict(account), headers={"Request-Id": _request_id()})
+        return await account_answer(request, None)
+
+    @app.get("/v1/accounts/{id}", response_model=StripeObject, responses=_STRIPE_ERRORS,
+             operation_id="retrieve_accounts", tags=["stripe"])
+    async def get_account_by_id(request: Request, id: str, _key: Any = _security) -> JSONResponse:
+        """The Stripe Account `id` (a served world's account)."""
+        return await account_answer(request, id)
+
+    replays: dict[str, tuple[str, dict[str, Any]]] = {}  # Idempotency-Key -> (params fingerprint, answer)
+
+    def creator(path: str, write: Callable[[World, Any], str], object_type: str) -> Callable[..., Awaitable[JSONResponse]]:
+        async def handler(request: Request, _key: Any = _security) -> JSONResponse:
+            denied = _auth_error(state, request, "stripe")
+            if denied is not None:
+                return denied
+            switched = await _apply_switch(state.switches.decide(None), "stripe")
+            if switched is not None:
+                return switched
+            try:
+                version = _api_version(request)
+                params = decode_body(await request.body())
+            except VersionError as exc:
+                return stripe_error(400, str(exc), param="Stripe-Version")
+            except FormError as exc:
+                return stripe_error(400, str(exc), param=exc.param)
+            key = request.headers.get("idempotency-key")
+            print_ = fingerprint({"path": path, "params": params})
+            with state.lock:
+                if key is not None and key in replays:
+                    first, answer = replays[key]
+                    if first != print_:
+                        return stripe_error(400, f"Keys for idempotent requests can only be used with the same "
+                                                 f"parameters they were first used with; '{key[:40]}' was not.",
+                                            type_="idempotency_error", param="Idempotency-Key")
+                    return JSONResponse(answer, headers={"Request-Id": _request_id(), "Idempotent-Replayed": "true"})
+                catalog = Catalog(state.worlds, version)
+                world = catalog.newest()
+                if world is None:
+                    return stripe_error(400, "No world is served to create objects in.")
+                try:
+                    object_id = write(world, params)
+                except writes.ParamError as exc:
+                    return stripe_error(400, str(exc), param=exc.param)
+                obj = catalog.render(object_id, object_type) or {}
+                expanded = params.get("expand", [])
+                try:
+                    expand(obj, expanded if isinstance(expanded, list) else [expanded], resolver(catalog),
+                           catalog.include)
+                except ExpandError as exc:
+                    return stripe_error(400, str(exc), param="expand")
+                if key is not None:
+                    replays[key] = (print_, obj)
+            return JSONResponse(obj, headers={"Request-Id": _request_id()})
+
+        return handler
+
+    for path, (write, object_type) in WRITES.items():
+        app.add_api_route(f"/v1/{path}", creator(path, write, object_type), methods=["POST"],
+                          response_model=StripeObject, responses=_STRIPE_ERRORS,
+                          operation_id=f"create_{path.replace('/', '_')}", tags=["stripe"],
+                          summary=f"Create a {object_type} in the newest served world")
 
     @app.get("/v1/payments/{id}", response_model=MercadoPagoPayment, responses=_MP_ERRORS,
              operation_id="mercadopago_get_payment", tags=["mercadopago"])

@@ -1,14 +1,20 @@
 """The provider API's answers as pure functions of the served worlds.
 
-Stripe shapes (docs.stripe.com/api): objects are the world's snapshots; events are
-`StripeProfile().event_object`; lists are ``{"object": "list", "data": [...],
+Stripe shapes (docs.stripe.com/api): objects are the world's snapshots rendered at the
+request's API version (the ``Stripe-Version`` header, else the world's version; see
+`hookproof.simulator.profiles.stripe_versions`); events are
+`StripeProfile().event_object`, at the version they were created at (Stripe does not
+re-render an event for the request's version); lists are ``{"object": "list", "data": [...],
 "has_more": bool, "url": "/v1/<resource>"}`` newest first, paged with ``limit``
 (1..100, default 10), ``starting_after`` and ``ending_before``; ``expand`` replaces an
 id-holding field by the object it names, along dotted paths of at most 4 parts
 (``latest_charge.balance_transaction``, ``data.customer`` on a list,
-``data.object.customer`` on an event); a list field along the path is expanded item by
-item; a null field stays null; a path through a field that does not hold an id (or an
-object) cannot be expanded.
+``data.object.customer`` on an event, ``discounts`` and ``lines.data.discounts``: a
+list of ids is expanded id by id); a list field along the path is expanded item by
+item; a null field stays null; the includable fields Stripe adds only when expanded
+(`INCLUDABLE`: a price's ``currency_options`` and ``tiers``, a checkout session's
+``line_items``, a customer's ``subscriptions``, ``sources``, ``tax_ids``) are added;
+a path through a field that does not hold an id (or an object) cannot be expanded.
 
 Mercado Pago (``GET /v1/payments/{id}``): the world has no Mercado Pago objects, so
 the payment is derived from a payment_intent or a charge id (the ids Mercado Pago
@@ -40,7 +46,10 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 from hookproof.simulator.errors import WorldError
 from hookproof.simulator.profiles.formats import derived_int, rfc3339_s
 from hookproof.simulator.profiles.stripe import StripeProfile
+from hookproof.simulator.profiles.stripe_versions import at_version
 from hookproof.simulator.world import RESOURCES, World
+from hookproof.simulator.world import stripe_shapes as shapes
+from hookproof.simulator.world.world import ACCOUNT_NAME
 
 #: Largest ``limit`` a list accepts (Stripe: 1 to 100, default 10).
 MAX_LIST_LIMIT = 100
@@ -73,28 +82,35 @@ class Catalog:
     The caller holds the state's lock while using it (worlds are not thread-safe).
     """
 
-    def __init__(self, worlds: Sequence[World]) -> None:
+    def __init__(self, worlds: Sequence[World], api_version: str | None = None) -> None:
         self._worlds = list(reversed(worlds))
+        self.api_version = api_version
+
+    def version_of(self, world: World | None) -> str:
+        """The API version answers are rendered at: the request's, else `world`'s."""
+        if self.api_version:
+            return self.api_version
+        return world.api_version if world is not None else shapes.LATEST_API_VERSION
+
+    def newest(self) -> World | None:
+        """The newest served world (where objects a receiver creates go), or None."""
+        return self._worlds[0] if self._worlds else None
 
     def world_of(self, object_id: str) -> World | None:
         """The newest world holding `object_id` (an object or an event), or None."""
         return next((w for w in self._worlds if w.has(object_id)), None)
 
-    def account(self) -> Mapping[str, Any] | None:
-        """The Stripe Account object of the newest world, or None when no world is served."""
-        if not self._worlds:
+    def account(self, account_id: str | None = None) -> Mapping[str, Any] | None:
+        """The Stripe Account `account_id` (default: the newest world's), or None when no
+        served world has that account."""
+        world = next((w for w in self._worlds if account_id in (None, w.account)), None)
+        if world is None:
             return None
-        world = self._worlds[0]
         currency = "usd"
         for cus in world.objects("customer")[:1]:
-            currency = world.get(cus).get("currency", currency)
-        return {
-            "id": world.account, "object": "account", "type": "standard", "country": "US",
-            "default_currency": currency, "charges_enabled": True, "payouts_enabled": True,
-            "details_submitted": True, "email": None, "livemode": world.livemode,
-            "business_profile": {"name": "hookproof test account", "url": None},
-            "settings": {"dashboard": {"display_name": "hookproof"}}, "metadata": {},
-        }
+            currency = world.get(cus).get("currency") or currency
+        return shapes.account(id=world.account, name=ACCOUNT_NAME, currency=currency, created=world.created,
+                              email=None)
 
     def render(self, object_id: str, object_type: str | None = None, *, stale: bool = False) -> dict[str, Any] | None:
         """The Stripe-shaped object or event `object_id` (of `object_type`, when given), or None.
@@ -108,29 +124,70 @@ class Catalog:
             if object_id.startswith("evt_"):
                 if object_type not in (None, "event"):
                     return None
-                return _STRIPE.event_object(world.event(object_id))
+                return _STRIPE.event_object(world.event(object_id))  # at the version it was created at
             if object_type is not None and world.object_type(object_id) != object_type:
                 return None
             version = max(1, world.version(object_id) - 1) if stale else None
-            return world.get(object_id, version)
+            return at_version(world.get(object_id, version), self.version_of(world))
         except WorldError:
             return None
 
-    def items(self, object_type: str, *, customer: str | None = None, event_type: str | None = None) -> list[dict[str, Any]]:
+    def items(self, object_type: str, *, customer: str | None = None, event_type: str | None = None,
+              subscription: str | None = None, status: str | None = None) -> list[dict[str, Any]]:
         """Every object (or event) of `object_type`, newest first, filtered."""
         out: list[dict[str, Any]] = []
         for world in self._worlds:  # newest world first
             if object_type == "event":
                 rendered: Iterable[dict[str, Any]] = (
-                    _STRIPE.event_object(e) for e in reversed(world.events) if event_type in (None, e.type)
+                    _STRIPE.event_object(e) for e in reversed(world.events)
+                    if event_type in (None, e.type)
                 )
             else:
-                rendered = (world.get(oid) for oid in reversed(world.objects(object_type)))
+                version = self.version_of(world)
+                rendered = (at_version(world.get(oid), version) for oid in reversed(world.objects(object_type)))
             for obj in rendered:
                 if customer is not None and _customer_of(obj) != customer:
                     continue
+                if subscription is not None and _subscription_of(obj) != subscription:
+                    continue
+                if status is not None and obj.get("status") != status:
+                    continue
                 out.append(obj)
         return out
+
+    def include(self, obj: Mapping[str, Any], field: str) -> Any:
+        """The value of includable `field` of `obj` (see `INCLUDABLE`). Raises KeyError."""
+        kind = obj.get("object")
+        if not isinstance(kind, str) or field not in INCLUDABLE.get(kind, ()):
+            raise KeyError(field)
+        world = self.world_of(str(obj.get("id")))
+        if kind == "price":
+            if field == "tiers":
+                return None  # per-unit prices have no tiers
+            return {obj["currency"]: {"custom_unit_amount": None, "tax_behavior": obj["tax_behavior"],
+                                      "tiers": None, "unit_amount": obj["unit_amount"],
+                                      "unit_amount_decimal": obj["unit_amount_decimal"]}}
+        if kind == "checkout.session" and world is not None:
+            items = [at_version(i, self.version_of(world)) for i in world.line_items(obj["id"])]
+            return {"object": "list", "data": items, "has_more": False,
+                    "url": f"/v1/checkout/sessions/{obj['id']}/line_items"}
+        data = self.items("subscription", customer=obj["id"]) if field == "subscriptions" else []
+        return {"object": "list", "data": data, "has_more": False, "url": f"/v1/customers/{obj['id']}/{field}"}
+
+
+#: Object type -> fields Stripe leaves out unless asked for with ``expand[]`` ("includable").
+INCLUDABLE: Mapping[str, tuple[str, ...]] = {
+    "price": ("currency_options", "tiers"),
+    "checkout.session": ("line_items",),
+    "customer": ("subscriptions", "sources", "tax_ids"),
+}
+
+
+def _subscription_of(obj: Mapping[str, Any]) -> Any:
+    if obj.get("object") == "invoice":
+        parent = obj.get("parent") or {}
+        return obj.get("subscription") or (parent.get("subscription_details") or {}).get("subscription")
+    return obj.get("subscription")
 
 
 def _customer_of(obj: Mapping[str, Any]) -> Any:
@@ -167,35 +224,57 @@ def list_page(items: Sequence[Mapping[str, Any]], url: str, *, limit: int | None
     return {"object": "list", "data": page, "has_more": has_more, "url": url}
 
 
-def expand(value: dict[str, Any], paths: Iterable[str], resolve: Callable[[str], dict[str, Any] | None]) -> dict[str, Any]:
-    """Expand every dotted path of `paths` in `value` (in place; returned). Raises ExpandError."""
+Include = Callable[[Mapping[str, Any], str], Any]
+
+
+def expand(value: dict[str, Any], paths: Iterable[str], resolve: Callable[[str], dict[str, Any] | None],
+           include: Include | None = None) -> dict[str, Any]:
+    """Expand every dotted path of `paths` in `value` (in place; returned). Raises ExpandError.
+
+    `include(obj, field)` gives an includable field's value (KeyError: not includable).
+    """
     for path in paths:
         parts = [p for p in path.split(".")]
         if not path or any(not p for p in parts) or len(parts) > MAX_EXPAND_DEPTH:
             raise ExpandError(path)
-        _expand(value, parts, path, resolve)
+        _expand(value, parts, path, resolve, include)
     return value
 
 
-def _expand(value: Any, parts: list[str], path: str, resolve: Callable[[str], dict[str, Any] | None]) -> Any:
+def _expand(value: Any, parts: list[str], path: str, resolve: Callable[[str], dict[str, Any] | None],
+            include: Include | None) -> Any:
     if isinstance(value, list):
-        return [_expand(v, parts, path, resolve) for v in value]
-    if not isinstance(value, dict) or parts[0] not in value:
+        return [_expand(v, parts, path, resolve, include) for v in value]
+    if not isinstance(value, dict):
         raise ExpandError(path)
     head, rest = parts[0], parts[1:]
+    if head not in value:
+        if include is None:
+            raise ExpandError(path)
+        try:
+            value[head] = include(value, head)
+        except KeyError:
+            raise ExpandError(path) from None
     child = value[head]
     if child is None:
         return value
     if isinstance(child, str):
-        child = resolve(child)
-        if child is None:
-            raise ExpandError(path)
-    elif not isinstance(child, (dict, list)):
+        child = _resolved(child, path, resolve)
+    elif isinstance(child, list):
+        child = [_resolved(c, path, resolve) if isinstance(c, str) else c for c in child]
+    elif not isinstance(child, dict):
         raise ExpandError(path)
     if rest:
-        child = _expand(child, rest, path, resolve)
+        child = _expand(child, rest, path, resolve, include)
     value[head] = child
     return value
+
+
+def _resolved(object_id: str, path: str, resolve: Callable[[str], dict[str, Any] | None]) -> dict[str, Any]:
+    obj = resolve(object_id)
+    if obj is None:
+        raise ExpandError(path)
+    return obj
 
 
 def resource_types() -> Mapping[str, str]:

@@ -31,8 +31,8 @@ from typing import Callable, Iterator, Sequence
 from hookproof.simulator.server.sink import EffectSink
 from hookproof.simulator.world import World
 
-#: The API key a fresh `ServerState` accepts (Stripe's test-key shape).
-DEFAULT_API_KEY = "sk_test_hookproof"
+#: The API key a fresh `ServerState` accepts: a test secret key of Stripe's form (``sk_test_`` + 24+ characters).
+DEFAULT_API_KEY = "sk_test_51HookproofSimulatorKey000000000000"
 
 
 @dataclass(frozen=True)

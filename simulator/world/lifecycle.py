@@ -3,7 +3,9 @@
 Allowed transitions follow Stripe's documented object lifecycles
 (docs.stripe.com/billing/subscriptions/overview "Subscription statuses",
 docs.stripe.com/invoicing/overview "Invoice lifecycle",
-docs.stripe.com/api/checkout/sessions/object `status`, `payment_status`).
+docs.stripe.com/api/checkout/sessions/object `status`, `payment_status`;
+docs.stripe.com/billing/subscriptions/trials "paused" when a trial ends without a
+payment method, resumed by ``POST /v1/subscriptions/{id}/resume``).
 """
 
 from __future__ import annotations
@@ -39,9 +41,11 @@ TRANSITIONS: Mapping[str, Mapping[str, frozenset[str]]] = {
     "subscription": {
         "incomplete": frozenset({"active", "incomplete_expired"}),
         "incomplete_expired": frozenset(),
-        "trialing": frozenset({"active", "past_due", "canceled", "trialing"}),
+        "trialing": frozenset({"active", "past_due", "canceled", "trialing", "paused"}),
         "active": frozenset({"active", "past_due", "canceled"}),
-        "past_due": frozenset({"active", "canceled", "past_due"}),
+        "past_due": frozenset({"active", "canceled", "past_due", "unpaid"}),
+        "unpaid": frozenset({"active", "canceled"}),
+        "paused": frozenset({"active", "canceled"}),
         "canceled": frozenset(),
     },
 }

@@ -46,6 +46,16 @@ def _voided(w: World) -> None:
     w.void_invoice(inv)
 
 
+def _paused(w: World) -> str:
+    sub = w.subscribe(_customer(w), trial=True)
+    w.pause(sub)
+    return sub
+
+
+def _resumed(w: World) -> None:
+    w.resume(_paused(w))
+
+
 #: Stripe event type -> a script that makes a fresh world emit it.
 SCRIPTS: dict[str, Callable[[World], object]] = {
     "customer.created": _customer,
@@ -64,6 +74,8 @@ SCRIPTS: dict[str, Callable[[World], object]] = {
     "customer.subscription.created": lambda w: w.subscribe(_customer(w)),
     "customer.subscription.updated": lambda w: w.renew(w.subscribe(_customer(w))),
     "customer.subscription.deleted": lambda w: w.cancel(w.subscribe(_customer(w))),
+    "customer.subscription.paused": _paused,
+    "customer.subscription.resumed": _resumed,
 }
 
 

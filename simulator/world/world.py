@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import random
+import re
 import string
 import time
 from dataclasses import dataclass
@@ -20,9 +21,13 @@ from faker import Faker
 
 from hookproof.simulator.errors import WorldError
 from hookproof.simulator.events import Event
+from hookproof.simulator.world import stripe_shapes as shapes
 from hookproof.simulator.world.lifecycle import business_key, check_transition
 
 _ALPHABET = string.ascii_letters + string.digits
+
+#: The business name of the world's Stripe account (invoices' ``account_name``).
+ACCOUNT_NAME = "hookproof test account"
 
 #: Faker locale -> (currency, typical amounts in minor units).
 LOCALES: Mapping[str, tuple[str, tuple[int, ...]]] = {
@@ -78,8 +83,11 @@ class World:
     Args:
         seed: drives ids, names, amounts and the clock's steps.
         livemode: events and objects carry this flag (``cs_live_…`` vs ``cs_test_…``).
-        account: the provider account id carried by events.
-        api_version: the Stripe API version events are rendered at.
+        account: the connected account the receiver listens to (Stripe Connect): given,
+            the world's events are Connect events and carry it; None, the world's own
+            account id is derived from the seed and events are the platform's own.
+        api_version: the Stripe API version events are rendered at (``YYYY-MM-DD[.name]``;
+            default `stripe_shapes.LATEST_API_VERSION`).
         start_us: the provider clock's start, unix microseconds (default: the current whole
             second, so which events share a second is decided by the seed alone).
         step_us: the largest clock step between two changes, in microseconds; steps are
@@ -92,13 +100,14 @@ class World:
         *,
         livemode: bool = False,
         account: str | None = None,
-        api_version: str = "2024-06-20",
+        api_version: str | None = None,
         start_us: int | None = None,
         step_us: int = 400_000,
     ) -> None:
         self.seed = seed
         self.livemode = livemode
-        self.api_version = api_version
+        self.api_version = api_version or shapes.LATEST_API_VERSION
+        self.connected = account is not None
         self._rng = random.Random(seed)
         self._fakers = {loc: Faker(loc) for loc in LOCALES}
         for i, f in enumerate(self._fakers.values()):
@@ -106,10 +115,12 @@ class World:
         self.account = account or "acct_" + self._token(16)
         # A whole second by default, so which events share a second depends on the seed only.
         self._now_us = start_us if start_us is not None else int(time.time()) * 1_000_000
+        self.created = self._now_us // 1_000_000
         self._step_us = max(1, step_us)
         self._objects: dict[str, _Record] = {}
         self.events: list[Event] = []
         self._event_index: dict[str, Event] = {}
+        self._session_lines: dict[str, tuple[str, int]] = {}  # checkout session -> (price, quantity)
 
     # ---- reading ------------------------------------------------------------
     def get(self, object_id: str, version: int | None = None) -> dict[str, Any]:
@@ -142,31 +153,40 @@ class World:
     def has(self, object_id: str) -> bool:
         return object_id in self._objects or object_id in self._event_index
 
+    def line_items(self, session: str) -> list[dict[str, Any]]:
+        """The line items of checkout session `session` (Stripe ``item`` objects)."""
+        self._get_typed(session, "checkout.session")
+        price, quantity = self._session_lines[session]
+        pr = self.get(price)
+        name = self.get(pr["product"])["name"]
+        return [shapes.item(id="li_" + session[-24:], pr=pr, quantity=quantity, description=name)]
+
     # ---- customers and catalog ---------------------------------------------
-    def create_customer(self, locale: str = "en_US") -> str:
-        """A customer with an attached card payment method; emits ``customer.created``."""
+    def create_customer(self, locale: str = "en_US", *, email: str | None = None, name: str | None = None,
+                        metadata: Mapping[str, str] | None = None, description: str | None = None) -> str:
+        """A customer with an attached card payment method; emits ``customer.created``.
+
+        `email`, `name`, `metadata` and `description` are what a receiver set through
+        ``POST /v1/customers`` (default: the seed's fake person). Returns the event id.
+        """
         if locale not in LOCALES:
             raise WorldError(f"unknown locale {locale!r} (known: {', '.join(LOCALES)})")
         fk = self._fakers[locale]
         cus_id = self._new_id("customer")
         pm_id = self._new_id("payment_method")
-        name = fk.name()
-        email = fk.email()
-        self._create(pm_id, "payment_method", {
-            "id": pm_id, "object": "payment_method", "type": "card", "customer": cus_id,
-            "billing_details": {"name": name, "email": email},
-            "card": {"brand": "visa", "last4": f"{self._rng.randint(0, 9999):04d}", "exp_month": self._rng.randint(1, 12),
-                     "exp_year": 2030 + self._rng.randint(0, 5)},
-            "created": self._now_s(), "livemode": self.livemode, "metadata": {},
-        })
-        self._create(cus_id, "customer", {
-            "id": cus_id, "object": "customer", "name": name, "email": email,
-            "address": {"line1": fk.street_address(), "city": fk.city(), "postal_code": fk.postcode(),
-                        "country": "US" if locale == "en_US" else "BR"},
-            "preferred_locales": [locale.replace("_", "-")], "currency": LOCALES[locale][0],
-            "invoice_settings": {"default_payment_method": pm_id},
-            "created": self._now_s(), "livemode": self.livemode, "metadata": {}, "balance": 0, "delinquent": False,
-        })
+        name = name if name is not None else fk.name()
+        email = email if email is not None else fk.email()
+        addr = {"line1": fk.street_address(), "city": fk.city(), "postal_code": fk.postcode(),
+                "country": "US" if locale == "en_US" else "BR"}
+        self._create(pm_id, "payment_method", shapes.payment_method(
+            id=pm_id, customer=cus_id, name=name, email=email, addr=addr, brand="visa",
+            last4=f"{self._rng.randint(0, 9999):04d}", exp_month=self._rng.randint(1, 12),
+            exp_year=2030 + self._rng.randint(0, 5), fingerprint=self._token(16), created=self._now_s(),
+            livemode=self.livemode))
+        self._create(cus_id, "customer", shapes.customer(
+            id=cus_id, name=name, email=email, addr=addr, locales=[locale.replace("_", "-")],
+            currency=LOCALES[locale][0], payment_method=pm_id, invoice_prefix=self._token(8).upper(),
+            created=self._now_s(), livemode=self.livemode, metadata=metadata or {}, description=description))
         return self._emit("customer.created", cus_id)
 
     def create_price(self, *, currency: str | None = None, amount: int | None = None, interval: str | None = "month") -> str:
@@ -177,16 +197,11 @@ class World:
         prod_id = self._new_id("product")
         price_id = self._new_id("price")
         fk = self._fakers["en_US"]
-        self._create(prod_id, "product", {
-            "id": prod_id, "object": "product", "name": fk.catch_phrase(), "active": True,
-            "default_price": price_id, "created": self._now_s(), "livemode": self.livemode, "metadata": {},
-        })
-        self._create(price_id, "price", {
-            "id": price_id, "object": "price", "product": prod_id, "currency": currency, "unit_amount": amount,
-            "type": "recurring" if interval else "one_time",
-            "recurring": {"interval": interval, "interval_count": 1} if interval else None,
-            "active": True, "created": self._now_s(), "livemode": self.livemode, "metadata": {},
-        })
+        self._create(prod_id, "product", shapes.product(id=prod_id, name=fk.catch_phrase(), default_price=price_id,
+                                                        created=self._now_s(), livemode=self.livemode))
+        self._create(price_id, "price", shapes.price(id=price_id, product=prod_id, currency=currency,
+                                                     unit_amount=amount, interval=interval, created=self._now_s(),
+                                                     livemode=self.livemode))
         return price_id
 
     # ---- one-off payments ---------------------------------------------------
@@ -198,8 +213,7 @@ class World:
         cus = self._get_typed(customer, "customer")
         currency = currency or cus["currency"]
         amount = amount if amount is not None else self._rng.choice(LOCALES["en_US"][1])
-        pi_id = self._new_id("payment_intent")
-        self._create(pi_id, "payment_intent", self._payment_intent(pi_id, customer, amount, currency, "requires_payment_method"))
+        pi_id = self._new_payment_intent(customer, amount, currency, "requires_payment_method")
         ch_id = self._charge(customer, amount, currency, payment_intent=pi_id)
         self._update(pi_id, {"status": "succeeded", "latest_charge": ch_id, "amount_received": amount})
         self._emit("payment_intent.succeeded", pi_id)
@@ -210,18 +224,23 @@ class World:
         """A payment attempt that fails: emits ``payment_intent.payment_failed`` (no effect)."""
         cus = self._get_typed(customer, "customer")
         amount = amount if amount is not None else self._rng.choice(LOCALES["en_US"][1])
-        pi_id = self._new_id("payment_intent")
-        self._create(pi_id, "payment_intent", self._payment_intent(pi_id, customer, amount, cus["currency"], "processing"))
-        self._update(pi_id, {"status": "requires_payment_method",
-                             "last_payment_error": {"code": "card_declined", "message": "Your card was declined."}})
+        pi_id = self._new_payment_intent(customer, amount, cus["currency"], "processing")
+        pm_id = cus["invoice_settings"]["default_payment_method"]
+        error = {"type": "card_error", "code": "card_declined", "decline_code": "generic_decline",
+                 "doc_url": "https://stripe.com/docs/error-codes/card-declined",
+                 "message": "Your card was declined.", "payment_method": self.get(pm_id)}
+        self._update(pi_id, {"status": "requires_payment_method", "last_payment_error": error,
+                             "payment_method": None})
         self._emit("payment_intent.payment_failed", pi_id)
         return pi_id
 
-    def refund(self, charge: str, amount: int | None = None) -> str:
+    def refund(self, charge: str, amount: int | None = None, *, metadata: Mapping[str, str] | None = None,
+               reason: str | None = "requested_by_customer") -> str:
         """Refund `amount` (default: the rest) of a charge: emits ``charge.refunded``.
 
         Each partial refund raises the charge's cumulative `amount_refunded`, which the
-        business key carries. Returns the refund id. Raises WorldError past the amount.
+        business key carries. `metadata` and `reason` are what a receiver set through
+        ``POST /v1/refunds``. Returns the refund id. Raises WorldError past the amount.
         """
         ch = self._get_typed(charge, "charge")
         left = ch["amount"] - ch["amount_refunded"]
@@ -230,47 +249,81 @@ class World:
             raise WorldError(f"charge {charge}: cannot refund {amount} (refundable {left})", object_id=charge)
         re_id = self._new_id("refund")
         txn_id = self._balance_txn(-amount, ch["currency"], "refund", re_id)
-        self._create(re_id, "refund", {
-            "id": re_id, "object": "refund", "amount": amount, "currency": ch["currency"], "charge": charge,
-            "payment_intent": ch["payment_intent"], "status": "succeeded", "reason": "requested_by_customer",
-            "balance_transaction": txn_id, "created": self._now_s(), "metadata": {},
-        })
+        self._create(re_id, "refund", shapes.refund(
+            id=re_id, amount=amount, currency=ch["currency"], charge=charge, payment_intent=ch["payment_intent"],
+            customer=ch["customer"], payment_method=ch["payment_method"], balance_transaction=txn_id, reason=reason,
+            created=self._now_s(), metadata=metadata or {}))
         refunded = ch["amount_refunded"] + amount
-        self._update(charge, {"amount_refunded": refunded, "refunded": refunded == ch["amount"]})
-        self._emit("charge.refunded", charge, amount=amount, previous={"amount_refunded": ch["amount_refunded"]})
+        refunds = copy.deepcopy(ch["refunds"])
+        refunds["data"].insert(0, self.get(re_id))
+        self._update(charge, {"amount_refunded": refunded, "refunded": refunded == ch["amount"], "refunds": refunds})
+        self._emit("charge.refunded", charge, amount=amount,
+                   previous={"amount_refunded": ch["amount_refunded"], "refunded": ch["refunded"]})
         return re_id
 
     # ---- checkout -----------------------------------------------------------
-    def open_checkout(self, customer: str, price: str, *, asynchronous: bool = False) -> str:
-        """An open checkout session for one unit of `price` (payment mode)."""
+    def open_checkout(self, customer: str | None, price: str, *, asynchronous: bool = False, quantity: int = 1,
+                      mode: str = "payment", client_reference_id: str | None = None,
+                      metadata: Mapping[str, str] | None = None, customer_email: str | None = None,
+                      success_url: str | None = "https://example.com/success",
+                      cancel_url: str | None = "https://example.com/cancel") -> str:
+        """An open checkout session for `quantity` units of `price` (``payment`` or ``subscription`` mode).
+
+        The keyword arguments are what a receiver set through ``POST /v1/checkout/sessions``;
+        the world's later events about the session carry them. Returns the session id.
+        """
+        if mode not in ("payment", "subscription"):
+            raise WorldError(f"checkout mode {mode!r} is not simulated (payment, subscription)")
         pr = self._get_typed(price, "price")
-        self._get_typed(customer, "customer")
+        if (mode == "subscription") != (pr["type"] == "recurring"):
+            raise WorldError(f"price {price} is {pr['type']}: it cannot be sold in {mode} mode", object_id=price)
+        if customer is not None:
+            self._get_typed(customer, "customer")
         cs_id = self._new_id("checkout.session")
-        self._create(cs_id, "checkout.session", {
-            "id": cs_id, "object": "checkout.session", "mode": "payment", "status": "open", "payment_status": "unpaid",
-            "customer": customer, "amount_total": pr["unit_amount"], "currency": pr["currency"],
-            "payment_intent": None, "payment_method_types": ["boleto"] if asynchronous else ["card"],
-            "client_reference_id": None, "created": self._now_s(), "expires_at": self._now_s() + 86400,
-            "livemode": self.livemode, "metadata": {"price": price}, "url": None,
-        })
+        self._create(cs_id, "checkout.session", shapes.checkout_session(
+            id=cs_id, mode=mode, customer=customer, customer_email=customer_email, currency=pr["currency"],
+            amount=pr["unit_amount"] * quantity, payment_method_types=["boleto"] if asynchronous else ["card"],
+            client_reference_id=client_reference_id, metadata=metadata or {}, success_url=success_url,
+            cancel_url=cancel_url, created=self._now_s(), livemode=self.livemode))
+        self._session_lines[cs_id] = (price, quantity)
         return cs_id
 
     def complete_checkout(self, session: str) -> list[Event]:
-        """Complete a session: paid at once for cards; unpaid for asynchronous methods."""
+        """Complete a session: paid at once for cards; unpaid for asynchronous methods.
+
+        A session opened without a customer gets one (emits ``customer.created``); a
+        subscription-mode session starts its subscription (``customer.subscription.created``,
+        the first invoice) before ``checkout.session.completed``.
+        """
         cs = self._get_typed(session, "checkout.session")
+        if cs["status"] != "open":
+            raise WorldError(f"checkout session {session} is {cs['status']}, not open", object_id=session)
+        start = len(self.events)
+        customer = cs["customer"]
+        if customer is None:
+            customer = self._event_of(self.create_customer(email=cs["customer_email"])).object_id
+        details = shapes.customer_details(self.get(customer))
+        price, quantity = self._session_lines[session]
+        if cs["mode"] == "subscription":
+            sub_id = self.subscribe(customer, price, quantity=quantity, metadata=cs["metadata"])
+            sub = self.get(sub_id)
+            self._transition(session, "complete", {"payment_status": "paid", "customer": customer,
+                                                   "customer_details": details, "subscription": sub_id,
+                                                   "invoice": sub["latest_invoice"]})
+            self._emit("checkout.session.completed", session)
+            return self.events[start:]
         asynchronous = cs["payment_method_types"] == ["boleto"]
-        pi_id = self._new_id("payment_intent")
         status = "processing" if asynchronous else "succeeded"
-        pi = self._payment_intent(pi_id, cs["customer"], cs["amount_total"], cs["currency"], status)
-        self._create(pi_id, "payment_intent", pi)
-        events = []
+        pi_id = self._new_payment_intent(customer, cs["amount_total"], cs["currency"], status,
+                                         metadata=cs["metadata"])
         if not asynchronous:
-            ch_id = self._charge(cs["customer"], cs["amount_total"], cs["currency"], payment_intent=pi_id)
+            ch_id = self._charge(customer, cs["amount_total"], cs["currency"], payment_intent=pi_id)
             self._update(pi_id, {"latest_charge": ch_id, "amount_received": cs["amount_total"]})
-        self._update(session, {"status": "complete", "payment_status": "unpaid" if asynchronous else "paid",
-                               "payment_intent": pi_id})
-        events.append(self._event_of(self._emit("checkout.session.completed", session)))
-        return events
+        self._transition(session, "complete", {"payment_status": "unpaid" if asynchronous else "paid",
+                                               "payment_intent": pi_id, "customer": customer,
+                                               "customer_details": details})
+        self._emit("checkout.session.completed", session)
+        return self.events[start:]
 
     def settle_async_checkout(self, session: str, *, succeeded: bool = True) -> list[Event]:
         """The asynchronous payment of a completed session succeeds or fails."""
@@ -290,30 +343,33 @@ class World:
     def expire_checkout(self, session: str) -> list[Event]:
         """An open session expires: emits ``checkout.session.expired``."""
         self._get_typed(session, "checkout.session")
-        self._update(session, {"status": "expired"})
+        self._transition(session, "expired", {"url": None})
         return [self._event_of(self._emit("checkout.session.expired", session))]
 
     # ---- subscriptions ------------------------------------------------------
-    def subscribe(self, customer: str, price: str | None = None, *, trial: bool = False) -> str:
+    def subscribe(self, customer: str, price: str | None = None, *, trial: bool = False, quantity: int = 1,
+                  metadata: Mapping[str, str] | None = None) -> str:
         """Start a subscription. Without trial the first invoice is paid at once.
 
         Emits ``customer.subscription.created`` (and for a paid start ``invoice.created``,
-        ``invoice.paid``). Returns the subscription id.
+        ``invoice.paid``). `metadata` is what a receiver set through ``POST
+        /v1/subscriptions``. Returns the subscription id.
         """
         cus = self._get_typed(customer, "customer")
         price = price or self.create_price(currency=cus["currency"])
         pr = self._get_typed(price, "price")
+        if pr["type"] != "recurring":
+            raise WorldError(f"price {price} is not recurring", object_id=price)
         sub_id = self._new_id("subscription")
         now = self._now_s()
-        self._create(sub_id, "subscription", {
-            "id": sub_id, "object": "subscription", "customer": customer, "status": "trialing" if trial else "active",
-            "items": {"object": "list", "data": [{"id": "si_" + self._token(14), "object": "subscription_item",
-                                                  "price": price, "quantity": 1}]},
-            "currency": pr["currency"], "current_period_start": now, "current_period_end": now + 30 * 86400,
-            "cancel_at_period_end": False, "canceled_at": None, "ended_at": None, "latest_invoice": None,
-            "default_payment_method": cus["invoice_settings"]["default_payment_method"],
-            "trial_end": now + 14 * 86400 if trial else None, "created": now, "livemode": self.livemode, "metadata": {},
-        })
+        end = now + (14 if trial else 30) * 86400
+        item = shapes.subscription_item(id="si_" + self._token(14), subscription=sub_id, pr=pr, quantity=quantity,
+                                        created=now, period_start=now, period_end=end)
+        self._create(sub_id, "subscription", shapes.subscription(
+            id=sub_id, customer=customer, status="trialing" if trial else "active", items=[item],
+            currency=pr["currency"], payment_method=cus["invoice_settings"]["default_payment_method"], created=now,
+            period_start=now, period_end=end, trial_start=now if trial else None, trial_end=end if trial else None,
+            livemode=self.livemode, metadata=metadata or {}))
         self._emit("customer.subscription.created", sub_id)
         if not trial:
             self._invoice_cycle(sub_id, pay=True)
@@ -338,17 +394,20 @@ class World:
 
     def void_invoice(self, invoice: str) -> str:
         """Void an open invoice: emits ``invoice.voided`` (no effect)."""
-        self._get_typed(invoice, "invoice")
-        self._transition(invoice, "void", {})
+        inv = self._get_typed(invoice, "invoice")
+        transitions = {**inv["status_transitions"], "voided_at": self._now_s()}
+        self._transition(invoice, "void", {"status_transitions": transitions, "amount_remaining": 0,
+                                           "next_payment_attempt": None})
         return self._emit("invoice.voided", invoice)
 
     def change_plan(self, subscription: str, price: str) -> str:
         """Switch the subscription to `price`: emits ``customer.subscription.updated``."""
         sub = self._get_typed(subscription, "subscription")
-        self._get_typed(price, "price")
+        pr = self._get_typed(price, "price")
         items = copy.deepcopy(sub["items"])
         prev_items = copy.deepcopy(sub["items"])
-        items["data"][0]["price"] = price
+        items["data"][0]["price"] = copy.deepcopy(pr)
+        items["data"][0]["plan"] = shapes.plan(pr)
         self._transition(subscription, sub["status"], {"items": items})
         return self._emit("customer.subscription.updated", subscription, previous={"items": prev_items})
 
@@ -356,13 +415,35 @@ class World:
         """Cancel now: emits ``customer.subscription.deleted`` with status ``canceled``."""
         sub = self._get_typed(subscription, "subscription")
         now = self._now_s()
-        self._transition(subscription, "canceled", {"canceled_at": now, "ended_at": now})
+        details = {"comment": None, "feedback": None, "reason": "cancellation_requested"}
+        self._transition(subscription, "canceled", {"canceled_at": now, "ended_at": now,
+                                                    "cancellation_details": details})
         return self._emit("customer.subscription.deleted", subscription, previous={"status": sub["status"]})
 
     def end_trial(self, subscription: str) -> str:
         """The trial ends and the first invoice is paid: the subscription becomes active."""
         self._get_typed(subscription, "subscription")
         return self._invoice_cycle(subscription, pay=True)
+
+    def pause(self, subscription: str) -> str:
+        """The trial ends with no payment method and the subscription pauses
+        (``trial_settings.end_behavior.missing_payment_method = pause``): emits
+        ``customer.subscription.paused`` with status ``paused``."""
+        sub = self._get_typed(subscription, "subscription")
+        settings = {"end_behavior": {"missing_payment_method": "pause"}}
+        self._transition(subscription, "paused", {"trial_settings": settings})
+        return self._emit("customer.subscription.paused", subscription, previous={"status": sub["status"]})
+
+    def resume(self, subscription: str) -> str:
+        """Resume a paused subscription (``POST /v1/subscriptions/{id}/resume``): emits
+        ``customer.subscription.resumed`` and bills the new period (paid)."""
+        sub = self._get_typed(subscription, "subscription")
+        if sub["status"] != "paused":
+            raise WorldError(f"subscription {subscription} is {sub['status']}, not paused", object_id=subscription)
+        self._transition(subscription, "active", {})
+        event = self._emit("customer.subscription.resumed", subscription, previous={"status": "paused"})
+        self._invoice_cycle(subscription, pay=True)
+        return event
 
     # ---- scripts ------------------------------------------------------------
     def lifecycle(self, *, locale: str = "en_US") -> list[Event]:
@@ -385,19 +466,20 @@ class World:
     # ---- internals ----------------------------------------------------------
     def _invoice_cycle(self, subscription: str, *, pay: bool) -> str:
         sub = self._get_typed(subscription, "subscription")
-        price = self._get_typed(sub["items"]["data"][0]["price"], "price")
+        item = sub["items"]["data"][0]
+        price = self._get_typed(item["price"]["id"], "price")
         in_id = self._new_id("invoice")
         now = self._now_s()
-        self._create(in_id, "invoice", {
-            "id": in_id, "object": "invoice", "customer": sub["customer"], "subscription": subscription,
-            "status": "open", "amount_due": price["unit_amount"], "amount_paid": 0, "amount_remaining": price["unit_amount"],
-            "currency": price["currency"], "attempt_count": 0, "attempted": False, "paid": False, "charge": None,
-            "billing_reason": "subscription_cycle" if sub["latest_invoice"] else "subscription_create",
-            "period_start": now, "period_end": now + 30 * 86400, "number": f"INV-{self._rng.randint(1000, 99999)}",
-            "lines": {"object": "list", "data": [{"id": "il_" + self._token(14), "object": "line_item",
-                                                  "amount": price["unit_amount"], "price": price["id"]}]},
-            "created": now, "livemode": self.livemode, "metadata": {},
-        })
+        line = shapes.invoice_line(id="il_" + self._token(24), invoice=in_id, subscription=subscription,
+                                   subscription_item=item["id"], pr=price, quantity=item["quantity"],
+                                   period_start=now, period_end=now + 30 * 86400, livemode=self.livemode)
+        self._create(in_id, "invoice", shapes.invoice(
+            id=in_id, cus=self.get(sub["customer"]), subscription=subscription, lines=[line],
+            currency=price["currency"], amount=line["amount"],
+            billing_reason="subscription_cycle" if sub["latest_invoice"] else "subscription_create",
+            number=f"{self.get(sub['customer'])['invoice_prefix']}-{self._rng.randint(1, 9999):04d}",
+            period_start=now, period_end=now + 30 * 86400, created=now, livemode=self.livemode,
+            account_name=ACCOUNT_NAME))
         self._emit("invoice.created", in_id)
         self._attempt_invoice(in_id, pay=pay, new_invoice=True)
         return in_id
@@ -413,51 +495,67 @@ class World:
         previous: dict[str, Any] = {"status": sub["status"]}
         if new_invoice:
             previous["latest_invoice"] = sub["latest_invoice"]
+        pi_id = inv["payment_intent"] or self._new_payment_intent(inv["customer"], inv["amount_due"], inv["currency"],
+                                                                  "requires_payment_method")
         if pay:
-            ch_id = self._charge(inv["customer"], inv["amount_due"], inv["currency"], invoice=invoice)
+            ch_id = self._charge(inv["customer"], inv["amount_due"], inv["currency"], payment_intent=pi_id,
+                                 invoice=invoice)
+            self._update(pi_id, {"status": "succeeded", "latest_charge": ch_id, "amount_received": inv["amount_due"]})
+            transitions = {**inv["status_transitions"], "paid_at": self._now_s()}
             self._transition(invoice, "paid", {"attempt_count": attempt, "attempted": True, "paid": True,
-                                               "amount_paid": inv["amount_due"], "amount_remaining": 0, "charge": ch_id})
+                                               "amount_paid": inv["amount_due"], "amount_remaining": 0,
+                                               "charge": ch_id, "payment_intent": pi_id,
+                                               "status_transitions": transitions, "next_payment_attempt": None})
             self._emit("invoice.paid", invoice)
+            items = copy.deepcopy(sub["items"])
+            for item in items["data"]:
+                item["current_period_start"], item["current_period_end"] = inv["period_start"], inv["period_end"]
             self._transition(sub_id, "active", {"current_period_start": inv["period_start"],
-                                                "current_period_end": inv["period_end"], **latest})
+                                                "current_period_end": inv["period_end"], "items": items, **latest})
             self._emit("customer.subscription.updated", sub_id, previous=previous)
         else:
-            self._transition(invoice, "open", {"attempt_count": attempt, "attempted": True})
+            error = {"type": "card_error", "code": "card_declined", "decline_code": "insufficient_funds",
+                     "doc_url": "https://stripe.com/docs/error-codes/card-declined",
+                     "message": "Your card has insufficient funds."}
+            self._update(pi_id, {"status": "requires_payment_method", "last_payment_error": error})
+            self._transition(invoice, "open", {"attempt_count": attempt, "attempted": True, "payment_intent": pi_id,
+                                               "next_payment_attempt": self._now_s() + 3 * 86400})
             self._emit("invoice.payment_failed", invoice)
             if sub["status"] != "past_due" or new_invoice:
                 self._transition(sub_id, "past_due", latest)
                 self._emit("customer.subscription.updated", sub_id, previous=previous)
 
-    def _payment_intent(self, pi_id: str, customer: str, amount: int, currency: str, status: str) -> dict[str, Any]:
+    def _new_payment_intent(self, customer: str, amount: int, currency: str, status: str, *,
+                            metadata: Mapping[str, str] | None = None) -> str:
         cus = self._get_typed(customer, "customer")
-        return {
-            "id": pi_id, "object": "payment_intent", "amount": amount, "amount_received": 0, "currency": currency,
-            "customer": customer, "payment_method": cus["invoice_settings"]["default_payment_method"],
-            "status": status, "latest_charge": None, "last_payment_error": None, "description": None,
-            "created": self._now_s(), "livemode": self.livemode, "metadata": {},
-        }
+        pi_id = self._new_id("payment_intent")
+        self._create(pi_id, "payment_intent", shapes.payment_intent(
+            id=pi_id, customer=customer, amount=amount, currency=currency,
+            payment_method=cus["invoice_settings"]["default_payment_method"], status=status,
+            client_secret=f"{pi_id}_secret_{self._token(25)}", created=self._now_s(), livemode=self.livemode,
+            metadata=metadata))
+        return pi_id
 
     def _charge(self, customer: str, amount: int, currency: str, *, payment_intent: str | None = None,
                 invoice: str | None = None) -> str:
         cus = self._get_typed(customer, "customer")
+        pm = self.get(cus["invoice_settings"]["default_payment_method"])
         ch_id = self._new_id("charge")
         txn_id = self._balance_txn(amount, currency, "charge", ch_id)
-        self._create(ch_id, "charge", {
-            "id": ch_id, "object": "charge", "amount": amount, "amount_captured": amount, "amount_refunded": 0,
-            "currency": currency, "customer": customer, "payment_intent": payment_intent, "invoice": invoice,
-            "payment_method": cus["invoice_settings"]["default_payment_method"], "paid": True, "captured": True,
-            "refunded": False, "status": "succeeded", "balance_transaction": txn_id,
-            "created": self._now_s(), "livemode": self.livemode, "metadata": {},
-        })
+        snapshot = shapes.charge(id=ch_id, customer=customer, amount=amount, currency=currency,
+                                 payment_intent=payment_intent, pm=pm, balance_transaction=txn_id,
+                                 receipt_url=f"https://pay.stripe.com/receipts/payment/{self._token(40)}",
+                                 created=self._now_s(), livemode=self.livemode)
+        snapshot["invoice"] = invoice
+        self._create(ch_id, "charge", snapshot)
         return ch_id
 
     def _balance_txn(self, amount: int, currency: str, kind: str, source: str) -> str:
         txn_id = self._new_id("balance_transaction")
         fee = max(0, round(abs(amount) * 0.029) + 30) if kind == "charge" else 0
-        self._create(txn_id, "balance_transaction", {
-            "id": txn_id, "object": "balance_transaction", "amount": amount, "fee": fee, "net": amount - fee,
-            "currency": currency, "type": kind, "source": source, "status": "available", "created": self._now_s(),
-        })
+        self._create(txn_id, "balance_transaction", shapes.balance_transaction(
+            id=txn_id, amount=amount, fee=fee, currency=currency, kind=kind, source=source, created=self._now_s(),
+            description="REFUND FOR CHARGE" if kind == "refund" else None))
         return txn_id
 
     def _token(self, n: int) -> str:
@@ -495,7 +593,7 @@ class World:
     def _update(self, object_id: str, changes: Mapping[str, Any]) -> None:
         rec = self._record(object_id)
         self._tick()
-        snap = copy.deepcopy(rec.current)
+        snap = dict(rec.current)  # stored versions are never changed in place, so they may share parts
         snap.update(copy.deepcopy(dict(changes)))
         snap["hookproof_version"] = len(rec.versions) + 1
         rec.versions.append(snap)
@@ -519,7 +617,7 @@ class World:
             object_type=rec.object_type, object_id=object_id, version=len(rec.versions), object=obj,
             previous_attributes=dict(previous) if previous is not None else None, business_key=key,
             amount=amount if key is not None else None, currency=obj.get("currency"),
-            status=obj.get("status"), livemode=self.livemode, account=self.account,
+            status=obj.get("status"), livemode=self.livemode, account=self.account, connected=self.connected,
             api_version=self.api_version, request_id="req_" + self._token(14),
         )
         self.events.append(event)
@@ -531,10 +629,9 @@ class World:
 
 
 def referenced_ids(value: Any) -> Iterable[str]:
-    """Every string inside `value` that looks like a world id (``prefix_…``)."""
-    prefixes = tuple(p + "_" for p in _PREFIX.values())
+    """Every string inside `value` that is a world id (``prefix_<token>``, ``cs_test_<token>``)."""
     if isinstance(value, str):
-        if value.startswith(prefixes) and not value.startswith(("price_data",)):
+        if _ID.match(value):
             yield value
     elif isinstance(value, Mapping):
         for k, v in value.items():
@@ -543,3 +640,6 @@ def referenced_ids(value: Any) -> Iterable[str]:
     elif isinstance(value, list):
         for v in value:
             yield from referenced_ids(v)
+
+
+_ID = re.compile(rf"^(?:{'|'.join(sorted(set(_PREFIX.values())))})_(?:test_|live_)?[A-Za-z0-9]{{14,}}$")

@@ -1,0 +1,72 @@
+"""Stripe objects at an API version: the world stores both shapes, `at_version` keeps one.
+
+The world's objects (`hookproof.simulator.world.stripe_shapes`) carry the fields of the
+latest shape and, beside them, the fields an older API version had in their place.
+`at_version` keeps the shape of the version asked for, recursively (expanded objects
+too). The changes, all from Stripe's changelog for 2025-03-31.basil
+(docs.stripe.com/changelog/basil):
+
+======================  ===========================================  ==========================================
+object                  before 2025-03-31                            from 2025-03-31 (basil)
+======================  ===========================================  ==========================================
+invoice                 ``subscription`` (id), ``payment_intent``,   ``parent.subscription_details.subscription``;
+                        ``charge``, ``paid``,                         no ``subscription``, ``payment_intent``,
+                        ``subscription_details``                     ``charge``, ``paid`` (payments are listed in
+                                                                     ``payments``, includable)
+invoice line_item       ``price`` (object), ``plan``, ``type``,      ``parent.subscription_item_details``,
+                        ``proration``, ``subscription_item``,         ``pricing.price_details``
+                        ``invoice_item``
+subscription            ``current_period_start/end`` on the          ``current_period_start/end`` on each item
+                        subscription
+charge                  ``invoice``                                  no ``invoice``
+======================  ===========================================  ==========================================
+
+A version is compared by its date (``YYYY-MM-DD``, the part before the release name).
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any, Mapping
+
+#: First API version with the basil shapes (docs.stripe.com/changelog/basil).
+BASIL = "2025-03-31"
+
+_OLD_ONLY: Mapping[str, tuple[str, ...]] = {
+    "invoice": ("subscription", "payment_intent", "charge", "paid", "subscription_details"),
+    "line_item": ("price", "plan", "type", "proration", "subscription_item", "invoice_item"),
+    "subscription": ("current_period_start", "current_period_end"),
+    "charge": ("invoice",),
+}
+_NEW_ONLY: Mapping[str, tuple[str, ...]] = {
+    "invoice": ("parent",),
+    "line_item": ("parent", "pricing"),
+    "subscription_item": ("current_period_start", "current_period_end"),
+}
+
+
+def is_basil_or_later(api_version: str) -> bool:
+    """True when `api_version` (``YYYY-MM-DD[.name]``) has the basil shapes."""
+    return api_version.split(".", 1)[0] >= BASIL
+
+
+def at_version(obj: Mapping[str, Any], api_version: str) -> dict[str, Any]:
+    """A deep copy of `obj` in the shape of `api_version` (see the module docstring)."""
+    drop = _OLD_ONLY if is_basil_or_later(api_version) else _NEW_ONLY
+    out = copy.deepcopy(dict(obj))
+    _cut(out, drop)
+    return out
+
+
+def _cut(value: Any, drop: Mapping[str, tuple[str, ...]]) -> None:
+    if isinstance(value, list):
+        for item in value:
+            _cut(item, drop)
+        return
+    if not isinstance(value, dict):
+        return
+    kind = value.get("object")
+    for key in drop.get(kind, ()) if isinstance(kind, str) else ():
+        value.pop(key, None)
+    for child in value.values():
+        _cut(child, drop)

@@ -1,0 +1,164 @@
+"""Objects a receiver creates through the provider API enter the world.
+
+``POST /v1/customers``, ``/v1/checkout/sessions``, ``/v1/subscriptions`` and
+``/v1/refunds`` take Stripe's parameters (docs.stripe.com/api, the "create" call of each
+resource; form-encoded as the SDKs send them, decoded by `simulator.server.forms`) and
+call the world's operation, so the world's later events about the object carry what the
+receiver set (``client_reference_id``, ``metadata`` …). Each function returns the id
+of the created object; bad parameters raise `ParamError` naming the parameter.
+
+Only the parameters the world models are read; others are accepted and ignored, as a
+test double of the API should not refuse a real integration's call for a field it
+does not simulate. A checkout session with ``line_items[0][price_data]`` creates its
+price; one without ``customer`` gets a customer when it is completed.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from hookproof.simulator.errors import WorldError
+from hookproof.simulator.world import World
+
+#: Largest number of metadata keys Stripe accepts (docs.stripe.com/metadata: 50 keys).
+MAX_METADATA_KEYS = 50
+
+
+class ParamError(ValueError):
+    """A parameter Stripe would refuse; `param` names it (Stripe's ``error.param``)."""
+
+    def __init__(self, message: str, param: str) -> None:
+        super().__init__(message)
+        self.param = param
+
+
+def _str(params: Mapping[str, Any], name: str, *, required: bool = False) -> str | None:
+    value = params.get(name)
+    if value is None or value == "":
+        if required:
+            raise ParamError(f"Missing required param: {name}.", name)
+        return None
+    if not isinstance(value, str):
+        raise ParamError(f"Invalid string: {name}", name)
+    return value
+
+
+def _int(params: Mapping[str, Any], name: str, *, default: int | None = None) -> int | None:
+    value = params.get(name)
+    if value is None or value == "":
+        return default
+    if not isinstance(value, str) or not value.isdigit():
+        raise ParamError(f"Invalid integer: {value!r}", name)
+    return int(value)
+
+
+def _metadata(params: Mapping[str, Any], name: str = "metadata") -> dict[str, str]:
+    value = params.get(name, {})
+    if value == "":
+        return {}
+    if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+        raise ParamError("Invalid hash: metadata must be a hash of strings", name)
+    if len(value) > MAX_METADATA_KEYS:
+        raise ParamError(f"metadata can have at most {MAX_METADATA_KEYS} keys", name)
+    return dict(value)
+
+
+def _typed(world: World, object_id: str, object_type: str, param: str) -> str:
+    if not world.has(object_id) or world.object_type(object_id) != object_type:
+        raise ParamError(f"No such {object_type}: '{object_id}'", param)
+    return object_id
+
+
+def create_customer(world: World, params: Mapping[str, Any]) -> str:
+    """``POST /v1/customers``: ``email``, ``name``, ``description``, ``metadata``. Returns the customer id."""
+    event = world.create_customer(email=_str(params, "email"), name=_str(params, "name"),
+                                  description=_str(params, "description"), metadata=_metadata(params))
+    return world.event(event).object_id
+
+
+def _price_of(world: World, item: Mapping[str, Any], param: str) -> str:
+    price = item.get("price")
+    if isinstance(price, str) and price:
+        return _typed(world, price, "price", f"{param}[price]")
+    data = item.get("price_data")
+    if not isinstance(data, dict):
+        raise ParamError("You must specify either `price` or `price_data`.", param)
+    currency = _str(data, "currency", required=True)
+    amount = _int(data, "unit_amount")
+    if amount is None:
+        raise ParamError("Missing required param: unit_amount.", f"{param}[price_data][unit_amount]")
+    recurring = data.get("recurring")
+    interval = recurring.get("interval") if isinstance(recurring, dict) else None
+    if interval is not None and interval not in ("day", "week", "month", "year"):
+        raise ParamError(f"Invalid interval: {interval!r}", f"{param}[price_data][recurring][interval]")
+    return world.create_price(currency=(currency or "usd").lower(), amount=amount, interval=interval)
+
+
+def _first_item(params: Mapping[str, Any], name: str) -> Mapping[str, Any]:
+    items = params.get(name)
+    if not isinstance(items, list) or not items or not isinstance(items[0], dict):
+        raise ParamError(f"Missing required param: {name}.", name)
+    if len(items) > 1:
+        raise ParamError(f"hookproof simulates one {name} entry per object, not {len(items)}", name)
+    return items[0]
+
+
+def create_checkout_session(world: World, params: Mapping[str, Any]) -> str:
+    """``POST /v1/checkout/sessions``: ``mode``, ``line_items[0]`` (``price`` or
+    ``price_data``, ``quantity``), ``customer``, ``customer_email``, ``client_reference_id``,
+    ``metadata``, ``success_url``, ``cancel_url``, ``payment_method_types``. Returns the session id."""
+    mode = _str(params, "mode") or "payment"
+    if mode not in ("payment", "subscription"):
+        raise ParamError(f"hookproof simulates checkout modes payment and subscription, not {mode!r}", "mode")
+    item = _first_item(params, "line_items")
+    price = _price_of(world, item, "line_items[0]")
+    quantity = _int(item, "quantity", default=1) or 1
+    customer = _str(params, "customer")
+    if customer is not None:
+        _typed(world, customer, "customer", "customer")
+    methods = params.get("payment_method_types")
+    asynchronous = isinstance(methods, list) and methods == ["boleto"]
+    try:
+        return world.open_checkout(customer, price, asynchronous=asynchronous, quantity=quantity, mode=mode,
+                                   client_reference_id=_str(params, "client_reference_id"),
+                                   metadata=_metadata(params), customer_email=_str(params, "customer_email"),
+                                   success_url=_str(params, "success_url"), cancel_url=_str(params, "cancel_url"))
+    except WorldError as exc:
+        raise ParamError(str(exc), "line_items[0][price]") from None
+
+
+def create_subscription(world: World, params: Mapping[str, Any]) -> str:
+    """``POST /v1/subscriptions``: ``customer``, ``items[0][price]``, ``items[0][quantity]``,
+    ``trial_period_days``, ``metadata``. Returns the subscription id."""
+    customer = _typed(world, _str(params, "customer", required=True) or "", "customer", "customer")
+    item = _first_item(params, "items")
+    price = _price_of(world, item, "items[0]")
+    trial = (_int(params, "trial_period_days", default=0) or 0) > 0
+    try:
+        return world.subscribe(customer, price, trial=trial, quantity=_int(item, "quantity", default=1) or 1,
+                               metadata=_metadata(params))
+    except WorldError as exc:
+        raise ParamError(str(exc), "items[0][price]") from None
+
+
+def create_refund(world: World, params: Mapping[str, Any]) -> str:
+    """``POST /v1/refunds``: ``charge`` or ``payment_intent``, ``amount``, ``reason``,
+    ``metadata``. Returns the refund id."""
+    charge = _str(params, "charge")
+    intent = _str(params, "payment_intent")
+    if (charge is None) == (intent is None):
+        raise ParamError("Specify exactly one of charge or payment_intent.", "charge")
+    if intent is not None:
+        pi = world.get(_typed(world, intent, "payment_intent", "payment_intent"))
+        charge = pi.get("latest_charge")
+        if not charge:
+            raise ParamError(f"PaymentIntent {intent} has no successful charge to refund.", "payment_intent")
+    assert charge is not None
+    _typed(world, charge, "charge", "charge")
+    reason = _str(params, "reason")
+    if reason not in (None, "duplicate", "fraudulent", "requested_by_customer"):
+        raise ParamError(f"Invalid reason: {reason!r}", "reason")
+    try:
+        return world.refund(charge, _int(params, "amount"), metadata=_metadata(params), reason=reason)
+    except WorldError as exc:
+        raise ParamError(str(exc), "amount") from None
