@@ -47,6 +47,7 @@ from hookproof.simulator.errors import WorldError
 from hookproof.simulator.profiles.formats import derived_int, rfc3339_s
 from hookproof.simulator.profiles.stripe import StripeProfile
 from hookproof.simulator.profiles.stripe_versions import at_version
+from hookproof.simulator.server import clock
 from hookproof.simulator.world import RESOURCES, World
 from hookproof.simulator.world import stripe_shapes as shapes
 from hookproof.simulator.world.world import ACCOUNT_NAME
@@ -115,7 +116,9 @@ class Catalog:
     def render(self, object_id: str, object_type: str | None = None, *, stale: bool = False) -> dict[str, Any] | None:
         """The Stripe-shaped object or event `object_id` (of `object_type`, when given), or None.
 
-        With `stale`, an object is served at its previous version (events never change).
+        An object is served at the version the provider's clock has reached
+        (`simulator.server.clock`: the current one for a world never advanced); with
+        `stale`, at the version before that (events never change).
         """
         world = self.world_of(object_id)
         if world is None:
@@ -127,8 +130,8 @@ class Catalog:
                 return _STRIPE.event_object(world.event(object_id))  # at the version it was created at
             if object_type is not None and world.object_type(object_id) != object_type:
                 return None
-            version = max(1, world.version(object_id) - 1) if stale else None
-            return at_version(world.get(object_id, version), self.version_of(world))
+            served = clock.served_version(world, object_id)  # as of the deliveries made so far
+            return at_version(world.get(object_id, max(1, served - 1) if stale else served), self.version_of(world))
         except WorldError:
             return None
 

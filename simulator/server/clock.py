@@ -1,0 +1,111 @@
+"""The provider's clock: each object served as of the deliveries made so far.
+
+A real provider sends an event right after the change it announces, so when a receiver
+fetches an object while handling an event, the provider has that change, and later ones
+only as its own clock passes them. The world, though, is built whole before anything is
+delivered. This module keeps, per world, a *horizon*: the position in ``world.events``
+of the newest event delivered so far (the runner advances it as each delivery step is
+sent, `advance`). `served_version` then gives the version the provider API serves for an
+object: the one it had when the event at the horizon was emitted.
+
+The world records a version per change but not when each change happened; what it does
+record is the version every event carried. So the served version is the last version
+before the object's next event after the horizon (changes between two events of an
+object are taken to precede the later event, as in every world operation), the current
+version when no event of the object comes later, and the version before its first event
+(at least 1) when none of its events was sent yet.
+
+A world that was never advanced is served at its current versions (storms, explore and
+the server's own tests see no change). The horizon only moves forward: a redelivered
+older event does not turn the provider's clock back. Events themselves never change.
+Thread-safe: the runner advances from its thread, the server reads from its own.
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from bisect import bisect_right
+from dataclasses import dataclass, field
+from typing import Iterable
+
+from hookproof.simulator.events import Event
+from hookproof.simulator.world import World
+
+
+@dataclass
+class _Timeline:
+    """One world's horizon and, per object, its events' positions and versions."""
+
+    horizon: int = -1  # position in world.events of the newest delivered event (-1: none yet)
+    indexed: int = 0  # how many of world.events `positions`/`versions` cover
+    positions: dict[str, list[int]] = field(default_factory=dict)
+    versions: dict[str, list[int]] = field(default_factory=dict)
+    index_of: dict[str, int] = field(default_factory=dict)  # event id -> position
+
+    def catch_up(self, world: World) -> None:
+        """Index the events the world emitted since the last call."""
+        events = world.events
+        for pos in range(self.indexed, len(events)):
+            e = events[pos]
+            self.positions.setdefault(e.object_id, []).append(pos)
+            self.versions.setdefault(e.object_id, []).append(e.version)
+            self.index_of[e.id] = pos
+        self.indexed = len(events)
+
+
+_lock = threading.Lock()
+_timelines: "weakref.WeakKeyDictionary[World, _Timeline]" = weakref.WeakKeyDictionary()
+
+
+def advance(world: World, events: Iterable[Event]) -> int:
+    """Move `world`'s clock past `events` (the ones being delivered now); returns the horizon.
+
+    Events the world did not emit (fabricated ones: an unknown type, an oversized copy)
+    do not move it. Never moves it back.
+    """
+    with _lock:
+        timeline = _timelines.get(world)
+        if timeline is None:
+            timeline = _timelines[world] = _Timeline()
+        timeline.catch_up(world)
+        for e in events:
+            pos = timeline.index_of.get(e.id)
+            if pos is not None and pos > timeline.horizon:
+                timeline.horizon = pos
+        return timeline.horizon
+
+
+def horizon(world: World) -> int | None:
+    """The position in ``world.events`` of the newest delivered event; None when the clock was
+    never advanced (everything is served current), -1 before the first delivery."""
+    with _lock:
+        timeline = _timelines.get(world)
+        return None if timeline is None else timeline.horizon
+
+
+def served_version(world: World, object_id: str) -> int:
+    """The version of `object_id` the provider API serves now (see the module docstring).
+
+    Raises the world's `WorldError` for an unknown object.
+    """
+    current = world.version(object_id)
+    with _lock:
+        timeline = _timelines.get(world)
+        if timeline is None:
+            return current
+        timeline.catch_up(world)
+        positions = timeline.positions.get(object_id)
+        if not positions:
+            return current
+        later = bisect_right(positions, timeline.horizon)
+        if later == len(positions):
+            return current
+        versions = timeline.versions[object_id]
+        served = versions[later] - 1  # the version before the object's next event
+        if later > 0:
+            served = max(served, versions[later - 1])  # two events may carry one version
+        return max(1, min(current, served))
+
+
+__all__ = ["advance", "horizon", "served_version"]
