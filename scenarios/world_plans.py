@@ -5,8 +5,10 @@ stories (`catalog.effect_events`, `catalog.state_events`: one event of each effe
 type, one stateful object's whole life) run unchanged on any world that tells those
 stories (`effect_story`, `state_story`); they are listed in `STORY_SCENARIOS`. A few
 have their own version here (`OWN_PLANS`: several effects of one object, an event type
-the receiver does not handle, an oversized delivery). Every other scenario is
-`NotApplicable`, with the reason, never run over the wrong world.
+the receiver does not handle, an oversized delivery, and, for a provider that never
+retries on its own (GitHub), a timed-out or unanswered delivery followed by its manual
+redelivery, the same event again). Every other scenario is `NotApplicable`, with the
+reason, never run over the wrong world.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from hookproof.simulator.faults import FaultPlan, Mutation
 
 #: Scenarios whose builders use only the world's stories (catalog and chaos tiers).
 STORY_SCENARIOS: frozenset[str] = frozenset({
-    "duplicate-sequential", "duplicate-concurrent", "sender-timeout", "dropped-response", "reorder",
+    "duplicate-sequential", "duplicate-concurrent", "reorder",
     "stale-after-newer", "reserialized-retry", "transport-fields-change", "forged-signature",
     "missing-signature", "wrong-secret", "stale-timestamp", "future-timestamp", "secret-rotation",
     "test-mode-to-live", "foreign-account", "mass-redelivery", "mass-redelivery-window", "thin-event",
@@ -56,11 +58,33 @@ def _oversized(ctx: Any, w: Any) -> Any:
                     Phase(tuple(events[:2]))))
 
 
+def _redelivered(plan: FaultPlan) -> Callable[[Any, Any], Any]:
+    """`plan`'s first attempts, then, when the provider does not retry by itself, a manual
+    redelivery of the same events (GitHub: "Redeliver" keeps the X-GitHub-Delivery)."""
+    def build(ctx: Any, w: Any) -> Any:
+        from hookproof.scenarios.catalog import Phase, Plan, _need, effect_events
+
+        events = effect_events(ctx, w)
+        if (na := _need(events, "effectful")) is not None:
+            return na
+        chosen = tuple(events[:3])
+        if ctx.profile.retry_schedule_s:
+            return Plan(w, (Phase(chosen, plan),))
+        return Plan(w, (Phase(chosen, plan, max_attempts=1), Phase(chosen)))
+    return build
+
+
+def _timeout(ctx: Any, w: Any) -> Any:
+    return _redelivered(FaultPlan(sender_timeout_s=ctx.sender_timeout_s, timeouts=1))(ctx, w)
+
+
 #: Scenario id -> its builder over a story-telling world.
 OWN_PLANS: Mapping[str, Callable[[Any, Any], Any]] = {
     "distinct-events-same-object": _distinct,
     "unknown-event-type": _unknown,
     "oversized-payload": _oversized,
+    "sender-timeout": _timeout,
+    "dropped-response": _redelivered(FaultPlan(drop_responses=1)),
 }
 
 

@@ -12,7 +12,8 @@
 //   push                       ci:{full_name}@{after}                 (a CI run per head)
 //   pull_request.opened|synchronize  ci:{full_name}@{head.sha}
 //   installation.created       install:{installation.id}
-// State (`states`): every issue and pull request, as {full_name}#{number}: open, closed or merged,
+// State (`states`): every issue and pull request (kind `issue` or `pull_request`), as
+// {full_name}#{number}: open, closed or merged,
 // kept only when the payload's updated_at is newer than the stored one, so
 // out-of-order deliveries never move an object back.
 //
@@ -20,7 +21,8 @@
 //   WEBHOOK_SECRET  the App's webhook secret (required)
 //   PORT            port on 127.0.0.1 (default 3000); DATABASE  SQLite file (default github_app.db)
 //   POST /webhooks  the webhook; GET /healthz  readiness.
-// The broken twin without the claim is github_app_no_dedupe.js.
+// Broken twins: github_app_no_dedupe.js (no claim), github_app_blind_overwrite.js (no
+// updated_at guard: the last delivery wins, even an older one).
 
 import { createServer } from "node:http";
 import { Webhooks } from "@octokit/webhooks";
@@ -35,19 +37,20 @@ export function openDatabase(path) {
   db.exec(`
     CREATE TABLE IF NOT EXISTS deliveries (delivery_id TEXT PRIMARY KEY, event TEXT NOT NULL);
     CREATE TABLE IF NOT EXISTS effects (id INTEGER PRIMARY KEY, business_key TEXT NOT NULL, delivery_id TEXT NOT NULL);
-    CREATE TABLE IF NOT EXISTS states (object_id TEXT PRIMARY KEY, status TEXT NOT NULL, updated_at TEXT NOT NULL);
+    CREATE TABLE IF NOT EXISTS states (object_id TEXT PRIMARY KEY, kind TEXT NOT NULL, status TEXT NOT NULL,
+                                       updated_at TEXT NOT NULL);
   `);
   return db;
 }
 
-export function createApp({ secret, db, dedupe = true }) {
+export function createApp({ secret, db, dedupe = true, ordered = true }) {
   const webhooks = new Webhooks({ secret });
   const claim = db.prepare("INSERT INTO deliveries (delivery_id, event) VALUES (?, ?) ON CONFLICT DO NOTHING");
   const addEffect = db.prepare("INSERT INTO effects (business_key, delivery_id) VALUES (?, ?)");
   const setState = db.prepare(`
-    INSERT INTO states (object_id, status, updated_at) VALUES (?, ?, ?)
+    INSERT INTO states (object_id, kind, status, updated_at) VALUES (?, ?, ?, ?)
     ON CONFLICT (object_id) DO UPDATE SET status = excluded.status, updated_at = excluded.updated_at
-    WHERE excluded.updated_at > states.updated_at`);
+    ${ordered ? "WHERE excluded.updated_at > states.updated_at" : ""}`);
 
   // One transaction per delivery: the claim and every write of its handler commit together.
   const apply = db.transaction((id, name, writes) => {
@@ -61,8 +64,8 @@ export function createApp({ secret, db, dedupe = true }) {
   const repo = (payload) => payload.repository.full_name;
   const ref = (payload, number) => `${repo(payload)}#${number}`;
   const issueState = (payload) =>
-    ["state", ref(payload, payload.issue.number), payload.issue.state, payload.issue.updated_at];
-  const prState = (payload) => ["state", ref(payload, payload.number),
+    ["state", ref(payload, payload.issue.number), "issue", payload.issue.state, payload.issue.updated_at];
+  const prState = (payload) => ["state", ref(payload, payload.number), "pull_request",
     payload.pull_request.merged ? "merged" : payload.pull_request.state, payload.pull_request.updated_at];
 
   webhooks.on("issues.opened", ({ id, name, payload }) => apply(id, name, [

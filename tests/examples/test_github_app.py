@@ -1,0 +1,160 @@
+"""The Node GitHub App receivers (examples/receivers/node) against hookproof, over real HTTP.
+
+`github_app.js` is written from GitHub's docs and @octokit/webhooks (`verifyAndReceive`,
+dedupe by X-GitHub-Delivery in the effect's SQLite transaction); `github_app_no_dedupe.js`
+and `github_app_blind_overwrite.js` are its broken twins. `hookproof send --profile github` reaches the correct one and is
+accepted and handled; `certify` passes it on the whole catalog and fails the twin with
+`duplicated` for the App's own business keys, and the blind overwrite with `stale` (the
+GitHub detection matrix, `MATRIX`).
+Needs node and ``npm ci`` in examples/receivers/node (CI runs it): skipped locally
+without them, a failure under CI.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from hookproof.certify import certify
+from hookproof.config import Config, ObserverConfig, RunConfig, SettleConfig, StartConfig, TargetConfig
+from hookproof.send import SendOptions, send
+from hookproof.simulator.profiles import get_profile
+from hookproof.simulator.world import GITHUB_EVENT_TYPES, GitHubWorld, emit_events
+from tests.support import free_port, require_service
+
+NODE_DIR = Path(__file__).resolve().parents[2] / "examples" / "receivers" / "node"
+SECRET = "gh_webhook_secret_0123456789abcdef"
+SEED = 4242
+
+#: GitHub's detection matrix: receiver -> scenario id -> the checks with findings (full
+#: catalog, github profile, seed 4242). Scenarios not listed pass or do not apply. GitHub
+#: never retries on its own: after a timeout or a lost answer the delivery is redelivered
+#: by hand, with the same X-GitHub-Delivery.
+MATRIX: dict[str, dict[str, list[str]]] = {
+    "github_app": {},
+    "github_app_no_dedupe": {
+        "duplicate-sequential": ["duplicated"],
+        "duplicate-concurrent": ["duplicated"],
+        "sender-timeout": ["duplicated"],
+        "dropped-response": ["duplicated"],
+        "reserialized-retry": ["duplicated"],
+        "transport-fields-change": ["duplicated"],
+        "mass-redelivery": ["duplicated"],
+        "mass-redelivery-window": ["duplicated"],
+    },
+    "github_app_blind_overwrite": {
+        "reorder": ["stale"],
+        "stale-after-newer": ["stale"],
+    },
+}
+
+
+@pytest.fixture(scope="module")
+def node() -> str:
+    node = shutil.which("node")
+    if node is None:
+        require_service("node", "node is not installed")
+    for package in ("@octokit/webhooks", "better-sqlite3"):
+        if not (NODE_DIR / "node_modules" / package).is_dir():
+            require_service(package, "run `npm ci` in examples/receivers/node first")
+    return node  # type: ignore[return-value]
+
+
+def start(node: str, script: str, db: Path) -> tuple[subprocess.Popen[str], str]:
+    """Start `script` on a free port; returns the process and its webhook URL once it listens."""
+    port = free_port()
+    env = {**os.environ, "PORT": str(port), "DATABASE": str(db), "WEBHOOK_SECRET": SECRET}
+    proc = subprocess.Popen([node, script], cwd=NODE_DIR, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    assert proc.stdout is not None
+    line = proc.stdout.readline()  # the readiness line, printed once the socket listens
+    if "listening on" not in line:
+        proc.kill()
+        raise AssertionError(f"{script} did not start: {line!r} {proc.stderr.read() if proc.stderr else ''}")
+    return proc, f"http://127.0.0.1:{port}/webhooks"
+
+
+@pytest.fixture
+def app(node: str, tmp_path: Path) -> Iterator[tuple[str, Path]]:
+    db = tmp_path / "github_app.sqlite"
+    proc, url = start(node, "github_app.js", db)
+    try:
+        yield url, db
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def rows(db: Path, query: str) -> list[tuple[object, ...]]:
+    with sqlite3.connect(db) as conn:
+        return list(conn.execute(query))
+
+
+def test_send_issues_opened_is_accepted_and_handled(app: tuple[str, Path]) -> None:
+    url, db = app
+    done = subprocess.run(
+        [sys.executable, "-m", "hookproof", "send", "--profile", "github", "--event", "issues.opened", "--url", url,
+         "--secret", SECRET, "--seed", "5", "--copies", "2", "--json"],
+        capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    attempts = json.loads(done.stdout)
+    assert [(a["event_type"], a["status"], a["completion"]) for a in attempts] == [("issues.opened", 200, "ok")] * 2
+    event = emit_events(GitHubWorld(5), "issues.opened")[0]  # the same seed gives the same world
+    assert {a["event_id"] for a in attempts} == {event.id}
+    assert rows(db, "SELECT business_key, delivery_id FROM effects") == [(event.business_key, event.id)]
+    assert rows(db, "SELECT object_id, status FROM states") == [(event.object_id, "open")]
+
+
+def test_send_accepts_every_event_type(app: tuple[str, Path]) -> None:
+    url, db = app
+    profile = get_profile("github")
+    expected: list[str] = []
+    for i, event_type in enumerate(GITHUB_EVENT_TYPES):
+        attempts = send(SendOptions(profile=profile, url=url, event=event_type, seed=100 + i), [SECRET])
+        assert [(a.event_type, a.status) for a in attempts] == [(event_type, 200)]
+        expected += [k for k in [e.business_key for e in emit_events(GitHubWorld(100 + i), event_type)] if k]
+    assert sorted(k for (k,) in rows(db, "SELECT business_key FROM effects")) == sorted(expected)
+
+
+def test_a_forged_delivery_is_refused_and_has_no_effect(app: tuple[str, Path]) -> None:
+    url, db = app
+    attempts = send(SendOptions(profile=get_profile("github"), url=url, event="issues.opened", seed=3), ["not-the-secret"])
+    assert [(a.status, a.completion.value) for a in attempts] == [(400, "fail")]
+    assert rows(db, "SELECT COUNT(*) FROM effects") == [(0,)]
+
+
+def config(name: str, out: Path) -> Config:
+    port = free_port()
+    db = out / f"{name}.sqlite"
+    return Config(
+        target=TargetConfig(
+            url=f"http://127.0.0.1:{port}/webhooks", profile="github", secret=SECRET,
+            start=StartConfig(command=f"node {name}.js", health_url=f"http://127.0.0.1:{port}/healthz",
+                              startup_timeout_s=30, cwd=str(NODE_DIR),
+                              env={"PORT": str(port), "DATABASE": str(db), "WEBHOOK_SECRET": SECRET})),
+        observer=ObserverConfig(kind="sql", url=f"sqlite:///{db}", effects="SELECT business_key FROM effects",
+                                states={kind: f"SELECT object_id, status FROM states WHERE kind = '{kind}'"
+                                        for kind in ("issue", "pull_request")}),
+        run=RunConfig(seed=SEED), settle=SettleConfig(window_s=0.15))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(MATRIX))
+def test_github_receiver_fails_exactly_what_its_fault_predicts(node: str, tmp_path: Path, name: str) -> None:
+    report = certify(config(name, tmp_path), out_dir=tmp_path / "report").report
+    assert not report.partial
+    assert not [s.id for s in report.scenarios if s.verdict == "error"], [s.reason for s in report.scenarios]
+    failed = {s.id: sorted({f.check_id for f in s.findings}) for s in report.scenarios
+              if s.verdict not in ("pass", "not_applicable")}
+    assert failed == MATRIX[name]
+    ran = {s.id for s in report.scenarios if s.verdict != "not_applicable"}
+    assert {"duplicate-sequential", "reorder", "stale-after-newer", "distinct-events-same-object",
+            "unknown-event-type", "oversized-payload", "forged-signature"} <= ran

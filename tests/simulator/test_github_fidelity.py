@@ -1,0 +1,148 @@
+"""GitHub fidelity: every payload the github profile sends, against GitHub's own schemas.
+
+The oracle is npm ``@octokit/webhooks-schemas`` (the JSON Schemas Octokit publishes for
+every webhook event and action), installed with ``npm ci`` in examples/receivers/node
+(pinned by its package-lock.json; CI runs it). Every event type of the repository world
+is rendered over whole lifecycles and every story the catalog tells, and each body is
+validated against the schema of its ``<event>$<action>`` definition with ``jsonschema``.
+The delivery headers are checked against GitHub's documented set.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any, Iterator
+
+import jsonschema
+import pytest
+
+from hookproof.simulator.events import Event
+from hookproof.simulator.profiles import get_profile
+from hookproof.simulator.world import GITHUB_EVENT_TYPES, GitHubWorld, emit_events, new_world
+from tests.support import require_service
+
+NODE_DIR = Path(__file__).resolve().parents[2] / "examples" / "receivers" / "node"
+SCHEMA_FILE = NODE_DIR / "node_modules" / "@octokit" / "webhooks-schemas" / "schema.json"
+PROFILE = get_profile("github")
+
+
+@pytest.fixture(scope="module")
+def definitions() -> dict[str, Any]:
+    if not SCHEMA_FILE.is_file():
+        require_service("@octokit/webhooks-schemas", f"run `npm ci` in {NODE_DIR.name}'s folder first")
+    return json.loads(SCHEMA_FILE.read_text())["definitions"]  # type: ignore[no-any-return]
+
+
+def rendered_events() -> Iterator[Event]:
+    """Every event of three seeds' lifecycles, the catalog's stories and each type's script."""
+    for seed in (1, 2, 3):
+        world = GitHubWorld(seed)
+        world.lifecycle()
+        world.effect_story()
+        world.state_story()
+        world.distinct_story()
+        world.quiet_event()
+        yield from world.events
+    for event_type in GITHUB_EVENT_TYPES:
+        yield from emit_events(new_world("github", 7), event_type, 2)
+
+
+def schema_name(event_type: str) -> str:
+    """The schema definition of an Octokit event type: ``issues.opened`` -> ``issues$opened``."""
+    name, _, action = event_type.partition(".")
+    return f"{name}${action or 'event'}"
+
+
+def test_every_event_type_is_rendered() -> None:
+    assert {e.type for e in rendered_events()} == set(GITHUB_EVENT_TYPES)
+
+
+def test_every_payload_validates_against_octokit_webhooks_schemas(definitions: dict[str, Any]) -> None:
+    checked = 0
+    for event in rendered_events():
+        schema = {"$ref": f"#/definitions/{schema_name(event.type)}", "definitions": definitions}
+        validator = jsonschema.Draft7Validator(schema, format_checker=jsonschema.Draft7Validator.FORMAT_CHECKER)
+        body = json.loads(PROFILE.envelope(event).body)
+        errors = [f"{e.json_path}: {e.message[:200]}" for e in validator.iter_errors(body)]
+        assert errors == [], f"{event.type} does not match {schema_name(event.type)}"
+        checked += 1
+    assert checked > 100
+
+
+def test_the_unknown_type_is_a_real_github_event(definitions: dict[str, Any]) -> None:
+    """The unknown-event-type scenario sends ``star.created``: GitHub's own shape, not a made-up one."""
+    event = GitHubWorld(5).unknown_event()
+    schema = {"$ref": "#/definitions/star$created", "definitions": definitions}
+    jsonschema.validate(json.loads(PROFILE.envelope(event).body), schema)
+
+
+def test_delivery_headers_are_githubs() -> None:
+    world = GitHubWorld(9)
+    for event in world.lifecycle():
+        envelope = PROFILE.envelope(event)
+        headers = envelope.headers
+        name = event.type.partition(".")[0]
+        assert set(headers) == {"Content-Type", "User-Agent", "X-GitHub-Event", "X-GitHub-Delivery", "X-GitHub-Hook-ID",
+                                "X-GitHub-Hook-Installation-Target-Type", "X-GitHub-Hook-Installation-Target-ID"}
+        assert headers["X-GitHub-Event"] == name
+        assert headers["X-GitHub-Delivery"] == envelope.event_id == event.id
+        assert re.fullmatch(r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}", event.id)
+        assert headers["X-GitHub-Hook-ID"] == str(world.hook_id)
+        assert headers["X-GitHub-Hook-Installation-Target-Type"] == "integration"
+        assert headers["X-GitHub-Hook-Installation-Target-ID"] == str(world.app_id)
+        assert re.fullmatch(r"GitHub-Hookshot/[0-9a-f]{7}", headers["User-Agent"])
+        signed = PROFILE.request(envelope, ["s3cret"], 0).headers
+        assert signed["X-Hub-Signature-256"].startswith("sha256=") and signed["X-Hub-Signature"].startswith("sha1=")
+    assert len({e.id for e in world.events}) == len(world.events)
+
+
+def test_business_keys_and_states() -> None:
+    world = GitHubWorld(4)
+    events = world.lifecycle()
+    full = world.repository()["full_name"]
+    keys = [(e.type, e.business_key) for e in events if e.business_key]
+    issue_no = 1
+    assert keys[0] == ("issues.opened", f"comment:{full}#{issue_no}")
+    kinds = {e.type: (e.business_key or "").split(":")[0] for e in events}
+    assert kinds == {
+        "ping": "", "issues.opened": "comment", "issues.labeled": "", "issue_comment.created": "reply",
+        "issues.edited": "", "issues.closed": "", "issues.reopened": "", "push": "ci", "pull_request.opened": "ci",
+        "pull_request.synchronize": "ci", "pull_request.closed": "", "installation.created": "install",
+        "installation.deleted": "",
+    }
+    issue = [e for e in events if e.object_id == f"{full}#{issue_no}"]
+    assert [(e.type, e.status, e.version) for e in issue] == [
+        ("issues.opened", "open", 1), ("issues.labeled", "open", 2), ("issue_comment.created", "open", 3),
+        ("issues.edited", "open", 4), ("issues.closed", "closed", 5), ("issues.reopened", "open", 6)]
+    assert all(e.stateful for e in issue)
+    stamps = [e.extra["payload"]["issue"]["updated_at"] for e in issue]
+    assert stamps == sorted(stamps) and len(set(stamps)) == len(stamps)  # updated_at orders the versions
+    closed = [e for e in events if e.type == "pull_request.closed"]
+    assert [(e.status, e.extra["payload"]["pull_request"]["merged"]) for e in closed] == [("merged", True),
+                                                                                        ("closed", False)]
+    # Every business key names one of the world's objects after its first colon.
+    assert all(e.business_key.split(":")[1] in set(world.objects()) for e in events if e.business_key)
+
+
+def test_the_world_is_deterministic_from_its_seed() -> None:
+    def bodies(seed: int) -> list[bytes]:
+        return [PROFILE.envelope(e).body for e in GitHubWorld(seed, start_us=1_700_000_000_000_000).lifecycle()]
+
+    assert bodies(8) == bodies(8)
+    assert bodies(8) != bodies(9)
+
+
+def test_illegal_transitions_are_refused() -> None:
+    from hookproof.simulator.errors import WorldError
+
+    world = GitHubWorld(2)
+    pr = world.open_pull_request()
+    world.close_pull_request(pr, merged=True)
+    with pytest.raises(WorldError, match="merged -> closed is not an allowed transition"):
+        world.close_pull_request(pr, merged=False)
+    with pytest.raises(WorldError, match="is not open"):
+        world.synchronize(pr)
+    with pytest.raises(WorldError, match="GitHub sends no event 'payment_intent.succeeded'"):
+        emit_events(world, "payment_intent.succeeded")
