@@ -13,7 +13,6 @@ import random
 import shlex
 import socket
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
@@ -23,7 +22,7 @@ from hookproof.config import Config
 from hookproof.errors import ConfigError, UsageError
 from hookproof.reports.model import RunReport
 from hookproof.scenarios.observations import Observation
-from hookproof.scenarios.runner import Progress, Runner, observation_from_json
+from hookproof.scenarios.runner import Progress, Runner
 from hookproof.simulator.delivery import History, Target
 
 
@@ -55,35 +54,17 @@ def import_object(spec: str, field: str, base_dir: Path | None = None) -> Any:
 
 
 def make_observer(config: Config, server_state: Any) -> Callable[[], Observation]:
-    """The configured observer as a function returning one Observation."""
-    from hookproof.scenarios import observers
+    """The configured observer as a function returning one Observation: the one factory
+    certify and the storm share (`scenarios.observer_factory`). Raises ConfigError."""
+    from hookproof.scenarios.errors import ObserverError
+    from hookproof.scenarios.observer_factory import ObserverSpec, build_observer
 
-    obs = config.observer
     try:
-        if obs.kind == "sql":
-            return observers.SqlObserver(obs.url, obs.effects, obs.state).observe  # type: ignore[arg-type]
-        if obs.kind == "http":
-            return observers.HttpObserver(obs.url, timeout_s=obs.timeout_s).observe  # type: ignore[arg-type]
-        if obs.kind == "sink":
-            sink = observers.SinkObserver(server_state.sink)
-            if obs.url and obs.state:
-                # effects from the sink, states from the receiver's own tables
-                states = observers.SqlObserver(obs.url, "SELECT NULL AS business_key WHERE 1 = 0", obs.state)
-                return lambda: _merge(sink.observe(), states.observe())
-            return sink.observe
-        fn = import_object(obs.callable or "", "observer.callable", config.base_dir)
-        return lambda: _coerce(fn())
-    except observers.ObserverError as exc:
-        raise ConfigError(str(exc), field="observer") from None
-
-
-def _merge(effects: Observation, states: Observation) -> Observation:
-    """The effects of one observation with the states of another."""
-    return Observation(max(effects.at, states.at), effects.effects, states.states)
-
-
-def _coerce(value: Any) -> Observation:
-    return value if isinstance(value, Observation) else observation_from_json(value, time.time())
+        spec = ObserverSpec.from_mapping(config.observer.model_dump(), base_dir=config.base_dir)
+        return build_observer(spec, sink=server_state.sink if server_state is not None else None)
+    except ObserverError as exc:
+        field = "observer.callable" if config.observer.kind == "python" else "observer"
+        raise ConfigError(str(exc), field=field) from None
 
 
 @contextlib.contextmanager

@@ -262,8 +262,22 @@ class ObserverConfig(_Model):
     url: str | None = None
     effects: str | None = None
     state: str | None = None
+    states: dict[str, str] = Field(default_factory=dict)
+    counter: str | None = None
     callable: str | None = None
     timeout_s: float = Field(default=5.0, gt=0, le=120)
+
+    @field_validator("states")
+    @classmethod
+    def _states(cls, v: dict[str, str]) -> dict[str, str]:
+        """One query per object kind, named as the world names them (``invoice``,
+        ``payment_intent``, ``checkout.session``); ``subscription`` is `state`'s."""
+        for kind, query in v.items():
+            if not re.match(r"^[a-z][a-z_.]*$", kind):
+                raise ValueError(f"{kind!r} is not an object kind (e.g. invoice, payment_intent, checkout.session)")
+            if not query.strip():
+                raise ValueError(f"the {kind} state query is empty")
+        return v
 
     @model_validator(mode="after")
     def _fields(self) -> "ObserverConfig":
@@ -275,8 +289,13 @@ class ObserverConfig(_Model):
             _check_sql_url(self.url)
             if not self.effects:
                 raise ValueError("the sql observer needs 'effects' (a query returning a business_key column)")
-        if self.kind == "sink" and self.state and not self.url:
-            raise ValueError("the sink observer reads states with 'state' from the SQL database at 'url'; give 'url'")
+        if self.kind == "sink" and (self.state or self.states or self.counter) and not self.url:
+            raise ValueError("the sink observer reads states and counters from the SQL database at 'url'; give 'url'")
+        if self.kind in ("http", "python") and (self.state or self.states or self.counter):
+            raise ValueError(f"state, states and counter are SQL queries: the {self.kind} observer returns its "
+                             "states itself")
+        if self.state and "subscription" in self.states:
+            raise ValueError("states: 'subscription' is already read by 'state'; give one of them")
         if self.kind == "http":
             if not self.url:
                 raise ValueError("the http observer needs 'url' (an absolute http(s) URL)")

@@ -13,7 +13,6 @@ No Locust import: it runs inside the Locust master, and in tests without one.
 
 from __future__ import annotations
 
-import importlib
 import json
 import math
 import time
@@ -22,8 +21,9 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from hookproof.reports.model import CheckView, RunReport, ScenarioReport
-from hookproof.scenarios.checks import Verdict, compose, run_checks
-from hookproof.scenarios.observations import Observation, expectations_from
+from hookproof.scenarios.checks import Verdict, compose, run_checks, unknown_reason
+from hookproof.scenarios.findings import run_verdict
+from hookproof.scenarios.observations import Expectations, Observation, expectations_from
 from hookproof.scenarios.runner import REPORT_META_KEY, VERSION, attempt_view, check_view, checklist, effect_points
 from hookproof.simulator.delivery.history import Attempt, History, Outcome
 from hookproof.simulator.events import Event
@@ -36,6 +36,8 @@ STORM_CHECKS: tuple[str, ...] = (
     "duplicated", "lost", "unexpected", "valid_not_rejected", "no_server_error", "duplicate_acked",
     "counter", "stale", "regressed", "ack_latency",
 )
+#: The checks over object states, run when the storm sent an object the observer reads.
+STATE_CHECKS: tuple[str, ...] = ("stale", "regressed")
 #: Checklist items a storm evidences.
 STORM_CHECKLIST: tuple[str, ...] = ("duplicates-tested", "unique-under-concurrency", "reordering-tested")
 #: Attempts kept in the report (those of finding keys first); the full history is in history.sqlite.
@@ -50,29 +52,29 @@ DESCRIPTION = ("The provider sends at a production rate, with a share of duplica
 
 
 def make_observer(observer: Mapping[str, Any], sink_url: str | None) -> Callable[[], Observation]:
-    """The observer described by a `hookproof.toml` observer table, as a function.
+    """The observer described by a `hookproof.toml` observer table, as a function: the
+    factory certify uses too (`scenarios.observer_factory`; the table's ``base_dir`` is
+    the config file's folder, where a python observer's module may live).
 
     Raises ValueError for an unknown kind or missing field, ObserverError (from
     `scenarios.observers`) for one that cannot be built.
     """
-    from hookproof.scenarios import observers
+    from hookproof.scenarios.observer_factory import ObserverSpec, build_observer
 
-    kind = observer.get("kind")
-    if kind == "sql":
-        return observers.SqlObserver(str(observer["url"]), str(observer["effects"]), observer.get("state")).observe
-    if kind == "http":
-        return observers.HttpObserver(str(observer["url"]), timeout_s=float(observer.get("timeout_s", 5.0))).observe
-    if kind == "sink":
-        if not sink_url:
-            raise ValueError("the sink observer needs the effect sink's URL")
-        return observers.SinkObserver(sink_url).observe
-    if kind == "python":
-        module_name, _, attr = str(observer.get("callable") or "").partition(":")
-        fn: Any = importlib.import_module(module_name)
-        for part in attr.split("."):
-            fn = getattr(fn, part)
-        return observers.PythonObserver(fn).observe
-    raise ValueError(f"unknown observer kind {kind!r}")
+    return build_observer(ObserverSpec.from_mapping(observer), sink=sink_url)
+
+
+def storm_checks(expectations: Expectations, observations: Sequence[Observation]) -> tuple[str, ...]:
+    """`STORM_CHECKS`, without the state checks (`STATE_CHECKS`) when the storm sent no
+    object whose state the observer reads: as a catalog scenario without such events
+    does not apply, rather than passing over zero objects."""
+    kinds: frozenset[str] | None = None
+    for obs in observations:
+        if obs.state_kinds is not None:
+            kinds = obs.state_kinds if kinds is None else kinds | obs.state_kinds
+    if expectations.truth_of_kinds(kinds):
+        return STORM_CHECKS
+    return tuple(c for c in STORM_CHECKS if c not in STATE_CHECKS)
 
 
 def only_storm(obs: Observation, object_ids: set[str]) -> Observation:
@@ -81,8 +83,11 @@ def only_storm(obs: Observation, object_ids: set[str]) -> Observation:
         parts = key.split(":")
         return parts[1] if len(parts) > 1 else key
 
-    return Observation(obs.at, tuple(e for e in obs.effects if key_object(e.business_key) in object_ids),
-                       tuple(s for s in obs.states if s.object_id in object_ids))
+    counters = obs.counters
+    return replace(obs, effects=tuple(e for e in obs.effects if key_object(e.business_key) in object_ids),
+                   states=tuple(s for s in obs.states if s.object_id in object_ids),
+                   counters=counters if counters is None else {k: v for k, v in counters.items()
+                                                               if key_object(k) in object_ids})
 
 
 def throughput(attempts: Sequence[Attempt], started_at: float, duration_s: float,
@@ -125,7 +130,7 @@ def storm_scenario(spec: StormSpec, events: Sequence[Event], attempts: Sequence[
     """The ``storm`` scenario report: checks over the history and the observations (pure)."""
     expectations = expectations_from(events, attempts, sender_timeout_s=spec.sender_timeout_s,
                                      max_attempts_per_event=None, money_prefixes=MONEY_PREFIXES)
-    results = run_checks(STORM_CHECKS, attempts, expectations, observations)
+    results = run_checks(storm_checks(expectations, observations), attempts, expectations, observations)
     verdict = {Verdict.VALID: "pass", Verdict.INVALID: "fail", Verdict.UNKNOWN: "unknown"}[compose(results)]
     views: list[CheckView] = []
     sent = len(attempts)
@@ -146,6 +151,8 @@ def storm_scenario(spec: StormSpec, events: Sequence[Event], attempts: Sequence[
         kept = list(attempts[:min(len(attempts), 200)])
     if not settled and reason is None:
         reason = "the receiver's effects did not settle before the deadline"
+    if verdict == "unknown":
+        reason = "; ".join(r for r in (reason, unknown_reason(results)) if r)
     return ScenarioReport(
         "storm", TITLE, DESCRIPTION, verdict, STORM_CHECKLIST, checks=tuple(views),
         attempts=tuple(attempt_view(a) for a in kept),
@@ -176,8 +183,7 @@ def _check_and_report(spec: StormSpec, events: Sequence[Event], indexed: list[At
         scenario = storm_scenario(spec, events, indexed, result.observations, settled=result.settled,
                                   started_at=started_at, duration_s=duration_s, reason=partial_reason)
     partial = partial_reason is not None
-    verdicts = {scenario.verdict}
-    verdict = ("fail" if verdicts & {"fail", "error"} else "unknown" if "unknown" in verdicts or partial else "pass")
+    verdict = run_verdict([scenario.verdict], partial=partial)
     return RunReport(
         tool_version=VERSION, target=spec.target_url, profile=spec.profile,
         environment="live" if spec.live else "test", seed=spec.seed, started_at=started_at,
@@ -241,11 +247,13 @@ def finish_storm(
 __all__ = [
     "MAX_REPORT_ATTEMPTS",
     "STORM_CHECKLIST",
+    "STATE_CHECKS",
     "STORM_CHECKS",
     "StormOutcome",
     "finish_storm",
     "make_observer",
     "only_storm",
+    "storm_checks",
     "storm_scenario",
     "throughput",
 ]

@@ -121,20 +121,35 @@ class SqlObserver:
         url: a SQLAlchemy URL (``sqlite:///path.db``, ``postgresql+psycopg://…``).
         effects_query: returns a ``business_key`` column, one row per applied effect;
             optional ``amount`` (integer minor units) and ``idempotency_key`` columns.
-        state_query: returns ``object_id, status`` and optionally ``version``; None: no states.
+            None: no effects read here (the effect sink reads them).
+        state_query: returns ``object_id, status`` and optionally ``version`` of the
+            subscriptions; None: none.
         timeout_s: bound on connecting and on each query (seconds).
+        state_queries: object kind (the world's object type: ``invoice``,
+            ``payment_intent``, ``checkout.session``…) → a query returning ``object_id,
+            status[, version]`` for that kind; one query per kind.
+        counter_query: returns ``key, amount`` (integer minor units; several rows of
+            one key are summed), e.g. ``SELECT key, amount FROM balances``; None: none.
 
+    Every configured state query declares its kind (`Observation.state_kinds`): an
+    object of that kind missing from the rows is missing, not unobserved.
     Raises ObserverError for a bad URL, a missing driver, a database it cannot reach,
     a failing query, or a query without the required columns.
     """
 
     kind = "sql"
 
-    def __init__(self, url: str, effects_query: str, state_query: str | None = None, *, timeout_s: float = 10.0) -> None:
+    def __init__(self, url: str, effects_query: str | None, state_query: str | None = None, *,
+                 timeout_s: float = 10.0, state_queries: Mapping[str, str] | None = None,
+                 counter_query: str | None = None) -> None:
         if timeout_s <= 0:
             raise ValueError(f"timeout_s must be > 0, not {timeout_s}")
         self.effects_query = effects_query
         self.state_query = state_query
+        self.state_queries: dict[str, str] = dict(state_queries or {})
+        if state_query is not None:
+            self.state_queries.setdefault("subscription", state_query)
+        self.counter_query = counter_query
         self.timeout_s = timeout_s
         try:
             self._url = make_url(url)
@@ -197,9 +212,12 @@ class SqlObserver:
                 if engine.dialect.name == "postgresql":
                     conn.exec_driver_sql("SET TRANSACTION READ ONLY")
                     conn.exec_driver_sql(f"SET LOCAL statement_timeout = {int(self.timeout_s * 1000)}")
-                effect_rows = self._rows(conn, "effects", self.effects_query, ("business_key",))
-                state_rows = (self._rows(conn, "state", self.state_query, ("object_id", "status"))
-                              if self.state_query is not None else [])
+                effect_rows = (self._rows(conn, "effects", self.effects_query, ("business_key",))
+                               if self.effects_query is not None else [])
+                state_rows = [row for kind, query in self.state_queries.items()
+                              for row in self._rows(conn, _state_name(kind), query, ("object_id", "status"))]
+                counter_rows = (self._rows(conn, "counter", self.counter_query, ("key", "amount"))
+                                if self.counter_query is not None else None)
             finally:
                 try:
                     conn.rollback()
@@ -215,10 +233,17 @@ class SqlObserver:
             states = tuple(
                 ObjectState(str(r["object_id"]), str(r["status"]), _int_or_none(r.get("version"))) for r in state_rows
             )
+            counters: dict[str, int] | None = None
+            if counter_rows is not None:
+                counters = {}
+                for r in counter_rows:
+                    key = str(r["key"])
+                    counters[key] = counters.get(key, 0) + (_int_or_none(r["amount"]) or 0)
         except (TypeError, ValueError) as exc:
             raise ObserverError(f"sql observer: a column holds a value of the wrong type: {exc}",
                                 observer=self.kind, target=self.target) from exc
-        return Observation(at, effects, states)
+        kinds = frozenset(self.state_queries) if self.state_queries else None
+        return Observation(at, effects, states, kinds, counters)
 
     def _rows(self, conn: sqlalchemy.Connection, name: str, query: str, required: tuple[str, ...]) -> list[Mapping[str, Any]]:
         try:
@@ -239,6 +264,11 @@ class SqlObserver:
                 observer=self.kind, target=self.target, query=name,
             )
         return rows
+
+
+def _state_name(kind: str) -> str:
+    """How a state query is named in messages: ``state`` for subscriptions, else ``states.<kind>``."""
+    return "state" if kind == "subscription" else f"states.{kind}"
 
 
 def _reason(exc: BaseException) -> str:

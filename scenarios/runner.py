@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, Iterable, Sequence
 
 from hookproof.reports.model import (
@@ -270,10 +270,12 @@ def _lookup(scenario_id: str) -> Scenario:
 
 
 def _only(obs: Observation, ids: set[str]) -> Observation:
-    """The part of an observation about one world's objects (keys name an object id)."""
+    """The part of an observation about one world's objects (keys name an object id);
+    what the observer declares (state kinds) stays."""
     effects = tuple(e for e in obs.effects if _key_object(e.business_key) in ids)
     states = tuple(s for s in obs.states if s.object_id in ids)
-    return Observation(obs.at, effects, states)
+    counters = None if obs.counters is None else {k: v for k, v in obs.counters.items() if _key_object(k) in ids}
+    return replace(obs, effects=effects, states=states, counters=counters)
 
 
 def _key_object(key: str) -> str:

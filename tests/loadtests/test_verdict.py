@@ -47,7 +47,8 @@ def test_a_clean_storm_passes_every_check(tmp_path: Path) -> None:
     report = storm_scenario(_spec(tmp_path), events, _attempts(events), [obs], settled=True, started_at=1000.0,
                             duration_s=2.0)
     assert report.id == "storm" and report.verdict == "pass"
-    assert [c.check_id for c in report.checks] == list(STORM_CHECKS)
+    # no subscription was sent: the state checks have nothing to compare and are left out
+    assert [c.check_id for c in report.checks] == [c for c in STORM_CHECKS if c not in ("stale", "regressed")]
     assert all(c.verdict == "valid" for c in report.checks)
     latency = next(c for c in report.checks if c.check_id == "ack_latency")
     assert latency.stats["sent"] == 20 and latency.stats["events"] == 10 and latency.stats["sent_per_s"] == 10.0
@@ -137,3 +138,14 @@ def test_secrets_come_from_the_environment_only() -> None:
         with pytest.raises(SpecError) as info:
             secrets_from_env(bad)
         assert "whsec" not in str(info.value)
+
+
+def test_a_storm_with_subscriptions_checks_their_states(tmp_path: Path) -> None:
+    sub = Event(id="evt_s1", type="customer.subscription.updated", created=1, created_us=1, object_type="subscription",
+                object_id="sub_1", version=2, object={}, status="past_due")
+    events = [_event(0), sub]
+    obs = Observation(2000.0, (Effect("renewal:in_0"),), (ObjectState("sub_1", "active", 1),))
+    report = storm_scenario(_spec(tmp_path), events, _attempts(events), [obs], settled=True, started_at=1000.0,
+                            duration_s=2.0)
+    assert [c.check_id for c in report.checks] == list(STORM_CHECKS)
+    assert report.verdict == "fail" and {f.check_id for f in report.findings} == {"stale"}

@@ -368,3 +368,70 @@ def test_settle_over_http_stable_and_moving(receiver: tuple[_Receiver, ServerHan
 def test_settle_rejects_bad_arguments() -> None:
     with pytest.raises(ValueError):
         settle(lambda: Observation(0.0), window_s=0.1, deadline_s=1.0, interval_s=0)
+
+
+# ---- one observer factory (certify and the storm) ----------------------------------------------
+
+def _with_kinds(path: Path) -> None:
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE invoices (object_id TEXT PRIMARY KEY, status TEXT NOT NULL)")
+        conn.execute("INSERT INTO invoices VALUES ('in_1', 'paid')")
+        conn.execute("CREATE TABLE balances (key TEXT, amount INTEGER)")
+        conn.execute("INSERT INTO balances VALUES ('cus_1', 900), ('cus_1', 100), ('cus_2', 0)")
+
+
+def test_sql_observer_reads_several_state_queries_and_a_counter(sqlite_file: Path) -> None:
+    _with_kinds(sqlite_file)
+    with SqlObserver(f"sqlite:///{sqlite_file}", EFFECTS_SQL, STATE_SQL,
+                     state_queries={"invoice": "SELECT object_id, status FROM invoices"},
+                     counter_query="SELECT key, amount FROM balances") as observer:
+        got = observer.observe()
+    assert set(got.states) == EXPECTED_STATES | {ObjectState("in_1", "paid")}
+    assert got.state_kinds == {"subscription", "invoice"}
+    assert got.counters == {"cus_1": 1000, "cus_2": 0}
+
+
+def test_a_counter_query_without_its_columns_is_named(sqlite_file: Path) -> None:
+    with pytest.raises(ObserverError, match=r"the counter query must return column\(s\) key, amount; missing key"):
+        SqlObserver(f"sqlite:///{sqlite_file}", EFFECTS_SQL, counter_query="SELECT 1 AS amount").observe()
+
+
+def test_certify_and_the_storm_build_one_observer_from_one_table(sqlite_file: Path) -> None:
+    """The storm used to drop a sink observer's SQL states; both now read them."""
+    from hookproof.certify import make_observer as certify_observer
+    from hookproof.config import parse_config
+    from hookproof.loadtests.verdict import make_observer as storm_observer
+
+    _with_kinds(sqlite_file)
+    text = ('[target]\nurl = "http://127.0.0.1:9/webhooks"\nsecret = "whsec_x"\n'
+            f'[observer]\nkind = "sink"\nurl = "sqlite:///{sqlite_file}"\nstate = "{STATE_SQL}"\n'
+            '[observer.states]\ninvoice = "SELECT object_id, status FROM invoices"\n')
+    config = parse_config(text, str(sqlite_file.parent / "hookproof.toml"))
+    state = ServerState()
+    state.sink.apply("renewal:in_1", amount=900, idempotency_key="k1")
+    with run_server(state) as handle:
+        by_certify = certify_observer(config, state)()
+        by_storm = storm_observer({**config.observer.model_dump(), "base_dir": str(config.base_dir)},
+                                  handle.sink_url)()
+    for got in (by_certify, by_storm):
+        assert got.effects == (Effect("renewal:in_1", 900, "k1"),)
+        assert set(got.states) == EXPECTED_STATES | {ObjectState("in_1", "paid")}
+        assert got.state_kinds == {"subscription", "invoice"}
+
+
+def test_the_storm_s_python_observer_imports_from_the_config_folder(tmp_path: Path) -> None:
+    from hookproof.loadtests.verdict import make_observer as storm_observer
+
+    (tmp_path / "team_observer_mod.py").write_text(
+        "def observe():\n    return {'effects': ['renewal:in_9'], 'states': []}\n", encoding="utf-8")
+    observe = storm_observer({"kind": "python", "callable": "team_observer_mod:observe", "base_dir": str(tmp_path)},
+                             None)
+    assert observe().effects == (Effect("renewal:in_9"),)
+
+
+def test_an_unimportable_python_observer_is_one_error() -> None:
+    from hookproof.scenarios.observer_factory import ObserverSpec, build_observer
+
+    with pytest.raises(ObserverError, match=r"^python observer: cannot import 'no_such_mod_h4:fn': "
+                                            r"ModuleNotFoundError: No module named 'no_such_mod_h4'$"):
+        build_observer(ObserverSpec.from_mapping({"kind": "python", "callable": "no_such_mod_h4:fn"}))
