@@ -474,6 +474,9 @@ def _create_app(state: ServerState) -> FastAPI:
                           responses=_STRIPE_ERRORS, operation_id=f"retrieve_{op}", tags=["stripe"],
                           summary=f"Retrieve a {object_type}")
 
+    from hookproof.simulator.server.github import github_router  # GitHub's REST API over the repository world
+
+    app.include_router(github_router(state))
     _sink_routes(app, state)
     _admin_routes(app, state)
     return app

@@ -84,7 +84,8 @@ class Catalog:
     """
 
     def __init__(self, worlds: Sequence[World], api_version: str | None = None) -> None:
-        self._worlds = list(reversed(worlds))
+        # Only billing worlds: another provider's world (GitHub's) is served by its own routes.
+        self._worlds = [w for w in reversed(worlds) if isinstance(w, World)]
         self.api_version = api_version
 
     def version_of(self, world: World | None) -> str:
