@@ -62,6 +62,8 @@ class Context:
         chaos: the chaos settings (`scenarios.chaos.ChaosSettings`) when hookproof
             controls the receiver (a process or a container); None: chaos scenarios
             do not apply.
+        redelivery_window: events in the window `mass-redelivery-window` delivers and
+            then replays (default 200: more than a bounded in-memory dedupe of 100 ids).
     """
 
     profile: Profile
@@ -73,6 +75,7 @@ class Context:
     fetches_state: bool = True
     sender_timeout_s: float = 0.001
     chaos: Any = None
+    redelivery_window: int = 200
 
     def sends(self, stripe_type: str) -> bool:
         """True when the provider sends `stripe_type` to this receiver."""
@@ -109,7 +112,8 @@ class Phase:
     Chaos phases may add `before`/`after` hooks (fault operations around the
     deliveries; the runner heals after the scenario whatever happens), their own
     retry `time_scale` (None: the run's), and `together` to release every delivery of
-    the phase at once (distinct events in flight together) instead of one by one.
+    the phase at once (distinct events in flight together) instead of one by one, or
+    `batch` to release them `batch` at a time (a provider's parallel sends).
     """
 
     events: tuple[Event, ...]
@@ -120,15 +124,37 @@ class Phase:
     after: Hook | None = None
     time_scale: float | None = None
     together: bool = False
+    batch: int = 1
+
+
+@dataclass(frozen=True)
+class ApiFault:
+    """The provider API misbehaving for one object (or event) id, then recovering.
+
+    Attributes:
+        not_found: answer 404 ``resource_missing`` ("not visible yet").
+        status: answer this 5xx instead (None: no error status).
+        times: requests affected before it heals.
+    """
+
+    not_found: bool = False
+    status: int | None = None
+    times: int = 1
 
 
 @dataclass(frozen=True)
 class Plan:
-    """What a scenario delivers (phases in order) from which world."""
+    """What a scenario delivers (phases in order) from which world.
+
+    `api_faults` arms the provider API's switches (object or event id -> fault) before
+    the first delivery; a plan with api faults none of which fired says nothing about
+    the receiver (it never fetched), so its scenario does not apply.
+    """
 
     world: World
     phases: tuple[Phase, ...]
     sink_faults: Mapping[str, str] = field(default_factory=dict)  # business key -> fault
+    api_faults: Mapping[str, ApiFault] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -335,6 +361,102 @@ def _downstream_lost(ctx: Context, w: World) -> Plan | NotApplicable:
     return Plan(w, (Phase(chosen),), sink_faults=faults)
 
 
+# ---- delivery patterns from real bug reports ---------------------------------------
+
+#: The first events of one new subscription and of one payment, released together.
+RELATED_TYPES: tuple[frozenset[str], ...] = (
+    frozenset({"customer.subscription.created", "customer.subscription.updated", "invoice.paid"}),
+    frozenset({"payment_intent.succeeded", "charge.succeeded"}),
+)
+
+
+def _related_burst(ctx: Context, w: World) -> Plan | NotApplicable:
+    """Two new subscriptions and two payments; each one's first events in one race burst."""
+    cus = _customer(w)
+    groups: list[tuple[Event, ...]] = []
+    for _ in range(2):
+        for make, types in ((lambda: w.subscribe(cus), RELATED_TYPES[0]), (lambda: w.pay(cus), RELATED_TYPES[1])):
+            start = len(w.events)
+            make()
+            group = tuple(e for e in w.events[start:] if e.type in types and ctx.sends(e.type))
+            if len(group) >= 2:
+                groups.append(group)
+    if not groups:
+        return NotApplicable("the receiver is sent fewer than two of the first events of a new subscription "
+                             "or payment (enabled_events)")
+    return Plan(w, tuple(Phase(g, race=True, together=True) for g in groups))
+
+
+def _older_after_newer(ctx: Context, w: World) -> Plan | NotApplicable:
+    """Two partial refunds R1, R2 of one charge, then R1 redelivered."""
+    if not ctx.sends("charge.refunded"):
+        return NotApplicable("the receiver is sent no charge.refunded events (enabled_events)")
+    cus = _customer(w)
+    charge = w.get(w.pay(cus))["latest_charge"]
+    amount = w.get(charge)["amount"]
+    start = len(w.events)
+    w.refund(charge, amount // 4)
+    w.refund(charge, amount // 4)
+    r1, r2 = (e for e in w.events[start:] if e.type == "charge.refunded")
+    return Plan(w, (Phase((r1, r2)), Phase((r1,))))
+
+
+def _stale_failure(ctx: Context, w: World) -> Plan | NotApplicable:
+    """A renewal fails (attempt 1), then is paid (attempt 2); the failure arrives last."""
+    if not (ctx.sends("invoice.payment_failed") and ctx.sends("invoice.paid")):
+        return NotApplicable("the receiver is not sent both invoice.payment_failed and invoice.paid (enabled_events)")
+    cus = _customer(w)
+    start = len(w.events)
+    sub = w.subscribe(cus)
+    inv = w.renew(sub, pay=False)
+    w.retry_invoice(inv, pay=True)
+    story = [e for e in w.events[start:] if ctx.sends(e.type)
+             and (e.object_type == "subscription" or e.type in ("invoice.paid", "invoice.payment_failed"))]
+    failed = next(e for e in story if e.type == "invoice.payment_failed")
+    return Plan(w, (Phase(tuple(e for e in story if e is not failed)), Phase((failed,))))
+
+
+#: Distinct events of the redelivery window in flight together (a provider sends in parallel).
+REDELIVERY_BATCH = 10
+
+
+def _redelivery_window(ctx: Context, w: World) -> Plan | NotApplicable:
+    """`ctx.redelivery_window` effectful events delivered once each, then all replayed in order."""
+    if ctx.redelivery_window < 1:
+        return NotApplicable("the redelivery window is empty")
+    events: list[Event] = []
+    while len(events) < ctx.redelivery_window:
+        more = effect_events(ctx, w)
+        if (na := _need(more, "effectful")) is not None:
+            return na
+        events += more
+    window = tuple(events[:ctx.redelivery_window])
+    return Plan(w, (Phase(window, batch=REDELIVERY_BATCH), Phase(window, batch=REDELIVERY_BATCH)))
+
+
+#: Event types whose object a receiver fetches to confirm an effect.
+FETCHED_TYPES = frozenset({"payment_intent.succeeded", "invoice.paid", "checkout.session.completed",
+                           "invoice.payment_failed", "charge.refunded"})
+
+
+def _provider_api_transient(ctx: Context, w: World) -> Plan | NotApplicable:
+    """The first fetch of each object (or event) is a 404 or a 500; the next one works."""
+    if not ctx.fetches_state:
+        return NotApplicable("the receiver has no provider API to fetch from")
+    if ctx.profile.name != "stripe":
+        return NotApplicable(f"the provider API serves Stripe's shapes; the {ctx.profile.title} profile's receivers "
+                             "do not fetch from it")
+    events = [e for e in effect_events(ctx, w) if e.type in FETCHED_TYPES]
+    if (na := _need(events, "effectful")) is not None:
+        return na
+    faults: dict[str, ApiFault] = {}
+    for i, e in enumerate(events):
+        fault = ApiFault(not_found=True) if i % 2 == 0 else ApiFault(status=500)
+        faults[e.object_id] = fault
+        faults[e.id] = fault
+    return Plan(w, (Phase(tuple(events)),), api_faults=faults)
+
+
 def _scenario(id: str, title: str, description: str, checks: Sequence[str], checklist: Sequence[str],
               build: Callable[[Context, World], Plan | NotApplicable]) -> Scenario:
     return Scenario(id, title, description, tuple(checks), tuple(checklist), build)
@@ -441,6 +563,34 @@ SCENARIOS: tuple[Scenario, ...] = (
               "The effect service applies the effect and then the connection drops. The receiver must "
               "retry with the same Idempotency-Key, so the effect happens once.",
               ("duplicated", "lost", "downstream_idempotency"), ("transient-vs-permanent",), _downstream_lost),
+    _scenario("related-burst", "The first events of a new object arrive together",
+              "A new subscription's created, updated and invoice.paid events, and a payment's "
+              "payment_intent.succeeded and charge.succeeded, are released together (byte-synchronised). "
+              "A get-or-create of the shared row that is not atomic fails or duplicates it (dj-stripe #409, "
+              "pay-rails #371); an effect granted from two event types must still happen once.",
+              (*EFFECTS, "stale"), ("unique-under-concurrency", "retries-bounded"), _related_burst),
+    _scenario("older-after-newer-redelivery", "An older refund redelivered after a newer one",
+              "Two partial refunds of one charge, R1 then R2, and then R1 again. A receiver that remembers "
+              "only the last refund it processed takes R1 for a new one and refunds it twice "
+              "(WooCommerce Stripe gateway #5697).",
+              (*EFFECTS, "counter"), ("duplicates-tested", "reordering-tested"), _older_after_newer),
+    _scenario("stale-failure-after-success", "A payment failure delivered after the payment",
+              "A renewal's first attempt fails and its second is paid; the failure event arrives last. "
+              "Applying it would mark a paid subscription past due (Polar #14274).",
+              ("stale", "regressed", "lost", "duplicated", "unexpected", "no_server_error", "valid_not_rejected"),
+              ("reordering-tested",), _stale_failure),
+    _scenario("mass-redelivery-window", "A large window replayed after it was delivered",
+              "Every event of a window (200 by default) is delivered, then the provider replays the whole "
+              "window. A dedupe that remembers only the latest ids (an in-memory LRU) applies the "
+              "replayed ones again, without any restart.",
+              (*EFFECTS, "counter"), ("duplicates-tested",), _redelivery_window),
+    _scenario("provider-api-transient", "The provider API fails the first fetch",
+              "The provider API answers 404 (not visible yet) or 500 to the first fetch of each object, "
+              "then recovers. The receiver must answer so that the provider retries, and apply the effect "
+              "on the retry: one that marks the event processed before handling it loses the effect "
+              "(dj-stripe #832). Applies only to receivers that fetch.",
+              ("duplicated", "lost", "unexpected", "counter", "valid_not_rejected"),
+              ("transient-vs-permanent", "persists-before-ack"), _provider_api_transient),
 )
 
 #: Scenario id -> scenario.

@@ -30,6 +30,7 @@ from hookproof.simulator.events import Event
 from hookproof.simulator.faults import Schedule, Step, schedule
 import hookproof
 from hookproof.simulator.profiles.base import Profile
+from hookproof.simulator.server import clock
 from hookproof.simulator.world import MONEY_PREFIXES, World, new_world
 
 #: Called with (scenario id, index, total) when a scenario starts; for progress bars.
@@ -54,8 +55,8 @@ class Runner:
         server_state: the provider API/effect sink state, to serve each scenario's world
             and arm sink faults (None: no provider server).
         live / account / enabled: the receiver's environment, account and subscription.
-        seed: base seed; scenario i uses seed + 1000 * (i + 1).
         api_version: the Stripe API version the worlds render at (None: the profile's latest).
+        seed: base seed; scenario i uses seed + 1000 * (i + 1).
         time_scale: factor on the profile's retry delays.
         burst: copies released together in concurrent scenarios.
         settle_window_s / settle_deadline_s / settle_interval_s: liveness settle.
@@ -65,6 +66,7 @@ class Runner:
         chaos_settings: the chaos scenarios' settings (`scenarios.chaos.ChaosSettings`).
         attempt_timeout_s: the provider's sender timeout for this run, instead of the
             profile's (None: the profile's); bounds every attempt.
+        redelivery_window: events `mass-redelivery-window` delivers and then replays.
     """
 
     target: Target
@@ -75,12 +77,12 @@ class Runner:
     server_state: object | None = None
     live: bool = False
     account: str | None = None
+    api_version: str | None = None
     enabled: frozenset[str] | None = None
     seed: int = 0
     time_scale: float = 1e-6
     burst: int = 8
     settle_window_s: float = 0.3
-    api_version: str | None = None
     settle_deadline_s: float = 15.0
     settle_interval_s: float = 0.05
     has_sink: bool = False
@@ -90,12 +92,14 @@ class Runner:
     results: list[ScenarioReport] = field(default_factory=list)
     nemesis: object | None = None
     chaos_settings: object | None = None
+    redelivery_window: int = 200
 
     def context(self) -> Context:
         return Context(profile=self.profile, live=self.live, account=self.account, enabled=self.enabled,
                        burst=self.burst, has_sink=self.has_sink, fetches_state=self.server_state is not None,
                        sender_timeout_s=self.sender_timeout_s,
-                       chaos=self.chaos_settings if self.nemesis is not None else None)
+                       chaos=self.chaos_settings if self.nemesis is not None else None,
+                       redelivery_window=self.redelivery_window)
 
     def run(self, ids: Iterable[str] | None = None) -> RunReport:
         """Run the scenarios `ids` (default: the whole catalog) and build the report.
@@ -151,7 +155,7 @@ class Runner:
         self._serve(world, plan)
         unhealed: str | None = None
         try:
-            events = self._deliver(scenario, plan)
+            events, between = self._deliver(scenario, plan)
         except Exception as exc:
             return _error(scenario, f"delivery failed: {type(exc).__name__}: {exc}", t0)
         finally:
@@ -162,6 +166,11 @@ class Runner:
             observations, settled = self._settle(world)
         except ScenarioError as exc:  # the observer broke mid-run: this scenario cannot be judged
             return _error(scenario, f"observing the receiver failed: {exc}", t0)
+        observations = between + observations  # reads after each phase, then the settled ones
+        if plan.api_faults and not self._api_faults_fired(plan):
+            return ScenarioReport(scenario.id, scenario.title, scenario.description, "not_applicable",
+                                  scenario.checklist, duration_s=time.monotonic() - t0,
+                                  reason="the receiver never fetched from the provider API, so its faults never fired")
         attempts = self.history.attempts(scenario.id)
         expectations = expectations_from(
             events, attempts, sender_timeout_s=self.profile.sender_timeout_s,
@@ -192,9 +201,34 @@ class Runner:
         for key, fault in plan.sink_faults.items():
             if fault == "drop-after-apply":
                 state.sink.fault(key, drop_times=1)  # type: ignore[attr-defined]
+        for object_id, api in plan.api_faults.items():
+            state.switches.set(object_id, not_found=api.not_found, status=api.status,  # type: ignore[attr-defined]
+                               times=api.times)
 
-    def _deliver(self, scenario: Scenario, plan: Plan) -> list[Event]:
+    def _api_faults_fired(self, plan: Plan) -> bool:
+        """True when any of the plan's provider-API faults fired; clears the rest."""
+        switches = self.server_state.switches  # type: ignore[union-attr]
+        left = {object_id: remaining for object_id, _, remaining in switches.items()}
+        fired = False
+        for object_id, api in plan.api_faults.items():
+            if object_id not in left or left[object_id] != api.times:
+                fired = True
+            if object_id in left:
+                switches.clear(object_id)
+        return fired
+
+    def _deliver(self, scenario: Scenario, plan: Plan) -> tuple[list[Event], list[Observation]]:
+        """Deliver the plan's phases; returns the events and the reads taken between phases.
+
+        The provider API's clock (`simulator.server.clock`) passes each step's events as
+        the step is sent. After every phase but the last the receiver is settled and read
+        (catalog scenarios only: a chaos phase may leave the receiver down), so a state
+        that goes back and then recovers is seen, as Jepsen interleaves reads with the
+        history.
+        """
         events: list[Event] = []
+        between: list[Observation] = []
+        observe_between = scenario.tier == "catalog"
         chaos = scenario.tier == "chaos" and self.nemesis is not None
         target = self.nemesis.target if chaos else self.target  # type: ignore[attr-defined]
         if chaos:
@@ -207,12 +241,19 @@ class Runner:
                                       time_scale=phase.time_scale or self.time_scale, max_attempts=phase.max_attempts,
                                       sender_timeout_s=self.attempt_timeout_s,
                                       scenario=scenario.id, seed=plan.world.seed) as d:
-                    await d.run(_schedule(phase), race=phase.race)
+                    planned = _schedule(phase)
+                    for step in planned.steps:
+                        if self.server_state is not None:
+                            clock.advance(plan.world, (x.event for x in step.deliveries))
+                        await d.run(Schedule((step,), planned.plan), race=phase.race)
                 events.extend(phase.events)
                 self._hook(phase.after, scenario)
+                if observe_between and phase is not plan.phases[-1]:
+                    read, _ = await asyncio.to_thread(self._settle, plan.world)
+                    between.extend(read)
 
         asyncio.run(go())
-        return events
+        return events, between
 
     def _hook(self, hook: Hook | None, scenario: Scenario) -> None:
         if hook is None:
@@ -253,11 +294,14 @@ class Runner:
 
 
 def _schedule(phase: Phase) -> Schedule:
-    """The phase's schedule; with `together`, every delivery in one step."""
+    """The phase's schedule; with `together`, every delivery in one step; with `batch`,
+    `batch` deliveries per step."""
     planned = schedule(phase.events, phase.plan)
-    if not phase.together or len(planned.steps) < 2:
+    if len(planned.steps) < 2 or not (phase.together or phase.batch > 1):
         return planned
-    return Schedule((Step(tuple(planned.deliveries())),), planned.plan)
+    deliveries = tuple(planned.deliveries())
+    size = len(deliveries) if phase.together else phase.batch
+    return Schedule(tuple(Step(deliveries[i:i + size]) for i in range(0, len(deliveries), size)), planned.plan)
 
 
 def _lookup(scenario_id: str) -> Scenario:

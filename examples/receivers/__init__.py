@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 #: Receivers that hold the contract (one per strategy the field recommends).
-CORRECT: tuple[str, ...] = ("downstream_keyed", "fetch_state", "foreign_acked", "inbox_queue", "inbox_sync")
+CORRECT: tuple[str, ...] = ("cross_type_keyed", "downstream_keyed", "fetch_state", "foreign_acked",
+                             "get_or_create_atomic", "inbox_queue", "inbox_sync")
 
 #: Receivers with exactly one realistic fault each.
 BROKEN: tuple[str, ...] = (
@@ -20,16 +21,23 @@ BROKEN: tuple[str, ...] = (
     "blind_overwrite",
     "check_then_insert",
     "conflict_on_duplicate",
+    "cross_type_race",
     "dedupe_by_body_hash",
     "dedupe_by_object_id",
+    "fetch_once_by_object",
     "fresh_idempotency_key",
+    "get_or_create_racy",
+    "last_refund_marker",
+    "lru_dedupe",
     "mark_before_effect",
+    "mark_before_fetch",
     "memory_dedupe",
     "no_dedupe",
     "no_signature_check",
     "no_timestamp_tolerance",
     "reserialize_before_verify",
     "slow_then_record",
+    "stale_failure_order",
     "test_mode_applies",
     "timestamp_seconds_order",
     "unknown_type_400",
@@ -41,6 +49,9 @@ RECEIVERS: tuple[str, ...] = tuple(sorted(CORRECT + BROKEN))
 
 #: Receivers whose effect is a call to the effect sink (observed there, not in their tables).
 SINK: tuple[str, ...] = ("downstream_keyed", "fresh_idempotency_key")
+
+#: Receivers that fetch from the provider API (they need its base URL and a key).
+FETCH: tuple[str, ...] = ("fetch_once_by_object", "fetch_state", "mark_before_fetch")
 
 #: The folder `python -m examples.receivers.<name>` runs from.
 PROJECT_ROOT = Path(__file__).resolve().parent.parent.parent
@@ -63,4 +74,4 @@ def config(name: str, db_dir: Path, secret: str, **options: Any) -> Any:
                            cwd=PROJECT_ROOT, **options)
 
 
-__all__ = ["BROKEN", "CORRECT", "PROJECT_ROOT", "RECEIVERS", "SINK", "config", "load"]
+__all__ = ["BROKEN", "CORRECT", "FETCH", "PROJECT_ROOT", "RECEIVERS", "SINK", "config", "load"]
