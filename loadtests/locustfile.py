@@ -52,12 +52,14 @@ from locust.runners import MasterRunner, WorkerRunner
 
 from hookproof.loadtests.collect import DONE_MESSAGE, RECORDS_MESSAGE, Collector
 from hookproof.loadtests.plan import Send, StormPlan
-from hookproof.loadtests.records import ErrorKind, attempt_to_wire, chunked, event_from_wire, event_to_wire, make_attempt
+from hookproof.loadtests.exchange import ObservedAtoms, exchange, observed
+from hookproof.loadtests.records import attempt_to_wire, chunked, event_from_wire, event_to_wire, make_attempt
 from hookproof.loadtests.shape import wave_times
 from hookproof.loadtests.spec import SPEC_ENV, SpecError, StormSpec, secrets_from_env
 from hookproof.loadtests.stories import StoryBook
+from hookproof.simulator.delivery.attempt_core import retry_delay_s
 from hookproof.simulator.delivery.dispatcher import READ_CAP_BYTES
-from hookproof.simulator.delivery.history import RESPONSE_EXCERPT_BYTES, Attempt
+from hookproof.simulator.delivery.history import RESPONSE_EXCERPT_BYTES, Attempt, Outcome
 from hookproof.simulator.delivery.mutations import build_attempt
 from hookproof.simulator.events import Event
 from hookproof.simulator.profiles import get_profile
@@ -82,9 +84,10 @@ GC_YOUNG_THRESHOLD = 20_000
 
 #: What a user keeps of one finished attempt, as a plain tuple of atoms (so the garbage
 #: collector untracks it: a storm keeps hundreds of thousands): world event id, delivery
-#: id, tags, attempt number, envelope event id, sent at (unix s), latency (ms), status,
-#: error kind, detail, answer excerpt. `_Process.record` builds the history attempt.
-_Sent = tuple[str, str, tuple[str, ...], int, str, float, float, "int | None", "ErrorKind | None", "str | None", bytes]
+#: id, tags, attempt number, envelope event id, sent at (unix s), latency (ms), and what
+#: the exchange observed (`loadtests.exchange.ObservedAtoms`). `_Process.record` builds
+#: the history attempt, graded by the attempt core.
+_Sent = tuple[str, str, tuple[str, ...], int, str, float, float, ObservedAtoms]
 
 
 class _Process:
@@ -162,10 +165,10 @@ class _Process:
     def record(self, sent: _Sent, events: dict[str, Event]) -> Attempt:
         """The history attempt of `sent`; `events` maps world event ids to (slim) events."""
         assert self.profile is not None
-        world_id, delivery_id, tags, number, event_id, sent_at, latency_ms, status, kind, detail, body = sent
+        world_id, delivery_id, tags, number, event_id, sent_at, latency_ms, atoms = sent
         return make_attempt(event=events[world_id], event_id=event_id, delivery_id=delivery_id, attempt=number,
-                            tags=tags, profile=self.profile, sent_at=sent_at, latency_ms=latency_ms, status=status,
-                            error_kind=kind, detail=detail, body=body)
+                            tags=tags, profile=self.profile, sent_at=sent_at, latency_ms=latency_ms,
+                            observed=observed(atoms))
 
     def unfinished(self) -> list[Attempt]:
         """The attempts still in flight, completed as unknown (the storm ended first)."""
@@ -342,9 +345,11 @@ class StormUser(FastHttpUser):
         spec = self.spec
         schedule = self.profile.retry_schedule_s
         for number in range(1, spec.max_attempts + 1):
-            if self._attempt(send, number) or number == spec.max_attempts:
+            acked = self._attempt(send, number)
+            delay = retry_delay_s(Outcome.ACKED if acked else Outcome.REJECTED, number, schedule_s=schedule,
+                                  max_attempts=spec.max_attempts, time_scale=spec.time_scale)
+            if delay is None:
                 return
-            delay = (schedule[min(number - 1, len(schedule) - 1)] if schedule else 0.0) * spec.time_scale
             if STATE.elapsed() + delay >= spec.duration_s:
                 return
             gevent.sleep(delay)
@@ -368,16 +373,25 @@ class StormUser(FastHttpUser):
             request, event_id = built.request, built.event_id
         sent_at, t = time.time(), time.perf_counter()
         token = STATE.begin(send, number, event_id, sent_at, t)
-        status, body, kind, detail, failure = self._exchange(request)
+        atoms = self._exchange(request)
         latency_ms = (time.perf_counter() - t) * 1000.0
+        sent, status, body, over_cap, start, broke, detail, timeout_s, cap = atoms
+        if len(body) > RESPONSE_EXCERPT_BYTES:  # the record keeps the excerpt only
+            atoms = (sent, status, body[:RESPONSE_EXCERPT_BYTES], over_cap, start, broke, detail, timeout_s, cap)
         STATE.complete(token, (send.event.id, send.delivery_id, send.tags, number, event_id, sent_at, latency_ms,
-                               status, kind, detail, body[:RESPONSE_EXCERPT_BYTES]))
+                               atoms))
+        answered = broke is None and not over_cap and status is not None
+        failure = None
+        if not answered:
+            failure = AnswerFailure(f"answered {status} past the read cap" if over_cap else f"no answer: {broke}")
+        elif status is not None and status >= 400:
+            failure = AnswerFailure(f"answered {status}")
         # Locust's own statistics (console, CSV, `hookproof storm`'s progress) count an
         # answer of 400 or more, or none, as a failure; the history is what the checks read.
         self._request_event.fire(request_type=request.method, name=self._type_name(send.event.type),
                                  response_time=latency_ms, response_length=len(body), exception=failure, context={},
                                  response=None, url=self.spec.target_url, start_time=sent_at)
-        return status is not None and self.profile.is_success(status)
+        return answered and status is not None and self.profile.is_success(status)
 
     def _type_name(self, world_type: str) -> str:
         """The profile's name of `world_type` (Locust's request name), looked up once."""
@@ -386,10 +400,10 @@ class StormUser(FastHttpUser):
             name = self._type_names[world_type] = self.profile.provider_type(world_type) or world_type
         return name
 
-    def _exchange(self, request: SignedRequest) -> tuple[int | None, bytes, ErrorKind | None, str | None,
-                                                         Exception | None]:
-        """POST `request` on the user's own connections: (status, at most `READ_CAP_BYTES` of
-        the answer, error kind, detail, the failure Locust counts).
+    def _exchange(self, request: SignedRequest) -> ObservedAtoms:
+        """POST `request` on the user's own connections; what was observed
+        (`loadtests.exchange`: at most `READ_CAP_BYTES` of the answer, within the sender
+        timeout).
 
         Straight through the geventhttpclient client the FastHttpUser pooled for the
         target (its connection and network timeouts, `concurrency` connections), not
@@ -404,42 +418,12 @@ class StormUser(FastHttpUser):
         uri = self._uri
         if request.query:
             uri += ("&" if "?" in uri else "?") + urlencode(dict(request.query))
-        try:
-            response = self._http.request(request.method, uri, body=request.body, headers=request.headers)
-        except Exception as exc:  # geventhttpclient's transport errors: the one boundary
-            kind, detail = _error_kind(exc)
-            return None, b"", kind, detail, exc
-        status = response.status_code
-        try:
-            body = bytes(response.read(READ_CAP_BYTES + 1))
-        except Exception as exc:  # the body broke off or timed out: sent, outcome unknown
-            kind, detail = _error_kind(exc)
-            return None, b"", kind, detail, exc
-        finally:
-            response.release()  # back to the pool, or closed when the body was not read whole
-        if len(body) > READ_CAP_BYTES:
-            return None, body[:READ_CAP_BYTES], "overflow", None, AnswerFailure(f"answered {status} past the read cap")
-        return status, body, None, None, AnswerFailure(f"answered {status}") if status >= 400 else None
+        return exchange(self._http, uri, request, read_cap_bytes=READ_CAP_BYTES, timeout_s=self.spec.sender_timeout_s)
 
 
 class AnswerFailure(Exception):
     """What Locust's statistics count as a failed request: an answer of 400 or more, or
     one past the read cap (the history records the attempt in full)."""
-
-
-def _error_kind(error: BaseException | None) -> tuple[ErrorKind, str | None]:
-    """The history's view of a transport error (the one boundary for geventhttpclient's)."""
-    if error is None:
-        return "broken", None
-    name = type(error).__name__
-    if isinstance(error, ConnectionRefusedError):
-        return "refused", name
-    if isinstance(error, (TimeoutError, gevent.Timeout)) or "timeout" in name.lower() or "timed out" in str(error):
-        return "timeout", name
-    if isinstance(error, OSError) and not isinstance(error, (ConnectionResetError, BrokenPipeError)) and error.errno in (
-            101, 113, 99):  # unreachable network/host, address not available: never sent
-        return "connect", name
-    return "broken", name
 
 
 # ---- worker: hand the records over -------------------------------------------------------

@@ -1,10 +1,10 @@
-"""Attempt records of a storm: built like the dispatcher's, and carried over the wire.
+"""Attempt records of a storm: graded by the attempt core, and carried over the wire.
 
-A storm user records every attempt as a `simulator.delivery.history.Attempt`, with the
-history's completion semantics (`completion_for`): a 2xx is ``ok``; a 4xx (or 3xx:
-providers do not follow redirects) is ``fail``; a 5xx, a timeout after sending, a
-broken connection after sending, an answer past the read cap, or an attempt still in
-flight when the storm ended are ``unknown``; a refused connection is ``fail`` (it never reached the handler).
+A storm user records every attempt as a `simulator.delivery.history.Attempt` graded by
+the attempt core (`simulator.delivery.attempt_core.grade`), the same function the
+dispatcher and the race transport grade theirs with: one answer, one outcome, one
+completion and one reason whichever sender met it. An attempt still in flight when the
+storm ended is ``unknown`` ("no answer before the storm ended").
 
 Workers send their attempts and the events they sent to the master as plain dicts
 (Locust custom messages are msgpack): `attempt_to_wire`/`attempt_from_wire` and
@@ -16,24 +16,42 @@ from __future__ import annotations
 
 from typing import Any, Iterator, Literal, Mapping, Sequence
 
-from hookproof.simulator.delivery.history import RESPONSE_EXCERPT_BYTES, Attempt, Completion, Outcome, completion_for
+from hookproof.simulator.delivery.attempt_core import Broke, Observed, grade
+from hookproof.simulator.delivery.history import Attempt, Completion, Outcome
 from hookproof.simulator.events import Event
 from hookproof.simulator.profiles.base import Profile
 
-#: How a request without an HTTP answer ended.
+#: How a request without an HTTP answer ended (the short form tests and tools use;
+#: a storm user records the full `Observed`).
 ErrorKind = Literal["refused", "connect", "timeout", "broken", "overflow", "unfinished"]
 
 #: The scenario label of every storm attempt.
 STORM_SCENARIO = "storm"
 
-_ERROR_TEXT: Mapping[str, str] = {
-    "refused": "connection refused: nothing listens there",
-    "connect": "could not connect",
-    "timeout": "read timed out after the request was sent",
-    "broken": "the connection broke after sending",
-    "overflow": "answered with a body longer than the read cap; the provider abandoned the answer",
-    "unfinished": "the storm ended before the answer came",
+_KINDS: Mapping[str, tuple[bool, Broke | None]] = {
+    "refused": (False, Broke.REFUSED),
+    "connect": (False, Broke.CONNECT_FAILED),
+    "timeout": (True, Broke.TIMEOUT),
+    "broken": (True, Broke.OTHER),
+    "overflow": (True, None),
+    "unfinished": (True, Broke.UNFINISHED),
 }
+
+
+def observed_of(status: int | None, error_kind: ErrorKind | None, *, body: bytes = b"",
+                detail: str | None = None) -> Observed:
+    """The `Observed` of an attempt told by its status or its error kind.
+
+    Raises ValueError when neither a status nor an error kind is given.
+    """
+    if error_kind == "overflow":
+        return Observed(True, status if status is not None and status > 0 else 200, body, over_cap=True)
+    if status is not None and status > 0:
+        return Observed(True, status, body)
+    if error_kind is None:
+        raise ValueError("an attempt needs a status or an error kind")
+    sent, broke = _KINDS[error_kind]
+    return Observed(sent, body=body, broke=broke, detail=detail)
 
 
 def outcome_of(status: int | None, error_kind: ErrorKind | None, profile: Profile) -> tuple[Outcome, bool]:
@@ -41,17 +59,8 @@ def outcome_of(status: int | None, error_kind: ErrorKind | None, profile: Profil
 
     Raises ValueError when neither a status nor an error kind is given.
     """
-    if status is not None and status > 0:
-        if profile.is_success(status):
-            return Outcome.ACKED, True
-        return (Outcome.SERVER_ERROR if status >= 500 else Outcome.REJECTED), True
-    if error_kind in ("refused", "connect"):
-        return Outcome.CONNECTION_ERROR, False
-    if error_kind in ("timeout", "unfinished"):
-        return Outcome.TIMEOUT, True
-    if error_kind in ("broken", "overflow"):
-        return Outcome.CONNECTION_ERROR, True
-    raise ValueError("an attempt needs a status or an error kind")
+    seen = observed_of(status, error_kind)
+    return grade(seen, profile).outcome, seen.request_sent
 
 
 def make_attempt(
@@ -64,38 +73,33 @@ def make_attempt(
     profile: Profile,
     sent_at: float,
     latency_ms: float,
-    status: int | None,
+    status: int | None = None,
     error_kind: ErrorKind | None = None,
     detail: str | None = None,
     body: bytes = b"",
     valid: bool = True,
+    observed: Observed | None = None,
 ) -> Attempt:
-    """The history record of one storm attempt.
+    """The history record of one storm attempt, graded by the attempt core.
 
     Args:
         event / event_id: the world event and the id its envelope carries.
         sent_at: wall-clock unix seconds when sending started.
         latency_ms: milliseconds from sending to the answer (or the give-up).
-        status: the HTTP status, or None (then `error_kind` says what happened).
-        detail: a plain-words addition to the error text (an exception's name).
-        body: the answer's first bytes (the first 2 KiB are kept).
+        observed: what the transport observed (`loadtests.exchange`); without it,
+            `status` or `error_kind` (with `detail` and the answer's first `body` bytes)
+            tell it (`observed_of`).
     """
-    outcome, request_sent = outcome_of(status, error_kind, profile)
-    error = None
-    if status is None or status <= 0:
-        error = _ERROR_TEXT[error_kind or "broken"] + (f" ({detail})" if detail else "")
-    elif 300 <= status < 400:
-        error = f"answered a {status} redirect; a provider does not follow redirects"
+    seen = observed if observed is not None else observed_of(status, error_kind, body=body, detail=detail)
+    graded = grade(seen, profile)
     return Attempt(
         event_id=event_id, delivery_id=delivery_id, attempt=attempt, business_key=event.business_key,
         object_id=event.object_id, object_version=event.version,
         event_type=profile.provider_type(event.type) or event.type, faults=tuple(tags), valid=valid,
         sent_at=sent_at, answered_at=sent_at + latency_ms / 1000.0,
-        status=status if status is not None and status > 0 else None, outcome=outcome,
-        completion=completion_for(outcome, valid=valid, request_sent=request_sent),
-        latency_ms=round(latency_ms, 3),
-        response_excerpt=body[:RESPONSE_EXCERPT_BYTES].decode("utf-8", "replace"),
-        error=error, amount=event.amount, scenario=STORM_SCENARIO,
+        status=graded.status, outcome=graded.outcome, completion=graded.completion,
+        latency_ms=round(latency_ms, 3), response_excerpt=graded.excerpt, error=graded.reason,
+        amount=event.amount, scenario=STORM_SCENARIO,
     )
 
 
@@ -150,5 +154,6 @@ __all__ = [
     "event_from_wire",
     "event_to_wire",
     "make_attempt",
+    "observed_of",
     "outcome_of",
 ]

@@ -187,6 +187,87 @@ async def one_then_refuse(c: Connection) -> None:
     c.writer.close()
 
 
+async def answer_ok(c: Connection) -> None:
+    """A well-behaved keep-alive receiver: 200 with a short body to every request."""
+    while await c.read_request():
+        if not await c.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 15\r\n\r\n"
+                             b'{"received":1}\n'):
+            return
+
+
+async def server_error(c: Connection) -> None:
+    """Answers 500 (keep-alive) to every request."""
+    while await c.read_request():
+        if not await c.write(b"HTTP/1.1 500 Internal Server Error\r\nContent-Length: 4\r\n\r\nboom"):
+            return
+
+
+async def tls_handshake(c: Connection) -> None:
+    """Answers the first bytes of a TLS ServerHello (a TLS port reached over http://), then closes."""
+    await c.read_request()
+    await c.write(b"\x16\x03\x03\x00\x5a\x02\x00\x00\x56\x03\x03" + bytes(range(32)))
+    c.writer.close()
+
+
+async def http09(c: Connection) -> None:
+    """Answers a body with no status line and no headers (HTTP/0.9 style), then closes."""
+    await c.read_request()
+    await c.write(b"ok\n")
+    c.writer.close()
+
+
+async def bad_status_line(c: Connection) -> None:
+    """Answers a status line whose code is not three digits, then closes."""
+    await c.read_request()
+    await c.write(b"HTTP/1.1 2\xff0 OK\r\nContent-Length: 0\r\n\r\n")
+    c.writer.close()
+
+
+async def continue_then_close(c: Connection) -> None:
+    """Answers ``100 Continue`` and closes the connection."""
+    await c.read_request()
+    await c.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+    await asyncio.sleep(0.05)
+    c.writer.close()
+
+
+async def status_line_then_stall(c: Connection) -> None:
+    """Answers a status line and one header, then nothing (the head never ends)."""
+    await c.read_request()
+    await c.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n")
+    await c.hold()
+
+
+async def status_line_then_close(c: Connection) -> None:
+    """Answers a status line and one header, then closes."""
+    await c.read_request()
+    await c.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n")
+    await asyncio.sleep(0.05)
+    c.writer.close()
+
+
+async def close_mid_answer(c: Connection) -> None:
+    """Starts a 200 answer of 100 bytes and closes (FIN) after 7 of them."""
+    await c.read_request()
+    await c.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"recei")
+    await asyncio.sleep(0.05)
+    c.writer.close()
+
+
+async def reset_after_request(c: Connection) -> None:
+    """Reads the whole request, then resets the connection (RST) without answering."""
+    await c.read_request()
+    await asyncio.sleep(0.05)
+    c.reset()
+
+
+async def close_after_request(c: Connection) -> None:
+    """Reads the whole request, then closes the connection (FIN) without answering."""
+    await c.read_request()
+    await asyncio.sleep(0.05)
+    c.writer.close()
+
+
 #: name -> (behaviour, what it does in plain words)
 BEHAVIOURS: dict[str, Handler] = {
     "silent": silent,
@@ -201,6 +282,22 @@ BEHAVIOURS: dict[str, Handler] = {
     "redirect-loop": redirect_loop,
     "continue-forever": continue_forever,
     "one-then-refuse": one_then_refuse,
+}
+
+#: More answers, for the attempt-core table (tests/simulator/test_attempt_core.py): two
+#: well-formed ones, and hostile ones each naming one way an answer is not HTTP or stops.
+MORE_BEHAVIOURS: dict[str, Handler] = {
+    "answer-ok": answer_ok,
+    "server-error": server_error,
+    "tls-handshake": tls_handshake,
+    "http09": http09,
+    "bad-status-line": bad_status_line,
+    "continue-then-close": continue_then_close,
+    "status-line-then-stall": status_line_then_stall,
+    "status-line-then-close": status_line_then_close,
+    "close-mid-answer": close_mid_answer,
+    "reset-after-request": reset_after_request,
+    "close-after-request": close_after_request,
 }
 
 
@@ -223,9 +320,13 @@ class HostileServer:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}/webhooks"
 
+    def handler(self) -> Handler:
+        """The connection handler of `behaviour`."""
+        return BEHAVIOURS.get(self.behaviour) or MORE_BEHAVIOURS[self.behaviour]
+
     def start(self) -> "HostileServer":
         """Start listening; returns once the port is bound."""
-        handler = BEHAVIOURS[self.behaviour]
+        handler = self.handler()
         ready = threading.Event()
         self._loop = asyncio.new_event_loop()
 
@@ -285,7 +386,7 @@ class HostileServer:
 
 @contextlib.contextmanager
 def hostile_server(behaviour: str) -> Iterator[HostileServer]:
-    """Serve `behaviour` (a key of `BEHAVIOURS`) for the duration of the block."""
+    """Serve `behaviour` (a key of `BEHAVIOURS` or `MORE_BEHAVIOURS`) for the duration of the block."""
     server = HostileServer(behaviour).start()
     try:
         yield server

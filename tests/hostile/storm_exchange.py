@@ -1,0 +1,49 @@
+"""Run the storm's exchange (`loadtests.exchange`, geventhttpclient) against URLs and print
+what the attempt core makes of each, as JSON: ``[{"completion", "reason", "status"}, ...]``.
+
+Run in its own process (gevent; Locust is never imported into the pytest process):
+
+    python -m tests.hostile.storm_exchange TIMEOUT_S READ_CAP_BYTES URL [URL ...]
+
+Each URL gets one attempt on a client built as a storm user's (`HTTPClient.from_url` with
+its connection and network timeouts), the way `loadtests/locustfile.py` sends.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from geventhttpclient.client import HTTPClient
+from geventhttpclient.url import URL
+
+from hookproof.loadtests.exchange import exchange, observed
+from hookproof.simulator.delivery.attempt_core import grade
+from hookproof.simulator.profiles import get_profile
+from hookproof.simulator.profiles.base import SignedRequest
+
+REQUEST = SignedRequest(headers={"Content-Type": "application/json", "Stripe-Signature": "t=1,v1=00"},
+                        body=b'{"id":"evt_storm_table","type":"invoice.paid"}')
+
+
+def main(argv: list[str]) -> int:
+    timeout_s, cap, urls = float(argv[0]), int(argv[1]), argv[2:]
+    profile = get_profile("stripe")
+    out = []
+    for url in urls:
+        parsed = URL(url)
+        client = HTTPClient.from_url(parsed, connection_timeout=min(5.0, timeout_s), network_timeout=timeout_s,
+                                     concurrency=4)
+        try:
+            atoms = exchange(client, getattr(parsed, "quoted_uri", parsed.request_uri), REQUEST,
+                             read_cap_bytes=cap, timeout_s=timeout_s)
+        finally:
+            client.close()
+        graded = grade(observed(atoms), profile)
+        out.append({"completion": graded.completion.value, "reason": graded.reason, "status": graded.status})
+    print(json.dumps(out))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
