@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import os
 import random
 import shlex
 import socket
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence
 from urllib.parse import urlsplit
 
 from hookproof.config import Config
@@ -78,6 +79,27 @@ def provider_server(config: Config) -> Iterator[tuple[Any, str, str]]:
         yield state, handle.api_base, handle.sink_url
 
 
+#: The URL variables a receiver gets unless the user set them (in the config's `env` or
+#: the environment hookproof runs in): a receiver may call its own downstream service.
+URL_VARIABLES: tuple[str, ...] = ("HOOKPROOF_API_BASE", "HOOKPROOF_SINK_URL")
+
+
+def receiver_env(user_env: Mapping[str, str], config: Config, secrets: Sequence[str], api_base: str,
+                 sink_url: str, environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The variables a started receiver gets on top of hookproof's environment.
+
+    ``HOOKPROOF_SECRET`` and ``HOOKPROOF_API_KEY`` always come from the config (they
+    must match what hookproof signs with and accepts). ``HOOKPROOF_API_BASE`` and
+    ``HOOKPROOF_SINK_URL`` are the simulator's, unless the user set them, in `user_env`
+    (the config's ``env`` table) or in `environ` (default: ``os.environ``): what the
+    user set wins.
+    """
+    environ = os.environ if environ is None else environ
+    urls = {"HOOKPROOF_API_BASE": api_base, "HOOKPROOF_SINK_URL": sink_url}
+    ours = {k: v for k, v in urls.items() if k not in user_env and k not in environ}
+    return {**ours, **user_env, "HOOKPROOF_SECRET": secrets[0], "HOOKPROOF_API_KEY": config.provider.api_key}
+
+
 @contextlib.contextmanager
 def receiver_process(config: Config, secrets: Sequence[str], api_base: str, sink_url: str) -> Iterator[None]:
     """Start the receiver's `start` command if configured, wait healthy, stop it after."""
@@ -93,8 +115,7 @@ def receiver_process(config: Config, secrets: Sequence[str], api_base: str, sink
     except (KeyError, IndexError, ValueError) as exc:
         raise ConfigError(f"unknown placeholder {exc} (known: {{api_base}}, {{sink_url}}, {{port}})",
                           field="target.start.command") from None
-    env = {**start.env, "HOOKPROOF_API_BASE": api_base, "HOOKPROOF_SINK_URL": sink_url,
-           "HOOKPROOF_SECRET": secrets[0], "HOOKPROOF_API_KEY": config.provider.api_key}
+    env = receiver_env(start.env, config, secrets, api_base, sink_url)
     health = start.health_url
     cwd = str(config.base_dir / start.cwd) if start.cwd else str(config.base_dir)
     proc = ReceiverProcess(shlex.split(command), env=env, cwd=cwd, health_url=health, port=start.port,
@@ -125,8 +146,8 @@ def controlled_receiver(config: Config, secrets: Sequence[str], api_base: str, s
         section = "target.process" if t.process else "target.docker"
         raise ConfigError(f"unknown placeholder {exc} (known: {{api_base}}, {{sink_url}}, {{port}})",
                           field=f"{section}.command") from None
-    env = {**spec.env, "HOOKPROOF_API_BASE": api_base, "HOOKPROOF_SINK_URL": sink_url,
-           "HOOKPROOF_SECRET": secrets[0], "HOOKPROOF_API_KEY": config.provider.api_key}
+    env = receiver_env(spec.env, config, secrets, api_base, sink_url,
+                       environ={} if t.docker is not None else None)  # a container gets only `env`
     url = urlsplit(t.url or "")
     if t.process is not None:
         p = t.process

@@ -17,8 +17,9 @@ Routes (all JSON):
   ``rate_limit`` with ``Retry-After``; 5xx ``api_error``).
 - ``GET /v1/payments/{id}``: a Mercado Pago payment for a payment_intent or charge id
   (same keys; Mercado Pago's error shape). Mapping in `simulator.server.provider`.
-- ``POST /sink/effects`` (body ``{"business_key", "amount"?, "detail"?}``, optional
-  ``Idempotency-Key`` header), ``GET /sink/effects`` (``{"effects": [...], "counts":
+- ``POST /sink/effects`` or ``POST /sink/<any path>`` (the receiver's own downstream
+  paths, recorded with the effect; body ``{"business_key", "amount"?, "detail"?}``,
+  optional ``Idempotency-Key`` header), ``GET /sink/effects`` (``{"effects": [...], "counts":
   {...}}``), ``DELETE /sink/effects``: the effect sink, rules in `simulator.server.sink`.
 - Admin, left out of the OpenAPI schema: ``GET/POST/DELETE /_hookproof/switches`` and
   ``POST /_hookproof/sink/faults`` (bodies: `SwitchIn`, `SinkFaultIn`).
@@ -72,7 +73,14 @@ from hookproof.simulator.server.provider import (
 )
 from hookproof.simulator.server import writes
 from hookproof.simulator.server.forms import FormError, decode_body
-from hookproof.simulator.server.sink import MAX_IDEMPOTENCY_KEY_CHARS, Admission, SavedAnswer, fingerprint
+from hookproof.simulator.server.sink import (
+    DEFAULT_PATH,
+    MAX_IDEMPOTENCY_KEY_CHARS,
+    Admission,
+    SavedAnswer,
+    fingerprint,
+    sink_path,
+)
 from hookproof.simulator.server.state import Decision, ServerState, Switch
 from hookproof.simulator.world import RESOURCES, World
 
@@ -497,11 +505,29 @@ def _sink_routes(app: FastAPI, state: ServerState) -> None:
         idempotency_key: Annotated[str | None, Header(alias="Idempotency-Key")] = None,
     ) -> JSONResponse:
         """Apply one effect, with Stripe's Idempotency-Key semantics (see simulator.server.sink)."""
+        return await apply_at(DEFAULT_PATH, payload, idempotency_key)
+
+    @app.post("/sink/{path:path}", response_model=EffectOut, responses=errors, operation_id="apply_effect_at",
+              tags=["sink"])
+    async def post_effect_at(
+        path: str,
+        payload: EffectIn,
+        idempotency_key: Annotated[str | None, Header(alias="Idempotency-Key")] = None,
+    ) -> JSONResponse:
+        """Apply one effect called on the receiver's own downstream path (``/sink/licenses``,
+        ``/sink/v1/refunds``), recorded with that path; same rules as ``/sink/effects``."""
+        try:
+            called = sink_path(path)
+        except ValueError as exc:
+            return stripe_error(404, str(exc), code="resource_missing")
+        return await apply_at(called, payload, idempotency_key)
+
+    async def apply_at(path: str, payload: EffectIn, idempotency_key: str | None) -> JSONResponse:
         key = idempotency_key
         if key is not None and not 1 <= len(key) <= MAX_IDEMPOTENCY_KEY_CHARS:
             return stripe_error(400, f"Idempotency-Key must be 1 to {MAX_IDEMPOTENCY_KEY_CHARS} characters",
                                 param="Idempotency-Key")
-        params = payload.model_dump(mode="json")
+        params = {**payload.model_dump(mode="json"), "path": path}  # one key on two paths is a mismatch
         echo = {"Idempotency-Key": key} if key is not None else {}
         if key is not None:
             admission, saved = sink.admit(key, fingerprint(params))
@@ -524,9 +550,10 @@ def _sink_routes(app: FastAPI, state: ServerState) -> None:
                                     type_="api_error", headers=echo)
             if step.delay_s > 0:
                 await asyncio.sleep(step.delay_s)
-            record = sink.apply(payload.business_key, amount=payload.amount, idempotency_key=key, detail=payload.detail)
+            record = sink.apply(payload.business_key, amount=payload.amount, idempotency_key=key, detail=payload.detail,
+                                path=path)
             body = {"id": record.id, "object": "effect", "business_key": record.business_key, "amount": record.amount,
-                    "detail": record.detail, "idempotency_key": key, "created": record.at}
+                    "detail": record.detail, "idempotency_key": key, "created": record.at, "path": record.path}
             if key is not None:
                 sink.finish(key, SavedAnswer(200, body))
                 saved_answer = True

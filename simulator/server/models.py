@@ -84,6 +84,7 @@ class EffectOut(BaseModel):
     detail: Any = None
     idempotency_key: str | None
     created: float
+    path: str = "/effects"  # the path called under /sink
 
 
 class EffectRow(BaseModel):
@@ -95,6 +96,7 @@ class EffectRow(BaseModel):
     idempotency_key: str | None
     detail: Any = None
     at: float
+    path: str = "/effects"  # the path called under /sink
 
 
 class EffectListing(BaseModel):

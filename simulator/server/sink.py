@@ -1,8 +1,9 @@
 """The effect sink's store: applied effects, idempotency keys and per-key faults.
 
 A receiver under test can perform its business effects by calling the simulator's
-downstream API (``POST /sink/effects``), which records them like a real idempotent
-API. The rules follow Stripe's documented v1 idempotency (docs.stripe.com/api/
+downstream API (``POST /sink/effects``, or any path under ``/sink/``: a receiver calls
+its downstream service on its own paths, ``/sink/licenses``, ``/sink/v1/refunds``),
+which records them, with the path, like a real idempotent API. The rules follow Stripe's documented v1 idempotency (docs.stripe.com/api/
 idempotent_requests): the status and body of the first request with a key are saved
 once the endpoint starts executing, and later requests with the same key and the same
 parameters get the saved answer back (flagged ``Idempotent-Replayed: true``) without a
@@ -34,6 +35,18 @@ from typing import Any, Callable, Mapping
 
 #: Longest Idempotency-Key accepted (Stripe: "up to 255 characters").
 MAX_IDEMPOTENCY_KEY_CHARS = 255
+#: The path of the sink's own effect endpoint, under its ``/sink`` base.
+DEFAULT_PATH = "/effects"
+
+
+def sink_path(path: str) -> str:
+    """A called path under the ``/sink`` base, normalised: one leading slash, no trailing
+    one, no empty, ``.`` or ``..`` segments. Raises ValueError for a path that leaves the
+    base or names nothing."""
+    parts = [p for p in path.split("/") if p not in ("", ".")]
+    if not parts or ".." in parts:
+        raise ValueError(f"not a path under the sink's base: {path!r}")
+    return "/" + "/".join(parts)
 
 
 @dataclass(frozen=True)
@@ -47,6 +60,8 @@ class SinkRecord:
         idempotency_key: the request's ``Idempotency-Key``, or None.
         detail: free JSON the receiver sent along, or None.
         at: unix seconds when it was applied.
+        path: the path the receiver called, under the sink's ``/sink`` base
+            (``/effects``, ``/licenses``, ``/v1/refunds``).
     """
 
     id: str
@@ -55,11 +70,12 @@ class SinkRecord:
     idempotency_key: str | None
     detail: Any
     at: float
+    path: str = DEFAULT_PATH
 
     def as_json(self) -> dict[str, Any]:
-        """``{"id","business_key","amount","idempotency_key","detail","at"}``."""
+        """``{"id","business_key","amount","idempotency_key","detail","at","path"}``."""
         return {"id": self.id, "business_key": self.business_key, "amount": self.amount,
-                "idempotency_key": self.idempotency_key, "detail": self.detail, "at": self.at}
+                "idempotency_key": self.idempotency_key, "detail": self.detail, "at": self.at, "path": self.path}
 
 
 @dataclass
@@ -191,10 +207,11 @@ class EffectSink:
 
     # ---- effects ----------------------------------------------------------------
     def apply(self, business_key: str, *, amount: int | None = None, idempotency_key: str | None = None,
-              detail: Any = None) -> SinkRecord:
-        """Record one effect and return it."""
+              detail: Any = None, path: str = DEFAULT_PATH) -> SinkRecord:
+        """Record one effect, called at `path` (under ``/sink``), and return it."""
         with self._lock:
-            record = SinkRecord(f"eff_{self._next}", business_key, amount, idempotency_key, detail, self._clock())
+            record = SinkRecord(f"eff_{self._next}", business_key, amount, idempotency_key, detail, self._clock(),
+                                path)
             self._next += 1
             self._records.append(record)
             return record

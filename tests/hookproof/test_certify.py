@@ -112,3 +112,19 @@ def test_certify_holds_receivers_to_the_contract_not_to_our_taste(
     assert verdicts == {s: "fail" if s in failing else "pass" for s in NO_ALARM_SCENARIOS}, report.scenarios
     assert {s.id: sorted({f.check_id for f in s.findings}) for s in report.scenarios if s.findings} == failing
     assert all(s.reason for s in report.scenarios if s.verdict == "unknown")
+
+
+def test_the_sink_url_does_not_override_what_the_user_set(tmp_path: Path) -> None:
+    from hookproof.certify import receiver_env
+
+    cfg = load_config(_config(tmp_path, "http://127.0.0.1:9/webhooks"))
+    ours = receiver_env({}, cfg, ["whsec_a"], "http://api", "http://sink", environ={})
+    assert ours == {"HOOKPROOF_API_BASE": "http://api", "HOOKPROOF_SINK_URL": "http://sink",
+                    "HOOKPROOF_SECRET": "whsec_a", "HOOKPROOF_API_KEY": cfg.provider.api_key}
+    theirs = receiver_env({"HOOKPROOF_SINK_URL": "http://licenses.internal", "APP_ENV": "ci"}, cfg, ["whsec_a"],
+                          "http://api", "http://sink", environ={"HOOKPROOF_API_BASE": "http://stripe-mock"})
+    assert theirs == {"HOOKPROOF_SINK_URL": "http://licenses.internal", "APP_ENV": "ci",
+                      "HOOKPROOF_SECRET": "whsec_a", "HOOKPROOF_API_KEY": cfg.provider.api_key}
+    # the secret always matches what hookproof signs with
+    assert receiver_env({"HOOKPROOF_SECRET": "other"}, cfg, ["whsec_a"], "a", "s", environ={})["HOOKPROOF_SECRET"] \
+        == "whsec_a"

@@ -461,3 +461,23 @@ def test_sink_admin_faults_and_delete(api: httpx.Client) -> None:
     assert api.post("/sink/effects", json={"business_key": "k"}).status_code == 200
     assert api.delete("/sink/effects").json() == {"deleted": 1}
     assert _effects(api) == {"effects": [], "counts": {}}
+
+
+def test_sink_accepts_the_receiver_s_own_paths_and_records_them(api: httpx.Client, state: ServerState) -> None:
+    """A receiver calls its downstream API on its own paths: any path under /sink."""
+    from hookproof.simulator.server.sink import sink_path
+
+    headers = {"Idempotency-Key": "idem-own-path"}
+    licensed = api.post("/sink/licenses", json={"business_key": "license:pi_9", "amount": 500}, headers=headers)
+    assert licensed.status_code == 200 and licensed.json()["path"] == "/licenses"
+    again = api.post("/sink/licenses", json={"business_key": "license:pi_9", "amount": 500}, headers=headers)
+    assert again.headers["Idempotent-Replayed"] == "true"
+    elsewhere = api.post("/sink/v1/refunds", json={"business_key": "license:pi_9", "amount": 500}, headers=headers)
+    assert elsewhere.status_code == 422  # the same key on another path is other parameters
+    assert api.post("/sink/v1/refunds/", json={"business_key": "refund:ch_9:100", "amount": 100}).status_code == 200
+    with pytest.raises(ValueError, match="not a path under the sink's base"):
+        sink_path("a/../../v1/customers")
+    assert sink_path("v1//refunds/") == "/v1/refunds"
+    rows = [(r.business_key, r.path) for r in state.sink.records()]
+    assert rows == [("license:pi_9", "/licenses"), ("refund:ch_9:100", "/v1/refunds")]
+    assert [e["path"] for e in _effects(api)["effects"]] == ["/licenses", "/v1/refunds"]
