@@ -6,6 +6,8 @@
 #                               loaded with `docker import`.
 #   hookproof/receivers:latest  FROM hookproof/base, the project installed into a venv
 #                               with the extras verifiers, postgres and examples.
+#   hookproof/hookproof:latest  FROM hookproof/base, the top-level Dockerfile: the
+#                               `hookproof` command as the entry point (load, postgres).
 #
 # The debootstrapped rootfs is cached as a tarball under the cache dir, so a rerun
 # only re-imports it (if the base image is gone) and rebuilds the receivers image
@@ -19,6 +21,7 @@ set -euo pipefail
 
 BASE_IMAGE=hookproof/base:latest
 RECEIVERS_IMAGE=hookproof/receivers:latest
+TOOL_IMAGE=hookproof/hookproof:latest
 SUITE="${HOOKPROOF_BASE_SUITE:-bookworm}"
 PACKAGES="python3 python3-venv"
 CACHE_DIR="${HOOKPROOF_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/hookproof}"
@@ -157,8 +160,9 @@ make_context() {
     if [ -f "$ca" ]; then cp "$ca" "$ctx/.build/ca.crt"; else : >"$ctx/.build/ca.crt"; fi
 }
 
-build_receivers() {
-    local ctx started args=()
+# build_image IMAGE DOCKERFILE: docker build with the repo as context, on the host network.
+build_image() {
+    local image="$1" dockerfile="$2" ctx started args=()
     ctx="$(mktemp -d)"
     # shellcheck disable=SC2064
     trap "rm -rf '$ctx'" EXIT
@@ -167,12 +171,11 @@ build_receivers() {
         if [ -n "${!var:-}" ]; then args+=(--build-arg "$var"); fi
     done
     started=$(now)
-    log "docker build $RECEIVERS_IMAGE"
-    docker build --network host ${args[@]+"${args[@]}"} \
-        -f chaos/images/receivers.Dockerfile -t "$RECEIVERS_IMAGE" "$ctx" >&2
+    log "docker build $image"
+    docker build --network host ${args[@]+"${args[@]}"} -f "$dockerfile" -t "$image" "$ctx" >&2
     rm -rf "$ctx"
     trap - EXIT
-    log "docker build $RECEIVERS_IMAGE took $(( $(now) - started ))s"
+    log "docker build $image took $(( $(now) - started ))s"
 }
 
 [ "$(id -u)" = 0 ] || die "run as root (debootstrap, chroot and mount need it)"
@@ -183,5 +186,6 @@ flock -w 1800 9 || die "another build holds $CACHE_DIR/build.lock"
 
 build_base
 if [ "$base_only" = 0 ]; then
-    build_receivers
+    build_image "$RECEIVERS_IMAGE" chaos/images/receivers.Dockerfile
+    build_image "$TOOL_IMAGE" Dockerfile
 fi
