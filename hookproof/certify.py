@@ -27,6 +27,33 @@ from hookproof.scenarios.runner import Progress, Runner
 from hookproof.simulator.delivery import History, Target
 
 
+@contextlib.contextmanager
+def run_deadline(limit_s: float, notes: list[str]) -> Iterator[Callable[[], None]]:
+    """Interrupt the main thread (KeyboardInterrupt) once `limit_s` seconds have passed,
+    adding the reason to `notes` first; yields the function that disarms it. A no-op
+    off the main thread."""
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield lambda: None
+        return
+
+    def expire() -> None:
+        import _thread
+
+        notes.append(f"stopped: the run reached its maximum duration ({limit_s:g} s, --max-duration or "
+                     "run.max_duration_s); the scenarios after that did not run")
+        _thread.interrupt_main()
+
+    timer = threading.Timer(limit_s, expire)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield timer.cancel
+    finally:
+        timer.cancel()
+
+
 @dataclass(frozen=True)
 class CertifyResult:
     """The run's report and where its files are."""
@@ -37,6 +64,11 @@ class CertifyResult:
     @property
     def exit_code(self) -> int:
         return 0 if self.report.verdict == "pass" and not self.report.partial else 1
+
+    @property
+    def timed_out(self) -> bool:
+        """The run stopped at its maximum duration (not on a signal)."""
+        return any(n.startswith("stopped: the run reached its maximum duration") for n in self.report.notes)
 
 
 def import_object(spec: str, field: str, base_dir: Path | None = None) -> Any:
@@ -250,12 +282,12 @@ def check_chaos(config: Config, chaos: bool) -> None:
 
 def certify(config: Config, *, scenarios: Sequence[str] | None = None, out_dir: Path | Callable[[], Path],
             progress: Progress | None = None, on_start: Callable[[Runner], None] | None = None,
-            allow_remote: bool = False, chaos: bool = False) -> CertifyResult:
+            allow_remote: bool = False, chaos: bool = False, max_duration_s: float | None = None,
+            keep_going: bool = False) -> CertifyResult:
     """Run the selected scenarios (default: config's run.scenarios, else the catalog).
 
     An interruption (KeyboardInterrupt, which the CLI also makes of SIGTERM) while the
     scenarios run ends the run early: everything started is stopped, the history is
-    out_dir = out_dir() if callable(out_dir) else out_dir  # a run folder is made only for a run that starts
     closed (WAL checkpointed) and a partial report is written.
 
     Raises ConfigError for a configuration that cannot run (secrets, imports, start),
@@ -265,6 +297,11 @@ def certify(config: Config, *, scenarios: Sequence[str] | None = None, out_dir: 
     With `chaos`, the chaos scenarios run after the selected ones (when none are
     selected). `out_dir` may be a function making the report folder (`hookproof.rundirs`),
     called only once the configuration has been checked.
+
+    The run stops at `max_duration_s` (default: ``run.max_duration_s``) as it does on an
+    interruption (only when called from the main thread, where KeyboardInterrupt lands),
+    and its partial report says so. After a scenario in which the receiver answered no
+    valid attempt (timeouts, refused connections), the rest are not run unless `keep_going`.
     """
     from hookproof.reports import write_reports
     from hookproof.simulator.profiles import get_profile
@@ -275,6 +312,7 @@ def certify(config: Config, *, scenarios: Sequence[str] | None = None, out_dir: 
     profile = get_profile(config.target.profile)
     seed = config.run.seed if config.run.seed is not None else random.SystemRandom().randrange(1, 2**31)
     target = make_target(config)  # imports target.app: a failing import writes nothing
+    out_dir = out_dir() if callable(out_dir) else out_dir  # a run folder is made only for a run that starts
     out_dir.mkdir(parents=True, exist_ok=True)
     history_path = out_dir / "history.sqlite"
     for stale in out_dir.glob("history.sqlite*"):
@@ -289,8 +327,10 @@ def certify(config: Config, *, scenarios: Sequence[str] | None = None, out_dir: 
 
         chosen = [*(chosen or CATALOG), *CHAOS_CATALOG]
     finished = False
+    limit_s = max_duration_s if max_duration_s is not None else config.run.max_duration_s
+    notes: list[str] = []
     try:
-        with provider_server(config) as (state, api_base, sink_url):
+        with run_deadline(limit_s, notes) as disarm, provider_server(config) as (state, api_base, sink_url):
             with receiver_process(config, secrets, api_base, sink_url), \
                     controlled_receiver(config, secrets, api_base, sink_url, history, seed) as nemesis:
                 runner = Runner(
@@ -304,11 +344,13 @@ def certify(config: Config, *, scenarios: Sequence[str] | None = None, out_dir: 
                     progress=progress, attempt_timeout_s=config.run.sender_timeout_s,
                     nemesis=nemesis if chaos else None,
                     chaos_settings=chaos_settings(config, "docker" if config.target.docker else "process"),
+                    keep_going=keep_going, notes=notes,
                 )
                 preflight(config, runner)
                 if on_start:
                     on_start(runner)
                 report = runner.run(chosen)
+                disarm()  # stopping what was started is not cut short
                 finished = not report.partial
     finally:  # also on an interruption during startup: the history stays readable
         history.set_meta("finished", finished)
@@ -316,4 +358,3 @@ def certify(config: Config, *, scenarios: Sequence[str] | None = None, out_dir: 
     paths = write_reports(report, out_dir)
     paths["history"] = history_path
     return CertifyResult(report, paths)
-                    api_version=config.target.api_version,

@@ -9,7 +9,7 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 from rich.console import Console
@@ -147,6 +147,15 @@ def send(
         raise typer.Exit(1)
 
 
+def _duration(flag: str, text: str | None) -> float | None:
+    """Seconds of a duration flag (90, 90s, 15m, 1h30m); None when not given. Raises UsageError."""
+    if text is None:
+        return None
+    from hookproof.commands.storm import parse_duration
+
+    return parse_duration(text, flag)
+
+
 def _load(config: Path) -> "Config":
     from hookproof.config import load_config
 
@@ -173,21 +182,26 @@ def print_report(report: "RunReport", paths: dict[str, Path], title: str) -> Non
         else:
             undecided = [f"{c.check_id}: {c.detail}" for c in s.checks if c.verdict == "unknown" and c.detail]
             first = s.reason or (undecided[0] if undecided else "")
-        more = f" (+{len(s.findings) - 1} more)" if len(s.findings) > 1 else ""
+        more = f" (+{len(s.findings) - 1} more finding(s) in this scenario)" if len(s.findings) > 1 else ""
         verdict = "n/a" if s.verdict == "not_applicable" else s.verdict.upper()
         table.add_row(escape(s.id), f"[{styles.get(s.verdict, '')}]{verdict}[/]", escape(first + more))
     console.print(table)
     word = {"pass": "[green]PASS[/]", "fail": "[bold red]FAIL[/]"}.get(report.verdict, f"[yellow]{report.verdict.upper()}[/]")
     console.print(f"verdict: {word}{' (partial run)' if report.partial else ''}")
+    for note in report.notes:
+        console.print(f"note: {note}", markup=False, soft_wrap=True)
     for name, path in paths.items():
         console.print(f"  {name}: {path}", markup=False)
 
 
 @app.command()
 def certify(
+    scenario_ids: Annotated[Optional[list[str]], typer.Argument(metavar="SCENARIO", help="Scenario ids to run, as with -s.", show_default=False)] = None,
     config: Annotated[Path, typer.Option("--config", "-c", help="The config file.")] = Path("hookproof.toml"),
     scenario: Annotated[Optional[list[str]], typer.Option("--scenario", "-s", help="Scenario id (repeatable). Default: the catalog.")] = None,
     out: Annotated[Optional[Path], typer.Option("--out", help="Report directory (default: a new folder hookproof-reports/certify-<UTC time>/, linked as hookproof-reports/latest).", show_default=False)] = None,
+    max_duration: Annotated[Optional[str], typer.Option("--max-duration", help="Stop the whole run after this long (90s, 15m, 1h; default: run.max_duration_s, 15m), heal and write a partial report.", show_default=False)] = None,
+    keep_going: Annotated[bool, typer.Option("--keep-going", help="Run every scenario even after the receiver stopped answering.")] = False,
     force: Annotated[bool, typer.Option("--force", help="Let --out overwrite another command's results.")] = False,
     allow_remote: Annotated[bool, typer.Option("--allow-remote", help="Allow a target that is not on this machine (loopback).")] = False,
     chaos: Annotated[bool, typer.Option("--chaos", help="Also run the chaos scenarios (kill, pause, restart, network cuts, replicas); needs a target.process or target.docker section.")] = False,
@@ -203,6 +217,7 @@ def certify(
 
     from hookproof.chaos.errors import ChaosError
     from hookproof.certify import certify as run_certify
+    from hookproof.heartbeat import TERMINAL_INTERVAL_S, Heartbeat, log_interval_s
     from hookproof.rundirs import run_out
     from hookproof.scenarios.catalog import CATALOG
     from hookproof.reports.errors import ReportError
@@ -220,21 +235,37 @@ def certify(
     if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
         signal.signal(signal.SIGINT, on_signal)
     cfg: "Config | None" = None
+    scenario = [*(scenario_ids or []), *(scenario or [])] or None
     try:
+        limit_s = _duration("--max-duration", max_duration)
         cfg = _load(config)
         for s in scenario or []:
             if s not in CATALOG and s not in CHAOS_CATALOG:
                 raise UsageError(f"--scenario: unknown scenario id {s!r} (see 'hookproof scenarios')")
+        total = len(scenario or cfg.run.scenarios or CATALOG) + (0 if scenario or not chaos else len(CHAOS_CATALOG))
+        at = {"scenario": "starting", "index": 0, "total": total}
+        runners: list[Any] = []
         with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
                       TimeElapsedColumn(), console=err_console, transient=True,
                       disable=not err_console.is_interactive) as bar:  # off a terminal it only adds a blank line
-            task = bar.add_task("certifying", total=len(scenario or cfg.run.scenarios or CATALOG) + (0 if scenario or not chaos else len(CHAOS_CATALOG)))
+            task = bar.add_task("certifying", total=total)
 
             def progress(sid: str, i: int, n: int) -> None:
-                bar.update(task, description=f"scenario {sid}", completed=i, total=n)
+                at.update(scenario=sid, index=i, total=n)
+                bar.update(task, description=line(), completed=i, total=n)
 
-            result = run_certify(cfg, scenarios=scenario, out_dir=lambda: run_out(out, "certify", force=force),
-                                 progress=progress, allow_remote=allow_remote, chaos=chaos)
+            def line() -> str:
+                attempts = len(runners[0].history) if runners else 0
+                return (f"certify: scenario {int(at['index']) + 1}/{at['total']} {at['scenario']}, "
+                        f"{attempts} attempt(s) so far, {beat.elapsed_s:.0f} s")
+
+            live = err_console.is_interactive
+            with Heartbeat(line, (lambda text: bar.update(task, description=text)) if live else
+                           (lambda text: err_console.print(text, markup=False, soft_wrap=True)),
+                           TERMINAL_INTERVAL_S if live else log_interval_s()) as beat:
+                result = run_certify(cfg, scenarios=scenario, out_dir=lambda: run_out(out, "certify", force=force),
+                                     progress=progress, allow_remote=allow_remote, chaos=chaos,
+                                     on_start=runners.append, max_duration_s=limit_s, keep_going=keep_going)
     except (HookproofError, SimulatorError, ChaosError, ScenarioError, ReportError) as exc:
         raise fail(str(_located(exc, cfg))) from None
     except OSError as exc:
@@ -244,7 +275,8 @@ def certify(
                    128 + (interrupted[-1] if interrupted else signal.SIGINT)) from None
     assert cfg is not None
     print_report(result.report, result.paths, f"hookproof certify: {cfg.target.profile} receiver at {result.report.target}")
-    raise typer.Exit(128 + interrupted[-1] if interrupted and result.report.partial else result.exit_code)
+    signalled = interrupted and result.report.partial and not result.timed_out
+    raise typer.Exit(128 + interrupted[-1] if signalled else result.exit_code)
 
 
 @app.command()

@@ -352,6 +352,8 @@ class RunConfig(_Model):
     scenarios: list[str] | None = None
     burst: int = Field(default=8, ge=2, le=100)
     sender_timeout_s: float | None = Field(default=None, gt=0, le=600)
+    #: Whole-run deadline of certify in seconds: then it stops, heals and writes a partial report.
+    max_duration_s: float = Field(default=900.0, gt=0, le=7 * 86400)
 
     @field_validator("scenarios")
     @classmethod

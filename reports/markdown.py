@@ -41,6 +41,7 @@ def _header(report: RunReport) -> str:
         f" · seed {report.seed} · {utc(report.started_at)} · {seconds(report.duration_s)}",
         "",
         f"{plural(len(report.scenarios), 'scenario')}: {tally or 'none ran'}.",
+        *(f"\n> {_cell(note)}" for note in report.notes),
     ]
     return "\n".join(lines)
 

@@ -158,7 +158,8 @@ class RunReport:
     """A whole run: what was tested, how, and the verdicts.
 
     `verdict` is ``pass`` (every applicable scenario passed), ``fail`` (a finding) or
-    ``unknown``. `partial` is True when the run was interrupted.
+    ``unknown``. `partial` is True when the run was interrupted or stopped at its
+    maximum duration; `notes` say why, in plain words.
     """
 
     tool_version: str
@@ -173,6 +174,7 @@ class RunReport:
     checklist: tuple[ChecklistItem, ...]
     partial: bool = False
     history_file: str | None = None
+    notes: tuple[str, ...] = ()  # why the run went as it did: stopped early, receiver down, schedule scaled
     schema_version: int = SCHEMA_VERSION
 
     @property

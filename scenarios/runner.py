@@ -67,6 +67,9 @@ class Runner:
         attempt_timeout_s: the provider's sender timeout for this run, instead of the
             profile's (None: the profile's); bounds every attempt.
         redelivery_window: events `mass-redelivery-window` delivers and then replays.
+        keep_going: run every scenario even after the receiver stopped answering (else
+            the rest are unknown, `receiver_down`).
+        notes: why the run went as it did (stopped early, receiver down), for the report.
     """
 
     target: Target
@@ -93,6 +96,8 @@ class Runner:
     nemesis: object | None = None
     chaos_settings: object | None = None
     redelivery_window: int = 200
+    keep_going: bool = False
+    notes: list[str] = field(default_factory=list)
 
     def context(self) -> Context:
         return Context(profile=self.profile, live=self.live, account=self.account, enabled=self.enabled,
@@ -116,6 +121,15 @@ class Runner:
                 if self.progress:
                     self.progress(scenario.id, i, len(chosen))
                 self.results.append(self.run_one(scenario, i))
+                down = None if self.keep_going or scenario.tier == "chaos" else receiver_down(
+                    self.history.attempts(scenario.id))
+                if down is not None and i + 1 < len(chosen):
+                    self.notes.append(f"the receiver stopped answering in {scenario.id} ({down}); the "
+                                      f"{len(chosen) - i - 1} scenario(s) after it were not run "
+                                      "(--keep-going runs them anyway)")
+                    self.results += [_not_run(s, f"not run: the receiver stopped answering in {scenario.id}")
+                                     for s in chosen[i + 1:]]
+                    break
                 self.checkpoint(self.report(started, partial=i + 1 < len(chosen)))
         except KeyboardInterrupt:
             partial = True
@@ -137,6 +151,7 @@ class Runner:
             environment="live" if self.live else "test", seed=self.seed, started_at=started,
             finished_at=time.time(), verdict=verdict, scenarios=results, checklist=checklist(results),
             partial=partial, history_file=str(self.history.path) if self.history.path else None,
+            notes=tuple(self.notes),
         )
 
     def run_one(self, scenario: Scenario, index: int) -> ScenarioReport:
@@ -325,6 +340,23 @@ def _only(obs: Observation, ids: set[str]) -> Observation:
 def _key_object(key: str) -> str:
     parts = key.split(":")
     return parts[1] if len(parts) > 1 else key
+
+
+def receiver_down(attempts: Sequence[Attempt]) -> str | None:
+    """Why the receiver looks down after a scenario: every valid attempt (at least one)
+    timed out or could not connect; None when any valid attempt got an answer."""
+    valid = [a for a in attempts if a.valid]
+    gone = ("timeout", "connection_error")
+    if not valid or any(a.outcome.value not in gone for a in valid):
+        return None
+    timeouts = sum(a.outcome.value == "timeout" for a in valid)
+    return (f"all {len(valid)} valid attempt(s) failed: {timeouts} timed out, "
+            f"{len(valid) - timeouts} could not connect")
+
+
+def _not_run(scenario: Scenario, reason: str) -> ScenarioReport:
+    return ScenarioReport(scenario.id, scenario.title, scenario.description, "unknown", scenario.checklist,
+                          reason=reason)
 
 
 def _error(scenario: Scenario, reason: str, t0: float) -> ScenarioReport:

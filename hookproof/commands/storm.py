@@ -46,17 +46,17 @@ MARGIN_S = 60.0
 _DURATION = re.compile(r"^\s*(?:(\d+(?:\.\d+)?)h)?\s*(?:(\d+(?:\.\d+)?)m)?\s*(?:(\d+(?:\.\d+)?)s?)?\s*$")
 
 
-def parse_duration(text: str) -> float:
-    """Seconds of ``"60s"``, ``"2m"``, ``"1h30m"``, ``"90"``. Raises UsageError."""
+def parse_duration(text: str, flag: str = "--duration") -> float:
+    """Seconds of ``"60s"``, ``"2m"``, ``"1h30m"``, ``"90"``. Raises UsageError naming `flag`."""
     from hookproof.errors import UsageError
 
     match = _DURATION.match(text)
     if not text.strip() or not match or not any(match.groups()):
-        raise UsageError(f"--duration: cannot read {text!r} (use e.g. 60s, 2m, 1h30m)")
+        raise UsageError(f"{flag}: cannot read {text!r} (use e.g. 60s, 2m, 1h30m)")
     hours, minutes, seconds = (float(g) if g else 0.0 for g in match.groups())
     total = hours * 3600 + minutes * 60 + seconds
     if total <= 0:
-        raise UsageError("--duration: must be more than 0 seconds")
+        raise UsageError(f"{flag}: must be more than 0 seconds")
     return total
 
 
@@ -264,8 +264,8 @@ def register(app: typer.Typer) -> None:
         from hookproof.cli import _load, console, err_console, fail, print_report
         from hookproof.errors import HookproofError, UsageError
         from hookproof.reports import REPORT_FILES, load_json
-        from hookproof.simulator.delivery import Target
         from hookproof.rundirs import run_out
+        from hookproof.simulator.delivery import Target
         from hookproof.simulator.errors import SimulatorError
 
         interrupted: list[int] = []

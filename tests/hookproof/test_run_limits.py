@@ -1,0 +1,96 @@
+"""Runs that are never silent and never unbounded, against the hostile servers of tests/hostile/:
+a receiver that stopped answering is called down after one scenario, a whole-run deadline
+stops the run with a partial report saying why, a heartbeat line shows off a terminal,
+and scenario ids are accepted as arguments."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.hostile.harness import CliRun, run_hookproof
+from tests.hostile.servers import hostile_server
+from tests.hostile.test_certify import write_config
+
+THREE = ["duplicate-sequential", "duplicate-concurrent", "reorder"]
+
+
+def _certify(tmp_path: Path, behaviour: str, *args: str, scenarios: list[str] = THREE,
+             env: dict[str, str] | None = None) -> tuple[CliRun, dict[str, Any]]:
+    with hostile_server(behaviour) as server:
+        config = write_config(tmp_path, server.url)
+        text = config.read_text(encoding="utf-8")
+        config.write_text(re.sub(r"scenarios = .*", f"scenarios = {json.dumps(scenarios)}", text), encoding="utf-8")
+        run = run_hookproof("certify", "--config", str(config), "--out", str(tmp_path / "out"), *args,
+                            timeout_s=240, env=env)
+    report = json.loads((tmp_path / "out" / "report.json").read_text(encoding="utf-8"))
+    return run, report
+
+
+def test_a_receiver_that_stopped_answering_is_called_down_after_one_scenario(tmp_path: Path) -> None:
+    run, report = _certify(tmp_path, "close-before-reading")
+    assert run.returncode == 1, run
+    first, *rest = report["scenarios"]
+    assert first["id"] == "duplicate-sequential" and first["attempts"]
+    assert all(a["outcome"] == "connection_error" for a in first["attempts"] if a["valid"])
+    assert [(s["id"], s["verdict"], s["attempts"], s["reason"]) for s in rest] == [
+        (sid, "unknown", [], "not run: the receiver stopped answering in duplicate-sequential") for sid in THREE[1:]]
+    valid = sum(a["valid"] for a in first["attempts"])
+    note = (f"the receiver stopped answering in duplicate-sequential (all {valid} valid attempt(s) failed: "
+            f"0 timed out, {valid} could not connect); the 2 scenario(s) after it were not run "
+            "(--keep-going runs them anyway)")
+    assert report["notes"] == [note] and report["verdict"] == "fail" and report["partial"] is False
+    assert f"note: {note}" in run.stdout.replace("\n", " ") or "note: the receiver stopped answering" in run.stdout
+    summary = (tmp_path / "out" / "summary.md").read_text(encoding="utf-8")
+    assert "stopped answering" in summary
+    assert "stopped answering in duplicate-sequential" in (tmp_path / "out" / "report.html").read_text("utf-8")
+
+
+def test_keep_going_runs_every_scenario(tmp_path: Path) -> None:
+    run, report = _certify(tmp_path, "close-before-reading", "--keep-going")
+    assert run.returncode == 1, run
+    assert [s["id"] for s in report["scenarios"]] == THREE
+    assert all(s["attempts"] for s in report["scenarios"]) and report["notes"] == []
+
+
+def test_a_correct_receiver_is_never_called_down(tmp_path: Path) -> None:
+    """answer-ok acknowledges everything (it applies nothing, so the checks fail): never 'down'."""
+    run, report = _certify(tmp_path, "answer-ok")
+    assert [s["id"] for s in report["scenarios"]] == THREE
+    assert report["notes"] == [] and all(s["attempts"] for s in report["scenarios"]), run
+
+
+def test_the_whole_run_stops_at_max_duration_with_a_partial_report(tmp_path: Path) -> None:
+    """A silent receiver with --keep-going would take minutes; --max-duration 3s stops it."""
+    run, report = _certify(tmp_path, "silent", "--max-duration", "3s", "--keep-going")
+    assert run.returncode == 1, run
+    assert report["partial"] is True and report["verdict"] != "pass"
+    assert report["notes"] == ["stopped: the run reached its maximum duration (3 s, --max-duration or "
+                               "run.max_duration_s); the scenarios after that did not run"]
+    assert len(report["scenarios"]) < len(THREE)
+    assert (tmp_path / "out" / "history.sqlite").is_file() and (tmp_path / "out" / "report.html").is_file()
+    assert "verdict: FAIL (partial run)" in run.stdout or "verdict: UNKNOWN (partial run)" in run.stdout, run
+
+
+def test_off_a_terminal_a_heartbeat_line_says_where_the_run_is(tmp_path: Path) -> None:
+    run, _ = _certify(tmp_path, "silent", "--max-duration", "3s", env={"HOOKPROOF_HEARTBEAT_S": "0.5"})
+    beats = re.findall(r"^certify: scenario 1/3 duplicate-sequential, \d+ attempt\(s\) so far, \d+ s$",
+                       run.stderr, flags=re.M)
+    assert beats, run
+
+
+@pytest.mark.parametrize("args", [("reorder",), ("-s", "reorder")])
+def test_scenario_ids_are_arguments_as_well_as_options(tmp_path: Path, args: tuple[str, ...]) -> None:
+    run, report = _certify(tmp_path, "answer-ok", *args)
+    assert "unexpected extra argument" not in run.stderr, run
+    assert [s["id"] for s in report["scenarios"]] == ["reorder"]
+
+
+def test_a_bad_max_duration_is_one_line(tmp_path: Path) -> None:
+    run = run_hookproof("certify", "--config", str(tmp_path / "none.toml"), "--max-duration", "soon", timeout_s=60)
+    assert run.returncode == 2
+    assert run.stderr.strip() == "hookproof: --max-duration: cannot read 'soon' (use e.g. 60s, 2m, 1h30m)"
