@@ -369,3 +369,18 @@ def test_an_idempotency_key_replays_the_first_create(api: httpx.Client, world: W
 def test_the_default_api_key_has_stripes_form() -> None:
     assert DEFAULT_API_KEY.startswith("sk_test_") and len(DEFAULT_API_KEY) - len("sk_test_") >= 24
     assert json.dumps(DEFAULT_API_KEY).isascii()
+
+
+def test_target_api_version_is_a_config_key_checked_where_it_is_written() -> None:
+    from hookproof.config import parse_config
+    from hookproof.errors import ConfigError
+
+    base = '[target]\nurl = "http://127.0.0.1:8000/webhooks"\nsecret = "whsec_x"\nprofile = "{profile}"\n{line}\n[observer]\nkind = "sink"\n'
+    config = parse_config(base.format(profile="stripe", line='api_version = "2024-06-20"'))
+    assert config.target.api_version == "2024-06-20"
+    assert parse_config(base.format(profile="stripe", line="")).target.api_version is None
+    for profile, line, words in (("stripe", 'api_version = "last week"', "target.api_version"),
+                                 ("github", 'api_version = "2024-06-20"', "only the stripe profile")):
+        with pytest.raises(ConfigError) as caught:
+            parse_config(base.format(profile=profile, line=line))
+        assert words in str(caught.value)
