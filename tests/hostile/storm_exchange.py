@@ -4,9 +4,11 @@ what the attempt core makes of each, as JSON: ``[{"completion", "reason", "statu
 Run in its own process (gevent; Locust is never imported into the pytest process):
 
     python -m tests.hostile.storm_exchange TIMEOUT_S READ_CAP_BYTES URL [URL ...]
+    python -m tests.hostile.storm_exchange --attempts N TIMEOUT_S READ_CAP_BYTES URL
 
-Each URL gets one attempt on a client built as a storm user's (`HTTPClient.from_url` with
-its connection and network timeouts), the way `loadtests/locustfile.py` sends.
+Each URL gets one attempt (or N, one after another on the same client) on a client built
+as a storm user's (`HTTPClient.from_url` with its connection and network timeouts), the
+way `loadtests/locustfile.py` sends.
 """
 
 from __future__ import annotations
@@ -27,6 +29,9 @@ REQUEST = SignedRequest(headers={"Content-Type": "application/json", "Stripe-Sig
 
 
 def main(argv: list[str]) -> int:
+    attempts = 1
+    if argv[0] == "--attempts":
+        attempts, argv = int(argv[1]), argv[2:]
     timeout_s, cap, urls = float(argv[0]), int(argv[1]), argv[2:]
     profile = get_profile("stripe")
     out = []
@@ -35,12 +40,13 @@ def main(argv: list[str]) -> int:
         client = HTTPClient.from_url(parsed, connection_timeout=min(5.0, timeout_s), network_timeout=timeout_s,
                                      concurrency=4)
         try:
-            atoms = exchange(client, getattr(parsed, "quoted_uri", parsed.request_uri), REQUEST,
-                             read_cap_bytes=cap, timeout_s=timeout_s)
+            for _ in range(attempts):
+                atoms = exchange(client, getattr(parsed, "quoted_uri", parsed.request_uri), REQUEST,
+                                 read_cap_bytes=cap, timeout_s=timeout_s)
+                graded = grade(observed(atoms), profile)
+                out.append({"completion": graded.completion.value, "reason": graded.reason, "status": graded.status})
         finally:
             client.close()
-        graded = grade(observed(atoms), profile)
-        out.append({"completion": graded.completion.value, "reason": graded.reason, "status": graded.status})
     print(json.dumps(out))
     return 0
 
