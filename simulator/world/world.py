@@ -17,11 +17,10 @@ import time
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
-from faker import Faker
-
 from hookproof.simulator.errors import WorldError
 from hookproof.simulator.events import Event
 from hookproof.simulator.world import stripe_shapes as shapes
+from hookproof.simulator.world.fake import FakeData
 from hookproof.simulator.world.lifecycle import business_key, check_transition
 
 _ALPHABET = string.ascii_letters + string.digits
@@ -109,9 +108,7 @@ class World:
         self.api_version = api_version or shapes.LATEST_API_VERSION
         self.connected = account is not None
         self._rng = random.Random(seed)
-        self._fakers = {loc: Faker(loc) for loc in LOCALES}
-        for i, f in enumerate(self._fakers.values()):
-            f.seed_instance(seed * 7919 + i)
+        self._fake = FakeData(seed)
         self.account = account or "acct_" + self._token(16)
         # A whole second by default, so which events share a second depends on the seed only.
         self._now_us = start_us if start_us is not None else int(time.time()) * 1_000_000
@@ -171,13 +168,13 @@ class World:
         """
         if locale not in LOCALES:
             raise WorldError(f"unknown locale {locale!r} (known: {', '.join(LOCALES)})")
-        fk = self._fakers[locale]
         cus_id = self._new_id("customer")
         pm_id = self._new_id("payment_method")
-        name = name if name is not None else fk.name()
-        email = email if email is not None else fk.email()
-        addr = {"line1": fk.street_address(), "city": fk.city(), "postal_code": fk.postcode(),
-                "country": "US" if locale == "en_US" else "BR"}
+        with self._fake(locale) as fk:
+            name = name if name is not None else fk.name()
+            email = email if email is not None else fk.email()
+            addr = {"line1": fk.street_address(), "city": fk.city(), "postal_code": fk.postcode(),
+                    "country": "US" if locale == "en_US" else "BR"}
         self._create(pm_id, "payment_method", shapes.payment_method(
             id=pm_id, customer=cus_id, name=name, email=email, addr=addr, brand="visa",
             last4=f"{self._rng.randint(0, 9999):04d}", exp_month=self._rng.randint(1, 12),
@@ -196,8 +193,9 @@ class World:
         amount = amount if amount is not None else self._rng.choice(amounts)
         prod_id = self._new_id("product")
         price_id = self._new_id("price")
-        fk = self._fakers["en_US"]
-        self._create(prod_id, "product", shapes.product(id=prod_id, name=fk.catch_phrase(), default_price=price_id,
+        with self._fake("en_US") as fk:
+            product_name = fk.catch_phrase()
+        self._create(prod_id, "product", shapes.product(id=prod_id, name=product_name, default_price=price_id,
                                                         created=self._now_s(), livemode=self.livemode))
         self._create(price_id, "price", shapes.price(id=price_id, product=prod_id, currency=currency,
                                                      unit_amount=amount, interval=interval, created=self._now_s(),
