@@ -97,7 +97,7 @@ def send(
     url: Annotated[str, typer.Option("--url", help="The receiver's webhook URL.")],
     secret: Annotated[list[str], typer.Option("--secret", help="Signing secret: literal, env:NAME or file:PATH. Repeat for rotation.", show_default=False)],
     profile: Annotated[str, typer.Option("--profile", help="Provider profile.")] = "stripe",
-    event: Annotated[Optional[str], typer.Option("--event", help="Event type (Stripe name or the provider's own). Default: the profile's payment-succeeded event.")] = None,
+    event: Annotated[Optional[str], typer.Option("--event", help="Event type: the provider's own name (see 'hookproof events --profile P') or the world type it is made from. Default: the profile's default event.")] = None,
     copies: Annotated[int, typer.Option("--copies", min=1, max=1000, help="Deliveries of each event.")] = 1,
     concurrent: Annotated[bool, typer.Option("--concurrent", help="Release the copies together.")] = False,
     reverse: Annotated[bool, typer.Option("--reverse", help="Deliver the events in reverse order.")] = False,
@@ -109,7 +109,9 @@ def send(
     as_json: Annotated[bool, typer.Option("--json", help="Print the attempts as JSON.")] = False,
 ) -> None:
     """Deliver signed events to a receiver, with faults, and print every attempt."""
-    from hookproof.send import SendInterrupted, SendOptions, send as do_send
+    from hookproof.heartbeat import TERMINAL_INTERVAL_S, Heartbeat, log_interval_s
+    from hookproof.send import SendInterrupted, SendOptions, attempt_line, first_line, send as do_send
+    from hookproof.simulator.delivery import History
     from hookproof.simulator.errors import SimulatorError
     from hookproof.simulator.profiles import get_profile
 
@@ -120,7 +122,26 @@ def send(
             profile=prof, url=url, event=event, copies=copies, concurrent=concurrent, reverse=reverse, objects=objects,
             drop_response=drop_response, sender_timeout_s=sender_timeout, seed=seed, live=live,
         )
-        attempts = do_send(options, secret_values)
+        history = History()
+        shown = [0]
+
+        def news() -> str:
+            """On a terminal: each attempt ended since the last call, one line each."""
+            done = history.attempts()
+            lines = [attempt_line(a) for a in done[shown[0]:]]
+            shown[0] = len(done)
+            return "\n".join(lines)
+
+        def tally() -> str:
+            done = history.attempts()
+            acked_so_far = sum(a.completion.value == "ok" for a in done)
+            return f"send: {len(done)} attempt(s) so far, {acked_so_far} acknowledged, {beat.elapsed_s:.0f} s"
+
+        live = err_console.is_interactive
+        with Heartbeat(news if live else tally,
+                       lambda text: err_console.print(text, markup=False, soft_wrap=True) if text else None,
+                       TERMINAL_INTERVAL_S if live else log_interval_s()) as beat:
+            attempts = do_send(options, secret_values, history)
     except (HookproofError, SimulatorError) as exc:
         flag = {"profile": "--profile: ", "secret": "--secret: "}.get(getattr(exc, "field", None) or "", "")
         raise fail(f"{flag}{exc}" if flag and not str(exc).startswith("--") else str(exc)) from None
@@ -133,7 +154,7 @@ def send(
         for col in ("#", "event", "try", "status", "outcome", "ms", "note"):
             table.add_column(col, overflow="fold")
         for a in attempts:
-            answer = a.response_excerpt.strip().replace("\n", " ")[:160] if a.outcome.value != "acked" else ""
+            answer = first_line(a.response_excerpt) if a.outcome.value != "acked" else ""
             note = ", ".join(filter(None, [",".join(a.faults), a.error, answer]))
             table.add_row(str(a.index + 1), escape(f"{a.event_type}\n{a.event_id}"), str(a.attempt),
                           str(a.status or "-"), f"{a.outcome.value} ({a.completion.value})", f"{a.latency_ms:.0f}",

@@ -39,6 +39,20 @@ class SendInterrupted(KeyboardInterrupt):
         self.attempts = attempts
 
 
+def first_line(text: str, limit: int = 120) -> str:
+    """The first non-blank line of an answer's body, at most `limit` characters ("" if none):
+    what a table shows of a receiver's HTML error page (``--json`` has all of it)."""
+    line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+    return line if len(line) <= limit else line[:limit - 1] + "…"
+
+
+def attempt_line(a: Attempt) -> str:
+    """One attempt as a progress line: event, try, status, outcome, time, and why."""
+    why = a.error or ("" if a.outcome.value == "acked" else first_line(a.response_excerpt))
+    return (f"send: {a.event_type} {a.event_id} try {a.attempt}: {a.status or '-'} {a.outcome.value} "
+            f"({a.completion.value}) in {a.latency_ms:.0f} ms" + (f": {why}" if why else ""))
+
+
 def resolve_event(profile: Profile, name: str | None) -> str:
     """The world event type for `name`, given as a world type or the provider's own name.
 
@@ -56,10 +70,12 @@ def resolve_event(profile: Profile, name: str | None) -> str:
     raise UsageError(f"--event: {profile.title} sends no event {name!r} (known: {known})")
 
 
-def send(options: SendOptions, secrets: list[str]) -> list[Attempt]:
+def send(options: SendOptions, secrets: list[str], history: History | None = None) -> list[Attempt]:
     """Build a world, emit the event, deliver it with the faults, return the attempts.
 
-    Raises UsageError for a bad URL or event, SendInterrupted on Ctrl-C.
+    Attempts are recorded into `history` (default: a new in-memory one) as they end, so
+    a caller can show them live. Raises UsageError for a bad URL or event,
+    SendInterrupted on Ctrl-C.
     """
     import random
 
@@ -79,7 +95,7 @@ def send(options: SendOptions, secrets: list[str]) -> list[Attempt]:
         drop_responses=1 if options.drop_response else 0,
         sender_timeout_s=options.sender_timeout_s,
     )
-    history = History()
+    history = History() if history is None else history
 
     async def run() -> None:
         async with Dispatcher(target, options.profile, secrets, history, time_scale=options.time_scale) as d:

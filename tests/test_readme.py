@@ -197,3 +197,59 @@ def test_out_refuses_another_command_s_results(tmp_path: Path) -> None:
         f"hookproof: --out: {out} holds the results of a certify run; choose another folder, leave --out out "
         "(each run then gets its own folder under hookproof-reports/) or pass --force to overwrite them"]
     assert (out / "history.sqlite").read_bytes() == b"certify's history"
+
+
+def test_the_retry_table_is_each_profile_s_schedule() -> None:
+    """Attempts per delivery, sender timeout and the longest `send` per copy (every
+    attempt's 5 s connect timeout + its sender timeout + 0.1 s), as the README says."""
+    import math
+
+    from hookproof.simulator.profiles import PROFILES, get_profile
+
+    rows = {m.group(1): m.groups()[1:] for m in
+            re.finditer(r"^\| ([a-z-]+) \| (\d+) \| ([\d.]+) s \| (\d+) s \|$", README, flags=re.M)}
+    assert set(rows) == set(PROFILES)
+    for name in PROFILES:
+        profile = get_profile(name)
+        attempts = 1 + len(profile.retry_schedule_s)
+        longest = sum(5 + profile.attempt_timeout_s(i + 1) + 0.1 for i in range(attempts))
+        assert rows[name] == (str(attempts), f"{profile.sender_timeout_s:g}", str(math.ceil(longest))), name
+
+
+def _ledger_project(tmp_path: Path, *, broken: bool = False) -> Path:
+    """The README's ledger receiver and its hookproof.toml in `tmp_path`, on a free port."""
+    (code,) = re.findall(r"```python ledger\.py\n(.*?)```", README, flags=re.S)
+    (toml,) = re.findall(r"```toml hookproof\.toml\n(.*?)```", README, flags=re.S)
+    if broken:
+        code = code.replace("INSERT OR IGNORE INTO processed", "INSERT OR REPLACE INTO processed")
+    port = str(free_port())
+    toml = toml.replace("8765", port).replace('command = "python ', f'command = "{sys.executable} ')
+    (tmp_path / "ledger.py").write_text(code, encoding="utf-8")
+    (tmp_path / "hookproof.toml").write_text(toml, encoding="utf-8")
+    return tmp_path / "hookproof.toml"
+
+
+LEDGER_SCENARIOS = ["duplicate-sequential", "distinct-events-same-object", "mass-redelivery"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("broken", [False, True], ids=["as-written", "without-event-dedupe"])
+def test_the_custom_keys_example_certifies(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, broken: bool) -> None:
+    """The README's own-keys example, run as written: its keys, balance counter and invoice
+    states pass; without the event-id dedupe, only the balance shows the double credit."""
+    from hookproof.certify import certify
+    from hookproof.config import load_config
+
+    monkeypatch.setenv("WEBHOOK_SECRET", "whsec_readme_ledger_example")
+    config = load_config(_ledger_project(tmp_path, broken=broken))
+    report = certify(config, scenarios=LEDGER_SCENARIOS, out_dir=tmp_path / "out").report
+    failing = {s.id: sorted({f.check_id for f in s.findings}) for s in report.scenarios if s.verdict != "pass"}
+    if not broken:
+        assert report.verdict == "pass", [(s.id, s.verdict, s.reason) for s in report.scenarios]
+        checks = {c.check_id: c for s in report.scenarios for c in s.checks}
+        assert checks["counter"].stats["counters"] >= 1 and checks["stale"].stats["objects"] >= 1
+        return
+    assert failing == {"mass-redelivery": ["counter"]}, [(s.id, s.verdict, s.reason) for s in report.scenarios]
+    (finding,) = [f for s in report.scenarios for f in s.findings]
+    assert re.fullmatch(r"counter is (\d+); the provider's truth implies (\d+)", finding.message)
+    assert finding.key.startswith("cus_") and finding.actual == 2 * finding.expected

@@ -156,3 +156,51 @@ def test_the_plugin_reports_an_unreachable_receiver_in_one_line(pytester: pytest
     assert "Traceback" not in output and "ConfigError" not in output, output
     assert "During handling" not in output, output
     assert "hookproof/commands/explore.py" not in output, output
+
+
+# ---- send: an HTML error page in one line; progress while it runs ---------------------
+
+ERROR_PAGE = ("<!DOCTYPE html>\n<html><head><title>500 Internal Server Error</title></head>\n"
+              "<body><h1>Internal Server Error</h1><pre>Traceback (most recent call last): ...</pre></body></html>\n")
+
+
+def test_send_shows_a_500_page_s_status_and_first_line_and_json_has_it_all(tmp_path: Path) -> None:
+    import json
+
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import HTMLResponse
+    from starlette.routing import Route
+
+    from hookproof.simulator.serving import serve_app
+
+    async def hook(request: Request) -> HTMLResponse:
+        await request.body()
+        return HTMLResponse(ERROR_PAGE, status_code=500)
+
+    with serve_app(Starlette(routes=[Route("/webhooks", hook, methods=["POST"])])) as served:
+        args = ("send", "--url", served.url + "/webhooks", "--secret", "whsec_usability_test", "--profile", "github")
+        table = run_hookproof(*args, timeout_s=60)
+        as_json = run_hookproof(*args, "--json", timeout_s=60)
+    assert table.returncode == 1 and as_json.returncode == 1, table
+    assert "500" in table.stdout and "<!DOCTYPE html>" in table.stdout, table
+    assert "Internal Server Error</h1>" not in table.stdout and "Traceback" not in table.stdout, table
+    (attempt,) = json.loads(as_json.stdout)  # github: one attempt, no retries
+    assert attempt["status"] == 500 and attempt["response_excerpt"] == ERROR_PAGE
+
+
+def test_send_off_a_terminal_prints_a_heartbeat_line(tmp_path: Path) -> None:
+    from tests.hostile.servers import hostile_server
+
+    with hostile_server("silent") as server:
+        run = run_hookproof("send", "--url", server.url, "--secret", "whsec_usability_test", "--profile", "shopify",
+                            "--sender-timeout", "0.4", timeout_s=120, env={"HOOKPROOF_HEARTBEAT_S": "0.5"})
+    assert run.returncode == 1, run
+    beats = [line for line in run.stderr.splitlines() if line.startswith("send: ")]
+    assert beats and all(re_beat(line) for line in beats), run
+
+
+def re_beat(line: str) -> bool:
+    import re
+
+    return re.fullmatch(r"send: \d+ attempt\(s\) so far, 0 acknowledged, \d+ s", line) is not None
