@@ -232,7 +232,8 @@ class TargetConfig(_Model):
             names = set(prof.event_types()) | set(prof.event_types().values())
             unknown = [e for e in self.enabled_events if e not in names]
             if unknown:
-                raise ValueError(f"enabled_events: {prof.title} sends no event {unknown[0]!r}")
+                known = ", ".join(sorted(set(prof.event_types().values())))
+                raise ValueError(f"enabled_events: {prof.title} sends no event {unknown[0]!r} (known: {known})")
         return self
 
     @property

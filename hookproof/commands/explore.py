@@ -73,6 +73,11 @@ def explore_target(cfg: "Config") -> Iterator[tuple["ExploreTarget", Any]]:
 
     secrets = cfg.target.secrets(cfg.base_dir)
     profile = get_profile(cfg.target.profile)
+    if profile.world != "billing":  # the state machine's operations are the billing world's
+        from hookproof.errors import UsageError
+
+        raise UsageError(f"explore drives the billing world's operations; the {profile.title} profile sends its "
+                         f"own world's events: use certify (or send) for it")
     options = dict(live=cfg.target.live, account=cfg.target.account)
     if cfg.target.app is not None:
         os.environ.setdefault("HOOKPROOF_API_BASE", PROVIDER_API_BASE)

@@ -85,6 +85,9 @@ def build_spec(config: "Config", *, users: int, rate: float, duration_s: float, 
     from hookproof.simulator.profiles import get_profile
 
     profile = get_profile(config.target.profile)
+    if profile.world != "billing":  # storms replay billing-world stories with renamed ids
+        raise UsageError(f"storm replays the billing world's stories; the {profile.title} profile sends its own "
+                         f"world's events: use certify (or send) for it")
     seed = config.run.seed if config.run.seed is not None else random.SystemRandom().randrange(1, 2**31)
     types = config.target.stripe_types()
     try:

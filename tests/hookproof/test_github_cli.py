@@ -1,0 +1,82 @@
+"""The front door with the github profile: event names, enabled_events, and the commands
+whose worlds are the billing one (explore, storm) refusing it in one line."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from hookproof.config import parse_config
+from hookproof.errors import ConfigError
+from hookproof.simulator.world import GITHUB_EVENT_TYPES
+
+ROOT = Path(__file__).resolve().parents[2]
+CONFIG = """
+[target]
+url = "http://127.0.0.1:{port}/webhooks"
+profile = "github"
+secret = "s3cret"
+{extra}
+
+[observer]
+kind = "sql"
+url = "sqlite:///receiver.db"
+effects = "SELECT business_key FROM effects"
+"""
+
+
+def hookproof(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "hookproof", *args], capture_output=True, text=True, timeout=120,
+                          cwd=cwd, env={**os.environ, "COLUMNS": "200"})
+
+
+def test_events_lists_githubs_own_names() -> None:
+    run = hookproof("events", "--profile", "github")
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.splitlines() == list(GITHUB_EVENT_TYPES)
+    as_json = json.loads(hookproof("events", "--profile", "github", "--json").stdout)
+    assert as_json[0] == {"event": "issues.opened", "world_type": "issues.opened"}
+
+
+def test_events_shows_which_world_type_a_provider_name_comes_from() -> None:
+    run = hookproof("events", "--profile", "shopify")
+    assert run.returncode == 0, run.stderr
+    assert any(line.startswith("orders/paid") and "(from checkout.session." in line for line in run.stdout.splitlines())
+
+
+def test_events_with_an_unknown_profile_is_one_line() -> None:
+    run = hookproof("events", "--profile", "gitlab")
+    assert (run.returncode, run.stdout) == (2, "")
+    assert run.stderr.strip().startswith("hookproof: --profile: unknown profile 'gitlab' (known: ")
+    assert len(run.stderr.strip().splitlines()) == 1
+
+
+def test_send_with_an_event_github_does_not_send_lists_githubs_names() -> None:
+    run = hookproof("send", "--profile", "github", "--url", "http://127.0.0.1:9/webhooks", "--secret", "s",
+                    "--event", "invoice.paid")
+    assert run.returncode == 2
+    assert run.stderr.strip() == ("hookproof: --event: GitHub sends no event 'invoice.paid' (known: "
+                                  + ", ".join(sorted(GITHUB_EVENT_TYPES)) + ")")
+
+
+def test_enabled_events_take_githubs_names_and_an_unknown_one_lists_them() -> None:
+    ok = parse_config(CONFIG.format(port=3000, extra='enabled_events = ["issues.opened", "push"]'), "hookproof.toml")
+    assert ok.target.stripe_types() == {"issues.opened", "push"}
+    with pytest.raises(ConfigError) as info:
+        parse_config(CONFIG.format(port=3000, extra='enabled_events = ["issues.opened", "invoice.paid"]'),
+                     "hookproof.toml")
+    assert "GitHub sends no event 'invoice.paid' (known: installation.created," in str(info.value)
+
+
+@pytest.mark.parametrize("command", [["explore", "--max-examples", "2"], ["storm", "--duration", "2s"]])
+def test_explore_and_storm_refuse_the_github_profile_in_one_line(tmp_path: Path, command: list[str]) -> None:
+    (tmp_path / "hookproof.toml").write_text(CONFIG.format(port=9, extra=""))
+    run = hookproof(*command, cwd=tmp_path)
+    assert run.returncode == 2, run.stderr
+    assert "the GitHub profile sends its own world's events: use certify (or send) for it" in run.stderr
+    assert len(run.stderr.strip().splitlines()) == 1 and "Traceback" not in run.stderr
