@@ -218,16 +218,26 @@ def make_target(config: Config) -> Target:
     return Target(url=t.url)
 
 
-def check_reachable(config: Config) -> None:
-    """Something accepts a connection at `target.url`.
+#: What the report says when certify probed the receiver before its first scenario.
+PROBE_NOTE = ("reachability: before the first scenario hookproof opened one connection to {where} and closed it "
+              "without sending a request (a receiver hookproof did not start; one that serves a single "
+              "connection has used it up)")
 
-    Skipped for in-process apps and for `[target.process]`/`[target.docker]` (hookproof
-    starts those itself, under faults); a `[target.start]` receiver is checked once it
-    is up. Raises ConfigError naming `target.url` when nothing listens there.
+
+def check_reachable(config: Config) -> str | None:
+    """Something accepts a connection at `target.url`; returns the report's note saying so
+    (`PROBE_NOTE`), or None when nothing was probed.
+
+    The probe is a connection closed without a request, made only for a receiver
+    hookproof did not start: in-process apps, `[target.start]` (waited for until ready)
+    and `[target.process]`/`[target.docker]` (started under faults) get none, so a
+    receiver that serves one connection keeps it for the scenarios. Raises ConfigError
+    naming `target.url` when nothing listens there.
     """
-    url = config.target.url
-    if url is None or config.target.process is not None or config.target.docker is not None:
-        return
+    t = config.target
+    url = t.url
+    if url is None or t.process is not None or t.docker is not None or t.start is not None:
+        return None
     parts = urlsplit(url)
     port = parts.port or (443 if parts.scheme == "https" else 80)
     try:
@@ -238,6 +248,7 @@ def check_reachable(config: Config) -> None:
         reason = "nothing listens there" if isinstance(exc, ConnectionRefusedError) else (exc.strerror or str(exc))
         raise ConfigError(f"cannot reach {parts.hostname}:{port} ({reason}); start the receiver or fix the URL",
                           field="target.url") from None
+    return PROBE_NOTE.format(where=f"{parts.hostname}:{port}")
 
 
 def preflight(config: Config, runner: Runner) -> None:
@@ -248,7 +259,9 @@ def preflight(config: Config, runner: Runner) -> None:
     """
     from hookproof.scenarios.errors import ObserverError
 
-    check_reachable(config)
+    note = check_reachable(config)
+    if note is not None:
+        runner.notes.append(note)
     try:
         runner.observe()
     except ObserverError as exc:

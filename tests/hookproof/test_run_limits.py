@@ -94,3 +94,31 @@ def test_a_bad_max_duration_is_one_line(tmp_path: Path) -> None:
     run = run_hookproof("certify", "--config", str(tmp_path / "none.toml"), "--max-duration", "soon", timeout_s=60)
     assert run.returncode == 2
     assert run.stderr.strip() == "hookproof: --max-duration: cannot read 'soon' (use e.g. 60s, 2m, 1h30m)"
+
+
+# ---- the reachability probe ---------------------------------------------------------------
+
+def test_a_receiver_hookproof_did_not_start_is_probed_and_the_report_says_so(tmp_path: Path) -> None:
+    from hookproof.certify import PROBE_NOTE
+
+    run, report = _certify(tmp_path, "one-then-refuse", scenarios=["reorder"])
+    port = re.search(r"127\.0\.0\.1:(\d+)", report["target"])
+    assert port is not None, report["target"]
+    assert PROBE_NOTE.format(where=f"127.0.0.1:{port.group(1)}") in report["notes"], run
+
+
+def test_a_receiver_hookproof_starts_is_not_probed(tmp_path: Path) -> None:
+    """A `[target.start]` receiver is waited for until ready; the probe would use up the only
+    connection of a receiver that serves one, so none is made (nothing listens here: no error)."""
+    from hookproof.certify import check_reachable
+    from hookproof.config import parse_config
+    from tests.support import free_port
+
+    port = free_port()
+    text = (f'[target]\nurl = "http://127.0.0.1:{port}/webhooks"\nprofile = "stripe"\nsecret = "whsec_x"\n'
+            f'[target.start]\ncommand = "python -m some.receiver --port {port}"\n'
+            '[observer]\nkind = "sql"\nurl = "sqlite:///r.db"\neffects = "SELECT business_key FROM effects"\n')
+    assert check_reachable(parse_config(text, str(tmp_path / "hookproof.toml"))) is None
+    without_start = text.split("[target.start]")[0] + "[observer]" + text.split("[observer]")[1]
+    with pytest.raises(Exception, match="nothing listens there"):
+        check_reachable(parse_config(without_start, str(tmp_path / "hookproof.toml")))
