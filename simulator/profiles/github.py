@@ -25,7 +25,7 @@ from hookproof.simulator.errors import ProfileError
 from hookproof.simulator.events import Event
 from hookproof.simulator.profiles.base import Envelope, Profile, canonical_json, require_secrets
 from hookproof.simulator.profiles.formats import derived_int
-from hookproof.simulator.world.github import GITHUB_EVENT_TYPES
+from hookproof.simulator.world.github_lifecycle import GITHUB_EVENT_TYPES
 from hookproof.simulator.world.github_shapes import node_id
 
 #: The ``GitHub-Hookshot/<short hex>`` build id this simulator claims (any short hex is realistic).

@@ -88,7 +88,7 @@ def find(state: ServerState, owner: str, repo: str, number: int, *, stale: bool)
         if object_id is None:
             continue
         try:
-            version = clock.served_version(world, object_id)  # type: ignore[arg-type]
+            version = clock.served_version(world, object_id)
             snapshot = world.get(object_id, max(1, version - 1) if stale else version)
             kind = world.object_type(object_id)
         except WorldError:

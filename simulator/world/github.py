@@ -19,7 +19,7 @@ identifier of the event, kept on redelivery. ``Event.account`` is the installati
 (digits). Timestamps have GitHub's one-second resolution, and every change moves the
 clock by at least a second, so ``updated_at`` orders an object's versions.
 
-Business keys (`BUSINESS_KEYS`: the effects a CI/triage GitHub App performs once):
+Business keys (`github_lifecycle.BUSINESS_KEYS`: the effects a CI/triage GitHub App performs once):
 ``comment:{full_name}#{number}`` per opened issue (a welcome comment),
 ``reply:{full_name}#{number}:{comment id}`` per issue comment (a bot reply),
 ``ci:{full_name}@{sha}`` per pushed head (``push``, ``pull_request.opened``,
@@ -37,42 +37,14 @@ import random
 import time
 import uuid
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import Any, Mapping
 
 from faker import Faker
 
 from hookproof.simulator.errors import WorldError
 from hookproof.simulator.events import Event
 from hookproof.simulator.world import github_shapes as gh
-
-#: object type -> status -> statuses it may move to (GitHub's issue and PR states).
-GITHUB_TRANSITIONS: Mapping[str, Mapping[str, frozenset[str]]] = {
-    "issue": {"open": frozenset({"open", "closed"}), "closed": frozenset({"open", "closed"})},
-    "pull_request": {"open": frozenset({"open", "closed", "merged"}), "closed": frozenset({"open"}),
-                     "merged": frozenset()},
-    "installation": {"active": frozenset({"deleted"}), "deleted": frozenset()},
-}
-
-#: Event type -> function of the event's payload giving its business key (None: no effect).
-BUSINESS_KEYS: Mapping[str, Callable[[Mapping[str, Any]], str]] = {
-    "issues.opened": lambda p: f"comment:{p['repository']['full_name']}#{p['issue']['number']}",
-    "issue_comment.created": lambda p: (f"reply:{p['repository']['full_name']}#{p['issue']['number']}:"
-                                        f"{p['comment']['id']}"),
-    "push": lambda p: f"ci:{p['repository']['full_name']}@{p['after']}",
-    "pull_request.opened": lambda p: f"ci:{p['repository']['full_name']}@{p['pull_request']['head']['sha']}",
-    "pull_request.synchronize": lambda p: f"ci:{p['repository']['full_name']}@{p['pull_request']['head']['sha']}",
-    "installation.created": lambda p: f"install:{p['installation']['id']}",
-}
-
-#: Every event type the world emits, in catalog order.
-GITHUB_EVENT_TYPES: tuple[str, ...] = (
-    "issues.opened", "issues.edited", "issues.closed", "issues.reopened", "issues.labeled",
-    "issue_comment.created", "pull_request.opened", "pull_request.synchronize", "pull_request.closed",
-    "push", "installation.created", "installation.deleted", "ping",
-)
-
-#: Object types whose events carry an observable state.
-STATEFUL_TYPES: frozenset[str] = frozenset({"issue", "pull_request"})
+from hookproof.simulator.world.github_lifecycle import BUSINESS_KEYS, GITHUB_TRANSITIONS, STATEFUL_TYPES
 
 _LABELS = (("bug", "d73a4a", "Something isn't working"), ("enhancement", "a2eeef", "New feature or request"),
            ("triage", "fbca04", "Needs a first look"))
@@ -514,35 +486,3 @@ def _status(object_type: str, snapshot: Mapping[str, Any]) -> str:
     if object_type == "issue":
         return str(snapshot["state"])
     return str(snapshot.get("status", "active"))
-
-
-#: Event type -> a story that makes a fresh world emit it (``hookproof send``).
-GITHUB_SCRIPTS: Mapping[str, Callable[[GitHubWorld], object]] = {
-    "issues.opened": lambda w: w.open_issue(),
-    "issues.edited": lambda w: w.edit_issue(w.open_issue()),
-    "issues.closed": lambda w: w.close_issue(w.open_issue()),
-    "issues.reopened": lambda w: (lambda i: (w.close_issue(i), w.reopen_issue(i)))(w.open_issue()),
-    "issues.labeled": lambda w: w.label_issue(w.open_issue()),
-    "issue_comment.created": lambda w: w.comment(w.open_issue()),
-    "pull_request.opened": lambda w: w.open_pull_request(),
-    "pull_request.synchronize": lambda w: w.synchronize(w.open_pull_request()),
-    "pull_request.closed": lambda w: w.close_pull_request(w.open_pull_request(), merged=True),
-    "push": lambda w: w.push(),
-    "installation.created": lambda w: w.install(),
-    "installation.deleted": lambda w: w.uninstall(w.install().object_id),
-    "ping": lambda w: w.ping(),
-}
-
-
-def github_events_of_type(world: GitHubWorld, event_type: str, count: int = 1) -> list[Event]:
-    """Run the story for `event_type` `count` times; the emitted events of that type.
-
-    Raises WorldError naming the known types for a type the world does not emit.
-    """
-    script = GITHUB_SCRIPTS.get(event_type)
-    if script is None:
-        raise WorldError(f"GitHub sends no event {event_type!r} (known: {', '.join(GITHUB_EVENT_TYPES)})")
-    start = len(world.events)
-    for _ in range(count):
-        script(world)
-    return [e for e in world.events[start:] if e.type == event_type]

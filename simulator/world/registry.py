@@ -13,7 +13,9 @@ from typing import Callable, Mapping, Union
 
 from hookproof.simulator.errors import WorldError
 from hookproof.simulator.events import Event
-from hookproof.simulator.world.github import GITHUB_EVENT_TYPES, GitHubWorld, github_events_of_type
+from hookproof.simulator.world.github import GitHubWorld
+from hookproof.simulator.world.github_lifecycle import GITHUB_EVENT_TYPES
+from hookproof.simulator.world.github_scripts import github_events_of_type
 from hookproof.simulator.world.scripts import SCRIPTS, events_of_type
 from hookproof.simulator.world.world import World
 

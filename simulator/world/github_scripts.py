@@ -1,0 +1,41 @@
+"""GitHub world scripts: the smallest story that makes the repository world emit an event type."""
+
+from __future__ import annotations
+
+from typing import Callable, Mapping
+
+from hookproof.simulator.errors import WorldError
+from hookproof.simulator.events import Event
+from hookproof.simulator.world.github import GitHubWorld
+from hookproof.simulator.world.github_lifecycle import GITHUB_EVENT_TYPES
+
+#: Event type -> a story that makes a fresh world emit it (``hookproof send``).
+GITHUB_SCRIPTS: Mapping[str, Callable[[GitHubWorld], object]] = {
+    "issues.opened": lambda w: w.open_issue(),
+    "issues.edited": lambda w: w.edit_issue(w.open_issue()),
+    "issues.closed": lambda w: w.close_issue(w.open_issue()),
+    "issues.reopened": lambda w: (lambda i: (w.close_issue(i), w.reopen_issue(i)))(w.open_issue()),
+    "issues.labeled": lambda w: w.label_issue(w.open_issue()),
+    "issue_comment.created": lambda w: w.comment(w.open_issue()),
+    "pull_request.opened": lambda w: w.open_pull_request(),
+    "pull_request.synchronize": lambda w: w.synchronize(w.open_pull_request()),
+    "pull_request.closed": lambda w: w.close_pull_request(w.open_pull_request(), merged=True),
+    "push": lambda w: w.push(),
+    "installation.created": lambda w: w.install(),
+    "installation.deleted": lambda w: w.uninstall(w.install().object_id),
+    "ping": lambda w: w.ping(),
+}
+
+
+def github_events_of_type(world: GitHubWorld, event_type: str, count: int = 1) -> list[Event]:
+    """Run the story for `event_type` `count` times; the emitted events of that type.
+
+    Raises WorldError naming the known types for a type the world does not emit.
+    """
+    script = GITHUB_SCRIPTS.get(event_type)
+    if script is None:
+        raise WorldError(f"GitHub sends no event {event_type!r} (known: {', '.join(GITHUB_EVENT_TYPES)})")
+    start = len(world.events)
+    for _ in range(count):
+        script(world)
+    return [e for e in world.events[start:] if e.type == event_type]
