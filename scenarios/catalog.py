@@ -568,7 +568,7 @@ SCENARIOS: tuple[Scenario, ...] = (
               "payment_intent.succeeded and charge.succeeded, are released together (byte-synchronised). "
               "A get-or-create of the shared row that is not atomic fails or duplicates it (dj-stripe #409, "
               "pay-rails #371); an effect granted from two event types must still happen once.",
-              (*EFFECTS, "stale"), ("unique-under-concurrency", "retries-bounded"), _related_burst),
+              EFFECTS, ("unique-under-concurrency", "retries-bounded"), _related_burst),
     _scenario("older-after-newer-redelivery", "An older refund redelivered after a newer one",
               "Two partial refunds of one charge, R1 then R2, and then R1 again. A receiver that remembers "
               "only the last refund it processed takes R1 for a new one and refunds it twice "

@@ -41,14 +41,15 @@ def invoice_subscription(invoice: Mapping[str, Any]) -> str | None:
 
 
 def parent_of(event_type: str, obj: Mapping[str, Any]) -> str | None:
-    """The subscription or payment an event belongs to, or None."""
-    if event_type.startswith("customer.subscription."):
+    """The new subscription or payment an event announces, or None (the first events of an
+    object: a subscription's created/updated and its invoice paid, a payment's succeeded)."""
+    if event_type in ("customer.subscription.created", "customer.subscription.updated"):
         return str(obj["id"])
-    if event_type.startswith("invoice."):
+    if event_type == "invoice.paid":
         return invoice_subscription(obj)
-    if event_type.startswith("payment_intent."):
+    if event_type == "payment_intent.succeeded":
         return str(obj["id"])
-    if event_type.startswith("charge."):
+    if event_type == "charge.succeeded":
         return obj.get("payment_intent")
     return None
 
