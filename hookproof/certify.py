@@ -357,6 +357,7 @@ def certify(config: Config, *, scenarios: Sequence[str] | None = None, out_dir: 
                     progress=progress, attempt_timeout_s=config.run.sender_timeout_s,
                     nemesis=nemesis if chaos else None,
                     chaos_settings=chaos_settings(config, "docker" if config.target.docker else "process"),
+                    keys=config.key_mapping(),
                     keep_going=keep_going, notes=notes,
                 )
                 preflight(config, runner)

@@ -368,8 +368,27 @@ class RunConfig(_Model):
         return v
 
 
+class CounterConfig(_Model):
+    """`[counters."<event type>"]`: the counter an event of that type moves.
+
+    `key` is a template over the event (``"{data.object.customer}"``), `amount` the
+    dotted path of an integer in it (``"data.object.amount_paid"``, minor units).
+    """
+
+    key: str = Field(min_length=1)
+    amount: str = Field(min_length=1)
+
+
 class Config(_Model):
-    """The whole `hookproof.toml`."""
+    """The whole `hookproof.toml`.
+
+    `business_keys` maps an event type (the profile's own name) to a business-key
+    template over the event as the provider sends it, or ``false`` (not effectful);
+    types not listed keep hookproof's built-in key, unless `builtin_keys` is false (then
+    only the listed types are effectful). `counters` maps an event type to the counter
+    it moves. Both are checked against a sample event of each type when the
+    file is read (`key_mapping`).
+    """
 
     target: TargetConfig
     observer: ObserverConfig
@@ -377,6 +396,45 @@ class Config(_Model):
     settle: SettleConfig = SettleConfig()
     run: RunConfig = RunConfig()
     chaos: ChaosConfig = ChaosConfig()
+    builtin_keys: bool = True
+    business_keys: dict[str, str | Literal[False]] = Field(default_factory=dict)
+    counters: dict[str, CounterConfig] = Field(default_factory=dict)
+
+    def key_mapping(self) -> Any:
+        """The team's keys and counters as a `scenarios.business_keys.KeyMapping` (None when
+        neither is configured), each checked against a sample event of its type.
+
+        Raises ConfigError naming ``business_keys."<type>"`` or ``counters."<type>"`` for a
+        type the profile does not send or a template naming a field the event lacks.
+        """
+        if not self.business_keys and not self.counters and self.builtin_keys:
+            return None
+        from hookproof.scenarios.business_keys import CounterRule, KeyMapping, TemplateError
+        from hookproof.simulator.profiles import get_profile
+
+        profile = get_profile(self.target.profile)
+        types = profile.event_types()
+        back = {v: k for k, v in types.items()}
+
+        def world_type(section: str, name: str) -> str:
+            if name in types:
+                return name
+            if name in back:
+                return back[name]
+            raise ConfigError(f"{profile.title} sends no event {name!r}", field=f'{section}."{name}"')
+
+        templates = {world_type("business_keys", n): (t if t is not False else None)
+                     for n, t in self.business_keys.items()}
+        counters = {world_type("counters", n): CounterRule(c.key, c.amount) for n, c in self.counters.items()}
+        mapping = KeyMapping(templates, profile, counters, builtin=self.builtin_keys)
+        for section, names in (("business_keys", self.business_keys), ("counters", self.counters)):
+            for name in names:
+                sample = _sample_event(world_type(section, name))
+                try:
+                    mapping.counter_of(sample) if section == "counters" else mapping.key_of(sample)
+                except TemplateError as exc:
+                    raise ConfigError(str(exc), field=f'{section}."{name}"') from None
+        return mapping
 
     #: the file this config was read from (for relative paths and messages)
     source: str | None = Field(default=None, exclude=True)
@@ -399,6 +457,13 @@ class Config(_Model):
             return data
         resolved = resolve_sqlite_url(observer["url"], Path(data["source"]).parent)
         return {**data, "observer": {**observer, "url": resolved}}
+
+
+def _sample_event(stripe_type: str) -> Any:
+    """One event of `stripe_type` from a fresh world (templates are checked against it)."""
+    from hookproof.simulator.world import World, events_of_type
+
+    return events_of_type(World(1), stripe_type)[0]
 
 
 def resolve_sqlite_url(url: str, base_dir: Path) -> str:
@@ -491,7 +556,37 @@ def parse_config(text: str, source: str = DEFAULT_PATH) -> Config:
             dotted, message = f"{dotted}.{named.group(1)}" if dotted else named.group(1), named.group(2)
         return _raise(message, source, dotted, field_line(text, dotted) or 1)
     _check_dirs(config, text, source)
+    _check_keys(config, text, source)
     return _check_secrets(config, text, source)
+
+
+def _check_keys(config: Config, text: str, source: str) -> None:
+    """Raise ConfigError, with the line of the bad entry, for a business key or counter
+    naming an unknown event type or a field its events lack (`Config.key_mapping`)."""
+    try:
+        config.key_mapping()
+    except ConfigError as exc:
+        section, _, quoted = (exc.field or "").partition(".")
+        raise ConfigError(exc.message, path=source, field=exc.field,
+                          line=_entry_line(text, section, quoted.strip('"')) or 1) from None
+
+
+def _entry_line(text: str, section: str, name: str) -> int | None:
+    """The 1-based line of entry `name` (quoted or bare) of table `section`, or of the
+    ``[section."name"]`` header."""
+    current = ""
+    quoted = re.escape(name)
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        header = re.match(r"^\[\s*([^\]]+?)\s*\]", line)
+        if header:
+            current = header.group(1)
+            if re.fullmatch(rf'{re.escape(section)}\s*\.\s*(?:"{quoted}"|\'{quoted}\'|{quoted})', current):
+                return number
+            continue
+        if current == section and re.match(rf'^(?:"{quoted}"|\'{quoted}\'|{quoted})\s*=', line):
+            return number
+    return None
 
 
 def _check_dirs(config: Config, text: str, source: str) -> None:

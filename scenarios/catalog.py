@@ -62,6 +62,8 @@ class Context:
         chaos: the chaos settings (`scenarios.chaos.ChaosSettings`) when hookproof
             controls the receiver (a process or a container); None: chaos scenarios
             do not apply.
+        keys: the team's business keys (`scenarios.business_keys.KeyMapping`), or
+            None: hookproof's built-in keys decide which events are effectful.
         redelivery_window: events in the window `mass-redelivery-window` delivers and
             then replays (default 200: more than a bounded in-memory dedupe of 100 ids).
     """
@@ -75,7 +77,12 @@ class Context:
     fetches_state: bool = True
     sender_timeout_s: float = 0.001
     chaos: Any = None
+    keys: Any = None
     redelivery_window: int = 200
+
+    def key_of(self, event: Event) -> str | None:
+        """The event's business key: the team's mapping (`scenarios.business_keys`), else built in."""
+        return event.business_key if self.keys is None else self.keys.key_of(event)
 
     def sends(self, stripe_type: str) -> bool:
         """True when the provider sends `stripe_type` to this receiver."""
@@ -205,7 +212,7 @@ def effect_events(ctx: Context, w: World) -> list[Event]:
     w.renew(sub, pay=False)
     charge = w.get(pi)["latest_charge"]
     w.refund(charge, w.get(charge)["amount"] // 4)
-    return [e for e in w.events[start:] if e.business_key and ctx.sends(e.type)]
+    return [e for e in w.events[start:] if ctx.key_of(e) and ctx.sends(e.type)]
 
 
 def state_events(ctx: Context, w: World) -> list[Event]:
@@ -298,7 +305,7 @@ def _distinct_events(ctx: Context, w: World) -> Plan | NotApplicable:
     amount = w.get(charge)["amount"]
     w.refund(charge, amount // 3)
     w.refund(charge, amount // 3)
-    events = [e for e in w.events[start:] if e.business_key and ctx.sends(e.type)
+    events = [e for e in w.events[start:] if ctx.key_of(e) and ctx.sends(e.type)
               and (e.object_id in (inv, charge))]
     if (na := _need(events, "invoice or refund")) is not None:
         return na
@@ -357,7 +364,7 @@ def _downstream_lost(ctx: Context, w: World) -> Plan | NotApplicable:
     if (na := _need(events, "effectful")) is not None:
         return na
     chosen = tuple(events[:2])
-    faults = {e.business_key: "drop-after-apply" for e in chosen if e.business_key}
+    faults = {key: "drop-after-apply" for e in chosen if (key := ctx.key_of(e))}
     return Plan(w, (Phase(chosen),), sink_faults=faults)
 
 

@@ -13,7 +13,7 @@ v = versions of that object).
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Mapping, Sequence
 
 from hookproof.scenarios.check_index import CheckIndex, answer_summary, grouped_findings, index_for
 from hookproof.scenarios.findings import ADVISORY, FINDING, CheckResult, Finding, nothing_observed, result_of
@@ -282,6 +282,11 @@ def check_counter(
     A row's own `amount` is used when present, else the expected amount. Per key:
     applied must equal the expected amount (0 for keys never validly sent); a key
     never acked and never applied is an advisory. Stats carry both totals.
+
+    With a counter query (`Observation.counters`) and mapped counters
+    (`Expectations.counters`), each counter (a customer's balance…) must equal the sum
+    the provider's truth implies; a counter the receiver shows that nothing moved must
+    be 0.
     """
     if not observations:
         return nothing_observed("counter")
@@ -322,10 +327,26 @@ def check_counter(
         else:
             findings.append(Finding("counter", key, f"moved {got} instead of {want}",
                                     expected=want, actual=got, attempts=idx.attempt_ids(positions)))
-    stats = {"expected_total": expected_total, "applied_total": sum(applied.values()),
-             "money_keys": len(keys), "unpriced": unpriced}
+    stats: dict[str, object] = {"expected_total": expected_total, "applied_total": sum(applied.values()),
+                                "money_keys": len(keys), "unpriced": unpriced}
+    if expectations.counters is not None and settled.counters is not None:
+        findings += _counter_findings(expectations.counters, settled.counters, idx)
+        stats["counters"] = len(set(expectations.counters) | set(settled.counters))
     return result_of("counter", findings, stats,
                      unknown=f"{unpriced} money effect(s) without a known amount" if unpriced else None)
+
+
+def _counter_findings(want: Mapping[str, int], got: Mapping[str, int], idx: CheckIndex) -> list[Finding]:
+    """One finding per counter whose observed amount differs from the truth's sum."""
+    findings = []
+    for key in dict.fromkeys([*want, *got]):
+        expected, actual = want.get(key, 0), got.get(key)
+        if actual == expected or (actual is None and expected == 0):
+            continue
+        shown = "missing" if actual is None else str(actual)
+        findings.append(Finding("counter", key, f"counter is {shown}; the provider's truth implies {expected}",
+                                expected=expected, actual=actual, attempts=idx.attempt_ids(idx.by_key.get(key, ()))))
+    return findings
 
 
 def check_downstream_idempotency(

@@ -193,6 +193,9 @@ class Expectations:
         max_attempts_per_event: the most attempts one event may take, or None (no
             limit checked).
         money_prefixes: prefixes that make a business key money-like.
+        counters: counter key → the amount the provider's truth implies (a team's
+            `[counters]`, `scenarios.business_keys.counter_truth`), or None when no
+            counter is mapped.
     """
 
     expected: Mapping[str, ExpectedEffect]
@@ -202,6 +205,7 @@ class Expectations:
     sender_timeout_s: float
     max_attempts_per_event: int | None = None
     money_prefixes: tuple[str, ...] = MONEY_PREFIXES
+    counters: Mapping[str, int] | None = None
 
     def is_money(self, business_key: str) -> bool:
         """True when `business_key` starts with one of `money_prefixes`."""

@@ -23,6 +23,7 @@ from hookproof.reports.model import (
 from hookproof.scenarios.catalog import CATALOG, CHECKLIST, CHECKLIST_CHECKS, ChaosContext, Context, Hook, NotApplicable, Phase, Plan, Scenario
 from hookproof.scenarios.errors import ScenarioError
 from hookproof.scenarios.checks import CheckResult, Verdict, compose, run_checks, unfired_faults, unknown_reason
+from hookproof.scenarios.business_keys import KeyMapping, counter_truth, keyed
 from hookproof.scenarios.findings import run_verdict
 from hookproof.scenarios.observations import Effect, ObjectState, Observation, expectations_from
 from hookproof.simulator.delivery import Attempt, Dispatcher, History, Target
@@ -64,6 +65,8 @@ class Runner:
         nemesis: the fault injector for chaos scenarios (`chaos.nemesis.Nemesis`), or
             None; chaos scenarios deliver to `nemesis.target` and are always healed.
         chaos_settings: the chaos scenarios' settings (`scenarios.chaos.ChaosSettings`).
+        keys: the team's business keys and counters (`scenarios.business_keys`), or
+            None: hookproof's built-in keys.
         attempt_timeout_s: the provider's sender timeout for this run, instead of the
             profile's (None: the profile's); bounds every attempt.
         redelivery_window: events `mass-redelivery-window` delivers and then replays.
@@ -95,6 +98,7 @@ class Runner:
     results: list[ScenarioReport] = field(default_factory=list)
     nemesis: object | None = None
     chaos_settings: object | None = None
+    keys: KeyMapping | None = None
     redelivery_window: int = 200
     keep_going: bool = False
     notes: list[str] = field(default_factory=list)
@@ -104,7 +108,7 @@ class Runner:
                        burst=self.burst, has_sink=self.has_sink, fetches_state=self.server_state is not None,
                        sender_timeout_s=self.sender_timeout_s,
                        chaos=self.chaos_settings if self.nemesis is not None else None,
-                       redelivery_window=self.redelivery_window)
+                       redelivery_window=self.redelivery_window, keys=self.keys)
 
     def run(self, ids: Iterable[str] | None = None) -> RunReport:
         """Run the scenarios `ids` (default: the whole catalog) and build the report.
@@ -167,6 +171,8 @@ class Runner:
         if isinstance(plan, NotApplicable):
             return ScenarioReport(scenario.id, scenario.title, scenario.description, "not_applicable",
                                   scenario.checklist, reason=plan.reason, duration_s=time.monotonic() - t0)
+        if self.keys is not None:  # the team's business keys travel with the events (history, checks)
+            plan = replace(plan, phases=tuple(replace(p, events=keyed(p.events, self.keys)) for p in plan.phases))
         self._serve(world, plan)
         unhealed: str | None = None
         try:
@@ -191,6 +197,8 @@ class Runner:
             events, attempts, sender_timeout_s=self.profile.sender_timeout_s,
             max_attempts_per_event=None, money_prefixes=MONEY_PREFIXES,
         )
+        if self.keys is not None and self.keys.counters:
+            expectations = replace(expectations, counters=counter_truth(events, attempts, self.keys))
         checks = run_checks(scenario.checks, attempts, expectations, observations)
         verdict = {Verdict.VALID: "pass", Verdict.INVALID: "fail", Verdict.UNKNOWN: "unknown"}[compose(checks)]
         reason = None if settled else "the receiver's effects did not settle before the deadline"

@@ -11,6 +11,7 @@ import pytest
 from hookproof.certify import certify, check_chaos, check_loopback, check_reachable
 from hookproof.config import load_config
 from hookproof.errors import ConfigError, UsageError
+from hookproof.simulator.delivery.history import Attempt, Completion, Outcome
 from tests.hostile.harness import run_hookproof
 from tests.support import free_port
 
@@ -128,3 +129,56 @@ def test_the_sink_url_does_not_override_what_the_user_set(tmp_path: Path) -> Non
     # the secret always matches what hookproof signs with
     assert receiver_env({"HOOKPROOF_SECRET": "other"}, cfg, ["whsec_a"], "a", "s", environ={})["HOOKPROOF_SECRET"] \
         == "whsec_a"
+
+
+# ---- a team's own business keys and counters in hookproof.toml --------------------------------
+
+KEYS_BASE = ('[target]\nurl = "http://127.0.0.1:9/webhooks"\nsecret = "whsec_x"\n'
+             '[observer]\nkind = "sql"\nurl = "sqlite:///x.db"\neffects = "SELECT business_key FROM effects"\n')
+
+
+@pytest.mark.parametrize(("extra", "line", "message"), [
+    ('[business_keys]\n"charge.succeeded" = "payment:{data.object.payment_intent}"\n'
+     '"invoice.paid" = "renewal:{data.object.nope}"\n', 10,
+     'business_keys."invoice.paid": renewal:{data.object.nope}: the event has no field data.object.nope '
+     "(data.object has no 'nope')"),
+    ('[business_keys]\n"charge.exploded" = "payment:{data.object.id}"\n', 9,
+     "business_keys.\"charge.exploded\": Stripe sends no event 'charge.exploded'"),
+    ('[counters."invoice.paid"]\nkey = "{data.object.customer}"\namount = "data.object.customer"\n', 8,
+     'counters."invoice.paid": data.object.customer: is \'cus_'),
+])
+def test_a_bad_business_key_is_one_config_error_with_its_line(tmp_path: Path, extra: str, line: int,
+                                                                 message: str) -> None:
+    path = tmp_path / "hookproof.toml"
+    path.write_text(KEYS_BASE + extra, encoding="utf-8")
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+    assert str(caught.value).startswith(f"{path}:{line}: {message}"), str(caught.value)
+
+
+def test_business_keys_map_a_team_s_effects_over_the_provider_s_payload(tmp_path: Path) -> None:
+    from hookproof.scenarios.business_keys import counter_truth, keyed
+    from hookproof.simulator.world import World
+
+    path = tmp_path / "hookproof.toml"
+    path.write_text('builtin_keys = false\n' + KEYS_BASE + '[business_keys]\n'
+                    '"charge.succeeded" = "payment:{data.object.payment_intent}"\n'
+                    '"invoice.paid" = "renewal:{data.object.id}"\n'
+                    '[counters."invoice.paid"]\nkey = "{data.object.customer}"\namount = "data.object.amount_paid"\n',
+                    encoding="utf-8")
+    mapping = load_config(path).key_mapping()
+    w = World(3)
+    cus = w.event(w.create_customer()).object_id
+    pi = w.pay(cus)
+    w.renew(w.subscribe(cus))
+    events = keyed(w.events, mapping)
+    keys = {e.type: e.business_key for e in events if e.business_key}
+    invoices = [e for e in events if e.type == "invoice.paid"]
+    assert keys["charge.succeeded"] == f"payment:{pi}" and "payment_intent.succeeded" not in keys
+    assert keys["invoice.paid"] == f"renewal:{invoices[-1].object_id}"
+    history = [Attempt(event_id=e.id, delivery_id=f"dlv_{e.id}_0", attempt=1, business_key=e.business_key,
+                       object_id=e.object_id, object_version=e.version, event_type=e.type, faults=(), valid=True,
+                       sent_at=0.0, answered_at=0.0, status=200, outcome=Outcome.ACKED, completion=Completion.OK,
+                       latency_ms=1.0) for e in [*invoices, *invoices]]  # each paid invoice delivered twice
+    assert counter_truth([*invoices, *invoices], history, mapping) == {
+        cus: sum(w.get(e.object_id)["amount_paid"] for e in invoices)}

@@ -344,6 +344,16 @@ CASES.update({
         replace(exp(), truth={"in_1": INVOICE}),
         [_declared(t, states=[st("in_1", s)], kinds=frozenset({"invoice"})) for t, s in ((10, "paid"), (20, "open"))],
         I, [("in_1", (0, 1), F)]),
+    # a counter query (a customer's balance) against the sum the provider's truth implies
+    "counter/balance-matches-the-truth": Case(
+        "counter", hist(att("i1", "renewal:in_1")), replace(exp("renewal:in_1"), counters={"cus_1": 900}),
+        [replace(obs(20, "renewal:in_1"), counters={"cus_1": 900})], V, [], {"counters": 1}),
+    "counter/balance-credited-twice": Case(
+        "counter", hist(att("i1", "renewal:in_1")), replace(exp("renewal:in_1"), counters={"cus_1": 900}),
+        [replace(obs(20, "renewal:in_1"), counters={"cus_1": 1800, "cus_2": 0})], I, [("cus_1", (), F)]),
+    "counter/balance-missing": Case(
+        "counter", hist(att("i1", "renewal:in_1")), replace(exp("renewal:in_1"), counters={"cus_1": 900}),
+        [replace(obs(20, "renewal:in_1"), counters={})], I, [("cus_1", (), F)]),
     "stale/invoice-not-read-by-a-subscription-observer": Case(
         "stale", hist(att("i1", obj="in_1"), att("i2", obj="in_1")),
         replace(exp(), truth={"in_1": INVOICE}), [_declared(20)], U),

@@ -1,0 +1,166 @@
+"""A team's own business keys and counters: templates over the event as the provider sends it.
+
+hookproof's built-in keys (`simulator.world.lifecycle.BUSINESS_KEYS`: ``license:{pi}``,
+``renewal:{in}``…) are the default mapping. A team maps its own effects per event type,
+in the provider's own type names, with a template over the event's JSON body as the
+receiver gets it (``"charge.succeeded" = "payment:{data.object.payment_intent}"``), and
+makes a type not effectful at all (``false``). `KeyMapping.key_of` gives an event's key;
+`keyed` rewrites events with it before they are delivered, so the history, the
+expectations and every check use the team's keys.
+
+Counters: per event type, a counter key template and the path of an integer amount
+(``[counters."invoice.paid"] key = "{data.object.customer}"``, ``amount =
+"data.object.amount_paid"``). `counter_truth` sums, per counter key, the amount of each
+distinct effect validly sent (a key's first event): what a receiver's ``balances``
+table must show after it settles.
+
+Errors: `TemplateError` (a ValueError) names the template and the missing field.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from hookproof.scenarios.observations import world_event_id
+from hookproof.simulator.delivery.history import Attempt
+from hookproof.simulator.events import Event
+from hookproof.simulator.profiles.base import Profile
+
+#: A field of a template: ``{data.object.id}``.
+FIELD = re.compile(r"\{([^{}]*)\}")
+
+
+class TemplateError(ValueError):
+    """A template names a field the event does not have (`path`), or is malformed."""
+
+    def __init__(self, message: str, *, template: str, path: str | None = None) -> None:
+        super().__init__(message)
+        self.template = template
+        self.path = path
+
+
+def lookup(payload: Any, path: str, *, template: str) -> Any:
+    """The value at dotted `path` (``data.object.id``; list items by index) of `payload`.
+
+    Raises TemplateError naming the first segment that is missing.
+    """
+    value = payload
+    done: list[str] = []
+    for part in path.split("."):
+        if isinstance(value, Mapping) and part in value:
+            value = value[part]
+        elif isinstance(value, list) and part.isdigit() and int(part) < len(value):
+            value = value[int(part)]
+        else:
+            where = ".".join(done) or "the event"
+            raise TemplateError(f"{template}: the event has no field {path} ({where} has no {part!r})",
+                                template=template, path=path)
+        done.append(part)
+    return value
+
+
+def render(template: str, payload: Any) -> str:
+    """`template` with every ``{path}`` replaced by the value at that path (`lookup`).
+
+    Raises TemplateError for an empty ``{}``, a missing field, or a field that is an
+    object, a list or null (a key is made of scalars).
+    """
+    def one(match: re.Match[str]) -> str:
+        path = match.group(1).strip()
+        if not path:
+            raise TemplateError(f"{template}: an empty {{}} names no field", template=template)
+        value = lookup(payload, path, template=template)
+        if value is None or isinstance(value, (Mapping, list)):
+            kind = "null" if value is None else type(value).__name__
+            raise TemplateError(f"{template}: {path} is {kind}, not a string or number", template=template, path=path)
+        return str(value).lower() if isinstance(value, bool) else str(value)
+
+    return FIELD.sub(one, template)
+
+
+@dataclass(frozen=True)
+class CounterRule:
+    """How an event of one type moves a counter: its key template and the amount's path."""
+
+    key: str
+    amount: str
+
+
+@dataclass(frozen=True)
+class KeyMapping:
+    """A team's business keys and counters, by Stripe event type (the world's names).
+
+    Attributes:
+        templates: event type → key template, or None (the type is not effectful).
+            Types not listed keep hookproof's built-in key (with `builtin`).
+        profile: renders the event as the provider sends it (templates read that JSON).
+        counters: event type → the counter it moves.
+        builtin: False: types not in `templates` are not effectful at all.
+    """
+
+    templates: Mapping[str, str | None]
+    profile: Profile
+    counters: Mapping[str, CounterRule] = field(default_factory=dict)
+    builtin: bool = True
+
+    def payload(self, event: Event) -> Any:
+        """The event's body as the provider sends it, decoded."""
+        return json.loads(self.profile.envelope(event).body)
+
+    def key_of(self, event: Event) -> str | None:
+        """The event's business key: the team's template, else the built-in key.
+        Raises TemplateError when the event lacks a field the template names."""
+        if event.type not in self.templates:
+            return event.business_key if self.builtin else None
+        template = self.templates[event.type]
+        return None if template is None else render(template, self.payload(event))
+
+    def counter_of(self, event: Event) -> tuple[str, int] | None:
+        """(counter key, amount) the event moves, or None. Raises TemplateError."""
+        rule = self.counters.get(event.type)
+        if rule is None:
+            return None
+        payload = self.payload(event)
+        amount = lookup(payload, rule.amount, template=rule.amount)
+        if isinstance(amount, bool) or not isinstance(amount, int):
+            raise TemplateError(f"{rule.amount}: is {amount!r}, not an integer amount (minor units)",
+                                template=rule.amount, path=rule.amount)
+        return render(rule.key, payload), amount
+
+
+def keyed(events: Iterable[Event], mapping: KeyMapping | None) -> tuple[Event, ...]:
+    """`events` with their business keys from `mapping` (unchanged without one)."""
+    if mapping is None:
+        return tuple(events)
+    return tuple(e if (key := mapping.key_of(e)) == e.business_key else replace(e, business_key=key)
+                 for e in events)
+
+
+def counter_truth(events: Sequence[Event], history: Sequence[Attempt], mapping: KeyMapping) -> dict[str, int]:
+    """Counter key → the sum the provider's truth implies: per counter, the amounts of the
+    distinct effects (business keys; an event without one counts by itself) of events
+    that had a valid attempt. Pure; O(len(events) + len(history))."""
+    valid = {a.event_id for a in history if a.valid}
+    valid |= {wid for a in history if a.valid and (wid := world_event_id(a)) is not None}
+    totals: dict[str, int] = {}
+    counted: set[str] = set()
+    for event in events:
+        if event.id not in valid or event.type not in mapping.counters:
+            continue
+        effect = event.business_key or event.id
+        if effect in counted:
+            continue
+        moved = mapping.counter_of(event)
+        if moved is None:
+            continue
+        counted.add(effect)
+        key, amount = moved
+        totals[key] = totals.get(key, 0) + amount
+    return totals
+
+
+__all__ = ["CounterRule", "FIELD", "KeyMapping", "TemplateError", "counter_truth", "keyed", "lookup", "render"]
