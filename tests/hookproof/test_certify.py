@@ -182,3 +182,23 @@ def test_business_keys_map_a_team_s_effects_over_the_provider_s_payload(tmp_path
                        latency_ms=1.0) for e in [*invoices, *invoices]]  # each paid invoice delivered twice
     assert counter_truth([*invoices, *invoices], history, mapping) == {
         cus: sum(w.get(e.object_id)["amount_paid"] for e in invoices)}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("receiver", "failing"), [
+    ("inbox_sync", {}),
+    ("blind_overwrite", {"reorder": ["stale"], "stale-after-newer": ["regressed", "stale"]}),
+])
+def test_standard_webhooks_state_checks_compare_real_objects(tmp_path: Path, receiver: str,
+                                                              failing: dict[str, list[str]]) -> None:
+    """Standard Webhooks records the envelope's msg_ id: the truth is still built, so the
+    state checks compare an object instead of passing over none."""
+    from examples.receivers import config as receiver_config
+
+    cfg = receiver_config(receiver, tmp_path, "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", seed=7,
+                          profile="standard-webhooks", scenarios=["reorder", "stale-after-newer"],
+                          settle_window_s=0.15)
+    report = certify(cfg, out_dir=tmp_path / "out").report
+    assert {s.id: sorted({f.check_id for f in s.findings}) for s in report.scenarios if s.findings} == failing
+    stale = [c for s in report.scenarios for c in s.checks if c.check_id == "stale"]
+    assert [c.stats["objects"] for c in stale] == [1, 1]
