@@ -51,7 +51,8 @@ def flip_livemode(event: Event) -> Event:
 
 
 def foreign_account(event: Event) -> Event:
-    return replace(event, account="acct_" + "F0REIGN" + event.account[-9:].rjust(9, "0"))
+    """The event as another account's: a Connect event, so Stripe's carries that ``account``."""
+    return replace(event, account="acct_" + "F0REIGN" + event.account[-9:].rjust(9, "0"), connected=True)
 
 
 #: Envelopes already rendered, per profile: event id -> the event object, and its envelope
