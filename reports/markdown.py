@@ -82,7 +82,8 @@ def _checklist(report: RunReport) -> str:
         evidence = []
         for sid in item.scenarios:
             scenario = report.scenario(sid)
-            label = verdict_label(scenario.verdict) if scenario else "not run"
+            verdict = item.evidence_verdict(sid) or (scenario.verdict if scenario else None)
+            label = verdict_label(verdict) if verdict else "not run"
             evidence.append(f"{_code(sid)} {label}")
         rows.append((_cell(item.title), verdict_label(item.verdict), ", ".join(evidence) or "none"))
     return "### Go-live checklist\n\n" + _table(("Item", "Verdict", "Evidence"), rows)

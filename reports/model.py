@@ -144,13 +144,32 @@ class ScenarioReport:
 
 
 @dataclass(frozen=True)
+class Evidence:
+    """One scenario's verdict for one checklist item: judged only by the checks that speak
+    to the item (a scenario failing on another check still passes here)."""
+
+    scenario: str
+    verdict: str  # pass, fail, unknown
+
+
+@dataclass(frozen=True)
 class ChecklistItem:
-    """A go-live checklist item: verdict and the scenarios that evidence it."""
+    """A go-live checklist item: verdict and the scenarios that evidence it.
+
+    `evidence` holds each scenario's verdict for this item; the item's verdict is theirs
+    composed (fail over unknown over pass), so the two always agree. Reports written
+    before it existed have none: renderers then show the scenarios' own verdicts.
+    """
 
     id: str
     title: str
-    verdict: str  # pass, fail, untested
+    verdict: str  # pass, fail, unknown, untested
     scenarios: tuple[str, ...]
+    evidence: tuple[Evidence, ...] = ()
+
+    def evidence_verdict(self, scenario_id: str) -> str | None:
+        """This item's verdict in scenario `scenario_id`, or None when not recorded."""
+        return next((e.verdict for e in self.evidence if e.scenario == scenario_id), None)
 
 
 @dataclass(frozen=True)

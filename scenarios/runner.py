@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from typing import Callable, Iterable, Sequence
 
 from hookproof.reports.model import (
-    AttemptView, CheckView, ChecklistItem, EffectPoint, FindingView, RunReport, ScenarioReport,
+    AttemptView, CheckView, ChecklistItem, EffectPoint, Evidence, FindingView, RunReport, ScenarioReport,
 )
 from hookproof.scenarios.catalog import CATALOG, CHECKLIST, CHECKLIST_CHECKS, ChaosContext, Context, Hook, NotApplicable, Phase, Plan, Scenario
 from hookproof.scenarios.errors import ScenarioError
@@ -419,21 +419,28 @@ def checklist(results: Sequence[ScenarioReport]) -> tuple[ChecklistItem, ...]:
     An item fails only on findings of the checks that speak to it (`CHECKLIST_CHECKS`):
     a race that duplicates an effect in the sender-timeout scenario fails "unique under
     concurrency", not "persists before acknowledging".
+    Each scenario's own verdict for the item (`Evidence`) is judged the same way, and the
+    item's verdict is theirs composed, so an item and its evidence always agree.
     """
     items = []
     for item_id, title in CHECKLIST.items():
         evidence = [r for r in results if item_id in r.checklist and r.verdict not in ("not_applicable",)]
         relevant = CHECKLIST_CHECKS[item_id]
-        if not evidence:
-            verdict = "untested"
-        elif any(r.verdict == "error" or any(f.check_id in relevant for f in r.findings) for r in evidence):
-            verdict = "fail"
-        elif any(r.verdict == "unknown" for r in evidence):
-            verdict = "unknown"
-        else:
-            verdict = "pass"
-        items.append(ChecklistItem(item_id, title, verdict, tuple(r.id for r in evidence)))
+        judged = tuple(Evidence(r.id, _item_verdict(r, relevant)) for r in evidence)
+        verdicts = {e.verdict for e in judged}
+        verdict = ("untested" if not judged else "fail" if "fail" in verdicts else
+                   "unknown" if "unknown" in verdicts else "pass")
+        items.append(ChecklistItem(item_id, title, verdict, tuple(r.id for r in evidence), judged))
     return tuple(items)
+
+
+def _item_verdict(r: ScenarioReport, relevant: frozenset[str]) -> str:
+    """Scenario `r`'s verdict for a checklist item whose checks are `relevant`."""
+    if r.verdict == "error" or any(f.check_id in relevant for f in r.findings):
+        return "fail"
+    if r.verdict == "unknown" or any(c.check_id in relevant and c.verdict == "unknown" for c in r.checks):
+        return "unknown"
+    return "pass"
 
 
 def observation_from_json(data: object, at: float) -> Observation:

@@ -144,6 +144,21 @@ def test_demo_certifies_both_receivers(tmp_path: Path) -> None:
     assert re.search(r"duplicated: (license|fulfillment|renewal|dunning|refund):", run.stdout)
     for name in ("inbox_sync", "check_then_insert"):
         assert (tmp_path / "demo" / name / "report.html").is_file()
+        assert_checklist_agrees((tmp_path / "demo" / name / "report.html").read_text(encoding="utf-8"))
+
+
+def assert_checklist_agrees(html: str) -> None:
+    """In report.html's go-live checklist, each item's verdict is its evidence's composed:
+    FAIL when an evidence pill fails, else UNKNOWN when one is unknown, else PASS."""
+    table = html.split('<table id="checklist">', 1)[1].split("</table>", 1)[0]
+    rows = re.findall(r"<tr>\s*<td>(.*?)<span.*?</td>\s*<td><span class=\"badge v-(\w+)\">.*?</span></td>\s*"
+                      r"<td><div class=\"evidence\">(.*?)</div></td>", table, flags=re.S)
+    assert len(rows) >= 5, table[:2000]
+    for title, verdict, evidence in rows:
+        pills = set(re.findall(r'class="badge v-(\w+)"', evidence))
+        expected = ("untested" if not pills else "fail" if "fail" in pills else
+                    "unknown" if "unknown" in pills else "pass")
+        assert verdict == expected, (title, verdict, pills)
 
 
 def test_the_readme_sequence_keeps_every_run_s_results(tmp_path: Path) -> None:

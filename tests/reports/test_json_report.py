@@ -19,6 +19,7 @@ from hookproof.reports import (
     ChecklistItem,
     CheckView,
     EffectPoint,
+    Evidence,
     FindingView,
     ReportError,
     ReportFormatError,
@@ -146,7 +147,8 @@ def test_unknown_fields_are_ignored(run_report: RunReport) -> None:
 def test_schema_md_documents_every_field() -> None:
     text = (Path(reports.__file__).parent / "schema.md").read_text(encoding="utf-8")
     sections = {"Top level": RunReport, "Scenario": ScenarioReport, "Check": CheckView, "Finding": FindingView,
-                "Attempt": AttemptView, "Effect point": EffectPoint, "Checklist item": ChecklistItem}
+                "Attempt": AttemptView, "Effect point": EffectPoint, "Checklist item": ChecklistItem,
+                "Evidence": Evidence}
     for title, cls in sections.items():
         body = re.split(r"^## ", text.split(f"\n## {title}", 1)[1], flags=re.M)[0]
         documented = re.findall(r"^\| `(\w+)` \|", body, flags=re.M)
