@@ -203,7 +203,7 @@ class GitHubWorld:
         """Retitle an issue: emits ``issues.edited`` with ``changes.title.from``."""
         old = self._typed(issue, "issue")["title"]
         self._update(issue, {"title": self._fake.sentence(nb_words=5).rstrip(".")})
-        self._emit("issues.edited", issue, {"changes": {"title": {"from": old}}, "issue": None})
+        self._emit("issues.edited", issue, {"issue": None, "changes": {"title": {"from": old}}})
 
     def label_issue(self, issue: str) -> None:
         """Add a label: emits ``issues.labeled`` with the ``label``."""

@@ -337,7 +337,7 @@ def test_github_envelope() -> None:
     event = world.events[-1]
     envelope = profile.envelope(event)
     body = json.loads(envelope.body)
-    assert list(body) == ["action", "changes", "issue", "repository", "organization", "sender", "installation"]
+    assert list(body) == ["action", "issue", "changes", "repository", "organization", "sender", "installation"]
     assert body["action"] == "edited"
     assert body["changes"] == {"title": {"from": world.get(issue, 1)["title"]}}
     assert body["issue"]["title"] == world.get(issue)["title"]
