@@ -57,7 +57,7 @@ class Broke(StrEnum):
     OTHER = "other"  # any other transport failure (`detail` says what, in plain words)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Observed:
     """What one transport saw of one exchange.
 
@@ -86,7 +86,7 @@ class Observed:
     read_cap_bytes: int | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Grade:
     """The record fields `grade` gives one attempt.
 
@@ -122,7 +122,8 @@ def grade(observed: Observed, rule: SuccessRule) -> Grade:
     `rule` gives the success statuses (a `Profile`). Never raises.
     """
     status = observed.status
-    excerpt = observed.body[:RESPONSE_EXCERPT_BYTES].decode("utf-8", "replace") if observed.body else ""
+    body = observed.body
+    excerpt = body[:RESPONSE_EXCERPT_BYTES].decode("utf-8", "replace") if body else ""
     if status is not None and observed.broke is None and not observed.over_cap:
         if rule.is_success(status):
             return Grade(Outcome.ACKED, Completion.OK, status, None, excerpt)
@@ -318,22 +319,6 @@ def retry_delay_s(outcome: Outcome, attempts_made: int, *, schedule_s: Sequence[
     return delay * time_scale
 
 
-def keeps_connection(http_version: bytes | str, headers: Sequence[tuple[bytes, bytes]] | Sequence[tuple[str, str]]
-                     ) -> bool:
-    """Whether a connection may carry another request after this answer (RFC 9112 §9.3):
-    never after ``Connection: close``; HTTP/1.0 only with ``Connection: keep-alive``."""
-    tokens: set[str] = set()
-    for name, value in headers:
-        n = name.decode("latin-1") if isinstance(name, bytes) else name
-        if n.lower() == "connection":
-            v = value.decode("latin-1") if isinstance(value, bytes) else value
-            tokens.update(t.strip().lower() for t in v.split(","))
-    if "close" in tokens:
-        return False
-    version = http_version.decode("ascii", "replace") if isinstance(http_version, bytes) else http_version
-    return "keep-alive" in tokens if version.endswith("1.0") else True
-
-
 __all__ = [
     "ANSWER_START_BYTES",
     "Broke",
@@ -341,6 +326,5 @@ __all__ = [
     "Observed",
     "SuccessRule",
     "grade",
-    "keeps_connection",
     "retry_delay_s",
 ]

@@ -20,7 +20,7 @@ from collections.abc import Iterator
 import pytest
 
 from hookproof.simulator.delivery import Completion, Dispatcher, History, Outcome, Target
-from hookproof.simulator.delivery.attempt_core import Broke, Observed, grade, keeps_connection, retry_delay_s
+from hookproof.simulator.delivery.attempt_core import Broke, Observed, grade, retry_delay_s
 from hookproof.simulator.delivery.race import RaceRequest, race
 from hookproof.simulator.faults import FaultPlan, schedule
 from hookproof.simulator.profiles import get_profile
@@ -200,17 +200,6 @@ def test_retry_delay_follows_the_profiles_schedule_scaled() -> None:
     assert retry_delay_s(Outcome.TIMEOUT, 4, **kw) is None  # type: ignore[arg-type]  # max attempts made
     assert retry_delay_s(Outcome.ACKED, 1, **kw) is None  # type: ignore[arg-type]
     assert retry_delay_s(Outcome.REJECTED, 1, schedule_s=(), max_attempts=2, time_scale=1.0) == 0.0
-
-
-@pytest.mark.parametrize(("version", "headers", "keeps"), [
-    (b"HTTP/1.1", [], True),
-    (b"HTTP/1.1", [(b"Connection", b"close")], False),
-    ("HTTP/1.1", [("connection", "Keep-Alive, Close")], False),
-    (b"HTTP/1.0", [], False),
-    (b"HTTP/1.0", [(b"Connection", b"keep-alive")], True),
-])
-def test_keeps_connection(version: bytes | str, headers: list[tuple[bytes, bytes]], keeps: bool) -> None:
-    assert keeps_connection(version, headers) is keeps
 
 
 def test_every_hostile_answer_of_the_table_is_served() -> None:
