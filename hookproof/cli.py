@@ -365,7 +365,7 @@ def serve(
 ) -> None:
     """Serve the provider API (Stripe and Mercado Pago shapes) and the effect sink."""
     from hookproof.simulator.errors import SimulatorError
-    from hookproof.simulator.server.cli import serve as run_serve
+    from hookproof.simulator.server.runner import serve as run_serve
 
     try:
         run_serve(port, host, seed)

@@ -1,10 +1,11 @@
-"""Serve an ASGI or WSGI app with uvicorn on 127.0.0.1 in a background thread.
+"""Serve an ASGI or WSGI app with uvicorn: the one place hookproof listens.
 
-``with serve_app(app) as server: server.url`` binds the socket first (the port is known
-at once and never raced for), starts uvicorn's h11 server in a daemon thread, waits
-until it accepts connections, and on exit asks it to stop (``should_exit``), joining
-with a timeout (then ``force_exit``). Used for the provider API (`simulator.server`),
-reference receivers in tests, and demos.
+``listen(host, port)`` binds a socket (one clear error when it cannot), so a port is
+known before anything is printed and never raced for. ``with serve_app(app) as server:
+server.url`` listens, starts uvicorn's h11 server in a daemon thread, waits until it
+accepts connections, and on exit asks it to stop (``should_exit``), joining with a
+timeout (then ``force_exit``); ``serve_forever(app, sock)`` serves in the foreground.
+Used for the provider API (`simulator.server.runner`), reference receivers, and demos.
 """
 
 from __future__ import annotations
@@ -19,6 +20,37 @@ import uvicorn
 
 from hookproof.simulator.delivery.transports import is_asgi
 from hookproof.simulator.errors import SimulatorError
+
+
+class ListenError(SimulatorError, OSError):
+    """A socket that cannot listen: ``cannot listen on HOST:PORT: reason`` (also an OSError)."""
+
+
+def listen(host: str, port: int) -> socket.socket:
+    """A TCP socket listening on `host`:`port` (0: any free port), inheritable by children.
+
+    Raises ListenError ``cannot listen on HOST:PORT: reason`` (address in use, not an
+    address of this machine, unknown host).
+    """
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+        family, kind, proto, _, address = infos[0]
+        sock = socket.socket(family, kind, proto)
+    except OSError as exc:
+        raise ListenError(f"cannot listen on {host}:{port}: {_reason(exc)}") from None
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+        sock.listen(2048)
+    except OSError as exc:
+        sock.close()
+        raise ListenError(f"cannot listen on {host}:{port}: {_reason(exc)}") from None
+    sock.set_inheritable(True)
+    return sock
+
+
+def _reason(exc: OSError) -> str:
+    return (exc.strerror or str(exc) or type(exc).__name__).lower()
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -117,16 +149,15 @@ def serve_app(app: Any, host: str = "127.0.0.1", port: int = 0, *, startup_timeo
               graceful_s: float = 2.0, state: Any = None) -> ServerHandle:
     """Start uvicorn for `app` (ASGI, or WSGI through uvicorn's adapter) on `host`:`port`
     (0: a free port) in a thread; returns the started handle, a context manager that
-    stops it. Raises OSError when the port cannot be bound, SimulatorError when startup
-    times out.
+    stops it. Raises ListenError (an OSError) when the port cannot be had, SimulatorError
+    when startup times out.
     """
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind((host, port))
-    except OSError:
-        sock.close()
-        raise
-    sock.set_inheritable(True)
-    return ServerHandle(app, sock, graceful_s=graceful_s, state=state).start(startup_timeout_s)
+    return ServerHandle(app, listen(host, port), graceful_s=graceful_s, state=state).start(startup_timeout_s)
+
+
+def serve_forever(app: Any, sock: socket.socket) -> None:
+    """Serve `app` on the listening `sock` in the foreground (uvicorn's own logging) until
+    interrupted; closes the socket after."""
+    config = uvicorn.Config(app, log_level="info", http="h11", lifespan="off")
+    with sock:
+        uvicorn.Server(config).run(sockets=[sock])

@@ -1,9 +1,10 @@
 """The provider server: Stripe-shaped API of the world's truth, and the idempotent effect sink."""
 
 from hookproof.simulator.server.app import ConnectionDropped, create_app, openapi_schema
-from hookproof.simulator.server.runner import ServerHandle, run_server, serve_asgi
+from hookproof.simulator.server.runner import run_server
 from hookproof.simulator.server.sink import EffectSink, SinkFault, SinkRecord
 from hookproof.simulator.server.state import DEFAULT_API_KEY, Decision, ServerState, Switch, Switches
+from hookproof.simulator.serving import ServerHandle, serve_app
 
 __all__ = [
     "ConnectionDropped",
@@ -19,5 +20,5 @@ __all__ = [
     "create_app",
     "openapi_schema",
     "run_server",
-    "serve_asgi",
+    "serve_app",
 ]

@@ -28,9 +28,9 @@ def serve_app(app: Any) -> Iterator[str]:
             server.shutdown()
             server.server_close()
         return
-    from hookproof.simulator.serving import serve_app as serve_asgi
+    from hookproof.simulator.serving import serve_app
 
-    with serve_asgi(app) as server:
+    with serve_app(app) as server:
         yield server.url
 
 

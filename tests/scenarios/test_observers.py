@@ -29,7 +29,7 @@ from hookproof.scenarios.observers import (
     observation_from_data,
     settle,
 )
-from hookproof.simulator.server import ServerHandle, ServerState, run_server, serve_asgi
+from hookproof.simulator.server import ServerHandle, ServerState, run_server, serve_app
 
 EFFECTS_SQL = "SELECT business_key, amount, idempotency_key FROM effects ORDER BY id"
 STATE_SQL = "SELECT object_id, status, version FROM subscriptions"
@@ -202,7 +202,7 @@ class _Receiver:
 @pytest.fixture
 def receiver() -> Iterator[tuple[_Receiver, ServerHandle]]:
     rec = _Receiver()
-    with serve_asgi(rec.app()) as handle:
+    with serve_app(rec.app()) as handle:
         yield rec, handle
 
 
