@@ -352,6 +352,7 @@ def certify(config: Config, *, scenarios: Sequence[str] | None = None, out_dir: 
                     live=config.target.live, account=config.target.account,
                     enabled=frozenset(config.target.stripe_types() or ()) or None, seed=seed,
                     time_scale=config.run.time_scale, burst=config.run.burst,
+                    redelivery_window=config.run.redelivery_window,
                     settle_window_s=config.settle.window_s, settle_deadline_s=config.settle.deadline_s,
                     settle_interval_s=config.settle.interval_s, has_sink=config.observer.kind == "sink",
                     progress=progress, attempt_timeout_s=config.run.sender_timeout_s,

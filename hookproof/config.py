@@ -353,6 +353,8 @@ class RunConfig(_Model):
     scenarios: list[str] | None = None
     burst: int = Field(default=8, ge=2, le=100)
     sender_timeout_s: float | None = Field(default=None, gt=0, le=600)
+    #: Events `mass-redelivery-window` delivers and then replays (more than a bounded dedupe keeps).
+    redelivery_window: int = Field(default=200, ge=1, le=100_000)
     #: Whole-run deadline of certify in seconds: then it stops, heals and writes a partial report.
     max_duration_s: float = Field(default=900.0, gt=0, le=7 * 86400)
 
