@@ -1,0 +1,143 @@
+"""What one Locust process of a storm knows: its spec, profile, secrets, users' records.
+
+One `StormProcess` per process (`STATE`), shared by the user (`storm_user`), the worker's
+flush (`storm_worker`) and the master's control (`storm_master`); gevent: no locks.
+Imported only in Locust's processes (it imports gevent).
+"""
+
+from __future__ import annotations
+
+import gc
+import logging
+import time
+from typing import Any
+
+import gevent
+import gevent.event
+import gevent.pool
+
+from hookproof.loadtests.collect import Collector
+from hookproof.loadtests.exchange import ObservedAtoms, observed
+from hookproof.loadtests.plan import Send
+from hookproof.loadtests.records import event_to_wire, make_attempt
+from hookproof.loadtests.spec import SpecError, StormSpec, secrets_from_env
+from hookproof.loadtests.stories import StoryBook
+from hookproof.simulator.delivery.history import Attempt
+from hookproof.simulator.events import Event
+from hookproof.simulator.profiles import get_profile
+from hookproof.simulator.profiles.base import Profile
+from hookproof.simulator.world import World
+
+log = logging.getLogger("hookproof.storm")
+
+#: Copy-number stride between the users of one process (users per process at most).
+USER_STRIDE = 1 << 16
+#: World lifecycles a process builds once and replays.
+STORIES = 16
+#: Allocations between two young-generation collections in a sender (CPython's default: 700).
+GC_YOUNG_THRESHOLD = 20_000
+
+#: What a user keeps of one finished attempt, as a plain tuple of atoms (so the garbage
+#: collector untracks it: a storm keeps hundreds of thousands): world event id, delivery
+#: id, tags, attempt number, envelope event id, sent at (unix s), latency (ms), and what
+#: the exchange observed (`loadtests.exchange.ObservedAtoms`). `StormProcess.record` builds
+#: the history attempt, graded by the attempt core.
+_Sent = tuple[str, str, tuple[str, ...], int, str, float, float, ObservedAtoms]
+
+
+class StormProcess:
+    """What one Locust process knows about its storm (one per process; gevent: no locks)."""
+
+    def __init__(self) -> None:
+        self.spec: StormSpec | None = None
+        self.profile: Profile | None = None
+        self.secrets: list[str] = []
+        self.error: str | None = None
+        self.t0 = 0.0  # monotonic seconds at test start
+        self.started_at = 0.0  # unix seconds at test start
+        self.users = 0
+        self.sent: list[_Sent] = []
+        self.attempts: list[Attempt] = []
+        self.events: dict[str, dict[str, Any]] = {}  # world event id -> `event_to_wire`
+        self.book: StoryBook | None = None
+        self.pending: dict[int, tuple[Send, int, str, float, float]] = {}
+        self.pools: list[gevent.pool.Group] = []
+        self.stopped = gevent.event.Event()  # set when the storm ends: senders draw no new group
+        self.next_token = 0
+        self.phase = "starting"
+        self.exit_code: int | None = None
+        self.collector = Collector()
+        self.flushed = False
+        self.stop_early = gevent.event.Event()  # set by SIGUSR1: end the storm now, then check and report
+
+    def elapsed(self) -> float:
+        return time.monotonic() - self.t0
+
+    def setup(self, spec: StormSpec, *, sender: bool) -> None:
+        self.spec = spec
+        self.profile = get_profile(spec.profile)
+        self.t0 = time.monotonic()
+        self.started_at = time.time()
+        if sender:
+            try:
+                self.secrets = secrets_from_env()
+            except SpecError as exc:
+                self.error = str(exc)
+                log.error("%s", exc)
+
+    def begin(self, send: Send, number: int, event_id: str, sent_at: float, t: float) -> int:
+        if send.event.id not in self.events:
+            self.events[send.event.id] = event_to_wire(send.event)
+        self.next_token += 1
+        self.pending[self.next_token] = (send, number, event_id, sent_at, t)
+        return self.next_token
+
+    def complete(self, token: int, sent: _Sent) -> None:
+        self.pending.pop(token, None)
+        self.sent.append(sent)
+
+    def story_book(self, seed: int) -> StoryBook:
+        """The process's stories, built by its first user (world seeded by `seed`)."""
+        if self.book is None:
+            spec, profile = self.spec, self.profile
+            assert spec is not None and profile is not None
+            enabled = set(spec.enabled_types) if spec.enabled_types is not None else None
+
+            def keep(e: Event) -> bool:
+                return (profile.provider_type(e.type) is not None and (enabled is None or e.type in enabled)
+                        and (e.business_key is not None or e.stateful))
+
+            self.book = StoryBook(World(seed, livemode=spec.live, account=spec.account), profile, keep,
+                                  stories=STORIES)
+            # Everything built so far (Locust, the world, the stories) lives until the
+            # end: keep it out of every later collection, and collect the young objects
+            # of sending (freed by reference counting, nearly all) less often. Measured:
+            # a tenth of a sender's CPU went to the collector otherwise.
+            gc.freeze()
+            gc.set_threshold(GC_YOUNG_THRESHOLD)
+        return self.book
+
+    def record(self, sent: _Sent, events: dict[str, Event]) -> Attempt:
+        """The history attempt of `sent`; `events` maps world event ids to (slim) events."""
+        assert self.profile is not None
+        world_id, delivery_id, tags, number, event_id, sent_at, latency_ms, atoms = sent
+        return make_attempt(event=events[world_id], event_id=event_id, delivery_id=delivery_id, attempt=number,
+                            tags=tags, profile=self.profile, sent_at=sent_at, latency_ms=latency_ms,
+                            observed=observed(atoms))
+
+    def unfinished(self) -> list[Attempt]:
+        """The attempts still in flight, completed as unknown (the storm ended first)."""
+        assert self.profile is not None
+        now = time.perf_counter()
+        out = [
+            make_attempt(event=send.event, event_id=event_id, delivery_id=send.delivery_id, attempt=number,
+                         tags=send.tags, profile=self.profile, sent_at=sent_at, latency_ms=(now - t) * 1000.0,
+                         status=None, error_kind="unfinished")
+            for send, number, event_id, sent_at, t in self.pending.values()
+        ]
+        self.pending.clear()
+        return out
+
+
+#: The process's storm.
+STATE = StormProcess()

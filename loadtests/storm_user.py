@@ -1,0 +1,205 @@
+"""The storm's Locust user: a provider sending signed events at its own pace.
+
+Each `StormUser` runs `max_in_flight` senders that pace themselves on the spec's load
+shape (an open model), draw groups from a `StormPlan`, sign every attempt with the
+profile at its send time, send it (`loadtests.exchange`), retry on the profile's
+schedule (the attempt core's decision, scaled), and keep what each attempt observed
+in the process's `STATE`. Imported only in Locust's processes.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any
+from urllib.parse import urlencode
+
+import gevent
+import gevent.event
+import gevent.pool
+from geventhttpclient.url import URL as GeventURL
+from locust import FastHttpUser, task
+from locust.env import Environment
+from locust.exception import StopUser
+
+from hookproof.loadtests.exchange import ObservedAtoms, exchange
+from hookproof.loadtests.plan import Send, StormPlan
+from hookproof.loadtests.shape import wave_times
+from hookproof.loadtests.storm_state import STATE, USER_STRIDE
+from hookproof.simulator.delivery.attempt_core import retry_delay_s
+from hookproof.simulator.delivery.dispatcher import READ_CAP_BYTES
+from hookproof.simulator.delivery.history import RESPONSE_EXCERPT_BYTES, Outcome
+from hookproof.simulator.delivery.mutations import build_attempt
+from hookproof.simulator.profiles.base import Envelope, SignedRequest
+
+
+class StormUser(FastHttpUser):
+    """A provider sending signed events at its own pace (see the module docstring)."""
+
+    def __init__(self, environment: Environment) -> None:
+        spec = STATE.spec
+        if spec is None:
+            raise StopUser()
+        self.network_timeout = spec.sender_timeout_s
+        self.connection_timeout = min(5.0, spec.sender_timeout_s)
+        # connections: every sender's group goes out at once (a burst and a wave replay)
+        self.concurrency = spec.max_in_flight * (spec.burst + 1)
+        super().__init__(environment)
+        self.spec = spec
+        self.number = STATE.users
+        STATE.users += 1
+        index = max(0, getattr(environment.runner, "worker_index", 0) or 0)
+        process_seed = spec.seed * 1_000_003 + (index + 1) * 7919
+        self.seed = process_seed + self.number
+        profile = STATE.profile
+        assert profile is not None
+        self.profile = profile
+        book = STATE.story_book(process_seed)
+        stream = book.stream(first_copy=1 + self.number % USER_STRIDE, stride=USER_STRIDE)
+        self.plan = StormPlan(stream, duplicates=spec.duplicates, burst=spec.burst,
+                              reorder_window=spec.reorder_window, wave_window_s=spec.wave_window_s, seed=self.seed)
+        self.shape = spec.load_shape()
+        self.waves = list(wave_times(spec.duration_s, spec.waves))
+        elapsed = STATE.elapsed()
+        rate = self.shape.rate_at(elapsed) or spec.rate_per_s
+        self.next_s: float | None = max(self.shape.first_send_s(self.number, spec.users),
+                                        elapsed + (self.number % spec.users) / rate)
+        self.groups = 0
+        self.max_groups = math.ceil(2 * self.shape.expected_events() / spec.users) + 10
+        self.senders = gevent.pool.Group()
+        self.last_signed: tuple[Envelope, int, SignedRequest] | None = None
+        self._http: Any = None  # the geventhttpclient client of the target (`_exchange`)
+        self._uri = ""
+        self._request_event = environment.events.request
+        self._type_names: dict[str, str] = {}
+        STATE.pools.append(self.senders)
+
+    @task
+    def storm(self) -> None:
+        """Run the user's senders until the storm ends, then stop the user.
+
+        Each of the `max_in_flight` senders claims the next intended send time, waits
+        for it, and releases one group (and a replay): an open model up to that many
+        groups in flight, with no greenlet spawned per request.
+        """
+        for _ in range(self.spec.max_in_flight):
+            self.senders.spawn(self._sender)
+        self.senders.join()
+        raise StopUser()
+
+    def _sender(self) -> None:
+        while True:
+            group = self._next_group()
+            if not group:
+                return
+            extra = [self.senders.spawn(self._deliver, send) for send in group[1:]]
+            self._deliver(group[0])
+            if extra:
+                gevent.joinall(extra)
+
+    def _next_group(self) -> tuple[Send, ...]:
+        """Claim the next send time, wait for it, and draw its group (empty: stop)."""
+        if STATE.error is not None or STATE.stopped.is_set() or self.next_s is None or self.groups >= self.max_groups:
+            return ()
+        due = self.next_s
+        if due >= self.spec.duration_s:
+            return ()
+        self.next_s = self.shape.next_send_s(due, self.spec.users)
+        self.groups += 1
+        wait = due - STATE.elapsed()
+        if wait > 0 and STATE.stopped.wait(timeout=wait):
+            return ()
+        elapsed = STATE.elapsed()
+        if elapsed >= self.spec.duration_s:
+            return ()
+        while self.waves and elapsed >= self.waves[0]:
+            self.waves.pop(0)
+            self.plan.start_wave(elapsed)
+        group = self.plan.next_group(elapsed)
+        replay = self.plan.next_replay()
+        return (*group, replay) if replay is not None else group
+
+    def _deliver(self, send: Send) -> None:
+        """Attempt `send` until acked, at most `max_attempts` times, and not past the storm."""
+        spec = self.spec
+        schedule = self.profile.retry_schedule_s
+        for number in range(1, spec.max_attempts + 1):
+            acked = self._attempt(send, number)
+            delay = retry_delay_s(Outcome.ACKED if acked else Outcome.REJECTED, number, schedule_s=schedule,
+                                  max_attempts=spec.max_attempts, time_scale=spec.time_scale)
+            if delay is None:
+                return
+            if STATE.elapsed() + delay >= spec.duration_s:
+                return
+            gevent.sleep(delay)
+
+    def _attempt(self, send: Send, number: int) -> bool:
+        """Send one signed attempt and keep what happened. True when it was acked."""
+        now = int(time.time())
+        envelope = send.envelope
+        if envelope is not None:
+            # Copies released together (a burst) share one signed request: the same
+            # envelope signed at the same second gives the same bytes.
+            last = self.last_signed
+            if last is not None and last[0] is envelope and last[1] == now:
+                request = last[2]
+            else:
+                request = self.profile.request(envelope, STATE.secrets, now)
+                self.last_signed = (envelope, now, request)
+            event_id = envelope.event_id
+        else:
+            built = build_attempt(self.profile, send.event, STATE.secrets, (), now=now, attempt=number, seed=self.seed)
+            request, event_id = built.request, built.event_id
+        sent_at, t = time.time(), time.perf_counter()
+        token = STATE.begin(send, number, event_id, sent_at, t)
+        atoms = self._exchange(request)
+        latency_ms = (time.perf_counter() - t) * 1000.0
+        sent, status, body, over_cap, start, broke, detail, timeout_s, cap = atoms
+        if len(body) > RESPONSE_EXCERPT_BYTES:  # the record keeps the excerpt only
+            atoms = (sent, status, body[:RESPONSE_EXCERPT_BYTES], over_cap, start, broke, detail, timeout_s, cap)
+        STATE.complete(token, (send.event.id, send.delivery_id, send.tags, number, event_id, sent_at, latency_ms,
+                               atoms))
+        answered = broke is None and not over_cap and status is not None
+        failure = None
+        if not answered:
+            failure = AnswerFailure(f"answered {status} past the read cap" if over_cap else f"no answer: {broke}")
+        elif status is not None and status >= 400:
+            failure = AnswerFailure(f"answered {status}")
+        # Locust's own statistics (console, CSV, `hookproof storm`'s progress) count an
+        # answer of 400 or more, or none, as a failure; the history is what the checks read.
+        self._request_event.fire(request_type=request.method, name=self._type_name(send.event.type),
+                                 response_time=latency_ms, response_length=len(body), exception=failure, context={},
+                                 response=None, url=self.spec.target_url, start_time=sent_at)
+        return answered and status is not None and self.profile.is_success(status)
+
+    def _type_name(self, world_type: str) -> str:
+        """The profile's name of `world_type` (Locust's request name), looked up once."""
+        name = self._type_names.get(world_type)
+        if name is None:
+            name = self._type_names[world_type] = self.profile.provider_type(world_type) or world_type
+        return name
+
+    def _exchange(self, request: SignedRequest) -> ObservedAtoms:
+        """POST `request` on the user's own connections; what was observed
+        (`loadtests.exchange`: at most `READ_CAP_BYTES` of the answer, within the sender
+        timeout).
+
+        Straight through the geventhttpclient client the FastHttpUser pooled for the
+        target (its connection and network timeouts, `concurrency` connections), not
+        Locust's `FastHttpSession.request`: a provider follows no redirects and keeps no
+        cookies, the URL is parsed once per user, and the answer is read up to the cap
+        (bench/storm_throughput.py: the session's layers cost more than signing).
+        """
+        if self._http is None:
+            url = GeventURL(self.spec.target_url)
+            self._http = self.client.client.clientpool.get_client(url)
+            self._uri = getattr(url, "quoted_uri", url.request_uri)
+        uri = self._uri
+        if request.query:
+            uri += ("&" if "?" in uri else "?") + urlencode(dict(request.query))
+        return exchange(self._http, uri, request, read_cap_bytes=READ_CAP_BYTES, timeout_s=self.spec.sender_timeout_s)
+
+
+class AnswerFailure(Exception):
+    """What Locust's statistics count as a failed request: an answer of 400 or more, or
+    one past the read cap (the history records the attempt in full)."""
