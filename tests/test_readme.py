@@ -268,3 +268,24 @@ def test_the_custom_keys_example_certifies(tmp_path: Path, monkeypatch: pytest.M
     (finding,) = [f for s in report.scenarios for f in s.findings]
     assert re.fullmatch(r"counter is (\d+); the provider's truth implies (\d+)", finding.message)
     assert finding.key.startswith("cus_") and finding.actual == 2 * finding.expected
+
+
+@pytest.mark.parametrize("receiver", ["inbox_sync", "dedupe_by_body_hash"])  # uvicorn and werkzeug
+def test_a_reference_receiver_prints_one_readiness_line(tmp_path: Path, receiver: str) -> None:
+    """The first line a reference receiver prints is where it listens, once it does."""
+    import urllib.request
+
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", f"examples.receivers.{receiver}", "--port", str(port),
+                             "--secret", "whsec_ready", "--db", f"sqlite:///{tmp_path / 'r.db'}"],
+                            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)})
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        assert line == f"listening on http://127.0.0.1:{port}/webhooks\n"
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=10) as answer:
+            assert answer.status == 200
+    finally:
+        proc.terminate()
+        proc.wait(10)

@@ -59,10 +59,25 @@ def run_cli(create_app: Callable[[ReceiverConfig], Any], name: str, argv: Sequen
     logging.basicConfig(level=logging.INFO, format=f"%(asctime)s {name} %(levelname)s %(message)s")
     app = create_app(config)
     if hasattr(app, "wsgi_app"):
-        from werkzeug.serving import run_simple
+        from werkzeug.serving import make_server
 
-        run_simple(args.host, args.port, app, threaded=True, use_reloader=False)
+        server = make_server(args.host, args.port, app, threaded=True)
+        ready(args.host, server.socket.getsockname()[1])
+        server.serve_forever()
     else:
+        import socket
+
         import uvicorn
 
-        uvicorn.run(app, host=args.host, port=args.port, log_level="warning", lifespan="off")
+        sock = socket.socket(socket.AF_INET6 if ":" in args.host else socket.AF_INET)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((args.host, args.port))
+        sock.listen(2048)  # connections wait in the backlog until uvicorn serves them
+        server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
+        ready(args.host, sock.getsockname()[1])
+        server.run(sockets=[sock])
+
+
+def ready(host: str, port: int) -> None:
+    """Print the one readiness line, once the socket is bound: ``listening on URL``."""
+    print(f"listening on http://{host}:{port}/webhooks", flush=True)
