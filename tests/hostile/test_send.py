@@ -32,7 +32,7 @@ PLAIN_WORDS: dict[str, tuple[str, ...]] = {
     "reset-mid-answer": ("reset",),
     "close-before-reading": ("reset", "closed the connection"),
     "redirect-loop": ("does not follow redirects",),
-    "continue-forever": ("answered 100 Continue and then nothing; the sender timeout of 0.3 s passed",),
+    "continue-forever": ("answered 100 Continue and then nothing; the sender timeout of",),
     "one-then-refuse": ("connection refused",),
 }
 
