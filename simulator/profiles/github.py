@@ -58,7 +58,8 @@ class GitHubProfile(Profile):
     Headers: ``X-GitHub-Delivery`` is the event id (a GUID), identical on every
     (re)delivery and the dedupe key; ``X-GitHub-Hook-ID`` is the App's hook id;
     ``X-GitHub-Hook-Installation-Target-Type: integration`` and ``-Target-ID`` the App id
-    (an App's hook belongs to the App). ``installation.id`` follows ``Event.account``
+    (an App's hook belongs to the App; GitHub's docs list no values for the type, see
+    github/docs#41739, and ``integration`` is what App deliveries carry). ``installation.id`` follows ``Event.account``
     (the installation id as digits; another account, e.g. the foreign-account
     mutation, gets another installation id). No test/live flag.
 

@@ -161,8 +161,7 @@ class GitHubWorld:
         """The App's webhook was created (or pinged): emits ``ping`` (no effect)."""
         body = {"zen": "Design for failure.", "hook_id": self.hook_id,
                 "hook": gh.hook(self.hook_id, self.app_id, "https://example.invalid/webhooks", created=self._now)}
-        return self._emit("ping", str(self.installation_id), {**body, "repository": self.repository(), "organization": self.org,
-                                        "sender": self.sender}, lite=False)
+        return self._emit("ping", str(self.installation_id), body, lite=False)  # an App's ping: the hook only
 
     def install(self) -> Event:
         """Another organization installs the App: emits ``installation.created``."""
