@@ -7,13 +7,14 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Annotated, Any, Literal, Mapping, Sequence, Union
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from hookproof.scenarios.checks import CheckResult
 from hookproof.simulator.delivery import Attempt
 from hookproof.simulator.faults import Mutation
 from hookproof.simulator.world import World
-
 
 #: Version tag of the schedule file format.
 SCHEDULE_FORMAT = "hookproof-schedule/1"
@@ -152,78 +153,163 @@ class ScheduleError(ValueError):
     """A schedule file that cannot be replayed; the message names the step and what is wrong."""
 
 
-def _whole(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
+# ---- schedule files as documents ------------------------------------------------------------
+
+_Whole = Annotated[int, Field(ge=0)]
+
+
+class _StepModel(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class EmitStep(_StepModel):
+    """``emit``: ask the world for a lifecycle operation (`action`) on an object (`object` index)."""
+
+    op: Literal["emit"]
+    action: str | None = None
+    object: _Whole | None = None
+
+
+class ClockStep(_StepModel):
+    """``advance_clock``: the provider's clock moves on by `seconds`."""
+
+    op: Literal["advance_clock"]
+    seconds: _Whole | None = None
+
+
+class DeliveryStep(_StepModel):
+    """``deliver``, ``redeliver``, ``drop_response``, ``timeout``: one delivery of event #`event`."""
+
+    op: Literal["deliver", "redeliver", "drop_response", "timeout"]
+    event: _Whole | None = None
+    mutation: str | None = None
+
+
+class BurstStep(_StepModel):
+    """``burst``: `copies` concurrent copies of event #`event`."""
+
+    op: Literal["burst"]
+    event: _Whole | None = None
+    mutation: str | None = None
+    copies: _Whole | None = None
+
+
+#: One step of a schedule file, told apart by its ``op``.
+StepModel = Annotated[Union[EmitStep, ClockStep, DeliveryStep, BurstStep], Field(discriminator="op")]
+_STEP: TypeAdapter[StepModel] = TypeAdapter(StepModel)
+
+
+class FindingRef(BaseModel):
+    """A finding as a schedule file records it (what replay expects to see again)."""
+
+    model_config = ConfigDict(extra="allow", strict=True)
+
+    check_id: str
+    key: str | None = None
+    message: str | None = None
+
+
+class ScheduleDocument(BaseModel):
+    """A schedule file (``failing-schedule.json``) as `schedule_document` writes it.
+
+    `steps` stay raw here: each is read as a `StepModel` on its own, so that an error
+    names the step's number and op.
+    """
+
+    model_config = ConfigDict(extra="allow", strict=True)
+
+    format: Literal["hookproof-schedule/1"]
+    seed: int
+    steps: list[Any]
+    events: list[str] = []
+    findings: list[FindingRef] = []
+
+
+#: What each top-level field must be, in the words of a schedule error.
+_DOCUMENT_RULES = {
+    "format": f"not a hookproof schedule (no \"format\": \"{SCHEDULE_FORMAT}\")",
+    "seed": "seed: must be a whole number, got {value!r}",
+    "steps": "steps: must be a list of steps, got {kind}",
+    "events": "events: must be a list of event types",
+    "findings": "findings: must be a list of objects with a check_id",
+}
+
+
+def _document(doc: Any) -> ScheduleDocument:
+    """The file's document, or ScheduleError naming its first wrong field."""
+    if not isinstance(doc, dict):
+        raise ScheduleError(_DOCUMENT_RULES["format"])
+    try:
+        return ScheduleDocument.model_validate(doc)
+    except ValidationError as exc:
+        field = str(exc.errors()[0]["loc"][0])
+        value = doc.get(field)
+        raise ScheduleError(_DOCUMENT_RULES[field].format(value=value, kind=type(value).__name__)) from None
+
+
+def _step(data: Any, where: str, ops: Sequence[str]) -> StepModel:
+    """One step of the file as its model, or ScheduleError naming the step and the field."""
+    if not isinstance(data, dict) or not isinstance(data.get("op"), str):
+        raise ScheduleError(f"{where}: must be an object with an \"op\"")
+    try:
+        return _STEP.validate_python(data)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        if error["type"] == "union_tag_invalid":
+            raise ScheduleError(f"{where}: unknown op (known: {', '.join(sorted(ops))})") from None
+        key = str(error["loc"][-1])
+        if error["type"] == "extra_forbidden":
+            raise ScheduleError(f"{where}: unknown key {key!r}") from None
+        if key in ("object", "event", "copies", "seconds"):
+            raise ScheduleError(f"{where}: {key} must be a whole number, not negative, got {data[key]!r}") from None
+        raise ScheduleError(f"{where}: {key} must be text, got {data.get(key)!r}") from None
 
 
 def load_schedule(path: str | os.PathLike[str], seed: int | None = None) -> tuple[int, list[Step], dict[str, Any]]:
     """Read and check a schedule file before anything runs: (seed, steps, the whole document).
 
-    Every step is checked against the world the seed builds (`seed` overrides the
-    file's): its fields have the right types, each emit is a legal operation, and each
-    delivery names an event emitted by then. Raises OSError when the file cannot be
-    read, ScheduleError (one line, naming a bad step's number and op) when it is not a
-    replayable schedule.
+    The file is a `ScheduleDocument` whose steps are `StepModel`s; every step is then
+    checked against the world the seed builds (`seed` overrides the file's): each emit is
+    a legal operation, and each delivery names an event emitted by then. Raises OSError
+    when the file cannot be read, ScheduleError (one line, naming a bad step's number
+    and op) when it is not a replayable schedule.
     """
     from hookproof.simulator.errors import WorldError
 
     bad = ScheduleError
     try:
-        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+        raw = json.loads(Path(path).read_text(encoding="utf-8"))
     except UnicodeDecodeError:
         raise bad("not a hookproof schedule (not UTF-8 text)") from None
     except json.JSONDecodeError as exc:
         raise bad(f"not JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})") from None
-    if not isinstance(doc, dict) or doc.get("format") != SCHEDULE_FORMAT:
-        raise bad(f"not a hookproof schedule (no \"format\": \"{SCHEDULE_FORMAT}\")")
-    if not _whole(doc.get("seed")):
-        raise bad(f"seed: must be a whole number, got {doc.get('seed')!r}")
-    steps_data = doc.get("steps")
-    if not isinstance(steps_data, list):
-        raise bad(f"steps: must be a list of steps, got {type(steps_data).__name__}")
-    events = doc.get("events", [])
-    if not isinstance(events, list) or not all(isinstance(e, str) for e in events):
-        raise bad("events: must be a list of event types")
-    findings = doc.get("findings", [])
-    if not isinstance(findings, list) or not all(isinstance(f, dict) and isinstance(f.get("check_id"), str)
-                                                 for f in findings):
-        raise bad("findings: must be a list of objects with a check_id")
-    run_seed = doc["seed"] if seed is None else seed
+    doc = _document(raw)
+    run_seed = doc.seed if seed is None else seed
     world = World(run_seed, start_us=CLOCK_START_US, step_us=CLOCK_STEP_US)
-    ops = {"emit", "advance_clock", *DELIVERY_OPS}
+    ops = ("emit", "advance_clock", *DELIVERY_OPS)
     mutations = [m.value for m in Mutation]
     steps: list[Step] = []
-    for number, data in enumerate(steps_data, start=1):
+    for number, data in enumerate(doc.steps, start=1):
         op = data.get("op") if isinstance(data, dict) else None
         where = f"step {number}" + (f" ({op})" if isinstance(op, str) else "")
-        if not isinstance(data, dict) or not isinstance(op, str):
-            raise bad(f"{where}: must be an object with an \"op\"")
-        unknown = sorted(set(data) - set(Step.__dataclass_fields__))
-        if unknown:
-            raise bad(f"{where}: unknown key {unknown[0]!r}")
-        if op not in ops:
-            raise bad(f"{where}: unknown op (known: {', '.join(sorted(ops))})")
-        for key in ("object", "event", "copies", "seconds"):
-            if data.get(key) is not None and not (_whole(data[key]) and data[key] >= 0):
-                raise bad(f"{where}: {key} must be a whole number, not negative, got {data[key]!r}")
-        if op == "emit":
-            if data.get("action") not in ACTIONS:
-                raise bad(f"{where}: action must be one of {', '.join(ACTIONS)}, got {data.get('action')!r}")
+        step = _step(data, where, ops)
+        if isinstance(step, EmitStep):
+            if step.action is None or step.action not in ACTIONS:
+                raise bad(f"{where}: action must be one of {', '.join(ACTIONS)}, got {step.action!r}")
             try:
-                apply_action(world, data["action"], data.get("object"))
+                apply_action(world, step.action, step.object)
             except WorldError as exc:
                 raise bad(f"{where}: the world of seed {run_seed} cannot do it ({exc})") from None
-        elif op in DELIVERY_OPS:
-            event = data.get("event")
-            if event is None or event >= len(world.events):
-                raise bad(f"{where}: no event #{event} (the world of seed {run_seed} has emitted "
+        elif isinstance(step, (DeliveryStep, BurstStep)):
+            if step.event is None or step.event >= len(world.events):
+                raise bad(f"{where}: no event #{step.event} (the world of seed {run_seed} has emitted "
                           f"{len(world.events)} by then)")
-            if data.get("mutation") is not None and data["mutation"] not in mutations:
-                raise bad(f"{where}: unknown mutation {data['mutation']!r} (known: {', '.join(mutations)})")
-            if op == "burst" and data.get("copies") is not None and not 1 <= data["copies"] <= 100:
-                raise bad(f"{where}: copies must be from 1 to 100, got {data['copies']}")
-        steps.append(Step.from_dict(data))
-    return run_seed, steps, doc
+            if step.mutation is not None and step.mutation not in mutations:
+                raise bad(f"{where}: unknown mutation {step.mutation!r} (known: {', '.join(mutations)})")
+            if isinstance(step, BurstStep) and step.copies is not None and not 1 <= step.copies <= 100:
+                raise bad(f"{where}: copies must be from 1 to 100, got {step.copies}")
+        steps.append(Step.from_dict(step.model_dump(exclude_none=True)))
+    return run_seed, steps, raw
 
 
 # ---- the world operations a step may ask for ---------------------------------------------
