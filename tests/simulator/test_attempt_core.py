@@ -207,3 +207,12 @@ def test_every_hostile_answer_of_the_table_is_served() -> None:
 
     assert set(TABLE) - {"refused"} <= set(BEHAVIOURS) | set(MORE_BEHAVIOURS)
     assert HostileServer  # the table's servers are the hostile zoo's
+
+
+def test_the_delivery_package_exports_the_core_with_a_sorted_complete_all() -> None:
+    from hookproof.simulator import delivery
+    from hookproof.simulator.delivery import attempt_core
+
+    assert list(delivery.__all__) == sorted(delivery.__all__)
+    assert all(hasattr(delivery, name) for name in delivery.__all__)
+    assert set(attempt_core.__all__) - {"ANSWER_START_BYTES", "SuccessRule"} <= set(delivery.__all__)
