@@ -230,7 +230,7 @@ class Runner:
 
     def _api_faults_fired(self, plan: Plan) -> bool:
         """True when any of the plan's provider-API faults fired; clears the rest."""
-        switches = self.server_state.switches  # type: ignore[union-attr]
+        switches = self.server_state.switches  # type: ignore[attr-defined]
         left = {object_id: remaining for object_id, _, remaining in switches.items()}
         fired = False
         for object_id, api in plan.api_faults.items():

@@ -89,7 +89,7 @@ def served_version(world: World, object_id: str) -> int:
 
     Raises the world's `WorldError` for an unknown object.
     """
-    current = world.version(object_id)
+    current = int(world.version(object_id))
     with _lock:
         timeline = _timelines.get(world)
         if timeline is None:

@@ -6,6 +6,7 @@ from dataclasses import replace
 
 import httpx
 
+from hookproof.simulator.events import Event
 from hookproof.simulator.server import DEFAULT_API_KEY, ServerState, clock, run_server
 from hookproof.simulator.world import World
 
@@ -21,7 +22,7 @@ def subscription_story(seed: int = 7) -> tuple[World, str]:
     return world, sub
 
 
-def events_of(world: World, object_id: str) -> list:
+def events_of(world: World, object_id: str) -> list[Event]:
     return [e for e in world.events if e.object_id == object_id]
 
 
