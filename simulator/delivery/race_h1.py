@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import h11
+
 from hookproof.simulator.delivery.attempt_core import Broke
 from hookproof.simulator.delivery.race_io import (
     _READ_CHUNK,

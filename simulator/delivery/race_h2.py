@@ -22,6 +22,7 @@ import h2.errors
 import h2.events
 import h2.exceptions
 import h2.settings
+
 from hookproof.simulator.delivery.attempt_core import Broke
 from hookproof.simulator.delivery.race_io import (
     _READ_CHUNK,

@@ -18,6 +18,7 @@ from typing import Literal
 from urllib.parse import urlsplit
 
 import h11
+
 from hookproof.simulator.delivery.attempt_core import (
     ANSWER_START_BYTES,
     Broke,
