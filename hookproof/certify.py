@@ -11,6 +11,7 @@ import contextlib
 import importlib
 import os
 import random
+import re
 import shlex
 import socket
 import sys
@@ -132,6 +133,42 @@ def receiver_env(user_env: Mapping[str, str], config: Config, secrets: Sequence[
     return {**ours, **user_env, "HOOKPROOF_SECRET": secrets[0], "HOOKPROOF_API_KEY": config.provider.api_key}
 
 
+#: The hookproof values a started receiver's `env` values may name, as {name}.
+ENV_PLACEHOLDERS = ("secret", "api_base", "sink_url", "api_key", "port")
+
+
+def expand_env(env: Mapping[str, str], values: Mapping[str, str]) -> dict[str, str]:
+    """`env` with each ``{name}`` of `ENV_PLACEHOLDERS` replaced by hookproof's value
+    (``STRIPE_WEBHOOK_SECRET = "{secret}"``); other braces are left as they are."""
+    pattern = re.compile(r"\{(" + "|".join(ENV_PLACEHOLDERS) + r")\}")
+    return {k: pattern.sub(lambda m: values.get(m.group(1), m.group(0)), v) for k, v in env.items()}
+
+
+def with_port(config: Config) -> Config:
+    """`config` with ``{port}`` in `target.url` replaced by a free port on 127.0.0.1 (picked
+    now, once per run); a `[target.start]` without its own `port` gets the same one."""
+    from hookproof.simulator.serving import free_port
+
+    t = config.target
+    if not t.url or "{port}" not in t.url:
+        return config
+    port = free_port()
+    update: dict[str, Any] = {"url": t.url.replace("{port}", str(port))}
+    if t.start is not None and t.start.port is None:
+        update["start"] = t.start.model_copy(update={"port": port})
+    return config.model_copy(update={"target": t.model_copy(update=update)})
+
+
+@contextlib.contextmanager
+def started_receiver(config: Config, secrets: Sequence[str], api_base: str, sink_url: str) -> Iterator[None]:
+    """The receiver the config says hookproof starts, started as certify starts it
+    (`[target.start]`, or `[target.process]`/`[target.docker]` without faults), for
+    explore, replay and storm; stopped after."""
+    with receiver_process(config, secrets, api_base, sink_url), \
+            controlled_receiver(config, secrets, api_base, sink_url, History(), 0):
+        yield
+
+
 @contextlib.contextmanager
 def receiver_process(config: Config, secrets: Sequence[str], api_base: str, sink_url: str) -> Iterator[None]:
     """Start the receiver's `start` command if configured, wait healthy, stop it after."""
@@ -147,7 +184,8 @@ def receiver_process(config: Config, secrets: Sequence[str], api_base: str, sink
     except (KeyError, IndexError, ValueError) as exc:
         raise ConfigError(f"unknown placeholder {exc} (known: {{api_base}}, {{sink_url}}, {{port}})",
                           field="target.start.command") from None
-    env = receiver_env(start.env, config, secrets, api_base, sink_url)
+    env = receiver_env(expand_env(start.env, {**values, "secret": secrets[0], "api_key": config.provider.api_key}),
+                       config, secrets, api_base, sink_url)
     health = start.health_url
     cwd = str(config.base_dir / start.cwd) if start.cwd else str(config.base_dir)
     proc = ReceiverProcess(shlex.split(command), env=env, cwd=cwd, health_url=health, port=start.port,
@@ -178,9 +216,11 @@ def controlled_receiver(config: Config, secrets: Sequence[str], api_base: str, s
         section = "target.process" if t.process else "target.docker"
         raise ConfigError(f"unknown placeholder {exc} (known: {{api_base}}, {{sink_url}}, {{port}})",
                           field=f"{section}.command") from None
-    env = receiver_env(spec.env, config, secrets, api_base, sink_url,
-                       environ={} if t.docker is not None else None)  # a container gets only `env`
     url = urlsplit(t.url or "")
+    values = {"api_base": api_base, "sink_url": sink_url, "port": str(url.port or ""), "secret": secrets[0],
+              "api_key": config.provider.api_key}
+    env = receiver_env(expand_env(spec.env, values), config, secrets, api_base, sink_url,
+                       environ={} if t.docker is not None else None)  # a container gets only `env`
     if t.process is not None:
         p = t.process
         cwd = config.base_dir / p.cwd if p.cwd else config.base_dir
@@ -319,6 +359,7 @@ def certify(config: Config, *, scenarios: Sequence[str] | None = None, out_dir: 
     from hookproof.reports import write_reports
     from hookproof.simulator.profiles import get_profile
 
+    config = with_port(config)
     check_loopback(config, allow_remote)
     check_chaos(config, chaos)
     secrets = config.target.secrets(config.base_dir)

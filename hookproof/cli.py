@@ -178,9 +178,11 @@ def _duration(flag: str, text: str | None) -> float | None:
 
 
 def _load(config: Path) -> "Config":
+    """The config file, with a free port for a ``{port}`` in target.url (`certify.with_port`)."""
+    from hookproof.certify import with_port
     from hookproof.config import load_config
 
-    return load_config(config)
+    return with_port(load_config(config))
 
 
 def _located(exc: Exception, cfg: "Config | None") -> Exception:

@@ -103,9 +103,11 @@ class ProcessTargetConfig(_Model):
     """
 
     command: str = Field(min_length=1)
-    health_path: str | None = "/healthz"
+    #: None: ready once the port accepts a connection (TCP); a path: once it answers 2xx there.
+    health_path: str | None = None
     startup_timeout_s: float = Field(default=30.0, gt=0, le=600)
     cwd: str | None = None
+    #: Variables for the receiver; values may use {secret}, {api_base}, {sink_url}, {api_key}, {port}.
     env: dict[str, str] = Field(default_factory=dict)
 
     @field_validator("command")
@@ -176,7 +178,13 @@ class TargetConfig(_Model):
     process: ProcessTargetConfig | None = None
     docker: DockerTargetConfig | None = None
 
-    _url = field_validator("url")(_check_url)
+    @field_validator("url")
+    @classmethod
+    def _url(cls, v: str | None) -> str | None:
+        # "{port}": a free port hookproof picks per run (with a receiver it starts)
+        if v is not None:
+            _check_url(v.replace("{port}", "1"))
+        return v
 
     @field_validator("app")
     @classmethod
@@ -221,8 +229,12 @@ class TargetConfig(_Model):
         controlled = [k for k in ("start", "process", "docker") if getattr(self, k) is not None]
         if len(controlled) > 1:
             raise ValueError(f"give at most one of 'start', 'process' or 'docker', got {', '.join(controlled)}")
-        if (self.process or self.docker) and not (self.url and re.match(r"^https?://[^/]+:\d+", self.url)):
-            raise ValueError("url: with [target.process] or [target.docker], url must name the receiver's port")
+        if (self.process or self.docker) and not (self.url and re.match(r"^https?://[^/]+:(\d+|\{port\})", self.url)):
+            raise ValueError("url: with [target.process] or [target.docker], url must name the receiver's port "
+                             "(or {port}: a free one per run)")
+        if self.url and "{port}" in self.url and not controlled:
+            raise ValueError("url: {port} (a free port per run) needs a receiver hookproof starts: "
+                             "[target.start], [target.process] or [target.docker]")
         if self.api_version is not None and self.profile != "stripe":
             raise ValueError(f"api_version: only the stripe profile has API versions, not {self.profile!r}")
         if self.enabled_events is not None:

@@ -289,3 +289,16 @@ def test_a_reference_receiver_prints_one_readiness_line(tmp_path: Path, receiver
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+def test_the_started_receiver_example_is_a_valid_config(monkeypatch: pytest.MonkeyPatch) -> None:
+    from hookproof.certify import expand_env
+
+    monkeypatch.setenv("WEBHOOK_SECRET", "whsec_readme_started")
+    (toml,) = re.findall(r"```toml started\.toml\n(.*?)```", README, flags=re.S)
+    config = parse_config(toml + '\n[observer]\nkind = "sink"\n', "README.md")
+    assert config.target.url == "http://127.0.0.1:{port}/webhooks" and config.target.process is not None
+    env = expand_env(config.target.process.env, {"secret": "whsec_readme_started", "api_base": "http://127.0.0.1:7",
+                                                 "api_key": "sk_test_x"})
+    assert env == {"STRIPE_WEBHOOK_SECRET": "whsec_readme_started", "STRIPE_API_BASE": "http://127.0.0.1:7",
+                   "STRIPE_API_KEY": "sk_test_x"}

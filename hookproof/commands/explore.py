@@ -63,13 +63,18 @@ def explore_target(cfg: "Config") -> Iterator[tuple["ExploreTarget", Any]]:
 
     In-process apps see the provider API at `PROVIDER_API_BASE` (``HOOKPROOF_API_BASE``
     unless already set), routed by respx; URL targets get the real provider server and
-    the configured start command; once it is up, something must listen at `target.url`
-    (ConfigError naming it, as certify). Yields (target, provider state).
+    the receiver the config says hookproof starts, as certify starts it (`[target.start]`,
+    `[target.process]`, `[target.docker]`); a receiver it did not start must listen at
+    `target.url` (ConfigError naming it, as certify). Yields (target, provider state).
     """
-    from hookproof.certify import check_reachable, make_observer, make_target, provider_server, receiver_process
+    from hookproof.certify import (
+        check_reachable, make_observer, make_target, provider_server, started_receiver, with_port,
+    )
     from hookproof.scenarios.statemachine import PROVIDER_API_BASE, shared_target
     from hookproof.simulator.profiles import get_profile
     from hookproof.simulator.server.state import ServerState
+
+    cfg = with_port(cfg)  # a no-op once the command line did it
 
     secrets = cfg.target.secrets(cfg.base_dir)
     profile = get_profile(cfg.target.profile)
@@ -87,7 +92,7 @@ def explore_target(cfg: "Config") -> Iterator[tuple["ExploreTarget", Any]]:
         yield shared_target(target, make_observer(cfg, state), profile, secrets, **options), state
         return
     with provider_server(cfg) as (state, api_base, sink_url):
-        with receiver_process(cfg, secrets, api_base, sink_url):
+        with started_receiver(cfg, secrets, api_base, sink_url):
             check_reachable(cfg)
             yield shared_target(make_target(cfg), make_observer(cfg, state), profile, secrets, in_process=False,
                                 settle_window_s=cfg.settle.window_s, settle_deadline_s=cfg.settle.deadline_s,

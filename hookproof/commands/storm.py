@@ -263,7 +263,7 @@ def register(app: typer.Typer) -> None:
         """Storm the receiver with Locust (signed, duplicated, reordered events), then run certify's checks;
         exit 0 all checks valid, 1 findings, 2 usage/config error."""
         from hookproof.chaos.errors import ChaosError
-        from hookproof.certify import check_reachable, provider_server, receiver_process
+        from hookproof.certify import check_reachable, provider_server, started_receiver
         from hookproof.cli import _load, console, err_console, fail, print_report
         from hookproof.errors import HookproofError, UsageError
         from hookproof.reports import REPORT_FILES, load_json
@@ -302,7 +302,7 @@ def register(app: typer.Typer) -> None:
                                   duplicates=duplicates, burst=burst, reorder_window=reorder_window, waves=waves,
                                   out=out, sink_url=sink_url, progress_path=progress_path,
                                   max_in_flight=max_in_flight)
-                with receiver_process(cfg, secrets, api_base, sink_url):
+                with started_receiver(cfg, secrets, api_base, sink_url):
                     check_reachable(cfg)  # once a started receiver is up; nothing listening is not a finding
                     code = run_storm(spec, secrets, workers=workers, spawn_rate=spawn_rate,
                                      remote_workers=print_worker_command, bind_host=bind_host,

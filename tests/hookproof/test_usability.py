@@ -4,6 +4,7 @@ pytest plugin reports an unreachable receiver as one line, not a traceback."""
 
 from __future__ import annotations
 
+import re
 import shutil
 import signal
 import socket
@@ -204,3 +205,70 @@ def re_beat(line: str) -> bool:
     import re
 
     return re.fullmatch(r"send: \d+ attempt\(s\) so far, 0 acknowledged, \d+ s", line) is not None
+
+
+# ---- starting a receiver: {port}, TCP readiness, env from hookproof's values ------------
+
+def _process_config(directory: Path) -> Path:
+    db = directory / "receiver.sqlite"
+    path = directory / "hookproof.toml"
+    path.write_text(f"""[target]
+url = "http://127.0.0.1:{{port}}/webhooks"
+profile = "stripe"
+secret = "whsec_process_usability"
+
+[target.process]
+command = "{sys.executable} -m hookproof.receivers.inbox_sync --port {{port}} --db sqlite:///{db}"
+env = {{ WEBHOOK_SECRET = "{{secret}}", RECEIVER_API = "{{api_base}}/v1" }}
+
+[observer]
+kind = "sql"
+url = "sqlite:///{db}"
+effects = "SELECT business_key, amount FROM effects"
+
+[run]
+seed = 3
+""", encoding="utf-8")
+    return path
+
+
+def test_certify_and_explore_start_a_process_receiver_on_a_free_port(tmp_path: Path) -> None:
+    """One config for both: {port} picked per run, ready when the port accepts (no health
+    path), the secret handed over under the receiver's own variable name."""
+    import json
+
+    config = _process_config(tmp_path)
+    certify = run_hookproof("certify", "-c", str(config), "duplicate-sequential", "--out", str(tmp_path / "c"),
+                            timeout_s=180, cwd=tmp_path)
+    assert certify.returncode == 0, certify
+    report = json.loads((tmp_path / "c" / "report.json").read_text(encoding="utf-8"))
+    assert report["target"].startswith("http://127.0.0.1:") and "{port}" not in report["target"]
+    explore = run_hookproof("explore", "-c", str(config), "--max-examples", "3", "--repeats", "2", "--out",
+                            str(tmp_path / "e"), timeout_s=240, cwd=tmp_path)
+    assert explore.returncode == 0, explore
+    assert "Traceback" not in explore.stdout + explore.stderr
+
+
+def test_env_values_name_hookproof_s_values_and_port_is_free_per_run(tmp_path: Path) -> None:
+    from hookproof.certify import expand_env, with_port
+    from hookproof.config import load_config
+
+    values = {"secret": "whsec_s", "api_base": "http://127.0.0.1:5", "sink_url": "http://127.0.0.1:5/sink",
+              "api_key": "sk_test_k", "port": "8123"}
+    env = {"STRIPE_WEBHOOK_SECRET": "{secret}", "STRIPE_API_BASE": "{api_base}", "JSON": '{"a": {port}}',
+           "OTHER": "{unknown}"}
+    assert expand_env(env, values) == {"STRIPE_WEBHOOK_SECRET": "whsec_s", "STRIPE_API_BASE": "http://127.0.0.1:5",
+                                       "JSON": '{"a": 8123}', "OTHER": "{unknown}"}
+    cfg = load_config(_process_config(tmp_path))
+    assert cfg.target.url == "http://127.0.0.1:{port}/webhooks" and cfg.target.process is not None
+    assert cfg.target.process.health_path is None  # TCP readiness unless a path is given
+    first, second = with_port(cfg).target.url, with_port(cfg).target.url
+    assert re.fullmatch(r"http://127\.0\.0\.1:\d+/webhooks", first or "") and first != second
+
+
+def test_port_placeholder_needs_a_receiver_hookproof_starts(tmp_path: Path) -> None:
+    path = tmp_path / "hookproof.toml"
+    path.write_text(TARGET.replace("{port}", "{{port}}").format(port=0) + "\n" + OBSERVER.format(url="sqlite:///r.db"),
+                    encoding="utf-8")
+    run = run_hookproof("certify", "-c", str(path), timeout_s=60, cwd=tmp_path)
+    assert run.returncode == 2 and "{port} (a free port per run) needs a receiver hookproof starts" in run.stderr, run
