@@ -43,7 +43,7 @@ import binascii
 import re
 import threading
 import uuid
-from typing import Any, Annotated, Awaitable, Callable, MutableMapping
+from typing import Annotated, Any, Awaitable, Callable, MutableMapping
 
 from fastapi import FastAPI, Header, Query, Request, Security
 from fastapi.exceptions import RequestValidationError
@@ -51,6 +51,8 @@ from fastapi.responses import JSONResponse
 from fastapi.security import HTTPBearer
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from hookproof.simulator.server import writes
+from hookproof.simulator.server.forms import FormError, decode_body
 from hookproof.simulator.server.models import (
     EffectIn,
     EffectListing,
@@ -71,8 +73,6 @@ from hookproof.simulator.server.provider import (
     list_page,
     mercadopago_payment,
 )
-from hookproof.simulator.server import writes
-from hookproof.simulator.server.forms import FormError, decode_body
 from hookproof.simulator.server.sink import (
     DEFAULT_PATH,
     MAX_IDEMPOTENCY_KEY_CHARS,

@@ -359,7 +359,7 @@ def customer_details(cus: Mapping[str, Any]) -> Obj:
 
 def account(*, id: str, name: str, currency: str, created: int, email: str | None) -> Obj:
     """The account the API key belongs to (docs.stripe.com/api/accounts/object)."""
-    requirements = {"alternatives": [], "current_deadline": None, "currently_due": [], "disabled_reason": None,
+    requirements: Obj = {"alternatives": [], "current_deadline": None, "currently_due": [], "disabled_reason": None,
                     "errors": [], "eventually_due": [], "past_due": [], "pending_verification": []}
     return {
         "business_profile": {"annual_revenue": None, "estimated_worker_count": None, "mcc": None, "name": name,
