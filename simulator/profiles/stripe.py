@@ -82,6 +82,9 @@ DOCUMENTED_DIFFERENCES: Mapping[str, str] = {
     "payment_intent.payment_method_options.card": "Stripe sends the card options of an intent paid by card "
                                                   "(docs.stripe.com/api/payment_intents/object); the fixture's "
                                                   "intent has no payment method yet",
+    "invoice_payment.payment.payment_intent": "the payment intent of a payment of type payment_intent "
+                                              "(docs.stripe.com/api/invoice-payment/object); the fixture "
+                                              "shows only `type`",
     "checkout.session.customer_details.tax_ids": "an empty list once the customer paid; the fixture has null",
 }
 

@@ -12,7 +12,8 @@ id-holding field by the object it names, along dotted paths of at most 4 parts
 ``data.object.customer`` on an event, ``discounts`` and ``lines.data.discounts``: a
 list of ids is expanded id by id); a list field along the path is expanded item by
 item; a null field stays null; the includable fields Stripe adds only when expanded
-(`INCLUDABLE`: a price's ``currency_options`` and ``tiers``, a checkout session's
+(`INCLUDABLE`: a price's ``currency_options`` and ``tiers``, an invoice's ``payments``
+(basil's link from an invoice to its payment intent), a checkout session's
 ``line_items``, a customer's ``subscriptions``, ``sources``, ``tax_ids``) are added;
 a path through a field that does not hold an id (or an object) cannot be expanded.
 
@@ -171,6 +172,9 @@ class Catalog:
             return {obj["currency"]: {"custom_unit_amount": None, "tax_behavior": obj["tax_behavior"],
                                       "tiers": None, "unit_amount": obj["unit_amount"],
                                       "unit_amount_decimal": obj["unit_amount_decimal"]}}
+        if kind == "invoice" and world is not None:
+            return {"object": "list", "data": _invoice_payments(world, obj["id"]), "has_more": False,
+                    "url": f"/v1/invoice_payments?invoice={obj['id']}"}
         if kind == "checkout.session" and world is not None:
             items = [at_version(i, self.version_of(world)) for i in world.line_items(obj["id"])]
             return {"object": "list", "data": items, "has_more": False,
@@ -182,9 +186,26 @@ class Catalog:
 #: Object type -> fields Stripe leaves out unless asked for with ``expand[]`` ("includable").
 INCLUDABLE: Mapping[str, tuple[str, ...]] = {
     "price": ("currency_options", "tiers"),
+    "invoice": ("payments",),
     "checkout.session": ("line_items",),
     "customer": ("subscriptions", "sources", "tax_ids"),
 }
+
+
+def _invoice_payments(world: World, invoice_id: str) -> list[dict[str, Any]]:
+    """An invoice's payments (docs.stripe.com/api/invoice-payment/object): its payment intent."""
+    inv = world.get(invoice_id)
+    if not inv.get("payment_intent"):
+        return []
+    paid = inv["status"] == "paid"
+    return [{
+        "amount_paid": inv["amount_paid"] if paid else None, "amount_requested": inv["amount_due"],
+        "created": inv["created"], "currency": inv["currency"], "id": "inpay_" + invoice_id[3:],
+        "invoice": invoice_id, "is_default": True, "livemode": inv["livemode"], "object": "invoice_payment",
+        "payment": {"type": "payment_intent", "payment_intent": inv["payment_intent"]},
+        "status": "paid" if paid else "open",
+        "status_transitions": {"canceled_at": None, "paid_at": inv["status_transitions"]["paid_at"]},
+    }]
 
 
 def _subscription_of(obj: Mapping[str, Any]) -> Any:

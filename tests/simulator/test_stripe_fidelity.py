@@ -227,6 +227,8 @@ def test_api_answers_follow_the_stripe_version_header(api: httpx.Client, world: 
 
 @pytest.mark.parametrize(("path", "kind", "expand", "check"), [
     ("invoices", "invoice", ["discounts", "lines.data.discounts"], lambda o: o["discounts"] == []),
+    ("invoices", "invoice", ["payments.data.payment.payment_intent"],
+     lambda o: o["payments"]["data"][0]["payment"]["payment_intent"]["object"] == "payment_intent"),
     ("prices", "price", ["currency_options", "product", "tiers"],
      lambda o: o["product"]["object"] == "product" and o["currency_options"][o["currency"]]["unit_amount"] > 0),
     ("subscriptions", "subscription", ["items.data.price.product", "latest_invoice", "customer"],
