@@ -386,3 +386,23 @@ def test_target_api_version_is_a_config_key_checked_where_it_is_written() -> Non
         with pytest.raises(ConfigError) as caught:
             parse_config(base.format(profile=profile, line=line))
         assert words in str(caught.value)
+
+
+def test_the_sdks_module_level_calls_work_against_the_provider_api(server: ServerHandle, world: World) -> None:
+    """The calls integrations written for the SDK's global client make (dj-stripe, drf-stripe)."""
+    saved = (stripe.api_key, stripe.api_base, stripe.max_network_retries)
+    stripe.api_key, stripe.api_base, stripe.max_network_retries = DEFAULT_API_KEY, server.api_base, 0
+    try:
+        sub_id = world.objects("subscription")[0]
+        sub = stripe.Subscription.retrieve(sub_id, expand=["customer", "items.data.price.product"])
+        assert (sub.id, sub.customer.object, sub["items"].data[0].price.product.object) == (
+            sub_id, "customer", "product")
+        price = stripe.Price.retrieve(world.objects("price")[0], expand=["currency_options", "product", "tiers"])
+        assert price.product.object == "product"
+        invoice = stripe.Invoice.retrieve(world.objects("invoice")[0], expand=["discounts", "lines.data.discounts"])
+        assert invoice.lines.data[0].object == "line_item"
+        assert stripe.Account.retrieve(world.account).id == world.account
+        assert [c.id for c in stripe.Customer.list(limit=3).auto_paging_iter()] == list(
+            reversed(world.objects("customer")))
+    finally:
+        stripe.api_key, stripe.api_base, stripe.max_network_retries = saved

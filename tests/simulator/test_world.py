@@ -155,3 +155,48 @@ def test_locales_give_their_currency_and_names() -> None:
     us = w.get(w.event(w.create_customer("en_US")).object_id)
     assert (br["currency"], br["address"]["country"]) == ("brl", "BR")
     assert (us["currency"], us["address"]["country"]) == ("usd", "US")
+
+
+def test_a_trial_without_a_payment_method_pauses_and_resumes() -> None:
+    w = World(5)
+    sub = w.subscribe(w.event(w.create_customer()).object_id, trial=True)
+    w.pause(sub)
+    assert w.get(sub)["status"] == "paused"
+    w.resume(sub)
+    assert w.get(sub)["status"] == "active"
+    assert [(e.type, e.status) for e in w.events if e.object_id == sub] == [
+        ("customer.subscription.created", "trialing"),
+        ("customer.subscription.paused", "paused"),
+        ("customer.subscription.resumed", "active"),
+        ("customer.subscription.updated", "active"),
+    ]
+    with pytest.raises(WorldError, match="not paused"):
+        w.resume(sub)
+
+
+def test_a_session_opened_without_a_customer_gets_one_and_keeps_what_the_shop_set() -> None:
+    w = World(6)
+    cs = w.open_checkout(None, w.create_price(interval=None), quantity=2, client_reference_id="order-9",
+                         metadata={"cart": "9"}, customer_email="ada@example.com")
+    events = w.complete_checkout(cs)
+    assert [e.type for e in events] == ["customer.created", "checkout.session.completed"]
+    done = events[-1].object
+    assert (done["client_reference_id"], done["metadata"], done["payment_status"]) == ("order-9", {"cart": "9"}, "paid")
+    assert w.get(done["customer"])["email"] == "ada@example.com"
+    assert w.get(done["payment_intent"])["metadata"] == {"cart": "9"}
+    with pytest.raises(WorldError, match="not open"):
+        w.complete_checkout(cs)
+
+
+def test_a_subscription_mode_session_starts_its_subscription() -> None:
+    w = World(7)
+    customer = w.event(w.create_customer()).object_id
+    cs = w.open_checkout(customer, w.create_price(), mode="subscription", metadata={"plan": "pro"})
+    events = w.complete_checkout(cs)
+    assert [e.type for e in events] == ["customer.subscription.created", "invoice.created", "invoice.paid",
+                                        "customer.subscription.updated", "checkout.session.completed"]
+    done = events[-1].object
+    assert w.get(done["subscription"])["metadata"] == {"plan": "pro"}
+    assert done["invoice"] == w.get(done["subscription"])["latest_invoice"]
+    with pytest.raises(WorldError, match="one_time: it cannot be sold in subscription mode"):
+        w.open_checkout(customer, w.create_price(interval=None), mode="subscription")
