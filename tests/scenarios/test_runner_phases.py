@@ -70,3 +70,15 @@ def test_a_regression_that_recovers_is_found(tmp_path: Path) -> None:
 def test_correct_receivers_never_go_back(name: str, tmp_path: Path) -> None:
     report = run(name, tmp_path)
     assert report.verdict == "pass", (report.reason, [(c.check_id, c.verdict, c.detail) for c in report.checks])
+
+
+def test_a_batched_phase_releases_its_deliveries_batch_at_a_time() -> None:
+    from hookproof.scenarios.catalog import effect_events
+    from hookproof.scenarios.runner import _schedule
+
+    world = World(5)
+    events = tuple(effect_events(Context(get_profile("stripe")), world) + effect_events(Context(get_profile("stripe")), world))
+    assert [len(s.deliveries) for s in _schedule(Phase(events, batch=4)).steps] == [4, 4, 2]
+    assert [len(s.deliveries) for s in _schedule(Phase(events, together=True)).steps] == [10]
+    assert [len(s.deliveries) for s in _schedule(Phase(events)).steps] == [1] * 10
+    assert [d.event.id for s in _schedule(Phase(events, batch=4)).steps for d in s.deliveries] == [e.id for e in events]
