@@ -177,6 +177,8 @@ class Runner:
         unhealed: str | None = None
         try:
             events, between = self._deliver(scenario, plan)
+        except ScenarioError as exc:  # the observer broke between two phases
+            return _error(scenario, f"observing the receiver failed: {exc}", t0)
         except Exception as exc:
             return _error(scenario, f"delivery failed: {type(exc).__name__}: {exc}", t0)
         finally:
