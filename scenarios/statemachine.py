@@ -29,20 +29,34 @@ receiver reset) while the seed fixes everything else.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import time
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
+from hookproof.scenarios.bursts import HitRate, burst_hit_rate
+from hookproof.scenarios.explore_targets import PROVIDER_API_BASE, ExploreTarget, Prepared, provider_api, shared_target
+from hookproof.scenarios.schedules import (
+    ACTIONS,
+    DELIVERY_OPS,
+    NOTHING_ACKNOWLEDGED,
+    SCHEDULE_FORMAT,
+    Failure,
+    FindingError,
+    ScheduleError,
+    Step,
+    apply_action,
+    format_step,
+    format_steps,
+    legal_actions,
+    load_schedule,
+    schedule_document,
+    write_schedule,
+)
+from hookproof.scenarios.session import Session
 from hookproof.simulator.delivery import Outcome
 from hookproof.simulator.faults import Mutation
-from hookproof.scenarios.explore_targets import PROVIDER_API_BASE, ExploreTarget, Prepared, provider_api, shared_target
-from hookproof.scenarios.schedules import (ACTIONS, DELIVERY_OPS, NOTHING_ACKNOWLEDGED, SCHEDULE_FORMAT, Failure,
-                                           FindingError, ScheduleError, Step, apply_action, format_step, format_steps,
-                                           legal_actions, load_schedule, schedule_document, write_schedule)
-from hookproof.scenarios.session import Session
-from hookproof.scenarios.bursts import HitRate, burst_hit_rate
-
 
 #: Redelivery variants: none, a re-serialized body, or new transport fields (timestamp, signature).
 REDELIVERY_MUTATIONS: tuple[str | None, ...] = (None, Mutation.RESERIALIZE.value, Mutation.TRANSPORT_FIELDS.value)
@@ -51,9 +65,11 @@ REDELIVERY_MUTATIONS: tuple[str | None, ...] = (None, Mutation.RESERIALIZE.value
 # ---- the Hypothesis machine ------------------------------------------------------------------
 
 def machine_for(explore: ExploreTarget, *, seed: int = 0, provider_state: Any = None,
-                failures: list[Failure] | None = None, counts: _Counts | None = None) -> type:
+                failures: list[Failure] | None = None, counts: _Counts | None = None,
+                loop: asyncio.AbstractEventLoop | None = None) -> type:
     """A RuleBasedStateMachine class exploring `explore`; failures are appended to `failures`,
-    and each finished example is added to `counts`.
+    and each finished example is added to `counts`. Examples run on `loop` when given (one
+    loop for a whole search), else each on a loop of its own.
 
     The last failure appended is the one of the last failing run, which Hypothesis makes
     the shrunk example when it reports.
@@ -69,7 +85,7 @@ def machine_for(explore: ExploreTarget, *, seed: int = 0, provider_state: Any = 
 
         def __init__(self) -> None:
             super().__init__()
-            self.session = Session(explore, seed, provider_state=provider_state)
+            self.session = Session(explore, seed, provider_state=provider_state, loop=loop)
             self.failed = False
 
         def _run(self, step: Step) -> None:
@@ -167,8 +183,8 @@ def explore(target: ExploreTarget, *, max_examples: int = 100, seed: int | None 
     `database` is a Hypothesis example database (None: none; every machine shares one
     test key, so a database is best kept per target).
     """
-    import io
     import contextlib
+    import io
 
     from hypothesis import HealthCheck, Phase, settings
     from hypothesis import seed as hypothesis_seed
@@ -180,7 +196,8 @@ def explore(target: ExploreTarget, *, max_examples: int = 100, seed: int | None 
     failures: list[Failure] = []
     counter = _Counts()
     state = provider_state if provider_state is not None else ServerState()
-    machine = machine_for(target, seed=world_seed, provider_state=state, failures=failures, counts=counter)
+    loop = asyncio.new_event_loop()
+    machine = machine_for(target, seed=world_seed, provider_state=state, failures=failures, counts=counter, loop=loop)
     if seed is not None:
         machine = hypothesis_seed(seed)(machine)
     config = settings(max_examples=max_examples, stateful_step_count=step_count, deadline=None,
@@ -201,6 +218,9 @@ def explore(target: ExploreTarget, *, max_examples: int = 100, seed: int | None 
             if not failures:
                 raise
             error = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+        finally:
+            loop.run_until_complete(loop.shutdown_default_executor())
+            loop.close()
     return ExploreResult(failures[-1] if failures else None, counter.examples, counter.steps,
                          time.monotonic() - started, world_seed, error,
                          attempts=counter.attempts, acked=counter.acked)
@@ -228,9 +248,9 @@ class _Counts:
 def replay(target: ExploreTarget, steps: Sequence[Step], seed: int, *, provider_state: Any = None,
            route_provider_api: bool = True, on_step: Callable[[Step, str], None] | None = None) -> Failure | None:
     """Run a saved schedule once, deterministically, with the same checks; the finding or None."""
-    from hookproof.simulator.server.state import ServerState
-
     import contextlib
+
+    from hookproof.simulator.server.state import ServerState
 
     state = provider_state if provider_state is not None else ServerState()
     routing = provider_api(state) if (route_provider_api and target.in_process) else contextlib.nullcontext()
