@@ -252,7 +252,7 @@ def check_stale(
         return result_of("stale", [], {"objects": 0}, unknown=_no_objects(idx))
     if not idx.has_states and idx.state_kinds is None:
         return result_of("stale", [], {"objects": len(wanted)},
-                         unknown="the observer reported no state at all (configure a state query)")
+                         unknown="the observer reported no state at all")
     settled = idx.settled
     assert settled is not None
     findings = []

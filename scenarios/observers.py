@@ -456,8 +456,9 @@ class SettleResult:
         return self.observations[-1]
 
 
-def _signature(obs: Observation) -> tuple[Counter[Effect], Counter[ObjectState]]:
-    return Counter(obs.effects), Counter(obs.states)
+def _signature(obs: Observation) -> tuple[Counter[Effect], Counter[ObjectState], tuple[tuple[str, int], ...] | None]:
+    counters = tuple(sorted(obs.counters.items())) if obs.counters is not None else None
+    return Counter(obs.effects), Counter(obs.states), counters
 
 
 def settle(
@@ -469,8 +470,8 @@ def settle(
     clock: Callable[[], float] = time.monotonic,
     sleep: Callable[[float], None] = time.sleep,
 ) -> SettleResult:
-    """Poll `observer` every `interval_s` until effects and states (as multisets: row
-    order is ignored) are unchanged for `window_s`, or `deadline_s` has passed since
+    """Poll `observer` every `interval_s` until effects, states (as multisets: row
+    order is ignored) and counters are unchanged for `window_s`, or `deadline_s` has passed since
     the start. At least one observation is always taken. ObserverError propagates.
 
     `clock` (monotonic seconds) and `sleep` are injectable for tests.

@@ -302,12 +302,13 @@ class Runner:
         observations: list[Observation] = []
         deadline = time.monotonic() + self.settle_deadline_s
         stable_since: float | None = None
-        last: tuple[tuple[tuple[str, int], ...], tuple[ObjectState, ...]] | None = None
+        last: tuple[object, ...] | None = None
         while True:
             obs = _only(self.observe(), ids)
             observations.append(obs)
             now = time.monotonic()
-            shape = (tuple(sorted(obs.counts().items())), tuple(sorted(obs.states, key=lambda s: s.object_id)))
+            shape = (tuple(sorted(obs.counts().items())), tuple(sorted(obs.states, key=lambda s: s.object_id)),
+                     tuple(sorted(obs.counters.items())) if obs.counters is not None else None)
             if shape == last:
                 if stable_since is not None and now - stable_since >= self.settle_window_s:
                     return observations, True
