@@ -400,7 +400,7 @@ def certify(config: Config, *, scenarios: Sequence[str] | None = None, out_dir: 
                     nemesis=nemesis if chaos else None,
                     chaos_settings=chaos_settings(config, "docker" if config.target.docker else "process"),
                     keys=config.key_mapping(),
-                    keep_going=keep_going, notes=notes,
+                    keep_going=keep_going, notes=notes, retry_budget_s=config.run.retry_budget_s,
                 )
                 preflight(config, runner)
                 if on_start:

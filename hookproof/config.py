@@ -369,6 +369,8 @@ class RunConfig(_Model):
     redelivery_window: int = Field(default=200, ge=1, le=100_000)
     #: Whole-run deadline of certify in seconds: then it stops, heals and writes a partial report.
     max_duration_s: float = Field(default=900.0, gt=0, le=7 * 86400)
+    #: Once the receiver rejected valid events, each delivery's retry schedule spans at most this (seconds).
+    retry_budget_s: float = Field(default=10.0, gt=0, le=86400)
 
     @field_validator("scenarios")
     @classmethod

@@ -73,6 +73,10 @@ class Runner:
         keep_going: run every scenario even after the receiver stopped answering (else
             the rest are unknown, `receiver_down`).
         notes: why the run went as it did (stopped early, receiver down), for the report.
+        retry_budget_s: once the receiver has rejected valid events (4xx/5xx, never
+            acknowledged), the retry schedule of each later delivery is compressed to
+            span at most this many seconds: the provider's count and order of retries
+            stay, their spacing shrinks (`scaled_time_scale`); the report's notes say so.
     """
 
     target: Target
@@ -102,6 +106,8 @@ class Runner:
     redelivery_window: int = 200
     keep_going: bool = False
     notes: list[str] = field(default_factory=list)
+    retry_budget_s: float = 10.0
+    rejecting: str | None = None
 
     def context(self) -> Context:
         return Context(profile=self.profile, live=self.live, account=self.account, enabled=self.enabled,
@@ -125,6 +131,8 @@ class Runner:
                 if self.progress:
                     self.progress(scenario.id, i, len(chosen))
                 self.results.append(self.run_one(scenario, i))
+                if self.rejecting is None and rejects_valid(self.history.attempts(scenario.id)):
+                    self.rejecting = scenario.id
                 down = None if self.keep_going or scenario.tier == "chaos" else receiver_down(
                     self.history.attempts(scenario.id))
                 if down is not None and i + 1 < len(chosen):
@@ -140,6 +148,24 @@ class Runner:
         report = self.report(started, partial=partial)
         self.checkpoint(report)
         return report
+
+    def scaled_time_scale(self, time_scale: float, scenario_id: str) -> float:
+        """The factor on the retry delays of a delivery in `scenario_id`: `time_scale`, or,
+        once the receiver rejected valid events (`rejecting`), the factor that makes the
+        whole schedule span `retry_budget_s` when that is smaller. A note says so, once per
+        factor."""
+        span_s = sum(self.profile.retry_schedule_s) * time_scale
+        if self.rejecting is None or span_s <= self.retry_budget_s:
+            return time_scale
+        scaled = self.retry_budget_s / sum(self.profile.retry_schedule_s)
+        note = (f"retry schedule compressed from {scenario_id} on, because the receiver rejected valid events in "
+                f"{self.rejecting}: each delivery keeps the provider's {len(self.profile.retry_schedule_s)} retries "
+                f"in order, spread over {self.retry_budget_s:g} s instead of {span_s:.3g} s "
+                f"(time scale {time_scale:.3g} -> {scaled:.3g})")
+        if not any(n.startswith("retry schedule compressed") and f"(time scale {time_scale:.3g} ->" in n
+                   for n in self.notes):
+            self.notes.append(note)
+        return scaled
 
     def checkpoint(self, report: RunReport) -> None:
         """Store `report` in the history's meta under `REPORT_META_KEY` (committed at once)."""
@@ -263,7 +289,8 @@ class Runner:
             for phase in plan.phases:
                 self._hook(phase.before, scenario)
                 async with Dispatcher(target, self.profile, self.secrets, self.history,
-                                      time_scale=phase.time_scale or self.time_scale, max_attempts=phase.max_attempts,
+                                      time_scale=self.scaled_time_scale(phase.time_scale or self.time_scale, scenario.id),
+                                      max_attempts=phase.max_attempts,
                                       sender_timeout_s=self.attempt_timeout_s,
                                       scenario=scenario.id, seed=plan.world.seed) as d:
                     planned = _schedule(phase)
@@ -351,6 +378,14 @@ def _only(obs: Observation, ids: set[str]) -> Observation:
 def _key_object(key: str) -> str:
     parts = key.split(":")
     return parts[1] if len(parts) > 1 else key
+
+
+def rejects_valid(attempts: Sequence[Attempt]) -> bool:
+    """True when some valid event was answered 4xx/5xx and never acknowledged: the receiver
+    rejects valid events, so each of them runs through the provider's whole retry schedule."""
+    acked = {a.event_id for a in attempts if a.outcome.value == "acked"}
+    return any(a.valid and a.outcome.value in ("rejected", "server_error") and a.event_id not in acked
+               for a in attempts)
 
 
 def receiver_down(attempts: Sequence[Attempt]) -> str | None:
