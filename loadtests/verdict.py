@@ -20,6 +20,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
+from hookproof.loadtests.spec import StormSpec
 from hookproof.reports.model import CheckView, RunReport, ScenarioReport
 from hookproof.scenarios.checks import Verdict, compose, run_checks, unknown_reason
 from hookproof.scenarios.findings import run_verdict
@@ -28,8 +29,6 @@ from hookproof.scenarios.runner import REPORT_META_KEY, VERSION, attempt_view, c
 from hookproof.simulator.delivery.history import Attempt, History, Outcome
 from hookproof.simulator.events import Event
 from hookproof.simulator.world import MONEY_PREFIXES
-
-from hookproof.loadtests.spec import StormSpec
 
 #: The checks a storm must pass (certify's exactly-once, ordering and money checks, and latency).
 STORM_CHECKS: tuple[str, ...] = (

@@ -17,7 +17,15 @@ import math
 from typing import Sequence
 
 from hookproof.scenarios.check_index import ANSWERED_NON_SUCCESS, CheckIndex, grouped_findings, history_id, index_for
-from hookproof.scenarios.findings import ADVISORY, ALL_KEYS, FINDING, MAX_LISTED_ATTEMPTS, CheckResult, Finding, result_of
+from hookproof.scenarios.findings import (
+    ADVISORY,
+    ALL_KEYS,
+    FINDING,
+    MAX_LISTED_ATTEMPTS,
+    CheckResult,
+    Finding,
+    result_of,
+)
 from hookproof.scenarios.observations import Expectations, Observation
 from hookproof.simulator.delivery.history import Attempt, Outcome
 

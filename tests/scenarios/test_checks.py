@@ -19,8 +19,8 @@ from hookproof.scenarios.checks import (
 )
 from hookproof.scenarios.observations import (
     Effect,
-    ExpectedEffect,
     Expectations,
+    ExpectedEffect,
     ObjectState,
     ObjectTruth,
     Observation,
