@@ -174,8 +174,11 @@ class ExploreResult:
 
 def explore(target: ExploreTarget, *, max_examples: int = 100, seed: int | None = None,
             step_count: int = 10, provider_state: Any = None, route_provider_api: bool = True,
-            database: Any = None) -> ExploreResult:
+            database: Any = None, on_example: Callable[[int, int], None] | None = None) -> ExploreResult:
     """Run the state machine against `target` until a finding (shrunk) or `max_examples`.
+
+    `on_example(examples, attempts)` hears of each finished example: how many so far, and
+    the valid attempts they sent (for progress lines).
 
     The active Hypothesis profile is the base (under ``CI=true`` Hypothesis loads its
     ``ci`` profile: derandomized, no database). `seed` fixes both the world seed and
@@ -194,7 +197,7 @@ def explore(target: ExploreTarget, *, max_examples: int = 100, seed: int | None 
 
     world_seed = seed if seed is not None else int.from_bytes(os.urandom(3), "big")
     failures: list[Failure] = []
-    counter = _Counts()
+    counter = _Counts(on_example=on_example)
     state = provider_state if provider_state is not None else ServerState()
     loop = asyncio.new_event_loop()
     machine = machine_for(target, seed=world_seed, provider_state=state, failures=failures, counts=counter, loop=loop)
@@ -235,6 +238,7 @@ class _Counts:
     steps: int = 0
     attempts: int = 0
     acked: int = 0
+    on_example: Callable[[int, int], None] | None = None
 
     def add(self, session: Session) -> None:
         """Count one finished example."""
@@ -243,6 +247,8 @@ class _Counts:
         valid = [a for a in session.history.attempts() if a.valid]
         self.attempts += len(valid)
         self.acked += sum(a.outcome is Outcome.ACKED for a in valid)
+        if self.on_example is not None:
+            self.on_example(self.examples, self.attempts)
 
 
 def replay(target: ExploreTarget, steps: Sequence[Step], seed: int, *, provider_state: Any = None,

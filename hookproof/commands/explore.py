@@ -180,7 +180,8 @@ def run_explore(cfg: "Config", *, out_dir: Path | Callable[[], Path], max_exampl
         if on_target is not None:
             on_target(target.describe)
         report_progress("state machine", 0, None)
-        result = explore(target, max_examples=max_examples, seed=seed, provider_state=state, database=database)
+        result = explore(target, max_examples=max_examples, seed=seed, provider_state=state, database=database,
+                         on_example=lambda done, sent: report_progress("state machine", done, max_examples))
         if not target.in_process:
             report_progress("burst race", 0, repeats)
             hit = burst_hit_rate(target, repeats=repeats, copies=cfg.run.burst, seed=seed, provider_state=state,
@@ -314,6 +315,7 @@ def register(app: typer.Typer) -> None:
         from hookproof.chaos.errors import ChaosError
         from hookproof.cli import _load, _located, console, err_console, fail, print_report
         from hookproof.errors import HookproofError
+        from hookproof.heartbeat import TERMINAL_INTERVAL_S, Heartbeat, log_interval_s
         from hookproof.rundirs import DEFAULT_ROOT, run_out
         from hookproof.simulator.errors import SimulatorError
 
@@ -341,14 +343,25 @@ def register(app: typer.Typer) -> None:
                           TimeElapsedColumn(), console=err_console, transient=True,
                           disable=not err_console.is_interactive) as bar:  # off a terminal it only adds a blank line
                 task = bar.add_task("explore: starting", total=None, detail="")
+                now = {"phase": "starting", "done": 0, "total": None}
 
                 def progress(phase: str, done: int, total: int | None) -> None:
+                    now.update(phase=phase, done=done, total=total)
                     bar.update(task, description=f"explore: {phase}", completed=done, total=total,
                                detail=f"{done}/{total}" if total else "")
 
-                run = run_explore(cfg, out_dir=run_dir, max_examples=max_examples, seed=run_seed, repeats=repeats,
-                                  database=_database(out or DEFAULT_ROOT), allow_remote=allow_remote, progress=progress,
-                                  on_target=described.append)
+                def line() -> str:
+                    unit = {"state machine": " examples", "burst race": " burst runs"}.get(str(now["phase"]), "")
+                    counted = f" {now['done']}/{now['total']}{unit}" if now["total"] else ""
+                    return f"explore: {now['phase']}{counted}, {beat.elapsed_s:.0f} s"
+
+                live = err_console.is_interactive
+                with Heartbeat(line, (lambda text: None) if live else
+                               (lambda text: err_console.print(text, markup=False, soft_wrap=True)),
+                               TERMINAL_INTERVAL_S if live else log_interval_s()) as beat:
+                    run = run_explore(cfg, out_dir=run_dir, max_examples=max_examples, seed=run_seed, repeats=repeats,
+                                      database=_database(out or DEFAULT_ROOT), allow_remote=allow_remote,
+                                      progress=progress, on_target=described.append)
         except (HookproofError, SimulatorError, ChaosError) as exc:
             raise fail(str(_located(exc, cfg))) from None
         except KeyboardInterrupt:

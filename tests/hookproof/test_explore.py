@@ -314,3 +314,14 @@ def test_the_plugin_fails_a_search_nothing_was_acknowledged_in(pytester: pytest.
     result = pytester.runpytest_subprocess(*args, timeout=240)
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*hookproof explore: no valid delivery was acknowledged*"])
+
+
+def test_off_a_terminal_explore_prints_a_heartbeat_with_the_examples(tmp_path: Path) -> None:
+    config = write_config(tmp_path, "inbox_sync")
+    run = run_hookproof("explore", "-c", str(config), "--max-examples", "40", "--seed", "1", "--out",
+                        str(tmp_path / "r"), timeout_s=240, env={"HOOKPROOF_HEARTBEAT_S": "0.2"})
+    assert run.returncode == 0, run
+    beats = [line for line in run.stderr.splitlines() if line.startswith("explore: ")]
+    assert beats, run
+    assert all(re.fullmatch(r"explore: (starting|state machine( \d+/40 examples)?), \d+ s", b) for b in beats), beats
+    assert any(re.fullmatch(r"explore: state machine \d+/40 examples, \d+ s", b) for b in beats), beats
