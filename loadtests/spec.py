@@ -68,6 +68,8 @@ class StormSpec(BaseModel):
         max_in_flight: groups in flight per user at most (the user's senders; a burst's
             copies and a wave replay go out with their group): the backpressure bound.
         observer: the `hookproof.toml` observer table (kind, url, effects, state...).
+        keys: the team's business keys and counters (`scenarios.business_keys.to_plain`),
+            or None: hookproof's built-in keys.
         sink_url: the effect sink's URL (the ``sink`` observer reads it).
         settle_window_s / settle_deadline_s / settle_interval_s: liveness settle.
         collect_timeout_s: seconds the master waits for the workers' records.
@@ -97,6 +99,7 @@ class StormSpec(BaseModel):
     max_attempts: int = 3
     max_in_flight: int = 64
     observer: dict[str, Any] = Field(default_factory=dict)
+    keys: dict[str, Any] | None = None
     sink_url: str | None = None
     settle_window_s: float = 0.5
     settle_deadline_s: float = 30.0

@@ -126,9 +126,25 @@ class StormOutcome:
 def storm_scenario(spec: StormSpec, events: Sequence[Event], attempts: Sequence[Attempt],
                    observations: Sequence[Observation], *, settled: bool, started_at: float,
                    duration_s: float, reason: str | None = None) -> ScenarioReport:
-    """The ``storm`` scenario report: checks over the history and the observations (pure)."""
+    """The ``storm`` scenario report: checks over the history and the observations (pure).
+
+    With the team's business keys (``spec.keys``, `scenarios.business_keys`), events and
+    attempts carry them and mapped counters are compared, as in certify.
+    """
+    mapping = None
+    if spec.keys:
+        from hookproof.scenarios.business_keys import from_plain, keyed, rekeyed
+        from hookproof.simulator.profiles import get_profile
+
+        mapping = from_plain(spec.keys, get_profile(spec.profile))
+        events = keyed(events, mapping)
+        attempts = rekeyed(attempts, events)
     expectations = expectations_from(events, attempts, sender_timeout_s=spec.sender_timeout_s,
                                      max_attempts_per_event=None, money_prefixes=MONEY_PREFIXES)
+    if mapping is not None and mapping.counters:
+        from hookproof.scenarios.business_keys import counter_truth
+
+        expectations = replace(expectations, counters=counter_truth(events, attempts, mapping))
     results = run_checks(storm_checks(expectations, observations), attempts, expectations, observations)
     verdict = {Verdict.VALID: "pass", Verdict.INVALID: "fail", Verdict.UNKNOWN: "unknown"}[compose(results)]
     views: list[CheckView] = []

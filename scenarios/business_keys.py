@@ -132,6 +132,34 @@ class KeyMapping:
         return render(rule.key, payload), amount
 
 
+def to_plain(mapping: KeyMapping) -> dict[str, Any]:
+    """`mapping` as JSON-plain values (the storm spec carries it to the Locust master)."""
+    return {"builtin": mapping.builtin, "templates": dict(mapping.templates),
+            "counters": {t: {"key": c.key, "amount": c.amount} for t, c in mapping.counters.items()}}
+
+
+def from_plain(data: Mapping[str, Any], profile: Profile) -> KeyMapping:
+    """The mapping `to_plain` made, for `profile`."""
+    counters = {str(t): CounterRule(str(c["key"]), str(c["amount"])) for t, c in (data.get("counters") or {}).items()}
+    return KeyMapping({str(t): v for t, v in (data.get("templates") or {}).items()}, profile, counters,
+                      builtin=bool(data.get("builtin", True)))
+
+
+def rekeyed(attempts: Sequence[Attempt], events: Iterable[Event]) -> list[Attempt]:
+    """`attempts` carrying the business keys of `events` (already `keyed`), matched by the
+    event id the attempt recorded or the world's id in its delivery id; an attempt of an
+    event not in `events` keeps its key."""
+    key_of = {e.id: e.business_key for e in events}
+    out = []
+    for a in attempts:
+        wid = a.event_id if a.event_id in key_of else world_event_id(a)
+        if wid is None or wid not in key_of or key_of[wid] == a.business_key:
+            out.append(a)
+        else:
+            out.append(replace(a, business_key=key_of[wid]))
+    return out
+
+
 def keyed(events: Iterable[Event], mapping: KeyMapping | None) -> tuple[Event, ...]:
     """`events` with their business keys from `mapping` (unchanged without one)."""
     if mapping is None:
@@ -163,4 +191,5 @@ def counter_truth(events: Sequence[Event], history: Sequence[Attempt], mapping: 
     return totals
 
 
-__all__ = ["CounterRule", "FIELD", "KeyMapping", "TemplateError", "counter_truth", "keyed", "lookup", "render"]
+__all__ = ["CounterRule", "FIELD", "KeyMapping", "TemplateError", "counter_truth", "from_plain", "keyed", "lookup",
+           "rekeyed", "render", "to_plain"]

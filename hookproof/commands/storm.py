@@ -82,6 +82,7 @@ def build_spec(config: "Config", *, users: int, rate: float, duration_s: float, 
     """The storm spec from the config and the flags (no secret). Raises UsageError for bad values."""
     from hookproof.errors import UsageError
     from hookproof.loadtests.spec import SpecError, StormSpec
+    from hookproof.scenarios.business_keys import to_plain
     from hookproof.simulator.profiles import get_profile
 
     profile = get_profile(config.target.profile)
@@ -99,6 +100,7 @@ def build_spec(config: "Config", *, users: int, rate: float, duration_s: float, 
             sender_timeout_s=config.run.sender_timeout_s or profile.sender_timeout_s,
             time_scale=config.run.time_scale, sink_url=sink_url,
             observer={**config.observer.model_dump(), "base_dir": str(config.base_dir)},
+            keys=to_plain(mapping) if (mapping := config.key_mapping()) is not None else None,
             settle_window_s=config.settle.window_s, settle_deadline_s=config.settle.deadline_s,
             settle_interval_s=config.settle.interval_s, out_dir=str(out.resolve()),
             progress_path=str(progress_path) if progress_path else None,

@@ -149,3 +149,24 @@ def test_a_storm_with_subscriptions_checks_their_states(tmp_path: Path) -> None:
                             duration_s=2.0)
     assert [c.check_id for c in report.checks] == list(STORM_CHECKS)
     assert report.verdict == "fail" and {f.check_id for f in report.findings} == {"stale"}
+
+
+def test_a_storm_uses_the_team_s_business_keys_and_counters(tmp_path: Path) -> None:
+    """The storm's master re-keys what the workers sent with the team's mapping, as certify does."""
+    from hookproof.scenarios.business_keys import CounterRule, KeyMapping, to_plain
+
+    events = [Event(id=f"evt_{i}", type="invoice.paid", created=i, created_us=i, object_type="invoice",
+                    object_id=f"in_{i}", version=1, object={"id": f"in_{i}", "object": "invoice", "customer": "cus_1",
+                                                            "amount_paid": 1500}, business_key=f"renewal:in_{i}",
+                    amount=1500) for i in range(2)]
+    mapping = KeyMapping({"invoice.paid": "paid:{data.object.id}"}, STRIPE,
+                         {"invoice.paid": CounterRule("{data.object.customer}", "data.object.amount_paid")})
+    spec = _spec(tmp_path).model_copy(update={"keys": to_plain(mapping)})
+    good = Observation(2000.0, (Effect("paid:in_0"), Effect("paid:in_1")), counters={"cus_1": 3000})
+    report = storm_scenario(spec, events, _attempts(events), [good], settled=True, started_at=1000.0, duration_s=2.0)
+    assert report.verdict == "pass", [(c.check_id, c.detail) for c in report.checks]
+    doubled = Observation(2000.0, good.effects, counters={"cus_1": 4500})
+    report = storm_scenario(spec, events, _attempts(events), [doubled], settled=True, started_at=1000.0,
+                            duration_s=2.0)
+    assert [(f.check_id, f.key, f.message) for f in report.findings] == [
+        ("counter", "cus_1", "counter is 4500; the provider's truth implies 3000")]
