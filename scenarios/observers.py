@@ -70,7 +70,9 @@ def observation_from_data(data: Any, at: float, *, observer: str, target: str | 
 
     Effects are business-key strings or objects with ``business_key`` (and optional
     integer ``amount``, string ``idempotency_key``); states are objects with
-    ``object_id``, ``status`` and an optional integer ``version``.
+    ``object_id``, ``status`` and an optional integer ``version``. An optional
+    ``state_kinds`` list names the object kinds the states cover (`Observation.state_kinds`:
+    an object of those kinds absent from ``states`` is missing).
     """
 
     def bad(message: str) -> ObserverError:
@@ -109,7 +111,11 @@ def observation_from_data(data: Any, at: float, *, observer: str, target: str | 
         if version is not None and (isinstance(version, bool) or not isinstance(version, int)):
             raise bad(f"states[{i}].version must be an integer or null, got {version!r}")
         states.append(ObjectState(item["object_id"], item["status"], version))
-    return Observation(at, tuple(effects), tuple(states))
+    raw_kinds = data.get("state_kinds")
+    if raw_kinds is not None and (not isinstance(raw_kinds, list) or not all(isinstance(k, str) for k in raw_kinds)):
+        raise bad(f"'state_kinds' must be a list of object kinds (strings), got {raw_kinds!r:.200}")
+    kinds = frozenset(raw_kinds) if raw_kinds is not None else None
+    return Observation(at, tuple(effects), tuple(states), kinds)
 
 
 # ---- SQL ------------------------------------------------------------------------------

@@ -435,3 +435,11 @@ def test_an_unimportable_python_observer_is_one_error() -> None:
     with pytest.raises(ObserverError, match=r"^python observer: cannot import 'no_such_mod_h4:fn': "
                                             r"ModuleNotFoundError: No module named 'no_such_mod_h4'$"):
         build_observer(ObserverSpec.from_mapping({"kind": "python", "callable": "no_such_mod_h4:fn"}))
+
+
+def test_an_http_answer_may_declare_the_kinds_its_states_cover() -> None:
+    data = {"effects": [], "states": [], "state_kinds": ["subscription", "invoice"]}
+    assert observation_from_data(data, 1.0, observer="http").state_kinds == {"subscription", "invoice"}
+    assert observation_from_data({"effects": []}, 1.0, observer="http").state_kinds is None
+    with pytest.raises(ObserverError, match=r"^http observer: 'state_kinds' must be a list of object kinds"):
+        observation_from_data({"effects": [], "state_kinds": "invoice"}, 1.0, observer="http")
