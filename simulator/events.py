@@ -15,7 +15,7 @@ from typing import Any, Mapping
 LATEST_API_VERSION = "2026-06-24.dahlia"
 
 #: Object types whose events carry an observable state (`Event.stateful`).
-STATEFUL_OBJECT_TYPES: frozenset[str] = frozenset({"subscription", "issue", "pull_request"})
+STATEFUL_OBJECT_TYPES: frozenset[str] = frozenset({"subscription", "issue", "pull_request", "payment"})
 
 
 @dataclass(frozen=True)
@@ -68,5 +68,5 @@ class Event:
     @property
     def stateful(self) -> bool:
         """True when the event carries an observable state (subscriptions; GitHub issues
-        and pull requests)."""
+        and pull requests; Mercado Pago payments)."""
         return self.object_type in STATEFUL_OBJECT_TYPES

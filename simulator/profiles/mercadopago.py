@@ -20,19 +20,10 @@ from hookproof.simulator.errors import ProfileError
 from hookproof.simulator.events import Event
 from hookproof.simulator.profiles.base import Envelope, Profile, canonical_json, require_secrets
 from hookproof.simulator.profiles.formats import derived_int, derived_uuid, rfc3339_s
+from hookproof.simulator.world.mercadopago import MERCADOPAGO_EVENT_TYPES
 
-#: Stripe event type -> Mercado Pago notification ``action`` (``type`` is always ``payment``).
-#: A payment (intent or charge) reaching its first outcome is ``payment.created`` (Mercado
-#: Pago creates a payment already approved or rejected); a later status change (refund)
-#: is ``payment.updated``. Checkout sessions, invoices, customers and subscriptions are not
-#: payments and are not sent: the world's payment_intent events for a session's payment
-#: stand for it.
-MERCADOPAGO_ACTIONS: Mapping[str, str] = {
-    "payment_intent.succeeded": "payment.created",
-    "payment_intent.payment_failed": "payment.created",
-    "charge.succeeded": "payment.created",
-    "charge.refunded": "payment.updated",
-}
+#: Where a merchant order's notification points (the ``resource`` of the topic's body).
+MERCHANT_ORDER_RESOURCE = "https://api.mercadolibre.com/merchant_orders/{id}"
 
 
 def manifest(data_id: str | None, request_id: str | None, ts: str) -> str:
@@ -55,15 +46,27 @@ def mercadopago_signature(secret: str, data_id: str | None, request_id: str | No
 
 
 class MercadoPagoProfile(Profile):
-    """Mercado Pago Webhooks for payments (thin notifications).
+    """Mercado Pago Webhooks for payments and merchant orders (thin notifications).
 
-    Envelope: body ``{"id","live_mode","type":"payment","date_created","user_id",
-    "api_version":"v1","action","data":{"id"}}``; query ``data.id=<id>&type=payment``.
-    ``data.id`` is the world's payment object id (a payment_intent or charge id) as is;
-    the receiver must fetch the payment for its state. ``id`` (numeric notification id,
-    derived from the event id) is the dedupe key (``Envelope.event_id``, as a string);
-    ``live_mode`` is the test/live flag and ``user_id`` (numeric, derived from the account)
-    the seller account.
+    Events come from the payments world (`simulator.world.mercadopago.MercadoPagoWorld`,
+    ``world = "mercadopago"``); the provider's names are the world's own
+    (``payment.created``, ``payment.updated``, ``merchant_order``). A billing-world event
+    raises ProfileError: Mercado Pago sends no such thing.
+
+    Payment body: ``{"id","live_mode","type":"payment","date_created","user_id",
+    "api_version":"v1","action","data":{"id"}}`` with query ``data.id=<id>&type=payment``;
+    ``data.id`` is the payment's numeric id as a string, and the receiver must fetch the
+    payment (``GET /v1/payments/{id}``) for its state. ``id`` (the numeric notification id,
+    the world's event id) is the dedupe key (``Envelope.event_id``, as a string);
+    ``live_mode`` is the test/live flag and ``user_id`` the seller's user id (the event's
+    account when it is digits, else derived from it). A merchant order's notification
+    has the topic's documented body ``{"resource": "https://api.mercadolibre.com/
+    merchant_orders/<id>", "topic": "merchant_order"}`` and query ``id=<id>&topic=
+    merchant_order`` (IPN "merchant_order" topic; whether Webhooks send it signed is not
+    documented [?]: it is signed here with the id pair left out of the manifest, as the
+    SDK's validator does when ``data.id`` is absent). Another topic (an event the world
+    does not record, e.g. ``subscription_preapproval``) is sent in the payment form
+    with its own ``type``.
 
     Signing: ``x-request-id`` is a UUID per request (derived from the notification id
     and the attempt timestamp; whether Mercado Pago keeps it across retries is not
@@ -81,11 +84,12 @@ class MercadoPagoProfile(Profile):
 
     name = "mercadopago"
     title = "Mercado Pago"
+    world = "mercadopago"
     signature_headers = ("x-signature",)
     sender_timeout_s = 22.0
     retry_timeout_s: ClassVar[float] = 5.0
     retry_schedule_s = (900.0, 900.0, 19800.0, 151200.0, 172800.0)
-    default_event = "payment_intent.succeeded"
+    default_event = "payment.created"
     has_livemode = True
     has_account = True
     thin = True
@@ -96,34 +100,54 @@ class MercadoPagoProfile(Profile):
         self.timestamp_unit = timestamp_unit
 
     def event_types(self) -> Mapping[str, str]:
-        return MERCADOPAGO_ACTIONS
+        """Every event type the payments world emits, mapped to itself (Mercado Pago's own names)."""
+        return {t: t for t in MERCADOPAGO_EVENT_TYPES}
 
     def notification_id(self, event: Event) -> int:
-        """The numeric notification id (11 digits) derived from the event id."""
-        return derived_int("mercadopago-notification", event.id, 11)
+        """The numeric notification id: the event id when it is digits, else derived (11 digits)."""
+        return int(event.id) if event.id.isdigit() else derived_int("mercadopago-notification", event.id, 11)
+
+    def user_id(self, account: str) -> int:
+        """The seller's user id: `account` when it is digits, else derived from it (10 digits)."""
+        return int(account) if account.isdigit() else derived_int("mercadopago-user", account, 10)
+
+    def _check(self, event: Event) -> None:
+        if event.api_version != "v1":
+            raise ProfileError(f"Mercado Pago sends no {event.type!r} notification: the mercadopago profile renders "
+                               f"the payments world's events (known: {', '.join(MERCADOPAGO_EVENT_TYPES)})",
+                               field="event")
 
     def payload(self, event: Event) -> dict[str, Any]:
-        """The thin notification body."""
+        """The notification body (see the class docstring). Raises ProfileError for a
+        billing-world event."""
+        self._check(event)
+        if event.object_type == "merchant_order":
+            return {"resource": MERCHANT_ORDER_RESOURCE.format(id=event.object_id), "topic": "merchant_order"}
+        topic = "payment" if event.object_type == "payment" else event.type
         return {
             "id": self.notification_id(event),
             "live_mode": event.livemode,
-            "type": "payment",
+            "type": topic,
             "date_created": rfc3339_s(event.created_us),
-            "user_id": derived_int("mercadopago-user", event.account, 10),
+            "user_id": self.user_id(event.account),
             "api_version": "v1",
-            "action": MERCADOPAGO_ACTIONS.get(event.type, event.type),
+            "action": event.type if topic == "payment" else str(event.extra.get("action") or "updated"),
             "data": {"id": event.object_id},
         }
 
     def envelope(self, event: Event) -> Envelope:
+        body = self.payload(event)
+        if event.object_type == "merchant_order":
+            query = {"id": event.object_id, "topic": "merchant_order"}
+        else:
+            query = {"data.id": event.object_id, "type": str(body["type"])}
         return Envelope(
             event_id=str(self.notification_id(event)),
-            type=MERCADOPAGO_ACTIONS.get(event.type, event.type),
-            body=canonical_json(self.payload(event)),
+            type=event.type,
+            body=canonical_json(body),
             headers={"Content-Type": "application/json"},
-            query={"data.id": event.object_id, "type": "payment"},
+            query=query,
         )
-
     def sign(self, envelope: Envelope, secrets: Sequence[str], timestamp: int) -> dict[str, str]:
         """``x-request-id`` and ``x-signature`` for one attempt, with the first secret."""
         require_secrets(secrets, self.name)

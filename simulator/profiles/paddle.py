@@ -16,32 +16,11 @@ import hashlib
 import hmac
 from typing import Any, ClassVar, Mapping, Sequence
 
+from hookproof.simulator.errors import ProfileError
 from hookproof.simulator.events import Event
 from hookproof.simulator.profiles.base import Envelope, Profile, Tolerance, canonical_json, require_secrets
 from hookproof.simulator.profiles.formats import derived_token, derived_ulid, rfc3339_us
-
-#: Stripe event type -> Paddle event type. Payments are transactions
-#: (``completed`` once fully processed, ``paid`` when captured, ``payment_failed``,
-#: ``past_due`` for a failed renewal, ``canceled``), refunds are adjustments, invoices
-#: are the transactions a subscription bills, subscriptions are subscriptions.
-PADDLE_EVENT_TYPES: Mapping[str, str] = {
-    "customer.created": "customer.created",
-    "checkout.session.completed": "transaction.completed",
-    "checkout.session.async_payment_succeeded": "transaction.completed",
-    "checkout.session.async_payment_failed": "transaction.payment_failed",
-    "checkout.session.expired": "transaction.canceled",
-    "payment_intent.succeeded": "transaction.completed",
-    "payment_intent.payment_failed": "transaction.payment_failed",
-    "charge.succeeded": "transaction.paid",
-    "charge.refunded": "adjustment.created",
-    "invoice.created": "transaction.created",
-    "invoice.paid": "transaction.completed",
-    "invoice.payment_failed": "transaction.past_due",
-    "invoice.voided": "transaction.canceled",
-    "customer.subscription.created": "subscription.created",
-    "customer.subscription.updated": "subscription.updated",
-    "customer.subscription.deleted": "subscription.canceled",
-}
+from hookproof.simulator.world.paddle import PADDLE_EVENT_TYPES
 
 
 def _live_schedule() -> tuple[float, ...]:
@@ -58,11 +37,19 @@ def paddle_signature(secret: str, timestamp: int, body: bytes) -> str:
 class PaddleProfile(Profile):
     """Paddle Billing notifications (live account).
 
-    Envelope: ``{"event_id","event_type","occurred_at","notification_id","data"}``;
+    Events come from the Paddle Billing world (`simulator.world.paddle.PaddleWorld`,
+    ``world = "paddle"``), named as Paddle names them (``transaction.completed``,
+    ``subscription.past_due``, ``adjustment.created``…); a billing-world (Stripe) event
+    raises ProfileError: Paddle sends no such thing.
+
+    Envelope: ``{"event_id","event_type","occurred_at","notification_id","data"}``
+    (developer.paddle.com/api-reference/events, "Event entity");
     ``event_id`` is the world's ``evt_…`` id and the dedupe key; ``notification_id``
     (``ntf_…``, derived from the event id) is stable across automatic retries (a manual
     replay would get a new one); ``occurred_at`` is RFC 3339 with microseconds;
-    ``data`` is the world's object snapshot. No test/live flag, no account in the body.
+    ``data`` is the entity as it is after the change (`simulator.world.paddle_shapes`,
+    parsed by paddle-python-sdk's notification entities in tests). No test/live flag, no
+    account in the body.
 
     Signing: ``ts=<unix s>;h1=<hex>`` with one ``h1`` per secret during rotation and no
     other key ever (the SDK's parser raises on any other key). The SDK verifier accepts
@@ -81,21 +68,26 @@ class PaddleProfile(Profile):
     retry_schedule_s = _live_schedule()
     sandbox_retry_schedule_s: ClassVar[tuple[float, ...]] = (60.0, 240.0, 540.0)
     tolerance = Tolerance(past_s=5.0, future_s=5.0)
-    default_event = "payment_intent.succeeded"
+    world = "paddle"
+    default_event = "transaction.completed"
     multiple_signatures = True
 
     def event_types(self) -> Mapping[str, str]:
-        return PADDLE_EVENT_TYPES
+        """Every event type the Paddle world emits, mapped to itself (Paddle's own names)."""
+        return {t: t for t in PADDLE_EVENT_TYPES}
 
     def notification_id(self, event: Event) -> str:
         """``ntf_`` + 26 lowercase base32 characters derived from the event id."""
         return "ntf_" + derived_ulid("paddle-notification", event.id)
 
     def payload(self, event: Event) -> dict[str, Any]:
-        """The notification body."""
+        """The notification body. Raises ProfileError for a billing-world event."""
+        if event.api_version != "1":
+            raise ProfileError(f"Paddle sends no {event.type!r} event: the paddle profile renders the Paddle Billing "
+                               f"world's events (known: {', '.join(PADDLE_EVENT_TYPES)})", field="event")
         return {
             "event_id": event.id,
-            "event_type": PADDLE_EVENT_TYPES.get(event.type, event.type),
+            "event_type": event.type,
             "occurred_at": rfc3339_us(event.created_us),
             "notification_id": self.notification_id(event),
             "data": dict(event.object),
@@ -104,7 +96,7 @@ class PaddleProfile(Profile):
     def envelope(self, event: Event) -> Envelope:
         return Envelope(
             event_id=event.id,
-            type=PADDLE_EVENT_TYPES.get(event.type, event.type),
+            type=event.type,
             body=canonical_json(self.payload(event)),
             headers={"Content-Type": "application/json"},
         )

@@ -15,8 +15,10 @@ Routes (all JSON):
   user name; errors in Stripe's shape ``{"error": {"type", "message", "code", "param"}}``
   (401 ``invalid_request_error``; 404 ``resource_missing``; 400 bad parameters; 429
   ``rate_limit`` with ``Retry-After``; 5xx ``api_error``).
-- ``GET /v1/payments/{id}``: a Mercado Pago payment for a payment_intent or charge id
-  (same keys; Mercado Pago's error shape). Mapping in `simulator.server.provider`.
+- Mercado Pago's ``GET /v1/payments/{id}`` and ``GET /merchant_orders/{id}`` over the payments
+  world (`simulator.server.mercadopago`); Paddle's ``GET /transactions/{id}`` and
+  ``GET /subscriptions/{id}`` over the Paddle world (`simulator.server.paddle`); GitHub's
+  REST routes over the repository world (`simulator.server.github`).
 - ``POST /sink/effects`` or ``POST /sink/<any path>`` (the receiver's own downstream
   paths, recorded with the effect; body ``{"business_key", "amount"?, "detail"?}``,
   optional ``Idempotency-Key`` header), ``GET /sink/effects`` (``{"effects": [...], "counts":
@@ -58,7 +60,6 @@ from hookproof.simulator.server.models import (
     EffectListing,
     EffectOut,
     MercadoPagoError,
-    MercadoPagoPayment,
     SinkFaultIn,
     StripeErrorBody,
     StripeList,
@@ -71,7 +72,6 @@ from hookproof.simulator.server.provider import (
     ListParamError,
     expand,
     list_page,
-    mercadopago_payment,
 )
 from hookproof.simulator.server.sink import (
     DEFAULT_PATH,
@@ -456,23 +456,6 @@ def _create_app(state: ServerState) -> FastAPI:
                           operation_id=f"create_{path.replace('/', '_')}", tags=["stripe"],
                           summary=f"Create a {object_type} in the newest served world")
 
-    @app.get("/v1/payments/{id}", response_model=MercadoPagoPayment, responses=_MP_ERRORS,
-             operation_id="mercadopago_get_payment", tags=["mercadopago"])
-    async def get_payment(request: Request, id: str, _key: Any = _security) -> JSONResponse:
-        """A Mercado Pago payment derived from a payment_intent or charge id."""
-        denied = _auth_error(state, request, "mercadopago")
-        if denied is not None:
-            return denied
-        decision = state.switches.decide(id)
-        switched = await _apply_switch(decision, "mercadopago")
-        if switched is not None:
-            return switched
-        with state.lock:
-            payment = None if decision.not_found else mercadopago_payment(Catalog(state.worlds), id, stale=decision.stale)
-        if payment is None:
-            return mercadopago_error(404, "not_found", "Payment not found", cause_code=2000)
-        return JSONResponse(payment)
-
     for path, object_type in RESOURCES.items():
         op = path.replace("/", "_")
         app.add_api_route(f"/v1/{path}", listing(path, object_type), methods=["GET"], response_model=StripeList,
@@ -483,8 +466,12 @@ def _create_app(state: ServerState) -> FastAPI:
                           summary=f"Retrieve a {object_type}")
 
     from hookproof.simulator.server.github import github_router  # GitHub's REST API over the repository world
+    from hookproof.simulator.server.mercadopago import mercadopago_router  # Mercado Pago's API
+    from hookproof.simulator.server.paddle import paddle_router  # Paddle Billing's API
 
     app.include_router(github_router(state))
+    app.include_router(mercadopago_router(state))
+    app.include_router(paddle_router(state))
     _sink_routes(app, state)
     _admin_routes(app, state)
     return app

@@ -2,7 +2,9 @@
 
 Each profile names its world (`Profile.world`): ``billing`` (Stripe's billing objects,
 `simulator.world.world.World`, also used by the other billing-like providers for now)
-or ``github`` (the repository world, `simulator.world.github.GitHubWorld`).
+or ``github`` (the repository world, `simulator.world.github.GitHubWorld`), ``mercadopago``
+(payments and merchant orders, `simulator.world.mercadopago.MercadoPagoWorld`) or
+``paddle`` (Paddle Billing's subscriptions, `simulator.world.paddle.PaddleWorld`).
 `new_world` builds a fresh one, `emit_events` runs the story that makes it emit a given
 event type, and `world_event_types` lists the types a world kind emits.
 """
@@ -16,19 +18,22 @@ from hookproof.simulator.events import Event
 from hookproof.simulator.world.github import GitHubWorld
 from hookproof.simulator.world.github_lifecycle import GITHUB_EVENT_TYPES
 from hookproof.simulator.world.github_scripts import github_events_of_type
+from hookproof.simulator.world.mercadopago import MERCADOPAGO_EVENT_TYPES, MercadoPagoWorld, mercadopago_events_of_type
+from hookproof.simulator.world.paddle import PADDLE_EVENT_TYPES, PaddleWorld, paddle_events_of_type
 from hookproof.simulator.world.scripts import SCRIPTS, events_of_type
 from hookproof.simulator.world.world import World
 
 #: Any world a profile can send from.
-AnyWorld = Union[World, GitHubWorld]
+AnyWorld = Union[World, GitHubWorld, MercadoPagoWorld, PaddleWorld]
 
 #: World kind -> its class (the constructor takes ``seed`` and the keywords ``livemode``,
 #: ``account``, ``start_us``, ``step_us``).
-WORLDS: Mapping[str, Callable[..., AnyWorld]] = {"billing": World, "github": GitHubWorld}
+WORLDS: Mapping[str, Callable[..., AnyWorld]] = {"billing": World, "github": GitHubWorld,
+                                                 "mercadopago": MercadoPagoWorld, "paddle": PaddleWorld}
 
 
 def new_world(kind: str, seed: int = 0, **options: object) -> AnyWorld:
-    """A fresh world of `kind` (``billing`` or ``github``) from `seed`.
+    """A fresh world of `kind` (a key of `WORLDS`) from `seed`.
 
     `options` are the constructor's keywords (``livemode``, ``account``, ``start_us``,
     ``step_us``). Raises WorldError naming the known kinds.
@@ -46,6 +51,10 @@ def emit_events(world: AnyWorld, event_type: str, count: int = 1) -> list[Event]
     """
     if isinstance(world, GitHubWorld):
         return github_events_of_type(world, event_type, count)
+    if isinstance(world, MercadoPagoWorld):
+        return mercadopago_events_of_type(world, event_type, count)
+    if isinstance(world, PaddleWorld):
+        return paddle_events_of_type(world, event_type, count)
     return events_of_type(world, event_type, count)
 
 
@@ -53,4 +62,8 @@ def world_event_types(kind: str) -> tuple[str, ...]:
     """Every event type a world of `kind` can be made to emit (its scripts' types)."""
     if kind == "github":
         return GITHUB_EVENT_TYPES
+    if kind == "mercadopago":
+        return MERCADOPAGO_EVENT_TYPES
+    if kind == "paddle":
+        return PADDLE_EVENT_TYPES
     return tuple(SCRIPTS)

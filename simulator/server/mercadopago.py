@@ -1,0 +1,102 @@
+"""Mercado Pago's API for the payments world: payments and merchant orders, from the same truth.
+
+Routes (Mercado Pago API reference, "Get payment" ``GET /v1/payments/{id}`` and "Get
+merchant order" ``GET /merchant_orders/{id}``; the paths the official ``mercadopago``
+SDK 3.6.0 calls, ``sdk.payment().get(id)`` and ``sdk.merchant_order().get(id)``):
+
+- ``GET /v1/payments/{id}``: the payment (numeric ``id``, ``status``, ``status_detail``,
+  ``refunds``, ``transaction_amount_refunded``…), as `MercadoPagoWorld` holds it.
+- ``GET /merchant_orders/{id}``: the merchant order with its ``payments`` summary.
+
+Each object is served at the version the provider has when the deliveries so far were
+sent (`simulator.server.clock`), from the served `MercadoPagoWorld`s, newest first.
+
+Auth: ``Authorization: Bearer <access token>``, the token being one of the server's API
+keys; none or another answers 401 ``unauthorized``. Errors are Mercado Pago's
+``{"message", "error", "status", "cause": [{"code", "description", "data"}]}`` (404
+``not_found`` with cause 2000 for a payment, as the API answers an unknown id). The
+switches (`simulator.server.state`, keyed by the object id) apply as to every provider:
+404 not yet visible, an error status, slow, stale (the previous version), and 429
+``too_many_requests`` with ``Retry-After``. Answers carry ``x-request-id``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse
+
+from hookproof.simulator.errors import WorldError
+from hookproof.simulator.server import clock
+from hookproof.simulator.server.state import ServerState
+from hookproof.simulator.world.mercadopago import MercadoPagoWorld
+
+_NOT_FOUND = {"payment": ("Payment not found", 2000), "merchant_order": ("Merchant order not found", 404)}
+
+
+def mercadopago_error(status: int, error: str, message: str, *, cause_code: int | None = None,
+                      headers: dict[str, str] | None = None) -> JSONResponse:
+    """An error in Mercado Pago's shape."""
+    body = {"message": message, "error": error, "status": status,
+            "cause": [{"code": cause_code if cause_code is not None else status, "description": message,
+                       "data": None}]}
+    return JSONResponse(body, status_code=status, headers={"x-request-id": str(uuid.uuid4()), **(headers or {})})
+
+
+def _token(request: Request) -> str | None:
+    scheme, _, credentials = request.headers.get("authorization", "").partition(" ")
+    return credentials.strip() or None if scheme.lower() == "bearer" else None
+
+
+def find(state: ServerState, object_type: str, object_id: str, *, stale: bool) -> dict[str, Any] | None:
+    """The `object_type` (``payment`` or ``merchant_order``) with id `object_id` at the
+    served version (the one before it when `stale`), or None."""
+    for world in state.iter_worlds_newest_first():
+        if not isinstance(world, MercadoPagoWorld) or not world.has(object_id):
+            continue
+        try:
+            if world.object_type(object_id) != object_type:
+                return None
+            version = clock.served_version(world, object_id)
+            return world.get(object_id, max(1, version - 1) if stale else version)
+        except WorldError:
+            return None
+    return None
+
+
+def mercadopago_router(state: ServerState) -> APIRouter:
+    """The Mercado Pago routes over `state`'s served worlds (see the module docstring)."""
+    router = APIRouter(tags=["mercadopago"])
+
+    async def answer(request: Request, object_type: str, object_id: str) -> JSONResponse:
+        if not state.accepts(_token(request)):
+            return mercadopago_error(401, "unauthorized", "invalid access token")
+        decision = state.switches.decide(object_id)
+        if decision.retry_after_s is not None:
+            return mercadopago_error(429, "too_many_requests", "Too many requests",
+                                     headers={"Retry-After": str(decision.retry_after_s)})
+        if decision.slow_s > 0:
+            await asyncio.sleep(decision.slow_s)
+        if decision.status is not None:
+            return mercadopago_error(decision.status, "internal_error", "Internal server error")
+        with state.lock:
+            found = None if decision.not_found else find(state, object_type, object_id, stale=decision.stale)
+        if found is None:
+            message, code = _NOT_FOUND[object_type]
+            return mercadopago_error(404, "not_found", message, cause_code=code)
+        return JSONResponse(found, headers={"x-request-id": str(uuid.uuid4())})
+
+    @router.get("/v1/payments/{payment_id}", operation_id="mercadopago_get_payment")
+    async def get_payment(request: Request, payment_id: str) -> JSONResponse:
+        """A payment of the payments world (Mercado Pago's ``GET /v1/payments/{id}``)."""
+        return await answer(request, "payment", payment_id)
+
+    @router.get("/merchant_orders/{order_id}", operation_id="mercadopago_get_merchant_order")
+    async def get_merchant_order(request: Request, order_id: str) -> JSONResponse:
+        """A merchant order of the payments world (Mercado Pago's ``GET /merchant_orders/{id}``)."""
+        return await answer(request, "merchant_order", order_id)
+
+    return router

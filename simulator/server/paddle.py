@@ -1,0 +1,98 @@
+"""Paddle Billing's API for the Paddle world: transactions and subscriptions, from the same truth.
+
+Routes (developer.paddle.com/api-reference, "Get a transaction" ``GET /transactions/{id}``
+and "Get a subscription" ``GET /subscriptions/{id}``): the entity as the notifications
+carry it, wrapped as Paddle answers, ``{"data": <entity>, "meta": {"request_id": <uuid>}}``.
+Each object is served at the version the provider has when the deliveries so far were
+sent (`simulator.server.clock`), from the served `PaddleWorld`s, newest first.
+
+Auth: ``Authorization: Bearer <API key>``, the key being one of the server's API keys;
+none answers 401 ``authentication_missing``, another 403 ``forbidden``. Errors are
+Paddle's ``{"error": {"type", "code", "detail", "documentation_url"}, "meta":
+{"request_id"}}`` (404 ``entity_not_found``). The switches (`simulator.server.state`,
+keyed by the object id) apply as to every provider: 404 not yet visible, an error status
+(``internal_error``), slow, stale (the previous version), and 429 ``too_many_requests``
+with ``Retry-After``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse
+
+from hookproof.simulator.errors import WorldError
+from hookproof.simulator.server import clock
+from hookproof.simulator.server.state import ServerState
+from hookproof.simulator.world.paddle import PaddleWorld
+
+_DOCS = "https://developer.paddle.com/errors/shared/{code}"
+
+
+def paddle_error(status: int, code: str, detail: str, headers: dict[str, str] | None = None) -> JSONResponse:
+    """An error in Paddle's shape."""
+    type_ = "api_error" if status >= 500 else "request_error"
+    body = {"error": {"type": type_, "code": code, "detail": detail, "documentation_url": _DOCS.format(code=code)},
+            "meta": {"request_id": str(uuid.uuid4())}}
+    return JSONResponse(body, status_code=status, headers=headers)
+
+
+def _token(request: Request) -> str | None:
+    scheme, _, credentials = request.headers.get("authorization", "").partition(" ")
+    return credentials.strip() or None if scheme.lower() == "bearer" else None
+
+
+def find(state: ServerState, object_type: str, object_id: str, *, stale: bool) -> dict[str, Any] | None:
+    """The `object_type` (``transaction`` or ``subscription``) with id `object_id` at the
+    served version (the one before it when `stale`), or None."""
+    for world in state.iter_worlds_newest_first():
+        if not isinstance(world, PaddleWorld) or not world.has(object_id):
+            continue
+        try:
+            if world.object_type(object_id) != object_type:
+                return None
+            version = clock.served_version(world, object_id)
+            return world.get(object_id, max(1, version - 1) if stale else version)
+        except WorldError:
+            return None
+    return None
+
+
+def paddle_router(state: ServerState) -> APIRouter:
+    """The Paddle Billing routes over `state`'s served worlds (see the module docstring)."""
+    router = APIRouter(tags=["paddle"])
+
+    async def answer(request: Request, object_type: str, object_id: str) -> JSONResponse:
+        token = _token(request)
+        if token is None:
+            return paddle_error(401, "authentication_missing", "Authentication header missing")
+        if not state.accepts(token):
+            return paddle_error(403, "forbidden", "You aren't permitted to perform this request.")
+        decision = state.switches.decide(object_id)
+        if decision.retry_after_s is not None:
+            return paddle_error(429, "too_many_requests", "IP address exceeded the allowed rate limit.",
+                                {"Retry-After": str(decision.retry_after_s)})
+        if decision.slow_s > 0:
+            await asyncio.sleep(decision.slow_s)
+        if decision.status is not None:
+            return paddle_error(decision.status, "internal_error", "An internal error occurred (hookproof switch).")
+        with state.lock:
+            found = None if decision.not_found else find(state, object_type, object_id, stale=decision.stale)
+        if found is None:
+            return paddle_error(404, "entity_not_found", f"Entity {object_id} not found")
+        return JSONResponse({"data": found, "meta": {"request_id": str(uuid.uuid4())}})
+
+    @router.get("/transactions/{transaction_id}", operation_id="paddle_get_transaction")
+    async def get_transaction(request: Request, transaction_id: str) -> JSONResponse:
+        """A transaction of the Paddle world."""
+        return await answer(request, "transaction", transaction_id)
+
+    @router.get("/subscriptions/{subscription_id}", operation_id="paddle_get_subscription")
+    async def get_subscription(request: Request, subscription_id: str) -> JSONResponse:
+        """A subscription of the Paddle world."""
+        return await answer(request, "subscription", subscription_id)
+
+    return router

@@ -1,0 +1,329 @@
+"""The Paddle Billing world: a SaaS seller's customers, subscriptions, transactions and refunds.
+
+`PaddleWorld(seed)` emits the notifications Paddle Billing sends (developer.paddle.com,
+"Webhooks" / "Events": ``transaction.paid``, ``transaction.completed``,
+``subscription.created``, ``subscription.updated``, ``subscription.past_due``,
+``subscription.canceled``, ``adjustment.created``), each with the full entity as it is
+after the change (``data``), in Paddle's shapes (`simulator.world.paddle_shapes`).
+Ids are Paddle's: a prefix (``txn_``, ``sub_``, ``ctm_``, ``add_``, ``adj_``, ``pri_``,
+``pro_``, ``txnitm_``, ``adjitm_``, ``paymtd_``, ``evt_``) and 26 lowercase Crockford
+base32 characters starting ``01`` (a ULID).
+
+Stories follow Paddle's docs "Subscription lifecycle" and "Payment recovery": a checkout
+transaction is paid, then the subscription is created and the transaction completed; a
+renewal bills a ``subscription_recurring`` transaction; a failed renewal makes the
+transaction and the subscription ``past_due``; paying it makes the subscription
+``active`` again (``subscription.updated``); a refund is an approved ``adjustment``.
+
+Business keys (what a SaaS does once): ``fulfil:{txn id}`` per completed transaction,
+``provision:{sub id}`` per created subscription, ``dunning:{sub id}:{billing period
+start}`` per past-due period (a reminder e-mail), ``deprovision:{sub id}`` per canceled
+subscription, ``refund:{adj id}`` per refund. Subscriptions are stateful (``status``).
+``Event.account`` is the seller id (``pro_``-less digits; Paddle sends no account in a
+notification); there is no test/live flag in a notification either.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Any, Callable, Mapping
+
+from hookproof.simulator.errors import WorldError
+from hookproof.simulator.events import Event
+from hookproof.simulator.world import paddle_shapes as ps
+from hookproof.simulator.world.records import RecordWorld
+
+#: Every event type the world emits, in catalog order.
+PADDLE_EVENT_TYPES: tuple[str, ...] = (
+    "transaction.paid", "transaction.completed", "subscription.created", "subscription.updated",
+    "subscription.past_due", "subscription.canceled", "adjustment.created",
+)
+
+#: subscription status -> statuses it may move to (Paddle's subscription statuses).
+SUBSCRIPTION_TRANSITIONS: Mapping[str, frozenset[str]] = {
+    "active": frozenset({"active", "past_due", "canceled", "paused"}),
+    "past_due": frozenset({"active", "past_due", "canceled"}),
+    "paused": frozenset({"active", "canceled"}),
+    "canceled": frozenset(),
+}
+
+_ULID32 = "0123456789abcdefghjkmnpqrstvwxyz"
+_PLANS = (("Starter", 1200), ("Team", 3000), ("Business", 9900))
+_MONTH_US = 30 * 86_400 * 1_000_000
+
+
+class PaddleWorld(RecordWorld):
+    """A Paddle Billing seller, deterministic from `seed` (see the module docstring).
+
+    Operations raise WorldError for an unknown object or a transition Paddle does not make.
+    """
+
+    provider = "paddle"
+
+    def __init__(self, seed: int = 0, *, livemode: bool = False, account: str | None = None,
+                 start_us: int | None = None, step_us: int = 400_000, api_version: str = "1") -> None:
+        super().__init__(seed, livemode=livemode, account=account, start_us=start_us, step_us=step_us,
+                         api_version="1")
+        self.seller_id = int(account) if account and account.isdigit() else self._rng.randint(10_000, 999_999)
+        self.account = str(self.seller_id)
+        name, amount = _PLANS[seed % len(_PLANS)]
+        created = ps.iso(self._now_us - 90 * 86_400_000_000)
+        self.product = ps.product(self.new_id("pro"), f"Acme {name}", f"The {name} plan of Acme's app", created)
+        self.price = ps.price(self.new_id("pri"), self.product["id"], f"Monthly ({name})", amount, "USD", created)
+
+    def new_id(self, prefix: str) -> str:
+        """``{prefix}_01`` + 24 lowercase Crockford base32 characters from the seed."""
+        return f"{prefix}_01" + "".join(self._rng.choice(_ULID32) for _ in range(24))
+
+    # ---- operations -----------------------------------------------------------------
+    def buy(self, *, subscribe: bool = False, quantity: int = 1) -> str:
+        """A checkout paid by card: emits ``transaction.paid``, then (with `subscribe`)
+        ``subscription.created``, then ``transaction.completed``. Returns the transaction id."""
+        at = self._tick()
+        customer, address = self.new_id("ctm"), self.new_id("add")
+        txn_id = self.new_id("txn")
+        period = (ps.iso(at), ps.iso(at + _MONTH_US)) if subscribe else None
+        txn = ps.transaction(txn_id, customer_id=customer, address_id=address, subscription_id=None, origin="web",
+                             pri=self.price, prod=self.product, quantity=quantity, item_id=self.new_id("txnitm"),
+                             created=ps.iso(at), period=period,
+                             checkout_url=f"https://acme.example/pay?_ptxn={txn_id}")
+        self._create(txn_id, "transaction", txn)
+        self._pay(txn_id)
+        if subscribe:
+            assert period is not None
+            sub_id = self.new_id("sub")
+            created = ps.iso(self._tick())
+            self._create(sub_id, "subscription", ps.subscription(
+                sub_id, customer_id=customer, address_id=address, txn_id=txn_id, pri=self.price, prod=self.product,
+                quantity=quantity, created=created, period=period))
+            self._update(txn_id, {"subscription_id": sub_id})
+            self._emit("subscription.created", sub_id, key=f"provision:{sub_id}")
+        self._complete(txn_id)
+        return txn_id
+
+    def subscribe(self, quantity: int = 1) -> str:
+        """`buy` with a subscription; returns the subscription id."""
+        txn = self.buy(subscribe=True, quantity=quantity)
+        return str(self._typed(txn, "transaction")["subscription_id"])
+
+    def renew(self, sub: str, *, pay: bool = True) -> str:
+        """Bill the next period: paid (``transaction.paid``, ``transaction.completed``,
+        ``subscription.updated``) or declined (``subscription.past_due``). Returns the transaction id."""
+        current = self._typed(sub, "subscription")
+        if current["status"] not in ("active", "past_due"):
+            raise WorldError(f"subscription {sub} is {current['status']}, it does not renew", object_id=sub)
+        start_us = _parse(current["current_billing_period"]["ends_at"])
+        self._now_us = max(self._now_us, start_us)
+        at = self._tick()
+        period = (ps.iso(start_us), ps.iso(start_us + _MONTH_US))
+        txn_id = self.new_id("txn")
+        txn = ps.transaction(txn_id, customer_id=current["customer_id"], address_id=current["address_id"],
+                             subscription_id=sub, origin="subscription_recurring", pri=self.price,
+                             prod=self.product, quantity=current["items"][0]["quantity"],
+                             item_id=self.new_id("txnitm"), created=ps.iso(at), period=period, checkout_url=None)
+        txn.update(status="billed", billed_at=ps.iso(at))
+        self._create(txn_id, "transaction", txn)
+        items = [{**i, "previously_billed_at": period[0], "next_billed_at": period[1], "updated_at": ps.iso(at)}
+                 for i in current["items"]]
+        changes = {"current_billing_period": {"starts_at": period[0], "ends_at": period[1]},
+                   "next_billed_at": period[1], "items": items, "updated_at": ps.iso(at)}
+        if pay:
+            self._pay(txn_id)
+            self._complete(txn_id)
+            self._transition(sub, "active", changes)
+            self._emit("subscription.updated", sub)
+        else:
+            self._decline(txn_id)
+            self._transition(sub, "past_due", changes)
+            self._emit("subscription.past_due", sub, key=f"dunning:{sub}:{period[0]}")
+        return txn_id
+
+    def recover(self, sub: str) -> str:
+        """The customer pays the past-due renewal: the transaction is paid and completed,
+        the subscription ``active`` again (``subscription.updated``). Returns the transaction id."""
+        if self._typed(sub, "subscription")["status"] != "past_due":
+            raise WorldError(f"subscription {sub} is not past_due", object_id=sub)
+        txn_id = next(t for t in reversed(self.objects("transaction"))
+                      if self.get(t)["subscription_id"] == sub and self.get(t)["status"] == "past_due")
+        self._pay(txn_id)
+        self._complete(txn_id)
+        self._transition(sub, "active", {"updated_at": ps.iso(self._tick())})
+        self._emit("subscription.updated", sub)
+        return txn_id
+
+    def change_quantity(self, sub: str, quantity: int) -> None:
+        """Change the seats of a subscription: emits ``subscription.updated``."""
+        current = self._typed(sub, "subscription")
+        at = ps.iso(self._tick())
+        items = [{**i, "quantity": quantity, "updated_at": at} for i in current["items"]]
+        self._transition(sub, current["status"], {"items": items, "updated_at": at})
+        self._emit("subscription.updated", sub)
+
+    def cancel(self, sub: str) -> None:
+        """Cancel immediately: emits ``subscription.canceled``."""
+        at = ps.iso(self._tick())
+        items = [{**i, "status": "inactive", "next_billed_at": None, "updated_at": at}
+                 for i in self._typed(sub, "subscription")["items"]]
+        self._transition(sub, "canceled", {"canceled_at": at, "updated_at": at, "next_billed_at": None,
+                                           "current_billing_period": None, "items": items,
+                                           "scheduled_change": None})
+        self._emit("subscription.canceled", sub, key=f"deprovision:{sub}")
+
+    def refund(self, txn_id: str, amount: int | None = None) -> str:
+        """An approved partial refund of a completed transaction: emits ``adjustment.created``.
+        Returns the adjustment id."""
+        txn = self._typed(txn_id, "transaction")
+        if txn["status"] != "completed":
+            raise WorldError(f"transaction {txn_id} is {txn['status']}, not completed", object_id=txn_id)
+        total = int(txn["details"]["totals"]["grand_total"])
+        adj_id = self.new_id("adj")
+        self._create(adj_id, "adjustment", ps.adjustment(adj_id, self.new_id("adjitm"), txn=txn,
+                                                         amount=amount or total // 4, created=ps.iso(self._tick())))
+        self._emit("adjustment.created", adj_id, key=f"refund:{adj_id}", amount=amount or total // 4)
+        return adj_id
+
+    # ---- stories ----------------------------------------------------------------------
+    def lifecycle(self) -> list[Event]:
+        """A subscription's year in brief: every event type, in a legal order."""
+        start = len(self.events)
+        sub = self.subscribe()
+        self.change_quantity(sub, 3)
+        self.renew(sub)
+        self.renew(sub, pay=False)
+        txn = self.recover(sub)
+        self.refund(txn)
+        self.cancel(sub)
+        return self.events[start:]
+
+    def effect_story(self) -> list[Event]:
+        """One event of each effectful type: a completed checkout, a new subscription, a
+        past-due renewal, a refund, a cancellation."""
+        start = len(self.events)
+        sub = self.subscribe()
+        self.renew(sub, pay=False)
+        first = self.get(sub)["transaction_id"]
+        self.refund(first)
+        self.cancel(sub)
+        return [e for e in self.events[start:] if e.business_key]
+
+    def state_story(self) -> list[Event]:
+        """A subscription's life: created, more seats, past due, recovered, canceled."""
+        start = len(self.events)
+        sub = self.subscribe()
+        self.change_quantity(sub, 2)
+        self.renew(sub, pay=False)
+        self.recover(sub)
+        self.cancel(sub)
+        return [e for e in self.events[start:] if e.object_id == sub]
+
+    def distinct_story(self) -> list[Event]:
+        """Several effects of one object: one subscription past due in two periods."""
+        start = len(self.events)
+        sub = self.subscribe()
+        self.renew(sub, pay=False)
+        self.recover(sub)
+        self.renew(sub, pay=False)
+        return [e for e in self.events[start:] if e.type == "subscription.past_due"]
+
+    def unknown_event(self) -> Event:
+        """An ``address.updated`` notification (a SaaS handles no such thing): not recorded."""
+        at = self._tick()
+        address = {"id": self.new_id("add"), "customer_id": self.new_id("ctm"), "description": None,
+                   "first_line": None, "second_line": None, "city": None, "postal_code": "10021", "region": None,
+                   "country_code": "US", "custom_data": None, "status": "active", "created_at": ps.iso(at),
+                   "updated_at": ps.iso(at), "import_meta": None}
+        return Event(id=self.new_id("evt"), type="address.updated", created=at // 1_000_000, created_us=at,
+                     object_type="address", object_id=address["id"], version=1, object=address,
+                     livemode=self.livemode, account=self.account, api_version="1")
+
+    def quiet_event(self) -> Event:
+        """A stateless, effectless event of the catalog (``transaction.paid``), e.g. to oversize."""
+        txn = self.buy()
+        return next(e for e in reversed(self.events) if e.object_id == txn and e.type == "transaction.paid")
+
+    # ---- internals --------------------------------------------------------------------
+    def _pay(self, txn_id: str) -> None:
+        txn = self._typed(txn_id, "transaction")
+        at = ps.iso(self._tick())
+        attempt = ps.payment_attempt(txn["details"]["totals"]["grand_total"], status="captured", at=at,
+                                     attempt_id=self._uuid(), method_id=self.new_id("paymtd"),
+                                     stored_id=self._uuid(), last4="4242", error_code=None)
+        totals = {**txn["details"]["totals"], "balance": "0"}
+        self._update(txn_id, {"status": "paid", "payments": [attempt, *txn["payments"]],
+                              "details": {**txn["details"], "totals": totals}, "updated_at": at})
+        self._emit("transaction.paid", txn_id)
+
+    def _decline(self, txn_id: str) -> None:
+        txn = self._typed(txn_id, "transaction")
+        at = ps.iso(self._tick())
+        attempt = ps.payment_attempt(txn["details"]["totals"]["grand_total"], status="error", at=at,
+                                     attempt_id=self._uuid(), method_id=self.new_id("paymtd"),
+                                     stored_id=self._uuid(), last4="0002", error_code="declined")
+        self._update(txn_id, {"status": "past_due", "payments": [attempt, *txn["payments"]], "updated_at": at})
+
+    def _complete(self, txn_id: str) -> None:
+        txn = self._typed(txn_id, "transaction")
+        at_us = self._tick()
+        at = ps.iso(at_us)
+        sums = txn["details"]["totals"]
+        payout = {**sums, "exchange_rate": "1", "fee_rate": "0.05"}
+        self._update(txn_id, {
+            "status": "completed", "billed_at": txn["billed_at"] or at, "updated_at": at,
+            "invoice_id": self.new_id("inv"), "invoice_number": f"{self.seller_id % 1000}-{self._rng.randrange(10**5):05d}",
+            "details": {**txn["details"], "payout_totals": payout}})
+        self._emit("transaction.completed", txn_id, key=f"fulfil:{txn_id}")
+
+    def _transition(self, sub: str, status: str, changes: Mapping[str, Any]) -> None:
+        old = self._typed(sub, "subscription")["status"]
+        if status not in SUBSCRIPTION_TRANSITIONS[old]:
+            raise WorldError(f"subscription {sub}: {old} -> {status} is not a transition Paddle makes",
+                             object_id=sub)
+        self._update(sub, {**changes, "status": status})
+
+    def _uuid(self) -> str:
+        h = "%032x" % self._rng.getrandbits(128)
+        return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-a{h[17:20]}-{h[20:]}"
+
+    def _emit(self, event_type: str, object_id: str, *, key: str | None = None, amount: int | None = None) -> Event:
+        rec = self._record(object_id)
+        at = self._now_us + self._rng.randrange(1_000, 900_000)
+        snapshot = self.get(object_id)
+        stateful = rec.object_type == "subscription"
+        return self._record_event(Event(
+            id=self.new_id("evt"), type=event_type, created=at // 1_000_000, created_us=at,
+            object_type=rec.object_type, object_id=object_id, version=len(rec.versions), object=snapshot,
+            business_key=key, amount=amount, currency=str(snapshot.get("currency_code", "USD")).lower(),
+            status=str(snapshot["status"]) if stateful else None, livemode=self.livemode, account=self.account,
+            api_version="1"))
+
+
+def _parse(value: str) -> int:
+    """Unix microseconds of an RFC 3339 UTC time with microseconds."""
+    moment = datetime.strptime(value, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=timezone.utc)
+    return int(moment.timestamp()) * 1_000_000 + moment.microsecond
+
+
+#: Event type -> a story that makes a fresh world emit it (``hookproof send``).
+PADDLE_SCRIPTS: Mapping[str, Callable[[PaddleWorld], object]] = {
+    "transaction.paid": lambda w: w.buy(),
+    "transaction.completed": lambda w: w.buy(),
+    "subscription.created": lambda w: w.subscribe(),
+    "subscription.updated": lambda w: w.change_quantity(w.subscribe(), 2),
+    "subscription.past_due": lambda w: w.renew(w.subscribe(), pay=False),
+    "subscription.canceled": lambda w: w.cancel(w.subscribe()),
+    "adjustment.created": lambda w: w.refund(w.buy()),
+}
+
+
+def paddle_events_of_type(world: PaddleWorld, event_type: str, count: int = 1) -> list[Event]:
+    """Run the story for `event_type` `count` times; the emitted events of that type.
+
+    Raises WorldError naming the known types for a type Paddle does not send here.
+    """
+    script = PADDLE_SCRIPTS.get(event_type)
+    if script is None:
+        raise WorldError(f"Paddle sends no event {event_type!r} (known: {', '.join(PADDLE_EVENT_TYPES)})")
+    start = len(world.events)
+    for _ in range(count):
+        script(world)
+    return [e for e in world.events[start:] if e.type == event_type]

@@ -1,0 +1,138 @@
+"""Paddle Billing objects in Paddle's own shapes: products, prices, transactions,
+subscriptions and adjustments (pure functions of their fields).
+
+Field for field like Paddle's API reference (developer.paddle.com/api-reference:
+"Transaction entity", "Subscription entity", "Adjustment entity", "Price entity",
+"Product entity") and the notification payloads paddle-python-sdk 1.16.1 parses
+(`paddle_billing.Notifications.Entities.Transaction`, ``Subscription``, ``Adjustment``:
+amounts are strings of minor units, currency codes upper case, times RFC 3339 with
+microseconds). Validated in tests by parsing every payload with those entities.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Any
+
+#: The tax rate of the seller's default tax category (``standard``), as a decimal string.
+TAX_RATE = "0.08875"
+
+
+def iso(at_us: int) -> str:
+    """``2024-04-12T10:18:49.738971Z``: UTC with microseconds, as Paddle renders times."""
+    moment = datetime.fromtimestamp(at_us // 1_000_000, tz=timezone.utc)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S") + f".{at_us % 1_000_000:06d}Z"
+
+
+def product(product_id: str, name: str, description: str, created: str) -> dict[str, Any]:
+    return {"id": product_id, "name": name, "type": "standard", "tax_category": "standard",
+            "description": description, "image_url": None, "custom_data": None, "status": "active",
+            "import_meta": None, "created_at": created, "updated_at": created}
+
+
+def price(price_id: str, product_id: str, name: str, amount: int, currency: str, created: str) -> dict[str, Any]:
+    return {"id": price_id, "name": name, "type": "standard", "status": "active",
+            "quantity": {"maximum": 999, "minimum": 1}, "tax_mode": "account_setting", "created_at": created,
+            "product_id": product_id, "unit_price": {"amount": str(amount), "currency_code": currency},
+            "updated_at": created, "custom_data": None, "description": name, "import_meta": None,
+            "trial_period": None, "billing_cycle": {"interval": "month", "frequency": 1},
+            "unit_price_overrides": []}
+
+
+def _tax(amount: int) -> int:
+    return round(amount * float(TAX_RATE))
+
+
+def totals(subtotal: int, currency: str, *, paid: bool) -> dict[str, str]:
+    """A transaction's ``details.totals`` for `subtotal` minor units (tax added on top)."""
+    tax = _tax(subtotal)
+    total = subtotal + tax
+    fee = round(total * 0.05) + 50
+    return {"fee": str(fee), "tax": str(tax), "total": str(total), "credit": "0",
+            "balance": "0" if paid else str(total), "discount": "0", "earnings": str(total - tax - fee),
+            "subtotal": str(subtotal), "grand_total": str(total), "grand_total_tax": str(tax),
+            "currency_code": currency, "credit_to_balance": "0"}
+
+
+def transaction(txn_id: str, *, customer_id: str, address_id: str, subscription_id: str | None, origin: str,
+                pri: dict[str, Any], prod: dict[str, Any], quantity: int, item_id: str, created: str,
+                period: tuple[str, str] | None, checkout_url: str | None) -> dict[str, Any]:
+    """A new transaction (``ready``: items priced, not yet paid)."""
+    currency = pri["unit_price"]["currency_code"]
+    unit = int(pri["unit_price"]["amount"])
+    subtotal = unit * quantity
+    sums = totals(subtotal, currency, paid=False)
+    line_totals = {"tax": sums["tax"], "total": sums["total"], "discount": "0", "subtotal": str(subtotal)}
+    return {
+        "id": txn_id, "items": [{"price": pri, "quantity": quantity, "proration": None}], "origin": origin,
+        "status": "ready",
+        "details": {
+            "totals": sums,
+            "line_items": [{"id": item_id, "totals": line_totals, "product": prod, "price_id": pri["id"],
+                            "quantity": quantity, "tax_rate": TAX_RATE,
+                            "unit_totals": {"tax": str(_tax(unit)), "total": str(unit + _tax(unit)), "discount": "0",
+                                            "subtotal": str(unit)},
+                            "proration": None}],
+            "payout_totals": None,
+            "tax_rates_used": [{"totals": {k: line_totals[k] for k in ("tax", "total", "discount", "subtotal")},
+                                "tax_rate": TAX_RATE}],
+            "adjusted_totals": {"fee": sums["fee"], "tax": sums["tax"], "total": sums["total"],
+                                "earnings": sums["earnings"], "subtotal": sums["subtotal"],
+                                "grand_total": sums["grand_total"], "grand_total_tax": sums["tax"],
+                                "retained_fee": "0", "currency_code": currency},
+            "adjusted_payout_totals": None,
+        },
+        "checkout": {"url": checkout_url} if checkout_url else None,
+        "payments": [], "billed_at": None, "address_id": address_id, "created_at": created, "invoice_id": None,
+        "updated_at": created, "revised_at": None, "business_id": None, "custom_data": None,
+        "customer_id": customer_id, "discount_id": None, "currency_code": currency,
+        "billing_period": {"starts_at": period[0], "ends_at": period[1]} if period else None,
+        "invoice_number": None, "billing_details": None, "collection_mode": "automatic",
+        "subscription_id": subscription_id,
+    }
+
+
+def payment_attempt(amount: str, *, status: str, at: str, attempt_id: str, method_id: str, stored_id: str,
+                    last4: str, error_code: str | None) -> dict[str, Any]:
+    """One entry of a transaction's ``payments`` (a card attempt)."""
+    return {"amount": amount, "status": status, "created_at": at, "error_code": error_code,
+            "captured_at": at if status == "captured" else None,
+            "method_details": {"card": {"type": "visa", "last4": last4, "expiry_year": 2030, "expiry_month": 1,
+                                        "cardholder_name": "Sam Miller"},
+                               "type": "card", "underlying_details": None},
+            "payment_method_id": method_id, "payment_attempt_id": attempt_id, "stored_payment_method_id": stored_id}
+
+
+def subscription(sub_id: str, *, customer_id: str, address_id: str, txn_id: str, pri: dict[str, Any],
+                 prod: dict[str, Any], quantity: int, created: str, period: tuple[str, str]) -> dict[str, Any]:
+    """A new ``active`` subscription billed monthly from `period`."""
+    item = {"price": pri, "product": prod, "status": "active", "quantity": quantity, "recurring": True,
+            "created_at": created, "updated_at": created, "trial_dates": None, "next_billed_at": period[1],
+            "previously_billed_at": period[0]}
+    return {"id": sub_id, "items": [item], "status": "active", "discount": None, "paused_at": None,
+            "address_id": address_id, "created_at": created, "started_at": period[0], "updated_at": created,
+            "business_id": None, "canceled_at": None, "custom_data": None, "customer_id": customer_id,
+            "import_meta": None, "billing_cycle": {"interval": "month", "frequency": 1},
+            "currency_code": pri["unit_price"]["currency_code"], "next_billed_at": period[1],
+            "transaction_id": txn_id, "billing_details": None, "collection_mode": "automatic",
+            "first_billed_at": period[0], "scheduled_change": None,
+            "current_billing_period": {"starts_at": period[0], "ends_at": period[1]}}
+
+
+def adjustment(adj_id: str, item_id: str, *, txn: dict[str, Any], amount: int, created: str) -> dict[str, Any]:
+    """A partial refund of `amount` minor units (tax included) of `txn`'s first line item, approved."""
+    currency = txn["currency_code"]
+    tax = round(amount * float(TAX_RATE) / (1 + float(TAX_RATE)))
+    fee = round(amount * 0.05)
+    sums = {"fee": str(fee), "tax": str(tax), "total": str(amount), "earnings": str(amount - tax - fee),
+            "subtotal": str(amount - tax), "currency_code": currency, "retained_fee": "0"}
+    return {"id": adj_id,
+            "items": [{"id": item_id, "type": "partial", "amount": str(amount),
+                       "totals": {"tax": str(tax), "total": str(amount), "subtotal": str(amount - tax)},
+                       "item_id": txn["details"]["line_items"][0]["id"], "proration": None}],
+            "action": "refund", "reason": "Customer asked for a refund", "status": "approved", "totals": sums,
+            "created_at": created, "updated_at": created, "customer_id": txn["customer_id"],
+            "currency_code": currency, "payout_totals": {**sums, "chargeback_fee": None},
+            "transaction_id": txn["id"], "subscription_id": txn["subscription_id"],
+            "credit_applied_to_balance": None, "tax_rates_used": [{"tax_rate": TAX_RATE, "totals": {
+                "tax": str(tax), "total": str(amount), "subtotal": str(amount - tax), "discount": "0"}}]}

@@ -1,0 +1,135 @@
+"""Mercado Pago fidelity: the payments world's notifications and API, checked with the official SDK.
+
+The oracle is Mercado Pago's ``mercadopago`` SDK 3.6.0: ``sdk.payment().get(id)`` and
+``sdk.merchant_order().get(id)``, sent to the provider API on 127.0.0.1 (the SDK's base
+URL replaced by its own ``HttpClient`` extension point), answer every payment in every
+status the notifications announce, as of the deliveries made so far; every notification's
+signature validates with ``WebhookSignatureValidator.validate``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+
+import pytest
+from mercadopago.webhook import InvalidWebhookSignatureError, WebhookSignatureValidator
+
+from examples.receivers.mercadopago_fetch import sdk_for
+from hookproof.simulator.errors import ProfileError
+from hookproof.simulator.profiles import get_profile
+from hookproof.simulator.server import ServerState, clock, run_server
+from hookproof.simulator.server.state import DEFAULT_API_KEY, Switch
+from hookproof.simulator.world import World, emit_events, new_world
+from hookproof.simulator.world.mercadopago import MERCADOPAGO_EVENT_TYPES, MercadoPagoWorld
+
+#: (status, status_detail) of every payment state the lifecycle goes through, in order of first appearance.
+STATES = [("approved", "accredited"), ("pending", "pending_waiting_transfer"), ("approved", "partially_refunded"),
+          ("refunded", "refunded"), ("rejected", "cc_rejected_insufficient_amount"), ("charged_back", "settled")]
+
+
+@pytest.fixture
+def served() -> Iterator[tuple[MercadoPagoWorld, ServerState, str]]:
+    world = MercadoPagoWorld(21)
+    world.lifecycle()
+    state = ServerState([World(3), world])
+    with run_server(state) as handle:
+        yield world, state, handle.url
+
+
+def test_the_sdk_reads_every_payment_state_as_of_each_delivery(
+        served: tuple[MercadoPagoWorld, ServerState, str]) -> None:
+    world, _, base = served
+    sdk = sdk_for(base, DEFAULT_API_KEY)
+    seen = []
+    for event in world.events:
+        clock.advance(world, [event])
+        if event.object_type != "payment":
+            continue
+        answer = sdk.payment().get(event.object_id)
+        assert answer["status"] == 200
+        payment = answer["response"]
+        assert payment["id"] == int(event.object_id) and payment["status"] == event.status
+        assert payment["collector_id"] == int(world.account) and payment["currency_id"] == "BRL"
+        refunded = round(sum(r["amount"] for r in payment["refunds"]), 2)
+        assert payment["transaction_amount_refunded"] == refunded
+        if (payment["status"], payment["status_detail"]) not in seen:
+            seen.append((payment["status"], payment["status_detail"]))
+    assert seen == STATES
+
+
+def test_refunds_arrive_under_their_payments_id(served: tuple[MercadoPagoWorld, ServerState, str]) -> None:
+    world, _, base = served
+    refunds = [e for e in world.events if e.business_key and e.business_key.startswith("refund:")]
+    assert len(refunds) == 2 and {e.object_id for e in refunds} == {world.objects("payment")[0]}
+    payment = sdk_for(base, DEFAULT_API_KEY).payment().get(refunds[0].object_id)["response"]
+    assert [f"refund:{payment['id']}:{r['id']}" for r in payment["refunds"]] == [e.business_key for e in refunds]
+
+
+def test_the_sdk_reads_merchant_orders(served: tuple[MercadoPagoWorld, ServerState, str]) -> None:
+    world, _, base = served
+    order = world.objects("merchant_order")[0]
+    answer = sdk_for(base, DEFAULT_API_KEY).merchant_order().get(order)
+    assert answer["status"] == 200
+    body = answer["response"]
+    assert body["id"] == int(order) and body["status"] == "closed" and body["order_status"] == "reverted"
+    assert [p["id"] for p in body["payments"]] == [int(world.objects("payment")[0])]
+
+
+def test_errors_and_switches_in_mercado_pagos_shape(served: tuple[MercadoPagoWorld, ServerState, str]) -> None:
+    world, state, base = served
+    sdk = sdk_for(base, DEFAULT_API_KEY)
+    missing = sdk.payment().get("1")
+    assert (missing["status"], missing["response"]["error"], missing["response"]["cause"][0]["code"]) == (
+        404, "not_found", 2000)
+    order = world.objects("merchant_order")[0]
+    assert sdk.payment().get(order)["status"] == 404  # a merchant order is not a payment
+    assert sdk_for(base, "APP_USR-wrong").payment().get(world.objects("payment")[0])["status"] == 401
+    payment = world.objects("payment")[0]
+    state.switches.set(payment, Switch(not_found=True, times=1))
+    assert sdk.payment().get(payment)["status"] == 404
+    assert sdk.payment().get(payment)["status"] == 200
+    state.switches.set(payment, Switch(stale=True, times=1))
+    assert sdk.payment().get(payment)["response"]["status"] == "approved"  # the version before "refunded"
+    assert sdk.payment().get(payment)["response"]["status"] == "refunded"
+
+
+def test_notifications_are_thin_and_validate_with_the_sdk() -> None:
+    world = MercadoPagoWorld(5, livemode=True)
+    profile = get_profile("mercadopago")
+    secret = profile.generate_secret(5)
+    events = world.lifecycle()
+    assert {e.type for e in events} == set(MERCADOPAGO_EVENT_TYPES)
+    for event in events:
+        request = profile.request(profile.envelope(event), [secret], 1_764_000_000)
+        body = json.loads(request.body)
+        if event.type == "merchant_order":
+            assert body == {"resource": f"https://api.mercadolibre.com/merchant_orders/{event.object_id}",
+                            "topic": "merchant_order"}
+            assert request.query == {"id": event.object_id, "topic": "merchant_order"}
+        else:
+            assert list(body) == ["id", "live_mode", "type", "date_created", "user_id", "api_version", "action", "data"]
+            assert (body["type"], body["action"], body["data"], body["live_mode"]) == (
+                "payment", event.type, {"id": event.object_id}, True)
+            assert body["id"] == int(event.id) and body["user_id"] == int(world.account)
+            assert re.fullmatch(r"\d{11}", event.object_id)
+            assert request.query == {"data.id": event.object_id, "type": "payment"}
+        data_id = request.query.get("data.id")
+        WebhookSignatureValidator.validate(request.headers["x-signature"], request.headers["x-request-id"],
+                                           data_id, secret)
+        with pytest.raises(InvalidWebhookSignatureError):
+            WebhookSignatureValidator.validate(request.headers["x-signature"], request.headers["x-request-id"],
+                                               data_id, secret + "0")
+
+
+def test_every_event_type_can_be_emitted_alone() -> None:
+    for event_type in MERCADOPAGO_EVENT_TYPES:
+        events = emit_events(new_world("mercadopago", 11), event_type)
+        assert [e.type for e in events] == [event_type]
+
+
+def test_a_billing_world_event_is_refused() -> None:
+    with pytest.raises(ProfileError) as info:
+        get_profile("mercadopago").envelope(World(1).lifecycle()[0])
+    assert "payment.created" in str(info.value)
