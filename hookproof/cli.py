@@ -266,7 +266,7 @@ def certify(
             if s not in CATALOG and s not in CHAOS_CATALOG:
                 raise UsageError(f"--scenario: unknown scenario id {s!r} (see 'hookproof scenarios')")
         total = len(scenario or cfg.run.scenarios or CATALOG) + (0 if scenario or not chaos else len(CHAOS_CATALOG))
-        at = {"scenario": "starting", "index": 0, "total": total}
+        at: dict[str, Any] = {"scenario": "starting", "index": 0, "total": total}
         runners: list[Any] = []
         with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
                       TimeElapsedColumn(), console=err_console, transient=True,

@@ -350,13 +350,13 @@ def register(app: typer.Typer) -> None:
                     bar.update(task, description=f"explore: {phase}", completed=done, total=total,
                                detail=f"{done}/{total}" if total else "")
 
-                def line() -> str:
+                def beat_line() -> str:
                     unit = {"state machine": " examples", "burst race": " burst runs"}.get(str(now["phase"]), "")
                     counted = f" {now['done']}/{now['total']}{unit}" if now["total"] else ""
                     return f"explore: {now['phase']}{counted}, {beat.elapsed_s:.0f} s"
 
                 live = err_console.is_interactive
-                with Heartbeat(line, (lambda text: None) if live else
+                with Heartbeat(beat_line, (lambda text: None) if live else
                                (lambda text: err_console.print(text, markup=False, soft_wrap=True)),
                                TERMINAL_INTERVAL_S if live else log_interval_s()) as beat:
                     run = run_explore(cfg, out_dir=run_dir, max_examples=max_examples, seed=run_seed, repeats=repeats,

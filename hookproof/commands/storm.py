@@ -313,8 +313,10 @@ def register(app: typer.Typer) -> None:
             raise fail(str(exc)) from None
         except KeyboardInterrupt:
             code = -(128 + (interrupted[-1] if interrupted else signal.SIGINT))  # marks the interruption
+        if out is None:  # interrupted before its run folder was made: nothing was sent
+            raise typer.Exit(-code if code < 0 else 1)
         with contextlib.suppress(FileNotFoundError):
-            progress_path.unlink()
+            (out / ".storm-progress.json").unlink()
         report_path = out / REPORT_FILES["json"]
         if code < 0:
             # The Locust processes were stopped (SIGTERM: Locust shuts down and its master
