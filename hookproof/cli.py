@@ -138,10 +138,15 @@ def send(
             return f"send: {len(done)} attempt(s) so far, {acked_so_far} acknowledged, {beat.elapsed_s:.0f} s"
 
         live = err_console.is_interactive
-        with Heartbeat(news if live else tally,
-                       lambda text: err_console.print(text, markup=False, soft_wrap=True) if text else None,
-                       TERMINAL_INTERVAL_S if live else log_interval_s()) as beat:
-            attempts = do_send(options, secret_values, history)
+        try:
+            with Heartbeat(news if live else tally,
+                           lambda text: err_console.print(text, markup=False, soft_wrap=True) if text else None,
+                           TERMINAL_INTERVAL_S if live else log_interval_s()) as beat:
+                attempts = do_send(options, secret_values, history)
+        finally:  # the heartbeat has stopped: the attempts that ended since its last line
+            rest = news() if live else ""
+            if rest:
+                err_console.print(rest, markup=False, soft_wrap=True)
     except (HookproofError, SimulatorError) as exc:
         flag = {"profile": "--profile: ", "secret": "--secret: "}.get(getattr(exc, "field", None) or "", "")
         raise fail(f"{flag}{exc}" if flag and not str(exc).startswith("--") else str(exc)) from None

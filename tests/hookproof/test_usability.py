@@ -272,3 +272,37 @@ def test_port_placeholder_needs_a_receiver_hookproof_starts(tmp_path: Path) -> N
                     encoding="utf-8")
     run = run_hookproof("certify", "-c", str(path), timeout_s=60, cwd=tmp_path)
     assert run.returncode == 2 and "{port} (a free port per run) needs a receiver hookproof starts" in run.stderr, run
+
+
+def test_send_on_a_terminal_shows_each_attempt_as_it_ends(tmp_path: Path) -> None:
+    """Under a pseudo-terminal, one line per attempt while the retries go on (shopify: 9 attempts)."""
+    import os
+    import pty
+    import subprocess
+
+    from tests.hostile.servers import hostile_server
+
+    with hostile_server("silent") as server:
+        leader, follower = pty.openpty()
+        env = {**child_env({"HOOKPROOF_HEARTBEAT_S": "0.1"}), "TERM": "xterm"}
+        env.pop("NO_COLOR", None)
+        proc = subprocess.Popen([sys.executable, "-m", "hookproof", "send", "--url", server.url, "--secret",
+                                 "whsec_usability_test", "--profile", "shopify", "--sender-timeout", "0.3"],
+                                stdin=follower, stdout=follower, stderr=follower, env=env, cwd=tmp_path)
+        os.close(follower)
+        chunks = []
+        while True:
+            try:
+                data = os.read(leader, 65536)
+            except OSError:  # the child closed its side
+                break
+            if not data:
+                break
+            chunks.append(data)
+        proc.wait(120)
+        os.close(leader)
+    text = b"".join(chunks).decode("utf-8", "replace").replace("\r", "")
+    tries = re.findall(r"^send: orders/paid \S+ try (\d+): - timeout \(unknown\) in \d+ ms: ", text,
+                       flags=re.M)
+    assert proc.returncode == 1, text[-3000:]
+    assert [int(t) for t in tries] == list(range(1, 10)), text[-3000:]
