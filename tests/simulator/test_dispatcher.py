@@ -15,7 +15,7 @@ from hookproof.simulator.delivery import Completion, Dispatcher, History, Outcom
 from hookproof.simulator.faults import FaultPlan, Mutation, schedule
 from hookproof.simulator.profiles import get_profile
 from hookproof.simulator.serving import serve_app
-from hookproof.simulator.world import World, events_of_type
+from hookproof.simulator.world import World, emit_events, events_of_type, new_world
 
 SECRET = "whsec_dispatcher_test_secret"
 
@@ -212,7 +212,7 @@ def test_a_profiles_query_is_appended_to_the_target_urls_own() -> None:
         history = History()
         async with server, Dispatcher(Target(url=f"http://127.0.0.1:{port}/webhooks?token=abc"), profile,
                                       [profile.generate_secret(1)], history) as d:
-            await d.run(schedule(_events(1), FaultPlan()))
+            await d.run(schedule(emit_events(new_world("mercadopago", 11), "payment.created"), FaultPlan()))
         return history
 
     history = asyncio.run(go())

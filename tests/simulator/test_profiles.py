@@ -17,10 +17,11 @@ import pytest
 from hookproof.simulator import profiles
 from hookproof.simulator.errors import ProfileError, SecretError
 from hookproof.simulator.events import Event
-from hookproof.simulator.world import GITHUB_EVENT_TYPES, SCRIPTS, World, emit_events, new_world
 from hookproof.simulator.profiles import PROFILES, STRIPE_EVENT_TYPES, get_profile
 from hookproof.simulator.profiles.base import Profile, canonical_json
 from hookproof.simulator.profiles.formats import rfc3339_ns, rfc3339_s, rfc3339_us
+from hookproof.simulator.world import GITHUB_EVENT_TYPES, SCRIPTS, emit_events, new_world, world_event_types
+from hookproof.simulator.world.mercadopago import MercadoPagoWorld
 
 CREATED_US = 1_700_000_000_123_456
 
@@ -152,6 +153,10 @@ def test_default_event_is_mapped_and_types_are_world_types(profile: Profile) -> 
     if profile.world == "github":  # GitHub's own events, from the repository world
         assert profile.default_event == "issues.opened"
         assert profile.event_types() == {t: t for t in GITHUB_EVENT_TYPES}
+        return
+    if profile.world != "billing":  # the provider's own events, from its own world
+        assert profile.event_types() == {t: t for t in world_event_types(profile.world)}
+        assert profile.provider_type(profile.default_event) == profile.default_event
         return
     assert profile.default_event == "payment_intent.succeeded"
     assert profile.provider_type(profile.default_event) is not None
@@ -417,30 +422,27 @@ def test_shopify_topics() -> None:
 
 def test_mercadopago_envelope() -> None:
     profile = get_profile("mercadopago")
-    envelope = profile.envelope(make_event("charge.refunded", object_id="ch_3XyZ", livemode=True))
+    event = emit_events(MercadoPagoWorld(3, livemode=True), "payment.updated")[0]
+    envelope = profile.envelope(event)
     body = json.loads(envelope.body)
     assert list(body) == ["id", "live_mode", "type", "date_created", "user_id", "api_version", "action", "data"]
-    assert body["data"] == {"id": "ch_3XyZ"}
+    assert body["data"] == {"id": event.object_id} and re.fullmatch(r"\d{11}", event.object_id)
     assert (body["type"], body["action"], body["api_version"], body["live_mode"]) == ("payment", "payment.updated", "v1", True)
-    assert body["date_created"] == "2023-11-14T22:13:20Z"
-    assert isinstance(body["id"], int) and envelope.event_id == str(body["id"])
-    assert isinstance(body["user_id"], int)
-    assert envelope.query == {"data.id": "ch_3XyZ", "type": "payment"}
+    assert body["date_created"] == rfc3339_s(event.created_us)
+    assert isinstance(body["id"], int) and envelope.event_id == str(body["id"]) == event.id
+    assert body["user_id"] == int(event.account)
+    assert envelope.query == {"data.id": event.object_id, "type": "payment"}
     assert get_profile("mercadopago").thin is True
 
 
-def test_mercadopago_maps_only_payments() -> None:
+def test_mercadopago_sends_its_own_event_types() -> None:
     assert dict(get_profile("mercadopago").event_types()) == {
-        "payment_intent.succeeded": "payment.created",
-        "payment_intent.payment_failed": "payment.created",
-        "charge.succeeded": "payment.created",
-        "charge.refunded": "payment.updated",
-    }
+        "payment.created": "payment.created", "payment.updated": "payment.updated", "merchant_order": "merchant_order"}
 
 
 def test_mercadopago_request_id_is_a_uuid_per_attempt() -> None:
     profile = get_profile("mercadopago")
-    envelope = profile.envelope(make_event())
+    envelope = profile.envelope(sample_event(profile))
     first = profile.sign(envelope, ["s"], 1_700_000_000)
     again = profile.sign(envelope, ["s"], 1_700_000_000)
     later = profile.sign(envelope, ["s"], 1_700_000_900)
@@ -454,7 +456,7 @@ def test_mercadopago_timestamp_unit() -> None:
     from hookproof.simulator.profiles import MercadoPagoProfile
 
     profile = MercadoPagoProfile(timestamp_unit="ms")
-    headers = profile.sign(profile.envelope(make_event()), ["s"], 1_700_000_000)
+    headers = profile.sign(profile.envelope(sample_event(profile)), ["s"], 1_700_000_000)
     assert headers["x-signature"].startswith("ts=1700000000000,v1=")
     with pytest.raises(ProfileError) as info:
         MercadoPagoProfile(timestamp_unit="us")  # type: ignore[arg-type]
@@ -463,26 +465,26 @@ def test_mercadopago_timestamp_unit() -> None:
 
 def test_paddle_envelope() -> None:
     profile = get_profile("paddle")
-    envelope = profile.envelope(make_event())
+    event = sample_event(profile)
+    envelope = profile.envelope(event)
     body = json.loads(envelope.body)
     assert list(body) == ["event_id", "event_type", "occurred_at", "notification_id", "data"]
-    assert (body["event_id"], body["event_type"], body["occurred_at"]) == ("evt_1Test", "transaction.completed", "2023-11-14T22:13:20.123456Z")
+    assert (body["event_id"], body["event_type"], body["occurred_at"]) == (
+        event.id, "transaction.completed", rfc3339_us(event.created_us))
     assert re.fullmatch(r"ntf_[0-9a-hjkmnp-tv-z]{26}", body["notification_id"])
-    assert envelope.event_id == "evt_1Test"
-    assert body["data"]["id"] == "pi_3AbCdEf"
+    assert re.fullmatch(r"evt_01[0-9a-hjkmnp-tv-z]{24}", envelope.event_id) and envelope.event_id == event.id
+    assert body["data"] == dict(event.object) and body["data"]["id"].startswith("txn_")
 
 
 def test_paddle_types() -> None:
-    mapping = get_profile("paddle").event_types()
-    assert set(mapping) == set(STRIPE_EVENT_TYPES)
-    assert mapping["charge.refunded"] == "adjustment.created"
-    assert mapping["customer.subscription.updated"] == "subscription.updated"
-    assert mapping["customer.subscription.deleted"] == "subscription.canceled"
+    assert list(get_profile("paddle").event_types()) == [
+        "transaction.paid", "transaction.completed", "subscription.created", "subscription.updated",
+        "subscription.past_due", "subscription.canceled", "adjustment.created"]
 
 
 def test_paddle_header_has_only_ts_and_h1() -> None:
     profile = get_profile("paddle")
-    value = profile.sign(profile.envelope(make_event()), ["a", "b", "c"], 1_700_000_000)["Paddle-Signature"]
+    value = profile.sign(profile.envelope(sample_event(profile)), ["a", "b", "c"], 1_700_000_000)["Paddle-Signature"]
     keys = [part.split("=")[0] for part in value.split(";")]
     assert keys == ["ts", "h1", "h1", "h1"]
 
@@ -490,6 +492,6 @@ def test_paddle_header_has_only_ts_and_h1() -> None:
 def test_unmapped_types_pass_through_verbatim() -> None:
     event = make_event("widget.exploded")
     assert get_profile("standard-webhooks").envelope(event).type == "widget.exploded"
-    assert get_profile("paddle").envelope(event).type == "widget.exploded"
-    with pytest.raises(ProfileError):  # GitHub renders only its own world's events
-        get_profile("github").envelope(event)
+    for name in ("github", "mercadopago", "paddle"):  # these render only their own world's events
+        with pytest.raises(ProfileError):
+            get_profile(name).envelope(event)

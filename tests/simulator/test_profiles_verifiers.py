@@ -14,7 +14,7 @@ import base64
 import hashlib
 import hmac
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable, Mapping
 
 import pytest
@@ -138,9 +138,14 @@ def signed(name: str, secrets: list[str], skew_s: int = 0, body: bytes | None = 
 
 
 def tampered(body: bytes) -> bytes:
-    """The same body with one byte changed (a digit of the amount, or of a GitHub issue's
-    number; still valid UTF-8 JSON)."""
-    changed = body.replace(b"1999", b"1998", 1) if b"1999" in body else body.replace(b'"number":1', b'"number":2', 1)
+    """The same body with one byte changed (a digit of the amount, of a GitHub issue's
+    number or of a Paddle item's quantity; still valid UTF-8 JSON)."""
+    for old, new in ((b"1999", b"1998"), (b'"number":1', b'"number":2'), (b'"quantity":1', b'"quantity":2')):
+        if old in body:
+            changed = body.replace(old, new, 1)
+            break
+    else:
+        changed = body
     assert changed != body and len(changed) == len(body)
     return changed
 
@@ -253,17 +258,20 @@ def test_mercadopago_millisecond_timestamps_fail_the_sdk_tolerance() -> None:
 
     profile = MercadoPagoProfile(timestamp_unit="ms")
     secret = profile.generate_secret(19)
-    request = profile.request(profile.envelope(make_event()), [secret], int(time.time()))
+    request = profile.request(profile.envelope(sample_event(profile)), [secret], int(time.time()))
     assert verify_mercadopago(request, secret) is True
     assert verify_mercadopago(request, secret, tolerance_s=300) is False
 
 
 def test_mercadopago_data_id_is_signed_lowercase() -> None:
-    """A receiver passing the query's data.id as received (with capitals) is rejected."""
+    """A receiver passing the query's data.id as received (with capitals, like an order's
+    ``ORD01…`` id) is rejected."""
     profile = get_profile("mercadopago")
     secret = profile.generate_secret(20)
-    _, request = signed("mercadopago", [secret])
-    assert request.query["data.id"] == "pi_3AbCdEf"
+    event = replace(sample_event(profile), object_id="ORD01JQ4S4KY8HWQ6NA5PXB65B3D3")
+    request = profile.request(profile.envelope(event), [secret], int(time.time()))
+    assert request.query["data.id"] == "ORD01JQ4S4KY8HWQ6NA5PXB65B3D3"
+    assert verify_mercadopago(request, secret) is True
     with pytest.raises(InvalidWebhookSignatureError) as info:
         WebhookSignatureValidator.validate(request.headers["x-signature"], request.headers["x-request-id"], request.query["data.id"], secret)
     assert info.value.reason is SignatureFailureReason.SIGNATURE_MISMATCH
