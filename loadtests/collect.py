@@ -1,65 +1,90 @@
 """The master's side of gathering expectations: every worker's attempts and events.
 
-Workers send their records in chunks (message ``hookproof_records``), then a closing
-message (``hookproof_done``) with their totals and, if they could not run, an error.
-`Collector` accumulates them per worker node and says when every expected worker has
-finished and whether the totals match. Pure; no Locust import.
+Workers stream their records in chunks while the storm runs (message
+``hookproof_records``), then send a closing message (``hookproof_done``) with their
+totals and, if they could not run, an error. Before sending, each worker reports its
+hookproof version and whether it reaches the target (``hookproof_ready``).
+`Collector` appends every chunk to the master's `Spool` (on disk) as it arrives, keeps
+per-worker counts only, and says when every expected worker has finished and whether
+the totals match. Pure; no Locust import.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
-from hookproof.simulator.delivery.history import Attempt
-from hookproof.simulator.events import Event
-
-from hookproof.loadtests.records import attempt_from_wire, event_from_wire
+from hookproof.loadtests.spool import Spool
 
 #: Custom message types (worker -> master).
 RECORDS_MESSAGE = "hookproof_records"
 DONE_MESSAGE = "hookproof_done"
+READY_MESSAGE = "hookproof_ready"
 
 
 @dataclass
 class _Node:
-    attempts: list[Attempt] = field(default_factory=list)
-    events: dict[str, Event] = field(default_factory=dict)
+    attempts: int = 0
+    events: int = 0
+    chunks: int = 0
     done: Mapping[str, Any] | None = None
+    ready: Mapping[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class WorkerTotals:
+    """What one worker sent: its Locust worker index (-1 for a single local process),
+    attempts and event records received from it, and the chunks they came in."""
+
+    index: int
+    attempts: int
+    events: int
+    chunks: int
 
 
 class Collector:
-    """Attempts and events received from worker nodes, keyed by node id."""
+    """Counts of the records received from worker nodes, keyed by node id; the records
+    themselves go to `spool` as they arrive."""
 
-    def __init__(self) -> None:
+    def __init__(self, spool: Spool | None = None) -> None:
+        self.spool = spool
         self._nodes: dict[str, _Node] = {}
         self.errors: list[str] = []
 
     def add(self, node: str, data: Mapping[str, Any]) -> None:
-        """Take one ``hookproof_records`` payload: ``{"attempts": [...], "events": [...]}``.
+        """Take one ``hookproof_records`` payload: ``{"attempts": [...], "events": [...]}``
+        (`records.attempt_to_wire` / `event_to_wire` dicts) and append it to the spool.
 
         A malformed record is noted in `errors` and skipped, never raised.
         """
         entry = self._nodes.setdefault(node, _Node())
-        for raw in data.get("events", ()):
-            try:
-                event = event_from_wire(raw)
-            except (KeyError, TypeError, ValueError) as exc:
-                self.errors.append(f"worker {node}: bad event record ({type(exc).__name__}: {exc})")
-                continue
-            entry.events.setdefault(event.id, event)
-        for raw in data.get("attempts", ()):
-            try:
-                entry.attempts.append(attempt_from_wire(raw))
-            except (KeyError, TypeError, ValueError) as exc:
-                self.errors.append(f"worker {node}: bad attempt record ({type(exc).__name__}: {exc})")
+        attempts = list(data.get("attempts") or ())
+        events = list(data.get("events") or ())
+        entry.chunks += 1
+        if self.spool is None:
+            self.errors.append(f"worker {node}: records arrived before the storm started")
+            return
+        problems = self.spool.add(attempts, events)
+        self.errors.extend(f"worker {node}: {p}" for p in problems)
+        bad_attempts = sum(1 for p in problems if p.startswith("bad attempt"))
+        entry.attempts += len(attempts) - bad_attempts
+        entry.events += len(events)
 
     def done(self, node: str, data: Mapping[str, Any]) -> None:
-        """Take a ``hookproof_done`` payload: ``{"attempts": n, "events": m, "error": str | None}``."""
+        """Take a ``hookproof_done`` payload: ``{"attempts": n, "events": m, "error": str | None,
+        "index": worker index}``."""
         entry = self._nodes.setdefault(node, _Node())
         entry.done = dict(data)
         if data.get("error"):
             self.errors.append(f"worker {node}: {data['error']}")
+
+    def ready(self, node: str, data: Mapping[str, Any]) -> None:
+        """Take a ``hookproof_ready`` payload: ``{"version": str, "reachable": bool, "detail": str}``."""
+        self._nodes.setdefault(node, _Node()).ready = dict(data)
+
+    def readiness(self, nodes: Iterable[str]) -> dict[str, Mapping[str, Any] | None]:
+        """Each node's ``hookproof_ready`` payload (None: not received yet)."""
+        return {n: (self._nodes[n].ready if n in self._nodes else None) for n in nodes}
 
     def finished(self, nodes: Iterable[str]) -> bool:
         """True when every node in `nodes` has sent its closing message."""
@@ -74,23 +99,19 @@ class Collector:
                 out.append(f"worker {n} sent no closing message (its records may be missing)")
                 continue
             want = entry.done.get("attempts")
-            if want != len(entry.attempts):
-                out.append(f"worker {n} reported {want} attempts, {len(entry.attempts)} arrived")
+            if want != entry.attempts:
+                out.append(f"worker {n} reported {want} attempts, {entry.attempts} arrived")
         return out
 
-    def attempts(self) -> list[Attempt]:
-        return [a for entry in self._nodes.values() for a in entry.attempts]
-
-    def events(self) -> list[Event]:
-        merged: dict[str, Event] = {}
-        for entry in self._nodes.values():
-            for event_id, event in entry.events.items():
-                merged.setdefault(event_id, event)
-        return list(merged.values())
+    def totals(self) -> list[WorkerTotals]:
+        """Per-worker totals, by worker index."""
+        out = [WorkerTotals(int((e.done or {}).get("index", -1)), e.attempts, e.events, e.chunks)
+               for e in self._nodes.values()]
+        return sorted(out, key=lambda t: t.index)
 
     @property
     def nodes(self) -> list[str]:
         return list(self._nodes)
 
 
-__all__ = ["Collector", "DONE_MESSAGE", "RECORDS_MESSAGE"]
+__all__ = ["Collector", "DONE_MESSAGE", "READY_MESSAGE", "RECORDS_MESSAGE", "WorkerTotals"]

@@ -1,30 +1,34 @@
 """Locust storms of signed webhook events, ending in certify's exactly-once checks.
 
-Run by ``hookproof storm`` (never imported by hookproof or pytest: Locust monkey-patches
-the standard library with gevent). By hand, from the repository root::
+Run by ``hookproof storm`` and ``hookproof storm-worker`` (never imported by hookproof or
+pytest: Locust monkey-patches the standard library with gevent). By hand::
 
     HOOKPROOF_STORM_SPEC=spec.json HOOKPROOF_STORM_SECRETS='["whsec_..."]' \\
         python -m locust -f loadtests/locustfile.py --headless -u 10 -r 10 --host URL
     # distributed: the same with --master --expect-workers K, and K times
-    HOOKPROOF_STORM_SECRETS='[...]' python -m locust -f loadtests/locustfile.py --worker --master-host H
+    python -m locust -f loadtests/locustfile.py --worker --master-host H
 
-The master reads the spec (`loadtests.spec.StormSpec`) from the file named by
-``HOOKPROOF_STORM_SPEC`` and forwards it to the workers with the run (the custom
-argument ``--hookproof-spec``); workers read the signing secrets from
-``HOOKPROOF_STORM_SECRETS``. Each `StormUser` runs `max_in_flight` senders that pace
+The master (or single local process) reads the spec (`loadtests.spec.StormSpec`) from
+the file named by ``HOOKPROOF_STORM_SPEC`` and the signing secrets from
+``HOOKPROOF_STORM_SECRETS``, and forwards both to the workers with the run (custom
+arguments: the spec without the observer, `StormSpec.for_workers`, and its hookproof
+version). Each worker first reports its version and whether it reaches the target;
+the master refuses the storm otherwise (`storm_master.await_ready`). Each `StormUser`
+runs `max_in_flight` senders that pace
 themselves on the spec's load shape (an open model: intended send times, never waiting
 for answers while a sender is free), draws groups from a `StormPlan` (duplicates,
 concurrent bursts, reordering, redelivery waves) over the process's `StoryBook` (world
 stories rendered once, replayed with fresh ids: each user its own copy numbers), signs every attempt
 with the profile at its send time, retries failed attempts on the profile's schedule
-(scaled), and records each attempt like the dispatcher does (the records are built
-into history attempts when the storm ends, off the sending path).
+(scaled), and records each attempt like the dispatcher does; every second a worker
+streams what it recorded to the master (`storm_worker.stream`), which appends it to the
+history file (`loadtests.spool.Spool`): memory stays flat on both ends.
 
 When the storm's duration is over the master stops the workers; each waits for its
-in-flight requests (bounded by the sender timeout), sends its attempts and events to
-the master (custom messages), and the master settles the receiver, runs the checks,
-writes the reports (`loadtests.verdict.finish_storm`) and exits 0 (every check valid)
-or 1 (findings, unknowns, or missing records).
+in-flight requests (bounded by the sender timeout), sends its last chunk and its
+totals, and the master settles the receiver, runs the checks over the history read
+from disk, writes the reports (`loadtests.verdict.finish_spooled`) and exits 0 (every
+check valid), 1 (findings, unknowns, or missing records) or 2 (a worker refused).
 
 The pieces live in modules of their own: `storm_state` (what the process knows),
 `storm_user` (the user), `storm_worker` (a worker's flush) and `storm_master` (the
@@ -36,6 +40,7 @@ from __future__ import annotations
 
 import os
 import signal
+import time
 from pathlib import Path
 from typing import Any
 
@@ -46,12 +51,14 @@ from locust import events
 from locust.env import Environment
 from locust.runners import MasterRunner, WorkerRunner
 
-from hookproof.loadtests.collect import DONE_MESSAGE, RECORDS_MESSAGE
-from hookproof.loadtests.spec import SPEC_ENV, StormSpec
+from hookproof.loadtests.collect import DONE_MESSAGE, READY_MESSAGE, RECORDS_MESSAGE
+from hookproof.loadtests.spec import SECRETS_ENV, SPEC_ENV, StormSpec
+from hookproof.loadtests.spool import Spool
 from hookproof.loadtests.storm_master import control, progress_loop
 from hookproof.loadtests.storm_state import STATE
 from hookproof.loadtests.storm_user import StormUser
-from hookproof.loadtests.storm_worker import flush
+from hookproof.loadtests.storm_worker import flush, report_ready, stream
+from hookproof.scenarios.runner import VERSION
 
 __all__ = ["StormUser"]
 
@@ -61,7 +68,11 @@ __all__ = ["StormUser"]
 @events.init_command_line_parser.add_listener
 def _add_arguments(parser: Any) -> None:
     parser.add_argument("--hookproof-spec", type=str, default="", include_in_web_ui=False,
-                        help="the storm spec as JSON (set by the master from $HOOKPROOF_STORM_SPEC)")
+                        help="the storm spec as JSON, as workers get it (set by the master from $HOOKPROOF_STORM_SPEC)")
+    parser.add_argument("--hookproof-secrets", type=str, default="", include_in_web_ui=False,
+                        help="the signing secrets (set by the master from $HOOKPROOF_STORM_SECRETS; never logged)")
+    parser.add_argument("--hookproof-version", type=str, default="", include_in_web_ui=False,
+                        help="the master's hookproof version (set by the master)")
 
 
 @events.init.add_listener
@@ -72,16 +83,24 @@ def _on_init(environment: Environment, **_: Any) -> None:
     path = os.environ.get(SPEC_ENV)
     if not path:
         raise SystemExit(f"hookproof storm: {SPEC_ENV} is not set (the path of the storm spec JSON)")
-    text = Path(path).read_text(encoding="utf-8")
-    StormSpec.from_json(text)  # fail early on a bad spec
+    spec = StormSpec.from_json(Path(path).read_text(encoding="utf-8"))  # fail early on a bad spec
+    MASTER_SPEC.append(spec)
     if environment.parsed_options is not None:
-        environment.parsed_options.hookproof_spec = text
+        # what the workers get with the run: no observer, and the signing secrets only
+        environment.parsed_options.hookproof_spec = spec.for_workers().to_json()
+        environment.parsed_options.hookproof_secrets = os.environ.get(SECRETS_ENV, "")
+        environment.parsed_options.hookproof_version = VERSION
     if runner is not None:
         runner.register_message(RECORDS_MESSAGE, _on_records)
         runner.register_message(DONE_MESSAGE, _on_done)
+        runner.register_message(READY_MESSAGE, _on_ready)
     # `hookproof storm` sends SIGUSR1 when it is interrupted: stop sending, gather, check
     # and write a report marked partial (SIGTERM would end Locust without one).
     gevent.signal_handler(signal.SIGUSR1, STATE.stop_early.set)
+
+
+#: The master's (or single local process's) full spec, read from its file at init.
+MASTER_SPEC: list[StormSpec] = []
 
 
 def _on_records(environment: Environment, msg: Any, **_: Any) -> None:
@@ -92,17 +111,33 @@ def _on_done(environment: Environment, msg: Any, **_: Any) -> None:
     STATE.collector.done(str(msg.node_id), msg.data or {})
 
 
+def _on_ready(environment: Environment, msg: Any, **_: Any) -> None:
+    STATE.collector.ready(str(msg.node_id), msg.data or {})
+
+
 @events.test_start.add_listener
 def _on_test_start(environment: Environment, **_: Any) -> None:
     options = environment.parsed_options
-    text = getattr(options, "hookproof_spec", "") if options is not None else ""
-    spec = StormSpec.from_json(text)
     runner = environment.runner
+    if isinstance(runner, WorkerRunner):
+        text = getattr(options, "hookproof_spec", "") if options is not None else ""
+        STATE.setup(StormSpec.from_json(text), sender=True,
+                    secrets=getattr(options, "hookproof_secrets", "") or None)
+        STATE.story_book(STATE.process_seed(runner.worker_index))  # before the clock starts (it takes seconds)
+        report_ready(environment, getattr(options, "hookproof_version", ""), VERSION)
+        gevent.spawn(stream, environment)
+        return
+    spec = MASTER_SPEC[-1]
     STATE.setup(spec, sender=not isinstance(runner, MasterRunner))
-    if not isinstance(runner, WorkerRunner):
-        gevent.spawn(control, environment)
-        if spec.progress_path:
-            gevent.spawn(progress_loop, environment)
+    if not isinstance(runner, MasterRunner):  # a single local process: its stories first, then its clock
+        STATE.story_book(STATE.process_seed(0))
+        STATE.t0, STATE.started_at = time.monotonic(), time.time()
+    STATE.collector.spool = Spool(Path(spec.out_dir) / "history.sqlite")
+    gevent.spawn(control, environment)
+    if spec.progress_path:
+        gevent.spawn(progress_loop, environment)
+    if not isinstance(runner, MasterRunner):
+        gevent.spawn(stream, environment)
 
 
 @events.test_stop.add_listener

@@ -2,9 +2,10 @@
 
 The spec travels as JSON and never holds a secret. The Locust master reads it from
 the file named by ``HOOKPROOF_STORM_SPEC`` and forwards it to its workers with the
-run (a Locust custom argument, so workers on other machines need no file). The
-signing secrets travel only in the environment variable ``HOOKPROOF_STORM_SECRETS``
-(a JSON list of strings), set on every worker process.
+run (Locust custom arguments, so workers on other machines need no file):
+`StormSpec.for_workers`, without the observer. The signing secrets reach the master
+in the environment variable ``HOOKPROOF_STORM_SECRETS`` (a JSON list of strings) and
+go on to its workers with the run, never in a file, a log or a report.
 """
 
 from __future__ import annotations
@@ -136,6 +137,12 @@ class StormSpec(BaseModel):
         """The `LoadShape` of this storm. Raises ValueError for a bad shape."""
         return make_shape(self.shape, self.rate_per_s, self.duration_s)
 
+    def for_workers(self) -> "StormSpec":
+        """This spec as the master hands it to its workers: without the observer (its
+        database URL and credentials), the effect sink, and the master's output paths,
+        which no worker reads."""
+        return self.model_copy(update={"observer": {}, "sink_url": None, "out_dir": "", "progress_path": None})
+
     def to_json(self) -> str:
         """The spec as JSON (keys sorted), as `from_json` reads it."""
         return json.dumps(self.model_dump(mode="json"), sort_keys=True)
@@ -159,12 +166,18 @@ def secrets_from_env(environ: Mapping[str, str] | None = None) -> list[str]:
     if not raw:
         raise SpecError(f"{SECRETS_ENV} is not set: a storm worker needs the target's signing secrets "
                         "(a JSON list of strings) in its environment")
+    return secrets_from_text(raw, SECRETS_ENV)
+
+
+def secrets_from_text(raw: str, where: str) -> list[str]:
+    """The signing secrets of `secrets_to_env`'s text; `where` names its source in the
+    SpecError raised for anything else (no value shown)."""
     try:
         value = json.loads(raw)
     except json.JSONDecodeError:
-        raise SpecError(f"{SECRETS_ENV} is not a JSON list of strings") from None
+        raise SpecError(f"{where} is not a JSON list of strings") from None
     if not isinstance(value, list) or not value or not all(isinstance(s, str) and s for s in value):
-        raise SpecError(f"{SECRETS_ENV} is not a non-empty JSON list of non-empty strings")
+        raise SpecError(f"{where} is not a non-empty JSON list of non-empty strings")
     return value
 
 
@@ -173,4 +186,5 @@ def secrets_to_env(secrets: Sequence[str]) -> str:
     return json.dumps(list(secrets))
 
 
-__all__ = ["SECRETS_ENV", "SPEC_ENV", "SpecError", "StormSpec", "secrets_from_env", "secrets_to_env"]
+__all__ = ["SECRETS_ENV", "SPEC_ENV", "SpecError", "StormSpec", "secrets_from_env", "secrets_from_text",
+           "secrets_to_env"]

@@ -1,4 +1,9 @@
-"""A storm's master: stop the storm after its duration, gather, settle, check and report.
+"""A storm's master: check its workers, stop the storm after its duration, gather, settle,
+check and report.
+
+Before the storm, every worker reports its hookproof version and whether it reaches the
+target; the master refuses the storm (exit code 2, the reason in the progress file) if
+one runs another version, cannot reach the target or does not report.
 
 Also writes the progress file `hookproof storm` reads. Imported only in Locust's processes.
 """
@@ -18,20 +23,35 @@ from locust.env import Environment
 from locust.runners import MasterRunner
 
 from hookproof.loadtests.storm_state import STATE, log
+from hookproof.scenarios.runner import VERSION
 
 #: Seconds between two progress file writes on the master.
 PROGRESS_INTERVAL_S = 0.5
+#: Seconds the master waits for every worker's version and reachability report.
+READY_TIMEOUT_S = 15.0
 
 
 def control(environment: Environment) -> None:
     """Stop the storm after its duration, gather the records, settle, check and report."""
-    from hookproof.loadtests.verdict import finish_storm
+    from hookproof.loadtests.verdict import finish_spooled
 
     spec = STATE.spec
     assert spec is not None
     runner = environment.runner
     assert runner is not None
     try:
+        if isinstance(runner, MasterRunner):
+            STATE.phase = "checking workers"
+            refusal = await_ready(runner, [c.id for c in runner.clients.all], READY_TIMEOUT_S)
+            if refusal is not None:
+                log.error("%s", refusal)
+                STATE.refusal = refusal
+                STATE.exit_code = 2
+                STATE.phase = "refused"
+                runner.stop()
+                return
+            # every worker started its clock before it reported: the storm's starts now
+            STATE.t0, STATE.started_at = time.monotonic(), time.time()
         STATE.phase = "storm"
         early = STATE.stop_early.wait(timeout=max(0.0, spec.duration_s - STATE.elapsed()))
         stopped_at = time.time()
@@ -52,9 +72,10 @@ def control(environment: Environment) -> None:
         def phase(name: str) -> None:
             STATE.phase = name
 
-        outcome = finish_storm(spec, STATE.collector.events(), STATE.collector.attempts(),
-                               started_at=STATE.started_at, stopped_at=stopped_at, partial_reason=reason,
-                               on_phase=phase)
+        spool = STATE.collector.spool
+        assert spool is not None
+        outcome = finish_spooled(spec, spool, started_at=STATE.started_at, stopped_at=stopped_at,
+                                 partial_reason=reason, on_phase=phase, workers=STATE.collector.totals())
         STATE.exit_code = outcome.exit_code
         STATE.phase = "done"
     except Exception:  # the master must still exit, with a readable reason
@@ -66,8 +87,32 @@ def control(environment: Environment) -> None:
         runner.quit()
 
 
+def await_ready(runner: MasterRunner, nodes: list[str], timeout_s: float) -> str | None:
+    """Wait (at most `timeout_s` seconds) for every worker's ``hookproof_ready`` report;
+    the one-line reason to refuse the storm (a worker on another hookproof version, one
+    that cannot reach the target, one that never reported), or None."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        reports = STATE.collector.readiness(nodes)
+        if all(r is not None for r in reports.values()):
+            break
+        gevent.sleep(0.1)
+    reports = STATE.collector.readiness(nodes)
+    for node, report in reports.items():
+        if report is None:
+            return f"worker {node} did not report ready within {timeout_s:.0f} s (is it this hookproof version?)"
+        if report.get("version") != VERSION:
+            return (f"worker {node} runs hookproof {report.get('version')}, the master {VERSION}: "
+                    "install the same version on every machine")
+        if not report.get("reachable"):
+            return (f"worker {node} cannot reach the target {STATE.spec.target_url if STATE.spec else ''} "
+                    f"({report.get('detail') or 'no detail'}); a loopback target needs workers on the receiver's "
+                    "machine")
+    return None
+
+
 def progress_loop(environment: Environment) -> None:
-    while STATE.phase not in ("done", "failed"):
+    while STATE.phase not in ("done", "failed", "refused"):
         write_progress(environment)
         gevent.sleep(PROGRESS_INTERVAL_S)
 
@@ -84,6 +129,7 @@ def write_progress(environment: Environment) -> None:
         "phase": STATE.phase, "elapsed_s": round(STATE.elapsed(), 2), "duration_s": spec.duration_s,
         "requests": total.num_requests if total else 0, "failures": total.num_failures if total else 0,
         "rps": round(total.current_rps, 1) if total else 0.0, "workers": workers, "exit_code": STATE.exit_code,
+        "refusal": STATE.refusal,
     }
     path = Path(spec.progress_path)
     tmp = path.with_suffix(".tmp")

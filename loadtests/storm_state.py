@@ -20,7 +20,7 @@ from hookproof.loadtests.collect import Collector
 from hookproof.loadtests.exchange import ObservedAtoms, observed
 from hookproof.loadtests.plan import Send
 from hookproof.loadtests.records import event_to_wire, make_attempt
-from hookproof.loadtests.spec import SpecError, StormSpec, secrets_from_env
+from hookproof.loadtests.spec import SpecError, StormSpec, secrets_from_env, secrets_from_text
 from hookproof.loadtests.stories import StoryBook
 from hookproof.simulator.delivery.history import Attempt
 from hookproof.simulator.events import Event
@@ -57,7 +57,6 @@ class StormProcess:
         self.started_at = 0.0  # unix seconds at test start
         self.users = 0
         self.sent: list[_Sent] = []
-        self.attempts: list[Attempt] = []
         self.events: dict[str, dict[str, Any]] = {}  # world event id -> `event_to_wire`
         self.book: StoryBook | None = None
         self.pending: dict[int, tuple[Send, int, str, float, float]] = {}
@@ -68,19 +67,24 @@ class StormProcess:
         self.exit_code: int | None = None
         self.collector = Collector()
         self.flushed = False
+        self.shipped = 0  # attempts streamed to the master so far (a worker's count)
+        self.refusal: str | None = None  # why the master refused to run the storm (exit 2)
         self.stop_early = gevent.event.Event()  # set by SIGUSR1: end the storm now, then check and report
 
     def elapsed(self) -> float:
         return time.monotonic() - self.t0
 
-    def setup(self, spec: StormSpec, *, sender: bool) -> None:
+    def setup(self, spec: StormSpec, *, sender: bool, secrets: str | None = None) -> None:
+        """Start the process's storm; a sender takes the signing secrets from `secrets`
+        (the master's, forwarded with the run) or else ``HOOKPROOF_STORM_SECRETS``."""
         self.spec = spec
         self.profile = get_profile(spec.profile)
         self.t0 = time.monotonic()
         self.started_at = time.time()
         if sender:
             try:
-                self.secrets = secrets_from_env()
+                self.secrets = (secrets_from_text(secrets, "the signing secrets the master sent") if secrets
+                                else secrets_from_env())
             except SpecError as exc:
                 self.error = str(exc)
                 log.error("%s", exc)
@@ -95,6 +99,12 @@ class StormProcess:
     def complete(self, token: int, sent: _Sent) -> None:
         self.pending.pop(token, None)
         self.sent.append(sent)
+
+    def process_seed(self, worker_index: int) -> int:
+        """The seed of this process's stories and of its users' plans (a worker's index,
+        0 for a single local process): the same on every run of one spec."""
+        assert self.spec is not None
+        return self.spec.seed * 1_000_003 + (max(0, worker_index) + 1) * 7919
 
     def story_book(self, seed: int) -> StoryBook:
         """The process's stories, built by its first user (world seeded by `seed`)."""

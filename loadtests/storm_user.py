@@ -48,8 +48,7 @@ class StormUser(FastHttpUser):
         self.spec = spec
         self.number = STATE.users
         STATE.users += 1
-        index = max(0, getattr(environment.runner, "worker_index", 0) or 0)
-        process_seed = spec.seed * 1_000_003 + (index + 1) * 7919
+        process_seed = STATE.process_seed(getattr(environment.runner, "worker_index", 0) or 0)
         self.seed = process_seed + self.number
         profile = STATE.profile
         assert profile is not None

@@ -1,26 +1,125 @@
-"""A storm worker's end: wait for its in-flight requests, hand its records to the master.
+"""A storm worker's side: stream its records to the master while it sends, and close.
+
+Every `STREAM_INTERVAL_S` (or as soon as `CHUNK` attempts are waiting) a worker builds
+the history attempts of what it sent since the last chunk and sends them to the master
+with the events they name (custom message ``hookproof_records``); then it forgets
+them, keeping only the events of attempts still in flight: a worker's memory stays
+flat however long the storm runs. When the storm stops it waits for its in-flight
+requests (bounded by the sender timeout), sends the last chunk and its totals
+(``hookproof_done``). Before sending anything it reports its hookproof version and
+whether it reaches the target (``hookproof_ready``, `ready_report`).
 
 Imported only in Locust's processes.
 """
 
 from __future__ import annotations
 
+import socket
 import time
+from typing import Any
+from urllib.parse import urlsplit
 
+import gevent
 from locust.env import Environment
 
-from hookproof.loadtests.collect import DONE_MESSAGE, RECORDS_MESSAGE
-from hookproof.loadtests.records import attempt_to_wire, chunked, event_from_wire
-from hookproof.loadtests.storm_state import STATE
+from hookproof.loadtests.collect import DONE_MESSAGE, READY_MESSAGE, RECORDS_MESSAGE
+from hookproof.loadtests.records import attempt_to_wire, event_from_wire, event_to_wire
+from hookproof.loadtests.storm_state import STATE, log
 
-#: Attempts per custom message.
+#: Attempts per custom message at most.
 CHUNK = 2000
+#: Seconds between two chunks while the storm runs.
+STREAM_INTERVAL_S = 1.0
 #: Seconds added to the sender timeout when a worker waits for its in-flight requests.
 DRAIN_GRACE_S = 2.0
+#: Seconds a worker gives a TCP connection to the target when it checks it reaches it.
+REACH_TIMEOUT_S = 3.0
+
+
+def reachable(url: str, timeout_s: float = REACH_TIMEOUT_S) -> tuple[bool, str]:
+    """(True, "") when a TCP connection to `url`'s host and port opens within
+    `timeout_s` seconds, else (False, why). Never raises."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    try:
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError:
+        return False, f"the target URL has a bad port: {url}"
+    try:
+        with socket.create_connection((host, port), timeout=timeout_s):
+            return True, ""
+    except OSError as exc:
+        return False, f"{host}:{port}: {exc.strerror or type(exc).__name__}"
+
+
+def ready_report(master_version: str, own_version: str) -> dict[str, Any]:
+    """The ``hookproof_ready`` payload: this worker's version, and whether it reaches the
+    target (checked only when the versions match). Sets ``STATE.error`` (the worker
+    sends nothing) when either fails: one line, naming both versions or the target."""
+    spec = STATE.spec
+    assert spec is not None
+    if master_version != own_version:
+        STATE.error = (f"this worker runs hookproof {own_version}, the master {master_version or '(unknown)'}: "
+                       "install the same version on both")
+        return {"version": own_version, "reachable": False, "detail": STATE.error}
+    ok, why = reachable(spec.target_url)
+    if not ok:
+        STATE.error = f"this worker cannot reach the target ({why})"
+    return {"version": own_version, "reachable": ok, "detail": why}
+
+
+def report_ready(environment: Environment, master_version: str, own_version: str) -> None:
+    """Send `ready_report` to the master."""
+    runner = environment.runner
+    assert runner is not None
+    data = ready_report(master_version, own_version)
+    if STATE.error:
+        log.error("%s", STATE.error)
+    # the storm's clock starts now, before the master hears of it: the master starts its
+    # own on the last worker's report, so it never stops a worker before its duration
+    STATE.t0, STATE.started_at = time.monotonic(), time.time()
+    runner.send_message(READY_MESSAGE, data)
+
+
+def stream(environment: Environment) -> None:
+    """Send a chunk every `STREAM_INTERVAL_S` seconds (or every `CHUNK` attempts) until the storm stops."""
+    last = time.monotonic()
+    while not STATE.stopped.is_set() and not STATE.flushed:
+        if len(STATE.sent) >= CHUNK or (STATE.sent and time.monotonic() - last >= STREAM_INTERVAL_S):
+            ship(environment)
+            last = time.monotonic()
+        gevent.sleep(0.1)
+
+
+def ship(environment: Environment, *, unfinished: bool = False) -> int:
+    """Send what was sent since the last chunk (and, with `unfinished`, the attempts
+    still in flight, as unknown) to the master; returns the attempts sent."""
+    runner = environment.runner
+    assert runner is not None
+    sent, STATE.sent = STATE.sent, []
+    events = STATE.events
+    # keep only the events of attempts in flight (a later attempt re-adds its own)
+    STATE.events = {send.event.id: events.get(send.event.id) or event_to_wire(send.event)
+                    for send, *_ in STATE.pending.values()}
+    slim = {world_id: event_from_wire(wire) for world_id, wire in events.items()}
+    wires = [attempt_to_wire(STATE.record(s, slim)) for s in sent]
+    names = {s[0] for s in sent}
+    if unfinished:
+        for a in STATE.unfinished():
+            wires.append(attempt_to_wire(a))
+        names |= set(STATE.events)
+        events = {**events, **STATE.events}
+    wire_events = [events[n] for n in names if n in events]
+    for i in range(0, max(1, len(wires)), CHUNK):
+        part = wires[i:i + CHUNK]
+        if part or i == 0 and wire_events:
+            runner.send_message(RECORDS_MESSAGE, {"attempts": part, "events": wire_events if i == 0 else []})
+    STATE.shipped += len(wires)
+    return len(wires)
 
 
 def flush(environment: Environment) -> None:
-    """Wait for in-flight deliveries (bounded), then send attempts and events to the master."""
+    """Wait for in-flight deliveries (bounded), send the last chunk, then the totals."""
     spec = STATE.spec
     assert spec is not None
     STATE.stopped.set()
@@ -29,15 +128,9 @@ def flush(environment: Environment) -> None:
         pool.join(timeout=max(0.0, deadline - time.monotonic()))
     for pool in STATE.pools:
         pool.kill(block=True, timeout=DRAIN_GRACE_S)
-    slim = {world_id: event_from_wire(wire) for world_id, wire in STATE.events.items()}
-    attempts = [STATE.record(sent, slim) for sent in STATE.sent] + STATE.unfinished()
-    STATE.sent = []
-    STATE.attempts = attempts
+    ship(environment, unfinished=True)
     runner = environment.runner
     assert runner is not None
-    wire_events = list(STATE.events.values())
-    first = True
-    for part in chunked([attempt_to_wire(a) for a in attempts], CHUNK):
-        runner.send_message(RECORDS_MESSAGE, {"attempts": list(part), "events": wire_events if first else []})
-        first = False
-    runner.send_message(DONE_MESSAGE, {"attempts": len(attempts), "events": len(wire_events), "error": STATE.error})
+    index = int(getattr(runner, "worker_index", -1))
+    runner.send_message(DONE_MESSAGE, {"attempts": STATE.shipped, "error": STATE.error,
+                                       "index": index if index >= 0 else -1})

@@ -1,6 +1,7 @@
 """The end of a storm, on the master: settle, check, report.
 
-Given every attempt and event the workers sent, `finish_storm` waits for the receiver
+Given every attempt and event the workers sent (`finish_spooled`: streamed to disk by
+the master's `Spool` as the storm ran; `finish_storm`: in memory), it waits for the receiver
 to settle (`scenarios.observers.settle`), builds the expectations
 (`scenarios.observations.expectations_from`), runs the storm's checks
 (`scenarios.checks.run_checks`: the same exactly-once and ordering checks as certify,
@@ -16,11 +17,13 @@ from __future__ import annotations
 import json
 import math
 import time
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
+from hookproof.loadtests.collect import WorkerTotals
 from hookproof.loadtests.spec import StormSpec
+from hookproof.loadtests.spool import Spool
 from hookproof.reports.model import CheckView, RunReport, ScenarioReport
 from hookproof.scenarios.checks import Verdict, compose, run_checks, unknown_reason
 from hookproof.scenarios.findings import run_verdict
@@ -218,7 +221,7 @@ def finish_storm(
     partial_reason: str | None = None,
     on_phase: Callable[[str], None] | None = None,
 ) -> StormOutcome:
-    """Settle, check and write the storm's reports into ``spec.out_dir``.
+    """Settle, check and write the storm's reports into ``spec.out_dir``, from records in memory.
 
     Args:
         events / attempts: everything the workers sent (any order; merged by send time).
@@ -227,24 +230,51 @@ def finish_storm(
         partial_reason: set when some workers' records are missing: the report is partial.
         on_phase: called with ``"settling"``, ``"checking"``, ``"writing"`` (progress).
 
+    The records go through a `Spool`, as a distributed storm's do (`finish_spooled`).
     Observer failures do not raise: the scenario becomes ``error`` with the reason.
     Raises ReportWriteError when the reports cannot be written.
+    """
+    from hookproof.loadtests.records import attempt_to_wire, event_to_wire
+
+    spool = Spool(Path(spec.out_dir) / "history.sqlite")
+    spool.add([attempt_to_wire(a) for a in attempts], [event_to_wire(e) for e in events])
+    return finish_spooled(spec, spool, started_at=started_at, stopped_at=stopped_at, observe=observe,
+                          partial_reason=partial_reason, on_phase=on_phase)
+
+
+def finish_spooled(
+    spec: StormSpec,
+    spool: Spool,
+    *,
+    started_at: float,
+    stopped_at: float,
+    observe: Callable[[], Observation] | None = None,
+    partial_reason: str | None = None,
+    on_phase: Callable[[str], None] | None = None,
+    workers: Sequence[WorkerTotals] = (),
+) -> StormOutcome:
+    """Settle, check and write the storm's reports into ``spec.out_dir`` from `spool`
+    (the records the workers streamed to disk): the attempts are put in send order in the
+    history, which the checks then read from disk in one pass. `workers`' totals are kept
+    in the history's meta (``storm_workers``: a list of ``{"index", "attempts", "events",
+    "chunks"}``). Other arguments and errors as `finish_storm`; closes `spool`.
     """
     from hookproof.reports import render_json, write_reports
 
     phase = on_phase or (lambda _: None)
     out = Path(spec.out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    history_path = out / "history.sqlite"
-    for stale in out.glob("history.sqlite*"):
-        stale.unlink()
-    history = History(history_path)
+    history_path = spool.path
+    try:
+        spool.finalize()
+        events = list(spool.events())
+    finally:
+        spool.close()
+    history = History(history_path)  # reads the attempts back: one pass over the file
     try:
         history.set_meta("profile", spec.profile)
         history.set_meta("seed", spec.seed)
         history.set_meta("storm", {"users": spec.users, "rate_per_s": spec.rate_per_s, "shape": spec.shape})
-        for a in sorted(attempts, key=lambda a: (a.sent_at, a.delivery_id, a.attempt)):
-            history.record(a)
+        history.set_meta("storm_workers", [asdict(w) for w in workers])
         indexed = history.attempts()
         report = _check_and_report(spec, events, indexed, history_path, started_at=started_at, stopped_at=stopped_at,
                                    partial_reason=partial_reason, observe=observe, phase=phase)
@@ -265,6 +295,7 @@ __all__ = [
     "STATE_CHECKS",
     "STORM_CHECKS",
     "StormOutcome",
+    "finish_spooled",
     "finish_storm",
     "make_observer",
     "only_storm",

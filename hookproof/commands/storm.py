@@ -3,16 +3,20 @@
 Reads the same `hookproof.toml` as certify, starts what it asks for (provider API and
 effect sink, the receiver's start command), then runs Locust headless in its own
 processes (``python -m locust -f loadtests/locustfile.py``: Locust is never imported
-here, it monkey-patches the standard library): a master and K local workers, or a
-master waiting for K workers started elsewhere (``--print-worker-command``). The
-storm's spec goes to Locust in a temporary JSON file, the secrets in an environment
-variable only. The master settles the receiver, runs the checks and writes the same
-reports as certify into ``--out``; this command shows progress, then the verdict.
+here, it monkey-patches the standard library): a master and K local workers
+(``--workers K``), or a master waiting for N workers on other machines
+(``--workers-expected N``, each started with ``hookproof storm-worker --master-host H``).
+The storm's spec goes to the master in a temporary JSON file, the secrets in an
+environment variable only; the master sends its workers the spec without the observer,
+the signing secrets and its version. The master settles the receiver, runs the checks
+and writes the same reports as certify into ``--out``; this command shows progress,
+then the verdict.
 As certify, it refuses to start when nothing listens at ``target.url`` (once the
 receiver it starts, if any, is up).
 
 Exit codes: 0 every check valid; 1 findings (or an unknown verdict, or a storm that
-did not finish); 2 a usage or config error.
+did not finish); 2 a usage or config error, workers that did not connect in time, or
+a worker that refused (another hookproof version, or a target it cannot reach).
 """
 
 from __future__ import annotations
@@ -38,8 +42,10 @@ if TYPE_CHECKING:
     from hookproof.config import Config
     from hookproof.loadtests.spec import StormSpec
 
-#: Seconds to wait for the Locust master to start and its workers to connect.
+#: Seconds to wait for the Locust master to start and its workers to connect (default of --workers-timeout).
 STARTUP_S = 60.0
+#: Where a master waiting for workers on other machines listens by default (Locust's port).
+MASTER_PORT = 5557
 #: Seconds the master gets, beyond every other bound, before it is stopped.
 MARGIN_S = 60.0
 
@@ -78,7 +84,7 @@ def _pythonpath() -> str:
 
 def build_spec(config: "Config", *, users: int, rate: float, duration_s: float, shape: str, duplicates: float,
                burst: int, reorder_window: int, waves: int, out: Path, sink_url: str | None,
-               progress_path: Path | None, max_in_flight: int = 64) -> "StormSpec":
+               progress_path: Path | None, max_in_flight: int = 64, collect_timeout_s: float = 60.0) -> "StormSpec":
     """The storm spec from the config and the flags (no secret). Raises UsageError for bad values."""
     from hookproof.errors import UsageError
     from hookproof.loadtests.spec import SpecError, StormSpec
@@ -102,27 +108,40 @@ def build_spec(config: "Config", *, users: int, rate: float, duration_s: float, 
             observer={**config.observer.model_dump(), "base_dir": str(config.base_dir)},
             keys=to_plain(mapping) if (mapping := config.key_mapping()) is not None else None,
             settle_window_s=config.settle.window_s, settle_deadline_s=config.settle.deadline_s,
-            settle_interval_s=config.settle.interval_s, out_dir=str(out.resolve()),
+            settle_interval_s=config.settle.interval_s, collect_timeout_s=collect_timeout_s,
+            out_dir=str(out.resolve()),
             progress_path=str(progress_path) if progress_path else None,
         )
     except SpecError as exc:
         raise UsageError(str(exc)) from None
 
 
-def master_command(spec: "StormSpec", *, workers: int, spawn_rate: float, bind_host: str, port: int) -> list[str]:
-    """The Locust master's (or, with 0 workers, the single local process's) argv."""
+def master_command(spec: "StormSpec", *, workers: int, spawn_rate: float, bind_host: str, port: int,
+                   workers_timeout_s: float = STARTUP_S) -> list[str]:
+    """The Locust master's (or, with 0 workers, the single local process's) argv; the
+    master waits `workers_timeout_s` seconds for its `workers` to connect."""
     cmd = [sys.executable, "-m", "locust", "-f", str(locustfile()), "--headless", "-u", str(spec.users),
            "-r", f"{spawn_rate:g}", "--host", spec.target_url, "--only-summary", "--loglevel", "INFO"]
     if workers > 0:
         cmd += ["--master", "--master-bind-host", bind_host, "--master-bind-port", str(port),
-                "--expect-workers", str(workers), "--expect-workers-max-wait", f"{STARTUP_S:g}"]
+                "--expect-workers", str(workers), "--expect-workers-max-wait", f"{workers_timeout_s:g}"]
     return cmd
 
 
 def worker_command(master_host: str, port: int) -> list[str]:
-    """A Locust worker's argv (it needs ``HOOKPROOF_STORM_SECRETS`` in its environment)."""
+    """A Locust worker's argv (the master sends it the spec and the signing secrets)."""
     return [sys.executable, "-m", "locust", "-f", str(locustfile()), "--worker", "--master-host", master_host,
             "--master-port", str(port), "--loglevel", "INFO"]
+
+
+def storm_worker_line(bind_host: str, port: int) -> str:
+    """The ``hookproof storm-worker`` command line to run on another machine for a master
+    bound to `bind_host` (a wildcard: this machine's host name) and `port`."""
+    import socket
+
+    host = socket.gethostname() if bind_host in ("*", "0.0.0.0", "::", "") else bind_host
+    return " ".join(shlex.quote(a) for a in ("hookproof", "storm-worker", "--master-host", host,
+                                             "--master-port", str(port)))
 
 
 def _free_port() -> int:
@@ -132,8 +151,10 @@ def _free_port() -> int:
 
 
 @contextlib.contextmanager
-def _processes(commands: list[tuple[str, list[str]]], env: dict[str, str], log_dir: Path) -> Iterator[list[subprocess.Popen[bytes]]]:
-    """Start `commands` (name, argv) with output in ``log_dir/<name>.log``; stop them all after."""
+def _processes(commands: list[tuple[str, list[str]]], env: dict[str, str], log_dir: Path,
+               worker_env: dict[str, str] | None = None) -> Iterator[list[subprocess.Popen[bytes]]]:
+    """Start `commands` (name, argv) with output in ``log_dir/<name>.log``; stop them all after.
+    The first gets `env`, the others `worker_env` (default `env`)."""
     log_dir.mkdir(parents=True, exist_ok=True)
     procs: list[subprocess.Popen[bytes]] = []
     logs: list[IO[bytes]] = []
@@ -141,7 +162,8 @@ def _processes(commands: list[tuple[str, list[str]]], env: dict[str, str], log_d
         for name, argv in commands:
             log = open(log_dir / f"{name}.log", "wb")
             logs.append(log)
-            procs.append(subprocess.Popen(argv, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            procs.append(subprocess.Popen(argv, env=env if not procs or worker_env is None else worker_env,
+                                          stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                           start_new_session=True))
         yield procs
     finally:
@@ -165,6 +187,14 @@ def _stop(proc: "subprocess.Popen[bytes]", timeout_s: float = 10.0) -> None:
         proc.wait(5)
 
 
+def _gave_up(master_log: Path) -> bool:
+    """True when the master's log says it stopped waiting for its workers."""
+    try:
+        return "Gave up waiting for workers to connect" in master_log.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+
+
 def _read_progress(path: Path) -> dict[str, object]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -174,34 +204,41 @@ def _read_progress(path: Path) -> dict[str, object]:
 
 
 def run_storm(spec: "StormSpec", secrets: list[str], *, workers: int, spawn_rate: float, remote_workers: bool,
-              bind_host: str, log_dir: Path, console: object) -> int:
+              bind_host: str, log_dir: Path, console: object, port: int | None = None,
+              workers_timeout_s: float = STARTUP_S) -> int:
     """Run the Locust processes until the master exits; returns its exit code (or 1 on timeout).
 
-    Shows a Rich progress bar on `console` from the master's progress file.
+    With `remote_workers`, starts no local worker and prints the ``hookproof storm-worker``
+    line for the `workers` expected (the master listens on `bind_host`:`port`). Shows a
+    Rich progress bar on `console` from the master's progress file. Raises UsageError
+    (one line) when a worker refused the storm, HookproofError when workers did not
+    connect within `workers_timeout_s` seconds.
     """
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
+    from hookproof.errors import HookproofError, UsageError
     from hookproof.loadtests.spec import SECRETS_ENV, SPEC_ENV, secrets_to_env
 
-    port = _free_port() if workers > 0 else 0
+    port = (port or _free_port()) if workers > 0 else 0
     with tempfile.TemporaryDirectory(prefix="hookproof-storm-") as tmp:
         spec_path = Path(tmp) / "spec.json"
         spec_path.write_text(spec.to_json(), encoding="utf-8")
         spec_path.chmod(0o600)
-        env = {**os.environ, SPEC_ENV: str(spec_path), SECRETS_ENV: secrets_to_env(secrets),
-               "PYTHONPATH": _pythonpath(), "PYTHONUNBUFFERED": "1"}
+        base_env = {k: v for k, v in os.environ.items() if k != SECRETS_ENV}
+        worker_env = {**base_env, "PYTHONPATH": _pythonpath(), "PYTHONUNBUFFERED": "1"}
+        env = {**worker_env, SPEC_ENV: str(spec_path), SECRETS_ENV: secrets_to_env(secrets)}  # the master's only
         commands = [("locust-master", master_command(spec, workers=workers, spawn_rate=spawn_rate,
-                                                     bind_host=bind_host, port=port))]
+                                                     bind_host=bind_host, port=port,
+                                                     workers_timeout_s=workers_timeout_s))]
         if remote_workers:
-            line = " ".join(shlex.quote(a) for a in worker_command("<this host>", port))
-            console.print(f"start {workers} worker(s), each with {SECRETS_ENV} set to the target's secrets "  # type: ignore[attr-defined]
-                          f"(a JSON list; not shown here):\n  {line}", markup=False, soft_wrap=True)
+            console.print(f"waiting {workers_timeout_s:g} s for {workers} worker(s); on each machine run:\n  "  # type: ignore[attr-defined]
+                          f"{storm_worker_line(bind_host, port)}", markup=False, soft_wrap=True)
         else:
             commands += [(f"locust-worker-{i + 1}", worker_command("127.0.0.1", port)) for i in range(workers)]
-        bound_s = (STARTUP_S + spec.duration_s + spec.sender_timeout_s + spec.collect_timeout_s
+        bound_s = (workers_timeout_s + spec.duration_s + spec.sender_timeout_s + spec.collect_timeout_s
                    + spec.settle_deadline_s + MARGIN_S)
         progress_path = Path(spec.progress_path) if spec.progress_path else None
-        with _processes(commands, env, log_dir) as procs, Progress(
+        with _processes(commands, env, log_dir, worker_env) as procs, Progress(
                 TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[detail]}"),
                 TimeElapsedColumn(), console=console, transient=True,  # type: ignore[arg-type]
                 disable=not getattr(console, "is_interactive", True)) as bar:  # off a terminal: only a blank line
@@ -209,7 +246,14 @@ def run_storm(spec: "StormSpec", secrets: list[str], *, workers: int, spawn_rate
             deadline = time.monotonic() + bound_s
             master = procs[0]
             try:
-                return _watch(master, deadline, bound_s, bar, task, spec, progress_path, log_dir, console)
+                code = _watch(master, deadline, bound_s, bar, task, spec, progress_path, log_dir, console)
+                refusal = _read_progress(progress_path).get("refusal") if progress_path else None
+                if code == 2 and refusal:
+                    raise UsageError(f"storm refused: {refusal}")
+                if code != 0 and workers > 0 and _gave_up(log_dir / "locust-master.log"):
+                    raise HookproofError(f"fewer than {workers} worker(s) connected within {workers_timeout_s:g} s "
+                                         f"(--workers-timeout); Locust logs in {log_dir}")
+                return code
             except KeyboardInterrupt:
                 # Ask the master to stop early and still check and report (a partial report),
                 # bounded by the time it needs to gather and settle; then let the interruption on.
@@ -259,13 +303,30 @@ def register(app: typer.Typer) -> None:
         out: Annotated[Optional[Path], typer.Option("--out", help="Report directory (default: a new folder hookproof-reports/storm-<UTC time>/, linked as hookproof-reports/latest).", show_default=False)] = None,
         force: Annotated[bool, typer.Option("--force", help="Let --out overwrite another command's results.")] = False,
         allow_remote: Annotated[bool, typer.Option("--allow-remote", help="Allow a target that is not on loopback.")] = False,
-        print_worker_command: Annotated[bool, typer.Option("--print-worker-command", help="Start no local workers: print the command to start --workers of them elsewhere.")] = False,
-        master_bind_host: Annotated[Optional[str], typer.Option("--master-bind-host", help="Where the Locust master listens (default: 127.0.0.1; * with --print-worker-command).")] = None,
+        workers_expected: Annotated[int, typer.Option("--workers-expected", min=0, max=256, help="Distributed mode: start no local worker, wait for N 'hookproof storm-worker' processes on other machines (prints the line to run there).")] = 0,
+        master_bind_host: Annotated[Optional[str], typer.Option("--master-bind-host", help="Where the Locust master listens (default: 127.0.0.1; * with --workers-expected).")] = None,
+        master_bind_port: Annotated[Optional[int], typer.Option("--master-bind-port", min=1, max=65535, help=f"The master's port (default: {MASTER_PORT} with --workers-expected, else a free one).")] = None,
+        workers_timeout: Annotated[str, typer.Option("--workers-timeout", help="How long the master waits for its workers to connect: 60s, 5m.")] = "60s",
+        collect_timeout: Annotated[str, typer.Option("--collect-timeout", help="How long the master waits, after the storm, for every worker's last records.")] = "60s",
     ) -> None:
         """Storm the receiver with Locust (signed, duplicated, reordered events), then run certify's checks;
-        exit 0 all checks valid, 1 findings, 2 usage/config error."""
-        from hookproof.chaos.errors import ChaosError
+        exit 0 all checks valid, 1 findings, 2 usage/config error or a refused storm.
+
+        Distributed mode: --workers-expected N starts no local worker; the master listens on
+        --master-bind-host/--master-bind-port and sends each worker the storm (without the
+        observer) and the signing secrets. On each other machine, with the same hookproof
+        version installed:
+
+        \b
+            hookproof storm --workers-expected 2 --master-bind-host 10.0.0.1   # on 10.0.0.1
+            hookproof storm-worker --master-host 10.0.0.1                        # on each worker
+
+        A worker checks that it runs the master's version and reaches the target (a
+        loopback target only works for workers on the receiver's machine); if one does
+        not, the storm is refused in one line. The master port carries the signing
+        secret: bind it on a private network only."""
         from hookproof.certify import check_reachable, provider_server, started_receiver
+        from hookproof.chaos.errors import ChaosError
         from hookproof.cli import _load, console, err_console, fail, print_report
         from hookproof.errors import HookproofError, UsageError
         from hookproof.reports import REPORT_FILES, load_json
@@ -289,26 +350,32 @@ def register(app: typer.Typer) -> None:
                                  "pass --allow-remote to storm a remote receiver")
             if shape not in ("steady", "ramp", "spike", "soak"):
                 raise UsageError(f"--shape: unknown shape {shape!r} (steady, ramp, spike, soak)")
-            if print_worker_command and workers < 1:
-                raise UsageError("--print-worker-command needs --workers K (K >= 1 workers to wait for)")
+            if workers_expected and workers:
+                raise UsageError("--workers-expected (workers on other machines) and --workers (local ones) "
+                                 "cannot be combined")
             duration_s = parse_duration(duration)
+            workers_timeout_s = parse_duration(workers_timeout, "--workers-timeout")
+            collect_timeout_s = parse_duration(collect_timeout, "--collect-timeout")
             secrets = cfg.target.secrets(cfg.base_dir)
             out = run_out(out, "storm", force=force)
             for name in (*REPORT_FILES.values(), "history.sqlite"):
                 with contextlib.suppress(FileNotFoundError):
                     (out / name).unlink()
             progress_path = out / ".storm-progress.json"
-            bind_host = master_bind_host or ("*" if print_worker_command else "127.0.0.1")
+            remote = workers_expected > 0
+            bind_host = master_bind_host or ("*" if remote else "127.0.0.1")
+            port = master_bind_port or (MASTER_PORT if remote else None)
             with provider_server(cfg) as (_state, api_base, sink_url):
                 spec = build_spec(cfg, users=users, rate=rate or 5.0 * users, duration_s=duration_s, shape=shape,
                                   duplicates=duplicates, burst=burst, reorder_window=reorder_window, waves=waves,
                                   out=out, sink_url=sink_url, progress_path=progress_path,
-                                  max_in_flight=max_in_flight)
+                                  max_in_flight=max_in_flight, collect_timeout_s=collect_timeout_s)
                 with started_receiver(cfg, secrets, api_base, sink_url):
                     check_reachable(cfg)  # once a started receiver is up; nothing listening is not a finding
-                    code = run_storm(spec, secrets, workers=workers, spawn_rate=spawn_rate,
-                                     remote_workers=print_worker_command, bind_host=bind_host,
-                                     log_dir=out / "locust", console=err_console)
+                    code = run_storm(spec, secrets, workers=workers_expected or workers, spawn_rate=spawn_rate,
+                                     remote_workers=remote, bind_host=bind_host, port=port,
+                                     workers_timeout_s=workers_timeout_s, log_dir=out / "locust",
+                                     console=err_console)
         except (HookproofError, SimulatorError, ChaosError) as exc:
             raise fail(str(exc)) from None
         except KeyboardInterrupt:

@@ -1,14 +1,25 @@
-"""Storm attempt records: completion semantics, wire format, and the master's collector."""
+"""Storm attempt records: completion semantics, wire format, and the master's collector and spool."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+from pathlib import Path
+
 import pytest
 
-from hookproof.loadtests.collect import Collector
+from hookproof.loadtests.collect import Collector, WorkerTotals
 from hookproof.loadtests.plan import Send
-from hookproof.loadtests.records import (attempt_from_wire, attempt_to_wire, chunked, event_from_wire, event_to_wire,
-                               make_attempt, outcome_of)
-from hookproof.simulator.delivery.history import Completion, Outcome
+from hookproof.loadtests.records import (
+    attempt_from_wire,
+    attempt_to_wire,
+    chunked,
+    event_from_wire,
+    event_to_wire,
+    make_attempt,
+    outcome_of,
+)
+from hookproof.loadtests.spool import Spool
+from hookproof.simulator.delivery.history import Completion, Outcome, load_history
 from hookproof.simulator.events import Event
 from hookproof.simulator.profiles import get_profile
 
@@ -61,22 +72,35 @@ def test_chunked() -> None:
     assert [list(c) for c in chunked([], 3)] == [[]]
 
 
-def test_collector_gathers_every_worker_and_names_what_is_missing() -> None:
+def test_collector_spools_every_worker_and_names_what_is_missing(tmp_path: Path) -> None:
     a = make_attempt(event=EVENT, event_id="evt_1", delivery_id="dlv_evt_1_1", attempt=1, tags=(), profile=STRIPE,
-                     sent_at=1.0, latency_ms=3.0, status=200)
-    c = Collector()
+                     sent_at=2.0, latency_ms=3.0, status=200)
+    b = make_attempt(event=EVENT, event_id="evt_1", delivery_id="dlv_evt_1_1", attempt=2, tags=("dup",),
+                     profile=STRIPE, sent_at=1.0, latency_ms=3.0, status=500)
+    spool = Spool(tmp_path / "history.sqlite")
+    c = Collector(spool)
     c.add("w1", {"attempts": [attempt_to_wire(a)], "events": [event_to_wire(EVENT)]})
-    c.add("w1", {"attempts": [attempt_to_wire(a)], "events": []})
+    c.add("w1", {"attempts": [attempt_to_wire(b)], "events": [event_to_wire(EVENT)]})
     assert not c.finished(["w1", "w2"])
-    c.done("w1", {"attempts": 2, "events": 1, "error": None})
+    c.done("w1", {"attempts": 2, "error": None, "index": 0})
     assert c.finished(["w1"]) and not c.finished(["w1", "w2"])
     assert c.problems(["w1", "w2"]) == ["worker w2 sent no closing message (its records may be missing)"]
-    c.done("w2", {"attempts": 5, "events": 0, "error": "HOOKPROOF_STORM_SECRETS is not set"})
+    c.done("w2", {"attempts": 5, "error": "HOOKPROOF_STORM_SECRETS is not set", "index": 1})
     assert c.problems(["w1", "w2"]) == ["worker w2: HOOKPROOF_STORM_SECRETS is not set",
                                         "worker w2 reported 5 attempts, 0 arrived"]
-    assert len(c.attempts()) == 2 and [e.id for e in c.events()] == ["evt_1"]
+    assert c.totals() == [WorkerTotals(0, 2, 2, 2), WorkerTotals(1, 0, 0, 0)]
     c.add("w3", {"attempts": [{"event_id": "x"}]})
     assert any("bad attempt record" in p for p in c.problems([]))
+    assert c.totals()[0] == WorkerTotals(-1, 0, 0, 1)
+    spool.finalize()
+    assert [e.id for e in spool.events()] == ["evt_1"]  # once, however often it was sent
+    spool.close()
+    history = load_history(tmp_path / "history.sqlite")
+    # in send order, indexed as a local storm records them; read back whole
+    assert [(x.index, x.attempt, x.faults, x.status) for x in history.attempts()] == [(0, 2, ("dup",), 500),
+                                                                                       (1, 1, (), 200)]
+    assert history.attempts()[1] == replace(a, index=1)
+    history.close()
 
 
 def test_send_is_a_plain_value() -> None:

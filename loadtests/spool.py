@@ -1,0 +1,144 @@
+"""The master's spool: the workers' attempts and events, on disk as they arrive.
+
+Workers stream their records in chunks while the storm runs (`loadtests.storm_worker`);
+the master appends each chunk to the storm's ``history.sqlite`` at once (a staging table
+and an events table beside the history's own), so its memory stays flat however long
+the storm runs. When the storm ends, `Spool.finalize` moves the staged attempts into the
+history's ``attempts`` table in send order (``sent_at``, delivery id, attempt number:
+the order a local storm records them in), inside SQLite; the checks then read the
+history from disk in one pass (`simulator.delivery.history.load_history`).
+
+Events are kept once per id (a retry, a duplicate or another worker sending the same
+event adds nothing). Pure: no Locust import; one SQLite connection, used from one
+greenlet or thread at a time.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any, Iterable, Iterator, Mapping
+
+from hookproof.loadtests.records import event_from_wire
+from hookproof.simulator.delivery.history import Attempt, History
+from hookproof.simulator.events import Event
+
+#: The history's attempt columns (`Attempt` fields but `index`), as stored.
+COLUMNS: tuple[str, ...] = (
+    "scenario", "event_id", "delivery_id", "attempt", "business_key", "object_id", "object_version", "event_type",
+    "faults", "valid", "sent_at", "answered_at", "status", "outcome", "completion", "latency_ms",
+    "response_excerpt", "error", "amount",
+)
+
+_SCHEMA = f"""
+CREATE TABLE IF NOT EXISTS storm_incoming ({", ".join(COLUMNS)});
+CREATE TABLE IF NOT EXISTS storm_events (id TEXT PRIMARY KEY, wire TEXT NOT NULL);
+"""
+_STAGE = f"INSERT INTO storm_incoming ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})"
+_MOVE = (f"INSERT INTO attempts (idx, {', '.join(COLUMNS)}) "
+         f"SELECT row_number() OVER (ORDER BY sent_at, delivery_id, attempt) - 1, {', '.join(COLUMNS)} "
+         f"FROM storm_incoming ORDER BY sent_at, delivery_id, attempt")
+
+
+def _row(wire: Mapping[str, Any]) -> tuple[object, ...]:
+    """A staged row of an `Attempt.to_dict` dict. Raises KeyError/TypeError/ValueError on a bad one."""
+    row: list[object] = []
+    for name in COLUMNS:
+        value = wire[name]
+        if name == "faults":
+            if not isinstance(value, (list, tuple)) or not all(isinstance(t, str) for t in value):
+                raise TypeError("faults: not a list of strings")
+            value = json.dumps(list(value))
+        elif name == "valid":
+            value = int(bool(value))
+        elif name in ("sent_at", "answered_at", "latency_ms"):
+            value = float(value)
+        elif name == "error" and isinstance(value, str) and not value.isascii():
+            value = value.encode("utf-8", "replace").decode("utf-8")  # as the history stores it
+        row.append(value)
+    return tuple(row)
+
+
+class Spool:
+    """The storm's attempts and events, appended to `path` (the history file) as they come.
+
+    Creating a spool removes any older file at `path` and creates the history's tables.
+    Raises sqlite3.Error when the file cannot be written.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        for stale in path.parent.glob(path.name + "*"):
+            stale.unlink()
+        History(path).close()  # the history's own schema
+        self._db = sqlite3.connect(str(path), check_same_thread=False)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.executescript(_SCHEMA)
+        self._db.commit()
+        self.attempts = 0  # staged so far
+        self._finalized = False
+
+    def add(self, attempts: Iterable[Mapping[str, Any]], events: Iterable[Mapping[str, Any]]) -> list[str]:
+        """Append one chunk: attempts as `Attempt.to_dict` dicts, events as `event_to_wire`
+        dicts. Returns the problems of malformed records (skipped, never raised), each
+        naming the record's kind and the error."""
+        problems: list[str] = []
+        rows: list[tuple[object, ...]] = []
+        for raw in attempts:
+            try:
+                rows.append(_row(raw))
+            except (KeyError, TypeError, ValueError) as exc:
+                problems.append(f"bad attempt record ({type(exc).__name__}: {exc})")
+        evs: list[tuple[str, str]] = []
+        for raw in events:
+            try:
+                event = event_from_wire(raw)
+                evs.append((event.id, json.dumps(dict(raw), sort_keys=True)))
+            except (KeyError, TypeError, ValueError) as exc:
+                problems.append(f"bad event record ({type(exc).__name__}: {exc})")
+        with self._db:
+            if rows:
+                self._db.executemany(_STAGE, rows)
+            if evs:
+                self._db.executemany("INSERT OR IGNORE INTO storm_events (id, wire) VALUES (?, ?)", evs)
+        self.attempts += len(rows)
+        return problems
+
+    def finalize(self) -> None:
+        """Move the staged attempts into the history's ``attempts`` table in send order
+        (once; later calls do nothing)."""
+        if self._finalized:
+            return
+        with self._db:
+            self._db.execute(_MOVE)
+            self._db.execute("DROP TABLE storm_incoming")
+        self._finalized = True
+
+    def events(self) -> Iterator[Event]:
+        """Every event received, once each (slim, as `records.event_from_wire`)."""
+        for (wire,) in self._db.execute("SELECT wire FROM storm_events ORDER BY id"):
+            yield event_from_wire(json.loads(wire))
+
+    def close(self) -> None:
+        """Checkpoint the WAL and close the connection."""
+        try:
+            self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        finally:
+            self._db.close()
+
+
+def attempts_on_disk(path: Path) -> list[Attempt]:
+    """The history's attempts at `path`, read in one pass, in order."""
+    from hookproof.simulator.delivery.history import load_history
+
+    history = load_history(path)
+    try:
+        return history.attempts()
+    finally:
+        history.close()
+
+
+__all__ = ["COLUMNS", "Spool", "attempts_on_disk"]
