@@ -6,10 +6,9 @@ Exit codes: 0 success; 1 a finding or a failed delivery; 2 a usage or config err
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
 from rich.console import Console
@@ -17,8 +16,6 @@ from rich.markup import escape
 from rich.table import Table
 
 from hookproof.errors import HookproofError, UsageError
-
-from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from hookproof.config import Config
@@ -68,28 +65,12 @@ def read_secret(value: str, flag: str = "--secret") -> str:
 
     Raises UsageError naming the flag and the source (not the secret).
     """
-    if value.startswith("env:"):
-        name = value[4:]
-        if not name.strip():
-            raise UsageError(f"{flag}: the environment variable's name is missing (write env:NAME)")
-        secret = os.environ.get(name)
-        if not secret or not secret.strip():
-            raise UsageError(f"{flag}: environment variable {name} is not set or empty")
-        return secret
-    if value.startswith("file:"):
-        if not value[5:].strip():
-            raise UsageError(f"{flag}: the secret file's path is missing (write file:PATH)")
-        path = Path(value[5:])
-        try:
-            secret = path.read_text(encoding="utf-8").strip()
-        except (OSError, UnicodeDecodeError) as exc:
-            raise UsageError(f"{flag}: cannot read secret file {path}: {type(exc).__name__}") from None
-        if not secret:
-            raise UsageError(f"{flag}: secret file {path} is empty")
-        return secret
-    if not value.strip():
-        raise UsageError(f"{flag}: the secret is empty or blank")
-    return value
+    from hookproof.secret_ref import SecretRef, SecretRefError
+
+    try:
+        return SecretRef.parse(value).resolve()
+    except SecretRefError as exc:
+        raise UsageError(f"{flag}: {exc}") from None
 
 
 @app.command()
@@ -110,7 +91,8 @@ def send(
 ) -> None:
     """Deliver signed events to a receiver, with faults, and print every attempt."""
     from hookproof.heartbeat import TERMINAL_INTERVAL_S, Heartbeat, log_interval_s
-    from hookproof.send import SendInterrupted, SendOptions, attempt_line, first_line, send as do_send
+    from hookproof.send import SendInterrupted, SendOptions, attempt_line, first_line
+    from hookproof.send import send as do_send
     from hookproof.simulator.delivery import History
     from hookproof.simulator.errors import SimulatorError
     from hookproof.simulator.profiles import get_profile
@@ -243,12 +225,12 @@ def certify(
 
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from hookproof.chaos.errors import ChaosError
     from hookproof.certify import certify as run_certify
+    from hookproof.chaos.errors import ChaosError
     from hookproof.heartbeat import TERMINAL_INTERVAL_S, Heartbeat, log_interval_s
+    from hookproof.reports.errors import ReportError
     from hookproof.rundirs import run_out
     from hookproof.scenarios.catalog import CATALOG
-    from hookproof.reports.errors import ReportError
     from hookproof.scenarios.chaos import CHAOS_CATALOG
     from hookproof.scenarios.errors import ScenarioError
     from hookproof.simulator.errors import SimulatorError
@@ -342,9 +324,8 @@ def demo(
     out: Annotated[Path, typer.Option("--out", help="Report directory.")] = Path("hookproof-demo"),
 ) -> None:
     """Certify a correct and a broken reference receiver, side by side, on 127.0.0.1."""
-    from hookproof.demo import run_demo
-
     from hookproof.chaos.errors import ChaosError
+    from hookproof.demo import run_demo
     from hookproof.reports.errors import ReportError
     from hookproof.scenarios.errors import ScenarioError
     from hookproof.simulator.errors import SimulatorError

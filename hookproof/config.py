@@ -17,6 +17,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from hookproof.errors import ConfigError
+from hookproof.secret_ref import SecretRef, SecretRefError
 
 DEFAULT_PATH = "hookproof.toml"
 
@@ -200,10 +201,7 @@ class TargetConfig(_Model):
         if not values or any(not s.strip() for s in values):
             raise ValueError("must be a non-blank string (literal, env:NAME or file:PATH) or a list of them")
         for s in values:
-            if s.startswith("env:") and not s[4:].strip():
-                raise ValueError("the environment variable's name is missing (write env:NAME)")
-            if s.startswith("file:") and not s[5:].strip():
-                raise ValueError("the secret file's path is missing (write file:PATH)")
+            SecretRef.parse(s)  # SecretRefError is a ValueError: pydantic reports it on the field
         return v
 
     @field_validator("api_version")
@@ -507,24 +505,10 @@ def resolve_sqlite_url(url: str, base_dir: Path) -> str:
 
 
 def _resolve_secret(value: str, base_dir: Path | None) -> str:
-    if value.startswith("env:"):
-        name = value[4:]
-        secret = os.environ.get(name)
-        if not secret or not secret.strip():
-            raise ConfigError(f"environment variable {name} is not set or empty", field="target.secret")
-        return secret
-    if value.startswith("file:"):
-        path = Path(value[5:])
-        if base_dir is not None and not path.is_absolute():
-            path = base_dir / path
-        try:
-            secret = path.read_text(encoding="utf-8").strip()
-        except (OSError, UnicodeDecodeError) as exc:
-            raise ConfigError(f"cannot read secret file {path} ({type(exc).__name__})", field="target.secret") from None
-        if not secret:
-            raise ConfigError(f"secret file {path} is empty", field="target.secret")
-        return secret
-    return value
+    try:
+        return SecretRef.parse(value).resolve(base_dir)
+    except SecretRefError as exc:
+        raise ConfigError(str(exc), field="target.secret") from None
 
 
 def field_line(text: str, dotted: str) -> int | None:

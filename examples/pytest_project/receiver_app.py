@@ -10,7 +10,7 @@ import os
 import tempfile
 from typing import Any
 
-from examples.receivers import inbox_sync
+from hookproof.receivers import inbox_sync
 from hookproof.receivers.config import ReceiverConfig
 from hookproof.receivers.web import receiver_of
 
