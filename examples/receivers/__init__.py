@@ -53,6 +53,17 @@ SINK: tuple[str, ...] = ("downstream_keyed", "fresh_idempotency_key")
 #: Receivers that fetch from the provider API (they need its base URL and a key).
 FETCH: tuple[str, ...] = ("fetch_once_by_object", "fetch_state", "mark_before_fetch")
 
+#: Reference receivers of providers with their own world, written from the provider's docs and
+#: official SDK (standalone FastAPI apps, run with ``python -m examples.receivers.<name>``,
+#: configured by environment): receiver -> the profile it is certified under. They are not
+#: in `RECEIVERS` (the Stripe matrix); their rows are the detection matrix's ``provider_receivers``.
+PROVIDER_RECEIVERS: dict[str, str] = {
+    "mercadopago_fetch": "mercadopago",
+    "mercadopago_fetch_no_dedupe": "mercadopago",
+    "paddle_billing": "paddle",
+    "paddle_billing_no_dedupe": "paddle",
+}
+
 #: The folder `python -m examples.receivers.<name>` runs from.
 PROJECT_ROOT = Path(__file__).resolve().parent.parent.parent
 
@@ -74,4 +85,4 @@ def config(name: str, db_dir: Path, secret: str, **options: Any) -> Any:
                            cwd=PROJECT_ROOT, **options)
 
 
-__all__ = ["BROKEN", "CORRECT", "FETCH", "PROJECT_ROOT", "RECEIVERS", "SINK", "config", "load"]
+__all__ = ["BROKEN", "CORRECT", "FETCH", "PROJECT_ROOT", "PROVIDER_RECEIVERS", "RECEIVERS", "SINK", "config", "load"]

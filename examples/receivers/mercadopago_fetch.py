@@ -53,7 +53,7 @@ MERCADOPAGO_API = "https://api.mercadopago.com"
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS notifications (id TEXT PRIMARY KEY, received_at TEXT DEFAULT CURRENT_TIMESTAMP);
-CREATE TABLE IF NOT EXISTS effects (business_key TEXT NOT NULL, notification_id TEXT);
+CREATE TABLE IF NOT EXISTS effects (business_key TEXT NOT NULL, amount INTEGER, notification_id TEXT);
 CREATE UNIQUE INDEX IF NOT EXISTS effects_once ON effects (business_key) WHERE notification_id IS NOT NULL;
 CREATE TABLE IF NOT EXISTS payments (object_id TEXT PRIMARY KEY, status TEXT NOT NULL, updated TEXT NOT NULL);
 """
@@ -100,33 +100,42 @@ class Settings:
                         user_id=env.get("MP_USER_ID") or None, live=env.get("MP_LIVE_MODE") == "1", dedupe=dedupe)
 
 
-def effects_of(payment: dict[str, Any]) -> list[str]:
-    """Every business key the payment's current state implies (the correct receiver's rule)."""
-    pid = payment["id"]
-    keys = [f"license:{pid}"] if payment["status"] in ("approved", "refunded", "charged_back") else []
-    keys += [f"refund:{pid}:{r['id']}" for r in payment.get("refunds") or []]
+def cents(amount: float) -> int:
+    """Centavos of an amount in reais (the API's decimal amounts)."""
+    return int(round(amount * 100))
+
+
+def effects_of(payment: dict[str, Any]) -> list[tuple[str, int | None]]:
+    """``(business key, amount in centavos)`` of every effect the payment's current state
+    implies (the correct receiver's rule)."""
+    pid, paid = payment["id"], cents(payment["transaction_amount"])
+    keys: list[tuple[str, int | None]] = []
+    if payment["status"] in ("approved", "refunded", "charged_back"):
+        keys.append((f"license:{pid}", paid))
+    keys += [(f"refund:{pid}:{r['id']}", cents(r["amount"])) for r in payment.get("refunds") or []]
     if payment["status"] == "charged_back":
-        keys.append(f"chargeback:{pid}")
+        keys.append((f"chargeback:{pid}", paid))
     return keys
 
 
-def naive_effect(payment: dict[str, Any]) -> list[str]:
+def naive_effect(payment: dict[str, Any]) -> list[tuple[str, int | None]]:
     """The effect of the status just read (the broken twin's rule)."""
     pid, status, detail = payment["id"], payment["status"], payment["status_detail"]
     if status == "approved" and detail == "accredited":
-        return [f"license:{pid}"]
+        return [(f"license:{pid}", cents(payment["transaction_amount"]))]
     if status == "refunded" or detail == "partially_refunded":
-        return [f"refund:{pid}:{payment['refunds'][-1]['id']}"]
+        last = payment["refunds"][-1]
+        return [(f"refund:{pid}:{last['id']}", cents(last["amount"]))]
     if status == "charged_back":
-        return [f"chargeback:{pid}"]
+        return [(f"chargeback:{pid}", cents(payment["transaction_amount"]))]
     return []
 
 
 def create_app(settings: Settings) -> FastAPI:
     """The receiver's FastAPI app over `settings`."""
-    db = sqlite3.connect(settings.database, check_same_thread=False, isolation_level=None, timeout=30)
-    db.executescript(SCHEMA)
-    db.execute("PRAGMA journal_mode=WAL")
+    with sqlite3.connect(settings.database) as setup:
+        setup.executescript(SCHEMA)
+        setup.execute("PRAGMA journal_mode=WAL")
     sdk = sdk_for(settings.api_base, settings.access_token)
     app = FastAPI()
 
@@ -163,16 +172,16 @@ def create_app(settings: Settings) -> FastAPI:
             return JSONResponse({"error": f"provider API answered {answer.get('status')}"}, status_code=503)
         payment = answer["response"]
         notification = str(note.get("id"))
-        with Transaction(db):
+        with Transaction(settings.database) as db:
             if settings.dedupe:
                 if db.execute("INSERT OR IGNORE INTO notifications (id) VALUES (?)", (notification,)).rowcount == 0:
                     return JSONResponse({"duplicate": notification})
-                for key in effects_of(payment):
-                    db.execute("INSERT OR IGNORE INTO effects (business_key, notification_id) VALUES (?, ?)",
-                               (key, notification))
+                for key, amount in effects_of(payment):
+                    db.execute("INSERT OR IGNORE INTO effects (business_key, amount, notification_id) VALUES (?, ?, ?)",
+                               (key, amount, notification))
             else:
-                for key in naive_effect(payment):
-                    db.execute("INSERT INTO effects (business_key) VALUES (?)", (key,))
+                for key, amount in naive_effect(payment):
+                    db.execute("INSERT INTO effects (business_key, amount) VALUES (?, ?)", (key, amount))
             db.execute("INSERT INTO payments (object_id, status, updated) VALUES (?, ?, ?) ON CONFLICT (object_id) "
                        "DO UPDATE SET status = excluded.status, updated = excluded.updated "
                        "WHERE excluded.updated >= payments.updated",
@@ -183,17 +192,21 @@ def create_app(settings: Settings) -> FastAPI:
 
 
 class Transaction:
-    """``BEGIN IMMEDIATE`` … ``COMMIT`` (``ROLLBACK`` on error) on an autocommit connection."""
+    """A connection of its own to `database` in ``BEGIN IMMEDIATE`` … ``COMMIT`` (``ROLLBACK``
+    on error): one writer at a time, the others wait up to 30 s."""
 
-    def __init__(self, db: sqlite3.Connection) -> None:
-        self.db = db
+    def __init__(self, database: str) -> None:
+        self.db = sqlite3.connect(database, isolation_level=None, timeout=30)
 
     def __enter__(self) -> sqlite3.Connection:
         self.db.execute("BEGIN IMMEDIATE")
         return self.db
 
     def __exit__(self, kind: object, *_: object) -> None:
-        self.db.execute("ROLLBACK" if kind else "COMMIT")
+        try:
+            self.db.execute("ROLLBACK" if kind else "COMMIT")
+        finally:
+            self.db.close()
 
 
 def serve(app: FastAPI) -> None:

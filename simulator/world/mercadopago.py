@@ -20,8 +20,8 @@ refund is ``refunded``/``refunded``; a chargeback is ``charged_back``/``settled`
 user id (digits, the notification's ``user_id`` and the payment's ``collector_id``).
 
 Business keys (what a shop does once): ``license:{payment id}`` when a payment becomes
-approved, ``refund:{payment id}:{refund id}`` per refund, ``chargeback:{payment id}``
-per chargeback. Payments are stateful (their ``status``); merchant orders are not.
+approved, ``refund:{payment id}:{refund id}`` per refund (both with their amount in
+centavos, ``Event.amount``), ``chargeback:{payment id}`` per chargeback. Payments are stateful (their ``status``); merchant orders are not.
 A receiver of these thin notifications fetches the payment, so it can derive every key
 from the payment it reads: approved (or later refunded or charged back) means a
 license, each entry of ``refunds`` a refund, ``charged_back`` a chargeback.
@@ -74,7 +74,8 @@ class MercadoPagoWorld(RecordWorld):
                  start_us: int | None = None, step_us: int = 400_000, api_version: str = "v1") -> None:
         super().__init__(seed, livemode=livemode, account=account, start_us=start_us, step_us=step_us,
                          api_version="v1")
-        self.user_id = int(account) if account and account.isdigit() else self._rng.randint(100_000_000, 999_999_999)
+        drawn = self._rng.randint(100_000_000, 999_999_999)  # drawn always: the ids do not depend on `account`
+        self.user_id = int(account) if account and account.isdigit() else drawn
         self.account = str(self.user_id)
         self.application_id = self._rng.randint(1_000_000_000_000_000, 9_999_999_999_999_999)
 
@@ -120,7 +121,8 @@ class MercadoPagoWorld(RecordWorld):
         snapshot = self._payment(pid, cents, method, order, at)
         snapshot.update(self._status_fields(status, detail, at, cents))
         self._create(pid, "payment", snapshot)
-        self._emit("payment.created", pid, key=f"license:{pid}" if status == "approved" else None)
+        self._emit("payment.created", pid, key=f"license:{pid}" if status == "approved" else None,
+                   amount=cents if status == "approved" else None)
         if order:
             self._order_follows(order, pid)
         return pid
@@ -131,7 +133,7 @@ class MercadoPagoWorld(RecordWorld):
         at = self._tick()
         self._transition(payment, "approved", self._status_fields("approved", "accredited", at,
                                                                   _cents(current["transaction_amount"])), at)
-        self._emit("payment.updated", payment, key=f"license:{payment}")
+        self._emit("payment.updated", payment, key=f"license:{payment}", amount=_cents(current["transaction_amount"]))
         self._follow_order(payment)
 
     def refund(self, payment: str, amount_cents: int | None = None) -> int:
@@ -199,13 +201,13 @@ class MercadoPagoWorld(RecordWorld):
         return [e for e in self.events[start:] if e.object_id == pix]
 
     def distinct_story(self) -> list[Event]:
-        """Several effects of one object: two partial refunds of one payment."""
+        """Several effects of one object: a payment approved, then refunded in two parts."""
         start = len(self.events)
         card = self.pay()
         cents = _cents(self.get(card)["transaction_amount"])
         self.refund(card, cents // 4)
         self.refund(card, cents // 4)
-        return [e for e in self.events[start:] if e.business_key and e.business_key.startswith("refund:")]
+        return [e for e in self.events[start:] if e.business_key]
 
     def unknown_event(self) -> Event:
         """A ``subscription_preapproval`` notification (a shop without subscriptions handles

@@ -1,0 +1,123 @@
+"""paddle_billing: a SaaS's Paddle Billing webhook, written from Paddle's docs and paddle-python-sdk.
+
+Paddle's docs ("Verify webhook signatures", "Handle webhook delivery") say to verify
+``Paddle-Signature`` over the raw body, answer 200 within 5 s, expect the same event more
+than once (dedupe on ``event_id``) and out of order (compare ``occurred_at``). This
+receiver:
+
+- verifies with the SDK's ``Verifier().verify(request, Secret(secret))`` (±5 s); a bad
+  or missing signature is answered 401;
+- parses the notification with the SDK (``paddle_billing.Entities.Event.from_dict``);
+- in one SQLite transaction: claims ``event_id`` (a redelivery changes nothing), applies
+  the event's effect (``fulfil:{txn}`` on ``transaction.completed``, ``provision:{sub}`` on
+  ``subscription.created``, ``dunning:{sub}:{period start}`` on ``subscription.past_due``,
+  ``deprovision:{sub}`` on ``subscription.canceled``, ``refund:{adj}`` on an approved
+  refund ``adjustment.created``), and stores a subscription's status unless a newer
+  ``occurred_at`` is stored;
+- answers 200 to every other event type.
+
+`create_app(dedupe=False)` is its broken twin (``paddle_billing_no_dedupe``): no claim, so
+a redelivered event repeats its effect.
+
+Configuration (environment): ``PORT``, ``DATABASE`` (SQLite file), ``WEBHOOK_SECRET`` (or
+``HOOKPROOF_SECRET``). Run: ``python -m examples.receivers.paddle_billing``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping
+
+from fastapi import FastAPI, Request
+from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import JSONResponse
+from paddle_billing.Entities.Event import Event
+from paddle_billing.Notifications import Secret, Verifier
+
+from examples.receivers.mercadopago_fetch import Transaction, serve
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS events (event_id TEXT PRIMARY KEY, received_at TEXT DEFAULT CURRENT_TIMESTAMP);
+CREATE TABLE IF NOT EXISTS effects (business_key TEXT NOT NULL, amount INTEGER, event_id TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS subscriptions (object_id TEXT PRIMARY KEY, status TEXT NOT NULL, occurred_at TEXT NOT NULL);
+"""
+
+#: Event type -> the business key of its effect, from the notification's ``data``.
+EFFECTS: Mapping[str, Callable[[Mapping[str, Any]], str | None]] = {
+    "transaction.completed": lambda d: f"fulfil:{d['id']}",
+    "subscription.created": lambda d: f"provision:{d['id']}",
+    "subscription.past_due": lambda d: f"dunning:{d['id']}:{d['current_billing_period']['starts_at']}",
+    "subscription.canceled": lambda d: f"deprovision:{d['id']}",
+    "adjustment.created": lambda d: f"refund:{d['id']}" if d["action"] == "refund" and d["status"] == "approved"
+    else None,
+}
+
+
+@dataclass(frozen=True)
+class SignedBody:
+    """What the SDK's Verifier reads from a request: ``.headers.get()`` and ``.body``."""
+
+    headers: Any
+    body: bytes
+
+
+def create_app(database: str, secret: str, *, dedupe: bool = True) -> FastAPI:
+    """The receiver's FastAPI app (see the module docstring)."""
+    with sqlite3.connect(database) as setup:
+        setup.executescript(SCHEMA)
+        setup.execute("PRAGMA journal_mode=WAL")
+    app = FastAPI()
+
+    @app.get("/healthz")
+    def healthz() -> dict[str, bool]:
+        return {"ok": True}
+
+    @app.post("/webhooks")
+    async def webhook(request: Request) -> JSONResponse:
+        raw = await request.body()
+        return await run_in_threadpool(handle, request.headers, raw)
+
+    def handle(headers: Any, raw: bytes) -> JSONResponse:
+        try:
+            valid = Verifier().verify(SignedBody(headers, raw), Secret(secret))
+        except (ValueError, UnicodeDecodeError):  # a header with other keys, a body that is not UTF-8
+            valid = False
+        if not valid:
+            return JSONResponse({"error": "invalid Paddle-Signature"}, status_code=401)
+        try:
+            body = json.loads(raw)
+            event = Event.from_dict(body)
+        except (ValueError, KeyError, TypeError):
+            return JSONResponse({"error": "not a Paddle notification"}, status_code=400)
+        data = body["data"]
+        key_of = EFFECTS.get(body["event_type"])
+        with Transaction(database) as db:
+            if dedupe and db.execute("INSERT OR IGNORE INTO events (event_id) VALUES (?)",
+                                     (event.event_id,)).rowcount == 0:
+                return JSONResponse({"duplicate": event.event_id})
+            key = key_of(data) if key_of else None
+            if key is not None:  # a refund's amount: its total in minor units (Paddle's amounts are strings)
+                amount = int(data["totals"]["total"]) if body["event_type"] == "adjustment.created" else None
+                db.execute("INSERT INTO effects (business_key, amount, event_id) VALUES (?, ?, ?)",
+                           (key, amount, event.event_id))
+            if body["event_type"].startswith("subscription."):
+                db.execute("INSERT INTO subscriptions (object_id, status, occurred_at) VALUES (?, ?, ?) "
+                           "ON CONFLICT (object_id) DO UPDATE SET status = excluded.status, "
+                           "occurred_at = excluded.occurred_at WHERE excluded.occurred_at > subscriptions.occurred_at",
+                           (data["id"], data["status"], body["occurred_at"]))
+        return JSONResponse({"ok": True})
+
+    return app
+
+
+def main(dedupe: bool = True) -> None:
+    """Run the receiver from its environment (see the module docstring)."""
+    secret = os.environ.get("WEBHOOK_SECRET") or os.environ["HOOKPROOF_SECRET"]
+    serve(create_app(os.environ.get("DATABASE", "paddle.sqlite"), secret, dedupe=dedupe))
+
+
+if __name__ == "__main__":
+    main()
