@@ -314,12 +314,12 @@ def register(app: typer.Typer) -> None:
 
         Distributed mode: --workers-expected N starts no local worker; the master listens on
         --master-bind-host/--master-bind-port and sends each worker the storm (without the
-        observer) and the signing secrets. On each other machine, with the same hookproof
-        version installed:
+        observer) and the signing secrets. With target.url on 10.0.0.1 and the same hookproof
+        version on every machine:
 
         \b
-            hookproof storm --workers-expected 2 --master-bind-host 10.0.0.1   # on 10.0.0.1
-            hookproof storm-worker --master-host 10.0.0.1                        # on each worker
+            hookproof storm --workers-expected 2 --master-bind-host 10.0.0.1 --allow-remote  # on 10.0.0.1
+            hookproof storm-worker --master-host 10.0.0.1                      # on 10.0.0.2 and 10.0.0.3
 
         A worker checks that it runs the master's version and reaches the target (a
         loopback target only works for workers on the receiver's machine); if one does

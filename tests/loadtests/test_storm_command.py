@@ -20,8 +20,9 @@ import pytest
 
 from hookproof.commands.storm import build_spec, parse_duration
 from hookproof.config import load_config
-from hookproof.simulator.delivery import History, Target
 from hookproof.errors import UsageError
+from hookproof.loadtests.spec import StormSpec
+from hookproof.simulator.delivery import History, Target
 from tests.hostile.servers import hostile_server
 from tests.support import free_port, run_interrupted
 
@@ -118,6 +119,41 @@ def test_max_in_flight_reaches_the_spec_and_zero_is_refused(tmp_path: Path, monk
     assert spec.max_in_flight == 3
     result = _storm(_config(tmp_path, None), tmp_path / "out", "--max-in-flight", "0", timeout_s=60)
     assert result.returncode == 2 and "--max-in-flight" in result.stderr
+
+
+@pytest.mark.parametrize(("args", "line"), [
+    (("--workers", "2", "--workers-expected", "2"),
+     "hookproof: --workers-expected (workers on other machines) and --workers (local ones) cannot be combined"),
+    (("--workers-expected", "1", "--workers-timeout", "soon"),
+     "hookproof: --workers-timeout: cannot read 'soon' (use e.g. 60s, 2m, 1h30m)"),
+    (("--collect-timeout", "0s",), "hookproof: --collect-timeout: must be more than 0 seconds"),
+])
+def test_bad_distributed_flags_are_one_line_usage_errors(tmp_path: Path, args: tuple[str, ...], line: str) -> None:
+    result = _storm(_config(tmp_path, None), tmp_path / "out", *args, timeout_s=60)
+    assert result.returncode == 2 and result.stderr.strip().splitlines() == [line]
+
+
+def test_the_workers_get_the_spec_without_the_observer_and_the_collect_timeout_reaches_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOOKPROOF_TEST_SECRET", SECRET)
+    spec = build_spec(load_config(_config(tmp_path, None)), users=2, rate=10.0, duration_s=5.0, shape="steady",
+                      duplicates=0.2, burst=4, reorder_window=8, waves=1, out=tmp_path / "out", sink_url=None,
+                      progress_path=tmp_path / "p.json", collect_timeout_s=120.0)
+    assert spec.collect_timeout_s == 120.0 and spec.observer["kind"] == "sql"
+    theirs = StormSpec.from_json(spec.for_workers().to_json())
+    assert theirs.observer == {} and theirs.sink_url is None and theirs.progress_path is None
+    assert theirs.model_dump(exclude={"observer", "sink_url", "progress_path", "out_dir"}) == spec.model_dump(
+        exclude={"observer", "sink_url", "progress_path", "out_dir"})
+    assert SECRET not in spec.for_workers().to_json()
+
+
+def test_storm_worker_needs_a_master_host() -> None:
+    result = subprocess.run([sys.executable, "-m", "hookproof", "storm-worker"], cwd=str(ROOT), capture_output=True,
+                            text=True, timeout=60, env={**os.environ, "COLUMNS": "200"})
+    assert result.returncode == 2 and "--master-host" in result.stderr
+    result = subprocess.run([sys.executable, "-m", "hookproof", "storm-worker", "--master-host", "a b"],
+                            cwd=str(ROOT), capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2 and result.stderr.strip() == "hookproof: --master-host: not a host name or address: 'a b'"
 
 
 def _checks(out: Path) -> dict[str, tuple[str, set[str]]]:

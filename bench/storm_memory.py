@@ -1,0 +1,158 @@
+"""Storm memory: resident set size of the Locust master and workers, for storms of growing size.
+
+For each size N (attempts), a distributed storm as ``hookproof storm --workers 2`` runs
+it (a Locust master and two workers, ``loadtests/locustfile.py``) against the null
+receiver (bench/null_receiver.py) on loopback, without duplicates or waves (one attempt
+per event: the null receiver acks all), at an offered rate the machine sustains, for as
+long as N attempts take at that rate. Every 0.25 s the script reads each process's RSS
+from ``/proc/<pid>/status`` (VmRSS) and prints, per size: the attempts actually sent,
+each process's peak RSS while the storm sends (workers stream their records every
+second; the master appends them to ``history.sqlite``), and the master's peak over the
+whole run, which includes reading the history back for the checks (one pass, every
+attempt in memory: the checks take a list). The observer sees nothing (the null
+receiver applies nothing), so the verdict is irrelevant here.
+
+Run: ``python bench/storm_memory.py [--rate R] [N ...]`` (default sizes 10000 100000;
+1000000 takes N / R seconds, about 8 min at 2000/s). Linux only (``/proc``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+SECRET = "whsec_bench_storm_memory_0123456789"
+#: Seconds between two RSS samples.
+SAMPLE_S = 0.25
+
+
+def rss_mb(pid: int) -> float | None:
+    """The resident set size of `pid` in MB (VmRSS), or None once it has exited."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024.0
+    except (OSError, ValueError):
+        return None
+    return None
+
+
+@dataclass
+class Peaks:
+    """Peak RSS (MB) per process name, while sending and over the whole run."""
+
+    sending: dict[str, float] = field(default_factory=dict)
+    overall: dict[str, float] = field(default_factory=dict)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _phase(progress: Path) -> str:
+    try:
+        return str(json.loads(progress.read_text()).get("phase", ""))
+    except (OSError, ValueError):
+        return ""
+
+
+def storm(url: str, attempts: int, rate: float, tmp: Path) -> tuple[int, float, Peaks]:
+    """Run one storm of about `attempts` attempts; (attempts sent, seconds, peaks)."""
+    from hookproof.commands.storm import master_command, worker_command
+    from hookproof.loadtests.spec import SECRETS_ENV, SPEC_ENV, StormSpec, secrets_to_env
+
+    users = 20
+    duration = max(2.0, attempts / rate)
+    out = tmp / f"storm-{attempts}"
+    progress = tmp / f"progress-{attempts}.json"
+    spec = StormSpec(target_url=url, users=users, rate_per_s=rate, duration_s=duration, duplicates=0.0, waves=0,
+                     observer={"kind": "python", "callable": "storm_throughput:no_effects"}, out_dir=str(out),
+                     settle_window_s=0.1, settle_deadline_s=5.0, progress_path=str(progress), seed=7)
+    spec_path = tmp / f"spec-{attempts}.json"
+    spec_path.write_text(spec.to_json(), encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "bench")]), "PYTHONUNBUFFERED": "1"}
+    master_env = {**env, SPEC_ENV: str(spec_path), SECRETS_ENV: secrets_to_env([SECRET])}
+    port = _free_port()
+    procs: dict[str, subprocess.Popen[bytes]] = {}
+    peaks = Peaks()
+    started = time.monotonic()
+    with open(tmp / f"locust-{attempts}.log", "wb") as log:
+        try:
+            procs["master"] = subprocess.Popen(
+                master_command(spec, workers=2, spawn_rate=users, bind_host="127.0.0.1", port=port),
+                env=master_env, stdout=log, stderr=subprocess.STDOUT)
+            for i in (1, 2):
+                procs[f"worker {i}"] = subprocess.Popen(worker_command("127.0.0.1", port), env=env, stdout=log,
+                                                        stderr=subprocess.STDOUT)
+            deadline = started + duration + 600
+            while procs["master"].poll() is None and time.monotonic() < deadline:
+                sending = _phase(progress) in ("storm", "stopping", "collecting", "checking workers")
+                for name, proc in procs.items():
+                    mb = rss_mb(proc.pid)
+                    if mb is None:
+                        continue
+                    peaks.overall[name] = max(peaks.overall.get(name, 0.0), mb)
+                    if sending:
+                        peaks.sending[name] = max(peaks.sending.get(name, 0.0), mb)
+                time.sleep(SAMPLE_S)
+        finally:
+            for proc in procs.values():
+                if proc.poll() is None:
+                    proc.terminate()
+                    try:
+                        proc.wait(10)
+                    except subprocess.TimeoutExpired:
+                        proc.kill()
+                        proc.wait(5)
+    seconds = time.monotonic() - started
+    report = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    stats = next(c for c in report["scenarios"][0]["checks"] if c["check_id"] == "ack_latency")["stats"]
+    return int(stats["sent"]), seconds, peaks
+
+
+def main(argv: list[str]) -> None:
+    rate = 2000.0
+    if argv[:1] == ["--rate"]:
+        rate, argv = float(argv[1]), argv[2:]
+    sizes = [int(a) for a in argv] or [10_000, 100_000]
+    port = _free_port()
+    server = subprocess.Popen([sys.executable, str(ROOT / "bench" / "null_receiver.py"), str(port)])
+    try:
+        for _ in range(50):
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                time.sleep(0.1)
+        url = f"http://127.0.0.1:{port}/webhooks"
+        print(f"storm memory: a Locust master and 2 workers, 20 users, offered {rate:g} attempts/s, "
+              f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
+        print(f"{'attempts':>10}{'sent':>10}{'wall s':>8}{'master MB':>11}{'worker 1 MB':>13}{'worker 2 MB':>13}"
+              f"{'master MB, checks incl.':>25}")
+        with tempfile.TemporaryDirectory() as d:
+            for n in sizes:
+                sent, seconds, peaks = storm(url, n, rate, Path(d))
+                s = peaks.sending
+                print(f"{n:>10}{sent:>10}{seconds:>8.0f}{s.get('master', 0):>11.0f}{s.get('worker 1', 0):>13.0f}"
+                      f"{s.get('worker 2', 0):>13.0f}{peaks.overall.get('master', 0):>25.0f}", flush=True)
+        print("MB: peak resident set size while the storm sends (and, last column, the master's peak over the "
+              "whole run, reading the history back for the checks included).")
+    finally:
+        server.terminate()
+        server.wait(5)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
