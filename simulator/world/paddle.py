@@ -19,8 +19,8 @@ Business keys (what a SaaS does once): ``fulfil:{txn id}`` per completed transac
 ``provision:{sub id}`` per created subscription, ``dunning:{sub id}:{billing period
 start}`` per past-due period (a reminder e-mail), ``deprovision:{sub id}`` per canceled
 subscription, ``refund:{adj id}`` per refund. Subscriptions are stateful (``status``).
-``Event.account`` is the seller id (``pro_``-less digits; Paddle sends no account in a
-notification); there is no test/live flag in a notification either.
+``Event.account`` is the seller id (digits; Paddle sends no account in a notification);
+there is no test/live flag in a notification either.
 """
 
 from __future__ import annotations
@@ -228,12 +228,13 @@ class PaddleWorld(RecordWorld):
     def unknown_event(self) -> Event:
         """An ``address.updated`` notification (a SaaS handles no such thing): not recorded."""
         at = self._tick()
-        address = {"id": self.new_id("add"), "customer_id": self.new_id("ctm"), "description": None,
+        address_id = self.new_id("add")
+        address = {"id": address_id, "customer_id": self.new_id("ctm"), "description": None,
                    "first_line": None, "second_line": None, "city": None, "postal_code": "10021", "region": None,
                    "country_code": "US", "custom_data": None, "status": "active", "created_at": ps.iso(at),
                    "updated_at": ps.iso(at), "import_meta": None}
         return Event(id=self.new_id("evt"), type="address.updated", created=at // 1_000_000, created_us=at,
-                     object_type="address", object_id=address["id"], version=1, object=address,
+                     object_type="address", object_id=address_id, version=1, object=address,
                      livemode=self.livemode, account=self.account, api_version="1")
 
     def quiet_event(self) -> Event:
