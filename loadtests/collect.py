@@ -86,6 +86,21 @@ class Collector:
         """Each node's ``hookproof_ready`` payload (None: not received yet)."""
         return {n: (self._nodes[n].ready if n in self._nodes else None) for n in nodes}
 
+    def refusal(self, nodes: Iterable[str], version: str, target_url: str, waited_s: float) -> str | None:
+        """Why the storm cannot run with `nodes` (one line), or None: a worker that has not
+        reported within `waited_s` seconds, one on another hookproof version than the
+        master's `version`, or one that cannot reach `target_url`."""
+        for node, report in self.readiness(nodes).items():
+            if report is None:
+                return f"worker {node} did not report ready within {waited_s:.0f} s (is it this hookproof version?)"
+            if report.get("version") != version:
+                return (f"worker {node} runs hookproof {report.get('version')}, the master {version}: "
+                        "install the same version on every machine")
+            if not report.get("reachable"):
+                return (f"worker {node} cannot reach the target {target_url} ({report.get('detail') or 'no detail'});"
+                        " a loopback target needs workers on the receiver's machine")
+        return None
+
     def finished(self, nodes: Iterable[str]) -> bool:
         """True when every node in `nodes` has sent its closing message."""
         return all(n in self._nodes and self._nodes[n].done is not None for n in nodes)

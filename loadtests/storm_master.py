@@ -97,18 +97,7 @@ def await_ready(runner: MasterRunner, nodes: list[str], timeout_s: float) -> str
         if all(r is not None for r in reports.values()):
             break
         gevent.sleep(0.1)
-    reports = STATE.collector.readiness(nodes)
-    for node, report in reports.items():
-        if report is None:
-            return f"worker {node} did not report ready within {timeout_s:.0f} s (is it this hookproof version?)"
-        if report.get("version") != VERSION:
-            return (f"worker {node} runs hookproof {report.get('version')}, the master {VERSION}: "
-                    "install the same version on every machine")
-        if not report.get("reachable"):
-            return (f"worker {node} cannot reach the target {STATE.spec.target_url if STATE.spec else ''} "
-                    f"({report.get('detail') or 'no detail'}); a loopback target needs workers on the receiver's "
-                    "machine")
-    return None
+    return STATE.collector.refusal(nodes, VERSION, STATE.spec.target_url if STATE.spec else "", timeout_s)
 
 
 def progress_loop(environment: Environment) -> None:

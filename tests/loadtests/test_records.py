@@ -105,3 +105,19 @@ def test_collector_spools_every_worker_and_names_what_is_missing(tmp_path: Path)
 
 def test_send_is_a_plain_value() -> None:
     assert Send(EVENT, "dlv_evt_1_1", 1) == Send(EVENT, "dlv_evt_1_1", 1, ())
+
+
+def test_the_master_refuses_a_worker_on_another_version_or_one_that_cannot_reach_the_target() -> None:
+    url = "http://127.0.0.1:8000/webhooks"
+    c = Collector()
+    assert c.refusal(["w1"], "1.2.0", url, 15.0) == ("worker w1 did not report ready within 15 s "
+                                                      "(is it this hookproof version?)")
+    c.ready("w1", {"version": "1.2.0", "reachable": True, "detail": ""})
+    assert c.refusal(["w1"], "1.2.0", url, 15.0) is None
+    c.ready("w2", {"version": "1.1.0", "reachable": False, "detail": "versions differ"})
+    assert c.refusal(["w1", "w2"], "1.2.0", url, 15.0) == ("worker w2 runs hookproof 1.1.0, the master 1.2.0: "
+                                                            "install the same version on every machine")
+    c.ready("w2", {"version": "1.2.0", "reachable": False, "detail": "127.0.0.1:8000: Connection refused"})
+    assert c.refusal(["w1", "w2"], "1.2.0", url, 15.0) == (
+        "worker w2 cannot reach the target http://127.0.0.1:8000/webhooks (127.0.0.1:8000: Connection refused); "
+        "a loopback target needs workers on the receiver's machine")
