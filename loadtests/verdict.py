@@ -228,7 +228,8 @@ def finish_storm(
         started_at / stopped_at: unix seconds of the storm's start and of its end.
         observe: the observer (default: built from ``spec.observer``).
         partial_reason: set when some workers' records are missing: the report is partial.
-        on_phase: called with ``"settling"``, ``"checking"``, ``"writing"`` (progress).
+        on_phase: called with ``"reading"`` (the history), ``"settling"``, ``"checking"``,
+            ``"writing"`` (progress).
 
     The records go through a `Spool`, as a distributed storm's do (`finish_spooled`).
     Observer failures do not raise: the scenario becomes ``error`` with the reason.
@@ -264,6 +265,7 @@ def finish_spooled(
     phase = on_phase or (lambda _: None)
     out = Path(spec.out_dir)
     history_path = spool.path
+    phase("reading")
     try:
         spool.finalize()
         events = list(spool.events())
