@@ -19,6 +19,8 @@ from hookproof.certify import certify
 MATRIX = json.loads((Path(__file__).with_name("detection_matrix.json")).read_text())["receivers"]
 SECRET = "whsec_matrix_secret_0123456789"
 SEED = 4242
+#: Seconds the whole matrix may take: about 30 receivers, two at a time, each through the catalog.
+MATRIX_TIMEOUT_S = 2400
 #: Receiver tuning that keeps the run short without hiding the fault.
 OPTIONS = {"slow_then_record": {"effect_delay_s": 0.3}}
 
@@ -45,6 +47,7 @@ def test_matrix_covers_every_receiver() -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(MATRIX_TIMEOUT_S)  # the first case certifies every receiver (the module fixture)
 @pytest.mark.parametrize("name", RECEIVERS)
 def test_receiver_fails_exactly_what_its_fault_predicts(observed: dict[str, dict[str, list[str]]], name: str) -> None:
     assert observed[name] == MATRIX[name]
