@@ -103,6 +103,31 @@ def test_send_reaches_the_receiver_with_every_event_type(tmp_path: Path, name: s
         assert got and set(got) <= set(expected) and len(got) == len(set(got))
 
 
+def test_the_send_command_reaches_the_fetching_receiver(tmp_path: Path) -> None:
+    """``hookproof send --profile mercadopago --event payment.created``: accepted, and the
+    license granted once for the two copies, from the payment the provider API serves."""
+    state = ServerState()
+    with run_server(state) as api:
+        world = new_world("mercadopago", 5)  # the world `send --seed 5` builds
+        (event,) = emit_events(world, "payment.created")
+        state.add_world(world)
+        proc, url = start("mercadopago_fetch", tmp_path / "mp.sqlite", api_base=api.url)
+        try:
+            done = subprocess.run(
+                [sys.executable, "-m", "hookproof", "send", "--profile", "mercadopago", "--event", "payment.created",
+                 "--url", url, "--secret", SECRETS["mercadopago"], "--seed", "5", "--copies", "2", "--json"],
+                capture_output=True, text=True, timeout=60, cwd=PROJECT_ROOT)
+        finally:
+            proc.terminate()
+            proc.wait(timeout=10)
+    assert done.returncode == 0, done.stderr
+    attempts = json.loads(done.stdout)
+    assert [(a["event_type"], a["status"]) for a in attempts] == [("payment.created", 200)] * 2
+    assert rows(tmp_path / "mp.sqlite", "SELECT business_key, amount FROM effects") == [
+        (event.business_key, event.amount)]
+    assert rows(tmp_path / "mp.sqlite", "SELECT object_id, status FROM payments") == [(event.object_id, "approved")]
+
+
 def test_a_forged_delivery_is_refused(tmp_path: Path) -> None:
     db = tmp_path / "paddle.sqlite"
     proc, url = start("paddle_billing", db)
