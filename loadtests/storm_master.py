@@ -71,6 +71,7 @@ def control(environment: Environment) -> None:
 
         def phase(name: str) -> None:
             STATE.phase = name
+            write_progress(environment)  # now: what follows holds the loop (SQLite, the checks)
 
         spool = STATE.collector.spool
         assert spool is not None
