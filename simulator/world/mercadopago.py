@@ -63,8 +63,8 @@ def mp_date(at_us: int) -> str:
 class MercadoPagoWorld(RecordWorld):
     """A seller's Mercado Pago account, deterministic from `seed` (see the module docstring).
 
-    `account` is the seller's user id as digits (default: drawn from the seed).
-    Operations raise WorldError for an unknown object or a transition Mercado Pago does
+    `account` is the seller's user id as digits (default: drawn from the seed); `api_version`
+    is accepted for the engine's sake (the notifications are ``v1``). Operations raise WorldError for an unknown object or a transition Mercado Pago does
     not make.
     """
 
@@ -124,7 +124,7 @@ class MercadoPagoWorld(RecordWorld):
         self._emit("payment.created", pid, key=f"license:{pid}" if status == "approved" else None,
                    amount=cents if status == "approved" else None)
         if order:
-            self._order_follows(order, pid)
+            self._follow_order(pid, order)
         return pid
 
     def approve_pending(self, payment: str) -> None:
@@ -292,11 +292,9 @@ class MercadoPagoWorld(RecordWorld):
                              object_id=payment)
         self._update(payment, {**changes, "status": status})
 
-    def _order_follows(self, order: str, payment: str) -> None:
-        """Link `payment` into `order` and emit the order's ``merchant_order`` notification."""
-        self._follow_order(payment, order)
-
     def _follow_order(self, payment: str, order: str | None = None) -> None:
+        """Bring `payment`'s order (`order`, or the payment's own) up to date with it and emit
+        the order's ``merchant_order`` notification; nothing for a payment without an order."""
         p = self._typed(payment, "payment")
         order = order or (p["order"].get("id") if p["order"] else None)
         if not order:
