@@ -5,7 +5,9 @@ Routes (all JSON):
 - ``GET /v1/<resource>/{id}`` for every resource in `simulator.world.RESOURCES`
   (``customers``, ``checkout/sessions``, ``events`` …), ``GET /v1/<resource>`` lists
   (``limit``, ``starting_after``, ``ending_before``, ``customer``, ``subscription``,
-  ``status``; ``type`` on events), ``GET /v1/account`` and ``GET /v1/accounts/{id}``;
+  ``status``; ``type`` on events), the sub-lists ``/v1/invoices/{id}/lines``,
+  ``/v1/charges/{id}/refunds``, ``/v1/checkout/sessions/{id}/line_items`` and
+  ``/v1/products/{id}/features``, ``GET /v1/account`` and ``GET /v1/accounts/{id}``;
   ``expand[]=`` (or ``expand[0]=``, as the stripe SDK sends it) on all of them. Answers
   are rendered at the ``Stripe-Version`` header's API version (else the world's).
 - ``POST /v1/customers``, ``/v1/checkout/sessions``, ``/v1/subscriptions``,
@@ -67,6 +69,7 @@ from hookproof.simulator.server.models import (
     SwitchIn,
 )
 from hookproof.simulator.server.provider import (
+    SUBLISTS,
     Catalog,
     ExpandError,
     ListParamError,
@@ -455,6 +458,48 @@ def _create_app(state: ServerState) -> FastAPI:
                           response_model=StripeObject, responses=_STRIPE_ERRORS,
                           operation_id=f"create_{path.replace('/', '_')}", tags=["stripe"],
                           summary=f"Create a {object_type} in the newest served world")
+
+    def sublist(path: str, child: str, parent_type: str) -> Callable[..., Awaitable[JSONResponse]]:
+        async def handler(
+            request: Request,
+            id: str,
+            limit: Annotated[int | None, Query(ge=1, le=100)] = None,
+            starting_after: str | None = None,
+            ending_before: str | None = None,
+            _key: Any = _security,
+        ) -> JSONResponse:
+            denied = _auth_error(state, request, "stripe")
+            if denied is not None:
+                return denied
+            switched = await _apply_switch(state.switches.decide(id), "stripe")
+            if switched is not None:
+                return switched
+            try:
+                version = _api_version(request)
+            except VersionError as exc:
+                return stripe_error(400, str(exc), param="Stripe-Version")
+            with state.lock:
+                catalog = Catalog(state.worlds, version)
+                items = catalog.children(id, parent_type, child)
+                if items is None:
+                    return _not_found(parent_type, id)
+                try:
+                    page = list_page(items, f"/v1/{path}/{id}/{child}", limit=limit, starting_after=starting_after,
+                                     ending_before=ending_before)
+                    expand(page, _expand_params(request), resolver(catalog), catalog.include)
+                except ListParamError as exc:
+                    return stripe_error(400, str(exc), param=exc.param)
+                except ExpandError as exc:
+                    return stripe_error(400, str(exc), param="expand")
+            return JSONResponse(page, headers={"Request-Id": _request_id()})
+
+        return handler
+
+    for (path, child), parent_type in SUBLISTS.items():
+        app.add_api_route(f"/v1/{path}/{{id}}/{child}", sublist(path, child, parent_type), methods=["GET"],
+                          response_model=StripeList, responses=_STRIPE_ERRORS,
+                          operation_id=f"list_{path.replace('/', '_')}_{child}", tags=["stripe"],
+                          summary=f"List a {parent_type}'s {child}")
 
     for path, object_type in RESOURCES.items():
         op = path.replace("/", "_")

@@ -14,8 +14,11 @@ list of ids is expanded id by id); a list field along the path is expanded item 
 item; a null field stays null; the includable fields Stripe adds only when expanded
 (`INCLUDABLE`: a price's ``currency_options`` and ``tiers``, an invoice's ``payments``
 (basil's link from an invoice to its payment intent), a checkout session's
-``line_items``, a customer's ``subscriptions``, ``sources``, ``tax_ids``) are added;
-a path through a field that does not hold an id (or an object) cannot be expanded.
+``line_items`` (and their ``discounts``, ``taxes``) and ``total_details.breakdown``, a
+customer's ``subscriptions``, ``sources``, ``tax_ids``) are added; a path through a
+field that does not hold an id (or an object) cannot be expanded. Sub-lists
+(`SUBLISTS`: an invoice's ``lines``, a charge's ``refunds``, a session's
+``line_items``, a product's ``features``) are paged like any list.
 
 Mercado Pago (``GET /v1/payments/{id}``): the world has no Mercado Pago objects, so
 the payment is derived from a payment_intent or a charge id (the ids Mercado Pago
@@ -163,9 +166,13 @@ class Catalog:
     def include(self, obj: Mapping[str, Any], field: str) -> Any:
         """The value of includable `field` of `obj` (see `INCLUDABLE`). Raises KeyError."""
         kind = obj.get("object")
+        if kind is None and field == "breakdown" and "amount_discount" in obj:  # a total_details hash
+            return {"discounts": [], "taxes": []}  # the world has no discounts or taxes
         if not isinstance(kind, str) or field not in INCLUDABLE.get(kind, ()):
             raise KeyError(field)
         world = self.world_of(str(obj.get("id")))
+        if kind == "item":
+            return []  # a checkout line's discounts and taxes: the world has none
         if kind == "price":
             if field == "tiers":
                 return None  # per-unit prices have no tiers
@@ -183,11 +190,35 @@ class Catalog:
         return {"object": "list", "data": data, "has_more": False, "url": f"/v1/customers/{obj['id']}/{field}"}
 
 
-#: Object type -> fields Stripe leaves out unless asked for with ``expand[]`` ("includable").
+    def children(self, parent_id: str, parent_type: str, child: str) -> list[dict[str, Any]] | None:
+        """The items of sub-list `child` of `parent_id` (`SUBLISTS`), or None when there is no such parent."""
+        parent = self.render(parent_id, parent_type)
+        world = self.world_of(parent_id)
+        if parent is None or world is None:
+            return None
+        if child == "line_items":
+            return [at_version(i, self.version_of(world)) for i in world.line_items(parent_id)]
+        if child == "features":
+            return []  # the world's products have no features
+        items: list[dict[str, Any]] = parent[child]["data"]  # lines, refunds: the parent's own list
+        return items
+
+
+#: ``/v1/<parent path>/{id}/<child>`` lists -> the parent's object type.
+SUBLISTS: Mapping[tuple[str, str], str] = {
+    ("invoices", "lines"): "invoice",
+    ("charges", "refunds"): "charge",
+    ("checkout/sessions", "line_items"): "checkout.session",
+    ("products", "features"): "product",
+}
+
+#: Object type -> fields Stripe leaves out unless asked for with ``expand[]`` ("includable"),
+#: and a checkout session's ``total_details.breakdown``.
 INCLUDABLE: Mapping[str, tuple[str, ...]] = {
     "price": ("currency_options", "tiers"),
     "invoice": ("payments",),
     "checkout.session": ("line_items",),
+    "item": ("discounts", "taxes"),
     "customer": ("subscriptions", "sources", "tax_ids"),
 }
 
