@@ -16,6 +16,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from hookproof.errors import HookproofError, UsageError
+from hookproof.interrupts import Interrupts
 
 if TYPE_CHECKING:
     from hookproof.config import Config
@@ -221,7 +222,6 @@ def certify(
     SIGTERM is handled like Ctrl-C: the run stops, everything started is stopped, and a
     partial report is written (exit 128 + the signal's number).
     """
-    import signal
 
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -235,15 +235,7 @@ def certify(
     from hookproof.scenarios.errors import ScenarioError
     from hookproof.simulator.errors import SimulatorError
 
-    interrupted: list[int] = []
-
-    def on_signal(signum: int, frame: object) -> None:
-        interrupted.append(signum)
-        raise KeyboardInterrupt
-
-    signal.signal(signal.SIGTERM, on_signal)
-    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
-        signal.signal(signal.SIGINT, on_signal)
+    caught = Interrupts.install()
     cfg: "Config | None" = None
     scenario = [*(scenario_ids or []), *(scenario or [])] or None
     try:
@@ -282,11 +274,11 @@ def certify(
         raise fail(_os_error(exc)) from None
     except KeyboardInterrupt:
         raise fail("interrupted before a report could be written (the history, if any, is in the report directory)",
-                   128 + (interrupted[-1] if interrupted else signal.SIGINT)) from None
+                   caught.exit_code) from None
     assert cfg is not None
     print_report(result.report, result.paths, f"hookproof certify: {cfg.target.profile} receiver at {result.report.target}")
-    signalled = interrupted and result.report.partial and not result.timed_out
-    raise typer.Exit(128 + interrupted[-1] if signalled else result.exit_code)
+    signalled = caught.signalled and result.report.partial and not result.timed_out
+    raise typer.Exit(caught.exit_code if signalled else result.exit_code)
 
 
 @app.command()

@@ -15,7 +15,6 @@ from __future__ import annotations
 import contextlib
 import os
 import random
-import signal
 import sys
 import time
 from dataclasses import dataclass, field
@@ -23,6 +22,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Callable, Iterator, Optional
 
 import typer
+
+from hookproof.interrupts import Interrupts
 
 if TYPE_CHECKING:
     from hookproof.config import Config
@@ -68,7 +69,12 @@ def explore_target(cfg: "Config") -> Iterator[tuple["ExploreTarget", Any]]:
     `target.url` (ConfigError naming it, as certify). Yields (target, provider state).
     """
     from hookproof.certify import (
-        check_reachable, make_observer, make_target, provider_server, started_receiver, with_port,
+        check_reachable,
+        make_observer,
+        make_target,
+        provider_server,
+        started_receiver,
+        with_port,
     )
     from hookproof.scenarios.statemachine import PROVIDER_API_BASE, shared_target
     from hookproof.simulator.profiles import get_profile
@@ -163,7 +169,13 @@ def run_explore(cfg: "Config", *, out_dir: Path | Callable[[], Path], max_exampl
     listens at `target.url`.
     """
     from hookproof.certify import check_loopback
-    from hookproof.scenarios.statemachine import NOTHING_ACKNOWLEDGED, burst_hit_rate, explore, format_steps, write_schedule
+    from hookproof.scenarios.statemachine import (
+        NOTHING_ACKNOWLEDGED,
+        burst_hit_rate,
+        explore,
+        format_steps,
+        write_schedule,
+    )
 
     check_loopback(cfg, allow_remote, command="explore", sends="concurrent duplicate bursts")
     report_progress = progress or (lambda phase, done, total: None)
@@ -319,7 +331,6 @@ def register(app: typer.Typer) -> None:
         from hookproof.rundirs import DEFAULT_ROOT, run_out
         from hookproof.simulator.errors import SimulatorError
 
-        interrupted: list[int] = []
         made: list[Path] = []
 
         def run_dir() -> Path:
@@ -327,11 +338,7 @@ def register(app: typer.Typer) -> None:
                 made.append(run_out(out, "explore", force=force))
             return made[0]
 
-        def on_signal(signum: int, frame: object) -> None:
-            interrupted.append(signum)
-            signal.default_int_handler(signal.SIGINT, frame)  # raises KeyboardInterrupt, as Ctrl-C does
-
-        signal.signal(signal.SIGTERM, on_signal)
+        caught = Interrupts.install()
         started = time.time()
         cfg: Config | None = None
         run_seed: int | None = None
@@ -365,7 +372,7 @@ def register(app: typer.Typer) -> None:
         except (HookproofError, SimulatorError, ChaosError) as exc:
             raise fail(str(_located(exc, cfg))) from None
         except KeyboardInterrupt:
-            code = 128 + (interrupted[-1] if interrupted else signal.SIGINT)
+            code = caught.exit_code
             paths = write_interrupted_report(run_dir(), started, cfg, run_seed, described[-1] if described else None)
             console.print(f"explore interrupted; partial report: {paths['json']}", markup=False)
             sys.stdout.flush()

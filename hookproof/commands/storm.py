@@ -38,6 +38,8 @@ from urllib.parse import urlsplit
 
 import typer
 
+from hookproof.interrupts import Interrupts
+
 if TYPE_CHECKING:
     from hookproof.config import Config
     from hookproof.loadtests.spec import StormSpec
@@ -334,13 +336,7 @@ def register(app: typer.Typer) -> None:
         from hookproof.simulator.delivery import Target
         from hookproof.simulator.errors import SimulatorError
 
-        interrupted: list[int] = []
-
-        def on_signal(signum: int, frame: object) -> None:
-            interrupted.append(signum)
-            signal.default_int_handler(signal.SIGINT, frame)  # raises KeyboardInterrupt, as Ctrl-C does
-
-        signal.signal(signal.SIGTERM, on_signal)
+        caught = Interrupts.install()
         try:
             cfg = _load(config)
             if cfg.target.url is None:
@@ -379,7 +375,7 @@ def register(app: typer.Typer) -> None:
         except (HookproofError, SimulatorError, ChaosError) as exc:
             raise fail(str(exc)) from None
         except KeyboardInterrupt:
-            code = -(128 + (interrupted[-1] if interrupted else signal.SIGINT))  # marks the interruption
+            code = -caught.exit_code  # marks the interruption
         if out is None:  # interrupted before its run folder was made: nothing was sent
             raise typer.Exit(-code if code < 0 else 1)
         with contextlib.suppress(FileNotFoundError):

@@ -1,0 +1,57 @@
+"""One way every long command takes SIGTERM and Ctrl-C: as KeyboardInterrupt, in the main thread.
+
+``caught = Interrupts.install()`` (or ``with Interrupts() as caught:``) makes SIGTERM (and
+SIGINT, when Python's own handler is in place) raise KeyboardInterrupt where the command
+is, so its ``finally`` blocks stop what it started, heal faults and write a partial
+report; `caught.exit_code` is then ``128 + signum`` (130 for Ctrl-C, 143 for SIGTERM), as
+shells expect. The previous handlers come back when the block ends (`restore`).
+"""
+
+from __future__ import annotations
+
+import signal
+from types import FrameType, TracebackType
+from typing import Any
+
+
+class Interrupts:
+    """The signals a command caught (`received`), and the handlers it replaced."""
+
+    def __init__(self) -> None:
+        self.received: list[int] = []
+        self._previous: dict[int, Any] = {}
+
+    def _handle(self, signum: int, frame: FrameType | None) -> None:
+        self.received.append(signum)
+        raise KeyboardInterrupt
+
+    @classmethod
+    def install(cls) -> Interrupts:
+        """Catch the signals from now on (a command's whole run); `restore` gives them back."""
+        return cls().__enter__()
+
+    def restore(self) -> None:
+        """Put the replaced handlers back."""
+        self.__exit__(None, None, None)
+
+    def __enter__(self) -> Interrupts:
+        self._previous[signal.SIGTERM] = signal.signal(signal.SIGTERM, self._handle)
+        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+            self._previous[signal.SIGINT] = signal.signal(signal.SIGINT, self._handle)
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        for signum, handler in self._previous.items():
+            signal.signal(signum, handler)
+        self._previous.clear()
+
+    @property
+    def signalled(self) -> bool:
+        """Whether a signal came (a KeyboardInterrupt may also come from a plain Ctrl-C)."""
+        return bool(self.received)
+
+    @property
+    def exit_code(self) -> int:
+        """``128 + signum`` of the last signal (Ctrl-C's 130 when none was recorded)."""
+        return 128 + (self.received[-1] if self.received else signal.SIGINT)
