@@ -35,8 +35,8 @@ def events(
     as_json: Annotated[bool, typer.Option("--json", help="Print a JSON list of {event, world_type}.")] = False,
 ) -> None:
     """List the event types a profile sends (the names `send --event` accepts)."""
-    from hookproof.cli import fail
     from hookproof.simulator.errors import ProfileError
+    from hookproof.terminal import fail
 
     try:
         rows = event_rows(profile)

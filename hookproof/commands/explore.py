@@ -325,11 +325,11 @@ def register(app: typer.Typer) -> None:
         from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
         from hookproof.chaos.errors import ChaosError
-        from hookproof.cli import _load, _located, console, err_console, fail, print_report
         from hookproof.errors import HookproofError
         from hookproof.heartbeat import TERMINAL_INTERVAL_S, Heartbeat, log_interval_s
         from hookproof.rundirs import DEFAULT_ROOT, run_out
         from hookproof.simulator.errors import SimulatorError
+        from hookproof.terminal import console, err_console, fail, load, located, print_report
 
         made: list[Path] = []
 
@@ -344,7 +344,7 @@ def register(app: typer.Typer) -> None:
         run_seed: int | None = None
         described: list[str] = []
         try:
-            cfg = _load(config)
+            cfg = load(config)
             run_seed = resolve_seed(cfg, seed)
             with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[detail]}"),
                           TimeElapsedColumn(), console=err_console, transient=True,
@@ -370,7 +370,7 @@ def register(app: typer.Typer) -> None:
                                       database=_database(out or DEFAULT_ROOT), allow_remote=allow_remote,
                                       progress=progress, on_target=described.append)
         except (HookproofError, SimulatorError, ChaosError) as exc:
-            raise fail(str(_located(exc, cfg))) from None
+            raise fail(str(located(exc, cfg))) from None
         except KeyboardInterrupt:
             code = caught.exit_code
             paths = write_interrupted_report(run_dir(), started, cfg, run_seed, described[-1] if described else None)

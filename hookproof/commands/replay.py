@@ -34,12 +34,12 @@ def read_schedule(path: Path, seed: Optional[int] = None) -> tuple[int, list["St
 
 def replay_lines(config: Path, schedule: Path, *, seed: Optional[int] = None) -> tuple[list[str], bool]:
     """Replay `schedule` against the target of `config`; (printed lines, finding reproduced)."""
-    from hookproof.cli import _load
     from hookproof.commands.explore import explore_target
     from hookproof.scenarios.statemachine import format_step, replay
+    from hookproof.terminal import load
 
     run_seed, steps, doc = read_schedule(schedule, seed)
-    cfg = _load(config)
+    cfg = load(config)
     types = list(doc.get("events", []))
     lines = [f"replaying {len(steps)} step(s) of {schedule.name} (seed {run_seed})"]
     count = 0
@@ -74,9 +74,9 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Replay a saved failing schedule against the target and print the finding."""
         from hookproof.chaos.errors import ChaosError
-        from hookproof.cli import console, fail
         from hookproof.errors import HookproofError
         from hookproof.simulator.errors import SimulatorError
+        from hookproof.terminal import console, fail
 
         try:
             lines, found = replay_lines(config, schedule, seed=seed)

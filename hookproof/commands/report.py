@@ -30,11 +30,10 @@ def report(
     out: Annotated[Optional[Path], typer.Option("--out", help="Report directory (default: the history's directory).")] = None,
 ) -> None:
     """Re-render the reports (JSON, JUnit XML, Markdown, HTML) from a saved history."""
-    from hookproof.cli import console, fail
     from hookproof.reports import ReportError, load_json, write_reports
-    from hookproof.scenarios.runner import REPORT_META_KEY
-
     from hookproof.rundirs import DEFAULT_ROOT
+    from hookproof.scenarios.runner import REPORT_META_KEY
+    from hookproof.terminal import console, fail
 
     given = history
     history = find_history(history if history is not None else DEFAULT_ROOT)

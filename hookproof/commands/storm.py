@@ -329,16 +329,16 @@ def register(app: typer.Typer) -> None:
         secret: bind it on a private network only."""
         from hookproof.certify import check_reachable, provider_server, started_receiver
         from hookproof.chaos.errors import ChaosError
-        from hookproof.cli import _load, console, err_console, fail, print_report
         from hookproof.errors import HookproofError, UsageError
         from hookproof.reports import REPORT_FILES, load_json
         from hookproof.rundirs import run_out
         from hookproof.simulator.delivery import Target
         from hookproof.simulator.errors import SimulatorError
+        from hookproof.terminal import console, err_console, fail, load, print_report
 
         caught = Interrupts.install()
         try:
-            cfg = _load(config)
+            cfg = load(config)
             if cfg.target.url is None:
                 raise UsageError("storms need a URL target (target.url); an in-process app cannot be stormed")
             if not Target(url=cfg.target.url).is_loopback() and not allow_remote:

@@ -52,7 +52,7 @@ def register(app: typer.Typer) -> None:
         """
         import os
 
-        from hookproof.cli import fail
+        from hookproof.terminal import fail
 
         if not master_host.strip() or any(c.isspace() for c in master_host):
             raise fail(f"--master-host: not a host name or address: {master_host!r}")

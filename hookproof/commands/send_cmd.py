@@ -1,0 +1,107 @@
+"""``hookproof send``: one event type, with faults, to a URL (like ``stripe trigger``)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import TYPE_CHECKING, Annotated, Optional
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from hookproof.errors import HookproofError
+from hookproof.terminal import (
+    console,
+    err_console,
+    fail,
+    read_secret,
+)
+
+if TYPE_CHECKING:
+    pass
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``hookproof send`` to `app`."""
+
+    @app.command()
+    def send(
+        url: Annotated[str, typer.Option("--url", help="The receiver's webhook URL.")],
+        secret: Annotated[list[str], typer.Option("--secret", help="Signing secret: literal, env:NAME or file:PATH. Repeat for rotation.", show_default=False)],
+        profile: Annotated[str, typer.Option("--profile", help="Provider profile.")] = "stripe",
+        event: Annotated[Optional[str], typer.Option("--event", help="Event type: the provider's own name (see 'hookproof events --profile P') or the world type it is made from. Default: the profile's default event.")] = None,
+        copies: Annotated[int, typer.Option("--copies", min=1, max=1000, help="Deliveries of each event.")] = 1,
+        concurrent: Annotated[bool, typer.Option("--concurrent", help="Release the copies together.")] = False,
+        reverse: Annotated[bool, typer.Option("--reverse", help="Deliver the events in reverse order.")] = False,
+        objects: Annotated[int, typer.Option("--objects", min=1, max=1000, help="How many objects emit the event.")] = 1,
+        drop_response: Annotated[bool, typer.Option("--drop-response", help="Discard the first answer of each delivery and retry.")] = False,
+        sender_timeout: Annotated[Optional[float], typer.Option("--sender-timeout", min=0.001, max=600, help="Seconds to wait for an answer, at most 600 (default: the profile's).")] = None,
+        seed: Annotated[Optional[int], typer.Option("--seed", help="World seed (ids, amounts).")] = None,
+        live: Annotated[bool, typer.Option("--live", help="Send live-mode events (only to a live receiver).")] = False,
+        as_json: Annotated[bool, typer.Option("--json", help="Print the attempts as JSON.")] = False,
+    ) -> None:
+        """Deliver signed events to a receiver, with faults, and print every attempt."""
+        from hookproof.heartbeat import TERMINAL_INTERVAL_S, Heartbeat, log_interval_s
+        from hookproof.send import SendInterrupted, SendOptions, attempt_line, first_line
+        from hookproof.send import send as do_send
+        from hookproof.simulator.delivery import History
+        from hookproof.simulator.errors import SimulatorError
+        from hookproof.simulator.profiles import get_profile
+
+        try:
+            prof = get_profile(profile)
+            secret_values = [read_secret(s) for s in secret]
+            options = SendOptions(
+                profile=prof, url=url, event=event, copies=copies, concurrent=concurrent, reverse=reverse, objects=objects,
+                drop_response=drop_response, sender_timeout_s=sender_timeout, seed=seed, live=live,
+            )
+            history = History()
+            shown = [0]
+
+            def news() -> str:
+                """On a terminal: each attempt ended since the last call, one line each."""
+                done = history.attempts()
+                lines = [attempt_line(a) for a in done[shown[0]:]]
+                shown[0] = len(done)
+                return "\n".join(lines)
+
+            def tally() -> str:
+                done = history.attempts()
+                acked_so_far = sum(a.completion.value == "ok" for a in done)
+                return f"send: {len(done)} attempt(s) so far, {acked_so_far} acknowledged, {beat.elapsed_s:.0f} s"
+
+            live = err_console.is_interactive
+            try:
+                with Heartbeat(news if live else tally,
+                               lambda text: err_console.print(text, markup=False, soft_wrap=True) if text else None,
+                               TERMINAL_INTERVAL_S if live else log_interval_s()) as beat:
+                    attempts = do_send(options, secret_values, history)
+            finally:  # the heartbeat has stopped: the attempts that ended since its last line
+                rest = news() if live else ""
+                if rest:
+                    err_console.print(rest, markup=False, soft_wrap=True)
+        except (HookproofError, SimulatorError) as exc:
+            flag = {"profile": "--profile: ", "secret": "--secret: "}.get(getattr(exc, "field", None) or "", "")
+            raise fail(f"{flag}{exc}" if flag and not str(exc).startswith("--") else str(exc)) from None
+        except SendInterrupted as exc:
+            raise fail(f"send interrupted; {len(exc.attempts)} attempt(s) made", 130) from None
+        if as_json:
+            sys.stdout.write(json.dumps([a.to_dict() for a in attempts], indent=2) + "\n")
+        else:
+            table = Table(title=f"{prof.title} deliveries to {url}", title_justify="left")
+            for col in ("#", "event", "try", "status", "outcome", "ms", "note"):
+                table.add_column(col, overflow="fold")
+            for a in attempts:
+                answer = first_line(a.response_excerpt) if a.outcome.value != "acked" else ""
+                note = ", ".join(filter(None, [",".join(a.faults), a.error, answer]))
+                table.add_row(str(a.index + 1), escape(f"{a.event_type}\n{a.event_id}"), str(a.attempt),
+                              str(a.status or "-"), f"{a.outcome.value} ({a.completion.value})", f"{a.latency_ms:.0f}",
+                              escape(note))
+            console.print(table)
+        acked = sum(a.completion.value == "ok" for a in attempts)
+        if not as_json:
+            console.print(f"{len(attempts)} attempt(s), {acked} acknowledged" +
+                          ("" if acked else "; exit 1: the receiver acknowledged none of them"), markup=False)
+        if not acked:
+            raise typer.Exit(1)

@@ -1,0 +1,98 @@
+"""What every command shares at the terminal: the consoles, one-line failures, reading a
+config or a secret given on the command line, and printing a run's verdict table.
+
+Commands import these from here (the ``hookproof`` app itself lives in `hookproof.cli`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from hookproof.errors import UsageError
+
+if TYPE_CHECKING:
+    from hookproof.config import Config
+    from hookproof.reports.model import RunReport
+
+console = Console(highlight=False)
+err_console = Console(stderr=True, highlight=False)
+
+
+def os_error(exc: OSError) -> str:
+    """An OS error in plain words: what failed, on which file."""
+    what = exc.strerror or type(exc).__name__
+    return f"{exc.filename}: {what.lower()}" if exc.filename else what
+
+
+def fail(message: str, code: int = 2) -> typer.Exit:
+    """Print one line to stderr and return the Exit to raise."""
+    err_console.print(f"hookproof: {message}", markup=False, soft_wrap=True)
+    return typer.Exit(code)
+
+
+def read_secret(value: str, flag: str = "--secret") -> str:
+    """A secret given literally, as ``env:NAME`` or as ``file:PATH`` (never echoed).
+
+    Raises UsageError naming the flag and the source (not the secret).
+    """
+    from hookproof.secret_ref import SecretRef, SecretRefError
+
+    try:
+        return SecretRef.parse(value).resolve()
+    except SecretRefError as exc:
+        raise UsageError(f"{flag}: {exc}") from None
+
+
+def duration_s(flag: str, text: str | None) -> float | None:
+    """Seconds of a duration flag (90, 90s, 15m, 1h30m); None when not given. Raises UsageError."""
+    if text is None:
+        return None
+    from hookproof.commands.storm import parse_duration
+
+    return parse_duration(text, flag)
+
+
+def load(config: Path) -> "Config":
+    """The config file, with a free port for a ``{port}`` in target.url (`certify.with_port`)."""
+    from hookproof.certify import with_port
+    from hookproof.config import load_config
+
+    return with_port(load_config(config))
+
+
+def located(exc: Exception, cfg: "Config | None") -> Exception:
+    """A ConfigError raised while running, with the config file and its field's line."""
+    from hookproof.config import locate
+    from hookproof.errors import ConfigError
+
+    return locate(exc, cfg) if isinstance(exc, ConfigError) and cfg is not None else exc
+
+
+def print_report(report: "RunReport", paths: dict[str, Path], title: str) -> None:
+    """The verdict table of a run and where its files are."""
+    table = Table(title=title, title_justify="left")
+    for col in ("scenario", "verdict", "finding or reason"):
+        table.add_column(col, overflow="fold")
+    styles = {"pass": "green", "fail": "bold red", "unknown": "yellow", "error": "bold red", "not_applicable": "dim"}
+    for s in report.scenarios:
+        if s.findings:
+            first = f"{s.findings[0].check_id}: {s.findings[0].key} {s.findings[0].message}"
+        else:
+            undecided = [f"{c.check_id}: {c.detail}" for c in s.checks if c.verdict == "unknown" and c.detail]
+            first = s.reason or (undecided[0] if undecided else "")
+        more = f" (+{len(s.findings) - 1} more finding(s) in this scenario)" if len(s.findings) > 1 else ""
+        verdict = "n/a" if s.verdict == "not_applicable" else s.verdict.upper()
+        table.add_row(escape(s.id), f"[{styles.get(s.verdict, '')}]{verdict}[/]", escape(first + more))
+    console.print(table)
+    word = {"pass": "[green]PASS[/]", "fail": "[bold red]FAIL[/]"}.get(report.verdict, f"[yellow]{report.verdict.upper()}[/]")
+    console.print(f"verdict: {word}{' (partial run)' if report.partial else ''}")
+    for note in report.notes:
+        console.print(f"note: {note}", markup=False, soft_wrap=True)
+    for name, path in paths.items():
+        console.print(f"  {name}: {path}", markup=False)
