@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from hookproof.errors import ConfigError
 from hookproof.secret_ref import SecretRef, SecretRefError
+from hookproof.toml_lines import TomlLines
 
 DEFAULT_PATH = "hookproof.toml"
 
@@ -512,23 +513,9 @@ def _resolve_secret(value: str, base_dir: Path | None) -> str:
 
 
 def field_line(text: str, dotted: str) -> int | None:
-    """The 1-based line where `dotted` (``section.key`` or ``section``) is set in TOML `text`."""
-    parts = dotted.split(".")
-    section: list[str] = []
-    for number, raw in enumerate(text.splitlines(), start=1):
-        line = raw.strip()
-        header = re.match(r"^\[\s*([\w.\-\s]+?)\s*\]\s*(#.*)?$", line)
-        if header:
-            section = [p.strip() for p in header.group(1).split(".")]
-            if section == parts:
-                return number
-            continue
-        key = re.match(r"^([\w\-]+)\s*=", line)
-        if key and section + [key.group(1)] == parts[: len(section) + 1] and len(section) + 1 <= len(parts):
-            return number
-    if len(parts) > 1:
-        return field_line(text, ".".join(parts[:-1]))
-    return None
+    """The 1-based line where `dotted` (``section.key`` or ``section``) is set in TOML `text`
+    (a dotted key, quoted or not, included), else where its nearest set parent is."""
+    return TomlLines(text).line_of(*dotted.split("."))
 
 
 def parse_config(text: str, source: str = DEFAULT_PATH) -> Config:
@@ -574,19 +561,7 @@ def _check_keys(config: Config, text: str, source: str) -> None:
 def _entry_line(text: str, section: str, name: str) -> int | None:
     """The 1-based line of entry `name` (quoted or bare) of table `section`, or of the
     ``[section."name"]`` header."""
-    current = ""
-    quoted = re.escape(name)
-    for number, raw in enumerate(text.splitlines(), start=1):
-        line = raw.strip()
-        header = re.match(r"^\[\s*([^\]]+?)\s*\]", line)
-        if header:
-            current = header.group(1)
-            if re.fullmatch(rf'{re.escape(section)}\s*\.\s*(?:"{quoted}"|\'{quoted}\'|{quoted})', current):
-                return number
-            continue
-        if current == section and re.match(rf'^(?:"{quoted}"|\'{quoted}\'|{quoted})\s*=', line):
-            return number
-    return None
+    return TomlLines(text).line_of(*section.split("."), name)
 
 
 def _check_dirs(config: Config, text: str, source: str) -> None:
@@ -672,20 +647,8 @@ def _model_of(annotation: Any) -> Any:
 
 def field_at(text: str, line: int) -> str | None:
     """The dotted ``section.key`` set on 1-based `line` of TOML `text` (None if none is)."""
-    section: list[str] = []
-    for number, raw in enumerate(text.splitlines(), start=1):
-        stripped = raw.strip()
-        header = re.match(r"^\[\s*([\w.\-\s]+?)\s*\]", stripped)
-        if header:
-            section = [p.strip() for p in header.group(1).split(".")]
-        key = re.match(r"^([\w\-]+)\s*=", stripped)
-        if number == line:
-            if header:
-                return ".".join(section)
-            if key:
-                return ".".join([*section, key.group(1)])
-            return ".".join(section) or None
-    return None
+    path = TomlLines(text).path_at(line)
+    return ".".join(path) if path else None
 
 
 def _raise(message: str, source: str, field: str, line: int | None) -> Config:
