@@ -78,3 +78,14 @@ def test_a_line_inside_a_multiline_string_is_no_key() -> None:
 
 def test_key_parts_unquote() -> None:
     assert key_parts('a . "b.c" . \'d\'') == ["a", "b.c", "d"]
+
+
+def test_a_config_error_on_a_dotted_key_names_its_line() -> None:
+    from hookproof.config import parse_config
+    from hookproof.errors import ConfigError
+
+    text = ('target.profile = "stripe"\ntarget.secret = "whsec_x"\n\ntarget.url = "ftp://x"\n'
+            'observer.kind = "sql"\nobserver.url = "sqlite:///r.db"\nobserver.effects = "SELECT business_key FROM e"\n')
+    with pytest.raises(ConfigError) as info:
+        parse_config(text, "hookproof.toml")
+    assert (info.value.field, info.value.line) == ("target.url", 4)
