@@ -8,6 +8,7 @@ the block raised. The process runs in its own process group so its children go t
 from __future__ import annotations
 
 import base64
+import contextlib
 import os
 import shlex
 import signal
@@ -50,6 +51,73 @@ def wait_healthy(*, health_url: str | None = None, port: int | None = None, host
     raise TimeoutError(f"not healthy within {timeout_s:g} s ({health_url or f'{host}:{port}'})")
 
 
+class Supervised:
+    """One child process in a session of its own, so signals reach its whole group.
+
+    The one process supervisor of hookproof: receivers under chaos (`ReceiverProcess`) and
+    the storm's Locust master and workers run through it. `stop` is SIGTERM, a bounded
+    wait, then SIGKILL and a bounded reap; every method is safe on a process that is gone.
+    Raises OSError from `subprocess.Popen` when the command cannot be started.
+    """
+
+    def __init__(self, argv: Sequence[str], *, env: Mapping[str, str] | None = None, cwd: str | None = None,
+                 output: IO[bytes] | None = None) -> None:
+        self.popen: subprocess.Popen[bytes] = subprocess.Popen(
+            list(argv), env=dict(env) if env is not None else None, cwd=cwd, stdout=output,
+            stderr=subprocess.STDOUT if output is not None else None, stdin=subprocess.DEVNULL,
+            start_new_session=True)
+
+    @property
+    def pid(self) -> int:
+        return self.popen.pid
+
+    @property
+    def returncode(self) -> int | None:
+        return self.popen.returncode
+
+    def poll(self) -> int | None:
+        """The exit code, or None while it runs."""
+        return self.popen.poll()
+
+    def running(self) -> bool:
+        return self.popen.poll() is None
+
+    def wait(self, timeout_s: float | None = None) -> int:
+        """Wait for the exit (raises subprocess.TimeoutExpired after `timeout_s`)."""
+        return self.popen.wait(timeout_s)
+
+    def signal(self, sig: int) -> None:
+        """Send `sig` to the whole process group (nothing if it is gone)."""
+        if self.popen.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.popen.pid, sig)
+
+    def send_signal(self, sig: int) -> None:
+        """Send `sig` to the process itself (nothing if it is gone)."""
+        if self.popen.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                self.popen.send_signal(sig)
+
+    def kill(self, reap_s: float = 5.0) -> None:
+        """SIGKILL the group and reap it (bounded)."""
+        self.signal(signal.SIGKILL)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.popen.wait(reap_s)
+
+    def stop(self, timeout_s: float = 5.0, *, group: bool = True) -> None:
+        """SIGTERM (to the group, or the process alone), wait `timeout_s`, then SIGKILL the group."""
+        if self.popen.poll() is not None:
+            return
+        if group:
+            self.signal(signal.SIGTERM)
+        else:
+            self.send_signal(signal.SIGTERM)
+        try:
+            self.popen.wait(timeout_s)
+        except subprocess.TimeoutExpired:
+            self.kill()
+
+
 class ReceiverProcess:
     """A receiver command under hookproof's control.
 
@@ -72,7 +140,7 @@ class ReceiverProcess:
         self.port = port or (urlsplit(health_url).port if health_url else None)
         self.startup_timeout_s = startup_timeout_s
         self._masked = [m for m in masked if m]
-        self._proc: subprocess.Popen[bytes] | None = None
+        self._child: Supervised | None = None
         # The receiver's output, read back (masked) for error messages. It may hold
         # secrets the receiver prints, so it goes when this object does: on `close`, on
         # leaving the `with` block, when collected, or when the interpreter exits.
@@ -104,16 +172,15 @@ class ReceiverProcess:
 
     @property
     def pid(self) -> int | None:
-        return self._proc.pid if self._proc else None
+        return self._child.pid if self._child else None
 
     def running(self) -> bool:
-        return self._proc is not None and self._proc.poll() is None
+        return self._child is not None and self._child.running()
 
     def start(self) -> None:
         """Start and wait healthy. Raises ProcessError with the log tail on failure."""
         try:
-            self._proc = subprocess.Popen(self.argv, env=self.env, cwd=self.cwd, stdout=self._log,
-                                          stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+            self._child = Supervised(self.argv, env=self.env, cwd=self.cwd, output=self._log)
         except OSError as exc:
             raise ProcessError(f"cannot start the receiver ({exc.strerror}): {self.describe()}",
                                command=self.describe()) from None
@@ -121,26 +188,19 @@ class ReceiverProcess:
         try:
             wait_healthy(health_url=self.health_url, port=self.port, timeout_s=self.startup_timeout_s, alive=self.running)
         except (TimeoutError, ProcessError) as exc:
-            code = self._proc.poll()
+            code = self._child.poll()
             self.stop()
             raise ProcessError(f"the receiver did not become healthy: {exc}: {self.describe()}", command=self.describe(),
                                returncode=code, log_tail=self.log_tail()) from None
 
     def _signal(self, sig: int) -> None:
-        if self._proc is not None and self._proc.poll() is None:
-            try:
-                os.killpg(self._proc.pid, sig)
-            except ProcessLookupError:
-                pass
+        if self._child is not None:
+            self._child.signal(sig)
 
     def kill(self) -> None:
         """SIGKILL the process group and reap it (bounded)."""
-        self._signal(signal.SIGKILL)
-        if self._proc is not None:
-            try:
-                self._proc.wait(5)
-            except subprocess.TimeoutExpired:
-                pass
+        if self._child is not None:
+            self._child.kill()
         self.paused = False
 
     def pause(self) -> None:
@@ -160,15 +220,12 @@ class ReceiverProcess:
 
     def stop(self, timeout_s: float = 5.0) -> None:
         """Heal (resume), SIGTERM, wait, then SIGKILL. Safe to call twice."""
-        if self._proc is None:
+        if self._child is None:
             return
         if self.paused:
             self.resume()
-        self._signal(signal.SIGTERM)
-        try:
-            self._proc.wait(timeout_s)
-        except subprocess.TimeoutExpired:
-            self.kill()
+        self._child.stop(timeout_s)
+        self.paused = False
 
     def __enter__(self) -> "ReceiverProcess":
         self.start()

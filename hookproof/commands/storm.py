@@ -41,6 +41,7 @@ import typer
 from hookproof.interrupts import Interrupts
 
 if TYPE_CHECKING:
+    from hookproof.chaos.process import Supervised
     from hookproof.config import Config
     from hookproof.loadtests.spec import StormSpec
 
@@ -154,39 +155,26 @@ def _free_port() -> int:
 
 @contextlib.contextmanager
 def _processes(commands: list[tuple[str, list[str]]], env: dict[str, str], log_dir: Path,
-               worker_env: dict[str, str] | None = None) -> Iterator[list[subprocess.Popen[bytes]]]:
-    """Start `commands` (name, argv) with output in ``log_dir/<name>.log``; stop them all after.
+               worker_env: dict[str, str] | None = None) -> Iterator[list["Supervised"]]:
+    """Start `commands` (name, argv) with output in ``log_dir/<name>.log``; stop them all after
+    (SIGTERM, on which Locust shuts down cleanly, then SIGKILL after 10 s).
     The first gets `env`, the others `worker_env` (default `env`)."""
+    from hookproof.chaos.process import Supervised
+
     log_dir.mkdir(parents=True, exist_ok=True)
-    procs: list[subprocess.Popen[bytes]] = []
+    procs: list[Supervised] = []
     logs: list[IO[bytes]] = []
     try:
         for name, argv in commands:
             log = open(log_dir / f"{name}.log", "wb")
             logs.append(log)
-            procs.append(subprocess.Popen(argv, env=env if not procs or worker_env is None else worker_env,
-                                          stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                          start_new_session=True))
+            procs.append(Supervised(argv, env=env if not procs or worker_env is None else worker_env, output=log))
         yield procs
     finally:
         for proc in procs:
-            _stop(proc)
+            proc.stop(10.0, group=False)
         for log in logs:
             log.close()
-
-
-def _stop(proc: "subprocess.Popen[bytes]", timeout_s: float = 10.0) -> None:
-    """SIGTERM (Locust shuts down cleanly), then SIGKILL after `timeout_s`."""
-    if proc.poll() is not None:
-        return
-    with contextlib.suppress(ProcessLookupError):
-        proc.send_signal(signal.SIGTERM)
-    try:
-        proc.wait(timeout_s)
-    except subprocess.TimeoutExpired:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait(5)
 
 
 def _gave_up(master_log: Path) -> bool:
@@ -266,7 +254,7 @@ def run_storm(spec: "StormSpec", secrets: list[str], *, workers: int, spawn_rate
                 raise
 
 
-def _watch(master: "subprocess.Popen[bytes]", deadline: float, bound_s: float, bar: Any, task: Any,
+def _watch(master: "Supervised", deadline: float, bound_s: float, bar: Any, task: Any,
            spec: "StormSpec", progress_path: Path | None, log_dir: Path, console: object) -> int:
     """Show the master's progress until it exits; its exit code (1 past the deadline)."""
     while master.poll() is None:

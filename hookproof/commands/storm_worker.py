@@ -14,13 +14,12 @@ went away, it refused the storm, or it never connected); 2 a usage error.
 
 from __future__ import annotations
 
-import contextlib
-import signal
-import subprocess
 import sys
 from typing import Annotated
 
 import typer
+
+from hookproof.interrupts import Interrupts
 
 #: Locust's default master port (the default of ``hookproof storm --master-bind-port``).
 MASTER_PORT = 5557
@@ -60,18 +59,15 @@ def register(app: typer.Typer) -> None:
 
         env = {**os.environ, "PYTHONPATH": _pythonpath(), "PYTHONUNBUFFERED": "1"}
         env.pop("HOOKPROOF_STORM_SECRETS", None)  # the master's secrets come with the run
-        proc = subprocess.Popen(storm_worker_command(master_host, master_port), env=env, stdin=subprocess.DEVNULL)
+        from hookproof.chaos.process import Supervised
+
+        caught = Interrupts.install()
+        proc = Supervised(storm_worker_command(master_host, master_port), env=env)
         try:
             code = proc.wait()
         except KeyboardInterrupt:
-            with contextlib.suppress(ProcessLookupError):
-                proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(5)
-            raise typer.Exit(128 + signal.SIGINT) from None
+            proc.stop(10.0, group=False)
+            raise typer.Exit(caught.exit_code) from None
         if code != 0:
             print(f"hookproof: the storm worker ended with exit code {code} (see its log above)", file=sys.stderr)
         raise typer.Exit(0 if code == 0 else 1)

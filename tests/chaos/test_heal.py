@@ -15,8 +15,8 @@ from hookproof.chaos.nemesis import Nemesis, docker_factory, process_factory
 from hookproof.chaos.proxy import FaultProxy, LimitData, Timeout
 from hookproof.scenarios.catalog import ChaosContext, Phase, Plan, Scenario
 from hookproof.scenarios.chaos import ChaosSettings
-from hookproof.scenarios.runner import Runner
 from hookproof.scenarios.observations import Observation
+from hookproof.scenarios.runner import Runner
 from hookproof.simulator.delivery import History, Target
 from hookproof.simulator.profiles import get_profile
 from hookproof.simulator.serving import free_port
@@ -61,7 +61,7 @@ def test_a_failing_scenario_still_heals_a_paused_process(tmp_path: Path) -> None
     with Nemesis(make, free_port(), history=history) as nemesis:
         report = _runner(nemesis, history).run_one(BROKEN, 0)
         assert report.verdict == "error" and "Boom" in (report.reason or "")
-        pid = nemesis.receiver._proc.pid  # type: ignore[attr-defined]
+        pid = nemesis.receiver.pid  # type: ignore[attr-defined]
         assert nemesis.receiver.running() and not nemesis.receiver.paused
         assert _proc_state(pid) in ("S", "R")  # not T (stopped)
         assert nemesis.replicas.extra == [] and nemesis.proxy.toxics == []
@@ -76,11 +76,11 @@ def test_kill_and_restart_are_recorded_and_clean(tmp_path: Path) -> None:
     history = History()
     make = process_factory(_command(f"sqlite:///{tmp_path / 'r.db'}"), cwd=REPO)
     with Nemesis(make, free_port(), history=history) as nemesis:
-        first = nemesis.receiver._proc.pid  # type: ignore[attr-defined]
+        first = nemesis.receiver.pid  # type: ignore[attr-defined]
         nemesis.kill()
         assert not nemesis.receiver.running()
         nemesis.heal()
-        assert nemesis.receiver.running() and nemesis.receiver._proc.pid != first  # type: ignore[attr-defined]
+        assert nemesis.receiver.running() and nemesis.receiver.pid != first  # type: ignore[attr-defined]
     assert [o.op for o in history.ops()] == ["start", "kill", "start", "heal", "heal", "stop"]  # close() heals too
 
 
