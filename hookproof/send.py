@@ -5,12 +5,11 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 
+from hookproof.errors import UsageError
 from hookproof.simulator.delivery import Attempt, Dispatcher, History, Target, url_problem
 from hookproof.simulator.faults import FaultPlan, schedule
 from hookproof.simulator.profiles import Profile
 from hookproof.simulator.world import emit_events, new_world
-
-from hookproof.errors import UsageError
 
 
 @dataclass(frozen=True)

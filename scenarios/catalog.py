@@ -42,7 +42,6 @@ CHECKLIST_CHECKS: Mapping[str, frozenset[str]] = {
     "transient-vs-permanent": frozenset({"no_server_error", "lost", "downstream_idempotency", "duplicated"}),
 }
 
-SAFETY = ("duplicated", "unexpected", "regressed")
 EFFECTS = ("duplicated", "lost", "unexpected", "valid_not_rejected", "no_server_error")
 
 
@@ -202,7 +201,7 @@ def effect_events(ctx: Context, w: World) -> list[Event]:
     """One event of each effectful type the receiver is sent: a payment, a checkout,
     a paid renewal, a failed renewal (dunning) and a partial refund."""
     if not isinstance(w, World):  # another provider's world tells its own story
-        return [e for e in w.effect_story() if e.business_key and ctx.sends(e.type)]
+        return [e for e in w.effect_story() if ctx.key_of(e) and ctx.sends(e.type)]
     cus = _customer(w)
     start = len(w.events)
     pi = w.pay(cus)

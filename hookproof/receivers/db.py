@@ -16,8 +16,20 @@ import time
 from contextlib import contextmanager
 from typing import Any, Iterator
 
-from sqlalchemy import (Column, Engine, Float, Integer, MetaData, String, Table, Text, create_engine, event, insert,
-                        select)
+from sqlalchemy import (
+    Column,
+    Engine,
+    Float,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    create_engine,
+    event,
+    insert,
+    select,
+)
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError, OperationalError, ProgrammingError

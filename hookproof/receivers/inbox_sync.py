@@ -15,8 +15,7 @@ from typing import Any
 
 from sqlalchemy.engine import Connection
 
-from hookproof.receivers import (OK, Receiver, ReceiverConfig, Reply, StateChange, WebhookEvent, make_app,
-                                       run_cli)
+from hookproof.receivers import OK, Receiver, ReceiverConfig, Reply, StateChange, WebhookEvent, make_app, run_cli
 
 
 class InboxSync(Receiver):
