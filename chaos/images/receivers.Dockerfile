@@ -25,8 +25,13 @@ COPY . /opt/hookproof/src
 RUN cd /opt/hookproof/build \
     && if [ -s ca.crt ]; then export PIP_CERT="$PWD/ca.crt"; fi \
     && pip install -q --no-deps --no-build-isolation /opt/hookproof/src \
-    && rm -rf /opt/hookproof/src/build /opt/hookproof/src/*.egg-info \
+    && mkdir -p /opt/hookproof/zoo && cp -r /opt/hookproof/src/examples /opt/hookproof/zoo/ \
+    && rm -rf /opt/hookproof/src \
     && python -c "import hookproof.simulator, httpx"
 
+# The reference receivers of examples/ (not part of the installed package), importable
+# as `python -m examples.receivers.<name>` from any directory.
+ENV PYTHONPATH=/opt/hookproof/zoo
+RUN python -c "import examples.receivers.inbox_sync"
 WORKDIR /opt/hookproof
 CMD ["python"]

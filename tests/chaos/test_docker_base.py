@@ -8,7 +8,7 @@ pytestmark = pytest.mark.docker
 def test_receivers_image_imports_the_project(docker_client, receivers_image: str) -> None:
     output = docker_client.containers.run(
         receivers_image,
-        ["python", "-c", "import simulator, httpx; print('ok')"],
+        ["python", "-c", "import hookproof.simulator, examples.receivers.inbox_sync, httpx; print('ok')"],
         network_mode="host",
         remove=True,
         stdout=True,
