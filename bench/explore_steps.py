@@ -21,8 +21,8 @@ from pathlib import Path
 
 import httpx
 
-from hookproof.scenarios.observers import HttpObserver
 from examples.receivers.pool import ReceiverPool
+from hookproof.scenarios.observers import HttpObserver
 from hookproof.scenarios.statemachine import explore, shared_target
 from hookproof.simulator.delivery import Target
 from hookproof.simulator.profiles import get_profile

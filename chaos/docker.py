@@ -15,6 +15,7 @@ and removes the container.
 
 from __future__ import annotations
 
+import functools
 import os
 import signal
 import time
@@ -220,7 +221,7 @@ def remove_leftovers(client: Any) -> list[str]:
     names = []
     for c in _call("list", "leftovers", lambda: client.containers.list(all=True, filters={"label": LABEL})):
         names.append(c.name)
-        _call("remove", c.name, lambda c=c: c.remove(force=True))
+        _call("remove", c.name, functools.partial(c.remove, force=True))
     return names
 
 

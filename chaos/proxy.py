@@ -323,9 +323,9 @@ class FaultProxy:
     def set_upstreams(self, upstreams: Sequence[tuple[str, int]] | tuple[str, int]) -> None:
         """Where new connections go (several: round-robin). Open connections keep theirs."""
         if isinstance(upstreams, tuple) and len(upstreams) == 2 and isinstance(upstreams[1], int):
-            chosen = [upstreams]  # type: ignore[list-item]
+            chosen = [upstreams]
         else:
-            chosen = list(upstreams)  # type: ignore[arg-type]
+            chosen = list(upstreams)
         if not chosen:
             raise ValueError("the proxy needs at least one upstream")
         for host, _ in chosen:

@@ -15,8 +15,15 @@ This package's pure parts are importable anywhere:
 
 from hookproof.loadtests.collect import DONE_MESSAGE, RECORDS_MESSAGE, Collector
 from hookproof.loadtests.plan import Send, StormPlan
-from hookproof.loadtests.records import (STORM_SCENARIO, attempt_from_wire, attempt_to_wire, event_from_wire, event_to_wire,
-                               make_attempt, outcome_of)
+from hookproof.loadtests.records import (
+                               STORM_SCENARIO,
+                               attempt_from_wire,
+                               attempt_to_wire,
+                               event_from_wire,
+                               event_to_wire,
+                               make_attempt,
+                               outcome_of,
+)
 from hookproof.loadtests.shape import SHAPE_KINDS, LoadShape, make_shape, send_times, wave_times
 from hookproof.loadtests.spec import SECRETS_ENV, SPEC_ENV, SpecError, StormSpec, secrets_from_env, secrets_to_env
 from hookproof.loadtests.stories import Rendered, StoryBook, renamed, story_events

@@ -96,7 +96,7 @@ def _cut(text: AnyStr) -> tuple[AnyStr, ...]:
     """`text` (str or bytes) split around its world-id tails: ``new_tail.join(parts)`` renames it."""
     pattern = _WORLD_ID_BYTES if isinstance(text, bytes) else _WORLD_ID
     parts, start = [], 0
-    for m in pattern.finditer(text):  # type: ignore[arg-type]
+    for m in pattern.finditer(text):
         parts.append(text[start:m.end(1)])
         start = m.end(1) + TAIL_CHARS
     parts.append(text[start:])

@@ -10,8 +10,8 @@
 from __future__ import annotations
 
 import os
-import tempfile
 import pathlib
+import tempfile
 
 from hookproof.reports.errors import ReportError, ReportFormatError, ReportWriteError, SchemaVersionError
 from hookproof.reports.html import render_html
@@ -21,8 +21,8 @@ from hookproof.reports.markdown import render_markdown
 from hookproof.reports.model import (
     SCHEMA_VERSION,
     AttemptView,
-    CheckView,
     ChecklistItem,
+    CheckView,
     EffectPoint,
     Evidence,
     FindingView,

@@ -6,15 +6,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from hookproof.simulator.delivery import Outcome
-from hookproof.simulator.faults import FaultPlan, schedule
 from hookproof.scenarios.explore_targets import ExploreTarget
 from hookproof.scenarios.schedules import Step
 from hookproof.scenarios.session import Session
-
-
-
-
+from hookproof.simulator.delivery import Outcome
+from hookproof.simulator.faults import FaultPlan, schedule
 
 # ---- the statistical tier --------------------------------------------------------------------
 

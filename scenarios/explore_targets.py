@@ -13,7 +13,6 @@ from hookproof.scenarios.observations import Observation
 from hookproof.simulator.delivery import Target
 from hookproof.simulator.profiles.base import Profile
 
-
 #: Base URL in-process receivers are given for the provider API (routed by respx, never resolved).
 PROVIDER_API_BASE = "http://provider.hookproof.test"
 
@@ -105,8 +104,9 @@ def provider_api(state: Any, base_url: str = PROVIDER_API_BASE) -> Iterator[Any]
 
     Every other request passes through untouched. Yields the respx router.
     """
-    import respx
     from urllib.parse import urlsplit
+
+    import respx
 
     from hookproof.simulator.server.app import create_app
 

@@ -17,22 +17,40 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Callable, Iterable, Sequence
 
+import hookproof
 from hookproof.reports.model import (
-    AttemptView, CheckView, ChecklistItem, EffectPoint, Evidence, FindingView, RunReport, ScenarioReport,
+    AttemptView,
+    ChecklistItem,
+    CheckView,
+    EffectPoint,
+    Evidence,
+    FindingView,
+    RunReport,
+    ScenarioReport,
 )
-from hookproof.scenarios.catalog import CATALOG, CHECKLIST, CHECKLIST_CHECKS, ChaosContext, Context, Hook, NotApplicable, Phase, Plan, Scenario
-from hookproof.scenarios.errors import ScenarioError
-from hookproof.scenarios.checks import CheckResult, Verdict, compose, run_checks, unfired_faults, unknown_reason
 from hookproof.scenarios.business_keys import KeyMapping, counter_truth, keyed
+from hookproof.scenarios.catalog import (
+    CATALOG,
+    CHECKLIST,
+    CHECKLIST_CHECKS,
+    ChaosContext,
+    Context,
+    Hook,
+    NotApplicable,
+    Phase,
+    Plan,
+    Scenario,
+)
+from hookproof.scenarios.checks import CheckResult, Verdict, compose, run_checks, unfired_faults, unknown_reason
+from hookproof.scenarios.errors import ScenarioError
 from hookproof.scenarios.findings import run_verdict
 from hookproof.scenarios.observations import Effect, ObjectState, Observation, expectations_from
 from hookproof.simulator.delivery import Attempt, Dispatcher, History, Target
 from hookproof.simulator.events import Event
 from hookproof.simulator.faults import Schedule, Step, schedule
-import hookproof
 from hookproof.simulator.profiles.base import Profile
 from hookproof.simulator.server import clock
-from hookproof.simulator.world import MONEY_PREFIXES, World, new_world
+from hookproof.simulator.world import MONEY_PREFIXES, AnyWorld, new_world
 
 #: Called with (scenario id, index, total) when a scenario starts; for progress bars.
 Progress = Callable[[str, int, int], None]
@@ -244,7 +262,7 @@ class Runner:
         )
 
     # ---- steps ------------------------------------------------------------------
-    def _serve(self, world: World, plan: Plan) -> None:
+    def _serve(self, world: AnyWorld, plan: Plan) -> None:
         state = self.server_state
         if state is None:
             return
@@ -324,7 +342,7 @@ class Runner:
             return f"{type(exc).__name__}: {exc}"
         return None
 
-    def _settle(self, world: World) -> tuple[list[Observation], bool]:
+    def _settle(self, world: AnyWorld) -> tuple[list[Observation], bool]:
         ids = set(world.objects())
         observations: list[Observation] = []
         deadline = time.monotonic() + self.settle_deadline_s

@@ -5,7 +5,13 @@ Import from the subpackages (`simulator.profiles`, `simulator.world`, `simulator
 """
 
 from hookproof.simulator.errors import (
-    DeliveryError, FaultPlanError, ProfileError, SecretError, SimulatorError, TargetError, WorldError,
+    DeliveryError,
+    FaultPlanError,
+    ProfileError,
+    SecretError,
+    SimulatorError,
+    TargetError,
+    WorldError,
 )
 
 __all__ = [

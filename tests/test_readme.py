@@ -17,9 +17,9 @@ import pytest
 import stripe
 from fastapi import FastAPI, Request, Response
 
+from hookproof.chaos.process import wait_healthy
 from hookproof.config import parse_config
 from hookproof.simulator.serving import serve_app
-from hookproof.chaos.process import wait_healthy
 from tests.support import free_port
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hookproof.receivers import (OK, Effect, Receiver, ReceiverConfig, Reply, WebhookEvent, make_app, run_cli)
+from hookproof.receivers import OK, Effect, Receiver, ReceiverConfig, Reply, WebhookEvent, make_app, run_cli
 
 
 def license_of(event: WebhookEvent) -> Effect | None:

@@ -22,8 +22,17 @@ from typing import Any, Callable, Mapping
 
 import httpx
 
-from hookproof.receivers import (OK, Receiver, ReceiverConfig, Reply, StateChange, WebhookEvent, handles,
-                                       make_app, run_cli)
+from hookproof.receivers import (
+    OK,
+    Receiver,
+    ReceiverConfig,
+    Reply,
+    StateChange,
+    WebhookEvent,
+    handles,
+    make_app,
+    run_cli,
+)
 from hookproof.receivers.profiles import StripeVerifier
 
 #: Event type -> (API collection of its object, "does the current object confirm the effect?").

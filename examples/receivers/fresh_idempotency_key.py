@@ -11,9 +11,9 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+from examples.receivers.downstream_keyed import DownstreamKeyed
 from hookproof.receivers import Effect, ReceiverConfig, make_app, run_cli
 from hookproof.receivers.sink import with_retries
-from examples.receivers.downstream_keyed import DownstreamKeyed
 
 
 class FreshIdempotencyKey(DownstreamKeyed):

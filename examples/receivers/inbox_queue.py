@@ -23,8 +23,7 @@ from typing import Any
 from sqlalchemy import and_, or_, select, update
 from sqlalchemy.engine import Row
 
-from hookproof.receivers import (Receiver, ReceiverConfig, Reply, TRANSIENT_DB_ERRORS, WebhookEvent, make_app,
-                                       run_cli)
+from hookproof.receivers import TRANSIENT_DB_ERRORS, Receiver, ReceiverConfig, Reply, WebhookEvent, make_app, run_cli
 from hookproof.receivers.db import inbox
 
 log = logging.getLogger(__name__)

@@ -16,8 +16,7 @@ import threading
 from collections import Counter
 from typing import Any
 
-from hookproof.receivers import (OK, Effect, Receiver, ReceiverConfig, Reply, Store, WebhookEvent, make_app,
-                                       run_cli)
+from hookproof.receivers import OK, Effect, Receiver, ReceiverConfig, Reply, Store, WebhookEvent, make_app, run_cli
 
 
 class LockWaitTimeout(Exception):

@@ -274,7 +274,7 @@ def burst_report(hit: "HitRate") -> "ScenarioReport":
         check = CheckView("duplicated", "unknown", (), stats, detail=reason)
         return ScenarioReport(BURSTS_ID, title, description, "unknown", ("unique-under-concurrency",),
                               checks=(check,), reason=reason)
-    findings = ()
+    findings: tuple[FindingView, ...] = ()
     if hit.hits:
         findings = (FindingView("duplicated", hit.keys[0] if hit.keys else "*",
                                 f"{hit.hits}/{hit.repeats} bursts of {hit.copies} copies applied twice "

@@ -44,7 +44,7 @@ def replay_lines(config: Path, schedule: Path, *, seed: Optional[int] = None) ->
     lines = [f"replaying {len(steps)} step(s) of {schedule.name} (seed {run_seed})"]
     count = 0
 
-    def on_step(step, note: str) -> None:  # type: ignore[no-untyped-def]
+    def on_step(step: Any, note: str) -> None:
         nonlocal count
         count += 1
         lines.append(f"{count:>2}. {format_step(step, types)} -> {note}")

@@ -166,7 +166,7 @@ def _processes(commands: list[tuple[str, list[str]]], env: dict[str, str], log_d
     logs: list[IO[bytes]] = []
     try:
         for name, argv in commands:
-            log = open(log_dir / f"{name}.log", "wb")
+            log: IO[bytes] = open(log_dir / f"{name}.log", "wb")
             logs.append(log)
             procs.append(Supervised(argv, env=env if not procs or worker_env is None else worker_env, output=log))
         yield procs
@@ -270,7 +270,7 @@ def _watch(master: "Supervised", deadline: float, bound_s: float, bar: Any, task
                        detail=f"{data.get('requests', 0)} sent, {data.get('rps', 0)}/s, "
                               f"{data.get('failures', 0)} non-2xx, {data.get('workers', 0)} worker(s)")
         time.sleep(0.25)
-    return int(master.returncode)
+    return master.poll() or 0
 
 
 def register(app: typer.Typer) -> None:

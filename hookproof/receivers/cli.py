@@ -73,9 +73,9 @@ def run_cli(create_app: Callable[[ReceiverConfig], Any], name: str, argv: Sequen
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((args.host, args.port))
         sock.listen(2048)  # connections wait in the backlog until uvicorn serves them
-        server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
+        uvicorn_server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
         ready(args.host, sock.getsockname()[1])
-        server.run(sockets=[sock])
+        uvicorn_server.run(sockets=[sock])
 
 
 def ready(host: str, port: int) -> None:

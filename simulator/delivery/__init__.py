@@ -2,7 +2,15 @@
 
 from hookproof.simulator.delivery.attempt_core import Broke, Grade, Observed, grade, retry_delay_s
 from hookproof.simulator.delivery.dispatcher import READ_CAP_BYTES, TIME_SCALE, DeliveryResult, Dispatcher
-from hookproof.simulator.delivery.history import Attempt, Completion, FaultOp, History, Outcome, completion_for, load_history
+from hookproof.simulator.delivery.history import (
+    Attempt,
+    Completion,
+    FaultOp,
+    History,
+    Outcome,
+    completion_for,
+    load_history,
+)
 from hookproof.simulator.delivery.transports import Target, make_client, url_problem
 
 __all__ = [

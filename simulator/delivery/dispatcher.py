@@ -27,11 +27,11 @@ from typing import AsyncIterable, Callable, Mapping, Sequence
 
 import httpx
 
+from hookproof.simulator.delivery.aiohttp_transport import ANSWER_START, AiohttpTransport
 from hookproof.simulator.delivery.attempt_core import Broke, Observed, grade, retry_delay_s
+from hookproof.simulator.delivery.deadlines import Deadline, Deadlines
 from hookproof.simulator.delivery.history import Attempt, Completion, History, Outcome
 from hookproof.simulator.delivery.mutations import AttemptRequest, build_attempt
-from hookproof.simulator.delivery.aiohttp_transport import ANSWER_START, AiohttpTransport
-from hookproof.simulator.delivery.deadlines import Deadline, Deadlines
 from hookproof.simulator.delivery.transports import Target, make_client
 from hookproof.simulator.faults import Delivery, Schedule, is_valid
 from hookproof.simulator.profiles.base import Profile, SignedRequest

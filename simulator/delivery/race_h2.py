@@ -315,7 +315,7 @@ async def _h2_packet(
             st.outcome.request_sent = True
             st.outcome.sent_at = now
     elif releasing:
-        raise _H2Gone("connection closed")
+        raise _H2Gone(Broke.CLOSED)
 
     deadline = loop.time() + timeout_s
     try:

@@ -128,7 +128,7 @@ class ConnectionDropped(ConnectionResetError):
 class HookproofApp(FastAPI):
     """FastAPI with an outermost layer that can drop a connection instead of answering."""
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:  # type: ignore[override]
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await super().__call__(scope, receive, send)
             return

@@ -4,12 +4,18 @@ The billing world (`World`, Stripe's objects) and the repository world (`GitHubW
 `new_world(profile.world, seed)` builds the one a profile sends from.
 """
 
-from hookproof.simulator.world.lifecycle import BUSINESS_KEYS, MONEY_PREFIXES, TRANSITIONS, business_key, check_transition
-from hookproof.simulator.world.scripts import SCRIPTS, events_of_type
-from hookproof.simulator.world.world import LOCALES, RESOURCES, World, referenced_ids
 from hookproof.simulator.world.github import GitHubWorld
 from hookproof.simulator.world.github_lifecycle import GITHUB_EVENT_TYPES
+from hookproof.simulator.world.lifecycle import (
+    BUSINESS_KEYS,
+    MONEY_PREFIXES,
+    TRANSITIONS,
+    business_key,
+    check_transition,
+)
 from hookproof.simulator.world.registry import WORLDS, AnyWorld, emit_events, new_world, world_event_types
+from hookproof.simulator.world.scripts import SCRIPTS, events_of_type
+from hookproof.simulator.world.world import LOCALES, RESOURCES, World, referenced_ids
 
 __all__ = [
     "AnyWorld",

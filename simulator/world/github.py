@@ -438,7 +438,7 @@ class GitHubWorld:
     def _emit(self, event_type: str, object_id: str, body: dict[str, Any], *, lite: bool = True,
               account: str | None = None) -> Event:
         """Fill the payload's object and envelope fields, then record the event."""
-        rec = self._record(object_id)
+        self._record(object_id)  # raises WorldError for an unknown object
         snapshot = self._public(object_id)
         name, _, action = event_type.partition(".")
         payload: dict[str, Any] = {"action": action} if action else {}

@@ -9,12 +9,20 @@ from hookproof.simulator.events import Event
 from hookproof.simulator.world.github import GitHubWorld
 from hookproof.simulator.world.github_lifecycle import GITHUB_EVENT_TYPES
 
+
+def _reopened(world: GitHubWorld) -> None:
+    """An issue opened, closed, then reopened."""
+    issue = world.open_issue()
+    world.close_issue(issue)
+    world.reopen_issue(issue)
+
+
 #: Event type -> a story that makes a fresh world emit it (``hookproof send``).
 GITHUB_SCRIPTS: Mapping[str, Callable[[GitHubWorld], object]] = {
     "issues.opened": lambda w: w.open_issue(),
     "issues.edited": lambda w: w.edit_issue(w.open_issue()),
     "issues.closed": lambda w: w.close_issue(w.open_issue()),
-    "issues.reopened": lambda w: (lambda i: (w.close_issue(i), w.reopen_issue(i)))(w.open_issue()),
+    "issues.reopened": lambda w: _reopened(w),
     "issues.labeled": lambda w: w.label_issue(w.open_issue()),
     "issue_comment.created": lambda w: w.comment(w.open_issue()),
     "pull_request.opened": lambda w: w.open_pull_request(),

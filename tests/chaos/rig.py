@@ -8,8 +8,16 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from hookproof.certify import CertifyResult, certify
-from hookproof.config import (ChaosConfig, Config, DockerTargetConfig, ObserverConfig, ProcessTargetConfig, RunConfig,
-                              SettleConfig, TargetConfig)
+from hookproof.config import (
+    ChaosConfig,
+    Config,
+    DockerTargetConfig,
+    ObserverConfig,
+    ProcessTargetConfig,
+    RunConfig,
+    SettleConfig,
+    TargetConfig,
+)
 from hookproof.simulator.serving import free_port
 
 REPO = Path(__file__).resolve().parents[2]

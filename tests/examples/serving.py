@@ -11,7 +11,6 @@ from contextlib import contextmanager
 from typing import Any, Callable, Iterator
 
 
-
 @contextmanager
 def serve_app(app: Any) -> Iterator[str]:
     """Serve an ASGI app (`simulator.serving`, uvicorn) or a WSGI app (threaded werkzeug, as

@@ -20,16 +20,23 @@ import pytest
 from sqlalchemy import create_engine, text
 
 from examples.receivers import BROKEN, CORRECT, FETCH, RECEIVERS, SINK, load
-from hookproof.receivers import (EFFECTS_QUERY, STATE_QUERY, Receiver, ReceiverConfig, WebhookEvent, effect_of,
-                                       receiver_of)
+from hookproof.receivers import (
+    EFFECTS_QUERY,
+    STATE_QUERY,
+    Receiver,
+    ReceiverConfig,
+    WebhookEvent,
+    effect_of,
+    receiver_of,
+)
 from hookproof.receivers.profiles import StripeVerifier
 from hookproof.simulator.delivery import DeliveryResult, Dispatcher, History, Target
 from hookproof.simulator.events import Event
 from hookproof.simulator.faults import FaultPlan, Mutation, schedule
 from hookproof.simulator.profiles import get_profile
 from hookproof.simulator.profiles.stripe import StripeProfile
-from hookproof.simulator.world.world import World
 from hookproof.simulator.server import ServerState, run_server
+from hookproof.simulator.world.world import World
 from tests.examples.serving import serve_app, wait_until
 from tests.support import free_port
 

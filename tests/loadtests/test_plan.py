@@ -8,7 +8,6 @@ import pytest
 
 from hookproof.loadtests.plan import Send, StormPlan
 from hookproof.simulator.events import Event
-from hookproof.simulator.world import World
 
 
 def _events(n: int) -> list[Event]:

@@ -11,6 +11,7 @@ from hookproof.simulator.events import Event
 from hookproof.simulator.profiles import PROFILES, get_profile
 from hookproof.simulator.world import World
 
+
 def _keep_for(profile):  # type: ignore[no-untyped-def]
     return lambda e: profile.provider_type(e.type) is not None and (e.business_key is not None or e.stateful)
 

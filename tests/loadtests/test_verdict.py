@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
+from hookproof.commands.report import read_saved
 from hookproof.loadtests.records import make_attempt
 from hookproof.loadtests.spec import SECRETS_ENV, SpecError, StormSpec, secrets_from_env, secrets_to_env
 from hookproof.loadtests.verdict import STORM_CHECKS, finish_storm, only_storm, storm_scenario, throughput
-from hookproof.commands.report import read_saved
 from hookproof.reports import load_json
-from hookproof.scenarios.runner import REPORT_META_KEY
 from hookproof.scenarios.observations import Effect, ObjectState, Observation
+from hookproof.scenarios.runner import REPORT_META_KEY
 from hookproof.simulator.delivery.history import Attempt
 from hookproof.simulator.events import Event
 from hookproof.simulator.profiles import get_profile

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from hookproof.reports.model import (
     AttemptView,
-    CheckView,
     ChecklistItem,
+    CheckView,
     EffectPoint,
     FindingView,
     RunReport,

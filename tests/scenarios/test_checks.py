@@ -121,7 +121,7 @@ SUB_HIST = hist(att("s1", obj="sub_1", version=1), att("s2", obj="sub_1", versio
                 att("s3", obj="sub_1", version=3))
 BOUNCE = {"sub_2": [(1, "active", "b1"), (2, "past_due", "b2"), (3, "active", "b3")]}
 F, A = "finding", "advisory"
-V, I, U = Verdict.VALID, Verdict.INVALID, Verdict.UNKNOWN
+V, I, U = Verdict.VALID, Verdict.INVALID, Verdict.UNKNOWN  # noqa: E741 - the verdicts, one letter each
 
 CASES: dict[str, Case] = {
     # duplicated (safety: any observation)

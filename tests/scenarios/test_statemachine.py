@@ -14,7 +14,13 @@ import pytest
 
 from examples.receivers.pool import ReceiverPool
 from hookproof.scenarios.statemachine import (
-    Step, explore, format_steps, legal_actions, load_schedule, replay, write_schedule,
+    Step,
+    explore,
+    format_steps,
+    legal_actions,
+    load_schedule,
+    replay,
+    write_schedule,
 )
 from hookproof.simulator.server.state import ServerState
 from hookproof.simulator.world import World

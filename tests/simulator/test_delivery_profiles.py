@@ -23,7 +23,7 @@ import standardwebhooks
 import stripe
 import svix
 from fastapi import FastAPI, Request, Response
-from mercadopago.webhook import InvalidWebhookSignatureError, WebhookSignatureValidator
+from mercadopago.webhook import WebhookSignatureValidator
 from paddle_billing.Notifications import Secret, Verifier
 
 from hookproof.simulator.delivery import Completion, Dispatcher, History, Outcome, Target

@@ -17,10 +17,9 @@ from typing import Any, NoReturn
 
 import pytest
 
-from tests.support import require_service
-
 from hookproof.simulator.profiles import SignedRequest, get_profile
 from tests.simulator.test_profiles import make_event, sample_event
+from tests.support import require_service
 
 pytestmark = pytest.mark.slow
 

@@ -32,7 +32,7 @@ from hookproof.simulator.profiles.paddle import paddle_signature
 from hookproof.simulator.profiles.shopify import shopify_hmac
 from hookproof.simulator.profiles.standard_webhooks import standard_signature
 from hookproof.simulator.profiles.stripe import stripe_signature
-from tests.simulator.test_profiles import make_event, sample_event
+from tests.simulator.test_profiles import sample_event
 
 
 @pytest.fixture(autouse=True)

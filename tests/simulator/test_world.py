@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hookproof.simulator.errors import WorldError
 from hookproof.simulator.world import SCRIPTS, TRANSITIONS, World, events_of_type, referenced_ids
