@@ -113,3 +113,14 @@ def test_a_plain_install_runs_the_demo_with_no_extra(wheel: Path, tmp_path: Path
                           timeout=600, cwd=tmp_path)
     assert demo.returncode == 0, demo.stdout[-3000:] + demo.stderr[-3000:]
     assert "the correct receiver passed and the broken one failed" in demo.stdout
+
+
+@pytest.mark.parametrize("module", ["hookproof.scenarios.checks", "hookproof.simulator.world",
+                                    "hookproof.simulator.faults", "hookproof.reports.model"])
+def test_the_pure_core_imports_no_io_library(module: str) -> None:
+    """Packages re-export lazily (PEP 562): importing a pure module pulls no HTTP, web or search library."""
+    probe = f"import json, sys; import {module}; print(json.dumps(sorted(sys.modules)))"
+    loaded = set(json.loads(subprocess.run([sys.executable, "-c", probe], check=True, capture_output=True,
+                                           text=True, timeout=60).stdout))
+    heavy = {"aiohttp", "httpx", "fastapi", "uvicorn", "jinja2", "hypothesis", "sqlalchemy", "typer"}
+    assert not heavy & loaded, sorted(heavy & loaded)
