@@ -33,6 +33,7 @@ from fastapi.responses import JSONResponse
 
 from hookproof.simulator.errors import WorldError
 from hookproof.simulator.server import clock
+from hookproof.simulator.server.models import PROVIDER_ERRORS
 from hookproof.simulator.server.state import ServerState
 from hookproof.simulator.world.github import GitHubWorld
 
@@ -128,12 +129,12 @@ def github_router(state: ServerState) -> APIRouter:
         body = issue_view(snapshot) if wanted == "issue" and kind == "pull_request" else snapshot
         return JSONResponse(body, headers=_headers())
 
-    @router.get("/repos/{owner}/{repo}/issues/{issue_number}", operation_id="github_get_issue")
+    @router.get("/repos/{owner}/{repo}/issues/{issue_number}", operation_id="github_get_issue", responses=PROVIDER_ERRORS)
     async def get_issue(request: Request, owner: str, repo: str, issue_number: int) -> JSONResponse:
         """An issue (or the issue view of a pull request) of the repository world."""
         return await answer(request, owner, repo, issue_number, "issue")
 
-    @router.get("/repos/{owner}/{repo}/pulls/{pull_number}", operation_id="github_get_pull_request")
+    @router.get("/repos/{owner}/{repo}/pulls/{pull_number}", operation_id="github_get_pull_request", responses=PROVIDER_ERRORS)
     async def get_pull(request: Request, owner: str, repo: str, pull_number: int) -> JSONResponse:
         """A pull request of the repository world."""
         return await answer(request, owner, repo, pull_number, "pull_request")

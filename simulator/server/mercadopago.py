@@ -31,6 +31,7 @@ from fastapi.responses import JSONResponse
 
 from hookproof.simulator.errors import WorldError
 from hookproof.simulator.server import clock
+from hookproof.simulator.server.models import PROVIDER_ERRORS
 from hookproof.simulator.server.state import ServerState
 from hookproof.simulator.world.mercadopago import MercadoPagoWorld
 
@@ -89,12 +90,12 @@ def mercadopago_router(state: ServerState) -> APIRouter:
             return mercadopago_error(404, "not_found", message, cause_code=code)
         return JSONResponse(found, headers={"x-request-id": str(uuid.uuid4())})
 
-    @router.get("/v1/payments/{payment_id}", operation_id="mercadopago_get_payment")
+    @router.get("/v1/payments/{payment_id}", operation_id="mercadopago_get_payment", responses=PROVIDER_ERRORS)
     async def get_payment(request: Request, payment_id: str) -> JSONResponse:
         """A payment of the payments world (Mercado Pago's ``GET /v1/payments/{id}``)."""
         return await answer(request, "payment", payment_id)
 
-    @router.get("/merchant_orders/{order_id}", operation_id="mercadopago_get_merchant_order")
+    @router.get("/merchant_orders/{order_id}", operation_id="mercadopago_get_merchant_order", responses=PROVIDER_ERRORS)
     async def get_merchant_order(request: Request, order_id: str) -> JSONResponse:
         """A merchant order of the payments world (Mercado Pago's ``GET /merchant_orders/{id}``)."""
         return await answer(request, "merchant_order", order_id)

@@ -128,3 +128,17 @@ class SinkFaultIn(BaseModel):
     fail_status: int = 503
     drop_times: int = 0
     delay_s: float = 0.0
+
+
+#: The error answers every provider's routes document in the OpenAPI schema (each in its
+#: provider's own body shape; the request-validation 400 included).
+PROVIDER_ERRORS: dict[int | str, dict[str, Any]] = {
+    400: {"description": "invalid parameters (a path parameter of the wrong type)"},
+    401: {"description": "missing or invalid API key or token"},
+    403: {"description": "the key may not perform this request"},
+    404: {"description": "not found, or not visible yet (an injected switch)"},
+    429: {"description": "rate limited (Retry-After)"},
+    500: {"description": "injected server error"},
+    502: {"description": "injected server error"},
+    503: {"description": "injected server error"},
+}

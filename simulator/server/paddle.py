@@ -26,6 +26,7 @@ from fastapi.responses import JSONResponse
 
 from hookproof.simulator.errors import WorldError
 from hookproof.simulator.server import clock
+from hookproof.simulator.server.models import PROVIDER_ERRORS
 from hookproof.simulator.server.state import ServerState
 from hookproof.simulator.world.paddle import PaddleWorld
 
@@ -85,12 +86,12 @@ def paddle_router(state: ServerState) -> APIRouter:
             return paddle_error(404, "entity_not_found", f"Entity {object_id} not found")
         return JSONResponse({"data": found, "meta": {"request_id": str(uuid.uuid4())}})
 
-    @router.get("/transactions/{transaction_id}", operation_id="paddle_get_transaction")
+    @router.get("/transactions/{transaction_id}", operation_id="paddle_get_transaction", responses=PROVIDER_ERRORS)
     async def get_transaction(request: Request, transaction_id: str) -> JSONResponse:
         """A transaction of the Paddle world."""
         return await answer(request, "transaction", transaction_id)
 
-    @router.get("/subscriptions/{subscription_id}", operation_id="paddle_get_subscription")
+    @router.get("/subscriptions/{subscription_id}", operation_id="paddle_get_subscription", responses=PROVIDER_ERRORS)
     async def get_subscription(request: Request, subscription_id: str) -> JSONResponse:
         """A subscription of the Paddle world."""
         return await answer(request, "subscription", subscription_id)
