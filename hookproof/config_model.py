@@ -1,0 +1,507 @@
+"""The models of `hookproof.toml`: target, observer, provider side, run, keys and counters.
+
+Strict pydantic v2 models (unknown keys forbidden); each validator raises ValueError
+naming what is wrong, which `hookproof.config` turns into one ConfigError with the file,
+the field and its line. Secrets are resolved lazily (`TargetConfig.secrets()`) and never
+printed: the model's repr shows the secret's source only when it is ``env:``/``file:``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from hookproof.errors import ConfigError
+from hookproof.secret_ref import SecretRef, SecretRefError
+
+#: The placeholders a receiver command may use.
+PLACEHOLDERS = ("api_base", "sink_url", "port")
+
+
+def _check_command(command: str, *, replicas: bool) -> str:
+    """A pydantic validator body: `command` fills in and splits into arguments as it will
+    when hookproof runs it (``str.format`` with `PLACEHOLDERS`, then ``shlex.split``).
+
+    With `replicas`, ``{port}`` stays in the arguments (each replica fills it in later).
+    Raises ValueError saying what is wrong, so a bad command fails at load, not at run time.
+    """
+    import shlex
+
+    known = ", ".join("{" + p + "}" for p in PLACEHOLDERS)
+    values = {"api_base": "http://127.0.0.1:1", "sink_url": "http://127.0.0.1:1",
+              "port": "{port}" if replicas else "1"}
+    try:
+        filled = command.format(**values)
+    except KeyError as exc:
+        raise ValueError(f"unknown placeholder {{{exc.args[0]}}} (known: {known}; write {{{{ and }}}} for a "
+                         "literal brace)") from None
+    except IndexError:
+        raise ValueError(f"a placeholder needs a name, {{}} or {{0}} is none (known: {known})") from None
+    except (ValueError, AttributeError, TypeError) as exc:
+        raise ValueError(f"cannot fill in the placeholders: {exc} (known: {known}; write {{{{ and }}}} for a "
+                         "literal brace)") from None
+    try:
+        argv = shlex.split(filled)
+    except ValueError as exc:  # shlex: "No closing quotation", "No escaped character"
+        raise ValueError(f"cannot split it into arguments: {str(exc).lower()}") from None
+    if not argv:
+        raise ValueError("names no program to run")
+    return command
+
+
+def _check_url(v: str | None) -> str | None:
+    """A pydantic validator: `v` is a URL hookproof can send to (see `url_problem`)."""
+    from hookproof.simulator.delivery import url_problem
+
+    problem = None if v is None else url_problem(v)
+    if problem is not None:
+        raise ValueError(problem)
+    return v
+
+
+class _Model(BaseModel):
+    # inf and nan are TOML numbers: refuse them in every float field (an infinite
+    # timeout would wait forever, nan passes no comparison)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+
+
+class StartConfig(_Model):
+    """A receiver command hookproof launches, waits healthy, and stops afterwards.
+
+    `command` may use the placeholders ``{api_base}``, ``{sink_url}`` and ``{port}``;
+    the process also gets ``HOOKPROOF_API_BASE``, ``HOOKPROOF_SINK_URL`` and
+    ``HOOKPROOF_SECRET`` in its environment.
+    """
+
+    command: str = Field(min_length=1)
+    health_url: str | None = None
+    port: int | None = Field(default=None, ge=1, le=65535)
+    startup_timeout_s: float = Field(default=20.0, gt=0, le=600)
+    cwd: str | None = None
+    env: dict[str, str] = Field(default_factory=dict)
+
+    _health_url = field_validator("health_url")(_check_url)
+
+    @field_validator("command")
+    @classmethod
+    def _command(cls, v: str) -> str:
+        return _check_command(v, replicas=False)
+
+
+class ProcessTargetConfig(_Model):
+    """`[target.process]`: hookproof runs the receiver as a process it can fault (--chaos).
+
+    `command` must contain ``{port}`` (replicas listen on other ports); it may also use
+    ``{api_base}`` and ``{sink_url}``. The first copy listens on `target.url`'s port.
+    """
+
+    command: str = Field(min_length=1)
+    #: None: ready once the port accepts a connection (TCP); a path: once it answers 2xx there.
+    health_path: str | None = None
+    startup_timeout_s: float = Field(default=30.0, gt=0, le=600)
+    cwd: str | None = None
+    #: Variables for the receiver; values may use {secret}, {api_base}, {sink_url}, {api_key}, {port}.
+    env: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("command")
+    @classmethod
+    def _port(cls, v: str) -> str:
+        if "{port}" not in v:
+            raise ValueError("must contain {port}: hookproof starts replicas on other ports")
+        return _check_command(v, replicas=True)
+
+
+class DockerTargetConfig(_Model):
+    """`[target.docker]`: hookproof runs the receiver in a container (host network) it can fault.
+
+    `command` (run in `image`) must contain ``{port}``. `volumes` maps host directories
+    (relative to the config file) to directories in the container, e.g. for a SQLite
+    file the host's SQL observer reads.
+    """
+
+    image: str = "hookproof/receivers:latest"
+    command: str = Field(min_length=1)
+    volumes: dict[str, str] = Field(default_factory=dict)
+    env: dict[str, str] = Field(default_factory=dict)
+    health_path: str | None = "/healthz"
+    startup_timeout_s: float = Field(default=60.0, gt=0, le=600)
+
+    @field_validator("command")
+    @classmethod
+    def _port(cls, v: str) -> str:
+        if "{port}" not in v:
+            raise ValueError("must contain {port}: hookproof starts replicas on other ports")
+        return _check_command(v, replicas=True)
+
+
+class ChaosConfig(_Model):
+    """`[chaos]`: how hard the chaos scenarios push (see scenarios.chaos.ChaosSettings)."""
+
+    events: int = Field(default=4, ge=1, le=50)
+    sender_timeout_s: float = Field(default=0.5, gt=0, le=60)
+    pause_s: float = Field(default=1.5, gt=0, le=120)
+    kill_trials: int = Field(default=3, ge=1, le=50)
+    kill_window_s: float = Field(default=0.15, ge=0, le=60)
+    replicas: int = Field(default=3, ge=2, le=16)
+    time_scale: float = Field(default=1e-4, gt=0, le=1)
+    drop_after_bytes: int = Field(default=12, ge=0, le=65536)
+
+    @model_validator(mode="after")
+    def _pause(self) -> "ChaosConfig":
+        if self.pause_s <= self.sender_timeout_s:
+            raise ValueError("pause_s must exceed sender_timeout_s (the pause must outlast the provider's wait)")
+        return self
+
+
+class TargetConfig(_Model):
+    """The receiver under test and how it is held to the provider's contract."""
+
+    url: str | None = None
+    app: str | None = None
+    path: str = "/webhooks"
+    profile: str = "stripe"
+    secret: str | list[str] = Field(repr=False)
+    environment: Literal["test", "live"] = "test"
+    account: str | None = None
+    #: The Stripe API version the receiver's endpoint is pinned to (``YYYY-MM-DD[.name]``);
+    #: events and API answers take that version's shapes (simulator.profiles.stripe_versions).
+    api_version: str | None = None
+    enabled_events: list[str] | None = None
+    start: StartConfig | None = None
+    process: ProcessTargetConfig | None = None
+    docker: DockerTargetConfig | None = None
+
+    @field_validator("url")
+    @classmethod
+    def _url(cls, v: str | None) -> str | None:
+        # "{port}": a free port hookproof picks per run (with a receiver it starts)
+        if v is not None:
+            _check_url(v.replace("{port}", "1"))
+        return v
+
+    @field_validator("app")
+    @classmethod
+    def _app(cls, v: str | None) -> str | None:
+        if v is not None and not re.match(r"^[\w.]+:[\w.]+$", v):
+            raise ValueError(f"must look like 'module:attribute', got {v!r}")
+        return v
+
+    @field_validator("secret")
+    @classmethod
+    def _secret(cls, v: str | list[str]) -> str | list[str]:
+        values = [v] if isinstance(v, str) else v
+        if not values or any(not s.strip() for s in values):
+            raise ValueError("must be a non-blank string (literal, env:NAME or file:PATH) or a list of them")
+        for s in values:
+            SecretRef.parse(s)  # SecretRefError is a ValueError: pydantic reports it on the field
+        return v
+
+    @field_validator("api_version")
+    @classmethod
+    def _api_version(cls, v: str | None) -> str | None:
+        if v is not None and not re.match(r"^\d{4}-\d{2}-\d{2}(\.[a-z]+)?$", v):
+            raise ValueError(f"must be a Stripe API version like 2024-06-20 or 2025-03-31.basil, got {v!r}")
+        return v
+
+    @field_validator("profile")
+    @classmethod
+    def _profile(cls, v: str) -> str:
+        from hookproof.simulator.profiles import PROFILES
+
+        if v not in PROFILES:
+            raise ValueError(f"unknown profile {v!r} (known: {', '.join(PROFILES)})")
+        return v
+
+    @model_validator(mode="after")
+    def _one_target(self) -> "TargetConfig":
+        if (self.url is None) == (self.app is None):
+            raise ValueError("give exactly one of 'url' or 'app'")
+        controlled = [k for k in ("start", "process", "docker") if getattr(self, k) is not None]
+        if len(controlled) > 1:
+            raise ValueError(f"give at most one of 'start', 'process' or 'docker', got {', '.join(controlled)}")
+        if (self.process or self.docker) and not (self.url and re.match(r"^https?://[^/]+:(\d+|\{port\})", self.url)):
+            raise ValueError("url: with [target.process] or [target.docker], url must name the receiver's port "
+                             "(or {port}: a free one per run)")
+        if self.url and "{port}" in self.url and not controlled:
+            raise ValueError("url: {port} (a free port per run) needs a receiver hookproof starts: "
+                             "[target.start], [target.process] or [target.docker]")
+        if self.api_version is not None and self.profile != "stripe":
+            raise ValueError(f"api_version: only the stripe profile has API versions, not {self.profile!r}")
+        if self.enabled_events is not None:
+            from hookproof.simulator.profiles import get_profile
+
+            prof = get_profile(self.profile)
+            names = set(prof.event_types()) | set(prof.event_types().values())
+            unknown = [e for e in self.enabled_events if e not in names]
+            if unknown:
+                known = ", ".join(sorted(set(prof.event_types().values())))
+                raise ValueError(f"enabled_events: {prof.title} sends no event {unknown[0]!r} (known: {known})")
+        return self
+
+    @property
+    def live(self) -> bool:
+        return self.environment == "live"
+
+    def secrets(self, base_dir: Path | None = None) -> list[str]:
+        """The resolved secrets. Raises ConfigError naming the source (never the value)."""
+        values = [self.secret] if isinstance(self.secret, str) else list(self.secret)
+        return [_resolve_secret(v, base_dir) for v in values]
+
+    def stripe_types(self) -> set[str] | None:
+        """The enabled events as Stripe types (None: all of the profile's)."""
+        if self.enabled_events is None:
+            return None
+        from hookproof.simulator.profiles import get_profile
+
+        types = get_profile(self.profile).event_types()
+        back = {v: k for k, v in types.items()}
+        return {e if e in types else back[e] for e in self.enabled_events}
+
+
+class ObserverConfig(_Model):
+    """How the receiver shows its effects: sql, http, sink or python."""
+
+    kind: Literal["sql", "http", "sink", "python"]
+    url: str | None = None
+    effects: str | None = None
+    state: str | None = None
+    states: dict[str, str] = Field(default_factory=dict)
+    counter: str | None = None
+    callable: str | None = None
+    timeout_s: float = Field(default=5.0, gt=0, le=120)
+
+    @field_validator("states")
+    @classmethod
+    def _states(cls, v: dict[str, str]) -> dict[str, str]:
+        """One query per object kind, named as the world names them (``invoice``,
+        ``payment_intent``, ``checkout.session``); ``subscription`` is `state`'s."""
+        for kind, query in v.items():
+            if not re.match(r"^[a-z][a-z_.]*$", kind):
+                raise ValueError(f"{kind!r} is not an object kind (e.g. invoice, payment_intent, checkout.session)")
+            if not query.strip():
+                raise ValueError(f"the {kind} state query is empty")
+        return v
+
+    @model_validator(mode="after")
+    def _fields(self) -> "ObserverConfig":
+        if self.kind == "sql":
+            if not self.url:
+                raise ValueError("the sql observer needs 'url' (a SQLAlchemy URL)")
+            if not re.match(r"^[a-z][a-z0-9+]*://", self.url):
+                raise ValueError(f"url: not a SQLAlchemy URL: {self.url!r}")
+            _check_sql_url(self.url)
+            if not self.effects:
+                raise ValueError("the sql observer needs 'effects' (a query returning a business_key column)")
+        if self.kind == "sink" and (self.state or self.states or self.counter) and not self.url:
+            raise ValueError("the sink observer reads states and counters from the SQL database at 'url'; give 'url'")
+        if self.kind in ("http", "python") and (self.state or self.states or self.counter):
+            raise ValueError(f"state, states and counter are SQL queries: the {self.kind} observer returns its "
+                             "states itself")
+        if self.state and "subscription" in self.states:
+            raise ValueError("states: 'subscription' is already read by 'state'; give one of them")
+        if self.kind == "http":
+            if not self.url:
+                raise ValueError("the http observer needs 'url' (an absolute http(s) URL)")
+            try:
+                _check_url(self.url)
+            except ValueError as exc:
+                raise ValueError(f"url: {exc}") from None
+        if self.kind == "python":
+            if not self.callable:
+                raise ValueError("the python observer needs 'callable' as 'module:attribute'")
+            if not re.match(r"^[\w.]+:[\w.]+$", self.callable):
+                raise ValueError(f"callable: must look like 'module:attribute', got {self.callable!r}")
+        return self
+
+
+def _check_sql_url(url: str) -> None:
+    """Raise ValueError when SQLAlchemy cannot parse `url` or has no driver for it."""
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError, NoSuchModuleError
+
+    try:
+        parsed = make_url(url)
+    except ArgumentError:
+        raise ValueError("url: not a SQLAlchemy URL (dialect+driver://user:password@host/database)") from None
+    try:
+        parsed.get_dialect()
+    except NoSuchModuleError:
+        raise ValueError(f"url: SQLAlchemy has no dialect {parsed.drivername!r} (is its driver installed?)") from None
+    except ImportError as exc:
+        raise ValueError(f"url: the driver for {parsed.drivername!r} is not installed ({exc.name or exc})") from None
+
+
+class ProviderConfig(_Model):
+    """Where the simulator's provider API and effect sink listen."""
+
+    host: str = "127.0.0.1"
+    port: int = Field(default=0, ge=0, le=65535)
+    api_key: str = "sk_test_51HookproofSimulatorKey000000000000"  # simulator.server.state.DEFAULT_API_KEY
+
+
+class SettleConfig(_Model):
+    """Liveness: effects must be stable for `window_s`, waited for at most `deadline_s`."""
+
+    window_s: float = Field(default=0.3, gt=0, le=600)
+    deadline_s: float = Field(default=15.0, gt=0, le=3600)
+    interval_s: float = Field(default=0.05, gt=0, le=60)
+
+
+class RunConfig(_Model):
+    """The run: seed, retry time scale, scenario selection, concurrency of bursts."""
+
+    seed: int | None = None
+    time_scale: float = Field(default=1e-6, gt=0, le=1)
+    scenarios: list[str] | None = None
+    burst: int = Field(default=8, ge=2, le=100)
+    sender_timeout_s: float | None = Field(default=None, gt=0, le=600)
+    #: Events `mass-redelivery-window` delivers and then replays (more than a bounded dedupe keeps).
+    redelivery_window: int = Field(default=200, ge=1, le=100_000)
+    #: Whole-run deadline of certify in seconds: then it stops, heals and writes a partial report.
+    max_duration_s: float = Field(default=900.0, gt=0, le=7 * 86400)
+    #: Once the receiver rejected valid events, each delivery's retry schedule spans at most this (seconds).
+    retry_budget_s: float = Field(default=10.0, gt=0, le=86400)
+
+    @field_validator("scenarios")
+    @classmethod
+    def _scenarios(cls, v: list[str] | None) -> list[str] | None:
+        if v is not None:
+            from hookproof.scenarios.catalog import CATALOG
+
+            unknown = [s for s in v if s not in CATALOG]
+            if unknown:
+                raise ValueError(f"unknown scenario id {unknown[0]!r} (see 'hookproof scenarios')")
+        return v
+
+
+class CounterConfig(_Model):
+    """`[counters."<event type>"]`: the counter an event of that type moves.
+
+    `key` is a template over the event (``"{data.object.customer}"``), `amount` the
+    dotted path of an integer in it (``"data.object.amount_paid"``, minor units).
+    """
+
+    key: str = Field(min_length=1)
+    amount: str = Field(min_length=1)
+
+
+class Config(_Model):
+    """The whole `hookproof.toml`.
+
+    `business_keys` maps an event type (the profile's own name) to a business-key
+    template over the event as the provider sends it, or ``false`` (not effectful);
+    types not listed keep hookproof's built-in key, unless `builtin_keys` is false (then
+    only the listed types are effectful). `counters` maps an event type to the counter
+    it moves. Both are checked against a sample event of each type when the
+    file is read (`key_mapping`).
+    """
+
+    target: TargetConfig
+    observer: ObserverConfig
+    provider: ProviderConfig = ProviderConfig()
+    settle: SettleConfig = SettleConfig()
+    run: RunConfig = RunConfig()
+    chaos: ChaosConfig = ChaosConfig()
+    builtin_keys: bool = True
+    business_keys: dict[str, str | Literal[False]] = Field(default_factory=dict)
+    counters: dict[str, CounterConfig] = Field(default_factory=dict)
+
+    def key_mapping(self) -> Any:
+        """The team's keys and counters as a `scenarios.business_keys.KeyMapping` (None when
+        neither is configured), each checked against a sample event of its type.
+
+        Raises ConfigError naming ``business_keys."<type>"`` or ``counters."<type>"`` for a
+        type the profile does not send or a template naming a field the event lacks.
+        """
+        if not self.business_keys and not self.counters and self.builtin_keys:
+            return None
+        from hookproof.scenarios.business_keys import CounterRule, KeyMapping, TemplateError
+        from hookproof.simulator.profiles import get_profile
+
+        profile = get_profile(self.target.profile)
+        types = profile.event_types()
+        back = {v: k for k, v in types.items()}
+
+        def world_type(section: str, name: str) -> str:
+            if name in types:
+                return name
+            if name in back:
+                return back[name]
+            raise ConfigError(f"{profile.title} sends no event {name!r}", field=f'{section}."{name}"')
+
+        templates = {world_type("business_keys", n): (t if t is not False else None)
+                     for n, t in self.business_keys.items()}
+        counters = {world_type("counters", n): CounterRule(c.key, c.amount) for n, c in self.counters.items()}
+        mapping = KeyMapping(templates, profile, counters, builtin=self.builtin_keys)
+        for section, names in (("business_keys", self.business_keys), ("counters", self.counters)):
+            for name in names:
+                sample = _sample_event(world_type(section, name))
+                try:
+                    mapping.counter_of(sample) if section == "counters" else mapping.key_of(sample)
+                except TemplateError as exc:
+                    raise ConfigError(str(exc), field=f'{section}."{name}"') from None
+        return mapping
+
+    #: the file this config was read from (for relative paths and messages)
+    source: str | None = Field(default=None, exclude=True)
+
+    @property
+    def base_dir(self) -> Path:
+        return Path(self.source).parent if self.source else Path.cwd()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _relative_sqlite(cls, data: Any) -> Any:
+        """A relative SQLite file in `observer.url` is relative to the config file, like
+        `target.start.cwd` (where the receiver runs and keeps its ``receiver.db``)."""
+        if not isinstance(data, dict) or not data.get("source"):
+            return data
+        observer = data.get("observer")
+        if isinstance(observer, ObserverConfig):
+            observer = observer.model_dump()
+        if not isinstance(observer, dict) or not isinstance(observer.get("url"), str):
+            return data
+        resolved = resolve_sqlite_url(observer["url"], Path(data["source"]).parent)
+        return {**data, "observer": {**observer, "url": resolved}}
+
+
+def _sample_event(stripe_type: str) -> Any:
+    """One event of `stripe_type` from a fresh world (templates are checked against it)."""
+    from hookproof.simulator.world import World, events_of_type
+
+    return events_of_type(World(1), stripe_type)[0]
+
+
+def resolve_sqlite_url(url: str, base_dir: Path) -> str:
+    """`url` with a relative SQLite database file made absolute against `base_dir`.
+
+    Other URLs, absolute files, in-memory databases (``sqlite://``, ``:memory:``) and
+    ``file:`` URIs come back unchanged.
+    """
+    if not re.match(r"^sqlite(\+\w+)?://", url):
+        return url
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
+    try:
+        parsed = make_url(url)
+    except (ArgumentError, ValueError):  # the observer's own check names the problem
+        return url
+    database = parsed.database
+    if parsed.get_backend_name() != "sqlite" or not database or database == ":memory:" or database.startswith("file:"):
+        return url
+    path = Path(database)
+    if path.is_absolute():
+        return url
+    return parsed.set(database=os.path.abspath(base_dir / path)).render_as_string(hide_password=False)
+
+
+def _resolve_secret(value: str, base_dir: Path | None) -> str:
+    try:
+        return SecretRef.parse(value).resolve(base_dir)
+    except SecretRefError as exc:
+        raise ConfigError(str(exc), field="target.secret") from None
