@@ -72,8 +72,7 @@ class Session:
     """
 
     def __init__(self, explore: ExploreTarget, seed: int, *, provider_state: Any = None,
-                 on_step: Callable[[Step, str], None] | None = None,
-                 loop: asyncio.AbstractEventLoop | None = None) -> None:
+                 on_step: Callable[[Step, str], None] | None = None) -> None:
         self.explore = explore
         self.seed = seed
         self.world = _SaltedWorld(seed, salt=_fresh_salt(), livemode=explore.live, account=explore.account,
@@ -82,10 +81,7 @@ class Session:
             provider_state.set_world(self.world)
         self.prepared = explore.open()
         self.history = History()
-        #: the loop the example runs on: a search shares one over its examples (the receiver's
-        #: worker threads, started per loop, are then reused), a lone session owns its own
-        self.loop = loop if loop is not None else asyncio.new_event_loop()
-        self._owns_loop = loop is None
+        self.loop = asyncio.new_event_loop()
         self.dispatcher = Dispatcher(self.prepared.target, explore.profile, explore.secrets, self.history,
                                      retries=False, scenario="explore", seed=seed)
         self.steps: list[Step] = []
@@ -256,16 +252,14 @@ class Session:
         return {k for k in keys if k is not None}, truth
 
     def close(self) -> None:
-        """Close the dispatcher, and the loop if the session owns it (the receiver is the
-        target's to keep or close)."""
+        """Close the dispatcher and the loop (the receiver is the target's to keep or close)."""
         if self._closed:
             return
         self._closed = True
         try:
             self.loop.run_until_complete(self.dispatcher.aclose(drain_s=5.0))
         finally:
-            if self._owns_loop:
-                self.loop.close()
+            self.loop.close()
             self.prepared.close()
 
 

@@ -29,7 +29,6 @@ receiver reset) while the seed fixes everything else.
 
 from __future__ import annotations
 
-import asyncio
 import os
 import time
 from dataclasses import dataclass
@@ -65,11 +64,9 @@ REDELIVERY_MUTATIONS: tuple[str | None, ...] = (None, Mutation.RESERIALIZE.value
 # ---- the Hypothesis machine ------------------------------------------------------------------
 
 def machine_for(explore: ExploreTarget, *, seed: int = 0, provider_state: Any = None,
-                failures: list[Failure] | None = None, counts: _Counts | None = None,
-                loop: asyncio.AbstractEventLoop | None = None) -> type:
+                failures: list[Failure] | None = None, counts: _Counts | None = None) -> type:
     """A RuleBasedStateMachine class exploring `explore`; failures are appended to `failures`,
-    and each finished example is added to `counts`. Examples run on `loop` when given (one
-    loop for a whole search), else each on a loop of its own.
+    and each finished example is added to `counts`.
 
     The last failure appended is the one of the last failing run, which Hypothesis makes
     the shrunk example when it reports.
@@ -85,7 +82,7 @@ def machine_for(explore: ExploreTarget, *, seed: int = 0, provider_state: Any = 
 
         def __init__(self) -> None:
             super().__init__()
-            self.session = Session(explore, seed, provider_state=provider_state, loop=loop)
+            self.session = Session(explore, seed, provider_state=provider_state)
             self.failed = False
 
         def _run(self, step: Step) -> None:
@@ -199,8 +196,7 @@ def explore(target: ExploreTarget, *, max_examples: int = 100, seed: int | None 
     failures: list[Failure] = []
     counter = _Counts(on_example=on_example)
     state = provider_state if provider_state is not None else ServerState()
-    loop = asyncio.new_event_loop()
-    machine = machine_for(target, seed=world_seed, provider_state=state, failures=failures, counts=counter, loop=loop)
+    machine = machine_for(target, seed=world_seed, provider_state=state, failures=failures, counts=counter)
     if seed is not None:
         machine = hypothesis_seed(seed)(machine)
     config = settings(max_examples=max_examples, stateful_step_count=step_count, deadline=None,
@@ -221,9 +217,6 @@ def explore(target: ExploreTarget, *, max_examples: int = 100, seed: int | None 
             if not failures:
                 raise
             error = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
-        finally:
-            loop.run_until_complete(loop.shutdown_default_executor())
-            loop.close()
     return ExploreResult(failures[-1] if failures else None, counter.examples, counter.steps,
                          time.monotonic() - started, world_seed, error,
                          attempts=counter.attempts, acked=counter.acked)
