@@ -102,7 +102,7 @@ def test_a_plain_install_runs_the_demo_with_no_extra(wheel: Path, tmp_path: Path
     subprocess.run([str(bin_dir / "python"), "-m", "pip", "install", "-q", str(wheel)], check=True, env=env,
                    capture_output=True, timeout=900)
     probe = subprocess.run([str(bin_dir / "python"), "-c",
-                            "import importlib.util as u; print([m for m in ('flask', 'locust', 'docker', 'stripe', "
+                            "import importlib.util as u; print([m for m in ('flask', 'locust', 'docker', 'standardwebhooks', "
                             "'simulator', 'scenarios', 'reports', 'examples') if u.find_spec(m)])"],
                            check=True, env=env, capture_output=True, text=True, timeout=60, cwd=tmp_path)
     assert probe.stdout.strip() == "[]"
