@@ -6,6 +6,7 @@ own processes: Locust (and gevent's monkey-patching) never enters the pytest pro
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -275,3 +276,33 @@ def test_a_storm_records_answers_it_cannot_take_as_unknown(tmp_path: Path, behav
     assert attempts
     assert {(a.status, a.outcome.value, a.completion.value, a.error) for a in attempts} == {
         (None, "connection_error", "unknown", error)}
+
+
+@pytest.mark.slow
+def test_storm_starts_the_receiver_a_process_section_describes(tmp_path: Path) -> None:
+    """`[target.process]` with `{port}` in the URL: the storm starts the receiver on a free port, as certify does,
+    hands it the secret through `env`, and stops it after."""
+    db = tmp_path / "started.sqlite"
+    lines = ["[target]", 'url = "http://127.0.0.1:{port}/webhooks"', 'profile = "stripe"',
+             'secret = "env:HOOKPROOF_TEST_SECRET"', "",
+             "[target.process]", f'command = "{sys.executable} -m examples.receivers.inbox_sync --port {{port}} '
+             f'--db sqlite:///{db}"', f'cwd = "{ROOT}"', "startup_timeout_s = 60", "",
+             "[target.process.env]", 'WEBHOOK_SECRET = "{secret}"', "",
+             "[observer]", 'kind = "sql"', f'url = "sqlite:///{db}"',
+             'effects = "SELECT business_key, amount FROM effects"',
+             'state = "SELECT object_id, status, version FROM subscription_states"', "",
+             "[settle]", "window_s = 0.5", "deadline_s = 30", ""]
+    config = tmp_path / "hookproof.toml"
+    config.write_text("\n".join(lines), encoding="utf-8")
+    out = tmp_path / "out"
+    result = _storm(config, out, "--users", "2", "--spawn-rate", "2", "--rate", "20", "--duration", "5s")
+    assert result.returncode == 0, result.stdout + result.stderr
+    checks = _checks(out)
+    assert checks["duplicated"][0] == "valid" and checks["lost"][0] == "valid"
+    sent = json.loads((out / "report.json").read_text())["scenarios"][0]["checks"][-1]["stats"]["sent"]
+    assert sent > 0
+    assert SECRET not in result.stdout + result.stderr
+    import sqlite3
+
+    with contextlib.closing(sqlite3.connect(db)) as conn:  # the started receiver applied the storm's effects
+        assert conn.execute("SELECT count(*) FROM effects").fetchone()[0] > 0
