@@ -4,6 +4,7 @@ pytest plugin reports an unreachable receiver as one line, not a traceback."""
 
 from __future__ import annotations
 
+import contextlib
 import re
 import shutil
 import signal
@@ -306,3 +307,49 @@ def test_send_on_a_terminal_shows_each_attempt_as_it_ends(tmp_path: Path) -> Non
                        flags=re.M)
     assert proc.returncode == 1, text[-3000:]
     assert [int(t) for t in tries] == list(range(1, 10)), text[-3000:]
+
+
+def _on_a_terminal(args: list[str], cwd: Path, timeout_s: float = 120) -> tuple[int, str]:
+    """Run ``hookproof ARGS`` under a pseudo-terminal; (exit code, everything it showed)."""
+    import os
+    import pty
+    import subprocess
+
+    leader, follower = pty.openpty()
+    env = {**child_env({"HOOKPROOF_HEARTBEAT_S": "0.1"}), "TERM": "xterm"}
+    env.pop("NO_COLOR", None)
+    proc = subprocess.Popen([sys.executable, "-m", "hookproof", *args], stdin=follower, stdout=follower,
+                            stderr=follower, env=env, cwd=cwd)
+    os.close(follower)
+    chunks = []
+    while True:
+        try:
+            data = os.read(leader, 65536)
+        except OSError:  # the child closed its side
+            break
+        if not data:
+            break
+        chunks.append(data)
+    proc.wait(timeout_s)
+    os.close(leader)
+    return proc.returncode, b"".join(chunks).decode("utf-8", "replace").replace("\r", "\n")
+
+
+def test_certify_on_a_terminal_shows_the_scenario_and_the_attempts_so_far(tmp_path: Path) -> None:
+    """Live progress under a pseudo-terminal: which scenario of how many, and the attempts made so far."""
+    import sqlite3
+
+    from tests.hostile.servers import hostile_server
+
+    with contextlib.closing(sqlite3.connect(tmp_path / "r.db")) as db:  # the receiver's (empty) effects table
+        db.execute("CREATE TABLE effects (business_key TEXT)")
+    with hostile_server("silent") as server:
+        port = int(server.url.rsplit(":", 1)[1].split("/")[0])
+        path = tmp_path / "hookproof.toml"
+        path.write_text(TARGET.format(port=port) + "\n" + OBSERVER.format(url=f"sqlite:///{tmp_path / 'r.db'}")
+                        + "\n[run]\nsender_timeout_s = 0.3\n", encoding="utf-8")
+        code, text = _on_a_terminal(["certify", "-c", str(path), "duplicate-sequential", "reorder",
+                                     "--max-duration", "20s"], tmp_path)
+    assert code == 1, text[-3000:]
+    assert re.search(r"certify: scenario 1/2 duplicate-sequential, \d+ attempt\(s\) so far", text), text[-3000:]
+
