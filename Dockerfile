@@ -1,6 +1,6 @@
 # hookproof in a container, for teams whose receiver is not in Python (Node, Go, Ruby, Java):
 #
-#   docker run --rm --network host -v "$PWD:/work" -w /work hookproof/hookproof certify
+#   docker run --rm --network host -v "$PWD:/project" -w /project hookproof/hookproof certify
 #
 # One image serves every command (certify, explore, storm, send, ...): the entry point is
 # `hookproof`. It is built FROM the local Debian base image (chaos/images/build_base.sh makes
@@ -40,6 +40,6 @@ RUN cd /opt/hookproof/build \
     && rm -rf /opt/hookproof/src \
     && hookproof --version
 
-WORKDIR /work
+WORKDIR /project
 ENTRYPOINT ["hookproof"]
 CMD ["--help"]

@@ -84,9 +84,9 @@ def readme_docker_command(folder: Path) -> list[str]:
 def test_the_image_certifies_a_receiver_on_the_host_network(tool_image: str, receiver: int, tmp_path: Path) -> None:
     (tmp_path / "hookproof.toml").write_text(CONFIG.format(port=receiver))
     argv = readme_docker_command(tmp_path)
-    assert argv[-2:] == ["hookproof/hookproof", "certify"] and f"{tmp_path}:/work" in argv
+    assert argv[-2:] == ["hookproof/hookproof", "certify"] and f"{tmp_path}:/project" in argv
     argv[-2] = tool_image
-    run = subprocess.run([*argv, "duplicate-sequential", "reorder", "--out", "/work/out"],
+    run = subprocess.run([*argv, "duplicate-sequential", "reorder", "--out", "/project/out"],
                          env={"WEBHOOK_SECRET": SECRET, "PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"},
                          capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
