@@ -2,8 +2,9 @@
 
 `render_json` writes every field of the model in the dataclasses' field order with
 ``schema_version`` first, indented by 2, so two runs diff line by line. `load_json`
-rebuilds the `RunReport` and explains, with the path of the offending value, why a
-document cannot be read. Free-form values (``stats``, ``expected``, ``actual``) are
+validates the document against the run model with pydantic (strict: an integer is not a
+boolean or text) and explains, with the path of the offending value, why a document
+cannot be read. Free-form values (``stats``, ``expected``, ``actual``) are
 written as JSON values: tuples come back as lists, sets as sorted lists, and anything
 JSON has no word for as its ``str``.
 """
@@ -18,6 +19,8 @@ import types
 import typing
 from collections.abc import Mapping
 from typing import Any, Union
+
+from pydantic import TypeAdapter, ValidationError
 
 from hookproof.reports.errors import ReportFormatError, SchemaVersionError
 from hookproof.reports.model import SCHEMA_VERSION, RunReport
@@ -49,9 +52,7 @@ def load_json(text: str | bytes) -> RunReport:
     if not isinstance(data, dict):
         raise ReportFormatError(f"expected a JSON object at the top level, got {_kind(data)}")
     _check_version(data)
-    report = _decode(RunReport, data, "")
-    assert isinstance(report, RunReport)
-    return report
+    return _decode_report(data)
 
 
 # ---- encoding ------------------------------------------------------------------------
@@ -101,68 +102,71 @@ def _hints(cls: type) -> dict[str, Any]:
     return typing.get_type_hints(cls)
 
 
-def _decode(tp: Any, value: Any, path: str) -> Any:
-    """`value` (parsed JSON) as type `tp`, or a `ReportFormatError` at `path`."""
-    if tp is Any:
-        return value
+#: report.json's documents validated against the run model (JSON input, strict: integers
+#: are integers, not booleans or text; arrays become the model's tuples).
+_REPORT: TypeAdapter[RunReport] = TypeAdapter(RunReport)
+_WORDS = {"int_type": "expected an integer", "int_from_float": "expected an integer",
+          "float_type": "expected a number", "string_type": "expected a string",
+          "bool_type": "expected true or false", "tuple_type": "expected an array", "list_type": "expected an array",
+          "dict_type": "expected an object"}
+
+
+def _finite(node: Any, tp: Any) -> Any:
+    """`node` (parsed JSON) with the spellings of non-finite numbers turned into floats where
+    the model says number, so the strict validation sees floats there (and only there)."""
     if isinstance(tp, type) and dataclasses.is_dataclass(tp):
-        return _decode_dataclass(tp, value, path)
+        if not isinstance(node, dict):
+            return node
+        hints = _hints(tp)
+        return {k: _finite(v, hints[k]) if k in hints else v for k, v in node.items()}
     origin = typing.get_origin(tp)
     if origin in (Union, types.UnionType):
-        options = typing.get_args(tp)
-        if value is None and type(None) in options:
-            return None
-        inner = [t for t in options if t is not type(None)]
-        if len(inner) == 1:
-            return _decode(inner[0], value, path)
-        raise TypeError(f"unsupported union {tp!r} in the report model")  # programmer error
-    if origin is tuple:
-        item_type = typing.get_args(tp)[0]
-        if not isinstance(value, list):
-            raise ReportFormatError(f"expected an array, got {_kind(value)}", path=path)
-        return tuple(_decode(item_type, v, f"{path}[{i}]") for i, v in enumerate(value))
-    if origin in (Mapping, dict):
-        if not isinstance(value, dict):
-            raise ReportFormatError(f"expected an object, got {_kind(value)}", path=path)
-        value_type = typing.get_args(tp)[1]
-        return {k: _decode(value_type, v, f"{path}.{k}") for k, v in value.items()}
-    return _decode_scalar(tp, value, path)
+        inner = [t for t in typing.get_args(tp) if t is not type(None)]
+        return _finite(node, inner[0]) if len(inner) == 1 else node
+    if origin is tuple and isinstance(node, list):
+        return [_finite(v, typing.get_args(tp)[0]) for v in node]
+    if origin in (Mapping, dict) and isinstance(node, dict):
+        return {k: _finite(v, typing.get_args(tp)[1]) for k, v in node.items()}
+    if tp is float and isinstance(node, str) and node in _NON_FINITE:
+        return _NON_FINITE[node]
+    return node
 
 
-def _decode_scalar(tp: Any, value: Any, path: str) -> Any:
-    if tp is bool:
-        if isinstance(value, bool):
-            return value
-        raise ReportFormatError(f"expected true or false, got {_kind(value)}", path=path)
-    if tp is int:
-        if isinstance(value, int) and not isinstance(value, bool):
-            return value
-        raise ReportFormatError(f"expected an integer, got {_kind(value)}", path=path)
-    if tp is float:
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            return float(value)
-        if isinstance(value, str) and value in _NON_FINITE:
-            return _NON_FINITE[value]
-        raise ReportFormatError(f"expected a number, got {_kind(value)}", path=path)
-    if tp is str:
-        if isinstance(value, str):
-            return value
-        raise ReportFormatError(f"expected a string, got {_kind(value)}", path=path)
-    raise TypeError(f"unsupported type {tp!r} in the report model")  # programmer error
+def _class_at(loc: tuple[Any, ...]) -> str:
+    """The name of the model class at `loc` (RunReport at the top)."""
+    tp: Any = RunReport
+    for part in loc:
+        if isinstance(part, int):
+            tp = typing.get_args(tp)[0]
+            continue
+        tp = _hints(tp)[part]
+        if typing.get_origin(tp) in (Union, types.UnionType):
+            tp = next(t for t in typing.get_args(tp) if t is not type(None))
+    return getattr(tp, "__name__", str(tp))
 
 
-def _decode_dataclass(cls: type, value: Any, path: str) -> Any:
-    if not isinstance(value, dict):
-        raise ReportFormatError(f"expected an object ({cls.__name__}), got {_kind(value)}", path=path)
-    hints = _hints(cls)
-    kwargs: dict[str, Any] = {}
-    for f in dataclasses.fields(cls):
-        where = f"{path}.{f.name}" if path else f.name
-        if f.name in value:
-            kwargs[f.name] = _decode(hints[f.name], value[f.name], where)
-        elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
-            raise ReportFormatError(f"missing required field of {cls.__name__}", path=where)
-    return cls(**kwargs)
+def _path(loc: tuple[Any, ...]) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def _decode_report(data: dict[str, Any]) -> RunReport:
+    """`data` (report.json parsed, version checked) as the model, or the first problem as a
+    ReportFormatError naming its path."""
+    try:
+        return _REPORT.validate_json(json.dumps(_finite(data, RunReport), allow_nan=True), strict=True)
+    except ValidationError as exc:
+        error = exc.errors(include_url=False)[0]
+        loc = tuple(error["loc"])
+        if error["type"] == "missing":
+            raise ReportFormatError(f"missing required field of {_class_at(loc[:-1])}", path=_path(loc)) from None
+        if error["type"] in ("dataclass_type", "model_type", "dataclass_exact_type"):
+            raise ReportFormatError(f"expected an object ({_class_at(loc)}), got {_kind(error['input'])}",
+                                    path=_path(loc)) from None
+        words = _WORDS.get(error["type"], error["msg"])
+        raise ReportFormatError(f"{words}, got {_kind(error['input'])}", path=_path(loc)) from None
 
 
 def _kind(value: Any) -> str:

@@ -6,51 +6,43 @@
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import TYPE_CHECKING
 
-from hookproof.simulator.errors import ProfileError
-from hookproof.simulator.profiles.base import Envelope, Profile, SignedRequest, Tolerance, canonical_json
-from hookproof.simulator.profiles.generic_hmac import GenericHmacProfile, GenericHmacSettings
-from hookproof.simulator.profiles.github import GitHubProfile
-from hookproof.simulator.profiles.mercadopago import MercadoPagoProfile
-from hookproof.simulator.profiles.paddle import PaddleProfile
-from hookproof.simulator.profiles.shopify import ShopifyProfile
-from hookproof.simulator.profiles.standard_webhooks import StandardWebhooksProfile, SvixProfile
-from hookproof.simulator.profiles.stripe import STRIPE_EVENT_TYPES, StripeProfile
+from hookproof.simulator.lazy import lazy_exports
 
-_REGISTRY: dict[str, type[Profile]] = {
-    profile.name: profile
-    for profile in (
-        GenericHmacProfile,
-        GitHubProfile,
-        MercadoPagoProfile,
-        PaddleProfile,
-        ShopifyProfile,
-        StandardWebhooksProfile,
-        StripeProfile,
-        SvixProfile,
-    )
+#: public name -> the module that defines it (imported on first access, PEP 562)
+_EXPORTS: dict[str, str] = {
+    "Envelope": "hookproof.simulator.profiles.base",
+    "GenericHmacProfile": "hookproof.simulator.profiles.generic_hmac",
+    "GenericHmacSettings": "hookproof.simulator.profiles.generic_hmac",
+    "GitHubProfile": "hookproof.simulator.profiles.github",
+    "MercadoPagoProfile": "hookproof.simulator.profiles.mercadopago",
+    "PROFILES": "hookproof.simulator.profiles.registry",
+    "PaddleProfile": "hookproof.simulator.profiles.paddle",
+    "Profile": "hookproof.simulator.profiles.base",
+    "ProfileError": "hookproof.simulator.errors",
+    "STRIPE_EVENT_TYPES": "hookproof.simulator.profiles.stripe",
+    "ShopifyProfile": "hookproof.simulator.profiles.shopify",
+    "SignedRequest": "hookproof.simulator.profiles.base",
+    "StandardWebhooksProfile": "hookproof.simulator.profiles.standard_webhooks",
+    "StripeProfile": "hookproof.simulator.profiles.stripe",
+    "SvixProfile": "hookproof.simulator.profiles.standard_webhooks",
+    "Tolerance": "hookproof.simulator.profiles.base",
+    "canonical_json": "hookproof.simulator.profiles.base",
+    "get_profile": "hookproof.simulator.profiles.registry",
 }
 
-PROFILES: tuple[str, ...] = tuple(sorted(_REGISTRY))
-
-
-def get_profile(name: str, *, settings: GenericHmacSettings | Mapping[str, Any] | None = None) -> Profile:
-    """The profile called `name`.
-
-    `settings` configures ``generic-hmac`` (a `GenericHmacSettings` or a mapping of its
-    fields; None = defaults) and must be None for every other profile. Raises
-    ProfileError naming the known profiles, or the failing setting (``field``).
-    """
-    if name not in _REGISTRY:
-        known = ", ".join(sorted(_REGISTRY))
-        raise ProfileError(f"unknown profile {name!r} (known: {known})", field="profile")
-    if name == GenericHmacProfile.name:
-        return GenericHmacProfile(settings)
-    if settings is not None:
-        raise ProfileError(f"profile {name!r} takes no settings", field="settings")
-    return _REGISTRY[name]()
-
+if TYPE_CHECKING:
+    from hookproof.simulator.errors import ProfileError
+    from hookproof.simulator.profiles.base import Envelope, Profile, SignedRequest, Tolerance, canonical_json
+    from hookproof.simulator.profiles.generic_hmac import GenericHmacProfile, GenericHmacSettings
+    from hookproof.simulator.profiles.github import GitHubProfile
+    from hookproof.simulator.profiles.mercadopago import MercadoPagoProfile
+    from hookproof.simulator.profiles.paddle import PaddleProfile
+    from hookproof.simulator.profiles.registry import PROFILES, get_profile
+    from hookproof.simulator.profiles.shopify import ShopifyProfile
+    from hookproof.simulator.profiles.standard_webhooks import StandardWebhooksProfile, SvixProfile
+    from hookproof.simulator.profiles.stripe import STRIPE_EVENT_TYPES, StripeProfile
 
 __all__ = [
     "Envelope",
@@ -72,3 +64,5 @@ __all__ = [
     "canonical_json",
     "get_profile",
 ]
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, __all__)

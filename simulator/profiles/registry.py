@@ -1,0 +1,48 @@
+"""The shipped profiles by name: `get_profile(name)`, `PROFILES`."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from hookproof.simulator.errors import ProfileError
+from hookproof.simulator.profiles.base import Profile
+from hookproof.simulator.profiles.generic_hmac import GenericHmacProfile, GenericHmacSettings
+from hookproof.simulator.profiles.github import GitHubProfile
+from hookproof.simulator.profiles.mercadopago import MercadoPagoProfile
+from hookproof.simulator.profiles.paddle import PaddleProfile
+from hookproof.simulator.profiles.shopify import ShopifyProfile
+from hookproof.simulator.profiles.standard_webhooks import StandardWebhooksProfile, SvixProfile
+from hookproof.simulator.profiles.stripe import StripeProfile
+
+_REGISTRY: dict[str, type[Profile]] = {
+    profile.name: profile
+    for profile in (
+        GenericHmacProfile,
+        GitHubProfile,
+        MercadoPagoProfile,
+        PaddleProfile,
+        ShopifyProfile,
+        StandardWebhooksProfile,
+        StripeProfile,
+        SvixProfile,
+    )
+}
+
+PROFILES: tuple[str, ...] = tuple(sorted(_REGISTRY))
+
+
+def get_profile(name: str, *, settings: GenericHmacSettings | Mapping[str, Any] | None = None) -> Profile:
+    """The profile called `name`.
+
+    `settings` configures ``generic-hmac`` (a `GenericHmacSettings` or a mapping of its
+    fields; None = defaults) and must be None for every other profile. Raises
+    ProfileError naming the known profiles, or the failing setting (``field``).
+    """
+    if name not in _REGISTRY:
+        known = ", ".join(sorted(_REGISTRY))
+        raise ProfileError(f"unknown profile {name!r} (known: {known})", field="profile")
+    if name == GenericHmacProfile.name:
+        return GenericHmacProfile(settings)
+    if settings is not None:
+        raise ProfileError(f"profile {name!r} takes no settings", field="settings")
+    return _REGISTRY[name]()
