@@ -1,9 +1,8 @@
 """One way every long command takes SIGTERM and Ctrl-C: as KeyboardInterrupt, in the main thread.
 
-``caught = Interrupts.install()`` (or ``with Interrupts() as caught:``) makes SIGTERM (and
-SIGINT, when Python's own handler is in place) raise KeyboardInterrupt where the command
-is, so its ``finally`` blocks stop what it started, heal faults and write a partial
-report; `caught.exit_code` is then ``128 + signum`` (130 for Ctrl-C, 143 for SIGTERM), as
+``caught = Interrupts.install()`` (or ``with Interrupts() as caught:``) makes SIGTERM raise
+KeyboardInterrupt where the command is, as Ctrl-C (SIGINT, Python's own handler) does,
+so its ``finally`` blocks stop what it started, heal faults and write a partial report; `caught.exit_code` is then ``128 + signum`` (130 for Ctrl-C, 143 for SIGTERM), as
 shells expect. The previous handlers come back when the block ends (`restore`).
 """
 
@@ -17,8 +16,9 @@ from typing import Any
 class Interrupts:
     """The signals a command caught (`received`), and the handlers it replaced."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, sigint: bool = False) -> None:
         self.received: list[int] = []
+        self._sigint = sigint
         self._previous: dict[int, Any] = {}
 
     def _handle(self, signum: int, frame: FrameType | None) -> None:
@@ -26,17 +26,20 @@ class Interrupts:
         raise KeyboardInterrupt
 
     @classmethod
-    def install(cls) -> Interrupts:
-        """Catch the signals from now on (a command's whole run); `restore` gives them back."""
-        return cls().__enter__()
+    def install(cls, *, sigint: bool = False) -> Interrupts:
+        """Catch the signals from now on (a command's whole run); `restore` gives them back.
+        `sigint`: record Ctrl-C too (for a command that must tell it from its own stop)."""
+        return cls(sigint=sigint).__enter__()
 
     def restore(self) -> None:
         """Put the replaced handlers back."""
         self.__exit__(None, None, None)
 
     def __enter__(self) -> Interrupts:
+        # SIGINT keeps Python's own handler unless asked: asyncio.run only turns Ctrl-C into a
+        # clean cancellation while that handler is in place (and it raises KeyboardInterrupt too).
         self._previous[signal.SIGTERM] = signal.signal(signal.SIGTERM, self._handle)
-        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        if self._sigint and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
             self._previous[signal.SIGINT] = signal.signal(signal.SIGINT, self._handle)
         return self
 

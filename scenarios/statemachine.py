@@ -178,8 +178,8 @@ def explore(target: ExploreTarget, *, max_examples: int = 100, seed: int | None 
     the valid attempts they sent (for progress lines).
 
     The active Hypothesis profile is the base (under ``CI=true`` Hypothesis loads its
-    ``ci`` profile: derandomized, no database). `seed` fixes both the world seed and
-    Hypothesis's seed. In-process targets get the provider API routed by respx.
+    ``ci`` profile: derandomized, no database), except that a given `seed` fixes both the
+    world seed and Hypothesis's seed, derandomized profile or not. In-process targets get the provider API routed by respx.
     `database` is a Hypothesis example database (None: none; every machine shares one
     test key, so a database is best kept per target).
     """
@@ -199,9 +199,13 @@ def explore(target: ExploreTarget, *, max_examples: int = 100, seed: int | None 
     machine = machine_for(target, seed=world_seed, provider_state=state, failures=failures, counts=counter)
     if seed is not None:
         machine = hypothesis_seed(seed)(machine)
+    # A given seed decides the search, also where the active profile derandomizes (Hypothesis's
+    # ``ci`` profile does, and would then ignore the seed).
     config = settings(max_examples=max_examples, stateful_step_count=step_count, deadline=None,
                       suppress_health_check=list(HealthCheck), report_multiple_bugs=False, database=database,
                       phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink])
+    if seed is not None:
+        config = settings(config, derandomize=False)
     out = io.StringIO()
     started = time.monotonic()
     error: str | None = None

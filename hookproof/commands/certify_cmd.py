@@ -56,7 +56,7 @@ def register(app: typer.Typer) -> None:
         from hookproof.scenarios.errors import ScenarioError
         from hookproof.simulator.errors import SimulatorError
 
-        caught = Interrupts.install()
+        caught = Interrupts.install(sigint=True)  # a partial report must say it was interrupted
         cfg: "Config | None" = None
         scenario = [*(scenario_ids or []), *(scenario or [])] or None
         try:
