@@ -196,6 +196,30 @@ def receiver_process(config: Config, secrets: Sequence[str], api_base: str, sink
         yield
 
 
+def seed_hook(config: Config, secrets: Sequence[str], api_base: str, sink_url: str) -> Any:
+    """The `[target.seed]` table as the runner's `scenarios.seeding.SeedHook` (None: no seed).
+
+    Its command, URL and env values get ``{api_base}``, ``{sink_url}``, ``{port}`` (the
+    receiver's), ``{secret}`` and ``{api_key}``; the command runs in the config's folder (or
+    its `cwd`) with hookproof's environment and a started receiver's ``HOOKPROOF_*`` variables.
+    """
+    seed = config.target.seed
+    if seed is None:
+        return None
+    from hookproof.scenarios.seeding import SeedHook
+
+    values = {"api_base": api_base, "sink_url": sink_url, "port": str(urlsplit(config.target.url or "").port or ""),
+              "secret": secrets[0], "api_key": config.provider.api_key}
+    masked = (*secrets, config.provider.api_key)
+    if seed.url is not None:
+        return SeedHook(url=seed.url.format(**values), timeout_s=seed.timeout_s, masked=masked)
+    assert seed.command is not None
+    env = {**os.environ, **receiver_env(expand_env(seed.env, values), config, secrets, api_base, sink_url)}
+    cwd = str(config.base_dir / seed.cwd) if seed.cwd else str(config.base_dir)
+    return SeedHook(argv=tuple(shlex.split(seed.command.format(**values))), timeout_s=seed.timeout_s, env=env,
+                    cwd=cwd, masked=masked)
+
+
 @contextlib.contextmanager
 def controlled_receiver(config: Config, secrets: Sequence[str], api_base: str, sink_url: str, history: History,
                         seed: int) -> Iterator[Any]:
@@ -402,6 +426,7 @@ def certify(config: Config, *, scenarios: Sequence[str] | None = None, out_dir: 
                     chaos_settings=chaos_settings(config, "docker" if config.target.docker else "process"),
                     keys=config.key_mapping(),
                     keep_going=keep_going, notes=notes, retry_budget_s=config.run.retry_budget_s,
+                    seeder=seed_hook(config, secrets, api_base, sink_url),
                 )
                 preflight(config, runner)
                 if on_start:

@@ -22,18 +22,19 @@ from hookproof.secret_ref import SecretRef, SecretRefError
 PLACEHOLDERS = ("api_base", "sink_url", "port")
 
 
-def _check_command(command: str, *, replicas: bool) -> str:
+def _check_command(command: str, *, replicas: bool, placeholders: tuple[str, ...] = PLACEHOLDERS) -> str:
     """A pydantic validator body: `command` fills in and splits into arguments as it will
-    when hookproof runs it (``str.format`` with `PLACEHOLDERS`, then ``shlex.split``).
+    when hookproof runs it (``str.format`` with `placeholders`, then ``shlex.split``).
 
     With `replicas`, ``{port}`` stays in the arguments (each replica fills it in later).
     Raises ValueError saying what is wrong, so a bad command fails at load, not at run time.
     """
     import shlex
 
-    known = ", ".join("{" + p + "}" for p in PLACEHOLDERS)
-    values = {"api_base": "http://127.0.0.1:1", "sink_url": "http://127.0.0.1:1",
-              "port": "{port}" if replicas else "1"}
+    known = ", ".join("{" + p + "}" for p in placeholders)
+    samples = {"api_base": "http://127.0.0.1:1", "sink_url": "http://127.0.0.1:1",
+               "port": "{port}" if replicas else "1", "secret": "whsec_x", "api_key": "sk_test_x"}
+    values = {p: samples[p] for p in placeholders}
     try:
         filled = command.format(**values)
     except KeyError as exc:
@@ -138,6 +139,56 @@ class DockerTargetConfig(_Model):
         return _check_command(v, replicas=True)
 
 
+#: The placeholders a seed hook's command, URL and env values may use.
+SEED_PLACEHOLDERS = ("api_base", "sink_url", "port", "secret", "api_key")
+
+
+class SeedConfig(_Model):
+    """`[target.seed]`: before each scenario's first delivery, hand its world objects to the team's code.
+
+    Exactly one of `command` (run with the objects as JSON on stdin; a non-zero exit fails
+    the seed) or `url` (POSTed the objects as a JSON body; a non-2xx answer fails it); a
+    failed seed makes the scenario ``unknown`` with the reason (`hookproof.scenarios.seeding`
+    describes the document). `command`, `url` and the `env` values may use ``{api_base}``,
+    ``{sink_url}``, ``{port}`` (the receiver's), ``{secret}`` (the first signing secret) and
+    ``{api_key}``; the command also gets ``HOOKPROOF_*`` variables as a started receiver does.
+    `timeout_s` bounds each call; `cwd` is relative to the config file.
+    """
+
+    command: str | None = Field(default=None, min_length=1)
+    url: str | None = None
+    timeout_s: float = Field(default=30.0, gt=0, le=600)
+    cwd: str | None = None
+    env: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("command")
+    @classmethod
+    def _command(cls, v: str | None) -> str | None:
+        return None if v is None else _check_command(v, replicas=False, placeholders=SEED_PLACEHOLDERS)
+
+    @field_validator("url")
+    @classmethod
+    def _url(cls, v: str | None) -> str | None:
+        if v is not None:
+            samples = {"api_base": "http://127.0.0.1:1", "sink_url": "http://127.0.0.1:1", "port": "1", "secret": "x",
+                       "api_key": "x"}
+            try:
+                filled = v.format(**samples)
+            except (KeyError, IndexError, ValueError, AttributeError, TypeError):
+                known = ", ".join("{" + p + "}" for p in SEED_PLACEHOLDERS)
+                raise ValueError(f"unknown or malformed placeholder (known: {known})") from None
+            _check_url(filled)
+        return v
+
+    @model_validator(mode="after")
+    def _one(self) -> "SeedConfig":
+        if (self.command is None) == (self.url is None):
+            raise ValueError("give exactly one of 'command' or 'url'")
+        if self.url is not None and (self.cwd is not None or self.env):
+            raise ValueError("cwd and env are a command's: a seed url takes neither")
+        return self
+
+
 class ChaosConfig(_Model):
     """`[chaos]`: how hard the chaos scenarios push (see scenarios.chaos.ChaosSettings)."""
 
@@ -174,6 +225,7 @@ class TargetConfig(_Model):
     start: StartConfig | None = None
     process: ProcessTargetConfig | None = None
     docker: DockerTargetConfig | None = None
+    seed: SeedConfig | None = None
 
     @field_validator("url")
     @classmethod

@@ -45,6 +45,7 @@ from hookproof.scenarios.checks import CheckResult, Verdict, compose, run_checks
 from hookproof.scenarios.errors import ScenarioError
 from hookproof.scenarios.findings import run_verdict
 from hookproof.scenarios.observations import Effect, ObjectState, Observation, expectations_from
+from hookproof.scenarios.seeding import SeedHook, run_seed, seed_document
 from hookproof.simulator.delivery import Attempt, Dispatcher, History, Target
 from hookproof.simulator.events import Event
 from hookproof.simulator.faults import Schedule, Step, schedule
@@ -126,6 +127,9 @@ class Runner:
     notes: list[str] = field(default_factory=list)
     retry_budget_s: float = 10.0
     rejecting: str | None = None
+    #: the team's seed hook (`scenarios.seeding.SeedHook`): each scenario's world objects before its
+    #: first delivery; a failed seed makes the scenario unknown with the reason (None: no seed).
+    seeder: SeedHook | None = None
 
     def context(self) -> Context:
         return Context(profile=self.profile, live=self.live, account=self.account, enabled=self.enabled,
@@ -218,6 +222,11 @@ class Runner:
         if self.keys is not None:  # the team's business keys travel with the events (history, checks)
             plan = replace(plan, phases=tuple(replace(p, events=keyed(p.events, self.keys)) for p in plan.phases))
         self._serve(world, plan)
+        if self.seeder is not None and (failed := run_seed(self.seeder, seed_document(
+                world, scenario=scenario.id, profile=self.profile.name, api_version=self.api_version))) is not None:
+            return ScenarioReport(scenario.id, scenario.title, scenario.description, "unknown", scenario.checklist,
+                                  reason=f"the seed hook failed before the first delivery: {failed}",
+                                  duration_s=time.monotonic() - t0)
         unhealed: str | None = None
         try:
             events, between = self._deliver(scenario, plan)

@@ -1,0 +1,186 @@
+"""The seed hook: the scenario's world objects handed to the receiver's side before the first delivery.
+
+A receiver built on a billing package often refuses an event about an object it has no row
+for: drf-stripe-subscription looks its ``StripeUser`` up by the event's customer id and
+links subscription items to its own ``Price`` rows; a shop looks its order up by the
+checkout session's ``client_reference_id``. In production those rows exist before Stripe
+sends anything (the customer signed up, the catalog was synced). Stripe CLI's fixtures
+(``stripe fixtures file.json``) create the objects through the API first and then trigger
+the events; here the provider's world is built before anything is delivered, so each
+scenario hands its objects to a team's seed hook instead: a command (`SeedHook.argv`,
+the document on stdin) or an HTTP endpoint (`SeedHook.url`, the document as a POST body).
+
+The document (`seed_document`), one JSON object::
+
+    {"scenario": "duplicate-sequential", "profile": "stripe", "api_version": "2020-08-27",
+     "livemode": false, "account": "acct_...",
+     "objects": {"customer": [{...}], "product": [{...}], "price": [{...}], "subscription": [{...}], ...}}
+
+``objects`` maps each object type the world holds (Stripe's ``object`` names for the
+stripe profile, the world's own type names for the others) to its objects in creation
+order, each in the provider's shape (Stripe's at the receiver's API version,
+`simulator.profiles.stripe_versions`) and at the version the provider API serves before
+the first delivery (`simulator.server.clock`: the version before the object's first
+event), so what the seed sees and what the provider API answers agree.
+
+A seed that fails (non-zero exit, non-2xx answer, timeout, cannot start or connect) makes
+the scenario ``unknown``: `run_seed` returns the reason in one line (the command's stderr
+tail or the answer's body, at most `REASON_CHARS` characters, every `SeedHook.masked`
+value replaced by ``***``). Every call is bounded by `SeedHook.timeout_s`; a command's
+process group is killed when it runs past it, and at most `TAIL_BYTES` of its stderr (or
+of an HTTP answer's body) are read.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+import httpx
+
+from hookproof.simulator.profiles.stripe_versions import at_version
+from hookproof.simulator.server import clock
+from hookproof.simulator.world import AnyWorld, World
+
+#: Bytes of a failed command's stderr (or an HTTP answer's body) read for the reason.
+TAIL_BYTES = 4096
+#: Longest reason a failed seed gives (characters, after joining the tail into one line).
+REASON_CHARS = 300
+
+
+@dataclass(frozen=True)
+class SeedHook:
+    """How a scenario's world objects reach the receiver's side before its first delivery.
+
+    Exactly one of `argv` and `url` is set.
+
+    Attributes:
+        argv: the command to run (placeholders already filled in); it reads the document on stdin.
+        url: the http(s) URL the document is POSTed to (``application/json``).
+        timeout_s: bound on the whole call: the command's run, or the request and its answer (seconds).
+        env: the command's whole environment (None: hookproof's own).
+        cwd: the command's working folder (None: hookproof's own).
+        masked: values never shown (the signing secrets, the API key): ``***`` in a reason.
+    """
+
+    argv: tuple[str, ...] | None = None
+    url: str | None = None
+    timeout_s: float = 30.0
+    env: Mapping[str, str] | None = None
+    cwd: str | None = None
+    masked: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if (self.argv is None) == (self.url is None):
+            raise ValueError("a seed hook needs exactly one of argv or url")
+        if self.argv is not None and not self.argv:
+            raise ValueError("a seed hook's argv names no program")
+        if not self.timeout_s > 0:
+            raise ValueError(f"timeout_s must be > 0, not {self.timeout_s}")
+
+    def describe(self) -> str:
+        """What the hook runs, for a reason: the program's name or the URL (never an argument)."""
+        return f"seed command {os.path.basename(self.argv[0])}" if self.argv else f"seed URL {self.url}"
+
+
+def seed_document(world: AnyWorld, *, scenario: str, profile: str, api_version: str | None = None) -> dict[str, Any]:
+    """The JSON document a seed hook receives for `world` (see the module docstring).
+
+    Moves the provider's clock to "before the first delivery" (`clock.advance` with no
+    event), so the provider API serves the same versions while the seed runs.
+    """
+    clock.advance(world, ())  # every world has the interface the clock reads (events, version)
+    version = api_version or getattr(world, "api_version", "") or None
+    objects: dict[str, list[dict[str, Any]]] = {}
+    for object_id in world.objects():
+        snapshot = world.get(object_id, clock.served_version(world, object_id))
+        if isinstance(world, World) and version:
+            snapshot = at_version(snapshot, version)
+        objects.setdefault(world.object_type(object_id), []).append(snapshot)
+    return {"scenario": scenario, "profile": profile, "api_version": version,
+            "livemode": bool(getattr(world, "livemode", False)), "account": getattr(world, "account", None) or None,
+            "objects": objects}
+
+
+def run_seed(hook: SeedHook, document: Mapping[str, Any]) -> str | None:
+    """Hand `document` to `hook`; None when it succeeded, else why not (one line, secrets masked)."""
+    body = json.dumps(document).encode()
+    reason = _run_command(hook, body) if hook.argv is not None else _post(hook, body)
+    return None if reason is None else _one_line(reason, hook.masked)
+
+
+def _run_command(hook: SeedHook, body: bytes) -> str | None:
+    assert hook.argv is not None
+    with tempfile.TemporaryFile() as stderr:
+        try:
+            proc = subprocess.Popen(list(hook.argv), stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=stderr,
+                                    env=dict(hook.env) if hook.env is not None else None, cwd=hook.cwd,
+                                    start_new_session=True)
+        except OSError as exc:
+            return f"{hook.describe()} could not start: {exc.strerror or exc}"
+        try:
+            proc.communicate(body, timeout=hook.timeout_s)
+        except subprocess.TimeoutExpired:
+            _kill_group(proc)
+            return f"{hook.describe()} ran past its {hook.timeout_s:g} s timeout{_tail(stderr)}"
+        if proc.returncode != 0:
+            how = (f"was killed by signal {-proc.returncode}" if proc.returncode < 0
+                   else f"exited with {proc.returncode}")
+            return f"{hook.describe()} {how}{_tail(stderr)}"
+    return None
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    """Kill the command and whatever it started (its own session), then reap it."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    proc.wait()
+
+
+def _tail(stream: Any) -> str:
+    """``": <last bytes of stream>"``, or "" when it is empty."""
+    size = stream.seek(0, os.SEEK_END)
+    stream.seek(max(0, size - TAIL_BYTES))
+    text = stream.read(TAIL_BYTES).decode("utf-8", "replace").strip()
+    return f": {text}" if text else ""
+
+
+def _post(hook: SeedHook, body: bytes) -> str | None:
+    assert hook.url is not None
+    try:
+        with httpx.Client(timeout=hook.timeout_s, follow_redirects=False) as client, \
+                client.stream("POST", hook.url, content=body, headers={"content-type": "application/json"}) as answer:
+            head = b""
+            for chunk in answer.iter_bytes():
+                head += chunk
+                if len(head) >= TAIL_BYTES:
+                    break
+            if 200 <= answer.status_code < 300:
+                return None
+            text = head[:TAIL_BYTES].decode("utf-8", "replace").strip()
+            return f"{hook.describe()} answered {answer.status_code}" + (f": {text}" if text else "")
+    except httpx.TimeoutException:
+        return f"{hook.describe()} did not answer within its {hook.timeout_s:g} s timeout"
+    except httpx.HTTPError as exc:
+        return f"{hook.describe()} could not be reached: {type(exc).__name__}: {exc}"
+
+
+def _one_line(reason: str, masked: Sequence[str]) -> str:
+    for value in sorted((m for m in masked if m), key=len, reverse=True):
+        reason = reason.replace(value, "***")
+    line = " | ".join(part.strip() for part in reason.splitlines() if part.strip())
+    if len(line) <= REASON_CHARS:
+        return line
+    what, _, tail = line.partition(": ")  # keep what failed; the tail's end is the useful part
+    room = max(0, REASON_CHARS - len(what) - 3)
+    return f"{what}: …{tail[len(tail) - room:]}" if room else line[:REASON_CHARS]
+
+
+__all__ = ["REASON_CHARS", "TAIL_BYTES", "SeedHook", "run_seed", "seed_document"]
