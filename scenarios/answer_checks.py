@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 from typing import Sequence
 
-from hookproof.scenarios.check_index import ANSWERED_NON_SUCCESS, CheckIndex, grouped_findings, history_id, index_for
+from hookproof.scenarios.check_index import ANSWERED_NON_SUCCESS, CheckIndex, grouped_findings, index_for
 from hookproof.scenarios.findings import (
     ADVISORY,
     ALL_KEYS,
@@ -26,8 +26,9 @@ from hookproof.scenarios.findings import (
     Finding,
     result_of,
 )
+from hookproof.scenarios.history_scan import scan_history
 from hookproof.scenarios.observations import Expectations, Observation
-from hookproof.simulator.delivery.history import Attempt, Outcome
+from hookproof.simulator.delivery.history import Attempt
 
 #: Fault tags (as `simulator.faults` records them) that only shape deliveries: they
 #: cannot make a correct receiver answer 5xx, so they do not excuse one.
@@ -184,20 +185,23 @@ def check_ack_latency(
     The finding lists up to `MAX_LISTED_ATTEMPTS` acked attempts above the threshold.
     """
     timeout_ms = expectations.sender_timeout_s * 1000.0
-    acked = Outcome.ACKED
-    latencies = [a.latency_ms for a in history if a.outcome is acked]
+    idx = index_for(history, expectations, observations, index)
+    scan = idx.scan
+    if scan is None or scan.sender_timeout_s != expectations.sender_timeout_s:  # an index of other expectations
+        scan = scan_history(history, sender_timeout_s=expectations.sender_timeout_s)
+    latencies = sorted(scan.acked_latencies)
     if not latencies:
         return result_of("ack_latency", [], {"acked": 0, "applicability": "not applicable",
                                              "sender_timeout_ms": timeout_ms})
-    latencies.sort()
     p50, p95, p99 = (_percentile(latencies, p) for p in (50, 95, 99))
     stats: dict[str, object] = {"acked": len(latencies), "p50_ms": p50, "p95_ms": p95, "p99_ms": p99,
                                 "max_ms": latencies[-1], "sender_timeout_ms": timeout_ms}
     findings = []
     if p99 > timeout_ms / 2:
         threshold = timeout_ms if p99 > timeout_ms else timeout_ms / 2
-        slow = [pos for pos, a in enumerate(history) if a.outcome is acked and a.latency_ms > threshold]
-        ids = tuple(history_id(history[p], p) for p in slow[:MAX_LISTED_ATTEMPTS])
+        slow = scan.over_half if threshold < timeout_ms else [
+            pos for pos, ms in zip(scan.over_half, scan.over_half_ms) if ms > threshold]
+        ids = idx.attempt_ids(slow[:MAX_LISTED_ATTEMPTS])
         if p99 > timeout_ms:
             findings.append(Finding("ack_latency", ALL_KEYS,
                                     f"ack p99 {p99:.0f} ms exceeds the sender timeout {timeout_ms:.0f} ms",

@@ -7,25 +7,28 @@ then looks a key or an event up instead of scanning the history, and the checks 
 answers scan only the notable attempts. `run_checks` builds it once per run; a check
 called without one builds its own (`index_for`).
 
+The history is read once, in order, by `scenarios.history_scan.scan_history`, from any
+sequence: certify's list, or a storm's `HistoryFile` streamed from disk (then the index
+keeps no attempt: an attempt a finding names is read back by position).
+`expectations_and_index` builds the expectations and the index from that one pass.
+
 At a million attempts the time goes to memory traffic, not to the algorithm: every pass
 touches every attempt object and every large dict misses the CPU caches. So the index
 is built in one pass that allocates per key and per event, never per attempt, and what
-only a finding needs (ack windows, history ids, an event's key) is computed on demand.
+only a finding needs (ack windows, an event's key) is computed on demand.
 """
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Iterable, Mapping, Sequence
 
 from hookproof.scenarios.findings import Finding
-from hookproof.scenarios.observations import Expectations, Observation
-from hookproof.simulator.delivery.history import Attempt, Completion, Outcome
-
-#: Outcomes of an attempt that got an answer other than a success.
-ANSWERED_NON_SUCCESS = (Outcome.REJECTED, Outcome.SERVER_ERROR)
+from hookproof.scenarios.history_scan import ANSWERED_NON_SUCCESS, HistoryScan, scan_history
+from hookproof.scenarios.observations import MONEY_PREFIXES, Expectations, Observation
+from hookproof.simulator.delivery.history import Attempt, Completion
+from hookproof.simulator.events import Event
 
 
 @dataclass
@@ -51,6 +54,8 @@ class CheckIndex:
         has_states: True when any observation reported any state.
         state_kinds: the object kinds any observation declared it reads states of
             (`Observation.state_kinds`), or None when none declared any.
+        scan: what the pass over the history kept besides (answers, history ids, acked
+            latencies: `HistoryScan`).
     """
 
     history: Sequence[Attempt]
@@ -65,12 +70,25 @@ class CheckIndex:
     peak: dict[str, tuple[int, int]]
     has_states: bool
     state_kinds: frozenset[str] | None = None
+    scan: HistoryScan | None = field(default=None, repr=False)
     _ack_windows: dict[str, tuple[float, float]] = field(default_factory=dict, repr=False)  # ack_window's memo
 
     def attempt_ids(self, positions: Iterable[int]) -> tuple[int, ...]:
         """History indexes of the attempts at `positions` (see `history_id`)."""
-        history = self.history
-        return tuple(history_id(history[p], p) for p in positions)
+        ids = self.scan.ids if self.scan is not None else None
+        if ids is None:
+            if self.scan is not None:  # every attempt carries its position, or none
+                return tuple(positions)
+            history = self.history
+            return tuple(history_id(history[p], p) for p in positions)
+        return tuple(ids[p] for p in positions)
+
+    def answer_summary(self, positions: Iterable[int]) -> str:
+        """The distinct answers the attempts at `positions` got (`answer_summary`),
+        without reading them back."""
+        if self.scan is None:
+            return answer_summary(self.history, list(positions))
+        return self.scan.answer_summary(positions)
 
     def acked(self, positions: Iterable[int]) -> list[int]:
         """Positions among `positions` of valid attempts that completed ok."""
@@ -128,45 +146,33 @@ def history_id(a: Attempt, pos: int) -> int:
 def build_index(
     history: Sequence[Attempt], expectations: Expectations, observations: Sequence[Observation]
 ) -> CheckIndex:
-    """Build the shared `CheckIndex`: one pass over the history, one over the observations.
+    """Build the shared `CheckIndex`: one pass over the history (`scan_history`), one
+    over the observations.
 
     The pass does a few dictionary operations per attempt and creates one list per key
     and per event, nothing per attempt. Attempts without a business key are filed
     under their event's key afterwards (the key may come from a later attempt).
     """
-    by_key: dict[str, list[int]] = {}
-    by_event: dict[str, list[int]] = {}
-    completions: list[Completion | None] = [None] * len(history)
-    acked_events: set[str] = set()
-    notable: list[int] = []
-    unkeyed: list[str] = []  # the event id of each attempt without a business key
-    ok = Completion.OK
-    for pos, a in enumerate(history):
-        event_id = a.event_id
-        positions = by_event.get(event_id)  # get-or-create without allocating when present
-        if positions is None:
-            by_event[event_id] = [pos]
-        else:
-            positions.append(pos)
-        key = a.business_key
-        if key is None:
-            unkeyed.append(event_id)
-        else:
-            positions = by_key.get(key)
-            if positions is None:
-                by_key[key] = [pos]
-            else:
-                positions.append(pos)
-        if not a.valid:
-            notable.append(pos)
-            continue
-        completion = completions[pos] = a.completion
-        if completion is ok:
-            acked_events.add(event_id)
-        status = a.status
-        if (status is not None and status >= 400) or a.outcome in ANSWERED_NON_SUCCESS:
-            notable.append(pos)
+    scan = scan_history(history, sender_timeout_s=expectations.sender_timeout_s)
+    return index_of(scan, history, expectations, observations)
 
+
+def expectations_and_index(
+    events: Iterable[Event], history: Sequence[Attempt], observations: Sequence[Observation], *,
+    sender_timeout_s: float, max_attempts_per_event: int | None, money_prefixes: Sequence[str] = MONEY_PREFIXES,
+) -> tuple[Expectations, CheckIndex]:
+    """The run's expectations (as `expectations_from`) and the checks' index (as
+    `build_index`), from one pass over `history`: a `HistoryFile` is read from disk once."""
+    scan = scan_history(history, sender_timeout_s=sender_timeout_s, events=events)
+    expectations = scan.expectations(max_attempts_per_event=max_attempts_per_event, money_prefixes=money_prefixes)
+    return expectations, index_of(scan, history, expectations, observations)
+
+
+def index_of(
+    scan: HistoryScan, history: Sequence[Attempt], expectations: Expectations, observations: Sequence[Observation],
+) -> CheckIndex:
+    """The `CheckIndex` of a `scan_history` pass over `history` and of `observations`
+    (takes over the scan's lists: scan a history once per index)."""
     peak: dict[str, tuple[int, int]] = {}
     counts: dict[str, int] = {}
     has_states = False
@@ -181,30 +187,30 @@ def build_index(
             if best is None or n > best[0]:
                 peak[key] = (n, oi)
     settled = observations[-1] if observations else None
-    index = CheckIndex(history, expectations, by_key, by_event, completions, acked_events, notable, settled,
-                       counts if settled is not None else {}, peak, has_states, state_kinds)
-    if unkeyed:
-        _file_unkeyed(index, unkeyed)
+    index = CheckIndex(history, expectations, scan.by_key, scan.by_event, scan.completions, scan.acked_events,
+                       scan.notable, settled, counts if settled is not None else {}, peak, has_states, state_kinds,
+                       scan)
+    if scan.unkeyed:
+        _file_unkeyed(index, scan.unkeyed)
     return index
 
 
-def _file_unkeyed(index: CheckIndex, unkeyed: Sequence[str]) -> None:
+def _file_unkeyed(index: CheckIndex, unkeyed: Mapping[str, list[int]]) -> None:
     """File the attempts without a business key under their event's key (`key_of_event`).
 
-    `unkeyed` holds the event id of each such attempt. An event none of whose attempts
-    carries a key is looked up in the expectations only. Each list of `index.by_key`
-    that receives positions is sorted once (a few sorted runs: a merge).
+    `unkeyed` maps each event with such attempts to their positions. An event none of
+    whose attempts carries a key is looked up in the expectations only. Each list of
+    `index.by_key` that receives positions is sorted once (a few sorted runs: a merge).
     """
-    history, by_event = index.history, index.by_event
+    by_event = index.by_event
     late: dict[str, list[int]] = {}
-    for event_id, n_unkeyed in Counter(unkeyed).items():
-        positions = by_event[event_id]
-        if n_unkeyed == len(positions):  # no attempt of it carries a key
+    for event_id, unkeyed_positions in unkeyed.items():
+        if len(unkeyed_positions) == len(by_event[event_id]):  # no attempt of it carries a key
             key = index.expected_keys.get(event_id)
         else:
             key = index.key_of_event(event_id)
         if key is not None:
-            late.setdefault(key, []).extend(p for p in positions if history[p].business_key is None)
+            late.setdefault(key, []).extend(unkeyed_positions)
     by_key = index.by_key
     for key, positions in late.items():
         filed = by_key.setdefault(key, [])
@@ -256,7 +262,9 @@ __all__: Sequence[str] = [
     "CheckIndex",
     "answer_summary",
     "build_index",
+    "expectations_and_index",
     "grouped_findings",
     "history_id",
     "index_for",
+    "index_of",
 ]

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Mapping, Sequence
 
-from hookproof.scenarios.check_index import CheckIndex, answer_summary, grouped_findings, index_for
+from hookproof.scenarios.check_index import CheckIndex, grouped_findings, index_for
 from hookproof.scenarios.findings import ADVISORY, FINDING, CheckResult, Finding, nothing_observed, result_of
 from hookproof.scenarios.observations import Expectations, Observation
 from hookproof.simulator.delivery.history import Attempt, Completion, Outcome
@@ -71,7 +71,7 @@ def check_lost(
         else:
             never_acked += 1
             findings.append(Finding("lost", key, "never applied and never acknowledged: every valid delivery "
-                                    f"went unanswered or was refused ({answer_summary(history, positions)}), so the "
+                                    f"went unanswered or was refused ({idx.answer_summary(positions)}), so the "
                                     "provider would keep retrying it for days",
                                     expected=1, actual=0, attempts=idx.attempt_ids(positions)))
     stats = {"expected_keys": len(expectations.expected), "lost": len(findings) - never_acked,

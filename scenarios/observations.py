@@ -5,7 +5,7 @@ applied and the states of its objects at unix time `at` (seconds). `Expectations
 the provider's side: which business keys were validly sent (and must show exactly one
 effect), which were only ever sent invalidly (and must show none), the truth of every
 stateful object, and the amounts of money-like keys. `expectations_from` builds it from
-the world's events and the delivery history; it is pure.
+the world's events and the delivery history in one pass; it is pure.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from __future__ import annotations
 from bisect import bisect_left
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Mapping, Sequence
+from typing import Iterable, Mapping, Sequence
 
 from hookproof.simulator.delivery.history import Attempt
 from hookproof.simulator.events import Event
@@ -218,8 +218,8 @@ class Expectations:
 
 
 def expectations_from(
-    events: Sequence[Event],
-    history: Sequence[Attempt],
+    events: Iterable[Event],
+    history: Iterable[Attempt],
     *,
     sender_timeout_s: float,
     max_attempts_per_event: int | None,
@@ -235,78 +235,15 @@ def expectations_from(
     valid attempt; when two such events share a version the first wins. A
     status observed without a version is mapped to one by `ObjectTruth.version_for`
     (the earliest version with that status not below what was already observed).
-    Pure, O(len(events) + len(history)) plus sorting each object's versions.
+    Pure, one pass over the history (`scenarios.history_scan.scan_history`, which takes
+    any iterable, e.g. a history streamed from disk), O(len(events) + len(history)) plus
+    sorting each object's versions. `scenarios.check_index.expectations_and_index`
+    builds these and the checks' index from the same pass.
     """
-    prefixes = tuple(money_prefixes)
-    world_ids = {ev.id: ev for ev in reversed(events)}  # event id -> its first Event
-    by_id = _by_recorded_id(world_ids, history)  # the id each attempt recorded -> its Event
+    from hookproof.scenarios.history_scan import scan_history
 
-    # One pass over the history: the validly sent events, and per key its first attempt
-    # and whether a valid attempt carried it. An attempt without a key of its own costs
-    # one more lookup (its event's key); nothing is allocated per attempt.
-    valid_events: dict[str, Event | None] = {}  # ordered set, first valid attempt first
-    key_source: dict[str, Attempt] = {}  # business key -> first attempt carrying it
-    valid_keys: set[str] = set()  # keys carried by at least one valid attempt
-    for a in history:
-        key = a.business_key
-        if key is None:
-            event = by_id.get(a.event_id)
-            key = event.business_key if event is not None else None
-        if a.valid:
-            event_id = a.event_id
-            if event_id not in valid_events:
-                valid_events[event_id] = by_id.get(event_id)
-            if key is not None:
-                valid_keys.add(key)
-        if key is not None and key not in key_source:
-            key_source[key] = a
-
-    # One pass over the validly sent events: the events of each key, the truth's versions.
-    key_events: dict[str, list[str]] = {}
-    per_object: dict[str, dict[int, tuple[str, str]]] = {}
-    kinds: dict[str, str] = {}
-    for event_id, event in valid_events.items():
-        if event is None:
-            continue
-        if event.business_key is not None:
-            events_of_key = key_events.get(event.business_key)
-            if events_of_key is None:
-                key_events[event.business_key] = [event_id]
-            else:
-                events_of_key.append(event_id)
-        if event.status is not None:
-            versions = per_object.get(event.object_id)
-            if versions is None:
-                per_object[event.object_id] = {event.version: (event.status, event_id)}
-                kinds[event.object_id] = event.object_type
-            elif event.version not in versions:
-                versions[event.version] = (event.status, event_id)
-
-    expected: dict[str, ExpectedEffect] = {}
-    money: dict[str, int] = {}
-    forbidden: set[str] = set()
-    for key, src in key_source.items():
-        ids = key_events.get(key) or [src.event_id]
-        first = by_id.get(ids[0])
-        amount = first.amount if first is not None and first.amount is not None else src.amount
-        object_id = first.object_id if first is not None else src.object_id
-        if key in valid_keys:
-            expected[key] = ExpectedEffect(key, ids[0], object_id, amount, tuple(ids))
-        else:
-            forbidden.add(key)
-        if amount is not None and key.startswith(prefixes):
-            money[key] = amount
-
-    truth = {object_id: _truth(object_id, versions, kinds[object_id]) for object_id, versions in per_object.items()}
-    return Expectations(
-        expected=expected,
-        forbidden=frozenset(forbidden),
-        truth=truth,
-        money=money,
-        sender_timeout_s=sender_timeout_s,
-        max_attempts_per_event=max_attempts_per_event,
-        money_prefixes=prefixes,
-    )
+    scan = scan_history(history, sender_timeout_s=sender_timeout_s, events=events)
+    return scan.expectations(max_attempts_per_event=max_attempts_per_event, money_prefixes=money_prefixes)
 
 
 def world_event_id(a: Attempt) -> str | None:
@@ -317,29 +254,6 @@ def world_event_id(a: Attempt) -> str | None:
         return None
     head, sep, _ = did[4:].rpartition("_")
     return head if sep else None
-
-
-def _by_recorded_id(world_ids: Mapping[str, Event], history: Sequence[Attempt]) -> dict[str, Event]:
-    """Event by the id its attempts recorded: the world's id where the profile keeps it
-    (Stripe), else the envelope's own id (Standard Webhooks' ``msg_…``), joined through
-    the delivery id (`world_event_id`). O(len(history)); one lookup per event when the
-    ids agree."""
-    out = dict(world_ids)
-    for a in history:
-        if a.event_id in out:
-            continue
-        wid = world_event_id(a)
-        event = world_ids.get(wid) if wid is not None else None
-        if event is not None:
-            out[a.event_id] = event
-    return out
-
-
-def _truth(object_id: str, versions: Mapping[int, tuple[str, str]], kind: str) -> ObjectTruth:
-    """The truth of `object_id` (of `kind`) from version -> (status, event id), any order."""
-    ordered = sorted(versions.items())
-    return ObjectTruth(object_id, tuple((v, status) for v, (status, _) in ordered),
-                       tuple(event_id for _, (_, event_id) in ordered), kind)
 
 
 __all__: Sequence[str] = [

@@ -6,7 +6,8 @@ must be rejected), `unknown` (the answer was lost, read timeout after the body w
 reset after sending, any 5xx, receiver killed). Fault-injector operations are recorded
 in the same history as `FaultOp`s.
 
-Stored in SQLite (WAL mode on disk, or ``:memory:``); `History.attempts()` reads it back.
+Stored in SQLite (WAL mode on disk, or ``:memory:``); `History.attempts()` reads it back
+whole, `HistoryFile` streams a saved one from disk.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import time
 from dataclasses import asdict, dataclass, replace
 from enum import StrEnum
 from pathlib import Path
-from typing import Iterator, Sequence
+from typing import Any, Iterator, Sequence, overload
 
 #: Bytes of each answer kept in the history.
 RESPONSE_EXCERPT_BYTES = 2048
@@ -369,6 +370,102 @@ def _row(a: Attempt) -> tuple[object, ...]:
             a.completion.value, a.latency_ms, a.response_excerpt, error, a.amount)
 
 
+#: Rows fetched per step when a `HistoryFile` streams its attempts.
+STREAM_ROWS = 4096
+_OUTCOMES: dict[str, Outcome] = {o.value: o for o in Outcome}
+_COMPLETIONS: dict[str, Completion] = {c.value: c for c in Completion}
+_SELECT_ATTEMPTS = (
+    "SELECT event_id, delivery_id, attempt, business_key, object_id, object_version, event_type, faults, valid,"
+    " sent_at, answered_at, status, outcome, completion, latency_ms, response_excerpt, error, amount, scenario, idx"
+    " FROM attempts"
+)
+
+
+class HistoryFile(Sequence[Attempt]):
+    """A saved history read from disk, never whole: its attempts as a sequence, and its meta.
+
+    Iterating streams the attempts in history order (``idx``) through one SQLite cursor,
+    `STREAM_ROWS` rows at a time, so a million attempts cost the memory of a few
+    thousand; `file[i]` and `file[i:j]` read the rows asked for. Each attempt is rebuilt
+    as `History` reads it (its `index` is its ``idx``). Unlike `History`, opening the
+    file reads nothing: the storm's checks stream a history of millions of attempts
+    this way (`scenarios.check_index.scan_history`). The length is read once at opening:
+    attempts recorded afterwards by another writer are not seen. Raises FileNotFoundError
+    when `path` is not a file; sqlite3.Error when it is not a history.
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        if not self.path.is_file():
+            raise FileNotFoundError(f"no history file at {self.path}")
+        self._db = sqlite3.connect(str(self.path), check_same_thread=False)
+        (self._len,) = self._db.execute("SELECT count(*) FROM attempts").fetchone()
+        self._faults: dict[str, tuple[str, ...]] = {}
+
+    def __len__(self) -> int:
+        return int(self._len)
+
+    def __iter__(self) -> Iterator[Attempt]:
+        cur = self._db.execute(_SELECT_ATTEMPTS + " ORDER BY idx")
+        make = self._attempt
+        while rows := cur.fetchmany(STREAM_ROWS):
+            for row in rows:
+                yield make(row)
+
+    @overload
+    def __getitem__(self, i: int) -> Attempt: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[Attempt]: ...
+
+    def __getitem__(self, i: int | slice) -> Attempt | list[Attempt]:
+        if isinstance(i, slice):
+            start, stop, step = i.indices(self._len)
+            if step != 1:
+                return [self[j] for j in range(start, stop, step)]
+            rows = self._db.execute(_SELECT_ATTEMPTS + " WHERE idx >= ? AND idx < ? ORDER BY idx", (start, stop))
+            return [self._attempt(row) for row in rows]
+        n = self._len
+        j = i + n if i < 0 else i
+        if not 0 <= j < n:
+            raise IndexError(f"attempt {i} out of range (the history holds {n})")
+        row = self._db.execute(_SELECT_ATTEMPTS + " WHERE idx = ?", (j,)).fetchone()
+        if row is None:
+            raise IndexError(f"attempt {i} is not in {self.path.name}")
+        return self._attempt(row)
+
+    def _attempt(self, row: tuple[Any, ...]) -> Attempt:
+        """The Attempt of one `_SELECT_ATTEMPTS` row (its faults' JSON decoded once per distinct text)."""
+        faults = self._faults.get(row[7])
+        if faults is None:
+            faults = self._faults[row[7]] = tuple(json.loads(row[7]))
+        return Attempt(row[0], row[1], row[2], row[3], row[4], row[5], row[6], faults, bool(row[8]), row[9],
+                       row[10], row[11], _OUTCOMES[row[12]], _COMPLETIONS[row[13]], row[14], row[15], row[16],
+                       row[17], row[18], row[19])
+
+    def meta(self) -> dict[str, object]:
+        """The run attributes stored with the history (`History.set_meta`)."""
+        return {k: json.loads(v) for k, v in self._db.execute("SELECT key, value FROM meta")}
+
+    def set_meta(self, key: str, value: object) -> None:
+        """Store a JSON-serialisable run attribute, committed at once (as `History.set_meta`)."""
+        with self._db:
+            self._db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, json.dumps(value)))
+
+    def close(self) -> None:
+        """Checkpoint the WAL into the database file and close it."""
+        try:
+            self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        finally:
+            self._db.close()
+
+    def __enter__(self) -> "HistoryFile":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
 def load_history(path: str | Path) -> History:
     """Open a saved history file for reading. Raises FileNotFoundError if absent."""
     p = Path(path)
@@ -377,4 +474,6 @@ def load_history(path: str | Path) -> History:
     return History(p)
 
 
-__all__: Sequence[str] = ["Attempt", "Completion", "FaultOp", "History", "Outcome", "completion_for", "load_history"]
+__all__: Sequence[str] = [
+    "Attempt", "Completion", "FaultOp", "History", "HistoryFile", "Outcome", "completion_for", "load_history",
+]

@@ -190,3 +190,28 @@ def test_an_error_quoting_undecodable_bytes_is_stored_with_stand_ins(tmp_path: P
                                              "no answer within 5 s – sender timeout"]
     finally:
         reread.close()
+
+
+def test_a_history_file_streams_its_attempts_in_order_and_reads_any_one_back(tmp_path: Path) -> None:
+    from hookproof.simulator.delivery.history import STREAM_ROWS, HistoryFile
+
+    path = tmp_path / "history.sqlite"
+    with History(path) as history:
+        written = [history.record(attempt(n, faults=("forged",) if n % 3 else ())) for n in range(STREAM_ROWS + 5)]
+        history.set_meta("seed", 7)
+    with HistoryFile(path) as streamed:
+        assert len(streamed) == len(written)
+        assert list(streamed) == written  # more rows than one fetch: the cursor goes on
+        assert streamed[0] == written[0] and streamed[-1] == written[-1]
+        assert streamed[3:6] == written[3:6] and streamed[-2:] == written[-2:] and streamed[::2000] == written[::2000]
+        with pytest.raises(IndexError, match=f"attempt {len(written)} out of range"):
+            streamed[len(written)]
+        streamed.set_meta("finished", True)
+        assert streamed.meta() == {"seed": 7, "finished": True}
+    reread = load_history(path)
+    try:
+        assert reread.attempts() == written and reread.meta() == {"seed": 7, "finished": True}
+    finally:
+        reread.close()
+    with pytest.raises(FileNotFoundError, match="no history file at"):
+        HistoryFile(tmp_path / "absent.sqlite")

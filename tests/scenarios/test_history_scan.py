@@ -1,0 +1,155 @@
+"""The checks over one history read two ways: as certify's list in memory, and streamed
+from disk in one pass (a storm's `HistoryFile`): every expectation and every check
+result must be the same."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from hookproof.scenarios.check_index import build_index, expectations_and_index
+from hookproof.scenarios.checks import ALL_CHECKS, CheckResult, check_safe, run_checks
+from hookproof.scenarios.history_scan import scan_history
+from hookproof.scenarios.observations import Effect, Expectations, ObjectState, Observation, expectations_from
+from hookproof.simulator.delivery.history import Attempt, Completion, History, HistoryFile, Outcome
+from hookproof.simulator.events import Event
+
+T0 = 1_700_000_000.0
+#: Answers drawn for an attempt: mostly 2xx, and every kind of failure.
+RESULTS = ("200",) * 6 + ("409", "500", "400", "429", "timeout", "dropped", "refused", "503")
+STATUSES = ("active", "past_due", "canceled")
+
+
+def _answer(result: str, rnd: random.Random) -> tuple[int | None, Outcome, Completion]:
+    if result == "timeout":
+        return None, Outcome.TIMEOUT, Completion.UNKNOWN
+    if result == "dropped":
+        return 200, Outcome.DROPPED, Completion.UNKNOWN
+    if result == "refused":
+        return None, Outcome.CONNECTION_ERROR, rnd.choice([Completion.FAIL, Completion.UNKNOWN])
+    status = int(result)
+    if status < 300:
+        return status, Outcome.ACKED, Completion.OK
+    if status < 500:
+        return status, Outcome.REJECTED, Completion.FAIL
+    return status, Outcome.SERVER_ERROR, Completion.UNKNOWN
+
+
+def run_of(seed: int, n_events: int = 250) -> tuple[list[Event], list[Attempt], list[Observation]]:
+    """A run where every check has something to say: keyed and unkeyed attempts, invalid
+    ones, ids the envelope renamed (``msg_…``), money, object states, slow acks, duplicates,
+    lost and unexpected effects, shared Idempotency-Keys; attempts out of send order."""
+    rnd = random.Random(seed)
+    events: list[Event] = []
+    attempts: list[Attempt] = []
+    keys: list[str] = []
+    objects = [f"sub_{seed}_{i}" for i in range(15)]
+    for i in range(n_events):
+        eid = f"evt_{seed}_{i}"
+        if rnd.random() < 0.3:
+            obj, version = rnd.choice(objects), rnd.randint(1, 5)
+            event = Event(eid, "customer.subscription.updated", 0, 0, "subscription", obj, version, {},
+                          status=rnd.choice(STATUSES),
+                          business_key=f"renewal:{obj}:{version}" if rnd.random() < 0.3 else None)
+        else:
+            money = rnd.random() < 0.3
+            obj = f"re_{seed}_{i}" if money else f"pi_{seed}_{rnd.randint(0, n_events // 2)}"
+            event = Event(eid, "charge.refunded", 0, 0, "refund" if money else "payment_intent", obj, 1, {},
+                          business_key=f"refund:{obj}" if money else f"license:{obj}",
+                          amount=rnd.randint(1, 500) if money and rnd.random() < 0.9 else None)
+        events.append(event)
+        if rnd.random() < 0.05:
+            continue  # never sent
+        recorded = eid if rnd.random() < 0.7 else f"msg_{seed}_{i}"
+        for copy in range(rnd.choice([1, 1, 2, 3, 5])):
+            status, outcome, completion = _answer(rnd.choice(RESULTS), rnd)
+            valid = rnd.random() > 0.1
+            key = event.business_key if rnd.random() < 0.8 else None
+            if not valid and rnd.random() < 0.3:
+                key = f"license:forged_{seed}_{i}"
+            latency = rnd.choice([5.0, 50.0, 200.0, 9000.0, 16000.0, 31000.0, rnd.uniform(1, 300)])
+            sent = T0 + rnd.uniform(0, 1000)
+            attempts.append(Attempt(
+                recorded, f"dlv_{eid}_{copy}" if rnd.random() < 0.9 else f"other_{i}_{copy}", 1, key,
+                event.object_id if rnd.random() < 0.9 else None, event.version, rnd.choice(["a.b", "c.d"]),
+                tuple(rnd.sample(["copies=3", "forged", "stale", "livemode-mismatch", "future-timestamp", "kill",
+                                  "burst=4"], rnd.randint(0, 2))),
+                valid, sent, sent + latency / 1000, status, outcome, completion, latency,
+                amount=event.amount if rnd.random() < 0.8 else 7))
+        if event.business_key is not None and rnd.random() < 0.9:
+            keys.append(event.business_key)
+    rnd.shuffle(attempts)
+    effects = [Effect(k, amount=rnd.choice([None, 100, 5]), idempotency_key=rnd.choice([None, f"i_{k}", "shared"]))
+               for k in keys for _ in range(rnd.choice([0, 1, 1, 1, 2]))] + [Effect("license:ghost")]
+    states = tuple(ObjectState(o, rnd.choice([*STATUSES, "unknown-status"]), rnd.choice([None, 1, 3, 5]))
+                   for o in objects if rnd.random() < 0.8)
+    kinds = frozenset({"subscription"}) if seed % 2 else None
+    observations = [Observation(T0 + 2000, tuple(effects[: len(effects) // 2]), states[:5], kinds),
+                    Observation(T0 + 1500, tuple(effects), states, kinds)]
+    return events, attempts, observations
+
+
+def recorded(path: Path, attempts: list[Attempt]) -> list[Attempt]:
+    """Record `attempts` in a history file at `path`; the attempts as recorded (indexed)."""
+    with History(path) as history:
+        for a in attempts:
+            history.record(a)
+        return history.attempts()
+
+
+def expectations(events: list[Event], history: object) -> Expectations:
+    return expectations_from(events, history, sender_timeout_s=10.0, max_attempts_per_event=3)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_every_check_gives_the_same_result_over_the_list_and_over_the_file_streamed(tmp_path: Path,
+                                                                                   seed: int) -> None:
+    events, attempts, observations = run_of(seed)
+    in_memory = recorded(tmp_path / "history.sqlite", attempts)
+    ids = list(ALL_CHECKS)
+    listed_expectations = expectations(events, in_memory)
+    listed = run_checks(ids, in_memory, listed_expectations, observations)
+    assert {r.check_id for r in listed if r.findings} >= {
+        "duplicated", "lost", "unexpected", "recovered", "stale", "counter", "duplicate_acked", "retry_storm",
+        "valid_not_rejected", "no_server_error", "ack_latency", "downstream_idempotency"}
+
+    with HistoryFile(tmp_path / "history.sqlite") as streamed:
+        one_pass_expectations, index = expectations_and_index(
+            events, streamed, observations, sender_timeout_s=10.0, max_attempts_per_event=3)
+        assert one_pass_expectations == listed_expectations
+        assert expectations(events, streamed) == listed_expectations
+        one_pass: list[CheckResult] = [check_safe(i, ALL_CHECKS[i], streamed, one_pass_expectations, observations,
+                                                  index=index) for i in ids]
+        assert one_pass == listed
+        assert run_checks(ids, streamed, listed_expectations, observations) == listed
+
+
+def test_a_list_whose_indexes_are_not_positions_names_the_recorded_indexes() -> None:
+    events, attempts, observations = run_of(7, n_events=60)
+    renumbered = [replace(a, index=1000 + 2 * i) for i, a in enumerate(attempts)]
+    exp = expectations(events, renumbered)
+    named = {i for r in run_checks(list(ALL_CHECKS), renumbered, exp, observations) for f in r.findings
+             for i in f.attempts}
+    assert named and named <= {a.index for a in renumbered}
+
+
+def test_the_scan_keeps_no_attempt_and_counts_them_once() -> None:
+    events, attempts, observations = run_of(8, n_events=80)
+    scan = scan_history(iter(attempts), sender_timeout_s=10.0, events=iter(events))
+    assert scan.size == len(attempts) == len(scan.completions) == len(scan.answers)
+    assert sum(len(p) for p in scan.by_event.values()) == len(attempts)
+    assert not any(isinstance(v, Attempt) for v in vars(scan).values())
+    index = build_index(attempts, expectations(events, attempts), observations)
+    assert sorted(p for positions in index.by_event.values() for p in positions) == list(range(len(attempts)))
+
+
+def test_answers_without_a_status_are_told_by_their_outcome() -> None:
+    a = Attempt("evt_1", "dlv_evt_1_0", 1, "license:pi_1", "pi_1", 1, "t", (), True, T0, T0 + 10, None,
+                Outcome.TIMEOUT, Completion.UNKNOWN, 10_000.0)
+    b = replace(a, status=409, outcome=Outcome.REJECTED, completion=Completion.FAIL)
+    c = replace(a, outcome=Outcome.CONNECTION_ERROR, completion=Completion.FAIL)
+    scan = scan_history([a, b, a, c], sender_timeout_s=30.0)
+    assert scan.answer_summary(range(4)) == "timeout, 409, connection error"
