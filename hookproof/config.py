@@ -15,6 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from hookproof.catalog_file import check_catalog
 from hookproof.config_model import (
     PLACEHOLDERS,
     ChaosConfig,
@@ -68,6 +69,7 @@ def parse_config(text: str, source: str = DEFAULT_PATH) -> Config:
             dotted, message = f"{dotted}.{named.group(1)}" if dotted else named.group(1), named.group(2)
         return _raise(message, source, dotted, field_line(text, dotted) or 1)
     _check_dirs(config, text, source)
+    check_catalog(config, text, source)  # [catalog] and a catalog profile's enabled_events
     _check_keys(config, text, source)
     return _check_secrets(config, text, source)
 

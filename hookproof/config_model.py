@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from hookproof.catalog_file import CATALOG_PROFILES, CatalogConfig
 from hookproof.errors import ConfigError
 from hookproof.secret_ref import SecretRef, SecretRefError
 
@@ -283,7 +284,7 @@ class TargetConfig(_Model):
                              "[target.start], [target.process] or [target.docker]")
         if self.api_version is not None and self.profile != "stripe":
             raise ValueError(f"api_version: only the stripe profile has API versions, not {self.profile!r}")
-        if self.enabled_events is not None:
+        if self.enabled_events is not None and self.profile not in CATALOG_PROFILES:  # those: catalog_file
             from hookproof.simulator.profiles import get_profile
 
             prof = get_profile(self.profile)
@@ -311,7 +312,7 @@ class TargetConfig(_Model):
 
         types = get_profile(self.profile).event_types()
         back = {v: k for k, v in types.items()}
-        return {e if e in types else back[e] for e in self.enabled_events}
+        return {e if e in types else back.get(e, e) for e in self.enabled_events}  # a catalog's names are its own
 
 
 class ObserverConfig(_Model):
@@ -461,6 +462,18 @@ class Config(_Model):
     builtin_keys: bool = True
     business_keys: dict[str, str | Literal[False]] = Field(default_factory=dict)
     counters: dict[str, CounterConfig] = Field(default_factory=dict)
+    #: The user's own event types (`hookproof.catalog_file`), for generic-hmac, standard-webhooks, svix.
+    catalog: CatalogConfig | None = None
+
+    def profile(self) -> Any:
+        """The target's profile; with ``[catalog]``, sending the user's catalog. Raises ConfigError."""
+        if self.catalog is not None:
+            from hookproof.catalog_file import catalog_profile
+
+            return catalog_profile(self.target.profile, self.catalog, self.base_dir)
+        from hookproof.simulator.profiles import get_profile
+
+        return get_profile(self.target.profile)
 
     def key_mapping(self) -> Any:
         """The team's keys and counters as a `scenarios.business_keys.KeyMapping` (None when
@@ -472,9 +485,8 @@ class Config(_Model):
         if not self.business_keys and not self.counters and self.builtin_keys:
             return None
         from hookproof.scenarios.business_keys import CounterRule, KeyMapping, TemplateError
-        from hookproof.simulator.profiles import get_profile
 
-        profile = get_profile(self.target.profile)
+        profile = self.profile()
         types = profile.event_types()
         back = {v: k for k, v in types.items()}
 
@@ -491,7 +503,7 @@ class Config(_Model):
         mapping = KeyMapping(templates, profile, counters, builtin=self.builtin_keys)
         for section, names in (("business_keys", self.business_keys), ("counters", self.counters)):
             for name in names:
-                sample = _sample_event(world_type(section, name))
+                sample = _sample_event(world_type(section, name), profile.world)
                 try:
                     mapping.counter_of(sample) if section == "counters" else mapping.key_of(sample)
                 except TemplateError as exc:
@@ -521,11 +533,11 @@ class Config(_Model):
         return {**data, "observer": {**observer, "url": resolved}}
 
 
-def _sample_event(stripe_type: str) -> Any:
-    """One event of `stripe_type` from a fresh world (templates are checked against it)."""
-    from hookproof.simulator.world import World, events_of_type
+def _sample_event(stripe_type: str, world: str = "billing") -> Any:
+    """One event of `stripe_type` from a fresh world of kind `world` (templates are checked against it)."""
+    from hookproof.simulator.world import emit_events, new_world
 
-    return events_of_type(World(1), stripe_type)[0]
+    return emit_events(new_world(world, 1), stripe_type)[0]
 
 
 def resolve_sqlite_url(url: str, base_dir: Path) -> str:

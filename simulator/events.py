@@ -69,4 +69,5 @@ class Event:
     def stateful(self) -> bool:
         """True when the event carries an observable state (subscriptions; GitHub issues
         and pull requests; Mercado Pago payments)."""
-        return self.object_type in STATEFUL_OBJECT_TYPES
+        # a user catalog's types that set a status say so in extra["stateful"] (world/user_catalog.py)
+        return self.object_type in STATEFUL_OBJECT_TYPES or bool(self.extra.get("stateful"))

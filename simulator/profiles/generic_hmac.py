@@ -26,6 +26,7 @@ from hookproof.simulator.errors import ProfileError
 from hookproof.simulator.events import Event
 from hookproof.simulator.profiles.base import Envelope, Profile, Tolerance, canonical_json, require_secrets
 from hookproof.simulator.profiles.stripe import STRIPE_EVENT_TYPES
+from hookproof.simulator.world.user_catalog import BODY, UserCatalog
 
 _TOKEN = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")  # RFC 9110 header field name
 _PLACEHOLDERS = frozenset({"id", "timestamp", "body"})
@@ -149,12 +150,26 @@ def generic_signature(settings: GenericHmacSettings, secret: str, event_id: str,
     return settings.prefix + encoded
 
 
+def bind_catalog(profile: Profile, catalog: UserCatalog) -> None:
+    """Make `profile` (an instance) send `catalog`'s events: its world is the catalog's
+    (registered, `simulator.world.registry.register_catalog`), its default event the
+    catalog's first type, and its bodies carry no test/live flag and no account."""
+    from hookproof.simulator.world.registry import register_catalog
+
+    profile.world = register_catalog(catalog)  # type: ignore[misc]
+    profile.default_event = catalog.types[0]  # type: ignore[misc]
+    profile.has_livemode = False  # type: ignore[misc]
+    profile.has_account = False  # type: ignore[misc]
+
+
 class GenericHmacProfile(Profile):
     """A sender signing as its `GenericHmacSettings` say.
 
     Envelope: ``{"id","type","created","livemode","account","data":{"object",
     "previous_attributes"?}}`` with Stripe's event types (the world's own names); the
-    event id is the dedupe key, sent in `id_header` when set. Signing: see
+    event id is the dedupe key, sent in `id_header` when set. With a user `catalog`
+    (`simulator.world.user_catalog`), the events are the catalog's: its type names, and
+    the body each event was made with, as it is. Signing: see
     `generic_signature`; the timestamp header carries the attempt time. Delivery
     contract: any 2xx, `timeout_s`, `retry_schedule_s` from the settings.
 
@@ -171,8 +186,12 @@ class GenericHmacProfile(Profile):
     has_livemode = True
     has_account = True
 
-    def __init__(self, settings: GenericHmacSettings | Mapping[str, Any] | None = None) -> None:
+    def __init__(self, settings: GenericHmacSettings | Mapping[str, Any] | None = None, *,
+                 catalog: UserCatalog | None = None) -> None:
         self.settings = load_settings(settings)
+        self.catalog = catalog
+        if catalog is not None:  # the user's events: its own names, bodies and no mode or account flag
+            bind_catalog(self, catalog)
         per_instance = {
             "signature_headers": (self.settings.signature_header,),
             "sender_timeout_s": self.settings.timeout_s,
@@ -184,10 +203,15 @@ class GenericHmacProfile(Profile):
             setattr(self, attribute, value)
 
     def event_types(self) -> Mapping[str, str]:
+        """Stripe's types (the billing world), or the user catalog's types, each its own name."""
+        if self.catalog is not None:
+            return {t: t for t in self.catalog.types}
         return {t: t for t in STRIPE_EVENT_TYPES}
 
     def payload(self, event: Event) -> dict[str, Any]:
-        """The JSON body of `event`."""
+        """The JSON body of `event`: a user catalog event's own body, else the envelope below."""
+        if BODY in event.extra:
+            return dict(event.extra[BODY])
         data: dict[str, Any] = {"object": dict(event.object)}
         if event.previous_attributes is not None:
             data["previous_attributes"] = dict(event.previous_attributes)

@@ -20,6 +20,7 @@ from hookproof.simulator.errors import SecretError
 from hookproof.simulator.events import Event
 from hookproof.simulator.profiles.base import Envelope, Profile, Tolerance, canonical_json, require_secrets
 from hookproof.simulator.profiles.formats import derived_token, rfc3339_us
+from hookproof.simulator.world.user_catalog import BODY, UserCatalog
 
 #: Stripe event type -> Standard Webhooks event type (dotted, ``<noun>.<verb>``).
 #: Stripe's object names are shortened to the noun a generic sender would use
@@ -81,7 +82,9 @@ class StandardWebhooksProfile(Profile):
 
     Envelope: the spec's recommended ``{"type","timestamp","data"}``; ``timestamp`` is the
     event time (ISO 8601, UTC, microseconds), ``data`` the world's object snapshot.
-    There is no test/live flag and no account in the envelope.
+    There is no test/live flag and no account in the envelope. The spec fixes no event
+    catalog: with a user `catalog` (`simulator.world.user_catalog`) the events, their
+    type names and bodies are the user's.
 
     Delivery contract: 2xx succeeds, 3xx fails (default `is_success`); the spec's
     example schedule is immediately, then 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h,
@@ -98,8 +101,18 @@ class StandardWebhooksProfile(Profile):
     default_event = "payment_intent.succeeded"
     multiple_signatures = True
 
+    def __init__(self, *, catalog: UserCatalog | None = None) -> None:
+        self.catalog = catalog
+        if catalog is not None:  # the user's events and names (Standard Webhooks has no fixed catalog)
+            from hookproof.simulator.profiles.generic_hmac import bind_catalog
+
+            bind_catalog(self, catalog)
+
     def event_types(self) -> Mapping[str, str]:
-        """Stripe type -> dotted type; unmapped types are sent verbatim (unknown-event-type)."""
+        """Stripe type -> dotted type (unmapped types are sent verbatim: unknown-event-type);
+        with a user catalog, its types, each its own name."""
+        if self.catalog is not None:
+            return {t: t for t in self.catalog.types}
         return STANDARD_EVENT_TYPES
 
     def message_id(self, event: Event) -> str:
@@ -107,7 +120,10 @@ class StandardWebhooksProfile(Profile):
         return "msg_" + derived_token(self.name, event.id, 27)
 
     def payload(self, event: Event) -> dict[str, Any]:
-        """The JSON payload: ``{"type", "timestamp", "data"}`` (spec, "Payload structure")."""
+        """The JSON payload: ``{"type", "timestamp", "data"}`` (spec, "Payload structure"), or
+        a user catalog event's own body."""
+        if BODY in event.extra:
+            return dict(event.extra[BODY])
         return {
             "type": STANDARD_EVENT_TYPES.get(event.type, event.type),
             "timestamp": rfc3339_us(event.created_us),
@@ -118,7 +134,7 @@ class StandardWebhooksProfile(Profile):
         msg_id = self.message_id(event)
         return Envelope(
             event_id=msg_id,
-            type=STANDARD_EVENT_TYPES.get(event.type, event.type),
+            type=event.type if BODY in event.extra else STANDARD_EVENT_TYPES.get(event.type, event.type),
             body=canonical_json(self.payload(event)),
             headers={"Content-Type": "application/json", f"{self.header_prefix}-id": msg_id},
         )

@@ -7,6 +7,10 @@ or ``github`` (the repository world, `simulator.world.github.GitHubWorld`), ``me
 ``paddle`` (Paddle Billing's subscriptions, `simulator.world.paddle.PaddleWorld`).
 `new_world` builds a fresh one, `emit_events` runs the story that makes it emit a given
 event type, and `world_event_types` lists the types a world kind emits.
+
+A user's own event catalog (`simulator.world.user_catalog.UserCatalog`) is a world kind
+too: `register_catalog` records it under its content's kind (``catalog:<digest>``), which
+a profile bound to the catalog names as its `Profile.world`.
 """
 
 from __future__ import annotations
@@ -21,15 +25,27 @@ from hookproof.simulator.world.github_scripts import github_events_of_type
 from hookproof.simulator.world.mercadopago import MERCADOPAGO_EVENT_TYPES, MercadoPagoWorld, mercadopago_events_of_type
 from hookproof.simulator.world.paddle import PADDLE_EVENT_TYPES, PaddleWorld, paddle_events_of_type
 from hookproof.simulator.world.scripts import SCRIPTS, events_of_type
+from hookproof.simulator.world.user_catalog import UserCatalog, UserCatalogWorld, user_events_of_type
 from hookproof.simulator.world.world import World
 
 #: Any world a profile can send from.
-AnyWorld = Union[World, GitHubWorld, MercadoPagoWorld, PaddleWorld]
+AnyWorld = Union[World, GitHubWorld, MercadoPagoWorld, PaddleWorld, UserCatalogWorld]
 
 #: World kind -> its class (the constructor takes ``seed`` and the keywords ``livemode``,
 #: ``account``, ``start_us``, ``step_us``).
 WORLDS: Mapping[str, Callable[..., AnyWorld]] = {"billing": World, "github": GitHubWorld,
                                                  "mercadopago": MercadoPagoWorld, "paddle": PaddleWorld}
+
+
+#: Registered user catalogs by world kind (``catalog:<digest>``, `UserCatalog.kind`).
+CATALOGS: dict[str, UserCatalog] = {}
+
+
+def register_catalog(catalog: UserCatalog) -> str:
+    """Make `catalog` a world kind; its kind (the same for the same content, so registering
+    again is harmless; the latest key renderer wins)."""
+    CATALOGS[catalog.kind] = catalog
+    return catalog.kind
 
 
 def new_world(kind: str, seed: int = 0, **options: object) -> AnyWorld:
@@ -38,6 +54,8 @@ def new_world(kind: str, seed: int = 0, **options: object) -> AnyWorld:
     `options` are the constructor's keywords (``livemode``, ``account``, ``start_us``,
     ``step_us``). Raises WorldError naming the known kinds.
     """
+    if kind in CATALOGS:
+        return UserCatalogWorld(seed, catalog=CATALOGS[kind], **options)  # type: ignore[arg-type]
     factory = WORLDS.get(kind)
     if factory is None:
         raise WorldError(f"unknown world {kind!r} (known: {', '.join(sorted(WORLDS))})")
@@ -55,6 +73,8 @@ def emit_events(world: AnyWorld, event_type: str, count: int = 1) -> list[Event]
         return mercadopago_events_of_type(world, event_type, count)
     if isinstance(world, PaddleWorld):
         return paddle_events_of_type(world, event_type, count)
+    if isinstance(world, UserCatalogWorld):
+        return user_events_of_type(world, event_type, count)
     return events_of_type(world, event_type, count)
 
 
@@ -66,4 +86,6 @@ def world_event_types(kind: str) -> tuple[str, ...]:
         return MERCADOPAGO_EVENT_TYPES
     if kind == "paddle":
         return PADDLE_EVENT_TYPES
+    if kind in CATALOGS:
+        return CATALOGS[kind].types
     return tuple(SCRIPTS)

@@ -1,0 +1,419 @@
+"""A user's event catalog: the ``[catalog]`` table of `hookproof.toml` and the OpenAPI 3.1
+``webhooks`` document it may name, read into a `simulator.world.user_catalog.UserCatalog`.
+
+``[catalog]`` (`CatalogConfig`) gives ``openapi`` (a YAML or JSON OpenAPI 3.1 document
+whose ``webhooks`` are the event types), ``type_field`` (where the body names its type)
+and ``[catalog.events."<type>"]`` entries (`CatalogEventConfig`): a JSON Schema and/or an
+example (a file, relative to the config, or an inline table) and the paths the world
+fills in. An entry for a type the document has overrides its fields; a type the
+document lacks is added.
+
+In the document, each webhook's operation (``post``) gives its request body's
+``application/json`` schema and ``example``/``examples``; ``x-hookproof-*`` extensions on
+the operation (or its path item) say where things live: ``x-hookproof-event-type`` (the
+type's name, default the webhook's), ``-object-type``, ``-object-id``, ``-event-id``,
+``-ordering``, ``-status``, ``-state``, ``-key``, ``-amount``; ``x-hookproof-type-field``
+at the top level. The document is validated with ``openapi-spec-validator`` (the
+maintained validator of the OpenAPI Initiative's schemas); ``$ref``s, local or to other
+files beside it, are resolved with ``referencing`` (the resolver ``jsonschema`` itself
+uses, so a schema means here what it means to the validator) and inlined.
+
+Every problem is one `ConfigError` naming the file, the webhook or type, and the field:
+no schema and no example, an unresolvable ``$ref``, an invalid document, a path or key
+template naming a field the schema does not have, an example or a made body that the
+schema refuses.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from hookproof.errors import ConfigError
+
+#: The profiles that send a user's catalog (they have no event catalog of their own).
+CATALOG_PROFILES: tuple[str, ...] = ("generic-hmac", "standard-webhooks", "svix")
+#: The largest catalog, schema or example file read, in bytes.
+MAX_FILE_BYTES = 5_000_000
+#: Operation extensions -> `EventSpec` fields.
+EXTENSIONS: Mapping[str, str] = {
+    "x-hookproof-object-type": "object_type", "x-hookproof-object-id": "object_id",
+    "x-hookproof-event-id": "event_id", "x-hookproof-ordering": "ordering", "x-hookproof-status": "status",
+    "x-hookproof-state": "state", "x-hookproof-key": "key", "x-hookproof-amount": "amount",
+}
+_PATH_FIELDS = ("object_id", "event_id", "ordering", "status", "amount")
+
+
+class CatalogEventConfig(BaseModel):
+    """``[catalog.events."<type>"]``: one event type (fields as `EventSpec`'s).
+
+    `schema` and `example` are a file (relative to the config; JSON or YAML) or an inline table.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    json_schema: str | dict[str, Any] | None = Field(default=None, alias="schema")
+    example: str | dict[str, Any] | None = None
+    object_type: str | None = None
+    object_id: str | None = None
+    event_id: str | None = None
+    ordering: str | None = None
+    status: str | None = None
+    state: str | None = None
+    key: str | None = None
+    amount: str | None = None
+
+
+class CatalogConfig(BaseModel):
+    """``[catalog]``: the user's event types (see the module docstring)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    openapi: str | None = None
+    type_field: str | None = "type"
+    events: dict[str, CatalogEventConfig] = Field(default_factory=dict)
+
+
+def _read(path: Path, shown: str) -> Any:
+    """A YAML or JSON file's content. Raises ConfigError naming `shown`."""
+    import yaml
+
+    try:
+        with path.open("rb") as f:
+            raw = f.read(MAX_FILE_BYTES + 1)
+    except OSError as exc:
+        raise ConfigError(f"cannot read it: {exc.strerror or exc}", path=shown) from None
+    if len(raw) > MAX_FILE_BYTES:
+        raise ConfigError(f"larger than {MAX_FILE_BYTES} bytes", path=shown)
+    try:
+        return yaml.safe_load(raw.decode("utf-8"))
+    except (UnicodeDecodeError, yaml.YAMLError) as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" (line {mark.line + 1})" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or type(exc).__name__
+        raise ConfigError(f"not YAML or JSON{where}: {problem}", path=shown) from None
+
+
+class _Refs:
+    """Inlines ``$ref``s of one document (and files beside it) with ``referencing``."""
+
+    def __init__(self, doc: Any, path: Path, shown: str | None) -> None:
+        from referencing import Registry, Resource
+        from referencing.jsonschema import DRAFT202012
+
+        self.shown = shown
+
+        def retrieve(uri: str) -> Resource[Any]:
+            if not uri.startswith("file://"):
+                raise LookupError(uri)
+            from urllib.parse import unquote, urlparse
+
+            target = Path(unquote(urlparse(uri).path))
+            return Resource.from_contents(_read(target, target.name), default_specification=DRAFT202012)
+
+        base = path.resolve().as_uri()
+        registry: Registry[Any] = Registry(retrieve=retrieve)  # type: ignore[call-arg]
+        registry = registry.with_resource(base, Resource.from_contents(doc, default_specification=DRAFT202012))
+        self.root = registry.resolver(base)
+
+    def inline(self, node: Any, where: str, resolver: Any = None, seen: tuple[int, ...] = ()) -> Any:
+        """`node` with every ``$ref`` replaced by its target (a cycle becomes ``{}``: any value).
+        Raises ConfigError naming `where` and the reference."""
+        from referencing.exceptions import Unresolvable
+
+        resolver = resolver or self.root
+        if isinstance(node, list):
+            return [self.inline(n, where, resolver, seen) for n in node]
+        if not isinstance(node, Mapping):
+            return node
+        ref = node.get("$ref")
+        rest = {k: self.inline(v, where, resolver, seen) for k, v in node.items() if k != "$ref"}
+        if not isinstance(ref, str):
+            return rest
+        try:
+            resolved = resolver.lookup(ref)
+        except (Unresolvable, LookupError, ConfigError):
+            raise ConfigError(f"{where}: $ref {ref!r} cannot be resolved", path=self.shown) from None
+        if id(resolved.contents) in seen:
+            return {}
+        target = self.inline(resolved.contents, where, resolved.resolver, (*seen, id(resolved.contents)))
+        return {**target, **rest} if isinstance(target, Mapping) else target
+
+
+def _openapi_specs(path: Path, shown: str) -> tuple[dict[str, dict[str, Any]], str | None]:
+    """Per event type, the `EventSpec` fields a document's webhooks give; and its
+    ``x-hookproof-type-field``. Raises ConfigError naming the file, webhook and field."""
+    from openapi_spec_validator import OpenAPIV31SpecValidator
+
+    doc = _read(path, shown)
+    if not isinstance(doc, Mapping) or not str(doc.get("openapi", "")).startswith("3.1"):
+        found = doc.get("openapi") if isinstance(doc, Mapping) else None
+        raise ConfigError(f"openapi: not an OpenAPI 3.1 document (openapi is {found!r}; webhooks need 3.1)",
+                          path=shown)
+    error = next(iter(OpenAPIV31SpecValidator(doc).iter_errors()), None)
+    if error is not None:
+        where = ".".join(str(p) for p in error.absolute_path)
+        named = re.match(r"^webhooks\.(.+?)\.(post|put|get|patch|delete)(\.|$)", where)
+        lead = f"webhook {named.group(1)}: " if named else ""
+        raise ConfigError(f"{lead}not a valid OpenAPI 3.1 document at {where or 'the top'}: "
+                          f"{error.message[:200]}", path=shown)
+    webhooks = doc.get("webhooks")
+    if not isinstance(webhooks, Mapping) or not webhooks:
+        raise ConfigError("webhooks: the document has no webhooks", path=shown)
+    refs = _Refs(doc, path, shown)
+    out: dict[str, dict[str, Any]] = {}
+    for name, item in webhooks.items():
+        where = f"webhook {name}"
+        item = refs.inline(item, where)
+        op_name, op = next(((m, o) for m, o in item.items() if m in ("post", "put", "patch")), (None, None))
+        if op is None:
+            raise ConfigError(f"{where}: no post operation", path=shown)
+        where_op = f"{where}: {op_name}"
+        content = (op.get("requestBody") or {}).get("content") or {}
+        media = content.get("application/json") or next(
+            (v for k, v in content.items() if k.endswith("+json")), None)
+        if media is None:
+            raise ConfigError(f"{where_op}.requestBody: no application/json content", path=shown)
+        fields: dict[str, Any] = {"schema": media.get("schema"), "example": _example(media),
+                                  "source": f"{shown}: {where}"}
+        for ext, attr in EXTENSIONS.items():
+            value = op.get(ext, item.get(ext))
+            if value is not None:
+                fields[attr] = str(value)
+        event_type = str(op.get("x-hookproof-event-type", item.get("x-hookproof-event-type", name)))
+        out[event_type] = {**fields, "where": where}
+    type_field = doc.get("x-hookproof-type-field", "type")
+    return out, (str(type_field) if type_field is not None else None)
+
+
+def _example(media: Mapping[str, Any]) -> Any:
+    """A media type's ``example``, else the ``value`` of its first ``examples`` entry."""
+    if "example" in media:
+        return media["example"]
+    for entry in (media.get("examples") or {}).values():
+        if isinstance(entry, Mapping) and "value" in entry:
+            return entry["value"]
+    return None
+
+
+def load_catalog(catalog: CatalogConfig, base_dir: Path) -> Any:
+    """The `UserCatalog` of `catalog` (files relative to `base_dir`), checked: every path and
+    key template against the schema, the examples and one made body per type against it.
+
+    Raises ConfigError naming the file (None: the config's entry, named by `field`), the
+    webhook or type, and the field.
+    """
+    from hookproof.scenarios.business_keys import render
+    from hookproof.simulator.errors import WorldError
+    from hookproof.simulator.world.user_catalog import EventSpec, UserCatalog
+
+    raw: dict[str, dict[str, Any]] = {}
+    type_field = catalog.type_field
+    if catalog.openapi is not None:
+        raw, doc_type_field = _openapi_specs(base_dir / catalog.openapi, catalog.openapi)
+        if "type_field" not in catalog.model_fields_set:
+            type_field = doc_type_field
+    for name, entry in catalog.events.items():
+        field = f'catalog.events."{name}"'
+        fields = dict(raw.get(name) or {"source": field, "where": field})
+        for attr in ("object_type", *_PATH_FIELDS, "state", "key"):
+            value = getattr(entry, attr)
+            if value is not None:
+                fields[attr] = value
+        for attr, value in (("schema", entry.json_schema), ("example", entry.example)):
+            if isinstance(value, str):
+                content = _read(base_dir / value, value)
+                value = _Refs(content, base_dir / value, value).inline(content, f"{field}.{attr}") \
+                    if attr == "schema" else content
+            if value is not None:
+                fields[attr] = value
+        raw[name] = fields
+    specs = []
+    for name, fields in raw.items():
+        shown, where = _origin(fields)
+        if fields.get("schema") is None and fields.get("example") is None:
+            _fail("neither a schema nor an example: hookproof cannot make its body", shown, where)
+        kwargs = {k: v for k, v in fields.items() if k != "where" and v is not None}
+        spec = EventSpec(type=name, **kwargs)
+        _check_paths(spec, shown, where)
+        specs.append(spec)
+    try:
+        user = UserCatalog(tuple(specs), type_field=type_field, render_key=render,
+                           name=catalog.openapi or "catalog")
+    except WorldError as exc:
+        raise ConfigError(str(exc), field="catalog") from None
+    _check_bodies(user)
+    return user
+
+
+def _fail(message: str, shown: str | None, where: str) -> None:
+    """Raise the ConfigError of a catalog entry: in a document (`shown`: the file, `where`: the
+    webhook) or in the config (`shown` None, `where`: the entry's field)."""
+    if shown is None:
+        raise ConfigError(message, field=where)
+    raise ConfigError(f"{where}: {message}", path=shown)
+
+
+def _origin(fields: Mapping[str, Any]) -> tuple[str | None, str]:
+    """(the document to name, or None for the config; the webhook or the config entry)."""
+    source = str(fields.get("source", ""))
+    shown = source.split(": ", 1)[0] if ": " in source else None
+    return shown, str(fields.get("where", source))
+
+
+def _has(spec: Any, path: tuple[str, ...]) -> bool:
+    from hookproof.simulator.world.json_instances import has_path, schema_at
+
+    if spec.schema is not None and schema_at(spec.schema, path) is not None:
+        return True
+    return spec.example is not None and has_path(spec.example, path)
+
+
+def _check_paths(spec: Any, shown: str | None, where: str) -> None:
+    """Every path and key-template field of `spec` is one its schema (or example) has."""
+    from hookproof.simulator.world.json_instances import dotted, parse_path
+
+    def name(attr: str) -> str:  # the extension in a document, the key in the config
+        return "x-hookproof-" + attr.replace("_", "-") if shown is not None else attr
+
+    for attr in _PATH_FIELDS:
+        value = getattr(spec, attr)
+        if value is None:
+            continue
+        try:
+            path = parse_path(value)
+        except ValueError as exc:
+            _fail(f"{name(attr)}: {exc}", shown, where)
+        settable = attr in ("object_id", "event_id", "ordering", "status")  # the world writes them
+        if (spec.schema is not None or not settable) and not _has(spec, path):
+            _fail(f"{name(attr)}: the schema has no field {dotted(path)}", shown, where)
+    if spec.key is not None:
+        for field in re.findall(r"\{([^{}]*)\}", spec.key):
+            if not field.strip():
+                _fail(f"{name('key')}: {spec.key}: an empty {{}} names no field", shown, where)
+            elif not _has(spec, tuple(field.strip().split("."))):
+                _fail(f"{name('key')}: {spec.key}: the schema has no field {field.strip()}", shown, where)
+
+
+def _check_bodies(user: Any) -> None:
+    """Each example, and each body a world makes (a whole lifecycle), validates against its schema."""
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import SchemaError
+
+    from hookproof.scenarios.business_keys import TemplateError
+    from hookproof.simulator.world.user_catalog import BODY, UserCatalogWorld
+
+    validators = {}
+    for spec in user.events:
+        shown, where = _origin({"source": spec.source, "where": spec.source.split(": ", 1)[-1]})
+        if spec.schema is None:
+            continue
+        try:
+            Draft202012Validator.check_schema(spec.schema)
+        except SchemaError as exc:
+            _fail(f"schema: not a JSON Schema: {exc.message[:160]}", shown, where)
+        checker = Draft202012Validator.FORMAT_CHECKER
+        validators[spec.type] = (Draft202012Validator(spec.schema, format_checker=checker), shown, where)
+        if spec.example is not None:
+            _validate(validators[spec.type], spec.example, "the example")
+    try:
+        events = UserCatalogWorld(1, catalog=user).lifecycle()
+    except TemplateError as exc:
+        spec = user.spec(next(s.type for s in user.events if s.key == exc.template))
+        shown, where = _origin({"source": spec.source, "where": spec.source.split(": ", 1)[-1]})
+        _fail(f"key: {exc}", shown, where)
+    for event in events:
+        if event.type in validators:
+            _validate(validators[event.type], event.extra[BODY], "the body hookproof made (give an example)")
+
+
+def _validate(entry: tuple[Any, str | None, str], body: Any, what: str) -> None:
+    validator, shown, where = entry
+    error = next(iter(validator.iter_errors(body)), None)
+    if error is not None:
+        at = ".".join(str(p) for p in error.absolute_path) or "the top"
+        _fail(f"{what} does not match the schema at {at}: {error.message[:160]}", shown, where)
+
+
+_CACHE: dict[str, Any] = {}
+
+
+def cached_catalog(catalog: CatalogConfig, base_dir: Path) -> Any:
+    """`load_catalog`, once per content of the config table and its files (their mtimes)."""
+    files = [base_dir / f for f in [catalog.openapi, *[v for e in catalog.events.values()
+                                                        for v in (e.json_schema, e.example) if isinstance(v, str)]]
+             if f]
+    stamp = [(str(f), f.stat().st_mtime_ns if f.exists() else 0) for f in files]
+    key = json.dumps([catalog.model_dump(mode="json"), str(base_dir), stamp], sort_keys=True)
+    if key not in _CACHE:
+        _CACHE[key] = load_catalog(catalog, base_dir)
+    return _CACHE[key]
+
+
+def catalog_profile(profile_name: str, catalog: CatalogConfig, base_dir: Path) -> Any:
+    """The profile `profile_name` sending the user's catalog. Raises ConfigError."""
+    from hookproof.simulator.profiles.generic_hmac import GenericHmacProfile
+    from hookproof.simulator.profiles.standard_webhooks import StandardWebhooksProfile, SvixProfile
+
+    user = cached_catalog(catalog, base_dir)
+    if profile_name == "generic-hmac":
+        return GenericHmacProfile(catalog=user)
+    if profile_name == "standard-webhooks":
+        return StandardWebhooksProfile(catalog=user)
+    if profile_name == "svix":
+        return SvixProfile(catalog=user)
+    raise ConfigError(f"the {profile_name} profile sends its provider's own events; a catalog is for "
+                      f"{', '.join(CATALOG_PROFILES)}", field="catalog")
+
+
+def check_catalog(config: Any, text: str, source: str) -> None:
+    """`parse_config`'s check of ``[catalog]`` and of a catalog profile's ``enabled_events``:
+    raises ConfigError with the config file and the line (or the catalog file's name)."""
+    from hookproof.toml_lines import TomlLines
+
+    lines = TomlLines(text)
+    if config.catalog is not None:
+        if config.target.profile not in CATALOG_PROFILES:
+            raise ConfigError(f"the {config.target.profile} profile sends its provider's own events; a catalog "
+                              f"is for {', '.join(CATALOG_PROFILES)}", path=source, field="catalog",
+                              line=lines.line_of("catalog") or 1)
+        try:
+            profile = catalog_profile(config.target.profile, config.catalog, config.base_dir)
+        except ConfigError as exc:
+            if exc.path is not None:  # a document's problem: its file, webhook and field
+                raise
+            field = exc.field or "catalog"
+            parts = [p.strip('"') for p in re.findall(r'"[^"]*"|[^.]+', field)]
+            raise ConfigError(exc.message, path=source, field=field,
+                              line=lines.line_of(*parts) or lines.line_of("catalog") or 1) from None
+    elif config.target.profile in CATALOG_PROFILES:
+        from hookproof.simulator.profiles import get_profile
+
+        profile = get_profile(config.target.profile)
+    else:
+        return
+    if config.target.enabled_events is not None:
+        types = profile.event_types()
+        names = set(types) | set(types.values())
+        unknown = [e for e in config.target.enabled_events if e not in names]
+        if unknown:
+            known = ", ".join(sorted(set(types.values())))
+            raise ConfigError(f"{profile.title} sends no event {unknown[0]!r} (known: {known})", path=source,
+                              field="target.enabled_events", line=lines.line_of("target", "enabled_events") or 1)
+
+
+def with_renderer(user: Any) -> Any:
+    """`user` with hookproof's key renderer (a catalog built by hand, e.g. in a test)."""
+    from hookproof.scenarios.business_keys import render
+
+    return replace(user, render_key=render)
+
+
+__all__ = ["CATALOG_PROFILES", "CatalogConfig", "CatalogEventConfig", "cached_catalog", "catalog_profile",
+           "check_catalog", "load_catalog", "with_renderer"]

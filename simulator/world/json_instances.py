@@ -1,0 +1,301 @@
+"""JSON documents a user describes: paths into them, and instances made from a JSON Schema.
+
+A user's event catalog (`simulator.world.user_catalog`) says where things live in a
+payload with a path: dotted (``data.object.id``, list items by index, the syntax of
+`scenarios.business_keys` templates) or a JSON Pointer (``/data/object/id``, RFC 6901).
+`parse_path` reads both; `get_path`/`set_path` read and write a document;
+`schema_at` finds the subschema that describes a path.
+
+`InstanceMaker` makes a value that a JSON Schema (draft 2020-12, its common keywords)
+accepts, deterministically from a `random.Random`: ``const``, ``enum``, ``examples``
+and ``default`` first; then by ``type``: objects with every property, arrays of
+``minItems`` (at least one) items, strings of the schema's ``format`` (``date-time``,
+``date``, ``uuid``, ``email``, ``uri``…) and length, numbers within their bounds.
+``allOf`` is merged, ``oneOf``/``anyOf`` take their first branch. It does not solve
+``pattern``: a schema with one needs an example (the catalog loader validates every
+made payload and says so). ``$ref`` must be resolved before (the loader inlines them).
+"""
+
+from __future__ import annotations
+
+import random
+import string
+from collections.abc import Mapping, MutableMapping
+from datetime import datetime, timezone
+from typing import Any
+
+Path = tuple[str, ...]
+
+_TOKEN = string.ascii_letters + string.digits
+#: Nesting deeper than this makes empty containers (a recursive schema stays finite).
+MAX_DEPTH = 12
+
+
+def parse_path(path: str) -> Path:
+    """The segments of a dotted path (``data.id``) or a JSON Pointer (``/data/id``).
+
+    Raises ValueError for an empty path or an empty segment.
+    """
+    if path.startswith("/"):
+        parts = tuple(p.replace("~1", "/").replace("~0", "~") for p in path[1:].split("/"))
+    else:
+        parts = tuple(path.split("."))
+    if not path or any(not p for p in parts):
+        raise ValueError(f"{path!r} is not a path (write data.id or /data/id)")
+    return parts
+
+
+def dotted(parts: Path) -> str:
+    """`parts` as a dotted path."""
+    return ".".join(parts)
+
+
+def get_path(doc: Any, parts: Path) -> Any:
+    """The value at `parts` in `doc`. Raises KeyError naming the first missing segment."""
+    value = doc
+    for part in parts:
+        if isinstance(value, Mapping) and part in value:
+            value = value[part]
+        elif isinstance(value, list) and part.isdigit() and int(part) < len(value):
+            value = value[int(part)]
+        else:
+            raise KeyError(part)
+    return value
+
+
+def has_path(doc: Any, parts: Path) -> bool:
+    """True when `doc` has a value at `parts`."""
+    try:
+        get_path(doc, parts)
+    except KeyError:
+        return False
+    return True
+
+
+def set_path(doc: MutableMapping[str, Any], parts: Path, value: Any) -> None:
+    """Set the value at `parts` in `doc`, making the missing objects on the way.
+
+    Raises KeyError when a segment crosses a value that is not an object (or a list index
+    out of range).
+    """
+    node: Any = doc
+    for part in parts[:-1]:
+        if isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+            continue
+        if not isinstance(node, MutableMapping):
+            raise KeyError(part)
+        if not isinstance(node.get(part), (MutableMapping, list)):
+            node[part] = {}
+        node = node[part]
+    last = parts[-1]
+    if isinstance(node, list) and last.isdigit() and int(last) < len(node):
+        node[int(last)] = value
+    elif isinstance(node, MutableMapping):
+        node[last] = value
+    else:
+        raise KeyError(last)
+
+
+def schema_at(schema: Mapping[str, Any] | None, parts: Path) -> Mapping[str, Any] | None:
+    """The subschema describing `parts` (through ``properties``, ``items``, ``prefixItems``,
+    ``allOf``/``oneOf``/``anyOf`` branches), or None when the schema does not describe it."""
+    if schema is None:
+        return None
+    if not parts:
+        return schema
+    head, rest = parts[0], parts[1:]
+    props = schema.get("properties")
+    if isinstance(props, Mapping) and head in props:
+        return schema_at(props[head], rest)
+    if head.isdigit():
+        prefix = schema.get("prefixItems")
+        if isinstance(prefix, list) and int(head) < len(prefix):
+            return schema_at(prefix[int(head)], rest)
+        if isinstance(schema.get("items"), Mapping):
+            return schema_at(schema["items"], rest)
+    for combinator in ("allOf", "oneOf", "anyOf"):
+        for branch in schema.get(combinator) or ():
+            found = schema_at(branch, parts) if isinstance(branch, Mapping) else None
+            if found is not None:
+                return found
+    return None
+
+
+def schema_type(schema: Mapping[str, Any] | None) -> str | None:
+    """The JSON type a schema asks for (the first non-null one of a list), or None."""
+    if schema is None:
+        return None
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        kind = next((k for k in kind if k != "null"), None)
+    if kind is None:
+        if "properties" in schema:
+            return "object"
+        if "items" in schema:
+            return "array"
+        for key in ("const", "default"):
+            if key in schema:
+                return _json_type(schema[key])
+        if schema.get("enum"):
+            return _json_type(schema["enum"][0])
+    return kind if isinstance(kind, str) else None
+
+
+def _json_type(value: Any) -> str:
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    return "object" if isinstance(value, Mapping) else "null"
+
+
+def merged(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """`schema` with its ``allOf`` branches merged in (properties and required united)."""
+    out = {k: v for k, v in schema.items() if k != "allOf"}
+    for branch in schema.get("allOf") or ():
+        if not isinstance(branch, Mapping):
+            continue
+        branch = merged(branch)
+        for key, value in branch.items():
+            if key == "properties":
+                out["properties"] = {**(out.get("properties") or {}), **value}
+            elif key == "required":
+                out["required"] = [*(out.get("required") or []), *value]
+            else:
+                out.setdefault(key, value)
+    return out
+
+
+class InstanceMaker:
+    """Makes instances of JSON Schemas from `rng` (see the module docstring).
+
+    Args:
+        rng: the only source of randomness (a world's seeded generator).
+        now_us: the time ``date-time`` values show, unix microseconds.
+    """
+
+    def __init__(self, rng: random.Random, now_us: int) -> None:
+        self.rng = rng
+        self.now_us = now_us
+
+    def token(self, length: int = 24) -> str:
+        """`length` random letters and digits."""
+        return "".join(self.rng.choice(_TOKEN) for _ in range(length))
+
+    def uuid(self) -> str:
+        """A random (version 4) UUID, lowercase."""
+        h = "%032x" % self.rng.getrandbits(128)
+        return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-{'89ab'[self.rng.randrange(4)]}{h[17:20]}-{h[20:]}"
+
+    def make(self, schema: Mapping[str, Any] | bool | None, depth: int = 0) -> Any:
+        """A value `schema` accepts."""
+        if schema is None or isinstance(schema, bool):
+            return self.token(8)
+        schema = merged(schema) if "allOf" in schema else schema
+        if "const" in schema:
+            return schema["const"]
+        if schema.get("enum"):
+            return self.rng.choice(list(schema["enum"]))
+        for key in ("examples", "default"):
+            if key == "examples" and isinstance(schema.get(key), list) and schema[key]:
+                return schema[key][0]
+            if key == "default" and key in schema:
+                return schema[key]
+        for combinator in ("oneOf", "anyOf"):
+            branches = [b for b in schema.get(combinator) or () if isinstance(b, (Mapping, bool))]
+            if branches:
+                base = {k: v for k, v in schema.items() if k != combinator}
+                first = branches[0]
+                return self.make({**base, **first} if isinstance(first, Mapping) else base, depth)
+        kind = schema_type(schema)
+        if kind == "object":
+            return self._object(schema, depth)
+        if kind == "array":
+            return self._array(schema, depth)
+        if kind == "integer":
+            return int(self._number(schema, integer=True))
+        if kind == "number":
+            return self._number(schema, integer=False)
+        if kind == "boolean":
+            return self.rng.random() < 0.5
+        if kind == "null":
+            return None
+        return self._string(schema)
+
+    def _object(self, schema: Mapping[str, Any], depth: int) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if depth >= MAX_DEPTH:
+            return out
+        props = schema.get("properties") or {}
+        for name, sub in props.items():
+            out[name] = self.make(sub, depth + 1)
+        for name in schema.get("required") or ():
+            if name not in out:
+                out[name] = self.make(None, depth + 1)
+        return out
+
+    def _array(self, schema: Mapping[str, Any], depth: int) -> list[Any]:
+        if depth >= MAX_DEPTH:
+            return []
+        prefix = [self.make(s, depth + 1) for s in schema.get("prefixItems") or ()]
+        count = max(int(schema.get("minItems", 1)), len(prefix))
+        if "maxItems" in schema:
+            count = min(count, int(schema["maxItems"]))
+        items = schema.get("items")
+        if items is False:
+            return prefix[:count]
+        return prefix + [self.make(items if isinstance(items, Mapping) else None, depth + 1)
+                         for _ in range(count - len(prefix))]
+
+    def _number(self, schema: Mapping[str, Any], *, integer: bool) -> float:
+        low = schema.get("minimum", schema.get("exclusiveMinimum", 0))
+        if "exclusiveMinimum" in schema and "minimum" not in schema:
+            low = low + (1 if integer else 0.01)
+        high = schema.get("maximum", schema.get("exclusiveMaximum", max(low, 0) + 10_000))
+        if "exclusiveMaximum" in schema and "maximum" not in schema:
+            high = high - (1 if integer else 0.01)
+        step = schema.get("multipleOf")
+        if integer:
+            import math
+
+            value: float = self.rng.randint(math.ceil(low), max(math.ceil(low), math.floor(high)))
+        else:
+            value = round(self.rng.uniform(float(low), float(high)), 2)
+        if step:
+            value = (value // step) * step
+            if value < low:
+                value += step
+        return value
+
+    def _string(self, schema: Mapping[str, Any]) -> str:
+        fmt = schema.get("format")
+        moment = datetime.fromtimestamp(self.now_us / 1_000_000, tz=timezone.utc)
+        formatted = {
+            "date-time": moment.strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "date": moment.strftime("%Y-%m-%d"),
+            "time": moment.strftime("%H:%M:%SZ"),
+            "uuid": None,
+            "email": f"{self.token(8).lower()}@example.com",
+            "uri": f"https://example.com/{self.token(8)}",
+            "url": f"https://example.com/{self.token(8)}",
+            "hostname": "example.com",
+            "ipv4": f"192.0.2.{self.rng.randrange(1, 255)}",
+        }
+        if fmt == "uuid":
+            return self.uuid()
+        if isinstance(fmt, str) and formatted.get(fmt):
+            return str(formatted[fmt])
+        low = int(schema.get("minLength", 0))
+        high = int(schema.get("maxLength", max(low, 16)))
+        return self.token(max(low, min(high, 16)))
+
+
+__all__ = ["InstanceMaker", "MAX_DEPTH", "Path", "dotted", "get_path", "has_path", "merged", "parse_path", "schema_at",
+           "schema_type", "set_path"]
