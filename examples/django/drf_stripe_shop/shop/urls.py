@@ -1,0 +1,3 @@
+from django.urls import include, path
+
+urlpatterns = [path("stripe/", include("drf_stripe.urls"))]

@@ -1,0 +1,132 @@
+"""drf-stripe-subscription 1.2.2 from PyPI, certified end to end (issue 15): its webhook view in a
+minimal Django project (examples/django/drf_stripe_shop), served by gunicorn over SQLite, in
+its own venv (it needs pydantic 1 and stripe < 13), no shim and no edit to the package.
+
+The shop's rows come first through ``[target.seed]``: drf-stripe-subscription looks the
+event's customer up (``StripeUser.objects.get(customer_id=...)``, a 500 without it) and
+links subscription items to its ``Price`` rows. Its effect is the shop's own: one ``Grant``
+per subscription item the package creates (Django's ``post_save``, the only hook it has).
+
+What it is found to do, each read off the package's code (drf_stripe/stripe_webhooks):
+
+- ``duplicated`` on ``access:<subscription>``: ``_handle_customer_subscription_event_data``
+  keeps no record of handled events; on every delivery it runs
+  ``subscription.items.all().delete()`` and creates the items again, so each copy of
+  ``customer.subscription.created`` grants access again (three copies, three grants).
+- ``regressed`` (and ``stale``) on the subscription: it writes the event's ``status`` with
+  ``update_or_create`` whatever the stored one is (no ``created`` or version comparison),
+  so the delayed ``past_due`` update delivered after ``customer.subscription.deleted``
+  turns the canceled subscription back to ``past_due``.
+
+Nothing else: every delivery is acknowledged 200, nothing is lost. The API version is the
+one the package pins (``stripe.api_version = "2020-08-27"`` in drf_stripe/stripe_api/api.py).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from hookproof.certify import certify
+from hookproof.config import load_config
+from hookproof.reports.model import ScenarioReport
+from tests.venvs import venv_python
+
+SHOP = Path(__file__).resolve().parents[2] / "examples" / "django" / "drf_stripe_shop"
+RUN_TIMEOUT_S = 600
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]
+
+
+@pytest.fixture(scope="module")
+def shop_python() -> Path:
+    return venv_python(SHOP / "requirements.txt", "drf-stripe-subscription")
+
+
+def _config(tmp_path: Path, python: Path, db: Path, *, seeded: bool = True) -> Path:
+    bin_dir = python.parent
+    seed = f"""
+[target.seed]
+command = "{python} seed.py"
+cwd = "{SHOP}"
+env = {{ SHOP_DB = "{db}" }}
+timeout_s = 60
+""" if seeded else ""
+    path = tmp_path / "hookproof.toml"
+    path.write_text(f"""
+builtin_keys = false
+
+[business_keys]
+"customer.subscription.created" = "access:{{data.object.id}}"
+
+[target]
+url = "http://127.0.0.1:{{port}}/stripe/webhook/"
+profile = "stripe"
+secret = "whsec_drf_shop_0123456789abcdef"
+api_version = "2020-08-27"
+enabled_events = ["customer.subscription.created", "customer.subscription.updated",
+                  "customer.subscription.deleted"]
+
+[target.start]
+command = "{bin_dir}/gunicorn --workers 1 --bind 127.0.0.1:{{port}} shop.wsgi"
+cwd = "{SHOP}"
+env = {{ SHOP_DB = "{db}" }}
+{seed}
+[observer]
+kind = "sql"
+url = "sqlite:///{db}"
+effects = "SELECT business_key FROM grants_grant"
+state = "SELECT subscription_id AS object_id, status FROM drf_stripe_subscription"
+
+[run]
+seed = 15
+""", encoding="utf-8")
+    return path
+
+
+def _findings(report: ScenarioReport) -> set[tuple[str, str]]:
+    return {(f.check_id, f.key) for f in report.findings}
+
+
+def _migrated(python: Path, db: Path) -> Path:
+    migrate = subprocess.run([str(python), "manage.py", "migrate", "-v", "0"], cwd=SHOP, capture_output=True,
+                             text=True, env={**os.environ, "SHOP_DB": str(db)}, timeout=RUN_TIMEOUT_S)
+    assert migrate.returncode == 0, migrate.stderr[-2000:]
+    return db
+
+
+def test_without_its_rows_first_drf_stripe_subscription_answers_500(shop_python: Path, tmp_path: Path) -> None:
+    """The package looks up the StripeUser of the event's customer (``StripeUser.DoesNotExist``)."""
+    db = _migrated(shop_python, tmp_path / "shop.sqlite3")
+    result = certify(load_config(_config(tmp_path, shop_python, db, seeded=False)), out_dir=tmp_path / "out",
+                     scenarios=["duplicate-sequential"])
+    [duplicate] = result.report.scenarios
+    assert duplicate.verdict == "fail"
+    assert {a.status for a in duplicate.attempts} == {500}
+    assert {f.check_id for f in duplicate.findings} == {"no_server_error", "lost"}
+
+
+def test_drf_stripe_subscription_duplicates_grants_and_revives_a_canceled_subscription(
+        shop_python: Path, tmp_path: Path) -> None:
+    db = _migrated(shop_python, tmp_path / "shop.sqlite3")
+    result = certify(load_config(_config(tmp_path, shop_python, db)), out_dir=tmp_path / "out",
+                     scenarios=["duplicate-sequential", "stale-after-newer"])
+    by_id = {s.id: s for s in result.report.scenarios}
+    assert {i: s.verdict for i, s in by_id.items()} == {"duplicate-sequential": "fail", "stale-after-newer": "fail"}
+
+    duplicate = by_id["duplicate-sequential"]
+    [sub] = {a.object_id for a in duplicate.attempts}
+    assert _findings(duplicate) == {("duplicated", f"access:{sub}")}
+    [finding] = duplicate.findings
+    assert (finding.expected, finding.actual) == (1, 3)  # three copies, three grants
+    assert {a.status for a in duplicate.attempts} == {200}
+
+    stale = by_id["stale-after-newer"]
+    [canceled] = {a.object_id for a in stale.attempts}
+    assert _findings(stale) == {("regressed", canceled), ("stale", canceled)}
+    regressed = next(f for f in stale.findings if f.check_id == "regressed")
+    assert "canceled" in regressed.message and "past_due" in regressed.message
+    assert {a.status for a in stale.attempts} == {200}
