@@ -15,7 +15,7 @@ from typing import Any, Mapping
 LATEST_API_VERSION = "2026-06-24.dahlia"
 
 #: Object types whose events carry an observable state (`Event.stateful`).
-STATEFUL_OBJECT_TYPES: frozenset[str] = frozenset({"subscription", "issue", "pull_request", "payment"})
+STATEFUL_OBJECT_TYPES: frozenset[str] = frozenset({"subscription", "issue", "pull_request", "payment", "order"})
 
 
 @dataclass(frozen=True)
@@ -68,6 +68,6 @@ class Event:
     @property
     def stateful(self) -> bool:
         """True when the event carries an observable state (subscriptions; GitHub issues
-        and pull requests; Mercado Pago payments)."""
+        and pull requests; Mercado Pago payments; Shopify orders)."""
         # a user catalog's types that set a status say so in extra["stateful"] (world/user_catalog.py)
         return self.object_type in STATEFUL_OBJECT_TYPES or bool(self.extra.get("stateful"))

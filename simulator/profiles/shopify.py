@@ -14,34 +14,13 @@ import base64
 import hashlib
 import hmac
 import random
-import re
 from typing import ClassVar, Mapping, Sequence
 
+from hookproof.simulator.errors import ProfileError
 from hookproof.simulator.events import Event
 from hookproof.simulator.profiles.base import Envelope, Profile, canonical_json, require_secrets
 from hookproof.simulator.profiles.formats import derived_uuid, rfc3339_ns
-
-#: Stripe event type -> Shopify webhook topic. Checkout completion creates an order;
-#: payments are orders being paid or order transactions; refunds are refunds;
-#: subscription invoices are subscription billing attempts; subscriptions are
-#: subscription contracts. ``invoice.created`` and ``invoice.voided`` have no Shopify
-#: counterpart and are not sent.
-SHOPIFY_TOPICS: Mapping[str, str] = {
-    "customer.created": "customers/create",
-    "checkout.session.completed": "orders/create",
-    "checkout.session.async_payment_succeeded": "orders/paid",
-    "checkout.session.async_payment_failed": "orders/updated",
-    "checkout.session.expired": "checkouts/delete",
-    "payment_intent.succeeded": "orders/paid",
-    "payment_intent.payment_failed": "order_transactions/create",
-    "charge.succeeded": "order_transactions/create",
-    "charge.refunded": "refunds/create",
-    "invoice.paid": "subscription_billing_attempts/success",
-    "invoice.payment_failed": "subscription_billing_attempts/failure",
-    "customer.subscription.created": "subscription_contracts/create",
-    "customer.subscription.updated": "subscription_contracts/update",
-    "customer.subscription.deleted": "subscription_contracts/cancel",
-}
+from hookproof.simulator.world.shopify import SHOPIFY_API_VERSION, SHOPIFY_EVENT_TYPES, shop_domain
 
 
 def shopify_hmac(secret: str, body: bytes) -> str:
@@ -49,23 +28,21 @@ def shopify_hmac(secret: str, body: bytes) -> str:
     return base64.b64encode(hmac.new(secret.encode("utf-8"), body, hashlib.sha256).digest()).decode("ascii")
 
 
-def shop_domain(account: str) -> str:
-    """The ``<shop>.myshopify.com`` domain standing for a world account (``acct_hookproof`` -> ``hookproof``)."""
-    shop = re.sub(r"[^a-z0-9]+", "-", account.lower().removeprefix("acct_")).strip("-")
-    return f"{shop or 'shop'}.myshopify.com"
-
-
 class ShopifyProfile(Profile):
     """Shopify Admin webhooks over HTTPS.
 
-    Envelope: the body is the resource itself (Shopify sends the full REST resource of
-    the topic; here the world's object snapshot). Headers: ``X-Shopify-Topic``,
-    ``X-Shopify-Shop-Domain`` (the account), ``X-Shopify-API-Version``,
-    ``X-Shopify-Webhook-Id`` (per delivery, unchanged across retries as integrators
-    observe), ``X-Shopify-Event-Id`` (shared by every delivery of one merchant action:
-    the documented dedupe key, ``Envelope.event_id``), ``X-Shopify-Triggered-At`` (event
-    time; retries keep the trigger-time payload). Ids are UUIDs derived from the event id.
-    No test/live flag.
+    Events come from the Shopify world (`simulator.world.shopify.ShopifyWorld`,
+    ``world = "shopify"``), named by their topic (``orders/paid``, ``refunds/create``…);
+    a billing-world (Stripe) event raises ProfileError: Shopify sends no such thing.
+
+    Envelope: the body is the REST resource itself (the world's snapshot, in
+    `simulator.world.shopify_shapes`). Headers: ``X-Shopify-Topic``,
+    ``X-Shopify-Shop-Domain`` (the world's shop), ``X-Shopify-API-Version`` (2024-10),
+    ``X-Shopify-Event-Id`` (the world's event id: shared by every delivery of one change,
+    the documented dedupe key, ``Envelope.event_id``), ``X-Shopify-Webhook-Id`` (derived
+    from the event id: one per delivery to this subscription, unchanged across its retries
+    as integrators observe [2ND]), ``X-Shopify-Triggered-At`` (the change's time; retries
+    keep the trigger-time payload). No test/live flag.
 
     Signing: one client secret, no rotation list: only the first secret signs. No
     timestamp, so no tolerance window.
@@ -81,16 +58,22 @@ class ShopifyProfile(Profile):
     signature_headers = ("X-Shopify-Hmac-Sha256",)
     sender_timeout_s = 5.0
     retry_schedule_s = (60.0, 120.0, 240.0, 480.0, 960.0, 1920.0, 3840.0, 6780.0)
-    api_version: ClassVar[str] = "2024-10"
-    default_event = "payment_intent.succeeded"
+    api_version: ClassVar[str] = SHOPIFY_API_VERSION
+    default_event = "orders/paid"
     has_account = True
+    world = "shopify"
 
     def event_types(self) -> Mapping[str, str]:
-        return SHOPIFY_TOPICS
+        """Every topic the Shopify world emits, mapped to itself (Shopify's own names)."""
+        return {t: t for t in SHOPIFY_EVENT_TYPES}
 
     def envelope(self, event: Event) -> Envelope:
-        topic = SHOPIFY_TOPICS.get(event.type, event.type)
-        event_id = derived_uuid("shopify-event", event.id)
+        """The delivery of `event`. Raises ProfileError for a billing-world event."""
+        if "/" not in event.type:
+            raise ProfileError(f"Shopify sends no {event.type!r} webhook: the shopify profile renders the Shopify "
+                               f"world's topics (known: {', '.join(SHOPIFY_EVENT_TYPES)})", field="event")
+        topic = event.type
+        event_id = event.id
         return Envelope(
             event_id=event_id,
             type=topic,

@@ -513,10 +513,12 @@ def _create_app(state: ServerState) -> FastAPI:
     from hookproof.simulator.server.github import github_router  # GitHub's REST API over the repository world
     from hookproof.simulator.server.mercadopago import mercadopago_router  # Mercado Pago's API
     from hookproof.simulator.server.paddle import paddle_router  # Paddle Billing's API
+    from hookproof.simulator.server.shopify import shopify_router  # Shopify's Admin REST API
 
     app.include_router(github_router(state))
     app.include_router(mercadopago_router(state))
     app.include_router(paddle_router(state))
+    app.include_router(shopify_router(state))
     _sink_routes(app, state)
     _admin_routes(app, state)
     return app

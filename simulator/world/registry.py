@@ -4,7 +4,8 @@ Each profile names its world (`Profile.world`): ``billing`` (Stripe's billing ob
 `simulator.world.world.World`, also used by the other billing-like providers for now)
 or ``github`` (the repository world, `simulator.world.github.GitHubWorld`), ``mercadopago``
 (payments and merchant orders, `simulator.world.mercadopago.MercadoPagoWorld`) or
-``paddle`` (Paddle Billing's subscriptions, `simulator.world.paddle.PaddleWorld`).
+``paddle`` (Paddle Billing's subscriptions, `simulator.world.paddle.PaddleWorld`) or
+``shopify`` (a shop's orders, refunds and customers, `simulator.world.shopify.ShopifyWorld`).
 `new_world` builds a fresh one, `emit_events` runs the story that makes it emit a given
 event type, and `world_event_types` lists the types a world kind emits.
 
@@ -25,16 +26,18 @@ from hookproof.simulator.world.github_scripts import github_events_of_type
 from hookproof.simulator.world.mercadopago import MERCADOPAGO_EVENT_TYPES, MercadoPagoWorld, mercadopago_events_of_type
 from hookproof.simulator.world.paddle import PADDLE_EVENT_TYPES, PaddleWorld, paddle_events_of_type
 from hookproof.simulator.world.scripts import SCRIPTS, events_of_type
+from hookproof.simulator.world.shopify import SHOPIFY_EVENT_TYPES, ShopifyWorld, shopify_events_of_type
 from hookproof.simulator.world.user_catalog import UserCatalog, UserCatalogWorld, user_events_of_type
 from hookproof.simulator.world.world import World
 
 #: Any world a profile can send from.
-AnyWorld = Union[World, GitHubWorld, MercadoPagoWorld, PaddleWorld, UserCatalogWorld]
+AnyWorld = Union[World, GitHubWorld, MercadoPagoWorld, PaddleWorld, ShopifyWorld, UserCatalogWorld]
 
 #: World kind -> its class (the constructor takes ``seed`` and the keywords ``livemode``,
 #: ``account``, ``start_us``, ``step_us``).
 WORLDS: Mapping[str, Callable[..., AnyWorld]] = {"billing": World, "github": GitHubWorld,
-                                                 "mercadopago": MercadoPagoWorld, "paddle": PaddleWorld}
+                                                 "mercadopago": MercadoPagoWorld, "paddle": PaddleWorld,
+                                                 "shopify": ShopifyWorld}
 
 
 #: Registered user catalogs by world kind (``catalog:<digest>``, `UserCatalog.kind`).
@@ -73,6 +76,8 @@ def emit_events(world: AnyWorld, event_type: str, count: int = 1) -> list[Event]
         return mercadopago_events_of_type(world, event_type, count)
     if isinstance(world, PaddleWorld):
         return paddle_events_of_type(world, event_type, count)
+    if isinstance(world, ShopifyWorld):
+        return shopify_events_of_type(world, event_type, count)
     if isinstance(world, UserCatalogWorld):
         return user_events_of_type(world, event_type, count)
     return events_of_type(world, event_type, count)
@@ -86,6 +91,8 @@ def world_event_types(kind: str) -> tuple[str, ...]:
         return MERCADOPAGO_EVENT_TYPES
     if kind == "paddle":
         return PADDLE_EVENT_TYPES
+    if kind == "shopify":
+        return SHOPIFY_EVENT_TYPES
     if kind in CATALOGS:
         return CATALOGS[kind].types
     return tuple(SCRIPTS)

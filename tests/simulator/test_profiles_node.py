@@ -18,7 +18,7 @@ from typing import Any, NoReturn
 import pytest
 
 from hookproof.simulator.profiles import SignedRequest, get_profile
-from tests.simulator.test_profiles import make_event, sample_event
+from tests.simulator.test_profiles import sample_event
 from tests.support import require_service
 
 pytestmark = pytest.mark.slow
@@ -93,9 +93,10 @@ def shopify_case(request: SignedRequest, secret: str, body: bytes | None = None)
 def test_official_node_verifiers(node_dir: Path) -> None:
     github, shopify = get_profile("github"), get_profile("shopify")
     gh_request = github.request(github.envelope(sample_event(github)), ["gh-s3cret"], 0)
-    sh_request = shopify.request(shopify.envelope(make_event()), ["shpss_s3cret"], 0)
+    sh_request = shopify.request(shopify.envelope(sample_event(shopify)), ["shpss_s3cret"], 0)  # orders/paid
     gh_tampered = gh_request.body.replace(b'"number":1', b'"number":2', 1)
-    sh_tampered = sh_request.body.replace(b"1999", b"1998", 1)
+    sh_tampered = sh_request.body.replace(b'"financial_status":"paid"', b'"financial_status":"pending"', 1)
+    assert sh_tampered != sh_request.body
     docs_vector = {"kind": "github", "secret": "It's a Secret to Everybody", "body": "Hello, World!",
                    "signature": "sha256=757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17"}
     cases = [

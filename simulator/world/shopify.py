@@ -1,0 +1,349 @@
+"""The Shopify world: one shop's customers, orders and refunds, and the app installed on it.
+
+`ShopifyWorld(seed)` emits the webhook topics Shopify sends an app (shopify.dev/docs/api/webhooks,
+2024-10: ``customers/create``, ``customers/update``, ``orders/create``, ``orders/paid``,
+``orders/updated``, ``orders/cancelled``, ``refunds/create``, ``app/uninstalled``), each
+with the REST resource as it is after the change (`simulator.world.shopify_shapes`). Ids
+are Shopify's: JSON integers (13 digits for orders, customers, refunds and transactions,
+14 for line items), each with its ``admin_graphql_api_id``; ``Event.object_id`` is the id
+in decimal; ``Event.id`` is the ``X-Shopify-Event-Id`` (a UUID, shared by every delivery
+of one change).
+
+Stories follow Shopify's order flow (help.shopify.com, "Order status"; shopify.dev,
+"Order" resource ``financial_status``): a card checkout creates an order already paid
+(``orders/create`` and ``orders/paid`` about one version), a manual payment creates it
+``pending`` and marking it paid sends ``orders/paid``; a refund is its own resource
+(``refunds/create``) and changes its order (``orders/updated``: ``partially_refunded``,
+then ``refunded``); cancelling a paid order refunds what is left and sets ``cancelled_at``
+(``orders/updated``, then ``orders/cancelled``: ``refunded``), cancelling an unpaid one voids it
+(``voided``); a first checkout creates its customer (``customers/create``).
+
+State: an order's ``financial_status`` (`Event.status`), which only moves forward
+(`ORDER_TRANSITIONS`); ``updated_at`` orders an order's versions (whole seconds, at least a
+second apart). Business keys (what a shop app does once): ``welcome:{customer id}`` per new
+customer (a welcome e-mail), ``fulfil:{order id}`` per paid order, ``refund:{refund id}``
+per refund (its amount in cents, `Event.amount`), ``restock:{order id}`` per cancelled
+order, ``purge:{shop id}`` when the app is uninstalled (the shop's data erased). ``Event.account`` is the shop
+(its ``<name>.myshopify.com`` is `shop_domain`); Shopify sends no test/live flag (an
+order's ``test`` field says whether it was a test order).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Callable, Mapping
+
+from hookproof.simulator.errors import WorldError
+from hookproof.simulator.events import Event
+from hookproof.simulator.world import shopify_shapes as ss
+from hookproof.simulator.world.fake import FakeData
+from hookproof.simulator.world.records import RecordWorld
+
+#: The Admin API version the world's resources are shaped at (and the profile claims).
+SHOPIFY_API_VERSION = "2024-10"
+
+#: Every topic the world emits, in catalog order.
+SHOPIFY_EVENT_TYPES: tuple[str, ...] = (
+    "orders/create", "orders/paid", "orders/updated", "orders/cancelled", "refunds/create", "customers/create",
+    "customers/update", "app/uninstalled",
+)
+
+#: financial_status -> the statuses an order may move to (it never goes back).
+ORDER_TRANSITIONS: Mapping[str, frozenset[str]] = {
+    "pending": frozenset({"pending", "paid", "voided"}),
+    "paid": frozenset({"paid", "partially_refunded", "refunded"}),
+    "partially_refunded": frozenset({"partially_refunded", "refunded"}),
+    "refunded": frozenset({"refunded"}),
+    "voided": frozenset({"voided"}),
+}
+
+_STATES = (("Kentucky", "KY"), ("New York", "NY"), ("Oregon", "OR"), ("Texas", "TX"), ("Vermont", "VT"))
+_CATALOGUE = (("Canvas Tote", "Natural", 2400, 450), ("Ceramic Mug", "Sand", 1800, 520),
+              ("Linen Apron", "Olive", 3900, 300), ("Wool Beanie", "Charcoal", 2900, 120))
+
+
+def shop_domain(account: str) -> str:
+    """The ``<shop>.myshopify.com`` domain standing for a world account (``acct_hookproof`` -> ``hookproof``)."""
+    shop = re.sub(r"[^a-z0-9]+", "-", account.lower().removeprefix("acct_")).strip("-")
+    return f"{shop or 'shop'}.myshopify.com"
+
+
+class ShopifyWorld(RecordWorld):
+    """A Shopify shop with an app installed, deterministic from `seed` (see the module docstring).
+
+    Operations raise WorldError for an unknown object or a change Shopify does not make.
+    """
+
+    provider = "shopify"
+
+    def __init__(self, seed: int = 0, *, livemode: bool = False, account: str | None = None,
+                 start_us: int | None = None, step_us: int = 400_000, api_version: str = SHOPIFY_API_VERSION) -> None:
+        super().__init__(seed, livemode=livemode, account=account or "hookproof", start_us=start_us,
+                         step_us=step_us, api_version=SHOPIFY_API_VERSION)
+        self.domain = shop_domain(self.account)
+        self._fake = FakeData(seed)
+        self.shop_id = self.new_id(11)
+        self.location_id = self.new_id(11)
+        self.staff_id = self.new_id(11)
+        self._next_number = 1001
+        with self._fake() as fk:
+            owner = fk.name()
+        created = ss.shop_time(self._now_us - 400 * 86_400_000_000)
+        self._create(str(self.shop_id), "shop", ss.shop(
+            self.shop_id, name=self.domain.split(".")[0].replace("-", " ").title(), domain=self.domain, owner=owner,
+            email=f"owner@{self.domain}", created=created, updated=created, primary_location_id=self.location_id))
+        self.products = [ss.Product(self.new_id(13), self.new_id(14), title, variant, f"SKU-{i + 1:03d}", cents, grams)
+                         for i, (title, variant, cents, grams) in enumerate(_CATALOGUE)]
+        self._sales: dict[str, int] = {}  # order id -> its sale transaction id
+        self._buyers: dict[str, ss.Person] = {}  # customer id -> the person
+
+    def new_id(self, digits: int = 13) -> int:
+        """A fresh numeric id of `digits` digits (Shopify's ids are 64-bit integers)."""
+        while True:
+            value = self._rng.randrange(10 ** (digits - 1), 10 ** digits)
+            if str(value) not in self._objects:
+                return value
+
+    def _uuid(self) -> str:
+        h = "%032x" % self._rng.getrandbits(128)
+        return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-{'89ab'[int(h[16], 16) % 4]}{h[17:20]}-{h[20:]}"
+
+    def _hex(self, n: int = 32) -> str:
+        return "%0*x" % (n, self._rng.getrandbits(4 * n))
+
+    # ---- operations -----------------------------------------------------------------
+    def create_customer(self) -> str:
+        """A customer signs up: emits ``customers/create``. Returns the customer id."""
+        with self._fake() as fk:
+            province, code = _STATES[self._rng.randrange(len(_STATES))]
+            person = ss.Person(fk.first_name(), fk.last_name(), fk.email(safe=True), f"+1212555{fk.numerify('####')}",
+                               fk.street_address(), fk.city(), province, code, fk.postcode(),
+                               float(round(fk.latitude(), 4)), float(round(fk.longitude(), 4)))
+        cid = self.new_id(13)
+        at = ss.shop_time(self._tick())
+        self._create(str(cid), "customer", ss.customer(cid, person, address_id=self.new_id(13), created=at, updated=at,
+                                                       orders_count=0, total_spent_cents=0, last_order_id=None,
+                                                       last_order_name=None))
+        self._buyers[str(cid)] = person
+        self._emit("customers/create", str(cid), key=f"welcome:{cid}")
+        return str(cid)
+
+    def tag_customer(self, customer: str, tags: str = "VIP") -> None:
+        """The merchant tags a customer: emits ``customers/update``."""
+        self._typed(customer, "customer")
+        self._update(customer, {"tags": tags, "updated_at": ss.shop_time(self._tick())})
+        self._emit("customers/update", customer)
+
+    def place_order(self, customer: str | None = None, *, paid: bool = True, lines: int = 2) -> str:
+        """A checkout of `lines` products (one each): a new customer first when none is given
+        (``customers/create``); ``orders/create``, then, paid by card, ``orders/paid`` about the
+        same version. Returns the order id."""
+        cid = customer or self.create_customer()
+        person = self._buyers[cid]
+        oid = self.new_id(13)
+        number = self._next_number
+        self._next_number += 1
+        with self._fake() as fk:
+            ip = fk.ipv4_public()
+            confirmation = fk.bothify("?????????", letters="ABCDEFGHJKLMNPQRSTUVWXYZ0123456789")
+        ids = ss.OrderIds(oid, number, self.new_id(14), self._hex(), self._hex(), self._hex(), confirmation, ip)
+        start = number % len(self.products)
+        products = [self.products[(start + i) % len(self.products)] for i in range(lines)]
+        items = [ss.line_item(self.new_id(14), p, 1) for p in products]
+        at_us = self._tick()
+        snapshot = ss.order(ids, shop_domain=self.domain, shop_id=self.shop_id, buyer=person, cust=self.get(cid),
+                            lines=items, shipping_line_id=self.new_id(14), created=ss.shop_time(at_us),
+                            test=not self.livemode)
+        if paid:
+            snapshot.update(financial_status="paid", total_outstanding="0.00")
+            self._sales[str(oid)] = self.new_id(13)
+        self._create(str(oid), "order", snapshot)
+        self._emit("orders/create", str(oid))
+        if paid:
+            self._emit("orders/paid", str(oid), key=f"fulfil:{oid}")
+        spent = int(round(float(snapshot["total_price"]) * 100)) if paid else 0
+        c = self.get(cid)
+        self._update(cid, {"orders_count": c["orders_count"] + 1, "last_order_id": oid, "last_order_name": f"#{number}",
+                           "total_spent": ss.money(int(round(float(c["total_spent"]) * 100)) + spent)})
+        return str(oid)
+
+    def mark_paid(self, order: str) -> None:
+        """The merchant marks a pending (manual payment) order paid: emits ``orders/paid``."""
+        self._transition(order, "paid", {"total_outstanding": "0.00"})
+        self._sales[order] = self.new_id(13)
+        self._emit("orders/paid", order, key=f"fulfil:{order}")
+
+    def add_note(self, order: str, note: str = "Gift wrap, please") -> None:
+        """The merchant edits the order's note: emits ``orders/updated``."""
+        o = self._typed(order, "order")
+        self._transition(order, o["financial_status"], {"note": note})
+        self._emit("orders/updated", order)
+
+    def refund(self, order: str, lines: list[int] | None = None, *, note: str = "Returned by the customer") -> str:
+        """Refund whole lines of a paid order (default: its first line still not refunded):
+        emits ``refunds/create``, then ``orders/updated``. Returns the refund id."""
+        refund_id = self._refund(order, lines, note)
+        self._emit("orders/updated", order)
+        return refund_id
+
+    def cancel(self, order: str) -> None:
+        """Cancel an order: a paid one is refunded what is left (``refunds/create``,
+        ``orders/updated``) and ends ``refunded``; a pending one ends ``voided``. Emits
+        ``orders/cancelled``."""
+        o = self._typed(order, "order")
+        status = o["financial_status"]
+        if o["cancelled_at"] is not None:
+            raise WorldError(f"order {order} is cancelled already", object_id=order)
+        if status in ("paid", "partially_refunded"):
+            left = [i for i, li in enumerate(o["line_items"]) if li["current_quantity"] > 0]
+            self.refund(order, left, note="Order cancelled")
+            status = "refunded"
+        elif status == "pending":
+            status = "voided"
+        at = ss.shop_time(self._tick())
+        self._transition(order, status, {"cancelled_at": at, "cancel_reason": "customer", "closed_at": at,
+                                         "total_outstanding": "0.00"}, tick=False, at=at)
+        self._emit("orders/cancelled", order, key=f"restock:{order}")
+
+    def uninstall(self) -> None:
+        """The merchant uninstalls the app: emits ``app/uninstalled`` (the Shop resource)."""
+        self._update(str(self.shop_id), {"updated_at": ss.shop_time(self._tick())})
+        self._emit("app/uninstalled", str(self.shop_id), key=f"purge:{self.shop_id}")
+
+    # ---- stories ----------------------------------------------------------------------
+    def lifecycle(self) -> list[Event]:
+        """A shop's week in brief: every topic, in a legal order."""
+        start = len(self.events)
+        cid = self.create_customer()
+        self.tag_customer(cid)
+        order = self.place_order(cid, paid=False)
+        self.mark_paid(order)
+        self.add_note(order)
+        self.refund(order)
+        self.cancel(order)
+        self.uninstall()
+        return self.events[start:]
+
+    def effect_story(self) -> list[Event]:
+        """One event of each effectful topic: a new customer, a paid order, a refund, a
+        cancellation (with the refund of what was left), the app uninstalled."""
+        start = len(self.events)
+        order = self.place_order()
+        self.refund(order)
+        self.cancel(order)
+        self.uninstall()
+        return [e for e in self.events[start:] if e.business_key]
+
+    def state_story(self) -> list[Event]:
+        """An order's life: created pending, paid, noted, partly refunded, cancelled."""
+        start = len(self.events)
+        order = self.place_order(paid=False)
+        self.mark_paid(order)
+        self.add_note(order)
+        self.refund(order)
+        self.cancel(order)
+        return [e for e in self.events[start:] if e.object_id == order]
+
+    def distinct_story(self) -> list[Event]:
+        """Several effects about one order: its two lines refunded one at a time (two refunds)."""
+        start = len(self.events)
+        order = self.place_order()
+        self.refund(order, [0])
+        self.refund(order, [1])
+        return [e for e in self.events[start:] if e.type == "refunds/create"]
+
+    def unknown_event(self) -> Event:
+        """A ``products/update`` (an app that handles orders has no such handler): not recorded."""
+        at = self._tick()
+        p = self.products[0]
+        product = {"id": p.product_id, "admin_graphql_api_id": ss.gid("Product", p.product_id), "title": p.title,
+                   "body_html": "", "vendor": "Acme", "product_type": "", "handle": p.title.lower().replace(" ", "-"),
+                   "created_at": ss.shop_time(at - 86_400_000_000), "updated_at": ss.shop_time(at),
+                   "published_at": ss.shop_time(at - 86_400_000_000), "template_suffix": None, "status": "active",
+                   "published_scope": "global", "tags": "", "variants": [], "options": [], "images": [], "image": None,
+                   "media": [], "variant_gids": [], "has_variants_that_requires_components": False, "category": None}
+        return Event(id=self._uuid(), type="products/update", created=at // 1_000_000, created_us=at,
+                     object_type="product", object_id=str(p.product_id), version=1, object=product,
+                     livemode=self.livemode, account=self.account, api_version=SHOPIFY_API_VERSION)
+
+    def quiet_event(self) -> Event:
+        """A stateless, effectless event of the catalog (``customers/update``), e.g. to oversize."""
+        cid = self.create_customer()
+        self.tag_customer(cid)
+        return self.events[-1]
+
+    # ---- internals --------------------------------------------------------------------
+    def _refund(self, order: str, lines: list[int] | None, note: str) -> str:
+        o = self._typed(order, "order")
+        if o["financial_status"] not in ("paid", "partially_refunded") or order not in self._sales:
+            raise WorldError(f"order {order} is {o['financial_status']}: nothing to refund", object_id=order)
+        open_lines = [i for i, li in enumerate(o["line_items"]) if li["current_quantity"] > 0]
+        chosen = open_lines[:1] if lines is None else lines
+        if not chosen or any(i not in open_lines for i in chosen):
+            raise WorldError(f"order {order}: lines {chosen} are not refundable (open: {open_lines})", object_id=order)
+        at_us = self._tick()
+        at = ss.shop_time(at_us)
+        refund_id = self.new_id(13)
+        items = [dict(li) for li in o["line_items"]]
+        refunded = [ss.refund_line(self.new_id(13), items[i], self.location_id) for i in chosen]
+        for i in chosen:
+            items[i] = {**items[i], "current_quantity": 0, "fulfillable_quantity": 0}
+        cents = sum(int(round(r["subtotal"] * 100)) + int(round(r["total_tax"] * 100)) for r in refunded)
+        tx = ss.refund_transaction(self.new_id(13), order_id=int(order), parent_id=self._sales[order], cents=cents,
+                                   at=at, payment_id=f"{o['confirmation_number']}.{len(o['refunds']) + 2}",
+                                   authorization=self._hex(24), test=not self.livemode)
+        full = ss.refund(refund_id, order_id=int(order), at=at, note=note, user_id=self.staff_id, lines=refunded,
+                         transactions=[tx])
+        self._create(str(refund_id), "refund", full)
+        self._emit("refunds/create", str(refund_id), key=f"refund:{refund_id}", amount=cents)
+        status = "refunded" if len(open_lines) == len(chosen) else "partially_refunded"
+        changed = {**o, "line_items": items}
+        self._transition(order, status, {"line_items": items, "refunds": [*o["refunds"], ss.order_refund(full)],
+                                         **ss.current_totals(changed)}, tick=False, at=at)
+        return str(refund_id)
+
+    def _transition(self, order: str, status: str, changes: Mapping[str, Any], *, tick: bool = True,
+                    at: str | None = None) -> None:
+        old = self._typed(order, "order")["financial_status"]
+        if status not in ORDER_TRANSITIONS[old]:
+            raise WorldError(f"order {order}: {old} -> {status} is not a change Shopify makes", object_id=order)
+        when = ss.shop_time(self._tick()) if tick or at is None else at
+        self._update(order, {**changes, "financial_status": status, "updated_at": when})
+
+    def _emit(self, topic: str, object_id: str, *, key: str | None = None, amount: int | None = None) -> Event:
+        rec = self._record(object_id)
+        at = self._now_us + self._rng.randrange(1_000, 900_000)
+        snapshot = self.get(object_id)
+        stateful = rec.object_type == "order"
+        return self._record_event(Event(
+            id=self._uuid(), type=topic, created=at // 1_000_000, created_us=at, object_type=rec.object_type,
+            object_id=object_id, version=len(rec.versions), object=snapshot, business_key=key, amount=amount,
+            currency=ss.CURRENCY.lower(), status=str(snapshot["financial_status"]) if stateful else None,
+            livemode=self.livemode, account=self.account, api_version=SHOPIFY_API_VERSION))
+
+
+#: Topic -> a story that makes a fresh world emit it (``hookproof send``).
+SHOPIFY_SCRIPTS: Mapping[str, Callable[[ShopifyWorld], object]] = {
+    "orders/create": lambda w: w.place_order(paid=False),
+    "orders/paid": lambda w: w.place_order(),
+    "orders/updated": lambda w: w.add_note(w.place_order()),
+    "orders/cancelled": lambda w: w.cancel(w.place_order()),
+    "refunds/create": lambda w: w.refund(w.place_order()),
+    "customers/create": lambda w: w.create_customer(),
+    "customers/update": lambda w: w.tag_customer(w.create_customer()),
+    "app/uninstalled": lambda w: w.uninstall(),
+}
+
+
+def shopify_events_of_type(world: ShopifyWorld, event_type: str, count: int = 1) -> list[Event]:
+    """Run the story for topic `event_type` `count` times; the emitted events of that topic.
+
+    Raises WorldError naming the known topics for one Shopify does not send here.
+    """
+    script = SHOPIFY_SCRIPTS.get(event_type)
+    if script is None:
+        raise WorldError(f"Shopify sends no topic {event_type!r} here (known: {', '.join(SHOPIFY_EVENT_TYPES)})")
+    start = len(world.events)
+    for _ in range(count):
+        script(world)
+    return [e for e in world.events[start:] if e.type == event_type]

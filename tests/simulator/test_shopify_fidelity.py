@@ -1,0 +1,306 @@
+"""Shopify fidelity: the Shopify world's webhooks and Admin REST answers, checked against Shopify's own examples.
+
+The oracle is the resource Shopify's Admin REST API answers at 2024-10, as Shopify's own
+``@shopify/shopify-api`` tests replay it (``tests/fixtures/shopify/``, see its README): a
+webhook's body is the REST resource of its topic. Every payload of a whole lifecycle is
+compared with the example of its resource key for key, JSON type for JSON type,
+recursively (`compare`); the only differences accepted are the null fields of `NULLABLE`,
+each with its reason, and the lists no story fills are listed in `UNEXERCISED`. Signatures are checked with the algorithm shopify.dev documents (base64
+HMAC-SHA256 of the raw body); the official Node validator runs in
+``test_profiles_node.py``.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Mapping
+
+import httpx
+import pytest
+
+from hookproof.simulator.errors import ProfileError
+from hookproof.simulator.profiles import get_profile
+from hookproof.simulator.server import ServerState, clock, run_server
+from hookproof.simulator.server.state import DEFAULT_API_KEY, Switch
+from hookproof.simulator.world import World, emit_events, new_world
+from hookproof.simulator.world.shopify import ORDER_TRANSITIONS, SHOPIFY_EVENT_TYPES, ShopifyWorld
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "shopify"
+
+#: topic -> the resource its body is (the fixture's name).
+RESOURCE = {"orders/create": "order", "orders/paid": "order", "orders/updated": "order",
+            "orders/cancelled": "order", "refunds/create": "refund", "customers/create": "customer",
+            "customers/update": "customer", "app/uninstalled": "shop"}
+
+#: Where Shopify's example has a value and ours is null, with the reason (the only
+#: differences the comparison accepts). Shopify documents each as nullable (shopify.dev,
+#: Admin REST 2024-10, "Order" and "Customer" properties).
+NULLABLE: Mapping[str, str] = {
+    "last_order_id": "a customer who has not ordered yet (``customers/create``) has no last order",
+    "last_order_name": "likewise, no last order's name before the first order",
+    "landing_site_ref": "the buyer came with no ``ref`` parameter on the landing URL",
+    "po_number": "online store checkouts carry no purchase order number",
+    "reference": "set only for orders an app or the POS creates with a reference",
+    "source_identifier": "likewise, only for orders with a source reference",
+}
+
+#: Lists that stay empty in every story, so nothing in them is compared: (resource, path).
+UNEXERCISED: tuple[tuple[str, str], ...] = (
+    ("order", "fulfillments"), ("order", "discount_codes"), ("order", "discount_applications"),
+    ("order", "note_attributes"),
+)
+
+
+def fixture(name: str) -> Any:
+    return json.loads((FIXTURES / f"{name}.json").read_text(encoding="utf-8"))[name]
+
+
+def _json_type(value: Any) -> str:
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return "null"
+
+
+def compare(ours: Any, ref: Any, where: str) -> list[str]:
+    """Every difference between `ours` and Shopify's example `ref` (empty: the same shape).
+
+    Where the example is null it carries no type, and nothing is asserted there; where ours
+    is null and the example's is not, the field must be in `NULLABLE`. A list is compared
+    item by item with the example's first item.
+    """
+    out: list[str] = []
+    if ref is None:
+        return out
+    if ours is None:
+        key = where.rsplit(".", 1)[-1]
+        return [] if key in NULLABLE else [f"{where}: null where Shopify sends {_json_type(ref)}"]
+    if _json_type(ours) != _json_type(ref):
+        return [f"{where}: {_json_type(ours)} where Shopify sends {_json_type(ref)} ({json.dumps(ref)[:60]})"]
+    if isinstance(ours, dict):
+        out += [f"{where}.{k}: missing (Shopify sends it)" for k in sorted(set(ref) - set(ours))]
+        out += [f"{where}.{k}: not in Shopify's resource" for k in sorted(set(ours) - set(ref))]
+        for key in sorted(set(ours) & set(ref)):
+            out += compare(ours[key], ref[key], f"{where}.{key}")
+    elif isinstance(ours, list):
+        for item in ours if ref else ():  # an empty example list has no item to compare with
+            out += compare(item, ref[0], f"{where}[]")
+    return out
+
+
+def lifecycle(seed: int = 7) -> tuple[ShopifyWorld, list[tuple[str, dict[str, Any], Mapping[str, str]]]]:
+    world = ShopifyWorld(seed)
+    profile = get_profile("shopify")
+    rendered = []
+    for event in world.lifecycle():
+        envelope = profile.envelope(event)
+        rendered.append((envelope.type, json.loads(envelope.body), envelope.headers))
+    return world, rendered
+
+
+def test_every_topic_over_a_lifecycle_has_shopifys_shape() -> None:
+    _, rendered = lifecycle()
+    assert {topic for topic, _, _ in rendered} == set(SHOPIFY_EVENT_TYPES)
+    problems = []
+    for topic, body, _ in rendered:
+        problems += [f"{topic}: {p}" for p in compare(body, fixture(RESOURCE[topic]), RESOURCE[topic])]
+    assert problems == []
+
+
+def test_the_unexercised_lists_are_empty_in_every_order() -> None:
+    _, rendered = lifecycle()
+    for topic, body, _ in rendered:
+        for resource, key in UNEXERCISED:
+            if RESOURCE[topic] == resource:
+                assert body[key] == [], (topic, key)
+
+
+def test_an_order_with_refunds_has_shopifys_shape_in_its_refunds_list() -> None:
+    world = ShopifyWorld(5)
+    order = world.place_order()
+    world.refund(order, [0])
+    world.refund(order, [1])
+    body = world.get(order)
+    assert [len(r["refund_line_items"]) for r in body["refunds"]] == [1, 1]
+    assert compare(body, fixture("order"), "order") == []
+
+
+def test_the_comparison_sees_a_wrong_type_a_missing_key_and_an_extra_one() -> None:
+    body = fixture("order")
+    broken = {**{k: v for k, v in body.items() if k != "token"}, "total_price": 598.94, "hookproof": True}
+    assert compare(broken, body, "order") == ["order.token: missing (Shopify sends it)",
+                                              "order.hookproof: not in Shopify's resource",
+                                              "order.total_price: number where Shopify sends string (\"598.94\")"]
+
+
+def test_ids_money_and_times_have_shopifys_form() -> None:
+    _, rendered = lifecycle()
+    kinds = {"order": "Order", "refund": "Refund", "customer": "Customer"}
+    for topic, body, headers in rendered:
+        resource = RESOURCE[topic]
+        assert isinstance(body["id"], int) and body["id"] < 2**53, topic
+        if resource in kinds:
+            assert body["admin_graphql_api_id"] == f"gid://shopify/{kinds[resource]}/{body['id']}"
+        for key in ("created_at", "updated_at", "processed_at"):
+            if key in body:
+                assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d-05:00", body[key]), (topic, key, body[key])
+        if resource == "order":
+            assert re.fullmatch(r"\d+\.\d\d", body["total_price"])
+            assert body["total_price_set"]["shop_money"] == {"amount": body["total_price"], "currency_code": "USD"}
+            assert all(isinstance(li["id"], int) and li["admin_graphql_api_id"].endswith(f"/LineItem/{li['id']}")
+                       for li in body["line_items"])
+        assert headers["X-Shopify-Topic"] == topic
+        assert headers["X-Shopify-API-Version"] == "2024-10"
+        assert headers["X-Shopify-Shop-Domain"] == "hookproof.myshopify.com"
+        assert re.fullmatch(r"[0-9a-f-]{36}", headers["X-Shopify-Event-Id"])
+        assert re.fullmatch(r"[0-9a-f-]{36}", headers["X-Shopify-Webhook-Id"])
+        assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{9}Z", headers["X-Shopify-Triggered-At"])
+
+
+def test_an_orders_status_follows_the_story_and_only_moves_forward() -> None:
+    _, rendered = lifecycle()
+    orders = [(topic, body["financial_status"], body["cancelled_at"] is not None) for topic, body, _ in rendered
+              if topic.startswith("orders/")]
+    assert orders == [("orders/create", "pending", False), ("orders/paid", "paid", False),
+                      ("orders/updated", "paid", False), ("orders/updated", "partially_refunded", False),
+                      ("orders/updated", "refunded", False), ("orders/cancelled", "refunded", True)]
+    stamps = [body["updated_at"] for topic, body, _ in rendered if topic.startswith("orders/")]
+    assert stamps == sorted(stamps) and len(set(stamps)) == len(stamps)
+    for (_, old, _), (_, new, _) in zip(orders, orders[1:]):
+        assert new in ORDER_TRANSITIONS[old]
+
+
+def test_refund_amounts_are_what_the_transactions_move() -> None:
+    world = ShopifyWorld(9)
+    order = world.place_order()
+    world.refund(order, [0])
+    world.cancel(order)
+    refunds = [e for e in world.events if e.type == "refunds/create"]
+    total = int(round(float(world.get(order)["total_price"]) * 100))
+    assert sum(e.amount or 0 for e in refunds) == total
+    for e in refunds:
+        assert e.amount == sum(int(round(float(t["amount"]) * 100)) for t in e.object["transactions"])
+        assert e.business_key == f"refund:{e.object_id}"
+    assert world.get(order)["current_total_price"] == "0.00"
+
+
+def test_business_keys_of_the_effect_story() -> None:
+    world = ShopifyWorld(3)
+    events = world.effect_story()
+    prefixes = [str(e.business_key).split(":")[0] for e in events]
+    assert prefixes == ["welcome", "fulfil", "refund", "refund", "restock", "purge"]
+    assert len({e.business_key for e in events}) == len(events)
+
+
+def test_the_same_seed_makes_the_same_world() -> None:
+    first = [(e.id, e.type, e.object) for e in ShopifyWorld(12).lifecycle()]
+    again = [(e.id, e.type, e.object) for e in ShopifyWorld(12).lifecycle()]
+    assert first == again
+    assert first != [(e.id, e.type, e.object) for e in ShopifyWorld(13).lifecycle()]
+
+
+def test_every_signature_is_the_documented_base64_hmac() -> None:
+    world = ShopifyWorld(3)
+    profile = get_profile("shopify")
+    secret = profile.generate_secret(3)
+    for event in world.lifecycle():
+        request = profile.request(profile.envelope(event), [secret], 0)
+        digest = base64.b64encode(hmac.new(secret.encode(), request.body, hashlib.sha256).digest()).decode()
+        assert hmac.compare_digest(digest, request.headers["X-Shopify-Hmac-Sha256"])
+
+
+def test_a_redelivery_keeps_the_event_and_webhook_ids_and_the_body() -> None:
+    profile = get_profile("shopify")
+    event = emit_events(new_world("shopify", 4), "orders/paid")[0]
+    first, again = profile.envelope(event), profile.envelope(event)
+    assert first == again
+    assert first.event_id == first.headers["X-Shopify-Event-Id"] == event.id
+    assert first.headers["X-Shopify-Webhook-Id"] != event.id
+
+
+def test_every_topic_can_be_emitted_alone() -> None:
+    for topic in SHOPIFY_EVENT_TYPES:
+        events = emit_events(new_world("shopify", 11), topic)
+        assert [e.type for e in events] == [topic]
+
+
+def test_a_billing_world_event_is_refused() -> None:
+    event = World(1).lifecycle()[0]
+    with pytest.raises(ProfileError) as info:
+        get_profile("shopify").envelope(event)
+    assert "orders/paid" in str(info.value)
+
+
+def test_the_profile_lists_shopifys_topics() -> None:
+    assert dict(get_profile("shopify").event_types()) == {t: t for t in SHOPIFY_EVENT_TYPES}
+    assert get_profile("shopify").default_event == "orders/paid"
+
+
+# ---- the Admin REST API -----------------------------------------------------------------
+
+@pytest.fixture
+def served() -> Iterator[tuple[ShopifyWorld, ServerState, str]]:
+    world = ShopifyWorld(21)
+    world.lifecycle()
+    state = ServerState([World(3), world])
+    with run_server(state) as handle:
+        yield world, state, handle.url
+
+
+def get(base: str, path: str, token: str | None = DEFAULT_API_KEY) -> httpx.Response:
+    headers = {"X-Shopify-Access-Token": token} if token else {}
+    return httpx.get(base + path, headers=headers, timeout=5.0)
+
+
+def test_api_serves_orders_and_customers_in_shopifys_shape(served: tuple[ShopifyWorld, ServerState, str]) -> None:
+    world, _, base = served
+    for object_type in ("order", "customer"):
+        for object_id in world.objects(object_type):
+            answer = get(base, f"/admin/api/2024-10/{object_type}s/{object_id}.json")
+            assert answer.status_code == 200
+            assert answer.headers["X-Shopify-API-Version"] == "2024-10"
+            assert answer.json() == {object_type: world.get(object_id)}
+            assert compare(answer.json()[object_type], fixture(object_type), object_type) == []
+
+
+def test_api_serves_the_truth_as_of_the_deliveries(served: tuple[ShopifyWorld, ServerState, str]) -> None:
+    world, _, base = served
+    order = world.objects("order")[0]
+    for event in [e for e in world.events if e.object_id == order]:
+        clock.advance(world, [event])
+        assert get(base, f"/admin/api/2024-10/orders/{order}.json").json()["order"]["financial_status"] == event.status
+
+
+def test_api_errors_and_switches_in_shopifys_shape(served: tuple[ShopifyWorld, ServerState, str]) -> None:
+    world, state, base = served
+    order = world.objects("order")[0]
+    path = f"/admin/api/2024-10/orders/{order}.json"
+    assert (get(base, "/admin/api/2024-10/orders/1.json").status_code,
+            get(base, "/admin/api/2024-10/orders/1.json").json()) == (404, {"errors": "Not Found"})
+    assert get(base, f"/admin/api/2024-10/customers/{order}.json").status_code == 404  # an order is no customer
+    assert get(base, f"/admin/api/latest/orders/{order}.json").status_code == 404
+    unauthorized = get(base, path, token=None)
+    assert unauthorized.status_code == 401 and "Invalid API key or access token" in unauthorized.json()["errors"]
+    assert get(base, path, token="shpat_wrong").status_code == 401
+    state.switches.set(order, Switch(not_found=True, times=1))
+    assert get(base, path).status_code == 404
+    assert get(base, path).status_code == 200
+    state.switches.set(order, Switch(status=503, times=1))
+    assert get(base, path).status_code == 503
+    state.switches.set(order, Switch(rate_limit_per_s=0, times=1))
+    throttled = get(base, path)
+    assert throttled.status_code == 429 and int(throttled.headers["Retry-After"]) >= 1
+    assert "Exceeded 2 calls per second" in throttled.json()["errors"]
