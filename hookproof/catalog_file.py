@@ -408,6 +408,28 @@ def check_catalog(config: Any, text: str, source: str) -> None:
                               field="target.enabled_events", line=lines.line_of("target", "enabled_events") or 1)
 
 
+def profile_for(profile_name: str, config_path: str | None) -> Any:
+    """The profile `profile_name`, sending the ``[catalog]`` of the config at `config_path`
+    when it has one (``hookproof events`` and ``send`` with ``--config``).
+
+    Raises ConfigError for a config that cannot be read, ProfileError for an unknown profile.
+    """
+    from hookproof.simulator.profiles import get_profile
+
+    if config_path is None:
+        return get_profile(profile_name)
+    from hookproof.config import load_config
+
+    config = load_config(config_path)
+    if config.catalog is None:
+        return get_profile(profile_name)
+    get_profile(profile_name)  # an unknown name is the same error as without --config
+    try:
+        return catalog_profile(profile_name, config.catalog, config.base_dir)
+    except ConfigError as exc:
+        raise ConfigError(exc.message, path=exc.path or config_path, field=exc.field) from None
+
+
 def with_renderer(user: Any) -> Any:
     """`user` with hookproof's key renderer (a catalog built by hand, e.g. in a test)."""
     from hookproof.scenarios.business_keys import render
@@ -416,4 +438,4 @@ def with_renderer(user: Any) -> Any:
 
 
 __all__ = ["CATALOG_PROFILES", "CatalogConfig", "CatalogEventConfig", "cached_catalog", "catalog_profile",
-           "check_catalog", "load_catalog", "with_renderer"]
+           "check_catalog", "load_catalog", "profile_for", "with_renderer"]

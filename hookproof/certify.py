@@ -381,13 +381,12 @@ def certify(config: Config, *, scenarios: Sequence[str] | None = None, out_dir: 
     valid attempt (timeouts, refused connections), the rest are not run unless `keep_going`.
     """
     from hookproof.reports import write_reports
-    from hookproof.simulator.profiles import get_profile
 
     config = with_port(config)
     check_loopback(config, allow_remote)
     check_chaos(config, chaos)
     secrets = config.target.secrets(config.base_dir)
-    profile = get_profile(config.target.profile)
+    profile = config.profile()  # with [catalog], the profile sends the user's own events
     seed = config.run.seed if config.run.seed is not None else random.SystemRandom().randrange(1, 2**31)
     target = make_target(config)  # imports target.app: a failing import writes nothing
     out_dir = out_dir() if callable(out_dir) else out_dir  # a run folder is made only for a run that starts

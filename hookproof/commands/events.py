@@ -1,15 +1,17 @@
-"""`hookproof events [--profile P] [--json]`: the event types a profile sends.
+"""`hookproof events [--profile P] [--config FILE] [--json]`: the event types a profile sends.
 
 Every name printed is accepted by `hookproof send --event` and `target.enabled_events`.
 For the billing-world profiles each line also gives the Stripe type the event is made
 from; for GitHub the provider's names are the world's own (``issues.opened``, ``push``…).
+With ``--config`` naming a hookproof.toml with a ``[catalog]``, generic-hmac,
+standard-webhooks and svix list the user's own event types.
 """
 
 from __future__ import annotations
 
 import json
 import sys
-from typing import Annotated
+from typing import Annotated, Optional
 
 import typer
 
@@ -19,29 +21,35 @@ def register(app: typer.Typer) -> None:
     app.command("events")(events)
 
 
-def event_rows(profile_name: str) -> list[tuple[str, str]]:
-    """``(provider's name, world type)`` of every event the profile sends, in catalog order.
+def event_rows(profile_name: str, config: str | None = None) -> list[tuple[str, str]]:
+    """``(provider's name, world type)`` of every event the profile sends, in catalog order
+    (with `config`, a hookproof.toml with a ``[catalog]``: the user's event types).
 
-    Raises ProfileError (a ValueError) naming the known profiles.
+    Raises ProfileError (a ValueError) naming the known profiles, ConfigError for the config.
     """
-    from hookproof.simulator.profiles import get_profile
+    from hookproof.catalog_file import profile_for
 
-    profile = get_profile(profile_name)
+    profile = profile_for(profile_name, config)
     return [(provider, world_type) for world_type, provider in profile.event_types().items()]
 
 
 def events(
     profile: Annotated[str, typer.Option("--profile", help="Provider profile.")] = "stripe",
     as_json: Annotated[bool, typer.Option("--json", help="Print a JSON list of {event, world_type}.")] = False,
+    config: Annotated[Optional[str], typer.Option(
+        "--config", help="A hookproof.toml whose [catalog] lists your own event types.")] = None,
 ) -> None:
     """List the event types a profile sends (the names `send --event` accepts)."""
+    from hookproof.errors import ConfigError
     from hookproof.simulator.errors import ProfileError
     from hookproof.terminal import fail
 
     try:
-        rows = event_rows(profile)
+        rows = event_rows(profile, config)
     except ProfileError as exc:
         raise fail(f"--profile: {exc}") from None
+    except ConfigError as exc:
+        raise fail(str(exc)) from None
     if as_json:
         sys.stdout.write(json.dumps([{"event": p, "world_type": w} for p, w in rows], indent=2) + "\n")
         return

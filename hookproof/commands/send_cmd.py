@@ -40,8 +40,10 @@ def register(app: typer.Typer) -> None:
         seed: Annotated[Optional[int], typer.Option("--seed", help="World seed (ids, amounts).")] = None,
         live: Annotated[bool, typer.Option("--live", help="Send live-mode events (only to a live receiver).")] = False,
         as_json: Annotated[bool, typer.Option("--json", help="Print the attempts as JSON.")] = False,
+        config: Annotated[Optional[str], typer.Option("--config", help="A hookproof.toml whose [catalog] gives your own event types (generic-hmac, standard-webhooks, svix).")] = None,
     ) -> None:
         """Deliver signed events to a receiver, with faults, and print every attempt."""
+        from hookproof.catalog_file import profile_for
         from hookproof.heartbeat import TERMINAL_INTERVAL_S, Heartbeat, log_interval_s
         from hookproof.send import SendInterrupted, SendOptions, attempt_line, first_line
         from hookproof.send import send as do_send
@@ -50,7 +52,7 @@ def register(app: typer.Typer) -> None:
         from hookproof.simulator.profiles import get_profile
 
         try:
-            prof = get_profile(profile)
+            prof = get_profile(profile) if config is None else profile_for(profile, config)
             secret_values = [read_secret(s) for s in secret]
             options = SendOptions(
                 profile=prof, url=url, event=event, copies=copies, concurrent=concurrent, reverse=reverse, objects=objects,

@@ -1,0 +1,178 @@
+"""A user's own event catalog: the world over it and the profiles that send it.
+
+The catalog is `examples/openapi/webhooks.yaml` (an OpenAPI 3.1 document read by
+`hookproof.catalog_file`) or one given inline. Every body the world makes, over whole
+lifecycles and every story, validates with `jsonschema` against its type's schema from
+the document (the oracle is the user's own schema); objects' versions and ordering fields
+increase; the generic-hmac and standard-webhooks profiles send those bodies unchanged,
+under the user's names, signed as their official verifiers accept.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from jsonschema import Draft202012Validator
+from standardwebhooks.webhooks import Webhook
+
+from hookproof.catalog_file import CatalogConfig, CatalogEventConfig, load_catalog
+from hookproof.simulator.errors import WorldError
+from hookproof.simulator.profiles.generic_hmac import GenericHmacProfile
+from hookproof.simulator.profiles.standard_webhooks import StandardWebhooksProfile
+from hookproof.simulator.world import emit_events, new_world, world_event_types
+from hookproof.simulator.world.json_instances import get_path, parse_path
+from hookproof.simulator.world.user_catalog import BODY, UserCatalog, UserCatalogWorld
+
+ROOT = Path(__file__).resolve().parents[2]
+DOC = ROOT / "examples" / "openapi"
+TYPES = ("invoice.created", "invoice.payment_failed", "invoice.paid", "refund.created", "customer.updated")
+START_US = 1_790_000_000_000_000
+
+
+@pytest.fixture(scope="module")
+def catalog() -> UserCatalog:
+    return load_catalog(CatalogConfig(openapi="webhooks.yaml"), DOC)
+
+
+def _validators(catalog: UserCatalog) -> dict[str, Draft202012Validator]:
+    return {s.type: Draft202012Validator(s.schema, format_checker=Draft202012Validator.FORMAT_CHECKER)
+            for s in catalog.events if s.schema is not None}
+
+
+def _all_stories(world: UserCatalogWorld) -> list[Any]:
+    return [*world.lifecycle(), *world.effect_story(), *world.state_story(), *world.distinct_story(),
+            world.quiet_event()]
+
+
+def test_the_document_gives_its_webhooks_in_order_with_their_extensions(catalog: UserCatalog) -> None:
+    assert catalog.types == TYPES and catalog.type_field == "type"
+    paid = catalog.spec("invoice.paid")
+    assert (paid.kind, paid.object_id, paid.event_id, paid.ordering, paid.state, paid.key) == (
+        "invoice", "data.id", "id", "data.updated_at", "paid", "fulfil:{data.id}")
+    assert paid.schema is not None and "$ref" not in json.dumps(paid.schema)  # every $ref inlined
+    assert catalog.spec("refund.created").amount == "data.amount"
+    assert catalog.spec("customer.updated").example is None  # made from its schema
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 17, 4242])
+def test_every_body_validates_against_its_schema(catalog: UserCatalog, seed: int) -> None:
+    validators = _validators(catalog)
+    world = UserCatalogWorld(seed, catalog=catalog)
+    events = _all_stories(world)
+    assert {e.type for e in events} == set(TYPES)
+    for event in events:
+        errors = [e.message for e in validators[event.type].iter_errors(event.extra[BODY])]
+        assert errors == [], (event.type, errors)
+        assert event.extra[BODY]["type"] == event.type and event.extra[BODY]["id"] == event.id
+
+
+def test_the_world_is_deterministic_from_its_seed(catalog: UserCatalog) -> None:
+    def bodies(seed: int) -> list[Any]:
+        return [e.extra[BODY] for e in _all_stories(UserCatalogWorld(seed, catalog=catalog, start_us=START_US))]
+
+    assert bodies(7) == bodies(7)
+    assert bodies(7) != bodies(8)
+
+
+def test_objects_move_through_their_states_with_increasing_versions_and_ordering(catalog: UserCatalog) -> None:
+    world = UserCatalogWorld(5, catalog=catalog, start_us=START_US)
+    story = world.state_story()
+    assert [(e.type, e.status, e.version) for e in story] == [
+        ("invoice.created", "open", 1), ("invoice.payment_failed", "past_due", 2), ("invoice.paid", "paid", 3)]
+    assert len({e.object_id for e in story}) == 1 and all(e.stateful for e in story)
+    stamps = [e.extra[BODY]["data"]["updated_at"] for e in story]
+    assert stamps == sorted(stamps) and len(set(stamps)) == 3
+    assert [e.extra[BODY]["data"]["status"] for e in story] == ["open", "past_due", "paid"]
+    assert world.get(story[0].object_id)["status"] == "paid" and world.version(story[0].object_id) == 3
+    customers = {e.extra[BODY]["data"]["customer"] for e in story}
+    assert len(customers) == 1  # a field the object had keeps its value
+
+
+def test_business_keys_come_from_the_templates(catalog: UserCatalog) -> None:
+    world = UserCatalogWorld(9, catalog=catalog)
+    effects = world.effect_story()
+    assert [e.type for e in effects] == ["invoice.payment_failed", "invoice.paid", "refund.created"]
+    for e in effects:
+        data = e.extra[BODY]["data"]
+        expected = {"invoice.paid": f"fulfil:{data['id']}", "refund.created": f"refund:{data['id']}",
+                    "invoice.payment_failed": f"dunning:{data['id']}:{data.get('attempt')}"}[e.type]
+        assert e.business_key == expected
+    refund = effects[-1]
+    assert refund.amount == refund.extra[BODY]["data"]["amount"] and refund.business_key.startswith("refund:")
+    first, second = world.distinct_story()  # two declined attempts of one invoice: two reminders
+    assert first.object_id == second.object_id and first.business_key != second.business_key
+    assert (first.extra[BODY]["data"]["attempt"], second.extra[BODY]["data"]["attempt"]) == (1, 2)
+    assert world.unknown_event().type == "invoice.hookproof_unknown"
+    assert world.unknown_event().extra[BODY]["type"] == "invoice.hookproof_unknown"
+    assert world.quiet_event().type == "customer.updated" and world.quiet_event().business_key is None
+
+
+def test_a_catalog_is_a_world_kind_that_send_can_emit(catalog: UserCatalog) -> None:
+    profile = GenericHmacProfile(catalog=catalog)
+    assert profile.world.startswith("catalog:") and world_event_types(profile.world) == TYPES
+    assert profile.default_event == "invoice.created" and not profile.has_livemode and not profile.has_account
+    world = new_world(profile.world, 3)
+    (event,) = emit_events(world, "refund.created")
+    assert event.type == "refund.created" and isinstance(world, UserCatalogWorld)
+    with pytest.raises(WorldError, match="known: invoice.created"):
+        emit_events(world, "payment_intent.succeeded")
+
+
+def test_generic_hmac_sends_the_body_as_made_under_the_users_names(catalog: UserCatalog) -> None:
+    profile = GenericHmacProfile(catalog=catalog)
+    (event,) = UserCatalogWorld(2, catalog=catalog).effect_story()[1:2]
+    envelope = profile.envelope(event)
+    assert json.loads(envelope.body) == event.extra[BODY] and envelope.type == "invoice.paid"
+    assert envelope.headers["X-Webhook-Id"] == event.id
+    request = profile.request(envelope, ["s3cret"], 1_790_000_000)
+    assert request.headers["X-Signature"] == hmac.new(b"s3cret", request.body, hashlib.sha256).hexdigest()
+    assert profile.event_types() == {t: t for t in TYPES}
+
+
+def test_standard_webhooks_uses_the_users_names_and_its_verifier_accepts(catalog: UserCatalog) -> None:
+    profile = StandardWebhooksProfile(catalog=catalog)
+    secret = profile.generate_secret(3)
+    event = UserCatalogWorld(2, catalog=catalog).effect_story()[0]
+    envelope = profile.envelope(event)
+    assert envelope.type == "invoice.payment_failed" and json.loads(envelope.body) == event.extra[BODY]
+    import time
+
+    request = profile.request(envelope, [secret], int(time.time()))
+    assert Webhook(secret).verify(request.body, dict(request.headers)) == event.extra[BODY]
+    assert StandardWebhooksProfile().event_types()["payment_intent.succeeded"] == "payment.succeeded"  # unchanged
+
+
+def test_a_catalog_from_schemas_alone_validates(tmp_path: Path) -> None:
+    """Inline JSON Schemas (no example): integers, uuids, enums, nested arrays."""
+    schema = {
+        "type": "object", "required": ["event_id", "kind", "order"],
+        "properties": {
+            "event_id": {"type": "string", "format": "uuid"},
+            "kind": {"type": "string"},
+            "order": {"type": "object", "required": ["number", "state", "lines", "seq"], "properties": {
+                "number": {"type": "integer", "minimum": 1},
+                "state": {"enum": ["placed", "shipped"]},
+                "seq": {"type": "integer"},
+                "lines": {"type": "array", "minItems": 2, "items": {
+                    "type": "object", "properties": {"sku": {"type": "string", "minLength": 3, "maxLength": 8},
+                                                     "qty": {"type": "integer", "minimum": 1, "maximum": 9}}}}}}}}
+    config = CatalogConfig(type_field="kind", events={
+        name: CatalogEventConfig(json_schema=schema, object_id="order.number", event_id="/event_id",
+                                 ordering="order.seq", status="order.state", state=state,
+                                 key=f"{state}:{{order.number}}" if state == "shipped" else None)
+        for name, state in (("order.placed", "placed"), ("order.shipped", "shipped"))})
+    user = load_catalog(config, tmp_path)
+    validator = Draft202012Validator(schema, format_checker=Draft202012Validator.FORMAT_CHECKER)
+    world = UserCatalogWorld(11, catalog=user)
+    story = world.state_story()
+    for event in [*world.lifecycle(), *story]:
+        assert list(validator.iter_errors(event.extra[BODY])) == []
+    assert [e.extra[BODY]["order"]["seq"] for e in story] == [1, 2]  # a "seq" integer counts versions
+    assert isinstance(story[0].extra[BODY]["order"]["number"], int) and story[0].object_id.isdigit()
+    assert get_path(story[1].extra[BODY], parse_path("/event_id")) == story[1].id
+    assert story[1].business_key == f"shipped:{story[1].object_id}"
