@@ -28,14 +28,27 @@ class SendOptions:
     seed: int | None = None
     live: bool = False
     time_scale: float = 1e-6
+    max_duration_s: float | None = None  # whole-run deadline (default `default_max_duration_s()`)
+
+
+def default_max_duration_s() -> float:
+    """send's whole-run deadline when ``--max-duration`` is not given: certify's default
+    (``run.max_duration_s``, 900 s). The profile's retry schedule itself is compressed
+    (`SendOptions.time_scale`), so a run lasts about attempts × the sender timeout; the
+    deadline bounds the rest (a receiver that never answers, many copies)."""
+    from hookproof.config_model import RunConfig
+
+    return float(RunConfig.model_fields["max_duration_s"].default)
 
 
 class SendInterrupted(KeyboardInterrupt):
-    """Ctrl-C during `send`: `attempts` are the attempts recorded before it."""
+    """Ctrl-C during `send`, or its deadline: `attempts` are the attempts recorded before
+    it; `reason` is the deadline's one line (``certify.deadline_note``), None for Ctrl-C."""
 
-    def __init__(self, attempts: list[Attempt]) -> None:
-        super().__init__(f"{len(attempts)} attempt(s) made")
+    def __init__(self, attempts: list[Attempt], reason: str | None = None) -> None:
+        super().__init__(reason or f"{len(attempts)} attempt(s) made")
         self.attempts = attempts
+        self.reason = reason
 
 
 def first_line(text: str, limit: int = 120) -> str:
@@ -74,9 +87,13 @@ def send(options: SendOptions, secrets: list[str], history: History | None = Non
 
     Attempts are recorded into `history` (default: a new in-memory one) as they end, so
     a caller can show them live. Raises UsageError for a bad URL or event,
-    SendInterrupted on Ctrl-C.
+    SendInterrupted on Ctrl-C, and at `options.max_duration_s` (certify's deadline,
+    `certify.run_deadline`; only on the main thread) with its `reason` set: no attempt
+    starts after it, and the attempts in flight then are not recorded.
     """
     import random
+
+    from hookproof.certify import run_deadline
 
     problem = url_problem(options.url)  # the same check as the config's target.url (and Target's)
     if problem is not None:
@@ -100,8 +117,13 @@ def send(options: SendOptions, secrets: list[str], history: History | None = Non
         async with Dispatcher(target, options.profile, secrets, history, time_scale=options.time_scale) as d:
             await d.run(schedule(events, plan))
 
+    limit_s = options.max_duration_s if options.max_duration_s is not None else default_max_duration_s()
+    notes: list[str] = []
     try:
-        asyncio.run(run())
+        with run_deadline(limit_s, notes, source="--max-duration",
+                          after="no attempt was started after that") as disarm:
+            asyncio.run(run())
+            disarm()
     except KeyboardInterrupt:
-        raise SendInterrupted(history.attempts()) from None
+        raise SendInterrupted(history.attempts(), notes[0] if notes else None) from None
     return history.attempts()

@@ -130,12 +130,18 @@ def configured_target(cfg: "Config") -> str:
     return cfg.target.url or f"in-process app {cfg.target.app}"
 
 
+#: Why an interrupted search certifies nothing (the scenario's reason, unless the deadline stopped it).
+INTERRUPTED = "interrupted (SIGINT or SIGTERM) before the search finished"
+
+
 def write_interrupted_report(out_dir: Path, started: float, cfg: "Config | None" = None, seed: int | None = None,
-                             target: str | None = None) -> dict[str, Path]:
-    """A partial report for an explore run stopped by SIGINT/SIGTERM before it finished.
+                             target: str | None = None, stopped: str | None = None) -> dict[str, Path]:
+    """A partial report for an explore run stopped by SIGINT/SIGTERM, or by its deadline
+    (`stopped`: the deadline's note, `certify.deadline_note`), before it finished.
 
     It names the run's target, profile and seed when they were known (`cfg` None: the
-    config was not loaded yet).
+    config was not loaded yet). The scenario's reason is `stopped` or `INTERRUPTED`;
+    the report's notes carry `stopped`.
     """
     from dataclasses import replace
 
@@ -144,7 +150,7 @@ def write_interrupted_report(out_dir: Path, started: float, cfg: "Config | None"
 
     scenario = ScenarioReport(MACHINE_ID, "State machine over delivery schedules",
                               "The search was interrupted before it finished; nothing is certified.", "unknown",
-                              (), reason="interrupted (SIGINT or SIGTERM) before the search finished")
+                              (), reason=stopped or INTERRUPTED)
     if cfg is None:
         report = RunReport(tool_version=VERSION, target="(interrupted)", profile="", environment="", seed=0,
                            started_at=started, finished_at=time.time(), verdict="unknown", scenarios=(scenario,),
@@ -152,7 +158,8 @@ def write_interrupted_report(out_dir: Path, started: float, cfg: "Config | None"
     else:
         report = run_report(cfg, target or configured_target(cfg), seed or 0, started, [scenario])
     out_dir.mkdir(parents=True, exist_ok=True)
-    return write_explore_reports(replace(report, partial=True), out_dir)
+    notes = (*report.notes, stopped) if stopped else report.notes
+    return write_explore_reports(replace(report, partial=True, notes=notes), out_dir)
 
 
 def run_explore(cfg: "Config", *, out_dir: Path | Callable[[], Path], max_examples: int = 100, seed: int | None = None,
@@ -320,16 +327,23 @@ def register(app: typer.Typer) -> None:
         force: Annotated[bool, typer.Option("--force", help="Let --out overwrite another command's results.")] = False,
         repeats: Annotated[int, typer.Option("--repeats", min=1, max=10_000, help="Real-socket bursts (URL targets).")] = 20,
         allow_remote: Annotated[bool, typer.Option("--allow-remote", help="Allow a target that is not on this machine (loopback).")] = False,
+        max_duration: Annotated[Optional[str], typer.Option("--max-duration", help="Stop the search after this long (90s, 15m, 1h; default: run.max_duration_s, 15m) and write a partial report saying why (exit 1).", show_default=False)] = None,
     ) -> None:
-        """Search delivery schedules with a state machine; shrink a failure to the smallest schedule."""
+        """Search delivery schedules with a state machine; shrink a failure to the smallest schedule.
+
+        The whole run is bounded by --max-duration (default: the config's run.max_duration_s,
+        15 minutes), as certify's: then the search stops, the receiver is stopped, and a
+        partial report says why; the exit code is 1.
+        """
         from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
+        from hookproof.certify import run_deadline
         from hookproof.chaos.errors import ChaosError
         from hookproof.errors import HookproofError
         from hookproof.heartbeat import TERMINAL_INTERVAL_S, Heartbeat, log_interval_s
         from hookproof.rundirs import DEFAULT_ROOT, run_out
         from hookproof.simulator.errors import SimulatorError
-        from hookproof.terminal import console, err_console, fail, load, located, print_report
+        from hookproof.terminal import console, duration_s, err_console, fail, load, located, print_report
 
         made: list[Path] = []
 
@@ -343,7 +357,9 @@ def register(app: typer.Typer) -> None:
         cfg: Config | None = None
         run_seed: int | None = None
         described: list[str] = []
+        deadline: list[str] = []  # the deadline's note, once it fired
         try:
+            limit_s = duration_s("--max-duration", max_duration)
             cfg = load(config)
             run_seed = resolve_seed(cfg, seed)
             with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[detail]}"),
@@ -365,16 +381,24 @@ def register(app: typer.Typer) -> None:
                 live = err_console.is_interactive
                 with Heartbeat(beat_line, (lambda text: None) if live else
                                (lambda text: err_console.print(text, markup=False, soft_wrap=True)),
-                               TERMINAL_INTERVAL_S if live else log_interval_s()) as beat:
+                               TERMINAL_INTERVAL_S if live else log_interval_s()) as beat, \
+                        run_deadline(limit_s if limit_s is not None else cfg.run.max_duration_s, deadline,
+                                     after="the search stopped there") as disarm:
                     run = run_explore(cfg, out_dir=run_dir, max_examples=max_examples, seed=run_seed, repeats=repeats,
                                       database=_database(out or DEFAULT_ROOT), allow_remote=allow_remote,
                                       progress=progress, on_target=described.append)
+                    disarm()
         except (HookproofError, SimulatorError, ChaosError) as exc:
             raise fail(str(located(exc, cfg))) from None
         except KeyboardInterrupt:
-            code = caught.exit_code
-            paths = write_interrupted_report(run_dir(), started, cfg, run_seed, described[-1] if described else None)
-            console.print(f"explore interrupted; partial report: {paths['json']}", markup=False)
+            stopped = deadline[0] if deadline else None
+            code = 1 if stopped else caught.exit_code  # a deadline-stopped run exits as certify's does
+            paths = write_interrupted_report(run_dir(), started, cfg, run_seed, described[-1] if described else None,
+                                             stopped=stopped)
+            if stopped:
+                console.print(f"explore {stopped}", markup=False, soft_wrap=True)
+            console.print(f"explore {'stopped' if stopped else 'interrupted'}; partial report: {paths['json']}",
+                          markup=False)
             sys.stdout.flush()
             sys.stderr.flush()
             # The receiver's worker threads (in-process apps) may still run; the report is

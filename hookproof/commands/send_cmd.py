@@ -41,8 +41,15 @@ def register(app: typer.Typer) -> None:
         live: Annotated[bool, typer.Option("--live", help="Send live-mode events (only to a live receiver).")] = False,
         as_json: Annotated[bool, typer.Option("--json", help="Print the attempts as JSON.")] = False,
         config: Annotated[Optional[str], typer.Option("--config", help="A hookproof.toml whose [catalog] gives your own event types (generic-hmac, standard-webhooks, svix).")] = None,
+        max_duration: Annotated[Optional[str], typer.Option("--max-duration", help="Stop sending after this long (90s, 15m, 1h; default 15m, certify's default), print the attempts made and exit 1.", show_default=False)] = None,
     ) -> None:
-        """Deliver signed events to a receiver, with faults, and print every attempt."""
+        """Deliver signed events to a receiver, with faults, and print every attempt.
+
+        The profile's retry schedule is compressed: a run takes about (1 + retries) × the
+        sender timeout per copy against a receiver that never answers. --max-duration
+        bounds the whole run: then no attempt starts, the attempts made are printed with one
+        line saying why, and the exit code is 1 (as certify's at its deadline).
+        """
         from hookproof.catalog_file import profile_for
         from hookproof.heartbeat import TERMINAL_INTERVAL_S, Heartbeat, log_interval_s
         from hookproof.send import SendInterrupted, SendOptions, attempt_line, first_line
@@ -50,13 +57,17 @@ def register(app: typer.Typer) -> None:
         from hookproof.simulator.delivery import History
         from hookproof.simulator.errors import SimulatorError
         from hookproof.simulator.profiles import get_profile
+        from hookproof.terminal import duration_s
 
+        stopped: str | None = None
         try:
+            limit_s = duration_s("--max-duration", max_duration)
             prof = get_profile(profile) if config is None else profile_for(profile, config)
             secret_values = [read_secret(s) for s in secret]
             options = SendOptions(
                 profile=prof, url=url, event=event, copies=copies, concurrent=concurrent, reverse=reverse, objects=objects,
                 drop_response=drop_response, sender_timeout_s=sender_timeout, seed=seed, live=live,
+                max_duration_s=limit_s,
             )
             history = History()
             shown = [0]
@@ -78,7 +89,12 @@ def register(app: typer.Typer) -> None:
                 with Heartbeat(news if live else tally,
                                lambda text: err_console.print(text, markup=False, soft_wrap=True) if text else None,
                                TERMINAL_INTERVAL_S if live else log_interval_s()) as beat:
-                    attempts = do_send(options, secret_values, history)
+                    try:
+                        attempts = do_send(options, secret_values, history)
+                    except SendInterrupted as stop:
+                        if stop.reason is None:
+                            raise
+                        attempts, stopped = stop.attempts, stop.reason
             finally:  # the heartbeat has stopped: the attempts that ended since its last line
                 rest = news() if live else ""
                 if rest:
@@ -102,6 +118,10 @@ def register(app: typer.Typer) -> None:
                               escape(note))
             console.print(table)
         acked = sum(a.completion.value == "ok" for a in attempts)
+        if stopped is not None:  # the run's deadline: what was sent is above, why it stopped here
+            err_console.print(f"send {stopped}; {len(attempts)} attempt(s) finished before it, {acked} acknowledged; exit 1",
+                              markup=False, soft_wrap=True)
+            raise typer.Exit(1)
         if not as_json:
             console.print(f"{len(attempts)} attempt(s), {acked} acknowledged" +
                           ("" if acked else "; exit 1: the receiver acknowledged none of them"), markup=False)
