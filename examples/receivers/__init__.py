@@ -62,6 +62,8 @@ PROVIDER_RECEIVERS: dict[str, str] = {
     "mercadopago_fetch_no_dedupe": "mercadopago",
     "paddle_billing": "paddle",
     "paddle_billing_no_dedupe": "paddle",
+    "shopify_app": "shopify",
+    "shopify_app_no_dedupe": "shopify",
 }
 
 #: The folder `python -m examples.receivers.<name>` runs from.

@@ -94,6 +94,7 @@ class ShopifyWorld(RecordWorld):
             email=f"owner@{self.domain}", created=created, updated=created, primary_location_id=self.location_id))
         self.products = [ss.Product(self.new_id(13), self.new_id(14), title, variant, f"SKU-{i + 1:03d}", cents, grams)
                          for i, (title, variant, cents, grams) in enumerate(_CATALOGUE)]
+        self.installed = True  # the app is installed on the shop (until `uninstall`)
         self._sales: dict[str, int] = {}  # order id -> its sale transaction id
         self._buyers: dict[str, ss.Person] = {}  # customer id -> the person
 
@@ -206,7 +207,11 @@ class ShopifyWorld(RecordWorld):
         self._emit("orders/cancelled", order, key=f"restock:{order}")
 
     def uninstall(self) -> None:
-        """The merchant uninstalls the app: emits ``app/uninstalled`` (the Shop resource)."""
+        """The merchant uninstalls the app: emits ``app/uninstalled`` (the Shop resource).
+        Once: the app hears nothing from the shop afterwards (WorldError on a second call)."""
+        if not self.installed:
+            raise WorldError(f"the app is not installed on {self.domain}", object_id=str(self.shop_id))
+        self.installed = False
         self._update(str(self.shop_id), {"updated_at": ss.shop_time(self._tick())})
         self._emit("app/uninstalled", str(self.shop_id), key=f"purge:{self.shop_id}")
 
@@ -226,12 +231,14 @@ class ShopifyWorld(RecordWorld):
 
     def effect_story(self) -> list[Event]:
         """One event of each effectful topic: a new customer, a paid order, a refund, a
-        cancellation (with the refund of what was left), the app uninstalled."""
+        cancellation (with the refund of what was left), the app uninstalled (the first
+        time only: told again, the story has no uninstall)."""
         start = len(self.events)
         order = self.place_order()
         self.refund(order)
         self.cancel(order)
-        self.uninstall()
+        if self.installed:
+            self.uninstall()
         return [e for e in self.events[start:] if e.business_key]
 
     def state_story(self) -> list[Event]:

@@ -1,11 +1,12 @@
-"""The Mercado Pago and Paddle reference receivers against hookproof, over real HTTP on 127.0.0.1.
+"""The Mercado Pago, Paddle and Shopify reference receivers against hookproof, over real HTTP on 127.0.0.1.
 
 `mercadopago_fetch` (x-signature with the official SDK, the payment fetched with
 ``sdk.payment().get()`` from the provider API, dedupe by notification id in the effect's
-transaction) and `paddle_billing` (paddle-python-sdk's Verifier and entities, dedupe by
-``event_id``, subscription states ordered by ``occurred_at``) are written from the
-providers' docs and SDKs. `hookproof send` reaches them with every event type of their
-profile; `certify` passes them on the whole catalog and fails their twins without dedupe
+transaction), `paddle_billing` (paddle-python-sdk's Verifier and entities, dedupe by
+``event_id``, subscription states ordered by ``occurred_at``) and `shopify_app` (shopify.dev's
+base64 HMAC check, dedupe by ``X-Shopify-Event-Id``, order states ordered by ``updated_at``)
+are written from the providers' docs and SDKs. `hookproof send` reaches them with every event
+type of their profile; `certify` passes them on the whole catalog and fails their twins without dedupe
 with `duplicated` for the receivers' own business keys (`MATRIX`).
 """
 
@@ -31,10 +32,14 @@ from tests.support import free_port
 
 SEED = 4242
 ACCOUNT = "123456789"
-SECRETS = {"mercadopago": "a" * 64, "paddle": "pdl_ntfset_01hv8x29kz0t586xy6zn1a62ny_0123456789abcdefABCDEF0123456789"}
+SECRETS = {"mercadopago": "a" * 64, "paddle": "pdl_ntfset_01hv8x29kz0t586xy6zn1a62ny_0123456789abcdefABCDEF0123456789",
+           "shopify": "shpss_0123456789abcdef0123456789abcdef"}
 PROFILE = PROVIDER_RECEIVERS
 STATES = {"mercadopago": {"payment": "SELECT object_id, status FROM payments"},
-          "paddle": {"subscription": "SELECT object_id, status FROM subscriptions"}}
+          "paddle": {"subscription": "SELECT object_id, status FROM subscriptions"},
+          "shopify": {"order": "SELECT object_id, status FROM orders"}}
+#: The shop a Shopify receiver serves (``target.account``; other shops' webhooks are acknowledged, not acted on).
+SHOP = "acme"
 
 #: receiver -> scenario id -> the checks with findings (full catalog, seed 4242), from the
 #: detection matrix's ``provider_receivers``. Scenarios not listed pass or do not apply.
@@ -68,13 +73,13 @@ def rows(db: Path, query: str) -> list[tuple[object, ...]]:
 
 def test_matrix_covers_every_provider_receiver() -> None:
     assert set(MATRIX) == set(PROVIDER_RECEIVERS)
-    assert {_ROWS[name]["profile"] for name in MATRIX} == {"mercadopago", "paddle"}
+    assert {_ROWS[name]["profile"] for name in MATRIX} == {"mercadopago", "paddle", "shopify"}
     assert all(_ROWS[name]["profile"] == PROVIDER_RECEIVERS[name] for name in MATRIX)
     assert all(MATRIX[name] == {} for name in MATRIX if not name.endswith("_no_dedupe"))
     assert all("duplicated" in MATRIX[name]["duplicate-sequential"] for name in MATRIX if name.endswith("_no_dedupe"))
 
 
-@pytest.mark.parametrize("name", ["mercadopago_fetch", "paddle_billing"])
+@pytest.mark.parametrize("name", ["mercadopago_fetch", "paddle_billing", "shopify_app"])
 def test_send_reaches_the_receiver_with_every_event_type(tmp_path: Path, name: str) -> None:
     profile = get_profile(PROFILE[name])
     state = ServerState()
@@ -97,7 +102,7 @@ def test_send_reaches_the_receiver_with_every_event_type(tmp_path: Path, name: s
             proc.terminate()
             proc.wait(timeout=10)
     got = sorted(str(k) for (k,) in rows(db, "SELECT business_key FROM effects"))
-    if profile.name == "paddle":
+    if profile.name in ("paddle", "shopify"):
         assert got == sorted(expected)
     else:  # a fetching receiver applies what the payment shows, whichever notification it got
         assert got and set(got) <= set(expected) and len(got) == len(set(got))
@@ -147,11 +152,12 @@ def config(name: str, out: Path) -> Config:
     return Config(
         target=TargetConfig(
             url=f"http://127.0.0.1:{port}/webhooks", profile=profile, secret=SECRETS[profile],
-            account=ACCOUNT if profile == "mercadopago" else None,
+            account={"mercadopago": ACCOUNT, "shopify": SHOP}.get(profile),
             start=StartConfig(command=f"{sys.executable} -m examples.receivers.{name}",
                               health_url=f"http://127.0.0.1:{port}/healthz", startup_timeout_s=30,
                               cwd=str(PROJECT_ROOT),
-                              env={"PORT": str(port), "DATABASE": str(db), "MP_USER_ID": ACCOUNT})),
+                              env={"PORT": str(port), "DATABASE": str(db), "MP_USER_ID": ACCOUNT,
+                                   "SHOP_DOMAIN": f"{SHOP}.myshopify.com"})),
         observer=ObserverConfig(kind="sql", url=f"sqlite:///{db}", effects="SELECT business_key, amount FROM effects",
                                 states=STATES[profile]),
         run=RunConfig(seed=SEED), settle=SettleConfig(window_s=0.15))

@@ -1,0 +1,130 @@
+"""shopify_app: a Shopify app's webhook endpoint, written from Shopify's docs.
+
+Shopify's docs (shopify.dev/docs/apps/build/webhooks: "Verify webhooks", "Ignore duplicate
+webhooks", "Respond to webhooks") say to verify ``X-Shopify-Hmac-Sha256`` (base64
+HMAC-SHA256 of the raw body with the app's client secret, compared in constant time),
+answer a 200-series status within 5 s, expect the same event more than once (its
+``X-Shopify-Event-Id`` is the same on every delivery) and out of order (compare the
+payload's ``updated_at``). Shopify ships no Python verifier; this is the docs' Python
+check. This receiver:
+
+- answers 401 to a missing or wrong HMAC;
+- in one SQLite transaction: claims ``X-Shopify-Event-Id`` (a redelivery changes nothing),
+  applies the topic's effect (``welcome:{customer id}`` on ``customers/create``,
+  ``fulfil:{order id}`` on ``orders/paid``, ``refund:{refund id}`` with the refunded amount
+  in cents on ``refunds/create``, ``restock:{order id}`` on ``orders/cancelled``,
+  ``purge:{shop id}`` on ``app/uninstalled``), and stores an order's ``financial_status``
+  unless a newer ``updated_at`` is stored;
+- with ``SHOP_DOMAIN`` set, acknowledges another shop's webhooks without acting on them;
+- answers 200 to every other topic.
+
+`create_app(dedupe=False)` is its broken twin (``shopify_app_no_dedupe``): no claim, so a
+redelivered event repeats its effect.
+
+Configuration (environment): ``PORT``, ``DATABASE`` (SQLite file), ``SHOPIFY_API_SECRET``
+(or ``WEBHOOK_SECRET``, ``HOOKPROOF_SECRET``), ``SHOP_DOMAIN`` (optional). Run:
+``python -m examples.receivers.shopify_app``.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+import os
+import sqlite3
+from datetime import datetime
+from decimal import Decimal
+from typing import Any, Callable, Mapping
+
+from fastapi import FastAPI, Request
+from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import JSONResponse
+
+from examples.receivers.mercadopago_fetch import Transaction, serve
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS events (event_id TEXT PRIMARY KEY, received_at TEXT DEFAULT CURRENT_TIMESTAMP);
+CREATE TABLE IF NOT EXISTS effects (business_key TEXT NOT NULL, amount INTEGER, event_id TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS orders (object_id TEXT PRIMARY KEY, status TEXT NOT NULL, updated_ts INTEGER NOT NULL);
+"""
+
+
+def _cents(amount: str) -> int:
+    return int(Decimal(amount) * 100)
+
+
+#: Topic -> the business key of its effect (and its amount in cents), from the payload.
+EFFECTS: Mapping[str, Callable[[Mapping[str, Any]], tuple[str, int | None]]] = {
+    "customers/create": lambda b: (f"welcome:{b['id']}", None),
+    "orders/paid": lambda b: (f"fulfil:{b['id']}", None),
+    "refunds/create": lambda b: (f"refund:{b['id']}", sum(_cents(t["amount"]) for t in b["transactions"]
+                                                           if t["kind"] == "refund" and t["status"] == "success")),
+    "orders/cancelled": lambda b: (f"restock:{b['id']}", None),
+    "app/uninstalled": lambda b: (f"purge:{b['id']}", None),
+}
+
+
+def verified(secret: str, raw: bytes, header: str | None) -> bool:
+    """shopify.dev's check: base64 HMAC-SHA256 of the raw body, compared in constant time."""
+    digest = base64.b64encode(hmac.new(secret.encode("utf-8"), raw, hashlib.sha256).digest()).decode("ascii")
+    return header is not None and hmac.compare_digest(digest, header)
+
+
+def create_app(database: str, secret: str, *, dedupe: bool = True, shop_domain: str | None = None) -> FastAPI:
+    """The receiver's FastAPI app (see the module docstring)."""
+    with sqlite3.connect(database) as setup:
+        setup.executescript(SCHEMA)
+        setup.execute("PRAGMA journal_mode=WAL")
+    app = FastAPI()
+
+    @app.get("/healthz")
+    def healthz() -> dict[str, bool]:
+        return {"ok": True}
+
+    @app.post("/webhooks")
+    async def webhook(request: Request) -> JSONResponse:
+        raw = await request.body()
+        return await run_in_threadpool(handle, request.headers, raw)
+
+    def handle(headers: Any, raw: bytes) -> JSONResponse:
+        if not verified(secret, raw, headers.get("x-shopify-hmac-sha256")):
+            return JSONResponse({"error": "invalid X-Shopify-Hmac-Sha256"}, status_code=401)
+        topic, event_id = headers.get("x-shopify-topic"), headers.get("x-shopify-event-id")
+        if not topic or not event_id:
+            return JSONResponse({"error": "missing X-Shopify-Topic or X-Shopify-Event-Id"}, status_code=400)
+        if shop_domain and headers.get("x-shopify-shop-domain") != shop_domain:
+            return JSONResponse({"ignored": "another shop"})
+        try:
+            body = json.loads(raw)
+        except ValueError:
+            return JSONResponse({"error": "not JSON"}, status_code=400)
+        effect = EFFECTS.get(topic)
+        with Transaction(database) as db:
+            if dedupe and db.execute("INSERT OR IGNORE INTO events (event_id) VALUES (?)", (event_id,)).rowcount == 0:
+                return JSONResponse({"duplicate": event_id})
+            if effect is not None:
+                key, amount = effect(body)
+                db.execute("INSERT INTO effects (business_key, amount, event_id) VALUES (?, ?, ?)",
+                           (key, amount, event_id))
+            if topic.startswith("orders/"):
+                updated = int(datetime.fromisoformat(body["updated_at"]).timestamp())
+                db.execute("INSERT INTO orders (object_id, status, updated_ts) VALUES (?, ?, ?) "
+                           "ON CONFLICT (object_id) DO UPDATE SET status = excluded.status, "
+                           "updated_ts = excluded.updated_ts WHERE excluded.updated_ts > orders.updated_ts",
+                           (str(body["id"]), body["financial_status"], updated))
+        return JSONResponse({"ok": True})
+
+    return app
+
+
+def main(dedupe: bool = True) -> None:
+    """Run the receiver from its environment (see the module docstring)."""
+    secret = os.environ.get("SHOPIFY_API_SECRET") or os.environ.get("WEBHOOK_SECRET") or os.environ["HOOKPROOF_SECRET"]
+    serve(create_app(os.environ.get("DATABASE", "shopify.sqlite"), secret, dedupe=dedupe,
+                     shop_domain=os.environ.get("SHOP_DOMAIN") or None))
+
+
+if __name__ == "__main__":
+    main()

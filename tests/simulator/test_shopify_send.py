@@ -1,0 +1,51 @@
+"""``hookproof send --profile shopify --event orders/paid`` reaches a Shopify app written from Shopify's docs.
+
+The receiver is `examples.receivers.shopify_app` (shopify.dev's base64 HMAC check, dedupe by
+``X-Shopify-Event-Id``), started as its own process on 127.0.0.1: both copies of the
+delivery are accepted and the order is fulfilled once.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from examples.receivers import PROJECT_ROOT
+from hookproof.send import SendOptions, send
+from hookproof.simulator.profiles import get_profile
+from hookproof.simulator.world import emit_events, new_world
+from tests.examples.test_provider_receivers import SECRETS, rows, start
+
+
+def test_send_orders_paid_reaches_the_shopify_app(tmp_path: Path) -> None:
+    db = tmp_path / "shop.sqlite"
+    events = emit_events(new_world("shopify", 5), "orders/paid")  # the world `send --seed 5` builds
+    proc, url = start("shopify_app", db)
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "hookproof", "send", "--profile", "shopify", "--event", "orders/paid", "--url", url,
+             "--secret", SECRETS["shopify"], "--seed", "5", "--copies", "2", "--json"],
+            capture_output=True, text=True, timeout=60, cwd=PROJECT_ROOT)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+    assert done.returncode == 0, done.stderr
+    attempts = json.loads(done.stdout)
+    assert [(a["event_type"], a["status"]) for a in attempts] == [("orders/paid", 200)] * 2
+    (event,) = events
+    assert rows(db, "SELECT business_key FROM effects") == [(f"fulfil:{event.object_id}",)]
+    assert rows(db, "SELECT object_id, status FROM orders") == [(event.object_id, "paid")]
+
+
+def test_a_forged_shopify_delivery_is_refused(tmp_path: Path) -> None:
+    db = tmp_path / "shop.sqlite"
+    proc, url = start("shopify_app", db)
+    try:
+        attempts = send(SendOptions(profile=get_profile("shopify"), url=url, seed=3), ["shpss_wrong"])
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+    assert [a.status for a in attempts][:1] == [401]
+    assert rows(db, "SELECT COUNT(*) FROM effects") == [(0,)]
