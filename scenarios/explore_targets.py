@@ -41,6 +41,10 @@ class ExploreTarget:
         in_process: True for in-process apps (the deterministic tier: bursts are on).
         live / account: the receiver's environment and account.
         settle_window_s / settle_deadline_s / settle_interval_s: liveness settle at teardown.
+        enabled: the event types the receiver is sent, in the world's names (the config's
+            ``enabled_events``); None: every type the profile sends.
+        keys: the team's business keys and counters (`scenarios.business_keys.KeyMapping`,
+            the config's ``[business_keys]``/``[counters]``); None: hookproof's built-in keys.
     """
 
     profile: Profile
@@ -53,6 +57,8 @@ class ExploreTarget:
     settle_window_s: float = 0.05
     settle_deadline_s: float = 5.0
     settle_interval_s: float = 0.005
+    enabled: frozenset[str] | None = None
+    keys: Any = None
 
 
 def shared_target(target: Target, observe: Callable[[], Observation], profile: Profile, secrets: Sequence[str],

@@ -12,9 +12,9 @@ from typing import Annotated, Any, Literal, Mapping, Sequence, Union
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from hookproof.scenarios.checks import CheckResult
+from hookproof.scenarios.world_ops import new_world_of, ops_for
 from hookproof.simulator.delivery import Attempt
 from hookproof.simulator.faults import Mutation
-from hookproof.simulator.world import World
 
 #: Version tag of the schedule file format.
 SCHEDULE_FORMAT = "hookproof-schedule/1"
@@ -23,10 +23,12 @@ CLOCK_START_US = 1_767_225_600 * 1_000_000
 #: Largest step of the provider clock between two changes, microseconds. Changes made by one
 #: operation share a second, as they do at a real provider; `advance_clock` moves time on.
 CLOCK_STEP_US = 1_000
-#: Lifecycle operations the machine may ask the world for, simplest first.
-ACTIONS: tuple[str, ...] = ("subscribe", "pay", "renew", "fail_renewal", "retry_invoice", "cancel", "refund")
 #: Steps that send something to the receiver (the "delivery steps" of a schedule).
-DELIVERY_OPS: frozenset[str] = frozenset({"deliver", "redeliver", "burst", "drop_response", "timeout"})
+DELIVERY_OPS: frozenset[str] = frozenset({"deliver", "redeliver", "burst", "drop_response", "timeout",
+                                          "burst_related", "redeliver_window"})
+#: Answers the provider API may give an object's next fetch (`api_fault`): 404 "not visible
+#: yet", or a server error, once; then it recovers (the catalog's `provider-api-transient`).
+API_FAULT_STATUSES: tuple[int, ...] = (404, 500, 503)
 
 
 # ---- schedules ------------------------------------------------------------------------
@@ -37,7 +39,11 @@ class Step:
 
     `op` is ``emit`` (`action`, `object` index), ``deliver``, ``redeliver`` (`mutation`),
     ``burst`` (`copies`), ``drop_response`` or ``timeout`` (each with `event` index),
-    or ``advance_clock`` (`seconds`).
+    ``advance_clock`` (`seconds`), ``burst_related`` (`events`: different events of one
+    new object released together, the race transport over real sockets),
+    ``redeliver_window`` (`count`: the last `count` acknowledged events delivered again,
+    in order) or ``api_fault`` (`event` index, `status`: the provider API answers the next
+    fetch of that event's object, and of the event, with `status`, then recovers).
     """
 
     op: str
@@ -47,9 +53,12 @@ class Step:
     mutation: str | None = None
     copies: int | None = None
     seconds: int | None = None
+    events: tuple[int, ...] | None = None
+    count: int | None = None
+    status: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {k: v for k, v in self.__dict__.items() if v is not None}
+        return {k: (list(v) if isinstance(v, tuple) else v) for k, v in self.__dict__.items() if v is not None}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> "Step":
@@ -57,7 +66,10 @@ class Step:
         unknown = set(data) - known
         if unknown or "op" not in data:
             raise ValueError(f"not a schedule step: {dict(data)!r}")
-        return cls(**dict(data))
+        fields = dict(data)
+        if fields.get("events") is not None:
+            fields["events"] = tuple(fields["events"])
+        return cls(**fields)
 
 
 @dataclass
@@ -111,6 +123,12 @@ def format_step(step: Step, event_types: Sequence[str]) -> str:
         return f"burst {ev(step.event)} x{step.copies}"
     if step.op == "advance_clock":
         return f"advance_clock +{step.seconds}s"
+    if step.op == "burst_related":
+        return "burst_related " + ", ".join(ev(i) for i in step.events or ())
+    if step.op == "redeliver_window":
+        return f"redeliver_window last {step.count}"
+    if step.op == "api_fault":
+        return f"api_fault {ev(step.event)} -> {step.status}"
     return f"{step.op} {ev(step.event)}"
 
 
@@ -194,8 +212,31 @@ class BurstStep(_StepModel):
     copies: _Whole | None = None
 
 
+class RelatedBurstStep(_StepModel):
+    """``burst_related``: events #`events` (different events of one new object) released together."""
+
+    op: Literal["burst_related"]
+    events: list[_Whole]
+
+
+class WindowStep(_StepModel):
+    """``redeliver_window``: the last `count` acknowledged events delivered again, in order."""
+
+    op: Literal["redeliver_window"]
+    count: _Whole
+
+
+class ApiFaultStep(_StepModel):
+    """``api_fault``: the provider API answers the next fetch of event #`event`'s object with `status`."""
+
+    op: Literal["api_fault"]
+    event: _Whole
+    status: _Whole
+
+
 #: One step of a schedule file, told apart by its ``op``.
-StepModel = Annotated[Union[EmitStep, ClockStep, DeliveryStep, BurstStep], Field(discriminator="op")]
+StepModel = Annotated[Union[EmitStep, ClockStep, DeliveryStep, BurstStep, RelatedBurstStep, WindowStep,
+                            ApiFaultStep], Field(discriminator="op")]
 _STEP: TypeAdapter[StepModel] = TypeAdapter(StepModel)
 
 
@@ -260,7 +301,12 @@ def _step(data: Any, where: str, ops: Sequence[str]) -> StepModel:
         key = str(error["loc"][-1])
         if error["type"] == "extra_forbidden":
             raise ScheduleError(f"{where}: unknown key {key!r}") from None
-        if key in ("object", "event", "copies", "seconds"):
+        if error["type"] == "missing":
+            raise ScheduleError(f"{where}: {key} is missing") from None
+        if key == "events" or (error["loc"][-2:-1] == ("events",)):
+            raise ScheduleError(f"{where}: events must be a list of event numbers, got {data.get('events')!r}") \
+                from None
+        if key in ("object", "event", "copies", "seconds", "count", "status"):
             raise ScheduleError(f"{where}: {key} must be a whole number, not negative, got {data[key]!r}") from None
         raise ScheduleError(f"{where}: {key} must be text, got {data.get(key)!r}") from None
 
@@ -269,8 +315,9 @@ def load_schedule(path: str | os.PathLike[str], seed: int | None = None) -> tupl
     """Read and check a schedule file before anything runs: (seed, steps, the whole document).
 
     The file is a `ScheduleDocument` whose steps are `StepModel`s; every step is then
-    checked against the world the seed builds (`seed` overrides the file's): each emit is
-    a legal operation, and each delivery names an event emitted by then. Raises OSError
+    checked against the world the seed builds (`seed` overrides the file's), of the kind
+    the file's ``profile`` sends from (billing when it names none): each emit is a legal
+    operation of that world, and each delivery names an event emitted by then. Raises OSError
     when the file cannot be read, ScheduleError (one line, naming a bad step's number
     and op) when it is not a replayable schedule.
     """
@@ -285,8 +332,13 @@ def load_schedule(path: str | os.PathLike[str], seed: int | None = None) -> tupl
         raise bad(f"not JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})") from None
     doc = _document(raw)
     run_seed = doc.seed if seed is None else seed
-    world = World(run_seed, start_us=CLOCK_START_US, step_us=CLOCK_STEP_US)
-    ops = ("emit", "advance_clock", *DELIVERY_OPS)
+    kind = _world_kind(raw.get("profile"))
+    try:
+        world_ops = ops_for(kind)
+    except ValueError as exc:
+        raise bad(f"profile: {exc}") from None
+    world = new_world_of(kind, run_seed, start_us=CLOCK_START_US, step_us=CLOCK_STEP_US)
+    ops = ("emit", "advance_clock", "api_fault", *DELIVERY_OPS)
     mutations = [m.value for m in Mutation]
     steps: list[Step] = []
     for number, data in enumerate(doc.steps, start=1):
@@ -294,12 +346,27 @@ def load_schedule(path: str | os.PathLike[str], seed: int | None = None) -> tupl
         where = f"step {number}" + (f" ({op})" if isinstance(op, str) else "")
         step = _step(data, where, ops)
         if isinstance(step, EmitStep):
-            if step.action is None or step.action not in ACTIONS:
-                raise bad(f"{where}: action must be one of {', '.join(ACTIONS)}, got {step.action!r}")
+            if step.action is None or step.action not in world_ops.actions:
+                raise bad(f"{where}: action must be one of {', '.join(world_ops.actions)}, got {step.action!r}")
             try:
-                apply_action(world, step.action, step.object)
+                world_ops.apply(world, step.action, step.object)
             except WorldError as exc:
                 raise bad(f"{where}: the world of seed {run_seed} cannot do it ({exc})") from None
+        elif isinstance(step, RelatedBurstStep):
+            late = [i for i in step.events if i >= len(world.events)]
+            if len(step.events) < 2 or late:
+                raise bad(f"{where}: events must name at least two events emitted by then (the world of seed "
+                          f"{run_seed} has emitted {len(world.events)})")
+        elif isinstance(step, WindowStep):
+            if not 1 <= step.count <= 10_000:
+                raise bad(f"{where}: count must be from 1 to 10000, got {step.count}")
+        elif isinstance(step, ApiFaultStep):
+            if step.event >= len(world.events):
+                raise bad(f"{where}: no event #{step.event} (the world of seed {run_seed} has emitted "
+                          f"{len(world.events)} by then)")
+            if step.status not in API_FAULT_STATUSES:
+                raise bad(f"{where}: status must be one of {', '.join(map(str, API_FAULT_STATUSES))}, "
+                          f"got {step.status}")
         elif isinstance(step, (DeliveryStep, BurstStep)):
             if step.event is None or step.event >= len(world.events):
                 raise bad(f"{where}: no event #{step.event} (the world of seed {run_seed} has emitted "
@@ -312,62 +379,14 @@ def load_schedule(path: str | os.PathLike[str], seed: int | None = None) -> tupl
     return run_seed, steps, raw
 
 
-# ---- the world operations a step may ask for ---------------------------------------------
+def _world_kind(profile: Any) -> str:
+    """The world kind a schedule file's ``profile`` sends from (billing when it names none)."""
+    if profile is None:
+        return "billing"
+    from hookproof.simulator.errors import ProfileError
+    from hookproof.simulator.profiles import get_profile
 
-def legal_actions(world: World) -> list[tuple[str, int | None]]:
-    """The lifecycle operations the world allows now, as (action, object index), simplest first."""
-    out: list[tuple[str, int | None]] = [("subscribe", None), ("pay", None)]
-    subs = world.objects("subscription")
-    for i, sub in enumerate(subs):
-        status = world.get(sub)["status"]
-        if status in ("active", "past_due", "trialing"):
-            out.append(("renew", i))
-        if status in ("active", "trialing"):
-            # a second failed renewal of a past_due subscription bumps its version with no
-            # event carrying it, so a receiver that fetches state would look "ahead" of the truth
-            out.append(("fail_renewal", i))
-        if status != "canceled":
-            out.append(("cancel", i))
-    for i, inv in enumerate(world.objects("invoice")):
-        invoice = world.get(inv)
-        if invoice["status"] == "open" and world.get(invoice["subscription"])["status"] != "canceled":
-            out.append(("retry_invoice", i))
-    for i, ch in enumerate(world.objects("charge")):
-        c = world.get(ch)
-        if c["amount"] - c["amount_refunded"] > 0:
-            out.append(("refund", i))
-    return out
-
-
-def apply_action(world: World, action: str, index: int | None) -> None:
-    """Perform one lifecycle operation (raises WorldError when it is not legal)."""
-    from hookproof.simulator.errors import WorldError
-
-    def nth(object_type: str) -> str:
-        ids = world.objects(object_type)
-        if index is None or not 0 <= index < len(ids):
-            raise WorldError(f"{action}: no {object_type} #{index}")
-        return ids[index]
-
-    def customer() -> str:
-        existing = world.objects("customer")
-        return existing[0] if existing else world.event(world.create_customer()).object_id
-
-    if action == "subscribe":
-        world.subscribe(customer())
-    elif action == "pay":
-        world.pay(customer())
-    elif action == "renew":
-        world.renew(nth("subscription"), pay=True)
-    elif action == "fail_renewal":
-        world.renew(nth("subscription"), pay=False)
-    elif action == "retry_invoice":
-        world.retry_invoice(nth("invoice"), pay=True)
-    elif action == "cancel":
-        world.cancel(nth("subscription"))
-    elif action == "refund":
-        ch = world.get(nth("charge"))
-        left = ch["amount"] - ch["amount_refunded"]
-        world.refund(ch["id"], max(1, left // 2))
-    else:
-        raise WorldError(f"unknown action {action!r} (known: {', '.join(ACTIONS)})")
+    try:
+        return get_profile(str(profile)).world
+    except (ProfileError, KeyError, ValueError):
+        raise ScheduleError(f"profile: no profile {profile!r}") from None

@@ -1,26 +1,43 @@
 """One example of the state machine: a world with fresh ids, the legal next operations,
-and the `Session` that interprets schedule steps against a receiver."""
+and the `Session` that interprets schedule steps against a receiver.
+
+The world is the one the profile sends from (`ExploreTarget.profile.world`), driven by
+its own operations (`scenarios.world_ops`). Events of a type the receiver's config does
+not enable (`ExploreTarget.enabled`) are never sent. With a team's business keys
+(`ExploreTarget.keys`) every event is delivered, expected and checked under the team's
+key, and its counters are compared as certify compares them (`scenarios.business_keys`).
+"""
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import itertools
 import secrets as _secrets
 import time
+from dataclasses import replace
 from typing import Any, Callable, Mapping, Sequence
 
+from hookproof.scenarios.business_keys import counter_truth
 from hookproof.scenarios.checks import CheckResult, run_checks
 from hookproof.scenarios.explore_targets import ExploreTarget
 from hookproof.scenarios.observations import Observation, expectations_from
-from hookproof.scenarios.schedules import CLOCK_START_US, CLOCK_STEP_US, Failure, Step, apply_action
+from hookproof.scenarios.schedules import CLOCK_START_US, CLOCK_STEP_US, Failure, Step
+from hookproof.scenarios.world_ops import new_world_of, ops_for
 from hookproof.simulator.delivery import Attempt, Dispatcher, History, Outcome
 from hookproof.simulator.events import Event
-from hookproof.simulator.faults import Delivery, FaultPlan, Mutation, schedule
+from hookproof.simulator.faults import Delivery, FaultPlan, Mutation, Schedule, schedule
+from hookproof.simulator.faults import Step as Release
 from hookproof.simulator.world import MONEY_PREFIXES, World
 
-#: Safety checks run after every step; the final checks after teardown.
+#: Safety checks run after every step; the final checks after teardown. A 5xx to a valid
+#: delivery without an injected fault is a finding, as in certify (a racy get-or-create
+#: answers 500 when the first events of a new object arrive together).
 SAFETY_CHECKS: tuple[str, ...] = ("duplicated", "regressed")
-FINAL_CHECKS: tuple[str, ...] = ("duplicated", "lost", "unexpected", "regressed", "stale")
+FINAL_CHECKS: tuple[str, ...] = ("duplicated", "lost", "unexpected", "regressed", "stale", "no_server_error")
+#: Fault tag of deliveries whose object's fetch the provider API was told to fail (`api_fault`):
+#: a 5xx it explains is an advisory, as certify's `provider-api-transient`.
+API_FAULT_TAG = "api-transient"
 #: Seconds of stability that settle an observation already showing the expected picture.
 QUICK_WINDOW_S = 0.005
 #: Attempts per pending delivery during teardown, at most.
@@ -62,6 +79,20 @@ def _fresh_salt() -> str:
     return _RUN_SALT + "".join(digits)
 
 
+def session_world(kind: str, seed: int, salt: str, **options: Any) -> Any:
+    """A fresh world of `kind` for one example: the seed's structure, fresh ids.
+
+    The billing world keeps every draw of the seed and ends its ids in `salt`. The other
+    worlds draw ids from the same generator as everything else, so they are built from a
+    seed mixed with the salt: fresh ids (and amounts); what each operation emits, and so
+    every schedule step, does not depend on the draws.
+    """
+    if kind == "billing":
+        return _SaltedWorld(seed, salt=salt, **options)
+    mixed = int.from_bytes(hashlib.blake2b(f"{seed}:{salt}".encode(), digest_size=6).digest(), "big")
+    return new_world_of(kind, mixed, **options)
+
+
 # ---- one example ----------------------------------------------------------------------------
 
 class Session:
@@ -75,8 +106,10 @@ class Session:
                  on_step: Callable[[Step, str], None] | None = None) -> None:
         self.explore = explore
         self.seed = seed
-        self.world = _SaltedWorld(seed, salt=_fresh_salt(), livemode=explore.live, account=explore.account,
-                                  start_us=CLOCK_START_US, step_us=CLOCK_STEP_US)
+        self.ops = ops_for(explore.profile.world)
+        self.world = session_world(self.ops.kind, seed, _fresh_salt(), livemode=explore.live,
+                                   account=explore.account, start_us=CLOCK_START_US, step_us=CLOCK_STEP_US)
+        self.provider_state = provider_state
         if provider_state is not None:
             provider_state.set_world(self.world)
         self.prepared = explore.open()
@@ -87,6 +120,11 @@ class Session:
         self.steps: list[Step] = []
         self.attempts_of: dict[int, int] = {}
         self.acked: set[int] = set()
+        self.ack_order: list[int] = []  # events in the order they were first acknowledged
+        self.sendable: list[int] = []  # events of the types the receiver is sent (enabled_events)
+        self.groups: list[tuple[int, int]] = []  # [start, end) of the events of each emit step
+        self._keyed: list[Event] = []  # the events under the team's keys (with `explore.keys`)
+        self._faulted: set[str] = set()  # object and event ids the provider API was told to fail
         self.observations: list[Observation] = []
         self.dirty = False
         self.on_step = on_step
@@ -102,17 +140,53 @@ class Session:
     def event_types(self) -> list[str]:
         return [e.type for e in self.world.events]
 
+    def event(self, index: int) -> Event:
+        """Event #`index` as it is delivered (under the team's business key, when mapped)."""
+        return self._keyed[index] if self.explore.keys is not None else self.world.events[index]
+
+    def delivered_events(self) -> list[Event]:
+        """Every emitted event as it is delivered (the expectations are built from these)."""
+        return self._keyed if self.explore.keys is not None else self.world.events
+
     def pending(self) -> list[int]:
-        """Indexes of events not acked yet, in emission order."""
-        return [i for i in range(len(self.world.events)) if i not in self.acked]
+        """Indexes of events the receiver is sent and did not ack yet, in emission order."""
+        return [i for i in self.sendable if i not in self.acked]
 
     def acked_events(self) -> list[int]:
         """Indexes of acked events, those with an effect first (their redelivery is the risky one)."""
-        return sorted(self.acked, key=lambda i: (self.world.events[i].business_key is None, i))
+        return sorted(self.acked, key=lambda i: (self.event(i).business_key is None, i))
 
     def burst_candidates(self) -> list[int]:
-        """Indexes of every emitted event, those with an effect first."""
-        return sorted(range(len(self.world.events)), key=lambda i: (self.world.events[i].business_key is None, i))
+        """Indexes of every event the receiver is sent, those with an effect first."""
+        return sorted(self.sendable, key=lambda i: (self.event(i).business_key is None, i))
+
+    def related_groups(self) -> list[tuple[int, ...]]:
+        """The first events of one new object: per emit step, its events the receiver is
+        sent and that were never attempted, when there are at least two."""
+        out = []
+        sendable = set(self.sendable)
+        for start, end in self.groups:
+            group = tuple(i for i in range(start, end) if i in sendable and i not in self.attempts_of)
+            if len(group) >= 2:
+                out.append(group)
+        return out
+
+    def older_acked(self) -> list[int]:
+        """Acked events of an object a newer event of which was acked too (R1 after R2)."""
+        newest: dict[str, int] = {}
+        for i in self.acked:
+            e = self.world.events[i]
+            newest[e.object_id] = max(newest.get(e.object_id, 0), e.version)
+        return sorted(i for i in self.acked if self.world.events[i].version < newest[self.world.events[i].object_id])
+
+    def late_pending(self) -> list[int]:
+        """Pending events of an object a newer event of which was acked (a failure after the payment)."""
+        newest: dict[str, int] = {}
+        for i in self.acked:
+            e = self.world.events[i]
+            newest[e.object_id] = max(newest.get(e.object_id, 0), e.version)
+        return [i for i in self.pending()
+                if self.world.events[i].version < newest.get(self.world.events[i].object_id, 0)]
 
     # ---- steps ----------------------------------------------------------------------------
     def apply(self, step: Step) -> str:
@@ -120,8 +194,8 @@ class Session:
         self.steps.append(step)
         if step.op == "emit":
             start = len(self.world.events)
-            apply_action(self.world, step.action or "", step.object)
-            self._ids = set(self.world.objects())
+            self.ops.apply(self.world, step.action or "", step.object)
+            self._emitted(start)
             new = self.world.events[start:]
             note = ", ".join(f"#{start + i} {e.type}" for i, e in enumerate(new)) or "no events"
         elif step.op == "advance_clock":
@@ -130,6 +204,16 @@ class Session:
         elif step.op == "burst":
             attempts = self.loop.run_until_complete(self._burst(self._event(step), int(step.copies or 2)))
             note = ", ".join(_outcome(a) for a in attempts)
+        elif step.op == "burst_related":
+            indexes = [self._event(Step("burst_related", event=i)) for i in step.events or ()]
+            attempts = self.loop.run_until_complete(self._release(indexes, "r"))
+            note = ", ".join(_outcome(a) for a in attempts)
+        elif step.op == "redeliver_window":
+            window = self.ack_order[-int(step.count or 1):]
+            attempts = [self.loop.run_until_complete(self._attempt(i, op="redeliver")) for i in window]
+            note = ", ".join(_outcome(a) for a in attempts) or "nothing acknowledged yet"
+        elif step.op == "api_fault":
+            note = self._api_fault(self.world.events[self._event(step)], int(step.status or 500))
         else:
             index = self._event(step)
             mutation = (Mutation(step.mutation),) if step.mutation else ()
@@ -139,16 +223,50 @@ class Session:
             self.on_step(step, note)
         return note
 
+    def _emitted(self, start: int) -> None:
+        """Take in the events an emit step made (from position `start`)."""
+        new = self.world.events[start:]
+        self._ids = set(self.world.objects())
+        self.groups.append((start, start + len(new)))
+        keys, enabled = self.explore.keys, self.explore.enabled
+        if keys is not None:
+            self._keyed += [e if (k := keys.key_of(e)) == e.business_key else replace(e, business_key=k) for e in new]
+        self.sendable += [start + i for i, e in enumerate(new) if enabled is None or e.type in enabled]
+
     def _event(self, step: Step) -> int:
         if step.event is None or not 0 <= step.event < len(self.world.events):
             raise ValueError(f"step {step.op}: no event #{step.event} (the world emitted {len(self.world.events)})")
+        enabled = self.explore.enabled
+        if enabled is not None and self.world.events[step.event].type not in enabled:
+            raise ValueError(f"step {step.op}: event #{step.event} is a {self.world.events[step.event].type}, "
+                             f"which the receiver is not sent (enabled_events)")
         return step.event
 
+    def _api_fault(self, event: Event, status: int) -> str:
+        """The provider API answers the next fetch of `event`'s object (and of the event) with `status`."""
+        if self.provider_state is None:
+            return "no provider API"
+        for object_id in (event.object_id, event.id):
+            self.provider_state.switches.set(object_id, not_found=status == 404,
+                                             status=None if status == 404 else status, times=1)
+            self._faulted.add(object_id)
+        return f"the next fetch of its {event.object_type} answers {status}"
+
+    def _tags(self, event: Event, tags: tuple[str, ...]) -> tuple[str, ...]:
+        if self._faulted and (event.object_id in self._faulted or event.id in self._faulted):
+            return tags + (API_FAULT_TAG,)
+        return tags
+
+    def _acked(self, index: int) -> None:
+        if index not in self.acked:
+            self.acked.add(index)
+            self.ack_order.append(index)
+
     async def _attempt(self, index: int, *, op: str = "deliver", mutations: tuple[Mutation, ...] = ()) -> Attempt:
-        event = self.world.events[index]
+        event = self.event(index)
         number = self.attempts_of.get(index, 0) + 1
         self.attempts_of[index] = number
-        tags: tuple[str, ...] = tuple(m.value for m in mutations)
+        tags: tuple[str, ...] = self._tags(event, tuple(m.value for m in mutations))
         delivery = Delivery(
             delivery_id=f"dlv_{event.id}_1", event=event, copy=1, mutations_first=mutations, mutations_retry=mutations,
             drop_responses=number if op == "drop_response" else 0,
@@ -157,23 +275,49 @@ class Session:
         )
         attempt = await self.dispatcher.attempt(delivery, number)
         if attempt.outcome is Outcome.ACKED:
-            self.acked.add(index)
+            self._acked(index)
         self.dirty = True
         return attempt
 
     async def _burst(self, index: int, copies: int) -> list[Attempt]:
-        event = self.world.events[index]
+        event = self.event(index)
         plan = FaultPlan(copies=copies, concurrency=copies)
         sched = schedule([event], plan)
         base = self.attempts_of.get(index, 0)
         self.attempts_of[index] = base + copies
-        deliveries = [Delivery(delivery_id=f"dlv_{event.id}_b{base + k}", event=event, copy=k + 1, tags=d.tags)
+        deliveries = [Delivery(delivery_id=f"dlv_{event.id}_b{base + k}", event=event, copy=k + 1,
+                               tags=self._tags(event, d.tags))
                       for k, d in enumerate(sched.steps[0].deliveries)]
-        attempts = list(await asyncio.gather(*(self.dispatcher.attempt(d, 1) for d in deliveries)))
+        attempts = await self._together(deliveries)
         if any(a.outcome is Outcome.ACKED for a in attempts):
-            self.acked.add(index)
+            self._acked(index)
         self.dirty = True
         return attempts
+
+    async def _release(self, indexes: Sequence[int], mark: str) -> list[Attempt]:
+        """Different events released together (one attempt each); their attempts in order."""
+        deliveries = []
+        for index in indexes:
+            event = self.event(index)
+            number = self.attempts_of.get(index, 0) + 1
+            self.attempts_of[index] = number
+            deliveries.append(Delivery(delivery_id=f"dlv_{event.id}_{mark}{number}", event=event, copy=number,
+                                       tags=self._tags(event, (f"burst={len(indexes)}",))))
+        attempts = await self._together(deliveries)
+        for index, a in zip(indexes, attempts):
+            if a.outcome is Outcome.ACKED:
+                self._acked(index)
+        self.dirty = True
+        return attempts
+
+    async def _together(self, deliveries: Sequence[Delivery]) -> list[Attempt]:
+        """One attempt of each delivery, released together: concurrent calls in process, the
+        race transport (byte-synchronised) over real sockets."""
+        if self.prepared.target.in_process:
+            return list(await asyncio.gather(*(self.dispatcher.attempt(d, 1) for d in deliveries)))
+        results = await self.dispatcher.run(Schedule((Release(tuple(deliveries)),), FaultPlan()), race=True)
+        by_id = {r.delivery.delivery_id: r.attempts[0] for r in results}
+        return [by_id[d.delivery_id] for d in deliveries]
 
     # ---- checks ---------------------------------------------------------------------------
     def observe(self) -> Observation:
@@ -182,16 +326,26 @@ class Session:
         ids = self._ids
         effects = tuple(e for e in obs.effects if _key_object(e.business_key) in ids)
         states = tuple(s for s in obs.states if s.object_id in ids)
-        result = Observation(obs.at, effects, states)
+        counters = None if obs.counters is None else {k: v for k, v in obs.counters.items() if _key_object(k) in ids}
+        result = Observation(obs.at, effects, states, obs.state_kinds, counters)
         self.observations.append(result)
         return result
 
     def _check(self, ids: Sequence[str]) -> list[CheckResult]:
         attempts = self.history.attempts()
-        expectations = expectations_from(self.world.events, attempts,
+        events = self.delivered_events()
+        expectations = expectations_from(events, attempts,
                                          sender_timeout_s=self.explore.profile.sender_timeout_s,
                                          max_attempts_per_event=None, money_prefixes=MONEY_PREFIXES)
+        keys = self.explore.keys
+        if keys is not None and keys.counters:
+            expectations = replace(expectations, counters=counter_truth(events, attempts, keys))
         return run_checks(ids, attempts, expectations, self.observations)
+
+    def final_checks(self) -> tuple[str, ...]:
+        """The checks after teardown: `FINAL_CHECKS`, and ``counter`` when the team maps counters."""
+        keys = self.explore.keys
+        return FINAL_CHECKS + ("counter",) if keys is not None and keys.counters else FINAL_CHECKS
 
     def failure(self, checks: list[CheckResult], phase: str) -> Failure | None:
         if not any(c.problems for c in checks):
@@ -215,7 +369,7 @@ class Session:
             for index in pending:
                 self.loop.run_until_complete(self._attempt(index))
         self._settle()
-        return self.failure(self._check(FINAL_CHECKS), "teardown")
+        return self.failure(self._check(self.final_checks()), "teardown")
 
     def _settle(self) -> None:
         """Observe until the receiver settles (liveness, as in Jepsen: bounded by a deadline).
@@ -256,6 +410,9 @@ class Session:
         if self._closed:
             return
         self._closed = True
+        if self.provider_state is not None:
+            for object_id in self._faulted:
+                self.provider_state.switches.clear(object_id)
         try:
             self.loop.run_until_complete(self.dispatcher.aclose(drain_s=5.0))
         finally:

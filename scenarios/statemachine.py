@@ -16,9 +16,19 @@ Two tiers (DESIGN.md, "Two tiers of search"):
   an ``asyncio.gather`` inside one rule; a lost answer is the app running to completion
   and the provider then seeing a timeout). Failures reproduce, so they shrink, and the
   shrunk schedule is written as JSON that `replay` runs again;
-- statistical: a URL or a started process. Sequential programs still run through the
-  machine (bursts are off there), and real-socket bursts are repeated R times by
-  `burst_hit_rate`, which reports a hit rate and the seeds, not a shrunk program.
+- statistical: a URL or a started process. The machine runs the same rules there (bursts
+  go out byte-synchronised through the race transport, a timeout is a real sender
+  timeout), so a finding may not shrink or replay as reliably; real-socket bursts are
+  also repeated R times by `burst_hit_rate`, which reports a hit rate and the seeds.
+
+The world is the one the profile sends from, changed by its own operations
+(`scenarios.world_ops`); the delivery rules are provider-neutral. Besides deliveries,
+redeliveries, bursts, lost answers and timeouts, the rules play the delivery patterns of
+real bug reports, as the catalog does: the first events of a new object released
+together (``burst_related``), an older event of an object redelivered after a newer one,
+an event delivered after a newer one of its object was acknowledged, the last N
+acknowledged events replayed (``redeliver_window``), and the provider API failing the
+next fetch of an object once (``api_fault``).
 
 A schedule step is plain data (`Step`), so the machine, the JSON file and `replay` share
 one interpreter (`Session.apply`). Events are referred to by their index in the world's
@@ -37,7 +47,7 @@ from typing import Any, Callable, Sequence
 from hookproof.scenarios.bursts import HitRate, burst_hit_rate
 from hookproof.scenarios.explore_targets import PROVIDER_API_BASE, ExploreTarget, Prepared, provider_api, shared_target
 from hookproof.scenarios.schedules import (
-    ACTIONS,
+    API_FAULT_STATUSES,
     DELIVERY_OPS,
     NOTHING_ACKNOWLEDGED,
     SCHEDULE_FORMAT,
@@ -45,21 +55,22 @@ from hookproof.scenarios.schedules import (
     FindingError,
     ScheduleError,
     Step,
-    apply_action,
     format_step,
     format_steps,
-    legal_actions,
     load_schedule,
     schedule_document,
     write_schedule,
 )
 from hookproof.scenarios.session import Session
+from hookproof.scenarios.world_ops import ACTIONS, WORLD_OPS, WorldOps, apply_action, legal_actions, ops_for
 from hookproof.simulator.delivery import Outcome
 from hookproof.simulator.faults import Mutation
 
 #: Redelivery variants of the `redeliver` rule: the same bytes, or new transport fields (timestamp,
 #: signature). A re-serialized body (same event, other bytes) is its own rule, `redeliver_reserialized`.
 REDELIVERY_MUTATIONS: tuple[str | None, ...] = (None, Mutation.TRANSPORT_FIELDS.value)
+#: The largest window `redeliver_window` replays (an example has a few dozen events at most).
+WINDOW_MAX = 8
 
 
 # ---- the Hypothesis machine ------------------------------------------------------------------
@@ -100,7 +111,7 @@ def machine_for(explore: ExploreTarget, *, seed: int = 0, provider_state: Any = 
 
         @rule(choice=index)
         def emit(self, choice: int) -> None:
-            legal = legal_actions(self.session.world)
+            legal = self.session.ops.legal(self.session.world)
             action, obj = legal[choice % len(legal)]
             self._run(Step("emit", action=action, object=obj))
 
@@ -132,7 +143,7 @@ def machine_for(explore: ExploreTarget, *, seed: int = 0, provider_state: Any = 
             applied = _applied(self.session)
             self._run(Step("redeliver", event=applied[which % len(applied)], mutation=Mutation.RESERIALIZE.value))
 
-        @precondition(lambda self: explore.in_process and bool(self.session.events))
+        @precondition(lambda self: bool(self.session.sendable))
         @rule(which=index, copies=st.integers(min_value=2, max_value=4))
         def burst(self, which: int, copies: int) -> None:
             candidates = self.session.burst_candidates()
@@ -144,11 +155,47 @@ def machine_for(explore: ExploreTarget, *, seed: int = 0, provider_state: Any = 
             pending = self.session.pending()
             self._run(Step("drop_response", event=pending[which % len(pending)]))
 
-        @precondition(lambda self: explore.in_process and bool(self.session.pending()))
+        @precondition(lambda self: bool(self.session.pending()))
         @rule(which=index)
         def timeout(self, which: int) -> None:
             pending = self.session.pending()
             self._run(Step("timeout", event=pending[which % len(pending)]))
+
+        # ---- delivery patterns from real bug reports (the catalog's, issue 16) ------------
+        @precondition(lambda self: bool(self.session.related_groups()))
+        @rule(which=index)
+        def burst_related(self, which: int) -> None:
+            """The first events of one new object released together (related-burst)."""
+            groups = self.session.related_groups()
+            self._run(Step("burst_related", events=groups[which % len(groups)]))
+
+        @precondition(lambda self: len(self.session.acked) >= 2 and bool(self.session.older_acked()))
+        @rule(which=index)
+        def redeliver_older(self, which: int) -> None:
+            """An older event of an object redelivered after a newer one (older-after-newer-redelivery)."""
+            older = self.session.older_acked()
+            self._run(Step("redeliver", event=older[which % len(older)]))
+
+        @precondition(lambda self: bool(self.session.acked) and bool(self.session.late_pending()))
+        @rule(which=index)
+        def deliver_late(self, which: int) -> None:
+            """A pending event of an object a newer event of which was acked (stale-failure-after-success)."""
+            late = self.session.late_pending()
+            self._run(Step("deliver", event=late[which % len(late)]))
+
+        @precondition(lambda self: len(self.session.acked) >= 2)
+        @rule(count=st.integers(min_value=2, max_value=WINDOW_MAX))
+        def redeliver_window(self, count: int) -> None:
+            """The last `count` acknowledged events delivered again (mass-redelivery-window)."""
+            self._run(Step("redeliver_window", count=count))
+
+        @precondition(lambda self: self.session.provider_state is not None and bool(self.session.pending()))
+        @rule(which=index, status=st.sampled_from(API_FAULT_STATUSES))
+        def api_fault(self, which: int, status: int) -> None:
+            """The provider API fails the next fetch of a pending event's object, then recovers
+            (provider-api-transient)."""
+            pending = self.session.pending()
+            self._run(Step("api_fault", event=pending[which % len(pending)], status=status))
 
         # ---- properties ---------------------------------------------------------------
         @invariant()
@@ -324,6 +371,9 @@ __all__ = [
     "replay",
     "schedule_document",
     "shared_target",
+    "WORLD_OPS",
+    "WorldOps",
+    "ops_for",
     "write_schedule",
 ]
 

@@ -76,9 +76,10 @@ def test_usage_errors_exit_2(tmp_path: Path) -> None:
     assert runner.invoke(app, ["replay", str(bad), "--config", str(config)]).exit_code == 2
 
 
-def _url_config(tmp_path: Path, url: str) -> Path:
+def _url_config(tmp_path: Path, url: str, *, enabled: str = "") -> Path:
+    """A URL target's config; `enabled`: an ``enabled_events`` line for its [target]."""
     path = tmp_path / "url.toml"
-    path.write_text(f'[target]\nurl = "{url}"\nprofile = "stripe"\nsecret = "whsec_explore_test"\n\n'
+    path.write_text(f'[target]\nurl = "{url}"\nprofile = "stripe"\nsecret = "whsec_explore_test"\n{enabled}\n'
                     f'[observer]\nkind = "python"\ncallable = "{__name__}:no_effects"\n\n'
                     '[settle]\nwindow_s = 0.1\ndeadline_s = 2\n', encoding="utf-8")
     return path
@@ -163,11 +164,14 @@ def test_an_unknown_scenario_makes_the_run_unknown(tmp_path: Path, verdicts: tup
 
 
 def test_bursts_no_copy_of_which_was_acknowledged_are_unknown_not_a_pass(tmp_path: Path) -> None:
-    """A receiver that listens but acknowledges nothing (a redirect loop) certifies nothing."""
+    """A receiver that listens but acknowledges nothing (a redirect loop) certifies nothing.
+
+    It is sent only ``customer.created`` (no effect): a redirected effectful event would be
+    a real finding (`lost`), which beats silence."""
     from hookproof.config import load_config
 
     with hostile_server("redirect-loop") as server:
-        cfg = load_config(_url_config(tmp_path, server.url))
+        cfg = load_config(_url_config(tmp_path, server.url, enabled='enabled_events = ["customer.created"]'))
         run = run_explore(cfg, out_dir=tmp_path / "out", max_examples=1, seed=3, repeats=2)
     assert run.hit_rate is not None and run.hit_rate.attempts > 0 and run.hit_rate.acked == 0
     bursts = run.report.scenario(BURSTS_ID)
@@ -217,11 +221,25 @@ def _always_500_config(tmp_path: Path) -> Path:
     return path
 
 
+async def always_400(scope: dict, receive: object, send: object) -> None:
+    """An ASGI receiver that refuses every request with a 400 (it acknowledges nothing)."""
+    if scope["type"] != "http":
+        return
+    await send({"type": "http.response.start", "status": 400, "headers": [(b"content-type", b"text/plain")]})
+    await send({"type": "http.response.body", "body": b"no"})
+
+
 def test_a_search_no_delivery_of_which_was_acknowledged_is_unknown(tmp_path: Path) -> None:
-    """A receiver that answers 500 to everything, and a search that found nothing: no pass."""
+    """A receiver that refuses everything with a 400, sent only ``customer.created`` (no
+    effect, so nothing can be lost; a 500 would be a finding): a search that found nothing
+    and acknowledged nothing is no pass."""
     from hookproof.config import load_config
 
-    run = run_explore(load_config(_always_500_config(tmp_path)), out_dir=tmp_path / "out", max_examples=1, seed=3)
+    path = tmp_path / "h400.toml"
+    path.write_text(f'[target]\napp = "{__name__}:always_400"\nprofile = "stripe"\nsecret = "whsec_explore_test"\n'
+                    'enabled_events = ["customer.created"]\n\n'
+                    f'[observer]\nkind = "python"\ncallable = "{__name__}:no_effects"\n', encoding="utf-8")
+    run = run_explore(load_config(path), out_dir=tmp_path / "out", max_examples=1, seed=3)
     assert run.result.failure is None and run.result.acked == 0
     _machine_unknown(run, run.result.attempts)
 
@@ -295,15 +313,17 @@ def test_example_project_runs_with_the_plugin(pytester: pytest.Pytester) -> None
 
 
 def test_the_plugin_fails_a_search_nothing_was_acknowledged_in(pytester: pytest.Pytester) -> None:
-    """An app answering 500 to everything: the plugin's explore must not pass silently."""
+    """An app refusing everything (sent only ``customer.created``, so nothing is lost and no
+    500 is a finding): the plugin's explore must not pass silently."""
     (pytester.path / "hookproof.toml").write_text(
-        '[target]\napp = "down_app:app"\nprofile = "stripe"\nsecret = "whsec_plugin_test_only"\n\n'
+        '[target]\napp = "down_app:app"\nprofile = "stripe"\nsecret = "whsec_plugin_test_only"\n'
+        'enabled_events = ["customer.created"]\n\n'
         '[observer]\nkind = "python"\ncallable = "down_app:observe"\n\n[run]\nseed = 3\n', encoding="utf-8")
     (pytester.path / "down_app.py").write_text(
         "async def app(scope, receive, send):\n"
         "    if scope['type'] != 'http':\n        return\n"
         "    while (await receive()).get('more_body'):\n        pass\n"
-        "    await send({'type': 'http.response.start', 'status': 500, 'headers': []})\n"
+        "    await send({'type': 'http.response.start', 'status': 400, 'headers': []})\n"
         "    await send({'type': 'http.response.body', 'body': b'down'})\n\n\n"
         "def observe():\n    return {'effects': [], 'states': []}\n", encoding="utf-8")
     (pytester.path / "test_down.py").write_text(

@@ -1,0 +1,283 @@
+"""The world operations `explore` may ask for, per world kind (`Profile.world`).
+
+The state machine's delivery rules are provider-neutral; only "advance the world"
+differs between providers. Each world kind has a `WorldOps`: the names of its lifecycle
+operations (``actions``), the ones legal now as ``(action, object index)`` pairs
+(``legal``; an object is referred to by its index among the objects of its type, so a
+schedule does not depend on the ids a seed draws), and how to perform one (``apply``,
+which raises the world's `WorldError` when it is not legal). Each operation is one of
+the world's own (`simulator.world.world.World`, `github.GitHubWorld`,
+`mercadopago.MercadoPagoWorld`, `paddle.PaddleWorld`), so every event it emits is in the
+provider's own terms and shapes.
+
+`ops_for(kind)` gives a world kind's operations; `new_world_of(kind, seed, **options)`
+builds a fresh world of that kind (`simulator.world.new_world`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping
+
+from hookproof.simulator.errors import WorldError
+
+#: (action, object index or None): one operation the world allows now.
+Action = tuple[str, "int | None"]
+
+#: Lifecycle operations of the billing world (Stripe), simplest first.
+ACTIONS: tuple[str, ...] = ("subscribe", "pay", "renew", "fail_renewal", "retry_invoice", "cancel", "refund")
+
+
+@dataclass(frozen=True)
+class WorldOps:
+    """A world kind's operations for the state machine.
+
+    Attributes:
+        kind: the world kind (``billing``, ``github``, ``mercadopago``, ``paddle``).
+        actions: every operation name, simplest first.
+        legal: the operations the world allows now, as (action, object index) pairs.
+        apply: performs one (world, action, object index); raises WorldError when not legal.
+    """
+
+    kind: str
+    actions: tuple[str, ...]
+    legal: Callable[[Any], list[Action]]
+    apply: Callable[[Any, str, "int | None"], None]
+
+
+def _nth(world: Any, action: str, object_type: str, index: int | None) -> str:
+    ids = world.objects(object_type)
+    if index is None or not 0 <= index < len(ids):
+        raise WorldError(f"{action}: no {object_type} #{index}")
+    return str(ids[index])
+
+
+# ---- billing (Stripe) ------------------------------------------------------------------------
+
+def legal_actions(world: Any) -> list[Action]:
+    """The billing world's lifecycle operations allowed now, simplest first."""
+    out: list[Action] = [("subscribe", None), ("pay", None)]
+    subs = world.objects("subscription")
+    for i, sub in enumerate(subs):
+        status = world.get(sub)["status"]
+        if status in ("active", "past_due", "trialing"):
+            out.append(("renew", i))
+        if status in ("active", "trialing"):
+            # a second failed renewal of a past_due subscription bumps its version with no
+            # event carrying it, so a receiver that fetches state would look "ahead" of the truth
+            out.append(("fail_renewal", i))
+        if status != "canceled":
+            out.append(("cancel", i))
+    for i, inv in enumerate(world.objects("invoice")):
+        invoice = world.get(inv)
+        if invoice["status"] == "open" and world.get(invoice["subscription"])["status"] != "canceled":
+            out.append(("retry_invoice", i))
+    for i, ch in enumerate(world.objects("charge")):
+        c = world.get(ch)
+        if c["amount"] - c["amount_refunded"] > 0:
+            out.append(("refund", i))
+    return out
+
+
+def apply_action(world: Any, action: str, index: int | None) -> None:
+    """Perform one billing lifecycle operation (raises WorldError when it is not legal)."""
+    def customer() -> str:
+        existing = world.objects("customer")
+        return existing[0] if existing else world.event(world.create_customer()).object_id
+
+    if action == "subscribe":
+        world.subscribe(customer())
+    elif action == "pay":
+        world.pay(customer())
+    elif action == "renew":
+        world.renew(_nth(world, action, "subscription", index), pay=True)
+    elif action == "fail_renewal":
+        world.renew(_nth(world, action, "subscription", index), pay=False)
+    elif action == "retry_invoice":
+        world.retry_invoice(_nth(world, action, "invoice", index), pay=True)
+    elif action == "cancel":
+        world.cancel(_nth(world, action, "subscription", index))
+    elif action == "refund":
+        ch = world.get(_nth(world, action, "charge", index))
+        left = ch["amount"] - ch["amount_refunded"]
+        world.refund(ch["id"], max(1, left // 2))
+    else:
+        raise WorldError(f"unknown action {action!r} (known: {', '.join(ACTIONS)})")
+
+
+# ---- GitHub (the repository world) -------------------------------------------------------------
+
+GITHUB_ACTIONS: tuple[str, ...] = (
+    "open_issue", "push", "open_pull_request", "install", "comment", "label", "edit", "close_issue",
+    "reopen_issue", "synchronize", "merge", "close_pull_request", "uninstall",
+)
+
+
+def _github_legal(world: Any) -> list[Action]:
+    out: list[Action] = [("open_issue", None), ("push", None), ("open_pull_request", None), ("install", None)]
+    for i, issue in enumerate(world.objects("issue")):
+        out += [("comment", i), ("label", i), ("edit", i)]
+        out.append(("close_issue", i) if world.get(issue)["state"] == "open" else ("reopen_issue", i))
+    for i, pr in enumerate(world.objects("pull_request")):
+        if world.get(pr)["state"] == "open":
+            out += [("synchronize", i), ("merge", i), ("close_pull_request", i)]
+    home = str(world.installation_id)
+    for i, inst in enumerate(world.objects("installation")):
+        if inst != home and world.get(inst)["status"] == "active":
+            out.append(("uninstall", i))
+    return out
+
+
+def _github_apply(world: Any, action: str, index: int | None) -> None:
+    simple: Mapping[str, Callable[[], object]] = {
+        "open_issue": world.open_issue, "push": world.push, "open_pull_request": world.open_pull_request,
+        "install": world.install}
+    on_issue: Mapping[str, Callable[[str], object]] = {
+        "comment": world.comment, "label": world.label_issue, "edit": world.edit_issue,
+        "close_issue": world.close_issue, "reopen_issue": world.reopen_issue}
+    if action in simple:
+        simple[action]()
+    elif action in on_issue:
+        on_issue[action](_nth(world, action, "issue", index))
+    elif action in ("synchronize", "merge", "close_pull_request"):
+        pr = _nth(world, action, "pull_request", index)
+        if world.get(pr)["state"] != "open":
+            raise WorldError(f"{action}: pull request {pr} is not open", object_id=pr)
+        if action == "synchronize":
+            world.synchronize(pr)
+        else:
+            world.close_pull_request(pr, merged=action == "merge")
+    elif action == "uninstall":
+        world.uninstall(_nth(world, action, "installation", index))
+    else:
+        raise WorldError(f"unknown action {action!r} (known: {', '.join(GITHUB_ACTIONS)})")
+
+
+# ---- Mercado Pago (payments and merchant orders) ------------------------------------------------
+
+MERCADOPAGO_ACTIONS: tuple[str, ...] = ("pay", "pay_pix", "reject", "open_order", "pay_order", "approve_pix",
+                                        "refund", "charge_back")
+
+
+def _cents(value: Any) -> int:
+    return int(round(float(value) * 100))
+
+
+def _mercadopago_legal(world: Any) -> list[Action]:
+    out: list[Action] = [("pay", None), ("pay_pix", None), ("reject", None), ("open_order", None)]
+    for i, order in enumerate(world.objects("merchant_order")):
+        if not world.get(order)["payments"]:
+            out.append(("pay_order", i))
+    for i, pay in enumerate(world.objects("payment")):
+        p = world.get(pay)
+        if p["status"] == "pending":
+            out.append(("approve_pix", i))
+        if p["status"] == "approved" and _cents(p["transaction_amount"]) > _cents(p["transaction_amount_refunded"]):
+            out.append(("refund", i))
+        if p["status"] in ("approved", "refunded"):
+            out.append(("charge_back", i))
+    return out
+
+
+def _mercadopago_apply(world: Any, action: str, index: int | None) -> None:
+    if action == "pay":
+        world.pay()
+    elif action == "pay_pix":
+        world.pay(method="pix")
+    elif action == "reject":
+        world.pay(approve=False)
+    elif action == "open_order":
+        world.open_order()
+    elif action == "pay_order":
+        world.pay(_nth(world, action, "merchant_order", index))
+    elif action == "approve_pix":
+        pay = _nth(world, action, "payment", index)
+        if world.get(pay)["status"] != "pending":
+            raise WorldError(f"{action}: payment {pay} is not pending", object_id=pay)
+        world.approve_pending(pay)
+    elif action == "refund":
+        pay = _nth(world, action, "payment", index)
+        p = world.get(pay)
+        if p["status"] != "approved":
+            raise WorldError(f"{action}: payment {pay} is {p['status']}, not approved", object_id=pay)
+        left = _cents(p["transaction_amount"]) - _cents(p["transaction_amount_refunded"])
+        world.refund(pay, max(1, left // 2))
+    elif action == "charge_back":
+        world.charge_back(_nth(world, action, "payment", index))
+    else:
+        raise WorldError(f"unknown action {action!r} (known: {', '.join(MERCADOPAGO_ACTIONS)})")
+
+
+# ---- Paddle Billing ------------------------------------------------------------------------------
+
+PADDLE_ACTIONS: tuple[str, ...] = ("buy", "subscribe", "renew", "fail_renewal", "recover", "change_quantity",
+                                   "cancel", "refund")
+
+
+def _paddle_legal(world: Any) -> list[Action]:
+    out: list[Action] = [("buy", None), ("subscribe", None)]
+    for i, sub in enumerate(world.objects("subscription")):
+        status = world.get(sub)["status"]
+        if status in ("active", "past_due"):
+            out += [("renew", i), ("change_quantity", i)]
+        if status == "active":
+            out.append(("fail_renewal", i))
+        if status == "past_due":
+            out.append(("recover", i))
+        if status != "canceled":
+            out.append(("cancel", i))
+    for i, txn in enumerate(world.objects("transaction")):
+        if world.get(txn)["status"] == "completed":
+            out.append(("refund", i))
+    return out
+
+
+def _paddle_apply(world: Any, action: str, index: int | None) -> None:
+    if action == "buy":
+        world.buy()
+    elif action == "subscribe":
+        world.subscribe()
+    elif action in ("renew", "fail_renewal"):
+        world.renew(_nth(world, action, "subscription", index), pay=action == "renew")
+    elif action == "recover":
+        world.recover(_nth(world, action, "subscription", index))
+    elif action == "change_quantity":
+        sub = _nth(world, action, "subscription", index)
+        world.change_quantity(sub, int(world.get(sub)["items"][0]["quantity"]) + 1)
+    elif action == "cancel":
+        sub = _nth(world, action, "subscription", index)
+        if world.get(sub)["status"] == "canceled":
+            raise WorldError(f"{action}: subscription {sub} is canceled already", object_id=sub)
+        world.cancel(sub)
+    elif action == "refund":
+        world.refund(_nth(world, action, "transaction", index))
+    else:
+        raise WorldError(f"unknown action {action!r} (known: {', '.join(PADDLE_ACTIONS)})")
+
+
+#: World kind -> its operations.
+WORLD_OPS: Mapping[str, WorldOps] = {
+    "billing": WorldOps("billing", ACTIONS, legal_actions, apply_action),
+    "github": WorldOps("github", GITHUB_ACTIONS, _github_legal, _github_apply),
+    "mercadopago": WorldOps("mercadopago", MERCADOPAGO_ACTIONS, _mercadopago_legal, _mercadopago_apply),
+    "paddle": WorldOps("paddle", PADDLE_ACTIONS, _paddle_legal, _paddle_apply),
+}
+
+
+def ops_for(kind: str) -> WorldOps:
+    """The operations of world `kind`. Raises ValueError naming the kinds explore drives."""
+    ops = WORLD_OPS.get(kind)
+    if ops is None:
+        raise ValueError(f"explore has no operations for the {kind!r} world (it drives: {', '.join(WORLD_OPS)})")
+    return ops
+
+
+def new_world_of(kind: str, seed: int, **options: Any) -> Any:
+    """A fresh world of `kind` from `seed` (`simulator.world.new_world`; `options` are its keywords)."""
+    from hookproof.simulator.world import new_world
+
+    return new_world(kind, seed, **options)
+
+
+__all__ = ["ACTIONS", "Action", "GITHUB_ACTIONS", "MERCADOPAGO_ACTIONS", "PADDLE_ACTIONS", "WORLD_OPS", "WorldOps",
+           "apply_action", "legal_actions", "new_world_of", "ops_for"]
