@@ -66,7 +66,9 @@ def explore_target(cfg: "Config") -> Iterator[tuple["ExploreTarget", Any]]:
     unless already set), routed by respx; URL targets get the real provider server and
     the receiver the config says hookproof starts, as certify starts it (`[target.start]`,
     `[target.process]`, `[target.docker]`); a receiver it did not start must listen at
-    `target.url` (ConfigError naming it, as certify). Yields (target, provider state).
+    `target.url` (ConfigError naming it, as certify). The state machine drives the world
+    the profile sends from, sends only the ``enabled_events`` and judges effects under the
+    team's ``[business_keys]`` and ``[counters]``, as certify does. Yields (target, provider state).
     """
     from hookproof.certify import (
         check_reachable,
@@ -84,12 +86,10 @@ def explore_target(cfg: "Config") -> Iterator[tuple["ExploreTarget", Any]]:
 
     secrets = cfg.target.secrets(cfg.base_dir)
     profile = get_profile(cfg.target.profile)
-    if profile.world != "billing":  # the state machine's operations are the billing world's
-        from hookproof.errors import UsageError
-
-        raise UsageError(f"explore drives the billing world's operations; the {profile.title} profile sends its "
-                         f"own world's events: use certify (or send) for it")
-    options = dict(live=cfg.target.live, account=cfg.target.account)
+    enabled = cfg.target.stripe_types()  # the world's names of the enabled events (None: all)
+    options: dict[str, Any] = dict(live=cfg.target.live, account=cfg.target.account,
+                                   enabled=frozenset(enabled) if enabled is not None else None,
+                                   keys=cfg.key_mapping())
     if cfg.target.app is not None:
         os.environ.setdefault("HOOKPROOF_API_BASE", PROVIDER_API_BASE)
         os.environ.setdefault("HOOKPROOF_API_KEY", cfg.provider.api_key)
