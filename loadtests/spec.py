@@ -63,6 +63,8 @@ class StormSpec(BaseModel):
         waves: mass-redelivery waves during the storm.
         wave_window_s: each wave replays what was sent in the last seconds.
         seed: base seed of the worlds and the plans.
+        world_start_us: the worlds' clock start (unix microseconds), so the provider API
+            builds the very worlds the senders replay (None: each process's now).
         sender_timeout_s: seconds a sender waits for an answer.
         time_scale: factor on the profile's retry delays (retries of failed attempts).
         max_attempts: attempts per delivery at most (1: no retries).
@@ -95,6 +97,7 @@ class StormSpec(BaseModel):
     waves: int = 1
     wave_window_s: float = 5.0
     seed: int = 0
+    world_start_us: int | None = None
     sender_timeout_s: float = 20.0
     time_scale: float = 1e-5
     max_attempts: int = 3

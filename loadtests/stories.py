@@ -12,6 +12,12 @@ join of byte segments. That shortcut is used only for templates where it was sho
 at build time, to give exactly the profile's own rendering for two different copies
 (body bytes, dedupe id, headers, query); the others (profiles that derive ids with a
 hash, e.g. Standard Webhooks' ``msg_`` ids) are rendered by the profile every time.
+
+Worlds other than billing (GitHub's, Mercado Pago's, Paddle's, any `RecordWorld`) replay
+their own lifecycles the same way, their ids renamed in their own formats
+(`loadtests.renaming.IdRenamer`) and every replay rendered by the profile.
+`template_world` builds the world a process replays, so the provider API can build the
+very same one and serve the storm's objects (`loadtests.storm_truth`).
 Pure; no Locust import.
 """
 
@@ -24,6 +30,7 @@ from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Any, AnyStr, Callable, Iterator, Mapping, NamedTuple, TypeVar
 
+from hookproof.loadtests.renaming import IdRenamer
 from hookproof.simulator.events import Event
 from hookproof.simulator.profiles.base import Envelope, Profile
 from hookproof.simulator.world import World
@@ -37,6 +44,30 @@ _T = TypeVar("_T")
 TAIL_CHARS = 6
 #: Copy numbers a tail can hold (62 ** 6).
 MAX_COPIES = 62 ** TAIL_CHARS
+#: World lifecycles a storm process builds once and replays.
+STORIES = 16
+
+
+def process_seed(seed: int, worker_index: int) -> int:
+    """The seed of one storm process's world and plans (a worker's index, 0 for a single
+    local process): the same on every run of one storm seed."""
+    return seed * 1_000_003 + (max(0, worker_index) + 1) * 7919
+
+
+def template_world(kind: str, seed: int, *, live: bool = False, account: str | None = None,
+                   start_us: int | None = None) -> Any:
+    """A fresh world of `kind` (``billing``, ``github``, ``mercadopago``, ``paddle``…) from
+    `seed`, starting at `start_us` (unix microseconds; None: now) for every world but billing."""
+    if kind == "billing":
+        return World(seed, livemode=live, account=account)
+    from hookproof.simulator.world.registry import new_world
+
+    return new_world(kind, seed, livemode=live, account=account, start_us=start_us)
+
+
+def play_stories(world: Any, stories: int = STORIES) -> list[list[Event]]:
+    """`stories` lifecycles of `world`, played now: each one's events."""
+    return [list(world.lifecycle()) for _ in range(stories)]
 
 
 class Rendered(NamedTuple):
@@ -183,14 +214,25 @@ class StoryBook:
     """`stories` lifecycles of `world` kept by `keep`, rendered once by `profile`.
 
     `stream` replays them with fresh ids; different `first_copy` values with the same
-    `stride` give disjoint ids (one per storm user of a process).
+    `stride` give disjoint ids (one per storm user of a process). A billing `World` is
+    renamed by its id pattern (and replayed by joining segments where proven); any other
+    world by its `IdRenamer` (`renamer`, None until built), rendered by the profile.
     """
 
-    def __init__(self, world: World, profile: Profile, keep: Callable[[Event], bool], *, stories: int = 16) -> None:
+    def __init__(self, world: Any, profile: Profile, keep: Callable[[Event], bool], *,
+                 stories: int = STORIES) -> None:
         self.profile = profile
-        self.templates: list[list[Event]] = [
-            kept for kept in ([e for e in world.lifecycle() if keep(e)] for _ in range(stories)) if kept]
-        self._cuts: list[list[_Cut | Event]] = [[self._cut_or_event(e) for e in story] for story in self.templates]
+        played = play_stories(world, stories)
+        self.renamer: IdRenamer | None = None if isinstance(world, World) else IdRenamer.of(world)
+        self.templates: list[list[Event]] = [kept for kept in ([e for e in story if keep(e)] for story in played)
+                                             if kept]
+        self._cuts: list[list[_Cut | Event]] = [
+            [self._cut_or_event(e) if self.renamer is None else e for e in story] for story in self.templates]
+
+    @property
+    def max_copies(self) -> int:
+        """Copy numbers `stream` may use (below this)."""
+        return MAX_COPIES if self.renamer is None else min(MAX_COPIES, self.renamer.max_copies)
 
     @property
     def shortcut_share(self) -> float:
@@ -207,7 +249,7 @@ class StoryBook:
 
     def rendered_by_profile(self, event: Event, copy_no: int) -> Rendered:
         """`event` renamed to `copy_no` and rendered by the profile (the slow, sure way)."""
-        full = renamed([event], copy_no)[0]
+        full = renamed([event], copy_no)[0] if self.renamer is None else self.renamer.events([event], copy_no)[0]
         return Rendered(full, self.profile.envelope(full))
 
     def render(self, story: int, index: int, copy_no: int) -> Rendered:
@@ -224,7 +266,7 @@ class StoryBook:
             raise ValueError("first_copy must be >= 0 and stride >= 1")
         count = 0
         copy_no = first_copy
-        while self._cuts and count < max_events and copy_no < MAX_COPIES:
+        while self._cuts and count < max_events and copy_no < self.max_copies:
             new_tail = tail(copy_no)
             for story in self._cuts:
                 for item in story:
@@ -235,4 +277,5 @@ class StoryBook:
             copy_no += stride
 
 
-__all__ = ["MAX_COPIES", "Rendered", "StoryBook", "renamed", "story_events", "tail"]
+__all__ = ["MAX_COPIES", "STORIES", "Rendered", "StoryBook", "play_stories", "process_seed", "renamed", "story_events",
+           "tail", "template_world"]

@@ -21,19 +21,16 @@ from hookproof.loadtests.exchange import ObservedAtoms, observed
 from hookproof.loadtests.plan import Send
 from hookproof.loadtests.records import event_to_wire, make_attempt
 from hookproof.loadtests.spec import SpecError, StormSpec, secrets_from_env, secrets_from_text
-from hookproof.loadtests.stories import StoryBook
+from hookproof.loadtests.stories import STORIES, StoryBook, process_seed, template_world
 from hookproof.simulator.delivery.history import Attempt
 from hookproof.simulator.events import Event
 from hookproof.simulator.profiles import get_profile
 from hookproof.simulator.profiles.base import Profile
-from hookproof.simulator.world import World
 
 log = logging.getLogger("hookproof.storm")
 
 #: Copy-number stride between the users of one process (users per process at most).
 USER_STRIDE = 1 << 16
-#: World lifecycles a process builds once and replays.
-STORIES = 16
 #: Allocations between two young-generation collections in a sender (CPython's default: 700).
 GC_YOUNG_THRESHOLD = 20_000
 
@@ -104,7 +101,17 @@ class StormProcess:
         """The seed of this process's stories and of its users' plans (a worker's index,
         0 for a single local process): the same on every run of one spec."""
         assert self.spec is not None
-        return self.spec.seed * 1_000_003 + (max(0, worker_index) + 1) * 7919
+        return process_seed(self.spec.seed, worker_index)
+
+    def copies(self, user_number: int) -> tuple[int, int]:
+        """(first copy number, stride) of a user's replays: disjoint per user of a process.
+        Billing's ids hold 62**6 copies, so users are `USER_STRIDE` apart; the other worlds'
+        numbers hold fewer, so their users take turns (a process never has more users than
+        the storm's total)."""
+        assert self.spec is not None and self.book is not None
+        if self.book.renamer is None:
+            return 1 + user_number % USER_STRIDE, USER_STRIDE
+        return 1 + user_number % self.spec.users, self.spec.users
 
     def story_book(self, seed: int) -> StoryBook:
         """The process's stories, built by its first user (world seeded by `seed`)."""
@@ -117,8 +124,9 @@ class StormProcess:
                 return (profile.provider_type(e.type) is not None and (enabled is None or e.type in enabled)
                         and (e.business_key is not None or e.stateful))
 
-            self.book = StoryBook(World(seed, livemode=spec.live, account=spec.account), profile, keep,
-                                  stories=STORIES)
+            world = template_world(profile.world, seed, live=spec.live, account=spec.account,
+                                   start_us=spec.world_start_us)
+            self.book = StoryBook(world, profile, keep, stories=STORIES)
             # Everything built so far (Locust, the world, the stories) lives until the
             # end: keep it out of every later collection, and collect the young objects
             # of sending (freed by reference counting, nearly all) less often. Measured:

@@ -25,7 +25,7 @@ from locust.exception import StopUser
 from hookproof.loadtests.exchange import ObservedAtoms, exchange
 from hookproof.loadtests.plan import Send, StormPlan
 from hookproof.loadtests.shape import wave_times
-from hookproof.loadtests.storm_state import STATE, USER_STRIDE
+from hookproof.loadtests.storm_state import STATE
 from hookproof.simulator.delivery.attempt_core import retry_delay_s
 from hookproof.simulator.delivery.dispatcher import READ_CAP_BYTES
 from hookproof.simulator.delivery.history import RESPONSE_EXCERPT_BYTES, Outcome
@@ -54,7 +54,8 @@ class StormUser(FastHttpUser):
         assert profile is not None
         self.profile = profile
         book = STATE.story_book(process_seed)
-        stream = book.stream(first_copy=1 + self.number % USER_STRIDE, stride=USER_STRIDE)
+        first_copy, stride = STATE.copies(self.number)
+        stream = book.stream(first_copy=first_copy, stride=stride)
         self.plan = StormPlan(stream, duplicates=spec.duplicates, burst=spec.burst,
                               reorder_window=spec.reorder_window, wave_window_s=spec.wave_window_s, seed=self.seed)
         self.shape = spec.load_shape()

@@ -21,6 +21,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
+from hookproof.loadtests.ahead import Ahead, ahead_of, tolerate
 from hookproof.loadtests.collect import WorkerTotals
 from hookproof.loadtests.spec import StormSpec
 from hookproof.loadtests.spool import Spool
@@ -79,14 +80,17 @@ def storm_checks(expectations: Expectations, observations: Sequence[Observation]
     return tuple(c for c in STORM_CHECKS if c not in STATE_CHECKS)
 
 
-def only_storm(obs: Observation, object_ids: set[str]) -> Observation:
-    """The part of `obs` about the storm's objects (a business key names its object second)."""
+def only_storm(obs: Observation, object_ids: set[str], keys: frozenset[str] = frozenset()) -> Observation:
+    """The part of `obs` about the storm's objects: effects whose key the storm's events
+    carry (`keys`) or whose key names one of `object_ids` second (``refund:<payment>:…``;
+    GitHub's ``ci:<repo>@<sha>`` of a pull request names no event's object)."""
     def key_object(key: str) -> str:
         parts = key.split(":")
         return parts[1] if len(parts) > 1 else key
 
     counters = obs.counters
-    return replace(obs, effects=tuple(e for e in obs.effects if key_object(e.business_key) in object_ids),
+    return replace(obs, effects=tuple(e for e in obs.effects
+                                      if e.business_key in keys or key_object(e.business_key) in object_ids),
                    states=tuple(s for s in obs.states if s.object_id in object_ids),
                    counters=counters if counters is None else {k: v for k, v in counters.items()
                                                                if key_object(k) in object_ids})
@@ -128,11 +132,13 @@ class StormOutcome:
 
 def storm_scenario(spec: StormSpec, events: Sequence[Event], attempts: Sequence[Attempt],
                    observations: Sequence[Observation], *, settled: bool, started_at: float,
-                   duration_s: float, reason: str | None = None) -> ScenarioReport:
+                   duration_s: float, reason: str | None = None, ahead: Ahead | None = None) -> ScenarioReport:
     """The ``storm`` scenario report: checks over the history and the observations (pure).
 
     With the team's business keys (``spec.keys``, `scenarios.business_keys`), events and
-    attempts carry them and mapped counters are compared, as in certify.
+    attempts carry them and mapped counters are compared, as in certify. `ahead` (the
+    undelivered rest of the sent objects' stories, `loadtests.ahead`) explains the effects
+    and states a receiver learned from the provider API before the storm delivered them.
     """
     mapping = None
     if spec.keys:
@@ -149,6 +155,8 @@ def storm_scenario(spec: StormSpec, events: Sequence[Event], attempts: Sequence[
 
         expectations = replace(expectations, counters=counter_truth(events, attempts, mapping))
     results = run_checks(storm_checks(expectations, observations), attempts, expectations, observations)
+    if ahead:
+        results = tolerate(results, ahead)
     verdict = {Verdict.VALID: "pass", Verdict.INVALID: "fail", Verdict.UNKNOWN: "unknown"}[compose(results)]
     views: list[CheckView] = []
     sent = len(attempts)
@@ -180,17 +188,20 @@ def storm_scenario(spec: StormSpec, events: Sequence[Event], attempts: Sequence[
 
 def _check_and_report(spec: StormSpec, events: Sequence[Event], indexed: list[Attempt], history_path: Path, *,
                       started_at: float, stopped_at: float, partial_reason: str | None,
-                      observe: Callable[[], Observation] | None, phase: Callable[[str], None]) -> RunReport:
-    """Settle the receiver, run the checks over `indexed`, and make the storm's report."""
+                      observe: Callable[[], Observation] | None, phase: Callable[[str], None],
+                      processes: int = 1) -> RunReport:
+    """Settle the receiver, run the checks over `indexed`, and make the storm's report
+    (`processes`: how many processes sent, for the provider API's truth they replayed)."""
     from hookproof.scenarios.errors import ObserverError
     from hookproof.scenarios.observers import settle
 
     object_ids = {e.object_id for e in events}
+    keys = frozenset(e.business_key for e in events if e.business_key)
     duration_s = max(0.0, stopped_at - started_at)
     phase("settling")
     try:
         read = observe or make_observer(spec.observer, spec.sink_url)
-        result = settle(lambda: only_storm(read(), object_ids), window_s=spec.settle_window_s,
+        result = settle(lambda: only_storm(read(), object_ids, keys), window_s=spec.settle_window_s,
                         deadline_s=spec.settle_deadline_s, interval_s=spec.settle_interval_s)
     except (ObserverError, ValueError, ImportError, AttributeError, KeyError) as exc:
         scenario = ScenarioReport("storm", TITLE, DESCRIPTION, "error", STORM_CHECKLIST,
@@ -198,8 +209,11 @@ def _check_and_report(spec: StormSpec, events: Sequence[Event], indexed: list[At
                                   reason=f"could not observe the receiver: {type(exc).__name__}: {exc}")
     else:
         phase("checking")
+        from hookproof.loadtests.storm_truth import template_worlds
+
+        ahead = ahead_of(events, template_worlds(spec, processes))
         scenario = storm_scenario(spec, events, indexed, result.observations, settled=result.settled,
-                                  started_at=started_at, duration_s=duration_s, reason=partial_reason)
+                                  started_at=started_at, duration_s=duration_s, reason=partial_reason, ahead=ahead)
     partial = partial_reason is not None
     verdict = run_verdict([scenario.verdict], partial=partial)
     return RunReport(
@@ -279,7 +293,8 @@ def finish_spooled(
         history.set_meta("storm_workers", [asdict(w) for w in workers])
         indexed = history.attempts()
         report = _check_and_report(spec, events, indexed, history_path, started_at=started_at, stopped_at=stopped_at,
-                                   partial_reason=partial_reason, observe=observe, phase=phase)
+                                   partial_reason=partial_reason, observe=observe, phase=phase,
+                                   processes=max(1, len(workers)))
         # kept with the attempts, so `hookproof report --history` re-renders it, as for certify
         history.set_meta(REPORT_META_KEY, json.loads(render_json(report)))
         history.set_meta("finished", True)

@@ -95,9 +95,6 @@ def build_spec(config: "Config", *, users: int, rate: float, duration_s: float, 
     from hookproof.simulator.profiles import get_profile
 
     profile = get_profile(config.target.profile)
-    if profile.world != "billing":  # storms replay billing-world stories with renamed ids
-        raise UsageError(f"storm replays the billing world's stories; the {profile.title} profile sends its own "
-                         f"world's events: use certify (or send) for it")
     seed = config.run.seed if config.run.seed is not None else random.SystemRandom().randrange(1, 2**31)
     types = config.target.stripe_types()
     try:
@@ -106,6 +103,7 @@ def build_spec(config: "Config", *, users: int, rate: float, duration_s: float, 
             account=config.target.account, enabled_types=tuple(sorted(types)) if types is not None else None,
             users=users, rate_per_s=rate, duration_s=duration_s, shape=shape, duplicates=duplicates, burst=burst,
             reorder_window=reorder_window, waves=waves, max_in_flight=max_in_flight, seed=seed,
+            world_start_us=int(time.time()) * 1_000_000,
             sender_timeout_s=config.run.sender_timeout_s or profile.sender_timeout_s,
             time_scale=config.run.time_scale, sink_url=sink_url,
             observer={**config.observer.model_dump(), "base_dir": str(config.base_dir)},
@@ -117,6 +115,16 @@ def build_spec(config: "Config", *, users: int, rate: float, duration_s: float, 
         )
     except SpecError as exc:
         raise UsageError(str(exc)) from None
+
+
+def serve_storm_truth(state: Any, spec: "StormSpec", workers: int) -> None:
+    """Let the provider API (`state`, a `ServerState`) serve every object the storm's
+    `workers` sending processes (0: one local process) will replay, before the first
+    delivery (`loadtests.storm_truth`: their template worlds, renamed on the fly)."""
+    from hookproof.loadtests.storm_truth import storm_truth
+
+    for world in storm_truth(spec, max(1, workers)):
+        state.add_world(world)
 
 
 def master_command(spec: "StormSpec", *, workers: int, spawn_rate: float, bind_host: str, port: int,
@@ -354,6 +362,7 @@ def register(app: typer.Typer) -> None:
                                   duplicates=duplicates, burst=burst, reorder_window=reorder_window, waves=waves,
                                   out=out, sink_url=sink_url, progress_path=progress_path,
                                   max_in_flight=max_in_flight, collect_timeout_s=collect_timeout_s)
+                serve_storm_truth(_state, spec, workers_expected or workers)
                 with started_receiver(cfg, secrets, api_base, sink_url):
                     check_reachable(cfg)  # once a started receiver is up; nothing listening is not a finding
                     code = run_storm(spec, secrets, workers=workers_expected or workers, spawn_rate=spawn_rate,

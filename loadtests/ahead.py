@@ -1,0 +1,113 @@
+"""What a storm's receiver may know before the storm delivered it: the provider API's truth.
+
+A storm stops at its duration, in the middle of many objects' stories; the provider API
+serves each object whole (`loadtests.storm_truth`: a storm's clock does not move with its
+deliveries). A receiver that fetches the object it is notified about (as Mercado Pago's
+thin notifications require) therefore learns of changes whose events the storm had not
+delivered yet, and applies them: a refund, a chargeback, a later status. That is correct
+behaviour, and a real provider would deliver those events next.
+
+`Ahead` lists, for the objects the storm sent, the events of their template stories it
+never delivered: their business keys (with their amounts) and the statuses their objects
+reach. `tolerate` drops the findings they explain and nothing else: an ``unexpected``
+effect whose key is one of them, a ``counter`` that moved by exactly that key's amount,
+a ``stale`` object whose observed status is one its story reached later. A check left
+without problems becomes valid; its stats say how many findings were explained.
+Pure; no Locust import.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any, Iterable, Sequence
+
+from hookproof.loadtests.renaming import IdRenamer
+from hookproof.scenarios.findings import CheckResult, Verdict
+from hookproof.simulator.events import Event
+
+
+@dataclass(frozen=True)
+class Ahead:
+    """The undelivered part of the stories of the objects a storm sent.
+
+    Attributes:
+        keys: business key -> its amount (None when not money-like).
+        statuses: object id -> the statuses its undelivered events carry.
+    """
+
+    keys: dict[str, int | None] = field(default_factory=dict)
+    statuses: dict[str, set[str]] = field(default_factory=dict)
+
+    def __bool__(self) -> bool:
+        return bool(self.keys or self.statuses)
+
+
+def ahead_of(sent: Iterable[Event], templates: Sequence[Any]) -> Ahead:
+    """The `Ahead` of a storm that sent `sent` (its events, any order), from the template
+    worlds its processes replayed (`storm_truth.template_worlds`). Empty without templates."""
+    if not templates:
+        return Ahead()
+    renamers = [(IdRenamer.of(w), w) for w in templates]
+    stories: dict[int, dict[str, list[Event]]] = {}
+    sent_ids: set[str] = set()
+    objects: set[str] = set()
+    for e in sent:
+        sent_ids.add(e.id)
+        objects.add(e.object_id)
+    ahead = Ahead()
+    for object_id in objects:
+        for i, (renamer, world) in enumerate(renamers):
+            found = renamer.original(object_id)
+            if found is None:
+                continue
+            by_object = stories.get(i)
+            if by_object is None:
+                by_object = stories[i] = {}
+                for t in world.events:
+                    by_object.setdefault(t.object_id, []).append(t)
+            template_id, copy_no = found
+            for e in renamer.events(by_object.get(template_id, ()), copy_no):
+                if e.id in sent_ids:
+                    continue
+                if e.business_key is not None:
+                    ahead.keys[e.business_key] = e.amount
+                if e.status is not None:
+                    ahead.statuses.setdefault(e.object_id, set()).add(e.status)
+            break
+    return ahead
+
+
+def _status(actual: object) -> str | None:
+    """The status of a stale finding's observed state (``"refunded"`` or ``"refunded (v3)"``)."""
+    return actual.split(" (v")[0] if isinstance(actual, str) else None
+
+
+def tolerate(results: Sequence[CheckResult], ahead: Ahead) -> list[CheckResult]:
+    """`results` without the findings `ahead` explains (see the module docstring)."""
+    if not ahead:
+        return list(results)
+    out = []
+    for r in results:
+        def explained(f: Any) -> bool:
+            if r.check_id == "unexpected":
+                return f.key in ahead.keys
+            if r.check_id == "counter":
+                return f.key in ahead.keys and ahead.keys[f.key] is not None and f.actual == ahead.keys[f.key]
+            if r.check_id == "stale":
+                return _status(f.actual) in ahead.statuses.get(f.key, ())
+            return False
+
+        kept = tuple(f for f in r.findings if f.advisory or not explained(f))
+        dropped = len(r.findings) - len(kept)
+        if not dropped:
+            out.append(r)
+            continue
+        verdict = r.verdict
+        if verdict is Verdict.INVALID and not any(not f.advisory for f in kept):
+            verdict = Verdict.VALID
+        stats = {**r.stats, "ahead_of_delivery": dropped}
+        out.append(replace(r, verdict=verdict, findings=kept, stats=stats))
+    return out
+
+
+__all__ = ["Ahead", "ahead_of", "tolerate"]

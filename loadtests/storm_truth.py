@@ -1,0 +1,107 @@
+"""The provider API's truth during a storm: every object the storm's replays are about.
+
+A storm's senders replay a few template stories under fresh ids (`loadtests.stories`),
+copy after copy, as fast as the load shape asks; the provider API must know each of those
+objects before its first event is delivered, on whichever machine it was sent from. It
+can: every process's template world is deterministic from the storm's seed, the
+process's index and the storm's clock start (`StormSpec.world_start_us`), so the provider
+API builds the same templates (`template_worlds`) and serves any renamed id from its
+template, renamed on the fly (`served_world`): ``GET /v1/payments/<a copy's id>`` answers
+that copy's payment, at its final version (a storm's clock does not move with
+deliveries).
+
+`served_world` wraps a `RecordWorld` (Mercado Pago, Paddle, and any other world built on
+it) or a `GitHubWorld` in a subclass of its own class, so the provider routes that look
+for their world's class find it; only the reading interface (``has``, ``get``,
+``version``, ``object_type``, ``event``, and GitHub's ``find``) is served. The billing
+world is renamed by a pattern rather than an `IdRenamer` and is not served this way.
+Pure; no Locust import.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hookproof.loadtests.renaming import IdRenamer
+from hookproof.loadtests.spec import StormSpec
+from hookproof.loadtests.stories import STORIES, play_stories, process_seed, template_world
+from hookproof.simulator.errors import WorldError
+from hookproof.simulator.events import Event
+from hookproof.simulator.profiles import get_profile
+
+
+class _RenamedReads:
+    """The reading interface of a template world, for its renamed copies."""
+
+    _renamer: IdRenamer
+    _objects: dict[str, Any]
+    _event_index: dict[str, Event]
+
+    def _record(self, object_id: str) -> Any:
+        found = self._renamer.original(object_id)
+        record = self._objects.get(found[0]) if found is not None else None
+        if found is None or record is None:
+            raise WorldError(f"no object {object_id}", object_id=object_id)
+        copy_no = found[1]
+        return type(record)(record.object_type, [self._renamer.value(v, copy_no) for v in record.versions])
+
+    def has(self, object_id: str) -> bool:
+        found = self._renamer.original(object_id)
+        return found is not None and (found[0] in self._objects or found[0] in self._event_index)
+
+    def event(self, event_id: str) -> Event:
+        found = self._renamer.original(event_id)
+        template = self._event_index.get(found[0]) if found is not None else None
+        if found is None or template is None:
+            raise WorldError(f"no event {event_id}", object_id=event_id)
+        return self._renamer.events([template], found[1])[0]
+
+    def objects(self, object_type: str | None = None) -> list[str]:
+        """None listed: a storm's objects are countless (each is served by its id)."""
+        return []
+
+    def find(self, full_name: str, number: int) -> str | None:
+        """GitHub's lookup of issue or pull request `number` of a renamed repository."""
+        object_id = f"{full_name}#{number}"
+        found = self._renamer.original(object_id)
+        return object_id if found is not None and found[0] in self._objects else None
+
+
+_CLASSES: dict[type, type] = {}
+
+
+def served_world(template: Any, renamer: IdRenamer | None = None) -> Any:
+    """A world the provider API serves in place of `template`'s renamed copies (see the
+    module docstring); `renamer` defaults to `IdRenamer.of(template)`."""
+    cls = type(template)
+    served_cls = _CLASSES.get(cls)
+    if served_cls is None:
+        served_cls = _CLASSES[cls] = type(f"Storm{cls.__name__}", (_RenamedReads, cls), {})
+    world: Any = object.__new__(served_cls)
+    world.__dict__.update(template.__dict__)
+    world._renamer = renamer or IdRenamer.of(template)
+    return world
+
+
+def template_worlds(spec: StormSpec, processes: int) -> list[Any]:
+    """The template worlds of a storm's `processes` sending processes (worker indexes 0
+    to processes-1; a single local process is index 0), their stories played as each
+    process plays them. Empty for the billing world."""
+    kind = get_profile(spec.profile).world
+    if kind == "billing":
+        return []
+    worlds = []
+    for index in range(max(1, processes)):
+        world = template_world(kind, process_seed(spec.seed, index), live=spec.live, account=spec.account,
+                               start_us=spec.world_start_us)
+        play_stories(world, STORIES)
+        worlds.append(world)
+    return worlds
+
+
+def storm_truth(spec: StormSpec, processes: int) -> list[Any]:
+    """What the provider API serves for a storm of `processes` sending processes."""
+    return [served_world(w) for w in template_worlds(spec, processes)]
+
+
+__all__ = ["served_world", "storm_truth", "template_worlds"]

@@ -1,0 +1,254 @@
+"""Storms over every world: ids renamed in each provider's format, the provider API's truth
+served for every replayed object, and real storms against the provider reference receivers.
+
+The renaming and truth tests are fast and pure; the storms (``python -m hookproof storm``
+in a subprocess, Locust in its own processes) are slow: a short, low-rate storm against
+the correct receiver passes with zero findings, its twin without dedupe fails with
+`duplicated`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from hookproof.loadtests.ahead import Ahead, ahead_of, tolerate
+from hookproof.loadtests.renaming import MAX_SAFE_INT, IdRenamer
+from hookproof.loadtests.spec import StormSpec
+from hookproof.loadtests.stories import STORIES, StoryBook, play_stories, process_seed, template_world
+from hookproof.loadtests.storm_truth import served_world, storm_truth, template_worlds
+from hookproof.scenarios.findings import CheckResult, Finding, Verdict
+from hookproof.simulator.profiles import get_profile
+from hookproof.simulator.server import ServerState, run_server
+from hookproof.simulator.server.state import DEFAULT_API_KEY
+from hookproof.simulator.world import GitHubWorld
+from tests.support import free_port, require_service
+
+ROOT = Path(__file__).resolve().parents[2]
+KINDS = ("github", "mercadopago", "paddle")
+START_US = 1_790_000_000_000_000
+
+
+def _book(kind: str, seed: int = 7) -> tuple[StoryBook, object]:
+    world = template_world(kind, seed, start_us=START_US)
+    book = StoryBook(world, get_profile(kind), lambda e: True, stories=3)
+    return book, world
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_every_copy_is_about_fresh_objects_in_the_provider_format(kind: str) -> None:
+    book, _ = _book(kind)
+    assert book.renamer is not None and book.max_copies > 1000
+    per_copy = []
+    for copy_no in (1, 2, book.max_copies - 1):
+        events = [book.render(s, i, copy_no).event for s, story in enumerate(book.templates)
+                  for i in range(len(story))]
+        per_copy.append(({e.id for e in events}, {e.object_id for e in events if e.business_key or e.stateful},
+                         {e.business_key for e in events if e.business_key}))
+        for e, t in zip(events, [t for story in book.templates for t in story]):
+            assert e.id != t.id and e.type == t.type and e.status == t.status and e.amount == t.amount
+            if kind == "mercadopago":  # numbers stay numbers, exact in JavaScript too
+                assert e.id.isdigit() and e.object_id.isdigit() and int(e.id) <= MAX_SAFE_INT
+            if kind == "paddle":  # ULIDs stay ULIDs: prefix, 26 lowercase Crockford base32 characters
+                assert e.id.startswith("evt_01") and len(e.id) == len(t.id)
+                assert set(e.id[4:]) <= set("0123456789abcdefghjkmnpqrstvwxyz")
+    for a, b in zip(per_copy, per_copy[1:]):
+        assert all(not (x & y) for x, y in zip(a, b))  # nothing shared between two copies
+
+
+def test_github_numbers_and_node_ids_are_renamed_together() -> None:
+    book, world = _book("github")
+    rendered = book.render(0, 1, 5)  # issues.opened of copy 5
+    issue = json.loads(rendered.envelope.body)["issue"] if rendered.envelope else rendered.event.extra["payload"]["issue"]
+    import base64
+
+    assert base64.b64decode(issue["node_id"]).decode() == f"05:Issue{issue['id']}"
+    template = world.get(book.templates[0][1].object_id)
+    assert issue["id"] != template["id"] and issue["id"] <= MAX_SAFE_INT
+    assert rendered.event.object_id.endswith(f"#{template['number']}")
+    assert rendered.event.object_id != book.templates[0][1].object_id
+    # the App's own installation and the people are the same in every copy
+    assert issue["user"]["id"] == template["user"]["id"]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_the_renamer_goes_back_to_the_template(kind: str) -> None:
+    book, world = _book(kind)
+    renamer = book.renamer
+    assert renamer is not None
+    for story in book.templates:
+        for t in story:
+            for copy_no in (1, 77, book.max_copies - 1):
+                (e,) = renamer.events([t], copy_no)
+                assert renamer.original(e.object_id) in ((t.object_id, copy_no), None)
+                assert renamer.original(e.id) == (t.id, copy_no)
+    assert renamer.original("not-an-id") is None
+    assert renamer.original("1") is None
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_the_served_world_answers_every_replayed_object_as_its_template_renamed(kind: str) -> None:
+    book, world = _book(kind)
+    served = served_world(world, book.renamer)
+    assert isinstance(served, type(world))
+    for story in book.templates:
+        for t in story:
+            e = book.render(book.templates.index(story), story.index(t), 42).event
+            if kind == "github" and not t.object_id.count("#"):
+                continue  # GitHub's API serves issues and pull requests
+            assert served.has(e.object_id), e.object_id
+            assert served.get(e.object_id) == book.renamer.value(world.get(t.object_id), 42)  # type: ignore[union-attr]
+            assert served.version(e.object_id) == world.version(t.object_id)
+            assert served.event(e.id).id == e.id
+    assert not served.has("999") and not served.has("txn_01nothingofthestorm000000")
+
+
+def test_the_provider_api_serves_a_storm_payment_over_http() -> None:
+    spec = StormSpec(target_url="http://127.0.0.1:1/", profile="mercadopago", seed=9, world_start_us=START_US)
+    state = ServerState()
+    for w in storm_truth(spec, 2):
+        state.add_world(w)
+    world = template_world("mercadopago", process_seed(9, 1), start_us=START_US)
+    book = StoryBook(world, get_profile("mercadopago"), lambda e: True, stories=STORIES)
+    event = next(r.event for r in book.stream(first_copy=3, stride=2) if r.event.type == "payment.created")
+    import httpx
+
+    with run_server(state) as api:
+        got = httpx.get(f"{api.url}/v1/payments/{event.object_id}", headers={"Authorization": f"Bearer {DEFAULT_API_KEY}"},
+                        timeout=10)
+        missing = httpx.get(f"{api.url}/v1/payments/999", headers={"Authorization": f"Bearer {DEFAULT_API_KEY}"},
+                            timeout=10)
+    assert got.status_code == 200 and str(got.json()["id"]) == event.object_id
+    assert missing.status_code == 404
+
+
+def test_billing_has_no_served_templates() -> None:
+    assert template_worlds(StormSpec(target_url="http://127.0.0.1:1/"), 2) == []
+
+
+def test_ahead_explains_only_what_the_undelivered_story_holds() -> None:
+    world = template_world("mercadopago", 3, start_us=START_US)
+    play_stories(world, 2)
+    renamer = IdRenamer.of(world)
+    story = renamer.events(world.events, 4)
+    refund = next(e for e in story if e.business_key and e.business_key.startswith("refund:"))
+    sent = [e for e in story if e.object_id == refund.object_id][:1]  # only the payment's first event
+    ahead = ahead_of(sent, [world])
+    assert refund.business_key in ahead.keys and ahead.keys[refund.business_key] == refund.amount
+    results = [
+        CheckResult("unexpected", Verdict.INVALID, (Finding("unexpected", refund.business_key or "", "x"),
+                                                    Finding("unexpected", "refund:1:2", "y"))),
+        CheckResult("counter", Verdict.INVALID, (Finding("counter", refund.business_key or "", "m", 0,
+                                                         refund.amount),)),
+        CheckResult("stale", Verdict.INVALID, (Finding("stale", refund.object_id, "s", "approved (v1)", "refunded"),
+                                               )),
+        CheckResult("duplicated", Verdict.INVALID, (Finding("duplicated", refund.business_key or "", "d"),)),
+    ]
+    out = {r.check_id: r for r in tolerate(results, ahead)}
+    assert [f.key for f in out["unexpected"].findings] == ["refund:1:2"]
+    assert out["unexpected"].verdict is Verdict.INVALID and out["unexpected"].stats["ahead_of_delivery"] == 1
+    assert out["counter"].verdict is Verdict.VALID and out["counter"].findings == ()
+    assert out["stale"].verdict is Verdict.VALID
+    assert out["duplicated"] == results[3]  # never explained
+    assert tolerate(results, Ahead()) == results
+
+
+# ---- real storms ------------------------------------------------------------------------
+
+MP_SECRET = "a" * 64
+PADDLE_SECRET = "pdl_ntfset_01hv8x29kz0t586xy6zn1a62ny_0123456789abcdefABCDEF0123456789"
+GITHUB_SECRET = "gh_webhook_secret_0123456789abcdef"
+NODE_DIR = ROOT / "examples" / "receivers" / "node"
+
+
+def _config(tmp_path: Path, receiver: str) -> Path:
+    port = free_port()
+    db = tmp_path / f"{receiver}.sqlite"
+    if receiver.startswith("github_app"):
+        profile, secret, account = "github", GITHUB_SECRET, None
+        start = [f'command = "node {receiver}.js"', f'cwd = "{NODE_DIR}"',
+                 f'env = {{ PORT = "{port}", DATABASE = "{db}", WEBHOOK_SECRET = "{secret}" }}']
+        effects = "SELECT business_key FROM effects"
+        states = {k: f"SELECT object_id, status FROM states WHERE kind = '{k}'" for k in ("issue", "pull_request")}
+    else:
+        mp = receiver.startswith("mercadopago")
+        profile = "mercadopago" if mp else "paddle"
+        secret, account = (MP_SECRET, "123456789") if mp else (PADDLE_SECRET, None)
+        start = [f'command = "{sys.executable} -m examples.receivers.{receiver}"', f'cwd = "{ROOT}"',
+                 f'env = {{ PORT = "{port}", DATABASE = "{db}", MP_USER_ID = "123456789" }}']
+        effects = "SELECT business_key, amount FROM effects"
+        states = ({"payment": "SELECT object_id, status FROM payments"} if mp
+                  else {"subscription": "SELECT object_id, status FROM subscriptions"})
+    lines = ["[target]", f'url = "http://127.0.0.1:{port}/webhooks"', f'profile = "{profile}"',
+             f'secret = "{secret}"', *([f'account = "{account}"'] if account else []), "",
+             "[target.start]", *start, f'health_url = "http://127.0.0.1:{port}/healthz"', "startup_timeout_s = 60", "",
+             "[observer]", 'kind = "sql"', f'url = "sqlite:///{db}"', f'effects = "{effects}"', "",
+             "[observer.states]", *(f'{k} = "{q}"' for k, q in states.items()), "",
+             "[run]", "seed = 11", "", "[settle]", "window_s = 0.5", "deadline_s = 30", ""]
+    path = tmp_path / "hookproof.toml"
+    path.write_text("\n".join(lines), encoding="utf-8")
+    return path
+
+
+def storm(config: Path, out: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "200"}
+    return subprocess.run([sys.executable, "-m", "hookproof", "storm", "--config", str(config), "--out", str(out),
+                           "--duration", "6s", "--users", "2", "--rate", "8", *args],
+                          cwd=str(ROOT), env=env, capture_output=True, text=True, timeout=240)
+
+
+def failing_checks(out: Path) -> dict[str, int]:
+    report = json.loads((out / "report.json").read_text())
+    (scenario,) = report["scenarios"]
+    return {c["check_id"]: len(c["findings"]) for c in scenario["checks"] if c["verdict"] != "valid"}
+
+
+def _needs_node() -> None:
+    if shutil.which("node") is None or not (NODE_DIR / "node_modules" / "@octokit" / "webhooks").is_dir():
+        require_service("node", "node and `npm ci` in examples/receivers/node are needed for the GitHub App")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("receiver", ["mercadopago_fetch", "paddle_billing", "github_app"])
+def test_a_storm_passes_the_correct_provider_receiver(tmp_path: Path, receiver: str) -> None:
+    if receiver.startswith("github"):
+        _needs_node()
+    result = storm(_config(tmp_path, receiver), tmp_path / "out")
+    assert failing_checks(tmp_path / "out") == {}, result.stdout + result.stderr
+    assert result.returncode == 0, result.stdout + result.stderr
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert report["verdict"] == "pass" and report["profile"] == receiver.split("_")[0].replace("github", "github")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("receiver", ["mercadopago_fetch_no_dedupe", "paddle_billing_no_dedupe",
+                                      "github_app_no_dedupe"])
+def test_a_storm_fails_the_twin_without_dedupe_with_duplicated(tmp_path: Path, receiver: str) -> None:
+    if receiver.startswith("github"):
+        _needs_node()
+    result = storm(_config(tmp_path, receiver), tmp_path / "out", "--duplicates", "0.5")
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "duplicated" in failing_checks(tmp_path / "out"), result.stdout
+
+
+def test_enabled_events_reach_the_spec_in_the_world_s_names(tmp_path: Path) -> None:
+    from hookproof.commands.storm import build_spec
+    from hookproof.config import load_config
+
+    config = _config(tmp_path, "github_app")
+    text = config.read_text().replace('profile = "github"', 'profile = "github"\nenabled_events = ["issues.opened", "push"]')
+    config.write_text(text)
+    spec = build_spec(load_config(config), users=1, rate=1.0, duration_s=1.0, shape="steady", duplicates=0.0,
+                      burst=1, reorder_window=1, waves=0, out=tmp_path / "out", sink_url=None, progress_path=None)
+    assert spec.enabled_types == ("issues.opened", "push") and spec.world_start_us is not None
+    world = template_world("github", process_seed(spec.seed, 0), start_us=spec.world_start_us)
+    kept = set(spec.enabled_types)
+    book = StoryBook(world, get_profile("github"), lambda e: e.type in kept, stories=2)
+    assert {e.type for story in book.templates for e in story} == kept
+    assert isinstance(world, GitHubWorld)
