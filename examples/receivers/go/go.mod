@@ -1,0 +1,3 @@
+module hookproof.example/stripereceiver
+
+go 1.19

@@ -1,0 +1,127 @@
+"""The Go `net/http` receiver (examples/receivers/go) against hookproof, over real HTTP.
+
+`stripe_receiver` is Go's standard library only: Stripe's signature checked by hand as
+Stripe's docs describe it (HMAC-SHA256 over ``t.payload``, 300 s tolerance, constant-time
+compare), the event id claimed inside the effect's transaction (one mutex over claim,
+effect and state), effects served to hookproof's ``http`` observer. Its twin,
+built with ``-tags nodedupe``, never asks whether an event was processed. `certify` passes
+the correct one on the whole catalog with zero findings and fails the twin with
+`duplicated` for its own business keys (the detection matrix's ``go_receivers``).
+
+The binaries are built here, into a temporary folder (GOCACHE and GOPATH there too, no
+module download: GOPROXY=off); they are never committed. Needs Debian's golang-go: skipped
+locally without it, a failure under CI.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from hookproof.certify import certify
+from hookproof.config import Config, ObserverConfig, RunConfig, SettleConfig, StartConfig, TargetConfig
+from hookproof.demo import DEMO_ACCOUNT
+from hookproof.send import SendOptions, send
+from hookproof.simulator.profiles import get_profile
+from hookproof.simulator.world import emit_events, new_world
+from tests.support import free_port, require_service
+
+GO_DIR = Path(__file__).resolve().parents[2] / "examples" / "receivers" / "go"
+SECRET = "whsec_go_receiver_0123456789abcdef"
+SEED = 4242
+#: receiver -> scenario id -> the checks with findings, from the detection matrix's ``go_receivers``.
+_ROWS = json.loads((Path(__file__).parents[1] / "scenarios" / "detection_matrix.json").read_text())["go_receivers"]
+MATRIX: dict[str, dict[str, list[str]]] = {name: row["failures"] for name, row in _ROWS.items() if name != "_about"}
+TAGS = {"stripe_receiver": "", "stripe_receiver_no_dedupe": "nodedupe"}
+
+
+@pytest.fixture(scope="module")
+def binaries(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Each receiver built with `go build` into a temporary folder."""
+    go = shutil.which("go")
+    if go is None:
+        require_service("go", "install Debian's golang-go (.ci/run does)")
+    out = tmp_path_factory.mktemp("go")
+    env = {**os.environ, "GOCACHE": str(out / "cache"), "GOPATH": str(out / "gopath"), "GOPROXY": "off",
+           "GOFLAGS": "-mod=mod", "CGO_ENABLED": "0"}
+    built = {}
+    for name, tags in TAGS.items():
+        binary = out / name
+        done = subprocess.run([str(go), "build", *(["-tags", tags] if tags else []), "-o", str(binary), "."],
+                              cwd=GO_DIR, env=env, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        built[name] = binary
+    return built
+
+
+def config(binary: Path, out: Path) -> Config:
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    return Config(
+        target=TargetConfig(
+            url=f"{base}/webhooks", profile="stripe", secret=SECRET, account=DEMO_ACCOUNT,
+            start=StartConfig(command=str(binary), health_url=f"{base}/healthz", startup_timeout_s=30,
+                              env={"PORT": str(port), "WEBHOOK_SECRET": "{secret}", "WEBHOOK_ACCOUNT": DEMO_ACCOUNT})),
+        observer=ObserverConfig(kind="http", url=f"{base}/hookproof/observe"),
+        run=RunConfig(seed=SEED), settle=SettleConfig(window_s=0.15))
+
+
+def test_matrix_names_the_go_receivers() -> None:
+    assert set(MATRIX) == set(TAGS)
+    assert {row["profile"] for name, row in _ROWS.items() if name != "_about"} == {"stripe"}
+    assert MATRIX["stripe_receiver"] == {}
+    assert all(MATRIX["stripe_receiver_no_dedupe"][s] == ["duplicated"] or "duplicated" in
+               MATRIX["stripe_receiver_no_dedupe"][s] for s in MATRIX["stripe_receiver_no_dedupe"])
+
+
+@pytest.fixture
+def running(binaries: dict[str, Path]) -> Iterator[tuple[str, str]]:
+    port = free_port()
+    env = {"PATH": "/usr/bin:/bin", "PORT": str(port), "WEBHOOK_SECRET": SECRET}
+    proc = subprocess.Popen([str(binaries["stripe_receiver"])], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    assert line.strip() == f"listening on http://127.0.0.1:{port}/webhooks", line
+    try:
+        yield f"http://127.0.0.1:{port}/webhooks", f"http://127.0.0.1:{port}/hookproof/observe"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def test_send_is_accepted_once_and_a_forgery_refused(running: tuple[str, str]) -> None:
+    url, observe = running
+    profile = get_profile("stripe")
+    attempts = send(SendOptions(profile=profile, url=url, event="payment_intent.succeeded", seed=5, copies=2),
+                    [SECRET])
+    assert [(a.status, a.completion.value) for a in attempts] == [(200, "ok"), (200, "ok")]
+    (event,) = emit_events(new_world(profile.world, 5), "payment_intent.succeeded")
+    forged = send(SendOptions(profile=profile, url=url, event="invoice.paid", seed=6), ["whsec_not_the_secret"])
+    # Stripe retries a 400 on its schedule: every attempt is refused
+    assert [(a.status, a.completion.value) for a in forged] == [(400, "fail")] * (1 + len(profile.retry_schedule_s))
+    assert httpx.get(observe, timeout=5).json() == {
+        "effects": [{"business_key": event.business_key, "amount": event.amount}], "states": []}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(TAGS))
+def test_go_receiver_fails_exactly_what_its_fault_predicts(binaries: dict[str, Path], tmp_path: Path,
+                                                          name: str) -> None:
+    report = certify(config(binaries[name], tmp_path), out_dir=tmp_path / "report").report
+    assert not report.partial
+    assert not [s.id for s in report.scenarios if s.verdict == "error"], [s.reason for s in report.scenarios]
+    failed = {s.id: sorted({f.check_id for f in s.findings}) for s in report.scenarios
+              if s.verdict not in ("pass", "not_applicable")}
+    assert failed == MATRIX[name]
+    ran = {s.id for s in report.scenarios if s.verdict != "not_applicable"}
+    assert {"duplicate-sequential", "duplicate-concurrent", "reorder", "stale-after-newer", "forged-signature",
+            "stale-timestamp", "secret-rotation", "test-mode-to-live", "foreign-account", "unknown-event-type",
+            "oversized-payload"} <= ran
