@@ -225,8 +225,8 @@ def machine_for(explore: ExploreTarget, *, seed: int = 0, provider_state: Any = 
 def _applied(session: Session) -> list[int]:
     """Indexes of acked events with an effect or a state (`Session.acked_events` order): those
     whose second application a receiver can get wrong."""
-    events = session.events
-    return [i for i in session.acked_events() if events[i].business_key is not None or events[i].stateful]
+    return [i for i in session.acked_events()
+            if session.event(i).business_key is not None or session.world.events[i].stateful]
 
 
 @dataclass

@@ -1,0 +1,212 @@
+"""explore over every provider's world: the state machine drives the world the profile sends
+from, with the same delivery rules, against receivers written from each provider's docs and
+official SDK (the detection matrix's `PROVIDER_RECEIVERS`, and the Node GitHub App).
+
+The correct receivers survive a search with zero findings; each twin without dedupe is
+found (`duplicated`), shrunk to a few delivery steps, and replaying the saved schedule
+reproduces it. The Paddle and Mercado Pago receivers run in process (the Mercado Pago SDK
+fetches over real HTTP from the provider server on 127.0.0.1); the GitHub App runs in Node
+and is explored at its URL, through the `hookproof explore` entry point.
+"""
+
+from __future__ import annotations
+
+import itertools
+import shutil
+import sqlite3
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from examples.receivers import PROVIDER_RECEIVERS
+from hookproof.scenarios.observations import Effect, ObjectState, Observation
+from hookproof.scenarios.statemachine import (
+    ExploreTarget,
+    Prepared,
+    Step,
+    explore,
+    format_steps,
+    load_schedule,
+    ops_for,
+    replay,
+    write_schedule,
+)
+from hookproof.simulator.delivery import Target
+from hookproof.simulator.profiles import get_profile
+from hookproof.simulator.server import ServerState, run_server
+from hookproof.simulator.server.state import DEFAULT_API_KEY
+from hookproof.simulator.world import new_world
+from tests.support import require_service
+
+SECRETS = {"mercadopago": "a" * 64, "paddle": "pdl_ntfset_01hv8x29kz0t586xy6zn1a62ny_0123456789abcdefABCDEF0123456789"}
+#: Each profile's state table and the object kind it holds.
+STATES = {"mercadopago": ("payments", "payment"), "paddle": ("subscriptions", "subscription")}
+SEED = 20240601
+NODE_DIR = Path(__file__).resolve().parents[2] / "examples" / "receivers" / "node"
+
+
+def sqlite_observer(db: Path, profile: str) -> Callable[[], Observation]:
+    """The receiver's effects and states, read from its SQLite file (as certify's sql observer)."""
+    table, kind = STATES[profile]
+
+    def observe() -> Observation:
+        with sqlite3.connect(db) as conn:
+            effects = tuple(Effect(str(k), a) for k, a in conn.execute("SELECT business_key, amount FROM effects"))
+            states = tuple(ObjectState(str(o), str(s)) for o, s in conn.execute(f"SELECT object_id, status FROM {table}"))
+        return Observation(time.time(), effects, states, frozenset({kind}))
+
+    return observe
+
+
+class ProviderReceivers:
+    """Fresh in-process copies of one provider receiver, each on its own SQLite file."""
+
+    def __init__(self, name: str, directory: Path, api_base: str) -> None:
+        self.name, self.directory, self.api_base = name, directory, api_base
+        self.profile = PROVIDER_RECEIVERS[name]
+        self._count = itertools.count()
+
+    def open(self) -> Prepared:
+        db = self.directory / f"{self.name}-{next(self._count)}.sqlite"
+        dedupe = not self.name.endswith("_no_dedupe")
+        secret = SECRETS[self.profile]
+        if self.profile == "paddle":
+            from examples.receivers.paddle_billing import create_app
+
+            app = create_app(str(db), secret, dedupe=dedupe)
+        else:
+            from examples.receivers.mercadopago_fetch import Settings
+            from examples.receivers.mercadopago_fetch import create_app as create_mp
+
+            app = create_mp(Settings(database=str(db), secret=secret, access_token=DEFAULT_API_KEY,
+                                     api_base=self.api_base, dedupe=dedupe))
+        return Prepared(Target(app=app), sqlite_observer(db, self.profile))
+
+    def target(self) -> ExploreTarget:
+        return ExploreTarget(profile=get_profile(self.profile), secrets=(SECRETS[self.profile],), open=self.open,
+                             describe=f"in-process {self.name}", settle_window_s=0.02)
+
+
+@pytest.fixture
+def provider() -> Iterator[tuple[ServerState, str]]:
+    """The provider API on 127.0.0.1 (the Mercado Pago SDK fetches over real HTTP)."""
+    state = ServerState()
+    with run_server(state) as api:
+        yield state, api.url
+
+
+@pytest.mark.parametrize("kind", ["billing", "github", "mercadopago", "paddle"])
+def test_every_world_has_operations_that_emit_its_own_event_types(kind: str) -> None:
+    """A walk over the legal operations emits only the world's own types, and each is legal."""
+    ops = ops_for(kind)
+    world = new_world(kind, 5)
+    for i in range(40):
+        legal = ops.legal(world)
+        assert legal and all(a in ops.actions for a, _ in legal)
+        action, obj = legal[(i * 7) % len(legal)]
+        ops.apply(world, action, obj)
+    profile_types = {"billing": "stripe", "github": "github", "mercadopago": "mercadopago", "paddle": "paddle"}[kind]
+    assert {e.type for e in world.events} <= set(get_profile(profile_types).event_types())
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["paddle_billing", "mercadopago_fetch"])
+def test_the_correct_provider_receiver_survives_a_search(name: str, tmp_path: Path,
+                                                         provider: tuple[ServerState, str]) -> None:
+    state, api = provider
+    result = explore(ProviderReceivers(name, tmp_path, api).target(), max_examples=60, seed=SEED,
+                     provider_state=state)
+    assert result.failure is None, "\n".join([result.failure.summary(), *format_steps(
+        result.failure.steps, result.failure.event_types)]) if result.failure else ""
+    assert result.error is None and result.examples >= 60 and result.acked > 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["paddle_billing_no_dedupe", "mercadopago_fetch_no_dedupe"])
+def test_the_twin_without_dedupe_is_found_shrunk_and_replayed(name: str, tmp_path: Path,
+                                                             provider: tuple[ServerState, str]) -> None:
+    state, api = provider
+    target = ProviderReceivers(name, tmp_path, api).target()
+    result = explore(target, max_examples=200, seed=SEED, provider_state=state)
+    failure = result.failure
+    assert failure is not None, f"{name}: no finding in {result.examples} examples"
+    assert "duplicated" in {f.check_id for f in failure.findings}, failure.summary()
+    assert failure.delivery_steps <= 4, "\n".join(format_steps(failure.steps, failure.event_types))
+    profile = PROVIDER_RECEIVERS[name]
+    path = write_schedule(failure, tmp_path / "failing-schedule.json", target=target.describe, profile=profile)
+    seed, steps, doc = load_schedule(path)  # checked against the profile's own world
+    assert (seed, steps) == (failure.seed, failure.steps) and doc["profile"] == profile
+    again = replay(target, steps, seed, provider_state=state)
+    assert again is not None and "duplicated" in {f.check_id for f in again.findings}
+
+
+def test_a_schedule_of_another_world_names_the_bad_step(tmp_path: Path) -> None:
+    """A billing action in a Paddle schedule is refused before anything runs, naming the step."""
+    from hookproof.scenarios.statemachine import ScheduleError
+
+    path = tmp_path / "s.json"
+    path.write_text('{"format": "hookproof-schedule/1", "seed": 3, "profile": "paddle", '
+                    '"steps": [{"op": "emit", "action": "subscribe"}, {"op": "emit", "action": "pay"}]}')
+    with pytest.raises(ScheduleError, match=r"step 2 \(emit\): action must be one of buy, subscribe"):
+        load_schedule(path)
+
+
+def test_new_steps_round_trip_through_the_schedule_file() -> None:
+    steps = [Step("burst_related", events=(1, 2)), Step("redeliver_window", count=3),
+             Step("api_fault", event=2, status=404)]
+    assert [Step.from_dict(s.to_dict()) for s in steps] == steps
+    from hookproof.scenarios.statemachine import format_step
+
+    types = ["customer.created", "payment_intent.succeeded", "charge.succeeded"]
+    assert [format_step(s, types) for s in steps] == [
+        "burst_related #1 payment_intent.succeeded, #2 charge.succeeded", "redeliver_window last 3",
+        "api_fault #2 charge.succeeded -> 404"]
+
+
+# ---- GitHub: the Node App at its URL, through `hookproof explore` ------------------------------
+
+@pytest.fixture(scope="module")
+def node() -> str:
+    node = shutil.which("node")
+    if node is None:
+        require_service("node", "node is not installed")
+    for package in ("@octokit/webhooks", "better-sqlite3"):
+        if not (NODE_DIR / "node_modules" / package).is_dir():
+            require_service(package, "run `npm ci` in examples/receivers/node first")
+    return node  # type: ignore[return-value]
+
+
+def _github_run(name: str, tmp_path: Path, max_examples: int) -> Any:
+    from hookproof.commands.explore import run_explore
+    from tests.examples.test_github_app import config
+
+    cfg = config(name, tmp_path)
+    return cfg, run_explore(cfg, out_dir=tmp_path / "report", max_examples=max_examples, seed=SEED, repeats=3)
+
+
+@pytest.mark.slow
+def test_the_github_app_survives_explore_at_its_url(node: str, tmp_path: Path) -> None:
+    _, run = _github_run("github_app", tmp_path, 25)
+    assert run.result.failure is None, run.lines
+    assert run.report.verdict == "pass", run.lines
+    assert run.hit_rate is not None and run.hit_rate.hits == 0 and run.hit_rate.acked > 0
+
+
+@pytest.mark.slow
+def test_the_github_twin_without_dedupe_is_found_and_replayed(node: str, tmp_path: Path) -> None:
+    from hookproof.commands.explore import explore_target
+
+    cfg, run = _github_run("github_app_no_dedupe", tmp_path, 60)
+    failure = run.result.failure
+    assert failure is not None, run.lines
+    assert "duplicated" in {f.check_id for f in failure.findings}, failure.summary()
+    assert failure.delivery_steps <= 4, "\n".join(format_steps(failure.steps, failure.event_types))
+    assert run.schedule_path is not None
+    seed, steps, doc = load_schedule(run.schedule_path)  # what `hookproof replay` reads
+    assert doc["profile"] == "github"
+    with explore_target(cfg) as (target, state):  # what `hookproof replay` runs it against
+        again = replay(target, steps, seed, provider_state=state)
+    assert again is not None and "duplicated" in {f.check_id for f in again.findings}
