@@ -162,7 +162,7 @@ def _openapi_specs(path: Path, shown: str) -> tuple[dict[str, dict[str, Any]], s
         named = re.match(r"^webhooks\.(.+?)\.(post|put|get|patch|delete)(\.|$)", where)
         lead = f"webhook {named.group(1)}: " if named else ""
         raise ConfigError(f"{lead}not a valid OpenAPI 3.1 document at {where or 'the top'}: "
-                          f"{error.message[:200]}", path=shown)
+                          f"{error.message.splitlines()[0][:200]}", path=shown)
     webhooks = doc.get("webhooks")
     if not isinstance(webhooks, Mapping) or not webhooks:
         raise ConfigError("webhooks: the document has no webhooks", path=shown)

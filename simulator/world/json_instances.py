@@ -12,8 +12,8 @@ and ``default`` first; then by ``type``: objects with every property, arrays of
 ``minItems`` (at least one) items, strings of the schema's ``format`` (``date-time``,
 ``date``, ``uuid``, ``email``, ``uri``…) and length, numbers within their bounds.
 ``allOf`` is merged, ``oneOf``/``anyOf`` take their first branch. It does not solve
-``pattern``: a schema with one needs an example (the catalog loader validates every
-made payload and says so). ``$ref`` must be resolved before (the loader inlines them).
+``pattern``: an optional field with one is left out, a required one needs an example (the
+catalog loader validates every made payload and says so). ``$ref`` must be resolved before (the loader inlines them).
 """
 
 from __future__ import annotations
@@ -173,6 +173,13 @@ def merged(schema: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _unsolvable(schema: Any) -> bool:
+    """True for a string schema with a ``pattern`` and no value to copy (const, enum, examples, default)."""
+    if not isinstance(schema, Mapping) or "pattern" not in schema:
+        return False
+    return not any(k in schema for k in ("const", "enum", "examples", "default"))
+
+
 class InstanceMaker:
     """Makes instances of JSON Schemas from `rng` (see the module docstring).
 
@@ -234,7 +241,10 @@ class InstanceMaker:
         if depth >= MAX_DEPTH:
             return out
         props = schema.get("properties") or {}
+        required = set(schema.get("required") or ())
         for name, sub in props.items():
+            if name not in required and _unsolvable(sub):  # an optional field we cannot fill: left out
+                continue
             out[name] = self.make(sub, depth + 1)
         for name in schema.get("required") or ():
             if name not in out:

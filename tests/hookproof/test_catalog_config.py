@@ -1,0 +1,122 @@
+"""Bad catalogs: one line naming the file, the webhook or type and the field; exit 2.
+
+Each case writes a hookproof.toml with a ``[catalog]`` (and, for the document cases, a
+small OpenAPI 3.1 ``webhooks.yaml`` beside it), runs ``hookproof certify`` in this process
+(`tests.hookproof.test_bad_input.run_in_process`) and expects exactly one line on stderr,
+the exit code 2, no traceback and no report. A problem in the config's own entries names
+``hookproof.toml:LINE`` and the entry; a problem in the document names the document, the
+webhook and the field (an extension, a ``$ref``, the failing place in the document).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.hookproof.test_bad_input import run_in_process
+
+TARGET = """[target]
+url = "http://127.0.0.1:9/webhooks"
+profile = "generic-hmac"
+secret = "s3cret"
+
+[observer]
+kind = "sql"
+url = "sqlite:///observed.sqlite"
+effects = "SELECT business_key FROM effects"
+"""
+DOC_CONFIG = TARGET + '\n[catalog]\nopenapi = "webhooks.yaml"\n'
+SCHEMA = ('{type: object, required: [id, type, data], properties: {id: {type: string}, type: {type: string}, '
+          'data: {type: object, required: [id, total], properties: {id: {type: string}, total: {type: integer}, '
+          'code: {type: string, pattern: "^[A-Z]{3}-[0-9]{4}$"}}}}}')
+
+
+def document(schema: str = SCHEMA, *, extensions: str = "", responses: str = '{"200": {description: ok}}',
+             version: str = "3.1.0") -> str:
+    return f"""openapi: {version}
+info: {{title: Shop, version: "1"}}
+webhooks:
+  order.placed:
+    post:
+      x-hookproof-event-id: id
+      x-hookproof-key: "fulfil:{{data.id}}"
+{extensions}      requestBody:
+        content:
+          application/json:
+            schema: {schema}
+      responses: {responses}
+components:
+  schemas:
+    Order: {SCHEMA}
+"""
+
+
+@dataclass(frozen=True)
+class BadCatalog:
+    id: str
+    config: str
+    doc: str | None
+    expected: str  # the one line, after "hookproof: "
+
+
+CASES = [
+    BadCatalog("entry-without-schema-or-example",
+               TARGET + '\n[catalog.events."order.placed"]\nkey = "fulfil:{data.id}"\n', None,
+               'hookproof.toml:11: catalog.events."order.placed": neither a schema nor an example: '
+               "hookproof cannot make its body"),
+    BadCatalog("entry-key-names-a-missing-field",
+               TARGET + '\n[catalog.events."order.placed"]\nexample = { id = "evt_1", type = "order.placed", '
+               'data = { id = "ord_1" } }\nkey = "fulfil:{data.total}"\n', None,
+               'hookproof.toml:11: catalog.events."order.placed": key: fulfil:{data.total}: the schema has no '
+               "field data.total"),
+    BadCatalog("unresolvable-ref", DOC_CONFIG, document('{$ref: "#/components/schemas/Nope"}'),
+               "webhooks.yaml: webhook order.placed: $ref '#/components/schemas/Nope' cannot be resolved"),
+    BadCatalog("invalid-document", DOC_CONFIG, document(responses="{}"),
+               "webhooks.yaml: webhook order.placed: not a valid OpenAPI 3.1 document at "
+               "webhooks.order.placed.post.responses: {} has less than 1 property"),
+    BadCatalog("not-3.1", DOC_CONFIG, document(version="3.0.3"),
+               "webhooks.yaml: openapi: not an OpenAPI 3.1 document (openapi is '3.0.3'; webhooks need 3.1)"),
+    BadCatalog("document-key-names-a-missing-field", DOC_CONFIG,
+               document('{$ref: "#/components/schemas/Order"}', extensions='      x-hookproof-amount: data.amount\n'),
+               "webhooks.yaml: webhook order.placed: x-hookproof-amount: the schema has no field data.amount"),
+    BadCatalog("document-key-template", DOC_CONFIG,
+               document('{$ref: "#/components/schemas/Order"}').replace("fulfil:{data.id}", "fulfil:{data.number}"),
+               "webhooks.yaml: webhook order.placed: x-hookproof-key: fulfil:{data.number}: the schema has no "
+               "field data.number"),
+    BadCatalog("pattern-needs-an-example", DOC_CONFIG, document(
+        '{$ref: "#/components/schemas/Order"}').replace("required: [id, total]", "required: [id, total, code]"),
+               "webhooks.yaml: webhook order.placed: the body hookproof made (give an example) does not match the "
+               "schema at data.code: "),
+    BadCatalog("missing-document", DOC_CONFIG, None, "webhooks.yaml: cannot read it: No such file or directory"),
+    BadCatalog("catalog-for-stripe", DOC_CONFIG.replace('"generic-hmac"', '"stripe"'), document(),
+               "hookproof.toml:11: catalog: the stripe profile sends its provider's own events; a catalog is "
+               "for generic-hmac, standard-webhooks, svix"),
+    BadCatalog("enabled-event-not-in-the-catalog",
+               DOC_CONFIG.replace('secret = "s3cret"', 'secret = "s3cret"\nenabled_events = ["order.paid"]'),
+               document('{$ref: "#/components/schemas/Order"}'),
+               "hookproof.toml:5: target.enabled_events: Generic HMAC sends no event 'order.paid' "
+               "(known: order.placed)"),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
+def test_a_bad_catalog_is_one_line_naming_file_webhook_and_field(tmp_path: Path, case: BadCatalog) -> None:
+    (tmp_path / "hookproof.toml").write_text(case.config, encoding="utf-8")
+    if case.doc is not None:
+        (tmp_path / "webhooks.yaml").write_text(case.doc, encoding="utf-8")
+    run = run_in_process("certify", "--config", "hookproof.toml", "--out", str(tmp_path / "out"), cwd=tmp_path)
+    lines = run.stderr.strip().splitlines()
+    assert run.returncode == 2 and len(lines) == 1 and "Traceback" not in run.stderr, run
+    assert lines[0].startswith("hookproof: " + case.expected), lines[0]
+    assert not (tmp_path / "out" / "report.json").exists()
+
+
+def test_a_good_document_loads(tmp_path: Path) -> None:
+    from hookproof.config import load_config
+
+    (tmp_path / "hookproof.toml").write_text(DOC_CONFIG, encoding="utf-8")
+    (tmp_path / "webhooks.yaml").write_text(document('{$ref: "#/components/schemas/Order"}'), encoding="utf-8")
+    profile = load_config(tmp_path / "hookproof.toml").profile()
+    assert dict(profile.event_types()) == {"order.placed": "order.placed"}
