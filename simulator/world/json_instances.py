@@ -13,7 +13,11 @@ and ``default`` first; then by ``type``: objects with every property, arrays of
 ``date``, ``uuid``, ``email``, ``uri``…) and length, numbers within their bounds.
 ``allOf`` is merged, ``oneOf``/``anyOf`` take their first branch. It does not solve
 ``pattern``: an optional field with one is left out, a required one needs an example (the
-catalog loader validates every made payload and says so). ``$ref`` must be resolved before (the loader inlines them).
+catalog loader validates every made payload and says so). ``$ref`` must be resolved
+before (the loader inlines them). Not hypothesis-jsonschema: a Hypothesis strategy draws
+from Hypothesis's own engine, not from a world's seed, and a world must be the same for
+the same seed (one example body per type is then all the world needs: it refreshes ids,
+states and ordering fields itself).
 """
 
 from __future__ import annotations

@@ -120,3 +120,38 @@ def test_a_good_document_loads(tmp_path: Path) -> None:
     (tmp_path / "webhooks.yaml").write_text(document('{$ref: "#/components/schemas/Order"}'), encoding="utf-8")
     profile = load_config(tmp_path / "hookproof.toml").profile()
     assert dict(profile.event_types()) == {"order.placed": "order.placed"}
+
+
+def test_team_keys_and_counters_apply_to_the_catalogs_types(tmp_path: Path) -> None:
+    """[business_keys] overrides a document's key by the user's type name; [counters] reads its bodies."""
+    from hookproof.config import load_config
+    from hookproof.errors import ConfigError
+    from hookproof.simulator.world import emit_events, new_world
+
+    extra = ('\n[business_keys]\n"order.placed" = "order:{data.id}:{data.total}"\n\n'
+             '[counters."order.placed"]\nkey = "{data.id}"\namount = "data.total"\n')
+    (tmp_path / "hookproof.toml").write_text(DOC_CONFIG + extra, encoding="utf-8")
+    (tmp_path / "webhooks.yaml").write_text(document('{$ref: "#/components/schemas/Order"}'), encoding="utf-8")
+    config = load_config(tmp_path / "hookproof.toml")
+    mapping = config.key_mapping()
+    (event,) = emit_events(new_world(config.profile().world, 4), "order.placed")
+    data = event.extra["body"]["data"]
+    assert event.business_key == f"fulfil:{data['id']}"  # the document's key, in the world
+    assert mapping.key_of(event) == f"order:{data['id']}:{data['total']}"  # the team's wins
+    assert mapping.counter_of(event) == (data["id"], data["total"])
+    (tmp_path / "hookproof.toml").write_text(DOC_CONFIG + extra.replace("data.total\"\n", "data.sum\"\n"),
+                                             encoding="utf-8")
+    with pytest.raises(ConfigError, match=r'counters\."order.placed": data.sum: the event has no field data.sum'):
+        load_config(tmp_path / "hookproof.toml")
+
+
+def test_svix_sends_the_catalog_too(tmp_path: Path) -> None:
+    from hookproof.config import load_config
+
+    (tmp_path / "hookproof.toml").write_text(DOC_CONFIG.replace('"generic-hmac"', '"svix"')
+                                             .replace('"s3cret"', '"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"'),
+                                             encoding="utf-8")
+    (tmp_path / "webhooks.yaml").write_text(document('{$ref: "#/components/schemas/Order"}'), encoding="utf-8")
+    profile = load_config(tmp_path / "hookproof.toml").profile()
+    assert profile.name == "svix" and list(profile.event_types()) == ["order.placed"]
+    assert profile.default_event == "order.placed"
