@@ -63,6 +63,7 @@ PROVIDER_RECEIVERS: dict[str, str] = {
     "paddle_billing": "paddle",
     "paddle_billing_no_dedupe": "paddle",
     "shopify_app": "shopify",
+    "shopify_app_fetch": "shopify",
     "shopify_app_no_dedupe": "shopify",
 }
 

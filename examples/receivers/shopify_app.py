@@ -19,10 +19,16 @@ check. This receiver:
 - answers 200 to every other topic.
 
 `create_app(dedupe=False)` is its broken twin (``shopify_app_no_dedupe``): no claim, so a
-redelivered event repeats its effect.
+redelivered event repeats its effect. `create_app(admin=AdminApi(...))` is its fetching
+variant (``shopify_app_fetch``): on an ``orders/*`` topic it reads the order through the
+Admin REST API (``GET /admin/api/2024-10/orders/{id}.json`` with
+``X-Shopify-Access-Token``, 5 s timeout) and stores the state it reads; when the API fails
+it answers 503 before claiming anything, so Shopify's retry applies the event.
 
 Configuration (environment): ``PORT``, ``DATABASE`` (SQLite file), ``SHOPIFY_API_SECRET``
-(or ``WEBHOOK_SECRET``, ``HOOKPROOF_SECRET``), ``SHOP_DOMAIN`` (optional). Run:
+(or ``WEBHOOK_SECRET``, ``HOOKPROOF_SECRET``), ``SHOP_DOMAIN`` (optional); the fetching
+variant also ``SHOPIFY_ADMIN_URL`` and ``SHOPIFY_ACCESS_TOKEN`` (or ``HOOKPROOF_API_BASE``
+and ``HOOKPROOF_API_KEY``, which ``certify`` gives). Run:
 ``python -m examples.receivers.shopify_app``.
 """
 
@@ -34,10 +40,12 @@ import hmac
 import json
 import os
 import sqlite3
+from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
 from typing import Any, Callable, Mapping
 
+import httpx
 from fastapi import FastAPI, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse
@@ -72,7 +80,28 @@ def verified(secret: str, raw: bytes, header: str | None) -> bool:
     return header is not None and hmac.compare_digest(digest, header)
 
 
-def create_app(database: str, secret: str, *, dedupe: bool = True, shop_domain: str | None = None) -> FastAPI:
+@dataclass(frozen=True)
+class AdminApi:
+    """Where the fetching variant reads orders: the shop's Admin API base URL and access token."""
+
+    base_url: str
+    access_token: str
+
+    def order(self, order_id: int) -> dict[str, Any] | None:
+        """The order as the Admin API answers it now, or None when it cannot be read."""
+        url = f"{self.base_url.rstrip('/')}/admin/api/2024-10/orders/{order_id}.json"
+        try:
+            answer = httpx.get(url, headers={"X-Shopify-Access-Token": self.access_token}, timeout=5.0)
+        except httpx.HTTPError:
+            return None
+        if answer.status_code != 200:
+            return None
+        found = answer.json().get("order")
+        return found if isinstance(found, dict) else None
+
+
+def create_app(database: str, secret: str, *, dedupe: bool = True, shop_domain: str | None = None,
+               admin: AdminApi | None = None) -> FastAPI:
     """The receiver's FastAPI app (see the module docstring)."""
     with sqlite3.connect(database) as setup:
         setup.executescript(SCHEMA)
@@ -101,6 +130,11 @@ def create_app(database: str, secret: str, *, dedupe: bool = True, shop_domain: 
         except ValueError:
             return JSONResponse({"error": "not JSON"}, status_code=400)
         effect = EFFECTS.get(topic)
+        order = body
+        if admin is not None and topic.startswith("orders/"):
+            order = admin.order(body["id"])
+            if order is None:  # not claimed: Shopify retries, and the retry applies the event
+                return JSONResponse({"error": "the Admin API could not be read"}, status_code=503)
         with Transaction(database) as db:
             if dedupe and db.execute("INSERT OR IGNORE INTO events (event_id) VALUES (?)", (event_id,)).rowcount == 0:
                 return JSONResponse({"duplicate": event_id})
@@ -109,21 +143,24 @@ def create_app(database: str, secret: str, *, dedupe: bool = True, shop_domain: 
                 db.execute("INSERT INTO effects (business_key, amount, event_id) VALUES (?, ?, ?)",
                            (key, amount, event_id))
             if topic.startswith("orders/"):
-                updated = int(datetime.fromisoformat(body["updated_at"]).timestamp())
+                updated = int(datetime.fromisoformat(order["updated_at"]).timestamp())
                 db.execute("INSERT INTO orders (object_id, status, updated_ts) VALUES (?, ?, ?) "
                            "ON CONFLICT (object_id) DO UPDATE SET status = excluded.status, "
                            "updated_ts = excluded.updated_ts WHERE excluded.updated_ts > orders.updated_ts",
-                           (str(body["id"]), body["financial_status"], updated))
+                           (str(order["id"]), order["financial_status"], updated))
         return JSONResponse({"ok": True})
 
     return app
 
 
-def main(dedupe: bool = True) -> None:
+def main(dedupe: bool = True, fetch: bool = False) -> None:
     """Run the receiver from its environment (see the module docstring)."""
-    secret = os.environ.get("SHOPIFY_API_SECRET") or os.environ.get("WEBHOOK_SECRET") or os.environ["HOOKPROOF_SECRET"]
-    serve(create_app(os.environ.get("DATABASE", "shopify.sqlite"), secret, dedupe=dedupe,
-                     shop_domain=os.environ.get("SHOP_DOMAIN") or None))
+    env = os.environ
+    secret = env.get("SHOPIFY_API_SECRET") or env.get("WEBHOOK_SECRET") or env["HOOKPROOF_SECRET"]
+    admin = AdminApi(env.get("SHOPIFY_ADMIN_URL") or env["HOOKPROOF_API_BASE"],
+                     env.get("SHOPIFY_ACCESS_TOKEN") or env["HOOKPROOF_API_KEY"]) if fetch else None
+    serve(create_app(env.get("DATABASE", "shopify.sqlite"), secret, dedupe=dedupe,
+                     shop_domain=env.get("SHOP_DOMAIN") or None, admin=admin))
 
 
 if __name__ == "__main__":

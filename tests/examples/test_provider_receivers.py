@@ -55,7 +55,8 @@ def start(name: str, db: Path, *, api_base: str = "") -> tuple[subprocess.Popen[
     process and webhook URL once it listens."""
     port = free_port()
     env = {"PATH": "/usr/bin:/bin", "PORT": str(port), "DATABASE": str(db), "WEBHOOK_SECRET": SECRETS[PROFILE[name]],
-           "MP_ACCESS_TOKEN": DEFAULT_API_KEY, "MP_API_BASE": api_base}
+           "MP_ACCESS_TOKEN": DEFAULT_API_KEY, "MP_API_BASE": api_base,
+           "HOOKPROOF_API_KEY": DEFAULT_API_KEY, "HOOKPROOF_API_BASE": api_base}
     proc = subprocess.Popen([sys.executable, "-m", f"examples.receivers.{name}"], cwd=PROJECT_ROOT, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert proc.stdout is not None

@@ -2,7 +2,8 @@
 
 The receiver is `examples.receivers.shopify_app` (shopify.dev's base64 HMAC check, dedupe by
 ``X-Shopify-Event-Id``), started as its own process on 127.0.0.1: both copies of the
-delivery are accepted and the order is fulfilled once.
+delivery are accepted and the order is fulfilled once. Its fetching variant reads the order
+from the provider's Admin REST API, and answers 503 (claiming nothing) while it cannot.
 """
 
 from __future__ import annotations
@@ -12,9 +13,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import httpx
+
 from examples.receivers import PROJECT_ROOT
 from hookproof.send import SendOptions, send
 from hookproof.simulator.profiles import get_profile
+from hookproof.simulator.server import ServerState, run_server
+from hookproof.simulator.server.state import Switch
 from hookproof.simulator.world import emit_events, new_world
 from tests.examples.test_provider_receivers import SECRETS, rows, start
 
@@ -49,3 +54,27 @@ def test_a_forged_shopify_delivery_is_refused(tmp_path: Path) -> None:
         proc.wait(timeout=10)
     assert [a.status for a in attempts][:1] == [401]
     assert rows(db, "SELECT COUNT(*) FROM effects") == [(0,)]
+
+
+def test_the_fetching_app_stores_the_order_the_admin_api_serves(tmp_path: Path) -> None:
+    """An ``orders/create`` about an order since paid: the state stored is the API's ``paid``;
+    while the API answers 404 the delivery gets 503 and nothing is claimed."""
+    world = new_world("shopify", 8)
+    (created,) = emit_events(world, "orders/create")
+    world.mark_paid(created.object_id)  # type: ignore[union-attr]
+    state = ServerState([world])
+    db = tmp_path / "shop.sqlite"
+    profile = get_profile("shopify")
+    with run_server(state) as api:
+        proc, url = start("shopify_app_fetch", db, api_base=api.url)
+        try:
+            request = profile.request(profile.envelope(created), [SECRETS["shopify"]], 0)
+            state.switches.set(created.object_id, Switch(not_found=True, times=1))
+            first = httpx.post(url, content=request.body, headers=dict(request.headers), timeout=10)
+            again = httpx.post(url, content=request.body, headers=dict(request.headers), timeout=10)
+        finally:
+            proc.terminate()
+            proc.wait(timeout=10)
+    assert (first.status_code, again.status_code) == (503, 200)
+    assert rows(db, "SELECT object_id, status FROM orders") == [(created.object_id, "paid")]
+    assert rows(db, "SELECT COUNT(*) FROM events") == [(1,)]
