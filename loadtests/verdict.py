@@ -18,19 +18,21 @@ import json
 import math
 import time
 from dataclasses import asdict, dataclass, replace
+from itertools import islice
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence, overload
 
 from hookproof.loadtests.ahead import Ahead, ahead_of, tolerate
 from hookproof.loadtests.collect import WorkerTotals
 from hookproof.loadtests.spec import StormSpec
 from hookproof.loadtests.spool import Spool
 from hookproof.reports.model import CheckView, RunReport, ScenarioReport
-from hookproof.scenarios.checks import Verdict, compose, run_checks, unknown_reason
+from hookproof.scenarios.check_index import expectations_and_index
+from hookproof.scenarios.checks import ALL_CHECKS, Verdict, check_safe, compose, unknown_reason
 from hookproof.scenarios.findings import run_verdict
-from hookproof.scenarios.observations import Expectations, Observation, expectations_from
+from hookproof.scenarios.observations import Expectations, Observation, world_event_id
 from hookproof.scenarios.runner import REPORT_META_KEY, VERSION, attempt_view, check_view, checklist, effect_points
-from hookproof.simulator.delivery.history import Attempt, History, Outcome
+from hookproof.simulator.delivery.history import Attempt, HistoryFile, Outcome
 from hookproof.simulator.events import Event
 from hookproof.simulator.world import MONEY_PREFIXES
 
@@ -102,19 +104,67 @@ def throughput(attempts: Sequence[Attempt], started_at: float, duration_s: float
 
     Returns ``{"bucket_s": b, "series": [[t_s, sent_per_s, acked_per_s], ...]}`` with
     `t_s` the bucket's start in seconds since `started_at`, at most `max_points` points.
+    One pass over `attempts` (counts per whole second, then per bucket: a bucket is a
+    whole number of seconds).
     """
-    span = max(duration_s, max((a.sent_at - started_at for a in attempts), default=0.0) + 1e-9)
+    per_second: dict[float, list[int]] = {}  # whole seconds since started_at -> [sent, acked]
+    latest: float | None = None
+    acked_outcome = Outcome.ACKED
+    for a in attempts:
+        offset = a.sent_at - started_at
+        if latest is None or offset > latest:
+            latest = offset
+        counts = per_second.get(offset // 1.0)
+        if counts is None:
+            counts = per_second[offset // 1.0] = [0, 0]
+        counts[0] += 1
+        if a.outcome is acked_outcome:
+            counts[1] += 1
+    span = max(duration_s, (latest if latest is not None else 0.0) + 1e-9)
     bucket_s = max(1.0, float(math.ceil(span / max_points)))
     n = max(1, math.ceil(span / bucket_s))
     sent = [0] * n
     acked = [0] * n
-    for a in attempts:
-        i = min(n - 1, max(0, int((a.sent_at - started_at) // bucket_s)))
-        sent[i] += 1
-        if a.outcome is Outcome.ACKED:
-            acked[i] += 1
+    for second, (n_sent, n_acked) in per_second.items():
+        i = min(n - 1, max(0, int(second // bucket_s)))
+        sent[i] += n_sent
+        acked[i] += n_acked
     series = [[round(i * bucket_s, 3), round(sent[i] / bucket_s, 2), round(acked[i] / bucket_s, 2)] for i in range(n)]
     return {"bucket_s": bucket_s, "series": series}
+
+
+class Rekeyed(Sequence[Attempt]):
+    """`attempts` carrying the business keys of `events` (already `keyed`), by
+    `scenarios.business_keys.rekeyed`'s rule, each rekeyed when read: a history streamed
+    from disk stays on disk. An attempt of an event not in `events` keeps its key."""
+
+    def __init__(self, attempts: Sequence[Attempt], events: Iterable[Event]) -> None:
+        self._attempts = attempts
+        self._key_of = {e.id: e.business_key for e in events}
+
+    def __len__(self) -> int:
+        return len(self._attempts)
+
+    @overload
+    def __getitem__(self, i: int) -> Attempt: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[Attempt]: ...
+
+    def __getitem__(self, i: int | slice) -> Attempt | Sequence[Attempt]:
+        if isinstance(i, slice):
+            return [self._rekey(a) for a in self._attempts[i]]
+        return self._rekey(self._attempts[i])
+
+    def __iter__(self) -> Iterator[Attempt]:
+        return map(self._rekey, self._attempts)
+
+    def _rekey(self, a: Attempt) -> Attempt:
+        key_of = self._key_of
+        wid = a.event_id if a.event_id in key_of else world_event_id(a)
+        if wid is None or wid not in key_of or key_of[wid] == a.business_key:
+            return a
+        return replace(a, business_key=key_of[wid])
 
 
 @dataclass(frozen=True)
@@ -142,19 +192,21 @@ def storm_scenario(spec: StormSpec, events: Sequence[Event], attempts: Sequence[
     """
     mapping = None
     if spec.keys:
-        from hookproof.scenarios.business_keys import from_plain, keyed, rekeyed
+        from hookproof.scenarios.business_keys import from_plain, keyed
         from hookproof.simulator.profiles import get_profile
 
         mapping = from_plain(spec.keys, get_profile(spec.profile))
         events = keyed(events, mapping)
-        attempts = rekeyed(attempts, events)
-    expectations = expectations_from(events, attempts, sender_timeout_s=spec.sender_timeout_s,
-                                     max_attempts_per_event=None, money_prefixes=MONEY_PREFIXES)
+        attempts = Rekeyed(attempts, events)
+    # one pass over the history (a storm's is streamed from disk): the expectations and the checks' index
+    expectations, index = expectations_and_index(events, attempts, observations, sender_timeout_s=spec.sender_timeout_s,
+                                                 max_attempts_per_event=None, money_prefixes=MONEY_PREFIXES)
     if mapping is not None and mapping.counters:
         from hookproof.scenarios.business_keys import counter_truth
 
         expectations = replace(expectations, counters=counter_truth(events, attempts, mapping))
-    results = run_checks(storm_checks(expectations, observations), attempts, expectations, observations)
+    results = [check_safe(c, ALL_CHECKS[c], attempts, expectations, observations, index=index)
+               for c in storm_checks(expectations, observations)]
     if ahead:
         results = tolerate(results, ahead)
     verdict = {Verdict.VALID: "pass", Verdict.INVALID: "fail", Verdict.UNKNOWN: "unknown"}[compose(results)]
@@ -164,16 +216,18 @@ def storm_scenario(spec: StormSpec, events: Sequence[Event], attempts: Sequence[
         view = check_view(result)
         if result.check_id == "ack_latency":
             stats = dict(view.stats)
-            stats.update(sent=sent, events=len({a.event_id for a in attempts}),
+            stats.update(sent=sent, events=len(index.by_event),
                          sent_per_s=round(sent / duration_s, 2) if duration_s > 0 else 0.0,
                          throughput=throughput(attempts, started_at, duration_s))
             view = replace(view, stats=stats)
         views.append(view)
     keys = {f.key for v in views for f in v.findings}
     named = {i for v in views for f in v.findings for i in f.attempts}
-    involved = [a for a in attempts if a.business_key in keys or a.object_id in keys or a.index in named]
-    kept = involved[:MAX_REPORT_ATTEMPTS]
-    if not involved:
+    kept: list[Attempt] = []
+    if keys or named:  # one more pass, stopped at the report's share
+        kept = list(islice((a for a in attempts if a.business_key in keys or a.object_id in keys or a.index in named),
+                           MAX_REPORT_ATTEMPTS))
+    if not kept:
         kept = list(attempts[:min(len(attempts), 200)])
     if not settled and reason is None:
         reason = "the receiver's effects did not settle before the deadline"
@@ -186,7 +240,7 @@ def storm_scenario(spec: StormSpec, events: Sequence[Event], attempts: Sequence[
     )
 
 
-def _check_and_report(spec: StormSpec, events: Sequence[Event], indexed: list[Attempt], history_path: Path, *,
+def _check_and_report(spec: StormSpec, events: Sequence[Event], indexed: Sequence[Attempt], history_path: Path, *,
                       started_at: float, stopped_at: float, partial_reason: str | None,
                       observe: Callable[[], Observation] | None, phase: Callable[[str], None],
                       processes: int = 1) -> RunReport:
@@ -285,13 +339,13 @@ def finish_spooled(
         events = list(spool.events())
     finally:
         spool.close()
-    history = History(history_path)  # reads the attempts back: one pass over the file
+    history = HistoryFile(history_path)  # reads nothing yet: the checks stream the attempts from disk, once
     try:
         history.set_meta("profile", spec.profile)
         history.set_meta("seed", spec.seed)
         history.set_meta("storm", {"users": spec.users, "rate_per_s": spec.rate_per_s, "shape": spec.shape})
         history.set_meta("storm_workers", [asdict(w) for w in workers])
-        indexed = history.attempts()
+        indexed: Sequence[Attempt] = history
         report = _check_and_report(spec, events, indexed, history_path, started_at=started_at, stopped_at=stopped_at,
                                    partial_reason=partial_reason, observe=observe, phase=phase,
                                    processes=max(1, len(workers)))
@@ -308,6 +362,7 @@ def finish_spooled(
 
 __all__ = [
     "MAX_REPORT_ATTEMPTS",
+    "Rekeyed",
     "STORM_CHECKLIST",
     "STATE_CHECKS",
     "STORM_CHECKS",

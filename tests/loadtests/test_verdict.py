@@ -170,3 +170,60 @@ def test_a_storm_uses_the_team_s_business_keys_and_counters(tmp_path: Path) -> N
                             duration_s=2.0)
     assert [(f.check_id, f.key, f.message) for f in report.findings] == [
         ("counter", "cus_1", "counter is 4500; the provider's truth implies 3000")]
+
+
+def test_the_storm_s_checks_over_its_history_streamed_from_disk_are_those_over_the_list(tmp_path: Path) -> None:
+    """After a storm the master streams history.sqlite once (`HistoryFile`); what it finds
+    is what the checks find over the same attempts in memory: findings, stats, kept attempts."""
+    from dataclasses import replace
+
+    from hookproof.simulator.delivery.history import History, HistoryFile, Outcome
+
+    sub = Event(id="evt_s1", type="customer.subscription.updated", created=1, created_us=1, object_type="subscription",
+                object_id="sub_1", version=2, object={}, status="past_due")
+    events = [_event(i) for i in range(30)] + [sub]
+    attempts = _attempts(events, copies=3)
+    attempts[4] = replace(attempts[4], status=500, outcome=Outcome.SERVER_ERROR)  # a 5xx, a notable attempt
+    attempts[7] = replace(attempts[7], status=409, outcome=Outcome.REJECTED)
+    effects = [Effect(e.business_key or "") for e in events[1:]] + [Effect("renewal:in_3"), Effect("renewal:ghost")]
+    obs = Observation(2000.0, tuple(effects), (ObjectState("sub_1", "active", 1),))
+    path = tmp_path / "history.sqlite"
+    with History(path) as history:
+        in_memory = [history.record(a) for a in attempts]
+    listed = storm_scenario(_spec(tmp_path), events, in_memory, [obs], settled=True, started_at=1000.0, duration_s=2.0)
+    assert {f.check_id for f in listed.findings} >= {"duplicated", "lost", "unexpected", "no_server_error", "stale"}
+    with HistoryFile(path) as streamed:
+        from_disk = storm_scenario(_spec(tmp_path), events, streamed, [obs], settled=True, started_at=1000.0,
+                                   duration_s=2.0)
+    assert from_disk == listed
+
+
+def test_rekeyed_reads_the_attempts_as_business_keys_rekeyed_makes_them() -> None:
+    from dataclasses import replace
+
+    from hookproof.loadtests.verdict import Rekeyed
+    from hookproof.scenarios.business_keys import rekeyed
+
+    events = [_event(i) for i in range(4)]
+    attempts = _attempts(events)
+    attempts[1] = replace(attempts[1], event_id="msg_renamed")  # joined through its delivery id
+    attempts[2] = replace(attempts[2], delivery_id="other_shape")
+    renamed = [replace(e, business_key=f"paid:{e.object_id}") if i % 2 else e for i, e in enumerate(events)]
+    view = Rekeyed(attempts, renamed)
+    assert list(view) == rekeyed(attempts, renamed) == [view[i] for i in range(len(view))]
+    assert view[2:5] == rekeyed(attempts, renamed)[2:5] and len(view) == len(attempts)
+
+
+def test_throughput_counts_each_attempt_in_its_bucket_in_one_pass() -> None:
+    from dataclasses import replace
+
+    from hookproof.simulator.delivery.history import Outcome
+
+    events = [_event(i) for i in range(5)]
+    # sent 37.3 s apart from half a second before the start; every third one timed out
+    spread = [replace(a, sent_at=999.5 + 37.3 * i, outcome=Outcome.TIMEOUT if i % 3 == 0 else a.outcome)
+              for i, a in enumerate(_attempts(events))]
+    out = throughput(spread, 1000.0, 10.0, max_points=4)
+    assert out["bucket_s"] == 84.0  # ceil(335.2 s / 4)
+    assert out["series"] == [[0.0, round(3 / 84, 2), round(2 / 84, 2)], [84.0, round(2 / 84, 2), round(1 / 84, 2)],
+                             [168.0, round(2 / 84, 2), round(1 / 84, 2)], [252.0, round(3 / 84, 2), round(2 / 84, 2)]]
