@@ -11,24 +11,55 @@ event with its rendered envelope; plain `Event`s work too), and turns them into
   ``burst >= 2`` a duplicated event is a group of `burst` concurrent copies; with
   ``burst == 1`` its second copy comes `reorder_window` groups later;
 - **mass-redelivery waves**: `start_wave` queues a replay of every event sent in the
-  last `wave_window_s` seconds, shuffled; `next_replay` hands them out one at a time
-  (the user sends them on top of the regular rate, as a provider's backlog replay).
+  last `wave_window_s` seconds, and at least of the last `wave_events` events sent (a
+  window of N events replayed after they were delivered: an in-memory LRU dedupe of
+  fewer ids forgets them), shuffled; `next_replay` hands them out one at a time (the
+  user sends them on top of the regular rate, as a provider's backlog replay).
 
-Tags recorded with each attempt (benign in `scenarios.checks`): ``burst=N`` for burst
-copies, ``copies=N`` for a later copy, ``copies=wave-K`` for a replay of wave K.
+The patterns of real bug reports (issue 16), each a share:
+
+- **related bursts** (`related`): the next events of the source, of different types, in
+  emitted order, released together: a new subscription's created, updated and
+  invoice.paid, a payment's created and updated (a racy get-or-create of the shared row
+  fails or duplicates it: dj-stripe #409, pay-rails #371);
+- **older after newer** (`older_redelivery`): after an object's second effect (R2), its
+  earlier one (R1) is delivered again (WooCommerce Stripe gateway #5697);
+- **late** (`late`): an event with a status is held back and delivered right after the
+  next event of its object (a payment failure after the success: Polar #14274);
+- **provider-API transient** (`api_transient`): a share of objects, chosen by their id
+  (`api_transient_object`), is "not visible yet" at the provider API on its first
+  fetch (`loadtests.storm_truth`); their deliveries carry the tag ``api-transient``, so a
+  5xx answered to them is an advisory, not a finding (the provider retries it).
+
+Tags recorded with each attempt (benign in `scenarios.checks` but ``api-transient``):
+``burst=N`` for burst copies, ``burst=related-N`` for a related burst of N events,
+``copies=N`` for a later copy, ``copies=wave-K`` for a replay of wave K,
+``copies=older-after-newer`` for an older event redelivered, ``order=late`` for a held one.
 """
 
 from __future__ import annotations
 
 import heapq
 import random
-from collections import deque
+import zlib
+from collections import OrderedDict, deque
 from dataclasses import dataclass
 from typing import Iterable
 
 from hookproof.loadtests.stories import Rendered
 from hookproof.simulator.events import Event
 from hookproof.simulator.profiles.base import Envelope
+
+#: The tag of deliveries whose object the provider API hides on its first fetch.
+API_TRANSIENT_TAG = "api-transient"
+#: Objects whose keyed events the plan remembers for an older-after-newer redelivery.
+_REMEMBERED_OBJECTS = 4096
+
+
+def api_transient_object(object_id: str, share: float) -> bool:
+    """True for the share `share` of object ids the provider API hides on their first
+    fetch: chosen by a CRC-32 of the id, so senders and provider API agree with no message."""
+    return share > 0 and zlib.crc32(object_id.encode("utf-8")) % 10_000 < share * 10_000
 
 
 @dataclass(frozen=True)
@@ -60,6 +91,11 @@ class StormPlan:
         burst: concurrent copies of a duplicated event (1: one later copy instead).
         reorder_window: events the next one is drawn from (1: emitted order).
         wave_window_s: a wave replays what was sent in this many last seconds.
+        wave_events: and at least this many last events sent (0: only the seconds).
+        related: share of groups that are a related burst.
+        older_redelivery: share of second effects of an object followed by its first again.
+        late: share of events with a status held back until after their object's next event.
+        api_transient: share of objects the provider API hides on their first fetch.
         seed: drives every random choice.
 
     Raises:
@@ -67,9 +103,15 @@ class StormPlan:
     """
 
     def __init__(self, events: Iterable[Event | Rendered], *, duplicates: float = 0.0, burst: int = 1,
-                 reorder_window: int = 1, wave_window_s: float = 5.0, seed: int = 0) -> None:
-        if not 0.0 <= duplicates <= 1.0:
-            raise ValueError(f"duplicates must be in [0, 1], got {duplicates!r}")
+                 reorder_window: int = 1, wave_window_s: float = 5.0, wave_events: int = 0,
+                 related: float = 0.0, older_redelivery: float = 0.0, late: float = 0.0,
+                 api_transient: float = 0.0, seed: int = 0) -> None:
+        for name, share in (("duplicates", duplicates), ("related", related), ("older_redelivery", older_redelivery),
+                            ("late", late), ("api_transient", api_transient)):
+            if not 0.0 <= share <= 1.0:
+                raise ValueError(f"{name} must be in [0, 1], got {share!r}")
+        if wave_events < 0:
+            raise ValueError("wave_events must be >= 0")
         if burst < 1 or reorder_window < 1:
             raise ValueError("burst and reorder_window must be >= 1")
         if wave_window_s < 0:
@@ -79,7 +121,15 @@ class StormPlan:
         self.burst = burst
         self.reorder_window = reorder_window
         self.wave_window_s = wave_window_s
+        self.wave_events = wave_events
+        self.related = related
+        self.older_redelivery = older_redelivery
+        self.late = late
+        self.api_transient = api_transient
         self._rng = random.Random(seed)
+        self._keyed: OrderedDict[str, Rendered] = OrderedDict()  # object id -> its first keyed event sent
+        self._held: dict[str, Send] = {}  # object id -> an event held back until its next one
+        self._released: deque[Send] = deque()
         self._buffer: list[Rendered] = []
         self._later: list[tuple[int, int, Send]] = []  # (due tick, order, send): a min-heap
         self._copies: dict[str, int] = {}
@@ -94,16 +144,32 @@ class StormPlan:
         """The next group to release together at `elapsed_s` (empty when the source is
         exhausted and nothing is pending)."""
         self._tick += 1
+        if self._released:
+            return (self._released.popleft(),)
         if self._later and self._later[0][0] <= self._tick:
-            send = heapq.heappop(self._later)[2]
+            send = self._pop_later()
+            if send is None:
+                return self.next_group(elapsed_s)
             self._remember(elapsed_s, Rendered(send.event, send.envelope))
             return (send,)
+        if self.related and self._rng.random() < self.related:
+            group = self._related_group(elapsed_s)
+            if group:
+                return group
         item = self._draw()
         if item is None:
-            if self._later:
-                send = heapq.heappop(self._later)[2]
-                return (send,)
+            while self._later:
+                send = self._pop_later()
+                if send is not None:
+                    return (send,)
             return ()
+        event = item.event
+        if (self.late and event.status is not None and event.object_id not in self._held
+                and self._rng.random() < self.late):
+            held = self._send(item, ("order=late",))
+            self._held[event.object_id] = held
+            heapq.heappush(self._later, (self._tick + 4 * self.reorder_window + 4, self._tick, held))
+            return self.next_group(elapsed_s)
         self._remember(elapsed_s, item)
         if self.duplicates and self._rng.random() < self.duplicates:
             if self.burst >= 2:
@@ -114,6 +180,37 @@ class StormPlan:
             heapq.heappush(self._later, (self._tick + self.reorder_window, self._tick, later))
             return (first,)
         return (self._send(item, ()),)
+
+    def _pop_later(self) -> Send | None:
+        """The next later send, or None when it is a held event released already."""
+        send = heapq.heappop(self._later)[2]
+        if send.tags == ("order=late",):
+            if self._held.get(send.event.object_id) is not send:
+                return None  # released right after its object's next event
+            del self._held[send.event.object_id]
+        return send
+
+    def _related_group(self, elapsed_s: float) -> tuple[Send, ...]:
+        """The next events of the source, of different types, in emitted order (at least
+        two, at most `burst` and 3): one related burst; empty when there are not two."""
+        items: list[Rendered] = []
+        while len(items) < max(3, self.burst) and not self.exhausted:
+            try:
+                item = next(self._source)
+            except StopIteration:
+                self.exhausted = True
+                break
+            if any(i.event.type == item.event.type for i in items):
+                self._buffer.append(item)
+                break
+            items.append(item)
+        if len(items) < 2:
+            self._buffer.extend(items)
+            return ()
+        tag = f"burst=related-{len(items)}"
+        for item in items:
+            self._remember(elapsed_s, item)
+        return tuple(self._send(item, (tag,)) for item in items)
 
     def _draw(self) -> Rendered | None:
         while len(self._buffer) < self.reorder_window and not self.exhausted:
@@ -131,21 +228,41 @@ class StormPlan:
         event = item.event
         copy = self._copies.get(event.id, 0) + 1
         self._copies[event.id] = copy
+        if self.api_transient and api_transient_object(event.object_id, self.api_transient):
+            tags = (*tags, API_TRANSIENT_TAG)
         return Send(event, f"dlv_{event.id}_{copy}", copy, tags, item.envelope)
 
     def _remember(self, elapsed_s: float, item: Rendered) -> None:
+        """Keep `item` for waves; release what its sending unblocks (a held event of its
+        object, an older-after-newer redelivery)."""
         self._sent.append((elapsed_s, item))
         horizon = elapsed_s - self.wave_window_s
-        while self._sent and self._sent[0][0] < horizon:
+        while len(self._sent) > self.wave_events and self._sent[0][0] < horizon:
             self._sent.popleft()
+        event = item.event
+        held = self._held.pop(event.object_id, None)
+        if held is not None and held.event.id != event.id:
+            self._released.append(held)
+        if event.business_key is None or not self.older_redelivery:
+            return
+        first = self._keyed.get(event.object_id)
+        if first is None:
+            self._keyed[event.object_id] = item
+            if len(self._keyed) > _REMEMBERED_OBJECTS:
+                self._keyed.popitem(last=False)
+        elif first.event.business_key != event.business_key and self._rng.random() < self.older_redelivery:
+            del self._keyed[event.object_id]  # once per object
+            self._released.append(self._send(first, ("copies=older-after-newer",)))
 
     # ---- waves --------------------------------------------------------------------
     def start_wave(self, elapsed_s: float) -> int:
         """Queue a replay of every event sent in the last `wave_window_s` seconds before
-        `elapsed_s`, shuffled, once per event. Returns how many were queued."""
+        `elapsed_s` and of the last `wave_events` sent, shuffled, once per event. Returns
+        how many were queued."""
         self._waves += 1
         horizon = elapsed_s - self.wave_window_s
-        window = list({r.event.id: r for t, r in self._sent if t >= horizon}.values())
+        last = len(self._sent) - self.wave_events
+        window = list({r.event.id: r for i, (t, r) in enumerate(self._sent) if t >= horizon or i >= last}.values())
         self._rng.shuffle(window)
         tag = f"copies=wave-{self._waves}"
         self._replays.extend(self._send(e, (tag,)) for e in window)

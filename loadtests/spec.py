@@ -62,6 +62,14 @@ class StormSpec(BaseModel):
         reorder_window: events the next one is drawn from (1: in order).
         waves: mass-redelivery waves during the storm.
         wave_window_s: each wave replays what was sent in the last seconds.
+        wave_events: and at least the last this many events a user sent (issue 16's
+            window of N events replayed after they were delivered; 0: only the seconds).
+        related: share of groups that are a related burst (the next events of different
+            types released together: a new object's first events).
+        older_redelivery: share of objects whose first effect is redelivered after their second.
+        late: share of events with a status held back until after their object's next event.
+        api_transient: share of objects the provider API hides ("not visible yet", 404) on
+            their first fetch.
         seed: base seed of the worlds and the plans.
         world_start_us: the worlds' clock start (unix microseconds), so the provider API
             builds the very worlds the senders replay (None: each process's now).
@@ -96,6 +104,11 @@ class StormSpec(BaseModel):
     reorder_window: int = 8
     waves: int = 1
     wave_window_s: float = 5.0
+    wave_events: int = 200
+    related: float = 0.05
+    older_redelivery: float = 0.05
+    late: float = 0.05
+    api_transient: float = 0.02
     seed: int = 0
     world_start_us: int | None = None
     sender_timeout_s: float = 20.0
@@ -122,8 +135,11 @@ class StormSpec(BaseModel):
     def _check(self) -> "StormSpec":
         if self.users < 1:
             raise ValueError("users: must be >= 1")
-        if not 0.0 <= self.duplicates <= 1.0:
-            raise ValueError("duplicates: must be between 0 and 1")
+        for name in ("duplicates", "related", "older_redelivery", "late", "api_transient"):
+            if not 0.0 <= getattr(self, name) <= 1.0:
+                raise ValueError(f"{name}: must be between 0 and 1")
+        if self.wave_events < 0:
+            raise ValueError("wave_events: must be >= 0")
         if self.burst < 1 or self.reorder_window < 1 or self.max_attempts < 1 or self.max_in_flight < 1:
             raise ValueError("burst, reorder_window, max_attempts and max_in_flight must be >= 1")
         if self.waves < 0:

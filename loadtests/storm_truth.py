@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from hookproof.loadtests.plan import api_transient_object
 from hookproof.loadtests.renaming import IdRenamer
 from hookproof.loadtests.spec import StormSpec
 from hookproof.loadtests.stories import STORIES, play_stories, process_seed, template_world
@@ -34,6 +35,8 @@ class _RenamedReads:
     """The reading interface of a template world, for its renamed copies."""
 
     _renamer: IdRenamer
+    _api_transient: float
+    _fetched: set[str]
     _objects: dict[str, Any]
     _event_index: dict[str, Event]
 
@@ -47,7 +50,13 @@ class _RenamedReads:
 
     def has(self, object_id: str) -> bool:
         found = self._renamer.original(object_id)
-        return found is not None and (found[0] in self._objects or found[0] in self._event_index)
+        if found is None or not (found[0] in self._objects or found[0] in self._event_index):
+            return False
+        if self._api_transient and api_transient_object(object_id, self._api_transient) \
+                and object_id not in self._fetched:
+            self._fetched.add(object_id)  # "not visible yet" once: the provider API's transient
+            return False
+        return True
 
     def event(self, event_id: str) -> Event:
         found = self._renamer.original(event_id)
@@ -70,9 +79,11 @@ class _RenamedReads:
 _CLASSES: dict[type, type] = {}
 
 
-def served_world(template: Any, renamer: IdRenamer | None = None) -> Any:
+def served_world(template: Any, renamer: IdRenamer | None = None, *, api_transient: float = 0.0) -> Any:
     """A world the provider API serves in place of `template`'s renamed copies (see the
-    module docstring); `renamer` defaults to `IdRenamer.of(template)`."""
+    module docstring); `renamer` defaults to `IdRenamer.of(template)`. The share
+    `api_transient` of objects (`plan.api_transient_object`) is not found on its first
+    lookup, as a provider's read replica that has not caught up."""
     cls = type(template)
     served_cls = _CLASSES.get(cls)
     if served_cls is None:
@@ -80,6 +91,8 @@ def served_world(template: Any, renamer: IdRenamer | None = None) -> Any:
     world: Any = object.__new__(served_cls)
     world.__dict__.update(template.__dict__)
     world._renamer = renamer or IdRenamer.of(template)
+    world._api_transient = api_transient
+    world._fetched = set()
     return world
 
 
@@ -101,7 +114,7 @@ def template_worlds(spec: StormSpec, processes: int) -> list[Any]:
 
 def storm_truth(spec: StormSpec, processes: int) -> list[Any]:
     """What the provider API serves for a storm of `processes` sending processes."""
-    return [served_world(w) for w in template_worlds(spec, processes)]
+    return [served_world(w, api_transient=spec.api_transient) for w in template_worlds(spec, processes)]
 
 
 __all__ = ["served_world", "storm_truth", "template_worlds"]

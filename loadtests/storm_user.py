@@ -57,7 +57,10 @@ class StormUser(FastHttpUser):
         first_copy, stride = STATE.copies(self.number)
         stream = book.stream(first_copy=first_copy, stride=stride)
         self.plan = StormPlan(stream, duplicates=spec.duplicates, burst=spec.burst,
-                              reorder_window=spec.reorder_window, wave_window_s=spec.wave_window_s, seed=self.seed)
+                              reorder_window=spec.reorder_window, wave_window_s=spec.wave_window_s,
+                              wave_events=spec.wave_events, related=spec.related,
+                              older_redelivery=spec.older_redelivery, late=spec.late,
+                              api_transient=spec.api_transient, seed=self.seed)
         self.shape = spec.load_shape()
         self.waves = list(wave_times(spec.duration_s, spec.waves))
         elapsed = STATE.elapsed()

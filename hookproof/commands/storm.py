@@ -87,8 +87,11 @@ def _pythonpath() -> str:
 
 def build_spec(config: "Config", *, users: int, rate: float, duration_s: float, shape: str, duplicates: float,
                burst: int, reorder_window: int, waves: int, out: Path, sink_url: str | None,
-               progress_path: Path | None, max_in_flight: int = 64, collect_timeout_s: float = 60.0) -> "StormSpec":
-    """The storm spec from the config and the flags (no secret). Raises UsageError for bad values."""
+               progress_path: Path | None, max_in_flight: int = 64, collect_timeout_s: float = 60.0,
+               patterns: dict[str, Any] | None = None) -> "StormSpec":
+    """The storm spec from the config and the flags (no secret); `patterns` sets the real-bug
+    patterns' shares (``related``, ``older_redelivery``, ``late``, ``api_transient``,
+    ``wave_events``: `loadtests.plan`), else their defaults. Raises UsageError for bad values."""
     from hookproof.errors import UsageError
     from hookproof.loadtests.spec import SpecError, StormSpec
     from hookproof.scenarios.business_keys import to_plain
@@ -112,6 +115,7 @@ def build_spec(config: "Config", *, users: int, rate: float, duration_s: float, 
             settle_interval_s=config.settle.interval_s, collect_timeout_s=collect_timeout_s,
             out_dir=str(out.resolve()),
             progress_path=str(progress_path) if progress_path else None,
+            **(patterns or {}),
         )
     except SpecError as exc:
         raise UsageError(str(exc)) from None
@@ -297,6 +301,11 @@ def register(app: typer.Typer) -> None:
         burst: Annotated[int, typer.Option("--burst", min=1, max=100, help="Concurrent copies of a duplicated event (1: one later copy).")] = 4,
         reorder_window: Annotated[int, typer.Option("--reorder-window", min=1, max=10_000, help="Events the next one is drawn from (1: in order).")] = 8,
         waves: Annotated[int, typer.Option("--waves", min=0, max=100, help="Mass-redelivery waves during the storm.")] = 1,
+        wave_events: Annotated[int, typer.Option("--wave-events", min=0, max=1_000_000, help="Each wave replays at least this many last events of each user, after they were delivered.")] = 200,
+        related: Annotated[float, typer.Option("--related", min=0.0, max=1.0, help="Share of groups that release the next events of different types together (a new object's first events).")] = 0.05,
+        older_redelivery: Annotated[float, typer.Option("--older-redelivery", min=0.0, max=1.0, help="Share of objects whose first effect is redelivered after their second.")] = 0.05,
+        late: Annotated[float, typer.Option("--late", min=0.0, max=1.0, help="Share of events with a status delivered after their object's next event.")] = 0.05,
+        api_transient: Annotated[float, typer.Option("--api-transient", min=0.0, max=1.0, help="Share of objects the provider API answers 404 (not visible yet) on their first fetch.")] = 0.02,
         max_in_flight: Annotated[int, typer.Option("--max-in-flight", min=1, max=10_000, help="Groups (an event and its burst copies) in flight per user at most; past it a user falls behind its rate instead of opening more connections.")] = 64,
         out: Annotated[Optional[Path], typer.Option("--out", help="Report directory (default: a new folder hookproof-reports/storm-<UTC time>/, linked as hookproof-reports/latest).", show_default=False)] = None,
         force: Annotated[bool, typer.Option("--force", help="Let --out overwrite another command's results.")] = False,
@@ -361,7 +370,10 @@ def register(app: typer.Typer) -> None:
                 spec = build_spec(cfg, users=users, rate=rate or 5.0 * users, duration_s=duration_s, shape=shape,
                                   duplicates=duplicates, burst=burst, reorder_window=reorder_window, waves=waves,
                                   out=out, sink_url=sink_url, progress_path=progress_path,
-                                  max_in_flight=max_in_flight, collect_timeout_s=collect_timeout_s)
+                                  max_in_flight=max_in_flight, collect_timeout_s=collect_timeout_s,
+                                  patterns={"wave_events": wave_events, "related": related,
+                                            "older_redelivery": older_redelivery, "late": late,
+                                            "api_transient": api_transient})
                 serve_storm_truth(_state, spec, workers_expected or workers)
                 with started_receiver(cfg, secrets, api_base, sink_url):
                     check_reachable(cfg)  # once a started receiver is up; nothing listening is not a finding

@@ -1,0 +1,164 @@
+"""The real-bug patterns of issue 16 in storms: related bursts, older-after-newer
+redelivery, late (stale) events, windows of N events replayed, the provider API's transient.
+
+The plan tests are tables over hand-made events (pure, deterministic from the seed); the
+storms (slow) run ``python -m hookproof storm`` against the zoo's racy get-or-create and its
+atomic twin, and against the fetching Mercado Pago receiver under the API transient.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from hookproof.loadtests.plan import API_TRANSIENT_TAG, Send, StormPlan, api_transient_object
+from hookproof.loadtests.stories import StoryBook, template_world
+from hookproof.loadtests.storm_truth import served_world
+from hookproof.simulator.events import Event
+from hookproof.simulator.profiles import get_profile
+
+ROOT = Path(__file__).resolve().parents[2]
+SECRET = "whsec_storm_tests_only_0123456789"
+
+
+def _story(n: int) -> list[Event]:
+    """`n` objects, each: created (status open), paid (key pay:, status paid), refunded (key refund:)."""
+    out = []
+    for i in range(n):
+        obj = f"in_{i:04d}"
+        for j, (kind, key, status) in enumerate((("created", None, "open"), ("paid", f"pay:{obj}", "paid"),
+                                                 ("refunded", f"refund:{obj}:1", "refunded"))):
+            out.append(Event(id=f"evt_{i:04d}_{j}", type=f"invoice.{kind}", created=3 * i + j,
+                             created_us=(3 * i + j) * 10**6, object_type="invoice", object_id=obj, version=j + 1,
+                             object={}, business_key=key, status=status))
+    return out
+
+
+def _drain(plan: StormPlan, limit: int = 100_000) -> list[tuple[Send, ...]]:
+    groups = []
+    for _ in range(limit):
+        group = plan.next_group()
+        if not group:
+            break
+        groups.append(group)
+    return groups
+
+
+def test_a_related_burst_is_the_next_events_of_different_types_in_emitted_order() -> None:
+    groups = _drain(StormPlan(_story(100), related=0.5, seed=4))
+    related = [g for g in groups if g[0].tags and g[0].tags[0].startswith("burst=related-")]
+    assert len(related) > 20
+    for g in related:
+        assert len({s.event.type for s in g}) == len(g) >= 2
+        assert g[0].tags == (f"burst=related-{len(g)}",)
+        assert [s.event.created for s in g] == sorted(s.event.created for s in g)
+    sent = Counter(s.event.id for g in groups for s in g)
+    assert set(sent) == {e.id for e in _story(100)} and set(sent.values()) == {1}  # each once, none lost
+
+
+def test_an_older_effect_is_redelivered_after_the_newer_one() -> None:
+    groups = _drain(StormPlan(_story(200), older_redelivery=1.0, seed=5))
+    order = [s for g in groups for s in g]
+    again = [s for s in order if s.tags == ("copies=older-after-newer",)]
+    assert len(again) == 200
+    for s in again:
+        assert s.copy == 2 and s.event.business_key and s.event.business_key.startswith("pay:")
+        newer = next(i for i, t in enumerate(order) if t.event.object_id == s.event.object_id
+                     and t.event.business_key and t.event.business_key.startswith("refund:"))
+        assert order.index(s) > newer
+
+
+def test_a_late_event_comes_right_after_its_object_s_next_one() -> None:
+    groups = _drain(StormPlan(_story(300), late=0.3, seed=6))
+    order = [s for g in groups for s in g]
+    late = [s for s in order if s.tags == ("order=late",)]
+    assert 0.15 * 900 < len(late) < 0.45 * 900
+    for s in late:
+        if s.event.version == 3:
+            continue  # the object's last event: nothing comes after it, it goes out later
+        i = order.index(s)
+        assert any(t.event.object_id == s.event.object_id and t.event.version > s.event.version for t in order[:i])
+    assert Counter(s.event.id for s in order) == Counter(e.id for e in _story(300))
+
+
+def test_a_wave_replays_at_least_the_last_n_events_sent() -> None:
+    plan = StormPlan(_story(200), wave_window_s=0.0, wave_events=150, seed=7)
+    for i in range(400):
+        assert plan.next_group(elapsed_s=float(i))
+    assert plan.start_wave(1000.0) == 150
+    replays = [plan.next_replay() for _ in range(150)]
+    assert all(r is not None and r.tags == ("copies=wave-1",) for r in replays)
+    assert plan.next_replay() is None
+    assert StormPlan(_story(10), wave_window_s=0.0).start_wave(5.0) == 0
+
+
+def test_api_transient_objects_are_tagged_and_chosen_by_id() -> None:
+    events = _story(400)
+    chosen = {e.object_id for e in events if api_transient_object(e.object_id, 0.25)}
+    assert 0.15 * 400 < len(chosen) < 0.35 * 400
+    assert not api_transient_object("in_0001", 0.0) and api_transient_object("in_0001", 1.0)
+    for g in _drain(StormPlan(events, api_transient=0.25, seed=8)):
+        for s in g:
+            assert (API_TRANSIENT_TAG in s.tags) == (s.event.object_id in chosen)
+
+
+def test_the_provider_api_hides_a_transient_object_on_its_first_lookup_only() -> None:
+    world = template_world("mercadopago", 5, start_us=1_790_000_000_000_000)
+    book = StoryBook(world, get_profile("mercadopago"), lambda e: True, stories=4)
+    served = served_world(world, book.renamer, api_transient=0.5)
+    ids = {r.event.object_id for r in book.stream(first_copy=1, max_events=60)}
+    hidden = {i for i in ids if api_transient_object(i, 0.5)}
+    assert hidden and hidden != ids
+    assert {i for i in ids if not served.has(i)} == hidden
+    assert all(served.has(i) for i in ids)
+
+
+@pytest.mark.parametrize("kwargs", [{"related": 1.5}, {"late": -0.1}, {"older_redelivery": 2.0},
+                                    {"api_transient": -1.0}, {"wave_events": -1}])
+def test_bad_pattern_shares_are_refused(kwargs: dict[str, float]) -> None:
+    with pytest.raises(ValueError):
+        StormPlan(_story(1), **kwargs)  # type: ignore[arg-type]
+
+
+# ---- storms -----------------------------------------------------------------------------
+
+def _storm(tmp_path: Path, receiver: str, *args: str) -> dict[str, list[str]]:
+    from tests.loadtests.test_storm_command import _config
+
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    config = _config(tmp_path, receiver)
+    env = {**os.environ, "HOOKPROOF_TEST_SECRET": SECRET, "PYTHONPATH": str(ROOT), "COLUMNS": "200"}
+    result = subprocess.run([sys.executable, "-m", "hookproof", "storm", "--config", str(config), "--out",
+                             str(tmp_path / "out"), "--duration", "8s", "--users", "2", "--rate", "10", *args],
+                            cwd=str(ROOT), env=env, capture_output=True, text=True, timeout=240)
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    (scenario,) = report["scenarios"]
+    assert result.returncode == (0 if scenario["verdict"] == "pass" else 1), result.stdout + result.stderr
+    return {c["check_id"]: [f["message"] for f in c["findings"] if f["severity"] == "finding"]
+            for c in scenario["checks"] if c["verdict"] != "valid"}
+
+
+@pytest.mark.slow
+def test_related_bursts_catch_the_racy_get_or_create_and_pass_its_atomic_twin(tmp_path: Path) -> None:
+    racy = _storm(tmp_path / "racy", "get_or_create_racy", "--related", "0.5", "--duplicates", "0")
+    assert list(racy) == ["no_server_error"], racy
+    assert all("got 500" in m for m in racy["no_server_error"])
+    assert _storm(tmp_path / "atomic", "get_or_create_atomic", "--related", "0.5", "--duplicates", "0") == {}
+
+
+@pytest.mark.slow
+def test_the_fetching_receiver_passes_a_storm_with_the_provider_api_transient(tmp_path: Path) -> None:
+    from tests.loadtests.test_storm_worlds import _config, failing_checks, storm
+
+    result = storm(_config(tmp_path, "mercadopago_fetch"), tmp_path / "out", "--api-transient", "0.5")
+    assert failing_checks(tmp_path / "out") == {}, result.stdout
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    checks = {c["check_id"]: c for c in report["scenarios"][0]["checks"]}
+    advisories = [f for f in checks["no_server_error"]["findings"] if f["severity"] == "advisory"]
+    assert advisories, "no first fetch was refused: the transient never happened"
