@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from hookproof.chaos.errors import ChaosError, HealError
-from hookproof.chaos.process import ReceiverProcess
+from hookproof.chaos.process import ReceiverLog, ReceiverProcess
 from hookproof.chaos.proxy import FaultProxy, LimitData, Toxic
 from hookproof.chaos.replicas import Controllable, ReceiverFactory, Replicas
 from hookproof.simulator.delivery import FaultOp, History, Target
@@ -239,12 +239,14 @@ def _fill(template: str | Sequence[str], port: int) -> list[str]:
 
 def process_factory(command: str | Sequence[str], *, health_path: str | None = "/healthz",
                     env: Mapping[str, str] | None = None, cwd: str | Path | None = None,
-                    startup_timeout_s: float = 30.0, masked: Sequence[str] = ()) -> ReceiverFactory:
-    """Receivers as local processes: `command` with ``{port}`` filled in."""
+                    startup_timeout_s: float = 30.0, masked: Sequence[str] = (),
+                    log: ReceiverLog | None = None) -> ReceiverFactory:
+    """Receivers as local processes: `command` with ``{port}`` filled in; their output goes
+    to `log` (the run's, kept in its report folder) when given."""
     def make(port: int) -> Controllable:
         health = f"http://127.0.0.1:{port}{health_path}" if health_path else None
         return ReceiverProcess(_fill(command, port), env=env, cwd=str(cwd) if cwd else None, health_url=health,
-                               port=port, startup_timeout_s=startup_timeout_s, masked=masked)
+                               port=port, startup_timeout_s=startup_timeout_s, masked=masked, log=log)
     return make
 
 

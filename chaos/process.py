@@ -25,6 +25,96 @@ import httpx
 
 from hookproof.chaos.errors import ProcessError
 
+#: How much of the receiver's log a run keeps (the newest bytes), and how many lines a finding quotes.
+KEEP_BYTES = 1 << 20
+TAIL_LINES = 40
+
+
+def secret_forms(secret: str) -> set[str]:
+    """The spellings of `secret` a log could betray it in: itself and its key part after a
+    ``whsec_``-style prefix, each literal, in hex (both cases) and in base64 (standard and
+    URL-safe, with and without padding)."""
+    forms: set[str] = set()
+    key = secret.split("_", 1)[1] if secret.startswith("whsec_") else secret
+    for text in {secret, key}:
+        if len(text) < 4:  # too short to mask without masking ordinary text
+            continue
+        raw = text.encode()
+        b64 = base64.b64encode(raw).decode()
+        forms |= {text, raw.hex(), raw.hex().upper(), b64, b64.rstrip("="),
+                  base64.urlsafe_b64encode(raw).decode().rstrip("=")}
+    return forms
+
+
+def mask_secrets(text: str, secrets: Sequence[str]) -> str:
+    """`text` with every form of every secret (`secret_forms`) replaced by ``***``."""
+    forms = {f for s in secrets if s for f in secret_forms(s)}
+    for form in sorted(forms, key=len, reverse=True):
+        text = text.replace(form, "***")
+    return text
+
+
+class ReceiverLog:
+    """The output of every receiver process of one run, in one private temporary file.
+
+    Processes write to it in append mode (a restarted or replicated receiver adds to it);
+    `mark` gives the current end (a byte offset), `tail` the last lines between two marks,
+    `keep` the newest `KEEP_BYTES` into a file of the report folder. Everything read out is
+    masked (`mask_secrets`); the temporary file goes on `close` (also at exit).
+    """
+
+    def __init__(self, masked: Sequence[str] = ()) -> None:
+        self._masked = [m for m in masked if m]
+        handle = tempfile.NamedTemporaryFile(prefix="hookproof-receiver-", suffix=".log", delete=False)
+        handle.close()
+        self.path = Path(handle.name)
+        self._remove = weakref.finalize(self, self.path.unlink, missing_ok=True)
+
+    def open(self) -> IO[bytes]:
+        """A handle a process writes to (append mode: writes land at the end)."""
+        return open(self.path, "ab", buffering=0)
+
+    def mark(self) -> int:
+        """The log's current size in bytes (0 once it is gone)."""
+        try:
+            return self.path.stat().st_size
+        except OSError:
+            return 0
+
+    def _read(self, start: int, end: int | None) -> str:
+        try:
+            with open(self.path, "rb") as f:
+                f.seek(start)
+                data = f.read(-1 if end is None else max(0, end - start))
+        except OSError:
+            return ""
+        return data.decode("utf-8", errors="replace")
+
+    def tail(self, start: int = 0, end: int | None = None, lines: int = TAIL_LINES) -> str:
+        """The last `lines` lines written between byte offsets `start` and `end`, masked."""
+        if end is None or end - start > KEEP_BYTES:
+            start = max(start, (end if end is not None else self.mark()) - KEEP_BYTES)
+        text = self._read(start, end)
+        return mask_secrets("\n".join(text.splitlines()[-lines:]), self._masked)
+
+    def keep(self, dest: Path) -> bool:
+        """Write the newest `KEEP_BYTES` of the log, masked, to `dest` (with a first line saying
+        what was cut); False when the receiver wrote nothing (then no file is made)."""
+        size = self.mark()
+        if size == 0:
+            return False
+        start = max(0, size - KEEP_BYTES)
+        text = self._read(start, size)
+        if start:
+            text = text.split("\n", 1)[1] if "\n" in text else text  # start at a whole line
+            text = f"[hookproof: the first {start} byte(s) of the receiver's output are not kept]\n" + text
+        dest.write_text(mask_secrets(text, self._masked), encoding="utf-8")
+        return True
+
+    def close(self) -> None:
+        """Delete the temporary file. Safe to call twice."""
+        self._remove()
+
 
 def wait_healthy(*, health_url: str | None = None, port: int | None = None, host: str = "127.0.0.1",
                  timeout_s: float = 20.0, alive: Callable[[], bool] | None = None) -> None:
@@ -128,11 +218,13 @@ class ReceiverProcess:
         health_url / port: how to know it is ready (a URL answering 2xx, or a port).
         startup_timeout_s: seconds to wait for health after each start.
         masked: strings to mask in messages and logs (secrets in the command line).
+        log: the run's `ReceiverLog` to write the output to (it outlives this process and
+            is kept in the report folder); default: a private file deleted with this object.
     """
 
     def __init__(self, command: str | Sequence[str], *, env: Mapping[str, str] | None = None, cwd: str | None = None,
                  health_url: str | None = None, port: int | None = None, startup_timeout_s: float = 20.0,
-                 masked: Sequence[str] = ()) -> None:
+                 masked: Sequence[str] = (), log: ReceiverLog | None = None) -> None:
         self.argv = shlex.split(command) if isinstance(command, str) else list(command)
         self.env = {**os.environ, **(env or {})}
         self.cwd = cwd
@@ -144,9 +236,15 @@ class ReceiverProcess:
         # The receiver's output, read back (masked) for error messages. It may hold
         # secrets the receiver prints, so it goes when this object does: on `close`, on
         # leaving the `with` block, when collected, or when the interpreter exits.
-        self._log = tempfile.NamedTemporaryFile(prefix="hookproof-receiver-", suffix=".log", delete=False)
-        self.log_path = Path(self._log.name)
-        self._remove_log = weakref.finalize(self, _remove_log, self._log, self.log_path)
+        self._remove_log: Callable[[], object]
+        if log is not None:  # the run's log: this process appends, the run keeps or deletes it
+            self._log: IO[bytes] = log.open()
+            self.log_path = log.path
+            self._remove_log = weakref.finalize(self, self._log.close)
+        else:
+            self._log = tempfile.NamedTemporaryFile(prefix="hookproof-receiver-", suffix=".log", delete=False)
+            self.log_path = Path(self._log.name)
+            self._remove_log = weakref.finalize(self, _remove_log, self._log, self.log_path)
         self.paused = False
 
     def describe(self) -> str:
@@ -155,13 +253,7 @@ class ReceiverProcess:
 
     def _mask(self, text: str) -> str:
         """`text` with every masked string hidden, also in its base64 and hex forms."""
-        for m in self._masked:
-            raw = m.encode()
-            forms = {m, raw.hex(), base64.b64encode(raw).decode(), base64.b64encode(raw).decode().rstrip("="),
-                     base64.urlsafe_b64encode(raw).decode().rstrip("=")}
-            for form in sorted(forms, key=len, reverse=True):
-                text = text.replace(form, "***")
-        return text
+        return mask_secrets(text, self._masked)
 
     def log_tail(self, lines: int = 20) -> str:
         try:

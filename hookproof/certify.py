@@ -187,8 +187,10 @@ def started_receiver(config: Config, secrets: Sequence[str], api_base: str, sink
 
 
 @contextlib.contextmanager
-def receiver_process(config: Config, secrets: Sequence[str], api_base: str, sink_url: str) -> Iterator[None]:
-    """Start the receiver's `start` command if configured, wait healthy, stop it after."""
+def receiver_process(config: Config, secrets: Sequence[str], api_base: str, sink_url: str,
+                     log: Any = None) -> Iterator[None]:
+    """Start the receiver's `start` command if configured, wait healthy, stop it after; its
+    output goes to `log` (a `chaos.process.ReceiverLog`) when given."""
     from hookproof.chaos.process import ReceiverProcess
 
     start = config.target.start
@@ -206,7 +208,7 @@ def receiver_process(config: Config, secrets: Sequence[str], api_base: str, sink
     health = start.health_url
     cwd = str(config.base_dir / start.cwd) if start.cwd else str(config.base_dir)
     proc = ReceiverProcess(shlex.split(command), env=env, cwd=cwd, health_url=health, port=start.port,
-                           startup_timeout_s=start.startup_timeout_s, masked=secrets)
+                           startup_timeout_s=start.startup_timeout_s, masked=secrets, log=log)
     with contextlib.ExitStack() as stack:
         stack.push(proc)  # stopped even when the start itself is interrupted (Ctrl-C, SIGTERM)
         proc.start()
@@ -239,9 +241,10 @@ def seed_hook(config: Config, secrets: Sequence[str], api_base: str, sink_url: s
 
 @contextlib.contextmanager
 def controlled_receiver(config: Config, secrets: Sequence[str], api_base: str, sink_url: str, history: History,
-                        seed: int) -> Iterator[Any]:
+                        seed: int, log: Any = None) -> Iterator[Any]:
     """With `[target.process]` or `[target.docker]`: start the receiver under a fault
-    injector (`chaos.nemesis.Nemesis`) and yield it; heal and stop it after. Else None."""
+    injector (`chaos.nemesis.Nemesis`) and yield it; heal and stop it after. Else None.
+    A process's output goes to `log` (a `chaos.process.ReceiverLog`) when given."""
     t = config.target
     spec = t.process or t.docker
     if spec is None:
@@ -266,7 +269,7 @@ def controlled_receiver(config: Config, secrets: Sequence[str], api_base: str, s
         p = t.process
         cwd = config.base_dir / p.cwd if p.cwd else config.base_dir
         make = process_factory(command, health_path=p.health_path, env=env, cwd=cwd,
-                               startup_timeout_s=p.startup_timeout_s, masked=secrets)
+                               startup_timeout_s=p.startup_timeout_s, masked=secrets, log=log)
         backend = "process"
     else:
         import docker
@@ -283,6 +286,20 @@ def controlled_receiver(config: Config, secrets: Sequence[str], api_base: str, s
         backend = "docker"
     with Nemesis(make, url.port or 80, history=history, path=url.path or "/", backend=backend, seed=seed) as nemesis:
         yield nemesis
+
+
+def receiver_log(config: Config, secrets: Sequence[str]) -> tuple[Any, Any]:
+    """The run's receiver log (`chaos.process.ReceiverLog`, masking the signing secrets and
+    the provider API key) and its scenario marks (`receiver_log.ScenarioMarks`), for a
+    receiver hookproof starts as a process (`[target.start]`, `[target.process]`); else
+    (None, None)."""
+    if config.target.start is None and config.target.process is None:
+        return None, None
+    from hookproof.chaos.process import ReceiverLog
+    from hookproof.receiver_log import ScenarioMarks
+
+    log = ReceiverLog(masked=[*secrets, config.provider.api_key])
+    return log, ScenarioMarks(log)
 
 
 def chaos_settings(config: Config, backend: str) -> Any:
@@ -423,10 +440,19 @@ def certify(config: Config, *, scenarios: Sequence[str] | None = None, out_dir: 
     finished = False
     limit_s = max_duration_s if max_duration_s is not None else config.run.max_duration_s
     notes: list[str] = []
+    log, marks = receiver_log(config, secrets)
+
+    def marked(sid: str, i: int, n: int) -> None:
+        if marks is not None:
+            marks.mark(sid)
+        if progress is not None:
+            progress(sid, i, n)
+
+    tails: dict[str, str] | None = None
     try:
         with run_deadline(limit_s, notes) as disarm, provider_server(config) as (state, api_base, sink_url):
-            with receiver_process(config, secrets, api_base, sink_url), \
-                    controlled_receiver(config, secrets, api_base, sink_url, history, seed) as nemesis:
+            with receiver_process(config, secrets, api_base, sink_url, log), \
+                    controlled_receiver(config, secrets, api_base, sink_url, history, seed, log) as nemesis:
                 runner = Runner(
                     target=target, profile=profile, secrets=secrets,
                     observe=make_observer(config, state), history=history, server_state=state,
@@ -437,7 +463,7 @@ def certify(config: Config, *, scenarios: Sequence[str] | None = None, out_dir: 
                     redelivery_window=config.run.redelivery_window,
                     settle_window_s=config.settle.window_s, settle_deadline_s=config.settle.deadline_s,
                     settle_interval_s=config.settle.interval_s, has_sink=config.observer.kind == "sink",
-                    progress=progress, attempt_timeout_s=config.run.sender_timeout_s,
+                    progress=marked, attempt_timeout_s=config.run.sender_timeout_s,
                     nemesis=nemesis if chaos else None,
                     chaos_settings=chaos_settings(config, "docker" if config.target.docker else "process"),
                     keys=config.key_mapping(),
@@ -453,6 +479,15 @@ def certify(config: Config, *, scenarios: Sequence[str] | None = None, out_dir: 
     finally:  # also on an interruption during startup: the history stays readable
         history.set_meta("finished", finished)
         history.close()
+        if log is not None and marks is not None:  # the receivers have stopped: their last words are in
+            from hookproof.receiver_log import RECEIVER_LOG_FILE
+
+            tails = marks.tails() if log.keep(out_dir / RECEIVER_LOG_FILE) else None
+            log.close()
+    if tails is not None:
+        from hookproof.receiver_log import link_receiver_log
+
+        report = link_receiver_log(report, tails)
     paths = write_reports(report, out_dir)
     paths["history"] = history_path
     return CertifyResult(report, paths)

@@ -7,6 +7,7 @@ why some scenarios did not apply. Every value from the run is escaped for table 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 
 from hookproof.reports._format import attempt_refs, one_line, plural, seconds, utc, verdict_label
@@ -21,6 +22,9 @@ def render_markdown(report: RunReport) -> str:
     findings = _findings(report)
     if findings:
         parts.append(findings)
+    logs = _receiver_logs(report)
+    if logs:
+        parts.append(logs)
     if report.checklist:
         parts.append(_checklist(report))
     not_applicable = _not_applicable(report)
@@ -64,7 +68,8 @@ def _duration(scenario: ScenarioReport) -> str:
 def _findings(report: RunReport) -> str:
     rows = [
         (_code(s.id), _code(f.check_id), _code(f.key),
-         _cell(f.message) + (f" (attempts {attempt_refs(f.attempts)})" if f.attempts else ""))
+         _cell(f.message) + (f" (attempts {attempt_refs(f.attempts)})" if f.attempts else "")
+         + (f" ([receiver log]({_link(f.log.path)}), tail below)" if f.log is not None else ""))
         for s in report.scenarios for f in s.findings
     ]
     rows += [
@@ -74,6 +79,28 @@ def _findings(report: RunReport) -> str:
     if not rows:
         return ""
     return "### Findings\n\n" + _table(("Scenario", "Check", "Business key", "Message"), rows)
+
+
+def _receiver_logs(report: RunReport) -> str:
+    """The receiver's log tail of each scenario with a 5xx finding, in a fenced block
+    longer than any run of backticks in it (a receiver's text cannot close it)."""
+    blocks = []
+    for s in report.scenarios:
+        log = next((f.log for f in s.findings if f.log is not None), None)
+        if log is None:
+            continue
+        tail = log.tail or "(the receiver wrote nothing during this scenario)"
+        fence = "`" * max(3, 1 + max((len(run) for run in re.findall(r"`+", tail)), default=0))
+        blocks.append(f"{_code(s.id)}: the last lines of [{_cell(log.path)}]({_link(log.path)})\n\n"
+                      f"{fence}text\n{tail}\n{fence}")
+    if not blocks:
+        return ""
+    return "### Receiver log\n\n" + "\n\n".join(blocks)
+
+
+def _link(path: str) -> str:
+    """A relative link target: spaces and parentheses escaped."""
+    return path.replace(" ", "%20").replace("(", "%28").replace(")", "%29")
 
 
 def _checklist(report: RunReport) -> str:

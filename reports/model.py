@@ -38,8 +38,22 @@ class AttemptView:
 
 
 @dataclass(frozen=True)
+class LogExcerpt:
+    """Where the receiver's own log is kept and what it said around a finding.
+
+    `path` is the kept log relative to the report folder (``receiver.log``); `tail` its
+    last lines written during the finding's scenario (at most `chaos.process.TAIL_LINES`),
+    every secret hookproof knows masked as ``***``.
+    """
+
+    path: str
+    tail: str
+
+
+@dataclass(frozen=True)
 class FindingView:
-    """One finding or advisory of a check."""
+    """One finding or advisory of a check. `log`: the receiver's log around a 5xx
+    (``no_server_error``) finding, when hookproof started the receiver and kept its log."""
 
     check_id: str
     key: str
@@ -49,6 +63,7 @@ class FindingView:
     expected: Any = None
     actual: Any = None
     count: int = 1  # identical findings (other events, same words) merged into this one
+    log: LogExcerpt | None = None
 
 
 @dataclass(frozen=True)
@@ -194,6 +209,7 @@ class RunReport:
     partial: bool = False
     history_file: str | None = None
     notes: tuple[str, ...] = ()  # why the run went as it did: stopped early, receiver down, schedule scaled
+    receiver_log: str | None = None  # the receiver's own log kept in the report folder (relative path), if any
     schema_version: int = SCHEMA_VERSION
 
     @property

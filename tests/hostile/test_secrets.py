@@ -4,7 +4,8 @@ A real `certify` run against a failing receiver (`examples.receivers.no_dedupe`,
 by ``[target.start]``, so findings, timelines and every report format are exercised),
 with a recognisable secret read from the environment; then every file of the report
 directory and everything printed is searched for the secret in its literal, base64 and
-hex forms (and for its key bytes, the part after ``whsec_``). Same for `hookproof send --json`.
+hex forms (and for its key bytes, the part after ``whsec_``), the receiver's own kept log
+(``receiver.log``) included. Same for `hookproof send --json`.
 """
 
 from __future__ import annotations
@@ -89,7 +90,7 @@ def test_certify_artifacts_and_output_never_hold_the_secret(certify_run) -> None
     assert any(s["verdict"] == "fail" for s in report["scenarios"]), report["verdict"]
     files = sorted(p for p in out.rglob("*") if p.is_file())
     names = {p.name for p in files}
-    assert {"report.json", "junit.xml", "summary.md", "report.html", "history.sqlite"} <= names, names
+    assert {"report.json", "junit.xml", "summary.md", "report.html", "history.sqlite", "receiver.log"} <= names, names
     for path in files:
         assert not leaks(path.read_bytes()), f"{path.name} holds the secret"
     assert not leaks(run.stdout.encode()) and not leaks(run.stderr.encode()), run
