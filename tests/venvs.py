@@ -7,7 +7,8 @@ cached, so a rebuild installs offline) and the venv is built next to it, both un
 ``$HOOKPROOF_TEST_CACHE`` (default ``~/.cache/hookproof/test-venvs``), keyed by the
 requirements' text and this Python's version, never inside the repository. A venv is
 used only once its install finished (a marker file), and one file lock per key keeps two
-test processes from building it at once. A failed download or install is a missing
+test processes from building it at once (`built_once` keeps files made with a venv,
+such as a migrated database, the same way). A failed download or install is a missing
 service (`tests.support.require_service`): skipped locally, a failure under ``CI=true``.
 """
 
@@ -16,9 +17,11 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Callable, Sequence
 
 from tests.support import require_service
 
@@ -56,4 +59,23 @@ def venv_python(requirements: Path, name: str) -> Path:
     return python
 
 
-__all__ = ["cache_root", "venv_python"]
+def built_once(python: Path, name: str, inputs: Sequence[Path], build: Callable[[Path], None]) -> Path:
+    """A file `build(path)` makes with the venv of `python` (a migrated database, say), kept
+    beside that venv and rebuilt only when the text of `inputs` changes; returns its path.
+
+    Copy it before changing it: every test of every session gets the same file.
+    """
+    digest = hashlib.sha256(b"".join(p.read_bytes() for p in sorted(inputs))).hexdigest()[:16]
+    root = python.parent.parent.parent
+    target = root / f"{name}-{digest}"
+    with open(root / "lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not target.exists():
+            partial = root / f"{name}-{digest}.partial"
+            partial.unlink(missing_ok=True)
+            build(partial)
+            shutil.move(partial, target)
+    return target
+
+
+__all__ = ["built_once", "cache_root", "venv_python"]

@@ -1,0 +1,64 @@
+"""The shop's effects, one per event type, connected to dj-stripe's signals.
+
+dj-stripe sends ``djstripe.signals.WEBHOOK_SIGNALS[<event type>]`` once it has stored a new
+``Event`` (inside the same transaction, and only for an event id it had not stored yet). The
+shop connects one handler per effectful type; each writes one `Effect` row under the business
+key the shop gives that effect:
+
+====================================  ============================================
+event type                            business key
+====================================  ============================================
+payment_intent.succeeded              ``license:<payment intent>``
+checkout.session.completed (paid)     ``fulfillment:<checkout session>``
+checkout.session.async_payment_succeeded  ``fulfillment:<checkout session>``
+invoice.paid                          ``renewal:<invoice>``
+invoice.payment_failed                ``dunning:<invoice>:<attempt_count>``
+charge.refunded                       ``refund:<charge>:<amount_refunded>``
+====================================  ============================================
+"""
+
+import os
+
+from django.apps import AppConfig
+
+
+def _fulfillment(obj):
+    return f"fulfillment:{obj['id']}" if obj.get("payment_status") == "paid" else None
+
+
+#: event type -> (business key of the event's object or None, the amount it moves)
+EFFECTS = {
+    "payment_intent.succeeded": (lambda o: f"license:{o['id']}", lambda o: o.get("amount_received")),
+    "checkout.session.completed": (_fulfillment, lambda o: o.get("amount_total")),
+    "checkout.session.async_payment_succeeded": (lambda o: f"fulfillment:{o['id']}", lambda o: o.get("amount_total")),
+    "invoice.paid": (lambda o: f"renewal:{o['id']}", lambda o: o.get("amount_paid")),
+    "invoice.payment_failed": (lambda o: f"dunning:{o['id']}:{o['attempt_count']}", lambda o: None),
+    "charge.refunded": (lambda o: f"refund:{o['id']}:{o['amount_refunded']}", lambda o: o.get("amount_refunded")),
+}
+
+
+class EffectsConfig(AppConfig):
+    name = "effects"
+    default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self):
+        import stripe
+        from djstripe.models import Event
+        from djstripe.signals import WEBHOOK_SIGNALS
+
+        from effects.models import Effect
+
+        stripe.api_base = os.environ.get("HOOKPROOF_API_BASE", stripe.api_base)
+
+        def connect(event_type, key_of, amount_of):
+            def apply(sender, event, **kwargs):
+                obj = event.data["object"]
+                key = key_of(obj)
+                if key is not None:
+                    Effect.objects.create(business_key=key, event_id=event.id, amount=amount_of(obj))
+
+            WEBHOOK_SIGNALS[event_type].connect(apply, sender=Event, weak=False,
+                                                dispatch_uid=f"effects.{event_type}")
+
+        for event_type, (key_of, amount_of) in EFFECTS.items():
+            connect(event_type, key_of, amount_of)

@@ -1,0 +1,3 @@
+from django.urls import include, path
+
+urlpatterns = [path("stripe/", include("djstripe.urls", namespace="djstripe"))]
