@@ -7,8 +7,11 @@ stories (`effect_story`, `state_story`); they are listed in `STORY_SCENARIOS`. A
 have their own version here (`OWN_PLANS`: several effects of one object, an event type
 the receiver does not handle, an oversized delivery, and, for a provider that never
 retries on its own (GitHub), a timed-out or unanswered delivery followed by its manual
-redelivery, the same event again). Every other scenario is `NotApplicable`, with the
-reason, never run over the wrong world.
+redelivery, the same event again). A world may tell more stories (Shopify's: the first
+events of new orders released together, `related_groups`; two refunds of one order and the
+older one redelivered, `refund_pair`); a world that does not tell a scenario's story gets
+it `NotApplicable`. Every other scenario is `NotApplicable`, with the reason, never run
+over the wrong world.
 """
 
 from __future__ import annotations
@@ -74,6 +77,38 @@ def _redelivered(plan: FaultPlan) -> Callable[[Any, Any], Any]:
     return build
 
 
+def _untold(ctx: Any) -> Any:
+    from hookproof.scenarios.catalog import NotApplicable
+
+    return NotApplicable(f"written over the billing world's objects; {ctx.profile.title} has no equivalent "
+                         f"story in its world")
+
+
+def _related_burst(ctx: Any, w: Any) -> Any:
+    """Each new object's first events released together (Shopify: a checkout's customer and order)."""
+    from hookproof.scenarios.catalog import NotApplicable, Phase, Plan
+
+    if not hasattr(w, "related_groups"):
+        return _untold(ctx)
+    groups = [g for g in (tuple(e for e in group if ctx.sends(e.type)) for group in w.related_groups())
+              if len(g) >= 2]
+    if not groups:
+        return NotApplicable("the receiver is sent fewer than two of the first events of a new object (enabled_events)")
+    return Plan(w, tuple(Phase(g, race=True, together=True) for g in groups))
+
+
+def _older_after_newer(ctx: Any, w: Any) -> Any:
+    """Two refunds R1, R2 of one object, then R1 redelivered (Shopify: two refunds of one order)."""
+    from hookproof.scenarios.catalog import NotApplicable, Phase, Plan
+
+    if not hasattr(w, "refund_pair"):
+        return _untold(ctx)
+    r1, r2 = w.refund_pair()
+    if not ctx.sends(r1.type):
+        return NotApplicable(f"the receiver is sent no {r1.type} events (enabled_events)")
+    return Plan(w, (Phase((r1, r2)), Phase((r1,))))
+
+
 def _timeout(ctx: Any, w: Any) -> Any:
     return _redelivered(FaultPlan(sender_timeout_s=ctx.sender_timeout_s, timeouts=1))(ctx, w)
 
@@ -85,6 +120,8 @@ OWN_PLANS: Mapping[str, Callable[[Any, Any], Any]] = {
     "oversized-payload": _oversized,
     "sender-timeout": _timeout,
     "dropped-response": _redelivered(FaultPlan(drop_responses=1)),
+    "related-burst": _related_burst,
+    "older-after-newer-redelivery": _older_after_newer,
 }
 
 

@@ -259,6 +259,21 @@ class ShopifyWorld(RecordWorld):
         self.refund(order, [1])
         return [e for e in self.events[start:] if e.type == "refunds/create"]
 
+    def related_groups(self, count: int = 2) -> list[tuple[Event, ...]]:
+        """`count` card checkouts by new buyers; each one's first events (``customers/create``,
+        ``orders/create``, ``orders/paid``), which Shopify sends at once."""
+        groups = []
+        for _ in range(count):
+            start = len(self.events)
+            self.place_order()
+            groups.append(tuple(self.events[start:]))
+        return groups
+
+    def refund_pair(self) -> tuple[Event, Event]:
+        """Two refunds of one order, one line each: their ``refunds/create`` events R1, R2."""
+        r1, r2 = self.distinct_story()
+        return r1, r2
+
     def unknown_event(self) -> Event:
         """A ``products/update`` (an app that handles orders has no such handler): not recorded."""
         at = self._tick()

@@ -24,7 +24,7 @@ from typing import Any, Mapping
 import httpx
 import pytest
 
-from hookproof.simulator.errors import ProfileError
+from hookproof.simulator.errors import ProfileError, WorldError
 from hookproof.simulator.profiles import get_profile
 from hookproof.simulator.server import ServerState, clock, run_server
 from hookproof.simulator.server.state import DEFAULT_API_KEY, Switch
@@ -304,3 +304,19 @@ def test_api_errors_and_switches_in_shopifys_shape(served: tuple[ShopifyWorld, S
     throttled = get(base, path)
     assert throttled.status_code == 429 and int(throttled.headers["Retry-After"]) >= 1
     assert "Exceeded 2 calls per second" in throttled.json()["errors"]
+
+
+def test_the_stories_the_catalog_tells_over_a_shop() -> None:
+    world = ShopifyWorld(6)
+    groups = world.related_groups()
+    assert [[e.type for e in g] for g in groups] == [["customers/create", "orders/create", "orders/paid"]] * 2
+    r1, r2 = world.refund_pair()
+    assert (r1.type, r2.type) == ("refunds/create", "refunds/create")
+    assert r1.object["order_id"] == r2.object["order_id"] and r1.object_id != r2.object_id
+    state = world.state_story()
+    assert [e.status for e in state] == ["pending", "paid", "paid", "partially_refunded", "refunded", "refunded"]
+    assert {e.object_id for e in state} == {state[0].object_id}
+    with pytest.raises(WorldError):
+        world.mark_paid(state[0].object_id)  # a refunded order is never paid again
+    world.uninstall()
+    assert not world.installed and [e.type for e in world.effect_story()][-1] == "orders/cancelled"
