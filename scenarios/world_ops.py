@@ -267,6 +267,10 @@ WORLD_OPS: Mapping[str, WorldOps] = {
 def ops_for(kind: str) -> WorldOps:
     """The operations of world `kind`. Raises ValueError naming the kinds explore drives."""
     ops = WORLD_OPS.get(kind)
+    if ops is None and kind.startswith("catalog:"):  # a user's own event catalog
+        from hookproof.scenarios.catalog_ops import catalog_ops
+
+        return catalog_ops(kind)
     if ops is None:
         raise ValueError(f"explore has no operations for the {kind!r} world (it drives: {', '.join(WORLD_OPS)})")
     return ops

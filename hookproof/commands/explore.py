@@ -79,13 +79,12 @@ def explore_target(cfg: "Config") -> Iterator[tuple["ExploreTarget", Any]]:
         with_port,
     )
     from hookproof.scenarios.statemachine import PROVIDER_API_BASE, shared_target
-    from hookproof.simulator.profiles import get_profile
     from hookproof.simulator.server.state import ServerState
 
     cfg = with_port(cfg)  # a no-op once the command line did it
 
     secrets = cfg.target.secrets(cfg.base_dir)
-    profile = get_profile(cfg.target.profile)
+    profile = cfg.profile()  # with [catalog], the user's own events
     enabled = cfg.target.stripe_types()  # the world's names of the enabled events (None: all)
     options: dict[str, Any] = dict(live=cfg.target.live, account=cfg.target.account,
                                    enabled=frozenset(enabled) if enabled is not None else None,

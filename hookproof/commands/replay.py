@@ -18,14 +18,16 @@ if TYPE_CHECKING:
     from hookproof.scenarios.statemachine import Step
 
 
-def read_schedule(path: Path, seed: Optional[int] = None) -> tuple[int, list["Step"], dict[str, Any]]:
+def read_schedule(path: Path, seed: Optional[int] = None, world: Optional[str] = None,
+                  ) -> tuple[int, list["Step"], dict[str, Any]]:
     """`scenarios.statemachine.load_schedule` for the command line: (seed, steps,
-    document), or UsageError with one line naming the file (and a bad step)."""
+    document), or UsageError with one line naming the file (and a bad step). `world`: the
+    config's world kind when its profile sends a user catalog."""
     from hookproof.errors import UsageError
     from hookproof.scenarios.statemachine import ScheduleError, load_schedule
 
     try:
-        return load_schedule(path, seed)
+        return load_schedule(path, seed, world=world)
     except OSError as exc:
         raise UsageError(f"cannot read schedule {path}: {(exc.strerror or type(exc).__name__).lower()}") from None
     except ScheduleError as exc:
@@ -38,8 +40,9 @@ def replay_lines(config: Path, schedule: Path, *, seed: Optional[int] = None) ->
     from hookproof.scenarios.statemachine import format_step, replay
     from hookproof.terminal import load
 
-    run_seed, steps, doc = read_schedule(schedule, seed)
     cfg = load(config)
+    world = cfg.profile().world if cfg.catalog is not None else None  # a user catalog's world kind
+    run_seed, steps, doc = read_schedule(schedule, seed, world)
     types = list(doc.get("events", []))
     lines = [f"replaying {len(steps)} step(s) of {schedule.name} (seed {run_seed})"]
     count = 0

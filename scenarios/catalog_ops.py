@@ -1,0 +1,57 @@
+"""The operations `explore` may ask of a user catalog's world (`simulator.world.user_catalog`).
+
+A catalog world has no lifecycle of its own beyond its types: the first type of each
+object kind (catalog order) makes a new object, every other type of that kind happens to
+an existing one (by its index among the objects of its kind, as `scenarios.world_ops`
+refers to objects). The action names are the user's event types, so a failing schedule
+reads in the user's terms (``invoice.paid 0``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hookproof.scenarios.world_ops import Action, WorldOps
+from hookproof.simulator.errors import WorldError
+
+
+def catalog_ops(kind: str) -> WorldOps:
+    """The operations of the registered catalog world `kind` (``catalog:<digest>``).
+
+    Raises ValueError for a kind no catalog was registered under.
+    """
+    from hookproof.simulator.world.registry import CATALOGS
+
+    catalog = CATALOGS.get(kind)
+    if catalog is None:
+        raise ValueError(f"no user catalog is registered as {kind!r}")
+    firsts: dict[str, str] = {}
+    for spec in catalog.events:
+        firsts.setdefault(spec.kind, spec.type)
+
+    def legal(world: Any) -> list[Action]:
+        out: list[Action] = [(first, None) for first in firsts.values()]
+        for spec in catalog.events:
+            if firsts[spec.kind] != spec.type:
+                out += [(spec.type, i) for i in range(len(world.objects(spec.kind)))]
+        return out
+
+    def apply(world: Any, action: str, index: int | None) -> None:
+        try:
+            spec = catalog.spec(action)
+        except WorldError:
+            raise WorldError(f"unknown action {action!r} (known: {', '.join(catalog.types)})") from None
+        if index is None:
+            if firsts[spec.kind] != action:
+                raise WorldError(f"{action}: happens to an existing {spec.kind} (give its index)")
+            world.emit(action)
+            return
+        ids = world.objects(spec.kind)
+        if not 0 <= index < len(ids):
+            raise WorldError(f"{action}: no {spec.kind} #{index}")
+        world.emit(action, ids[index])
+
+    return WorldOps(kind, catalog.types, legal, apply)
+
+
+__all__ = ["catalog_ops"]
