@@ -97,6 +97,8 @@ def build_spec(config: "Config", *, users: int, rate: float, duration_s: float, 
     from hookproof.scenarios.business_keys import to_plain
     from hookproof.simulator.profiles import get_profile
 
+    if config.catalog is not None:  # Locust's processes know a profile by name, not the user's catalog
+        raise UsageError("a storm does not send a user's own catalog ([catalog]) yet: use certify or explore")
     profile = get_profile(config.target.profile)
     seed = config.run.seed if config.run.seed is not None else random.SystemRandom().randrange(1, 2**31)
     types = config.target.stripe_types()

@@ -155,3 +155,12 @@ def test_svix_sends_the_catalog_too(tmp_path: Path) -> None:
     profile = load_config(tmp_path / "hookproof.toml").profile()
     assert profile.name == "svix" and list(profile.event_types()) == ["order.placed"]
     assert profile.default_event == "order.placed"
+
+
+def test_a_storm_refuses_a_catalog_in_one_line(tmp_path: Path) -> None:
+    (tmp_path / "hookproof.toml").write_text(DOC_CONFIG, encoding="utf-8")
+    (tmp_path / "webhooks.yaml").write_text(document('{$ref: "#/components/schemas/Order"}'), encoding="utf-8")
+    run = run_in_process("storm", "--config", "hookproof.toml", "--duration", "2s", "--out", str(tmp_path / "out"),
+                         cwd=tmp_path)
+    assert run.returncode == 2 and run.stderr.strip().splitlines() == [
+        "hookproof: a storm does not send a user's own catalog ([catalog]) yet: use certify or explore"], run
