@@ -8,12 +8,19 @@ long as N attempts take at that rate. Every 0.25 s the script reads each process
 from ``/proc/<pid>/status`` (VmRSS) and prints, per size: the attempts actually sent,
 each process's peak RSS while the storm sends (workers stream their records every
 second; the master appends them to ``history.sqlite``), and the master's peak over the
-whole run, which includes reading the history back for the checks (one pass, every
-attempt in memory: the checks take a list). The observer sees nothing (the null
-receiver applies nothing), so the verdict is irrelevant here.
+whole run, which includes the checks: they stream the history from disk in one pass
+(`scenarios.check_index.expectations_and_index`), keeping per event and per key, never
+per attempt, but the storm's events themselves and the observation stay in memory.
 
-Run: ``python bench/storm_memory.py [--rate R] [N ...]`` (default sizes 10000 100000;
-1000000 takes N / R seconds, about 8 min at 2000/s). Linux only (``/proc``).
+The observer (`every_effect_once`) reports what a correct receiver shows: every event's
+effect once, so the storm passes and the figure is the checks' own. With
+``--nothing-applied`` it reports nothing (the null receiver applies nothing): every key is
+then a ``lost`` finding, and the master's peak is that of rendering one finding per key
+into the reports.
+
+Run: ``python bench/storm_memory.py [--rate R] [--nothing-applied] [N ...]`` (default
+sizes 10000 100000; 1000000 takes N / R seconds, about 8 min at 2000/s). Linux only
+(``/proc``).
 """
 
 from __future__ import annotations
@@ -32,6 +39,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 SECRET = "whsec_bench_storm_memory_0123456789"
+#: The environment variable naming the storm's history file, for `every_effect_once`.
+HISTORY_ENV = "HOOKPROOF_BENCH_HISTORY"
+_APPLIED: list[object] = []  # every_effect_once's observation, read once
 #: Seconds between two RSS samples.
 SAMPLE_S = 0.25
 
@@ -55,6 +65,24 @@ class Peaks:
     overall: dict[str, float] = field(default_factory=dict)
 
 
+def every_effect_once() -> object:
+    """The bench's observer, run in the master: a receiver that applied each event it was
+    sent once. Its effects are the business keys of the storm's events, read once from
+    the history file the master spools them to (the ``storm_events`` table)."""
+    import sqlite3
+    import time
+
+    from hookproof.scenarios.observations import Effect, Observation
+
+    if not _APPLIED:
+        with sqlite3.connect(os.environ[HISTORY_ENV]) as db:
+            keys = dict.fromkeys(json.loads(wire).get("business_key") for (wire,) in
+                                 db.execute("SELECT wire FROM storm_events"))
+        keys.pop(None, None)
+        _APPLIED.append(tuple(Effect(key) for key in keys if key is not None))
+    return Observation(time.time(), _APPLIED[0])  # type: ignore[arg-type]
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -68,8 +96,8 @@ def _phase(progress: Path) -> str:
         return ""
 
 
-def storm(url: str, attempts: int, rate: float, tmp: Path) -> tuple[int, float, Peaks]:
-    """Run one storm of about `attempts` attempts; (attempts sent, seconds, peaks)."""
+def storm(url: str, attempts: int, rate: float, tmp: Path, applied: bool = True) -> tuple[int, float, Peaks, str]:
+    """Run one storm of about `attempts` attempts; (attempts sent, seconds, peaks, verdict)."""
     from hookproof.commands.storm import master_command, worker_command
     from hookproof.loadtests.spec import SECRETS_ENV, SPEC_ENV, StormSpec, secrets_to_env
 
@@ -78,12 +106,14 @@ def storm(url: str, attempts: int, rate: float, tmp: Path) -> tuple[int, float, 
     out = tmp / f"storm-{attempts}"
     progress = tmp / f"progress-{attempts}.json"
     spec = StormSpec(target_url=url, users=users, rate_per_s=rate, duration_s=duration, duplicates=0.0, waves=0,
-                     observer={"kind": "python", "callable": "storm_throughput:no_effects"}, out_dir=str(out),
+                     observer={"kind": "python", "callable": "storm_memory:every_effect_once" if applied
+                               else "storm_throughput:no_effects"}, out_dir=str(out),
                      settle_window_s=0.1, settle_deadline_s=5.0, progress_path=str(progress), seed=7)
     spec_path = tmp / f"spec-{attempts}.json"
     spec_path.write_text(spec.to_json(), encoding="utf-8")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "bench")]), "PYTHONUNBUFFERED": "1"}
-    master_env = {**env, SPEC_ENV: str(spec_path), SECRETS_ENV: secrets_to_env([SECRET])}
+    master_env = {**env, SPEC_ENV: str(spec_path), SECRETS_ENV: secrets_to_env([SECRET]),
+                  HISTORY_ENV: str(out / "history.sqlite")}
     port = _free_port()
     procs: dict[str, subprocess.Popen[bytes]] = {}
     peaks = Peaks()
@@ -119,13 +149,15 @@ def storm(url: str, attempts: int, rate: float, tmp: Path) -> tuple[int, float, 
     seconds = time.monotonic() - started
     report = json.loads((out / "report.json").read_text(encoding="utf-8"))
     stats = next(c for c in report["scenarios"][0]["checks"] if c["check_id"] == "ack_latency")["stats"]
-    return int(stats["sent"]), seconds, peaks
+    return int(stats["sent"]), seconds, peaks, str(report["verdict"])
 
 
 def main(argv: list[str]) -> None:
     rate = 2000.0
     if argv[:1] == ["--rate"]:
         rate, argv = float(argv[1]), argv[2:]
+    applied = "--nothing-applied" not in argv
+    argv = [a for a in argv if a != "--nothing-applied"]
     sizes = [int(a) for a in argv] or [10_000, 100_000]
     port = _free_port()
     server = subprocess.Popen([sys.executable, str(ROOT / "bench" / "null_receiver.py"), str(port)])
@@ -138,17 +170,19 @@ def main(argv: list[str]) -> None:
                 time.sleep(0.1)
         url = f"http://127.0.0.1:{port}/webhooks"
         print(f"storm memory: a Locust master and 2 workers, 20 users, offered {rate:g} attempts/s, "
+              f"{'every effect applied once' if applied else 'nothing applied (a lost finding per key)'}, "
               f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
         print(f"{'attempts':>10}{'sent':>10}{'wall s':>8}{'master MB':>11}{'worker 1 MB':>13}{'worker 2 MB':>13}"
-              f"{'master MB, checks incl.':>25}")
+              f"{'master MB, checks incl.':>25}  verdict")
         with tempfile.TemporaryDirectory() as d:
             for n in sizes:
-                sent, seconds, peaks = storm(url, n, rate, Path(d))
+                sent, seconds, peaks, verdict = storm(url, n, rate, Path(d), applied)
                 s = peaks.sending
                 print(f"{n:>10}{sent:>10}{seconds:>8.0f}{s.get('master', 0):>11.0f}{s.get('worker 1', 0):>13.0f}"
-                      f"{s.get('worker 2', 0):>13.0f}{peaks.overall.get('master', 0):>25.0f}", flush=True)
+                      f"{s.get('worker 2', 0):>13.0f}{peaks.overall.get('master', 0):>25.0f}  {verdict}", flush=True)
+        print(f"load average {os.getloadavg()[0]:.1f} at the end")
         print("MB: peak resident set size while the storm sends (and, last column, the master's peak over the "
-              "whole run, reading the history back for the checks included).")
+              "whole run, the checks and the reports included).")
     finally:
         server.terminate()
         server.wait(5)

@@ -6,7 +6,7 @@ and an events table beside the history's own), so its memory stays flat however 
 the storm runs. When the storm ends, `Spool.finalize` moves the staged attempts into the
 history's ``attempts`` table in send order (``sent_at``, delivery id, attempt number:
 the order a local storm records them in), inside SQLite; the checks then read the
-history from disk in one pass (`simulator.delivery.history.load_history`).
+history from disk in one pass (`simulator.delivery.history.HistoryFile`).
 
 Events are kept once per id (a retry, a duplicate or another worker sending the same
 event adds nothing). Pure: no Locust import; one SQLite connection, used from one
@@ -30,6 +30,9 @@ COLUMNS: tuple[str, ...] = (
     "faults", "valid", "sent_at", "answered_at", "status", "outcome", "completion", "latency_ms",
     "response_excerpt", "error", "amount",
 )
+
+#: Event fields whose values repeat across a storm's events (`Spool.events` shares them).
+_FEW_VALUES: tuple[str, ...] = ("type", "object_type", "currency", "status", "account", "api_version")
 
 _SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS storm_incoming ({", ".join(COLUMNS)});
@@ -118,9 +121,20 @@ class Spool:
         self._finalized = True
 
     def events(self) -> Iterator[Event]:
-        """Every event received, once each (slim, as `records.event_from_wire`)."""
+        """Every event received, once each (slim, as `records.event_from_wire`).
+
+        The values few events differ in (type, object type, currency, status, account,
+        API version) are shared between the events rather than decoded once per event:
+        a storm keeps every event until its checks ran.
+        """
+        shared: dict[str, str] = {}
         for (wire,) in self._db.execute("SELECT wire FROM storm_events ORDER BY id"):
-            yield event_from_wire(json.loads(wire))
+            fields = json.loads(wire)
+            for name in _FEW_VALUES:
+                value = fields.get(name)
+                if isinstance(value, str):
+                    fields[name] = shared.setdefault(value, value)
+            yield event_from_wire(fields)
 
     def close(self) -> None:
         """Checkpoint the WAL and close the connection."""

@@ -198,10 +198,15 @@ def scan_history(
         size = pos + 1
         event_id = a.event_id
         positions = by_event.get(event_id)  # get-or-create without allocating when present
+        event = None
         if positions is None:
+            if expect:
+                event = world.get(event_id)  # type: ignore[union-attr]
+                if event is None:
+                    _resolve(a, world, resolved, unresolved)  # type: ignore[arg-type]
+                else:
+                    event_id = event.id  # kept: the event's own string, not the attempt's copy
             by_event[event_id] = [pos]
-            if expect and event_id not in world:  # type: ignore[operator]
-                _resolve(a, world, resolved, unresolved)  # type: ignore[arg-type]
         else:
             positions.append(pos)
             if unresolved and event_id in unresolved:
@@ -217,8 +222,14 @@ def scan_history(
         else:
             positions = by_key.get(key)
             if positions is None:
+                object_id = a.object_id
+                if event is not None:  # keep the event's strings where they are the attempt's
+                    if event.business_key == key:
+                        key = event.business_key
+                    if event.object_id == object_id:
+                        object_id = event.object_id
                 by_key[key] = [pos]
-                key_source[key] = (pos, event_id, a.amount, a.object_id)
+                key_source[key] = (pos, event_id, a.amount, object_id)
             else:
                 positions.append(pos)
         index = a.index

@@ -1,0 +1,39 @@
+"""The master's spool: records appended as they come, read back in send order and once each."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hookproof.loadtests.records import attempt_to_wire, event_to_wire, make_attempt
+from hookproof.loadtests.spool import Spool
+from hookproof.simulator.delivery.history import HistoryFile
+from hookproof.simulator.events import Event
+from hookproof.simulator.profiles import get_profile
+
+STRIPE = get_profile("stripe")
+
+
+def _event(i: int) -> Event:
+    return Event(id=f"evt_{i}", type="invoice.paid", created=i, created_us=i, object_type="invoice",
+                 object_id=f"in_{i}", version=1, object={}, business_key=f"renewal:in_{i}", amount=1500,
+                 currency="usd")
+
+
+def test_events_come_back_once_each_sharing_the_values_they_repeat(tmp_path: Path) -> None:
+    events = [_event(i) for i in range(3)]
+    attempts = [make_attempt(event=e, event_id=e.id, delivery_id=f"dlv_{e.id}_{c}", attempt=1, tags=(),
+                             profile=STRIPE, sent_at=1000.0 + 3 - i + c / 10, latency_ms=5.0, status=200)
+                for i, e in enumerate(events) for c in range(2)]
+    spool = Spool(tmp_path / "history.sqlite")
+    assert spool.add([attempt_to_wire(a) for a in attempts[:3]], [event_to_wire(e) for e in events]) == []
+    assert spool.add([attempt_to_wire(a) for a in attempts[3:]], [event_to_wire(events[0])]) == []
+    spool.finalize()
+    read = list(spool.events())
+    spool.close()
+    assert [e.id for e in read] == ["evt_0", "evt_1", "evt_2"]
+    assert [(e.business_key, e.amount, e.currency, e.type) for e in read] == [
+        (e.business_key, e.amount, e.currency, e.type) for e in events]
+    assert read[0].type is read[1].type is read[2].type and read[0].currency is read[2].currency
+    with HistoryFile(tmp_path / "history.sqlite") as history:
+        assert [a.sent_at for a in history] == sorted(a.sent_at for a in attempts)
+        assert [a.index for a in history] == list(range(len(attempts)))
