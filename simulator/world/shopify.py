@@ -4,8 +4,9 @@
 2024-10: ``customers/create``, ``customers/update``, ``orders/create``, ``orders/paid``,
 ``orders/updated``, ``orders/cancelled``, ``refunds/create``, ``app/uninstalled``), each
 with the REST resource as it is after the change (`simulator.world.shopify_shapes`). Ids
-are Shopify's: JSON integers (13 digits for orders, customers, refunds and transactions,
-14 for line items), each with its ``admin_graphql_api_id``; ``Event.object_id`` is the id
+are Shopify's: JSON integers (12 digits for orders, customers and refunds, 13 for
+transactions, 14 for line items: exact in JavaScript, with room for a storm's renamed
+copies), each with its ``admin_graphql_api_id``; ``Event.object_id`` is the id
 in decimal; ``Event.id`` is the ``X-Shopify-Event-Id`` (a UUID, shared by every delivery
 of one change).
 
@@ -120,7 +121,7 @@ class ShopifyWorld(RecordWorld):
             person = ss.Person(fk.first_name(), fk.last_name(), fk.email(safe=True), f"+1212555{fk.numerify('####')}",
                                fk.street_address(), fk.city(), province, code, fk.postcode(),
                                float(round(fk.latitude(), 4)), float(round(fk.longitude(), 4)))
-        cid = self.new_id(13)
+        cid = self.new_id(12)
         at = ss.shop_time(self._tick())
         self._create(str(cid), "customer", ss.customer(cid, person, address_id=self.new_id(13), created=at, updated=at,
                                                        orders_count=0, total_spent_cents=0, last_order_id=None,
@@ -141,7 +142,7 @@ class ShopifyWorld(RecordWorld):
         same version. Returns the order id."""
         cid = customer or self.create_customer()
         person = self._buyers[cid]
-        oid = self.new_id(13)
+        oid = self.new_id(12)
         number = self._next_number
         self._next_number += 1
         with self._fake() as fk:
@@ -217,7 +218,8 @@ class ShopifyWorld(RecordWorld):
 
     # ---- stories ----------------------------------------------------------------------
     def lifecycle(self) -> list[Event]:
-        """A shop's week in brief: every topic, in a legal order."""
+        """A shop's week in brief: every topic, in a legal order (``app/uninstalled`` the
+        first time only: the app is uninstalled once)."""
         start = len(self.events)
         cid = self.create_customer()
         self.tag_customer(cid)
@@ -226,7 +228,8 @@ class ShopifyWorld(RecordWorld):
         self.add_note(order)
         self.refund(order)
         self.cancel(order)
-        self.uninstall()
+        if self.installed:
+            self.uninstall()
         return self.events[start:]
 
     def effect_story(self) -> list[Event]:
@@ -305,7 +308,7 @@ class ShopifyWorld(RecordWorld):
             raise WorldError(f"order {order}: lines {chosen} are not refundable (open: {open_lines})", object_id=order)
         at_us = self._tick()
         at = ss.shop_time(at_us)
-        refund_id = self.new_id(13)
+        refund_id = self.new_id(12)
         items = [dict(li) for li in o["line_items"]]
         refunded = [ss.refund_line(self.new_id(13), items[i], self.location_id) for i in chosen]
         for i in chosen:

@@ -61,7 +61,7 @@ def test_the_fetching_app_stores_the_order_the_admin_api_serves(tmp_path: Path) 
     while the API answers 404 the delivery gets 503 and nothing is claimed."""
     world = new_world("shopify", 8)
     (created,) = emit_events(world, "orders/create")
-    world.mark_paid(created.object_id)  # type: ignore[union-attr]
+    world.mark_paid(created.object_id)
     state = ServerState([world])
     db = tmp_path / "shop.sqlite"
     profile = get_profile("shopify")
