@@ -283,10 +283,12 @@ class UserCatalogWorld(RecordWorld):
         kind = spec.kind
         base = self.emit_new(spec, record=False)
         body = copy.deepcopy(dict(base.extra[BODY]))
-        unknown = f"{kind}.hookproof_unknown"
+        unknown, event_id = f"{kind}.hookproof_unknown", base.id[:-4] + "unkn"
         if self.catalog.type_field is not None and has_path(body, parse_path(self.catalog.type_field)):
             set_path(body, parse_path(self.catalog.type_field), unknown)
-        return Event(id=base.id[:-4] + "unkn", type=unknown, created=base.created, created_us=base.created_us,
+        if spec.event_id is not None:
+            set_path(body, parse_path(spec.event_id), self._typed_id(spec, parse_path(spec.event_id), event_id))
+        return Event(id=event_id, type=unknown, created=base.created, created_us=base.created_us,
                      object_type=kind, object_id=base.object_id, version=base.version, object=base.object,
                      livemode=self.livemode, account=self.account, api_version=USER_API_VERSION,
                      extra={BODY: body, "stateful": False})
