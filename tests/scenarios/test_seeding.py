@@ -10,6 +10,7 @@ serves them before the first delivery.
 from __future__ import annotations
 
 import json
+import re
 import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -18,8 +19,8 @@ from typing import Iterator
 
 import pytest
 
-from hookproof.certify import certify
-from hookproof.config import load_config
+from hookproof.certify import certify, seed_hook
+from hookproof.config import load_config, parse_config
 from hookproof.errors import ConfigError
 from hookproof.scenarios.seeding import REASON_CHARS, SeedHook, run_seed, seed_document
 from hookproof.simulator.server import clock
@@ -187,3 +188,14 @@ def test_a_bad_seed_table_is_one_config_error_naming_it(tmp_path: Path, seed: st
         load_config(_config(tmp_path, seed))
     assert caught.value.field is not None and caught.value.field.startswith("target.seed")
     assert message in str(caught.value)
+
+
+def test_the_readmes_seed_table_fills_in_hookproofs_values() -> None:
+    (table,) = re.findall(r"```toml seeded\.toml\n(.*?)```", (ROOT / "README.md").read_text(encoding="utf-8"),
+                          flags=re.S)
+    config = parse_config(f'[target]\nurl = "http://127.0.0.1:8000/webhooks"\nsecret = "{SECRET}"\n{table}'
+                          '[observer]\nkind = "sink"\n', "README.md")
+    hook = seed_hook(config, [SECRET], "http://127.0.0.1:9", "http://127.0.0.1:9/sink")
+    assert hook.argv == ("python", "manage.py", "seed_from_hookproof", "--api-base", "http://127.0.0.1:9")
+    assert hook.env["STRIPE_API_KEY"] == config.provider.api_key and hook.env["HOOKPROOF_SECRET"] == SECRET
+    assert hook.timeout_s == 30 and hook.masked == (SECRET, config.provider.api_key)
