@@ -25,6 +25,9 @@ Routes (all JSON):
   paths, recorded with the effect; body ``{"business_key", "amount"?, "detail"?}``,
   optional ``Idempotency-Key`` header), ``GET /sink/effects`` (``{"effects": [...], "counts":
   {...}}``), ``DELETE /sink/effects``: the effect sink, rules in `simulator.server.sink`.
+- Every refused provider-API request (400 or more; not the sink's nor the admin's) is kept
+  in the server's refusal log (`simulator.server.refusals`: method, path, status, error
+  code; never a key), so a report can say why a fetching receiver failed.
 - Admin, left out of the OpenAPI schema: ``GET/POST/DELETE /_hookproof/switches`` and
   ``POST /_hookproof/sink/faults`` (bodies: `SwitchIn`, `SinkFaultIn`).
 
@@ -76,6 +79,7 @@ from hookproof.simulator.server.provider import (
     expand,
     list_page,
 )
+from hookproof.simulator.server.refusals import BODY_CAP_BYTES, error_code, is_provider_api, refusal_log
 from hookproof.simulator.server.sink import (
     DEFAULT_PATH,
     MAX_IDEMPOTENCY_KEY_CHARS,
@@ -134,6 +138,7 @@ class HookproofApp(FastAPI):
             return
         dropped = False
         aborted = False
+        refused: list[Any] = []  # [status, body so far] of a provider-API answer of 400 or more
 
         async def guarded_send(message: Message) -> None:
             nonlocal dropped, aborted
@@ -145,11 +150,26 @@ class HookproofApp(FastAPI):
                 dropped = True
                 aborted = await _abort_connection(send, receive)
                 return
+            if message["type"] == "http.response.start" and message.get("status", 200) >= 400 \
+                    and is_provider_api(scope.get("path", "")):
+                refused[:] = [int(message["status"]), b""]
+            elif message["type"] == "http.response.body" and refused:
+                refused[1] = (refused[1] + message.get("body", b""))[:BODY_CAP_BYTES]
+                if not message.get("more_body", False):
+                    self._refused(scope, refused[0], refused[1])
+                    refused.clear()
             await send(message)
 
         await super().__call__(scope, receive, guarded_send)
         if dropped and not aborted:
             raise ConnectionDropped("the effect sink applied the effect and dropped the connection")
+
+    def _refused(self, scope: Scope, status: int, body: bytes) -> None:
+        """Record a refused provider-API request in the server's refusal log (method, path
+        without its query, status, error code: never a key)."""
+        state = getattr(self.state, "hookproof", None)
+        if state is not None:
+            refusal_log(state).add(str(scope.get("method", "")), str(scope.get("path", "")), status, error_code(body))
 
 
 async def _abort_connection(send: Send, receive: Receive, wait_s: float = 1.0) -> bool:
