@@ -312,12 +312,12 @@ def _step(data: Any, where: str, ops: Sequence[str]) -> StepModel:
 
 
 def load_schedule(path: str | os.PathLike[str], seed: int | None = None, *,
-                  world: str | None = None) -> tuple[int, list[Step], dict[str, Any]]:
+                  world_kind: str | None = None) -> tuple[int, list[Step], dict[str, Any]]:
     """Read and check a schedule file before anything runs: (seed, steps, the whole document).
 
     The file is a `ScheduleDocument` whose steps are `StepModel`s; every step is then
     checked against the world the seed builds (`seed` overrides the file's), of the kind
-    the file's ``profile`` sends from (billing when it names none; `world` when given: a
+    the file's ``profile`` sends from (billing when it names none; `world_kind` when given: a
     user catalog's kind, which the profile's name alone does not tell): each emit is a legal
     operation of that world, and each delivery names an event emitted by then. Raises OSError
     when the file cannot be read, ScheduleError (one line, naming a bad step's number
@@ -334,7 +334,7 @@ def load_schedule(path: str | os.PathLike[str], seed: int | None = None, *,
         raise bad(f"not JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})") from None
     doc = _document(raw)
     run_seed = doc.seed if seed is None else seed
-    kind = world or _world_kind(raw.get("profile"))
+    kind = world_kind or _world_kind(raw.get("profile"))
     try:
         world_ops = ops_for(kind)
     except ValueError as exc:

@@ -27,7 +27,7 @@ def read_schedule(path: Path, seed: Optional[int] = None, world: Optional[str] =
     from hookproof.scenarios.statemachine import ScheduleError, load_schedule
 
     try:
-        return load_schedule(path, seed, world=world)
+        return load_schedule(path, seed, world_kind=world)
     except OSError as exc:
         raise UsageError(f"cannot read schedule {path}: {(exc.strerror or type(exc).__name__).lower()}") from None
     except ScheduleError as exc:
