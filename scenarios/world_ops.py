@@ -7,8 +7,8 @@ operations (``actions``), the ones legal now as ``(action, object index)`` pairs
 schedule does not depend on the ids a seed draws), and how to perform one (``apply``,
 which raises the world's `WorldError` when it is not legal). Each operation is one of
 the world's own (`simulator.world.world.World`, `github.GitHubWorld`,
-`mercadopago.MercadoPagoWorld`, `paddle.PaddleWorld`), so every event it emits is in the
-provider's own terms and shapes.
+`mercadopago.MercadoPagoWorld`, `paddle.PaddleWorld`, `shopify.ShopifyWorld`), so every event
+it emits is in the provider's own terms and shapes.
 
 `ops_for(kind)` gives a world kind's operations; `new_world_of(kind, seed, **options)`
 builds a fresh world of that kind (`simulator.world.new_world`).
@@ -255,12 +255,53 @@ def _paddle_apply(world: Any, action: str, index: int | None) -> None:
         raise WorldError(f"unknown action {action!r} (known: {', '.join(PADDLE_ACTIONS)})")
 
 
+# ---- Shopify --------------------------------------------------------------------------------------
+
+SHOPIFY_ACTIONS: tuple[str, ...] = ("sign_up", "checkout", "checkout_manual", "mark_paid", "note", "tag", "refund",
+                                    "cancel", "uninstall")
+
+
+def _shopify_legal(world: Any) -> list[Action]:
+    out: list[Action] = [("sign_up", None), ("checkout", None), ("checkout_manual", None)]
+    out += [("tag", i) for i in range(len(world.objects("customer")))]
+    for i, order in enumerate(world.objects("order")):
+        o = world.get(order)
+        if o["cancelled_at"] is not None:
+            continue
+        out += [("note", i), ("cancel", i)]
+        if o["financial_status"] == "pending":
+            out.append(("mark_paid", i))
+        elif o["financial_status"] in ("paid", "partially_refunded"):
+            out.append(("refund", i))
+    if world.installed:
+        out.append(("uninstall", None))
+    return out
+
+
+def _shopify_apply(world: Any, action: str, index: int | None) -> None:
+    if action == "sign_up":
+        world.create_customer()
+    elif action in ("checkout", "checkout_manual"):
+        world.place_order(paid=action == "checkout")
+    elif action == "tag":
+        world.tag_customer(_nth(world, action, "customer", index))
+    elif action in ("mark_paid", "note", "refund", "cancel"):
+        order = _nth(world, action, "order", index)
+        {"mark_paid": world.mark_paid, "note": world.add_note, "refund": world.refund, "cancel": world.cancel}[action](
+            order)
+    elif action == "uninstall":
+        world.uninstall()
+    else:
+        raise WorldError(f"unknown action {action!r} (known: {', '.join(SHOPIFY_ACTIONS)})")
+
+
 #: World kind -> its operations.
 WORLD_OPS: Mapping[str, WorldOps] = {
     "billing": WorldOps("billing", ACTIONS, legal_actions, apply_action),
     "github": WorldOps("github", GITHUB_ACTIONS, _github_legal, _github_apply),
     "mercadopago": WorldOps("mercadopago", MERCADOPAGO_ACTIONS, _mercadopago_legal, _mercadopago_apply),
     "paddle": WorldOps("paddle", PADDLE_ACTIONS, _paddle_legal, _paddle_apply),
+    "shopify": WorldOps("shopify", SHOPIFY_ACTIONS, _shopify_legal, _shopify_apply),
 }
 
 
@@ -283,5 +324,5 @@ def new_world_of(kind: str, seed: int, **options: Any) -> Any:
     return new_world(kind, seed, **options)
 
 
-__all__ = ["ACTIONS", "Action", "GITHUB_ACTIONS", "MERCADOPAGO_ACTIONS", "PADDLE_ACTIONS", "WORLD_OPS", "WorldOps",
-           "apply_action", "legal_actions", "new_world_of", "ops_for"]
+__all__ = ["ACTIONS", "Action", "GITHUB_ACTIONS", "MERCADOPAGO_ACTIONS", "PADDLE_ACTIONS", "SHOPIFY_ACTIONS", "WORLD_OPS",
+           "WorldOps", "apply_action", "legal_actions", "new_world_of", "ops_for"]

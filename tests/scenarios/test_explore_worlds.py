@@ -41,9 +41,11 @@ from hookproof.simulator.server.state import DEFAULT_API_KEY
 from hookproof.simulator.world import new_world
 from tests.support import require_service
 
-SECRETS = {"mercadopago": "a" * 64, "paddle": "pdl_ntfset_01hv8x29kz0t586xy6zn1a62ny_0123456789abcdefABCDEF0123456789"}
+SECRETS = {"mercadopago": "a" * 64, "paddle": "pdl_ntfset_01hv8x29kz0t586xy6zn1a62ny_0123456789abcdefABCDEF0123456789",
+           "shopify": "shpss_0123456789abcdef0123456789abcdef"}
 #: Each profile's state table and the object kind it holds.
-STATES = {"mercadopago": ("payments", "payment"), "paddle": ("subscriptions", "subscription")}
+STATES = {"mercadopago": ("payments", "payment"), "paddle": ("subscriptions", "subscription"),
+          "shopify": ("orders", "order")}
 SEED = 20240601
 NODE_DIR = Path(__file__).resolve().parents[2] / "examples" / "receivers" / "node"
 
@@ -77,6 +79,12 @@ class ProviderReceivers:
             from examples.receivers.paddle_billing import create_app
 
             app = create_app(str(db), secret, dedupe=dedupe)
+        elif self.profile == "shopify":
+            from examples.receivers.shopify_app import AdminApi
+            from examples.receivers.shopify_app import create_app as create_shop
+
+            fetch = AdminApi(self.api_base, DEFAULT_API_KEY) if self.name == "shopify_app_fetch" else None
+            app = create_shop(str(db), secret, dedupe=dedupe, admin=fetch)
         else:
             from examples.receivers.mercadopago_fetch import Settings
             from examples.receivers.mercadopago_fetch import create_app as create_mp
@@ -98,7 +106,7 @@ def provider() -> Iterator[tuple[ServerState, str]]:
         yield state, api.url
 
 
-@pytest.mark.parametrize("kind", ["billing", "github", "mercadopago", "paddle"])
+@pytest.mark.parametrize("kind", ["billing", "github", "mercadopago", "paddle", "shopify"])
 def test_every_world_has_operations_that_emit_its_own_event_types(kind: str) -> None:
     """A walk over the legal operations emits only the world's own types, and each is legal."""
     ops = ops_for(kind)
@@ -108,12 +116,13 @@ def test_every_world_has_operations_that_emit_its_own_event_types(kind: str) -> 
         assert legal and all(a in ops.actions for a, _ in legal)
         action, obj = legal[(i * 7) % len(legal)]
         ops.apply(world, action, obj)
-    profile_types = {"billing": "stripe", "github": "github", "mercadopago": "mercadopago", "paddle": "paddle"}[kind]
+    profile_types = {"billing": "stripe", "github": "github", "mercadopago": "mercadopago", "paddle": "paddle",
+                     "shopify": "shopify"}[kind]
     assert {e.type for e in world.events} <= set(get_profile(profile_types).event_types())
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["paddle_billing", "mercadopago_fetch"])
+@pytest.mark.parametrize("name", ["paddle_billing", "mercadopago_fetch", "shopify_app", "shopify_app_fetch"])
 def test_the_correct_provider_receiver_survives_a_search(name: str, tmp_path: Path,
                                                          provider: tuple[ServerState, str]) -> None:
     state, api = provider
@@ -125,7 +134,7 @@ def test_the_correct_provider_receiver_survives_a_search(name: str, tmp_path: Pa
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["paddle_billing_no_dedupe", "mercadopago_fetch_no_dedupe"])
+@pytest.mark.parametrize("name", ["paddle_billing_no_dedupe", "mercadopago_fetch_no_dedupe", "shopify_app_no_dedupe"])
 def test_the_twin_without_dedupe_is_found_shrunk_and_replayed(name: str, tmp_path: Path,
                                                              provider: tuple[ServerState, str]) -> None:
     state, api = provider
