@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Mapping, Sequence
 
 from hookproof.scenarios.check_index import CheckIndex, grouped_findings, index_for
-from hookproof.scenarios.findings import ADVISORY, FINDING, CheckResult, Finding, nothing_observed, result_of
+from hookproof.scenarios.findings import ADVISORY, FINDING, CheckResult, Finding, Verdict, nothing_observed, result_of
 from hookproof.scenarios.observations import Expectations, Observation
 from hookproof.simulator.delivery.history import Attempt, Completion, Outcome
 
@@ -179,13 +179,16 @@ def check_regressed(
 
     A state without a version is mapped to one through the provider's truth
     (`ObjectTruth.version_for`, the reading most favourable to monotonicity); a status
-    the provider never emitted is counted in the stats and skipped. Unknown, with the
+    the provider never emitted is counted in the stats and skipped. Not applicable
+    (valid, `NO_STATE_QUERY`) when the observer reads no state by design. Unknown, with the
     reason, when no object of the observed kinds was validly sent or no state of one
     was ever observed: a check over zero objects proves nothing.
     """
     if not observations:
         return nothing_observed("regressed")
     idx = index_for(history, expectations, observations, index)
+    if (not_applicable := _no_state_query("regressed", idx)) is not None:
+        return not_applicable
     if not expectations.truth_of_kinds(idx.state_kinds):
         return result_of("regressed", [], {"objects": 0}, unknown=_no_objects(idx))
     high: dict[str, tuple[int, str]] = {}
@@ -225,6 +228,21 @@ def check_regressed(
     return result_of("regressed", findings, stats)
 
 
+#: `CheckResult.detail` of a state check when the observer reads no state at all by design.
+NO_STATE_QUERY = "not applicable: no state query configured"
+
+
+def _no_state_query(check_id: str, idx: CheckIndex) -> CheckResult | None:
+    """The not-applicable result of state check `check_id` when the observer declares it
+    reads no state (an sql observer with an effects query only: ``state_kinds`` empty),
+    else None. A configured state query that returns nothing is not this: its objects are
+    missing (a finding)."""
+    if idx.state_kinds is None or idx.state_kinds or idx.has_states:
+        return None
+    return CheckResult(check_id, Verdict.VALID, (), {"applicability": "not applicable", "objects": 0},
+                       NO_STATE_QUERY)
+
+
 def _no_objects(idx: CheckIndex) -> str:
     """Why a state check has nothing to compare: no object of the observed kinds was sent."""
     kinds = ", ".join(sorted(idx.state_kinds)) if idx.state_kinds is not None else "subscription"
@@ -239,7 +257,8 @@ def check_stale(
 
     A status must equal the final status; a version, when exposed, the final version.
     Only objects of the kinds the observer reads (`Observation.state_kinds`; else
-    subscriptions) are compared. Unknown, with the reason, when no such object was
+    subscriptions) are compared. Not applicable (valid, `NO_STATE_QUERY`) when the observer
+    reads no state by design (no state query configured). Unknown, with the reason, when no such object was
     validly sent, or when the observer reported no state at all without declaring a
     state query (it may not expose states); with a state query configured, no state at
     all is every object missing.
@@ -247,6 +266,8 @@ def check_stale(
     if not observations:
         return nothing_observed("stale")
     idx = index_for(history, expectations, observations, index)
+    if (not_applicable := _no_state_query("stale", idx)) is not None:
+        return not_applicable
     wanted = expectations.truth_of_kinds(idx.state_kinds)
     if not wanted:
         return result_of("stale", [], {"objects": 0}, unknown=_no_objects(idx))
@@ -402,6 +423,7 @@ def check_downstream_idempotency(
 
 __all__: Sequence[str] = [
     "NO_EFFECT_TAGS",
+    "NO_STATE_QUERY",
     "check_counter",
     "check_downstream_idempotency",
     "check_duplicated",

@@ -248,7 +248,8 @@ class SqlObserver:
         except (TypeError, ValueError) as exc:
             raise ObserverError(f"sql observer: a column holds a value of the wrong type: {exc}",
                                 observer=self.kind, target=self.target) from exc
-        kinds = frozenset(self.state_queries) if self.state_queries else None
+        # no state query: it reads no state by design (the state checks do not apply), not "unknown"
+        kinds = frozenset(self.state_queries)
         return Observation(at, effects, states, kinds, counters)
 
     def _rows(self, conn: sqlalchemy.Connection, name: str, query: str, required: tuple[str, ...]) -> list[Mapping[str, Any]]:
