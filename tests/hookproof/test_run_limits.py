@@ -17,18 +17,34 @@ from tests.hostile.servers import hostile_server
 from tests.hostile.test_certify import write_config
 
 THREE = ["duplicate-sequential", "duplicate-concurrent", "reorder"]
+#: The provider's retry delays here, scaled: Stripe's ten retries span 0.29 s instead of the hostile
+#: suite's 2.9 s per delivery. What these tests check (who is called down, the notes, the count and
+#: order of retries) does not depend on the spacing, only the wall time does.
+TIME_SCALE = 1e-06
+
+
+def _fast(text: str) -> str:
+    """A hostile-suite config (tests/hostile/test_certify.py) at this module's `TIME_SCALE`."""
+    assert "time_scale = 1e-05" in text
+    return text.replace("time_scale = 1e-05", f"time_scale = {TIME_SCALE:g}")
 
 
 def _certify(tmp_path: Path, behaviour: str, *args: str, scenarios: list[str] = THREE,
              env: dict[str, str] | None = None) -> tuple[CliRun, dict[str, Any]]:
     with hostile_server(behaviour) as server:
         config = write_config(tmp_path, server.url)
-        text = config.read_text(encoding="utf-8")
+        text = _fast(config.read_text(encoding="utf-8"))
         config.write_text(re.sub(r"scenarios = .*", f"scenarios = {json.dumps(scenarios)}", text), encoding="utf-8")
         run = run_hookproof("certify", "--config", str(config), "--out", str(tmp_path / "out"), *args,
                             timeout_s=240, env=env)
     report = json.loads((tmp_path / "out" / "report.json").read_text(encoding="utf-8"))
     return run, report
+
+
+#: --max-duration of the deadline tests: past start-up (a few seconds on a loaded 2-core machine;
+#: a deadline during start-up leaves no report to check) and far short of the run (a silent
+#: receiver with --keep-going takes minutes).
+MAX_DURATION_S = 8
 
 
 def _notes(report: dict[str, Any]) -> list[str]:
@@ -71,11 +87,11 @@ def test_a_correct_receiver_is_never_called_down(tmp_path: Path) -> None:
 
 
 def test_the_whole_run_stops_at_max_duration_with_a_partial_report(tmp_path: Path) -> None:
-    """A silent receiver with --keep-going would take minutes; --max-duration 3s stops it."""
-    run, report = _certify(tmp_path, "silent", "--max-duration", "3s", "--keep-going")
+    """A silent receiver with --keep-going would take minutes; --max-duration stops it."""
+    run, report = _certify(tmp_path, "silent", "--max-duration", f"{MAX_DURATION_S}s", "--keep-going")
     assert run.returncode == 1, run
     assert report["partial"] is True and report["verdict"] != "pass"
-    assert _notes(report) == ["stopped: the run reached its maximum duration (3 s, --max-duration or "
+    assert _notes(report) == [f"stopped: the run reached its maximum duration ({MAX_DURATION_S} s, --max-duration or "
                                "run.max_duration_s); the scenarios after that did not run"]
     assert len(report["scenarios"]) < len(THREE)
     assert (tmp_path / "out" / "history.sqlite").is_file() and (tmp_path / "out" / "report.html").is_file()
@@ -83,7 +99,7 @@ def test_the_whole_run_stops_at_max_duration_with_a_partial_report(tmp_path: Pat
 
 
 def test_off_a_terminal_a_heartbeat_line_says_where_the_run_is(tmp_path: Path) -> None:
-    run, _ = _certify(tmp_path, "silent", "--max-duration", "3s", env={"HOOKPROOF_HEARTBEAT_S": "0.5"})
+    run, _ = _certify(tmp_path, "silent", "--max-duration", f"{MAX_DURATION_S}s", env={"HOOKPROOF_HEARTBEAT_S": "0.5"})
     beats = re.findall(r"^certify: scenario 1/3 duplicate-sequential, \d+ attempt\(s\) so far, \d+ s$",
                        run.stderr, flags=re.M)
     assert beats, run
@@ -137,19 +153,19 @@ def test_a_receiver_rejecting_valid_events_gets_a_compressed_schedule_same_count
 
     with hostile_server("server-error") as server:
         config = write_config(tmp_path, server.url)
-        text = config.read_text(encoding="utf-8").replace("time_scale = 1e-05", "time_scale = 1e-05\nretry_budget_s = 0.5")
+        text = _fast(config.read_text(encoding="utf-8")) + "retry_budget_s = 0.05\n"
         config.write_text(re.sub(r"scenarios = .*", 'scenarios = ["duplicate-sequential", "reorder"]', text),
                           encoding="utf-8")
         run = run_hookproof("certify", "--config", str(config), "--out", str(tmp_path / "out"), timeout_s=240)
     assert run.returncode == 1, run
     report = json.loads((tmp_path / "out" / "report.json").read_text(encoding="utf-8"))
     retries = len(get_profile("stripe").retry_schedule_s)
-    span = sum(get_profile("stripe").retry_schedule_s) * 1e-5
-    scaled = 0.5 / sum(get_profile("stripe").retry_schedule_s)
+    span = sum(get_profile("stripe").retry_schedule_s) * TIME_SCALE
+    scaled = 0.05 / sum(get_profile("stripe").retry_schedule_s)
     assert _notes(report) == [
         f"retry schedule compressed from reorder on, because the receiver rejected valid events in "
-        f"duplicate-sequential: each delivery keeps the provider's {retries} retries in order, spread over 0.5 s "
-        f"instead of {span:.3g} s (time scale {1e-05:.3g} -> {scaled:.3g})"], run
+        f"duplicate-sequential: each delivery keeps the provider's {retries} retries in order, spread over 0.05 s "
+        f"instead of {span:.3g} s (time scale {TIME_SCALE:.3g} -> {scaled:.3g})"], run
     reorder = report["scenarios"][1]
     by_delivery: dict[str, list[int]] = {}
     for a in reorder["attempts"]:
