@@ -24,7 +24,7 @@ from hookproof.config import load_config, parse_config
 from hookproof.errors import ConfigError
 from hookproof.scenarios.seeding import REASON_CHARS, SeedHook, run_seed, seed_document
 from hookproof.simulator.server import clock
-from hookproof.simulator.world import World
+from hookproof.simulator.world import WORLDS, World, emit_events, new_world, world_event_types
 
 ROOT = Path(__file__).resolve().parents[2]
 SECRET = "whsec_seeding_test_0123456789"
@@ -199,3 +199,14 @@ def test_the_readmes_seed_table_fills_in_hookproofs_values() -> None:
     assert hook.argv == ("python", "manage.py", "seed_from_hookproof", "--api-base", "http://127.0.0.1:9")
     assert hook.env["STRIPE_API_KEY"] == config.provider.api_key and hook.env["HOOKPROOF_SECRET"] == SECRET
     assert hook.timeout_s == 30 and hook.masked == (SECRET, config.provider.api_key)
+
+
+@pytest.mark.parametrize("kind", sorted(WORLDS))
+def test_every_world_hands_over_each_of_its_objects_once(kind: str) -> None:
+    world = new_world(kind, 3)
+    for event_type in world_event_types(kind)[:3]:
+        emit_events(world, event_type)
+    document = json.loads(json.dumps(seed_document(world, scenario="s", profile=kind)))
+    expected = {world.object_type(i): len(world.objects(world.object_type(i))) for i in world.objects()}
+    assert {kind: len(objects) for kind, objects in document["objects"].items()} == expected
+    assert all(isinstance(o, dict) and "id" in o for objects in document["objects"].values() for o in objects)
