@@ -219,3 +219,97 @@ def test_the_github_twin_without_dedupe_is_found_and_replayed(node: str, tmp_pat
     with explore_target(cfg) as (target, state):  # what `hookproof replay` runs it against
         again = replay(target, steps, seed, provider_state=state)
     assert again is not None and "duplicated" in {f.check_id for f in again.findings}
+
+
+# ---- the config's enabled_events and the team's own keys ------------------------------------------
+
+def test_an_event_type_the_config_does_not_enable_is_never_sent(tmp_path: Path,
+                                                                provider: tuple[ServerState, str]) -> None:
+    """Paddle, enabled for its subscriptions only: no transaction or adjustment event is ever
+    attempted, whatever the search does (the provider's own names)."""
+    import dataclasses
+
+    state, api = provider
+    enabled = frozenset({"subscription.created", "subscription.canceled", "subscription.past_due"})
+    target = dataclasses.replace(ProviderReceivers("paddle_billing", tmp_path, api).target(), enabled=enabled)
+    sent: set[str] = set()
+    from hookproof.scenarios.session import Session
+
+    for seed in (1, 2, 3):
+        session = Session(target, seed, provider_state=state)
+        try:
+            for step in [Step("emit", action="subscribe"), Step("emit", action="buy"),
+                         Step("emit", action="fail_renewal", object=0), Step("emit", action="refund", object=0)]:
+                session.apply(step)
+            for index in session.pending():
+                session.apply(Step("burst", event=index, copies=2))
+            assert session.finish() is None
+            sent |= {a.event_type for a in session.history.attempts()}
+        finally:
+            session.close()
+    assert sent == {"subscription.created", "subscription.past_due"}
+    with pytest.raises(ValueError, match="is a transaction.paid, which the receiver is not sent"):
+        replay(target, [Step("emit", action="buy"), Step("deliver", event=0)], 4, provider_state=state)
+
+
+def test_an_unknown_enabled_event_is_a_config_error_listing_the_names() -> None:
+    from hookproof.config import parse_config
+    from hookproof.errors import ConfigError
+
+    text = ('[target]\nurl = "http://127.0.0.1:9/webhooks"\nprofile = "paddle"\nsecret = "pdl_ntfset_x"\n'
+            'enabled_events = ["subscription.created", "invoice.paid"]\n\n'
+            '[observer]\nkind = "sql"\nurl = "sqlite:///x.db"\neffects = "SELECT business_key FROM effects"\n')
+    with pytest.raises(ConfigError, match=r"Paddle.* sends no event 'invoice.paid' \(known: adjustment.created, "):
+        parse_config(text, "hookproof.toml")
+
+
+def _ledger(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *, broken: bool) -> Any:
+    """The README's team-keys ledger (tests/test_readme.py) as an in-process app, with its own
+    hookproof.toml's keys, counter and invoice states."""
+    import importlib
+    import re
+    import sys
+
+    from hookproof.config import load_config
+    from tests.test_readme import _ledger_project
+
+    monkeypatch.setenv("WEBHOOK_SECRET", "whsec_readme_ledger_example")
+    monkeypatch.setenv("HOOKPROOF_SECRET", "whsec_readme_ledger_example")
+    path = _ledger_project(tmp_path, broken=broken)
+    text = re.sub(r'url = "http://127\.0\.0\.1:\d+/webhooks"', 'app = "ledger:app"', path.read_text())
+    path.write_text(re.sub(r"\[target\.start\]\n[^\n]*\n[^\n]*\n", "", text), encoding="utf-8")
+    monkeypatch.chdir(tmp_path)  # ledger.py's database, and the observer's, is ./ledger.db
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "ledger", raising=False)
+    ledger = importlib.import_module("ledger")
+    with sqlite3.connect(tmp_path / "ledger.db") as conn:
+        conn.executescript(ledger.SCHEMA)
+    return load_config(path)
+
+
+@pytest.mark.slow
+def test_the_readme_team_keys_receiver_survives_explore(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its effects are keyed ``payment:{data.object.payment_intent}`` and ``renewal:…``, its
+    balance is a counter: under the config's keys explore flags none of them."""
+    from hookproof.commands.explore import run_explore
+
+    cfg = _ledger(tmp_path, monkeypatch, broken=False)
+    run = run_explore(cfg, out_dir=tmp_path / "out", max_examples=25, seed=SEED)
+    assert run.result.failure is None, run.lines
+    assert run.report.verdict == "pass" and run.result.acked > 0
+
+
+@pytest.mark.slow
+def test_the_readme_team_keys_twin_is_found_by_its_counter(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without the event-id dedupe only the balance shows the double credit: explore compares
+    the team's counter as certify does, and shrinks it to one repeated invoice.paid."""
+    from hookproof.commands.explore import run_explore
+
+    cfg = _ledger(tmp_path, monkeypatch, broken=True)
+    run = run_explore(cfg, out_dir=tmp_path / "out", max_examples=40, seed=SEED)
+    failure = run.result.failure
+    assert failure is not None, run.lines
+    (finding,) = failure.findings
+    assert finding.check_id == "counter" and finding.key.startswith("cus_"), run.lines
+    assert finding.actual == 2 * finding.expected
+    assert failure.delivery_steps == 1 and "invoice.paid" in format_steps(failure.steps, failure.event_types)[1]
