@@ -46,19 +46,32 @@ def shopify_error(status: int, message: str, headers: dict[str, str] | None = No
     return JSONResponse({"errors": message}, status_code=status, headers={**_headers(), **(headers or {})})
 
 
+#: Object type -> the type name in its ``admin_graphql_api_id`` (``gid://shopify/Order/…``).
+_GID_TYPES = {"order": "Order", "customer": "Customer"}
+
+
 def find(state: ServerState, object_type: str, object_id: str, *, stale: bool) -> dict[str, Any] | None:
     """The `object_type` (``order`` or ``customer``) with id `object_id` at the served version
-    (the one before it when `stale`), or None."""
+    (the one before it when `stale`), or None.
+
+    The type is read from the snapshot's ``admin_graphql_api_id``, and a world whose clock
+    never moved is served current without asking its version: one read of the object
+    (a storm's served world renames the object on every read).
+    """
     for world in state.iter_worlds_newest_first():
         if not isinstance(world, ShopifyWorld) or not world.has(object_id):
             continue
         try:
-            if world.object_type(object_id) != object_type:
-                return None
-            version = clock.served_version(world, object_id)
-            return world.get(object_id, max(1, version - 1) if stale else version)
+            if stale or clock.horizon(world) is not None:
+                version = clock.served_version(world, object_id)
+                found = world.get(object_id, max(1, version - 1) if stale else version)
+            else:
+                found = world.get(object_id)
         except WorldError:
             return None
+        if not str(found.get("admin_graphql_api_id", "")).startswith(f"gid://shopify/{_GID_TYPES[object_type]}/"):
+            return None
+        return found
     return None
 
 
