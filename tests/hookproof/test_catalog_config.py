@@ -164,3 +164,32 @@ def test_a_storm_refuses_a_catalog_in_one_line(tmp_path: Path) -> None:
                          cwd=tmp_path)
     assert run.returncode == 2 and run.stderr.strip().splitlines() == [
         "hookproof: a storm does not send a user's own catalog ([catalog]) yet: use certify or explore"], run
+
+
+def test_schemas_in_files_and_refs_to_files_beside_them_resolve(tmp_path: Path) -> None:
+    """A config entry's schema file whose $ref names another file, and a document whose $ref does."""
+    from hookproof.config import load_config
+
+    (tmp_path / "schemas").mkdir()
+    (tmp_path / "schemas" / "common.yaml").write_text(
+        "Money: {type: integer, minimum: 1}\nId: {type: string, examples: [pay_0123456789abcdefghijklmn]}\n",
+        encoding="utf-8")
+    (tmp_path / "schemas" / "payment.json").write_text(
+        '{"type": "object", "required": ["id", "type", "data"], "properties": {"id": {"type": "string"}, '
+        '"type": {"type": "string"}, "data": {"type": "object", "required": ["id", "amount"], "properties": '
+        '{"id": {"$ref": "common.yaml#/Id"}, "amount": {"$ref": "common.yaml#/Money"}}}}}', encoding="utf-8")
+    (tmp_path / "hookproof.toml").write_text(
+        TARGET + '\n[catalog.events."payment.captured"]\nschema = "schemas/payment.json"\nevent_id = "id"\n'
+        'key = "capture:{data.id}"\namount = "data.amount"\n', encoding="utf-8")
+    profile = load_config(tmp_path / "hookproof.toml").profile()
+    from hookproof.simulator.world import emit_events, new_world
+
+    (event,) = emit_events(new_world(profile.world, 2), "payment.captured")
+    data = event.extra["body"]["data"]
+    assert data["id"].startswith("pay_") and event.business_key == f"capture:{data['id']}"
+    assert isinstance(data["amount"], int) and data["amount"] >= 1 and event.amount == data["amount"]
+
+    (tmp_path / "webhooks.yaml").write_text(document('{$ref: "schemas/order.yaml#/Order"}'), encoding="utf-8")
+    (tmp_path / "schemas" / "order.yaml").write_text(f"Order: {SCHEMA}\n", encoding="utf-8")
+    (tmp_path / "hookproof.toml").write_text(DOC_CONFIG, encoding="utf-8")
+    assert list(load_config(tmp_path / "hookproof.toml").profile().event_types()) == ["order.placed"]
