@@ -10,8 +10,9 @@ their correct twins survive a search.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Mapping
+from typing import Any, Mapping
 
 import pytest
 
@@ -128,3 +129,89 @@ def test_the_correct_twins_survive_the_pattern_rules(name: str, tmp_path: Path, 
     assert result.failure is None, "\n".join([result.failure.summary(), *format_steps(
         result.failure.steps, result.failure.event_types)]) if result.failure else ""
     assert result.error is None and result.examples >= 150
+
+
+# ---- against a URL: the same rules ----------------------------------------------------------------
+
+URL_SECRET = "whsec_hookproof_url_rules"
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[Any]:
+    """inbox_sync served by uvicorn in its own process, as an ExploreTarget at its URL."""
+    import subprocess
+    import sys
+
+    from examples.receivers import PROJECT_ROOT
+    from hookproof.scenarios.observers import HttpObserver
+    from hookproof.scenarios.statemachine import shared_target
+    from hookproof.simulator.delivery import Target
+    from hookproof.simulator.profiles import get_profile
+    from tests.support import free_port
+
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "examples.receivers.inbox_sync", "--port", str(port),
+                             "--db", f"sqlite:///{tmp_path / 'inbox.db'}", "--secret", URL_SECRET],
+                            cwd=PROJECT_ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        assert proc.stdout is not None and "listening on" in proc.stdout.readline()
+        observer = HttpObserver(f"{base}/hookproof/observe")
+        yield shared_target(Target(url=f"{base}/webhooks"), observer.observe, get_profile("stripe"), (URL_SECRET,),
+                            in_process=False, settle_window_s=0.05)
+        observer.close()
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+def test_at_a_url_bursts_of_any_event_lost_answers_and_timeouts_are_sent(served: Any, provider: ServerState) -> None:
+    """Each rule's step over real sockets: a burst of any event (race transport), the first
+    events of a new object together, a lost answer, a real sender timeout, a window
+    redelivered; the correct receiver ends with no finding."""
+    from hookproof.scenarios.session import Session
+    from hookproof.simulator.delivery import Outcome
+
+    session = Session(served, 3, provider_state=provider)
+    try:
+        for step in [Step("emit", action="subscribe"), Step("burst", event=0, copies=3),
+                     Step("emit", action="pay"), Step("burst_related", events=(5, 6)),
+                     Step("drop_response", event=3), Step("timeout", event=4), Step("redeliver_window", count=3)]:
+            session.apply(step)
+            assert session.safety() is None, step
+        assert session.finish() is None
+        attempts = session.history.attempts()
+        timed_out_id = session.event(4).id
+    finally:
+        session.close()
+    customer = [a for a in attempts if a.event_type == "customer.created"]
+    assert len(customer) >= 3 and all("burst=3" in a.faults for a in customer[:3])
+    assert all(a.outcome is Outcome.ACKED for a in customer[:3])
+    related = [a for a in attempts if "burst=2" in a.faults]
+    assert sorted(a.event_type for a in related) == ["charge.succeeded", "payment_intent.succeeded"]
+    dropped = [a for a in attempts if "drop-response" in a.faults]
+    timed_out = next(a for a in attempts if a.event_id == timed_out_id)  # its first attempt
+    assert dropped and dropped[0].outcome is not Outcome.ACKED
+    assert timed_out.outcome is Outcome.TIMEOUT, timed_out
+
+
+def test_the_machine_draws_the_same_rules_at_a_url(served: Any, provider: ServerState) -> None:
+    """Not only a burst of one payment: the search at a URL bursts, drops answers and times out."""
+    from hypothesis import HealthCheck, settings
+    from hypothesis.stateful import run_state_machine_as_test
+
+    from hookproof.scenarios.statemachine import _Counts, machine_for
+
+    ops: set[str] = set()
+
+    class Seen(_Counts):
+        def add(self, session: Any) -> None:
+            ops.update(s.op for s in session.steps)
+            super().add(session)
+
+    counts = Seen()
+    machine = machine_for(served, seed=7, provider_state=provider, counts=counts)
+    run_state_machine_as_test(machine, settings=settings(max_examples=25, stateful_step_count=10, deadline=None,
+                                                         database=None, derandomize=True,
+                                                         suppress_health_check=list(HealthCheck)))
+    assert {"burst", "drop_response", "timeout"} <= ops, ops
