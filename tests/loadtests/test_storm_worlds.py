@@ -31,7 +31,7 @@ from hookproof.simulator.world import GitHubWorld
 from tests.support import free_port, require_service
 
 ROOT = Path(__file__).resolve().parents[2]
-KINDS = ("github", "mercadopago", "paddle")
+KINDS = ("github", "mercadopago", "paddle", "shopify")
 START_US = 1_790_000_000_000_000
 
 
@@ -164,6 +164,7 @@ def test_ahead_explains_only_what_the_undelivered_story_holds() -> None:
 MP_SECRET = "a" * 64
 PADDLE_SECRET = "pdl_ntfset_01hv8x29kz0t586xy6zn1a62ny_0123456789abcdefABCDEF0123456789"
 GITHUB_SECRET = "gh_webhook_secret_0123456789abcdef"
+SHOPIFY_SECRET = "shpss_0123456789abcdef0123456789abcdef"
 NODE_DIR = ROOT / "examples" / "receivers" / "node"
 
 
@@ -176,6 +177,12 @@ def _config(tmp_path: Path, receiver: str) -> Path:
                  f'env = {{ PORT = "{port}", DATABASE = "{db}", WEBHOOK_SECRET = "{secret}" }}']
         effects = "SELECT business_key FROM effects"
         states = {k: f"SELECT object_id, status FROM states WHERE kind = '{k}'" for k in ("issue", "pull_request")}
+    elif receiver.startswith("shopify_app"):
+        profile, secret, account = "shopify", SHOPIFY_SECRET, None
+        start = [f'command = "{sys.executable} -m examples.receivers.{receiver}"', f'cwd = "{ROOT}"',
+                 f'env = {{ PORT = "{port}", DATABASE = "{db}" }}']
+        effects = "SELECT business_key, amount FROM effects"
+        states = {"order": "SELECT object_id, status FROM orders"}
     else:
         mp = receiver.startswith("mercadopago")
         profile = "mercadopago" if mp else "paddle"
@@ -215,7 +222,7 @@ def _needs_node() -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("receiver", ["mercadopago_fetch", "paddle_billing", "github_app"])
+@pytest.mark.parametrize("receiver", ["mercadopago_fetch", "paddle_billing", "github_app", "shopify_app_fetch"])
 def test_a_storm_passes_the_correct_provider_receiver(tmp_path: Path, receiver: str) -> None:
     if receiver.startswith("github"):
         _needs_node()
@@ -228,7 +235,7 @@ def test_a_storm_passes_the_correct_provider_receiver(tmp_path: Path, receiver: 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("receiver", ["mercadopago_fetch_no_dedupe", "paddle_billing_no_dedupe",
-                                      "github_app_no_dedupe"])
+                                      "github_app_no_dedupe", "shopify_app_no_dedupe"])
 def test_a_storm_fails_the_twin_without_dedupe_with_duplicated(tmp_path: Path, receiver: str) -> None:
     if receiver.startswith("github"):
         _needs_node()
