@@ -21,55 +21,12 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 from urllib.parse import urlsplit
 
 from hookproof.config import Config
+from hookproof.deadline import DEADLINE_NOTE, deadline_note, run_deadline  # noqa: F401 (certify's names too)
 from hookproof.errors import ConfigError, UsageError
 from hookproof.reports.model import RunReport
 from hookproof.scenarios.observations import Observation
 from hookproof.scenarios.runner import Progress, Runner
 from hookproof.simulator.delivery import History, Target
-
-#: How a deadline-stopped run's note begins (`CertifyResult.timed_out` and the commands look for it).
-DEADLINE_NOTE = "stopped: the run reached its maximum duration"
-
-
-def deadline_note(limit_s: float, source: str, after: str) -> str:
-    """The one line a run stopped at its maximum duration says: the limit, where it came
-    from (`source`) and what did not happen (`after`)."""
-    return f"{DEADLINE_NOTE} ({limit_s:g} s, {source}); {after}"
-
-
-@contextlib.contextmanager
-def run_deadline(limit_s: float, notes: list[str], *, source: str = "--max-duration or run.max_duration_s",
-                 after: str = "the scenarios after that did not run") -> Iterator[Callable[[], None]]:
-    """Interrupt the main thread (KeyboardInterrupt) once `limit_s` seconds have passed,
-    adding the reason to `notes` first (`deadline_note`: where the limit came from,
-    `source`, and what was left undone, `after`); yields the function that disarms it.
-    A no-op off the main thread. certify, send and explore share it."""
-    import threading
-
-    if threading.current_thread() is not threading.main_thread():
-        yield lambda: None
-        return
-
-    def expire() -> None:
-        import _thread
-        import signal
-
-        notes.append(deadline_note(limit_s, source, after))
-        main = threading.main_thread().ident
-        if callable(signal.getsignal(signal.SIGINT)) and main is not None:
-            # A real SIGINT, as Ctrl-C: it also wakes a main thread blocked in a system call
-            # (an event loop waiting on a 600 s answer), which interrupt_main does not.
-            signal.pthread_kill(main, signal.SIGINT)
-        else:
-            _thread.interrupt_main()
-
-    timer = threading.Timer(limit_s, expire)
-    timer.daemon = True
-    timer.start()
-    try:
-        yield timer.cancel
-    finally:
-        timer.cancel()
 
 
 @dataclass(frozen=True)

@@ -43,7 +43,7 @@ def default_max_duration_s() -> float:
 
 class SendInterrupted(KeyboardInterrupt):
     """Ctrl-C during `send`, or its deadline: `attempts` are the attempts recorded before
-    it; `reason` is the deadline's one line (``certify.deadline_note``), None for Ctrl-C."""
+    it; `reason` is the deadline's one line (``deadline.deadline_note``), None for Ctrl-C."""
 
     def __init__(self, attempts: list[Attempt], reason: str | None = None) -> None:
         super().__init__(reason or f"{len(attempts)} attempt(s) made")
@@ -88,12 +88,12 @@ def send(options: SendOptions, secrets: list[str], history: History | None = Non
     Attempts are recorded into `history` (default: a new in-memory one) as they end, so
     a caller can show them live. Raises UsageError for a bad URL or event,
     SendInterrupted on Ctrl-C, and at `options.max_duration_s` (certify's deadline,
-    `certify.run_deadline`; only on the main thread) with its `reason` set: no attempt
+    `deadline.run_deadline`; only on the main thread) with its `reason` set: no attempt
     starts after it, and the attempts in flight then are not recorded.
     """
     import random
 
-    from hookproof.certify import run_deadline
+    from hookproof.deadline import run_deadline
 
     problem = url_problem(options.url)  # the same check as the config's target.url (and Target's)
     if problem is not None:

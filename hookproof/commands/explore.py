@@ -136,7 +136,7 @@ INTERRUPTED = "interrupted (SIGINT or SIGTERM) before the search finished"
 def write_interrupted_report(out_dir: Path, started: float, cfg: "Config | None" = None, seed: int | None = None,
                              target: str | None = None, stopped: str | None = None) -> dict[str, Path]:
     """A partial report for an explore run stopped by SIGINT/SIGTERM, or by its deadline
-    (`stopped`: the deadline's note, `certify.deadline_note`), before it finished.
+    (`stopped`: the deadline's note, `deadline.deadline_note`), before it finished.
 
     It names the run's target, profile and seed when they were known (`cfg` None: the
     config was not loaded yet). The scenario's reason is `stopped` or `INTERRUPTED`;
@@ -336,8 +336,8 @@ def register(app: typer.Typer) -> None:
         """
         from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-        from hookproof.certify import run_deadline
         from hookproof.chaos.errors import ChaosError
+        from hookproof.deadline import run_deadline
         from hookproof.errors import HookproofError
         from hookproof.heartbeat import TERMINAL_INTERVAL_S, Heartbeat, log_interval_s
         from hookproof.rundirs import DEFAULT_ROOT, run_out
