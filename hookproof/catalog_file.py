@@ -408,19 +408,21 @@ def check_catalog(config: Any, text: str, source: str) -> None:
                               field="target.enabled_events", line=lines.line_of("target", "enabled_events") or 1)
 
 
-def profile_for(profile_name: str, config_path: str | None) -> Any:
-    """The profile `profile_name`, sending the ``[catalog]`` of the config at `config_path`
-    when it has one (``hookproof events`` and ``send`` with ``--config``).
+def profile_for(profile_name: str | None, config_path: str | None) -> Any:
+    """The profile `profile_name` (None: the config's ``target.profile``, else ``stripe``),
+    sending the ``[catalog]`` of the config at `config_path` when it has one (``hookproof
+    events`` and ``send`` with ``--config``).
 
     Raises ConfigError for a config that cannot be read, ProfileError for an unknown profile.
     """
     from hookproof.simulator.profiles import get_profile
 
     if config_path is None:
-        return get_profile(profile_name)
+        return get_profile(profile_name or "stripe")
     from hookproof.config import load_config
 
     config = load_config(config_path)
+    profile_name = profile_name or config.target.profile
     if config.catalog is None:
         return get_profile(profile_name)
     get_profile(profile_name)  # an unknown name is the same error as without --config

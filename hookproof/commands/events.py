@@ -21,7 +21,7 @@ def register(app: typer.Typer) -> None:
     app.command("events")(events)
 
 
-def event_rows(profile_name: str, config: str | None = None) -> list[tuple[str, str]]:
+def event_rows(profile_name: str | None, config: str | None = None) -> list[tuple[str, str]]:
     """``(provider's name, world type)`` of every event the profile sends, in catalog order
     (with `config`, a hookproof.toml with a ``[catalog]``: the user's event types).
 
@@ -34,7 +34,9 @@ def event_rows(profile_name: str, config: str | None = None) -> list[tuple[str, 
 
 
 def events(
-    profile: Annotated[str, typer.Option("--profile", help="Provider profile.")] = "stripe",
+    profile: Annotated[Optional[str], typer.Option(
+        "--profile", help="Provider profile (default: the --config's target.profile, else stripe).",
+        show_default=False)] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print a JSON list of {event, world_type}.")] = False,
     config: Annotated[Optional[str], typer.Option(
         "--config", help="A hookproof.toml whose [catalog] lists your own event types.")] = None,

@@ -110,6 +110,8 @@ def test_events_and_send_speak_the_documents_types(tmp_path: Path) -> None:
     secret = {"WEBHOOK_SECRET": SECRETS["generic-hmac"]}
     listed = hookproof("events", "--profile", "generic-hmac", "--config", str(config), env=secret)
     assert listed.returncode == 0 and listed.stdout.split() == TYPES, listed.stderr
+    by_config = hookproof("events", "--config", str(config), env=secret)  # the config's profile
+    assert by_config.stdout.split() == TYPES, by_config.stderr
     port = free_port()
     db = tmp_path / "invoices.sqlite"
     proc = subprocess.Popen([sys.executable, "-m", "examples.receivers.catalog.invoices"], cwd=ROOT,
