@@ -21,7 +21,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Sequence
 
-from hookproof.loadtests.renaming import IdRenamer
 from hookproof.scenarios.findings import CheckResult, Verdict
 from hookproof.simulator.events import Event
 
@@ -47,7 +46,9 @@ def ahead_of(sent: Iterable[Event], templates: Sequence[Any]) -> Ahead:
     worlds its processes replayed (`storm_truth.template_worlds`). Empty without templates."""
     if not templates:
         return Ahead()
-    renamers = [(IdRenamer.of(w), w) for w in templates]
+    from hookproof.loadtests.storm_truth import renamer_of
+
+    renamers = [(renamer_of(w), w) for w in templates]
     stories: dict[int, dict[str, list[Event]]] = {}
     sent_ids: set[str] = set()
     objects: set[str] = set()

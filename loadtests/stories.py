@@ -57,9 +57,9 @@ def process_seed(seed: int, worker_index: int) -> int:
 def template_world(kind: str, seed: int, *, live: bool = False, account: str | None = None,
                    start_us: int | None = None) -> Any:
     """A fresh world of `kind` (``billing``, ``github``, ``mercadopago``, ``paddle``…) from
-    `seed`, starting at `start_us` (unix microseconds; None: now) for every world but billing."""
+    `seed`, starting at `start_us` (unix microseconds; None: now)."""
     if kind == "billing":
-        return World(seed, livemode=live, account=account)
+        return World(seed, livemode=live, account=account, start_us=start_us)
     from hookproof.simulator.world.registry import new_world
 
     return new_world(kind, seed, livemode=live, account=account, start_us=start_us)
@@ -121,6 +121,24 @@ def renamed(story: list[Event], copy_no: int) -> list[Event]:
                            business_key=sub(e.business_key) if e.business_key else None,
                            request_id=sub(e.request_id) if e.request_id else None))
     return out
+
+
+def renamed_text(text: str, copy_no: int) -> str:
+    """`text` with every billing-world id's last 6 characters replaced by `copy_no` (`renamed`'s rule)."""
+    new_tail = tail(copy_no)
+    return _WORLD_ID.sub(lambda m: m.group(1) + new_tail, text)
+
+
+def original_id(renamed_id: str) -> tuple[str, int] | None:
+    """(the id's first part, copy number) of a billing-world id renamed by `renamed`, or None
+    when `renamed_id` does not have a world id's shape."""
+    m = _WORLD_ID.fullmatch(renamed_id)
+    if m is None:
+        return None
+    copy_no = 0
+    for ch in renamed_id[-TAIL_CHARS:]:
+        copy_no = copy_no * 62 + _BASE62.index(ch)
+    return m.group(1), copy_no
 
 
 def _cut(text: AnyStr) -> tuple[AnyStr, ...]:
@@ -277,5 +295,5 @@ class StoryBook:
             copy_no += stride
 
 
-__all__ = ["MAX_COPIES", "STORIES", "Rendered", "StoryBook", "play_stories", "process_seed", "renamed", "story_events",
-           "tail", "template_world"]
+__all__ = ["MAX_COPIES", "STORIES", "Rendered", "StoryBook", "original_id", "play_stories", "process_seed", "renamed",
+           "renamed_text", "story_events", "tail", "template_world"]

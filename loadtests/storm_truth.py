@@ -11,30 +11,71 @@ that copy's payment, at its final version (a storm's clock does not move with
 deliveries).
 
 `served_world` wraps a `RecordWorld` (Mercado Pago, Paddle, and any other world built on
-it) or a `GitHubWorld` in a subclass of its own class, so the provider routes that look
-for their world's class find it; only the reading interface (``has``, ``get``,
-``version``, ``object_type``, ``event``, and GitHub's ``find``) is served. The billing
-world is renamed by a pattern rather than an `IdRenamer` and is not served this way.
+it), a `GitHubWorld` or the billing `World` in a subclass of its own class, so the
+provider routes that look for their world's class find it; only the reading interface
+(``has``, ``get``, ``version``, ``object_type``, ``event``, and GitHub's ``find``) is
+served: no list shows a storm's objects, and an object a receiver creates (``POST
+/v1/customers``) is not served back. The billing world's ids are renamed by their pattern
+(`BillingRenamer`, `loadtests.stories.renamed`), the others' by an `IdRenamer`.
 Pure; no Locust import.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from hookproof.loadtests.plan import api_transient_object
 from hookproof.loadtests.renaming import IdRenamer
 from hookproof.loadtests.spec import StormSpec
-from hookproof.loadtests.stories import STORIES, play_stories, process_seed, template_world
+from hookproof.loadtests.stories import (
+    STORIES,
+    original_id,
+    play_stories,
+    process_seed,
+    renamed,
+    renamed_text,
+    template_world,
+)
 from hookproof.simulator.errors import WorldError
 from hookproof.simulator.events import Event
 from hookproof.simulator.profiles import get_profile
+from hookproof.simulator.world import World
+
+
+class BillingRenamer:
+    """The billing world's renaming (`loadtests.stories.renamed`) with an `IdRenamer`'s
+    interface: `value`, `events`, `original` (over the ids of one template world)."""
+
+    def __init__(self, world: World) -> None:
+        self._heads: dict[str, str] = {}
+        for oid in [*world.objects(), *(e.id for e in world.events)]:
+            found = original_id(oid)
+            if found is not None:
+                self._heads[found[0]] = oid
+
+    def value(self, value: Any, copy_no: int) -> Any:
+        return json.loads(renamed_text(json.dumps(value), copy_no))
+
+    def events(self, story: Any, copy_no: int) -> list[Event]:
+        return renamed(list(story), copy_no)
+
+    def original(self, renamed_id: str) -> tuple[str, int] | None:
+        found = original_id(renamed_id)
+        if found is None or found[0] not in self._heads:
+            return None
+        return self._heads[found[0]], found[1]
+
+
+def renamer_of(world: Any) -> "IdRenamer | BillingRenamer":
+    """How a template `world`'s ids are renamed per copy."""
+    return BillingRenamer(world) if isinstance(world, World) else IdRenamer.of(world)
 
 
 class _RenamedReads:
     """The reading interface of a template world, for its renamed copies."""
 
-    _renamer: IdRenamer
+    _renamer: "IdRenamer | BillingRenamer"
     _api_transient: float
     _fetched: set[str]
     _objects: dict[str, Any]
@@ -79,9 +120,10 @@ class _RenamedReads:
 _CLASSES: dict[type, type] = {}
 
 
-def served_world(template: Any, renamer: IdRenamer | None = None, *, api_transient: float = 0.0) -> Any:
+def served_world(template: Any, renamer: "IdRenamer | BillingRenamer | None" = None, *,
+                 api_transient: float = 0.0) -> Any:
     """A world the provider API serves in place of `template`'s renamed copies (see the
-    module docstring); `renamer` defaults to `IdRenamer.of(template)`. The share
+    module docstring); `renamer` defaults to `renamer_of(template)`. The share
     `api_transient` of objects (`plan.api_transient_object`) is not found on its first
     lookup, as a provider's read replica that has not caught up."""
     cls = type(template)
@@ -90,7 +132,9 @@ def served_world(template: Any, renamer: IdRenamer | None = None, *, api_transie
         served_cls = _CLASSES[cls] = type(f"Storm{cls.__name__}", (_RenamedReads, cls), {})
     world: Any = object.__new__(served_cls)
     world.__dict__.update(template.__dict__)
-    world._renamer = renamer or IdRenamer.of(template)
+    world._renamer = renamer or renamer_of(template)
+    world._objects = dict(template._objects)  # a write (POST /v1/...) must not reach the template
+    world.events = []  # no list shows a storm's events (the template's are not the storm's)
     world._api_transient = api_transient
     world._fetched = set()
     return world
@@ -99,10 +143,8 @@ def served_world(template: Any, renamer: IdRenamer | None = None, *, api_transie
 def template_worlds(spec: StormSpec, processes: int) -> list[Any]:
     """The template worlds of a storm's `processes` sending processes (worker indexes 0
     to processes-1; a single local process is index 0), their stories played as each
-    process plays them. Empty for the billing world."""
+    process plays them."""
     kind = get_profile(spec.profile).world
-    if kind == "billing":
-        return []
     worlds = []
     for index in range(max(1, processes)):
         world = template_world(kind, process_seed(spec.seed, index), live=spec.live, account=spec.account,
@@ -117,4 +159,4 @@ def storm_truth(spec: StormSpec, processes: int) -> list[Any]:
     return [served_world(w, api_transient=spec.api_transient) for w in template_worlds(spec, processes)]
 
 
-__all__ = ["served_world", "storm_truth", "template_worlds"]
+__all__ = ["BillingRenamer", "renamer_of", "served_world", "storm_truth", "template_worlds"]

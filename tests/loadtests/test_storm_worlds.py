@@ -22,7 +22,7 @@ from hookproof.loadtests.ahead import Ahead, ahead_of, tolerate
 from hookproof.loadtests.renaming import MAX_SAFE_INT, IdRenamer
 from hookproof.loadtests.spec import StormSpec
 from hookproof.loadtests.stories import STORIES, StoryBook, play_stories, process_seed, template_world
-from hookproof.loadtests.storm_truth import served_world, storm_truth, template_worlds
+from hookproof.loadtests.storm_truth import served_world, storm_truth
 from hookproof.scenarios.findings import CheckResult, Finding, Verdict
 from hookproof.simulator.profiles import get_profile
 from hookproof.simulator.server import ServerState, run_server
@@ -128,8 +128,24 @@ def test_the_provider_api_serves_a_storm_payment_over_http() -> None:
     assert missing.status_code == 404
 
 
-def test_billing_has_no_served_templates() -> None:
-    assert template_worlds(StormSpec(target_url="http://127.0.0.1:1/"), 2) == []
+def test_the_provider_api_serves_a_billing_storm_s_objects_in_stripe_s_shape() -> None:
+    spec = StormSpec(target_url="http://127.0.0.1:1/", profile="stripe", seed=9, world_start_us=START_US)
+    state = ServerState()
+    for w in storm_truth(spec, 1):
+        state.add_world(w)
+    world = template_world("billing", process_seed(9, 0), start_us=START_US)
+    book = StoryBook(world, get_profile("stripe"), lambda e: True, stories=STORIES)
+    event = next(r.event for r in book.stream(first_copy=3, stride=2) if r.event.type == "invoice.paid")
+    import httpx
+
+    headers = {"Authorization": f"Bearer {DEFAULT_API_KEY}"}
+    with run_server(state) as api:
+        got = httpx.get(f"{api.url}/v1/invoices/{event.object_id}", headers=headers, timeout=10)
+        listed = httpx.get(f"{api.url}/v1/invoices", headers=headers, timeout=10)
+    assert got.status_code == 200, got.text
+    assert got.json()["id"] == event.object_id and got.json()["status"] == "paid"
+    assert got.json()["customer"] == event.object["customer"] if event.object else True
+    assert listed.status_code == 200 and listed.json()["data"] == []  # a storm's objects are served by id only
 
 
 def test_ahead_explains_only_what_the_undelivered_story_holds() -> None:
@@ -259,3 +275,19 @@ def test_enabled_events_reach_the_spec_in_the_world_s_names(tmp_path: Path) -> N
     book = StoryBook(world, get_profile("github"), lambda e: e.type in kept, stories=2)
     assert {e.type for story in book.templates for e in story} == kept
     assert isinstance(world, GitHubWorld)
+
+
+@pytest.mark.slow
+def test_a_billing_storm_passes_the_receiver_that_fetches_state(tmp_path: Path) -> None:
+    """fetch_state reads every object from the provider API: the storm's objects are there
+    before their events, so no 404, no 5xx, and what it learned ahead of delivery is no finding."""
+    from tests.loadtests.test_storm_command import SECRET
+    from tests.loadtests.test_storm_command import _config as billing_config
+
+    env = {**os.environ, "HOOKPROOF_TEST_SECRET": SECRET, "PYTHONPATH": str(ROOT), "COLUMNS": "200"}
+    result = subprocess.run([sys.executable, "-m", "hookproof", "storm", "--config",
+                             str(billing_config(tmp_path, "fetch_state")), "--out", str(tmp_path / "out"),
+                             "--duration", "6s", "--users", "2", "--rate", "8"],
+                            cwd=str(ROOT), env=env, capture_output=True, text=True, timeout=240)
+    assert failing_checks(tmp_path / "out") == {}, result.stdout + result.stderr
+    assert result.returncode == 0
