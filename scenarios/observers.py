@@ -20,7 +20,9 @@ here, at the edge. Four kinds:
   the HTTP observer's dict shape.
 
 `settle` polls an observer until the effects and states stay unchanged for a window,
-bounded by a deadline, keeping every observation (each stamped with its time).
+bounded by a deadline, keeping every observation (each stamped with its time); it ends
+on evidence: once a read shows everything expected (`done`), a short quiet period of
+unchanged reads settles it instead of the whole window.
 
 Every failure to observe is an `ObserverError` naming the observer, its target (with
 any password masked) and the failing query; foreign exceptions (SQLAlchemy, httpx,
@@ -50,6 +52,9 @@ DEFAULT_MAX_BYTES = 8 * 1024 * 1024
 #: Slack on settle's window and deadline comparisons (seconds), so float residue in
 #: sums of intervals (10 x 0.1 < 1.0) does not cost an extra read.
 _EPSILON_S = 1e-9
+#: Poll intervals of unchanged reads that settle an observation already showing everything
+#: expected (`settle`'s `done`): two more reads after the first that shows it.
+QUIET_INTERVALS = 2
 
 
 @runtime_checkable
@@ -450,12 +455,15 @@ class SettleResult:
 
     Attributes:
         observations: every observation, in order (each carries its time `at`).
-        settled: True when effects and states stayed unchanged for the window before
-            the deadline.
+        settled: True when effects and states stayed unchanged for the window (or,
+            showing everything expected, for the quiet period) before the deadline.
+        early: True when it settled on evidence: everything expected was shown and
+            stayed unchanged for the quiet period.
     """
 
     observations: list[Observation]
     settled: bool
+    early: bool = False
 
     @property
     def final(self) -> Observation:
@@ -476,33 +484,47 @@ def settle(
     interval_s: float,
     clock: Callable[[], float] = time.monotonic,
     sleep: Callable[[float], None] = time.sleep,
+    done: Callable[[Observation], bool] | None = None,
+    quiet_s: float | None = None,
 ) -> SettleResult:
     """Poll `observer` every `interval_s` until effects, states (as multisets: row
     order is ignored) and counters are unchanged for `window_s`, or `deadline_s` has passed since
     the start. At least one observation is always taken. ObserverError propagates.
 
+    Settling on evidence: `done(observation)` says whether a read shows every effect and
+    state the provider's history implies (the caller's expectations). While the latest
+    read does, it settles after `quiet_s` unchanged (default `QUIET_INTERVALS` poll
+    intervals, never more than `window_s`) instead of `window_s`: a receiver that has
+    done its work is not waited for, and any change (a late duplicate, a late state)
+    restarts the count, so it is still seen. A read that does not show everything gets
+    the whole window, as without `done`.
+
     `clock` (monotonic seconds) and `sleep` are injectable for tests.
     """
-    if window_s < 0 or deadline_s < 0 or interval_s <= 0:
-        raise ValueError("window_s and deadline_s must be >= 0 and interval_s > 0")
+    if window_s < 0 or deadline_s < 0 or interval_s <= 0 or (quiet_s is not None and quiet_s < 0):
+        raise ValueError("window_s, deadline_s and quiet_s must be >= 0 and interval_s > 0")
     read: Callable[[], Observation] = observer.observe if isinstance(observer, Observer) else observer
+    quiet = min(window_s, quiet_s if quiet_s is not None else QUIET_INTERVALS * interval_s)
     start = clock()
     first = read()
     observations = [first]
     last = _signature(first)
+    shown = done is not None and done(first)
     stable_since = clock()
     while True:
         now = clock()
-        if now - stable_since >= window_s - _EPSILON_S:
-            return SettleResult(observations, True)
+        needed = quiet if shown else window_s
+        if now - stable_since >= needed - _EPSILON_S:
+            return SettleResult(observations, True, early=shown and quiet < window_s)
         if now - start >= deadline_s - _EPSILON_S:
             return SettleResult(observations, False)
-        sleep(max(0.0, min(interval_s, start + deadline_s - now, stable_since + window_s - now)))
+        sleep(max(0.0, min(interval_s, start + deadline_s - now, stable_since + needed - now)))
         obs = read()
         observations.append(obs)
         signature = _signature(obs)
         if signature != last:
             last = signature
+            shown = done is not None and done(obs)
             stable_since = clock()
 
 
@@ -510,6 +532,7 @@ __all__ = [
     "DEFAULT_MAX_BYTES",
     "HttpObserver",
     "Observer",
+    "QUIET_INTERVALS",
     "PythonObserver",
     "SettleResult",
     "SinkObserver",

@@ -45,9 +45,10 @@ from hookproof.scenarios.catalog import (
 from hookproof.scenarios.checks import CheckResult, Verdict, compose, run_checks, unfired_faults, unknown_reason
 from hookproof.scenarios.errors import ScenarioError
 from hookproof.scenarios.findings import run_verdict
-from hookproof.scenarios.observations import Effect, ObjectState, Observation, expectations_from
+from hookproof.scenarios.observations import Effect, Expectations, ObjectState, Observation, expectations_from
+from hookproof.scenarios.observers import settle
 from hookproof.scenarios.seeding import SeedHook, run_seed, seed_document
-from hookproof.simulator.delivery import Attempt, Dispatcher, History, Target
+from hookproof.simulator.delivery import Attempt, Dispatcher, History, Outcome, Target
 from hookproof.simulator.events import Event
 from hookproof.simulator.faults import Schedule, Step, schedule
 from hookproof.simulator.profiles.base import Profile
@@ -245,7 +246,7 @@ class Runner:
         if unhealed:
             return _error(scenario, f"the faults could not be healed: {unhealed}", t0)
         try:
-            observations, settled = self._settle(world)
+            observations, settled = self._settle(world, events, scenario.id)
         except ScenarioError as exc:  # the observer broke mid-run: this scenario cannot be judged
             return _error(scenario, f"observing the receiver failed: {exc}", t0)
         observations = between + observations  # reads after each phase, then the settled ones
@@ -334,7 +335,7 @@ class Runner:
                 events.extend(phase.events)
                 self._hook(phase.after, scenario)
                 if observe_between and phase is not plan.phases[-1]:
-                    read, _ = await asyncio.to_thread(self._settle, plan.world)
+                    read, _ = await asyncio.to_thread(self._settle, plan.world, list(events), scenario.id)
                     between.extend(read)
 
         asyncio.run(go())
@@ -357,26 +358,38 @@ class Runner:
             return f"{type(exc).__name__}: {exc}"
         return None
 
-    def _settle(self, world: AnyWorld) -> tuple[list[Observation], bool]:
+    def _settle(self, world: AnyWorld, events: Sequence[Event], scenario_id: str) -> tuple[list[Observation], bool]:
+        """Read the receiver until it settles (`observers.settle`): unchanged for the settle
+        window, or, once a read shows every effect and state the history so far implies
+        (`_shows_expected`), unchanged for settle's short quiet period. Returns every read
+        (only this world's objects) and whether it settled before the deadline."""
         ids = set(world.objects())
-        observations: list[Observation] = []
-        deadline = time.monotonic() + self.settle_deadline_s
-        stable_since: float | None = None
-        last: tuple[object, ...] | None = None
-        while True:
-            obs = _only(self.observe(), ids)
-            observations.append(obs)
-            now = time.monotonic()
-            shape = (tuple(sorted(obs.counts().items())), tuple(sorted(obs.states, key=lambda s: s.object_id)),
-                     tuple(sorted(obs.counters.items())) if obs.counters is not None else None)
-            if shape == last:
-                if stable_since is not None and now - stable_since >= self.settle_window_s:
-                    return observations, True
-            else:
-                last, stable_since = shape, now
-            if now >= deadline:
-                return observations, False
-            time.sleep(self.settle_interval_s)
+        done = self._expected_picture(events, scenario_id)
+        result = settle(lambda: _only(self.observe(), ids), window_s=self.settle_window_s,
+                        deadline_s=self.settle_deadline_s, interval_s=self.settle_interval_s, done=done)
+        return result.observations, result.settled
+
+    def _expected_picture(self, events: Sequence[Event], scenario_id: str) -> Callable[[Observation], bool] | None:
+        """What a read must show to settle on evidence, from the scenario's history so far:
+        an effect for every key the receiver acknowledged a valid attempt of, the provider's
+        final states and counters (`_shows_expected`). None (the whole window) when the
+        history leaves the receiver possibly still at work on something no read can prove
+        done: an attempt the provider gave up waiting for, or a 2xx to an attempt whose
+        effect must never appear (forged, foreign…: only its absence would show)."""
+        attempts = self.history.attempts(scenario_id)
+        if any(a.outcome is Outcome.TIMEOUT for a in attempts):
+            return None
+        expectations = expectations_from(events, attempts, sender_timeout_s=self.profile.sender_timeout_s,
+                                         max_attempts_per_event=None, money_prefixes=MONEY_PREFIXES)
+        if self.keys is not None and self.keys.counters:
+            expectations = replace(expectations, counters=counter_truth(events, attempts, self.keys))
+        answered_2xx = [a for a in attempts if a.outcome is Outcome.ACKED
+                        or (a.outcome is Outcome.DROPPED and a.status is not None and 200 <= a.status < 300)]
+        if any(a.business_key in expectations.forbidden for a in answered_2xx):
+            return None
+        acked = {a.business_key for a in answered_2xx if a.valid and a.business_key}
+        keys = frozenset(k for k in expectations.expected if k in acked)
+        return lambda obs: _shows_expected(obs, keys, expectations)
 
 
 def _schedule(phase: Phase) -> Schedule:
@@ -397,6 +410,26 @@ def _lookup(scenario_id: str) -> Scenario:
     from hookproof.scenarios.chaos import CHAOS_CATALOG
 
     return CHAOS_CATALOG[scenario_id]
+
+
+def _shows_expected(obs: Observation, keys: frozenset[str], expectations: Expectations) -> bool:
+    """True when `obs` shows an effect for each of `keys`, each object of the kinds it
+    observes at the provider's final status (and version, when it reads versions), and
+    the counters at the provider's sums. Extra effects or duplicates do not matter here:
+    they are the checks' findings, already visible."""
+    counts = obs.counts()
+    if any(k not in counts for k in keys):
+        return False
+    if obs.state_kinds is not None or obs.states:
+        for object_id, truth in expectations.truth_of_kinds(obs.state_kinds).items():
+            st = obs.state_of(object_id)
+            if st is None or st.status != truth.final_status or (
+                    st.version is not None and st.version != truth.final_version):
+                return False
+    if expectations.counters is not None and obs.counters is not None:
+        if any(obs.counters.get(k, 0) != v for k, v in expectations.counters.items()):
+            return False
+    return True
 
 
 def _only(obs: Observation, ids: set[str]) -> Observation:
