@@ -171,22 +171,30 @@ class Session:
                 out.append(group)
         return out
 
-    def older_acked(self) -> list[int]:
-        """Acked events of an object a newer event of which was acked too (R1 after R2)."""
-        newest: dict[str, int] = {}
-        for i in self.acked:
+    def same_kind_pairs(self) -> list[tuple[int, int]]:
+        """(older, newer): consecutive events of one type about one object the receiver is
+        sent (two refunds of one charge), those with an effect first. O(events)."""
+        last: dict[tuple[str, str], int] = {}
+        pairs: list[tuple[int, int]] = []
+        for i in self.sendable:
             e = self.world.events[i]
-            newest[e.object_id] = max(newest.get(e.object_id, 0), e.version)
-        return sorted(i for i in self.acked if self.world.events[i].version < newest[self.world.events[i].object_id])
+            key = (e.object_id, e.type)
+            if key in last:
+                pairs.append((last[key], i))
+            last[key] = i
+        return sorted(pairs, key=lambda p: (self.event(p[0]).business_key is None, p))
 
-    def late_pending(self) -> list[int]:
-        """Pending events of an object a newer event of which was acked (a failure after the payment)."""
-        newest: dict[str, int] = {}
-        for i in self.acked:
-            e = self.world.events[i]
-            newest[e.object_id] = max(newest.get(e.object_id, 0), e.version)
-        return [i for i in self.pending()
-                if self.world.events[i].version < newest.get(self.world.events[i].object_id, 0)]
+    def late_pairs(self) -> list[tuple[int, int]]:
+        """(older, newer): consecutive events about one object the receiver is sent, the
+        older one not acknowledged yet (a renewal's failure, then its payment). O(events)."""
+        last: dict[str, int] = {}
+        pairs: list[tuple[int, int]] = []
+        for i in self.sendable:
+            obj = self.world.events[i].object_id
+            if obj in last and last[obj] not in self.acked:
+                pairs.append((last[obj], i))
+            last[obj] = i
+        return pairs
 
     # ---- steps ----------------------------------------------------------------------------
     def apply(self, step: Step) -> str:
