@@ -188,12 +188,13 @@ def seed_hook(config: Config, secrets: Sequence[str], api_base: str, sink_url: s
               "secret": secrets[0], "api_key": config.provider.api_key}
     masked = (*secrets, config.provider.api_key)
     if seed.url is not None:
-        return SeedHook(url=seed.url.format(**values), timeout_s=seed.timeout_s, masked=masked)
+        return SeedHook(url=seed.url.format(**values), timeout_s=seed.timeout_s, masked=masked,
+                        creates=tuple(seed.creates))
     assert seed.command is not None
     env = {**os.environ, **receiver_env(expand_env(seed.env, values), config, secrets, api_base, sink_url)}
     cwd = str(config.base_dir / seed.cwd) if seed.cwd else str(config.base_dir)
     return SeedHook(argv=tuple(shlex.split(seed.command.format(**values))), timeout_s=seed.timeout_s, env=env,
-                    cwd=cwd, masked=masked)
+                    cwd=cwd, masked=masked, creates=tuple(seed.creates))
 
 
 @contextlib.contextmanager

@@ -153,10 +153,14 @@ class SeedConfig(_Model):
     describes the document). `command`, `url` and the `env` values may use ``{api_base}``,
     ``{sink_url}``, ``{port}`` (the receiver's), ``{secret}`` (the first signing secret) and
     ``{api_key}``; the command also gets ``HOOKPROOF_*`` variables as a started receiver does.
-    `timeout_s` bounds each call; `cwd` is relative to the config file.
+    `timeout_s` bounds each call; `cwd` is relative to the config file. `creates =
+    ["checkout.session"]` (stripe profile): the seed runs before each scenario's story and
+    creates the checkout sessions the document's ``create`` asks for through the provider
+    API, and the story completes, pays, refunds and expires those (a shop's own checkout flow).
     """
 
     command: str | None = Field(default=None, min_length=1)
+    creates: list[str] = Field(default_factory=list)
     url: str | None = None
     timeout_s: float = Field(default=30.0, gt=0, le=600)
     cwd: str | None = None
@@ -179,6 +183,15 @@ class SeedConfig(_Model):
                 known = ", ".join("{" + p + "}" for p in SEED_PLACEHOLDERS)
                 raise ValueError(f"unknown or malformed placeholder (known: {known})") from None
             _check_url(filled)
+        return v
+
+    @field_validator("creates")
+    @classmethod
+    def _creates(cls, v: list[str]) -> list[str]:
+        from hookproof.scenarios.seeding import CREATABLE
+
+        if unknown := [t for t in v if t not in CREATABLE]:
+            raise ValueError(f"a seed creates only {', '.join(CREATABLE)} for the story, not {unknown[0]!r}")
         return v
 
     @model_validator(mode="after")
@@ -282,6 +295,8 @@ class TargetConfig(_Model):
         if self.url and "{port}" in self.url and not controlled:
             raise ValueError("url: {port} (a free port per run) needs a receiver hookproof starts: "
                              "[target.start], [target.process] or [target.docker]")
+        if self.seed is not None and self.seed.creates and self.profile != "stripe":
+            raise ValueError(f"seed.creates: only the stripe profile's API creates objects, not {self.profile!r}'s")
         if self.api_version is not None and self.profile != "stripe":
             raise ValueError(f"api_version: only the stripe profile has API versions, not {self.profile!r}")
         if self.enabled_events is not None and self.profile not in CATALOG_PROFILES:  # those: catalog_file

@@ -54,7 +54,8 @@ from hookproof.simulator.faults import Schedule, Step, schedule
 from hookproof.simulator.profiles.base import Profile
 from hookproof.simulator.server import clock
 from hookproof.simulator.server.refusals import refusal_log
-from hookproof.simulator.world import MONEY_PREFIXES, AnyWorld, new_world
+from hookproof.simulator.world import MONEY_PREFIXES, AnyWorld, World, new_world
+from hookproof.simulator.world.world import UnboundCheckout
 
 #: Called with (scenario id, index, total) when a scenario starts; for progress bars.
 Progress = Callable[[str, int, int], None]
@@ -216,11 +217,16 @@ class Runner:
     def run_one(self, scenario: Scenario, index: int) -> ScenarioReport:
         """Run one scenario in a fresh world; never raises for a receiver's fault."""
         t0 = time.monotonic()
-        world = new_world(self.profile.world, self.seed + 1000 * (index + 1), livemode=self.live,
-                          account=self.account or None,
-                          **({"api_version": self.api_version} if self.api_version else {}))
+        world = self._world(index)
+        binds = self.seeder is not None and bool(self.seeder.creates) and isinstance(world, World)
+        if binds and (seed_failed := self._seed_first(scenario, index, world, t0)) is not None:
+            return seed_failed
         try:
             plan = scenario.plan(self.context(), world)
+        except UnboundCheckout as exc:  # the shop's seed opened fewer sessions than the story needs
+            return ScenarioReport(scenario.id, scenario.title, scenario.description, "unknown", scenario.checklist,
+                                  reason=f"the seed hook's checkout sessions do not cover the story: {exc}",
+                                  duration_s=time.monotonic() - t0)
         except Exception as exc:  # a scenario that cannot be built is an error in its report, not a crash
             return _error(scenario, f"could not build the scenario: {type(exc).__name__}: {exc}", t0)
         if isinstance(plan, NotApplicable):
@@ -229,7 +235,7 @@ class Runner:
         if self.keys is not None:  # the team's business keys travel with the events (history, checks)
             plan = replace(plan, phases=tuple(replace(p, events=keyed(p.events, self.keys)) for p in plan.phases))
         self._serve(world, plan)
-        if self.seeder is not None and (failed := run_seed(self.seeder, seed_document(
+        if self.seeder is not None and not binds and (failed := run_seed(self.seeder, seed_document(
                 world, scenario=scenario.id, profile=self.profile.name, api_version=self.api_version))) is not None:
             return ScenarioReport(scenario.id, scenario.title, scenario.description, "unknown", scenario.checklist,
                                   reason=f"the seed hook failed before the first delivery: {failed}",
@@ -278,11 +284,43 @@ class Runner:
         )
 
     # ---- steps ------------------------------------------------------------------
+    def _world(self, index: int) -> AnyWorld:
+        """Scenario `index`'s fresh world (its seed: the run's + 1000 * (index + 1))."""
+        return new_world(self.profile.world, self.seed + 1000 * (index + 1), livemode=self.live,
+                         account=self.account or None,
+                         **({"api_version": self.api_version} if self.api_version else {}))
+
+    def _seed_first(self, scenario: Scenario, index: int, world: World, t0: float) -> ScenarioReport | None:
+        """A seed that creates objects for the story (`SeedHook.creates`, `scenarios.seeding`):
+        counts the checkout sessions the story opens (in a scratch world of the same seed),
+        serves `world`, runs the seed (it creates them through the provider API), then binds
+        the story to them. The scenario's report when the seed failed, else None."""
+        assert self.seeder is not None
+        try:
+            scratch = self._world(index)
+            if isinstance(scenario.plan(self.context(), scratch), NotApplicable):
+                return None  # nothing is delivered: no seed, the build says why
+            needed = scratch.story_sessions if isinstance(scratch, World) else 0
+        except Exception:  # the real build below reports it
+            return None
+        if self.server_state is not None:
+            self.server_state.add_world(world)  # type: ignore[attr-defined]
+        failed = run_seed(self.seeder, seed_document(world, scenario=scenario.id, profile=self.profile.name,
+                                                     api_version=self.api_version,
+                                                     create={"checkout.session": needed}))
+        if failed is not None:
+            return ScenarioReport(scenario.id, scenario.title, scenario.description, "unknown", scenario.checklist,
+                                  reason=f"the seed hook failed before the story was told: {failed}",
+                                  duration_s=time.monotonic() - t0)
+        world.bind_receiver_sessions()
+        return None
+
     def _serve(self, world: AnyWorld, plan: Plan) -> None:
         state = self.server_state
         if state is None:
             return
-        state.add_world(world)  # type: ignore[attr-defined]
+        if not any(w is world for w in state.worlds):  # type: ignore[attr-defined]  # a seed first served it
+            state.add_world(world)  # type: ignore[attr-defined]
         for key, fault in plan.sink_faults.items():
             if fault == "drop-after-apply":
                 state.sink.fault(key, drop_times=1)  # type: ignore[attr-defined]

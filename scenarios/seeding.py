@@ -23,6 +23,21 @@ order, each in the provider's shape (Stripe's at the receiver's API version,
 the first delivery (`simulator.server.clock`: the version before the object's first
 event), so what the seed sees and what the provider API answers agree.
 
+A shop's own checkout flow (`SeedHook.creates` = ``("checkout.session",)``): in a shop the
+session exists before Stripe sends anything about it because the shop created it
+(``POST /v1/checkout/sessions``, with its ``client_reference_id`` and ``metadata``), and
+the events that follow are about *that* session. With `creates`, the seed runs before the
+scenario's story is told, over the world the provider API already serves; the document
+then also holds ``"create": {"checkout.session": N}``: how many sessions the story opens
+(told once in a scratch world of the same seed: `World.story_sessions`). The seed creates them
+through the provider API (any payments package's own code: django-payments'
+``StripeProviderV3.create_session``, stripe-python's ``checkout.Session.create``), and
+the story binds to them in creation order (`World.bind_receiver_sessions`): the catalog's
+scenarios complete, pay, refund and expire the shop's sessions, under their own fault
+plans, and every event about them carries what the shop set. ``objects`` is then what
+the world holds before the story (often nothing). A seed that created too few sessions
+makes the scenario ``unknown``, saying how many the story needed.
+
 A seed that fails (non-zero exit, non-2xx answer, timeout, cannot start or connect) makes
 the scenario ``unknown``: `run_seed` returns the reason in one line (the command's stderr
 tail or the answer's body, at most `REASON_CHARS` characters, every `SeedHook.masked`
@@ -51,6 +66,8 @@ from hookproof.simulator.world import AnyWorld, World
 TAIL_BYTES = 4096
 #: Longest reason a failed seed gives (characters, after joining the tail into one line).
 REASON_CHARS = 300
+#: Object types a seed may create for the story to bind to (`SeedHook.creates`).
+CREATABLE = ("checkout.session",)
 
 
 @dataclass(frozen=True)
@@ -66,6 +83,9 @@ class SeedHook:
         env: the command's whole environment (None: hookproof's own).
         cwd: the command's working folder (None: hookproof's own).
         masked: values never shown (the signing secrets, the API key): ``***`` in a reason.
+        creates: object types the seed creates through the provider API before the story is
+            told, for the story to bind to (only ``"checkout.session"``; empty: the seed runs
+            after the story, over its objects).
     """
 
     argv: tuple[str, ...] | None = None
@@ -74,8 +94,11 @@ class SeedHook:
     env: Mapping[str, str] | None = None
     cwd: str | None = None
     masked: tuple[str, ...] = ()
+    creates: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
+        if unknown := [t for t in self.creates if t not in CREATABLE]:
+            raise ValueError(f"a seed hook creates only {', '.join(CREATABLE)}, not {unknown[0]!r}")
         if (self.argv is None) == (self.url is None):
             raise ValueError("a seed hook needs exactly one of argv or url")
         if self.argv is not None and not self.argv:
@@ -88,8 +111,10 @@ class SeedHook:
         return f"seed command {os.path.basename(self.argv[0])}" if self.argv else f"seed URL {self.url}"
 
 
-def seed_document(world: AnyWorld, *, scenario: str, profile: str, api_version: str | None = None) -> dict[str, Any]:
-    """The JSON document a seed hook receives for `world` (see the module docstring).
+def seed_document(world: AnyWorld, *, scenario: str, profile: str, api_version: str | None = None,
+                  create: Mapping[str, int] | None = None) -> dict[str, Any]:
+    """The JSON document a seed hook receives for `world` (see the module docstring);
+    `create` (object type -> count) is what the seed is to create for the story.
 
     Moves the provider's clock to "before the first delivery" (`clock.advance` with no
     event), so the provider API serves the same versions while the seed runs.
@@ -104,7 +129,7 @@ def seed_document(world: AnyWorld, *, scenario: str, profile: str, api_version: 
         objects.setdefault(world.object_type(object_id), []).append(snapshot)
     return {"scenario": scenario, "profile": profile, "api_version": version,
             "livemode": bool(getattr(world, "livemode", False)), "account": getattr(world, "account", None) or None,
-            "objects": objects}
+            "objects": objects, **({"create": dict(create)} if create is not None else {})}
 
 
 def run_seed(hook: SeedHook, document: Mapping[str, Any]) -> str | None:
@@ -183,4 +208,4 @@ def _one_line(reason: str, masked: Sequence[str]) -> str:
     return f"{what}: …{tail[len(tail) - room:]}" if room else line[:REASON_CHARS]
 
 
-__all__ = ["REASON_CHARS", "TAIL_BYTES", "SeedHook", "run_seed", "seed_document"]
+__all__ = ["CREATABLE", "REASON_CHARS", "TAIL_BYTES", "SeedHook", "run_seed", "seed_document"]

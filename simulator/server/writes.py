@@ -4,7 +4,9 @@
 ``/v1/refunds`` take Stripe's parameters (docs.stripe.com/api, the "create" call of each
 resource; form-encoded as the SDKs send them, decoded by `simulator.server.forms`) and
 call the world's operation, so the world's later events about the object carry what the
-receiver set (``client_reference_id``, ``metadata`` …). Each function returns the id
+receiver set (``client_reference_id``, ``metadata`` …); a session is kept as the
+receiver's (`World.receiver_sessions`), for a story to bind to (a shop's seed,
+`scenarios.seeding`). Each function returns the id
 of the created object; bad parameters raise `ParamError` naming the parameter.
 
 Only the parameters the world models are read; others are accepted and ignored, as a
@@ -122,7 +124,8 @@ def create_checkout_session(world: World, params: Mapping[str, Any]) -> str:
         return world.open_checkout(customer, price, asynchronous=asynchronous, quantity=quantity, mode=mode,
                                    client_reference_id=_str(params, "client_reference_id"),
                                    metadata=_metadata(params), customer_email=_str(params, "customer_email"),
-                                   success_url=_str(params, "success_url"), cancel_url=_str(params, "cancel_url"))
+                                   success_url=_str(params, "success_url"), cancel_url=_str(params, "cancel_url"),
+                                   by_receiver=True)
     except WorldError as exc:
         raise ParamError(str(exc), "line_items[0][price]") from None
 

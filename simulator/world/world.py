@@ -76,6 +76,10 @@ class _Record:
         return self.versions[-1]
 
 
+class UnboundCheckout(WorldError):
+    """A story opens a checkout session and no open session of the receiver is left to bind it to."""
+
+
 class World:
     """A billing world in Stripe's shapes, deterministic from `seed`.
 
@@ -118,6 +122,13 @@ class World:
         self.events: list[Event] = []
         self._event_index: dict[str, Event] = {}
         self._session_lines: dict[str, tuple[str, int]] = {}  # checkout session -> (price, quantity)
+        #: Sessions the receiver opened through the API (`simulator.server.writes`), oldest first.
+        self.receiver_sessions: list[str] = []
+        #: The story's `open_checkout` binds to the receiver's open sessions (`bind_receiver_sessions`).
+        self.binds_receiver_sessions = False
+        #: Checkout sessions the story (not the receiver) opened so far.
+        self.story_sessions = 0
+        self._bound: set[str] = set()  # receiver sessions a story took
 
     # ---- reading ------------------------------------------------------------
     def get(self, object_id: str, version: int | None = None) -> dict[str, Any]:
@@ -264,12 +275,23 @@ class World:
                       mode: str = "payment", client_reference_id: str | None = None,
                       metadata: Mapping[str, str] | None = None, customer_email: str | None = None,
                       success_url: str | None = "https://example.com/success",
-                      cancel_url: str | None = "https://example.com/cancel") -> str:
+                      cancel_url: str | None = "https://example.com/cancel", by_receiver: bool = False) -> str:
         """An open checkout session for `quantity` units of `price` (``payment`` or ``subscription`` mode).
 
-        The keyword arguments are what a receiver set through ``POST /v1/checkout/sessions``;
-        the world's later events about the session carry them. Returns the session id.
+        The keyword arguments are what a receiver set through ``POST /v1/checkout/sessions``
+        (`by_receiver`: the receiver opened it; it is kept in `receiver_sessions`); the world's
+        later events about the session carry them. Returns the session id.
+
+        A story's call (not `by_receiver`) once `bind_receiver_sessions` was called opens
+        nothing: it returns the receiver's oldest unbound open session of the same mode and
+        payment method (card, or ``boleto`` when `asynchronous`), whatever `customer`, `price`
+        and the other arguments say, so the story completes, pays, refunds or expires the
+        session the receiver created. Raises `UnboundCheckout` when none is left.
         """
+        if not by_receiver:
+            self.story_sessions += 1
+            if self.binds_receiver_sessions:
+                return self._bind_receiver_session(mode, asynchronous)
         if mode not in ("payment", "subscription"):
             raise WorldError(f"checkout mode {mode!r} is not simulated (payment, subscription)")
         pr = self._get_typed(price, "price")
@@ -284,7 +306,25 @@ class World:
             client_reference_id=client_reference_id, metadata=metadata or {}, success_url=success_url,
             cancel_url=cancel_url, created=self._now_s(), livemode=self.livemode))
         self._session_lines[cs_id] = (price, quantity)
+        if by_receiver:
+            self.receiver_sessions.append(cs_id)
         return cs_id
+
+    def bind_receiver_sessions(self) -> None:
+        """From now on a story's `open_checkout` takes the receiver's sessions (see there)."""
+        self.binds_receiver_sessions = True
+
+    def _bind_receiver_session(self, mode: str, asynchronous: bool) -> str:
+        methods = ["boleto"] if asynchronous else ["card"]
+        for cs_id in self.receiver_sessions:
+            cs = self._record(cs_id).current
+            if (cs_id not in self._bound and cs["status"] == "open" and cs["mode"] == mode
+                    and cs["payment_method_types"] == methods):
+                self._bound.add(cs_id)
+                return cs_id
+        raise UnboundCheckout(
+            f"the story opens a {mode}-mode checkout session ({methods[0]}) and the receiver opened "
+            f"{len(self._bound)} such session(s) it already uses ({len(self.receiver_sessions)} in all)")
 
     def complete_checkout(self, session: str) -> list[Event]:
         """Complete a session: paid at once for cards; unpaid for asynchronous methods.

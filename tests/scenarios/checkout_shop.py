@@ -1,0 +1,113 @@
+"""A shop that creates its own checkout sessions, written from Stripe's Checkout docs (for the
+tests of a seed that creates the story's sessions, `[target.seed] creates`).
+
+``python -m tests.scenarios.checkout_shop`` is its seed command, the shop's checkout page:
+for each session the seed document's ``create`` asks for it inserts an ``orders`` row and
+opens a Checkout Session with stripe-python (``checkout.Session.create``, at
+``HOOKPROOF_API_BASE`` with ``HOOKPROOF_API_KEY``), its ``client_reference_id`` the
+order's id and ``metadata.order`` the same. With ``SHOP_SESSIONS=N`` it opens N instead.
+
+`app` is its webhook endpoint (docs.stripe.com/checkout/fulfillment): verifies with
+``stripe.Webhook.construct_event``, answers 404 for a session whose ``client_reference_id``
+names no order of the shop, and on ``checkout.session.completed`` with ``payment_status``
+``paid`` fulfils the order: a ``fulfilments`` row keyed ``fulfillment:<session id>``.
+As the docs ask, it fulfils once (the order moves from ``open`` to ``paid`` in the same
+transaction); with ``SHOP_FULFIL=every`` it fulfils on every delivery (the broken twin).
+``checkout.session.expired`` marks an open order expired. ``DATABASE_URL`` is
+``sqlite:///<file>``; ``WEBHOOK_SECRET`` the endpoint's signing secret.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import sys
+from typing import Any
+
+import stripe
+
+TABLES = ("CREATE TABLE IF NOT EXISTS orders (id TEXT PRIMARY KEY, session TEXT, status TEXT NOT NULL)",
+          "CREATE TABLE IF NOT EXISTS fulfilments (business_key TEXT NOT NULL, reference TEXT NOT NULL)")
+TIMEOUT_S = 10
+
+
+def connect() -> sqlite3.Connection:
+    """The shop's database (``DATABASE_URL``), its tables made."""
+    conn = sqlite3.connect(os.environ["DATABASE_URL"].removeprefix("sqlite:///"), timeout=TIMEOUT_S,
+                           isolation_level=None)
+    for table in TABLES:
+        conn.execute(table)
+    return conn
+
+
+def handle(body: bytes, signature: str) -> int:
+    """The webhook's answer status for one delivery."""
+    try:
+        event = stripe.Webhook.construct_event(body, signature, os.environ["WEBHOOK_SECRET"])
+    except (stripe.SignatureVerificationError, ValueError):
+        return 400
+    if not event.type.startswith("checkout.session."):
+        return 200
+    session = event.data.object
+    conn = connect()
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        row = conn.execute("SELECT status FROM orders WHERE id = ?", (session.client_reference_id,)).fetchone()
+        if row is None or session.metadata.to_dict().get("order") != session.client_reference_id:
+            conn.execute("ROLLBACK")
+            return 404
+        if event.type == "checkout.session.completed" and session.payment_status == "paid":
+            first = conn.execute("UPDATE orders SET status = 'paid', session = ? WHERE id = ? AND status = 'open'",
+                                 (session.id, session.client_reference_id)).rowcount == 1
+            if first or os.environ.get("SHOP_FULFIL") == "every":
+                conn.execute("INSERT INTO fulfilments VALUES (?, ?)",
+                             (f"fulfillment:{session.id}", session.client_reference_id))
+        elif event.type == "checkout.session.expired":
+            conn.execute("UPDATE orders SET status = 'expired' WHERE id = ? AND status = 'open'",
+                         (session.client_reference_id,))
+        conn.execute("COMMIT")
+        return 200
+    finally:
+        conn.close()
+
+
+async def app(scope: Any, receive: Any, send: Any) -> None:
+    """The ASGI webhook endpoint (any path)."""
+    if scope["type"] != "http":
+        return
+    body = b""
+    while True:
+        message = await receive()
+        body += message.get("body", b"")
+        if not message.get("more_body"):
+            break
+    headers = {k.decode().lower(): v.decode() for k, v in scope["headers"]}
+    status = handle(body, headers.get("stripe-signature", ""))
+    await send({"type": "http.response.start", "status": status, "headers": [(b"content-length", b"0")]})
+    await send({"type": "http.response.body", "body": b""})
+
+
+def seed() -> None:
+    """The checkout page: open the sessions the document asks for (see the module docstring)."""
+    document = json.load(sys.stdin)
+    wanted = int(os.environ.get("SHOP_SESSIONS", document.get("create", {}).get("checkout.session", 0)))
+    client = stripe.StripeClient(os.environ["HOOKPROOF_API_KEY"],
+                                 base_addresses={"api": os.environ["HOOKPROOF_API_BASE"]},
+                                 http_client=stripe.RequestsClient(timeout=TIMEOUT_S), max_network_retries=0)
+    conn = connect()
+    for i in range(wanted):
+        order = f"{document['scenario']}-{i + 1}"
+        conn.execute("INSERT INTO orders VALUES (?, NULL, 'open')", (order,))
+        client.v1.checkout.sessions.create(params={
+            "mode": "payment", "client_reference_id": order, "metadata": {"order": order},
+            "customer_email": f"buyer{i + 1}@example.com",
+            "line_items": [{"quantity": 1, "price_data": {"currency": "usd", "unit_amount": 2500,
+                                                          "product_data": {"name": f"Order {order}"}}}],
+            "success_url": "https://shop.example/thanks", "cancel_url": "https://shop.example/cart",
+        })
+    conn.close()
+
+
+if __name__ == "__main__":
+    seed()
