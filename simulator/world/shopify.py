@@ -72,6 +72,8 @@ def shop_domain(account: str) -> str:
 class ShopifyWorld(RecordWorld):
     """A Shopify shop with an app installed, deterministic from `seed` (see the module docstring).
 
+    `account` names the shop (``acme`` is ``acme.myshopify.com``; default ``hookproof``);
+    `api_version` is accepted for the engine's sake and ignored: the resources are 2024-10's.
     Operations raise WorldError for an unknown object or a change Shopify does not make.
     """
 
