@@ -141,6 +141,8 @@ class Rekeyed(Sequence[Attempt]):
     def __init__(self, attempts: Sequence[Attempt], events: Iterable[Event]) -> None:
         self._attempts = attempts
         self._key_of = {e.id: e.business_key for e in events}
+        #: as the attempts' (`HistoryFile.indexes_are_positions`): rekeying keeps indexes
+        self.indexes_are_positions: bool = getattr(attempts, "indexes_are_positions", False)
 
     def __len__(self) -> int:
         return len(self._attempts)

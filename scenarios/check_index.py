@@ -54,8 +54,8 @@ class CheckIndex:
         has_states: True when any observation reported any state.
         state_kinds: the object kinds any observation declared it reads states of
             (`Observation.state_kinds`), or None when none declared any.
-        scan: what the pass over the history kept besides (answers, history ids, acked
-            latencies: `HistoryScan`).
+        scan: what the pass over the history kept besides (the acked latencies:
+            `HistoryScan`).
     """
 
     history: Sequence[Attempt]
@@ -74,21 +74,17 @@ class CheckIndex:
     _ack_windows: dict[str, tuple[float, float]] = field(default_factory=dict, repr=False)  # ack_window's memo
 
     def attempt_ids(self, positions: Iterable[int]) -> tuple[int, ...]:
-        """History indexes of the attempts at `positions` (see `history_id`)."""
-        ids = self.scan.ids if self.scan is not None else None
-        if ids is None:
-            if self.scan is not None:  # every attempt carries its position, or none
-                return tuple(positions)
-            history = self.history
-            return tuple(history_id(history[p], p) for p in positions)
-        return tuple(ids[p] for p in positions)
+        """History indexes of the attempts at `positions` (see `history_id`); a history
+        whose indexes are its positions (``indexes_are_positions``, `HistoryFile`) is not
+        read back."""
+        history = self.history
+        if getattr(history, "indexes_are_positions", False):
+            return tuple(positions)
+        return tuple(history_id(history[p], p) for p in positions)
 
-    def answer_summary(self, positions: Iterable[int]) -> str:
-        """The distinct answers the attempts at `positions` got (`answer_summary`),
-        without reading them back."""
-        if self.scan is None:
-            return answer_summary(self.history, list(positions))
-        return self.scan.answer_summary(positions)
+    def answer_summary(self, positions: Sequence[int]) -> str:
+        """The distinct answers the attempts at `positions` got (`answer_summary`)."""
+        return answer_summary(self.history, positions)
 
     def acked(self, positions: Iterable[int]) -> list[int]:
         """Positions among `positions` of valid attempts that completed ok."""

@@ -3,15 +3,18 @@
 `scan_history` reads the attempts once, in history order, from any iterable: the list
 certify recorded in memory, or a storm's `simulator.delivery.history.HistoryFile`
 streamed from disk. It keeps no attempt: per attempt only a few machine words (its
-position in the lists of its event and its key, its completion, its answer, its latency
-when acked: about 60 bytes), per event and per key a dictionary entry and a list. The
-index (`scenarios.check_index.build_index`) and the expectations
-(`scenarios.observations.expectations_from`) are both built from one `HistoryScan`;
-`scenarios.check_index.expectations_and_index` builds both from a single pass, which is
-how a storm's checks read a history of millions of attempts.
+position in the lists of its event and its key, its completion, its latency when acked:
+about 50 bytes), per event and per key a dictionary entry and a list. The index
+(`scenarios.check_index.build_index`) is built from a `HistoryScan`, the expectations
+(`scenarios.observations.expectations_from`) from an `ExpectationScan`
+(`scan_expectations`, which keeps nothing per attempt); given the run's events,
+`scan_history` makes both in a single pass (`scenarios.check_index.expectations_and_index`),
+which is how a storm's checks read a history of millions of attempts.
 
-Everything a finding needs beyond that (an attempt's event type, faults, times) is read
-back from the history by position, for the attempts a finding names only.
+Everything a finding needs beyond that (an attempt's answer, event type, faults, times)
+is read back from the history by position, for the attempts a finding names only. Each
+pass is its own loop, written out: a branch per attempt for work a caller did not ask
+for costs as much as the work.
 """
 
 from __future__ import annotations
@@ -32,70 +35,38 @@ from hookproof.simulator.events import Event
 
 #: Outcomes of an attempt that got an answer other than a success.
 ANSWERED_NON_SUCCESS = (Outcome.REJECTED, Outcome.SERVER_ERROR)
-#: An answer without a status, in `HistoryScan.answers`: ``-1 - OUTCOME_CODES[outcome]``.
-OUTCOME_CODES: Mapping[Outcome, int] = {o: i for i, o in enumerate(Outcome)}
-_OUTCOMES_BY_CODE: tuple[Outcome, ...] = tuple(Outcome)
 
 
 @dataclass
-class HistoryScan:
-    """What `scan_history` kept of a history. Positions count attempts from 0 in history order.
+class ExpectationScan:
+    """What the expectations need of a history, kept by one pass (`scan_history` with events).
 
     Attributes:
-        size: attempts read.
-        by_key: business key → positions of the attempts carrying it (their own key only).
-        by_event: event id → positions.
-        unkeyed: event id → positions of its attempts that carry no business key.
-        completions: per position, the completion of a valid attempt, None for an invalid one.
-        answers: per position, the HTTP status, or ``-1 - OUTCOME_CODES[outcome]`` when none came.
-        ids: per position, the attempt's recorded history index, or None when every attempt
-            carries its position (or none: `Attempt.index` -1).
-        acked_events: events with at least one valid attempt that completed ok.
-        notable: positions of attempts that are invalid, or got a 4xx/5xx status or a
-            rejected or server-error outcome.
-        acked_latencies: latency (ms) of every acked attempt (valid or not), history order.
-        over_half: positions of acked attempts slower than half the sender timeout, and
-            `over_half_ms` their latencies (ms).
-        valid_events / key_source / valid_keys / unkeyed_first / unkeyed_valid / resolved:
-            the expectations' part, kept when events were given (`scan_history`).
+        world: event id → its first Event, from the run's events.
+        resolved: an id attempts recorded that is not a world id → its world event, joined
+            through the attempt's delivery id (`world_event_id`).
+        valid_events: the events with a valid attempt, first valid attempt first.
+        key_source: business key → (position, event id, amount, object id) of the first
+            attempt carrying it as its own.
+        valid_keys: keys a valid attempt carried as its own.
+        unkeyed_first: event id → (position, amount, object id) of its first attempt
+            without a key of its own; `unkeyed_valid`: those events with a valid one.
     """
 
-    size: int
-    by_key: dict[str, list[int]]
-    by_event: dict[str, list[int]]
-    unkeyed: dict[str, list[int]]
-    completions: list[Completion | None]
-    answers: array[int]
-    ids: array[int] | None
-    acked_events: set[str]
-    notable: list[int]
-    acked_latencies: array[float]
-    over_half: list[int]
-    over_half_ms: list[float]
-    sender_timeout_s: float
-    world: dict[str, Event] | None = None
+    world: dict[str, Event]
+    resolved: dict[str, Event] = field(default_factory=dict)
     valid_events: dict[str, None] = field(default_factory=dict)
     key_source: dict[str, tuple[int, str, int | None, str | None]] = field(default_factory=dict)
     valid_keys: set[str] = field(default_factory=set)
     unkeyed_first: dict[str, tuple[int, int | None, str | None]] = field(default_factory=dict)
     unkeyed_valid: set[str] = field(default_factory=set)
-    resolved: dict[str, Event] = field(default_factory=dict)
-
-    def answer_summary(self, positions: Iterable[int]) -> str:
-        """The distinct answers the attempts at `positions` got: status codes, or the
-        outcome when none came (``"timeout"``, ``"connection error"``), first-seen order."""
-        answers, outcomes = self.answers, _OUTCOMES_BY_CODE
-        seen = dict.fromkeys(str(n) if n >= 0 else outcomes[-1 - n].value.replace("_", " ")
-                             for n in (answers[p] for p in positions))
-        return ", ".join(seen)
 
     def expectations(
-        self, *, max_attempts_per_event: int | None, money_prefixes: Sequence[str] = MONEY_PREFIXES,
+        self, *, sender_timeout_s: float, max_attempts_per_event: int | None,
+        money_prefixes: Sequence[str] = MONEY_PREFIXES,
     ) -> Expectations:
         """The expectations of the run (`scenarios.observations.expectations_from`, which
-        documents the rules). Raises ValueError when the scan was made without events."""
-        if self.world is None:
-            raise ValueError("the history was scanned without the run's events: no expectations")
+        documents the rules)."""
         prefixes = tuple(money_prefixes)
         by_id = {**self.world, **self.resolved}
         sources, valid_keys = self.key_source, set(self.valid_keys)
@@ -155,91 +126,97 @@ class HistoryScan:
         truth = {object_id: _truth(object_id, versions, kinds[object_id])
                  for object_id, versions in per_object.items()}
         return Expectations(expected=expected, forbidden=frozenset(forbidden), truth=truth, money=money,
-                            sender_timeout_s=self.sender_timeout_s, max_attempts_per_event=max_attempts_per_event,
+                            sender_timeout_s=sender_timeout_s, max_attempts_per_event=max_attempts_per_event,
                             money_prefixes=prefixes)
+
+
+@dataclass
+class HistoryScan:
+    """What `scan_history` kept of a history for the checks' index. Positions count
+    attempts from 0 in history order.
+
+    Attributes:
+        size: attempts read.
+        by_key: business key → positions of the attempts carrying it (their own key only).
+        by_event: event id → positions.
+        unkeyed: event id → positions of its attempts that carry no business key.
+        completions: per position, the completion of a valid attempt, None for an invalid one.
+        acked_events: events with at least one valid attempt that completed ok.
+        notable: positions of attempts that are invalid, or got a 4xx/5xx status or a
+            rejected or server-error outcome.
+        acked_latencies: latency (ms) of every acked attempt (valid or not), history order.
+        over_half: positions of acked attempts slower than half the sender timeout, and
+            `over_half_ms` their latencies (ms).
+        sender_timeout_s: the sender timeout the latencies were compared with, seconds.
+        expect: the expectations' part, when the scan was given the run's events.
+    """
+
+    size: int
+    by_key: dict[str, list[int]]
+    by_event: dict[str, list[int]]
+    unkeyed: dict[str, list[int]]
+    completions: list[Completion | None]
+    acked_events: set[str]
+    notable: list[int]
+    acked_latencies: array[float]
+    over_half: list[int]
+    over_half_ms: list[float]
+    sender_timeout_s: float
+    expect: ExpectationScan | None = None
+
+    def expectations(
+        self, *, max_attempts_per_event: int | None, money_prefixes: Sequence[str] = MONEY_PREFIXES,
+    ) -> Expectations:
+        """The expectations of the run (`ExpectationScan.expectations`). Raises ValueError
+        when the scan was made without the run's events."""
+        if self.expect is None:
+            raise ValueError("the history was scanned without the run's events: no expectations")
+        return self.expect.expectations(sender_timeout_s=self.sender_timeout_s,
+                                        max_attempts_per_event=max_attempts_per_event, money_prefixes=money_prefixes)
 
 
 def scan_history(
     history: Iterable[Attempt], *, sender_timeout_s: float, events: Iterable[Event] | None = None,
 ) -> HistoryScan:
-    """Read `history` once, in order, keeping what the index (and, with `events`, the
-    expectations) need; see `HistoryScan`. O(len(history)); nothing allocated per
-    attempt but a slot in a few lists and arrays."""
-    world: dict[str, Event] | None = None
+    """Read `history` once, in order, keeping what the checks' index (and, with `events`,
+    the expectations) need; see `HistoryScan`. O(len(history)); nothing allocated per
+    attempt but a slot in a few lists."""
     if events is not None:
-        world = {}
-        for event in events:  # event id -> its first Event
-            world.setdefault(event.id, event)
+        return _scan_both(history, sender_timeout_s, _world(events))
     by_key: dict[str, list[int]] = {}
     by_event: dict[str, list[int]] = {}
     unkeyed: dict[str, list[int]] = {}
     completions: list[Completion | None] = []
-    answers: array[int] = array("i")
-    ids: array[int] | None = None
     acked_events: set[str] = set()
     notable: list[int] = []
     latencies: array[float] = array("d")
     over_half: list[int] = []
     over_half_ms: list[float] = []
-    valid_events: dict[str, None] = {}
-    key_source: dict[str, tuple[int, str, int | None, str | None]] = {}
-    valid_keys: set[str] = set()
-    unkeyed_first: dict[str, tuple[int, int | None, str | None]] = {}
-    unkeyed_valid: set[str] = set()
-    resolved: dict[str, Event] = {}
-    unresolved: set[str] = set()  # recorded ids not (yet) joined to a world event
-    expect = world is not None
     half_ms = sender_timeout_s * 1000.0 / 2
-    ok, acked, non_success, codes = Completion.OK, Outcome.ACKED, ANSWERED_NON_SUCCESS, OUTCOME_CODES
-    add_completion, add_answer, add_latency, add_notable = (completions.append, answers.append, latencies.append,
-                                                            notable.append)
-    size = 0
-    for pos, a in enumerate(history):
-        size = pos + 1
+    ok, acked, non_success = Completion.OK, Outcome.ACKED, ANSWERED_NON_SUCCESS
+    add_completion, add_latency, add_notable = completions.append, latencies.append, notable.append
+    pos = -1
+    for pos, a in enumerate(history):  # pos + 1 attempts read, after the loop
         event_id = a.event_id
         positions = by_event.get(event_id)  # get-or-create without allocating when present
-        event = None
         if positions is None:
-            if expect:
-                event = world.get(event_id)  # type: ignore[union-attr]
-                if event is None:
-                    _resolve(a, world, resolved, unresolved)  # type: ignore[arg-type]
-                else:
-                    event_id = event.id  # kept: the event's own string, not the attempt's copy
             by_event[event_id] = [pos]
         else:
             positions.append(pos)
-            if unresolved and event_id in unresolved:
-                _resolve(a, world, resolved, unresolved)  # type: ignore[arg-type]
         key = a.business_key
         if key is None:
             positions = unkeyed.get(event_id)
             if positions is None:
                 unkeyed[event_id] = [pos]
-                unkeyed_first[event_id] = (pos, a.amount, a.object_id)
             else:
                 positions.append(pos)
         else:
             positions = by_key.get(key)
             if positions is None:
-                object_id = a.object_id
-                if event is not None:  # keep the event's strings where they are the attempt's
-                    if event.business_key == key:
-                        key = event.business_key
-                    if event.object_id == object_id:
-                        object_id = event.object_id
                 by_key[key] = [pos]
-                key_source[key] = (pos, event_id, a.amount, object_id)
             else:
                 positions.append(pos)
-        index = a.index
-        if ids is not None:
-            ids.append(index if index >= 0 else pos)
-        elif index >= 0 and index != pos:
-            ids = array("q", range(pos))
-            ids.append(index)
-        outcome, status = a.outcome, a.status
-        add_answer(status if status is not None else -1 - codes[outcome])
+        outcome = a.outcome
         if outcome is acked:
             latency = a.latency_ms
             add_latency(latency)
@@ -254,20 +231,138 @@ def scan_history(
         add_completion(completion)
         if completion is ok:
             acked_events.add(event_id)
+        status = a.status
         if (status is not None and status >= 400) or outcome in non_success:
             add_notable(pos)
-        if expect:
+    return HistoryScan(pos + 1, by_key, by_event, unkeyed, completions, acked_events, notable, latencies,
+                       over_half, over_half_ms, sender_timeout_s)
+
+
+def scan_expectations(history: Iterable[Attempt], events: Iterable[Event]) -> ExpectationScan:
+    """Read `history` once, keeping only what the expectations need (`ExpectationScan`):
+    per event and per key, nothing per attempt."""
+    scan = ExpectationScan(_world(events))
+    world, resolved, valid_events, key_source, valid_keys, unkeyed_first, unkeyed_valid = (
+        scan.world, scan.resolved, scan.valid_events, scan.key_source, scan.valid_keys, scan.unkeyed_first,
+        scan.unkeyed_valid)
+    seen: set[str] = set()  # recorded event ids met so far
+    unresolved: set[str] = set()
+    for pos, a in enumerate(history):
+        event_id = a.event_id
+        if event_id not in seen:
+            seen.add(event_id)
+            if event_id not in world:
+                _resolve(a, world, resolved, unresolved)
+        elif unresolved and event_id in unresolved:
+            _resolve(a, world, resolved, unresolved)
+        key = a.business_key
+        if key is None:
+            if event_id not in unkeyed_first:
+                unkeyed_first[event_id] = (pos, a.amount, a.object_id)
+        elif key not in key_source:
+            key_source[key] = (pos, event_id, a.amount, a.object_id)
+        if a.valid:
             if event_id not in valid_events:
                 valid_events[event_id] = None
             if key is None:
                 unkeyed_valid.add(event_id)
             else:
                 valid_keys.add(key)
-    if not expect:  # the expectations' part is not needed
-        key_source, unkeyed_first = {}, {}
-    return HistoryScan(size, by_key, by_event, unkeyed, completions, answers, ids, acked_events, notable, latencies,
-                       over_half, over_half_ms, sender_timeout_s, world, valid_events, key_source, valid_keys,
-                       unkeyed_first, unkeyed_valid, resolved)
+    return scan
+
+
+def _scan_both(history: Iterable[Attempt], sender_timeout_s: float, world: dict[str, Event]) -> HistoryScan:
+    """`scan_history` with the expectations' part, from the same pass (as a storm reads its
+    history). The dictionaries keep an event's own strings (id, business key, object id)
+    rather than its first attempt's copies."""
+    expect = ExpectationScan(world)
+    resolved, valid_events, key_source, valid_keys, unkeyed_first, unkeyed_valid = (
+        expect.resolved, expect.valid_events, expect.key_source, expect.valid_keys, expect.unkeyed_first,
+        expect.unkeyed_valid)
+    unresolved: set[str] = set()
+    by_key: dict[str, list[int]] = {}
+    by_event: dict[str, list[int]] = {}
+    unkeyed: dict[str, list[int]] = {}
+    completions: list[Completion | None] = []
+    acked_events: set[str] = set()
+    notable: list[int] = []
+    latencies: array[float] = array("d")
+    over_half: list[int] = []
+    over_half_ms: list[float] = []
+    half_ms = sender_timeout_s * 1000.0 / 2
+    ok, acked, non_success = Completion.OK, Outcome.ACKED, ANSWERED_NON_SUCCESS
+    add_completion, add_latency, add_notable = completions.append, latencies.append, notable.append
+    pos = -1
+    for pos, a in enumerate(history):  # pos + 1 attempts read, after the loop
+        event_id = a.event_id
+        positions = by_event.get(event_id)  # get-or-create without allocating when present
+        event = None
+        if positions is None:
+            event = world.get(event_id)
+            if event is None:
+                _resolve(a, world, resolved, unresolved)
+            else:
+                event_id = event.id
+            by_event[event_id] = [pos]
+        else:
+            positions.append(pos)
+            if unresolved and event_id in unresolved:
+                _resolve(a, world, resolved, unresolved)
+        key = a.business_key
+        if key is None:
+            positions = unkeyed.get(event_id)
+            if positions is None:
+                unkeyed[event_id] = [pos]
+                unkeyed_first[event_id] = (pos, a.amount, a.object_id)
+            else:
+                positions.append(pos)
+        else:
+            positions = by_key.get(key)
+            if positions is None:
+                object_id = a.object_id
+                if event is not None:
+                    if event.business_key == key:
+                        key = event.business_key
+                    if event.object_id == object_id:
+                        object_id = event.object_id
+                by_key[key] = [pos]
+                key_source[key] = (pos, event_id, a.amount, object_id)
+            else:
+                positions.append(pos)
+        outcome = a.outcome
+        if outcome is acked:
+            latency = a.latency_ms
+            add_latency(latency)
+            if latency > half_ms:
+                over_half.append(pos)
+                over_half_ms.append(latency)
+        if not a.valid:
+            add_completion(None)
+            add_notable(pos)
+            continue
+        completion = a.completion
+        add_completion(completion)
+        if completion is ok:
+            acked_events.add(event_id)
+        status = a.status
+        if (status is not None and status >= 400) or outcome in non_success:
+            add_notable(pos)
+        if event_id not in valid_events:
+            valid_events[event_id] = None
+        if key is None:
+            unkeyed_valid.add(event_id)
+        else:
+            valid_keys.add(key)
+    return HistoryScan(pos + 1, by_key, by_event, unkeyed, completions, acked_events, notable, latencies,
+                       over_half, over_half_ms, sender_timeout_s, expect)
+
+
+def _world(events: Iterable[Event]) -> dict[str, Event]:
+    """Event id → its first Event."""
+    world: dict[str, Event] = {}
+    for event in events:
+        world.setdefault(event.id, event)
+    return world
 
 
 def _resolve(a: Attempt, world: Mapping[str, Event], resolved: dict[str, Event], unresolved: set[str]) -> None:
@@ -292,7 +387,8 @@ def _truth(object_id: str, versions: Mapping[int, tuple[str, str]], kind: str) -
 
 __all__: Sequence[str] = [
     "ANSWERED_NON_SUCCESS",
+    "ExpectationScan",
     "HistoryScan",
-    "OUTCOME_CODES",
+    "scan_expectations",
     "scan_history",
 ]

@@ -235,15 +235,16 @@ def expectations_from(
     valid attempt; when two such events share a version the first wins. A
     status observed without a version is mapped to one by `ObjectTruth.version_for`
     (the earliest version with that status not below what was already observed).
-    Pure, one pass over the history (`scenarios.history_scan.scan_history`, which takes
+    Pure, one pass over the history (`scenarios.history_scan.scan_expectations`, which takes
     any iterable, e.g. a history streamed from disk), O(len(events) + len(history)) plus
     sorting each object's versions. `scenarios.check_index.expectations_and_index`
     builds these and the checks' index from the same pass.
     """
-    from hookproof.scenarios.history_scan import scan_history
+    from hookproof.scenarios.history_scan import scan_expectations
 
-    scan = scan_history(history, sender_timeout_s=sender_timeout_s, events=events)
-    return scan.expectations(max_attempts_per_event=max_attempts_per_event, money_prefixes=money_prefixes)
+    return scan_expectations(history, events).expectations(
+        sender_timeout_s=sender_timeout_s, max_attempts_per_event=max_attempts_per_event,
+        money_prefixes=money_prefixes)
 
 
 def world_event_id(a: Attempt) -> str | None:

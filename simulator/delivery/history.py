@@ -399,7 +399,11 @@ class HistoryFile(Sequence[Attempt]):
         if not self.path.is_file():
             raise FileNotFoundError(f"no history file at {self.path}")
         self._db = sqlite3.connect(str(self.path), check_same_thread=False)
-        (self._len,) = self._db.execute("SELECT count(*) FROM attempts").fetchone()
+        n, low, high = self._db.execute("SELECT count(*), min(idx), max(idx) FROM attempts").fetchone()
+        self._len: int = n
+        #: True when the attempts' indexes are 0 … len - 1 (as `History` and a storm's
+        #: spool write them): attempt `i` is `file[i]`, and its `index` is `i`.
+        self.indexes_are_positions = n == 0 or (low == 0 and high == n - 1)
         self._faults: dict[str, tuple[str, ...]] = {}
 
     def __len__(self) -> int:
@@ -421,7 +425,7 @@ class HistoryFile(Sequence[Attempt]):
     def __getitem__(self, i: int | slice) -> Attempt | list[Attempt]:
         if isinstance(i, slice):
             start, stop, step = i.indices(self._len)
-            if step != 1:
+            if step != 1 or not self.indexes_are_positions:
                 return [self[j] for j in range(start, stop, step)]
             rows = self._db.execute(_SELECT_ATTEMPTS + " WHERE idx >= ? AND idx < ? ORDER BY idx", (start, stop))
             return [self._attempt(row) for row in rows]
@@ -429,7 +433,10 @@ class HistoryFile(Sequence[Attempt]):
         j = i + n if i < 0 else i
         if not 0 <= j < n:
             raise IndexError(f"attempt {i} out of range (the history holds {n})")
-        row = self._db.execute(_SELECT_ATTEMPTS + " WHERE idx = ?", (j,)).fetchone()
+        if self.indexes_are_positions:
+            row = self._db.execute(_SELECT_ATTEMPTS + " WHERE idx = ?", (j,)).fetchone()
+        else:
+            row = self._db.execute(_SELECT_ATTEMPTS + " ORDER BY idx LIMIT 1 OFFSET ?", (j,)).fetchone()
         if row is None:
             raise IndexError(f"attempt {i} is not in {self.path.name}")
         return self._attempt(row)

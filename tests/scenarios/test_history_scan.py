@@ -139,17 +139,8 @@ def test_a_list_whose_indexes_are_not_positions_names_the_recorded_indexes() -> 
 def test_the_scan_keeps_no_attempt_and_counts_them_once() -> None:
     events, attempts, observations = run_of(8, n_events=80)
     scan = scan_history(iter(attempts), sender_timeout_s=10.0, events=iter(events))
-    assert scan.size == len(attempts) == len(scan.completions) == len(scan.answers)
+    assert scan.size == len(attempts) == len(scan.completions)
     assert sum(len(p) for p in scan.by_event.values()) == len(attempts)
-    assert not any(isinstance(v, Attempt) for v in vars(scan).values())
+    assert not any(isinstance(v, Attempt) for v in [*vars(scan).values(), *vars(scan.expect).values()])
     index = build_index(attempts, expectations(events, attempts), observations)
     assert sorted(p for positions in index.by_event.values() for p in positions) == list(range(len(attempts)))
-
-
-def test_answers_without_a_status_are_told_by_their_outcome() -> None:
-    a = Attempt("evt_1", "dlv_evt_1_0", 1, "license:pi_1", "pi_1", 1, "t", (), True, T0, T0 + 10, None,
-                Outcome.TIMEOUT, Completion.UNKNOWN, 10_000.0)
-    b = replace(a, status=409, outcome=Outcome.REJECTED, completion=Completion.FAIL)
-    c = replace(a, outcome=Outcome.CONNECTION_ERROR, completion=Completion.FAIL)
-    scan = scan_history([a, b, a, c], sender_timeout_s=30.0)
-    assert scan.answer_summary(range(4)) == "timeout, 409, connection error"
