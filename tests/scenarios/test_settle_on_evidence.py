@@ -4,10 +4,23 @@ changes meanwhile (a late duplicate) restarts the count and is seen."""
 
 from __future__ import annotations
 
+import time
+from pathlib import Path
+from typing import Any
+
 import pytest
 
+from examples.receivers import load
+from hookproof.receivers import ReceiverConfig, receiver_of
+from hookproof.reports.model import ScenarioReport
+from hookproof.scenarios import runner as runner_module
+from hookproof.scenarios.catalog import CATALOG
 from hookproof.scenarios.observations import Effect, Observation
-from hookproof.scenarios.observers import QUIET_INTERVALS, settle
+from hookproof.scenarios.observers import QUIET_INTERVALS, SettleResult, settle
+from hookproof.scenarios.runner import Runner, observation_from_json
+from hookproof.simulator.delivery import History, Target
+from hookproof.simulator.profiles import get_profile
+from tests.examples.serving import serve_app
 
 
 class _Clock:
@@ -83,3 +96,49 @@ def test_without_evidence_the_window_rules() -> None:
 def test_a_negative_quiet_period_is_refused() -> None:
     with pytest.raises(ValueError, match="quiet_s"):
         settle(lambda: Observation(0.0), window_s=0.1, deadline_s=1.0, interval_s=0.1, quiet_s=-1)
+
+
+# ---- the runner, against real receivers over HTTP on 127.0.0.1 ------------------------------
+
+SECRET = "whsec_settle_evidence_0123456789"
+ACCOUNT = "acct_settleevidence001"
+
+
+def _run(name: str, tmp_path: Path, options: dict[str, float] | None = None) -> tuple[ScenarioReport, list[bool]]:
+    """duplicate-sequential against `name`; the report, and for each settle whether it ended on evidence."""
+    config = ReceiverConfig(db_url=f"sqlite:///{tmp_path / (name + '.db')}", secrets=(SECRET,), account=ACCOUNT,
+                            options=options or {})
+    app = load(name).create_app(config)
+    receiver = receiver_of(app)
+    early: list[bool] = []
+
+    def recording(*args: Any, **kwargs: Any) -> SettleResult:
+        result = settle(*args, **kwargs)
+        early.append(result.early)
+        return result
+
+    try:
+        with serve_app(app) as url, pytest.MonkeyPatch.context() as patch:
+            patch.setattr(runner_module, "settle", recording)
+            runner = Runner(target=Target(url=url + "/webhooks"), profile=get_profile("stripe"), secrets=(SECRET,),
+                            observe=lambda: observation_from_json(receiver.observe(), time.time()),
+                            history=History(), account=ACCOUNT, seed=57, settle_window_s=1.0,
+                            settle_interval_s=0.02)
+            return runner.run_one(CATALOG["duplicate-sequential"], 0), early
+    finally:
+        receiver.close()
+
+
+def test_a_receiver_applying_in_the_background_is_waited_for_then_settled_on_evidence(tmp_path: Path) -> None:
+    """ack_before_persist answers 200 and applies 0.1 s later, one event at a time: the reads
+    before its last effect do not show everything, so the quiet period does not end the wait;
+    once they do, it does (no `lost`, and no whole 1 s window)."""
+    report, early = _run("ack_before_persist", tmp_path, {"apply_delay_s": 0.1})
+    assert report.verdict == "pass", (report.reason, [(c.check_id, c.verdict, c.detail) for c in report.checks])
+    assert report.settled and early == [True]
+
+
+def test_a_duplicate_is_still_seen_when_settling_on_evidence(tmp_path: Path) -> None:
+    report, early = _run("no_dedupe", tmp_path)
+    assert report.verdict == "fail" and early == [True]
+    assert {f.check_id for f in report.findings} == {"duplicated"}
