@@ -69,7 +69,8 @@ class StormSpec(BaseModel):
         older_redelivery: share of objects whose first effect is redelivered after their second.
         late: share of events with a status held back until after their object's next event.
         api_transient: share of objects the provider API hides ("not visible yet", 404) on
-            their first fetch.
+            their first fetch (0 by default: only the deliveries of events about a hidden
+            object are tagged, and a receiver may fetch other objects too).
         seed: base seed of the worlds and the plans.
         world_start_us: the worlds' clock start (unix microseconds), so the provider API
             builds the very worlds the senders replay (None: each process's now).
@@ -108,7 +109,7 @@ class StormSpec(BaseModel):
     related: float = 0.05
     older_redelivery: float = 0.05
     late: float = 0.05
-    api_transient: float = 0.02
+    api_transient: float = 0.0
     seed: int = 0
     world_start_us: int | None = None
     sender_timeout_s: float = 20.0

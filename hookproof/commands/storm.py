@@ -307,7 +307,7 @@ def register(app: typer.Typer) -> None:
         related: Annotated[float, typer.Option("--related", min=0.0, max=1.0, help="Share of groups that release the next events of different types together (a new object's first events).")] = 0.05,
         older_redelivery: Annotated[float, typer.Option("--older-redelivery", min=0.0, max=1.0, help="Share of objects whose first effect is redelivered after their second.")] = 0.05,
         late: Annotated[float, typer.Option("--late", min=0.0, max=1.0, help="Share of events with a status delivered after their object's next event.")] = 0.05,
-        api_transient: Annotated[float, typer.Option("--api-transient", min=0.0, max=1.0, help="Share of objects the provider API answers 404 (not visible yet) on their first fetch.")] = 0.02,
+        api_transient: Annotated[float, typer.Option("--api-transient", min=0.0, max=1.0, help="Share of objects the provider API answers 404 (not visible yet) on their first fetch; a 5xx to a delivery about one is an advisory.")] = 0.0,
         max_in_flight: Annotated[int, typer.Option("--max-in-flight", min=1, max=10_000, help="Groups (an event and its burst copies) in flight per user at most; past it a user falls behind its rate instead of opening more connections.")] = 64,
         out: Annotated[Optional[Path], typer.Option("--out", help="Report directory (default: a new folder hookproof-reports/storm-<UTC time>/, linked as hookproof-reports/latest).", show_default=False)] = None,
         force: Annotated[bool, typer.Option("--force", help="Let --out overwrite another command's results.")] = False,
