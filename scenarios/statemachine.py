@@ -98,7 +98,17 @@ def machine_for(explore: ExploreTarget, *, seed: int = 0, provider_state: Any = 
             self.failed = False
 
         def _run(self, step: Step) -> None:
+            """Apply one step, then the safety checks, as `replay` does after every step (a
+            rule of several steps is judged after each of them, so its schedule replays)."""
             self.session.apply(step)
+            self._safe()
+
+        def _safe(self) -> None:
+            found = self.session.safety()  # a no-op when nothing was sent since the last one
+            if found is not None:
+                self.failed = True
+                sink.append(found)
+                raise FindingError(found)
 
         # ---- the world ---------------------------------------------------------------
         # Every example begins with an emit. Without it, Hypothesis's swarm testing (each
@@ -210,11 +220,7 @@ def machine_for(explore: ExploreTarget, *, seed: int = 0, provider_state: Any = 
         # ---- properties ---------------------------------------------------------------
         @invariant()
         def at_most_once_and_monotonic(self) -> None:
-            found = self.session.safety()
-            if found is not None:
-                self.failed = True
-                sink.append(found)
-                raise FindingError(found)
+            self._safe()
 
         def teardown(self) -> None:
             try:
