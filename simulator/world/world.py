@@ -322,9 +322,10 @@ class World:
                     and cs["payment_method_types"] == methods):
                 self._bound.add(cs_id)
                 return cs_id
-        raise UnboundCheckout(
-            f"the story opens a {mode}-mode checkout session ({methods[0]}) and the receiver opened "
-            f"{len(self._bound)} such session(s) it already uses ({len(self.receiver_sessions)} in all)")
+        fits = sum(self._record(cs_id).current["mode"] == mode
+                   and self._record(cs_id).current["payment_method_types"] == methods for cs_id in self.receiver_sessions)
+        raise UnboundCheckout(f"the story needs {mode}-mode checkout session #{len(self._bound) + 1} (paid by "
+                              f"{methods[0]}) and the receiver opened {fits} of that kind")
 
     def complete_checkout(self, session: str) -> list[Event]:
         """Complete a session: paid at once for cards; unpaid for asynchronous methods.

@@ -116,9 +116,8 @@ def test_a_seed_that_creates_too_few_sessions_makes_the_scenario_unknown(
     monkeypatch.setenv("SHOP_SESSIONS", "0")
     [report] = _run(shop, ["duplicate-sequential"]).values()
     assert (report.verdict, report.attempts) == ("unknown", ())
-    assert report.reason == ("the seed hook's checkout sessions do not cover the story: the story opens a "
-                             "payment-mode checkout session (card) and the receiver opened 0 such session(s) "
-                             "it already uses (0 in all)")
+    assert report.reason == ("the seed hook's checkout sessions do not cover the story: the story needs "
+                             "payment-mode checkout session #1 (paid by card) and the receiver opened 0 of that kind")
 
 
 def test_a_story_binds_to_the_receivers_open_sessions_in_creation_order() -> None:
@@ -131,7 +130,7 @@ def test_a_story_binds_to_the_receivers_open_sessions_in_creation_order() -> Non
     assert [w.open_checkout(None, other) for _ in range(2)] == mine
     done = [e for e in w.complete_checkout(mine[1]) if e.type == "checkout.session.completed"]
     assert [(e.object["client_reference_id"], e.object["metadata"]) for e in done] == [("o-1", {"order": "o-1"})]
-    with pytest.raises(UnboundCheckout):
+    with pytest.raises(UnboundCheckout, match="needs payment-mode checkout session #3 .* opened 2 of that kind"):
         w.open_checkout(None, other)
     assert (w.story_sessions, w.receiver_sessions) == (3, mine)
 
