@@ -4,9 +4,9 @@ A receiver that fetches with a wrong API key, or asks for an object the provider
 have, answers 5xx and loses effects; the checks see the 5xx and the lost effects, the
 provider API's refusal log (`simulator.server.refusals`) sees why. `with_refusals` puts
 that line (``the provider API refused 3 requests: 401 invalid API key (api_key_invalid)
-on GET /v1/payment_intents/pi_…``) in the scenario's reason and as a note on its
-``no_server_error`` and ``lost`` findings, so report.json, summary.md and report.html all
-say it. Pure.
+on GET /v1/payment_intents/pi_…``) in the reason of a scenario that did not pass and as a
+note on its ``no_server_error`` and ``lost`` findings, so report.json, summary.md and
+report.html all say it. Pure.
 """
 
 from __future__ import annotations
@@ -30,6 +30,8 @@ def with_refusals(report: ScenarioReport, refusals: Sequence[Refusal]) -> Scenar
         replace(c, findings=tuple(replace(f, message=f"{f.message} ({line})") for f in c.findings))
         if c.check_id in NOTED_CHECKS else c
         for c in report.checks)
+    if report.verdict in ("pass", "not_applicable"):  # nothing to explain: a reason stays what it was
+        return replace(report, checks=checks)
     reason = f"{report.reason}; {line}" if report.reason else line
     return replace(report, checks=checks, reason=reason)  # a new report: its cached views are rebuilt
 
