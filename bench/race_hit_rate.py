@@ -8,15 +8,27 @@ burst with a fresh key, with the modes ``plain`` (N concurrent ordinary requests
 yield (``await asyncio.sleep(0)``) and 0.2 ms (``await asyncio.sleep(0.0002)``).
 
 Printed per row: bursts with a double apply (the race hit rate), mean copies applied per
-burst (1.0 is a correct dedupe; N is every copy winning), and wall-clock ms per burst
-(the gated modes include the 100 ms pre-send wait). Loopback only, bounded: every burst
-has a 5 s timeout; the whole run takes well under a minute.
+burst (1.0 is a correct dedupe; N is every copy winning), then where the final bytes met
+the server, measured in the receiver process: every socket read of its event loop is
+stamped with ``time.perf_counter_ns()`` (CLOCK_MONOTONIC, shared by both processes) and
+with the number of the event-loop wakeup it belongs to, and each answer carries the stamp
+of the read that completed its request. ``spread`` is the time from the first to the last
+such read in a burst (median over bursts; ``worst`` the largest), ``p50`` the median
+copy's read time after the first, ``1st wk`` how many copies were completed in the
+server's first wakeup of the burst (median, and ``min`` the fewest), ``release`` the
+client's own time from its first to its last final-byte send (``RaceResponse.sent_at``),
+then wall-clock ms per burst (the gated modes include the 100 ms pre-send wait), errors,
+and for every missed burst its ``1st wk``. Loopback only, bounded: every burst has a 5 s
+timeout; the whole run takes well under a minute. The load average is printed with the
+figures: the machine is shared, and a loaded client CPU stretches the release.
 
-Reading the numbers: on loopback with the receiver pinned to its own CPU, the receiver
-wakes on the first final byte of an HTTP/1.1 last-byte burst and works through the copies
-while the client is still writing the other final bytes (one syscall per connection), so
-with a one-yield window last-byte sync can do worse than plain requests (whose arrival
-keeps the receiver busy and batches them). The single HTTP/2 packet has no such spread.
+Reading the numbers: with a one-yield window a copy wins only when another copy passes
+the check before the first one acts, which on these asyncio servers means: the event-loop
+wakeup that completes the first copy must complete a second one too (a copy completed
+one wakeup later checks after the first copy's act). A miss therefore shows as ``1``
+in the last column: the server woke on one final byte and read it alone while the client
+was still sending the others (each send is a syscall that also runs the loopback receive
+path, about 10 us). The single HTTP/2 packet completes every stream in one read.
 
 Run: ``python bench/race_hit_rate.py [R] [N] [--no-pin]`` (defaults 30 and 20; ``--no-pin``
 leaves both processes to the scheduler instead of pinning them to CPUs 0 and 1).
@@ -29,6 +41,7 @@ import asyncio
 import json
 import os
 import socket
+import statistics
 import subprocess
 import sys
 import time
@@ -80,16 +93,61 @@ class CheckThenActReceiver:
         query = parse_qs(scope["query_string"].decode())
         key = query.get("key", [""])[0]
         window = WINDOWS.get(query.get("window", ["yield"])[0], 0.0)
+        rx_ns, wakeup = _FINAL_READ.get(_peer(scope.get("client")), (0, 0))
         applied = False
         if key and key not in self.seen:  # check
             await asyncio.sleep(window)  # the race window
             self.seen.add(key)  # act
             applied = True
-        body = b'{"applied":true}' if applied else b'{"applied":false}'
+        body = json.dumps({"applied": applied, "rx_ns": rx_ns, "wakeup": wakeup}).encode()
         await send({"type": "http.response.start", "status": 200,
                     "headers": [(b"content-type", b"application/json"),
                                 (b"content-length", str(len(body)).encode())]})
         await send({"type": "http.response.body", "body": body})
+
+
+#: (host, port) of a client -> (perf_counter_ns, event-loop wakeup number) of the latest read
+#: from its connection: when the handler runs, the read that completed its request.
+_FINAL_READ: dict[tuple[str, int], tuple[int, int]] = {}
+_WAKEUPS = [0]
+
+
+def _peer(address: Any) -> tuple[str, int]:
+    return (str(address[0]), int(address[1])) if address else ("", 0)
+
+
+def _instrument_reads() -> None:
+    """Stamp every socket read of the server's event loop (the receiver process only).
+
+    Both servers run on asyncio's selector loop, so every read of a request's bytes goes
+    through ``_SelectorSocketTransport._read_ready__data_received``; each one is stamped
+    with ``time.perf_counter_ns()`` (CLOCK_MONOTONIC, the same clock in every process)
+    taken before the ``recv``, and with the number of the event-loop wakeup (a ``select``
+    that returned ready sockets) it belongs to. Reads in the same wakeup are handed to the
+    server's protocol code in one loop iteration: the final bytes of two copies are read
+    in the same wakeup when they arrived before the server looked.
+    """
+    import selectors
+    from asyncio import selector_events
+
+    base_select = selectors.EpollSelector.select
+
+    def select(self: selectors.EpollSelector, timeout: float | None = None) -> Any:
+        ready = base_select(self, timeout)
+        if ready:
+            _WAKEUPS[0] += 1
+        return ready
+
+    transport = selector_events._SelectorSocketTransport  # type: ignore[attr-defined]
+    base_read = transport._read_ready__data_received
+
+    def read(self: Any) -> None:
+        t_ns = time.perf_counter_ns()
+        base_read(self)
+        _FINAL_READ[_peer(self._extra.get("peername"))] = (t_ns, _WAKEUPS[0])
+
+    selectors.EpollSelector.select = select  # type: ignore[method-assign,assignment]
+    transport._read_ready__data_received = read
 
 
 def _pin(cpu: int) -> None:
@@ -101,6 +159,7 @@ def _pin(cpu: int) -> None:
 def _serve(server: str, port: int) -> None:
     """Run the receiver on 127.0.0.1:port until killed (the child process)."""
     _pin(1)
+    _instrument_reads()
     app = CheckThenActReceiver()
     if server == "uvicorn":
         import uvicorn
@@ -145,19 +204,79 @@ def _start_receiver(server: str) -> tuple[subprocess.Popen[bytes], str]:
 
 
 @dataclass
+class Burst:
+    """One burst as the server saw it: times in microseconds, relative to its first final read."""
+
+    applied: int
+    errors: int
+    spread_us: float  # last - first read of a request's final bytes at the server
+    p50_us: float  # median read time of the final bytes
+    first_wakeup: int  # final bytes read in the server's first event-loop wakeup of the burst
+    release_us: float  # client side: first to last final-byte send (time.time of each send)
+
+
+@dataclass
 class Row:
     mode: str
     server: str
     window: str
-    hits: int
-    bursts: int
-    mean_applied: float
+    bursts: list[Burst]
     ms_per_burst: float
-    errors: int
+
+    @property
+    def hits(self) -> int:
+        return sum(b.applied > 1 for b in self.bursts)
+
+    @property
+    def errors(self) -> int:
+        return sum(b.errors for b in self.bursts)
+
+    @property
+    def mean_applied(self) -> float:
+        return statistics.fmean(b.applied for b in self.bursts)
+
+    def line(self) -> str:
+        n = len(self.bursts)
+        rate = f"{self.hits}/{n} ({100 * self.hits / n:.0f}%)"
+        spread = [b.spread_us for b in self.bursts]
+        first = [b.first_wakeup for b in self.bursts]
+        misses = ",".join(str(b.first_wakeup) for b in self.bursts if b.applied <= 1) or "-"
+        return (f"{self.mode:<17} {self.server:<10} {self.window:<7} {rate:>13} "
+                f"{self.mean_applied:>7.1f} {statistics.median(spread):>8.0f} {max(spread):>7.0f} "
+                f"{statistics.median(b.p50_us for b in self.bursts):>7.0f} "
+                f"{statistics.median(first):>6.0f} {min(first):>4} "
+                f"{statistics.median(b.release_us for b in self.bursts):>8.0f} "
+                f"{self.ms_per_burst:>8.1f} {self.errors:>6}  {misses}")
+
+
+HEADER = (f"{'mode':<17} {'server':<10} {'window':<7} {'double-apply':>13} {'applied':>7} "
+          f"{'spread':>8} {'worst':>7} {'p50':>7} {'1st wk':>6} {'min':>4} {'release':>8} "
+          f"{'ms/burst':>8} {'errors':>6}  1st wakeup of the misses")
+
+
+def _burst_stats(responses: list[Any]) -> Burst:
+    applied = errors = 0
+    reads: list[tuple[int, int]] = []
+    for r in responses:
+        if r.status == 200 and r.error is None:
+            answer = json.loads(r.body)
+            applied += bool(answer["applied"])
+            reads.append((answer["rx_ns"], answer["wakeup"]))
+        else:
+            errors += 1
+    sent = [r.sent_at for r in responses if r.request_sent]
+    release_us = 1e6 * (max(sent) - min(sent)) if sent else 0.0
+    if not reads:
+        return Burst(applied, errors, 0.0, 0.0, 0, release_us)
+    first_ns = min(t for t, _ in reads)
+    offsets = [(t - first_ns) / 1000 for t, _ in reads]
+    first_wakeup = min(w for _, w in reads)
+    return Burst(applied, errors, max(offsets), statistics.median(offsets),
+                 sum(w == first_wakeup for _, w in reads), release_us)
 
 
 async def _row(url: str, server: str, mode: str, window: str, bursts: int, copies: int) -> Row:
-    hits = applied_total = errors = 0
+    kept: list[Burst] = []
     elapsed = 0.0
     for i in range(WARMUP_BURSTS + bursts):
         key = uuid.uuid4().hex
@@ -170,16 +289,8 @@ async def _row(url: str, server: str, mode: str, window: str, bursts: int, copie
         if i < WARMUP_BURSTS:
             continue
         elapsed += dt
-        applied = 0
-        for r in responses:
-            if r.status == 200 and r.error is None:
-                applied += bool(json.loads(r.body)["applied"])
-            else:
-                errors += 1
-        applied_total += applied
-        hits += applied > 1
-    return Row(mode, server, window, hits, bursts, applied_total / bursts,
-               1000 * elapsed / bursts, errors)
+        kept.append(_burst_stats(responses))
+    return Row(mode, server, window, kept, 1000 * elapsed / bursts)
 
 
 async def _main(bursts: int, copies: int) -> list[Row]:
@@ -212,16 +323,20 @@ def main() -> None:
     bursts = int(args[0]) if len(args) > 0 else 30
     copies = int(args[1]) if len(args) > 1 else 20
     t0 = time.monotonic()
+    load_before = os.getloadavg()
     rows = asyncio.run(_main(bursts, copies))
+    load_after = os.getloadavg()
     where = "client on CPU 0, receiver on CPU 1" if PIN else "not pinned"
     print(f"race hit rate: {bursts} bursts of {copies} copies per row, loopback, {where}")
-    print(f"{'mode':<17} {'server':<10} {'window':<7} {'double-apply bursts':>20} "
-          f"{'mean applied':>13} {'ms/burst':>9} {'errors':>7}")
+    print("spread, worst, p50: us from the first to the last (worst burst: the largest; p50: the median copy) read "
+          "of a copy's final bytes at the server, median over bursts; 1st wk, min: final bytes the server read in "
+          "its first event-loop wakeup (median, fewest); release: us from the client's first to its last final-byte "
+          "send")
+    print(HEADER)
     for r in rows:
-        rate = f"{r.hits}/{r.bursts} ({100 * r.hits / r.bursts:.0f}%)"
-        print(f"{r.mode:<17} {r.server:<10} {r.window:<7} {rate:>20} "
-              f"{r.mean_applied:>13.1f} {r.ms_per_burst:>9.1f} {r.errors:>7}")
-    print(f"total {time.monotonic() - t0:.1f} s")
+        print(r.line())
+    print(f"total {time.monotonic() - t0:.1f} s; load average {load_before[0]:.1f} before, "
+          f"{load_after[0]:.1f} after ({os.cpu_count()} cores)")
 
 
 if __name__ == "__main__":
