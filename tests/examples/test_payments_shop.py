@@ -25,6 +25,9 @@ payments/urls.py, payments/models.py):
 - ``valid_not_rejected`` for an event type it does not handle: with no
   ``client_reference_id`` it answers 400 ("Could not extract payment token"), so Stripe
   retries a valid event it will never accept.
+- in the chaos scenarios (hookproof runs gunicorn as ``[target.process]``), over the shop's
+  sessions too: ``duplicated`` when the receiver restarts between two copies (the same
+  re-confirmation).
 - ``unexpected`` when a live shop gets a test-mode event: ``process_data`` never compares
   ``livemode``, so a test-mode completion of the shop's session confirms the payment and ships.
 """
@@ -53,7 +56,7 @@ def shop_python() -> Path:
     return venv_python(SHOP / "requirements.txt", "django-payments")
 
 
-def _config(tmp_path: Path, python: Path, db: Path, *, environment: str = "test") -> Path:
+def _config(tmp_path: Path, python: Path, db: Path, *, environment: str = "test", controlled: str = "start") -> Path:
     path = tmp_path / "hookproof.toml"
     path.write_text(f"""
 [target]
@@ -65,7 +68,7 @@ environment = "{environment}"
 enabled_events = ["checkout.session.completed", "checkout.session.expired",
                   "checkout.session.async_payment_succeeded", "checkout.session.async_payment_failed"]
 
-[target.start]
+[target.{controlled}]
 command = "{python.parent}/gunicorn --workers 1 --bind 127.0.0.1:{{port}} shop.wsgi"
 cwd = "{SHOP}"
 env = {{ SHOP_DB = "{db}" }}
@@ -144,3 +147,16 @@ def test_a_live_django_payments_shop_ships_a_test_mode_completion(shop_python: P
     assert report.verdict == "fail"
     assert _findings(report) == {("unexpected", f"fulfillment:{session}")}
     assert {(a.status, a.valid) for a in report.attempts} == {(200, False)}
+
+
+def test_the_chaos_scenarios_run_over_the_shops_sessions_too(shop_python: Path, tmp_path: Path) -> None:
+    db = _migrated(shop_python, tmp_path / "shop.sqlite3")
+    result = certify(load_config(_config(tmp_path, shop_python, db, controlled="process")),
+                     out_dir=tmp_path / "out", scenarios=["restart-between-duplicates"], chaos=True)
+    [restarted] = result.report.scenarios
+    assert restarted.verdict == "fail", (restarted.reason, [(f.check_id, f.key) for f in restarted.findings])
+    payments = _payments(db)
+    delivered = {a.object_id for a in restarted.attempts}
+    assert delivered <= set(payments) and set(payments.values()) == {"confirmed"}  # only the shop's own sessions
+    assert {f.check_id for f in restarted.findings} == {"duplicated"}
+    assert {f.key for f in restarted.findings} <= {f"fulfillment:{s}" for s in delivered}
