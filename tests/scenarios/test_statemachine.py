@@ -163,7 +163,7 @@ def test_every_example_starts_from_an_event_and_reserializes_what_can_show(tmp_p
     original = session_module.Session.__init__
 
     def recording(self: session_module.Session, *args: object, **kwargs: object) -> None:
-        original(self, *args, **kwargs)  # type: ignore[arg-type]
+        original(self, *args, **kwargs)
         seen.append(self)
 
     receivers = pool("inbox_sync", tmp_path, provider)
