@@ -162,3 +162,13 @@ def test_the_fetching_receiver_passes_a_storm_with_the_provider_api_transient(tm
     checks = {c["check_id"]: c for c in report["scenarios"][0]["checks"]}
     advisories = [f for f in checks["no_server_error"]["findings"] if f["severity"] == "advisory"]
     assert advisories, "no first fetch was refused: the transient never happened"
+
+
+@pytest.mark.slow
+def test_a_redelivery_wave_catches_the_bounded_in_memory_dedupe(tmp_path: Path) -> None:
+    """lru_dedupe remembers the last 100 ids: a wave replaying the last 200 events each user
+    sent, after they were delivered, applies the forgotten ones again (its correct twin,
+    inbox_sync, passes storms with waves: test_storm_command)."""
+    lru = _storm(tmp_path / "lru", "lru_dedupe", "--duplicates", "0", "--related", "0", "--late", "0",
+                 "--older-redelivery", "0", "--waves", "1", "--wave-events", "200", "--rate", "30")
+    assert "duplicated" in lru, lru
