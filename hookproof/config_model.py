@@ -463,7 +463,8 @@ class Config(_Model):
     `business_keys` maps an event type (the profile's own name) to a business-key
     template over the event as the provider sends it, or ``false`` (not effectful);
     types not listed keep hookproof's built-in key, unless `builtin_keys` is false (then
-    only the listed types are effectful). `counters` maps an event type to the counter
+    only the listed types are effectful). A `[catalog]`'s own keys are the user's, not
+    built in: `builtin_keys = false` leaves them. `counters` maps an event type to the counter
     it moves. Both are checked against a sample event of each type when the
     file is read (`key_mapping`).
     """

@@ -29,6 +29,7 @@ from hookproof.scenarios.observations import world_event_id
 from hookproof.simulator.delivery.history import Attempt
 from hookproof.simulator.events import Event
 from hookproof.simulator.profiles.base import Profile
+from hookproof.simulator.world.user_catalog import USER_API_VERSION
 
 #: A field of a template: ``{data.object.id}``.
 FIELD = re.compile(r"\{([^{}]*)\}")
@@ -99,7 +100,9 @@ class KeyMapping:
             Types not listed keep hookproof's built-in key (with `builtin`).
         profile: renders the event as the provider sends it (templates read that JSON).
         counters: event type → the counter it moves.
-        builtin: False: types not in `templates` are not effectful at all.
+        builtin: False: types not in `templates` lose hookproof's built-in key (not
+            effectful). A user catalog's keys (``x-hookproof-key``, `[catalog]`'s ``key``)
+            are the user's own, not built in: they stay.
     """
 
     templates: Mapping[str, str | None]
@@ -115,7 +118,7 @@ class KeyMapping:
         """The event's business key: the team's template, else the built-in key.
         Raises TemplateError when the event lacks a field the template names."""
         if event.type not in self.templates:
-            return event.business_key if self.builtin else None
+            return event.business_key if self.builtin or event.api_version == USER_API_VERSION else None
         template = self.templates[event.type]
         return None if template is None else render(template, self.payload(event))
 
