@@ -3,7 +3,10 @@
 A catalog world has no lifecycle of its own beyond its types: the first type of each
 object kind (catalog order) makes a new object, every other type of that kind happens to
 an existing one (by its index among the objects of its kind, as `scenarios.world_ops`
-refers to objects). The action names are the user's event types, so a failing schedule
+refers to objects), and only when it moves the object forward: a type that sets a
+status is drawn only for objects whose status comes before it in the order the catalog's
+types set them (`UserCatalogWorld.moves_forward`; a provider does not confirm a
+confirmed booking twice). The action names are the user's event types, so a failing schedule
 reads in the user's terms (``invoice.paid 0``).
 """
 
@@ -33,7 +36,8 @@ def catalog_ops(kind: str) -> WorldOps:
         out: list[Action] = [(first, None) for first in firsts.values()]
         for spec in catalog.events:
             if firsts[spec.kind] != spec.type:
-                out += [(spec.type, i) for i in range(len(world.objects(spec.kind)))]
+                out += [(spec.type, i) for i, oid in enumerate(world.objects(spec.kind))
+                        if world.moves_forward(spec.type, oid)]
         return out
 
     def apply(world: Any, action: str, index: int | None) -> None:
@@ -49,6 +53,9 @@ def catalog_ops(kind: str) -> WorldOps:
         ids = world.objects(spec.kind)
         if not 0 <= index < len(ids):
             raise WorldError(f"{action}: no {spec.kind} #{index}")
+        if not world.moves_forward(action, ids[index]):
+            raise WorldError(f"{action}: {spec.kind} #{index} is already past the status it sets "
+                             f"(order: {', '.join(world.statuses(spec.kind))})")
         world.emit(action, ids[index])
 
     return WorldOps(kind, catalog.types, legal, apply)

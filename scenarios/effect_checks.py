@@ -36,12 +36,25 @@ def check_duplicated(
     findings = []
     for key, (n, oi) in idx.peak.items():
         if n > 1:
-            attempts = idx.attempt_ids(idx.by_key.get(key, ()))
+            positions = idx.by_key.get(key, ())
+            attempts = idx.attempt_ids(positions)
             findings.append(Finding(
                 "duplicated", key,
-                f"applied {n} times instead of once; {len(idx.by_key.get(key, ()))} delivery attempt(s) carried it",
+                f"applied {n} times instead of once; {len(positions)} delivery attempt(s) carried it"
+                + _distinct_events_note(idx.history, positions),
                 expected=1, actual=n, attempts=attempts))
     return result_of("duplicated", findings, {"keys_observed": len(idx.peak), "observations": len(observations)})
+
+
+def _distinct_events_note(history: Sequence[Attempt], positions: Sequence[int]) -> str:
+    """``", of 2 distinct events (evt_a, evt_b): ..."`` when the attempts at `positions`
+    carried more than one event id (the key maps several events, not one redelivered), else ""."""
+    ids = list(dict.fromkeys(history[p].event_id for p in positions if history[p].event_id))
+    if len(ids) < 2:
+        return ""
+    shown = ", ".join(ids[:4]) + (", ..." if len(ids) > 4 else "")
+    return (f", of {len(ids)} distinct events ({shown}): distinct events mapped to one business key, "
+            f"not a redelivery of one")
 
 
 def check_lost(

@@ -178,6 +178,7 @@ class UserCatalogWorld(RecordWorld):
         self._maker = InstanceMaker(self._rng, self._now_us)
         self._bases: dict[str, dict[str, Any]] = {}
         self._counters: dict[str, int] = {}
+        self._states: dict[str, str] = {}  # object id -> the last status an event set
 
     # ---- operations -----------------------------------------------------------------
     def new_object(self, kind: str) -> str:
@@ -211,6 +212,8 @@ class UserCatalogWorld(RecordWorld):
                 set_path(body, tpath, spec.type)
         if spec.state is not None and spec.status_path is not None:
             set_path(body, parse_path(spec.status_path), spec.state)
+        if spec.state is not None:
+            self._states[oid] = spec.state
         version = (len(self._record(oid).versions) if oid in self._objects else 0) + 1
         if spec.ordering is not None:
             set_path(body, parse_path(spec.ordering), self._ordering(spec, version, at))
@@ -238,6 +241,22 @@ class UserCatalogWorld(RecordWorld):
             amount=amount if isinstance(amount, int) and not isinstance(amount, bool) else None,
             status=spec.state, livemode=self.livemode, account=self.account, api_version=USER_API_VERSION,
             extra={BODY: body, "stateful": spec.state is not None}))
+
+    def statuses(self, kind: str) -> list[str]:
+        """The statuses of `kind`'s objects in the order its types set them (catalog order)."""
+        return list(dict.fromkeys(s.state for s in self._of_kind(kind) if s.state is not None))
+
+    def moves_forward(self, event_type: str, object_id: str) -> bool:
+        """True when `event_type` may happen to `object_id` as a real provider sends it: it
+        sets no status, the object has none yet, or its status comes after the object's
+        current one in `statuses` (a confirmed booking is not confirmed again).
+        Raises WorldError for an unknown type."""
+        spec = self.catalog.spec(event_type)
+        current = self._states.get(object_id)
+        if spec.state is None or current is None:
+            return True
+        order = self.statuses(spec.kind)
+        return order.index(spec.state) > order.index(current) if current in order else True
 
     # ---- stories ----------------------------------------------------------------------
     def lifecycle(self) -> list[Event]:
