@@ -228,17 +228,31 @@ def state_events(ctx: Context, w: World) -> list[Event]:
     return [e for e in w.events[start:] if e.object_type == "subscription" and ctx.sends(e.type)]
 
 
-def _need(events: Sequence[Event], what: str) -> NotApplicable | None:
-    if not events:
+def _need(events: Sequence[Event], what: str, ctx: Context | None = None) -> NotApplicable | None:
+    """None when `events` is not empty, else why the scenario has nothing to send: the
+    events the receiver is sent (`enabled_events`), else the team's keys (`business_keys`
+    with `builtin_keys = false` or ``false`` per type) making none of them effectful, else
+    the world telling no such story."""
+    if events:
+        return None
+    if ctx is None or ctx.enabled is not None:
         return NotApplicable(f"the receiver is sent no {what} events (enabled_events)")
-    return None
+    if ctx.keys is not None and "effectful" in what:
+        return NotApplicable(f"the team's business keys make none of this scenario's events effectful "
+                             f"(business_keys, builtin_keys): no {what} events to send")
+    return NotApplicable(f"the {ctx.profile.title} world tells no story with {what} events")
+
+
+def _stateful(w: AnyWorld) -> str:
+    """The objects whose states a scenario walks, in the world's words."""
+    return "subscription" if isinstance(w, World) else "status-setting"
 
 
 def _effects_plan(plan: FaultPlan, *, race: bool = False, count: int | None = None,
                   max_attempts: int | None = None) -> Callable[[Context, World], Plan | NotApplicable]:
     def build(ctx: Context, w: World) -> Plan | NotApplicable:
         events = effect_events(ctx, w)
-        if (na := _need(events, "effectful")) is not None:
+        if (na := _need(events, "effectful", ctx)) is not None:
             return na
         chosen = tuple(events[:count] if count else events)
         return Plan(w, (Phase(chosen, plan, race=race, max_attempts=max_attempts),))
@@ -253,7 +267,7 @@ def _mutation_plan(mutation: Mutation, *, copies: int = 1, mutate: str = "all",
         if mutation is Mutation.FOREIGN_ACCOUNT and ctx.account is None:
             return NotApplicable("the config names no provider account for the receiver (target.account)")
         events = effect_events(ctx, w)
-        if (na := _need(events, "effectful")) is not None:
+        if (na := _need(events, "effectful", ctx)) is not None:
             return na
         plan = FaultPlan(copies=copies, mutations=(mutation,), mutate=mutate)  # type: ignore[arg-type]
         return Plan(w, (Phase(tuple(events[:2]), plan, max_attempts=max_attempts),))
@@ -262,7 +276,7 @@ def _mutation_plan(mutation: Mutation, *, copies: int = 1, mutate: str = "all",
 
 def _duplicate_concurrent(ctx: Context, w: World) -> Plan | NotApplicable:
     events = effect_events(ctx, w)
-    if (na := _need(events, "effectful")) is not None:
+    if (na := _need(events, "effectful", ctx)) is not None:
         return na
     plan = FaultPlan(copies=ctx.burst, concurrency=ctx.burst)
     return Plan(w, (Phase(tuple(events[:3]), plan, race=True),))
@@ -270,7 +284,7 @@ def _duplicate_concurrent(ctx: Context, w: World) -> Plan | NotApplicable:
 
 def _sender_timeout(ctx: Context, w: World) -> Plan | NotApplicable:
     events = effect_events(ctx, w)
-    if (na := _need(events, "effectful")) is not None:
+    if (na := _need(events, "effectful", ctx)) is not None:
         return na
     plan = FaultPlan(sender_timeout_s=ctx.sender_timeout_s, timeouts=1)
     return Plan(w, (Phase(tuple(events[:3]), plan),))
@@ -278,7 +292,7 @@ def _sender_timeout(ctx: Context, w: World) -> Plan | NotApplicable:
 
 def _reorder(ctx: Context, w: World) -> Plan | NotApplicable:
     events = state_events(ctx, w)
-    if (na := _need(events, "subscription")) is not None:
+    if (na := _need(events, _stateful(w), ctx)) is not None:
         return na
     return Plan(w, (Phase(tuple(events), FaultPlan(order="reversed")),))
 
@@ -286,7 +300,9 @@ def _reorder(ctx: Context, w: World) -> Plan | NotApplicable:
 def _stale_after_newer(ctx: Context, w: World) -> Plan | NotApplicable:
     events = state_events(ctx, w)
     if len(events) < 2:
-        return NotApplicable("the receiver is sent fewer than two subscription events (enabled_events)")
+        if ctx.enabled is None:
+            return NotApplicable(f"the {ctx.profile.title} world tells no story with two {_stateful(w)} events")
+        return NotApplicable(f"the receiver is sent fewer than two {_stateful(w)} events (enabled_events)")
     old = next((e for e in events if e.status == "past_due"), events[0])
     newer = tuple(e for e in events if e is not old)
     return Plan(w, (Phase(newer), Phase((old,))))
@@ -306,7 +322,7 @@ def _distinct_events(ctx: Context, w: World) -> Plan | NotApplicable:
     w.refund(charge, amount // 3)
     events = [e for e in w.events[start:] if ctx.key_of(e) and ctx.sends(e.type)
               and (e.object_id in (inv, charge))]
-    if (na := _need(events, "invoice or refund")) is not None:
+    if (na := _need(events, "effectful invoice or refund", ctx)) is not None:
         return na
     return Plan(w, (Phase(tuple(events)),))
 
@@ -329,7 +345,7 @@ def _unknown_type(ctx: Context, w: World) -> Plan | NotApplicable:
 
 def _oversized(ctx: Context, w: World) -> Plan | NotApplicable:
     events = effect_events(ctx, w)
-    if (na := _need(events, "effectful")) is not None:
+    if (na := _need(events, "effectful", ctx)) is not None:
         return na
     created = next(e for e in w.events if e.type == "customer.created")
     big = replace(created, id=created.id[:-4] + "big0")
@@ -339,7 +355,7 @@ def _oversized(ctx: Context, w: World) -> Plan | NotApplicable:
 
 def _mass_redelivery(ctx: Context, w: World) -> Plan | NotApplicable:
     events = effect_events(ctx, w) + state_events(ctx, w)
-    if (na := _need(events, "effectful or subscription")) is not None:
+    if (na := _need(events, f"effectful or {_stateful(w)}", ctx)) is not None:
         return na
     window = tuple(events)
     return Plan(w, (Phase(window), Phase(window, FaultPlan(order="shuffled", seed=w.seed))))
@@ -351,7 +367,7 @@ def _thin_event(ctx: Context, w: World) -> Plan | NotApplicable:
     if not ctx.fetches_state:
         return NotApplicable("the receiver has no provider API to fetch from")
     events = effect_events(ctx, w)
-    if (na := _need(events, "effectful")) is not None:
+    if (na := _need(events, "effectful", ctx)) is not None:
         return na
     return Plan(w, (Phase(tuple(events), FaultPlan(order="reversed")),))
 
@@ -360,7 +376,7 @@ def _downstream_lost(ctx: Context, w: World) -> Plan | NotApplicable:
     if not ctx.has_sink:
         return NotApplicable("the receiver's effects do not go through the effect sink (observer is not 'sink')")
     events = effect_events(ctx, w)
-    if (na := _need(events, "effectful")) is not None:
+    if (na := _need(events, "effectful", ctx)) is not None:
         return na
     chosen = tuple(events[:2])
     faults = {key: "drop-after-apply" for e in chosen if (key := ctx.key_of(e))}
@@ -436,7 +452,7 @@ def _redelivery_window(ctx: Context, w: World) -> Plan | NotApplicable:
     events: list[Event] = []
     while len(events) < ctx.redelivery_window:
         more = effect_events(ctx, w)
-        if (na := _need(more, "effectful")) is not None:
+        if (na := _need(more, "effectful", ctx)) is not None:
             return na
         events += more
     window = tuple(events[:ctx.redelivery_window])
@@ -456,7 +472,7 @@ def _provider_api_transient(ctx: Context, w: World) -> Plan | NotApplicable:
         return NotApplicable(f"the provider API serves Stripe's shapes; the {ctx.profile.title} profile's receivers "
                              "do not fetch from it")
     events = [e for e in effect_events(ctx, w) if e.type in FETCHED_TYPES]
-    if (na := _need(events, "effectful")) is not None:
+    if (na := _need(events, "effectful", ctx)) is not None:
         return na
     faults: dict[str, ApiFault] = {}
     for i, e in enumerate(events):
@@ -494,17 +510,18 @@ SCENARIOS: tuple[Scenario, ...] = (
               ("duplicated", "lost", "unexpected", "valid_not_rejected"), ("timeouts-tested", "duplicates-tested"),
               _effects_plan(FaultPlan(drop_responses=1))),
     _scenario("reorder", "Events of one object arrive in reverse",
-              "A subscription's events arrive newest first. The receiver must end in the provider's "
-              "current state and never show an older state after a newer one.",
+              "The events of one object (a subscription, an order, an issue) arrive newest first. The "
+              "receiver must end in the provider's current state and never show an older state after a "
+              "newer one.",
               ("regressed", "stale", "no_server_error", "valid_not_rejected"), ("reordering-tested",), _reorder),
     _scenario("stale-after-newer", "An old update after the cancellation",
-              "A 'past due' update that was delayed arrives after the subscription was canceled. "
-              "Applying it would revive a canceled subscription.",
+              "An object's delayed earlier update (a 'past due' one) arrives after its later ones (the "
+              "cancellation). Applying it would bring back a state the object has left.",
               ("regressed", "stale", "no_server_error", "valid_not_rejected"), ("reordering-tested",),
               _stale_after_newer),
     _scenario("distinct-events-same-object", "Several events of one object are all effects",
-              "An invoice fails twice and is then paid; a charge is refunded in two parts. Each is its own "
-              "effect: dedupe by event, not by object.",
+              "One object gets several events that are each an effect of their own (two payment attempts, "
+              "two partial refunds). Each must be applied: dedupe by event, not by object.",
               (*EFFECTS, "counter"), ("duplicates-tested",), _distinct_events),
     _scenario("reserialized-retry", "A retry with other body bytes",
               "The same event comes back with its JSON re-serialised (key order, spacing, escapes), "
@@ -573,13 +590,14 @@ SCENARIOS: tuple[Scenario, ...] = (
               "retry with the same Idempotency-Key, so the effect happens once.",
               ("duplicated", "lost", "downstream_idempotency"), ("transient-vs-permanent",), _downstream_lost),
     _scenario("related-burst", "The first events of a new object arrive together",
-              "A new subscription's created, updated and invoice.paid events, and a payment's "
-              "payment_intent.succeeded and charge.succeeded, are released together (byte-synchronised). "
+              "The first events of a new object (billing: a subscription's created, updated and "
+              "invoice.paid; a payment's payment_intent.succeeded and charge.succeeded) are released "
+              "together (byte-synchronised). "
               "A get-or-create of the shared row that is not atomic fails or duplicates it (dj-stripe #409, "
               "pay-rails #371); an effect granted from two event types must still happen once.",
               EFFECTS, ("unique-under-concurrency", "retries-bounded"), _related_burst),
     _scenario("older-after-newer-redelivery", "An older refund redelivered after a newer one",
-              "Two partial refunds of one charge, R1 then R2, and then R1 again. A receiver that remembers "
+              "Two partial refunds of one charge (or order), R1 then R2, and then R1 again. A receiver that remembers "
               "only the last refund it processed takes R1 for a new one and refunds it twice "
               "(WooCommerce Stripe gateway #5697).",
               (*EFFECTS, "counter"), ("duplicates-tested", "reordering-tested"), _older_after_newer),

@@ -35,8 +35,8 @@ STORY_SCENARIOS: frozenset[str] = frozenset({
 def _distinct(ctx: Any, w: Any) -> Any:
     from hookproof.scenarios.catalog import Phase, Plan, _need
 
-    events = [e for e in w.distinct_story() if ctx.sends(e.type)]
-    if (na := _need(events, "issue_comment or pull_request")) is not None:
+    events = [e for e in w.distinct_story() if ctx.sends(e.type) and ctx.key_of(e)]
+    if (na := _need(events, "effectful", ctx)) is not None:
         return na
     return Plan(w, (Phase(tuple(events)),))
 
@@ -53,7 +53,7 @@ def _oversized(ctx: Any, w: Any) -> Any:
     from hookproof.scenarios.catalog import Phase, Plan, _need, effect_events
 
     events = effect_events(ctx, w)
-    if (na := _need(events, "effectful")) is not None:
+    if (na := _need(events, "effectful", ctx)) is not None:
         return na
     quiet = w.quiet_event()
     big = replace(quiet, id=quiet.id[:-4] + "b160")
@@ -68,7 +68,7 @@ def _redelivered(plan: FaultPlan) -> Callable[[Any, Any], Any]:
         from hookproof.scenarios.catalog import Phase, Plan, _need, effect_events
 
         events = effect_events(ctx, w)
-        if (na := _need(events, "effectful")) is not None:
+        if (na := _need(events, "effectful", ctx)) is not None:
             return na
         chosen = tuple(events[:3])
         if ctx.profile.retry_schedule_s:
