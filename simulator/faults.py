@@ -226,7 +226,7 @@ def is_valid(mutations: Sequence[Mutation], profile: Profile) -> bool:
             continue
         if m is Mutation.LIVEMODE_MISMATCH and not profile.has_livemode:
             continue
-        if m is Mutation.FOREIGN_ACCOUNT and not profile.has_account:
+        if m is Mutation.FOREIGN_ACCOUNT and (not profile.has_account or profile.foreign_account_valid):
             continue
         if m in INVALIDATING:
             return False
@@ -243,6 +243,8 @@ def applicable(mutation: Mutation, profile: Profile) -> str | None:
         return f"{profile.title} events carry no test/live flag"
     if mutation is Mutation.FOREIGN_ACCOUNT and not profile.has_account:
         return f"{profile.title} events carry no account"
+    if mutation is Mutation.FOREIGN_ACCOUNT and profile.foreign_account_valid:
+        return profile.foreign_account_valid
     if mutation is Mutation.ROTATION and not profile.multiple_signatures:
         return f"{profile.title} sends one signature per request (no rotation list)"
     return None

@@ -103,6 +103,11 @@ class Profile(ABC):
         default_event: the Stripe event type `hookproof send` uses by default.
         has_livemode: the envelope carries a test/live flag.
         has_account: the envelope carries the provider account.
+        foreign_account_valid: None when an event of another account than the receiver's
+            (`target.account`) is invalid at the provider level (Stripe Connect: an endpoint
+            listens to its own connected accounts); else why it is a valid delivery
+            (Shopify: a public app serves many shops under one app secret), the reason
+            ``foreign-account`` is not applicable.
         thin: events carry only an id; the receiver fetches state from the API.
         multiple_signatures: several secrets produce several signatures (rotation).
         world: the world whose events the profile sends (``billing``: Stripe's billing
@@ -118,6 +123,7 @@ class Profile(ABC):
     default_event: ClassVar[str] = "payment_intent.succeeded"
     has_livemode: ClassVar[bool] = False
     has_account: ClassVar[bool] = False
+    foreign_account_valid: ClassVar[str | None] = None
     thin: ClassVar[bool] = False
     multiple_signatures: ClassVar[bool] = False
     world: ClassVar[str] = "billing"

@@ -61,6 +61,11 @@ class ShopifyProfile(Profile):
     api_version: ClassVar[str] = SHOPIFY_API_VERSION
     default_event = "orders/paid"
     has_account = True
+    #: shopify.dev ("Verify the webhook", "Webhook headers"): an app verifies the HMAC with
+    #: its one client secret; X-Shopify-Shop-Domain names the shop, and nothing tells a
+    #: public app to refuse other shops' domains.
+    foreign_account_valid = ("a Shopify app serves every shop that installs it under one app secret; a delivery "
+                             "from another shop (X-Shopify-Shop-Domain) is valid, so there is no foreign account")
     world = "shopify"
 
     def event_types(self) -> Mapping[str, str]:
