@@ -5,6 +5,9 @@ faults in order. Replay builds the same world from the seed (with fresh ids, so 
 receiver that kept the first run's rows is not confused), runs every step against the
 configured target, then the same checks, and prints each step's outcome and the
 finding. Exit 1 when the finding reproduces, 0 when it does not, 2 on usage errors.
+A run folder without a schedule (``hookproof-reports/latest/failing-schedule.json``
+after a passing explore) has nothing to replay: one line saying so, exit 0 (no finding),
+or exit 2 when the folder's run did not pass (it wrote no schedule to replay).
 """
 
 from __future__ import annotations
@@ -16,6 +19,25 @@ import typer
 
 if TYPE_CHECKING:
     from hookproof.scenarios.statemachine import Step
+
+
+def nothing_to_replay(path: Path) -> tuple[str, bool] | None:
+    """When `path` is missing but its folder holds a run's ``report.json``: (the line saying
+    there is nothing to replay, True when that run passed); else None (a plain missing file)."""
+    import json
+
+    report = path.parent / "report.json"
+    if path.exists() or not report.is_file():
+        return None
+    try:
+        verdict = json.loads(report.read_text(encoding="utf-8")).get("verdict")
+    except (OSError, ValueError, AttributeError):
+        return None
+    run = path.parent.resolve().name
+    if verdict == "pass":
+        return f"nothing to replay: the run in {path.parent} ({run}) passed, so it wrote no {path.name}", True
+    return (f"nothing to replay: the run in {path.parent} ({run}) ended {verdict} without writing {path.name} "
+            "(only a failing 'hookproof explore' writes one)"), False
 
 
 def read_schedule(path: Path, seed: Optional[int] = None, world: Optional[str] = None,
@@ -81,6 +103,13 @@ def register(app: typer.Typer) -> None:
         from hookproof.simulator.errors import SimulatorError
         from hookproof.terminal import console, fail
 
+        nothing = nothing_to_replay(schedule)
+        if nothing is not None:
+            text, passed = nothing
+            if not passed:
+                raise fail(text)
+            console.print(text, markup=False, soft_wrap=True)
+            raise typer.Exit(0)
         try:
             lines, found = replay_lines(config, schedule, seed=seed)
         except (HookproofError, SimulatorError, ChaosError) as exc:
