@@ -1,12 +1,17 @@
 """`hookproof demo`: certify the correct `inbox_sync` receiver and the broken
-`check_then_insert` receiver side by side, on 127.0.0.1, and stop everything after."""
+`check_then_insert` receiver side by side, on 127.0.0.1, and stop everything after.
+
+Never silent (about a minute per receiver): on a terminal a live line shows the scenario
+count, off one (CI) a heartbeat line every few seconds does (`hookproof.heartbeat`), as
+`certify` does."""
 
 from __future__ import annotations
 
+import contextlib
 import secrets as secrets_module
 import sys
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 from rich.console import Console
 
@@ -58,6 +63,36 @@ def receiver_config(name: str, db_dir: Path, secret: str, *, seed: int | None = 
     )
 
 
+@contextlib.contextmanager
+def scenario_progress(console: Console, label: str, total: int) -> Iterator[Callable[[str, int, int], None]]:
+    """A `certify` progress callback ``(scenario id, index, count)`` showing where the run is:
+    a live line on `console` when it is a terminal, else a heartbeat line on it every
+    `heartbeat.log_interval_s()` seconds (``<label>: scenario 3/27 reorder, 12 s``)."""
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from hookproof.heartbeat import TERMINAL_INTERVAL_S, Heartbeat, log_interval_s
+
+    at: dict[str, Any] = {"scenario": "starting", "index": 0, "total": total}
+    live = console.is_interactive
+    with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
+                  TimeElapsedColumn(), console=console, transient=True, disable=not live) as bar:
+        task = bar.add_task(label, total=total)
+        beat: Heartbeat | None = None
+
+        def line() -> str:
+            elapsed = beat.elapsed_s if beat is not None else 0.0
+            return f"{label}: scenario {int(at['index']) + 1}/{at['total']} {at['scenario']}, {elapsed:.0f} s"
+
+        def progress(sid: str, i: int, n: int) -> None:
+            at.update(scenario=sid, index=i, total=n)
+            bar.update(task, description=line(), completed=i, total=n)
+
+        emit: Callable[[str], None] = ((lambda text: bar.update(task, description=text)) if live else
+                                       (lambda text: console.print(text, markup=False, soft_wrap=True)))
+        with Heartbeat(line, emit, TERMINAL_INTERVAL_S if live else log_interval_s()) as beat:
+            yield progress
+
+
 def run_demo(out: Path, *, progress_console: Console | None = None) -> list[tuple[str, CertifyResult]]:
     """Certify each demo receiver into `out/<name>`; returns (name, result) pairs."""
     out = out.resolve()  # the receivers run from the project folder; their database paths must not be relative
@@ -70,5 +105,11 @@ def run_demo(out: Path, *, progress_console: Console | None = None) -> list[tupl
         if progress_console is not None:
             progress_console.print(f"certifying {name} ({what})...", markup=False)
         config = receiver_config(name, db_dir, secret)
-        results.append((name, certify(config, out_dir=out / name)))
+        if progress_console is None:
+            results.append((name, certify(config, out_dir=out / name)))
+            continue
+        from hookproof.scenarios.catalog import CATALOG
+
+        with scenario_progress(progress_console, f"demo {name}", len(CATALOG)) as progress:
+            results.append((name, certify(config, out_dir=out / name, progress=progress)))
     return results
