@@ -74,7 +74,7 @@ def test_the_send_example_delivers_as_described() -> None:
 def test_the_reference_receiver_command_serves_the_send_example(tmp_path: Path) -> None:
     """The receiver command the README gives, then its send command: every copy acked
     once, one effect in the receiver's database (in `receiver.db` in its directory)."""
-    receiver = command("python -m examples.receivers.inbox_sync")
+    receiver = command("python -m hookproof.receivers.inbox_sync")
     send = command("hookproof send")
     port = str(free_port())
     receiver[receiver.index("--port") + 1] = port
