@@ -172,3 +172,13 @@ def test_a_redelivery_wave_catches_the_bounded_in_memory_dedupe(tmp_path: Path) 
     lru = _storm(tmp_path / "lru", "lru_dedupe", "--duplicates", "0", "--related", "0", "--late", "0",
                  "--older-redelivery", "0", "--waves", "1", "--wave-events", "200", "--rate", "30")
     assert "duplicated" in lru, lru
+
+
+@pytest.mark.slow
+def test_older_after_newer_redelivery_catches_the_last_refund_marker(tmp_path: Path) -> None:
+    """last_refund_marker remembers only the last refund it processed: R1 redelivered after
+    R2 is refunded again (WooCommerce Stripe gateway #5697); inbox_sync passes the same storm."""
+    args = ("--duplicates", "0", "--related", "0", "--late", "0", "--older-redelivery", "1", "--waves", "0")
+    marker = _storm(tmp_path / "marker", "last_refund_marker", *args)
+    assert "duplicated" in marker and all(m for m in marker["duplicated"]), marker
+    assert _storm(tmp_path / "inbox", "inbox_sync", *args) == {}
