@@ -55,6 +55,7 @@ class Nemesis:
         self.errors: list[str] = []
         self._lock = threading.RLock()
         self._timers: list[threading.Thread] = []
+        self._timers_lock = threading.Lock()  # later() runs on delivery threads while heal() runs
         self._cancel = threading.Event()
 
     def __repr__(self) -> str:
@@ -182,8 +183,9 @@ class Nemesis:
                 self.errors.append(f"{label}: {exc}")
 
         thread = threading.Thread(target=run, name=f"nemesis-{label}", daemon=True)
-        self._timers.append(thread)
-        thread.start()
+        with self._timers_lock:  # started and listed together: heal never joins an unstarted thread
+            thread.start()
+            self._timers.append(thread)
 
     def resume_after(self, delay_s: float) -> None:
         """Resume the receiver `delay_s` seconds from now."""
@@ -201,7 +203,9 @@ class Nemesis:
     def wait_scheduled(self, timeout_s: float = TIMER_JOIN_S) -> None:
         """Wait for the scheduled faults to have happened (bounded)."""
         deadline = time.monotonic() + timeout_s
-        for t in list(self._timers):
+        with self._timers_lock:
+            timers = list(self._timers)
+        for t in timers:
             t.join(max(0.0, deadline - time.monotonic()))
 
     # ---- heal --------------------------------------------------------------------
@@ -213,8 +217,9 @@ class Nemesis:
         try:
             self.wait_scheduled()
         finally:
-            self._timers = [t for t in self._timers if t.is_alive()]
-            self._cancel.clear()
+            with self._timers_lock:
+                self._timers = [t for t in self._timers if t.is_alive()]
+                self._cancel.clear()
         if self._timers:
             failures.append("a scheduled fault did not finish in time")
         steps: Sequence[tuple[str, Callable[[], None]]] = (

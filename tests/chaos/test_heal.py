@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import socket
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -145,3 +146,20 @@ def test_proxy_round_robin_and_answer_tap() -> None:
     assert seen == [204, 204]
     with pytest.raises(ValueError):
         LimitData(stream="sideways")  # type: ignore[arg-type]
+
+
+def test_a_fault_scheduled_while_healing_never_breaks_the_heal(tmp_path: Path) -> None:
+    """`later()` runs on delivery threads (crash-after-ack arms from the attempt that is
+    acknowledged) while the scenario's heal joins the scheduled threads: a thread listed
+    before it was started made heal raise "cannot join thread before it is started"."""
+    history = History()
+    make = process_factory(_command(f"sqlite:///{tmp_path / 'r.db'}"), cwd=REPO)
+    with Nemesis(make, free_port(), history=history) as nemesis:
+        fired: list[int] = []
+        for i in range(200):
+            arm = threading.Thread(target=nemesis.later, args=(0.0, lambda i=i: fired.append(i), "noop"))
+            arm.start()
+            nemesis.heal()  # raises HealError or RuntimeError on the race
+            arm.join(5)
+        nemesis.wait_scheduled()
+        assert nemesis.errors == []
