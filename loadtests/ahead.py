@@ -19,10 +19,13 @@ Pure; no Locust import.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from hookproof.scenarios.findings import CheckResult, Verdict
 from hookproof.simulator.events import Event
+
+if TYPE_CHECKING:
+    from hookproof.scenarios.business_keys import KeyMapping
 
 
 @dataclass(frozen=True)
@@ -41,9 +44,10 @@ class Ahead:
         return bool(self.keys or self.statuses)
 
 
-def ahead_of(sent: Iterable[Event], templates: Sequence[Any]) -> Ahead:
+def ahead_of(sent: Iterable[Event], templates: Sequence[Any], *, keys: "KeyMapping | None" = None) -> Ahead:
     """The `Ahead` of a storm that sent `sent` (its events, any order), from the template
-    worlds its processes replayed (`storm_truth.template_worlds`). Empty without templates."""
+    worlds its processes replayed (`storm_truth.template_worlds`), under the team's `keys`
+    (`scenarios.business_keys`; None: the built-in keys). Empty without templates."""
     if not templates:
         return Ahead()
     from hookproof.loadtests.storm_truth import renamer_of
@@ -70,8 +74,9 @@ def ahead_of(sent: Iterable[Event], templates: Sequence[Any]) -> Ahead:
             for e in renamer.events(by_object.get(template_id, ()), copy_no):
                 if e.id in sent_ids:
                     continue
-                if e.business_key is not None:
-                    ahead.keys[e.business_key] = e.amount
+                key = keys.key_of(e) if keys is not None else e.business_key
+                if key is not None:
+                    ahead.keys[key] = e.amount
                 if e.status is not None:
                     ahead.statuses.setdefault(e.object_id, set()).add(e.status)
             break

@@ -79,8 +79,9 @@ def control(environment: Environment) -> None:
                                  partial_reason=reason, on_phase=phase, workers=STATE.collector.totals())
         STATE.exit_code = outcome.exit_code
         STATE.phase = "done"
-    except Exception:  # the master must still exit, with a readable reason
+    except Exception as exc:  # the master must still exit, with a readable reason
         log.error("the storm's end failed:\n%s", traceback.format_exc())
+        STATE.failure = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}".rstrip(": ")
         STATE.exit_code = 1
         STATE.phase = "failed"
     finally:
@@ -119,7 +120,7 @@ def write_progress(environment: Environment) -> None:
         "phase": STATE.phase, "elapsed_s": round(STATE.elapsed(), 2), "duration_s": spec.duration_s,
         "requests": total.num_requests if total else 0, "failures": total.num_failures if total else 0,
         "rps": round(total.current_rps, 1) if total else 0.0, "workers": workers, "exit_code": STATE.exit_code,
-        "refusal": STATE.refusal,
+        "refusal": STATE.refusal, "failure": STATE.failure,
     }
     path = Path(spec.progress_path)
     tmp = path.with_suffix(".tmp")

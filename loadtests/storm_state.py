@@ -66,6 +66,7 @@ class StormProcess:
         self.flushed = False
         self.shipped = 0  # attempts streamed to the master so far (a worker's count)
         self.refusal: str | None = None  # why the master refused to run the storm (exit 2)
+        self.failure: str | None = None  # the one line of an exception that ended the master's checks
         self.stop_early = gevent.event.Event()  # set by SIGUSR1: end the storm now, then check and report
 
     def elapsed(self) -> float:

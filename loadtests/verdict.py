@@ -20,7 +20,7 @@ import time
 from dataclasses import asdict, dataclass, replace
 from itertools import islice
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence, overload
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, Sequence, overload
 
 from hookproof.loadtests.ahead import Ahead, ahead_of, tolerate
 from hookproof.loadtests.collect import WorkerTotals
@@ -35,6 +35,9 @@ from hookproof.scenarios.runner import REPORT_META_KEY, VERSION, attempt_view, c
 from hookproof.simulator.delivery.history import Attempt, HistoryFile, Outcome
 from hookproof.simulator.events import Event
 from hookproof.simulator.world import MONEY_PREFIXES
+
+if TYPE_CHECKING:
+    from hookproof.scenarios.business_keys import KeyMapping
 
 #: The checks a storm must pass (certify's exactly-once, ordering and money checks, and latency).
 STORM_CHECKS: tuple[str, ...] = (
@@ -184,21 +187,25 @@ class StormOutcome:
 
 def storm_scenario(spec: StormSpec, events: Sequence[Event], attempts: Sequence[Attempt],
                    observations: Sequence[Observation], *, settled: bool, started_at: float,
-                   duration_s: float, reason: str | None = None, ahead: Ahead | None = None) -> ScenarioReport:
+                   duration_s: float, reason: str | None = None, ahead: Ahead | None = None,
+                   mapping: "KeyMapping | None" = None) -> ScenarioReport:
     """The ``storm`` scenario report: checks over the history and the observations (pure).
 
     With the team's business keys (``spec.keys``, `scenarios.business_keys`), events and
     attempts carry them and mapped counters are compared, as in certify. `ahead` (the
     undelivered rest of the sent objects' stories, `loadtests.ahead`) explains the effects
     and states a receiver learned from the provider API before the storm delivered them.
+    `mapping`: the team's keys (`loadtests.team_keys.storm_keys`), `events` already carrying
+    them (`keyed`); without it, ``spec.keys`` is read over the profile's rendering of `events`
+    (full events).
     """
-    mapping = None
-    if spec.keys:
+    if mapping is None and spec.keys:
         from hookproof.scenarios.business_keys import from_plain, keyed
         from hookproof.simulator.profiles import get_profile
 
         mapping = from_plain(spec.keys, get_profile(spec.profile))
         events = keyed(events, mapping)
+    if mapping is not None:
         attempts = Rekeyed(attempts, events)
     # one pass over the history (a storm's is streamed from disk): the expectations and the checks' index
     expectations, index = expectations_and_index(events, attempts, observations, sender_timeout_s=spec.sender_timeout_s,
@@ -248,9 +255,16 @@ def _check_and_report(spec: StormSpec, events: Sequence[Event], indexed: Sequenc
                       processes: int = 1) -> RunReport:
     """Settle the receiver, run the checks over `indexed`, and make the storm's report
     (`processes`: how many processes sent, for the provider API's truth they replayed)."""
+    from hookproof.loadtests.storm_truth import template_worlds
+    from hookproof.loadtests.team_keys import storm_keys
+    from hookproof.scenarios.business_keys import keyed
     from hookproof.scenarios.errors import ObserverError
     from hookproof.scenarios.observers import settle
 
+    templates = template_worlds(spec, processes)
+    mapping = storm_keys(spec, templates)  # the team's keys, over the bodies as sent
+    if mapping is not None:
+        events = keyed(events, mapping)
     object_ids = {e.object_id for e in events}
     keys = frozenset(e.business_key for e in events if e.business_key)
     duration_s = max(0.0, stopped_at - started_at)
@@ -265,11 +279,10 @@ def _check_and_report(spec: StormSpec, events: Sequence[Event], indexed: Sequenc
                                   reason=f"could not observe the receiver: {type(exc).__name__}: {exc}")
     else:
         phase("checking")
-        from hookproof.loadtests.storm_truth import template_worlds
-
-        ahead = ahead_of(events, template_worlds(spec, processes))
+        ahead = ahead_of(events, templates, keys=mapping)
         scenario = storm_scenario(spec, events, indexed, result.observations, settled=result.settled,
-                                  started_at=started_at, duration_s=duration_s, reason=partial_reason, ahead=ahead)
+                                  started_at=started_at, duration_s=duration_s, reason=partial_reason, ahead=ahead,
+                                  mapping=mapping)
     partial = partial_reason is not None
     verdict = run_verdict([scenario.verdict], partial=partial)
     return RunReport(

@@ -123,6 +123,21 @@ def build_spec(config: "Config", *, users: int, rate: float, duration_s: float, 
         raise UsageError(str(exc)) from None
 
 
+def check_team_keys(config: "Config", spec: "StormSpec") -> None:
+    """Evaluate the team's `[business_keys]` and `[counters]` over every event the storm's
+    stories send, as certify reads them (`loadtests.team_keys.check_templates`).
+    Raises ConfigError naming the table, the event type and the missing field."""
+    from hookproof.errors import ConfigError
+    from hookproof.loadtests.team_keys import KeyCheckError, check_templates
+    from hookproof.simulator.profiles import get_profile
+
+    try:
+        check_templates(spec)
+    except KeyCheckError as exc:
+        name = get_profile(spec.profile).event_types().get(exc.event_type, exc.event_type)
+        raise ConfigError(str(exc), path=config.source, field=f'{exc.section}."{name}"') from None
+
+
 def serve_storm_truth(state: Any, spec: "StormSpec", workers: int) -> None:
     """Let the provider API (`state`, a `ServerState`) serve every object the storm's
     `workers` sending processes (0: one local process) will replay, before the first
@@ -254,6 +269,10 @@ def run_storm(spec: "StormSpec", secrets: list[str], *, workers: int, spawn_rate
                 refusal = _read_progress(progress_path).get("refusal") if progress_path else None
                 if code == 2 and refusal:
                     raise UsageError(f"storm refused: {refusal}")
+                failure = _read_progress(progress_path).get("failure") if progress_path else None
+                if code != 0 and failure:  # the master's checks raised: one line, the traceback in its log
+                    raise HookproofError(f"the storm's checks failed: {failure}; the traceback is in "
+                                         f"{log_dir / 'locust-master.log'}")
                 if code != 0 and workers > 0 and _gave_up(log_dir / "locust-master.log"):
                     raise HookproofError(f"fewer than {workers} worker(s) connected within {workers_timeout_s:g} s "
                                          f"(--workers-timeout); Locust logs in {log_dir}")
@@ -376,6 +395,7 @@ def register(app: typer.Typer) -> None:
                                   patterns={"wave_events": wave_events, "related": related,
                                             "older_redelivery": older_redelivery, "late": late,
                                             "api_transient": api_transient})
+                check_team_keys(cfg, spec)  # a template the storm's events cannot fill: before any sending
                 serve_storm_truth(_state, spec, workers_expected or workers)
                 with started_receiver(cfg, secrets, api_base, sink_url):
                     check_reachable(cfg)  # once a started receiver is up; nothing listening is not a finding
