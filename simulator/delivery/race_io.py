@@ -12,9 +12,9 @@ import asyncio
 import contextlib
 import socket
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, SupportsIndex
 from urllib.parse import urlsplit
 
 import h11
@@ -276,14 +276,34 @@ def _presend_error(exc: BaseException) -> Broke:
     return Broke.CLOSED
 
 
-async def _open(tgt: _Target, deadline: float) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+class _Reader(asyncio.StreamReader):
+    """A stream reader that remembers whether the receiver has sent anything or closed."""
+
+    heard: bool = False
+
+    def feed_data(self, data: Iterable[SupportsIndex]) -> None:
+        self.heard = True
+        super().feed_data(data)
+
+    def feed_eof(self) -> None:
+        self.heard = True
+        super().feed_eof()
+
+
+async def _open(tgt: _Target, deadline: float) -> tuple[_Reader, asyncio.StreamWriter]:
     """Open a TCP connection with TCP_NODELAY before the loop-time ``deadline``.
+
+    What `asyncio.open_connection` does, with a `_Reader`.
 
     Raises:
         OSError, TimeoutError: the connection could not be made in time.
     """
+    loop = asyncio.get_running_loop()
+    reader = _Reader(limit=_READ_CHUNK * 2, loop=loop)
+    protocol = asyncio.StreamReaderProtocol(reader, loop=loop)
     async with asyncio.timeout_at(deadline):
-        reader, writer = await asyncio.open_connection(tgt.host, tgt.port, limit=_READ_CHUNK * 2)
+        transport, _ = await loop.create_connection(lambda: protocol, tgt.host, tgt.port)
+    writer = asyncio.StreamWriter(transport, protocol, reader, loop)
     _set_nodelay(writer, True)
     return reader, writer
 
