@@ -155,6 +155,25 @@ def test_paddle_distinct_events_is_not_applicable_when_the_teams_keys_make_none_
     assert {e.type for p in plan.phases for e in p.events} == {"subscription.past_due"}
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["paddle_billing", "paddle_billing_no_dedupe"])
+def test_paddle_certify_under_keys_without_past_due_ends_on_findings_not_unknown(tmp_path: Path, name: str,
+                                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    from hookproof.certify import certify
+    from tests.examples.test_provider_receivers import config as provider_config
+
+    monkeypatch.delenv("WEBHOOK_SECRET")  # the receiver would prefer it to the secret certify hands it
+    config = provider_config(name, tmp_path).model_copy(update={"business_keys": {"subscription.past_due": False}})
+    report = certify(config, scenarios=["distinct-events-same-object", "duplicate-sequential"],
+                     out_dir=tmp_path / "out").report
+    verdicts = {s.id: (s.verdict, sorted({f.check_id for f in s.findings}), s.reason) for s in report.scenarios}
+    assert verdicts["distinct-events-same-object"] == (
+        "not_applicable", [], "the team's business keys make none of this scenario's events effectful "
+                              "(business_keys, builtin_keys): no effectful events to send")
+    assert verdicts["duplicate-sequential"][:2] == (("pass", []) if name == "paddle_billing" else ("fail", ["duplicated"]))
+    assert report.verdict == ("pass" if name == "paddle_billing" else "fail")
+
+
 def test_descriptions_and_reasons_speak_no_other_worlds_words(tmp_path: Path) -> None:
     for sid in ("reorder", "stale-after-newer", "distinct-events-same-object"):
         text = CATALOG[sid].description.lower()
