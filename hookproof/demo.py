@@ -77,10 +77,10 @@ def scenario_progress(console: Console, label: str, total: int) -> Iterator[Call
     with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
                   TimeElapsedColumn(), console=console, transient=True, disable=not live) as bar:
         task = bar.add_task(label, total=total)
-        beat: Heartbeat | None = None
+        beats: list[Heartbeat] = []  # the running heartbeat, for its elapsed time
 
         def line() -> str:
-            elapsed = beat.elapsed_s if beat is not None else 0.0
+            elapsed = beats[0].elapsed_s if beats else 0.0
             return f"{label}: scenario {int(at['index']) + 1}/{at['total']} {at['scenario']}, {elapsed:.0f} s"
 
         def progress(sid: str, i: int, n: int) -> None:
@@ -90,6 +90,7 @@ def scenario_progress(console: Console, label: str, total: int) -> Iterator[Call
         emit: Callable[[str], None] = ((lambda text: bar.update(task, description=text)) if live else
                                        (lambda text: console.print(text, markup=False, soft_wrap=True)))
         with Heartbeat(line, emit, TERMINAL_INTERVAL_S if live else log_interval_s()) as beat:
+            beats.append(beat)
             yield progress
 
 
