@@ -125,6 +125,17 @@ def machine_for(explore: ExploreTarget, *, seed: int = 0, provider_state: Any = 
             action, obj = legal[choice % len(legal)]
             self._run(Step("emit", action=action, object=obj))
 
+        @precondition(lambda self: bool(self.session.groups))
+        @rule(choice=index)
+        def change(self, choice: int) -> None:
+            """An operation on an object the world has (a refund, a renewal, a cancellation…):
+            besides `emit`, so that one object's life has several events (two refunds of one
+            charge, a failure then a payment) in a short program."""
+            legal = self.session.ops.legal(self.session.world)
+            on_objects = [a for a in legal if a[1] is not None] or legal
+            action, obj = on_objects[choice % len(on_objects)]
+            self._run(Step("emit", action=action, object=obj))
+
         @rule(seconds=st.integers(min_value=1, max_value=3))
         def advance_clock(self, seconds: int) -> None:
             self._run(Step("advance_clock", seconds=seconds))
