@@ -219,7 +219,8 @@ class Runner:
         t0 = time.monotonic()
         world = self._world(index)
         binds = self.seeder is not None and bool(self.seeder.creates) and isinstance(world, World)
-        if binds and (seed_failed := self._seed_first(scenario, index, world, t0)) is not None:
+        if (binds and isinstance(world, World)  # (the isinstance again narrows `world` for mypy)
+                and (seed_failed := self._seed_first(scenario, index, world, t0)) is not None):
             return seed_failed
         try:
             plan = scenario.plan(self.context(), world)

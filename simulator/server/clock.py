@@ -27,10 +27,12 @@ import threading
 import weakref
 from bisect import bisect_right
 from dataclasses import dataclass, field
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
 from hookproof.simulator.events import Event
-from hookproof.simulator.world import World
+
+if TYPE_CHECKING:
+    from hookproof.simulator.world.registry import AnyWorld
 
 
 @dataclass
@@ -43,7 +45,7 @@ class _Timeline:
     versions: dict[str, list[int]] = field(default_factory=dict)
     index_of: dict[str, int] = field(default_factory=dict)  # event id -> position
 
-    def catch_up(self, world: World) -> None:
+    def catch_up(self, world: AnyWorld) -> None:
         """Index the events the world emitted since the last call."""
         events = world.events
         for pos in range(self.indexed, len(events)):
@@ -55,10 +57,10 @@ class _Timeline:
 
 
 _lock = threading.Lock()
-_timelines: "weakref.WeakKeyDictionary[World, _Timeline]" = weakref.WeakKeyDictionary()
+_timelines: "weakref.WeakKeyDictionary[AnyWorld, _Timeline]" = weakref.WeakKeyDictionary()
 
 
-def advance(world: World, events: Iterable[Event]) -> int:
+def advance(world: AnyWorld, events: Iterable[Event]) -> int:
     """Move `world`'s clock past `events` (the ones being delivered now); returns the horizon.
 
     Events the world did not emit (fabricated ones: an unknown type, an oversized copy)
@@ -76,7 +78,7 @@ def advance(world: World, events: Iterable[Event]) -> int:
         return timeline.horizon
 
 
-def horizon(world: World) -> int | None:
+def horizon(world: AnyWorld) -> int | None:
     """The position in ``world.events`` of the newest delivered event; None when the clock was
     never advanced (everything is served current), -1 before the first delivery."""
     with _lock:
@@ -84,7 +86,7 @@ def horizon(world: World) -> int | None:
         return None if timeline is None else timeline.horizon
 
 
-def served_version(world: World, object_id: str) -> int:
+def served_version(world: AnyWorld, object_id: str) -> int:
     """The version of `object_id` the provider API serves now (see the module docstring).
 
     Raises the world's `WorldError` for an unknown object.
