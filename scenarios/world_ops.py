@@ -215,21 +215,27 @@ PADDLE_ACTIONS: tuple[str, ...] = ("buy", "subscribe", "renew", "fail_renewal", 
 
 
 def _paddle_legal(world: Any) -> list[Action]:
-    out: list[Action] = [("buy", None), ("subscribe", None)]
+    """Operations that move a subscription's status (a failed renewal, a recovery, a
+    cancellation) come before those that leave it (a renewal, a quantity change, a refund):
+    `explore`'s reordering rules find a blind overwrite only between two events of one
+    subscription whose statuses differ, so those are drawn first."""
+    out: list[Action] = [("subscribe", None), ("buy", None)]
+    moves: list[Action] = []
+    keeps: list[Action] = []
     for i, sub in enumerate(world.objects("subscription")):
         status = world.get(sub)["status"]
-        if status in ("active", "past_due"):
-            out += [("renew", i), ("change_quantity", i)]
         if status == "active":
-            out.append(("fail_renewal", i))
+            moves.append(("fail_renewal", i))
         if status == "past_due":
-            out.append(("recover", i))
+            moves.append(("recover", i))
         if status != "canceled":
-            out.append(("cancel", i))
+            moves.append(("cancel", i))
+        if status in ("active", "past_due"):
+            keeps += [("renew", i), ("change_quantity", i)]
     for i, txn in enumerate(world.objects("transaction")):
         if world.get(txn)["status"] == "completed":
-            out.append(("refund", i))
-    return out
+            keeps.append(("refund", i))
+    return out + moves + keeps
 
 
 def _paddle_apply(world: Any, action: str, index: int | None) -> None:
@@ -262,17 +268,23 @@ SHOPIFY_ACTIONS: tuple[str, ...] = ("sign_up", "checkout", "checkout_manual", "m
 
 
 def _shopify_legal(world: Any) -> list[Action]:
+    """Operations that move an order's ``financial_status`` come before those that leave it
+    (a note, a customer's tag): `explore`'s reordering rules find a blind overwrite only
+    between two events of one order whose states differ, so those are drawn first."""
     out: list[Action] = [("sign_up", None), ("checkout", None), ("checkout_manual", None)]
-    out += [("tag", i) for i in range(len(world.objects("customer")))]
+    moves: list[Action] = []
+    keeps: list[Action] = []
     for i, order in enumerate(world.objects("order")):
         o = world.get(order)
         if o["cancelled_at"] is not None:
             continue
-        out += [("note", i), ("cancel", i)]
         if o["financial_status"] == "pending":
-            out.append(("mark_paid", i))
+            moves.append(("mark_paid", i))
         elif o["financial_status"] in ("paid", "partially_refunded"):
-            out.append(("refund", i))
+            moves.append(("refund", i))
+        moves.append(("cancel", i))
+        keeps.append(("note", i))
+    out += moves + keeps + [("tag", i) for i in range(len(world.objects("customer")))]
     if world.installed:
         out.append(("uninstall", None))
     return out
