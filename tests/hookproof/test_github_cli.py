@@ -72,12 +72,3 @@ def test_enabled_events_take_githubs_names_and_an_unknown_one_lists_them() -> No
         parse_config(CONFIG.format(port=3000, extra='enabled_events = ["issues.opened", "invoice.paid"]'),
                      "hookproof.toml")
     assert "GitHub sends no event 'invoice.paid' (known: installation.created," in str(info.value)
-
-
-@pytest.mark.parametrize("command", [["storm", "--duration", "2s"]])  # explore drives the repository world
-def test_storm_refuses_the_github_profile_in_one_line(tmp_path: Path, command: list[str]) -> None:
-    (tmp_path / "hookproof.toml").write_text(CONFIG.format(port=9, extra=""))
-    run = hookproof(*command, cwd=tmp_path)
-    assert run.returncode == 2, run.stderr
-    assert "the GitHub profile sends its own world's events: use certify (or send) for it" in run.stderr
-    assert len(run.stderr.strip().splitlines()) == 1 and "Traceback" not in run.stderr
