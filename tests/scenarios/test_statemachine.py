@@ -170,7 +170,8 @@ def test_every_example_starts_from_an_event_and_reserializes_what_can_show(tmp_p
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(session_module.Session, "__init__", recording)
         try:
-            result = explore(receivers.target(), max_examples=60, seed=5, provider_state=provider)
+            # (which seed: any; the draws of one seed change whenever a rule is added)
+            result = explore(receivers.target(), max_examples=60, seed=1, provider_state=provider)
         finally:
             receivers.close()
     assert result.failure is None and len(seen) == result.examples >= 60
