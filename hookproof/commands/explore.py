@@ -90,11 +90,19 @@ def explore_target(cfg: "Config") -> Iterator[tuple["ExploreTarget", Any]]:
                                    enabled=frozenset(enabled) if enabled is not None else None,
                                    keys=cfg.key_mapping())
     if cfg.target.app is not None:
-        os.environ.setdefault("HOOKPROOF_API_BASE", PROVIDER_API_BASE)
-        os.environ.setdefault("HOOKPROOF_API_KEY", cfg.provider.api_key)
-        state = ServerState(api_keys=[cfg.provider.api_key])
-        target = make_target(cfg)
-        yield shared_target(target, make_observer(cfg, state), profile, secrets, **options), state
+        # For the in-process app only while the search runs: a run inside a longer-lived
+        # process (the pytest plugin, a test) must not leave it to the receivers started later.
+        added = {name: value for name, value in (("HOOKPROOF_API_BASE", PROVIDER_API_BASE),
+                                                 ("HOOKPROOF_API_KEY", cfg.provider.api_key))
+                 if name not in os.environ}
+        os.environ.update(added)
+        try:
+            state = ServerState(api_keys=[cfg.provider.api_key])
+            target = make_target(cfg)
+            yield shared_target(target, make_observer(cfg, state), profile, secrets, **options), state
+        finally:
+            for name in added:
+                os.environ.pop(name, None)
         return
     with provider_server(cfg) as (state, api_base, sink_url):
         with started_receiver(cfg, secrets, api_base, sink_url):

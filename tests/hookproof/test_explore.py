@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 from importlib.metadata import entry_points
@@ -65,6 +66,21 @@ def test_explore_passes_a_correct_receiver(tmp_path: Path) -> None:
                                       "--out", str(tmp_path / "r")])
     assert result.exit_code == 0, result.output
     assert not (tmp_path / "r" / "failing-schedule.json").exists()
+
+
+def test_an_in_process_explore_leaves_the_environment_as_it_found_it(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """The in-process app sees the routed provider API through HOOKPROOF_API_BASE while the
+    search runs; left behind, it became every later receiver's provider API (the user's
+    value wins over hookproof's), and storms and seeds in the same process fetched from a
+    host that does not exist."""
+    monkeypatch.delenv("HOOKPROOF_API_BASE", raising=False)
+    monkeypatch.delenv("HOOKPROOF_API_KEY", raising=False)
+    config = write_config(tmp_path, "inbox_sync")
+    result = CliRunner().invoke(app, ["explore", "-c", str(config), "--max-examples", "3", "--seed", "1",
+                                      "--out", str(tmp_path / "r")])
+    assert result.exit_code == 0, result.output
+    assert "HOOKPROOF_API_BASE" not in os.environ and "HOOKPROOF_API_KEY" not in os.environ
 
 
 def test_usage_errors_exit_2(tmp_path: Path) -> None:
