@@ -64,7 +64,9 @@ def run_hookproof(*args: str, timeout_s: float, env: Mapping[str, str] | None = 
             during(proc)
         killed = False
         status, usage = 0, None
+        peak = 0
         while True:
+            peak = max(peak, _high_water_bytes(proc.pid))
             pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
             if pid:
                 break
@@ -79,8 +81,23 @@ def run_hookproof(*args: str, timeout_s: float, env: Mapping[str, str] | None = 
         out.seek(0)
         err.seek(0)
         return CliRun(tuple(args), proc.returncode, out.read().decode("utf-8", "replace"),
-                      err.read().decode("utf-8", "replace"), elapsed,
-                      (usage.ru_maxrss if usage else 0) * 1024, killed)
+                      err.read().decode("utf-8", "replace"), elapsed, peak, killed)
+
+
+def _high_water_bytes(pid: int) -> int:
+    """The peak resident size of `pid`'s own memory since its exec (VmHWM), 0 once it is gone.
+
+    Not wait4's ru_maxrss: Linux carries the forking process's resident size into the
+    child's across exec, so a child of a large pytest process reads as large as pytest.
+    """
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii", errors="replace") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
 
 
 def empty_effects_db(path: Path) -> str:

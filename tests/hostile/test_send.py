@@ -98,3 +98,13 @@ def test_the_read_cap_keeps_memory_bounded(runs, behaviour: str) -> None:
     assert grown < HUGE_BODY_BYTES // 5, f"peak RSS grew by {grown >> 20} MiB over the baseline"
     excerpts = [a["response_excerpt"] for a in json.loads(run.stdout)]
     assert all(len(e) <= 2048 for e in excerpts)
+
+
+def test_a_child_s_memory_is_its_own_not_the_large_process_that_started_it() -> None:
+    """The memory bounds above read the hookproof process's own peak: wait4's ru_maxrss
+    carried pytest's resident size into every child across exec, so once the suite's
+    process had grown past the ceiling every bounded run read as too large."""
+    ballast = b"\x01" * (512 * 1024 * 1024)  # resident in this process while the child runs
+    run = run_hookproof("--version", timeout_s=60)
+    assert run.returncode == 0 and len(ballast) == 512 * 1024 * 1024
+    assert 0 < run.max_rss_bytes < 256 * 1024 * 1024, run
