@@ -13,6 +13,7 @@ from hookproof.commands.replay import read_schedule
 from hookproof.errors import UsageError
 from hookproof.scenarios.statemachine import SCHEDULE_FORMAT
 from tests.hostile.harness import run_hookproof
+from tests.support import free_port
 
 # seed 5: "pay" emits 3 events (customer.created, payment_intent.succeeded, charge.succeeded)
 GOOD: dict[str, Any] = {"format": SCHEDULE_FORMAT, "seed": 5, "events": [], "findings": [],
@@ -84,9 +85,15 @@ def test_a_missing_schedule_is_named(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_replay_of_a_step_with_no_such_event_is_one_line_exit_2(tmp_path: Path) -> None:
-    """Checked before the config is read or the target started: no traceback, nothing run."""
+    """Checked before the target is started (the config is read first: a user catalog's
+    schedule is checked against the config's own world): no traceback, nothing run."""
     path = tmp_path / "bad.json"
     path.write_text(json.dumps(_step(1, event=99)), encoding="utf-8")
+    port = free_port()  # nothing listens there: a started or probed target would fail another way
+    (tmp_path / "hookproof.toml").write_text(
+        f'[target]\nurl = "http://127.0.0.1:{port}/webhooks"\nprofile = "stripe"\nsecret = "whsec_replay_test"\n'
+        '\n[observer]\nkind = "sql"\nurl = "sqlite:///effects.db"\neffects = "SELECT business_key FROM effects"\n',
+        encoding="utf-8")
     run = run_hookproof("replay", str(path), "--config", str(tmp_path / "hookproof.toml"), timeout_s=60, cwd=tmp_path)
     assert run.returncode == 2 and "Traceback" not in run.stderr, run
     lines = run.stderr.strip().splitlines()
