@@ -9,7 +9,10 @@ behaviour, and a real provider would deliver those events next.
 
 `Ahead` lists, for the objects the storm sent, the events of their template stories it
 never delivered: their business keys (with their amounts) and the statuses their objects
-reach. `tolerate` drops the findings they explain and nothing else: an ``unexpected``
+reach after the last event the storm sent about them (an undelivered earlier event, e.g.
+an ``invoice.created`` of a type the storm does not send, is no state the receiver could
+learn ahead: an invoice left ``open`` by a late ``invoice.payment_failed`` is stale, not
+explained). `tolerate` drops the findings they explain and nothing else: an ``unexpected``
 effect whose key is one of them, a ``counter`` that moved by exactly that key's amount,
 a ``stale`` object whose observed status is one its story reached later. A check left
 without problems becomes valid; its stats say how many findings were explained.
@@ -34,7 +37,8 @@ class Ahead:
 
     Attributes:
         keys: business key -> its amount (None when not money-like).
-        statuses: object id -> the statuses its undelivered events carry.
+        statuses: object id -> the statuses its undelivered events after the last one
+            sent carry.
     """
 
     keys: dict[str, int | None] = field(default_factory=dict)
@@ -71,13 +75,15 @@ def ahead_of(sent: Iterable[Event], templates: Sequence[Any], *, keys: "KeyMappi
                 for t in world.events:
                     by_object.setdefault(t.object_id, []).append(t)
             template_id, copy_no = found
-            for e in renamer.events(by_object.get(template_id, ()), copy_no):
+            story = renamer.events(by_object.get(template_id, ()), copy_no)
+            last_sent = max((i for i, e in enumerate(story) if e.id in sent_ids), default=-1)
+            for i, e in enumerate(story):
                 if e.id in sent_ids:
                     continue
                 key = keys.key_of(e) if keys is not None else e.business_key
                 if key is not None:
                     ahead.keys[key] = e.amount
-                if e.status is not None:
+                if e.status is not None and i > last_sent:  # an earlier status explains nothing
                     ahead.statuses.setdefault(e.object_id, set()).add(e.status)
             break
     return ahead

@@ -14,7 +14,9 @@ charge.refunded                             ``refund:{charge.id}:{amount_refunde
 =========================================== =========================================
 
 State: every ``customer.subscription.*`` event sets the subscription's status; its
-version is the object's ``hookproof_version``. Every other type: no effect (2xx).
+version is the object's ``hookproof_version``. Every ``invoice.*`` event sets the
+invoice's status (``invoice_state_of``: Stripe's invoice ``status``, e.g. ``open``,
+``paid``), kept apart in ``invoice_states``. Every other type: no effect (2xx).
 """
 
 from __future__ import annotations
@@ -82,6 +84,15 @@ def amount_of(event: WebhookEvent) -> int | None:
         before = (event.previous_attributes or {}).get("amount_refunded")
         return None if before is None else obj["amount_refunded"] - before
     return obj.get("amount_total") or obj.get("amount_paid") or obj.get("amount")
+
+
+def invoice_state_of(event: WebhookEvent) -> StateChange | None:
+    """The invoice state an ``invoice.*`` event carries (its ``status`` at its
+    ``hookproof_version``), or None for another type or an invoice without a status."""
+    obj = event.object
+    if not event.type.startswith("invoice.") or obj.get("object") not in (None, "invoice") or not obj.get("status"):
+        return None
+    return StateChange(obj["id"], obj["status"], int(obj.get("hookproof_version", 0)))
 
 
 def state_of(event: WebhookEvent) -> StateChange | None:

@@ -39,6 +39,8 @@ from hookproof.receivers.business import Effect, StateChange
 #: The two queries hookproof's ``sql`` observer runs.
 EFFECTS_QUERY = "SELECT business_key, amount FROM effects"
 STATE_QUERY = "SELECT object_id, status, version FROM subscription_states"
+#: The invoices' state query (an observer's ``[observer.states] invoice``).
+INVOICE_STATE_QUERY = "SELECT object_id, status, version FROM invoice_states"
 
 #: Seconds a SQLite writer waits for the lock before "database is locked".
 SQLITE_BUSY_TIMEOUT_S = 30.0
@@ -58,6 +60,15 @@ effects = Table(
 #: The latest known state of each subscription.
 subscription_states = Table(
     "subscription_states", metadata,
+    Column("object_id", String(200), primary_key=True),
+    Column("status", String(50), nullable=False),
+    Column("version", Integer, nullable=False),
+    Column("event_created", Integer, nullable=True),
+)
+
+#: The latest known state of each invoice (``business.invoice_state_of``).
+invoice_states = Table(
+    "invoice_states", metadata,
     Column("object_id", String(200), primary_key=True),
     Column("status", String(50), nullable=False),
     Column("version", Integer, nullable=False),
@@ -162,19 +173,20 @@ class Store:
         return conn.execute(select(effects.c.id).where(effects.c.business_key == business_key).limit(1)).first() is not None
 
     def write_state(self, conn: Connection, change: StateChange, *, only_newer: bool = True,
-                    event_created: int | None = None) -> bool:
-        """Upsert a subscription's state; with `only_newer`, an older or equal version is ignored.
+                    event_created: int | None = None, table: Table = subscription_states) -> bool:
+        """Upsert an object's state into `table` (``subscription_states``, or ``invoice_states``);
+        with `only_newer`, an older or equal version is ignored.
 
         Returns True when the row was written.
         """
-        stmt = self.dialect_insert(subscription_states).values(object_id=change.object_id, status=change.status,
-                                                        version=change.version, event_created=event_created)
+        stmt = self.dialect_insert(table).values(object_id=change.object_id, status=change.status,
+                                                 version=change.version, event_created=event_created)
         new = stmt.excluded
         stmt = stmt.on_conflict_do_update(
             index_elements=["object_id"],
             set_={"status": new.status, "version": new.version, "event_created": new.event_created},
-            where=(subscription_states.c.version < new.version) if only_newer else None,
-        ).returning(subscription_states.c.object_id)
+            where=(table.c.version < new.version) if only_newer else None,
+        ).returning(table.c.object_id)
         return conn.execute(stmt).first() is not None
 
     def read_state(self, conn: Connection, object_id: str) -> Any:

@@ -6,7 +6,9 @@ apply the effect, and write the subscription state only when the object's versio
 newer than the stored one. A duplicate finds its id taken and answers 200 with no
 effect; a concurrent duplicate waits for the winner's transaction (PostgreSQL's unique
 index, SQLite's ``BEGIN IMMEDIATE``), so it can never apply twice. A crash before the
-commit leaves nothing behind, so the provider's retry applies the event once.
+commit leaves nothing behind, so the provider's retry applies the event once. An
+invoice's status (``invoice_states``) is kept the same way, newest version wins, in its
+own transaction: the versioned upsert makes a redelivery harmless.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ from typing import Any
 from sqlalchemy.engine import Connection
 
 from hookproof.receivers import OK, Receiver, ReceiverConfig, Reply, StateChange, WebhookEvent, make_app, run_cli
+from hookproof.receivers.business import invoice_state_of
+from hookproof.receivers.db import invoice_states
 
 
 class InboxSync(Receiver):
@@ -25,6 +29,11 @@ class InboxSync(Receiver):
     framework = "fastapi"
 
     def process(self, event: WebhookEvent) -> Reply:
+        invoice = invoice_state_of(event)
+        if invoice is not None:
+            with self.store.transaction() as conn:
+                self.store.write_state(conn, invoice, only_newer=True, event_created=event.created,
+                                       table=invoice_states)
         effect, state = self.effect_of(event), self.state_of(event)
         if effect is None and state is None:
             return Reply(200, {"ignored": event.type})

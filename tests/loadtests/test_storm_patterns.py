@@ -128,11 +128,14 @@ def test_bad_pattern_shares_are_refused(kwargs: dict[str, float]) -> None:
 
 # ---- storms -----------------------------------------------------------------------------
 
-def _storm(tmp_path: Path, receiver: str, *args: str) -> dict[str, list[str]]:
+def _storm(tmp_path: Path, receiver: str, *args: str, states: dict[str, str] | None = None) -> dict[str, list[str]]:
     from tests.loadtests.test_storm_command import _config
 
     tmp_path.mkdir(parents=True, exist_ok=True)
     config = _config(tmp_path, receiver)
+    if states:  # one more state query per object kind (TOML allows the table after [settle])
+        with config.open("a", encoding="utf-8") as f:
+            f.write("[observer.states]\n" + "".join(f'{k} = "{q}"\n' for k, q in states.items()))
     env = {**os.environ, "HOOKPROOF_TEST_SECRET": SECRET, "PYTHONPATH": str(ROOT), "COLUMNS": "200"}
     result = subprocess.run([sys.executable, "-m", "hookproof", "storm", "--config", str(config), "--out",
                              str(tmp_path / "out"), "--duration", "8s", "--users", "2", "--rate", "10", *args],
@@ -182,3 +185,18 @@ def test_older_after_newer_redelivery_catches_the_last_refund_marker(tmp_path: P
     marker = _storm(tmp_path / "marker", "last_refund_marker", *args)
     assert "duplicated" in marker and all(m for m in marker["duplicated"]), marker
     assert _storm(tmp_path / "inbox", "inbox_sync", *args) == {}
+
+
+@pytest.mark.slow
+def test_late_failures_leave_the_arrival_order_invoice_stale_and_pass_the_versioned_twin(tmp_path: Path) -> None:
+    """stale_failure_order sets an invoice's status in arrival order: the renewal's
+    ``invoice.payment_failed`` (attempt 1) held late, after its ``invoice.paid`` (attempt 2),
+    leaves the paid invoice ``open`` (Polar #14274). Its subscription is repaired by the next
+    ``customer.subscription.updated``, so the storm names the invoice; inbox_sync, which keeps
+    each invoice's newest version, passes the same storm."""
+    args = ("--duplicates", "0", "--related", "0", "--late", "1", "--older-redelivery", "0", "--waves", "0")
+    states = {"invoice": "SELECT object_id, status, version FROM invoice_states"}
+    stale = _storm(tmp_path / "stale", "stale_failure_order", *args, states=states)
+    invoices = [m for m in stale.get("stale", []) if m == "final state is open (v2), the provider's is paid (v3)"]
+    assert invoices, stale
+    assert _storm(tmp_path / "inbox", "inbox_sync", *args, states=states) == {}

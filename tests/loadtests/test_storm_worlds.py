@@ -21,7 +21,7 @@ import pytest
 from hookproof.loadtests.ahead import Ahead, ahead_of, tolerate
 from hookproof.loadtests.renaming import MAX_SAFE_INT, IdRenamer
 from hookproof.loadtests.spec import StormSpec
-from hookproof.loadtests.stories import STORIES, StoryBook, play_stories, process_seed, template_world
+from hookproof.loadtests.stories import STORIES, StoryBook, play_stories, process_seed, renamed, template_world
 from hookproof.loadtests.storm_truth import served_world, storm_truth
 from hookproof.scenarios.findings import CheckResult, Finding, Verdict
 from hookproof.simulator.profiles import get_profile
@@ -173,6 +173,22 @@ def test_ahead_explains_only_what_the_undelivered_story_holds() -> None:
     assert out["stale"].verdict is Verdict.VALID
     assert out["duplicated"] == results[3]  # never explained
     assert tolerate(results, Ahead()) == results
+
+
+def test_an_undelivered_earlier_status_explains_no_stale_state() -> None:
+    """An invoice whose ``invoice.created`` (open, v1) the storm never sent and whose
+    payment_failed (open, v2) and paid (paid, v3) it sent: a receiver showing it ``open``
+    is stale (a late failure won), not ahead of delivery; a later, unsent status still is."""
+    world = template_world("billing", 3, start_us=START_US)
+    play_stories(world, 1)
+    story = renamed(world.events, 4)
+    failed = next(e for e in story if e.type == "invoice.payment_failed")
+    invoice = [e for e in story if e.object_id == failed.object_id]
+    assert [(e.status, e.version) for e in invoice] == [("open", 1), ("open", 2), ("paid", 3)]
+    assert ahead_of(invoice[1:], [world]).statuses.get(failed.object_id) is None
+    assert ahead_of(invoice[:2], [world]).statuses[failed.object_id] == {"paid"}
+    stale = CheckResult("stale", Verdict.INVALID, (Finding("stale", failed.object_id, "s", "paid (v3)", "open (v2)"),))
+    assert tolerate([stale], ahead_of(invoice[1:], [world])) == [stale]
 
 
 # ---- real storms ------------------------------------------------------------------------
