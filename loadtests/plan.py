@@ -27,9 +27,10 @@ The patterns of real bug reports (issue 16), each a share:
 - **late** (`late`): an event with a status is held back and delivered right after the
   next event of its object (a payment failure after the success: Polar #14274);
 - **provider-API transient** (`api_transient`): a share of objects, chosen by their id
-  (`api_transient_object`), is "not visible yet" at the provider API on its first
-  fetch (`loadtests.storm_truth`); their deliveries carry the tag ``api-transient``, so a
-  5xx answered to them is an advisory, not a finding (the provider retries it).
+  (`api_transient_object`), fails its first fetch at the provider API, then recovers
+  (`loadtests.storm_truth`): half answer 404 ("not visible yet"), half 500
+  (`api_transient_status`); their deliveries carry the tag ``api-transient``, so a 5xx
+  answered to them is an advisory, not a finding (the provider retries it).
 
 Tags recorded with each attempt (benign in `scenarios.checks` but ``api-transient``):
 ``burst=N`` for burst copies, ``burst=related-N`` for a related burst of N events,
@@ -60,6 +61,16 @@ def api_transient_object(object_id: str, share: float) -> bool:
     """True for the share `share` of object ids the provider API hides on their first
     fetch: chosen by a CRC-32 of the id, so senders and provider API agree with no message."""
     return share > 0 and zlib.crc32(object_id.encode("utf-8")) % 10_000 < share * 10_000
+
+
+def api_transient_status(object_id: str, share: float) -> int | None:
+    """What the provider API answers the first fetch of `object_id` under the transient of
+    share `share`: None (the object is not chosen, `api_transient_object`), else 404 ("not
+    visible yet") or 500 (an outage the provider's retry outlives), half each, chosen by an
+    Adler-32 of the id (issue 16's pattern: dj-stripe #832 lost the effect on the 500)."""
+    if not api_transient_object(object_id, share):
+        return None
+    return 500 if zlib.adler32(object_id.encode("utf-8")) % 2 else 404
 
 
 @dataclass(frozen=True)
@@ -277,4 +288,4 @@ class StormPlan:
         return len(self._replays)
 
 
-__all__ = ["Send", "StormPlan"]
+__all__ = ["Send", "StormPlan", "api_transient_object", "api_transient_status"]

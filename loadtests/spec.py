@@ -68,8 +68,8 @@ class StormSpec(BaseModel):
             types released together: a new object's first events).
         older_redelivery: share of objects whose first effect is redelivered after their second.
         late: share of events with a status held back until after their object's next event.
-        api_transient: share of objects the provider API hides ("not visible yet", 404) on
-            their first fetch (0 by default: only the deliveries of events about a hidden
+        api_transient: share of objects whose first fetch the provider API fails, then
+            recovers: half 404 ("not visible yet"), half 500 (0 by default: only the deliveries of events about a hidden
             object are tagged, and a receiver may fetch other objects too).
         seed: base seed of the worlds and the plans.
         world_start_us: the worlds' clock start (unix microseconds), so the provider API

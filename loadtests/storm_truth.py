@@ -10,6 +10,10 @@ template, renamed on the fly (`served_world`): ``GET /v1/payments/<a copy's id>`
 that copy's payment, at its final version (a storm's clock does not move with
 deliveries).
 
+With the provider-API transient (`StormSpec.api_transient`), a chosen object fails its
+first fetch: half "not visible yet" (404, `served_world`), half a 500 (`transient_outage`,
+a `Switches.first_request` rule `serve_truth` installs); later fetches serve it.
+
 `served_world` wraps a `RecordWorld` (Mercado Pago, Paddle, and any other world built on
 it), a `GitHubWorld` or the billing `World` in a subclass of its own class, so the
 provider routes that look for their world's class find it; only the reading interface
@@ -23,9 +27,9 @@ Pure; no Locust import.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Callable
 
-from hookproof.loadtests.plan import api_transient_object
+from hookproof.loadtests.plan import api_transient_status
 from hookproof.loadtests.renaming import IdRenamer
 from hookproof.loadtests.spec import StormSpec
 from hookproof.loadtests.stories import (
@@ -40,6 +44,7 @@ from hookproof.loadtests.stories import (
 from hookproof.simulator.errors import WorldError
 from hookproof.simulator.events import Event
 from hookproof.simulator.profiles import get_profile
+from hookproof.simulator.server.state import Switch
 from hookproof.simulator.world import World
 
 
@@ -93,11 +98,17 @@ class _RenamedReads:
         found = self._renamer.original(object_id)
         if found is None or not (found[0] in self._objects or found[0] in self._event_index):
             return False
-        if self._api_transient and api_transient_object(object_id, self._api_transient) \
-                and object_id not in self._fetched:
+        if self._api_transient and found[0] in self._objects \
+                and api_transient_status(object_id, self._api_transient) == 404 and object_id not in self._fetched:
+            # objects only, as the deliveries' tag: an event's own id is never "not visible yet"
             self._fetched.add(object_id)  # "not visible yet" once: the provider API's transient
             return False
         return True
+
+    def serves_object(self, object_id: str) -> bool:
+        """True when `object_id` is one of the storm's objects (not an event) this world serves."""
+        found = self._renamer.original(object_id)
+        return found is not None and found[0] in self._objects
 
     def event(self, event_id: str) -> Event:
         found = self._renamer.original(event_id)
@@ -140,6 +151,23 @@ def served_world(template: Any, renamer: "IdRenamer | BillingRenamer | None" = N
     return world
 
 
+def transient_outage(worlds: list[Any], share: float) -> Callable[[str], Switch | None] | None:
+    """The provider API's 5xx half of the transient (`plan.api_transient_status`), as a rule
+    for `Switches.first_request`: the first fetch of each chosen object of `worlds`
+    (`served_world`s) is answered 500, then the object is served. None when `share` is 0.
+    The 404 half is `served_world`'s (the object "not visible yet" on its first lookup)."""
+    if share <= 0:
+        return None
+    outage = Switch(status=500)
+
+    def rule(object_id: str) -> Switch | None:
+        if api_transient_status(object_id, share) != 500:
+            return None
+        return outage if any(w.serves_object(object_id) for w in worlds) else None
+
+    return rule
+
+
 def template_worlds(spec: StormSpec, processes: int) -> list[Any]:
     """The template worlds of a storm's `processes` sending processes (worker indexes 0
     to processes-1; a single local process is index 0), their stories played as each
@@ -159,4 +187,15 @@ def storm_truth(spec: StormSpec, processes: int) -> list[Any]:
     return [served_world(w, api_transient=spec.api_transient) for w in template_worlds(spec, processes)]
 
 
-__all__ = ["BillingRenamer", "renamer_of", "served_world", "storm_truth", "template_worlds"]
+def serve_truth(state: Any, spec: StormSpec, processes: int) -> None:
+    """Let the provider API (`state`, a `simulator.server.state.ServerState`) serve the storm's
+    objects (`storm_truth`), with the transient's 5xx half on their first fetch
+    (`transient_outage`, on `state.switches`)."""
+    worlds = storm_truth(spec, processes)
+    for world in worlds:
+        state.add_world(world)
+    state.switches.first_request(transient_outage(worlds, spec.api_transient))
+
+
+__all__ = ["BillingRenamer", "renamer_of", "serve_truth", "served_world", "storm_truth", "template_worlds",
+           "transient_outage"]

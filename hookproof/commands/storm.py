@@ -142,10 +142,9 @@ def serve_storm_truth(state: Any, spec: "StormSpec", workers: int) -> None:
     """Let the provider API (`state`, a `ServerState`) serve every object the storm's
     `workers` sending processes (0: one local process) will replay, before the first
     delivery (`loadtests.storm_truth`: their template worlds, renamed on the fly)."""
-    from hookproof.loadtests.storm_truth import storm_truth
+    from hookproof.loadtests.storm_truth import serve_truth
 
-    for world in storm_truth(spec, max(1, workers)):
-        state.add_world(world)
+    serve_truth(state, spec, max(1, workers))
 
 
 def master_command(spec: "StormSpec", *, workers: int, spawn_rate: float, bind_host: str, port: int,
@@ -326,7 +325,7 @@ def register(app: typer.Typer) -> None:
         related: Annotated[float, typer.Option("--related", min=0.0, max=1.0, help="Share of groups that release the next events of different types together (a new object's first events).")] = 0.05,
         older_redelivery: Annotated[float, typer.Option("--older-redelivery", min=0.0, max=1.0, help="Share of objects whose first effect is redelivered after their second.")] = 0.05,
         late: Annotated[float, typer.Option("--late", min=0.0, max=1.0, help="Share of events with a status delivered after their object's next event.")] = 0.05,
-        api_transient: Annotated[float, typer.Option("--api-transient", min=0.0, max=1.0, help="Share of objects the provider API answers 404 (not visible yet) on their first fetch; a 5xx to a delivery about one is an advisory.")] = 0.0,
+        api_transient: Annotated[float, typer.Option("--api-transient", min=0.0, max=1.0, help="Share of objects whose first fetch the provider API fails, then recovers: half 404 (not visible yet), half 500; a 5xx to a delivery about one is an advisory.")] = 0.0,
         max_in_flight: Annotated[int, typer.Option("--max-in-flight", min=1, max=10_000, help="Groups (an event and its burst copies) in flight per user at most; past it a user falls behind its rate instead of opening more connections.")] = 64,
         out: Annotated[Optional[Path], typer.Option("--out", help="Report directory (default: a new folder hookproof-reports/storm-<UTC time>/, linked as hookproof-reports/latest).", show_default=False)] = None,
         force: Annotated[bool, typer.Option("--force", help="Let --out overwrite another command's results.")] = False,

@@ -16,7 +16,9 @@ Switches make the provider API misbehave on purpose, per object id or globally:
 - ``times``: the switch heals after affecting this many requests (None: until cleared).
 
 An object's own switch wins over the global one for requests about that object;
-list endpoints only see the global switch.
+list endpoints only see the global switch. For objects too many to switch one by one
+(a storm's), `Switches.first_request` installs a rule: the first request about each
+object id the rule gives a switch for is answered by that switch, once.
 """
 
 from __future__ import annotations
@@ -103,6 +105,17 @@ class Switches:
         self._clock = clock
         self._lock = threading.Lock()
         self._slots: dict[str | None, _Slot] = {}
+        self._first: Callable[[str], Switch | None] | None = None
+        self._firsts_seen: set[str] = set()
+
+    def first_request(self, rule: Callable[[str], Switch | None] | None) -> None:
+        """Answer the first request about each object id for which `rule` returns a switch
+        with that switch (its `status` or `not_found`), then serve that id normally; None
+        removes the rule. An object's own installed switch still wins. `rule` must be
+        cheap and must not call back into the switches (it runs under their lock)."""
+        with self._lock:
+            self._first = rule
+            self._firsts_seen = set()
 
     def set(self, object_id: str | None = None, switch: Switch | None = None, **fields: object) -> Switch:
         """Install `switch` (or one built from `fields`) for `object_id` (None: global)."""
@@ -135,6 +148,13 @@ class Switches:
     def decide(self, object_id: str | None) -> Decision:
         """Consume the switch that applies to a request about `object_id` (None: a list)."""
         with self._lock:
+            if (self._first is not None and object_id is not None and object_id not in self._slots
+                    and object_id not in self._firsts_seen):
+                first = self._first(object_id)
+                if first is not None:
+                    self._firsts_seen.add(object_id)
+                    return Decision(slow_s=first.slow_s, status=first.status, not_found=first.not_found,
+                                    stale=first.stale)
             key: str | None = object_id if object_id in self._slots else None
             slot = self._slots.get(key)
             if slot is None:

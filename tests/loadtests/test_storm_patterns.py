@@ -17,11 +17,12 @@ from pathlib import Path
 
 import pytest
 
-from hookproof.loadtests.plan import API_TRANSIENT_TAG, Send, StormPlan, api_transient_object
+from hookproof.loadtests.plan import API_TRANSIENT_TAG, Send, StormPlan, api_transient_object, api_transient_status
 from hookproof.loadtests.stories import StoryBook, template_world
-from hookproof.loadtests.storm_truth import served_world
+from hookproof.loadtests.storm_truth import served_world, transient_outage
 from hookproof.simulator.events import Event
 from hookproof.simulator.profiles import get_profile
+from hookproof.simulator.server.state import ServerState
 
 ROOT = Path(__file__).resolve().parents[2]
 SECRET = "whsec_storm_tests_only_0123456789"
@@ -112,11 +113,36 @@ def test_the_provider_api_hides_a_transient_object_on_its_first_lookup_only() ->
     world = template_world("mercadopago", 5, start_us=1_790_000_000_000_000)
     book = StoryBook(world, get_profile("mercadopago"), lambda e: True, stories=4)
     served = served_world(world, book.renamer, api_transient=0.5)
-    ids = {r.event.object_id for r in book.stream(first_copy=1, max_events=60)}
-    hidden = {i for i in ids if api_transient_object(i, 0.5)}
+    events = [r.event for r in book.stream(first_copy=1, max_events=60)]
+    ids = {e.object_id for e in events}
+    hidden = {i for i in ids if api_transient_status(i, 0.5) == 404}
     assert hidden and hidden != ids
     assert {i for i in ids if not served.has(i)} == hidden
     assert all(served.has(i) for i in ids)
+    assert all(served.has(e.id) for e in events)  # an event's own id is never hidden: the tag names objects
+
+
+def test_the_provider_api_fails_the_other_transient_objects_first_fetch_with_a_500() -> None:
+    """The transient's other half (dj-stripe #832's pattern): the first request about a chosen
+    object is answered 500, the next ones serve it; an object's own switch still wins, and
+    an event id or an unknown id is never failed."""
+    world = template_world("billing", 5, start_us=1_790_000_000_000_000)
+    book = StoryBook(world, get_profile("stripe"), lambda e: True, stories=4)
+    served = served_world(world, book.renamer, api_transient=0.5)
+    events = [r.event for r in book.stream(first_copy=1, max_events=80)]
+    ids = {e.object_id for e in events}
+    failing = {i for i in ids if api_transient_status(i, 0.5) == 500}
+    assert failing and failing != ids and not failing & {i for i in ids if api_transient_status(i, 0.5) == 404}
+    switches = ServerState().switches
+    switches.first_request(transient_outage([served], 0.5))
+    assert {i for i in ids if switches.decide(i).status == 500} == failing
+    assert all(switches.decide(i).status is None for i in ids)  # recovered
+    mine = next(iter(sorted(failing)))
+    switches.first_request(transient_outage([served], 0.5))
+    switches.set(mine, status=503, times=1)
+    assert switches.decide(mine).status == 503 and switches.decide(mine).status == 500
+    assert all(switches.decide(e.id).status is None for e in events if api_transient_status(e.id, 0.5) == 500)
+    assert transient_outage([served], 0.0) is None
 
 
 @pytest.mark.parametrize("kwargs", [{"related": 1.5}, {"late": -0.1}, {"older_redelivery": 2.0},
@@ -200,3 +226,24 @@ def test_late_failures_leave_the_arrival_order_invoice_stale_and_pass_the_versio
     invoices = [m for m in stale.get("stale", []) if m == "final state is open (v2), the provider's is paid (v3)"]
     assert invoices, stale
     assert _storm(tmp_path / "inbox", "inbox_sync", *args, states=states) == {}
+
+
+@pytest.mark.slow
+def test_the_provider_api_transient_loses_the_effects_of_the_receiver_that_marks_before_fetching(
+        tmp_path: Path) -> None:
+    """mark_before_fetch commits "processed" before it fetches (dj-stripe #832): the first fetch
+    of a transient object fails (404 or 500), it answers 500, the storm retries, and the retry
+    is a no-op: ``lost``, for objects of the 500 half too. fetch_state, which marks nothing
+    before the fetch succeeded, passes the same storm."""
+    args = ("--duplicates", "0", "--related", "0", "--late", "0", "--older-redelivery", "0", "--waves", "0",
+            "--api-transient", "0.5")
+    marked = _storm(tmp_path / "marked", "mark_before_fetch", *args)
+    assert "lost" in marked, marked
+    lost = _finding_keys(tmp_path / "marked", "lost")
+    assert any(api_transient_status(k.split(":")[1], 0.5) == 500 for k in lost), lost
+    assert _storm(tmp_path / "fetch", "fetch_state", *args) == {}
+
+
+def _finding_keys(tmp_path: Path, check_id: str) -> list[str]:
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    return [f["key"] for c in report["scenarios"][0]["checks"] if c["check_id"] == check_id for f in c["findings"]]
