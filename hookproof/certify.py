@@ -134,12 +134,14 @@ def with_port(config: Config) -> Config:
 
 
 @contextlib.contextmanager
-def started_receiver(config: Config, secrets: Sequence[str], api_base: str, sink_url: str) -> Iterator[None]:
+def started_receiver(config: Config, secrets: Sequence[str], api_base: str, sink_url: str,
+                     log: Any = None) -> Iterator[None]:
     """The receiver the config says hookproof starts, started as certify starts it
     (`[target.start]`, or `[target.process]`/`[target.docker]` without faults), for
-    explore, replay and storm; stopped after."""
-    with receiver_process(config, secrets, api_base, sink_url), \
-            controlled_receiver(config, secrets, api_base, sink_url, History(), 0):
+    explore, replay and storm; stopped after. A process's output goes to `log` (a
+    `chaos.process.ReceiverLog`, see `receiver_log`) when given."""
+    with receiver_process(config, secrets, api_base, sink_url, log), \
+            controlled_receiver(config, secrets, api_base, sink_url, History(), 0, log):
         yield
 
 
@@ -437,11 +439,10 @@ def certify(config: Config, *, scenarios: Sequence[str] | None = None, out_dir: 
     finally:  # also on an interruption during startup: the history stays readable
         history.set_meta("finished", finished)
         history.close()
-        if log is not None and marks is not None:  # the receivers have stopped: their last words are in
-            from hookproof.receiver_log import RECEIVER_LOG_FILE
+        if log is not None:  # the receivers have stopped: their last words are in
+            from hookproof.receiver_log import keep_receiver_log
 
-            tails = marks.tails() if log.keep(out_dir / RECEIVER_LOG_FILE) else None
-            log.close()
+            tails = keep_receiver_log(log, marks, out_dir)
     if tails is not None:
         from hookproof.receiver_log import link_receiver_log
 

@@ -4,12 +4,14 @@ A receiver hookproof starts (``[target.start]`` or ``[target.process]``) writes 
 output into the run's `chaos.process.ReceiverLog`; certify marks where each scenario
 began, keeps the newest `chaos.process.KEEP_BYTES` as ``receiver.log`` in the report
 folder (every secret hookproof knows masked) and gives each ``no_server_error`` finding
-the last lines its scenario wrote (`LogExcerpt`): the traceback behind a 500.
+the last lines its scenario wrote (`LogExcerpt`): the traceback behind a 500. explore and
+storm keep it the same way (`keep_receiver_log`, `link_receiver_log`).
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 from typing import Mapping, Sequence
 
 from hookproof.chaos.process import ReceiverLog
@@ -37,6 +39,21 @@ class ScenarioMarks:
         order = sorted(self.starts.items(), key=lambda item: item[1])
         ends = [start for _, start in order[1:]] + [self.log.mark()]
         return {sid: self.log.tail(start, end) if end > start else "" for (sid, start), end in zip(order, ends)}
+
+
+def keep_receiver_log(log: ReceiverLog | None, marks: ScenarioMarks | None, out_dir: Path) -> dict[str, str] | None:
+    """Once the receivers stopped: keep `log` as ``receiver.log`` in `out_dir` (every secret
+    it knows masked, the newest `chaos.process.KEEP_BYTES`) and close it. Returns each marked
+    scenario's tail (`ScenarioMarks.tails`; {} without marks), or None when there is no log
+    or nothing could be kept."""
+    if log is None:
+        return None
+    try:
+        if not log.keep(out_dir / RECEIVER_LOG_FILE):
+            return None
+        return marks.tails() if marks is not None else {}
+    finally:
+        log.close()
 
 
 def link_receiver_log(report: RunReport, tails: Mapping[str, str], path: str = RECEIVER_LOG_FILE) -> RunReport:

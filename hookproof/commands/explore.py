@@ -59,7 +59,7 @@ class ExploreRun:
 
 
 @contextlib.contextmanager
-def explore_target(cfg: "Config") -> Iterator[tuple["ExploreTarget", Any]]:
+def explore_target(cfg: "Config", log: Any = None) -> Iterator[tuple["ExploreTarget", Any]]:
     """The configured receiver as an ExploreTarget, with what it needs running.
 
     In-process apps see the provider API at `PROVIDER_API_BASE` (``HOOKPROOF_API_BASE``
@@ -68,7 +68,8 @@ def explore_target(cfg: "Config") -> Iterator[tuple["ExploreTarget", Any]]:
     `[target.process]`, `[target.docker]`); a receiver it did not start must listen at
     `target.url` (ConfigError naming it, as certify). The state machine drives the world
     the profile sends from, sends only the ``enabled_events`` and judges effects under the
-    team's ``[business_keys]`` and ``[counters]``, as certify does. Yields (target, provider state).
+    team's ``[business_keys]`` and ``[counters]``, as certify does. A receiver process's
+    output goes to `log` (`certify.receiver_log`) when given. Yields (target, provider state).
     """
     from hookproof.certify import (
         check_reachable,
@@ -105,7 +106,7 @@ def explore_target(cfg: "Config") -> Iterator[tuple["ExploreTarget", Any]]:
                 os.environ.pop(name, None)
         return
     with provider_server(cfg) as (state, api_base, sink_url):
-        with started_receiver(cfg, secrets, api_base, sink_url):
+        with started_receiver(cfg, secrets, api_base, sink_url, log):
             check_reachable(cfg)
             yield shared_target(make_target(cfg), make_observer(cfg, state), profile, secrets, in_process=False,
                                 settle_window_s=cfg.settle.window_s, settle_deadline_s=cfg.settle.deadline_s,
@@ -180,9 +181,12 @@ def run_explore(cfg: "Config", *, out_dir: Path | Callable[[], Path], max_exampl
     it is built. `out_dir` may be a function making the report folder
     (`hookproof.rundirs`), called once the target passed the loopback check. Raises
     UsageError for a remote target without `allow_remote`, ConfigError when nothing
-    listens at `target.url`.
+    listens at `target.url`. A receiver hookproof starts leaves its own log in the report
+    folder as certify's does (``receiver.log``, secrets masked, size-capped; each 5xx
+    finding quotes its scenario's tail).
     """
-    from hookproof.certify import check_loopback
+    from hookproof.certify import check_loopback, receiver_log
+    from hookproof.receiver_log import RECEIVER_LOG_FILE, keep_receiver_log, link_receiver_log
     from hookproof.scenarios.statemachine import (
         NOTHING_ACKNOWLEDGED,
         burst_hit_rate,
@@ -199,19 +203,28 @@ def run_explore(cfg: "Config", *, out_dir: Path | Callable[[], Path], max_exampl
     stale = out_dir / SCHEDULE_FILE
     if stale.exists():
         stale.unlink()
+    (out_dir / RECEIVER_LOG_FILE).unlink(missing_ok=True)  # an earlier run's, in a reused folder
     started = time.time()
     hit: HitRate | None = None
     report_progress("starting", 0, None)
-    with explore_target(cfg) as (target, state):
-        if on_target is not None:
-            on_target(target.describe)
-        report_progress("state machine", 0, None)
-        result = explore(target, max_examples=max_examples, seed=seed, provider_state=state, database=database,
-                         on_example=lambda done, sent: report_progress("state machine", done, max_examples))
-        if not target.in_process:
-            report_progress("burst race", 0, repeats)
-            hit = burst_hit_rate(target, repeats=repeats, copies=cfg.run.burst, seed=seed, provider_state=state,
-                                 on_run=lambda done: report_progress("burst race", done, repeats))
+    log, marks = receiver_log(cfg, cfg.target.secrets(cfg.base_dir))
+    try:
+        with explore_target(cfg, log) as (target, state):
+            if on_target is not None:
+                on_target(target.describe)
+            report_progress("state machine", 0, None)
+            if marks is not None:
+                marks.mark(MACHINE_ID)
+            result = explore(target, max_examples=max_examples, seed=seed, provider_state=state, database=database,
+                             on_example=lambda done, sent: report_progress("state machine", done, max_examples))
+            if not target.in_process:
+                report_progress("burst race", 0, repeats)
+                if marks is not None:
+                    marks.mark(BURSTS_ID)
+                hit = burst_hit_rate(target, repeats=repeats, copies=cfg.run.burst, seed=seed, provider_state=state,
+                                     on_run=lambda done: report_progress("burst race", done, repeats))
+    finally:  # the receiver has stopped: its last words are in
+        tails = keep_receiver_log(log, marks, out_dir)
     lines = [f"explored {result.examples} example(s), {result.steps} step(s) in {result.duration_s:.1f} s (seed {seed})"]
     schedule_path = None
     if result.failure is not None:
@@ -232,6 +245,8 @@ def run_explore(cfg: "Config", *, out_dir: Path | Callable[[], Path], max_exampl
     if hit is not None:
         scenarios.append(burst_report(hit))
     report = run_report(cfg, target.describe, seed, started, scenarios)
+    if tails is not None:
+        report = link_receiver_log(report, tails)
     paths = write_explore_reports(report, out_dir)
     if schedule_path is not None:
         paths["schedule"] = schedule_path

@@ -352,15 +352,17 @@ def register(app: typer.Typer) -> None:
         loopback target only works for workers on the receiver's machine); if one does
         not, the storm is refused in one line. The master port carries the signing
         secret: bind it on a private network only."""
-        from hookproof.certify import check_reachable, provider_server, started_receiver
+        from hookproof.certify import check_reachable, provider_server, receiver_log, started_receiver
         from hookproof.chaos.errors import ChaosError
         from hookproof.errors import HookproofError, UsageError
-        from hookproof.reports import REPORT_FILES, load_json
+        from hookproof.receiver_log import RECEIVER_LOG_FILE, keep_receiver_log, link_receiver_log
+        from hookproof.reports import REPORT_FILES, load_json, write_reports
         from hookproof.rundirs import run_out
         from hookproof.simulator.delivery import Target
         from hookproof.simulator.errors import SimulatorError
         from hookproof.terminal import console, err_console, fail, load, print_report
 
+        tails: dict[str, str] | None = None  # the receiver's log, by scenario, once kept
         caught = Interrupts.install()
         try:
             cfg = load(config)
@@ -379,7 +381,7 @@ def register(app: typer.Typer) -> None:
             collect_timeout_s = parse_duration(collect_timeout, "--collect-timeout")
             secrets = cfg.target.secrets(cfg.base_dir)
             out = run_out(out, "storm", force=force)
-            for name in (*REPORT_FILES.values(), "history.sqlite"):
+            for name in (*REPORT_FILES.values(), "history.sqlite", RECEIVER_LOG_FILE):
                 with contextlib.suppress(FileNotFoundError):
                     (out / name).unlink()
             progress_path = out / ".storm-progress.json"
@@ -396,12 +398,18 @@ def register(app: typer.Typer) -> None:
                                             "api_transient": api_transient})
                 check_team_keys(cfg, spec)  # a template the storm's events cannot fill: before any sending
                 serve_storm_truth(_state, spec, workers_expected or workers)
-                with started_receiver(cfg, secrets, api_base, sink_url):
-                    check_reachable(cfg)  # once a started receiver is up; nothing listening is not a finding
-                    code = run_storm(spec, secrets, workers=workers_expected or workers, spawn_rate=spawn_rate,
-                                     remote_workers=remote, bind_host=bind_host, port=port,
-                                     workers_timeout_s=workers_timeout_s, log_dir=out / "locust",
-                                     console=err_console)
+                log, marks = receiver_log(cfg, secrets)
+                if marks is not None:
+                    marks.mark("storm")
+                try:
+                    with started_receiver(cfg, secrets, api_base, sink_url, log):
+                        check_reachable(cfg)  # once a started receiver is up; nothing listening is not a finding
+                        code = run_storm(spec, secrets, workers=workers_expected or workers, spawn_rate=spawn_rate,
+                                         remote_workers=remote, bind_host=bind_host, port=port,
+                                         workers_timeout_s=workers_timeout_s, log_dir=out / "locust",
+                                         console=err_console)
+                finally:  # the receiver has stopped: its last words are in
+                    tails = keep_receiver_log(log, marks, out)
         except (HookproofError, SimulatorError, ChaosError) as exc:
             raise fail(str(exc)) from None
         except KeyboardInterrupt:
@@ -423,6 +431,9 @@ def register(app: typer.Typer) -> None:
         if not report_path.is_file():
             raise fail(f"the storm ended (Locust exit code {code}) without a report; see the logs in {out / 'locust'}", 1)
         report = load_json(report_path.read_bytes())
+        if tails is not None:  # the master wrote the reports; they name the log and quote it, as certify's
+            report = link_receiver_log(report, tails)
+            write_reports(report, out)
         paths = {name: out / file for name, file in REPORT_FILES.items()}
         paths["history"] = out / "history.sqlite"
         print_report(report, paths, f"hookproof storm: {cfg.target.profile} receiver at {report.target}")

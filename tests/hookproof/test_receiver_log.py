@@ -174,3 +174,83 @@ def test_reports_render_a_linked_finding() -> None:
     assert "````text\n```\n<b>boom</b>\n````" in render_markdown(again)
     html = render_html(again)
     assert "&lt;b&gt;boom&lt;/b&gt;" in html and "<b>boom</b>" not in html
+
+
+# ---- explore and storm keep it the same way ---------------------------------------------
+
+def _config(root: Path, section: str, receiver: str) -> Path:
+    """`receiver` started by `section` (``target.process`` or ``target.start``), its start
+    command printing the signing secret (literal and base64) and the provider API key."""
+    from tests.support import free_port
+
+    db = root / "receiver.sqlite"
+    b64 = base64.b64encode(SECRET.encode()).decode()
+    port = "{port}" if section == "target.process" else str(free_port())  # a process's replicas get theirs
+    start = (f"bash -c 'echo starting with secret $HOOKPROOF_SECRET {b64} and key $HOOKPROOF_API_KEY; "
+             f"exec {sys.executable} -m examples.receivers.{receiver} --port {port} --db sqlite:///{db}'")
+    health = 'health_path = "/healthz"' if section == "target.process" else f'health_url = "http://127.0.0.1:{port}/healthz"'
+    config = root / "hookproof.toml"
+    config.write_text(f"""
+[target]
+url = "http://127.0.0.1:{port}/webhooks"
+profile = "stripe"
+secret = "env:LOG_CANARY_SECRET"
+
+[{section}]
+cwd = "{ROOT}"
+command = "{start}"
+{health}
+
+[provider]
+api_key = "{API_KEY}"
+
+[observer]
+kind = "sql"
+url = "sqlite:///{db}"
+effects = "SELECT business_key, amount FROM effects"
+state = "SELECT object_id, status, version FROM subscription_states"
+
+[settle]
+window_s = 0.2
+""", encoding="utf-8")
+    return config
+
+
+def _kept_and_clean(out: Path, done: CliRun) -> str:
+    kept = (out / "receiver.log").read_text(encoding="utf-8")
+    assert "starting with secret *** *** and key ***" in kept, kept[:2000]
+    for path in sorted(p for p in out.rglob("*") if p.is_file()):
+        assert not _leaks(path.read_bytes()), f"{path.name} holds a secret"
+    assert not _leaks(done.stdout.encode()) and not _leaks(done.stderr.encode()), done
+    return kept
+
+
+@pytest.mark.slow
+def test_explore_keeps_the_receiver_s_log_without_its_secrets(tmp_path: Path) -> None:
+    """explore starts the receiver through ``[target.process]``: its log is kept as certify's."""
+    out = tmp_path / "out"
+    done = run_hookproof("explore", "--config", str(_config(tmp_path, "target.process", "unknown_type_500")), "--out", str(out),
+                         "--max-examples", "3", "--seed", "5", "--repeats", "1", timeout_s=240,
+                         env={"LOG_CANARY_SECRET": SECRET})
+    assert done.returncode in (0, 1), done
+    _kept_and_clean(out, done)
+    report = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    assert report["receiver_log"] == "receiver.log"
+
+
+@pytest.mark.slow
+def test_a_storm_keeps_the_receiver_s_log_without_its_secrets_and_quotes_it_in_5xx_findings(tmp_path: Path) -> None:
+    """A storm starts the receiver through ``[target.start]``; get_or_create_racy answers 500
+    to related bursts, and those findings quote the log's tail."""
+    out = tmp_path / "out"
+    done = run_hookproof("storm", "--config", str(_config(tmp_path, "target.start", "get_or_create_racy")),
+                         "--out", str(out), "--duration", "8s", "--users", "2", "--rate", "10", "--related", "0.5",
+                         "--duplicates", "0", timeout_s=240, env={"LOG_CANARY_SECRET": SECRET})
+    assert done.returncode == 1, done
+    kept = _kept_and_clean(out, done)
+    report = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    assert report["receiver_log"] == "receiver.log"
+    (storm,) = report["scenarios"]
+    server_errors = [f for c in storm["checks"] if c["check_id"] == "no_server_error" for f in c["findings"]]
+    assert server_errors and all(f["log"] == {"path": "receiver.log", "tail": f["log"]["tail"]} for f in server_errors)
+    assert server_errors[0]["log"]["tail"] and server_errors[0]["log"]["tail"] in kept
