@@ -176,8 +176,10 @@ def _storm(tmp_path: Path, receiver: str, *args: str, states: dict[str, str] | N
 @pytest.mark.slow
 def test_related_bursts_catch_the_racy_get_or_create_and_pass_its_atomic_twin(tmp_path: Path) -> None:
     racy = _storm(tmp_path / "racy", "get_or_create_racy", "--related", "0.5", "--duplicates", "0")
-    assert list(racy) == ["no_server_error"], racy
-    assert all("got 500" in m for m in racy["no_server_error"])
+    assert "no_server_error" in racy and all("got 500" in m for m in racy["no_server_error"]), racy
+    # What the lost race leaves depends on which event lost it: a storm does not retry the
+    # 500, so its object may be missing (stale) or its effect never applied (lost).
+    assert set(racy) <= {"no_server_error", "stale", "lost"}, racy
     assert _storm(tmp_path / "atomic", "get_or_create_atomic", "--related", "0.5", "--duplicates", "0") == {}
 
 
