@@ -30,6 +30,7 @@ from hookproof.simulator.server import ServerState, clock, run_server
 from hookproof.simulator.server.state import DEFAULT_API_KEY, Switch
 from hookproof.simulator.world import World, emit_events, new_world
 from hookproof.simulator.world.shopify import ORDER_TRANSITIONS, SHOPIFY_EVENT_TYPES, ShopifyWorld
+from tests.simulator.stripe_oracle import _json_type  # one JSON-type naming for every oracle
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "shopify"
 
@@ -59,20 +60,6 @@ UNEXERCISED: tuple[tuple[str, str], ...] = (
 
 def fixture(name: str) -> Any:
     return json.loads((FIXTURES / f"{name}.json").read_text(encoding="utf-8"))[name]
-
-
-def _json_type(value: Any) -> str:
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, (int, float)):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return "null"
 
 
 def compare(ours: Any, ref: Any, where: str) -> list[str]:
