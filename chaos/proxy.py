@@ -435,9 +435,10 @@ class FaultProxy:
                 ends = answers.feed(data) if answers is not None else []
                 start = 0
                 for status, end in ends:
-                    await self._forward(conn, writer, data[start:end], toxics, stream)
-                    self._fire(status)  # the receiver has answered; the provider's last bytes are on hold
-                    start = end
+                    hold = max(start, end - 1)  # the answer's last byte waits until its taps have run
+                    await self._forward(conn, writer, data[start:hold], toxics, stream)
+                    self._fire(status)  # the provider cannot have read this answer yet, nor ended its phase
+                    start = hold
                 await self._forward(conn, writer, data[start:], toxics, stream)
                 conn.passed[stream] += len(data)
         except (ConnectionError, OSError):
