@@ -219,12 +219,15 @@ class Dispatcher:
         if not self.target.in_process:
             answer = await self._send_bounded(built.request, timeout_s)
         elif injected is not None:
-            # Deterministic lost answer: the app runs to completion, the provider has given up.
             answer = await self._send_in_process(built.request, self.attempt_timeout_s(number))
-            if answer.status is not None:
-                answer = Observed(True, broke=Broke.TIMEOUT, timeout_s=injected)
         else:
             answer = await self._send_in_process(built.request, timeout_s)
+        if (injected is not None and (self.target.in_process or number <= delivery.timeouts)
+                and answer.broke is None and answer.status is not None):
+            # A timeout fault (the first `timeouts` attempts) is certain: a receiver that
+            # answered within it (a fast one on loopback, or in process) still loses its
+            # answer, the provider has given up. `timeouts=0` is a sender-timeout setting.
+            answer = Observed(True, broke=Broke.TIMEOUT, timeout_s=injected)
         latency_ms = (time.perf_counter() - t0) * 1000.0
         return self._record(delivery, number, built, answer, now, latency_ms)
 
