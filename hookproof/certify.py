@@ -15,6 +15,7 @@ import re
 import shlex
 import socket
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence
@@ -44,6 +45,20 @@ class CertifyResult:
     def timed_out(self) -> bool:
         """The run stopped at its maximum duration (not on a signal)."""
         return any(n.startswith(DEADLINE_NOTE) for n in self.report.notes)
+
+
+def startup_report(config: Config, profile: str, target: str, seed: int, started: float, history_path: Path,
+                   notes: Sequence[str]) -> RunReport:
+    """The partial report of a run stopped before its first scenario: no scenarios, verdict
+    ``unknown``, the run's `notes` saying why."""
+    from hookproof.scenarios.findings import run_verdict
+    from hookproof.scenarios.runner import VERSION, checklist
+
+    return RunReport(
+        tool_version=VERSION, target=target, profile=profile, environment="live" if config.target.live else "test",
+        seed=seed, started_at=started, finished_at=time.time(), verdict=run_verdict((), partial=True), scenarios=(),
+        checklist=checklist(()), partial=True, history_file=str(history_path), notes=tuple(notes),
+    )
 
 
 def import_object(spec: str, field: str, base_dir: Path | None = None) -> Any:
@@ -409,6 +424,8 @@ def certify(config: Config, *, scenarios: Sequence[str] | None = None, out_dir: 
             progress(sid, i, n)
 
     tails: dict[str, str] | None = None
+    started = time.time()
+    report: RunReport | None = None
     try:
         with run_deadline(limit_s, notes) as disarm, provider_server(config) as (state, api_base, sink_url):
             with receiver_process(config, secrets, api_base, sink_url, log), \
@@ -436,6 +453,13 @@ def certify(config: Config, *, scenarios: Sequence[str] | None = None, out_dir: 
                 report = runner.run(chosen)
                 disarm()  # stopping what was started is not cut short
                 finished = not report.partial
+    except KeyboardInterrupt:
+        if not any(n.startswith(DEADLINE_NOTE) for n in notes) or report is not None:
+            raise  # Ctrl-C or SIGTERM: the command says so (exit 128 + signum)
+        notes[:] = [n for n in notes if not n.startswith(DEADLINE_NOTE)] + [deadline_note(
+            limit_s, "--max-duration or run.max_duration_s",
+            "it was still starting (the provider API, the receiver, the seed): no scenario ran")]
+        report = startup_report(config, profile.name, target.describe(), seed, started, history_path, notes)
     finally:  # also on an interruption during startup: the history stays readable
         history.set_meta("finished", finished)
         history.close()
@@ -443,6 +467,7 @@ def certify(config: Config, *, scenarios: Sequence[str] | None = None, out_dir: 
             from hookproof.receiver_log import keep_receiver_log
 
             tails = keep_receiver_log(log, marks, out_dir)
+    assert report is not None  # runner.run returned one, or the start-up's deadline made one
     if tails is not None:
         from hookproof.receiver_log import link_receiver_log
 

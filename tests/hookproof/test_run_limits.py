@@ -41,9 +41,8 @@ def _certify(tmp_path: Path, behaviour: str, *args: str, scenarios: list[str] = 
     return run, report
 
 
-#: --max-duration of the deadline tests: past start-up (a few seconds on a loaded 2-core machine;
-#: a deadline during start-up leaves no report to check) and far short of the run (a silent
-#: receiver with --keep-going takes minutes).
+#: --max-duration of the deadline tests: past start-up (a few seconds on a loaded 2-core machine)
+#: and far short of the run (a silent receiver with --keep-going takes minutes).
 MAX_DURATION_S = 8
 
 
@@ -96,6 +95,36 @@ def test_the_whole_run_stops_at_max_duration_with_a_partial_report(tmp_path: Pat
     assert len(report["scenarios"]) < len(THREE)
     assert (tmp_path / "out" / "history.sqlite").is_file() and (tmp_path / "out" / "report.html").is_file()
     assert "verdict: FAIL (partial run)" in run.stdout or "verdict: UNKNOWN (partial run)" in run.stdout, run
+
+
+def test_a_deadline_during_start_up_writes_a_partial_report_and_stops_the_receiver(tmp_path: Path) -> None:
+    """A receiver whose start command never becomes healthy: the deadline lands during start-up."""
+    marker = tmp_path / "receiver.pid"
+    start = f"python -c \"import os, time; open({str(marker)!r}, 'w').write(str(os.getpid())); time.sleep(120)\""
+    (tmp_path / "hookproof.toml").write_text(f"""
+[target]
+url = "http://127.0.0.1:1/webhooks"
+secret = "whsec_{'s' * 32}"
+
+[target.start]
+command = {json.dumps(start)}
+health_url = "http://127.0.0.1:1/healthz"
+startup_timeout_s = 100
+
+[observer]
+kind = "sink"
+""", encoding="utf-8")
+    run = run_hookproof("certify", "--config", str(tmp_path / "hookproof.toml"), "--out", str(tmp_path / "out"),
+                        "--max-duration", "3s", timeout_s=120)
+    assert run.returncode == 1, run
+    report = json.loads((tmp_path / "out" / "report.json").read_text(encoding="utf-8"))
+    assert (report["partial"], report["verdict"], report["scenarios"]) == (True, "unknown", [])
+    assert _notes(report) == ["stopped: the run reached its maximum duration (3 s, --max-duration or "
+                              "run.max_duration_s); it was still starting (the provider API, the receiver, the "
+                              "seed): no scenario ran"]
+    assert "verdict: UNKNOWN (partial run)" in run.stdout, run
+    pid = int(marker.read_text(encoding="utf-8"))
+    assert not Path(f"/proc/{pid}").exists() or "zombie" in Path(f"/proc/{pid}/status").read_text().lower()
 
 
 def test_off_a_terminal_a_heartbeat_line_says_where_the_run_is(tmp_path: Path) -> None:
