@@ -36,7 +36,6 @@ import copy
 import random
 import time
 import uuid
-from dataclasses import dataclass
 from typing import Any, Mapping
 
 from faker import Faker
@@ -45,22 +44,13 @@ from hookproof.simulator.errors import WorldError
 from hookproof.simulator.events import Event
 from hookproof.simulator.world import github_shapes as gh
 from hookproof.simulator.world.github_lifecycle import BUSINESS_KEYS, GITHUB_TRANSITIONS, STATEFUL_TYPES
+from hookproof.simulator.world.records import Record, RecordReads
 
 _LABELS = (("bug", "d73a4a", "Something isn't working"), ("enhancement", "a2eeef", "New feature or request"),
            ("triage", "fbca04", "Needs a first look"))
 
 
-@dataclass
-class _Record:
-    object_type: str
-    versions: list[dict[str, Any]]
-
-    @property
-    def current(self) -> dict[str, Any]:
-        return self.versions[-1]
-
-
-class GitHubWorld:
+class GitHubWorld(RecordReads):
     """A GitHub App installed on one organization's repository, deterministic from `seed`.
 
     Args:
@@ -87,7 +77,7 @@ class GitHubWorld:
         self._fake = Faker("en_US")
         self._fake.seed_instance(seed * 7919 + 17)
         self._now = (start_us // 1_000_000) if start_us is not None else int(time.time())
-        self._objects: dict[str, _Record] = {}
+        self._objects: dict[str, Record] = {}
         self.events: list[Event] = []
         self._event_index: dict[str, Event] = {}
         self.app_id = self._rng.randint(100_000, 999_999)
@@ -109,37 +99,6 @@ class GitHubWorld:
         self._pushed = created
         self._next_number = 1
         self.head = self._sha()
-
-    # ---- reading (the engine's interface) ------------------------------------------
-    def get(self, object_id: str, version: int | None = None) -> dict[str, Any]:
-        """A deep copy of the object's snapshot (latest, or at `version`). Raises WorldError."""
-        rec = self._record(object_id)
-        if version is None:
-            return copy.deepcopy(rec.current)
-        if not 1 <= version <= len(rec.versions):
-            raise WorldError(f"{object_id} has no version {version}", object_id=object_id)
-        return copy.deepcopy(rec.versions[version - 1])
-
-    def version(self, object_id: str) -> int:
-        """The object's current version (1 after creation)."""
-        return len(self._record(object_id).versions)
-
-    def object_type(self, object_id: str) -> str:
-        return self._record(object_id).object_type
-
-    def objects(self, object_type: str | None = None) -> list[str]:
-        """Ids of every object (of `object_type`), in creation order."""
-        return [oid for oid, r in self._objects.items() if object_type is None or r.object_type == object_type]
-
-    def event(self, event_id: str) -> Event:
-        """The event with id (delivery GUID) `event_id`. Raises WorldError."""
-        try:
-            return self._event_index[event_id]
-        except KeyError:
-            raise WorldError(f"no event {event_id}", object_id=event_id) from None
-
-    def has(self, object_id: str) -> bool:
-        return object_id in self._objects or object_id in self._event_index
 
     def repository(self) -> dict[str, Any]:
         """The repository object as of now (``open_issues_count`` and ``pushed_at`` current)."""
@@ -395,20 +354,8 @@ class GitHubWorld:
         self._now += self._rng.randint(1, 3)
         return self._now
 
-    def _record(self, object_id: str) -> _Record:
-        try:
-            return self._objects[object_id]
-        except KeyError:
-            raise WorldError(f"no object {object_id}", object_id=object_id) from None
-
-    def _typed(self, object_id: str, object_type: str) -> dict[str, Any]:
-        rec = self._record(object_id)
-        if rec.object_type != object_type:
-            raise WorldError(f"{object_id} is a {rec.object_type}, not a {object_type}", object_id=object_id)
-        return rec.current
-
     def _create(self, object_id: str, object_type: str, snapshot: dict[str, Any]) -> None:
-        self._objects[object_id] = _Record(object_type, [snapshot])
+        self._objects[object_id] = Record(object_type, [snapshot])
 
     def _update(self, object_id: str, changes: Mapping[str, Any], *, at: int | None = None) -> None:
         rec = self._record(object_id)

@@ -33,33 +33,14 @@ class Record:
         return self.versions[-1]
 
 
-class RecordWorld:
-    """Versioned objects and the events they emitted, deterministic from `seed`.
+class RecordReads:
+    """The reading interface every provider world shares (the engine's): objects by id,
+    at a version, their types, the events by id. A subclass fills `_objects` and
+    `_event_index`."""
 
-    Args:
-        seed: drives every id, amount and clock step.
-        livemode: the world's events are live-mode events (where the provider has the flag).
-        account: the seller account the events belong to (None: drawn by the subclass).
-        start_us: the clock's start, unix microseconds (default: now, whole second).
-        step_us: the largest extra step of the clock per change, microseconds.
-    """
+    _objects: dict[str, Record]
+    _event_index: dict[str, Event]
 
-    provider = ""
-
-    def __init__(self, seed: int = 0, *, livemode: bool = False, account: str | None = None,
-                 start_us: int | None = None, step_us: int = 400_000, api_version: str = "") -> None:
-        self.seed = seed
-        self.livemode = livemode
-        self.api_version = api_version
-        self._rng = random.Random(seed)
-        self._now_us = start_us if start_us is not None else int(time.time()) * 1_000_000
-        self._step_us = max(1, step_us)
-        self._objects: dict[str, Record] = {}
-        self.events: list[Event] = []
-        self._event_index: dict[str, Event] = {}
-        self.account = account or ""
-
-    # ---- reading (the engine's interface) ------------------------------------------
     def get(self, object_id: str, version: int | None = None) -> dict[str, Any]:
         """A deep copy of the object's snapshot (latest, or at `version`). Raises WorldError."""
         rec = self._record(object_id)
@@ -91,16 +72,6 @@ class RecordWorld:
     def has(self, object_id: str) -> bool:
         return object_id in self._objects or object_id in self._event_index
 
-    def advance(self, seconds: int) -> None:
-        """Move the clock forward `seconds` (>= 0)."""
-        self._now_us += max(0, seconds) * 1_000_000
-
-    # ---- internals for the subclasses ------------------------------------------------
-    def _tick(self) -> int:
-        """Move the clock by 1 s plus a random fraction of `step_us`; the new time in µs."""
-        self._now_us += 1_000_000 + self._rng.randrange(self._step_us)
-        return self._now_us
-
     def _record(self, object_id: str) -> Record:
         try:
             return self._objects[object_id]
@@ -112,6 +83,43 @@ class RecordWorld:
         if rec.object_type != object_type:
             raise WorldError(f"{object_id} is a {rec.object_type}, not a {object_type}", object_id=object_id)
         return rec.current
+
+
+class RecordWorld(RecordReads):
+    """Versioned objects and the events they emitted, deterministic from `seed`.
+
+    Args:
+        seed: drives every id, amount and clock step.
+        livemode: the world's events are live-mode events (where the provider has the flag).
+        account: the seller account the events belong to (None: drawn by the subclass).
+        start_us: the clock's start, unix microseconds (default: now, whole second).
+        step_us: the largest extra step of the clock per change, microseconds.
+    """
+
+    provider = ""
+
+    def __init__(self, seed: int = 0, *, livemode: bool = False, account: str | None = None,
+                 start_us: int | None = None, step_us: int = 400_000, api_version: str = "") -> None:
+        self.seed = seed
+        self.livemode = livemode
+        self.api_version = api_version
+        self._rng = random.Random(seed)
+        self._now_us = start_us if start_us is not None else int(time.time()) * 1_000_000
+        self._step_us = max(1, step_us)
+        self._objects: dict[str, Record] = {}
+        self.events: list[Event] = []
+        self._event_index: dict[str, Event] = {}
+        self.account = account or ""
+
+    def advance(self, seconds: int) -> None:
+        """Move the clock forward `seconds` (>= 0)."""
+        self._now_us += max(0, seconds) * 1_000_000
+
+    # ---- internals for the subclasses ------------------------------------------------
+    def _tick(self) -> int:
+        """Move the clock by 1 s plus a random fraction of `step_us`; the new time in µs."""
+        self._now_us += 1_000_000 + self._rng.randrange(self._step_us)
+        return self._now_us
 
     def _create(self, object_id: str, object_type: str, snapshot: dict[str, Any]) -> None:
         if object_id in self._objects:

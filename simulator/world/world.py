@@ -14,7 +14,6 @@ import random
 import re
 import string
 import time
-from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
 from hookproof.simulator.errors import WorldError
@@ -22,6 +21,7 @@ from hookproof.simulator.events import Event
 from hookproof.simulator.world import stripe_shapes as shapes
 from hookproof.simulator.world.fake import FakeData
 from hookproof.simulator.world.lifecycle import business_key, check_transition
+from hookproof.simulator.world.records import Record, RecordReads
 
 _ALPHABET = string.ascii_letters + string.digits
 
@@ -66,21 +66,11 @@ _PREFIX: Mapping[str, str] = {
 }
 
 
-@dataclass
-class _Record:
-    object_type: str
-    versions: list[dict[str, Any]]  # versions[i] is the snapshot at version i + 1
-
-    @property
-    def current(self) -> dict[str, Any]:
-        return self.versions[-1]
-
-
 class UnboundCheckout(WorldError):
     """A story opens a checkout session and no open session of the receiver is left to bind it to."""
 
 
-class World:
+class World(RecordReads):
     """A billing world in Stripe's shapes, deterministic from `seed`.
 
     Args:
@@ -118,7 +108,7 @@ class World:
         self._now_us = start_us if start_us is not None else int(time.time()) * 1_000_000
         self.created = self._now_us // 1_000_000
         self._step_us = max(1, step_us)
-        self._objects: dict[str, _Record] = {}
+        self._objects: dict[str, Record] = {}
         self.events: list[Event] = []
         self._event_index: dict[str, Event] = {}
         self._session_lines: dict[str, tuple[str, int]] = {}  # checkout session -> (price, quantity)
@@ -130,40 +120,9 @@ class World:
         self.story_sessions = 0
         self._bound: set[str] = set()  # receiver sessions a story took
 
-    # ---- reading ------------------------------------------------------------
-    def get(self, object_id: str, version: int | None = None) -> dict[str, Any]:
-        """A deep copy of the object's snapshot (latest, or at `version`). Raises WorldError."""
-        rec = self._record(object_id)
-        if version is None:
-            return copy.deepcopy(rec.current)
-        if not 1 <= version <= len(rec.versions):
-            raise WorldError(f"{object_id} has no version {version}", object_id=object_id)
-        return copy.deepcopy(rec.versions[version - 1])
-
-    def version(self, object_id: str) -> int:
-        """The object's current version (1 after creation)."""
-        return len(self._record(object_id).versions)
-
-    def object_type(self, object_id: str) -> str:
-        return self._record(object_id).object_type
-
-    def objects(self, object_type: str | None = None) -> list[str]:
-        """Ids of every object (of `object_type`), in creation order."""
-        return [oid for oid, r in self._objects.items() if object_type is None or r.object_type == object_type]
-
-    def event(self, event_id: str) -> Event:
-        """The event with id `event_id`. Raises WorldError."""
-        try:
-            return self._event_index[event_id]
-        except KeyError:
-            raise WorldError(f"no event {event_id}", object_id=event_id) from None
-
-    def has(self, object_id: str) -> bool:
-        return object_id in self._objects or object_id in self._event_index
-
     def line_items(self, session: str) -> list[dict[str, Any]]:
         """The line items of checkout session `session` (Stripe ``item`` objects)."""
-        self._get_typed(session, "checkout.session")
+        self._typed(session, "checkout.session")
         price, quantity = self._session_lines[session]
         pr = self.get(price)
         name = self.get(pr["product"])["name"]
@@ -219,7 +178,7 @@ class World:
 
         Returns the payment intent id.
         """
-        cus = self._get_typed(customer, "customer")
+        cus = self._typed(customer, "customer")
         currency = currency or cus["currency"]
         amount = amount if amount is not None else self._rng.choice(LOCALES["en_US"][1])
         pi_id = self._new_payment_intent(customer, amount, currency, "requires_payment_method")
@@ -231,7 +190,7 @@ class World:
 
     def fail_payment(self, customer: str, *, amount: int | None = None) -> str:
         """A payment attempt that fails: emits ``payment_intent.payment_failed`` (no effect)."""
-        cus = self._get_typed(customer, "customer")
+        cus = self._typed(customer, "customer")
         amount = amount if amount is not None else self._rng.choice(LOCALES["en_US"][1])
         pi_id = self._new_payment_intent(customer, amount, cus["currency"], "processing")
         pm_id = cus["invoice_settings"]["default_payment_method"]
@@ -251,7 +210,7 @@ class World:
         business key carries. `metadata` and `reason` are what a receiver set through
         ``POST /v1/refunds``. Returns the refund id. Raises WorldError past the amount.
         """
-        ch = self._get_typed(charge, "charge")
+        ch = self._typed(charge, "charge")
         left = ch["amount"] - ch["amount_refunded"]
         amount = left if amount is None else amount
         if amount <= 0 or amount > left:
@@ -294,11 +253,11 @@ class World:
                 return self._bind_receiver_session(mode, asynchronous)
         if mode not in ("payment", "subscription"):
             raise WorldError(f"checkout mode {mode!r} is not simulated (payment, subscription)")
-        pr = self._get_typed(price, "price")
+        pr = self._typed(price, "price")
         if (mode == "subscription") != (pr["type"] == "recurring"):
             raise WorldError(f"price {price} is {pr['type']}: it cannot be sold in {mode} mode", object_id=price)
         if customer is not None:
-            self._get_typed(customer, "customer")
+            self._typed(customer, "customer")
         cs_id = self._new_id("checkout.session")
         self._create(cs_id, "checkout.session", shapes.checkout_session(
             id=cs_id, mode=mode, customer=customer, customer_email=customer_email, currency=pr["currency"],
@@ -334,7 +293,7 @@ class World:
         subscription-mode session starts its subscription (``customer.subscription.created``,
         the first invoice) before ``checkout.session.completed``.
         """
-        cs = self._get_typed(session, "checkout.session")
+        cs = self._typed(session, "checkout.session")
         if cs["status"] != "open":
             raise WorldError(f"checkout session {session} is {cs['status']}, not open", object_id=session)
         start = len(self.events)
@@ -366,7 +325,7 @@ class World:
 
     def settle_async_checkout(self, session: str, *, succeeded: bool = True) -> list[Event]:
         """The asynchronous payment of a completed session succeeds or fails."""
-        cs = self._get_typed(session, "checkout.session")
+        cs = self._typed(session, "checkout.session")
         if cs["status"] != "complete" or cs["payment_status"] != "unpaid":
             raise WorldError(f"checkout session {session} has no pending asynchronous payment", object_id=session)
         pi_id = cs["payment_intent"]
@@ -381,7 +340,7 @@ class World:
 
     def expire_checkout(self, session: str) -> list[Event]:
         """An open session expires: emits ``checkout.session.expired``."""
-        self._get_typed(session, "checkout.session")
+        self._typed(session, "checkout.session")
         self._transition(session, "expired", {"url": None})
         return [self._event_of(self._emit("checkout.session.expired", session))]
 
@@ -394,9 +353,9 @@ class World:
         ``invoice.paid``). `metadata` is what a receiver set through ``POST
         /v1/subscriptions``. Returns the subscription id.
         """
-        cus = self._get_typed(customer, "customer")
+        cus = self._typed(customer, "customer")
         price = price or self.create_price(currency=cus["currency"])
-        pr = self._get_typed(price, "price")
+        pr = self._typed(price, "price")
         if pr["type"] != "recurring":
             raise WorldError(f"price {price} is not recurring", object_id=price)
         sub_id = self._new_id("subscription")
@@ -425,7 +384,7 @@ class World:
 
     def retry_invoice(self, invoice: str, *, pay: bool = True) -> str:
         """Retry an open invoice: paid (``invoice.paid``) or failed again (dunning, next attempt)."""
-        inv = self._get_typed(invoice, "invoice")
+        inv = self._typed(invoice, "invoice")
         if inv["status"] != "open":
             raise WorldError(f"invoice {invoice} is {inv['status']}, not open", object_id=invoice)
         self._attempt_invoice(invoice, pay=pay)
@@ -433,7 +392,7 @@ class World:
 
     def void_invoice(self, invoice: str) -> str:
         """Void an open invoice: emits ``invoice.voided`` (no effect)."""
-        inv = self._get_typed(invoice, "invoice")
+        inv = self._typed(invoice, "invoice")
         transitions = {**inv["status_transitions"], "voided_at": self._now_s()}
         self._transition(invoice, "void", {"status_transitions": transitions, "amount_remaining": 0,
                                            "next_payment_attempt": None})
@@ -441,8 +400,8 @@ class World:
 
     def change_plan(self, subscription: str, price: str) -> str:
         """Switch the subscription to `price`: emits ``customer.subscription.updated``."""
-        sub = self._get_typed(subscription, "subscription")
-        pr = self._get_typed(price, "price")
+        sub = self._typed(subscription, "subscription")
+        pr = self._typed(price, "price")
         items = copy.deepcopy(sub["items"])
         prev_items = copy.deepcopy(sub["items"])
         items["data"][0]["price"] = copy.deepcopy(pr)
@@ -452,7 +411,7 @@ class World:
 
     def cancel(self, subscription: str) -> str:
         """Cancel now: emits ``customer.subscription.deleted`` with status ``canceled``."""
-        sub = self._get_typed(subscription, "subscription")
+        sub = self._typed(subscription, "subscription")
         now = self._now_s()
         details = {"comment": None, "feedback": None, "reason": "cancellation_requested"}
         self._transition(subscription, "canceled", {"canceled_at": now, "ended_at": now,
@@ -461,14 +420,14 @@ class World:
 
     def end_trial(self, subscription: str) -> str:
         """The trial ends and the first invoice is paid: the subscription becomes active."""
-        self._get_typed(subscription, "subscription")
+        self._typed(subscription, "subscription")
         return self._invoice_cycle(subscription, pay=True)
 
     def pause(self, subscription: str) -> str:
         """The trial ends with no payment method and the subscription pauses
         (``trial_settings.end_behavior.missing_payment_method = pause``): emits
         ``customer.subscription.paused`` with status ``paused``."""
-        sub = self._get_typed(subscription, "subscription")
+        sub = self._typed(subscription, "subscription")
         settings = {"end_behavior": {"missing_payment_method": "pause"}}
         self._transition(subscription, "paused", {"trial_settings": settings})
         return self._emit("customer.subscription.paused", subscription, previous={"status": sub["status"]})
@@ -476,7 +435,7 @@ class World:
     def resume(self, subscription: str) -> str:
         """Resume a paused subscription (``POST /v1/subscriptions/{id}/resume``): emits
         ``customer.subscription.resumed`` and bills the new period (paid)."""
-        sub = self._get_typed(subscription, "subscription")
+        sub = self._typed(subscription, "subscription")
         if sub["status"] != "paused":
             raise WorldError(f"subscription {subscription} is {sub['status']}, not paused", object_id=subscription)
         self._transition(subscription, "active", {})
@@ -504,9 +463,9 @@ class World:
 
     # ---- internals ----------------------------------------------------------
     def _invoice_cycle(self, subscription: str, *, pay: bool) -> str:
-        sub = self._get_typed(subscription, "subscription")
+        sub = self._typed(subscription, "subscription")
         item = sub["items"]["data"][0]
-        price = self._get_typed(item["price"]["id"], "price")
+        price = self._typed(item["price"]["id"], "price")
         in_id = self._new_id("invoice")
         now = self._now_s()
         line = shapes.invoice_line(id="il_" + self._token(24), invoice=in_id, subscription=subscription,
@@ -526,9 +485,9 @@ class World:
     def _attempt_invoice(self, invoice: str, *, pay: bool, new_invoice: bool = False) -> None:
         """Charge an invoice. Every change of the subscription (status, period, its
         `latest_invoice`) is one version with one ``customer.subscription.updated``."""
-        inv = self._get_typed(invoice, "invoice")
+        inv = self._typed(invoice, "invoice")
         sub_id = inv["subscription"]
-        sub = self._get_typed(sub_id, "subscription")
+        sub = self._typed(sub_id, "subscription")
         attempt = inv["attempt_count"] + 1
         latest = {"latest_invoice": invoice} if new_invoice else {}
         previous: dict[str, Any] = {"status": sub["status"]}
@@ -566,7 +525,7 @@ class World:
 
     def _new_payment_intent(self, customer: str, amount: int, currency: str, status: str, *,
                             metadata: Mapping[str, str] | None = None) -> str:
-        cus = self._get_typed(customer, "customer")
+        cus = self._typed(customer, "customer")
         pi_id = self._new_id("payment_intent")
         self._create(pi_id, "payment_intent", shapes.payment_intent(
             id=pi_id, customer=customer, amount=amount, currency=currency,
@@ -577,7 +536,7 @@ class World:
 
     def _charge(self, customer: str, amount: int, currency: str, *, payment_intent: str | None = None,
                 invoice: str | None = None) -> str:
-        cus = self._get_typed(customer, "customer")
+        cus = self._typed(customer, "customer")
         pm = self.get(cus["invoice_settings"]["default_payment_method"])
         ch_id = self._new_id("charge")
         txn_id = self._balance_txn(amount, currency, "charge", ch_id)
@@ -612,22 +571,10 @@ class World:
     def _tick(self) -> None:
         self._now_us += self._rng.randint(1, self._step_us)
 
-    def _record(self, object_id: str) -> _Record:
-        try:
-            return self._objects[object_id]
-        except KeyError:
-            raise WorldError(f"no object {object_id}", object_id=object_id) from None
-
-    def _get_typed(self, object_id: str, object_type: str) -> dict[str, Any]:
-        rec = self._record(object_id)
-        if rec.object_type != object_type:
-            raise WorldError(f"{object_id} is a {rec.object_type}, not a {object_type}", object_id=object_id)
-        return rec.current
-
     def _create(self, object_id: str, object_type: str, snapshot: dict[str, Any]) -> None:
         self._tick()
         snapshot["hookproof_version"] = 1
-        self._objects[object_id] = _Record(object_type, [snapshot])
+        self._objects[object_id] = Record(object_type, [snapshot])
 
     def _update(self, object_id: str, changes: Mapping[str, Any]) -> None:
         rec = self._record(object_id)
