@@ -262,6 +262,20 @@ def _expand_params(request: Request) -> list[str]:
     return [v for k, v in request.query_params.multi_items() if _EXPAND_KEY.match(k)]
 
 
+def _page(request: Request, catalog: Catalog, items: Any, url: str, limit: int | None, starting_after: str | None,
+          ending_before: str | None) -> dict[str, Any] | JSONResponse:
+    """One page of a Stripe list at `url`, its ``expand[]`` applied; or Stripe's 400 for a bad
+    cursor, limit or expansion (docs.stripe.com/api/pagination, /api/expanding_objects)."""
+    try:
+        page = list_page(items, url, limit=limit, starting_after=starting_after, ending_before=ending_before)
+        expand(page, _expand_params(request), catalog.render, catalog.include)
+    except ListParamError as exc:
+        return stripe_error(400, str(exc), param=exc.param)
+    except ExpandError as exc:
+        return stripe_error(400, str(exc), param="expand")
+    return page
+
+
 class VersionError(ValueError):
     """A ``Stripe-Version`` header that is not an API version."""
 
@@ -386,15 +400,8 @@ def _create_app(state: ServerState) -> FastAPI:
                 catalog = Catalog(state.worlds, version)
                 items = catalog.items(object_type, customer=customer, event_type=type, subscription=subscription,
                                       status=status)
-                try:
-                    page = list_page(items, f"/v1/{path}", limit=limit, starting_after=starting_after,
-                                     ending_before=ending_before)
-                    expand(page, _expand_params(request), resolver(catalog), catalog.include)
-                except ListParamError as exc:
-                    return stripe_error(400, str(exc), param=exc.param)
-                except ExpandError as exc:
-                    return stripe_error(400, str(exc), param="expand")
-            return JSONResponse(page, headers={"Request-Id": _request_id()})
+                page = _page(request, catalog, items, f"/v1/{path}", limit, starting_after, ending_before)
+            return page if isinstance(page, JSONResponse) else JSONResponse(page, headers={"Request-Id": _request_id()})
 
         return handler
 
@@ -503,15 +510,8 @@ def _create_app(state: ServerState) -> FastAPI:
                 items = catalog.children(id, parent_type, child)
                 if items is None:
                     return _not_found(parent_type, id)
-                try:
-                    page = list_page(items, f"/v1/{path}/{id}/{child}", limit=limit, starting_after=starting_after,
-                                     ending_before=ending_before)
-                    expand(page, _expand_params(request), resolver(catalog), catalog.include)
-                except ListParamError as exc:
-                    return stripe_error(400, str(exc), param=exc.param)
-                except ExpandError as exc:
-                    return stripe_error(400, str(exc), param="expand")
-            return JSONResponse(page, headers={"Request-Id": _request_id()})
+                page = _page(request, catalog, items, f"/v1/{path}/{id}/{child}", limit, starting_after, ending_before)
+            return page if isinstance(page, JSONResponse) else JSONResponse(page, headers={"Request-Id": _request_id()})
 
         return handler
 
