@@ -64,7 +64,6 @@ from hookproof.simulator.server.models import (
     EffectIn,
     EffectListing,
     EffectOut,
-    MercadoPagoError,
     SinkFaultIn,
     StripeErrorBody,
     StripeList,
@@ -120,11 +119,6 @@ _STRIPE_ERRORS: dict[int | str, dict[str, Any]] = {
     500: {"model": StripeErrorBody, "description": "injected api_error"},
     503: {"model": StripeErrorBody, "description": "injected api_error"},
 }
-_MP_ERRORS: dict[int | str, dict[str, Any]] = {
-    code: {"model": MercadoPagoError, "description": d["description"]} for code, d in _STRIPE_ERRORS.items()
-}
-
-
 class ConnectionDropped(ConnectionResetError):
     """The sink dropped the connection after applying (raised only without a transport)."""
 
@@ -203,14 +197,6 @@ def stripe_error(status: int, message: str, *, type_: str = "invalid_request_err
     return JSONResponse({"error": error}, status_code=status, headers={"Request-Id": _request_id(), **(headers or {})})
 
 
-def mercadopago_error(status: int, error: str, message: str, *, cause_code: int | None = None,
-                      headers: dict[str, str] | None = None) -> JSONResponse:
-    """A Mercado Pago-shaped error response."""
-    body = {"message": message, "error": error, "status": status,
-            "cause": [{"code": cause_code if cause_code is not None else status, "description": message, "data": None}]}
-    return JSONResponse(body, status_code=status, headers=headers)
-
-
 def _api_key(request: Request) -> str | None:
     header = request.headers.get("authorization", "")
     scheme, _, credentials = header.partition(" ")
@@ -229,12 +215,10 @@ def _mask(key: str) -> str:
     return key[:8] + "*" * max(0, len(key) - 12) + key[-4:] if len(key) > 12 else "*" * len(key)
 
 
-def _auth_error(state: ServerState, request: Request, flavor: str) -> JSONResponse | None:
+def _auth_error(state: ServerState, request: Request) -> JSONResponse | None:
     key = _api_key(request)
     if state.accepts(key):
         return None
-    if flavor == "mercadopago":
-        return mercadopago_error(401, "unauthorized", "invalid access token")
     headers = {"WWW-Authenticate": 'Bearer realm="hookproof"'}
     if key is None:
         return stripe_error(401, "You did not provide an API key. Send it as 'Authorization: Bearer <key>' "
@@ -242,17 +226,13 @@ def _auth_error(state: ServerState, request: Request, flavor: str) -> JSONRespon
     return stripe_error(401, f"Invalid API Key provided: {_mask(key)}", code="api_key_invalid", headers=headers)
 
 
-async def _apply_switch(decision: Decision, flavor: str) -> JSONResponse | None:
+async def _apply_switch(decision: Decision) -> JSONResponse | None:
     if decision.retry_after_s is not None:
         headers = {"Retry-After": str(decision.retry_after_s)}
-        if flavor == "mercadopago":
-            return mercadopago_error(429, "too_many_requests", "Too many requests", headers=headers)
         return stripe_error(429, "Too many requests hit the API too quickly.", code="rate_limit", headers=headers)
     if decision.slow_s > 0:
         await asyncio.sleep(decision.slow_s)
     if decision.status is not None:
-        if flavor == "mercadopago":
-            return mercadopago_error(decision.status, "internal_error", "Internal server error")
         type_ = "api_error" if decision.status >= 500 else "invalid_request_error"
         return stripe_error(decision.status, "An injected error occurred (hookproof switch).", type_=type_)
     return None
@@ -311,8 +291,9 @@ def _create_app(state: ServerState) -> FastAPI:
     app = HookproofApp(
         title="hookproof provider simulator",
         version="1",
-        description="Stripe-shaped provider API over the simulator's world, a Mercado Pago payment "
-                    "endpoint, and an idempotent effect sink.",
+        description="Stripe-shaped provider API over the simulator's worlds, the GitHub, Mercado Pago, Paddle and "
+                    "Shopify APIs over theirs, "
+                    "and an idempotent effect sink.",
     )
     app.state.hookproof = state
 
@@ -346,11 +327,11 @@ def _create_app(state: ServerState) -> FastAPI:
             expand_: Annotated[list[str], Query(alias="expand[]")] = [],  # noqa: B006 (FastAPI copies)
             _key: Any = _security,
         ) -> JSONResponse:
-            denied = _auth_error(state, request, "stripe")
+            denied = _auth_error(state, request)
             if denied is not None:
                 return denied
             decision = state.switches.decide(id)
-            switched = await _apply_switch(decision, "stripe")
+            switched = await _apply_switch(decision)
             if switched is not None:
                 return switched
             if decision.not_found:
@@ -385,11 +366,11 @@ def _create_app(state: ServerState) -> FastAPI:
             expand_: Annotated[list[str], Query(alias="expand[]")] = [],  # noqa: B006
             _key: Any = _security,
         ) -> JSONResponse:
-            denied = _auth_error(state, request, "stripe")
+            denied = _auth_error(state, request)
             if denied is not None:
                 return denied
             decision = state.switches.decide(None)
-            switched = await _apply_switch(decision, "stripe")
+            switched = await _apply_switch(decision)
             if switched is not None:
                 return switched
             try:
@@ -406,10 +387,10 @@ def _create_app(state: ServerState) -> FastAPI:
         return handler
 
     async def account_answer(request: Request, account_id: str | None) -> JSONResponse:
-        denied = _auth_error(state, request, "stripe")
+        denied = _auth_error(state, request)
         if denied is not None:
             return denied
-        switched = await _apply_switch(state.switches.decide(account_id), "stripe")
+        switched = await _apply_switch(state.switches.decide(account_id))
         if switched is not None:
             return switched
         with state.lock:
@@ -436,10 +417,10 @@ def _create_app(state: ServerState) -> FastAPI:
 
     def creator(path: str, write: Callable[[World, Any], str], object_type: str) -> Callable[..., Awaitable[JSONResponse]]:
         async def handler(request: Request, _key: Any = _security) -> JSONResponse:
-            denied = _auth_error(state, request, "stripe")
+            denied = _auth_error(state, request)
             if denied is not None:
                 return denied
-            switched = await _apply_switch(state.switches.decide(None), "stripe")
+            switched = await _apply_switch(state.switches.decide(None))
             if switched is not None:
                 return switched
             try:
@@ -495,10 +476,10 @@ def _create_app(state: ServerState) -> FastAPI:
             ending_before: str | None = None,
             _key: Any = _security,
         ) -> JSONResponse:
-            denied = _auth_error(state, request, "stripe")
+            denied = _auth_error(state, request)
             if denied is not None:
                 return denied
-            switched = await _apply_switch(state.switches.decide(id), "stripe")
+            switched = await _apply_switch(state.switches.decide(id))
             if switched is not None:
                 return switched
             try:

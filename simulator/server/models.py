@@ -44,24 +44,8 @@ class StripeErrorBody(BaseModel):
     error: StripeErrorDetail
 
 
-class MercadoPagoPayment(BaseModel):
-    """A Mercado Pago payment (the fields every answer has; others are allowed)."""
-
-    model_config = ConfigDict(extra="allow")
-    id: str
-    status: str
-    status_detail: str
-    transaction_amount: float | None
-    currency_id: str
 
 
-class MercadoPagoError(BaseModel):
-    """Mercado Pago's error shape: ``{"message", "error", "status", "cause": [...]}``."""
-
-    message: str
-    error: str
-    status: int
-    cause: list[dict[str, Any]] = Field(default_factory=list)
 
 
 class EffectIn(BaseModel):

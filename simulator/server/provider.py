@@ -19,28 +19,6 @@ customer's ``subscriptions``, ``sources``, ``tax_ids``) are added; a path throug
 field that does not hold an id (or an object) cannot be expanded. Sub-lists
 (`SUBLISTS`: an invoice's ``lines``, a charge's ``refunds``, a session's
 ``line_items``, a product's ``features``) are paged like any list.
-
-Mercado Pago (``GET /v1/payments/{id}``): the world has no Mercado Pago objects, so
-the payment is derived from a payment_intent or a charge id (the ids Mercado Pago
-notifications carry as ``data.id``). Status mapping (Mercado Pago's documented
-``status`` / ``status_detail`` values):
-
-================================================  ============  ========================
-world                                             status        status_detail
-================================================  ============  ========================
-succeeded, nothing refunded                       approved      accredited
-succeeded, 0 < amount_refunded < amount           approved      partially_refunded
-succeeded, fully refunded (charge.refunded)       refunded      refunded
-payment_intent processing                         in_process    pending_contingency
-requires_payment_method with last_payment_error   rejected      cc_rejected_other_reason
-requires_payment_method, no attempt yet           pending       pending_waiting_payment
-payment_intent canceled                           cancelled     by_collector
-charge failed                                     rejected      cc_rejected_other_reason
-================================================  ============  ========================
-
-Amounts are major units (``transaction_amount``: minor units / 100), currencies upper
-case (``currency_id``), dates RFC 3339 in UTC. A payment_intent's refund state comes
-from its latest charge.
 """
 
 from __future__ import annotations
@@ -48,7 +26,6 @@ from __future__ import annotations
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from hookproof.simulator.errors import WorldError
-from hookproof.simulator.profiles.formats import derived_int, rfc3339_s
 from hookproof.simulator.profiles.stripe import StripeProfile
 from hookproof.simulator.profiles.stripe_versions import at_version
 from hookproof.simulator.server import clock
@@ -336,85 +313,3 @@ def _resolved(object_id: str, path: str, resolve: Callable[[str], dict[str, Any]
 def resource_types() -> Mapping[str, str]:
     """Stripe API path -> object type, for every resource the server serves."""
     return dict(RESOURCES)
-
-
-# ---- Mercado Pago ---------------------------------------------------------------
-
-def _major(minor: int | None) -> float | None:
-    return None if minor is None else round(minor / 100, 2)
-
-
-def _mp_status(kind: str, obj: Mapping[str, Any], charge: Mapping[str, Any] | None) -> tuple[str, str]:
-    status = obj.get("status")
-    if kind == "payment_intent":
-        if status == "processing":
-            return "in_process", "pending_contingency"
-        if status == "canceled":
-            return "cancelled", "by_collector"
-        if status == "requires_payment_method":
-            if obj.get("last_payment_error"):
-                return "rejected", "cc_rejected_other_reason"
-            return "pending", "pending_waiting_payment"
-        if status != "succeeded":
-            return "pending", "pending_waiting_payment"
-    elif status == "failed":
-        return "rejected", "cc_rejected_other_reason"
-    if charge is not None and charge.get("refunded"):
-        return "refunded", "refunded"
-    if charge is not None and charge.get("amount_refunded", 0) > 0:
-        return "approved", "partially_refunded"
-    return "approved", "accredited"
-
-
-def mercadopago_payment(catalog: Catalog, payment_id: str, *, stale: bool = False) -> dict[str, Any] | None:
-    """A Mercado Pago payment (api.mercadopago.com ``/v1/payments/{id}`` shape) for a
-    payment_intent or charge id, or None. Mapping in the module docstring."""
-    world = catalog.world_of(payment_id)
-    if world is None or payment_id.startswith("evt_"):
-        return None
-    kind = world.object_type(payment_id)
-    if kind not in ("payment_intent", "charge"):
-        return None
-    obj = catalog.render(payment_id, kind, stale=stale)
-    if obj is None:
-        return None
-    charge: dict[str, Any] | None
-    if kind == "charge":
-        charge = obj
-    else:
-        charge = world.get(obj["latest_charge"]) if obj.get("latest_charge") else None
-    status, detail = _mp_status(kind, obj, charge)
-    customer_id = obj.get("customer")
-    payer_email = world.get(customer_id).get("email") if customer_id and world.has(customer_id) else None
-    pm_id = obj.get("payment_method")
-    brand = world.get(pm_id).get("card", {}).get("brand", "visa") if pm_id and world.has(pm_id) else "visa"
-    refunds = []
-    if charge is not None:
-        for re_id in world.objects("refund"):
-            refund = world.get(re_id)
-            if refund.get("charge") == charge["id"]:
-                refunds.append({"id": re_id, "payment_id": payment_id, "amount": _major(refund["amount"]),
-                                "status": "approved", "date_created": rfc3339_s(refund["created"] * 1_000_000)})
-    created = rfc3339_s(obj["created"] * 1_000_000)
-    approved = rfc3339_s(charge["created"] * 1_000_000) if charge is not None and status in ("approved", "refunded") else None
-    return {
-        "id": payment_id,
-        "status": status,
-        "status_detail": detail,
-        "transaction_amount": _major(obj.get("amount")),
-        "transaction_amount_refunded": _major(charge.get("amount_refunded", 0)) if charge is not None else 0.0,
-        "currency_id": str(obj.get("currency", "")).upper(),
-        "date_created": created,
-        "date_approved": approved,
-        "date_last_updated": created,
-        "live_mode": bool(obj.get("livemode", world.livemode)),
-        "collector_id": derived_int("mercadopago-user", world.account, 10),
-        "payer": {"id": customer_id, "email": payer_email},
-        "external_reference": obj.get("payment_intent") if kind == "charge" else payment_id,
-        "payment_method_id": brand,
-        "payment_type_id": "credit_card",
-        "description": obj.get("description"),
-        "refunds": refunds,
-        "metadata": dict(obj.get("metadata") or {}),
-        "hookproof_version": obj.get("hookproof_version"),
-    }
