@@ -13,216 +13,25 @@ import re
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from hookproof.catalog_file import CATALOG_PROFILES, CatalogConfig
+from hookproof.config_receiver import (  # noqa: F401 (the receiver's tables, re-exported)
+    PLACEHOLDERS,
+    SEED_PLACEHOLDERS,
+    ChaosConfig,
+    DockerTargetConfig,
+    ProcessTargetConfig,
+    SeedConfig,
+    StartConfig,
+    StrictModel,
+    check_url,
+)
 from hookproof.errors import ConfigError
 from hookproof.secret_ref import SecretRef, SecretRefError
 
-#: The placeholders a receiver command may use.
-PLACEHOLDERS = ("api_base", "sink_url", "port")
 
-
-def _check_command(command: str, *, replicas: bool, placeholders: tuple[str, ...] = PLACEHOLDERS) -> str:
-    """A pydantic validator body: `command` fills in and splits into arguments as it will
-    when hookproof runs it (``str.format`` with `placeholders`, then ``shlex.split``).
-
-    With `replicas`, ``{port}`` stays in the arguments (each replica fills it in later).
-    Raises ValueError saying what is wrong, so a bad command fails at load, not at run time.
-    """
-    import shlex
-
-    known = ", ".join("{" + p + "}" for p in placeholders)
-    samples = {"api_base": "http://127.0.0.1:1", "sink_url": "http://127.0.0.1:1",
-               "port": "{port}" if replicas else "1", "secret": "whsec_x", "api_key": "sk_test_x"}
-    values = {p: samples[p] for p in placeholders}
-    try:
-        filled = command.format(**values)
-    except KeyError as exc:
-        raise ValueError(f"unknown placeholder {{{exc.args[0]}}} (known: {known}; write {{{{ and }}}} for a "
-                         "literal brace)") from None
-    except IndexError:
-        raise ValueError(f"a placeholder needs a name, {{}} or {{0}} is none (known: {known})") from None
-    except (ValueError, AttributeError, TypeError) as exc:
-        raise ValueError(f"cannot fill in the placeholders: {exc} (known: {known}; write {{{{ and }}}} for a "
-                         "literal brace)") from None
-    try:
-        argv = shlex.split(filled)
-    except ValueError as exc:  # shlex: "No closing quotation", "No escaped character"
-        raise ValueError(f"cannot split it into arguments: {str(exc).lower()}") from None
-    if not argv:
-        raise ValueError("names no program to run")
-    return command
-
-
-def _check_url(v: str | None) -> str | None:
-    """A pydantic validator: `v` is a URL hookproof can send to (see `url_problem`)."""
-    from hookproof.simulator.delivery import url_problem
-
-    problem = None if v is None else url_problem(v)
-    if problem is not None:
-        raise ValueError(problem)
-    return v
-
-
-class _Model(BaseModel):
-    # inf and nan are TOML numbers: refuse them in every float field (an infinite
-    # timeout would wait forever, nan passes no comparison)
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
-
-
-class StartConfig(_Model):
-    """A receiver command hookproof launches, waits healthy, and stops afterwards.
-
-    `command` may use the placeholders ``{api_base}``, ``{sink_url}`` and ``{port}``;
-    the process also gets ``HOOKPROOF_API_BASE``, ``HOOKPROOF_SINK_URL`` and
-    ``HOOKPROOF_SECRET`` in its environment.
-    """
-
-    command: str = Field(min_length=1)
-    health_url: str | None = None
-    port: int | None = Field(default=None, ge=1, le=65535)
-    startup_timeout_s: float = Field(default=20.0, gt=0, le=600)
-    cwd: str | None = None
-    env: dict[str, str] = Field(default_factory=dict)
-
-    _health_url = field_validator("health_url")(_check_url)
-
-    @field_validator("command")
-    @classmethod
-    def _command(cls, v: str) -> str:
-        return _check_command(v, replicas=False)
-
-
-class ProcessTargetConfig(_Model):
-    """`[target.process]`: hookproof runs the receiver as a process it can fault (--chaos).
-
-    `command` must contain ``{port}`` (replicas listen on other ports); it may also use
-    ``{api_base}`` and ``{sink_url}``. The first copy listens on `target.url`'s port.
-    """
-
-    command: str = Field(min_length=1)
-    #: None: ready once the port accepts a connection (TCP); a path: once it answers 2xx there.
-    health_path: str | None = None
-    startup_timeout_s: float = Field(default=30.0, gt=0, le=600)
-    cwd: str | None = None
-    #: Variables for the receiver; values may use {secret}, {api_base}, {sink_url}, {api_key}, {port}.
-    env: dict[str, str] = Field(default_factory=dict)
-
-    @field_validator("command")
-    @classmethod
-    def _port(cls, v: str) -> str:
-        if "{port}" not in v:
-            raise ValueError("must contain {port}: hookproof starts replicas on other ports")
-        return _check_command(v, replicas=True)
-
-
-class DockerTargetConfig(_Model):
-    """`[target.docker]`: hookproof runs the receiver in a container (host network) it can fault.
-
-    `command` (run in `image`) must contain ``{port}``. `volumes` maps host directories
-    (relative to the config file) to directories in the container, e.g. for a SQLite
-    file the host's SQL observer reads.
-    """
-
-    image: str = "hookproof/receivers:latest"
-    command: str = Field(min_length=1)
-    volumes: dict[str, str] = Field(default_factory=dict)
-    env: dict[str, str] = Field(default_factory=dict)
-    health_path: str | None = "/healthz"
-    startup_timeout_s: float = Field(default=60.0, gt=0, le=600)
-
-    @field_validator("command")
-    @classmethod
-    def _port(cls, v: str) -> str:
-        if "{port}" not in v:
-            raise ValueError("must contain {port}: hookproof starts replicas on other ports")
-        return _check_command(v, replicas=True)
-
-
-#: The placeholders a seed hook's command, URL and env values may use.
-SEED_PLACEHOLDERS = ("api_base", "sink_url", "port", "secret", "api_key")
-
-
-class SeedConfig(_Model):
-    """`[target.seed]`: before each scenario's first delivery, hand its world objects to the team's code.
-
-    Exactly one of `command` (run with the objects as JSON on stdin; a non-zero exit fails
-    the seed) or `url` (POSTed the objects as a JSON body; a non-2xx answer fails it); a
-    failed seed makes the scenario ``unknown`` with the reason (`hookproof.scenarios.seeding`
-    describes the document). `command`, `url` and the `env` values may use ``{api_base}``,
-    ``{sink_url}``, ``{port}`` (the receiver's), ``{secret}`` (the first signing secret) and
-    ``{api_key}``; the command also gets ``HOOKPROOF_*`` variables as a started receiver does.
-    `timeout_s` bounds each call; `cwd` is relative to the config file. `creates =
-    ["checkout.session"]` (stripe profile): the seed runs before each scenario's story and
-    creates the checkout sessions the document's ``create`` asks for through the provider
-    API, and the story completes, pays, refunds and expires those (a shop's own checkout flow).
-    """
-
-    command: str | None = Field(default=None, min_length=1)
-    creates: list[str] = Field(default_factory=list)
-    url: str | None = None
-    timeout_s: float = Field(default=30.0, gt=0, le=600)
-    cwd: str | None = None
-    env: dict[str, str] = Field(default_factory=dict)
-
-    @field_validator("command")
-    @classmethod
-    def _command(cls, v: str | None) -> str | None:
-        return None if v is None else _check_command(v, replicas=False, placeholders=SEED_PLACEHOLDERS)
-
-    @field_validator("url")
-    @classmethod
-    def _url(cls, v: str | None) -> str | None:
-        if v is not None:
-            samples = {"api_base": "http://127.0.0.1:1", "sink_url": "http://127.0.0.1:1", "port": "1", "secret": "x",
-                       "api_key": "x"}
-            try:
-                filled = v.format(**samples)
-            except (KeyError, IndexError, ValueError, AttributeError, TypeError):
-                known = ", ".join("{" + p + "}" for p in SEED_PLACEHOLDERS)
-                raise ValueError(f"unknown or malformed placeholder (known: {known})") from None
-            _check_url(filled)
-        return v
-
-    @field_validator("creates")
-    @classmethod
-    def _creates(cls, v: list[str]) -> list[str]:
-        from hookproof.scenarios.seeding import CREATABLE
-
-        if unknown := [t for t in v if t not in CREATABLE]:
-            raise ValueError(f"a seed creates only {', '.join(CREATABLE)} for the story, not {unknown[0]!r}")
-        return v
-
-    @model_validator(mode="after")
-    def _one(self) -> "SeedConfig":
-        if (self.command is None) == (self.url is None):
-            raise ValueError("give exactly one of 'command' or 'url'")
-        if self.url is not None and (self.cwd is not None or self.env):
-            raise ValueError("cwd and env are a command's: a seed url takes neither")
-        return self
-
-
-class ChaosConfig(_Model):
-    """`[chaos]`: how hard the chaos scenarios push (see scenarios.chaos.ChaosSettings)."""
-
-    events: int = Field(default=4, ge=1, le=50)
-    sender_timeout_s: float = Field(default=0.5, gt=0, le=60)
-    pause_s: float = Field(default=1.5, gt=0, le=120)
-    kill_trials: int = Field(default=3, ge=1, le=50)
-    kill_window_s: float = Field(default=0.15, ge=0, le=60)
-    replicas: int = Field(default=3, ge=2, le=16)
-    time_scale: float = Field(default=1e-4, gt=0, le=1)
-    drop_after_bytes: int = Field(default=12, ge=0, le=65536)
-
-    @model_validator(mode="after")
-    def _pause(self) -> "ChaosConfig":
-        if self.pause_s <= self.sender_timeout_s:
-            raise ValueError("pause_s must exceed sender_timeout_s (the pause must outlast the provider's wait)")
-        return self
-
-
-class TargetConfig(_Model):
+class TargetConfig(StrictModel):
     """The receiver under test and how it is held to the provider's contract."""
 
     url: str | None = None
@@ -246,7 +55,7 @@ class TargetConfig(_Model):
     def _url(cls, v: str | None) -> str | None:
         # "{port}": a free port hookproof picks per run (with a receiver it starts)
         if v is not None:
-            _check_url(v.replace("{port}", "1"))
+            check_url(v.replace("{port}", "1"))
         return v
 
     @field_validator("app")
@@ -330,7 +139,7 @@ class TargetConfig(_Model):
         return {e if e in types else back.get(e, e) for e in self.enabled_events}  # a catalog's names are its own
 
 
-class ObserverConfig(_Model):
+class ObserverConfig(StrictModel):
     """How the receiver shows its effects: sql, http, sink or python."""
 
     kind: Literal["sql", "http", "sink", "python"]
@@ -375,7 +184,7 @@ class ObserverConfig(_Model):
             if not self.url:
                 raise ValueError("the http observer needs 'url' (an absolute http(s) URL)")
             try:
-                _check_url(self.url)
+                check_url(self.url)
             except ValueError as exc:
                 raise ValueError(f"url: {exc}") from None
         if self.kind == "python":
@@ -403,7 +212,7 @@ def _check_sql_url(url: str) -> None:
         raise ValueError(f"url: the driver for {parsed.drivername!r} is not installed ({exc.name or exc})") from None
 
 
-class ProviderConfig(_Model):
+class ProviderConfig(StrictModel):
     """Where the simulator's provider API and effect sink listen."""
 
     host: str = "127.0.0.1"
@@ -411,7 +220,7 @@ class ProviderConfig(_Model):
     api_key: str = "sk_test_51HookproofSimulatorKey000000000000"  # simulator.server.state.DEFAULT_API_KEY
 
 
-class SettleConfig(_Model):
+class SettleConfig(StrictModel):
     """Liveness: effects must be stable for `window_s`, waited for at most `deadline_s`."""
 
     window_s: float = Field(default=0.3, gt=0, le=600)
@@ -419,7 +228,7 @@ class SettleConfig(_Model):
     interval_s: float = Field(default=0.05, gt=0, le=60)
 
 
-class RunConfig(_Model):
+class RunConfig(StrictModel):
     """The run: seed, retry time scale, scenario selection, concurrency of bursts."""
 
     seed: int | None = None
@@ -446,7 +255,7 @@ class RunConfig(_Model):
         return v
 
 
-class CounterConfig(_Model):
+class CounterConfig(StrictModel):
     """`[counters."<event type>"]`: the counter an event of that type moves.
 
     `key` is a template over the event (``"{data.object.customer}"``), `amount` the
@@ -457,7 +266,7 @@ class CounterConfig(_Model):
     amount: str = Field(min_length=1)
 
 
-class Config(_Model):
+class Config(StrictModel):
     """The whole `hookproof.toml`.
 
     `business_keys` maps an event type (the profile's own name) to a business-key
