@@ -85,20 +85,15 @@ def storm_checks(expectations: Expectations, observations: Sequence[Observation]
     return tuple(c for c in STORM_CHECKS if c not in STATE_CHECKS)
 
 
-def only_storm(obs: Observation, object_ids: set[str], keys: frozenset[str] = frozenset()) -> Observation:
-    """The part of `obs` about the storm's objects: effects whose key the storm's events
-    carry (`keys`) or whose key names one of `object_ids` second (``refund:<payment>:…``;
-    GitHub's ``ci:<repo>@<sha>`` of a pull request names no event's object)."""
-    def key_object(key: str) -> str:
-        parts = key.split(":")
-        return parts[1] if len(parts) > 1 else key
+def only_storm(obs: Observation, object_ids: set[str], keys: frozenset[str] = frozenset(),
+               counters: frozenset[str] = frozenset()) -> Observation:
+    """The part of `obs` about the storm's objects (`scenarios.business_keys.scoped`): effects
+    whose key the storm's events carry (`keys`) or whose key names one of `object_ids`
+    second (``refund:<payment>:…``; GitHub's ``ci:<repo>@<sha>`` of a pull request names no
+    event's object), counters the storm's events move (`counters`) or named by an object."""
+    from hookproof.scenarios.business_keys import scoped
 
-    counters = obs.counters
-    return replace(obs, effects=tuple(e for e in obs.effects
-                                      if e.business_key in keys or key_object(e.business_key) in object_ids),
-                   states=tuple(s for s in obs.states if s.object_id in object_ids),
-                   counters=counters if counters is None else {k: v for k, v in counters.items()
-                                                               if key_object(k) in object_ids})
+    return scoped(obs, object_ids, keys, counters)
 
 
 def throughput(attempts: Sequence[Attempt], started_at: float, duration_s: float,
@@ -257,7 +252,7 @@ def _check_and_report(spec: StormSpec, events: Sequence[Event], indexed: Sequenc
     (`processes`: how many processes sent, for the provider API's truth they replayed)."""
     from hookproof.loadtests.storm_truth import template_worlds
     from hookproof.loadtests.team_keys import storm_keys
-    from hookproof.scenarios.business_keys import keyed
+    from hookproof.scenarios.business_keys import counter_keys, keyed
     from hookproof.scenarios.errors import ObserverError
     from hookproof.scenarios.observers import settle
 
@@ -267,11 +262,12 @@ def _check_and_report(spec: StormSpec, events: Sequence[Event], indexed: Sequenc
         events = keyed(events, mapping)
     object_ids = {e.object_id for e in events}
     keys = frozenset(e.business_key for e in events if e.business_key)
+    counters = counter_keys(events, mapping)
     duration_s = max(0.0, stopped_at - started_at)
     phase("settling")
     try:
         read = observe or make_observer(spec.observer, spec.sink_url)
-        result = settle(lambda: only_storm(read(), object_ids, keys), window_s=spec.settle_window_s,
+        result = settle(lambda: only_storm(read(), object_ids, keys, counters), window_s=spec.settle_window_s,
                         deadline_s=spec.settle_deadline_s, interval_s=spec.settle_interval_s)
     except (ObserverError, ValueError, ImportError, AttributeError, KeyError) as exc:
         scenario = ScenarioReport("storm", TITLE, DESCRIPTION, "error", STORM_CHECKLIST,

@@ -25,7 +25,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from hookproof.scenarios.observations import world_event_id
+from hookproof.scenarios.observations import Observation, world_event_id
 from hookproof.simulator.delivery.history import Attempt
 from hookproof.simulator.events import Event
 from hookproof.simulator.profiles.base import Profile
@@ -194,5 +194,42 @@ def counter_truth(events: Sequence[Event], history: Sequence[Attempt], mapping: 
     return totals
 
 
-__all__ = ["CounterRule", "FIELD", "KeyMapping", "TemplateError", "counter_truth", "from_plain", "keyed", "lookup",
-           "rekeyed", "render", "to_plain"]
+def counter_keys(events: Iterable[Event], mapping: KeyMapping | None) -> frozenset[str]:
+    """The counter keys `events` move under `mapping` (none without one; an event whose
+    counter template does not apply moves none)."""
+    if mapping is None or not mapping.counters:
+        return frozenset()
+    keys: set[str] = set()
+    for event in events:
+        try:
+            moved = mapping.counter_of(event)
+        except TemplateError:
+            continue
+        if moved is not None:
+            keys.add(moved[0])
+    return frozenset(keys)
+
+
+def scoped(obs: Observation, object_ids: Iterable[str], keys: Iterable[str] = (),
+           counters: Iterable[str] = ()) -> Observation:
+    """The part of `obs` about one world (a scenario's, an example's, a storm's): effects
+    whose key one of its events carries (`keys`, the team's keys: ``comment:<comment id>``,
+    ``notice:<repo>#<n>@<time>``) or whose key names one of `object_ids` second
+    (hookproof's: ``refund:<payment>:…``); states of `object_ids`; counters under
+    `counters` or named by an object id. The observer's declared state kinds stay. Pure."""
+    ids = set(object_ids)
+    own, own_counters = set(keys), set(counters)
+
+    def names_object(key: str) -> bool:
+        parts = key.split(":")
+        return (parts[1] if len(parts) > 1 else key) in ids
+
+    effects = tuple(e for e in obs.effects if e.business_key in own or names_object(e.business_key))
+    states = tuple(s for s in obs.states if s.object_id in ids)
+    kept = None if obs.counters is None else {k: v for k, v in obs.counters.items()
+                                              if k in own_counters or names_object(k)}
+    return replace(obs, effects=effects, states=states, counters=kept)
+
+
+__all__ = ["CounterRule", "FIELD", "KeyMapping", "TemplateError", "counter_keys", "counter_truth", "from_plain",
+           "keyed", "lookup", "rekeyed", "render", "scoped", "to_plain"]

@@ -29,7 +29,7 @@ from hookproof.reports.model import (
     ScenarioReport,
 )
 from hookproof.scenarios.api_refusals import with_refusals
-from hookproof.scenarios.business_keys import KeyMapping, counter_truth, keyed
+from hookproof.scenarios.business_keys import KeyMapping, counter_keys, counter_truth, keyed, scoped
 from hookproof.scenarios.catalog import (
     CATALOG,
     CHECKLIST,
@@ -403,8 +403,10 @@ class Runner:
         (`_shows_expected`), unchanged for settle's short quiet period. Returns every read
         (only this world's objects) and whether it settled before the deadline."""
         ids = set(world.objects())
+        keys = {e.business_key for e in events if e.business_key}
+        counters = counter_keys(events, self.keys)
         done = self._expected_picture(events, scenario_id)
-        result = settle(lambda: _only(self.observe(), ids), window_s=self.settle_window_s,
+        result = settle(lambda: scoped(self.observe(), ids, keys, counters), window_s=self.settle_window_s,
                         deadline_s=self.settle_deadline_s, interval_s=self.settle_interval_s, done=done)
         return result.observations, result.settled
 
@@ -469,20 +471,6 @@ def _shows_expected(obs: Observation, keys: frozenset[str], expectations: Expect
         if any(obs.counters.get(k, 0) != v for k, v in expectations.counters.items()):
             return False
     return True
-
-
-def _only(obs: Observation, ids: set[str]) -> Observation:
-    """The part of an observation about one world's objects (keys name an object id);
-    what the observer declares (state kinds) stays."""
-    effects = tuple(e for e in obs.effects if _key_object(e.business_key) in ids)
-    states = tuple(s for s in obs.states if s.object_id in ids)
-    counters = None if obs.counters is None else {k: v for k, v in obs.counters.items() if _key_object(k) in ids}
-    return replace(obs, effects=effects, states=states, counters=counters)
-
-
-def _key_object(key: str) -> str:
-    parts = key.split(":")
-    return parts[1] if len(parts) > 1 else key
 
 
 def rejects_valid(attempts: Sequence[Attempt]) -> bool:

@@ -18,7 +18,7 @@ import time
 from dataclasses import replace
 from typing import Any, Callable, Mapping, Sequence
 
-from hookproof.scenarios.business_keys import counter_truth
+from hookproof.scenarios.business_keys import counter_keys, counter_truth, scoped
 from hookproof.scenarios.checks import CheckResult, run_checks
 from hookproof.scenarios.explore_targets import ExploreTarget
 from hookproof.scenarios.observations import Observation, expectations_from
@@ -129,6 +129,9 @@ class Session:
         self.dirty = False
         self.on_step = on_step
         self._ids: set[str] = set()
+        self._scope_size = -1  # how many events `_scope_keys` and `_scope_counters` were taken from
+        self._scope_keys: set[str] = set()
+        self._scope_counters: frozenset[str] = frozenset()
         self._closed = False
 
     # ---- reading ------------------------------------------------------------------------
@@ -339,12 +342,12 @@ class Session:
     # ---- checks ---------------------------------------------------------------------------
     def observe(self) -> Observation:
         """One observation of this example's objects (other examples' rows are ignored)."""
-        obs = self.prepared.observe()
-        ids = self._ids
-        effects = tuple(e for e in obs.effects if _key_object(e.business_key) in ids)
-        states = tuple(s for s in obs.states if s.object_id in ids)
-        counters = None if obs.counters is None else {k: v for k, v in obs.counters.items() if _key_object(k) in ids}
-        result = Observation(obs.at, effects, states, obs.state_kinds, counters)
+        events = self.delivered_events()
+        if len(events) != self._scope_size:  # the keys of the example's events, kept up to date
+            self._scope_size = len(events)
+            self._scope_keys = {e.business_key for e in events if e.business_key}
+            self._scope_counters = counter_keys(events, self.explore.keys)
+        result = scoped(self.prepared.observe(), self._ids, self._scope_keys, self._scope_counters)
         self.observations.append(result)
         return result
 
@@ -452,11 +455,6 @@ def _shows(obs: Observation, keys: set[str], truth: Mapping[str, tuple[str, int]
         if st is None or st.status != status or (st.version is not None and st.version != version):
             return False
     return True
-
-
-def _key_object(key: str) -> str:
-    parts = key.split(":")
-    return parts[1] if len(parts) > 1 else key
 
 
 def _outcome(a: Attempt) -> str:
