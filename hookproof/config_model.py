@@ -266,11 +266,43 @@ class CounterConfig(StrictModel):
     amount: str = Field(min_length=1)
 
 
+#: A value a condition compares with (TOML's scalars).
+Scalar = str | int | float | bool
+
+
+class KeyRule(StrictModel):
+    """`[business_keys."<event type>"]` as a table: the effect's `key` template, made only
+    when every path of `when` has its value (or one of a list): a path over the event as
+    sent (``"pull_request.merged" = true``), or ``fetched.<path>`` over the object as the
+    provider's API serves it at that event (``"fetched.status" = "approved"`` for a thin
+    notification)."""
+
+    key: str = Field(min_length=1)
+    when: dict[str, Scalar | list[Scalar]]
+
+    @field_validator("when")
+    @classmethod
+    def _when(cls, v: dict[str, Any]) -> dict[str, Any]:
+        if not v:
+            raise ValueError("names no condition (e.g. when = { \"data.object.status\" = \"paid\" })")
+        for path, value in v.items():
+            if not path or path.startswith(".") or path.endswith(".") or ".." in path:
+                raise ValueError(f"{path!r} is not a dotted path (e.g. data.object.status or fetched.status)")
+            if isinstance(value, list) and not value:
+                raise ValueError(f"{path}: an empty list matches nothing")
+        return v
+
+    def allowed(self) -> dict[str, tuple[Any, ...]]:
+        """Path → the values it may have."""
+        return {p: tuple(v) if isinstance(v, list) else (v,) for p, v in self.when.items()}
+
+
 class Config(StrictModel):
     """The whole `hookproof.toml`.
 
     `business_keys` maps an event type (the profile's own name) to a business-key
-    template over the event as the provider sends it, or ``false`` (not effectful);
+    template over the event as the provider sends it, a `KeyRule` (a template made only
+    when its conditions hold), or ``false`` (not effectful);
     types not listed keep hookproof's built-in key, unless `builtin_keys` is false (then
     only the listed types are effectful). A `[catalog]`'s own keys are the user's, not
     built in: `builtin_keys = false` leaves them. `counters` maps an event type to the counter
@@ -285,7 +317,8 @@ class Config(StrictModel):
     run: RunConfig = RunConfig()
     chaos: ChaosConfig = ChaosConfig()
     builtin_keys: bool = True
-    business_keys: dict[str, str | Literal[False]] = Field(default_factory=dict)
+    #: a table value is a `KeyRule`, read by `key_mapping` (its errors name the entry's line)
+    business_keys: dict[str, str | Literal[False] | dict[str, Any]] = Field(default_factory=dict)
     counters: dict[str, CounterConfig] = Field(default_factory=dict)
     #: The user's own event types (`hookproof.catalog_file`), for generic-hmac, standard-webhooks, svix.
     catalog: CatalogConfig | None = None
@@ -322,15 +355,18 @@ class Config(StrictModel):
                 return back[name]
             raise ConfigError(f"{profile.title} sends no event {name!r}", field=f'{section}."{name}"')
 
-        templates = {world_type("business_keys", n): (t if t is not False else None)
-                     for n, t in self.business_keys.items()}
+        rules = {n: _key_rule(n, t) for n, t in self.business_keys.items() if isinstance(t, dict)}
+        templates: dict[str, str | None] = {
+            world_type("business_keys", n): t if isinstance(t, str) else rules[n].key if n in rules else None
+            for n, t in self.business_keys.items()}
+        conditions = {world_type("business_keys", n): rule.allowed() for n, rule in rules.items()}
         counters = {world_type("counters", n): CounterRule(c.key, c.amount) for n, c in self.counters.items()}
-        mapping = KeyMapping(templates, profile, counters, builtin=self.builtin_keys)
+        mapping = KeyMapping(templates, profile, counters, builtin=self.builtin_keys, conditions=conditions)
         for section, names in (("business_keys", self.business_keys), ("counters", self.counters)):
             for name in names:
                 sample = _sample_event(world_type(section, name), profile.world)
                 try:
-                    mapping.counter_of(sample) if section == "counters" else mapping.key_of(sample)
+                    mapping.counter_of(sample) if section == "counters" else mapping.check(sample)
                 except TemplateError as exc:
                     raise ConfigError(str(exc), field=f'{section}."{name}"') from None
         return mapping
@@ -356,6 +392,20 @@ class Config(StrictModel):
             return data
         resolved = resolve_sqlite_url(observer["url"], Path(data["source"]).parent)
         return {**data, "observer": {**observer, "url": resolved}}
+
+
+def _key_rule(name: str, table: dict[str, Any]) -> KeyRule:
+    """`[business_keys."<name>"]`'s table as a `KeyRule`. Raises ConfigError naming the entry."""
+    from pydantic import ValidationError
+
+    try:
+        return KeyRule.model_validate(table)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(p) for p in err["loc"] if not isinstance(p, int))
+        message = {"missing": "is required", "extra_forbidden": "unknown key (a key rule has key and when)"}.get(
+            err["type"], err["msg"].removeprefix("Value error, "))
+        raise ConfigError(f"{where}: {message}" if where else message, field=f'business_keys."{name}"') from None
 
 
 def _sample_event(stripe_type: str, world: str = "billing") -> Any:

@@ -83,6 +83,29 @@ def render(template: str, payload: Any) -> str:
     return FIELD.sub(one, template)
 
 
+#: A condition path on the object as the provider's API serves it at the event (a thin
+#: event's receiver fetches it): ``fetched.status``.
+FETCHED = "fetched."
+
+
+def holds(when: Mapping[str, tuple[Any, ...]], payload: Any, fetched: Any) -> bool:
+    """True when every path of `when` has one of its values: a path over the event's body
+    as sent (``pull_request.merged``), or, after `FETCHED`, over the object the provider's
+    API serves at this event (``fetched.status``: Mercado Pago's thin notification carries
+    no status). A boolean matches only a boolean. Raises TemplateError for a missing path."""
+    for path, allowed in when.items():
+        on_fetched = path.startswith(FETCHED)
+        root, rest = (fetched, path[len(FETCHED):]) if on_fetched else (payload, path)
+        try:
+            value = lookup(root, rest, template=path)
+        except TemplateError:
+            where = "the object the provider's API serves" if on_fetched else "the event"
+            raise TemplateError(f"when {path}: {where} has no field {rest}", template=path, path=path) from None
+        if not any(value == a and isinstance(value, bool) == isinstance(a, bool) for a in allowed):
+            return False
+    return True
+
+
 @dataclass(frozen=True)
 class CounterRule:
     """How an event of one type moves a counter: its key template and the amount's path."""
@@ -109,18 +132,38 @@ class KeyMapping:
     profile: Profile
     counters: Mapping[str, CounterRule] = field(default_factory=dict)
     builtin: bool = True
+    conditions: Mapping[str, Mapping[str, tuple[Any, ...]]] = field(default_factory=dict)
 
     def payload(self, event: Event) -> Any:
         """The event's body as the provider sends it, decoded."""
         return json.loads(self.profile.envelope(event).body)
 
     def key_of(self, event: Event) -> str | None:
-        """The event's business key: the team's template, else the built-in key.
-        Raises TemplateError when the event lacks a field the template names."""
+        """The event's business key: the team's template (None when the type's `conditions`
+        do not hold), else the built-in key. Raises TemplateError when the event lacks a
+        field the template or a condition names."""
         if event.type not in self.templates:
             return event.business_key if self.builtin or event.api_version == USER_API_VERSION else None
         template = self.templates[event.type]
-        return None if template is None else render(template, self.payload(event))
+        if template is None:
+            return None
+        payload = self.payload(event)
+        when = self.conditions.get(event.type)
+        if when and not holds(when, payload, event.object):
+            return None
+        return render(template, payload)
+
+    def check(self, event: Event) -> None:
+        """Render the type's template and evaluate its conditions on `event`, whether they
+        hold or not (a config's sample event). Raises TemplateError."""
+        template = self.templates.get(event.type)
+        if template is None:
+            return
+        payload = self.payload(event)
+        when = self.conditions.get(event.type)
+        if when:
+            holds(when, payload, event.object)
+        render(template, payload)
 
     def counter_of(self, event: Event) -> tuple[str, int] | None:
         """(counter key, amount) the event moves, or None. Raises TemplateError."""
@@ -138,14 +181,17 @@ class KeyMapping:
 def to_plain(mapping: KeyMapping) -> dict[str, Any]:
     """`mapping` as JSON-plain values (the storm spec carries it to the Locust master)."""
     return {"builtin": mapping.builtin, "templates": dict(mapping.templates),
-            "counters": {t: {"key": c.key, "amount": c.amount} for t, c in mapping.counters.items()}}
+            "counters": {t: {"key": c.key, "amount": c.amount} for t, c in mapping.counters.items()},
+            "conditions": {t: {p: list(v) for p, v in when.items()} for t, when in mapping.conditions.items()}}
 
 
 def from_plain(data: Mapping[str, Any], profile: Profile) -> KeyMapping:
     """The mapping `to_plain` made, for `profile`."""
     counters = {str(t): CounterRule(str(c["key"]), str(c["amount"])) for t, c in (data.get("counters") or {}).items()}
+    conditions = {str(t): {str(p): tuple(v) for p, v in when.items()}
+                  for t, when in (data.get("conditions") or {}).items()}
     return KeyMapping({str(t): v for t, v in (data.get("templates") or {}).items()}, profile, counters,
-                      builtin=bool(data.get("builtin", True)))
+                      builtin=bool(data.get("builtin", True)), conditions=conditions)
 
 
 def rekeyed(attempts: Sequence[Attempt], events: Iterable[Event]) -> list[Attempt]:
@@ -182,6 +228,8 @@ def counter_truth(events: Sequence[Event], history: Sequence[Attempt], mapping: 
     for event in events:
         if event.id not in valid or event.type not in mapping.counters:
             continue
+        if event.type in mapping.conditions and not event.business_key:  # its key's `when` did not hold
+            continue
         effect = event.business_key or event.id
         if effect in counted:
             continue
@@ -201,6 +249,8 @@ def counter_keys(events: Iterable[Event], mapping: KeyMapping | None) -> frozens
         return frozenset()
     keys: set[str] = set()
     for event in events:
+        if event.type in mapping.conditions and not event.business_key:
+            continue
         try:
             moved = mapping.counter_of(event)
         except TemplateError:
@@ -231,5 +281,5 @@ def scoped(obs: Observation, object_ids: Iterable[str], keys: Iterable[str] = ()
     return replace(obs, effects=effects, states=states, counters=kept)
 
 
-__all__ = ["CounterRule", "FIELD", "KeyMapping", "TemplateError", "counter_keys", "counter_truth", "from_plain",
-           "keyed", "lookup", "rekeyed", "render", "scoped", "to_plain"]
+__all__ = ["CounterRule", "FETCHED", "FIELD", "KeyMapping", "TemplateError", "counter_keys", "counter_truth", "from_plain",
+           "holds", "keyed", "lookup", "rekeyed", "render", "scoped", "to_plain"]

@@ -302,3 +302,18 @@ def test_the_started_receiver_example_is_a_valid_config(monkeypatch: pytest.Monk
                                                  "api_key": "sk_test_x"})
     assert env == {"STRIPE_WEBHOOK_SECRET": "whsec_readme_started", "STRIPE_API_BASE": "http://127.0.0.1:7",
                    "STRIPE_API_KEY": "sk_test_x"}
+
+
+@pytest.mark.parametrize(("profile", "secret", "rule"), [("github", "gh_readme", 0), ("mercadopago", "mp_readme", 1)])
+def test_the_key_rules_example_loads_for_its_provider(tmp_path: Path, profile: str, secret: str, rule: int) -> None:
+    """Each of the README's two key rules, in a config of its provider, is a valid mapping."""
+    from hookproof.config import load_config
+
+    (toml,) = re.findall(r"```toml keyrules\.toml\n(.*?)```", README, flags=re.S)
+    table = toml.split("\n\n")[rule]
+    path = tmp_path / "hookproof.toml"
+    path.write_text(f'builtin_keys = false\n[target]\nurl = "http://127.0.0.1:9/webhooks"\nprofile = "{profile}"\n'
+                    f'secret = "{secret}"\n[observer]\nkind = "sql"\nurl = "sqlite:///x.db"\n'
+                    f'effects = "SELECT business_key FROM effects"\n{table}\n', encoding="utf-8")
+    mapping = load_config(path).key_mapping()
+    assert mapping is not None and len(mapping.conditions) == 1

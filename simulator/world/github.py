@@ -270,7 +270,10 @@ class GitHubWorld(RecordReads):
 
     def effect_story(self) -> list[Event]:
         """One event of each effectful type: an opened issue, a push, an opened and a
-        synchronized pull request, a comment, a new installation."""
+        synchronized pull request, a comment, a new installation; then that pull request
+        merged and another closed without merging (effects of a team's own keys). The
+        story's every event, effectful or not: the catalog sends those the receiver's keys
+        make effectful."""
         start = len(self.events)
         issue = self.open_issue()
         self.push()
@@ -278,17 +281,23 @@ class GitHubWorld(RecordReads):
         self.comment(issue)
         self.synchronize(pr)
         self.install()
-        return [e for e in self.events[start:] if e.business_key]
+        self.close_pull_request(pr, merged=True)
+        self.close_pull_request(self.open_pull_request(), merged=False)
+        return self.events[start:]
 
     def state_story(self) -> list[Event]:
-        """An issue's life: opened, labeled, closed, reopened, closed again (stateful events)."""
+        """An issue's life: opened, labeled, closed, reopened, closed again; then a pull
+        request's: opened, synchronized, merged (stateful events)."""
         start = len(self.events)
         issue = self.open_issue()
         self.label_issue(issue)
         self.close_issue(issue)
         self.reopen_issue(issue)
         self.close_issue(issue)
-        return [e for e in self.events[start:] if e.object_id == issue]
+        pr = self.open_pull_request()
+        self.synchronize(pr)
+        self.close_pull_request(pr, merged=True)
+        return [e for e in self.events[start:] if e.object_id in (issue, pr)]
 
     def distinct_story(self) -> list[Event]:
         """Several effects of one object: two comments on one issue, two pushes to one pull request."""
