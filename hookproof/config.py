@@ -71,6 +71,7 @@ def parse_config(text: str, source: str = DEFAULT_PATH) -> Config:
     _check_dirs(config, text, source)
     check_catalog(config, text, source)  # [catalog] and a catalog profile's enabled_events
     _check_keys(config, text, source)
+    _check_state_kinds(config, text, source)
     return _check_secrets(config, text, source)
 
 
@@ -89,6 +90,30 @@ def _entry_line(text: str, section: str, name: str) -> int | None:
     """The 1-based line of entry `name` (quoted or bare) of table `section`, or of the
     ``[section."name"]`` header."""
     return TomlLines(text).line_of(*section.split("."), name)
+
+
+def _check_state_kinds(config: Config, text: str, source: str) -> None:
+    """Raise ConfigError (with its line) for an ``[observer.states]`` kind the profile's
+    world has no object of (``issues`` for GitHub's ``issue``), naming the kinds it has."""
+    if not config.observer.states or config.catalog is not None:
+        return  # a user catalog's kinds are the catalog's own (checked with the catalog)
+    kinds = object_kinds(config.profile().world)
+    for kind in config.observer.states:
+        if kind not in kinds:
+            profile = config.profile()
+            raise ConfigError(f"{profile.title} has no object kind {kind!r} (its kinds: {', '.join(sorted(kinds))})",
+                              path=source, field=f"observer.states.{kind}",
+                              line=_entry_line(text, "observer.states", kind) or field_line(text, "observer.states"))
+
+
+def object_kinds(world: str) -> frozenset[str]:
+    """The object kinds of a provider world (``billing``: every Stripe resource the provider
+    API serves; others: what their stories create)."""
+    from hookproof.simulator.world import RESOURCES, new_world
+
+    if world == "billing":
+        return frozenset(RESOURCES.values()) - {"event"}
+    return frozenset(e.object_type for e in new_world(world, 1).lifecycle())
 
 
 def _check_dirs(config: Config, text: str, source: str) -> None:

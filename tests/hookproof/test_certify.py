@@ -156,6 +156,25 @@ def test_a_bad_business_key_is_one_config_error_with_its_line(tmp_path: Path, ex
     assert str(caught.value).startswith(f"{path}:{line}: {message}"), str(caught.value)
 
 
+@pytest.mark.parametrize(("profile", "kind", "error"), [
+    ("github", "issues", "GitHub has no object kind 'issues' (its kinds: commit, installation, issue, pull_request)"),
+    ("stripe", "subscriptions", "Stripe has no object kind 'subscriptions' (its kinds: balance_transaction, charge, "),
+    ("github", "pull_request", None),
+    ("stripe", "checkout.session", None),
+])
+def test_a_state_kind_the_world_has_no_object_of_is_a_config_error(tmp_path: Path, profile: str, kind: str,
+                                                                    error: str | None) -> None:
+    path = tmp_path / "hookproof.toml"
+    path.write_text(KEYS_BASE.replace('secret = "whsec_x"', f'secret = "whsec_x"\nprofile = "{profile}"')
+                    + f'[observer.states]\n"{kind}" = "SELECT id AS object_id, status FROM things"\n', encoding="utf-8")
+    if error is None:
+        assert kind in load_config(path).observer.states
+        return
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+    assert str(caught.value).startswith(f"{path}:10: observer.states.{kind}: {error}"), str(caught.value)
+
+
 def test_business_keys_map_a_team_s_effects_over_the_provider_s_payload(tmp_path: Path) -> None:
     from hookproof.scenarios.business_keys import counter_truth, keyed
     from hookproof.simulator.world import World
