@@ -53,8 +53,7 @@ def _distinct_events_note(history: Sequence[Attempt], positions: Sequence[int]) 
     if len(ids) < 2:
         return ""
     shown = ", ".join(ids[:4]) + (", ..." if len(ids) > 4 else "")
-    return (f", of {len(ids)} distinct events ({shown}): distinct events mapped to one business key, "
-            f"not a redelivery of one")
+    return f", of {len(ids)} distinct events ({shown}) that share this business key, so it is owed once for them all"
 
 
 def check_lost(
@@ -114,7 +113,8 @@ def check_unexpected(
         if key in expectations.forbidden:
             message = "applied although every delivery of it was invalid (forged, stale or foreign)"
         elif key not in expectations.expected:
-            message = "applied but never validly sent"
+            message = ("applied, but no validly sent event carries this key (an effect for an event that owes "
+                       "none, or a business key template that does not match the receiver's)")
         else:
             continue
         findings.append(Finding("unexpected", key, f"{message} (observation {oi})", expected=0, actual=n,

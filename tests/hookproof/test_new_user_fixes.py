@@ -3,7 +3,7 @@
 1. `builtin_keys = false` with a `[catalog]` keeps the catalog's own keys (they are the
    user's): the document's receiver passes, its twin without dedupe still fails.
 2. A catalog world's status only moves forward in explore, and a `duplicated` finding
-   over several distinct events says so (event ids), not a redelivery.
+   over several distinct events says so (event ids) and that the key is owed once for them all.
 3. A scenario whose events the team's keys make none effectful is not applicable with
    that reason (Paddle's `distinct-events-same-object`), and reasons and descriptions do
    not speak another world's words.
@@ -135,8 +135,7 @@ def test_duplicated_names_the_distinct_events_that_carried_one_key() -> None:
     history = hist(att("evt_a", "confirm:bk_1"), att("evt_b", "confirm:bk_1"))
     (finding,) = check_duplicated(history, exp("confirm:bk_1"), observed).findings
     assert finding.message == ("applied 2 times instead of once; 2 delivery attempt(s) carried it, of 2 distinct "
-                               "events (evt_a, evt_b): distinct events mapped to one business key, not a "
-                               "redelivery of one")
+                               "events (evt_a, evt_b) that share this business key, so it is owed once for them all")
     redelivered = hist(att("evt_a", "confirm:bk_1"), att("evt_a", "confirm:bk_1"))
     (finding,) = check_duplicated(redelivered, exp("confirm:bk_1"), observed).findings
     assert finding.message == "applied 2 times instead of once; 2 delivery attempt(s) carried it"
