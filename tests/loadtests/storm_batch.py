@@ -65,7 +65,7 @@ class StormBatch(Generic[T]):
 def storm_batch(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
                 jobs: Mapping[str, Callable[[Path], T]]) -> Iterator[StormBatch[T]]:
     """A batch running the `jobs` whose test is selected in `request`'s module, in the jobs' order."""
-    selected = {item.name for item in request.session.items if item.module is request.module}
+    selected = {item.name for item in request.session.items if getattr(item, "module", None) is request.module}
     batch: StormBatch[T] = StormBatch(tmp_path_factory.mktemp("storms"))
     try:
         for key, run in jobs.items():
