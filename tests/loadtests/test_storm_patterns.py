@@ -13,7 +13,9 @@ import os
 import subprocess
 import sys
 from collections import Counter
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -23,6 +25,7 @@ from hookproof.loadtests.storm_truth import served_world, transient_outage
 from hookproof.simulator.events import Event
 from hookproof.simulator.profiles import get_profile
 from hookproof.simulator.server.state import ServerState
+from tests.loadtests.storm_batch import StormBatch, storm_batch
 
 ROOT = Path(__file__).resolve().parents[2]
 SECRET = "whsec_storm_tests_only_0123456789"
@@ -173,21 +176,68 @@ def _storm(tmp_path: Path, receiver: str, *args: str, states: dict[str, str] | N
             for c in scenario["checks"] if c["verdict"] != "valid"}
 
 
+# Each slow test's storms, keyed "<test>/<label>": the module's selected ones run side by side
+# (tests/loadtests/storm_batch.py), each in its own directory; a test asserts on its own only.
+_OLDER = ("--duplicates", "0", "--related", "0", "--late", "0", "--older-redelivery", "1", "--waves", "0")
+_LATE = ("--duplicates", "0", "--related", "0", "--late", "1", "--older-redelivery", "0", "--waves", "0")
+_LATE_STATES = {"invoice": "SELECT object_id, status, version FROM invoice_states"}
+_TRANSIENT = ("--duplicates", "0", "--related", "0", "--late", "0", "--older-redelivery", "0", "--waves", "0",
+              "--api-transient", "0.5")
+
+
+def _fetching_storm(tmp_path: Path) -> object:
+    from tests.loadtests.test_storm_worlds import _config, storm
+
+    return storm(_config(tmp_path, "mercadopago_fetch"), tmp_path / "out", "--api-transient", "0.5")
+
+
+STORMS: dict[str, Callable[[Path], object]] = {
+    "test_related_bursts_catch_the_racy_get_or_create_and_pass_its_atomic_twin/racy":
+        lambda d: _storm(d, "get_or_create_racy", "--related", "0.5", "--duplicates", "0"),
+    "test_related_bursts_catch_the_racy_get_or_create_and_pass_its_atomic_twin/atomic":
+        lambda d: _storm(d, "get_or_create_atomic", "--related", "0.5", "--duplicates", "0"),
+    "test_the_fetching_receiver_passes_a_storm_with_the_provider_api_transient/fetch": lambda d: (d, _fetching_storm(d)),
+    "test_a_redelivery_wave_catches_the_bounded_in_memory_dedupe/lru":
+        lambda d: _storm(d, "lru_dedupe", "--duplicates", "0", "--related", "0", "--late", "0",
+                         "--older-redelivery", "0", "--waves", "1", "--wave-events", "200", "--rate", "30"),
+    "test_older_after_newer_redelivery_catches_the_last_refund_marker/marker":
+        lambda d: _storm(d, "last_refund_marker", *_OLDER),
+    "test_older_after_newer_redelivery_catches_the_last_refund_marker/inbox": lambda d: _storm(d, "inbox_sync", *_OLDER),
+    "test_late_failures_leave_the_arrival_order_invoice_stale_and_pass_the_versioned_twin/stale":
+        lambda d: _storm(d, "stale_failure_order", *_LATE, states=_LATE_STATES),
+    "test_late_failures_leave_the_arrival_order_invoice_stale_and_pass_the_versioned_twin/inbox":
+        lambda d: _storm(d, "inbox_sync", *_LATE, states=_LATE_STATES),
+    "test_the_provider_api_transient_loses_the_effects_of_the_receiver_that_marks_before_fetching/marked":
+        lambda d: (d, _storm(d, "mark_before_fetch", *_TRANSIENT)),
+    "test_the_provider_api_transient_loses_the_effects_of_the_receiver_that_marks_before_fetching/fetch":
+        lambda d: _storm(d, "fetch_state", *_TRANSIENT),
+}
+
+
+@pytest.fixture(scope="module")
+def storms(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[StormBatch[Any]]:
+    """The selected tests' storms of `STORMS`, started side by side."""
+    with storm_batch(request, tmp_path_factory, STORMS) as batch:
+        yield batch
+
+
 @pytest.mark.slow
-def test_related_bursts_catch_the_racy_get_or_create_and_pass_its_atomic_twin(tmp_path: Path) -> None:
-    racy = _storm(tmp_path / "racy", "get_or_create_racy", "--related", "0.5", "--duplicates", "0")
+def test_related_bursts_catch_the_racy_get_or_create_and_pass_its_atomic_twin(
+        storms: StormBatch[Any], request: pytest.FixtureRequest) -> None:
+    racy = storms.result(f"{request.node.name}/racy")
     assert "no_server_error" in racy and all("got 500" in m for m in racy["no_server_error"]), racy
     # What the lost race leaves depends on which event lost it: a storm does not retry the
     # 500, so its object may be missing (stale) or its effect never applied (lost).
     assert set(racy) <= {"no_server_error", "stale", "lost"}, racy
-    assert _storm(tmp_path / "atomic", "get_or_create_atomic", "--related", "0.5", "--duplicates", "0") == {}
+    assert storms.result(f"{request.node.name}/atomic") == {}
 
 
 @pytest.mark.slow
-def test_the_fetching_receiver_passes_a_storm_with_the_provider_api_transient(tmp_path: Path) -> None:
-    from tests.loadtests.test_storm_worlds import _config, failing_checks, storm
+def test_the_fetching_receiver_passes_a_storm_with_the_provider_api_transient(
+        storms: StormBatch[Any], request: pytest.FixtureRequest) -> None:
+    from tests.loadtests.test_storm_worlds import failing_checks
 
-    result = storm(_config(tmp_path, "mercadopago_fetch"), tmp_path / "out", "--api-transient", "0.5")
+    tmp_path, result = storms.result(f"{request.node.name}/fetch")
     assert failing_checks(tmp_path / "out") == {}, result.stdout
     report = json.loads((tmp_path / "out" / "report.json").read_text())
     checks = {c["check_id"]: c for c in report["scenarios"][0]["checks"]}
@@ -196,54 +246,51 @@ def test_the_fetching_receiver_passes_a_storm_with_the_provider_api_transient(tm
 
 
 @pytest.mark.slow
-def test_a_redelivery_wave_catches_the_bounded_in_memory_dedupe(tmp_path: Path) -> None:
+def test_a_redelivery_wave_catches_the_bounded_in_memory_dedupe(
+        storms: StormBatch[Any], request: pytest.FixtureRequest) -> None:
     """lru_dedupe remembers the last 100 ids: a wave replaying the last 200 events each user
     sent, after they were delivered, applies the forgotten ones again (its correct twin,
     inbox_sync, passes storms with waves: test_storm_command)."""
-    lru = _storm(tmp_path / "lru", "lru_dedupe", "--duplicates", "0", "--related", "0", "--late", "0",
-                 "--older-redelivery", "0", "--waves", "1", "--wave-events", "200", "--rate", "30")
+    lru = storms.result(f"{request.node.name}/lru")
     assert "duplicated" in lru, lru
 
 
 @pytest.mark.slow
-def test_older_after_newer_redelivery_catches_the_last_refund_marker(tmp_path: Path) -> None:
+def test_older_after_newer_redelivery_catches_the_last_refund_marker(
+        storms: StormBatch[Any], request: pytest.FixtureRequest) -> None:
     """last_refund_marker remembers only the last refund it processed: R1 redelivered after
     R2 is refunded again (WooCommerce Stripe gateway #5697); inbox_sync passes the same storm."""
-    args = ("--duplicates", "0", "--related", "0", "--late", "0", "--older-redelivery", "1", "--waves", "0")
-    marker = _storm(tmp_path / "marker", "last_refund_marker", *args)
+    marker = storms.result(f"{request.node.name}/marker")
     assert "duplicated" in marker and all(m for m in marker["duplicated"]), marker
-    assert _storm(tmp_path / "inbox", "inbox_sync", *args) == {}
+    assert storms.result(f"{request.node.name}/inbox") == {}
 
 
 @pytest.mark.slow
-def test_late_failures_leave_the_arrival_order_invoice_stale_and_pass_the_versioned_twin(tmp_path: Path) -> None:
+def test_late_failures_leave_the_arrival_order_invoice_stale_and_pass_the_versioned_twin(
+        storms: StormBatch[Any], request: pytest.FixtureRequest) -> None:
     """stale_failure_order sets an invoice's status in arrival order: the renewal's
     ``invoice.payment_failed`` (attempt 1) held late, after its ``invoice.paid`` (attempt 2),
     leaves the paid invoice ``open`` (Polar #14274). Its subscription is repaired by the next
     ``customer.subscription.updated``, so the storm names the invoice; inbox_sync, which keeps
     each invoice's newest version, passes the same storm."""
-    args = ("--duplicates", "0", "--related", "0", "--late", "1", "--older-redelivery", "0", "--waves", "0")
-    states = {"invoice": "SELECT object_id, status, version FROM invoice_states"}
-    stale = _storm(tmp_path / "stale", "stale_failure_order", *args, states=states)
+    stale = storms.result(f"{request.node.name}/stale")
     invoices = [m for m in stale.get("stale", []) if m == "final state is open (v2), the provider's is paid (v3)"]
     assert invoices, stale
-    assert _storm(tmp_path / "inbox", "inbox_sync", *args, states=states) == {}
+    assert storms.result(f"{request.node.name}/inbox") == {}
 
 
 @pytest.mark.slow
 def test_the_provider_api_transient_loses_the_effects_of_the_receiver_that_marks_before_fetching(
-        tmp_path: Path) -> None:
+        storms: StormBatch[Any], request: pytest.FixtureRequest) -> None:
     """mark_before_fetch commits "processed" before it fetches (dj-stripe #832): the first fetch
     of a transient object fails (404 or 500), it answers 500, the storm retries, and the retry
     is a no-op: ``lost``, for objects of the 500 half too. fetch_state, which marks nothing
     before the fetch succeeded, passes the same storm."""
-    args = ("--duplicates", "0", "--related", "0", "--late", "0", "--older-redelivery", "0", "--waves", "0",
-            "--api-transient", "0.5")
-    marked = _storm(tmp_path / "marked", "mark_before_fetch", *args)
+    marked_dir, marked = storms.result(f"{request.node.name}/marked")
     assert "lost" in marked, marked
-    lost = _finding_keys(tmp_path / "marked", "lost")
+    lost = _finding_keys(marked_dir, "lost")
     assert any(api_transient_status(k.split(":")[1], 0.5) == 500 for k in lost), lost
-    assert _storm(tmp_path / "fetch", "fetch_state", *args) == {}
+    assert storms.result(f"{request.node.name}/fetch") == {}
 
 
 def _finding_keys(tmp_path: Path, check_id: str) -> list[str]:

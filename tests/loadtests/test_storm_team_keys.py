@@ -11,6 +11,8 @@ own keys: the correct receiver passes, its twin without dedupe fails `duplicated
 from __future__ import annotations
 
 import json
+import subprocess
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -20,6 +22,7 @@ from hookproof.loadtests.stories import StoryBook, process_seed, template_world
 from hookproof.loadtests.storm_truth import template_worlds
 from hookproof.loadtests.team_keys import KeyCheckError, check_templates, storm_keys
 from hookproof.simulator.profiles import get_profile
+from tests.loadtests.storm_batch import StormBatch, storm_batch
 from tests.loadtests.test_storm_worlds import _config, failing_checks, storm
 
 START_US = 1_790_000_000_000_000
@@ -92,19 +95,48 @@ def _team_config(tmp_path: Path, receiver: str) -> Path:
     return config
 
 
+_CORRECT = ["shopify_app", "paddle_billing"]
+_NO_DEDUPE = ["shopify_app_no_dedupe", "paddle_billing_no_dedupe"]
+Ran = tuple[Path, subprocess.CompletedProcess[str]]
+
+
+def _team_storm(receiver: str, *args: str) -> Callable[[Path], Ran]:
+    return lambda tmp_path: (tmp_path, storm(_team_config(tmp_path, receiver), tmp_path / "out", *args))
+
+
+# Each slow test's storm, keyed "<test>/storm": the module's selected ones run side by side
+# (tests/loadtests/storm_batch.py), each in its own directory; a test asserts on its own only.
+STORMS: dict[str, Callable[[Path], Ran]] = {
+    **{f"test_a_storm_under_the_team_s_keys_passes_the_correct_receiver[{r}]/storm": _team_storm(r) for r in _CORRECT},
+    **{f"test_a_storm_under_the_team_s_keys_fails_the_twin_without_dedupe[{r}]/storm":
+       _team_storm(r, "--duplicates", "0.5") for r in _NO_DEDUPE},
+}
+
+
+@pytest.fixture(scope="module")
+def storms(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[StormBatch[Ran]]:
+    """The selected tests' storms of `STORMS`, started side by side: (its directory, the storm process)."""
+    with storm_batch(request, tmp_path_factory, STORMS) as batch:
+        yield batch
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("receiver", ["shopify_app", "paddle_billing"])
-def test_a_storm_under_the_team_s_keys_passes_the_correct_receiver(tmp_path: Path, receiver: str) -> None:
-    result = storm(_team_config(tmp_path, receiver), tmp_path / "out")
+@pytest.mark.parametrize("receiver", _CORRECT)
+def test_a_storm_under_the_team_s_keys_passes_the_correct_receiver(storms: StormBatch[Ran],
+                                                                   request: pytest.FixtureRequest,
+                                                                   receiver: str) -> None:
+    tmp_path, result = storms.result(f"{request.node.name}/storm")
     assert "without a report" not in result.stderr, result.stderr
     assert failing_checks(tmp_path / "out") == {}, result.stdout + result.stderr
     assert result.returncode == 0, result.stdout + result.stderr
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("receiver", ["shopify_app_no_dedupe", "paddle_billing_no_dedupe"])
-def test_a_storm_under_the_team_s_keys_fails_the_twin_without_dedupe(tmp_path: Path, receiver: str) -> None:
-    result = storm(_team_config(tmp_path, receiver), tmp_path / "out", "--duplicates", "0.5")
+@pytest.mark.parametrize("receiver", _NO_DEDUPE)
+def test_a_storm_under_the_team_s_keys_fails_the_twin_without_dedupe(storms: StormBatch[Ran],
+                                                                     request: pytest.FixtureRequest,
+                                                                     receiver: str) -> None:
+    tmp_path, result = storms.result(f"{request.node.name}/storm")
     assert result.returncode == 1, result.stdout + result.stderr
     assert "duplicated" in failing_checks(tmp_path / "out"), result.stdout
     report = json.loads((tmp_path / "out" / "report.json").read_text())
@@ -112,4 +144,3 @@ def test_a_storm_under_the_team_s_keys_fails_the_twin_without_dedupe(tmp_path: P
     (dup,) = [c for c in scenario["checks"] if c["check_id"] == "duplicated"]
     prefixes = set(TEAM_KEYS["shopify" if receiver.startswith("shopify") else "paddle"].values())
     assert all(any(f["key"].startswith(p.split(":")[0] + ":") for p in prefixes) for f in dup["findings"])
-

@@ -14,6 +14,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -28,6 +29,7 @@ from hookproof.simulator.profiles import get_profile
 from hookproof.simulator.server import ServerState, run_server
 from hookproof.simulator.server.state import DEFAULT_API_KEY
 from hookproof.simulator.world import GitHubWorld
+from tests.loadtests.storm_batch import StormBatch, storm_batch
 from tests.support import free_port, require_service
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -253,12 +255,43 @@ def _needs_node() -> None:
         require_service("node", "node and `npm ci` in examples/receivers/node are needed for the GitHub App")
 
 
+_CORRECT = ["mercadopago_fetch", "paddle_billing", "github_app", "shopify_app_fetch"]
+_NO_DEDUPE = ["mercadopago_fetch_no_dedupe", "paddle_billing_no_dedupe", "github_app_no_dedupe", "shopify_app_no_dedupe"]
+
+
+def _provider_storm(receiver: str, *args: str) -> Callable[[Path], tuple[Path, subprocess.CompletedProcess[str]]]:
+    def run(tmp_path: Path) -> tuple[Path, subprocess.CompletedProcess[str]]:
+        if receiver.startswith("github"):
+            _needs_node()
+        return tmp_path, storm(_config(tmp_path, receiver), tmp_path / "out", *args)
+    return run
+
+
+# Each slow test's storm, keyed "<test>/storm": the module's selected ones run side by side
+# (tests/loadtests/storm_batch.py), each in its own directory; a test asserts on its own only.
+STORMS: dict[str, Callable[[Path], tuple[Path, subprocess.CompletedProcess[str]]]] = {
+    **{f"test_a_storm_passes_the_correct_provider_receiver[{r}]/storm": _provider_storm(r) for r in _CORRECT},
+    **{f"test_a_storm_fails_the_twin_without_dedupe_with_duplicated[{r}]/storm": _provider_storm(r, "--duplicates", "0.5")
+       for r in _NO_DEDUPE},
+    "test_a_billing_storm_passes_the_receiver_that_fetches_state/storm": lambda d: (d, _billing_storm(d)),
+}
+
+
+@pytest.fixture(scope="module")
+def storms(request: pytest.FixtureRequest,
+           tmp_path_factory: pytest.TempPathFactory) -> Iterator[StormBatch[tuple[Path, subprocess.CompletedProcess[str]]]]:
+    """The selected tests' storms of `STORMS`, started side by side: (its directory, the storm process)."""
+    with storm_batch(request, tmp_path_factory, STORMS) as batch:
+        yield batch
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("receiver", ["mercadopago_fetch", "paddle_billing", "github_app", "shopify_app_fetch"])
-def test_a_storm_passes_the_correct_provider_receiver(tmp_path: Path, receiver: str) -> None:
+@pytest.mark.parametrize("receiver", _CORRECT)
+def test_a_storm_passes_the_correct_provider_receiver(storms: StormBatch[tuple[Path, subprocess.CompletedProcess[str]]],
+                                                      request: pytest.FixtureRequest, receiver: str) -> None:
     if receiver.startswith("github"):
         _needs_node()
-    result = storm(_config(tmp_path, receiver), tmp_path / "out")
+    tmp_path, result = storms.result(f"{request.node.name}/storm")
     assert failing_checks(tmp_path / "out") == {}, result.stdout + result.stderr
     assert result.returncode == 0, result.stdout + result.stderr
     report = json.loads((tmp_path / "out" / "report.json").read_text())
@@ -266,12 +299,13 @@ def test_a_storm_passes_the_correct_provider_receiver(tmp_path: Path, receiver: 
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("receiver", ["mercadopago_fetch_no_dedupe", "paddle_billing_no_dedupe",
-                                      "github_app_no_dedupe", "shopify_app_no_dedupe"])
-def test_a_storm_fails_the_twin_without_dedupe_with_duplicated(tmp_path: Path, receiver: str) -> None:
+@pytest.mark.parametrize("receiver", _NO_DEDUPE)
+def test_a_storm_fails_the_twin_without_dedupe_with_duplicated(
+        storms: StormBatch[tuple[Path, subprocess.CompletedProcess[str]]], request: pytest.FixtureRequest,
+        receiver: str) -> None:
     if receiver.startswith("github"):
         _needs_node()
-    result = storm(_config(tmp_path, receiver), tmp_path / "out", "--duplicates", "0.5")
+    tmp_path, result = storms.result(f"{request.node.name}/storm")
     assert result.returncode == 1, result.stdout + result.stderr
     assert "duplicated" in failing_checks(tmp_path / "out"), result.stdout
 
@@ -293,17 +327,22 @@ def test_enabled_events_reach_the_spec_in_the_world_s_names(tmp_path: Path) -> N
     assert isinstance(world, GitHubWorld)
 
 
-@pytest.mark.slow
-def test_a_billing_storm_passes_the_receiver_that_fetches_state(tmp_path: Path) -> None:
-    """fetch_state reads every object from the provider API: the storm's objects are there
-    before their events, so no 404, no 5xx, and what it learned ahead of delivery is no finding."""
+def _billing_storm(tmp_path: Path) -> subprocess.CompletedProcess[str]:
     from tests.loadtests.test_storm_command import SECRET
     from tests.loadtests.test_storm_command import _config as billing_config
 
     env = {**os.environ, "HOOKPROOF_TEST_SECRET": SECRET, "PYTHONPATH": str(ROOT), "COLUMNS": "200"}
-    result = subprocess.run([sys.executable, "-m", "hookproof", "storm", "--config",
-                             str(billing_config(tmp_path, "fetch_state")), "--out", str(tmp_path / "out"),
-                             "--duration", "6s", "--users", "2", "--rate", "8"],
-                            cwd=str(ROOT), env=env, capture_output=True, text=True, timeout=240)
+    return subprocess.run([sys.executable, "-m", "hookproof", "storm", "--config",
+                           str(billing_config(tmp_path, "fetch_state")), "--out", str(tmp_path / "out"),
+                           "--duration", "6s", "--users", "2", "--rate", "8"],
+                          cwd=str(ROOT), env=env, capture_output=True, text=True, timeout=240)
+
+
+@pytest.mark.slow
+def test_a_billing_storm_passes_the_receiver_that_fetches_state(
+        storms: StormBatch[tuple[Path, subprocess.CompletedProcess[str]]], request: pytest.FixtureRequest) -> None:
+    """fetch_state reads every object from the provider API: the storm's objects are there
+    before their events, so no 404, no 5xx, and what it learned ahead of delivery is no finding."""
+    tmp_path, result = storms.result(f"{request.node.name}/storm")
     assert failing_checks(tmp_path / "out") == {}, result.stdout + result.stderr
     assert result.returncode == 0

@@ -20,9 +20,10 @@ MATRIX = json.loads((Path(__file__).with_name("detection_matrix.json")).read_tex
 SECRET = "whsec_matrix_secret_0123456789"
 SEED = 4242
 #: Receivers certified at a time. A certify run mostly waits (on its receiver process, the
-#: settle reads, the scaled retry delays), so four share two cores without changing a verdict.
-MATRIX_WORKERS = 4
-#: Seconds the whole matrix may take: about 30 receivers, four at a time, each through the catalog.
+#: settle reads, the scaled retry delays: the pytest process itself sits near 10% of a core),
+#: so eight share two cores without changing a verdict.
+MATRIX_WORKERS = 8
+#: Seconds the whole matrix may take: about 30 receivers, eight at a time, each through the catalog.
 MATRIX_TIMEOUT_S = 2400
 #: Receiver tuning that keeps the run short without hiding the fault.
 OPTIONS = {"slow_then_record": {"effect_delay_s": 0.3}}
