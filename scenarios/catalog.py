@@ -184,11 +184,12 @@ class Overlap(StrEnum):
       verdict is timing), a payload that may crash the receiver, provider-API and sink faults,
       chaos, and any scenario not classified.
     - ``FRESH``: every valid event is delivered once (a retry follows only a refusal), so a
-      receiver's memory of ids cannot change its verdict; overlaps any but ``ALONE``.
-    - ``REPEATS``: delivers an event again and expects the receiver to remember it; never
-      overlaps ``FLOODS`` (an LRU of ids flushed by another scenario would fail it).
-    - ``FLOODS``: delivers more distinct events than a bounded dedupe remembers, on purpose;
-      overlaps only ``FRESH``.
+      receiver's memory of ids cannot change its verdict; overlaps ``FRESH`` and ``REPEATS``.
+    - ``REPEATS``: delivers an event again and expects the receiver to remember it; overlaps
+      ``FRESH`` and ``REPEATS`` (small: none pushes out what a bounded dedupe remembers).
+    - ``FLOODS``: delivers more distinct events than a bounded dedupe remembers, on purpose,
+      then replays them: alone, after every other scenario (an LRU of ids it flushes would fail
+      a neighbour, and the backlog of its replays would delay the next one's effects).
     """
 
     ALONE = "alone"

@@ -10,10 +10,15 @@ world's object ids (`runner._only`), its provider-API refusals by the ids in the
 
 - the first scenario runs alone, before any other (a receiver that is down from the start is
   called down after it, and nothing else runs, as in a sequential run);
-- ``ALONE`` scenarios run with nothing else; ``FLOODS`` only with ``FRESH``; ``REPEATS``
-  never with ``FLOODS``;
-- among the startable ones, ``FLOODS`` first (the long ones), then ``FRESH``, then
-  ``REPEATS``, then ``ALONE``; catalog order within a class.
+- ``FRESH`` and ``REPEATS`` scenarios overlap each other, in catalog order; then each ``ALONE``
+  one runs with nothing else; ``FLOODS`` last, alone: nothing runs beside or after it, so the
+  backlog a receiver that applies after answering may still hold of its replays (which no read
+  shows: they change nothing) delays no other scenario's effects.
+
+Beside others, a scenario whose reads fall short of what it expects settles only once, for
+the settle window, nothing the receiver shows changed and no other scenario delivered
+(`Runner._settle`), as if it ran after them: its effects may be queued behind theirs in a
+receiver that applies after it answers.
 
 Once a scenario leaves the receiver down (`runner.receiver_down`), nothing new starts and
 the scenarios never started are reported not run. Reports stay in catalog order. An
@@ -36,7 +41,7 @@ DEFAULT_BOUND = 4
 #: Seconds an interrupted run waits for the scenarios in flight to stop.
 STOP_WAIT_S = 20.0
 #: Start priority among startable scenarios (lower first).
-_PRIORITY: Mapping[Overlap, int] = {Overlap.FLOODS: 0, Overlap.FRESH: 1, Overlap.REPEATS: 2, Overlap.ALONE: 3}
+_PRIORITY: Mapping[Overlap, int] = {Overlap.FRESH: 0, Overlap.REPEATS: 0, Overlap.ALONE: 1, Overlap.FLOODS: 2}
 
 
 class Stopped(BaseException):
@@ -49,13 +54,8 @@ def compatible(kind: Overlap, running: Iterable[Overlap]) -> bool:
     others = list(running)
     if not others:
         return True
-    if kind is Overlap.ALONE or Overlap.ALONE in others:
-        return False
-    if kind is Overlap.FLOODS:
-        return all(o is Overlap.FRESH for o in others)
-    if kind is Overlap.REPEATS:
-        return Overlap.FLOODS not in others
-    return True
+    alone = (Overlap.ALONE, Overlap.FLOODS)
+    return kind not in alone and not any(o in alone for o in others)
 
 
 def next_start(pending: Sequence[int], kinds: Sequence[Overlap], running: Iterable[int], bound: int) -> int | None:

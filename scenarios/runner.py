@@ -17,6 +17,7 @@ import asyncio
 import json
 import threading
 import time
+from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Coroutine, Iterable, Sequence
 
@@ -149,6 +150,11 @@ class Runner:
     _live: dict[int, tuple[asyncio.AbstractEventLoop, "asyncio.Task[None]"]] = field(
         default_factory=dict, init=False, repr=False)
     _worlds: dict[str, AnyWorld] = field(default_factory=dict, init=False, repr=False)
+    _overlapping: bool = field(default=False, init=False, repr=False)
+    _whole: object = field(default=None, init=False, repr=False)
+    _whole_changed_at: float = field(default=0.0, init=False, repr=False)
+    _delivering: int = field(default=0, init=False, repr=False)
+    _delivered_at: float = field(default=0.0, init=False, repr=False)
 
     def context(self) -> Context:
         return Context(profile=self.profile, live=self.live, account=self.account, enabled=self.enabled,
@@ -234,8 +240,12 @@ class Runner:
                 return None
             return receiver_down(self.history.attempts(scenario.id))
 
-        _, never, down = run_overlapped(chosen, self.overlap, start=start, run=lambda i: self.run_one(chosen[i], i),
-                                        finish=finish, stop=self._stop)
+        self._overlapping = True
+        try:
+            _, never, down = run_overlapped(chosen, self.overlap, start=start,
+                                            run=lambda i: self.run_one(chosen[i], i), finish=finish, stop=self._stop)
+        finally:
+            self._overlapping = False
         for scenario in chosen:  # in catalog order, as a sequential run finds it
             if self.rejecting is None and rejects_valid(self.history.attempts(scenario.id)):
                 self.rejecting = scenario.id
@@ -296,7 +306,13 @@ class Runner:
         if self._stopping.is_set():
             raise Stopped()
         with self._observe_lock:
-            return self.observe()
+            obs = self.observe()
+            if self._overlapping:  # when anything the receiver shows last changed (`_settle`)
+                whole = (Counter(obs.effects), Counter(obs.states),
+                         None if obs.counters is None else tuple(sorted(obs.counters.items())))
+                if whole != self._whole:
+                    self._whole, self._whole_changed_at = whole, time.monotonic()
+            return obs
 
     def scaled_time_scale(self, time_scale: float, scenario_id: str) -> float:
         """The factor on the retry delays of a delivery in `scenario_id`: `time_scale`, or,
@@ -494,10 +510,17 @@ class Runner:
                 events.extend(phase.events)
                 self._hook(phase.after, scenario)
                 if observe_between and phase is not plan.phases[-1]:
-                    read, _ = await asyncio.to_thread(self._settle, plan.world, list(events), scenario.id)
+                    read, _ = await asyncio.to_thread(self._settle, plan.world, list(events), scenario.id, True)
                     between.extend(read)
 
-        self._run_async(go())
+        with self._observe_lock:
+            self._delivering += 1
+        try:
+            self._run_async(go())
+        finally:
+            with self._observe_lock:
+                self._delivering -= 1
+                self._delivered_at = time.monotonic()
         return events, between
 
     def _hook(self, hook: Hook | None, scenario: Scenario) -> None:
@@ -517,16 +540,35 @@ class Runner:
             return f"{type(exc).__name__}: {exc}"
         return None
 
-    def _settle(self, world: AnyWorld, events: Sequence[Event], scenario_id: str) -> tuple[list[Observation], bool]:
+    def _settle(self, world: AnyWorld, events: Sequence[Event], scenario_id: str,
+                delivering: bool = False) -> tuple[list[Observation], bool]:
         """Read the receiver until it settles (`observers.settle`): unchanged for the settle
         window, or, once a read shows every effect and state the history so far implies
-        (`_shows_expected`), unchanged for settle's short quiet period. Returns every read
-        (only this world's objects) and whether it settled before the deadline."""
+        (`_shows_expected`), unchanged for settle's short quiet period. Beside other scenarios,
+        a read short of that settles only once, for the window, nothing the receiver shows
+        changed and no other scenario delivered (`delivering`: this one is between two of its
+        phases), as when it runs alone after the others. Returns every read (only this world's
+        objects) and whether it settled before the deadline."""
         ids = set(world.objects())
         done = self._expected_picture(events, scenario_id)
-        result = settle(lambda: _only(self._read(), ids), window_s=self.settle_window_s,
-                        deadline_s=self.settle_deadline_s, interval_s=self.settle_interval_s, done=done)
-        return result.observations, result.settled
+        started = time.monotonic()
+        observations: list[Observation] = []
+        while True:
+            left_s = max(0.0, self.settle_deadline_s - (time.monotonic() - started))
+            result = settle(lambda: _only(self._read(), ids), window_s=self.settle_window_s,
+                            deadline_s=left_s, interval_s=self.settle_interval_s, done=done)
+            observations += result.observations
+            # Beside other scenarios, this world's part unchanged for the window is not enough
+            # unless it shows everything expected: the receiver may still be working through
+            # the others' deliveries with this scenario's queued behind them (a queue, a
+            # background write), which no read shows while they change nothing.
+            if not (self._overlapping and result.settled and not result.early):
+                return observations, result.settled
+            with self._observe_lock:
+                others = self._delivering - (1 if delivering else 0)
+                quiet_since = max(self._whole_changed_at, self._delivered_at)
+            if others == 0 and time.monotonic() - quiet_since >= self.settle_window_s - 1e-9:
+                return observations, True
 
     def _expected_picture(self, events: Sequence[Event], scenario_id: str) -> Callable[[Observation], bool] | None:
         """What a read must show to settle on evidence, from the scenario's history so far:
