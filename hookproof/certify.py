@@ -265,7 +265,8 @@ def controlled_receiver(config: Config, secrets: Sequence[str], api_base: str, s
 
 def receiver_log(config: Config, secrets: Sequence[str]) -> tuple[Any, Any]:
     """The run's receiver log (`chaos.process.ReceiverLog`, masking the signing secrets and
-    the provider API key) and its scenario marks (`receiver_log.ScenarioMarks`), for a
+    the provider API key) and its scenario marks (`receiver_log.ScenarioMarks`, with each
+    scenario's end too: `_EndedMarks`), for a
     receiver hookproof starts as a process (`[target.start]`, `[target.process]`); else
     (None, None)."""
     if config.target.start is None and config.target.process is None:
@@ -274,7 +275,38 @@ def receiver_log(config: Config, secrets: Sequence[str]) -> tuple[Any, Any]:
     from hookproof.receiver_log import ScenarioMarks
 
     log = ReceiverLog(masked=[*secrets, config.provider.api_key])
-    return log, ScenarioMarks(log)
+    return log, _EndedMarks(ScenarioMarks(log))
+
+
+class _EndedMarks:
+    """`receiver_log.ScenarioMarks` that also knows where each scenario ended (`end`): a
+    scenario that overlapped the next one (`scenarios.overlap`) gets the receiver's lines up
+    to its own end, not only up to the next one's start. One that ended before the next
+    began (one after another) gets the same tail as from `ScenarioMarks`."""
+
+    def __init__(self, marks: Any) -> None:
+        self.marks = marks
+        self.ends: dict[str, int] = {}
+
+    def mark(self, scenario_id: str) -> None:
+        """Scenario `scenario_id` starts now."""
+        self.marks.mark(scenario_id)
+
+    def end(self, scenario_id: str) -> None:
+        """Scenario `scenario_id` ends now."""
+        self.ends[scenario_id] = self.marks.log.mark()
+
+    def tails(self) -> dict[str, str]:
+        """scenario id -> the last lines (masked) the receiver wrote from its start to its end,
+        or to the next start when that is later; "" for none."""
+        log = self.marks.log
+        order = sorted(self.marks.starts.items(), key=lambda item: item[1])
+        nexts = [start for _, start in order[1:]] + [log.mark()]
+        out: dict[str, str] = {}
+        for (sid, start), nxt in zip(order, nexts):
+            end = max(nxt, self.ends.get(sid, nxt))
+            out[sid] = log.tail(start, end) if end > start else ""
+        return out
 
 
 def chaos_settings(config: Config, backend: str) -> Any:
@@ -289,6 +321,11 @@ def make_target(config: Config) -> Target:
     if t.app is not None:
         return Target(app=import_object(t.app, "target.app", config.base_dir), path=t.path)
     return Target(url=t.url)
+
+
+#: Catalog scenarios certify runs side by side at most (`scenarios.overlap`: only those that
+#: cannot change each other's verdicts, and only where the runner allows it, `Runner.may_overlap`).
+OVERLAP_BOUND = 4
 
 
 #: What the report says when certify probed the receiver before its first scenario.
@@ -369,7 +406,7 @@ def check_chaos(config: Config, chaos: bool) -> None:
 def certify(config: Config, *, scenarios: Sequence[str] | None = None, out_dir: Path | Callable[[], Path],
             progress: Progress | None = None, on_start: Callable[[Runner], None] | None = None,
             allow_remote: bool = False, chaos: bool = False, max_duration_s: float | None = None,
-            keep_going: bool = False) -> CertifyResult:
+            keep_going: bool = False, overlap: int = OVERLAP_BOUND) -> CertifyResult:
     """Run the selected scenarios (default: config's run.scenarios, else the catalog).
 
     An interruption (KeyboardInterrupt, which the CLI also makes of SIGTERM) while the
@@ -388,6 +425,8 @@ def certify(config: Config, *, scenarios: Sequence[str] | None = None, out_dir: 
     interruption (only when called from the main thread, where KeyboardInterrupt lands),
     and its partial report says so. After a scenario in which the receiver answered no
     valid attempt (timeouts, refused connections), the rest are not run unless `keep_going`.
+    Up to `overlap` independent scenarios run side by side (`scenarios.overlap`; 1: one after
+    another); the report is in catalog order either way.
     """
     from hookproof.reports import write_reports
 
@@ -446,6 +485,7 @@ def certify(config: Config, *, scenarios: Sequence[str] | None = None, out_dir: 
                     keys=config.key_mapping(),
                     keep_going=keep_going, notes=notes, retry_budget_s=config.run.retry_budget_s,
                     seeder=seed_hook(config, secrets, api_base, sink_url),
+                    overlap=overlap, on_finish=marks.end if marks is not None else None,
                 )
                 preflight(config, runner)
                 if on_start:

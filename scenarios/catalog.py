@@ -9,6 +9,7 @@ scenarios live with their injectors and load tests.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from enum import StrEnum
 from typing import Any, Callable, Mapping, Sequence
 
 from hookproof.simulator.events import Event
@@ -170,9 +171,37 @@ class NotApplicable:
     reason: str
 
 
+class Overlap(StrEnum):
+    """What a scenario may run alongside against the same receiver (scheduling only: what it
+    sends and how it is judged do not change; `scenarios.overlap` runs them).
+
+    Scenarios that overlap share the receiver, never an object, an event or a business key
+    (each has its own world), so a correct receiver's effects and states are the same. What
+    overlap could change is the verdict on a broken receiver whose fault is timing or a
+    bounded memory; the classes keep those apart:
+
+    - ``ALONE``: runs with nothing else: byte-synchronised races and sender timeouts (their
+      verdict is timing), a payload that may crash the receiver, provider-API and sink faults,
+      chaos, and any scenario not classified.
+    - ``FRESH``: every valid event is delivered once (a retry follows only a refusal), so a
+      receiver's memory of ids cannot change its verdict; overlaps ``FRESH`` and ``REPEATS``.
+    - ``REPEATS``: delivers an event again and expects the receiver to remember it; overlaps
+      ``FRESH`` and ``REPEATS`` (small: none pushes out what a bounded dedupe remembers).
+    - ``FLOODS``: delivers more distinct events than a bounded dedupe remembers, on purpose,
+      then replays them: alone, after every other scenario (an LRU of ids it flushes would fail
+      a neighbour, and the backlog of its replays would delay the next one's effects).
+    """
+
+    ALONE = "alone"
+    FRESH = "fresh"
+    REPEATS = "repeats"
+    FLOODS = "floods"
+
+
 @dataclass(frozen=True)
 class Scenario:
-    """A named fault plan over a world script, with its checks and checklist items."""
+    """A named fault plan over a world script, with its checks and checklist items, and what
+    it may run alongside (`Overlap`; ``ALONE`` unless classified)."""
 
     id: str
     title: str
@@ -181,6 +210,7 @@ class Scenario:
     checklist: tuple[str, ...]
     build: Callable[[Context, World], Plan | NotApplicable]
     tier: str = "catalog"
+    overlap: Overlap = Overlap.ALONE
 
     def plan(self, ctx: Context, world: AnyWorld) -> Plan | NotApplicable:
         if not isinstance(world, World):  # another provider's world (GitHub's): its own stories
@@ -484,7 +514,19 @@ def _provider_api_transient(ctx: Context, w: World) -> Plan | NotApplicable:
 
 def _scenario(id: str, title: str, description: str, checks: Sequence[str], checklist: Sequence[str],
               build: Callable[[Context, World], Plan | NotApplicable]) -> Scenario:
-    return Scenario(id, title, description, tuple(checks), tuple(checklist), build)
+    return Scenario(id, title, description, tuple(checks), tuple(checklist), build, overlap=OVERLAP.get(id, Overlap.ALONE))
+
+
+#: Each catalog scenario's `Overlap` (scheduling metadata; unlisted: ``ALONE``).
+OVERLAP: Mapping[str, Overlap] = {
+    **dict.fromkeys(("duplicate-sequential", "dropped-response", "reserialized-retry", "transport-fields-change",
+                     "mass-redelivery", "older-after-newer-redelivery"), Overlap.REPEATS),
+    **dict.fromkeys(("reorder", "stale-after-newer", "distinct-events-same-object", "forged-signature",
+                     "missing-signature", "wrong-secret", "stale-timestamp", "future-timestamp", "secret-rotation",
+                     "test-mode-to-live", "foreign-account", "unknown-event-type", "stale-failure-after-success"),
+                    Overlap.FRESH),
+    "mass-redelivery-window": Overlap.FLOODS,
+}
 
 
 SCENARIOS: tuple[Scenario, ...] = (

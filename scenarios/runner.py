@@ -7,15 +7,19 @@ returns a `RunReport`. An interrupted run (Ctrl-C) returns what it has, marked p
 After each scenario the report so far is stored in the history's meta under
 `REPORT_META_KEY` (report.json's document), so a saved history can be re-rendered
 (`hookproof report --history FILE`) even when the run never got to write its reports.
+With `Runner.overlap` above 1, independent scenarios run side by side (`scenarios.overlap`);
+the report is the same shape, in catalog order.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import threading
 import time
+from collections import Counter
 from dataclasses import dataclass, field, replace
-from typing import Callable, Iterable, Sequence
+from typing import Any, Callable, Coroutine, Iterable, Sequence
 
 import hookproof
 from hookproof.reports.model import (
@@ -47,6 +51,7 @@ from hookproof.scenarios.errors import ScenarioError
 from hookproof.scenarios.findings import run_verdict
 from hookproof.scenarios.observations import Effect, Expectations, ObjectState, Observation, expectations_from
 from hookproof.scenarios.observers import settle
+from hookproof.scenarios.overlap import Stopped, own_refusals, run_overlapped
 from hookproof.scenarios.seeding import SeedHook, run_seed, seed_document
 from hookproof.simulator.delivery import Attempt, Dispatcher, History, Outcome, Target
 from hookproof.simulator.events import Event
@@ -100,6 +105,10 @@ class Runner:
             acknowledged), the retry schedule of each later delivery is compressed to
             span at most this many seconds: the provider's count and order of retries
             stay, their spacing shrinks (`scaled_time_scale`); the report's notes say so.
+        overlap: scenarios run side by side at most (`scenarios.overlap`; 1: one after
+            another). Used only where it cannot change what a scenario sends or how it is
+            judged (`may_overlap`), else the run is sequential.
+        on_finish: called with a scenario's id as it ends (after its checks).
     """
 
     target: Target
@@ -134,6 +143,18 @@ class Runner:
     #: the team's seed hook (`scenarios.seeding.SeedHook`): each scenario's world objects before its
     #: first delivery; a failed seed makes the scenario unknown with the reason (None: no seed).
     seeder: SeedHook | None = None
+    overlap: int = 1
+    on_finish: Callable[[str], None] | None = None
+    _observe_lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
+    _stopping: threading.Event = field(default_factory=threading.Event, init=False, repr=False)
+    _live: dict[int, tuple[asyncio.AbstractEventLoop, "asyncio.Task[None]"]] = field(
+        default_factory=dict, init=False, repr=False)
+    _worlds: dict[str, AnyWorld] = field(default_factory=dict, init=False, repr=False)
+    _overlapping: bool = field(default=False, init=False, repr=False)
+    _whole: object = field(default=None, init=False, repr=False)
+    _whole_changed_at: float = field(default=0.0, init=False, repr=False)
+    _delivering: int = field(default=0, init=False, repr=False)
+    _delivered_at: float = field(default=0.0, init=False, repr=False)
 
     def context(self) -> Context:
         return Context(profile=self.profile, live=self.live, account=self.account, enabled=self.enabled,
@@ -152,7 +173,11 @@ class Runner:
         started = time.time()
         partial = False
         self.results = []
+        self._stopping.clear()
         try:
+            if self.overlap > 1 and len(chosen) > 1 and self.may_overlap():
+                self._run_overlapped(chosen, started)
+                chosen = []  # done
             for i, scenario in enumerate(chosen):
                 if self.progress:
                     self.progress(scenario.id, i, len(chosen))
@@ -161,6 +186,8 @@ class Runner:
                 if refusals is not None:  # what the provider API refused meanwhile: why a fetch failed
                     result = with_refusals(result, refusal_log(self.server_state).since(refusals))
                 self.results.append(result)
+                if self.on_finish:
+                    self.on_finish(scenario.id)
                 if self.rejecting is None and rejects_valid(self.history.attempts(scenario.id)):
                     self.rejecting = scenario.id
                 down = None if self.keep_going or scenario.tier == "chaos" else receiver_down(
@@ -178,6 +205,114 @@ class Runner:
         report = self.report(started, partial=partial)
         self.checkpoint(report)
         return report
+
+    def may_overlap(self) -> bool:
+        """True when scenarios may run side by side here: deliveries go to a URL (an in-process
+        app keeps one event loop), no seed hook runs per scenario (a team's command need not
+        take them concurrently), and no retry schedule can be compressed (`scaled_time_scale`:
+        which scenarios ran before one would change its spacing)."""
+        span_s = sum(self.profile.retry_schedule_s) * self.time_scale
+        return not self.target.in_process and self.seeder is None and span_s <= self.retry_budget_s
+
+    def _run_overlapped(self, chosen: Sequence[Scenario], started: float) -> None:
+        """Run `chosen` side by side (`scenarios.overlap.run_overlapped`); `results` in catalog
+        order, as they end, and the same notes and not-run reports as a sequential run."""
+        slots: list[ScenarioReport | None] = [None] * len(chosen)
+        marks: dict[int, int] = {}
+
+        def start(i: int) -> None:
+            if self.progress:
+                self.progress(chosen[i].id, i, len(chosen))
+            if self.server_state is not None:
+                marks[i] = refusal_log(self.server_state).mark()
+
+        def finish(i: int, result: object) -> str | None:
+            assert isinstance(result, ScenarioReport)
+            scenario = chosen[i]
+            if i in marks:  # what the provider API refused meanwhile, about this scenario's objects
+                result = with_refusals(result, self._own_refusals(scenario.id, marks[i]))
+            slots[i] = result
+            self.results = [r for r in slots if r is not None]
+            if self.on_finish:
+                self.on_finish(scenario.id)
+            self.checkpoint(self.report(started, partial=True))
+            if self.keep_going or scenario.tier == "chaos":
+                return None
+            return receiver_down(self.history.attempts(scenario.id))
+
+        self._overlapping = True
+        try:
+            _, never, down = run_overlapped(chosen, self.overlap, start=start,
+                                            run=lambda i: self.run_one(chosen[i], i), finish=finish, stop=self._stop)
+        finally:
+            self._overlapping = False
+        for scenario in chosen:  # in catalog order, as a sequential run finds it
+            if self.rejecting is None and rejects_valid(self.history.attempts(scenario.id)):
+                self.rejecting = scenario.id
+        if down is not None and never:
+            why = receiver_down(self.history.attempts(chosen[down].id))
+            self.notes.append(f"the receiver stopped answering in {chosen[down].id} ({why}); the {len(never)} "
+                              "scenario(s) after it were not run (--keep-going runs them anyway)")
+            for i in never:
+                slots[i] = _not_run(chosen[i], f"not run: the receiver stopped answering in {chosen[down].id}")
+        self.results = [r for r in slots if r is not None]
+
+    def _own_refusals(self, scenario_id: str, mark: int) -> list[Any]:
+        """The provider API's refusals since `mark` that are about `scenario_id`'s world."""
+        world = self._worlds.get(scenario_id)
+        refusals = refusal_log(self.server_state).since(mark)
+        if world is None or not refusals:
+            return refusals
+        ids = frozenset(world.objects()) | {e.id for e in world.events}
+        known = set().union(*(set(w.objects()) | {e.id for e in w.events} for w in self._worlds.values()))
+        return own_refusals(refusals, ids, known.__contains__)
+
+    def _stop(self) -> None:
+        """Cancel the scenarios in flight (their event loops; their settle reads raise `Stopped`)."""
+        self._stopping.set()
+        for loop, task in list(self._live.values()):
+            loop.call_soon_threadsafe(task.cancel)
+
+    def _run_async(self, coro: Coroutine[Any, Any, None]) -> None:
+        """`asyncio.run(coro)` in this thread, cancellable by `_stop` (then `Stopped` is raised)."""
+        if self._stopping.is_set():
+            coro.close()
+            raise Stopped()
+        key = threading.get_ident()
+
+        async def main() -> None:
+            task = asyncio.current_task()
+            assert task is not None
+            self._live[key] = (asyncio.get_running_loop(), task)
+            try:
+                if self._stopping.is_set():
+                    raise Stopped()
+                await coro
+            finally:
+                self._live.pop(key, None)
+
+        try:
+            asyncio.run(main())
+        except asyncio.CancelledError:
+            if self._stopping.is_set():
+                raise Stopped() from None
+            raise
+        finally:
+            coro.close()  # never awaited when stopped before it began
+
+    def _read(self) -> Observation:
+        """One observation of the receiver (one read at a time across scenarios); `Stopped` once
+        the run is interrupted."""
+        if self._stopping.is_set():
+            raise Stopped()
+        with self._observe_lock:
+            obs = self.observe()
+            if self._overlapping:  # when anything the receiver shows last changed (`_settle`)
+                whole = (Counter(obs.effects), Counter(obs.states),
+                         None if obs.counters is None else tuple(sorted(obs.counters.items())))
+                if whole != self._whole:
+                    self._whole, self._whole_changed_at = whole, time.monotonic()
+            return obs
 
     def scaled_time_scale(self, time_scale: float, scenario_id: str) -> float:
         """The factor on the retry delays of a delivery in `scenario_id`: `time_scale`, or,
@@ -218,6 +353,7 @@ class Runner:
         """Run one scenario in a fresh world; never raises for a receiver's fault."""
         t0 = time.monotonic()
         world = self._world(index)
+        self._worlds[scenario.id] = world
         binds = self.seeder is not None and bool(self.seeder.creates) and isinstance(world, World)
         if (binds and isinstance(world, World)  # (the isinstance again narrows `world` for mypy)
                 and (seed_failed := self._seed_first(scenario, index, world, t0)) is not None):
@@ -374,10 +510,17 @@ class Runner:
                 events.extend(phase.events)
                 self._hook(phase.after, scenario)
                 if observe_between and phase is not plan.phases[-1]:
-                    read, _ = await asyncio.to_thread(self._settle, plan.world, list(events), scenario.id)
+                    read, _ = await asyncio.to_thread(self._settle, plan.world, list(events), scenario.id, True)
                     between.extend(read)
 
-        asyncio.run(go())
+        with self._observe_lock:
+            self._delivering += 1
+        try:
+            self._run_async(go())
+        finally:
+            with self._observe_lock:
+                self._delivering -= 1
+                self._delivered_at = time.monotonic()
         return events, between
 
     def _hook(self, hook: Hook | None, scenario: Scenario) -> None:
@@ -397,18 +540,37 @@ class Runner:
             return f"{type(exc).__name__}: {exc}"
         return None
 
-    def _settle(self, world: AnyWorld, events: Sequence[Event], scenario_id: str) -> tuple[list[Observation], bool]:
+    def _settle(self, world: AnyWorld, events: Sequence[Event], scenario_id: str,
+                delivering: bool = False) -> tuple[list[Observation], bool]:
         """Read the receiver until it settles (`observers.settle`): unchanged for the settle
         window, or, once a read shows every effect and state the history so far implies
-        (`_shows_expected`), unchanged for settle's short quiet period. Returns every read
-        (only this world's objects) and whether it settled before the deadline."""
+        (`_shows_expected`), unchanged for settle's short quiet period. Beside other scenarios,
+        a read short of that settles only once, for the window, nothing the receiver shows
+        changed and no other scenario delivered (`delivering`: this one is between two of its
+        phases), as when it runs alone after the others. Returns every read (only this world's
+        objects) and whether it settled before the deadline."""
         ids = set(world.objects())
         keys = {e.business_key for e in events if e.business_key}
         counters = counter_keys(events, self.keys)
         done = self._expected_picture(events, scenario_id)
-        result = settle(lambda: scoped(self.observe(), ids, keys, counters), window_s=self.settle_window_s,
-                        deadline_s=self.settle_deadline_s, interval_s=self.settle_interval_s, done=done)
-        return result.observations, result.settled
+        started = time.monotonic()
+        observations: list[Observation] = []
+        while True:
+            left_s = max(0.0, self.settle_deadline_s - (time.monotonic() - started))
+            result = settle(lambda: scoped(self._read(), ids, keys, counters), window_s=self.settle_window_s,
+                            deadline_s=left_s, interval_s=self.settle_interval_s, done=done)
+            observations += result.observations
+            # Beside other scenarios, this world's part unchanged for the window is not enough
+            # unless it shows everything expected: the receiver may still be working through
+            # the others' deliveries with this scenario's queued behind them (a queue, a
+            # background write), which no read shows while they change nothing.
+            if not (self._overlapping and result.settled and not result.early):
+                return observations, result.settled
+            with self._observe_lock:
+                others = self._delivering - (1 if delivering else 0)
+                quiet_since = max(self._whole_changed_at, self._delivered_at)
+            if others == 0 and time.monotonic() - quiet_since >= self.settle_window_s - 1e-9:
+                return observations, True
 
     def _expected_picture(self, events: Sequence[Event], scenario_id: str) -> Callable[[Observation], bool] | None:
         """What a read must show to settle on evidence, from the scenario's history so far:

@@ -1,0 +1,123 @@
+"""Scenarios side by side (`scenarios.overlap`): which may overlap which, in what order they
+start, whose provider-API refusals are whose; and a runner that overlaps them gives the same
+verdicts and findings, in catalog order, as one that runs them one after another (real
+receivers over HTTP on 127.0.0.1)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from examples.receivers import load
+from hookproof.receivers import ReceiverConfig, receiver_of
+from hookproof.reports.model import RunReport
+from hookproof.scenarios.catalog import CATALOG, Overlap
+from hookproof.scenarios.observations import Observation
+from hookproof.scenarios.overlap import compatible, next_start, own_refusals, run_overlapped
+from hookproof.scenarios.runner import Runner, observation_from_json
+from hookproof.simulator.delivery import History, Target
+from hookproof.simulator.profiles import get_profile
+from hookproof.simulator.server.refusals import Refusal
+from tests.examples.serving import serve_app
+
+A, F, R, W = Overlap.ALONE, Overlap.FRESH, Overlap.REPEATS, Overlap.FLOODS
+
+
+@pytest.mark.parametrize(("kind", "running", "ok"), [
+    (A, [], True), (W, [], True), (A, [F], False), (F, [A], False), (R, [A], False),
+    (F, [F, R], True), (R, [F, R], True), (R, [W], False), (F, [W], False), (W, [F], False), (W, [A], False),
+])
+def test_what_may_overlap_what(kind: Overlap, running: list[Overlap], ok: bool) -> None:
+    assert compatible(kind, running) is ok
+
+
+def test_the_first_runs_alone_then_fresh_and_repeats_together_then_each_alone_one_and_the_flood_last() -> None:
+    kinds = [R, A, F, R, W, F, A]
+    pending, running, order = list(range(len(kinds))), [], []
+    while pending:  # start what may start; when nothing may, the oldest running one ends
+        i = next_start(pending, kinds, running, 3)
+        if i is None:
+            running.pop(0)
+            continue
+        pending.remove(i)
+        running.append(i)
+        order.append((i, tuple(running)))
+    assert order == [(0, (0,)), (2, (2,)), (3, (2, 3)), (5, (2, 3, 5)), (1, (1,)), (6, (6,)), (4, (4,))]
+
+
+def test_a_bound_of_one_never_overlaps() -> None:
+    assert next_start([1, 2], [R, F, F], [1], 1) is None
+
+
+def test_refusals_go_to_the_scenario_whose_ids_they_name() -> None:
+    mine, theirs = frozenset({"pi_mine", "evt_mine"}), {"pi_theirs"}
+    refusals = [Refusal(1, "GET", "/v1/payment_intents/pi_mine", 404, "resource_missing"),
+                Refusal(2, "GET", "/v1/payment_intents/pi_theirs", 404, "resource_missing"),
+                Refusal(3, "GET", "/v1/events", 401, "api_key_invalid"), Refusal(4, "GET", "/v1/events/evt_mine", 500, "")]
+    served = (mine | theirs).__contains__
+    assert [r.seq for r in own_refusals(refusals, mine, served)] == [1, 3, 4]
+
+
+def test_a_down_scenario_stops_the_start_of_others() -> None:
+    scenarios = [CATALOG[s] for s in ("duplicate-sequential", "reorder", "forged-signature")]
+    started: list[int] = []
+    results, never, down = run_overlapped(scenarios, 4, start=started.append, run=lambda i: i,
+                                          finish=lambda i, _: "down" if i == 0 else None, stop=lambda: None)
+    assert (started, results, never, down) == ([0], {0: 0}, [1, 2], 0)
+
+
+#: Scenarios of every overlap class, and one the correct receiver passes and the broken one fails.
+CHOSEN = ["duplicate-sequential", "reorder", "stale-after-newer", "forged-signature", "mass-redelivery",
+          "older-after-newer-redelivery", "oversized-payload", "stale-failure-after-success"]
+
+
+def certify_in_process(name: str, tmp_path: Path, overlap: int, chosen: list[str] = CHOSEN,
+                       options: dict[str, float] | None = None) -> RunReport:
+    config = ReceiverConfig(db_url=f"sqlite:///{tmp_path / f'{name}-{overlap}.db'}", secrets=("whsec_overlap_0123",),
+                            account="acct_overlap000001", options=options or {})
+    app = load(name).create_app(config)
+    receiver = receiver_of(app)
+    try:
+        with serve_app(app) as url:
+            def observe() -> Observation:
+                return observation_from_json(receiver.observe(), time.time())
+
+            runner = Runner(target=Target(url=url + "/webhooks"), profile=get_profile("stripe"),
+                            secrets=("whsec_overlap_0123",), observe=observe, history=History(),
+                            account="acct_overlap000001", seed=77, settle_window_s=0.1, settle_interval_s=0.02,
+                            overlap=overlap)
+            assert runner.may_overlap()
+            return runner.run(chosen)
+    finally:
+        receiver.close()
+
+
+@pytest.mark.parametrize("name", ["inbox_sync", "dedupe_by_object_id"])
+def test_overlapped_scenarios_get_the_verdicts_and_findings_of_a_sequential_run(name: str, tmp_path: Path) -> None:
+    def verdicts(report: RunReport) -> list[tuple[str, str, list[tuple[str, str | None]], int]]:
+        return [(s.id, s.verdict, sorted((f.check_id, f.key) for f in s.findings), len(s.attempts))
+                for s in report.scenarios]
+
+    one_by_one = certify_in_process(name, tmp_path, 1)
+    overlapped = certify_in_process(name, tmp_path, 4)
+    assert [s.id for s in overlapped.scenarios] == CHOSEN
+    assert verdicts(overlapped) == verdicts(one_by_one)
+    assert overlapped.notes == one_by_one.notes == () and not overlapped.partial
+    if name == "inbox_sync":
+        assert overlapped.verdict == "pass"
+    else:
+        assert {s.id for s in overlapped.scenarios if s.verdict == "fail"} == {
+            "stale-after-newer", "mass-redelivery", "older-after-newer-redelivery", "stale-failure-after-success"}
+
+
+@pytest.mark.parametrize(("name", "options"), [("inbox_queue", {}), ("ack_before_persist", {"apply_delay_s": 0.005})])
+def test_a_receiver_that_applies_after_answering_is_waited_for_beside_other_scenarios(
+        name: str, options: dict[str, float], tmp_path: Path) -> None:
+    """Beside other scenarios, a receiver that applies after it answers (a queue; a worker
+    taking 5 ms an event) has a scenario's effects queued behind the others': a read short of
+    them settles only once nothing the receiver shows changed, so nothing is called lost (as
+    one after another: no finding)."""
+    overlapped = certify_in_process(name, tmp_path, 4, CHOSEN, options)
+    assert [(s.id, s.verdict, s.findings) for s in overlapped.scenarios] == [(s, "pass", ()) for s in CHOSEN]
