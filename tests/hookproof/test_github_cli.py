@@ -50,6 +50,28 @@ def test_events_lists_shopifys_own_topics() -> None:
     assert run.stdout.splitlines() == list(SHOPIFY_EVENT_TYPES)
 
 
+def test_events_keys_show_the_built_in_keys_of_each_type() -> None:
+    """Every built-in key shown is one a world of that profile really gives its events; a type
+    whose events never carry one says so."""
+    from hookproof.commands.events import example_keys
+    from hookproof.simulator.world import new_world
+
+    run = hookproof("events", "--profile", "mercadopago", "--keys")
+    assert run.returncode == 0, run.stderr
+    rows = {line.split()[0]: line for line in run.stdout.splitlines()}
+    assert rows["merchant_order"].endswith("(no effect)")
+    kinds = [k.split(":")[0] for k in rows["payment.updated"].split("e.g. ")[1].split(", ")]
+    assert kinds == ["license", "refund", "chargeback"]
+    shown = example_keys("github")
+    assert shown["issues.opened"][0].startswith("comment:") and "issues.closed" not in shown
+    world = new_world("github", 1)
+    assert {k for e in world.lifecycle() if e.business_key for k in [e.business_key]} >= {
+        keys[0] for t, keys in shown.items() if t in ("issues.opened", "push")}
+    as_json = json.loads(hookproof("events", "--profile", "stripe", "--keys", "--json").stdout)
+    paid = next(r for r in as_json if r["event"] == "invoice.paid")
+    assert [k.split(":")[0] for k in paid["keys"]] == ["renewal"]
+
+
 def test_events_with_an_unknown_profile_is_one_line() -> None:
     run = hookproof("events", "--profile", "gitlab")
     assert (run.returncode, run.stdout) == (2, "")
