@@ -229,9 +229,16 @@ def _customer(w: World) -> str:
 
 def effect_events(ctx: Context, w: World) -> list[Event]:
     """One event of each effectful type the receiver is sent: a payment, a checkout,
-    a paid renewal, a failed renewal (dunning) and a partial refund."""
+    a paid renewal, a failed renewal (dunning) and a partial refund. Another provider's
+    world: its effect story's effectful events, then its events of the same types that owe
+    no effect (they must cause none)."""
     if not isinstance(w, World):  # another provider's world tells its own story
-        return [e for e in w.effect_story() if ctx.key_of(e) and ctx.sends(e.type)]
+        story = [e for e in w.effect_story() if ctx.sends(e.type)]
+        owed = [e for e in story if ctx.key_of(e)]
+        types = {e.type for e in owed}
+        # Then the story's events of those types that owe nothing (a rejected payment, a pull
+        # request closed without merging): last, so a scenario's first events are effectful.
+        return owed + [e for e in story if e.type in types and not ctx.key_of(e)]
     cus = _customer(w)
     start = len(w.events)
     pi = w.pay(cus)

@@ -182,14 +182,16 @@ class MercadoPagoWorld(RecordWorld):
 
     def effect_story(self) -> list[Event]:
         """One event of each effectful kind: a card payment approved, a Pix approved later,
-        a partial refund, a chargeback. The story's every event, effectful or
-        not: the catalog sends those the receiver's keys make effectful."""
+        a partial refund, a chargeback; and a card payment rejected (it owes nothing). The
+        story's every event, effectful or not: the catalog sends those the receiver's keys
+        make effectful, and those of the same types that owe nothing."""
         start = len(self.events)
         card = self.pay(self.open_order())
         pix = self.pay(method="pix")
         self.approve_pending(pix)
         self.refund(card, _cents(self.get(card)["transaction_amount"]) // 4)
         self.charge_back(pix)
+        self.pay(approve=False)
         return self.events[start:]
 
     def state_story(self) -> list[Event]:
