@@ -5,7 +5,8 @@ stories (`catalog.effect_events`, `catalog.state_events`: one event of each effe
 type, one stateful object's whole life) run unchanged on any world that tells those
 stories (`effect_story`, `state_story`); they are listed in `STORY_SCENARIOS`. A few
 have their own version here (`OWN_PLANS`: several effects of one object, an event type
-the receiver does not handle, an oversized delivery, and, for a provider that never
+the receiver does not handle, an oversized delivery, the provider API failing the first
+fetch of each object it serves, and, for a provider that never
 retries on its own (GitHub), a timed-out or unanswered delivery followed by its manual
 redelivery, the same event again). A world may tell more stories (Shopify's: the first
 events of new orders released together, `related_groups`; two refunds of one order and the
@@ -109,6 +110,43 @@ def _older_after_newer(ctx: Any, w: Any) -> Any:
     return Plan(w, (Phase((r1, r2)), Phase((r1,))))
 
 
+def _served_types(w: Any) -> frozenset[str]:
+    """The object types the provider API serves for world `w` (empty: it serves none of them)."""
+    from hookproof.simulator.server import github, mercadopago, paddle, shopify
+
+    served = {"github": github.SERVED_TYPES, "mercadopago": mercadopago.SERVED_TYPES, "paddle": paddle.SERVED_TYPES,
+              "shopify": shopify.SERVED_TYPES}
+    return served.get(str(getattr(w, "provider", "")), frozenset())
+
+
+def _api_transient(ctx: Any, w: Any) -> Any:
+    """The first fetch of each object the provider API serves is a 404 or a 500; the next one
+    works (the catalog's rules for Stripe, over the first effectful event of each object
+    the API serves: a later event of the object would fetch it again and hide an
+    acknowledged failure). A provider that never retries on its own (GitHub) gets a manual
+    redelivery of the same events, as `_redelivered`."""
+    from hookproof.scenarios.catalog import ApiFault, NotApplicable, Phase, Plan, _need, effect_events
+
+    if not ctx.fetches_state:
+        return NotApplicable("the receiver has no provider API to fetch from")
+    served = _served_types(w)
+    if not served:
+        return _untold(ctx)
+    firsts: dict[str, Any] = {}
+    for e in effect_events(ctx, w):
+        if e.object_type in served:
+            firsts.setdefault(e.object_id, e)
+    events = list(firsts.values())
+    if (na := _need(events, "effectful", ctx)) is not None:
+        return na
+    faults = {e.object_id: ApiFault(not_found=True) if i % 2 == 0 else ApiFault(status=500)
+              for i, e in enumerate(events)}
+    chosen = tuple(events)
+    if ctx.profile.retry_schedule_s:
+        return Plan(w, (Phase(chosen),), api_faults=faults)
+    return Plan(w, (Phase(chosen, max_attempts=1), Phase(chosen)), api_faults=faults)
+
+
 def _timeout(ctx: Any, w: Any) -> Any:
     return _redelivered(FaultPlan(sender_timeout_s=ctx.sender_timeout_s, timeouts=1))(ctx, w)
 
@@ -122,6 +160,7 @@ OWN_PLANS: Mapping[str, Callable[[Any, Any], Any]] = {
     "dropped-response": _redelivered(FaultPlan(drop_responses=1)),
     "related-burst": _related_burst,
     "older-after-newer-redelivery": _older_after_newer,
+    "provider-api-transient": _api_transient,
 }
 
 

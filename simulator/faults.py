@@ -238,7 +238,7 @@ def applicable(mutation: Mutation, profile: Profile) -> str | None:
     if mutation in (Mutation.STALE_TIMESTAMP, Mutation.FUTURE_TIMESTAMP) and (
         profile.tolerance.past_s is None and profile.tolerance.future_s is None
     ):
-        return f"{profile.title} signs no timestamp, so replay is stopped only by dedupe"
+        return profile.untimed_reason or f"{profile.title} signs no timestamp, so replay is stopped only by dedupe"
     if mutation is Mutation.LIVEMODE_MISMATCH and not profile.has_livemode:
         return f"{profile.title} events carry no test/live flag"
     if mutation is Mutation.FOREIGN_ACCOUNT and not profile.has_account:

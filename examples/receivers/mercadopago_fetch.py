@@ -22,7 +22,9 @@ answer 200/201 quickly and fetch the payment for its state. This receiver:
 `create_app(dedupe=False)` is its broken twin (``mercadopago_fetch_no_dedupe``): no claim,
 no unique business key, and the effect of the status it reads (approved: a license;
 refunded or partially refunded: the newest refund; charged back: a chargeback), so a
-redelivered notification repeats its effect.
+redelivered notification repeats its effect. `Settings.ack_fetch_failures` is its other
+twin (``mercadopago_fetch_ack_drop``): a failed fetch is answered 200 and nothing is applied,
+so Mercado Pago never retries and the effect is lost.
 
 Configuration (environment): ``PORT``, ``DATABASE`` (SQLite file), ``WEBHOOK_SECRET``
 (or ``HOOKPROOF_SECRET``), ``MP_ACCESS_TOKEN`` (or ``HOOKPROOF_API_KEY``), ``MP_API_BASE``
@@ -89,15 +91,17 @@ class Settings:
     user_id: str | None = None
     live: bool = False
     dedupe: bool = True
+    ack_fetch_failures: bool = False
 
     @staticmethod
-    def from_env(dedupe: bool = True) -> "Settings":
+    def from_env(dedupe: bool = True, ack_fetch_failures: bool = False) -> "Settings":
         env = os.environ
         return Settings(database=env.get("DATABASE", "mercadopago.sqlite"),
                         secret=env.get("WEBHOOK_SECRET") or env["HOOKPROOF_SECRET"],
                         access_token=env.get("MP_ACCESS_TOKEN") or env["HOOKPROOF_API_KEY"],
                         api_base=env.get("MP_API_BASE") or env["HOOKPROOF_API_BASE"],
-                        user_id=env.get("MP_USER_ID") or None, live=env.get("MP_LIVE_MODE") == "1", dedupe=dedupe)
+                        user_id=env.get("MP_USER_ID") or None, live=env.get("MP_LIVE_MODE") == "1", dedupe=dedupe,
+                        ack_fetch_failures=ack_fetch_failures)
 
 
 def cents(amount: float) -> int:
@@ -167,8 +171,10 @@ def create_app(settings: Settings) -> FastAPI:
         try:
             answer = sdk.payment().get(data_id)
         except Exception as exc:  # the SDK raises for a body that is not JSON, requests for the network
-            return JSONResponse({"error": f"provider API: {type(exc).__name__}"}, status_code=503)
+            answer = {"status": type(exc).__name__}
         if answer.get("status") != 200:
+            if settings.ack_fetch_failures:  # the broken twin: acknowledged, nothing applied, never retried
+                return JSONResponse({"ignored": f"provider API answered {answer.get('status')}"})
             return JSONResponse({"error": f"provider API answered {answer.get('status')}"}, status_code=503)
         payment = answer["response"]
         notification = str(note.get("id"))
@@ -220,9 +226,9 @@ def serve(app: FastAPI) -> None:
     uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[sock])
 
 
-def main(dedupe: bool = True) -> None:
+def main(dedupe: bool = True, ack_fetch_failures: bool = False) -> None:
     """Run the receiver from its environment (see the module docstring)."""
-    serve(create_app(Settings.from_env(dedupe)))
+    serve(create_app(Settings.from_env(dedupe, ack_fetch_failures)))
 
 
 if __name__ == "__main__":

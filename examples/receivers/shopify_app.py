@@ -23,7 +23,9 @@ redelivered event repeats its effect. `create_app(admin=AdminApi(...))` is its f
 variant (``shopify_app_fetch``): on an ``orders/*`` topic it reads the order through the
 Admin REST API (``GET /admin/api/2024-10/orders/{id}.json`` with
 ``X-Shopify-Access-Token``, 5 s timeout) and stores the state it reads; when the API fails
-it answers 503 before claiming anything, so Shopify's retry applies the event.
+it answers 503 before claiming anything, so Shopify's retry applies the event;
+with ``ack_fetch_failures`` (``shopify_app_fetch_ack_drop``, a broken twin) it answers 200
+instead and applies nothing, so the event is lost.
 
 Configuration (environment): ``PORT``, ``DATABASE`` (SQLite file), ``SHOPIFY_API_SECRET``
 (or ``WEBHOOK_SECRET``, ``HOOKPROOF_SECRET``), ``SHOP_DOMAIN`` (optional); the fetching
@@ -101,7 +103,7 @@ class AdminApi:
 
 
 def create_app(database: str, secret: str, *, dedupe: bool = True, shop_domain: str | None = None,
-               admin: AdminApi | None = None) -> FastAPI:
+               admin: AdminApi | None = None, ack_fetch_failures: bool = False) -> FastAPI:
     """The receiver's FastAPI app (see the module docstring)."""
     with sqlite3.connect(database) as setup:
         setup.executescript(SCHEMA)
@@ -133,6 +135,8 @@ def create_app(database: str, secret: str, *, dedupe: bool = True, shop_domain: 
         order = body
         if admin is not None and topic.startswith("orders/"):
             order = admin.order(body["id"])
+            if order is None and ack_fetch_failures:  # the broken twin: acknowledged, nothing applied
+                return JSONResponse({"ignored": "the Admin API could not be read"})
             if order is None:  # not claimed: Shopify retries, and the retry applies the event
                 return JSONResponse({"error": "the Admin API could not be read"}, status_code=503)
         with Transaction(database) as db:
@@ -153,14 +157,14 @@ def create_app(database: str, secret: str, *, dedupe: bool = True, shop_domain: 
     return app
 
 
-def main(dedupe: bool = True, fetch: bool = False) -> None:
+def main(dedupe: bool = True, fetch: bool = False, ack_fetch_failures: bool = False) -> None:
     """Run the receiver from its environment (see the module docstring)."""
     env = os.environ
     secret = env.get("SHOPIFY_API_SECRET") or env.get("WEBHOOK_SECRET") or env["HOOKPROOF_SECRET"]
     admin = AdminApi(env.get("SHOPIFY_ADMIN_URL") or env["HOOKPROOF_API_BASE"],
                      env.get("SHOPIFY_ACCESS_TOKEN") or env["HOOKPROOF_API_KEY"]) if fetch else None
     serve(create_app(env.get("DATABASE", "shopify.sqlite"), secret, dedupe=dedupe,
-                     shop_domain=env.get("SHOP_DOMAIN") or None, admin=admin))
+                     shop_domain=env.get("SHOP_DOMAIN") or None, admin=admin, ack_fetch_failures=ack_fetch_failures))
 
 
 if __name__ == "__main__":

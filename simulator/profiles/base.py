@@ -100,6 +100,8 @@ class Profile(ABC):
         sender_timeout_s: seconds the provider waits for an answer.
         retry_schedule_s: delays in seconds before each retry after a failed attempt.
         tolerance: the official verifier's timestamp window.
+        untimed_reason: why ``stale-timestamp``/``future-timestamp`` do not apply when
+            `tolerance` has no window ("" : the provider signs no timestamp).
         default_event: the Stripe event type `hookproof send` uses by default.
         has_livemode: the envelope carries a test/live flag.
         has_account: the envelope carries the provider account.
@@ -120,6 +122,7 @@ class Profile(ABC):
     sender_timeout_s: ClassVar[float]
     retry_schedule_s: ClassVar[tuple[float, ...]]
     tolerance: ClassVar[Tolerance] = Tolerance(None, None)
+    untimed_reason: ClassVar[str] = ""
     default_event: ClassVar[str] = "payment_intent.succeeded"
     has_livemode: ClassVar[bool] = False
     has_account: ClassVar[bool] = False

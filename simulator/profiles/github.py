@@ -26,7 +26,7 @@ from hookproof.simulator.events import Event
 from hookproof.simulator.profiles.base import Envelope, Profile, canonical_json, require_secrets
 from hookproof.simulator.profiles.formats import derived_int
 from hookproof.simulator.world.github_lifecycle import GITHUB_EVENT_TYPES
-from hookproof.simulator.world.github_shapes import node_id
+from hookproof.simulator.world.github_shapes import APP_ID, HOOK_ID, node_id
 
 #: The ``GitHub-Hookshot/<short hex>`` build id this simulator claims (any short hex is realistic).
 HOOKSHOT_VERSION = "5e9f2a1"
@@ -57,7 +57,9 @@ class GitHubProfile(Profile):
 
     Headers: ``X-GitHub-Delivery`` is the event id (a GUID), identical on every
     (re)delivery and the dedupe key; ``X-GitHub-Hook-ID`` is the App's hook id;
-    ``X-GitHub-Hook-Installation-Target-Type: integration`` and ``-Target-ID`` the App id
+    ``X-GitHub-Hook-Installation-Target-Type: integration`` and ``-Target-ID`` the App id,
+    both the same on every delivery of every world and run (one App with one hook,
+    `github_shapes.APP_ID` and ``HOOK_ID``)
     (an App's hook belongs to the App; GitHub's docs list no values for the type, see
     github/docs#41739, and ``integration`` is what App deliveries carry). ``installation.id`` follows ``Event.account``
     (the installation id as digits; another account, e.g. the foreign-account
@@ -115,8 +117,8 @@ class GitHubProfile(Profile):
     def envelope(self, event: Event) -> Envelope:
         body = self.payload(event)
         name, _ = github_event(event.type)
-        app_id = int(event.extra.get("app_id", derived_int("github-app", event.account, 6)))
-        hook_id = int(event.extra.get("hook_id", derived_int("github-hook", event.account, 9)))
+        app_id = int(event.extra.get("app_id", APP_ID))
+        hook_id = int(event.extra.get("hook_id", HOOK_ID))
         return Envelope(
             event_id=event.id,
             type=event.type,

@@ -90,6 +90,10 @@ class MercadoPagoProfile(Profile):
     retry_timeout_s: ClassVar[float] = 5.0
     retry_schedule_s = (900.0, 900.0, 19800.0, 151200.0, 172800.0)
     default_event = "payment.created"
+    untimed_reason: ClassVar[str] = (
+        "Mercado Pago signs its ts (inside x-signature's manifest) but documents no tolerance: the official SDK's "
+        "validator checks one only when given tolerance_seconds, which has no default, so an old or future ts is not "
+        "a documented rejection; replay is stopped by dedupe")
     has_livemode = True
     has_account = True
     thin = True

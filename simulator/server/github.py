@@ -39,6 +39,9 @@ from hookproof.simulator.world.github import GitHubWorld
 
 #: The REST API version the simulator answers at (GitHub's current calendar version).
 API_VERSION = "2022-11-28"
+#: The object types this API serves (what a receiver can fetch; `scenarios.world_plans`).
+SERVED_TYPES: frozenset[str] = frozenset({"issue", "pull_request"})
+
 _DOCS = {
     "issue": "https://docs.github.com/rest/issues/issues#get-an-issue",
     "pull_request": "https://docs.github.com/rest/pulls/pulls#get-a-pull-request",

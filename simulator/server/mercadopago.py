@@ -35,6 +35,9 @@ from hookproof.simulator.server.models import PROVIDER_ERRORS
 from hookproof.simulator.server.state import ServerState
 from hookproof.simulator.world.mercadopago import MercadoPagoWorld
 
+#: The object types this API serves (what a receiver can fetch; `scenarios.world_plans`).
+SERVED_TYPES: frozenset[str] = frozenset({"payment", "merchant_order"})
+
 _NOT_FOUND = {"payment": ("Payment not found", 2000), "merchant_order": ("Merchant order not found", 404)}
 
 

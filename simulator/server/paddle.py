@@ -30,6 +30,9 @@ from hookproof.simulator.server.models import PROVIDER_ERRORS
 from hookproof.simulator.server.state import ServerState
 from hookproof.simulator.world.paddle import PaddleWorld
 
+#: The object types this API serves (what a receiver can fetch; `scenarios.world_plans`).
+SERVED_TYPES: frozenset[str] = frozenset({"transaction", "subscription"})
+
 _DOCS = "https://developer.paddle.com/errors/shared/{code}"
 
 

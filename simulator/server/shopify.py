@@ -47,6 +47,9 @@ def shopify_error(status: int, message: str, headers: dict[str, str] | None = No
 
 
 #: Object type -> the type name in its ``admin_graphql_api_id`` (``gid://shopify/Order/…``).
+#: The object types this API serves (what a receiver can fetch; `scenarios.world_plans`).
+SERVED_TYPES: frozenset[str] = frozenset({"order", "customer"})
+
 _GID_TYPES = {"order": "Order", "customer": "Customer"}
 
 

@@ -80,8 +80,13 @@ class GitHubWorld(RecordReads):
         self._objects: dict[str, Record] = {}
         self.events: list[Event] = []
         self._event_index: dict[str, Event] = {}
-        self.app_id = self._rng.randint(100_000, 999_999)
-        self.hook_id = self._rng.randint(400_000_000, 499_999_999)
+        # One App (``hookproof-ci``) with one webhook: its ids are the same in every world and
+        # on every `hookproof send`, as GitHub's are for one App's hook. The two draws stay so
+        # every other id of a seed is what it was.
+        self._rng.randint(100_000, 999_999)
+        self._rng.randint(400_000_000, 499_999_999)
+        self.app_id = gh.APP_ID
+        self.hook_id = gh.HOOK_ID
         org_id = self._rng.randint(100_000_000, 199_999_999)
         login = f"{self._fake.word()}-{self._fake.word()}-{self._rng.randrange(16**4):04x}"
         self.org = gh.organization(login, org_id)

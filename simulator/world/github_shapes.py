@@ -28,6 +28,11 @@ APP_PERMISSIONS: dict[str, str] = {
 }
 #: The events the App subscribes to (installation.events; names from the schema's enum).
 APP_EVENTS: list[str] = ["issue_comment", "issues", "pull_request", "push"]
+#: The App's slug, its id and its webhook's id: one App, so the same in every world
+#: (``X-GitHub-Hook-Installation-Target-ID`` and ``X-GitHub-Hook-ID`` of every delivery).
+APP_SLUG = "hookproof-ci"
+APP_ID = 412_807
+HOOK_ID = 455_201_936
 
 
 def node_id(type_name: str, number: int) -> str:
@@ -202,7 +207,7 @@ def installation(installation_id: int, account: dict[str, Any], app_id: int, *, 
         "access_tokens_url": f"{API}/app/installations/{installation_id}/access_tokens",
         "repositories_url": f"{API}/installation/repositories",
         "html_url": f"{WEB}/organizations/{account['login']}/settings/installations/{installation_id}",
-        "app_id": app_id, "app_slug": "hookproof-ci", "target_id": account["id"], "target_type": account["type"],
+        "app_id": app_id, "app_slug": APP_SLUG, "target_id": account["id"], "target_type": account["type"],
         "permissions": dict(APP_PERMISSIONS), "events": list(APP_EVENTS), "created_at": created,
         "updated_at": created, "single_file_name": None, "has_multiple_single_files": False,
         "single_file_paths": [], "suspended_at": None, "suspended_by": None,

@@ -15,7 +15,7 @@ GITHUB = get_profile("github")
 ALL = {**CATALOG, **{s.id: s for s in CHAOS_SCENARIOS}}
 #: Scenarios over billing objects with no GitHub story (their reason says so; a scenario
 #: added later without a GitHub story is not applicable the same way).
-BILLING_ONLY = {"related-burst", "older-after-newer-redelivery", "stale-failure-after-success", "provider-api-transient"}
+BILLING_ONLY = {"related-burst", "older-after-newer-redelivery", "stale-failure-after-success"}
 
 
 @pytest.mark.parametrize("scenario_id", sorted(ALL))

@@ -146,3 +146,21 @@ def test_illegal_transitions_are_refused() -> None:
         world.synchronize(pr)
     with pytest.raises(WorldError, match="GitHub sends no event 'payment_intent.succeeded'"):
         emit_events(world, "payment_intent.succeeded")
+
+
+def test_the_hook_and_app_ids_are_the_same_on_every_run() -> None:
+    """GitHub sends one App's hook id and App id on every delivery to that hook: two runs
+    (two seeds, as two `hookproof send`s draw) carry the same two headers, and the ping's
+    ``hook`` and an installation name the same ids."""
+    seen = set()
+    for seed in (1, 2, 3, 1234):
+        world = GitHubWorld(seed)
+        for event in world.lifecycle():
+            headers = PROFILE.envelope(event).headers
+            seen.add((headers["X-GitHub-Hook-ID"], headers["X-GitHub-Hook-Installation-Target-ID"]))
+            payload = event.extra["payload"]
+            if event.type == "ping":
+                assert (payload["hook_id"], payload["hook"]["app_id"]) == (world.hook_id, world.app_id)
+            if event.type == "installation.created":
+                assert payload["installation"]["app_id"] == world.app_id
+    assert seen == {(str(GitHubWorld(0).hook_id), str(GitHubWorld(0).app_id))}

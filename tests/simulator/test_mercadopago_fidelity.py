@@ -133,3 +133,19 @@ def test_a_billing_world_event_is_refused() -> None:
     with pytest.raises(ProfileError) as info:
         get_profile("mercadopago").envelope(World(1).lifecycle()[0])
     assert "payment.created" in str(info.value)
+
+
+def test_the_timestamp_scenarios_say_why_they_do_not_apply() -> None:
+    """``ts`` is signed (the SDK's manifest ends ``ts:<ts>;``) but the SDK checks a window only
+    when given ``tolerance_seconds`` (default None): the scenarios stay not applicable, and
+    their reason does not claim that no timestamp is signed."""
+    import inspect
+
+    from hookproof.simulator.faults import Mutation, applicable
+
+    assert inspect.signature(WebhookSignatureValidator.validate).parameters["tolerance_seconds"].default is None
+    profile = get_profile("mercadopago")
+    for mutation in (Mutation.STALE_TIMESTAMP, Mutation.FUTURE_TIMESTAMP):
+        reason = applicable(mutation, profile)
+        assert reason == profile.untimed_reason and "signs no timestamp" not in reason
+        assert "tolerance_seconds" in reason
