@@ -27,6 +27,7 @@ import dataclasses
 import json
 import re
 from dataclasses import dataclass, replace
+from functools import partial
 from types import MappingProxyType
 from typing import Any, AnyStr, Callable, Iterator, Mapping, NamedTuple, TypeVar
 
@@ -71,10 +72,15 @@ def play_stories(world: Any, stories: int = STORIES) -> list[list[Event]]:
 
 
 class Rendered(NamedTuple):
-    """An event and its envelope, or None when the sender renders it (`build_attempt`)."""
+    """An event and its envelope, or None when the sender renders it (`build_attempt`).
+
+    `again`, when the source can, renders the very same event and envelope anew (equal
+    fields and bytes): what keeps an item for a later redelivery holds that, not the body.
+    """
 
     event: Event
     envelope: Envelope | None
+    again: "Callable[[], Rendered] | None" = None
 
 
 def tail(copy_no: int) -> str:
@@ -212,7 +218,7 @@ class _Cut:
                           body=new_tail.encode("ascii").join(self.body),
                           headers=self.fixed_headers or {k: new_tail.join(v) for k, v in self.headers},
                           query=self.fixed_query or {k: new_tail.join(v) for k, v in self.query})
-        return Rendered(event, envelope)
+        return Rendered(event, envelope, partial(self.render, new_tail))
 
 
 def _same(a: Rendered, b: Rendered) -> bool:
@@ -268,7 +274,7 @@ class StoryBook:
     def rendered_by_profile(self, event: Event, copy_no: int) -> Rendered:
         """`event` renamed to `copy_no` and rendered by the profile (the slow, sure way)."""
         full = renamed([event], copy_no)[0] if self.renamer is None else self.renamer.events([event], copy_no)[0]
-        return Rendered(full, self.profile.envelope(full))
+        return Rendered(full, self.profile.envelope(full), partial(self.rendered_by_profile, event, copy_no))
 
     def render(self, story: int, index: int, copy_no: int) -> Rendered:
         """Event `index` of story `story` under copy number `copy_no`."""
