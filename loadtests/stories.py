@@ -235,7 +235,8 @@ _PROOF_COPIES = (1, MAX_COPIES - 1)
 
 
 class StoryBook:
-    """`stories` lifecycles of `world` kept by `keep`, rendered once by `profile`.
+    """`stories` lifecycles of `world` kept by `keep`, rendered once by `profile`
+    (`pause`, if given, is called between two stories and two events while they are built).
 
     `stream` replays them with fresh ids; different `first_copy` values with the same
     `stride` give disjoint ids (one per storm user of a process). A billing `World` is
@@ -244,14 +245,26 @@ class StoryBook:
     """
 
     def __init__(self, world: Any, profile: Profile, keep: Callable[[Event], bool], *,
-                 stories: int = STORIES) -> None:
+                 stories: int = STORIES, pause: Callable[[], None] | None = None) -> None:
         self.profile = profile
-        played = play_stories(world, stories)
+        rest = pause or (lambda: None)  # between two stories: a Locust process answers its master meanwhile
+        played = []
+        for _ in range(stories):
+            played.append(list(world.lifecycle()))
+            rest()
         self.renamer: IdRenamer | None = None if isinstance(world, World) else IdRenamer.of(world)
         self.templates: list[list[Event]] = [kept for kept in ([e for e in story if keep(e)] for story in played)
                                              if kept]
-        self._cuts: list[list[_Cut | Event]] = [
-            [self._cut_or_event(e) if self.renamer is None else e for e in story] for story in self.templates]
+        self._cuts: list[list[_Cut | Event]] = []
+        for story in self.templates:
+            cuts: list[_Cut | Event] = []
+            for e in story:
+                if self.renamer is None:
+                    cuts.append(self._cut_or_event(e))
+                    rest()  # each cut renders its event three times
+                else:
+                    cuts.append(e)
+            self._cuts.append(cuts)
 
     @property
     def max_copies(self) -> int:

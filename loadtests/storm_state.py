@@ -128,7 +128,9 @@ class StormProcess:
 
             world = template_world(profile.world, seed, live=spec.live, account=spec.account,
                                    start_us=spec.world_start_us)
-            self.book = StoryBook(world, profile, keep, stories=STORIES)
+            # building takes seconds: yield between stories, so a worker's heartbeats
+            # reach its master meanwhile (else it is taken for missing and the storm stopped)
+            self.book = StoryBook(world, profile, keep, stories=STORIES, pause=lambda: gevent.sleep(0))
             # Everything built so far (Locust, the world, the stories) lives until the
             # end: keep it out of every later collection, and collect the young objects
             # of sending (freed by reference counting, nearly all) less often. Measured:
