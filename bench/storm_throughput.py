@@ -225,12 +225,14 @@ def main(seconds: int, users: int) -> None:
             except OSError:
                 time.sleep(0.1)
         url = f"http://127.0.0.1:{port}/webhooks"
+        load_before = os.getloadavg()[0]
         with tempfile.TemporaryDirectory() as d:
             tmp = Path(d)
             bare, bare_cpu = bare_rate(url, users, seconds, tmp)
             direct, direct_cpu = bare_rate(url, users, seconds, tmp, direct=True)
             storm, events, storm_cpu = storm_rate(url, users, seconds, tmp)
-        print(f"{seconds} s, {users} users, one Locust process on CPU 0, null receiver on CPU 1")
+        print(f"{seconds} s, {users} users, one Locust process on CPU 0, null receiver on CPU 1; load average "
+              f"{load_before:.1f} before, {os.getloadavg()[0]:.1f} after, on {os.cpu_count()} CPUs")
         print(f"{'sender':<58}{'req/s':>10}{'vs bare':>10}{'CPU µs/req':>12}{'vs bare':>10}")
         print(f"{'bare FastHttpUser, pre-signed bodies':<58}{bare:>10.0f}{1.0:>10.2f}{bare_cpu:>12.1f}{1.0:>10.2f}")
         print(f"{'bare, on the storm`s HTTP path (pooled client, no session)':<58}{direct:>10.0f}"

@@ -52,22 +52,24 @@ class Collector:
         self.errors: list[str] = []
 
     def add(self, node: str, data: Mapping[str, Any]) -> None:
-        """Take one ``hookproof_records`` payload: ``{"attempts": [...], "events": [...]}``
-        (`records.attempt_to_wire` / `event_to_wire` dicts) and append it to the spool.
+        """Take one ``hookproof_records`` payload: ``{"rows": [...], "attempts": [...],
+        "events": [...]}`` (`records.attempt_row` lists, `records.attempt_to_wire` dicts,
+        `event_to_wire` dicts; each key optional) and append it to the spool.
 
         A malformed record is noted in `errors` and skipped, never raised.
         """
         entry = self._nodes.setdefault(node, _Node())
         attempts = list(data.get("attempts") or ())
+        rows = list(data.get("rows") or ())
         events = list(data.get("events") or ())
         entry.chunks += 1
         if self.spool is None:
             self.errors.append(f"worker {node}: records arrived before the storm started")
             return
-        problems = self.spool.add(attempts, events)
+        problems = self.spool.add(attempts, events, rows=rows)
         self.errors.extend(f"worker {node}: {p}" for p in problems)
         bad_attempts = sum(1 for p in problems if p.startswith("bad attempt"))
-        entry.attempts += len(attempts) - bad_attempts
+        entry.attempts += len(attempts) + len(rows) - bad_attempts
         entry.events += len(events)
 
     def done(self, node: str, data: Mapping[str, Any]) -> None:

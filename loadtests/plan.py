@@ -32,6 +32,12 @@ The patterns of real bug reports (issue 16), each a share:
   (`api_transient_status`); their deliveries carry the tag ``api-transient``, so a 5xx
   answered to them is an advisory, not a finding (the provider retries it).
 
+A plan keeps what it may still send again and no more (memory stays flat however long
+the storm runs): the wave window and an object's first keyed event (at most
+`_REMEMBERED_OBJECTS` objects), both kept as how to render the event again when the
+source can (`stories.Rendered.again`: the same bytes, no body held), later copies and
+held events, and the copy counts of the events these hold.
+
 Tags recorded with each attempt (benign in `scenarios.checks` but ``api-transient``):
 ``burst=N`` for burst copies, ``burst=related-N`` for a related burst of N events,
 ``copies=N`` for a later copy, ``copies=wave-K`` for a replay of wave K,
@@ -45,7 +51,7 @@ import random
 import zlib
 from collections import OrderedDict, deque
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Callable, Iterable, NamedTuple
 
 from hookproof.loadtests.stories import Rendered
 from hookproof.simulator.events import Event
@@ -71,6 +77,16 @@ def api_transient_status(object_id: str, share: float) -> int | None:
     if not api_transient_object(object_id, share):
         return None
     return 500 if zlib.adler32(object_id.encode("utf-8")) % 2 else 404
+
+
+class _Kept(NamedTuple):
+    """An object's first keyed event, remembered for an older-after-newer redelivery: the
+    item itself, or (when its source renders it again) only how to."""
+
+    business_key: str | None
+    event_id: str
+    item: Rendered | None
+    again: Callable[[], Rendered] | None
 
 
 @dataclass(frozen=True)
@@ -138,13 +154,16 @@ class StormPlan:
         self.late = late
         self.api_transient = api_transient
         self._rng = random.Random(seed)
-        self._keyed: OrderedDict[str, Rendered] = OrderedDict()  # object id -> its first keyed event sent
+        # object id -> its first keyed event sent (its key, and how to render it again)
+        self._keyed: OrderedDict[str, _Kept] = OrderedDict()
         self._held: dict[str, Send] = {}  # object id -> an event held back until its next one
         self._released: deque[Send] = deque()
         self._buffer: list[Rendered] = []
-        self._later: list[tuple[int, int, Send]] = []  # (due tick, order, send): a min-heap
-        self._copies: dict[str, int] = {}
-        self._sent: deque[tuple[float, Rendered]] = deque()
+        self._later: list[tuple[int, int, Send, Rendered]] = []  # (due tick, order, send, its item): a min-heap
+        self._copies: dict[str, int] = {}  # event id -> deliveries so far, while it may be sent again
+        self._holders: dict[str, int] = {}  # event id -> the places that may send it again (`_hold`)
+        # (sent at, event id, the item, or how to render it again when its source can)
+        self._sent: deque[tuple[float, str, Rendered | Callable[[], Rendered]]] = deque()
         self._replays: deque[Send] = deque()
         self._tick = 0
         self._waves = 0
@@ -158,11 +177,12 @@ class StormPlan:
         if self._released:
             return (self._released.popleft(),)
         if self._later and self._later[0][0] <= self._tick:
-            send = self._pop_later()
-            if send is None:
+            popped = self._pop_later()
+            if popped is None:
                 return self.next_group(elapsed_s)
-            self._remember(elapsed_s, Rendered(send.event, send.envelope))
-            return (send,)
+            self._remember(elapsed_s, popped[1])
+            self._release(popped[0].event.id)
+            return (popped[0],)
         if self.related and self._rng.random() < self.related:
             group = self._related_group(elapsed_s)
             if group:
@@ -170,16 +190,17 @@ class StormPlan:
         item = self._draw()
         if item is None:
             while self._later:
-                send = self._pop_later()
-                if send is not None:
-                    return (send,)
+                popped = self._pop_later()
+                if popped is not None:
+                    self._release(popped[0].event.id)
+                    return (popped[0],)
             return ()
         event = item.event
         if (self.late and event.status is not None and event.object_id not in self._held
                 and self._rng.random() < self.late):
             held = self._send(item, ("order=late",))
             self._held[event.object_id] = held
-            heapq.heappush(self._later, (self._tick + 4 * self.reorder_window + 4, self._tick, held))
+            self._push_later(self._tick + 4 * self.reorder_window + 4, held, item)
             return self.next_group(elapsed_s)
         self._remember(elapsed_s, item)
         if self.duplicates and self._rng.random() < self.duplicates:
@@ -188,18 +209,39 @@ class StormPlan:
                 return tuple(self._send(item, (tag,)) for _ in range(self.burst))
             first = self._send(item, ())
             later = self._send(item, (f"copies={first.copy + 1}",))
-            heapq.heappush(self._later, (self._tick + self.reorder_window, self._tick, later))
+            self._push_later(self._tick + self.reorder_window, later, item)
             return (first,)
         return (self._send(item, ()),)
 
-    def _pop_later(self) -> Send | None:
-        """The next later send, or None when it is a held event released already."""
-        send = heapq.heappop(self._later)[2]
+    def _push_later(self, due_tick: int, send: Send, item: Rendered) -> None:
+        heapq.heappush(self._later, (due_tick, self._tick, send, item))
+        self._hold(send.event.id)
+
+    def _pop_later(self) -> tuple[Send, Rendered] | None:
+        """The next later send and its item, or None when it is a held event released
+        already (its hold on the event's copy count then ends here)."""
+        _, _, send, item = heapq.heappop(self._later)
         if send.tags == ("order=late",):
             if self._held.get(send.event.object_id) is not send:
+                self._release(send.event.id)
                 return None  # released right after its object's next event
             del self._held[send.event.object_id]
-        return send
+        return send, item
+
+    # An event's copy count is kept while something may send it again (the wave window,
+    # the first keyed events remembered for an older-after-newer redelivery, a later
+    # copy or a held event): each such place holds it once; with the last hold gone it
+    # can never be sent again and its count is dropped (a storm's plan stays flat).
+    def _hold(self, event_id: str) -> None:
+        self._holders[event_id] = self._holders.get(event_id, 0) + 1
+
+    def _release(self, event_id: str) -> None:
+        left = self._holders[event_id] - 1
+        if left:
+            self._holders[event_id] = left
+        else:
+            del self._holders[event_id]
+            self._copies.pop(event_id, None)
 
     def _related_group(self, elapsed_s: float) -> tuple[Send, ...]:
         """The next events of the source, of different types, in emitted order (at least
@@ -246,10 +288,11 @@ class StormPlan:
     def _remember(self, elapsed_s: float, item: Rendered) -> None:
         """Keep `item` for waves; release what its sending unblocks (a held event of its
         object, an older-after-newer redelivery)."""
-        self._sent.append((elapsed_s, item))
+        self._sent.append((elapsed_s, item.event.id, item if item.again is None else item.again))
+        self._hold(item.event.id)
         horizon = elapsed_s - self.wave_window_s
         while len(self._sent) > self.wave_events and self._sent[0][0] < horizon:
-            self._sent.popleft()
+            self._release(self._sent.popleft()[1])
         event = item.event
         held = self._held.pop(event.object_id, None)
         if held is not None and held.event.id != event.id:
@@ -258,12 +301,17 @@ class StormPlan:
             return
         first = self._keyed.get(event.object_id)
         if first is None:
-            self._keyed[event.object_id] = item
+            # kept without its body where the source can render it again
+            kept = item if item.again is None else None
+            self._keyed[event.object_id] = _Kept(event.business_key, event.id, kept, item.again)
+            self._hold(event.id)
             if len(self._keyed) > _REMEMBERED_OBJECTS:
-                self._keyed.popitem(last=False)
-        elif first.event.business_key != event.business_key and self._rng.random() < self.older_redelivery:
+                self._release(self._keyed.popitem(last=False)[1].event_id)
+        elif first.business_key != event.business_key and self._rng.random() < self.older_redelivery:
             del self._keyed[event.object_id]  # once per object
-            self._released.append(self._send(first, ("copies=older-after-newer",)))
+            again = first.item if first.item is not None else first.again()  # type: ignore[misc]
+            self._released.append(self._send(again, ("copies=older-after-newer",)))
+            self._release(first.event_id)
 
     # ---- waves --------------------------------------------------------------------
     def start_wave(self, elapsed_s: float) -> int:
@@ -273,7 +321,8 @@ class StormPlan:
         self._waves += 1
         horizon = elapsed_s - self.wave_window_s
         last = len(self._sent) - self.wave_events
-        window = list({r.event.id: r for i, (t, r) in enumerate(self._sent) if t >= horizon or i >= last}.values())
+        chosen = {event_id: r for i, (t, event_id, r) in enumerate(self._sent) if t >= horizon or i >= last}
+        window = [r if isinstance(r, Rendered) else r() for r in chosen.values()]
         self._rng.shuffle(window)
         tag = f"copies=wave-{self._waves}"
         self._replays.extend(self._send(e, (tag,)) for e in window)

@@ -6,17 +6,20 @@ dispatcher and the race transport grade theirs with: one answer, one outcome, on
 completion and one reason whichever sender met it. An attempt still in flight when the
 storm ended is ``unknown`` ("no answer before the storm ended").
 
-Workers send their attempts and the events they sent to the master as plain dicts
-(Locust custom messages are msgpack): `attempt_to_wire`/`attempt_from_wire` and
-`event_to_wire`/`event_from_wire` (events travel slim: no object snapshot, which the
-checks never read). Pure; no Locust import.
+Workers send their attempts to the master as rows (`attempt_row`: one list per attempt,
+the history's `COLUMNS` in order, built straight from what the exchange observed and
+the event's wire dict, graded by the same core) and the events they sent as plain
+dicts (Locust custom messages are msgpack): `event_to_wire`/`event_from_wire` (events
+travel slim: no object snapshot, which the checks never read).
+`attempt_to_wire`/`attempt_from_wire` carry a whole `Attempt` as a dict (tests and
+tools). Pure; no Locust import.
 """
 
 from __future__ import annotations
 
 from typing import Any, Iterator, Literal, Mapping, Sequence
 
-from hookproof.simulator.delivery.attempt_core import Broke, Observed, grade
+from hookproof.simulator.delivery.attempt_core import Broke, Observed, SuccessRule, grade
 from hookproof.simulator.delivery.history import Attempt, Completion, Outcome
 from hookproof.simulator.events import Event
 from hookproof.simulator.profiles.base import Profile
@@ -27,6 +30,14 @@ ErrorKind = Literal["refused", "connect", "timeout", "broken", "overflow", "unfi
 
 #: The scenario label of every storm attempt.
 STORM_SCENARIO = "storm"
+
+#: The history's attempt columns (`Attempt` fields but `index`), in the order of a row
+#: (`attempt_row`) and of the history's table.
+COLUMNS: tuple[str, ...] = (
+    "scenario", "event_id", "delivery_id", "attempt", "business_key", "object_id", "object_version", "event_type",
+    "faults", "valid", "sent_at", "answered_at", "status", "outcome", "completion", "latency_ms",
+    "response_excerpt", "error", "amount",
+)
 
 _KINDS: Mapping[str, tuple[bool, Broke | None]] = {
     "refused": (False, Broke.REFUSED),
@@ -103,11 +114,44 @@ def make_attempt(
     )
 
 
+def attempt_row(*, event: Mapping[str, Any], event_type: str, event_id: str, delivery_id: str, attempt: int,
+                tags: Sequence[str], rule: SuccessRule, sent_at: float, latency_ms: float,
+                observed: Observed) -> list[Any]:
+    """The history row of one storm attempt: `make_attempt`'s record as a list of the
+    `COLUMNS` values, as `attempt_to_wire` gives them (faults a list, outcome and
+    completion their values), graded by the attempt core.
+
+    Args:
+        event: the event as `event_to_wire` gives it (its business key, object id and
+            version, amount).
+        event_type: the profile's name of its type (`Profile.provider_type`, else the
+            world's type).
+        rule: the profile (its success statuses).
+        sent_at: wall-clock unix seconds when sending started; `latency_ms`: milliseconds
+            from sending to the answer (or the give-up).
+    """
+    graded = grade(observed, rule)
+    return [STORM_SCENARIO, event_id, delivery_id, attempt, event["business_key"], event["object_id"],
+            event["version"], event_type, list(tags), True, sent_at, sent_at + latency_ms / 1000.0, graded.status,
+            graded.outcome.value, graded.completion.value, round(latency_ms, 3), graded.excerpt, graded.reason,
+            event["amount"]]
+
+
 # ---- wire format ------------------------------------------------------------------------
 
 def attempt_to_wire(a: Attempt) -> dict[str, Any]:
-    """A msgpack-friendly dict of `a` (`Attempt.to_dict`)."""
-    return a.to_dict()
+    """A msgpack-friendly dict of `a` (`Attempt.to_dict`'s, built field by field)."""
+    d: dict[str, Any] = {name: getattr(a, name) for name in _ATTEMPT_FIELDS}
+    d["faults"] = list(a.faults)
+    d["outcome"] = a.outcome.value
+    d["completion"] = a.completion.value
+    return d
+
+
+def row_of(a: Attempt) -> list[Any]:
+    """`a` as a row (`attempt_row`'s shape)."""
+    wire = attempt_to_wire(a)
+    return [wire[name] for name in COLUMNS]
 
 
 def attempt_from_wire(d: Mapping[str, Any]) -> Attempt:
@@ -119,6 +163,8 @@ def attempt_from_wire(d: Mapping[str, Any]) -> Attempt:
     data["index"] = -1
     return Attempt(**data)
 
+
+_ATTEMPT_FIELDS = (*COLUMNS, "index")
 
 _EVENT_FIELDS = ("id", "type", "created", "created_us", "object_type", "object_id", "version", "business_key",
                  "amount", "currency", "status", "livemode", "account", "api_version")
@@ -146,9 +192,11 @@ def chunked(items: Sequence[Any], size: int) -> Iterator[Sequence[Any]]:
 
 
 __all__ = [
+    "COLUMNS",
     "ErrorKind",
     "STORM_SCENARIO",
     "attempt_from_wire",
+    "attempt_row",
     "attempt_to_wire",
     "chunked",
     "event_from_wire",
@@ -156,4 +204,5 @@ __all__ = [
     "make_attempt",
     "observed_of",
     "outcome_of",
+    "row_of",
 ]

@@ -18,18 +18,18 @@ from __future__ import annotations
 import json
 import sqlite3
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping
+from typing import Any, Iterable, Iterator, Mapping, Sequence
 
-from hookproof.loadtests.records import event_from_wire
+from hookproof.loadtests.records import COLUMNS, event_from_wire
 from hookproof.simulator.delivery.history import Attempt, History
 from hookproof.simulator.events import Event
 
-#: The history's attempt columns (`Attempt` fields but `index`), as stored.
-COLUMNS: tuple[str, ...] = (
-    "scenario", "event_id", "delivery_id", "attempt", "business_key", "object_id", "object_version", "event_type",
-    "faults", "valid", "sent_at", "answered_at", "status", "outcome", "completion", "latency_ms",
-    "response_excerpt", "error", "amount",
-)
+_FAULTS = COLUMNS.index("faults")
+_VALID = COLUMNS.index("valid")
+_FLOATS = tuple(COLUMNS.index(name) for name in ("sent_at", "answered_at", "latency_ms"))
+_ERROR = COLUMNS.index("error")
+#: Distinct fault-tag lists whose stored JSON `_stored` keeps (a storm has a few dozen).
+_FAULTS_KEPT = 4096
 
 #: Event fields whose values repeat across a storm's events (`Spool.events` shares them).
 _FEW_VALUES: tuple[str, ...] = ("type", "object_type", "currency", "status", "account", "api_version")
@@ -44,23 +44,36 @@ _MOVE = (f"INSERT INTO attempts (idx, {', '.join(COLUMNS)}) "
          f"FROM storm_incoming ORDER BY sent_at, delivery_id, attempt")
 
 
-def _row(wire: Mapping[str, Any]) -> tuple[object, ...]:
+def _row(wire: Mapping[str, Any], faults_json: dict[tuple[str, ...], str]) -> list[object]:
     """A staged row of an `Attempt.to_dict` dict. Raises KeyError/TypeError/ValueError on a bad one."""
-    row: list[object] = []
-    for name in COLUMNS:
-        value = wire[name]
-        if name == "faults":
-            if not isinstance(value, (list, tuple)) or not all(isinstance(t, str) for t in value):
-                raise TypeError("faults: not a list of strings")
-            value = json.dumps(list(value))
-        elif name == "valid":
-            value = int(bool(value))
-        elif name in ("sent_at", "answered_at", "latency_ms"):
-            value = float(value)
-        elif name == "error" and isinstance(value, str) and not value.isascii():
-            value = value.encode("utf-8", "replace").decode("utf-8")  # as the history stores it
-        row.append(value)
-    return tuple(row)
+    return _stored([wire[name] for name in COLUMNS], faults_json)
+
+
+def _stored(row: list[Any], faults_json: dict[tuple[str, ...], str]) -> list[object]:
+    """`row` (the `COLUMNS` values, `records.attempt_row`'s shape) as staged: the faults
+    as JSON (kept per distinct tag list in `faults_json`), valid as 0/1, times as floats.
+    Raises TypeError/ValueError on a bad one."""
+    if len(row) != len(COLUMNS):
+        raise ValueError(f"{len(row)} values, not {len(COLUMNS)}")
+    faults = row[_FAULTS]
+    if not isinstance(faults, (list, tuple)):
+        raise TypeError("faults: not a list of strings")
+    key = tuple(faults)
+    text = faults_json.get(key)
+    if text is None:
+        if not all(isinstance(t, str) for t in key):
+            raise TypeError("faults: not a list of strings")
+        if len(faults_json) >= _FAULTS_KEPT:
+            faults_json.clear()
+        text = faults_json[key] = json.dumps(list(key))
+    row[_FAULTS] = text
+    row[_VALID] = int(bool(row[_VALID]))
+    for i in _FLOATS:
+        row[i] = float(row[i])
+    error = row[_ERROR]
+    if isinstance(error, str) and not error.isascii():
+        row[_ERROR] = error.encode("utf-8", "replace").decode("utf-8")  # as the history stores it
+    return row
 
 
 class Spool:
@@ -83,17 +96,28 @@ class Spool:
         self._db.commit()
         self.attempts = 0  # staged so far
         self._finalized = False
+        self._faults_json: dict[tuple[str, ...], str] = {}
 
-    def add(self, attempts: Iterable[Mapping[str, Any]], events: Iterable[Mapping[str, Any]]) -> list[str]:
-        """Append one chunk: attempts as `Attempt.to_dict` dicts, events as `event_to_wire`
+    def add(self, attempts: Iterable[Mapping[str, Any]], events: Iterable[Mapping[str, Any]], *,
+            rows: Iterable[Sequence[Any]] = ()) -> list[str]:
+        """Append one chunk: attempts as `Attempt.to_dict` dicts and/or `rows` (the
+        `records.COLUMNS` values of each, `records.attempt_row`), events as `event_to_wire`
         dicts. Returns the problems of malformed records (skipped, never raised), each
         naming the record's kind and the error."""
         problems: list[str] = []
-        rows: list[tuple[object, ...]] = []
+        staged: list[list[object]] = []
+        faults_json = self._faults_json
         for raw in attempts:
             try:
-                rows.append(_row(raw))
+                staged.append(_row(raw, faults_json))
             except (KeyError, TypeError, ValueError) as exc:
+                problems.append(f"bad attempt record ({type(exc).__name__}: {exc})")
+        for values in rows:
+            try:
+                if not isinstance(values, (list, tuple)):
+                    raise TypeError(f"a row is a list, not {type(values).__name__}")
+                staged.append(_stored(list(values), faults_json))
+            except (TypeError, ValueError) as exc:
                 problems.append(f"bad attempt record ({type(exc).__name__}: {exc})")
         evs: list[tuple[str, str]] = []
         for raw in events:
@@ -103,11 +127,11 @@ class Spool:
             except (KeyError, TypeError, ValueError) as exc:
                 problems.append(f"bad event record ({type(exc).__name__}: {exc})")
         with self._db:
-            if rows:
-                self._db.executemany(_STAGE, rows)
+            if staged:
+                self._db.executemany(_STAGE, staged)
             if evs:
                 self._db.executemany("INSERT OR IGNORE INTO storm_events (id, wire) VALUES (?, ?)", evs)
-        self.attempts += len(rows)
+        self.attempts += len(staged)
         return problems
 
     def finalize(self) -> None:

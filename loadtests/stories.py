@@ -27,6 +27,7 @@ import dataclasses
 import json
 import re
 from dataclasses import dataclass, replace
+from functools import partial
 from types import MappingProxyType
 from typing import Any, AnyStr, Callable, Iterator, Mapping, NamedTuple, TypeVar
 
@@ -71,10 +72,15 @@ def play_stories(world: Any, stories: int = STORIES) -> list[list[Event]]:
 
 
 class Rendered(NamedTuple):
-    """An event and its envelope, or None when the sender renders it (`build_attempt`)."""
+    """An event and its envelope, or None when the sender renders it (`build_attempt`).
+
+    `again`, when the source can, renders the very same event and envelope anew (equal
+    fields and bytes): what keeps an item for a later redelivery holds that, not the body.
+    """
 
     event: Event
     envelope: Envelope | None
+    again: "Callable[[], Rendered] | None" = None
 
 
 def tail(copy_no: int) -> str:
@@ -212,7 +218,7 @@ class _Cut:
                           body=new_tail.encode("ascii").join(self.body),
                           headers=self.fixed_headers or {k: new_tail.join(v) for k, v in self.headers},
                           query=self.fixed_query or {k: new_tail.join(v) for k, v in self.query})
-        return Rendered(event, envelope)
+        return Rendered(event, envelope, partial(self.render, new_tail))
 
 
 def _same(a: Rendered, b: Rendered) -> bool:
@@ -229,7 +235,8 @@ _PROOF_COPIES = (1, MAX_COPIES - 1)
 
 
 class StoryBook:
-    """`stories` lifecycles of `world` kept by `keep`, rendered once by `profile`.
+    """`stories` lifecycles of `world` kept by `keep`, rendered once by `profile`
+    (`pause`, if given, is called between two stories and two events while they are built).
 
     `stream` replays them with fresh ids; different `first_copy` values with the same
     `stride` give disjoint ids (one per storm user of a process). A billing `World` is
@@ -238,14 +245,26 @@ class StoryBook:
     """
 
     def __init__(self, world: Any, profile: Profile, keep: Callable[[Event], bool], *,
-                 stories: int = STORIES) -> None:
+                 stories: int = STORIES, pause: Callable[[], None] | None = None) -> None:
         self.profile = profile
-        played = play_stories(world, stories)
+        rest = pause or (lambda: None)  # between two stories: a Locust process answers its master meanwhile
+        played = []
+        for _ in range(stories):
+            played.append(list(world.lifecycle()))
+            rest()
         self.renamer: IdRenamer | None = None if isinstance(world, World) else IdRenamer.of(world)
         self.templates: list[list[Event]] = [kept for kept in ([e for e in story if keep(e)] for story in played)
                                              if kept]
-        self._cuts: list[list[_Cut | Event]] = [
-            [self._cut_or_event(e) if self.renamer is None else e for e in story] for story in self.templates]
+        self._cuts: list[list[_Cut | Event]] = []
+        for story in self.templates:
+            cuts: list[_Cut | Event] = []
+            for e in story:
+                if self.renamer is None:
+                    cuts.append(self._cut_or_event(e))
+                    rest()  # each cut renders its event three times
+                else:
+                    cuts.append(e)
+            self._cuts.append(cuts)
 
     @property
     def max_copies(self) -> int:
@@ -268,7 +287,7 @@ class StoryBook:
     def rendered_by_profile(self, event: Event, copy_no: int) -> Rendered:
         """`event` renamed to `copy_no` and rendered by the profile (the slow, sure way)."""
         full = renamed([event], copy_no)[0] if self.renamer is None else self.renamer.events([event], copy_no)[0]
-        return Rendered(full, self.profile.envelope(full))
+        return Rendered(full, self.profile.envelope(full), partial(self.rendered_by_profile, event, copy_no))
 
     def render(self, story: int, index: int, copy_no: int) -> Rendered:
         """Event `index` of story `story` under copy number `copy_no`."""

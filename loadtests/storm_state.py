@@ -10,7 +10,7 @@ from __future__ import annotations
 import gc
 import logging
 import time
-from typing import Any
+from typing import Any, Mapping
 
 import gevent
 import gevent.event
@@ -19,7 +19,7 @@ import gevent.pool
 from hookproof.loadtests.collect import Collector
 from hookproof.loadtests.exchange import ObservedAtoms, observed
 from hookproof.loadtests.plan import Send
-from hookproof.loadtests.records import event_to_wire, make_attempt
+from hookproof.loadtests.records import attempt_row, event_to_wire, make_attempt
 from hookproof.loadtests.spec import SpecError, StormSpec, secrets_from_env, secrets_from_text
 from hookproof.loadtests.stories import STORIES, StoryBook, process_seed, template_world
 from hookproof.simulator.delivery.history import Attempt
@@ -37,8 +37,8 @@ GC_YOUNG_THRESHOLD = 20_000
 #: What a user keeps of one finished attempt, as a plain tuple of atoms (so the garbage
 #: collector untracks it: a storm keeps hundreds of thousands): world event id, delivery
 #: id, tags, attempt number, envelope event id, sent at (unix s), latency (ms), and what
-#: the exchange observed (`loadtests.exchange.ObservedAtoms`). `StormProcess.record` builds
-#: the history attempt, graded by the attempt core.
+#: the exchange observed (`loadtests.exchange.ObservedAtoms`). `StormProcess.row` builds
+#: the history row, graded by the attempt core.
 _Sent = tuple[str, str, tuple[str, ...], int, str, float, float, ObservedAtoms]
 
 
@@ -68,6 +68,7 @@ class StormProcess:
         self.refusal: str | None = None  # why the master refused to run the storm (exit 2)
         self.failure: str | None = None  # the one line of an exception that ended the master's checks
         self.stop_early = gevent.event.Event()  # set by SIGUSR1: end the storm now, then check and report
+        self._type_names: dict[str, str] = {}
 
     def elapsed(self) -> float:
         return time.monotonic() - self.t0
@@ -127,7 +128,9 @@ class StormProcess:
 
             world = template_world(profile.world, seed, live=spec.live, account=spec.account,
                                    start_us=spec.world_start_us)
-            self.book = StoryBook(world, profile, keep, stories=STORIES)
+            # building takes seconds: yield between stories, so a worker's heartbeats
+            # reach its master meanwhile (else it is taken for missing and the storm stopped)
+            self.book = StoryBook(world, profile, keep, stories=STORIES, pause=lambda: gevent.sleep(0))
             # Everything built so far (Locust, the world, the stories) lives until the
             # end: keep it out of every later collection, and collect the young objects
             # of sending (freed by reference counting, nearly all) less often. Measured:
@@ -136,13 +139,23 @@ class StormProcess:
             gc.set_threshold(GC_YOUNG_THRESHOLD)
         return self.book
 
-    def record(self, sent: _Sent, events: dict[str, Event]) -> Attempt:
-        """The history attempt of `sent`; `events` maps world event ids to (slim) events."""
+    def type_name(self, world_type: str) -> str:
+        """The profile's name of `world_type` (else `world_type`), looked up once."""
+        name = self._type_names.get(world_type)
+        if name is None:
+            assert self.profile is not None
+            name = self._type_names[world_type] = self.profile.provider_type(world_type) or world_type
+        return name
+
+    def row(self, sent: _Sent, events: Mapping[str, Mapping[str, Any]]) -> list[Any]:
+        """The history row of `sent` (`records.attempt_row`); `events` maps world event ids
+        to their `event_to_wire` dicts."""
         assert self.profile is not None
         world_id, delivery_id, tags, number, event_id, sent_at, latency_ms, atoms = sent
-        return make_attempt(event=events[world_id], event_id=event_id, delivery_id=delivery_id, attempt=number,
-                            tags=tags, profile=self.profile, sent_at=sent_at, latency_ms=latency_ms,
-                            observed=observed(atoms))
+        event = events[world_id]
+        return attempt_row(event=event, event_type=self.type_name(event["type"]), event_id=event_id,
+                           delivery_id=delivery_id, attempt=number, tags=tags, rule=self.profile, sent_at=sent_at,
+                           latency_ms=latency_ms, observed=observed(atoms))
 
     def unfinished(self) -> list[Attempt]:
         """The attempts still in flight, completed as unknown (the storm ended first)."""

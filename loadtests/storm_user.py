@@ -74,7 +74,6 @@ class StormUser(FastHttpUser):
         self._http: Any = None  # the geventhttpclient client of the target (`_exchange`)
         self._uri = ""
         self._request_event = environment.events.request
-        self._type_names: dict[str, str] = {}
         STATE.pools.append(self.senders)
 
     @task
@@ -170,17 +169,10 @@ class StormUser(FastHttpUser):
             failure = AnswerFailure(f"answered {status}")
         # Locust's own statistics (console, CSV, `hookproof storm`'s progress) count an
         # answer of 400 or more, or none, as a failure; the history is what the checks read.
-        self._request_event.fire(request_type=request.method, name=self._type_name(send.event.type),
+        self._request_event.fire(request_type=request.method, name=STATE.type_name(send.event.type),
                                  response_time=latency_ms, response_length=len(body), exception=failure, context={},
                                  response=None, url=self.spec.target_url, start_time=sent_at)
         return answered and status is not None and self.profile.is_success(status)
-
-    def _type_name(self, world_type: str) -> str:
-        """The profile's name of `world_type` (Locust's request name), looked up once."""
-        name = self._type_names.get(world_type)
-        if name is None:
-            name = self._type_names[world_type] = self.profile.provider_type(world_type) or world_type
-        return name
 
     def _exchange(self, request: SignedRequest) -> ObservedAtoms:
         """POST `request` on the user's own connections; what was observed

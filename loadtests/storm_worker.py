@@ -1,7 +1,8 @@
 """A storm worker's side: stream its records to the master while it sends, and close.
 
 Every `STREAM_INTERVAL_S` (or as soon as `CHUNK` attempts are waiting) a worker builds
-the history attempts of what it sent since the last chunk and sends them to the master
+the history rows of what it sent since the last chunk (`records.attempt_row`: graded by
+the attempt core, with no `Attempt` or dict per attempt) and sends them to the master
 with the events they name (custom message ``hookproof_records``); then it forgets
 them, keeping only the events of attempts still in flight: a worker's memory stays
 flat however long the storm runs. When the storm stops it waits for its in-flight
@@ -23,7 +24,7 @@ import gevent
 from locust.env import Environment
 
 from hookproof.loadtests.collect import DONE_MESSAGE, READY_MESSAGE, RECORDS_MESSAGE
-from hookproof.loadtests.records import attempt_to_wire, event_from_wire, event_to_wire
+from hookproof.loadtests.records import event_to_wire, row_of
 from hookproof.loadtests.storm_state import STATE, log
 
 #: Attempts per custom message at most.
@@ -101,21 +102,20 @@ def ship(environment: Environment, *, unfinished: bool = False) -> int:
     # keep only the events of attempts in flight (a later attempt re-adds its own)
     STATE.events = {send.event.id: events.get(send.event.id) or event_to_wire(send.event)
                     for send, *_ in STATE.pending.values()}
-    slim = {world_id: event_from_wire(wire) for world_id, wire in events.items()}
-    wires = [attempt_to_wire(STATE.record(s, slim)) for s in sent]
+    rows = [STATE.row(s, events) for s in sent]
     names = {s[0] for s in sent}
     if unfinished:
         for a in STATE.unfinished():
-            wires.append(attempt_to_wire(a))
+            rows.append(row_of(a))
         names |= set(STATE.events)
         events = {**events, **STATE.events}
     wire_events = [events[n] for n in names if n in events]
-    for i in range(0, max(1, len(wires)), CHUNK):
-        part = wires[i:i + CHUNK]
+    for i in range(0, max(1, len(rows)), CHUNK):
+        part = rows[i:i + CHUNK]
         if part or i == 0 and wire_events:
-            runner.send_message(RECORDS_MESSAGE, {"attempts": part, "events": wire_events if i == 0 else []})
-    STATE.shipped += len(wires)
-    return len(wires)
+            runner.send_message(RECORDS_MESSAGE, {"rows": part, "events": wire_events if i == 0 else []})
+    STATE.shipped += len(rows)
+    return len(rows)
 
 
 def flush(environment: Environment) -> None:

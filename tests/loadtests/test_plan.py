@@ -104,3 +104,61 @@ def test_sends_carry_the_envelope_their_source_rendered() -> None:
     groups = _drain(StormPlan([Rendered(e, v) for e, v in zip(events, envelopes)], duplicates=1.0, burst=2, seed=1))
     assert [[s.envelope for s in g] for g in groups] == [[v, v] for v in envelopes]
     assert all(s.envelope is None for g in _drain(StormPlan(_events(3))) for s in g)
+
+
+def _two_keyed_events_per_object(n: int) -> list[Event]:
+    out = []
+    for i in range(n):
+        for version, (key, status) in enumerate((("renewal", "paid"), ("refund", "refunded")), start=1):
+            out.append(Event(id=f"evt_{i:05d}_{version}", type="invoice.paid", created=i, created_us=i * 10**6,
+                             object_type="invoice", object_id=f"in_{i:05d}", version=version, object={},
+                             business_key=f"{key}:in_{i:05d}", status=status))
+    return out
+
+
+@pytest.mark.parametrize("burst", [1, 4])
+def test_copy_counts_are_kept_only_while_an_event_may_be_sent_again(burst: int) -> None:
+    # every pattern on, over far more events than a wave, a later copy, a held event or
+    # an older-after-newer redelivery reaches back to
+    plan = StormPlan(_two_keyed_events_per_object(6000), duplicates=0.3, burst=burst, reorder_window=6,
+                     wave_window_s=0.5, wave_events=40, related=0.05, older_redelivery=0.3, late=0.3, seed=5)
+    sends: list[Send] = []
+    for tick in range(100_000):
+        if tick % 2000 == 1999:
+            plan.start_wave(tick / 100)
+        group = plan.next_group(tick / 100)
+        replay = plan.next_replay()
+        if not group and replay is None:
+            break
+        sends.extend((*group, replay) if replay is not None else group)
+    assert len({s.delivery_id for s in sends}) == len(sends)
+    copies: dict[str, list[int]] = {}
+    for s in sends:
+        copies.setdefault(s.event.id, []).append(s.copy)
+        assert s.delivery_id == f"dlv_{s.event.id}_{s.copy}"
+    assert len(copies) == 12_000 and all(sorted(c) == list(range(1, len(c) + 1)) for c in copies.values())
+    assert sum("copies=older-after-newer" in s.tags for s in sends) > 100
+    # what is kept: the events the plan may still send again, no more
+    assert len(plan._copies) <= len(plan._sent) + len(plan._keyed) + len(plan._later) < 4096 + 100
+
+
+def test_what_may_be_sent_again_is_remembered_without_its_body() -> None:
+    from hookproof.loadtests.stories import StoryBook
+    from hookproof.simulator.profiles import get_profile
+    from hookproof.simulator.world import World
+
+    profile = get_profile("stripe")
+    book = StoryBook(World(3), profile, lambda e: e.business_key is not None or e.stateful)
+    plan = StormPlan(book.stream(max_events=2000), older_redelivery=0.5, seed=2)
+    groups = _drain(plan)
+    assert plan._keyed and all(kept.item is None for kept in plan._keyed.values())
+    assert plan._sent and all(callable(r) for _, _, r in plan._sent)
+    sends = [s for g in groups for s in g]
+    firsts = {s.event.id: s for s in sends if s.copy == 1}
+    older = [s for s in sends if s.tags == ("copies=older-after-newer",)]
+    assert older
+    for s in older:  # rendered again: the very bytes of its first delivery
+        first = firsts[s.event.id]
+        assert s.envelope is not None and first.envelope is not None
+        assert (s.envelope.body, dict(s.envelope.headers)) == (first.envelope.body, dict(first.envelope.headers))
+        assert s.event == first.event

@@ -10,15 +10,19 @@ import pytest
 from hookproof.loadtests.collect import Collector, WorkerTotals
 from hookproof.loadtests.plan import Send
 from hookproof.loadtests.records import (
+    COLUMNS,
     attempt_from_wire,
+    attempt_row,
     attempt_to_wire,
     chunked,
     event_from_wire,
     event_to_wire,
     make_attempt,
     outcome_of,
+    row_of,
 )
 from hookproof.loadtests.spool import Spool
+from hookproof.simulator.delivery.attempt_core import Broke, Observed
 from hookproof.simulator.delivery.history import Completion, Outcome, load_history
 from hookproof.simulator.events import Event
 from hookproof.simulator.profiles import get_profile
@@ -121,3 +125,43 @@ def test_the_master_refuses_a_worker_on_another_version_or_one_that_cannot_reach
     assert c.refusal(["w1", "w2"], "1.2.0", url, 15.0) == (
         "worker w2 cannot reach the target http://127.0.0.1:8000/webhooks (127.0.0.1:8000: Connection refused); "
         "a loopback target needs workers on the receiver's machine")
+
+
+@pytest.mark.parametrize("seen", [
+    Observed(True, 200, b"ok", answer_start=b"HTTP/1.1 200 OK\r\n", timeout_s=20.0, read_cap_bytes=65536),
+    Observed(True, 500, b"boom \xff", answer_start=b"HTTP/1.1 500 Internal", timeout_s=20.0, read_cap_bytes=65536),
+    Observed(True, 200, b"x" * 64, over_cap=True, answer_start=b"HTTP/1.1 200 OK\r\n", timeout_s=20.0,
+             read_cap_bytes=64),
+    Observed(True, broke=Broke.TIMEOUT, timeout_s=20.0, read_cap_bytes=65536),
+    Observed(True, answer_start=b"HTTP/1.1 20", broke=Broke.RESET, timeout_s=20.0, read_cap_bytes=65536),
+    Observed(False, broke=Broke.REFUSED, timeout_s=20.0, read_cap_bytes=65536),
+    Observed(False, broke=Broke.CONNECT_FAILED, detail="No route to host", timeout_s=20.0, read_cap_bytes=65536),
+])
+def test_a_row_is_the_attempt_a_sender_records(seen: Observed) -> None:
+    a = make_attempt(event=EVENT, event_id="evt_1", delivery_id="dlv_evt_1_2", attempt=2, tags=("burst=4",),
+                     profile=STRIPE, sent_at=1000.5, latency_ms=12.3456, observed=seen)
+    row = attempt_row(event=event_to_wire(EVENT), event_type="invoice.paid", event_id="evt_1",
+                      delivery_id="dlv_evt_1_2", attempt=2, tags=("burst=4",), rule=STRIPE, sent_at=1000.5,
+                      latency_ms=12.3456, observed=seen)
+    assert row == row_of(a) == [attempt_to_wire(a)[name] for name in COLUMNS]
+
+
+def test_rows_are_spooled_as_the_attempts_they_carry(tmp_path: Path) -> None:
+    a = make_attempt(event=EVENT, event_id="evt_1", delivery_id="dlv_evt_1_1", attempt=1, tags=("copies=wave-1",),
+                     profile=STRIPE, sent_at=2.0, latency_ms=3.0, status=500, body=b"boom")
+    b = make_attempt(event=EVENT, event_id="evt_1", delivery_id="dlv_evt_1_1", attempt=2, tags=(), profile=STRIPE,
+                     sent_at=3.0, latency_ms=3.0, status=200)
+    spool = Spool(tmp_path / "history.sqlite")
+    c = Collector(spool)
+    c.add("w1", {"rows": [row_of(a), row_of(b)], "events": [event_to_wire(EVENT)]})
+    bad = row_of(b)
+    c.add("w1", {"rows": [bad[:-1], [*bad[:8], "burst=4", *bad[9:]], "not a row"]})
+    c.done("w1", {"attempts": 2, "error": None, "index": 0})
+    problems = c.problems(["w1"])
+    assert len(problems) == 3 and all(p.startswith("worker w1: bad attempt record") for p in problems)
+    assert c.totals() == [WorkerTotals(0, 2, 1, 2)]
+    spool.finalize()
+    spool.close()
+    history = load_history(tmp_path / "history.sqlite")
+    assert history.attempts() == [replace(a, index=0), replace(b, index=1)]
+    history.close()

@@ -87,3 +87,17 @@ def test_renamed_story_keeps_its_truth_about_fresh_objects() -> None:
     assert copy.object["id"] == copy.object_id and copy.version == original.version
     assert copy.status == original.status and copy.amount == original.amount
     assert copy.business_key == original.business_key.replace(original.object_id, copy.object_id)
+
+
+def test_a_book_built_with_pauses_is_the_same_book() -> None:
+    # a Locust worker yields between stories and events while it builds its book, so its
+    # heartbeats reach the master; the book is the one built in one go
+    profile = get_profile("stripe")
+    pauses: list[int] = []
+    paused = StoryBook(World(11), profile, _keep_for(profile), stories=3, pause=lambda: pauses.append(1))
+    whole = _book("stripe", 3)
+    events = sum(len(story) for story in whole.templates)
+    assert len(pauses) == 3 + events
+    for a, b in zip(itertools.islice(paused.stream(first_copy=5), 200),
+                    itertools.islice(whole.stream(first_copy=5), 200)):
+        assert a.event == b.event and a.envelope == b.envelope
