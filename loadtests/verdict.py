@@ -235,6 +235,10 @@ def storm_scenario(spec: StormSpec, events: Sequence[Event], attempts: Sequence[
         kept = list(attempts[:min(len(attempts), 200)])
     if not settled and reason is None:
         reason = "the receiver's effects did not settle before the deadline"
+    if sent == 0:  # no check had anything to object to: nothing was tested
+        verdict = "unknown"
+        reason = "; ".join(r for r in (reason, "the storm sent no attempt (no worker sent before the storm "
+                                                "stopped): nothing was tested") if r)
     if verdict == "unknown":
         reason = "; ".join(r for r in (reason, unknown_reason(results)) if r)
     return ScenarioReport(

@@ -55,6 +55,14 @@ def test_a_clean_storm_passes_every_check(tmp_path: Path) -> None:
     assert latency.stats["p50_ms"] > 0 and latency.stats["throughput"]["series"][0][:2] == [0.0, 20.0]
 
 
+def test_a_storm_that_sent_nothing_is_unknown_not_a_pass(tmp_path: Path) -> None:
+    """Workers taken for missing before they sent: no attempt, every check vacuous."""
+    report = storm_scenario(_spec(tmp_path), [], [], [Observation(2000.0, ())], settled=True, started_at=1000.0,
+                            duration_s=2.0)
+    assert report.verdict == "unknown" and report.reason is not None
+    assert report.reason.startswith("the storm sent no attempt (no worker sent before the storm stopped)")
+
+
 def test_a_double_effect_is_a_duplicated_finding(tmp_path: Path) -> None:
     events = [_event(i) for i in range(3)]
     effects = [Effect(e.business_key or "") for e in events] + [Effect("renewal:in_1")]
