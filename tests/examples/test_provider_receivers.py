@@ -176,3 +176,24 @@ def test_receiver_fails_exactly_what_its_fault_predicts(tmp_path: Path, name: st
     ran = {s.id for s in report.scenarios if s.verdict != "not_applicable"}
     assert {"duplicate-sequential", "reorder", "stale-after-newer", "distinct-events-same-object",
             "unknown-event-type", "oversized-payload", "forged-signature"} <= ran
+
+
+@pytest.mark.slow
+def test_a_receiver_crediting_a_rejected_payment_is_caught(tmp_path: Path) -> None:
+    """The effect story ends with a rejected card payment, sent because payments of its type
+    are effectful: a receiver licensing every payment it reads applies an effect nothing owes."""
+    base = config("mercadopago_fetch", tmp_path)
+    assert base.target.start is not None
+    start_cmd = base.target.start.command.replace("-m examples.receivers.mercadopago_fetch",
+                                                   "-m tests.examples.mp_credit_any_status")
+    target = base.target.model_copy(update={"start": base.target.start.model_copy(update={"command": start_cmd})})
+    report = certify(base.model_copy(update={"target": target}), scenarios=["duplicate-sequential"],
+                     out_dir=tmp_path / "report").report
+    (scenario,) = report.scenarios
+    findings = [(f.check_id, f.message.split(" (observation")[0]) for f in scenario.findings]
+    assert scenario.verdict == "fail" and findings, findings
+    assert set(findings) == {("unexpected", "applied, but no validly sent event carries this key (an effect for an "
+                                            "event that owes none, or a business key template that does not match "
+                                            "the receiver's)")}
+    rejected = {a.object_id for a in scenario.attempts if a.event_type == "payment.created"}
+    assert {f.key for f in scenario.findings} <= {f"license:{pid}" for pid in rejected}
