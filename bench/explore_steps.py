@@ -1,34 +1,68 @@
 """State-machine steps per second of `hookproof explore` against `inbox_sync`.
 
-Two rows: in process (the FastAPI app through httpx's ASGI transport, one event loop,
-a fresh SQLite file every 20 examples) and over HTTP (the same receiver served by
-uvicorn on 127.0.0.1 in its own process, observed through ``GET /hookproof/observe``).
+Three rows: in process (the FastAPI app through httpx's ASGI transport, one event loop,
+a fresh SQLite file every 20 examples); the bare loop (the very requests the in-process
+search sent, recorded as they went out: the same signed bytes, in the same order,
+bursts released together, to fresh apps of the same receiver recycled the same way,
+through the same transport on one event loop, with no Hypothesis, no world, no checks and
+no observer); and over HTTP (the same receiver served by uvicorn on 127.0.0.1 in its own
+process, observed through ``GET /hookproof/observe``). The bare loop's steps/s is the
+search's step count over the bare loop's time: the rate explore would reach if its only
+cost were delivering; ``explore / bare`` is the share of it explore keeps.
+
 A step is one rule (a world change, a delivery, a redelivery, a fault); every example
 also pays its teardown (deliver what is pending, settle, final checks), which is
-included in the wall time.
+included in the wall time. Each row shows wall and CPU seconds (CPU of every thread of
+this process, the receiver's worker threads included) and the load average; ``explore /
+bare loop`` is given for both (the CPU ratio moves less on a loaded machine). The
+receivers' SQLite files are on the memory-backed filesystem when the machine has one:
+on disk, inbox_sync's one or two fsyncs per request (about 4 ms each here) would be most
+of both rows.
 
-Run: ``python bench/explore_steps.py [EXAMPLES]`` (default 100 per row; about 30 s).
+Run: ``python bench/explore_steps.py [EXAMPLES] [--in-process]`` (default 100 examples per
+row; ``--in-process`` skips the HTTP row; about 30 s).
 """
 
 from __future__ import annotations
 
+import asyncio
+import os
 import socket
 import subprocess
 import sys
 import tempfile
 import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Iterator
 
 import httpx
 
-from examples.receivers.pool import ReceiverPool
-from hookproof.scenarios.observers import HttpObserver
-from hookproof.scenarios.statemachine import explore, shared_target
-from hookproof.simulator.delivery import Target
-from hookproof.simulator.profiles import get_profile
-from hookproof.simulator.server.state import ServerState
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from examples.receivers.pool import ReceiverPool  # noqa: E402
+from hookproof.scenarios.observers import HttpObserver  # noqa: E402
+from hookproof.scenarios.statemachine import explore, shared_target  # noqa: E402
+from hookproof.simulator.delivery import Target  # noqa: E402
+from hookproof.simulator.profiles import get_profile  # noqa: E402
+from hookproof.simulator.server.state import ServerState  # noqa: E402
 
 SECRET = "whsec_hookproof_bench_only"
+#: Where the receivers' SQLite files live: memory-backed when the machine has /dev/shm, so
+#: the figures measure explore rather than the disk's fsync (inbox_sync commits once or
+#: twice per request, about 4 ms each on this machine's disk; explore and the bare loop
+#: pay it alike).
+DB_DIR = "/dev/shm" if os.path.isdir("/dev/shm") else None
+
+
+_SCRATCH: list[tempfile.TemporaryDirectory[str]] = []
+
+
+def scratch() -> str:
+    """A directory for receivers' databases, removed when the bench ends."""
+    _SCRATCH.append(tempfile.TemporaryDirectory(prefix="hookproof-bench-", dir=DB_DIR))
+    return _SCRATCH[-1].name
 
 
 def free_port() -> int:
@@ -37,25 +71,124 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def row(label: str, examples: int, steps: int, seconds: float) -> None:
+def load() -> str:
+    one, five, _ = os.getloadavg()
+    return f"load {one:.1f}/{five:.1f}"
+
+
+def row(label: str, examples: int, steps: int, seconds: float, cpu_s: float, extra: str = "") -> None:
     print(f"{label:<12} {examples:>5} examples {steps:>6} steps {seconds:6.1f} s "
-          f"{steps / seconds:7.0f} steps/s {examples / seconds:6.1f} examples/s")
+          f"{steps / seconds:7.0f} steps/s {examples / seconds:6.1f} examples/s  cpu {cpu_s:5.1f} s  {load()}{extra}",
+          flush=True)
+
+
+# ---- what the in-process search sent --------------------------------------------------------
+
+@dataclass
+class Sent:
+    """One request as it went out: which app it went to, and its bytes."""
+
+    app: int  # the app's order of first use
+    method: str
+    url: str
+    headers: list[tuple[bytes, bytes]]
+    body: bytes
+
+
+@dataclass
+class Recording:
+    """The requests of a search in batches: a batch's requests were in flight together."""
+
+    batches: list[list[Sent]] = field(default_factory=list)
+    apps: dict[int, int] = field(default_factory=dict)
+    inflight: int = 0
+
+    @property
+    def requests(self) -> int:
+        return sum(len(b) for b in self.batches)
+
+
+@contextmanager
+def recording() -> Iterator[Recording]:
+    """Record every request sent through httpx's ASGI transport (the bytes are read from the
+    request the transport was given; nothing else is changed)."""
+    rec = Recording()
+    original = httpx.ASGITransport.handle_async_request
+
+    async def handle(self: httpx.ASGITransport, request: httpx.Request) -> httpx.Response:
+        app = rec.apps.setdefault(id(self.app), len(rec.apps))
+        sent = Sent(app, request.method, str(request.url), list(request.headers.raw), request.content)
+        if rec.inflight == 0 or not rec.batches:
+            rec.batches.append([sent])
+        else:
+            rec.batches[-1].append(sent)
+        rec.inflight += 1
+        try:
+            return await original(self, request)
+        finally:
+            rec.inflight -= 1
+
+    httpx.ASGITransport.handle_async_request = handle  # type: ignore[method-assign]
+    try:
+        yield rec
+    finally:
+        httpx.ASGITransport.handle_async_request = original  # type: ignore[method-assign]
+
+
+def bare_loop(rec: Recording, state: ServerState) -> tuple[float, float]:
+    """Send `rec`'s requests again to fresh apps of the receiver, through httpx's ASGI
+    transport on one event loop (a batch's requests together); (wall, CPU) seconds taken,
+    apps' start-up included (the search pays it too)."""
+    pool = ReceiverPool("inbox_sync", scratch(), secrets=(SECRET,),
+                        provider_state=state, recycle_every=1)
+    clients: dict[int, httpx.AsyncClient] = {}
+
+    async def send(client: httpx.AsyncClient, s: Sent) -> None:
+        response = await client.request(s.method, s.url, headers=s.headers, content=s.body)
+        await response.aread()
+
+    async def run() -> None:
+        for batch in rec.batches:
+            for s in batch:
+                if s.app not in clients:
+                    app = pool.open().target.app
+                    clients[s.app] = httpx.AsyncClient(transport=httpx.ASGITransport(app=app, raise_app_exceptions=False))
+            if len(batch) == 1:
+                await send(clients[batch[0].app], batch[0])
+            else:
+                await asyncio.gather(*(send(clients[s.app], s) for s in batch))
+        for client in clients.values():
+            await client.aclose()
+
+    started, cpu = time.monotonic(), time.process_time()
+    try:
+        asyncio.run(run())
+        return time.monotonic() - started, time.process_time() - cpu
+    finally:
+        pool.close()
 
 
 def in_process(n: int) -> None:
     state = ServerState()
-    pool = ReceiverPool("inbox_sync", secrets=(SECRET,), provider_state=state)
+    pool = ReceiverPool("inbox_sync", scratch(), secrets=(SECRET,),
+                        provider_state=state)
     try:
-        r = explore(pool.target(), max_examples=n, seed=1, provider_state=state)
+        with recording() as rec:
+            cpu = time.process_time()
+            r = explore(pool.target(), max_examples=n, seed=1, provider_state=state)
+            cpu = time.process_time() - cpu
     finally:
         pool.close()
     assert r.failure is None, r.failure.summary() if r.failure else ""
-    row("in-process", r.examples, r.steps, r.duration_s)
+    row("in-process", r.examples, r.steps, r.duration_s, cpu, f"  {rec.requests} requests")
+    bare_s, bare_cpu = bare_loop(rec, ServerState())
+    row("bare loop", r.examples, r.steps, bare_s, bare_cpu, f"  {rec.requests} requests in {len(rec.batches)} batches")
+    print(f"explore / bare loop: {bare_s / r.duration_s:.2f} (CPU {bare_cpu / cpu:.2f})", flush=True)
 
 
 def over_http(n: int) -> None:
     port = free_port()
-    db = Path(tempfile.mkdtemp(prefix="hookproof-bench-")) / "inbox_sync.db"
+    db = Path(scratch()) / "inbox_sync.db"
     proc = subprocess.Popen([sys.executable, "-m", "examples.receivers.inbox_sync", "--port", str(port),
                              "--db", f"sqlite:///{db}", "--secret", SECRET],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -74,16 +207,27 @@ def over_http(n: int) -> None:
         observer = HttpObserver(f"{base}/hookproof/observe")
         target = shared_target(Target(url=f"{base}/webhooks"), observer.observe, get_profile("stripe"), (SECRET,),
                                in_process=False)
+        cpu = time.process_time()
         r = explore(target, max_examples=n, seed=1, provider_state=ServerState())
+        cpu = time.process_time() - cpu
         observer.close()
         assert r.failure is None, r.failure.summary() if r.failure else ""
-        row("http", r.examples, r.steps, r.duration_s)
+        row("http", r.examples, r.steps, r.duration_s, cpu)
     finally:
         proc.terminate()
         proc.wait(10)
 
 
+def main(argv: list[str]) -> None:
+    count = int(argv[0]) if argv and argv[0].isdigit() else 100
+    try:
+        in_process(count)
+        if "--in-process" not in argv:
+            over_http(count)
+    finally:
+        for d in _SCRATCH:
+            d.cleanup()
+
+
 if __name__ == "__main__":
-    count = int(sys.argv[1]) if len(sys.argv) > 1 else 100
-    in_process(count)
-    over_http(count)
+    main(sys.argv[1:])

@@ -72,17 +72,29 @@ def shared_target(target: Target, observe: Callable[[], Observation], profile: P
 
 # ---- the provider API for in-process receivers --------------------------------------------
 
-def _bridge(app: Any) -> Callable[[Any], Any]:
-    """A respx side effect answering a request with the in-process ASGI `app`.
+def _bridge(make_app: Callable[[], Any]) -> Callable[[Any], Any]:
+    """A respx side effect answering a request with the in-process ASGI app `make_app()`
+    makes, made on the first request (a search whose receiver never calls the API never
+    builds it: its routes take longer to build than a hundred examples take to run).
 
     Receivers call the API from worker threads with sync httpx clients, so the app is
     run on a private event loop (in a helper thread when the caller's thread has one).
     """
+    import threading
+
     import httpx
 
-    transport = httpx.ASGITransport(app=app)
+    made: list[httpx.ASGITransport] = []
+    lock = threading.Lock()
+
+    def app_transport() -> httpx.ASGITransport:
+        with lock:
+            if not made:
+                made.append(httpx.ASGITransport(app=make_app()))
+            return made[0]
 
     def handler(request: Any) -> Any:
+        transport = app_transport()
         try:
             body = request.content
         except httpx.RequestNotRead:
@@ -114,10 +126,13 @@ def provider_api(state: Any, base_url: str = PROVIDER_API_BASE) -> Iterator[Any]
 
     import respx
 
-    from hookproof.simulator.server.app import create_app
+    def make_app() -> Any:
+        from hookproof.simulator.server.app import create_app
+
+        return create_app(state)
 
     host = urlsplit(base_url).hostname
     with respx.mock(assert_all_called=False, assert_all_mocked=True) as router:
-        router.route(host=host).mock(side_effect=_bridge(create_app(state)))
+        router.route(host=host).mock(side_effect=_bridge(make_app))
         router.route().pass_through()
         yield router

@@ -230,7 +230,7 @@ class Session:
             note = ", ".join(_outcome(a) for a in attempts)
         elif step.op == "redeliver_window":
             window = self.ack_order[-int(step.count or 1):]
-            attempts = [self.loop.run_until_complete(self._attempt(i, op="redeliver")) for i in window]
+            attempts = self.loop.run_until_complete(self._one_by_one(window, op="redeliver"))
             note = ", ".join(_outcome(a) for a in attempts) or "nothing acknowledged yet"
         elif step.op == "api_fault":
             note = self._api_fault(self.world.events[self._event(step)], int(step.status or 500))
@@ -298,6 +298,20 @@ class Session:
             self._acked(index)
         self.dirty = True
         return attempt
+
+    async def _one_by_one(self, indexes: Sequence[int], *, op: str = "deliver") -> list[Attempt]:
+        """One attempt of each event in turn (each answered before the next is sent), in one
+        run of the loop rather than one per attempt."""
+        return [await self._attempt(i, op=op) for i in indexes]
+
+    async def _drain(self) -> None:
+        """Teardown's deliveries: every pending event in emission order, again while some are
+        still pending, `TEARDOWN_ATTEMPTS` rounds at most."""
+        for _ in range(TEARDOWN_ATTEMPTS):
+            pending = self.pending()
+            if not pending:
+                break
+            await self._one_by_one(pending)
 
     async def _burst(self, index: int, copies: int) -> list[Attempt]:
         event = self.event(index)
@@ -382,12 +396,7 @@ class Session:
 
     def finish(self) -> Failure | None:
         """Deliver everything pending until acked (bounded), settle, then the final checks."""
-        for _ in range(TEARDOWN_ATTEMPTS):
-            pending = self.pending()
-            if not pending:
-                break
-            for index in pending:
-                self.loop.run_until_complete(self._attempt(index))
+        self.loop.run_until_complete(self._drain())
         self._settle()
         return self.failure(self._check(self.final_checks()), "teardown")
 

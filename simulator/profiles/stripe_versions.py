@@ -29,6 +29,9 @@ from __future__ import annotations
 import copy
 from typing import Any, Mapping
 
+#: Types copied by reference: immutable, and all a JSON scalar can be.
+_ATOMIC: frozenset[type] = frozenset({str, int, float, bool, type(None)})
+
 #: First API version with the basil shapes (docs.stripe.com/changelog/basil).
 BASIL = "2025-03-31"
 
@@ -53,7 +56,23 @@ def is_basil_or_later(api_version: str) -> bool:
 def at_version(obj: Mapping[str, Any], api_version: str) -> dict[str, Any]:
     """A deep copy of `obj` in the shape of `api_version` (see the module docstring)."""
     drop = _OLD_ONLY if is_basil_or_later(api_version) else _NEW_ONLY
-    out = copy.deepcopy(dict(obj))
+    out: dict[str, Any] = _copy_cut(dict(obj), drop)
+    return out
+
+
+def _copy_cut(value: Any, drop: Mapping[str, tuple[str, ...]]) -> Any:
+    """A deep copy of `value` without the fields `drop` names for each object kind, in one
+    pass (dicts and lists copied, scalars shared, anything else copied by `copy.deepcopy`)."""
+    t = type(value)
+    if t is dict:
+        kind = value.get("object")
+        gone = drop.get(kind, ()) if isinstance(kind, str) else ()
+        return {k: v if type(v) in _ATOMIC else _copy_cut(v, drop) for k, v in value.items() if k not in gone}
+    if t is list:
+        return [v if type(v) in _ATOMIC else _copy_cut(v, drop) for v in value]
+    if t in _ATOMIC:
+        return value
+    out = copy.deepcopy(value)  # anything else (a tuple, a dict subclass): copied, then cut, as before
     _cut(out, drop)
     return out
 

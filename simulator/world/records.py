@@ -19,6 +19,7 @@ from typing import Any, Mapping
 
 from hookproof.simulator.errors import WorldError
 from hookproof.simulator.events import Event
+from hookproof.simulator.world.snapshot import copy_snapshot
 
 
 @dataclass
@@ -45,10 +46,10 @@ class RecordReads:
         """A deep copy of the object's snapshot (latest, or at `version`). Raises WorldError."""
         rec = self._record(object_id)
         if version is None:
-            return copy.deepcopy(rec.current)
+            return copy_snapshot(rec.current)
         if not 1 <= version <= len(rec.versions):
             raise WorldError(f"{object_id} has no version {version}", object_id=object_id)
-        return copy.deepcopy(rec.versions[version - 1])
+        return copy_snapshot(rec.versions[version - 1])
 
     def version(self, object_id: str) -> int:
         """The object's current version (1 after creation). Raises WorldError."""

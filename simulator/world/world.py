@@ -9,7 +9,6 @@ carrying the object snapshot at that version. The same seed gives the same world
 
 from __future__ import annotations
 
-import copy
 import random
 import re
 import string
@@ -22,6 +21,7 @@ from hookproof.simulator.world import stripe_shapes as shapes
 from hookproof.simulator.world.fake import FakeData
 from hookproof.simulator.world.lifecycle import business_key, check_transition
 from hookproof.simulator.world.records import Record, RecordReads
+from hookproof.simulator.world.snapshot import copy_snapshot
 
 _ALPHABET = string.ascii_letters + string.digits
 
@@ -222,7 +222,7 @@ class World(RecordReads):
             customer=ch["customer"], payment_method=ch["payment_method"], balance_transaction=txn_id, reason=reason,
             created=self._now_s(), metadata=metadata or {}))
         refunded = ch["amount_refunded"] + amount
-        refunds = copy.deepcopy(ch["refunds"])
+        refunds = copy_snapshot(ch["refunds"])
         refunds["data"].insert(0, self.get(re_id))
         self._update(charge, {"amount_refunded": refunded, "refunded": refunded == ch["amount"], "refunds": refunds})
         self._emit("charge.refunded", charge, amount=amount,
@@ -402,9 +402,9 @@ class World(RecordReads):
         """Switch the subscription to `price`: emits ``customer.subscription.updated``."""
         sub = self._typed(subscription, "subscription")
         pr = self._typed(price, "price")
-        items = copy.deepcopy(sub["items"])
-        prev_items = copy.deepcopy(sub["items"])
-        items["data"][0]["price"] = copy.deepcopy(pr)
+        items = copy_snapshot(sub["items"])
+        prev_items = copy_snapshot(sub["items"])
+        items["data"][0]["price"] = copy_snapshot(pr)
         items["data"][0]["plan"] = shapes.plan(pr)
         self._transition(subscription, sub["status"], {"items": items})
         return self._emit("customer.subscription.updated", subscription, previous={"items": prev_items})
@@ -505,7 +505,7 @@ class World(RecordReads):
                                                "charge": ch_id, "payment_intent": pi_id,
                                                "status_transitions": transitions, "next_payment_attempt": None})
             self._emit("invoice.paid", invoice)
-            items = copy.deepcopy(sub["items"])
+            items = copy_snapshot(sub["items"])
             for item in items["data"]:
                 item["current_period_start"], item["current_period_end"] = inv["period_start"], inv["period_end"]
             self._transition(sub_id, "active", {"current_period_start": inv["period_start"],
@@ -580,7 +580,7 @@ class World(RecordReads):
         rec = self._record(object_id)
         self._tick()
         snap = dict(rec.current)  # stored versions are never changed in place, so they may share parts
-        snap.update(copy.deepcopy(dict(changes)))
+        snap.update(copy_snapshot(dict(changes)))
         snap["hookproof_version"] = len(rec.versions) + 1
         rec.versions.append(snap)
 
@@ -592,7 +592,7 @@ class World(RecordReads):
     def _emit(self, event_type: str, object_id: str, *, amount: int | None = None,
               previous: Mapping[str, Any] | None = None) -> str:
         rec = self._record(object_id)
-        obj = copy.deepcopy(rec.current)
+        obj = copy_snapshot(rec.current)
         self._tick()
         ev_id = self._new_id("event")
         key = business_key(event_type, obj)
