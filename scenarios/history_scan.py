@@ -38,14 +38,30 @@ from hookproof.simulator.events import Event
 ANSWERED_NON_SUCCESS = (Outcome.REJECTED, Outcome.SERVER_ERROR)
 
 
+@dataclass(frozen=True, slots=True)
+class EventFacts:
+    """What the expectations read of one Event (the rest, its object snapshot included,
+    is not kept: about 90 bytes an event besides its strings, where an Event holds some
+    600). Fields as `simulator.events.Event`'s of the same names."""
+
+    id: str
+    business_key: str | None
+    amount: int | None
+    object_id: str
+    status: str | None
+    version: int
+    object_type: str
+
+
 @dataclass
 class ExpectationScan:
     """What the expectations need of a history, kept by one pass (`scan_history` with events).
 
     Attributes:
-        world: event id → its first Event, from the run's events.
-        resolved: an id attempts recorded that is not a world id → its world event, joined
-            through the attempt's delivery id (`world_event_id`).
+        world: event id → what the checks read of its first Event (`EventFacts`), from
+            the run's events: the events themselves are not kept (a storm streams them).
+        resolved: an id attempts recorded that is not a world id → its world event's
+            facts, joined through the attempt's delivery id (`world_event_id`).
         valid_events: the events with a valid attempt, first valid attempt first.
         key_source: business key → (position, event id, amount, object id) of the first
             attempt carrying it as its own.
@@ -54,8 +70,8 @@ class ExpectationScan:
             without a key of its own; `unkeyed_valid`: those events with a valid one.
     """
 
-    world: dict[str, Event]
-    resolved: dict[str, Event] = field(default_factory=dict)
+    world: dict[str, EventFacts]
+    resolved: dict[str, EventFacts] = field(default_factory=dict)
     valid_events: dict[str, None] = field(default_factory=dict)
     key_source: dict[str, tuple[int, str, int | None, str | None]] = field(default_factory=dict)
     valid_keys: set[str] = field(default_factory=set)
@@ -291,7 +307,7 @@ def scan_expectations(history: Iterable[Attempt], events: Iterable[Event]) -> Ex
     return scan
 
 
-def _scan_both(history: Iterable[Attempt], sender_timeout_s: float, world: dict[str, Event]) -> HistoryScan:
+def _scan_both(history: Iterable[Attempt], sender_timeout_s: float, world: dict[str, EventFacts]) -> HistoryScan:
     """`scan_history` with the expectations' part, from the same pass (as a storm reads its
     history). The codes and the dictionaries keep an event's own strings (id, business
     key, object id) rather than its first attempt's copies."""
@@ -335,7 +351,10 @@ def _scan_both(history: Iterable[Attempt], sender_timeout_s: float, world: dict[
         if key is None:
             add_key(NO_GROUP)
             if event_id not in unkeyed_first:
-                unkeyed_first[event_id] = (pos, a.amount, a.object_id)
+                object_id = a.object_id
+                if event is not None and event.object_id == object_id:
+                    object_id = event.object_id
+                unkeyed_first[event_id] = (pos, a.amount, object_id)
         else:
             code = key_codes.get(key)
             if code is None:
@@ -378,15 +397,18 @@ def _scan_both(history: Iterable[Attempt], sender_timeout_s: float, world: dict[
                        over_half, over_half_ms, sender_timeout_s, expect)
 
 
-def _world(events: Iterable[Event]) -> dict[str, Event]:
-    """Event id → its first Event."""
-    world: dict[str, Event] = {}
+def _world(events: Iterable[Event]) -> dict[str, EventFacts]:
+    """Event id → the facts of its first Event (`EventFacts`)."""
+    world: dict[str, EventFacts] = {}
     for event in events:
-        world.setdefault(event.id, event)
+        if event.id not in world:
+            world[event.id] = EventFacts(event.id, event.business_key, event.amount, event.object_id, event.status,
+                                         event.version, event.object_type)
     return world
 
 
-def _resolve(a: Attempt, world: Mapping[str, Event], resolved: dict[str, Event], unresolved: set[str]) -> None:
+def _resolve(a: Attempt, world: Mapping[str, EventFacts], resolved: dict[str, EventFacts],
+             unresolved: set[str]) -> None:
     """Join the id `a` recorded to its world event through its delivery id (the envelope's
     own id, e.g. Standard Webhooks' ``msg_…``, differs from the world's): the first
     attempt of that id whose delivery id names a world event decides."""
@@ -412,6 +434,7 @@ def _truth(object_id: str, versions: Mapping[int, tuple[str, str]], kind: str,
 
 __all__: Sequence[str] = [
     "ANSWERED_NON_SUCCESS",
+    "EventFacts",
     "ExpectationScan",
     "HistoryScan",
     "scan_expectations",
