@@ -86,23 +86,24 @@ class ExpectationScan:
         documents the rules)."""
         prefixes = tuple(money_prefixes)
         by_id = {**self.world, **self.resolved} if self.resolved else self.world
-        sources, valid_keys = self.key_source, set(self.valid_keys)
+        # the scan's own dicts are not copied (a storm's hold a million keys): what the
+        # attempts without a key of their own add (their event's key) is kept aside
+        sources, valid_keys = self.key_source, self.valid_keys
+        valid_too: set[str] = set()
         if self.unkeyed_first:  # attempts without a key of their own carry their event's
-            sources = dict(sources)
-            merged = False
+            added: dict[str, tuple[int, str, int | None, str | None]] = {}
             for event_id, (pos, amount, object_id) in self.unkeyed_first.items():
                 event = by_id.get(event_id)
                 key = event.business_key if event is not None else None
                 if key is None:
                     continue
                 if event_id in self.unkeyed_valid:
-                    valid_keys.add(key)
-                src = sources.get(key)
+                    valid_too.add(key)
+                src = added.get(key) or sources.get(key)
                 if src is None or pos < src[0]:
-                    sources[key] = (pos, event_id, amount, object_id)
-                    merged = True
-            if merged:
-                sources = dict(sorted(sources.items(), key=lambda item: item[1][0]))
+                    added[key] = (pos, event_id, amount, object_id)
+            if added:
+                sources = dict(sorted({**sources, **added}.items(), key=lambda item: item[1][0]))
 
         key_events: dict[str, list[str]] = {}
         per_object: dict[str, dict[int, tuple[str, str]]] = {}
@@ -133,7 +134,7 @@ class ExpectationScan:
             first = by_id.get(ids[0])
             amount = first.amount if first is not None and first.amount is not None else src_amount
             object_id = first.object_id if first is not None else src_object
-            if key in valid_keys:
+            if key in valid_keys or key in valid_too:
                 expected[key] = ExpectedEffect(key, ids[0], object_id, amount, tuple(ids))
             else:
                 forbidden.add(key)
