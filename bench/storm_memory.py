@@ -9,8 +9,10 @@ from ``/proc/<pid>/status`` (VmRSS) and prints, per size: the attempts actually 
 each process's peak RSS while the storm sends (workers stream their records every
 second; the master appends them to ``history.sqlite``), and the master's peak over the
 whole run, which includes the checks: they stream the history from disk in one pass
-(`scenarios.check_index.expectations_and_index`), keeping per event and per key, never
-per attempt, but the storm's events themselves and the observation stay in memory.
+(`scenarios.check_index.expectations_and_index`), keeping a few columns per attempt and
+per event and key a code and a few fields (`scenarios.history_scan.EventFacts`); the
+storm's events are read again from disk on each pass over them
+(`loadtests.verdict.SpooledEvents`), the observation stays in memory.
 
 The observer (`every_effect_once`) reports what a correct receiver shows: every event's
 effect once, so the storm passes and the figure is the checks' own. With

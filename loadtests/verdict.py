@@ -167,6 +167,19 @@ class Rekeyed(Sequence[Attempt]):
         return replace(a, business_key=key_of[wid])
 
 
+class SpooledEvents(Iterable[Event]):
+    """A storm's events as its spool holds them on disk, read again on each pass
+    (`Spool.events`): the end of a storm keeps no list of its million events, only
+    what each pass over them builds (the checks keep a few fields of each,
+    `scenarios.history_scan.EventFacts`). Valid while the spool is open."""
+
+    def __init__(self, spool: Spool) -> None:
+        self._spool = spool
+
+    def __iter__(self) -> Iterator[Event]:
+        return self._spool.events()
+
+
 @dataclass(frozen=True)
 class StormOutcome:
     """What `finish_storm` produced: the report, the files, and the process exit code."""
@@ -180,7 +193,7 @@ class StormOutcome:
         return 0 if self.report.verdict == "pass" and not self.report.partial else 1
 
 
-def storm_scenario(spec: StormSpec, events: Sequence[Event], attempts: Sequence[Attempt],
+def storm_scenario(spec: StormSpec, events: Iterable[Event], attempts: Sequence[Attempt],
                    observations: Sequence[Observation], *, settled: bool, started_at: float,
                    duration_s: float, reason: str | None = None, ahead: Ahead | None = None,
                    mapping: "KeyMapping | None" = None) -> ScenarioReport:
@@ -201,6 +214,7 @@ def storm_scenario(spec: StormSpec, events: Sequence[Event], attempts: Sequence[
         mapping = from_plain(spec.keys, get_profile(spec.profile))
         events = keyed(events, mapping)
     if mapping is not None:
+        events = events if isinstance(events, Sequence) else tuple(events)
         attempts = Rekeyed(attempts, events)
     # one pass over the history (a storm's is streamed from disk): the expectations and the checks' index
     expectations, index = expectations_and_index(events, attempts, observations, sender_timeout_s=spec.sender_timeout_s,
@@ -208,7 +222,7 @@ def storm_scenario(spec: StormSpec, events: Sequence[Event], attempts: Sequence[
     if mapping is not None and mapping.counters:
         from hookproof.scenarios.business_keys import counter_truth
 
-        expectations = replace(expectations, counters=counter_truth(events, attempts, mapping))
+        expectations = replace(expectations, counters=counter_truth(tuple(events), attempts, mapping))
     results = [check_safe(c, ALL_CHECKS[c], attempts, expectations, observations, index=index)
                for c in storm_checks(expectations, observations)]
     if ahead:
@@ -248,7 +262,7 @@ def storm_scenario(spec: StormSpec, events: Sequence[Event], attempts: Sequence[
     )
 
 
-def _check_and_report(spec: StormSpec, events: Sequence[Event], indexed: Sequence[Attempt], history_path: Path, *,
+def _check_and_report(spec: StormSpec, events: Iterable[Event], indexed: Sequence[Attempt], history_path: Path, *,
                       started_at: float, stopped_at: float, partial_reason: str | None,
                       observe: Callable[[], Observation] | None, phase: Callable[[str], None],
                       processes: int = 1) -> RunReport:
@@ -264,9 +278,15 @@ def _check_and_report(spec: StormSpec, events: Sequence[Event], indexed: Sequenc
     mapping = storm_keys(spec, templates)  # the team's keys, over the bodies as sent
     if mapping is not None:
         events = keyed(events, mapping)
-    object_ids = {e.object_id for e in events}
-    keys = frozenset(e.business_key for e in events if e.business_key)
-    counters = counter_keys(events, mapping)
+    object_ids: set[str] = set()
+    storm_keys_: set[str] = set()
+    for e in events:  # one pass: a spool's events are read from disk on each
+        object_ids.add(e.object_id)
+        if e.business_key:
+            storm_keys_.add(e.business_key)
+    keys = frozenset(storm_keys_)
+    del storm_keys_
+    counters = counter_keys(events, mapping)  # another pass only with the team's counters
     duration_s = max(0.0, stopped_at - started_at)
     phase("settling")
     try:
@@ -351,24 +371,24 @@ def finish_spooled(
     phase("reading")
     try:
         spool.finalize()
-        events = list(spool.events())
+        # the events stay on disk: each pass over them reads them again (`SpooledEvents`)
+        history = HistoryFile(history_path)  # reads nothing yet: the checks stream the attempts from disk, once
+        try:
+            history.set_meta("profile", spec.profile)
+            history.set_meta("seed", spec.seed)
+            history.set_meta("storm", {"users": spec.users, "rate_per_s": spec.rate_per_s, "shape": spec.shape})
+            history.set_meta("storm_workers", [asdict(w) for w in workers])
+            indexed: Sequence[Attempt] = history
+            report = _check_and_report(spec, SpooledEvents(spool), indexed, history_path, started_at=started_at,
+                                       stopped_at=stopped_at, partial_reason=partial_reason, observe=observe,
+                                       phase=phase, processes=max(1, len(workers)))
+            # kept with the attempts, so `hookproof report --history` re-renders it, as for certify
+            history.set_meta(REPORT_META_KEY, json.loads(render_json(report)))
+            history.set_meta("finished", True)
+        finally:
+            history.close()
     finally:
         spool.close()
-    history = HistoryFile(history_path)  # reads nothing yet: the checks stream the attempts from disk, once
-    try:
-        history.set_meta("profile", spec.profile)
-        history.set_meta("seed", spec.seed)
-        history.set_meta("storm", {"users": spec.users, "rate_per_s": spec.rate_per_s, "shape": spec.shape})
-        history.set_meta("storm_workers", [asdict(w) for w in workers])
-        indexed: Sequence[Attempt] = history
-        report = _check_and_report(spec, events, indexed, history_path, started_at=started_at, stopped_at=stopped_at,
-                                   partial_reason=partial_reason, observe=observe, phase=phase,
-                                   processes=max(1, len(workers)))
-        # kept with the attempts, so `hookproof report --history` re-renders it, as for certify
-        history.set_meta(REPORT_META_KEY, json.loads(render_json(report)))
-        history.set_meta("finished", True)
-    finally:
-        history.close()
     phase("writing")
     paths = write_reports(report, out)
     paths["history"] = history_path
@@ -381,6 +401,7 @@ __all__ = [
     "STORM_CHECKLIST",
     "STATE_CHECKS",
     "STORM_CHECKS",
+    "SpooledEvents",
     "StormOutcome",
     "finish_spooled",
     "finish_storm",

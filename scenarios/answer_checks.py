@@ -102,11 +102,11 @@ def check_retry_storm(
     idx = index_for(history, expectations, observations, index)
     findings = []
     most = 0
-    for event_id, positions in idx.by_event.items():
-        n = len(positions)
+    for event_id, n in idx.by_event.sizes():
         if n > most:
             most = n
         if n > limit:
+            positions = idx.by_event[event_id]
             findings.append(Finding("retry_storm", idx.label(history[positions[0]]),
                                     f"event {event_id} took {len(positions)} attempts, more than {limit}",
                                     expected=limit, actual=len(positions), attempts=idx.attempt_ids(positions)))

@@ -20,11 +20,16 @@ only a finding needs (ack windows, an event's key) is computed on demand.
 
 from __future__ import annotations
 
+from array import array
+from collections import Counter
 from dataclasses import dataclass, field
 from functools import cached_property
+from itertools import compress, repeat
+from operator import eq
 from typing import Iterable, Mapping, Sequence
 
 from hookproof.scenarios.findings import Finding
+from hookproof.scenarios.groups import NO_GROUP, Groups, group_positions
 from hookproof.scenarios.history_scan import ANSWERED_NON_SUCCESS, HistoryScan, scan_history
 from hookproof.scenarios.observations import MONEY_PREFIXES, Expectations, Observation
 from hookproof.simulator.delivery.history import Attempt, Completion
@@ -41,7 +46,8 @@ class CheckIndex:
         history: the attempts the positions point into.
         expectations: the run's expectations (for `key_of_event`).
         by_key: business key → positions of the attempts filed under it: those carrying
-            it, and those carrying no key whose event has it (`key_of_event`).
+            it, and those carrying no key whose event has it (`key_of_event`); a
+            `scenarios.groups.Groups`, as is `by_event`.
         by_event: event id → positions.
         completions: position → the completion of a valid attempt, None for an invalid one.
         acked_events: the events with at least one valid attempt that completed ok
@@ -60,8 +66,8 @@ class CheckIndex:
 
     history: Sequence[Attempt]
     expectations: Expectations
-    by_key: dict[str, list[int]]
-    by_event: dict[str, list[int]]
+    by_key: Groups
+    by_event: Groups
     completions: list[Completion | None]
     acked_events: set[str]
     notable: list[int]
@@ -119,12 +125,12 @@ class CheckIndex:
         """The business key of an event: the expected key listing it (`expected_keys`),
         else the key of its first attempt that carries one, else None."""
         key = self.expected_keys.get(event_id)
-        if key is None:
-            history = self.history
+        if key is None and self.scan is not None:  # the scan's column of own keys: no attempt read back
+            key_of = self.scan.key_of
             for p in self.by_event.get(event_id, ()):
-                key = history[p].business_key
-                if key is not None:
-                    break
+                code = key_of[p]
+                if code != NO_GROUP:
+                    return self.scan.key_names[code]
         return key
 
     def label(self, a: Attempt) -> str:
@@ -170,6 +176,7 @@ def index_of(
     """The `CheckIndex` of a `scan_history` pass over `history` and of `observations`
     (takes over the scan's lists: scan a history once per index)."""
     peak: dict[str, tuple[int, int]] = {}
+    shared: dict[tuple[int, int], tuple[int, int]] = {}  # one (count, observation) tuple per value, not per key
     counts: dict[str, int] = {}
     has_states = False
     state_kinds: frozenset[str] | None = None
@@ -181,37 +188,55 @@ def index_of(
         for key, n in counts.items():
             best = peak.get(key)
             if best is None or n > best[0]:
-                peak[key] = (n, oi)
+                pair = (n, oi)
+                peak[key] = shared.setdefault(pair, pair)
     settled = observations[-1] if observations else None
-    index = CheckIndex(history, expectations, scan.by_key, scan.by_event, scan.completions, scan.acked_events,
+    index = CheckIndex(history, expectations, scan.by_event, scan.by_event, scan.completions, scan.acked_events,
                        scan.notable, settled, counts if settled is not None else {}, peak, has_states, state_kinds,
                        scan)
-    if scan.unkeyed:
-        _file_unkeyed(index, scan.unkeyed)
+    index.by_key = _filed_by_key(index, scan)
     return index
 
 
-def _file_unkeyed(index: CheckIndex, unkeyed: Mapping[str, list[int]]) -> None:
-    """File the attempts without a business key under their event's key (`key_of_event`).
+def _filed_by_key(index: CheckIndex, scan: HistoryScan) -> Groups:
+    """`index.by_key`: the attempts under their own business key, and those without one
+    under their event's key (`key_of_event`), each key's positions in history order.
 
-    `unkeyed` maps each event with such attempts to their positions. An event none of
-    whose attempts carries a key is looked up in the expectations only. Each list of
-    `index.by_key` that receives positions is sorted once (a few sorted runs: a merge).
+    An event none of whose attempts carries a key is looked up in the expectations only.
+    A key only an event gives gets the next code (in the order of those events' first
+    attempt without a key). One sort of the positions by key, in C.
     """
+    key_of = scan.key_of
+    if NO_GROUP not in key_of:
+        return group_positions(scan.key_codes, key_of)
+    unkeyed = list(compress(range(len(key_of)), map(eq, key_of, repeat(NO_GROUP))))
+    event_of = scan.event_of
+    unkeyed_events = [event_of[p] for p in unkeyed]
+    counts = Counter(unkeyed_events)
+    names = list(scan.event_codes)  # event code → id
+    codes, key_names = dict(scan.key_codes), list(scan.key_names)  # the scan's own keys stay its own
+    key_of_code: dict[int, int] = {}
     by_event = index.by_event
-    late: dict[str, list[int]] = {}
-    for event_id, unkeyed_positions in unkeyed.items():
-        if len(unkeyed_positions) == len(by_event[event_id]):  # no attempt of it carries a key
+    for code in dict.fromkeys(unkeyed_events):  # in order of first attempt without a key
+        event_id = names[code]
+        if counts[code] == by_event.size_of(event_id):  # no attempt of it carries a key
             key = index.expected_keys.get(event_id)
         else:
             key = index.key_of_event(event_id)
         if key is not None:
-            late.setdefault(key, []).extend(unkeyed_positions)
-    by_key = index.by_key
-    for key, positions in late.items():
-        filed = by_key.setdefault(key, [])
-        filed += positions
-        filed.sort()
+            key_code = codes.get(key)
+            if key_code is None:
+                key_code = codes[key] = len(key_names)
+                key_names.append(key)
+            key_of_code[code] = key_code
+    if not key_of_code:
+        return group_positions(codes, key_of)
+    filed = array("q", key_of)
+    for p, code in zip(unkeyed, unkeyed_events):
+        key_code = key_of_code.get(code)
+        if key_code is not None:
+            filed[p] = key_code
+    return group_positions(codes, filed)
 
 
 def index_for(

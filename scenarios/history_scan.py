@@ -23,6 +23,7 @@ from array import array
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Sequence
 
+from hookproof.scenarios.groups import NO_GROUP, Groups, group_positions
 from hookproof.scenarios.observations import (
     MONEY_PREFIXES,
     Expectations,
@@ -37,14 +38,30 @@ from hookproof.simulator.events import Event
 ANSWERED_NON_SUCCESS = (Outcome.REJECTED, Outcome.SERVER_ERROR)
 
 
+@dataclass(frozen=True, slots=True)
+class EventFacts:
+    """What the expectations read of one Event (the rest, its object snapshot included,
+    is not kept: about 90 bytes an event besides its strings, where an Event holds some
+    600). Fields as `simulator.events.Event`'s of the same names."""
+
+    id: str
+    business_key: str | None
+    amount: int | None
+    object_id: str
+    status: str | None
+    version: int
+    object_type: str
+
+
 @dataclass
 class ExpectationScan:
     """What the expectations need of a history, kept by one pass (`scan_history` with events).
 
     Attributes:
-        world: event id → its first Event, from the run's events.
-        resolved: an id attempts recorded that is not a world id → its world event, joined
-            through the attempt's delivery id (`world_event_id`).
+        world: event id → what the checks read of its first Event (`EventFacts`), from
+            the run's events: the events themselves are not kept (a storm streams them).
+        resolved: an id attempts recorded that is not a world id → its world event's
+            facts, joined through the attempt's delivery id (`world_event_id`).
         valid_events: the events with a valid attempt, first valid attempt first.
         key_source: business key → (position, event id, amount, object id) of the first
             attempt carrying it as its own.
@@ -53,8 +70,8 @@ class ExpectationScan:
             without a key of its own; `unkeyed_valid`: those events with a valid one.
     """
 
-    world: dict[str, Event]
-    resolved: dict[str, Event] = field(default_factory=dict)
+    world: dict[str, EventFacts]
+    resolved: dict[str, EventFacts] = field(default_factory=dict)
     valid_events: dict[str, None] = field(default_factory=dict)
     key_source: dict[str, tuple[int, str, int | None, str | None]] = field(default_factory=dict)
     valid_keys: set[str] = field(default_factory=set)
@@ -68,24 +85,25 @@ class ExpectationScan:
         """The expectations of the run (`scenarios.observations.expectations_from`, which
         documents the rules)."""
         prefixes = tuple(money_prefixes)
-        by_id = {**self.world, **self.resolved}
-        sources, valid_keys = self.key_source, set(self.valid_keys)
+        by_id = {**self.world, **self.resolved} if self.resolved else self.world
+        # the scan's own dicts are not copied (a storm's hold a million keys): what the
+        # attempts without a key of their own add (their event's key) is kept aside
+        sources, valid_keys = self.key_source, self.valid_keys
+        valid_too: set[str] = set()
         if self.unkeyed_first:  # attempts without a key of their own carry their event's
-            sources = dict(sources)
-            merged = False
+            added: dict[str, tuple[int, str, int | None, str | None]] = {}
             for event_id, (pos, amount, object_id) in self.unkeyed_first.items():
                 event = by_id.get(event_id)
                 key = event.business_key if event is not None else None
                 if key is None:
                     continue
                 if event_id in self.unkeyed_valid:
-                    valid_keys.add(key)
-                src = sources.get(key)
+                    valid_too.add(key)
+                src = added.get(key) or sources.get(key)
                 if src is None or pos < src[0]:
-                    sources[key] = (pos, event_id, amount, object_id)
-                    merged = True
-            if merged:
-                sources = dict(sorted(sources.items(), key=lambda item: item[1][0]))
+                    added[key] = (pos, event_id, amount, object_id)
+            if added:
+                sources = dict(sorted({**sources, **added}.items(), key=lambda item: item[1][0]))
 
         key_events: dict[str, list[str]] = {}
         per_object: dict[str, dict[int, tuple[str, str]]] = {}
@@ -116,14 +134,15 @@ class ExpectationScan:
             first = by_id.get(ids[0])
             amount = first.amount if first is not None and first.amount is not None else src_amount
             object_id = first.object_id if first is not None else src_object
-            if key in valid_keys:
+            if key in valid_keys or key in valid_too:
                 expected[key] = ExpectedEffect(key, ids[0], object_id, amount, tuple(ids))
             else:
                 forbidden.add(key)
             if amount is not None and key.startswith(prefixes):
                 money[key] = amount
 
-        truth = {object_id: _truth(object_id, versions, kinds[object_id])
+        pairs: dict[tuple[int, str], tuple[int, str]] = {}
+        truth = {object_id: _truth(object_id, versions, kinds[object_id], pairs)
                  for object_id, versions in per_object.items()}
         return Expectations(expected=expected, forbidden=frozenset(forbidden), truth=truth, money=money,
                             sender_timeout_s=sender_timeout_s, max_attempts_per_event=max_attempts_per_event,
@@ -135,11 +154,18 @@ class HistoryScan:
     """What `scan_history` kept of a history for the checks' index. Positions count
     attempts from 0 in history order.
 
+    Per attempt it keeps a few columns of machine words, per event and per key one
+    dictionary entry (their codes), never a list (`scenarios.groups`).
+
     Attributes:
         size: attempts read.
-        by_key: business key → positions of the attempts carrying it (their own key only).
-        by_event: event id → positions.
-        unkeyed: event id → positions of its attempts that carry no business key.
+        event_codes: event id → its code (0, 1, … in order of first attempt).
+        event_of: per position, its event's code.
+        key_codes: business key → its code (0, 1, … in order of first attempt carrying it
+            as its own); `key_names` the keys by code.
+        key_of: per position, the code of the attempt's own business key, `NO_GROUP` when
+            it carries none.
+        by_event: event id → positions (`Groups`).
         completions: per position, the completion of a valid attempt, None for an invalid one.
         acked_events: events with at least one valid attempt that completed ok.
         notable: positions of attempts that are invalid, or got a 4xx/5xx status or a
@@ -152,9 +178,12 @@ class HistoryScan:
     """
 
     size: int
-    by_key: dict[str, list[int]]
-    by_event: dict[str, list[int]]
-    unkeyed: dict[str, list[int]]
+    event_codes: dict[str, int]
+    event_of: array[int]
+    key_codes: dict[str, int]
+    key_names: list[str]
+    key_of: array[int]
+    by_event: Groups
     completions: list[Completion | None]
     acked_events: set[str]
     notable: list[int]
@@ -163,6 +192,12 @@ class HistoryScan:
     over_half_ms: list[float]
     sender_timeout_s: float
     expect: ExpectationScan | None = None
+
+    @property
+    def by_key(self) -> Groups:
+        """business key → positions of the attempts carrying it as their own (built on
+        each call: the checks' index files the attempts without a key too)."""
+        return group_positions(self.key_codes, self.key_of)
 
     def expectations(
         self, *, max_attempts_per_event: int | None, money_prefixes: Sequence[str] = MONEY_PREFIXES,
@@ -179,13 +214,15 @@ def scan_history(
     history: Iterable[Attempt], *, sender_timeout_s: float, events: Iterable[Event] | None = None,
 ) -> HistoryScan:
     """Read `history` once, in order, keeping what the checks' index (and, with `events`,
-    the expectations) need; see `HistoryScan`. O(len(history)); nothing allocated per
-    attempt but a slot in a few lists."""
+    the expectations) need; see `HistoryScan`. O(len(history)) plus one sort of the
+    positions by event, in C; nothing allocated per attempt but a slot in a few columns."""
     if events is not None:
         return _scan_both(history, sender_timeout_s, _world(events))
-    by_key: dict[str, list[int]] = {}
-    by_event: dict[str, list[int]] = {}
-    unkeyed: dict[str, list[int]] = {}
+    event_codes: dict[str, int] = {}
+    key_codes: dict[str, int] = {}
+    key_names: list[str] = []
+    event_of: array[int] = array("q")
+    key_of: array[int] = array("q")
     completions: list[Completion | None] = []
     acked_events: set[str] = set()
     notable: list[int] = []
@@ -195,28 +232,24 @@ def scan_history(
     half_ms = sender_timeout_s * 1000.0 / 2
     ok, acked, non_success = Completion.OK, Outcome.ACKED, ANSWERED_NON_SUCCESS
     add_completion, add_latency, add_notable = completions.append, latencies.append, notable.append
+    add_event, add_key = event_of.append, key_of.append
     pos = -1  # the attempt's position (counted by hand: cheaper than enumerate's tuples)
     for a in history:
         pos += 1
         event_id = a.event_id
-        positions = by_event.get(event_id)  # get-or-create without allocating when present
-        if positions is None:
-            by_event[event_id] = [pos]
-        else:
-            positions.append(pos)
+        code = event_codes.get(event_id)
+        if code is None:
+            code = event_codes[event_id] = len(event_codes)
+        add_event(code)
         key = a.business_key
         if key is None:
-            positions = unkeyed.get(event_id)
-            if positions is None:
-                unkeyed[event_id] = [pos]
-            else:
-                positions.append(pos)
+            add_key(NO_GROUP)
         else:
-            positions = by_key.get(key)
-            if positions is None:
-                by_key[key] = [pos]
-            else:
-                positions.append(pos)
+            code = key_codes.get(key)
+            if code is None:
+                code = key_codes[key] = len(key_names)
+                key_names.append(key)
+            add_key(code)
         outcome = a.outcome
         if outcome is acked:
             latency = a.latency_ms
@@ -235,7 +268,8 @@ def scan_history(
         status = a.status
         if (status is not None and status >= 400) or outcome in non_success:
             add_notable(pos)
-    return HistoryScan(pos + 1, by_key, by_event, unkeyed, completions, acked_events, notable, latencies,
+    return HistoryScan(pos + 1, event_codes, event_of, key_codes, key_names, key_of,
+                       group_positions(event_codes, event_of), completions, acked_events, notable, latencies,
                        over_half, over_half_ms, sender_timeout_s)
 
 
@@ -274,18 +308,20 @@ def scan_expectations(history: Iterable[Attempt], events: Iterable[Event]) -> Ex
     return scan
 
 
-def _scan_both(history: Iterable[Attempt], sender_timeout_s: float, world: dict[str, Event]) -> HistoryScan:
+def _scan_both(history: Iterable[Attempt], sender_timeout_s: float, world: dict[str, EventFacts]) -> HistoryScan:
     """`scan_history` with the expectations' part, from the same pass (as a storm reads its
-    history). The dictionaries keep an event's own strings (id, business key, object id)
-    rather than its first attempt's copies."""
+    history). The codes and the dictionaries keep an event's own strings (id, business
+    key, object id) rather than its first attempt's copies."""
     expect = ExpectationScan(world)
     resolved, valid_events, key_source, valid_keys, unkeyed_first, unkeyed_valid = (
         expect.resolved, expect.valid_events, expect.key_source, expect.valid_keys, expect.unkeyed_first,
         expect.unkeyed_valid)
     unresolved: set[str] = set()
-    by_key: dict[str, list[int]] = {}
-    by_event: dict[str, list[int]] = {}
-    unkeyed: dict[str, list[int]] = {}
+    event_codes: dict[str, int] = {}
+    key_codes: dict[str, int] = {}
+    key_names: list[str] = []
+    event_of: array[int] = array("q")
+    key_of: array[int] = array("q")
     completions: list[Completion | None] = []
     acked_events: set[str] = set()
     notable: list[int] = []
@@ -295,44 +331,44 @@ def _scan_both(history: Iterable[Attempt], sender_timeout_s: float, world: dict[
     half_ms = sender_timeout_s * 1000.0 / 2
     ok, acked, non_success = Completion.OK, Outcome.ACKED, ANSWERED_NON_SUCCESS
     add_completion, add_latency, add_notable = completions.append, latencies.append, notable.append
+    add_event, add_key = event_of.append, key_of.append
     pos = -1  # the attempt's position (counted by hand: cheaper than enumerate's tuples)
     for a in history:
         pos += 1
         event_id = a.event_id
-        positions = by_event.get(event_id)  # get-or-create without allocating when present
+        code = event_codes.get(event_id)
         event = None
-        if positions is None:
+        if code is None:
             event = world.get(event_id)
             if event is None:
                 _resolve(a, world, resolved, unresolved)
             else:
                 event_id = event.id
-            by_event[event_id] = [pos]
-        else:
-            positions.append(pos)
-            if unresolved and event_id in unresolved:
-                _resolve(a, world, resolved, unresolved)
+            code = event_codes[event_id] = len(event_codes)
+        elif unresolved and event_id in unresolved:
+            _resolve(a, world, resolved, unresolved)
+        add_event(code)
         key = a.business_key
         if key is None:
-            positions = unkeyed.get(event_id)
-            if positions is None:
-                unkeyed[event_id] = [pos]
-                unkeyed_first[event_id] = (pos, a.amount, a.object_id)
-            else:
-                positions.append(pos)
+            add_key(NO_GROUP)
+            if event_id not in unkeyed_first:
+                object_id = a.object_id
+                if event is not None and event.object_id == object_id:
+                    object_id = event.object_id
+                unkeyed_first[event_id] = (pos, a.amount, object_id)
         else:
-            positions = by_key.get(key)
-            if positions is None:
+            code = key_codes.get(key)
+            if code is None:
                 object_id = a.object_id
                 if event is not None:
                     if event.business_key == key:
                         key = event.business_key
                     if event.object_id == object_id:
                         object_id = event.object_id
-                by_key[key] = [pos]
+                code = key_codes[key] = len(key_names)
+                key_names.append(key)
                 key_source[key] = (pos, event_id, a.amount, object_id)
-            else:
-                positions.append(pos)
+            add_key(code)
         outcome = a.outcome
         if outcome is acked:
             latency = a.latency_ms
@@ -357,19 +393,23 @@ def _scan_both(history: Iterable[Attempt], sender_timeout_s: float, world: dict[
             unkeyed_valid.add(event_id)
         else:
             valid_keys.add(key)
-    return HistoryScan(pos + 1, by_key, by_event, unkeyed, completions, acked_events, notable, latencies,
+    return HistoryScan(pos + 1, event_codes, event_of, key_codes, key_names, key_of,
+                       group_positions(event_codes, event_of), completions, acked_events, notable, latencies,
                        over_half, over_half_ms, sender_timeout_s, expect)
 
 
-def _world(events: Iterable[Event]) -> dict[str, Event]:
-    """Event id → its first Event."""
-    world: dict[str, Event] = {}
+def _world(events: Iterable[Event]) -> dict[str, EventFacts]:
+    """Event id → the facts of its first Event (`EventFacts`)."""
+    world: dict[str, EventFacts] = {}
     for event in events:
-        world.setdefault(event.id, event)
+        if event.id not in world:
+            world[event.id] = EventFacts(event.id, event.business_key, event.amount, event.object_id, event.status,
+                                         event.version, event.object_type)
     return world
 
 
-def _resolve(a: Attempt, world: Mapping[str, Event], resolved: dict[str, Event], unresolved: set[str]) -> None:
+def _resolve(a: Attempt, world: Mapping[str, EventFacts], resolved: dict[str, EventFacts],
+             unresolved: set[str]) -> None:
     """Join the id `a` recorded to its world event through its delivery id (the envelope's
     own id, e.g. Standard Webhooks' ``msg_…``, differs from the world's): the first
     attempt of that id whose delivery id names a world event decides."""
@@ -382,15 +422,20 @@ def _resolve(a: Attempt, world: Mapping[str, Event], resolved: dict[str, Event],
         unresolved.add(a.event_id)
 
 
-def _truth(object_id: str, versions: Mapping[int, tuple[str, str]], kind: str) -> ObjectTruth:
-    """The truth of `object_id` (of `kind`) from version -> (status, event id), any order."""
+def _truth(object_id: str, versions: Mapping[int, tuple[str, str]], kind: str,
+           pairs: dict[tuple[int, str], tuple[int, str]]) -> ObjectTruth:
+    """The truth of `object_id` (of `kind`) from version -> (status, event id), any order.
+    `pairs` shares the (version, status) tuples between objects (a storm's thousands of
+    objects at ``(1, "active")`` hold one)."""
     ordered = sorted(versions.items())
-    return ObjectTruth(object_id, tuple((v, status) for v, (status, _) in ordered),
+    shared = pairs.setdefault
+    return ObjectTruth(object_id, tuple(shared((v, status), (v, status)) for v, (status, _) in ordered),
                        tuple(event_id for _, (_, event_id) in ordered), kind)
 
 
 __all__: Sequence[str] = [
     "ANSWERED_NON_SUCCESS",
+    "EventFacts",
     "ExpectationScan",
     "HistoryScan",
     "scan_expectations",

@@ -91,7 +91,7 @@ class Observation:
         return {s.object_id: s for s in self.states}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ExpectedEffect:
     """An effect the receiver must show exactly once after it settles.
 
@@ -111,9 +111,10 @@ class ExpectedEffect:
     event_ids: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ObjectTruth:
-    """The provider's truth about one stateful object.
+    """The provider's truth about one stateful object (slotted: a storm holds one per
+    object it sent; the index `version_for` reads is built on its first call).
 
     Attributes:
         object_id: the object.
@@ -127,15 +128,11 @@ class ObjectTruth:
     versions: tuple[tuple[int, str], ...]
     event_ids: tuple[str, ...] = ()
     kind: str = "subscription"
-    _by_status: Mapping[str, tuple[int, ...]] = field(init=False, repr=False, compare=False)
+    _by_status: Mapping[str, tuple[int, ...]] | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not self.versions:
             raise ValueError(f"object {self.object_id}: truth needs at least one version")
-        by_status: dict[str, list[int]] = {}
-        for version, status in self.versions:
-            by_status.setdefault(status, []).append(version)
-        object.__setattr__(self, "_by_status", {s: tuple(v) for s, v in by_status.items()})
 
     @property
     def final_version(self) -> int:
@@ -169,7 +166,14 @@ class ObjectTruth:
         the latest such version is returned (a regression, as small as possible).
         Returns None for a status the provider never emitted. O(log k), k = versions.
         """
-        versions = self._by_status.get(status)
+        by_status = self._by_status
+        if by_status is None:
+            lists: dict[str, list[int]] = {}
+            for version, known in self.versions:
+                lists.setdefault(known, []).append(version)
+            by_status = {known: tuple(v) for known, v in lists.items()}
+            object.__setattr__(self, "_by_status", by_status)
+        versions = by_status.get(status)
         if not versions:
             return None
         i = bisect_left(versions, floor)

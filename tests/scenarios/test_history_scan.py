@@ -144,3 +144,21 @@ def test_the_scan_keeps_no_attempt_and_counts_them_once() -> None:
     assert not any(isinstance(v, Attempt) for v in [*vars(scan).values(), *vars(scan.expect).values()])
     index = build_index(attempts, expectations(events, attempts), observations)
     assert sorted(p for positions in index.by_event.values() for p in positions) == list(range(len(attempts)))
+
+
+def test_a_storm_sized_history_gives_the_same_findings_in_memory_and_streamed(tmp_path: Path) -> None:
+    """Thousands of events with every kind of attempt, as a storm's history holds them:
+    the checks over the list certify keeps and over the file a storm streams agree on
+    every result, findings' text and attempts included; the scan keeps its columns."""
+    events, attempts, observations = run_of(11, n_events=6000)
+    in_memory = recorded(tmp_path / "history.sqlite", attempts)
+    ids = list(ALL_CHECKS)
+    listed = run_checks(ids, in_memory, expectations(events, in_memory), observations)
+    assert sum(len(r.findings) for r in listed) > 1000
+    with HistoryFile(tmp_path / "history.sqlite") as streamed:
+        one_pass_expectations, index = expectations_and_index(
+            iter(events), streamed, observations, sender_timeout_s=10.0, max_attempts_per_event=3)
+        assert one_pass_expectations == expectations(events, in_memory)
+        assert [check_safe(i, ALL_CHECKS[i], streamed, one_pass_expectations, observations, index=index)
+                for i in ids] == listed
+    assert sum(n for _, n in index.by_event.sizes()) == len(in_memory)
