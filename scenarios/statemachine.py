@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 from hookproof.scenarios.bursts import HitRate, burst_hit_rate
@@ -272,7 +272,7 @@ class ExploreResult:
 
 def explore(target: ExploreTarget, *, max_examples: int = 100, seed: int | None = None,
             step_count: int = 10, provider_state: Any = None, route_provider_api: bool = True,
-            database: Any = None, on_example: Callable[[int, int], None] | None = None) -> ExploreResult:
+            database: Any = None, on_example: Callable[[int, int, int], None] | None = None) -> ExploreResult:
     """Run the state machine against `target` until a finding (shrunk) or `max_examples`.
 
     `on_example(examples, attempts)` hears of each finished example: how many so far, and
@@ -295,7 +295,7 @@ def explore(target: ExploreTarget, *, max_examples: int = 100, seed: int | None 
 
     world_seed = seed if seed is not None else int.from_bytes(os.urandom(3), "big")
     failures: list[Failure] = []
-    counter = _Counts(on_example=on_example)
+    counter = _Counts(on_example=on_example, failures=failures)
     state = provider_state if provider_state is not None else ServerState()
     machine = machine_for(target, seed=world_seed, provider_state=state, failures=failures, counts=counter)
     if seed is not None:
@@ -336,17 +336,23 @@ class _Counts:
     steps: int = 0
     attempts: int = 0
     acked: int = 0
-    on_example: Callable[[int, int], None] | None = None
+    on_example: Callable[[int, int, int], None] | None = None
+    failures: list[Failure] = field(default_factory=list)  # the search's: once one is found, it shrinks
+    shrinking_from: int = 0  # the example that found the first failure (0: none yet)
 
     def add(self, session: Session) -> None:
-        """Count one finished example."""
+        """Count one finished example; `on_example(examples, attempts, shrunk)` hears of it,
+        `shrunk` the examples tried since the first finding (0 while searching)."""
         self.examples += 1
         self.steps += len(session.steps)
         valid = [a for a in session.history.attempts() if a.valid]
         self.attempts += len(valid)
         self.acked += sum(a.outcome is Outcome.ACKED for a in valid)
+        if self.failures and not self.shrinking_from:
+            self.shrinking_from = self.examples
         if self.on_example is not None:
-            self.on_example(self.examples, self.attempts)
+            shrunk = self.examples - self.shrinking_from if self.shrinking_from else 0
+            self.on_example(self.examples, self.attempts, shrunk)
 
 
 def replay(target: ExploreTarget, steps: Sequence[Step], seed: int, *, provider_state: Any = None,

@@ -216,7 +216,9 @@ def run_explore(cfg: "Config", *, out_dir: Path | Callable[[], Path], max_exampl
             if marks is not None:
                 marks.mark(MACHINE_ID)
             result = explore(target, max_examples=max_examples, seed=seed, provider_state=state, database=database,
-                             on_example=lambda done, sent: report_progress("state machine", done, max_examples))
+                             on_example=lambda done, sent, shrunk: report_progress(
+                                 "shrinking the finding", shrunk, None) if shrunk else report_progress(
+                                 "state machine", min(done, max_examples), max_examples))
             if not target.in_process:
                 report_progress("burst race", 0, repeats)
                 if marks is not None:
@@ -397,7 +399,9 @@ def register(app: typer.Typer) -> None:
 
                 def beat_line() -> str:
                     unit = {"state machine": " examples", "burst race": " burst runs"}.get(str(now["phase"]), "")
-                    counted = f" {now['done']}/{now['total']}{unit}" if now["total"] else ""
+                    counted = (f" {now['done']}/{now['total']}{unit}" if now["total"] else
+                               f", {now['done']} smaller schedules tried" if now["phase"] == "shrinking the finding"
+                               else "")
                     return f"explore: {now['phase']}{counted}, {beat.elapsed_s:.0f} s"
 
                 live = err_console.is_interactive

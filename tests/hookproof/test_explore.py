@@ -361,3 +361,17 @@ def test_off_a_terminal_explore_prints_a_heartbeat_with_the_examples(tmp_path: P
     assert beats, run
     assert all(re.fullmatch(r"explore: (starting|state machine( \d+/40 examples)?), \d+ s", b) for b in beats), beats
     assert any(re.fullmatch(r"explore: state machine \d+/40 examples, \d+ s", b) for b in beats), beats
+
+
+def test_off_a_terminal_the_heartbeat_says_when_explore_shrinks_a_finding(tmp_path: Path) -> None:
+    """Hypothesis tries many smaller schedules once it has a finding: never 'state machine 401/40'."""
+    config = write_config(tmp_path, "no_dedupe")
+    run = run_hookproof("explore", "-c", str(config), "--max-examples", "40", "--seed", "1", "--out",
+                        str(tmp_path / "r"), timeout_s=240, env={"HOOKPROOF_HEARTBEAT_S": "0.05"})
+    assert run.returncode == 1, run
+    beats = [line for line in run.stderr.splitlines() if line.startswith("explore: ")]
+    counted = [tuple(map(int, m.groups())) for b in beats if (m := re.search(r"(\d+)/(\d+) examples", b))]
+    assert all(done <= total for done, total in counted), beats
+    assert all(re.fullmatch(r"explore: (starting|state machine( \d+/40 examples)?|shrinking the finding, \d+ smaller "
+                            r"schedules tried|burst race( \d+/\d+ burst runs)?), \d+ s", b) for b in beats), beats
+    assert any(b.startswith("explore: shrinking the finding, ") for b in beats), beats
