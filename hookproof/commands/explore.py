@@ -232,7 +232,9 @@ def run_explore(cfg: "Config", *, out_dir: Path | Callable[[], Path], max_exampl
     if result.failure is not None:
         schedule_path = write_schedule(result.failure, stale, target=target.describe, profile=target.profile.name)
         lines.append(f"finding: {result.failure.summary()}")
-        lines.append(f"shrunk schedule ({result.failure.delivery_steps} delivery step(s), seed {result.failure.seed}):")
+        failure = result.failure
+        lines.append(f"shrunk schedule ({len(failure.steps)} step(s), {failure.delivery_steps} of them delivering, then "
+                     f"the teardown delivers every event still pending; seed {failure.seed}):")
         lines += ["  " + s for s in format_steps(result.failure.steps, result.failure.event_types)]
         lines.append(f"replay: hookproof replay {schedule_path}")
     if result.error:
