@@ -113,6 +113,21 @@ def test_init_writes_a_template_that_loads(tmp_path: Path) -> None:
     assert again.returncode == 2 and "exists" in again.stderr
 
 
+@pytest.mark.parametrize("profile", ["github", "mercadopago", "paddle", "shopify", "svix", "stripe"])
+def test_init_writes_a_template_for_each_profile_that_loads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                            profile: str) -> None:
+    from hookproof.config import load_config
+
+    run = hookproof("init", str(tmp_path / "hookproof.toml"), "--profile", profile)
+    assert run.returncode == 0, run.stderr
+    monkeypatch.setenv("WEBHOOK_SECRET", "whsec_x")
+    assert load_config(tmp_path / "hookproof.toml").target.profile == profile
+    text = (tmp_path / "hookproof.toml").read_text(encoding="utf-8")
+    assert ("per Stripe event" in text) == (profile == "stripe")
+    if profile != "stripe":
+        assert f"`hookproof events --profile {profile} --keys`" in text
+
+
 def test_the_matrix_table_matches_the_tested_matrices() -> None:
     catalog = json.loads((ROOT / "tests/scenarios/detection_matrix.json").read_text())["receivers"]
     rows = {m.group(1): m.group(2) for m in re.finditer(r"^\| `(\w+)` \| (.*?) \|", README, flags=re.M)}
