@@ -67,6 +67,14 @@ PROVIDER_RECEIVERS: dict[str, str] = {
     "shopify_app_no_dedupe": "shopify",
 }
 
+#: Broken twins of provider receivers tested in the one scenario their fault is about
+#: (`provider-api-transient`: a failed fetch acknowledged and nothing applied;
+#: tests/examples/test_api_transient_worlds.py), not in the full-catalog matrix.
+SCENARIO_TWINS: dict[str, str] = {
+    "mercadopago_fetch_ack_drop": "mercadopago",
+    "shopify_app_fetch_ack_drop": "shopify",
+}
+
 #: The folder `python -m examples.receivers.<name>` runs from.
 PROJECT_ROOT = Path(__file__).resolve().parent.parent.parent
 

@@ -37,12 +37,21 @@ def test_the_scenario_applies_to_every_world_the_provider_api_serves(kind: str) 
     assert no_api == NotApplicable("the receiver has no provider API to fetch from")
 
 
-@pytest.mark.parametrize(("base", "name", "failed"), [
+CASES = [
     ("mercadopago_fetch", "mercadopago_fetch", {}),
     ("mercadopago_fetch", "mercadopago_fetch_ack_drop", {SCENARIO: ["counter", "lost"]}),
     ("shopify_app_fetch", "shopify_app_fetch", {}),
     ("shopify_app_fetch", "shopify_app_fetch_ack_drop", {SCENARIO: ["lost"]}),
-])
+]
+
+
+def test_every_scenario_twin_is_certified_here() -> None:
+    from examples.receivers import SCENARIO_TWINS
+
+    assert {name for _, name, failed in CASES if failed} == set(SCENARIO_TWINS)
+
+
+@pytest.mark.parametrize(("base", "name", "failed"), CASES)
 def test_a_fetching_receiver_must_not_ack_a_failed_fetch(tmp_path: Path, base: str, name: str,
                                                           failed: dict[str, list[str]]) -> None:
     cfg = config(base, tmp_path)

@@ -19,7 +19,7 @@ import httpx
 import pytest
 from sqlalchemy import create_engine, text
 
-from examples.receivers import BROKEN, CORRECT, FETCH, PROVIDER_RECEIVERS, RECEIVERS, SINK, load
+from examples.receivers import BROKEN, CORRECT, FETCH, PROVIDER_RECEIVERS, RECEIVERS, SCENARIO_TWINS, SINK, load
 from hookproof.receivers import (
     EFFECTS_QUERY,
     STATE_QUERY,
@@ -442,7 +442,8 @@ def test_business_keys_match_the_worlds_contract() -> None:
 
 def test_registry_lists_every_module() -> None:
     modules = {p.stem for p in (ROOT / "examples" / "receivers").glob("*.py") if p.stem not in ("__init__", "pool")}
-    assert modules == set(RECEIVERS) | set(PROVIDER_RECEIVERS) and len(CORRECT) == 7 and len(BROKEN) == 25
+    assert modules == set(RECEIVERS) | set(PROVIDER_RECEIVERS) | set(SCENARIO_TWINS)
+    assert len(CORRECT) == 7 and len(BROKEN) == 25
     frameworks = {}
     for name in RECEIVERS:
         classes = [v for v in vars(load(name)).values()
