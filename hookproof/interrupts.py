@@ -2,8 +2,11 @@
 
 ``caught = Interrupts.install()`` (or ``with Interrupts() as caught:``) makes SIGTERM raise
 KeyboardInterrupt where the command is, as Ctrl-C (SIGINT, Python's own handler) does,
-so its ``finally`` blocks stop what it started, heal faults and write a partial report; `caught.exit_code` is then ``128 + signum`` (130 for Ctrl-C, 143 for SIGTERM), as
-shells expect. The previous handlers come back when the block ends (`restore`).
+so its ``finally`` blocks stop what it started, heal faults and write a partial report;
+`caught.exit_code` is then ``128 + signum`` (130 for Ctrl-C, 143 for SIGTERM), as shells
+expect. The previous handlers come back when the block ends (`restore`). A signal whose
+KeyboardInterrupt Python dropped (raised inside a weakref callback) is raised again by
+`check`, where the run moves on.
 """
 
 from __future__ import annotations
@@ -48,6 +51,13 @@ class Interrupts:
         for signum, handler in self._previous.items():
             signal.signal(signum, handler)
         self._previous.clear()
+
+    def check(self) -> None:
+        """Raise KeyboardInterrupt again when a signal came and the run goes on: Python drops a
+        KeyboardInterrupt the handler raised inside a weakref callback or a ``__del__`` ("Exception
+        ignored in ..."), and the run would not stop. Call it where the run moves on (each example)."""
+        if self.received:
+            raise KeyboardInterrupt
 
     @property
     def signalled(self) -> bool:

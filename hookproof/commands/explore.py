@@ -378,7 +378,7 @@ def register(app: typer.Typer) -> None:
                 made.append(run_out(out, "explore", force=force))
             return made[0]
 
-        caught = Interrupts.install()
+        caught = Interrupts.install(sigint=True)  # Ctrl-C and the deadline recorded: `check` raises a dropped one
         started = time.time()
         cfg: Config | None = None
         run_seed: int | None = None
@@ -395,6 +395,7 @@ def register(app: typer.Typer) -> None:
                 now = {"phase": "starting", "done": 0, "total": None}
 
                 def progress(phase: str, done: int, total: int | None) -> None:
+                    caught.check()  # each example: a signal whose KeyboardInterrupt was dropped stops it here
                     now.update(phase=phase, done=done, total=total)
                     bar.update(task, description=f"explore: {phase}", completed=done, total=total,
                                detail=f"{done}/{total}" if total else "")
