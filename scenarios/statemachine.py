@@ -317,11 +317,20 @@ def explore(target: ExploreTarget, *, max_examples: int = 100, seed: int | None 
         except FindingError:
             pass
         except BaseException as exc:  # noqa: BLE001 - Flaky and friends: report them, keep the failure
+            from hypothesis.errors import FlakyStrategyDefinition
+
             if isinstance(exc, KeyboardInterrupt):
                 raise
-            if not failures:
+            if isinstance(exc, FlakyStrategyDefinition) and not failures:
+                # Which rules apply depends on the receiver's answers (acked, pending): one that
+                # answered a replayed example differently (timing) leaves Hypothesis unable to
+                # replay it. The examples run so far stand; the search ends there.
+                error = (f"the search ended after {counter.examples} example(s): the receiver answered a replayed "
+                         "example differently (timing), so Hypothesis could not replay it")
+            elif not failures:
                 raise
-            error = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+            else:
+                error = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
     return ExploreResult(failures[-1] if failures else None, counter.examples, counter.steps,
                          time.monotonic() - started, world_seed, error,
                          attempts=counter.attempts, acked=counter.acked)

@@ -275,9 +275,9 @@ def machine_report(result: "ExploreResult", target: str) -> "ScenarioReport":
         return ScenarioReport(MACHINE_ID, "State machine over delivery schedules", description, "unknown", checklist,
                               reason=NOTHING_ACKNOWLEDGED.format(attempts=result.attempts),
                               duration_s=result.duration_s)
-    if failure is None:
+    if failure is None:  # a search ended early (`result.error`) says why; its examples stand
         return ScenarioReport(MACHINE_ID, "State machine over delivery schedules", description, "pass", checklist,
-                              duration_s=result.duration_s)
+                              reason=result.error, duration_s=result.duration_s)
     from hookproof.scenarios.statemachine import format_steps
 
     reason = "shrunk schedule: " + "; ".join(format_steps(failure.steps, failure.event_types))
