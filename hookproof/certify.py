@@ -52,7 +52,8 @@ def startup_report(config: Config, profile: str, target: str, seed: int, started
     """The partial report of a run stopped before its first scenario: no scenarios, verdict
     ``unknown``, the run's `notes` saying why."""
     from hookproof.scenarios.findings import run_verdict
-    from hookproof.scenarios.runner import VERSION, checklist
+    from hookproof.scenarios.report_views import checklist
+    from hookproof.scenarios.runner import VERSION
 
     return RunReport(
         tool_version=VERSION, target=target, profile=profile, environment="live" if config.target.live else "test",

@@ -22,22 +22,11 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Coroutine, Iterable, Sequence
 
 import hookproof
-from hookproof.reports.model import (
-    AttemptView,
-    ChecklistItem,
-    CheckView,
-    EffectPoint,
-    Evidence,
-    FindingView,
-    RunReport,
-    ScenarioReport,
-)
+from hookproof.reports.model import RunReport, ScenarioReport
 from hookproof.scenarios.api_refusals import with_refusals
 from hookproof.scenarios.business_keys import KeyMapping, counter_keys, counter_truth, keyed, scoped
 from hookproof.scenarios.catalog import (
     CATALOG,
-    CHECKLIST,
-    CHECKLIST_CHECKS,
     ChaosContext,
     Context,
     Hook,
@@ -46,12 +35,13 @@ from hookproof.scenarios.catalog import (
     Plan,
     Scenario,
 )
-from hookproof.scenarios.checks import CheckResult, Verdict, compose, run_checks, unfired_faults, unknown_reason
+from hookproof.scenarios.checks import Verdict, compose, run_checks, unfired_faults, unknown_reason
 from hookproof.scenarios.errors import ScenarioError
 from hookproof.scenarios.findings import run_verdict
-from hookproof.scenarios.observations import Effect, Expectations, ObjectState, Observation, expectations_from
+from hookproof.scenarios.observations import Expectations, Observation, expectations_from
 from hookproof.scenarios.observers import settle
 from hookproof.scenarios.overlap import Stopped, own_refusals, run_overlapped
+from hookproof.scenarios.report_views import attempt_view, check_view, checklist, effect_points
 from hookproof.scenarios.seeding import SeedHook, run_seed, seed_document
 from hookproof.simulator.delivery import Attempt, Dispatcher, History, Outcome, Target
 from hookproof.simulator.events import Event
@@ -663,88 +653,3 @@ def _not_run(scenario: Scenario, reason: str) -> ScenarioReport:
 def _error(scenario: Scenario, reason: str, t0: float) -> ScenarioReport:
     return ScenarioReport(scenario.id, scenario.title, scenario.description, "error", scenario.checklist,
                           reason=reason, duration_s=time.monotonic() - t0)
-
-
-def attempt_view(a: Attempt) -> AttemptView:
-    """The report's view of one recorded attempt."""
-    return AttemptView(
-        index=a.index, event_id=a.event_id, event_type=a.event_type, delivery_id=a.delivery_id, attempt=a.attempt,
-        business_key=a.business_key, object_id=a.object_id, faults=a.faults, valid=a.valid, sent_at=a.sent_at,
-        answered_at=a.answered_at, status=a.status, outcome=a.outcome.value, completion=a.completion.value,
-        latency_ms=a.latency_ms, error=a.error,
-    )
-
-
-def check_view(c: CheckResult) -> CheckView:
-    """The report's view of one check result (values made JSON-plain)."""
-    return CheckView(
-        check_id=c.check_id, verdict=c.verdict.value, detail=c.detail, stats=dict(c.stats),
-        findings=tuple(FindingView(f.check_id, f.key, f.message, f.severity, tuple(f.attempts),
-                                   _plain(f.expected), _plain(f.actual), f.count) for f in c.findings),
-    )
-
-
-def _plain(value: object) -> object:
-    if value is None or isinstance(value, (str, int, float, bool)):
-        return value
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    return str(value)
-
-
-def effect_points(observations: Sequence[Observation], keys: set[str]) -> tuple[EffectPoint, ...]:
-    """When the observer first saw each new count of effects for `keys` (for timelines)."""
-    points: list[EffectPoint] = []
-    seen: dict[str, int] = {}
-    for obs in observations:
-        for key, count in obs.counts().items():
-            if key in keys and count > seen.get(key, 0):
-                seen[key] = count
-                points.append(EffectPoint(key, obs.at, count))
-    return tuple(points)
-
-
-def checklist(results: Sequence[ScenarioReport]) -> tuple[ChecklistItem, ...]:
-    """Each go-live checklist item's verdict from the scenarios that evidence it.
-
-    An item fails only on findings of the checks that speak to it (`CHECKLIST_CHECKS`):
-    a race that duplicates an effect in the sender-timeout scenario fails "unique under
-    concurrency", not "persists before acknowledging".
-    Each scenario's own verdict for the item (`Evidence`) is judged the same way, and the
-    item's verdict is theirs composed, so an item and its evidence always agree.
-    """
-    items = []
-    for item_id, title in CHECKLIST.items():
-        evidence = [r for r in results if item_id in r.checklist and r.verdict not in ("not_applicable",)]
-        relevant = CHECKLIST_CHECKS[item_id]
-        judged = tuple(Evidence(r.id, _item_verdict(r, relevant)) for r in evidence)
-        verdicts = {e.verdict for e in judged}
-        verdict = ("untested" if not judged else "fail" if "fail" in verdicts else
-                   "unknown" if "unknown" in verdicts else "pass")
-        items.append(ChecklistItem(item_id, title, verdict, tuple(r.id for r in evidence), judged))
-    return tuple(items)
-
-
-def _item_verdict(r: ScenarioReport, relevant: frozenset[str]) -> str:
-    """Scenario `r`'s verdict for a checklist item whose checks are `relevant`."""
-    if r.verdict == "error" or any(f.check_id in relevant for f in r.findings):
-        return "fail"
-    if r.verdict == "unknown" or any(c.check_id in relevant and c.verdict == "unknown" for c in r.checks):
-        return "unknown"
-    return "pass"
-
-
-def observation_from_json(data: object, at: float) -> Observation:
-    """An Observation from the http observer's shape (used by python observers too)."""
-    if not isinstance(data, dict):
-        raise ValueError("expected a JSON object with 'effects' and 'states'")
-    effects = []
-    for e in data.get("effects", []):
-        if isinstance(e, str):
-            effects.append(Effect(e))
-        else:
-            effects.append(Effect(str(e["business_key"]), e.get("amount"), e.get("idempotency_key")))
-    states = [ObjectState(str(s["object_id"]), str(s["status"]), s.get("version")) for s in data.get("states", [])]
-    return Observation(at, tuple(effects), tuple(states))

@@ -16,8 +16,7 @@ from examples.receivers import SINK, load
 from hookproof.receivers.config import ReceiverConfig
 from hookproof.receivers.web import receiver_of
 from hookproof.scenarios.observations import Observation
-from hookproof.scenarios.observers import SinkObserver
-from hookproof.scenarios.runner import observation_from_json
+from hookproof.scenarios.observers import SinkObserver, observation_from_data
 from hookproof.scenarios.statemachine import PROVIDER_API_BASE, ExploreTarget, Prepared
 from hookproof.simulator.delivery import Target
 from hookproof.simulator.profiles import get_profile
@@ -71,11 +70,11 @@ class ReceiverPool:
         app = self.module.create_app(config)
         receiver = receiver_of(app)
         if self.provider_state is None:
-            return receiver, Prepared(Target(app=app), lambda: observation_from_json(receiver.observe(), time.time()))
+            return receiver, Prepared(Target(app=app), lambda: observation_from_data(receiver.observe(), time.time(), observer="python"))
         sink = SinkObserver(self.provider_state.sink)
 
         def observe() -> Observation:
-            states = observation_from_json(receiver.observe(), time.time()).states
+            states = observation_from_data(receiver.observe(), time.time(), observer="python").states
             return Observation(time.time(), sink.observe().effects, states)
 
         return receiver, Prepared(Target(app=app), observe)

@@ -154,7 +154,8 @@ def write_interrupted_report(out_dir: Path, started: float, cfg: "Config | None"
     from dataclasses import replace
 
     from hookproof.reports.model import RunReport, ScenarioReport
-    from hookproof.scenarios.runner import VERSION, checklist
+    from hookproof.scenarios.report_views import checklist
+    from hookproof.scenarios.runner import VERSION
 
     scenario = ScenarioReport(MACHINE_ID, "State machine over delivery schedules",
                               "The search was interrupted before it finished; nothing is certified.", "unknown",
@@ -264,7 +265,7 @@ def machine_report(result: "ExploreResult", target: str) -> "ScenarioReport":
     proves nothing (silence is not a pass): the verdict is unknown.
     """
     from hookproof.reports.model import ScenarioReport
-    from hookproof.scenarios.runner import attempt_view, check_view
+    from hookproof.scenarios.report_views import attempt_view, check_view
     from hookproof.scenarios.statemachine import NOTHING_ACKNOWLEDGED
 
     failure: Failure | None = result.failure
@@ -321,7 +322,8 @@ def burst_report(hit: "HitRate") -> "ScenarioReport":
 def run_report(cfg: "Config", target: str, seed: int, started: float, scenarios: list["ScenarioReport"]) -> "RunReport":
     from hookproof.reports.model import RunReport
     from hookproof.scenarios.findings import run_verdict
-    from hookproof.scenarios.runner import VERSION, checklist
+    from hookproof.scenarios.report_views import checklist
+    from hookproof.scenarios.runner import VERSION
 
     verdict = run_verdict(s.verdict for s in scenarios)
     return RunReport(tool_version=VERSION, target=target, profile=cfg.target.profile,

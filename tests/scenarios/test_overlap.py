@@ -15,8 +15,9 @@ from hookproof.receivers import ReceiverConfig, receiver_of
 from hookproof.reports.model import RunReport
 from hookproof.scenarios.catalog import CATALOG, Overlap
 from hookproof.scenarios.observations import Observation
+from hookproof.scenarios.observers import observation_from_data
 from hookproof.scenarios.overlap import compatible, next_start, own_refusals, run_overlapped
-from hookproof.scenarios.runner import Runner, observation_from_json
+from hookproof.scenarios.runner import Runner
 from hookproof.simulator.delivery import History, Target
 from hookproof.simulator.profiles import get_profile
 from hookproof.simulator.server.refusals import Refusal
@@ -82,7 +83,7 @@ def certify_in_process(name: str, tmp_path: Path, overlap: int, chosen: list[str
     try:
         with serve_app(app) as url:
             def observe() -> Observation:
-                return observation_from_json(receiver.observe(), time.time())
+                return observation_from_data(receiver.observe(), time.time(), observer="python")
 
             runner = Runner(target=Target(url=url + "/webhooks"), profile=get_profile("stripe"),
                             secrets=("whsec_overlap_0123",), observe=observe, history=History(),

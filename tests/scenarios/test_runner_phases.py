@@ -13,7 +13,8 @@ from hookproof.receivers import ReceiverConfig, receiver_of
 from hookproof.reports.model import ScenarioReport
 from hookproof.scenarios.catalog import Context, NotApplicable, Phase, Plan, Scenario, state_events
 from hookproof.scenarios.observations import Observation
-from hookproof.scenarios.runner import Runner, observation_from_json
+from hookproof.scenarios.observers import observation_from_data
+from hookproof.scenarios.runner import Runner
 from hookproof.simulator.delivery import History, Target
 from hookproof.simulator.profiles import get_profile
 from hookproof.simulator.world import World
@@ -46,7 +47,7 @@ def run(name: str, tmp_path: Path) -> ScenarioReport:
     try:
         with serve_app(app) as url:
             def observe() -> Observation:
-                return observation_from_json(receiver.observe(), time.time())
+                return observation_from_data(receiver.observe(), time.time(), observer="python")
 
             runner = Runner(target=Target(url=url + "/webhooks"), profile=get_profile("stripe"), secrets=(SECRET,),
                             observe=observe, history=History(), account=ACCOUNT, seed=31,

@@ -16,8 +16,8 @@ from hookproof.reports.model import ScenarioReport
 from hookproof.scenarios import runner as runner_module
 from hookproof.scenarios.catalog import CATALOG
 from hookproof.scenarios.observations import Effect, Observation
-from hookproof.scenarios.observers import QUIET_INTERVALS, SettleResult, settle
-from hookproof.scenarios.runner import Runner, observation_from_json
+from hookproof.scenarios.observers import QUIET_INTERVALS, SettleResult, observation_from_data, settle
+from hookproof.scenarios.runner import Runner
 from hookproof.simulator.delivery import History, Target
 from hookproof.simulator.profiles import get_profile
 from tests.examples.serving import serve_app
@@ -121,7 +121,7 @@ def _run(name: str, tmp_path: Path, options: dict[str, float] | None = None) -> 
         with serve_app(app) as url, pytest.MonkeyPatch.context() as patch:
             patch.setattr(runner_module, "settle", recording)
             runner = Runner(target=Target(url=url + "/webhooks"), profile=get_profile("stripe"), secrets=(SECRET,),
-                            observe=lambda: observation_from_json(receiver.observe(), time.time()),
+                            observe=lambda: observation_from_data(receiver.observe(), time.time(), observer="python"),
                             history=History(), account=ACCOUNT, seed=57, settle_window_s=1.0,
                             settle_interval_s=0.02)
             return runner.run_one(CATALOG["duplicate-sequential"], 0), early

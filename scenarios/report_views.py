@@ -1,0 +1,95 @@
+"""The run report's views of what the scenarios recorded and found, and the go-live checklist.
+
+Pure functions from the scenarios' records (`Attempt`, `CheckResult`, `Observation`,
+`ScenarioReport`) to the report model's plain views (`hookproof.reports.model`), shared by
+certify's runner and explore.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from hookproof.reports.model import (
+    AttemptView,
+    ChecklistItem,
+    CheckView,
+    EffectPoint,
+    Evidence,
+    FindingView,
+    ScenarioReport,
+)
+from hookproof.scenarios.catalog import CHECKLIST, CHECKLIST_CHECKS
+from hookproof.scenarios.checks import CheckResult
+from hookproof.scenarios.observations import Observation
+from hookproof.simulator.delivery import Attempt
+
+
+def attempt_view(a: Attempt) -> AttemptView:
+    """The report's view of one recorded attempt."""
+    return AttemptView(
+        index=a.index, event_id=a.event_id, event_type=a.event_type, delivery_id=a.delivery_id, attempt=a.attempt,
+        business_key=a.business_key, object_id=a.object_id, faults=a.faults, valid=a.valid, sent_at=a.sent_at,
+        answered_at=a.answered_at, status=a.status, outcome=a.outcome.value, completion=a.completion.value,
+        latency_ms=a.latency_ms, error=a.error,
+    )
+
+
+def check_view(c: CheckResult) -> CheckView:
+    """The report's view of one check result (values made JSON-plain)."""
+    return CheckView(
+        check_id=c.check_id, verdict=c.verdict.value, detail=c.detail, stats=dict(c.stats),
+        findings=tuple(FindingView(f.check_id, f.key, f.message, f.severity, tuple(f.attempts),
+                                   _plain(f.expected), _plain(f.actual), f.count) for f in c.findings),
+    )
+
+
+def _plain(value: object) -> object:
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    return str(value)
+
+
+def effect_points(observations: Sequence[Observation], keys: set[str]) -> tuple[EffectPoint, ...]:
+    """When the observer first saw each new count of effects for `keys` (for timelines)."""
+    points: list[EffectPoint] = []
+    seen: dict[str, int] = {}
+    for obs in observations:
+        for key, count in obs.counts().items():
+            if key in keys and count > seen.get(key, 0):
+                seen[key] = count
+                points.append(EffectPoint(key, obs.at, count))
+    return tuple(points)
+
+
+def checklist(results: Sequence[ScenarioReport]) -> tuple[ChecklistItem, ...]:
+    """Each go-live checklist item's verdict from the scenarios that evidence it.
+
+    An item fails only on findings of the checks that speak to it (`CHECKLIST_CHECKS`):
+    a race that duplicates an effect in the sender-timeout scenario fails "unique under
+    concurrency", not "persists before acknowledging".
+    Each scenario's own verdict for the item (`Evidence`) is judged the same way, and the
+    item's verdict is theirs composed, so an item and its evidence always agree.
+    """
+    items = []
+    for item_id, title in CHECKLIST.items():
+        evidence = [r for r in results if item_id in r.checklist and r.verdict not in ("not_applicable",)]
+        relevant = CHECKLIST_CHECKS[item_id]
+        judged = tuple(Evidence(r.id, _item_verdict(r, relevant)) for r in evidence)
+        verdicts = {e.verdict for e in judged}
+        verdict = ("untested" if not judged else "fail" if "fail" in verdicts else
+                   "unknown" if "unknown" in verdicts else "pass")
+        items.append(ChecklistItem(item_id, title, verdict, tuple(r.id for r in evidence), judged))
+    return tuple(items)
+
+
+def _item_verdict(r: ScenarioReport, relevant: frozenset[str]) -> str:
+    """Scenario `r`'s verdict for a checklist item whose checks are `relevant`."""
+    if r.verdict == "error" or any(f.check_id in relevant for f in r.findings):
+        return "fail"
+    if r.verdict == "unknown" or any(c.check_id in relevant and c.verdict == "unknown" for c in r.checks):
+        return "unknown"
+    return "pass"
