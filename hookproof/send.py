@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from dataclasses import dataclass
+from typing import Callable, Iterator
 
 from hookproof.errors import UsageError
 from hookproof.simulator.delivery import Attempt, Dispatcher, History, Target, url_problem
 from hookproof.simulator.faults import FaultPlan, schedule
 from hookproof.simulator.profiles import Profile
-from hookproof.simulator.world import emit_events, new_world
+from hookproof.simulator.server.state import DEFAULT_API_KEY
+from hookproof.simulator.world import AnyWorld, emit_events, new_world
 
 
 @dataclass(frozen=True)
@@ -29,6 +32,13 @@ class SendOptions:
     live: bool = False
     time_scale: float = 1e-6
     max_duration_s: float | None = None  # whole-run deadline (default `default_max_duration_s()`)
+    serve_api_port: int | None = None  # serve the world on the provider API at 127.0.0.1:<port> (0: a free port)
+    api_key: str = DEFAULT_API_KEY  # the key the served provider API accepts
+
+
+#: Seconds the provider API `send --serve-api` starts stays up after the last attempt, for a
+#: receiver that fetches the objects after it answers (as Mercado Pago's docs advise).
+API_GRACE_S = 2.0
 
 
 def default_max_duration_s() -> float:
@@ -82,11 +92,15 @@ def resolve_event(profile: Profile, name: str | None) -> str:
     raise UsageError(f"--event: {profile.title} sends no event {name!r} (known: {known})")
 
 
-def send(options: SendOptions, secrets: list[str], history: History | None = None) -> list[Attempt]:
+def send(options: SendOptions, secrets: list[str], history: History | None = None,
+         serving: Callable[[str], None] | None = None) -> list[Attempt]:
     """Build a world, emit the event, deliver it with the faults, return the attempts.
 
     Attempts are recorded into `history` (default: a new in-memory one) as they end, so
-    a caller can show them live. Raises UsageError for a bad URL or event,
+    a caller can show them live. With `options.serve_api_port`, the world is served on the
+    provider API (`simulator.server`, accepting `options.api_key`) from before the first
+    attempt until `API_GRACE_S` after the last, and `serving` is called with its base URL
+    first; a port that cannot be had is a UsageError. Raises UsageError for a bad URL or event,
     SendInterrupted on Ctrl-C, and at `options.max_duration_s` (certify's deadline,
     `deadline.run_deadline`; only on the main thread) with its `reason` set: no attempt
     starts after it, and the attempts in flight then are not recorded.
@@ -116,14 +130,36 @@ def send(options: SendOptions, secrets: list[str], history: History | None = Non
     async def run() -> None:
         async with Dispatcher(target, options.profile, secrets, history, time_scale=options.time_scale) as d:
             await d.run(schedule(events, plan))
+        if options.serve_api_port is not None:
+            await asyncio.sleep(API_GRACE_S)
 
     limit_s = options.max_duration_s if options.max_duration_s is not None else default_max_duration_s()
     notes: list[str] = []
     try:
-        with run_deadline(limit_s, notes, source="--max-duration",
-                          after="no attempt was started after that") as disarm:
+        with _served(world, options, serving), run_deadline(limit_s, notes, source="--max-duration",
+                                                            after="no attempt was started after that") as disarm:
             asyncio.run(run())
             disarm()
     except KeyboardInterrupt:
         raise SendInterrupted(history.attempts(), notes[0] if notes else None) from None
     return history.attempts()
+
+
+@contextlib.contextmanager
+def _served(world: AnyWorld, options: SendOptions, serving: Callable[[str], None] | None) -> Iterator[None]:
+    """Serve `world` on the provider API while the block runs, when `options` asks for it."""
+    if options.serve_api_port is None:
+        yield
+        return
+    from hookproof.simulator.server.runner import run_server
+    from hookproof.simulator.server.state import ServerState
+
+    state = ServerState([world], api_keys=[options.api_key])  # any provider's world
+    try:
+        handle = run_server(state, port=options.serve_api_port)
+    except OSError as exc:  # ListenError: "cannot listen on 127.0.0.1:PORT: why"
+        raise UsageError(f"--serve-api: {exc}") from None
+    with handle:
+        if serving is not None:
+            serving(handle.api_base)
+        yield

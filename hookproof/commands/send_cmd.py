@@ -41,6 +41,8 @@ def register(app: typer.Typer) -> None:
         live: Annotated[bool, typer.Option("--live", help="Send live-mode events (only to a live receiver).")] = False,
         as_json: Annotated[bool, typer.Option("--json", help="Print the attempts as JSON.")] = False,
         config: Annotated[Optional[str], typer.Option("--config", help="A hookproof.toml whose [catalog] gives your own event types (generic-hmac, standard-webhooks, svix).")] = None,
+        serve_api: Annotated[Optional[int], typer.Option("--serve-api", min=0, max=65535, metavar="PORT", help="Serve the sent objects on the provider API at 127.0.0.1:PORT (0: a free port), for a receiver that fetches them (Mercado Pago's thin notifications, a Stripe receiver that retrieves, GitHub REST), from before the first attempt until 2 s after the last.", show_default=False)] = None,
+        api_key: Annotated[Optional[str], typer.Option("--api-key", help="The key (access token) the served provider API accepts: literal, env:NAME or file:PATH (default: the simulator's, as certify's [provider] api_key).", show_default=False)] = None,
         max_duration: Annotated[Optional[str], typer.Option("--max-duration", help="Stop sending after this long (90s, 15m, 1h; default 15m, certify's default), print the attempts made and exit 1.", show_default=False)] = None,
     ) -> None:
         """Deliver signed events to a receiver, with faults, and print every attempt.
@@ -67,7 +69,8 @@ def register(app: typer.Typer) -> None:
             options = SendOptions(
                 profile=prof, url=url, event=event, copies=copies, concurrent=concurrent, reverse=reverse, objects=objects,
                 drop_response=drop_response, sender_timeout_s=sender_timeout, seed=seed, live=live,
-                max_duration_s=limit_s,
+                max_duration_s=limit_s, serve_api_port=serve_api,
+                **({"api_key": read_secret(api_key, "--api-key")} if api_key is not None else {}),
             )
             history = History()
             shown = [0]
@@ -90,7 +93,8 @@ def register(app: typer.Typer) -> None:
                                lambda text: err_console.print(text, markup=False, soft_wrap=True) if text else None,
                                TERMINAL_INTERVAL_S if live else log_interval_s()) as beat:
                     try:
-                        attempts = do_send(options, secret_values, history)
+                        attempts = do_send(options, secret_values, history, serving=lambda base: err_console.print(
+                            f"send: serving the sent objects on the provider API at {base}", markup=False))
                     except SendInterrupted as stop:
                         if stop.reason is None:
                             raise

@@ -1,0 +1,100 @@
+"""`hookproof send --serve-api`: a receiver that fetches what it is told about (Mercado Pago's
+thin notifications) gets the sent objects from the provider API while `send` runs.
+
+The receiver is the reference `mercadopago_fetch` (the official SDK's `payment().get()`),
+started as a process on 127.0.0.1 by the README's command, with its API base at the port the
+README's `send` serves (both ports replaced by free ones)."""
+
+from __future__ import annotations
+
+import os
+import socket
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+from examples.receivers import PROJECT_ROOT
+from tests.support import free_port
+from tests.test_readme import command
+
+#: The README's two commands: the receiver (VAR=value ... python -m ...) and its `send`.
+RECEIVER = command("WEBHOOK_SECRET=mp_test")
+SEND = command("hookproof send --profile mercadopago")
+SECRET = SEND[SEND.index("--secret") + 1]
+TOKEN = SEND[SEND.index("--api-key") + 1]
+
+
+def _receiver(db: Path, api_port: int) -> tuple[subprocess.Popen[str], str]:
+    port = free_port()
+    env = dict(word.split("=", 1) for word in RECEIVER if "=" in word and not word.startswith("-"))
+    assert env["WEBHOOK_SECRET"] == SECRET and env["MP_ACCESS_TOKEN"] == TOKEN
+    env.update({"PATH": "/usr/bin:/bin", "PORT": str(port), "DATABASE": str(db),
+                "MP_API_BASE": f"http://127.0.0.1:{api_port}"})
+    argv = [word for word in RECEIVER if "=" not in word]
+    assert argv == ["python", "-m", "examples.receivers.mercadopago_fetch"]
+    proc = subprocess.Popen([sys.executable, *argv[1:]], cwd=PROJECT_ROOT, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    if "listening on" not in line:
+        proc.kill()
+        raise AssertionError(f"mercadopago_fetch did not start: {line!r}")
+    return proc, f"http://127.0.0.1:{port}/webhooks"
+
+
+def _send(url: str, *, serve_api: int | None = None) -> subprocess.CompletedProcess[str]:
+    """The README's send to `url`, serving on `serve_api` (None: without --serve-api/--api-key)."""
+    argv = list(SEND[1:])
+    argv[argv.index("--url") + 1] = url
+    if serve_api is None:
+        at = argv.index("--serve-api")
+        del argv[at:at + 4]
+        assert "--api-key" not in argv
+    else:
+        argv[argv.index("--serve-api") + 1] = str(serve_api)
+        argv[argv.index("--api-key") + 1] = "env:SERVE_TOKEN"  # a secret reference, as --secret takes
+    return subprocess.run([sys.executable, "-m", "hookproof", *argv, "--seed", "7", "--json"],
+                          capture_output=True, text=True, timeout=120, cwd=PROJECT_ROOT,
+                          env={**os.environ, "COLUMNS": "200", "SERVE_TOKEN": TOKEN})
+
+
+def _rows(db: Path, query: str) -> list[tuple[object, ...]]:
+    with sqlite3.connect(db) as conn:
+        return list(conn.execute(query))
+
+
+def test_a_fetching_receiver_applies_the_sent_payment_only_when_send_serves_it(tmp_path: Path) -> None:
+    api_port = free_port()
+    db = tmp_path / "mp.sqlite"
+    proc, url = _receiver(db, api_port)
+    try:
+        alone = _send(url)
+        assert alone.returncode == 1, alone.stderr
+        assert '"status": 503' in alone.stdout  # the payment could not be fetched: Mercado Pago retries
+        assert _rows(db, "SELECT business_key FROM effects") == []
+
+        served = _send(url, serve_api=api_port)
+        assert served.returncode == 0, served.stderr
+        assert f"serving the sent objects on the provider API at http://127.0.0.1:{api_port}" in served.stderr
+        assert served.stdout.count('"completion": "ok"') == 1
+        effects = _rows(db, "SELECT business_key FROM effects")
+        states = _rows(db, "SELECT object_id, status FROM payments")
+        assert len(effects) == 1 and len(states) == 1
+        payment_id = states[0][0]
+        assert effects == [(f"license:{payment_id}",)] and states[0][1] == "approved"
+        assert TOKEN not in served.stdout + served.stderr
+    finally:
+        proc.kill()
+        proc.wait(timeout=10)
+
+
+def test_a_port_send_cannot_serve_on_is_one_line(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        run = _send(f"http://127.0.0.1:{free_port()}/webhooks", serve_api=port)
+    assert run.returncode == 2
+    assert f"--serve-api: cannot listen on 127.0.0.1:{port}" in run.stderr
+    assert "Traceback" not in run.stderr and run.stdout == ""
