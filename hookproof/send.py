@@ -154,7 +154,7 @@ def _served(world: AnyWorld, options: SendOptions, serving: Callable[[str], None
     from hookproof.simulator.server.runner import run_server
     from hookproof.simulator.server.state import ServerState
 
-    state = ServerState([world], api_keys=[options.api_key])  # any provider's world
+    state = ServerState([world], api_keys=[options.api_key])  # type: ignore[list-item]  # any provider's world, as certify serves
     try:
         handle = run_server(state, port=options.serve_api_port)
     except OSError as exc:  # ListenError: "cannot listen on 127.0.0.1:PORT: why"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 from typing import TYPE_CHECKING, Annotated, Optional
@@ -70,8 +71,9 @@ def register(app: typer.Typer) -> None:
                 profile=prof, url=url, event=event, copies=copies, concurrent=concurrent, reverse=reverse, objects=objects,
                 drop_response=drop_response, sender_timeout_s=sender_timeout, seed=seed, live=live,
                 max_duration_s=limit_s, serve_api_port=serve_api,
-                **({"api_key": read_secret(api_key, "--api-key")} if api_key is not None else {}),
             )
+            if api_key is not None:
+                options = dataclasses.replace(options, api_key=read_secret(api_key, "--api-key"))
             history = History()
             shown = [0]
 
