@@ -66,6 +66,9 @@ class Context:
             None: hookproof's built-in keys decide which events are effectful.
         redelivery_window: events in the window `mass-redelivery-window` delivers and
             then replays (default 200: more than a bounded in-memory dedupe of 100 ids).
+        shop_sessions: the receiver creates the checkout sessions the stories complete (a seed
+            hook's ``creates``, `scenarios.seeding`): the shop picks their payment methods, so
+            no story asks it for a delayed-method (boleto) session.
     """
 
     profile: Profile
@@ -79,6 +82,7 @@ class Context:
     chaos: Any = None
     keys: Any = None
     redelivery_window: int = 200
+    shop_sessions: bool = False
 
     def key_of(self, event: Event) -> str | None:
         """The event's business key: the team's mapping (`scenarios.business_keys`), else built in."""
@@ -228,27 +232,35 @@ def _customer(w: World) -> str:
 
 
 def effect_events(ctx: Context, w: World) -> list[Event]:
-    """One event of each effectful type the receiver is sent: a payment, a checkout,
-    a paid renewal, a failed renewal (dunning) and a partial refund. Another provider's
-    world: its effect story's effectful events, then its events of the same types that owe
-    no effect (they must cause none)."""
+    """The effectful events of a story the receiver is sent, then its events of the same
+    types that owe no effect (they must cause none), last, so a scenario's first events are
+    effectful. Stripe's story: a payment, a checkout paid at once, a paid renewal, a failed
+    renewal (dunning), a partial refund, then a checkout by an asynchronous method
+    (boleto) whose ``checkout.session.completed`` says ``payment_status: unpaid`` and whose
+    payment then fails: Stripe's fulfilment docs tell a receiver to fulfil such a session
+    only on ``checkout.session.async_payment_succeeded`` (not told when the shop creates the
+    sessions, `Context.shop_sessions`). Another provider's world: its
+    effect story (a rejected payment, a pull request closed without merging)."""
     if not isinstance(w, World):  # another provider's world tells its own story
         story = [e for e in w.effect_story() if ctx.sends(e.type)]
-        owed = [e for e in story if ctx.key_of(e)]
-        types = {e.type for e in owed}
-        # Then the story's events of those types that owe nothing (a rejected payment, a pull
-        # request closed without merging): last, so a scenario's first events are effectful.
-        return owed + [e for e in story if e.type in types and not ctx.key_of(e)]
-    cus = _customer(w)
-    start = len(w.events)
-    pi = w.pay(cus)
-    cs = w.open_checkout(cus, w.create_price(interval=None))
-    w.complete_checkout(cs)
-    sub = w.subscribe(cus)
-    w.renew(sub, pay=False)
-    charge = w.get(pi)["latest_charge"]
-    w.refund(charge, w.get(charge)["amount"] // 4)
-    return [e for e in w.events[start:] if ctx.key_of(e) and ctx.sends(e.type)]
+    else:
+        cus = _customer(w)
+        start = len(w.events)
+        pi = w.pay(cus)
+        cs = w.open_checkout(cus, w.create_price(interval=None))
+        w.complete_checkout(cs)
+        sub = w.subscribe(cus)
+        w.renew(sub, pay=False)
+        charge = w.get(pi)["latest_charge"]
+        w.refund(charge, w.get(charge)["amount"] // 4)
+        if not ctx.shop_sessions:
+            unpaid = w.open_checkout(cus, w.create_price(interval=None), asynchronous=True)
+            w.complete_checkout(unpaid)
+            w.settle_async_checkout(unpaid, succeeded=False)
+        story = [e for e in w.events[start:] if ctx.sends(e.type)]
+    owed = [e for e in story if ctx.key_of(e)]
+    types = {e.type for e in owed}
+    return owed + [e for e in story if e.type in types and not ctx.key_of(e)]
 
 
 def state_events(ctx: Context, w: World) -> list[Event]:

@@ -151,7 +151,8 @@ class Runner:
                        burst=self.burst, has_sink=self.has_sink, fetches_state=self.server_state is not None,
                        sender_timeout_s=self.sender_timeout_s,
                        chaos=self.chaos_settings if self.nemesis is not None else None,
-                       redelivery_window=self.redelivery_window, keys=self.keys)
+                       redelivery_window=self.redelivery_window, keys=self.keys,
+                       shop_sessions=self.seeder is not None and "checkout.session" in self.seeder.creates)
 
     def run(self, ids: Iterable[str] | None = None) -> RunReport:
         """Run the scenarios `ids` (default: the whole catalog) and build the report.

@@ -26,6 +26,7 @@ BROKEN: tuple[str, ...] = (
     "dedupe_by_object_id",
     "fetch_once_by_object",
     "fresh_idempotency_key",
+    "fulfil_unpaid",
     "get_or_create_racy",
     "last_refund_marker",
     "lru_dedupe",
