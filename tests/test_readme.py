@@ -126,6 +126,14 @@ def test_init_writes_a_template_for_each_profile_that_loads(tmp_path: Path, monk
     assert ("per Stripe event" in text) == (profile == "stripe")
     if profile != "stripe":
         assert f"`hookproof events --profile {profile} --keys`" in text
+        assert not re.search(r"sk_test|STRIPE_|stripe-api-base|api_version", text), profile  # nothing of Stripe's
+    config = load_config(tmp_path / "hookproof.toml")
+    kinds = {"github": {"issue", "pull_request"}, "mercadopago": {"payment"}, "paddle": {"subscription"},
+             "shopify": {"order"}}.get(profile)
+    if kinds is None:  # Stripe's billing world: the subscriptions' state query
+        assert config.observer.state is not None and not config.observer.states
+    else:  # the provider's own stateful kinds
+        assert config.observer.state is None and set(config.observer.states) == kinds
 
 
 def test_the_matrix_table_matches_the_tested_matrices() -> None:

@@ -24,9 +24,29 @@ _STRIPE_KEYS = """# Business keys your effects must carry, per Stripe event: lic
 """
 
 
+_STRIPE_STATE = """# Optional: object_id, status[, version] of each stateful object.
+state = "SELECT object_id, status, version FROM subscription_states"
+"""
+_STRIPE_STATES = """# [observer.states]
+# invoice = "SELECT id AS object_id, status FROM invoices"
+"""
+_STRIPE_API_KEY = 'api_key = "sk_test_51HookproofSimulatorKey000000000000"\n'
+_STRIPE_VERSION = """# Stripe: the API version the receiver's endpoint is pinned to (default: hookproof's latest);
+# events and the provider API's answers take that version's shapes.
+# api_version = "2024-06-20"
+"""
+_STRIPE_ENV = 'env = { STRIPE_WEBHOOK_SECRET = "{secret}", STRIPE_API_BASE = "{api_base}", STRIPE_API_KEY = "{api_key}" }'
+_STRIPE_BASE_NOTE = "# simulator's provider API, no /v1: stripe-python's stripe.api_base takes it as is), {sink_url},\n"
+
+
 def render_template(profile: str) -> str:
     """The commented hookproof.toml for `profile` (its name set, its built-in keys shown).
-    Raises ProfileError naming the known profiles."""
+
+    For a profile other than stripe, every Stripe-only line is the profile's own: a provider
+    world's stateful kinds' state queries (`[observer.states]`, from its state story),
+    no Stripe API key (the simulator's default key applies), neutral variable names in the
+    receiver examples, and no Stripe API version. Raises ProfileError naming the known profiles.
+    """
     from hookproof.commands.events import example_keys
     from hookproof.simulator.profiles import get_profile
 
@@ -34,13 +54,42 @@ def render_template(profile: str) -> str:
     template = (Path(__file__).resolve().parent.parent / "init_template.toml").read_text(encoding="utf-8")
     if chosen.name == "stripe":
         return template
-    template = template.replace('profile = "stripe"', f'profile = "{chosen.name}"', 1)
     names = chosen.event_types()
     shown = [f"#   {names.get(t, t)}: {', '.join(keys)}" for t, keys in example_keys(chosen.name).items()]
     lines = (f"# Business keys your effects must carry (hookproof's built-in keys, examples from a sample\n"
              f"# {chosen.title} world; `hookproof events --profile {chosen.name} --keys` lists them):\n"
              + "\n".join(shown) + "\n")
-    return template.replace(_STRIPE_KEYS, lines, 1)
+    swaps = {
+        'profile = "stripe"': f'profile = "{chosen.name}"',
+        _STRIPE_KEYS: lines,
+        _STRIPE_API_KEY: ("# The key (access token) the provider API accepts from the receiver (default: the\n"
+                          '# simulator\'s own; it reaches a started receiver as HOOKPROOF_API_KEY).\n# api_key = "..."\n'),
+        _STRIPE_VERSION: "",
+        "--stripe-api-base {api_base}": "--api-base {api_base}",
+        _STRIPE_ENV: 'env = { WEBHOOK_SECRET = "{secret}", API_BASE = "{api_base}", API_KEY = "{api_key}" }',
+        _STRIPE_BASE_NOTE: "# simulator's provider API, no /v1), {sink_url},\n",
+    }
+    kinds = state_kinds(chosen.name)
+    if kinds:  # a provider world of its own: its kinds' states (a billing world's are Stripe's subscriptions)
+        swaps[_STRIPE_STATE] = ""
+        swaps[_STRIPE_STATES] = ("[observer.states]\n"
+                                 + "".join(f'{kind} = "SELECT object_id, status FROM {kind}_states"\n' for kind in kinds))
+    for old, new in swaps.items():
+        if old not in template:  # the template and this function change together
+            raise AssertionError(f"init_template.toml no longer holds {old[:60]!r}")
+        template = template.replace(old, new, 1)
+    return template
+
+
+def state_kinds(profile: str) -> list[str]:
+    """The object kinds whose states `profile`'s world walks (its state story), sorted; empty
+    for the billing world (its states are the subscriptions' `state` query)."""
+    from hookproof.simulator.profiles import get_profile
+    from hookproof.simulator.world import new_world
+
+    world = new_world(get_profile(profile).world, 1)
+    story = getattr(world, "state_story", None)
+    return sorted({e.object_type for e in story() if e.stateful}) if story is not None else []
 
 
 def register(app: typer.Typer) -> None:
