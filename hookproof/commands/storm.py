@@ -288,19 +288,33 @@ def run_storm(spec: "StormSpec", secrets: list[str], *, workers: int, spawn_rate
 
 def _watch(master: "Supervised", deadline: float, bound_s: float, bar: Any, task: Any,
            spec: "StormSpec", progress_path: Path | None, log_dir: Path, console: object) -> int:
-    """Show the master's progress until it exits; its exit code (1 past the deadline)."""
+    """Show the master's progress until it exits; its exit code (1 past the deadline).
+
+    On a terminal, the progress bar; off one (CI logs), a heartbeat line on stderr every
+    `heartbeat.log_interval_s()` seconds: the phase, the seconds since the start, what was sent."""
+    from hookproof.heartbeat import log_interval_s
+    from hookproof.terminal import err_console
+
+    beat_s = log_interval_s()
+    started = time.monotonic()
+    next_beat = started + beat_s
+    phase, detail = "starting", "nothing sent yet"
     while master.poll() is None:
-        if time.monotonic() > deadline:
+        now = time.monotonic()
+        if now > deadline:
             console.print(f"hookproof: the storm did not finish within {bound_s:.0f} s; stopped it "  # type: ignore[attr-defined]
                           f"(logs in {log_dir})", markup=False)
             return 1
         data = _read_progress(progress_path) if progress_path else {}
         if data:
             elapsed = float(data.get("elapsed_s", 0.0))  # type: ignore[arg-type]
-            bar.update(task, completed=min(elapsed, spec.duration_s),
-                       description=f"storm: {data.get('phase', '')}",
-                       detail=f"{data.get('requests', 0)} sent, {data.get('rps', 0)}/s, "
-                              f"{data.get('failures', 0)} non-2xx, {data.get('workers', 0)} worker(s)")
+            phase = str(data.get("phase", "") or phase)
+            detail = (f"{data.get('requests', 0)} sent, {data.get('rps', 0)}/s, "
+                      f"{data.get('failures', 0)} non-2xx, {data.get('workers', 0)} worker(s)")
+            bar.update(task, completed=min(elapsed, spec.duration_s), description=f"storm: {phase}", detail=detail)
+        if not getattr(console, "is_interactive", True) and now >= next_beat:
+            err_console.print(f"storm: {phase}, {now - started:.0f} s: {detail}", markup=False, soft_wrap=True)
+            next_beat = now + beat_s
         time.sleep(0.25)
     return master.poll() or 0
 

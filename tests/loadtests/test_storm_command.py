@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -182,6 +183,9 @@ def test_storm_inbox_sync_passes_every_check(tmp_path: Path) -> None:
     assert latency["sent"] > 20 * 60 * 0.8 and latency["p99_ms"] > 0 and latency["throughput"]["series"]
     assert (out / "history.sqlite").is_file() and (out / "junit.xml").is_file() and (out / "report.html").is_file()
     assert SECRET not in result.stdout + result.stderr
+    # Off a terminal, never silent: a heartbeat line every 5 s over the 20 s of sending and the checks.
+    assert len(re.findall(r"^storm: \w[^,]*, \d+ s: ", result.stderr, flags=re.M)) >= 4, result.stderr
+    assert re.search(r"^storm: .*, \d+ s: \d+ sent, ", result.stderr, flags=re.M), result.stderr
     for log in (out / "locust").glob("*.log"):
         assert SECRET not in log.read_text(encoding="utf-8", errors="replace")
     assert "verdict: PASS" in result.stdout
