@@ -6,6 +6,8 @@ the full REST resource), shopify.dev/apps/build/webhooks/ignore-duplicates
 (``X-Shopify-Event-Id`` is the duplicate key), shopify.dev/changelog/updates-to-webhook-retry-mechanism
 (8 retries over 4 hours, exponential, since 2024-09-10); npm ``@shopify/shopify-api``
 ``lib/webhooks/validate.js`` (official verifier: base64 digest, required headers).
+``User-Agent: Shopify-Captain-Hook`` is not in Shopify's docs; it is what deliveries carry in
+published receiver logs (e.g. tigersandtacos.dev, "Knock Knock, who's there?", 2020).
 """
 
 from __future__ import annotations
@@ -26,6 +28,9 @@ from hookproof.simulator.world.shopify import SHOPIFY_API_VERSION, SHOPIFY_EVENT
 def shopify_hmac(secret: str, body: bytes) -> str:
     """Standard base64 of HMAC-SHA256(body) keyed by the app's client secret as UTF-8."""
     return base64.b64encode(hmac.new(secret.encode("utf-8"), body, hashlib.sha256).digest()).decode("ascii")
+
+#: The User-Agent of Shopify's webhook deliveries (see the module docstring).
+USER_AGENT = "Shopify-Captain-Hook"
 
 
 class ShopifyProfile(Profile):
@@ -85,6 +90,7 @@ class ShopifyProfile(Profile):
             body=canonical_json(dict(event.object)),
             headers={
                 "Content-Type": "application/json",
+                "User-Agent": USER_AGENT,
                 "X-Shopify-Topic": topic,
                 "X-Shopify-Shop-Domain": shop_domain(event.account),
                 "X-Shopify-API-Version": self.api_version,

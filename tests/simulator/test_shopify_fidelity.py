@@ -150,6 +150,7 @@ def test_ids_money_and_times_have_shopifys_form() -> None:
             assert all(isinstance(li["id"], int) and li["admin_graphql_api_id"].endswith(f"/LineItem/{li['id']}")
                        for li in body["line_items"])
         assert headers["X-Shopify-Topic"] == topic
+        assert headers["User-Agent"] == "Shopify-Captain-Hook"
         assert headers["X-Shopify-API-Version"] == "2024-10"
         assert headers["X-Shopify-Shop-Domain"] == "hookproof.myshopify.com"
         assert re.fullmatch(r"[0-9a-f-]{36}", headers["X-Shopify-Event-Id"])
