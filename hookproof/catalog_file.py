@@ -404,7 +404,7 @@ def check_catalog(config: Any, text: str, source: str) -> None:
         unknown = [e for e in config.target.enabled_events if e not in names]
         if unknown:
             known = ", ".join(sorted(set(types.values())))
-            raise ConfigError(f"{profile.title} sends no event {unknown[0]!r} (known: {known})", path=source,
+            raise ConfigError(f"the {profile.title} profile sends no event {unknown[0]!r} (known: {known})", path=source,
                               field="target.enabled_events", line=lines.line_of("target", "enabled_events") or 1)
 
 

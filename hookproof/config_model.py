@@ -116,7 +116,7 @@ class TargetConfig(StrictModel):
             unknown = [e for e in self.enabled_events if e not in names]
             if unknown:
                 known = ", ".join(sorted(set(prof.event_types().values())))
-                raise ValueError(f"enabled_events: {prof.title} sends no event {unknown[0]!r} (known: {known})")
+                raise ValueError(f"enabled_events: the {prof.title} profile sends no event {unknown[0]!r} (known: {known})")
         return self
 
     @property
@@ -353,7 +353,7 @@ class Config(StrictModel):
                 return name
             if name in back:
                 return back[name]
-            raise ConfigError(f"{profile.title} sends no event {name!r}", field=f'{section}."{name}"')
+            raise ConfigError(f"the {profile.title} profile sends no event {name!r}", field=f'{section}."{name}"')
 
         rules = {n: _key_rule(n, t) for n, t in self.business_keys.items() if isinstance(t, dict)}
         templates: dict[str, str | None] = {

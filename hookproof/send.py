@@ -89,7 +89,7 @@ def resolve_event(profile: Profile, name: str | None) -> str:
         if provider_type == name:
             return stripe_type
     known = ", ".join(sorted(set(types.values())))
-    raise UsageError(f"--event: {profile.title} sends no event {name!r} (known: {known})")
+    raise UsageError(f"--event: the {profile.title} profile sends no event {name!r} (known: {known})")
 
 
 def send(options: SendOptions, secrets: list[str], history: History | None = None,

@@ -42,7 +42,7 @@ def github_events_of_type(world: GitHubWorld, event_type: str, count: int = 1) -
     """
     script = GITHUB_SCRIPTS.get(event_type)
     if script is None:
-        raise WorldError(f"GitHub sends no event {event_type!r} (known: {', '.join(GITHUB_EVENT_TYPES)})")
+        raise WorldError(f"the GitHub profile sends no event {event_type!r} (known: {', '.join(GITHUB_EVENT_TYPES)})")
     start = len(world.events)
     for _ in range(count):
         script(world)

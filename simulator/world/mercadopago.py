@@ -354,7 +354,7 @@ def mercadopago_events_of_type(world: MercadoPagoWorld, event_type: str, count: 
     """
     script = MERCADOPAGO_SCRIPTS.get(event_type)
     if script is None:
-        raise WorldError(f"Mercado Pago sends no event {event_type!r} (known: {', '.join(MERCADOPAGO_EVENT_TYPES)})")
+        raise WorldError(f"the Mercado Pago profile sends no event {event_type!r} (known: {', '.join(MERCADOPAGO_EVENT_TYPES)})")
     start = len(world.events)
     for _ in range(count):
         script(world)

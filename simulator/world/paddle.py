@@ -324,7 +324,7 @@ def paddle_events_of_type(world: PaddleWorld, event_type: str, count: int = 1) -
     """
     script = PADDLE_SCRIPTS.get(event_type)
     if script is None:
-        raise WorldError(f"Paddle sends no event {event_type!r} (known: {', '.join(PADDLE_EVENT_TYPES)})")
+        raise WorldError(f"the Paddle profile sends no event {event_type!r} (known: {', '.join(PADDLE_EVENT_TYPES)})")
     start = len(world.events)
     for _ in range(count):
         script(world)

@@ -96,7 +96,7 @@ CASES = [
     BadCatalog("enabled-event-not-in-the-catalog",
                DOC_CONFIG.replace('secret = "s3cret"', 'secret = "s3cret"\nenabled_events = ["order.paid"]'),
                document('{$ref: "#/components/schemas/Order"}'),
-               "hookproof.toml:5: target.enabled_events: Generic HMAC sends no event 'order.paid' "
+               "hookproof.toml:5: target.enabled_events: the Generic HMAC profile sends no event 'order.paid' "
                "(known: order.placed)"),
 ]
 

@@ -143,7 +143,7 @@ KEYS_BASE = ('[target]\nurl = "http://127.0.0.1:9/webhooks"\nsecret = "whsec_x"\
      'business_keys."invoice.paid": renewal:{data.object.nope}: the event has no field data.object.nope '
      "(data.object has no 'nope')"),
     ('[business_keys]\n"charge.exploded" = "payment:{data.object.id}"\n', 9,
-     "business_keys.\"charge.exploded\": Stripe sends no event 'charge.exploded'"),
+     "business_keys.\"charge.exploded\": the Stripe profile sends no event 'charge.exploded'"),
     ('[counters."invoice.paid"]\nkey = "{data.object.customer}"\namount = "data.object.customer"\n', 8,
      'counters."invoice.paid": data.object.customer: is \'cus_'),
 ])

@@ -83,7 +83,7 @@ def test_send_with_an_event_github_does_not_send_lists_githubs_names() -> None:
     run = hookproof("send", "--profile", "github", "--url", "http://127.0.0.1:9/webhooks", "--secret", "s",
                     "--event", "invoice.paid")
     assert run.returncode == 2
-    assert run.stderr.strip() == ("hookproof: --event: GitHub sends no event 'invoice.paid' (known: "
+    assert run.stderr.strip() == ("hookproof: --event: the GitHub profile sends no event 'invoice.paid' (known: "
                                   + ", ".join(sorted(GITHUB_EVENT_TYPES)) + ")")
 
 
@@ -93,4 +93,4 @@ def test_enabled_events_take_githubs_names_and_an_unknown_one_lists_them() -> No
     with pytest.raises(ConfigError) as info:
         parse_config(CONFIG.format(port=3000, extra='enabled_events = ["issues.opened", "invoice.paid"]'),
                      "hookproof.toml")
-    assert "GitHub sends no event 'invoice.paid' (known: installation.created," in str(info.value)
+    assert "the GitHub profile sends no event 'invoice.paid' (known: installation.created," in str(info.value)

@@ -144,7 +144,7 @@ def test_illegal_transitions_are_refused() -> None:
         world.close_pull_request(pr, merged=False)
     with pytest.raises(WorldError, match="is not open"):
         world.synchronize(pr)
-    with pytest.raises(WorldError, match="GitHub sends no event 'payment_intent.succeeded'"):
+    with pytest.raises(WorldError, match="the GitHub profile sends no event 'payment_intent.succeeded'"):
         emit_events(world, "payment_intent.succeeded")
 
 
