@@ -178,3 +178,26 @@ def test_a_catalog_from_schemas_alone_validates(tmp_path: Path) -> None:
     assert isinstance(story[0].extra[BODY]["order"]["number"], int) and story[0].object_id.isdigit()
     assert get_path(story[1].extra[BODY], parse_path("/event_id")) == story[1].id
     assert story[1].business_key == f"shipped:{story[1].object_id}"
+
+
+def test_one_effect_per_object_makes_distinct_events_not_applicable_saying_why(tmp_path: Path) -> None:
+    """A catalog whose only key names its object (``credit:{order.number}``) has no object with
+    two effects: `distinct-events-same-object` says that, not that the world tells no story."""
+    from hookproof.scenarios.catalog import CATALOG, Context, NotApplicable
+
+    schema = {"type": "object", "required": ["event_id", "kind", "order"], "properties": {
+        "event_id": {"type": "string", "format": "uuid"}, "kind": {"type": "string"},
+        "order": {"type": "object", "required": ["number", "seq"], "properties": {
+            "number": {"type": "integer", "minimum": 1}, "seq": {"type": "integer"}}}}}
+    config = CatalogConfig(type_field="kind", events={"order.paid": CatalogEventConfig(
+        json_schema=schema, object_id="order.number", event_id="/event_id", ordering="order.seq",
+        key="credit:{order.number}")})
+    user = load_catalog(config, tmp_path)
+    profile = StandardWebhooksProfile(catalog=user)
+    plan = CATALOG["distinct-events-same-object"].plan(Context(profile=profile), UserCatalogWorld(3, catalog=user))
+    assert isinstance(plan, NotApplicable)
+    assert plan.reason == (f"no object in the {profile.title} world gets two effects of its own: each effectful "
+                           "type's business key is the same for every event of one object (one effect per object), "
+                           "so deduplicating by object loses nothing")
+    effects = CATALOG["duplicate-sequential"].plan(Context(profile=profile), UserCatalogWorld(3, catalog=user))
+    assert not isinstance(effects, NotApplicable)  # the effect itself is still tested
