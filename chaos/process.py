@@ -237,6 +237,7 @@ class ReceiverProcess:
         # secrets the receiver prints, so it goes when this object does: on `close`, on
         # leaving the `with` block, when collected, or when the interpreter exits.
         self._remove_log: Callable[[], object]
+        self._shared = log
         if log is not None:  # the run's log: this process appends, the run keeps or deletes it
             self._log: IO[bytes] = log.open()
             self.log_path = log.path
@@ -270,7 +271,9 @@ class ReceiverProcess:
         return self._child is not None and self._child.running()
 
     def start(self) -> None:
-        """Start and wait healthy. Raises ProcessError with the log tail on failure."""
+        """Start and wait healthy. Raises ProcessError with the log tail on failure: with the
+        run's shared log, only what was written since this start (not another copy's output)."""
+        mark = self._shared.mark() if self._shared is not None else 0
         try:
             self._child = Supervised(self.argv, env=self.env, cwd=self.cwd, output=self._log)
         except OSError as exc:
@@ -282,8 +285,9 @@ class ReceiverProcess:
         except (TimeoutError, ProcessError) as exc:
             code = self._child.poll()
             self.stop()
+            tail = self._mask(self._shared.tail(mark)) if self._shared is not None else self.log_tail()
             raise ProcessError(f"the receiver did not become healthy: {exc}: {self.describe()}", command=self.describe(),
-                               returncode=code, log_tail=self.log_tail()) from None
+                               returncode=code, log_tail=tail) from None
 
     def _signal(self, sig: int) -> None:
         if self._child is not None:

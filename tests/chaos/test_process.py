@@ -39,3 +39,28 @@ def test_a_failed_start_shows_the_masked_tail_and_leaves_no_log() -> None:
     del proc, info
     gc.collect()
     assert not path.exists()
+
+
+def test_a_copy_that_fails_to_start_shows_its_own_output_not_the_running_ones() -> None:
+    """Replicas share the run's log: a copy that dies at start (a receiver ignoring --port and
+    binding the first copy's port) shows what it wrote, not the running copy's last lines."""
+    from hookproof.chaos.process import ReceiverLog
+
+    log = ReceiverLog(masked=[SECRET])
+    port = free_port()
+    first = ReceiverProcess([sys.executable, "-c", TALKER, str(port), SECRET], port=port, startup_timeout_s=20,
+                            masked=[SECRET], log=log)
+    dies = ("import sys; print('listen EADDRINUSE: address already in use', flush=True); "
+            f"print('secret', {SECRET!r}, flush=True); sys.exit(1)")
+    second = ReceiverProcess([sys.executable, "-c", dies], port=free_port(), startup_timeout_s=20, masked=[SECRET],
+                             log=log)
+    try:
+        with first:
+            with pytest.raises(ProcessError) as info:
+                second.start()
+    finally:
+        second.close()
+        log.close()
+    tail = info.value.log_tail or ""
+    assert tail.splitlines() == ["listen EADDRINUSE: address already in use", "secret ***"]
+    assert info.value.returncode == 1
