@@ -20,7 +20,7 @@ from hookproof.simulator.world import AnyWorld, World
 #: Go-live checklist items (ids are stable; reports show the titles).
 CHECKLIST: Mapping[str, str] = {
     "raw-body-signature": "Verifies the signature over the raw body",
-    "refuses-foreign": "Refuses wrong account, environment and type",
+    "refuses-foreign": "Ignores other accounts', the other mode's and unknown events",
     "persists-before-ack": "Persists before acknowledging",
     "unique-under-concurrency": "Keeps effects unique under concurrency",
     "duplicates-tested": "Survives duplicate deliveries",

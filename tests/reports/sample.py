@@ -131,7 +131,7 @@ def sample_report() -> RunReport:
             ChecklistItem("timeouts-tested", "Survives sender timeouts and lost answers", "fail",
                           ("sender-timeout",)),
             ChecklistItem("persists-before-ack", "Persists before acknowledging", "fail", ("sender-timeout",)),
-            ChecklistItem("refuses-foreign", "Refuses wrong account, environment and type", "untested",
+            ChecklistItem("refuses-foreign", "Ignores other accounts', the other mode's and unknown events", "untested",
                           ("test-mode-to-live",)),
             ChecklistItem("retries-bounded", "Answers so that retries stay bounded", "pass",
                           ("duplicate-sequential",)),
