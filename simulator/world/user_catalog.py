@@ -14,7 +14,9 @@ body starts from the type's example (or an instance of its schema, made once per
 from the seed) and gets fresh values: the object's id (each story makes new objects),
 the event id, the type (at `UserCatalog.type_field` when the body has it), the status
 the event sets, the ordering field (increasing with every event of the object: a
-counter, unix seconds or an RFC 3339 time, as its schema or example says), and, for
+counter, unix seconds or an RFC 3339 time, as its schema or example says), the event's
+own top-level times (``date-time`` fields of the schema, or RFC 3339 strings of an example
+alone, such as Standard Webhooks' ``timestamp``: the event's time), and, for
 the fields a key template names other than the object id, a value of their own per
 event (so two events of one object are two effects, as a new refund id makes them).
 Fields an object already had keep their values in its later events. The body is
@@ -34,6 +36,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -348,10 +351,15 @@ class UserCatalogWorld(RecordWorld):
         return copy.deepcopy(self._bases[spec.type])
 
     def _event_times(self, spec: EventSpec, body: Mapping[str, Any]) -> list[str]:
-        """Top-level fields of the body that the schema makes ``date-time`` strings."""
+        """Top-level fields of the body that the schema makes ``date-time`` strings, or, with no
+        schema, that the example gives as RFC 3339 times (Standard Webhooks' ``timestamp``)."""
         from hookproof.simulator.world.json_instances import merged
 
-        props = merged(spec.schema).get("properties") or {} if spec.schema is not None else {}
+        if spec.schema is None:
+            example = spec.example if isinstance(spec.example, Mapping) else {}
+            return [name for name, value in example.items()
+                    if isinstance(value, str) and _RFC3339.fullmatch(value) and name in body]
+        props = merged(spec.schema).get("properties") or {}
         return [name for name, sub in props.items()
                 if isinstance(sub, Mapping) and sub.get("format") == "date-time" and name in body]
 
@@ -426,6 +434,10 @@ class UserCatalogWorld(RecordWorld):
         if isinstance(example, (int, float)) and example > 10**11:
             return at_us // 1000
         return at_us // 1_000_000 if kind == "integer" else at_us / 1_000_000
+
+
+#: An RFC 3339 date-time (``2026-01-01T00:00:00Z``, fractions and offsets allowed).
+_RFC3339 = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)", re.IGNORECASE)
 
 
 def _is_uuid(text: str) -> bool:

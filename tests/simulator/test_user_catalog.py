@@ -201,3 +201,18 @@ def test_one_effect_per_object_makes_distinct_events_not_applicable_saying_why(t
                            "so deduplicating by object loses nothing")
     effects = CATALOG["duplicate-sequential"].plan(Context(profile=profile), UserCatalogWorld(3, catalog=user))
     assert not isinstance(effects, NotApplicable)  # the effect itself is still tested
+
+
+def test_an_examples_top_level_time_is_each_events_own(tmp_path: Path) -> None:
+    """Standard Webhooks' payload ``timestamp`` given only by an example is the event's time,
+    not the example's on every message; a time inside the object keeps the object's value."""
+    example = {"type": "invoice.paid", "timestamp": "2026-01-01T00:00:00Z",
+               "data": {"id": "inv_1", "updated_at": "2026-01-01T00:00:00Z", "note": "2026-01-01T00:00:00Z"}}
+    config = CatalogConfig(events={"invoice.paid": CatalogEventConfig(
+        example=example, object_id="data.id", ordering="data.updated_at", key="credit:{data.id}")})
+    world = UserCatalogWorld(4, catalog=load_catalog(config, tmp_path), start_us=START_US)
+    events = world.effect_story() + world.effect_story()
+    stamps = [e.extra[BODY]["timestamp"] for e in events]
+    assert len(set(stamps)) == len(events) and stamps == sorted(stamps)
+    assert all(e.extra[BODY]["data"]["note"] == "2026-01-01T00:00:00Z" for e in events)
+    assert "2026-01-01T00:00:00Z" not in stamps
