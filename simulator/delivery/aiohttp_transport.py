@@ -178,14 +178,14 @@ class _Connector(aiohttp.TCPConnector):
             current.answered = False
             if current.start is not None:
                 del current.start[:]
-            if current.connected is not None:
-                current.connected()
-            if current.trace is not None:
-                try:
+            try:
+                if current.connected is not None:
+                    current.connected()
+                if current.trace is not None:
                     await current.trace(CONNECTED_EVENT, {"request": current.request})
-                except BaseException:
-                    connection.close()
-                    raise
+            except BaseException:
+                connection.close()
+                raise
         return connection
 
 

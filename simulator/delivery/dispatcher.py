@@ -4,17 +4,18 @@ One code path for URLs and in-process ASGI/WSGI apps: httpx's API is the seam. U
 attempts go straight to the own transport's engine (`AiohttpTransport.open`, the one
 under its httpx API; the client layer and the httpx request and response objects add
 nothing a provider needs), or as `httpx.Request`s to another client's transport;
-in-process ones through an httpx client on httpx's own ASGI/WSGI transports. Every attempt to a URL is bounded in time and size:
-at most `connect_timeout_s` to open the connection, then at most the sender timeout for
-the whole answer, status line, headers and body together, as a provider waits: a
-receiver that drips its answer byte by byte is cut off like one that never answers. At most `read_cap_bytes` of the body are read: an
+in-process ones through an httpx client on httpx's own ASGI/WSGI transports. Every
+attempt to a URL is bounded in time and size: at most `connect_timeout_s` to open the
+connection, then at most the sender timeout for the whole answer, status line, headers
+and body together, as a provider waits: a receiver that drips its answer byte by byte is
+cut off like one that never answers. At most `read_cap_bytes` of the body are read: an
 answer whose body goes past the cap (a flood, an endless stream) is abandoned and
 recorded as `unknown`, never as acknowledged. Redirects are not followed (a provider
 does not) and are recorded as rejections. What each attempt observed is graded by the
 attempt core (`attempt_core.grade`), as the race transport's and the storm's attempts
-are. 2xx (the profile's success) stops retries;
-everything else, 409 included, is retried on the profile's schedule scaled by
-`time_scale`, while signature timestamps stay real wall-clock time.
+are. 2xx (the profile's success) stops retries; everything else, 409 included, is
+retried on the profile's schedule scaled by `time_scale`, while signature timestamps
+stay real wall-clock time.
 """
 
 from __future__ import annotations
@@ -284,9 +285,10 @@ class Dispatcher:
         line, headers and the whole body.
 
         The own transport bounds getting a connection with the connect timeout and
-        reports the moment it is open (`_Exchange.connected_now`; the ``trace`` extension
-        through httpx's API), so the deadline is armed then, once. Another client's transport may not report it: there the deadline
-        starts armed at the connect timeout plus the answer's.
+        reports the moment it is open (`_Exchange.connected_now`; the ``trace``
+        extension through httpx's API), so the deadline is armed then, once. Another
+        client's transport may not report it: there the deadline starts armed at the
+        connect timeout plus the answer's.
         """
         exchange = _Exchange(timeout_s)
         first = None
