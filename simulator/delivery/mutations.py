@@ -55,21 +55,10 @@ def foreign_account(event: Event) -> Event:
     return replace(event, account="acct_" + "F0REIGN" + event.account[-9:].rjust(9, "0"), connected=True)
 
 
-class _Rendered:
-    """One profile's envelopes already rendered: event id -> the event object, its
-    envelope, and its last plain attempt with the envelope and secrets it was signed
-    from (flat dicts keyed by id: a cached envelope adds few objects of its own for the
-    garbage collector to count and walk)."""
-
-    __slots__ = ("envelopes", "events", "signed")
-
-    def __init__(self) -> None:
-        self.events: dict[str, Event] = {}
-        self.envelopes: dict[str, Envelope] = {}
-        self.signed: dict[str, tuple[Envelope, tuple[str, ...], AttemptRequest]] = {}
-
-
-_RENDERED: dict[str, _Rendered] = {}
+#: Envelopes already rendered, per profile: event id -> the event object, and its envelope
+#: (two flat dicts rather than one of pairs: a cached envelope adds no objects of its own
+#: for the garbage collector to count and walk).
+_RENDERED: dict[str, tuple[dict[str, Event], dict[str, Envelope]]] = {}
 _ENVELOPES_MAX = 4096
 
 
@@ -82,35 +71,18 @@ def envelope_of(profile: Profile, event: Event) -> Envelope:
     """
     cache = _RENDERED.get(profile.name)
     if cache is None:
-        cache = _RENDERED[profile.name] = _Rendered()
-    events = cache.events
+        cache = _RENDERED[profile.name] = ({}, {})
+    events, envelopes = cache
     key = event.id
     if events.get(key) is event:
-        return cache.envelopes[key]
+        return envelopes[key]
     envelope = profile.envelope(event)
     if len(events) >= _ENVELOPES_MAX:
         events.clear()
-        cache.envelopes.clear()
-        cache.signed.clear()
+        envelopes.clear()
     events[key] = event
-    cache.envelopes[key] = envelope
+    envelopes[key] = envelope
     return envelope
-
-
-def _plain_attempt(profile: Profile, event: Event, secrets: Sequence[str], now: int) -> AttemptRequest:
-    """The attempt of `event` without mutations at unix time `now`: the event's envelope
-    signed with `secrets`. A profile is pure, so the copies and retries of one event
-    sent within the same second are the same request: it is signed once and reused."""
-    keys = tuple(secrets)
-    envelope = envelope_of(profile, event)
-    cache = _RENDERED[profile.name]
-    key = event.id
-    last = cache.signed.get(key)
-    if last is not None and last[0] is envelope and last[2].timestamp == now and last[1] == keys:
-        return last[2]
-    built = AttemptRequest(profile.request(envelope, keys, now), now, (), envelope.event_id)
-    cache.signed[key] = (envelope, keys, built)
-    return built
 
 
 def build_attempt(profile: Profile, event: Event, secrets: Sequence[str], mutations: Sequence[Mutation],
@@ -118,7 +90,8 @@ def build_attempt(profile: Profile, event: Event, secrets: Sequence[str], mutati
     """The signed request of one attempt of `event` with `mutations` applied at unix time `now`."""
     muts = tuple(mutations)
     if not muts:  # most attempts: the event's envelope, signed now
-        return _plain_attempt(profile, event, secrets, now)
+        envelope = envelope_of(profile, event)
+        return AttemptRequest(profile.request(envelope, secrets, now), now, muts, envelope.event_id)
     if Mutation.LIVEMODE_MISMATCH in muts:
         event = flip_livemode(event)
     if Mutation.FOREIGN_ACCOUNT in muts:
