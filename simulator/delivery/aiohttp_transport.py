@@ -52,7 +52,7 @@ from __future__ import annotations
 import contextvars
 import errno
 import functools
-from typing import Any, AsyncIterator, Awaitable, Callable, Mapping, cast
+from typing import Any, AsyncIterator, Awaitable, Callable, Mapping, Sequence, cast
 
 import aiohttp
 import httpx
@@ -86,6 +86,8 @@ _ERRORS: tuple[tuple[type[BaseException], type[httpx.TransportError]], ...] = (
     (aiohttp.ClientError, httpx.TransportError),
 )
 _MAPPED = tuple(source for source, _ in _ERRORS)
+#: The exceptions `httpx_error` maps (what a caller of `AiohttpTransport.open` catches to map).
+MAPPED_ERRORS: tuple[type[BaseException], ...] = _MAPPED
 
 #: Errors of a request that may have met a connection the receiver closed while idle.
 _STALE = (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError, ConnectionResetError, BrokenPipeError)
@@ -94,15 +96,18 @@ _STALE_ERRNOS = frozenset({errno.ECONNRESET, errno.EPIPE, errno.ECONNABORTED, No
 
 class _Current:
     """The exchange running in the current task, as `_Connector` and `_Protocol` see it:
-    its trace, its request, where the answer's first bytes go, whether its connection
-    came from the pool, and whether any byte of an answer came on it."""
+    its trace (httpx's, awaited) and `connected` (called), its request, where the
+    answer's first bytes go, whether its connection came from the pool, and whether any
+    byte of an answer came on it."""
 
-    __slots__ = ("answered", "request", "reused", "start", "trace")
+    __slots__ = ("answered", "connected", "request", "reused", "start", "trace")
 
-    def __init__(self, trace: Trace | None, request: httpx.Request, start: bytearray | None) -> None:
+    def __init__(self, trace: Trace | None, request: httpx.Request | None, start: bytearray | None,
+                 connected: Callable[[], None] | None = None) -> None:
         self.trace = trace
         self.request = request
         self.start = start
+        self.connected = connected
         self.reused = False
         self.answered = False
 
@@ -173,12 +178,14 @@ class _Connector(aiohttp.TCPConnector):
             current.answered = False
             if current.start is not None:
                 del current.start[:]
-            if current.trace is not None:
-                try:
+            try:
+                if current.connected is not None:
+                    current.connected()
+                if current.trace is not None:
                     await current.trace(CONNECTED_EVENT, {"request": current.request})
-                except BaseException:
-                    connection.close()
-                    raise
+            except BaseException:
+                connection.close()
+                raise
         return connection
 
 
@@ -260,6 +267,10 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
                                                 auto_decompress=False, trust_env=False)
         return self._fresh
 
+    def wire_url(self, url: httpx.URL) -> URL:
+        """`url` as aiohttp's URL, as `handle_async_request` sends it."""
+        return self._yarl(url)
+
     def _yarl(self, url: httpx.URL) -> URL:
         """`url` as aiohttp's URL. The last one is kept: a dispatcher sends every attempt
         to one URL, and each `httpx.Request` wraps the same parsed value (`str(url)`
@@ -284,32 +295,59 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
                 total=None, connect=key[2], sock_connect=key[0], sock_read=key[1])
         return converted
 
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+    def client_timeout(self, timeout: Mapping[str, float | None] | None) -> aiohttp.ClientTimeout:
+        """httpx's ``timeout`` extension (seconds; see the module docstring) as aiohttp's
+        timeout: ``pool`` bounds acquiring a connection, ``connect`` the socket connect,
+        ``read`` each read; no total."""
+        return self._timeout(timeout)
+
+    async def open(self, method: str, url: URL, headers: Sequence[tuple[str, str]], body: bytes,
+                   timeout: aiohttp.ClientTimeout, *, start: bytearray | None = None,
+                   connected: Callable[[], None] | None = None, trace: Trace | None = None,
+                   request: httpx.Request | None = None, sni: str | None = None) -> aiohttp.ClientResponse:
+        """Send one request; aiohttp's answer once its head came (the engine under
+        `handle_async_request`, for a caller that reads aiohttp's answer itself).
+
+        `headers` go as given (names in their case, in order; ``Host`` and
+        ``Content-Length`` are added from `url` and `body`); `start` receives the answer's
+        first bytes; once the request has its connection, `connected` is called and
+        `trace` awaited with the ``trace`` extension's event. A request that met a
+        connection the receiver had closed while idle is sent once more on a fresh one
+        (module docstring). Raises aiohttp's exceptions as they are (`httpx_error` maps
+        them). The caller releases the answer: ``release()``, then ``wait_for_close()``
+        when its body was not read to the end.
+        """
         session = self._session or self._open()
+        current = _Current(trace, request, start, connected)
+        token = _CURRENT.set(current)
+        data = body or None
+        try:
+            try:
+                return await session.request(method, url, headers=headers, data=data, allow_redirects=False,
+                                             timeout=timeout, server_hostname=sni)
+            except _STALE as exc:
+                if not _stale(exc, current):
+                    raise
+                return await self._fresh_session().request(method, url, headers=headers, data=data,
+                                                           allow_redirects=False, timeout=timeout,
+                                                           server_hostname=sni)
+        finally:
+            _CURRENT.reset(token)
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         extensions = request.extensions
         stream = request.stream  # what a transport sends, as httpx's own transports do
         if isinstance(stream, httpx.SyncByteStream):  # in memory (httpx.ByteStream): no async generator
             body = b"".join(stream)
         else:
             body = b"".join([chunk async for chunk in stream])
-        current = _Current(extensions.get("trace"), request, extensions.get(ANSWER_START))
-        token = _CURRENT.set(current)
-        url, headers = self._yarl(request.url), _names_as_given(request.headers)
-        timeout, sni = self._timeout(extensions.get("timeout")), extensions.get("sni_hostname")
         try:
-            try:
-                response = await session.request(request.method, url, headers=headers, data=body or None,
-                                                 allow_redirects=False, timeout=timeout, server_hostname=sni)
-            except _STALE as exc:
-                if not _stale(exc, current):
-                    raise
-                response = await self._fresh_session().request(
-                    request.method, url, headers=headers, data=body or None, allow_redirects=False, timeout=timeout,
-                    server_hostname=sni)
+            response = await self.open(
+                request.method, self._yarl(request.url), _names_as_given(request.headers), body,
+                self._timeout(extensions.get("timeout")), start=extensions.get(ANSWER_START),
+                trace=extensions.get("trace"), request=request, sni=extensions.get("sni_hostname"))
         except _MAPPED as exc:
             raise httpx_error(exc) from exc
-        finally:
-            _CURRENT.reset(token)
         return httpx.Response(
             response.status, headers=response.raw_headers, stream=_stream(response), request=request,
             extensions={"http_version": _http_version(response.version),
@@ -323,4 +361,4 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
         self._session = self._fresh = None
 
 
-__all__ = ["ANSWER_START", "CONNECTED_EVENT", "AiohttpTransport", "httpx_error"]
+__all__ = ["ANSWER_START", "CONNECTED_EVENT", "MAPPED_ERRORS", "AiohttpTransport", "httpx_error"]

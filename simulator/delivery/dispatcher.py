@@ -1,19 +1,21 @@
 """The at-least-once dispatcher: runs a schedule, retries per the profile, records history.
 
 One code path for URLs and in-process ASGI/WSGI apps: httpx's API is the seam. URL
-attempts go as `httpx.Request`s straight to the transport (`aiohttp_transport`; the
-client layer adds nothing a provider needs), in-process ones through an httpx client
-on httpx's own ASGI/WSGI transports. Every attempt to a URL is bounded in time and size:
-at most `connect_timeout_s` to open the connection, then at most the sender timeout for
-the whole answer, status line, headers and body together, as a provider waits: a
-receiver that drips its answer byte by byte is cut off like one that never answers. At most `read_cap_bytes` of the body are read: an
+attempts go straight to the own transport's engine (`AiohttpTransport.open`, the one
+under its httpx API; the client layer and the httpx request and response objects add
+nothing a provider needs), or as `httpx.Request`s to another client's transport;
+in-process ones through an httpx client on httpx's own ASGI/WSGI transports. Every
+attempt to a URL is bounded in time and size: at most `connect_timeout_s` to open the
+connection, then at most the sender timeout for the whole answer, status line, headers
+and body together, as a provider waits: a receiver that drips its answer byte by byte is
+cut off like one that never answers. At most `read_cap_bytes` of the body are read: an
 answer whose body goes past the cap (a flood, an endless stream) is abandoned and
 recorded as `unknown`, never as acknowledged. Redirects are not followed (a provider
 does not) and are recorded as rejections. What each attempt observed is graded by the
 attempt core (`attempt_core.grade`), as the race transport's and the storm's attempts
-are. 2xx (the profile's success) stops retries;
-everything else, 409 included, is retried on the profile's schedule scaled by
-`time_scale`, while signature timestamps stay real wall-clock time.
+are. 2xx (the profile's success) stops retries; everything else, 409 included, is
+retried on the profile's schedule scaled by `time_scale`, while signature timestamps
+stay real wall-clock time.
 """
 
 from __future__ import annotations
@@ -26,8 +28,9 @@ from dataclasses import dataclass, field
 from typing import AsyncIterable, Callable, Mapping, Sequence
 
 import httpx
+from yarl import URL
 
-from hookproof.simulator.delivery.aiohttp_transport import ANSWER_START, AiohttpTransport
+from hookproof.simulator.delivery.aiohttp_transport import ANSWER_START, MAPPED_ERRORS, AiohttpTransport, httpx_error
 from hookproof.simulator.delivery.attempt_core import Broke, Observed, grade, retry_delay_s
 from hookproof.simulator.delivery.deadlines import Deadline, Deadlines
 from hookproof.simulator.delivery.history import Attempt, Completion, History, Outcome
@@ -114,12 +117,15 @@ class Dispatcher:
         # and would cost a quarter of the throughput (bench/dispatcher_throughput.py).
         self._transport = AiohttpTransport() if client is None and target.app is None else None
         self._url = httpx.URL(target.endpoint) if self._transport is not None else None
+        self._wire_url = URL(str(self._url)) if self._url is not None else None
         # httpx's ``timeout`` extension for the own transport: opening or acquiring a
         # connection has the connect timeout (aiohttp counts pool waits as connecting);
         # reads and writes have none of their own, the attempt's deadline bounds the
         # whole answer (a per-read timer re-armed on every read cost 5% of throughput).
         self._timeout_extension: dict[str, float | None] = {
             "connect": connect_timeout_s, "read": None, "write": None, "pool": connect_timeout_s}
+        self._client_timeout = (self._transport.client_timeout(self._timeout_extension)
+                                if self._transport is not None else None)
         self._event_types: dict[str, str] = {}
         self.client = client if client is not None or self._transport is not None else make_client(
             target, connect_timeout_s=connect_timeout_s)
@@ -245,15 +251,13 @@ class Dispatcher:
             outcome, completion = Outcome.DROPPED, Completion.UNKNOWN
             if "drop-response" not in tags:
                 tags = (*tags, "drop-response")
-        valid = is_valid(built.mutations, self.profile)
+        valid = is_valid(built.mutations, self.profile) if built.mutations else True
+        # Positional, in `Attempt`'s field order (half the cost of keywords, on every attempt).
         record = Attempt(
-            event_id=built.event_id, delivery_id=delivery.delivery_id, attempt=number,
-            business_key=event.business_key, object_id=event.object_id, object_version=event.version,
-            event_type=self._event_type(event.type),
-            faults=tuple(tags), valid=valid, sent_at=sent_at, answered_at=sent_at + latency_ms / 1000.0,
-            status=graded.status, outcome=outcome, completion=completion, latency_ms=round(latency_ms, 3),
-            response_excerpt=graded.excerpt, error=graded.reason, amount=event.amount, scenario=self.scenario,
-            index=len(self.history),
+            built.event_id, delivery.delivery_id, number, event.business_key, event.object_id, event.version,
+            self._event_type(event.type), tuple(tags), valid, sent_at, sent_at + latency_ms / 1000.0,
+            graded.status, outcome, completion, round(latency_ms, 3), graded.excerpt, graded.reason, event.amount,
+            self.scenario, len(self.history),
         )
         return self.history.record(record)
 
@@ -281,17 +285,21 @@ class Dispatcher:
         line, headers and the whole body.
 
         The own transport bounds getting a connection with the connect timeout and
-        reports the moment it is open (the ``trace`` extension), so the deadline is armed
-        then, once. Another client's transport may not report it: there the deadline
-        starts armed at the connect timeout plus the answer's.
+        reports the moment it is open (`_Exchange.connected_now`; the ``trace``
+        extension through httpx's API), so the deadline is armed then, once. Another
+        client's transport may not report it: there the deadline starts armed at the
+        connect timeout plus the answer's.
         """
         exchange = _Exchange(timeout_s)
         first = None
         if self._transport is None:
             first = asyncio.get_running_loop().time() + self.connect_timeout_s + timeout_s
+        headers = _wire_headers(request.headers) if self._transport is not None else None
         try:
             with self._deadlines.at(first) as deadline:
                 exchange.deadline = deadline
+                if headers is not None:
+                    return await self._exchange_wire(request, headers, timeout_s, exchange)
                 return await self._exchange(request, timeout_s, exchange)
         except TimeoutError:
             if exchange.status is not None:
@@ -302,7 +310,7 @@ class Dispatcher:
 
     async def _exchange(self, request: SignedRequest, timeout_s: float, exchange: "_Exchange") -> Observed:
         try:
-            if self._transport is not None:
+            if self._transport is not None:  # headers httpx refuses: its error, as before
                 response = await self._transport.handle_async_request(self._outgoing(request, exchange))
                 stream = response.stream
                 if isinstance(stream, httpx.SyncByteStream):  # the body came whole: nothing to release
@@ -321,6 +329,47 @@ class Dispatcher:
         except Exception as exc:  # the one boundary where transport errors are translated
             return translate_error(exc, start=bytes(exchange.start), status=exchange.status,
                                    body=bytes(exchange.body[:self.read_cap_bytes]), timeout_s=timeout_s)
+
+    async def _exchange_wire(self, request: SignedRequest, headers: list[tuple[str, str]], timeout_s: float,
+                             exchange: "_Exchange") -> Observed:
+        """One exchange through the own transport's engine (`AiohttpTransport.open`), read
+        here: what `_exchange` does through httpx's transport API, without building an
+        `httpx.Request` and an `httpx.Response` around each attempt. aiohttp's errors are
+        raised as the transport raises them (`httpx_error`, chained), so each one is
+        graded as before."""
+        transport, url, cap = self._transport, self._wire_url, self.read_cap_bytes
+        assert transport is not None and url is not None and self._client_timeout is not None
+        if request.query:
+            url = transport.wire_url(self._url.copy_merge_params(request.query))  # type: ignore[union-attr]
+        try:
+            try:
+                response = await transport.open(request.method, url, headers, request.body, self._client_timeout,
+                                                start=exchange.start, connected=exchange.connected_now)
+                content = response.content
+                if content.is_eof():  # the whole body came with the head: the connection goes back at once
+                    try:
+                        return self._answer(response.status, content.read_nowait())
+                    finally:
+                        response.release()
+                exchange.status = response.status
+            except MAPPED_ERRORS as exc:
+                raise httpx_error(exc) from exc
+            try:
+                body = exchange.body
+                try:
+                    while chunk := await content.readany():
+                        body += chunk
+                        if len(body) > cap:
+                            break
+                except MAPPED_ERRORS as exc:
+                    raise httpx_error(exc) from exc
+                return self._answer(response.status, body)
+            finally:
+                response.release()
+                await response.wait_for_close()
+        except Exception as exc:  # the one boundary where transport errors are translated
+            return translate_error(exc, start=bytes(exchange.start), status=exchange.status,
+                                   body=bytes(exchange.body[:cap]), timeout_s=timeout_s)
 
     def _outgoing(self, request: SignedRequest, exchange: "_Exchange") -> httpx.Request:
         """`request` as an `httpx.Request` for the own transport: the URL parsed once per
@@ -369,7 +418,13 @@ class _Exchange:
     async def trace(self, event: str, info: Mapping[str, object]) -> None:
         """httpx's ``trace`` extension: once the request has its connection, the deadline
         becomes `budget_s` from now."""
-        if not self.connected and event.endswith("send_request_headers.started"):
+        if event.endswith("send_request_headers.started"):
+            self.connected_now()
+
+    def connected_now(self) -> None:
+        """The request has its connection (the first time it is called): the deadline
+        becomes `budget_s` from now."""
+        if not self.connected:
             self.connected = True
             if self.deadline is not None and self.budget_s is not None:
                 self.deadline.reschedule(asyncio.get_running_loop().time() + self.budget_s)
@@ -429,6 +484,16 @@ def translate_error(exc: BaseException, *, start: bytes = b"", status: int | Non
         return sent(Broke.OTHER, _short(broken))
     cause = exc.__cause__ or exc
     return sent(Broke.OTHER, f"{type(cause).__name__}: {_short(cause)}")
+
+
+def _wire_headers(headers: Mapping[str, str]) -> list[tuple[str, str]] | None:
+    """`headers` as the own transport sends them (names in their case, in order), or None
+    when one is not an ASCII string: httpx's route refuses those with its own error."""
+    items = list(headers.items())
+    for name, value in items:
+        if type(name) is not str or type(value) is not str or not (name.isascii() and value.isascii()):
+            return None
+    return items
 
 
 def _chain(exc: BaseException, depth: int = 6) -> list[BaseException]:

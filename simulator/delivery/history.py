@@ -366,8 +366,13 @@ def _row(a: Attempt) -> tuple[object, ...]:
         # (aiohttp's pure-Python parser does): SQLite cannot store those; '?' stands in.
         error = error.encode("utf-8", "replace").decode("utf-8")
     return (a.index, a.scenario, a.event_id, a.delivery_id, a.attempt, a.business_key, a.object_id, a.object_version,
-            a.event_type, faults, int(a.valid), a.sent_at, a.answered_at, a.status, a.outcome.value,
-            a.completion.value, a.latency_ms, a.response_excerpt, error, a.amount)
+            a.event_type, faults, int(a.valid), a.sent_at, a.answered_at, a.status, _OUTCOME_TEXT[a.outcome],
+            _COMPLETION_TEXT[a.completion], a.latency_ms, a.response_excerpt, error, a.amount)
+
+
+#: `Outcome` and `Completion` values as stored (`.value` is a Python-level property).
+_OUTCOME_TEXT: dict[Outcome, str] = {o: o.value for o in Outcome}
+_COMPLETION_TEXT: dict[Completion, str] = {c: c.value for c in Completion}
 
 
 #: Rows fetched per step when a `HistoryFile` streams its attempts.

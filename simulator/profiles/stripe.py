@@ -120,16 +120,18 @@ class StripeProfile(Profile):
     def event_types(self) -> Mapping[str, str]:
         return {t: t for t in STRIPE_EVENT_TYPES + STRIPE_ONLY_EVENT_TYPES}
 
-    def event_object(self, event: Event, api_version: str | None = None) -> dict[str, Any]:
+    def event_object(self, event: Event, api_version: str | None = None, *, shared: bool = False) -> dict[str, Any]:
         """The Stripe Event object (docs.stripe.com/api/events/object) for `event`.
 
         Objects are rendered at `api_version` (default: the event's own, as Stripe renders
-        a webhook at its endpoint's version); ``account`` only on Connect events.
+        a webhook at its endpoint's version); ``account`` only on Connect events. With
+        `shared`, an object already in that version's shape is the event's own, not a
+        copy (`at_version`): for rendering it to bytes at once, never to keep or change.
         """
         version = api_version or event.api_version or LATEST_API_VERSION
-        data: dict[str, Any] = {"object": at_version(event.object, version)}
+        data: dict[str, Any] = {"object": at_version(event.object, version, shared=shared)}
         if event.previous_attributes is not None:
-            data["previous_attributes"] = at_version(event.previous_attributes, version)
+            data["previous_attributes"] = at_version(event.previous_attributes, version, shared=shared)
         out: dict[str, Any] = {"id": event.id, "object": "event"}
         if event.connected:
             out["account"] = event.account
@@ -148,7 +150,7 @@ class StripeProfile(Profile):
         return Envelope(
             event_id=event.id,
             type=event.type,
-            body=canonical_json(self.event_object(event)),
+            body=canonical_json(self.event_object(event, shared=True)),
             headers={
                 "Content-Type": "application/json; charset=utf-8",
                 "User-Agent": "Stripe/1.0 (+https://stripe.com/docs/webhooks)",

@@ -27,7 +27,7 @@ A version is compared by its date (``YYYY-MM-DD``, the part before the release n
 from __future__ import annotations
 
 import copy
-from typing import Any, Mapping
+from typing import Any, Mapping, cast
 
 #: Types copied by reference: immutable, and all a JSON scalar can be.
 _ATOMIC: frozenset[type] = frozenset({str, int, float, bool, type(None)})
@@ -53,11 +53,36 @@ def is_basil_or_later(api_version: str) -> bool:
     return api_version.split(".", 1)[0] >= BASIL
 
 
-def at_version(obj: Mapping[str, Any], api_version: str) -> dict[str, Any]:
-    """A deep copy of `obj` in the shape of `api_version` (see the module docstring)."""
+def at_version(obj: Mapping[str, Any], api_version: str, *, shared: bool = False) -> dict[str, Any]:
+    """A deep copy of `obj` in the shape of `api_version` (see the module docstring).
+
+    With `shared`, `obj` itself when it has that shape already (nothing to cut, JSON
+    values only), else the copy: for a caller that only reads the result at once (an
+    envelope rendered to bytes), never one that keeps or changes it.
+    """
     drop = _OLD_ONLY if is_basil_or_later(api_version) else _NEW_ONLY
+    if shared and type(obj) is dict and not _to_cut(obj, drop):
+        return cast("dict[str, Any]", obj)
     out: dict[str, Any] = _copy_cut(dict(obj), drop)
     return out
+
+
+def _to_cut(value: dict[str, Any] | list[Any], drop: Mapping[str, tuple[str, ...]]) -> bool:
+    """True when `value` holds a field `drop` names, or a value other than a JSON one."""
+    if type(value) is dict:
+        kind = value.get("object")
+        if isinstance(kind, str) and kind in drop and any(k in value for k in drop[kind]):
+            return True
+        children: Any = value.values()
+    else:
+        children = value
+    for v in children:
+        t = type(v)
+        if t in _ATOMIC:
+            continue
+        if t is not dict and t is not list or _to_cut(v, drop):
+            return True
+    return False
 
 
 def _copy_cut(value: Any, drop: Mapping[str, tuple[str, ...]]) -> Any:
