@@ -24,6 +24,8 @@ Locust test; storm/(bare on the storm's HTTP path) is the cost of the signing an
 bookkeeping alone. The receiver answers several times faster than either sender
 (bench/null_receiver.py), so requests/s measures the senders. The storm's checks then run against an observer that sees nothing (the null receiver
 applies nothing), so its verdict is irrelevant here; only the send rate is read.
+Last, the storm's own work without HTTP (`bookkeeping`), in this process, as CPU µs per
+attempt by part: where the storm's cost over bare on its path goes.
 Run: ``python bench/storm_throughput.py [SECONDS] [USERS]``.
 """
 
@@ -214,6 +216,80 @@ def storm_rate(url: str, users: int, seconds: int, tmp: Path) -> tuple[float, fl
     return float(stats["sent_per_s"]), float(stats["events"]) / seconds, cpu_us
 
 
+#: Parts of a storm attempt's own work, as `bookkeeping` times them.
+PARTS = ("draw", "sign", "keep", "row", "spool")
+
+
+def bookkeeping(attempts: int = 30_000) -> dict[str, float]:
+    """CPU µs per attempt of the storm's own work without HTTP, by part, in this process:
+    drawing groups from a user's plan over its story book with the spec's defaults
+    (`draw`), signing as the user does, a burst's copies sharing one signed request in the
+    same second (`sign`), the process's in-flight bookkeeping (`keep`: `STATE.begin` and
+    `complete`), the history rows of each chunk (`row`: `STATE.row`) and their spooling
+    as the master appends a chunk (`spool`: `Spool.add`). Every answer is a 200."""
+    from hookproof.loadtests.plan import StormPlan
+    from hookproof.loadtests.spec import StormSpec
+    from hookproof.loadtests.spool import Spool
+    from hookproof.loadtests.storm_state import STATE
+    from hookproof.loadtests.storm_worker import CHUNK
+
+    spec = StormSpec(target_url="http://127.0.0.1:9/webhooks", users=1, rate_per_s=1.0, duration_s=1.0,
+                     out_dir="unused")
+    STATE.setup(spec, sender=False)
+    STATE.secrets = [SECRET]
+    profile = STATE.profile
+    assert profile is not None
+    book = STATE.story_book(STATE.process_seed(0))
+    plan = StormPlan(book.stream(first_copy=1, stride=1 << 16), duplicates=spec.duplicates, burst=spec.burst,
+                     reorder_window=spec.reorder_window, wave_window_s=spec.wave_window_s,
+                     wave_events=spec.wave_events, related=spec.related, older_redelivery=spec.older_redelivery,
+                     late=spec.late, api_transient=spec.api_transient, seed=1)
+    atoms = (True, 200, b"", False, b"HTTP/1.1 200 OK\r\n", None, None, spec.sender_timeout_s, 65536)
+    spent = dict.fromkeys(PARTS, 0.0)
+    clock = time.process_time
+    last: Any = None
+    done = 0
+    with tempfile.TemporaryDirectory() as d:
+        spool = Spool(Path(d) / "history.sqlite")
+        while done < attempts:
+            t0 = clock()
+            group = plan.next_group(done / 1000.0)
+            t1 = clock()
+            spent["draw"] += t1 - t0
+            for send in group:
+                t0 = clock()
+                now = int(time.time())
+                envelope = send.envelope
+                assert envelope is not None
+                if last is not None and last[0] is envelope and last[1] == now:
+                    request = last[2]
+                else:
+                    request = profile.request(envelope, STATE.secrets, now)
+                    last = (envelope, now, request)
+                t1 = clock()
+                sent_at, t = time.time(), time.perf_counter()
+                token = STATE.begin(send, 1, envelope.event_id, sent_at, t)
+                STATE.complete(token, (send.event.id, send.delivery_id, send.tags, 1, envelope.event_id, sent_at,
+                                       (time.perf_counter() - t) * 1000.0, atoms))
+                t2 = clock()
+                spent["sign"] += t1 - t0
+                spent["keep"] += t2 - t1
+                done += 1
+                del request
+            if len(STATE.sent) >= CHUNK or done >= attempts:
+                t0 = clock()
+                sent, STATE.sent = STATE.sent, []
+                events, STATE.events = STATE.events, {}
+                rows = [STATE.row(s, events) for s in sent]
+                wire = [events[n] for n in {s[0] for s in sent}]
+                t1 = clock()
+                spool.add((), wire, rows=rows)
+                spent["row"] += t1 - t0
+                spent["spool"] += clock() - t1
+        spool.close()
+    return {part: seconds / done * 1e6 for part, seconds in spent.items()}
+
+
 def main(seconds: int, users: int) -> None:
     port = _free_port()
     server = subprocess.Popen([sys.executable, str(ROOT / "bench" / "null_receiver.py"), str(port), "1"])
@@ -242,6 +318,9 @@ def main(seconds: int, users: int) -> None:
         print(f"{'storm: distinct events':<58}{events:>10.0f}")
         print(f"storm vs bare on its own HTTP path: {storm / direct:.2f} req/s, {direct_cpu / storm_cpu:.2f} CPU"
               " (the signing and bookkeeping alone)")
+        parts = bookkeeping()
+        print(f"storm's own work without HTTP, CPU µs per attempt (load {os.getloadavg()[0]:.1f}): "
+              + ", ".join(f"{p} {parts[p]:.1f}" for p in PARTS) + f"; total {sum(parts.values()):.1f}")
         print("req/s is what each sustains (the receiver answers several times faster than any sender here);"
               " CPU µs/req is the sender's own cost per request over the steady window.")
     finally:

@@ -22,7 +22,7 @@ Pure; no Locust import.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, NamedTuple, Sequence
 
 from hookproof.scenarios.findings import CheckResult, Verdict
 from hookproof.simulator.events import Event
@@ -48,16 +48,56 @@ class Ahead:
         return bool(self.keys or self.statuses)
 
 
+class _Entry(NamedTuple):
+    """One template event, its ids cut for renaming (`IdRenamer.cut`, `BillingRenamer.cut`)."""
+
+    event: Event
+    event_id: tuple[str, ...]
+    object_id: tuple[str, ...]
+    business_key: tuple[str, ...] | None
+
+
+class _Stories:
+    """The template stories of one world, by object, each event's ids cut once."""
+
+    def __init__(self, world: Any) -> None:
+        from hookproof.loadtests.storm_truth import renamer_of
+
+        self.world = world
+        self.renamer = renamer_of(world)
+        self._by_object: dict[str, list[_Entry]] | None = None
+
+    def story(self, template_id: str) -> list[_Entry]:
+        by_object = self._by_object
+        if by_object is None:
+            by_object = self._by_object = {}
+            cut = self.renamer.cut
+            for t in self.world.events:
+                by_object.setdefault(t.object_id, []).append(
+                    _Entry(t, cut(t.id), cut(t.object_id), cut(t.business_key) if t.business_key else None))
+        return by_object.get(template_id, [])
+
+
+def _light_keys(keys: "KeyMapping | None") -> "KeyMapping | None":
+    """`keys` when its `key_of` reads an event's payload only for its templates' types
+    (a `KeyMapping`'s own rule), else None."""
+    from hookproof.scenarios.business_keys import KeyMapping
+
+    return keys if keys is not None and type(keys).key_of is KeyMapping.key_of else None
+
+
 def ahead_of(sent: Iterable[Event], templates: Sequence[Any], *, keys: "KeyMapping | None" = None) -> Ahead:
     """The `Ahead` of a storm that sent `sent` (its events, any order), from the template
     worlds its processes replayed (`storm_truth.template_worlds`), under the team's `keys`
-    (`scenarios.business_keys`; None: the built-in keys). Empty without templates."""
+    (`scenarios.business_keys`; None: the built-in keys). Empty without templates.
+
+    Linear in the sent objects' stories: each template event's ids are cut once and joined
+    per copy (no search per event); an event is renamed whole only when a team template
+    reads its body. The result is exactly that of renaming every story whole."""
     if not templates:
         return Ahead()
-    from hookproof.loadtests.storm_truth import renamer_of
-
-    renamers = [(renamer_of(w), w) for w in templates]
-    stories: dict[int, dict[str, list[Event]]] = {}
+    worlds = [_Stories(w) for w in templates]
+    light = _light_keys(keys)
     sent_ids: set[str] = set()
     objects: set[str] = set()
     for e in sent:
@@ -65,26 +105,32 @@ def ahead_of(sent: Iterable[Event], templates: Sequence[Any], *, keys: "KeyMappi
         objects.add(e.object_id)
     ahead = Ahead()
     for object_id in objects:
-        for i, (renamer, world) in enumerate(renamers):
+        for stories in worlds:
+            renamer = stories.renamer
             found = renamer.original(object_id)
             if found is None:
                 continue
-            by_object = stories.get(i)
-            if by_object is None:
-                by_object = stories[i] = {}
-                for t in world.events:
-                    by_object.setdefault(t.object_id, []).append(t)
             template_id, copy_no = found
-            story = renamer.events(by_object.get(template_id, ()), copy_no)
-            last_sent = max((i for i, e in enumerate(story) if e.id in sent_ids), default=-1)
-            for i, e in enumerate(story):
-                if e.id in sent_ids:
+            story = stories.story(template_id)
+            join = renamer.joiner(copy_no)
+            ids = [join(t.event_id) for t in story]
+            last_sent = max((i for i, eid in enumerate(ids) if eid in sent_ids), default=-1)
+            for i, t in enumerate(story):
+                if ids[i] in sent_ids:
                     continue
-                key = keys.key_of(e) if keys is not None else e.business_key
+                e = t.event
+                business_key = join(t.business_key) if t.business_key is not None else None
+                if keys is None:
+                    key = business_key
+                elif light is not None and e.type not in light.templates:
+                    key = light.key_of(replace(e, id=ids[i], object_id=join(t.object_id),
+                                               business_key=business_key))
+                else:
+                    key = keys.key_of(renamer.events([e], copy_no)[0])
                 if key is not None:
                     ahead.keys[key] = e.amount
                 if e.status is not None and i > last_sent:  # an earlier status explains nothing
-                    ahead.statuses.setdefault(e.object_id, set()).add(e.status)
+                    ahead.statuses.setdefault(join(t.object_id), set()).add(e.status)
             break
     return ahead
 

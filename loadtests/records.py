@@ -166,18 +166,19 @@ def attempt_from_wire(d: Mapping[str, Any]) -> Attempt:
 
 _ATTEMPT_FIELDS = (*COLUMNS, "index")
 
-_EVENT_FIELDS = ("id", "type", "created", "created_us", "object_type", "object_id", "version", "business_key",
-                 "amount", "currency", "status", "livemode", "account", "api_version")
+#: The fields of an event a storm record carries (`event_to_wire`), in that order.
+EVENT_FIELDS = ("id", "type", "created", "created_us", "object_type", "object_id", "version", "business_key",
+                "amount", "currency", "status", "livemode", "account", "api_version")
 
 
 def event_to_wire(e: Event) -> dict[str, Any]:
     """The fields of `e` the checks read (no object snapshot)."""
-    return {name: getattr(e, name) for name in _EVENT_FIELDS}
+    return {name: getattr(e, name) for name in EVENT_FIELDS}
 
 
 def event_from_wire(d: Mapping[str, Any]) -> Event:
     """A slim Event (empty object snapshot) from `event_to_wire`'s dict."""
-    return Event(object={}, **{name: d[name] for name in _EVENT_FIELDS})
+    return Event(object={}, **{name: d[name] for name in EVENT_FIELDS})
 
 
 def chunked(items: Sequence[Any], size: int) -> Iterator[Sequence[Any]]:
@@ -193,6 +194,7 @@ def chunked(items: Sequence[Any], size: int) -> Iterator[Sequence[Any]]:
 
 __all__ = [
     "COLUMNS",
+    "EVENT_FIELDS",
     "ErrorKind",
     "STORM_SCENARIO",
     "attempt_from_wire",

@@ -29,7 +29,7 @@ import binascii
 import json
 import re
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 from hookproof.simulator.events import Event
 
@@ -163,6 +163,29 @@ class IdRenamer:
         if pattern is None:
             return text
         return pattern.sub(lambda m: self.token(m.group(0), copy_no), text)
+
+    def cut(self, text: str) -> tuple[str, ...]:
+        """`text` split around the template ids in it: literal text at even positions, an
+        id at odd ones; `join` renames it to any copy as `text` would, without a search."""
+        pattern = self._pattern
+        if pattern is None:
+            return (text,)
+        parts, start = [], 0
+        for m in pattern.finditer(text):
+            parts += [text[start:m.start()], m.group(0)]
+            start = m.end()
+        parts.append(text[start:])
+        return tuple(parts)
+
+    def join(self, parts: tuple[str, ...], copy_no: int) -> str:
+        """`text(t, copy_no)` of the `t` that `cut` split into `parts`."""
+        if len(parts) == 1:
+            return parts[0]
+        return "".join(p if i % 2 == 0 else self.token(p, copy_no) for i, p in enumerate(parts))
+
+    def joiner(self, copy_no: int) -> Callable[[tuple[str, ...]], str]:
+        """`join` for one copy."""
+        return lambda parts: self.join(parts, copy_no)
 
     def value(self, value: Any, copy_no: int) -> Any:
         """A JSON value (an object snapshot) with every template id renamed."""

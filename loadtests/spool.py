@@ -20,7 +20,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
-from hookproof.loadtests.records import COLUMNS, event_from_wire
+from hookproof.loadtests.records import COLUMNS, EVENT_FIELDS, event_from_wire
 from hookproof.simulator.delivery.history import Attempt, History
 from hookproof.simulator.events import Event
 
@@ -30,6 +30,9 @@ _FLOATS = tuple(COLUMNS.index(name) for name in ("sent_at", "answered_at", "late
 _ERROR = COLUMNS.index("error")
 #: Distinct fault-tag lists whose stored JSON `_stored` keeps (a storm has a few dozen).
 _FAULTS_KEPT = 4096
+
+#: `json.dumps(..., sort_keys=True)` of an event's wire dict, the encoder built once.
+_ENCODE = json.JSONEncoder(sort_keys=True).encode
 
 #: Event fields whose values repeat across a storm's events (`Spool.events` shares them).
 _FEW_VALUES: tuple[str, ...] = ("type", "object_type", "currency", "status", "account", "api_version")
@@ -122,8 +125,13 @@ class Spool:
         evs: list[tuple[str, str]] = []
         for raw in events:
             try:
-                event = event_from_wire(raw)
-                evs.append((event.id, json.dumps(dict(raw), sort_keys=True)))
+                if type(raw) is dict:  # checked as `event_from_wire` does, without building the Event
+                    missing = next((name for name in EVENT_FIELDS if name not in raw), None)
+                    if missing is not None:
+                        raise KeyError(missing)
+                    evs.append((raw["id"], _ENCODE(raw)))
+                else:
+                    evs.append((event_from_wire(raw).id, _ENCODE(dict(raw))))
             except (KeyError, TypeError, ValueError) as exc:
                 problems.append(f"bad event record ({type(exc).__name__}: {exc})")
         with self._db:

@@ -147,7 +147,7 @@ def original_id(renamed_id: str) -> tuple[str, int] | None:
     return m.group(1), copy_no
 
 
-def _cut(text: AnyStr) -> tuple[AnyStr, ...]:
+def cut_at_tails(text: AnyStr) -> tuple[AnyStr, ...]:
     """`text` (str or bytes) split around its world-id tails: ``new_tail.join(parts)`` renames it."""
     pattern = _WORLD_ID_BYTES if isinstance(text, bytes) else _WORLD_ID
     parts, start = [], 0
@@ -160,7 +160,7 @@ def _cut(text: AnyStr) -> tuple[AnyStr, ...]:
 
 def _fixed(values: Mapping[str, str]) -> Mapping[str, str] | None:
     """`values` as a read-only mapping every copy shares, or None if a value holds a world id."""
-    if any(len(_cut(v)) > 1 for v in values.values()):
+    if any(len(cut_at_tails(v)) > 1 for v in values.values()):
         return None
     return MappingProxyType(dict(values))
 
@@ -198,12 +198,12 @@ class _Cut:
         fields = {f.name: getattr(event, f.name) for f in dataclasses.fields(event) if f.name not in renamed_fields}
         fields.update(object={}, previous_attributes=None, extra={})
         return cls(
-            fields=fields, event_id=_cut(event.id), object_id=_cut(event.object_id),
-            business_key=_cut(event.business_key) if event.business_key else None,
-            request_id=_cut(event.request_id) if event.request_id else None,
-            envelope_id=_cut(envelope.event_id), envelope_type=envelope.type, body=_cut(envelope.body),
-            headers=tuple((k, _cut(v)) for k, v in envelope.headers.items()),
-            query=tuple((k, _cut(v)) for k, v in envelope.query.items()),
+            fields=fields, event_id=cut_at_tails(event.id), object_id=cut_at_tails(event.object_id),
+            business_key=cut_at_tails(event.business_key) if event.business_key else None,
+            request_id=cut_at_tails(event.request_id) if event.request_id else None,
+            envelope_id=cut_at_tails(envelope.event_id), envelope_type=envelope.type, body=cut_at_tails(envelope.body),
+            headers=tuple((k, cut_at_tails(v)) for k, v in envelope.headers.items()),
+            query=tuple((k, cut_at_tails(v)) for k, v in envelope.query.items()),
             envelope_fields={"type": envelope.type},
             fixed_headers=_fixed(envelope.headers), fixed_query=_fixed(envelope.query),
         )
@@ -314,5 +314,5 @@ class StoryBook:
             copy_no += stride
 
 
-__all__ = ["MAX_COPIES", "STORIES", "Rendered", "StoryBook", "original_id", "play_stories", "process_seed", "renamed",
+__all__ = ["MAX_COPIES", "STORIES", "Rendered", "StoryBook", "cut_at_tails", "original_id", "play_stories", "process_seed", "renamed",
            "renamed_text", "story_events", "tail", "template_world"]

@@ -34,11 +34,13 @@ from hookproof.loadtests.renaming import IdRenamer
 from hookproof.loadtests.spec import StormSpec
 from hookproof.loadtests.stories import (
     STORIES,
+    cut_at_tails,
     original_id,
     play_stories,
     process_seed,
     renamed,
     renamed_text,
+    tail,
     template_world,
 )
 from hookproof.simulator.errors import WorldError
@@ -50,7 +52,7 @@ from hookproof.simulator.world import World
 
 class BillingRenamer:
     """The billing world's renaming (`loadtests.stories.renamed`) with an `IdRenamer`'s
-    interface: `value`, `events`, `original` (over the ids of one template world)."""
+    interface: `value`, `events`, `cut`, `join`, `original` (over the ids of one template world)."""
 
     def __init__(self, world: World) -> None:
         self._heads: dict[str, str] = {}
@@ -64,6 +66,17 @@ class BillingRenamer:
 
     def events(self, story: Any, copy_no: int) -> list[Event]:
         return renamed(list(story), copy_no)
+
+    def cut(self, text: str) -> tuple[str, ...]:
+        """`text` split around its ids' tails (`join` renames it as `renamed_text` would)."""
+        return cut_at_tails(text)
+
+    def join(self, parts: tuple[str, ...], copy_no: int) -> str:
+        return tail(copy_no).join(parts)
+
+    def joiner(self, copy_no: int) -> Callable[[tuple[str, ...]], str]:
+        """`join` for one copy (its tail computed once)."""
+        return tail(copy_no).join
 
     def original(self, renamed_id: str) -> tuple[str, int] | None:
         found = original_id(renamed_id)

@@ -37,3 +37,29 @@ def test_events_come_back_once_each_sharing_the_values_they_repeat(tmp_path: Pat
     with HistoryFile(tmp_path / "history.sqlite") as history:
         assert [a.sent_at for a in history] == sorted(a.sent_at for a in attempts)
         assert [a.index for a in history] == list(range(len(attempts)))
+
+
+def test_a_malformed_event_record_is_skipped_with_the_error_a_decoded_event_raises(tmp_path: Path) -> None:
+    """Whatever its shape (a dict short of a field, another mapping, no mapping at all),
+    a bad event record is one problem naming the error `event_from_wire` raises on it;
+    the good records of the chunk are kept."""
+    from types import MappingProxyType
+
+    from hookproof.loadtests.records import event_from_wire
+
+    good = event_to_wire(_event(1))
+    short = {k: v for k, v in event_to_wire(_event(2)).items() if k != "version"}
+    bad: list[object] = [short, MappingProxyType(short), ["evt_3"], None]
+    want = []
+    for raw in bad:
+        try:
+            event_from_wire(raw)  # type: ignore[arg-type]
+        except (KeyError, TypeError, ValueError) as exc:
+            want.append(f"bad event record ({type(exc).__name__}: {exc})")
+    spool = Spool(tmp_path / "history.sqlite")
+    assert spool.add([], [good, *bad]) == want  # type: ignore[list-item]
+    assert spool.add([], [MappingProxyType(event_to_wire(_event(4)))]) == []
+    spool.finalize()
+    assert [e.id for e in spool.events()] == ["evt_1", "evt_4"]
+    spool.close()
+    assert want[0] == "bad event record (KeyError: 'version')" and len(want) == 4
