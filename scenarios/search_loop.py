@@ -22,6 +22,10 @@ from typing import Any, Coroutine, TypeVar
 
 T = TypeVar("T")
 
+#: Seconds to wait for what an interrupted step left running, once cancelled (as long as
+#: the dispatcher waits for the requests it gave up on).
+STRAY_WAIT_S = 5.0
+
 
 class SearchLoop:
     """An event loop shared by the sessions of one search (`run` a coroutine to completion,
@@ -52,14 +56,15 @@ class SearchLoop:
         """Run `coro` on the loop until it completes; its result (or its exception)."""
         return self.loop.run_until_complete(coro)
 
-    def settle_strays(self) -> None:
+    def settle_strays(self, timeout_s: float = STRAY_WAIT_S) -> None:
         """Cancel what a step left running on the loop (an interrupted step's deliveries)
-        and wait for it, so that the next example starts on an idle loop."""
+        and wait for it, `timeout_s` at most (an app's call already in a worker thread
+        runs to its end), so that the next example starts on an idle loop."""
         strays = [t for t in asyncio.all_tasks(self.loop) if t is not self._root and not t.done()]
         for t in strays:
             t.cancel()
         if strays:
-            self.loop.run_until_complete(asyncio.wait(strays))
+            self.loop.run_until_complete(asyncio.wait(strays, timeout=timeout_s))
 
     def close(self) -> None:
         """Release the root (anyio stops its worker threads, each after its current call),
@@ -68,6 +73,7 @@ class SearchLoop:
             return
         self._closed = True
         try:
+            self.settle_strays()  # an interrupted step's requests unwind before the generators are closed
             if not self._release.done():
                 self._release.set_result(None)
             self.loop.run_until_complete(self._root)
@@ -76,4 +82,4 @@ class SearchLoop:
             self.loop.close()
 
 
-__all__ = ["SearchLoop"]
+__all__ = ["STRAY_WAIT_S", "SearchLoop"]
