@@ -14,7 +14,13 @@ A step is one rule (a world change, a delivery, a redelivery, a fault); every ex
 also pays its teardown (deliver what is pending, settle, final checks), which is
 included in the wall time. Each row shows wall and CPU seconds (CPU of every thread of
 this process, the receiver's worker threads included) and the load average; ``explore /
-bare loop`` is given for both (the CPU ratio moves less on a loaded machine). The
+bare loop`` is given for both (the CPU ratio moves less on a loaded machine). Under the
+in-process row, one line splits explore's main-thread CPU per example (the receiver's
+worker threads are not in it): example set-up (the receiver's app when the pool recycles
+it, the world, the dispatcher), world operations, steps and teardown (mostly delivering:
+signing, dispatcher, httpx, the app's routing), observer reads, checks, and the rest:
+Hypothesis's own machinery and the rules' glue; and the settle's sleeps per example (wall:
+the quick settle window waits for stability even when the picture is already complete). The
 receivers' SQLite files are on the memory-backed filesystem when the machine has one:
 on disk, inbox_sync's one or two fsyncs per request (about 4 ms each here) would be most
 of both rows.
@@ -26,6 +32,7 @@ row; ``--in-process`` skips the HTTP row; about 30 s).
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import socket
 import subprocess
@@ -35,15 +42,17 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterator
 
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from examples.receivers.pool import ReceiverPool  # noqa: E402
+from hookproof.scenarios import session as session_module  # noqa: E402
 from hookproof.scenarios.observers import HttpObserver  # noqa: E402
 from hookproof.scenarios.statemachine import explore, shared_target  # noqa: E402
+from hookproof.scenarios.world_ops import WORLD_OPS  # noqa: E402
 from hookproof.simulator.delivery import Target  # noqa: E402
 from hookproof.simulator.profiles import get_profile  # noqa: E402
 from hookproof.simulator.server.state import ServerState  # noqa: E402
@@ -135,6 +144,97 @@ def recording() -> Iterator[Recording]:
         httpx.ASGITransport.handle_async_request = original  # type: ignore[method-assign]
 
 
+# ---- where explore's own time goes -----------------------------------------------------------
+
+#: Session methods timed for the breakdown: (attribute, part). A part's time is the method's
+#: own, its nested timed calls left out, so the parts add up.
+TIMED: tuple[tuple[str, str], ...] = (
+    ("__init__", "example set-up"), ("apply", "steps"), ("safety", "steps"), ("finish", "teardown"),
+    ("close", "teardown"), ("observe", "observer reads"), ("_check", "checks"),
+)
+
+
+@dataclass
+class Breakdown:
+    """Main-thread CPU seconds per part of the search, and the settle's sleeps (wall)."""
+
+    cpu: dict[str, float] = field(default_factory=dict)
+    slept_s: float = 0.0
+
+
+def _swap(owner: Any, name: str, value: Any) -> None:
+    """Set `owner.name` on a class, or on a frozen dataclass instance (`WorldOps`)."""
+    if isinstance(owner, type):
+        setattr(owner, name, value)
+    else:
+        object.__setattr__(owner, name, value)
+
+
+@contextmanager
+def breakdown() -> Iterator[Breakdown]:
+    """Time `TIMED` Session methods, the world's operations (every world kind's `WorldOps`)
+    and the settle's sleeps on the main thread (`time.thread_time`: the receiver's worker
+    threads are not in it). "steps" and "teardown" are then mostly delivering: signing,
+    the dispatcher, httpx and the app's routing on the event loop."""
+    out = Breakdown()
+    stack: list[float] = []  # CPU of nested timed calls, per level
+    originals: list[tuple[Any, str, Any]] = []
+
+    def timed(cls: Any, name: str, part: str) -> None:
+        original = getattr(cls, name)
+
+        @functools.wraps(original)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            start = time.thread_time()
+            stack.append(0.0)
+            try:
+                return original(*args, **kwargs)
+            finally:
+                spent = time.thread_time() - start
+                nested = stack.pop()
+                out.cpu[part] = out.cpu.get(part, 0.0) + spent - nested
+                if stack:
+                    stack[-1] += spent
+        originals.append((cls, name, original))
+        _swap(cls, name, wrapper)
+
+    for name, part in TIMED:
+        timed(session_module.Session, name, part)
+    for ops in WORLD_OPS.values():  # frozen dataclasses: their functions are swapped in place
+        timed(ops, "apply", "world operations")
+        timed(ops, "legal", "world operations")
+    real_sleep = session_module.time.sleep
+
+    class _Time:
+        def __getattr__(self, name: str) -> Any:
+            return getattr(time, name)
+
+        @staticmethod
+        def sleep(seconds: float) -> None:
+            started = time.monotonic()
+            real_sleep(seconds)
+            out.slept_s += time.monotonic() - started
+
+    session_module.time = _Time()  # type: ignore[assignment]
+    try:
+        yield out
+    finally:
+        session_module.time = time  # type: ignore[assignment]
+        for cls, name, original in reversed(originals):
+            _swap(cls, name, original)
+
+
+def print_breakdown(b: Breakdown, total_cpu_s: float, examples: int) -> None:
+    """One line: explore's main-thread CPU per example by part, the rest (Hypothesis's own
+    machinery and the rule glue), and the settle's sleeps per example."""
+    ours = sum(b.cpu.values())
+    parts = dict(b.cpu)
+    parts["Hypothesis and glue"] = max(0.0, total_cpu_s - ours)
+    shown = ", ".join(f"{k} {1000 * v / examples:.2f}" for k, v in parts.items())
+    print(f"main-thread CPU per example (ms): {shown}; settle sleeps {1000 * b.slept_s / examples:.2f} ms wall",
+          flush=True)
+
+
 def bare_loop(rec: Recording, state: ServerState) -> tuple[float, float]:
     """Send `rec`'s requests again to fresh apps of the receiver, through httpx's ASGI
     transport on one event loop (a batch's requests together); (wall, CPU) seconds taken,
@@ -173,14 +273,15 @@ def in_process(n: int) -> None:
     pool = ReceiverPool("inbox_sync", scratch(), secrets=(SECRET,),
                         provider_state=state)
     try:
-        with recording() as rec:
-            cpu = time.process_time()
+        with recording() as rec, breakdown() as parts:
+            cpu, main_cpu = time.process_time(), time.thread_time()
             r = explore(pool.target(), max_examples=n, seed=1, provider_state=state)
-            cpu = time.process_time() - cpu
+            cpu, main_cpu = time.process_time() - cpu, time.thread_time() - main_cpu
     finally:
         pool.close()
     assert r.failure is None, r.failure.summary() if r.failure else ""
     row("in-process", r.examples, r.steps, r.duration_s, cpu, f"  {rec.requests} requests")
+    print_breakdown(parts, main_cpu, r.examples)
     bare_s, bare_cpu = bare_loop(rec, ServerState())
     row("bare loop", r.examples, r.steps, bare_s, bare_cpu, f"  {rec.requests} requests in {len(rec.batches)} batches")
     print(f"explore / bare loop: {bare_s / r.duration_s:.2f} (CPU {bare_cpu / cpu:.2f})", flush=True)

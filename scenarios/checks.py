@@ -15,6 +15,7 @@ This module re-exports the public names of those modules.
 
 from __future__ import annotations
 
+import functools
 import inspect
 from typing import Callable, Iterable, Sequence
 
@@ -72,7 +73,10 @@ ALL_CHECKS: dict[str, Check] = {
 }
 
 
+@functools.lru_cache(maxsize=256)
 def _accepts_index(check: Check) -> bool:
+    """Whether `check` takes the shared ``index`` keyword (its signature read once: explore
+    runs the checks after every step, and reading it each time was a tenth to a quarter of their cost)."""
     try:
         params = inspect.signature(check).parameters
     except (TypeError, ValueError):

@@ -16,19 +16,22 @@ import itertools
 import secrets as _secrets
 import time
 from dataclasses import replace
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence, TypeVar, cast
 
 from hookproof.scenarios.business_keys import counter_keys, counter_truth, scoped
 from hookproof.scenarios.checks import CheckResult, run_checks
 from hookproof.scenarios.explore_targets import ExploreTarget
 from hookproof.scenarios.observations import Observation, expectations_from
 from hookproof.scenarios.schedules import CLOCK_START_US, CLOCK_STEP_US, Failure, Step
+from hookproof.scenarios.search_loop import SearchLoop
 from hookproof.scenarios.world_ops import new_world_of, ops_for
 from hookproof.simulator.delivery import Attempt, Dispatcher, History, Outcome
 from hookproof.simulator.events import Event
 from hookproof.simulator.faults import Delivery, FaultPlan, Mutation, Schedule, schedule
 from hookproof.simulator.faults import Step as Release
 from hookproof.simulator.world import MONEY_PREFIXES, World
+
+T = TypeVar("T")
 
 #: Safety checks run after every step; the final checks after teardown. A 5xx to a valid
 #: delivery without an injected fault is a finding, as in certify (a racy get-or-create
@@ -99,11 +102,12 @@ class Session:
     """One example: a fresh world, a receiver, a dispatcher, the history, the observations.
 
     `apply(step)` interprets one schedule step; `safety()` and `finish()` run the checks.
-    Used by the state machine and by `replay`.
+    Used by the state machine and by `replay`. `loop` is the search's event loop, shared
+    by its examples (None: the session makes its own and closes it).
     """
 
     def __init__(self, explore: ExploreTarget, seed: int, *, provider_state: Any = None,
-                 on_step: Callable[[Step, str], None] | None = None) -> None:
+                 on_step: Callable[[Step, str], None] | None = None, loop: SearchLoop | None = None) -> None:
         self.explore = explore
         self.seed = seed
         self.ops = ops_for(explore.profile.world)
@@ -114,7 +118,9 @@ class Session:
             provider_state.set_world(self.world)
         self.prepared = explore.open()
         self.history = History()
-        self.loop = asyncio.new_event_loop()
+        self._own_loop = loop is None
+        self._search_loop = loop if loop is not None else SearchLoop()
+        self.loop = self._search_loop.loop
         self.dispatcher = Dispatcher(self.prepared.target, explore.profile, explore.secrets, self.history,
                                      retries=False, scenario="explore", seed=seed)
         self.steps: list[Step] = []
@@ -133,6 +139,8 @@ class Session:
         self._scope_keys: set[str] = set()
         self._scope_counters: frozenset[str] = frozenset()
         self._closed = False
+        self._version = 0  # bumped by every change the rules' preconditions read (`memo`)
+        self._memos: dict[str, tuple[int, Any]] = {}
 
     # ---- reading ------------------------------------------------------------------------
     @property
@@ -151,17 +159,33 @@ class Session:
         """Every emitted event as it is delivered (the expectations are built from these)."""
         return self._keyed if self.explore.keys is not None else self.world.events
 
+    def memo(self, name: str, compute: Callable[[], T]) -> T:
+        """`compute()`, remembered until the session next changes (an emit, an attempt, an
+        acknowledgement): Hypothesis asks the rules' preconditions before every step, and they
+        ask again in the rule. The value is shared: callers must not change it."""
+        hit = self._memos.get(name)
+        if hit is not None and hit[0] == self._version:
+            return cast(T, hit[1])
+        value = compute()
+        self._memos[name] = (self._version, value)
+        return value
+
+    def _changed(self) -> None:
+        self._version += 1
+
     def pending(self) -> list[int]:
         """Indexes of events the receiver is sent and did not ack yet, in emission order."""
-        return [i for i in self.sendable if i not in self.acked]
+        return self.memo("pending", lambda: [i for i in self.sendable if i not in self.acked])
 
     def acked_events(self) -> list[int]:
         """Indexes of acked events, those with an effect first (their redelivery is the risky one)."""
-        return sorted(self.acked, key=lambda i: (self.event(i).business_key is None, i))
+        return self.memo("acked_events",
+                         lambda: sorted(self.acked, key=lambda i: (self.event(i).business_key is None, i)))
 
     def burst_candidates(self) -> list[int]:
         """Indexes of every event the receiver is sent, those with an effect first."""
-        return sorted(self.sendable, key=lambda i: (self.event(i).business_key is None, i))
+        return self.memo("burst_candidates",
+                         lambda: sorted(self.sendable, key=lambda i: (self.event(i).business_key is None, i)))
 
     def related_groups(self) -> list[tuple[int, ...]]:
         """The first events of one new object: per emit step, the first event of each object
@@ -169,6 +193,9 @@ class Session:
         least two (a subscription's created with its invoice's paid; a payment's intent and
         charge). Later versions of one object are left out: their order is `reorder`'s
         business, and racing them would make a finding depend on thread timing."""
+        return self.memo("related_groups", self._related_groups)
+
+    def _related_groups(self) -> list[tuple[int, ...]]:
         out = []
         sendable = set(self.sendable)
         for start, end in self.groups:
@@ -185,7 +212,10 @@ class Session:
 
     def same_kind_pairs(self) -> list[tuple[int, int]]:
         """(older, newer): consecutive events of one type about one object the receiver is
-        sent (two refunds of one charge), those with an effect first. O(events)."""
+        sent (two refunds of one charge), those with an effect first. O(events), once per change."""
+        return self.memo("same_kind_pairs", self._same_kind_pairs)
+
+    def _same_kind_pairs(self) -> list[tuple[int, int]]:
         last: dict[tuple[str, str], int] = {}
         pairs: list[tuple[int, int]] = []
         for i in self.sendable:
@@ -198,7 +228,11 @@ class Session:
 
     def late_pairs(self) -> list[tuple[int, int]]:
         """(older, newer): consecutive events about one object the receiver is sent, the
-        older one not acknowledged yet (a renewal's failure, then its payment). O(events)."""
+        older one not acknowledged yet (a renewal's failure, then its payment). O(events),
+        once per change."""
+        return self.memo("late_pairs", self._late_pairs)
+
+    def _late_pairs(self) -> list[tuple[int, int]]:
         last: dict[str, int] = {}
         pairs: list[tuple[int, int]] = []
         for i in self.sendable:
@@ -247,6 +281,7 @@ class Session:
         """Take in the events an emit step made (from position `start`)."""
         new = self.world.events[start:]
         self._ids = set(self.world.objects())
+        self._changed()
         self.groups.append((start, start + len(new)))
         keys, enabled = self.explore.keys, self.explore.enabled
         if keys is not None:
@@ -279,6 +314,7 @@ class Session:
 
     def _acked(self, index: int) -> None:
         if index not in self.acked:
+            self._changed()
             self.acked.add(index)
             self.ack_order.append(index)
 
@@ -286,6 +322,7 @@ class Session:
         event = self.event(index)
         number = self.attempts_of.get(index, 0) + 1
         self.attempts_of[index] = number
+        self._changed()
         tags: tuple[str, ...] = self._tags(event, tuple(m.value for m in mutations))
         delivery = Delivery(
             delivery_id=f"dlv_{event.id}_1", event=event, copy=1, mutations_first=mutations, mutations_retry=mutations,
@@ -319,6 +356,7 @@ class Session:
         sched = schedule([event], plan)
         base = self.attempts_of.get(index, 0)
         self.attempts_of[index] = base + copies
+        self._changed()
         deliveries = [Delivery(delivery_id=f"dlv_{event.id}_b{base + k}", event=event, copy=k + 1,
                                tags=self._tags(event, d.tags))
                       for k, d in enumerate(sched.steps[0].deliveries)]
@@ -335,6 +373,7 @@ class Session:
             event = self.event(index)
             number = self.attempts_of.get(index, 0) + 1
             self.attempts_of[index] = number
+            self._changed()
             deliveries.append(Delivery(delivery_id=f"dlv_{event.id}_{mark}{number}", event=event, copy=number,
                                        tags=self._tags(event, (f"burst={len(indexes)}",))))
         attempts = await self._together(deliveries)
@@ -435,7 +474,8 @@ class Session:
         return {k for k in keys if k is not None}, truth
 
     def close(self) -> None:
-        """Close the dispatcher and the loop (the receiver is the target's to keep or close)."""
+        """Close the dispatcher and the loop, or leave a shared loop idle (the receiver is the target's to keep
+        or close)."""
         if self._closed:
             return
         self._closed = True
@@ -445,8 +485,13 @@ class Session:
         try:
             self.loop.run_until_complete(self.dispatcher.aclose(drain_s=5.0))
         finally:
-            self.loop.close()
-            self.prepared.close()
+            try:
+                if self._own_loop:
+                    self._search_loop.close()
+                else:
+                    self._search_loop.settle_strays()
+            finally:
+                self.prepared.close()
 
 
 def _shape(obs: Observation) -> tuple[list[tuple[str, int]], list[tuple[str, str, int | None]]]:

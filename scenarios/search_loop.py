@@ -1,0 +1,85 @@
+"""One event loop for a whole explore search, whose worker threads outlive each step.
+
+The state machine's rules are synchronous (Hypothesis has no async rules), so each step
+runs the loop until its deliveries complete (`run_until_complete`). An in-process app
+with synchronous endpoints (FastAPI, Starlette) answers from anyio's worker threads, and
+anyio ties those threads to the *root task* it finds: the task `run_until_complete` is
+running. Every step was therefore a new root, so every step started a worker thread and
+stopped it when the step ended (about 0.25 ms of thread start-up and hand-over per step,
+more on a loaded machine), and every example made and closed its own loop.
+
+`SearchLoop` keeps one loop for the search and a long-lived task anyio takes as the root,
+so the receiver's worker threads are started once and reused, as they are under a real
+server. Nothing else changes: each step still runs until its own deliveries complete.
+Where anyio's internals differ (another version), the loop is still shared and only the
+thread reuse is lost.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Coroutine, TypeVar
+
+T = TypeVar("T")
+
+#: Seconds to wait for what an interrupted step left running, once cancelled (as long as
+#: the dispatcher waits for the requests it gave up on).
+STRAY_WAIT_S = 5.0
+
+
+class SearchLoop:
+    """An event loop shared by the sessions of one search (`run` a coroutine to completion,
+    `close` once at the end). Not thread-safe: one search drives it from one thread."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self._release: asyncio.Future[None] = self.loop.create_future()
+        self._root = self.loop.create_task(self._hold())
+        self._closed = False
+        self.loop.run_until_complete(self._pin())
+
+    async def _hold(self) -> None:
+        await self._release
+
+    async def _pin(self) -> None:
+        """Make the long-lived task the root anyio ties its worker threads to."""
+        try:
+            from anyio._backends._asyncio import _root_task
+        except ImportError:  # another anyio: threads are then per step, as without this class
+            return
+        try:
+            _root_task.set(self._root)
+        except Exception:  # noqa: BLE001 - a changed RunVar: the same fallback
+            return
+
+    def run(self, coro: Coroutine[Any, Any, T]) -> T:
+        """Run `coro` on the loop until it completes; its result (or its exception)."""
+        return self.loop.run_until_complete(coro)
+
+    def settle_strays(self, timeout_s: float = STRAY_WAIT_S) -> None:
+        """Cancel what a step left running on the loop (an interrupted step's deliveries)
+        and wait for it, `timeout_s` at most (an app's call already in a worker thread
+        runs to its end), so that the next example starts on an idle loop."""
+        strays = [t for t in asyncio.all_tasks(self.loop) if t is not self._root and not t.done()]
+        for t in strays:
+            t.cancel()
+        if strays:
+            self.loop.run_until_complete(asyncio.wait(strays, timeout=timeout_s))
+
+    def close(self) -> None:
+        """Release the root (anyio stops its worker threads, each after its current call),
+        then close the loop. Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            self.settle_strays()  # an interrupted step's requests unwind before the generators are closed
+            if not self._release.done():
+                self._release.set_result(None)
+            self.loop.run_until_complete(self._root)
+            self.loop.run_until_complete(self.loop.shutdown_asyncgens())
+        finally:
+            self.loop.close()
+
+
+__all__ = ["STRAY_WAIT_S", "SearchLoop"]
