@@ -11,8 +11,7 @@ and per key, one int (not a list or a dict) for a key or an object with a single
 from __future__ import annotations
 
 from dataclasses import dataclass
-from itertools import count
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from hookproof.scenarios.observations import MONEY_PREFIXES, Expectations, ExpectedEffect, ObjectTruth
 
@@ -21,6 +20,9 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
     from hookproof.scenarios.history_scan import HistoryScan
+
+#: Keys turned into expected effects per step (their columns are read as Python values a block at a time).
+_BLOCK = 1 << 16
 
 
 @dataclass(slots=True)
@@ -88,40 +90,54 @@ class ExpectationScan:
         facts: list[EventFacts | None] = list(map(world.get, names))
         if resolved:
             facts = [f if f is not None else resolved.get(name) for f, name in zip(facts, names)]
-        key_names = scan.key_names
-        ev_of_key = scan.event_of[self.key_first] if len(self.key_first) else np.zeros(0, np.int64)
-
+        key_names, n_keys = scan.key_names, len(scan.key_names)
         # the sources: each key's first attempt, its own or, for an attempt without a key,
-        # its event's key; (position, event code, amount, object id) in position order
-        src_pos = self.key_first.tolist()
-        src_ev = ev_of_key.tolist()
-        src_amount = self.key_amount.tolist()
-        src_obj: list[tuple[str, int]] = [("k", code) for code in range(len(key_names))]
-        key_names_all = list(key_names)
-        key_code = dict(zip(key_names, count()))
-        valid = self.key_valid.tolist()
+        # its event's key: position, event code, amount, whether an attempt without a key,
+        # valid; as columns by key code (a storm has a million keys)
+        src_pos = self.key_first.copy()
+        src_ev = scan.event_of[self.key_first] if n_keys else np.zeros(0, np.int64)
+        src_amount = self.key_amount.copy()
+        src_unkeyed = np.zeros(n_keys, np.bool_)
+        valid = self.key_valid.copy()
+        added_names: list[str] = []  # keys only an event gives, codes n_keys, n_keys + 1, ...
+        added: list[list[Any]] = []  # their [position, event code, amount, valid]
         unkeyed = np.flatnonzero(self.unkeyed_first >= 0)
         if unkeyed.size:  # attempts without a key of their own carry their event's
             order = unkeyed[np.argsort(self.unkeyed_first[unkeyed], kind="stable")]
-            ufirst, uamount, uvalid = self.unkeyed_first.tolist(), self.unkeyed_amount.tolist(), self.unkeyed_valid
-            for code in order.tolist():
+            key_codes = scan.key_codes
+            added_code: dict[str, int] = {}
+            for code, pos, amount, is_valid in zip(order.tolist(), self.unkeyed_first[order].tolist(),
+                                                   self.unkeyed_amount[order].tolist(),
+                                                   self.unkeyed_valid[order].tolist()):
                 event = facts[code]
                 key = event.business_key if event is not None else None
                 if key is None:
                     continue
-                kc = key_code.get(key)
+                kc = key_codes.get(key)
                 if kc is None:
-                    kc = key_code[key] = len(key_names_all)
-                    key_names_all.append(key)
-                    src_pos.append(ufirst[code])
-                    src_ev.append(code)
-                    src_amount.append(uamount[code])
-                    src_obj.append(("e", code))
-                    valid.append(False)
-                elif ufirst[code] < src_pos[kc]:
-                    src_pos[kc], src_ev[kc], src_amount[kc], src_obj[kc] = ufirst[code], code, uamount[code], ("e", code)
-                if uvalid[code]:
+                    j = added_code.get(key)
+                    if j is None:
+                        added_code[key] = len(added)
+                        added_names.append(key)
+                        added.append([pos, code, amount, is_valid])
+                    else:
+                        source = added[j]
+                        if pos < source[0]:
+                            source[:3] = pos, code, amount
+                        source[3] = source[3] or is_valid
+                    continue
+                if pos < src_pos[kc]:
+                    src_pos[kc], src_ev[kc], src_amount[kc], src_unkeyed[kc] = pos, code, amount, True
+                if is_valid:
                     valid[kc] = True
+            if added:
+                pos_col, ev_col, amount_col, valid_col = zip(*added)
+                src_pos = np.concatenate([src_pos, np.array(pos_col, np.int64)])
+                src_ev = np.concatenate([src_ev, np.array(ev_col, np.int64)])
+                src_amount = np.concatenate([src_amount, np.array(amount_col, np.float64)])
+                src_unkeyed = np.concatenate([src_unkeyed, np.ones(len(added), np.bool_)])
+                valid = np.concatenate([valid, np.array(valid_col, np.bool_)])
+                del added
 
         # the events of each key and the truth's versions, over the valid events in order
         # of their first valid attempt
@@ -157,29 +173,33 @@ class ExpectationScan:
         expected: dict[str, ExpectedEffect] = {}
         money: dict[str, int] = {}
         forbidden: set[str] = set()
-        src_objects = self.src_objects
-        for kc in np.argsort(np.asarray(src_pos, dtype=np.int64)).tolist():  # sources in position order
-            key = key_names_all[kc]
-            codes = key_events.get(key)
-            if codes is None:
-                first = facts[src_ev[kc]]
-                ids: tuple[str, ...] = (names[src_ev[kc]],)
-            elif isinstance(codes, int):
-                first = facts[codes]
-                ids = (names[codes],)
-            else:
-                first = facts[codes[0]]
-                ids = tuple(map(names.__getitem__, codes))
-            raw = src_amount[kc]
-            amount = first.amount if first is not None and first.amount is not None else (
-                None if raw != raw else int(raw))
-            object_id = first.object_id if first is not None else src_objects.get(src_obj[kc])
-            if valid[kc]:
-                expected[key] = ExpectedEffect(key, ids[0], object_id, amount, ids)
-            else:
-                forbidden.add(key)
-            if amount is not None and key.startswith(prefixes):
-                money[key] = amount
+        by_position = np.argsort(src_pos)  # the sources in position order (each position is one key's)
+        for start in range(0, len(by_position), _BLOCK):
+            block = by_position[start:start + _BLOCK]
+            for kc, ev_code, raw, from_unkeyed, is_valid in zip(
+                    block.tolist(), src_ev[block].tolist(), src_amount[block].tolist(), src_unkeyed[block].tolist(),
+                    valid[block].tolist()):
+                key = key_names[kc] if kc < n_keys else added_names[kc - n_keys]
+                codes = key_events.get(key)
+                if codes is None:
+                    first = facts[ev_code]
+                    ids: tuple[str, ...] = (names[ev_code],)
+                elif isinstance(codes, int):
+                    first = facts[codes]
+                    ids = (names[codes],)
+                else:
+                    first = facts[codes[0]]
+                    ids = tuple(map(names.__getitem__, codes))
+                amount = first.amount if first is not None and first.amount is not None else (
+                    None if raw != raw else int(raw))
+                object_id = first.object_id if first is not None else self.src_objects.get(
+                    ("e", ev_code) if from_unkeyed else ("k", kc))
+                if is_valid:
+                    expected[key] = ExpectedEffect(key, ids[0], object_id, amount, ids)
+                else:
+                    forbidden.add(key)
+                if amount is not None and key.startswith(prefixes):
+                    money[key] = amount
 
         pairs: dict[tuple[int, str], tuple[int, str]] = {}
         truth = {object_id: _truth(object_id, versions, facts, names, pairs) for object_id, versions in per_object.items()}
