@@ -8,9 +8,10 @@ long as N attempts take at that rate. Every 0.25 s the script reads each process
 from ``/proc/<pid>/status`` (VmRSS) and prints, per size: the attempts actually sent,
 each process's peak RSS while the storm sends (workers stream their records every
 second; the master appends them to ``history.sqlite``), and the master's peak over the
-whole run, which includes the checks: they stream the history from disk in one pass
-(`scenarios.check_index.expectations_and_index`), keeping a few columns per attempt and
-per event and key a code and a few fields (`scenarios.history_scan.EventFacts`); the
+whole run, which includes the checks: they read the history from disk as columns in one
+pass (`scenarios.check_index.expectations_and_index`, `HistoryFile.column_chunks`),
+keeping numpy columns per attempt and per event and key code, and a few fields per event
+(`scenarios.history_expectations.EventFacts`); the
 storm's events are read again from disk on each pass over them
 (`loadtests.verdict.SpooledEvents`), the observation stays in memory.
 

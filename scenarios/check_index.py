@@ -20,12 +20,9 @@ only a finding needs (ack windows, an event's key) is computed on demand.
 
 from __future__ import annotations
 
-from array import array
-from collections import Counter
+from collections.abc import Set
 from dataclasses import dataclass, field
 from functools import cached_property
-from itertools import compress, repeat
-from operator import eq
 from typing import Iterable, Mapping, Sequence
 
 from hookproof.scenarios.findings import Finding
@@ -69,7 +66,7 @@ class CheckIndex:
     by_key: Groups
     by_event: Groups
     completions: list[Completion | None]
-    acked_events: set[str]
+    acked_events: Set[str]
     notable: list[int]
     settled: Observation | None
     settled_counts: dict[str, int]
@@ -128,7 +125,7 @@ class CheckIndex:
         if key is None and self.scan is not None:  # the scan's column of own keys: no attempt read back
             key_of = self.scan.key_of
             for p in self.by_event.get(event_id, ()):
-                code = key_of[p]
+                code = int(key_of[p])
                 if code != NO_GROUP:
                     return self.scan.key_names[code]
         return key
@@ -204,23 +201,29 @@ def _filed_by_key(index: CheckIndex, scan: HistoryScan) -> Groups:
 
     An event none of whose attempts carries a key is looked up in the expectations only.
     A key only an event gives gets the next code (in the order of those events' first
-    attempt without a key). One sort of the positions by key, in C.
+    attempt without a key). One sort of the positions by key, in numpy.
     """
+    import numpy as np
+
     key_of = scan.key_of
-    if NO_GROUP not in key_of:
+    unkeyed = key_of == NO_GROUP
+    if not unkeyed.any():
         return group_positions(scan.key_codes, key_of)
-    unkeyed = list(compress(range(len(key_of)), map(eq, key_of, repeat(NO_GROUP))))
-    event_of = scan.event_of
-    unkeyed_events = [event_of[p] for p in unkeyed]
-    counts = Counter(unkeyed_events)
+    unkeyed_events = scan.event_of[unkeyed]
+    codes_met, first = np.unique(unkeyed_events, return_index=True)
+    in_order = codes_met[np.argsort(first, kind="stable")]  # in order of first attempt without a key
+    n_events = len(scan.event_codes)
+    without_key = np.bincount(unkeyed_events, minlength=n_events)
+    attempts = np.bincount(scan.event_of, minlength=n_events)
     names = list(scan.event_codes)  # event code → id
     codes, key_names = dict(scan.key_codes), list(scan.key_names)  # the scan's own keys stay its own
-    key_of_code: dict[int, int] = {}
-    by_event = index.by_event
-    for code in dict.fromkeys(unkeyed_events):  # in order of first attempt without a key
+    filed_code = np.full(n_events, NO_GROUP, dtype=np.int64)
+    expected_keys = index.expected_keys
+    any_filed = False
+    for code in in_order.tolist():
         event_id = names[code]
-        if counts[code] == by_event.size_of(event_id):  # no attempt of it carries a key
-            key = index.expected_keys.get(event_id)
+        if without_key[code] == attempts[code]:  # no attempt of it carries a key
+            key = expected_keys.get(event_id)
         else:
             key = index.key_of_event(event_id)
         if key is not None:
@@ -228,14 +231,12 @@ def _filed_by_key(index: CheckIndex, scan: HistoryScan) -> Groups:
             if key_code is None:
                 key_code = codes[key] = len(key_names)
                 key_names.append(key)
-            key_of_code[code] = key_code
-    if not key_of_code:
+            filed_code[code] = key_code
+            any_filed = True
+    if not any_filed:
         return group_positions(codes, key_of)
-    filed = array("q", key_of)
-    for p, code in zip(unkeyed, unkeyed_events):
-        key_code = key_of_code.get(code)
-        if key_code is not None:
-            filed[p] = key_code
+    filed = key_of.copy()
+    filed[unkeyed] = filed_code[unkeyed_events]
     return group_positions(codes, filed)
 
 

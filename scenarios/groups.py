@@ -5,16 +5,19 @@ and an int object per group and per position: about 200 bytes per event, and as 
 allocation time. `Groups` holds the same mapping as three flat parts: the names' codes
 (name → group number, one dict), every position sorted by group (an ``array('q')``,
 8 bytes a position) and where each group starts in it. `group_positions` builds one from
-the group number of each position (a column the scan appends to) with one sort in C.
+the group number of each position (a column the scan fills) with at most one sort, in numpy.
 """
 
 from __future__ import annotations
 
 from array import array
-from collections import Counter
-from itertools import accumulate, compress, islice, repeat
-from operator import le, ne, sub
-from typing import Iterator, Mapping, Sequence, TypeVar, overload
+from itertools import islice
+from operator import sub
+from typing import TYPE_CHECKING, Iterator, Mapping, Sequence, TypeVar, overload
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
 
 T = TypeVar("T")
 
@@ -77,29 +80,32 @@ class Groups(Mapping[str, Sequence[int]]):
         return self._starts[code + 1] - self._starts[code]
 
 
-def group_positions(codes: Mapping[str, int], group_of: Sequence[int]) -> Groups:
+def group_positions(codes: Mapping[str, int], group_of: Sequence[int] | "npt.NDArray[np.int64]") -> Groups:
     """The `Groups` of `codes` (name → group number 0 … len(codes) - 1, each group
     non-empty) where position p belongs to group ``group_of[p]`` (`NO_GROUP`: to none).
 
-    Every step runs in C: the positions of no group are left out, and the rest need no
-    sort when their groups come in order (one attempt per event, or each event's
-    attempts together), else one stable sort by group (O(n log n), O(n) on a history
-    whose groups come in runs).
+    Every step runs in numpy: the positions of no group are left out, and the rest need
+    no sort when their groups come in order (one attempt per event, or each event's
+    attempts together), else one stable sort by group (O(n log n)).
     """
-    n = len(group_of)
-    positions: Sequence[int] = range(n)
-    groups = group_of
-    if NO_GROUP in group_of:
-        member = list(map(ne, group_of, repeat(NO_GROUP)))
-        positions = list(compress(positions, member))
-        groups = list(compress(group_of, member))
-    if all(map(le, islice(groups, 0, max(len(groups) - 1, 0)), islice(groups, 1, None))):
-        order = array("q", positions)
+    import numpy as np
+
+    groups = np.asarray(group_of, dtype=np.int64)
+    member = groups != NO_GROUP
+    if member.all():
+        positions = np.arange(len(groups), dtype=np.int64)
     else:
-        order = array("q", sorted(positions, key=group_of.__getitem__))
-    counts = Counter(groups)
-    starts = array("q", accumulate(map(counts.__getitem__, range(len(codes))), initial=0))
-    return Groups(codes, order, starts)
+        positions = np.flatnonzero(member)
+        groups = groups[positions]
+    if len(groups) > 1 and not bool((groups[1:] >= groups[:-1]).all()):
+        positions = positions[np.argsort(groups, kind="stable")]
+    starts = np.zeros(len(codes) + 1, dtype=np.int64)
+    np.cumsum(np.bincount(groups, minlength=len(codes))[:len(codes)], out=starts[1:])
+    order: array[int] = array("q")
+    order.frombytes(positions.astype(np.int64, copy=False).tobytes())
+    offsets: array[int] = array("q")
+    offsets.frombytes(starts.tobytes())
+    return Groups(codes, order, offsets)
 
 
 __all__: Sequence[str] = ["Groups", "NO_GROUP", "group_positions"]

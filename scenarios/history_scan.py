@@ -1,152 +1,80 @@
-"""One pass over a history: what the check index and the expectations need, per event and per key.
+"""One pass over a history: what the check index and the expectations need, as columns.
 
 `scan_history` reads the attempts once, in history order, from any iterable: the list
-certify recorded in memory, or a storm's `simulator.delivery.history.HistoryFile`
-streamed from disk. It keeps no attempt: per attempt only a few machine words (its
-position in the lists of its event and its key, its completion, its latency when acked:
-about 50 bytes), per event and per key a dictionary entry and a list. The index
-(`scenarios.check_index.build_index`) is built from a `HistoryScan`, the expectations
-(`scenarios.observations.expectations_from`) from an `ExpectationScan`
-(`scan_expectations`, which keeps nothing per attempt); given the run's events,
-`scan_history` makes both in a single pass (`scenarios.check_index.expectations_and_index`),
+certify recorded in memory, a storm's `simulator.delivery.history.HistoryFile` (whose
+rows are read as columns, `HistoryFile.column_chunks`, never as attempts), or any other.
+It reads `CHUNK` attempts at a time and keeps no attempt: per attempt a few machine
+words in numpy columns (its event's code, its own key's code, its completion, its
+latency when acked), per event and per key a code and a few array slots indexed by it
+(first attempt, first valid attempt, first attempt without a key, valid, acked), never
+a dict or a set of their own. The index (`scenarios.check_index.build_index`) is built
+from a `HistoryScan`; with the run's events the same pass keeps the expectations' part
+(`ExpectationScan`), and `scenarios.check_index.expectations_and_index` builds both,
 which is how a storm's checks read a history of millions of attempts.
 
+Each chunk is a handful of C-level passes: its columns are read with `attrgetter` maps
+(or from SQLite rows), the event ids and keys coded through one dict each, the rest is
+numpy over the chunk. Python runs per new event or key only where an attempt's value
+is needed for an expectation (its amount, its object when its event is unknown), and
+per attempt only for ids the run's events do not name (joined through the delivery id).
+
 Everything a finding needs beyond that (an attempt's answer, event type, faults, times)
-is read back from the history by position, for the attempts a finding names only. Each
-pass is its own loop, written out: a branch per attempt for work a caller did not ask
-for costs as much as the work.
+is read back from the history by position, for the attempts a finding names only.
 """
 
 from __future__ import annotations
 
 from array import array
-from dataclasses import dataclass, field
-from typing import Iterable, Mapping, Sequence
+from collections.abc import Set
+from dataclasses import dataclass
+from itertools import count, filterfalse, islice
+from operator import attrgetter
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from hookproof.scenarios.groups import NO_GROUP, Groups, group_positions
-from hookproof.scenarios.observations import (
-    MONEY_PREFIXES,
-    Expectations,
-    ExpectedEffect,
-    ObjectTruth,
-    world_event_id,
-)
+from hookproof.scenarios.history_expectations import EventFacts, ExpectationScan
+from hookproof.scenarios.observations import MONEY_PREFIXES, Expectations, world_id_of_delivery
 from hookproof.simulator.delivery.history import Attempt, Completion, Outcome
 from hookproof.simulator.events import Event
 
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
 #: Outcomes of an attempt that got an answer other than a success.
 ANSWERED_NON_SUCCESS = (Outcome.REJECTED, Outcome.SERVER_ERROR)
+#: Attempts read per step (columns of this many values are alive at once).
+CHUNK = 8192
+
+# Completion codes of the columns (3: an invalid attempt, whose completion the checks ignore).
+_COMPLETION_CODE: dict[str, int] = {Completion.OK: 0, Completion.FAIL: 1, Completion.UNKNOWN: 2}
+_COMPLETION_OF: tuple[Completion | None, ...] = (Completion.OK, Completion.FAIL, Completion.UNKNOWN, None)
+# Outcome codes: 0 acked, 1 rejected or server error (answered, not a success), 2 any other.
+_OUTCOME_CODE: dict[str, int] = {o: 0 if o is Outcome.ACKED else 1 if o in ANSWERED_NON_SUCCESS else 2
+                                 for o in Outcome}
 
 
-@dataclass(frozen=True, slots=True)
-class EventFacts:
-    """What the expectations read of one Event (the rest, its object snapshot included,
-    is not kept: about 90 bytes an event besides its strings, where an Event holds some
-    600). Fields as `simulator.events.Event`'s of the same names."""
+class CodedSet(Set[str]):
+    """The names (event ids) whose code is marked in a boolean column: a read-only set
+    of strings without a set of its own (the names' dict is the scan's codes).
+    Membership O(1); iteration in code order."""
 
-    id: str
-    business_key: str | None
-    amount: int | None
-    object_id: str
-    status: str | None
-    version: int
-    object_type: str
+    __slots__ = ("_codes", "_marked")
 
+    def __init__(self, codes: Mapping[str, int], marked: "npt.NDArray[np.bool_]") -> None:
+        self._codes = codes
+        self._marked = marked
 
-@dataclass
-class ExpectationScan:
-    """What the expectations need of a history, kept by one pass (`scan_history` with events).
+    def __contains__(self, name: object) -> bool:
+        code = self._codes.get(name) if isinstance(name, str) else None
+        return code is not None and bool(self._marked[code])
 
-    Attributes:
-        world: event id → what the checks read of its first Event (`EventFacts`), from
-            the run's events: the events themselves are not kept (a storm streams them).
-        resolved: an id attempts recorded that is not a world id → its world event's
-            facts, joined through the attempt's delivery id (`world_event_id`).
-        valid_events: the events with a valid attempt, first valid attempt first.
-        key_source: business key → (position, event id, amount, object id) of the first
-            attempt carrying it as its own.
-        valid_keys: keys a valid attempt carried as its own.
-        unkeyed_first: event id → (position, amount, object id) of its first attempt
-            without a key of its own; `unkeyed_valid`: those events with a valid one.
-    """
+    def __iter__(self) -> Iterator[str]:
+        marked = self._marked.tolist()
+        return (name for name, code in self._codes.items() if marked[code])
 
-    world: dict[str, EventFacts]
-    resolved: dict[str, EventFacts] = field(default_factory=dict)
-    valid_events: dict[str, None] = field(default_factory=dict)
-    key_source: dict[str, tuple[int, str, int | None, str | None]] = field(default_factory=dict)
-    valid_keys: set[str] = field(default_factory=set)
-    unkeyed_first: dict[str, tuple[int, int | None, str | None]] = field(default_factory=dict)
-    unkeyed_valid: set[str] = field(default_factory=set)
-
-    def expectations(
-        self, *, sender_timeout_s: float, max_attempts_per_event: int | None,
-        money_prefixes: Sequence[str] = MONEY_PREFIXES,
-    ) -> Expectations:
-        """The expectations of the run (`scenarios.observations.expectations_from`, which
-        documents the rules)."""
-        prefixes = tuple(money_prefixes)
-        by_id = {**self.world, **self.resolved} if self.resolved else self.world
-        # the scan's own dicts are not copied (a storm's hold a million keys): what the
-        # attempts without a key of their own add (their event's key) is kept aside
-        sources, valid_keys = self.key_source, self.valid_keys
-        valid_too: set[str] = set()
-        if self.unkeyed_first:  # attempts without a key of their own carry their event's
-            added: dict[str, tuple[int, str, int | None, str | None]] = {}
-            for event_id, (pos, amount, object_id) in self.unkeyed_first.items():
-                event = by_id.get(event_id)
-                key = event.business_key if event is not None else None
-                if key is None:
-                    continue
-                if event_id in self.unkeyed_valid:
-                    valid_too.add(key)
-                src = added.get(key) or sources.get(key)
-                if src is None or pos < src[0]:
-                    added[key] = (pos, event_id, amount, object_id)
-            if added:
-                sources = dict(sorted({**sources, **added}.items(), key=lambda item: item[1][0]))
-
-        key_events: dict[str, list[str]] = {}
-        per_object: dict[str, dict[int, tuple[str, str]]] = {}
-        kinds: dict[str, str] = {}
-        for event_id in self.valid_events:
-            event = by_id.get(event_id)
-            if event is None:
-                continue
-            if event.business_key is not None:
-                events_of_key = key_events.get(event.business_key)
-                if events_of_key is None:
-                    key_events[event.business_key] = [event_id]
-                else:
-                    events_of_key.append(event_id)
-            if event.status is not None:
-                versions = per_object.get(event.object_id)
-                if versions is None:
-                    per_object[event.object_id] = {event.version: (event.status, event_id)}
-                    kinds[event.object_id] = event.object_type
-                elif event.version not in versions:
-                    versions[event.version] = (event.status, event_id)
-
-        expected: dict[str, ExpectedEffect] = {}
-        money: dict[str, int] = {}
-        forbidden: set[str] = set()
-        for key, (_, src_event, src_amount, src_object) in sources.items():
-            ids = key_events.get(key) or [src_event]
-            first = by_id.get(ids[0])
-            amount = first.amount if first is not None and first.amount is not None else src_amount
-            object_id = first.object_id if first is not None else src_object
-            if key in valid_keys or key in valid_too:
-                expected[key] = ExpectedEffect(key, ids[0], object_id, amount, tuple(ids))
-            else:
-                forbidden.add(key)
-            if amount is not None and key.startswith(prefixes):
-                money[key] = amount
-
-        pairs: dict[tuple[int, str], tuple[int, str]] = {}
-        truth = {object_id: _truth(object_id, versions, kinds[object_id], pairs)
-                 for object_id, versions in per_object.items()}
-        return Expectations(expected=expected, forbidden=frozenset(forbidden), truth=truth, money=money,
-                            sender_timeout_s=sender_timeout_s, max_attempts_per_event=max_attempts_per_event,
-                            money_prefixes=prefixes)
+    def __len__(self) -> int:
+        return int(self._marked.sum())
 
 
 @dataclass
@@ -154,20 +82,20 @@ class HistoryScan:
     """What `scan_history` kept of a history for the checks' index. Positions count
     attempts from 0 in history order.
 
-    Per attempt it keeps a few columns of machine words, per event and per key one
-    dictionary entry (their codes), never a list (`scenarios.groups`).
+    Per attempt it keeps a few numpy columns, per event and per key one dictionary
+    entry (their codes), never a list (`scenarios.groups`).
 
     Attributes:
         size: attempts read.
         event_codes: event id → its code (0, 1, … in order of first attempt).
-        event_of: per position, its event's code.
+        event_of: per position, its event's code (int64).
         key_codes: business key → its code (0, 1, … in order of first attempt carrying it
             as its own); `key_names` the keys by code.
         key_of: per position, the code of the attempt's own business key, `NO_GROUP` when
-            it carries none.
+            it carries none (int64).
         by_event: event id → positions (`Groups`).
         completions: per position, the completion of a valid attempt, None for an invalid one.
-        acked_events: events with at least one valid attempt that completed ok.
+        acked_events: events with at least one valid attempt that completed ok (a `CodedSet`).
         notable: positions of attempts that are invalid, or got a 4xx/5xx status or a
             rejected or server-error outcome.
         acked_latencies: latency (ms) of every acked attempt (valid or not), history order.
@@ -179,13 +107,13 @@ class HistoryScan:
 
     size: int
     event_codes: dict[str, int]
-    event_of: array[int]
+    event_of: "npt.NDArray[np.int64]"
     key_codes: dict[str, int]
     key_names: list[str]
-    key_of: array[int]
+    key_of: "npt.NDArray[np.int64]"
     by_event: Groups
     completions: list[Completion | None]
-    acked_events: set[str]
+    acked_events: Set[str]
     notable: list[int]
     acked_latencies: array[float]
     over_half: list[int]
@@ -206,8 +134,57 @@ class HistoryScan:
         when the scan was made without the run's events."""
         if self.expect is None:
             raise ValueError("the history was scanned without the run's events: no expectations")
-        return self.expect.expectations(sender_timeout_s=self.sender_timeout_s,
+        return self.expect.expectations(self, sender_timeout_s=self.sender_timeout_s,
                                         max_attempts_per_event=max_attempts_per_event, money_prefixes=money_prefixes)
+
+
+class _Growing:
+    """A numpy column indexed by code, grown (doubling) as codes are added."""
+
+    __slots__ = ("data", "fill")
+
+    def __init__(self, dtype: Any, fill: Any) -> None:
+        import numpy as np
+
+        self.fill = fill
+        self.data = np.full(1024, fill, dtype=dtype)
+
+    def ensure(self, n: int) -> None:
+        import numpy as np
+
+        if n > len(self.data):
+            grown = np.full(max(n, 2 * len(self.data)), self.fill, dtype=self.data.dtype)
+            grown[:len(self.data)] = self.data
+            self.data = grown
+
+
+#: A chunk: its columns (event id, own key, valid, completion, outcome, status, latency
+#: ms, amount), and a reader of (object id, delivery id) at an index of the chunk.
+_Chunk = tuple[Sequence[Any], Sequence[Any], Sequence[Any], Sequence[Any], Sequence[Any], Sequence[Any],
+               Sequence[Any], Sequence[Any], Callable[[int], tuple[Any, Any]]]
+
+_EAGER = tuple(map(attrgetter, ("event_id", "business_key", "valid", "completion", "outcome", "status",
+                                "latency_ms", "amount")))
+_LAZY = attrgetter("object_id", "delivery_id")
+
+
+def _chunks(history: Iterable[Attempt]) -> Iterator[_Chunk]:
+    """The history's attempts `CHUNK` at a time, as columns: a `HistoryFile`'s rows read
+    as columns (no attempt built), any other iterable's attempts read with `attrgetter`."""
+    reader = getattr(history, "column_chunks", None)
+    if reader is not None:
+        for ids, keys, valid, completion, outcome, status, latency, amount, obj, did in reader(CHUNK):
+            yield ids, keys, valid, completion, outcome, status, latency, amount, _reader(obj, did)
+        return
+    it = iter(history)
+    while chunk := list(islice(it, CHUNK)):
+        cols = [list(map(get, chunk)) for get in _EAGER]
+        yield (*cols, lambda i, chunk=chunk: _LAZY(chunk[i]))  # type: ignore[misc]
+
+
+def _reader(objects: Sequence[Any], deliveries: Sequence[Any]) -> Callable[[int], tuple[Any, Any]]:
+    """(object id, delivery id) at an index of a chunk read as columns."""
+    return lambda i: (objects[i], deliveries[i])
 
 
 def scan_history(
@@ -215,187 +192,170 @@ def scan_history(
 ) -> HistoryScan:
     """Read `history` once, in order, keeping what the checks' index (and, with `events`,
     the expectations) need; see `HistoryScan`. O(len(history)) plus one sort of the
-    positions by event, in C; nothing allocated per attempt but a slot in a few columns."""
-    if events is not None:
-        return _scan_both(history, sender_timeout_s, _world(events))
+    positions by event (none when they come in order); per attempt nothing but a slot in
+    a few numpy columns."""
+    import numpy as np
+
+    world = _world(events) if events is not None else None
+    expect = world is not None
     event_codes: dict[str, int] = {}
-    key_codes: dict[str, int] = {}
+    key_codes: dict[Any, int] = {None: NO_GROUP}  # None is removed at the end
     key_names: list[str] = []
-    event_of: array[int] = array("q")
-    key_of: array[int] = array("q")
-    completions: list[Completion | None] = []
-    acked_events: set[str] = set()
+    resolved: dict[str, EventFacts] = {}
+    unresolved: set[str] = set()
+    src_objects: dict[tuple[str, int], str | None] = {}
+    first_valid, acked, foreign = _Growing(np.int64, -1), _Growing(np.bool_, False), _Growing(np.bool_, False)
+    unkeyed_first, unkeyed_amount, unkeyed_valid = (_Growing(np.int64, -1), _Growing(np.float64, np.nan),
+                                                    _Growing(np.bool_, False))
+    key_first, key_amount, key_valid = _Growing(np.int64, -1), _Growing(np.float64, np.nan), _Growing(np.bool_, False)
+    events_parts: list[npt.NDArray[np.int64]] = []
+    keys_parts: list[npt.NDArray[np.int64]] = []
+    completion_parts: list[npt.NDArray[np.int8]] = []
+    latency_parts: list[npt.NDArray[np.float64]] = []
     notable: list[int] = []
-    latencies: array[float] = array("d")
     over_half: list[int] = []
     over_half_ms: list[float] = []
     half_ms = sender_timeout_s * 1000.0 / 2
-    ok, acked, non_success = Completion.OK, Outcome.ACKED, ANSWERED_NON_SUCCESS
-    add_completion, add_latency, add_notable = completions.append, latencies.append, notable.append
-    add_event, add_key = event_of.append, key_of.append
-    pos = -1  # the attempt's position (counted by hand: cheaper than enumerate's tuples)
-    for a in history:
-        pos += 1
-        event_id = a.event_id
-        code = event_codes.get(event_id)
-        if code is None:
-            code = event_codes[event_id] = len(event_codes)
-        add_event(code)
-        key = a.business_key
-        if key is None:
-            add_key(NO_GROUP)
-        else:
-            code = key_codes.get(key)
-            if code is None:
-                code = key_codes[key] = len(key_names)
-                key_names.append(key)
-            add_key(code)
-        outcome = a.outcome
-        if outcome is acked:
-            latency = a.latency_ms
-            add_latency(latency)
-            if latency > half_ms:
-                over_half.append(pos)
-                over_half_ms.append(latency)
-        if not a.valid:
-            add_completion(None)
-            add_notable(pos)
-            continue
-        completion = a.completion
-        add_completion(completion)
-        if completion is ok:
-            acked_events.add(event_id)
-        status = a.status
-        if (status is not None and status >= 400) or outcome in non_success:
-            add_notable(pos)
-    return HistoryScan(pos + 1, event_codes, event_of, key_codes, key_names, key_of,
-                       group_positions(event_codes, event_of), completions, acked_events, notable, latencies,
-                       over_half, over_half_ms, sender_timeout_s)
-
-
-def scan_expectations(history: Iterable[Attempt], events: Iterable[Event]) -> ExpectationScan:
-    """Read `history` once, keeping only what the expectations need (`ExpectationScan`):
-    per event and per key, nothing per attempt."""
-    scan = ExpectationScan(_world(events))
-    world, resolved, valid_events, key_source, valid_keys, unkeyed_first, unkeyed_valid = (
-        scan.world, scan.resolved, scan.valid_events, scan.key_source, scan.valid_keys, scan.unkeyed_first,
-        scan.unkeyed_valid)
-    seen: set[str] = set()  # recorded event ids met so far
-    unresolved: set[str] = set()
-    pos = -1  # the attempt's position (counted by hand: cheaper than enumerate's tuples)
-    for a in history:
-        pos += 1
-        event_id = a.event_id
-        if event_id not in seen:
-            seen.add(event_id)
-            if event_id not in world:
-                _resolve(a, world, resolved, unresolved)
-        elif unresolved and event_id in unresolved:
-            _resolve(a, world, resolved, unresolved)
-        key = a.business_key
-        if key is None:
-            if event_id not in unkeyed_first:
-                unkeyed_first[event_id] = (pos, a.amount, a.object_id)
-        elif key not in key_source:
-            key_source[key] = (pos, event_id, a.amount, a.object_id)
-        if a.valid:
-            if event_id not in valid_events:
-                valid_events[event_id] = None
-            if key is None:
-                unkeyed_valid.add(event_id)
-            else:
-                valid_keys.add(key)
-    return scan
-
-
-def _scan_both(history: Iterable[Attempt], sender_timeout_s: float, world: dict[str, EventFacts]) -> HistoryScan:
-    """`scan_history` with the expectations' part, from the same pass (as a storm reads its
-    history). The codes and the dictionaries keep an event's own strings (id, business
-    key, object id) rather than its first attempt's copies."""
-    expect = ExpectationScan(world)
-    resolved, valid_events, key_source, valid_keys, unkeyed_first, unkeyed_valid = (
-        expect.resolved, expect.valid_events, expect.key_source, expect.valid_keys, expect.unkeyed_first,
-        expect.unkeyed_valid)
-    unresolved: set[str] = set()
-    event_codes: dict[str, int] = {}
-    key_codes: dict[str, int] = {}
-    key_names: list[str] = []
-    event_of: array[int] = array("q")
-    key_of: array[int] = array("q")
-    completions: list[Completion | None] = []
-    acked_events: set[str] = set()
-    notable: list[int] = []
+    offset = 0
+    for ids, keys, valid_col, completion, outcome, status, latency_col, amount_col, lazy in _chunks(history):
+        n = len(ids)
+        # codes of the chunk's event ids, new ones numbered in order of first attempt
+        new_events = list(filterfalse(event_codes.__contains__, dict.fromkeys(ids)))
+        unknown: list[str] = []
+        if new_events:
+            n_before = len(event_codes)
+            n_events = n_before + len(new_events)
+            acked.ensure(n_events)
+            if world is not None:  # the world's own strings are kept, not the history's copies
+                for g in (first_valid, unkeyed_first, unkeyed_amount, unkeyed_valid, foreign):
+                    g.ensure(n_events)
+                known = list(map(world.get, new_events))
+                if not all(known):
+                    unknown = [name for name, event in zip(new_events, known) if event is None]
+                    foreign.data[n_before:n_events] = [event is None for event in known]
+                new_events = [name if event is None else event.id for name, event in zip(new_events, known)]
+            event_codes.update(zip(new_events, count(n_before)))
+        ev = np.fromiter(map(event_codes.__getitem__, ids), np.int64, n)
+        new_keys = list(filterfalse(key_codes.__contains__, dict.fromkeys(keys)))
+        n_keys_before = len(key_names)
+        if new_keys:
+            key_codes.update(zip(new_keys, count(n_keys_before)))
+            key_names += new_keys
+        kc = np.fromiter(map(key_codes.__getitem__, keys), np.int64, n)
+        valid = np.fromiter(valid_col, np.bool_, n)
+        oc = np.fromiter(map(_OUTCOME_CODE.__getitem__, outcome), np.int8, n)
+        cc = np.fromiter(map(_COMPLETION_CODE.__getitem__, completion), np.int8, n)
+        cc[~valid] = 3
+        latency = np.fromiter(latency_col, np.float64, n)
+        with np.errstate(invalid="ignore"):
+            refused = np.array(status, dtype=np.float64) >= 400
+        events_parts.append(ev)
+        keys_parts.append(kc)
+        completion_parts.append(cc)
+        acked.data[ev[cc == 0]] = True
+        notable += (np.flatnonzero(~valid | refused | (oc == 1)) + offset).tolist()
+        is_acked = oc == 0
+        latency_parts.append(latency[is_acked])
+        slow = np.flatnonzero(is_acked & (latency > half_ms))
+        if slow.size:
+            over_half += (slow + offset).tolist()
+            over_half_ms += latency[slow].tolist()
+        if expect:
+            assert world is not None
+            if unknown or unresolved:
+                _join(ids, lazy, unknown, unresolved, world, resolved)
+            amounts = np.array(amount_col, dtype=np.float64)  # None: NaN
+            unkeyed = kc == NO_GROUP
+            if new_keys:  # each new key's first attempt: its position and amount
+                key_first.ensure(len(key_names))
+                key_amount.ensure(len(key_names))
+                key_valid.ensure(len(key_names))
+                at = np.flatnonzero(kc >= n_keys_before)
+                _, first = np.unique(kc[at], return_index=True)
+                at = at[first]
+                key_first.data[n_keys_before:len(key_names)] = at + offset
+                key_amount.data[n_keys_before:len(key_names)] = amounts[at]
+                _objects(at, foreign.data[ev[at]], lazy, src_objects, "k", np.arange(n_keys_before, len(key_names)))
+            key_valid.data[kc[valid & ~unkeyed]] = True
+            _first_of(first_valid.data, ev, np.flatnonzero(valid), offset)
+            at = np.flatnonzero(unkeyed)
+            if at.size:
+                fresh = _first_of(unkeyed_first.data, ev, at, offset)
+                if fresh.size:
+                    unkeyed_amount.data[ev[fresh]] = amounts[fresh]
+                    _objects(fresh, foreign.data[ev[fresh]], lazy, src_objects, "e", ev[fresh])
+                unkeyed_valid.data[ev[valid & unkeyed]] = True
+        offset += n
+    del key_codes[None]
+    event_of = np.concatenate(events_parts) if events_parts else np.zeros(0, np.int64)
+    key_of = np.concatenate(keys_parts) if keys_parts else np.zeros(0, np.int64)
+    codes = np.concatenate(completion_parts) if completion_parts else np.zeros(0, np.int8)
+    completions = list(map(_COMPLETION_OF.__getitem__, codes.tolist()))
     latencies: array[float] = array("d")
-    over_half: list[int] = []
-    over_half_ms: list[float] = []
-    half_ms = sender_timeout_s * 1000.0 / 2
-    ok, acked, non_success = Completion.OK, Outcome.ACKED, ANSWERED_NON_SUCCESS
-    add_completion, add_latency, add_notable = completions.append, latencies.append, notable.append
-    add_event, add_key = event_of.append, key_of.append
-    pos = -1  # the attempt's position (counted by hand: cheaper than enumerate's tuples)
-    for a in history:
-        pos += 1
-        event_id = a.event_id
-        code = event_codes.get(event_id)
-        event = None
-        if code is None:
-            event = world.get(event_id)
-            if event is None:
-                _resolve(a, world, resolved, unresolved)
+    for part in latency_parts:
+        latencies.frombytes(part.tobytes())
+    n_events, n_keys = len(event_codes), len(key_names)
+    expectation_part: ExpectationScan | None = None
+    if expect:
+        assert world is not None
+        expectation_part = ExpectationScan(world, resolved, first_valid.data[:n_events], key_first.data[:n_keys],
+                               key_amount.data[:n_keys], key_valid.data[:n_keys], unkeyed_first.data[:n_events],
+                               unkeyed_amount.data[:n_events], unkeyed_valid.data[:n_events], src_objects)
+    return HistoryScan(offset, event_codes, event_of, key_codes, key_names, key_of,
+                       group_positions(event_codes, event_of), completions,
+                       CodedSet(event_codes, acked.data[:n_events]), notable, latencies, over_half, over_half_ms,
+                       sender_timeout_s, expectation_part)
+
+
+def _first_of(first: "npt.NDArray[np.int64]", ev: "npt.NDArray[np.int64]", at: "npt.NDArray[np.int64]",
+              offset: int) -> "npt.NDArray[np.int64]":
+    """Record in `first` (per event code) the position of each event's first attempt
+    among the chunk's indexes `at`, for events that had none yet; returns the chunk
+    indexes recorded."""
+    import numpy as np
+
+    if not at.size:
+        return at
+    codes, where = np.unique(ev[at], return_index=True)
+    fresh = first[codes] < 0
+    at = at[where[fresh]]
+    first[codes[fresh]] = at + offset
+    return np.sort(at)
+
+
+def _objects(at: "npt.NDArray[np.int64]", foreign: "npt.NDArray[np.bool_]", lazy: Callable[[int], tuple[Any, Any]],
+             src_objects: dict[tuple[str, int], str | None], kind: str, codes: "npt.NDArray[np.int64]") -> None:
+    """Keep in `src_objects` under (`kind`, code) the object id of the chunk's attempts at
+    `at` whose event is not a world id (`foreign`), `codes` their key or event codes."""
+    import numpy as np
+
+    for index, code in zip(at[foreign].tolist(), codes[np.asarray(foreign)].tolist()):
+        src_objects[(kind, code)] = lazy(index)[0]
+
+
+def _join(ids: Sequence[str], lazy: Callable[[int], tuple[Any, Any]], unknown: list[str], unresolved: set[str],
+          world: Mapping[str, EventFacts], resolved: dict[str, EventFacts]) -> None:
+    """Join the recorded ids the world does not name to their world event through the
+    delivery id (the envelope's own id, e.g. Standard Webhooks' ``msg_…``, differs from the
+    world's): the first attempt of that id, in order, whose delivery id names a world event
+    decides. `unknown`: the chunk's new such ids; `unresolved`: those no attempt joined yet."""
+    pending = unresolved.union(unknown)
+    for i, name in enumerate(ids):
+        if name in pending:
+            wid = world_id_of_delivery(lazy(i)[1])
+            event = world.get(wid) if wid is not None else None
+            if event is not None:
+                resolved[name] = event
+                pending.discard(name)
+                unresolved.discard(name)
             else:
-                event_id = event.id
-            code = event_codes[event_id] = len(event_codes)
-        elif unresolved and event_id in unresolved:
-            _resolve(a, world, resolved, unresolved)
-        add_event(code)
-        key = a.business_key
-        if key is None:
-            add_key(NO_GROUP)
-            if event_id not in unkeyed_first:
-                object_id = a.object_id
-                if event is not None and event.object_id == object_id:
-                    object_id = event.object_id
-                unkeyed_first[event_id] = (pos, a.amount, object_id)
-        else:
-            code = key_codes.get(key)
-            if code is None:
-                object_id = a.object_id
-                if event is not None:
-                    if event.business_key == key:
-                        key = event.business_key
-                    if event.object_id == object_id:
-                        object_id = event.object_id
-                code = key_codes[key] = len(key_names)
-                key_names.append(key)
-                key_source[key] = (pos, event_id, a.amount, object_id)
-            add_key(code)
-        outcome = a.outcome
-        if outcome is acked:
-            latency = a.latency_ms
-            add_latency(latency)
-            if latency > half_ms:
-                over_half.append(pos)
-                over_half_ms.append(latency)
-        if not a.valid:
-            add_completion(None)
-            add_notable(pos)
-            continue
-        completion = a.completion
-        add_completion(completion)
-        if completion is ok:
-            acked_events.add(event_id)
-        status = a.status
-        if (status is not None and status >= 400) or outcome in non_success:
-            add_notable(pos)
-        if event_id not in valid_events:
-            valid_events[event_id] = None
-        if key is None:
-            unkeyed_valid.add(event_id)
-        else:
-            valid_keys.add(key)
-    return HistoryScan(pos + 1, event_codes, event_of, key_codes, key_names, key_of,
-                       group_positions(event_codes, event_of), completions, acked_events, notable, latencies,
-                       over_half, over_half_ms, sender_timeout_s, expect)
+                unresolved.add(name)
+
+
+def scan_expectations(history: Iterable[Attempt], events: Iterable[Event]) -> HistoryScan:
+    """Read `history` once with the run's events: the scan whose `HistoryScan.expectations`
+    are the run's (the sender timeout is not read)."""
+    return scan_history(history, sender_timeout_s=0.0, events=events)
 
 
 def _world(events: Iterable[Event]) -> dict[str, EventFacts]:
@@ -408,33 +368,10 @@ def _world(events: Iterable[Event]) -> dict[str, EventFacts]:
     return world
 
 
-def _resolve(a: Attempt, world: Mapping[str, EventFacts], resolved: dict[str, EventFacts],
-             unresolved: set[str]) -> None:
-    """Join the id `a` recorded to its world event through its delivery id (the envelope's
-    own id, e.g. Standard Webhooks' ``msg_…``, differs from the world's): the first
-    attempt of that id whose delivery id names a world event decides."""
-    wid = world_event_id(a)
-    event = world.get(wid) if wid is not None else None
-    if event is not None:
-        resolved[a.event_id] = event
-        unresolved.discard(a.event_id)
-    else:
-        unresolved.add(a.event_id)
-
-
-def _truth(object_id: str, versions: Mapping[int, tuple[str, str]], kind: str,
-           pairs: dict[tuple[int, str], tuple[int, str]]) -> ObjectTruth:
-    """The truth of `object_id` (of `kind`) from version -> (status, event id), any order.
-    `pairs` shares the (version, status) tuples between objects (a storm's thousands of
-    objects at ``(1, "active")`` hold one)."""
-    ordered = sorted(versions.items())
-    shared = pairs.setdefault
-    return ObjectTruth(object_id, tuple(shared((v, status), (v, status)) for v, (status, _) in ordered),
-                       tuple(event_id for _, (_, event_id) in ordered), kind)
-
-
 __all__: Sequence[str] = [
     "ANSWERED_NON_SUCCESS",
+    "CHUNK",
+    "CodedSet",
     "EventFacts",
     "ExpectationScan",
     "HistoryScan",

@@ -239,22 +239,25 @@ def expectations_from(
     valid attempt; when two such events share a version the first wins. A
     status observed without a version is mapped to one by `ObjectTruth.version_for`
     (the earliest version with that status not below what was already observed).
-    Pure, one pass over the history (`scenarios.history_scan.scan_expectations`, which takes
+    Pure, one pass over the history (`scenarios.history_scan.scan_history`, which takes
     any iterable, e.g. a history streamed from disk), O(len(events) + len(history)) plus
     sorting each object's versions. `scenarios.check_index.expectations_and_index`
     builds these and the checks' index from the same pass.
     """
-    from hookproof.scenarios.history_scan import scan_expectations
+    from hookproof.scenarios.history_scan import scan_history
 
-    return scan_expectations(history, events).expectations(
-        sender_timeout_s=sender_timeout_s, max_attempts_per_event=max_attempts_per_event,
-        money_prefixes=money_prefixes)
+    return scan_history(history, sender_timeout_s=sender_timeout_s, events=events).expectations(
+        max_attempts_per_event=max_attempts_per_event, money_prefixes=money_prefixes)
 
 
 def world_event_id(a: Attempt) -> str | None:
     """The world's id of the event `a` delivered, read from its delivery id
     (``dlv_<event id>_<copy>``, `simulator.faults.Delivery`), or None for another shape."""
-    did = a.delivery_id
+    return world_id_of_delivery(a.delivery_id)
+
+
+def world_id_of_delivery(did: str) -> str | None:
+    """The world's event id a delivery id names (``dlv_<event id>_<copy>``), or None."""
     if not did.startswith("dlv_"):
         return None
     head, sep, _ = did[4:].rpartition("_")
@@ -272,4 +275,5 @@ __all__: Sequence[str] = [
     "STATEFUL_KINDS",
     "expectations_from",
     "world_event_id",
+    "world_id_of_delivery",
 ]

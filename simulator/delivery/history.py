@@ -384,6 +384,9 @@ _SELECT_ATTEMPTS = (
     " sent_at, answered_at, status, outcome, completion, latency_ms, response_excerpt, error, amount, scenario, idx"
     " FROM attempts"
 )
+#: The fields `HistoryFile.column_chunks` reads, in its order.
+CHUNK_COLUMNS: tuple[str, ...] = ("event_id", "business_key", "valid", "completion", "outcome", "status",
+                                  "latency_ms", "amount", "object_id", "delivery_id")
 
 
 class HistoryFile(Sequence[Attempt]):
@@ -394,7 +397,7 @@ class HistoryFile(Sequence[Attempt]):
     thousand; `file[i]` and `file[i:j]` read the rows asked for. Each attempt is rebuilt
     as `History` reads it (its `index` is its ``idx``). Unlike `History`, opening the
     file reads nothing: the storm's checks stream a history of millions of attempts
-    this way (`scenarios.check_index.scan_history`). The length is read once at opening:
+    this way (`scenarios.history_scan.scan_history`, through `column_chunks`). The length is read once at opening:
     attempts recorded afterwards by another writer are not seen. Raises FileNotFoundError
     when `path` is not a file; sqlite3.Error when it is not a history.
     """
@@ -420,6 +423,14 @@ class HistoryFile(Sequence[Attempt]):
         while rows := cur.fetchmany(STREAM_ROWS):
             for row in rows:
                 yield make(row)
+
+    def column_chunks(self, rows: int = STREAM_ROWS) -> Iterator[tuple[tuple[Any, ...], ...]]:
+        """The attempts' fields the checks' scan reads, `rows` attempts at a time in
+        history order, as columns (no `Attempt` built): per chunk a tuple of `CHUNK_COLUMNS`
+        tuples, raw as stored (``valid`` 0/1, ``completion`` and ``outcome`` their values)."""
+        cur = self._db.execute(f"SELECT {', '.join(CHUNK_COLUMNS)} FROM attempts ORDER BY idx")
+        while chunk := cur.fetchmany(rows):
+            yield tuple(zip(*chunk))
 
     @overload
     def __getitem__(self, i: int) -> Attempt: ...

@@ -162,3 +162,46 @@ def test_a_storm_sized_history_gives_the_same_findings_in_memory_and_streamed(tm
         assert [check_safe(i, ALL_CHECKS[i], streamed, one_pass_expectations, observations, index=index)
                 for i in ids] == listed
     assert sum(n for _, n in index.by_event.sizes()) == len(in_memory)
+
+
+@pytest.mark.parametrize("chunk", [7, 1000, None])
+def test_the_columnar_pass_finds_what_the_dict_pass_found(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                         chunk: int | None) -> None:
+    """A storm-sized history with every kind of fault (duplicates, losses, regressions,
+    stale states, counters, invalid and renamed ids, slow acks), read in chunks of every
+    size: the columnar pass gives the expectations the dict pass before it gave
+    (`oracle_scan`), and every check over either index gives the same result, findings'
+    text, order and attempts included, over the list and over the file streamed."""
+    from hookproof.scenarios import history_scan
+    from tests.scenarios.oracle_scan import old_expectations_and_index
+
+    if chunk is not None:
+        monkeypatch.setattr(history_scan, "CHUNK", chunk)
+    events, attempts, observations = run_of(13, n_events=6000 if chunk != 7 else 1500)
+    first_read = observations[1]  # an earlier read showing every object at v5: the later ones regress
+    observations = [Observation(T0 + 1200, (), tuple(ObjectState(s.object_id, s.status, 5) for s in first_read.states),
+                                first_read.state_kinds), *observations]
+    in_memory = recorded(tmp_path / "history.sqlite", attempts)
+    ids = list(ALL_CHECKS)
+    old_expectations, old_index = old_expectations_and_index(
+        events, in_memory, observations, sender_timeout_s=10.0, max_attempts_per_event=3)
+    old = [check_safe(i, ALL_CHECKS[i], in_memory, old_expectations, observations, index=old_index) for i in ids]
+    assert {r.check_id for r in old if r.findings} >= {
+        "duplicated", "lost", "unexpected", "recovered", "regressed", "stale", "counter", "duplicate_acked",
+        "retry_storm", "valid_not_rejected", "no_server_error", "ack_latency", "downstream_idempotency"}
+    with HistoryFile(tmp_path / "history.sqlite") as streamed:
+        for history in (in_memory, streamed):
+            new_expectations, new_index = expectations_and_index(
+                iter(events), history, observations, sender_timeout_s=10.0, max_attempts_per_event=3)
+            assert new_expectations == old_expectations
+            assert list(new_expectations.expected) == list(old_expectations.expected)
+            assert list(new_expectations.truth) == list(old_expectations.truth)
+            assert {k: list(v) for k, v in new_index.by_key.items()} == {k: list(v) for k, v in old_index.by_key.items()}
+            assert list(new_index.by_key) == list(old_index.by_key)
+            assert new_index.completions == old_index.completions and new_index.notable == old_index.notable
+            assert set(new_index.acked_events) == old_index.acked_events
+            new = [check_safe(i, ALL_CHECKS[i], history, new_expectations, observations, index=new_index)
+                   for i in ids]
+            assert new == old
+            assert [r.stats for r in new] == [r.stats for r in old]
+            assert [f.to_dict() for r in new for f in r.findings] == [f.to_dict() for r in old for f in r.findings]
