@@ -17,12 +17,35 @@ from tests.support import PostgresServer, find_postgres_bin, require_service
 # deselects it even if its module forgot `pytestmark`.
 SERVICE_MARKERS = {"postgres_url": "postgres", "docker_client": "docker", "chromium_path": "chromium"}
 
+#: Modules whose tests get the `serial` marker: CI (.ci/test) runs them alone, in one process,
+#: after the rest of the suite ran on two workers. Their checks depend on how fast the machine
+#: answers (achieved storm rates, race hit windows, elapsed-time bounds, a sender timeout a
+#: loaded machine nears) or they use machine-wide resources (network namespaces). Every
+#: docker test is serial as well (one daemon, containers on the host network).
+SERIAL_MODULES: dict[str, str] = {
+    "tests/chaos/test_matrix.py": "the chaos matrix kills and pauses receivers mid-burst",
+    "tests/chaos/test_unfired.py": "a kill armed after the burst's answers",
+    "tests/hostile/test_certify.py": "asserts certify's elapsed time against its bound",
+    "tests/hostile/test_send.py": "asserts send's elapsed time against its bound",
+    "tests/loadtests/test_storm_cluster.py": "network namespaces and veth pairs",
+    "tests/loadtests/test_storm_command.py": "checks depend on the achieved rate; interrupted storms",
+    "tests/loadtests/test_storm_patterns.py": "storms near the sender's timeout on a loaded machine",
+    "tests/loadtests/test_storm_team_keys.py": "storms near the sender's timeout on a loaded machine",
+    "tests/loadtests/test_storm_worlds.py": "storms near the sender's timeout on a loaded machine",
+    "tests/simulator/test_race.py": "race bursts and an elapsed-time bound",
+}
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    root = config.rootpath
     for item in items:
         for fixture, marker in SERVICE_MARKERS.items():
             if fixture in getattr(item, "fixturenames", ()) and item.get_closest_marker(marker) is None:
                 item.add_marker(marker)
+        module = item.path.relative_to(root).as_posix() if item.path.is_relative_to(root) else ""
+        if (module in SERIAL_MODULES or item.get_closest_marker("docker") is not None) \
+                and item.get_closest_marker("serial") is None:
+            item.add_marker("serial")
 
 
 @pytest.fixture(scope="session")
