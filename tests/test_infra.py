@@ -79,3 +79,13 @@ def test_every_serial_module_exists() -> None:
     tests = [m.partition("::") for m in SERIAL_MODULES if "::" in m]
     assert [f"{path}::{name}" for path, _, name in tests
             if f"def {name}(" not in (root / path).read_text(encoding="utf-8")] == []
+
+
+def test_the_two_passes_of_ci_test_split_the_suite_on_the_serial_marker() -> None:
+    import shlex
+    from pathlib import Path
+
+    script = (Path(__file__).resolve().parent.parent / ".ci" / "test").read_text(encoding="utf-8")
+    passes = [shlex.split(line)[3:] for line in script.splitlines() if line.startswith("python -m pytest")]
+    assert passes == [["-n", "$workers", "--dist", "loadfile", "-p", "no:benchmark", "-m", "not serial",
+                       "--durations=20", "$@"], ["-m", "serial", "--durations=20", "$@"]]
