@@ -17,12 +17,50 @@ from tests.support import PostgresServer, find_postgres_bin, require_service
 # deselects it even if its module forgot `pytestmark`.
 SERVICE_MARKERS = {"postgres_url": "postgres", "docker_client": "docker", "chromium_path": "chromium"}
 
+#: Modules (``path``) and tests (``path::name``, every parameter) that get the `serial` marker:
+#: CI (.ci/test) runs them alone, in one process, after the rest of the suite ran on two
+#: workers. Their checks depend on how fast the machine answers (achieved storm rates, race
+#: hit windows, elapsed-time bounds, deadlines and interrupts timed against a run, a sender
+#: timeout a loaded machine nears) or they use machine-wide resources (network namespaces).
+#: Every docker test is serial as well (one daemon, containers on the host network).
+SERIAL_MODULES: dict[str, str] = {
+    "tests/hookproof/test_explore_interrupt.py": "interrupts a search while it runs",
+    "tests/hookproof/test_run_limits.py": "run deadlines and heartbeats",
+    "tests/hookproof/test_send_explore_deadline.py": "run deadlines",
+    "tests/hookproof/test_usability.py::test_send_interrupted_says_so_in_one_line": "interrupts a send",
+    "tests/hookproof/test_usability.py::test_a_missing_database_is_named_by_its_resolved_path":
+        "one line, if it comes before the first 5 s heartbeat",
+    "tests/hookproof/test_usability.py::test_certify_against_an_unreachable_receiver_prints_exactly_one_line":
+        "one line, if it comes before the first 5 s heartbeat",
+    "tests/hookproof/test_usability.py::test_certify_on_a_terminal_shows_the_scenario_and_the_attempts_so_far":
+        "a run deadline",
+    "tests/hostile/test_interrupt.py": "interrupts runs against hostile servers",
+    "tests/scenarios/test_observers.py::test_settle_over_http_stable_and_moving": "an elapsed-time bound",
+    "tests/simulator/test_dispatcher.py::test_sender_timeout_gives_unknown_and_a_retry": "an elapsed-time bound",
+    "tests/chaos/test_matrix.py": "the chaos matrix kills and pauses receivers mid-burst",
+    "tests/chaos/test_unfired.py": "a kill armed after the burst's answers",
+    "tests/hostile/test_certify.py": "asserts certify's elapsed time against its bound",
+    "tests/hostile/test_send.py": "asserts send's elapsed time against its bound",
+    "tests/loadtests/test_storm_cluster.py": "network namespaces and veth pairs",
+    "tests/loadtests/test_storm_command.py": "checks depend on the achieved rate; interrupted storms",
+    "tests/loadtests/test_storm_patterns.py": "storms near the sender's timeout on a loaded machine",
+    "tests/loadtests/test_storm_team_keys.py": "storms near the sender's timeout on a loaded machine",
+    "tests/loadtests/test_storm_worlds.py": "storms near the sender's timeout on a loaded machine",
+    "tests/simulator/test_race.py": "race bursts and an elapsed-time bound",
+}
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    root = config.rootpath
     for item in items:
         for fixture, marker in SERVICE_MARKERS.items():
             if fixture in getattr(item, "fixturenames", ()) and item.get_closest_marker(marker) is None:
                 item.add_marker(marker)
+        module = item.path.relative_to(root).as_posix() if item.path.is_relative_to(root) else ""
+        test = f"{module}::{item.name.partition('[')[0]}"
+        if (module in SERIAL_MODULES or test in SERIAL_MODULES or item.get_closest_marker("docker") is not None) \
+                and item.get_closest_marker("serial") is None:
+            item.add_marker("serial")
 
 
 @pytest.fixture(scope="session")

@@ -42,11 +42,61 @@ def require_service(name: str, reason: str) -> NoReturn:
     pytest.skip(message)
 
 
+#: Test ports come from this band, below Linux's default ephemeral range (32768-60999), so no
+#: outgoing connection and no ``bind(port 0)`` (a receiver's, a storm master's) is ever handed
+#: one of them. Each pytest-xdist worker draws from a block of its own; a process outside
+#: xdist draws from block 0.
+PORT_BAND = (10000, 32000)
+PORT_BLOCK = 2000
+_port_next: dict[int, int] = {}
+
+
+def _port_block() -> tuple[int, int]:
+    """``(first, last)`` ports of this process's block (``PYTEST_XDIST_WORKER`` gw0 -> block 1, ...)."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    index = int(worker[2:]) + 1 if worker.startswith("gw") and worker[2:].isdigit() else 0
+    blocks = (PORT_BAND[1] - PORT_BAND[0]) // PORT_BLOCK
+    first = PORT_BAND[0] + (index % blocks) * PORT_BLOCK
+    return first, first + PORT_BLOCK - 1
+
+
+def _ephemeral_range() -> tuple[int, int]:
+    try:
+        low, high = Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()
+        return int(low), int(high)
+    except (OSError, ValueError):
+        return 32768, 60999
+
+
 def free_port(host: str = "127.0.0.1") -> int:
-    """A TCP port that was free a moment ago (the OS picks it; reuse it quickly)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((host, 0))
-        return sock.getsockname()[1]
+    """A TCP port on `host` that is free now and that no other test process will be handed.
+
+    Ports come in turn from this process's block of `PORT_BAND` (one block per pytest-xdist
+    worker, starting at an offset drawn from the pid, so a child process that calls this too
+    starts elsewhere), each checked by binding it (without ``SO_REUSEADDR``, so a port with
+    connections in TIME_WAIT is passed over). Nothing outside the tests binds in the band, so
+    the port stays free until the caller's server binds it. Where the band overlaps the
+    kernel's ephemeral range (a tuned machine), the kernel picks the port (``bind`` to port 0)
+    as before. Raises OSError when every port of the block is taken.
+    """
+    first, last = _port_block()
+    low, high = _ephemeral_range()
+    if not (last < low or first > high):
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            sock.bind((host, 0))
+            return int(sock.getsockname()[1])
+    size = last - first + 1
+    start = _port_next.get(os.getpid(), (os.getpid() * 7919) % size)
+    for step in range(size):
+        port = first + (start + step) % size
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            try:
+                sock.bind((host, port))
+            except OSError:
+                continue
+        _port_next[os.getpid()] = (start + step + 1) % size
+        return port
+    raise OSError(f"no free TCP port on {host} in {first}-{last}")
 
 
 def run_interrupted(args: Sequence[str], signum: int, *, cwd: str | Path, env: Mapping[str, str],

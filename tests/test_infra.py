@@ -49,3 +49,43 @@ def test_free_port_is_bindable() -> None:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", port))
     assert 1024 <= port <= 65535
+
+
+@pytest.mark.parametrize("workers", [("", "gw0", "gw1"), ("gw0", "gw1", "gw2", "gw3")])
+def test_free_port_gives_each_xdist_worker_its_own_ports(monkeypatch: pytest.MonkeyPatch,
+                                                         workers: tuple[str, ...]) -> None:
+    from tests.support import _ephemeral_range, _port_block
+
+    blocks = []
+    for worker in workers:
+        monkeypatch.setenv("PYTEST_XDIST_WORKER", worker)
+        first, last = _port_block()
+        ports = [free_port() for _ in range(5)]
+        assert len(set(ports)) == 5
+        low, high = _ephemeral_range()
+        if last < low or first > high:  # the band is clear of the kernel's ephemeral ports
+            assert all(first <= port <= last for port in ports)
+        blocks.append(range(first, last + 1))
+    assert all(not set(a) & set(b) for i, a in enumerate(blocks) for b in blocks[i + 1:])
+
+
+def test_every_serial_module_exists() -> None:
+    from pathlib import Path
+
+    from tests.conftest import SERIAL_MODULES
+
+    root = Path(__file__).resolve().parent.parent
+    assert [m for m in SERIAL_MODULES if not (root / m.partition("::")[0]).is_file()] == []
+    tests = [m.partition("::") for m in SERIAL_MODULES if "::" in m]
+    assert [f"{path}::{name}" for path, _, name in tests
+            if f"def {name}(" not in (root / path).read_text(encoding="utf-8")] == []
+
+
+def test_the_two_passes_of_ci_test_split_the_suite_on_the_serial_marker() -> None:
+    import shlex
+    from pathlib import Path
+
+    script = (Path(__file__).resolve().parent.parent / ".ci" / "test").read_text(encoding="utf-8")
+    passes = [shlex.split(line)[3:] for line in script.splitlines() if line.startswith("python -m pytest")]
+    assert passes == [["-n", "$workers", "--dist", "loadfile", "-p", "no:benchmark", "-m", "not serial",
+                       "--durations=20", "$@"], ["-m", "serial", "--durations=20", "$@"]]

@@ -100,7 +100,8 @@ BAD_DOCUMENTS = [
 
 
 @pytest.mark.parametrize(("where", "value", "path", "words"), BAD_DOCUMENTS,
-                         ids=[".".join(map(str, b[0])) + f"={b[1]!r}"[:30] for b in BAD_DOCUMENTS])
+                         ids=[".".join(map(str, b[0])) + ("=<deleted>" if b[1] is _DELETE else f"={b[1]!r}"[:30])
+                              for b in BAD_DOCUMENTS])  # ids alike in every process (xdist's workers)
 def test_bad_document_names_the_field(run_report: RunReport, where: tuple, value: object, path: str,
                                       words: str) -> None:
     text = json.dumps(_set(_doc(run_report), where, value))

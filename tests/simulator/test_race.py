@@ -34,6 +34,7 @@ from hookproof.simulator.delivery.race import (
     speaks_h2c,
 )
 from hookproof.simulator.errors import TargetError
+from tests.support import free_port
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -281,13 +282,6 @@ def _burst(n: int, body: bytes = b'{"id":"evt_1","type":"invoice.paid"}') -> tup
     return key, [req] * n
 
 
-def _free_port() -> int:
-    sock = _listening_socket()
-    port = sock.getsockname()[1]
-    sock.close()
-    return port
-
-
 def _assert_all_ok(responses: list[RaceResponse], n: int, http_version: str) -> None:
     assert len(responses) == n
     for r in responses:
@@ -385,7 +379,7 @@ async def test_auto_picks_h2_for_hypercorn_and_h1_for_uvicorn(
 
 @pytest.mark.parametrize("mode", ["h1-last-byte", "h2-single-packet", "plain", "auto"])
 async def test_refused_port(mode: str) -> None:
-    url = f"http://127.0.0.1:{_free_port()}"
+    url = f"http://127.0.0.1:{free_port()}"  # nothing listens there
     _, requests = _burst(3)
     responses = await race(url, requests, mode=mode, timeout_s=2.0, gate_wait_s=0.01)  # type: ignore[arg-type]
     assert [(r.status, r.error, r.request_sent) for r in responses] == [
