@@ -73,9 +73,10 @@ def summary(out: dict[str, str]) -> list[tuple[str, str, str]]:
         r"^h1-last-byte\s+(\S+)\s+(\S+)\s+(\d+/\d+ \(\d+%\))", race, flags=re.M)]
     return [
         ("explore in-process steps/s", ">= 500", _find(r"^in-process .*?(\d+) steps/s", explore)),
+        ("explore / bare loop (wall, CPU)", ">= 0.5", _find(r"^explore / bare loop: ([\d.]+ \(CPU [\d.]+\))", explore)),
         ("checks: all checks / baseline per attempt (by size)", "<= 6x at 1M", ratios),
         ("dispatcher (SQLite) / raw aiohttp", ">= 0.75",
-         _find(r"^dispatcher.*?sqlite.*?\s([\d.]+)\s+[\d.]+\s*$", dispatcher.lower())),
+         _find(r"^dispatcher.*?sqlite.*?\s([\d.]+)\s+[\d.]+(\s+\d+/\d+/\d+)?\s*$", dispatcher.lower())),
         ("storm / bare on the storm's HTTP path", ">= 0.8", _find(r"storm vs bare on its own HTTP path: ([\d.]+)", storm)),
         ("race: HTTP/1.1 last-byte hit rate", ">= 95% per server", "; ".join(h1) or "n/a"),
         ("full catalog against inbox_sync, s", "<= 8", _find(r"^TOTAL \(wall, median\)\s+([\d.]+)", catalog)),
