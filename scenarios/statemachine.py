@@ -273,12 +273,17 @@ class ExploreResult:
     error: str | None = None
     attempts: int = 0  # valid attempts sent, over every example of the search
     acked: int = 0  # of which the receiver acknowledged (a search nothing was acknowledged in proves nothing)
+    interrupted: bool = False  # shrinking was stopped (the run's deadline, Ctrl-C): `failure` is the smallest so far
 
 
 def explore(target: ExploreTarget, *, max_examples: int = 100, seed: int | None = None,
             step_count: int = 10, provider_state: Any = None, route_provider_api: bool = True,
             database: Any = None, on_example: Callable[[int, int, int], None] | None = None) -> ExploreResult:
     """Run the state machine against `target` until a finding (shrunk) or `max_examples`.
+
+    A KeyboardInterrupt (Ctrl-C, the run's deadline) before any finding propagates; after one,
+    shrinking stops and the result holds the smallest failing schedule found so far
+    (`ExploreResult.interrupted`).
 
     `on_example(examples, attempts)` hears of each finished example: how many so far, and
     the valid attempts they sent (for progress lines).
@@ -326,7 +331,15 @@ def explore(target: ExploreTarget, *, max_examples: int = 100, seed: int | None 
             from hypothesis.errors import FlakyStrategyDefinition
 
             if isinstance(exc, KeyboardInterrupt):
-                raise
+                if not failures:
+                    raise
+                # Stopped while shrinking (the run's deadline, Ctrl-C): the finding stands, as the
+                # smallest failing schedule found so far; losing it would turn a found bug into silence.
+                shrunk = counter.examples - counter.shrinking_from if counter.shrinking_from else 0
+                return ExploreResult(failures[-1], counter.examples, counter.steps, time.monotonic() - started,
+                                     world_seed, f"shrinking was stopped after {shrunk} smaller schedule(s) tried: "
+                                     "the schedule is the smallest failing one found so far",
+                                     attempts=counter.attempts, acked=counter.acked, interrupted=True)
             if isinstance(exc, FlakyStrategyDefinition) and not failures:
                 # Which rules apply depends on the receiver's answers (acked, pending): one that
                 # answered a replayed example differently (timing) leaves Hypothesis unable to

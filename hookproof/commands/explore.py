@@ -220,7 +220,7 @@ def run_explore(cfg: "Config", *, out_dir: Path | Callable[[], Path], max_exampl
                              on_example=lambda done, sent, shrunk: report_progress(
                                  "shrinking the finding", shrunk, None) if shrunk else report_progress(
                                  "state machine", min(done, max_examples), max_examples))
-            if not target.in_process:
+            if not target.in_process and not result.interrupted:  # a stopped run starts nothing more
                 report_progress("burst race", 0, repeats)
                 if marks is not None:
                     marks.mark(BURSTS_ID)
@@ -250,6 +250,10 @@ def run_explore(cfg: "Config", *, out_dir: Path | Callable[[], Path], max_exampl
     if hit is not None:
         scenarios.append(burst_report(hit))
     report = run_report(cfg, target.describe, seed, started, scenarios)
+    if result.interrupted:  # the finding stands; the run did not finish
+        from dataclasses import replace
+
+        report = replace(report, partial=True, notes=(*report.notes, result.error or "stopped while shrinking"))
     if tails is not None:
         report = link_receiver_log(report, tails)
     paths = write_explore_reports(report, out_dir)
@@ -435,6 +439,8 @@ def register(app: typer.Typer) -> None:
             # The receiver's worker threads (in-process apps) may still run; the report is
             # written, so leave now instead of waiting for them.
             os._exit(code)
+        if deadline:  # it fired while shrinking: the finding so far is reported, the run is partial
+            console.print(f"explore {deadline[0]}", markup=False, soft_wrap=True)
         for line in run.lines:
             console.print(line, markup=False, soft_wrap=True)
         print_report(run.report, run.paths, f"hookproof explore: {cfg.target.profile} receiver at {run.report.target}")

@@ -375,3 +375,23 @@ def test_off_a_terminal_the_heartbeat_says_when_explore_shrinks_a_finding(tmp_pa
     assert all(re.fullmatch(r"explore: (starting|state machine( \d+/40 examples)?|shrinking the finding, \d+ smaller "
                             r"schedules tried|burst race( \d+/\d+ burst runs)?), \d+ s", b) for b in beats), beats
     assert any(b.startswith("explore: shrinking the finding, ") for b in beats), beats
+
+
+def test_a_run_stopped_while_shrinking_reports_its_finding_as_partial(tmp_path: Path) -> None:
+    """A new user's explore found a duplicate, then its --max-duration fired while shrinking and
+    the report said nothing: the finding so far must be reported (fail, partial, schedule kept)."""
+    from hookproof.config import load_config
+
+    def progress(phase: str, done: int, total: int | None) -> None:
+        if phase == "shrinking the finding" and done >= 1:
+            raise KeyboardInterrupt  # what the run's deadline raises in the main thread
+
+    run = run_explore(load_config(write_config(tmp_path, "no_dedupe")), out_dir=tmp_path / "out", max_examples=200,
+                      seed=20240601, progress=progress)
+    scenario = run.report.scenario(MACHINE_ID)
+    assert scenario.verdict == "fail" and "duplicated" in {f.check_id for f in scenario.findings}
+    assert run.report.partial and run.result.interrupted
+    assert any(note.startswith("shrinking was stopped after 1 smaller schedule(s) tried") for note in run.report.notes)
+    assert run.schedule_path is not None and run.schedule_path.is_file()
+    report = json.loads((tmp_path / "out" / "report.json").read_text(encoding="utf-8"))
+    assert report["partial"] is True and report["verdict"] == "fail"

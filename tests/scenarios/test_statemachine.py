@@ -202,3 +202,42 @@ def test_correct_receiver_survives_a_short_run(tmp_path: Path, provider: ServerS
     finally:
         receivers.close()
     assert result.failure is None and result.steps > 0
+
+
+def test_a_search_stopped_while_shrinking_keeps_its_finding(tmp_path: Path, provider: ServerState) -> None:
+    """The run's deadline (a KeyboardInterrupt) landing while a finding shrinks must not lose
+    it: the result holds the smallest failing schedule found so far, and says it was stopped."""
+    receivers = pool("no_dedupe", tmp_path, provider)
+    tried: list[int] = []
+
+    def stop_once_shrinking(examples: int, attempts: int, shrunk: int) -> None:
+        if shrunk:
+            tried.append(shrunk)
+            if len(tried) == 2:
+                raise KeyboardInterrupt
+
+    try:
+        result = explore(receivers.target(), max_examples=SEARCH_EXAMPLES, seed=20240601, provider_state=provider,
+                         on_example=stop_once_shrinking)
+        assert result.interrupted and result.failure is not None
+        assert "duplicated" in {f.check_id for f in result.failure.findings}
+        assert result.error == ("shrinking was stopped after 2 smaller schedule(s) tried: the schedule is the "
+                                "smallest failing one found so far")
+        again = replay(receivers.target(), result.failure.steps, result.failure.seed, provider_state=provider)
+        assert again is not None and "duplicated" in {f.check_id for f in again.findings}
+    finally:
+        receivers.close()
+
+
+def test_a_search_stopped_before_any_finding_is_interrupted(tmp_path: Path, provider: ServerState) -> None:
+    receivers = pool("inbox_sync", tmp_path, provider)
+
+    def stop(examples: int, attempts: int, shrunk: int) -> None:
+        if examples == 3:
+            raise KeyboardInterrupt
+
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            explore(receivers.target(), max_examples=SEARCH_EXAMPLES, seed=5, provider_state=provider, on_example=stop)
+    finally:
+        receivers.close()
