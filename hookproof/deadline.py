@@ -12,6 +12,12 @@ from typing import Callable, Iterator
 
 #: How a deadline-stopped run's note begins (`CertifyResult.timed_out` and the commands look for it).
 DEADLINE_NOTE = "stopped: the run reached its maximum duration"
+#: Seconds a run stopped at its deadline has to unwind (heal, stop what it started, write its
+#: report) before it is interrupted again, at most `REPEATS` more times: an interruption
+#: swallowed on its way (a cancellation absorbed inside an event loop) must not leave the run
+#: waiting out a 600 s sender timeout.
+GRACE_S = 60.0
+REPEATS = 3
 
 
 def deadline_note(limit_s: float, source: str, after: str) -> str:
@@ -26,18 +32,21 @@ def run_deadline(limit_s: float, notes: list[str], *, source: str = "--max-durat
     """Interrupt the main thread (KeyboardInterrupt) once `limit_s` seconds have passed,
     adding the reason to `notes` first (`deadline_note`: where the limit came from,
     `source`, and what was left undone, `after`); yields the function that disarms it.
-    A no-op off the main thread. certify, send and explore share it."""
+    A block still running `GRACE_S` seconds after an interruption (and not disarmed) is
+    interrupted again, at most `REPEATS` more times. A no-op off the main thread.
+    certify, send and explore share it."""
     import threading
 
     if threading.current_thread() is not threading.main_thread():
         yield lambda: None
         return
 
-    def expire() -> None:
+    done = threading.Event()  # the block exited or was disarmed
+
+    def interrupt() -> None:
         import _thread
         import signal
 
-        notes.append(deadline_note(limit_s, source, after))
         main = threading.main_thread().ident
         if callable(signal.getsignal(signal.SIGINT)) and main is not None:
             # A real SIGINT, as Ctrl-C: it also wakes a main thread blocked in a system call
@@ -46,10 +55,18 @@ def run_deadline(limit_s: float, notes: list[str], *, source: str = "--max-durat
         else:
             _thread.interrupt_main()
 
-    timer = threading.Timer(limit_s, expire)
-    timer.daemon = True
+    def expire() -> None:
+        if done.wait(limit_s):
+            return
+        notes.append(deadline_note(limit_s, source, after))
+        for _ in range(1 + REPEATS):
+            interrupt()
+            if done.wait(GRACE_S):
+                return
+
+    timer = threading.Thread(target=expire, name="hookproof-deadline", daemon=True)
     timer.start()
     try:
-        yield timer.cancel
+        yield done.set
     finally:
-        timer.cancel()
+        done.set()

@@ -1,0 +1,42 @@
+"""`run_deadline`: the whole-run deadline certify, send and explore share (in the main thread)."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from hookproof import deadline
+from hookproof.deadline import DEADLINE_NOTE, run_deadline
+
+
+def test_the_deadline_interrupts_the_block_and_says_why() -> None:
+    notes: list[str] = []
+    with pytest.raises(KeyboardInterrupt), run_deadline(0.2, notes, source="--max-duration", after="nothing more"):
+        time.sleep(30)
+    assert notes == [f"{DEADLINE_NOTE} (0.2 s, --max-duration); nothing more"]
+
+
+def test_a_disarmed_deadline_never_fires() -> None:
+    notes: list[str] = []
+    with run_deadline(0.2, notes) as disarm:
+        disarm()
+        time.sleep(0.5)
+    assert notes == []
+
+
+def test_an_interruption_swallowed_on_its_way_is_repeated_after_the_grace(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run that absorbs the first interruption (a cancellation lost inside an event loop) and
+    would then wait out a long timeout is interrupted again once the grace has passed."""
+    monkeypatch.setattr(deadline, "GRACE_S", 0.3)
+    notes: list[str] = []
+    swallowed = 0
+    started = time.monotonic()
+    with pytest.raises(KeyboardInterrupt), run_deadline(0.1, notes):
+        try:
+            time.sleep(30)
+        except KeyboardInterrupt:
+            swallowed += 1
+        time.sleep(30)  # the 600 s sender timeout it would otherwise wait out
+    assert swallowed == 1 and time.monotonic() - started < 10
+    assert len(notes) == 1  # one reason, however many interruptions it took
