@@ -9,6 +9,7 @@ import shutil
 import socket
 import subprocess
 import tempfile
+import threading
 from pathlib import Path
 from typing import Callable, Mapping, NoReturn, Sequence
 
@@ -49,6 +50,9 @@ def require_service(name: str, reason: str) -> NoReturn:
 PORT_BAND = (10000, 32000)
 PORT_BLOCK = 2000
 _port_next: dict[int, int] = {}
+#: Threads of one process take turns: two at once would read the same next port (tests start
+#: receivers from thread pools, e.g. the storm batches), check it free and both return it.
+_port_lock = threading.Lock()
 
 
 def _port_block() -> tuple[int, int]:
@@ -86,16 +90,17 @@ def free_port(host: str = "127.0.0.1") -> int:
             sock.bind((host, 0))
             return int(sock.getsockname()[1])
     size = last - first + 1
-    start = _port_next.get(os.getpid(), (os.getpid() * 7919) % size)
-    for step in range(size):
-        port = first + (start + step) % size
-        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-            try:
-                sock.bind((host, port))
-            except OSError:
-                continue
-        _port_next[os.getpid()] = (start + step + 1) % size
-        return port
+    with _port_lock:
+        start = _port_next.get(os.getpid(), (os.getpid() * 7919) % size)
+        for step in range(size):
+            port = first + (start + step) % size
+            with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+                try:
+                    sock.bind((host, port))
+                except OSError:
+                    continue
+            _port_next[os.getpid()] = (start + step + 1) % size
+            return port
     raise OSError(f"no free TCP port on {host} in {first}-{last}")
 
 

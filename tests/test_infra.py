@@ -51,6 +51,24 @@ def test_free_port_is_bindable() -> None:
     assert 1024 <= port <= 65535
 
 
+def test_free_port_never_gives_two_threads_the_same_port() -> None:
+    """Receivers are started from thread pools (the storm batches): two threads asking at once
+    must get two ports, or one storm's deliveries reach the other's receiver (a wrong secret:
+    every delivery refused 401)."""
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    barrier = threading.Barrier(8)
+
+    def ask(_: int) -> list[int]:
+        barrier.wait()
+        return [free_port() for _ in range(25)]
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        ports = [p for batch in pool.map(ask, range(8)) for p in batch]
+    assert len(ports) == len(set(ports)) == 200
+
+
 @pytest.mark.parametrize("workers", [("", "gw0", "gw1"), ("gw0", "gw1", "gw2", "gw3")])
 def test_free_port_gives_each_xdist_worker_its_own_ports(monkeypatch: pytest.MonkeyPatch,
                                                          workers: tuple[str, ...]) -> None:
