@@ -22,6 +22,11 @@ It runs the exchange itself on the client's connection pool rather than through
   the dispatcher's transport does); a connection whose answer said
   ``Connection: close`` is never reused (geventhttpclient closes it).
 
+It also writes the request's head itself (`_Heads`: the bytes `HTTPClient._build_request`
+writes, header for header, without building a case-insensitive `Headers` per request)
+and checks a pooled connection's liveness with one non-blocking peek instead of a
+`select` (the same test: an idle keep-alive connection has nothing to read).
+
 geventhttpclient's transport errors are translated here, at this one boundary. Imports
 gevent and geventhttpclient, never Locust, and does not monkey-patch anything.
 """
@@ -29,11 +34,14 @@ gevent and geventhttpclient, never Locust, and does not monkey-patch anything.
 from __future__ import annotations
 
 import errno
+import socket
 import weakref
-from typing import Any
+from typing import Any, Mapping
 
 import gevent
+import gevent.queue
 import gevent.socket
+from geventhttpclient import client as _gc
 from geventhttpclient.client import HTTPClient
 from geventhttpclient.response import HTTPConnectionClosed, HTTPParseError, HTTPSocketPoolResponse
 
@@ -49,6 +57,168 @@ _GONE_ERRNOS = frozenset({errno.ECONNRESET, errno.EPIPE, errno.ECONNABORTED})
 
 #: Sockets that have carried a request (a socket in it, taken from the pool, is reused).
 _USED: weakref.WeakSet[Any] = weakref.WeakSet()
+
+
+#: `recv` flags of the liveness peek: look at the next byte without taking it or waiting.
+_PEEK = socket.MSG_PEEK | socket.MSG_DONTWAIT
+
+
+#: Layouts a client keeps (one per method, target and header names; a storm has a few).
+_LAYOUTS_KEPT = 64
+
+
+class _Heads:
+    """The request heads one client writes, byte for byte as `HTTPClient._build_request`
+    writes them (its default headers first, then the request's, case-insensitively
+    replaced in place, then ``Host`` and ``Content-Length`` when missing), with its
+    checks of the method, target, field names and values (ValueError), for a plain
+    HTTP/1.1 client without a proxy. The order and the fixed lines are worked out once
+    per method, target and header names (a layout: pieces that are a line written as is,
+    checked once; a request header's ``"Field: "`` and its key in the request's headers,
+    its value checked on each request; or None for the body's ``Content-Length``); each
+    request then only writes its values. `head` returns None for what it does not cover (a value that is not a
+    string, ``Transfer-Encoding``, a target not starting with ``/``): the client builds
+    those."""
+
+    __slots__ = ("base", "host", "layouts")
+
+    def __init__(self, client: HTTPClient) -> None:
+        self.base: dict[str, Any] = dict(dict.items(client.default_headers))  # lower name -> raw entry
+        host = client.host
+        if ":" in host and host[0] != "[" and host[-1] != "]":
+            host = "[" + host + "]"
+        if client.port not in (80, 443):
+            host += _gc.HOST_PORT_SEP + str(client.port)
+        self.host = host
+        self.layouts: dict[tuple[str, str, tuple[str, ...], bool], tuple[Any, ...] | None] = {}
+
+    @staticmethod
+    def of(client: HTTPClient) -> "_Heads | None":
+        """The heads of `client`, kept on it; None for a client they do not cover."""
+        heads = client.__dict__.get("_hookproof_heads", False)
+        if heads is False:
+            covered = client.version == client.HTTP_11 and not client.use_proxy
+            heads = client.__dict__["_hookproof_heads"] = _Heads(client) if covered else None
+        return heads
+
+    def head(self, method: str, uri: str, headers: Mapping[str, str], body: bytes) -> str | None:
+        key = (method, uri, tuple(headers), not body)
+        if key in self.layouts:
+            layout = self.layouts[key]
+        else:
+            layout = self._layout(method, uri, headers, body)
+            if len(self.layouts) >= _LAYOUTS_KEPT:
+                self.layouts.clear()
+            self.layouts[key] = layout
+        if layout is None:
+            return None
+        parts = []
+        for piece in layout:
+            if type(piece) is str:
+                parts.append(piece)
+            elif piece is None:
+                parts.append(f"{_gc.HEADER_CONTENT_LENGTH}: {len(body)}\r\n")
+            else:
+                value = headers[piece[1]]
+                if type(value) is not str:
+                    return None
+                if not _gc._FIELD_VALUE_RE.fullmatch(value):
+                    raise ValueError(f"invalid value for header field {piece[0][:-2]!r}: {value!r}")
+                parts.append(piece[0] + value + "\r\n")
+        return "".join(parts)
+
+    def _layout(self, method: str, uri: str, headers: Mapping[str, str], body: bytes) -> tuple[Any, ...] | None:
+        """The pieces of the heads of (method, uri, these header names, a body or not), or
+        None when the client builds them. Raises ValueError as the client does for a bad
+        method, target or field name (and for a bad fixed value)."""
+        if not uri.startswith(_gc.SLASH) or uri.startswith("//"):
+            return None
+        if not _gc._TOKEN_RE.fullmatch(method):
+            raise ValueError(f"invalid HTTP method {method!r}")
+        if not _gc._REQUEST_TARGET_RE.fullmatch(uri):
+            raise ValueError(f"invalid request URI {uri!r}")
+        fields: dict[str, Any] = {}  # lower name -> raw entry, or (field, key in headers)
+        for lower, entry in self.base.items():
+            fields[lower] = ("raw", entry)
+        for field, value in headers.items():
+            if type(value) is not str:
+                return None
+            fields[field.lower()] = ("request", (field, field))
+        if "transfer-encoding" in fields:
+            return None
+        if "host" not in fields:
+            fields["host"] = ("raw", (_gc.HEADER_HOST, self.host))
+        length = "content-length" not in fields and bool(body)
+        if "content-length" not in fields and not body and method.upper() in _gc._BODY_CARRYING_METHODS:
+            fields["content-length"] = ("raw", (_gc.HEADER_CONTENT_LENGTH, "0"))
+        pieces: list[Any] = [f"{method} {uri} {_gc.HTTPClient.HTTP_11}\r\n"]
+        for kind, entry in fields.values():
+            lines = (entry,) if kind == "request" or type(entry) is tuple else entry
+            for field, value in lines:
+                if not isinstance(field, str) or not _gc._TOKEN_RE.fullmatch(field):
+                    raise ValueError(f"invalid header field name {field!r}")
+                if kind == "request":
+                    pieces.append((f"{field}: ", value))  # value: the key of its value in the headers
+                    continue
+                if isinstance(value, str) and not _gc._FIELD_VALUE_RE.fullmatch(value):
+                    raise ValueError(f"invalid value for header field {field!r}: {value!r}")
+                pieces.append(f"{field}: {value}\r\n")
+        if length:
+            pieces.append(None)
+        pieces.append("\r\n")
+        # adjacent fixed lines joined once
+        merged: list[Any] = []
+        for piece in pieces:
+            if type(piece) is str and merged and type(merged[-1]) is str:
+                merged[-1] += piece
+            else:
+                merged.append(piece)
+        return tuple(merged)
+
+
+def request_head(client: HTTPClient, method: str, uri: str, headers: Mapping[str, str], body: bytes) -> str:
+    """The head (request line, header lines, blank line) `client` writes for this request:
+    `HTTPClient._build_request`'s text. Raises ValueError as it does."""
+    heads = _Heads.of(client)
+    head = heads.head(method, uri, headers, body) if heads is not None else None
+    if head is None:
+        head = client._build_request(method, uri, body=body, headers=headers, chunked=False)
+    return head
+
+
+def _pooled_socket(pool: Any) -> Any:
+    """A connection from `pool` (`ConnectionPool.get_socket`: a pooled one still alive,
+    else a new one), the liveness of a pooled one tested by a non-blocking peek: alive
+    when there is nothing to read (a closed one reads EOF, a dirty one has bytes)."""
+    pool._semaphore.acquire()
+    if pool._closed:
+        raise RuntimeError("connection pool closed")
+    queue = pool._socket_queue
+    while not queue.empty():
+        try:
+            sock = queue.get(block=False)
+        except gevent.queue.Empty:
+            break
+        raw = getattr(sock, "_sock", None)
+        if raw is None:  # not a gevent socket of this kind: the pool's own test
+            if pool._is_socket_alive(sock):
+                return sock
+        elif sock.fileno() >= 0:
+            try:
+                raw.recv(1, _PEEK)
+            except BlockingIOError:
+                return sock
+            except OSError:
+                pass
+        try:
+            sock.close()
+        except OSError:
+            pass
+    try:
+        return pool._create_socket()
+    except BaseException:
+        pool._semaphore.release()
+        raise
 
 
 class _Expired(Exception):
@@ -98,8 +268,7 @@ def exchange(client: HTTPClient, uri: str, request: SignedRequest, *, read_cap_b
     Never raises for what the receiver or the network does; only programmer errors
     (a header geventhttpclient refuses to write: ValueError) escape.
     """
-    head = client._build_request(request.method, uri, body=request.body, headers=request.headers, chunked=False)
-    data = head.encode("latin-1") + request.body
+    data = request_head(client, request.method, uri, request.headers, request.body).encode("latin-1") + request.body
     pool = client._connection_pool
     seen = _Seen()
 
@@ -108,7 +277,7 @@ def exchange(client: HTTPClient, uri: str, request: SignedRequest, *, read_cap_b
 
     for fresh in (False, True):
         try:
-            sock = _fresh_socket(pool) if fresh else pool.get_socket()
+            sock = _fresh_socket(pool) if fresh else _pooled_socket(pool)
         except ConnectionRefusedError:
             return broke(Broke.REFUSED, sent=False)
         except (TimeoutError, gevent.Timeout):
@@ -118,7 +287,8 @@ def exchange(client: HTTPClient, uri: str, request: SignedRequest, *, read_cap_b
         except OSError as exc:
             return broke(Broke.CONNECT_FAILED, sent=False, detail=exc.strerror or type(exc).__name__)
         reused = sock in _USED
-        _USED.add(sock)
+        if not reused:
+            _USED.add(sock)
         seen = _Seen()
         timer = gevent.Timeout(timeout_s, _Expired)
         timer.start()
@@ -185,4 +355,4 @@ def _fresh_socket(pool: Any) -> Any:
         raise
 
 
-__all__ = ["ObservedAtoms", "exchange", "observed"]
+__all__ = ["ObservedAtoms", "exchange", "observed", "request_head"]

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any, Iterator, Literal, Mapping, Sequence
 
-from hookproof.simulator.delivery.attempt_core import Broke, Observed, SuccessRule, grade
+from hookproof.simulator.delivery.attempt_core import Broke, Grade, Observed, SuccessRule, grade
 from hookproof.simulator.delivery.history import Attempt, Completion, Outcome
 from hookproof.simulator.events import Event
 from hookproof.simulator.profiles.base import Profile
@@ -130,7 +130,14 @@ def attempt_row(*, event: Mapping[str, Any], event_type: str, event_id: str, del
         sent_at: wall-clock unix seconds when sending started; `latency_ms`: milliseconds
             from sending to the answer (or the give-up).
     """
-    graded = grade(observed, rule)
+    return graded_row(event=event, event_type=event_type, event_id=event_id, delivery_id=delivery_id,
+                      attempt=attempt, tags=tags, sent_at=sent_at, latency_ms=latency_ms, graded=grade(observed, rule))
+
+
+def graded_row(*, event: Mapping[str, Any], event_type: str, event_id: str, delivery_id: str, attempt: int,
+               tags: Sequence[str], sent_at: float, latency_ms: float, graded: Grade) -> list[Any]:
+    """`attempt_row`'s row of an attempt already graded (`attempt_core.grade` of what it
+    observed, by the profile): a storm grades each distinct observation once."""
     return [STORM_SCENARIO, event_id, delivery_id, attempt, event["business_key"], event["object_id"],
             event["version"], event_type, list(tags), True, sent_at, sent_at + latency_ms / 1000.0, graded.status,
             graded.outcome.value, graded.completion.value, round(latency_ms, 3), graded.excerpt, graded.reason,
@@ -203,6 +210,7 @@ __all__ = [
     "chunked",
     "event_from_wire",
     "event_to_wire",
+    "graded_row",
     "make_attempt",
     "observed_of",
     "outcome_of",

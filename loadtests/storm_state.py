@@ -19,9 +19,10 @@ import gevent.pool
 from hookproof.loadtests.collect import Collector
 from hookproof.loadtests.exchange import ObservedAtoms, observed
 from hookproof.loadtests.plan import Send
-from hookproof.loadtests.records import attempt_row, event_to_wire, make_attempt
+from hookproof.loadtests.records import event_to_wire, graded_row, make_attempt
 from hookproof.loadtests.spec import SpecError, StormSpec, secrets_from_env, secrets_from_text
 from hookproof.loadtests.stories import STORIES, StoryBook, process_seed, template_world
+from hookproof.simulator.delivery.attempt_core import Grade, grade
 from hookproof.simulator.delivery.history import Attempt
 from hookproof.simulator.events import Event
 from hookproof.simulator.profiles import get_profile
@@ -33,6 +34,8 @@ log = logging.getLogger("hookproof.storm")
 USER_STRIDE = 1 << 16
 #: Allocations between two young-generation collections in a sender (CPython's default: 700).
 GC_YOUNG_THRESHOLD = 20_000
+#: Distinct observations whose grade `StormProcess.row` keeps (a storm meets a handful).
+GRADES_KEPT = 1024
 
 #: What a user keeps of one finished attempt, as a plain tuple of atoms (so the garbage
 #: collector untracks it: a storm keeps hundreds of thousands): world event id, delivery
@@ -69,6 +72,7 @@ class StormProcess:
         self.failure: str | None = None  # the one line of an exception that ended the master's checks
         self.stop_early = gevent.event.Event()  # set by SIGUSR1: end the storm now, then check and report
         self._type_names: dict[str, str] = {}
+        self._grades: dict[ObservedAtoms, Grade] = {}  # what the exchange observed -> its grade
 
     def elapsed(self) -> float:
         return time.monotonic() - self.t0
@@ -148,14 +152,21 @@ class StormProcess:
         return name
 
     def row(self, sent: _Sent, events: Mapping[str, Mapping[str, Any]]) -> list[Any]:
-        """The history row of `sent` (`records.attempt_row`); `events` maps world event ids
-        to their `event_to_wire` dicts."""
-        assert self.profile is not None
+        """The history row of `sent` (`records.attempt_row`'s, graded by the attempt core
+        once per distinct observation); `events` maps world event ids to their
+        `event_to_wire` dicts."""
         world_id, delivery_id, tags, number, event_id, sent_at, latency_ms, atoms = sent
         event = events[world_id]
-        return attempt_row(event=event, event_type=self.type_name(event["type"]), event_id=event_id,
-                           delivery_id=delivery_id, attempt=number, tags=tags, rule=self.profile, sent_at=sent_at,
-                           latency_ms=latency_ms, observed=observed(atoms))
+        graded = self._grades.get(atoms)
+        if graded is None:  # graded once per distinct observation (nearly all are one 200 answer)
+            assert self.profile is not None
+            graded = grade(observed(atoms), self.profile)
+            if len(self._grades) >= GRADES_KEPT:
+                self._grades.clear()
+            self._grades[atoms] = graded
+        return graded_row(event=event, event_type=self.type_name(event["type"]), event_id=event_id,
+                          delivery_id=delivery_id, attempt=number, tags=tags, sent_at=sent_at,
+                          latency_ms=latency_ms, graded=graded)
 
     def unfinished(self) -> list[Attempt]:
         """The attempts still in flight, completed as unknown (the storm ended first)."""
