@@ -7,7 +7,9 @@ per event: the null receiver acks all), at an offered rate the machine sustains,
 long as N attempts take at that rate. Every 0.25 s the script reads each process's RSS
 from ``/proc/<pid>/status`` (VmRSS) and prints, per size: the attempts actually sent,
 each process's peak RSS while the storm sends (workers stream their records every
-second; the master appends them to ``history.sqlite``), and the master's peak over the
+second; the master appends them to ``history.sqlite``), the workers' RSS at each 100k
+attempts sent (each fifth of a storm under 200k) with its growth per 100k (a storm the
+loaded machine could not send in full still shows its slope), and the master's peak over the
 whole run, which includes the checks: they read the history from disk as columns in one
 pass (`scenarios.check_index.expectations_and_index`, `HistoryFile.column_chunks`),
 keeping numpy columns per attempt and per event and key code, and a few fields per event
@@ -62,10 +64,36 @@ def rss_mb(pid: int) -> float | None:
 
 @dataclass
 class Peaks:
-    """Peak RSS (MB) per process name, while sending and over the whole run."""
+    """Peak RSS (MB) per process name, while sending and over the whole run, and the
+    workers' RSS as the storm went: (requests the master counted so far, MB per worker
+    name) per sample while it sends."""
 
     sending: dict[str, float] = field(default_factory=dict)
     overall: dict[str, float] = field(default_factory=dict)
+    curve: list[tuple[int, dict[str, float]]] = field(default_factory=list)
+
+
+def _step(attempts: int) -> int:
+    """Attempts between two points of the RSS curve: 100k from storms of 200k on, else a fifth."""
+    return 100_000 if attempts >= 200_000 else max(1, attempts // 5)
+
+
+def slope(curve: list[tuple[int, dict[str, float]]], step: int) -> tuple[list[tuple[int, dict[str, float]]], dict[str, float]]:
+    """The workers' RSS at each multiple of `step` requests sent (the first sample at or past
+    it) and each worker's growth in MB per `step` from the first point to the last (0 with
+    fewer than two points): a flat memory is a slope near 0, whatever the storm's size."""
+    points: list[tuple[int, dict[str, float]]] = []
+    mark = step
+    for sent, mbs in curve:
+        while sent >= mark:
+            if not points or points[-1][0] != mark:
+                points.append((mark, mbs))
+            mark += step
+    growth: dict[str, float] = {}
+    if len(points) >= 2:
+        (first, a), (last, b) = points[0], points[-1]
+        growth = {name: (b[name] - a[name]) / ((last - first) / step) for name in b if name in a}
+    return points, growth
 
 
 def every_effect_once() -> object:
@@ -93,11 +121,13 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _phase(progress: Path) -> str:
+def _progress(progress: Path) -> tuple[str, int]:
+    """(phase, requests counted so far) of the master's progress file (("", 0) before one)."""
     try:
-        return str(json.loads(progress.read_text()).get("phase", ""))
-    except (OSError, ValueError):
-        return ""
+        data = json.loads(progress.read_text())
+        return str(data.get("phase", "")), int(data.get("requests") or 0)
+    except (OSError, ValueError, TypeError):
+        return "", 0
 
 
 def storm(url: str, attempts: int, rate: float, tmp: Path, applied: bool = True) -> tuple[int, float, Peaks, str]:
@@ -132,7 +162,9 @@ def storm(url: str, attempts: int, rate: float, tmp: Path, applied: bool = True)
                                                         stderr=subprocess.STDOUT)
             deadline = started + duration + 600
             while procs["master"].poll() is None and time.monotonic() < deadline:
-                sending = _phase(progress) in ("storm", "stopping", "collecting", "checking workers")
+                phase, requests = _progress(progress)
+                sending = phase in ("storm", "stopping", "collecting", "checking workers")
+                workers: dict[str, float] = {}
                 for name, proc in procs.items():
                     mb = rss_mb(proc.pid)
                     if mb is None:
@@ -140,6 +172,10 @@ def storm(url: str, attempts: int, rate: float, tmp: Path, applied: bool = True)
                     peaks.overall[name] = max(peaks.overall.get(name, 0.0), mb)
                     if sending:
                         peaks.sending[name] = max(peaks.sending.get(name, 0.0), mb)
+                        if name != "master":
+                            workers[name] = mb
+                if phase == "storm" and workers:
+                    peaks.curve.append((requests, workers))
                 time.sleep(SAMPLE_S)
         finally:
             for proc in procs.values():
@@ -181,15 +217,26 @@ def main(argv: list[str]) -> None:
               f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
         print(f"{'attempts':>10}{'sent':>10}{'wall s':>8}{'master MB':>11}{'worker 1 MB':>13}{'worker 2 MB':>13}"
               f"{'master MB, checks incl.':>25}  verdict")
+        curves: list[tuple[int, int, Peaks]] = []
         with tempfile.TemporaryDirectory() as d:
             for n in sizes:
                 sent, seconds, peaks, verdict = storm(url, n, rate, Path(d), applied)
                 s = peaks.sending
                 print(f"{n:>10}{sent:>10}{seconds:>8.0f}{s.get('master', 0):>11.0f}{s.get('worker 1', 0):>13.0f}"
                       f"{s.get('worker 2', 0):>13.0f}{peaks.overall.get('master', 0):>25.0f}  {verdict}", flush=True)
+                curves.append((n, sent, peaks))
+        for n, sent, peaks in curves:  # the workers' RSS as the storm went: flat is the claim
+            step = _step(n)
+            points, growth = slope(peaks.curve, step)
+            shown = ", ".join(f"{k / 1000:g}k: " + "/".join(f"{mbs[w]:.0f}" for w in sorted(mbs)) for k, mbs in points)
+            print(f"{n}: workers' MB by attempts sent (1/2) {shown or 'fewer than one step'}; growth per "
+                  f"{step / 1000:g}k sent from the first point: "
+                  + (", ".join(f"{w} {g:+.1f} MB" for w, g in sorted(growth.items())) or "n/a")
+                  + (f"; {sent} of {n} sent" if sent < n else ""))
         print(f"load average {os.getloadavg()[0]:.1f} at the end")
         print("MB: peak resident set size while the storm sends (and, last column, the master's peak over the "
-              "whole run, the checks and the reports included).")
+              "whole run, the checks and the reports included); the workers' curve counts the requests the master's "
+              "Locust statistics had received (a few seconds behind the workers).")
     finally:
         server.terminate()
         server.wait(5)
