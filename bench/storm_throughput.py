@@ -24,7 +24,11 @@ Locust test; storm/(bare on the storm's HTTP path) is the cost of the signing an
 bookkeeping alone. The receiver answers several times faster than either sender
 (bench/null_receiver.py), so requests/s measures the senders. The storm's checks then run against an observer that sees nothing (the null receiver
 applies nothing), so its verdict is irrelevant here; only the send rate is read.
-Last, the storm's own work without HTTP (`bookkeeping`), in this process, as CPU µs per
+Then the storm and the bare user on its path again, side by side: both at once on CPU 0,
+so both meet the same machine (on a shared, loaded machine the figures of two runs one
+after the other move by a fifth or more from run to run); their CPU µs per request and
+its ratio are printed. Last,
+the storm's own work without HTTP (`bookkeeping`), in this process, as CPU µs per
 attempt by part: where the storm's cost over bare on its path goes.
 Run: ``python bench/storm_throughput.py [SECONDS] [USERS]``.
 """
@@ -216,6 +220,30 @@ def storm_rate(url: str, users: int, seconds: int, tmp: Path) -> tuple[float, fl
     return float(stats["sent_per_s"]), float(stats["events"]) / seconds, cpu_us
 
 
+def side_by_side(url: str, users: int, seconds: int, tmp: Path) -> tuple[tuple[float, float], tuple[float, float]]:
+    """The storm and the bare user on its HTTP path at once, both on CPU 0 (the null
+    receiver on CPU 1): ((storm req/s, CPU µs/req), (bare req/s, CPU µs/req)), each CPU
+    figure over its own steady window. Both meet the same machine at the same time, so
+    their CPU ratio does not move with the load the way two runs one after the other do;
+    their req/s are whole-run figures whose start and end phases overlap the other's
+    steady part, not a ratio to read."""
+    results: dict[str, tuple[float, ...]] = {}
+
+    def run(name: str, work: Any) -> None:
+        sub = tmp / name
+        sub.mkdir()
+        results[name] = work(sub)
+
+    threads = [threading.Thread(target=run, args=("storm", lambda d: storm_rate(url, users, seconds, d))),
+               threading.Thread(target=run, args=("bare", lambda d: bare_rate(url, users, seconds, d, direct=True)))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    storm, bare = results["storm"], results["bare"]
+    return (storm[0], storm[2]), (bare[0], bare[1])
+
+
 #: Parts of a storm attempt's own work, as `bookkeeping` times them.
 PARTS = ("draw", "sign", "keep", "row", "spool")
 
@@ -318,6 +346,13 @@ def main(seconds: int, users: int) -> None:
         print(f"{'storm: distinct events':<58}{events:>10.0f}")
         print(f"storm vs bare on its own HTTP path: {storm / direct:.2f} req/s, {direct_cpu / storm_cpu:.2f} CPU"
               " (the signing and bookkeeping alone)")
+        load_before = os.getloadavg()[0]
+        with tempfile.TemporaryDirectory() as d:
+            (storm, storm_cpu), (direct, direct_cpu) = side_by_side(url, users, seconds, Path(d))
+        print(f"side by side, both on CPU 0 at once (load {load_before:.1f} before, {os.getloadavg()[0]:.1f} after): "
+              f"storm {storm_cpu:.1f} CPU µs/req, bare on its path {direct_cpu:.1f}; storm vs bare on its path "
+              f"{direct_cpu / storm_cpu:.2f} CPU (req/s are not compared here: each run's start and end "
+              "phases overlap the other's steady part)")
         parts = bookkeeping()
         print(f"storm's own work without HTTP, CPU µs per attempt (load {os.getloadavg()[0]:.1f}): "
               + ", ".join(f"{p} {parts[p]:.1f}" for p in PARTS) + f"; total {sum(parts.values()):.1f}")
