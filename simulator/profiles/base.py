@@ -7,6 +7,7 @@ at a given timestamp. Time, sockets and retries belong to the dispatcher.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
@@ -187,3 +188,32 @@ def require_secrets(secrets: Sequence[str], profile: str) -> None:
     """Raise SecretError when `secrets` is empty or holds an empty string."""
     if not secrets or not all(secrets):
         raise SecretError(f"profile {profile!r} needs a non-empty secret", field="secret")
+
+
+#: Keys whose HMAC-SHA256 pad states `hmac_sha256` keeps (a run signs with a few secrets).
+_HMAC_KEYS_KEPT = 64
+_HMAC_PADS: dict[bytes, tuple[Any, Any]] = {}
+
+
+def hmac_sha256(key: bytes, message: bytes) -> bytes:
+    """HMAC-SHA256 of `message` under `key` (RFC 2104; the bytes of
+    ``hmac.digest(key, message, "sha256")``), 32 bytes.
+
+    The inner and outer pad states of each key are hashed once and copied per message:
+    OpenSSL 3 looks the algorithm up again on every ``hmac.digest``, which on this
+    kind of machine costs more than hashing a webhook's body (about 9 µs against 4 µs
+    for 1.5 KB). The states are kept in this process's memory only, as the secrets are.
+    """
+    pads = _HMAC_PADS.get(key)
+    if pads is None:
+        block = key if len(key) <= 64 else hashlib.sha256(key).digest()
+        block = block.ljust(64, b"\0")
+        pads = (hashlib.sha256(bytes(b ^ 0x36 for b in block)), hashlib.sha256(bytes(b ^ 0x5C for b in block)))
+        if len(_HMAC_PADS) >= _HMAC_KEYS_KEPT:
+            _HMAC_PADS.clear()
+        _HMAC_PADS[key] = pads
+    inner = pads[0].copy()
+    inner.update(message)
+    outer = pads[1].copy()
+    outer.update(inner.digest())
+    return outer.digest()

@@ -28,12 +28,11 @@ The differences from Stripe's own objects that remain, and why, are listed in
 
 from __future__ import annotations
 
-import hmac
 import random
 from typing import Any, Mapping, Sequence
 
 from hookproof.simulator.events import LATEST_API_VERSION, Event
-from hookproof.simulator.profiles.base import Envelope, Profile, Tolerance, canonical_json, require_secrets
+from hookproof.simulator.profiles.base import Envelope, Profile, Tolerance, canonical_json, hmac_sha256, require_secrets
 from hookproof.simulator.profiles.stripe_versions import at_version
 
 #: Every Stripe event type the world emits (the world speaks Stripe's names).
@@ -94,7 +93,7 @@ def stripe_signature(secret: str, timestamp: int, body: bytes) -> str:
 
     Source: stripe-python `WebhookSignature._compute_signature`.
     """
-    return hmac.digest(secret.encode("utf-8"), b"%d.%b" % (timestamp, body), "sha256").hex()
+    return hmac_sha256(secret.encode("utf-8"), b"%d.%b" % (timestamp, body)).hex()
 
 
 class StripeProfile(Profile):
