@@ -19,6 +19,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from bench_args import parser
+
 HERE = Path(__file__).resolve().parent
 
 
@@ -84,7 +86,9 @@ def summary(out: dict[str, str]) -> list[tuple[str, str, str]]:
 
 
 def main() -> None:
-    full = "--full" in sys.argv[1:]
+    args = parser(__doc__)
+    args.add_argument("--full", action="store_true", help="longer settings (default: quick, about 5 min)")
+    full = args.parse_args().full
     load_before = os.getloadavg()
     started = time.monotonic()
     out = {bench.script: run(bench, full) for bench in BENCHES}

@@ -20,6 +20,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench_args import parser, positive_int
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from hookproof.certify import OVERLAP_BOUND, certify  # noqa: E402
@@ -67,4 +69,6 @@ def main(runs: int) -> None:
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 2)
+    cli = parser(__doc__)
+    cli.add_argument("runs", nargs="?", type=positive_int, default=2, help="runs per mode (default 2)")
+    main(cli.parse_args().runs)
