@@ -14,7 +14,6 @@ the report is the same shape, in catalog order.
 from __future__ import annotations
 
 import asyncio
-import json
 import threading
 import time
 from collections import Counter
@@ -145,6 +144,7 @@ class Runner:
     _whole_changed_at: float = field(default=0.0, init=False, repr=False)
     _delivering: int = field(default=0, init=False, repr=False)
     _delivered_at: float = field(default=0.0, init=False, repr=False)
+    _documents: dict[int, tuple[ScenarioReport, dict[str, Any]]] = field(default_factory=dict, init=False, repr=False)
 
     def context(self) -> Context:
         return Context(profile=self.profile, live=self.live, account=self.account, enabled=self.enabled,
@@ -164,6 +164,7 @@ class Runner:
         started = time.time()
         partial = False
         self.results = []
+        self._documents.clear()
         self._stopping.clear()
         try:
             if self.overlap > 1 and len(chosen) > 1 and self.may_overlap():
@@ -324,10 +325,21 @@ class Runner:
         return scaled
 
     def checkpoint(self, report: RunReport) -> None:
-        """Store `report` in the history's meta under `REPORT_META_KEY` (committed at once)."""
-        from hookproof.reports import render_json
+        """Store `report` in the history's meta under `REPORT_META_KEY` (committed at once):
+        report.json's document (`reports.report_document`), each scenario's part encoded once
+        per run however often the report so far is stored."""
+        from hookproof.reports import report_document
 
-        self.history.set_meta(REPORT_META_KEY, json.loads(render_json(report)))
+        self.history.set_meta(REPORT_META_KEY, report_document(report, self._scenario_document))
+
+    def _scenario_document(self, s: ScenarioReport) -> dict[str, Any]:
+        """`s`'s part of report.json's document, remembered by identity (reports are frozen)."""
+        from hookproof.reports import scenario_document
+
+        kept = self._documents.get(id(s))
+        if kept is None or kept[0] is not s:
+            kept = self._documents[id(s)] = (s, scenario_document(s))
+        return kept[1]
 
     def report(self, started: float, *, partial: bool) -> RunReport:
         results = tuple(self.results)

@@ -5,6 +5,7 @@ receivers over HTTP on 127.0.0.1)."""
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 
@@ -12,12 +13,13 @@ import pytest
 
 from examples.receivers import load
 from hookproof.receivers import ReceiverConfig, receiver_of
+from hookproof.reports import render_json
 from hookproof.reports.model import RunReport
 from hookproof.scenarios.catalog import CATALOG, Overlap
 from hookproof.scenarios.observations import Observation
 from hookproof.scenarios.observers import observation_from_data
 from hookproof.scenarios.overlap import compatible, next_start, own_refusals, run_overlapped
-from hookproof.scenarios.runner import Runner
+from hookproof.scenarios.runner import REPORT_META_KEY, Runner
 from hookproof.simulator.delivery import History, Target
 from hookproof.simulator.profiles import get_profile
 from hookproof.simulator.server.refusals import Refusal
@@ -75,7 +77,7 @@ CHOSEN = ["duplicate-sequential", "reorder", "stale-after-newer", "forged-signat
 
 
 def certify_in_process(name: str, tmp_path: Path, overlap: int, chosen: list[str] = CHOSEN,
-                       options: dict[str, float] | None = None) -> RunReport:
+                       options: dict[str, float] | None = None, history: History | None = None) -> RunReport:
     config = ReceiverConfig(db_url=f"sqlite:///{tmp_path / f'{name}-{overlap}.db'}", secrets=("whsec_overlap_0123",),
                             account="acct_overlap000001", options=options or {})
     app = load(name).create_app(config)
@@ -86,7 +88,7 @@ def certify_in_process(name: str, tmp_path: Path, overlap: int, chosen: list[str
                 return observation_from_data(receiver.observe(), time.time(), observer="python")
 
             runner = Runner(target=Target(url=url + "/webhooks"), profile=get_profile("stripe"),
-                            secrets=("whsec_overlap_0123",), observe=observe, history=History(),
+                            secrets=("whsec_overlap_0123",), observe=observe, history=history if history is not None else History(),
                             account="acct_overlap000001", seed=77, settle_window_s=0.1, settle_interval_s=0.02,
                             overlap=overlap)
             assert runner.may_overlap()
@@ -111,6 +113,12 @@ def test_overlapped_scenarios_get_the_verdicts_and_findings_of_a_sequential_run(
     else:
         assert {s.id for s in overlapped.scenarios if s.verdict == "fail"} == {
             "stale-after-newer", "mass-redelivery", "older-after-newer-redelivery", "stale-failure-after-success"}
+
+
+def test_the_history_keeps_the_report_as_report_json_reads_it(tmp_path: Path) -> None:
+    history = History()
+    report = certify_in_process("inbox_sync", tmp_path, 4, CHOSEN[:4], history=history)
+    assert history.meta()[REPORT_META_KEY] == json.loads(render_json(report))
 
 
 @pytest.mark.parametrize(("name", "options"), [("inbox_queue", {}), ("ack_before_persist", {"apply_delay_s": 0.005})])
