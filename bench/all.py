@@ -36,8 +36,8 @@ BENCHES = [
     Bench("checks_scaling.py", ["--sizes", "10000", "100000", "--repeat", "1"], []),
     Bench("dispatcher_throughput.py", ["3000", "3"], ["10000", "5"]),
     Bench("storm_throughput.py", ["10", "10"], ["15", "20"]),
-    Bench("race_hit_rate.py", ["20", "20"], ["30", "20"]),
-    Bench("catalog_wall_time.py", ["1"], ["3"]),
+    Bench("race_hit_rate.py", ["50", "20"], ["100", "20"]),
+    Bench("catalog_wall_time.py", ["3"], ["5", "--sequential", "3"]),
 ]
 
 
