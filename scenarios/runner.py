@@ -232,10 +232,13 @@ class Runner:
                 return None
             return receiver_down(self.history.attempts(scenario.id))
 
+        def proven(i: int) -> bool:  # never called down after it (`finish`), whatever it does next
+            return self.keep_going or chosen[i].tier == "chaos" or answered_valid(self.history.attempts(chosen[i].id))
+
         self._overlapping = True
         try:
-            _, never, down = run_overlapped(chosen, self.overlap, start=start,
-                                            run=lambda i: self.run_one(chosen[i], i), finish=finish, stop=self._stop)
+            _, never, down = run_overlapped(chosen, self.overlap, start=start, run=lambda i: self.run_one(chosen[i], i),
+                                            finish=finish, stop=self._stop, proven=proven)
         finally:
             self._overlapping = False
         for scenario in chosen:  # in catalog order, as a sequential run finds it
@@ -646,12 +649,22 @@ def rejects_valid(attempts: Sequence[Attempt]) -> bool:
                for a in attempts)
 
 
+#: Outcomes of an attempt the receiver never answered (`receiver_down`).
+_GONE = ("timeout", "connection_error")
+
+
+def answered_valid(attempts: Sequence[Attempt]) -> bool:
+    """True when the receiver answered some valid attempt of `attempts` (any outcome but a
+    timeout or a refused connection): then `receiver_down` is None for them, and stays None
+    whatever attempts are added."""
+    return any(a.valid and a.outcome.value not in _GONE for a in attempts)
+
+
 def receiver_down(attempts: Sequence[Attempt]) -> str | None:
     """Why the receiver looks down after a scenario: every valid attempt (at least one)
     timed out or could not connect; None when any valid attempt got an answer."""
     valid = [a for a in attempts if a.valid]
-    gone = ("timeout", "connection_error")
-    if not valid or any(a.outcome.value not in gone for a in valid):
+    if not valid or answered_valid(valid):
         return None
     timeouts = sum(a.outcome.value == "timeout" for a in valid)
     return (f"all {len(valid)} valid attempt(s) failed: {timeouts} timed out, "
