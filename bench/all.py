@@ -19,6 +19,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from bench_args import parser
+
 HERE = Path(__file__).resolve().parent
 
 
@@ -34,8 +36,8 @@ BENCHES = [
     Bench("checks_scaling.py", ["--sizes", "10000", "100000", "--repeat", "1"], []),
     Bench("dispatcher_throughput.py", ["3000", "3"], ["10000", "5"]),
     Bench("storm_throughput.py", ["10", "10"], ["15", "20"]),
-    Bench("race_hit_rate.py", ["20", "20"], ["30", "20"]),
-    Bench("catalog_wall_time.py", ["1"], ["3"]),
+    Bench("race_hit_rate.py", ["50", "20"], ["100", "20"]),
+    Bench("catalog_wall_time.py", ["3"], ["5", "--sequential", "3"]),
 ]
 
 
@@ -84,7 +86,9 @@ def summary(out: dict[str, str]) -> list[tuple[str, str, str]]:
 
 
 def main() -> None:
-    full = "--full" in sys.argv[1:]
+    args = parser(__doc__)
+    args.add_argument("--full", action="store_true", help="longer settings (default: quick, about 5 min)")
+    full = args.parse_args().full
     load_before = os.getloadavg()
     started = time.monotonic()
     out = {bench.script: run(bench, full) for bench in BENCHES}

@@ -24,13 +24,14 @@ the size; "total / baseline" stays flat when our growth is only that.
 
 from __future__ import annotations
 
-import argparse
 import gc
 import os
 import sys
 import time
 from pathlib import Path
 from typing import Callable, TypeVar
+
+from bench_args import parser, positive_int
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -154,11 +155,11 @@ def bench(n_attempts: int, repeat: int = 3) -> dict[str, float]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 1_000_000],
-                        help="history sizes, attempts (default: 10000 100000 1000000)")
-    parser.add_argument("--repeat", type=int, default=3, help="runs per step, best kept (default: 3)")
-    args = parser.parse_args(argv)
+    cli = parser(__doc__)
+    cli.add_argument("--sizes", type=positive_int, nargs="+", default=[10_000, 100_000, 1_000_000],
+                     help="history sizes, attempts (default: 10000 100000 1000000)")
+    cli.add_argument("--repeat", type=positive_int, default=3, help="runs per step, best kept (default: 3)")
+    args = cli.parse_args(argv)
     sizes = args.sizes
     load_before = os.getloadavg()[0]
     results = [bench(n, args.repeat) for n in sizes]

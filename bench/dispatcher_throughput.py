@@ -33,6 +33,7 @@ from typing import Awaitable, Callable
 
 import aiohttp
 import httpx
+from bench_args import parser, positive_int
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -163,5 +164,8 @@ async def main(n: int, rounds: int) -> None:
 
 
 if __name__ == "__main__":
-    args = sys.argv[1:]
-    asyncio.run(main(int(args[0]) if args else 10000, int(args[1]) if len(args) > 1 else 3))
+    cli = parser(__doc__)
+    cli.add_argument("n", nargs="?", type=positive_int, default=10000, help="requests per sender per round (default 10000)")
+    cli.add_argument("rounds", nargs="?", type=positive_int, default=3, help="rounds (default 3)")
+    args = cli.parse_args()
+    asyncio.run(main(args.n, args.rounds))

@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import httpx
+from bench_args import parser, positive_int
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -320,10 +321,14 @@ def over_http(n: int) -> None:
 
 
 def main(argv: list[str]) -> None:
-    count = int(argv[0]) if argv and argv[0].isdigit() else 100
+    cli = parser(__doc__)
+    cli.add_argument("examples", nargs="?", type=positive_int, default=100, help="examples per row (default 100)")
+    cli.add_argument("--in-process", action="store_true", help="skip the HTTP row")
+    args = cli.parse_args(argv)
+    count = args.examples
     try:
         in_process(count)
-        if "--in-process" not in argv:
+        if not args.in_process:
             over_http(count)
     finally:
         for d in _SCRATCH:

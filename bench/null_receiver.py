@@ -15,7 +15,8 @@ from __future__ import annotations
 import asyncio
 import os
 import re
-import sys
+
+from bench_args import parser
 
 _ANSWER = b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\ncontent-type: text/plain\r\n\r\nok"
 _LENGTH = re.compile(rb"\r\ncontent-length:[ \t]*(\d+)", re.IGNORECASE)
@@ -62,6 +63,10 @@ async def _serve(port: int) -> None:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) > 2:
-        os.sched_setaffinity(0, {int(sys.argv[2])})
-    asyncio.run(_serve(int(sys.argv[1])))
+    cli = parser(__doc__)
+    cli.add_argument("port", type=int, help="TCP port on 127.0.0.1")
+    cli.add_argument("cpu", nargs="?", type=int, help="pin this process to this CPU")
+    args = cli.parse_args()
+    if args.cpu is not None:
+        os.sched_setaffinity(0, {args.cpu})
+    asyncio.run(_serve(args.port))

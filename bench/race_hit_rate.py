@@ -51,6 +51,8 @@ from pathlib import Path
 from typing import Any, Awaitable, Callable
 from urllib.parse import parse_qs
 
+from bench_args import parser, positive_int
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from hookproof.simulator.delivery.race import RaceRequest, race, speaks_h2c  # noqa: E402
@@ -316,12 +318,21 @@ async def _main(bursts: int, copies: int) -> list[Row]:
 
 
 def main() -> None:
-    args = [a for a in sys.argv[1:] if a != "--no-pin"]
-    if len(args) == 3 and args[0] == "--serve":
-        _serve(args[1], int(args[2]))
+    global PIN
+    cli = parser(__doc__)
+    cli.add_argument("bursts", nargs="?", type=positive_int, default=30, help="bursts per row (default 30)")
+    cli.add_argument("copies", nargs="?", type=positive_int, default=20, help="copies per burst (default 20)")
+    cli.add_argument("--no-pin", action="store_true", help="leave both processes to the scheduler")
+    cli.add_argument("--serve", nargs=2, metavar=("SERVER", "PORT"), help="be the receiver (uvicorn|hypercorn)")
+    args = cli.parse_args()
+    PIN = not args.no_pin
+    if args.serve:
+        server, port = args.serve
+        if server not in ("uvicorn", "hypercorn") or not port.isdigit():
+            cli.error(f"--serve takes uvicorn|hypercorn and a port, not {server} {port}")
+        _serve(server, int(port))
         return
-    bursts = int(args[0]) if len(args) > 0 else 30
-    copies = int(args[1]) if len(args) > 1 else 20
+    bursts, copies = args.bursts, args.copies
     t0 = time.monotonic()
     load_before = os.getloadavg()
     rows = asyncio.run(_main(bursts, copies))

@@ -40,6 +40,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from bench_args import parser, positive_float, positive_int
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
@@ -196,12 +198,13 @@ def storm(url: str, attempts: int, rate: float, tmp: Path, applied: bool = True)
 
 
 def main(argv: list[str]) -> None:
-    rate = 2000.0
-    if argv[:1] == ["--rate"]:
-        rate, argv = float(argv[1]), argv[2:]
-    applied = "--nothing-applied" not in argv
-    argv = [a for a in argv if a != "--nothing-applied"]
-    sizes = [int(a) for a in argv] or [10_000, 100_000]
+    cli = parser(__doc__)
+    cli.add_argument("sizes", nargs="*", type=positive_int, metavar="N", help="storm sizes, attempts (default 10000 100000)")
+    cli.add_argument("--rate", type=positive_float, default=2000.0, help="offered attempts/s (default 2000)")
+    cli.add_argument("--nothing-applied", action="store_true", help="the observer reports nothing applied")
+    args = cli.parse_args(argv)
+    rate, applied = args.rate, not args.nothing_applied
+    sizes = args.sizes or [10_000, 100_000]
     port = _free_port()
     server = subprocess.Popen([sys.executable, str(ROOT / "bench" / "null_receiver.py"), str(port)])
     try:

@@ -46,6 +46,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench_args import parser, positive_int
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
@@ -364,4 +366,8 @@ def main(seconds: int, users: int) -> None:
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 15, int(sys.argv[2]) if len(sys.argv) > 2 else 20)
+    cli = parser(__doc__)
+    cli.add_argument("seconds", nargs="?", type=positive_int, default=15, help="seconds per sender (default 15)")
+    cli.add_argument("users", nargs="?", type=positive_int, default=20, help="Locust users (default 20)")
+    args = cli.parse_args()
+    main(args.seconds, args.users)

@@ -1,6 +1,7 @@
 """Reports: one neutral run model (`reports.model`) and pure renderers of it.
 
-- `render_json` / `load_json`: report.json, versioned (`reports/schema.md`);
+- `render_json` / `load_json`: report.json, versioned (`reports/schema.md`); `report_document`:
+  its document as JSON values, each scenario's part (`scenario_document`) reusable;
 - `render_junit`: junit.xml for CI test views;
 - `render_markdown`: summary.md for CI step summaries and PR comments;
 - `render_html`: report.html, one self-contained page with timelines;
@@ -33,6 +34,8 @@ _EXPORTS: dict[str, str] = {
     "render_json": "hookproof.reports.json_report",
     "render_junit": "hookproof.reports.junit",
     "render_markdown": "hookproof.reports.markdown",
+    "report_document": "hookproof.reports.json_report",
+    "scenario_document": "hookproof.reports.json_report",
     "write_reports": "hookproof.reports.writer",
 }
 
@@ -53,7 +56,7 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:
     from hookproof.reports.errors import ReportError, ReportFormatError, ReportWriteError, SchemaVersionError
     from hookproof.reports.html import render_html
-    from hookproof.reports.json_report import load_json, render_json
+    from hookproof.reports.json_report import load_json, render_json, report_document, scenario_document
     from hookproof.reports.junit import render_junit
     from hookproof.reports.markdown import render_markdown
     from hookproof.reports.model import (
@@ -89,5 +92,7 @@ __all__ = [
     "render_json",
     "render_junit",
     "render_markdown",
+    "report_document",
+    "scenario_document",
     "write_reports",
 ]

@@ -18,14 +18,14 @@ import math
 import types
 import typing
 from collections.abc import Mapping
-from typing import Any, Union
+from typing import Any, Callable, Union
 
 from pydantic import TypeAdapter, ValidationError
 
 from hookproof.reports.errors import ReportFormatError, SchemaVersionError
-from hookproof.reports.model import SCHEMA_VERSION, RunReport
+from hookproof.reports.model import SCHEMA_VERSION, RunReport, ScenarioReport
 
-__all__ = ["load_json", "render_json"]
+__all__ = ["load_json", "render_json", "report_document", "scenario_document"]
 
 #: How non-finite floats are spelled (strict JSON has no NaN or Infinity).
 _NON_FINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
@@ -33,8 +33,32 @@ _NON_FINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
 
 def render_json(report: RunReport) -> str:
     """The report as report.json text (UTF-8 safe, ends with a newline)."""
-    document = {"schema_version": report.schema_version, **_encode_dataclass(report)}
-    return json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    return json.dumps(report_document(report), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def report_document(report: RunReport,
+                    scenario_document: Callable[[ScenarioReport], dict[str, Any]] | None = None) -> dict[str, Any]:
+    """report.json's document as JSON values (dicts, lists, str, int, float, bool, None): what
+    ``json.loads(render_json(report))`` reads, built without the text.
+
+    `scenario_document(s)` gives each scenario's part (default: encoded here); a caller that
+    stores the report again and again as its scenarios end passes one that remembers the parts
+    it made (`scenario_document` here makes one), so each scenario is encoded once. The parts
+    are shared, not copied: the caller must not change them.
+    """
+    encode = scenario_document or _encode_dataclass
+    document: dict[str, Any] = {"schema_version": report.schema_version}
+    for f in dataclasses.fields(report):
+        if f.name == "scenarios":
+            document[f.name] = [encode(s) for s in report.scenarios]
+        elif f.name != "schema_version":
+            document[f.name] = _encode(getattr(report, f.name))
+    return document
+
+
+def scenario_document(s: ScenarioReport) -> dict[str, Any]:
+    """One scenario's part of report.json's document (`report_document`), as JSON values."""
+    return _encode_dataclass(s)
 
 
 def load_json(text: str | bytes) -> RunReport:

@@ -8,8 +8,11 @@ its own keys: its attempts by their scenario label, its effects, states and coun
 world's object ids and its events' keys (`business_keys.scoped`), its provider-API refusals
 by the ids in their paths (`own_refusals`). What may overlap what is the scenario's `catalog.Overlap`:
 
-- the first scenario runs alone, before any other (a receiver that is down from the start is
-  called down after it, and nothing else runs, as in a sequential run);
+- the first scenario runs alone, before any other, until the receiver answered one of its
+  valid attempts (`run_overlapped`'s `proven`): a receiver that is down from the start is
+  called down after it, and nothing else runs, as in a sequential run; one that answered is
+  never called down (`runner.receiver_down` needs every valid attempt to have failed), so
+  from then on the others may start beside it, as its class allows;
 - ``FRESH`` and ``REPEATS`` scenarios overlap each other, in catalog order; then each ``ALONE``
   one runs with nothing else; ``FLOODS`` last, alone: nothing runs beside or after it, so the
   backlog a receiver that applies after answering may still hold of its replays (which no read
@@ -40,6 +43,8 @@ from hookproof.simulator.server.refusals import Refusal
 DEFAULT_BOUND = 4
 #: Seconds an interrupted run waits for the scenarios in flight to stop.
 STOP_WAIT_S = 20.0
+#: Seconds between looks at whether the first scenario's receiver answered (`run_overlapped`).
+FIRST_POLL_S = 0.01
 #: Start priority among startable scenarios (lower first).
 _PRIORITY: Mapping[Overlap, int] = {Overlap.FRESH: 0, Overlap.REPEATS: 0, Overlap.ALONE: 1, Overlap.FLOODS: 2}
 
@@ -58,15 +63,17 @@ def compatible(kind: Overlap, running: Iterable[Overlap]) -> bool:
     return kind not in alone and not any(o in alone for o in others)
 
 
-def next_start(pending: Sequence[int], kinds: Sequence[Overlap], running: Iterable[int], bound: int) -> int | None:
+def next_start(pending: Sequence[int], kinds: Sequence[Overlap], running: Iterable[int], bound: int, *,
+               first_alone: bool = True) -> int | None:
     """The catalog index (in `pending`, catalog order) to start next while `running` (indexes)
-    run, at most `bound` at a time; None when none may start now. Pure."""
+    run, at most `bound` at a time; None when none may start now. The first scenario (index 0)
+    starts before any other, and runs alone while `first_alone`. Pure."""
     active = list(running)
     if len(active) >= bound or not pending:
         return None
     if not active and pending[0] == 0:
-        return 0  # the first scenario, alone
-    if 0 in active:
+        return 0  # the first scenario, before any other
+    if 0 in active and first_alone:
         return None
     startable = [i for i in pending if compatible(kinds[i], (kinds[j] for j in active))]
     return min(startable, key=lambda i: (_PRIORITY[kinds[i]], i)) if startable else None
@@ -86,14 +93,17 @@ def own_refusals(refusals: Sequence[Refusal], ids: frozenset[str], served: Calla
 
 def run_overlapped(scenarios: Sequence[Scenario], bound: int, *, start: Callable[[int], None],
                    run: Callable[[int], object], finish: Callable[[int, object], str | None],
-                   stop: Callable[[], None]) -> tuple[dict[int, object], list[int], int | None]:
+                   stop: Callable[[], None], proven: Callable[[int], bool] | None = None,
+                   ) -> tuple[dict[int, object], list[int], int | None]:
     """Run `scenarios` (catalog order) `bound` at a time as the module docstring says.
 
     `start(i)` is called in this thread as scenario `i` starts; `run(i)` in its worker thread
     returns its result; `finish(i, result)` in this thread as it ends, in the order they end,
     returning why the receiver looks down after it (None: not down). `stop()` is called on an
     interruption (KeyboardInterrupt here), to cancel what is in flight; the interruption is
-    then raised again once the workers stopped (at most `STOP_WAIT_S`).
+    then raised again once the workers stopped (at most `STOP_WAIT_S`). `proven(0)`, asked
+    every `FIRST_POLL_S` while the first scenario runs, is True once its receiver answered a
+    valid attempt: the others may then start beside it (None: it runs alone to its end).
 
     Returns (results by index, the indexes never started, the index that left the receiver down
     or None). Raises what `run` raises (other than `Stopped`).
@@ -104,16 +114,21 @@ def run_overlapped(scenarios: Sequence[Scenario], bound: int, *, start: Callable
     results: dict[int, object] = {}
     down: int | None = None
     lock = threading.Lock()
+    first_up = False
     pool = ThreadPoolExecutor(max_workers=max(1, bound), thread_name_prefix="scenario")
     try:
         while pending or running:
-            while down is None and (i := next_start(pending, kinds, running.values(), bound)) is not None:
+            while down is None and (i := next_start(pending, kinds, running.values(), bound,
+                                                    first_alone=not first_up)) is not None:
                 pending.remove(i)
                 start(i)
                 running[pool.submit(run, i)] = i
             if not running:
                 break
-            done, _ = wait(list(running), return_when=FIRST_COMPLETED)
+            watch = proven is not None and not first_up and 0 in running.values() and len(pending) > 0
+            done, _ = wait(list(running), timeout=FIRST_POLL_S if watch else None, return_when=FIRST_COMPLETED)
+            if watch and not done and proven is not None and proven(0):
+                first_up = True
             for future in sorted(done, key=lambda f: running[f]):
                 i = running.pop(future)
                 with lock:
@@ -129,4 +144,4 @@ def run_overlapped(scenarios: Sequence[Scenario], bound: int, *, start: Callable
     return results, pending, down
 
 
-__all__ = ["DEFAULT_BOUND", "STOP_WAIT_S", "Stopped", "compatible", "next_start", "own_refusals", "run_overlapped"]
+__all__ = ["DEFAULT_BOUND", "FIRST_POLL_S", "STOP_WAIT_S", "Stopped", "compatible", "next_start", "own_refusals", "run_overlapped"]

@@ -14,7 +14,6 @@ the report is the same shape, in catalog order.
 from __future__ import annotations
 
 import asyncio
-import json
 import threading
 import time
 from collections import Counter
@@ -145,6 +144,7 @@ class Runner:
     _whole_changed_at: float = field(default=0.0, init=False, repr=False)
     _delivering: int = field(default=0, init=False, repr=False)
     _delivered_at: float = field(default=0.0, init=False, repr=False)
+    _documents: dict[int, tuple[ScenarioReport, dict[str, Any]]] = field(default_factory=dict, init=False, repr=False)
 
     def context(self) -> Context:
         return Context(profile=self.profile, live=self.live, account=self.account, enabled=self.enabled,
@@ -164,6 +164,7 @@ class Runner:
         started = time.time()
         partial = False
         self.results = []
+        self._documents.clear()
         self._stopping.clear()
         try:
             if self.overlap > 1 and len(chosen) > 1 and self.may_overlap():
@@ -231,10 +232,13 @@ class Runner:
                 return None
             return receiver_down(self.history.attempts(scenario.id))
 
+        def proven(i: int) -> bool:  # never called down after it (`finish`), whatever it does next
+            return self.keep_going or chosen[i].tier == "chaos" or answered_valid(self.history.attempts(chosen[i].id))
+
         self._overlapping = True
         try:
-            _, never, down = run_overlapped(chosen, self.overlap, start=start,
-                                            run=lambda i: self.run_one(chosen[i], i), finish=finish, stop=self._stop)
+            _, never, down = run_overlapped(chosen, self.overlap, start=start, run=lambda i: self.run_one(chosen[i], i),
+                                            finish=finish, stop=self._stop, proven=proven)
         finally:
             self._overlapping = False
         for scenario in chosen:  # in catalog order, as a sequential run finds it
@@ -324,10 +328,21 @@ class Runner:
         return scaled
 
     def checkpoint(self, report: RunReport) -> None:
-        """Store `report` in the history's meta under `REPORT_META_KEY` (committed at once)."""
-        from hookproof.reports import render_json
+        """Store `report` in the history's meta under `REPORT_META_KEY` (committed at once):
+        report.json's document (`reports.report_document`), each scenario's part encoded once
+        per run however often the report so far is stored."""
+        from hookproof.reports import report_document
 
-        self.history.set_meta(REPORT_META_KEY, json.loads(render_json(report)))
+        self.history.set_meta(REPORT_META_KEY, report_document(report, self._scenario_document))
+
+    def _scenario_document(self, s: ScenarioReport) -> dict[str, Any]:
+        """`s`'s part of report.json's document, remembered by identity (reports are frozen)."""
+        from hookproof.reports import scenario_document
+
+        kept = self._documents.get(id(s))
+        if kept is None or kept[0] is not s:
+            kept = self._documents[id(s)] = (s, scenario_document(s))
+        return kept[1]
 
     def report(self, started: float, *, partial: bool) -> RunReport:
         results = tuple(self.results)
@@ -634,12 +649,22 @@ def rejects_valid(attempts: Sequence[Attempt]) -> bool:
                for a in attempts)
 
 
+#: Outcomes of an attempt the receiver never answered (`receiver_down`).
+_GONE = ("timeout", "connection_error")
+
+
+def answered_valid(attempts: Sequence[Attempt]) -> bool:
+    """True when the receiver answered some valid attempt of `attempts` (any outcome but a
+    timeout or a refused connection): then `receiver_down` is None for them, and stays None
+    whatever attempts are added."""
+    return any(a.valid and a.outcome.value not in _GONE for a in attempts)
+
+
 def receiver_down(attempts: Sequence[Attempt]) -> str | None:
     """Why the receiver looks down after a scenario: every valid attempt (at least one)
     timed out or could not connect; None when any valid attempt got an answer."""
     valid = [a for a in attempts if a.valid]
-    gone = ("timeout", "connection_error")
-    if not valid or any(a.outcome.value not in gone for a in valid):
+    if not valid or answered_valid(valid):
         return None
     timeouts = sum(a.outcome.value == "timeout" for a in valid)
     return (f"all {len(valid)} valid attempt(s) failed: {timeouts} timed out, "

@@ -28,6 +28,8 @@ from hookproof.reports import (
     SchemaVersionError,
     load_json,
     render_json,
+    report_document,
+    scenario_document,
 )
 
 
@@ -57,6 +59,23 @@ def test_free_form_values_become_json_values(run_report: RunReport) -> None:
     loaded = load_json(render_json(report)).scenarios[0].checks[0].findings[0]
     assert loaded.expected == {"a": [3], "b": [1, 2]}
     assert loaded.actual == "Infinity"  # free-form: kept as the JSON spelling
+
+
+def test_report_document_is_what_the_text_reads(run_report: RunReport) -> None:
+    odd = FindingView("counter", "k", "m", "finding", expected={"b": (1, 2), "a": {3}}, actual=math.nan)
+    scenario = replace(run_report.scenarios[1], checks=(replace(run_report.scenarios[1].checks[0], findings=(odd,)),))
+    report = replace(run_report, scenarios=(*run_report.scenarios, scenario), finished_at=-math.inf)
+    document = report_document(report)
+    assert json.dumps(document) == json.dumps(json.loads(render_json(report)))
+    assert list(document)[0] == "schema_version"
+    made: list[ScenarioReport] = []
+
+    def remembered(s: ScenarioReport) -> dict:
+        made.append(s)
+        return scenario_document(s)
+
+    assert report_document(report, remembered) == document
+    assert made == list(report.scenarios)
 
 
 def test_non_finite_typed_floats_round_trip(run_report: RunReport) -> None:

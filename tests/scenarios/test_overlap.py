@@ -5,6 +5,8 @@ receivers over HTTP on 127.0.0.1)."""
 
 from __future__ import annotations
 
+import json
+import threading
 import time
 from pathlib import Path
 
@@ -12,13 +14,15 @@ import pytest
 
 from examples.receivers import load
 from hookproof.receivers import ReceiverConfig, receiver_of
+from hookproof.reports import render_json
 from hookproof.reports.model import RunReport
 from hookproof.scenarios.catalog import CATALOG, Overlap
 from hookproof.scenarios.observations import Observation
 from hookproof.scenarios.observers import observation_from_data
-from hookproof.scenarios.overlap import compatible, next_start, own_refusals, run_overlapped
-from hookproof.scenarios.runner import Runner
-from hookproof.simulator.delivery import History, Target
+from hookproof.scenarios.overlap import FIRST_POLL_S, compatible, next_start, own_refusals, run_overlapped
+from hookproof.scenarios.runner import REPORT_META_KEY, Runner, answered_valid, receiver_down
+from hookproof.simulator.delivery import Attempt, History, Outcome, Target
+from hookproof.simulator.delivery.history import Completion
 from hookproof.simulator.profiles import get_profile
 from hookproof.simulator.server.refusals import Refusal
 from tests.examples.serving import serve_app
@@ -69,13 +73,74 @@ def test_a_down_scenario_stops_the_start_of_others() -> None:
     assert (started, results, never, down) == ([0], {0: 0}, [1, 2], 0)
 
 
+def test_the_first_runs_alone_only_until_its_receiver_answered() -> None:
+    assert next_start([1, 2], [R, F, A], [0], 4) is None
+    assert next_start([1, 2], [R, F, A], [0], 4, first_alone=False) == 1
+    assert next_start([2], [R, F, A], [0, 1], 4, first_alone=False) is None  # an alone one still waits
+    assert next_start([1], [A, F], [0], 4, first_alone=False) is None  # and nothing joins an alone first
+
+
+def test_others_start_beside_the_first_once_it_is_proven_and_never_before() -> None:
+    scenarios = [CATALOG[s] for s in ("duplicate-sequential", "reorder", "forged-signature")]
+    answered, joined = threading.Event(), threading.Event()
+    asked: list[bool] = []
+    events: list[str] = []
+
+    def proven(i: int) -> bool:
+        assert i == 0
+        asked.append(answered.is_set())
+        return answered.is_set()
+
+    def run(i: int) -> int:
+        if i == 0:
+            time.sleep(3 * FIRST_POLL_S)  # asked, not answered yet: nothing joins
+            events.append("0 answered")
+            answered.set()
+            assert joined.wait(5), "nothing started beside the first once it answered"
+            events.append("0 ends")
+        return i
+
+    def start(i: int) -> None:
+        events.append(f"start {i}")
+        if i == 1:
+            joined.set()
+
+    results, never, down = run_overlapped(scenarios, 4, start=start, run=run, finish=lambda i, _: None,
+                                          stop=lambda: None, proven=proven)
+    assert (results, never, down) == ({0: 0, 1: 1, 2: 2}, [], None)
+    assert events[:3] == ["start 0", "0 answered", "start 1"] and sorted(events[3:]) == ["0 ends", "start 2"]
+    assert asked[0] is False and asked[-1] is True
+
+
+def test_a_first_never_proven_down_still_stops_the_others() -> None:
+    scenarios = [CATALOG[s] for s in ("duplicate-sequential", "reorder", "forged-signature")]
+    started: list[int] = []
+    results, never, down = run_overlapped(scenarios, 4, start=started.append, run=lambda i: time.sleep(0.05) or i,
+                                          finish=lambda i, _: "down" if i == 0 else None, stop=lambda: None,
+                                          proven=lambda i: False)
+    assert (started, results, never, down) == ([0], {0: 0}, [1, 2], 0)
+
+
+def test_answered_valid_is_what_keeps_a_receiver_from_being_called_down() -> None:
+    def attempt(outcome: Outcome, valid: bool = True) -> Attempt:
+        return Attempt(event_id="evt_1", delivery_id="d", attempt=1, business_key="k", object_id=None,
+                       object_version=None, event_type="invoice.paid", faults=(), valid=valid, sent_at=0.0,
+                       answered_at=0.0, status=None, outcome=outcome, completion=Completion.UNKNOWN, latency_ms=0.0)
+
+    down = [attempt(Outcome.TIMEOUT), attempt(Outcome.CONNECTION_ERROR), attempt(Outcome.ACKED, valid=False)]
+    assert not answered_valid(down) and receiver_down(down) is not None
+    for outcome in (Outcome.ACKED, Outcome.REJECTED, Outcome.SERVER_ERROR, Outcome.DROPPED):
+        up = [*down, attempt(outcome)]
+        assert answered_valid(up) and receiver_down(up) is None
+
+
 #: Scenarios of every overlap class, and one the correct receiver passes and the broken one fails.
 CHOSEN = ["duplicate-sequential", "reorder", "stale-after-newer", "forged-signature", "mass-redelivery",
           "older-after-newer-redelivery", "oversized-payload", "stale-failure-after-success"]
 
 
 def certify_in_process(name: str, tmp_path: Path, overlap: int, chosen: list[str] = CHOSEN,
-                       options: dict[str, float] | None = None) -> RunReport:
+                       options: dict[str, float] | None = None, history: History | None = None) -> RunReport:
     config = ReceiverConfig(db_url=f"sqlite:///{tmp_path / f'{name}-{overlap}.db'}", secrets=("whsec_overlap_0123",),
                             account="acct_overlap000001", options=options or {})
     app = load(name).create_app(config)
@@ -86,7 +151,7 @@ def certify_in_process(name: str, tmp_path: Path, overlap: int, chosen: list[str
                 return observation_from_data(receiver.observe(), time.time(), observer="python")
 
             runner = Runner(target=Target(url=url + "/webhooks"), profile=get_profile("stripe"),
-                            secrets=("whsec_overlap_0123",), observe=observe, history=History(),
+                            secrets=("whsec_overlap_0123",), observe=observe, history=history if history is not None else History(),
                             account="acct_overlap000001", seed=77, settle_window_s=0.1, settle_interval_s=0.02,
                             overlap=overlap)
             assert runner.may_overlap()
@@ -111,6 +176,12 @@ def test_overlapped_scenarios_get_the_verdicts_and_findings_of_a_sequential_run(
     else:
         assert {s.id for s in overlapped.scenarios if s.verdict == "fail"} == {
             "stale-after-newer", "mass-redelivery", "older-after-newer-redelivery", "stale-failure-after-success"}
+
+
+def test_the_history_keeps_the_report_as_report_json_reads_it(tmp_path: Path) -> None:
+    history = History()
+    report = certify_in_process("inbox_sync", tmp_path, 4, CHOSEN[:4], history=history)
+    assert history.meta()[REPORT_META_KEY] == json.loads(render_json(report))
 
 
 @pytest.mark.parametrize(("name", "options"), [("inbox_queue", {}), ("ack_before_persist", {"apply_delay_s": 0.005})])
