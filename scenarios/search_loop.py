@@ -23,6 +23,9 @@ from typing import Any, Coroutine, TypeVar
 
 T = TypeVar("T")
 
+#: Names of the run's own threads that never touch an app: the run's deadline and its
+#: progress lines (`hookproof.deadline`, `hookproof.heartbeat`).
+BYSTANDER_THREADS = frozenset({"hookproof-deadline", "hookproof-heartbeat"})
 #: Seconds to wait for what an interrupted step left running, once cancelled (as long as
 #: the dispatcher waits for the requests it gave up on).
 STRAY_WAIT_S = 5.0
@@ -62,9 +65,10 @@ class SearchLoop:
         no task but the root is unfinished, no callback is ready or timed on the loop, and
         every other thread of the process is one of anyio's worker threads, idle (it has
         handed back its last call; an app's call in a worker thread outlives a cancelled
-        request). Call it with the loop stopped (between steps). Any thread hookproof does
-        not know (an app's own background worker, a WSGI app's executor, a caller's thread)
-        makes it False, as does an anyio without the worker class this reads."""
+        request), or one of the run's own `BYSTANDER_THREADS`. Call it with the loop stopped
+        (between steps). Any other thread (an app's own background worker, a WSGI app's
+        executor, a caller's thread, a provider API served on a socket) makes it False, as
+        does an anyio without the worker class this reads."""
         loop = self.loop
         if any(not t.done() for t in asyncio.all_tasks(loop) if t is not self._root):
             return False
@@ -74,7 +78,7 @@ class SearchLoop:
         worker = _anyio_worker_class()
         me = threading.current_thread()
         for thread in threading.enumerate():
-            if thread is me:
+            if thread is me or thread.name in BYSTANDER_THREADS:
                 continue
             if worker is None or not isinstance(thread, worker):
                 return False
@@ -118,4 +122,4 @@ def _anyio_worker_class() -> type | None:
     return WorkerThread if isinstance(WorkerThread, type) else None
 
 
-__all__ = ["STRAY_WAIT_S", "SearchLoop"]
+__all__ = ["BYSTANDER_THREADS", "STRAY_WAIT_S", "SearchLoop"]

@@ -172,5 +172,13 @@ def test_the_search_loop_is_quiet_only_with_nothing_running() -> None:
             release.set()
             other.join(CUE_WAIT_S)
         assert loop.quiet()
+        release.clear()
+        deadline = threading.Thread(target=release.wait, args=(CUE_WAIT_S,), name="hookproof-deadline")
+        deadline.start()
+        try:
+            assert loop.quiet()  # the run's own deadline thread never touches the app
+        finally:
+            release.set()
+            deadline.join(CUE_WAIT_S)
     finally:
         loop.close()
