@@ -20,7 +20,9 @@ worker threads are not in it): example set-up (the receiver's app when the pool 
 it, the world, the dispatcher), world operations, steps and teardown (mostly delivering:
 signing, dispatcher, httpx, the app's routing), observer reads, checks, and the rest:
 Hypothesis's own machinery and the rules' glue; and the settle's sleeps per example (wall:
-the quick settle window waits for stability even when the picture is already complete). The
+the quick settle window, waited for when the app may still be working; a quiet in-process
+app showing the whole picture is settled by that read). A short untimed search runs first,
+so that the rows compare warm processes (the start-up line says what it cost). The
 receivers' SQLite files are on the memory-backed filesystem when the machine has one:
 on disk, inbox_sync's one or two fsyncs per request (about 4 ms each here) would be most
 of both rows.
@@ -269,7 +271,28 @@ def bare_loop(rec: Recording, state: ServerState) -> tuple[float, float]:
         pool.close()
 
 
+#: Examples of the untimed search that runs first (see `warm_up`).
+WARM_UP_EXAMPLES = 5
+
+
+def warm_up() -> None:
+    """A short search, untimed, before the timed rows: a process pays its imports (Hypothesis,
+    Faker, numpy, FastAPI, stripe: about 1 s of CPU), the first app's routes and its first
+    SQLAlchemy statements once. Timed, they fell on the search alone (the bare loop runs
+    after it, in a warm process); the line printed says what they cost."""
+    state = ServerState()
+    pool = ReceiverPool("inbox_sync", scratch(), secrets=(SECRET,), provider_state=state)
+    started, cpu = time.monotonic(), time.process_time()
+    try:
+        explore(pool.target(), max_examples=WARM_UP_EXAMPLES, seed=2, provider_state=state)
+    finally:
+        pool.close()
+    print(f"start-up     (untimed, once per process: imports, the first app) {time.monotonic() - started:5.1f} s  "
+          f"cpu {time.process_time() - cpu:4.1f} s  {load()}", flush=True)
+
+
 def in_process(n: int) -> None:
+    warm_up()
     state = ServerState()
     pool = ReceiverPool("inbox_sync", scratch(), secrets=(SECRET,),
                         provider_state=state)

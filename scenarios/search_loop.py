@@ -18,10 +18,14 @@ thread reuse is lost.
 from __future__ import annotations
 
 import asyncio
+import threading
 from typing import Any, Coroutine, TypeVar
 
 T = TypeVar("T")
 
+#: Names of the run's own threads that never touch an app: the run's deadline and its
+#: progress lines (`hookproof.deadline`, `hookproof.heartbeat`).
+BYSTANDER_THREADS = frozenset({"hookproof-deadline", "hookproof-heartbeat"})
 #: Seconds to wait for what an interrupted step left running, once cancelled (as long as
 #: the dispatcher waits for the requests it gave up on).
 STRAY_WAIT_S = 5.0
@@ -56,6 +60,33 @@ class SearchLoop:
         """Run `coro` on the loop until it completes; its result (or its exception)."""
         return self.loop.run_until_complete(coro)
 
+    def quiet(self) -> bool:
+        """True when nothing can change an in-process app's state until the loop runs again:
+        no task but the root is unfinished, no callback is ready or timed on the loop, and
+        every other thread of the process is one of anyio's worker threads, idle (it has
+        handed back its last call; an app's call in a worker thread outlives a cancelled
+        request), or one of the run's own `BYSTANDER_THREADS`. Call it with the loop stopped
+        (between steps). Any other thread (an app's own background worker, a WSGI app's
+        executor, a caller's thread, a provider API served on a socket) makes it False, as
+        does an anyio without the worker class this reads."""
+        loop = self.loop
+        if any(not t.done() for t in asyncio.all_tasks(loop) if t is not self._root):
+            return False
+        ready, scheduled = getattr(loop, "_ready", None), getattr(loop, "_scheduled", None)
+        if ready is None or scheduled is None or ready or any(not h.cancelled() for h in scheduled):
+            return False
+        worker = _anyio_worker_class()
+        me = threading.current_thread()
+        for thread in threading.enumerate():
+            if thread is me or thread.name in BYSTANDER_THREADS:
+                continue
+            if worker is None or not isinstance(thread, worker):
+                return False
+            idle = getattr(thread, "idle_workers", None)
+            if idle is None or thread not in idle:
+                return False
+        return True
+
     def settle_strays(self, timeout_s: float = STRAY_WAIT_S) -> None:
         """Cancel what a step left running on the loop (an interrupted step's deliveries)
         and wait for it, `timeout_s` at most (an app's call already in a worker thread
@@ -82,4 +113,13 @@ class SearchLoop:
             self.loop.close()
 
 
-__all__ = ["STRAY_WAIT_S", "SearchLoop"]
+def _anyio_worker_class() -> type | None:
+    """anyio's worker thread class (asyncio backend), or None where it is not found."""
+    try:
+        from anyio._backends._asyncio import WorkerThread
+    except ImportError:
+        return None
+    return WorkerThread if isinstance(WorkerThread, type) else None
+
+
+__all__ = ["BYSTANDER_THREADS", "STRAY_WAIT_S", "SearchLoop"]

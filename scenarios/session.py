@@ -445,12 +445,18 @@ class Session:
         Settled means: unchanged for `QUICK_WINDOW_S` while it already shows every acked
         effect and the provider's final states, or unchanged for the target's
         `settle_window_s` otherwise (a receiver that works in the background gets that
-        long to catch up), or the deadline passed.
+        long to catch up), or the deadline passed. An in-process app that is quiet before
+        the first read (`SearchLoop.quiet`: every request answered, nothing left on the
+        loop, no thread but anyio's idle workers) cannot change what that read shows, so
+        when it shows everything it is final and the quick window is not waited for.
         """
         x = self.explore
         acked_keys, truth = self._picture()
+        quiet = self.prepared.target.in_process and self._search_loop.quiet()  # before the read it vouches for
         start = time.monotonic()
         last = self.observe()
+        if quiet and _shows(last, acked_keys, truth):
+            return
         stable_since = time.monotonic()
         while True:
             now = time.monotonic()
