@@ -19,6 +19,7 @@ from hookproof.simulator.server import (
     ConnectionDropped,
     ServerHandle,
     ServerState,
+    Switches,
     create_app,
     openapi_schema,
     run_server,
@@ -260,7 +261,11 @@ def test_slow_switch(api: httpx.Client, state: ServerState, world: World) -> Non
 
 
 def test_rate_limit_gives_429_with_retry_after(api: httpx.Client, sdk: stripe.StripeClient, state: ServerState,
-                                               world: World) -> None:
+                                               world: World, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The limiter's sliding second on a clock the test moves: the five requests fall in one
+    second however slow the machine, and the next second comes without sleeping."""
+    now = [1000.0]
+    monkeypatch.setattr(state, "switches", Switches(clock=lambda: now[0]))
     cus = world.objects("customer")[0]
     state.switches.set(None, rate_limit_per_s=3)
     statuses = [api.get(f"/v1/customers/{cus}") for _ in range(5)]
@@ -271,7 +276,9 @@ def test_rate_limit_gives_429_with_retry_after(api: httpx.Client, sdk: stripe.St
     assert limited.json()["error"]["code"] == "rate_limit"
     with pytest.raises(stripe.RateLimitError):
         sdk.v1.customers.retrieve(cus)
-    time.sleep(1.05)
+    now[0] += 0.99
+    assert api.get(f"/v1/customers/{cus}").status_code == 429  # still the same second
+    now[0] += 0.02
     assert api.get(f"/v1/customers/{cus}").status_code == 200
 
 
