@@ -7,6 +7,7 @@ test is skipped locally and fails under ``CI=true`` (see tests/README.md).
 from __future__ import annotations
 
 import shutil
+import signal
 from collections.abc import Iterator
 
 import pytest
@@ -48,6 +49,19 @@ SERIAL_MODULES: dict[str, str] = {
     "tests/loadtests/test_storm_worlds.py": "storms near the sender's timeout on a loaded machine",
     "tests/simulator/test_race.py": "race bursts and an elapsed-time bound",
 }
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Ctrl-C handled as Python's default (KeyboardInterrupt), however the session was started.
+
+    A shell starts a background job (``pytest &``, ``nohup``) with SIGINT ignored, and a process
+    inherits that across exec: the deadline and interrupt tests then saw no interruption at all,
+    in pytest itself and in every hookproof process it starts (ten failures in tests/hookproof
+    alone). A Python handler is reset to the default at exec, so restoring Python's own handler
+    here gives the children the disposition a terminal gives them.
+    """
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
