@@ -7,6 +7,7 @@ import json
 import threading
 import time
 from collections.abc import Iterator
+from typing import Any
 
 import httpx
 import pytest
@@ -369,11 +370,23 @@ def test_sink_rejects_the_same_key_with_another_body(api: httpx.Client) -> None:
     assert _effects(api)["counts"] == {"license:pi_1": 1}
 
 
-def test_sink_answers_409_while_the_key_is_in_flight(server: ServerHandle, api: httpx.Client, state: ServerState) -> None:
+def test_sink_answers_409_while_the_key_is_in_flight(server: ServerHandle, api: httpx.Client, state: ServerState,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     state.sink.fault("renewal:in_slow", delay_s=0.8)
     headers = {"Idempotency-Key": "key-3"}
     body = {"business_key": "renewal:in_slow"}
     answers: list[httpx.Response] = []
+    admitted = threading.Event()
+    admit = state.sink.admit
+
+    def watched_admit(key: str, params_fingerprint: str) -> Any:
+        decided = admit(key, params_fingerprint)
+        admitted.set()
+        return decided
+
+    # The conflicting request goes once the first is admitted (in flight), not after a fixed
+    # sleep that a loaded machine may not have reached the server within.
+    monkeypatch.setattr(state.sink, "admit", watched_admit)
 
     def first() -> None:
         with httpx.Client(base_url=server.url, timeout=TIMEOUT_S) as client:
@@ -381,7 +394,7 @@ def test_sink_answers_409_while_the_key_is_in_flight(server: ServerHandle, api: 
 
     thread = threading.Thread(target=first)
     thread.start()
-    time.sleep(0.3)
+    assert admitted.wait(TIMEOUT_S), "the first request never reached the sink"
     conflict = api.post("/sink/effects", json=body, headers=headers)
     thread.join(TIMEOUT_S)
     assert conflict.status_code == 409 and conflict.json()["error"]["type"] == "idempotency_error"
