@@ -29,10 +29,6 @@ SERIAL_MODULES: dict[str, str] = {
     "tests/hookproof/test_run_limits.py": "run deadlines and heartbeats",
     "tests/hookproof/test_send_explore_deadline.py": "run deadlines",
     "tests/hookproof/test_usability.py::test_send_interrupted_says_so_in_one_line": "interrupts a send",
-    "tests/hookproof/test_usability.py::test_a_missing_database_is_named_by_its_resolved_path":
-        "one line, if it comes before the first 5 s heartbeat",
-    "tests/hookproof/test_usability.py::test_certify_against_an_unreachable_receiver_prints_exactly_one_line":
-        "one line, if it comes before the first 5 s heartbeat",
     "tests/hookproof/test_usability.py::test_certify_on_a_terminal_shows_the_scenario_and_the_attempts_so_far":
         "a run deadline",
     "tests/hostile/test_interrupt.py": "interrupts runs against hostile servers",
