@@ -16,6 +16,7 @@ from typing import Callable, Mapping, NoReturn, Sequence
 import pytest
 
 __all__ = [
+    "LATE_S",
     "PostgresServer",
     "find_postgres_bin",
     "free_port",
@@ -23,6 +24,15 @@ __all__ = [
     "require_service",
     "run_interrupted",
 ]
+
+
+#: Seconds a test allows on top of a limit the code under test was given (a sender timeout, a
+#: retry delay, a settle deadline, a cancellation) before it calls the limit ignored: how late a
+#: timer may fire, or a step between two timed steps may run, on a loaded 2-core machine shared
+#: with other runs. Generous on purpose (a bound, not a timing goal): a limit that is ignored
+#: shows as the whole of what it should have cut short (a 60 s retry delay, a 120 s hostile
+#: server, a 30 s gate), so each test using it waits out something far longer than this.
+LATE_S = 10.0
 
 
 def in_ci() -> bool:

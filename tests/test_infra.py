@@ -107,3 +107,25 @@ def test_the_two_passes_of_ci_test_split_the_suite_on_the_serial_marker() -> Non
     passes = [shlex.split(line)[3:] for line in script.splitlines() if line.startswith("python -m pytest")]
     assert passes == [["-n", "$workers", "--dist", "loadfile", "-p", "no:benchmark", "-m", "not serial",
                        "--durations=20", "$@"], ["-m", "serial", "--durations=20", "$@"]]
+
+
+def _attempt(delivery: str, number: int, sent_at: float, answered_at: float) -> dict[str, object]:
+    return {"delivery_id": delivery, "attempt": number, "sent_at": sent_at, "answered_at": answered_at}
+
+
+def test_attempts_unbounded_names_each_limit_a_run_ignored() -> None:
+    """The hostile suites' behavioural bound: each attempt within its sender timeout, each retry
+    within its delay, the run's end within its last answer, each plus `LATE_S`."""
+    from tests.hostile.harness import attempts_unbounded
+    from tests.support import LATE_S
+
+    kept = [_attempt("d1", 1, 100.0, 100.3), _attempt("d1", 2, 100.3 + 0.6 + LATE_S, 101.2 + LATE_S),
+            _attempt("d2", 1, 100.0, 100.0 + 0.3 + LATE_S)]
+    assert attempts_unbounded(kept, sender_timeout_s=0.3, delays_s=[0.6], ended_at=101.2 + 2 * LATE_S) == []
+    ignored = [_attempt("d1", 2, 200.0, 320.0), _attempt("d1", 1, 100.0, 100.3), _attempt("d1", 3, 380.5, 380.8)]
+    assert attempts_unbounded(ignored, sender_timeout_s=0.3, delays_s=[0.6, 0.6], ended_at=400.0) == [
+        "d1 attempt 2 took 120.0 s (sender timeout 0.3 s + 10 s)",
+        "d1 attempt 2 came 99.7 s after the one before (retry delay 0.6 s + 10 s)",
+        "d1 attempt 3 came 60.5 s after the one before (retry delay 0.6 s + 10 s)",
+        "the run ended 19.2 s after its last answer (+10 s allowed)"]
+    assert attempts_unbounded([], sender_timeout_s=0.3, delays_s=[], ended_at=1e9) == []

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import select
 import signal
 import subprocess
 import sys
@@ -16,21 +18,53 @@ from tests.support import run_interrupted
 
 ROOT = Path(__file__).resolve().parents[2]
 PROJECT = ROOT / "examples" / "pytest_project"
+#: Seconds between explore's heartbeat lines here (off a terminal it prints them on stderr).
+HEARTBEAT_S = "0.2"
+#: A heartbeat line once the search has tried an example: the run is past start-up and into
+#: its search, which is where the interruption must land.
+SEARCHING = re.compile(rb"^explore: state machine [1-9]\d*/\d+ examples, ", re.M)
+#: Seconds to wait for that line: start-up (imports, the app, Hypothesis) takes a few seconds
+#: on a quiet machine and tens on a loaded one; a run that never gets there is a failure.
+START_BOUND_S = 180.0
+#: Seconds an interrupted run has to write its partial report and exit (then it is killed).
+UNWIND_BOUND_S = 90.0
+
+
+def _read_until(proc: subprocess.Popen[str], pattern: re.Pattern[bytes], timeout_s: float) -> bytes:
+    """Read the process's stderr straight from its pipe (no buffering: `communicate` reads
+    what follows) until `pattern` appears; returns what was read. Fails when the process
+    ends or `timeout_s` passes first."""
+    assert proc.stderr is not None
+    fd = proc.stderr.fileno()
+    seen = b""
+    deadline = time.monotonic() + timeout_s
+    while not pattern.search(seen):
+        left = deadline - time.monotonic()
+        assert left > 0, f"no search under way after {timeout_s:g} s; stderr so far:\n{seen.decode()[-2000:]}"
+        ready, _, _ = select.select([fd], [], [], min(left, 1.0))
+        if ready:
+            chunk = os.read(fd, 65536)
+            assert chunk, f"explore ended before its search; stderr:\n{seen.decode()[-2000:]}"
+            seen += chunk
+    return seen
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
 def test_interrupted_explore_writes_a_partial_report(tmp_path: Path, signum: int) -> None:
     out = tmp_path / "out"
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "HOOKPROOF_HEARTBEAT_S": HEARTBEAT_S}
+    before: list[bytes] = []
 
     def searching(proc: subprocess.Popen[str]) -> None:
-        time.sleep(6)  # well into the search
+        before.append(_read_until(proc, SEARCHING, START_BOUND_S))  # well into the search
         assert proc.poll() is None, proc.communicate()
 
     result = run_interrupted([sys.executable, "-m", "hookproof", "explore", "--max-examples", "100000", "--out",
-                              str(out)], signum, cwd=PROJECT, env=env, under_way=searching, timeout_s=30)
-    assert result.returncode == 128 + signum, result.stdout + result.stderr
+                              str(out)], signum, cwd=PROJECT, env=env, under_way=searching,
+                             timeout_s=UNWIND_BOUND_S)
+    stderr = b"".join(before).decode() + result.stderr
+    assert result.returncode == 128 + signum, result.stdout + stderr
     report = json.loads((out / "report.json").read_text(encoding="utf-8"))
     assert report["partial"] is True and report["verdict"] == "unknown"
     # the run's own target, profile and seed (run.seed of the example project), not placeholders

@@ -4,6 +4,11 @@
 waits for it with ``os.wait4`` (so the child's own peak RSS is known, not the maximum over
 every child of the test session), kills it if it outlives `timeout_s`, and returns what
 it printed, its exit code, how long it took and its peak RSS.
+
+`attempts_unbounded` says which of a run's recorded attempts were not bounded by what the
+run was asked to do (the sender timeout, the scaled retry delays): the behaviour the
+hostile tests check, read from the run's own timestamps rather than from the wall time of
+a subprocess, most of which is interpreter start-up when the machine is loaded.
 """
 
 from __future__ import annotations
@@ -17,7 +22,9 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Mapping
+from typing import Any, Callable, Mapping, Sequence
+
+from tests.support import LATE_S
 
 #: The repository root (the subprocess's cwd and PYTHONPATH).
 ROOT = Path(__file__).resolve().parents[2]
@@ -34,6 +41,8 @@ class CliRun:
     elapsed_s: float
     max_rss_bytes: int
     killed: bool = False
+    #: Wall-clock unix seconds when the process was reaped (the attempts' `sent_at` clock).
+    ended_at: float = 0.0
 
     def __str__(self) -> str:  # shown by pytest on a failed assertion
         return (f"hookproof {' '.join(self.args)} -> exit {self.returncode} in {self.elapsed_s:.1f} s "
@@ -78,10 +87,50 @@ def run_hookproof(*args: str, timeout_s: float, env: Mapping[str, str] | None = 
             time.sleep(0.02)
         proc.returncode = os.waitstatus_to_exitcode(status)
         elapsed = time.monotonic() - started
+        ended_at = time.time()
         out.seek(0)
         err.seek(0)
         return CliRun(tuple(args), proc.returncode, out.read().decode("utf-8", "replace"),
-                      err.read().decode("utf-8", "replace"), elapsed, peak, killed)
+                      err.read().decode("utf-8", "replace"), elapsed, peak, killed, ended_at)
+
+
+
+def attempts_unbounded(attempts: Sequence[Mapping[str, Any]], *, sender_timeout_s: float,
+                       delays_s: Sequence[float], ended_at: float | None = None) -> list[str]:
+    """What in `attempts` (JSON attempts: ``delivery_id``, ``attempt``, ``sent_at``,
+    ``answered_at`` in unix seconds) was not bounded by the run's own limits, one line each;
+    [] when everything was.
+
+    Each attempt must end within `sender_timeout_s` + `LATE_S` of being sent; attempt k+1 of
+    a delivery must start within ``delays_s[k-1]`` (the scaled retry delay before it) +
+    `LATE_S` of attempt k's end; and, when `ended_at` (the process's exit, unix seconds) is
+    given, the run must end within `LATE_S` of its last answer. `LATE_S` (10 s) is far short of
+    what an ignored limit costs here: an attempt its sender timeout did not cut lives as long
+    as the hostile server holds it (`servers.MAX_LIFETIME_S`, 120 s), and an unscaled retry
+    delay waits the provider's real 60 s or more.
+    """
+    problems: list[str] = []
+    for a in attempts:
+        took = a["answered_at"] - a["sent_at"]
+        if took > sender_timeout_s + LATE_S:
+            problems.append(f"{a['delivery_id']} attempt {a['attempt']} took {took:.1f} s "
+                            f"(sender timeout {sender_timeout_s:g} s + {LATE_S:g} s)")
+    by_delivery: dict[str, list[Mapping[str, Any]]] = {}
+    for a in attempts:
+        by_delivery.setdefault(a["delivery_id"], []).append(a)
+    for delivery, tries in by_delivery.items():
+        tries = sorted(tries, key=lambda a: a["attempt"])
+        for before, after in zip(tries, tries[1:]):
+            delay = delays_s[before["attempt"] - 1] if before["attempt"] <= len(delays_s) else 0.0
+            waited = after["sent_at"] - before["answered_at"]
+            if waited > delay + LATE_S:
+                problems.append(f"{delivery} attempt {after['attempt']} came {waited:.1f} s after the one before "
+                                f"(retry delay {delay:.3g} s + {LATE_S:g} s)")
+    if ended_at is not None and attempts:
+        tail = ended_at - max(a["answered_at"] for a in attempts)
+        if tail > LATE_S:
+            problems.append(f"the run ended {tail:.1f} s after its last answer (+{LATE_S:g} s allowed)")
+    return problems
 
 
 def _high_water_bytes(pid: int) -> int:

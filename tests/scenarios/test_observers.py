@@ -30,6 +30,7 @@ from hookproof.scenarios.observers import (
     settle,
 )
 from hookproof.simulator.server import ServerHandle, ServerState, run_server, serve_app
+from tests.support import LATE_S
 
 EFFECTS_SQL = "SELECT business_key, amount, idempotency_key FROM effects ORDER BY id"
 STATE_SQL = "SELECT object_id, status, version FROM subscriptions"
@@ -355,7 +356,7 @@ def test_settle_over_http_stable_and_moving(receiver: tuple[_Receiver, ServerHan
         reads_before = rec.reads
         t0 = time.monotonic()
         moving = settle(observer, window_s=0.3, deadline_s=1.0, interval_s=0.05)
-        assert time.monotonic() - t0 < 2.0
+        assert time.monotonic() - t0 < 1.0 + LATE_S  # its deadline: the receiver keeps moving for ever
         rec.grow = False
     assert moving.settled is False
     assert len(moving.observations) == rec.reads - reads_before

@@ -34,7 +34,7 @@ from hookproof.simulator.delivery.race import (
     speaks_h2c,
 )
 from hookproof.simulator.errors import TargetError
-from tests.support import free_port
+from tests.support import LATE_S, free_port
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -115,8 +115,8 @@ def _listening_socket() -> socket.socket:
 
 
 def _wait_until_serving(url: str) -> None:
-    """Block until the server answers one HTTP/1.1 request (10 s at most)."""
-    deadline = time.monotonic() + 10
+    """Block until the server answers one HTTP/1.1 request (60 s at most: start-up on a loaded machine)."""
+    deadline = time.monotonic() + 60
     while True:
         try:
             httpx.get(f"{url}/big", timeout=2.0)
@@ -394,7 +394,7 @@ async def test_server_that_never_answers_times_out(silent_server: SilentServer, 
     responses = await race(silent_server.url, requests, mode=mode,  # type: ignore[arg-type]
                            timeout_s=0.5, gate_wait_s=0.05)
     elapsed = time.monotonic() - started
-    assert elapsed < 0.5 + 0.05 + 1.0
+    assert elapsed < 0.5 + 0.05 + LATE_S  # the timeout and the gate; the server never answers
     for r in responses:
         assert r.status is None
         assert r.request_sent is True
@@ -405,7 +405,7 @@ async def test_h2_against_a_server_that_never_answers(silent_server: SilentServe
     _, requests = _burst(3)
     started = time.monotonic()
     responses = await race(silent_server.url, requests, mode="h2-single-packet", timeout_s=0.5)
-    assert time.monotonic() - started < 0.5 + 1.0
+    assert time.monotonic() - started < 0.5 + LATE_S  # the timeout; the server never answers
     for r in responses:
         assert r.status is None and r.request_sent is False
         assert r.error == ("the receiver does not speak HTTP/2 over cleartext (h2c) with prior knowledge "
@@ -471,13 +471,15 @@ async def test_cancelling_a_burst_during_the_gate_returns_promptly(
     uvicorn_server: UvicornThread, race_app: CheckThenActApp
 ) -> None:
     key, requests = _burst(5)
+    # The gate and the timeout are far longer than LATE_S: a cancellation that waited out
+    # either would take 60 s, so the bound below tells promptly from not at all.
     task = asyncio.create_task(race(uvicorn_server.url, requests, mode="h1-last-byte",
-                                    timeout_s=5.0, gate_wait_s=30.0))
+                                    timeout_s=60.0, gate_wait_s=60.0))
     await asyncio.sleep(0.3)
     started = time.monotonic()
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    assert time.monotonic() - started < 2.0
+    assert time.monotonic() - started < LATE_S
     await asyncio.sleep(0.1)
     assert race_app.received[key] == 0  # the final bytes were never released

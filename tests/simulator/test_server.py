@@ -7,6 +7,7 @@ import json
 import threading
 import time
 from collections.abc import Iterator
+from typing import Any
 
 import httpx
 import pytest
@@ -19,6 +20,7 @@ from hookproof.simulator.server import (
     ConnectionDropped,
     ServerHandle,
     ServerState,
+    Switches,
     create_app,
     openapi_schema,
     run_server,
@@ -260,7 +262,11 @@ def test_slow_switch(api: httpx.Client, state: ServerState, world: World) -> Non
 
 
 def test_rate_limit_gives_429_with_retry_after(api: httpx.Client, sdk: stripe.StripeClient, state: ServerState,
-                                               world: World) -> None:
+                                               world: World, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The limiter's sliding second on a clock the test moves: the five requests fall in one
+    second however slow the machine, and the next second comes without sleeping."""
+    now = [1000.0]
+    monkeypatch.setattr(state, "switches", Switches(clock=lambda: now[0]))
     cus = world.objects("customer")[0]
     state.switches.set(None, rate_limit_per_s=3)
     statuses = [api.get(f"/v1/customers/{cus}") for _ in range(5)]
@@ -271,7 +277,9 @@ def test_rate_limit_gives_429_with_retry_after(api: httpx.Client, sdk: stripe.St
     assert limited.json()["error"]["code"] == "rate_limit"
     with pytest.raises(stripe.RateLimitError):
         sdk.v1.customers.retrieve(cus)
-    time.sleep(1.05)
+    now[0] += 0.99
+    assert api.get(f"/v1/customers/{cus}").status_code == 429  # still the same second
+    now[0] += 0.02
     assert api.get(f"/v1/customers/{cus}").status_code == 200
 
 
@@ -362,11 +370,23 @@ def test_sink_rejects_the_same_key_with_another_body(api: httpx.Client) -> None:
     assert _effects(api)["counts"] == {"license:pi_1": 1}
 
 
-def test_sink_answers_409_while_the_key_is_in_flight(server: ServerHandle, api: httpx.Client, state: ServerState) -> None:
+def test_sink_answers_409_while_the_key_is_in_flight(server: ServerHandle, api: httpx.Client, state: ServerState,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     state.sink.fault("renewal:in_slow", delay_s=0.8)
     headers = {"Idempotency-Key": "key-3"}
     body = {"business_key": "renewal:in_slow"}
     answers: list[httpx.Response] = []
+    admitted = threading.Event()
+    admit = state.sink.admit
+
+    def watched_admit(key: str, params_fingerprint: str) -> Any:
+        decided = admit(key, params_fingerprint)
+        admitted.set()
+        return decided
+
+    # The conflicting request goes once the first is admitted (in flight), not after a fixed
+    # sleep that a loaded machine may not have reached the server within.
+    monkeypatch.setattr(state.sink, "admit", watched_admit)
 
     def first() -> None:
         with httpx.Client(base_url=server.url, timeout=TIMEOUT_S) as client:
@@ -374,7 +394,7 @@ def test_sink_answers_409_while_the_key_is_in_flight(server: ServerHandle, api: 
 
     thread = threading.Thread(target=first)
     thread.start()
-    time.sleep(0.3)
+    assert admitted.wait(TIMEOUT_S), "the first request never reached the sink"
     conflict = api.post("/sink/effects", json=body, headers=headers)
     thread.join(TIMEOUT_S)
     assert conflict.status_code == 409 and conflict.json()["error"]["type"] == "idempotency_error"
