@@ -34,7 +34,13 @@ def run_deadline(limit_s: float, notes: list[str], *, source: str = "--max-durat
     `source`, and what was left undone, `after`); yields the function that disarms it.
     A block still running `GRACE_S` seconds after an interruption (and not disarmed) is
     interrupted again, at most `REPEATS` more times. A no-op off the main thread.
-    certify, send and explore share it."""
+    certify, send and explore share it.
+
+    A process started with SIGINT ignored (a `&` or `nohup` job of a CI script) or left at
+    the system default gets, for the block, a handler that raises only for this deadline's
+    own interruption (any other SIGINT stays ignored, or ends the process, as before); the
+    previous handler is restored after it."""
+    import signal
     import threading
 
     if threading.current_thread() is not threading.main_thread():
@@ -42,17 +48,29 @@ def run_deadline(limit_s: float, notes: list[str], *, source: str = "--max-durat
         return
 
     done = threading.Event()  # the block exited or was disarmed
+    fired = threading.Event()  # this deadline sent its interruption
+    previous = signal.getsignal(signal.SIGINT)
+    if not callable(previous):  # SIG_IGN, SIG_DFL, or a handler not installed from Python
+
+        def on_sigint(signum: int, frame: object) -> None:
+            if fired.is_set():
+                raise KeyboardInterrupt
+            if previous == signal.SIG_DFL:  # what the system default would have done
+                signal.signal(signal.SIGINT, signal.SIG_DFL)
+                signal.raise_signal(signal.SIGINT)
+
+        signal.signal(signal.SIGINT, on_sigint)
 
     def interrupt() -> None:
-        import _thread
-        import signal
-
         main = threading.main_thread().ident
-        if callable(signal.getsignal(signal.SIGINT)) and main is not None:
+        fired.set()
+        if main is not None:
             # A real SIGINT, as Ctrl-C: it also wakes a main thread blocked in a system call
             # (an event loop waiting on a 600 s answer), which interrupt_main does not.
             signal.pthread_kill(main, signal.SIGINT)
-        else:
+        else:  # pragma: no cover - the main thread always has an ident while it runs
+            import _thread
+
             _thread.interrupt_main()
 
     def expire() -> None:
@@ -70,3 +88,5 @@ def run_deadline(limit_s: float, notes: list[str], *, source: str = "--max-durat
         yield done.set
     finally:
         done.set()
+        if not callable(previous):
+            signal.signal(signal.SIGINT, previous if previous is not None else signal.SIG_DFL)
