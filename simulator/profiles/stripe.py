@@ -28,13 +28,20 @@ The differences from Stripe's own objects that remain, and why, are listed in
 
 from __future__ import annotations
 
-import hmac
+import hashlib
 import random
 from typing import Any, Mapping, Sequence
 
 from hookproof.simulator.events import LATEST_API_VERSION, Event
-from hookproof.simulator.profiles.base import Envelope, Profile, Tolerance, canonical_json, require_secrets
-from hookproof.simulator.profiles.stripe_versions import at_version
+from hookproof.simulator.profiles.base import (
+    Envelope,
+    Profile,
+    SignedRequest,
+    Tolerance,
+    canonical_json,
+    require_secrets,
+)
+from hookproof.simulator.profiles.stripe_versions import at_version, names_shaped_kind, shaped_kinds
 
 #: Every Stripe event type the world emits (the world speaks Stripe's names).
 STRIPE_EVENT_TYPES: tuple[str, ...] = (
@@ -92,9 +99,38 @@ DOCUMENTED_DIFFERENCES: Mapping[str, str] = {
 def stripe_signature(secret: str, timestamp: int, body: bytes) -> str:
     """Lowercase hex HMAC-SHA256 of ``{timestamp}.{body}`` keyed by the whole secret (with `whsec_`).
 
-    Source: stripe-python `WebhookSignature._compute_signature`.
+    Source: stripe-python `WebhookSignature._compute_signature`. The HMAC of RFC 2104
+    (what `hmac.digest` computes) from the secret's keyed SHA-256 states, made once per
+    secret (`_keyed`): each signature hashes only its message.
     """
-    return hmac.digest(secret.encode("utf-8"), b"%d.%b" % (timestamp, body), "sha256").hex()
+    inner, outer = _KEYED.get(secret) or _keyed(secret)
+    h = inner.copy()
+    h.update(b"%d." % timestamp)
+    h.update(body)
+    o = outer.copy()
+    o.update(h.digest())
+    return o.hexdigest()
+
+
+#: Secret -> its SHA-256 states after the inner and the outer padded key (a few per run).
+_KEYED: dict[str, tuple[hashlib._Hash, hashlib._Hash]] = {}
+_KEYED_MAX = 64
+_IPAD = bytes(x ^ 0x36 for x in range(256))
+_OPAD = bytes(x ^ 0x5C for x in range(256))
+
+
+def _keyed(secret: str) -> tuple[hashlib._Hash, hashlib._Hash]:
+    """The inner and outer SHA-256 states of HMAC keyed by `secret` (RFC 2104: a key longer
+    than the 64-byte block is hashed first, then zero-padded to the block)."""
+    key = secret.encode("utf-8")
+    if len(key) > 64:
+        key = hashlib.sha256(key).digest()
+    key = key.ljust(64, b"\0")
+    pair = (hashlib.sha256(key.translate(_IPAD)), hashlib.sha256(key.translate(_OPAD)))
+    if len(_KEYED) >= _KEYED_MAX:
+        _KEYED.clear()
+    _KEYED[secret] = pair
+    return pair
 
 
 class StripeProfile(Profile):
@@ -129,9 +165,16 @@ class StripeProfile(Profile):
         copy (`at_version`): for rendering it to bytes at once, never to keep or change.
         """
         version = api_version or event.api_version or LATEST_API_VERSION
-        data: dict[str, Any] = {"object": at_version(event.object, version, shared=shared)}
-        if event.previous_attributes is not None:
-            data["previous_attributes"] = at_version(event.previous_attributes, version, shared=shared)
+        previous = event.previous_attributes
+        return self._event_dict(event, version, at_version(event.object, version, shared=shared),
+                                None if previous is None else at_version(previous, version, shared=shared))
+
+    def _event_dict(self, event: Event, version: str, obj: Any, previous: Any) -> dict[str, Any]:
+        """The Event object of `event` at `version` around `obj` (and `previous`, its
+        ``previous_attributes``, when not None), as given."""
+        data: dict[str, Any] = {"object": obj}
+        if previous is not None:
+            data["previous_attributes"] = previous
         out: dict[str, Any] = {"id": event.id, "object": "event"}
         if event.connected:
             out["account"] = event.account
@@ -146,11 +189,31 @@ class StripeProfile(Profile):
         })
         return out
 
+    def event_body(self, event: Event) -> bytes:
+        """The bytes of `event`'s Event object at its API version (`event_object`), as sent.
+
+        Rendered from the stored objects as they are when no object in them is of a kind
+        whose fields the version cuts (`names_shaped_kind`: the same bytes `at_version`
+        gives, without walking the objects first); else from `event_object`.
+        """
+        version = event.api_version or LATEST_API_VERSION
+        obj, previous = event.object, event.previous_attributes
+        kinds = shaped_kinds(version)
+        if type(obj) is dict and obj.get("object") not in kinds and (previous is None or type(previous) is dict):
+            try:
+                body = canonical_json(self._event_dict(event, version, obj, previous))
+            except (TypeError, ValueError):  # a value json refuses: at_version's copy decides
+                pass
+            else:
+                if not names_shaped_kind(body, kinds):
+                    return body
+        return canonical_json(self.event_object(event, shared=True))
+
     def envelope(self, event: Event) -> Envelope:
         return Envelope(
             event_id=event.id,
             type=event.type,
-            body=canonical_json(self.event_object(event, shared=True)),
+            body=self.event_body(event),
             headers={
                 "Content-Type": "application/json; charset=utf-8",
                 "User-Agent": "Stripe/1.0 (+https://stripe.com/docs/webhooks)",
@@ -158,9 +221,20 @@ class StripeProfile(Profile):
         )
 
     def sign(self, envelope: Envelope, secrets: Sequence[str], timestamp: int) -> dict[str, str]:
+        return {"Stripe-Signature": self._signature(envelope.body, secrets, timestamp)}
+
+    def request(self, envelope: Envelope, secrets: Sequence[str], timestamp: int) -> SignedRequest:
+        """`Profile.request`: the envelope's headers, then ``Stripe-Signature``."""
+        headers = dict(envelope.headers)
+        headers["Stripe-Signature"] = self._signature(envelope.body, secrets, timestamp)
+        return SignedRequest(headers, envelope.body, dict(envelope.query))
+
+    def _signature(self, body: bytes, secrets: Sequence[str], timestamp: int) -> str:
+        """``t=<timestamp>,v1=<hex>`` with one ``v1`` per secret, in order."""
         require_secrets(secrets, self.name)
-        parts = [f"t={timestamp}"] + [f"v1={stripe_signature(s, timestamp, envelope.body)}" for s in secrets]
-        return {"Stripe-Signature": ",".join(parts)}
+        if len(secrets) == 1:
+            return f"t={timestamp},v1={stripe_signature(secrets[0], timestamp, body)}"
+        return ",".join([f"t={timestamp}", *(f"v1={stripe_signature(s, timestamp, body)}" for s in secrets)])
 
     def generate_secret(self, seed: int) -> str:
         rng = random.Random(seed)
