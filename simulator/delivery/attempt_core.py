@@ -111,6 +111,10 @@ class SuccessRule(Protocol):
 
 
 _NOT_SENT_COMPLETION = Completion.FAIL
+# The members a whole answer is graded with, read once: reading an enum's member off its
+# class costs ~0.2 us on Python 3.11, more than the rest of grading a 2xx.
+_ACKED, _SERVER_ERROR, _REJECTED = Outcome.ACKED, Outcome.SERVER_ERROR, Outcome.REJECTED
+_OK, _UNKNOWN, _FAIL = Completion.OK, Completion.UNKNOWN, Completion.FAIL
 _STATUS_LINE = re.compile(rb"HTTP/\d\.\d [0-9]{3}(?: [^\r\n]*)?\r?\n")
 _INTERIM = re.compile(rb"HTTP/\d\.\d 1[0-9]{2}(?: [^\r\n]*)?\r?\n(?:[^\r\n]+\r?\n)*\r?\n")
 _TLS_RECORD = (b"\x15\x03", b"\x16\x03")  # an alert or a handshake record, TLS 1.x
@@ -126,11 +130,11 @@ def grade(observed: Observed, rule: SuccessRule) -> Grade:
     excerpt = body[:RESPONSE_EXCERPT_BYTES].decode("utf-8", "replace") if body else ""
     if status is not None and observed.broke is None and not observed.over_cap:
         if rule.is_success(status):
-            return Grade(Outcome.ACKED, Completion.OK, status, None, excerpt)
+            return Grade(_ACKED, _OK, status, None, excerpt)
         if status >= 500:
-            return Grade(Outcome.SERVER_ERROR, Completion.UNKNOWN, status, None, excerpt)
+            return Grade(_SERVER_ERROR, _UNKNOWN, status, None, excerpt)
         reason = f"answered a {status} redirect; a provider does not follow redirects" if 300 <= status < 400 else None
-        return Grade(Outcome.REJECTED, Completion.FAIL, status, reason, excerpt)
+        return Grade(_REJECTED, _FAIL, status, reason, excerpt)
     outcome, completion, reason = _broken(observed)
     return Grade(outcome, completion, None, reason, excerpt)
 
@@ -313,7 +317,7 @@ def retry_delay_s(outcome: Outcome, attempts_made: int, *, schedule_s: Sequence[
     last entry once the schedule is exhausted, 0 for an empty schedule), scaled by
     `time_scale`. 409 and every other non-success are retried, as providers do.
     """
-    if outcome is Outcome.ACKED or attempts_made >= max_attempts:
+    if outcome is _ACKED or attempts_made >= max_attempts:
         return None
     delay = schedule_s[min(attempts_made - 1, len(schedule_s) - 1)] if schedule_s else 0.0
     return delay * time_scale

@@ -252,10 +252,11 @@ class Dispatcher:
             if "drop-response" not in tags:
                 tags = (*tags, "drop-response")
         valid = is_valid(built.mutations, self.profile) if built.mutations else True
+        event_type = self._event_types.get(event.type) or self._event_type(event.type)
         # Positional, in `Attempt`'s field order (half the cost of keywords, on every attempt).
         record = Attempt(
             built.event_id, delivery.delivery_id, number, event.business_key, event.object_id, event.version,
-            self._event_type(event.type), tuple(tags), valid, sent_at, sent_at + latency_ms / 1000.0,
+            event_type, tuple(tags), valid, sent_at, sent_at + latency_ms / 1000.0,
             graded.status, outcome, completion, round(latency_ms, 3), graded.excerpt, graded.reason, event.amount,
             self.scenario, len(self.history),
         )

@@ -32,8 +32,16 @@ import random
 from typing import Any, Mapping, Sequence
 
 from hookproof.simulator.events import LATEST_API_VERSION, Event
-from hookproof.simulator.profiles.base import Envelope, Profile, Tolerance, canonical_json, hmac_sha256, require_secrets
-from hookproof.simulator.profiles.stripe_versions import at_version
+from hookproof.simulator.profiles.base import (
+    Envelope,
+    Profile,
+    SignedRequest,
+    Tolerance,
+    canonical_json,
+    hmac_sha256,
+    require_secrets,
+)
+from hookproof.simulator.profiles.stripe_versions import at_version, names_shaped_kind, shaped_kinds
 
 #: Every Stripe event type the world emits (the world speaks Stripe's names).
 STRIPE_EVENT_TYPES: tuple[str, ...] = (
@@ -91,7 +99,9 @@ DOCUMENTED_DIFFERENCES: Mapping[str, str] = {
 def stripe_signature(secret: str, timestamp: int, body: bytes) -> str:
     """Lowercase hex HMAC-SHA256 of ``{timestamp}.{body}`` keyed by the whole secret (with `whsec_`).
 
-    Source: stripe-python `WebhookSignature._compute_signature`.
+    Source: stripe-python `WebhookSignature._compute_signature`. The HMAC of RFC 2104
+    (what `hmac.digest` computes) from the secret's keyed SHA-256 states, made once per
+    secret (`profiles.base.hmac_sha256`): each signature hashes only its message.
     """
     return hmac_sha256(secret.encode("utf-8"), b"%d.%b" % (timestamp, body)).hex()
 
@@ -128,9 +138,16 @@ class StripeProfile(Profile):
         copy (`at_version`): for rendering it to bytes at once, never to keep or change.
         """
         version = api_version or event.api_version or LATEST_API_VERSION
-        data: dict[str, Any] = {"object": at_version(event.object, version, shared=shared)}
-        if event.previous_attributes is not None:
-            data["previous_attributes"] = at_version(event.previous_attributes, version, shared=shared)
+        previous = event.previous_attributes
+        return self._event_dict(event, version, at_version(event.object, version, shared=shared),
+                                None if previous is None else at_version(previous, version, shared=shared))
+
+    def _event_dict(self, event: Event, version: str, obj: Any, previous: Any) -> dict[str, Any]:
+        """The Event object of `event` at `version` around `obj` (and `previous`, its
+        ``previous_attributes``, when not None), as given."""
+        data: dict[str, Any] = {"object": obj}
+        if previous is not None:
+            data["previous_attributes"] = previous
         out: dict[str, Any] = {"id": event.id, "object": "event"}
         if event.connected:
             out["account"] = event.account
@@ -145,11 +162,31 @@ class StripeProfile(Profile):
         })
         return out
 
+    def event_body(self, event: Event) -> bytes:
+        """The bytes of `event`'s Event object at its API version (`event_object`), as sent.
+
+        Rendered from the stored objects as they are when no object in them is of a kind
+        whose fields the version cuts (`names_shaped_kind`: the same bytes `at_version`
+        gives, without walking the objects first); else from `event_object`.
+        """
+        version = event.api_version or LATEST_API_VERSION
+        obj, previous = event.object, event.previous_attributes
+        kinds = shaped_kinds(version)
+        if type(obj) is dict and obj.get("object") not in kinds and (previous is None or type(previous) is dict):
+            try:
+                body = canonical_json(self._event_dict(event, version, obj, previous))
+            except (TypeError, ValueError):  # a value json refuses: at_version's copy decides
+                pass
+            else:
+                if not names_shaped_kind(body, kinds):
+                    return body
+        return canonical_json(self.event_object(event, shared=True))
+
     def envelope(self, event: Event) -> Envelope:
         return Envelope(
             event_id=event.id,
             type=event.type,
-            body=canonical_json(self.event_object(event, shared=True)),
+            body=self.event_body(event),
             headers={
                 "Content-Type": "application/json; charset=utf-8",
                 "User-Agent": "Stripe/1.0 (+https://stripe.com/docs/webhooks)",
@@ -157,9 +194,20 @@ class StripeProfile(Profile):
         )
 
     def sign(self, envelope: Envelope, secrets: Sequence[str], timestamp: int) -> dict[str, str]:
+        return {"Stripe-Signature": self._signature(envelope.body, secrets, timestamp)}
+
+    def request(self, envelope: Envelope, secrets: Sequence[str], timestamp: int) -> SignedRequest:
+        """`Profile.request`: the envelope's headers, then ``Stripe-Signature``."""
+        headers = dict(envelope.headers)
+        headers["Stripe-Signature"] = self._signature(envelope.body, secrets, timestamp)
+        return SignedRequest(headers, envelope.body, dict(envelope.query))
+
+    def _signature(self, body: bytes, secrets: Sequence[str], timestamp: int) -> str:
+        """``t=<timestamp>,v1=<hex>`` with one ``v1`` per secret, in order."""
         require_secrets(secrets, self.name)
-        parts = [f"t={timestamp}"] + [f"v1={stripe_signature(s, timestamp, envelope.body)}" for s in secrets]
-        return {"Stripe-Signature": ",".join(parts)}
+        if len(secrets) == 1:
+            return f"t={timestamp},v1={stripe_signature(secrets[0], timestamp, body)}"
+        return ",".join([f"t={timestamp}", *(f"v1={stripe_signature(s, timestamp, body)}" for s in secrets)])
 
     def generate_secret(self, seed: int) -> str:
         rng = random.Random(seed)

@@ -53,6 +53,36 @@ def is_basil_or_later(api_version: str) -> bool:
     return api_version.split(".", 1)[0] >= BASIL
 
 
+def shaped_kinds(api_version: str) -> frozenset[str]:
+    """The object kinds (``object`` values) that have fields `at_version` may cut at `api_version`."""
+    return _BASIL_KINDS if is_basil_or_later(api_version) else _OLDER_KINDS
+
+
+def names_shaped_kind(body: bytes, kinds: frozenset[str]) -> bool:
+    """True when the compact JSON `body` (`base.canonical_json`) holds an object whose
+    ``object`` is one of `kinds` (`shaped_kinds`).
+
+    Compact JSON escapes every quote inside a string, so ``"object":"`` followed by a
+    kind and a quote appears only where an object of that kind is: a rendering of values
+    as they are stored that names none is already in the version's shape, byte for byte
+    (what `StripeProfile.event_body` relies on).
+    """
+    at = body.find(b'"object":"')
+    while at >= 0:
+        start = at + 10
+        end = body.find(b'"', start)
+        if end < 0:
+            return False
+        if body[start:end].decode("utf-8", "replace") in kinds:
+            return True
+        at = body.find(b'"object":"', end)
+    return False
+
+
+_BASIL_KINDS: frozenset[str] = frozenset(_OLD_ONLY)
+_OLDER_KINDS: frozenset[str] = frozenset(_NEW_ONLY)
+
+
 def at_version(obj: Mapping[str, Any], api_version: str, *, shared: bool = False) -> dict[str, Any]:
     """A deep copy of `obj` in the shape of `api_version` (see the module docstring).
 

@@ -307,6 +307,16 @@ def test_stripe_vector() -> None:
     assert stripe.WebhookSignature.generate_signature_header(body.decode(), "whsec_test_secret", 1700000000) == expected
 
 
+
+@pytest.mark.parametrize("secret", ["whsec_test_secret", "k" * 64, "k" * 65, "é" * 40, "whsec_" + "a" * 200])
+def test_stripe_signature_is_hmac_sha256_for_any_secret_length(secret: str) -> None:
+    # signed from the secret's keyed states (made once): RFC 2104's HMAC, keys past the block hashed
+    for body in (b"", b'{"id":"evt_1"}', bytes(range(256)) * 9):
+        want = hmac.digest(secret.encode("utf-8"), b"1700000000." + body, "sha256").hex()
+        assert stripe_signature(secret, 1700000000, body) == want
+        assert stripe_signature(secret, 1700000000, body) == want  # the second time from the kept states
+
+
 STANDARD_VECTOR = ("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "msg_p5jXN8AQM9LWM0D4loKWxJek", 1614265330, b'{"test": 2432232314}')
 STANDARD_VECTOR_SIGNATURE = "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE="
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import dataclasses
 import json
 import threading
 from collections.abc import Iterator
@@ -19,7 +20,9 @@ from fastapi import FastAPI, Request, Response
 from hookproof.simulator.delivery import Dispatcher, History, Outcome, Target
 from hookproof.simulator.events import LATEST_API_VERSION
 from hookproof.simulator.faults import FaultPlan, schedule
+from hookproof.simulator.profiles.base import canonical_json
 from hookproof.simulator.profiles.stripe import DOCUMENTED_DIFFERENCES, StripeProfile
+from hookproof.simulator.profiles.stripe_versions import names_shaped_kind, shaped_kinds
 from hookproof.simulator.server import DEFAULT_API_KEY, ServerHandle, ServerState, run_server
 from hookproof.simulator.server.provider import INCLUDABLE
 from hookproof.simulator.serving import serve_app
@@ -149,6 +152,37 @@ def test_every_event_has_stripes_shape_at_an_older_version() -> None:
         "subscription_item.current_period_end: missing (Stripe sends it)",
         "subscription_item.current_period_start: missing (Stripe sends it)",
     }
+
+
+@pytest.mark.parametrize("api_version", [OLD_VERSION, "2025-02-24.acacia", "2025-03-31.basil", None])
+def test_an_envelope_body_is_its_event_object_cut_to_its_version_byte_for_byte(api_version: str | None) -> None:
+    # event_body renders the stored objects as they are unless one of them is of a kind the
+    # version cuts: every event type of a full world, as copies of at_version would render it
+    w = full_world(api_version)
+    kinds = set()
+    for event in w.events:
+        assert PROFILE.event_body(event) == canonical_json(PROFILE.event_object(event)), event.type
+        kinds.add(event.object["object"])
+    assert {"payment_intent", "invoice", "subscription", "charge", "customer", "checkout.session"} <= kinds
+
+
+def test_names_shaped_kind_finds_objects_of_the_kind_only() -> None:
+    kinds = shaped_kinds(LATEST_API_VERSION)
+    assert names_shaped_kind(canonical_json({"a": [{"object": "charge", "id": "ch_1"}]}), kinds)
+    assert not names_shaped_kind(canonical_json({"object": "payment_intent", "latest_charge": "ch_1"}), kinds)
+    # a string that spells the kind is not an object of it (compact JSON escapes its quotes)
+    assert not names_shaped_kind(canonical_json({"note": '"object":"charge"', "object": "refund"}), kinds)
+    assert not names_shaped_kind(canonical_json({"xobject": "charge", "object": "charge_x"}), kinds)
+    assert names_shaped_kind(canonical_json({"object": "subscription_item"}), shaped_kinds(OLD_VERSION))
+    assert not names_shaped_kind(canonical_json({"object": "subscription_item"}), kinds)
+
+
+def test_an_object_with_a_field_json_refuses_outside_the_version_is_still_rendered() -> None:
+    # a value only at_version's cut removes: the envelope is rendered from the cut copy, as before
+    w = World(SEED)
+    event = w.lifecycle()[0]
+    odd = dataclasses.replace(event, object={**event.object, "x_charge": {"object": "charge", "invoice": object()}})
+    assert json.loads(PROFILE.event_body(odd))["data"]["object"] == {**event.object, "x_charge": {"object": "charge"}}
 
 
 def test_invoice_links_follow_the_api_version() -> None:
