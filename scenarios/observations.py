@@ -13,7 +13,7 @@ from __future__ import annotations
 from bisect import bisect_left
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Iterable, Mapping, Sequence
+from typing import AbstractSet, Iterable, Mapping, Sequence
 
 from hookproof.simulator.delivery.history import Attempt
 from hookproof.simulator.events import Event
@@ -188,7 +188,8 @@ class Expectations:
         expected: business key → the effect that must appear exactly once. A key is
             expected when at least one attempt carrying it was valid.
         forbidden: keys whose every attempt was invalid (forged, stale, foreign…):
-            they must have no effect.
+            they must have no effect. (The one pass gives read-only views of its columns
+            for these four, `scenarios.expectation_views`; a hand-built one, dicts and sets.)
         truth: object id → the provider's truth, for objects with a status (of any
             kind: `ObjectTruth.kind`) that had at least one valid attempt.
         money: business key → amount (minor units), for money-like keys (expected
@@ -203,7 +204,7 @@ class Expectations:
     """
 
     expected: Mapping[str, ExpectedEffect]
-    forbidden: frozenset[str]
+    forbidden: AbstractSet[str]
     truth: Mapping[str, ObjectTruth]
     money: Mapping[str, int]
     sender_timeout_s: float
@@ -215,9 +216,13 @@ class Expectations:
         """True when `business_key` starts with one of `money_prefixes`."""
         return business_key.startswith(self.money_prefixes)
 
-    def truth_of_kinds(self, kinds: frozenset[str] | None) -> dict[str, ObjectTruth]:
-        """The truth of the objects of `kinds` (None: subscriptions, `Event.stateful`)."""
+    def truth_of_kinds(self, kinds: frozenset[str] | None) -> Mapping[str, ObjectTruth]:
+        """The truth of the objects of `kinds` (None: subscriptions, `Event.stateful`), in
+        `truth`'s order (a view of the pass's columns narrowed by kind, or a dict)."""
         wanted = kinds if kinds is not None else STATEFUL_KINDS
+        of_kinds = getattr(self.truth, "of_kinds", None)
+        if of_kinds is not None:
+            return of_kinds(wanted)
         return {obj: t for obj, t in self.truth.items() if t.kind in wanted}
 
 
