@@ -10,9 +10,9 @@ each process's peak RSS while the storm sends (workers stream their records ever
 second; the master appends them to ``history.sqlite``), and the master's peak over the
 whole run, which includes the checks: they read the history from disk as columns in one
 pass (`scenarios.check_index.expectations_and_index`, `HistoryFile.column_chunks`),
-keeping numpy columns per attempt and per event and key code, and a few fields per event
-(`scenarios.history_expectations.EventFacts`); the
-storm's events are read again from disk on each pass over them
+keeping numpy columns per attempt and per event, key and object code (the events' fields,
+`scenarios.world_columns`, and the expectations, `scenarios.expectation_views`, as
+columns); the storm's events are read again from disk on each pass over them
 (`loadtests.verdict.SpooledEvents`), the observation stays in memory.
 
 The observer (`every_effect_once`) reports what a correct receiver shows: every event's
@@ -21,9 +21,13 @@ effect once, so the storm passes and the figure is the checks' own. With
 then a ``lost`` finding, and the master's peak is that of rendering one finding per key
 into the reports.
 
-Run: ``python bench/storm_memory.py [--rate R] [--nothing-applied] [N ...]`` (default
-sizes 10000 100000; 1000000 takes N / R seconds, about 8 min at 2000/s). Linux only
-(``/proc``).
+Run: ``python bench/storm_memory.py [--keep DIR] [--rate R] [--nothing-applied] [N ...]``
+(default sizes 10000 100000; 1000000 takes N / R seconds, about 8 min at 2000/s; ``--keep``
+keeps each storm's spec and files in DIR). ``python bench/storm_memory.py --replay DIR [K]``
+runs the master's end alone (`loadtests.verdict.finish_spooled`: settle, checks, reports)
+on K copies (default 10) of the storm kept in DIR, each copy's ids renamed, in a child
+process, and prints its RSS before the end and its peak (VmHWM): the master of a 1M storm
+from a 100k one. Linux only (``/proc``).
 """
 
 from __future__ import annotations

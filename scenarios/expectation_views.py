@@ -61,12 +61,10 @@ class KeyColumns:
     src_objects: Mapping[tuple[str, int], str | None]
     event_names: Sequence[str]
 
-    def code(self, key: object) -> int | None:
-        """The code of `key`, or None for a key no attempt or event gave."""
-        code = self.codes.get(key) if isinstance(key, str) else None
-        if code is None and isinstance(key, str):
-            code = self.added_codes.get(key)
-        return code
+    def code(self, key: Any) -> int | None:
+        """The code of `key` (a string), or None for a key no attempt or event gave."""
+        code = self.codes.get(key)
+        return code if code is not None or not self.added_codes else self.added_codes.get(key)
 
     def name(self, code: int) -> str:
         """The key of `code`."""
@@ -89,7 +87,8 @@ class KeyColumns:
 
     def names_of(self, codes: "npt.NDArray[np.int64]") -> Iterator[str]:
         """The keys of `codes`, in order."""
-        return map(self.name, codes.tolist())
+        names = self.names if not self.added_names else [*self.names, *self.added_names]
+        return map(names.__getitem__, codes.tolist())
 
     @cached_property
     def expected_order(self) -> "npt.NDArray[np.int64]":
@@ -151,6 +150,10 @@ class ExpectedView(Mapping[str, ExpectedEffect]):
         code = self.columns.code(key)
         return code is not None and bool(self.columns.valid[code])
 
+    def get(self, key: str, default: Any = None) -> Any:
+        code = self.columns.code(key)
+        return self.columns.effect(code) if code is not None and self.columns.valid[code] else default
+
     def __iter__(self) -> Iterator[str]:
         return self.columns.names_of(self.columns.expected_order)
 
@@ -197,6 +200,10 @@ class MoneyView(Mapping[str, int]):
     def __contains__(self, key: object) -> bool:
         code = self.columns.code(key)
         return code is not None and bool(self.columns.money[code])
+
+    def get(self, key: str, default: Any = None) -> Any:
+        code = self.columns.code(key)
+        return int(self.columns.amount[code]) if code is not None and self.columns.money[code] else default
 
     def __iter__(self) -> Iterator[str]:
         return self.columns.names_of(self.columns.money_order)
@@ -277,6 +284,10 @@ class TruthView(Mapping[str, ObjectTruth]):
 
     def __contains__(self, object_id: object) -> bool:
         return self._index(object_id) is not None
+
+    def get(self, object_id: str, default: Any = None) -> Any:
+        t = self._index(object_id)
+        return self.columns.truth(t) if t is not None else default
 
     def __iter__(self) -> Iterator[str]:
         names, obj = self.columns.object_names, self.columns.obj

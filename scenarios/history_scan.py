@@ -306,6 +306,8 @@ def scan_history(
     expectation_part: ExpectationScan | None = None
     if expect:
         assert world is not None
+        # what coded ids and keys during the pass: its strings stay the scan's (`event_codes`, `key_names`)
+        world.codes, world.ids, world.keys.codes = {}, [], {}
         resolved_world = event_world.data[:n_events].copy()
         for name, code in resolved.items():
             resolved_world[event_codes[name]] = code

@@ -11,8 +11,10 @@ the world's events and the delivery history in one pass; it is pure.
 from __future__ import annotations
 
 from bisect import bisect_left
+from collections import _count_elements  # type: ignore[attr-defined]
 from dataclasses import dataclass, field
 from functools import cached_property
+from operator import attrgetter
 from typing import AbstractSet, Iterable, Mapping, Sequence
 
 from hookproof.simulator.delivery.history import Attempt
@@ -23,11 +25,13 @@ MONEY_PREFIXES: tuple[str, ...] = ("refund:", "credit:")
 #: Object kinds whose states an observer that does not declare its kinds reports.
 #: (GitHub's issues and pull requests are the repository world's stateful objects.)
 STATEFUL_KINDS: frozenset[str] = frozenset({"subscription", "issue", "pull_request"})
+_BUSINESS_KEY = attrgetter("business_key")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Effect:
-    """One applied effect row, as an observer reports it.
+    """One applied effect row, as an observer reports it (slotted: an observation of a
+    storm holds one per effect, a million at a million keys).
 
     Attributes:
         business_key: the effect's business key (``"renewal:in_123"``).
@@ -74,12 +78,10 @@ class Observation:
     counters: Mapping[str, int] | None = None
 
     def counts(self) -> dict[str, int]:
-        """Number of effect rows per business key (O(len(effects)))."""
+        """Number of effect rows per business key, in order of first row (O(len(effects)),
+        counted in C by `collections.Counter`'s counting loop)."""
         out: dict[str, int] = {}
-        get = out.get
-        for effect in self.effects:
-            key = effect.business_key
-            out[key] = get(key, 0) + 1
+        _count_elements(out, map(_BUSINESS_KEY, self.effects))
         return out
 
     def state_of(self, object_id: str) -> ObjectState | None:

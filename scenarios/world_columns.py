@@ -58,7 +58,8 @@ class WorldColumns:
     """The run's events by world code (0, 1, … in order of first Event of each id).
 
     Attributes:
-        codes: event id → its world code; `ids` the ids by code.
+        codes: event id → its world code; `ids` the ids by code (emptied, with
+            ``keys.codes``, once the scan has coded the history's ids and keys).
         key: per code, its business key's code in `keys` (-1: None).
         amount: per code, its amount in minor units (NaN: None; exact below 2**53).
         obj: per code, its object's code in `objects`.
@@ -81,7 +82,8 @@ class WorldColumns:
     kinds: Names
 
     def __len__(self) -> int:
-        return len(self.ids)
+        """How many events (world codes) the columns hold."""
+        return len(self.key)
 
 
 def world_columns(events: Iterable[Event]) -> WorldColumns:
