@@ -325,6 +325,11 @@ class EventKeys(Mapping[str, str]):
             raise KeyError(event_id)
         return self._columns.name(key)
 
+    def get(self, event_id: str, default: Any = None) -> Any:
+        code = self._codes.get(event_id)
+        key = -1 if code is None else int(self._key_of[code])
+        return self._columns.name(key) if key >= 0 else default
+
     def __iter__(self) -> Iterator[str]:
         key_of = self._key_of.tolist()
         return (name for name, code in self._codes.items() if key_of[code] >= 0)
