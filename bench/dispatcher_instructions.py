@@ -28,6 +28,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import dispatcher_throughput as bench  # noqa: E402
+from bench_args import parser, positive_int  # noqa: E402
 
 from hookproof.simulator.delivery import Dispatcher, History, Target  # noqa: E402
 from hookproof.simulator.profiles import get_profile  # noqa: E402
@@ -96,4 +97,10 @@ if __name__ == "__main__":
     if args[:1] == ["--one"]:
         asyncio.run(_one(args[1], int(args[2]), int(args[3])))
     else:
-        main(int(args[0]) if args else 300, int(args[1]) if len(args) > 1 else 1300)
+        cli = parser(__doc__)
+        cli.add_argument("n1", nargs="?", type=positive_int, default=300, help="requests of the first run (300)")
+        cli.add_argument("n2", nargs="?", type=positive_int, default=1300, help="requests of the second run (1300)")
+        parsed = cli.parse_args(args)
+        if parsed.n2 <= parsed.n1:
+            cli.error(f"n2 ({parsed.n2}) must be above n1 ({parsed.n1})")
+        main(parsed.n1, parsed.n2)

@@ -12,9 +12,9 @@ attempts sent (each fifth of a storm under 200k) with its growth per 100k (a sto
 loaded machine could not send in full still shows its slope), and the master's peak over the
 whole run, which includes the checks: they read the history from disk as columns in one
 pass (`scenarios.check_index.expectations_and_index`, `HistoryFile.column_chunks`),
-keeping numpy columns per attempt and per event and key code, and a few fields per event
-(`scenarios.history_expectations.EventFacts`); the
-storm's events are read again from disk on each pass over them
+keeping numpy columns per attempt and per event, key and object code (the events' fields,
+`scenarios.world_columns`, and the expectations, `scenarios.expectation_views`, as
+columns); the storm's events are read again from disk on each pass over them
 (`loadtests.verdict.SpooledEvents`), the observation stays in memory.
 
 The observer (`every_effect_once`) reports what a correct receiver shows: every event's
@@ -23,15 +23,20 @@ effect once, so the storm passes and the figure is the checks' own. With
 then a ``lost`` finding, and the master's peak is that of rendering one finding per key
 into the reports.
 
-Run: ``python bench/storm_memory.py [--rate R] [--nothing-applied] [N ...]`` (default
-sizes 10000 100000; 1000000 takes N / R seconds, about 8 min at 2000/s). Linux only
-(``/proc``).
+Run: ``python bench/storm_memory.py [--keep DIR] [--rate R] [--nothing-applied] [N ...]``
+(default sizes 10000 100000; 1000000 takes N / R seconds, about 8 min at 2000/s; ``--keep``
+keeps each storm's spec and files in DIR). ``python bench/storm_memory.py --replay DIR [K]``
+runs the master's end alone (`loadtests.verdict.finish_spooled`: settle, checks, reports)
+on K copies (default 10) of the storm kept in DIR, each copy's ids renamed, in a child
+process, and prints its RSS before the end and its peak (VmHWM): the master of a 1M storm
+from a 100k one. Linux only (``/proc``).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -197,13 +202,108 @@ def storm(url: str, attempts: int, rate: float, tmp: Path, applied: bool = True)
     return int(stats["sent"]), seconds, peaks, str(report["verdict"])
 
 
+#: Ids the replay renames per copy: a prefix, then at least six letters or digits with a digit.
+_ID = re.compile(r"(?<![A-Za-z0-9])([a-z]{2,6}_)(?=[A-Za-z]*[0-9])([A-Za-z0-9]{6,})(?![A-Za-z0-9])")
+
+
+def replicate(kept: Path, times: int, out: Path) -> Path:
+    """A history of `times` copies of the kept storm's (`kept`, a storm's history.sqlite),
+    each copy's ids renamed (``<prefix>_<id>`` gets ``z<copy>`` appended; the first copy
+    keeps its own), spooled into `out` as the master spools a storm's records; returns
+    the spool's path (not finalized)."""
+    import sqlite3
+
+    from hookproof.loadtests.records import COLUMNS
+    from hookproof.loadtests.spool import Spool
+
+    spool = Spool(out)
+    texts = [i for i, name in enumerate(COLUMNS) if name in ("event_id", "delivery_id", "business_key", "object_id")]
+    with sqlite3.connect(kept) as db:
+        wires = [wire for (wire,) in db.execute("SELECT wire FROM storm_events")]
+        rows = [list(row) for row in db.execute(f"SELECT {', '.join(COLUMNS)} FROM attempts ORDER BY idx")]
+    for copy in range(times):
+        def rename(text: str, suffix: str = f"z{copy}" if copy else "") -> str:
+            return _ID.sub(lambda m: m.group(0) + suffix, text) if suffix else text
+
+        events = [json.loads(rename(w)) for w in wires]
+        copied = []
+        for row in rows:
+            row = list(row)
+            for i in texts:
+                if isinstance(row[i], str):
+                    row[i] = rename(row[i])
+            row[COLUMNS.index("faults")] = json.loads(row[COLUMNS.index("faults")])
+            copied.append(row)
+        problems = spool.add((), events, rows=copied)
+        if problems:
+            raise SystemExit(f"replay: {problems[0]}")
+    spool._db.commit()
+    spool.close()
+    return out
+
+
+def replay(kept_dir: Path, times: int) -> None:
+    """The master's end (`loadtests.verdict.finish_spooled`) of `times` copies of a kept
+    storm (`--keep`'s folder: its ``spec-N.json`` and ``storm-N/history.sqlite``), in a
+    child process; prints the child's RSS before the end and its peak (VmHWM), MB."""
+    spec_path = next(kept_dir.glob("spec-*.json"))
+    kept = kept_dir / f"storm-{spec_path.stem.split('-')[1]}" / "history.sqlite"
+    with tempfile.TemporaryDirectory() as d:
+        out = Path(d) / "replay" / "history.sqlite"
+        started = time.monotonic()
+        replicate(kept, times, out)
+        built_s = time.monotonic() - started
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "bench")]), HISTORY_ENV: str(out)}
+        load = os.getloadavg()[0]
+        started = time.monotonic()
+        done = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--replay-child", str(spec_path),
+                               str(out)], env=env, capture_output=True, text=True, timeout=3600)
+        if done.returncode:
+            raise SystemExit(done.stdout + done.stderr)
+        print(f"replay of {kept_dir.name} x{times} (built in {built_s:.0f} s): {done.stdout.strip()}, "
+              f"{time.monotonic() - started:.0f} s; load average {load:.1f} before, {os.getloadavg()[0]:.1f} after")
+
+
+def _replay_child(spec_path: Path, history: Path) -> None:
+    """The replay's child: `finish_spooled` over `history`, then its RSS figures."""
+    import sqlite3
+
+    from hookproof.loadtests.spec import StormSpec
+    from hookproof.loadtests.spool import Spool
+    from hookproof.loadtests.verdict import finish_spooled
+
+    spec = StormSpec.from_json(spec_path.read_text(encoding="utf-8"))
+    spec = spec.model_copy(update={"out_dir": str(history.parent), "progress_path": None})
+    with sqlite3.connect(history) as db:
+        first, last = db.execute("SELECT min(sent_at), max(sent_at) FROM storm_incoming").fetchone()
+        n = db.execute("SELECT count(*) FROM storm_incoming").fetchone()[0]
+    spool = Spool.__new__(Spool)  # the spool as the storm left it (not re-created: that empties the file)
+    spool.path, spool.attempts, spool._finalized, spool._faults_json = history, n, False, {}
+    spool._db = sqlite3.connect(str(history), check_same_thread=False)
+    base = rss_mb(os.getpid())
+    outcome = finish_spooled(spec, spool, started_at=first, stopped_at=last)
+    status = Path("/proc/self/status").read_text()
+    hwm = int(next(line for line in status.splitlines() if line.startswith("VmHWM:")).split()[1]) / 1024
+    print(f"{n:,} attempts, master RSS {base:.0f} MB before its end, peak {hwm:.0f} MB, "
+          f"verdict {outcome.report.verdict}")
+
+
 def main(argv: list[str]) -> None:
+    if argv[:1] == ["--replay-child"]:  # the replay's own child process (see `replay`)
+        return _replay_child(Path(argv[1]), Path(argv[2]))
     cli = parser(__doc__)
     cli.add_argument("sizes", nargs="*", type=positive_int, metavar="N", help="storm sizes, attempts (default 10000 100000)")
     cli.add_argument("--rate", type=positive_float, default=2000.0, help="offered attempts/s (default 2000)")
     cli.add_argument("--nothing-applied", action="store_true", help="the observer reports nothing applied")
+    cli.add_argument("--keep", type=Path, metavar="DIR", help="keep each storm's files (spec, history) in DIR")
+    cli.add_argument("--replay", nargs="+", metavar=("DIR", "K"),
+                     help="the master's end alone on K copies (default 10) of a storm kept with --keep in DIR")
     args = cli.parse_args(argv)
-    rate, applied = args.rate, not args.nothing_applied
+    if args.replay:
+        if len(args.replay) > 2 or (len(args.replay) == 2 and not (args.replay[1].isdigit() and int(args.replay[1]) > 0)):
+            cli.error("--replay takes DIR and at most one K, a whole number above 0")
+        return replay(Path(args.replay[0]), int(args.replay[1]) if len(args.replay) > 1 else 10)
+    rate, applied, keep = args.rate, not args.nothing_applied, args.keep
     sizes = args.sizes or [10_000, 100_000]
     port = _free_port()
     server = subprocess.Popen([sys.executable, str(ROOT / "bench" / "null_receiver.py"), str(port)])
@@ -223,7 +323,7 @@ def main(argv: list[str]) -> None:
         curves: list[tuple[int, int, Peaks]] = []
         with tempfile.TemporaryDirectory() as d:
             for n in sizes:
-                sent, seconds, peaks, verdict = storm(url, n, rate, Path(d), applied)
+                sent, seconds, peaks, verdict = storm(url, n, rate, keep or Path(d), applied)
                 s = peaks.sending
                 print(f"{n:>10}{sent:>10}{seconds:>8.0f}{s.get('master', 0):>11.0f}{s.get('worker 1', 0):>13.0f}"
                       f"{s.get('worker 2', 0):>13.0f}{peaks.overall.get('master', 0):>25.0f}  {verdict}", flush=True)

@@ -298,6 +298,7 @@ def _check_and_report(spec: StormSpec, events: Iterable[Event], indexed: Sequenc
                                   attempts=tuple(attempt_view(a) for a in indexed[:200]), duration_s=duration_s,
                                   reason=f"could not observe the receiver: {type(exc).__name__}: {exc}")
     else:
+        del object_ids, keys, counters  # the observer filter's sets: a string per object and key, not needed by the checks
         phase("checking")
         ahead = ahead_of(events, templates, keys=mapping)
         scenario = storm_scenario(spec, events, indexed, result.observations, settled=result.settled,

@@ -95,9 +95,16 @@ class CheckIndex:
         return [p for p in positions if completions[p] is ok]
 
     @cached_property
-    def expected_keys(self) -> dict[str, str]:
+    def expected_keys(self) -> Mapping[str, str]:
         """Event id → the first expected key listing it (in `ExpectedEffect.event_ids`,
-        or as its `event_id` when those are empty). Built on first use."""
+        or as its `event_id` when those are empty). Built on first use: from the pass's
+        columns when the expectations are this index's scan's (`EventKeys`), else a dict."""
+        from hookproof.scenarios.expectation_views import EventKeys, ExpectedView
+
+        expected = self.expectations.expected
+        scan = self.scan
+        if isinstance(expected, ExpectedView) and scan is not None and expected.columns.codes is scan.key_codes:
+            return EventKeys(scan.event_codes, expected.columns)
         out: dict[str, str] = {}
         for key, exp in self.expectations.expected.items():
             for event_id in exp.event_ids or (exp.event_id,):

@@ -17,8 +17,10 @@ from typing import Mapping, Sequence
 
 from hookproof.scenarios.check_index import CheckIndex, grouped_findings, index_for
 from hookproof.scenarios.findings import ADVISORY, FINDING, CheckResult, Finding, Verdict, nothing_observed, result_of
-from hookproof.scenarios.observations import Expectations, Observation
+from hookproof.scenarios.observations import Expectations, ObjectTruth, Observation
 from hookproof.simulator.delivery.history import Attempt, Completion, Outcome
+
+_UNREAD: ObjectTruth | None = ObjectTruth("", ((0, ""),))  # an object whose truth was not read yet
 
 #: Fault tags of invalid deliveries that must have no effect but may be acknowledged:
 #: a genuine event of the other mode (test/live) or of another account.
@@ -208,12 +210,15 @@ def check_regressed(
     flagged: set[str] = set()
     findings = []
     unmapped = 0
+    truths: dict[str, ObjectTruth | None] = {}  # each object's truth, read once (the pass builds it on each lookup)
     for oi in sorted(range(len(observations)), key=lambda i: observations[i].at):
         for st in observations[oi].states:
             obj = st.object_id
-            truth = expectations.truth.get(obj)
             prev = high.get(obj)
             version = st.version
+            truth = truths.get(obj, _UNREAD)
+            if truth is _UNREAD and (version is None or (prev is not None and version < prev[0])):
+                truth = truths[obj] = expectations.truth.get(obj)
             if version is None:
                 if truth is None:
                     continue
@@ -226,7 +231,7 @@ def check_regressed(
             elif version < prev[0] and obj not in flagged:
                 flagged.add(obj)
                 positions: list[int] = []
-                if truth is not None:
+                if truth is not None and truth is not _UNREAD:
                     for v in (version, prev[0]):
                         event_id = truth.event_id_at(v)
                         positions += idx.by_event.get(event_id, []) if event_id else []

@@ -27,13 +27,14 @@ from __future__ import annotations
 from array import array
 from collections.abc import Set
 from dataclasses import dataclass
-from itertools import count, filterfalse, islice
+from itertools import count, filterfalse, islice, repeat
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from hookproof.scenarios.groups import NO_GROUP, Groups, group_positions
 from hookproof.scenarios.history_expectations import EventFacts, ExpectationScan
 from hookproof.scenarios.observations import MONEY_PREFIXES, Expectations, world_id_of_delivery
+from hookproof.scenarios.world_columns import WorldColumns, world_columns
 from hookproof.simulator.delivery.history import Attempt, Completion, Outcome
 from hookproof.simulator.events import Event
 
@@ -196,15 +197,16 @@ def scan_history(
     a few numpy columns."""
     import numpy as np
 
-    world = _world(events) if events is not None else None
+    world = world_columns(events) if events is not None else None
     expect = world is not None
     event_codes: dict[str, int] = {}
     key_codes: dict[Any, int] = {None: NO_GROUP}  # None is removed at the end
     key_names: list[str] = []
-    resolved: dict[str, EventFacts] = {}
+    resolved: dict[str, int] = {}
     unresolved: set[str] = set()
     src_objects: dict[tuple[str, int], str | None] = {}
     first_valid, acked, foreign = _Growing(np.int64, -1), _Growing(np.bool_, False), _Growing(np.bool_, False)
+    event_world = _Growing(np.int64, -1)
     unkeyed_first, unkeyed_amount, unkeyed_valid = (_Growing(np.int64, -1), _Growing(np.float64, np.nan),
                                                     _Growing(np.bool_, False))
     key_first, key_amount, key_valid = _Growing(np.int64, -1), _Growing(np.float64, np.nan), _Growing(np.bool_, False)
@@ -227,18 +229,24 @@ def scan_history(
             n_events = n_before + len(new_events)
             acked.ensure(n_events)
             if world is not None:  # the world's own strings are kept, not the history's copies
-                for g in (first_valid, unkeyed_first, unkeyed_amount, unkeyed_valid, foreign):
+                for g in (first_valid, unkeyed_first, unkeyed_amount, unkeyed_valid, foreign, event_world):
                     g.ensure(n_events)
-                known = list(map(world.get, new_events))
-                if not all(known):
-                    unknown = [name for name, event in zip(new_events, known) if event is None]
-                    foreign.data[n_before:n_events] = [event is None for event in known]
-                new_events = [name if event is None else event.id for name, event in zip(new_events, known)]
+                known = list(map(world.codes.get, new_events))
+                if None in known:
+                    unknown = [name for name, code in zip(new_events, known) if code is None]
+                    foreign.data[n_before:n_events] = [code is None for code in known]
+                    event_world.data[n_before:n_events] = [-1 if code is None else code for code in known]
+                    new_events = [name if code is None else world.ids[code] for name, code in zip(new_events, known)]
+                else:
+                    event_world.data[n_before:n_events] = known
+                    new_events = [world.ids[code] for code in known]  # type: ignore[index]
             event_codes.update(zip(new_events, count(n_before)))
         ev = np.fromiter(map(event_codes.__getitem__, ids), np.int64, n)
         new_keys = list(filterfalse(key_codes.__contains__, dict.fromkeys(keys)))
         n_keys_before = len(key_names)
         if new_keys:
+            if world is not None:  # the world's own strings, as for the events
+                new_keys = list(map(_own, repeat(world.keys.codes), repeat(world.keys.names), new_keys))
             key_codes.update(zip(new_keys, count(n_keys_before)))
             key_names += new_keys
         kc = np.fromiter(map(key_codes.__getitem__, keys), np.int64, n)
@@ -298,7 +306,13 @@ def scan_history(
     expectation_part: ExpectationScan | None = None
     if expect:
         assert world is not None
-        expectation_part = ExpectationScan(world, resolved, first_valid.data[:n_events], key_first.data[:n_keys],
+        # what coded ids and keys during the pass: its strings stay the scan's (`event_codes`, `key_names`)
+        world.codes, world.ids, world.keys.codes = {}, [], {}
+        resolved_world = event_world.data[:n_events].copy()
+        for name, code in resolved.items():
+            resolved_world[event_codes[name]] = code
+        expectation_part = ExpectationScan(world, resolved, resolved_world, first_valid.data[:n_events],
+                                           key_first.data[:n_keys],
                                key_amount.data[:n_keys], key_valid.data[:n_keys], unkeyed_first.data[:n_events],
                                unkeyed_amount.data[:n_events], unkeyed_valid.data[:n_events], src_objects)
     return HistoryScan(offset, event_codes, event_of, key_codes, key_names, key_of,
@@ -334,7 +348,7 @@ def _objects(at: "npt.NDArray[np.int64]", foreign: "npt.NDArray[np.bool_]", lazy
 
 
 def _join(ids: Sequence[str], lazy: Callable[[int], tuple[Any, Any]], unknown: list[str], unresolved: set[str],
-          world: Mapping[str, EventFacts], resolved: dict[str, EventFacts]) -> None:
+          world: WorldColumns, resolved: dict[str, int]) -> None:
     """Join the recorded ids the world does not name to their world event through the
     delivery id (the envelope's own id, e.g. Standard Webhooks' ``msg_…``, differs from the
     world's): the first attempt of that id, in order, whose delivery id names a world event
@@ -343,7 +357,7 @@ def _join(ids: Sequence[str], lazy: Callable[[int], tuple[Any, Any]], unknown: l
     for i, name in enumerate(ids):
         if name in pending:
             wid = world_id_of_delivery(lazy(i)[1])
-            event = world.get(wid) if wid is not None else None
+            event = world.codes.get(wid) if wid is not None else None
             if event is not None:
                 resolved[name] = event
                 pending.discard(name)
@@ -358,14 +372,10 @@ def scan_expectations(history: Iterable[Attempt], events: Iterable[Event]) -> Hi
     return scan_history(history, sender_timeout_s=0.0, events=events)
 
 
-def _world(events: Iterable[Event]) -> dict[str, EventFacts]:
-    """Event id → the facts of its first Event (`EventFacts`)."""
-    world: dict[str, EventFacts] = {}
-    for event in events:
-        if event.id not in world:
-            world[event.id] = EventFacts(event.id, event.business_key, event.amount, event.object_id, event.status,
-                                         event.version, event.object_type)
-    return world
+def _own(codes: Mapping[object, int], names: Sequence[str], key: str) -> str:
+    """The world's own copy of `key` (`names`, by `codes`) when the world has it, else `key`."""
+    code = codes.get(key)
+    return names[code] if code is not None and code >= 0 else key
 
 
 __all__: Sequence[str] = [

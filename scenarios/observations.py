@@ -11,9 +11,11 @@ the world's events and the delivery history in one pass; it is pure.
 from __future__ import annotations
 
 from bisect import bisect_left
+from collections import _count_elements  # type: ignore[attr-defined]
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Iterable, Mapping, Sequence
+from operator import attrgetter
+from typing import AbstractSet, Iterable, Mapping, Sequence
 
 from hookproof.simulator.delivery.history import Attempt
 from hookproof.simulator.events import Event
@@ -23,11 +25,13 @@ MONEY_PREFIXES: tuple[str, ...] = ("refund:", "credit:")
 #: Object kinds whose states an observer that does not declare its kinds reports.
 #: (GitHub's issues and pull requests are the repository world's stateful objects.)
 STATEFUL_KINDS: frozenset[str] = frozenset({"subscription", "issue", "pull_request"})
+_BUSINESS_KEY = attrgetter("business_key")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Effect:
-    """One applied effect row, as an observer reports it.
+    """One applied effect row, as an observer reports it (slotted: an observation of a
+    storm holds one per effect, a million at a million keys).
 
     Attributes:
         business_key: the effect's business key (``"renewal:in_123"``).
@@ -74,12 +78,10 @@ class Observation:
     counters: Mapping[str, int] | None = None
 
     def counts(self) -> dict[str, int]:
-        """Number of effect rows per business key (O(len(effects)))."""
+        """Number of effect rows per business key, in order of first row (O(len(effects)),
+        counted in C by `collections.Counter`'s counting loop)."""
         out: dict[str, int] = {}
-        get = out.get
-        for effect in self.effects:
-            key = effect.business_key
-            out[key] = get(key, 0) + 1
+        _count_elements(out, map(_BUSINESS_KEY, self.effects))
         return out
 
     def state_of(self, object_id: str) -> ObjectState | None:
@@ -188,7 +190,8 @@ class Expectations:
         expected: business key → the effect that must appear exactly once. A key is
             expected when at least one attempt carrying it was valid.
         forbidden: keys whose every attempt was invalid (forged, stale, foreign…):
-            they must have no effect.
+            they must have no effect. (The one pass gives read-only views of its columns
+            for these four, `scenarios.expectation_views`; a hand-built one, dicts and sets.)
         truth: object id → the provider's truth, for objects with a status (of any
             kind: `ObjectTruth.kind`) that had at least one valid attempt.
         money: business key → amount (minor units), for money-like keys (expected
@@ -203,7 +206,7 @@ class Expectations:
     """
 
     expected: Mapping[str, ExpectedEffect]
-    forbidden: frozenset[str]
+    forbidden: AbstractSet[str]
     truth: Mapping[str, ObjectTruth]
     money: Mapping[str, int]
     sender_timeout_s: float
@@ -215,9 +218,13 @@ class Expectations:
         """True when `business_key` starts with one of `money_prefixes`."""
         return business_key.startswith(self.money_prefixes)
 
-    def truth_of_kinds(self, kinds: frozenset[str] | None) -> dict[str, ObjectTruth]:
-        """The truth of the objects of `kinds` (None: subscriptions, `Event.stateful`)."""
+    def truth_of_kinds(self, kinds: frozenset[str] | None) -> Mapping[str, ObjectTruth]:
+        """The truth of the objects of `kinds` (None: subscriptions, `Event.stateful`), in
+        `truth`'s order (a view of the pass's columns narrowed by kind, or a dict)."""
         wanted = kinds if kinds is not None else STATEFUL_KINDS
+        of_kinds = getattr(self.truth, "of_kinds", None)
+        if of_kinds is not None:
+            return of_kinds(wanted)
         return {obj: t for obj, t in self.truth.items() if t.kind in wanted}
 
 

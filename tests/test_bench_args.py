@@ -21,6 +21,7 @@ BAD: list[tuple[str, list[str], str]] = [
     ("catalog_wall_time.py", ["0"], "argument runs: must be at least 1: '0'"),
     ("checks_scaling.py", ["--sizes", "ten"], "argument --sizes: not a whole number: 'ten'"),
     ("dispatcher_throughput.py", ["3000", "x"], "argument rounds: not a whole number: 'x'"),
+    ("dispatcher_instructions.py", ["300", "300"], "n2 (300) must be above n1 (300)"),
     ("explore_steps.py", ["-5"], "argument examples: must be at least 1: '-5'"),
     ("null_receiver.py", [], "the following arguments are required: port"),
     ("race_hit_rate.py", ["50", "20", "7"], "unrecognized arguments: 7"),

@@ -1,0 +1,349 @@
+"""The expectations of a run as columns, seen as the mappings `Expectations` holds.
+
+`scenarios.history_expectations.ExpectationScan.expectations` keeps per business key
+and per object a few numpy slots (`KeyColumns`, `TruthColumns`), never an object: a
+storm's million keys hold no `ExpectedEffect` and its objects no `ObjectTruth`. The
+views here read them as `Expectations.expected`, `forbidden`, `money` and `truth`
+(read-only mappings and a set, in the order the dicts they replace had): an
+`ExpectedEffect` or an `ObjectTruth` is built when one is looked up, for the keys and
+objects a check or a report names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Set
+from dataclasses import dataclass
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, Iterator, Sequence
+
+from hookproof.scenarios.observations import ExpectedEffect, ObjectTruth
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+
+@dataclass(eq=False)
+class KeyColumns:
+    """Per business key code, what its expectation is. Codes below ``len(names)`` are the
+    scan's (`codes`, `names`); the rest are keys only an event gives (`added_codes`,
+    `added_names`).
+
+    Attributes:
+        order: every code, in position order of the key's first attempt (the order of
+            the expectations' mappings).
+        valid: per code, True when a valid attempt carried the key (expected), else it
+            is forbidden.
+        first_event: per code, the event code (`event_names`) of its first validly sent
+            event, else of its first attempt's event.
+        multi: code → event codes of its validly sent events, for keys with several.
+        amount: per code, minor units (NaN: unknown).
+        money: per code, True for a money-like key whose amount is known.
+        obj: per code, its object's code in `object_names` (-1: read `src_objects`).
+        src_ev / src_unkeyed: per code, its first attempt's event code and whether that
+            attempt carried no key of its own (where `src_objects` keeps a foreign object).
+    """
+
+    codes: Mapping[str, int]
+    names: Sequence[str]
+    added_codes: dict[str, int]
+    added_names: list[str]
+    order: "npt.NDArray[np.int64]"
+    valid: "npt.NDArray[np.bool_]"
+    first_event: "npt.NDArray[np.int64]"
+    multi: dict[int, list[int]]
+    amount: "npt.NDArray[np.float64]"
+    money: "npt.NDArray[np.bool_]"
+    obj: "npt.NDArray[np.int64]"
+    object_names: Sequence[str]
+    src_ev: "npt.NDArray[np.int64]"
+    src_unkeyed: "npt.NDArray[np.bool_]"
+    src_objects: Mapping[tuple[str, int], str | None]
+    event_names: Sequence[str]
+
+    def code(self, key: Any) -> int | None:
+        """The code of `key` (a string), or None for a key no attempt or event gave."""
+        code = self.codes.get(key)
+        return code if code is not None or not self.added_codes else self.added_codes.get(key)
+
+    def name(self, code: int) -> str:
+        """The key of `code`."""
+        n = len(self.names)
+        return self.names[code] if code < n else self.added_names[code - n]
+
+    def effect(self, code: int) -> ExpectedEffect:
+        """The `ExpectedEffect` of `code` (built on each call)."""
+        events = self.multi.get(code)
+        names = self.event_names
+        ids = tuple(names[c] for c in events) if events is not None else (names[int(self.first_event[code])],)
+        obj = int(self.obj[code])
+        if obj >= 0:
+            object_id: str | None = self.object_names[obj]
+        else:
+            source = ("e", int(self.src_ev[code])) if self.src_unkeyed[code] else ("k", code)
+            object_id = self.src_objects.get(source)
+        raw = float(self.amount[code])
+        return ExpectedEffect(self.name(code), ids[0], object_id, None if raw != raw else int(raw), ids)
+
+    def names_of(self, codes: "npt.NDArray[np.int64]") -> Iterator[str]:
+        """The keys of `codes`, in order."""
+        names = self.names if not self.added_names else [*self.names, *self.added_names]
+        return map(names.__getitem__, codes.tolist())
+
+    @cached_property
+    def expected_order(self) -> "npt.NDArray[np.int64]":
+        """The codes of expected keys, in order."""
+        return self.order[self.valid[self.order]]
+
+    @cached_property
+    def forbidden_order(self) -> "npt.NDArray[np.int64]":
+        """The codes of forbidden keys, in order."""
+        return self.order[~self.valid[self.order]]
+
+    @cached_property
+    def money_order(self) -> "npt.NDArray[np.int64]":
+        """The codes of money-like keys with a known amount, in order."""
+        return self.order[self.money[self.order]]
+
+    def key_of_events(self, n_events: int) -> "npt.NDArray[np.int64]":
+        """Per event code (0 … `n_events` - 1), the code of the first expected key (in
+        order) whose events list it, else -1."""
+        import numpy as np
+
+        expected = self.expected_order
+        single = np.fromiter((c not in self.multi for c in expected.tolist()), np.bool_, len(expected)) \
+            if self.multi else np.ones(len(expected), np.bool_)
+        events = [self.first_event[expected[single]]]
+        ranks = [np.flatnonzero(single)]
+        keys = [expected[single]]
+        for at in np.flatnonzero(~single).tolist():
+            code: int = expected[at].item()
+            listed = self.multi[code]
+            events.append(np.array(listed, np.int64))
+            ranks.append(np.full(len(listed), at, np.int64))
+            keys.append(np.full(len(listed), code, np.int64))
+        ev, rank, key = np.concatenate(events), np.concatenate(ranks), np.concatenate(keys)
+        by_rank = np.argsort(rank, kind="stable")
+        ev, key = ev[by_rank], key[by_rank]
+        out = np.full(n_events, -1, np.int64)
+        seen, first = np.unique(ev, return_index=True)
+        out[seen] = key[first]
+        return out
+
+
+class ExpectedView(Mapping[str, ExpectedEffect]):
+    """business key → the `ExpectedEffect` it owes (`Expectations.expected`), read from
+    `KeyColumns`; iterates in position order of each key's first attempt."""
+
+    __slots__ = ("columns",)
+
+    def __init__(self, columns: KeyColumns) -> None:
+        self.columns = columns
+
+    def __getitem__(self, key: str) -> ExpectedEffect:
+        code = self.columns.code(key)
+        if code is None or not self.columns.valid[code]:
+            raise KeyError(key)
+        return self.columns.effect(code)
+
+    def __contains__(self, key: object) -> bool:
+        code = self.columns.code(key)
+        return code is not None and bool(self.columns.valid[code])
+
+    def get(self, key: str, default: Any = None) -> Any:
+        code = self.columns.code(key)
+        return self.columns.effect(code) if code is not None and self.columns.valid[code] else default
+
+    def __iter__(self) -> Iterator[str]:
+        return self.columns.names_of(self.columns.expected_order)
+
+    def __len__(self) -> int:
+        return len(self.columns.expected_order)
+
+
+class ForbiddenView(Set[str]):
+    """The keys every attempt of which was invalid (`Expectations.forbidden`), read from
+    `KeyColumns`."""
+
+    __slots__ = ("columns",)
+
+    def __init__(self, columns: KeyColumns) -> None:
+        self.columns = columns
+
+    def __contains__(self, key: object) -> bool:
+        code = self.columns.code(key)
+        return code is not None and not self.columns.valid[code]
+
+    def __iter__(self) -> Iterator[str]:
+        return self.columns.names_of(self.columns.forbidden_order)
+
+    def __len__(self) -> int:
+        return len(self.columns.forbidden_order)
+
+    __hash__ = Set._hash
+
+
+class MoneyView(Mapping[str, int]):
+    """money-like key → its amount in minor units (`Expectations.money`), read from `KeyColumns`."""
+
+    __slots__ = ("columns",)
+
+    def __init__(self, columns: KeyColumns) -> None:
+        self.columns = columns
+
+    def __getitem__(self, key: str) -> int:
+        code = self.columns.code(key)
+        if code is None or not self.columns.money[code]:
+            raise KeyError(key)
+        return int(self.columns.amount[code])
+
+    def __contains__(self, key: object) -> bool:
+        code = self.columns.code(key)
+        return code is not None and bool(self.columns.money[code])
+
+    def get(self, key: str, default: Any = None) -> Any:
+        code = self.columns.code(key)
+        return int(self.columns.amount[code]) if code is not None and self.columns.money[code] else default
+
+    def __iter__(self) -> Iterator[str]:
+        return self.columns.names_of(self.columns.money_order)
+
+    def __len__(self) -> int:
+        return len(self.columns.money_order)
+
+
+@dataclass(eq=False)
+class TruthColumns:
+    """Per truth index t (0, 1, … in order of each object's first validly sent event with
+    a status), its object and versions.
+
+    Attributes:
+        objects: object id → its code (`object_names`), for every object of the run;
+            `truth_of` maps a code to its t (-1: no truth).
+        obj: per t, its object code; `kind` its first event's object type code (`kind_names`).
+        start / end: per t, its slice of `version`, `status` (codes into `status_names`)
+            and `event` (event codes into `event_names`), ascending versions.
+    """
+
+    objects: Mapping[Any, int]
+    object_names: Sequence[str]
+    truth_of: "npt.NDArray[np.int64]"
+    obj: "npt.NDArray[np.int64]"
+    kind: "npt.NDArray[np.int64]"
+    kind_names: Sequence[str]
+    start: "npt.NDArray[np.int64]"
+    end: "npt.NDArray[np.int64]"
+    version: "npt.NDArray[np.int64]"
+    status: "npt.NDArray[np.int64]"
+    status_names: Sequence[str]
+    event: "npt.NDArray[np.int64]"
+    event_names: Sequence[str]
+
+    def index(self, object_id: object) -> int | None:
+        """The truth index of `object_id`, or None."""
+        code = self.objects.get(object_id) if isinstance(object_id, str) else None
+        if code is None or code < 0:
+            return None
+        t = int(self.truth_of[code])
+        return t if t >= 0 else None
+
+    def truth(self, t: int) -> ObjectTruth:
+        """The `ObjectTruth` at `t` (built on each call)."""
+        a, b = int(self.start[t]), int(self.end[t])
+        statuses, names = self.status_names, self.event_names
+        versions = tuple(zip(self.version[a:b].tolist(), (statuses[s] for s in self.status[a:b].tolist())))
+        return ObjectTruth(self.object_names[int(self.obj[t])], versions,
+                           tuple(names[c] for c in self.event[a:b].tolist()), self.kind_names[int(self.kind[t])])
+
+
+class TruthView(Mapping[str, ObjectTruth]):
+    """object id → its `ObjectTruth` (`Expectations.truth`), read from `TruthColumns`, in
+    order of each object's first validly sent event; `chosen` (a mask by t) narrows it
+    to some objects (`of_kinds`)."""
+
+    __slots__ = ("columns", "chosen", "_order")
+
+    def __init__(self, columns: TruthColumns, chosen: "npt.NDArray[np.bool_] | None" = None) -> None:
+        import numpy as np
+
+        self.columns = columns
+        self.chosen = chosen
+        self._order = np.flatnonzero(chosen) if chosen is not None else None
+
+    def _index(self, object_id: object) -> int | None:
+        t = self.columns.index(object_id)
+        if t is None or (self.chosen is not None and not self.chosen[t]):
+            return None
+        return t
+
+    def __getitem__(self, object_id: str) -> ObjectTruth:
+        t = self._index(object_id)
+        if t is None:
+            raise KeyError(object_id)
+        return self.columns.truth(t)
+
+    def __contains__(self, object_id: object) -> bool:
+        return self._index(object_id) is not None
+
+    def get(self, object_id: str, default: Any = None) -> Any:
+        t = self._index(object_id)
+        return self.columns.truth(t) if t is not None else default
+
+    def __iter__(self) -> Iterator[str]:
+        names, obj = self.columns.object_names, self.columns.obj
+        order = self._order if self._order is not None else range(len(obj))
+        return (names[o] for o in obj[order].tolist())
+
+    def __len__(self) -> int:
+        return len(self._order) if self._order is not None else len(self.columns.obj)
+
+    def of_kinds(self, kinds: Set[str]) -> "TruthView":
+        """The truth of the objects whose kind is one of `kinds`."""
+        import numpy as np
+
+        columns = self.columns
+        wanted = np.fromiter((name in kinds for name in columns.kind_names), np.bool_, len(columns.kind_names))
+        chosen = wanted[columns.kind] if len(wanted) else np.zeros(len(columns.kind), np.bool_)
+        return TruthView(columns, chosen if self.chosen is None else chosen & self.chosen)
+
+
+class EventKeys(Mapping[str, str]):
+    """event id → the first expected key listing it (`CheckIndex.expected_keys`), from
+    `KeyColumns.key_of_events` over the scan's event codes."""
+
+    __slots__ = ("_codes", "_key_of", "_columns")
+
+    def __init__(self, event_codes: Mapping[str, int], columns: KeyColumns) -> None:
+        self._codes = event_codes
+        self._columns = columns
+        self._key_of = columns.key_of_events(len(event_codes))
+
+    def __getitem__(self, event_id: str) -> str:
+        code = self._codes.get(event_id)
+        key = -1 if code is None else int(self._key_of[code])
+        if key < 0:
+            raise KeyError(event_id)
+        return self._columns.name(key)
+
+    def get(self, event_id: str, default: Any = None) -> Any:
+        code = self._codes.get(event_id)
+        key = -1 if code is None else int(self._key_of[code])
+        return self._columns.name(key) if key >= 0 else default
+
+    def __iter__(self) -> Iterator[str]:
+        key_of = self._key_of.tolist()
+        return (name for name, code in self._codes.items() if key_of[code] >= 0)
+
+    def __len__(self) -> int:
+        return int((self._key_of >= 0).sum())
+
+
+__all__: Sequence[str] = [
+    "EventKeys",
+    "ExpectedView",
+    "ForbiddenView",
+    "KeyColumns",
+    "MoneyView",
+    "TruthColumns",
+    "TruthView",
+]
