@@ -22,6 +22,7 @@ import pytest
 from examples.receivers.pool import ReceiverPool
 from hookproof.receivers import ReceiverConfig, Reply, WebhookEvent, make_app, receiver_of
 from hookproof.receivers.inbox_sync import InboxSync
+from hookproof.scenarios import search_loop as search_loop_module
 from hookproof.scenarios import session as session_module
 from hookproof.scenarios.observations import Observation
 from hookproof.scenarios.observers import observation_from_data
@@ -38,6 +39,21 @@ SEED = 5
 PAID = [Step("emit", action="pay"), *(Step("deliver", event=i) for i in range(3))]
 #: Seconds a late effect waits for its cue at most (the tests never get near it).
 CUE_WAIT_S = 10.0
+
+
+@pytest.fixture(autouse=True)
+def _only_threads_of_this_test(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`SearchLoop.quiet` counts every thread it does not know as a reason to wait, rightly;
+    in a whole suite, other tests leave threads behind (servers' pools, idle executors), so
+    these tests judge it on the threads started while they run (which is what a search sees
+    in its own process)."""
+    before = set(threading.enumerate()) - {threading.current_thread()}
+    real = threading.enumerate
+    view = type("ThreadsOfThisTest", (), {
+        "current_thread": staticmethod(threading.current_thread),
+        "enumerate": staticmethod(lambda: [t for t in real() if t not in before]),
+    })
+    monkeypatch.setattr(search_loop_module, "threading", view)
 
 
 class _Reads:
