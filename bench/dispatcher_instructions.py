@@ -18,16 +18,15 @@ import asyncio
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import dispatcher_throughput as bench  # noqa: E402
+import null_receiver  # noqa: E402
 from bench_args import parser, positive_int  # noqa: E402
 
 from hookproof.simulator.delivery import Dispatcher, History, Target  # noqa: E402
@@ -38,16 +37,8 @@ SENDERS = {"raw aiohttp (fixed body)": "raw", "Dispatcher, signed + history SQLi
 
 async def _one(sender: str, n: int, world_n: int) -> None:
     """Send `n` requests with `sender` (the first `n` deliveries of a `world_n` world)."""
-    port = bench._free_port()
-    server = subprocess.Popen([sys.executable, str(Path(__file__).with_name("null_receiver.py")), str(port), "1"])
-    url = f"http://127.0.0.1:{port}/webhooks"
+    server, url = null_receiver.start(cpu=1)
     try:
-        for _ in range(300):
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                time.sleep(0.1)
         todo = bench.deliveries(world_n)[:n]
         if sender == "raw":
             await bench.raw_aiohttp(url, n, b'{"id":"evt_x","object":"event"}' * 20)

@@ -22,9 +22,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import os
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -34,6 +32,7 @@ from typing import Awaitable, Callable
 import aiohttp
 import httpx
 from bench_args import parser, positive_int
+from null_receiver import start as start_null_receiver
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -53,12 +52,6 @@ HTTPX_REQUESTS = 2000
 Rate = tuple[float, float]  # requests/s, client CPU microseconds per request
 #: Garbage collections per generation during the timed rounds, per sender (`_pool` adds).
 COLLECTIONS: dict[str, list[int]] = {}
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 async def _pool(n: int, fn: Callable[[int], Awaitable[None]], name: str = "") -> Rate:
@@ -121,17 +114,9 @@ async def dispatcher(url: str, n: int, history: History, name: str) -> Rate:
 
 
 async def main(n: int, rounds: int) -> None:
-    port = _free_port()
-    server = subprocess.Popen([sys.executable, str(Path(__file__).with_name("null_receiver.py")), str(port), "1"])
+    server, url = start_null_receiver(cpu=1)
     try:
         os.sched_setaffinity(0, {0})
-        url = f"http://127.0.0.1:{port}/webhooks"
-        for _ in range(50):
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                time.sleep(0.1)
         body = b'{"id":"evt_x","object":"event"}' * 20
         await raw_aiohttp(url, 500, body)  # warm-up
         COLLECTIONS.clear()

@@ -15,6 +15,10 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+import socket
+import subprocess
+import sys
+import time
 
 from bench_args import parser
 
@@ -60,6 +64,33 @@ async def _serve(port: int) -> None:
     server = await loop.create_server(_Null, "127.0.0.1", port, backlog=1024)
     async with server:
         await server.serve_forever()
+
+
+#: Seconds `start` waits for the child to accept a connection.
+START_WAIT_S = 30.0
+
+
+def start(cpu: int | None = None) -> tuple["subprocess.Popen[bytes]", str]:
+    """This receiver in a child process on a free 127.0.0.1 port (pinned to `cpu` when
+    given), once it accepts connections: (the process, its URL ``http://127.0.0.1:PORT/webhooks``).
+    The caller stops it (``terminate``, ``wait``). Raises RuntimeError when it does not
+    accept within `START_WAIT_S` seconds (the child is stopped first)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = int(s.getsockname()[1])
+    extra = [] if cpu is None else [str(cpu)]
+    server = subprocess.Popen([sys.executable, os.path.abspath(__file__), str(port), *extra])
+    deadline = time.monotonic() + START_WAIT_S
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return server, f"http://127.0.0.1:{port}/webhooks"
+        except OSError:
+            if server.poll() is not None or time.monotonic() > deadline:
+                server.terminate()
+                server.wait(5)
+                raise RuntimeError(f"the null receiver did not accept on port {port} within {START_WAIT_S:g} s") from None
+            time.sleep(0.1)
 
 
 if __name__ == "__main__":

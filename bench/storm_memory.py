@@ -46,6 +46,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench_args import parser, positive_float, positive_int
+from null_receiver import start as start_null_receiver
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -305,16 +306,8 @@ def main(argv: list[str]) -> None:
         return replay(Path(args.replay[0]), int(args.replay[1]) if len(args.replay) > 1 else 10)
     rate, applied, keep = args.rate, not args.nothing_applied, args.keep
     sizes = args.sizes or [10_000, 100_000]
-    port = _free_port()
-    server = subprocess.Popen([sys.executable, str(ROOT / "bench" / "null_receiver.py"), str(port)])
+    server, url = start_null_receiver()
     try:
-        for _ in range(50):
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                time.sleep(0.1)
-        url = f"http://127.0.0.1:{port}/webhooks"
         print(f"storm memory: a Locust master and 2 workers, 20 users, offered {rate:g} attempts/s, "
               f"{'every effect applied once' if applied else 'nothing applied (a lost finding per key)'}, "
               f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")

@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -47,6 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from bench_args import parser, positive_int
+from null_receiver import start as start_null_receiver
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -100,12 +100,6 @@ def no_effects() -> dict[str, list[Any]]:
     return {"effects": [], "states": []}
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def _pinned(cpu: int) -> Any:
     return lambda: os.sched_setaffinity(0, {cpu})
 
@@ -154,6 +148,10 @@ def _locust(locustfile: Path, url: str, users: int, seconds: int, env: dict[str,
             if proc.poll() is None:
                 proc.kill()
     return sampler
+
+
+#: Fewest seconds per sender: the steady window (`_window`) needs a few whole buckets.
+MIN_SECONDS = 6
 
 
 def _window(start: float, seconds: int) -> tuple[float, float]:
@@ -321,16 +319,8 @@ def bookkeeping(attempts: int = 30_000) -> dict[str, float]:
 
 
 def main(seconds: int, users: int) -> None:
-    port = _free_port()
-    server = subprocess.Popen([sys.executable, str(ROOT / "bench" / "null_receiver.py"), str(port), "1"])
+    server, url = start_null_receiver(cpu=1)
     try:
-        for _ in range(50):
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                time.sleep(0.1)
-        url = f"http://127.0.0.1:{port}/webhooks"
         load_before = os.getloadavg()[0]
         with tempfile.TemporaryDirectory() as d:
             tmp = Path(d)
@@ -370,4 +360,7 @@ if __name__ == "__main__":
     cli.add_argument("seconds", nargs="?", type=positive_int, default=15, help="seconds per sender (default 15)")
     cli.add_argument("users", nargs="?", type=positive_int, default=20, help="Locust users (default 20)")
     args = cli.parse_args()
+    if args.seconds < MIN_SECONDS:
+        cli.error(f"argument seconds: at least {MIN_SECONDS}, for a steady window after the spawn and before the end"
+                  f" (got {args.seconds})")
     main(args.seconds, args.users)

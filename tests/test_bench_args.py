@@ -29,6 +29,8 @@ BAD: list[tuple[str, list[str], str]] = [
     ("storm_memory.py", ["--help-me"], "unrecognized arguments: --help-me"),
     ("storm_memory.py", ["--rate", "fast", "1000"], "argument --rate: not a number: 'fast'"),
     ("storm_throughput.py", ["10", "0"], "argument users: must be at least 1: '0'"),
+    ("storm_throughput.py", ["3"],
+     "argument seconds: at least 6, for a steady window after the spawn and before the end (got 3)"),
 ]
 
 
