@@ -92,14 +92,18 @@ def make_observer(config: Config, server_state: Any) -> Callable[[], Observation
 
 
 @contextlib.contextmanager
-def provider_server(config: Config) -> Iterator[tuple[Any, str, str]]:
-    """Start the provider API and effect sink; yields (state, api_base, sink_url)."""
-    from hookproof.simulator.server.runner import run_server
+def provider_server(config: Config) -> Iterator[Any]:
+    """Start the provider API and effect sink in the background; yields the
+    `simulator.server.runner.StartingServer` (`state`, `api_base`, `sink_url` at once;
+    `ready()` before the first delivery). The receiver's process starts meanwhile: the
+    app's import and build no longer delay it. Raises ListenError when the port cannot be
+    had."""
+    from hookproof.simulator.server.runner import StartingServer
     from hookproof.simulator.server.state import ServerState
 
     state = ServerState(api_keys=[config.provider.api_key])
-    with run_server(state, host=config.provider.host, port=config.provider.port) as handle:
-        yield state, handle.api_base, handle.sink_url
+    with StartingServer(state, host=config.provider.host, port=config.provider.port) as server:
+        yield server
 
 
 #: The URL variables a receiver gets unless the user set them (in the config's `env` or
@@ -467,9 +471,11 @@ def certify(config: Config, *, scenarios: Sequence[str] | None = None, out_dir: 
     started = time.time()
     report: RunReport | None = None
     try:
-        with run_deadline(limit_s, notes) as disarm, provider_server(config) as (state, api_base, sink_url):
+        with run_deadline(limit_s, notes) as disarm, provider_server(config) as provider:
+            state, api_base, sink_url = provider.state, provider.api_base, provider.sink_url
             with receiver_process(config, secrets, api_base, sink_url, log), \
                     controlled_receiver(config, secrets, api_base, sink_url, history, seed, log) as nemesis:
+                provider.ready()
                 runner = Runner(
                     target=target, profile=profile, secrets=secrets,
                     observe=make_observer(config, state), history=history, server_state=state,

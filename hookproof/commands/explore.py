@@ -105,8 +105,10 @@ def explore_target(cfg: "Config", log: Any = None) -> Iterator[tuple["ExploreTar
             for name in added:
                 os.environ.pop(name, None)
         return
-    with provider_server(cfg) as (state, api_base, sink_url):
-        with started_receiver(cfg, secrets, api_base, sink_url, log):
+    with provider_server(cfg) as provider:
+        state = provider.state
+        with started_receiver(cfg, secrets, provider.api_base, provider.sink_url, log):
+            provider.ready()
             check_reachable(cfg)
             yield shared_target(make_target(cfg), make_observer(cfg, state), profile, secrets, in_process=False,
                                 settle_window_s=cfg.settle.window_s, settle_deadline_s=cfg.settle.deadline_s,

@@ -402,7 +402,8 @@ def register(app: typer.Typer) -> None:
             remote = workers_expected > 0
             bind_host = master_bind_host or ("*" if remote else "127.0.0.1")
             port = master_bind_port or (MASTER_PORT if remote else None)
-            with provider_server(cfg) as (_state, api_base, sink_url):
+            with provider_server(cfg) as provider:
+                _state, api_base, sink_url = provider.state, provider.api_base, provider.sink_url
                 spec = build_spec(cfg, users=users, rate=rate or 5.0 * users, duration_s=duration_s, shape=shape,
                                   duplicates=duplicates, burst=burst, reorder_window=reorder_window, waves=waves,
                                   out=out, sink_url=sink_url, progress_path=progress_path,
@@ -417,6 +418,7 @@ def register(app: typer.Typer) -> None:
                     marks.mark("storm")
                 try:
                     with started_receiver(cfg, secrets, api_base, sink_url, log):
+                        provider.ready()
                         check_reachable(cfg)  # once a started receiver is up; nothing listening is not a finding
                         code = run_storm(spec, secrets, workers=workers_expected or workers, spawn_rate=spawn_rate,
                                          remote_workers=remote, bind_host=bind_host, port=port,

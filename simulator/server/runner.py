@@ -3,7 +3,10 @@
 
 from __future__ import annotations
 
-from hookproof.simulator.server.app import create_app
+import socket
+import threading
+from types import TracebackType
+
 from hookproof.simulator.server.state import DEFAULT_API_KEY, ServerState
 from hookproof.simulator.serving import ServerHandle, listen, serve_app, serve_forever
 from hookproof.simulator.world import World
@@ -17,6 +20,8 @@ def run_server(state: ServerState, host: str = "127.0.0.1", port: int = 0, *, st
     Raises ListenError (an OSError) when the port cannot be had, SimulatorError when
     startup times out.
     """
+    from hookproof.simulator.server.app import create_app
+
     return serve_app(create_app(state), host, port, startup_timeout_s=startup_timeout_s, graceful_s=graceful_s,
                      state=state)
 
@@ -39,4 +44,80 @@ def serve(port: int, host: str, seed: int) -> None:
     print(f"hookproof provider API at {base}/v1 (key {DEFAULT_API_KEY}), effect sink at {base}/sink/effects "
           f"(sink base URL {base})")
     print(f"world seed {seed}: {len(world.objects())} objects, {len(events)} events, account {world.account}")
+    from hookproof.simulator.server.app import create_app
+
     serve_forever(create_app(state), sock)
+
+
+class StartingServer:
+    """The provider server starting in a background thread while the caller starts other
+    things (the receiver's process): the socket is bound at once, so the port and URLs are
+    known and a port that cannot be had fails here (ListenError); importing and building
+    the app (about 0.5-1 s, FastAPI's routes) and uvicorn's start run in the thread.
+
+    `ready()` waits for the start and returns the `ServerHandle`, or raises what the start
+    raised (SimulatorError when uvicorn did not start within `startup_timeout_s`). Until
+    then the listening socket queues connections, so a receiver calling the API early waits
+    instead of being refused. A context manager: leaving it waits for the start, then stops
+    the server.
+    """
+
+    def __init__(self, state: ServerState, host: str = "127.0.0.1", port: int = 0, *,
+                 startup_timeout_s: float = 10.0, graceful_s: float = 2.0) -> None:
+        self.state = state
+        self._sock: socket.socket = listen(host, port)
+        self.host, self.port = self._sock.getsockname()[:2]
+        self._handle: ServerHandle | None = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._start, args=(startup_timeout_s, graceful_s),
+                                        name=f"hookproof-server-start-{self.port}", daemon=True)
+        self._thread.start()
+
+    def _start(self, startup_timeout_s: float, graceful_s: float) -> None:
+        try:
+            from hookproof.simulator.server.app import create_app
+
+            handle = ServerHandle(create_app(self.state), self._sock, graceful_s=graceful_s, state=self.state)
+            self._handle = handle.start(startup_timeout_s)
+        except BaseException as exc:  # handed to ready(), in the caller's thread
+            self._error = exc
+
+    @property
+    def url(self) -> str:
+        """``http://host:port`` (the API base and the sink's base URL alike)."""
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}"
+
+    @property
+    def api_base(self) -> str:
+        """The base URL to give SDKs (as `ServerHandle.api_base`)."""
+        return self.url
+
+    @property
+    def sink_url(self) -> str:
+        """The effect sink's base URL (as `ServerHandle.sink_url`)."""
+        return self.url
+
+    def ready(self) -> ServerHandle:
+        """Wait for the start; the started handle. Raises what the start raised."""
+        self._thread.join()
+        if self._error is not None:
+            self._sock.close()
+            raise self._error
+        assert self._handle is not None
+        return self._handle
+
+    def stop(self) -> None:
+        """Wait for the start to end, then stop the server (or close the unused socket)."""
+        self._thread.join()
+        if self._handle is not None:
+            self._handle.stop()
+        else:
+            self._sock.close()
+
+    def __enter__(self) -> StartingServer:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.stop()
