@@ -18,7 +18,12 @@ copy's read time after the first, ``1st wk`` how many copies were completed in t
 server's first wakeup of the burst (median, and ``min`` the fewest), ``release`` the
 client's own time from its first to its last final-byte send (``RaceResponse.sent_at``),
 then wall-clock ms per burst (the gated modes include the 100 ms pre-send wait), errors,
-and for every missed burst its ``1st wk``. Loopback only, bounded: every burst has a 5 s
+and for every missed burst its ``1st wk`` and, after a slash, how many socket reads that
+wakeup made in all (the burst's connections it read, final bytes or not): ``1/1`` is a
+server that woke on one copy's final bytes alone (it had caught up with the client);
+``1/8`` a wakeup that read 8 connections and found the final bytes on only one of them
+(it began while the client was still sending, and reached the other copies before their
+final bytes). Loopback only, bounded: every burst has a 5 s
 timeout; the whole run takes well under a minute. The load average is printed with the
 figures: the machine is shared, and a loaded client CPU stretches the release.
 
@@ -96,12 +101,13 @@ class CheckThenActReceiver:
         key = query.get("key", [""])[0]
         window = WINDOWS.get(query.get("window", ["yield"])[0], 0.0)
         rx_ns, wakeup = _FINAL_READ.get(_peer(scope.get("client")), (0, 0))
+        reads = _WAKEUP_READS.get(wakeup, 0)
         applied = False
         if key and key not in self.seen:  # check
             await asyncio.sleep(window)  # the race window
             self.seen.add(key)  # act
             applied = True
-        body = json.dumps({"applied": applied, "rx_ns": rx_ns, "wakeup": wakeup}).encode()
+        body = json.dumps({"applied": applied, "rx_ns": rx_ns, "wakeup": wakeup, "reads": reads}).encode()
         await send({"type": "http.response.start", "status": 200,
                     "headers": [(b"content-type", b"application/json"),
                                 (b"content-length", str(len(body)).encode())]})
@@ -112,6 +118,9 @@ class CheckThenActReceiver:
 #: from its connection: when the handler runs, the read that completed its request.
 _FINAL_READ: dict[tuple[str, int], tuple[int, int]] = {}
 _WAKEUPS = [0]
+#: Event-loop wakeup number -> socket reads it made (the latest `_WAKEUPS_KEPT` wakeups).
+_WAKEUP_READS: dict[int, int] = {}
+_WAKEUPS_KEPT = 4096
 
 
 def _peer(address: Any) -> tuple[str, int]:
@@ -138,6 +147,7 @@ def _instrument_reads() -> None:
         ready = base_select(self, timeout)
         if ready:
             _WAKEUPS[0] += 1
+            _WAKEUP_READS.pop(_WAKEUPS[0] - _WAKEUPS_KEPT, None)
         return ready
 
     transport = selector_events._SelectorSocketTransport  # type: ignore[attr-defined]
@@ -147,6 +157,7 @@ def _instrument_reads() -> None:
         t_ns = time.perf_counter_ns()
         base_read(self)
         _FINAL_READ[_peer(self._extra.get("peername"))] = (t_ns, _WAKEUPS[0])
+        _WAKEUP_READS[_WAKEUPS[0]] = _WAKEUP_READS.get(_WAKEUPS[0], 0) + 1
 
     selectors.EpollSelector.select = select  # type: ignore[method-assign,assignment]
     transport._read_ready__data_received = read
@@ -214,6 +225,7 @@ class Burst:
     spread_us: float  # last - first read of a request's final bytes at the server
     p50_us: float  # median read time of the final bytes
     first_wakeup: int  # final bytes read in the server's first event-loop wakeup of the burst
+    first_wakeup_reads: int  # socket reads that wakeup made in all
     release_us: float  # client side: first to last final-byte send (time.time of each send)
 
 
@@ -242,7 +254,7 @@ class Row:
         rate = f"{self.hits}/{n} ({100 * self.hits / n:.0f}%)"
         spread = [b.spread_us for b in self.bursts]
         first = [b.first_wakeup for b in self.bursts]
-        misses = ",".join(str(b.first_wakeup) for b in self.bursts if b.applied <= 1) or "-"
+        misses = ",".join(f"{b.first_wakeup}/{b.first_wakeup_reads}" for b in self.bursts if b.applied <= 1) or "-"
         return (f"{self.mode:<17} {self.server:<10} {self.window:<7} {rate:>13} "
                 f"{self.mean_applied:>7.1f} {statistics.median(spread):>8.0f} {max(spread):>7.0f} "
                 f"{statistics.median(b.p50_us for b in self.bursts):>7.0f} "
@@ -253,28 +265,28 @@ class Row:
 
 HEADER = (f"{'mode':<17} {'server':<10} {'window':<7} {'double-apply':>13} {'applied':>7} "
           f"{'spread':>8} {'worst':>7} {'p50':>7} {'1st wk':>6} {'min':>4} {'release':>8} "
-          f"{'ms/burst':>8} {'errors':>6}  1st wakeup of the misses")
+          f"{'ms/burst':>8} {'errors':>6}  1st wakeup of the misses/its reads")
 
 
 def _burst_stats(responses: list[Any]) -> Burst:
     applied = errors = 0
-    reads: list[tuple[int, int]] = []
+    reads: list[tuple[int, int, int]] = []  # per answered copy: rx_ns, wakeup, the wakeup's reads
     for r in responses:
         if r.status == 200 and r.error is None:
             answer = json.loads(r.body)
             applied += bool(answer["applied"])
-            reads.append((answer["rx_ns"], answer["wakeup"]))
+            reads.append((answer["rx_ns"], answer["wakeup"], answer["reads"]))
         else:
             errors += 1
     sent = [r.sent_at for r in responses if r.request_sent]
     release_us = 1e6 * (max(sent) - min(sent)) if sent else 0.0
     if not reads:
-        return Burst(applied, errors, 0.0, 0.0, 0, release_us)
-    first_ns = min(t for t, _ in reads)
-    offsets = [(t - first_ns) / 1000 for t, _ in reads]
-    first_wakeup = min(w for _, w in reads)
+        return Burst(applied, errors, 0.0, 0.0, 0, 0, release_us)
+    first_ns = min(t for t, _, _ in reads)
+    offsets = [(t - first_ns) / 1000 for t, _, _ in reads]
+    first_wakeup, first_reads = min((w, n) for _, w, n in reads)
     return Burst(applied, errors, max(offsets), statistics.median(offsets),
-                 sum(w == first_wakeup for _, w in reads), release_us)
+                 sum(w == first_wakeup for _, w, _ in reads), first_reads, release_us)
 
 
 async def _row(url: str, server: str, mode: str, window: str, bursts: int, copies: int) -> Row:

@@ -195,14 +195,16 @@ _HMAC_KEYS_KEPT = 64
 _HMAC_PADS: dict[bytes, tuple[Any, Any]] = {}
 
 
-def hmac_sha256(key: bytes, message: bytes) -> bytes:
-    """HMAC-SHA256 of `message` under `key` (RFC 2104; the bytes of
-    ``hmac.digest(key, message, "sha256")``), 32 bytes.
+def hmac_sha256(key: bytes, message: bytes, tail: bytes = b"") -> bytes:
+    """HMAC-SHA256 of `message` followed by `tail` under `key` (RFC 2104; the bytes of
+    ``hmac.digest(key, message + tail, "sha256")``), 32 bytes.
 
     The inner and outer pad states of each key are hashed once and copied per message:
     OpenSSL 3 looks the algorithm up again on every ``hmac.digest``, which on this
     kind of machine costs more than hashing a webhook's body (about 9 µs against 4 µs
     for 1.5 KB). The states are kept in this process's memory only, as the secrets are.
+    `tail` is hashed where it lies: a signed prefix and a body need not be joined (a
+    copy of the body) first.
     """
     pads = _HMAC_PADS.get(key)
     if pads is None:
@@ -214,6 +216,8 @@ def hmac_sha256(key: bytes, message: bytes) -> bytes:
         _HMAC_PADS[key] = pads
     inner = pads[0].copy()
     inner.update(message)
+    if tail:
+        inner.update(tail)
     outer = pads[1].copy()
     outer.update(inner.digest())
     return outer.digest()

@@ -103,7 +103,7 @@ def stripe_signature(secret: str, timestamp: int, body: bytes) -> str:
     (what `hmac.digest` computes) from the secret's keyed SHA-256 states, made once per
     secret (`profiles.base.hmac_sha256`): each signature hashes only its message.
     """
-    return hmac_sha256(secret.encode("utf-8"), b"%d.%b" % (timestamp, body)).hex()
+    return hmac_sha256(secret.encode("utf-8"), b"%d." % timestamp, body).hex()
 
 
 class StripeProfile(Profile):

@@ -1,6 +1,7 @@
 """`profiles.base.hmac_sha256` gives the standard library's HMAC-SHA256 bytes for keys
 shorter than, as long as and longer than SHA-256's 64-byte block, and messages around
-it; a key's pad states kept do not leak into another key's."""
+it; a message given in two parts is signed as the two joined; a key's pad states kept
+do not leak into another key's."""
 
 from __future__ import annotations
 
@@ -19,6 +20,13 @@ def test_hmac_sha256_is_the_standard_librarys(key_len: int, message_len: int) ->
     key, message = rng.randbytes(key_len), rng.randbytes(message_len)
     assert hmac_sha256(key, message) == hmac.digest(key, message, "sha256")
     assert hmac_sha256(key, message) == hmac.digest(key, message, "sha256")  # from the kept pads
+
+
+@pytest.mark.parametrize("split", [0, 1, 11, 64, 1518])
+def test_a_tail_is_hashed_after_the_message(split: int) -> None:
+    rng = random.Random(split)
+    key, data = rng.randbytes(40), rng.randbytes(1518)
+    assert hmac_sha256(key, data[:split], data[split:]) == hmac.digest(key, data, "sha256")
 
 
 def test_keys_do_not_share_pads() -> None:
