@@ -27,9 +27,11 @@ applies nothing), so its verdict is irrelevant here; only the send rate is read.
 Then the storm and the bare user on its path again, side by side: both at once on CPU 0,
 so both meet the same machine (on a shared, loaded machine the figures of two runs one
 after the other move by a fifth or more from run to run); their CPU µs per request and
-its ratio are printed. Last,
-the storm's own work without HTTP (`bookkeeping`), in this process, as CPU µs per
-attempt by part: where the storm's cost over bare on its path goes.
+its ratio are printed. Then the storm alone once more, its parts timed inside the live
+Locust process (`live_parts`: CPU µs per attempt by part, and the rest: the HTTP
+exchange, gevent's loop, the user's glue). Last, the storm's own work without HTTP
+(`bookkeeping`), in this process, as CPU µs per attempt by part: where the storm's cost
+over bare on its path goes.
 Run: ``python bench/storm_throughput.py [SECONDS] [USERS]``.
 """
 
@@ -92,6 +94,70 @@ class Bare(FastHttpUser):
             request_type="POST", name="bare", response_time=(time.perf_counter() - t) * 1000.0,
             response_length=len(answer), exception=None, context={}, response=None, url=self.host,
             start_time=sent_at)
+'''
+
+
+#: The storm's locustfile with its parts timed in the live process (`live_parts`): each
+#: part's own CPU (`time.thread_time` around calls that never yield to gevent) over a
+#: steady window, per attempt sent; what is left is the HTTP exchange (its head and its
+#: pooled connection shown apart), gevent's loop and the user's own glue.
+PARTS_LOCUSTFILE = '''
+import functools, json, os, time
+import gevent, gevent.pool
+from locust import events
+from locust.event import EventHook
+from hookproof.loadtests.locustfile import *  # the storm's listeners and user
+from hookproof.loadtests.locustfile import StormUser
+from hookproof.loadtests import exchange, plan, storm_user, storm_worker
+from hookproof.loadtests.storm_state import STATE, StormProcess
+from hookproof.simulator.profiles import get_profile
+
+_clock, _spent, _on, _inside = time.thread_time, {}, [False], []
+
+
+def _timed(owner, name, part):
+    f = getattr(owner, name)
+
+    @functools.wraps(f)
+    def timed(*a, **k):
+        if not _on[0] or _inside:  # a part calling itself (or another) is timed once
+            return f(*a, **k)
+        _inside.append(part)
+        t = _clock()
+        try:
+            return f(*a, **k)
+        finally:
+            _spent[part] = _spent.get(part, 0.0) + _clock() - t
+            _inside.pop()
+    setattr(owner, name, timed)
+
+
+for owner, name, part in ((plan.StormPlan, "next_group", "draw"), (plan.StormPlan, "next_replay", "draw"),
+                          (plan.StormPlan, "start_wave", "draw"), (StormProcess, "begin", "keep"),
+                          (StormProcess, "complete", "keep"), (storm_worker, "ship", "rows and spool"),
+                          (EventHook, "fire", "Locust's request event"), (gevent.pool.Group, "spawn", "greenlet spawns"),
+                          (storm_user, "retry_delay_s", "retry decision"), (exchange, "request_head", "exchange: head"),
+                          (exchange, "_pooled_socket", "exchange: pooled connection"),
+                          (type(get_profile("stripe")), "request", "sign")):
+    _timed(owner, name, part)
+
+
+def _window():
+    gevent.sleep(STATE.spec.duration_s * 0.25)
+    n0, c0 = STATE.shipped + len(STATE.sent), time.process_time()
+    _on[0] = True
+    gevent.sleep(STATE.spec.duration_s * 0.5)
+    _on[0] = False
+    n, cpu = STATE.shipped + len(STATE.sent) - n0, time.process_time() - c0
+    with open(os.environ["BENCH_PARTS"], "w") as out:
+        json.dump({"attempts": n, "cpu_s": cpu, "parts": _spent}, out)
+
+
+@events.test_start.add_listener
+def _start(**_):
+    gevent.spawn(_window)
+
+
 '''
 
 
@@ -195,7 +261,8 @@ def bare_rate(url: str, users: int, seconds: int, tmp: Path, *, direct: bool = F
     return rate, (cpu.cpu_at(inside[-1][0]) - cpu.cpu_at(inside[0][0])) / max(requests, 1) * 1e6
 
 
-def storm_rate(url: str, users: int, seconds: int, tmp: Path) -> tuple[float, float]:
+def storm_rate(url: str, users: int, seconds: int, tmp: Path,
+               locustfile: Path = ROOT / "loadtests" / "locustfile.py") -> tuple[float, float, float]:
     from hookproof.loadtests.spec import SECRETS_ENV, SPEC_ENV, StormSpec, secrets_to_env
 
     out = tmp / "storm"
@@ -206,7 +273,7 @@ def storm_rate(url: str, users: int, seconds: int, tmp: Path) -> tuple[float, fl
     spec_path.write_text(spec.to_json(), encoding="utf-8")
     env = {**os.environ, SPEC_ENV: str(spec_path), SECRETS_ENV: secrets_to_env([SECRET]),
            "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "bench")])}
-    cpu = _locust(ROOT / "loadtests" / "locustfile.py", url, users, seconds, env, [], tmp / "storm.log")
+    cpu = _locust(locustfile, url, users, seconds, env, [], tmp / "storm.log")
     report = json.loads((out / "report.json").read_text(encoding="utf-8"))
     stats = next(c for c in report["scenarios"][0]["checks"] if c["check_id"] == "ack_latency")["stats"]
     started = float(report["started_at"])
@@ -242,6 +309,30 @@ def side_by_side(url: str, users: int, seconds: int, tmp: Path) -> tuple[tuple[f
         thread.join()
     storm, bare = results["storm"], results["bare"]
     return (storm[0], storm[2]), (bare[0], bare[1])
+
+
+#: Parts of a live storm attempt `live_parts` times, in the order printed.
+LIVE_PARTS = ("draw", "sign", "keep", "rows and spool", "Locust's request event", "greenlet spawns", "retry decision",
+              "exchange: head", "exchange: pooled connection")
+
+
+def live_parts(url: str, users: int, seconds: int, tmp: Path) -> tuple[float, dict[str, float]]:
+    """The storm run as `storm_rate` runs it, its parts timed in the live Locust process
+    (`PARTS_LOCUSTFILE`) over the middle half of the run: (CPU µs per attempt of the
+    whole process, {part: CPU µs per attempt}); the rest (the HTTP exchange's sending,
+    parsing and reading, gevent's loop, the user's glue) is the first minus the sum.
+    Each timed call adds two clock reads (about 0.1 µs each) to its part."""
+    path = tmp / "storm_parts_locustfile.py"
+    path.write_text(PARTS_LOCUSTFILE, encoding="utf-8")
+    parts_path = tmp / "parts.json"
+    os.environ["BENCH_PARTS"] = str(parts_path)
+    try:
+        storm_rate(url, users, seconds, tmp, locustfile=path)
+    finally:
+        del os.environ["BENCH_PARTS"]
+    found = json.loads(parts_path.read_text(encoding="utf-8"))
+    n = max(int(found["attempts"]), 1)
+    return float(found["cpu_s"]) / n * 1e6, {p: float(found["parts"].get(p, 0.0)) / n * 1e6 for p in LIVE_PARTS}
 
 
 #: Parts of a storm attempt's own work, as `bookkeeping` times them.
@@ -345,6 +436,12 @@ def main(seconds: int, users: int) -> None:
               f"storm {storm_cpu:.1f} CPU µs/req, bare on its path {direct_cpu:.1f}; storm vs bare on its path "
               f"{direct_cpu / storm_cpu:.2f} CPU (req/s are not compared here: each run's start and end "
               "phases overlap the other's steady part)")
+        load_before = os.getloadavg()[0]
+        with tempfile.TemporaryDirectory() as d:
+            whole, live = live_parts(url, users, seconds, Path(d))
+        print(f"live storm alone, CPU µs per attempt by part over the middle half of the run (load {load_before:.1f}"
+              f" before, {os.getloadavg()[0]:.1f} after): " + ", ".join(f"{p} {live[p]:.1f}" for p in LIVE_PARTS)
+              + f"; the rest (HTTP exchange, gevent's loop, glue) {whole - sum(live.values()):.1f}; total {whole:.1f}")
         parts = bookkeeping()
         print(f"storm's own work without HTTP, CPU µs per attempt (load {os.getloadavg()[0]:.1f}): "
               + ", ".join(f"{p} {parts[p]:.1f}" for p in PARTS) + f"; total {sum(parts.values()):.1f}")

@@ -162,9 +162,10 @@ class StormPlan:
         self._later: list[tuple[int, int, Send, Rendered]] = []  # (due tick, order, send, its item): a min-heap
         self._copies: dict[str, int] = {}  # event id -> deliveries so far, while it may be sent again
         self._holders: dict[str, int] = {}  # event id -> the places that may send it again (`_hold`)
-        # (sent at, event id, the item, or how to render it again when its source can)
-        self._sent: deque[tuple[float, str, Rendered | Callable[[], Rendered]]] = deque()
-        self._replays: deque[Send] = deque()
+        # (sent at, event id, object id, the item, or how to render it again when its source can)
+        self._sent: deque[tuple[float, str, str, Rendered | Callable[[], Rendered]]] = deque()
+        # queued replays: (the item or how to render it, delivery id, copy, tags), rendered when released
+        self._replays: deque[tuple[Rendered | Callable[[], Rendered], str, int, tuple[str, ...]]] = deque()
         self._tick = 0
         self._waves = 0
         self.exhausted = False
@@ -221,7 +222,7 @@ class StormPlan:
         """The next later send and its item, or None when it is a held event released
         already (its hold on the event's copy count then ends here)."""
         _, _, send, item = heapq.heappop(self._later)
-        if send.tags == ("order=late",):
+        if send.tags[:1] == ("order=late",):  # a held event (its tags may go on: api-transient)
             if self._held.get(send.event.object_id) is not send:
                 self._release(send.event.id)
                 return None  # released right after its object's next event
@@ -279,16 +280,22 @@ class StormPlan:
 
     def _send(self, item: Rendered, tags: tuple[str, ...]) -> Send:
         event = item.event
-        copy = self._copies.get(event.id, 0) + 1
-        self._copies[event.id] = copy
-        if self.api_transient and api_transient_object(event.object_id, self.api_transient):
+        delivery_id, copy, tags = self._delivery(event.id, event.object_id, tags)
+        return Send(event, delivery_id, copy, tags, item.envelope)
+
+    def _delivery(self, event_id: str, object_id: str, tags: tuple[str, ...]) -> tuple[str, int, tuple[str, ...]]:
+        """(delivery id, copy number, tags) of the next delivery of an event: its copy
+        counted now."""
+        copy = self._copies.get(event_id, 0) + 1
+        self._copies[event_id] = copy
+        if self.api_transient and api_transient_object(object_id, self.api_transient):
             tags = (*tags, API_TRANSIENT_TAG)
-        return Send(event, f"dlv_{event.id}_{copy}", copy, tags, item.envelope)
+        return f"dlv_{event_id}_{copy}", copy, tags
 
     def _remember(self, elapsed_s: float, item: Rendered) -> None:
         """Keep `item` for waves; release what its sending unblocks (a held event of its
         object, an older-after-newer redelivery)."""
-        self._sent.append((elapsed_s, item.event.id, item if item.again is None else item.again))
+        self._sent.append((elapsed_s, item.event.id, item.event.object_id, item if item.again is None else item.again))
         self._hold(item.event.id)
         horizon = elapsed_s - self.wave_window_s
         while len(self._sent) > self.wave_events and self._sent[0][0] < horizon:
@@ -321,16 +328,25 @@ class StormPlan:
         self._waves += 1
         horizon = elapsed_s - self.wave_window_s
         last = len(self._sent) - self.wave_events
-        chosen = {event_id: r for i, (t, event_id, r) in enumerate(self._sent) if t >= horizon or i >= last}
-        window = [r if isinstance(r, Rendered) else r() for r in chosen.values()]
+        chosen = {event_id: (object_id, r) for i, (t, event_id, object_id, r) in enumerate(self._sent)
+                  if t >= horizon or i >= last}
+        window = list(chosen.items())
         self._rng.shuffle(window)
-        tag = f"copies=wave-{self._waves}"
-        self._replays.extend(self._send(e, (tag,)) for e in window)
+        tag = (f"copies=wave-{self._waves}",)
+        # each replay's delivery (its copy number) is counted now, in the shuffled order;
+        # its event is rendered again only when `next_replay` releases it (a wave queues
+        # thousands at once, and those the storm ends before are never rendered)
+        for event_id, (object_id, r) in window:
+            self._replays.append((r, *self._delivery(event_id, object_id, tag)))
         return len(window)
 
     def next_replay(self) -> Send | None:
         """The next queued replay, or None."""
-        return self._replays.popleft() if self._replays else None
+        if not self._replays:
+            return None
+        r, delivery_id, copy, tags = self._replays.popleft()
+        item = r if isinstance(r, Rendered) else r()
+        return Send(item.event, delivery_id, copy, tags, item.envelope)
 
     @property
     def replays_pending(self) -> int:

@@ -17,6 +17,7 @@ tools). Pure; no Locust import.
 
 from __future__ import annotations
 
+import operator
 from typing import Any, Iterator, Literal, Mapping, Sequence
 
 from hookproof.simulator.delivery.attempt_core import Broke, Grade, Observed, SuccessRule, grade
@@ -178,9 +179,13 @@ EVENT_FIELDS = ("id", "type", "created", "created_us", "object_type", "object_id
                 "amount", "currency", "status", "livemode", "account", "api_version")
 
 
+#: The values of `EVENT_FIELDS` of an event, as a tuple, read in one call.
+_EVENT_VALUES = operator.attrgetter(*EVENT_FIELDS)
+
+
 def event_to_wire(e: Event) -> dict[str, Any]:
-    """The fields of `e` the checks read (no object snapshot)."""
-    return {name: getattr(e, name) for name in EVENT_FIELDS}
+    """The fields of `e` the checks read (no object snapshot), in `EVENT_FIELDS` order."""
+    return dict(zip(EVENT_FIELDS, _EVENT_VALUES(e)))
 
 
 def event_from_wire(d: Mapping[str, Any]) -> Event:

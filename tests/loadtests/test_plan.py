@@ -81,6 +81,47 @@ def test_a_wave_replays_what_was_sent_in_its_window() -> None:
     assert plan.replays_pending == 0
 
 
+def test_a_wave_renders_each_replay_when_it_is_released() -> None:
+    from hookproof.loadtests.stories import StoryBook
+    from hookproof.simulator.profiles import get_profile
+    from hookproof.simulator.world import World
+
+    profile = get_profile("stripe")
+    book = StoryBook(World(3), profile, lambda e: e.business_key is not None or e.stateful)
+    renders = Counter[str]()
+    plan = StormPlan(book.stream(max_events=400), wave_window_s=100.0, seed=5)
+    firsts = {s.event.id: s for g in (plan.next_group(elapsed_s=t * 0.01) for t in range(120)) for s in g}
+    for i, (t, event_id, object_id, r) in enumerate(plan._sent):  # count what the wave renders again
+
+        def again(r=r, event_id=event_id):  # type: ignore[no-untyped-def]
+            renders[event_id] += 1
+            return r()
+
+        plan._sent[i] = (t, event_id, object_id, again)
+    queued = plan.start_wave(2.0)
+    assert queued == len(firsts) and not renders
+    replays = [plan.next_replay() for _ in range(queued)]
+    assert plan.next_replay() is None and sorted(renders.values()) == [1] * queued
+    assert sorted(r.delivery_id for r in replays if r) == sorted(f"dlv_{i}_2" for i in firsts)
+    for r in replays:  # the very bytes of its first delivery
+        assert r is not None and r.envelope is not None
+        first = firsts[r.event.id]
+        assert first.envelope is not None and r.event == first.event and r.tags == ("copies=wave-1",)
+        assert (r.envelope.body, dict(r.envelope.headers)) == (first.envelope.body, dict(first.envelope.headers))
+
+
+def test_a_held_event_goes_out_once_when_its_object_is_api_transient() -> None:
+    # a held event released right after its object's next event is not sent again when
+    # its turn in the later heap comes, whatever tags follow its own
+    events = [Event(id=f"evt_{i:04d}", type="invoice.paid", created=i, created_us=i * 10**6, object_type="invoice",
+                    object_id=f"in_{i // 2:04d}", version=1 + i % 2, object={}, status="paid") for i in range(400)]
+    for api_transient in (0.0, 1.0):
+        sends = [s for g in _drain(StormPlan(events, late=0.5, api_transient=api_transient, seed=3)) for s in g]
+        late = [s for s in sends if s.tags[:1] == ("order=late",)]
+        assert late and all(s.tags[1:] == (("api-transient",) if api_transient else ()) for s in late)
+        assert len({s.delivery_id for s in sends}) == len(sends) == len(events)
+
+
 def test_the_plan_is_deterministic_from_its_seed() -> None:
     def run(seed: int) -> list[tuple[str, ...]]:
         return [tuple(s.delivery_id for s in g) for g in _drain(StormPlan(_events(300), duplicates=0.2, burst=3,
@@ -152,7 +193,7 @@ def test_what_may_be_sent_again_is_remembered_without_its_body() -> None:
     plan = StormPlan(book.stream(max_events=2000), older_redelivery=0.5, seed=2)
     groups = _drain(plan)
     assert plan._keyed and all(kept.item is None for kept in plan._keyed.values())
-    assert plan._sent and all(callable(r) for _, _, r in plan._sent)
+    assert plan._sent and all(callable(r) for _, _, _, r in plan._sent)
     sends = [s for g in groups for s in g]
     firsts = {s.event.id: s for s in sends if s.copy == 1}
     older = [s for s in sends if s.tags == ("copies=older-after-newer",)]
