@@ -28,6 +28,7 @@ from typing import Iterable, Mapping, Sequence
 from hookproof.scenarios.findings import Finding
 from hookproof.scenarios.groups import NO_GROUP, Groups, group_positions
 from hookproof.scenarios.history_scan import ANSWERED_NON_SUCCESS, HistoryScan, scan_history
+from hookproof.scenarios.key_table import KeyTable, PeakView, SettledView, completion_codes, key_table
 from hookproof.scenarios.observations import MONEY_PREFIXES, Expectations, Observation
 from hookproof.simulator.delivery.history import Attempt, Completion
 from hookproof.simulator.events import Event
@@ -59,6 +60,10 @@ class CheckIndex:
             (`Observation.state_kinds`), or None when none declared any.
         scan: what the pass over the history kept besides (the acked latencies:
             `HistoryScan`).
+        observations: the observations `peak` and `settled_counts` were counted from,
+            when the index keeps them (`keys` then reads them as columns).
+        shared_codes: how many leading codes of `by_key` are the expectations' columns'
+            (`scenarios.expectation_views.KeyColumns`), read as columns by `keys`; 0: none.
     """
 
     history: Sequence[Attempt]
@@ -69,12 +74,23 @@ class CheckIndex:
     acked_events: Set[str]
     notable: list[int]
     settled: Observation | None
-    settled_counts: dict[str, int]
-    peak: dict[str, tuple[int, int]]
+    settled_counts: Mapping[str, int]
+    peak: Mapping[str, tuple[int, int]]
     has_states: bool
     state_kinds: frozenset[str] | None = None
     scan: HistoryScan | None = field(default=None, repr=False)
     _ack_windows: dict[str, tuple[float, float]] = field(default_factory=dict, repr=False)  # ack_window's memo
+    observations: Sequence[Observation] | None = field(default=None, repr=False)
+    shared_codes: int = 0
+
+    @cached_property
+    def keys(self) -> KeyTable:
+        """The index by key code (`scenarios.key_table.KeyTable`), built on first use."""
+        scan = self.scan
+        codes = getattr(scan, "completion_codes", None)  # a scan made elsewhere may not keep them
+        return key_table(self.by_key, self.expectations, self.observations, self.peak, self.settled_counts,
+                         codes if codes is not None else completion_codes(self.completions),
+                         shared=self.shared_codes)
 
     def attempt_ids(self, positions: Iterable[int]) -> tuple[int, ...]:
         """History indexes of the attempts at `positions` (see `history_id`); a history
@@ -178,27 +194,26 @@ def index_of(
     scan: HistoryScan, history: Sequence[Attempt], expectations: Expectations, observations: Sequence[Observation],
 ) -> CheckIndex:
     """The `CheckIndex` of a `scan_history` pass over `history` and of `observations`
-    (takes over the scan's lists: scan a history once per index)."""
-    peak: dict[str, tuple[int, int]] = {}
-    shared: dict[tuple[int, int], tuple[int, int]] = {}  # one (count, observation) tuple per value, not per key
-    counts: dict[str, int] = {}
+    (takes over the scan's lists: scan a history once per index). The observations'
+    counts are read on first use, as columns (`CheckIndex.keys`)."""
+    from hookproof.scenarios.expectation_views import ExpectedView
+
     has_states = False
     state_kinds: frozenset[str] | None = None
-    for oi, obs in enumerate(observations):
-        counts = obs.counts()
+    for obs in observations:
         has_states = has_states or bool(obs.states)
         if obs.state_kinds is not None:
             state_kinds = obs.state_kinds if state_kinds is None else state_kinds | obs.state_kinds
-        for key, n in counts.items():
-            best = peak.get(key)
-            if best is None or n > best[0]:
-                pair = (n, oi)
-                peak[key] = shared.setdefault(pair, pair)
     settled = observations[-1] if observations else None
+    expected = expectations.expected
+    shared = len(expected.columns.names) if isinstance(expected, ExpectedView) and \
+        expected.columns.codes is scan.key_codes else 0
+    index: CheckIndex
+    peak = PeakView(lambda: index.keys)
     index = CheckIndex(history, expectations, scan.by_event, scan.by_event, scan.completions, scan.acked_events,
-                       scan.notable, settled, counts if settled is not None else {}, peak, has_states, state_kinds,
-                       scan)
-    index.by_key = _filed_by_key(index, scan)
+                       scan.notable, settled, SettledView(peak), peak, has_states, state_kinds, scan,
+                       observations=observations, shared_codes=shared)
+    index.by_key = _filed_by_key(index, scan)  # its codes extend the scan's (`shared_codes`)
     return index
 
 

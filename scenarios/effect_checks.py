@@ -13,13 +13,20 @@ v = versions of that object).
 
 from __future__ import annotations
 
+from itertools import chain, repeat
+from operator import attrgetter, eq, is_not
 from typing import Mapping, Sequence
 
 from hookproof.scenarios.check_index import CheckIndex, grouped_findings, index_for
+from hookproof.scenarios.expectation_views import TruthView
 from hookproof.scenarios.findings import ADVISORY, FINDING, CheckResult, Finding, Verdict, nothing_observed, result_of
 from hookproof.scenarios.observations import Expectations, ObjectTruth, Observation
-from hookproof.simulator.delivery.history import Attempt, Completion, Outcome
+from hookproof.simulator.delivery.history import Attempt, Outcome
 
+_KEY = attrgetter("business_key")
+_AMOUNT = attrgetter("amount")
+_IDEM = attrgetter("idempotency_key")
+_OBJECT_ID, _STATUS, _VERSION = attrgetter("object_id"), attrgetter("status"), attrgetter("version")
 _UNREAD: ObjectTruth | None = ObjectTruth("", ((0, ""),))  # an object whose truth was not read yet
 
 #: Fault tags of invalid deliveries that must have no effect but may be acknowledged:
@@ -35,17 +42,18 @@ def check_duplicated(
     if not observations:
         return nothing_observed("duplicated")
     idx = index_for(history, expectations, observations, index)
+    table = idx.keys
     findings = []
-    for key, (n, oi) in idx.peak.items():
-        if n > 1:
-            positions = idx.by_key.get(key, ())
-            attempts = idx.attempt_ids(positions)
-            findings.append(Finding(
-                "duplicated", key,
-                f"applied {n} times instead of once; {len(positions)} delivery attempt(s) carried it"
-                + _distinct_events_note(idx.history, positions),
-                expected=1, actual=n, attempts=attempts))
-    return result_of("duplicated", findings, {"keys_observed": len(idx.peak), "observations": len(observations)})
+    for code in table.seen(table.peak > 1).tolist():  # in order of first sight; a Python step per finding only
+        key, n = table.name(code), int(table.peak[code])
+        positions = table.positions(code)
+        findings.append(Finding(
+            "duplicated", key,
+            f"applied {n} times instead of once; {len(positions)} delivery attempt(s) carried it"
+            + _distinct_events_note(idx.history, positions),
+            expected=1, actual=n, attempts=idx.attempt_ids(positions)))
+    return result_of("duplicated", findings, {"keys_observed": int((table.peak > 0).sum()),
+                                              "observations": len(observations)})
 
 
 def _distinct_events_note(history: Sequence[Attempt], positions: Sequence[int]) -> str:
@@ -72,12 +80,13 @@ def check_lost(
     if not observations:
         return nothing_observed("lost")
     idx = index_for(history, expectations, observations, index)
+    table = idx.keys
     findings = []
     never_acked = 0
-    for key in expectations.expected:
-        if idx.settled_counts.get(key, 0):
-            continue
-        positions = idx.by_key.get(key, [])
+    order = table.expected_order
+    for code in order[table.settled[order] == 0].tolist():  # the expected keys not applied, in order
+        key = table.name(code)
+        positions = table.positions(code)
         acked = idx.acked(positions)
         if acked:
             findings.append(Finding("lost", key, f"acknowledged {len(acked)} time(s) but never applied",
@@ -88,9 +97,9 @@ def check_lost(
                                     f"went unanswered or was refused ({idx.answer_summary(positions)}), so the "
                                     "provider would keep retrying it for days",
                                     expected=1, actual=0, attempts=idx.attempt_ids(positions)))
-    stats = {"expected_keys": len(expectations.expected), "lost": len(findings) - never_acked,
+    stats = {"expected_keys": len(order), "lost": len(findings) - never_acked,
              "never_acknowledged": never_acked}
-    if not expectations.expected and idx.acked_events:
+    if not len(order) and idx.acked_events:
         return result_of("lost", findings, stats, unknown=f"{len(idx.acked_events)} event(s) were acknowledged but "
                          "none maps to an effect (no business key): nothing to compare")
     return result_of("lost", findings, stats)
@@ -110,17 +119,17 @@ def check_unexpected(
     its effect is a finding.
     """
     idx = index_for(history, expectations, observations, index)
+    table = idx.keys
     findings = []
-    for key, (n, oi) in idx.peak.items():
-        if key in expectations.forbidden:
+    for code in table.seen(table.forbidden | ~table.expected).tolist():  # observed, not owed: first sight first
+        if table.forbidden[code]:
             message = "applied although every delivery of it was invalid (forged, stale or foreign)"
-        elif key not in expectations.expected:
+        else:
             message = ("applied, but no validly sent event carries this key (an effect for an event that owes "
                        "none, or a business key template that does not match the receiver's)")
-        else:
-            continue
-        findings.append(Finding("unexpected", key, f"{message} (observation {oi})", expected=0, actual=n,
-                                attempts=idx.attempt_ids(idx.by_key.get(key, ()))))
+        findings.append(Finding("unexpected", table.name(code), f"{message} (observation {table.peak_obs[code]})",
+                                expected=0, actual=int(table.peak[code]),
+                                attempts=idx.attempt_ids(table.positions(code))))
     groups: dict[tuple[str, str], list[int]] = {}
     for pos in idx.notable:
         a = history[pos]
@@ -137,7 +146,7 @@ def check_unexpected(
         "invalid-unrefused": (FINDING, "4xx", "an invalid {types} delivery was not refused with a 4xx ({statuses}); "
                                        "a receiver that is unreachable, crashes or hangs proves nothing"),
     })
-    stats = {"keys_observed": len(idx.peak), "invalid_acked_events": len(groups)}
+    stats = {"keys_observed": int((table.peak > 0).sum()), "invalid_acked_events": len(groups)}
     return result_of("unexpected", findings, stats, unknown=None if observations else "nothing was observed")
 
 
@@ -153,36 +162,19 @@ def check_recovered(
     if not observations:
         return nothing_observed("recovered")
     idx = index_for(history, expectations, observations, index)
+    table = idx.keys
+    ok, failed, unknown = table.completion_counts()  # valid attempts per key (invalid ones are not counted)
+    applied = table.expected & (table.peak > 0)
+    no_ok = applied & (ok == 0)
     findings = []
-    recovered_keys = unknown_applied = 0
-    completions, ok, indeterminate = idx.completions, Completion.OK, Completion.UNKNOWN
-    for key in idx.peak:
-        if key not in expectations.expected:
-            continue
-        positions = idx.by_key.get(key, [])
-        has_ok = False
-        unknown = failed = 0
-        for p in positions:
-            completion = completions[p]
-            if completion is None:  # an invalid attempt
-                continue
-            if completion is ok:
-                has_ok = True
-            elif completion is indeterminate:
-                unknown += 1
-            else:
-                failed += 1
-        unknown_applied += unknown
-        if has_ok:
-            continue
-        if unknown:
-            recovered_keys += 1
-        elif failed:
-            findings.append(Finding("recovered", key,
-                                    f"applied although all {failed} valid attempt(s) failed "
-                                    "(4xx or never reached the receiver)",
-                                    expected=0, actual=idx.peak[key][0], attempts=idx.attempt_ids(positions)))
-    stats = {"recovered_keys": recovered_keys, "unknown_attempts_applied": unknown_applied}
+    for code in table.seen(no_ok & (unknown == 0) & (failed > 0)).tolist():
+        positions = table.positions(code)
+        findings.append(Finding("recovered", table.name(code),
+                                f"applied although all {failed[code]} valid attempt(s) failed "
+                                "(4xx or never reached the receiver)",
+                                expected=0, actual=int(table.peak[code]), attempts=idx.attempt_ids(positions)))
+    stats = {"recovered_keys": int((no_ok & (unknown > 0)).sum()),
+             "unknown_attempts_applied": int(unknown[applied].sum())}
     return result_of("recovered", findings, stats)
 
 
@@ -206,6 +198,12 @@ def check_regressed(
         return not_applicable
     if not expectations.truth_of_kinds(idx.state_kinds):
         return result_of("regressed", [], {"objects": 0}, unknown=_no_objects(idx))
+    if (counted := _monotonic_counts(expectations.truth, observations)) is not None:  # no regression
+        objects_observed, unmapped_states = counted
+        stats = {"objects_observed": objects_observed, "unmapped_states": unmapped_states}
+        if not objects_observed:
+            return result_of("regressed", [], stats, unknown="no state of a validly sent object was ever observed")
+        return result_of("regressed", [], stats)
     high: dict[str, tuple[int, str]] = {}
     flagged: set[str] = set()
     findings = []
@@ -244,6 +242,85 @@ def check_regressed(
     if not high and not findings:
         return result_of("regressed", [], stats, unknown="no state of a validly sent object was ever observed")
     return result_of("regressed", findings, stats)
+
+
+def _monotonic_counts(truth: Mapping[str, ObjectTruth], observations: Sequence[Observation]) -> tuple[int, int] | None:
+    """``regressed`` over a `TruthView` (the pass's columns) in numpy, one observation at
+    a time in time order: (objects observed, states left unmapped) when no object's
+    version ever went down. None when one did, when `truth` is not a `TruthView`, or when
+    an observation shows an object twice: the check then walks the states one by one
+    (and names the regressions).
+
+    A state without a version is mapped as `ObjectTruth.version_for` maps it: among the
+    object's versions with that status, the earliest at or above the highest version
+    seen so far (0 before any), else the latest; none: unmapped."""
+    import numpy as np
+
+    if not isinstance(truth, TruthView) or truth.chosen is not None:
+        return None
+    columns = truth.columns
+    n_truth, n_status = len(columns.obj), len(columns.status_names) + 1
+    by_start = np.argsort(columns.start, kind="stable")
+    lengths = (columns.end - columns.start)[by_start]
+    entry_t = np.repeat(by_start, lengths)  # every truth entry's t, and its slot in the columns
+    entry_at = np.arange(len(entry_t), dtype=np.int64) + np.repeat(columns.start[by_start] - (np.cumsum(lengths) -
+                                                                                              lengths), lengths)
+    v = columns.version[entry_at]
+    vmin = int(v.min()) if len(v) else 0
+    width = (int(v.max()) if len(v) else 0) - vmin + 2
+    if n_truth * n_status * width >= 2 ** 62:
+        return None
+    group = entry_t * n_status + columns.status[entry_at]
+    by = np.lexsort((v, group))
+    group, v = group[by], v[by]
+    composite = group * width + (v - vmin)  # ascending: by (object's truth, status), then version
+    n_world = len(columns.object_names)
+    others: dict[str, int] = {}  # objects the world never named: the next codes
+    status_codes = {name: code for code, name in enumerate(columns.status_names)}
+    high = np.zeros(n_world, np.int64)
+    has_high = np.zeros(n_world, np.bool_)
+    unmapped = 0
+    for obs in sorted(observations, key=attrgetter("at")):
+        states = obs.states
+        if not states:
+            continue
+        ids = list(map(_OBJECT_ID, states))
+        obj = np.fromiter(map(columns.objects.get, ids, repeat(-1)), np.int64, len(ids))
+        for row in np.flatnonzero(obj < 0).tolist():
+            obj[row] = others.setdefault(ids[row], n_world + len(others))
+        if len(others) > len(high) - n_world:
+            grown = n_world + len(others) - len(high)
+            high = np.concatenate([high, np.zeros(grown, np.int64)])
+            has_high = np.concatenate([has_high, np.zeros(grown, np.bool_)])
+        if (np.bincount(obj) > 1).any():
+            return None  # an object twice in one read
+        versions = list(map(_VERSION, states))
+        given = np.fromiter(map(is_not, versions, repeat(None)), np.bool_, len(versions))
+        version = np.array([x if x is not None else 0 for x in versions], np.int64)
+        t = np.full(len(obj), -1, np.int64)
+        world = obj < n_world
+        t[world] = columns.truth_of[obj[world]]
+        ask = ~given & (t >= 0)  # mapped through the truth
+        if ask.any():
+            status = np.fromiter(map(status_codes.get, map(_STATUS, states), repeat(n_status - 1)), np.int64,
+                                 len(states))[ask]
+            g = t[ask] * n_status + status
+            floor = np.where(has_high[obj[ask]], high[obj[ask]], 0)
+            lo, hi = np.searchsorted(group, g, "left"), np.searchsorted(group, g, "right")
+            found = lo < hi
+            at = np.searchsorted(composite, g * width + (np.clip(floor, vmin, vmin + width - 1) - vmin), "left")
+            mapped = np.where(at < hi, v[np.minimum(at, len(v) - 1)], v[np.maximum(hi - 1, 0)])
+            unmapped += int((~found).sum())
+            version[ask] = mapped
+            given[np.flatnonzero(ask)[found]] = True
+        rows = np.flatnonzero(given)
+        o, ver = obj[rows], version[rows]
+        if (has_high[o] & (ver < high[o])).any():
+            return None  # a regression: the check names it
+        up = ~has_high[o] | (ver > high[o])
+        high[o[up]] = ver[up]
+        has_high[o] = True
+    return int(has_high.sum()), unmapped
 
 
 #: `CheckResult.detail` of a state check when the observer reads no state at all by design.
@@ -295,7 +372,8 @@ def check_stale(
     settled = idx.settled
     assert settled is not None
     findings = []
-    for obj, truth in wanted.items():
+    failing = _stale_objects(wanted, settled)
+    for obj, truth in wanted.items() if failing is None else ((obj, wanted[obj]) for obj in failing):
         st = settled.state_of(obj)
         if st is not None and st.status == truth.final_status and st.version in (None, truth.final_version):
             continue
@@ -310,6 +388,39 @@ def check_stale(
             findings.append(Finding("stale", obj, f"final state is {got}, the provider's is {want}",
                                     expected=want, actual=got, attempts=attempts))
     return result_of("stale", findings, {"objects": len(wanted)})
+
+
+def _stale_objects(wanted: Mapping[str, ObjectTruth], settled: Observation) -> list[str] | None:
+    """The objects of `wanted` (a `TruthView`: the pass's columns) whose state in `settled`
+    is missing or differs from the truth's final status or version, in `wanted`'s order,
+    compared in numpy; None when `wanted` is not a `TruthView` (the caller compares each)."""
+    import numpy as np
+
+    if not isinstance(wanted, TruthView):
+        return None
+    columns = wanted.columns
+    order = wanted.order()
+    last = columns.end[order] - 1  # each object's final version
+    states = settled.states
+    if not states:  # every object missing
+        return [columns.object_names[o] for o in columns.obj[order].tolist()]
+    obj = np.fromiter(map(columns.objects.get, map(_OBJECT_ID, states), repeat(-1)), np.int64, len(states))
+    status_codes = {name: code for code, name in enumerate(columns.status_names)}
+    status = np.fromiter(map(status_codes.get, map(_STATUS, states), repeat(-1)), np.int64, len(states))
+    versions = list(map(_VERSION, states))
+    has_version = np.fromiter(map(is_not, versions, repeat(None)), np.bool_, len(states))
+    version = np.array([v if v is not None else 0 for v in versions], np.int64) if has_version.any() \
+        else np.zeros(len(states), np.int64)
+    known = obj >= 0
+    row_of = np.full(len(columns.object_names), -1, np.int64)
+    np.maximum.at(row_of, obj[known], np.flatnonzero(known))  # each object's last state row, as `state_of`
+    row = row_of[columns.obj[order]]
+    seen = row >= 0
+    row0 = np.maximum(row, 0)
+    same = seen & (status[row0] == columns.status[last]) & (~has_version[row0] | (version[row0] ==
+                                                                                  columns.version[last]))
+    names = columns.object_names
+    return [names[o] for o in columns.obj[order[~same]].tolist()]
 
 
 def check_counter(
@@ -329,45 +440,50 @@ def check_counter(
     """
     if not observations:
         return nothing_observed("counter")
+    import numpy as np
+
     idx = index_for(history, expectations, observations, index)
     settled = idx.settled
     assert settled is not None
-    applied: dict[str, int] = {}
-    unpriced = 0
-    for effect in settled.effects:
-        key = effect.business_key
-        if not expectations.is_money(key):
-            continue
-        amount = effect.amount if effect.amount is not None else expectations.money.get(key)
-        if amount is None:
-            unpriced += 1
-            amount = 0
-        applied[key] = applied.get(key, 0) + amount
+    table = idx.keys
+    codes = table.settled_codes if len(table.settled_codes) == len(settled.effects) else \
+        np.fromiter(map(table.code, map(_KEY, settled.effects)), np.int64, len(settled.effects))
+    rows = np.flatnonzero(table.money_like[codes])  # the settled effect rows of money-like keys
+    codes = codes[rows]
+    own = np.array([settled.effects[r].amount for r in rows.tolist()] if len(rows) < len(settled.effects) // 2
+                   else list(map(_AMOUNT, settled.effects)), np.float64)  # None: NaN
+    if len(own) != len(rows):
+        own = own[rows]
+    amount = np.where(np.isnan(own), table.amount[codes], own)  # the row's own amount, else the expected one
+    unpriced_rows = np.isnan(amount)
+    amount[unpriced_rows] = 0
+    unpriced = int(unpriced_rows.sum())
+    n = len(table)
+    applied = np.bincount(codes, weights=amount, minlength=n)  # exact: sums of integers below 2**53
+    order = table.expected_order
+    owed = order[table.money_like[order]]  # the expected money-like keys, in order
+    first_row = dict.fromkeys(codes.tolist())  # the applied keys, in order of first row
+    others = [c for c in first_row if not table.expected[c]]
+    keys = np.concatenate([owed, np.array(others, np.int64)])
+    want = table.amount[keys]
+    want[len(owed):] = 0
+    priced = ~np.isnan(want)
+    unpriced += int((~priced).sum())
+    keys, want = keys[priced], want[priced]
+    expected_total = int(want.sum())
     findings = []
-    expected_total = 0
-    keys = dict.fromkeys(k for k in expectations.expected if expectations.is_money(k))
-    keys.update(dict.fromkeys(applied))
-    for key in keys:
-        if key in expectations.expected:
-            want = expectations.money.get(key)
-            if want is None:
-                unpriced += 1
-                continue
-        else:
-            want = 0
-        expected_total += want
-        got = applied.get(key, 0)
-        if got == want:
-            continue
-        positions = idx.by_key.get(key, [])
+    for code, want_n in zip(keys[applied[keys] != want].tolist(), want[applied[keys] != want].tolist()):
+        key, want_i, got = table.name(code), int(want_n), int(applied[code])
+        positions = table.positions(code)
         if got == 0 and not idx.acked(positions):
-            findings.append(Finding("counter", key, f"{want} never moved: never acknowledged, still being retried",
-                                    expected=want, actual=0, attempts=idx.attempt_ids(positions), severity=ADVISORY))
+            findings.append(Finding("counter", key, f"{want_i} never moved: never acknowledged, still being retried",
+                                    expected=want_i, actual=0, attempts=idx.attempt_ids(positions),
+                                    severity=ADVISORY))
         else:
-            findings.append(Finding("counter", key, f"moved {got} instead of {want}",
-                                    expected=want, actual=got, attempts=idx.attempt_ids(positions)))
-    stats: dict[str, object] = {"expected_total": expected_total, "applied_total": sum(applied.values()),
-                                "money_keys": len(keys), "unpriced": unpriced}
+            findings.append(Finding("counter", key, f"moved {got} instead of {want_i}",
+                                    expected=want_i, actual=got, attempts=idx.attempt_ids(positions)))
+    stats: dict[str, object] = {"expected_total": expected_total, "applied_total": int(amount.sum()),
+                                "money_keys": len(owed) + len(others), "unpriced": unpriced}
     if expectations.counters is not None and settled.counters is not None:
         findings += _counter_findings(expectations.counters, settled.counters, idx)
         stats["counters"] = len(set(expectations.counters) | set(settled.counters))
@@ -398,6 +514,11 @@ def check_downstream_idempotency(
     the verdict is valid with the stat ``applicability: not applicable``. A sink call
     without a key, next to calls with one, counts as a distinct key (``None``).
     """
+    if (fast := _idempotency_consistent(observations, index)) is not None:
+        n_keys, n_idems = fast
+        if not n_idems:
+            return result_of("downstream_idempotency", [], {"applicability": "not applicable"})
+        return result_of("downstream_idempotency", [], {"business_keys": n_keys, "idempotency_keys": n_idems})
     # Per business key, the first Idempotency-Key seen, and per Idempotency-Key the first
     # business key; the (rare) keys seen with a second distinct value get an ordered set
     # of all their values. Nothing is allocated per effect.
@@ -437,6 +558,40 @@ def check_downstream_idempotency(
                                     attempts=idx.attempt_ids(sorted(p for k in keys for p in idx.by_key.get(k, ())))))
     return result_of("downstream_idempotency", findings,
                      {"business_keys": len(idem_of_key), "idempotency_keys": len(key_of_idem)})
+
+
+def _idempotency_consistent(observations: Sequence[Observation], idx: CheckIndex | None) -> tuple[int, int] | None:
+    """(distinct business keys, distinct Idempotency-Keys other than None) over every
+    effect of `observations` when each business key was seen with one Idempotency-Key
+    only (None counting as one) and no two business keys share one: the
+    ``downstream_idempotency`` check then has no finding. None when some key breaks that
+    (the check then names them). The keys are read as codes (from `idx`'s table when it
+    was built from these observations); the Idempotency-Keys are compared in C, each row's
+    with its key's first row's, and counted once in a set."""
+    import numpy as np
+
+    effects = list(chain.from_iterable(obs.effects for obs in observations))
+    if not effects:
+        return 0, 0
+    table = idx.keys if idx is not None and idx.observations is observations else None
+    if table is not None:
+        k, n = np.concatenate(table.observed_codes), len(table)
+    else:
+        key_codes = dict.fromkeys(map(_KEY, effects))
+        key_codes.update(zip(key_codes, range(len(key_codes))))
+        k, n = np.fromiter(map(key_codes.__getitem__, map(_KEY, effects)), np.int64, len(effects)), len(key_codes)
+    first = np.full(n, len(k), np.int64)
+    np.minimum.at(first, k, np.arange(len(k), dtype=np.int64))  # each key's first row
+    idems = list(map(_IDEM, effects))
+    if not all(map(eq, idems, map(idems.__getitem__, first[k].tolist()))):
+        return None  # a key seen with two Idempotency-Keys
+    keys_seen = first[first < len(k)]
+    distinct = set(idems)
+    distinct.discard(None)
+    keyed = len(keys_seen) - list(map(idems.__getitem__, keys_seen.tolist())).count(None)
+    if len(distinct) != keyed:
+        return None  # an Idempotency-Key shared by two business keys
+    return len(keys_seen), len(distinct)
 
 
 __all__: Sequence[str] = [

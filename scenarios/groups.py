@@ -67,6 +67,18 @@ class Groups(Mapping[str, Sequence[int]]):
     def __len__(self) -> int:
         return len(self._codes)
 
+    @property
+    def codes(self) -> Mapping[str, int]:
+        """name → its group number (0, 1, … in iteration order)."""
+        return self._codes
+
+    def columns(self) -> tuple["npt.NDArray[np.int64]", "npt.NDArray[np.int64]"]:
+        """(every position sorted by group, where each group starts in it plus the end),
+        read-only int64 views of the columns (no copy)."""
+        import numpy as np
+
+        return np.frombuffer(self._order, np.int64), np.frombuffer(self._starts, np.int64)
+
     def sizes(self) -> Iterator[tuple[str, int]]:
         """(name, how many positions its group holds) for every group, in order, without a copy."""
         starts = self._starts

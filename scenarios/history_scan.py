@@ -104,6 +104,8 @@ class HistoryScan:
             `over_half_ms` their latencies (ms).
         sender_timeout_s: the sender timeout the latencies were compared with, seconds.
         expect: the expectations' part, when the scan was given the run's events.
+        completion_codes: per position, 0 ok, 1 fail, 2 unknown, 3 invalid (int8; the
+            column `completions` is read from, for the checks' `scenarios.key_table`).
     """
 
     size: int
@@ -121,6 +123,7 @@ class HistoryScan:
     over_half_ms: list[float]
     sender_timeout_s: float
     expect: ExpectationScan | None = None
+    completion_codes: "npt.NDArray[np.int8] | None" = None
 
     @property
     def by_key(self) -> Groups:
@@ -318,7 +321,7 @@ def scan_history(
     return HistoryScan(offset, event_codes, event_of, key_codes, key_names, key_of,
                        group_positions(event_codes, event_of), completions,
                        CodedSet(event_codes, acked.data[:n_events]), notable, latencies, over_half, over_half_ms,
-                       sender_timeout_s, expectation_part)
+                       sender_timeout_s, expectation_part, codes)
 
 
 def _first_of(first: "npt.NDArray[np.int64]", ev: "npt.NDArray[np.int64]", at: "npt.NDArray[np.int64]",
