@@ -23,8 +23,9 @@ from __future__ import annotations
 from collections.abc import Set
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
+from hookproof.scenarios.expectation_views import EventKeys
 from hookproof.scenarios.findings import Finding
 from hookproof.scenarios.groups import NO_GROUP, Groups, group_positions
 from hookproof.scenarios.history_scan import ANSWERED_NON_SUCCESS, HistoryScan, scan_history
@@ -32,6 +33,10 @@ from hookproof.scenarios.key_table import KeyTable, PeakView, SettledView, compl
 from hookproof.scenarios.observations import MONEY_PREFIXES, Expectations, Observation
 from hookproof.simulator.delivery.history import Attempt, Completion
 from hookproof.simulator.events import Event
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
 
 
 @dataclass
@@ -237,11 +242,60 @@ def _filed_by_key(index: CheckIndex, scan: HistoryScan) -> Groups:
     n_events = len(scan.event_codes)
     without_key = np.bincount(unkeyed_events, minlength=n_events)
     attempts = np.bincount(scan.event_of, minlength=n_events)
-    names = list(scan.event_codes)  # event code → id
-    codes, key_names = dict(scan.key_codes), list(scan.key_names)  # the scan's own keys stay its own
     filed_code = np.full(n_events, NO_GROUP, dtype=np.int64)
     expected_keys = index.expected_keys
-    any_filed = False
+    if isinstance(expected_keys, EventKeys):
+        codes, filed_code[in_order] = _keys_of_events(expected_keys, scan, in_order,
+                                                      without_key[in_order] != attempts[in_order])
+    else:
+        codes = _keys_one_by_one(index, scan, in_order, without_key, attempts, filed_code)
+    if not (filed_code >= 0).any():
+        return group_positions(codes, key_of)
+    filed = key_of.copy()
+    filed[unkeyed] = filed_code[unkeyed_events]
+    return group_positions(codes, filed)
+
+
+def _keys_of_events(
+    expected_keys: "EventKeys", scan: HistoryScan, events: "npt.NDArray[np.int64]", keyed: "npt.NDArray[np.bool_]",
+) -> tuple[Mapping[str, int], "npt.NDArray[np.int64]"]:
+    """(the codes of `by_key`, the key code of each of `events`) as `key_of_event` gives
+    them, in numpy: each event's expected key (`expected_keys`, over the scan's codes), else
+    for an event some attempt of which carries a key (`keyed`), that of its first such
+    attempt. A key only an event gives gets the next code, in the order of `events`."""
+    import numpy as np
+
+    key = expected_keys.codes_of_events[events]  # codes of the expectations' columns: the scan's, then added
+    need = (key < 0) & keyed
+    if need.any():
+        carried = np.flatnonzero(scan.key_of != NO_GROUP)
+        seen, first = np.unique(scan.event_of[carried], return_index=True)
+        first_carried = np.full(len(scan.event_codes), -1, np.int64)
+        first_carried[seen] = carried[first]
+        key[need] = scan.key_of[first_carried[events[need]]]
+    n_scan = len(scan.key_names)
+    added = key >= n_scan
+    if not added.any():
+        return scan.key_codes, key
+    seen, first = np.unique(key[added], return_index=True)
+    seen = seen[np.argsort(first, kind="stable")]  # in order of the events
+    names = [expected_keys.columns.name(code) for code in seen.tolist()]
+    codes = {**scan.key_codes, **dict(zip(names, range(n_scan, n_scan + len(names))))}
+    renumber = np.full(int(seen.max()) + 1, -1, np.int64)
+    renumber[seen] = np.arange(n_scan, n_scan + len(seen))
+    key[added] = renumber[key[added]]
+    return codes, key
+
+
+def _keys_one_by_one(
+    index: CheckIndex, scan: HistoryScan, in_order: "npt.NDArray[np.int64]", without_key: "npt.NDArray[np.int64]",
+    attempts: "npt.NDArray[np.int64]", filed_code: "npt.NDArray[np.int64]",
+) -> dict[str, int]:
+    """`_keys_of_events` for expectations that are not the pass's columns: an event at a
+    time, into `filed_code`; returns the codes of `by_key`."""
+    names = list(scan.event_codes)  # event code → id
+    codes, key_names = dict(scan.key_codes), list(scan.key_names)  # the scan's own keys stay its own
+    expected_keys = index.expected_keys
     for code in in_order.tolist():
         event_id = names[code]
         if without_key[code] == attempts[code]:  # no attempt of it carries a key
@@ -254,12 +308,7 @@ def _filed_by_key(index: CheckIndex, scan: HistoryScan) -> Groups:
                 key_code = codes[key] = len(key_names)
                 key_names.append(key)
             filed_code[code] = key_code
-            any_filed = True
-    if not any_filed:
-        return group_positions(codes, key_of)
-    filed = key_of.copy()
-    filed[unkeyed] = filed_code[unkeyed_events]
-    return group_positions(codes, filed)
+    return codes
 
 
 def index_for(

@@ -328,6 +328,16 @@ class EventKeys(Mapping[str, str]):
         self._columns = columns
         self._key_of = columns.key_of_events(len(event_codes))
 
+    @property
+    def columns(self) -> KeyColumns:
+        """The expectations' columns the keys are read from."""
+        return self._columns
+
+    @property
+    def codes_of_events(self) -> "npt.NDArray[np.int64]":
+        """Per event code, the code (in `columns`) of its first expected key, else -1."""
+        return self._key_of
+
     def __getitem__(self, event_id: str) -> str:
         code = self._codes.get(event_id)
         key = -1 if code is None else int(self._key_of[code])

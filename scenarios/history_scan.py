@@ -249,7 +249,11 @@ def scan_history(
         n_keys_before = len(key_names)
         if new_keys:
             if world is not None:  # the world's own strings, as for the events
-                new_keys = list(map(_own, repeat(world.keys.codes), repeat(world.keys.names), new_keys))
+                known_keys: list[Any] = list(map(world.keys.codes.get, new_keys))
+                if None in known_keys:
+                    new_keys = list(map(_own, repeat(world.keys.codes), repeat(world.keys.names), new_keys))
+                else:  # every key the world's: no Python step per key
+                    new_keys = list(map(world.keys.names.__getitem__, known_keys))
             key_codes.update(zip(new_keys, count(n_keys_before)))
             key_names += new_keys
         kc = np.fromiter(map(key_codes.__getitem__, keys), np.int64, n)
