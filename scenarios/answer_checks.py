@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 from typing import Sequence
 
+from hookproof.scenarios import key_table as key_tables
 from hookproof.scenarios.check_index import ANSWERED_NON_SUCCESS, CheckIndex, grouped_findings, index_for
 from hookproof.scenarios.findings import (
     ADVISORY,
@@ -103,7 +104,10 @@ def check_retry_storm(
 
     idx = index_for(history, expectations, observations, index)
     findings = []
-    sizes = np.diff(idx.by_event.columns()[1])  # attempts per event, in the events' order
+    if len(idx.by_event) < key_tables.SMALL:  # a few events: a Python step each is cheaper than numpy
+        sizes = np.fromiter((n for _, n in idx.by_event.sizes()), np.int64, len(idx.by_event))
+    else:
+        sizes = np.diff(idx.by_event.columns()[1])  # attempts per event, in the events' order
     most = int(sizes.max()) if len(sizes) else 0
     over = np.flatnonzero(sizes > limit).tolist()
     names = list(idx.by_event.codes) if over else []
@@ -197,8 +201,11 @@ def check_ack_latency(
                                              "sender_timeout_ms": timeout_ms})
     import numpy as np
 
-    latencies = np.sort(np.frombuffer(scan.acked_latencies, np.float64))  # in C, as floats
-    p50, p95, p99 = (float(_percentile(latencies, p)) for p in (50, 95, 99))  # type: ignore[arg-type]
+    if len(scan.acked_latencies) < key_tables.SMALL:
+        latencies: Sequence[float] = sorted(scan.acked_latencies)
+    else:  # sorted in C, as floats
+        latencies = np.sort(np.frombuffer(scan.acked_latencies, np.float64))  # type: ignore[assignment]
+    p50, p95, p99 = (float(_percentile(latencies, p)) for p in (50, 95, 99))
     stats: dict[str, object] = {"acked": len(latencies), "p50_ms": p50, "p95_ms": p95, "p99_ms": p99,
                                 "max_ms": float(latencies[-1]), "sender_timeout_ms": timeout_ms}
     findings = []

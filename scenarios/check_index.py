@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
+from hookproof.scenarios import key_table as key_tables
 from hookproof.scenarios.expectation_views import EventKeys
 from hookproof.scenarios.findings import Finding
 from hookproof.scenarios.groups import NO_GROUP, Groups, group_positions
@@ -87,6 +88,13 @@ class CheckIndex:
     _ack_windows: dict[str, tuple[float, float]] = field(default_factory=dict, repr=False)  # ack_window's memo
     observations: Sequence[Observation] | None = field(default=None, repr=False)
     shared_codes: int = 0
+
+    @property
+    def columnar(self) -> bool:
+        """Whether the per-key checks read `keys` (every key at once, in numpy) rather than
+        walk the keys (`scenarios.key_loops`): the index counts at least
+        `scenarios.key_table.SMALL` keys and effect rows, or its counts are the table's."""
+        return isinstance(self.peak, PeakView) or len(self.peak) + len(self.by_key) >= key_tables.SMALL
 
     @cached_property
     def keys(self) -> KeyTable:
@@ -210,16 +218,36 @@ def index_of(
         if obs.state_kinds is not None:
             state_kinds = obs.state_kinds if state_kinds is None else state_kinds | obs.state_kinds
     settled = observations[-1] if observations else None
+    settled_counts: Mapping[str, int]
+    peak: Mapping[str, tuple[int, int]]
+    index: CheckIndex
+    if sum(len(obs.effects) for obs in observations) + len(scan.key_codes) < key_tables.SMALL:
+        settled_counts, peak = _counted(observations)  # a few keys: dicts, walked key by key
+    else:
+        peak = PeakView(lambda: index.keys)
+        settled_counts = SettledView(peak)
     expected = expectations.expected
     shared = len(expected.columns.names) if isinstance(expected, ExpectedView) and \
         expected.columns.codes is scan.key_codes else 0
-    index: CheckIndex
-    peak = PeakView(lambda: index.keys)
     index = CheckIndex(history, expectations, scan.by_event, scan.by_event, scan.completions, scan.acked_events,
-                       scan.notable, settled, SettledView(peak), peak, has_states, state_kinds, scan,
+                       scan.notable, settled, settled_counts, peak, has_states, state_kinds, scan,
                        observations=observations, shared_codes=shared)
     index.by_key = _filed_by_key(index, scan)  # its codes extend the scan's (`shared_codes`)
     return index
+
+
+def _counted(observations: Sequence[Observation]) -> tuple[dict[str, int], dict[str, tuple[int, int]]]:
+    """(effect rows per key in the last observation, key → (highest count in any
+    observation, that observation's index)), as dicts in order of first sight."""
+    peak: dict[str, tuple[int, int]] = {}
+    counts: dict[str, int] = {}
+    for oi, obs in enumerate(observations):
+        counts = obs.counts()
+        for key, n in counts.items():
+            best = peak.get(key)
+            if best is None or n > best[0]:
+                peak[key] = (n, oi)
+    return counts, peak
 
 
 def _filed_by_key(index: CheckIndex, scan: HistoryScan) -> Groups:

@@ -17,9 +17,20 @@ from itertools import chain, repeat
 from operator import attrgetter, eq, is_not
 from typing import Mapping, Sequence
 
+from hookproof.scenarios import key_table as key_tables
 from hookproof.scenarios.check_index import CheckIndex, grouped_findings, index_for
 from hookproof.scenarios.expectation_views import TruthView
 from hookproof.scenarios.findings import ADVISORY, FINDING, CheckResult, Finding, Verdict, nothing_observed, result_of
+from hookproof.scenarios.key_loops import (
+    UNEXPECTED_FORBIDDEN,
+    UNEXPECTED_UNOWED,
+    distinct_events_note,
+    duplicated_by_key,
+    lost_by_key,
+    money_by_key,
+    recovered_by_key,
+    unexpected_keys_by_key,
+)
 from hookproof.scenarios.observations import Expectations, ObjectTruth, Observation
 from hookproof.simulator.delivery.history import Attempt, Outcome
 
@@ -42,6 +53,8 @@ def check_duplicated(
     if not observations:
         return nothing_observed("duplicated")
     idx = index_for(history, expectations, observations, index)
+    if not idx.columnar:
+        return duplicated_by_key(history, expectations, observations, idx)
     table = idx.keys
     findings = []
     for code in table.seen(table.peak > 1).tolist():  # in order of first sight; a Python step per finding only
@@ -50,20 +63,10 @@ def check_duplicated(
         findings.append(Finding(
             "duplicated", key,
             f"applied {n} times instead of once; {len(positions)} delivery attempt(s) carried it"
-            + _distinct_events_note(idx.history, positions),
+            + distinct_events_note(idx.history, positions),
             expected=1, actual=n, attempts=idx.attempt_ids(positions)))
     return result_of("duplicated", findings, {"keys_observed": int((table.peak > 0).sum()),
                                               "observations": len(observations)})
-
-
-def _distinct_events_note(history: Sequence[Attempt], positions: Sequence[int]) -> str:
-    """``", of 2 distinct events (evt_a, evt_b): ..."`` when the attempts at `positions`
-    carried more than one event id (the key maps several events, not one redelivered), else ""."""
-    ids = list(dict.fromkeys(history[p].event_id for p in positions if history[p].event_id))
-    if len(ids) < 2:
-        return ""
-    shown = ", ".join(ids[:4]) + (", ..." if len(ids) > 4 else "")
-    return f", of {len(ids)} distinct events ({shown}) that share this business key, so it is owed once for them all"
 
 
 def check_lost(
@@ -80,6 +83,8 @@ def check_lost(
     if not observations:
         return nothing_observed("lost")
     idx = index_for(history, expectations, observations, index)
+    if not idx.columnar:
+        return lost_by_key(history, expectations, observations, idx)
     table = idx.keys
     findings = []
     never_acked = 0
@@ -119,17 +124,7 @@ def check_unexpected(
     its effect is a finding.
     """
     idx = index_for(history, expectations, observations, index)
-    table = idx.keys
-    findings = []
-    for code in table.seen(table.forbidden | ~table.expected).tolist():  # observed, not owed: first sight first
-        if table.forbidden[code]:
-            message = "applied although every delivery of it was invalid (forged, stale or foreign)"
-        else:
-            message = ("applied, but no validly sent event carries this key (an effect for an event that owes "
-                       "none, or a business key template that does not match the receiver's)")
-        findings.append(Finding("unexpected", table.name(code), f"{message} (observation {table.peak_obs[code]})",
-                                expected=0, actual=int(table.peak[code]),
-                                attempts=idx.attempt_ids(table.positions(code))))
+    findings = _unexpected_keys(idx) if idx.columnar else unexpected_keys_by_key(expectations, idx)
     groups: dict[tuple[str, str], list[int]] = {}
     for pos in idx.notable:
         a = history[pos]
@@ -146,7 +141,7 @@ def check_unexpected(
         "invalid-unrefused": (FINDING, "4xx", "an invalid {types} delivery was not refused with a 4xx ({statuses}); "
                                        "a receiver that is unreachable, crashes or hangs proves nothing"),
     })
-    stats = {"keys_observed": int((table.peak > 0).sum()), "invalid_acked_events": len(groups)}
+    stats = {"keys_observed": len(idx.peak), "invalid_acked_events": len(groups)}
     return result_of("unexpected", findings, stats, unknown=None if observations else "nothing was observed")
 
 
@@ -162,6 +157,8 @@ def check_recovered(
     if not observations:
         return nothing_observed("recovered")
     idx = index_for(history, expectations, observations, index)
+    if not idx.columnar:
+        return recovered_by_key(history, expectations, observations, idx)
     table = idx.keys
     ok, failed, unknown = table.completion_counts()  # valid attempts per key (invalid ones are not counted)
     applied = table.expected & (table.peak > 0)
@@ -198,7 +195,8 @@ def check_regressed(
         return not_applicable
     if not expectations.truth_of_kinds(idx.state_kinds):
         return result_of("regressed", [], {"objects": 0}, unknown=_no_objects(idx))
-    if (counted := _monotonic_counts(expectations.truth, observations)) is not None:  # no regression
+    states = sum(len(obs.states) for obs in observations)
+    if states >= key_tables.SMALL and (counted := _monotonic_counts(expectations.truth, observations)) is not None:
         objects_observed, unmapped_states = counted
         stats = {"objects_observed": objects_observed, "unmapped_states": unmapped_states}
         if not objects_observed:
@@ -372,7 +370,7 @@ def check_stale(
     settled = idx.settled
     assert settled is not None
     findings = []
-    failing = _stale_objects(wanted, settled)
+    failing = _stale_objects(wanted, settled) if len(wanted) >= key_tables.SMALL else None
     for obj, truth in wanted.items() if failing is None else ((obj, wanted[obj]) for obj in failing):
         st = settled.state_of(obj)
         if st is not None and st.status == truth.final_status and st.version in (None, truth.final_version):
@@ -440,9 +438,22 @@ def check_counter(
     """
     if not observations:
         return nothing_observed("counter")
+    idx = index_for(history, expectations, observations, index)
+    settled = idx.settled
+    assert settled is not None
+    findings, stats, unpriced = _money_by_code(idx) if idx.columnar else money_by_key(expectations, idx)
+    if expectations.counters is not None and settled.counters is not None:
+        findings += _counter_findings(expectations.counters, settled.counters, idx)
+        stats["counters"] = len(set(expectations.counters) | set(settled.counters))
+    return result_of("counter", findings, stats,
+                     unknown=f"{unpriced} money effect(s) without a known amount" if unpriced else None)
+
+
+def _money_by_code(idx: CheckIndex) -> tuple[list[Finding], dict[str, object], int]:
+    """``counter``'s money per key over the index's `KeyTable`, every key at once: its
+    findings (in the order `money_by_key` gives), stats and how many amounts were unknown."""
     import numpy as np
 
-    idx = index_for(history, expectations, observations, index)
     settled = idx.settled
     assert settled is not None
     table = idx.keys
@@ -471,7 +482,7 @@ def check_counter(
     unpriced += int((~priced).sum())
     keys, want = keys[priced], want[priced]
     expected_total = int(want.sum())
-    findings = []
+    findings: list[Finding] = []
     for code, want_n in zip(keys[applied[keys] != want].tolist(), want[applied[keys] != want].tolist()):
         key, want_i, got = table.name(code), int(want_n), int(applied[code])
         positions = table.positions(code)
@@ -484,11 +495,20 @@ def check_counter(
                                     expected=want_i, actual=got, attempts=idx.attempt_ids(positions)))
     stats: dict[str, object] = {"expected_total": expected_total, "applied_total": int(amount.sum()),
                                 "money_keys": len(owed) + len(others), "unpriced": unpriced}
-    if expectations.counters is not None and settled.counters is not None:
-        findings += _counter_findings(expectations.counters, settled.counters, idx)
-        stats["counters"] = len(set(expectations.counters) | set(settled.counters))
-    return result_of("counter", findings, stats,
-                     unknown=f"{unpriced} money effect(s) without a known amount" if unpriced else None)
+    return findings, stats, unpriced
+
+
+def _unexpected_keys(idx: CheckIndex) -> list[Finding]:
+    """``unexpected``'s findings about keys over the index's `KeyTable` (as
+    `unexpected_keys_by_key`): observed keys forbidden or never validly sent, first seen first."""
+    table = idx.keys
+    findings = []
+    for code in table.seen(table.forbidden | ~table.expected).tolist():
+        message = UNEXPECTED_FORBIDDEN if table.forbidden[code] else UNEXPECTED_UNOWED
+        findings.append(Finding("unexpected", table.name(code), f"{message} (observation {table.peak_obs[code]})",
+                                expected=0, actual=int(table.peak[code]),
+                                attempts=idx.attempt_ids(table.positions(code))))
+    return findings
 
 
 def _counter_findings(want: Mapping[str, int], got: Mapping[str, int], idx: CheckIndex) -> list[Finding]:
@@ -514,7 +534,8 @@ def check_downstream_idempotency(
     the verdict is valid with the stat ``applicability: not applicable``. A sink call
     without a key, next to calls with one, counts as a distinct key (``None``).
     """
-    if (fast := _idempotency_consistent(observations, index)) is not None:
+    effects = sum(len(obs.effects) for obs in observations)
+    if effects >= key_tables.SMALL and (fast := _idempotency_consistent(observations, index)) is not None:
         n_keys, n_idems = fast
         if not n_idems:
             return result_of("downstream_idempotency", [], {"applicability": "not applicable"})

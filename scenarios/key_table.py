@@ -34,6 +34,10 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
+#: Below this many keys, effect rows, states or events, a check walks them one by one
+#: (`scenarios.key_loops`): numpy's fixed cost (a few microseconds a call) is more than
+#: a Python step each there, and explore and certify check runs of a few dozen keys.
+SMALL = 256
 _KEY = attrgetter("business_key")
 _AMOUNT = attrgetter("amount")
 #: Completion codes: 0 ok, 1 fail, 2 unknown, 3 an invalid attempt (no completion counted).
@@ -307,4 +311,4 @@ class SettledView(Mapping[str, int]):
         return int((self._peak.table.settled > 0).sum())
 
 
-__all__: Sequence[str] = ["COMPLETION_CODES", "KeyTable", "PeakView", "SettledView", "completion_codes", "key_table"]
+__all__: Sequence[str] = ["COMPLETION_CODES", "KeyTable", "SMALL", "PeakView", "SettledView", "completion_codes", "key_table"]

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from hookproof.scenarios import key_table
 from hookproof.scenarios.check_index import build_index, expectations_and_index
 from hookproof.scenarios.checks import ALL_CHECKS, CheckResult
 from hookproof.scenarios.observations import Effect, Expectations, ExpectedEffect, ObjectState, Observation
@@ -17,6 +18,14 @@ from hookproof.simulator.delivery.history import Attempt, Completion, Outcome
 from tests.scenarios import oracle_checks
 from tests.scenarios.oracle_scan import old_expectations_and_index
 from tests.scenarios.test_history_scan import T0, recorded, run_of
+
+
+@pytest.fixture(autouse=True, params=["numpy", "walked"])
+def small(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test twice: every key, row, state and event read in numpy (no run is small),
+    and every one walked one by one (every run is small)."""
+    monkeypatch.setattr(key_table, "SMALL", 0 if request.param == "numpy" else 10 ** 9)
+
 
 #: The checks whose inner loop now runs over the key table, and their old loops.
 REWRITTEN = {name: getattr(oracle_checks, f"check_{name}") for name in (
