@@ -58,6 +58,11 @@ class Groups(Mapping[str, Sequence[int]]):
         starts = self._starts
         return self._order[starts[code]:starts[code + 1]]
 
+    def at(self, code: int) -> array[int]:
+        """The positions of group number `code` (a copy, as `groups[name]`)."""
+        starts = self._starts
+        return self._order[starts[code]:starts[code + 1]]
+
     def __contains__(self, name: object) -> bool:
         return name in self._codes
 

@@ -92,7 +92,14 @@ class KeyTable:
 
     @cached_property
     def _names(self) -> list[str]:
-        return [*self.codes, *self.extra]
+        """The keys by code (built when a finding names one)."""
+        import numpy as np
+
+        names = list(self.codes)
+        values = np.fromiter(self.codes.values(), np.int64, len(names))
+        if not (values == np.arange(len(names))).all():  # codes not in the mapping's order
+            names = [names[i] for i in np.argsort(values).tolist()]
+        return [*names, *self.extra]
 
     def name(self, code: int) -> str:
         """The key of `code`."""
@@ -118,7 +125,7 @@ class KeyTable:
 
     def positions(self, code: int) -> Sequence[int]:
         """History positions filed under `code` (`by_key`), history order."""
-        return self.by_key.get(self.name(code), ()) if code < self.n_grouped else ()
+        return self.by_key.at(code) if code < self.n_grouped else ()
 
     def completion_counts(self) -> tuple["npt.NDArray[np.int64]", "npt.NDArray[np.int64]", "npt.NDArray[np.int64]"]:
         """Per code, how many valid attempts filed under it completed ok, failed, and
