@@ -8,7 +8,9 @@ refunds and subscription status changes), a history of four attempts per event
 (a timeout, an ack, an acked copy, one more copy; a few redeliveries refused with 409)
 and three observations (a third, two thirds, then all effects and states). It times
 `expectations_and_index` (the expectations and the checks' index from one pass over the
-history, as a storm builds them) and every check with that index, then prints the best
+history, as a storm builds them), `key_table` (the index by key code the per-key checks
+share: the observations' counts, the expectations and completions per key, built once on
+first use, here timed anew) and every check with that index, then prints the best
 of three runs in milliseconds per size and the growth ratio between consecutive sizes: a
 linear check grows about as much as the size does (~10x per 10x). `total` is their sum;
 the rows after it time `expectations_from` and `build_index` alone (a pass each, as
@@ -35,8 +37,9 @@ from bench_args import parser, positive_int
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from hookproof.scenarios.check_index import expectations_and_index  # noqa: E402
+from hookproof.scenarios.check_index import CheckIndex, expectations_and_index  # noqa: E402
 from hookproof.scenarios.checks import ALL_CHECKS, build_index  # noqa: E402
+from hookproof.scenarios.key_table import KeyTable  # noqa: E402
 from hookproof.scenarios.observations import Effect, ObjectState, Observation, expectations_from  # noqa: E402
 from hookproof.simulator.delivery.history import Attempt, Completion, Outcome  # noqa: E402
 from hookproof.simulator.events import Event  # noqa: E402
@@ -120,6 +123,12 @@ def one_dict_insert_per_attempt(history: list[Attempt]) -> dict[str, int]:
     return out
 
 
+def fresh_key_table(index: CheckIndex) -> KeyTable:
+    """The index's table by key code, built anew (the checks share the one built last)."""
+    index.__dict__.pop("keys", None)
+    return index.keys
+
+
 def bench(n_attempts: int, repeat: int = 3) -> dict[str, float]:
     """Best-of-`repeat` milliseconds per step for one size; prints the verdicts."""
     gc.collect()
@@ -133,6 +142,7 @@ def bench(n_attempts: int, repeat: int = 3) -> dict[str, float]:
         times: dict[str, float] = {}
         times["expectations_and_index"], (expectations, index) = _time(lambda: expectations_and_index(
             events, history, observations, sender_timeout_s=30.0, max_attempts_per_event=ATTEMPTS_PER_EVENT), repeat)
+        times["key_table"], _ = _time(lambda: fresh_key_table(index), repeat)
         verdicts = {}
         for check_id, check in ALL_CHECKS.items():
             times[check_id], result = _time(

@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 from typing import Sequence
 
+from hookproof.scenarios import key_table as key_tables
 from hookproof.scenarios.check_index import ANSWERED_NON_SUCCESS, CheckIndex, grouped_findings, index_for
 from hookproof.scenarios.findings import (
     ADVISORY,
@@ -99,17 +100,23 @@ def check_retry_storm(
     limit = expectations.max_attempts_per_event
     if limit is None:
         return result_of("retry_storm", [], {"applicability": "not applicable"})
+    import numpy as np
+
     idx = index_for(history, expectations, observations, index)
     findings = []
-    most = 0
-    for event_id, n in idx.by_event.sizes():
-        if n > most:
-            most = n
-        if n > limit:
-            positions = idx.by_event[event_id]
-            findings.append(Finding("retry_storm", idx.label(history[positions[0]]),
-                                    f"event {event_id} took {len(positions)} attempts, more than {limit}",
-                                    expected=limit, actual=len(positions), attempts=idx.attempt_ids(positions)))
+    if len(idx.by_event) < key_tables.SMALL:  # a few events: a Python step each is cheaper than numpy
+        sizes = np.fromiter((n for _, n in idx.by_event.sizes()), np.int64, len(idx.by_event))
+    else:
+        sizes = np.diff(idx.by_event.columns()[1])  # attempts per event, in the events' order
+    most = int(sizes.max()) if len(sizes) else 0
+    over = np.flatnonzero(sizes > limit).tolist()
+    names = list(idx.by_event.codes) if over else []
+    for code in over:
+        event_id = names[code]
+        positions = idx.by_event[event_id]
+        findings.append(Finding("retry_storm", idx.label(history[positions[0]]),
+                                f"event {event_id} took {len(positions)} attempts, more than {limit}",
+                                expected=limit, actual=len(positions), attempts=idx.attempt_ids(positions)))
     return result_of("retry_storm", findings, {"max_attempts_per_event": limit, "most_attempts": most})
 
 
@@ -189,13 +196,18 @@ def check_ack_latency(
     scan = idx.scan
     if scan is None or scan.sender_timeout_s != expectations.sender_timeout_s:  # an index of other expectations
         scan = scan_history(history, sender_timeout_s=expectations.sender_timeout_s)
-    latencies = sorted(scan.acked_latencies)
-    if not latencies:
+    if not len(scan.acked_latencies):
         return result_of("ack_latency", [], {"acked": 0, "applicability": "not applicable",
                                              "sender_timeout_ms": timeout_ms})
-    p50, p95, p99 = (_percentile(latencies, p) for p in (50, 95, 99))
+    import numpy as np
+
+    if len(scan.acked_latencies) < key_tables.SMALL:
+        latencies: Sequence[float] = sorted(scan.acked_latencies)
+    else:  # sorted in C, as floats
+        latencies = np.sort(np.frombuffer(scan.acked_latencies, np.float64))  # type: ignore[assignment]
+    p50, p95, p99 = (float(_percentile(latencies, p)) for p in (50, 95, 99))
     stats: dict[str, object] = {"acked": len(latencies), "p50_ms": p50, "p95_ms": p95, "p99_ms": p99,
-                                "max_ms": latencies[-1], "sender_timeout_ms": timeout_ms}
+                                "max_ms": float(latencies[-1]), "sender_timeout_ms": timeout_ms}
     findings = []
     if p99 > timeout_ms / 2:
         threshold = timeout_ms if p99 > timeout_ms else timeout_ms / 2

@@ -23,14 +23,21 @@ from __future__ import annotations
 from collections.abc import Set
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
+from hookproof.scenarios import key_table as key_tables
+from hookproof.scenarios.expectation_views import EventKeys
 from hookproof.scenarios.findings import Finding
 from hookproof.scenarios.groups import NO_GROUP, Groups, group_positions
 from hookproof.scenarios.history_scan import ANSWERED_NON_SUCCESS, HistoryScan, scan_history
+from hookproof.scenarios.key_table import KeyTable, PeakView, SettledView, completion_codes, key_table
 from hookproof.scenarios.observations import MONEY_PREFIXES, Expectations, Observation
 from hookproof.simulator.delivery.history import Attempt, Completion
 from hookproof.simulator.events import Event
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
 
 
 @dataclass
@@ -59,6 +66,10 @@ class CheckIndex:
             (`Observation.state_kinds`), or None when none declared any.
         scan: what the pass over the history kept besides (the acked latencies:
             `HistoryScan`).
+        observations: the observations `peak` and `settled_counts` were counted from,
+            when the index keeps them (`keys` then reads them as columns).
+        shared_codes: how many leading codes of `by_key` are the expectations' columns'
+            (`scenarios.expectation_views.KeyColumns`), read as columns by `keys`; 0: none.
     """
 
     history: Sequence[Attempt]
@@ -69,12 +80,30 @@ class CheckIndex:
     acked_events: Set[str]
     notable: list[int]
     settled: Observation | None
-    settled_counts: dict[str, int]
-    peak: dict[str, tuple[int, int]]
+    settled_counts: Mapping[str, int]
+    peak: Mapping[str, tuple[int, int]]
     has_states: bool
     state_kinds: frozenset[str] | None = None
     scan: HistoryScan | None = field(default=None, repr=False)
     _ack_windows: dict[str, tuple[float, float]] = field(default_factory=dict, repr=False)  # ack_window's memo
+    observations: Sequence[Observation] | None = field(default=None, repr=False)
+    shared_codes: int = 0
+
+    @property
+    def columnar(self) -> bool:
+        """Whether the per-key checks read `keys` (every key at once, in numpy) rather than
+        walk the keys (`scenarios.key_loops`): the index counts at least
+        `scenarios.key_table.SMALL` keys and effect rows, or its counts are the table's."""
+        return isinstance(self.peak, PeakView) or len(self.peak) + len(self.by_key) >= key_tables.SMALL
+
+    @cached_property
+    def keys(self) -> KeyTable:
+        """The index by key code (`scenarios.key_table.KeyTable`), built on first use."""
+        scan = self.scan
+        codes = getattr(scan, "completion_codes", None)  # a scan made elsewhere may not keep them
+        return key_table(self.by_key, self.expectations, self.observations, self.peak, self.settled_counts,
+                         codes if codes is not None else completion_codes(self.completions),
+                         shared=self.shared_codes)
 
     def attempt_ids(self, positions: Iterable[int]) -> tuple[int, ...]:
         """History indexes of the attempts at `positions` (see `history_id`); a history
@@ -178,28 +207,47 @@ def index_of(
     scan: HistoryScan, history: Sequence[Attempt], expectations: Expectations, observations: Sequence[Observation],
 ) -> CheckIndex:
     """The `CheckIndex` of a `scan_history` pass over `history` and of `observations`
-    (takes over the scan's lists: scan a history once per index)."""
-    peak: dict[str, tuple[int, int]] = {}
-    shared: dict[tuple[int, int], tuple[int, int]] = {}  # one (count, observation) tuple per value, not per key
-    counts: dict[str, int] = {}
+    (takes over the scan's lists: scan a history once per index). The observations'
+    counts are read on first use, as columns (`CheckIndex.keys`)."""
+    from hookproof.scenarios.expectation_views import ExpectedView
+
     has_states = False
     state_kinds: frozenset[str] | None = None
-    for oi, obs in enumerate(observations):
-        counts = obs.counts()
+    for obs in observations:
         has_states = has_states or bool(obs.states)
         if obs.state_kinds is not None:
             state_kinds = obs.state_kinds if state_kinds is None else state_kinds | obs.state_kinds
+    settled = observations[-1] if observations else None
+    settled_counts: Mapping[str, int]
+    peak: Mapping[str, tuple[int, int]]
+    index: CheckIndex
+    if sum(len(obs.effects) for obs in observations) + len(scan.key_codes) < key_tables.SMALL:
+        settled_counts, peak = _counted(observations)  # a few keys: dicts, walked key by key
+    else:
+        peak = PeakView(lambda: index.keys)
+        settled_counts = SettledView(peak)
+    expected = expectations.expected
+    shared = len(expected.columns.names) if isinstance(expected, ExpectedView) and \
+        expected.columns.codes is scan.key_codes else 0
+    index = CheckIndex(history, expectations, scan.by_event, scan.by_event, scan.completions, scan.acked_events,
+                       scan.notable, settled, settled_counts, peak, has_states, state_kinds, scan,
+                       observations=observations, shared_codes=shared)
+    index.by_key = _filed_by_key(index, scan)  # its codes extend the scan's (`shared_codes`)
+    return index
+
+
+def _counted(observations: Sequence[Observation]) -> tuple[dict[str, int], dict[str, tuple[int, int]]]:
+    """(effect rows per key in the last observation, key → (highest count in any
+    observation, that observation's index)), as dicts in order of first sight."""
+    peak: dict[str, tuple[int, int]] = {}
+    counts: dict[str, int] = {}
+    for oi, obs in enumerate(observations):
+        counts = obs.counts()
         for key, n in counts.items():
             best = peak.get(key)
             if best is None or n > best[0]:
-                pair = (n, oi)
-                peak[key] = shared.setdefault(pair, pair)
-    settled = observations[-1] if observations else None
-    index = CheckIndex(history, expectations, scan.by_event, scan.by_event, scan.completions, scan.acked_events,
-                       scan.notable, settled, counts if settled is not None else {}, peak, has_states, state_kinds,
-                       scan)
-    index.by_key = _filed_by_key(index, scan)
-    return index
+                peak[key] = (n, oi)
+    return counts, peak
 
 
 def _filed_by_key(index: CheckIndex, scan: HistoryScan) -> Groups:
@@ -222,11 +270,60 @@ def _filed_by_key(index: CheckIndex, scan: HistoryScan) -> Groups:
     n_events = len(scan.event_codes)
     without_key = np.bincount(unkeyed_events, minlength=n_events)
     attempts = np.bincount(scan.event_of, minlength=n_events)
-    names = list(scan.event_codes)  # event code → id
-    codes, key_names = dict(scan.key_codes), list(scan.key_names)  # the scan's own keys stay its own
     filed_code = np.full(n_events, NO_GROUP, dtype=np.int64)
     expected_keys = index.expected_keys
-    any_filed = False
+    if isinstance(expected_keys, EventKeys):
+        codes, filed_code[in_order] = _keys_of_events(expected_keys, scan, in_order,
+                                                      without_key[in_order] != attempts[in_order])
+    else:
+        codes = _keys_one_by_one(index, scan, in_order, without_key, attempts, filed_code)
+    if not (filed_code >= 0).any():
+        return group_positions(codes, key_of)
+    filed = key_of.copy()
+    filed[unkeyed] = filed_code[unkeyed_events]
+    return group_positions(codes, filed)
+
+
+def _keys_of_events(
+    expected_keys: "EventKeys", scan: HistoryScan, events: "npt.NDArray[np.int64]", keyed: "npt.NDArray[np.bool_]",
+) -> tuple[Mapping[str, int], "npt.NDArray[np.int64]"]:
+    """(the codes of `by_key`, the key code of each of `events`) as `key_of_event` gives
+    them, in numpy: each event's expected key (`expected_keys`, over the scan's codes), else
+    for an event some attempt of which carries a key (`keyed`), that of its first such
+    attempt. A key only an event gives gets the next code, in the order of `events`."""
+    import numpy as np
+
+    key = expected_keys.codes_of_events[events]  # codes of the expectations' columns: the scan's, then added
+    need = (key < 0) & keyed
+    if need.any():
+        carried = np.flatnonzero(scan.key_of != NO_GROUP)
+        seen, first = np.unique(scan.event_of[carried], return_index=True)
+        first_carried = np.full(len(scan.event_codes), -1, np.int64)
+        first_carried[seen] = carried[first]
+        key[need] = scan.key_of[first_carried[events[need]]]
+    n_scan = len(scan.key_names)
+    added = key >= n_scan
+    if not added.any():
+        return scan.key_codes, key
+    seen, first = np.unique(key[added], return_index=True)
+    seen = seen[np.argsort(first, kind="stable")]  # in order of the events
+    names = [expected_keys.columns.name(code) for code in seen.tolist()]
+    codes = {**scan.key_codes, **dict(zip(names, range(n_scan, n_scan + len(names))))}
+    renumber = np.full(int(seen.max()) + 1, -1, np.int64)
+    renumber[seen] = np.arange(n_scan, n_scan + len(seen))
+    key[added] = renumber[key[added]]
+    return codes, key
+
+
+def _keys_one_by_one(
+    index: CheckIndex, scan: HistoryScan, in_order: "npt.NDArray[np.int64]", without_key: "npt.NDArray[np.int64]",
+    attempts: "npt.NDArray[np.int64]", filed_code: "npt.NDArray[np.int64]",
+) -> dict[str, int]:
+    """`_keys_of_events` for expectations that are not the pass's columns: an event at a
+    time, into `filed_code`; returns the codes of `by_key`."""
+    names = list(scan.event_codes)  # event code → id
+    codes, key_names = dict(scan.key_codes), list(scan.key_names)  # the scan's own keys stay its own
+    expected_keys = index.expected_keys
     for code in in_order.tolist():
         event_id = names[code]
         if without_key[code] == attempts[code]:  # no attempt of it carries a key
@@ -239,12 +336,7 @@ def _filed_by_key(index: CheckIndex, scan: HistoryScan) -> Groups:
                 key_code = codes[key] = len(key_names)
                 key_names.append(key)
             filed_code[code] = key_code
-            any_filed = True
-    if not any_filed:
-        return group_positions(codes, key_of)
-    filed = key_of.copy()
-    filed[unkeyed] = filed_code[unkeyed_events]
-    return group_positions(codes, filed)
+    return codes
 
 
 def index_for(

@@ -13,13 +13,28 @@ v = versions of that object).
 
 from __future__ import annotations
 
+from operator import attrgetter
 from typing import Mapping, Sequence
 
+from hookproof.scenarios import key_table as key_tables
 from hookproof.scenarios.check_index import CheckIndex, grouped_findings, index_for
+from hookproof.scenarios.effect_columns import idempotency_consistent, monotonic_counts, stale_objects
 from hookproof.scenarios.findings import ADVISORY, FINDING, CheckResult, Finding, Verdict, nothing_observed, result_of
+from hookproof.scenarios.key_loops import (
+    UNEXPECTED_FORBIDDEN,
+    UNEXPECTED_UNOWED,
+    distinct_events_note,
+    duplicated_by_key,
+    lost_by_key,
+    money_by_key,
+    recovered_by_key,
+    unexpected_keys_by_key,
+)
 from hookproof.scenarios.observations import Expectations, ObjectTruth, Observation
-from hookproof.simulator.delivery.history import Attempt, Completion, Outcome
+from hookproof.simulator.delivery.history import Attempt, Outcome
 
+_KEY = attrgetter("business_key")
+_AMOUNT = attrgetter("amount")
 _UNREAD: ObjectTruth | None = ObjectTruth("", ((0, ""),))  # an object whose truth was not read yet
 
 #: Fault tags of invalid deliveries that must have no effect but may be acknowledged:
@@ -35,27 +50,20 @@ def check_duplicated(
     if not observations:
         return nothing_observed("duplicated")
     idx = index_for(history, expectations, observations, index)
+    if not idx.columnar:
+        return duplicated_by_key(history, expectations, observations, idx)
+    table = idx.keys
     findings = []
-    for key, (n, oi) in idx.peak.items():
-        if n > 1:
-            positions = idx.by_key.get(key, ())
-            attempts = idx.attempt_ids(positions)
-            findings.append(Finding(
-                "duplicated", key,
-                f"applied {n} times instead of once; {len(positions)} delivery attempt(s) carried it"
-                + _distinct_events_note(idx.history, positions),
-                expected=1, actual=n, attempts=attempts))
-    return result_of("duplicated", findings, {"keys_observed": len(idx.peak), "observations": len(observations)})
-
-
-def _distinct_events_note(history: Sequence[Attempt], positions: Sequence[int]) -> str:
-    """``", of 2 distinct events (evt_a, evt_b): ..."`` when the attempts at `positions`
-    carried more than one event id (the key maps several events, not one redelivered), else ""."""
-    ids = list(dict.fromkeys(history[p].event_id for p in positions if history[p].event_id))
-    if len(ids) < 2:
-        return ""
-    shown = ", ".join(ids[:4]) + (", ..." if len(ids) > 4 else "")
-    return f", of {len(ids)} distinct events ({shown}) that share this business key, so it is owed once for them all"
+    for code in table.seen(table.peak > 1).tolist():  # in order of first sight; a Python step per finding only
+        key, n = table.name(code), int(table.peak[code])
+        positions = table.positions(code)
+        findings.append(Finding(
+            "duplicated", key,
+            f"applied {n} times instead of once; {len(positions)} delivery attempt(s) carried it"
+            + distinct_events_note(idx.history, positions),
+            expected=1, actual=n, attempts=idx.attempt_ids(positions)))
+    return result_of("duplicated", findings, {"keys_observed": int((table.peak > 0).sum()),
+                                              "observations": len(observations)})
 
 
 def check_lost(
@@ -72,12 +80,15 @@ def check_lost(
     if not observations:
         return nothing_observed("lost")
     idx = index_for(history, expectations, observations, index)
+    if not idx.columnar:
+        return lost_by_key(history, expectations, observations, idx)
+    table = idx.keys
     findings = []
     never_acked = 0
-    for key in expectations.expected:
-        if idx.settled_counts.get(key, 0):
-            continue
-        positions = idx.by_key.get(key, [])
+    order = table.expected_order
+    for code in order[table.settled[order] == 0].tolist():  # the expected keys not applied, in order
+        key = table.name(code)
+        positions = table.positions(code)
         acked = idx.acked(positions)
         if acked:
             findings.append(Finding("lost", key, f"acknowledged {len(acked)} time(s) but never applied",
@@ -88,9 +99,9 @@ def check_lost(
                                     f"went unanswered or was refused ({idx.answer_summary(positions)}), so the "
                                     "provider would keep retrying it for days",
                                     expected=1, actual=0, attempts=idx.attempt_ids(positions)))
-    stats = {"expected_keys": len(expectations.expected), "lost": len(findings) - never_acked,
+    stats = {"expected_keys": len(order), "lost": len(findings) - never_acked,
              "never_acknowledged": never_acked}
-    if not expectations.expected and idx.acked_events:
+    if not len(order) and idx.acked_events:
         return result_of("lost", findings, stats, unknown=f"{len(idx.acked_events)} event(s) were acknowledged but "
                          "none maps to an effect (no business key): nothing to compare")
     return result_of("lost", findings, stats)
@@ -110,17 +121,7 @@ def check_unexpected(
     its effect is a finding.
     """
     idx = index_for(history, expectations, observations, index)
-    findings = []
-    for key, (n, oi) in idx.peak.items():
-        if key in expectations.forbidden:
-            message = "applied although every delivery of it was invalid (forged, stale or foreign)"
-        elif key not in expectations.expected:
-            message = ("applied, but no validly sent event carries this key (an effect for an event that owes "
-                       "none, or a business key template that does not match the receiver's)")
-        else:
-            continue
-        findings.append(Finding("unexpected", key, f"{message} (observation {oi})", expected=0, actual=n,
-                                attempts=idx.attempt_ids(idx.by_key.get(key, ()))))
+    findings = _unexpected_keys(idx) if idx.columnar else unexpected_keys_by_key(expectations, idx)
     groups: dict[tuple[str, str], list[int]] = {}
     for pos in idx.notable:
         a = history[pos]
@@ -153,36 +154,21 @@ def check_recovered(
     if not observations:
         return nothing_observed("recovered")
     idx = index_for(history, expectations, observations, index)
+    if not idx.columnar:
+        return recovered_by_key(history, expectations, observations, idx)
+    table = idx.keys
+    ok, failed, unknown = table.completion_counts()  # valid attempts per key (invalid ones are not counted)
+    applied = table.expected & (table.peak > 0)
+    no_ok = applied & (ok == 0)
     findings = []
-    recovered_keys = unknown_applied = 0
-    completions, ok, indeterminate = idx.completions, Completion.OK, Completion.UNKNOWN
-    for key in idx.peak:
-        if key not in expectations.expected:
-            continue
-        positions = idx.by_key.get(key, [])
-        has_ok = False
-        unknown = failed = 0
-        for p in positions:
-            completion = completions[p]
-            if completion is None:  # an invalid attempt
-                continue
-            if completion is ok:
-                has_ok = True
-            elif completion is indeterminate:
-                unknown += 1
-            else:
-                failed += 1
-        unknown_applied += unknown
-        if has_ok:
-            continue
-        if unknown:
-            recovered_keys += 1
-        elif failed:
-            findings.append(Finding("recovered", key,
-                                    f"applied although all {failed} valid attempt(s) failed "
-                                    "(4xx or never reached the receiver)",
-                                    expected=0, actual=idx.peak[key][0], attempts=idx.attempt_ids(positions)))
-    stats = {"recovered_keys": recovered_keys, "unknown_attempts_applied": unknown_applied}
+    for code in table.seen(no_ok & (unknown == 0) & (failed > 0)).tolist():
+        positions = table.positions(code)
+        findings.append(Finding("recovered", table.name(code),
+                                f"applied although all {failed[code]} valid attempt(s) failed "
+                                "(4xx or never reached the receiver)",
+                                expected=0, actual=int(table.peak[code]), attempts=idx.attempt_ids(positions)))
+    stats = {"recovered_keys": int((no_ok & (unknown > 0)).sum()),
+             "unknown_attempts_applied": int(unknown[applied].sum())}
     return result_of("recovered", findings, stats)
 
 
@@ -206,6 +192,13 @@ def check_regressed(
         return not_applicable
     if not expectations.truth_of_kinds(idx.state_kinds):
         return result_of("regressed", [], {"objects": 0}, unknown=_no_objects(idx))
+    states = sum(len(obs.states) for obs in observations)
+    if states >= key_tables.SMALL and (counted := monotonic_counts(expectations.truth, observations)) is not None:
+        objects_observed, unmapped_states = counted
+        stats = {"objects_observed": objects_observed, "unmapped_states": unmapped_states}
+        if not objects_observed:
+            return result_of("regressed", [], stats, unknown="no state of a validly sent object was ever observed")
+        return result_of("regressed", [], stats)
     high: dict[str, tuple[int, str]] = {}
     flagged: set[str] = set()
     findings = []
@@ -295,7 +288,8 @@ def check_stale(
     settled = idx.settled
     assert settled is not None
     findings = []
-    for obj, truth in wanted.items():
+    failing = stale_objects(wanted, settled) if len(wanted) >= key_tables.SMALL else None
+    for obj, truth in wanted.items() if failing is None else ((obj, wanted[obj]) for obj in failing):
         st = settled.state_of(obj)
         if st is not None and st.status == truth.final_status and st.version in (None, truth.final_version):
             continue
@@ -332,47 +326,74 @@ def check_counter(
     idx = index_for(history, expectations, observations, index)
     settled = idx.settled
     assert settled is not None
-    applied: dict[str, int] = {}
-    unpriced = 0
-    for effect in settled.effects:
-        key = effect.business_key
-        if not expectations.is_money(key):
-            continue
-        amount = effect.amount if effect.amount is not None else expectations.money.get(key)
-        if amount is None:
-            unpriced += 1
-            amount = 0
-        applied[key] = applied.get(key, 0) + amount
-    findings = []
-    expected_total = 0
-    keys = dict.fromkeys(k for k in expectations.expected if expectations.is_money(k))
-    keys.update(dict.fromkeys(applied))
-    for key in keys:
-        if key in expectations.expected:
-            want = expectations.money.get(key)
-            if want is None:
-                unpriced += 1
-                continue
-        else:
-            want = 0
-        expected_total += want
-        got = applied.get(key, 0)
-        if got == want:
-            continue
-        positions = idx.by_key.get(key, [])
-        if got == 0 and not idx.acked(positions):
-            findings.append(Finding("counter", key, f"{want} never moved: never acknowledged, still being retried",
-                                    expected=want, actual=0, attempts=idx.attempt_ids(positions), severity=ADVISORY))
-        else:
-            findings.append(Finding("counter", key, f"moved {got} instead of {want}",
-                                    expected=want, actual=got, attempts=idx.attempt_ids(positions)))
-    stats: dict[str, object] = {"expected_total": expected_total, "applied_total": sum(applied.values()),
-                                "money_keys": len(keys), "unpriced": unpriced}
+    findings, stats, unpriced = _money_by_code(idx) if idx.columnar else money_by_key(expectations, idx)
     if expectations.counters is not None and settled.counters is not None:
         findings += _counter_findings(expectations.counters, settled.counters, idx)
         stats["counters"] = len(set(expectations.counters) | set(settled.counters))
     return result_of("counter", findings, stats,
                      unknown=f"{unpriced} money effect(s) without a known amount" if unpriced else None)
+
+
+def _money_by_code(idx: CheckIndex) -> tuple[list[Finding], dict[str, object], int]:
+    """``counter``'s money per key over the index's `KeyTable`, every key at once: its
+    findings (in the order `money_by_key` gives), stats and how many amounts were unknown."""
+    import numpy as np
+
+    settled = idx.settled
+    assert settled is not None
+    table = idx.keys
+    codes = table.settled_codes if len(table.settled_codes) == len(settled.effects) else \
+        np.fromiter(map(table.code, map(_KEY, settled.effects)), np.int64, len(settled.effects))
+    rows = np.flatnonzero(table.money_like[codes])  # the settled effect rows of money-like keys
+    codes = codes[rows]
+    own = np.array([settled.effects[r].amount for r in rows.tolist()] if len(rows) < len(settled.effects) // 2
+                   else list(map(_AMOUNT, settled.effects)), np.float64)  # None: NaN
+    if len(own) != len(rows):
+        own = own[rows]
+    amount = np.where(np.isnan(own), table.amount[codes], own)  # the row's own amount, else the expected one
+    unpriced_rows = np.isnan(amount)
+    amount[unpriced_rows] = 0
+    unpriced = int(unpriced_rows.sum())
+    n = len(table)
+    applied = np.bincount(codes, weights=amount, minlength=n)  # exact: sums of integers below 2**53
+    order = table.expected_order
+    owed = order[table.money_like[order]]  # the expected money-like keys, in order
+    first_row = dict.fromkeys(codes.tolist())  # the applied keys, in order of first row
+    others = [c for c in first_row if not table.expected[c]]
+    keys = np.concatenate([owed, np.array(others, np.int64)])
+    want = table.amount[keys]
+    want[len(owed):] = 0
+    priced = ~np.isnan(want)
+    unpriced += int((~priced).sum())
+    keys, want = keys[priced], want[priced]
+    expected_total = int(want.sum())
+    findings: list[Finding] = []
+    for code, want_n in zip(keys[applied[keys] != want].tolist(), want[applied[keys] != want].tolist()):
+        key, want_i, got = table.name(code), int(want_n), int(applied[code])
+        positions = table.positions(code)
+        if got == 0 and not idx.acked(positions):
+            findings.append(Finding("counter", key, f"{want_i} never moved: never acknowledged, still being retried",
+                                    expected=want_i, actual=0, attempts=idx.attempt_ids(positions),
+                                    severity=ADVISORY))
+        else:
+            findings.append(Finding("counter", key, f"moved {got} instead of {want_i}",
+                                    expected=want_i, actual=got, attempts=idx.attempt_ids(positions)))
+    stats: dict[str, object] = {"expected_total": expected_total, "applied_total": int(amount.sum()),
+                                "money_keys": len(owed) + len(others), "unpriced": unpriced}
+    return findings, stats, unpriced
+
+
+def _unexpected_keys(idx: CheckIndex) -> list[Finding]:
+    """``unexpected``'s findings about keys over the index's `KeyTable` (as
+    `unexpected_keys_by_key`): observed keys forbidden or never validly sent, first seen first."""
+    table = idx.keys
+    findings = []
+    for code in table.seen(table.forbidden | ~table.expected).tolist():
+        message = UNEXPECTED_FORBIDDEN if table.forbidden[code] else UNEXPECTED_UNOWED
+        findings.append(Finding("unexpected", table.name(code), f"{message} (observation {table.peak_obs[code]})",
+                                expected=0, actual=int(table.peak[code]),
+                                attempts=idx.attempt_ids(table.positions(code))))
+    return findings
 
 
 def _counter_findings(want: Mapping[str, int], got: Mapping[str, int], idx: CheckIndex) -> list[Finding]:
@@ -398,6 +419,12 @@ def check_downstream_idempotency(
     the verdict is valid with the stat ``applicability: not applicable``. A sink call
     without a key, next to calls with one, counts as a distinct key (``None``).
     """
+    effects = sum(len(obs.effects) for obs in observations)
+    if effects >= key_tables.SMALL and (fast := idempotency_consistent(observations, index)) is not None:
+        n_keys, n_idems = fast
+        if not n_idems:
+            return result_of("downstream_idempotency", [], {"applicability": "not applicable"})
+        return result_of("downstream_idempotency", [], {"business_keys": n_keys, "idempotency_keys": n_idems})
     # Per business key, the first Idempotency-Key seen, and per Idempotency-Key the first
     # business key; the (rare) keys seen with a second distinct value get an ordered set
     # of all their values. Nothing is allocated per effect.

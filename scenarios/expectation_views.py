@@ -42,6 +42,8 @@ class KeyColumns:
         obj: per code, its object's code in `object_names` (-1: read `src_objects`).
         src_ev / src_unkeyed: per code, its first attempt's event code and whether that
             attempt carried no key of its own (where `src_objects` keeps a foreign object).
+        money_like: per code, True when the key starts with one of `money_prefixes`
+            (its amount known or not); None when not computed.
     """
 
     codes: Mapping[str, int]
@@ -60,6 +62,8 @@ class KeyColumns:
     src_unkeyed: "npt.NDArray[np.bool_]"
     src_objects: Mapping[tuple[str, int], str | None]
     event_names: Sequence[str]
+    money_like: "npt.NDArray[np.bool_] | None" = None
+    money_prefixes: tuple[str, ...] = ()
 
     def code(self, key: Any) -> int | None:
         """The code of `key` (a string), or None for a key no attempt or event gave."""
@@ -270,6 +274,12 @@ class TruthView(Mapping[str, ObjectTruth]):
         self.chosen = chosen
         self._order = np.flatnonzero(chosen) if chosen is not None else None
 
+    def order(self) -> "npt.NDArray[np.int64]":
+        """The truth indexes t of this view, in its order."""
+        import numpy as np
+
+        return self._order if self._order is not None else np.arange(len(self.columns.obj), dtype=np.int64)
+
     def _index(self, object_id: object) -> int | None:
         t = self.columns.index(object_id)
         if t is None or (self.chosen is not None and not self.chosen[t]):
@@ -317,6 +327,16 @@ class EventKeys(Mapping[str, str]):
         self._codes = event_codes
         self._columns = columns
         self._key_of = columns.key_of_events(len(event_codes))
+
+    @property
+    def columns(self) -> KeyColumns:
+        """The expectations' columns the keys are read from."""
+        return self._columns
+
+    @property
+    def codes_of_events(self) -> "npt.NDArray[np.int64]":
+        """Per event code, the code (in `columns`) of its first expected key, else -1."""
+        return self._key_of
 
     def __getitem__(self, event_id: str) -> str:
         code = self._codes.get(event_id)

@@ -58,6 +58,11 @@ class Groups(Mapping[str, Sequence[int]]):
         starts = self._starts
         return self._order[starts[code]:starts[code + 1]]
 
+    def at(self, code: int) -> array[int]:
+        """The positions of group number `code` (a copy, as `groups[name]`)."""
+        starts = self._starts
+        return self._order[starts[code]:starts[code + 1]]
+
     def __contains__(self, name: object) -> bool:
         return name in self._codes
 
@@ -66,6 +71,18 @@ class Groups(Mapping[str, Sequence[int]]):
 
     def __len__(self) -> int:
         return len(self._codes)
+
+    @property
+    def codes(self) -> Mapping[str, int]:
+        """name → its group number (0, 1, … in iteration order)."""
+        return self._codes
+
+    def columns(self) -> tuple["npt.NDArray[np.int64]", "npt.NDArray[np.int64]"]:
+        """(every position sorted by group, where each group starts in it plus the end),
+        read-only int64 views of the columns (no copy)."""
+        import numpy as np
+
+        return np.frombuffer(self._order, np.int64), np.frombuffer(self._starts, np.int64)
 
     def sizes(self) -> Iterator[tuple[str, int]]:
         """(name, how many positions its group holds) for every group, in order, without a copy."""

@@ -178,10 +178,11 @@ class ExpectationScan:
             obj = np.where(known, world.obj[fw0], -1)
         key_names = scan.key_names
         all_names = key_names + added_names if added_names else key_names
-        money = ~np.isnan(amounts) & np.fromiter(map(methodcaller("startswith", prefixes), all_names), np.bool_, n_all)
+        money_like = np.fromiter(map(methodcaller("startswith", prefixes), all_names), np.bool_, n_all)
+        money = ~np.isnan(amounts) & money_like
         columns = KeyColumns(key_codes, key_names, added_codes, added_names, np.argsort(src_pos), valid, first_event,
                              multi, amounts, money, obj, world.objects.names, src_ev, src_unkeyed, self.src_objects,
-                             names)
+                             names, money_like, prefixes)
         return Expectations(expected=ExpectedView(columns), forbidden=ForbiddenView(columns),
                             truth=TruthView(self._truth(valid_codes, w, names)), money=MoneyView(columns),
                             sender_timeout_s=sender_timeout_s, max_attempts_per_event=max_attempts_per_event,

@@ -104,6 +104,8 @@ class HistoryScan:
             `over_half_ms` their latencies (ms).
         sender_timeout_s: the sender timeout the latencies were compared with, seconds.
         expect: the expectations' part, when the scan was given the run's events.
+        completion_codes: per position, 0 ok, 1 fail, 2 unknown, 3 invalid (int8; the
+            column `completions` is read from, for the checks' `scenarios.key_table`).
     """
 
     size: int
@@ -121,6 +123,7 @@ class HistoryScan:
     over_half_ms: list[float]
     sender_timeout_s: float
     expect: ExpectationScan | None = None
+    completion_codes: "npt.NDArray[np.int8] | None" = None
 
     @property
     def by_key(self) -> Groups:
@@ -246,7 +249,11 @@ def scan_history(
         n_keys_before = len(key_names)
         if new_keys:
             if world is not None:  # the world's own strings, as for the events
-                new_keys = list(map(_own, repeat(world.keys.codes), repeat(world.keys.names), new_keys))
+                known_keys: list[Any] = list(map(world.keys.codes.get, new_keys))
+                if None in known_keys:
+                    new_keys = list(map(_own, repeat(world.keys.codes), repeat(world.keys.names), new_keys))
+                else:  # every key the world's: no Python step per key
+                    new_keys = list(map(world.keys.names.__getitem__, known_keys))
             key_codes.update(zip(new_keys, count(n_keys_before)))
             key_names += new_keys
         kc = np.fromiter(map(key_codes.__getitem__, keys), np.int64, n)
@@ -318,7 +325,7 @@ def scan_history(
     return HistoryScan(offset, event_codes, event_of, key_codes, key_names, key_of,
                        group_positions(event_codes, event_of), completions,
                        CodedSet(event_codes, acked.data[:n_events]), notable, latencies, over_half, over_half_ms,
-                       sender_timeout_s, expectation_part)
+                       sender_timeout_s, expectation_part, codes)
 
 
 def _first_of(first: "npt.NDArray[np.int64]", ev: "npt.NDArray[np.int64]", at: "npt.NDArray[np.int64]",

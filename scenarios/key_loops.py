@@ -1,0 +1,179 @@
+"""The per-key checks walked key by key, for small runs.
+
+`scenarios.effect_checks` answers ``duplicated``, ``lost``, ``unexpected``,
+``recovered`` and ``counter`` for every key at once over the index's `KeyTable`
+(`scenarios.key_table`). numpy's fixed cost, a few microseconds a call, is more than a
+Python step per key when a run has a handful of keys (explore checks after every step,
+certify after every scenario), so an index below `scenarios.key_table.SMALL` is walked
+here, from the index's dict counts (`CheckIndex.peak`, `settled_counts`). Both forms
+give the same results (``tests/scenarios/test_check_columns.py`` runs both).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Sequence
+
+from hookproof.scenarios.findings import ADVISORY, CheckResult, Finding, result_of
+from hookproof.scenarios.observations import Expectations, Observation
+from hookproof.simulator.delivery.history import Attempt, Completion
+
+if TYPE_CHECKING:
+    from hookproof.scenarios.check_index import CheckIndex
+
+#: ``unexpected``'s message for a key every delivery of which was invalid.
+UNEXPECTED_FORBIDDEN = "applied although every delivery of it was invalid (forged, stale or foreign)"
+#: ``unexpected``'s message for a key no validly sent event carries.
+UNEXPECTED_UNOWED = ("applied, but no validly sent event carries this key (an effect for an event that owes "
+                     "none, or a business key template that does not match the receiver's)")
+
+def duplicated_by_key(
+    history: Sequence[Attempt], expectations: Expectations, observations: Sequence[Observation], idx: CheckIndex,
+) -> CheckResult:
+    """``duplicated`` (`effect_checks.check_duplicated`), key by key."""
+    findings = []
+    for key, (n, oi) in idx.peak.items():
+        if n > 1:
+            positions = idx.by_key.get(key, ())
+            attempts = idx.attempt_ids(positions)
+            findings.append(Finding(
+                "duplicated", key,
+                f"applied {n} times instead of once; {len(positions)} delivery attempt(s) carried it"
+                + distinct_events_note(idx.history, positions),
+                expected=1, actual=n, attempts=attempts))
+    return result_of("duplicated", findings, {"keys_observed": len(idx.peak), "observations": len(observations)})
+
+
+def lost_by_key(
+    history: Sequence[Attempt], expectations: Expectations, observations: Sequence[Observation], idx: CheckIndex,
+) -> CheckResult:
+    """``lost`` (`effect_checks.check_lost`), key by key."""
+    findings = []
+    never_acked = 0
+    for key in expectations.expected:
+        if idx.settled_counts.get(key, 0):
+            continue
+        positions = idx.by_key.get(key, [])
+        acked = idx.acked(positions)
+        if acked:
+            findings.append(Finding("lost", key, f"acknowledged {len(acked)} time(s) but never applied",
+                                    expected=1, actual=0, attempts=idx.attempt_ids(positions)))
+        else:
+            never_acked += 1
+            findings.append(Finding("lost", key, "never applied and never acknowledged: every valid delivery "
+                                    f"went unanswered or was refused ({idx.answer_summary(positions)}), so the "
+                                    "provider would keep retrying it for days",
+                                    expected=1, actual=0, attempts=idx.attempt_ids(positions)))
+    stats = {"expected_keys": len(expectations.expected), "lost": len(findings) - never_acked,
+             "never_acknowledged": never_acked}
+    if not expectations.expected and idx.acked_events:
+        return result_of("lost", findings, stats, unknown=f"{len(idx.acked_events)} event(s) were acknowledged but "
+                         "none maps to an effect (no business key): nothing to compare")
+    return result_of("lost", findings, stats)
+
+
+def recovered_by_key(
+    history: Sequence[Attempt], expectations: Expectations, observations: Sequence[Observation], idx: CheckIndex,
+) -> CheckResult:
+    """``recovered`` (`effect_checks.check_recovered`), key by key."""
+    findings = []
+    recovered_keys = unknown_applied = 0
+    completions, ok, indeterminate = idx.completions, Completion.OK, Completion.UNKNOWN
+    for key in idx.peak:
+        if key not in expectations.expected:
+            continue
+        positions = idx.by_key.get(key, [])
+        has_ok = False
+        unknown = failed = 0
+        for p in positions:
+            completion = completions[p]
+            if completion is None:  # an invalid attempt
+                continue
+            if completion is ok:
+                has_ok = True
+            elif completion is indeterminate:
+                unknown += 1
+            else:
+                failed += 1
+        unknown_applied += unknown
+        if has_ok:
+            continue
+        if unknown:
+            recovered_keys += 1
+        elif failed:
+            findings.append(Finding("recovered", key,
+                                    f"applied although all {failed} valid attempt(s) failed "
+                                    "(4xx or never reached the receiver)",
+                                    expected=0, actual=idx.peak[key][0], attempts=idx.attempt_ids(positions)))
+    stats = {"recovered_keys": recovered_keys, "unknown_attempts_applied": unknown_applied}
+    return result_of("recovered", findings, stats)
+
+
+def money_by_key(expectations: Expectations, idx: CheckIndex) -> tuple[list[Finding], dict[str, object], int]:
+    """``counter``'s money per key (`effect_checks.check_counter`), key by key: its
+    findings, stats and how many amounts were unknown."""
+    settled = idx.settled
+    assert settled is not None
+    applied: dict[str, int] = {}
+    unpriced = 0
+    for effect in settled.effects:
+        key = effect.business_key
+        if not expectations.is_money(key):
+            continue
+        amount = effect.amount if effect.amount is not None else expectations.money.get(key)
+        if amount is None:
+            unpriced += 1
+            amount = 0
+        applied[key] = applied.get(key, 0) + amount
+    findings: list[Finding] = []
+    expected_total = 0
+    keys = dict.fromkeys(k for k in expectations.expected if expectations.is_money(k))
+    keys.update(dict.fromkeys(applied))
+    for key in keys:
+        if key in expectations.expected:
+            want = expectations.money.get(key)
+            if want is None:
+                unpriced += 1
+                continue
+        else:
+            want = 0
+        expected_total += want
+        got = applied.get(key, 0)
+        if got == want:
+            continue
+        positions = idx.by_key.get(key, [])
+        if got == 0 and not idx.acked(positions):
+            findings.append(Finding("counter", key, f"{want} never moved: never acknowledged, still being retried",
+                                    expected=want, actual=0, attempts=idx.attempt_ids(positions), severity=ADVISORY))
+        else:
+            findings.append(Finding("counter", key, f"moved {got} instead of {want}",
+                                    expected=want, actual=got, attempts=idx.attempt_ids(positions)))
+    stats: dict[str, object] = {"expected_total": expected_total, "applied_total": sum(applied.values()),
+                                "money_keys": len(keys), "unpriced": unpriced}
+    return findings, stats, unpriced
+def unexpected_keys_by_key(expectations: Expectations, idx: CheckIndex) -> list[Finding]:
+    """``unexpected``'s findings about keys (`effect_checks.check_unexpected`), key by key."""
+    findings = []
+    for key, (n, oi) in idx.peak.items():
+        if key in expectations.forbidden:
+            message = UNEXPECTED_FORBIDDEN
+        elif key not in expectations.expected:
+            message = UNEXPECTED_UNOWED
+        else:
+            continue
+        findings.append(Finding("unexpected", key, f"{message} (observation {oi})", expected=0, actual=n,
+                                attempts=idx.attempt_ids(idx.by_key.get(key, ()))))
+    return findings
+
+
+def distinct_events_note(history: Sequence[Attempt], positions: Sequence[int]) -> str:
+    """``", of 2 distinct events (evt_a, evt_b): ..."`` when the attempts at `positions`
+    carried more than one event id (the key maps several events, not one redelivered), else ""."""
+    ids = list(dict.fromkeys(history[p].event_id for p in positions if history[p].event_id))
+    if len(ids) < 2:
+        return ""
+    shown = ", ".join(ids[:4]) + (", ..." if len(ids) > 4 else "")
+    return f", of {len(ids)} distinct events ({shown}) that share this business key, so it is owed once for them all"
+
+
+__all__: Sequence[str] = ["UNEXPECTED_FORBIDDEN", "UNEXPECTED_UNOWED", "distinct_events_note", "duplicated_by_key",
+                          "lost_by_key", "money_by_key", "recovered_by_key", "unexpected_keys_by_key"]

@@ -1,0 +1,123 @@
+"""The per-key checks read as columns by key code (`scenarios.key_table`) give what their
+Python loop per key gave (`oracle_checks`): verdict, stats and every finding (text,
+order, attempts), over the columnar pass's index and over the dict pass's."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from hookproof.scenarios import key_table
+from hookproof.scenarios.check_index import build_index, expectations_and_index
+from hookproof.scenarios.checks import ALL_CHECKS, CheckResult
+from hookproof.scenarios.observations import Effect, Expectations, ExpectedEffect, ObjectState, Observation
+from hookproof.simulator.delivery.history import Attempt, Completion, Outcome
+from tests.scenarios import oracle_checks
+from tests.scenarios.oracle_scan import old_expectations_and_index
+from tests.scenarios.test_history_scan import T0, recorded, run_of
+
+
+@pytest.fixture(autouse=True, params=["numpy", "walked"])
+def small(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test twice: every key, row, state and event read in numpy (no run is small),
+    and every one walked one by one (every run is small)."""
+    monkeypatch.setattr(key_table, "SMALL", 0 if request.param == "numpy" else 10 ** 9)
+
+
+#: The checks whose inner loop now runs over the key table, and their old loops.
+REWRITTEN = {name: getattr(oracle_checks, f"check_{name}") for name in (
+    "duplicated", "lost", "unexpected", "recovered", "counter", "downstream_idempotency", "retry_storm",
+    "ack_latency", "stale", "regressed")}
+
+
+def both(history: list[Attempt], expectations: Expectations, observations: list[Observation],
+         index: object) -> list[tuple[CheckResult, CheckResult]]:
+    return [(ALL_CHECKS[name](history, expectations, observations, index=index),
+             old(history, expectations, observations, index=index)) for name, old in REWRITTEN.items()]
+
+
+def assert_same(pairs: list[tuple[CheckResult, CheckResult]]) -> None:
+    for new, old in pairs:
+        assert new == old, new.check_id
+        assert [f.to_dict() for f in new.findings] == [f.to_dict() for f in old.findings]
+        assert repr(new.stats) == repr(old.stats), new.check_id
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_every_rewritten_check_agrees_with_its_loop(seed: int) -> None:
+    events, attempts, observations = run_of(seed, n_events=400)
+    for make in (expectations_and_index, old_expectations_and_index):
+        expectations, index = make(events, attempts, observations, sender_timeout_s=10.0, max_attempts_per_event=3)
+        assert_same(both(attempts, expectations, observations, index))
+
+
+def test_a_storm_sized_run_with_every_fault_agrees(tmp_path: Path) -> None:
+    """6,000 events with every fault, the index over the history file's attempts too."""
+    events, attempts, observations = run_of(13, n_events=6000)
+    in_memory = recorded(tmp_path / "history.sqlite", attempts)
+    expectations, index = expectations_and_index(events, in_memory, observations, sender_timeout_s=10.0,
+                                                 max_attempts_per_event=3)
+    pairs = both(in_memory, expectations, observations, index)
+    assert {new.check_id for new, _ in pairs if new.findings} >= {
+        "duplicated", "lost", "unexpected", "recovered", "counter", "downstream_idempotency", "retry_storm"}
+    assert_same(pairs)
+
+
+def _attempt(event: str, key: str | None, *, valid: bool = True, ok: bool = True, amount: int | None = None,
+             pos: int = 0) -> Attempt:
+    outcome, completion, status = ((Outcome.ACKED, Completion.OK, 200) if ok else
+                                   (Outcome.REJECTED, Completion.FAIL, 400))
+    return Attempt(event, f"dlv_{event}_0", 1, key, None, 1, "charge.refunded", (), valid, T0 + pos,
+                   T0 + pos + 0.01, status, outcome, completion, 10.0, amount=amount, index=pos)
+
+
+def test_hand_built_expectations_agree() -> None:
+    """Dict expectations (a user's own): expected keys no attempt carried, forbidden and
+    unpriced money keys, effects of keys nothing names, mixed Idempotency-Keys, None among them."""
+    history = [_attempt("e1", "refund:a", amount=100), _attempt("e2", "refund:b", ok=False, pos=1),
+               _attempt("e3", "refund:c", valid=False, pos=2), _attempt("e4", None, pos=3)]
+    expectations = Expectations(
+        expected={"refund:a": ExpectedEffect("refund:a", "e1", amount=100),
+                  "refund:b": ExpectedEffect("refund:b", "e2"),
+                  "license:z": ExpectedEffect("license:z", "e9")},
+        forbidden=frozenset({"refund:c"}), truth={}, money={"refund:a": 100, "refund:c": 30},
+        sender_timeout_s=10.0, max_attempts_per_event=1)
+    effects = (Effect("refund:a", 60, "i1"), Effect("refund:a", None, "i1"), Effect("refund:c", None, None),
+               Effect("refund:ghost", 5, "i2"), Effect("license:y", None, "i2"), Effect("refund:b", None, None))
+    observations = [Observation(T0 + 10, effects[:2]), Observation(T0 + 20, effects)]
+    for variant in (expectations, replace(expectations, money_prefixes=("license:",))):
+        assert_same(both(history, variant, observations, build_index(history, variant, observations)))
+        assert_same(both(history, variant, observations[:1], build_index(history, variant, observations[:1])))
+    quiet = [Observation(T0 + 10, (Effect("refund:a", 100, None),))]
+    assert_same(both(history, expectations, quiet, build_index(history, expectations, quiet)))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_states_read_in_order_agree(seed: int) -> None:
+    """Reads whose versions only go up (with or without a version, statuses the provider
+    never emitted, objects it never sent), then one that goes back: ``regressed`` and
+    ``stale`` read as columns agree with their walk over the states."""
+    rnd = random.Random(seed)
+    events, attempts, observations = run_of(seed, n_events=400)
+    expectations, index = expectations_and_index(events, attempts, observations, sender_timeout_s=10.0,
+                                                 max_attempts_per_event=3)
+    truths = list(expectations.truth.values())
+    reads: list[list[ObjectState]] = [[], [], []]
+    for truth in truths:
+        steps = sorted(rnd.randrange(len(truth.versions)) for _ in range(3))
+        for read, step in zip(reads, steps):
+            if rnd.random() < 0.9:
+                version, status = truth.versions[step]
+                read.append(ObjectState(truth.object_id, status if rnd.random() < 0.95 else "paused",
+                                        version if rnd.random() < 0.4 else None))
+    reads[1].append(ObjectState("sub_never_sent", "active", 2))
+    reads[2].append(ObjectState("sub_never_sent", "active", 3))
+    kinds = observations[0].state_kinds
+    ordered = [Observation(T0 + 100 * (i + 1), observations[-1].effects, tuple(read), kinds)
+               for i, read in enumerate(reads)]
+    for observed in (ordered, ordered[::-1], [*ordered, Observation(T0 + 900, (), tuple(reads[0]), kinds)]):
+        index = build_index(attempts, expectations, observed)
+        assert_same(both(attempts, expectations, observed, index))
