@@ -2,8 +2,9 @@
 
 Each `Verifier` checks a request with the provider's official SDK and decodes it into
 a provider-neutral `WebhookEvent` whose `type` uses Stripe's event names (the business
-code speaks one vocabulary). Supported profiles: ``stripe`` (PyPI ``stripe``:
-``Webhook.construct_event``, 300 s past tolerance) and ``standard-webhooks`` (PyPI
+code speaks one vocabulary). Supported profiles: ``stripe`` (PyPI ``stripe``: the check
+``Webhook.construct_event`` makes, ``WebhookSignature.verify_header``, 300 s past
+tolerance) and ``standard-webhooks`` (PyPI
 ``standardwebhooks``: ``Webhook.verify``, ±300 s). Adding a profile is one subclass
 registered in `VERIFIERS`.
 """
@@ -85,7 +86,7 @@ class Verifier(ABC):
 
 
 class StripeVerifier(Verifier):
-    """Stripe: ``Stripe-Signature`` checked by ``stripe.Webhook.construct_event``."""
+    """Stripe: ``Stripe-Signature`` checked as ``stripe.Webhook.construct_event`` checks it."""
 
     name = "stripe"
 
