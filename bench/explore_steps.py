@@ -240,28 +240,31 @@ def print_breakdown(b: Breakdown, total_cpu_s: float, examples: int) -> None:
 
 def bare_loop(rec: Recording, state: ServerState) -> tuple[float, float]:
     """Send `rec`'s requests again to fresh apps of the receiver, through httpx's ASGI
-    transport on one event loop (a batch's requests together); (wall, CPU) seconds taken,
-    apps' start-up included (the search pays it too)."""
+    transport called directly (as the dispatcher calls it) on one event loop (a batch's
+    requests together); (wall, CPU) seconds taken, apps' start-up included (the search
+    pays it too)."""
     pool = ReceiverPool("inbox_sync", scratch(), secrets=(SECRET,),
                         provider_state=state, recycle_every=1)
-    clients: dict[int, httpx.AsyncClient] = {}
+    transports: dict[int, httpx.ASGITransport] = {}
 
-    async def send(client: httpx.AsyncClient, s: Sent) -> None:
-        response = await client.request(s.method, s.url, headers=s.headers, content=s.body)
+    async def send(transport: httpx.ASGITransport, s: Sent) -> None:
+        # the transport called directly, as the dispatcher calls it for in-process apps
+        response = await transport.handle_async_request(httpx.Request(s.method, s.url, headers=s.headers,
+                                                                      content=s.body))
         await response.aread()
 
     async def run() -> None:
         for batch in rec.batches:
             for s in batch:
-                if s.app not in clients:
+                if s.app not in transports:
                     app = pool.open().target.app
-                    clients[s.app] = httpx.AsyncClient(transport=httpx.ASGITransport(app=app, raise_app_exceptions=False))
+                    transports[s.app] = httpx.ASGITransport(app=app, raise_app_exceptions=False)
             if len(batch) == 1:
-                await send(clients[batch[0].app], batch[0])
+                await send(transports[batch[0].app], batch[0])
             else:
-                await asyncio.gather(*(send(clients[s.app], s) for s in batch))
-        for client in clients.values():
-            await client.aclose()
+                await asyncio.gather(*(send(transports[s.app], s) for s in batch))
+        for transport in transports.values():
+            await transport.aclose()
 
     started, cpu = time.monotonic(), time.process_time()
     try:

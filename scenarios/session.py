@@ -19,7 +19,8 @@ from dataclasses import replace
 from typing import Any, Callable, Mapping, Sequence, TypeVar, cast
 
 from hookproof.scenarios.business_keys import counter_keys, counter_truth, scoped
-from hookproof.scenarios.checks import CheckResult, run_checks
+from hookproof.scenarios.check_index import expectations_and_index
+from hookproof.scenarios.checks import ALL_CHECKS, CheckResult, check_safe, run_checks
 from hookproof.scenarios.explore_targets import ExploreTarget
 from hookproof.scenarios.observations import Observation, expectations_from
 from hookproof.scenarios.schedules import CLOCK_START_US, CLOCK_STEP_US, Failure, Step
@@ -405,15 +406,25 @@ class Session:
         return result
 
     def _check(self, ids: Sequence[str]) -> list[CheckResult]:
+        """The checks `ids` over the example so far: the expectations and the checks' index
+        from one pass over the history (`expectations_and_index`), as `run_checks` runs them
+        (each guarded by `check_safe`). Should that pass fail, the expectations alone, then
+        `run_checks`, which builds its own index or runs each check without one."""
         attempts = self.history.attempts()
         events = self.delivered_events()
-        expectations = expectations_from(events, attempts,
-                                         sender_timeout_s=self.explore.profile.sender_timeout_s,
-                                         max_attempts_per_event=None, money_prefixes=MONEY_PREFIXES)
         keys = self.explore.keys
+        options: dict[str, Any] = {"sender_timeout_s": self.explore.profile.sender_timeout_s,
+                                   "max_attempts_per_event": None, "money_prefixes": MONEY_PREFIXES}
+        try:
+            expectations, index = expectations_and_index(events, attempts, self.observations, **options)
+        except Exception:  # noqa: BLE001 - as before: the expectations alone, then run_checks
+            expectations = expectations_from(events, attempts, **options)
+            if keys is not None and keys.counters:
+                expectations = replace(expectations, counters=counter_truth(events, attempts, keys))
+            return run_checks(ids, attempts, expectations, self.observations)
         if keys is not None and keys.counters:
-            expectations = replace(expectations, counters=counter_truth(events, attempts, keys))
-        return run_checks(ids, attempts, expectations, self.observations)
+            expectations = index.expectations = replace(expectations, counters=counter_truth(events, attempts, keys))
+        return [check_safe(i, ALL_CHECKS[i], attempts, expectations, self.observations, index=index) for i in ids]
 
     def final_checks(self) -> tuple[str, ...]:
         """The checks after teardown: `FINAL_CHECKS`, and ``counter`` when the team maps counters."""

@@ -125,7 +125,7 @@ def machine_for(explore: ExploreTarget, *, seed: int = 0, provider_state: Any = 
 
         @rule(choice=index)
         def emit(self, choice: int) -> None:
-            legal = self.session.ops.legal(self.session.world)
+            legal = _legal(self.session)
             action, obj = legal[choice % len(legal)]
             self._run(Step("emit", action=action, object=obj))
 
@@ -135,7 +135,7 @@ def machine_for(explore: ExploreTarget, *, seed: int = 0, provider_state: Any = 
             """An operation on an object the world has (a refund, a renewal, a cancellation…):
             besides `emit`, so that one object's life has several events (two refunds of one
             charge, a failure then a payment) in a short program."""
-            legal = self.session.ops.legal(self.session.world)
+            legal = _legal(self.session)
             on_objects = [a for a in legal if a[1] is not None] or legal
             action, obj = on_objects[choice % len(on_objects)]
             self._run(Step("emit", action=action, object=obj))
@@ -251,6 +251,12 @@ def machine_for(explore: ExploreTarget, *, seed: int = 0, provider_state: Any = 
 
     WebhookMachine.__name__ = WebhookMachine.__qualname__ = "WebhookMachine"
     return WebhookMachine
+
+
+def _legal(session: Session) -> list[tuple[str, int | None]]:
+    """The world operations legal now (`WorldOps.legal`), remembered until the session changes:
+    only an emit changes what is legal, and `emit` and `change` both ask."""
+    return session.memo("legal", lambda: session.ops.legal(session.world))
 
 
 def _applied(session: Session) -> list[int]:

@@ -59,7 +59,7 @@ def legal_actions(world: Any) -> list[Action]:
     out: list[Action] = [("subscribe", None), ("pay", None)]
     subs = world.objects("subscription")
     for i, sub in enumerate(subs):
-        status = world.get(sub)["status"]
+        status = world.peek(sub)["status"]
         if status in ("active", "past_due", "trialing"):
             out.append(("renew", i))
         if status in ("active", "trialing"):
@@ -69,11 +69,11 @@ def legal_actions(world: Any) -> list[Action]:
         if status != "canceled":
             out.append(("cancel", i))
     for i, inv in enumerate(world.objects("invoice")):
-        invoice = world.get(inv)
-        if invoice["status"] == "open" and world.get(invoice["subscription"])["status"] != "canceled":
+        invoice = world.peek(inv)
+        if invoice["status"] == "open" and world.peek(invoice["subscription"])["status"] != "canceled":
             out.append(("retry_invoice", i))
     for i, ch in enumerate(world.objects("charge")):
-        c = world.get(ch)
+        c = world.peek(ch)
         if c["amount"] - c["amount_refunded"] > 0:
             out.append(("refund", i))
     return out
@@ -117,13 +117,13 @@ def _github_legal(world: Any) -> list[Action]:
     out: list[Action] = [("open_issue", None), ("push", None), ("open_pull_request", None), ("install", None)]
     for i, issue in enumerate(world.objects("issue")):
         out += [("comment", i), ("label", i), ("edit", i)]
-        out.append(("close_issue", i) if world.get(issue)["state"] == "open" else ("reopen_issue", i))
+        out.append(("close_issue", i) if world.peek(issue)["state"] == "open" else ("reopen_issue", i))
     for i, pr in enumerate(world.objects("pull_request")):
-        if world.get(pr)["state"] == "open":
+        if world.peek(pr)["state"] == "open":
             out += [("synchronize", i), ("merge", i), ("close_pull_request", i)]
     home = str(world.installation_id)
     for i, inst in enumerate(world.objects("installation")):
-        if inst != home and world.get(inst)["status"] == "active":
+        if inst != home and world.peek(inst)["status"] == "active":
             out.append(("uninstall", i))
     return out
 
@@ -166,10 +166,10 @@ def _cents(value: Any) -> int:
 def _mercadopago_legal(world: Any) -> list[Action]:
     out: list[Action] = [("pay", None), ("pay_pix", None), ("reject", None), ("open_order", None)]
     for i, order in enumerate(world.objects("merchant_order")):
-        if not world.get(order)["payments"]:
+        if not world.peek(order)["payments"]:
             out.append(("pay_order", i))
     for i, pay in enumerate(world.objects("payment")):
-        p = world.get(pay)
+        p = world.peek(pay)
         if p["status"] == "pending":
             out.append(("approve_pix", i))
         if p["status"] == "approved" and _cents(p["transaction_amount"]) > _cents(p["transaction_amount_refunded"]):
@@ -223,7 +223,7 @@ def _paddle_legal(world: Any) -> list[Action]:
     moves: list[Action] = []
     keeps: list[Action] = []
     for i, sub in enumerate(world.objects("subscription")):
-        status = world.get(sub)["status"]
+        status = world.peek(sub)["status"]
         if status == "active":
             moves.append(("fail_renewal", i))
         if status == "past_due":
@@ -233,7 +233,7 @@ def _paddle_legal(world: Any) -> list[Action]:
         if status in ("active", "past_due"):
             keeps += [("renew", i), ("change_quantity", i)]
     for i, txn in enumerate(world.objects("transaction")):
-        if world.get(txn)["status"] == "completed":
+        if world.peek(txn)["status"] == "completed":
             keeps.append(("refund", i))
     return out + moves + keeps
 
@@ -275,7 +275,7 @@ def _shopify_legal(world: Any) -> list[Action]:
     moves: list[Action] = []
     keeps: list[Action] = []
     for i, order in enumerate(world.objects("order")):
-        o = world.get(order)
+        o = world.peek(order)
         if o["cancelled_at"] is not None:
             continue
         if o["financial_status"] == "pending":

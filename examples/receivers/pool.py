@@ -14,8 +14,9 @@ from typing import Any, Mapping, Sequence
 
 from examples.receivers import SINK, load
 from hookproof.receivers.config import ReceiverConfig
+from hookproof.receivers.core import Receiver
 from hookproof.receivers.web import receiver_of
-from hookproof.scenarios.observations import Observation
+from hookproof.scenarios.observations import Effect, ObjectState, Observation
 from hookproof.scenarios.observers import SinkObserver, observation_from_data
 from hookproof.scenarios.statemachine import PROVIDER_API_BASE, ExploreTarget, Prepared
 from hookproof.simulator.delivery import Target
@@ -26,6 +27,18 @@ from hookproof.simulator.server.state import DEFAULT_API_KEY
 #: they get to catch up before an observation counts as settled.
 BACKGROUND_RECEIVERS: Mapping[str, float] = {"inbox_queue": 0.5, "ack_before_persist": 0.5}
 
+
+
+def observation_of(receiver: Receiver) -> Observation:
+    """What the receiver's observer read shows now, as the ``python`` observer reads its
+    ``observe()`` (`observation_from_data`). A receiver that keeps the shared tables'
+    ``observe`` is read from its store's rows directly: they are typed by the schema, so
+    the checks the python observer makes of a user's dicts cannot fail there."""
+    if type(receiver).observe is Receiver.observe:
+        effect_rows, state_rows = receiver.store.observe_rows()
+        return Observation(time.time(), tuple(Effect(key, amount) for key, amount in effect_rows),
+                           tuple(ObjectState(obj, status, version) for obj, status, version in state_rows))
+    return observation_from_data(receiver.observe(), time.time(), observer="python")
 
 
 class ReceiverPool:
@@ -70,11 +83,11 @@ class ReceiverPool:
         app = self.module.create_app(config)
         receiver = receiver_of(app)
         if self.provider_state is None:
-            return receiver, Prepared(Target(app=app), lambda: observation_from_data(receiver.observe(), time.time(), observer="python"))
+            return receiver, Prepared(Target(app=app), lambda: observation_of(receiver))
         sink = SinkObserver(self.provider_state.sink)
 
         def observe() -> Observation:
-            states = observation_from_data(receiver.observe(), time.time(), observer="python").states
+            states = observation_of(receiver).states
             return Observation(time.time(), sink.observe().effects, states)
 
         return receiver, Prepared(Target(app=app), observe)
@@ -93,4 +106,4 @@ class ReceiverPool:
                              describe=f"in-process reference receiver {self.name}", **options)
 
 
-__all__ = ["BACKGROUND_RECEIVERS", "ReceiverPool"]
+__all__ = ["BACKGROUND_RECEIVERS", "ReceiverPool", "observation_of"]

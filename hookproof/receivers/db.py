@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import time
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Sequence
 
 from sqlalchemy import (
     Column,
@@ -212,24 +212,32 @@ class Store:
     def observe(self) -> dict[str, list[dict[str, Any]]]:
         """Effects and states, exactly as the two observer queries return them:
         ``{"effects": [{"business_key", "amount"}], "states": [{"object_id", "status",
-        "version"}]}``. Read on the driver's own cursor (one pooled connection, rolled back
-        after): explore reads after every step, and SQLAlchemy's rows cost about three times
-        the read itself once a shared receiver holds a few hundred rows."""
+        "version"}]}`` (`observe_rows`, as dicts)."""
+        effect_rows, state_rows = self.observe_rows()
+        eff = [{"business_key": key, "amount": amount} for key, amount in effect_rows]
+        states = [{"object_id": obj, "status": status, "version": version} for obj, status, version in state_rows]
+        return {"effects": eff, "states": states}
+
+    def observe_rows(self) -> tuple[Sequence[tuple[str, int | None]], Sequence[tuple[str, str, int]]]:
+        """The rows of the two observer queries as the driver returns them: ``(business_key,
+        amount)`` per effect, ``(object_id, status, version)`` per state. Read on the
+        driver's own cursor (one pooled connection, rolled back after): explore reads after
+        every step, and SQLAlchemy's rows cost about three times the read itself once a
+        shared receiver holds a few hundred rows."""
         raw = self.engine.raw_connection()
         try:
             cursor = raw.cursor()
             try:
                 cursor.execute(EFFECTS_QUERY)
-                eff = [{"business_key": key, "amount": amount} for key, amount in cursor.fetchall()]
+                eff: Sequence[tuple[str, int | None]] = cursor.fetchall()
                 cursor.execute(STATE_QUERY)
-                states = [{"object_id": obj, "status": status, "version": version}
-                          for obj, status, version in cursor.fetchall()]
+                states: Sequence[tuple[str, str, int]] = cursor.fetchall()
             finally:
                 cursor.close()
             raw.rollback()
         finally:
             raw.close()
-        return {"effects": eff, "states": states}
+        return eff, states
 
     def dispose(self) -> None:
         self.engine.dispose()

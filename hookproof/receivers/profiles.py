@@ -2,8 +2,9 @@
 
 Each `Verifier` checks a request with the provider's official SDK and decodes it into
 a provider-neutral `WebhookEvent` whose `type` uses Stripe's event names (the business
-code speaks one vocabulary). Supported profiles: ``stripe`` (PyPI ``stripe``:
-``Webhook.construct_event``, 300 s past tolerance) and ``standard-webhooks`` (PyPI
+code speaks one vocabulary). Supported profiles: ``stripe`` (PyPI ``stripe``: the check
+``Webhook.construct_event`` makes, ``WebhookSignature.verify_header``, 300 s past
+tolerance) and ``standard-webhooks`` (PyPI
 ``standardwebhooks``: ``Webhook.verify``, ±300 s). Adding a profile is one subclass
 registered in `VERIFIERS`.
 """
@@ -85,11 +86,18 @@ class Verifier(ABC):
 
 
 class StripeVerifier(Verifier):
-    """Stripe: ``Stripe-Signature`` checked by ``stripe.Webhook.construct_event``."""
+    """Stripe: ``Stripe-Signature`` checked as ``stripe.Webhook.construct_event`` checks it."""
 
     name = "stripe"
 
     def verify(self, body: bytes, headers: Mapping[str, str], *, tolerance_s: float | None = DEFAULT_TOLERANCE) -> WebhookEvent:
+        """With the default tolerance, what ``stripe.Webhook.construct_event`` accepts and
+        refuses: its signature check (``WebhookSignature.verify_header`` at the SDK's default
+        tolerance), then the body parsed as JSON. The SDK's event object is built only for a
+        body it would refuse while building it (not an object, or a thin ``v2.core.event``),
+        so such a body gets the SDK's own answer: the receiver decodes the JSON itself (the
+        SDK's objects turn ``*_decimal`` strings into Decimal, which JSON cannot store), and
+        building the object it never read was half of each request's time."""
         import stripe
 
         header = headers.get("stripe-signature", "")
@@ -97,10 +105,11 @@ class StripeVerifier(Verifier):
         for secret in self.secrets:
             try:
                 if tolerance_s == DEFAULT_TOLERANCE:
-                    stripe.Webhook.construct_event(body, header, secret)
-                    # the payload as JSON, as Stripe sent it (the SDK's objects turn
-                    # ``*_decimal`` strings into Decimal, which JSON cannot store)
-                    return self.decode(body, headers)
+                    stripe.WebhookSignature.verify_header(body, header, secret, stripe.Webhook.DEFAULT_TOLERANCE)
+                    raw = json.loads(body)
+                    if not isinstance(raw, dict) or raw.get("object") == "v2.core.event":
+                        stripe.Webhook.construct_event(body, header, secret)  # raises as the SDK does
+                    return self.decode_object(raw, body)
                 stripe.WebhookSignature.verify_header(body.decode("utf-8"), header, secret, tolerance=tolerance_s)
                 return self.decode(body, headers)
             except stripe.SignatureVerificationError as exc:
@@ -109,11 +118,19 @@ class StripeVerifier(Verifier):
                 raise SignatureError(f"unreadable body: {exc}") from exc
         raise SignatureError(errors[-1] if errors else "no secret configured")
 
-    def decode(self, body: bytes, headers: Mapping[str, str]) -> WebhookEvent:
+    def decode_object(self, raw: Any, body: bytes) -> WebhookEvent:
+        """`decode` of a body already parsed into `raw`."""
         try:
-            return replace(self.from_event_object(json.loads(body)), raw=body)
+            return replace(self.from_event_object(raw), raw=body)
         except (ValueError, KeyError, TypeError) as exc:
             raise SignatureError(f"not a Stripe event: {exc}") from exc
+
+    def decode(self, body: bytes, headers: Mapping[str, str]) -> WebhookEvent:
+        try:
+            raw = json.loads(body)
+        except ValueError as exc:
+            raise SignatureError(f"not a Stripe event: {exc}") from exc
+        return self.decode_object(raw, body)
 
     @staticmethod
     def from_event_object(raw: Mapping[str, Any]) -> WebhookEvent:

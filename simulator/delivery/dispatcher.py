@@ -35,7 +35,7 @@ from hookproof.simulator.delivery.attempt_core import Broke, Observed, grade, re
 from hookproof.simulator.delivery.deadlines import Deadline, Deadlines
 from hookproof.simulator.delivery.history import Attempt, Completion, History, Outcome
 from hookproof.simulator.delivery.mutations import AttemptRequest, build_attempt
-from hookproof.simulator.delivery.transports import Target, make_client
+from hookproof.simulator.delivery.transports import Target, in_process_request, in_process_transport, make_client
 from hookproof.simulator.faults import Delivery, Schedule, is_valid
 from hookproof.simulator.profiles.base import Profile, SignedRequest
 
@@ -127,8 +127,12 @@ class Dispatcher:
         self._client_timeout = (self._transport.client_timeout(self._timeout_extension)
                                 if self._transport is not None else None)
         self._event_types: dict[str, str] = {}
+        # In-process apps are sent to through their transport directly (`in_process_request`:
+        # the request the client would build, without its send path); a given client is used as it is.
+        self._in_process = in_process_transport(target.app) if client is None and target.app is not None else None
+        self._in_process_url = httpx.URL(target.endpoint) if self._in_process is not None else None
         self.client = client if client is not None or self._transport is not None else make_client(
-            target, connect_timeout_s=connect_timeout_s)
+            target, connect_timeout_s=connect_timeout_s, transport=self._in_process)
         self._background: set[asyncio.Task[object]] = set()
         self._deadlines = Deadlines()
 
@@ -321,6 +325,15 @@ class Dispatcher:
                 finally:
                     await response.aclose()
             assert self.client is not None
+            if self._in_process is not None and self._in_process_url is not None:
+                url = (self._in_process_url.copy_merge_params(request.query) if request.query
+                       else self._in_process_url)
+                response = await self._in_process.handle_async_request(in_process_request(
+                    self.client, request.method, url, request.headers, request.body, {"trace": exchange.trace}))
+                try:
+                    return await self._read(response, response.stream, exchange)  # type: ignore[arg-type]
+                finally:
+                    await response.aclose()
             timeout = httpx.Timeout(timeout_s, connect=self.connect_timeout_s, pool=self.connect_timeout_s)
             async with self.client.stream(
                 request.method, self.target.endpoint, params=dict(request.query) or None, headers=dict(request.headers),

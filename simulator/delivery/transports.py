@@ -11,7 +11,7 @@ import asyncio
 import inspect
 import ipaddress
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Mapping
 from urllib.parse import urlsplit
 
 import httpx
@@ -130,12 +130,15 @@ class ThreadedWSGITransport(httpx.AsyncBaseTransport):
                               request=request)
 
 
-def make_client(target: Target, *, connect_timeout_s: float = 5.0, max_connections: int = 64) -> httpx.AsyncClient:
+def make_client(target: Target, *, connect_timeout_s: float = 5.0, max_connections: int = 64,
+                transport: httpx.AsyncBaseTransport | None = None) -> httpx.AsyncClient:
     """An httpx client for `target` that never follows redirects.
 
     URLs go over `AiohttpTransport` (httpx's API on aiohttp's engine: the default httpx
     transport falls far behind at the concurrency deliveries need; see
-    bench/dispatcher_throughput.py). ASGI apps answer 500 instead of raising.
+    bench/dispatcher_throughput.py). In-process apps go over `in_process_transport(app)`,
+    or over `transport` when one is given (the caller keeps it to send through directly,
+    `in_process_request`).
     """
     timeout = httpx.Timeout(30.0, connect=connect_timeout_s)
     if target.app is None:
@@ -143,9 +146,27 @@ def make_client(target: Target, *, connect_timeout_s: float = 5.0, max_connectio
 
         return httpx.AsyncClient(transport=AiohttpTransport(max_connections=max_connections), timeout=timeout,
                                  follow_redirects=False, trust_env=False)
-    transport: httpx.AsyncBaseTransport
-    if is_asgi(target.app):
-        transport = httpx.ASGITransport(app=target.app, raise_app_exceptions=False)
-    else:
-        transport = ThreadedWSGITransport(target.app)
+    transport = transport if transport is not None else in_process_transport(target.app)
     return httpx.AsyncClient(transport=transport, base_url=IN_PROCESS_BASE, timeout=timeout, follow_redirects=False)
+
+
+def in_process_transport(app: Any) -> httpx.AsyncBaseTransport:
+    """The transport an in-process `app` is reached through: httpx's `ASGITransport` (an
+    exception in the app answers 500 instead of raising) or `ThreadedWSGITransport`."""
+    if is_asgi(app):
+        return httpx.ASGITransport(app=app, raise_app_exceptions=False)
+    return ThreadedWSGITransport(app)
+
+
+def in_process_request(client: httpx.AsyncClient, method: str, url: httpx.URL, headers: Mapping[str, str],
+                       body: bytes, extensions: dict[str, Any]) -> httpx.Request:
+    """The request `client` hands its in-process transport for these arguments (its default
+    headers under `headers`, then ``Host`` and ``Content-Length`` as httpx adds them), built
+    without the client's send path: the dispatcher sends it to the transport itself. A
+    provider keeps no cookies, so none are sent (the client's jar is never filled: its
+    send path, which fills it from answers, is not taken). The client's send path (auth and
+    redirect flows, the cookie jar, the response's stream wrapped again) was about two
+    thirds of an exchange with a small app."""
+    merged = httpx.Headers(client.headers)
+    merged.update(headers)
+    return httpx.Request(method, url, headers=merged, content=body, extensions=extensions)

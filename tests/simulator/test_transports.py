@@ -1,10 +1,16 @@
-"""`simulator.delivery.transports`: the one check of a receiver URL (`url_problem`, `Target`)."""
+"""`simulator.delivery.transports`: the one check of a receiver URL (`url_problem`, `Target`), and
+the request an in-process app is handed (`in_process_request`)."""
 
 from __future__ import annotations
 
+import asyncio
+from typing import Any
+
+import httpx
 import pytest
 
 from hookproof.simulator.delivery import Target, url_problem
+from hookproof.simulator.delivery.transports import in_process_request, in_process_transport, make_client
 from hookproof.simulator.errors import TargetError
 
 
@@ -32,3 +38,42 @@ def test_url_problem_says_what_is_wrong(url: str, problem: str | None) -> None:
 def test_a_target_refuses_a_url_httpx_could_not_send_to(url: str) -> None:
     with pytest.raises(TargetError, match="port"):
         Target(url=url)
+
+
+def test_an_in_process_app_is_handed_the_request_the_client_would_send() -> None:
+    """Through the client's send path and through the transport directly, the app sees the
+    same method, path, query, headers (names, values, order) and body."""
+    seen: list[tuple[Any, ...]] = []
+
+    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        body = b""
+        while True:
+            message = await receive()
+            body += message.get("body", b"")
+            if not message.get("more_body"):
+                break
+        seen.append((scope["method"], scope["path"], scope["query_string"], list(scope["headers"]), body))
+        await send({"type": "http.response.start", "status": 201, "headers": [(b"content-type", b"text/plain")]})
+        await send({"type": "http.response.body", "body": b"made"})
+
+    target = Target(app=app)
+    headers = {"Content-Type": "application/json", "User-Agent": "Stripe/1.0", "Stripe-Signature": "t=1,v1=ab"}
+    body = b'{"id": "evt_1"}'
+
+    async def both() -> list[bytes]:
+        transport = in_process_transport(app)
+        client = make_client(target, transport=transport)
+        answers = []
+        async with client.stream("POST", target.endpoint, params={"a": "1"}, headers=headers, content=body) as r:
+            answers.append(await r.aread())
+        url = httpx.URL(target.endpoint).copy_merge_params({"a": "1"})
+        response = await transport.handle_async_request(in_process_request(client, "POST", url, headers, body, {}))
+        answers.append(await response.aread())
+        assert response.status_code == 201
+        await client.aclose()
+        return answers
+
+    assert asyncio.run(both()) == [b"made", b"made"]
+    assert len(seen) == 2 and seen[0] == seen[1]
+    names = [name for name, _ in seen[0][3]]
+    assert names[:4] == [b"host", b"accept", b"accept-encoding", b"connection"] and b"content-length" in names

@@ -201,3 +201,15 @@ def test_a_subscription_mode_session_starts_its_subscription() -> None:
     assert done["invoice"] == w.get(done["subscription"])["latest_invoice"]
     with pytest.raises(WorldError, match="one_time: it cannot be sold in subscription mode"):
         w.open_checkout(customer, w.create_price(interval=None), mode="subscription")
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**31), steps=STEPS)
+def test_peek_is_the_latest_snapshot_get_copies(seed: int, steps: list[str]) -> None:
+    """`peek` reads the very snapshot `get` hands out a copy of, for every object."""
+    world = play(seed, steps)
+    for object_id in world.objects():
+        assert world.peek(object_id) == world.get(object_id)
+        assert world.peek(object_id) is world.peek(object_id) and world.get(object_id) is not world.get(object_id)
+    with pytest.raises(WorldError):
+        world.peek("cus_missing")
