@@ -8,8 +8,11 @@ built with ``-tags nodedupe``, never asks whether an event was processed. `certi
 the correct one on the whole catalog with zero findings and fails the twin with
 `duplicated` for its own business keys (the detection matrix's ``go_receivers``).
 
-The binaries are built here, into a temporary folder (GOCACHE and GOPATH there too, no
-module download: GOPROXY=off); they are never committed. Needs Debian's golang-go: skipped
+The binaries are built here, into a temporary folder (GOPATH there too, no module download:
+GOPROXY=off); they are never committed. Go's build cache (content-addressed, safe to share
+between processes) lives with the test venvs (`tests.venvs.cache_root`), so a rerun on the
+same machine does not compile net/http again (~35 s on a loaded 2-core machine); a fresh
+machine builds everything, as before. Needs Debian's golang-go: skipped
 locally without it, a failure under CI.
 """
 
@@ -32,6 +35,7 @@ from hookproof.send import SendOptions, send
 from hookproof.simulator.profiles import get_profile
 from hookproof.simulator.world import emit_events, new_world
 from tests.support import free_port, require_service
+from tests.venvs import cache_root
 
 GO_DIR = Path(__file__).resolve().parents[2] / "examples" / "receivers" / "go"
 SECRET = "whsec_go_receiver_0123456789abcdef"
@@ -49,7 +53,7 @@ def binaries(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     if go is None:
         require_service("go", "install Debian's golang-go (.ci/run does)")
     out = tmp_path_factory.mktemp("go")
-    env = {**os.environ, "GOCACHE": str(out / "cache"), "GOPATH": str(out / "gopath"), "GOPROXY": "off",
+    env = {**os.environ, "GOCACHE": str(cache_root() / "go-build"), "GOPATH": str(out / "gopath"), "GOPROXY": "off",
            "GOFLAGS": "-mod=mod", "CGO_ENABLED": "0"}
     built = {}
     for name, tags in TAGS.items():
