@@ -23,6 +23,7 @@ import os
 import shutil
 import subprocess
 from collections.abc import Iterator
+from concurrent.futures import Future
 from pathlib import Path
 
 import httpx
@@ -31,10 +32,11 @@ import pytest
 from hookproof.certify import certify
 from hookproof.config import Config, ObserverConfig, RunConfig, SettleConfig, StartConfig, TargetConfig
 from hookproof.demo import DEMO_ACCOUNT
+from hookproof.reports.model import RunReport
 from hookproof.send import SendOptions, send
 from hookproof.simulator.profiles import get_profile
 from hookproof.simulator.world import emit_events, new_world
-from tests.support import free_port, require_service
+from tests.support import free_port, require_service, run_side_by_side, selected_params
 from tests.venvs import cache_root
 
 GO_DIR = Path(__file__).resolve().parents[2] / "examples" / "receivers" / "go"
@@ -115,11 +117,30 @@ def test_send_is_accepted_once_and_a_forgery_refused(running: tuple[str, str]) -
         "effects": [{"business_key": event.business_key, "amount": event.amount}], "states": []}
 
 
+#: Seconds the first matrix case may take: its fixture certifies every selected receiver.
+MATRIX_TIMEOUT_S = 900
+
+
+@pytest.fixture(scope="module")
+def matrix_reports(binaries: dict[str, Path], request: pytest.FixtureRequest,
+                   tmp_path_factory: pytest.TempPathFactory) -> dict[str, Future[RunReport]]:
+    """Each selected receiver certified over the whole catalog, side by side (each run mostly
+    waits on its receiver process and its settle reads): receiver -> its report (or its error)."""
+    out = tmp_path_factory.mktemp("go-matrix")
+
+    def one(name: str) -> RunReport:
+        (out / name).mkdir()
+        return certify(config(binaries[name], out / name), out_dir=out / name / "report").report
+
+    return run_side_by_side(selected_params(request, "name"), one, workers=len(TAGS))
+
+
 @pytest.mark.slow
+@pytest.mark.timeout(MATRIX_TIMEOUT_S)
 @pytest.mark.parametrize("name", sorted(TAGS))
-def test_go_receiver_fails_exactly_what_its_fault_predicts(binaries: dict[str, Path], tmp_path: Path,
+def test_go_receiver_fails_exactly_what_its_fault_predicts(matrix_reports: dict[str, Future[RunReport]],
                                                           name: str) -> None:
-    report = certify(config(binaries[name], tmp_path), out_dir=tmp_path / "report").report
+    report = matrix_reports[name].result()
     assert not report.partial
     assert not [s.id for s in report.scenarios if s.verdict == "error"], [s.reason for s in report.scenarios]
     failed = {s.id: sorted({f.check_id for f in s.findings}) for s in report.scenarios
