@@ -26,6 +26,7 @@ __all__ = [
     "run_interrupted",
     "run_side_by_side",
     "selected_params",
+    "selected_tests",
 ]
 
 T = TypeVar("T")
@@ -153,6 +154,15 @@ def selected_params(request: pytest.FixtureRequest, argname: str) -> list[Any]:
             if value not in values:
                 values.append(value)
     return values
+
+
+def selected_tests(request: pytest.FixtureRequest) -> list[str]:
+    """Names (``item.name``) of the tests this session runs that use the requesting fixture in the
+    requesting module, in collection order: what a module fixture running each test's slow part
+    up front (`run_side_by_side`) has to run."""
+    fixture = request.fixturename
+    return [item.name for item in request.session.items
+            if getattr(item, "module", None) is request.module and fixture in getattr(item, "fixturenames", ())]
 
 
 def run_side_by_side(keys: Sequence[str], run: Callable[[str], T], *, workers: int) -> dict[str, Future[T]]:
