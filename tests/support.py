@@ -10,8 +10,9 @@ import socket
 import subprocess
 import tempfile
 import threading
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-from typing import Callable, Mapping, NoReturn, Sequence
+from typing import Any, Callable, Mapping, NoReturn, Sequence, TypeVar
 
 import pytest
 
@@ -23,7 +24,12 @@ __all__ = [
     "in_ci",
     "require_service",
     "run_interrupted",
+    "run_side_by_side",
+    "selected_params",
+    "selected_tests",
 ]
+
+T = TypeVar("T")
 
 
 #: Seconds a test allows on top of a limit the code under test was given (a sender timeout, a
@@ -131,6 +137,44 @@ def run_interrupted(args: Sequence[str], signum: int, *, cwd: str | Path, env: M
             proc.kill()
             proc.communicate()
     return subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr)
+
+
+def selected_params(request: pytest.FixtureRequest, argname: str) -> list[Any]:
+    """The values of parameter `argname` among the tests this session runs (after ``-k``/``-m``
+    deselection) that use the requesting fixture in the requesting module, in collection order,
+    each once. A module fixture that does every case's slow part up front (`run_side_by_side`)
+    uses it to do only the cases that will be looked at."""
+    fixture, values = request.fixturename, []
+    for item in request.session.items:
+        callspec = getattr(item, "callspec", None)
+        if getattr(item, "module", None) is not request.module or callspec is None:
+            continue
+        if fixture in getattr(item, "fixturenames", ()) and argname in callspec.params:
+            value = callspec.params[argname]
+            if value not in values:
+                values.append(value)
+    return values
+
+
+def selected_tests(request: pytest.FixtureRequest) -> list[str]:
+    """Names (``item.name``) of the tests this session runs that use the requesting fixture in the
+    requesting module, in collection order: what a module fixture running each test's slow part
+    up front (`run_side_by_side`) has to run."""
+    fixture = request.fixturename
+    return [item.name for item in request.session.items
+            if getattr(item, "module", None) is request.module and fixture in getattr(item, "fixturenames", ())]
+
+
+def run_side_by_side(keys: Sequence[str], run: Callable[[str], T], *, workers: int) -> dict[str, Future[T]]:
+    """``run(key)`` for every key, at most `workers` at a time; returns when all have ended.
+
+    For runs that mostly wait (a certify run waits on its receiver process, its settle reads and
+    its scaled retry delays), so several share two cores without changing what each observes.
+    Each key's future holds its result or its exception: a test calls ``.result()``, so one
+    run's failure fails its own test, not its neighbours'.
+    """
+    with ThreadPoolExecutor(max_workers=max(1, min(workers, len(keys)))) as pool:
+        return {key: pool.submit(run, key) for key in keys}
 
 
 # --- a throwaway PostgreSQL server ------------------------------------------------

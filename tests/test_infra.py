@@ -5,6 +5,8 @@ import sqlalchemy as sa
 
 from tests.support import free_port, require_service
 
+pytest_plugins = ["pytester"]
+
 
 @pytest.mark.postgres
 def test_postgres_url_supports_create_insert_select(postgres_url: str) -> None:
@@ -129,3 +131,82 @@ def test_attempts_unbounded_names_each_limit_a_run_ignored() -> None:
         "d1 attempt 3 came 60.5 s after the one before (retry delay 0.6 s + 10 s)",
         "the run ended 19.2 s after its last answer (+10 s allowed)"]
     assert attempts_unbounded([], sender_timeout_s=0.3, delays_s=[], ended_at=1e9) == []
+
+
+def test_run_side_by_side_keeps_each_run_s_result_and_error_to_itself() -> None:
+    import threading
+
+    from tests.support import run_side_by_side
+
+    started = threading.Barrier(3, timeout=30)  # all three are under way at once
+
+    def run(key: str) -> str:
+        started.wait()
+        if key == "b":
+            raise ValueError("b broke")
+        return key.upper()
+
+    futures = run_side_by_side(["a", "b", "c"], run, workers=3)
+    assert list(futures) == ["a", "b", "c"] and all(f.done() for f in futures.values())
+    assert (futures["a"].result(), futures["c"].result()) == ("A", "C")
+    with pytest.raises(ValueError, match="b broke"):
+        futures["b"].result()
+
+
+SELECTION_MODULE = '''
+import pytest
+
+from tests.support import run_side_by_side, selected_params, selected_tests
+
+SEEN = []
+
+
+@pytest.fixture(scope="module")
+def by_name(request):
+    SEEN.append(("params", selected_params(request, "name")))
+    return run_side_by_side(selected_params(request, "name"), str.upper, workers=2)
+
+
+@pytest.fixture(scope="module")
+def by_test(request):
+    SEEN.append(("tests", selected_tests(request)))
+    return selected_tests(request)
+
+
+@pytest.mark.parametrize("name", ["x", "y", "z"])
+def test_param(by_name, name):
+    assert by_name[name].result() == name.upper()
+
+
+def test_plain_one(by_test, request):
+    assert request.node.name in by_test
+
+
+def test_plain_two(by_test, request):
+    assert request.node.name in by_test
+
+
+def test_without_the_fixtures():
+    pass
+
+
+def test_zz_seen():
+    assert SEEN == EXPECTED
+'''
+
+
+@pytest.mark.parametrize(("selected", "expected", "passed"), [
+    ((), [("params", ["x", "y", "z"]), ("tests", ["test_plain_one", "test_plain_two"])], 7),
+    (("test_param[y]", "test_plain_two", "test_zz_seen"), [("params", ["y"]), ("tests", ["test_plain_two"])], 3),
+])
+def test_a_side_by_side_fixture_runs_only_the_selected_cases(pytester: pytest.Pytester, selected: tuple[str, ...],
+                                                             expected: list[object], passed: int) -> None:
+    import sys
+    from pathlib import Path
+
+    pytester.makepyfile(test_selection=SELECTION_MODULE + f"\nEXPECTED = {expected!r}\n")
+    pytester.syspathinsert(str(Path(__file__).resolve().parent.parent))
+    sys.modules.pop("test_selection", None)
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "-p", "no:locust", "-q",
+                                          *(f"test_selection.py::{test}" for test in selected))
+    result.assert_outcomes(passed=passed)

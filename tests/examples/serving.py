@@ -19,7 +19,8 @@ def serve_app(app: Any) -> Iterator[str]:
         from werkzeug.serving import make_server
 
         server = make_server("127.0.0.1", 0, app, threaded=True)
-        thread = threading.Thread(target=server.serve_forever, daemon=True)
+        # shutdown() waits for serve_forever's next poll: 0.5 s by default, at every test's end
+        thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
         thread.start()
         try:
             yield f"http://127.0.0.1:{server.server_port}"

@@ -24,15 +24,17 @@ What it is found to do, read off the package's code:
 from __future__ import annotations
 
 import shutil
+from concurrent.futures import Future
 from pathlib import Path
 
 import pytest
 
-from hookproof.certify import certify
+from hookproof.certify import CertifyResult, certify
 from hookproof.config import load_config
 from hookproof.scenarios.chaos import CHAOS_CATALOG
 from tests.examples.django_shops import DJSTRIPE_SHOP as SHOP
 from tests.examples.django_shops import djstripe_python, manage, migrated_db
+from tests.support import run_side_by_side, selected_tests
 
 ENDPOINT = "7d3c1f0e-5b8a-4c2e-9f61-0a4b2c6d8e10"
 SECRET = "whsec_djstripe_shop_0123456789"
@@ -45,7 +47,6 @@ def shop_python() -> Path:
     return djstripe_python()
 
 
-@pytest.fixture()
 def shop_db(shop_python: Path, tmp_path: Path) -> Path:
     """The shop's database, migrated, with its webhook endpoint registered (a deploy's steps)."""
     db = tmp_path / "shop.sqlite3"
@@ -87,11 +88,32 @@ kill_trials = 2
     return path
 
 
+#: test -> (its scenarios, chaos or not): one certify run each, over its own shop database.
+RUNS: dict[str, tuple[list[str], bool]] = {
+    "test_djstripe_applies_each_effect_once_and_ends_in_the_providers_state":
+        (["duplicate-sequential", "duplicate-concurrent", "reorder", "stale-after-newer", "test-mode-to-live"], False),
+    "test_djstripe_passes_the_chaos_scenarios": (list(CHAOS_CATALOG), True),
+}
+
+
+@pytest.fixture(scope="module")
+def runs(shop_python: Path, request: pytest.FixtureRequest,
+         tmp_path_factory: pytest.TempPathFactory) -> dict[str, Future[CertifyResult]]:
+    """The selected tests' certify runs, side by side (each its own shop database, gunicorn and
+    port; a run mostly waits on the shop): test name -> its result."""
+
+    def one(test: str) -> CertifyResult:
+        directory = tmp_path_factory.mktemp("djstripe-shop")
+        scenarios, chaos = RUNS[test]
+        return certify(load_config(_config(directory, shop_python, shop_db(shop_python, directory))),
+                       out_dir=directory / "out", scenarios=scenarios, chaos=chaos)
+
+    return run_side_by_side(selected_tests(request), one, workers=len(RUNS))
+
+
 def test_djstripe_applies_each_effect_once_and_ends_in_the_providers_state(
-        shop_python: Path, shop_db: Path, tmp_path: Path) -> None:
-    result = certify(load_config(_config(tmp_path, shop_python, shop_db)), out_dir=tmp_path / "out",
-                     scenarios=["duplicate-sequential", "duplicate-concurrent", "reorder", "stale-after-newer",
-                                "test-mode-to-live"])
+        runs: dict[str, Future[CertifyResult]], request: pytest.FixtureRequest) -> None:
+    result = runs[request.node.name].result()
     by_id = {s.id: s for s in result.report.scenarios}
     assert {i: s.verdict for i, s in by_id.items()} == {
         "duplicate-sequential": "pass", "duplicate-concurrent": "pass", "reorder": "pass",
@@ -102,8 +124,8 @@ def test_djstripe_applies_each_effect_once_and_ends_in_the_providers_state(
     assert {a.status for a in live.attempts} == {200}  # acknowledged and applied: livemode never compared
 
 
-def test_djstripe_passes_the_chaos_scenarios(shop_python: Path, shop_db: Path, tmp_path: Path) -> None:
-    result = certify(load_config(_config(tmp_path, shop_python, shop_db)), out_dir=tmp_path / "out",
-                     scenarios=list(CHAOS_CATALOG), chaos=True)
+def test_djstripe_passes_the_chaos_scenarios(runs: dict[str, Future[CertifyResult]],
+                                             request: pytest.FixtureRequest) -> None:
+    result = runs[request.node.name].result()
     verdicts = {s.id: (s.verdict, s.reason) for s in result.report.scenarios}
     assert verdicts == {scenario: ("pass", None) for scenario in CHAOS_CATALOG}

@@ -25,15 +25,18 @@ one the package pins (``stripe.api_version = "2020-08-27"`` in drf_stripe/stripe
 from __future__ import annotations
 
 import shutil
+from concurrent.futures import Future
 from pathlib import Path
+from typing import Callable
 
 import pytest
 
-from hookproof.certify import certify
+from hookproof.certify import CertifyResult, certify
 from hookproof.config import load_config
 from hookproof.reports.model import ScenarioReport
 from tests.examples.django_shops import DRF_STRIPE_SHOP as SHOP
 from tests.examples.django_shops import migrated_db
+from tests.support import run_side_by_side, selected_tests
 from tests.venvs import venv_python
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]
@@ -94,11 +97,36 @@ def _migrated(python: Path, db: Path) -> Path:
     return db
 
 
-def test_without_its_rows_first_drf_stripe_subscription_answers_500(shop_python: Path, tmp_path: Path) -> None:
+#: test -> its certify run over its own copy of the migrated shop in `directory`.
+RUNS: dict[str, Callable[[Path, Path, Path], CertifyResult]] = {
+    "test_without_its_rows_first_drf_stripe_subscription_answers_500":
+        lambda directory, python, db: certify(
+            load_config(_config(directory, python, db, seeded=False)), out_dir=directory / "out",
+            scenarios=["duplicate-sequential"]),
+    "test_drf_stripe_subscription_duplicates_grants_and_revives_a_canceled_subscription":
+        lambda directory, python, db: certify(
+            load_config(_config(directory, python, db)), out_dir=directory / "out",
+            scenarios=["duplicate-sequential", "stale-after-newer"]),
+}
+
+
+@pytest.fixture(scope="module")
+def runs(shop_python: Path, request: pytest.FixtureRequest,
+         tmp_path_factory: pytest.TempPathFactory) -> dict[str, Future[CertifyResult]]:
+    """The selected tests' certify runs, side by side (each its own shop database, gunicorn and
+    port; a run mostly waits on the shop): test name -> its result."""
+
+    def one(test: str) -> CertifyResult:
+        directory = tmp_path_factory.mktemp("drf-shop")
+        return RUNS[test](directory, shop_python, _migrated(shop_python, directory / "shop.sqlite3"))
+
+    return run_side_by_side(selected_tests(request), one, workers=len(RUNS))
+
+
+def test_without_its_rows_first_drf_stripe_subscription_answers_500(
+        runs: dict[str, Future[CertifyResult]], request: pytest.FixtureRequest) -> None:
     """The package looks up the StripeUser of the event's customer (``StripeUser.DoesNotExist``)."""
-    db = _migrated(shop_python, tmp_path / "shop.sqlite3")
-    result = certify(load_config(_config(tmp_path, shop_python, db, seeded=False)), out_dir=tmp_path / "out",
-                     scenarios=["duplicate-sequential"])
+    result = runs[request.node.name].result()
     [duplicate] = result.report.scenarios
     assert duplicate.verdict == "fail"
     assert {a.status for a in duplicate.attempts} == {500}
@@ -106,10 +134,8 @@ def test_without_its_rows_first_drf_stripe_subscription_answers_500(shop_python:
 
 
 def test_drf_stripe_subscription_duplicates_grants_and_revives_a_canceled_subscription(
-        shop_python: Path, tmp_path: Path) -> None:
-    db = _migrated(shop_python, tmp_path / "shop.sqlite3")
-    result = certify(load_config(_config(tmp_path, shop_python, db)), out_dir=tmp_path / "out",
-                     scenarios=["duplicate-sequential", "stale-after-newer"])
+        runs: dict[str, Future[CertifyResult]], request: pytest.FixtureRequest) -> None:
+    result = runs[request.node.name].result()
     by_id = {s.id: s for s in result.report.scenarios}
     assert {i: s.verdict for i, s in by_id.items()} == {"duplicate-sequential": "fail", "stale-after-newer": "fail"}
 

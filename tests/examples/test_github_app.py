@@ -19,16 +19,18 @@ import sqlite3
 import subprocess
 import sys
 from collections.abc import Iterator
+from concurrent.futures import Future
 from pathlib import Path
 
 import pytest
 
 from hookproof.certify import certify
 from hookproof.config import Config, ObserverConfig, RunConfig, SettleConfig, StartConfig, TargetConfig
+from hookproof.reports.model import RunReport
 from hookproof.send import SendOptions, send
 from hookproof.simulator.profiles import get_profile
 from hookproof.simulator.world import GITHUB_EVENT_TYPES, GitHubWorld, emit_events
-from tests.support import free_port, require_service
+from tests.support import free_port, require_service, run_side_by_side, selected_params
 
 NODE_DIR = Path(__file__).resolve().parents[2] / "examples" / "receivers" / "node"
 SECRET = "gh_webhook_secret_0123456789abcdef"
@@ -146,10 +148,30 @@ def config(name: str, out: Path) -> Config:
         run=RunConfig(seed=SEED), settle=SettleConfig(window_s=0.15))
 
 
+#: Seconds the first matrix case may take: its fixture certifies every selected receiver.
+MATRIX_TIMEOUT_S = 900
+
+
+@pytest.fixture(scope="module")
+def matrix_reports(node: str, request: pytest.FixtureRequest,
+                   tmp_path_factory: pytest.TempPathFactory) -> dict[str, Future[RunReport]]:
+    """Each selected receiver certified over the whole catalog, side by side (each run mostly
+    waits on its receiver process and its settle reads): receiver -> its report (or its error)."""
+    out = tmp_path_factory.mktemp("github-matrix")
+
+    def one(name: str) -> RunReport:
+        (out / name).mkdir()
+        return certify(config(name, out / name), out_dir=out / name / "report").report
+
+    return run_side_by_side(selected_params(request, "name"), one, workers=len(MATRIX))
+
+
 @pytest.mark.slow
+@pytest.mark.timeout(MATRIX_TIMEOUT_S)
 @pytest.mark.parametrize("name", sorted(MATRIX))
-def test_github_receiver_fails_exactly_what_its_fault_predicts(node: str, tmp_path: Path, name: str) -> None:
-    report = certify(config(name, tmp_path), out_dir=tmp_path / "report").report
+def test_github_receiver_fails_exactly_what_its_fault_predicts(matrix_reports: dict[str, Future[RunReport]],
+                                                               name: str) -> None:
+    report = matrix_reports[name].result()
     assert not report.partial
     assert not [s.id for s in report.scenarios if s.verdict == "error"], [s.reason for s in report.scenarios]
     failed = {s.id: sorted({f.check_id for f in s.findings}) for s in report.scenarios

@@ -8,8 +8,11 @@ built with ``-tags nodedupe``, never asks whether an event was processed. `certi
 the correct one on the whole catalog with zero findings and fails the twin with
 `duplicated` for its own business keys (the detection matrix's ``go_receivers``).
 
-The binaries are built here, into a temporary folder (GOCACHE and GOPATH there too, no
-module download: GOPROXY=off); they are never committed. Needs Debian's golang-go: skipped
+The binaries are built here, into a temporary folder (GOPATH there too, no module download:
+GOPROXY=off); they are never committed. Go's build cache (content-addressed, safe to share
+between processes) lives with the test venvs (`tests.venvs.cache_root`), so a rerun on the
+same machine does not compile net/http again (~35 s on a loaded 2-core machine); a fresh
+machine builds everything, as before. Needs Debian's golang-go: skipped
 locally without it, a failure under CI.
 """
 
@@ -20,6 +23,7 @@ import os
 import shutil
 import subprocess
 from collections.abc import Iterator
+from concurrent.futures import Future
 from pathlib import Path
 
 import httpx
@@ -28,10 +32,12 @@ import pytest
 from hookproof.certify import certify
 from hookproof.config import Config, ObserverConfig, RunConfig, SettleConfig, StartConfig, TargetConfig
 from hookproof.demo import DEMO_ACCOUNT
+from hookproof.reports.model import RunReport
 from hookproof.send import SendOptions, send
 from hookproof.simulator.profiles import get_profile
 from hookproof.simulator.world import emit_events, new_world
-from tests.support import free_port, require_service
+from tests.support import free_port, require_service, run_side_by_side, selected_params
+from tests.venvs import cache_root
 
 GO_DIR = Path(__file__).resolve().parents[2] / "examples" / "receivers" / "go"
 SECRET = "whsec_go_receiver_0123456789abcdef"
@@ -49,7 +55,7 @@ def binaries(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     if go is None:
         require_service("go", "install Debian's golang-go (.ci/run does)")
     out = tmp_path_factory.mktemp("go")
-    env = {**os.environ, "GOCACHE": str(out / "cache"), "GOPATH": str(out / "gopath"), "GOPROXY": "off",
+    env = {**os.environ, "GOCACHE": str(cache_root() / "go-build"), "GOPATH": str(out / "gopath"), "GOPROXY": "off",
            "GOFLAGS": "-mod=mod", "CGO_ENABLED": "0"}
     built = {}
     for name, tags in TAGS.items():
@@ -111,11 +117,30 @@ def test_send_is_accepted_once_and_a_forgery_refused(running: tuple[str, str]) -
         "effects": [{"business_key": event.business_key, "amount": event.amount}], "states": []}
 
 
+#: Seconds the first matrix case may take: its fixture certifies every selected receiver.
+MATRIX_TIMEOUT_S = 900
+
+
+@pytest.fixture(scope="module")
+def matrix_reports(binaries: dict[str, Path], request: pytest.FixtureRequest,
+                   tmp_path_factory: pytest.TempPathFactory) -> dict[str, Future[RunReport]]:
+    """Each selected receiver certified over the whole catalog, side by side (each run mostly
+    waits on its receiver process and its settle reads): receiver -> its report (or its error)."""
+    out = tmp_path_factory.mktemp("go-matrix")
+
+    def one(name: str) -> RunReport:
+        (out / name).mkdir()
+        return certify(config(binaries[name], out / name), out_dir=out / name / "report").report
+
+    return run_side_by_side(selected_params(request, "name"), one, workers=len(TAGS))
+
+
 @pytest.mark.slow
+@pytest.mark.timeout(MATRIX_TIMEOUT_S)
 @pytest.mark.parametrize("name", sorted(TAGS))
-def test_go_receiver_fails_exactly_what_its_fault_predicts(binaries: dict[str, Path], tmp_path: Path,
+def test_go_receiver_fails_exactly_what_its_fault_predicts(matrix_reports: dict[str, Future[RunReport]],
                                                           name: str) -> None:
-    report = certify(config(binaries[name], tmp_path), out_dir=tmp_path / "report").report
+    report = matrix_reports[name].result()
     assert not report.partial
     assert not [s.id for s in report.scenarios if s.verdict == "error"], [s.reason for s in report.scenarios]
     failed = {s.id: sorted({f.check_id for f in s.findings}) for s in report.scenarios

@@ -36,14 +36,17 @@ from __future__ import annotations
 
 import shutil
 import sqlite3
+from concurrent.futures import Future
 from pathlib import Path
+from typing import Callable
 
 import pytest
 
-from hookproof.certify import certify
+from hookproof.certify import CertifyResult, certify
 from hookproof.config import load_config
 from hookproof.reports.model import ScenarioReport
 from tests.examples.django_shops import DJANGO, migrated_db
+from tests.support import run_side_by_side, selected_tests
 from tests.venvs import venv_python
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]
@@ -106,11 +109,39 @@ def _findings(report: ScenarioReport) -> set[tuple[str, str]]:
     return {(f.check_id, f.key) for f in report.findings}
 
 
+#: test -> its certify run over its own copy of the migrated shop in `directory`: the result.
+RUNS: dict[str, Callable[[Path, Path, Path], CertifyResult]] = {
+    "test_django_payments_ships_again_on_every_copy_of_the_shops_own_session":
+        lambda directory, python, db: certify(
+            load_config(_config(directory, python, db)), out_dir=directory / "out",
+            scenarios=["duplicate-sequential", "forged-signature", "unknown-event-type"]),
+    "test_a_live_django_payments_shop_ships_a_test_mode_completion":
+        lambda directory, python, db: certify(
+            load_config(_config(directory, python, db, environment="live")), out_dir=directory / "out",
+            scenarios=["test-mode-to-live"]),
+    "test_the_chaos_scenarios_run_over_the_shops_sessions_too":
+        lambda directory, python, db: certify(
+            load_config(_config(directory, python, db, controlled="process")), out_dir=directory / "out",
+            scenarios=["restart-between-duplicates"], chaos=True),
+}
+
+
+@pytest.fixture(scope="module")
+def runs(shop_python: Path, request: pytest.FixtureRequest,
+         tmp_path_factory: pytest.TempPathFactory) -> dict[str, Future[tuple[CertifyResult, Path]]]:
+    """The selected tests' certify runs, side by side (each its own shop database, gunicorn and
+    port; a run mostly waits on the shop): test name -> (its result, the shop's database)."""
+    def one(test: str) -> tuple[CertifyResult, Path]:
+        directory = tmp_path_factory.mktemp("payments-shop")
+        db = _migrated(shop_python, directory / "shop.sqlite3")
+        return RUNS[test](directory, shop_python, db), db
+
+    return run_side_by_side(selected_tests(request), one, workers=len(RUNS))
+
+
 def test_django_payments_ships_again_on_every_copy_of_the_shops_own_session(
-        shop_python: Path, tmp_path: Path) -> None:
-    db = _migrated(shop_python, tmp_path / "shop.sqlite3")
-    result = certify(load_config(_config(tmp_path, shop_python, db)), out_dir=tmp_path / "out",
-                     scenarios=["duplicate-sequential", "forged-signature", "unknown-event-type"])
+        runs: dict[str, Future[tuple[CertifyResult, Path]]], request: pytest.FixtureRequest) -> None:
+    result, db = runs[request.node.name].result()
     by_id = {s.id: s for s in result.report.scenarios}
     assert {i: s.verdict for i, s in by_id.items()} == {
         "duplicate-sequential": "fail", "forged-signature": "fail", "unknown-event-type": "fail"}
@@ -137,10 +168,9 @@ def test_django_payments_ships_again_on_every_copy_of_the_shops_own_session(
         "payment_method.automatically_updated": 400, "checkout.session.completed": 200}
 
 
-def test_a_live_django_payments_shop_ships_a_test_mode_completion(shop_python: Path, tmp_path: Path) -> None:
-    db = _migrated(shop_python, tmp_path / "shop.sqlite3")
-    result = certify(load_config(_config(tmp_path, shop_python, db, environment="live")),
-                     out_dir=tmp_path / "out", scenarios=["test-mode-to-live"])
+def test_a_live_django_payments_shop_ships_a_test_mode_completion(
+        runs: dict[str, Future[tuple[CertifyResult, Path]]], request: pytest.FixtureRequest) -> None:
+    result, db = runs[request.node.name].result()
     [report] = result.report.scenarios
     [(session, status)] = _payments(db).items()
     assert session.startswith("cs_live_") and status == "confirmed"
@@ -149,10 +179,9 @@ def test_a_live_django_payments_shop_ships_a_test_mode_completion(shop_python: P
     assert {(a.status, a.valid) for a in report.attempts} == {(200, False)}
 
 
-def test_the_chaos_scenarios_run_over_the_shops_sessions_too(shop_python: Path, tmp_path: Path) -> None:
-    db = _migrated(shop_python, tmp_path / "shop.sqlite3")
-    result = certify(load_config(_config(tmp_path, shop_python, db, controlled="process")),
-                     out_dir=tmp_path / "out", scenarios=["restart-between-duplicates"], chaos=True)
+def test_the_chaos_scenarios_run_over_the_shops_sessions_too(
+        runs: dict[str, Future[tuple[CertifyResult, Path]]], request: pytest.FixtureRequest) -> None:
+    result, db = runs[request.node.name].result()
     [restarted] = result.report.scenarios
     assert restarted.verdict == "fail", (restarted.reason, [(f.check_id, f.key) for f in restarted.findings])
     payments = _payments(db)

@@ -136,7 +136,7 @@ class _Seeded(BaseHTTPRequestHandler):
 def seed_server() -> Iterator[tuple[str, type[_Seeded]]]:
     handler = type("Handler", (_Seeded,), {"received": [], "status": 204})
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}/seed", handler
