@@ -25,10 +25,12 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Iterable, Mapping, Sequence
 
+from hookproof.scenarios.expectation_views import EventKeys
 from hookproof.scenarios.findings import Finding
 from hookproof.scenarios.groups import NO_GROUP, Groups, group_positions
 from hookproof.scenarios.history_scan import ANSWERED_NON_SUCCESS, HistoryScan, scan_history
 from hookproof.scenarios.observations import MONEY_PREFIXES, Expectations, Observation
+from hookproof.scenarios.world_columns import ExtendedCodes
 from hookproof.simulator.delivery.history import Attempt, Completion
 from hookproof.simulator.events import Event
 
@@ -222,23 +224,25 @@ def _filed_by_key(index: CheckIndex, scan: HistoryScan) -> Groups:
     n_events = len(scan.event_codes)
     without_key = np.bincount(unkeyed_events, minlength=n_events)
     attempts = np.bincount(scan.event_of, minlength=n_events)
-    names = list(scan.event_codes)  # event code → id
-    codes, key_names = dict(scan.key_codes), list(scan.key_names)  # the scan's own keys stay its own
+    ids = scan.event_codes  # event code → id, read only for an event whose key is looked up by id
+    names = getattr(ids, "names", None) or list(ids)
+    codes = ExtendedCodes(scan.key_codes)  # the scan's own keys stay its own (not copied)
     filed_code = np.full(n_events, NO_GROUP, dtype=np.int64)
     expected_keys = index.expected_keys
+    by_code = expected_keys if isinstance(expected_keys, EventKeys) else None
     any_filed = False
     for code in in_order.tolist():
-        event_id = names[code]
-        if without_key[code] == attempts[code]:  # no attempt of it carries a key
-            key = expected_keys.get(event_id)
+        key: str | None
+        if by_code is not None and (k := by_code.key_code(code)) >= 0:  # `expected_keys.get`, by code
+            key = by_code.key_name(k)
+        elif by_code is not None and without_key[code] == attempts[code]:
+            key = None
+        elif without_key[code] == attempts[code]:  # no attempt of it carries a key
+            key = expected_keys.get(names[code])
         else:
-            key = index.key_of_event(event_id)
+            key = index.key_of_event(names[code])
         if key is not None:
-            key_code = codes.get(key)
-            if key_code is None:
-                key_code = codes[key] = len(key_names)
-                key_names.append(key)
-            filed_code[code] = key_code
+            filed_code[code] = codes.add(key)
             any_filed = True
     if not any_filed:
         return group_positions(codes, key_of)
