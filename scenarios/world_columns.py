@@ -38,6 +38,8 @@ def code_range(start: int, stop: int) -> list[int]:
     if stop > len(_INTS):
         _INTS.extend(range(len(_INTS), max(stop, 2 * len(_INTS))))
     return _INTS[start:stop]
+
+
 _FIELDS = attrgetter("id", "business_key", "amount", "object_id", "status", "version", "object_type")
 
 
@@ -66,6 +68,35 @@ class Names:
         """The code of `name`, or None when it was never seen."""
         code = self.codes.get(name)
         return None if code is None or code < 0 else code
+
+
+class CompactNames:
+    """`Names` held as an `IdCodes` (no string per name once they outgrow
+    `IdCodes.SMALL`): `codes` name → code (None is never coded), `names` by code. For the
+    events' objects, a storm's hundreds of thousands, looked up by id for the few a
+    check or a report names."""
+
+    __slots__ = ("codes", "names")
+
+    def __init__(self) -> None:
+        self.codes = IdCodes()
+        self.names: Sequence[str] = self.codes.names
+
+    def code_all(self, values: Sequence[Any]) -> "npt.NDArray[np.int64]":
+        """The codes of `values` (new strings get the next codes; None is -1), an int64 column."""
+        import numpy as np
+
+        if None not in values:
+            return self.codes.code_all(values)
+        present = [i for i, v in enumerate(values) if v is not None]
+        out = np.full(len(values), -1, np.int64)
+        out[present] = self.codes.code_all([values[i] for i in present])
+        return out
+
+    def get(self, name: str) -> int | None:
+        """The code of `name`, or None when it was never seen."""
+        code = self.codes.get(name)
+        return None if code is None else int(code)
 
 
 class ExtendedCodes(Mapping[str, int]):
@@ -116,7 +147,7 @@ class WorldColumns:
             no string per id); `ids` the ids by code (a view of it).
         key: per code, its business key's code in `keys` (-1: None).
         amount: per code, its amount in minor units (NaN: None; exact below 2**53).
-        obj: per code, its object's code in `objects`.
+        obj: per code, its object's code in `objects` (as bytes past `IdCodes.SMALL`).
         status: per code, its status's code in `statuses` (-1: None).
         version: per code, its object version.
         kind: per code, its object type's code in `kinds`.
@@ -128,7 +159,7 @@ class WorldColumns:
     keys: Names
     amount: "npt.NDArray[np.float64]"
     obj: "npt.NDArray[np.int64]"
-    objects: Names
+    objects: Names | CompactNames
     status: "npt.NDArray[np.int64]"
     statuses: Names
     version: "npt.NDArray[np.int64]"
@@ -147,7 +178,7 @@ def world_columns(events: Iterable[Event]) -> WorldColumns:
     import numpy as np
 
     codes = IdCodes()
-    keys, objects, statuses, kinds = Names(), Names(), Names(), Names()
+    keys, objects, statuses, kinds = Names(), CompactNames(), Names(), Names()
     parts: list[list[Any]] = [[], [], [], [], [], []]  # key, amount, obj, status, version, kind
     it = iter(events)
     while chunk := list(islice(it, CHUNK)):
@@ -170,6 +201,7 @@ def world_columns(events: Iterable[Event]) -> WorldColumns:
     cols: list[Any] = [np.concatenate(p) if p else np.zeros(0, np.float64 if i == 1 else np.int64)
                        for i, p in enumerate(parts)]
     codes.trim()
+    objects.codes.trim()
     return WorldColumns(codes, codes.names, cols[0], keys, cols[1], cols[2], objects, cols[3], statuses, cols[4], cols[5],
                         kinds)
 
