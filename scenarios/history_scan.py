@@ -300,6 +300,7 @@ def scan_history(
                 unkeyed_valid.data[ev[valid & unkeyed]] = True
         offset += n
     del key_codes[None]
+    event_codes.trim()  # the column's spare room, up to as many ids again
     event_of = np.concatenate(events_parts) if events_parts else np.zeros(0, np.int64)
     key_of = np.concatenate(keys_parts) if keys_parts else np.zeros(0, np.int64)
     codes = np.concatenate(completion_parts) if completion_parts else np.zeros(0, np.int8)

@@ -36,7 +36,7 @@ def code_range(start: int, stop: int) -> list[int]:
     then hold one int per code between them, not one each. The cache grows to the
     largest code asked for and is kept for the process's life."""
     if stop > len(_INTS):
-        _INTS.extend(range(len(_INTS), max(stop, 2 * len(_INTS))))
+        _INTS.extend(range(len(_INTS), stop))  # exactly: the list's own growth amortizes it
     return _INTS[start:stop]
 
 
