@@ -347,6 +347,29 @@ def finish_storm(
                           partial_reason=partial_reason, on_phase=on_phase)
 
 
+#: glibc's ``mallopt`` parameter M_MMAP_THRESHOLD, and the size the end of a storm sets it to (bytes).
+_M_MMAP_THRESHOLD = -3
+MMAP_THRESHOLD_BYTES = 256 * 1024
+
+
+def hand_back_freed_memory() -> bool:
+    """Have glibc's malloc serve every block of `MMAP_THRESHOLD_BYTES` or more with a
+    mapping of its own, returned to the system when freed, for the rest of the process.
+
+    By default glibc raises that threshold as large blocks are freed (up to 32 MiB), so
+    the checks' numpy columns of a million attempts (megabytes each, many alive for one
+    step) come from the heap and stay resident after they are freed. Returns True when
+    set; False off glibc (nothing changed)."""
+    try:
+        import ctypes
+
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):
+        return False
+    mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
+    return bool(mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD_BYTES))
+
+
 def finish_spooled(
     spec: StormSpec,
     spool: Spool,
@@ -369,6 +392,7 @@ def finish_spooled(
     phase = on_phase or (lambda _: None)
     out = Path(spec.out_dir)
     history_path = spool.path
+    hand_back_freed_memory()  # the checks' columns leave the master's memory when freed
     phase("reading")
     try:
         spool.finalize()
@@ -398,6 +422,7 @@ def finish_spooled(
 
 __all__ = [
     "MAX_REPORT_ATTEMPTS",
+    "MMAP_THRESHOLD_BYTES",
     "Rekeyed",
     "STORM_CHECKLIST",
     "STATE_CHECKS",
@@ -406,6 +431,7 @@ __all__ = [
     "StormOutcome",
     "finish_spooled",
     "finish_storm",
+    "hand_back_freed_memory",
     "make_observer",
     "only_storm",
     "storm_checks",

@@ -32,6 +32,7 @@ from hookproof.scenarios.groups import NO_GROUP, Groups, group_positions
 from hookproof.scenarios.history_scan import ANSWERED_NON_SUCCESS, HistoryScan, scan_history
 from hookproof.scenarios.key_table import KeyTable, PeakView, SettledView, completion_codes, key_table
 from hookproof.scenarios.observations import MONEY_PREFIXES, Expectations, Observation
+from hookproof.scenarios.world_columns import ExtendedCodes
 from hookproof.simulator.delivery.history import Attempt, Completion
 from hookproof.simulator.events import Event
 
@@ -307,8 +308,9 @@ def _keys_of_events(
         return scan.key_codes, key
     seen, first = np.unique(key[added], return_index=True)
     seen = seen[np.argsort(first, kind="stable")]  # in order of the events
-    names = [expected_keys.columns.name(code) for code in seen.tolist()]
-    codes = {**scan.key_codes, **dict(zip(names, range(n_scan, n_scan + len(names))))}
+    codes = ExtendedCodes(scan.key_codes)  # the scan's codes and the added ones, without a copy of the scan's
+    for code in seen.tolist():
+        codes.add(expected_keys.columns.name(code))
     renumber = np.full(int(seen.max()) + 1, -1, np.int64)
     renumber[seen] = np.arange(n_scan, n_scan + len(seen))
     key[added] = renumber[key[added]]
@@ -325,11 +327,11 @@ def _keys_one_by_one(
     codes, key_names = dict(scan.key_codes), list(scan.key_names)  # the scan's own keys stay its own
     expected_keys = index.expected_keys
     for code in in_order.tolist():
-        event_id = names[code]
+        key: str | None
         if without_key[code] == attempts[code]:  # no attempt of it carries a key
-            key = expected_keys.get(event_id)
+            key = expected_keys.get(names[code])
         else:
-            key = index.key_of_event(event_id)
+            key = index.key_of_event(names[code])
         if key is not None:
             key_code = codes.get(key)
             if key_code is None:

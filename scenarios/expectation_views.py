@@ -351,8 +351,8 @@ class EventKeys(Mapping[str, str]):
         return self._columns.name(key) if key >= 0 else default
 
     def __iter__(self) -> Iterator[str]:
-        key_of = self._key_of.tolist()
-        return (name for name, code in self._codes.items() if key_of[code] >= 0)
+        key_of = self._key_of.tolist()  # the codes' names iterate in code order
+        return (name for name, code in zip(self._codes, range(len(key_of))) if key_of[code] >= 0)
 
     def __len__(self) -> int:
         return int((self._key_of >= 0).sum())

@@ -12,7 +12,7 @@ until a check or a report looks one up.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from itertools import repeat
+from itertools import chain, repeat
 from operator import methodcaller
 from typing import TYPE_CHECKING, Sequence
 
@@ -24,6 +24,7 @@ from hookproof.scenarios.expectation_views import (
     TruthColumns,
     TruthView,
 )
+from hookproof.scenarios.id_codes import IdCodes
 from hookproof.scenarios.observations import MONEY_PREFIXES, Expectations
 from hookproof.scenarios.world_columns import WorldColumns
 
@@ -100,7 +101,8 @@ class ExpectationScan:
 
         prefixes = tuple(money_prefixes)
         world, ew = self.world, self.event_world
-        names = list(scan.event_codes)  # event code → recorded id
+        ids = scan.event_codes  # event code → recorded id (a view of an `IdCodes`: no list of a million)
+        names = ids.names if isinstance(ids, IdCodes) else list(ids)
         n_keys = len(scan.key_names)
         # the sources: each key's first attempt, its own or, for an attempt without a key,
         # its event's key: position, event code, amount, whether an attempt without a key,
@@ -177,7 +179,7 @@ class ExpectationScan:
             amounts = np.where(known & ~np.isnan(world_amount), world_amount, src_amount)
             obj = np.where(known, world.obj[fw0], -1)
         key_names = scan.key_names
-        all_names = key_names + added_names if added_names else key_names
+        all_names = chain(key_names, added_names)  # not a copy of a million names
         money_like = np.fromiter(map(methodcaller("startswith", prefixes), all_names), np.bool_, n_all)
         money = ~np.isnan(amounts) & money_like
         columns = KeyColumns(key_codes, key_names, added_codes, added_names, np.argsort(src_pos), valid, first_event,

@@ -13,8 +13,8 @@ from a `HistoryScan`; with the run's events the same pass keeps the expectations
 which is how a storm's checks read a history of millions of attempts.
 
 Each chunk is a handful of C-level passes: its columns are read with `attrgetter` maps
-(or from SQLite rows), the event ids and keys coded through one dict each, the rest is
-numpy over the chunk. Python runs per new event or key only where an attempt's value
+(or from SQLite rows), the event ids coded by hash as bytes (`scenarios.id_codes.IdCodes`:
+no string per event is kept) and the keys through a dict, the rest is numpy over the chunk. Python runs per new event or key only where an attempt's value
 is needed for an expectation (its amount, its object when its event is unknown), and
 per attempt only for ids the run's events do not name (joined through the delivery id).
 
@@ -27,14 +27,15 @@ from __future__ import annotations
 from array import array
 from collections.abc import Set
 from dataclasses import dataclass
-from itertools import count, filterfalse, islice, repeat
+from itertools import filterfalse, islice, repeat
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from hookproof.scenarios.groups import NO_GROUP, Groups, group_positions
 from hookproof.scenarios.history_expectations import EventFacts, ExpectationScan
+from hookproof.scenarios.id_codes import IdCodes
 from hookproof.scenarios.observations import MONEY_PREFIXES, Expectations, world_id_of_delivery
-from hookproof.scenarios.world_columns import WorldColumns, world_columns
+from hookproof.scenarios.world_columns import WorldColumns, code_range, world_columns
 from hookproof.simulator.delivery.history import Attempt, Completion, Outcome
 from hookproof.simulator.events import Event
 
@@ -71,8 +72,8 @@ class CodedSet(Set[str]):
         return code is not None and bool(self._marked[code])
 
     def __iter__(self) -> Iterator[str]:
-        marked = self._marked.tolist()
-        return (name for name, code in self._codes.items() if marked[code])
+        marked = self._marked.tolist()  # the codes' names iterate in code order (a dict's, or `IdCodes`)
+        return (name for name, code in zip(self._codes, range(len(marked))) if marked[code])
 
     def __len__(self) -> int:
         return int(self._marked.sum())
@@ -88,7 +89,8 @@ class HistoryScan:
 
     Attributes:
         size: attempts read.
-        event_codes: event id → its code (0, 1, … in order of first attempt).
+        event_codes: event id → its code (0, 1, … in order of first attempt): an
+            `IdCodes` (the ids held as bytes, `names` by code), or a dict.
         event_of: per position, its event's code (int64).
         key_codes: business key → its code (0, 1, … in order of first attempt carrying it
             as its own); `key_names` the keys by code.
@@ -109,7 +111,7 @@ class HistoryScan:
     """
 
     size: int
-    event_codes: dict[str, int]
+    event_codes: Mapping[str, int]
     event_of: "npt.NDArray[np.int64]"
     key_codes: dict[str, int]
     key_names: list[str]
@@ -161,6 +163,12 @@ class _Growing:
             grown[:len(self.data)] = self.data
             self.data = grown
 
+    def take(self, n: int) -> Any:
+        """The first `n` slots as a column of their own (the doubling's spare slots, up to
+        as many again, are freed: a slice would keep them), the buffer given up."""
+        data, self.data = self.data, self.data[:0]
+        return data[:n].copy() if n < len(data) else data
+
 
 #: A chunk: its columns (event id, own key, valid, completion, outcome, status, latency
 #: ms, amount), and a reader of (object id, delivery id) at an index of the chunk.
@@ -202,7 +210,7 @@ def scan_history(
 
     world = world_columns(events) if events is not None else None
     expect = world is not None
-    event_codes: dict[str, int] = {}
+    event_codes = IdCodes()
     key_codes: dict[Any, int] = {None: NO_GROUP}  # None is removed at the end
     key_names: list[str] = []
     resolved: dict[str, int] = {}
@@ -225,26 +233,23 @@ def scan_history(
     for ids, keys, valid_col, completion, outcome, status, latency_col, amount_col, lazy in _chunks(history):
         n = len(ids)
         # codes of the chunk's event ids, new ones numbered in order of first attempt
-        new_events = list(filterfalse(event_codes.__contains__, dict.fromkeys(ids)))
+        n_before = len(event_codes)
+        ev = event_codes.code_all(ids)
+        n_events = len(event_codes)
         unknown: list[str] = []
-        if new_events:
-            n_before = len(event_codes)
-            n_events = n_before + len(new_events)
+        if n_events > n_before:
             acked.ensure(n_events)
-            if world is not None:  # the world's own strings are kept, not the history's copies
+            if world is not None:  # each new event's world code, from its first attempt's id
                 for g in (first_valid, unkeyed_first, unkeyed_amount, unkeyed_valid, foreign, event_world):
                     g.ensure(n_events)
-                known = list(map(world.codes.get, new_events))
-                if None in known:
-                    unknown = [name for name, code in zip(new_events, known) if code is None]
-                    foreign.data[n_before:n_events] = [code is None for code in known]
-                    event_world.data[n_before:n_events] = [-1 if code is None else code for code in known]
-                    new_events = [name if code is None else world.ids[code] for name, code in zip(new_events, known)]
-                else:
-                    event_world.data[n_before:n_events] = known
-                    new_events = [world.ids[code] for code in known]  # type: ignore[index]
-            event_codes.update(zip(new_events, count(n_before)))
-        ev = np.fromiter(map(event_codes.__getitem__, ids), np.int64, n)
+                at = np.flatnonzero(ev >= n_before)
+                _, first = np.unique(ev[at], return_index=True)
+                new_ids = list(map(ids.__getitem__, at[first].tolist()))
+                known = world.codes.code_all(new_ids, add=False)
+                event_world.data[n_before:n_events] = known
+                if (known < 0).any():
+                    foreign.data[n_before:n_events] = known < 0
+                    unknown = [name for name, code in zip(new_ids, known.tolist()) if code < 0]
         new_keys = list(filterfalse(key_codes.__contains__, dict.fromkeys(keys)))
         n_keys_before = len(key_names)
         if new_keys:
@@ -254,7 +259,7 @@ def scan_history(
                     new_keys = list(map(_own, repeat(world.keys.codes), repeat(world.keys.names), new_keys))
                 else:  # every key the world's: no Python step per key
                     new_keys = list(map(world.keys.names.__getitem__, known_keys))
-            key_codes.update(zip(new_keys, count(n_keys_before)))
+            key_codes.update(zip(new_keys, code_range(n_keys_before, n_keys_before + len(new_keys))))
             key_names += new_keys
         kc = np.fromiter(map(key_codes.__getitem__, keys), np.int64, n)
         valid = np.fromiter(valid_col, np.bool_, n)
@@ -302,6 +307,7 @@ def scan_history(
                 unkeyed_valid.data[ev[valid & unkeyed]] = True
         offset += n
     del key_codes[None]
+    event_codes.trim()  # the column's spare room, up to as many ids again
     event_of = np.concatenate(events_parts) if events_parts else np.zeros(0, np.int64)
     key_of = np.concatenate(keys_parts) if keys_parts else np.zeros(0, np.int64)
     codes = np.concatenate(completion_parts) if completion_parts else np.zeros(0, np.int8)
@@ -313,18 +319,20 @@ def scan_history(
     expectation_part: ExpectationScan | None = None
     if expect:
         assert world is not None
-        # what coded ids and keys during the pass: its strings stay the scan's (`event_codes`, `key_names`)
-        world.codes, world.ids, world.keys.codes = {}, [], {}
-        resolved_world = event_world.data[:n_events].copy()
+        # what coded ids and keys during the pass (the scan's own `event_codes` and `key_names` stay)
+        world.codes = IdCodes()
+        world.ids, world.keys.codes = world.codes.names, {}
+        resolved_world = event_world.take(n_events)
         for name, code in resolved.items():
             resolved_world[event_codes[name]] = code
-        expectation_part = ExpectationScan(world, resolved, resolved_world, first_valid.data[:n_events],
-                                           key_first.data[:n_keys],
-                               key_amount.data[:n_keys], key_valid.data[:n_keys], unkeyed_first.data[:n_events],
-                               unkeyed_amount.data[:n_events], unkeyed_valid.data[:n_events], src_objects)
+        del foreign
+        expectation_part = ExpectationScan(world, resolved, resolved_world, first_valid.take(n_events),
+                                           key_first.take(n_keys), key_amount.take(n_keys), key_valid.take(n_keys),
+                                           unkeyed_first.take(n_events), unkeyed_amount.take(n_events),
+                                           unkeyed_valid.take(n_events), src_objects)
     return HistoryScan(offset, event_codes, event_of, key_codes, key_names, key_of,
                        group_positions(event_codes, event_of), completions,
-                       CodedSet(event_codes, acked.data[:n_events]), notable, latencies, over_half, over_half_ms,
+                       CodedSet(event_codes, acked.take(n_events)), notable, latencies, over_half, over_half_ms,
                        sender_timeout_s, expectation_part, codes)
 
 

@@ -1,20 +1,23 @@
 """The run's events as columns: what the expectations read of each, no object per event.
 
 `world_columns` reads the events once, `CHUNK` at a time, and keeps per event a world
-code (its id → code, the first Event of an id wins) and a few numpy slots indexed by it:
-its business key, object, status and object type as codes into lists holding each
-distinct string once, its amount and its version. A storm's million events (each
-decoded from its own JSON, so with its own copy of every string) then hold one string
-per distinct key and per distinct object, not three per event.
+code (its id → code, the first Event of an id wins; the ids held as bytes, no string
+per id: `scenarios.id_codes.IdCodes`) and a few numpy slots indexed by it: its business
+key, object, status and object type as codes into lists holding each distinct string
+once, its amount and its version. A storm's million events (each decoded from its own
+JSON, so with its own copy of every string) then hold one string per distinct key and
+per distinct object, none per event.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from itertools import count, filterfalse, islice
+from itertools import chain, filterfalse, islice
 from operator import attrgetter
-from typing import TYPE_CHECKING, Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Sequence
 
+from hookproof.scenarios.id_codes import IdCodes
 from hookproof.simulator.events import Event
 
 if TYPE_CHECKING:
@@ -23,6 +26,20 @@ if TYPE_CHECKING:
 
 #: Events read per step.
 CHUNK = 8192
+#: The int objects every code dict of a pass shares as its values (`code_range`).
+_INTS: list[int] = []
+
+
+def code_range(start: int, stop: int) -> list[int]:
+    """The codes `start` … `stop` - 1 as one shared int object each: the dicts coding a
+    storm's million ids, keys and objects (each code past 256 is an object of 28 bytes)
+    then hold one int per code between them, not one each. The cache grows to the
+    largest code asked for and is kept for the process's life."""
+    if stop > len(_INTS):
+        _INTS.extend(range(len(_INTS), stop))  # exactly: the list's own growth amortizes it
+    return _INTS[start:stop]
+
+
 _FIELDS = attrgetter("id", "business_key", "amount", "object_id", "status", "version", "object_type")
 
 
@@ -43,7 +60,7 @@ class Names:
         codes = self.codes
         new = list(filterfalse(codes.__contains__, dict.fromkeys(values)))
         if new:
-            codes.update(zip(new, count(len(self.names))))
+            codes.update(zip(new, code_range(len(self.names), len(self.names) + len(new))))
             self.names += new
         return np.fromiter(map(codes.__getitem__, values), np.int64, len(values))
 
@@ -53,28 +70,96 @@ class Names:
         return None if code is None or code < 0 else code
 
 
+class CompactNames:
+    """`Names` held as an `IdCodes` (no string per name once they outgrow
+    `IdCodes.SMALL`): `codes` name → code (None is never coded), `names` by code. For the
+    events' objects, a storm's hundreds of thousands, looked up by id for the few a
+    check or a report names."""
+
+    __slots__ = ("codes", "names")
+
+    def __init__(self) -> None:
+        self.codes = IdCodes()
+        self.names: Sequence[str] = self.codes.names
+
+    def code_all(self, values: Sequence[Any]) -> "npt.NDArray[np.int64]":
+        """The codes of `values` (new strings get the next codes; None is -1), an int64 column."""
+        import numpy as np
+
+        if None not in values:
+            return self.codes.code_all(values)
+        present = [i for i, v in enumerate(values) if v is not None]
+        out = np.full(len(values), -1, np.int64)
+        out[present] = self.codes.code_all([values[i] for i in present])
+        return out
+
+    def get(self, name: str) -> int | None:
+        """The code of `name`, or None when it was never seen."""
+        code = self.codes.get(name)
+        return None if code is None else int(code)
+
+
+class ExtendedCodes(Mapping[str, int]):
+    """`base` (name → code 0 … len(base) - 1) and names added after it (`add`: the next
+    codes), as one read-only mapping iterating in code order: what a copy of `base` with
+    the names added would be, without copying a storm's million entries."""
+
+    __slots__ = ("base", "added", "names")
+
+    def __init__(self, base: Mapping[str, int]) -> None:
+        self.base = base
+        self.added: dict[str, int] = {}
+        #: the added names, by code - len(base)
+        self.names: list[str] = []
+
+    def add(self, name: str) -> int:
+        """The code of `name`, the next one when it is new."""
+        code = self.get(name)
+        if code is None:
+            code = self.added[name] = len(self.base) + len(self.names)
+            self.names.append(name)
+        return code
+
+    def __getitem__(self, name: str) -> int:
+        code = self.base.get(name)
+        return code if code is not None else self.added[name]
+
+    def get(self, name: str, default: Any = None) -> Any:
+        code = self.base.get(name)
+        return code if code is not None else self.added.get(name, default)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.base or name in self.added
+
+    def __iter__(self) -> Iterator[str]:
+        return chain(self.base, self.added)
+
+    def __len__(self) -> int:
+        return len(self.base) + len(self.added)
+
+
 @dataclass
 class WorldColumns:
     """The run's events by world code (0, 1, … in order of first Event of each id).
 
     Attributes:
-        codes: event id → its world code; `ids` the ids by code (emptied, with
-            ``keys.codes``, once the scan has coded the history's ids and keys).
+        codes: event id → its world code, held as bytes (`scenarios.id_codes.IdCodes`:
+            no string per id); `ids` the ids by code (a view of it).
         key: per code, its business key's code in `keys` (-1: None).
         amount: per code, its amount in minor units (NaN: None; exact below 2**53).
-        obj: per code, its object's code in `objects`.
+        obj: per code, its object's code in `objects` (as bytes past `IdCodes.SMALL`).
         status: per code, its status's code in `statuses` (-1: None).
         version: per code, its object version.
         kind: per code, its object type's code in `kinds`.
     """
 
-    codes: dict[str, int]
-    ids: list[str]
+    codes: IdCodes
+    ids: Sequence[str]
     key: "npt.NDArray[np.int64]"
     keys: Names
     amount: "npt.NDArray[np.float64]"
     obj: "npt.NDArray[np.int64]"
-    objects: Names
+    objects: Names | CompactNames
     status: "npt.NDArray[np.int64]"
     statuses: Names
     version: "npt.NDArray[np.int64]"
@@ -88,25 +173,24 @@ class WorldColumns:
 
 def world_columns(events: Iterable[Event]) -> WorldColumns:
     """Read `events` once into `WorldColumns` (O(len(events)), C-level per chunk: no
-    Python step per event but for the first Event of each id)."""
+    Python step per event but for the first Event of each id; the ids coded as bytes,
+    `IdCodes`)."""
     import numpy as np
 
-    codes: dict[str, int] = {}
-    ids: list[str] = []
-    keys, objects, statuses, kinds = Names(), Names(), Names(), Names()
+    codes = IdCodes()
+    keys, objects, statuses, kinds = Names(), CompactNames(), Names(), Names()
     parts: list[list[Any]] = [[], [], [], [], [], []]  # key, amount, obj, status, version, kind
     it = iter(events)
     while chunk := list(islice(it, CHUNK)):
         rows = list(map(_FIELDS, chunk))
-        chunk_ids = [row[0] for row in rows]
-        new = list(filterfalse(codes.__contains__, dict.fromkeys(chunk_ids)))
-        if not new:
+        n_before = len(codes)
+        coded = codes.code_all([row[0] for row in rows])
+        if len(codes) == n_before:
             continue
-        if len(new) < len(rows):  # a repeated id: its first Event's row
-            first = dict(zip(reversed(chunk_ids), reversed(rows)))
-            rows = list(map(first.__getitem__, new))
-        codes.update(zip(new, count(len(ids))))
-        ids += new
+        if len(codes) - n_before < len(rows):  # a repeated id, or one seen before: each new id's first Event
+            at = np.flatnonzero(coded >= n_before)
+            _, first = np.unique(coded[at], return_index=True)
+            rows = list(map(rows.__getitem__, at[first].tolist()))
         _, key, amount, obj, status, version, kind = zip(*rows)
         parts[0].append(keys.code_all(key))
         parts[1].append(np.array(amount, dtype=np.float64))  # None: NaN
@@ -116,8 +200,10 @@ def world_columns(events: Iterable[Event]) -> WorldColumns:
         parts[5].append(kinds.code_all(kind))
     cols: list[Any] = [np.concatenate(p) if p else np.zeros(0, np.float64 if i == 1 else np.int64)
                        for i, p in enumerate(parts)]
-    return WorldColumns(codes, ids, cols[0], keys, cols[1], cols[2], objects, cols[3], statuses, cols[4], cols[5],
+    codes.trim()
+    objects.codes.trim()
+    return WorldColumns(codes, codes.names, cols[0], keys, cols[1], cols[2], objects, cols[3], statuses, cols[4], cols[5],
                         kinds)
 
 
-__all__: Sequence[str] = ["CHUNK", "Names", "WorldColumns", "world_columns"]
+__all__: Sequence[str] = ["CHUNK", "ExtendedCodes", "Names", "WorldColumns", "code_range", "world_columns"]

@@ -235,3 +235,12 @@ def test_throughput_counts_each_attempt_in_its_bucket_in_one_pass() -> None:
     assert out["bucket_s"] == 84.0  # ceil(335.2 s / 4)
     assert out["series"] == [[0.0, round(3 / 84, 2), round(2 / 84, 2)], [84.0, round(2 / 84, 2), round(1 / 84, 2)],
                              [168.0, round(2 / 84, 2), round(1 / 84, 2)], [252.0, round(3 / 84, 2), round(2 / 84, 2)]]
+
+
+def test_the_end_of_a_storm_hands_freed_columns_back_on_glibc() -> None:
+    """`hand_back_freed_memory` sets glibc's mmap threshold (True) and changes nothing elsewhere."""
+    import platform
+
+    from hookproof.loadtests.verdict import hand_back_freed_memory
+
+    assert hand_back_freed_memory() is (platform.libc_ver()[0] == "glibc")

@@ -164,19 +164,24 @@ def test_a_storm_sized_history_gives_the_same_findings_in_memory_and_streamed(tm
     assert sum(n for _, n in index.by_event.sizes()) == len(in_memory)
 
 
-@pytest.mark.parametrize("chunk", [7, 1000, None])
+@pytest.mark.parametrize(("chunk", "small"), [(7, None), (1000, None), (None, None), (1000, 0), (None, 500)])
 def test_the_columnar_pass_finds_what_the_dict_pass_found(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                         chunk: int | None) -> None:
+                                                         chunk: int | None, small: int | None) -> None:
     """A storm-sized history with every kind of fault (duplicates, losses, regressions,
     stale states, counters, invalid and renamed ids, slow acks), read in chunks of every
     size: the columnar pass gives the expectations the dict pass before it gave
     (`oracle_scan`), and every check over either index gives the same result, findings'
-    text, order and attempts included, over the list and over the file streamed."""
+    text, order and attempts included, over the list and over the file streamed. The
+    event ids coded as a dict, as bytes from the first (`small` 0, a storm's million) or
+    from the 500th on (`IdCodes.SMALL`)."""
     from hookproof.scenarios import history_scan
+    from hookproof.scenarios.id_codes import IdCodes
     from tests.scenarios.oracle_scan import old_expectations_and_index
 
     if chunk is not None:
         monkeypatch.setattr(history_scan, "CHUNK", chunk)
+    if small is not None:
+        monkeypatch.setattr(IdCodes, "SMALL", small)
     events, attempts, observations = run_of(13, n_events=6000 if chunk != 7 else 1500)
     first_read = observations[1]  # an earlier read showing every object at v5: the later ones regress
     observations = [Observation(T0 + 1200, (), tuple(ObjectState(s.object_id, s.status, 5) for s in first_read.states),

@@ -1,0 +1,71 @@
+"""`IdCodes`: ids coded in order of first sight as a dict codes them, held as bytes."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from hookproof.scenarios.id_codes import IdCodes
+
+
+def _dict_codes(chunks: list[list[str]]) -> tuple[dict[str, int], list[list[int]]]:
+    codes: dict[str, int] = {}
+    out = []
+    for chunk in chunks:
+        out.append([codes.setdefault(v, len(codes)) for v in chunk])
+    return codes, out
+
+
+def _chunks(rng: random.Random, pool: list[str], sizes: list[int]) -> list[list[str]]:
+    return [[rng.choice(pool) for _ in range(n)] for n in sizes]
+
+
+@pytest.mark.parametrize("small", [0, 1000, IdCodes.SMALL])
+def test_codes_match_a_dict_over_chunks_of_repeated_ids(small: int) -> None:
+    """As columns from the start (0), moving from a dict to columns on the way (1000), and as a dict."""
+    rng = random.Random(7)
+    pool = [f"evt_{rng.getrandbits(64):016x}" for _ in range(3000)] + ["", "a", "evt_" + "x" * 90]
+    chunks = _chunks(rng, pool, [1, 500, 0, 4096, 7, 2000])
+    expected, per_chunk = _dict_codes(chunks)
+    table = IdCodes(small)
+    got = [table.code_all(chunk).tolist() for chunk in chunks]
+    assert got == per_chunk
+    assert len(table) == len(expected)
+    assert list(table) == list(expected)
+    assert list(table.names) == list(expected)
+    assert table.names[-1] == list(expected)[-1] and table.names[2:5] == list(expected)[2:5]
+    for name, code in expected.items():
+        assert table[name] == code and table.get(name) == code and name in table
+        assert table.name(code) == name
+    assert table.get("evt_missing") is None and "evt_missing" not in table and 3 not in table
+    table.trim()
+    assert table.code_all(["evt_new", pool[0]]).tolist() == [len(expected), expected[pool[0]]]
+
+
+@pytest.mark.parametrize("small", [0, 3])
+def test_ids_a_column_cannot_hold_are_exact(small: int) -> None:
+    odd = ["ends-in-nul\x00", "ends-in-nul", "caf\u00e9", "lone-\ud800", "\x00", "mid\x00dle", "日本"]
+    table = IdCodes(small)
+    assert table.code_all(odd + odd[::-1]).tolist() == [0, 1, 2, 3, 4, 5, 6, 6, 5, 4, 3, 2, 1, 0]
+    assert list(table) == odd
+    assert [table[name] for name in odd] == list(range(len(odd)))
+    assert table.code_all(["ends-in-nul\x00", "new"], add=False).tolist() == [0, -1]
+    assert len(table) == len(odd)
+
+
+class _SameHash(str):
+    """A string whose hash collides with every other `_SameHash`'s."""
+
+    def __hash__(self) -> int:
+        return 7
+
+
+def test_colliding_hashes_keep_distinct_codes() -> None:
+    a, b, c = _SameHash("evt_a"), _SameHash("evt_b"), _SameHash("evt_c")
+    table = IdCodes(0)
+    assert table.code_all([a, b]).tolist() == [0, 1]
+    assert table.code_all([c, b, a]).tolist() == [2, 1, 0]
+    assert [table.get(x) for x in (a, b, c)] == [0, 1, 2]
+    assert list(table) == ["evt_a", "evt_b", "evt_c"]
+    assert table.code_all([_SameHash("evt_d")], add=False).tolist() == [-1]
