@@ -26,6 +26,7 @@ from hookproof.scenarios.key_loops import (
     distinct_events_note,
     duplicated_by_key,
     lost_by_key,
+    lost_finding,
     money_by_key,
     recovered_by_key,
     unexpected_keys_by_key,
@@ -89,16 +90,9 @@ def check_lost(
     for code in order[table.settled[order] == 0].tolist():  # the expected keys not applied, in order
         key = table.name(code)
         positions = table.positions(code)
-        acked = idx.acked(positions)
-        if acked:
-            findings.append(Finding("lost", key, f"acknowledged {len(acked)} time(s) but never applied",
-                                    expected=1, actual=0, attempts=idx.attempt_ids(positions)))
-        else:
-            never_acked += 1
-            findings.append(Finding("lost", key, "never applied and never acknowledged: every valid delivery "
-                                    f"went unanswered or was refused ({idx.answer_summary(positions)}), so the "
-                                    "provider would keep retrying it for days",
-                                    expected=1, actual=0, attempts=idx.attempt_ids(positions)))
+        finding, acked = lost_finding(idx, key, positions)
+        findings.append(finding)
+        never_acked += not acked
     stats = {"expected_keys": len(order), "lost": len(findings) - never_acked,
              "never_acknowledged": never_acked}
     if not len(order) and idx.acked_events:

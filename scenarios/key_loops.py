@@ -43,6 +43,19 @@ def duplicated_by_key(
     return result_of("duplicated", findings, {"keys_observed": len(idx.peak), "observations": len(observations)})
 
 
+def lost_finding(idx: CheckIndex, key: str, positions: Sequence[int]) -> tuple[Finding, bool]:
+    """The ``lost`` finding of an expected `key` never applied, whose attempts are at
+    `positions`, and whether any of them was acknowledged (else it says how each ended)."""
+    acked = idx.acked(positions)
+    if acked:
+        return Finding("lost", key, f"acknowledged {len(acked)} time(s) but never applied",
+                       expected=1, actual=0, attempts=idx.attempt_ids(positions)), True
+    return Finding("lost", key, "never applied and never acknowledged: every valid delivery "
+                   f"went unanswered or was refused ({idx.answer_summary(positions)}), so the "
+                   "provider would keep retrying it for days",
+                   expected=1, actual=0, attempts=idx.attempt_ids(positions)), False
+
+
 def lost_by_key(
     history: Sequence[Attempt], expectations: Expectations, observations: Sequence[Observation], idx: CheckIndex,
 ) -> CheckResult:
@@ -53,16 +66,9 @@ def lost_by_key(
         if idx.settled_counts.get(key, 0):
             continue
         positions = idx.by_key.get(key, [])
-        acked = idx.acked(positions)
-        if acked:
-            findings.append(Finding("lost", key, f"acknowledged {len(acked)} time(s) but never applied",
-                                    expected=1, actual=0, attempts=idx.attempt_ids(positions)))
-        else:
-            never_acked += 1
-            findings.append(Finding("lost", key, "never applied and never acknowledged: every valid delivery "
-                                    f"went unanswered or was refused ({idx.answer_summary(positions)}), so the "
-                                    "provider would keep retrying it for days",
-                                    expected=1, actual=0, attempts=idx.attempt_ids(positions)))
+        finding, acked = lost_finding(idx, key, positions)
+        findings.append(finding)
+        never_acked += not acked
     stats = {"expected_keys": len(expectations.expected), "lost": len(findings) - never_acked,
              "never_acknowledged": never_acked}
     if not expectations.expected and idx.acked_events:

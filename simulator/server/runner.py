@@ -8,7 +8,7 @@ import threading
 from types import TracebackType
 
 from hookproof.simulator.server.state import DEFAULT_API_KEY, ServerState
-from hookproof.simulator.serving import ServerHandle, listen, serve_app, serve_forever
+from hookproof.simulator.serving import ServerHandle, base_url, listen, serve_app, serve_forever
 from hookproof.simulator.world import World
 
 
@@ -40,7 +40,7 @@ def serve(port: int, host: str, seed: int) -> None:
     world = World(seed)
     events = world.lifecycle()
     state = ServerState([world])
-    base = f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+    base = base_url(host, port)
     print(f"hookproof provider API at {base}/v1 (key {DEFAULT_API_KEY}), effect sink at {base}/sink/effects "
           f"(sink base URL {base})")
     print(f"world seed {seed}: {len(world.objects())} objects, {len(events)} events, account {world.account}")
@@ -84,19 +84,11 @@ class StartingServer:
 
     @property
     def url(self) -> str:
-        """``http://host:port`` (the API base and the sink's base URL alike)."""
-        host = f"[{self.host}]" if ":" in self.host else self.host
-        return f"http://{host}:{self.port}"
+        """``http://host:port``: the base URL to give SDKs and the effect sink's (as
+        `ServerHandle`'s `api_base` and `sink_url`)."""
+        return base_url(self.host, self.port)
 
-    @property
-    def api_base(self) -> str:
-        """The base URL to give SDKs (as `ServerHandle.api_base`)."""
-        return self.url
-
-    @property
-    def sink_url(self) -> str:
-        """The effect sink's base URL (as `ServerHandle.sink_url`)."""
-        return self.url
+    api_base = sink_url = url
 
     def ready(self) -> ServerHandle:
         """Wait for the start; the started handle. Raises what the start raised."""
