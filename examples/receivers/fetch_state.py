@@ -82,23 +82,26 @@ class FetchState(Receiver):
     def _current_state(self, event: WebhookEvent) -> StateChange | None:
         if self.state_of(event) is None:
             return None
-        sub = self._get(f"/v1/subscriptions/{event.object_id}")
+        sub = self._get(f"/v1/subscriptions/{event.object_id}", account=event.account)
         return StateChange(sub["id"], sub["status"], int(sub.get("hookproof_version", 0)))
 
     def _confirmed(self, event: WebhookEvent) -> WebhookEvent | None:
         """The event with the provider's view of its object, or None when the provider denies it."""
         if event.type in CONFIRM:
             collection, confirms = CONFIRM[event.type]
-            current = self._get(f"/v1/{collection}/{event.object_id}")
+            current = self._get(f"/v1/{collection}/{event.object_id}", account=event.account)
             return replace(event, object=current) if confirms(current) else None
         if self.effect_of(event) is not None:
-            return StripeVerifier.from_event_object(self._get(f"/v1/events/{event.id}"))
+            return StripeVerifier.from_event_object(self._get(f"/v1/events/{event.id}", account=event.account))
         return event
 
-    def _get(self, path: str, *, tries: int = 3) -> Any:
+    def _get(self, path: str, *, tries: int = 3, account: str | None = None) -> Any:
+        """GET `path` from the provider API; a Connect event's objects live on its connected
+        `account`, fetched with the ``Stripe-Account`` header (docs.stripe.com/connect/webhooks)."""
+        headers = {"Stripe-Account": account} if account else None
         for attempt in range(1, tries + 1):
             try:
-                response = self.api.get(path)
+                response = self.api.get(path, headers=headers)
             except httpx.TransportError as exc:
                 error = f"provider API unreachable: {type(exc).__name__}"
             else:

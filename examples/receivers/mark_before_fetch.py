@@ -43,8 +43,8 @@ class MarkBeforeFetch(FetchState):
                 self.store.apply_effect(conn, effect, event.id)
         return OK
 
-    def _get(self, path: str, *, tries: int = 3) -> Any:
-        return super()._get(path, tries=1)  # no retry of its own: the provider retries
+    def _get(self, path: str, *, tries: int = 3, account: str | None = None) -> Any:
+        return super()._get(path, tries=1, account=account)  # no retry of its own: the provider retries
 
 
 def create_app(config: ReceiverConfig) -> Any:

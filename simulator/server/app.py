@@ -72,6 +72,7 @@ from hookproof.simulator.server.models import (
 )
 from hookproof.simulator.server.provider import (
     SUBLISTS,
+    AccountAccessError,
     Catalog,
     ExpandError,
     ListParamError,
@@ -270,6 +271,16 @@ def _api_version(request: Request) -> str | None:
     return value
 
 
+def _catalog(state: ServerState, request: Request, version: str | None) -> Catalog | JSONResponse:
+    """The served worlds as the request's account sees them (its ``Stripe-Account`` header),
+    or Stripe's 403 for an account this platform has no access to. The caller holds the lock."""
+    header = request.headers.get("stripe-account")
+    try:
+        return Catalog(state.worlds, version, stripe_account=header.strip() if header is not None else None)
+    except AccountAccessError as exc:
+        return stripe_error(403, str(exc))
+
+
 def _not_found(object_type: str, object_id: str) -> JSONResponse:
     return stripe_error(404, f"No such {object_type}: '{object_id}'", code="resource_missing", param="id")
 
@@ -341,7 +352,9 @@ def _create_app(state: ServerState) -> FastAPI:
             except VersionError as exc:
                 return stripe_error(400, str(exc), param="Stripe-Version")
             with state.lock:
-                catalog = Catalog(state.worlds, version)
+                catalog = _catalog(state, request, version)
+                if isinstance(catalog, JSONResponse):
+                    return catalog
                 obj = catalog.render(id, object_type, stale=decision.stale)
                 if obj is None:
                     return _not_found(object_type, id)
@@ -378,7 +391,9 @@ def _create_app(state: ServerState) -> FastAPI:
             except VersionError as exc:
                 return stripe_error(400, str(exc), param="Stripe-Version")
             with state.lock:
-                catalog = Catalog(state.worlds, version)
+                catalog = _catalog(state, request, version)
+                if isinstance(catalog, JSONResponse):
+                    return catalog
                 items = catalog.items(object_type, customer=customer, event_type=type, subscription=subscription,
                                       status=status)
                 page = _page(request, catalog, items, f"/v1/{path}", limit, starting_after, ending_before)
@@ -394,7 +409,10 @@ def _create_app(state: ServerState) -> FastAPI:
         if switched is not None:
             return switched
         with state.lock:
-            account = Catalog(state.worlds).account(account_id)
+            catalog = _catalog(state, request, None)
+            if isinstance(catalog, JSONResponse):
+                return catalog
+            account = catalog.account(account_id)
         if account is None:
             if account_id is not None:
                 return _not_found("account", account_id)
@@ -440,10 +458,14 @@ def _create_app(state: ServerState) -> FastAPI:
                                                  f"parameters they were first used with; '{key[:40]}' was not.",
                                             type_="idempotency_error", param="Idempotency-Key")
                     return JSONResponse(answer, headers={"Request-Id": _request_id(), "Idempotent-Replayed": "true"})
-                catalog = Catalog(state.worlds, version)
+                catalog = _catalog(state, request, version)
+                if isinstance(catalog, JSONResponse):
+                    return catalog
                 world = catalog.newest()
                 if world is None:
-                    return stripe_error(400, "No world is served to create objects in.")
+                    return stripe_error(400, "No world is served to create objects in" + (
+                        ": this run's objects belong to a connected account; send its id as the Stripe-Account header."
+                        if catalog.connected_accounts() else "."))
                 try:
                     object_id = write(world, params)
                 except writes.ParamError as exc:
@@ -487,7 +509,9 @@ def _create_app(state: ServerState) -> FastAPI:
             except VersionError as exc:
                 return stripe_error(400, str(exc), param="Stripe-Version")
             with state.lock:
-                catalog = Catalog(state.worlds, version)
+                catalog = _catalog(state, request, version)
+                if isinstance(catalog, JSONResponse):
+                    return catalog
                 items = catalog.children(id, parent_type, child)
                 if items is None:
                     return _not_found(parent_type, id)

@@ -58,15 +58,40 @@ class ListParamError(ValueError):
         self.param = param
 
 
+class AccountAccessError(ValueError):
+    """A ``Stripe-Account`` header naming no connected account of the served worlds (Stripe
+    answers 403: docs.stripe.com/connect/authentication#stripe-account-header)."""
+
+
 class Catalog:
     """Read-only view of several worlds; an id is looked up newest world first.
 
-    The caller holds the state's lock while using it (worlds are not thread-safe).
+    The view is the one of the request's account (docs.stripe.com/connect/authentication):
+    with no `stripe_account` (no ``Stripe-Account`` header), the platform's own worlds,
+    never a connected account's objects (Stripe answers 404 ``resource_missing`` for them);
+    with one, only the worlds of that connected account (a Connect world:
+    ``target.account``); the platform's own account id in the header is its own view. Raises `AccountAccessError` for an account no served world is
+    connected as. The caller holds the state's lock while using it (worlds are not
+    thread-safe).
     """
 
-    def __init__(self, worlds: Sequence[World], api_version: str | None = None) -> None:
+    def __init__(self, worlds: Sequence[World], api_version: str | None = None, *,
+                 stripe_account: str | None = None) -> None:
         # Only billing worlds: another provider's world (GitHub's) is served by its own routes.
-        self._worlds = [w for w in reversed(worlds) if isinstance(w, World)]
+        billing = [w for w in reversed(worlds) if isinstance(w, World)]
+        if any(not w.connected and w.account == stripe_account for w in billing):
+            stripe_account = None  # the platform's own account: its own view (dj-stripe always names it)
+        if stripe_account is not None and not any(w.connected and w.account == stripe_account for w in billing):
+            shown = stripe_account[:64]
+            if not any(w.connected for w in billing):
+                raise AccountAccessError("Only Stripe Connect platforms can work with other accounts (Stripe-Account: "
+                                         f"'{shown}'); this run serves no connected account.")
+            raise AccountAccessError(f"The provided key does not have access to account '{shown}' (or that account "
+                                     "does not exist). Application access may have been revoked.")
+        self._every = billing
+        self._worlds = [w for w in billing if (w.connected and w.account == stripe_account if stripe_account is not None
+                                               else not w.connected)]
+        self.stripe_account = stripe_account
         self.api_version = api_version
 
     def version_of(self, world: World | None) -> str:
@@ -74,6 +99,10 @@ class Catalog:
         if self.api_version:
             return self.api_version
         return world.api_version if world is not None else shapes.LATEST_API_VERSION
+
+    def connected_accounts(self) -> list[str]:
+        """The connected accounts of the served worlds (Connect worlds), newest first."""
+        return [w.account for w in self._every if w.connected]
 
     def newest(self) -> World | None:
         """The newest served world (where objects a receiver creates go), or None."""
@@ -84,9 +113,12 @@ class Catalog:
         return next((w for w in self._worlds if w.has(object_id)), None)
 
     def account(self, account_id: str | None = None) -> Mapping[str, Any] | None:
-        """The Stripe Account `account_id` (default: the newest world's), or None when no
-        served world has that account."""
-        world = next((w for w in self._worlds if account_id in (None, w.account)), None)
+        """The Stripe Account `account_id` (a platform retrieves its connected accounts), or by
+        default the request's own: the ``Stripe-Account`` header's, else the newest platform
+        world's, else the newest world's; None when no served world has that account."""
+        scoped = self._worlds or self._every
+        world = (next((w for w in self._every if w.account == account_id), None) if account_id is not None
+                 else next(iter(scoped), None))
         if world is None:
             return None
         currency = "usd"

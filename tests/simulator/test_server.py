@@ -479,3 +479,71 @@ def test_sink_accepts_the_receiver_s_own_paths_and_records_them(api: httpx.Clien
     rows = [(r.business_key, r.path) for r in state.sink.records()]
     assert rows == [("license:pi_9", "/licenses"), ("refund:ch_9:100", "/v1/refunds")]
     assert [e["path"] for e in _effects(api)["effects"]] == ["/licenses", "/v1/refunds"]
+
+
+# ---- Connect: the request's account (Stripe-Account header) -------------------------------
+
+CONNECTED = "acct_1ConnectedTest0001"
+
+
+@pytest.fixture(scope="module")
+def connect_server() -> Iterator[tuple[ServerHandle, World, World]]:
+    """A platform world and a Connect world (events of `CONNECTED`) served side by side."""
+    platform, connected = World(SEED + 10), World(SEED + 11, account=CONNECTED)
+    platform.lifecycle()
+    connected.lifecycle()
+    with run_server(ServerState([platform, connected])) as handle:
+        yield handle, platform, connected
+
+
+def _client(handle: ServerHandle) -> stripe.StripeClient:
+    return stripe.StripeClient(DEFAULT_API_KEY, base_addresses={"api": handle.api_base},
+                               http_client=stripe.RequestsClient(timeout=TIMEOUT_S), max_network_retries=0)
+
+
+def test_a_connected_account_s_objects_need_its_stripe_account_header(
+        connect_server: tuple[ServerHandle, World, World]) -> None:
+    """docs.stripe.com/connect/authentication: a connected account's objects are reached with
+    ``Stripe-Account``; without it the platform's key gets 404 resource_missing, as a Connect
+    receiver that forgets the header gets from Stripe. The platform's own objects are not seen
+    through a connected account either."""
+    handle, platform, connected = connect_server
+    sdk = _client(handle)
+    sub = connected.objects("subscription")[0]
+    with pytest.raises(stripe.InvalidRequestError) as info:
+        sdk.v1.subscriptions.retrieve(sub)
+    assert info.value.http_status == 404 and info.value.code == "resource_missing"
+    got = sdk.v1.subscriptions.retrieve(sub, options={"stripe_account": CONNECTED})
+    assert got.id == sub and got.status == connected.get(sub)["status"]
+    event = connected.events[0].id
+    assert sdk.v1.events.retrieve(event, options={"stripe_account": CONNECTED}).id == event
+    with pytest.raises(stripe.InvalidRequestError):
+        sdk.v1.events.retrieve(event)
+
+    own = platform.objects("subscription")[0]
+    assert sdk.v1.subscriptions.retrieve(own).id == own
+    with pytest.raises(stripe.InvalidRequestError) as info:
+        sdk.v1.subscriptions.retrieve(own, options={"stripe_account": CONNECTED})
+    assert info.value.http_status == 404
+    listed = sdk.v1.customers.list(options={"stripe_account": CONNECTED})
+    assert {c.id for c in listed.data} == set(connected.objects("customer"))
+    assert {c.id for c in sdk.v1.customers.list().data} == set(platform.objects("customer"))
+    # The platform retrieves its connected account; through the header it is the account's own.
+    assert sdk.v1.accounts.retrieve(CONNECTED).id == CONNECTED
+    assert sdk.v1.accounts.retrieve_current(options={"stripe_account": CONNECTED}).id == CONNECTED
+    assert sdk.v1.accounts.retrieve_current().id == platform.account
+    # Naming the platform's own account is its own view (dj-stripe names it on every request).
+    assert sdk.v1.subscriptions.retrieve(own, options={"stripe_account": platform.account}).id == own
+
+
+def test_an_account_the_platform_has_no_access_to_is_a_403(connect_server: tuple[ServerHandle, World, World],
+                                                         server: ServerHandle, world: World) -> None:
+    handle, _, connected = connect_server
+    with pytest.raises(stripe.PermissionError) as info:
+        _client(handle).v1.subscriptions.retrieve(connected.objects("subscription")[0],
+                                                  options={"stripe_account": "acct_1NotConnected000"})
+    assert info.value.http_status == 403 and "acct_1NotConnected000" in str(info.value)
+    # A platform with no connected account at all: Stripe's "Only Stripe Connect platforms …".
+    with pytest.raises(stripe.PermissionError) as info:
+        _client(server).v1.customers.retrieve(world.objects("customer")[0], options={"stripe_account": CONNECTED})
+    assert "Only Stripe Connect platforms" in str(info.value)
