@@ -23,6 +23,7 @@ from hookproof.scenarios.check_index import expectations_and_index
 from hookproof.scenarios.checks import ALL_CHECKS, CheckResult, check_safe, run_checks
 from hookproof.scenarios.explore_targets import ExploreTarget
 from hookproof.scenarios.observations import Observation, expectations_from
+from hookproof.scenarios.safety_watch import WATCHED, SafetyWatch
 from hookproof.scenarios.schedules import CLOCK_START_US, CLOCK_STEP_US, Failure, Step
 from hookproof.scenarios.search_loop import SearchLoop
 from hookproof.scenarios.world_ops import new_world_of, ops_for
@@ -39,6 +40,8 @@ T = TypeVar("T")
 #: answers 500 when the first events of a new object arrive together).
 SAFETY_CHECKS: tuple[str, ...] = ("duplicated", "regressed")
 FINAL_CHECKS: tuple[str, ...] = ("duplicated", "lost", "unexpected", "regressed", "stale", "no_server_error")
+#: Whether every safety check is one `SafetyWatch` follows (then a clear watch stands for them).
+_WATCHED_ONLY = WATCHED.issuperset(SAFETY_CHECKS)
 #: Fault tag of deliveries whose object's fetch the provider API was told to fail (`api_fault`):
 #: a 5xx it explains is an advisory, as certify's `provider-api-transient`.
 API_FAULT_TAG = "api-transient"
@@ -133,6 +136,7 @@ class Session:
         self._keyed: list[Event] = []  # the events under the team's keys (with `explore.keys`)
         self._faulted: set[str] = set()  # object and event ids the provider API was told to fail
         self.observations: list[Observation] = []
+        self._watch = SafetyWatch()  # what the safety checks could find over `observations`
         self.dirty = False
         self.on_step = on_step
         self._ids: set[str] = set()
@@ -403,6 +407,7 @@ class Session:
             self._scope_counters = counter_keys(events, self.explore.keys)
         result = scoped(self.prepared.observe(), self._ids, self._scope_keys, self._scope_counters)
         self.observations.append(result)
+        self._watch.add(result)
         return result
 
     def _check(self, ids: Sequence[str]) -> list[CheckResult]:
@@ -437,11 +442,17 @@ class Session:
         return Failure(self.seed, list(self.steps), self.event_types, checks, self.history.attempts(), phase)
 
     def safety(self) -> Failure | None:
-        """At most once and no regression, over what was observed so far (observes if needed)."""
+        """At most once and no regression, over what was observed so far (observes if needed).
+
+        The checks run only when the observations could make them find something
+        (`SafetyWatch.clear`): when they cannot, their verdict is known without the pass
+        over the history."""
         if not self.dirty:
             return None
         self.dirty = False
         self.observe()
+        if _WATCHED_ONLY and self._watch.clear(self.observations):
+            return None
         return self.failure(self._check(SAFETY_CHECKS), "step")
 
     def finish(self) -> Failure | None:

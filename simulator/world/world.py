@@ -24,6 +24,9 @@ from hookproof.simulator.world.records import Record, RecordReads
 from hookproof.simulator.world.snapshot import copy_snapshot
 
 _ALPHABET = string.ascii_letters + string.digits
+_ALPHABET_SIZE = len(_ALPHABET)
+#: Bits of one draw of a character (`random.Random._randbelow`: the size's bit length).
+_TOKEN_BITS = _ALPHABET_SIZE.bit_length()
 
 #: The business name of the world's Stripe account (invoices' ``account_name``).
 ACCOUNT_NAME = "hookproof test account"
@@ -557,7 +560,18 @@ class World(RecordReads):
         return txn_id
 
     def _token(self, n: int) -> str:
-        return "".join(self._rng.choice(_ALPHABET) for _ in range(n))
+        """`n` characters of `_ALPHABET`, each drawn exactly as ``self._rng.choice(_ALPHABET)``
+        draws it (CPython's `random.Random.choice`: ``getrandbits`` of the alphabet size's bit
+        length, drawn again while past its end), so a seed gives the same ids; with one C call
+        per draw instead of three Python calls, about three times faster (a world draws a few
+        hundred characters per example of `explore`)."""
+        draw = self._rng.getrandbits
+        out: list[str] = []
+        while len(out) < n:
+            r = draw(_TOKEN_BITS)
+            if r < _ALPHABET_SIZE:
+                out.append(_ALPHABET[r])
+        return "".join(out)
 
     def _new_id(self, object_type: str) -> str:
         prefix = _PREFIX[object_type]

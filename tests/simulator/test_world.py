@@ -213,3 +213,21 @@ def test_peek_is_the_latest_snapshot_get_copies(seed: int, steps: list[str]) -> 
         assert world.peek(object_id) is world.peek(object_id) and world.get(object_id) is not world.get(object_id)
     with pytest.raises(WorldError):
         world.peek("cus_missing")
+
+
+@settings(max_examples=50, deadline=None)
+@given(seed=st.integers(0, 2**32), lengths=st.lists(st.integers(0, 40), max_size=8))
+def test_tokens_draw_as_random_choice_draws(seed: int, lengths: list[int]) -> None:
+    """A world's ids and tokens are the characters `random.Random.choice` would draw from the
+    same generator, and leave it in the same state: a seed's ids did not change when
+    `_token` stopped calling `choice` once per character."""
+    import random
+
+    from hookproof.simulator.world import world as world_module
+
+    world = World(seed)
+    reference = random.Random()
+    reference.setstate(world._rng.getstate())
+    for n in lengths:
+        assert world._token(n) == "".join(reference.choice(world_module._ALPHABET) for _ in range(n))
+    assert world._rng.getstate() == reference.getstate()
