@@ -516,9 +516,10 @@ def certify(config: Config, *, scenarios: Sequence[str] | None = None, out_dir: 
             tails = keep_receiver_log(log, marks, out_dir)
     assert report is not None  # runner.run returned one, or the start-up's deadline made one
     if tails is not None:
-        from hookproof.receiver_log import link_receiver_log
+        from hookproof.receiver_log import link_receiver_log, store_linked_report
 
         report = link_receiver_log(report, tails)
+        store_linked_report(history_path, report)  # `hookproof report` re-renders it as written here
     paths = write_reports(report, out_dir)
     paths["history"] = history_path
     return CertifyResult(report, paths)

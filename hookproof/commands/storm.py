@@ -369,7 +369,7 @@ def register(app: typer.Typer) -> None:
         from hookproof.certify import check_reachable, provider_server, receiver_log, started_receiver
         from hookproof.chaos.errors import ChaosError
         from hookproof.errors import HookproofError, UsageError
-        from hookproof.receiver_log import RECEIVER_LOG_FILE, keep_receiver_log, link_receiver_log
+        from hookproof.receiver_log import RECEIVER_LOG_FILE, keep_receiver_log, link_receiver_log, store_linked_report
         from hookproof.reports import REPORT_FILES, load_json, write_reports
         from hookproof.rundirs import run_out
         from hookproof.simulator.delivery import Target
@@ -450,6 +450,8 @@ def register(app: typer.Typer) -> None:
         if tails is not None:  # the master wrote the reports; they name the log and quote it, as certify's
             report = link_receiver_log(report, tails)
             write_reports(report, out)
+            if (out / "history.sqlite").is_file():  # `hookproof report` re-renders it as written here
+                store_linked_report(out / "history.sqlite", report)
         paths = {name: out / file for name, file in REPORT_FILES.items()}
         paths["history"] = out / "history.sqlite"
         print_report(report, paths, f"hookproof storm: {cfg.target.profile} receiver at {report.target}")
