@@ -411,7 +411,7 @@ def check_chaos(config: Config, chaos: bool) -> None:
 def certify(config: Config, *, scenarios: Sequence[str] | None = None, out_dir: Path | Callable[[], Path],
             progress: Progress | None = None, on_start: Callable[[Runner], None] | None = None,
             allow_remote: bool = False, chaos: bool = False, max_duration_s: float | None = None,
-            keep_going: bool = False, overlap: int = OVERLAP_BOUND) -> CertifyResult:
+            keep_going: bool = False, overlap: int = OVERLAP_BOUND, seed: int | None = None) -> CertifyResult:
     """Run the selected scenarios (default: config's run.scenarios, else the catalog).
 
     An interruption (KeyboardInterrupt, which the CLI also makes of SIGTERM) while the
@@ -431,7 +431,8 @@ def certify(config: Config, *, scenarios: Sequence[str] | None = None, out_dir: 
     and its partial report says so. After a scenario in which the receiver answered no
     valid attempt (timeouts, refused connections), the rest are not run unless `keep_going`.
     Up to `overlap` independent scenarios run side by side (`scenarios.overlap`; 1: one after
-    another); the report is in catalog order either way.
+    another); the report is in catalog order either way. `seed` (default: ``run.seed``, else a
+    random one) makes the scenarios' worlds; the report names it.
     """
     from hookproof.reports import write_reports
 
@@ -440,7 +441,8 @@ def certify(config: Config, *, scenarios: Sequence[str] | None = None, out_dir: 
     check_chaos(config, chaos)
     secrets = config.target.secrets(config.base_dir)
     profile = config.profile()  # with [catalog], the profile sends the user's own events
-    seed = config.run.seed if config.run.seed is not None else random.SystemRandom().randrange(1, 2**31)
+    if seed is None:
+        seed = config.run.seed if config.run.seed is not None else random.SystemRandom().randrange(1, 2**31)
     target = make_target(config)  # imports target.app: a failing import writes nothing
     out_dir = out_dir() if callable(out_dir) else out_dir  # a run folder is made only for a run that starts
     out_dir.mkdir(parents=True, exist_ok=True)
