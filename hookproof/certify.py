@@ -411,7 +411,9 @@ def check_chaos(config: Config, chaos: bool) -> None:
 def certify(config: Config, *, scenarios: Sequence[str] | None = None, out_dir: Path | Callable[[], Path],
             progress: Progress | None = None, on_start: Callable[[Runner], None] | None = None,
             allow_remote: bool = False, chaos: bool = False, max_duration_s: float | None = None,
-            keep_going: bool = False, overlap: int = OVERLAP_BOUND, seed: int | None = None) -> CertifyResult:
+            keep_going: bool = False, overlap: int = OVERLAP_BOUND, seed: int | None = None,
+            stopped_by: Callable[[], str | None] | None = None,
+            on_finish: Callable[[str], None] | None = None) -> CertifyResult:
     """Run the selected scenarios (default: config's run.scenarios, else the catalog).
 
     An interruption (KeyboardInterrupt, which the CLI also makes of SIGTERM) while the
@@ -432,7 +434,10 @@ def certify(config: Config, *, scenarios: Sequence[str] | None = None, out_dir: 
     valid attempt (timeouts, refused connections), the rest are not run unless `keep_going`.
     Up to `overlap` independent scenarios run side by side (`scenarios.overlap`; 1: one after
     another); the report is in catalog order either way. `seed` (default: ``run.seed``, else a
-    random one) makes the scenarios' worlds; the report names it.
+    random one) makes the scenarios' worlds; the report names it. `stopped_by` names what
+    interrupted the run (``"SIGTERM"``), for its note and its unfinished scenarios' reason
+    (`scenarios.runner.Runner.stopped_by`). `progress` is called as each scenario starts,
+    `on_finish` with its id as it ends (after its checks).
     """
     from hookproof.reports import write_reports
 
@@ -469,6 +474,12 @@ def certify(config: Config, *, scenarios: Sequence[str] | None = None, out_dir: 
         if progress is not None:
             progress(sid, i, n)
 
+    def ended(sid: str) -> None:
+        if marks is not None:
+            marks.end(sid)
+        if on_finish is not None:
+            on_finish(sid)
+
     tails: dict[str, str] | None = None
     started = time.time()
     report: RunReport | None = None
@@ -494,7 +505,8 @@ def certify(config: Config, *, scenarios: Sequence[str] | None = None, out_dir: 
                     keys=config.key_mapping(),
                     keep_going=keep_going, notes=notes, retry_budget_s=config.run.retry_budget_s,
                     seeder=seed_hook(config, secrets, api_base, sink_url),
-                    overlap=overlap, on_finish=marks.end if marks is not None else None,
+                    overlap=overlap, on_finish=ended,
+                    stopped_by=stopped_by,
                 )
                 preflight(config, runner)
                 if on_start:

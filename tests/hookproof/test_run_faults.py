@@ -16,6 +16,7 @@ import pytest
 from typer.testing import CliRunner
 
 from hookproof.cli import app, main
+from hookproof.scenarios.runner import Runner
 from tests.hookproof.zoo_apps import config_text
 
 
@@ -55,3 +56,61 @@ def test_a_usage_error_is_one_line_with_one_prefix(argv: list[str], line: str,
     (printed,) = err.splitlines()
     assert printed.startswith(line), err  # click may add "(Possible options: …)"
     assert printed.count("hookproof") == 1, err
+
+
+def test_progress_counts_scenarios_done_and_names_those_running_as_they_overlap() -> None:
+    """Side by side, scenarios start out of catalog order (9, 2, 23, …): the count is of those
+    finished, never going back, and the line names every scenario running."""
+    from hookproof.run_progress import ScenarioProgress
+
+    where = ScenarioProgress(27)
+    assert where.line("certify") == "certify: 0/27 scenario(s) done, starting"
+    seen = []
+    for event, sid, index in [("start", "reorder", 8), ("start", "dropped-response", 1), ("finish", "reorder", 8),
+                              ("start", "related-burst", 22), ("finish", "related-burst", 22),
+                              ("finish", "dropped-response", 1), ("finish", "dropped-response", 1)]:
+        if event == "start":
+            where.start(sid, index, 27)
+        else:
+            where.finish(sid)
+        seen.append(where.line("certify", "3 s"))
+    assert seen == [
+        "certify: 0/27 scenario(s) done, running reorder, 3 s",
+        "certify: 0/27 scenario(s) done, running reorder, dropped-response, 3 s",
+        "certify: 1/27 scenario(s) done, running dropped-response, 3 s",
+        "certify: 1/27 scenario(s) done, running dropped-response, related-burst, 3 s",
+        "certify: 2/27 scenario(s) done, running dropped-response, 3 s",
+        "certify: 3/27 scenario(s) done, 3 s",
+        "certify: 3/27 scenario(s) done, 3 s",  # an end told twice counts once
+    ]
+
+
+def _stopped_runner(notes: list[str], stopped_by: str | None) -> Runner:
+    runner = Runner.__new__(Runner)  # only what `unfinished` reads
+    runner.notes = notes
+    runner.stopped_by = (lambda: stopped_by)
+    return runner
+
+
+@pytest.mark.parametrize(("notes", "by", "reason", "noted"), [
+    ([], "SIGTERM", "not finished: the run was stopped by SIGTERM",
+     "stopped by SIGTERM; the 2 scenario(s) not finished by then are unknown (reorder, mass-redelivery)"),
+    ([], None, "not finished: the run was interrupted",
+     "stopped: interrupted; the 2 scenario(s) not finished by then are unknown (reorder, mass-redelivery)"),
+    (["stopped: the run reached its maximum duration (5 s, --max-duration or run.max_duration_s); the scenarios "
+      "after that did not run"], "SIGINT", "not finished: the run reached its maximum duration", None),
+])
+def test_a_stopped_run_lists_every_scenario_it_did_not_finish_as_unknown(notes: list[str], by: str | None,
+                                                                         reason: str, noted: str | None) -> None:
+    from hookproof.reports.model import ScenarioReport
+    from hookproof.scenarios.catalog import CATALOG
+
+    order = [CATALOG[s] for s in ("duplicate-sequential", "reorder", "mass-redelivery")]
+    runner = _stopped_runner(list(notes), by)
+    first = order[0]
+    runner.results = [ScenarioReport(first.id, first.title, first.description, "pass", first.checklist)]
+    runner.unfinished(order)
+    results = runner.results
+    assert [(r.id, r.verdict, r.reason) for r in results] == [
+        ("duplicate-sequential", "pass", None), ("reorder", "unknown", reason), ("mass-redelivery", "unknown", reason)]
+    assert runner.notes == (notes + [noted] if noted else notes)
