@@ -22,6 +22,7 @@ a worker that refused (another hookproof version, or a target it cannot reach).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import random
@@ -439,6 +440,16 @@ def register(app: typer.Typer) -> None:
             # The Locust processes were stopped (SIGTERM: Locust shuts down and its master
             # writes what it gathered); say where that is, and exit 128 + the signal.
             if report_path.is_file():
+                # the note names the signal, as certify's and explore's do (a KeyboardInterrupt no
+                # handler recorded is Python's own for SIGINT)
+                note = f"stopped by {caught.stopped_by or 'SIGINT'}; the storm ended early: the report holds what was sent"
+                report = load_json(report_path.read_bytes())
+                if tails is not None:
+                    report = link_receiver_log(report, tails)
+                report = dataclasses.replace(report, notes=(*report.notes, note))
+                write_reports(report, out)
+                if (out / "history.sqlite").is_file():
+                    store_linked_report(out / "history.sqlite", report)
                 console.print(f"storm interrupted; the report of what was sent so far: {report_path}", markup=False)
             else:
                 err_console.print("hookproof: storm interrupted before a report was written; Locust logs in "
