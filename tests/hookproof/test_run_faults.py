@@ -114,3 +114,31 @@ def test_a_stopped_run_lists_every_scenario_it_did_not_finish_as_unknown(notes: 
     assert [(r.id, r.verdict, r.reason) for r in results] == [
         ("duplicate-sequential", "pass", None), ("reorder", "unknown", reason), ("mass-redelivery", "unknown", reason)]
     assert runner.notes == (notes + [noted] if noted else notes)
+
+
+def test_report_in_place_refuses_to_drop_a_log_the_saved_history_does_not_hold(tmp_path: Path) -> None:
+    """A history saved before the log was linked (older versions) re-rendered over its run's
+    reports would drop the log and every quoted tail: refused in place, rendered with --out."""
+    from dataclasses import replace
+
+    from hookproof.reports import render_json
+    from hookproof.scenarios.runner import REPORT_META_KEY
+    from hookproof.simulator.delivery.history import History
+    from tests.reports.sample import sample_report
+
+    run = tmp_path / "run"
+    run.mkdir()
+    saved = replace(sample_report(), receiver_log=None)
+    history = History(run / "history.sqlite")
+    history.set_meta(REPORT_META_KEY, json.loads(render_json(saved)))
+    history.close()
+    written = render_json(replace(saved, receiver_log="receiver.log"))
+    (run / "report.json").write_text(written, encoding="utf-8")
+    refused = CliRunner().invoke(app, ["report", "--history", str(run)])
+    assert refused.exit_code == 2, refused.output
+    assert (run / "report.json").read_text(encoding="utf-8") == written  # untouched
+    elsewhere = CliRunner().invoke(app, ["report", "--history", str(run), "--out", str(tmp_path / "again")])
+    assert elsewhere.exit_code == 0, elsewhere.output
+    # a history that holds what the reports hold is re-rendered in place
+    (run / "report.json").write_text(render_json(saved), encoding="utf-8")
+    assert CliRunner().invoke(app, ["report", "--history", str(run)]).exit_code == 0
