@@ -411,7 +411,9 @@ def check_chaos(config: Config, chaos: bool) -> None:
 def certify(config: Config, *, scenarios: Sequence[str] | None = None, out_dir: Path | Callable[[], Path],
             progress: Progress | None = None, on_start: Callable[[Runner], None] | None = None,
             allow_remote: bool = False, chaos: bool = False, max_duration_s: float | None = None,
-            keep_going: bool = False, overlap: int = OVERLAP_BOUND) -> CertifyResult:
+            keep_going: bool = False, overlap: int = OVERLAP_BOUND, seed: int | None = None,
+            stopped_by: Callable[[], str | None] | None = None,
+            on_finish: Callable[[str], None] | None = None) -> CertifyResult:
     """Run the selected scenarios (default: config's run.scenarios, else the catalog).
 
     An interruption (KeyboardInterrupt, which the CLI also makes of SIGTERM) while the
@@ -431,7 +433,11 @@ def certify(config: Config, *, scenarios: Sequence[str] | None = None, out_dir: 
     and its partial report says so. After a scenario in which the receiver answered no
     valid attempt (timeouts, refused connections), the rest are not run unless `keep_going`.
     Up to `overlap` independent scenarios run side by side (`scenarios.overlap`; 1: one after
-    another); the report is in catalog order either way.
+    another); the report is in catalog order either way. `seed` (default: ``run.seed``, else a
+    random one) makes the scenarios' worlds; the report names it. `stopped_by` names what
+    interrupted the run (``"SIGTERM"``), for its note and its unfinished scenarios' reason
+    (`scenarios.runner.Runner.stopped_by`). `progress` is called as each scenario starts,
+    `on_finish` with its id as it ends (after its checks).
     """
     from hookproof.reports import write_reports
 
@@ -440,7 +446,8 @@ def certify(config: Config, *, scenarios: Sequence[str] | None = None, out_dir: 
     check_chaos(config, chaos)
     secrets = config.target.secrets(config.base_dir)
     profile = config.profile()  # with [catalog], the profile sends the user's own events
-    seed = config.run.seed if config.run.seed is not None else random.SystemRandom().randrange(1, 2**31)
+    if seed is None:
+        seed = config.run.seed if config.run.seed is not None else random.SystemRandom().randrange(1, 2**31)
     target = make_target(config)  # imports target.app: a failing import writes nothing
     out_dir = out_dir() if callable(out_dir) else out_dir  # a run folder is made only for a run that starts
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -467,6 +474,12 @@ def certify(config: Config, *, scenarios: Sequence[str] | None = None, out_dir: 
         if progress is not None:
             progress(sid, i, n)
 
+    def ended(sid: str) -> None:
+        if marks is not None:
+            marks.end(sid)
+        if on_finish is not None:
+            on_finish(sid)
+
     tails: dict[str, str] | None = None
     started = time.time()
     report: RunReport | None = None
@@ -492,7 +505,8 @@ def certify(config: Config, *, scenarios: Sequence[str] | None = None, out_dir: 
                     keys=config.key_mapping(),
                     keep_going=keep_going, notes=notes, retry_budget_s=config.run.retry_budget_s,
                     seeder=seed_hook(config, secrets, api_base, sink_url),
-                    overlap=overlap, on_finish=marks.end if marks is not None else None,
+                    overlap=overlap, on_finish=ended,
+                    stopped_by=stopped_by,
                 )
                 preflight(config, runner)
                 if on_start:
@@ -516,9 +530,10 @@ def certify(config: Config, *, scenarios: Sequence[str] | None = None, out_dir: 
             tails = keep_receiver_log(log, marks, out_dir)
     assert report is not None  # runner.run returned one, or the start-up's deadline made one
     if tails is not None:
-        from hookproof.receiver_log import link_receiver_log
+        from hookproof.receiver_log import link_receiver_log, store_linked_report
 
         report = link_receiver_log(report, tails)
+        store_linked_report(history_path, report)  # `hookproof report` re-renders it as written here
     paths = write_reports(report, out_dir)
     paths["history"] = history_path
     return CertifyResult(report, paths)

@@ -8,7 +8,7 @@ Exit codes: 0 success; 1 a finding or a failed delivery; 2 a usage or config err
 from __future__ import annotations
 
 import sys
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -57,6 +57,17 @@ def _history_default(argv: list[str]) -> list[str]:
     return [*argv[:at + 1], str(DEFAULT_ROOT), *argv[at + 1:]]
 
 
+def usage_prefix(ctx: Any) -> str:
+    """The one prefix of a usage error in click context `ctx` (None: before any command):
+    ``hookproof:`` as on every error, and the subcommand it is about, e.g. ``hookproof: certify:``,
+    however the program was invoked (``hookproof``, ``python -m hookproof.cli``, a path)."""
+    names: list[str] = []
+    while ctx is not None and ctx.parent is not None:  # the root's own name is how it was invoked
+        names.append(str(ctx.info_name))
+        ctx = ctx.parent
+    return "".join(f"{name}: " for name in ["hookproof", *reversed(names)])
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point.
 
@@ -74,8 +85,8 @@ def main(argv: list[str] | None = None) -> None:
     except click_exceptions.UsageError as exc:
         message = exc.format_message()
         if message:
-            where = f"{exc.ctx.command_path}: " if exc.ctx is not None else ""
-            err_console.print(f"hookproof: {where}{message}", markup=False, soft_wrap=True)
+            err_console.print(f"{usage_prefix(exc.ctx)}{message}",
+                              markup=False, soft_wrap=True)
         sys.exit(2)
     except click_exceptions.ClickException as exc:
         err_console.print(f"hookproof: {exc.format_message()}", markup=False, soft_wrap=True)

@@ -11,12 +11,13 @@ import contextlib
 import secrets as secrets_module
 import sys
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import Callable, Iterator, Sequence
 
 from rich.console import Console
 
 from hookproof.certify import CertifyResult, certify
 from hookproof.config import Config, ObserverConfig, RunConfig, SettleConfig, StartConfig, TargetConfig
+from hookproof.run_progress import ScenarioProgress
 from hookproof.simulator.serving import free_port
 
 #: (receiver module, what it demonstrates)
@@ -64,15 +65,15 @@ def receiver_config(name: str, db_dir: Path, secret: str, *, seed: int | None = 
 
 
 @contextlib.contextmanager
-def scenario_progress(console: Console, label: str, total: int) -> Iterator[Callable[[str, int, int], None]]:
-    """A `certify` progress callback ``(scenario id, index, count)`` showing where the run is:
-    a live line on `console` when it is a terminal, else a heartbeat line on it every
-    `heartbeat.log_interval_s()` seconds (``<label>: scenario 3/27 reorder, 12 s``)."""
+def scenario_progress(console: Console, label: str, total: int) -> Iterator[ScenarioProgress]:
+    """Where a `certify` run is (`run_progress.ScenarioProgress`: pass its ``start`` as certify's
+    `progress`, its ``finish`` as `on_finish`): a live line on `console` when it is a terminal,
+    else a heartbeat line on it every `heartbeat.log_interval_s()` seconds
+    (``<label>: 4/27 scenario(s) done, running reorder, 12 s``)."""
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     from hookproof.heartbeat import TERMINAL_INTERVAL_S, Heartbeat, log_interval_s
 
-    at: dict[str, Any] = {"scenario": "starting", "index": 0, "total": total}
     live = console.is_interactive
     with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
                   TimeElapsedColumn(), console=console, transient=True, disable=not live) as bar:
@@ -80,18 +81,15 @@ def scenario_progress(console: Console, label: str, total: int) -> Iterator[Call
         beats: list[Heartbeat] = []  # the running heartbeat, for its elapsed time
 
         def line() -> str:
-            elapsed = beats[0].elapsed_s if beats else 0.0
-            return f"{label}: scenario {int(at['index']) + 1}/{at['total']} {at['scenario']}, {elapsed:.0f} s"
+            return where.line(label, f"{beats[0].elapsed_s if beats else 0.0:.0f} s")
 
-        def progress(sid: str, i: int, n: int) -> None:
-            at.update(scenario=sid, index=i, total=n)
-            bar.update(task, description=line(), completed=i, total=n)
-
+        where = ScenarioProgress(total, lambda: bar.update(task, description=line(), completed=where.done,
+                                                           total=where.total))
         emit: Callable[[str], None] = ((lambda text: bar.update(task, description=text)) if live else
                                        (lambda text: console.print(text, markup=False, soft_wrap=True)))
         with Heartbeat(line, emit, TERMINAL_INTERVAL_S if live else log_interval_s()) as beat:
             beats.append(beat)
-            yield progress
+            yield where
 
 
 def run_demo(out: Path, *, progress_console: Console | None = None) -> list[tuple[str, CertifyResult]]:
@@ -112,5 +110,6 @@ def run_demo(out: Path, *, progress_console: Console | None = None) -> list[tupl
         from hookproof.scenarios.catalog import CATALOG
 
         with scenario_progress(progress_console, f"demo {name}", len(CATALOG)) as progress:
-            results.append((name, certify(config, out_dir=out / name, progress=progress)))
+            results.append((name, certify(config, out_dir=out / name, progress=progress.start,
+                                          on_finish=progress.finish)))
     return results

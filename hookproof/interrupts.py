@@ -65,6 +65,11 @@ class Interrupts:
         return bool(self.received)
 
     @property
+    def stopped_by(self) -> str | None:
+        """The last signal's name (``"SIGTERM"``, ``"SIGINT"``), None when none was recorded."""
+        return signal.Signals(self.received[-1]).name if self.received else None
+
+    @property
     def exit_code(self) -> int:
         """``128 + signum`` of the last signal (Ctrl-C's 130 when none was recorded)."""
         return 128 + (self.received[-1] if self.received else signal.SIGINT)

@@ -5,7 +5,9 @@ output into the run's `chaos.process.ReceiverLog`; certify marks where each scen
 began, keeps the newest `chaos.process.KEEP_BYTES` as ``receiver.log`` in the report
 folder (every secret hookproof knows masked) and gives each ``no_server_error`` finding
 the last lines its scenario wrote (`LogExcerpt`): the traceback behind a 500. explore and
-storm keep it the same way (`keep_receiver_log`, `link_receiver_log`).
+storm keep it the same way (`keep_receiver_log`, `link_receiver_log`), and store the linked
+report in the run's history (`store_linked_report`), so that `hookproof report` re-renders
+the run with everything its reports had.
 """
 
 from __future__ import annotations
@@ -62,6 +64,24 @@ def link_receiver_log(report: RunReport, tails: Mapping[str, str], path: str = R
     empty when the receiver wrote nothing during that scenario)."""
     return replace(report, receiver_log=path,
                    scenarios=tuple(_linked(s, tails.get(s.id, ""), path) for s in report.scenarios))
+
+
+def store_linked_report(history_path: Path, report: RunReport) -> None:
+    """Store `report` (as report.json holds it: the kept log named, findings quoting it) as the
+    saved report of the closed history at `history_path` (`scenarios.runner.REPORT_META_KEY`),
+    committed at once, so a re-render (`hookproof report`) keeps what the written reports had.
+    Raises sqlite3.Error when the file is not a writable history."""
+    import json
+
+    from hookproof.reports import render_json
+    from hookproof.scenarios.runner import REPORT_META_KEY
+    from hookproof.simulator.delivery.history import HistoryFile
+
+    saved = HistoryFile(history_path)
+    try:
+        saved.set_meta(REPORT_META_KEY, json.loads(render_json(report)))
+    finally:
+        saved.close()
 
 
 def _linked(scenario: ScenarioReport, tail: str, path: str) -> ScenarioReport:

@@ -98,6 +98,10 @@ class Runner:
             another). Used only where it cannot change what a scenario sends or how it is
             judged (`may_overlap`), else the run is sequential.
         on_finish: called with a scenario's id as it ends (after its checks).
+        stopped_by: what interrupted the run, asked when KeyboardInterrupt stops it (e.g.
+            ``"SIGTERM"``; None: not known). Unless a note already says why the run stopped
+            (a note beginning ``stopped``, as the deadline's), a note says so, and every
+            scenario not finished is in the report as unknown with that reason.
     """
 
     target: Target
@@ -134,6 +138,7 @@ class Runner:
     seeder: SeedHook | None = None
     overlap: int = 1
     on_finish: Callable[[str], None] | None = None
+    stopped_by: Callable[[], str | None] | None = None
     _observe_lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
     _stopping: threading.Event = field(default_factory=threading.Event, init=False, repr=False)
     _live: dict[int, tuple[asyncio.AbstractEventLoop, "asyncio.Task[None]"]] = field(
@@ -158,9 +163,10 @@ class Runner:
         """Run the scenarios `ids` (default: the whole catalog) and build the report.
 
         KeyboardInterrupt stops the run; the report then holds the scenarios finished
-        so far and says it is partial.
+        so far, the others as unknown with the reason (`unfinished`), and says it is partial.
         """
         chosen = [_lookup(i) for i in ids] if ids is not None else list(CATALOG.values())
+        order = list(chosen)
         started = time.time()
         partial = False
         self.results = []
@@ -194,9 +200,28 @@ class Runner:
                 self.checkpoint(self.report(started, partial=i + 1 < len(chosen)))
         except KeyboardInterrupt:
             partial = True
+            self.unfinished(order)
         report = self.report(started, partial=partial)
         self.checkpoint(report)
         return report
+
+    def unfinished(self, order: Sequence[Scenario]) -> None:
+        """After an interruption: `results` in `order`, each scenario without a result unknown
+        with the reason the run stopped. The reason is the last note beginning ``stopped``
+        (the deadline's), else `stopped_by`'s (``stopped by SIGTERM``), which is then noted."""
+        done = {r.id: r for r in self.results}
+        missing = [s for s in order if s.id not in done]
+        said = next((n for n in reversed(self.notes) if n.startswith("stopped")), None)
+        if said is not None:
+            cause = said.split(";", 1)[0].split(" (", 1)[0].removeprefix("stopped: ")
+        else:
+            by = self.stopped_by() if self.stopped_by is not None else None
+            cause = f"the run was stopped by {by}" if by else "the run was interrupted"
+            self.notes.append(f"stopped by {by}" if by else "stopped: interrupted")
+            if missing:
+                self.notes[-1] += (f"; the {len(missing)} scenario(s) not finished by then are unknown "
+                                   f"({', '.join(s.id for s in missing)})")
+        self.results = [done.get(s.id) or _not_run(s, f"not finished: {cause}") for s in order]
 
     def may_overlap(self) -> bool:
         """True when scenarios may run side by side here: deliveries go to a URL (an in-process

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import random
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Sequence
@@ -280,6 +281,8 @@ class ExploreResult:
     attempts: int = 0  # valid attempts sent, over every example of the search
     acked: int = 0  # of which the receiver acknowledged (a search nothing was acknowledged in proves nothing)
     interrupted: bool = False  # shrinking was stopped (the run's deadline, Ctrl-C): `failure` is the smallest so far
+    restarts: int = 0  # times the search began again with a fresh Hypothesis seed (it could not replay an example)
+    cut_short: bool = False  # no finding, and the search ended before `max_examples` examples (`error` says why)
 
 
 def explore(target: ExploreTarget, *, max_examples: int = 100, seed: int | None = None,
@@ -293,6 +296,14 @@ def explore(target: ExploreTarget, *, max_examples: int = 100, seed: int | None 
 
     `on_example(examples, attempts)` hears of each finished example: how many so far, and
     the valid attempts they sent (for progress lines).
+
+    `max_examples` is Hypothesis's: the examples it keeps, before shrinking. The examples run
+    (`ExploreResult.examples`) also count those Hypothesis discards (too long, overrun), so
+    they may be more. When Hypothesis cannot replay an example because the receiver answered
+    it differently (`FlakyStrategyDefinition`) before any finding, the search begins again
+    with a fresh seed (`restart_seed`) for the examples left of `max_examples` (counting every
+    example run), as long as each search runs new examples (`ExploreResult.restarts`);
+    otherwise it is cut short (`ExploreResult.cut_short`) and the error says so.
 
     The active Hypothesis profile is the base (under ``CI=true`` Hypothesis loads its
     ``ci`` profile: derandomized, no database), except that a given `seed` fixes both the
@@ -327,38 +338,71 @@ def explore(target: ExploreTarget, *, max_examples: int = 100, seed: int | None 
     out = io.StringIO()
     started = time.monotonic()
     error: str | None = None
+    restarts = 0  # searches begun again with a fresh Hypothesis seed after a FlakyStrategyDefinition
+    cut_short = False
     routing = provider_api(state) if (route_provider_api and target.in_process) else contextlib.nullcontext()
     with routing, contextlib.redirect_stdout(out), contextlib.closing(loop), _older_objects_frozen():
-        try:
-            run_state_machine_as_test(machine, settings=config)
-        except FindingError:
-            pass
-        except BaseException as exc:  # noqa: BLE001 - Flaky and friends: report them, keep the failure
-            from hypothesis.errors import FlakyStrategyDefinition
+        while True:
+            before = counter.examples
+            try:
+                run_state_machine_as_test(machine, settings=config)
+            except FindingError:
+                pass
+            except BaseException as exc:  # noqa: BLE001 - Flaky and friends: report them, keep the failure
+                from hypothesis.errors import FlakyStrategyDefinition
 
-            if isinstance(exc, KeyboardInterrupt):
-                if not failures:
+                if isinstance(exc, KeyboardInterrupt):
+                    if not failures:
+                        raise
+                    # Stopped while shrinking (the run's deadline, Ctrl-C): the finding stands, as the
+                    # smallest failing schedule found so far; losing it would turn a found bug into silence.
+                    shrunk = counter.examples - counter.shrinking_from if counter.shrinking_from else 0
+                    return ExploreResult(failures[-1], counter.examples, counter.steps, time.monotonic() - started,
+                                         world_seed, f"shrinking was stopped after {shrunk} smaller schedule(s) "
+                                         "tried: the schedule is the smallest failing one found so far",
+                                         attempts=counter.attempts, acked=counter.acked, interrupted=True,
+                                         restarts=restarts)
+                if isinstance(exc, FlakyStrategyDefinition) and not failures:
+                    # Which rules apply depends on the receiver's answers (acked, pending): one that
+                    # answered a replayed example differently (timing) leaves Hypothesis unable to
+                    # replay it. The examples run so far stand; the rest of the budget is searched
+                    # with a fresh seed, as long as each search gets further.
+                    remaining = max_examples - counter.examples
+                    if remaining > 0 and counter.examples > before:
+                        restarts += 1
+                        machine = hypothesis_seed(restart_seed(world_seed, restarts))(machine)
+                        config = settings(config, max_examples=remaining, derandomize=False)
+                        continue
+                    cut_short = remaining > 0
+                elif not failures:
                     raise
-                # Stopped while shrinking (the run's deadline, Ctrl-C): the finding stands, as the
-                # smallest failing schedule found so far; losing it would turn a found bug into silence.
-                shrunk = counter.examples - counter.shrinking_from if counter.shrinking_from else 0
-                return ExploreResult(failures[-1], counter.examples, counter.steps, time.monotonic() - started,
-                                     world_seed, f"shrinking was stopped after {shrunk} smaller schedule(s) tried: "
-                                     "the schedule is the smallest failing one found so far",
-                                     attempts=counter.attempts, acked=counter.acked, interrupted=True)
-            if isinstance(exc, FlakyStrategyDefinition) and not failures:
-                # Which rules apply depends on the receiver's answers (acked, pending): one that
-                # answered a replayed example differently (timing) leaves Hypothesis unable to
-                # replay it. The examples run so far stand; the search ends there.
-                error = (f"the search ended after {counter.examples} example(s): the receiver answered a replayed "
-                         "example differently (timing), so Hypothesis could not replay it")
-            elif not failures:
-                raise
-            else:
-                error = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+                else:
+                    error = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+            break
+    if restarts or cut_short:
+        error = flaky_note(counter.examples, max_examples, restarts, cut_short)
     return ExploreResult(failures[-1] if failures else None, counter.examples, counter.steps,
                          time.monotonic() - started, world_seed, error,
-                         attempts=counter.attempts, acked=counter.acked)
+                         attempts=counter.attempts, acked=counter.acked, restarts=restarts, cut_short=cut_short)
+
+
+def restart_seed(world_seed: int, restart: int) -> int:
+    """The Hypothesis seed of a search's `restart`-th new beginning: fresh, and the same for
+    the same run seed (a run is repeated by its seed)."""
+    return random.Random(f"{world_seed}/{restart}").randrange(2**32)
+
+
+def flaky_note(examples: int, budget: int, restarts: int, cut_short: bool) -> str:
+    """What a search Hypothesis could not replay (`FlakyStrategyDefinition`) says: how often it
+    began again with a fresh seed, and whether the budget was still not reached."""
+    began = (f"the receiver answered a replayed example differently (timing), so Hypothesis could not replay it; "
+             f"the search began again with a fresh seed {restarts} time(s)")
+    if not cut_short:
+        return f"{began}, {examples} example(s) in all"
+    if not restarts:
+        began = "the receiver answered a replayed example differently (timing), so Hypothesis could not replay it"
+    return (f"the search was cut short after {examples} of {budget} example(s): {began}, "
+            "and the last search ran no new example")
 
 
 @contextlib.contextmanager

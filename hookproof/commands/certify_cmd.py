@@ -36,6 +36,7 @@ def register(app: typer.Typer) -> None:
         keep_going: Annotated[bool, typer.Option("--keep-going", help="Run every scenario even after the receiver stopped answering.")] = False,
         force: Annotated[bool, typer.Option("--force", help="Let --out overwrite another command's results.")] = False,
         allow_remote: Annotated[bool, typer.Option("--allow-remote", help="Allow a target that is not on this machine (loopback).")] = False,
+        seed: Annotated[Optional[int], typer.Option("--seed", help="Seed of the scenarios' worlds and fault plans (default: run.seed, else a random one); the report names it, and the same seed makes the same worlds again.", show_default=False)] = None,
         chaos: Annotated[bool, typer.Option("--chaos", help="Also run the chaos scenarios (kill, pause, restart, network cuts, replicas); needs a target.process or target.docker section.")] = False,
     ) -> None:
         """Run the scenario catalog against the receiver; exit 0 pass, 1 findings, 2 usage/config error.
@@ -50,6 +51,7 @@ def register(app: typer.Typer) -> None:
         from hookproof.chaos.errors import ChaosError
         from hookproof.heartbeat import TERMINAL_INTERVAL_S, Heartbeat, log_interval_s
         from hookproof.reports.errors import ReportError
+        from hookproof.run_progress import ScenarioProgress
         from hookproof.rundirs import run_out
         from hookproof.scenarios.catalog import CATALOG
         from hookproof.scenarios.chaos import CHAOS_CATALOG
@@ -66,29 +68,28 @@ def register(app: typer.Typer) -> None:
                 if s not in CATALOG and s not in CHAOS_CATALOG:
                     raise UsageError(f"--scenario: unknown scenario id {s!r} (see 'hookproof scenarios')")
             total = len(scenario or cfg.run.scenarios or CATALOG) + (0 if scenario or not chaos else len(CHAOS_CATALOG))
-            at: dict[str, Any] = {"scenario": "starting", "index": 0, "total": total}
             runners: list[Any] = []
+            where = ScenarioProgress(total)
             with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
                           TimeElapsedColumn(), console=err_console, transient=True,
                           disable=not err_console.is_interactive) as bar:  # off a terminal it only adds a blank line
                 task = bar.add_task("certifying", total=total)
 
-                def progress(sid: str, i: int, n: int) -> None:
-                    at.update(scenario=sid, index=i, total=n)
-                    bar.update(task, description=line(), completed=i, total=n)
-
                 def line() -> str:
                     attempts = len(runners[0].history) if runners else 0
-                    return (f"certify: scenario {int(at['index']) + 1}/{at['total']} {at['scenario']}, "
-                            f"{attempts} attempt(s) so far, {beat.elapsed_s:.0f} s")
+                    return where.line("certify", f"{attempts} attempt(s) so far", f"{beat.elapsed_s:.0f} s")
+
+                where.on_change = lambda: bar.update(task, description=line(), completed=where.done, total=where.total)
 
                 live = err_console.is_interactive
                 with Heartbeat(line, (lambda text: bar.update(task, description=text)) if live else
                                (lambda text: err_console.print(text, markup=False, soft_wrap=True)),
                                TERMINAL_INTERVAL_S if live else log_interval_s()) as beat:
                     result = run_certify(cfg, scenarios=scenario, out_dir=lambda: run_out(out, "certify", force=force),
-                                         progress=progress, allow_remote=allow_remote, chaos=chaos,
-                                         on_start=runners.append, max_duration_s=limit_s, keep_going=keep_going)
+                                         progress=where.start, allow_remote=allow_remote, chaos=chaos,
+                                         on_start=runners.append, max_duration_s=limit_s, keep_going=keep_going,
+                                         seed=seed, stopped_by=lambda: caught.stopped_by,
+                                         on_finish=where.finish)
         except (HookproofError, SimulatorError, ChaosError, ScenarioError, ReportError) as exc:
             raise fail(str(located(exc, cfg))) from None
         except OSError as exc:

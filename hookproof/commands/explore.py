@@ -147,7 +147,8 @@ INTERRUPTED = "interrupted (SIGINT or SIGTERM) before the search finished"
 def write_interrupted_report(out_dir: Path, started: float, cfg: "Config | None" = None, seed: int | None = None,
                              target: str | None = None, stopped: str | None = None) -> dict[str, Path]:
     """A partial report for an explore run stopped by SIGINT/SIGTERM, or by its deadline
-    (`stopped`: the deadline's note, `deadline.deadline_note`), before it finished.
+    (`stopped`: the deadline's note, `deadline.deadline_note`, or the signal's, ``stopped by
+    SIGTERM; …``), before it finished.
 
     It names the run's target, profile and seed when they were known (`cfg` None: the
     config was not loaded yet). The scenario's reason is `stopped` or `INTERRUPTED`;
@@ -209,6 +210,7 @@ def run_explore(cfg: "Config", *, out_dir: Path | Callable[[], Path], max_exampl
     (out_dir / RECEIVER_LOG_FILE).unlink(missing_ok=True)  # an earlier run's, in a reused folder
     started = time.time()
     hit: HitRate | None = None
+    bursts_s = 0.0
     report_progress("starting", 0, None)
     log, marks = receiver_log(cfg, cfg.target.secrets(cfg.base_dir))
     try:
@@ -226,11 +228,14 @@ def run_explore(cfg: "Config", *, out_dir: Path | Callable[[], Path], max_exampl
                 report_progress("burst race", 0, repeats)
                 if marks is not None:
                     marks.mark(BURSTS_ID)
+                bursts_started = time.monotonic()
                 hit = burst_hit_rate(target, repeats=repeats, copies=cfg.run.burst, seed=seed, provider_state=state,
                                      on_run=lambda done: report_progress("burst race", done, repeats))
+                bursts_s = time.monotonic() - bursts_started
     finally:  # the receiver has stopped: its last words are in
         tails = keep_receiver_log(log, marks, out_dir)
-    lines = [f"explored {result.examples} example(s), {result.steps} step(s) in {result.duration_s:.1f} s (seed {seed})"]
+    lines = [f"explored {result.examples} example(s), {result.steps} step(s) in {result.duration_s:.1f} s (seed {seed}; "
+             f"examples run, including those Hypothesis discards, which --max-examples does not count)"]
     schedule_path = None
     if result.failure is not None:
         schedule_path = write_schedule(result.failure, stale, target=target.describe, profile=target.profile.name)
@@ -250,12 +255,16 @@ def run_explore(cfg: "Config", *, out_dir: Path | Callable[[], Path], max_exampl
             lines.append(f"burst race: {NOTHING_DELIVERED.format(attempts=hit.attempts)}")
     scenarios = [machine_report(result, target.describe)]
     if hit is not None:
-        scenarios.append(burst_report(hit))
+        scenarios.append(burst_report(hit, duration_s=bursts_s))
     report = run_report(cfg, target.describe, seed, started, scenarios)
     if result.interrupted:  # the finding stands; the run did not finish
         from dataclasses import replace
 
         report = replace(report, partial=True, notes=(*report.notes, result.error or "stopped while shrinking"))
+    elif result.cut_short:  # fewer examples than --max-examples: a partial run, as a --max-duration stop
+        from dataclasses import replace
+
+        report = replace(report, partial=True, notes=(*report.notes, result.error or "the search was cut short"))
     if tails is not None:
         report = link_receiver_log(report, tails)
     paths = write_explore_reports(report, out_dir)
@@ -268,7 +277,8 @@ def machine_report(result: "ExploreResult", target: str) -> "ScenarioReport":
     """The state machine's search as one scenario of the report.
 
     A finding fails it; a search in which the receiver acknowledged no valid delivery
-    proves nothing (silence is not a pass): the verdict is unknown.
+    proves nothing (silence is not a pass), nor one cut short before its examples
+    (`ExploreResult.cut_short`): the verdict is unknown.
     """
     from hookproof.reports.model import ScenarioReport
     from hookproof.scenarios.report_views import attempt_view, check_view
@@ -282,7 +292,10 @@ def machine_report(result: "ExploreResult", target: str) -> "ScenarioReport":
         return ScenarioReport(MACHINE_ID, "State machine over delivery schedules", description, "unknown", checklist,
                               reason=NOTHING_ACKNOWLEDGED.format(attempts=result.attempts),
                               duration_s=result.duration_s)
-    if failure is None:  # a search ended early (`result.error`) says why; its examples stand
+    if failure is None and result.cut_short:  # fewer examples than asked for: not the search asked for
+        return ScenarioReport(MACHINE_ID, "State machine over delivery schedules", description, "unknown", checklist,
+                              reason=result.error, duration_s=result.duration_s)
+    if failure is None:  # a search begun again (`result.error`) says why; its examples stand
         return ScenarioReport(MACHINE_ID, "State machine over delivery schedules", description, "pass", checklist,
                               reason=result.error, duration_s=result.duration_s)
     from hookproof.scenarios.statemachine import format_steps
@@ -296,8 +309,9 @@ def machine_report(result: "ExploreResult", target: str) -> "ScenarioReport":
     )
 
 
-def burst_report(hit: "HitRate") -> "ScenarioReport":
-    """The statistical tier's bursts as one scenario of the report.
+def burst_report(hit: "HitRate", *, duration_s: float = 0.0) -> "ScenarioReport":
+    """The statistical tier's bursts as one scenario of the report; `duration_s`: how long
+    the bursts took (seconds).
 
     A double application fails it; bursts of which the receiver acknowledged no copy
     prove nothing (silence is not a pass): the verdict is unknown.
@@ -313,7 +327,7 @@ def burst_report(hit: "HitRate") -> "ScenarioReport":
         reason = NOTHING_DELIVERED.format(attempts=hit.attempts)
         check = CheckView("duplicated", "unknown", (), stats, detail=reason)
         return ScenarioReport(BURSTS_ID, title, description, "unknown", ("unique-under-concurrency",),
-                              checks=(check,), reason=reason)
+                              checks=(check,), reason=reason, duration_s=duration_s)
     findings: tuple[FindingView, ...] = ()
     if hit.hits:
         findings = (FindingView("duplicated", hit.keys[0] if hit.keys else "*",
@@ -322,7 +336,7 @@ def burst_report(hit: "HitRate") -> "ScenarioReport":
                                 expected=0, actual=hit.hits),)
     check = CheckView("duplicated", "invalid" if hit.hits else "valid", findings, stats)
     return ScenarioReport(BURSTS_ID, title, description, "fail" if hit.hits else "pass",
-                          ("unique-under-concurrency",), checks=(check,))
+                          ("unique-under-concurrency",), checks=(check,), duration_s=duration_s)
 
 
 def run_report(cfg: "Config", target: str, seed: int, started: float, scenarios: list["ScenarioReport"]) -> "RunReport":
@@ -355,7 +369,7 @@ def register(app: typer.Typer) -> None:
     @app.command("explore")
     def explore_command(
         config: Annotated[Path, typer.Option("--config", "-c", help="The config file.")] = Path("hookproof.toml"),
-        max_examples: Annotated[int, typer.Option("--max-examples", min=1, max=100_000, help="Programs Hypothesis tries (before shrinking).")] = 100,
+        max_examples: Annotated[int, typer.Option("--max-examples", min=1, max=100_000, help="Examples Hypothesis keeps before shrinking (the examples run, printed as 'explored N', also count those it discards, so N may be more). A search Hypothesis cannot replay begins again with a fresh seed for the rest.")] = 100,
         seed: Annotated[Optional[int], typer.Option("--seed", help="Seed of the world and of Hypothesis (default: run.seed, else random).")] = None,
         out: Annotated[Optional[Path], typer.Option("--out", help="Report directory (default: a new folder hookproof-reports/explore-<UTC time>/, linked as hookproof-reports/latest).", show_default=False)] = None,
         force: Annotated[bool, typer.Option("--force", help="Let --out overwrite another command's results.")] = False,
@@ -430,8 +444,9 @@ def register(app: typer.Typer) -> None:
         except KeyboardInterrupt:
             stopped = deadline[0] if deadline else None
             code = 1 if stopped else caught.exit_code  # a deadline-stopped run exits as certify's does
+            signalled = f"stopped by {caught.stopped_by}; the search stopped there" if caught.stopped_by else None
             paths = write_interrupted_report(run_dir(), started, cfg, run_seed, described[-1] if described else None,
-                                             stopped=stopped)
+                                             stopped=stopped or signalled)
             if stopped:
                 console.print(f"explore {stopped}", markup=False, soft_wrap=True)
             console.print(f"explore {'stopped' if stopped else 'interrupted'}; partial report: {paths['json']}",

@@ -7,7 +7,10 @@ and a folder of run folders for the newest of them that has one.
 `certify` stores the run's report (report.json's document) in the history's meta after
 every scenario (`scenarios.runner.REPORT_META_KEY`), so the history alone is enough to
 write report.json, junit.xml, summary.md and report.html again, also for a run that was
-interrupted or killed before it wrote them (the report then says it is partial).
+interrupted or killed before it wrote them (the report then says it is partial). Once the
+receiver's log is linked, the report as written is stored again
+(`hookproof.receiver_log.store_linked_report`), so a re-render in place holds the same;
+a history saved without it is not rendered over reports that quote the log (use ``--out``).
 """
 
 from __future__ import annotations
@@ -50,6 +53,9 @@ def report(
         raise fail(f"--history: {history} holds no report (it was not written by 'hookproof certify' or "
                    f"'hookproof storm', or the run stopped before its first scenario finished; {attempts} "
                    "attempt(s) recorded)")
+    if out is None and (lost := _would_lose(document, history.parent)):
+        raise fail(f"--history: re-rendering {history.parent} in place would drop {lost} from its reports (the history "
+                   "was saved before they were added); pass --out DIR to render it elsewhere")
     try:
         run = load_json(json.dumps(document))
         paths = write_reports(run, out if out is not None else history.parent)
@@ -61,6 +67,19 @@ def report(
     for name, path in paths.items():
         console.print(f"  {name}: {path}", markup=False)
     raise typer.Exit(0)
+
+
+def _would_lose(document: dict[str, object], folder: Path) -> str | None:
+    """What the report.json in `folder` holds that `document` (the history's saved report)
+    does not: the receiver's log a run linked after its history was saved (histories of
+    older versions); None when nothing would be lost."""
+    try:
+        written = json.loads((folder / "report.json").read_bytes())
+    except (OSError, ValueError):
+        return None
+    if isinstance(written, dict) and written.get("receiver_log") and not document.get("receiver_log"):
+        return f"the receiver's log ({written['receiver_log']}) and the tails its 5xx findings quote"
+    return None
 
 
 def find_history(path: Path) -> Path | None:

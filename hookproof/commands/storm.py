@@ -22,6 +22,7 @@ a worker that refused (another hookproof version, or a target it cannot reach).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import random
@@ -369,7 +370,7 @@ def register(app: typer.Typer) -> None:
         from hookproof.certify import check_reachable, provider_server, receiver_log, started_receiver
         from hookproof.chaos.errors import ChaosError
         from hookproof.errors import HookproofError, UsageError
-        from hookproof.receiver_log import RECEIVER_LOG_FILE, keep_receiver_log, link_receiver_log
+        from hookproof.receiver_log import RECEIVER_LOG_FILE, keep_receiver_log, link_receiver_log, store_linked_report
         from hookproof.reports import REPORT_FILES, load_json, write_reports
         from hookproof.rundirs import run_out
         from hookproof.simulator.delivery import Target
@@ -439,6 +440,16 @@ def register(app: typer.Typer) -> None:
             # The Locust processes were stopped (SIGTERM: Locust shuts down and its master
             # writes what it gathered); say where that is, and exit 128 + the signal.
             if report_path.is_file():
+                # the note names the signal, as certify's and explore's do (a KeyboardInterrupt no
+                # handler recorded is Python's own for SIGINT)
+                note = f"stopped by {caught.stopped_by or 'SIGINT'}; the storm ended early: the report holds what was sent"
+                report = load_json(report_path.read_bytes())
+                if tails is not None:
+                    report = link_receiver_log(report, tails)
+                report = dataclasses.replace(report, notes=(*report.notes, note))
+                write_reports(report, out)
+                if (out / "history.sqlite").is_file():
+                    store_linked_report(out / "history.sqlite", report)
                 console.print(f"storm interrupted; the report of what was sent so far: {report_path}", markup=False)
             else:
                 err_console.print("hookproof: storm interrupted before a report was written; Locust logs in "
@@ -450,6 +461,8 @@ def register(app: typer.Typer) -> None:
         if tails is not None:  # the master wrote the reports; they name the log and quote it, as certify's
             report = link_receiver_log(report, tails)
             write_reports(report, out)
+            if (out / "history.sqlite").is_file():  # `hookproof report` re-renders it as written here
+                store_linked_report(out / "history.sqlite", report)
         paths = {name: out / file for name, file in REPORT_FILES.items()}
         paths["history"] = out / "history.sqlite"
         print_report(report, paths, f"hookproof storm: {cfg.target.profile} receiver at {report.target}")

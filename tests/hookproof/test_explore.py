@@ -395,3 +395,11 @@ def test_a_run_stopped_while_shrinking_reports_its_finding_as_partial(tmp_path: 
     assert run.schedule_path is not None and run.schedule_path.is_file()
     report = json.loads((tmp_path / "out" / "report.json").read_text(encoding="utf-8"))
     assert report["partial"] is True and report["verdict"] == "fail"
+
+
+@pytest.mark.parametrize("hit", [HitRate(hits=0, repeats=20, copies=8, attempts=160, acked=20),
+                                 HitRate(hits=0, repeats=20, copies=8, attempts=160, acked=0),
+                                 HitRate(hits=2, repeats=20, copies=8, seeds=[3, 9], attempts=160, acked=40)])
+def test_the_burst_race_reports_how_long_it_ran(hit: HitRate) -> None:
+    """summary.md gave the burst race 0 ms though it ran for seconds."""
+    assert burst_report(hit, duration_s=14.8).duration_s == 14.8

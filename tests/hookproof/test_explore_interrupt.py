@@ -70,3 +70,7 @@ def test_interrupted_explore_writes_a_partial_report(tmp_path: Path, signum: int
     # the run's own target, profile and seed (run.seed of the example project), not placeholders
     assert (report["target"], report["profile"], report["seed"]) == ("in-process ASGI app FastAPI", "stripe", 7)
     assert "interrupted" in result.stdout
+    # the note and the unfinished search's reason name the signal, as a --max-duration stop names its limit
+    stopped = f"stopped by {signal.Signals(signum).name}; the search stopped there"
+    assert report["notes"] == [stopped]
+    assert [(s["verdict"], s["reason"]) for s in report["scenarios"]] == [("unknown", stopped)]

@@ -282,7 +282,10 @@ def test_demo_progress_off_a_terminal_is_a_heartbeat_with_the_scenario_count(mon
 
     monkeypatch.setattr(console, "print", printed)
     with scenario_progress(console, "demo inbox_sync", 27) as progress:
-        progress("reorder", 4, 27)
+        for i, sid in enumerate(("duplicate-sequential", "duplicate-concurrent", "sender-timeout", "dropped-response")):
+            progress.start(sid, i, 27)
+            progress.finish(sid)
+        progress.start("reorder", 4, 27)
         assert seen.wait(30)
     line = next(x for x in out.getvalue().splitlines() if "reorder" in x)
-    assert line.startswith("demo inbox_sync: scenario 5/27 reorder, ") and line.endswith(" s")
+    assert line.startswith("demo inbox_sync: 4/27 scenario(s) done, running reorder, ") and line.endswith(" s")

@@ -107,6 +107,26 @@ def test_the_log_is_kept_and_each_5xx_finding_quotes_its_traceback(run: tuple[Cl
 
 
 @pytest.mark.slow
+def test_a_re_render_in_place_keeps_the_log_and_every_quoted_tail(run: tuple[CliRun, Path], tmp_path: Path) -> None:
+    """`hookproof report --history RUN` without --out rewrites the run's own reports: they
+    must hold exactly what the run wrote (the log named, each 5xx finding's tail), not the
+    report as it stood before the log was kept."""
+    _, out = run
+    copy = tmp_path / "run"
+    copy.mkdir()
+    for path in out.iterdir():
+        if path.is_file():
+            (copy / path.name).write_bytes(path.read_bytes())
+    before = {name: (copy / name).read_bytes() for name in ("report.json", "summary.md", "junit.xml")}
+    assert b'"tail": "' in before["report.json"]
+    done = run_hookproof("report", "--history", str(copy), timeout_s=120)
+    assert done.returncode == 0, done
+    assert json.loads((copy / "report.json").read_bytes()) == json.loads(before["report.json"])
+    assert (copy / "summary.md").read_bytes() == before["summary.md"]
+    assert (copy / "junit.xml").read_bytes() == before["junit.xml"]
+
+
+@pytest.mark.slow
 def test_no_file_of_the_run_holds_the_secret_or_the_api_key(run: tuple[CliRun, Path]) -> None:
     done, out = run
     files = sorted(p for p in out.rglob("*") if p.is_file())

@@ -1,6 +1,6 @@
 """Interrupting a real `certify` run (SIGINT, then SIGTERM): everything it started is stopped,
 the history on disk is complete up to the interruption and readable, a partial report is
-written and says so, and `hookproof report --history` re-renders it."""
+written and says so (a note naming the signal, the scenarios not finished unknown), and `hookproof report --history` re-renders it."""
 
 from __future__ import annotations
 
@@ -87,7 +87,13 @@ def test_an_interrupted_run_leaves_a_readable_history_and_a_partial_report(tmp_p
     assert not _alive(pid), "the receiver hookproof started is still running"
 
     report = json.loads((out / "report.json").read_text(encoding="utf-8"))
-    assert report["partial"] is True and len(report["scenarios"]) < len(SCENARIOS)
+    assert report["partial"] is True
+    # every scenario is listed; those the signal cut short or kept from starting are unknown, saying why
+    assert [s["id"] for s in report["scenarios"]] == SCENARIOS
+    unfinished = [s["id"] for s in report["scenarios"] if s["reason"] == f"not finished: the run was stopped by {sig.name}"]
+    assert unfinished and all(s["verdict"] == "unknown" for s in report["scenarios"] if s["id"] in unfinished)
+    assert report["notes"] == [f"stopped by {sig.name}; the {len(unfinished)} scenario(s) not finished by then are "
+                               f"unknown ({', '.join(unfinished)})"]
     assert "partial run" in (out / "summary.md").read_text(encoding="utf-8")
     assert not (out / "history.sqlite-wal").exists() or (out / "history.sqlite-wal").stat().st_size == 0
     history = load_history(history_file)

@@ -234,6 +234,8 @@ def test_an_interrupted_storm_reports_what_it_sent_and_says_partial(tmp_path: Pa
     report = json.loads((out / "report.json").read_text(encoding="utf-8"))
     assert report["partial"] is True
     assert "interrupted after" in (report["scenarios"][0].get("reason") or "")
+    assert report["notes"][-1] == (f"stopped by {signal.Signals(signum).name}; the storm ended early: the report "
+                                   "holds what was sent")
     assert not _locust_processes(marker), "Locust processes were left running"
 
 

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import Phase
 
 from examples.receivers.pool import ReceiverPool
 from hookproof.scenarios.statemachine import (
@@ -241,3 +243,69 @@ def test_a_search_stopped_before_any_finding_is_interrupted(tmp_path: Path, prov
             explore(receivers.target(), max_examples=SEARCH_EXAMPLES, seed=5, provider_state=provider, on_example=stop)
     finally:
         receivers.close()
+
+
+def _flaky_searches(monkeypatch: pytest.MonkeyPatch, runs: list[int]) -> list[tuple[int | None, int]]:
+    """Make each search Hypothesis runs end in FlakyStrategyDefinition (a receiver that answered
+    a replayed example differently) after the next number of examples in `runs` (the last
+    search, past `runs`, is left alone). Returns the (seed, max_examples) each search got."""
+    import hypothesis.stateful
+    from hypothesis import settings as hypothesis_settings
+    from hypothesis.errors import FlakyStrategyDefinition
+
+    real = hypothesis.stateful.run_state_machine_as_test
+    searches: list[tuple[int | None, int]] = []
+
+    def flaky(machine: Any, *, settings: Any = None) -> None:
+        searches.append((getattr(machine, "_hypothesis_internal_use_seed", None), settings.max_examples))
+        if len(searches) > len(runs):
+            return real(machine, settings=settings)
+        if runs[len(searches) - 1]:
+            real(machine, settings=hypothesis_settings(settings, max_examples=runs[len(searches) - 1],
+                                                       phases=[Phase.generate]))
+        raise FlakyStrategyDefinition("the receiver answered a replayed example differently")
+
+    monkeypatch.setattr(hypothesis.stateful, "run_state_machine_as_test", flaky)
+    return searches
+
+
+def test_a_search_hypothesis_cannot_replay_begins_again_with_a_fresh_seed(tmp_path: Path, provider: ServerState,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """FlakyStrategyDefinition before any finding is not the end of the search: the examples
+    left of the budget are searched with a fresh seed, and the result says how often."""
+    searches = _flaky_searches(monkeypatch, [6, 5])
+    receivers = pool("inbox_sync", tmp_path, provider)
+    try:
+        result = explore(receivers.target(), max_examples=20, seed=3, provider_state=provider)
+    finally:
+        receivers.close()
+    assert result.failure is None and not result.cut_short
+    assert result.restarts == 2
+    assert len(searches) == 3 and searches[0] == (3, 20)
+    assert 0 < searches[2][1] < searches[1][1] <= 20 - 6  # the rest of the budget, each time
+    assert len({seed for seed, _ in searches}) == 3  # a fresh seed each time
+    assert result.examples >= 20
+    assert result.error == ("the receiver answered a replayed example differently (timing), so Hypothesis could not "
+                            f"replay it; the search began again with a fresh seed 2 time(s), {result.examples} "
+                            "example(s) in all")
+
+
+def test_a_search_that_cannot_go_on_is_cut_short_not_passed(tmp_path: Path, provider: ServerState,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """A new beginning that runs no example ends the search short of its budget: cut short,
+    which the report makes unknown, not a pass."""
+    from hookproof.commands.explore import machine_report
+
+    _flaky_searches(monkeypatch, [6, 0, 0, 0])
+    receivers = pool("inbox_sync", tmp_path, provider)
+    try:
+        result = explore(receivers.target(), max_examples=20, seed=3, provider_state=provider)
+    finally:
+        receivers.close()
+    assert result.failure is None and result.cut_short and result.restarts == 1
+    assert 6 <= result.examples < 20
+    assert result.error == (f"the search was cut short after {result.examples} of 20 example(s): the receiver answered a replayed "
+                            "example differently (timing), so Hypothesis could not replay it; the search began "
+                            "again with a fresh seed 1 time(s), and the last search ran no new example")
+    report = machine_report(result, "in-process")
+    assert (report.verdict, report.reason) == ("unknown", result.error)
