@@ -502,7 +502,7 @@ def certify(config: Config, *, scenarios: Sequence[str] | None = None, out_dir: 
                     progress=marked, attempt_timeout_s=config.run.sender_timeout_s,
                     nemesis=nemesis if chaos else None,
                     chaos_settings=chaos_settings(config, "docker" if config.target.docker else "process"),
-                    keys=config.key_mapping(),
+                    keys=config.key_mapping(), state_kinds=config.observer.state_kinds,
                     keep_going=keep_going, notes=notes, retry_budget_s=config.run.retry_budget_s,
                     seeder=seed_hook(config, secrets, api_base, sink_url),
                     overlap=overlap, on_finish=ended,

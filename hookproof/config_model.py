@@ -163,6 +163,15 @@ class ObserverConfig(StrictModel):
                 raise ValueError(f"the {kind} state query is empty")
         return v
 
+    @property
+    def state_kinds(self) -> frozenset[str] | None:
+        """The object kinds whose states the SQL queries read (``subscription`` for `state`,
+        the keys of `states`; empty: none), or None for the ``http`` and ``python`` observers,
+        whose answers say which kinds they cover."""
+        if self.kind in ("http", "python"):
+            return None
+        return frozenset(self.states) | ({"subscription"} if self.state else frozenset())
+
     @model_validator(mode="after")
     def _fields(self) -> "ObserverConfig":
         if self.kind == "sql":

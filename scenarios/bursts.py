@@ -6,7 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from hookproof.scenarios.business_keys import counter_keys
 from hookproof.scenarios.explore_targets import ExploreTarget
+from hookproof.scenarios.findings import Finding
 from hookproof.scenarios.observations import world_event_id
 from hookproof.scenarios.schedules import Step
 from hookproof.scenarios.session import Session
@@ -63,8 +65,10 @@ def burst_hit_rate(target: ExploreTarget, *, repeats: int = 20, copies: int = 8,
             result.acked += sum(a.outcome is Outcome.ACKED for a in sent)
             session.dirty = True
             session._settle()
-            checks = session._check(("duplicated",))
-            bad = [f.key for c in checks for f in c.problems]
+            keys = session.explore.keys
+            counters = keys is not None and bool(keys.counters)
+            checks = session._check(("duplicated", "counter") if counters else ("duplicated",))
+            bad = [f.key for c in checks for f in c.problems if _applied_twice(f)]
             if bad:
                 result.hits += 1
                 result.seeds.append(run_seed)
@@ -76,16 +80,32 @@ def burst_hit_rate(target: ExploreTarget, *, repeats: int = 20, copies: int = 8,
     return result
 
 
+def _applied_twice(finding: Finding) -> bool:
+    """True when `finding` says the burst applied more than once: a duplicated effect, or a
+    counter (or a money key) that moved more than the provider's truth implies."""
+    if finding.check_id != "counter":
+        return True
+    return isinstance(finding.actual, int) and isinstance(finding.expected, int) and finding.actual > finding.expected
+
+
 def _effectful(session: Session) -> int:
-    """Index of the first effectful event the receiver is sent (else the first it is sent at
+    """Index of the first effectful event the receiver is sent (with the team's counters, the
+    first that moves one, else the first effectful one; else the first it is sent at
     all), after as few of the world's operations on no object (a payment first, else an
     opened issue…) as it takes. Raises ValueError when it is sent none."""
     simple = [action for action, obj in session.ops.legal(session.world) if obj is None]
+    keys = session.explore.keys
+    first: int | None = None
     for action in sorted(simple, key=lambda a: a != "pay"):  # a payment first, where the world has one
         session.apply(Step("emit", action=action))
         for i in session.sendable:
-            if session.event(i).business_key:
-                return i
+            if not session.event(i).business_key:
+                continue
+            if not (keys is not None and keys.counters) or counter_keys((session.event(i),), keys):
+                return i  # with the team's counters: an event that moves one, where there is one
+            first = i if first is None else first
+    if first is not None:
+        return first
     if session.sendable:  # no enabled type has an effect: the bursts still show what is acknowledged
         return session.sendable[0]
     raise ValueError(f"no operation of the {session.ops.kind} world makes an event the receiver is sent "

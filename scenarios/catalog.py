@@ -38,12 +38,16 @@ CHECKLIST_CHECKS: Mapping[str, frozenset[str]] = {
     "unique-under-concurrency": frozenset({"duplicated", "counter"}),
     "duplicates-tested": frozenset({"duplicated", "duplicate_acked", "lost", "counter", "valid_not_rejected"}),
     "reordering-tested": frozenset({"regressed", "stale"}),
-    "timeouts-tested": frozenset({"lost", "duplicated", "valid_not_rejected", "duplicate_acked"}),
+    "timeouts-tested": frozenset({"lost", "duplicated", "valid_not_rejected", "duplicate_acked", "counter"}),
     "retries-bounded": frozenset({"duplicate_acked", "retry_storm", "no_server_error", "lost"}),
     "transient-vs-permanent": frozenset({"no_server_error", "lost", "downstream_idempotency", "duplicated"}),
 }
 
 EFFECTS = ("duplicated", "lost", "unexpected", "valid_not_rejected", "no_server_error")
+
+#: The checks under which an effect can be applied more than once or lost: a scenario running
+#: one of them also runs ``counter`` when the team declares counters (`checks_for`).
+COUNTED_WITH = frozenset({"duplicated", "lost"})
 
 
 @dataclass(frozen=True)
@@ -69,6 +73,9 @@ class Context:
         shop_sessions: the receiver creates the checkout sessions the stories complete (a seed
             hook's ``creates``, `scenarios.seeding`): the shop picks their payment methods, so
             no story asks it for a delayed-method (boleto) session.
+        state_kinds: the object kinds whose states the observer reads (``subscription``,
+            ``invoice``…; empty: none), or None when only its answers tell (an ``http`` or
+            ``python`` observer): the scenarios that walk an object's states pick a kind it reads.
     """
 
     profile: Profile
@@ -83,6 +90,7 @@ class Context:
     keys: Any = None
     redelivery_window: int = 200
     shop_sessions: bool = False
+    state_kinds: frozenset[str] | None = None
 
     def key_of(self, event: Event) -> str | None:
         """The event's business key: the team's mapping (`scenarios.business_keys`), else built in."""
@@ -223,6 +231,48 @@ class Scenario:
             return plan_for(self, ctx, world)
         return self.build(ctx, world)
 
+    def checks_for(self, *, counters: bool) -> tuple[str, ...]:
+        """The checks this scenario runs: its own, and ``counter`` last when the team declares
+        counters (`counters`) and an effect can be applied twice or lost here (one of
+        `COUNTED_WITH` runs): a counter credited without dedupe moves twice even when the
+        effect's own row is unique."""
+        if counters and "counter" not in self.checks and COUNTED_WITH & set(self.checks):
+            return (*self.checks, "counter")
+        return self.checks
+
+
+def unmapped(ctx: Context, plan: Plan) -> NotApplicable | None:
+    """Why `plan` has nothing to compare under the team's keys (`Context.keys`), or None.
+
+    With the team's keys, a plan none of whose events maps to an effect or moves a counter,
+    and none of whose objects is of a kind the observer reads the state of
+    (`Context.state_kinds`; unknown kinds: any object with a status may be read), owes no
+    effect and no state: the effect and state checks have nothing to compare. The runner
+    still delivers it (a 5xx or a refused valid event is still a finding); a scenario left
+    undecided for that reason alone does not apply, and the reason names its types.
+    """
+    keys = ctx.keys
+    if keys is None:
+        return None
+    events = [e for p in plan.phases for e in p.events]
+    for e in events:
+        if ctx.key_of(e) or _moves_counter(keys, e):
+            return None
+        if ctx.state_kinds is None and e.status is not None:
+            return None
+        if ctx.state_kinds is not None and e.object_type in ctx.state_kinds:
+            return None
+    types = ", ".join(sorted({e.type for e in events}))
+    return NotApplicable(f"no event of this scenario ({types}) maps to an effect under [business_keys]; "
+                         f"map {types} or list the types the receiver handles in enabled_events")
+
+
+def _moves_counter(keys: Any, event: Event) -> bool:
+    """True when the team's `keys` (`scenarios.business_keys.KeyMapping`) move a counter for `event`."""
+    from hookproof.scenarios.business_keys import counter_keys
+
+    return bool(counter_keys((event,), keys))
+
 
 # ---- world scripts ------------------------------------------------------------------
 
@@ -263,8 +313,14 @@ def effect_events(ctx: Context, w: World) -> list[Event]:
     return owed + [e for e in story if e.type in types and not ctx.key_of(e)]
 
 
+#: The object kinds a billing story walks the states of, preferred first.
+STATE_KINDS: tuple[str, ...] = ("subscription", "invoice")
+
+
 def state_events(ctx: Context, w: World) -> list[Event]:
-    """A subscription's whole life: created, renewed, past due, recovered, canceled."""
+    """A subscription's whole life: created, renewed, past due, recovered, canceled. When the
+    observer reads the states of invoices and not of subscriptions (`Context.state_kinds`),
+    the same story's invoices instead: created (open), payment failed, paid."""
     if not isinstance(w, World):  # another provider's world: one stateful object's life
         return [e for e in w.state_story() if e.stateful and ctx.sends(e.type)]
     cus = _customer(w)
@@ -274,7 +330,20 @@ def state_events(ctx: Context, w: World) -> list[Event]:
     inv = w.renew(sub, pay=False)
     w.retry_invoice(inv)
     w.cancel(sub)
-    return [e for e in w.events[start:] if e.object_type == "subscription" and ctx.sends(e.type)]
+    story = w.events[start:]
+    kind = _walked_kind(ctx, story)
+    return [e for e in story if e.object_type == kind and ctx.sends(e.type)]
+
+
+def _walked_kind(ctx: Context, story: Sequence[Event]) -> str:
+    """The kind of object whose states a story's scenario walks: the first of `STATE_KINDS`
+    the observer reads and the receiver is sent two events of, else ``subscription``."""
+    if ctx.state_kinds is None or not ctx.state_kinds or "subscription" in ctx.state_kinds:
+        return "subscription"
+    for kind in STATE_KINDS:
+        if kind in ctx.state_kinds and sum(e.object_type == kind and ctx.sends(e.type) for e in story) >= 2:
+            return kind
+    return "subscription"
 
 
 def _need(events: Sequence[Event], what: str, ctx: Context | None = None) -> NotApplicable | None:

@@ -33,6 +33,7 @@ from hookproof.scenarios.catalog import (
     Phase,
     Plan,
     Scenario,
+    unmapped,
 )
 from hookproof.scenarios.checks import Verdict, compose, run_checks, unfired_faults, unknown_reason
 from hookproof.scenarios.errors import ScenarioError
@@ -102,6 +103,8 @@ class Runner:
             ``"SIGTERM"``; None: not known). Unless a note already says why the run stopped
             (a note beginning ``stopped``, as the deadline's), a note says so, and every
             scenario not finished is in the report as unknown with that reason.
+        state_kinds: the object kinds whose states the observer reads (`Context.state_kinds`;
+            None: only its answers tell).
     """
 
     target: Target
@@ -139,6 +142,7 @@ class Runner:
     overlap: int = 1
     on_finish: Callable[[str], None] | None = None
     stopped_by: Callable[[], str | None] | None = None
+    state_kinds: frozenset[str] | None = None
     _observe_lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
     _stopping: threading.Event = field(default_factory=threading.Event, init=False, repr=False)
     _live: dict[int, tuple[asyncio.AbstractEventLoop, "asyncio.Task[None]"]] = field(
@@ -157,7 +161,8 @@ class Runner:
                        sender_timeout_s=self.sender_timeout_s,
                        chaos=self.chaos_settings if self.nemesis is not None else None,
                        redelivery_window=self.redelivery_window, keys=self.keys,
-                       shop_sessions=self.seeder is not None and "checkout.session" in self.seeder.creates)
+                       shop_sessions=self.seeder is not None and "checkout.session" in self.seeder.creates,
+                       state_kinds=self.state_kinds)
 
     def run(self, ids: Iterable[str] | None = None) -> RunReport:
         """Run the scenarios `ids` (default: the whole catalog) and build the report.
@@ -390,7 +395,8 @@ class Runner:
                 and (seed_failed := self._seed_first(scenario, index, world, t0)) is not None):
             return seed_failed
         try:
-            plan = scenario.plan(self.context(), world)
+            ctx = self.context()
+            plan = scenario.plan(ctx, world)
         except UnboundCheckout as exc:  # the shop's seed opened fewer sessions than the story needs
             return ScenarioReport(scenario.id, scenario.title, scenario.description, "unknown", scenario.checklist,
                                   reason=f"the seed hook's checkout sessions do not cover the story: {exc}",
@@ -435,13 +441,17 @@ class Runner:
         )
         if self.keys is not None and self.keys.counters:
             expectations = replace(expectations, counters=counter_truth(events, attempts, self.keys))
-        checks = run_checks(scenario.checks, attempts, expectations, observations)
+        counters = self.keys is not None and bool(self.keys.counters)
+        checks = run_checks(scenario.checks_for(counters=counters), attempts, expectations, observations)
         verdict = {Verdict.VALID: "pass", Verdict.INVALID: "fail", Verdict.UNKNOWN: "unknown"}[compose(checks)]
         reason = None if settled else "the receiver's effects did not settle before the deadline"
         unfired = unfired_faults(self.history.ops(scenario.id)) if scenario.tier == "chaos" else None
         if unfired is not None and verdict == "pass":
             verdict = "unknown"
-        if verdict == "unknown":
+        if verdict == "unknown" and unfired is None and (unjudged := unmapped(ctx, plan)) is not None:
+            # nothing owed an effect or a state under the team's keys, and no answer was wrong
+            verdict, reason = "not_applicable", unjudged.reason
+        elif verdict == "unknown":
             reason = "; ".join(r for r in (reason, unfired, unknown_reason(checks)) if r)
         return ScenarioReport(
             scenario.id, scenario.title, scenario.description, verdict, scenario.checklist,

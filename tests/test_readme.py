@@ -254,12 +254,17 @@ def test_the_retry_table_is_each_profile_s_schedule() -> None:
         assert rows[name] == (str(attempts), f"{profile.sender_timeout_s:g}", str(math.ceil(longest))), name
 
 
-def _ledger_project(tmp_path: Path, *, broken: bool = False) -> Path:
-    """The README's ledger receiver and its hookproof.toml in `tmp_path`, on a free port."""
+def _ledger_project(tmp_path: Path, *, broken: bool = False, refunds_fail: bool = False) -> Path:
+    """The README's ledger receiver and its hookproof.toml in `tmp_path`, on a free port
+    (`broken`: without the event-id dedupe; `refunds_fail`: answering 500 to a refund)."""
     (code,) = re.findall(r"```python ledger\.py\n(.*?)```", README, flags=re.S)
     (toml,) = re.findall(r"```toml hookproof\.toml\n(.*?)```", README, flags=re.S)
     if broken:
         code = code.replace("INSERT OR IGNORE INTO processed", "INSERT OR REPLACE INTO processed")
+    if refunds_fail:
+        code = code.replace('    if event["livemode"]:', '    if event["type"] == "charge.refunded":\n'
+                            '        return Response(status_code=500)\n    if event["livemode"]:')
+        assert "charge.refunded" in code
     port = str(free_port())
     toml = toml.replace("8765", port).replace('command = "python ', f'command = "{sys.executable} ')
     (tmp_path / "ledger.py").write_text(code, encoding="utf-8")
@@ -273,24 +278,50 @@ LEDGER_SCENARIOS = ["duplicate-sequential", "distinct-events-same-object", "mass
 @pytest.mark.slow
 @pytest.mark.parametrize("broken", [False, True], ids=["as-written", "without-event-dedupe"])
 def test_the_custom_keys_example_certifies(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, broken: bool) -> None:
-    """The README's own-keys example, run as written: its keys, balance counter and invoice
-    states pass; without the event-id dedupe, only the balance shows the double credit."""
+    """The README's own-keys example, run as written: the whole catalog passes (its keys,
+    balance counter and invoice states; the refund scenario its keys do not map does not
+    apply, and says so); without the event-id dedupe, only the balance shows the double
+    credit, in each scenario that delivers an invoice again."""
     from hookproof.certify import certify
     from hookproof.config import load_config
 
     monkeypatch.setenv("WEBHOOK_SECRET", "whsec_readme_ledger_example")
     config = load_config(_ledger_project(tmp_path, broken=broken))
-    report = certify(config, scenarios=LEDGER_SCENARIOS, out_dir=tmp_path / "out").report
+    report = certify(config, scenarios=None if not broken else LEDGER_SCENARIOS, out_dir=tmp_path / "out").report
     failing = {s.id: sorted({f.check_id for f in s.findings}) for s in report.scenarios if s.verdict != "pass"}
     if not broken:
         assert report.verdict == "pass", [(s.id, s.verdict, s.reason) for s in report.scenarios]
+        scenarios = {s.id: s for s in report.scenarios}
+        assert scenarios["older-after-newer-redelivery"].reason == (
+            "no event of this scenario (charge.refunded) maps to an effect under [business_keys]; map "
+            "charge.refunded or list the types the receiver handles in enabled_events")
+        for sid in ("reorder", "stale-after-newer"):  # the invoices whose states the ledger keeps
+            (stale,) = [c for c in scenarios[sid].checks if c.check_id == "stale"]
+            assert scenarios[sid].verdict == "pass" and stale.stats["objects"] == 3, sid
         checks = {c.check_id: c for s in report.scenarios for c in s.checks}
         assert checks["counter"].stats["counters"] >= 1 and checks["stale"].stats["objects"] >= 1
         return
-    assert failing == {"mass-redelivery": ["counter"]}, [(s.id, s.verdict, s.reason) for s in report.scenarios]
-    (finding,) = [f for s in report.scenarios for f in s.findings]
-    assert re.fullmatch(r"counter is (\d+); the provider's truth implies (\d+)", finding.message)
-    assert finding.key.startswith("cus_") and finding.actual == 2 * finding.expected
+    assert failing == {"duplicate-sequential": ["counter"], "mass-redelivery": ["counter"]}, \
+        [(s.id, s.verdict, s.reason) for s in report.scenarios]
+    copies = {"duplicate-sequential": 3, "mass-redelivery": 2}  # each invoice credited once per delivery
+    for sid, finding in ((s.id, f) for s in report.scenarios for f in s.findings):
+        assert re.fullmatch(r"counter is (\d+); the provider's truth implies (\d+)", finding.message)
+        assert finding.key.startswith("cus_") and finding.actual == copies[sid] * finding.expected, (sid, finding)
+
+
+@pytest.mark.slow
+def test_a_scenario_its_keys_do_not_map_still_fails_on_a_wrong_answer(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """Refunds owe the ledger nothing, so their scenario has no effect to compare; a 500 to a
+    refund is still a finding (the scenario fails instead of not applying)."""
+    from hookproof.certify import certify
+    from hookproof.config import load_config
+
+    monkeypatch.setenv("WEBHOOK_SECRET", "whsec_readme_ledger_example")
+    config = load_config(_ledger_project(tmp_path, refunds_fail=True))
+    (scenario,) = certify(config, scenarios=["older-after-newer-redelivery"], out_dir=tmp_path / "out").report.scenarios
+    assert scenario.verdict == "fail" and {f.check_id for f in scenario.findings} == {"no_server_error"}, \
+        (scenario.verdict, scenario.reason)
 
 
 @pytest.mark.parametrize("receiver", ["inbox_sync", "dedupe_by_body_hash"])  # uvicorn and werkzeug

@@ -13,7 +13,7 @@ from hookproof.terminal import (
 )
 
 if TYPE_CHECKING:
-    pass
+    from hookproof.scenarios.catalog import Scenario
 
 
 def register(app: typer.Typer) -> None:
@@ -29,5 +29,19 @@ def register(app: typer.Typer) -> None:
         for col in ("id", "tier", "title", "checks"):
             table.add_column(col, overflow="fold")
         for s in (*SCENARIOS, *CHAOS_CATALOG.values()):
-            table.add_row(s.id, s.tier, escape(s.title), ", ".join(s.checks))
+            table.add_row(s.id, s.tier, escape(s.title), checks_shown(s))
         console.print(table)
+        console.print(escape(f"{COUNTER_NOTE}: runs when the config declares [counters] (a balance the "
+                             "receiver keeps), wherever an effect can be applied twice or lost"))
+
+
+#: How the listing marks ``counter`` run only when the config declares ``[counters]``.
+COUNTER_NOTE = "counter ([counters])"
+
+
+def checks_shown(scenario: Scenario) -> str:
+    """`scenario`'s checks as listed: its own, then ``counter ([counters])`` where it runs
+    only with a config's counters (`Scenario.checks_for`)."""
+    own = scenario.checks_for(counters=False)
+    extra = scenario.checks_for(counters=True)[len(own):]
+    return ", ".join([*own, *(escape(COUNTER_NOTE) for _ in extra)])
