@@ -21,6 +21,8 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any, Iterator, Sequence, overload
 
+from hookproof.simulator.frozen import fast_init
+
 #: Bytes of each answer kept in the history.
 RESPONSE_EXCERPT_BYTES = 2048
 
@@ -95,6 +97,26 @@ class Attempt:
         d["outcome"] = self.outcome.value
         d["completion"] = self.completion.value
         return d
+
+
+#: `Attempt(...)` without its frozen ``__init__`` (`simulator.frozen.fast_init`: 1.0 against 4.5 µs).
+_new_attempt = fast_init(Attempt)
+
+
+def new_attempt(event_id: str, delivery_id: str, attempt: int, business_key: str | None, object_id: str | None,
+                object_version: int | None, event_type: str, faults: tuple[str, ...], valid: bool, sent_at: float,
+                answered_at: float, status: int | None, outcome: Outcome, completion: Completion,
+                latency_ms: float, response_excerpt: str, error: str | None, amount: int | None, scenario: str,
+                index: int) -> Attempt:
+    """`Attempt(...)` with every field given in order, built without the frozen ``__init__``.
+
+    The same value (equal, frozen, same repr and hash; `simulator.frozen.fast_init`),
+    for the paths that make one per attempt: the dispatcher's record and a history
+    file's rows.
+    """
+    return _new_attempt(event_id, delivery_id, attempt, business_key, object_id, object_version, event_type, faults,
+                        valid, sent_at, answered_at, status, outcome, completion, latency_ms, response_excerpt, error,
+                        amount, scenario, index)
 
 
 @dataclass(frozen=True)
@@ -462,9 +484,9 @@ class HistoryFile(Sequence[Attempt]):
         faults = self._faults.get(row[7])
         if faults is None:
             faults = self._faults[row[7]] = tuple(json.loads(row[7]))
-        return Attempt(row[0], row[1], row[2], row[3], row[4], row[5], row[6], faults, bool(row[8]), row[9],
-                       row[10], row[11], _OUTCOMES[row[12]], _COMPLETIONS[row[13]], row[14], row[15], row[16],
-                       row[17], row[18], row[19])
+        return new_attempt(row[0], row[1], row[2], row[3], row[4], row[5], row[6], faults, bool(row[8]), row[9],
+                           row[10], row[11], _OUTCOMES[row[12]], _COMPLETIONS[row[13]], row[14], row[15], row[16],
+                           row[17], row[18], row[19])
 
     def meta(self) -> dict[str, object]:
         """The run attributes stored with the history (`History.set_meta`)."""
@@ -499,4 +521,5 @@ def load_history(path: str | Path) -> History:
 
 __all__: Sequence[str] = [
     "Attempt", "Completion", "FaultOp", "History", "HistoryFile", "Outcome", "completion_for", "load_history",
+    "new_attempt",
 ]

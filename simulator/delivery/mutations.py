@@ -8,6 +8,7 @@ from typing import Any, Sequence
 
 from hookproof.simulator.events import Event
 from hookproof.simulator.faults import Mutation
+from hookproof.simulator.frozen import fast_init
 from hookproof.simulator.profiles.base import Envelope, Profile, SignedRequest
 
 #: Size an oversized body is padded to, in bytes.
@@ -26,6 +27,10 @@ class AttemptRequest:
     timestamp: int
     mutations: tuple[Mutation, ...]
     event_id: str
+
+
+#: `AttemptRequest(...)` without its frozen ``__init__`` (one per attempt; `simulator.frozen`).
+_new_attempt_request = fast_init(AttemptRequest)
 
 
 def reserialize(body: bytes) -> bytes:
@@ -91,7 +96,7 @@ def build_attempt(profile: Profile, event: Event, secrets: Sequence[str], mutati
     muts = tuple(mutations)
     if not muts:  # most attempts: the event's envelope, signed now
         envelope = envelope_of(profile, event)
-        return AttemptRequest(profile.request(envelope, secrets, now), now, muts, envelope.event_id)
+        return _new_attempt_request(profile.request(envelope, secrets, now), now, muts, envelope.event_id)
     if Mutation.LIVEMODE_MISMATCH in muts:
         event = flip_livemode(event)
     if Mutation.FOREIGN_ACCOUNT in muts:

@@ -11,12 +11,13 @@ import hashlib
 import json
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Mapping, Sequence
+from typing import Any, Callable, ClassVar, Mapping, Sequence
 
 import orjson
 
 from hookproof.simulator.errors import SecretError
 from hookproof.simulator.events import Event
+from hookproof.simulator.frozen import fast_init
 
 
 @dataclass(frozen=True)
@@ -65,7 +66,7 @@ class Envelope:
         return Envelope(self.event_id, self.type, body, self.headers, self.query)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class SignedRequest:
     """One attempt's HTTP request: method, query, headers and body, ready to send."""
 
@@ -73,6 +74,10 @@ class SignedRequest:
     body: bytes
     query: Mapping[str, str] = field(default_factory=dict)
     method: str = "POST"
+
+
+#: `SignedRequest(...)` without its frozen ``__init__`` (one per attempt; `simulator.frozen`).
+new_signed_request: Callable[..., SignedRequest] = fast_init(SignedRequest)
 
 
 def canonical_json(value: Any) -> bytes:
@@ -164,7 +169,7 @@ class Profile(ABC):
         """The full request of one attempt: stable headers plus fresh signature headers."""
         headers = dict(envelope.headers)
         headers.update(self.sign(envelope, secrets, timestamp))
-        return SignedRequest(headers=headers, body=envelope.body, query=dict(envelope.query))
+        return new_signed_request(headers, envelope.body, dict(envelope.query))
 
     @abstractmethod
     def generate_secret(self, seed: int) -> str:

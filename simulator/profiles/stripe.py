@@ -39,6 +39,7 @@ from hookproof.simulator.profiles.base import (
     Tolerance,
     canonical_json,
     hmac_sha256,
+    new_signed_request,
     require_secrets,
 )
 from hookproof.simulator.profiles.stripe_versions import at_version, names_shaped_kind, shaped_kinds
@@ -200,7 +201,7 @@ class StripeProfile(Profile):
         """`Profile.request`: the envelope's headers, then ``Stripe-Signature``."""
         headers = dict(envelope.headers)
         headers["Stripe-Signature"] = self._signature(envelope.body, secrets, timestamp)
-        return SignedRequest(headers, envelope.body, dict(envelope.query))
+        return new_signed_request(headers, envelope.body, dict(envelope.query))
 
     def _signature(self, body: bytes, secrets: Sequence[str], timestamp: int) -> str:
         """``t=<timestamp>,v1=<hex>`` with one ``v1`` per secret, in order."""
