@@ -165,3 +165,23 @@ def test_rows_are_spooled_as_the_attempts_they_carry(tmp_path: Path) -> None:
     history = load_history(tmp_path / "history.sqlite")
     assert history.attempts() == [replace(a, index=0), replace(b, index=1)]
     history.close()
+
+
+
+def test_locust_statistics_logged_directly_are_those_the_request_event_logs() -> None:
+    """A storm user logs its attempts to the runner's statistics itself only when the
+    runner's own listener is the request event's only one; what it logs then is exactly
+    what firing the event logs (counts, failures, response times, errors)."""
+    import json
+    import subprocess
+    import sys
+
+    from tests.hostile.harness import ROOT, child_env
+
+    run = subprocess.run([sys.executable, "-m", "tests.loadtests.storm_stats"], capture_output=True, text=True,
+                         timeout=120, cwd=ROOT, env=child_env())
+    assert run.returncode == 0, run.stderr
+    out = json.loads(run.stdout)
+    assert out["alone"] is True and out["alone_with_another_listener"] is False
+    assert out["direct"] == out["fired"]
+    assert out["direct"]["total"][:2] == [4, 2]
