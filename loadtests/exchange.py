@@ -24,8 +24,9 @@ It runs the exchange itself on the client's connection pool rather than through
 
 It also writes the request's head itself (`_Heads`: the bytes `HTTPClient._build_request`
 writes, header for header, without building a case-insensitive `Headers` per request)
-and checks a pooled connection's liveness with one non-blocking peek instead of a
-`select` (the same test: an idle keep-alive connection has nothing to read).
+and checks a pooled connection's liveness with one `poll` that does not wait instead of
+geventhttpclient's `select` (the same test: an idle keep-alive connection has nothing to
+read).
 
 geventhttpclient's transport errors are translated here, at this one boundary. Imports
 gevent and geventhttpclient, never Locust, and does not monkey-patch anything.
@@ -34,10 +35,11 @@ gevent and geventhttpclient, never Locust, and does not monkey-patch anything.
 from __future__ import annotations
 
 import errno
-import socket
+import select
 from typing import Any, Mapping
 
 import gevent
+import gevent.monkey
 import gevent.queue
 import gevent.socket
 from geventhttpclient import client as _gc
@@ -54,8 +56,14 @@ ObservedAtoms = tuple[bool, "int | None", bytes, bool, bytes, "str | None", "str
 #: Errnos of a write or read that met a connection the receiver had closed.
 _GONE_ERRNOS = frozenset({errno.ECONNRESET, errno.EPIPE, errno.ECONNABORTED})
 
-#: `recv` flags of the liveness peek: look at the next byte without taking it or waiting.
-_PEEK = socket.MSG_PEEK | socket.MSG_DONTWAIT
+#: The liveness test of a pooled connection: the standard library's `select.poll` (not
+#: gevent's cooperative one, which Locust's monkey-patching puts in its place), asked
+#: without waiting whether the connection is readable: an idle keep-alive connection is
+#: not; one with bytes, an end of file, a reset or an error is (POLLHUP and POLLERR are
+#: reported whatever is asked). A third of a non-blocking `recv` peek's cost, whose
+#: answer for a live connection was a raised BlockingIOError.
+_poll: Any = gevent.monkey.get_original("select", "poll")
+_POLLIN = select.POLLIN
 
 
 #: Layouts a client keeps (one per method, target and header names; a storm has a few).
@@ -190,8 +198,8 @@ def request_head(client: HTTPClient, method: str, uri: str, headers: Mapping[str
 
 def _pooled_socket(pool: Any) -> tuple[Any, bool]:
     """A connection from `pool` (`ConnectionPool.get_socket`: a pooled one still alive,
-    else a new one), the liveness of a pooled one tested by a non-blocking peek: alive
-    when there is nothing to read (a closed one reads EOF, a dirty one has bytes); and
+    else a new one), the liveness of a pooled one tested by a poll that does not wait:
+    alive when nothing is readable (a closed one reads EOF, a dirty one has bytes); and
     whether it was pooled, i.e. reused: a connection enters the pool only when an answer
     on it was read whole (`HTTPSocketPoolResponse.release`), so it has carried a request."""
     pool._semaphore.acquire()
@@ -208,12 +216,10 @@ def _pooled_socket(pool: Any) -> tuple[Any, bool]:
             if pool._is_socket_alive(sock):
                 return sock, True
         elif sock.fileno() >= 0:
-            try:
-                raw.recv(1, _PEEK)
-            except BlockingIOError:
+            poller = _poll()
+            poller.register(sock.fileno(), _POLLIN)
+            if not poller.poll(0):
                 return sock, True
-            except OSError:
-                pass
         try:
             sock.close()
         except OSError:
