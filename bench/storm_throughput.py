@@ -106,6 +106,7 @@ import functools, json, os, time
 import gevent, gevent.pool
 from locust import events
 from locust.event import EventHook
+from locust.stats import RequestStats
 from hookproof.loadtests.locustfile import *  # the storm's listeners and user
 from hookproof.loadtests.locustfile import StormUser
 from hookproof.loadtests import exchange, plan, storm_user, storm_worker
@@ -135,7 +136,9 @@ def _timed(owner, name, part):
 for owner, name, part in ((plan.StormPlan, "next_group", "draw"), (plan.StormPlan, "next_replay", "draw"),
                           (plan.StormPlan, "start_wave", "draw"), (StormProcess, "begin", "keep"),
                           (StormProcess, "complete", "keep"), (storm_worker, "ship", "rows and spool"),
-                          (EventHook, "fire", "Locust's request event"), (gevent.pool.Group, "spawn", "greenlet spawns"),
+                          (EventHook, "fire", "Locust's request event"),
+                          (RequestStats, "log_request", "Locust's request event"),
+                          (RequestStats, "log_error", "Locust's request event"), (gevent.pool.Group, "spawn", "greenlet spawns"),
                           (storm_user, "retry_delay_s", "retry decision"), (exchange, "request_head", "exchange: head"),
                           (exchange, "_pooled_socket", "exchange: pooled connection"),
                           (type(get_profile("stripe")), "request", "sign")):

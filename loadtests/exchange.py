@@ -24,8 +24,9 @@ It runs the exchange itself on the client's connection pool rather than through
 
 It also writes the request's head itself (`_Heads`: the bytes `HTTPClient._build_request`
 writes, header for header, without building a case-insensitive `Headers` per request)
-and checks a pooled connection's liveness with one non-blocking peek instead of a
-`select` (the same test: an idle keep-alive connection has nothing to read).
+and checks a pooled connection's liveness with one `poll` that does not wait instead of
+geventhttpclient's `select` (the same test: an idle keep-alive connection has nothing to
+read).
 
 geventhttpclient's transport errors are translated here, at this one boundary. Imports
 gevent and geventhttpclient, never Locust, and does not monkey-patch anything.
@@ -34,11 +35,11 @@ gevent and geventhttpclient, never Locust, and does not monkey-patch anything.
 from __future__ import annotations
 
 import errno
-import socket
-import weakref
+import select
 from typing import Any, Mapping
 
 import gevent
+import gevent.monkey
 import gevent.queue
 import gevent.socket
 from geventhttpclient import client as _gc
@@ -55,12 +56,14 @@ ObservedAtoms = tuple[bool, "int | None", bytes, bool, bytes, "str | None", "str
 #: Errnos of a write or read that met a connection the receiver had closed.
 _GONE_ERRNOS = frozenset({errno.ECONNRESET, errno.EPIPE, errno.ECONNABORTED})
 
-#: Sockets that have carried a request (a socket in it, taken from the pool, is reused).
-_USED: weakref.WeakSet[Any] = weakref.WeakSet()
-
-
-#: `recv` flags of the liveness peek: look at the next byte without taking it or waiting.
-_PEEK = socket.MSG_PEEK | socket.MSG_DONTWAIT
+#: The liveness test of a pooled connection: the standard library's `select.poll` (not
+#: gevent's cooperative one, which Locust's monkey-patching puts in its place), asked
+#: without waiting whether the connection is readable: an idle keep-alive connection is
+#: not; one with bytes, an end of file, a reset or an error is (POLLHUP and POLLERR are
+#: reported whatever is asked). A third of a non-blocking `recv` peek's cost, whose
+#: answer for a live connection was a raised BlockingIOError.
+_poll: Any = gevent.monkey.get_original("select", "poll")
+_POLLIN = select.POLLIN
 
 
 #: Layouts a client keeps (one per method, target and header names; a storm has a few).
@@ -75,12 +78,13 @@ class _Heads:
     HTTP/1.1 client without a proxy. The order and the fixed lines are worked out once
     per method, target and header names (a layout: pieces that are a line written as is,
     checked once; a request header's ``"Field: "`` and its key in the request's headers,
-    its value checked on each request; or None for the body's ``Content-Length``); each
+    its value checked on each request unless it is the very string checked last time under
+    that field; or None for the body's ``Content-Length``); each
     request then only writes its values. `head` returns None for what it does not cover (a value that is not a
     string, ``Transfer-Encoding``, a target not starting with ``/``): the client builds
     those."""
 
-    __slots__ = ("base", "host", "layouts")
+    __slots__ = ("base", "checked", "host", "layouts")
 
     def __init__(self, client: HTTPClient) -> None:
         self.base: dict[str, Any] = dict(dict.items(client.default_headers))  # lower name -> raw entry
@@ -91,6 +95,9 @@ class _Heads:
             host += _gc.HOST_PORT_SEP + str(client.port)
         self.host = host
         self.layouts: dict[tuple[str, str, tuple[str, ...], bool], tuple[Any, ...] | None] = {}
+        # "Field: " -> the last value written under it, checked: a template's fixed header
+        # values (the same string objects on every request) are checked once, not per request
+        self.checked: dict[str, str] = {}
 
     @staticmethod
     def of(client: HTTPClient) -> "_Heads | None":
@@ -112,6 +119,7 @@ class _Heads:
             self.layouts[key] = layout
         if layout is None:
             return None
+        checked = self.checked
         parts = []
         for piece in layout:
             if type(piece) is str:
@@ -122,8 +130,10 @@ class _Heads:
                 value = headers[piece[1]]
                 if type(value) is not str:
                     return None
-                if not _gc._FIELD_VALUE_RE.fullmatch(value):
-                    raise ValueError(f"invalid value for header field {piece[0][:-2]!r}: {value!r}")
+                if checked.get(piece[0]) is not value:  # the very string checked last time passes again
+                    if not _gc._FIELD_VALUE_RE.fullmatch(value):
+                        raise ValueError(f"invalid value for header field {piece[0][:-2]!r}: {value!r}")
+                    checked[piece[0]] = value
                 parts.append(piece[0] + value + "\r\n")
         return "".join(parts)
 
@@ -186,10 +196,12 @@ def request_head(client: HTTPClient, method: str, uri: str, headers: Mapping[str
     return head
 
 
-def _pooled_socket(pool: Any) -> Any:
+def _pooled_socket(pool: Any) -> tuple[Any, bool]:
     """A connection from `pool` (`ConnectionPool.get_socket`: a pooled one still alive,
-    else a new one), the liveness of a pooled one tested by a non-blocking peek: alive
-    when there is nothing to read (a closed one reads EOF, a dirty one has bytes)."""
+    else a new one), the liveness of a pooled one tested by a poll that does not wait:
+    alive when nothing is readable (a closed one reads EOF, a dirty one has bytes); and
+    whether it was pooled, i.e. reused: a connection enters the pool only when an answer
+    on it was read whole (`HTTPSocketPoolResponse.release`), so it has carried a request."""
     pool._semaphore.acquire()
     if pool._closed:
         raise RuntimeError("connection pool closed")
@@ -202,20 +214,18 @@ def _pooled_socket(pool: Any) -> Any:
         raw = getattr(sock, "_sock", None)
         if raw is None:  # not a gevent socket of this kind: the pool's own test
             if pool._is_socket_alive(sock):
-                return sock
+                return sock, True
         elif sock.fileno() >= 0:
-            try:
-                raw.recv(1, _PEEK)
-            except BlockingIOError:
-                return sock
-            except OSError:
-                pass
+            poller = _poll()
+            poller.register(sock.fileno(), _POLLIN)
+            if not poller.poll(0):
+                return sock, True
         try:
             sock.close()
         except OSError:
             pass
     try:
-        return pool._create_socket()
+        return pool._create_socket(), False
     except BaseException:
         pool._semaphore.release()
         raise
@@ -223,6 +233,42 @@ def _pooled_socket(pool: Any) -> Any:
 
 class _Expired(Exception):
     """The attempt's deadline passed (raised by a `gevent.Timeout`)."""
+
+
+#: Stopped attempt deadlines a client keeps for its next attempts (at most its pool's size in use at once).
+_DEADLINES_KEPT = 256
+
+
+def _deadline(client: HTTPClient, timeout_s: float) -> gevent.Timeout:
+    """A started deadline of `timeout_s` seconds for the current greenlet, raising
+    `_Expired`: one the client's attempts stopped before (`_stopped`) when there is one,
+    else a new one. Reusing its loop timer costs a third of making one (a `gevent.Timeout`
+    allocates a libev timer), with the same behaviour: `start` reads the loop's clock anew
+    and aims at the greenlet that starts it."""
+    idle = client.__dict__.get("_hookproof_deadlines")
+    if idle is None:
+        idle = client.__dict__["_hookproof_deadlines"] = {}
+    kept = idle.get(timeout_s)
+    timer = kept.pop() if kept else gevent.Timeout(timeout_s, _Expired)
+    timer.start()
+    return timer
+
+
+def _stopped(client: HTTPClient, timeout_s: float, timer: gevent.Timeout) -> None:
+    """Stop `timer` (`_deadline`'s) and keep it for the client's next attempt, unless it
+    fired: then it is closed, never reused. The loop may still be inside the callback that
+    threw `_Expired` into this greenlet, and a timer restarted from there was measured to
+    lose its deadline (the next attempt ran into the per-read timeout instead:
+    tests/loadtests/test_exchange_deadlines.py)."""
+    if not timer.timer.active:
+        timer.close()
+        return
+    timer.cancel()
+    kept = client.__dict__["_hookproof_deadlines"].setdefault(timeout_s, [])
+    if len(kept) < _DEADLINES_KEPT:
+        kept.append(timer)
+    else:
+        timer.close()
 
 
 class _Seen:
@@ -277,7 +323,7 @@ def exchange(client: HTTPClient, uri: str, request: SignedRequest, *, read_cap_b
 
     for fresh in (False, True):
         try:
-            sock = _fresh_socket(pool) if fresh else _pooled_socket(pool)
+            sock, reused = (_fresh_socket(pool), False) if fresh else _pooled_socket(pool)
         except ConnectionRefusedError:
             return broke(Broke.REFUSED, sent=False)
         except (TimeoutError, gevent.Timeout):
@@ -286,12 +332,8 @@ def exchange(client: HTTPClient, uri: str, request: SignedRequest, *, read_cap_b
             return broke(Broke.RESET, sent=False)
         except OSError as exc:
             return broke(Broke.CONNECT_FAILED, sent=False, detail=exc.strerror or type(exc).__name__)
-        reused = sock in _USED
-        if not reused:
-            _USED.add(sock)
         seen = _Seen()
-        timer = gevent.Timeout(timeout_s, _Expired)
-        timer.start()
+        timer = _deadline(client, timeout_s)
         try:
             try:
                 sock.sendall(data)
@@ -319,7 +361,7 @@ def exchange(client: HTTPClient, uri: str, request: SignedRequest, *, read_cap_b
         except OSError as exc:
             return broke(Broke.OTHER, detail=exc.strerror or type(exc).__name__)
         finally:
-            timer.close()
+            _stopped(client, timeout_s, timer)
     raise AssertionError("unreachable")  # pragma: no cover
 
 

@@ -50,7 +50,6 @@ import heapq
 import random
 import zlib
 from collections import OrderedDict, deque
-from dataclasses import dataclass
 from typing import Callable, Iterable, NamedTuple
 
 from hookproof.loadtests.stories import Rendered
@@ -89,9 +88,12 @@ class _Kept(NamedTuple):
     again: Callable[[], Rendered] | None
 
 
-@dataclass(frozen=True)
-class Send:
+class Send(NamedTuple):
     """One delivery of one event (its first attempt; retries keep the delivery id).
+
+    A named tuple rather than a frozen dataclass: a plan makes one per delivery on the
+    sender's path, and a tuple is made in a fifth of the time (the same fields, equality
+    and immutability).
 
     Attributes:
         event: the world event.

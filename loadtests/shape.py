@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Iterator, Literal, Sequence
 
 ShapeKind = Literal["steady", "ramp", "spike", "soak"]
@@ -85,12 +86,17 @@ class LoadShape:
             total += self.rate_per_s * (self.spike_factor - 1) * overlap
         return total
 
+    @cached_property
+    def _total_events(self) -> float:
+        """`expected_events()`, worked out once (every user's next send time asks for it)."""
+        return self.expected_events()
+
     def time_at(self, events: float) -> float | None:
         """The elapsed seconds when `events` events have been offered (the inverse of
         `expected_events`), or None when the storm offers fewer. Bisection, 1 µs."""
         if events <= 0:
             return 0.0
-        if events > self.expected_events():
+        if events > self._total_events:
             return None
         if self.kind == "steady":
             return events / self.rate_per_s

@@ -19,10 +19,10 @@ import gevent.pool
 from hookproof.loadtests.collect import Collector
 from hookproof.loadtests.exchange import ObservedAtoms, observed
 from hookproof.loadtests.plan import Send
-from hookproof.loadtests.records import event_to_wire, graded_row, make_attempt
+from hookproof.loadtests.records import STORM_SCENARIO, event_to_wire, make_attempt
 from hookproof.loadtests.spec import SpecError, StormSpec, secrets_from_env, secrets_from_text
 from hookproof.loadtests.stories import STORIES, StoryBook, process_seed, template_world
-from hookproof.simulator.delivery.attempt_core import Grade, grade
+from hookproof.simulator.delivery.attempt_core import grade
 from hookproof.simulator.delivery.history import Attempt
 from hookproof.simulator.events import Event
 from hookproof.simulator.profiles import get_profile
@@ -72,7 +72,8 @@ class StormProcess:
         self.failure: str | None = None  # the one line of an exception that ended the master's checks
         self.stop_early = gevent.event.Event()  # set by SIGUSR1: end the storm now, then check and report
         self._type_names: dict[str, str] = {}
-        self._grades: dict[ObservedAtoms, Grade] = {}  # what the exchange observed -> its grade
+        # what the exchange observed -> its grade's status, outcome, completion, excerpt, reason
+        self._grades: dict[ObservedAtoms, tuple[int | None, str, str, str, str | None]] = {}
 
     def elapsed(self) -> float:
         return time.monotonic() - self.t0
@@ -152,7 +153,7 @@ class StormProcess:
         return name
 
     def row(self, sent: _Sent, events: Mapping[str, Mapping[str, Any]]) -> list[Any]:
-        """The history row of `sent` (`records.attempt_row`'s, graded by the attempt core
+        """The history row of `sent` (`records.graded_row`'s, graded by the attempt core
         once per distinct observation); `events` maps world event ids to their
         `event_to_wire` dicts."""
         world_id, delivery_id, tags, number, event_id, sent_at, latency_ms, atoms = sent
@@ -160,13 +161,17 @@ class StormProcess:
         graded = self._grades.get(atoms)
         if graded is None:  # graded once per distinct observation (nearly all are one 200 answer)
             assert self.profile is not None
-            graded = grade(observed(atoms), self.profile)
+            g = grade(observed(atoms), self.profile)
+            graded = (g.status, g.outcome.value, g.completion.value, g.excerpt, g.reason)
             if len(self._grades) >= GRADES_KEPT:
                 self._grades.clear()
             self._grades[atoms] = graded
-        return graded_row(event=event, event_type=self.type_name(event["type"]), event_id=event_id,
-                          delivery_id=delivery_id, attempt=number, tags=tags, sent_at=sent_at,
-                          latency_ms=latency_ms, graded=graded)
+        status, outcome, completion, excerpt, reason = graded
+        # `records.graded_row`'s values, in `records.COLUMNS` order (tests/loadtests/test_records.py)
+        return [STORM_SCENARIO, event_id, delivery_id, number, event["business_key"], event["object_id"],
+                event["version"], self.type_name(event["type"]), list(tags), True, sent_at,
+                sent_at + latency_ms / 1000.0, status, outcome, completion, round(latency_ms, 3), excerpt, reason,
+                event["amount"]]
 
     def unfinished(self) -> list[Attempt]:
         """The attempts still in flight, completed as unknown (the storm ended first)."""

@@ -74,6 +74,10 @@ class StormUser(FastHttpUser):
         self._http: Any = None  # the geventhttpclient client of the target (`_exchange`)
         self._uri = ""
         self._request_event = environment.events.request
+        self._stats = environment.stats
+        # the runner's listener of Locust's request event when it is the only one (it
+        # logs to `environment.stats`, `runner_logs_only`): the user then logs there itself
+        self._runner_listener = environment.events.request._handlers[0] if runner_logs_only(environment) else None
         STATE.pools.append(self.senders)
 
     @task
@@ -169,9 +173,19 @@ class StormUser(FastHttpUser):
             failure = AnswerFailure(f"answered {status}")
         # Locust's own statistics (console, CSV, `hookproof storm`'s progress) count an
         # answer of 400 or more, or none, as a failure; the history is what the checks read.
-        self._request_event.fire(request_type=request.method, name=STATE.type_name(send.event.type),
-                                 response_time=latency_ms, response_length=len(body), exception=failure, context={},
-                                 response=None, url=self.spec.target_url, start_time=sent_at)
+        name = STATE.type_name(send.event.type)
+        handlers = self._request_event._handlers
+        if len(handlers) == 1 and handlers[0] is self._runner_listener:
+            # the runner's own listener alone: what it does, without the event's dispatch
+            stats = self._stats
+            # a float, as the runner's listener passes the event's response time on (Locust hints an int)
+            stats.log_request(request.method, name, latency_ms, len(body))  # type: ignore[arg-type]
+            if failure is not None:
+                stats.log_error(request.method, name, failure)
+        else:
+            self._request_event.fire(request_type=request.method, name=name, response_time=latency_ms,
+                                     response_length=len(body), exception=failure, context={}, response=None,
+                                     url=self.spec.target_url, start_time=sent_at)
         return answered and status is not None and self.profile.is_success(status)
 
     def _exchange(self, request: SignedRequest) -> ObservedAtoms:
@@ -193,6 +207,17 @@ class StormUser(FastHttpUser):
         if request.query:
             uri += ("&" if "?" in uri else "?") + urlencode(dict(request.query))
         return exchange(self._http, uri, request, read_cap_bytes=READ_CAP_BYTES, timeout_s=self.spec.sender_timeout_s)
+
+
+def runner_logs_only(environment: Environment) -> bool:
+    """True when the only listener of `environment`'s request event is the runner's own
+    (`locust.runners.Runner`'s ``on_request``: `RequestStats.log_request`, then
+    `log_error` for an exception), so logging to `environment.stats` directly records
+    exactly what firing the event would. A user checks the listeners again per attempt:
+    with another listener added later it fires the event."""
+    handlers = environment.events.request._handlers
+    return (len(handlers) == 1 and getattr(handlers[0], "__qualname__", "") == "Runner.__init__.<locals>.on_request"
+            and environment.stats is not None)
 
 
 class AnswerFailure(Exception):

@@ -5,16 +5,21 @@ Run in its own process (gevent; Locust is never imported into the pytest process
 
     python -m tests.hostile.storm_exchange TIMEOUT_S READ_CAP_BYTES URL [URL ...]
     python -m tests.hostile.storm_exchange --attempts N TIMEOUT_S READ_CAP_BYTES URL
+    python -m tests.hostile.storm_exchange --timed --attempts N TIMEOUT_S READ_CAP_BYTES URL [URL ...]
+    python -m tests.hostile.storm_exchange --pause S --attempts N TIMEOUT_S READ_CAP_BYTES URL
 
 Each URL gets one attempt (or N, one after another on the same client) on a client built
 as a storm user's (`HTTPClient.from_url` with its connection and network timeouts), the
-way `loadtests/locustfile.py` sends.
+way `loadtests/locustfile.py` sends. With ``--timed`` each entry also has ``"elapsed_s"``,
+the attempt's wall seconds; with ``--pause S`` the client waits S seconds between two
+attempts (its pooled connection idle meanwhile).
 """
 
 from __future__ import annotations
 
 import json
 import sys
+import time
 
 from geventhttpclient.client import HTTPClient
 from geventhttpclient.url import URL
@@ -29,7 +34,11 @@ REQUEST = SignedRequest(headers={"Content-Type": "application/json", "Stripe-Sig
 
 
 def main(argv: list[str]) -> int:
-    attempts = 1
+    attempts, timed, pause_s = 1, False, 0.0
+    if argv[0] == "--timed":
+        timed, argv = True, argv[1:]
+    if argv[0] == "--pause":
+        pause_s, argv = float(argv[1]), argv[2:]
     if argv[0] == "--attempts":
         attempts, argv = int(argv[1]), argv[2:]
     timeout_s, cap, urls = float(argv[0]), int(argv[1]), argv[2:]
@@ -40,11 +49,18 @@ def main(argv: list[str]) -> int:
         client = HTTPClient.from_url(parsed, connection_timeout=min(5.0, timeout_s), network_timeout=timeout_s,
                                      concurrency=4)
         try:
-            for _ in range(attempts):
+            for i in range(attempts):
+                if i and pause_s:
+                    time.sleep(pause_s)
+                start = time.monotonic()
                 atoms = exchange(client, getattr(parsed, "quoted_uri", parsed.request_uri), REQUEST,
                                  read_cap_bytes=cap, timeout_s=timeout_s)
                 graded = grade(observed(atoms), profile)
-                out.append({"completion": graded.completion.value, "reason": graded.reason, "status": graded.status})
+                entry: dict[str, object] = {"completion": graded.completion.value, "reason": graded.reason,
+                                            "status": graded.status}
+                if timed:
+                    entry["elapsed_s"] = time.monotonic() - start
+                out.append(entry)
         finally:
             client.close()
     print(json.dumps(out))

@@ -74,3 +74,16 @@ def test_refused_heads_raise_as_the_client_does(headers: dict[str, str], uri: st
     with pytest.raises(ValueError) as ours:
         request_head(client, method, uri, headers, b"x")
     assert str(ours.value) == str(theirs.value)
+
+
+def test_a_bad_value_after_good_ones_under_the_same_field_still_raises() -> None:
+    """A value is checked again unless it is the very string checked last under its field."""
+    client = HTTPClient("127.0.0.1", 8080)
+    good = {"X-Sig": "t=1,v1=00"}
+    for _ in range(2):  # the same string twice: written as the client writes it
+        assert request_head(client, "POST", "/w", good, b"x") == client._build_request(
+            "POST", "/w", body=b"x", headers=good, chunked=False)
+    with pytest.raises(ValueError, match="invalid value for header field 'X-Sig'"):
+        request_head(client, "POST", "/w", {"X-Sig": "t=1\r\nInjected: 1"}, b"x")
+    assert request_head(client, "POST", "/w", good, b"x") == client._build_request(
+        "POST", "/w", body=b"x", headers=good, chunked=False)

@@ -165,3 +165,50 @@ def test_rows_are_spooled_as_the_attempts_they_carry(tmp_path: Path) -> None:
     history = load_history(tmp_path / "history.sqlite")
     assert history.attempts() == [replace(a, index=0), replace(b, index=1)]
     history.close()
+
+
+@pytest.mark.parametrize("atoms", [
+    (True, 200, b"ok", False, b"HTTP/1.1 200 OK\r\n", None, None, 20.0, 65536),
+    (True, 500, b"boom \xff", False, b"HTTP/1.1 500 Internal", None, None, 20.0, 65536),
+    (True, 200, b"x" * 64, True, b"HTTP/1.1 200 OK\r\n", None, None, 20.0, 64),
+    (True, None, b"", False, b"", "timeout", None, 20.0, 65536),
+    (True, None, b"", False, b"HTTP/1.1 20", "reset", None, 20.0, 65536),
+    (False, None, b"", False, b"", "refused", None, 20.0, 65536),
+    (False, None, b"", False, b"", "connect_failed", "No route to host", 20.0, 65536),
+])
+def test_a_storm_process_row_is_the_attempt_row_of_what_it_observed(atoms: tuple[object, ...]) -> None:
+    """`StormProcess.row` (graded once per distinct observation, asked twice here) is
+    `attempt_row`'s row of the same attempt."""
+    from hookproof.loadtests.exchange import observed
+    from hookproof.loadtests.spec import StormSpec
+    from hookproof.loadtests.storm_state import StormProcess
+
+    state = StormProcess()
+    state.setup(StormSpec(target_url="http://127.0.0.1:9/webhooks", users=1, rate_per_s=1.0, duration_s=1.0,
+                          out_dir="unused"), sender=False)
+    sent = ("evt_1", "dlv_evt_1_2", ("burst=4",), 2, "evt_1", 1000.5, 12.3456, atoms)
+    want = attempt_row(event=event_to_wire(EVENT), event_type="invoice.paid", event_id="evt_1",
+                       delivery_id="dlv_evt_1_2", attempt=2, tags=("burst=4",), rule=STRIPE, sent_at=1000.5,
+                       latency_ms=12.3456, observed=observed(atoms))  # type: ignore[arg-type]
+    events = {"evt_1": event_to_wire(EVENT)}
+    assert state.row(sent, events) == want  # type: ignore[arg-type]
+    assert state.row(sent, events) == want  # type: ignore[arg-type]
+
+
+def test_locust_statistics_logged_directly_are_those_the_request_event_logs() -> None:
+    """A storm user logs its attempts to the runner's statistics itself only when the
+    runner's own listener is the request event's only one; what it logs then is exactly
+    what firing the event logs (counts, failures, response times, errors)."""
+    import json
+    import subprocess
+    import sys
+
+    from tests.hostile.harness import ROOT, child_env
+
+    run = subprocess.run([sys.executable, "-m", "tests.loadtests.storm_stats"], capture_output=True, text=True,
+                         timeout=120, cwd=ROOT, env=child_env())
+    assert run.returncode == 0, run.stderr
+    out = json.loads(run.stdout)
+    assert out["alone"] is True and out["alone_with_another_listener"] is False
+    assert out["direct"] == out["fired"]
+    assert out["direct"]["total"][:2] == [4, 2]
