@@ -77,7 +77,7 @@ class CheckIndex:
     expectations: Expectations
     by_key: Groups
     by_event: Groups
-    completions: list[Completion | None]
+    completions: Sequence[Completion | None]
     acked_events: Set[str]
     notable: list[int]
     settled: Observation | None

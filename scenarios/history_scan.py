@@ -13,8 +13,11 @@ from a `HistoryScan`; with the run's events the same pass keeps the expectations
 which is how a storm's checks read a history of millions of attempts.
 
 Each chunk is a handful of C-level passes: its columns are read with `attrgetter` maps
-(or from SQLite rows), the event ids coded by hash as bytes (`scenarios.id_codes.IdCodes`:
-no string per event is kept) and the keys through a dict, the rest is numpy over the chunk. Python runs per new event or key only where an attempt's value
+straight into numpy (or from SQLite rows), the event ids coded by hash as bytes
+(`scenarios.id_codes.IdCodes`: no string per event is kept) and the keys through a dict,
+each once per run of equal neighbours (an event's copies, bursts and retries often come
+together), the amounts read only for the attempts that first carry a key or an event; the
+rest is numpy over the chunk. Python runs per new event or key only where an attempt's value
 is needed for an expectation (its amount, its object when its event is unknown), and
 per attempt only for ids the run's events do not name (joined through the delivery id).
 
@@ -28,8 +31,8 @@ from array import array
 from collections.abc import Set
 from dataclasses import dataclass
 from itertools import filterfalse, islice, repeat
-from operator import attrgetter
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, Sequence
+from operator import attrgetter, ne
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, Sequence, overload
 
 from hookproof.scenarios.groups import NO_GROUP, Groups, group_positions
 from hookproof.scenarios.history_expectations import EventFacts, ExpectationScan
@@ -47,6 +50,8 @@ if TYPE_CHECKING:
 ANSWERED_NON_SUCCESS = (Outcome.REJECTED, Outcome.SERVER_ERROR)
 #: Attempts read per step (columns of this many values are alive at once).
 CHUNK = 8192
+#: Chunks of fewer attempts than this code each id and key on its own, not once per run.
+_RUNS_FROM = 2048
 
 # Completion codes of the columns (3: an invalid attempt, whose completion the checks ignore).
 _COMPLETION_CODE: dict[str, int] = {Completion.OK: 0, Completion.FAIL: 1, Completion.UNKNOWN: 2}
@@ -79,6 +84,47 @@ class CodedSet(Set[str]):
         return int(self._marked.sum())
 
 
+class Completions(Sequence["Completion | None"]):
+    """Per position, the completion of a valid attempt, None for an invalid one: a
+    read-only sequence over the scan's completion codes (int8, `_COMPLETION_OF`). Its
+    list is made on the first read, so a pass whose checks read only the codes (every
+    per-key check past `scenarios.key_table.SMALL` keys) makes none. Equal to any
+    sequence of the same completions."""
+
+    __slots__ = ("codes", "_list")
+
+    def __init__(self, codes: "npt.NDArray[np.int8]") -> None:
+        self.codes = codes
+        self._list: list[Completion | None] | None = None
+
+    def _values(self) -> list[Completion | None]:
+        if self._list is None:
+            self._list = list(map(_COMPLETION_OF.__getitem__, self.codes.tolist()))
+        return self._list
+
+    @overload
+    def __getitem__(self, i: int) -> Completion | None: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[Completion | None]: ...
+
+    def __getitem__(self, i: int | slice) -> Completion | None | list[Completion | None]:
+        return self._values()[i]
+
+    def __len__(self) -> int:
+        return len(self.codes)
+
+    def __iter__(self) -> Iterator[Completion | None]:
+        return iter(self._values())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Sequence) and not isinstance(other, (str, bytes)):
+            return self._values() == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+
 @dataclass
 class HistoryScan:
     """What `scan_history` kept of a history for the checks' index. Positions count
@@ -97,7 +143,8 @@ class HistoryScan:
         key_of: per position, the code of the attempt's own business key, `NO_GROUP` when
             it carries none (int64).
         by_event: event id → positions (`Groups`).
-        completions: per position, the completion of a valid attempt, None for an invalid one.
+        completions: per position, the completion of a valid attempt, None for an invalid one
+            (`Completions`, over `completion_codes`).
         acked_events: events with at least one valid attempt that completed ok (a `CodedSet`).
         notable: positions of attempts that are invalid, or got a 4xx/5xx status or a
             rejected or server-error outcome.
@@ -117,7 +164,7 @@ class HistoryScan:
     key_names: list[str]
     key_of: "npt.NDArray[np.int64]"
     by_event: Groups
-    completions: list[Completion | None]
+    completions: Sequence[Completion | None]
     acked_events: Set[str]
     notable: list[int]
     acked_latencies: array[float]
@@ -170,33 +217,112 @@ class _Growing:
         return data[:n].copy() if n < len(data) else data
 
 
-#: A chunk: its columns (event id, own key, valid, completion, outcome, status, latency
-#: ms, amount), and a reader of (object id, delivery id) at an index of the chunk.
-_Chunk = tuple[Sequence[Any], Sequence[Any], Sequence[Any], Sequence[Any], Sequence[Any], Sequence[Any],
-               Sequence[Any], Sequence[Any], Callable[[int], tuple[Any, Any]]]
+class _Refused(dict[Any, bool]):
+    """HTTP status → whether it is a 4xx or 5xx (None: no status, False), each status
+    worked out once (`__missing__`): a dict lookup per attempt."""
 
-_EAGER = tuple(map(attrgetter, ("event_id", "business_key", "valid", "completion", "outcome", "status",
-                                "latency_ms", "amount")))
+    def __missing__(self, status: Any) -> bool:
+        refused = self[status] = status is not None and status >= 400
+        return refused
+
+
+_REFUSED = _Refused()
+
+
+@dataclass(slots=True)
+class _Chunk:
+    """`CHUNK` attempts as columns: their event ids and own business keys (as read), and
+    per attempt whether valid, its completion code (`_COMPLETION_CODE`), outcome code
+    (`_OUTCOME_CODE`), whether its status is a 4xx or 5xx, its latency (ms); `amounts(at)`
+    the amounts (NaN: None) and `lazy(i)` the (object id, delivery id) of the attempts at
+    indexes of the chunk, read only where needed."""
+
+    ids: Sequence[Any]
+    keys: Sequence[Any]
+    valid: "npt.NDArray[np.bool_]"
+    completion: "npt.NDArray[np.int8]"
+    outcome: "npt.NDArray[np.int8]"
+    refused: "npt.NDArray[np.bool_]"
+    latency: "npt.NDArray[np.float64]"
+    amounts: Callable[["npt.NDArray[np.int64]"], "npt.NDArray[np.float64]"]
+    lazy: Callable[[int], tuple[Any, Any]]
+
+
+_ID, _KEY, _VALID, _COMPLETION, _OUTCOME, _STATUS, _LATENCY, _AMOUNT = map(attrgetter, (
+    "event_id", "business_key", "valid", "completion", "outcome", "status", "latency_ms", "amount"))
 _LAZY = attrgetter("object_id", "delivery_id")
 
 
 def _chunks(history: Iterable[Attempt]) -> Iterator[_Chunk]:
     """The history's attempts `CHUNK` at a time, as columns: a `HistoryFile`'s rows read
-    as columns (no attempt built), any other iterable's attempts read with `attrgetter`."""
+    as columns (no attempt built), any other iterable's attempts read with `attrgetter`
+    straight into numpy (no list per column but the ids and keys)."""
+    import numpy as np
+
     reader = getattr(history, "column_chunks", None)
     if reader is not None:
         for ids, keys, valid, completion, outcome, status, latency, amount, obj, did in reader(CHUNK):
-            yield ids, keys, valid, completion, outcome, status, latency, amount, _reader(obj, did)
+            n = len(ids)
+            yield _Chunk(ids, keys, np.fromiter(valid, np.bool_, n),
+                         np.fromiter(map(_COMPLETION_CODE.__getitem__, completion), np.int8, n),
+                         np.fromiter(map(_OUTCOME_CODE.__getitem__, outcome), np.int8, n),
+                         np.fromiter(map(_REFUSED.__getitem__, status), np.bool_, n),
+                         np.fromiter(latency, np.float64, n), _taken(amount), _reader(obj, did))
         return
     it = iter(history)
     while chunk := list(islice(it, CHUNK)):
-        cols = [list(map(get, chunk)) for get in _EAGER]
-        yield (*cols, lambda i, chunk=chunk: _LAZY(chunk[i]))  # type: ignore[misc]
+        n = len(chunk)
+        yield _Chunk(list(map(_ID, chunk)), list(map(_KEY, chunk)), np.fromiter(map(_VALID, chunk), np.bool_, n),
+                     np.fromiter(map(_COMPLETION_CODE.__getitem__, map(_COMPLETION, chunk)), np.int8, n),
+                     np.fromiter(map(_OUTCOME_CODE.__getitem__, map(_OUTCOME, chunk)), np.int8, n),
+                     np.fromiter(map(_REFUSED.__getitem__, map(_STATUS, chunk)), np.bool_, n),
+                     np.fromiter(map(_LATENCY, chunk), np.float64, n), _taken(chunk, _AMOUNT),
+                     lambda i, chunk=chunk: _LAZY(chunk[i]))  # type: ignore[misc]
+
+
+def _taken(values: Sequence[Any], get: Callable[[Any], Any] | None = None,
+           ) -> Callable[["npt.NDArray[np.int64]"], "npt.NDArray[np.float64]"]:
+    """A reader of `values` (or of `get` of them) at indexes, as float64 (None: NaN)."""
+    import numpy as np
+
+    if get is None:
+        return lambda at: np.array(list(map(values.__getitem__, at.tolist())), dtype=np.float64)
+    return lambda at: np.array(list(map(get, map(values.__getitem__, at.tolist()))), dtype=np.float64)
 
 
 def _reader(objects: Sequence[Any], deliveries: Sequence[Any]) -> Callable[[int], tuple[Any, Any]]:
     """(object id, delivery id) at an index of a chunk read as columns."""
     return lambda i: (objects[i], deliveries[i])
+
+
+def _runs(values: Sequence[Any]) -> "npt.NDArray[np.int64] | None":
+    """Where each run of equal neighbours in `values` starts (ascending, from 0), or None
+    when no value equals the one before it (attempts of one event often come together:
+    copies, bursts, retries), or when `values` are fewer than `_RUNS_FROM` (a few numpy
+    calls would cost more than they save). One comparison per value, at C level."""
+    import numpy as np
+
+    n = len(values)
+    if n < _RUNS_FROM:
+        return None
+    change = np.fromiter(map(ne, islice(values, 1, None), values), np.bool_, n - 1)
+    if change.all():
+        return None
+    heads = np.flatnonzero(change)
+    heads += 1
+    return np.concatenate(([0], heads))
+
+
+def _coded(values: Sequence[Any], code: Callable[[Sequence[Any]], "npt.NDArray[np.int64]"]) -> "npt.NDArray[np.int64]":
+    """`code(values)`, coding each run of equal neighbours once (`_runs`): `code` gives one
+    int64 code per value, new values numbered in order of first appearance."""
+    import numpy as np
+
+    heads = _runs(values)
+    if heads is None:
+        return code(values)
+    coded = code(list(map(values.__getitem__, heads.tolist())))
+    return np.repeat(coded, np.diff(heads, append=len(values)))
 
 
 def scan_history(
@@ -230,11 +356,11 @@ def scan_history(
     over_half_ms: list[float] = []
     half_ms = sender_timeout_s * 1000.0 / 2
     offset = 0
-    for ids, keys, valid_col, completion, outcome, status, latency_col, amount_col, lazy in _chunks(history):
-        n = len(ids)
+    for chunk in _chunks(history):
+        ids, keys, valid, cc, oc, lazy = chunk.ids, chunk.keys, chunk.valid, chunk.completion, chunk.outcome, chunk.lazy
         # codes of the chunk's event ids, new ones numbered in order of first attempt
         n_before = len(event_codes)
-        ev = event_codes.code_all(ids)
+        ev = _coded(ids, event_codes.code_all)
         n_events = len(event_codes)
         unknown: list[str] = []
         if n_events > n_before:
@@ -242,15 +368,15 @@ def scan_history(
             if world is not None:  # each new event's world code, from its first attempt's id
                 for g in (first_valid, unkeyed_first, unkeyed_amount, unkeyed_valid, foreign, event_world):
                     g.ensure(n_events)
-                at = np.flatnonzero(ev >= n_before)
-                _, first = np.unique(ev[at], return_index=True)
-                new_ids = list(map(ids.__getitem__, at[first].tolist()))
+                new_ids = list(map(ids.__getitem__, _first_new(ev, n_before).tolist()))
                 known = world.codes.code_all(new_ids, add=False)
                 event_world.data[n_before:n_events] = known
                 if (known < 0).any():
                     foreign.data[n_before:n_events] = known < 0
                     unknown = [name for name, code in zip(new_ids, known.tolist()) if code < 0]
-        new_keys = list(filterfalse(key_codes.__contains__, dict.fromkeys(keys)))
+        key_heads = _runs(keys)
+        head_keys = keys if key_heads is None else list(map(keys.__getitem__, key_heads.tolist()))
+        new_keys = list(filterfalse(key_codes.__contains__, dict.fromkeys(head_keys)))
         n_keys_before = len(key_names)
         if new_keys:
             if world is not None:  # the world's own strings, as for the events
@@ -261,14 +387,11 @@ def scan_history(
                     new_keys = list(map(world.keys.names.__getitem__, known_keys))
             key_codes.update(zip(new_keys, code_range(n_keys_before, n_keys_before + len(new_keys))))
             key_names += new_keys
-        kc = np.fromiter(map(key_codes.__getitem__, keys), np.int64, n)
-        valid = np.fromiter(valid_col, np.bool_, n)
-        oc = np.fromiter(map(_OUTCOME_CODE.__getitem__, outcome), np.int8, n)
-        cc = np.fromiter(map(_COMPLETION_CODE.__getitem__, completion), np.int8, n)
+        kc = np.fromiter(map(key_codes.__getitem__, head_keys), np.int64, len(head_keys))
+        if key_heads is not None:
+            kc = np.repeat(kc, np.diff(key_heads, append=len(keys)))
         cc[~valid] = 3
-        latency = np.fromiter(latency_col, np.float64, n)
-        with np.errstate(invalid="ignore"):
-            refused = np.array(status, dtype=np.float64) >= 400
+        latency, refused = chunk.latency, chunk.refused
         events_parts.append(ev)
         keys_parts.append(kc)
         completion_parts.append(cc)
@@ -284,17 +407,14 @@ def scan_history(
             assert world is not None
             if unknown or unresolved:
                 _join(ids, lazy, unknown, unresolved, world, resolved)
-            amounts = np.array(amount_col, dtype=np.float64)  # None: NaN
             unkeyed = kc == NO_GROUP
             if new_keys:  # each new key's first attempt: its position and amount
                 key_first.ensure(len(key_names))
                 key_amount.ensure(len(key_names))
                 key_valid.ensure(len(key_names))
-                at = np.flatnonzero(kc >= n_keys_before)
-                _, first = np.unique(kc[at], return_index=True)
-                at = at[first]
+                at = _first_new(kc, n_keys_before)
                 key_first.data[n_keys_before:len(key_names)] = at + offset
-                key_amount.data[n_keys_before:len(key_names)] = amounts[at]
+                key_amount.data[n_keys_before:len(key_names)] = chunk.amounts(at)
                 _objects(at, foreign.data[ev[at]], lazy, src_objects, "k", np.arange(n_keys_before, len(key_names)))
             key_valid.data[kc[valid & ~unkeyed]] = True
             _first_of(first_valid.data, ev, np.flatnonzero(valid), offset)
@@ -302,19 +422,19 @@ def scan_history(
             if at.size:
                 fresh = _first_of(unkeyed_first.data, ev, at, offset)
                 if fresh.size:
-                    unkeyed_amount.data[ev[fresh]] = amounts[fresh]
+                    unkeyed_amount.data[ev[fresh]] = chunk.amounts(fresh)
                     _objects(fresh, foreign.data[ev[fresh]], lazy, src_objects, "e", ev[fresh])
                 unkeyed_valid.data[ev[valid & unkeyed]] = True
-        offset += n
+        offset += len(ids)
     del key_codes[None]
     event_codes.trim()  # the column's spare room, up to as many ids again
     event_of = np.concatenate(events_parts) if events_parts else np.zeros(0, np.int64)
     key_of = np.concatenate(keys_parts) if keys_parts else np.zeros(0, np.int64)
     codes = np.concatenate(completion_parts) if completion_parts else np.zeros(0, np.int8)
-    completions = list(map(_COMPLETION_OF.__getitem__, codes.tolist()))
+    completions = Completions(codes)
     latencies: array[float] = array("d")
-    for part in latency_parts:
-        latencies.frombytes(part.tobytes())
+    if latency_parts:
+        latencies.frombytes(np.concatenate(latency_parts).tobytes())
     n_events, n_keys = len(event_codes), len(key_names)
     expectation_part: ExpectationScan | None = None
     if expect:
@@ -334,6 +454,22 @@ def scan_history(
                        group_positions(event_codes, event_of), completions,
                        CodedSet(event_codes, acked.take(n_events)), notable, latencies, over_half, over_half_ms,
                        sender_timeout_s, expectation_part, codes)
+
+
+def _first_new(codes: "npt.NDArray[np.int64]", start: int) -> "npt.NDArray[np.int64]":
+    """The index of the first occurrence of each code from `start` on in `codes`, whose
+    new codes were numbered in order of first appearance: so in code order, found
+    without a sort (a code's first occurrence is above every code before it)."""
+    import numpy as np
+
+    at = np.flatnonzero(codes >= start)
+    if at.size < 2:
+        return at
+    seen = codes[at]
+    first = np.empty(at.size, np.bool_)
+    first[0] = True
+    np.greater(seen[1:], np.maximum.accumulate(seen)[:-1], out=first[1:])
+    return at[first]
 
 
 def _first_of(first: "npt.NDArray[np.int64]", ev: "npt.NDArray[np.int64]", at: "npt.NDArray[np.int64]",
@@ -397,6 +533,7 @@ __all__: Sequence[str] = [
     "ANSWERED_NON_SUCCESS",
     "CHUNK",
     "CodedSet",
+    "Completions",
     "EventFacts",
     "ExpectationScan",
     "HistoryScan",

@@ -2,16 +2,18 @@
 
 A storm's checks code a million event ids. A ``dict`` of them costs a string (some 80
 bytes) and an entry (some 40) per id. `IdCodes` holds each id as its UTF-8 bytes in one
-fixed-width numpy column (by code) and finds it by its ``hash()`` (an int64 column kept
-sorted, with the code of each): about the id's length plus 24 bytes. It is a read-only
+fixed-width numpy column (by code) and finds it by its ``hash()`` (an int64 column by code,
+and an open-addressing table of codes indexed by the hash's low bits, probed in steps
+from its high bits, at most half full): about the id's length plus 16 to 24 bytes. It is a read-only
 ``Mapping[str, int]`` (id → code, iterating in code order) with `names` (code → id), so
 what took the dict (`scenarios.groups.Groups`, `scenarios.history_scan.CodedSet`) takes it.
 
 Up to `IdCodes.SMALL` ids they are a plain dict (a run of certify's size codes as fast as
-before). Past it, `IdCodes.code_all` codes a chunk of ids in a few numpy passes (their hashes, bytes, one
-search in the sorted hashes), new ids getting the next codes. An id the column cannot
-hold exactly (ending in NUL, a lone surrogate) or whose hash an other id already holds is
-kept in a small dict beside it: exact for every string. One lookup by name (`get`) costs
+before). Past it, `IdCodes.code_all` codes a chunk of ids in a few numpy passes (their hashes,
+bytes, a probe of the table per round, the chunk at once), new ids getting the next codes:
+O(1) per id, however many are held. Ids whose hashes collide sit in the table side by side
+(a match is the same hash and the same bytes). An id the column cannot hold exactly (ending
+in NUL, a lone surrogate) is kept in a small dict beside it: exact for every string. One lookup by name (`get`) costs
 about a microsecond, the names come back decoded on each read: for the ids a finding
 names, not for a loop over every id.
 """
@@ -28,6 +30,10 @@ if TYPE_CHECKING:
 
 #: Ids decoded per step when iterating.
 _STEP = 8192
+#: The table's fewest slots.
+_MIN_SLOTS = 1024
+#: The hash's bits below this one choose an id's first slot; those from it on its probe step.
+_STEP_SHIFT = 32
 
 
 class IdCodes(Mapping[str, int]):
@@ -36,7 +42,7 @@ class IdCodes(Mapping[str, int]):
     certify's or explore's size pays nothing for the columns); past it, the columns.
     Not thread-safe; grown only by `code_all`."""
 
-    __slots__ = ("_data", "_n", "_hashes", "_by_hash", "_odd", "_odd_names", "_dict", "_list", "_small")
+    __slots__ = ("_data", "_n", "_hash_of", "_slots", "_odd", "_odd_names", "_dict", "_list", "_small")
 
     #: Ids held as a dict before the columns take over.
     SMALL = 65536
@@ -51,8 +57,9 @@ class IdCodes(Mapping[str, int]):
         self._list: list[str] = []
         self._data: npt.NDArray[np.bytes_] = np.zeros(1024, "S1")  # by code; spare room past _n
         self._n = 0
-        self._hashes: npt.NDArray[np.int64] = np.zeros(0, np.int64)  # ascending
-        self._by_hash: npt.NDArray[np.int64] = np.zeros(0, np.int64)  # the code of each hash
+        self._hash_of: npt.NDArray[np.int64] = np.zeros(1024, np.int64)  # by code, as `_data`
+        # the table: a code per slot (-1: empty), a power of two long, at most half full
+        self._slots: npt.NDArray[np.int32] = np.full(_MIN_SLOTS, -1, np.int32)
         self._odd: dict[str, int] = {}  # ids the columns do not hold
         self._odd_names: dict[int, str] = {}
 
@@ -77,99 +84,127 @@ class IdCodes(Mapping[str, int]):
                     self._spill()
                 return codes
             return np.fromiter(map(small.get, values, repeat(-1)), np.int64, n)
-        codes = np.full(n, -1, np.int64)
         if not n:
-            return codes
+            return np.full(0, -1, np.int64)
         hashes = np.fromiter(map(hash, values), np.int64, n)
         data, plain = _encoded(values)
-        pos = held = None
-        if len(self._hashes):
-            pos = _positions(self._hashes, hashes)
-            at = np.minimum(pos, len(self._hashes) - 1)
-            cand = self._by_hash[at]
-            held = self._hashes[at] == hashes
-            same = plain & held
-            same[same] = self._data[cand[same]] == data[same]
-            codes[same] = cand[same]
+        codes = self._find(hashes, data)
+        odd = np.flatnonzero(~plain)
+        if odd.size:  # an id the table does not hold: the dict beside it
+            codes[odd] = np.fromiter(map(self._odd.get, map(values.__getitem__, odd.tolist()), repeat(-1)),
+                                     np.int64, odd.size)
         missing = np.flatnonzero(codes < 0)
-        if not missing.size:
-            return codes
-        odd = self._odd
-        if odd:
-            got = np.fromiter((odd.get(values[i], -1) for i in missing.tolist()), np.int64, missing.size)
-            codes[missing] = got
-            missing = missing[got < 0]
-            if not missing.size or not add:
-                return codes
-        elif not add:
+        if not missing.size or not add:
             return codes
         order = missing.tolist()
         fresh = dict.fromkeys(map(values.__getitem__, order))  # in order of first appearance
         first = self._n
-        new_codes = dict(zip(fresh, range(first, first + len(fresh))))
-        codes[missing] = np.fromiter(map(new_codes.__getitem__, map(values.__getitem__, order)), np.int64,
-                                     missing.size)
-        # the first position of each new id: its hash and bytes
-        at = np.flatnonzero(codes >= first)
-        seen, where = np.unique(codes[at], return_index=True)
-        at = at[where]
-        self._append(seen, hashes[at], data[at], plain[at], values, at,
-                     None if pos is None else pos[at], None if held is None else held[at])
+        if len(fresh) == len(order):  # each missing id once (a world's ids): the next codes in order
+            codes[missing] = np.arange(first, first + len(order))
+            at = missing
+        else:
+            new_codes = dict(zip(fresh, range(first, first + len(fresh))))
+            codes[missing] = np.fromiter(map(new_codes.__getitem__, map(values.__getitem__, order)), np.int64,
+                                         missing.size)
+            # the first position of each new id (its code above every code before it): its hash and bytes
+            seen = codes[missing]
+            once = np.empty(missing.size, np.bool_)
+            once[0] = True
+            np.greater(seen[1:], np.maximum.accumulate(seen)[:-1], out=once[1:])
+            at = missing[once]
+        self._append(hashes[at], data[at], plain[at], [values[i] for i in at[~plain[at]].tolist()])
         return codes
 
-    def _append(self, new: "npt.NDArray[np.int64]", hashes: "npt.NDArray[np.int64]", data: "npt.NDArray[np.bytes_]",
-                plain: "npt.NDArray[np.bool_]", values: Sequence[str], at: "npt.NDArray[np.int64]",
-                pos: "npt.NDArray[np.int64] | None", held: "npt.NDArray[np.bool_] | None") -> None:
-        """Hold the new ids (codes `new`, ascending from `_n`; their hashes, bytes, whether
-        the column holds them, their positions `at` in `values`, and where their hashes
-        fall in the sorted hashes, `pos`, with whether one is there, `held`; None: none yet)."""
+    def _find(self, hashes: "npt.NDArray[np.int64]", data: "npt.NDArray[np.bytes_]") -> "npt.NDArray[np.int64]":
+        """The code of each id held in the table (its hash `hashes`, its bytes `data`), -1
+        for one not held: every id probes at once, a round per step of the longest probe."""
         import numpy as np
 
+        out = np.full(len(hashes), -1, np.int64)
+        table, hash_of, held = self._slots, self._hash_of, self._data
+        mask = len(table) - 1
+        todo = np.arange(len(hashes))
+        slot, step = hashes & mask, _steps(hashes, mask)
+        while todo.size:
+            code = table[slot]
+            filled = np.flatnonzero(code >= 0)
+            if not filled.size:
+                break
+            todo, slot, step, code = todo[filled], slot[filled], step[filled], code[filled]
+            hit = (hash_of[code] == hashes[todo]) & (held[code] == data[todo])
+            out[todo[hit]] = code[hit]
+            miss = ~hit
+            todo, step = todo[miss], step[miss]
+            slot = (slot[miss] + step) & mask
+        return out
+
+    def _append(self, hashes: "npt.NDArray[np.int64]", data: "npt.NDArray[np.bytes_]", plain: "npt.NDArray[np.bool_]",
+                odd: list[str]) -> None:
+        """Hold new ids, the next codes in order (their hashes, bytes, whether the column
+        holds them exactly; `odd` the ids of those it does not, in order)."""
+        import numpy as np
+
+        new = np.arange(self._n, self._n + len(hashes), dtype=np.int64)
         end = self._n + len(new)
         if end > len(self._data) or data.dtype.itemsize > self._data.dtype.itemsize:
             width = max(data.dtype.itemsize, self._data.dtype.itemsize)
-            grown = np.zeros(max(end, 2 * len(self._data)) if end > len(self._data) else len(self._data), f"S{width}")
+            size = max(end, 2 * len(self._data)) if end > len(self._data) else len(self._data)
+            grown = np.zeros(size, f"S{width}")
             grown[:self._n] = self._data[:self._n]
             self._data = grown
+        if end > len(self._hash_of):
+            hash_of = np.zeros(len(self._data), np.int64)
+            hash_of[:self._n] = self._hash_of[:self._n]
+            self._hash_of = hash_of
         self._data[self._n:end] = np.where(plain, data, b"")
+        self._hash_of[self._n:end] = hashes
         self._n = end
-        # a hash another id holds (already, or earlier in this chunk): that id goes to the dict
-        if held is None or pos is None:
-            held, pos = np.zeros(len(new), np.bool_), np.zeros(len(new), np.int64)
-        by = np.argsort(hashes, kind="stable")
-        repeat = np.zeros(len(new), np.bool_)
-        repeat[by[1:]] = hashes[by[1:]] == hashes[by[:-1]]
-        kept = plain & ~held & ~repeat
-        for i in np.flatnonzero(~kept).tolist():
-            name, code = values[int(at[i])], int(new[i])
+        for name, code in zip(odd, new[~plain].tolist()):
             self._odd[name] = code
             self._odd_names[code] = name
-        by = by[kept[by]]  # the kept ones, by hash: their insertion points ascend with them
-        if by.size:
-            self._hashes = np.insert(self._hashes, pos[by], hashes[by])
-            self._by_hash = np.insert(self._by_hash, pos[by], new[by])
+        held = end - len(self._odd_names)
+        if 2 * held > len(self._slots):  # grown: every held id placed anew
+            self._slots = np.full(max(_MIN_SLOTS, 1 << (2 * held - 1).bit_length()), -1, np.int32)
+            every = np.arange(end, dtype=np.int64)
+            if self._odd_names:
+                every = every[np.isin(every, np.fromiter(self._odd_names, np.int64, len(self._odd_names)),
+                                      invert=True)]
+            self._place(every)
+        else:
+            self._place(new[plain])
+
+    def _place(self, codes: "npt.NDArray[np.int64]") -> None:
+        """Put `codes` (held ids, none in the table yet) in the table's empty slots, each at
+        the first empty one of its probe (`_steps`; of several new codes meeting at one
+        empty slot one takes it, read back from the table, the others probe on)."""
+        table = self._slots
+        mask = len(table) - 1
+        hashes = self._hash_of[codes]
+        slot, step = hashes & mask, _steps(hashes, mask)
+        while codes.size:
+            free = table[slot] < 0
+            table[slot[free]] = codes[free]
+            placed = free & (table[slot] == codes)
+            codes, slot, step = codes[~placed], (slot[~placed] + step[~placed]) & mask, step[~placed]
 
     def _spill(self) -> None:
         """Move the dict's ids into the columns (once they outgrow `SMALL`)."""
+        names, self._dict, self._list, self._n = self._list, None, [], 0
         import numpy as np
 
-        names, self._dict, self._list, self._n = self._list, None, [], 0
-        n = len(names)
-        hashes = np.fromiter(map(hash, names), np.int64, n)
+        hashes = np.fromiter(map(hash, names), np.int64, len(names))
         data, plain = _encoded(names)
-        every = np.arange(n, dtype=np.int64)
-        self._append(every, hashes, data, plain, names, every, None, None)
+        self._append(hashes, data, plain, [name for name, ok in zip(names, plain.tolist()) if not ok])
 
     def trim(self) -> None:
-        """Give up the column's spare room (once no id is to be added; adding still works)."""
+        """Give up the columns' spare room (once no id is to be added; adding still works)."""
         if self._dict is None and len(self._data) > self._n:
             self._data = self._data[:self._n].copy()
+            self._hash_of = self._hash_of[:self._n].copy()
 
     # ---- reading ---------------------------------------------------------------------
 
     def get(self, name: object, default: Any = None) -> Any:
-        import numpy as np
-
         if self._dict is not None:
             return self._dict.get(name, default)  # type: ignore[call-overload]
         if not isinstance(name, str):
@@ -177,15 +212,15 @@ class IdCodes(Mapping[str, int]):
         odd = self._odd.get(name) if self._odd else None
         if odd is not None:
             return odd
-        hashes = self._hashes
-        if not len(hashes):
-            return default
         h = hash(name)
-        i = int(np.searchsorted(hashes, h))
-        if i >= len(hashes) or int(hashes[i]) != h:
-            return default
-        code = int(self._by_hash[i])
-        return code if self.name(code) == name else default
+        table = self._slots
+        mask = len(table) - 1
+        slot, step = h & mask, ((h >> _STEP_SHIFT) & mask) | 1
+        while (code := int(table[slot])) >= 0:
+            if int(self._hash_of[code]) == h and self.name(code) == name:
+                return code
+            slot = (slot + step) & mask
+        return default
 
     def __getitem__(self, name: str) -> int:
         code = self.get(name)
@@ -260,16 +295,11 @@ class IdNames(Sequence[str]):
             yield from codes.names_of(start, min(len(codes), start + _STEP))
 
 
-def _positions(sorted_hashes: "npt.NDArray[np.int64]", hashes: "npt.NDArray[np.int64]") -> "npt.NDArray[np.int64]":
-    """Where each of `hashes` falls in `sorted_hashes` (``searchsorted``, left), searched
-    in ascending order (each search starts where the last ended: several times faster
-    over a large table than in the chunk's order)."""
-    import numpy as np
-
-    order = np.argsort(hashes)
-    pos = np.empty(len(hashes), np.int64)
-    pos[order] = np.searchsorted(sorted_hashes, hashes[order])
-    return pos
+def _steps(hashes: "npt.NDArray[np.int64]", mask: int) -> "npt.NDArray[np.int64]":
+    """Each hash's probe step in a table of `mask` + 1 slots (a power of two): odd, so a
+    probe visits every slot; from the hash's high bits, so ids meeting at one slot part
+    at the next (double hashing: no long runs of full slots)."""
+    return ((hashes >> _STEP_SHIFT) & mask) | 1
 
 
 def _encoded(values: Sequence[str]) -> tuple["npt.NDArray[np.bytes_]", "npt.NDArray[np.bool_]"]:

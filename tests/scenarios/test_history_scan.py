@@ -136,6 +136,20 @@ def test_a_list_whose_indexes_are_not_positions_names_the_recorded_indexes() -> 
     assert named and named <= {a.index for a in renumbered}
 
 
+def test_the_completions_are_read_from_the_codes_as_a_list_would_be() -> None:
+    """`Completions`: the scan's completion codes read as the list of completions (None
+    for an invalid attempt), equal to that list and to no other."""
+    import numpy as np
+
+    from hookproof.scenarios.history_scan import Completions
+
+    listed = [Completion.OK, Completion.FAIL, Completion.UNKNOWN, None, Completion.OK]
+    column = Completions(np.array([0, 1, 2, 3, 0], np.int8))
+    assert len(column) == 5 and column[3] is None and column[-1] is Completion.OK and column[1:3] == listed[1:3]
+    assert list(column) == listed and column == listed and column == tuple(listed)
+    assert column != listed[:-1] and column != [*listed[:-1], Completion.FAIL] and column != "ok"
+
+
 def test_the_scan_keeps_no_attempt_and_counts_them_once() -> None:
     events, attempts, observations = run_of(8, n_events=80)
     scan = scan_history(iter(attempts), sender_timeout_s=10.0, events=iter(events))
@@ -164,16 +178,19 @@ def test_a_storm_sized_history_gives_the_same_findings_in_memory_and_streamed(tm
     assert sum(n for _, n in index.by_event.sizes()) == len(in_memory)
 
 
-@pytest.mark.parametrize(("chunk", "small"), [(7, None), (1000, None), (None, None), (1000, 0), (None, 500)])
+@pytest.mark.parametrize(("chunk", "small", "grouped"), [
+    (7, None, False), (1000, None, False), (None, None, False), (1000, 0, False), (None, 500, False),
+    (7, None, True), (1000, 0, True), (None, None, True)])
 def test_the_columnar_pass_finds_what_the_dict_pass_found(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                         chunk: int | None, small: int | None) -> None:
+                                                         chunk: int | None, small: int | None, grouped: bool) -> None:
     """A storm-sized history with every kind of fault (duplicates, losses, regressions,
     stale states, counters, invalid and renamed ids, slow acks), read in chunks of every
     size: the columnar pass gives the expectations the dict pass before it gave
     (`oracle_scan`), and every check over either index gives the same result, findings'
     text, order and attempts included, over the list and over the file streamed. The
     event ids coded as a dict, as bytes from the first (`small` 0, a storm's million) or
-    from the 500th on (`IdCodes.SMALL`)."""
+    from the 500th on (`IdCodes.SMALL`); the attempts shuffled, or each event's together
+    (`grouped`: runs of one id and of one key, coded once a run, across chunk ends too)."""
     from hookproof.scenarios import history_scan
     from hookproof.scenarios.id_codes import IdCodes
     from tests.scenarios.oracle_scan import old_expectations_and_index
@@ -183,6 +200,9 @@ def test_the_columnar_pass_finds_what_the_dict_pass_found(tmp_path: Path, monkey
     if small is not None:
         monkeypatch.setattr(IdCodes, "SMALL", small)
     events, attempts, observations = run_of(13, n_events=6000 if chunk != 7 else 1500)
+    if grouped:
+        attempts.sort(key=lambda a: a.event_id)
+        monkeypatch.setattr(history_scan, "_RUNS_FROM", 2)  # runs coded once in chunks of every size
     first_read = observations[1]  # an earlier read showing every object at v5: the later ones regress
     observations = [Observation(T0 + 1200, (), tuple(ObjectState(s.object_id, s.status, 5) for s in first_read.states),
                                 first_read.state_kinds), *observations]

@@ -69,3 +69,32 @@ def test_colliding_hashes_keep_distinct_codes() -> None:
     assert [table.get(x) for x in (a, b, c)] == [0, 1, 2]
     assert list(table) == ["evt_a", "evt_b", "evt_c"]
     assert table.code_all([_SameHash("evt_d")], add=False).tolist() == [-1]
+
+
+class _LowBitsCollide(str):
+    """Strings whose hashes share their low 32 bits (one first slot) but differ above."""
+
+    def __hash__(self) -> int:
+        return (int(self[4:]) << 32) | 5
+
+
+def test_the_table_grows_and_probes_past_crowded_slots() -> None:
+    """Thousands of ids through several growths of the table, with runs of ids meeting at
+    one first slot (colliding low bits) and at one whole hash: every id keeps its code,
+    found by a chunk and one by one, and an id never added is not found."""
+    crowded = [_LowBitsCollide(f"evt_{i}") for i in range(1, 400)]
+    same = [_SameHash(f"same_{i}") for i in range(300)]
+    plain = [f"evt_{i:x}_{'y' * (i % 40)}" for i in range(20_000)]
+    rng = random.Random(11)
+    pool = crowded + same + plain
+    chunks = _chunks(rng, pool, [5000, 1, 8192, 3000, 8192, 8192])
+    chunks.append(pool)  # every id at least once
+    expected, per_chunk = _dict_codes(chunks)
+    table = IdCodes(0)
+    assert [table.code_all(chunk).tolist() for chunk in chunks] == per_chunk
+    assert table.code_all(pool, add=False).tolist() == [expected[x] for x in pool]
+    assert all(table.get(x) == expected[x] for x in crowded + same + plain[::97])
+    absent = [_LowBitsCollide("evt_9999"), _SameHash("same_x"), "evt_absent"]
+    assert table.code_all(absent, add=False).tolist() == [-1, -1, -1]
+    assert [table.get(x) for x in absent] == [None, None, None]
+    assert list(table) == list(expected)
