@@ -204,7 +204,8 @@ def test_the_machine_draws_the_same_rules_at_a_url(served: Any, provider: Server
     Hypothesis's: a derandomized search would draw the same choices every time) are run
     until all three rules were drawn; a search Hypothesis cannot replay for that same reason
     (`FlakyStrategyDefinition`, which explore itself ends cleanly) counts what it drew."""
-    from hypothesis import HealthCheck, seed as hypothesis_seed, settings
+    from hypothesis import HealthCheck, settings
+    from hypothesis import seed as hypothesis_seed
     from hypothesis.errors import FlakyStrategyDefinition
     from hypothesis.stateful import run_state_machine_as_test
 
