@@ -22,13 +22,18 @@ Pure; no Locust import.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from itertools import islice
 from typing import TYPE_CHECKING, Any, Iterable, NamedTuple, Sequence
 
 from hookproof.scenarios.findings import CheckResult, Verdict
+from hookproof.scenarios.id_codes import IdCodes
 from hookproof.simulator.events import Event
 
 if TYPE_CHECKING:
     from hookproof.scenarios.business_keys import KeyMapping
+
+#: Sent events read per step.
+_CHUNK = 8192
 
 
 @dataclass(frozen=True)
@@ -98,11 +103,14 @@ def ahead_of(sent: Iterable[Event], templates: Sequence[Any], *, keys: "KeyMappi
         return Ahead()
     worlds = [_Stories(w) for w in templates]
     light = _light_keys(keys)
-    sent_ids: set[str] = set()
-    objects: set[str] = set()
-    for e in sent:
-        sent_ids.add(e.id)
-        objects.add(e.object_id)
+    # the sent events' ids and objects as UTF-8 bytes (a storm's million: no string each)
+    sent_ids, objects = IdCodes(), IdCodes()
+    it = iter(sent)
+    while chunk := list(islice(it, _CHUNK)):
+        sent_ids.code_all([e.id for e in chunk])
+        objects.code_all([e.object_id for e in chunk])
+    sent_ids.trim()
+    objects.trim()
     ahead = Ahead()
     for object_id in objects:
         for stories in worlds:

@@ -273,32 +273,27 @@ def _check_and_report(spec: StormSpec, events: Iterable[Event], indexed: Sequenc
     from hookproof.scenarios.business_keys import counter_keys, keyed
     from hookproof.scenarios.errors import ObserverError
     from hookproof.scenarios.observers import settle
+    from hookproof.scenarios.scope import Scope
 
     templates = template_worlds(spec, processes)
     mapping = storm_keys(spec, templates)  # the team's keys, over the bodies as sent
     if mapping is not None:
         events = keyed(events, mapping)
-    object_ids: set[str] = set()
-    storm_keys_: set[str] = set()
-    for e in events:  # one pass: a spool's events are read from disk on each
-        object_ids.add(e.object_id)
-        if e.business_key:
-            storm_keys_.add(e.business_key)
-    keys = frozenset(storm_keys_)
-    del storm_keys_
-    counters = counter_keys(events, mapping)  # another pass only with the team's counters
+    # the storm's objects and keys, coded (one pass: a spool's events are read from disk on
+    # each), and the counters its events move (another pass only with the team's counters)
+    scope = Scope.of_events(events, counter_keys(events, mapping))
     duration_s = max(0.0, stopped_at - started_at)
     phase("settling")
     try:
         read = observe or make_observer(spec.observer, spec.sink_url)
-        result = settle(lambda: only_storm(read(), object_ids, keys, counters), window_s=spec.settle_window_s,
+        result = settle(lambda: scope.observation(read()), window_s=spec.settle_window_s,
                         deadline_s=spec.settle_deadline_s, interval_s=spec.settle_interval_s)
     except (ObserverError, ValueError, ImportError, AttributeError, KeyError) as exc:
         scenario = ScenarioReport("storm", TITLE, DESCRIPTION, "error", STORM_CHECKLIST,
                                   attempts=tuple(attempt_view(a) for a in indexed[:200]), duration_s=duration_s,
                                   reason=f"could not observe the receiver: {type(exc).__name__}: {exc}")
     else:
-        del object_ids, keys, counters  # the observer filter's sets: a string per object and key, not needed by the checks
+        del scope  # the observer's filter: not needed by the checks
         phase("checking")
         ahead = ahead_of(events, templates, keys=mapping)
         scenario = storm_scenario(spec, events, indexed, result.observations, settled=result.settled,

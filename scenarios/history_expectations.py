@@ -169,6 +169,7 @@ class ExpectationScan:
             several = counts[listed] > 1
             for code, event in zip(listed[several].tolist(), events[several].tolist()):
                 multi.setdefault(code, []).append(event)
+            del kw, kc, listed, events, seen, first, counts, several  # a storm's: megabytes each
         fw = ew[first_event] if n_all else np.zeros(0, np.int64)
         known = fw >= 0
         fw0 = np.maximum(fw, 0)
@@ -178,6 +179,8 @@ class ExpectationScan:
             world_amount = world.amount[fw0]
             amounts = np.where(known & ~np.isnan(world_amount), world_amount, src_amount)
             obj = np.where(known, world.obj[fw0], -1)
+            del world_amount
+        del fw, known, fw0
         key_names = scan.key_names
         all_names = chain(key_names, added_names)  # not a copy of a million names
         money_like = np.fromiter(map(methodcaller("startswith", prefixes), all_names), np.bool_, n_all)
@@ -185,6 +188,7 @@ class ExpectationScan:
         columns = KeyColumns(key_codes, key_names, added_codes, added_names, np.argsort(src_pos), valid, first_event,
                              multi, amounts, money, obj, world.objects.names, src_ev, src_unkeyed, self.src_objects,
                              names, money_like, prefixes)
+        del src_pos, src_amount  # not the columns': gone before the truth's are made
         return Expectations(expected=ExpectedView(columns), forbidden=ForbiddenView(columns),
                             truth=TruthView(self._truth(valid_codes, w, names)), money=MoneyView(columns),
                             sender_timeout_s=sender_timeout_s, max_attempts_per_event=max_attempts_per_event,
@@ -200,16 +204,21 @@ class ExpectationScan:
         status = world.status[w] if len(w) else np.zeros(0, np.int64)
         has = status >= 0
         codes, w, status = codes[has], w[has], status[has]
+        del has  # each step's arrays are dropped once read: a storm's are megabytes each
         obj, version = world.obj[w], world.version[w]
-        rank = np.arange(len(codes))
-        by = np.lexsort((rank, version, obj))  # by object, version, then first valid attempt
+        by = np.lexsort((np.arange(len(codes)), version, obj))  # by object, version, then first valid attempt
+        obj_by, version_by = obj[by], version[by]
         head = np.ones(len(by), np.bool_)
-        head[1:] = (obj[by][1:] != obj[by][:-1]) | (version[by][1:] != version[by][:-1])
+        head[1:] = (obj_by[1:] != obj_by[:-1]) | (version_by[1:] != version_by[:-1])
+        del obj_by, version_by
         kept = by[head]
+        del by, head
         seen, first = np.unique(obj, return_index=True)
         by_first = np.argsort(first, kind="stable")
         t_obj, first = seen[by_first], first[by_first]
+        del seen, by_first
         kept_obj = obj[kept]
+        del obj
         truth_of = np.full(len(world.objects.names), -1, np.int64)
         truth_of[t_obj] = np.arange(len(t_obj))
         return TruthColumns(world.objects.codes, world.objects.names, truth_of, t_obj, world.kind[w[first]],

@@ -428,13 +428,18 @@ def scan_history(
         offset += len(ids)
     del key_codes[None]
     event_codes.trim()  # the column's spare room, up to as many ids again
+    # each column's chunks are dropped once joined (a storm's are megabytes a column)
     event_of = np.concatenate(events_parts) if events_parts else np.zeros(0, np.int64)
+    del events_parts
     key_of = np.concatenate(keys_parts) if keys_parts else np.zeros(0, np.int64)
+    del keys_parts
     codes = np.concatenate(completion_parts) if completion_parts else np.zeros(0, np.int8)
+    del completion_parts
     completions = Completions(codes)
     latencies: array[float] = array("d")
-    if latency_parts:
-        latencies.frombytes(np.concatenate(latency_parts).tobytes())
+    for part in latency_parts:
+        latencies.frombytes(part.tobytes())
+    del latency_parts
     n_events, n_keys = len(event_codes), len(key_names)
     expectation_part: ExpectationScan | None = None
     if expect:

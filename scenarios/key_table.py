@@ -193,7 +193,7 @@ def key_table(
     coder = _Coder(codes, len(codes))
     rows: list[npt.NDArray[np.int64]] = []
     if observations is not None:
-        rows = [coder.code_all(list(map(_KEY, obs.effects))) for obs in observations]
+        rows = _coded_rows(coder, observations)
         peak_pairs: list[tuple[int, int, int]] = []
     else:  # the index's own counts: code, count, observation
         peak_pairs = [(coder.code(key), n, oi) for key, (n, oi) in peak.items()]
@@ -222,6 +222,9 @@ def key_table(
         big = np.iinfo(np.int64).max
         first = np.full(n, big, np.int64)
         for oi, row in enumerate(rows):
+            if oi and row is rows[oi - 1]:  # the same rows as the last read: no count moves
+                offset += len(row)
+                continue
             counts = np.bincount(row, minlength=n)
             higher = counts > peak_n
             peak_n[higher] = counts[higher]
@@ -262,6 +265,20 @@ def key_table(
             settled[code] = count
     return KeyTable(by_key, codes, coder.n_grouped, coder.extra, peak_n, peak_obs, first_seen, settled,
                     settled_codes, rows, expected, forbidden, expected_order, amount, money_like, completions)
+
+
+def _coded_rows(coder: _Coder, observations: Sequence[Observation]) -> "list[npt.NDArray[np.int64]]":
+    """Per observation, its effect rows' key codes; observations sharing one tuple of rows
+    (`scenarios.observers.settle` shares the rows of a read equal to the last) share
+    one column."""
+    rows: list[npt.NDArray[np.int64]] = []
+    by_rows: dict[int, npt.NDArray[np.int64]] = {}  # id of an effects tuple (alive in `observations`) → its codes
+    for obs in observations:
+        row = by_rows.get(id(obs.effects))
+        if row is None:
+            row = by_rows[id(obs.effects)] = coder.code_all(list(map(_KEY, obs.effects)))
+        rows.append(row)
+    return rows
 
 
 class PeakView(Mapping[str, tuple[int, int]]):

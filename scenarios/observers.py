@@ -20,9 +20,10 @@ here, at the edge. Four kinds:
   the HTTP observer's dict shape.
 
 `settle` polls an observer until the effects and states stay unchanged for a window,
-bounded by a deadline, keeping every observation (each stamped with its time); it ends
-on evidence: once a read shows everything expected (`done`), a short quiet period of
-unchanged reads settles it instead of the whole window.
+bounded by a deadline, keeping every observation (each stamped with its time; a read
+whose rows equal the last read's, in order, holds that read's tuples rather than its
+own); it ends on evidence: once a read shows everything expected (`done`), a short quiet
+period of unchanged reads settles it instead of the whole window.
 
 Every failure to observe is an `ObserverError` naming the observer, its target (with
 any password masked) and the failing query; foreign exceptions (SQLAlchemy, httpx,
@@ -35,7 +36,7 @@ import json
 import time
 import urllib.parse
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable, Mapping, Protocol, runtime_checkable
 
 import httpx
@@ -471,9 +472,29 @@ class SettleResult:
         return self.observations[-1]
 
 
-def _signature(obs: Observation) -> tuple[Counter[Effect], Counter[ObjectState], tuple[tuple[str, int], ...] | None]:
-    counters = tuple(sorted(obs.counters.items())) if obs.counters is not None else None
-    return Counter(obs.effects), Counter(obs.states), counters
+def _same(a: Observation, b: Observation) -> bool:
+    """Whether `a` and `b` show the same effects and states (as multisets: row order is
+    ignored) and the same counters. Equal rows in the same order are seen by one tuple
+    comparison (identical rows by identity); only rows that moved are counted, and those
+    counts are dropped at once (a storm's read holds a million rows: nothing is kept per
+    row between reads)."""
+    if (a.counters is None) != (b.counters is None) or (a.counters is not None and b.counters is not None
+                                                          and dict(a.counters) != dict(b.counters)):
+        return False
+    if len(a.effects) != len(b.effects) or len(a.states) != len(b.states):
+        return False
+    return ((a.effects == b.effects or Counter(a.effects) == Counter(b.effects))
+            and (a.states == b.states or Counter(a.states) == Counter(b.states)))
+
+
+def _sharing(obs: Observation, seen: Observation) -> Observation:
+    """`obs`, its effect and state rows taken from `seen` when they are equal in the same
+    order (the same values: a read repeating the last one holds no rows of its own)."""
+    effects = seen.effects if obs.effects is not seen.effects and obs.effects == seen.effects else obs.effects
+    states = seen.states if obs.states is not seen.states and obs.states == seen.states else obs.states
+    if effects is obs.effects and states is obs.states:
+        return obs
+    return replace(obs, effects=effects, states=states)
 
 
 def settle(
@@ -508,7 +529,7 @@ def settle(
     start = clock()
     first = read()
     observations = [first]
-    last = _signature(first)
+    last = first  # the read the current stable stretch started with
     shown = done is not None and done(first)
     stable_since = clock()
     while True:
@@ -519,11 +540,10 @@ def settle(
         if now - start >= deadline_s - _EPSILON_S:
             return SettleResult(observations, False)
         sleep(max(0.0, min(interval_s, start + deadline_s - now, stable_since + needed - now)))
-        obs = read()
+        obs = _sharing(read(), observations[-1])
         observations.append(obs)
-        signature = _signature(obs)
-        if signature != last:
-            last = signature
+        if not _same(obs, last):
+            last = obs
             shown = done is not None and done(obs)
             stable_since = clock()
 

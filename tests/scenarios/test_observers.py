@@ -7,6 +7,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import httpx
@@ -341,6 +342,46 @@ def test_settle_treats_row_order_as_no_change() -> None:
         return Observation(clock.now, rows if flip[0] else rows[::-1])
 
     assert settle(read, window_s=0.2, deadline_s=1.0, interval_s=0.1, clock=clock, sleep=clock.sleep).settled
+
+
+def test_settle_sees_counts_moved_between_rows_of_the_same_length() -> None:
+    clock = _FakeClock()
+    reads = iter([("a", "a", "b"), ("a", "b", "b"), ("b", "a", "b"), ("b", "b", "a"), ("a", "b", "b")])
+
+    def read() -> Observation:
+        return Observation(clock.now, tuple(Effect(k) for k in next(reads)))
+
+    # a duplicate moving from a to b is a change; the same multiset in another order is not
+    result = settle(read, window_s=0.25, deadline_s=1.0, interval_s=0.1, clock=clock, sleep=clock.sleep)
+    assert result.settled is True and len(result.observations) == 5
+    assert [o.counts() for o in result.observations][:2] == [{"a": 2, "b": 1}, {"a": 1, "b": 2}]
+
+
+def test_settle_sees_a_changed_state_or_counter_of_the_same_rows() -> None:
+    clock = _FakeClock()
+    reads = iter([((ObjectState("s", "active"),), {"c": 1}), ((ObjectState("s", "past_due"),), {"c": 1}),
+                  ((ObjectState("s", "past_due"),), {"c": 2}), ((ObjectState("s", "past_due"),), {"c": 2}),
+                  ((ObjectState("s", "past_due"),), {"c": 2})])
+
+    def read() -> Observation:
+        states, counters = next(reads)
+        return Observation(clock.now, (Effect("a"),), states, counters=counters)
+
+    result = settle(read, window_s=0.2, deadline_s=1.0, interval_s=0.1, clock=clock, sleep=clock.sleep)
+    assert result.settled is True and len(result.observations) == 5  # stable from the third read on
+
+
+def test_settle_keeps_each_read_and_shares_the_rows_of_a_read_equal_to_the_last() -> None:
+    clock = _FakeClock()
+
+    def read() -> Observation:  # new rows on each read, equal in value
+        return Observation(clock.now, (Effect("a", 1), Effect("b")), (ObjectState("s", "active", 2),))
+
+    result = settle(read, window_s=0.3, deadline_s=5.0, interval_s=0.1, clock=clock, sleep=clock.sleep)
+    first, *rest = result.observations
+    assert len(rest) == 3 and [o.at for o in result.observations] == pytest.approx([0.0, 0.1, 0.2, 0.3])
+    assert all(o.effects is first.effects and o.states is first.states for o in rest)
+    assert all(o == replace(first, at=o.at) for o in rest)
 
 
 def test_settle_over_http_stable_and_moving(receiver: tuple[_Receiver, ServerHandle]) -> None:

@@ -1,0 +1,103 @@
+"""The part of a receiver's observation about one world, for worlds of a million events.
+
+`scenarios.business_keys.scoped` keeps the effects, states and counters of one world
+(a scenario's, an example's, a storm's) from sets of strings it copies on each read.
+A storm's world has a million business keys and object ids: `Scope` holds them as
+UTF-8 bytes (`scenarios.id_codes.IdCodes`, about the id's length plus 24 bytes each,
+where a string in a set costs some 100) and keeps an observation's part with a few
+numpy passes per read, without copying the sets. `Scope.observation` gives exactly what
+`scoped` gives for the same object ids, keys and counters; when every row is kept, the
+observation's own tuples are kept (no copy per read).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from itertools import compress, islice
+from operator import attrgetter
+from typing import TYPE_CHECKING, Iterable, Sequence
+
+from hookproof.scenarios.id_codes import IdCodes
+from hookproof.scenarios.observations import Observation
+from hookproof.simulator.events import Event
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+#: Events read per step while a scope is built.
+CHUNK = 8192
+_KEY = attrgetter("business_key")
+_OBJECT = attrgetter("object_id")
+
+
+def _named(key: str) -> str:
+    """What a key names second (``refund:<payment>:…`` → the payment; a key without a
+    colon names itself), as `scenarios.business_keys.scoped` reads it."""
+    parts = key.split(":")
+    return parts[1] if len(parts) > 1 else key
+
+
+@dataclass
+class Scope:
+    """One world's object ids, business keys and counter keys (see the module docstring).
+
+    Attributes:
+        objects: the world's object ids, coded (`IdCodes`).
+        keys: the business keys its events carry, coded.
+        counters: the counter keys its events move (a team's `[counters]`; few).
+    """
+
+    objects: IdCodes = field(default_factory=IdCodes)
+    keys: IdCodes = field(default_factory=IdCodes)
+    counters: frozenset[str] = frozenset()
+
+    @classmethod
+    def of_events(cls, events: Iterable[Event], counters: Iterable[str] = ()) -> Scope:
+        """The scope of `events` (read once, `CHUNK` at a time: a storm's stream from disk):
+        their object ids and their business keys (None and empty keys left out)."""
+        scope = cls(counters=frozenset(counters))
+        it = iter(events)
+        while chunk := list(islice(it, CHUNK)):
+            scope.objects.code_all(list(map(_OBJECT, chunk)))
+            scope.keys.code_all([k for k in map(_KEY, chunk) if k])
+        scope.objects.trim()
+        scope.keys.trim()
+        return scope
+
+    def _names_object(self, keys: Sequence[str]) -> "npt.NDArray[np.bool_]":
+        """Per key of `keys`, whether what it names second is one of the world's objects."""
+        return self.objects.code_all(list(map(_named, keys)), add=False) >= 0
+
+    def observation(self, obs: Observation) -> Observation:
+        """The part of `obs` about this world, as `scenarios.business_keys.scoped(obs,
+        objects, keys, counters)`: effects whose key is one of `keys` or names one of
+        `objects` second, states of `objects`, counters under `counters` or naming an
+        object; the declared state kinds stay. Rows keep their order; a tuple all of whose
+        rows are kept is `obs`'s own. Pure; O(rows) in numpy, a Python step per row only to
+        read its key."""
+        effects = obs.effects
+        if effects:
+            keys = list(map(_KEY, effects))
+            kept = self.keys.code_all(keys, add=False) >= 0
+            rest = (~kept).nonzero()[0]
+            if rest.size:
+                kept[rest] = self._names_object([keys[i] for i in rest.tolist()])
+                if not kept.all():
+                    effects = tuple(compress(effects, kept.tolist()))
+        states = obs.states
+        if states:
+            seen = self.objects.code_all(list(map(_OBJECT, states)), add=False) >= 0
+            if not seen.all():
+                states = tuple(compress(states, seen.tolist()))
+        counters = obs.counters
+        if counters is not None:
+            names = list(counters)
+            own = self._names_object(names) if names else ()
+            counters = {k: counters[k] for k, named in zip(names, own) if k in self.counters or named}
+        if effects is obs.effects and states is obs.states and counters == obs.counters and counters is None:
+            return obs
+        return replace(obs, effects=effects, states=states, counters=counters)
+
+
+__all__: Sequence[str] = ["CHUNK", "Scope"]
