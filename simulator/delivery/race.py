@@ -8,10 +8,10 @@ state machine"; see ``methods.md`` §3):
 
 ``h1-last-byte``
     HTTP/1.1, one TCP connection per copy (TCP_NODELAY). Every request is written except
-    its last two bytes; after ``gate_wait_s`` the penultimate bytes are written back to
-    back, then at once the final bytes in the reverse order, so the server, already busy
-    reading the burst's connections, completes many requests in one pass (`race_h1` says
-    why).
+    its last two bytes; after ``gate_wait_s`` the first connection's penultimate byte is
+    written alone (the server wakes on it), 50 us later the others' back to back, then at
+    once the final bytes in the reverse order, so the server, already busy reading the
+    burst's connections, completes many requests in one pass (`race_h1` says why).
 ``h2-single-packet``
     HTTP/2 over cleartext with prior knowledge (h2c), one connection. Every stream gets
     its HEADERS and all of its body except the last byte. After ``gate_wait_s``,

@@ -2,8 +2,9 @@
 
 One TCP connection per copy (TCP_NODELAY). With the gate, every request is written except
 its last two bytes; after ``gate_wait_s`` the release writes, with no await in between,
-the penultimate byte of every connection in order, then the final byte of every
-connection in the reverse order (`_h1_release`). Answers are read with h11; the answer's
+the penultimate byte of the first connection, then after a pause of `_WAKE_PAUSE_S`
+(busy, 50 us) those of the others in order, then the final byte of every connection in
+the reverse order (`_h1_release`). Answers are read with h11; the answer's
 first bytes are kept as they came (`_Outcome.received`) for the attempt core.
 
 Why two bytes, and why reversed (measured with ``bench/race_hit_rate.py``, which stamps
@@ -29,6 +30,22 @@ written with `os.write` from pre-built lists, the garbage collector off and no c
 read between writes, 599/600 (its release takes as long: the send syscall, about
 6.5 us, is the cost). At load 5, 100 bursts per row: a 50 us pause between the two
 rounds, or the release made from the receiver's CPU, did no better.
+
+Why the pause after the first penultimate byte (the bench's receiver with every socket
+read logged, next to the client's own send times): in the misses left, the server woke
+while the penultimate bytes were still going out and took the first two or five sockets
+in one wakeup. Its first read after the gate's idle wait is slow (75 to 200 us under
+load), so it read the last of those sockets after its final byte had come, and that copy
+completed alone: the others of its wakeup still lacked theirs (sent last, in the reverse
+order). After the pause the server has woken on the first connection's byte alone, which
+cannot complete a request, and spends that slow first read on it while the rest of the
+release lands. Variants taking turns burst by burst, 20 copies, one-yield window: at
+load 4 to 5, 300 bursts per row, uvicorn 280/300 without the pause, 290 with 15 us, 294
+with 30 us, 298 with 50 us, hypercorn 299, 298, 297, 297 (80 us: uvicorn 296, hypercorn
+294: a server that has finished the first read before the others come is woken again
+by them); both processes at real-time priority, 200 bursts per row, uvicorn 177/200
+without, 178 with 30 us, 200 with 50 us, hypercorn 192, 190, 193 (its misses there are a
+wakeup of five sockets taken early in the penultimate round).
 """
 
 from __future__ import annotations
@@ -58,6 +75,9 @@ from hookproof.simulator.delivery.race_io import (
 
 #: Bytes of each request withheld until the release: the penultimate and the final byte.
 _WITHHELD = 2
+#: Seconds the release waits after the first penultimate byte (busy, no await), so that the
+#: server wakes on that byte alone (measured: see the module docstring).
+_WAKE_PAUSE_S = 50e-6
 
 
 @dataclass
@@ -92,7 +112,9 @@ async def _h1_presend(c: _H1Conn, tgt: _Target, deadline: float, split: bool) ->
 
 def _h1_release(conns: Sequence[_H1Conn]) -> None:
     """Write the withheld bytes of every connection: penultimate bytes in order, then final
-    bytes in the reverse order, back to back (no await: nothing else runs in between).
+    bytes in the reverse order (no await: nothing else runs in between), with a pause of
+    `_WAKE_PAUSE_S` after the first penultimate byte when there are several connections
+    (the server wakes on that byte alone; see the module docstring).
 
     A connection whose write fails is finished as closed (the request was not fully sent).
     A receiver that has already answered or closed before its request was complete gets
@@ -100,11 +122,23 @@ def _h1_release(conns: Sequence[_H1Conn]) -> None:
     the second write would fail, and the answer it gave would be lost to the attempt core.
     """
     early = [c.reader is not None and c.reader.heard for c in conns]
+    pause = len(conns) > 1
     for c, heard in zip(conns, early):
         if not heard:
             _h1_write(c, c.tail[:-1], final=False)
+            if pause:
+                _spin(_WAKE_PAUSE_S)
+                pause = False
     for c, heard in zip(reversed(conns), reversed(early)):
         _h1_write(c, c.tail if heard else c.tail[-1:], final=True)
+
+
+def _spin(seconds: float) -> None:
+    """Wait `seconds` without yielding to the event loop or sleeping (a timer or a sleep
+    would take far longer than the tens of microseconds asked)."""
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        pass
 
 
 def _h1_write(c: _H1Conn, data: bytes, *, final: bool) -> None:

@@ -133,3 +133,30 @@ async def test_a_receiver_that_answers_before_the_request_is_complete_in_a_burst
     assert [(r.status, r.error, r.request_sent) for r in responses] == [
         (200, None, True), (None, not_http, True), (200, None, True), (None, not_http, True), (200, None, True)]
     assert len(recorder.recorded(3)) == 3
+
+
+async def test_the_release_wakes_the_server_on_one_byte_then_sends_the_rest(recorder: RecordingServer,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first penultimate byte goes out alone, `_WAKE_PAUSE_S` before the others; then
+    the other penultimate bytes in order and the final bytes in the reverse order."""
+    import time
+
+    from hookproof.simulator.delivery import race_h1
+
+    writes: list[tuple[int, bytes, float]] = []
+    real_write = race_h1._write_now
+
+    def recording_write(writer, data: bytes) -> bool:  # type: ignore[no-untyped-def]
+        writes.append((id(writer), data, time.perf_counter()))
+        return real_write(writer, data)
+
+    monkeypatch.setattr(race_h1, "_write_now", recording_write)
+    request = RaceRequest("POST", "/hook", {"Content-Type": "application/json"}, b'{"id":"evt_3"}')
+    responses = await race(recorder.url, [request] * 5, mode="h1-last-byte", timeout_s=5.0, gate_wait_s=0.02)
+    assert [(r.status, r.error) for r in responses] == [(200, None)] * 5
+    penultimate, final = writes[:5], writes[5:]
+    assert [data for _, data, _ in writes] == [b'"'] * 5 + [b"}"] * 5  # the body's last two bytes
+    order = [w for w, _, _ in penultimate]
+    assert len(set(order)) == 5 and [w for w, _, _ in final] == order[::-1]
+    assert penultimate[1][2] - penultimate[0][2] >= race_h1._WAKE_PAUSE_S
+    assert len(recorder.recorded(5)) == 5
