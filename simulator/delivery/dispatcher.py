@@ -25,6 +25,7 @@ import errno
 import math
 import time
 from dataclasses import dataclass, field
+from functools import partial
 from typing import AsyncIterable, Callable, Mapping, Sequence
 
 import httpx
@@ -275,14 +276,29 @@ class Dispatcher:
 
     async def _send_in_process(self, request: SignedRequest, timeout_s: float) -> Observed:
         """One exchange with an in-process app, which keeps running after the provider
-        gives up, as a real server would."""
-        task = asyncio.ensure_future(self._exchange(request, timeout_s, _Exchange()))
+        gives up, as a real server would.
+
+        The exchange runs as its own task; the attempt waits for it on one future that
+        either its end or a timer at `timeout_s` seconds resolves (what
+        ``wait_for(shield(task), timeout_s)`` does, without shield's and wait_for's own
+        futures, callbacks and loop turns). An answer that came by the time the wait ends
+        is taken; otherwise the attempt timed out and the exchange is kept, unfinished, in
+        `_background` (`aclose` waits for it). A cancelled attempt leaves the exchange
+        running, as `shield` did."""
+        loop = asyncio.get_running_loop()
+        task = loop.create_task(self._exchange(request, timeout_s, _Exchange()))
+        waiter: asyncio.Future[None] = loop.create_future()
+        task.add_done_callback(partial(_wake, waiter))
+        timer = loop.call_later(timeout_s, _wake, waiter)
         try:
-            return await asyncio.wait_for(asyncio.shield(task), timeout=timeout_s)
-        except TimeoutError:
-            self._background.add(task)
-            task.add_done_callback(self._background.discard)
-            return Observed(True, broke=Broke.TIMEOUT, timeout_s=timeout_s)
+            await waiter
+        finally:
+            timer.cancel()
+        if task.done():
+            return task.result()
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+        return Observed(True, broke=Broke.TIMEOUT, timeout_s=timeout_s)
 
     async def _send_bounded(self, request: SignedRequest, timeout_s: float) -> Observed:
         """One exchange over the network under one deadline: `connect_timeout_s` until the
@@ -412,6 +428,12 @@ class Dispatcher:
         if len(body) > cap:
             return Observed(True, status, bytes(body[:cap]), over_cap=True, read_cap_bytes=cap)
         return Observed(True, status, bytes(body))
+
+
+def _wake(waiter: "asyncio.Future[None]", *_: object) -> None:
+    """Resolve `waiter` unless it is done (the exchange's end and its timer both call this)."""
+    if not waiter.done():
+        waiter.set_result(None)
 
 
 class _Exchange:

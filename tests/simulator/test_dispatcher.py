@@ -219,3 +219,75 @@ def test_a_profiles_query_is_appended_to_the_target_urls_own() -> None:
     assert [a.status for a in history] == [200]
     path = lines[0].split(b" ")[1]
     assert path.startswith(b"/webhooks?token=abc&") and b"type=payment" in path and b"data.id=" in path
+
+
+class _SlowApp:
+    """An in-process ASGI app answering 200 after `delay_s`, noting when each request ended."""
+
+    def __init__(self, delay_s: float) -> None:
+        self.delay_s = delay_s
+        self.finished: list[float] = []
+
+    async def __call__(self, scope, receive, send) -> None:
+        while (await receive()).get("more_body"):
+            pass
+        await asyncio.sleep(self.delay_s)
+        self.finished.append(time.monotonic())
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-length", b"2")]})
+        await send({"type": "http.response.body", "body": b"ok"})
+
+
+def _one_in_process(app: _SlowApp, timeout_s: float, history: History, *, cancel_after_s: float | None = None,
+                    linger_s: float = 0.0):
+    """One attempt to `app` with the sender timeout `timeout_s` (cancelled after
+    `cancel_after_s`, when given); (the attempt, or None when cancelled; when it returned;
+    when the dispatcher had closed, `linger_s` seconds after that)."""
+    event = _events(1)[0]
+    delivery = schedule([event], FaultPlan()).steps[0].deliveries[0]
+
+    async def go():
+        d = Dispatcher(Target(app=app), get_profile("stripe"), [SECRET], history, sender_timeout_s=timeout_s)
+        task = asyncio.ensure_future(d.attempt(delivery, 1))
+        if cancel_after_s is not None:
+            await asyncio.sleep(cancel_after_s)
+            task.cancel()
+        try:
+            attempt = await task
+        except asyncio.CancelledError:
+            attempt = None
+        returned = time.monotonic()
+        await asyncio.sleep(linger_s)
+        await d.aclose(drain_s=5.0)
+        return attempt, returned, time.monotonic()
+
+    return asyncio.run(go())
+
+
+def test_an_in_process_answer_in_time_is_acked() -> None:
+    app = _SlowApp(0.01)
+    attempt, _, _ = _one_in_process(app, 2.0, History())
+    assert attempt is not None
+    assert (attempt.outcome, attempt.completion, attempt.status) == (Outcome.ACKED, Completion.OK, 200)
+    assert len(app.finished) == 1
+
+
+def test_an_in_process_app_keeps_running_after_the_sender_gives_up() -> None:
+    """The attempt ends at the sender timeout as an unknown timeout; the app's request runs
+    on to its end, and closing the dispatcher waits for it, as a real server would."""
+    app = _SlowApp(0.3)
+    history = History()
+    attempt, returned, closed = _one_in_process(app, 0.05, history)
+    assert attempt is not None
+    assert (attempt.outcome, attempt.completion, attempt.status) == (Outcome.TIMEOUT, Completion.UNKNOWN, None)
+    assert len(app.finished) == 1 and returned < app.finished[0] <= closed
+    assert len(history) == 1
+
+
+def test_a_cancelled_in_process_attempt_leaves_the_app_running() -> None:
+    """Cancelling the attempt (an interrupted step) does not cancel the app's request: it
+    runs on to its end on the loop, and nothing is recorded for the attempt."""
+    app = _SlowApp(0.1)
+    history = History()
+    attempt, returned, _ = _one_in_process(app, 5.0, history, cancel_after_s=0.02, linger_s=0.5)
+    assert attempt is None and len(history) == 0
+    assert len(app.finished) == 1 and app.finished[0] > returned

@@ -77,3 +77,22 @@ def test_an_in_process_app_is_handed_the_request_the_client_would_send() -> None
     assert len(seen) == 2 and seen[0] == seen[1]
     names = [name for name, _ in seen[0][3]]
     assert names[:4] == [b"host", b"accept", b"accept-encoding", b"connection"] and b"content-length" in names
+
+
+@pytest.mark.parametrize("headers", [
+    {"Content-Type": "application/json", "User-Agent": "Stripe/1.0", "Stripe-Signature": "t=1,v1=ab"},
+    {"user-agent": "GitHub-Hookshot/abc", "ACCEPT": "*/*; q=0.5", "X-GitHub-Event": "push"},
+    {"Accept-Encoding": "identity", "Connection": "close", "X-Shopify-Hmac-Sha256": "abc="},
+    {},
+])
+def test_the_in_process_request_merges_headers_as_httpx_does(headers: dict[str, str]) -> None:
+    """Defaults the request names (in any case) are dropped, the request's follow in order:
+    exactly the headers ``Headers.update`` gives, Host and Content-Length as httpx adds them."""
+    client = make_client(Target(app=lambda scope, receive, send: None))
+    url = httpx.URL("http://hookproof.invalid/webhooks")
+    expected = httpx.Headers(client.headers)
+    expected.update(headers)
+    want = httpx.Request("POST", url, headers=expected, content=b"{}")
+    got = in_process_request(client, "POST", url, headers, b"{}", {})
+    assert got.headers.raw == want.headers.raw
+    assert [name for name, _ in got.headers.raw][0] == b"Host"
