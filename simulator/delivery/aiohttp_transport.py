@@ -116,6 +116,10 @@ class _Current:
 _CURRENT: contextvars.ContextVar[_Current | None] = contextvars.ContextVar("hookproof_aiohttp_exchange", default=None)
 
 
+#: aiohttp's own `data_received`, called by `_Protocol` after noting what it needs.
+_data_received = ResponseHandler.data_received
+
+
 class _Protocol(ResponseHandler):
     """aiohttp's response protocol, noting for the exchange it serves whether any byte came
     and the first bytes themselves, before aiohttp's parser reads them."""
@@ -132,7 +136,7 @@ class _Protocol(ResponseHandler):
             start = exchange.start
             if start is not None and len(start) < ANSWER_START_BYTES:
                 start += data[:ANSWER_START_BYTES - len(start)]
-        super().data_received(data)
+        _data_received(self, data)  # ResponseHandler's, without a super() object per chunk
 
 
 def httpx_error(exc: BaseException) -> httpx.TransportError:
