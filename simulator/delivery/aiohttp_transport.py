@@ -161,6 +161,10 @@ def _http_version(version: aiohttp.HttpVersion | None) -> bytes:
     return f"HTTP/{version.major}.{version.minor}".encode()
 
 
+#: aiohttp's own `connect`, which `_Connector.connect` extends.
+_tcp_connect = aiohttp.TCPConnector.connect
+
+
 class _Connector(aiohttp.TCPConnector):
     """A TCP connector whose connections note what the current exchange needs (`_Protocol`)
     and that reports "connection ready" to the current exchange's trace."""
@@ -171,7 +175,7 @@ class _Connector(aiohttp.TCPConnector):
         self._factory = cast("functools.partial[ResponseHandler]", functools.partial(_Protocol, loop=self._loop))
 
     async def connect(self, req: Any, *args: Any, **kwargs: Any) -> Any:
-        connection = await super().connect(req, *args, **kwargs)
+        connection = await _tcp_connect(self, req, *args, **kwargs)  # TCPConnector's, without a super() object
         current = _CURRENT.get()
         if current is not None:
             protocol = connection.protocol
@@ -180,7 +184,7 @@ class _Connector(aiohttp.TCPConnector):
                 protocol.used = True
                 protocol.exchange = current
             current.answered = False
-            if current.start is not None:
+            if current.start:
                 del current.start[:]
             try:
                 if current.connected is not None:

@@ -150,10 +150,10 @@ class StripeProfile(Profile):
         data: dict[str, Any] = {"object": obj}
         if previous is not None:
             data["previous_attributes"] = previous
-        out: dict[str, Any] = {"id": event.id, "object": "event"}
-        if event.connected:
-            out["account"] = event.account
-        out.update({
+        out: dict[str, Any] = {
+            "id": event.id,
+            "object": "event",
+            "account": event.account,
             "api_version": version,
             "created": event.created,
             "data": data,
@@ -161,7 +161,9 @@ class StripeProfile(Profile):
             "pending_webhooks": 1,
             "request": {"id": event.request_id, "idempotency_key": None},
             "type": event.type,
-        })
+        }
+        if not event.connected:  # the others keep their order
+            del out["account"]
         return out
 
     def event_body(self, event: Event) -> bytes:
