@@ -116,6 +116,10 @@ class _Current:
 _CURRENT: contextvars.ContextVar[_Current | None] = contextvars.ContextVar("hookproof_aiohttp_exchange", default=None)
 
 
+#: aiohttp's own `data_received`, called by `_Protocol` after noting what it needs.
+_data_received = ResponseHandler.data_received
+
+
 class _Protocol(ResponseHandler):
     """aiohttp's response protocol, noting for the exchange it serves whether any byte came
     and the first bytes themselves, before aiohttp's parser reads them."""
@@ -132,7 +136,7 @@ class _Protocol(ResponseHandler):
             start = exchange.start
             if start is not None and len(start) < ANSWER_START_BYTES:
                 start += data[:ANSWER_START_BYTES - len(start)]
-        super().data_received(data)
+        _data_received(self, data)  # ResponseHandler's, without a super() object per chunk
 
 
 def httpx_error(exc: BaseException) -> httpx.TransportError:
@@ -157,6 +161,10 @@ def _http_version(version: aiohttp.HttpVersion | None) -> bytes:
     return f"HTTP/{version.major}.{version.minor}".encode()
 
 
+#: aiohttp's own `connect`, which `_Connector.connect` extends.
+_tcp_connect = aiohttp.TCPConnector.connect
+
+
 class _Connector(aiohttp.TCPConnector):
     """A TCP connector whose connections note what the current exchange needs (`_Protocol`)
     and that reports "connection ready" to the current exchange's trace."""
@@ -167,7 +175,7 @@ class _Connector(aiohttp.TCPConnector):
         self._factory = cast("functools.partial[ResponseHandler]", functools.partial(_Protocol, loop=self._loop))
 
     async def connect(self, req: Any, *args: Any, **kwargs: Any) -> Any:
-        connection = await super().connect(req, *args, **kwargs)
+        connection = await _tcp_connect(self, req, *args, **kwargs)  # TCPConnector's, without a super() object
         current = _CURRENT.get()
         if current is not None:
             protocol = connection.protocol
@@ -176,7 +184,7 @@ class _Connector(aiohttp.TCPConnector):
                 protocol.used = True
                 protocol.exchange = current
             current.answered = False
-            if current.start is not None:
+            if current.start:
                 del current.start[:]
             try:
                 if current.connected is not None:

@@ -34,12 +34,13 @@ from yarl import URL
 from hookproof.simulator.delivery.aiohttp_transport import ANSWER_START, MAPPED_ERRORS, AiohttpTransport, httpx_error
 from hookproof.simulator.delivery.attempt_core import Broke, Observed, grade, retry_delay_s
 from hookproof.simulator.delivery.deadlines import Deadline, Deadlines
-from hookproof.simulator.delivery.history import Attempt, Completion, History, Outcome, new_attempt
-from hookproof.simulator.delivery.mutations import AttemptRequest, build_attempt
+from hookproof.simulator.delivery.history import Attempt, Completion, History, Outcome
+from hookproof.simulator.delivery.mutations import build_attempt, envelope_of
 from hookproof.simulator.delivery.transports import Target, in_process_request, in_process_transport, make_client
-from hookproof.simulator.faults import Delivery, Schedule, is_valid
+from hookproof.simulator.faults import Delivery, Mutation, Schedule, is_valid
 from hookproof.simulator.profiles.base import Profile, SignedRequest
 
+_ACKED = Outcome.ACKED
 #: Default cap on an answer body, in bytes (the rest is not read).
 READ_CAP_BYTES = 64 * 1024
 #: Default time factor: a 3-day retry schedule runs in about 3 seconds.
@@ -188,17 +189,20 @@ class Dispatcher:
         With `result`, continue a delivery whose first attempts were already made.
         """
         result = result or DeliveryResult(delivery)
-        number = len(result.attempts)
+        attempts = result.attempts
+        number = len(attempts)
         while True:
-            if result.attempts:
-                last = result.attempts[-1]
-                delay = retry_delay_s(last.outcome, number, schedule_s=self.profile.retry_schedule_s,
+            if attempts:
+                outcome = attempts[-1].outcome
+                if outcome is _ACKED:  # what `retry_delay_s` decides first
+                    return result
+                delay = retry_delay_s(outcome, number, schedule_s=self.profile.retry_schedule_s,
                                       max_attempts=self.max_attempts, time_scale=self.time_scale)
                 if delay is None:
                     return result
                 await asyncio.sleep(delay)
             number += 1
-            result.attempts.append(await self.attempt(delivery, number))
+            attempts.append(await self.attempt(delivery, number))
 
     async def _race(self, deliveries: Sequence[Delivery]) -> list[DeliveryResult]:
         from hookproof.simulator.delivery.race import RaceRequest, race
@@ -214,25 +218,49 @@ class Dispatcher:
         results = []
         for d, b, r in zip(deliveries, built, answers):
             latency_ms = (r.answered_at - r.sent_at) * 1000.0 if r.status is not None else (time.perf_counter() - t0) * 1000
-            record = self._record(d, 1, b, r.observed, r.sent_at, latency_ms)
+            record = self._record(d, 1, b.event_id, b.mutations, r.observed, r.sent_at, latency_ms)
             results.append(DeliveryResult(d, [record]))
         return list(await asyncio.gather(*(self.deliver(r.delivery, result=r) for r in results)))
 
     async def attempt(self, delivery: Delivery, number: int) -> Attempt:
-        """Send one attempt of `delivery` and record it."""
+        """Send one attempt of `delivery` and record it.
+
+        An attempt without mutations to a URL goes the short way: the event's envelope
+        (rendered once per event object, `envelope_of`) with its headers signed now
+        (`Profile.request_headers`, the pairs `Profile.request` would give) is handed to
+        the own transport as it is, with no request object around it; the same bytes
+        go out and the same record is kept as on the general way (`build_attempt`).
+        """
         event = delivery.event
-        mutations = delivery.mutations(number)
+        mutations = delivery.mutations_first if number == 1 else delivery.mutations_retry
         now = self.clock()
-        built = build_attempt(self.profile, event, self._secrets, mutations, now=int(now), attempt=number, seed=self.seed)
         injected = delivery.timeout_for(number)
-        timeout_s = injected or self.attempt_timeout_s(number)
+        timeout_s = injected or (self.sender_timeout_s if self.sender_timeout_s is not None
+                                 else self.profile.attempt_timeout_s(number))  # `attempt_timeout_s`
+        if not mutations and self._transport is not None:
+            envelope = envelope_of(self.profile, event)
+            headers = self.profile.request_headers(envelope, self._secrets, int(now))
+            if headers is not None and _ascii_pairs(headers):  # else the general way (httpx's error for non-ASCII)
+                event_id = envelope.event_id
+                t0 = time.perf_counter()
+                answer = await self._send_bounded(None, timeout_s, "POST", headers, envelope.body, envelope.query)
+                return self._finish(delivery, number, event_id, (), answer, injected, now, t0)
+        built = build_attempt(self.profile, event, self._secrets, mutations, now=int(now), attempt=number, seed=self.seed)
         t0 = time.perf_counter()
         if not self.target.in_process:
-            answer = await self._send_bounded(built.request, timeout_s)
+            request = built.request
+            headers = _wire_headers(request.headers) if self._transport is not None else None
+            answer = await self._send_bounded(request, timeout_s, request.method, headers, request.body, request.query)
         elif injected is not None:
             answer = await self._send_in_process(built.request, self.attempt_timeout_s(number))
         else:
             answer = await self._send_in_process(built.request, timeout_s)
+        return self._finish(delivery, number, built.event_id, built.mutations, answer, injected, now, t0)
+
+    def _finish(self, delivery: Delivery, number: int, event_id: str, mutations: tuple[Mutation, ...],
+                answer: Observed, injected: float | None, now: float, t0: float) -> Attempt:
+        """Record attempt `number` of `delivery` sent at `now` (`t0` on the perf counter)
+        that observed `answer`, under an injected timeout `injected` (or None)."""
         if (injected is not None and (self.target.in_process or number <= delivery.timeouts)
                 and answer.broke is None and answer.status is not None):
             # A timeout fault (the first `timeouts` attempts) is certain: a receiver that
@@ -240,14 +268,14 @@ class Dispatcher:
             # answer, the provider has given up. `timeouts=0` is a sender-timeout setting.
             answer = Observed(True, broke=Broke.TIMEOUT, timeout_s=injected)
         latency_ms = (time.perf_counter() - t0) * 1000.0
-        return self._record(delivery, number, built, answer, now, latency_ms)
+        return self._record(delivery, number, event_id, mutations, answer, now, latency_ms)
 
     def attempt_timeout_s(self, number: int) -> float:
         """The sender timeout of attempt `number`: the run's, else the profile's."""
         return self.sender_timeout_s if self.sender_timeout_s is not None else self.profile.attempt_timeout_s(number)
 
-    def _record(self, delivery: Delivery, number: int, built: AttemptRequest, answer: Observed, sent_at: float,
-                latency_ms: float) -> Attempt:
+    def _record(self, delivery: Delivery, number: int, event_id: str, mutations: tuple[Mutation, ...],
+                answer: Observed, sent_at: float, latency_ms: float) -> Attempt:
         event = delivery.event
         graded = grade(answer, self.profile)
         outcome, completion = graded.outcome, graded.completion
@@ -256,16 +284,15 @@ class Dispatcher:
             outcome, completion = Outcome.DROPPED, Completion.UNKNOWN
             if "drop-response" not in tags:
                 tags = (*tags, "drop-response")
-        valid = is_valid(built.mutations, self.profile) if built.mutations else True
+        valid = is_valid(mutations, self.profile) if mutations else True
         event_type = self._event_types.get(event.type) or self._event_type(event.type)
-        # `new_attempt`: every field in order, without the frozen __init__ (on every attempt).
-        record = new_attempt(
-            built.event_id, delivery.delivery_id, number, event.business_key, event.object_id, event.version,
-            event_type, tuple(tags), valid, sent_at, sent_at + latency_ms / 1000.0,
+        # every field in order, built at its index with its row (`History.record_new`)
+        return self.history.record_new(
+            event_id, delivery.delivery_id, number, event.business_key, event.object_id, event.version,
+            event_type, tags if type(tags) is tuple else tuple(tags), valid, sent_at, sent_at + latency_ms / 1000.0,
             graded.status, outcome, completion, round(latency_ms, 3), graded.excerpt, graded.reason, event.amount,
-            self.scenario, len(self.history),
+            self.scenario,
         )
-        return self.history.record(record)
 
     def _event_type(self, stripe_type: str) -> str:
         """The profile's name for `stripe_type` (or `stripe_type` itself), looked up once."""
@@ -300,28 +327,67 @@ class Dispatcher:
         task.add_done_callback(self._background.discard)
         return Observed(True, broke=Broke.TIMEOUT, timeout_s=timeout_s)
 
-    async def _send_bounded(self, request: SignedRequest, timeout_s: float) -> Observed:
+    async def _send_bounded(self, request: SignedRequest | None, timeout_s: float, method: str,
+                            headers: list[tuple[str, str]] | None, body: bytes, query: Mapping[str, str]) -> Observed:
         """One exchange over the network under one deadline: `connect_timeout_s` until the
         connection is open, then the sender timeout from that moment, covering the status
         line, headers and the whole body.
 
-        The own transport bounds getting a connection with the connect timeout and
-        reports the moment it is open (`_Exchange.connected_now`; the ``trace``
-        extension through httpx's API), so the deadline is armed then, once. Another
-        client's transport may not report it: there the deadline starts armed at the
-        connect timeout plus the answer's.
+        With `headers` (ASCII pairs, in order), the `method` request of `body` goes to the
+        target URL (`query` appended) through the own transport's engine
+        (`AiohttpTransport.open`) and is read here, without an `httpx.Request` and an
+        `httpx.Response` around it (`request` may be None then); aiohttp's errors are
+        raised as the transport raises them (`httpx_error`, chained), so each one is
+        graded as through httpx. Without `headers`, `request` goes through httpx's
+        transport API (`_exchange`). The own transport bounds getting a connection with
+        the connect timeout and reports the moment it is open
+        (`_Exchange.connected_now`; the ``trace`` extension through httpx's API), so the
+        deadline is armed then, once. Another client's transport may not report it:
+        there the deadline starts armed at the connect timeout plus the answer's.
         """
         exchange = _Exchange(timeout_s)
         first = None
         if self._transport is None:
             first = asyncio.get_running_loop().time() + self.connect_timeout_s + timeout_s
-        headers = _wire_headers(request.headers) if self._transport is not None else None
         try:
             with self._deadlines.at(first) as deadline:
                 exchange.deadline = deadline
-                if headers is not None:
-                    return await self._exchange_wire(request, headers, timeout_s, exchange)
-                return await self._exchange(request, timeout_s, exchange)
+                if headers is None:
+                    assert request is not None
+                    return await self._exchange(request, timeout_s, exchange)
+                transport, url, cap = self._transport, self._wire_url, self.read_cap_bytes
+                assert transport is not None and url is not None and self._client_timeout is not None
+                if query:
+                    url = transport.wire_url(self._url.copy_merge_params(query))  # type: ignore[union-attr]
+                try:
+                    try:
+                        response = await transport.open(method, url, headers, body, self._client_timeout,
+                                                        start=exchange.start, connected=exchange.connected_now)
+                        content = response.content
+                        if content.is_eof():  # the whole body came with the head: the connection goes back at once
+                            try:
+                                return self._answer(response.status, content.read_nowait())
+                            finally:
+                                response.release()
+                        exchange.status = response.status
+                    except MAPPED_ERRORS as exc:
+                        raise httpx_error(exc) from exc
+                    try:
+                        read = exchange.body
+                        try:
+                            while chunk := await content.readany():
+                                read += chunk
+                                if len(read) > cap:
+                                    break
+                        except MAPPED_ERRORS as exc:
+                            raise httpx_error(exc) from exc
+                        return self._answer(response.status, read)
+                    finally:
+                        response.release()
+                        await response.wait_for_close()
+                except Exception as exc:  # the one boundary where transport errors are translated
+                    return translate_error(exc, start=bytes(exchange.start), status=exchange.status,
+                                           body=bytes(exchange.body[:cap]), timeout_s=timeout_s)
         except TimeoutError:
             if exchange.status is not None:
                 return Observed(True, exchange.status, bytes(exchange.body), broke=Broke.TIMEOUT, timeout_s=timeout_s)
@@ -359,47 +425,6 @@ class Dispatcher:
         except Exception as exc:  # the one boundary where transport errors are translated
             return translate_error(exc, start=bytes(exchange.start), status=exchange.status,
                                    body=bytes(exchange.body[:self.read_cap_bytes]), timeout_s=timeout_s)
-
-    async def _exchange_wire(self, request: SignedRequest, headers: list[tuple[str, str]], timeout_s: float,
-                             exchange: "_Exchange") -> Observed:
-        """One exchange through the own transport's engine (`AiohttpTransport.open`), read
-        here: what `_exchange` does through httpx's transport API, without building an
-        `httpx.Request` and an `httpx.Response` around each attempt. aiohttp's errors are
-        raised as the transport raises them (`httpx_error`, chained), so each one is
-        graded as before."""
-        transport, url, cap = self._transport, self._wire_url, self.read_cap_bytes
-        assert transport is not None and url is not None and self._client_timeout is not None
-        if request.query:
-            url = transport.wire_url(self._url.copy_merge_params(request.query))  # type: ignore[union-attr]
-        try:
-            try:
-                response = await transport.open(request.method, url, headers, request.body, self._client_timeout,
-                                                start=exchange.start, connected=exchange.connected_now)
-                content = response.content
-                if content.is_eof():  # the whole body came with the head: the connection goes back at once
-                    try:
-                        return self._answer(response.status, content.read_nowait())
-                    finally:
-                        response.release()
-                exchange.status = response.status
-            except MAPPED_ERRORS as exc:
-                raise httpx_error(exc) from exc
-            try:
-                body = exchange.body
-                try:
-                    while chunk := await content.readany():
-                        body += chunk
-                        if len(body) > cap:
-                            break
-                except MAPPED_ERRORS as exc:
-                    raise httpx_error(exc) from exc
-                return self._answer(response.status, body)
-            finally:
-                response.release()
-                await response.wait_for_close()
-        except Exception as exc:  # the one boundary where transport errors are translated
-            return translate_error(exc, start=bytes(exchange.start), status=exchange.status,
-                                   body=bytes(exchange.body[:cap]), timeout_s=timeout_s)
 
     def _outgoing(self, request: SignedRequest, exchange: "_Exchange") -> httpx.Request:
         """`request` as an `httpx.Request` for the own transport: the URL parsed once per
@@ -530,6 +555,15 @@ def _wire_headers(headers: Mapping[str, str]) -> list[tuple[str, str]] | None:
         if type(name) is not str or type(value) is not str or not (name.isascii() and value.isascii()):
             return None
     return items
+
+
+def _ascii_pairs(headers: list[tuple[str, str]]) -> bool:
+    """True when every name and value in `headers` is an ASCII string (what the own
+    transport sends; see `_wire_headers`): joined in one string, checked at once."""
+    try:
+        return "".join(map("".join, headers)).isascii()
+    except TypeError:  # a name or value that is not a string
+        return False
 
 
 def _chain(exc: BaseException, depth: int = 6) -> list[BaseException]:

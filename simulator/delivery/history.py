@@ -252,6 +252,36 @@ class History:
                     self._commit()
             return stored
 
+    def record_new(self, event_id: str, delivery_id: str, attempt: int, business_key: str | None,
+                   object_id: str | None, object_version: int | None, event_type: str, faults: tuple[str, ...],
+                   valid: bool, sent_at: float, answered_at: float, status: int | None, outcome: Outcome,
+                   completion: Completion, latency_ms: float, response_excerpt: str, error: str | None,
+                   amount: int | None, scenario: str) -> Attempt:
+        """Append the attempt of these fields (`Attempt`'s, in order, all but `index`);
+        returns it with its `index` set.
+
+        What ``record(new_attempt(..., index=len(history)))`` stores, in one step for the
+        dispatcher's path: the `Attempt` built at its index under the lock and, on disk,
+        its row made from the same values (`_row`'s), not read back from the attempt.
+        """
+        with self._lock:
+            idx = len(self._attempts)
+            stored = _new_attempt(event_id, delivery_id, attempt, business_key, object_id, object_version, event_type,
+                                  faults, valid, sent_at, answered_at, status, outcome, completion, latency_ms,
+                                  response_excerpt, error, amount, scenario, idx)
+            self._attempts.append(stored)
+            if self._db is not None and not self._closed:
+                faults_json = _FAULTS_JSON.get(faults) or _faults_json(faults)
+                if error is not None and not error.isascii():
+                    error = _storable(error)
+                self._rows.append((
+                    idx, scenario, event_id, delivery_id, attempt, business_key, object_id, object_version,
+                    event_type, faults_json, int(valid), sent_at, answered_at, status, _OUTCOME_TEXT[outcome],
+                    _COMPLETION_TEXT[completion], latency_ms, response_excerpt, error, amount))
+                if len(self._rows) >= self.COMMIT_EVERY or time.monotonic() - self._last_commit >= self.COMMIT_INTERVAL_S:
+                    self._commit()
+            return stored
+
     def record_op(self, op: FaultOp) -> None:
         """Append a fault-injector operation (written to the file at once, with the
         attempts recorded before it)."""
@@ -374,22 +404,33 @@ class History:
 _FAULTS_JSON: dict[tuple[str, ...], str] = {}
 
 
-def _row(a: Attempt) -> tuple[object, ...]:
-    """`a` as a row of `_INSERT_ATTEMPT`."""
-    tags = a.faults if isinstance(a.faults, tuple) else tuple(a.faults)
+def _faults_json(tags: tuple[str, ...]) -> str:
+    """`tags` as stored (JSON), kept for the next attempt with the same tags."""
     faults = _FAULTS_JSON.get(tags)
     if faults is None:
         faults = json.dumps(list(tags))
         if len(_FAULTS_JSON) < 1024:
             _FAULTS_JSON[tags] = faults
+    return faults
+
+
+def _storable(error: str) -> str:
+    """An error's text as SQLite can store it. It may quote what a receiver sent, decoded
+    with lone surrogates (aiohttp's pure-Python parser does): SQLite cannot store those;
+    '?' stands in."""
+    return error.encode("utf-8", "replace").decode("utf-8")
+
+
+def _row(a: Attempt) -> tuple[object, ...]:
+    """`a` as a row of `_INSERT_ATTEMPT`."""
+    tags = a.faults if isinstance(a.faults, tuple) else tuple(a.faults)
     error = a.error
     if error is not None and not error.isascii():
-        # An error's text may quote what a receiver sent, decoded with lone surrogates
-        # (aiohttp's pure-Python parser does): SQLite cannot store those; '?' stands in.
-        error = error.encode("utf-8", "replace").decode("utf-8")
+        error = _storable(error)
     return (a.index, a.scenario, a.event_id, a.delivery_id, a.attempt, a.business_key, a.object_id, a.object_version,
-            a.event_type, faults, int(a.valid), a.sent_at, a.answered_at, a.status, _OUTCOME_TEXT[a.outcome],
-            _COMPLETION_TEXT[a.completion], a.latency_ms, a.response_excerpt, error, a.amount)
+            a.event_type, _faults_json(tags), int(a.valid), a.sent_at, a.answered_at, a.status,
+            _OUTCOME_TEXT[a.outcome], _COMPLETION_TEXT[a.completion], a.latency_ms, a.response_excerpt, error,
+            a.amount)
 
 
 #: `Outcome` and `Completion` values as stored (`.value` is a Python-level property).

@@ -40,7 +40,7 @@ class Tolerance:
         return True
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Envelope:
     """An event as the provider puts it on the wire, before signing.
 
@@ -64,6 +64,10 @@ class Envelope:
     def with_body(self, body: bytes) -> "Envelope":
         """The same envelope with other body bytes (re-serialised, oversized)."""
         return Envelope(self.event_id, self.type, body, self.headers, self.query)
+
+
+#: `Envelope(...)` without its frozen ``__init__`` (one per event rendered; `simulator.frozen`).
+new_envelope: Callable[..., Envelope] = fast_init(Envelope)
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,6 +174,21 @@ class Profile(ABC):
         headers = dict(envelope.headers)
         headers.update(self.sign(envelope, secrets, timestamp))
         return new_signed_request(headers, envelope.body, dict(envelope.query))
+
+    def request_headers(self, envelope: Envelope, secrets: Sequence[str], timestamp: int) -> list[tuple[str, str]] | None:
+        """The headers of ``request(envelope, secrets, timestamp)`` as (name, value) pairs
+        in their order, for a sender that POSTs the envelope's body and query itself
+        without the request object (the dispatcher's attempts without mutations).
+
+        None when this profile makes its requests otherwise (a subclass overriding
+        `request` without this method): the sender then builds the request. Raises as
+        `sign` does.
+        """
+        if type(self).request is not Profile.request:
+            return None
+        headers = dict(envelope.headers)
+        headers.update(self.sign(envelope, secrets, timestamp))
+        return list(headers.items())
 
     @abstractmethod
     def generate_secret(self, seed: int) -> str:

@@ -39,6 +39,7 @@ from hookproof.simulator.profiles.base import (
     Tolerance,
     canonical_json,
     hmac_sha256,
+    new_envelope,
     new_signed_request,
     require_secrets,
 )
@@ -149,10 +150,10 @@ class StripeProfile(Profile):
         data: dict[str, Any] = {"object": obj}
         if previous is not None:
             data["previous_attributes"] = previous
-        out: dict[str, Any] = {"id": event.id, "object": "event"}
-        if event.connected:
-            out["account"] = event.account
-        out.update({
+        out: dict[str, Any] = {
+            "id": event.id,
+            "object": "event",
+            "account": event.account,
             "api_version": version,
             "created": event.created,
             "data": data,
@@ -160,7 +161,9 @@ class StripeProfile(Profile):
             "pending_webhooks": 1,
             "request": {"id": event.request_id, "idempotency_key": None},
             "type": event.type,
-        })
+        }
+        if not event.connected:  # the others keep their order
+            del out["account"]
         return out
 
     def event_body(self, event: Event) -> bytes:
@@ -184,11 +187,11 @@ class StripeProfile(Profile):
         return canonical_json(self.event_object(event, shared=True))
 
     def envelope(self, event: Event) -> Envelope:
-        return Envelope(
-            event_id=event.id,
-            type=event.type,
-            body=self.event_body(event),
-            headers={
+        return new_envelope(
+            event.id,
+            event.type,
+            self.event_body(event),
+            {
                 "Content-Type": "application/json; charset=utf-8",
                 "User-Agent": "Stripe/1.0 (+https://stripe.com/docs/webhooks)",
             },
@@ -203,11 +206,21 @@ class StripeProfile(Profile):
         headers["Stripe-Signature"] = self._signature(envelope.body, secrets, timestamp)
         return new_signed_request(headers, envelope.body, dict(envelope.query))
 
+    def request_headers(self, envelope: Envelope, secrets: Sequence[str], timestamp: int) -> list[tuple[str, str]] | None:
+        """`Profile.request_headers`: the envelope's headers, then ``Stripe-Signature``, as
+        `request` sets them."""
+        headers = envelope.headers
+        if "Stripe-Signature" in headers:  # never from `envelope`: replaced in place by `request`
+            return list(self.request(envelope, secrets, timestamp).headers.items())
+        pairs = list(headers.items())
+        pairs.append(("Stripe-Signature", self._signature(envelope.body, secrets, timestamp)))
+        return pairs
+
     def _signature(self, body: bytes, secrets: Sequence[str], timestamp: int) -> str:
         """``t=<timestamp>,v1=<hex>`` with one ``v1`` per secret, in order."""
-        require_secrets(secrets, self.name)
-        if len(secrets) == 1:
+        if len(secrets) == 1 and secrets[0]:  # one secret, as `require_secrets` wants it
             return f"t={timestamp},v1={stripe_signature(secrets[0], timestamp, body)}"
+        require_secrets(secrets, self.name)
         return ",".join([f"t={timestamp}", *(f"v1={stripe_signature(s, timestamp, body)}" for s in secrets)])
 
     def generate_secret(self, seed: int) -> str:

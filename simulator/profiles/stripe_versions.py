@@ -55,7 +55,12 @@ def is_basil_or_later(api_version: str) -> bool:
 
 def shaped_kinds(api_version: str) -> frozenset[str]:
     """The object kinds (``object`` values) that have fields `at_version` may cut at `api_version`."""
-    return _BASIL_KINDS if is_basil_or_later(api_version) else _OLDER_KINDS
+    kinds = _SHAPED_KINDS.get(api_version)
+    if kinds is None:
+        kinds = _BASIL_KINDS if is_basil_or_later(api_version) else _OLDER_KINDS
+        if len(_SHAPED_KINDS) < 256:  # a run renders at a few versions
+            _SHAPED_KINDS[api_version] = kinds
+    return kinds
 
 
 def names_shaped_kind(body: bytes, kinds: frozenset[str]) -> bool:
@@ -81,6 +86,8 @@ def names_shaped_kind(body: bytes, kinds: frozenset[str]) -> bool:
 
 _BASIL_KINDS: frozenset[str] = frozenset(_OLD_ONLY)
 _OLDER_KINDS: frozenset[str] = frozenset(_NEW_ONLY)
+#: `shaped_kinds` of each version met so far.
+_SHAPED_KINDS: dict[str, frozenset[str]] = {}
 
 
 def at_version(obj: Mapping[str, Any], api_version: str, *, shared: bool = False) -> dict[str, Any]:

@@ -6,6 +6,7 @@ import asyncio
 import threading
 import time
 from collections import Counter
+from dataclasses import replace
 
 import pytest
 import stripe
@@ -291,3 +292,65 @@ def test_a_cancelled_in_process_attempt_leaves_the_app_running() -> None:
     attempt, returned, _ = _one_in_process(app, 5.0, history, cancel_after_s=0.02, linger_s=0.5)
     assert attempt is None and len(history) == 0
     assert len(app.finished) == 1 and app.finished[0] > returned
+
+
+class _HeadRecorder:
+    """A raw HTTP/1.1 server on 127.0.0.1 keeping each request's head, answering 200."""
+
+    def __init__(self) -> None:
+        self.heads: list[bytes] = []
+
+    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        head = await reader.readuntil(b"\r\n\r\n")
+        self.heads.append(head)
+        length = next(int(h.split(b":", 1)[1]) for h in head.split(b"\r\n") if h.lower().startswith(b"content-length"))
+        await reader.readexactly(length)
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+        await writer.drain()
+        writer.close()
+
+    def deliver(self, profile, events) -> History:  # type: ignore[no-untyped-def]
+        async def go() -> History:
+            server = await asyncio.start_server(self.handle, "127.0.0.1", 0)
+            port = server.sockets[0].getsockname()[1]
+            history = History()
+            async with server, Dispatcher(Target(url=f"http://127.0.0.1:{port}/webhooks"), profile, [SECRET],
+                                          history, max_attempts=2) as d:
+                await d.run(schedule(events, FaultPlan()))
+            return history
+
+        return asyncio.run(go())
+
+
+def test_a_profile_making_its_requests_otherwise_is_sent_its_own_request() -> None:
+    stripe = type(get_profile("stripe"))
+
+    class Stamped(stripe):  # type: ignore[misc, valid-type]
+        def request(self, envelope, secrets, timestamp):  # type: ignore[no-untyped-def]
+            made = super().request(envelope, secrets, timestamp)
+            return replace(made, headers={**made.headers, "X-Stamp": "1"})
+
+        def request_headers(self, envelope, secrets, timestamp):  # type: ignore[no-untyped-def]
+            return None  # as `Profile.request_headers` says of a profile whose `request` is its own
+
+    recorder = _HeadRecorder()
+    history = recorder.deliver(Stamped(), _events(1))
+    assert [(a.attempt, a.status, a.completion) for a in history] == [(1, 200, Completion.OK)]
+    assert len(recorder.heads) == 1 and b"\r\nX-Stamp: 1\r\n" in recorder.heads[0]
+    assert b"\r\nStripe-Signature: t=" in recorder.heads[0]
+
+
+def test_a_header_that_is_not_ascii_takes_httpxs_route_and_its_error() -> None:
+    stripe = type(get_profile("stripe"))
+
+    class Noted(stripe):  # type: ignore[misc, valid-type]
+        def envelope(self, event):  # type: ignore[no-untyped-def]
+            made = super().envelope(event)
+            return replace(made, headers={**made.headers, "X-Note": "caf\u00e9"})
+
+    recorder = _HeadRecorder()
+    history = recorder.deliver(Noted(), _events(1))
+    assert recorder.heads == []  # httpx refuses the header: nothing is sent
+    assert [(a.attempt, a.status, a.outcome, a.completion) for a in history] == [
+        (1, None, Outcome.CONNECTION_ERROR, Completion.UNKNOWN), (2, None, Outcome.CONNECTION_ERROR, Completion.UNKNOWN)]
+    assert all(a.error and "UnicodeEncodeError" in a.error for a in history)

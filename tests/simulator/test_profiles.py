@@ -496,3 +496,46 @@ def test_unmapped_types_pass_through_verbatim() -> None:
     for name in ("github", "mercadopago", "paddle"):  # these render only their own world's events
         with pytest.raises(ProfileError):
             get_profile(name).envelope(event)
+
+
+# ---- the request's headers without the request ------------------------------------
+
+
+def _world_event(name: str) -> Event:
+    """One event of `name`'s own world (the first its default event script emits)."""
+    profile = get_profile(name)
+    world = new_world(profile.world, 7)
+    return emit_events(world, world_event_types(profile.world)[0])[0]
+
+
+@pytest.mark.parametrize("name", PROFILES)
+@pytest.mark.parametrize("secrets_n", [1, 2])
+def test_request_headers_are_the_requests_headers_in_order(name: str, secrets_n: int) -> None:
+    profile = get_profile(name)
+    envelope = profile.envelope(_world_event(name))
+    secrets = [profile.generate_secret(s) for s in range(secrets_n)]
+    request = profile.request(envelope, secrets, 1_790_000_000)
+    assert profile.request_headers(envelope, secrets, 1_790_000_000) == list(request.headers.items())
+    # what a sender of the pairs sends besides them: POST, the envelope's body and query
+    assert (request.method, request.body, dict(request.query)) == ("POST", envelope.body, dict(envelope.query))
+
+
+def test_a_profile_making_its_requests_otherwise_gives_no_request_headers() -> None:
+    class Stamped(type(get_profile("github"))):  # type: ignore[misc]
+        def request(self, envelope, secrets, timestamp):  # type: ignore[no-untyped-def]
+            made = super().request(envelope, secrets, timestamp)
+            return replace(made, headers={**made.headers, "X-Stamp": "1"})
+
+    profile = Stamped()
+    envelope = profile.envelope(_world_event("github"))
+    assert profile.request_headers(envelope, ["s3cret"], 0) is None
+    assert get_profile("github").request_headers(envelope, ["s3cret"], 0) is not None
+
+
+def test_a_stripe_signature_header_in_the_envelope_is_replaced_in_place() -> None:
+    stripe = get_profile("stripe")
+    plain = stripe.envelope(_world_event("stripe"))
+    envelope = replace(plain, headers={"Stripe-Signature": "stale", **plain.headers})
+    pairs = stripe.request_headers(envelope, ["whsec_a"], 1_790_000_000)
+    assert pairs == list(stripe.request(envelope, ["whsec_a"], 1_790_000_000).headers.items())
+    assert pairs is not None and pairs[0][0] == "Stripe-Signature" and pairs[0][1] != "stale"
