@@ -109,7 +109,7 @@ from locust.event import EventHook
 from locust.stats import RequestStats
 from hookproof.loadtests.locustfile import *  # the storm's listeners and user
 from hookproof.loadtests.locustfile import StormUser
-from hookproof.loadtests import exchange, plan, storm_user, storm_worker
+from hookproof.loadtests import copiers, exchange, plan, storm_user, storm_worker
 from hookproof.loadtests.storm_state import STATE, StormProcess
 from hookproof.simulator.profiles import get_profile
 
@@ -138,7 +138,8 @@ for owner, name, part in ((plan.StormPlan, "next_group", "draw"), (plan.StormPla
                           (StormProcess, "complete", "keep"), (storm_worker, "ship", "rows and spool"),
                           (EventHook, "fire", "Locust's request event"),
                           (RequestStats, "log_request", "Locust's request event"),
-                          (RequestStats, "log_error", "Locust's request event"), (gevent.pool.Group, "spawn", "greenlet spawns"),
+                          (RequestStats, "log_error", "Locust's request event"), (gevent.pool.Group, "spawn", "greenlets"),
+                          (copiers.Copier, "give", "greenlets"), (copiers.Pending, "one_done", "greenlets"),
                           (storm_user, "retry_delay_s", "retry decision"), (exchange, "request_head", "exchange: head"),
                           (exchange, "_pooled_socket", "exchange: pooled connection"),
                           (type(get_profile("stripe")), "request", "sign")):
@@ -315,7 +316,7 @@ def side_by_side(url: str, users: int, seconds: int, tmp: Path) -> tuple[tuple[f
 
 
 #: Parts of a live storm attempt `live_parts` times, in the order printed.
-LIVE_PARTS = ("draw", "sign", "keep", "rows and spool", "Locust's request event", "greenlet spawns", "retry decision",
+LIVE_PARTS = ("draw", "sign", "keep", "rows and spool", "Locust's request event", "greenlets", "retry decision",
               "exchange: head", "exchange: pooled connection")
 
 

@@ -22,6 +22,11 @@ It runs the exchange itself on the client's connection pool rather than through
   the dispatcher's transport does); a connection whose answer said
   ``Connection: close`` is never reused (geventhttpclient closes it).
 
+A connection's own per-read timeout (the client's network timeout, which gevent arms as
+a timer around every wait of a send or a read) is taken off while the attempt's deadline
+is no longer than it: the deadline, started before the first write, would end the
+attempt first, and the timer per wait costs a few µs per attempt.
+
 It also writes the request's head itself (`_Heads`: the bytes `HTTPClient._build_request`
 writes, header for header, without building a case-insensitive `Headers` per request)
 and checks a pooled connection's liveness with one `poll` that does not wait instead of
@@ -333,6 +338,12 @@ def exchange(client: HTTPClient, uri: str, request: SignedRequest, *, read_cap_b
         except OSError as exc:
             return broke(Broke.CONNECT_FAILED, sent=False, detail=exc.strerror or type(exc).__name__)
         seen = _Seen()
+        limit = sock.gettimeout()
+        if limit is not None and limit >= timeout_s:
+            # the attempt's deadline (`timeout_s`, started once the connection is had, before
+            # any write or read) ends it first: the socket's own timeout (the client's network
+            # timeout), a timer armed around every wait, could never fire
+            sock.settimeout(None)
         timer = _deadline(client, timeout_s)
         try:
             try:

@@ -9,7 +9,11 @@ the order a local storm records them in), inside SQLite; the checks then read th
 history from disk in one pass (`simulator.delivery.history.HistoryFile`).
 
 Events are kept once per id (a retry, a duplicate or another worker sending the same
-event adds nothing). Pure: no Locust import; one SQLite connection, used from one
+event adds nothing): each chunk's events are staged as they come, in a table with no
+index (appending is a few times cheaper than inserting into the id index at random
+places, a cost that grew with the storm and was paid while the storm sends), and
+`Spool.finalize` keeps the first one received of each id in ``storm_events``, inserted
+in id order. Pure: no Locust import; one SQLite connection, used from one
 greenlet or thread at a time.
 """
 
@@ -53,11 +57,15 @@ _FEW_VALUES: tuple[str, ...] = ("type", "object_type", "currency", "status", "ac
 _SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS storm_incoming ({", ".join(COLUMNS)});
 CREATE TABLE IF NOT EXISTS storm_events (id TEXT PRIMARY KEY, wire TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS storm_events_incoming (id TEXT NOT NULL, wire TEXT NOT NULL);
 """
 _STAGE = f"INSERT INTO storm_incoming ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})"
 _MOVE = (f"INSERT INTO attempts (idx, {', '.join(COLUMNS)}) "
          f"SELECT row_number() OVER (ORDER BY sent_at, delivery_id, attempt) - 1, {', '.join(COLUMNS)} "
          f"FROM storm_incoming ORDER BY sent_at, delivery_id, attempt")
+#: The staged events, the first received of each id (`rowid` order within an id), into the events table.
+_MOVE_EVENTS = ("INSERT OR IGNORE INTO storm_events (id, wire) "
+                "SELECT id, wire FROM storm_events_incoming ORDER BY id, rowid")
 
 
 def _row(wire: Mapping[str, Any], faults_json: dict[tuple[str, ...], str]) -> list[object]:
@@ -98,6 +106,9 @@ class Spool:
     Creating a spool removes any older file at `path` and creates the history's tables.
     Raises sqlite3.Error when the file cannot be written.
     """
+
+    #: Whether `add` staged events since they were last merged into ``storm_events``.
+    _events_staged = False
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -151,18 +162,23 @@ class Spool:
             if staged:
                 self._db.executemany(_STAGE, staged)
             if evs:
-                self._db.executemany("INSERT OR IGNORE INTO storm_events (id, wire) VALUES (?, ?)", evs)
+                self._db.executemany("INSERT INTO storm_events_incoming (id, wire) VALUES (?, ?)", evs)
+                self._events_staged = True
         self.attempts += len(staged)
         return problems
 
     def finalize(self) -> None:
-        """Move the staged attempts into the history's ``attempts`` table in send order
-        (once; later calls do nothing)."""
+        """Move the staged attempts into the history's ``attempts`` table in send order,
+        and the staged events into ``storm_events``, the first received of each id; the
+        staging tables go (once; later calls do nothing)."""
         if self._finalized:
             return
         with self._db:
             self._db.execute(_MOVE)
             self._db.execute("DROP TABLE storm_incoming")
+            self._db.execute(_MOVE_EVENTS)
+            self._db.execute("DROP TABLE storm_events_incoming")
+        self._events_staged = False
         self._finalized = True
 
     def events(self) -> Iterator[Event]:
@@ -170,8 +186,14 @@ class Spool:
 
         The values few events differ in (type, object type, currency, status, account,
         API version) are shared between the events rather than decoded once per event:
-        a storm keeps every event until its checks ran.
+        a storm keeps every event until its checks ran. Before `finalize`, the events staged
+        so far are merged into ``storm_events`` first (the staging kept for later chunks).
         """
+        if self._events_staged and not self._finalized:
+            with self._db:
+                self._db.execute(_MOVE_EVENTS)
+                self._db.execute("DELETE FROM storm_events_incoming")
+            self._events_staged = False
         shared: dict[str, str] = {}
         for (wire,) in self._db.execute("SELECT wire FROM storm_events ORDER BY id"):
             fields = json.loads(wire)

@@ -22,6 +22,7 @@ from locust import FastHttpUser, task
 from locust.env import Environment
 from locust.exception import StopUser
 
+from hookproof.loadtests.copiers import Copier, release
 from hookproof.loadtests.exchange import ObservedAtoms, exchange
 from hookproof.loadtests.plan import Send, StormPlan
 from hookproof.loadtests.shape import wave_times
@@ -94,14 +95,18 @@ class StormUser(FastHttpUser):
         raise StopUser()
 
     def _sender(self) -> None:
-        while True:
-            group = self._next_group()
-            if not group:
-                return
-            extra = [self.senders.spawn(self._deliver, send) for send in group[1:]]
-            self._deliver(group[0])
-            if extra:
-                gevent.joinall(extra)
+        """Release groups until the storm ends (`copiers.release`: the first send of each
+        from this greenlet, the others from copiers it keeps, all at once)."""
+        copiers: list[Copier[Send]] = []
+        try:
+            while True:
+                group = self._next_group()
+                if not group:
+                    return
+                release(group, self._deliver, copiers, self.senders)
+        finally:
+            for copier in copiers:
+                copier.stop()
 
     def _next_group(self) -> tuple[Send, ...]:
         """Claim the next send time, wait for it, and draw its group (empty: stop)."""

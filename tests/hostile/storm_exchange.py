@@ -7,12 +7,14 @@ Run in its own process (gevent; Locust is never imported into the pytest process
     python -m tests.hostile.storm_exchange --attempts N TIMEOUT_S READ_CAP_BYTES URL
     python -m tests.hostile.storm_exchange --timed --attempts N TIMEOUT_S READ_CAP_BYTES URL [URL ...]
     python -m tests.hostile.storm_exchange --pause S --attempts N TIMEOUT_S READ_CAP_BYTES URL
+    python -m tests.hostile.storm_exchange --timed --network-timeout T TIMEOUT_S READ_CAP_BYTES URL
 
 Each URL gets one attempt (or N, one after another on the same client) on a client built
 as a storm user's (`HTTPClient.from_url` with its connection and network timeouts), the
 way `loadtests/locustfile.py` sends. With ``--timed`` each entry also has ``"elapsed_s"``,
 the attempt's wall seconds; with ``--pause S`` the client waits S seconds between two
-attempts (its pooled connection idle meanwhile).
+attempts (its pooled connection idle meanwhile); with ``--network-timeout T`` the client's
+network timeout (each read's own) is T seconds instead of TIMEOUT_S.
 """
 
 from __future__ import annotations
@@ -34,9 +36,11 @@ REQUEST = SignedRequest(headers={"Content-Type": "application/json", "Stripe-Sig
 
 
 def main(argv: list[str]) -> int:
-    attempts, timed, pause_s = 1, False, 0.0
+    attempts, timed, pause_s, network_s = 1, False, 0.0, None
     if argv[0] == "--timed":
         timed, argv = True, argv[1:]
+    if argv[0] == "--network-timeout":
+        network_s, argv = float(argv[1]), argv[2:]
     if argv[0] == "--pause":
         pause_s, argv = float(argv[1]), argv[2:]
     if argv[0] == "--attempts":
@@ -46,7 +50,7 @@ def main(argv: list[str]) -> int:
     out = []
     for url in urls:
         parsed = URL(url)
-        client = HTTPClient.from_url(parsed, connection_timeout=min(5.0, timeout_s), network_timeout=timeout_s,
+        client = HTTPClient.from_url(parsed, connection_timeout=min(5.0, timeout_s), network_timeout=network_s or timeout_s,
                                      concurrency=4)
         try:
             for i in range(attempts):

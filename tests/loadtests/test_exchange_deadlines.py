@@ -50,3 +50,26 @@ def test_a_stopped_deadline_never_fires_on_a_later_attempt() -> None:
         attempts = _attempts(server.url, 20)
     assert [{k: v for k, v in a.items() if k != "elapsed_s"} for a in attempts] == [
         {"completion": "ok", "reason": None, "status": 200}] * 20
+
+
+def _timed_with_network_timeout(url: str, network_s: float, timeout_s: float) -> dict[str, Any]:
+    run = subprocess.run([sys.executable, "-m", "tests.hostile.storm_exchange", "--timed", "--network-timeout",
+                          str(network_s), str(timeout_s), "65536", url], capture_output=True, text=True, timeout=90,
+                         cwd=ROOT, env=child_env())
+    assert run.returncode == 0, run.stderr
+    (attempt,) = json.loads(run.stdout)
+    assert isinstance(attempt, dict)
+    return attempt
+
+
+def test_a_per_read_timeout_shorter_than_the_deadline_still_ends_the_attempt() -> None:
+    """The exchange takes a connection's per-read timeout off only when the attempt's
+    deadline would end the attempt first: a client whose network timeout (0.3 s) is shorter
+    than the deadline (3 s) still has a silent receiver cut off by it, and one whose
+    network timeout is longer (3 s) by the deadline (0.5 s)."""
+    with hostile_server("silent") as server:
+        shorter = _timed_with_network_timeout(server.url, 0.3, 3.0)
+        longer = _timed_with_network_timeout(server.url, 3.0, TIMEOUT_S)
+    assert shorter["completion"] == longer["completion"] == "unknown" and shorter["status"] is None
+    assert 0.25 <= shorter["elapsed_s"] < 2.0, shorter
+    assert TIMEOUT_S * 0.9 <= longer["elapsed_s"] < 2.0, longer

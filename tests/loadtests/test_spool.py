@@ -63,3 +63,28 @@ def test_a_malformed_event_record_is_skipped_with_the_error_a_decoded_event_rais
     assert [e.id for e in spool.events()] == ["evt_1", "evt_4"]
     spool.close()
     assert want[0] == "bad event record (KeyError: 'version')" and len(want) == 4
+
+
+def test_events_staged_over_chunks_are_kept_once_each_the_first_received(tmp_path: Path) -> None:
+    """Chunks stage their events without an index; finalizing keeps, per id, the first
+    one received (a later record of the same id with other values does not replace it),
+    and leaves the history with no staging table."""
+    import sqlite3
+
+    first = event_to_wire(_event(2))
+    later = {**first, "amount": 9999}
+    spool = Spool(tmp_path / "history.sqlite")
+    assert spool.add([], [event_to_wire(_event(3)), first]) == []
+    assert spool.add([], [later, event_to_wire(_event(1))]) == []
+    assert spool.add([], [event_to_wire(_event(3))]) == []
+    before = [(e.id, e.amount) for e in spool.events()]  # read while the storm still spools
+    assert spool.add([], [{**event_to_wire(_event(1)), "amount": 7}, event_to_wire(_event(4))]) == []
+    spool.finalize()
+    after = [(e.id, e.amount) for e in spool.events()]
+    spool.close()
+    assert before == [("evt_1", 1500), ("evt_2", 1500), ("evt_3", 1500)]
+    assert after == [("evt_1", 1500), ("evt_2", 1500), ("evt_3", 1500), ("evt_4", 1500)]
+    with sqlite3.connect(tmp_path / "history.sqlite") as db:
+        tables = {name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        assert (db.execute("SELECT count(*) FROM storm_events").fetchone()[0]) == 4
+    assert not {"storm_incoming", "storm_events_incoming"} & tables and "storm_events" in tables
