@@ -13,11 +13,14 @@ from a `HistoryScan`; with the run's events the same pass keeps the expectations
 which is how a storm's checks read a history of millions of attempts.
 
 Each chunk is a handful of C-level passes: its columns are read with `attrgetter` maps
-straight into numpy (or from SQLite rows), the event ids coded by hash as bytes
+straight into numpy (or from SQLite rows; valid, completion, outcome and status graded
+together, one dict lookup an attempt), the event ids coded by hash as bytes
 (`scenarios.id_codes.IdCodes`: no string per event is kept) and the keys through a dict,
 each once per run of equal neighbours (an event's copies, bursts and retries often come
-together), the amounts read only for the attempts that first carry a key or an event; the
-rest is numpy over the chunk. Python runs per new event or key only where an attempt's value
+together); with the run's events, a chunk whose ids (keys) the world all names is coded
+through the world's codes instead, one lookup a run and the new ones copied from the
+world's (`_WorldJoin`). The amounts are read only for the attempts that first carry a key
+or an event; the rest is numpy over the chunk. Python runs per new event or key only where an attempt's value
 is needed for an expectation (its amount, its object when its event is unknown), and
 per attempt only for ids the run's events do not name (joined through the delivery id).
 
@@ -217,16 +220,48 @@ class _Growing:
         return data[:n].copy() if n < len(data) else data
 
 
-class _Refused(dict[Any, bool]):
-    """HTTP status → whether it is a 4xx or 5xx (None: no status, False), each status
-    worked out once (`__missing__`): a dict lookup per attempt."""
+class _Grades(dict[Any, int]):
+    """(valid, completion, outcome, status) of an attempt → its grade, a small code
+    numbering each combination met once (`__missing__`), and per grade the columns the
+    scan reads: whether valid, its completion code (`_COMPLETION_CODE`), its outcome code
+    (`_OUTCOME_CODE`), whether its status is a 4xx or 5xx (None: no status). One dict
+    lookup per attempt, the four columns then taken from these small tables in numpy.
+    A run meets a handful of combinations; the tables grow by one per new combination.
+    Raises KeyError for a completion or outcome that is none of theirs."""
 
-    def __missing__(self, status: Any) -> bool:
-        refused = self[status] = status is not None and status >= 400
-        return refused
+    def __init__(self) -> None:
+        super().__init__()
+        self._valid: list[bool] = []
+        self._completion: list[int] = []
+        self._outcome: list[int] = []
+        self._refused: list[bool] = []
+        self.tables: tuple[Any, Any, Any, Any] | None = None
+
+    def __missing__(self, grade: tuple[Any, Any, Any, Any]) -> int:
+        valid, completion, outcome, status = grade
+        row = (bool(valid), _COMPLETION_CODE[completion], _OUTCOME_CODE[outcome],
+               status is not None and status >= 400)
+        code = self[grade] = len(self._valid)
+        self._valid.append(row[0])
+        self._completion.append(row[1])
+        self._outcome.append(row[2])
+        self._refused.append(row[3])
+        self.tables = None
+        return code
+
+    def columns(self, grades: "npt.NDArray[np.int32]") -> tuple[
+            "npt.NDArray[np.bool_]", "npt.NDArray[np.int8]", "npt.NDArray[np.int8]", "npt.NDArray[np.bool_]"]:
+        """(valid, completion code, outcome code, refused) of each of `grades`: new columns."""
+        import numpy as np
+
+        if self.tables is None:
+            self.tables = (np.array(self._valid, np.bool_), np.array(self._completion, np.int8),
+                           np.array(self._outcome, np.int8), np.array(self._refused, np.bool_))
+        valid, completion, outcome, refused = self.tables
+        return valid[grades], completion[grades], outcome[grades], refused[grades]
 
 
-_REFUSED = _Refused()
+_GRADES = _Grades()
 
 
 @dataclass(slots=True)
@@ -248,34 +283,32 @@ class _Chunk:
     lazy: Callable[[int], tuple[Any, Any]]
 
 
-_ID, _KEY, _VALID, _COMPLETION, _OUTCOME, _STATUS, _LATENCY, _AMOUNT = map(attrgetter, (
-    "event_id", "business_key", "valid", "completion", "outcome", "status", "latency_ms", "amount"))
+_ID, _KEY, _LATENCY, _AMOUNT = map(attrgetter, ("event_id", "business_key", "latency_ms", "amount"))
+_GRADE = attrgetter("valid", "completion", "outcome", "status")
 _LAZY = attrgetter("object_id", "delivery_id")
 
 
 def _chunks(history: Iterable[Attempt]) -> Iterator[_Chunk]:
     """The history's attempts `CHUNK` at a time, as columns: a `HistoryFile`'s rows read
     as columns (no attempt built), any other iterable's attempts read with `attrgetter`
-    straight into numpy (no list per column but the ids and keys)."""
+    straight into numpy (no list per column but the ids and keys); valid, completion,
+    outcome and status coded together, one lookup per attempt (`_Grades`)."""
     import numpy as np
 
+    grades = _GRADES
     reader = getattr(history, "column_chunks", None)
     if reader is not None:
         for ids, keys, valid, completion, outcome, status, latency, amount, obj, did in reader(CHUNK):
             n = len(ids)
-            yield _Chunk(ids, keys, np.fromiter(valid, np.bool_, n),
-                         np.fromiter(map(_COMPLETION_CODE.__getitem__, completion), np.int8, n),
-                         np.fromiter(map(_OUTCOME_CODE.__getitem__, outcome), np.int8, n),
-                         np.fromiter(map(_REFUSED.__getitem__, status), np.bool_, n),
-                         np.fromiter(latency, np.float64, n), _taken(amount), _reader(obj, did))
+            graded = grades.columns(np.fromiter(map(grades.__getitem__, zip(valid, completion, outcome, status)),
+                                                np.int32, n))
+            yield _Chunk(ids, keys, *graded, np.fromiter(latency, np.float64, n), _taken(amount), _reader(obj, did))
         return
     it = iter(history)
     while chunk := list(islice(it, CHUNK)):
         n = len(chunk)
-        yield _Chunk(list(map(_ID, chunk)), list(map(_KEY, chunk)), np.fromiter(map(_VALID, chunk), np.bool_, n),
-                     np.fromiter(map(_COMPLETION_CODE.__getitem__, map(_COMPLETION, chunk)), np.int8, n),
-                     np.fromiter(map(_OUTCOME_CODE.__getitem__, map(_OUTCOME, chunk)), np.int8, n),
-                     np.fromiter(map(_REFUSED.__getitem__, map(_STATUS, chunk)), np.bool_, n),
+        graded = grades.columns(np.fromiter(map(grades.__getitem__, map(_GRADE, chunk)), np.int32, n))
+        yield _Chunk(list(map(_ID, chunk)), list(map(_KEY, chunk)), *graded,
                      np.fromiter(map(_LATENCY, chunk), np.float64, n), _taken(chunk, _AMOUNT),
                      lambda i, chunk=chunk: _LAZY(chunk[i]))  # type: ignore[misc]
 
@@ -325,6 +358,117 @@ def _coded(values: Sequence[Any], code: Callable[[Sequence[Any]], "npt.NDArray[n
     return np.repeat(coded, np.diff(heads, append=len(values)))
 
 
+class _WorldJoin:
+    """The scan's codes of event ids and business keys found through the world's codes
+    (`WorldColumns`), for chunks of at least `_RUNS_FROM` attempts: each run of equal ids
+    or keys looked up once in the world's table, and a new one's scan code given from a
+    column by world code (numbered in order of first attempt, as `IdCodes.code_all` and
+    the key dict number them), its hash and bytes copied (`IdCodes.add_from`): no second
+    table probed, no second hash or dict lookup per attempt. A chunk holding an id or key
+    the world does not name is coded as before (`events` and `keys` return None), the
+    columns kept up to date (`coded_events`, `coded_keys`).
+
+    Per world event and per world key an int32 slot (the scan code, -1: none yet),
+    made on first use and dropped with the scan."""
+
+    __slots__ = ("world", "_events", "_keys")
+
+    def __init__(self, world: WorldColumns) -> None:
+        self.world = world
+        self._events: npt.NDArray[np.int32] | None = None
+        self._keys: npt.NDArray[np.int32] | None = None
+
+    def events(self, ids: Sequence[Any], event_codes: IdCodes, coded: "npt.NDArray[np.int64]",
+               ) -> "tuple[npt.NDArray[np.int64], npt.NDArray[np.int64] | None] | None":
+        """(the scan codes of `ids`, the world codes of those new to `event_codes` in
+        code order or None when none is), the new ones added to `event_codes`; None when
+        one of `ids` is not a world id (nothing is changed then). `coded`: the world code
+        of each scan code so far (-1: none), read when the column is made."""
+        import numpy as np
+
+        heads = _runs(ids)
+        head_ids = ids if heads is None else list(map(ids.__getitem__, heads.tolist()))
+        world_codes = self.world.codes.code_all(head_ids, add=False)
+        if not world_codes.size or int(world_codes.min()) < 0:
+            return None
+        if self._events is None:
+            self._events = np.full(len(self.world), -1, np.int32)
+            self.coded_events(coded, 0)
+        column = self._events
+        codes = column[world_codes].astype(np.int64)
+        fresh = np.flatnonzero(codes < 0)
+        order = None
+        if fresh.size:
+            order = _in_order(world_codes[fresh])
+            n_before = len(event_codes)
+            column[order] = np.arange(n_before, n_before + len(order), dtype=np.int32)
+            event_codes.add_from(self.world.codes, order)
+            codes[fresh] = column[world_codes[fresh]]
+        return (codes if heads is None else np.repeat(codes, np.diff(heads, append=len(ids)))), order
+
+    def coded_events(self, world_codes: "npt.NDArray[np.int64]", first: int) -> None:
+        """Note the events coded elsewhere as `first`, `first` + 1, … (their world codes, -1: none)."""
+        import numpy as np
+
+        if self._events is not None:
+            known = np.flatnonzero(world_codes >= 0)
+            self._events[world_codes[known]] = known + first
+
+    def keys(self, keys: Sequence[Any], key_codes: dict[Any, int], key_names: list[str],
+             ) -> "npt.NDArray[np.int64] | None":
+        """The scan codes of `keys` (`NO_GROUP` for None; new ones added to `key_codes`
+        and `key_names` as the world's own strings), or None when one of them is not a
+        world key (nothing is changed then)."""
+        import numpy as np
+
+        world = self.world
+        heads = _runs(keys)
+        head_keys = keys if heads is None else list(map(keys.__getitem__, heads.tolist()))
+        world_codes = np.fromiter(map(world.keys.codes.get, head_keys, repeat(-2)), np.int64, len(head_keys))
+        if not world_codes.size or int(world_codes.min()) < -1:  # -1: None
+            return None
+        if self._keys is None:
+            self._keys = np.full(len(world.keys.names), -1, np.int32)
+            self.coded_keys(key_names, 0)
+        column = self._keys
+        keyed = world_codes >= 0
+        coded = np.full(len(head_keys), NO_GROUP, np.int64)
+        coded[keyed] = column[world_codes[keyed]]
+        fresh = np.flatnonzero(keyed & (coded < 0))
+        if fresh.size:
+            order = _in_order(world_codes[fresh])
+            n_before = len(key_names)
+            column[order] = np.arange(n_before, n_before + len(order), dtype=np.int32)
+            names = list(map(world.keys.names.__getitem__, order.tolist()))
+            key_codes.update(zip(names, code_range(n_before, n_before + len(names))))
+            key_names += names
+            coded[fresh] = column[world_codes[fresh]]
+        return coded if heads is None else np.repeat(coded, np.diff(heads, append=len(keys)))
+
+    @property
+    def key_column(self) -> "npt.NDArray[np.int32] | None":
+        """Per world key code, the scan's code of that key (-1: none), when a chunk was
+        coded here (kept up to date since), else None."""
+        return self._keys
+
+    def coded_keys(self, names: Sequence[str], first: int) -> None:
+        """Note the keys coded elsewhere as `first`, `first` + 1, … (those the world names)."""
+        if self._keys is not None:
+            codes = self.world.keys.codes
+            for i, name in enumerate(names):
+                code = codes.get(name)
+                if code is not None and code >= 0:
+                    self._keys[code] = first + i
+
+
+def _in_order(values: "npt.NDArray[np.int64]") -> "npt.NDArray[np.int64]":
+    """The distinct `values`, in order of first appearance."""
+    import numpy as np
+
+    distinct, first = np.unique(values, return_index=True)
+    return distinct[np.argsort(first, kind="stable")]
+
+
 def scan_history(
     history: Iterable[Attempt], *, sender_timeout_s: float, events: Iterable[Event] | None = None,
 ) -> HistoryScan:
@@ -336,7 +480,9 @@ def scan_history(
 
     world = world_columns(events) if events is not None else None
     expect = world is not None
-    event_codes = IdCodes()
+    join = _WorldJoin(world) if world is not None else None
+    # the ids as bytes from the first when the world's are (a storm's): copied from the world's (`_WorldJoin`)
+    event_codes = IdCodes(0) if world is not None and world.codes.columnar else IdCodes()
     key_codes: dict[Any, int] = {None: NO_GROUP}  # None is removed at the end
     key_names: list[str] = []
     resolved: dict[str, int] = {}
@@ -360,7 +506,9 @@ def scan_history(
         ids, keys, valid, cc, oc, lazy = chunk.ids, chunk.keys, chunk.valid, chunk.completion, chunk.outcome, chunk.lazy
         # codes of the chunk's event ids, new ones numbered in order of first attempt
         n_before = len(event_codes)
-        ev = _coded(ids, event_codes.code_all)
+        joined = join.events(ids, event_codes, event_world.data[:n_before]) \
+            if join is not None and len(ids) >= _RUNS_FROM else None
+        ev, new_world = joined if joined is not None else (_coded(ids, event_codes.code_all), None)
         n_events = len(event_codes)
         unknown: list[str] = []
         if n_events > n_before:
@@ -368,28 +516,39 @@ def scan_history(
             if world is not None:  # each new event's world code, from its first attempt's id
                 for g in (first_valid, unkeyed_first, unkeyed_amount, unkeyed_valid, foreign, event_world):
                     g.ensure(n_events)
-                new_ids = list(map(ids.__getitem__, _first_new(ev, n_before).tolist()))
-                known = world.codes.code_all(new_ids, add=False)
+                if new_world is not None:  # coded through the world's codes
+                    known = new_world
+                else:
+                    new_ids = list(map(ids.__getitem__, _first_new(ev, n_before).tolist()))
+                    known = world.codes.code_all(new_ids, add=False)
+                    if (known < 0).any():
+                        unknown = [name for name, code in zip(new_ids, known.tolist()) if code < 0]
+                    if join is not None:
+                        join.coded_events(known, n_before)
                 event_world.data[n_before:n_events] = known
-                if (known < 0).any():
+                if unknown:
                     foreign.data[n_before:n_events] = known < 0
-                    unknown = [name for name, code in zip(new_ids, known.tolist()) if code < 0]
-        key_heads = _runs(keys)
-        head_keys = keys if key_heads is None else list(map(keys.__getitem__, key_heads.tolist()))
-        new_keys = list(filterfalse(key_codes.__contains__, dict.fromkeys(head_keys)))
         n_keys_before = len(key_names)
-        if new_keys:
-            if world is not None:  # the world's own strings, as for the events
-                known_keys: list[Any] = list(map(world.keys.codes.get, new_keys))
-                if None in known_keys:
-                    new_keys = list(map(_own, repeat(world.keys.codes), repeat(world.keys.names), new_keys))
-                else:  # every key the world's: no Python step per key
-                    new_keys = list(map(world.keys.names.__getitem__, known_keys))
-            key_codes.update(zip(new_keys, code_range(n_keys_before, n_keys_before + len(new_keys))))
-            key_names += new_keys
-        kc = np.fromiter(map(key_codes.__getitem__, head_keys), np.int64, len(head_keys))
-        if key_heads is not None:
-            kc = np.repeat(kc, np.diff(key_heads, append=len(keys)))
+        kc = join.keys(keys, key_codes, key_names) if join is not None and len(keys) >= _RUNS_FROM else None
+        if kc is None:
+            key_heads = _runs(keys)
+            head_keys = keys if key_heads is None else list(map(keys.__getitem__, key_heads.tolist()))
+            new_keys = list(filterfalse(key_codes.__contains__, dict.fromkeys(head_keys)))
+            if new_keys:
+                if world is not None:  # the world's own strings, as for the events
+                    known_keys: list[Any] = list(map(world.keys.codes.get, new_keys))
+                    if None in known_keys:
+                        new_keys = list(map(_own, repeat(world.keys.codes), repeat(world.keys.names), new_keys))
+                    else:  # every key the world's: no Python step per key
+                        new_keys = list(map(world.keys.names.__getitem__, known_keys))
+                key_codes.update(zip(new_keys, code_range(n_keys_before, n_keys_before + len(new_keys))))
+                key_names += new_keys
+                if join is not None:
+                    join.coded_keys(new_keys, n_keys_before)
+            kc = np.fromiter(map(key_codes.__getitem__, head_keys), np.int64, len(head_keys))
+            if key_heads is not None:
+                kc = np.repeat(kc, np.diff(key_heads, append=len(keys)))
+        new_keys_met = len(key_names) > n_keys_before
         cc[~valid] = 3
         latency, refused = chunk.latency, chunk.refused
         events_parts.append(ev)
@@ -408,7 +567,7 @@ def scan_history(
             if unknown or unresolved:
                 _join(ids, lazy, unknown, unresolved, world, resolved)
             unkeyed = kc == NO_GROUP
-            if new_keys:  # each new key's first attempt: its position and amount
+            if new_keys_met:  # each new key's first attempt: its position and amount
                 key_first.ensure(len(key_names))
                 key_amount.ensure(len(key_names))
                 key_valid.ensure(len(key_names))
@@ -454,7 +613,8 @@ def scan_history(
         expectation_part = ExpectationScan(world, resolved, resolved_world, first_valid.take(n_events),
                                            key_first.take(n_keys), key_amount.take(n_keys), key_valid.take(n_keys),
                                            unkeyed_first.take(n_events), unkeyed_amount.take(n_events),
-                                           unkeyed_valid.take(n_events), src_objects)
+                                           unkeyed_valid.take(n_events), src_objects,
+                                           join.key_column if join is not None else None)
     return HistoryScan(offset, event_codes, event_of, key_codes, key_names, key_of,
                        group_positions(event_codes, event_of), completions,
                        CodedSet(event_codes, acked.take(n_events)), notable, latencies, over_half, over_half_ms,
