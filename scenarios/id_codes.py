@@ -332,6 +332,17 @@ class IdNames(Sequence[str]):
             yield from codes.names_of(start, min(len(codes), start + _STEP))
 
 
+def codes_of(codes: Mapping[Any, int], names: Sequence[Any]) -> "npt.NDArray[np.int64]":
+    """The code of each of `names` in `codes` (-1: not there), an int64 column: an
+    `IdCodes` looks them up together (`IdCodes.code_all`, none added), any other mapping
+    one `get` each."""
+    import numpy as np
+
+    if isinstance(codes, IdCodes):
+        return codes.code_all(names, add=False)
+    return np.fromiter(map(codes.get, names, repeat(-1)), np.int64, len(names))
+
+
 def _steps(hashes: "npt.NDArray[np.int64]", mask: int) -> "npt.NDArray[np.int64]":
     """Each hash's probe step in a table of `mask` + 1 slots (a power of two): odd, so a
     probe visits every slot; from the hash's high bits, so ids meeting at one slot part
@@ -365,4 +376,4 @@ def _encoded(values: Sequence[str]) -> tuple["npt.NDArray[np.bytes_]", "npt.NDAr
     return np.array(out, dtype="S"), np.array(plain, np.bool_)
 
 
-__all__: Sequence[str] = ["IdCodes", "IdNames"]
+__all__: Sequence[str] = ["IdCodes", "IdNames", "codes_of"]

@@ -129,3 +129,18 @@ def test_ids_added_from_another_table_are_coded_as_code_all_codes_them(small_fro
     assert table.code_all(pool, add=False).tolist() == twin.code_all(pool, add=False).tolist()
     assert table.code_all(["evt_new"]).tolist() == [len(pool)]
 
+
+@pytest.mark.parametrize("small", [0, IdCodes.SMALL])
+def test_codes_of_looks_names_up_as_get_does(small: int) -> None:
+    """`codes_of` over an `IdCodes` (columns or a dict) and over a plain mapping: each
+    name's code, -1 for one not there (odd ids and non-strings included)."""
+    from hookproof.scenarios.id_codes import codes_of
+
+    names = ["obj_a", "obj_b", "ends-in-nul\x00", "lone-\ud800", "caf\u00e9"]
+    table = IdCodes(small)
+    table.code_all(names)
+    asked = ["obj_b", "missing", "lone-\ud800", "obj_a", "caf\u00e9", "ends-in-nul\x00", "ends-in-nul"]
+    expected = [1, -1, 3, 0, 4, 2, -1]
+    assert codes_of(table, asked).tolist() == expected
+    assert codes_of(dict(zip(names, range(5))), asked).tolist() == expected
+    assert codes_of(table, []).tolist() == []
