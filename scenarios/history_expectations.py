@@ -76,7 +76,8 @@ class ExpectationScan:
             `key_first` (`"k"`) or `unkeyed_first` (`"e"`), kept only when its event is not
             a world id (a world event's columns give the object otherwise).
         key_of_world: per world key code (`world.keys`), the scan's code of that key (-1:
-            none), when the pass kept that column; else worked out from the keys' names.
+            none), when the pass kept that column (dropped once `expectations` read it);
+            else worked out from the keys' names.
     """
 
     world: WorldColumns
@@ -119,6 +120,7 @@ class ExpectationScan:
         # world key code → key code (the scan's, then those only an event gives), -1: none
         if self.key_of_world is not None:
             to_key = self.key_of_world.astype(np.int64)
+            self.key_of_world = None  # read once: the scan keeps no column per world key past here
         else:
             to_key = np.fromiter(map(key_codes.get, world.keys.names, repeat(-1)), np.int64, len(world.keys.names))
         added_codes: dict[str, int] = {}
