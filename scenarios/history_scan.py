@@ -19,7 +19,7 @@ together, one dict lookup an attempt), the event ids coded by hash as bytes
 each once per run of equal neighbours (an event's copies, bursts and retries often come
 together); with the run's events, a chunk whose ids (keys) the world all names is coded
 through the world's codes instead, one lookup a run and the new ones copied from the
-world's (`_WorldJoin`). The amounts are read only for the attempts that first carry a key
+world's (`scenarios.world_join`). The amounts are read only for the attempts that first carry a key
 or an event; the rest is numpy over the chunk. Python runs per new event or key only where an attempt's value
 is needed for an expectation (its amount, its object when its event is unknown), and
 per attempt only for ids the run's events do not name (joined through the delivery id).
@@ -42,6 +42,7 @@ from hookproof.scenarios.history_expectations import EventFacts, ExpectationScan
 from hookproof.scenarios.id_codes import IdCodes
 from hookproof.scenarios.observations import MONEY_PREFIXES, Expectations, world_id_of_delivery
 from hookproof.scenarios.world_columns import WorldColumns, code_range, world_columns
+from hookproof.scenarios.world_join import WorldJoin
 from hookproof.simulator.delivery.history import Attempt, Completion, Outcome
 from hookproof.simulator.events import Event
 
@@ -346,127 +347,16 @@ def _runs(values: Sequence[Any]) -> "npt.NDArray[np.int64] | None":
     return np.concatenate(([0], heads))
 
 
-def _coded(values: Sequence[Any], code: Callable[[Sequence[Any]], "npt.NDArray[np.int64]"]) -> "npt.NDArray[np.int64]":
-    """`code(values)`, coding each run of equal neighbours once (`_runs`): `code` gives one
-    int64 code per value, new values numbered in order of first appearance."""
+def _coded(values: Sequence[Any], heads: "npt.NDArray[np.int64] | None",
+           code: Callable[[Sequence[Any]], "npt.NDArray[np.int64]"]) -> "npt.NDArray[np.int64]":
+    """`code(values)`, coding each run of equal neighbours once (`heads`, from `_runs`):
+    `code` gives one int64 code per value, new values numbered in order of first appearance."""
     import numpy as np
 
-    heads = _runs(values)
     if heads is None:
         return code(values)
     coded = code(list(map(values.__getitem__, heads.tolist())))
     return np.repeat(coded, np.diff(heads, append=len(values)))
-
-
-class _WorldJoin:
-    """The scan's codes of event ids and business keys found through the world's codes
-    (`WorldColumns`), for chunks of at least `_RUNS_FROM` attempts: each run of equal ids
-    or keys looked up once in the world's table, and a new one's scan code given from a
-    column by world code (numbered in order of first attempt, as `IdCodes.code_all` and
-    the key dict number them), its hash and bytes copied (`IdCodes.add_from`): no second
-    table probed, no second hash or dict lookup per attempt. A chunk holding an id or key
-    the world does not name is coded as before (`events` and `keys` return None), the
-    columns kept up to date (`coded_events`, `coded_keys`).
-
-    Per world event and per world key an int32 slot (the scan code, -1: none yet),
-    made on first use and dropped with the scan."""
-
-    __slots__ = ("world", "_events", "_keys")
-
-    def __init__(self, world: WorldColumns) -> None:
-        self.world = world
-        self._events: npt.NDArray[np.int32] | None = None
-        self._keys: npt.NDArray[np.int32] | None = None
-
-    def events(self, ids: Sequence[Any], event_codes: IdCodes, coded: "npt.NDArray[np.int64]",
-               ) -> "tuple[npt.NDArray[np.int64], npt.NDArray[np.int64] | None] | None":
-        """(the scan codes of `ids`, the world codes of those new to `event_codes` in
-        code order or None when none is), the new ones added to `event_codes`; None when
-        one of `ids` is not a world id (nothing is changed then). `coded`: the world code
-        of each scan code so far (-1: none), read when the column is made."""
-        import numpy as np
-
-        heads = _runs(ids)
-        head_ids = ids if heads is None else list(map(ids.__getitem__, heads.tolist()))
-        world_codes = self.world.codes.code_all(head_ids, add=False)
-        if not world_codes.size or int(world_codes.min()) < 0:
-            return None
-        if self._events is None:
-            self._events = np.full(len(self.world), -1, np.int32)
-            self.coded_events(coded, 0)
-        column = self._events
-        codes = column[world_codes].astype(np.int64)
-        fresh = np.flatnonzero(codes < 0)
-        order = None
-        if fresh.size:
-            order = _in_order(world_codes[fresh])
-            n_before = len(event_codes)
-            column[order] = np.arange(n_before, n_before + len(order), dtype=np.int32)
-            event_codes.add_from(self.world.codes, order)
-            codes[fresh] = column[world_codes[fresh]]
-        return (codes if heads is None else np.repeat(codes, np.diff(heads, append=len(ids)))), order
-
-    def coded_events(self, world_codes: "npt.NDArray[np.int64]", first: int) -> None:
-        """Note the events coded elsewhere as `first`, `first` + 1, … (their world codes, -1: none)."""
-        import numpy as np
-
-        if self._events is not None:
-            known = np.flatnonzero(world_codes >= 0)
-            self._events[world_codes[known]] = known + first
-
-    def keys(self, keys: Sequence[Any], key_codes: dict[Any, int], key_names: list[str],
-             ) -> "npt.NDArray[np.int64] | None":
-        """The scan codes of `keys` (`NO_GROUP` for None; new ones added to `key_codes`
-        and `key_names` as the world's own strings), or None when one of them is not a
-        world key (nothing is changed then)."""
-        import numpy as np
-
-        world = self.world
-        heads = _runs(keys)
-        head_keys = keys if heads is None else list(map(keys.__getitem__, heads.tolist()))
-        world_codes = np.fromiter(map(world.keys.codes.get, head_keys, repeat(-2)), np.int64, len(head_keys))
-        if not world_codes.size or int(world_codes.min()) < -1:  # -1: None
-            return None
-        if self._keys is None:
-            self._keys = np.full(len(world.keys.names), -1, np.int32)
-            self.coded_keys(key_names, 0)
-        column = self._keys
-        keyed = world_codes >= 0
-        coded = np.full(len(head_keys), NO_GROUP, np.int64)
-        coded[keyed] = column[world_codes[keyed]]
-        fresh = np.flatnonzero(keyed & (coded < 0))
-        if fresh.size:
-            order = _in_order(world_codes[fresh])
-            n_before = len(key_names)
-            column[order] = np.arange(n_before, n_before + len(order), dtype=np.int32)
-            names = list(map(world.keys.names.__getitem__, order.tolist()))
-            key_codes.update(zip(names, code_range(n_before, n_before + len(names))))
-            key_names += names
-            coded[fresh] = column[world_codes[fresh]]
-        return coded if heads is None else np.repeat(coded, np.diff(heads, append=len(keys)))
-
-    @property
-    def key_column(self) -> "npt.NDArray[np.int32] | None":
-        """Per world key code, the scan's code of that key (-1: none), when a chunk was
-        coded here (kept up to date since), else None."""
-        return self._keys
-
-    def coded_keys(self, names: Sequence[str], first: int) -> None:
-        """Note the keys coded elsewhere as `first`, `first` + 1, … (those the world names)."""
-        if self._keys is not None:
-            codes = self.world.keys.codes
-            for i, name in enumerate(names):
-                code = codes.get(name)
-                if code is not None and code >= 0:
-                    self._keys[code] = first + i
-
-
-def _in_order(values: "npt.NDArray[np.int64]") -> "npt.NDArray[np.int64]":
-    """The distinct `values`, in order of first appearance."""
-    import numpy as np
-
-    distinct, first = np.unique(values, return_index=True)
-    return distinct[np.argsort(first, kind="stable")]
 
 
 def scan_history(
@@ -480,8 +370,8 @@ def scan_history(
 
     world = world_columns(events) if events is not None else None
     expect = world is not None
-    join = _WorldJoin(world) if world is not None else None
-    # the ids as bytes from the first when the world's are (a storm's): copied from the world's (`_WorldJoin`)
+    join = WorldJoin(world) if world is not None else None
+    # the ids as bytes from the first when the world's are (a storm's): copied from the world's (`WorldJoin`)
     event_codes = IdCodes(0) if world is not None and world.codes.columnar else IdCodes()
     key_codes: dict[Any, int] = {None: NO_GROUP}  # None is removed at the end
     key_names: list[str] = []
@@ -506,9 +396,10 @@ def scan_history(
         ids, keys, valid, cc, oc, lazy = chunk.ids, chunk.keys, chunk.valid, chunk.completion, chunk.outcome, chunk.lazy
         # codes of the chunk's event ids, new ones numbered in order of first attempt
         n_before = len(event_codes)
-        joined = join.events(ids, event_codes, event_world.data[:n_before]) \
+        heads = _runs(ids)
+        joined = join.events(ids, heads, event_codes, event_world.data[:n_before]) \
             if join is not None and len(ids) >= _RUNS_FROM else None
-        ev, new_world = joined if joined is not None else (_coded(ids, event_codes.code_all), None)
+        ev, new_world = joined if joined is not None else (_coded(ids, heads, event_codes.code_all), None)
         n_events = len(event_codes)
         unknown: list[str] = []
         if n_events > n_before:
@@ -529,9 +420,9 @@ def scan_history(
                 if unknown:
                     foreign.data[n_before:n_events] = known < 0
         n_keys_before = len(key_names)
-        kc = join.keys(keys, key_codes, key_names) if join is not None and len(keys) >= _RUNS_FROM else None
+        key_heads = _runs(keys)
+        kc = join.keys(keys, key_heads, key_codes, key_names) if join is not None and len(keys) >= _RUNS_FROM else None
         if kc is None:
-            key_heads = _runs(keys)
             head_keys = keys if key_heads is None else list(map(keys.__getitem__, key_heads.tolist()))
             new_keys = list(filterfalse(key_codes.__contains__, dict.fromkeys(head_keys)))
             if new_keys:
