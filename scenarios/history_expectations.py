@@ -75,6 +75,9 @@ class ExpectationScan:
         src_objects: (key code or event code) → the object id of the attempt at
             `key_first` (`"k"`) or `unkeyed_first` (`"e"`), kept only when its event is not
             a world id (a world event's columns give the object otherwise).
+        key_of_world: per world key code (`world.keys`), the scan's code of that key (-1:
+            none), when the pass kept that column (dropped once `expectations` read it);
+            else worked out from the keys' names.
     """
 
     world: WorldColumns
@@ -88,6 +91,7 @@ class ExpectationScan:
     unkeyed_amount: "npt.NDArray[np.float64]"
     unkeyed_valid: "npt.NDArray[np.bool_]"
     src_objects: dict[tuple[str, int], str | None]
+    key_of_world: "npt.NDArray[np.int32] | None" = None
 
     def expectations(
         self, scan: "HistoryScan", *, sender_timeout_s: float, max_attempts_per_event: int | None,
@@ -114,7 +118,11 @@ class ExpectationScan:
         valid = self.key_valid.copy()
         key_codes = scan.key_codes
         # world key code → key code (the scan's, then those only an event gives), -1: none
-        to_key = np.fromiter(map(key_codes.get, world.keys.names, repeat(-1)), np.int64, len(world.keys.names))
+        if self.key_of_world is not None:
+            to_key = self.key_of_world.astype(np.int64)
+            self.key_of_world = None  # read once: the scan keeps no column per world key past here
+        else:
+            to_key = np.fromiter(map(key_codes.get, world.keys.names, repeat(-1)), np.int64, len(world.keys.names))
         added_codes: dict[str, int] = {}
         added_names: list[str] = []
         unkeyed = np.flatnonzero(self.unkeyed_first >= 0)

@@ -13,11 +13,14 @@ from a `HistoryScan`; with the run's events the same pass keeps the expectations
 which is how a storm's checks read a history of millions of attempts.
 
 Each chunk is a handful of C-level passes: its columns are read with `attrgetter` maps
-straight into numpy (or from SQLite rows), the event ids coded by hash as bytes
+straight into numpy (or from SQLite rows; valid, completion, outcome and status graded
+together, one dict lookup an attempt), the event ids coded by hash as bytes
 (`scenarios.id_codes.IdCodes`: no string per event is kept) and the keys through a dict,
 each once per run of equal neighbours (an event's copies, bursts and retries often come
-together), the amounts read only for the attempts that first carry a key or an event; the
-rest is numpy over the chunk. Python runs per new event or key only where an attempt's value
+together); with the run's events, a chunk whose ids (keys) the world all names is coded
+through the world's codes instead, one lookup a run and the new ones copied from the
+world's (`scenarios.world_join`). The amounts are read only for the attempts that first carry a key
+or an event; the rest is numpy over the chunk. Python runs per new event or key only where an attempt's value
 is needed for an expectation (its amount, its object when its event is unknown), and
 per attempt only for ids the run's events do not name (joined through the delivery id).
 
@@ -39,6 +42,7 @@ from hookproof.scenarios.history_expectations import EventFacts, ExpectationScan
 from hookproof.scenarios.id_codes import IdCodes
 from hookproof.scenarios.observations import MONEY_PREFIXES, Expectations, world_id_of_delivery
 from hookproof.scenarios.world_columns import WorldColumns, code_range, world_columns
+from hookproof.scenarios.world_join import WorldJoin
 from hookproof.simulator.delivery.history import Attempt, Completion, Outcome
 from hookproof.simulator.events import Event
 
@@ -217,16 +221,48 @@ class _Growing:
         return data[:n].copy() if n < len(data) else data
 
 
-class _Refused(dict[Any, bool]):
-    """HTTP status → whether it is a 4xx or 5xx (None: no status, False), each status
-    worked out once (`__missing__`): a dict lookup per attempt."""
+class _Grades(dict[Any, int]):
+    """(valid, completion, outcome, status) of an attempt → its grade, a small code
+    numbering each combination met once (`__missing__`), and per grade the columns the
+    scan reads: whether valid, its completion code (`_COMPLETION_CODE`), its outcome code
+    (`_OUTCOME_CODE`), whether its status is a 4xx or 5xx (None: no status). One dict
+    lookup per attempt, the four columns then taken from these small tables in numpy.
+    A run meets a handful of combinations; the tables grow by one per new combination.
+    Raises KeyError for a completion or outcome that is none of theirs."""
 
-    def __missing__(self, status: Any) -> bool:
-        refused = self[status] = status is not None and status >= 400
-        return refused
+    def __init__(self) -> None:
+        super().__init__()
+        self._valid: list[bool] = []
+        self._completion: list[int] = []
+        self._outcome: list[int] = []
+        self._refused: list[bool] = []
+        self.tables: tuple[Any, Any, Any, Any] | None = None
+
+    def __missing__(self, grade: tuple[Any, Any, Any, Any]) -> int:
+        valid, completion, outcome, status = grade
+        row = (bool(valid), _COMPLETION_CODE[completion], _OUTCOME_CODE[outcome],
+               status is not None and status >= 400)
+        code = self[grade] = len(self._valid)
+        self._valid.append(row[0])
+        self._completion.append(row[1])
+        self._outcome.append(row[2])
+        self._refused.append(row[3])
+        self.tables = None
+        return code
+
+    def columns(self, grades: "npt.NDArray[np.int32]") -> tuple[
+            "npt.NDArray[np.bool_]", "npt.NDArray[np.int8]", "npt.NDArray[np.int8]", "npt.NDArray[np.bool_]"]:
+        """(valid, completion code, outcome code, refused) of each of `grades`: new columns."""
+        import numpy as np
+
+        if self.tables is None:
+            self.tables = (np.array(self._valid, np.bool_), np.array(self._completion, np.int8),
+                           np.array(self._outcome, np.int8), np.array(self._refused, np.bool_))
+        valid, completion, outcome, refused = self.tables
+        return valid[grades], completion[grades], outcome[grades], refused[grades]
 
 
-_REFUSED = _Refused()
+_GRADES = _Grades()
 
 
 @dataclass(slots=True)
@@ -248,34 +284,32 @@ class _Chunk:
     lazy: Callable[[int], tuple[Any, Any]]
 
 
-_ID, _KEY, _VALID, _COMPLETION, _OUTCOME, _STATUS, _LATENCY, _AMOUNT = map(attrgetter, (
-    "event_id", "business_key", "valid", "completion", "outcome", "status", "latency_ms", "amount"))
+_ID, _KEY, _LATENCY, _AMOUNT = map(attrgetter, ("event_id", "business_key", "latency_ms", "amount"))
+_GRADE = attrgetter("valid", "completion", "outcome", "status")
 _LAZY = attrgetter("object_id", "delivery_id")
 
 
 def _chunks(history: Iterable[Attempt]) -> Iterator[_Chunk]:
     """The history's attempts `CHUNK` at a time, as columns: a `HistoryFile`'s rows read
     as columns (no attempt built), any other iterable's attempts read with `attrgetter`
-    straight into numpy (no list per column but the ids and keys)."""
+    straight into numpy (no list per column but the ids and keys); valid, completion,
+    outcome and status coded together, one lookup per attempt (`_Grades`)."""
     import numpy as np
 
+    grades = _GRADES
     reader = getattr(history, "column_chunks", None)
     if reader is not None:
         for ids, keys, valid, completion, outcome, status, latency, amount, obj, did in reader(CHUNK):
             n = len(ids)
-            yield _Chunk(ids, keys, np.fromiter(valid, np.bool_, n),
-                         np.fromiter(map(_COMPLETION_CODE.__getitem__, completion), np.int8, n),
-                         np.fromiter(map(_OUTCOME_CODE.__getitem__, outcome), np.int8, n),
-                         np.fromiter(map(_REFUSED.__getitem__, status), np.bool_, n),
-                         np.fromiter(latency, np.float64, n), _taken(amount), _reader(obj, did))
+            graded = grades.columns(np.fromiter(map(grades.__getitem__, zip(valid, completion, outcome, status)),
+                                                np.int32, n))
+            yield _Chunk(ids, keys, *graded, np.fromiter(latency, np.float64, n), _taken(amount), _reader(obj, did))
         return
     it = iter(history)
     while chunk := list(islice(it, CHUNK)):
         n = len(chunk)
-        yield _Chunk(list(map(_ID, chunk)), list(map(_KEY, chunk)), np.fromiter(map(_VALID, chunk), np.bool_, n),
-                     np.fromiter(map(_COMPLETION_CODE.__getitem__, map(_COMPLETION, chunk)), np.int8, n),
-                     np.fromiter(map(_OUTCOME_CODE.__getitem__, map(_OUTCOME, chunk)), np.int8, n),
-                     np.fromiter(map(_REFUSED.__getitem__, map(_STATUS, chunk)), np.bool_, n),
+        graded = grades.columns(np.fromiter(map(grades.__getitem__, map(_GRADE, chunk)), np.int32, n))
+        yield _Chunk(list(map(_ID, chunk)), list(map(_KEY, chunk)), *graded,
                      np.fromiter(map(_LATENCY, chunk), np.float64, n), _taken(chunk, _AMOUNT),
                      lambda i, chunk=chunk: _LAZY(chunk[i]))  # type: ignore[misc]
 
@@ -313,12 +347,12 @@ def _runs(values: Sequence[Any]) -> "npt.NDArray[np.int64] | None":
     return np.concatenate(([0], heads))
 
 
-def _coded(values: Sequence[Any], code: Callable[[Sequence[Any]], "npt.NDArray[np.int64]"]) -> "npt.NDArray[np.int64]":
-    """`code(values)`, coding each run of equal neighbours once (`_runs`): `code` gives one
-    int64 code per value, new values numbered in order of first appearance."""
+def _coded(values: Sequence[Any], heads: "npt.NDArray[np.int64] | None",
+           code: Callable[[Sequence[Any]], "npt.NDArray[np.int64]"]) -> "npt.NDArray[np.int64]":
+    """`code(values)`, coding each run of equal neighbours once (`heads`, from `_runs`):
+    `code` gives one int64 code per value, new values numbered in order of first appearance."""
     import numpy as np
 
-    heads = _runs(values)
     if heads is None:
         return code(values)
     coded = code(list(map(values.__getitem__, heads.tolist())))
@@ -336,7 +370,9 @@ def scan_history(
 
     world = world_columns(events) if events is not None else None
     expect = world is not None
-    event_codes = IdCodes()
+    join = WorldJoin(world) if world is not None else None
+    # the ids as bytes from the first when the world's are (a storm's): copied from the world's (`WorldJoin`)
+    event_codes = IdCodes(0) if world is not None and world.codes.columnar else IdCodes()
     key_codes: dict[Any, int] = {None: NO_GROUP}  # None is removed at the end
     key_names: list[str] = []
     resolved: dict[str, int] = {}
@@ -360,7 +396,10 @@ def scan_history(
         ids, keys, valid, cc, oc, lazy = chunk.ids, chunk.keys, chunk.valid, chunk.completion, chunk.outcome, chunk.lazy
         # codes of the chunk's event ids, new ones numbered in order of first attempt
         n_before = len(event_codes)
-        ev = _coded(ids, event_codes.code_all)
+        heads = _runs(ids)
+        joined = join.events(ids, heads, event_codes, event_world.data[:n_before]) \
+            if join is not None and len(ids) >= _RUNS_FROM else None
+        ev, new_world = joined if joined is not None else (_coded(ids, heads, event_codes.code_all), None)
         n_events = len(event_codes)
         unknown: list[str] = []
         if n_events > n_before:
@@ -368,28 +407,39 @@ def scan_history(
             if world is not None:  # each new event's world code, from its first attempt's id
                 for g in (first_valid, unkeyed_first, unkeyed_amount, unkeyed_valid, foreign, event_world):
                     g.ensure(n_events)
-                new_ids = list(map(ids.__getitem__, _first_new(ev, n_before).tolist()))
-                known = world.codes.code_all(new_ids, add=False)
+                if new_world is not None:  # coded through the world's codes
+                    known = new_world
+                else:
+                    new_ids = list(map(ids.__getitem__, _first_new(ev, n_before).tolist()))
+                    known = world.codes.code_all(new_ids, add=False)
+                    if (known < 0).any():
+                        unknown = [name for name, code in zip(new_ids, known.tolist()) if code < 0]
+                    if join is not None:
+                        join.coded_events(known, n_before)
                 event_world.data[n_before:n_events] = known
-                if (known < 0).any():
+                if unknown:
                     foreign.data[n_before:n_events] = known < 0
-                    unknown = [name for name, code in zip(new_ids, known.tolist()) if code < 0]
-        key_heads = _runs(keys)
-        head_keys = keys if key_heads is None else list(map(keys.__getitem__, key_heads.tolist()))
-        new_keys = list(filterfalse(key_codes.__contains__, dict.fromkeys(head_keys)))
         n_keys_before = len(key_names)
-        if new_keys:
-            if world is not None:  # the world's own strings, as for the events
-                known_keys: list[Any] = list(map(world.keys.codes.get, new_keys))
-                if None in known_keys:
-                    new_keys = list(map(_own, repeat(world.keys.codes), repeat(world.keys.names), new_keys))
-                else:  # every key the world's: no Python step per key
-                    new_keys = list(map(world.keys.names.__getitem__, known_keys))
-            key_codes.update(zip(new_keys, code_range(n_keys_before, n_keys_before + len(new_keys))))
-            key_names += new_keys
-        kc = np.fromiter(map(key_codes.__getitem__, head_keys), np.int64, len(head_keys))
-        if key_heads is not None:
-            kc = np.repeat(kc, np.diff(key_heads, append=len(keys)))
+        key_heads = _runs(keys)
+        kc = join.keys(keys, key_heads, key_codes, key_names) if join is not None and len(keys) >= _RUNS_FROM else None
+        if kc is None:
+            head_keys = keys if key_heads is None else list(map(keys.__getitem__, key_heads.tolist()))
+            new_keys = list(filterfalse(key_codes.__contains__, dict.fromkeys(head_keys)))
+            if new_keys:
+                if world is not None:  # the world's own strings, as for the events
+                    known_keys: list[Any] = list(map(world.keys.codes.get, new_keys))
+                    if None in known_keys:
+                        new_keys = list(map(_own, repeat(world.keys.codes), repeat(world.keys.names), new_keys))
+                    else:  # every key the world's: no Python step per key
+                        new_keys = list(map(world.keys.names.__getitem__, known_keys))
+                key_codes.update(zip(new_keys, code_range(n_keys_before, n_keys_before + len(new_keys))))
+                key_names += new_keys
+                if join is not None:
+                    join.coded_keys(new_keys, n_keys_before)
+            kc = np.fromiter(map(key_codes.__getitem__, head_keys), np.int64, len(head_keys))
+            if key_heads is not None:
+                kc = np.repeat(kc, np.diff(key_heads, append=len(keys)))
+        new_keys_met = len(key_names) > n_keys_before
         cc[~valid] = 3
         latency, refused = chunk.latency, chunk.refused
         events_parts.append(ev)
@@ -408,7 +458,7 @@ def scan_history(
             if unknown or unresolved:
                 _join(ids, lazy, unknown, unresolved, world, resolved)
             unkeyed = kc == NO_GROUP
-            if new_keys:  # each new key's first attempt: its position and amount
+            if new_keys_met:  # each new key's first attempt: its position and amount
                 key_first.ensure(len(key_names))
                 key_amount.ensure(len(key_names))
                 key_valid.ensure(len(key_names))
@@ -454,7 +504,8 @@ def scan_history(
         expectation_part = ExpectationScan(world, resolved, resolved_world, first_valid.take(n_events),
                                            key_first.take(n_keys), key_amount.take(n_keys), key_valid.take(n_keys),
                                            unkeyed_first.take(n_events), unkeyed_amount.take(n_events),
-                                           unkeyed_valid.take(n_events), src_objects)
+                                           unkeyed_valid.take(n_events), src_objects,
+                                           join.key_column if join is not None else None)
     return HistoryScan(offset, event_codes, event_of, key_codes, key_names, key_of,
                        group_positions(event_codes, event_of), completions,
                        CodedSet(event_codes, acked.take(n_events)), notable, latencies, over_half, over_half_ms,

@@ -115,6 +115,26 @@ class IdCodes(Mapping[str, int]):
         self._append(hashes[at], data[at], plain[at], [values[i] for i in at[~plain[at]].tolist()])
         return codes
 
+    def add_from(self, other: "IdCodes", codes: "npt.NDArray[np.int64]") -> None:
+        """Hold the ids `other` codes as `codes` (distinct, none held here yet: the caller
+        knows), as the next codes in that order: what `code_all` of those ids would do,
+        their hashes and bytes copied from `other` when both hold columns (none hashed,
+        encoded or probed for again)."""
+        if self._dict is not None or other._dict is not None or not len(codes):
+            self.code_all(other.names_at(codes))
+            return
+        import numpy as np
+
+        plain = np.ones(len(codes), np.bool_)
+        odd: list[str] = []
+        if other._odd_names:
+            for i, code in enumerate(codes.tolist()):
+                name = other._odd_names.get(code)
+                if name is not None:
+                    plain[i] = False
+                    odd.append(name)
+        self._append(other._hash_of[codes], other._data[codes], plain, odd)
+
     def _find(self, hashes: "npt.NDArray[np.int64]", data: "npt.NDArray[np.bytes_]") -> "npt.NDArray[np.int64]":
         """The code of each id held in the table (its hash `hashes`, its bytes `data`), -1
         for one not held: every id probes at once, a round per step of the longest probe."""
@@ -234,6 +254,11 @@ class IdCodes(Mapping[str, int]):
     def __len__(self) -> int:
         return self._n
 
+    @property
+    def columnar(self) -> bool:
+        """Whether the ids are held as columns (past `SMALL`), not as a dict."""
+        return self._dict is None
+
     def __iter__(self) -> Iterator[str]:
         return iter(self._dict) if self._dict is not None else iter(self.names)
 
@@ -250,6 +275,18 @@ class IdCodes(Mapping[str, int]):
     def names(self) -> "IdNames":
         """The ids by code, a read-only sequence (each decoded when read)."""
         return IdNames(self)
+
+    def names_at(self, codes: "npt.NDArray[np.int64]") -> list[str]:
+        """The ids of `codes` (each 0 ≤ code < len), decoded at once."""
+        if self._dict is not None:
+            return list(map(self._list.__getitem__, codes.tolist()))
+        out = [b.decode("utf-8") for b in self._data[codes].tolist()]
+        if self._odd_names:
+            for i, code in enumerate(codes.tolist()):
+                odd = self._odd_names.get(code)
+                if odd is not None:
+                    out[i] = odd
+        return out
 
     def names_of(self, start: int, stop: int) -> list[str]:
         """The ids of codes `start` … `stop` - 1, decoded at once."""
@@ -295,6 +332,17 @@ class IdNames(Sequence[str]):
             yield from codes.names_of(start, min(len(codes), start + _STEP))
 
 
+def codes_of(codes: Mapping[Any, int], names: Sequence[Any]) -> "npt.NDArray[np.int64]":
+    """The code of each of `names` in `codes` (-1: not there), an int64 column: an
+    `IdCodes` looks them up together (`IdCodes.code_all`, none added), any other mapping
+    one `get` each."""
+    import numpy as np
+
+    if isinstance(codes, IdCodes):
+        return codes.code_all(names, add=False)
+    return np.fromiter(map(codes.get, names, repeat(-1)), np.int64, len(names))
+
+
 def _steps(hashes: "npt.NDArray[np.int64]", mask: int) -> "npt.NDArray[np.int64]":
     """Each hash's probe step in a table of `mask` + 1 slots (a power of two): odd, so a
     probe visits every slot; from the hash's high bits, so ids meeting at one slot part
@@ -328,4 +376,4 @@ def _encoded(values: Sequence[str]) -> tuple["npt.NDArray[np.bytes_]", "npt.NDAr
     return np.array(out, dtype="S"), np.array(plain, np.bool_)
 
 
-__all__: Sequence[str] = ["IdCodes", "IdNames"]
+__all__: Sequence[str] = ["IdCodes", "IdNames", "codes_of"]

@@ -95,11 +95,17 @@ def test_hand_built_expectations_agree() -> None:
     assert_same(both(history, expectations, quiet, build_index(history, expectations, quiet)))
 
 
-@pytest.mark.parametrize("seed", range(6))
-def test_states_read_in_order_agree(seed: int) -> None:
+@pytest.mark.parametrize(("seed", "id_small"), [(seed, None) for seed in range(6)] + [(0, 0), (3, 0)])
+def test_states_read_in_order_agree(seed: int, id_small: int | None, monkeypatch: pytest.MonkeyPatch) -> None:
     """Reads whose versions only go up (with or without a version, statuses the provider
     never emitted, objects it never sent), then one that goes back: ``regressed`` and
-    ``stale`` read as columns agree with their walk over the states."""
+    ``stale`` read as columns agree with their walk over the states. `id_small` 0: the
+    objects held as bytes (`IdCodes` past `SMALL`, a storm's), the states' objects looked
+    up together (`codes_of`)."""
+    if id_small is not None:
+        from hookproof.scenarios.id_codes import IdCodes
+
+        monkeypatch.setattr(IdCodes, "SMALL", id_small)
     rnd = random.Random(seed)
     events, attempts, observations = run_of(seed, n_events=400)
     expectations, index = expectations_and_index(events, attempts, observations, sender_timeout_s=10.0,

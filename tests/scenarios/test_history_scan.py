@@ -178,11 +178,13 @@ def test_a_storm_sized_history_gives_the_same_findings_in_memory_and_streamed(tm
     assert sum(n for _, n in index.by_event.sizes()) == len(in_memory)
 
 
-@pytest.mark.parametrize(("chunk", "small", "grouped"), [
-    (7, None, False), (1000, None, False), (None, None, False), (1000, 0, False), (None, 500, False),
-    (7, None, True), (1000, 0, True), (None, None, True)])
+@pytest.mark.parametrize(("chunk", "small", "grouped", "runs"), [
+    (7, None, False, False), (1000, None, False, False), (None, None, False, False), (1000, 0, False, False),
+    (None, 500, False, False), (7, None, True, True), (1000, 0, True, True), (None, None, True, True),
+    (7, None, False, True), (7, 0, False, True), (40, 300, False, True)])
 def test_the_columnar_pass_finds_what_the_dict_pass_found(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                         chunk: int | None, small: int | None, grouped: bool) -> None:
+                                                         chunk: int | None, small: int | None, grouped: bool,
+                                                         runs: bool) -> None:
     """A storm-sized history with every kind of fault (duplicates, losses, regressions,
     stale states, counters, invalid and renamed ids, slow acks), read in chunks of every
     size: the columnar pass gives the expectations the dict pass before it gave
@@ -190,7 +192,11 @@ def test_the_columnar_pass_finds_what_the_dict_pass_found(tmp_path: Path, monkey
     text, order and attempts included, over the list and over the file streamed. The
     event ids coded as a dict, as bytes from the first (`small` 0, a storm's million) or
     from the 500th on (`IdCodes.SMALL`); the attempts shuffled, or each event's together
-    (`grouped`: runs of one id and of one key, coded once a run, across chunk ends too)."""
+    (`grouped`: runs of one id and of one key, coded once a run, across chunk ends too).
+    With `runs`, chunks of any size are coded by runs, and through the world's codes
+    when every id (or key) of the chunk is the world's: shuffled, chunks of world ids
+    only and chunks with a renamed id or a forged key take turns, an id coded one way
+    met again the other way."""
     from hookproof.scenarios import history_scan
     from hookproof.scenarios.id_codes import IdCodes
     from tests.scenarios.oracle_scan import old_expectations_and_index
@@ -202,6 +208,7 @@ def test_the_columnar_pass_finds_what_the_dict_pass_found(tmp_path: Path, monkey
     events, attempts, observations = run_of(13, n_events=6000 if chunk != 7 else 1500)
     if grouped:
         attempts.sort(key=lambda a: a.event_id)
+    if runs:
         monkeypatch.setattr(history_scan, "_RUNS_FROM", 2)  # runs coded once in chunks of every size
     first_read = observations[1]  # an earlier read showing every object at v5: the later ones regress
     observations = [Observation(T0 + 1200, (), tuple(ObjectState(s.object_id, s.status, 5) for s in first_read.states),

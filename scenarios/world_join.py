@@ -1,0 +1,141 @@
+"""The checks' pass coding a history's event ids and keys through the world's codes.
+
+`scenarios.history_scan.scan_history`, given the run's events, codes each chunk's event
+ids and business keys in order of first attempt. When every id (key) of a chunk is one the
+world names, `WorldJoin` codes the chunk through the world's own codes
+(`scenarios.world_columns.WorldColumns`): each run of equal ids looked up once in the
+world's table, the scan's code read from an int32 column by world code, and a new id's
+hash and bytes copied into the scan's table (`scenarios.id_codes.IdCodes.add_from`), never
+hashed, encoded or probed for a second time; a new key taken as the world's own string.
+A chunk holding an id or key the world does not name (an envelope's own ``msg_…`` id, a
+forged key) is coded by the scan as before, and the columns told (`coded_events`,
+`coded_keys`), so the codes and their order are the same either way.
+"""
+
+from __future__ import annotations
+
+from itertools import repeat
+from typing import TYPE_CHECKING, Any, Sequence
+
+from hookproof.scenarios.groups import NO_GROUP
+from hookproof.scenarios.id_codes import IdCodes
+from hookproof.scenarios.world_columns import WorldColumns, code_range
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+
+class WorldJoin:
+    """The scan's codes of event ids and business keys found through the world's codes
+    (`WorldColumns`), a chunk of the history at a time: each run of equal ids
+    or keys looked up once in the world's table, and a new one's scan code given from a
+    column by world code (numbered in order of first attempt, as `IdCodes.code_all` and
+    the key dict number them), its hash and bytes copied (`IdCodes.add_from`): no second
+    table probed, no second hash or dict lookup per attempt. A chunk holding an id or key
+    the world does not name is coded as before (`events` and `keys` return None), the
+    columns kept up to date (`coded_events`, `coded_keys`).
+
+    Per world event and per world key an int32 slot (the scan code, -1: none yet),
+    made on first use and dropped with the scan."""
+
+    __slots__ = ("world", "_events", "_keys")
+
+    def __init__(self, world: WorldColumns) -> None:
+        self.world = world
+        self._events: npt.NDArray[np.int32] | None = None
+        self._keys: npt.NDArray[np.int32] | None = None
+
+    def events(self, ids: Sequence[Any], heads: "npt.NDArray[np.int64] | None", event_codes: IdCodes,
+               coded: "npt.NDArray[np.int64]",
+               ) -> "tuple[npt.NDArray[np.int64], npt.NDArray[np.int64] | None] | None":
+        """(the scan codes of `ids`, the world codes of those new to `event_codes` in
+        code order or None when none is), the new ones added to `event_codes`; None when
+        one of `ids` is not a world id (nothing is changed then). `heads`: where each run
+        of equal ids starts (None: each id its own run); `coded`: the world code of each
+        scan code so far (-1: none), read when the column is made."""
+        import numpy as np
+
+        head_ids = ids if heads is None else list(map(ids.__getitem__, heads.tolist()))
+        world_codes = self.world.codes.code_all(head_ids, add=False)
+        if not world_codes.size or int(world_codes.min()) < 0:
+            return None
+        if self._events is None:
+            self._events = np.full(len(self.world), -1, np.int32)
+            self.coded_events(coded, 0)
+        column = self._events
+        codes = column[world_codes].astype(np.int64)
+        fresh = np.flatnonzero(codes < 0)
+        order = None
+        if fresh.size:
+            order = in_order(world_codes[fresh])
+            n_before = len(event_codes)
+            column[order] = np.arange(n_before, n_before + len(order), dtype=np.int32)
+            event_codes.add_from(self.world.codes, order)
+            codes[fresh] = column[world_codes[fresh]]
+        return (codes if heads is None else np.repeat(codes, np.diff(heads, append=len(ids)))), order
+
+    def coded_events(self, world_codes: "npt.NDArray[np.int64]", first: int) -> None:
+        """Note the events coded elsewhere as `first`, `first` + 1, … (their world codes, -1: none)."""
+        import numpy as np
+
+        if self._events is not None:
+            known = np.flatnonzero(world_codes >= 0)
+            self._events[world_codes[known]] = known + first
+
+    def keys(self, keys: Sequence[Any], heads: "npt.NDArray[np.int64] | None", key_codes: dict[Any, int],
+             key_names: list[str]) -> "npt.NDArray[np.int64] | None":
+        """The scan codes of `keys` (`NO_GROUP` for None; new ones added to `key_codes`
+        and `key_names` as the world's own strings), or None when one of them is not a
+        world key (nothing is changed then). `heads`: where each run of equal keys starts
+        (None: each key its own run)."""
+        import numpy as np
+
+        world = self.world
+        head_keys = keys if heads is None else list(map(keys.__getitem__, heads.tolist()))
+        world_codes = np.fromiter(map(world.keys.codes.get, head_keys, repeat(-2)), np.int64, len(head_keys))
+        if not world_codes.size or int(world_codes.min()) < -1:  # -1: None
+            return None
+        if self._keys is None:
+            self._keys = np.full(len(world.keys.names), -1, np.int32)
+            self.coded_keys(key_names, 0)
+        column = self._keys
+        keyed = world_codes >= 0
+        coded = np.full(len(head_keys), NO_GROUP, np.int64)
+        coded[keyed] = column[world_codes[keyed]]
+        fresh = np.flatnonzero(keyed & (coded < 0))
+        if fresh.size:
+            order = in_order(world_codes[fresh])
+            n_before = len(key_names)
+            column[order] = np.arange(n_before, n_before + len(order), dtype=np.int32)
+            names = list(map(world.keys.names.__getitem__, order.tolist()))
+            key_codes.update(zip(names, code_range(n_before, n_before + len(names))))
+            key_names += names
+            coded[fresh] = column[world_codes[fresh]]
+        return coded if heads is None else np.repeat(coded, np.diff(heads, append=len(keys)))
+
+    @property
+    def key_column(self) -> "npt.NDArray[np.int32] | None":
+        """Per world key code, the scan's code of that key (-1: none), when a chunk was
+        coded here (kept up to date since), else None."""
+        return self._keys
+
+    def coded_keys(self, names: Sequence[str], first: int) -> None:
+        """Note the keys coded elsewhere as `first`, `first` + 1, … (those the world names)."""
+        if self._keys is not None:
+            codes = self.world.keys.codes
+            for i, name in enumerate(names):
+                code = codes.get(name)
+                if code is not None and code >= 0:
+                    self._keys[code] = first + i
+
+
+def in_order(values: "npt.NDArray[np.int64]") -> "npt.NDArray[np.int64]":
+    """The distinct `values`, in order of first appearance."""
+    import numpy as np
+
+    distinct, first = np.unique(values, return_index=True)
+    return distinct[np.argsort(first, kind="stable")]
+
+
+__all__: Sequence[str] = ["WorldJoin", "in_order"]
