@@ -33,7 +33,7 @@ from typing import Any, AnyStr, Callable, Iterator, Mapping, NamedTuple
 
 from hookproof.loadtests.renaming import IdRenamer
 from hookproof.simulator.events import Event
-from hookproof.simulator.profiles.base import Envelope, Profile
+from hookproof.simulator.profiles.base import Envelope, Profile, new_envelope
 from hookproof.simulator.world import World
 
 #: A world id: a lowercase prefix (``cs_test`` included), 18 characters kept, 6 renamed.
@@ -200,11 +200,11 @@ class _Cut:
         """The event and envelope of this template under `new_tail` (a slim event: the
         object snapshot stays out, as the sender and the checks read only its fields).
 
-        Neither constructor runs (the values come from the template's instances, already
-        validated): the fields are written straight into a new instance's dict, the
-        template's first, in the order keyword arguments to `dict.update` gave them
-        before; a storm renders one per event it sends, and this takes half the time
-        (about 1.9 against 4.1 µs for both)."""
+        Neither frozen constructor runs (the values come from the template's instances,
+        already validated): the event's fields are written straight into a new instance's
+        dict, the template's first, in the order keyword arguments to `dict.update` gave
+        them before, and the envelope (a slots class) is built by `new_envelope`; a storm
+        renders one per event it sends, and this takes half the time of both constructors."""
         event = _new(Event)
         fields = event.__dict__
         fields.update(self.fields)
@@ -212,15 +212,11 @@ class _Cut:
         fields["object_id"] = new_tail.join(self.object_id)
         fields["business_key"] = new_tail.join(self.business_key) if self.business_key else None
         fields["request_id"] = new_tail.join(self.request_id) if self.request_id else None
-        envelope = _new(Envelope)
-        fields = envelope.__dict__
-        fields["type"] = self.envelope_type
-        fields["event_id"] = new_tail.join(self.envelope_id)
-        fields["body"] = new_tail.encode("ascii").join(self.body)
-        # a fixed mapping is shared by every copy; an empty one is a fresh dict, as before
-        fields["headers"] = self.fixed_headers or ({k: new_tail.join(v) for k, v in self.headers} if self.headers
-                                                   else {})
-        fields["query"] = self.fixed_query or ({k: new_tail.join(v) for k, v in self.query} if self.query else {})
+        # an empty mapping is a fresh dict, as before; a fixed one is shared by every copy
+        envelope = new_envelope(
+            new_tail.join(self.envelope_id), self.envelope_type, new_tail.encode("ascii").join(self.body),
+            self.fixed_headers or ({k: new_tail.join(v) for k, v in self.headers} if self.headers else {}),
+            self.fixed_query or ({k: new_tail.join(v) for k, v in self.query} if self.query else {}))
         return Rendered(event, envelope, partial(self.render, new_tail))
 
 
