@@ -2,9 +2,11 @@
 
 The header (target, profile, environment, seed, time, overall verdict), the verdict of
 every scenario (``<table id="verdicts">``), the go-live checklist with its evidence, and
-for each business key a finding names, a timeline (``<svg class="timeline">``) of its
-deliveries, attempts and effects, with the attempts listed below it. The page is a pure
-function of the `RunReport`, rendered by Jinja2 with autoescaping on.
+for each key a finding names (a business key, or the id of an object whose state it is
+about, headed by the provider's noun: ``Order``, ``Subscription``), a timeline
+(``<svg class="timeline">``) of its deliveries, attempts and effects, with the attempts
+listed below it. The page is a pure function of the `RunReport`, rendered by Jinja2 with
+autoescaping on.
 """
 
 from __future__ import annotations

@@ -58,7 +58,7 @@ def byte_forms(raw: bytes) -> set[str]:
     """How a program prints `raw`: hex (lower, upper; contiguous, and space- or colon-separated
     as Node's ``Buffer`` and ``bytes.hex(" ")`` do), base64 (standard and URL-safe, with and
     without padding), the inside of Python's bytes repr (``b'…'``, also inside
-    ``bytearray(b'…')``), and decimal byte lists (Go's ``[1 2 3]``, Python's and JavaScript's
+    ``bytearray(b'…')``, and with its backslashes doubled as a JSON log line holds it), and decimal byte lists (Go's ``[1 2 3]``, Python's and JavaScript's
     ``[1, 2, 3]``, JSON's ``[1,2,3]``, Java's signed ``[49, -14, …]``)."""
     forms: set[str] = set()
     hexed = raw.hex()
@@ -67,7 +67,8 @@ def byte_forms(raw: bytes) -> set[str]:
         forms |= {h, " ".join(pairs), ":".join(pairs)}
     b64, url = base64.b64encode(raw).decode(), base64.urlsafe_b64encode(raw).decode()
     forms |= {b64, b64.rstrip("="), url, url.rstrip("=")}
-    forms |= {repr(raw)[2:-1], repr(bytearray(raw))[12:-2]}
+    inside = repr(raw)[2:-1]
+    forms |= {inside, repr(bytearray(raw))[12:-2], inside.replace("\\", "\\\\")}  # also as a JSON string holds it
     numbers = [str(b) for b in raw]
     signed = [str(b - 256 if b > 127 else b) for b in raw]
     forms |= {" ".join(numbers), ", ".join(numbers), ",".join(numbers), ", ".join(signed)}

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import json
 
 import pytest
 from standardwebhooks.webhooks import Webhook
@@ -45,6 +46,7 @@ def printed(raw: bytes) -> list[str]:
         base64.b64encode(raw).decode(), base64.b64encode(raw).decode().rstrip("="),
         base64.urlsafe_b64encode(raw).decode(), base64.urlsafe_b64encode(raw).decode().rstrip("="),
         repr(raw), repr(bytearray(raw)),  # print(key), print(bytearray(key))
+        json.dumps(repr(raw)),  # a JSON log line holding the repr (backslashes doubled)
         str(list(raw)), str(list(raw)).replace(",", ""),  # Python list / JS Array.from, Go's %v
         str(list(raw)).replace(" ", ""),  # JSON.stringify(Buffer)'s data
         str(signed),  # Java's Arrays.toString(byte[])
