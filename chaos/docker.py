@@ -24,6 +24,7 @@ from typing import Any, Callable, Mapping, Sequence, TypeVar
 
 from hookproof.chaos.errors import ContainerError, ProcessError
 from hookproof.chaos.process import wait_healthy
+from hookproof.simulator.secret_forms import Masker
 
 T = TypeVar("T")
 
@@ -83,7 +84,7 @@ class ReceiverContainer:
         self.env = dict(env or {})
         self.startup_timeout_s = startup_timeout_s
         self.name = name or f"hookproof-{uuid.uuid4().hex[:10]}"
-        self._masked = [m for m in masked if m]
+        self._mask = Masker(masked)
         self._container: Any = None
         self.paused = False
 
@@ -93,9 +94,7 @@ class ReceiverContainer:
     def describe(self) -> str:
         """Image and command with secrets masked."""
         text = f"{self.image} {' '.join(self.command)}"
-        for m in self._masked:
-            text = text.replace(m, "***")
-        return f"container {self.name}: {text}"
+        return f"container {self.name}: {self._mask(text)}"
 
     def log_tail(self, lines: int = 20) -> str:
         """The last lines of the container's output (empty when unavailable)."""
@@ -105,9 +104,7 @@ class ReceiverContainer:
             text = self._container.logs(tail=lines).decode("utf-8", "replace")
         except Exception:  # logs are diagnostics: never mask the real error with a logging one
             return ""
-        for m in self._masked:
-            text = text.replace(m, "***")
-        return text
+        return self._mask(text)
 
     def _status(self) -> str:
         if self._container is None:

@@ -7,7 +7,6 @@ the block raised. The process runs in its own process group so its children go t
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import os
 import shlex
@@ -24,34 +23,13 @@ from urllib.parse import urlsplit
 import httpx
 
 from hookproof.chaos.errors import ProcessError
+from hookproof.simulator.secret_forms import Masker
+from hookproof.simulator.secret_forms import mask_secrets as mask_secrets  # re-exported
+from hookproof.simulator.secret_forms import secret_forms as secret_forms  # re-exported
 
 #: How much of the receiver's log a run keeps (the newest bytes), and how many lines a finding quotes.
 KEEP_BYTES = 1 << 20
 TAIL_LINES = 40
-
-
-def secret_forms(secret: str) -> set[str]:
-    """The spellings of `secret` a log could betray it in: itself and its key part after a
-    ``whsec_``-style prefix, each literal, in hex (both cases) and in base64 (standard and
-    URL-safe, with and without padding)."""
-    forms: set[str] = set()
-    key = secret.split("_", 1)[1] if secret.startswith("whsec_") else secret
-    for text in {secret, key}:
-        if len(text) < 4:  # too short to mask without masking ordinary text
-            continue
-        raw = text.encode()
-        b64 = base64.b64encode(raw).decode()
-        forms |= {text, raw.hex(), raw.hex().upper(), b64, b64.rstrip("="),
-                  base64.urlsafe_b64encode(raw).decode().rstrip("=")}
-    return forms
-
-
-def mask_secrets(text: str, secrets: Sequence[str]) -> str:
-    """`text` with every form of every secret (`secret_forms`) replaced by ``***``."""
-    forms = {f for s in secrets if s for f in secret_forms(s)}
-    for form in sorted(forms, key=len, reverse=True):
-        text = text.replace(form, "***")
-    return text
 
 
 class ReceiverLog:
@@ -60,11 +38,11 @@ class ReceiverLog:
     Processes write to it in append mode (a restarted or replicated receiver adds to it);
     `mark` gives the current end (a byte offset), `tail` the last lines between two marks,
     `keep` the newest `KEEP_BYTES` into a file of the report folder. Everything read out is
-    masked (`mask_secrets`); the temporary file goes on `close` (also at exit).
+    masked (every form of each secret, `simulator.secret_forms`); the temporary file goes on `close` (also at exit).
     """
 
     def __init__(self, masked: Sequence[str] = ()) -> None:
-        self._masked = [m for m in masked if m]
+        self._mask = Masker(masked)
         handle = tempfile.NamedTemporaryFile(prefix="hookproof-receiver-", suffix=".log", delete=False)
         handle.close()
         self.path = Path(handle.name)
@@ -95,7 +73,7 @@ class ReceiverLog:
         if end is None or end - start > KEEP_BYTES:
             start = max(start, (end if end is not None else self.mark()) - KEEP_BYTES)
         text = self._read(start, end)
-        return mask_secrets("\n".join(text.splitlines()[-lines:]), self._masked)
+        return self._mask("\n".join(text.splitlines()[-lines:]))
 
     def keep(self, dest: Path) -> bool:
         """Write the newest `KEEP_BYTES` of the log, masked, to `dest` (with a first line saying
@@ -108,7 +86,7 @@ class ReceiverLog:
         if start:
             text = text.split("\n", 1)[1] if "\n" in text else text  # start at a whole line
             text = f"[hookproof: the first {start} byte(s) of the receiver's output are not kept]\n" + text
-        dest.write_text(mask_secrets(text, self._masked), encoding="utf-8")
+        dest.write_text(self._mask(text), encoding="utf-8")
         return True
 
     def close(self) -> None:
@@ -231,7 +209,7 @@ class ReceiverProcess:
         self.health_url = health_url
         self.port = port or (urlsplit(health_url).port if health_url else None)
         self.startup_timeout_s = startup_timeout_s
-        self._masked = [m for m in masked if m]
+        self._masker = Masker(masked)
         self._child: Supervised | None = None
         # The receiver's output, read back (masked) for error messages. It may hold
         # secrets the receiver prints, so it goes when this object does: on `close`, on
@@ -253,8 +231,9 @@ class ReceiverProcess:
         return self._mask(shlex.join(self.argv))
 
     def _mask(self, text: str) -> str:
-        """`text` with every masked string hidden, also in its base64 and hex forms."""
-        return mask_secrets(text, self._masked)
+        """`text` with every masked string hidden in every form a program prints it in
+        (`simulator.secret_forms`)."""
+        return self._masker(text)
 
     def log_tail(self, lines: int = 20) -> str:
         try:

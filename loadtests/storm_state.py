@@ -27,6 +27,7 @@ from hookproof.simulator.delivery.history import Attempt
 from hookproof.simulator.events import Event
 from hookproof.simulator.profiles import get_profile
 from hookproof.simulator.profiles.base import Profile
+from hookproof.simulator.secret_forms import Masker
 
 log = logging.getLogger("hookproof.storm")
 
@@ -52,6 +53,7 @@ class StormProcess:
         self.spec: StormSpec | None = None
         self.profile: Profile | None = None
         self.secrets: list[str] = []
+        self.mask = Masker(())  # every form of the secrets, masked in answer excerpts and reasons
         self.error: str | None = None
         self.t0 = 0.0  # monotonic seconds at test start
         self.started_at = 0.0  # unix seconds at test start
@@ -89,6 +91,7 @@ class StormProcess:
             try:
                 self.secrets = (secrets_from_text(secrets, "the signing secrets the master sent") if secrets
                                 else secrets_from_env())
+                self.mask = Masker(self.secrets)
             except SpecError as exc:
                 self.error = str(exc)
                 log.error("%s", exc)
@@ -162,7 +165,9 @@ class StormProcess:
         if graded is None:  # graded once per distinct observation (nearly all are one 200 answer)
             assert self.profile is not None
             g = grade(observed(atoms), self.profile)
-            graded = (g.status, g.outcome.value, g.completion.value, g.excerpt, g.reason)
+            mask = self.mask
+            graded = (g.status, g.outcome.value, g.completion.value, mask(g.excerpt),
+                      mask(g.reason) if g.reason else g.reason)
             if len(self._grades) >= GRADES_KEPT:
                 self._grades.clear()
             self._grades[atoms] = graded

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterable
 from datetime import datetime, timezone
 
-from hookproof.reports.model import FindingView
+from hookproof.reports.model import AttemptView, FindingView
 
 #: How verdicts read in every human-facing report.
 VERDICT_LABELS = {
@@ -82,3 +83,41 @@ def one_line(text: str) -> str:
 def plural(n: int, word: str) -> str:
     """``1 finding``, ``2 findings``."""
     return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def object_noun(event_type: str) -> str:
+    """The provider's word for the object an event type is about, lower case: Shopify topics
+    name it before the slash (``orders/paid`` -> ``order``), dotted types before the last part
+    (``customer.subscription.updated`` -> ``subscription``, ``issues.opened`` -> ``issue``,
+    ``payment_intent.succeeded`` -> ``payment intent``, ``checkout.session.completed`` ->
+    ``checkout session``); a type with neither is ``object``."""
+    if "/" in event_type:
+        parts = [event_type.split("/", 1)[0]]
+    elif "." in event_type:
+        parts = event_type.split(".")[:-1]
+        if len(parts) > 1 and parts[0] == "customer":  # Stripe's customer.subscription.*, customer.discount.*
+            parts = parts[1:]
+    else:
+        return "object"
+    noun = " ".join(parts).replace("_", " ")
+    return noun[:-1] if noun.endswith("s") and not noun.endswith("ss") else noun
+
+
+def key_labels(attempts: Iterable[AttemptView]) -> Callable[[str], str]:
+    """What a finding's key is, in the provider's words, given a scenario's attempts:
+    ``Business key`` for an effect's key (or a key no attempt names); for a state finding's
+    key (an object's id), the object's noun from the first event about it (``Order``,
+    ``Subscription``, ``Issue``: `object_noun`)."""
+    business: set[str] = set()
+    types: dict[str, str] = {}
+    for a in attempts:
+        if a.business_key is not None:
+            business.add(a.business_key)
+        if a.object_id is not None:
+            types.setdefault(a.object_id, a.event_type)
+    def label(key: str) -> str:
+        if key in business or key not in types:
+            return "Business key"
+        noun = object_noun(types[key])
+        return noun[:1].upper() + noun[1:]
+    return label

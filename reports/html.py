@@ -2,9 +2,11 @@
 
 The header (target, profile, environment, seed, time, overall verdict), the verdict of
 every scenario (``<table id="verdicts">``), the go-live checklist with its evidence, and
-for each business key a finding names, a timeline (``<svg class="timeline">``) of its
-deliveries, attempts and effects, with the attempts listed below it. The page is a pure
-function of the `RunReport`, rendered by Jinja2 with autoescaping on.
+for each key a finding names (a business key, or the id of an object whose state it is
+about, headed by the provider's noun: ``Order``, ``Subscription``), a timeline
+(``<svg class="timeline">``) of its deliveries, attempts and effects, with the attempts
+listed below it. The page is a pure function of the `RunReport`, rendered by Jinja2 with
+autoescaping on.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from typing import Any
 
 import jinja2
 
-from hookproof.reports._format import OUTCOMES, attempt_refs, one_line, plural, seconds, utc, verdict_label
+from hookproof.reports._format import OUTCOMES, attempt_refs, key_labels, one_line, plural, seconds, utc, verdict_label
 from hookproof.reports.model import AttemptView, CheckView, FindingView, RunReport, ScenarioReport
 from hookproof.reports.timeline import Timeline, layout_timeline
 
@@ -26,9 +28,12 @@ __all__ = ["render_html"]
 
 @dataclass(frozen=True)
 class KeyView:
-    """One business key of a failing scenario: its findings, timeline and attempts."""
+    """One key of a failing scenario (a business key, or the id of an object whose state a
+    finding is about): its findings, timeline and attempts; `label` says which, in the
+    provider's words (``Business key``, ``Order``, ``Subscription``: `_format.key_label`)."""
 
     key: str
+    label: str
     findings: tuple[FindingView, ...]
     timeline: Timeline | None
     attempts: tuple[tuple[AttemptView, str], ...]  # with the send time relative to the first
@@ -100,6 +105,7 @@ def _problem(scenario: ScenarioReport) -> ProblemView | None:
     if not scenario.findings and not unknown:
         return None
     keys = []
+    label = key_labels(scenario.attempts)
     for key in scenario.finding_keys[:MAX_DETAILED_KEYS]:
         attempts = scenario.attempts_for(key)
         effects = scenario.effects_for(key)
@@ -107,6 +113,7 @@ def _problem(scenario: ScenarioReport) -> ProblemView | None:
         t0 = min(starts, default=0.0)
         keys.append(KeyView(
             key=key,
+            label=label(key),
             findings=scenario.findings_for(key),
             timeline=layout_timeline(attempts, effects),
             attempts=tuple((a, f"+{(a.sent_at - t0) * 1000:.0f} ms") for a in attempts),

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
-from hookproof.reports._format import attempt_refs, one_line, plural, seconds, utc, verdict_label
+from hookproof.reports._format import attempt_refs, key_labels, one_line, plural, seconds, utc, verdict_label
 from hookproof.reports.model import RunReport, ScenarioReport
 
 __all__ = ["render_markdown"]
@@ -67,10 +67,10 @@ def _duration(scenario: ScenarioReport) -> str:
 
 def _findings(report: RunReport) -> str:
     rows = [
-        (_code(s.id), _code(f.check_id), _code(f.key),
+        (_code(s.id), _code(f.check_id), _keyed(f.key, label(f.key)),
          _cell(f.message) + (f" (attempts {attempt_refs(f.attempts)})" if f.attempts else "")
          + (f" ([receiver log]({_link(f.log.path)}), tail below)" if f.log is not None else ""))
-        for s in report.scenarios for f in s.findings
+        for s in report.scenarios if s.findings for label in (key_labels(s.attempts),) for f in s.findings
     ]
     rows += [
         (_code(s.id), _code(c.check_id), "", f"UNKNOWN: {_cell(c.detail or 'no verdict')}")
@@ -78,7 +78,13 @@ def _findings(report: RunReport) -> str:
     ]
     if not rows:
         return ""
-    return "### Findings\n\n" + _table(("Scenario", "Check", "Business key", "Message"), rows)
+    return "### Findings\n\n" + _table(("Scenario", "Check", "Key", "Message"), rows)
+
+
+def _keyed(key: str, label: str) -> str:
+    """A finding's key in its cell: a business key as it is, an object's id after the
+    provider's noun for it (``order `467561329779` ``)."""
+    return _code(key) if label == "Business key" else f"{label.lower()} {_code(key)}"
 
 
 def _receiver_logs(report: RunReport) -> str:

@@ -223,6 +223,19 @@ class Scenario:
     build: Callable[[Context, World], Plan | NotApplicable]
     tier: str = "catalog"
     overlap: Overlap = Overlap.ALONE
+    #: (world kind, title, description): the scenario in a provider world's own words, where
+    #: its story names the provider's objects and states (``catalog`` for a user's catalog).
+    worded: tuple[tuple[str, str, str], ...] = ()
+
+    def for_world(self, world: str) -> "Scenario":
+        """This scenario with the title and description in `world`'s words (`Profile.world`:
+        ``billing``, ``shopify``, ``github``…, or ``catalog:<digest>`` for a user's catalog);
+        itself when it has none for that world."""
+        kind = "catalog" if world.startswith("catalog:") else world
+        for w, title, description in self.worded:
+            if w == kind:
+                return replace(self, title=title, description=description)
+        return self
 
     def plan(self, ctx: Context, world: AnyWorld) -> Plan | NotApplicable:
         if not isinstance(world, World):  # another provider's world (GitHub's): its own stories
@@ -602,7 +615,36 @@ def _provider_api_transient(ctx: Context, w: World) -> Plan | NotApplicable:
 
 def _scenario(id: str, title: str, description: str, checks: Sequence[str], checklist: Sequence[str],
               build: Callable[[Context, World], Plan | NotApplicable]) -> Scenario:
-    return Scenario(id, title, description, tuple(checks), tuple(checklist), build, overlap=OVERLAP.get(id, Overlap.ALONE))
+    return Scenario(id, title, description, tuple(checks), tuple(checklist), build, overlap=OVERLAP.get(id, Overlap.ALONE),
+                    worded=WORDED.get(id, ()))
+
+
+#: Scenarios whose story names a world's objects and states, in each provider world's words
+#: (world kind, title, description); the catalog's own text is the billing world's. Each
+#: names what `catalog._stale_after_newer` picks in that world (the status Stripe, Paddle,
+#: Shopify's ``financial_status``, GitHub's issue ``state`` and Mercado Pago's payment
+#: ``status`` take; tests/scenarios/test_scenario_words.py).
+WORDED: Mapping[str, tuple[tuple[str, str, str], ...]] = {
+    "stale-after-newer": (
+        ("shopify", "An old update after the cancellation",
+         "An order's delayed first event (orders/create, financial_status pending) arrives after its later "
+         "ones (orders/paid, the refunds, orders/cancelled). Applying it would bring back a financial_status "
+         "the order has left."),
+        ("paddle", "An old update after the cancellation",
+         "A subscription's delayed subscription.past_due event arrives after its later ones (recovered, "
+         "then subscription.canceled). Applying it would bring back a status the subscription has left."),
+        ("github", "An old update after the close",
+         "An issue's delayed first event (issues.opened, state open) arrives after its later ones (labeled, "
+         "closed, reopened, closed again). Applying it would reopen an issue that is closed."),
+        ("mercadopago", "An old notification after the refund",
+         "A payment's delayed first notification (payment.created, when it was pending) arrives after its "
+         "later ones (approved, then refunded). The receiver must keep the payment's current status, never "
+         "go back to pending."),
+        ("catalog", "An old update after newer ones",
+         "An object's delayed earlier event arrives after its later ones. Applying it would bring back a "
+         "state the object has left."),
+    ),
+}
 
 
 #: Each catalog scenario's `Overlap` (scheduling metadata; unlisted: ``ALONE``).
@@ -645,8 +687,8 @@ SCENARIOS: tuple[Scenario, ...] = (
               "newer one.",
               ("regressed", "stale", "no_server_error", "valid_not_rejected"), ("reordering-tested",), _reorder),
     _scenario("stale-after-newer", "An old update after the cancellation",
-              "An object's delayed earlier update (a 'past due' one) arrives after its later ones (the "
-              "cancellation). Applying it would bring back a state the object has left.",
+              "A subscription's delayed earlier update (status past_due) arrives after its later ones (the "
+              "cancellation). Applying it would bring back a status the subscription has left.",
               ("regressed", "stale", "no_server_error", "valid_not_rejected"), ("reordering-tested",),
               _stale_after_newer),
     _scenario("distinct-events-same-object", "Several events of one object are all effects",

@@ -171,6 +171,7 @@ class Runner:
         so far, the others as unknown with the reason (`unfinished`), and says it is partial.
         """
         chosen = [_lookup(i) for i in ids] if ids is not None else list(CATALOG.values())
+        chosen = [s.for_world(self.profile.world) for s in chosen]  # titles in the provider's words
         order = list(chosen)
         started = time.time()
         partial = False

@@ -59,6 +59,7 @@ from typing import Any, Mapping, Sequence
 import httpx
 
 from hookproof.simulator.profiles.stripe_versions import at_version
+from hookproof.simulator.secret_forms import mask_secrets
 from hookproof.simulator.server import clock
 from hookproof.simulator.world import AnyWorld, World
 
@@ -82,7 +83,8 @@ class SeedHook:
         timeout_s: bound on the whole call: the command's run, or the request and its answer (seconds).
         env: the command's whole environment (None: hookproof's own).
         cwd: the command's working folder (None: hookproof's own).
-        masked: values never shown (the signing secrets, the API key): ``***`` in a reason.
+        masked: values never shown (the signing secrets, the API key): ``***`` in a reason, in
+            every form a program prints them (`simulator.secret_forms`).
         creates: object types the seed creates through the provider API before the story is
             told, for the story to bind to (only ``"checkout.session"``; empty: the seed runs
             after the story, over its objects).
@@ -198,8 +200,7 @@ def _post(hook: SeedHook, body: bytes) -> str | None:
 
 
 def _one_line(reason: str, masked: Sequence[str]) -> str:
-    for value in sorted((m for m in masked if m), key=len, reverse=True):
-        reason = reason.replace(value, "***")
+    reason = mask_secrets(reason, masked)
     line = " | ".join(part.strip() for part in reason.splitlines() if part.strip())
     if len(line) <= REASON_CHARS:
         return line

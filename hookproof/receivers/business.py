@@ -14,7 +14,9 @@ charge.refunded                             ``refund:{charge.id}:{amount_refunde
 =========================================== =========================================
 
 State: every ``customer.subscription.*`` event sets the subscription's status; its
-version is the object's ``hookproof_version``. Every ``invoice.*`` event sets the
+version is the object's ``hookproof_version`` (hookproof's counter of the object's changes,
+which the checks compare a state's version with; Stripe's objects have no such field:
+README, "Stripe: objects, API versions and the provider API"). Every ``invoice.*`` event sets the
 invoice's status (``invoice_state_of``: Stripe's invoice ``status``, e.g. ``open``,
 ``paid``), kept apart in ``invoice_states``. Every other type: no effect (2xx).
 """

@@ -39,6 +39,7 @@ from hookproof.simulator.delivery.mutations import build_attempt, envelope_of
 from hookproof.simulator.delivery.transports import Target, in_process_request, in_process_transport, make_client
 from hookproof.simulator.faults import Delivery, Mutation, Schedule, is_valid
 from hookproof.simulator.profiles.base import Profile, SignedRequest
+from hookproof.simulator.secret_forms import Masker
 
 _ACKED = Outcome.ACKED
 #: Default cap on an answer body, in bytes (the rest is not read).
@@ -65,7 +66,8 @@ class Dispatcher:
     Args:
         target: where to deliver.
         profile: signs and envelopes; gives the retry schedule and sender timeout.
-        secrets: the receiver's secrets (never recorded anywhere).
+        secrets: the receiver's secrets (never recorded anywhere: every form of each is masked
+            in the answer excerpts and reasons the history keeps, `simulator.secret_forms`).
         history: where attempts are recorded.
         time_scale: factor applied to the profile's retry delays (1.0 = real time).
         max_attempts: attempts per delivery at most (default: 1 + the schedule's length).
@@ -100,6 +102,7 @@ class Dispatcher:
         self.target = target
         self.profile = profile
         self._secrets = tuple(secrets)
+        self._mask = Masker(self._secrets)  # a receiver's answer may quote a secret: never recorded
         self.history = history
         self.time_scale = time_scale
         self.max_attempts = max_attempts if max_attempts is not None else 1 + len(profile.retry_schedule_s)
@@ -290,7 +293,8 @@ class Dispatcher:
         return self.history.record_new(
             event_id, delivery.delivery_id, number, event.business_key, event.object_id, event.version,
             event_type, tags if type(tags) is tuple else tuple(tags), valid, sent_at, sent_at + latency_ms / 1000.0,
-            graded.status, outcome, completion, round(latency_ms, 3), graded.excerpt, graded.reason, event.amount,
+            graded.status, outcome, completion, round(latency_ms, 3), self._mask(graded.excerpt),
+            self._mask(graded.reason) if graded.reason else None, event.amount,
             self.scenario,
         )
 

@@ -64,3 +64,23 @@ def test_a_copy_that_fails_to_start_shows_its_own_output_not_the_running_ones() 
     tail = info.value.log_tail or ""
     assert tail.splitlines() == ["listen EADDRINUSE: address already in use", "secret ***"]
     assert info.value.returncode == 1
+
+
+#: A Standard Webhooks secret (the spec's test vector) and a receiver's start-up debug line
+#: printing the key bytes its verifier decodes it to, as hex, HEX, bytes repr and byte list.
+STANDARD = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+KEY_PRINTER = ("import base64, sys; raw = base64.b64decode(sys.argv[1].removeprefix('whsec_')); "
+               "print('key', raw.hex(), raw.hex().upper(), raw, list(raw), flush=True)")
+
+
+def test_a_failed_start_masks_the_decoded_key_bytes_in_the_error() -> None:
+    """The exception a failed start raises quotes the receiver's output: every printed form
+    of the decoded key is masked there, and in its message."""
+    proc = ReceiverProcess([sys.executable, "-c", KEY_PRINTER, STANDARD], port=free_port(), startup_timeout_s=5,
+                           masked=[STANDARD])
+    with pytest.raises(ProcessError) as info:
+        proc.start()
+    tail = info.value.log_tail or ""
+    assert "key *** *** b'***' [***]" in tail, tail
+    assert "31f290f6bf06298a" not in f"{info.value} {tail}".lower()  # the key's first bytes, in hex
+    proc.close()

@@ -87,10 +87,19 @@ def test_the_header_and_the_readme_show_the_same_usage() -> None:
     header = _usage(COMPOSE.read_text(encoding="utf-8"))
     readme = _usage((ROOT / "README.md").read_text(encoding="utf-8"))
     assert header and header == readme
-    assert [w[w.index("-f") + 1] for w in header] == ["examples/compose/storm.yml"] * len(header)
+    assert [w[w.index("-f") + 1] for w in header] == ["storm.yml"] * len(header)  # the copy next to hookproof.toml
     up, run, down = header
     assert up[-4:] == ["-d", "--scale", "worker=2", "worker"] and run[-3:] == ["run", "--rm", "master"]
     assert down[-1] == "down"
+
+
+def test_the_readme_shows_the_whole_file_for_users_without_a_clone() -> None:
+    """pip users have no examples/ folder: the README's ``storm.yml`` block is the file itself."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    (block,) = re.findall(r"```yaml storm\.yml\n(.*?)```", readme, flags=re.S)
+    assert yaml.safe_load(block) == yaml.safe_load(COMPOSE.read_text(encoding="utf-8"))
+    text = COMPOSE.read_text(encoding="utf-8")
+    assert block == text[text.index("services:"):]
 
 
 @pytest.fixture()

@@ -4,7 +4,9 @@ finding quotes what the receiver wrote during its scenario.
 A real `certify` (a subprocess) starts `examples.receivers.unknown_type_500` through
 ``[target.process]``: it answers 500 with a Python traceback on its stderr to event types
 it has no handler for. The start command first prints the signing secret and the provider
-API key (literal and base64), as a careless receiver's start-up logging would.
+API key (literal and base64), as a careless receiver's start-up logging would, then (a
+Python debug line) the key bytes a Standard Webhooks verifier decodes the secret to, in
+every form a program prints bytes (`PRINT_KEY`).
 """
 
 from __future__ import annotations
@@ -28,6 +30,20 @@ from tests.reports.sample import sample_report
 
 SECRET = "whsec_LOGCANARY0123456789abcdef0123456789"
 API_KEY = "sk_test_LOGCANARY_apikey_0123456789"
+#: A receiver's debug line: the secret's key bytes (decoded as the official Standard
+#: Webhooks library does) printed as hex, HEX, base64 (standard, URL-safe, unpadded), bytes
+#: and bytearray reprs, a byte list, Node's Buffer; and the secret's own UTF-8 bytes in hex.
+PRINT_KEY = """\
+import base64, os
+from standardwebhooks.webhooks import Webhook
+secret = os.environ["HOOKPROOF_SECRET"]
+raw = Webhook(secret)._whsecret
+print("decoded key:", raw.hex(), raw.hex().upper(), base64.b64encode(raw).decode(),
+      base64.urlsafe_b64encode(raw).decode().rstrip("="), repr(raw), repr(bytearray(raw)), list(raw),
+      "<Buffer " + raw.hex(" ") + ">", secret.encode().hex(), flush=True)
+"""
+#: What the kept log must show of that line.
+PRINTED_MASKED = "decoded key: *** *** *** *** b'***' bytearray(b'***') [***] <Buffer ***> ***"
 #: The line of Python's traceback a KeyError on a missing handler ends with.
 TRACEBACK_LINE = "KeyError: 'payment_method.automatically_updated'"
 
@@ -37,7 +53,9 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> tuple[CliRun, Path]:
     root = tmp_path_factory.mktemp("receiver-log")
     db = root / "receiver.sqlite"
     b64 = base64.b64encode(SECRET.encode()).decode()
+    (root / "print_key.py").write_text(PRINT_KEY, encoding="utf-8")
     start = (f"bash -c 'echo starting with secret $HOOKPROOF_SECRET {b64} and key $HOOKPROOF_API_KEY; "
+             f"{sys.executable} {root / 'print_key.py'}; "
              f"exec {sys.executable} -m examples.receivers.unknown_type_500 --port {{port}} --db sqlite:///{db}'")
     config = root / "hookproof.toml"
     config.write_text(f"""
@@ -83,6 +101,7 @@ def test_the_log_is_kept_and_each_5xx_finding_quotes_its_traceback(run: tuple[Cl
     kept = (out / "receiver.log").read_text(encoding="utf-8")
     assert TRACEBACK_LINE in kept and "Traceback (most recent call last)" in kept
     assert "starting with secret *** *** and key ***" in kept  # masked where it was printed
+    assert PRINTED_MASKED in kept  # the decoded key bytes too, in every form
     report = json.loads((out / "report.json").read_text(encoding="utf-8"))
     assert report["receiver_log"] == "receiver.log"
     by_id = {s["id"]: s for s in report["scenarios"]}
@@ -172,9 +191,12 @@ def test_scenario_tails_split_the_log_at_each_scenario(tmp_path: Path) -> None:
 
 
 def test_masking_covers_every_form_the_secret_tests_look_for() -> None:
+    from tests.hostile.test_secrets import forms
+
     raw = SECRET.removeprefix("whsec_").encode()
     text = " ".join([SECRET, raw.decode(), raw.hex(), raw.hex().upper(), base64.b64encode(raw).decode(),
-                     base64.urlsafe_b64encode(SECRET.encode()).decode().rstrip("=")])
+                     base64.urlsafe_b64encode(SECRET.encode()).decode().rstrip("="),
+                     *(f.decode() for f in forms(SECRET))])
     masked = mask_secrets(text, [SECRET])
     assert not leaks(masked.encode(), SECRET) and set(masked.split()) == {"***"}
 
@@ -205,9 +227,10 @@ def _config(root: Path, section: str, receiver: str) -> Path:
 
     db = root / "receiver.sqlite"
     b64 = base64.b64encode(SECRET.encode()).decode()
+    (root / "print_key.py").write_text(PRINT_KEY, encoding="utf-8")
     port = "{port}" if section == "target.process" else str(free_port())  # a process's replicas get theirs
     start = (f"bash -c 'echo starting with secret $HOOKPROOF_SECRET {b64} and key $HOOKPROOF_API_KEY; "
-             f"exec {sys.executable} -m examples.receivers.{receiver} --port {port} --db sqlite:///{db}'")
+             f"{sys.executable} {root / 'print_key.py'}; exec {sys.executable} -m examples.receivers.{receiver} --port {port} --db sqlite:///{db}'")
     health = 'health_path = "/healthz"' if section == "target.process" else f'health_url = "http://127.0.0.1:{port}/healthz"'
     config = root / "hookproof.toml"
     config.write_text(f"""
@@ -239,6 +262,7 @@ window_s = 0.2
 def _kept_and_clean(out: Path, done: CliRun) -> str:
     kept = (out / "receiver.log").read_text(encoding="utf-8")
     assert "starting with secret *** *** and key ***" in kept, kept[:2000]
+    assert PRINTED_MASKED in kept, kept[:2000]
     for path in sorted(p for p in out.rglob("*") if p.is_file()):
         assert not _leaks(path.read_bytes()), f"{path.name} holds a secret"
     assert not _leaks(done.stdout.encode()) and not _leaks(done.stderr.encode()), done

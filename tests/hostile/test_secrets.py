@@ -4,8 +4,9 @@ A real `certify` run against a failing receiver (`examples.receivers.no_dedupe`,
 by ``[target.start]``, so findings, timelines and every report format are exercised),
 with a recognisable secret read from the environment; then every file of the report
 directory and everything printed is searched for the secret in its literal, base64 and
-hex forms (and for its key bytes, the part after ``whsec_``), the receiver's own kept log
-(``receiver.log``) included. Same for `hookproof send --json`.
+hex forms (and for its key bytes, the part after ``whsec_``, and the bytes a Standard
+Webhooks verifier decodes it to, as hex, base64, a bytes repr and a byte list), the receiver's
+own kept log (``receiver.log``) included. Same for `hookproof send --json`.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from standardwebhooks.webhooks import Webhook
 
 from tests.hostile.harness import ROOT, CliRun, run_hookproof
 from tests.hostile.servers import hostile_server
@@ -25,13 +27,24 @@ from tests.support import free_port
 SECRET = "whsec_CANARY" + secrets_module.token_hex(12)
 
 
+def printed(raw: bytes) -> list[bytes]:
+    """How a program prints bytes `raw`: hex (both cases), base64 (standard, URL-safe), the
+    inside of Python's bytes repr, a byte list."""
+    return [base64.b64encode(raw).rstrip(b"="), base64.urlsafe_b64encode(raw).rstrip(b"="),
+            raw.hex().encode(), raw.hex().upper().encode(), repr(raw)[2:-1].encode(),
+            ", ".join(str(b) for b in raw).encode()]
+
+
 def forms(secret: str) -> list[bytes]:
-    """The byte strings that would betray `secret`: literal, key bytes, base64 and hex of each."""
+    """The byte strings that would betray `secret`: literal, key part after ``whsec_``, each
+    printed (`printed`); for a ``whsec_`` secret also the key bytes the official Standard
+    Webhooks verifier decodes it to, printed."""
     out: list[bytes] = []
     for text in (secret, secret.removeprefix("whsec_")):
         raw = text.encode()
-        out += [raw, base64.b64encode(raw).rstrip(b"="), base64.urlsafe_b64encode(raw).rstrip(b"="),
-                raw.hex().encode(), raw.hex().upper().encode()]
+        out += [raw, *printed(raw)]
+    if secret.startswith("whsec_"):
+        out += printed(Webhook(secret)._whsecret)
     return out
 
 
@@ -42,6 +55,7 @@ def leaks(data: bytes, secret: str = SECRET) -> list[bytes]:
 def test_forms_would_catch_a_leak() -> None:
     assert leaks(b"x " + base64.b64encode(SECRET.encode()) + b" y")
     assert leaks(SECRET.encode().hex().encode())
+    assert leaks(repr(Webhook(SECRET)._whsecret).encode()) and leaks(Webhook(SECRET)._whsecret.hex().upper().encode())
     assert not leaks(b"nothing to see")
 
 

@@ -195,6 +195,28 @@ def test_a_storm_process_row_is_the_attempt_row_of_what_it_observed(atoms: tuple
     assert state.row(sent, events) == want  # type: ignore[arg-type]
 
 
+def test_a_storm_sender_masks_its_secrets_in_the_answers_it_records() -> None:
+    """A receiver's 500 quoting the secret and its decoded key bytes (a debug page): the row a
+    storm sender records holds ``***`` for each (`simulator.secret_forms`)."""
+    import base64
+    import json as json_module
+
+    from hookproof.loadtests.spec import StormSpec
+    from hookproof.loadtests.storm_state import StormProcess
+
+    secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+    raw = base64.b64decode(secret.removeprefix("whsec_"))
+    body = f"debug {secret} {raw.hex()} {raw!r}".encode()
+    state = StormProcess()
+    state.setup(StormSpec(target_url="http://127.0.0.1:9/webhooks", users=1, rate_per_s=1.0, duration_s=1.0,
+                          out_dir="unused"), sender=True, secrets=json_module.dumps([secret]))
+    assert state.error is None, state.error
+    atoms = (True, 500, body, False, b"HTTP/1.1 500 Internal", None, None, 20.0, 65536)
+    row = state.row(("evt_1", "dlv_evt_1_1", (), 1, "evt_1", 1000.5, 12.3, atoms),  # type: ignore[arg-type]
+                    {"evt_1": event_to_wire(EVENT)})
+    assert row[COLUMNS.index("response_excerpt")] == "debug *** *** b'***'"
+
+
 def test_locust_statistics_logged_directly_are_those_the_request_event_logs() -> None:
     """A storm user logs its attempts to the runner's statistics itself only when the
     runner's own listener is the request event's only one; what it logs then is exactly

@@ -94,3 +94,35 @@ def test_per_key_lookups_match_a_scan_of_the_scenario(run_report: RunReport) -> 
             assert s.findings_for(key) == tuple(f for f in s.findings if f.key == key)
             assert s.effects_for(key) == tuple(sorted((e for e in s.effects if e.business_key == key),
                                                       key=lambda e: (e.at, e.count)))
+
+
+def _shopify_stale(run_report: RunReport) -> RunReport:
+    """The sample run as a Shopify one whose second scenario has a ``stale`` finding about an
+    order (its key the order's id; its attempts ``orders/*`` topics) beside a business key's."""
+    base = run_report.scenarios[1]
+    order = "467561329779"
+    attempts = tuple(replace(a, object_id=order, business_key=None, event_type=t)
+                     for a, t in zip(base.attempts[:2], ("orders/paid", "orders/create")))
+    attempts += tuple(replace(a, index=a.index + 100) for a in base.attempts)
+    stale = FindingView("stale", order, "ends in pending, the provider's final state is refunded", "finding")
+    check = replace(base.checks[0], findings=(*base.checks[0].findings, stale))
+    scenario = replace(base, checks=(check, *base.checks[1:]), attempts=attempts)
+    return replace(run_report, profile="shopify", scenarios=(run_report.scenarios[0], scenario))
+
+
+def test_a_state_finding_is_headed_by_the_provider_s_object_not_business_key(run_report: RunReport) -> None:
+    html = render_html(_shopify_stale(run_report))
+    assert "<h4>Order <code>467561329779</code></h4>" in html
+    assert "Business key <code>467561329779</code>" not in html
+    assert "<h4>Business key <code>license:pay_2002</code></h4>" in html
+
+
+def test_object_nouns_are_the_providers() -> None:
+    from hookproof.reports._format import object_noun
+
+    assert [object_noun(t) for t in ("orders/updated", "refunds/create", "customer.subscription.updated",
+                                     "invoice.paid", "payment_intent.succeeded", "checkout.session.completed",
+                                     "issues.opened", "pull_request.closed", "subscription.past_due",
+                                     "payment.updated", "push")] == [
+        "order", "refund", "subscription", "invoice", "payment intent", "checkout session", "issue",
+        "pull request", "subscription", "payment", "object"]

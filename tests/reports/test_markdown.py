@@ -45,3 +45,12 @@ def test_a_clean_run_has_no_findings_section(run_report: RunReport) -> None:
     text = render_markdown(report)
     assert "### Findings" not in text and "### Not applicable" not in text and "### Go-live" not in text
     assert "1 scenario: 1 PASS." in text
+
+
+def test_a_state_finding_names_the_provider_s_object(run_report: RunReport) -> None:
+    from tests.reports.test_html import _shopify_stale
+
+    md = render_markdown(_shopify_stale(run_report))
+    assert "| Scenario | Check | Key | Message |" in md
+    assert "| `stale` | order `467561329779` | ends in pending" in md
+    assert "| `license:pay_2002` |" in md

@@ -212,3 +212,15 @@ def test_every_world_hands_over_each_of_its_objects_once(kind: str) -> None:
     expected = {world.object_type(i): len(world.objects(world.object_type(i))) for i in world.objects()}
     assert {kind: len(objects) for kind, objects in document["objects"].items()} == expected
     assert all(isinstance(o, dict) and "id" in o for objects in document["objects"].values() for o in objects)
+
+
+def test_a_seed_command_printing_the_decoded_key_gets_it_masked() -> None:
+    """A failing seed command that prints a Standard Webhooks secret's key bytes (hex and
+    bytes repr) on stderr: the reason holds ``***`` for each."""
+    from hookproof.scenarios.seeding import SeedHook, run_seed
+
+    secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+    code = ("import base64, sys; raw = base64.b64decode(sys.argv[1][6:]); "
+            "print('seed failed with key', raw.hex(), raw, file=sys.stderr); sys.exit(3)")
+    reason = run_seed(SeedHook(argv=(sys.executable, "-c", code, secret), masked=(secret,)), {"objects": []})
+    assert reason is not None and reason.endswith("seed failed with key *** b'***'"), reason

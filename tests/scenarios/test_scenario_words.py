@@ -1,0 +1,80 @@
+"""A scenario whose story names objects and states says them in the provider's words.
+
+`stale-after-newer` delivers one object's earlier event after its later ones; its title and
+description name that object, that event and its state as each provider world has them:
+the event the plan really delivers last, with the status it really carries (Shopify's
+``financial_status``, GitHub's issue ``state``, Paddle's and Mercado Pago's ``status``).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from hookproof.scenarios.catalog import CATALOG, Context, Plan
+from hookproof.simulator.profiles import get_profile
+from hookproof.simulator.world import new_world
+
+#: profile -> what its description must say: the object's noun, the late event's type and status.
+WORDS = {
+    "stripe": ("subscription", None, "past_due"),
+    "standard-webhooks": ("subscription", None, "past_due"),
+    "shopify": ("order", "orders/create", "pending"),
+    "github": ("issue", "issues.opened", "open"),
+    "paddle": ("subscription", "subscription.past_due", "past_due"),
+    "mercadopago": ("payment", "payment.created", "pending"),
+}
+
+
+@pytest.mark.parametrize("profile_name", sorted(WORDS))
+def test_stale_after_newer_names_the_late_event_as_the_provider_does(profile_name: str) -> None:
+    profile = get_profile(profile_name)
+    scenario = CATALOG["stale-after-newer"].for_world(profile.world)
+    plan = scenario.plan(Context(profile=profile), new_world(profile.world, 5))
+    assert isinstance(plan, Plan)
+    (late,) = plan.phases[-1].events
+    noun, event_type, status = WORDS[profile_name]
+    assert late.status == status and (event_type is None or late.type == event_type)
+    assert noun in scenario.description.lower() and status in scenario.description
+    if event_type is not None:
+        assert event_type in scenario.description
+    assert "past due" not in scenario.description  # a status is named as the provider spells it
+
+
+def test_shopify_words_are_shopify_s() -> None:
+    scenario = CATALOG["stale-after-newer"].for_world("shopify")
+    assert "financial_status" in scenario.description and "subscription" not in scenario.description
+    assert scenario.id == "stale-after-newer" and scenario.checks == CATALOG["stale-after-newer"].checks
+
+
+def test_a_user_catalog_and_an_unworded_scenario_keep_neutral_or_own_words() -> None:
+    catalog = CATALOG["stale-after-newer"].for_world("catalog:0123abcd")
+    assert "subscription" not in catalog.description and "object" in catalog.description
+    assert CATALOG["reorder"].for_world("shopify") is CATALOG["reorder"]
+    assert CATALOG["stale-after-newer"].for_world("billing") is CATALOG["stale-after-newer"]
+
+
+def test_a_run_reports_the_scenario_in_its_profile_s_words() -> None:
+    """The runner reports each scenario with its profile's words (an in-process receiver
+    answering 200 to everything, observed as showing nothing)."""
+    import time
+
+    from hookproof.scenarios.observations import Observation
+    from hookproof.scenarios.observers import observation_from_data
+    from hookproof.scenarios.runner import Runner
+    from hookproof.simulator.delivery import History, Target
+
+    async def app(scope, receive, send):  # type: ignore[no-untyped-def]
+        while (await receive()).get("more_body"):
+            pass
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b""})
+
+    def observe() -> Observation:
+        return observation_from_data({"effects": [], "states": []}, time.time(), observer="python")
+
+    runner = Runner(target=Target(app=app), profile=get_profile("shopify"), secrets=("shpss_words_test_secret",),
+                    observe=observe, history=History(), seed=3, settle_window_s=0.05, settle_interval_s=0.01)
+    report = runner.run(["stale-after-newer"])
+    (scenario,) = report.scenarios
+    worded = CATALOG["stale-after-newer"].for_world("shopify")
+    assert (scenario.title, scenario.description) == (worded.title, worded.description)
