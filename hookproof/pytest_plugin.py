@@ -139,7 +139,7 @@ class HookproofChecks:
                          seed=seed if seed is not None else self.seed, provider_state=self.provider)
         if result.failure is not None:
             path = write_schedule(result.failure, self.out_dir / "failing-schedule.json", target=self.target.describe,
-                                  profile=self.target.profile.name)
+                                  profile=self.target.profile.name, config=self.config.source)
             lines = [f"hookproof explore: {result.failure.summary()}", "shrunk schedule:"]
             lines += ["  " + s for s in schedule_lines(result.failure)]
             lines.append(f"replay: {replay_command(path, self.config.source)}")

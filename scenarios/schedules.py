@@ -218,13 +218,16 @@ def teardown_line(failure: Failure) -> str:
     return f"teardown: delivered {', '.join(sent[:TEARDOWN_SHOWN])}{more}; settle, check"
 
 
-def schedule_document(failure: Failure, *, target: str, profile: str) -> dict[str, Any]:
-    """The JSON document of a failing schedule (events, deliveries, faults in order, with the seed)."""
+def schedule_document(failure: Failure, *, target: str, profile: str, config: str | None = None) -> dict[str, Any]:
+    """The JSON document of a failing schedule (events, deliveries, faults in order, with the
+    seed, and the absolute path of the `config` the run read, when it read one)."""
+    where = {"config": str(Path(config).resolve())} if config else {}
     return {
         "format": SCHEDULE_FORMAT,
         "seed": failure.seed,
         "profile": profile,
         "target": target,
+        **where,
         "phase": failure.phase,
         "events": list(failure.event_types),
         "steps": [s.to_dict() for s in failure.steps],
@@ -232,12 +235,13 @@ def schedule_document(failure: Failure, *, target: str, profile: str) -> dict[st
     }
 
 
-def write_schedule(failure: Failure, path: str | os.PathLike[str], *, target: str, profile: str) -> Path:
-    """Write the failing schedule as JSON to `path`; returns it."""
+def write_schedule(failure: Failure, path: str | os.PathLike[str], *, target: str, profile: str,
+                   config: str | None = None) -> Path:
+    """Write the failing schedule as JSON to `path` (`config`: the config file the run read); returns it."""
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
-    p.write_text(json.dumps(schedule_document(failure, target=target, profile=profile), indent=2) + "\n",
-                 encoding="utf-8")
+    p.write_text(json.dumps(schedule_document(failure, target=target, profile=profile, config=config), indent=2)
+                 + "\n", encoding="utf-8")
     return p
 
 

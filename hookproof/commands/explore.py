@@ -239,7 +239,8 @@ def run_explore(cfg: "Config", *, out_dir: Path | Callable[[], Path], max_exampl
              f"examples run, including those Hypothesis discards, which --max-examples does not count)"]
     schedule_path = None
     if result.failure is not None:
-        schedule_path = write_schedule(result.failure, stale, target=target.describe, profile=target.profile.name)
+        schedule_path = write_schedule(result.failure, stale, target=target.describe, profile=target.profile.name,
+                                       config=cfg.source)
         lines.append(f"finding: {result.failure.summary()}")
         failure = result.failure
         lines.append(f"shrunk schedule ({len(failure.steps)} step(s), {failure.delivery_steps} of them delivering, "

@@ -96,8 +96,12 @@ def replay_lines(config: Path, schedule: Path, *, seed: Optional[int] = None) ->
 
     with explore_target(cfg) as (target, state):
         failure = replay(target, steps, run_seed, provider_state=state, on_step=on_step)
+    explored = doc.get("config")
+    other = (f"note: explore found it with the config {explored}; this replay read {config}"
+             if isinstance(explored, str) and cfg.source and Path(explored) != Path(cfg.source).resolve() else None)
     if failure is None:
         lines.append("no finding: the schedule did not reproduce")
+        lines += [other] if other else []
         return lines, False
     lines.append(f"{len(steps) + 1:>2}. {teardown_line(failure)}" if failure.phase == "teardown"
                  else "    (found after the last step)")
@@ -106,6 +110,7 @@ def replay_lines(config: Path, schedule: Path, *, seed: Optional[int] = None) ->
     saved = {(f["check_id"]) for f in doc.get("findings", [])}
     if saved and not saved & {f.check_id for f in failure.findings}:
         lines.append(f"note: the saved run found {', '.join(sorted(saved))}")
+    lines += [other] if other else []
     return lines, True
 
 
