@@ -221,7 +221,10 @@ def load_config(path: str | Path = DEFAULT_PATH) -> Config:
     try:
         raw = p.read_bytes()
     except FileNotFoundError:
-        raise ConfigError(f"no config file {p} (write one with 'hookproof init')") from None
+        import shlex
+
+        init = "hookproof init" + ("" if p == Path(DEFAULT_PATH) else f" {shlex.quote(str(p))}")
+        raise ConfigError(f"no config file {p} (write one with '{init}')") from None
     except OSError as exc:
         raise ConfigError(f"cannot read {p}: {exc.strerror}") from None
     try:

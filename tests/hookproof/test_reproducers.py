@@ -157,3 +157,12 @@ def test_the_plugin_prints_a_replay_line_with_its_config(pytester: pytest.Pytest
     result.stdout.fnmatch_lines(["*shrunk schedule:", "*replay: hookproof replay out/test_explore/failing-schedule.json "
                                  "--config sw.toml"])
     assert "payment_intent." not in result.stdout.str() and "customer.subscription." not in result.stdout.str()
+
+
+@pytest.mark.parametrize(("given", "hint"), [("hookproof.toml", "hookproof init"),
+                                             ("twin.toml", "hookproof init twin.toml"),
+                                             ("my dir/a.toml", "hookproof init 'my dir/a.toml'")])
+def test_a_missing_config_names_the_init_that_writes_it(tmp_path: Path, given: str, hint: str) -> None:
+    run = run_hookproof("certify", "-c", given, cwd=tmp_path, timeout_s=60)
+    assert (run.returncode, run.stdout) == (2, ""), run
+    assert run.stderr.splitlines() == [f"hookproof: no config file {given} (write one with '{hint}')"]
