@@ -263,8 +263,9 @@ class Session:
             start = len(self.world.events)
             self.ops.apply(self.world, step.action or "", step.object)
             self._emitted(start)
-            names = self.event_names
-            note = ", ".join(f"#{i} {names[i]}" for i in range(start, len(names))) or "no events"
+            names = self.explore.profile.event_types()
+            note = ", ".join(f"#{start + i} {names.get(e.type, e.type)}"
+                             for i, e in enumerate(self.world.events[start:])) or "no events"
         elif step.op == "advance_clock":
             self.world.advance(int(step.seconds or 1))
             note = "clock moved"
