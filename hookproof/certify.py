@@ -140,12 +140,22 @@ def expand_env(env: Mapping[str, str], values: Mapping[str, str]) -> dict[str, s
 
 def with_port(config: Config) -> Config:
     """`config` with ``{port}`` in `target.url` replaced by a free port on 127.0.0.1 (picked
-    now, once per run); a `[target.start]` without its own `port` gets the same one."""
+    now, once per run); a `[target.start]` without its own `port` gets the same one (or, with
+    no ``{port}`` in the URL, the URL's port), for its ``{port}`` placeholders."""
+    from urllib.parse import urlsplit
+
     from hookproof.simulator.serving import free_port
 
     t = config.target
     if not t.url or "{port}" not in t.url:
-        return config
+        try:
+            known = urlsplit(t.url).port if t.url else None
+        except ValueError:
+            known = None
+        if t.start is None or t.start.port is not None or known is None:
+            return config
+        start = t.start.model_copy(update={"port": known})
+        return config.model_copy(update={"target": t.model_copy(update={"start": start})})
     port = free_port()
     update: dict[str, Any] = {"url": t.url.replace("{port}", str(port))}
     if t.start is not None and t.start.port is None:
@@ -184,7 +194,7 @@ def receiver_process(config: Config, secrets: Sequence[str], api_base: str, sink
                           field="target.start.command") from None
     env = receiver_env(expand_env(start.env, {**values, "secret": secrets[0], "api_key": config.provider.api_key}),
                        config, secrets, api_base, sink_url)
-    health = start.health_url
+    health = start.health_url_at()
     cwd = str(config.base_dir / start.cwd) if start.cwd else str(config.base_dir)
     proc = ReceiverProcess(shlex.split(command), env=env, cwd=cwd, health_url=health, port=start.port,
                            startup_timeout_s=start.startup_timeout_s, masked=secrets, log=log)

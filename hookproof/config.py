@@ -44,6 +44,14 @@ def field_line(text: str, dotted: str) -> int | None:
     return TomlLines(text).line_of(*dotted.split("."))
 
 
+#: Keys of one table given in another, and what that table calls them.
+UNKNOWN_KEY_HINTS = {
+    "target.start.health_path": ' ([target.start] waits on a whole URL: health_url = "http://127.0.0.1:{port}/healthz")',
+    "target.process.health_url": ' ([target.process] waits on a path of its port: health_path = "/healthz")',
+    "target.docker.health_url": ' ([target.docker] waits on a path of its port: health_path = "/healthz")',
+}
+
+
 def parse_config(text: str, source: str = DEFAULT_PATH) -> Config:
     """Validate TOML `text`. Raises ConfigError for the first problem, with field and line."""
     try:
@@ -62,7 +70,7 @@ def parse_config(text: str, source: str = DEFAULT_PATH) -> Config:
         if err["type"] == "missing":
             message = "is required"
         elif err["type"] == "extra_forbidden":
-            message = "unknown key"
+            message = "unknown key" + UNKNOWN_KEY_HINTS.get(dotted, "")
         named = re.match(r"^(\w+): (.+)$", message, re.DOTALL)
         model = _model_at(dotted)
         if named and model is not None and named.group(1) in model.model_fields:  # "url: ..." from a model check
@@ -213,7 +221,10 @@ def load_config(path: str | Path = DEFAULT_PATH) -> Config:
     try:
         raw = p.read_bytes()
     except FileNotFoundError:
-        raise ConfigError(f"no config file {p} (write one with 'hookproof init')") from None
+        import shlex
+
+        init = "hookproof init" + ("" if p == Path(DEFAULT_PATH) else f" {shlex.quote(str(p))}")
+        raise ConfigError(f"no config file {p} (write one with '{init}')") from None
     except OSError as exc:
         raise ConfigError(f"cannot read {p}: {exc.strerror}") from None
     try:

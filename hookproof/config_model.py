@@ -31,6 +31,20 @@ from hookproof.errors import ConfigError
 from hookproof.secret_ref import SecretRef, SecretRefError
 
 
+def _names_port(url: str | None) -> bool:
+    """True when `url` says ``{port}`` or names a port."""
+    from urllib.parse import urlsplit
+
+    if not url:
+        return False
+    if "{port}" in url:
+        return True
+    try:
+        return urlsplit(url).port is not None
+    except ValueError:
+        return False
+
+
 class TargetConfig(StrictModel):
     """The receiver under test and how it is held to the provider's contract."""
 
@@ -104,6 +118,9 @@ class TargetConfig(StrictModel):
         if self.url and "{port}" in self.url and not controlled:
             raise ValueError("url: {port} (a free port per run) needs a receiver hookproof starts: "
                              "[target.start], [target.process] or [target.docker]")
+        if self.start is not None and self.start.port is None and self.start.uses_port() and not _names_port(self.url):
+            raise ValueError("start: it says {port}, but no port is known: write {port} in target.url (a free "
+                             "port per run), name the port in target.url, or give target.start.port")
         if self.seed is not None and self.seed.creates and self.profile != "stripe":
             raise ValueError(f"seed.creates: only the stripe profile's API creates objects, not {self.profile!r}'s")
         if self.api_version is not None and self.profile != "stripe":

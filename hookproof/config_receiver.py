@@ -70,7 +70,8 @@ class StartConfig(StrictModel):
 
     `command` may use the placeholders ``{api_base}``, ``{sink_url}`` and ``{port}``;
     the process also gets ``HOOKPROOF_API_BASE``, ``HOOKPROOF_SINK_URL`` and
-    ``HOOKPROOF_SECRET`` in its environment.
+    ``HOOKPROOF_SECRET`` in its environment. `health_url` may say ``{port}`` too (the
+    port `target.url`'s ``{port}`` picks, or `port`).
     """
 
     command: str = Field(min_length=1)
@@ -80,7 +81,22 @@ class StartConfig(StrictModel):
     cwd: str | None = None
     env: dict[str, str] = Field(default_factory=dict)
 
-    _health_url = field_validator("health_url")(check_url)
+    @field_validator("health_url")
+    @classmethod
+    def _health_url(cls, v: str | None) -> str | None:
+        # "{port}": the receiver's port, filled in per run (`health_url_at`)
+        check_url(v.replace("{port}", "1") if v is not None else None)
+        return v
+
+    def health_url_at(self) -> str | None:
+        """`health_url` with ``{port}`` filled in (`port`, set per run from `target.url`'s ``{port}``)."""
+        if self.health_url is None or self.port is None:
+            return self.health_url
+        return self.health_url.replace("{port}", str(self.port))
+
+    def uses_port(self) -> bool:
+        """True when the command, `health_url` or an `env` value says ``{port}``."""
+        return any("{port}" in text for text in (self.command, self.health_url or "", *self.env.values()))
 
     @field_validator("command")
     @classmethod

@@ -132,16 +132,17 @@ class HookproofChecks:
     def explore(self, *, max_examples: int | None = None, seed: int | None = None) -> Any:
         """Run the state machine; on a finding write the shrunk schedule and fail with it.
         A search in which no valid delivery was acknowledged fails too (it proved nothing)."""
-        from hookproof.scenarios.statemachine import NOTHING_ACKNOWLEDGED, explore, format_steps, write_schedule
+        from hookproof.commands.replay import replay_command
+        from hookproof.scenarios.statemachine import NOTHING_ACKNOWLEDGED, explore, schedule_lines, write_schedule
 
         result = explore(self.target, max_examples=max_examples or self.max_examples,
                          seed=seed if seed is not None else self.seed, provider_state=self.provider)
         if result.failure is not None:
             path = write_schedule(result.failure, self.out_dir / "failing-schedule.json", target=self.target.describe,
-                                  profile=self.target.profile.name)
+                                  profile=self.target.profile.name, config=self.config.source)
             lines = [f"hookproof explore: {result.failure.summary()}", "shrunk schedule:"]
-            lines += ["  " + s for s in format_steps(result.failure.steps, result.failure.event_types)]
-            lines.append(f"replay: hookproof replay {path}")
+            lines += ["  " + s for s in schedule_lines(result.failure)]
+            lines.append(f"replay: {replay_command(path, self.config.source)}")
             pytest.fail("\n".join(lines), pytrace=False)
         if result.acked == 0:  # silence is not a pass: the search proved nothing
             pytest.fail(f"hookproof explore: {NOTHING_ACKNOWLEDGED.format(attempts=result.attempts)}", pytrace=False)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal, Mapping, Sequence, Union
 
@@ -74,7 +74,12 @@ class Step:
 
 @dataclass
 class Failure:
-    """A finding of the machine: the schedule that produced it, and the evidence."""
+    """A finding of the machine: the schedule that produced it, and the evidence.
+
+    `event_types` are the world's types (what a schedule file records), `event_names` the
+    same events in the profile's own names (empty: the world's), `event_ids` their ids
+    (to place each attempt), `marks` the (events emitted, attempts made) after each step.
+    """
 
     seed: int
     steps: list[Step]
@@ -82,6 +87,14 @@ class Failure:
     checks: list[CheckResult]
     attempts: list[Attempt]
     phase: str  # "step" (a safety check after a step) or "teardown"
+    event_names: list[str] = field(default_factory=list)
+    event_ids: list[str] = field(default_factory=list)
+    marks: list[tuple[int, int]] = field(default_factory=list)
+
+    @property
+    def names(self) -> list[str]:
+        """The events' types as the profile names them."""
+        return self.event_names or self.event_types
 
     @property
     def findings(self) -> list[Any]:
@@ -139,13 +152,82 @@ def format_steps(steps: Sequence[Step], event_types: Sequence[str]) -> list[str]
     return lines
 
 
-def schedule_document(failure: Failure, *, target: str, profile: str) -> dict[str, Any]:
-    """The JSON document of a failing schedule (events, deliveries, faults in order, with the seed)."""
+def attempt_outcome(a: Attempt) -> str:
+    """An attempt's completion as a schedule line shows it: ``acked 200``, ``unknown``."""
+    return f"{a.outcome.value} {a.status}" if a.status is not None else a.outcome.value
+
+
+#: Attempts a teardown line names at most (the rest are counted).
+TEARDOWN_SHOWN = 12
+
+
+def _sent(attempts: Sequence[Attempt], index: Mapping[str, int], names: Sequence[str],
+          *, labelled: bool) -> list[str]:
+    """`attempts` in the order they went out: ``#3 invoice.paid acked 200`` each
+    (`labelled`), or only their completions (``acked 200``: copies of the step's one event)."""
+    parts: list[str] = []
+    for a in sorted(attempts, key=lambda a: (a.sent_at, a.index)):
+        i = index.get(a.event_id)
+        label = f"#{i} {names[i]} " if labelled and i is not None and i < len(names) else ""
+        parts.append(label + attempt_outcome(a))
+    return parts
+
+
+def schedule_lines(failure: Failure) -> list[str]:
+    """The shrunk schedule as explore prints it: one numbered line per step in the profile's
+    event names, each with what it made or sent (an emit's events, a delivery's
+    completions in the order they went out), then the teardown with the events it
+    delivered, in the order they went out (no teardown line when the finding came after the
+    last step: the teardown did not run). Without the session's `marks` (a Failure built
+    by hand): `format_steps` in the profile's names."""
+    names = failure.names
+    if len(failure.marks) != len(failure.steps):
+        return format_steps(failure.steps, names)[:None if failure.phase == "teardown" else -1]
+    index = {event_id: i for i, event_id in enumerate(failure.event_ids)}
+    ordered = sorted(failure.attempts, key=lambda a: a.index)
+    lines: list[str] = []
+    events_before, attempts_before = 0, 0
+    for number, (step, (events_after, attempts_after)) in enumerate(zip(failure.steps, failure.marks), 1):
+        text = format_step(step, names)
+        if step.op == "emit":
+            made = [f"#{i} {names[i]}" for i in range(events_before, min(events_after, len(names)))]
+            text += " -> " + (", ".join(made) or "no events")
+        elif step.op in DELIVERY_OPS:
+            sent = _sent(ordered[attempts_before:attempts_after], index, names,
+                         labelled=step.op in ("burst_related", "redeliver_window"))
+            text += " -> " + (", ".join(sent) or "nothing sent")
+        lines.append(f"{number:>2}. {text}")
+        events_before, attempts_before = events_after, attempts_after
+    if failure.phase == "teardown":
+        lines.append(f"{len(failure.steps) + 1:>2}. {teardown_line(failure)}")
+    return lines
+
+
+def teardown_line(failure: Failure) -> str:
+    """What the teardown did: the events it delivered in the order they went out (at
+    most `TEARDOWN_SHOWN`), then settle and check; none when the finding came after a step."""
+    if failure.phase != "teardown" or len(failure.marks) != len(failure.steps):
+        return ("teardown: deliver everything pending, settle, check" if failure.phase == "teardown" else
+                "teardown: not run (found after the last step)")
+    after = failure.marks[-1][1] if failure.marks else 0
+    index = {event_id: i for i, event_id in enumerate(failure.event_ids)}
+    sent = _sent(sorted(failure.attempts, key=lambda a: a.index)[after:], index, failure.names, labelled=True)
+    if not sent:
+        return "teardown: nothing pending to deliver; settle, check"
+    more = f", and {len(sent) - TEARDOWN_SHOWN} more attempt(s)" if len(sent) > TEARDOWN_SHOWN else ""
+    return f"teardown: delivered {', '.join(sent[:TEARDOWN_SHOWN])}{more}; settle, check"
+
+
+def schedule_document(failure: Failure, *, target: str, profile: str, config: str | None = None) -> dict[str, Any]:
+    """The JSON document of a failing schedule (events, deliveries, faults in order, with the
+    seed, and the absolute path of the `config` the run read, when it read one)."""
+    where = {"config": str(Path(config).resolve())} if config else {}
     return {
         "format": SCHEDULE_FORMAT,
         "seed": failure.seed,
         "profile": profile,
         "target": target,
+        **where,
         "phase": failure.phase,
         "events": list(failure.event_types),
         "steps": [s.to_dict() for s in failure.steps],
@@ -153,12 +235,13 @@ def schedule_document(failure: Failure, *, target: str, profile: str) -> dict[st
     }
 
 
-def write_schedule(failure: Failure, path: str | os.PathLike[str], *, target: str, profile: str) -> Path:
-    """Write the failing schedule as JSON to `path`; returns it."""
+def write_schedule(failure: Failure, path: str | os.PathLike[str], *, target: str, profile: str,
+                   config: str | None = None) -> Path:
+    """Write the failing schedule as JSON to `path` (`config`: the config file the run read); returns it."""
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
-    p.write_text(json.dumps(schedule_document(failure, target=target, profile=profile), indent=2) + "\n",
-                 encoding="utf-8")
+    p.write_text(json.dumps(schedule_document(failure, target=target, profile=profile, config=config), indent=2)
+                 + "\n", encoding="utf-8")
     return p
 
 
@@ -319,7 +402,8 @@ def load_schedule(path: str | os.PathLike[str], seed: int | None = None, *,
     checked against the world the seed builds (`seed` overrides the file's), of the kind
     the file's ``profile`` sends from (billing when it names none; `world_kind` when given: a
     user catalog's kind, which the profile's name alone does not tell): each emit is a legal
-    operation of that world, and each delivery names an event emitted by then. Raises OSError
+    operation of that world, and each delivery names an event emitted by then. The returned
+    document's ``events`` are the world's event types as that run emits them. Raises OSError
     when the file cannot be read, ScheduleError (one line, naming a bad step's number
     and op) when it is not a replayable schedule.
     """
@@ -378,6 +462,7 @@ def load_schedule(path: str | os.PathLike[str], seed: int | None = None, *,
             if isinstance(step, BurstStep) and step.copies is not None and not 1 <= step.copies <= 100:
                 raise bad(f"{where}: copies must be from 1 to 100, got {step.copies}")
         steps.append(Step.from_dict(step.model_dump(exclude_none=True)))
+    raw["events"] = [e.type for e in world.events]  # as the seed run makes them (a --seed makes others)
     return run_seed, steps, raw
 
 

@@ -24,7 +24,7 @@ from hookproof.scenarios.checks import ALL_CHECKS, CheckResult, check_safe, run_
 from hookproof.scenarios.explore_targets import ExploreTarget
 from hookproof.scenarios.observations import Observation, expectations_from
 from hookproof.scenarios.safety_watch import WATCHED, SafetyWatch
-from hookproof.scenarios.schedules import CLOCK_START_US, CLOCK_STEP_US, Failure, Step
+from hookproof.scenarios.schedules import CLOCK_START_US, CLOCK_STEP_US, Failure, Step, attempt_outcome
 from hookproof.scenarios.search_loop import SearchLoop
 from hookproof.scenarios.world_ops import new_world_of, ops_for
 from hookproof.simulator.delivery import Attempt, Dispatcher, History, Outcome
@@ -128,6 +128,7 @@ class Session:
         self.dispatcher = Dispatcher(self.prepared.target, explore.profile, explore.secrets, self.history,
                                      retries=False, scenario="explore", seed=seed)
         self.steps: list[Step] = []
+        self.marks: list[tuple[int, int]] = []  # (events emitted, attempts made) after each step
         self.attempts_of: dict[int, int] = {}
         self.acked: set[int] = set()
         self.ack_order: list[int] = []  # events in the order they were first acknowledged
@@ -155,6 +156,13 @@ class Session:
     @property
     def event_types(self) -> list[str]:
         return [e.type for e in self.world.events]
+
+    @property
+    def event_names(self) -> list[str]:
+        """The events' types in the profile's own names (``payment.succeeded`` under
+        standard-webhooks for the world's ``payment_intent.succeeded``)."""
+        names = self.explore.profile.event_types()
+        return [names.get(e.type, e.type) for e in self.world.events]
 
     def event(self, index: int) -> Event:
         """Event #`index` as it is delivered (under the team's business key, when mapped)."""
@@ -255,8 +263,9 @@ class Session:
             start = len(self.world.events)
             self.ops.apply(self.world, step.action or "", step.object)
             self._emitted(start)
-            new = self.world.events[start:]
-            note = ", ".join(f"#{start + i} {e.type}" for i, e in enumerate(new)) or "no events"
+            names = self.explore.profile.event_types()
+            note = ", ".join(f"#{start + i} {names.get(e.type, e.type)}"
+                             for i, e in enumerate(self.world.events[start:])) or "no events"
         elif step.op == "advance_clock":
             self.world.advance(int(step.seconds or 1))
             note = "clock moved"
@@ -278,6 +287,7 @@ class Session:
             mutation = (Mutation(step.mutation),) if step.mutation else ()
             a = self.loop.run_until_complete(self._attempt(index, op=step.op, mutations=mutation))
             note = _outcome(a)
+        self.marks.append((len(self.world.events), len(self.history)))
         if self.on_step:
             self.on_step(step, note)
         return note
@@ -439,7 +449,18 @@ class Session:
     def failure(self, checks: list[CheckResult], phase: str) -> Failure | None:
         if not any(c.problems for c in checks):
             return None
-        return Failure(self.seed, list(self.steps), self.event_types, checks, self.history.attempts(), phase)
+        return Failure(self.seed, list(self.steps), self.event_types, checks, self.history.attempts(), phase,
+                       event_names=self.event_names, event_ids=self._wire_ids(),
+                       marks=list(self.marks))
+
+    def _wire_ids(self) -> list[str]:
+        """Each event's id as its attempts record it (the profile's: a ``msg_…`` under
+        standard-webhooks), for a failure to place its attempts."""
+        profile = self.explore.profile
+        try:
+            return [profile.envelope(e).event_id for e in self.delivered_events()]
+        except Exception:  # noqa: BLE001 - only the schedule's text needs them: the world's ids then
+            return [e.id for e in self.world.events]
 
     def safety(self) -> Failure | None:
         """At most once and no regression, over what was observed so far (observes if needed).
@@ -539,5 +560,4 @@ def _shows(obs: Observation, keys: set[str], truth: Mapping[str, tuple[str, int]
     return True
 
 
-def _outcome(a: Attempt) -> str:
-    return f"{a.outcome.value} {a.status}" if a.status is not None else a.outcome.value
+_outcome = attempt_outcome

@@ -61,6 +61,7 @@ from hookproof.scenarios.schedules import (
     format_steps,
     load_schedule,
     schedule_document,
+    schedule_lines,
     write_schedule,
 )
 from hookproof.scenarios.search_loop import SearchLoop
@@ -498,6 +499,7 @@ __all__ = [
     "provider_api",
     "replay",
     "schedule_document",
+    "schedule_lines",
     "shared_target",
     "WORLD_OPS",
     "WorldOps",

@@ -190,12 +190,13 @@ def run_explore(cfg: "Config", *, out_dir: Path | Callable[[], Path], max_exampl
     finding quotes its scenario's tail).
     """
     from hookproof.certify import check_loopback, receiver_log
+    from hookproof.commands.replay import replay_command
     from hookproof.receiver_log import RECEIVER_LOG_FILE, keep_receiver_log, link_receiver_log
     from hookproof.scenarios.statemachine import (
         NOTHING_ACKNOWLEDGED,
         burst_hit_rate,
         explore,
-        format_steps,
+        schedule_lines,
         write_schedule,
     )
 
@@ -238,13 +239,15 @@ def run_explore(cfg: "Config", *, out_dir: Path | Callable[[], Path], max_exampl
              f"examples run, including those Hypothesis discards, which --max-examples does not count)"]
     schedule_path = None
     if result.failure is not None:
-        schedule_path = write_schedule(result.failure, stale, target=target.describe, profile=target.profile.name)
+        schedule_path = write_schedule(result.failure, stale, target=target.describe, profile=target.profile.name,
+                                       config=cfg.source)
         lines.append(f"finding: {result.failure.summary()}")
         failure = result.failure
-        lines.append(f"shrunk schedule ({len(failure.steps)} step(s), {failure.delivery_steps} of them delivering, then "
-                     f"the teardown delivers every event still pending; seed {failure.seed}):")
-        lines += ["  " + s for s in format_steps(result.failure.steps, result.failure.event_types)]
-        lines.append(f"replay: hookproof replay {schedule_path}")
+        lines.append(f"shrunk schedule ({len(failure.steps)} step(s), {failure.delivery_steps} of them delivering, "
+                     + ("then the teardown delivered every event still pending" if failure.phase == "teardown" else
+                        "found after the last step") + f"; {target.profile.name} event names; seed {failure.seed}):")
+        lines += ["  " + s for s in schedule_lines(failure)]
+        lines.append(f"replay: {replay_command(schedule_path, cfg.source)}")
     if result.error:
         lines.append(f"note: {result.error}")
     if result.failure is None and not result.acked:
@@ -298,9 +301,9 @@ def machine_report(result: "ExploreResult", target: str) -> "ScenarioReport":
     if failure is None:  # a search begun again (`result.error`) says why; its examples stand
         return ScenarioReport(MACHINE_ID, "State machine over delivery schedules", description, "pass", checklist,
                               reason=result.error, duration_s=result.duration_s)
-    from hookproof.scenarios.statemachine import format_steps
+    from hookproof.scenarios.statemachine import schedule_lines
 
-    reason = "shrunk schedule: " + "; ".join(format_steps(failure.steps, failure.event_types))
+    reason = "shrunk schedule: " + "; ".join(schedule_lines(failure))
     return ScenarioReport(
         MACHINE_ID, "State machine over delivery schedules", description, "fail", checklist,
         checks=tuple(check_view(c) for c in failure.checks),

@@ -21,6 +21,18 @@ if TYPE_CHECKING:
     from hookproof.scenarios.statemachine import Step
 
 
+def replay_command(schedule: Path | str, config: Path | str | None) -> str:
+    """The ``hookproof replay`` line that runs `schedule` again against the receiver of
+    `config` (the config explore read: its target, profile, keys and observer), quoted for a
+    POSIX shell. The seed is the schedule's own; `config` None: the default hookproof.toml."""
+    import shlex
+
+    argv = ["hookproof", "replay", str(schedule)]
+    if config is not None:
+        argv += ["--config", str(config)]
+    return " ".join(shlex.quote(a) for a in argv)
+
+
 def nothing_to_replay(path: Path) -> tuple[str, bool] | None:
     """When `path` is missing but its folder holds a run's ``report.json``: (the line saying
     there is nothing to replay, True when that run passed); else None (a plain missing file)."""
@@ -59,14 +71,22 @@ def read_schedule(path: Path, seed: Optional[int] = None, world: Optional[str] =
 def replay_lines(config: Path, schedule: Path, *, seed: Optional[int] = None) -> tuple[list[str], bool]:
     """Replay `schedule` against the target of `config`; (printed lines, finding reproduced)."""
     from hookproof.commands.explore import explore_target
+    from hookproof.errors import UsageError
+    from hookproof.scenarios.schedules import teardown_line
     from hookproof.scenarios.statemachine import format_step, replay
     from hookproof.terminal import load
 
     cfg = load(config)
-    world = cfg.profile().world if cfg.catalog is not None else None  # a user catalog's world kind
+    profile = cfg.profile()  # with [catalog], the user's own events
+    world = profile.world if cfg.catalog is not None else None  # a user catalog's world kind
     run_seed, steps, doc = read_schedule(schedule, seed, world)
-    types = list(doc.get("events", []))
-    lines = [f"replaying {len(steps)} step(s) of {schedule.name} (seed {run_seed})"]
+    found_under = doc.get("profile")
+    if isinstance(found_under, str) and found_under and found_under != profile.name:
+        raise UsageError(f"{schedule}: explore found it under the {found_under} profile, but {config} sends as "
+                         f"{profile.name}: replay it with the config explore ran with (--config)")
+    names = profile.event_types()
+    types = [names.get(t, t) for t in doc.get("events", [])]  # the profile's own names
+    lines = [f"replaying {len(steps)} step(s) of {schedule.name} (seed {run_seed}, {profile.name} event names)"]
     count = 0
 
     def on_step(step: Any, note: str) -> None:
@@ -76,15 +96,21 @@ def replay_lines(config: Path, schedule: Path, *, seed: Optional[int] = None) ->
 
     with explore_target(cfg) as (target, state):
         failure = replay(target, steps, run_seed, provider_state=state, on_step=on_step)
+    explored = doc.get("config")
+    other = (f"note: explore found it with the config {explored}; this replay read {config}"
+             if isinstance(explored, str) and cfg.source and Path(explored) != Path(cfg.source).resolve() else None)
     if failure is None:
         lines.append("no finding: the schedule did not reproduce")
+        lines += [other] if other else []
         return lines, False
-    lines.append(f"{len(steps) + 1:>2}. teardown" if failure.phase == "teardown" else "    (found after the last step)")
+    lines.append(f"{len(steps) + 1:>2}. {teardown_line(failure)}" if failure.phase == "teardown"
+                 else "    (found after the last step)")
     for f in failure.findings:
         lines.append(f"finding: {f.check_id}: {f.key} {f.message}")
     saved = {(f["check_id"]) for f in doc.get("findings", [])}
     if saved and not saved & {f.check_id for f in failure.findings}:
         lines.append(f"note: the saved run found {', '.join(sorted(saved))}")
+    lines += [other] if other else []
     return lines, True
 
 

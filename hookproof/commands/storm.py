@@ -77,6 +77,28 @@ def locustfile() -> Path:
     return Path(loadtests.__file__).resolve().parent / "locustfile.py"
 
 
+#: What a storm needs installed, and how to get it.
+LOCUST_MISSING = "storms need Locust, which hookproof installs with its load extra: pip install 'hookproof[load]'"
+
+
+def require_locust() -> None:
+    """Raise UsageError (`LOCUST_MISSING`, with why the import failed) unless the Locust
+    processes can import locust: checked in a child process with their interpreter and
+    PYTHONPATH (importing it here would monkey-patch this process with gevent)."""
+    from hookproof.errors import UsageError
+
+    env = {**os.environ, "PYTHONPATH": _pythonpath()}
+    try:
+        done = subprocess.run([sys.executable, "-c", "import locust"], env=env, capture_output=True, text=True,
+                              timeout=60, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise UsageError(f"{LOCUST_MISSING} (importing it failed: {type(exc).__name__})") from None
+    if done.returncode != 0:
+        lines = [line.strip() for line in done.stderr.splitlines() if line.strip()]
+        why = lines[-1] if lines else f"exit code {done.returncode}"
+        raise UsageError(f"{LOCUST_MISSING} ({why})")
+
+
 def _pythonpath() -> str:
     """PYTHONPATH for the Locust processes: the directory holding the `hookproof` package first."""
     import hookproof
@@ -176,6 +198,18 @@ def storm_worker_line(bind_host: str, port: int) -> str:
                                              "--master-port", str(port)))
 
 
+def _loopback(host: str) -> bool:
+    """True when `host` is a loopback address or ``localhost`` (reachable from this machine only)."""
+    import ipaddress
+
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
 def _free_port() -> int:
     from hookproof.simulator.serving import free_port
 
@@ -250,7 +284,10 @@ def run_storm(spec: "StormSpec", secrets: list[str], *, workers: int, spawn_rate
                                                      bind_host=bind_host, port=port,
                                                      workers_timeout_s=workers_timeout_s))]
         if remote_workers:
-            console.print(f"waiting {workers_timeout_s:g} s for {workers} worker(s); on each machine run:\n  "  # type: ignore[attr-defined]
+            where = ("on each machine run" if not _loopback(bind_host) else
+                     f"the master listens on {bind_host} only, so run them on this machine (for workers on other "
+                     "machines, give --master-bind-host this machine's address); run")
+            console.print(f"waiting {workers_timeout_s:g} s for {workers} worker(s); {where}:\n  "  # type: ignore[attr-defined]
                           f"{storm_worker_line(bind_host, port)}", markup=False, soft_wrap=True)
         else:
             commands += [(f"locust-worker-{i + 1}", worker_command("127.0.0.1", port)) for i in range(workers)]
@@ -346,7 +383,7 @@ def register(app: typer.Typer) -> None:
         force: Annotated[bool, typer.Option("--force", help="Let --out overwrite another command's results.")] = False,
         allow_remote: Annotated[bool, typer.Option("--allow-remote", help="Allow a target that is not on loopback.")] = False,
         workers_expected: Annotated[int, typer.Option("--workers-expected", min=0, max=256, help="Distributed mode: start no local worker, wait for N 'hookproof storm-worker' processes on other machines (prints the line to run there).")] = 0,
-        master_bind_host: Annotated[Optional[str], typer.Option("--master-bind-host", help="Where the Locust master listens (default: 127.0.0.1; * with --workers-expected).")] = None,
+        master_bind_host: Annotated[Optional[str], typer.Option("--master-bind-host", help="The address the Locust master listens on (default: 127.0.0.1, so only workers on this machine can connect). For workers on other machines give this machine's address on a private network (or 0.0.0.0 for every interface): the port carries the signing secret.", show_default=False)] = None,
         master_bind_port: Annotated[Optional[int], typer.Option("--master-bind-port", min=1, max=65535, help=f"The master's port (default: {MASTER_PORT} with --workers-expected, else a free one).")] = None,
         workers_timeout: Annotated[str, typer.Option("--workers-timeout", help="How long the master waits for its workers to connect: 60s, 5m.")] = "60s",
         collect_timeout: Annotated[str, typer.Option("--collect-timeout", help="How long the master waits, after the storm, for every worker's last records.")] = "60s",
@@ -355,9 +392,10 @@ def register(app: typer.Typer) -> None:
         exit 0 all checks valid, 1 findings, 2 usage/config error or a refused storm.
 
         Distributed mode: --workers-expected N starts no local worker; the master listens on
-        --master-bind-host/--master-bind-port and sends each worker the storm (without the
-        observer) and the signing secrets. With target.url on 10.0.0.1 and the same hookproof
-        version on every machine:
+        --master-bind-host/--master-bind-port (127.0.0.1 unless --master-bind-host says
+        otherwise: give the address other machines reach it at) and sends each worker the
+        storm (without the observer) and the signing secrets. With target.url on 10.0.0.1
+        and the same hookproof version on every machine:
 
         \b
             hookproof storm --workers-expected 2 --master-bind-host 10.0.0.1 --allow-remote  # on 10.0.0.1
@@ -394,6 +432,7 @@ def register(app: typer.Typer) -> None:
             duration_s = parse_duration(duration)
             workers_timeout_s = parse_duration(workers_timeout, "--workers-timeout")
             collect_timeout_s = parse_duration(collect_timeout, "--collect-timeout")
+            require_locust()  # before anything starts: without it the storm could only fail later
             secrets = cfg.target.secrets(cfg.base_dir)
             out = run_out(out, "storm", force=force)
             for name in (*REPORT_FILES.values(), "history.sqlite", RECEIVER_LOG_FILE):
@@ -401,7 +440,7 @@ def register(app: typer.Typer) -> None:
                     (out / name).unlink()
             progress_path = out / ".storm-progress.json"
             remote = workers_expected > 0
-            bind_host = master_bind_host or ("*" if remote else "127.0.0.1")
+            bind_host = master_bind_host or "127.0.0.1"  # exposed only when asked: the port carries the secret
             port = master_bind_port or (MASTER_PORT if remote else None)
             with provider_server(cfg) as provider:
                 _state, api_base, sink_url = provider.state, provider.api_base, provider.sink_url

@@ -8,14 +8,20 @@ hookproof version; the worker refuses (one line) another version or a target it 
 reach, streams its records to the master while it sends, and exits when the master
 ends the storm. Needs no config file and no secret on this machine.
 
+Before starting Locust it waits for the master's port to accept a connection, saying
+where it waits and, every few seconds, for how long; past ``--master-timeout`` (5
+minutes) it gives up in one line.
+
 Exit codes: 0 the worker ran and handed its records over; 1 it did not (the master
 went away, it refused the storm, or it never connected); 2 a usage error.
 """
 
 from __future__ import annotations
 
+import socket
 import sys
-from typing import Annotated
+import time
+from typing import Annotated, Callable
 
 import typer
 
@@ -32,6 +38,38 @@ def storm_worker_command(master_host: str, master_port: int) -> list[str]:
     return worker_command(master_host, master_port)
 
 
+#: How long a worker waits for its master to listen by default (--master-timeout).
+MASTER_TIMEOUT = "5m"
+#: Seconds between two connection tries while the master is not up.
+RETRY_S = 0.5
+
+
+def wait_for_master(host: str, port: int, timeout_s: float, beat: Callable[[float], None], *,
+                    interval_s: float) -> bool:
+    """Try to connect to `host`:`port` until it accepts (True) or `timeout_s` seconds passed
+    (False); `beat(elapsed_s)` every `interval_s` seconds meanwhile. Raises OSError
+    (`socket.gaierror`) when `host` does not resolve."""
+    started = time.monotonic()
+    next_beat = started + interval_s
+    while True:
+        now = time.monotonic()
+        left = started + timeout_s - now
+        if left <= 0:
+            return False
+        try:
+            with socket.create_connection((host, port), timeout=min(2.0, left)):
+                return True
+        except socket.gaierror:
+            raise
+        except OSError:  # refused, unreachable, timed out: not up yet
+            pass
+        now = time.monotonic()
+        if now >= next_beat:
+            beat(now - started)
+            next_beat = now + interval_s
+        time.sleep(min(RETRY_S, max(0.0, started + timeout_s - time.monotonic())))
+
+
 def register(app: typer.Typer) -> None:
     """Add ``hookproof storm-worker`` to `app`."""
 
@@ -39,29 +77,57 @@ def register(app: typer.Typer) -> None:
     def storm_worker(
         master_host: Annotated[str, typer.Option("--master-host", help="The machine running 'hookproof storm --workers-expected N'.")],
         master_port: Annotated[int, typer.Option("--master-port", min=1, max=65535, help="The master's port (its --master-bind-port).")] = MASTER_PORT,
+        master_timeout: Annotated[str, typer.Option("--master-timeout", help="How long to wait for the master to listen before giving up: 30s, 5m, 1h.")] = MASTER_TIMEOUT,
     ) -> None:
         """Run one storm worker for a master on another machine (same hookproof version);
         exit 0 records handed over, 1 not, 2 usage error.
 
         The master sends the storm, the signing secrets and its version: nothing to
-        configure here. Start one per core you want to load from:
+        configure here. Until the master listens, the worker says where it waits, every
+        few seconds, and gives up after --master-timeout. Start one per core you want to
+        load from:
 
         \b
             hookproof storm-worker --master-host 10.0.0.1
         """
         import os
 
-        from hookproof.terminal import fail
+        from hookproof.errors import HookproofError
+        from hookproof.heartbeat import log_interval_s
+        from hookproof.terminal import err_console, fail
 
         if not master_host.strip() or any(c.isspace() for c in master_host):
             raise fail(f"--master-host: not a host name or address: {master_host!r}")
-        from hookproof.commands.storm import _pythonpath
+        from hookproof.commands.storm import _pythonpath, parse_duration, require_locust
 
+        caught = Interrupts.install()
+        try:
+            timeout_s = parse_duration(master_timeout, "--master-timeout")
+            require_locust()
+        except HookproofError as exc:
+            raise fail(str(exc)) from None
+        where = f"{master_host}:{master_port}"
+
+        def say(text: str) -> None:
+            err_console.print(text, markup=False, soft_wrap=True)
+
+        say(f"storm-worker: waiting for the master at {where} (up to {timeout_s:g} s, --master-timeout)")
+        try:
+            up = wait_for_master(master_host, master_port, timeout_s, interval_s=log_interval_s(),
+                                 beat=lambda s: say(f"storm-worker: waiting for the master at {where}, {s:.0f} s"))
+        except OSError:
+            raise fail(f"--master-host: cannot resolve {master_host!r}") from None
+        except KeyboardInterrupt:
+            raise typer.Exit(caught.exit_code) from None
+        if not up:
+            raise fail(f"no master listened at {where} within {timeout_s:g} s (--master-timeout): start 'hookproof "
+                       "storm --workers-expected N --master-bind-host ADDRESS' there first, ADDRESS being one this "
+                       "machine reaches it at", 1)
+        say(f"storm-worker: the master at {where} is up; starting the worker")
         env = {**os.environ, "PYTHONPATH": _pythonpath(), "PYTHONUNBUFFERED": "1"}
         env.pop("HOOKPROOF_STORM_SECRETS", None)  # the master's secrets come with the run
         from hookproof.chaos.process import Supervised
 
-        caught = Interrupts.install()
         proc = Supervised(storm_worker_command(master_host, master_port), env=env)
         try:
             code = proc.wait()

@@ -2,7 +2,8 @@
 
 ``zoo_apps:<name>`` is the in-process app of ``examples.receivers.<name>`` on a SQLite
 file in a temporary directory (one per process), ``zoo_apps:observe_<name>`` its python
-observer. The apps are made on first use.
+observer; ``zoo_apps:sw_<name>`` the same receiver verifying the standard-webhooks
+profile (secret `SW_SECRET`). The apps are made on first use.
 """
 
 from __future__ import annotations
@@ -13,6 +14,10 @@ from typing import Any, Callable
 
 #: The endpoint secret every zoo app here verifies with (test-only).
 SECRET = "whsec_hookproof_zoo_apps_test_only"
+#: The standard-webhooks secret of the ``sw_`` apps (base64 after ``whsec_``; test-only).
+SW_SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+#: Attribute prefix of the apps verifying the standard-webhooks profile.
+SW_PREFIX = "sw_"
 
 _DIR = Path(tempfile.mkdtemp(prefix="hookproof-zoo-apps-"))
 _apps: dict[str, Any] = {}
@@ -27,8 +32,10 @@ def app_for(name: str) -> Any:
         from hookproof.scenarios.statemachine import PROVIDER_API_BASE
         from hookproof.simulator.server.state import DEFAULT_API_KEY
 
-        module = importlib.import_module(f"examples.receivers.{name}")
-        config = ReceiverConfig(db_url=f"sqlite:///{_DIR / name}.db", secrets=(SECRET,), api_base=PROVIDER_API_BASE,
+        standard = name.startswith(SW_PREFIX)
+        module = importlib.import_module(f"examples.receivers.{name.removeprefix(SW_PREFIX)}")
+        config = ReceiverConfig(db_url=f"sqlite:///{_DIR / name}.db", secrets=(SW_SECRET if standard else SECRET,),
+                                profile="standard-webhooks" if standard else "stripe", api_base=PROVIDER_API_BASE,
                                 api_key=DEFAULT_API_KEY, sink_url=PROVIDER_API_BASE)
         _apps[name] = module.create_app(config)
     return _apps[name]
@@ -53,9 +60,11 @@ def __getattr__(attr: str) -> Any:
 
 
 def config_text(name: str, *, seed: int | None = None) -> str:
-    """A hookproof.toml for reference receiver `name` through this module."""
+    """A hookproof.toml for reference receiver `name` through this module (``sw_<name>``:
+    under the standard-webhooks profile)."""
     run = f"\n[run]\nseed = {seed}\n" if seed is not None else ""
+    profile, secret = ("standard-webhooks", SW_SECRET) if name.startswith(SW_PREFIX) else ("stripe", SECRET)
     return (
-        f'[target]\napp = "tests.hookproof.zoo_apps:{name}"\nprofile = "stripe"\nsecret = "{SECRET}"\n\n'
+        f'[target]\napp = "tests.hookproof.zoo_apps:{name}"\nprofile = "{profile}"\nsecret = "{secret}"\n\n'
         f'[observer]\nkind = "python"\ncallable = "tests.hookproof.zoo_apps:observe_{name}"\n{run}'
     )

@@ -1,0 +1,137 @@
+"""`hookproof storm` and `storm-worker` before the storm: Locust missing is one line before
+anything starts, a worker waits for its master visibly and for a bounded time, and a
+master waiting for workers on other machines listens on 127.0.0.1 unless told otherwise.
+
+Every command runs in a subprocess: Locust (and gevent's monkey-patching) never enters
+the pytest process.
+"""
+
+from __future__ import annotations
+
+import re
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from hookproof.commands.storm import LOCUST_MISSING
+from hookproof.commands.storm_worker import wait_for_master
+from tests.hostile.harness import run_hookproof
+from tests.loadtests.test_storm_command import SECRET, _config
+from tests.support import free_port
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def no_locust(tmp_path: Path) -> dict[str, str]:
+    """An environment in which ``import locust`` fails, as without the load extra."""
+    shim = tmp_path / "shim" / "locust"
+    shim.mkdir(parents=True)
+    (shim / "__init__.py").write_text('raise ImportError("No module named \'locust\'")\n', encoding="utf-8")
+    return {"PYTHONPATH": f"{shim.parent}:{ROOT}", "HOOKPROOF_TEST_SECRET": SECRET}
+
+
+def test_a_storm_without_locust_says_how_to_install_it_before_starting_anything(
+        tmp_path: Path, no_locust: dict[str, str]) -> None:
+    config = _config(tmp_path, "inbox_sync")
+    run = run_hookproof("storm", "-c", str(config), "--out", str(tmp_path / "out"), "--duration", "5s",
+                        env=no_locust, timeout_s=60)
+    assert (run.returncode, run.stdout) == (2, ""), run
+    assert run.stderr.splitlines() == [f"hookproof: {LOCUST_MISSING} (ImportError: No module named 'locust')"]
+    assert LOCUST_MISSING == ("storms need Locust, which hookproof installs with its load extra: "
+                              "pip install 'hookproof[load]'")
+    assert not (tmp_path / "out").exists() and not (tmp_path / "inbox_sync.sqlite").exists()  # nothing started
+
+
+def test_a_storm_worker_without_locust_says_the_same(no_locust: dict[str, str]) -> None:
+    run = run_hookproof("storm-worker", "--master-host", "127.0.0.1", env=no_locust, timeout_s=60)
+    assert (run.returncode, run.stdout) == (2, ""), run
+    assert run.stderr.splitlines() == [f"hookproof: {LOCUST_MISSING} (ImportError: No module named 'locust')"]
+
+
+def test_a_worker_with_no_master_says_where_it_waits_beats_and_gives_up(tmp_path: Path) -> None:
+    port = free_port()
+    run = run_hookproof("storm-worker", "--master-host", "127.0.0.1", "--master-port", str(port),
+                        "--master-timeout", "3s", env={"HOOKPROOF_HEARTBEAT_S": "1"}, timeout_s=60)
+    assert (run.returncode, run.stdout) == (1, ""), run
+    lines = run.stderr.splitlines()
+    where = f"127.0.0.1:{port}"
+    assert lines[0] == f"storm-worker: waiting for the master at {where} (up to 3 s, --master-timeout)"
+    beats = lines[1:-1]
+    assert len(beats) >= 2 and all(re.fullmatch(rf"storm-worker: waiting for the master at {re.escape(where)}, "
+                                                r"[0-9]+ s", b) for b in beats), lines
+    assert lines[-1] == (f"hookproof: no master listened at {where} within 3 s (--master-timeout): start "
+                         "'hookproof storm --workers-expected N --master-bind-host ADDRESS' there first, ADDRESS "
+                         "being one this machine reaches it at")
+    assert run.elapsed_s < 20
+
+
+def test_a_worker_with_a_bad_master_timeout_or_host_is_one_line() -> None:
+    run = run_hookproof("storm-worker", "--master-host", "127.0.0.1", "--master-timeout", "soon", timeout_s=60)
+    assert (run.returncode, run.stderr.splitlines()) == (
+        2, ["hookproof: --master-timeout: cannot read 'soon' (use e.g. 60s, 2m, 1h30m)"])
+    run = run_hookproof("storm-worker", "--master-host", "no-such-host.invalid", "--master-timeout", "2s",
+                        timeout_s=60)
+    assert run.returncode == 2 and run.stderr.splitlines()[-1] == \
+        "hookproof: --master-host: cannot resolve 'no-such-host.invalid'"
+
+
+def test_waiting_for_a_master_ends_once_its_port_accepts() -> None:
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        beats: list[float] = []
+        started = time.monotonic()
+        assert wait_for_master("127.0.0.1", listener.getsockname()[1], 10.0, beats.append, interval_s=1.0)
+        assert time.monotonic() - started < 5 and beats == []
+
+
+def _listening(pid: int, port: int) -> str | None:
+    """The address a process of `pid`'s tree listens on at `port`, if any."""
+    try:
+        procs = [psutil.Process(pid), *psutil.Process(pid).children(recursive=True)]
+    except psutil.NoSuchProcess:
+        return None
+    for proc in procs:
+        try:
+            for conn in proc.net_connections(kind="tcp"):
+                if conn.status == psutil.CONN_LISTEN and conn.laddr.port == port:
+                    return str(conn.laddr.ip)
+        except psutil.Error:
+            continue
+    return None
+
+
+def test_a_master_for_other_machines_listens_on_loopback_unless_told(tmp_path: Path) -> None:
+    config = _config(tmp_path, "inbox_sync")
+    port = free_port()
+    seen: list[str] = []
+
+    def watch(proc: subprocess.Popen[bytes]) -> None:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and proc.poll() is None and not seen:
+            address = _listening(proc.pid, port)
+            if address is not None:
+                seen.append(address)
+            time.sleep(0.1)
+
+    run = run_hookproof("storm", "-c", str(config), "--out", str(tmp_path / "out"), "--duration", "5s",
+                        "--workers-expected", "1", "--master-bind-port", str(port), "--workers-timeout", "4s",
+                        env={"HOOKPROOF_TEST_SECRET": SECRET}, during=watch, timeout_s=180)
+    assert seen == ["127.0.0.1"], run
+    assert (f"waiting 4 s for 1 worker(s); the master listens on 127.0.0.1 only, so run them on this machine (for "
+            "workers on other machines, give --master-bind-host this machine's address); run:\n"
+            f"  hookproof storm-worker --master-host 127.0.0.1 --master-port {port}\n") in run.stderr
+    assert run.returncode == 2 and run.stderr.splitlines()[-1].startswith(
+        "hookproof: fewer than 1 worker(s) connected within 4 s (--workers-timeout)"), run
+
+
+def test_the_help_says_how_to_expose_the_master() -> None:
+    run = run_hookproof("storm", "--help", env={"COLUMNS": "300"}, timeout_s=60)
+    text = " ".join(run.stdout.split())
+    assert "default: 127.0.0.1, so only workers on this machine can connect" in text
+    assert "give this machine's address on a private network (or 0.0.0.0 for every interface)" in text
