@@ -37,7 +37,7 @@ from hookproof.scenarios.catalog import (
 )
 from hookproof.scenarios.checks import Verdict, compose, run_checks, unfired_faults, unknown_reason
 from hookproof.scenarios.errors import ScenarioError
-from hookproof.scenarios.findings import run_verdict
+from hookproof.scenarios.findings import CheckResult, run_verdict
 from hookproof.scenarios.observations import Expectations, Observation, expectations_from
 from hookproof.scenarios.observers import settle
 from hookproof.scenarios.overlap import Stopped, own_refusals, run_overlapped
@@ -448,7 +448,8 @@ class Runner:
         unfired = unfired_faults(self.history.ops(scenario.id)) if scenario.tier == "chaos" else None
         if unfired is not None and verdict == "pass":
             verdict = "unknown"
-        if verdict == "unknown" and unfired is None and (unjudged := unmapped(ctx, plan)) is not None:
+        if (verdict == "unknown" or (verdict == "pass" and _judged_nothing(checks))) and unfired is None \
+                and (unjudged := unmapped(ctx, plan)) is not None:
             # nothing owed an effect or a state under the team's keys, and no answer was wrong
             verdict, reason = "not_applicable", unjudged.reason
         elif verdict == "unknown":
@@ -645,6 +646,13 @@ def _schedule(phase: Phase) -> Schedule:
     deliveries = tuple(planned.deliveries())
     size = len(deliveries) if phase.together else phase.batch
     return Schedule(tuple(Step(deliveries[i:i + size]) for i in range(0, len(deliveries), size)), planned.plan)
+
+
+def _judged_nothing(checks: Sequence[CheckResult]) -> bool:
+    """True when a passing scenario's ``lost`` had nothing to judge (events acknowledged, none
+    with a business key: `key_loops.lost_not_applicable`); with a plan `unmapped` under the
+    team's keys, the scenario does not apply (as when ``lost`` was left undecided)."""
+    return any(c.check_id == "lost" and c.stats.get("applicability") == "not applicable" for c in checks)
 
 
 def _lookup(scenario_id: str) -> Scenario:
