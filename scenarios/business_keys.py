@@ -242,6 +242,23 @@ def counter_truth(events: Sequence[Event], history: Sequence[Attempt], mapping: 
     return totals
 
 
+def money_prefixes(mapping: KeyMapping | None) -> tuple[str, ...]:
+    """The business-key prefixes whose effects' amounts the ``counter`` check compares (minor
+    units, per key): hookproof's own built-in money keys (`simulator.world.MONEY_PREFIXES`:
+    ``refund:``, ``license:``, ``renewal:``, ``fulfillment:``) while its built-in keys are on,
+    less any prefix one of the team's own templates begins with (a key the team names is not
+    built in, whatever its name); none with ``builtin_keys = false``. A key's name alone never
+    makes the team's effect money: what the team declares is compared, its `[counters]`."""
+    from hookproof.simulator.world import MONEY_PREFIXES
+
+    if mapping is None:
+        return MONEY_PREFIXES
+    if not mapping.builtin:
+        return ()
+    own = [t for t in mapping.templates.values() if t]
+    return tuple(p for p in MONEY_PREFIXES if not any(t.startswith(p) for t in own))
+
+
 def counter_keys(events: Iterable[Event], mapping: KeyMapping | None) -> frozenset[str]:
     """The counter keys `events` move under `mapping` (none without one; an event whose
     counter template does not apply moves none)."""
@@ -282,4 +299,4 @@ def scoped(obs: Observation, object_ids: Iterable[str], keys: Iterable[str] = ()
 
 
 __all__ = ["CounterRule", "FETCHED", "FIELD", "KeyMapping", "TemplateError", "counter_keys", "counter_truth", "from_plain",
-           "holds", "keyed", "lookup", "rekeyed", "render", "scoped", "to_plain"]
+           "holds", "keyed", "lookup", "money_prefixes", "rekeyed", "render", "scoped", "to_plain"]

@@ -23,7 +23,7 @@ from typing import Any, Callable, Coroutine, Iterable, Sequence
 import hookproof
 from hookproof.reports.model import RunReport, ScenarioReport
 from hookproof.scenarios.api_refusals import with_refusals
-from hookproof.scenarios.business_keys import KeyMapping, counter_keys, counter_truth, keyed, scoped
+from hookproof.scenarios.business_keys import KeyMapping, counter_keys, counter_truth, keyed, money_prefixes, scoped
 from hookproof.scenarios.catalog import (
     CATALOG,
     ChaosContext,
@@ -49,7 +49,7 @@ from hookproof.simulator.faults import Schedule, Step, schedule
 from hookproof.simulator.profiles.base import Profile
 from hookproof.simulator.server import clock
 from hookproof.simulator.server.refusals import refusal_log
-from hookproof.simulator.world import MONEY_PREFIXES, AnyWorld, World, new_world
+from hookproof.simulator.world import AnyWorld, World, new_world
 from hookproof.simulator.world.world import UnboundCheckout
 
 #: Called with (scenario id, index, total) when a scenario starts; for progress bars.
@@ -437,7 +437,7 @@ class Runner:
         attempts = self.history.attempts(scenario.id)
         expectations = expectations_from(
             events, attempts, sender_timeout_s=self.profile.sender_timeout_s,
-            max_attempts_per_event=None, money_prefixes=MONEY_PREFIXES,
+            max_attempts_per_event=None, money_prefixes=money_prefixes(self.keys),
         )
         if self.keys is not None and self.keys.counters:
             expectations = replace(expectations, counters=counter_truth(events, attempts, self.keys))
@@ -625,7 +625,7 @@ class Runner:
         if any(a.outcome is Outcome.TIMEOUT for a in attempts):
             return None
         expectations = expectations_from(events, attempts, sender_timeout_s=self.profile.sender_timeout_s,
-                                         max_attempts_per_event=None, money_prefixes=MONEY_PREFIXES)
+                                         max_attempts_per_event=None, money_prefixes=money_prefixes(self.keys))
         if self.keys is not None and self.keys.counters:
             expectations = replace(expectations, counters=counter_truth(events, attempts, self.keys))
         answered_2xx = [a for a in attempts if a.outcome is Outcome.ACKED
