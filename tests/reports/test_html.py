@@ -94,3 +94,15 @@ def test_per_key_lookups_match_a_scan_of_the_scenario(run_report: RunReport) -> 
             assert s.findings_for(key) == tuple(f for f in s.findings if f.key == key)
             assert s.effects_for(key) == tuple(sorted((e for e in s.effects if e.business_key == key),
                                                       key=lambda e: (e.at, e.count)))
+
+
+def test_a_not_applicable_scenario_is_no_problem_in_findings(run_report: RunReport) -> None:
+    """A passing run whose n/a scenario had an undecided check draws no Findings section."""
+    from hookproof.reports import CheckView
+
+    undecided = CheckView("lost", "unknown", detail="nothing to compare")
+    skipped = replace(run_report.scenarios[2], checks=(undecided,))
+    html = render_html(replace(run_report, verdict="pass", scenarios=(run_report.scenarios[0], skipped)))
+    assert 'id="findings"' not in html and "findings-test-mode-to-live" not in html
+    ran = replace(run_report.scenarios[0], verdict="unknown", checks=(undecided,))
+    assert f'id="findings-{ran.id}"' in render_html(replace(run_report, scenarios=(ran,)))
