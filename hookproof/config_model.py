@@ -269,8 +269,8 @@ class CounterConfig(StrictModel):
 
     `key` is a template over the event (``"{data.object.customer}"``), `amount` the
     dotted path of an integer in it (``"data.object.amount_paid"``, minor units). Besides
-    hookproof's own money keys while `Config.builtin_keys` is on, counters are the only
-    amounts compared: a team's business key is never money by its name.
+    hookproof's own money keys while `Config.builtin_keys` is on and a catalog's declared
+    amounts, counters are the only amounts compared: a team's key is never money by its name.
     """
 
     key: str = Field(min_length=1)
@@ -317,9 +317,10 @@ class Config(StrictModel):
     types not listed keep hookproof's built-in key, unless `builtin_keys` is false (then
     only the listed types are effectful). A `[catalog]`'s own keys are the user's, not
     built in: `builtin_keys = false` leaves them. `counters` maps an event type to the counter
-    it moves. Amounts are compared for the counters and, while `builtin_keys` is on, for
-    hookproof's own money keys (``refund:``, ``license:``, ``renewal:``, ``fulfillment:``,
-    `scenarios.business_keys.money_prefixes`), never for a team key by its name. Both are checked against a sample event of each type when the
+    it moves. Amounts are compared for the counters, a catalog type's declared ``amount``
+    and, while `builtin_keys` is on, hookproof's own money keys (``refund:``, ``license:``,
+    ``renewal:``, ``fulfillment:``; `scenarios.business_keys.money_prefixes`), never for a
+    team key by its name. Both are checked against a sample event of each type when the
     file is read (`key_mapping`).
     """
 

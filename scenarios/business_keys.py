@@ -242,21 +242,32 @@ def counter_truth(events: Sequence[Event], history: Sequence[Attempt], mapping: 
     return totals
 
 
-def money_prefixes(mapping: KeyMapping | None) -> tuple[str, ...]:
+def money_prefixes(mapping: KeyMapping | None, profile: Profile | None = None) -> tuple[str, ...]:
     """The business-key prefixes whose effects' amounts the ``counter`` check compares (minor
-    units, per key): hookproof's own built-in money keys (`simulator.world.MONEY_PREFIXES`:
-    ``refund:``, ``license:``, ``renewal:``, ``fulfillment:``) while its built-in keys are on,
-    less any prefix one of the team's own templates begins with (a key the team names is not
-    built in, whatever its name); none with ``builtin_keys = false``. A key's name alone never
-    makes the team's effect money: what the team declares is compared, its `[counters]`."""
+    units, per key): what is declared amount-bearing, never a key by its name alone.
+
+    - A user's catalog (`profile`'s, else `mapping`'s): the literal start of each type's
+      ``key`` template that declares an ``amount`` (``refund:`` of ``refund:{data.id}``),
+      unless the team's `mapping` keys that type itself; its keys are the user's, not
+      hookproof's, whatever `KeyMapping.builtin` says.
+    - Otherwise hookproof's own built-in money keys (`simulator.world.MONEY_PREFIXES`:
+      ``refund:``, ``license:``, ``renewal:``, ``fulfillment:``) while its built-in keys are
+      on (no `mapping`, or ``builtin``), less any prefix one of the team's own templates
+      begins with (a key the team names is not built in); none with ``builtin_keys = false``.
+
+    A team's `[counters]` are compared apart from these (`counter_truth`)."""
     from hookproof.simulator.world import MONEY_PREFIXES
 
-    if mapping is None:
-        return MONEY_PREFIXES
-    if not mapping.builtin:
+    own = mapping.templates if mapping is not None else {}
+    catalog = getattr(profile if profile is not None else getattr(mapping, "profile", None), "catalog", None)
+    if catalog is not None:
+        starts = (spec.key.split("{", 1)[0] for spec in catalog.events
+                  if spec.key and spec.amount and spec.type not in own)
+        return tuple(dict.fromkeys(start for start in starts if start))
+    if mapping is not None and not mapping.builtin:
         return ()
-    own = [t for t in mapping.templates.values() if t]
-    return tuple(p for p in MONEY_PREFIXES if not any(t.startswith(p) for t in own))
+    templates = [t for t in own.values() if t]
+    return tuple(p for p in MONEY_PREFIXES if not any(t.startswith(p) for t in templates))
 
 
 def counter_keys(events: Iterable[Event], mapping: KeyMapping | None) -> frozenset[str]:

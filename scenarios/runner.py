@@ -437,7 +437,7 @@ class Runner:
         attempts = self.history.attempts(scenario.id)
         expectations = expectations_from(
             events, attempts, sender_timeout_s=self.profile.sender_timeout_s,
-            max_attempts_per_event=None, money_prefixes=money_prefixes(self.keys),
+            max_attempts_per_event=None, money_prefixes=money_prefixes(self.keys, self.profile),
         )
         if self.keys is not None and self.keys.counters:
             expectations = replace(expectations, counters=counter_truth(events, attempts, self.keys))
@@ -625,7 +625,7 @@ class Runner:
         if any(a.outcome is Outcome.TIMEOUT for a in attempts):
             return None
         expectations = expectations_from(events, attempts, sender_timeout_s=self.profile.sender_timeout_s,
-                                         max_attempts_per_event=None, money_prefixes=money_prefixes(self.keys))
+                                         max_attempts_per_event=None, money_prefixes=money_prefixes(self.keys, self.profile))
         if self.keys is not None and self.keys.counters:
             expectations = replace(expectations, counters=counter_truth(events, attempts, self.keys))
         answered_2xx = [a for a in attempts if a.outcome is Outcome.ACKED

@@ -78,3 +78,20 @@ def test_hookproofs_own_refund_keys_keep_their_amounts_compared(tmp_path: Path) 
     assert older.verdict == "fail"
     assert {f.check_id for f in older.findings} == {"counter"}
     assert all(f.key.startswith("refund:ch_") and f.message.startswith("moved ") for f in older.findings)
+
+
+@pytest.mark.parametrize("builtin_keys", [False, True])
+def test_a_catalogs_declared_amounts_are_its_money_and_nothing_else(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                   builtin_keys: bool) -> None:
+    """The README's OpenAPI document declares an amount for ``refund:{data.id}`` only
+    (``x-hookproof-amount``): that is compared, its ``fulfil:`` and ``dunning:`` keys are not,
+    nor hookproof's own prefixes, with or without its built-in keys."""
+    from tests.examples.test_catalog_receivers import SECRETS
+    from tests.hookproof.test_new_user_fixes import catalog_config
+
+    monkeypatch.setenv("WEBHOOK_SECRET", SECRETS["standard-webhooks"])
+    config = catalog_config(tmp_path, builtin_keys=builtin_keys)
+    profile, mapping = config.profile(), config.key_mapping()
+    assert money_prefixes(mapping, profile) == money_prefixes(None, profile) == ("refund:",)
+    team = KeyMapping({"refund.created": "credit:{data.id}"}, profile, builtin=builtin_keys)
+    assert money_prefixes(team) == ()
