@@ -285,7 +285,9 @@ class CounterConfig(StrictModel):
     """`[counters."<event type>"]`: the counter an event of that type moves.
 
     `key` is a template over the event (``"{data.object.customer}"``), `amount` the
-    dotted path of an integer in it (``"data.object.amount_paid"``, minor units).
+    dotted path of an integer in it (``"data.object.amount_paid"``, minor units). Besides
+    hookproof's own money keys while `Config.builtin_keys` is on and a catalog's declared
+    amounts, counters are the only amounts compared: a team's key is never money by its name.
     """
 
     key: str = Field(min_length=1)
@@ -332,7 +334,10 @@ class Config(StrictModel):
     types not listed keep hookproof's built-in key, unless `builtin_keys` is false (then
     only the listed types are effectful). A `[catalog]`'s own keys are the user's, not
     built in: `builtin_keys = false` leaves them. `counters` maps an event type to the counter
-    it moves. Both are checked against a sample event of each type when the
+    it moves. Amounts are compared for the counters, a catalog type's declared ``amount``
+    and, while `builtin_keys` is on, hookproof's own money keys (``refund:``, ``license:``,
+    ``renewal:``, ``fulfillment:``; `scenarios.business_keys.money_prefixes`), never for a
+    team key by its name. Both are checked against a sample event of each type when the
     file is read (`key_mapping`).
     """
 

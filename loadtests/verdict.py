@@ -34,7 +34,6 @@ from hookproof.scenarios.observations import Expectations, Observation, world_ev
 from hookproof.scenarios.runner import REPORT_META_KEY, VERSION, attempt_view, check_view, checklist, effect_points
 from hookproof.simulator.delivery.history import Attempt, HistoryFile, Outcome
 from hookproof.simulator.events import Event
-from hookproof.simulator.world import MONEY_PREFIXES
 
 if TYPE_CHECKING:
     from hookproof.scenarios.business_keys import KeyMapping
@@ -216,9 +215,11 @@ def storm_scenario(spec: StormSpec, events: Iterable[Event], attempts: Sequence[
     if mapping is not None:
         events = events if isinstance(events, Sequence) else tuple(events)
         attempts = Rekeyed(attempts, events)
+    from hookproof.scenarios.business_keys import money_prefixes
+
     # one pass over the history (a storm's is streamed from disk): the expectations and the checks' index
     expectations, index = expectations_and_index(events, attempts, observations, sender_timeout_s=spec.sender_timeout_s,
-                                                 max_attempts_per_event=None, money_prefixes=MONEY_PREFIXES)
+                                                 max_attempts_per_event=None, money_prefixes=money_prefixes(mapping))
     if mapping is not None and mapping.counters:
         from hookproof.scenarios.business_keys import counter_truth
 

@@ -101,6 +101,10 @@ def _check_summary(scenario: ScenarioReport) -> str:
 
 
 def _problem(scenario: ScenarioReport) -> ProblemView | None:
+    """The scenario's findings and undecided checks, or None: a scenario that does not apply
+    has none (its undecided checks are why it does not apply, told under its reason)."""
+    if scenario.verdict == "not_applicable":
+        return None
     unknown = tuple(c for c in scenario.checks if c.verdict == "unknown")
     if not scenario.findings and not unknown:
         return None

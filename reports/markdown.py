@@ -74,7 +74,8 @@ def _findings(report: RunReport) -> str:
     ]
     rows += [
         (_code(s.id), _code(c.check_id), "", f"UNKNOWN: {_cell(c.detail or 'no verdict')}")
-        for s in report.scenarios for c in s.checks if c.verdict == "unknown"
+        for s in report.scenarios if s.verdict != "not_applicable"  # its reason says why, under Not applicable
+        for c in s.checks if c.verdict == "unknown"
     ]
     if not rows:
         return ""

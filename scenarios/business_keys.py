@@ -242,6 +242,34 @@ def counter_truth(events: Sequence[Event], history: Sequence[Attempt], mapping: 
     return totals
 
 
+def money_prefixes(mapping: KeyMapping | None, profile: Profile | None = None) -> tuple[str, ...]:
+    """The business-key prefixes whose effects' amounts the ``counter`` check compares (minor
+    units, per key): what is declared amount-bearing, never a key by its name alone.
+
+    - A user's catalog (`profile`'s, else `mapping`'s): the literal start of each type's
+      ``key`` template that declares an ``amount`` (``refund:`` of ``refund:{data.id}``),
+      unless the team's `mapping` keys that type itself; its keys are the user's, not
+      hookproof's, whatever `KeyMapping.builtin` says.
+    - Otherwise hookproof's own built-in money keys (`simulator.world.MONEY_PREFIXES`:
+      ``refund:``, ``license:``, ``renewal:``, ``fulfillment:``) while its built-in keys are
+      on (no `mapping`, or ``builtin``), less any prefix one of the team's own templates
+      begins with (a key the team names is not built in); none with ``builtin_keys = false``.
+
+    A team's `[counters]` are compared apart from these (`counter_truth`)."""
+    from hookproof.simulator.world import MONEY_PREFIXES
+
+    own = mapping.templates if mapping is not None else {}
+    catalog = getattr(profile if profile is not None else getattr(mapping, "profile", None), "catalog", None)
+    if catalog is not None:
+        starts = (spec.key.split("{", 1)[0] for spec in catalog.events
+                  if spec.key and spec.amount and spec.type not in own)
+        return tuple(dict.fromkeys(start for start in starts if start))
+    if mapping is not None and not mapping.builtin:
+        return ()
+    templates = [t for t in own.values() if t]
+    return tuple(p for p in MONEY_PREFIXES if not any(t.startswith(p) for t in templates))
+
+
 def counter_keys(events: Iterable[Event], mapping: KeyMapping | None) -> frozenset[str]:
     """The counter keys `events` move under `mapping` (none without one; an event whose
     counter template does not apply moves none)."""
@@ -282,4 +310,4 @@ def scoped(obs: Observation, object_ids: Iterable[str], keys: Iterable[str] = ()
 
 
 __all__ = ["CounterRule", "FETCHED", "FIELD", "KeyMapping", "TemplateError", "counter_keys", "counter_truth", "from_plain",
-           "holds", "keyed", "lookup", "rekeyed", "render", "scoped", "to_plain"]
+           "holds", "keyed", "lookup", "money_prefixes", "rekeyed", "render", "scoped", "to_plain"]

@@ -262,7 +262,8 @@ def unmapped(ctx: Context, plan: Plan) -> NotApplicable | None:
     (`Context.state_kinds`; unknown kinds: any object with a status may be read), owes no
     effect and no state: the effect and state checks have nothing to compare. The runner
     still delivers it (a 5xx or a refused valid event is still a finding); a scenario left
-    undecided for that reason alone does not apply, and the reason names its types.
+    undecided for that reason alone, or passing with a check that had nothing to judge (``lost``
+    over events with no business key), does not apply, and the reason names its types.
     """
     keys = ctx.keys
     if keys is None:

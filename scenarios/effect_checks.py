@@ -27,6 +27,7 @@ from hookproof.scenarios.key_loops import (
     duplicated_by_key,
     lost_by_key,
     lost_finding,
+    lost_not_applicable,
     money_by_key,
     recovered_by_key,
     unexpected_keys_by_key,
@@ -76,7 +77,8 @@ def check_lost(
     A key acked but never applied is lost. A key never acked and never applied is a
     finding too: the receiver answered none of its valid deliveries with a success, so
     the provider would still be retrying it (a certification run delivers until acked
-    or the schedule is exhausted).
+    or the schedule is exhausted). Not applicable (valid, `lost_not_applicable`) when
+    events were acknowledged and none maps to a business key: none owes an effect.
     """
     if not observations:
         return nothing_observed("lost")
@@ -96,8 +98,7 @@ def check_lost(
     stats = {"expected_keys": len(order), "lost": len(findings) - never_acked,
              "never_acknowledged": never_acked}
     if not len(order) and idx.acked_events:
-        return result_of("lost", findings, stats, unknown=f"{len(idx.acked_events)} event(s) were acknowledged but "
-                         "none maps to an effect (no business key): nothing to compare")
+        return lost_not_applicable(len(idx.acked_events), stats)
     return result_of("lost", findings, stats)
 
 

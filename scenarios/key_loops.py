@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Sequence
 
-from hookproof.scenarios.findings import ADVISORY, CheckResult, Finding, result_of
+from hookproof.scenarios.findings import ADVISORY, CheckResult, Finding, Verdict, result_of
 from hookproof.scenarios.observations import Expectations, Observation
 from hookproof.simulator.delivery.history import Attempt, Completion
 
@@ -72,9 +72,19 @@ def lost_by_key(
     stats = {"expected_keys": len(expectations.expected), "lost": len(findings) - never_acked,
              "never_acknowledged": never_acked}
     if not expectations.expected and idx.acked_events:
-        return result_of("lost", findings, stats, unknown=f"{len(idx.acked_events)} event(s) were acknowledged but "
-                         "none maps to an effect (no business key): nothing to compare")
+        return lost_not_applicable(len(idx.acked_events), stats)
     return result_of("lost", findings, stats)
+
+
+def lost_not_applicable(acked_events: int, stats: dict[str, int]) -> CheckResult:
+    """``lost`` when `acked_events` events were acknowledged and none carries a business key
+    (the mapping, the team's or hookproof's, gives them no effect): no effect is owed, so
+    none can be lost. Not applicable (valid, the stat ``applicability: not applicable``),
+    never unknown: a receiver is not failed for keys its config does not map. Any event
+    that maps to a key is expected and judged (a missing effect is a finding)."""
+    return CheckResult("lost", Verdict.VALID, (), {**stats, "applicability": "not applicable"},
+                       f"not applicable: {acked_events} acknowledged event(s) map to no business key, "
+                       "so no effect is owed")
 
 
 def recovered_by_key(
@@ -182,4 +192,4 @@ def distinct_events_note(history: Sequence[Attempt], positions: Sequence[int]) -
 
 
 __all__: Sequence[str] = ["UNEXPECTED_FORBIDDEN", "UNEXPECTED_UNOWED", "distinct_events_note", "duplicated_by_key",
-                          "lost_by_key", "money_by_key", "recovered_by_key", "unexpected_keys_by_key"]
+                          "lost_by_key", "lost_not_applicable", "money_by_key", "recovered_by_key", "unexpected_keys_by_key"]

@@ -20,7 +20,9 @@ from typing import AbstractSet, Iterable, Mapping, Sequence
 from hookproof.simulator.delivery.history import Attempt
 from hookproof.simulator.events import Event
 
-#: Business-key prefixes of effects that move money (checked by the `counter` check).
+#: Business-key prefixes of effects that move money (checked by the `counter` check): the
+#: default of expectations built by hand; certify, explore and storm pass the run's own,
+#: `scenarios.business_keys.money_prefixes` (hookproof's built-in keys, or none).
 MONEY_PREFIXES: tuple[str, ...] = ("refund:", "credit:")
 #: Object kinds whose states an observer that does not declare its kinds reports.
 #: (GitHub's issues and pull requests are the repository world's stateful objects.)

@@ -23,7 +23,7 @@ from typing import Any, Callable, Coroutine, Iterable, Sequence
 import hookproof
 from hookproof.reports.model import RunReport, ScenarioReport
 from hookproof.scenarios.api_refusals import with_refusals
-from hookproof.scenarios.business_keys import KeyMapping, counter_keys, counter_truth, keyed, scoped
+from hookproof.scenarios.business_keys import KeyMapping, counter_keys, counter_truth, keyed, money_prefixes, scoped
 from hookproof.scenarios.catalog import (
     CATALOG,
     ChaosContext,
@@ -37,7 +37,7 @@ from hookproof.scenarios.catalog import (
 )
 from hookproof.scenarios.checks import Verdict, compose, run_checks, unfired_faults, unknown_reason
 from hookproof.scenarios.errors import ScenarioError
-from hookproof.scenarios.findings import run_verdict
+from hookproof.scenarios.findings import CheckResult, run_verdict
 from hookproof.scenarios.observations import Expectations, Observation, expectations_from
 from hookproof.scenarios.observers import settle
 from hookproof.scenarios.overlap import Stopped, own_refusals, run_overlapped
@@ -49,7 +49,7 @@ from hookproof.simulator.faults import Schedule, Step, schedule
 from hookproof.simulator.profiles.base import Profile
 from hookproof.simulator.server import clock
 from hookproof.simulator.server.refusals import refusal_log
-from hookproof.simulator.world import MONEY_PREFIXES, AnyWorld, World, new_world
+from hookproof.simulator.world import AnyWorld, World, new_world
 from hookproof.simulator.world.world import UnboundCheckout
 
 #: Called with (scenario id, index, total) when a scenario starts; for progress bars.
@@ -438,7 +438,7 @@ class Runner:
         attempts = self.history.attempts(scenario.id)
         expectations = expectations_from(
             events, attempts, sender_timeout_s=self.profile.sender_timeout_s,
-            max_attempts_per_event=None, money_prefixes=MONEY_PREFIXES,
+            max_attempts_per_event=None, money_prefixes=money_prefixes(self.keys, self.profile),
         )
         if self.keys is not None and self.keys.counters:
             expectations = replace(expectations, counters=counter_truth(events, attempts, self.keys))
@@ -449,7 +449,8 @@ class Runner:
         unfired = unfired_faults(self.history.ops(scenario.id)) if scenario.tier == "chaos" else None
         if unfired is not None and verdict == "pass":
             verdict = "unknown"
-        if verdict == "unknown" and unfired is None and (unjudged := unmapped(ctx, plan)) is not None:
+        if (verdict == "unknown" or (verdict == "pass" and _judged_nothing(checks))) and unfired is None \
+                and (unjudged := unmapped(ctx, plan)) is not None:
             # nothing owed an effect or a state under the team's keys, and no answer was wrong
             verdict, reason = "not_applicable", unjudged.reason
         elif verdict == "unknown":
@@ -625,7 +626,7 @@ class Runner:
         if any(a.outcome is Outcome.TIMEOUT for a in attempts):
             return None
         expectations = expectations_from(events, attempts, sender_timeout_s=self.profile.sender_timeout_s,
-                                         max_attempts_per_event=None, money_prefixes=MONEY_PREFIXES)
+                                         max_attempts_per_event=None, money_prefixes=money_prefixes(self.keys, self.profile))
         if self.keys is not None and self.keys.counters:
             expectations = replace(expectations, counters=counter_truth(events, attempts, self.keys))
         answered_2xx = [a for a in attempts if a.outcome is Outcome.ACKED
@@ -646,6 +647,13 @@ def _schedule(phase: Phase) -> Schedule:
     deliveries = tuple(planned.deliveries())
     size = len(deliveries) if phase.together else phase.batch
     return Schedule(tuple(Step(deliveries[i:i + size]) for i in range(0, len(deliveries), size)), planned.plan)
+
+
+def _judged_nothing(checks: Sequence[CheckResult]) -> bool:
+    """True when a passing scenario's ``lost`` had nothing to judge (events acknowledged, none
+    with a business key: `key_loops.lost_not_applicable`); with a plan `unmapped` under the
+    team's keys, the scenario does not apply (as when ``lost`` was left undecided)."""
+    return any(c.check_id == "lost" and c.stats.get("applicability") == "not applicable" for c in checks)
 
 
 def _lookup(scenario_id: str) -> Scenario:

@@ -18,7 +18,7 @@ import time
 from dataclasses import replace
 from typing import Any, Callable, Mapping, Sequence, TypeVar, cast
 
-from hookproof.scenarios.business_keys import counter_keys, counter_truth, scoped
+from hookproof.scenarios.business_keys import counter_keys, counter_truth, money_prefixes, scoped
 from hookproof.scenarios.check_index import expectations_and_index
 from hookproof.scenarios.checks import ALL_CHECKS, CheckResult, check_safe, run_checks
 from hookproof.scenarios.explore_targets import ExploreTarget
@@ -31,7 +31,7 @@ from hookproof.simulator.delivery import Attempt, Dispatcher, History, Outcome
 from hookproof.simulator.events import Event
 from hookproof.simulator.faults import Delivery, FaultPlan, Mutation, Schedule, schedule
 from hookproof.simulator.faults import Step as Release
-from hookproof.simulator.world import MONEY_PREFIXES, World
+from hookproof.simulator.world import World
 
 T = TypeVar("T")
 
@@ -429,7 +429,7 @@ class Session:
         events = self.delivered_events()
         keys = self.explore.keys
         options: dict[str, Any] = {"sender_timeout_s": self.explore.profile.sender_timeout_s,
-                                   "max_attempts_per_event": None, "money_prefixes": MONEY_PREFIXES}
+                                   "max_attempts_per_event": None, "money_prefixes": money_prefixes(keys, self.explore.profile)}
         try:
             expectations, index = expectations_and_index(events, attempts, self.observations, **options)
         except Exception:  # noqa: BLE001 - as before: the expectations alone, then run_checks

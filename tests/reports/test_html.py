@@ -126,3 +126,15 @@ def test_object_nouns_are_the_providers() -> None:
                                      "payment.updated", "push")] == [
         "order", "refund", "subscription", "invoice", "payment intent", "checkout session", "issue",
         "pull request", "subscription", "payment", "object"]
+
+
+def test_a_not_applicable_scenario_is_no_problem_in_findings(run_report: RunReport) -> None:
+    """A passing run whose n/a scenario had an undecided check draws no Findings section."""
+    from hookproof.reports import CheckView
+
+    undecided = CheckView("lost", "unknown", detail="nothing to compare")
+    skipped = replace(run_report.scenarios[2], checks=(undecided,))
+    html = render_html(replace(run_report, verdict="pass", scenarios=(run_report.scenarios[0], skipped)))
+    assert 'id="findings"' not in html and "findings-test-mode-to-live" not in html
+    ran = replace(run_report.scenarios[0], verdict="unknown", checks=(undecided,))
+    assert f'id="findings-{ran.id}"' in render_html(replace(run_report, scenarios=(ran,)))

@@ -54,3 +54,21 @@ def test_a_state_finding_names_the_provider_s_object(run_report: RunReport) -> N
     assert "| Scenario | Check | Key | Message |" in md
     assert "| `stale` | order `467561329779` | ends in pending" in md
     assert "| `license:pay_2002` |" in md
+
+
+def test_a_not_applicable_scenarios_undecided_checks_are_not_findings(run_report: RunReport) -> None:
+    """A scenario that does not apply lists its reason under Not applicable, never a Findings row,
+    though a check of it was undecided (nothing of it maps to an effect); a run that passes
+    has no Findings table."""
+    from hookproof.reports import CheckView
+
+    undecided = CheckView("stale", "unknown", detail="no object whose state the observer reads was validly sent")
+    skipped = replace(run_report.scenarios[2], checks=(undecided,))
+    text = render_markdown(replace(run_report, verdict="pass", scenarios=(run_report.scenarios[0], skipped)))
+    assert "### Findings" not in text and "UNKNOWN" not in text
+    assert _rows(text, "### Not applicable") == [f"- `{skipped.id}`: the receiver runs in test mode \\| set "
+                                                 'environment = "live" to run it']
+    # the same check in a scenario that ran is still a Findings row
+    ran = replace(run_report.scenarios[0], verdict="unknown", checks=(undecided,))
+    assert _rows(render_markdown(replace(run_report, scenarios=(ran,))), "### Findings")[2:] == [
+        f"| `{ran.id}` | `stale` |  | UNKNOWN: no object whose state the observer reads was validly sent |"]

@@ -85,8 +85,9 @@ def check_lost(
     stats = {"expected_keys": len(expectations.expected), "lost": len(findings) - never_acked,
              "never_acknowledged": never_acked}
     if not expectations.expected and idx.acked_events:
-        return result_of("lost", findings, stats, unknown=f"{len(idx.acked_events)} event(s) were acknowledged but "
-                         "none maps to an effect (no business key): nothing to compare")
+        return CheckResult("lost", Verdict.VALID, (), {**stats, "applicability": "not applicable"},
+                           f"not applicable: {len(idx.acked_events)} acknowledged event(s) map to no business key, "
+                           "so no effect is owed")
     return result_of("lost", findings, stats)
 
 
