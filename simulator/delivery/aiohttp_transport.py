@@ -117,20 +117,6 @@ class WireExchange:
         before `trace` is awaited; nothing here."""
 
 
-class _Called(WireExchange):
-    """An exchange whose `connected_now` calls a given function (`open`'s `connected`)."""
-
-    __slots__ = ("connected",)
-
-    def __init__(self, start: bytearray | None, trace: Trace | None, request: httpx.Request | None,
-                 connected: Callable[[], None]) -> None:
-        super().__init__(start, trace, request)
-        self.connected = connected
-
-    def connected_now(self) -> None:
-        self.connected()
-
-
 #: The exchange running in the current task (read by `_Connector`).
 _CURRENT: contextvars.ContextVar[WireExchange | None] = contextvars.ContextVar("hookproof_aiohttp_exchange", default=None)
 
@@ -329,7 +315,7 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
 
     async def open(self, method: str, url: URL, headers: Sequence[tuple[str, str]], body: bytes,
                    timeout: aiohttp.ClientTimeout, *, start: bytearray | None = None,
-                   connected: Callable[[], None] | None = None, trace: Trace | None = None,
+                   trace: Trace | None = None,
                    request: httpx.Request | None = None, sni: str | None = None,
                    exchange: WireExchange | None = None) -> aiohttp.ClientResponse:
         """Send one request; aiohttp's answer once its head came (the engine under
@@ -337,22 +323,17 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
 
         `headers` go as given (names in their case, in order; ``Host`` and
         ``Content-Length`` are added from `url` and `body`); `start` receives the answer's
-        first bytes; once the request has its connection, `connected` is called and
-        `trace` awaited with the ``trace`` extension's event. A request that met a
-        connection the receiver had closed while idle is sent once more on a fresh one
-        (module docstring). Raises aiohttp's exceptions as they are (`httpx_error` maps
-        them). The caller releases the answer: ``release()``, then ``wait_for_close()``
-        when its body was not read to the end. With `exchange` (a caller's own
-        `WireExchange`), its `start` and `trace` are used instead of `start`, `trace`
-        and `request`, and its `connected_now` is called instead of `connected`.
+        first bytes; once the request has its connection, `trace` is awaited with the
+        ``trace`` extension's event. With `exchange` (a caller's own `WireExchange`), its
+        `start`, `trace` and `request` are used instead, and its `connected_now` is called
+        at that moment, before `trace`. A request that met a connection the receiver had
+        closed while idle is sent once more on a fresh one (module docstring). Raises
+        aiohttp's exceptions as they are (`httpx_error` maps them). The caller releases
+        the answer: ``release()``, then ``wait_for_close()`` when its body was not read
+        to the end.
         """
         session = self._session or self._open()
-        if exchange is not None:
-            current = exchange
-        elif connected is not None:
-            current = _Called(start, trace, request, connected)
-        else:
-            current = WireExchange(start, trace, request)
+        current = exchange if exchange is not None else WireExchange(start, trace, request)
         token = _CURRENT.set(current)
         data = body or None
         try:
