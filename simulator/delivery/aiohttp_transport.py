@@ -94,26 +94,31 @@ _STALE = (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError, ConnectionRese
 _STALE_ERRNOS = frozenset({errno.ECONNRESET, errno.EPIPE, errno.ECONNABORTED, None})
 
 
-class _Current:
-    """The exchange running in the current task, as `_Connector` and `_Protocol` see it:
-    its trace (httpx's, awaited) and `connected` (called), its request, where the
-    answer's first bytes go, whether its connection came from the pool, and whether any
-    byte of an answer came on it."""
+class WireExchange:
+    """One exchange as `_Connector` and `_Protocol` see it: its trace (httpx's, awaited
+    once the request has its connection), its request, where the answer's first bytes
+    go, whether its connection came from the pool, and whether any byte of an answer
+    came on it. A caller that keeps its own state of the exchange may pass a subclass to
+    `AiohttpTransport.open` (its `connected_now` called at that moment), so that one
+    object per exchange serves both."""
 
-    __slots__ = ("answered", "connected", "request", "reused", "start", "trace")
+    __slots__ = ("answered", "request", "reused", "start", "trace")
 
-    def __init__(self, trace: Trace | None, request: httpx.Request | None, start: bytearray | None,
-                 connected: Callable[[], None] | None = None) -> None:
+    def __init__(self, start: bytearray | None = None, trace: Trace | None = None,
+                 request: httpx.Request | None = None) -> None:
         self.trace = trace
         self.request = request
         self.start = start
-        self.connected = connected
         self.reused = False
         self.answered = False
 
+    def connected_now(self) -> None:
+        """Called once the request has its connection (opened or taken from the pool),
+        before `trace` is awaited; nothing here."""
+
 
 #: The exchange running in the current task (read by `_Connector`).
-_CURRENT: contextvars.ContextVar[_Current | None] = contextvars.ContextVar("hookproof_aiohttp_exchange", default=None)
+_CURRENT: contextvars.ContextVar[WireExchange | None] = contextvars.ContextVar("hookproof_aiohttp_exchange", default=None)
 
 
 #: aiohttp's own `data_received`, called by `_Protocol` after noting what it needs.
@@ -126,7 +131,7 @@ class _Protocol(ResponseHandler):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.exchange: _Current | None = None
+        self.exchange: WireExchange | None = None
         self.used = False
 
     def data_received(self, data: bytes) -> None:
@@ -187,8 +192,7 @@ class _Connector(aiohttp.TCPConnector):
             if current.start:
                 del current.start[:]
             try:
-                if current.connected is not None:
-                    current.connected()
+                current.connected_now()
                 if current.trace is not None:
                     await current.trace(CONNECTED_EVENT, {"request": current.request})
             except BaseException:
@@ -197,7 +201,7 @@ class _Connector(aiohttp.TCPConnector):
         return connection
 
 
-def _stale(exc: BaseException, current: _Current) -> bool:
+def _stale(exc: BaseException, current: WireExchange) -> bool:
     """True when `exc` ended a request on a reused connection before any byte of an answer:
     the receiver had closed the idle connection, nothing reached a handler."""
     if not current.reused or current.answered:
@@ -311,22 +315,25 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
 
     async def open(self, method: str, url: URL, headers: Sequence[tuple[str, str]], body: bytes,
                    timeout: aiohttp.ClientTimeout, *, start: bytearray | None = None,
-                   connected: Callable[[], None] | None = None, trace: Trace | None = None,
-                   request: httpx.Request | None = None, sni: str | None = None) -> aiohttp.ClientResponse:
+                   trace: Trace | None = None,
+                   request: httpx.Request | None = None, sni: str | None = None,
+                   exchange: WireExchange | None = None) -> aiohttp.ClientResponse:
         """Send one request; aiohttp's answer once its head came (the engine under
         `handle_async_request`, for a caller that reads aiohttp's answer itself).
 
         `headers` go as given (names in their case, in order; ``Host`` and
         ``Content-Length`` are added from `url` and `body`); `start` receives the answer's
-        first bytes; once the request has its connection, `connected` is called and
-        `trace` awaited with the ``trace`` extension's event. A request that met a
-        connection the receiver had closed while idle is sent once more on a fresh one
-        (module docstring). Raises aiohttp's exceptions as they are (`httpx_error` maps
-        them). The caller releases the answer: ``release()``, then ``wait_for_close()``
-        when its body was not read to the end.
+        first bytes; once the request has its connection, `trace` is awaited with the
+        ``trace`` extension's event. With `exchange` (a caller's own `WireExchange`), its
+        `start`, `trace` and `request` are used instead, and its `connected_now` is called
+        at that moment, before `trace`. A request that met a connection the receiver had
+        closed while idle is sent once more on a fresh one (module docstring). Raises
+        aiohttp's exceptions as they are (`httpx_error` maps them). The caller releases
+        the answer: ``release()``, then ``wait_for_close()`` when its body was not read
+        to the end.
         """
         session = self._session or self._open()
-        current = _Current(trace, request, start, connected)
+        current = exchange if exchange is not None else WireExchange(start, trace, request)
         token = _CURRENT.set(current)
         data = body or None
         try:
@@ -369,4 +376,4 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
         self._session = self._fresh = None
 
 
-__all__ = ["ANSWER_START", "CONNECTED_EVENT", "MAPPED_ERRORS", "AiohttpTransport", "httpx_error"]
+__all__ = ["ANSWER_START", "CONNECTED_EVENT", "MAPPED_ERRORS", "AiohttpTransport", "WireExchange", "httpx_error"]

@@ -31,7 +31,13 @@ from typing import AsyncIterable, Callable, Mapping, Sequence
 import httpx
 from yarl import URL
 
-from hookproof.simulator.delivery.aiohttp_transport import ANSWER_START, MAPPED_ERRORS, AiohttpTransport, httpx_error
+from hookproof.simulator.delivery.aiohttp_transport import (
+    ANSWER_START,
+    MAPPED_ERRORS,
+    AiohttpTransport,
+    WireExchange,
+    httpx_error,
+)
 from hookproof.simulator.delivery.attempt_core import Broke, Observed, grade, retry_delay_s
 from hookproof.simulator.delivery.deadlines import Deadline, Deadlines
 from hookproof.simulator.delivery.history import Attempt, Completion, History, Outcome
@@ -191,7 +197,8 @@ class Dispatcher:
 
         With `result`, continue a delivery whose first attempts were already made.
         """
-        result = result or DeliveryResult(delivery)
+        if result is None:  # made once the first attempt is recorded: nothing more in flight meanwhile
+            result = DeliveryResult(delivery, [await self.attempt(delivery, 1)])
         attempts = result.attempts
         number = len(attempts)
         while True:
@@ -366,7 +373,7 @@ class Dispatcher:
                 try:
                     try:
                         response = await transport.open(method, url, headers, body, self._client_timeout,
-                                                        start=exchange.start, connected=exchange.connected_now)
+                                                        exchange=exchange)
                         content = response.content
                         if content.is_eof():  # the whole body came with the head: the connection goes back at once
                             try:
@@ -415,7 +422,7 @@ class Dispatcher:
                 url = (self._in_process_url.copy_merge_params(request.query) if request.query
                        else self._in_process_url)
                 response = await self._in_process.handle_async_request(in_process_request(
-                    self.client, request.method, url, request.headers, request.body, {"trace": exchange.trace}))
+                    self.client, request.method, url, request.headers, request.body, {"trace": exchange.on_trace}))
                 try:
                     return await self._read(response, response.stream, exchange)  # type: ignore[arg-type]
                 finally:
@@ -423,7 +430,7 @@ class Dispatcher:
             timeout = httpx.Timeout(timeout_s, connect=self.connect_timeout_s, pool=self.connect_timeout_s)
             async with self.client.stream(
                 request.method, self.target.endpoint, params=dict(request.query) or None, headers=dict(request.headers),
-                content=request.body, timeout=timeout, extensions={"trace": exchange.trace},
+                content=request.body, timeout=timeout, extensions={"trace": exchange.on_trace},
             ) as response:
                 return await self._read(response, response.aiter_raw(), exchange)
         except Exception as exc:  # the one boundary where transport errors are translated
@@ -438,7 +445,7 @@ class Dispatcher:
         assert self._url is not None
         url = self._url.copy_merge_params(request.query) if request.query else self._url
         return httpx.Request(request.method, url, headers=request.headers, stream=httpx.ByteStream(request.body),
-                             extensions={"timeout": self._timeout_extension, "trace": exchange.trace,
+                             extensions={"timeout": self._timeout_extension, "trace": exchange.on_trace,
                                          ANSWER_START: exchange.start})
 
     async def _read(self, response: httpx.Response, chunks: AsyncIterable[bytes], exchange: "_Exchange") -> Observed:
@@ -465,22 +472,27 @@ def _wake(waiter: "asyncio.Future[None]", *_: object) -> None:
         waiter.set_result(None)
 
 
-class _Exchange:
+class _Exchange(WireExchange):
     """One exchange's deadline and progress: whether its connection is open, the first
-    bytes of the answer (filled by the own transport), the status line, and the body
-    bytes read so far."""
+    bytes of the answer (filled by the own transport, which sees the exchange as its
+    `WireExchange`), the status line, and the body bytes read so far."""
 
-    __slots__ = ("body", "budget_s", "connected", "deadline", "start", "status")
+    __slots__ = ("body", "budget_s", "connected", "deadline", "status")
+    start: bytearray  # always one here
 
     def __init__(self, budget_s: float | None = None) -> None:
+        self.start = bytearray()
+        self.trace = None
+        self.request = None
+        self.reused = False
+        self.answered = False
         self.budget_s = budget_s
         self.deadline: Deadline | None = None
         self.connected = False
-        self.start = bytearray()
         self.status: int | None = None
         self.body = bytearray()
 
-    async def trace(self, event: str, info: Mapping[str, object]) -> None:
+    async def on_trace(self, event: str, info: Mapping[str, object]) -> None:
         """httpx's ``trace`` extension: once the request has its connection, the deadline
         becomes `budget_s` from now."""
         if event.endswith("send_request_headers.started"):

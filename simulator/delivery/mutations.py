@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections import deque
 from dataclasses import dataclass, replace
 from typing import Any, Sequence
 
@@ -60,11 +61,44 @@ def foreign_account(event: Event) -> Event:
     return replace(event, account="acct_" + "F0REIGN" + event.account[-9:].rjust(9, "0"), connected=True)
 
 
-#: Envelopes already rendered, per profile: event id -> the event object, and its envelope
-#: (two flat dicts rather than one of pairs: a cached envelope adds no objects of its own
-#: for the garbage collector to count and walk).
-_RENDERED: dict[str, tuple[dict[str, Event], dict[str, Envelope]]] = {}
-_ENVELOPES_MAX = 4096
+#: Envelopes already rendered, per profile (`_Rendered`).
+_RENDERED: dict[str, "_Rendered"] = {}
+#: Envelopes kept per profile at most, and their bodies' bytes at most: the oldest
+#: rendered go first (a redelivery window of thousands of events still finds its own).
+ENVELOPES_KEPT = 16384
+ENVELOPE_BYTES_KEPT = 16 * 1024 * 1024
+
+
+class _Rendered:
+    """One profile's rendered envelopes: event id -> the event object, and its envelope
+    (two flat dicts rather than one of pairs: a kept envelope adds no objects of its own
+    for the garbage collector to count and walk), the ids oldest first, and the bytes
+    of the kept bodies."""
+
+    __slots__ = ("body_bytes", "envelopes", "events", "order")
+
+    def __init__(self) -> None:
+        self.events: dict[str, Event] = {}
+        self.envelopes: dict[str, Envelope] = {}
+        self.order: deque[str] = deque()
+        self.body_bytes = 0
+
+    def keep(self, key: str, event: Event, envelope: Envelope) -> None:
+        """Keep `envelope` of `event` under `key`, then drop the oldest kept until at most
+        `ENVELOPES_KEPT` envelopes of at most `ENVELOPE_BYTES_KEPT` body bytes remain."""
+        events, envelopes, order = self.events, self.envelopes, self.order
+        replaced = envelopes.get(key)
+        if replaced is None:
+            order.append(key)
+        else:  # another object of the same id: its place in the order stays
+            self.body_bytes -= len(replaced.body)
+        events[key] = event
+        envelopes[key] = envelope
+        self.body_bytes += len(envelope.body)
+        while order and (len(order) > ENVELOPES_KEPT or self.body_bytes > ENVELOPE_BYTES_KEPT):
+            oldest = order.popleft()
+            del events[oldest]
+            self.body_bytes -= len(envelopes.pop(oldest).body)
 
 
 def envelope_of(profile: Profile, event: Event) -> Envelope:
@@ -72,21 +106,17 @@ def envelope_of(profile: Profile, event: Event) -> Envelope:
 
     An envelope is stable across every attempt of an event (body bytes, dedupe id,
     headers), so copies and retries reuse it; only the signature is made per attempt.
-    The cache holds the event itself and is only hit by that very object.
+    The cache holds the event itself and is only hit by that very object; it keeps the
+    latest `ENVELOPES_KEPT` envelopes (and `ENVELOPE_BYTES_KEPT` of bodies) per profile.
     """
-    cache = _RENDERED.get(profile.name)
-    if cache is None:
-        cache = _RENDERED[profile.name] = ({}, {})
-    events, envelopes = cache
+    rendered = _RENDERED.get(profile.name)
+    if rendered is None:
+        rendered = _RENDERED[profile.name] = _Rendered()
     key = event.id
-    if events.get(key) is event:
-        return envelopes[key]
+    if rendered.events.get(key) is event:
+        return rendered.envelopes[key]
     envelope = profile.envelope(event)
-    if len(events) >= _ENVELOPES_MAX:
-        events.clear()
-        envelopes.clear()
-    events[key] = event
-    envelopes[key] = envelope
+    rendered.keep(key, event, envelope)
     return envelope
 
 

@@ -98,6 +98,13 @@ DOCUMENTED_DIFFERENCES: Mapping[str, str] = {
 }
 
 
+#: The headers of every Stripe envelope, in their order, as (name, value) pairs.
+_ENVELOPE_PAIRS: tuple[tuple[str, str], ...] = (
+    ("Content-Type", "application/json; charset=utf-8"),
+    ("User-Agent", "Stripe/1.0 (+https://stripe.com/docs/webhooks)"),
+)
+
+
 def stripe_signature(secret: str, timestamp: int, body: bytes) -> str:
     """Lowercase hex HMAC-SHA256 of ``{timestamp}.{body}`` keyed by the whole secret (with `whsec_`).
 
@@ -187,15 +194,7 @@ class StripeProfile(Profile):
         return canonical_json(self.event_object(event, shared=True))
 
     def envelope(self, event: Event) -> Envelope:
-        return new_envelope(
-            event.id,
-            event.type,
-            self.event_body(event),
-            {
-                "Content-Type": "application/json; charset=utf-8",
-                "User-Agent": "Stripe/1.0 (+https://stripe.com/docs/webhooks)",
-            },
-        )
+        return new_envelope(event.id, event.type, self.event_body(event), dict(_ENVELOPE_PAIRS))
 
     def sign(self, envelope: Envelope, secrets: Sequence[str], timestamp: int) -> dict[str, str]:
         return {"Stripe-Signature": self._signature(envelope.body, secrets, timestamp)}
@@ -212,9 +211,11 @@ class StripeProfile(Profile):
         headers = envelope.headers
         if "Stripe-Signature" in headers:  # never from `envelope`: replaced in place by `request`
             return list(self.request(envelope, secrets, timestamp).headers.items())
-        pairs = list(headers.items())
-        pairs.append(("Stripe-Signature", self._signature(envelope.body, secrets, timestamp)))
-        return pairs
+        signature = ("Stripe-Signature", self._signature(envelope.body, secrets, timestamp))
+        pairs = tuple(headers.items())
+        if pairs == _ENVELOPE_PAIRS:  # every envelope's own: the kept pairs, no new ones to hold in flight
+            return [*_ENVELOPE_PAIRS, signature]
+        return [*pairs, signature]
 
     def _signature(self, body: bytes, secrets: Sequence[str], timestamp: int) -> str:
         """``t=<timestamp>,v1=<hex>`` with one ``v1`` per secret, in order."""

@@ -16,7 +16,13 @@ import httpx
 import pytest
 from aiohttp import http_exceptions
 
-from hookproof.simulator.delivery.aiohttp_transport import _ERRORS, CONNECTED_EVENT, AiohttpTransport, httpx_error
+from hookproof.simulator.delivery.aiohttp_transport import (
+    _ERRORS,
+    CONNECTED_EVENT,
+    AiohttpTransport,
+    WireExchange,
+    httpx_error,
+)
 from hookproof.simulator.delivery.attempt_core import Observed, grade
 from hookproof.simulator.delivery.dispatcher import translate_error as translate
 from hookproof.simulator.profiles import get_profile
@@ -148,6 +154,42 @@ async def test_trace_reports_the_connection_once_per_request_fresh_or_pooled(tra
         for _ in range(3):  # the first opens a connection, the others reuse it
             await read_all(await transport.handle_async_request(post(base, trace=trace)))
     assert events == [CONNECTED_EVENT] * 3
+
+
+class _Noting(WireExchange):
+    """An exchange noting each moment its request had its connection."""
+
+    __slots__ = ("noted",)
+
+    def __init__(self, trace: Callable[[str, object], Awaitable[None]]) -> None:
+        super().__init__(bytearray(), trace)
+        self.noted: list[str] = []
+
+    def connected_now(self) -> None:
+        self.noted.append("connected")
+
+
+async def test_a_callers_exchange_is_told_of_its_connection_and_gets_the_answers_first_bytes(
+        transport: AiohttpTransport) -> None:
+    exchanges: list[_Noting] = []
+
+    async with serving(answering(OK)) as base:
+        for _ in range(2):  # a fresh connection, then a pooled one
+            exchange = _Noting(lambda event, info: _note(exchange, event))
+            exchanges.append(exchange)
+            response = await transport.open("POST", transport.wire_url(httpx.URL(base)), [("Content-Type", "text/plain")],
+                                            b"{}", transport.client_timeout({}), exchange=exchange)
+            assert response.status == 200 and response.content.read_nowait() == b"ok"
+            response.release()
+    for exchange in exchanges:
+        assert exchange.noted == ["connected", CONNECTED_EVENT]
+        assert bytes(exchange.start) == OK
+        assert exchange.answered
+    assert [e.reused for e in exchanges] == [False, True]
+
+
+async def _note(exchange: _Noting, event: str) -> None:
+    exchange.noted.append(event)
 
 
 async def test_a_body_arriving_after_the_head_is_streamed_and_the_connection_reused(
