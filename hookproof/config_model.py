@@ -41,6 +41,11 @@ class TargetConfig(StrictModel):
     secret: str | list[str] = Field(repr=False)
     environment: Literal["test", "live"] = "test"
     account: str | None = None
+    #: Stripe: the endpoint is a Connect endpoint (created with ``connect=true``): Stripe sends it
+    #: the connected accounts' events, and a live one their test-mode events too
+    #: (stripe.com/docs/connect/webhooks). Only then do ``test-mode-to-live`` and
+    #: ``foreign-account`` apply: an account endpoint is never sent another mode's or account's events.
+    connect: bool = False
     #: The Stripe API version the receiver's endpoint is pinned to (``YYYY-MM-DD[.name]``);
     #: events and API answers take that version's shapes (simulator.profiles.stripe_versions).
     api_version: str | None = None
@@ -106,6 +111,8 @@ class TargetConfig(StrictModel):
                              "[target.start], [target.process] or [target.docker]")
         if self.seed is not None and self.seed.creates and self.profile != "stripe":
             raise ValueError(f"seed.creates: only the stripe profile's API creates objects, not {self.profile!r}'s")
+        if self.connect and self.profile != "stripe":
+            raise ValueError(f"connect: only the stripe profile has Connect endpoints, not {self.profile!r}")
         if self.api_version is not None and self.profile != "stripe":
             raise ValueError(f"api_version: only the stripe profile has API versions, not {self.profile!r}")
         if self.enabled_events is not None and self.profile not in CATALOG_PROFILES:  # those: catalog_file

@@ -74,6 +74,7 @@ class Runner:
         server_state: the provider API/effect sink state, to serve each scenario's world
             and arm sink faults (None: no provider server).
         live / account / enabled: the receiver's environment, account and subscription.
+        connect: the endpoint is a Connect endpoint (`target.connect`, `catalog.Context`).
         api_version: the Stripe API version the worlds render at (None: the profile's latest).
         seed: base seed; scenario i uses seed + 1000 * (i + 1).
         time_scale: factor on the profile's retry delays.
@@ -115,6 +116,7 @@ class Runner:
     server_state: object | None = None
     live: bool = False
     account: str | None = None
+    connect: bool = False
     api_version: str | None = None
     enabled: frozenset[str] | None = None
     seed: int = 0
@@ -156,7 +158,8 @@ class Runner:
     _documents: dict[int, tuple[ScenarioReport, dict[str, Any]]] = field(default_factory=dict, init=False, repr=False)
 
     def context(self) -> Context:
-        return Context(profile=self.profile, live=self.live, account=self.account, enabled=self.enabled,
+        return Context(profile=self.profile, live=self.live, account=self.account, connect=self.connect,
+                       enabled=self.enabled,
                        burst=self.burst, has_sink=self.has_sink, fetches_state=self.server_state is not None,
                        sender_timeout_s=self.sender_timeout_s,
                        chaos=self.chaos_settings if self.nemesis is not None else None,
