@@ -35,7 +35,7 @@ from hookproof.scenarios.catalog import (
     Scenario,
     unmapped,
 )
-from hookproof.scenarios.checks import Verdict, compose, run_checks, unfired_faults, unknown_reason
+from hookproof.scenarios.checks import Verdict, compose, nothing_compared, run_checks, unfired_faults, unknown_reason
 from hookproof.scenarios.errors import ScenarioError
 from hookproof.scenarios.findings import run_verdict
 from hookproof.scenarios.observations import Expectations, Observation, expectations_from
@@ -452,6 +452,8 @@ class Runner:
         unfired = unfired_faults(self.history.ops(scenario.id)) if scenario.tier == "chaos" else None
         if unfired is not None and verdict == "pass":
             verdict = "unknown"
+        elif verdict == "pass" and (compared_nothing := nothing_compared(checks)) is not None:
+            verdict, reason = "not_applicable", compared_nothing
         if verdict == "unknown" and unfired is None and (unjudged := unmapped(ctx, plan)) is not None:
             # nothing owed an effect or a state under the team's keys, and no answer was wrong
             verdict, reason = "not_applicable", unjudged.reason
