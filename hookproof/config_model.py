@@ -291,10 +291,11 @@ class KeyRule(StrictModel):
     when every path of `when` has its value (or one of a list): a path over the event as
     sent (``"pull_request.merged" = true``), or ``fetched.<path>`` over the object as the
     provider's API serves it at that event (``"fetched.status" = "approved"`` for a thin
-    notification)."""
+    notification). Without `when` the key is made for every event of the type, as the plain
+    template ``"<event type>" = "<key>"`` is."""
 
     key: str = Field(min_length=1)
-    when: dict[str, Scalar | list[Scalar]]
+    when: dict[str, Scalar | list[Scalar]] = Field(default_factory=dict)
 
     @field_validator("when")
     @classmethod
@@ -375,7 +376,7 @@ class Config(StrictModel):
         templates: dict[str, str | None] = {
             world_type("business_keys", n): t if isinstance(t, str) else rules[n].key if n in rules else None
             for n, t in self.business_keys.items()}
-        conditions = {world_type("business_keys", n): rule.allowed() for n, rule in rules.items()}
+        conditions = {world_type("business_keys", n): rule.allowed() for n, rule in rules.items() if rule.when}
         counters = {world_type("counters", n): CounterRule(c.key, c.amount) for n, c in self.counters.items()}
         mapping = KeyMapping(templates, profile, counters, builtin=self.builtin_keys, conditions=conditions)
         for section, names in (("business_keys", self.business_keys), ("counters", self.counters)):
@@ -419,7 +420,7 @@ def _key_rule(name: str, table: dict[str, Any]) -> KeyRule:
     except ValidationError as exc:
         err = exc.errors()[0]
         where = ".".join(str(p) for p in err["loc"] if not isinstance(p, int))
-        message = {"missing": "is required", "extra_forbidden": "unknown key (a key rule has key and when)"}.get(
+        message = {"missing": "is required", "extra_forbidden": "unknown key (a key rule has key and, optionally, when)"}.get(
             err["type"], err["msg"].removeprefix("Value error, "))
         raise ConfigError(f"{where}: {message}" if where else message, field=f'business_keys."{name}"') from None
 
