@@ -1,7 +1,7 @@
 """`hookproof demo`: certify the correct `inbox_sync` receiver and the broken
 `check_then_insert` receiver side by side, on 127.0.0.1, and stop everything after.
 
-Never silent (about a minute per receiver): on a terminal a live line shows the scenario
+Never silent (about 10 seconds per receiver): on a terminal a live line shows the scenario
 count, off one (CI) a heartbeat line every few seconds does (`hookproof.heartbeat`), as
 `certify` does."""
 
