@@ -37,6 +37,7 @@ from hookproof.scenarios.catalog import (
 )
 from hookproof.scenarios.checks import Verdict, compose, nothing_compared, run_checks, unfired_faults, unknown_reason
 from hookproof.scenarios.errors import ScenarioError
+from hookproof.scenarios.fetched_states import with_fetched
 from hookproof.scenarios.findings import run_verdict
 from hookproof.scenarios.observations import Expectations, Observation, expectations_from
 from hookproof.scenarios.observers import settle
@@ -49,6 +50,7 @@ from hookproof.simulator.faults import Schedule, Step, schedule
 from hookproof.simulator.profiles.base import Profile
 from hookproof.simulator.server import clock
 from hookproof.simulator.server.refusals import refusal_log
+from hookproof.simulator.server.served import served_log
 from hookproof.simulator.world import MONEY_PREFIXES, AnyWorld, World, new_world
 from hookproof.simulator.world.world import UnboundCheckout
 
@@ -459,13 +461,16 @@ class Runner:
             verdict, reason = "not_applicable", unjudged.reason
         elif verdict == "unknown":
             reason = "; ".join(r for r in (reason, unfired, unknown_reason(checks)) if r)
-        return ScenarioReport(
+        report = ScenarioReport(
             scenario.id, scenario.title, scenario.description, verdict, scenario.checklist,
             checks=tuple(check_view(c) for c in checks),
             attempts=tuple(attempt_view(a) for a in attempts),
             effects=effect_points(observations, {f.key for c in checks for f in c.findings}),
             duration_s=time.monotonic() - t0, settled=settled, reason=reason,
         )
+        if self.server_state is not None and verdict == "fail":  # what a fetching receiver decided on
+            report = with_fetched(report, served_log(self.server_state).statuses)
+        return report
 
     # ---- steps ------------------------------------------------------------------
     def _world(self, index: int) -> AnyWorld:
