@@ -6,7 +6,9 @@ or redelivered notification may be a later one (``charged_back``). The check see
 acknowledged key never applied; the provider API's served log (`simulator.server.served`)
 sees what the receiver was answered. `with_fetched` adds that to each acknowledged ``lost``
 finding whose object was fetched (``when the receiver fetched 123, the provider API served it
-as charged_back``), so report.json, summary.md and report.html all say it. Pure.
+as charged_back``), so report.json, summary.md and report.html all say it; `with_mode` words
+an applied event of the other mode for the endpoint's own (``applied a live-mode event on a
+test-mode endpoint``). Pure.
 """
 
 from __future__ import annotations
@@ -43,4 +45,18 @@ def with_fetched(report: ScenarioReport, statuses: Callable[[str], Sequence[str]
     return replace(report, checks=tuple(checks)) if changed else report
 
 
-__all__ = ["ACKED_LOST", "with_fetched"]
+def with_mode(report: ScenarioReport, message: str) -> ScenarioReport:
+    """`report` with each ``unexpected`` finding about an event of the other mode
+    (`key_loops.UNEXPECTED_OTHER_MODE`) worded for the endpoint's own mode (`message`:
+    `key_loops.other_mode_message`)."""
+    from hookproof.scenarios.key_loops import UNEXPECTED_OTHER_MODE
+
+    if not any(f.message.startswith(UNEXPECTED_OTHER_MODE) for c in report.checks for f in c.findings):
+        return report
+    checks = tuple(replace(c, findings=tuple(
+        replace(f, message=message + f.message[len(UNEXPECTED_OTHER_MODE):])
+        if f.message.startswith(UNEXPECTED_OTHER_MODE) else f for f in c.findings)) for c in report.checks)
+    return replace(report, checks=checks)
+
+
+__all__ = ["ACKED_LOST", "with_fetched", "with_mode"]

@@ -28,6 +28,14 @@ _INVALIDATING_TAGS: frozenset[str] = frozenset(m.value for m in INVALIDATING)
 #: ``unexpected``'s message for a key every delivery of which was an event of the endpoint's other mode.
 UNEXPECTED_OTHER_MODE = ("applied an event of the other mode than the endpoint's (livemode: a live-mode event on a "
                          "test-mode endpoint, or a test-mode event on a live-mode one)")
+
+
+def other_mode_message(live: bool) -> str:
+    """`UNEXPECTED_OTHER_MODE` for an endpoint whose mode is known (`live`: a live-mode one)."""
+    sent, endpoint = ("test", "live") if live else ("live", "test")
+    return f"applied a {sent}-mode event on a {endpoint}-mode endpoint (livemode)"
+
+
 #: ``unexpected``'s message for a key every delivery of which was an event of another account.
 UNEXPECTED_OTHER_ACCOUNT = "applied an event of another account than the endpoint's (account: not target.account)"
 #: ``unexpected``'s message for a key no validly sent event carries.
@@ -202,5 +210,5 @@ def distinct_events_note(history: Sequence[Attempt], positions: Sequence[int]) -
 
 
 __all__: Sequence[str] = ["UNEXPECTED_FORBIDDEN", "UNEXPECTED_OTHER_ACCOUNT", "UNEXPECTED_OTHER_MODE", "UNEXPECTED_UNOWED",
-                          "distinct_events_note", "duplicated_by_key", "forbidden_message",
+                          "distinct_events_note", "duplicated_by_key", "forbidden_message", "other_mode_message",
                           "lost_by_key", "money_by_key", "recovered_by_key", "unexpected_keys_by_key"]

@@ -37,8 +37,9 @@ from hookproof.scenarios.catalog import (
 )
 from hookproof.scenarios.checks import Verdict, compose, nothing_compared, run_checks, unfired_faults, unknown_reason
 from hookproof.scenarios.errors import ScenarioError
-from hookproof.scenarios.fetched_states import with_fetched
+from hookproof.scenarios.fetched_states import with_fetched, with_mode
 from hookproof.scenarios.findings import run_verdict
+from hookproof.scenarios.key_loops import other_mode_message
 from hookproof.scenarios.observations import Expectations, Observation, expectations_from
 from hookproof.scenarios.observers import settle
 from hookproof.scenarios.overlap import Stopped, own_refusals, run_overlapped
@@ -468,6 +469,8 @@ class Runner:
             effects=effect_points(observations, {f.key for c in checks for f in c.findings}),
             duration_s=time.monotonic() - t0, settled=settled, reason=reason,
         )
+        if verdict == "fail":  # the endpoint's mode is the runner's to tell
+            report = with_mode(report, other_mode_message(self.live))
         if self.server_state is not None and verdict == "fail":  # what a fetching receiver decided on
             report = with_fetched(report, served_log(self.server_state).statuses)
         return report
