@@ -502,7 +502,7 @@ def certify(config: Config, *, scenarios: Sequence[str] | None = None, out_dir: 
                 runner = Runner(
                     target=target, profile=profile, secrets=secrets,
                     observe=make_observer(config, state), history=history, server_state=state,
-                    live=config.target.live, account=config.target.account,
+                    live=config.target.live, account=config.target.account, connect=config.target.connect,
                     api_version=config.target.api_version,
                     enabled=frozenset(config.target.stripe_types() or ()) or None, seed=seed,
                     time_scale=config.run.time_scale, burst=config.run.burst,

@@ -55,6 +55,11 @@ class TargetConfig(StrictModel):
     secret: str | list[str] = Field(repr=False)
     environment: Literal["test", "live"] = "test"
     account: str | None = None
+    #: Stripe: the endpoint is a Connect endpoint (created with ``connect=true``): Stripe sends it
+    #: the connected accounts' events, and a live one their test-mode events too
+    #: (stripe.com/docs/connect/webhooks). Only then do ``test-mode-to-live`` and
+    #: ``foreign-account`` apply: an account endpoint is never sent another mode's or account's events.
+    connect: bool = False
     #: The Stripe API version the receiver's endpoint is pinned to (``YYYY-MM-DD[.name]``);
     #: events and API answers take that version's shapes (simulator.profiles.stripe_versions).
     api_version: str | None = None
@@ -123,6 +128,8 @@ class TargetConfig(StrictModel):
                              "port per run), name the port in target.url, or give target.start.port")
         if self.seed is not None and self.seed.creates and self.profile != "stripe":
             raise ValueError(f"seed.creates: only the stripe profile's API creates objects, not {self.profile!r}'s")
+        if self.connect and self.profile != "stripe":
+            raise ValueError(f"connect: only the stripe profile has Connect endpoints, not {self.profile!r}")
         if self.api_version is not None and self.profile != "stripe":
             raise ValueError(f"api_version: only the stripe profile has API versions, not {self.profile!r}")
         if self.enabled_events is not None and self.profile not in CATALOG_PROFILES:  # those: catalog_file
@@ -303,10 +310,11 @@ class KeyRule(StrictModel):
     when every path of `when` has its value (or one of a list): a path over the event as
     sent (``"pull_request.merged" = true``), or ``fetched.<path>`` over the object as the
     provider's API serves it at that event (``"fetched.status" = "approved"`` for a thin
-    notification)."""
+    notification). Without `when` the key is made for every event of the type, as the plain
+    template ``"<event type>" = "<key>"`` is."""
 
     key: str = Field(min_length=1)
-    when: dict[str, Scalar | list[Scalar]]
+    when: dict[str, Scalar | list[Scalar]] = Field(default_factory=dict)
 
     @field_validator("when")
     @classmethod
@@ -390,7 +398,7 @@ class Config(StrictModel):
         templates: dict[str, str | None] = {
             world_type("business_keys", n): t if isinstance(t, str) else rules[n].key if n in rules else None
             for n, t in self.business_keys.items()}
-        conditions = {world_type("business_keys", n): rule.allowed() for n, rule in rules.items()}
+        conditions = {world_type("business_keys", n): rule.allowed() for n, rule in rules.items() if rule.when}
         counters = {world_type("counters", n): CounterRule(c.key, c.amount) for n, c in self.counters.items()}
         mapping = KeyMapping(templates, profile, counters, builtin=self.builtin_keys, conditions=conditions)
         for section, names in (("business_keys", self.business_keys), ("counters", self.counters)):
@@ -434,7 +442,7 @@ def _key_rule(name: str, table: dict[str, Any]) -> KeyRule:
     except ValidationError as exc:
         err = exc.errors()[0]
         where = ".".join(str(p) for p in err["loc"] if not isinstance(p, int))
-        message = {"missing": "is required", "extra_forbidden": "unknown key (a key rule has key and when)"}.get(
+        message = {"missing": "is required", "extra_forbidden": "unknown key (a key rule has key and, optionally, when)"}.get(
             err["type"], err["msg"].removeprefix("Value error, "))
         raise ConfigError(f"{where}: {message}" if where else message, field=f'business_keys."{name}"') from None
 

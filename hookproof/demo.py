@@ -1,7 +1,7 @@
 """`hookproof demo`: certify the correct `inbox_sync` receiver and the broken
 `check_then_insert` receiver side by side, on 127.0.0.1, and stop everything after.
 
-Never silent (about a minute per receiver): on a terminal a live line shows the scenario
+Never silent (about 10 seconds per receiver): on a terminal a live line shows the scenario
 count, off one (CI) a heartbeat line every few seconds does (`hookproof.heartbeat`), as
 `certify` does."""
 
@@ -39,7 +39,8 @@ def receiver_config(name: str, db_dir: Path, secret: str, *, seed: int | None = 
     on a free port with a SQLite file, run with `python -m` from `cwd`.
 
     A receiver whose effect is a downstream call (`through_sink`) is observed through the
-    effect sink, the others through their SQL tables.
+    effect sink, the others through their SQL tables. A Stripe receiver serves `DEMO_ACCOUNT`
+    on a Connect endpoint (`target.connect`): it is sent the other mode's and other accounts' events.
     """
     port = free_port()
     db = db_dir / f"{name}.sqlite"
@@ -52,7 +53,7 @@ def receiver_config(name: str, db_dir: Path, secret: str, *, seed: int | None = 
     command += "".join(f" --option {key}={value}" for key, value in (options or {}).items())
     return Config(
         target=TargetConfig(url=f"http://127.0.0.1:{port}/webhooks", profile=profile, secret=secret,
-                            account=DEMO_ACCOUNT,
+                            account=DEMO_ACCOUNT, connect=profile == "stripe",
                             start=StartConfig(command=command, health_url=f"http://127.0.0.1:{port}/healthz",
                                               startup_timeout_s=30, cwd=str(cwd) if cwd else None)),
         observer=(ObserverConfig(kind="sink", url=url, state="SELECT object_id, status, version FROM subscription_states")

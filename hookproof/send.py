@@ -9,6 +9,7 @@ from typing import Callable, Iterator
 
 from hookproof.errors import UsageError
 from hookproof.simulator.delivery import Attempt, Dispatcher, History, Target, url_problem
+from hookproof.simulator.events import Event
 from hookproof.simulator.faults import FaultPlan, schedule
 from hookproof.simulator.profiles import Profile
 from hookproof.simulator.server.state import DEFAULT_API_KEY
@@ -92,6 +93,18 @@ def resolve_event(profile: Profile, name: str | None) -> str:
     raise UsageError(f"--event: the {profile.title} profile sends no event {name!r} (known: {known})")
 
 
+def latest_per_object(events: list[Event]) -> list[Event]:
+    """One event per object: the latest of `events` about each (in the order of those kept).
+
+    The smallest story for a type may emit it more than once for its object (Stripe's
+    ``customer.subscription.updated``: the subscription becomes active, then renews); `send`
+    delivers one event per object (``--objects``), so it keeps the latest: the one the object's
+    current state, served with ``--serve-api``, agrees with.
+    """
+    last = {e.object_id: i for i, e in enumerate(events)}
+    return [e for i, e in enumerate(events) if last[e.object_id] == i]
+
+
 def send(options: SendOptions, secrets: list[str], history: History | None = None,
          serving: Callable[[str], None] | None = None) -> list[Attempt]:
     """Build a world, emit the event, deliver it with the faults, return the attempts.
@@ -116,7 +129,7 @@ def send(options: SendOptions, secrets: list[str], history: History | None = Non
     stripe_type = resolve_event(options.profile, options.event)
     seed = options.seed if options.seed is not None else random.SystemRandom().randrange(2**31)
     world = new_world(options.profile.world, seed, livemode=options.live)
-    events = emit_events(world, stripe_type, options.objects)
+    events = latest_per_object(emit_events(world, stripe_type, options.objects))
     copies = options.copies
     plan = FaultPlan(
         copies=copies,

@@ -58,6 +58,8 @@ class Context:
         profile: the provider profile.
         live: the receiver runs in live mode.
         account: the receiver's provider account (None: not configured).
+        connect: the endpoint is a Connect endpoint (`target.connect`): the provider may send
+            it another mode's or another account's events (`Profile.other_mode_needs_connect`).
         enabled: enabled Stripe event types (None: all the profile sends).
         burst: copies released together in concurrent scenarios.
         has_sink: the receiver's effects go through the effect sink.
@@ -81,6 +83,7 @@ class Context:
     profile: Profile
     live: bool = False
     account: str | None = None
+    connect: bool = False
     enabled: frozenset[str] | None = None
     burst: int = 8
     has_sink: bool = False
@@ -394,7 +397,7 @@ def _effects_plan(plan: FaultPlan, *, race: bool = False, count: int | None = No
 def _mutation_plan(mutation: Mutation, *, copies: int = 1, mutate: str = "all",
                    max_attempts: int | None = 2) -> Callable[[Context, World], Plan | NotApplicable]:
     def build(ctx: Context, w: World) -> Plan | NotApplicable:
-        if (reason := applicable(mutation, ctx.profile)) is not None:
+        if (reason := applicable(mutation, ctx.profile, connect=ctx.connect)) is not None:
             return NotApplicable(reason)
         if mutation is Mutation.FOREIGN_ACCOUNT and ctx.account is None:
             return NotApplicable("the config names no provider account for the receiver (target.account)")

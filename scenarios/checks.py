@@ -122,6 +122,27 @@ def run_checks(
     return [check_safe(i, ALL_CHECKS[i], history, expectations, observations, index=index) for i in wanted]
 
 
+#: The checks over the receiver's answers, which every scenario's deliveries feed: they alone
+#: compare nothing a scenario is about.
+ANSWER_CHECKS: frozenset[str] = frozenset({"no_server_error", "valid_not_rejected"})
+
+
+def nothing_compared(results: Iterable[CheckResult]) -> str | None:
+    """Why a scenario compared nothing (README: "nothing compared is not a pass"): every one of
+    its checks but the answer checks (`ANSWER_CHECKS`) is not applicable (its stats say
+    ``applicability: not applicable``), e.g. state checks without a state query; the checks
+    grouped by their detail. None when any of them compared something."""
+    judged = [r for r in results if r.check_id not in ANSWER_CHECKS]
+    if not judged or any(r.stats.get("applicability") != "not applicable" for r in judged):
+        return None
+    why: dict[str, list[str]] = {}
+    for r in judged:
+        why.setdefault(r.detail.removeprefix("not applicable: ") if r.detail.startswith("not applicable")
+                       else "", []).append(r.check_id)
+    parts = [f"{', '.join(ids)} not applicable" + (f" ({detail})" if detail else "") for detail, ids in why.items()]
+    return "nothing compared: " + "; ".join(parts)
+
+
 def unknown_reason(results: Iterable[CheckResult]) -> str | None:
     """Why a scenario whose checks compose to ``unknown`` is unknown: each unknown
     check's id and detail, ``; ``-joined (None when no check is unknown)."""
@@ -160,6 +181,7 @@ __all__: Sequence[str] = [
     "ADVISORY",
     "ALL_CHECKS",
     "ALL_KEYS",
+    "ANSWER_CHECKS",
     "BENIGN_FAULT_PREFIXES",
     "BENIGN_FAULT_TAGS",
     "CheckIndex",
@@ -185,6 +207,7 @@ __all__: Sequence[str] = [
     "check_valid_not_rejected",
     "compose",
     "injected_fault",
+    "nothing_compared",
     "run_checks",
     "unfired_faults",
     "unknown_reason",

@@ -21,10 +21,10 @@ from hookproof.scenarios.check_index import CheckIndex, grouped_findings, index_
 from hookproof.scenarios.effect_columns import idempotency_consistent, monotonic_counts, stale_objects
 from hookproof.scenarios.findings import ADVISORY, FINDING, CheckResult, Finding, Verdict, nothing_observed, result_of
 from hookproof.scenarios.key_loops import (
-    UNEXPECTED_FORBIDDEN,
     UNEXPECTED_UNOWED,
     distinct_events_note,
     duplicated_by_key,
+    forbidden_message,
     lost_by_key,
     lost_finding,
     lost_not_applicable,
@@ -384,7 +384,8 @@ def _unexpected_keys(idx: CheckIndex) -> list[Finding]:
     table = idx.keys
     findings = []
     for code in table.seen(table.forbidden | ~table.expected).tolist():
-        message = UNEXPECTED_FORBIDDEN if table.forbidden[code] else UNEXPECTED_UNOWED
+        message = (forbidden_message(idx.history, table.positions(code)) if table.forbidden[code]
+                   else UNEXPECTED_UNOWED)
         findings.append(Finding("unexpected", table.name(code), f"{message} (observation {table.peak_obs[code]})",
                                 expected=0, actual=int(table.peak[code]),
                                 attempts=idx.attempt_ids(table.positions(code))))

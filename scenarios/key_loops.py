@@ -11,17 +11,33 @@ give the same results (``tests/scenarios/test_check_columns.py`` runs both).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Iterable, Sequence
 
 from hookproof.scenarios.findings import ADVISORY, CheckResult, Finding, Verdict, result_of
 from hookproof.scenarios.observations import Expectations, Observation
 from hookproof.simulator.delivery.history import Attempt, Completion
+from hookproof.simulator.faults import INVALIDATING
 
 if TYPE_CHECKING:
     from hookproof.scenarios.check_index import CheckIndex
 
 #: ``unexpected``'s message for a key every delivery of which was invalid.
 UNEXPECTED_FORBIDDEN = "applied although every delivery of it was invalid (forged, stale or foreign)"
+#: The fault tags that make a delivery invalid (`simulator.faults.INVALIDATING`).
+_INVALIDATING_TAGS: frozenset[str] = frozenset(m.value for m in INVALIDATING)
+#: ``unexpected``'s message for a key every delivery of which was an event of the endpoint's other mode.
+UNEXPECTED_OTHER_MODE = ("applied an event of the other mode than the endpoint's (livemode: a live-mode event on a "
+                         "test-mode endpoint, or a test-mode event on a live-mode one)")
+
+
+def other_mode_message(live: bool) -> str:
+    """`UNEXPECTED_OTHER_MODE` for an endpoint whose mode is known (`live`: a live-mode one)."""
+    sent, endpoint = ("test", "live") if live else ("live", "test")
+    return f"applied a {sent}-mode event on a {endpoint}-mode endpoint (livemode)"
+
+
+#: ``unexpected``'s message for a key every delivery of which was an event of another account.
+UNEXPECTED_OTHER_ACCOUNT = "applied an event of another account than the endpoint's (account: not target.account)"
 #: ``unexpected``'s message for a key no validly sent event carries.
 UNEXPECTED_UNOWED = ("applied, but no validly sent event carries this key (an effect for an event that owes "
                      "none, or a business key template that does not match the receiver's)")
@@ -171,7 +187,7 @@ def unexpected_keys_by_key(expectations: Expectations, idx: CheckIndex) -> list[
     findings = []
     for key, (n, oi) in idx.peak.items():
         if key in expectations.forbidden:
-            message = UNEXPECTED_FORBIDDEN
+            message = forbidden_message(idx.history, idx.by_key.get(key, ()))
         elif key not in expectations.expected:
             message = UNEXPECTED_UNOWED
         else:
@@ -179,6 +195,18 @@ def unexpected_keys_by_key(expectations: Expectations, idx: CheckIndex) -> list[
         findings.append(Finding("unexpected", key, f"{message} (observation {oi})", expected=0, actual=n,
                                 attempts=idx.attempt_ids(idx.by_key.get(key, ()))))
     return findings
+
+
+def forbidden_message(history: Sequence[Attempt], positions: Iterable[int]) -> str:
+    """``unexpected``'s message for a forbidden key filed at `positions` of `history`: it names
+    livemode or the account when every invalid delivery of it was another mode's or account's
+    event, else `UNEXPECTED_FORBIDDEN`."""
+    why = {frozenset(_INVALIDATING_TAGS.intersection(history[p].faults)) for p in positions if not history[p].valid}
+    if why == {frozenset({"livemode-mismatch"})}:
+        return UNEXPECTED_OTHER_MODE
+    if why == {frozenset({"foreign-account"})}:
+        return UNEXPECTED_OTHER_ACCOUNT
+    return UNEXPECTED_FORBIDDEN
 
 
 def distinct_events_note(history: Sequence[Attempt], positions: Sequence[int]) -> str:
@@ -191,5 +219,6 @@ def distinct_events_note(history: Sequence[Attempt], positions: Sequence[int]) -
     return f", of {len(ids)} distinct events ({shown}) that share this business key, so it is owed once for them all"
 
 
-__all__: Sequence[str] = ["UNEXPECTED_FORBIDDEN", "UNEXPECTED_UNOWED", "distinct_events_note", "duplicated_by_key",
+__all__: Sequence[str] = ["UNEXPECTED_FORBIDDEN", "UNEXPECTED_OTHER_ACCOUNT", "UNEXPECTED_OTHER_MODE", "UNEXPECTED_UNOWED",
+                          "distinct_events_note", "duplicated_by_key", "forbidden_message", "other_mode_message",
                           "lost_by_key", "lost_not_applicable", "money_by_key", "recovered_by_key", "unexpected_keys_by_key"]

@@ -35,9 +35,11 @@ from hookproof.scenarios.catalog import (
     Scenario,
     unmapped,
 )
-from hookproof.scenarios.checks import Verdict, compose, run_checks, unfired_faults, unknown_reason
+from hookproof.scenarios.checks import Verdict, compose, nothing_compared, run_checks, unfired_faults, unknown_reason
 from hookproof.scenarios.errors import ScenarioError
+from hookproof.scenarios.fetched_states import with_fetched, with_mode
 from hookproof.scenarios.findings import CheckResult, run_verdict
+from hookproof.scenarios.key_loops import other_mode_message
 from hookproof.scenarios.observations import Expectations, Observation, expectations_from
 from hookproof.scenarios.observers import settle
 from hookproof.scenarios.overlap import Stopped, own_refusals, run_overlapped
@@ -49,6 +51,7 @@ from hookproof.simulator.faults import Schedule, Step, schedule
 from hookproof.simulator.profiles.base import Profile
 from hookproof.simulator.server import clock
 from hookproof.simulator.server.refusals import refusal_log
+from hookproof.simulator.server.served import served_log
 from hookproof.simulator.world import AnyWorld, World, new_world
 from hookproof.simulator.world.world import UnboundCheckout
 
@@ -74,6 +77,7 @@ class Runner:
         server_state: the provider API/effect sink state, to serve each scenario's world
             and arm sink faults (None: no provider server).
         live / account / enabled: the receiver's environment, account and subscription.
+        connect: the endpoint is a Connect endpoint (`target.connect`, `catalog.Context`).
         api_version: the Stripe API version the worlds render at (None: the profile's latest).
         seed: base seed; scenario i uses seed + 1000 * (i + 1).
         time_scale: factor on the profile's retry delays.
@@ -115,6 +119,7 @@ class Runner:
     server_state: object | None = None
     live: bool = False
     account: str | None = None
+    connect: bool = False
     api_version: str | None = None
     enabled: frozenset[str] | None = None
     seed: int = 0
@@ -156,7 +161,8 @@ class Runner:
     _documents: dict[int, tuple[ScenarioReport, dict[str, Any]]] = field(default_factory=dict, init=False, repr=False)
 
     def context(self) -> Context:
-        return Context(profile=self.profile, live=self.live, account=self.account, enabled=self.enabled,
+        return Context(profile=self.profile, live=self.live, account=self.account, connect=self.connect,
+                       enabled=self.enabled,
                        burst=self.burst, has_sink=self.has_sink, fetches_state=self.server_state is not None,
                        sender_timeout_s=self.sender_timeout_s,
                        chaos=self.chaos_settings if self.nemesis is not None else None,
@@ -453,15 +459,22 @@ class Runner:
                 and (unjudged := unmapped(ctx, plan)) is not None:
             # nothing owed an effect or a state under the team's keys, and no answer was wrong
             verdict, reason = "not_applicable", unjudged.reason
+        elif verdict == "pass" and (compared_nothing := nothing_compared(checks)) is not None:
+            verdict, reason = "not_applicable", compared_nothing
         elif verdict == "unknown":
             reason = "; ".join(r for r in (reason, unfired, unknown_reason(checks)) if r)
-        return ScenarioReport(
+        report = ScenarioReport(
             scenario.id, scenario.title, scenario.description, verdict, scenario.checklist,
             checks=tuple(check_view(c) for c in checks),
             attempts=tuple(attempt_view(a) for a in attempts),
             effects=effect_points(observations, {f.key for c in checks for f in c.findings}),
             duration_s=time.monotonic() - t0, settled=settled, reason=reason,
         )
+        if verdict == "fail":  # the endpoint's mode is the runner's to tell
+            report = with_mode(report, other_mode_message(self.live))
+        if self.server_state is not None and verdict == "fail":  # what a fetching receiver decided on
+            report = with_fetched(report, served_log(self.server_state).statuses)
+        return report
 
     # ---- steps ------------------------------------------------------------------
     def _world(self, index: int) -> AnyWorld:

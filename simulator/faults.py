@@ -233,8 +233,12 @@ def is_valid(mutations: Sequence[Mutation], profile: Profile) -> bool:
     return True
 
 
-def applicable(mutation: Mutation, profile: Profile) -> str | None:
-    """None when `mutation` means something for `profile`, else the reason it does not."""
+def applicable(mutation: Mutation, profile: Profile, *, connect: bool = False) -> str | None:
+    """None when `mutation` means something for `profile`, else the reason it does not.
+
+    `connect`: the endpoint is a Connect endpoint (`target.connect`), the only kind a profile
+    with `Profile.other_mode_needs_connect` sends another mode's or another account's events.
+    """
     if mutation in (Mutation.STALE_TIMESTAMP, Mutation.FUTURE_TIMESTAMP) and (
         profile.tolerance.past_s is None and profile.tolerance.future_s is None
     ):
@@ -245,6 +249,9 @@ def applicable(mutation: Mutation, profile: Profile) -> str | None:
         return f"{profile.title} events carry no account"
     if mutation is Mutation.FOREIGN_ACCOUNT and profile.foreign_account_valid:
         return profile.foreign_account_valid
+    if (mutation in (Mutation.LIVEMODE_MISMATCH, Mutation.FOREIGN_ACCOUNT) and profile.other_mode_needs_connect
+            and not connect):
+        return profile.other_mode_needs_connect
     if mutation is Mutation.ROTATION and not profile.multiple_signatures:
         return f"{profile.title} sends one signature per request (no rotation list)"
     return None

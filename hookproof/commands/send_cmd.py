@@ -35,7 +35,7 @@ def register(app: typer.Typer) -> None:
         copies: Annotated[int, typer.Option("--copies", min=1, max=1000, help="Deliveries of each event.")] = 1,
         concurrent: Annotated[bool, typer.Option("--concurrent", help="Release the copies together.")] = False,
         reverse: Annotated[bool, typer.Option("--reverse", help="Deliver the events in reverse order.")] = False,
-        objects: Annotated[int, typer.Option("--objects", min=1, max=1000, help="How many objects emit the event.")] = 1,
+        objects: Annotated[int, typer.Option("--objects", min=1, max=1000, help="How many objects emit the event: one event each (the latest of that type about it).")] = 1,
         drop_response: Annotated[bool, typer.Option("--drop-response", help="Discard the first answer of each delivery and retry.")] = False,
         sender_timeout: Annotated[Optional[float], typer.Option("--sender-timeout", min=0.001, max=600, help="Seconds to wait for an answer, at most 600 (default: the profile's).")] = None,
         seed: Annotated[Optional[int], typer.Option("--seed", help="World seed (ids, amounts).")] = None,

@@ -126,6 +126,10 @@ class Profile(ABC):
             listens to its own connected accounts); else why it is a valid delivery
             (Shopify: a public app serves many shops under one app secret), the reason
             ``foreign-account`` is not applicable.
+        other_mode_needs_connect: None when an event of the other mode (test/live) or of
+            another account can reach any endpoint; else why only an endpoint the config
+            declares a Connect endpoint (`target.connect`) is ever sent one, the reason
+            ``test-mode-to-live`` and ``foreign-account`` are not applicable elsewhere.
         thin: events carry only an id; the receiver fetches state from the API.
         multiple_signatures: several secrets produce several signatures (rotation).
         world: the world whose events the profile sends (``billing``: Stripe's billing
@@ -143,6 +147,7 @@ class Profile(ABC):
     has_livemode: ClassVar[bool] = False
     has_account: ClassVar[bool] = False
     foreign_account_valid: ClassVar[str | None] = None
+    other_mode_needs_connect: ClassVar[str | None] = None
     thin: ClassVar[bool] = False
     multiple_signatures: ClassVar[bool] = False
     world: ClassVar[str] = "billing"

@@ -122,6 +122,12 @@ class StripeProfile(Profile):
     up to 3 days (docs.stripe.com/webhooks/process-undelivered-events; intervals are not
     published, so the schedule below is exponential over ~3 days). The sender timeout is
     not published (docs say "timed out"); 20 s is the harness default.
+
+    Another mode's or another account's event reaches only a Connect endpoint: an account
+    endpoint receives its own account's events in its own mode, while a live Connect endpoint
+    also receives the connected accounts' test events (stripe.com/docs/connect/webhooks;
+    support.stripe.com/questions/connect-account-webhook-configurations), hence Stripe's
+    advice to check ``livemode`` there.
     """
 
     name = "stripe"
@@ -133,6 +139,9 @@ class StripeProfile(Profile):
     default_event = "payment_intent.succeeded"
     has_livemode = True
     has_account = True
+    other_mode_needs_connect = ("Stripe sends an endpoint another mode's or another account's events only when "
+                                "it is a Connect endpoint (stripe.com/docs/connect/webhooks); the config does not "
+                                "declare one (target.connect)")
     multiple_signatures = True
 
     def event_types(self) -> Mapping[str, str]:

@@ -32,6 +32,7 @@ from fastapi.responses import JSONResponse
 from hookproof.simulator.errors import WorldError
 from hookproof.simulator.server import clock
 from hookproof.simulator.server.models import PROVIDER_ERRORS
+from hookproof.simulator.server.served import served_log
 from hookproof.simulator.server.state import ServerState
 from hookproof.simulator.world.mercadopago import MercadoPagoWorld
 
@@ -91,6 +92,7 @@ def mercadopago_router(state: ServerState) -> APIRouter:
         if found is None:
             message, code = _NOT_FOUND[object_type]
             return mercadopago_error(404, "not_found", message, cause_code=code)
+        served_log(state).add(object_id, found.get("status"))  # what the receiver decides on (scenarios.fetched_states)
         return JSONResponse(found, headers={"x-request-id": str(uuid.uuid4())})
 
     @router.get("/v1/payments/{payment_id}", operation_id="mercadopago_get_payment", responses=PROVIDER_ERRORS)

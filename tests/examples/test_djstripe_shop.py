@@ -62,6 +62,7 @@ def _config(tmp_path: Path, python: Path, db: Path) -> Path:
 url = "http://127.0.0.1:{{port}}/stripe/webhook/{ENDPOINT}/"
 profile = "stripe"
 secret = "{SECRET}"
+connect = true
 
 [target.process]
 command = "{python.parent}/gunicorn --workers 1 --bind 127.0.0.1:{{port}} shop.wsgi"

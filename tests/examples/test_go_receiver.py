@@ -72,7 +72,7 @@ def config(binary: Path, out: Path) -> Config:
     base = f"http://127.0.0.1:{port}"
     return Config(
         target=TargetConfig(
-            url=f"{base}/webhooks", profile="stripe", secret=SECRET, account=DEMO_ACCOUNT,
+            url=f"{base}/webhooks", profile="stripe", secret=SECRET, account=DEMO_ACCOUNT, connect=True,
             start=StartConfig(command=str(binary), health_url=f"{base}/healthz", startup_timeout_s=30,
                               env={"PORT": str(port), "WEBHOOK_SECRET": "{secret}", "WEBHOOK_ACCOUNT": DEMO_ACCOUNT})),
         observer=ObserverConfig(kind="http", url=f"{base}/hookproof/observe"),

@@ -59,7 +59,8 @@ def shop_python() -> Path:
     return venv_python(SHOP / "requirements.txt", "django-payments")
 
 
-def _config(tmp_path: Path, python: Path, db: Path, *, environment: str = "test", controlled: str = "start") -> Path:
+def _config(tmp_path: Path, python: Path, db: Path, *, environment: str = "test", controlled: str = "start",
+            connect: bool = False) -> Path:
     path = tmp_path / "hookproof.toml"
     path.write_text(f"""
 [target]
@@ -67,6 +68,7 @@ url = "http://127.0.0.1:{{port}}/payments/process/stripe/"
 profile = "stripe"
 secret = "whsec_payments_shop_0123456789abcdef"
 environment = "{environment}"
+connect = {str(connect).lower()}
 # what django-payments handles (payments.stripe.providers.stripe_enabled_events)
 enabled_events = ["checkout.session.completed", "checkout.session.expired",
                   "checkout.session.async_payment_succeeded", "checkout.session.async_payment_failed"]
@@ -117,7 +119,7 @@ RUNS: dict[str, Callable[[Path, Path, Path], CertifyResult]] = {
             scenarios=["duplicate-sequential", "forged-signature", "unknown-event-type"]),
     "test_a_live_django_payments_shop_ships_a_test_mode_completion":
         lambda directory, python, db: certify(
-            load_config(_config(directory, python, db, environment="live")), out_dir=directory / "out",
+            load_config(_config(directory, python, db, environment="live", connect=True)), out_dir=directory / "out",
             scenarios=["test-mode-to-live"]),
     "test_the_chaos_scenarios_run_over_the_shops_sessions_too":
         lambda directory, python, db: certify(

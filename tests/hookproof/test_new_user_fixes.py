@@ -194,7 +194,7 @@ def test_foreign_account_does_not_apply_to_shopify_and_keeps_stripe_connects_rul
     shopify, stripe = get_profile("shopify"), get_profile("stripe")
     assert is_valid([Mutation.FOREIGN_ACCOUNT], shopify)
     assert not is_valid([Mutation.FOREIGN_ACCOUNT], stripe)
-    assert applicable(Mutation.FOREIGN_ACCOUNT, stripe) is None
+    assert applicable(Mutation.FOREIGN_ACCOUNT, stripe, connect=True) is None
     reason = applicable(Mutation.FOREIGN_ACCOUNT, shopify)
     assert reason == ("a Shopify app serves every shop that installs it under one app secret; a delivery from "
                       "another shop (X-Shopify-Shop-Domain) is valid, so there is no foreign account")

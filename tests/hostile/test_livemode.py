@@ -64,7 +64,7 @@ def test_only_the_tagged_mismatch_scenario_sends_the_other_mode(tmp_path: Path, 
     RECORDER.seen.clear()
     config = Config(
         target=TargetConfig(app=f"{__name__}:RECORDER", profile="stripe", secret="whsec_livemode_test",
-                            environment=environment),
+                            environment=environment, connect=True),
         observer=ObserverConfig(kind="python", callable=f"{__name__}:no_effects"),
         settle=SettleConfig(window_s=0.05, deadline_s=1, interval_s=0.02),
         run=RunConfig(seed=5),

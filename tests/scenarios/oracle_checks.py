@@ -108,7 +108,17 @@ def check_unexpected(
     findings = []
     for key, (n, oi) in idx.peak.items():
         if key in expectations.forbidden:
-            message = "applied although every delivery of it was invalid (forged, stale or foreign)"
+            invalidating = {"forged", "missing-signature", "stale-timestamp", "wrong-secret", "livemode-mismatch",
+                            "foreign-account"}
+            why = {frozenset(invalidating.intersection(history[p].faults)) for p in idx.by_key.get(key, ())
+                   if not history[p].valid}
+            if why == {frozenset({"livemode-mismatch"})}:
+                message = ("applied an event of the other mode than the endpoint's (livemode: a live-mode event on "
+                           "a test-mode endpoint, or a test-mode event on a live-mode one)")
+            elif why == {frozenset({"foreign-account"})}:
+                message = "applied an event of another account than the endpoint's (account: not target.account)"
+            else:
+                message = "applied although every delivery of it was invalid (forged, stale or foreign)"
         elif key not in expectations.expected:
             message = ("applied, but no validly sent event carries this key (an effect for an event that owes "
                        "none, or a business key template that does not match the receiver's)")

@@ -229,3 +229,33 @@ def test_the_machine_draws_the_same_rules_at_a_url(served: Any, provider: Server
         if {"burst", "drop_response", "timeout"} <= ops:
             break
     assert {"burst", "drop_response", "timeout"} <= ops, ops
+
+
+def test_a_timeout_step_the_receiver_beat_leaves_its_event_pending(served: Any, provider: ServerState) -> None:
+    """Whether an answer beats the timeout step's 1 ms is the receiver's speed on that run: the
+    event stays pending even when it was acknowledged, so which rules apply is the same when
+    Hypothesis replays the example (else: "could not replay it", the search begun again)."""
+    from dataclasses import replace
+
+    from hookproof.scenarios.session import Session
+    from hookproof.simulator.delivery import Outcome
+
+    session = Session(served, 3, provider_state=provider)
+    real = session.dispatcher.attempt
+
+    async def fast(delivery: Any, number: int) -> Any:  # the answer came within the sender timeout
+        attempt = await real(replace(delivery, sender_timeout_s=None), number)
+        return attempt
+
+    try:
+        session.apply(Step("emit", action="subscribe"))
+        session.dispatcher.attempt = fast  # type: ignore[method-assign]
+        session.apply(Step("timeout", event=0))
+        [first] = session.history.attempts()
+        assert first.outcome is Outcome.ACKED
+        assert 0 in session.pending() and 0 not in session.acked
+        session.apply(Step("deliver", event=0))
+        assert 0 in session.acked and 0 not in session.pending()
+        assert session.finish() is None
+    finally:
+        session.close()

@@ -13,6 +13,7 @@ from __future__ import annotations
 import sqlite3
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -28,7 +29,8 @@ SECRET = "whsec_checkout_shop_0123456789"
 SCENARIOS = ["duplicate-sequential", "duplicate-concurrent", "test-mode-to-live"]
 
 
-def _config(tmp_path: Path, *, creates: str = '["checkout.session"]', environment: str = "test") -> Path:
+def _config(tmp_path: Path, *, creates: str = '["checkout.session"]', environment: str = "test",
+            connect: bool = False) -> Path:
     db = tmp_path / "shop.sqlite"
     path = tmp_path / "hookproof.toml"
     path.write_text(f"""
@@ -37,6 +39,7 @@ app = "tests.scenarios.checkout_shop:app"
 profile = "stripe"
 secret = "{SECRET}"
 environment = "{environment}"
+connect = {str(connect).lower()}
 enabled_events = ["checkout.session.completed", "checkout.session.expired",
                   "checkout.session.async_payment_succeeded", "checkout.session.async_payment_failed"]
 
@@ -73,7 +76,7 @@ def _orders(shop: Path) -> dict[str, tuple[str | None, str]]:
         return {o: (s, st) for o, s, st in conn.execute("SELECT id, session, status FROM orders")}
 
 
-def _run(shop: Path, scenarios: list[str], **config: str) -> dict[str, ScenarioReport]:
+def _run(shop: Path, scenarios: list[str], **config: Any) -> dict[str, ScenarioReport]:
     result = certify(load_config(_config(shop, **config)), scenarios=scenarios, out_dir=shop / "out")
     return {s.id: s for s in result.report.scenarios}
 
@@ -104,11 +107,20 @@ def test_the_twin_that_fulfils_on_every_delivery_fails_duplicated_on_its_own_ses
 
 
 def test_a_live_shop_that_never_compares_livemode_fulfils_a_test_mode_session(shop: Path) -> None:
-    [report] = _run(shop, ["test-mode-to-live"], environment="live").values()
+    [report] = _run(shop, ["test-mode-to-live"], environment="live", connect=True).values()
     [(session, status)] = _orders(shop).values()
     assert status == "paid"  # the shop's own session, delivered as a test-mode event, was fulfilled
     assert report.verdict == "fail"
     assert {(f.check_id, f.key) for f in report.findings} == {("unexpected", f"fulfillment:{session}")}
+
+
+def test_an_account_endpoint_is_never_sent_the_other_mode_so_not_comparing_livemode_is_no_fault(
+        shop: Path) -> None:
+    """Stripe sends another mode's events only to a Connect endpoint (stripe.com/docs/connect/webhooks)."""
+    [report] = _run(shop, ["test-mode-to-live"], environment="live").values()
+    assert (report.verdict, report.attempts) == ("not_applicable", ())
+    assert report.reason is not None and "Connect endpoint" in report.reason and "target.connect" in report.reason
+    assert all(status != "paid" for _, status in _orders(shop).values())
 
 
 def test_a_seed_that_creates_too_few_sessions_makes_the_scenario_unknown(

@@ -1,0 +1,62 @@
+"""What a fetching receiver was served, in its ``lost`` findings: why it applied nothing.
+
+A receiver that decides on the object it fetches (Mercado Pago: credit when the fetched
+payment is ``approved``) sees the object's status at the time it fetches, which after a late
+or redelivered notification may be a later one (``charged_back``). The check sees an
+acknowledged key never applied; the provider API's served log (`simulator.server.served`)
+sees what the receiver was answered. `with_fetched` adds that to each acknowledged ``lost``
+finding whose object was fetched (``when the receiver fetched 123, the provider API served it
+as charged_back``), so report.json, summary.md and report.html all say it; `with_mode` words
+an applied event of the other mode for the endpoint's own (``applied a live-mode event on a
+test-mode endpoint``). Pure.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Callable, Sequence
+
+from hookproof.reports.model import ScenarioReport
+
+#: The start of an acknowledged ``lost`` finding's message (`key_loops.lost_finding`).
+ACKED_LOST = "acknowledged "
+
+
+def with_fetched(report: ScenarioReport, statuses: Callable[[str], Sequence[str]]) -> ScenarioReport:
+    """`report` with each acknowledged ``lost`` finding saying what the provider API served for
+    its object (`statuses`: object id → statuses served, oldest first); unchanged when none was."""
+    objects = {a.index: a.object_id for a in report.attempts}
+    changed = False
+    checks = []
+    for check in report.checks:
+        if check.check_id != "lost":
+            checks.append(check)
+            continue
+        findings = []
+        for f in check.findings:
+            ids = list(dict.fromkeys(o for i in f.attempts if (o := objects.get(i)) is not None))
+            notes = [f"when the receiver fetched {o}, the provider API served it as {', then '.join(s)}"
+                     for o in ids if (s := list(dict.fromkeys(statuses(o))))]
+            if f.message.startswith(ACKED_LOST) and notes:
+                f = replace(f, message=f"{f.message} ({'; '.join(notes)})")
+                changed = True
+            findings.append(f)
+        checks.append(replace(check, findings=tuple(findings)))
+    return replace(report, checks=tuple(checks)) if changed else report
+
+
+def with_mode(report: ScenarioReport, message: str) -> ScenarioReport:
+    """`report` with each ``unexpected`` finding about an event of the other mode
+    (`key_loops.UNEXPECTED_OTHER_MODE`) worded for the endpoint's own mode (`message`:
+    `key_loops.other_mode_message`)."""
+    from hookproof.scenarios.key_loops import UNEXPECTED_OTHER_MODE
+
+    if not any(f.message.startswith(UNEXPECTED_OTHER_MODE) for c in report.checks for f in c.findings):
+        return report
+    checks = tuple(replace(c, findings=tuple(
+        replace(f, message=message + f.message[len(UNEXPECTED_OTHER_MODE):])
+        if f.message.startswith(UNEXPECTED_OTHER_MODE) else f for f in c.findings)) for c in report.checks)
+    return replace(report, checks=checks)
+
+
+__all__ = ["ACKED_LOST", "with_fetched", "with_mode"]

@@ -1,0 +1,65 @@
+"""What the provider API served: each object's statuses, in the order its fetches were answered.
+
+A receiver that fetches the object a notification names (Mercado Pago's thin notifications)
+decides on what the provider API answered then, and the provider's clock
+(`simulator.server.clock`) serves each object as of the deliveries made so far: after a late
+or redelivered notification, a later status. `served_log(state)` is the log of one
+`ServerState` (made on first use); the routes that serve an object add its status
+(`ServedLog.add`), and `scenarios.fetched_states` names them in a ``lost`` finding. Object ids
+are fresh per scenario, so the log needs no marks; it keeps `MAX_OBJECTS` objects and
+`MAX_STATUSES` statuses each (the oldest forgotten first).
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from collections import OrderedDict
+from typing import Any
+
+#: Objects the log keeps, and statuses per object.
+MAX_OBJECTS = 4096
+MAX_STATUSES = 16
+
+
+class ServedLog:
+    """Object id → the statuses the provider API served for it, oldest first. Thread-safe."""
+
+    def __init__(self, capacity: int = MAX_OBJECTS) -> None:
+        self._lock = threading.Lock()
+        self._capacity = capacity
+        self._served: OrderedDict[str, list[str]] = OrderedDict()
+
+    def add(self, object_id: str, status: object) -> None:
+        """Record that `object_id` was served with `status` (nothing for a status that is not text)."""
+        if not isinstance(status, str):
+            return
+        with self._lock:
+            statuses = self._served.get(object_id)
+            if statuses is None:
+                statuses = self._served[object_id] = []
+                while len(self._served) > self._capacity:
+                    self._served.popitem(last=False)
+            if len(statuses) < MAX_STATUSES:
+                statuses.append(status)
+
+    def statuses(self, object_id: str) -> list[str]:
+        """The statuses served for `object_id`, oldest first ([] when it was never fetched)."""
+        with self._lock:
+            return list(self._served.get(object_id, ()))
+
+
+_LOGS: "weakref.WeakKeyDictionary[Any, ServedLog]" = weakref.WeakKeyDictionary()
+_LOGS_LOCK = threading.Lock()
+
+
+def served_log(state: Any) -> ServedLog:
+    """The served log of provider server state `state` (made on first use)."""
+    with _LOGS_LOCK:
+        log = _LOGS.get(state)
+        if log is None:
+            log = _LOGS[state] = ServedLog()
+        return log
+
+
+__all__ = ["MAX_OBJECTS", "MAX_STATUSES", "ServedLog", "served_log"]

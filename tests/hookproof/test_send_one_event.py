@@ -1,0 +1,62 @@
+"""`hookproof send --event T` sends one event of type T per object (`--objects`), with no
+`--copies`: the latest of that type the story emitted about the object. Stripe's smallest
+`customer.subscription.updated` story emits two (the subscription turning active, then its
+renewal), and the receiver was sent both, two event ids, as if copies had been asked for."""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Iterator
+
+import pytest
+
+from hookproof.send import SendOptions, latest_per_object, send
+from hookproof.simulator.profiles import get_profile
+from hookproof.simulator.world import emit_events, new_world
+
+
+def test_latest_per_object_keeps_the_newest_event_of_each_object() -> None:
+    events = emit_events(new_world("billing", 3), "customer.subscription.updated", 2)
+    assert len(events) == 4 and len({e.object_id for e in events}) == 2  # two per subscription
+    kept = latest_per_object(events)
+    assert [e.object_id for e in kept] == list(dict.fromkeys(e.object_id for e in events))
+    for e in kept:
+        assert e.version == max(x.version for x in events if x.object_id == e.object_id)
+
+
+@pytest.fixture()
+def receiver() -> Iterator[tuple[str, list[dict[str, Any]]]]:
+    bodies: list[dict[str, Any]] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+            bodies.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+            self.send_response(200)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/webhooks", bodies
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.mark.parametrize("objects", [1, 3])
+def test_send_delivers_one_event_per_object(receiver: tuple[str, list[dict[str, Any]]], objects: int) -> None:
+    url, bodies = receiver
+    options = SendOptions(profile=get_profile("stripe"), url=url, event="customer.subscription.updated",
+                          objects=objects, seed=5)
+    attempts = send(options, ["whsec_send_one"])
+    assert len(attempts) == len(bodies) == objects
+    assert len({b["id"] for b in bodies}) == objects
+    assert len({b["data"]["object"]["id"] for b in bodies}) == objects
+    assert {b["type"] for b in bodies} == {"customer.subscription.updated"}

@@ -1,0 +1,87 @@
+"""`unexpected` names why a forbidden key's deliveries were invalid: another mode (livemode),
+another account, or a forged/stale request; and `test-mode-to-live`/`foreign-account` apply to a
+Stripe endpoint only when the config declares it a Connect endpoint (`target.connect`): Stripe sends
+another mode's or account's events only there (stripe.com/docs/connect/webhooks)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from hookproof.config import parse_config
+from hookproof.errors import ConfigError
+from hookproof.scenarios.catalog import CATALOG, Context, NotApplicable, Plan
+from hookproof.scenarios.effect_checks import check_unexpected
+from hookproof.scenarios.observations import Expectations
+from hookproof.simulator.delivery.history import Attempt
+from hookproof.simulator.faults import Mutation, applicable
+from hookproof.simulator.profiles import get_profile
+from hookproof.simulator.world.registry import new_world
+from tests.scenarios.test_checks import att, exp, hist, obs
+
+
+def _tagged(event: str, tag: str) -> Attempt:
+    return replace(att(event, "k1", "200", valid=False), faults=(tag,))
+
+
+@pytest.mark.parametrize(("tag", "words"), [
+    ("livemode-mismatch", "applied an event of the other mode than the endpoint's (livemode: a live-mode event"),
+    ("foreign-account", "applied an event of another account than the endpoint's (account: not target.account)"),
+    ("forged", "applied although every delivery of it was invalid (forged, stale or foreign)"),
+])
+def test_an_applied_forbidden_key_says_why_its_deliveries_were_invalid(tag: str, words: str) -> None:
+    expectations: Expectations = exp(forbidden=["k1"])
+    history = hist(_tagged("e1", tag), _tagged("e1", tag))
+    [finding] = [f for f in check_unexpected(history, expectations, [obs(20, "k1")]).findings
+                  if f.message.startswith("applied")]
+    assert finding.message.startswith(words), finding.message
+
+
+STRIPE = get_profile("stripe")
+
+
+@pytest.mark.parametrize("scenario", ["test-mode-to-live", "foreign-account"])
+def test_an_ordinary_stripe_endpoint_is_never_sent_another_mode_or_account(scenario: str) -> None:
+    plan = CATALOG[scenario].plan(Context(profile=STRIPE, account="acct_1Mine"), new_world("billing", 3))
+    assert isinstance(plan, NotApplicable)
+    assert "Connect endpoint" in plan.reason and "target.connect" in plan.reason
+    connect = CATALOG[scenario].plan(Context(profile=STRIPE, account="acct_1Mine", connect=True),
+                                     new_world("billing", 3))
+    assert isinstance(connect, Plan)
+
+
+def test_other_profiles_keep_their_rules_without_connect() -> None:
+    mp = get_profile("mercadopago")
+    assert applicable(Mutation.LIVEMODE_MISMATCH, mp) is None
+    assert applicable(Mutation.LIVEMODE_MISMATCH, STRIPE) is not None
+    assert applicable(Mutation.LIVEMODE_MISMATCH, STRIPE, connect=True) is None
+
+
+BASE = '[target]\nurl = "http://127.0.0.1:9/h"\nprofile = "{p}"\nsecret = "s"\n{extra}\n[observer]\nkind = "sink"\n'
+
+
+def test_connect_is_a_stripe_field() -> None:
+    assert parse_config(BASE.format(p="stripe", extra="connect = true")).target.connect
+    assert not parse_config(BASE.format(p="stripe", extra="")).target.connect
+    with pytest.raises(ConfigError, match="connect: only the stripe profile has Connect endpoints"):
+        parse_config(BASE.format(p="github", extra="connect = true"))
+
+
+@pytest.mark.parametrize(("live", "words"), [
+    (False, "applied a live-mode event on a test-mode endpoint (livemode) (observation 2)"),
+    (True, "applied a test-mode event on a live-mode endpoint (livemode) (observation 2)"),
+])
+def test_the_runner_words_the_other_mode_for_the_endpoints_own(live: bool, words: str) -> None:
+    from hookproof.reports.model import CheckView, FindingView, ScenarioReport
+    from hookproof.scenarios.fetched_states import with_mode
+    from hookproof.scenarios.key_loops import UNEXPECTED_OTHER_MODE, UNEXPECTED_UNOWED, other_mode_message
+
+    other = FindingView(check_id="unexpected", key="k2", message=f"{UNEXPECTED_UNOWED} (observation 1)",
+                        severity="finding")
+    mode = FindingView(check_id="unexpected", key="k1", message=f"{UNEXPECTED_OTHER_MODE} (observation 2)",
+                       severity="finding")
+    report = ScenarioReport("test-mode-to-live", "t", "d", "fail", (), checks=(
+        CheckView(check_id="unexpected", verdict="invalid", findings=(mode, other)),))
+    worded = with_mode(report, other_mode_message(live))
+    assert [f.message for f in worded.checks[0].findings] == [words, other.message]
