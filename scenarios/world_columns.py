@@ -147,7 +147,8 @@ class WorldColumns:
     Attributes:
         codes: event id → its world code, held as bytes (`scenarios.id_codes.IdCodes`:
             no string per id); `ids` the ids by code (a view of it).
-        key: per code, its business key's code in `keys` (-1: None; as bytes past `IdCodes.SMALL`).
+        key: per code, its business key's code in `keys` (-1: None; as bytes past `IdCodes.SMALL`);
+            int32, as `obj`, `status` and `kind` (a run codes fewer than 2**31 of each).
         amount: per code, its amount in minor units (NaN: None; exact below 2**53).
         obj: per code, its object's code in `objects` (as bytes past `IdCodes.SMALL`).
         status: per code, its status's code in `statuses` (-1: None).
@@ -157,15 +158,15 @@ class WorldColumns:
 
     codes: IdCodes
     ids: Sequence[str]
-    key: "npt.NDArray[np.int64]"
+    key: "npt.NDArray[np.int32]"
     keys: CompactNames
     amount: "npt.NDArray[np.float64]"
-    obj: "npt.NDArray[np.int64]"
+    obj: "npt.NDArray[np.int32]"
     objects: Names | CompactNames
-    status: "npt.NDArray[np.int64]"
+    status: "npt.NDArray[np.int32]"
     statuses: Names
     version: "npt.NDArray[np.int64]"
-    kind: "npt.NDArray[np.int64]"
+    kind: "npt.NDArray[np.int32]"
     kinds: Names
 
     def __len__(self) -> int:
@@ -184,7 +185,8 @@ def world_columns(events: Iterable[Event]) -> WorldColumns:
     codes.reserve(hint)
     keys, objects, statuses, kinds = CompactNames(), CompactNames(), Names(), Names()
     # key, amount, obj, status, version, kind: filled in place (no chunk kept, nothing joined)
-    cols: list[Any] = [np.empty(hint, np.float64 if i == 1 else np.int64) for i in range(6)]
+    # codes as int32 (a run has fewer than 2**31 keys, objects, statuses, types), version int64
+    cols: list[Any] = [np.empty(hint, dtype) for dtype in (np.int32, np.float64, np.int32, np.int32, np.int64, np.int32)]
     n = 0
     it = iter(events)
     while chunk := list(islice(it, CHUNK)):
