@@ -101,7 +101,7 @@ def test_states_read_in_order_agree(seed: int, id_small: int | None, monkeypatch
     never emitted, objects it never sent), then one that goes back: ``regressed`` and
     ``stale`` read as columns agree with their walk over the states. `id_small` 0: the
     objects held as bytes (`IdCodes` past `SMALL`, a storm's), the states' objects looked
-    up together (`codes_of`)."""
+    up together (`codes_in`)."""
     if id_small is not None:
         from hookproof.scenarios.id_codes import IdCodes
 
