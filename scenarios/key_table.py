@@ -319,14 +319,28 @@ def key_table(
 def _coded_rows(coder: _Coder, observations: Sequence[Observation]) -> "list[npt.NDArray[np.int64]]":
     """Per observation, its effect rows' key codes; observations sharing one tuple of rows
     (`scenarios.observers.settle` shares the rows of a read equal to the last) share
-    one column."""
+    one column, and a read whose rows begin with the last read's rows codes only the rows
+    after them."""
+    import numpy as np
+
     rows: list[npt.NDArray[np.int64]] = []
     by_rows: dict[int, npt.NDArray[np.int64]] = {}  # id of an effects tuple (alive in `observations`) → its codes
+    last: tuple[Any, ...] = ()
+    last_row: npt.NDArray[np.int64] | None = None
     for obs in observations:
-        row = by_rows.get(id(obs.effects))
+        effects = obs.effects
+        row = by_rows.get(id(effects))
         if row is None:
-            row = by_rows[id(obs.effects)] = coder.code_all(list(map(_KEY, obs.effects)))
+            n = len(last)
+            if last_row is not None and n and len(effects) >= n and effects[:n] == last:
+                # the last read's rows and more (an observer whose rows only grow): only the new rows
+                # are looked up (equal rows have equal keys; compared by identity first, at C level)
+                row = np.concatenate([last_row, coder.code_all(list(map(_KEY, effects[n:])))])
+            else:
+                row = coder.code_all(list(map(_KEY, effects)))
+            by_rows[id(effects)] = row
         rows.append(row)
+        last, last_row = effects, row
     return rows
 
 
