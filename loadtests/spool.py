@@ -203,6 +203,10 @@ class Spool:
                     fields[name] = shared.setdefault(value, value)
             yield event_from_wire(fields)
 
+    def event_count(self) -> int:
+        """How many events the spool holds (distinct ids)."""
+        return int(self._db.execute("SELECT count(*) FROM storm_events").fetchone()[0])
+
     def close(self) -> None:
         """Checkpoint the WAL and close the connection."""
         try:

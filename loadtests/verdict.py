@@ -178,6 +178,11 @@ class SpooledEvents(Iterable[Event]):
     def __iter__(self) -> Iterator[Event]:
         return self._spool.events()
 
+    def __length_hint__(self) -> int:
+        """How many events the spool holds (`operator.length_hint`: what reads them may size
+        its columns once)."""
+        return self._spool.event_count()
+
 
 @dataclass(frozen=True)
 class StormOutcome:

@@ -14,7 +14,7 @@ from operator import attrgetter, eq, is_not
 from typing import TYPE_CHECKING, Mapping, Sequence
 
 from hookproof.scenarios.expectation_views import TruthView
-from hookproof.scenarios.id_codes import codes_of
+from hookproof.scenarios.id_codes import codes_in
 from hookproof.scenarios.observations import ObjectTruth, Observation
 
 if TYPE_CHECKING:
@@ -66,7 +66,7 @@ def monotonic_counts(truth: Mapping[str, ObjectTruth], observations: Sequence[Ob
         if not states:
             continue
         ids = list(map(_OBJECT_ID, states))
-        obj = codes_of(columns.objects, ids)
+        obj = codes_in(columns.objects, ids)
         for row in np.flatnonzero(obj < 0).tolist():
             obj[row] = others.setdefault(ids[row], n_world + len(others))
         if len(others) > len(high) - n_world:
@@ -118,7 +118,7 @@ def stale_objects(wanted: Mapping[str, ObjectTruth], settled: Observation) -> li
     states = settled.states
     if not states:  # every object missing
         return [columns.object_names[o] for o in columns.obj[order].tolist()]
-    obj = codes_of(columns.objects, list(map(_OBJECT_ID, states)))
+    obj = codes_in(columns.objects, list(map(_OBJECT_ID, states)))
     status_codes = {name: code for code, name in enumerate(columns.status_names)}
     status = np.fromiter(map(status_codes.get, map(_STATUS, states), repeat(-1)), np.int64, len(states))
     versions = list(map(_VERSION, states))

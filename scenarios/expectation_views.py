@@ -227,18 +227,18 @@ class TruthColumns:
         obj: per t, its object code; `kind` its first event's object type code (`kind_names`).
         start / end: per t, its slice of `version`, `status` (codes into `status_names`)
             and `event` (event codes into `event_names`), ascending versions.
-    """
+        The codes of objects, kinds and statuses are int32 (`scenarios.world_columns`)."""
 
     objects: Mapping[Any, int]
     object_names: Sequence[str]
     truth_of: "npt.NDArray[np.int64]"
-    obj: "npt.NDArray[np.int64]"
-    kind: "npt.NDArray[np.int64]"
+    obj: "npt.NDArray[np.int32]"
+    kind: "npt.NDArray[np.int32]"
     kind_names: Sequence[str]
     start: "npt.NDArray[np.int64]"
     end: "npt.NDArray[np.int64]"
     version: "npt.NDArray[np.int64]"
-    status: "npt.NDArray[np.int64]"
+    status: "npt.NDArray[np.int32]"
     status_names: Sequence[str]
     event: "npt.NDArray[np.int64]"
     event_names: Sequence[str]

@@ -12,7 +12,7 @@ until a check or a report looks one up.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from itertools import chain, repeat
+from itertools import chain
 from operator import methodcaller
 from typing import TYPE_CHECKING, Sequence
 
@@ -24,7 +24,7 @@ from hookproof.scenarios.expectation_views import (
     TruthColumns,
     TruthView,
 )
-from hookproof.scenarios.id_codes import IdCodes
+from hookproof.scenarios.id_codes import IdCodes, codes_in
 from hookproof.scenarios.observations import MONEY_PREFIXES, Expectations
 from hookproof.scenarios.world_columns import WorldColumns
 
@@ -122,7 +122,7 @@ class ExpectationScan:
             to_key = self.key_of_world.astype(np.int64)
             self.key_of_world = None  # read once: the scan keeps no column per world key past here
         else:
-            to_key = np.fromiter(map(key_codes.get, world.keys.names, repeat(-1)), np.int64, len(world.keys.names))
+            to_key = codes_in(key_codes, world.keys.names)
         added_codes: dict[str, int] = {}
         added_names: list[str] = []
         unkeyed = np.flatnonzero(self.unkeyed_first >= 0)
@@ -167,17 +167,22 @@ class ExpectationScan:
         # the events of each key: its first, and every one for a key with several
         first_event = src_ev.copy()
         multi: dict[int, list[int]] = {}
-        if len(w):
+        if len(w):  # each step's arrays are dropped once read: a storm's are megabytes each
             kw = world.key[w]
             kc = np.where(kw >= 0, to_key[np.maximum(kw, 0)], -1) if len(to_key) else np.full(len(w), -1, np.int64)
-            listed, events = kc[kc >= 0], valid_codes[kc >= 0]
+            del kw
+            has_key = kc >= 0
+            listed, events = kc[has_key], valid_codes[has_key]
+            del kc, has_key
             seen, first = np.unique(listed, return_index=True)
             first_event[seen] = events[first]
+            del seen, first
             counts = np.bincount(listed, minlength=n_all)
             several = counts[listed] > 1
+            del counts
             for code, event in zip(listed[several].tolist(), events[several].tolist()):
                 multi.setdefault(code, []).append(event)
-            del kw, kc, listed, events, seen, first, counts, several  # a storm's: megabytes each
+            del listed, events, several
         fw = ew[first_event] if n_all else np.zeros(0, np.int64)
         known = fw >= 0
         fw0 = np.maximum(fw, 0)
@@ -190,49 +195,70 @@ class ExpectationScan:
             del world_amount
         del fw, known, fw0
         key_names = scan.key_names
-        all_names = chain(key_names, added_names)  # not a copy of a million names
+        all_names = chain(key_codes, added_names)  # in code order; not a copy of a million names
         money_like = np.fromiter(map(methodcaller("startswith", prefixes), all_names), np.bool_, n_all)
         money = ~np.isnan(amounts) & money_like
         columns = KeyColumns(key_codes, key_names, added_codes, added_names, np.argsort(src_pos), valid, first_event,
                              multi, amounts, money, obj, world.objects.names, src_ev, src_unkeyed, self.src_objects,
                              names, money_like, prefixes)
         del src_pos, src_amount  # not the columns': gone before the truth's are made
+        # the truth's events: those with a status, handed over (`_truth` drops each column as
+        # soon as it is read: a storm's are megabytes each)
+        has = world.status[w] >= 0 if len(w) else np.zeros(0, np.bool_)
+        truth_events: list[npt.NDArray[np.int64]] = [valid_codes[has], w[has]]
+        del has, valid_codes, w
+        truth = self._truth(truth_events, names)
         return Expectations(expected=ExpectedView(columns), forbidden=ForbiddenView(columns),
-                            truth=TruthView(self._truth(valid_codes, w, names)), money=MoneyView(columns),
+                            truth=TruthView(truth), money=MoneyView(columns),
                             sender_timeout_s=sender_timeout_s, max_attempts_per_event=max_attempts_per_event,
                             money_prefixes=prefixes)
 
-    def _truth(self, codes: "npt.NDArray[np.int64]", w: "npt.NDArray[np.int64]", names: Sequence[str]) -> TruthColumns:
-        """The truth's columns from the valid world events `codes` (event codes, in order of
-        first valid attempt; `w` their world codes): per object its versions (the first
-        event to carry a version wins), ascending; its kind is its first event's type."""
+    def _truth(self, events: "list[npt.NDArray[np.int64]]", names: Sequence[str]) -> TruthColumns:
+        """The truth's columns from the valid world events with a status, `events` = [their
+        event codes in order of first valid attempt, their world codes] (the list is emptied:
+        each column is freed once read): per object its versions (the first event to carry a
+        version wins), ascending; its kind is its first event's type."""
         import numpy as np
 
         world = self.world
-        status = world.status[w] if len(w) else np.zeros(0, np.int64)
-        has = status >= 0
-        codes, w, status = codes[has], w[has], status[has]
-        del has  # each step's arrays are dropped once read: a storm's are megabytes each
-        obj, version = world.obj[w], world.version[w]
-        by = np.lexsort((np.arange(len(codes)), version, obj))  # by object, version, then first valid attempt
-        obj_by, version_by = obj[by], version[by]
-        head = np.ones(len(by), np.bool_)
-        head[1:] = (obj_by[1:] != obj_by[:-1]) | (version_by[1:] != version_by[:-1])
-        del obj_by, version_by
-        kept = by[head]
-        del by, head
+        codes, w = events
+        events.clear()
+        obj = world.obj[w]
         seen, first = np.unique(obj, return_index=True)
         by_first = np.argsort(first, kind="stable")
         t_obj, first = seen[by_first], first[by_first]
         del seen, by_first
+        kind = world.kind[w[first]]
+        del first
+        version = world.version[w]
+        status = world.status[w]
+        del w
+        # by object, version, then first valid attempt (lexsort is stable: ties keep that order)
+        by = np.lexsort((version, obj))
+        head = np.ones(len(by), np.bool_)
+        if len(by) > 1:
+            obj_by = obj[by]
+            head[1:] = obj_by[1:] != obj_by[:-1]
+            del obj_by
+            version_by = version[by]
+            head[1:] |= version_by[1:] != version_by[:-1]
+            del version_by
+        kept = by[head]
+        del by, head
         kept_obj = obj[kept]
         del obj
+        kept_version = version[kept]
+        del version
+        kept_status = status[kept]
+        del status
+        kept_codes = codes[kept]
+        del codes, kept
         truth_of = np.full(len(world.objects.names), -1, np.int64)
         truth_of[t_obj] = np.arange(len(t_obj))
-        return TruthColumns(world.objects.codes, world.objects.names, truth_of, t_obj, world.kind[w[first]],
+        return TruthColumns(world.objects.codes, world.objects.names, truth_of, t_obj, kind,
                             world.kinds.names, np.searchsorted(kept_obj, t_obj, "left"),
-                            np.searchsorted(kept_obj, t_obj, "right"), version[kept], status[kept],
-                            world.statuses.names, codes[kept], names)
+                            np.searchsorted(kept_obj, t_obj, "right"), kept_version, kept_status,
+                            world.statuses.names, kept_codes, names)
 
 
 __all__: Sequence[str] = ["EventFacts", "ExpectationScan"]

@@ -14,12 +14,12 @@ which is how a storm's checks read a history of millions of attempts.
 
 Each chunk is a handful of C-level passes: its columns are read with `attrgetter` maps
 straight into numpy (or from SQLite rows; valid, completion, outcome and status graded
-together, one dict lookup an attempt), the event ids coded by hash as bytes
-(`scenarios.id_codes.IdCodes`: no string per event is kept) and the keys through a dict,
-each once per run of equal neighbours (an event's copies, bursts and retries often come
-together); with the run's events, a chunk whose ids (keys) the world all names is coded
-through the world's codes instead, one lookup a run and the new ones copied from the
-world's (`scenarios.world_join`). The amounts are read only for the attempts that first carry a key
+together, one dict lookup an attempt), the event ids and the keys coded by hash as bytes
+(`scenarios.id_codes.IdCodes`: no string per event or key is kept), each once per run of
+equal neighbours (an event's copies, bursts and retries often come together); with the
+run's events, a chunk whose ids (keys) the world all names is coded through the world's
+codes instead, one lookup a run and the new ones copied from the world's
+(`scenarios.world_join`). The amounts are read only for the attempts that first carry a key
 or an event; the rest is numpy over the chunk. Python runs per new event or key only where an attempt's value
 is needed for an expectation (its amount, its object when its event is unknown), and
 per attempt only for ids the run's events do not name (joined through the delivery id).
@@ -33,15 +33,15 @@ from __future__ import annotations
 from array import array
 from collections.abc import Set
 from dataclasses import dataclass
-from itertools import filterfalse, islice, repeat
-from operator import attrgetter, ne
+from itertools import islice, repeat
+from operator import attrgetter, is_not, length_hint, ne
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, Sequence, overload
 
 from hookproof.scenarios.groups import NO_GROUP, Groups, group_positions
 from hookproof.scenarios.history_expectations import EventFacts, ExpectationScan
 from hookproof.scenarios.id_codes import IdCodes
 from hookproof.scenarios.observations import MONEY_PREFIXES, Expectations, world_id_of_delivery
-from hookproof.scenarios.world_columns import WorldColumns, code_range, world_columns
+from hookproof.scenarios.world_columns import WorldColumns, world_columns
 from hookproof.scenarios.world_join import WorldJoin
 from hookproof.simulator.delivery.history import Attempt, Completion, Outcome
 from hookproof.simulator.events import Event
@@ -54,6 +54,8 @@ if TYPE_CHECKING:
 ANSWERED_NON_SUCCESS = (Outcome.REJECTED, Outcome.SERVER_ERROR)
 #: Attempts read per step (columns of this many values are alive at once).
 CHUNK = 8192
+#: None alone (whether a chunk's keys hold it: `isdisjoint` hashes each once, at C level).
+_NONE = frozenset([None])
 #: Chunks of fewer attempts than this code each id and key on its own, not once per run.
 _RUNS_FROM = 2048
 
@@ -143,7 +145,7 @@ class HistoryScan:
             `IdCodes` (the ids held as bytes, `names` by code), or a dict.
         event_of: per position, its event's code (int64).
         key_codes: business key → its code (0, 1, … in order of first attempt carrying it
-            as its own); `key_names` the keys by code.
+            as its own): an `IdCodes` from `scan_history`; `key_names` the keys by code.
         key_of: per position, the code of the attempt's own business key, `NO_GROUP` when
             it carries none (int64).
         by_event: event id → positions (`Groups`).
@@ -164,8 +166,8 @@ class HistoryScan:
     size: int
     event_codes: Mapping[str, int]
     event_of: "npt.NDArray[np.int64]"
-    key_codes: dict[str, int]
-    key_names: list[str]
+    key_codes: Mapping[str, int]
+    key_names: Sequence[str]
     key_of: "npt.NDArray[np.int64]"
     by_event: Groups
     completions: Sequence[Completion | None]
@@ -196,15 +198,16 @@ class HistoryScan:
 
 
 class _Growing:
-    """A numpy column indexed by code, grown (doubling) as codes are added."""
+    """A numpy column indexed by code, grown (doubling) as codes are added; `size` the
+    slots it starts with (the codes expected: no doubling up to them)."""
 
     __slots__ = ("data", "fill")
 
-    def __init__(self, dtype: Any, fill: Any) -> None:
+    def __init__(self, dtype: Any, fill: Any, size: int = 1024) -> None:
         import numpy as np
 
         self.fill = fill
-        self.data = np.full(1024, fill, dtype=dtype)
+        self.data = np.full(max(1024, size), fill, dtype=dtype)
 
     def ensure(self, n: int) -> None:
         import numpy as np
@@ -219,6 +222,36 @@ class _Growing:
         as many again, are freed: a slice would keep them), the buffer given up."""
         data, self.data = self.data, self.data[:0]
         return data[:n].copy() if n < len(data) else data
+
+
+class _PerAttempt:
+    """The pass's columns per attempt (event code and own key code, int64; completion code,
+    int8), filled a chunk at a time in place: `size` slots to start with (the history's
+    length when known), room for as many again when a chunk needs more."""
+
+    __slots__ = ("cols", "n")
+
+    def __init__(self, size: int) -> None:
+        import numpy as np
+
+        self.cols: list[Any] = [np.empty(size, np.int64), np.empty(size, np.int64), np.empty(size, np.int8)]
+        self.n = 0
+
+    def add(self, *chunk: Any) -> None:
+        """Append one chunk's columns (as many values each, in `cols`' order)."""
+        import numpy as np
+
+        n, end = self.n, self.n + len(chunk[0])
+        if end > len(self.cols[0]):
+            self.cols = [np.concatenate([c[:n], np.empty(max(end, 2 * n) - n, c.dtype)]) for c in self.cols]
+        for col, values in zip(self.cols, chunk):
+            col[n:end] = values
+        self.n = end
+
+    def take(self) -> tuple[Any, ...]:
+        """The columns, `n` values each (the spare room freed), given up."""
+        cols, self.cols = self.cols, []
+        return tuple(c if len(c) == self.n else c[:self.n].copy() for c in cols)
 
 
 class _Grades(dict[Any, int]):
@@ -371,21 +404,28 @@ def scan_history(
     world = world_columns(events) if events is not None else None
     expect = world is not None
     join = WorldJoin(world) if world is not None else None
-    # the ids as bytes from the first when the world's are (a storm's): copied from the world's (`WorldJoin`)
+    # with the world: room for its events and keys from the start (the recorded ids are
+    # the world's but for a few), so no column doubles (and is held twice) mid-pass
+    n_world, n_world_keys = (len(world), len(world.keys.names)) if world is not None else (0, 0)
+    # the ids and keys as bytes from the first when the world's are (a storm's): copied from
+    # the world's (`WorldJoin`)
     event_codes = IdCodes(0) if world is not None and world.codes.columnar else IdCodes()
-    key_codes: dict[Any, int] = {None: NO_GROUP}  # None is removed at the end
-    key_names: list[str] = []
+    event_codes.reserve(n_world)
+    key_codes = IdCodes(0) if world is not None and world.keys.codes.columnar else IdCodes()
+    key_codes.reserve(n_world_keys)
     resolved: dict[str, int] = {}
     unresolved: set[str] = set()
     src_objects: dict[tuple[str, int], str | None] = {}
-    first_valid, acked, foreign = _Growing(np.int64, -1), _Growing(np.bool_, False), _Growing(np.bool_, False)
-    event_world = _Growing(np.int64, -1)
-    unkeyed_first, unkeyed_amount, unkeyed_valid = (_Growing(np.int64, -1), _Growing(np.float64, np.nan),
-                                                    _Growing(np.bool_, False))
-    key_first, key_amount, key_valid = _Growing(np.int64, -1), _Growing(np.float64, np.nan), _Growing(np.bool_, False)
-    events_parts: list[npt.NDArray[np.int64]] = []
-    keys_parts: list[npt.NDArray[np.int64]] = []
-    completion_parts: list[npt.NDArray[np.int8]] = []
+    first_valid, acked = _Growing(np.int64, -1, n_world), _Growing(np.bool_, False, n_world)
+    foreign, event_world = _Growing(np.bool_, False, n_world), _Growing(np.int64, -1, n_world)
+    unkeyed_first, unkeyed_amount, unkeyed_valid = (_Growing(np.int64, -1, n_world),
+                                                    _Growing(np.float64, np.nan, n_world),
+                                                    _Growing(np.bool_, False, n_world))
+    key_first, key_amount, key_valid = (_Growing(np.int64, -1, n_world_keys), _Growing(np.float64, np.nan, n_world_keys),
+                                        _Growing(np.bool_, False, n_world_keys))
+    # per attempt: event code, own key code, completion code, filled in place (a history on
+    # disk says how long it is: sized once, no chunk kept and joined)
+    per_attempt = _PerAttempt(length_hint(history))
     latency_parts: list[npt.NDArray[np.float64]] = []
     notable: list[int] = []
     over_half: list[int] = []
@@ -419,32 +459,21 @@ def scan_history(
                 event_world.data[n_before:n_events] = known
                 if unknown:
                     foreign.data[n_before:n_events] = known < 0
-        n_keys_before = len(key_names)
+        n_keys_before = len(key_codes)
         key_heads = _runs(keys)
-        kc = join.keys(keys, key_heads, key_codes, key_names) if join is not None and len(keys) >= _RUNS_FROM else None
+        kc = join.keys(keys, key_heads, key_codes) if join is not None and len(keys) >= _RUNS_FROM else None
         if kc is None:
             head_keys = keys if key_heads is None else list(map(keys.__getitem__, key_heads.tolist()))
-            new_keys = list(filterfalse(key_codes.__contains__, dict.fromkeys(head_keys)))
-            if new_keys:
-                if world is not None:  # the world's own strings, as for the events
-                    known_keys: list[Any] = list(map(world.keys.codes.get, new_keys))
-                    if None in known_keys:
-                        new_keys = list(map(_own, repeat(world.keys.codes), repeat(world.keys.names), new_keys))
-                    else:  # every key the world's: no Python step per key
-                        new_keys = list(map(world.keys.names.__getitem__, known_keys))
-                key_codes.update(zip(new_keys, code_range(n_keys_before, n_keys_before + len(new_keys))))
-                key_names += new_keys
-                if join is not None:
-                    join.coded_keys(new_keys, n_keys_before)
-            kc = np.fromiter(map(key_codes.__getitem__, head_keys), np.int64, len(head_keys))
+            kc = _key_codes(key_codes, head_keys)
+            if join is not None and len(key_codes) > n_keys_before:
+                join.coded_keys(key_codes, n_keys_before)
             if key_heads is not None:
                 kc = np.repeat(kc, np.diff(key_heads, append=len(keys)))
-        new_keys_met = len(key_names) > n_keys_before
+        n_keys = len(key_codes)
+        new_keys = n_keys > n_keys_before
         cc[~valid] = 3
         latency, refused = chunk.latency, chunk.refused
-        events_parts.append(ev)
-        keys_parts.append(kc)
-        completion_parts.append(cc)
+        per_attempt.add(ev, kc, cc)
         acked.data[ev[cc == 0]] = True
         notable += (np.flatnonzero(~valid | refused | (oc == 1)) + offset).tolist()
         is_acked = oc == 0
@@ -458,14 +487,14 @@ def scan_history(
             if unknown or unresolved:
                 _join(ids, lazy, unknown, unresolved, world, resolved)
             unkeyed = kc == NO_GROUP
-            if new_keys_met:  # each new key's first attempt: its position and amount
-                key_first.ensure(len(key_names))
-                key_amount.ensure(len(key_names))
-                key_valid.ensure(len(key_names))
+            if new_keys:  # each new key's first attempt: its position and amount
+                key_first.ensure(n_keys)
+                key_amount.ensure(n_keys)
+                key_valid.ensure(n_keys)
                 at = _first_new(kc, n_keys_before)
-                key_first.data[n_keys_before:len(key_names)] = at + offset
-                key_amount.data[n_keys_before:len(key_names)] = chunk.amounts(at)
-                _objects(at, foreign.data[ev[at]], lazy, src_objects, "k", np.arange(n_keys_before, len(key_names)))
+                key_first.data[n_keys_before:n_keys] = at + offset
+                key_amount.data[n_keys_before:n_keys] = chunk.amounts(at)
+                _objects(at, foreign.data[ev[at]], lazy, src_objects, "k", np.arange(n_keys_before, n_keys))
             key_valid.data[kc[valid & ~unkeyed]] = True
             _first_of(first_valid.data, ev, np.flatnonzero(valid), offset)
             at = np.flatnonzero(unkeyed)
@@ -476,27 +505,23 @@ def scan_history(
                     _objects(fresh, foreign.data[ev[fresh]], lazy, src_objects, "e", ev[fresh])
                 unkeyed_valid.data[ev[valid & unkeyed]] = True
         offset += len(ids)
-    del key_codes[None]
-    event_codes.trim()  # the column's spare room, up to as many ids again
-    # each column's chunks are dropped once joined (a storm's are megabytes a column)
-    event_of = np.concatenate(events_parts) if events_parts else np.zeros(0, np.int64)
-    del events_parts
-    key_of = np.concatenate(keys_parts) if keys_parts else np.zeros(0, np.int64)
-    del keys_parts
-    codes = np.concatenate(completion_parts) if completion_parts else np.zeros(0, np.int8)
-    del completion_parts
+    event_codes.trim()  # the columns' spare room, up to as many ids again
+    key_codes.trim()
+    event_of, key_of, codes = per_attempt.take()
+    del per_attempt
     completions = Completions(codes)
     latencies: array[float] = array("d")
     for part in latency_parts:
         latencies.frombytes(part.tobytes())
     del latency_parts
-    n_events, n_keys = len(event_codes), len(key_names)
+    n_events, n_keys = len(event_codes), len(key_codes)
     expectation_part: ExpectationScan | None = None
     if expect:
         assert world is not None
-        # what coded ids and keys during the pass (the scan's own `event_codes` and `key_names` stay)
+        # what coded ids during the pass (the scan's own `event_codes` stay; the world's keys
+        # are read by the expectations)
         world.codes = IdCodes()
-        world.ids, world.keys.codes = world.codes.names, {}
+        world.ids = world.codes.names
         resolved_world = event_world.take(n_events)
         for name, code in resolved.items():
             resolved_world[event_codes[name]] = code
@@ -506,7 +531,7 @@ def scan_history(
                                            unkeyed_first.take(n_events), unkeyed_amount.take(n_events),
                                            unkeyed_valid.take(n_events), src_objects,
                                            join.key_column if join is not None else None)
-    return HistoryScan(offset, event_codes, event_of, key_codes, key_names, key_of,
+    return HistoryScan(offset, event_codes, event_of, key_codes, key_codes.names, key_of,
                        group_positions(event_codes, event_of), completions,
                        CodedSet(event_codes, acked.take(n_events)), notable, latencies, over_half, over_half_ms,
                        sender_timeout_s, expectation_part, codes)
@@ -579,10 +604,18 @@ def scan_expectations(history: Iterable[Attempt], events: Iterable[Event]) -> Hi
     return scan_history(history, sender_timeout_s=0.0, events=events)
 
 
-def _own(codes: Mapping[object, int], names: Sequence[str], key: str) -> str:
-    """The world's own copy of `key` (`names`, by `codes`) when the world has it, else `key`."""
-    code = codes.get(key)
-    return names[code] if code is not None and code >= 0 else key
+def _key_codes(codes: IdCodes, keys: Sequence[Any]) -> "npt.NDArray[np.int64]":
+    """The codes of `keys` (business keys or None) in `codes`, new keys getting the next
+    codes in order of first appearance; `NO_GROUP` for None."""
+    import numpy as np
+
+    if _NONE.isdisjoint(keys):
+        return codes.code_all(keys)
+    out = np.full(len(keys), NO_GROUP, np.int64)
+    at = np.flatnonzero(np.fromiter(map(is_not, keys, repeat(None)), np.bool_, len(keys)))
+    if at.size:
+        out[at] = codes.code_all(list(map(keys.__getitem__, at.tolist())))
+    return out
 
 
 __all__: Sequence[str] = [

@@ -21,7 +21,7 @@ names, not for a loop over every id.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from itertools import filterfalse, repeat
+from itertools import chain, filterfalse, repeat
 from typing import TYPE_CHECKING, Any, Iterator, overload
 
 if TYPE_CHECKING:
@@ -42,7 +42,7 @@ class IdCodes(Mapping[str, int]):
     certify's or explore's size pays nothing for the columns); past it, the columns.
     Not thread-safe; grown only by `code_all`."""
 
-    __slots__ = ("_data", "_n", "_hash_of", "_slots", "_odd", "_odd_names", "_dict", "_list", "_small")
+    __slots__ = ("_data", "_n", "_hash_of", "_slots", "_odd", "_odd_names", "_dict", "_list", "_small", "_room")
 
     #: Ids held as a dict before the columns take over.
     SMALL = 65536
@@ -62,6 +62,14 @@ class IdCodes(Mapping[str, int]):
         self._slots: npt.NDArray[np.int32] = np.full(_MIN_SLOTS, -1, np.int32)
         self._odd: dict[str, int] = {}  # ids the columns do not hold
         self._odd_names: dict[int, str] = {}
+        self._room = 0  # ids the columns and the table are sized for when they grow (`reserve`)
+
+    def reserve(self, n: int) -> None:
+        """Expect `n` ids in all: once past `SMALL`, the columns and the table take room for
+        `n` at once rather than doubling (each doubling holds the old and the new column at
+        once, and places every id in the table anew). A hint: more ids still fit, fewer
+        leave spare room (`trim`)."""
+        self._room = max(self._room, n)
 
     # ---- coding ----------------------------------------------------------------------
 
@@ -169,6 +177,7 @@ class IdCodes(Mapping[str, int]):
         if end > len(self._data) or data.dtype.itemsize > self._data.dtype.itemsize:
             width = max(data.dtype.itemsize, self._data.dtype.itemsize)
             size = max(end, 2 * len(self._data)) if end > len(self._data) else len(self._data)
+            size = max(size, self._room)
             grown = np.zeros(size, f"S{width}")
             grown[:self._n] = self._data[:self._n]
             self._data = grown
@@ -184,7 +193,8 @@ class IdCodes(Mapping[str, int]):
             self._odd_names[code] = name
         held = end - len(self._odd_names)
         if 2 * held > len(self._slots):  # grown: every held id placed anew
-            self._slots = np.full(max(_MIN_SLOTS, 1 << (2 * held - 1).bit_length()), -1, np.int32)
+            room = max(held, self._room - len(self._odd_names))
+            self._slots = np.full(max(_MIN_SLOTS, 1 << (2 * room - 1).bit_length()), -1, np.int32)
             every = np.arange(end, dtype=np.int64)
             if self._odd_names:
                 every = every[np.isin(every, np.fromiter(self._odd_names, np.int64, len(self._odd_names)),
@@ -328,18 +338,21 @@ class IdNames(Sequence[str]):
 
     def __iter__(self) -> Iterator[str]:
         codes = self._codes
-        for start in range(0, len(codes), _STEP):
-            yield from codes.names_of(start, min(len(codes), start + _STEP))
+        n = len(codes)  # a step of names decoded at a time, each step's list walked at C level
+        return chain.from_iterable(codes.names_of(start, min(n, start + _STEP)) for start in range(0, n, _STEP))
 
 
-def codes_of(codes: Mapping[Any, int], names: Sequence[Any]) -> "npt.NDArray[np.int64]":
-    """The code of each of `names` in `codes` (-1: not there), an int64 column: an
-    `IdCodes` looks them up together (`IdCodes.code_all`, none added), any other mapping
-    one `get` each."""
+def codes_in(codes: Mapping[str, int], names: Sequence[Any]) -> "npt.NDArray[np.int64]":
+    """The code of each of `names` in `codes`, -1 for a name not there, an int64 column:
+    an `IdCodes` past `IdCodes.SMALL` looks them up `_STEP` at a time (`IdCodes.code_all`,
+    no Python step per name), any other mapping (or one still a dict) one by one."""
     import numpy as np
 
     if isinstance(codes, IdCodes):
-        return codes.code_all(names, add=False)
+        if codes._dict is not None:  # a dict while small: a lookup each, in one go
+            return codes.code_all(names if isinstance(names, list) else list(names), add=False)
+        parts = [codes.code_all(names[i:i + _STEP], add=False) for i in range(0, len(names), _STEP)]
+        return np.concatenate(parts) if parts else np.zeros(0, np.int64)
     return np.fromiter(map(codes.get, names, repeat(-1)), np.int64, len(names))
 
 
@@ -376,4 +389,4 @@ def _encoded(values: Sequence[str]) -> tuple["npt.NDArray[np.bytes_]", "npt.NDAr
     return np.array(out, dtype="S"), np.array(plain, np.bool_)
 
 
-__all__: Sequence[str] = ["IdCodes", "IdNames", "codes_of"]
+__all__: Sequence[str] = ["IdCodes", "IdNames", "codes_in"]

@@ -21,13 +21,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
-from itertools import islice, repeat
+from itertools import islice
 from operator import attrgetter
-from typing import TYPE_CHECKING, Any, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Iterator, Sequence, overload
 
 from hookproof.scenarios.expectation_views import ExpectedView
 from hookproof.scenarios.groups import Groups
+from hookproof.scenarios.id_codes import IdCodes, codes_in
 from hookproof.scenarios.observations import Expectations, Observation
+from hookproof.scenarios.world_columns import ExtendedCodes
 from hookproof.simulator.delivery.history import Completion
 
 if TYPE_CHECKING:
@@ -91,10 +93,16 @@ class KeyTable:
         return self.n_grouped + len(self.extra)
 
     @cached_property
-    def _names(self) -> list[str]:
-        """The keys by code (built when a finding names one)."""
+    def _names(self) -> Sequence[str]:
+        """The keys by code (built when a finding names one): keys held as bytes
+        (`IdCodes`, coded in order) are read through a view, not decoded into a list."""
         import numpy as np
 
+        codes = self.codes
+        base = codes.base if isinstance(codes, ExtendedCodes) else codes
+        if isinstance(base, IdCodes):
+            added = codes.names if isinstance(codes, ExtendedCodes) else []
+            return _Joined(base.names, [*added, *self.extra])
         names = list(self.codes)
         values = np.fromiter(self.codes.values(), np.int64, len(names))
         if not (values == np.arange(len(names))).all():  # codes not in the mapping's order
@@ -158,7 +166,7 @@ class _Coder:
     def code_all(self, names: Sequence[str]) -> "npt.NDArray[np.int64]":
         import numpy as np
 
-        codes = np.fromiter(map(self.codes.get, names, repeat(-1)), np.int64, len(names))
+        codes = _looked_up(self.codes, names)
         missing = np.flatnonzero(codes < 0)
         for i in missing.tolist():
             codes[i] = self.code(names[i])
@@ -171,6 +179,47 @@ class _Coder:
             if code is None:
                 code = self.extra[name] = self.n_grouped + len(self.extra)
         return code
+
+
+def _looked_up(codes: Mapping[str, int], names: Sequence[str]) -> "npt.NDArray[np.int64]":
+    """The code of each of `names` in `codes` (-1: not there), an int64 column; keys held as
+    bytes (an `IdCodes`, or one extended, `ExtendedCodes`) looked up a chunk at a time."""
+    if isinstance(codes, ExtendedCodes) and isinstance(codes.base, IdCodes):
+        out = codes_in(codes.base, names)
+        if codes.added:
+            for i in (out < 0).nonzero()[0].tolist():
+                out[i] = codes.added.get(names[i], -1)
+        return out
+    return codes_in(codes, names)
+
+
+class _Joined(Sequence[str]):
+    """`head` then `tail` as one read-only sequence (names by code, without a copy of `head`)."""
+
+    __slots__ = ("head", "tail")
+
+    def __init__(self, head: Sequence[str], tail: list[str]) -> None:
+        self.head = head
+        self.tail = tail
+
+    def __len__(self) -> int:
+        return len(self.head) + len(self.tail)
+
+    @overload
+    def __getitem__(self, i: int) -> str: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[str]: ...
+
+    def __getitem__(self, i: int | slice) -> str | list[str]:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        n = len(self.head)
+        if i < 0:
+            i += len(self)
+        if not 0 <= i < len(self):
+            raise IndexError(i)
+        return self.head[i] if i < n else self.tail[i - n]
 
 
 def key_table(
@@ -270,14 +319,28 @@ def key_table(
 def _coded_rows(coder: _Coder, observations: Sequence[Observation]) -> "list[npt.NDArray[np.int64]]":
     """Per observation, its effect rows' key codes; observations sharing one tuple of rows
     (`scenarios.observers.settle` shares the rows of a read equal to the last) share
-    one column."""
+    one column, and a read whose rows begin with the last read's rows codes only the rows
+    after them."""
+    import numpy as np
+
     rows: list[npt.NDArray[np.int64]] = []
     by_rows: dict[int, npt.NDArray[np.int64]] = {}  # id of an effects tuple (alive in `observations`) → its codes
+    last: tuple[Any, ...] = ()
+    last_row: npt.NDArray[np.int64] | None = None
     for obs in observations:
-        row = by_rows.get(id(obs.effects))
+        effects = obs.effects
+        row = by_rows.get(id(effects))
         if row is None:
-            row = by_rows[id(obs.effects)] = coder.code_all(list(map(_KEY, obs.effects)))
+            n = len(last)
+            if last_row is not None and n and len(effects) >= n and effects[:n] == last:
+                # the last read's rows and more (an observer whose rows only grow): only the new rows
+                # are looked up (equal rows have equal keys; compared by identity first, at C level)
+                row = np.concatenate([last_row, coder.code_all(list(map(_KEY, effects[n:])))])
+            else:
+                row = coder.code_all(list(map(_KEY, effects)))
+            by_rows[id(effects)] = row
         rows.append(row)
+        last, last_row = effects, row
     return rows
 
 

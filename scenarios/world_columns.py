@@ -3,18 +3,18 @@
 `world_columns` reads the events once, `CHUNK` at a time, and keeps per event a world
 code (its id → code, the first Event of an id wins; the ids held as bytes, no string
 per id: `scenarios.id_codes.IdCodes`) and a few numpy slots indexed by it: its business
-key, object, status and object type as codes into lists holding each distinct string
-once, its amount and its version. A storm's million events (each decoded from its own
-JSON, so with its own copy of every string) then hold one string per distinct key and
-per distinct object, none per event.
+key and object as codes of ids held as bytes (`CompactNames`), its status and object
+type as codes into lists holding each distinct string once, its amount and its version.
+A storm's million events (each decoded from its own JSON, so with its own copy of every
+string) then hold no string per event, key or object.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from itertools import chain, filterfalse, islice
-from operator import attrgetter
+from itertools import chain, filterfalse, islice, repeat
+from operator import attrgetter, is_not, length_hint
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Sequence
 
 from hookproof.scenarios.id_codes import IdCodes
@@ -26,6 +26,8 @@ if TYPE_CHECKING:
 
 #: Events read per step.
 CHUNK = 8192
+#: None alone (whether values hold it: `isdisjoint` hashes each once, at C level).
+_NONE = frozenset([None])
 #: The int objects every code dict of a pass shares as its values (`code_range`).
 _INTS: list[int] = []
 
@@ -86,11 +88,11 @@ class CompactNames:
         """The codes of `values` (new strings get the next codes; None is -1), an int64 column."""
         import numpy as np
 
-        if None not in values:
+        if _NONE.isdisjoint(values):
             return self.codes.code_all(values)
-        present = [i for i, v in enumerate(values) if v is not None]
+        present = np.flatnonzero(np.fromiter(map(is_not, values, repeat(None)), np.bool_, len(values)))
         out = np.full(len(values), -1, np.int64)
-        out[present] = self.codes.code_all([values[i] for i in present])
+        out[present] = self.codes.code_all(list(map(values.__getitem__, present.tolist())))
         return out
 
     def get(self, name: str) -> int | None:
@@ -145,7 +147,8 @@ class WorldColumns:
     Attributes:
         codes: event id → its world code, held as bytes (`scenarios.id_codes.IdCodes`:
             no string per id); `ids` the ids by code (a view of it).
-        key: per code, its business key's code in `keys` (-1: None).
+        key: per code, its business key's code in `keys` (-1: None; as bytes past `IdCodes.SMALL`);
+            int32, as `obj`, `status` and `kind` (a run codes fewer than 2**31 of each).
         amount: per code, its amount in minor units (NaN: None; exact below 2**53).
         obj: per code, its object's code in `objects` (as bytes past `IdCodes.SMALL`).
         status: per code, its status's code in `statuses` (-1: None).
@@ -155,15 +158,15 @@ class WorldColumns:
 
     codes: IdCodes
     ids: Sequence[str]
-    key: "npt.NDArray[np.int64]"
-    keys: Names
+    key: "npt.NDArray[np.int32]"
+    keys: CompactNames
     amount: "npt.NDArray[np.float64]"
-    obj: "npt.NDArray[np.int64]"
+    obj: "npt.NDArray[np.int32]"
     objects: Names | CompactNames
-    status: "npt.NDArray[np.int64]"
+    status: "npt.NDArray[np.int32]"
     statuses: Names
     version: "npt.NDArray[np.int64]"
-    kind: "npt.NDArray[np.int64]"
+    kind: "npt.NDArray[np.int32]"
     kinds: Names
 
     def __len__(self) -> int:
@@ -177,9 +180,14 @@ def world_columns(events: Iterable[Event]) -> WorldColumns:
     `IdCodes`)."""
     import numpy as np
 
+    hint = length_hint(events)  # a storm's events say how many they are: columns sized once
     codes = IdCodes()
-    keys, objects, statuses, kinds = Names(), CompactNames(), Names(), Names()
-    parts: list[list[Any]] = [[], [], [], [], [], []]  # key, amount, obj, status, version, kind
+    codes.reserve(hint)
+    keys, objects, statuses, kinds = CompactNames(), CompactNames(), Names(), Names()
+    # key, amount, obj, status, version, kind: filled in place (no chunk kept, nothing joined)
+    # codes as int32 (a run has fewer than 2**31 keys, objects, statuses, types), version int64
+    cols: list[Any] = [np.empty(hint, dtype) for dtype in (np.int32, np.float64, np.int32, np.int32, np.int64, np.int32)]
+    n = 0
     it = iter(events)
     while chunk := list(islice(it, CHUNK)):
         rows = list(map(_FIELDS, chunk))
@@ -192,15 +200,20 @@ def world_columns(events: Iterable[Event]) -> WorldColumns:
             _, first = np.unique(coded[at], return_index=True)
             rows = list(map(rows.__getitem__, at[first].tolist()))
         _, key, amount, obj, status, version, kind = zip(*rows)
-        parts[0].append(keys.code_all(key))
-        parts[1].append(np.array(amount, dtype=np.float64))  # None: NaN
-        parts[2].append(objects.code_all(obj))
-        parts[3].append(statuses.code_all(status))
-        parts[4].append(np.fromiter(version, np.int64, len(version)))
-        parts[5].append(kinds.code_all(kind))
-    cols: list[Any] = [np.concatenate(p) if p else np.zeros(0, np.float64 if i == 1 else np.int64)
-                       for i, p in enumerate(parts)]
+        end = n + len(rows)
+        if end > len(cols[0]):  # more events than the hint said: room for as many again
+            cols = [np.concatenate([c[:n], np.empty(max(end, 2 * n) - n, c.dtype)]) for c in cols]
+        cols[0][n:end] = keys.code_all(key)
+        cols[1][n:end] = np.array(amount, dtype=np.float64)  # None: NaN
+        cols[2][n:end] = objects.code_all(obj)
+        cols[3][n:end] = statuses.code_all(status)
+        cols[4][n:end] = np.fromiter(version, np.int64, len(version))
+        cols[5][n:end] = kinds.code_all(kind)
+        n = end
+    if n < len(cols[0]):
+        cols = [c[:n].copy() for c in cols]
     codes.trim()
+    keys.codes.trim()
     objects.codes.trim()
     return WorldColumns(codes, codes.names, cols[0], keys, cols[1], cols[2], objects, cols[3], statuses, cols[4], cols[5],
                         kinds)

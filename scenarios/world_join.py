@@ -6,7 +6,7 @@ world names, `WorldJoin` codes the chunk through the world's own codes
 (`scenarios.world_columns.WorldColumns`): each run of equal ids looked up once in the
 world's table, the scan's code read from an int32 column by world code, and a new id's
 hash and bytes copied into the scan's table (`scenarios.id_codes.IdCodes.add_from`), never
-hashed, encoded or probed for a second time; a new key taken as the world's own string.
+hashed, encoded or probed for a second time (keys alike).
 A chunk holding an id or key the world does not name (an envelope's own ``msg_…`` id, a
 forged key) is coded by the scan as before, and the columns told (`coded_events`,
 `coded_keys`), so the codes and their order are the same either way.
@@ -15,24 +15,28 @@ forged key) is coded by the scan as before, and the columns told (`coded_events`
 from __future__ import annotations
 
 from itertools import repeat
+from operator import is_not
 from typing import TYPE_CHECKING, Any, Sequence
 
 from hookproof.scenarios.groups import NO_GROUP
-from hookproof.scenarios.id_codes import IdCodes
-from hookproof.scenarios.world_columns import WorldColumns, code_range
+from hookproof.scenarios.id_codes import IdCodes, codes_in
+from hookproof.scenarios.world_columns import WorldColumns
 
 if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
+
+#: None alone (whether a chunk's keys hold it: `isdisjoint` hashes each once, at C level).
+_NONE = frozenset([None])
 
 
 class WorldJoin:
     """The scan's codes of event ids and business keys found through the world's codes
     (`WorldColumns`), a chunk of the history at a time: each run of equal ids
     or keys looked up once in the world's table, and a new one's scan code given from a
-    column by world code (numbered in order of first attempt, as `IdCodes.code_all` and
-    the key dict number them), its hash and bytes copied (`IdCodes.add_from`): no second
-    table probed, no second hash or dict lookup per attempt. A chunk holding an id or key
+    column by world code (numbered in order of first attempt, as `IdCodes.code_all`
+    numbers them), its hash and bytes copied (`IdCodes.add_from`): no second table
+    probed, no second hash per attempt. A chunk holding an id or key
     the world does not name is coded as before (`events` and `keys` return None), the
     columns kept up to date (`coded_events`, `coded_keys`).
 
@@ -83,22 +87,22 @@ class WorldJoin:
             known = np.flatnonzero(world_codes >= 0)
             self._events[world_codes[known]] = known + first
 
-    def keys(self, keys: Sequence[Any], heads: "npt.NDArray[np.int64] | None", key_codes: dict[Any, int],
-             key_names: list[str]) -> "npt.NDArray[np.int64] | None":
-        """The scan codes of `keys` (`NO_GROUP` for None; new ones added to `key_codes`
-        and `key_names` as the world's own strings), or None when one of them is not a
-        world key (nothing is changed then). `heads`: where each run of equal keys starts
-        (None: each key its own run)."""
+    def keys(self, keys: Sequence[Any], heads: "npt.NDArray[np.int64] | None",
+             key_codes: IdCodes) -> "npt.NDArray[np.int64] | None":
+        """The scan codes of `keys` (`NO_GROUP` for None; new ones added to `key_codes`,
+        their hashes and bytes copied from the world's, `IdCodes.add_from`), or None when
+        one of them is not a world key (nothing is changed then). `heads`: where each run
+        of equal keys starts (None: each key its own run)."""
         import numpy as np
 
         world = self.world
         head_keys = keys if heads is None else list(map(keys.__getitem__, heads.tolist()))
-        world_codes = np.fromiter(map(world.keys.codes.get, head_keys, repeat(-2)), np.int64, len(head_keys))
-        if not world_codes.size or int(world_codes.min()) < -1:  # -1: None
+        world_codes = _world_keys(world.keys.codes, head_keys)
+        if world_codes is None:
             return None
         if self._keys is None:
             self._keys = np.full(len(world.keys.names), -1, np.int32)
-            self.coded_keys(key_names, 0)
+            self.coded_keys(key_codes, 0)
         column = self._keys
         keyed = world_codes >= 0
         coded = np.full(len(head_keys), NO_GROUP, np.int64)
@@ -106,11 +110,9 @@ class WorldJoin:
         fresh = np.flatnonzero(keyed & (coded < 0))
         if fresh.size:
             order = in_order(world_codes[fresh])
-            n_before = len(key_names)
+            n_before = len(key_codes)
             column[order] = np.arange(n_before, n_before + len(order), dtype=np.int32)
-            names = list(map(world.keys.names.__getitem__, order.tolist()))
-            key_codes.update(zip(names, code_range(n_before, n_before + len(names))))
-            key_names += names
+            key_codes.add_from(world.keys.codes, order)
             coded[fresh] = column[world_codes[fresh]]
         return coded if heads is None else np.repeat(coded, np.diff(heads, append=len(keys)))
 
@@ -120,14 +122,32 @@ class WorldJoin:
         coded here (kept up to date since), else None."""
         return self._keys
 
-    def coded_keys(self, names: Sequence[str], first: int) -> None:
-        """Note the keys coded elsewhere as `first`, `first` + 1, … (those the world names)."""
-        if self._keys is not None:
-            codes = self.world.keys.codes
-            for i, name in enumerate(names):
-                code = codes.get(name)
-                if code is not None and code >= 0:
-                    self._keys[code] = first + i
+    def coded_keys(self, key_codes: IdCodes, first: int) -> None:
+        """Note the keys `key_codes` coded elsewhere as `first`, `first` + 1, … (those the
+        world names), looked up in the world's codes together (`codes_in`)."""
+        import numpy as np
+
+        if self._keys is not None and len(key_codes) > first:
+            world_codes = codes_in(self.world.keys.codes, key_codes.names_of(first, len(key_codes)))
+            known = np.flatnonzero(world_codes >= 0)
+            self._keys[world_codes[known]] = known + first
+
+
+def _world_keys(codes: IdCodes, keys: Sequence[Any]) -> "npt.NDArray[np.int64] | None":
+    """The world code of each of `keys` in `codes` (-1 for None), looked up together
+    (`codes_in`); None when there are none or one of them is not there."""
+    import numpy as np
+
+    if _NONE.isdisjoint(keys):
+        found = codes_in(codes, keys)
+        return found if found.size and int(found.min()) >= 0 else None
+    at = np.flatnonzero(np.fromiter(map(is_not, keys, repeat(None)), np.bool_, len(keys)))
+    found = codes_in(codes, list(map(keys.__getitem__, at.tolist())))
+    if found.size and int(found.min()) < 0:
+        return None
+    out = np.full(len(keys), -1, np.int64)
+    out[at] = found
+    return out
 
 
 def in_order(values: "npt.NDArray[np.int64]") -> "npt.NDArray[np.int64]":

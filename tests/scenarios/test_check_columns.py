@@ -101,7 +101,7 @@ def test_states_read_in_order_agree(seed: int, id_small: int | None, monkeypatch
     never emitted, objects it never sent), then one that goes back: ``regressed`` and
     ``stale`` read as columns agree with their walk over the states. `id_small` 0: the
     objects held as bytes (`IdCodes` past `SMALL`, a storm's), the states' objects looked
-    up together (`codes_of`)."""
+    up together (`codes_in`)."""
     if id_small is not None:
         from hookproof.scenarios.id_codes import IdCodes
 
@@ -127,3 +127,34 @@ def test_states_read_in_order_agree(seed: int, id_small: int | None, monkeypatch
     for observed in (ordered, ordered[::-1], [*ordered, Observation(T0 + 900, (), tuple(reads[0]), kinds)]):
         index = build_index(attempts, expectations, observed)
         assert_same(both(attempts, expectations, observed, index))
+
+
+def test_reads_that_extend_the_last_read_code_as_fresh_reads_do() -> None:
+    """Reads whose rows begin with the last read's rows (the same rows, or equal copies) are
+    coded by their new rows only: the same codes, keys nothing expected included (coded
+    after the index's own, in order of first sight), as reads coded whole; a read that
+    drops or reorders rows is coded whole. The checks then agree with their loops."""
+    import numpy as np
+
+    from hookproof.scenarios.check_index import CheckIndex
+
+    events, attempts, observations = run_of(4, n_events=400)
+    rows = list(observations[-1].effects) + [Effect("refund:ghost", 5, "i9"), Effect("license:stray", None, None)]
+    rng = random.Random(4)
+    rng.shuffle(rows)
+    cuts = sorted(rng.sample(range(1, len(rows)), 3))
+    grown = [tuple(rows[:cut]) for cut in cuts] + [tuple(rows)]
+    grown.insert(2, tuple(replace(e) for e in grown[1]) + tuple(rows[cuts[1]:cuts[1] + 2]))  # equal copies, and more
+    reads = grown + [tuple(rows[:cuts[0]]), tuple(reversed(rows))]  # shorter, then reordered
+    extended = [Observation(T0 + 1000 + i, effects, observations[-1].states) for i, effects in enumerate(reads)]
+    fresh = [replace(o, effects=tuple(replace(e) for e in o.effects)) for o in extended]  # no read shares a row
+    expectations, index = expectations_and_index(events, attempts, extended, sender_timeout_s=10.0,
+                                                 max_attempts_per_event=3)
+    assert isinstance(index, CheckIndex)
+    coder = key_table._Coder(index.by_key.codes, len(index.by_key.codes))
+    twin = key_table._Coder(index.by_key.codes, len(index.by_key.codes))
+    got = key_table._coded_rows(coder, extended)
+    want = [twin.code_all([e.business_key for e in o.effects]) for o in fresh]
+    assert [r.tolist() for r in got] == [w.tolist() for w in want] and coder.extra == twin.extra
+    assert all(isinstance(r, np.ndarray) and r.dtype == np.int64 for r in got)
+    assert_same(both(attempts, expectations, extended, index))

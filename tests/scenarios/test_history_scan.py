@@ -237,3 +237,42 @@ def test_the_columnar_pass_finds_what_the_dict_pass_found(tmp_path: Path, monkey
             assert new == old
             assert [r.stats for r in new] == [r.stats for r in old]
             assert [f.to_dict() for r in new for f in r.findings] == [f.to_dict() for r in old for f in r.findings]
+
+
+@pytest.mark.parametrize("hint", ["exact", "none", "short", "long"])
+def test_columns_sized_from_a_length_hint_hold_what_grown_ones_hold(hint: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pass and the world's columns are sized from the inputs' length hints (a storm's
+    history and spooled events say how long they are): an exact hint, none (a generator:
+    the columns grow), one too short (they grow past it) and one too long (the spare room
+    is cut) give the same expectations, index and check results as lists of known length,
+    across chunks (`CHUNK` 64)."""
+    from hookproof.scenarios import history_scan, world_columns
+
+    monkeypatch.setattr(history_scan, "CHUNK", 64)
+    monkeypatch.setattr(world_columns, "CHUNK", 64)
+    events, attempts, observations = run_of(21, n_events=300)
+    sizes = {"exact": (len(events), len(attempts)), "short": (7, 100), "long": (3 * len(events), 5 * len(attempts))}
+
+    class Hinted:
+        def __init__(self, items: list, n: int | None) -> None:
+            self.items, self.n = items, n
+
+        def __iter__(self):  # type: ignore[no-untyped-def]
+            return iter(self.items)
+
+        def __length_hint__(self) -> int:
+            return self.n if self.n is not None else NotImplemented
+
+    n_events, n_attempts = sizes.get(hint, (None, None))
+    want_exp, want_index = expectations_and_index(events, attempts, observations, sender_timeout_s=10.0,
+                                                  max_attempts_per_event=3)
+    got_exp, got_index = expectations_and_index(Hinted(events, n_events), Hinted(attempts, n_attempts),  # type: ignore[arg-type]
+                                                observations, sender_timeout_s=10.0, max_attempts_per_event=3)
+    assert got_exp == want_exp and list(got_exp.truth) == list(want_exp.truth)
+    assert {k: list(v) for k, v in got_index.by_key.items()} == {k: list(v) for k, v in want_index.by_key.items()}
+    assert got_index.completions == want_index.completions and got_index.notable == want_index.notable
+    assert len(got_index.scan.event_of) == len(attempts) == len(got_index.completions)  # type: ignore[union-attr]
+    got_index.history = attempts  # read back by position by the checks (the hinted iterable is not)
+    ids = list(ALL_CHECKS)
+    assert [check_safe(i, ALL_CHECKS[i], attempts, got_exp, observations, index=got_index) for i in ids] == \
+        [check_safe(i, ALL_CHECKS[i], attempts, want_exp, observations, index=want_index) for i in ids]

@@ -131,16 +131,61 @@ def test_ids_added_from_another_table_are_coded_as_code_all_codes_them(small_fro
 
 
 @pytest.mark.parametrize("small", [0, IdCodes.SMALL])
-def test_codes_of_looks_names_up_as_get_does(small: int) -> None:
-    """`codes_of` over an `IdCodes` (columns or a dict) and over a plain mapping: each
-    name's code, -1 for one not there (odd ids and non-strings included)."""
-    from hookproof.scenarios.id_codes import codes_of
+def test_codes_in_looks_odd_names_up_as_get_does(small: int) -> None:
+    """`codes_in` over an `IdCodes` (columns or a dict) and over a plain mapping: each
+    name's code, -1 for one not there (ids the columns do not hold, a NUL-less twin of
+    one ending in NUL, included)."""
+    from hookproof.scenarios.id_codes import codes_in
 
     names = ["obj_a", "obj_b", "ends-in-nul\x00", "lone-\ud800", "caf\u00e9"]
     table = IdCodes(small)
     table.code_all(names)
     asked = ["obj_b", "missing", "lone-\ud800", "obj_a", "caf\u00e9", "ends-in-nul\x00", "ends-in-nul"]
     expected = [1, -1, 3, 0, 4, 2, -1]
-    assert codes_of(table, asked).tolist() == expected
-    assert codes_of(dict(zip(names, range(5))), asked).tolist() == expected
-    assert codes_of(table, []).tolist() == []
+    assert codes_in(table, asked).tolist() == expected
+    assert codes_in(dict(zip(names, range(5))), asked).tolist() == expected
+    assert codes_in(table, []).tolist() == []
+
+
+@pytest.mark.parametrize(("small", "room"), [(0, 5000), (1000, 5000), (1000, 2000), (0, 1)])
+def test_reserved_room_codes_as_a_dict_and_sizes_the_columns_once(small: int, room: int) -> None:
+    """`reserve` is a hint: the same codes with room for all (5000), too little (2000, 1: the
+    columns then grow as without it), and the columns sized once for what was reserved."""
+    rng = random.Random(11)
+    pool = [f"evt_{rng.getrandbits(64):016x}" for _ in range(4000)] + ["ends-in-nul\x00", "caf\u00e9"]
+    chunks = _chunks(rng, pool, [900, 3000, 4096, 1])
+    expected, per_chunk = _dict_codes(chunks)
+    table = IdCodes(small)
+    table.reserve(room)
+    sizes = set()
+    got = []
+    for chunk in chunks:
+        got.append(table.code_all(chunk).tolist())
+        if len(table) > small:
+            sizes.add((len(table._data), len(table._slots)))
+    assert got == per_chunk and list(table) == list(expected)
+    assert all(table[name] == code for name, code in expected.items())
+    if room >= len(expected):  # one size from the first id in the columns on: nothing doubled
+        assert sizes == {(room, 1 << (2 * room - 1).bit_length())}
+    table.trim()
+    assert len(table._data) == len(expected) and table.code_all([pool[3]], add=False).tolist() == [expected[pool[3]]]
+
+
+@pytest.mark.parametrize("small", [0, 10, IdCodes.SMALL])
+def test_codes_in_looks_names_up_as_the_mapping_does(small: int) -> None:
+    """`codes_in`: -1 for a name not held, else its code, over an `IdCodes` (as bytes, or a
+    dict while small) in chunks past `_STEP`, and over a plain dict; nothing is added."""
+    from hookproof.scenarios import id_codes
+    from hookproof.scenarios.id_codes import codes_in
+
+    rng = random.Random(3)
+    held = [f"renewal:in_{rng.getrandbits(48):012x}" for _ in range(9000)] + ["caf\u00e9", "nul\x00"]
+    asked = [rng.choice(held) if rng.random() < 0.7 else f"lost:{i}" for i in range(id_codes._STEP * 2 + 5)]
+    asked += ["caf\u00e9", "nul\x00", "nul"]
+    table = IdCodes(small)
+    table.code_all(held)
+    plain = {name: code for code, name in enumerate(held)}
+    want = [plain.get(name, -1) for name in asked]
+    assert codes_in(table, asked).tolist() == want
+    assert codes_in(plain, asked).tolist() == want
+    assert codes_in(table, []).tolist() == [] and len(table) == len(held)
