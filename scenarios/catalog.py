@@ -595,15 +595,37 @@ FETCHED_TYPES = frozenset({"payment_intent.succeeded", "invoice.paid", "checkout
                            "invoice.payment_failed", "charge.refunded"})
 
 
+def fetched_states(ctx: Context, w: World) -> list[Event]:
+    """The last event the receiver is sent about each of two subscriptions (one renewed and
+    active, one canceled), or of their invoices when the observer reads invoices' states
+    (`_walked_kind`): a receiver keeping state fetches the object on it. Only the last: a later
+    event of the object would fetch it again and hide a state update lost to a failed fetch."""
+    cus = _customer(w)
+    start = len(w.events)
+    w.subscribe(cus)
+    w.cancel(w.subscribe(cus))
+    story = w.events[start:]
+    kind = _walked_kind(ctx, story)
+    last: dict[str, Event] = {}
+    for e in story:
+        if e.object_type == kind and e.status is not None and ctx.sends(e.type):
+            last[e.object_id] = e
+    return list(last.values())
+
+
 def _provider_api_transient(ctx: Context, w: World) -> Plan | NotApplicable:
-    """The first fetch of each object (or event) is a 404 or a 500; the next one works."""
+    """The first fetch of each object (or event) is a 404 or a 500; the next one works: the
+    objects of the effects a receiver confirms (`FETCHED_TYPES`), and the objects whose state
+    it keeps (`fetched_states`)."""
     if not ctx.fetches_state:
         return NotApplicable("the receiver has no provider API to fetch from")
     if ctx.profile.name != "stripe":
         return NotApplicable(f"the provider API serves Stripe's shapes; the {ctx.profile.title} profile's receivers "
                              "do not fetch from it")
-    events = [e for e in effect_events(ctx, w) if e.type in FETCHED_TYPES]
-    if (na := _need(events, "effectful", ctx)) is not None:
+    effects = [e for e in effect_events(ctx, w) if e.type in FETCHED_TYPES]
+    seen = {e.object_id for e in effects}
+    events = effects + [e for e in fetched_states(ctx, w) if e.object_id not in seen]
+    if (na := _need(events, "effectful or subscription", ctx)) is not None:
         return na
     faults: dict[str, ApiFault] = {}
     for i, e in enumerate(events):
@@ -787,8 +809,8 @@ SCENARIOS: tuple[Scenario, ...] = (
               "The provider API answers 404 (not visible yet) or 500 to the first fetch of each object, "
               "then recovers. The receiver must answer so that the provider retries, and apply the effect "
               "on the retry: one that marks the event processed before handling it loses the effect "
-              "(dj-stripe #832). Applies only to receivers that fetch.",
-              ("duplicated", "lost", "unexpected", "counter", "valid_not_rejected"),
+              "(dj-stripe #832), or the state update it fetched for. Applies only to receivers that fetch.",
+              ("duplicated", "lost", "unexpected", "counter", "stale", "valid_not_rejected"),
               ("transient-vs-permanent", "persists-before-ack"), _provider_api_transient),
 )
 
