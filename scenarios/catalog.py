@@ -514,7 +514,8 @@ def _mass_redelivery(ctx: Context, w: World) -> Plan | NotApplicable:
     if (na := _need(events, f"effectful or {_stateful(w)}", ctx)) is not None:
         return na
     window = tuple(events)
-    return Plan(w, (Phase(window), Phase(window, FaultPlan(order="shuffled", seed=w.seed))))
+    replay = tuple(ctx.profile.replayed(e, 1) for e in window)  # Paddle: new notifications of the same events
+    return Plan(w, (Phase(window), Phase(replay, FaultPlan(order="shuffled", seed=w.seed))))
 
 
 def _thin_event(ctx: Context, w: World) -> Plan | NotApplicable:
@@ -799,8 +800,9 @@ SCENARIOS: tuple[Scenario, ...] = (
               "delivery must still be applied.",
               ("lost", "duplicated"), ("transient-vs-permanent",), _oversized),
     _scenario("mass-redelivery", "The provider replays a whole window",
-              "After an incident the provider redelivers every event of a window, shuffled. Every "
-              "effect must stay single and every state current.",
+              "After an incident the provider redelivers every event of a window, shuffled (a replay: "
+              "Paddle sends each as a new notification, a new notification_id with the same event_id). "
+              "Every effect must stay single and every state current.",
               (*EFFECTS, "counter", "stale", "regressed"), ("duplicates-tested", "reordering-tested"),
               _mass_redelivery),
     _scenario("thin-event", "Thin events: the receiver fetches the truth",
