@@ -613,7 +613,8 @@ def _redelivery_window(ctx: Context, w: World) -> Plan | NotApplicable:
             return na
         events += more
     window = tuple(events[:ctx.redelivery_window])
-    return Plan(w, (Phase(window, batch=REDELIVERY_BATCH), Phase(window, batch=REDELIVERY_BATCH)))
+    replay = tuple(ctx.profile.replayed(e, 1) for e in window)  # Paddle: new notifications of the same events
+    return Plan(w, (Phase(window, batch=REDELIVERY_BATCH), Phase(replay, batch=REDELIVERY_BATCH)))
 
 
 #: Event types whose object a receiver fetches to confirm an effect.

@@ -1,7 +1,8 @@
 """Paddle's manual replay: a new notification (new ``notification_id``) of the same event.
 
-`mass-redelivery` under the paddle profile replays its window as Paddle's
-``POST /notifications/{id}/replay`` does: every body as before except ``notification_id``.
+`mass-redelivery` and `mass-redelivery-window` under the paddle profile replay their window
+as Paddle's ``POST /notifications/{id}/replay`` does: every body as before except
+``notification_id``.
 `paddle_billing` (claims ``event_id``) passes; its twin claiming ``notification_id`` applies
 each replayed effect again (``duplicated``, and the refunds' ``counter``).
 """
@@ -20,12 +21,14 @@ from hookproof.simulator.world import new_world
 from tests.examples.test_provider_receivers import config
 
 SCENARIO = "mass-redelivery"
+WINDOW = "mass-redelivery-window"
 
 
+@pytest.mark.parametrize("scenario_id", [SCENARIO, WINDOW])
 @pytest.mark.parametrize("profile_name", ["paddle", "stripe"])
-def test_only_paddles_replay_is_a_new_notification(profile_name: str) -> None:
+def test_only_paddles_replay_is_a_new_notification(profile_name: str, scenario_id: str) -> None:
     profile = get_profile(profile_name)
-    plan = CATALOG[SCENARIO].plan(Context(profile=profile), new_world(profile.world, 5))
+    plan = CATALOG[scenario_id].plan(Context(profile=profile, redelivery_window=12), new_world(profile.world, 5))
     assert isinstance(plan, Plan)
     first, replay = plan.phases
     bodies = {e.id: json.loads(profile.envelope(e).body) for e in first.events}
@@ -42,7 +45,8 @@ def test_only_paddles_replay_is_a_new_notification(profile_name: str) -> None:
 
 @pytest.mark.parametrize(("module", "failed"), [
     ("examples.receivers.paddle_billing", {}),
-    ("tests.examples.paddle_notification_dedupe", {SCENARIO: ["counter", "duplicated"]}),
+    ("tests.examples.paddle_notification_dedupe", {SCENARIO: ["counter", "duplicated"],
+                                                   WINDOW: ["counter", "duplicated"]}),
 ])
 def test_a_replay_is_deduplicated_by_event_id(tmp_path: Path, module: str, failed: dict[str, list[str]]) -> None:
     cfg = config("paddle_billing", tmp_path)
@@ -50,6 +54,7 @@ def test_a_replay_is_deduplicated_by_event_id(tmp_path: Path, module: str, faile
     start = cfg.target.start.model_copy(update={"command": cfg.target.start.command.replace(
         "examples.receivers.paddle_billing", module)})
     cfg = cfg.model_copy(update={"target": cfg.target.model_copy(update={"start": start})})
-    report = certify(cfg, scenarios=[SCENARIO, "duplicate-sequential"], out_dir=tmp_path / "report").report
+    cfg = cfg.model_copy(update={"run": cfg.run.model_copy(update={"redelivery_window": 20})})
+    report = certify(cfg, scenarios=[SCENARIO, WINDOW, "duplicate-sequential"], out_dir=tmp_path / "report").report
     got = {s.id: sorted({f.check_id for f in s.findings}) for s in report.scenarios if s.verdict != "pass"}
     assert got == failed
