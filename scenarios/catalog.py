@@ -439,8 +439,33 @@ def _stale_after_newer(ctx: Context, w: World) -> Plan | NotApplicable:
             return NotApplicable(f"the {ctx.profile.title} world tells no story with two {_stateful(w)} events")
         return NotApplicable(f"the receiver is sent fewer than two {_stateful(w)} events (enabled_events)")
     old = next((e for e in events if e.status == "past_due"), events[0])
-    newer = tuple(e for e in events if e is not old)
-    return Plan(w, (Phase(newer), Phase((old,))))
+    newer = [e for e in events if e is not old]
+    older = [old]
+    if isinstance(w, World) and events[0].object_type == "subscription":
+        tied = same_second_story(ctx, w)
+        if len(tied) == 4:  # created; then past due, recovered, canceled in one second
+            newer += [tied[0], tied[1], tied[3]]
+            older.append(tied[2])
+    return Plan(w, (Phase(tuple(newer)), Phase(tuple(older))))
+
+
+def same_second_story(ctx: Context, w: World) -> list[Event]:
+    """A second subscription's events the receiver is sent: created, then in one second (Stripe's
+    ``created`` counts whole seconds) a failed renewal (past due), its retry paid (active) and
+    the cancellation. `_stale_after_newer` sends the past-due and canceled events in order, then
+    the recovery after the cancellation: ordering by ``created`` drops the cancellation with
+    ``>`` and brings the subscription back with ``>=``; only a real version (or a fetch) is right."""
+    cus = _customer(w)
+    start = len(w.events)
+    sub = w.subscribe(cus)
+    with w.within_second():
+        inv = w.renew(sub, pay=False)
+        w.retry_invoice(inv)
+        w.cancel(sub)
+    story = [e for e in w.events[start:] if e.object_id == sub and ctx.sends(e.type)]
+    created = [e for e in story if e.type == "customer.subscription.created"]
+    tail = [e for e in story if e.version > 2 and e.status in ("past_due", "active", "canceled")]
+    return created + tail
 
 
 def _distinct_events(ctx: Context, w: World) -> Plan | NotApplicable:
@@ -493,7 +518,8 @@ def _mass_redelivery(ctx: Context, w: World) -> Plan | NotApplicable:
     if (na := _need(events, f"effectful or {_stateful(w)}", ctx)) is not None:
         return na
     window = tuple(events)
-    return Plan(w, (Phase(window), Phase(window, FaultPlan(order="shuffled", seed=w.seed))))
+    replay = tuple(ctx.profile.replayed(e, 1) for e in window)  # Paddle: new notifications of the same events
+    return Plan(w, (Phase(window), Phase(replay, FaultPlan(order="shuffled", seed=w.seed))))
 
 
 def _thin_event(ctx: Context, w: World) -> Plan | NotApplicable:
@@ -591,7 +617,8 @@ def _redelivery_window(ctx: Context, w: World) -> Plan | NotApplicable:
             return na
         events += more
     window = tuple(events[:ctx.redelivery_window])
-    return Plan(w, (Phase(window, batch=REDELIVERY_BATCH), Phase(window, batch=REDELIVERY_BATCH)))
+    replay = tuple(ctx.profile.replayed(e, 1) for e in window)  # Paddle: new notifications of the same events
+    return Plan(w, (Phase(window, batch=REDELIVERY_BATCH), Phase(replay, batch=REDELIVERY_BATCH)))
 
 
 #: Event types whose object a receiver fetches to confirm an effect.
@@ -599,15 +626,37 @@ FETCHED_TYPES = frozenset({"payment_intent.succeeded", "invoice.paid", "checkout
                            "invoice.payment_failed", "charge.refunded"})
 
 
+def fetched_states(ctx: Context, w: World) -> list[Event]:
+    """The last event the receiver is sent about each of two subscriptions (one renewed and
+    active, one canceled), or of their invoices when the observer reads invoices' states
+    (`_walked_kind`): a receiver keeping state fetches the object on it. Only the last: a later
+    event of the object would fetch it again and hide a state update lost to a failed fetch."""
+    cus = _customer(w)
+    start = len(w.events)
+    w.subscribe(cus)
+    w.cancel(w.subscribe(cus))
+    story = w.events[start:]
+    kind = _walked_kind(ctx, story)
+    last: dict[str, Event] = {}
+    for e in story:
+        if e.object_type == kind and e.status is not None and ctx.sends(e.type):
+            last[e.object_id] = e
+    return list(last.values())
+
+
 def _provider_api_transient(ctx: Context, w: World) -> Plan | NotApplicable:
-    """The first fetch of each object (or event) is a 404 or a 500; the next one works."""
+    """The first fetch of each object (or event) is a 404 or a 500; the next one works: the
+    objects of the effects a receiver confirms (`FETCHED_TYPES`), and the objects whose state
+    it keeps (`fetched_states`)."""
     if not ctx.fetches_state:
         return NotApplicable("the receiver has no provider API to fetch from")
     if ctx.profile.name != "stripe":
         return NotApplicable(f"the provider API serves Stripe's shapes; the {ctx.profile.title} profile's receivers "
                              "do not fetch from it")
-    events = [e for e in effect_events(ctx, w) if e.type in FETCHED_TYPES]
-    if (na := _need(events, "effectful", ctx)) is not None:
+    effects = [e for e in effect_events(ctx, w) if e.type in FETCHED_TYPES]
+    seen = {e.object_id for e in effects}
+    events = effects + [e for e in fetched_states(ctx, w) if e.object_id not in seen]
+    if (na := _need(events, "effectful or subscription", ctx)) is not None:
         return na
     faults: dict[str, ApiFault] = {}
     for i, e in enumerate(events):
@@ -692,7 +741,10 @@ SCENARIOS: tuple[Scenario, ...] = (
               ("regressed", "stale", "no_server_error", "valid_not_rejected"), ("reordering-tested",), _reorder),
     _scenario("stale-after-newer", "An old update after the cancellation",
               "A subscription's delayed earlier update (status past_due) arrives after its later ones (the "
-              "cancellation). Applying it would bring back a status the subscription has left.",
+              "cancellation). Applying it would bring back a status the subscription has left. A second "
+              "subscription fails a renewal, recovers, and its cancellation follows in the same second (Stripe's "
+              "created counts whole seconds); its recovery arrives after the cancellation: ordering by created, "
+              "with > or >=, gets one of them wrong.",
               ("regressed", "stale", "no_server_error", "valid_not_rejected"), ("reordering-tested",),
               _stale_after_newer),
     _scenario("distinct-events-same-object", "Several events of one object are all effects",
@@ -753,8 +805,9 @@ SCENARIOS: tuple[Scenario, ...] = (
               "delivery must still be applied.",
               ("lost", "duplicated"), ("transient-vs-permanent",), _oversized),
     _scenario("mass-redelivery", "The provider replays a whole window",
-              "After an incident the provider redelivers every event of a window, shuffled. Every "
-              "effect must stay single and every state current.",
+              "After an incident the provider redelivers every event of a window, shuffled (a replay: "
+              "Paddle sends each as a new notification, a new notification_id with the same event_id). "
+              "Every effect must stay single and every state current.",
               (*EFFECTS, "counter", "stale", "regressed"), ("duplicates-tested", "reordering-tested"),
               _mass_redelivery),
     _scenario("thin-event", "Thin events: the receiver fetches the truth",
@@ -791,8 +844,8 @@ SCENARIOS: tuple[Scenario, ...] = (
               "The provider API answers 404 (not visible yet) or 500 to the first fetch of each object, "
               "then recovers. The receiver must answer so that the provider retries, and apply the effect "
               "on the retry: one that marks the event processed before handling it loses the effect "
-              "(dj-stripe #832). Applies only to receivers that fetch.",
-              ("duplicated", "lost", "unexpected", "counter", "valid_not_rejected"),
+              "(dj-stripe #832), or the state update it fetched for. Applies only to receivers that fetch.",
+              ("duplicated", "lost", "unexpected", "counter", "stale", "valid_not_rejected"),
               ("transient-vs-permanent", "persists-before-ack"), _provider_api_transient),
 )
 

@@ -440,7 +440,7 @@ class Runner:
         if plan.api_faults and not self._api_faults_fired(plan):
             return ScenarioReport(scenario.id, scenario.title, scenario.description, "not_applicable",
                                   scenario.checklist, duration_s=time.monotonic() - t0,
-                                  reason="the receiver never fetched from the provider API, so its faults never fired")
+                                  reason=unfetched_reason(plan))
         attempts = self.history.attempts(scenario.id)
         expectations = expectations_from(
             events, attempts, sender_timeout_s=self.profile.sender_timeout_s,
@@ -696,6 +696,23 @@ def _shows_expected(obs: Observation, keys: frozenset[str], expectations: Expect
         if any(obs.counters.get(k, 0) != v for k, v in expectations.counters.items()):
             return False
     return True
+
+
+#: Objects `unfetched_reason` names (the rest are counted).
+UNFETCHED_SHOWN = 4
+
+
+def unfetched_reason(plan: Plan) -> str:
+    """Why a plan whose provider-API faults never fired does not apply: the objects whose
+    first fetch was set to fail (a few named), and that the receiver fetched none of them."""
+    delivered = {e.id for p in plan.phases for e in p.events}
+    objects = [k for k in plan.api_faults if k not in delivered]
+    shown = ", ".join(objects[:UNFETCHED_SHOWN])
+    if len(objects) > UNFETCHED_SHOWN:
+        shown += f" and {len(objects) - UNFETCHED_SHOWN} more"
+    events = " and of their events" if len(objects) < len(plan.api_faults) else ""
+    return (f"the provider API was set to fail the first fetch of each of the {len(objects)} delivered objects "
+            f"({shown}){events}; the receiver fetched none of them, so no fault fired")
 
 
 def rejects_valid(attempts: Sequence[Attempt]) -> bool:

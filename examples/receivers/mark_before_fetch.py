@@ -5,7 +5,8 @@ fetch_state's strategy (the provider API is the truth), with dj-stripe's orderin
 fetched from the provider API (one try) and the effect applied. When the provider API
 fails that fetch (a 404 for an object not visible yet, a 500), the handler answers 500;
 the provider retries, the retry finds the event marked and answers 200 without doing
-anything: the effect is lost although the provider did everything right.
+anything: the effect (or, for a subscription event, the state update) is lost although the
+provider did everything right.
 
 Stripe profile only. Needs ``--api-base`` and ``--api-key``.
 """

@@ -64,8 +64,9 @@ class SignedBody:
     body: bytes
 
 
-def create_app(database: str, secret: str, *, dedupe: bool = True) -> FastAPI:
-    """The receiver's FastAPI app (see the module docstring)."""
+def create_app(database: str, secret: str, *, dedupe: bool = True, dedupe_on: str = "event_id") -> FastAPI:
+    """The receiver's FastAPI app (see the module docstring); `dedupe_on` is the body's field it
+    claims (a test twin claims ``notification_id``, which a replay renews)."""
     with sqlite3.connect(database) as setup:
         setup.executescript(SCHEMA)
         setup.execute("PRAGMA journal_mode=WAL")
@@ -96,7 +97,7 @@ def create_app(database: str, secret: str, *, dedupe: bool = True) -> FastAPI:
         key_of = EFFECTS.get(body["event_type"])
         with Transaction(database) as db:
             if dedupe and db.execute("INSERT OR IGNORE INTO events (event_id) VALUES (?)",
-                                     (event.event_id,)).rowcount == 0:
+                                     (str(body[dedupe_on]),)).rowcount == 0:
                 return JSONResponse({"duplicate": event.event_id})
             key = key_of(data) if key_of else None
             if key is not None:  # a refund's amount: its total in minor units (Paddle's amounts are strings)
@@ -113,10 +114,10 @@ def create_app(database: str, secret: str, *, dedupe: bool = True) -> FastAPI:
     return app
 
 
-def main(dedupe: bool = True) -> None:
+def main(dedupe: bool = True, dedupe_on: str = "event_id") -> None:
     """Run the receiver from its environment (see the module docstring)."""
     secret = os.environ.get("WEBHOOK_SECRET") or os.environ["HOOKPROOF_SECRET"]
-    serve(create_app(os.environ.get("DATABASE", "paddle.sqlite"), secret, dedupe=dedupe))
+    serve(create_app(os.environ.get("DATABASE", "paddle.sqlite"), secret, dedupe=dedupe, dedupe_on=dedupe_on))
 
 
 if __name__ == "__main__":

@@ -165,6 +165,13 @@ class Profile(ABC):
     def envelope(self, event: Event) -> Envelope:
         """Render `event` in the provider's envelope (stable across retries)."""
 
+    def replayed(self, event: Event, replay: int) -> Event:
+        """`event` as the provider's `replay`-th manual replay of it sends it (1: the first).
+        By default the same delivery again; a provider whose replay is a new delivery entity
+        (Paddle: a new ``notification_id``, the same ``event_id``) marks the event for its
+        envelope."""
+        return event
+
     # ---- signing ------------------------------------------------------------
     @abstractmethod
     def sign(self, envelope: Envelope, secrets: Sequence[str], timestamp: int) -> dict[str, str]:

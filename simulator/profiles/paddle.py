@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+from dataclasses import replace
 from typing import Any, ClassVar, Mapping, Sequence
 
 from hookproof.simulator.errors import ProfileError
@@ -34,6 +35,10 @@ def paddle_signature(secret: str, timestamp: int, body: bytes) -> str:
     return hmac.new(secret.encode("utf-8"), f"{timestamp}:".encode("utf-8") + body, hashlib.sha256).hexdigest()
 
 
+#: `Event.extra` key of a manual replay's number (`PaddleProfile.replayed`).
+REPLAY = "paddle_replay"
+
+
 class PaddleProfile(Profile):
     """Paddle Billing notifications (live account).
 
@@ -45,8 +50,9 @@ class PaddleProfile(Profile):
     Envelope: ``{"event_id","event_type","occurred_at","notification_id","data"}``
     (developer.paddle.com/api-reference/events, "Event entity");
     ``event_id`` is the world's ``evt_…`` id and the dedupe key; ``notification_id``
-    (``ntf_…``, derived from the event id) is stable across automatic retries (a manual
-    replay would get a new one); ``occurred_at`` is RFC 3339 with microseconds;
+    (``ntf_…``, derived from the event id) is stable across automatic retries, and a manual
+    replay (`replayed`: ``POST /notifications/{id}/replay``) gets a new one with the same
+    ``event_id``, as a second notification destination would; ``occurred_at`` is RFC 3339 with microseconds;
     ``data`` is the entity as it is after the change (`simulator.world.paddle_shapes`,
     parsed by paddle-python-sdk's notification entities in tests). No test/live flag, no
     account in the body.
@@ -77,8 +83,15 @@ class PaddleProfile(Profile):
         return {t: t for t in PADDLE_EVENT_TYPES}
 
     def notification_id(self, event: Event) -> str:
-        """``ntf_`` + 26 lowercase base32 characters derived from the event id."""
-        return "ntf_" + derived_ulid("paddle-notification", event.id)
+        """``ntf_`` + 26 lowercase base32 characters derived from the event id (and, for a
+        manual replay, its number: each replay is a new notification)."""
+        replay = int(event.extra.get(REPLAY, 0))
+        return "ntf_" + derived_ulid("paddle-notification", event.id if not replay else f"{event.id}:replay:{replay}")
+
+    def replayed(self, event: Event, replay: int) -> Event:
+        """`event` as Paddle's `replay`-th manual replay sends it: a new notification (a new
+        ``notification_id``) of the same event (the same ``event_id``, body otherwise equal)."""
+        return replace(event, extra={**event.extra, REPLAY: replay})
 
     def payload(self, event: Event) -> dict[str, Any]:
         """The notification body. Raises ProfileError for a billing-world event."""

@@ -9,11 +9,12 @@ carrying the object snapshot at that version. The same seed gives the same world
 
 from __future__ import annotations
 
+import contextlib
 import random
 import re
 import string
 import time
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Iterator, Mapping
 
 from hookproof.simulator.errors import WorldError
 from hookproof.simulator.events import Event
@@ -73,6 +74,10 @@ class UnboundCheckout(WorldError):
     """A story opens a checkout session and no open session of the receiver is left to bind it to."""
 
 
+#: Microseconds `World.within_second` keeps free in a second: its changes step one each.
+SECOND_ROOM_US = 10_000
+
+
 class World(RecordReads):
     """A billing world in Stripe's shapes, deterministic from `seed`.
 
@@ -111,6 +116,7 @@ class World(RecordReads):
         self._now_us = start_us if start_us is not None else int(time.time()) * 1_000_000
         self.created = self._now_us // 1_000_000
         self._step_us = max(1, step_us)
+        self._within_second = False  # `within_second`: the clock steps one microsecond
         self._objects: dict[str, Record] = {}
         self.events: list[Event] = []
         self._event_index: dict[str, Event] = {}
@@ -583,7 +589,23 @@ class World(RecordReads):
         return self._now_us // 1_000_000
 
     def _tick(self) -> None:
-        self._now_us += self._rng.randint(1, self._step_us)
+        self._now_us += 1 if self._within_second else self._rng.randint(1, self._step_us)
+
+    @contextlib.contextmanager
+    def within_second(self) -> Iterator[None]:
+        """The changes made inside happen in one second of the provider's clock, a microsecond
+        apart, so their events carry one ``created`` (Stripe's counts whole seconds: a renewal
+        that fails and the cancellation that follows it at once share it). The clock first
+        moves to the next whole second when less than `SECOND_ROOM_US` is left of this one;
+        nothing is drawn from the seed."""
+        left = 1_000_000 - self._now_us % 1_000_000
+        if left < SECOND_ROOM_US:
+            self._now_us += left
+        self._within_second = True
+        try:
+            yield
+        finally:
+            self._within_second = False
 
     def _create(self, object_id: str, object_type: str, snapshot: dict[str, Any]) -> None:
         self._tick()

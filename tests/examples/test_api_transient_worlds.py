@@ -4,7 +4,9 @@ The provider API answers 404 ("not visible yet") or 500 to the first fetch of ea
 the scenario delivers, then recovers. `mercadopago_fetch` (the official SDK's
 ``payment().get``) and `shopify_app_fetch` (the Admin API's order), each answering a failed
 fetch 503 so the provider retries, must pass; their twins `*_ack_drop` (a failed fetch
-answered 200, nothing applied) must fail with `lost` (Mercado Pago's license also moves the amounts' `counter`). A receiver that never fetches gets the scenario not applicable.
+answered 200, nothing applied) must fail with `lost`, and with `stale` for the payment or
+order they never recorded (Mercado Pago's license also moves the amounts' `counter`). A
+receiver that never fetches gets the scenario not applicable.
 """
 
 from __future__ import annotations
@@ -39,9 +41,9 @@ def test_the_scenario_applies_to_every_world_the_provider_api_serves(kind: str) 
 
 CASES = [
     ("mercadopago_fetch", "mercadopago_fetch", {}),
-    ("mercadopago_fetch", "mercadopago_fetch_ack_drop", {SCENARIO: ["counter", "lost"]}),
+    ("mercadopago_fetch", "mercadopago_fetch_ack_drop", {SCENARIO: ["counter", "lost", "stale"]}),
     ("shopify_app_fetch", "shopify_app_fetch", {}),
-    ("shopify_app_fetch", "shopify_app_fetch_ack_drop", {SCENARIO: ["lost"]}),
+    ("shopify_app_fetch", "shopify_app_fetch_ack_drop", {SCENARIO: ["lost", "stale"]}),
 ]
 
 
