@@ -13,7 +13,11 @@ It runs the exchange itself on the client's connection pool rather than through
 - the answer's first bytes, as they came off the wire, before the parser reads them;
 - one deadline of `timeout_s` for sending the request and reading the whole answer
   (a receiver that drips its answer is cut off like one that never answers), after
-  the connection is open (the client's connection timeout bounds that);
+  the connection is open (the client's connection timeout bounds that), so it never
+  runs out while the attempt waits for a connection; an expiry the loop delivers late,
+  after its attempt ended, is dropped (`_Deadline`);
+- when the request went on the wire (`wire`), from which the storm counts the latency;
+- the host resolved once per pool (`_resolved_once`), not on every new connection;
 - at most `read_cap_bytes` of the body; a longer answer is abandoned and its
   connection closed;
 - a pooled connection the receiver closed while it was idle is not charged to the
@@ -238,14 +242,31 @@ def _pooled_socket(pool: Any) -> tuple[Any, bool]:
 
 
 class _Expired(Exception):
-    """The attempt's deadline passed (raised by a `gevent.Timeout`)."""
+    """The attempt's deadline passed (raised by a `_Deadline`)."""
+
+
+class _Deadline(gevent.Timeout):
+    """A `gevent.Timeout` that throws only while its attempt is on (`armed`, set by
+    `_deadline`, cleared by `_stopped`). libev stops a timer when it expires and queues
+    its callback: when the answer's read and the expiry are both due in one turn of a
+    lagging loop, the read may run first and its attempt end, and the queued expiry was
+    then thrown into the greenlet's next attempt, which "timed out" a few ms after its
+    request went on the wire (measured: a worker whose loop stalled 1.5 s, a sender
+    timeout of 2 s; tests/loadtests/test_storm_sender_load.py)."""
+
+    armed = False
+
+    def _on_expiration(self, prev_greenlet: Any, ex: Any) -> None:
+        if self.armed:
+            self.armed = False
+            prev_greenlet.throw(ex)
 
 
 #: Stopped attempt deadlines a client keeps for its next attempts (at most its pool's size in use at once).
 _DEADLINES_KEPT = 256
 
 
-def _deadline(client: HTTPClient, timeout_s: float) -> gevent.Timeout:
+def _deadline(client: HTTPClient, timeout_s: float) -> _Deadline:
     """A started deadline of `timeout_s` seconds for the current greenlet, raising
     `_Expired`: one the client's attempts stopped before (`_stopped`) when there is one,
     else a new one. Reusing its loop timer costs a third of making one (a `gevent.Timeout`
@@ -255,17 +276,20 @@ def _deadline(client: HTTPClient, timeout_s: float) -> gevent.Timeout:
     if idle is None:
         idle = client.__dict__["_hookproof_deadlines"] = {}
     kept = idle.get(timeout_s)
-    timer = kept.pop() if kept else gevent.Timeout(timeout_s, _Expired)
+    timer = kept.pop() if kept else _Deadline(timeout_s, _Expired)
     timer.start()
+    timer.armed = True
     return timer
 
 
-def _stopped(client: HTTPClient, timeout_s: float, timer: gevent.Timeout) -> None:
+def _stopped(client: HTTPClient, timeout_s: float, timer: _Deadline) -> None:
     """Stop `timer` (`_deadline`'s) and keep it for the client's next attempt, unless it
     fired: then it is closed, never reused. The loop may still be inside the callback that
     threw `_Expired` into this greenlet, and a timer restarted from there was measured to
     lose its deadline (the next attempt ran into the per-read timeout instead:
-    tests/loadtests/test_exchange_deadlines.py)."""
+    tests/loadtests/test_exchange_deadlines.py). Disarmed first: an expiry the loop has
+    queued and not yet delivered is dropped (`_Deadline`)."""
+    timer.armed = False
     if not timer.timer.active:
         timer.close()
         return
