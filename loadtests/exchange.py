@@ -14,8 +14,8 @@ It runs the exchange itself on the client's connection pool rather than through
 - one deadline of `timeout_s` for sending the request and reading the whole answer
   (a receiver that drips its answer is cut off like one that never answers), after
   the connection is open (the client's connection timeout bounds that), so it never
-  runs out while the attempt waits for a connection; an expiry the loop delivers late,
-  after its attempt ended, is dropped (`_Deadline`);
+  runs out while the attempt waits for a connection; an expiry the loop delivers after
+  its attempt ended is dropped, and one it delivers early waits out the rest (`_Deadline`);
 - when the request went on the wire (`wire`), from which the storm counts the latency;
 - the host resolved once per pool (`_resolved_once`), not on every new connection;
 - at most `read_cap_bytes` of the body; a longer answer is abandoned and its
@@ -247,19 +247,36 @@ class _Expired(Exception):
 
 class _Deadline(gevent.Timeout):
     """A `gevent.Timeout` that throws only while its attempt is on (`armed`, set by
-    `_deadline`, cleared by `_stopped`). libev stops a timer when it expires and queues
-    its callback: when the answer's read and the expiry are both due in one turn of a
-    lagging loop, the read may run first and its attempt end, and the queued expiry was
-    then thrown into the greenlet's next attempt, which "timed out" a few ms after its
-    request went on the wire (measured: a worker whose loop stalled 1.5 s, a sender
-    timeout of 2 s; tests/loadtests/test_storm_sender_load.py)."""
+    `_deadline`, cleared by `_stopped`) and only once its seconds have passed by
+    `time.perf_counter` (`until`). Both were seen to fail on a worker whose loop stalled
+    1.5 s at a time, with a sender timeout of 2 s (tests/loadtests/test_storm_sender_load.py):
+    an expiry queued in a lagging loop's turn was thrown into the greenlet's next attempt
+    after the answer had ended the one it belonged to, and a deadline started just after
+    a stall fired 16 ms later. Either "timed out" an attempt a few ms after its request
+    went on the wire. An early expiry waits out the rest on a timer of its own (`rest`)."""
 
     armed = False
+    until = 0.0
+    rest: Any = None
 
     def _on_expiration(self, prev_greenlet: Any, ex: Any) -> None:
-        if self.armed:
-            self.armed = False
-            prev_greenlet.throw(ex)
+        if not self.armed:
+            return
+        left = self.until - perf_counter()
+        if left > 0.0:
+            if self.rest is not None:
+                self.rest.close()
+            rest = self.rest = gevent.get_hub().loop.timer(left)
+            rest.start(self._on_expiration, prev_greenlet, ex, update=True)
+            return
+        self.armed = False
+        prev_greenlet.throw(ex)
+
+    def disarm(self) -> None:
+        """End the attempt's deadline: no expiry is thrown any more."""
+        self.armed = False
+        if self.rest is not None:
+            self.rest.stop()
 
 
 #: Stopped attempt deadlines a client keeps for its next attempts (at most its pool's size in use at once).
@@ -278,6 +295,7 @@ def _deadline(client: HTTPClient, timeout_s: float) -> _Deadline:
     kept = idle.get(timeout_s)
     timer = kept.pop() if kept else _Deadline(timeout_s, _Expired)
     timer.start()
+    timer.until = perf_counter() + timeout_s
     timer.armed = True
     return timer
 
@@ -289,8 +307,11 @@ def _stopped(client: HTTPClient, timeout_s: float, timer: _Deadline) -> None:
     lose its deadline (the next attempt ran into the per-read timeout instead:
     tests/loadtests/test_exchange_deadlines.py). Disarmed first: an expiry the loop has
     queued and not yet delivered is dropped (`_Deadline`)."""
-    timer.armed = False
+    timer.disarm()
     if not timer.timer.active:
+        if timer.rest is not None:
+            timer.rest.close()
+            timer.rest = None
         timer.close()
         return
     timer.cancel()

@@ -15,6 +15,7 @@ Imported only in Locust's processes.
 
 from __future__ import annotations
 
+import math
 import socket
 import time
 from typing import Any
@@ -97,10 +98,14 @@ def stream(environment: Environment) -> None:
 def probe_lag() -> None:
     """Note how late the loop wakes a greenlet sleeping `LAG_PROBE_S` (`SenderLoad.lagged`)
     until the storm stops: every sender's reads waited as long."""
-    while not STATE.stopped.is_set() and not STATE.flushed:
-        due = time.perf_counter() + LAG_PROBE_S
-        gevent.sleep(LAG_PROBE_S)
-        STATE.sender.lagged(due, time.perf_counter())
+    try:
+        while not STATE.stopped.is_set() and not STATE.flushed:
+            due = time.perf_counter() + LAG_PROBE_S
+            STATE.sender.probing(due)
+            gevent.sleep(LAG_PROBE_S)
+            STATE.sender.lagged(due, time.perf_counter())
+    finally:
+        STATE.sender.probing(math.inf)  # no probe: no lag is noted any more
 
 
 def ship(environment: Environment, *, unfinished: bool = False) -> int:
