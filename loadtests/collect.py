@@ -74,7 +74,7 @@ class Collector:
 
     def done(self, node: str, data: Mapping[str, Any]) -> None:
         """Take a ``hookproof_done`` payload: ``{"attempts": n, "events": m, "error": str | None,
-        "index": worker index}``."""
+        "index": worker index, "sender": storm_state.SenderLoad.report()}``."""
         entry = self._nodes.setdefault(node, _Node())
         entry.done = dict(data)
         if data.get("error"):
@@ -119,6 +119,24 @@ class Collector:
             if want != entry.attempts:
                 out.append(f"worker {n} reported {want} attempts, {entry.attempts} arrived")
         return out
+
+    def sender(self) -> dict[str, Any] | None:
+        """How well the workers' senders kept up, over all of them (``hookproof_done``'s
+        ``sender``: attempts and timed-out ones summed, the longest wait and loop lag);
+        None when no worker told."""
+        reports = [e.done["sender"] for e in self._nodes.values()
+                   if e.done is not None and isinstance(e.done.get("sender"), Mapping)]
+        if not reports:
+            return None
+        try:
+            return {"attempts": sum(int(r.get("attempts", 0)) for r in reports),
+                    "timed_out": sum(int(r.get("timed_out", 0)) for r in reports),
+                    "timed_out_lagged": sum(int(r.get("timed_out_lagged", 0)) for r in reports),
+                    "wait_max_ms": max(float(r.get("wait_max_ms", 0.0)) for r in reports),
+                    "lag_max_ms": max(float(r.get("lag_max_ms", 0.0)) for r in reports)}
+        except (TypeError, ValueError):
+            self.errors.append("a worker's sender report was malformed")
+            return None
 
     def totals(self) -> list[WorkerTotals]:
         """Per-worker totals, by worker index."""

@@ -13,7 +13,11 @@ It runs the exchange itself on the client's connection pool rather than through
 - the answer's first bytes, as they came off the wire, before the parser reads them;
 - one deadline of `timeout_s` for sending the request and reading the whole answer
   (a receiver that drips its answer is cut off like one that never answers), after
-  the connection is open (the client's connection timeout bounds that);
+  the connection is open (the client's connection timeout bounds that), so it never
+  runs out while the attempt waits for a connection; an expiry the loop delivers after
+  its attempt ended is dropped, and one it delivers early waits out the rest (`_Deadline`);
+- when the request went on the wire (`wire`), from which the storm counts the latency;
+- the host resolved once per pool (`_resolved_once`), not on every new connection;
 - at most `read_cap_bytes` of the body; a longer answer is abandoned and its
   connection closed;
 - a pooled connection the receiver closed while it was idle is not charged to the
@@ -41,6 +45,7 @@ from __future__ import annotations
 
 import errno
 import select
+from time import perf_counter
 from typing import Any, Mapping
 
 import gevent
@@ -230,21 +235,55 @@ def _pooled_socket(pool: Any) -> tuple[Any, bool]:
         except OSError:
             pass
     try:
-        return pool._create_socket(), False
+        return _created(pool), False
     except BaseException:
         pool._semaphore.release()
         raise
 
 
 class _Expired(Exception):
-    """The attempt's deadline passed (raised by a `gevent.Timeout`)."""
+    """The attempt's deadline passed (raised by a `_Deadline`)."""
+
+
+class _Deadline(gevent.Timeout):
+    """A `gevent.Timeout` that throws only while its attempt is on (`armed`, set by
+    `_deadline`, cleared by `_stopped`) and only once its seconds have passed by
+    `time.perf_counter` (`until`). Both were seen to fail on a worker whose loop stalled
+    1.5 s at a time, with a sender timeout of 2 s (tests/loadtests/test_storm_sender_load.py):
+    an expiry queued in a lagging loop's turn was thrown into the greenlet's next attempt
+    after the answer had ended the one it belonged to, and a deadline started just after
+    a stall fired 16 ms later. Either "timed out" an attempt a few ms after its request
+    went on the wire. An early expiry waits out the rest on a timer of its own (`rest`)."""
+
+    armed = False
+    until = 0.0
+    rest: Any = None
+
+    def _on_expiration(self, prev_greenlet: Any, ex: Any) -> None:
+        if not self.armed:
+            return
+        left = self.until - perf_counter()
+        if left > 0.0:
+            if self.rest is not None:
+                self.rest.close()
+            rest = self.rest = gevent.get_hub().loop.timer(left)
+            rest.start(self._on_expiration, prev_greenlet, ex, update=True)
+            return
+        self.armed = False
+        prev_greenlet.throw(ex)
+
+    def disarm(self) -> None:
+        """End the attempt's deadline: no expiry is thrown any more."""
+        self.armed = False
+        if self.rest is not None:
+            self.rest.stop()
 
 
 #: Stopped attempt deadlines a client keeps for its next attempts (at most its pool's size in use at once).
 _DEADLINES_KEPT = 256
 
 
-def _deadline(client: HTTPClient, timeout_s: float) -> gevent.Timeout:
+def _deadline(client: HTTPClient, timeout_s: float) -> _Deadline:
     """A started deadline of `timeout_s` seconds for the current greenlet, raising
     `_Expired`: one the client's attempts stopped before (`_stopped`) when there is one,
     else a new one. Reusing its loop timer costs a third of making one (a `gevent.Timeout`
@@ -254,18 +293,25 @@ def _deadline(client: HTTPClient, timeout_s: float) -> gevent.Timeout:
     if idle is None:
         idle = client.__dict__["_hookproof_deadlines"] = {}
     kept = idle.get(timeout_s)
-    timer = kept.pop() if kept else gevent.Timeout(timeout_s, _Expired)
+    timer = kept.pop() if kept else _Deadline(timeout_s, _Expired)
     timer.start()
+    timer.until = perf_counter() + timeout_s
+    timer.armed = True
     return timer
 
 
-def _stopped(client: HTTPClient, timeout_s: float, timer: gevent.Timeout) -> None:
+def _stopped(client: HTTPClient, timeout_s: float, timer: _Deadline) -> None:
     """Stop `timer` (`_deadline`'s) and keep it for the client's next attempt, unless it
     fired: then it is closed, never reused. The loop may still be inside the callback that
     threw `_Expired` into this greenlet, and a timer restarted from there was measured to
     lose its deadline (the next attempt ran into the per-read timeout instead:
-    tests/loadtests/test_exchange_deadlines.py)."""
+    tests/loadtests/test_exchange_deadlines.py). Disarmed first: an expiry the loop has
+    queued and not yet delivered is dropped (`_Deadline`)."""
+    timer.disarm()
     if not timer.timer.active:
+        if timer.rest is not None:
+            timer.rest.close()
+            timer.rest = None
         timer.close()
         return
     timer.cancel()
@@ -313,8 +359,14 @@ def observed(atoms: ObservedAtoms) -> Observed:
 
 
 def exchange(client: HTTPClient, uri: str, request: SignedRequest, *, read_cap_bytes: int,
-             timeout_s: float) -> ObservedAtoms:
+             timeout_s: float, wire: list[float] | None = None) -> ObservedAtoms:
     """POST `request` to `uri` (path and query) on `client`'s pool; what was observed.
+
+    `wire`, when given, gets ``wire[0]`` set to the `time.perf_counter` at which the
+    request's first byte was handed to the connection (after the connection was had:
+    from the pool, or resolved and opened; the last such moment when a reused connection
+    the receiver had closed is replaced); it is left as is when nothing was written. An
+    attempt's latency counts from there: what comes before is the sender's own delay.
 
     Never raises for what the receiver or the network does; only programmer errors
     (a header geventhttpclient refuses to write: ValueError) escape.
@@ -345,6 +397,8 @@ def exchange(client: HTTPClient, uri: str, request: SignedRequest, *, read_cap_b
             # timeout), a timer armed around every wait, could never fire
             sock.settimeout(None)
         timer = _deadline(client, timeout_s)
+        if wire is not None:
+            wire[0] = perf_counter()
         try:
             try:
                 sock.sendall(data)
@@ -398,11 +452,37 @@ def _read(response: _Response, timeout_s: float, cap: int, seen: _Seen) -> Obser
     return (True, status, b"", False, start, kind.value, None, timeout_s, cap)
 
 
+def _created(pool: Any) -> Any:
+    """A new connection of `pool` (`ConnectionPool._create_socket`), its host's addresses
+    resolved once per pool (`_resolved_once`)."""
+    _resolved_once(pool)
+    return pool._create_socket()
+
+
+def _resolved_once(pool: Any) -> None:
+    """Have `pool` resolve its host once and reuse the addresses for every connection it
+    opens. geventhttpclient resolves on each new connection, through gevent's resolver:
+    a thread pool of 10, which a busy sender's loop serves late. Measured on a storm of
+    10 users on one loaded worker: resolving ``127.0.0.1`` took p99 7.6 s, and 9 in 10
+    attempts opened a connection, so most of an attempt's time went there."""
+    if "_resolve" in pool.__dict__:
+        return
+    resolve = pool._resolve
+    addresses: list[Any] = []
+
+    def once() -> Any:
+        if not addresses:
+            addresses.extend(resolve())
+        return list(addresses)
+
+    pool._resolve = once
+
+
 def _fresh_socket(pool: Any) -> Any:
     """A new connection from `pool`, never a pooled one (the pool's own accounting kept)."""
     pool._semaphore.acquire()
     try:
-        return pool._create_socket()
+        return _created(pool)
     except BaseException:
         pool._semaphore.release()
         raise

@@ -57,7 +57,7 @@ from hookproof.loadtests.spool import Spool
 from hookproof.loadtests.storm_master import control, progress_loop
 from hookproof.loadtests.storm_state import STATE
 from hookproof.loadtests.storm_user import StormUser
-from hookproof.loadtests.storm_worker import flush, report_ready, stream
+from hookproof.loadtests.storm_worker import flush, probe_lag, report_ready, stream
 from hookproof.scenarios.runner import VERSION
 
 __all__ = ["StormUser"]
@@ -126,6 +126,7 @@ def _on_test_start(environment: Environment, **_: Any) -> None:
         STATE.story_book(STATE.process_seed(runner.worker_index))  # before the clock starts (it takes seconds)
         report_ready(environment, getattr(options, "hookproof_version", ""), VERSION)
         gevent.spawn(stream, environment)
+        gevent.spawn(probe_lag)
         return
     spec = MASTER_SPEC[-1]
     STATE.setup(spec, sender=not isinstance(runner, MasterRunner))
@@ -138,6 +139,7 @@ def _on_test_start(environment: Environment, **_: Any) -> None:
         gevent.spawn(progress_loop, environment)
     if not isinstance(runner, MasterRunner):
         gevent.spawn(stream, environment)
+        gevent.spawn(probe_lag)
 
 
 @events.test_stop.add_listener

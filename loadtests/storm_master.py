@@ -76,7 +76,8 @@ def control(environment: Environment) -> None:
         spool = STATE.collector.spool
         assert spool is not None
         outcome = finish_spooled(spec, spool, started_at=STATE.started_at, stopped_at=stopped_at,
-                                 partial_reason=reason, on_phase=phase, workers=STATE.collector.totals())
+                                 partial_reason=reason, on_phase=phase, workers=STATE.collector.totals(),
+                                 sender=STATE.collector.sender())
         STATE.exit_code = outcome.exit_code
         STATE.phase = "done"
     except Exception as exc:  # the master must still exit, with a readable reason

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import gc
 import logging
+import math
 import time
+from collections import deque
 from typing import Any, Mapping
 
 import gevent
@@ -46,6 +48,84 @@ GRADES_KEPT = 1024
 _Sent = tuple[str, str, tuple[str, ...], int, str, float, float, ObservedAtoms]
 
 
+#: A loop late by this many seconds or more is noted as an interval (`SenderLoad.lagged`).
+LAG_NOTED_S = 0.01
+#: Late intervals kept (the newest; an attempt looks back over its own time only).
+STALLS_KEPT = 4096
+#: Seconds of an on-time loop between two late intervals that break a run of lag (a
+#: probe's period, `storm_worker.LAG_PROBE_S`, and a margin).
+GAP_S = 0.075
+
+
+class SenderLoad:
+    """How well one process's senders kept up, and the share of each attempt's time that
+    was theirs.
+
+    The longest an attempt waited for its connection before its request went on the wire
+    (`waited`); when the process's loop was late (`lagged`: a probe's sleep overshooting,
+    kept as intervals for `lag_within`, and `probing`: when it should wake next); and the attempts written whole that got no
+    answer within the sender timeout, told apart by whose time ran out (`timed_out`:
+    less than half of it was the loop's lag; `timed_out_lagged`: more). `report` is what
+    a worker sends the master (``hookproof_done``'s ``sender``)."""
+
+    __slots__ = ("attempts", "lag_max_s", "probe_due", "stalls", "timed_out", "timed_out_lagged", "wait_max_s")
+
+    def __init__(self) -> None:
+        self.attempts = 0
+        self.wait_max_s = 0.0
+        self.lag_max_s = 0.0
+        self.timed_out = 0
+        self.timed_out_lagged = 0
+        # (when the loop should have woken the probe, when it did), perf_counter seconds, in time order
+        self.stalls: deque[tuple[float, float]] = deque(maxlen=STALLS_KEPT)
+        self.probe_due = math.inf  # when the probe should wake next (perf_counter s)
+
+    def waited(self, seconds: float) -> None:
+        """Note an attempt's wait before its request went on the wire (its connection)."""
+        self.attempts += 1
+        if seconds > self.wait_max_s:
+            self.wait_max_s = seconds
+
+    def lagged(self, due: float, woke: float) -> None:
+        """Note that the loop woke a greenlet due at `due` only at `woke` (perf_counter s)."""
+        lag = woke - due
+        if lag > self.lag_max_s:
+            self.lag_max_s = lag
+        if lag >= LAG_NOTED_S:
+            self.stalls.append((due, woke))
+
+    def probing(self, due: float) -> None:
+        """Note that the probe sleeps until `due` (perf_counter s): past it, the loop is late."""
+        self.probe_due = due
+
+    def lag_within(self, start: float, end: float) -> float:
+        """Seconds of [start, end] in which an answer that came may have waited for the
+        sender to read it: the loop's late intervals (`lagged`, and the one still going on
+        when the probe is overdue) that run up to `end` without a break. A break of more
+        than a probe's period in which the loop was on time ends the count: an answer that
+        had come before it would have been read then, so the time before it was the
+        receiver's."""
+        total = 0.0
+        reach = end
+        gap = GAP_S
+        if end - self.probe_due >= LAG_NOTED_S:  # late now: the probe has not woken yet
+            total += end - max(self.probe_due, start)
+            reach = self.probe_due
+        for due, woke in reversed(self.stalls):
+            if due >= reach:  # after the attempt (it is read later than the probe that noted this)
+                continue
+            if woke <= start or woke < reach - gap:
+                break
+            total += max(0.0, min(woke, reach) - max(due, start))
+            reach = due
+        return total
+
+    def report(self) -> dict[str, Any]:
+        return {"attempts": self.attempts, "wait_max_ms": round(self.wait_max_s * 1000.0, 1),
+                "lag_max_ms": round(self.lag_max_s * 1000.0, 1), "timed_out": self.timed_out,
+                "timed_out_lagged": self.timed_out_lagged}
+
+
 class StormProcess:
     """What one Locust process knows about its storm (one per process; gevent: no locks)."""
 
@@ -73,6 +153,7 @@ class StormProcess:
         self.refusal: str | None = None  # why the master refused to run the storm (exit 2)
         self.failure: str | None = None  # the one line of an exception that ended the master's checks
         self.stop_early = gevent.event.Event()  # set by SIGUSR1: end the storm now, then check and report
+        self.sender = SenderLoad()  # how well this process's senders kept up
         self._type_names: dict[str, str] = {}
         # what the exchange observed -> its grade's status, outcome, completion, excerpt, reason
         self._grades: dict[ObservedAtoms, tuple[int | None, str, str, str, str | None]] = {}

@@ -26,8 +26,8 @@ from hookproof.loadtests.copiers import Copier, release
 from hookproof.loadtests.exchange import ObservedAtoms, exchange
 from hookproof.loadtests.plan import Send, StormPlan
 from hookproof.loadtests.shape import wave_times
-from hookproof.loadtests.storm_state import STATE
-from hookproof.simulator.delivery.attempt_core import retry_delay_s
+from hookproof.loadtests.storm_state import LAG_NOTED_S, STATE
+from hookproof.simulator.delivery.attempt_core import Broke, retry_delay_s
 from hookproof.simulator.delivery.dispatcher import READ_CAP_BYTES
 from hookproof.simulator.delivery.history import RESPONSE_EXCERPT_BYTES, Outcome
 from hookproof.simulator.delivery.mutations import build_attempt
@@ -163,9 +163,25 @@ class StormUser(FastHttpUser):
             request, event_id = built.request, built.event_id
         sent_at, t = time.time(), time.perf_counter()
         token = STATE.begin(send, number, event_id, sent_at, t)
-        atoms = self._exchange(request)
-        latency_ms = (time.perf_counter() - t) * 1000.0
+        wire = [t]
+        atoms = self._exchange(request, wire)
+        end = time.perf_counter()
         sent, status, body, over_cap, start, broke, detail, timeout_s, cap = atoms
+        # What the receiver controls: from when the request went on the wire (the wait for
+        # a connection before it is the sender's own) to when the answer came, i.e. less
+        # the time the sender's loop was noted late meanwhile (an answer that came waited
+        # that long to be read). The send time is when the request went on the wire.
+        load = STATE.sender
+        on_wire = wire[0]
+        load.waited(on_wire - t)
+        lag = load.lag_within(on_wire, end) if end - on_wire >= LAG_NOTED_S else 0.0
+        latency_ms = max(0.0, end - on_wire - lag) * 1000.0
+        sent_at += on_wire - t
+        if broke == Broke.TIMEOUT.value and sent:
+            if lag < timeout_s / 2:
+                load.timed_out += 1
+            else:
+                load.timed_out_lagged += 1
         if len(body) > RESPONSE_EXCERPT_BYTES:  # the record keeps the excerpt only
             atoms = (sent, status, body[:RESPONSE_EXCERPT_BYTES], over_cap, start, broke, detail, timeout_s, cap)
         STATE.complete(token, (send.event.id, send.delivery_id, send.tags, number, event_id, sent_at, latency_ms,
@@ -193,10 +209,10 @@ class StormUser(FastHttpUser):
                                      url=self.spec.target_url, start_time=sent_at)
         return answered and status is not None and self.profile.is_success(status)
 
-    def _exchange(self, request: SignedRequest) -> ObservedAtoms:
+    def _exchange(self, request: SignedRequest, wire: list[float]) -> ObservedAtoms:
         """POST `request` on the user's own connections; what was observed
         (`loadtests.exchange`: at most `READ_CAP_BYTES` of the answer, within the sender
-        timeout).
+        timeout; ``wire[0]``: when the request went on the wire).
 
         Straight through the geventhttpclient client the FastHttpUser pooled for the
         target (its connection and network timeouts, `concurrency` connections), not
@@ -211,7 +227,8 @@ class StormUser(FastHttpUser):
         uri = self._uri
         if request.query:
             uri += ("&" if "?" in uri else "?") + urlencode(dict(request.query))
-        return exchange(self._http, uri, request, read_cap_bytes=READ_CAP_BYTES, timeout_s=self.spec.sender_timeout_s)
+        return exchange(self._http, uri, request, read_cap_bytes=READ_CAP_BYTES, timeout_s=self.spec.sender_timeout_s,
+                        wire=wire)
 
 
 def runner_logs_only(environment: Environment) -> bool:

@@ -15,6 +15,7 @@ Imported only in Locust's processes.
 
 from __future__ import annotations
 
+import math
 import socket
 import time
 from typing import Any
@@ -31,6 +32,8 @@ from hookproof.loadtests.storm_state import STATE, log
 CHUNK = 2000
 #: Seconds between two chunks while the storm runs.
 STREAM_INTERVAL_S = 1.0
+#: Seconds of the sleep whose overshoot measures the worker's loop lag.
+LAG_PROBE_S = 0.05
 #: Seconds added to the sender timeout when a worker waits for its in-flight requests.
 DRAIN_GRACE_S = 2.0
 #: Seconds a worker gives a TCP connection to the target when it checks it reaches it.
@@ -92,6 +95,19 @@ def stream(environment: Environment) -> None:
         gevent.sleep(0.1)
 
 
+def probe_lag() -> None:
+    """Note how late the loop wakes a greenlet sleeping `LAG_PROBE_S` (`SenderLoad.lagged`)
+    until the storm stops: every sender's reads waited as long."""
+    try:
+        while not STATE.stopped.is_set() and not STATE.flushed:
+            due = time.perf_counter() + LAG_PROBE_S
+            STATE.sender.probing(due)
+            gevent.sleep(LAG_PROBE_S)
+            STATE.sender.lagged(due, time.perf_counter())
+    finally:
+        STATE.sender.probing(math.inf)  # no probe: no lag is noted any more
+
+
 def ship(environment: Environment, *, unfinished: bool = False) -> int:
     """Send what was sent since the last chunk (and, with `unfinished`, the attempts
     still in flight, as unknown) to the master; returns the attempts sent."""
@@ -133,4 +149,4 @@ def flush(environment: Environment) -> None:
     assert runner is not None
     index = int(getattr(runner, "worker_index", -1))
     runner.send_message(DONE_MESSAGE, {"attempts": STATE.shipped, "error": STATE.error,
-                                       "index": index if index >= 0 else -1})
+                                       "index": index if index >= 0 else -1, "sender": STATE.sender.report()})

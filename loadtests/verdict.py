@@ -29,7 +29,7 @@ from hookproof.loadtests.spool import Spool
 from hookproof.reports.model import CheckView, RunReport, ScenarioReport
 from hookproof.scenarios.check_index import expectations_and_index
 from hookproof.scenarios.checks import ALL_CHECKS, Verdict, check_safe, compose, unknown_reason
-from hookproof.scenarios.findings import run_verdict
+from hookproof.scenarios.findings import ADVISORY, ALL_KEYS, CheckResult, Finding, result_of, run_verdict
 from hookproof.scenarios.observations import Expectations, Observation, world_event_id
 from hookproof.scenarios.runner import REPORT_META_KEY, VERSION, attempt_view, check_view, checklist, effect_points
 from hookproof.simulator.delivery.history import Attempt, HistoryFile, Outcome
@@ -51,6 +51,14 @@ STORM_CHECKLIST: tuple[str, ...] = ("duplicates-tested", "unique-under-concurren
 MAX_REPORT_ATTEMPTS = 2000
 #: Points of the throughput series at most (buckets widen for long storms).
 MAX_THROUGHPUT_POINTS = 120
+
+#: A sender loop late by this much (ms), or an attempt that waited this long for its
+#: connection before its request went on the wire, makes the storm sender-bound.
+SENDER_BOUND_LAG_MS = 200.0
+SENDER_BOUND_WAIT_MS = 1000.0
+#: The share of answered-or-timed-out attempts that may time out on the wire (the p99
+#: rule of ``ack_latency``: a timeout is slower than the sender timeout).
+TIMED_OUT_SHARE = 0.01
 
 TITLE = "Storm: duplicates, bursts, reordering and redelivery at rate"
 DESCRIPTION = ("The provider sends at a production rate, with a share of duplicated events (some as "
@@ -197,10 +205,65 @@ class StormOutcome:
         return 0 if self.report.verdict == "pass" and not self.report.partial else 1
 
 
+def sender_judged(result: CheckResult, sender: Mapping[str, Any] | None, sender_timeout_s: float) -> CheckResult:
+    """``ack_latency`` over what the receiver controls, given how the senders kept up
+    (`collect.Collector.sender`; None: not told, `result` as is).
+
+    Each latency already counts from when the request went on the wire to when the
+    answer came, less the time the sender's loop was noted late meanwhile
+    (`storm_state.SenderLoad`); the stats say whether the storm was sender-bound (loop
+    lag of `SENDER_BOUND_LAG_MS`, or a wait for a connection of `SENDER_BOUND_WAIT_MS`).
+    A latency finding of a sender-bound storm that its loop lag can still explain (the
+    p99 less the longest lag within the finding's threshold) becomes an advisory and
+    the check unknown, with that reason. Attempts written whole that got no answer
+    within the sender timeout were slower than it: more than `TIMED_OUT_SHARE` of them,
+    counting those in which the loop lagged less than half the timeout, is a finding;
+    the others only make the check unknown.
+    """
+    if sender is None:
+        return result
+    timeout_ms = sender_timeout_s * 1000.0
+    lag_ms = float(sender.get("lag_max_ms", 0.0))
+    wait_ms = float(sender.get("wait_max_ms", 0.0))
+    timed_out = int(sender.get("timed_out", 0))
+    lagged = int(sender.get("timed_out_lagged", 0))
+    bound = lag_ms >= SENDER_BOUND_LAG_MS or wait_ms >= SENDER_BOUND_WAIT_MS
+    stats = dict(result.stats)
+    stats.update(sender_bound=bound, sender_lag_max_ms=lag_ms, sender_wait_max_ms=wait_ms, timed_out=timed_out,
+                 timed_out_sender_lagged=lagged)
+    why = (f"the storm was sender-bound: the senders' loop lagged up to {lag_ms:.0f} ms and an attempt waited up to "
+           f"{wait_ms:.0f} ms for its connection")
+    findings: list[Finding] = []
+    unknown: list[str] = []
+    p99 = stats.get("p99_ms")
+    for f in result.findings:
+        threshold = timeout_ms if not f.advisory else timeout_ms / 2
+        if bound and isinstance(p99, float) and p99 - lag_ms <= threshold:
+            if not f.advisory:
+                unknown.append(f"{why}, which can explain ack p99 {p99:.0f} ms: the receiver's own latency is not known")
+            findings.append(replace(f, message=f"{f.message} ({why})", severity=ADVISORY))
+        else:
+            findings.append(f)
+    acked = stats.get("acked", 0)
+    answered = (acked if isinstance(acked, int) else 0) + timed_out + lagged
+    if timed_out and timed_out > TIMED_OUT_SHARE * answered:
+        findings.append(Finding("ack_latency", ALL_KEYS,
+                                f"{timed_out} of {answered} attempts sent whole got no answer within the sender "
+                                f"timeout {timeout_ms:.0f} ms", expected=f"<= {TIMED_OUT_SHARE:.0%} timed out",
+                                actual=f"{timed_out} timed out"))
+    elif lagged and timed_out + lagged > TIMED_OUT_SHARE * answered:
+        unknown.append(f"{timed_out + lagged} of {answered} attempts sent whole got no answer within the sender "
+                       f"timeout {timeout_ms:.0f} ms, {lagged} of them while the senders' loop lagged half of it "
+                       "or more: not told apart from the sender's delay")
+    if timed_out or lagged:
+        stats.pop("applicability", None)
+    return result_of("ack_latency", findings, stats, unknown="; ".join(unknown) or None)
+
+
 def storm_scenario(spec: StormSpec, events: Iterable[Event], attempts: Sequence[Attempt],
                    observations: Sequence[Observation], *, settled: bool, started_at: float,
                    duration_s: float, reason: str | None = None, ahead: Ahead | None = None,
-                   mapping: "KeyMapping | None" = None) -> ScenarioReport:
+                   mapping: "KeyMapping | None" = None, sender: Mapping[str, Any] | None = None) -> ScenarioReport:
     """The ``storm`` scenario report: checks over the history and the observations (pure).
 
     With the team's business keys (``spec.keys``, `scenarios.business_keys`), events and
@@ -209,7 +272,7 @@ def storm_scenario(spec: StormSpec, events: Iterable[Event], attempts: Sequence[
     and states a receiver learned from the provider API before the storm delivered them.
     `mapping`: the team's keys (`loadtests.team_keys.storm_keys`), `events` already carrying
     them (`keyed`); without it, ``spec.keys`` is read over the profile's rendering of `events`
-    (full events).
+    (full events). `sender`: how well the senders kept up (`sender_judged`).
     """
     if mapping is None and spec.keys:
         from hookproof.scenarios.business_keys import from_plain, keyed
@@ -233,6 +296,8 @@ def storm_scenario(spec: StormSpec, events: Iterable[Event], attempts: Sequence[
                for c in storm_checks(expectations, observations)]
     if ahead:
         results = tolerate(results, ahead)
+    results = [sender_judged(r, sender, spec.sender_timeout_s) if r.check_id == "ack_latency" else r
+               for r in results]
     verdict = {Verdict.VALID: "pass", Verdict.INVALID: "fail", Verdict.UNKNOWN: "unknown"}[compose(results)]
     views: list[CheckView] = []
     sent = len(attempts)
@@ -271,7 +336,7 @@ def storm_scenario(spec: StormSpec, events: Iterable[Event], attempts: Sequence[
 def _check_and_report(spec: StormSpec, events: Iterable[Event], indexed: Sequence[Attempt], history_path: Path, *,
                       started_at: float, stopped_at: float, partial_reason: str | None,
                       observe: Callable[[], Observation] | None, phase: Callable[[str], None],
-                      processes: int = 1) -> RunReport:
+                      processes: int = 1, sender: Mapping[str, Any] | None = None) -> RunReport:
     """Settle the receiver, run the checks over `indexed`, and make the storm's report
     (`processes`: how many processes sent, for the provider API's truth they replayed)."""
     from hookproof.loadtests.storm_truth import template_worlds
@@ -304,7 +369,7 @@ def _check_and_report(spec: StormSpec, events: Iterable[Event], indexed: Sequenc
         ahead = ahead_of(events, templates, keys=mapping)
         scenario = storm_scenario(spec, events, indexed, result.observations, settled=result.settled,
                                   started_at=started_at, duration_s=duration_s, reason=partial_reason, ahead=ahead,
-                                  mapping=mapping)
+                                  mapping=mapping, sender=sender)
     partial = partial_reason is not None
     verdict = run_verdict([scenario.verdict], partial=partial)
     return RunReport(
@@ -381,12 +446,14 @@ def finish_spooled(
     partial_reason: str | None = None,
     on_phase: Callable[[str], None] | None = None,
     workers: Sequence[WorkerTotals] = (),
+    sender: Mapping[str, Any] | None = None,
 ) -> StormOutcome:
     """Settle, check and write the storm's reports into ``spec.out_dir`` from `spool`
     (the records the workers streamed to disk): the attempts are put in send order in the
     history, which the checks then read from disk in one pass. `workers`' totals are kept
     in the history's meta (``storm_workers``: a list of ``{"index", "attempts", "events",
-    "chunks"}``). Other arguments and errors as `finish_storm`; closes `spool`.
+    "chunks"}``); `sender`: how well the workers' senders kept up (`collect.Collector.sender`,
+    judged by `sender_judged`). Other arguments and errors as `finish_storm`; closes `spool`.
     """
     from hookproof.reports import render_json, write_reports
 
@@ -407,7 +474,7 @@ def finish_spooled(
             indexed: Sequence[Attempt] = history
             report = _check_and_report(spec, SpooledEvents(spool), indexed, history_path, started_at=started_at,
                                        stopped_at=stopped_at, partial_reason=partial_reason, observe=observe,
-                                       phase=phase, processes=max(1, len(workers)))
+                                       phase=phase, processes=max(1, len(workers)), sender=sender)
             # kept with the attempts, so `hookproof report --history` re-renders it, as for certify
             history.set_meta(REPORT_META_KEY, json.loads(render_json(report)))
             history.set_meta("finished", True)
@@ -428,6 +495,8 @@ __all__ = [
     "STORM_CHECKLIST",
     "STATE_CHECKS",
     "STORM_CHECKS",
+    "SENDER_BOUND_LAG_MS",
+    "SENDER_BOUND_WAIT_MS",
     "SpooledEvents",
     "StormOutcome",
     "finish_spooled",
@@ -436,6 +505,7 @@ __all__ = [
     "make_observer",
     "only_storm",
     "storm_checks",
+    "sender_judged",
     "storm_scenario",
     "throughput",
 ]

@@ -195,6 +195,19 @@ async def answer_ok(c: Connection) -> None:
             return
 
 
+#: Seconds `answer_late` waits before it answers.
+LATE_ANSWER_S = 1.5
+
+
+async def answer_late(c: Connection) -> None:
+    """A receiver slower than a short sender timeout: 200 to every request, `LATE_ANSWER_S` after it."""
+    while await c.read_request():
+        await asyncio.sleep(LATE_ANSWER_S)
+        if not await c.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 15\r\n\r\n"
+                             b'{"received":1}\n'):
+            return
+
+
 async def server_error(c: Connection) -> None:
     """Answers 500 (keep-alive) to every request."""
     while await c.read_request():
@@ -288,6 +301,7 @@ BEHAVIOURS: dict[str, Handler] = {
 #: well-formed ones, and hostile ones each naming one way an answer is not HTTP or stops.
 MORE_BEHAVIOURS: dict[str, Handler] = {
     "answer-ok": answer_ok,
+    "answer-late": answer_late,
     "server-error": server_error,
     "tls-handshake": tls_handshake,
     "http09": http09,
