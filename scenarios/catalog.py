@@ -467,11 +467,15 @@ def updates_run(events: Sequence[Event]) -> tuple[Event, ...] | None:
 
 
 def _updates_same_object(ctx: Context, w: World) -> Plan | NotApplicable:
-    """One object's successive events (`updates_run` of its state story), in order, one by one;
-    judged on ``lost`` only when one of them owes an effect (a subscription's events owe none)."""
-    run = updates_run(state_events(ctx, w))
+    """One object's successive events (`updates_run` of its state story, over the kinds of object
+    the observer reads the states of, when it names them), in order, one by one; judged on
+    ``lost`` only when one of them owes an effect (a subscription's events owe none)."""
+    kinds = ctx.state_kinds
+    run = updates_run([e for e in state_events(ctx, w) if not kinds or e.object_type in kinds])
     if run is None:
         what = "two events of one type about one object, the second changing its state"
+        if kinds:
+            what += f" (of a kind whose states the observer reads: {', '.join(sorted(kinds))})"
         if ctx.enabled is not None:
             return NotApplicable(f"the receiver is sent no {what} (enabled_events)")
         return NotApplicable(f"the {ctx.profile.title} world tells no story with {what}")

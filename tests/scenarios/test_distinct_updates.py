@@ -99,7 +99,11 @@ def test_where_no_object_repeats_a_type_it_says_why() -> None:
     invoices = _plan("stripe", state_kinds=frozenset({"invoice"}))  # an invoice's events are each of their own type
     assert isinstance(invoices, NotApplicable)
     assert invoices.reason == ("the Stripe world tells no story with two events of one type about one object, "
-                               "the second changing its state")
+                               "the second changing its state (of a kind whose states the observer reads: invoice)")
+    pulls = _plan("github", state_kinds=frozenset({"pull_request"}))  # opened, synchronized, closed: no repeat
+    assert isinstance(pulls, NotApplicable) and pulls.reason.endswith("the observer reads: pull_request)")
+    issues = _plan("github", state_kinds=frozenset({"issue", "pull_request"}))
+    assert isinstance(issues, Plan) and {e.object_type for e in issues.phases[0].events} == {"issue"}
     narrowed = _plan("stripe", enabled=frozenset({"customer.subscription.created", "customer.subscription.deleted"}))
     assert isinstance(narrowed, NotApplicable) and narrowed.reason.endswith("(enabled_events)")
 
