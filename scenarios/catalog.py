@@ -43,6 +43,13 @@ CHECKLIST_CHECKS: Mapping[str, frozenset[str]] = {
     "transient-vs-permanent": frozenset({"no_server_error", "lost", "downstream_idempotency", "duplicated"}),
 }
 
+#: Scenario id -> checklist item -> the checks that fail the item in that scenario beyond the item's
+#: own (`CHECKLIST_CHECKS`). In ``distinct-updates-same-object`` every event is sent once and in
+#: order, so a state left behind is a later update taken for a duplicate.
+SCENARIO_CHECKLIST_CHECKS: Mapping[str, Mapping[str, frozenset[str]]] = {
+    "distinct-updates-same-object": {"duplicates-tested": frozenset({"stale", "regressed"})},
+}
+
 EFFECTS = ("duplicated", "lost", "unexpected", "valid_not_rejected", "no_server_error")
 
 #: The checks under which an effect can be applied more than once or lost: a scenario running
@@ -170,13 +177,21 @@ class Plan:
 
     `api_faults` arms the provider API's switches (object or event id -> fault) before
     the first delivery; a plan with api faults none of which fired says nothing about
-    the receiver (it never fetched), so its scenario does not apply.
+    the receiver (it never fetched), so its scenario does not apply. `owes_effects` False:
+    a plan about states none of whose events owes an effect or moves a counter (under the
+    context's keys), so ``lost`` has nothing to compare and is not run (`judged`).
     """
 
     world: World
     phases: tuple[Phase, ...]
     sink_faults: Mapping[str, str] = field(default_factory=dict)  # business key -> fault
     api_faults: Mapping[str, ApiFault] = field(default_factory=dict)
+    owes_effects: bool = True
+
+    def judged(self, checks: Sequence[str]) -> tuple[str, ...]:
+        """The checks of `checks` this plan is judged by: all of them, less ``lost`` when it
+        owes no effect (`owes_effects`)."""
+        return tuple(checks) if self.owes_effects else tuple(c for c in checks if c != "lost")
 
 
 @dataclass(frozen=True)
@@ -468,6 +483,48 @@ def same_second_story(ctx: Context, w: World) -> list[Event]:
     return created + tail
 
 
+def updates_run(events: Sequence[Event]) -> tuple[Event, ...] | None:
+    """The shortest run of one object's events, in order, whose last event repeats the type of
+    an earlier one and moves the object to a state a receiver keeping the first event of each
+    type per object would not show (that receiver shows the state of the newest event that was
+    the first of its type), or None when no object of `events` has one.
+
+    `events`: stateful events in the order the provider emitted them (several objects may
+    interleave; the run keeps one object's). Pure, O(len(events)).
+    """
+    by_object: dict[str, list[Event]] = {}
+    for e in events:
+        if e.object_id is not None and e.status is not None:
+            by_object.setdefault(e.object_id, []).append(e)
+    for run in by_object.values():
+        types: set[str] = set()
+        shown: str | None = None
+        for i, e in enumerate(run):
+            if e.type not in types:
+                types.add(e.type)
+                shown = e.status
+            elif e.status != shown:
+                return tuple(run[:i + 1])
+    return None
+
+
+def _updates_same_object(ctx: Context, w: World) -> Plan | NotApplicable:
+    """One object's successive events (`updates_run` of its state story, over the kinds of object
+    the observer reads the states of, when it names them), in order, one by one; judged on
+    ``lost`` only when one of them owes an effect (a subscription's events owe none)."""
+    kinds = ctx.state_kinds
+    run = updates_run([e for e in state_events(ctx, w) if not kinds or e.object_type in kinds])
+    if run is None:
+        what = "two events of one type about one object, the second changing its state"
+        if kinds:
+            what += f" (of a kind whose states the observer reads: {', '.join(sorted(kinds))})"
+        if ctx.enabled is not None:
+            return NotApplicable(f"the receiver is sent no {what} (enabled_events)")
+        return NotApplicable(f"the {ctx.profile.title} world tells no story with {what}")
+    owed = any(ctx.key_of(e) or (ctx.keys is not None and _moves_counter(ctx.keys, e)) for e in run)
+    return Plan(w, (Phase(run),), owes_effects=owed)
+
+
 def _distinct_events(ctx: Context, w: World) -> Plan | NotApplicable:
     cus = _customer(w)
     start = len(w.events)
@@ -704,9 +761,10 @@ WORDED: Mapping[str, tuple[tuple[str, str, str], ...]] = {
 OVERLAP: Mapping[str, Overlap] = {
     **dict.fromkeys(("duplicate-sequential", "dropped-response", "reserialized-retry", "transport-fields-change",
                      "mass-redelivery", "older-after-newer-redelivery"), Overlap.REPEATS),
-    **dict.fromkeys(("reorder", "stale-after-newer", "distinct-events-same-object", "forged-signature",
-                     "missing-signature", "wrong-secret", "stale-timestamp", "future-timestamp", "secret-rotation",
-                     "test-mode-to-live", "foreign-account", "unknown-event-type", "stale-failure-after-success"),
+    **dict.fromkeys(("reorder", "stale-after-newer", "distinct-events-same-object", "distinct-updates-same-object",
+                     "forged-signature", "missing-signature", "wrong-secret", "stale-timestamp", "future-timestamp",
+                     "secret-rotation", "test-mode-to-live", "foreign-account", "unknown-event-type",
+                     "stale-failure-after-success"),
                     Overlap.FRESH),
     "mass-redelivery-window": Overlap.FLOODS,
 }
@@ -751,6 +809,14 @@ SCENARIOS: tuple[Scenario, ...] = (
               "One object gets several events that are each an effect of their own (two payment attempts, "
               "two partial refunds). Each must be applied: dedupe by event, not by object.",
               (*EFFECTS, "counter"), ("duplicates-tested",), _distinct_events),
+    _scenario("distinct-updates-same-object", "Successive updates of one object, in order",
+              "One object changes several times (a subscription renewed, then past due; an order paid, "
+              "noted, then partly refunded; an issue closed, reopened, closed again), each change its own "
+              "event, some of one type, delivered in order and each acknowledged. The receiver must end "
+              "in the provider's state and apply every effect: a dedupe keyed by the object (or by its "
+              "type and object) drops the later update as a duplicate.",
+              ("stale", "regressed", "lost", "duplicated", "unexpected", "no_server_error", "valid_not_rejected"),
+              ("duplicates-tested",), _updates_same_object),
     _scenario("reserialized-retry", "A retry with other body bytes",
               "The same event comes back with its JSON re-serialised (key order, spacing, escapes), "
               "correctly signed. Deduplication must use the event id, not a hash of the body.",

@@ -18,7 +18,7 @@ from hookproof.reports.model import (
     FindingView,
     ScenarioReport,
 )
-from hookproof.scenarios.catalog import CHECKLIST, CHECKLIST_CHECKS
+from hookproof.scenarios.catalog import CHECKLIST, CHECKLIST_CHECKS, SCENARIO_CHECKLIST_CHECKS
 from hookproof.scenarios.checks import CheckResult
 from hookproof.scenarios.observations import Observation
 from hookproof.simulator.delivery import Attempt
@@ -70,7 +70,9 @@ def checklist(results: Sequence[ScenarioReport]) -> tuple[ChecklistItem, ...]:
 
     An item fails only on findings of the checks that speak to it (`CHECKLIST_CHECKS`):
     a race that duplicates an effect in the sender-timeout scenario fails "unique under
-    concurrency", not "persists before acknowledging".
+    concurrency", not "persists before acknowledging". A scenario may add checks for an item
+    (`SCENARIO_CHECKLIST_CHECKS`: in distinct-updates-same-object a stale state fails "survives
+    duplicate deliveries").
     Each scenario's own verdict for the item (`Evidence`) is judged the same way, and the
     item's verdict is theirs composed, so an item and its evidence always agree.
     """
@@ -78,7 +80,8 @@ def checklist(results: Sequence[ScenarioReport]) -> tuple[ChecklistItem, ...]:
     for item_id, title in CHECKLIST.items():
         evidence = [r for r in results if item_id in r.checklist and r.verdict not in ("not_applicable",)]
         relevant = CHECKLIST_CHECKS[item_id]
-        judged = tuple(Evidence(r.id, _item_verdict(r, relevant)) for r in evidence)
+        judged = tuple(Evidence(r.id, _item_verdict(r, relevant | SCENARIO_CHECKLIST_CHECKS.get(r.id, {}).get(
+            item_id, frozenset()))) for r in evidence)
         verdicts = {e.verdict for e in judged}
         verdict = ("untested" if not judged else "fail" if "fail" in verdicts else
                    "unknown" if "unknown" in verdicts else "pass")

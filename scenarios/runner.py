@@ -449,7 +449,7 @@ class Runner:
         if self.keys is not None and self.keys.counters:
             expectations = replace(expectations, counters=counter_truth(events, attempts, self.keys))
         counters = self.keys is not None and bool(self.keys.counters)
-        checks = run_checks(scenario.checks_for(counters=counters), attempts, expectations, observations)
+        checks = run_checks(plan.judged(scenario.checks_for(counters=counters)), attempts, expectations, observations)
         verdict = {Verdict.VALID: "pass", Verdict.INVALID: "fail", Verdict.UNKNOWN: "unknown"}[compose(checks)]
         reason = None if settled else "the receiver's effects did not settle before the deadline"
         unfired = unfired_faults(self.history.ops(scenario.id)) if scenario.tier == "chaos" else None

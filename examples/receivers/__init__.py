@@ -24,6 +24,7 @@ BROKEN: tuple[str, ...] = (
     "cross_type_race",
     "dedupe_by_body_hash",
     "dedupe_by_object_id",
+    "dedupe_by_type_and_object",
     "fetch_once_by_object",
     "fresh_idempotency_key",
     "fulfil_unpaid",
@@ -66,6 +67,7 @@ PROVIDER_RECEIVERS: dict[str, str] = {
     "shopify_app": "shopify",
     "shopify_app_fetch": "shopify",
     "shopify_app_no_dedupe": "shopify",
+    "shopify_app_dedupe_by_object": "shopify",
 }
 
 #: Broken twins of provider receivers tested in the one scenario their fault is about

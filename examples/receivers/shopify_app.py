@@ -19,11 +19,14 @@ check. This receiver:
 - answers 200 to every other topic.
 
 `create_app(dedupe=False)` is its broken twin (``shopify_app_no_dedupe``): no claim, so a
-redelivered event repeats its effect. `create_app(admin=AdminApi(...))` is its fetching
-variant (``shopify_app_fetch``): on an ``orders/*`` topic it reads the order through the
-Admin REST API (``GET /admin/api/2024-10/orders/{id}.json`` with
-``X-Shopify-Access-Token``, 5 s timeout) and stores the state it reads; when the API fails
-it answers 503 before claiming anything, so Shopify's retry applies the event;
+redelivered event repeats its effect. `create_app(dedupe_by_object=True)` is another
+(``shopify_app_dedupe_by_object``): it claims the topic and the order (a refund's
+``order_id``, else the resource's ``id``) instead of the event, so an order's second
+``orders/updated`` is taken for a duplicate and its state stays behind.
+`create_app(admin=AdminApi(...))` is its fetching variant (``shopify_app_fetch``): on an
+``orders/*`` topic it reads the order through the Admin REST API
+(``GET /admin/api/2024-10/orders/{id}.json`` with ``X-Shopify-Access-Token``, 5 s timeout)
+and stores the state it reads; when the API fails it answers 503 before claiming anything, so Shopify's retry applies the event;
 with ``ack_fetch_failures`` (``shopify_app_fetch_ack_drop``, a broken twin) it answers 200
 instead and applies nothing, so the event is lost.
 
@@ -103,7 +106,8 @@ class AdminApi:
 
 
 def create_app(database: str, secret: str, *, dedupe: bool = True, shop_domain: str | None = None,
-               admin: AdminApi | None = None, ack_fetch_failures: bool = False) -> FastAPI:
+               admin: AdminApi | None = None, ack_fetch_failures: bool = False,
+               dedupe_by_object: bool = False) -> FastAPI:
     """The receiver's FastAPI app (see the module docstring)."""
     with sqlite3.connect(database) as setup:
         setup.executescript(SCHEMA)
@@ -139,8 +143,9 @@ def create_app(database: str, secret: str, *, dedupe: bool = True, shop_domain: 
                 return JSONResponse({"ignored": "the Admin API could not be read"})
             if order is None:  # not claimed: Shopify retries, and the retry applies the event
                 return JSONResponse({"error": "the Admin API could not be read"}, status_code=503)
+        claimed = f"{topic}:{body.get('order_id') or body.get('id')}" if dedupe_by_object else event_id
         with Transaction(database) as db:
-            if dedupe and db.execute("INSERT OR IGNORE INTO events (event_id) VALUES (?)", (event_id,)).rowcount == 0:
+            if dedupe and db.execute("INSERT OR IGNORE INTO events (event_id) VALUES (?)", (claimed,)).rowcount == 0:
                 return JSONResponse({"duplicate": event_id})
             if effect is not None:
                 key, amount = effect(body)
@@ -157,14 +162,16 @@ def create_app(database: str, secret: str, *, dedupe: bool = True, shop_domain: 
     return app
 
 
-def main(dedupe: bool = True, fetch: bool = False, ack_fetch_failures: bool = False) -> None:
+def main(dedupe: bool = True, fetch: bool = False, ack_fetch_failures: bool = False,
+         dedupe_by_object: bool = False) -> None:
     """Run the receiver from its environment (see the module docstring)."""
     env = os.environ
     secret = env.get("SHOPIFY_API_SECRET") or env.get("WEBHOOK_SECRET") or env["HOOKPROOF_SECRET"]
     admin = AdminApi(env.get("SHOPIFY_ADMIN_URL") or env["HOOKPROOF_API_BASE"],
                      env.get("SHOPIFY_ACCESS_TOKEN") or env["HOOKPROOF_API_KEY"]) if fetch else None
     serve(create_app(env.get("DATABASE", "shopify.sqlite"), secret, dedupe=dedupe,
-                     shop_domain=env.get("SHOP_DOMAIN") or None, admin=admin, ack_fetch_failures=ack_fetch_failures))
+                     shop_domain=env.get("SHOP_DOMAIN") or None, admin=admin, ack_fetch_failures=ack_fetch_failures,
+                     dedupe_by_object=dedupe_by_object))
 
 
 if __name__ == "__main__":

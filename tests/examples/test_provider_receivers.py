@@ -6,8 +6,9 @@ transaction), `paddle_billing` (paddle-python-sdk's Verifier and entities, dedup
 ``event_id``, subscription states ordered by ``occurred_at``) and `shopify_app` (shopify.dev's
 base64 HMAC check, dedupe by ``X-Shopify-Event-Id``, order states ordered by ``updated_at``)
 are written from the providers' docs and SDKs. `hookproof send` reaches them with every event
-type of their profile; `certify` passes them on the whole catalog and fails their twins without dedupe
-with `duplicated` for the receivers' own business keys (`MATRIX`).
+type of their profile; `certify` passes them on the whole catalog, fails their twins without dedupe
+with `duplicated` for the receivers' own business keys, and Shopify's twin claiming the topic and
+the order instead of the event with `stale` where an order's second ``orders/updated`` is dropped (`MATRIX`).
 """
 
 from __future__ import annotations
@@ -78,8 +79,10 @@ def test_matrix_covers_every_provider_receiver() -> None:
     assert set(MATRIX) == set(PROVIDER_RECEIVERS)
     assert {_ROWS[name]["profile"] for name in MATRIX} == {"mercadopago", "paddle", "shopify"}
     assert all(_ROWS[name]["profile"] == PROVIDER_RECEIVERS[name] for name in MATRIX)
-    assert all(MATRIX[name] == {} for name in MATRIX if not name.endswith("_no_dedupe"))
+    assert all(MATRIX[name] == {} for name in MATRIX if not name.endswith(("_no_dedupe", "_dedupe_by_object")))
     assert all("duplicated" in MATRIX[name]["duplicate-sequential"] for name in MATRIX if name.endswith("_no_dedupe"))
+    assert all(MATRIX[name]["distinct-updates-same-object"] == ["stale"]
+               for name in MATRIX if name.endswith("_dedupe_by_object"))
 
 
 @pytest.mark.parametrize("name", ["mercadopago_fetch", "paddle_billing", "shopify_app"])

@@ -34,7 +34,8 @@ OPTIONS = {"slow_then_record": {"effect_delay_s": 0.3}}
 #: wait out the settle deadline; the others (~20-25 s) leave a state or an answer the provider
 #: never settles on, or wait on a slow effect.
 LONGEST: tuple[str, ...] = ("reserialize_before_verify", "conflict_on_duplicate", "timestamp_seconds_order",
-                            "slow_then_record", "fetch_once_by_object", "mark_before_effect", "dedupe_by_object_id")
+                            "slow_then_record", "fetch_once_by_object", "mark_before_effect", "dedupe_by_object_id",
+                            "dedupe_by_type_and_object")
 
 
 def start_order() -> list[str]:
