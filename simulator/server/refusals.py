@@ -10,7 +10,7 @@ the answer's body names (Stripe's and Paddle's ``error.code``/``error.type``, Me
 Pago's ``error``, GitHub's ``message``). Never a header, a key or a message that could
 quote one (Stripe's 401 message quotes the masked key).
 
-`refusal_log(state)` is the log of one `ServerState` (made on first use); the ASGI layer of
+`refusal_log(state)` is the log a `ServerState` keeps (its `refusals`); the ASGI layer of
 the app records into it (`simulator.server.app.HookproofApp`), a scenario runner reads what
 was refused during its scenario (`mark`, `since`) and `summary` says it in one line.
 Thread-safe (uvicorn's thread records, the runner's thread reads).
@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import json
 import threading
-import weakref
 from collections import deque
 from dataclasses import dataclass
 from typing import Any, Sequence
@@ -118,17 +117,10 @@ class RefusalLog:
             return [r for r in self._items if r.seq > mark]
 
 
-_LOGS: "weakref.WeakKeyDictionary[Any, RefusalLog]" = weakref.WeakKeyDictionary()
-_LOGS_LOCK = threading.Lock()
-
-
 def refusal_log(state: Any) -> RefusalLog:
-    """The refusal log of a provider server's `state` (a `ServerState`), made on first use."""
-    with _LOGS_LOCK:
-        log = _LOGS.get(state)
-        if log is None:
-            log = _LOGS[state] = RefusalLog()
-        return log
+    """The RefusalLog a provider server's `state` (a `ServerState`) keeps."""
+    log: RefusalLog = state.refusals
+    return log
 
 
 def summary(refusals: Sequence[Refusal], *, most: int = 3) -> str | None:

@@ -4,7 +4,7 @@ A receiver that fetches the object a notification names (Mercado Pago's thin not
 decides on what the provider API answered then, and the provider's clock
 (`simulator.server.clock`) serves each object as of the deliveries made so far: after a late
 or redelivered notification, a later status. `served_log(state)` is the log of one
-`ServerState` (made on first use); the routes that serve an object add its status
+`ServerState` (its `served`); the routes that serve an object add its status
 (`ServedLog.add`), and `scenarios.fetched_states` names them in a ``lost`` finding. Object ids
 are fresh per scenario, so the log needs no marks; it keeps `MAX_OBJECTS` objects and
 `MAX_STATUSES` statuses each (the oldest forgotten first).
@@ -13,7 +13,6 @@ are fresh per scenario, so the log needs no marks; it keeps `MAX_OBJECTS` object
 from __future__ import annotations
 
 import threading
-import weakref
 from collections import OrderedDict
 from typing import Any
 
@@ -49,17 +48,10 @@ class ServedLog:
             return list(self._served.get(object_id, ()))
 
 
-_LOGS: "weakref.WeakKeyDictionary[Any, ServedLog]" = weakref.WeakKeyDictionary()
-_LOGS_LOCK = threading.Lock()
-
-
 def served_log(state: Any) -> ServedLog:
-    """The served log of provider server state `state` (made on first use)."""
-    with _LOGS_LOCK:
-        log = _LOGS.get(state)
-        if log is None:
-            log = _LOGS[state] = ServedLog()
-        return log
+    """The ServedLog a provider server's `state` (a `ServerState`) keeps."""
+    log: ServedLog = state.served
+    return log
 
 
 __all__ = ["MAX_OBJECTS", "MAX_STATUSES", "ServedLog", "served_log"]

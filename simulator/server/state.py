@@ -30,6 +30,8 @@ from collections import deque
 from dataclasses import dataclass, field, replace
 from typing import Callable, Iterator, Sequence
 
+from hookproof.simulator.server.refusals import RefusalLog
+from hookproof.simulator.server.served import ServedLog
 from hookproof.simulator.server.sink import EffectSink
 from hookproof.simulator.world import World
 
@@ -193,6 +195,8 @@ class ServerState:
         lock: re-entrant lock guarding the worlds; hold it while changing a served world.
         switches: the provider API's switch table.
         sink: the effect sink's store.
+        refusals: the provider API's refused requests (`refusals.RefusalLog`).
+        served: the statuses the provider API served per object (`served.ServedLog`).
     """
 
     def __init__(
@@ -207,6 +211,8 @@ class ServerState:
         self._api_keys: set[str] = set(api_keys)
         self.switches = Switches()
         self.sink = sink if sink is not None else EffectSink()
+        self.refusals = RefusalLog()
+        self.served = ServedLog()
 
     # ---- worlds -----------------------------------------------------------------
     def add_world(self, world: World) -> None:
