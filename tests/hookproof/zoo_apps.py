@@ -1,9 +1,9 @@
 """Reference receivers as `module:attribute` targets for `hookproof explore` tests.
 
 ``zoo_apps:<name>`` is the in-process app of ``examples.receivers.<name>`` on a SQLite
-file in a temporary directory (one per process), ``zoo_apps:observe_<name>`` its python
-observer; ``zoo_apps:sw_<name>`` the same receiver verifying the standard-webhooks
-profile (secret `SW_SECRET`). The apps are made on first use.
+file in a temporary directory (one per process, removed as it exits),
+``zoo_apps:observe_<name>`` its python observer; ``zoo_apps:sw_<name>`` the same receiver
+verifying the standard-webhooks profile (secret `SW_SECRET`). The apps are made on first use.
 """
 
 from __future__ import annotations
@@ -19,8 +19,16 @@ SW_SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
 #: Attribute prefix of the apps verifying the standard-webhooks profile.
 SW_PREFIX = "sw_"
 
-_DIR = Path(tempfile.mkdtemp(prefix="hookproof-zoo-apps-"))
 _apps: dict[str, Any] = {}
+#: The folder of the apps' SQLite files, made on first use and removed when the process exits.
+_dir: tempfile.TemporaryDirectory[str] | None = None
+
+
+def _db_dir() -> Path:
+    global _dir
+    if _dir is None:
+        _dir = tempfile.TemporaryDirectory(prefix="hookproof-zoo-apps-")
+    return Path(_dir.name)
 
 
 def app_for(name: str) -> Any:
@@ -34,7 +42,7 @@ def app_for(name: str) -> Any:
 
         standard = name.startswith(SW_PREFIX)
         module = importlib.import_module(f"examples.receivers.{name.removeprefix(SW_PREFIX)}")
-        config = ReceiverConfig(db_url=f"sqlite:///{_DIR / name}.db", secrets=(SW_SECRET if standard else SECRET,),
+        config = ReceiverConfig(db_url=f"sqlite:///{_db_dir() / name}.db", secrets=(SW_SECRET if standard else SECRET,),
                                 profile="standard-webhooks" if standard else "stripe", api_base=PROVIDER_API_BASE,
                                 api_key=DEFAULT_API_KEY, sink_url=PROVIDER_API_BASE)
         _apps[name] = module.create_app(config)
