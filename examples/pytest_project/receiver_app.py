@@ -17,7 +17,9 @@ from hookproof.receivers.web import receiver_of
 #: The endpoint secret the tests sign with (a test-only value).
 SECRET = "whsec_pytest_project_test_only"
 
-_db = os.path.join(tempfile.mkdtemp(prefix="pytest-project-"), "receiver.db")
+#: The receiver's database folder, removed when the test process exits.
+_db_dir = tempfile.TemporaryDirectory(prefix="pytest-project-")
+_db = os.path.join(_db_dir.name, "receiver.db")
 
 #: The app under test. Provider API calls go to HOOKPROOF_API_BASE (hookproof routes it in process).
 app = inbox_sync.create_app(ReceiverConfig(db_url=f"sqlite:///{_db}", secrets=(SECRET,),
