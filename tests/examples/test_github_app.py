@@ -148,6 +148,16 @@ def config(name: str, out: Path) -> Config:
         run=RunConfig(seed=SEED), settle=SettleConfig(window_s=0.15))
 
 
+def own_duplicated_keys(report: RunReport, profile: str) -> set[str]:
+    """The keys of `report`'s `duplicated` findings; each must be one of `profile`'s own
+    business-key kinds (``comment:``, ``fulfil:``, ``license:`` … of that provider's world)."""
+    from hookproof.commands.events import example_keys
+
+    kinds = {key.split(":")[0] for keys in example_keys(profile).values() for key in keys}
+    found = {str(f.key) for s in report.scenarios for f in s.findings if f.check_id == "duplicated"}
+    assert {key.split(":")[0] for key in found} <= kinds, (profile, sorted(found), sorted(kinds))
+    return found
+
 #: Seconds the first matrix case may take: its fixture certifies every selected receiver.
 MATRIX_TIMEOUT_S = 900
 
@@ -177,6 +187,8 @@ def test_github_receiver_fails_exactly_what_its_fault_predicts(matrix_reports: d
     failed = {s.id: sorted({f.check_id for f in s.findings}) for s in report.scenarios
               if s.verdict not in ("pass", "not_applicable")}
     assert failed == MATRIX[name]
+    duplicated = own_duplicated_keys(report, "github")
+    assert bool(duplicated) == any("duplicated" in checks for checks in MATRIX[name].values())
     ran = {s.id for s in report.scenarios if s.verdict != "not_applicable"}
     assert {"duplicate-sequential", "reorder", "stale-after-newer", "distinct-events-same-object",
             "unknown-event-type", "oversized-payload", "forged-signature"} <= ran
