@@ -9,6 +9,7 @@ import copy
 import dataclasses
 import json
 import threading
+import typing
 from collections.abc import Iterator
 from typing import Any
 
@@ -314,9 +315,73 @@ def test_sub_lists_page_the_parents_own_items(api: httpx.Client, world: World) -
     assert missing.status_code == 404 and missing.json()["error"]["code"] == "resource_missing"
 
 
+def _sdk_annotation(cls: type | None, key: str) -> Any:
+    for klass in cls.__mro__ if cls is not None else ():
+        annotation = vars(klass).get("__annotations__", {}).get(key)
+        if annotation is not None:
+            return annotation
+    return None
+
+
+def _leaves(annotation: Any) -> list[Any]:
+    todo, out = [annotation], []
+    while todo:
+        t = todo.pop()
+        args = typing.get_args(t)
+        todo.extend(args) if args else out.append(t)
+    return out
+
+
+def _id_fields(obj: dict[str, Any], cls: type | None, at: str = "") -> Iterator[tuple[str, str, bool]]:
+    """(dotted path, value, expandable per stripe-python) of every string field of `obj`
+    (and of the hashes and first list items inside it): ``ExpandableField[...]`` is
+    ``Union[str, <resource>]``, a plain id is ``str``."""
+    for key, value in obj.items():
+        leaves = _leaves(_sdk_annotation(cls, key))
+        path = f"{at}.{key}" if at else key
+        classes = [getattr(stripe, c.__forward_arg__, None) if isinstance(c, typing.ForwardRef) else c for c in leaves]
+        inner = next((c for c in classes if isinstance(c, type) and issubclass(c, stripe.StripeObject)
+                      and c is not stripe.ListObject), None)
+        if isinstance(value, str) and key != "id":
+            yield path, value, str in leaves and any(isinstance(c, typing.ForwardRef) for c in leaves)
+        elif isinstance(value, dict) and inner is not None:
+            items = value.get("data", [])[:1] if value.get("object") == "list" else [value]
+            for item in items:
+                yield from _id_fields(item, inner, path + ".data" if value.get("object") == "list" else path)
+
+
+def test_a_field_expands_exactly_where_stripe_python_types_it_expandable(api: httpx.Client, world: World) -> None:
+    """Every field of every served object that holds another object's id (up to Stripe's four
+    levels): expanded where stripe-python types it ``ExpandableField``, a 400 where it is a
+    plain id string (a charge's ``payment_method``, a subscription item's ``subscription``)."""
+    from tests.simulator.stripe_oracle import _sdk_class
+
+    ids = {oid for kind in set(RESOURCES.values()) - {"event"} for oid in world.objects(kind)}
+    wrong: set[tuple[str, str, bool, int]] = set()
+    checked = 0
+    for path, kind in RESOURCES.items():
+        if kind == "event":
+            continue
+        for object_id in world.objects(kind):
+            obj = api.get(f"/v1/{path}/{object_id}").json()
+            for field, value, expandable in _id_fields(obj, _sdk_class(kind)):
+                if value not in ids or len(field.split(".")) > 4:
+                    continue
+                answer = api.get(f"/v1/{path}/{object_id}", params={"expand[]": field})
+                checked += 1
+                if (answer.status_code == 200) != expandable:
+                    wrong.add((kind, field, expandable, answer.status_code))
+    assert checked > 100 and wrong == set()
+
+
 def test_a_field_that_is_not_expandable_is_refused(api: httpx.Client, world: World) -> None:
     answer = api.get(f"/v1/prices/{world.objects('price')[0]}", params={"expand[]": "unit_amount"})
     assert answer.status_code == 400 and answer.json()["error"]["param"] == "expand"
+    lines = f"/v1/invoices/{world.objects('invoice')[0]}/lines"  # a hash's plain id, in a list's items
+    assert api.get(lines, params={"expand[]": "data.pricing.price_details.price"}).status_code == 200
+    refused = api.get(lines, params={"expand[]": "data.pricing.price_details.product"})
+    assert (refused.status_code, refused.json()["error"]["message"]) == (
+        400, "This property cannot be expanded (data.pricing.price_details.product).")
 
 
 def test_the_sdk_pages_lists_and_expands(sdk: stripe.StripeClient, world: World) -> None:
