@@ -355,13 +355,19 @@ class World(RecordReads):
 
     # ---- subscriptions ------------------------------------------------------
     def subscribe(self, customer: str, price: str | None = None, *, trial: bool = False, quantity: int = 1,
-                  metadata: Mapping[str, str] | None = None) -> str:
+                  metadata: Mapping[str, str] | None = None, incomplete: bool = False) -> str:
         """Start a subscription. Without trial the first invoice is paid at once.
 
         Emits ``customer.subscription.created`` (and for a paid start ``invoice.created``,
         ``invoice.paid``). `metadata` is what a receiver set through ``POST
-        /v1/subscriptions``. Returns the subscription id.
+        /v1/subscriptions``. With `incomplete`, the first payment fails
+        (``payment_behavior=allow_incomplete``, docs.stripe.com/billing/subscriptions/overview
+        "Subscription statuses"): the subscription starts ``incomplete`` with its first invoice
+        open (``invoice.payment_failed``); `retry_invoice` paying it makes it ``active``,
+        `expire_incomplete` ends it. Returns the subscription id.
         """
+        if trial and incomplete:
+            raise WorldError("a trial has no first payment to fail", object_id=customer)
         cus = self._typed(customer, "customer")
         price = price or self.create_price(currency=cus["currency"])
         pr = self._typed(price, "price")
@@ -373,14 +379,36 @@ class World(RecordReads):
         item = shapes.subscription_item(id="si_" + self._token(14), subscription=sub_id, pr=pr, quantity=quantity,
                                         created=now, period_start=now, period_end=end)
         self._create(sub_id, "subscription", shapes.subscription(
-            id=sub_id, customer=customer, status="trialing" if trial else "active", items=[item],
+            id=sub_id, customer=customer, status="trialing" if trial else "incomplete" if incomplete else "active",
+            items=[item],
             currency=pr["currency"], payment_method=cus["invoice_settings"]["default_payment_method"], created=now,
             period_start=now, period_end=end, trial_start=now if trial else None, trial_end=end if trial else None,
             livemode=self.livemode, metadata=metadata or {}))
         self._emit("customer.subscription.created", sub_id)
         if not trial:
-            self._invoice_cycle(sub_id, pay=True)
+            self._invoice_cycle(sub_id, pay=not incomplete)
         return sub_id
+
+    def expire_incomplete(self, subscription: str) -> str:
+        """An ``incomplete`` subscription's first invoice went unpaid for 23 hours: the invoice
+        is voided (``invoice.voided``) and the subscription becomes ``incomplete_expired``, for
+        good (``customer.subscription.updated``; docs.stripe.com/billing/subscriptions/overview)."""
+        sub = self._typed(subscription, "subscription")
+        if sub["status"] != "incomplete":
+            raise WorldError(f"subscription {subscription} is {sub['status']}, not incomplete", object_id=subscription)
+        if sub["latest_invoice"] and self.get(sub["latest_invoice"])["status"] == "open":
+            self.void_invoice(sub["latest_invoice"])
+        self._transition(subscription, "incomplete_expired", {"ended_at": self._now_s()})
+        return self._emit("customer.subscription.updated", subscription, previous={"status": "incomplete"})
+
+    def mark_unpaid(self, subscription: str) -> str:
+        """Every retry of a ``past_due`` subscription's invoice failed and the account's setting
+        is to mark it unpaid: the subscription becomes ``unpaid`` (its invoice stays open, no
+        payment is attempted any more; a later payment makes it ``active``): emits
+        ``customer.subscription.updated`` (docs.stripe.com/billing/subscriptions/overview)."""
+        sub = self._typed(subscription, "subscription")
+        self._transition(subscription, "unpaid", {})
+        return self._emit("customer.subscription.updated", subscription, previous={"status": sub["status"]})
 
     def renew(self, subscription: str, *, pay: bool = True) -> str:
         """Bill the next period: a new invoice, paid or failed. Returns the invoice id.
@@ -528,7 +556,11 @@ class World(RecordReads):
             self._transition(invoice, "open", {"attempt_count": attempt, "attempted": True, "payment_intent": pi_id,
                                                "next_payment_attempt": self._now_s() + 3 * 86400})
             self._emit("invoice.payment_failed", invoice)
-            if sub["status"] != "past_due" or new_invoice:
+            if sub["status"] == "incomplete":  # a first payment failing: it stays incomplete
+                if new_invoice:
+                    self._transition(sub_id, "incomplete", latest)
+                    self._emit("customer.subscription.updated", sub_id, previous={"latest_invoice": None})
+            elif sub["status"] != "past_due" or new_invoice:
                 self._transition(sub_id, "past_due", latest)
                 self._emit("customer.subscription.updated", sub_id, previous=previous)
 

@@ -39,7 +39,8 @@ OLD_VERSION = "2024-06-20"  # before 2025-03-31.basil: the invoice links its sub
 
 def full_world(api_version: str | None = None, account: str | None = None) -> World:
     """A world that has run every operation: the lifecycle, every event type's script,
-    a trial that ends, a plan change, a pause and resume, a voided invoice, and checkout
+    a trial that ends, a plan change, a pause and resume, a voided invoice, subscriptions
+    whose first payment fails (then paid, or expired) and one marked unpaid, and checkout
     sessions opened as a receiver opens them (with and without a customer, both modes)."""
     w = World(SEED, api_version=api_version, account=account)
     w.lifecycle()
@@ -50,6 +51,13 @@ def full_world(api_version: str | None = None, account: str | None = None) -> Wo
     w.end_trial(trial)
     w.change_plan(trial, w.create_price())
     w.cancel(trial)
+    recovered = w.subscribe(customer, incomplete=True)  # its first payment fails, then succeeds
+    w.retry_invoice(w.get(recovered)["latest_invoice"], pay=True)
+    w.expire_incomplete(w.subscribe(customer, incomplete=True))
+    dunning = w.subscribe(customer)
+    w.retry_invoice(w.renew(dunning, pay=False), pay=False)
+    w.mark_unpaid(dunning)
+    w.retry_invoice(w.get(dunning)["latest_invoice"], pay=True)
     paid = w.open_checkout(None, w.create_price(interval=None), quantity=2, client_reference_id="order-7",
                            metadata={"order": "7"}, customer_email="shopper@example.com")
     w.complete_checkout(paid)
@@ -114,6 +122,22 @@ def test_every_documented_difference_names_a_reason() -> None:
 
 def test_the_world_emits_every_event_type_the_profile_sends(world: World) -> None:
     assert {e.type for e in world.events} == set(PROFILE.event_types())
+
+
+def test_subscriptions_go_through_every_status_stripe_has(world: World) -> None:
+    """Every value stripe-python's ``Subscription.status`` takes, each in an event, and each
+    move one Stripe makes (``incomplete`` to ``active`` once paid, to ``incomplete_expired``;
+    ``past_due`` to ``unpaid`` and back to ``active`` once paid)."""
+    literal = next(a for a in typing.get_args(stripe.Subscription.__annotations__["status"])
+                   if typing.get_origin(a) is typing.Literal)
+    subs = [e for e in world.events if e.object_type == "subscription"]
+    assert {e.status for e in subs} == set(typing.get_args(literal))
+    moves = {(e.previous_attributes or {}).get("status", e.status) + ">" + str(e.status)
+             for e in subs if e.type == "customer.subscription.updated"}
+    assert {"incomplete>active", "incomplete>incomplete_expired", "past_due>unpaid", "unpaid>active"} <= moves
+    expired = next(e for e in subs if e.status == "incomplete_expired")
+    invoice = world.get(world.get(expired.object_id)["latest_invoice"])
+    assert (invoice["status"], expired.object["ended_at"] is not None) == ("void", True)
 
 
 def test_every_event_has_stripes_shape(world: World) -> None:
