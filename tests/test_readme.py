@@ -147,6 +147,23 @@ def test_the_matrix_table_matches_the_tested_matrices() -> None:
             assert rows[name] == "— (passes)", name
 
 
+
+@pytest.mark.parametrize("group", ["github_receivers", "provider_receivers", "go_receivers"])
+def test_the_provider_matrix_tables_match_the_tested_matrices(group: str) -> None:
+    """The README's rows of the GitHub, Mercado Pago/Paddle/Shopify and Go receivers say what
+    the detection matrix's rows of that group expect, receiver by receiver."""
+    rows = {m.group(1).removesuffix(".js"): m.group(2) for m in
+            re.finditer(r"^\| `([\w.]+)`(?: \([^|]*\))? \| (.*?) \|$", README, flags=re.M)}
+    matrix = json.loads((ROOT / "tests/scenarios/detection_matrix.json").read_text())[group]
+    for name, row in matrix.items():
+        if name == "_about":
+            continue
+        assert name in rows, (group, name)
+        failures = row["failures"]
+        cells = [f"`{scenario}` → {', '.join(checks)}" for scenario, checks in failures.items()]
+        assert (set(rows[name].split("; ")) if failures else rows[name]) == (set(cells) if failures else "— (passes)"), (
+            group, name)
+
 def test_every_command_the_readme_shows_exists() -> None:
     shown = {m.group(1) for m in re.finditer(r"^hookproof (\w+)", "\n".join(blocks("bash")), flags=re.M)}
     help_text = hookproof("--help").stdout

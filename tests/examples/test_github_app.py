@@ -37,26 +37,10 @@ SECRET = "gh_webhook_secret_0123456789abcdef"
 SEED = 4242
 
 #: GitHub's detection matrix: receiver -> scenario id -> the checks with findings (full
-#: catalog, github profile, seed 4242). Scenarios not listed pass or do not apply. GitHub
-#: never retries on its own: after a timeout or a lost answer the delivery is redelivered
-#: by hand, with the same X-GitHub-Delivery.
-MATRIX: dict[str, dict[str, list[str]]] = {
-    "github_app": {},
-    "github_app_no_dedupe": {
-        "duplicate-sequential": ["duplicated"],
-        "duplicate-concurrent": ["duplicated"],
-        "sender-timeout": ["duplicated"],
-        "dropped-response": ["duplicated"],
-        "reserialized-retry": ["duplicated"],
-        "transport-fields-change": ["duplicated"],
-        "mass-redelivery": ["duplicated"],
-        "mass-redelivery-window": ["duplicated"],
-    },
-    "github_app_blind_overwrite": {
-        "reorder": ["stale"],
-        "stale-after-newer": ["stale"],
-    },
-}
+#: catalog, github profile, seed 4242), from the detection matrix's ``github_receivers``.
+#: Scenarios not listed pass or do not apply.
+_ROWS = json.loads((Path(__file__).parents[1] / "scenarios" / "detection_matrix.json").read_text())["github_receivers"]
+MATRIX: dict[str, dict[str, list[str]]] = {name: row["failures"] for name, row in _ROWS.items() if name != "_about"}
 
 
 @pytest.fixture(scope="module")
