@@ -14,7 +14,8 @@ list of ids is expanded id by id); a list field along the path is expanded item 
 item; a null field stays null; a field Stripe types as a plain id and never expands
 (`NOT_EXPANDABLE`: a charge's ``payment_method``, a subscription item's ``subscription``) is
 refused; the includable fields Stripe adds only when expanded
-(`INCLUDABLE`: a price's ``currency_options`` and ``tiers``, an invoice's ``payments``
+(`INCLUDABLE`: a price's ``currency_options`` and ``tiers``, an invoice's ``confirmation_secret``
+(from basil on: its payment intent's client secret) and ``payments``
 (basil's link from an invoice to its payment intent), a checkout session's
 ``line_items`` (and their ``discounts``, ``taxes``) and ``total_details.breakdown``, a
 customer's ``subscriptions``, ``sources``, ``tax_ids``) are added; a path through a
@@ -29,7 +30,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from hookproof.simulator.errors import WorldError
 from hookproof.simulator.profiles.stripe import StripeProfile
-from hookproof.simulator.profiles.stripe_versions import at_version
+from hookproof.simulator.profiles.stripe_versions import at_version, is_basil_or_later
 from hookproof.simulator.server import clock
 from hookproof.simulator.world import RESOURCES, World
 from hookproof.simulator.world import stripe_shapes as shapes
@@ -190,6 +191,11 @@ class Catalog:
             return {obj["currency"]: {"custom_unit_amount": None, "tax_behavior": obj["tax_behavior"],
                                       "tiers": None, "unit_amount": obj["unit_amount"],
                                       "unit_amount_decimal": obj["unit_amount_decimal"]}}
+        if kind == "invoice" and field == "confirmation_secret":
+            if world is None or not is_basil_or_later(self.version_of(world)):
+                raise KeyError(field)  # basil's (2025-03-31) replacement of the invoice's payment_intent
+            intent = world.get(obj["id"]).get("payment_intent")
+            return {"client_secret": world.get(intent)["client_secret"], "type": "payment_intent"} if intent else None
         if kind == "invoice" and world is not None:
             return {"object": "list", "data": _invoice_payments(world, obj["id"]), "has_more": False,
                     "url": f"/v1/invoice_payments?invoice={obj['id']}"}
@@ -227,7 +233,7 @@ SUBLISTS: Mapping[tuple[str, str], str] = {
 #: and a checkout session's ``total_details.breakdown``.
 INCLUDABLE: Mapping[str, tuple[str, ...]] = {
     "price": ("currency_options", "tiers"),
-    "invoice": ("payments",),
+    "invoice": ("payments", "confirmation_secret"),
     "checkout.session": ("line_items",),
     "item": ("discounts", "taxes"),
     "customer": ("subscriptions", "sources", "tax_ids"),

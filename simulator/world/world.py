@@ -355,7 +355,8 @@ class World(RecordReads):
 
     # ---- subscriptions ------------------------------------------------------
     def subscribe(self, customer: str, price: str | None = None, *, trial: bool = False, quantity: int = 1,
-                  metadata: Mapping[str, str] | None = None, incomplete: bool = False) -> str:
+                  metadata: Mapping[str, str] | None = None, incomplete: bool = False,
+                  default_incomplete: bool = False) -> str:
         """Start a subscription. Without trial the first invoice is paid at once.
 
         Emits ``customer.subscription.created`` (and for a paid start ``invoice.created``,
@@ -364,8 +365,12 @@ class World(RecordReads):
         (``payment_behavior=allow_incomplete``, docs.stripe.com/billing/subscriptions/overview
         "Subscription statuses"): the subscription starts ``incomplete`` with its first invoice
         open (``invoice.payment_failed``); `retry_invoice` paying it makes it ``active``,
-        `expire_incomplete` ends it. Returns the subscription id.
+        `expire_incomplete` ends it. With `default_incomplete` (``payment_behavior=default_incomplete``,
+        Stripe's recommended flow) the first invoice is finalized and not attempted: the
+        subscription is ``incomplete`` until the customer pays it (`retry_invoice`), its payment
+        intent ``requires_payment_method``. Returns the subscription id.
         """
+        incomplete = incomplete or default_incomplete
         if trial and incomplete:
             raise WorldError("a trial has no first payment to fail", object_id=customer)
         cus = self._typed(customer, "customer")
@@ -386,7 +391,7 @@ class World(RecordReads):
             livemode=self.livemode, metadata=metadata or {}))
         self._emit("customer.subscription.created", sub_id)
         if not trial:
-            self._invoice_cycle(sub_id, pay=not incomplete)
+            self._invoice_cycle(sub_id, pay=not incomplete, attempt=not default_incomplete)
         return sub_id
 
     def expire_incomplete(self, subscription: str) -> str:
@@ -499,7 +504,10 @@ class World(RecordReads):
         return self.events[start:]
 
     # ---- internals ----------------------------------------------------------
-    def _invoice_cycle(self, subscription: str, *, pay: bool) -> str:
+    def _invoice_cycle(self, subscription: str, *, pay: bool, attempt: bool = True) -> str:
+        """A new invoice for the subscription's next period, attempted (paid or failed as `pay`
+        says), or, without `attempt`, finalized with a payment intent waiting for the customer's
+        payment method (an ``incomplete`` subscription's first invoice). Returns its id."""
         sub = self._typed(subscription, "subscription")
         item = sub["items"]["data"][0]
         price = self._typed(item["price"]["id"], "price")
@@ -508,15 +516,23 @@ class World(RecordReads):
         line = shapes.invoice_line(id="il_" + self._token(24), invoice=in_id, subscription=subscription,
                                    subscription_item=item["id"], pr=price, quantity=item["quantity"],
                                    period_start=now, period_end=now + 30 * 86400, livemode=self.livemode)
-        self._create(in_id, "invoice", shapes.invoice(
+        snapshot = shapes.invoice(
             id=in_id, cus=self.get(sub["customer"]), subscription=subscription, lines=[line],
             currency=price["currency"], amount=line["amount"],
             billing_reason="subscription_cycle" if sub["latest_invoice"] else "subscription_create",
             number=f"{self.get(sub['customer'])['invoice_prefix']}-{self._rng.randint(1, 9999):04d}",
             period_start=now, period_end=now + 30 * 86400, created=now, livemode=self.livemode,
-            account_name=ACCOUNT_NAME))
+            account_name=ACCOUNT_NAME)
+        if not attempt:
+            snapshot["payment_intent"] = self._new_payment_intent(sub["customer"], snapshot["amount_due"],
+                                                                  snapshot["currency"], "requires_payment_method")
+        self._create(in_id, "invoice", snapshot)
         self._emit("invoice.created", in_id)
-        self._attempt_invoice(in_id, pay=pay, new_invoice=True)
+        if attempt:
+            self._attempt_invoice(in_id, pay=pay, new_invoice=True)
+        else:
+            self._transition(subscription, sub["status"], {"latest_invoice": in_id})
+            self._emit("customer.subscription.updated", subscription, previous={"latest_invoice": None})
         return in_id
 
     def _attempt_invoice(self, invoice: str, *, pay: bool, new_invoice: bool = False) -> None:

@@ -490,6 +490,47 @@ def test_a_session_the_shop_creates_through_the_sdk_is_completed_and_delivered()
         assert created.object["metadata"] == {"seat": "5"}
 
 
+def test_a_default_incomplete_subscription_waits_for_its_first_payment() -> None:
+    """Stripe's recommended subscription flow (docs.stripe.com/billing/subscriptions/build-subscriptions):
+    ``payment_behavior=default_incomplete`` creates the subscription ``incomplete`` with its first
+    invoice open and unattempted, and hands the client the invoice's ``confirmation_secret``
+    (before basil, ``latest_invoice.payment_intent``); paying it makes the subscription active."""
+    world = World(SEED + 2)
+    with run_server(ServerState([world])) as provider:
+        client = stripe.StripeClient(DEFAULT_API_KEY, base_addresses={"api": provider.api_base},
+                                     http_client=stripe.RequestsClient(timeout=TIMEOUT_S), max_network_retries=0)
+        customer = client.v1.customers.create(params={"email": "ada@example.com"}).id
+        before = len(world.events)
+        sub = client.v1.subscriptions.create(params={
+            "customer": customer, "items": [{"price": world.create_price()}], "payment_behavior": "default_incomplete",
+            "expand": ["latest_invoice.confirmation_secret"]})
+        invoice = sub.latest_invoice
+        assert (sub.status, invoice.status, invoice.attempt_count) == ("incomplete", "open", 0)
+        intent = world.get(world.get(invoice.id)["payment_intent"])
+        assert (intent["status"], invoice.confirmation_secret.to_dict()) == (
+            "requires_payment_method", {"client_secret": intent["client_secret"], "type": "payment_intent"})
+        assert [e.type for e in world.events[before:]] == [
+            "customer.subscription.created", "invoice.created", "customer.subscription.updated"]
+        old = httpx.get(f"{provider.url}/v1/subscriptions/{sub.id}", params={"expand[]": "latest_invoice.payment_intent"},
+                        headers={"Authorization": f"Bearer {DEFAULT_API_KEY}", "Stripe-Version": OLD_VERSION},
+                        timeout=TIMEOUT_S).json()
+        assert old["latest_invoice"]["payment_intent"]["client_secret"] == intent["client_secret"]
+        refused = httpx.get(f"{provider.url}/v1/invoices/{invoice.id}", params={"expand[]": "confirmation_secret"},
+                            headers={"Authorization": f"Bearer {DEFAULT_API_KEY}", "Stripe-Version": OLD_VERSION},
+                            timeout=TIMEOUT_S)
+        assert refused.status_code == 400  # a basil field
+        assert provider.state is not None
+        with provider.state.lock:
+            world.retry_invoice(invoice.id, pay=True)  # the customer confirms the payment
+        assert client.v1.subscriptions.retrieve(sub.id).status == "active"
+        bad = httpx.post(f"{provider.url}/v1/subscriptions", headers={"Authorization": f"Bearer {DEFAULT_API_KEY}"},
+                         data={"customer": customer, "items[0][price]": world.create_price(),
+                               "payment_behavior": "sometimes"}, timeout=TIMEOUT_S)
+        assert (bad.status_code, bad.json()["error"]["param"]) == (400, "payment_behavior")
+    for event in world.events[before:]:
+        assert _event_differences(PROFILE.event_object(event)) == []
+
+
 def test_bad_create_parameters_name_the_parameter(api: httpx.Client, world: World) -> None:
     cases = [
         ("checkout/sessions", {"mode": "payment"}, "line_items"),
