@@ -10,8 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-#: The Stripe API version the world's objects are shaped at by default: the latest
-#: version of Stripe's OpenAPI fixtures at commit f6c2a48 (2026-08-21), the "dahlia" line.
+#: The Stripe API version the world's objects are shaped at by default: a version of the
+#: "dahlia" line, the one stripe-python 15.3.0 pins. Dahlia's later monthly versions (up to
+#: 2026-08-26.dahlia) are backward-compatible (Stripe makes breaking changes only with a new
+#: major, such as endive), so Stripe's OpenAPI fixtures at commit f6c2a48 (2026-08-21) show its shapes.
 LATEST_API_VERSION = "2026-06-24.dahlia"
 
 #: Object types whose events carry an observable state (`Event.stateful`).

@@ -147,6 +147,23 @@ def test_the_matrix_table_matches_the_tested_matrices() -> None:
             assert rows[name] == "— (passes)", name
 
 
+
+@pytest.mark.parametrize("group", ["github_receivers", "provider_receivers", "go_receivers"])
+def test_the_provider_matrix_tables_match_the_tested_matrices(group: str) -> None:
+    """The README's rows of the GitHub, Mercado Pago/Paddle/Shopify and Go receivers say what
+    the detection matrix's rows of that group expect, receiver by receiver."""
+    rows = {m.group(1).removesuffix(".js"): m.group(2) for m in
+            re.finditer(r"^\| `([\w.]+)`(?: \([^|]*\))? \| (.*?) \|$", README, flags=re.M)}
+    matrix = json.loads((ROOT / "tests/scenarios/detection_matrix.json").read_text())[group]
+    for name, row in matrix.items():
+        if name == "_about":
+            continue
+        assert name in rows, (group, name)
+        failures = row["failures"]
+        cells = [f"`{scenario}` → {', '.join(checks)}" for scenario, checks in failures.items()]
+        assert (set(rows[name].split("; ")) if failures else rows[name]) == (set(cells) if failures else "— (passes)"), (
+            group, name)
+
 def test_every_command_the_readme_shows_exists() -> None:
     shown = {m.group(1) for m in re.finditer(r"^hookproof (\w+)", "\n".join(blocks("bash")), flags=re.M)}
     help_text = hookproof("--help").stdout
@@ -371,3 +388,33 @@ def test_the_key_rules_example_loads_for_its_provider(tmp_path: Path, profile: s
                     f'effects = "SELECT business_key FROM effects"\n{table}\n', encoding="utf-8")
     mapping = load_config(path).key_mapping()
     assert mapping is not None and len(mapping.conditions) == 1
+
+
+def _profile_table() -> dict[str, tuple[list[str], str, str]]:
+    """The README's "What each profile sends" table: profile -> (event names, where the
+    shapes come from, what checks them)."""
+    section = README.split("### What each profile sends", 1)
+    assert len(section) == 2, "the README has no 'What each profile sends' section"
+    rows: dict[str, tuple[list[str], str, str]] = {}
+    for line in section[1].split("\n## ", 1)[0].splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split(" | ")]
+        if not re.match(r"\| [a-z-]+ \| `", line) or len(cells) != 4:
+            continue
+        rows[cells[0]] = (re.findall(r"`([^`]+)`", cells[1]), cells[2], cells[3])
+    return rows
+
+
+def test_the_profile_table_lists_each_profile_s_event_types_and_oracle() -> None:
+    """Every profile's row names exactly the event types `hookproof events --profile P` prints,
+    where their shapes come from, and a test file that checks them against that source."""
+    from hookproof.commands.events import event_rows
+    from hookproof.simulator.profiles import PROFILES
+
+    rows = _profile_table()
+    assert set(rows) == set(PROFILES)
+    for name in PROFILES:
+        events, shapes, oracle = rows[name]
+        assert events == [provider for provider, _ in event_rows(name)], name
+        assert shapes and oracle, name
+        tests = re.findall(r"`(tests/[^`]+\.py)`", oracle)
+        assert tests and all((ROOT / t).is_file() for t in tests), (name, oracle)

@@ -11,8 +11,11 @@ id-holding field by the object it names, along dotted paths of at most 4 parts
 (``latest_charge.balance_transaction``, ``data.customer`` on a list,
 ``data.object.customer`` on an event, ``discounts`` and ``lines.data.discounts``: a
 list of ids is expanded id by id); a list field along the path is expanded item by
-item; a null field stays null; the includable fields Stripe adds only when expanded
-(`INCLUDABLE`: a price's ``currency_options`` and ``tiers``, an invoice's ``payments``
+item; a null field stays null; a field Stripe types as a plain id and never expands
+(`NOT_EXPANDABLE`: a charge's ``payment_method``, a subscription item's ``subscription``) is
+refused; the includable fields Stripe adds only when expanded
+(`INCLUDABLE`: a price's ``currency_options`` and ``tiers``, an invoice's ``confirmation_secret``
+(from basil on: its payment intent's client secret) and ``payments``
 (basil's link from an invoice to its payment intent), a checkout session's
 ``line_items`` (and their ``discounts``, ``taxes``) and ``total_details.breakdown``, a
 customer's ``subscriptions``, ``sources``, ``tax_ids``) are added; a path through a
@@ -27,7 +30,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from hookproof.simulator.errors import WorldError
 from hookproof.simulator.profiles.stripe import StripeProfile
-from hookproof.simulator.profiles.stripe_versions import at_version
+from hookproof.simulator.profiles.stripe_versions import at_version, is_basil_or_later
 from hookproof.simulator.server import clock
 from hookproof.simulator.world import RESOURCES, World
 from hookproof.simulator.world import stripe_shapes as shapes
@@ -188,6 +191,11 @@ class Catalog:
             return {obj["currency"]: {"custom_unit_amount": None, "tax_behavior": obj["tax_behavior"],
                                       "tiers": None, "unit_amount": obj["unit_amount"],
                                       "unit_amount_decimal": obj["unit_amount_decimal"]}}
+        if kind == "invoice" and field == "confirmation_secret":
+            if world is None or not is_basil_or_later(self.version_of(world)):
+                raise KeyError(field)  # basil's (2025-03-31) replacement of the invoice's payment_intent
+            intent = world.get(obj["id"]).get("payment_intent")
+            return {"client_secret": world.get(intent)["client_secret"], "type": "payment_intent"} if intent else None
         if kind == "invoice" and world is not None:
             return {"object": "list", "data": _invoice_payments(world, obj["id"]), "has_more": False,
                     "url": f"/v1/invoice_payments?invoice={obj['id']}"}
@@ -225,12 +233,23 @@ SUBLISTS: Mapping[tuple[str, str], str] = {
 #: and a checkout session's ``total_details.breakdown``.
 INCLUDABLE: Mapping[str, tuple[str, ...]] = {
     "price": ("currency_options", "tiers"),
-    "invoice": ("payments",),
+    "invoice": ("payments", "confirmation_secret"),
     "checkout.session": ("line_items",),
     "item": ("discounts", "taxes"),
     "customer": ("subscriptions", "sources", "tax_ids"),
 }
 
+
+#: Object type (or, for a hash without ``object``, the key it sits under) -> the fields that
+#: hold another object's id and that Stripe does not expand (typed ``string`` in Stripe's
+#: OpenAPI and stripe-python, not ``ExpandableField``): expanding one is a 400, as on Stripe.
+NOT_EXPANDABLE: Mapping[str, frozenset[str]] = {
+    "charge": frozenset({"payment_method"}),
+    "line_item": frozenset({"invoice"}),
+    "subscription_item": frozenset({"subscription"}),
+    "price_details": frozenset({"product"}),
+    "subscription_item_details": frozenset({"subscription", "subscription_item", "invoice_item"}),
+}
 
 def _invoice_payments(world: World, invoice_id: str) -> list[dict[str, Any]]:
     """An invoice's payments (docs.stripe.com/api/invoice-payment/object): its payment intent."""
@@ -307,12 +326,16 @@ def expand(value: dict[str, Any], paths: Iterable[str], resolve: Callable[[str],
 
 
 def _expand(value: Any, parts: list[str], path: str, resolve: Callable[[str], dict[str, Any] | None],
-            include: Include | None) -> Any:
+            include: Include | None, owner: str | None = None) -> Any:
+    """`owner`: the key of the parent holding `value`, for a hash that names no ``object``."""
     if isinstance(value, list):
-        return [_expand(v, parts, path, resolve, include) for v in value]
+        return [_expand(v, parts, path, resolve, include, owner) for v in value]
     if not isinstance(value, dict):
         raise ExpandError(path)
     head, rest = parts[0], parts[1:]
+    kind = value.get("object")
+    if head in NOT_EXPANDABLE.get(kind if isinstance(kind, str) else owner or "", ()):
+        raise ExpandError(path)
     if head not in value:
         if include is None:
             raise ExpandError(path)
@@ -330,7 +353,7 @@ def _expand(value: Any, parts: list[str], path: str, resolve: Callable[[str], di
     elif not isinstance(child, dict):
         raise ExpandError(path)
     if rest:
-        child = _expand(child, rest, path, resolve, include)
+        child = _expand(child, rest, path, resolve, include, head)
     value[head] = child
     return value
 

@@ -130,16 +130,26 @@ def create_checkout_session(world: World, params: Mapping[str, Any]) -> str:
         raise ParamError(str(exc), "line_items[0][price]") from None
 
 
+#: ``payment_behavior`` values Stripe takes (docs.stripe.com/api/subscriptions/create).
+PAYMENT_BEHAVIORS = ("allow_incomplete", "default_incomplete", "error_if_incomplete", "pending_if_incomplete")
+
+
 def create_subscription(world: World, params: Mapping[str, Any]) -> str:
     """``POST /v1/subscriptions``: ``customer``, ``items[0][price]``, ``items[0][quantity]``,
-    ``trial_period_days``, ``metadata``. Returns the subscription id."""
+    ``trial_period_days``, ``metadata``, ``payment_behavior`` (``default_incomplete``: the
+    subscription waits ``incomplete`` for the customer to pay its first invoice; the others
+    charge the customer's card, which the world's customers' cards pay). Returns the
+    subscription id."""
     customer = _typed(world, _str(params, "customer", required=True) or "", "customer", "customer")
     item = _first_item(params, "items")
     price = _price_of(world, item, "items[0]")
     trial = (_int(params, "trial_period_days", default=0) or 0) > 0
+    behavior = _str(params, "payment_behavior") or "allow_incomplete"
+    if behavior not in PAYMENT_BEHAVIORS:
+        raise ParamError(f"Invalid payment_behavior: must be one of {', '.join(PAYMENT_BEHAVIORS)}", "payment_behavior")
     try:
         return world.subscribe(customer, price, trial=trial, quantity=_int(item, "quantity", default=1) or 1,
-                               metadata=_metadata(params))
+                               metadata=_metadata(params), default_incomplete=behavior == "default_incomplete" and not trial)
     except WorldError as exc:
         raise ParamError(str(exc), "items[0][price]") from None
 

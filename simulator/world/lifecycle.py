@@ -39,7 +39,7 @@ TRANSITIONS: Mapping[str, Mapping[str, frozenset[str]]] = {
         "uncollectible": frozenset({"paid", "void"}),
     },
     "subscription": {
-        "incomplete": frozenset({"active", "incomplete_expired"}),
+        "incomplete": frozenset({"active", "incomplete_expired", "incomplete"}),
         "incomplete_expired": frozenset(),
         "trialing": frozenset({"active", "past_due", "canceled", "trialing", "paused"}),
         "active": frozenset({"active", "past_due", "canceled"}),

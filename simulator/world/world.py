@@ -355,13 +355,24 @@ class World(RecordReads):
 
     # ---- subscriptions ------------------------------------------------------
     def subscribe(self, customer: str, price: str | None = None, *, trial: bool = False, quantity: int = 1,
-                  metadata: Mapping[str, str] | None = None) -> str:
+                  metadata: Mapping[str, str] | None = None, incomplete: bool = False,
+                  default_incomplete: bool = False) -> str:
         """Start a subscription. Without trial the first invoice is paid at once.
 
         Emits ``customer.subscription.created`` (and for a paid start ``invoice.created``,
         ``invoice.paid``). `metadata` is what a receiver set through ``POST
-        /v1/subscriptions``. Returns the subscription id.
+        /v1/subscriptions``. With `incomplete`, the first payment fails
+        (``payment_behavior=allow_incomplete``, docs.stripe.com/billing/subscriptions/overview
+        "Subscription statuses"): the subscription starts ``incomplete`` with its first invoice
+        open (``invoice.payment_failed``); `retry_invoice` paying it makes it ``active``,
+        `expire_incomplete` ends it. With `default_incomplete` (``payment_behavior=default_incomplete``,
+        Stripe's recommended flow) the first invoice is finalized and not attempted: the
+        subscription is ``incomplete`` until the customer pays it (`retry_invoice`), its payment
+        intent ``requires_payment_method``. Returns the subscription id.
         """
+        incomplete = incomplete or default_incomplete
+        if trial and incomplete:
+            raise WorldError("a trial has no first payment to fail", object_id=customer)
         cus = self._typed(customer, "customer")
         price = price or self.create_price(currency=cus["currency"])
         pr = self._typed(price, "price")
@@ -373,14 +384,36 @@ class World(RecordReads):
         item = shapes.subscription_item(id="si_" + self._token(14), subscription=sub_id, pr=pr, quantity=quantity,
                                         created=now, period_start=now, period_end=end)
         self._create(sub_id, "subscription", shapes.subscription(
-            id=sub_id, customer=customer, status="trialing" if trial else "active", items=[item],
+            id=sub_id, customer=customer, status="trialing" if trial else "incomplete" if incomplete else "active",
+            items=[item],
             currency=pr["currency"], payment_method=cus["invoice_settings"]["default_payment_method"], created=now,
             period_start=now, period_end=end, trial_start=now if trial else None, trial_end=end if trial else None,
             livemode=self.livemode, metadata=metadata or {}))
         self._emit("customer.subscription.created", sub_id)
         if not trial:
-            self._invoice_cycle(sub_id, pay=True)
+            self._invoice_cycle(sub_id, pay=not incomplete, attempt=not default_incomplete)
         return sub_id
+
+    def expire_incomplete(self, subscription: str) -> str:
+        """An ``incomplete`` subscription's first invoice went unpaid for 23 hours: the invoice
+        is voided (``invoice.voided``) and the subscription becomes ``incomplete_expired``, for
+        good (``customer.subscription.updated``; docs.stripe.com/billing/subscriptions/overview)."""
+        sub = self._typed(subscription, "subscription")
+        if sub["status"] != "incomplete":
+            raise WorldError(f"subscription {subscription} is {sub['status']}, not incomplete", object_id=subscription)
+        if sub["latest_invoice"] and self.get(sub["latest_invoice"])["status"] == "open":
+            self.void_invoice(sub["latest_invoice"])
+        self._transition(subscription, "incomplete_expired", {"ended_at": self._now_s()})
+        return self._emit("customer.subscription.updated", subscription, previous={"status": "incomplete"})
+
+    def mark_unpaid(self, subscription: str) -> str:
+        """Every retry of a ``past_due`` subscription's invoice failed and the account's setting
+        is to mark it unpaid: the subscription becomes ``unpaid`` (its invoice stays open, no
+        payment is attempted any more; a later payment makes it ``active``): emits
+        ``customer.subscription.updated`` (docs.stripe.com/billing/subscriptions/overview)."""
+        sub = self._typed(subscription, "subscription")
+        self._transition(subscription, "unpaid", {})
+        return self._emit("customer.subscription.updated", subscription, previous={"status": sub["status"]})
 
     def renew(self, subscription: str, *, pay: bool = True) -> str:
         """Bill the next period: a new invoice, paid or failed. Returns the invoice id.
@@ -471,7 +504,10 @@ class World(RecordReads):
         return self.events[start:]
 
     # ---- internals ----------------------------------------------------------
-    def _invoice_cycle(self, subscription: str, *, pay: bool) -> str:
+    def _invoice_cycle(self, subscription: str, *, pay: bool, attempt: bool = True) -> str:
+        """A new invoice for the subscription's next period, attempted (paid or failed as `pay`
+        says), or, without `attempt`, finalized with a payment intent waiting for the customer's
+        payment method (an ``incomplete`` subscription's first invoice). Returns its id."""
         sub = self._typed(subscription, "subscription")
         item = sub["items"]["data"][0]
         price = self._typed(item["price"]["id"], "price")
@@ -480,15 +516,23 @@ class World(RecordReads):
         line = shapes.invoice_line(id="il_" + self._token(24), invoice=in_id, subscription=subscription,
                                    subscription_item=item["id"], pr=price, quantity=item["quantity"],
                                    period_start=now, period_end=now + 30 * 86400, livemode=self.livemode)
-        self._create(in_id, "invoice", shapes.invoice(
+        snapshot = shapes.invoice(
             id=in_id, cus=self.get(sub["customer"]), subscription=subscription, lines=[line],
             currency=price["currency"], amount=line["amount"],
             billing_reason="subscription_cycle" if sub["latest_invoice"] else "subscription_create",
             number=f"{self.get(sub['customer'])['invoice_prefix']}-{self._rng.randint(1, 9999):04d}",
             period_start=now, period_end=now + 30 * 86400, created=now, livemode=self.livemode,
-            account_name=ACCOUNT_NAME))
+            account_name=ACCOUNT_NAME)
+        if not attempt:
+            snapshot["payment_intent"] = self._new_payment_intent(sub["customer"], snapshot["amount_due"],
+                                                                  snapshot["currency"], "requires_payment_method")
+        self._create(in_id, "invoice", snapshot)
         self._emit("invoice.created", in_id)
-        self._attempt_invoice(in_id, pay=pay, new_invoice=True)
+        if attempt:
+            self._attempt_invoice(in_id, pay=pay, new_invoice=True)
+        else:
+            self._transition(subscription, sub["status"], {"latest_invoice": in_id})
+            self._emit("customer.subscription.updated", subscription, previous={"latest_invoice": None})
         return in_id
 
     def _attempt_invoice(self, invoice: str, *, pay: bool, new_invoice: bool = False) -> None:
@@ -528,7 +572,11 @@ class World(RecordReads):
             self._transition(invoice, "open", {"attempt_count": attempt, "attempted": True, "payment_intent": pi_id,
                                                "next_payment_attempt": self._now_s() + 3 * 86400})
             self._emit("invoice.payment_failed", invoice)
-            if sub["status"] != "past_due" or new_invoice:
+            if sub["status"] == "incomplete":  # a first payment failing: it stays incomplete
+                if new_invoice:
+                    self._transition(sub_id, "incomplete", latest)
+                    self._emit("customer.subscription.updated", sub_id, previous={"latest_invoice": None})
+            elif sub["status"] != "past_due" or new_invoice:
                 self._transition(sub_id, "past_due", latest)
                 self._emit("customer.subscription.updated", sub_id, previous=previous)
 

@@ -37,26 +37,10 @@ SECRET = "gh_webhook_secret_0123456789abcdef"
 SEED = 4242
 
 #: GitHub's detection matrix: receiver -> scenario id -> the checks with findings (full
-#: catalog, github profile, seed 4242). Scenarios not listed pass or do not apply. GitHub
-#: never retries on its own: after a timeout or a lost answer the delivery is redelivered
-#: by hand, with the same X-GitHub-Delivery.
-MATRIX: dict[str, dict[str, list[str]]] = {
-    "github_app": {},
-    "github_app_no_dedupe": {
-        "duplicate-sequential": ["duplicated"],
-        "duplicate-concurrent": ["duplicated"],
-        "sender-timeout": ["duplicated"],
-        "dropped-response": ["duplicated"],
-        "reserialized-retry": ["duplicated"],
-        "transport-fields-change": ["duplicated"],
-        "mass-redelivery": ["duplicated"],
-        "mass-redelivery-window": ["duplicated"],
-    },
-    "github_app_blind_overwrite": {
-        "reorder": ["stale"],
-        "stale-after-newer": ["stale"],
-    },
-}
+#: catalog, github profile, seed 4242), from the detection matrix's ``github_receivers``.
+#: Scenarios not listed pass or do not apply.
+_ROWS = json.loads((Path(__file__).parents[1] / "scenarios" / "detection_matrix.json").read_text())["github_receivers"]
+MATRIX: dict[str, dict[str, list[str]]] = {name: row["failures"] for name, row in _ROWS.items() if name != "_about"}
 
 
 @pytest.fixture(scope="module")
@@ -148,6 +132,16 @@ def config(name: str, out: Path) -> Config:
         run=RunConfig(seed=SEED), settle=SettleConfig(window_s=0.15))
 
 
+def own_duplicated_keys(report: RunReport, profile: str) -> set[str]:
+    """The keys of `report`'s `duplicated` findings; each must be one of `profile`'s own
+    business-key kinds (``comment:``, ``fulfil:``, ``license:`` … of that provider's world)."""
+    from hookproof.commands.events import example_keys
+
+    kinds = {key.split(":")[0] for keys in example_keys(profile).values() for key in keys}
+    found = {str(f.key) for s in report.scenarios for f in s.findings if f.check_id == "duplicated"}
+    assert {key.split(":")[0] for key in found} <= kinds, (profile, sorted(found), sorted(kinds))
+    return found
+
 #: Seconds the first matrix case may take: its fixture certifies every selected receiver.
 MATRIX_TIMEOUT_S = 900
 
@@ -177,6 +171,8 @@ def test_github_receiver_fails_exactly_what_its_fault_predicts(matrix_reports: d
     failed = {s.id: sorted({f.check_id for f in s.findings}) for s in report.scenarios
               if s.verdict not in ("pass", "not_applicable")}
     assert failed == MATRIX[name]
+    duplicated = own_duplicated_keys(report, "github")
+    assert bool(duplicated) == any("duplicated" in checks for checks in MATRIX[name].values())
     ran = {s.id for s in report.scenarios if s.verdict != "not_applicable"}
     assert {"duplicate-sequential", "reorder", "stale-after-newer", "distinct-events-same-object",
             "unknown-event-type", "oversized-payload", "forged-signature"} <= ran

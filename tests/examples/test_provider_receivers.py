@@ -31,6 +31,7 @@ from hookproof.simulator.profiles import get_profile
 from hookproof.simulator.server import ServerState, run_server
 from hookproof.simulator.server.state import DEFAULT_API_KEY
 from hookproof.simulator.world import emit_events, new_world, world_event_types
+from tests.examples.test_github_app import own_duplicated_keys
 from tests.support import free_port, run_side_by_side, selected_params
 
 SEED = 4242
@@ -197,6 +198,8 @@ def test_receiver_fails_exactly_what_its_fault_predicts(matrix_reports: dict[str
     failed = {s.id: sorted({f.check_id for f in s.findings}) for s in report.scenarios
               if s.verdict not in ("pass", "not_applicable")}
     assert failed == MATRIX[name]
+    duplicated = own_duplicated_keys(report, PROFILE[name])
+    assert bool(duplicated) == any("duplicated" in checks for checks in MATRIX[name].values())
     ran = {s.id for s in report.scenarios if s.verdict != "not_applicable"}
     assert {"duplicate-sequential", "reorder", "stale-after-newer", "distinct-events-same-object",
             "unknown-event-type", "oversized-payload", "forged-signature"} <= ran

@@ -93,6 +93,16 @@ def test_errors_and_switches_in_mercado_pagos_shape(served: tuple[MercadoPagoWor
     state.switches.set(payment, Switch(stale=True, times=1))
     assert sdk.payment().get(payment)["response"]["status"] == "approved"  # the version before "refunded"
     assert sdk.payment().get(payment)["response"]["status"] == "refunded"
+    state.switches.set(payment, Switch(status=503, times=1))
+    failed = sdk.payment().get(payment)
+    assert (failed["status"], failed["response"]["error"]) == (503, "internal_error")
+    state.switches.set(payment, Switch(rate_limit_per_s=0, times=1))
+    throttled = sdk.payment().get(payment)
+    assert (throttled["status"], throttled["response"]["error"]) == (429, "too_many_requests")
+    assert sdk.payment().get(payment)["status"] == 200
+    merchant_order = world.objects("merchant_order")[0]
+    state.switches.set(merchant_order, Switch(status=503, times=1))
+    assert [sdk.merchant_order().get(merchant_order)["status"] for _ in range(2)] == [503, 200]
 
 
 def test_notifications_are_thin_and_validate_with_the_sdk() -> None:

@@ -179,3 +179,8 @@ def test_api_errors_and_switches_in_paddles_shape(served: tuple[PaddleWorld, Ser
     state.switches.set(txn, Switch(status=503, times=1))
     failed = get(base, f"/transactions/{txn}")
     assert (failed.status_code, failed.json()["error"]["type"]) == (503, "api_error")
+    state.switches.set(txn, Switch(rate_limit_per_s=0, times=1))
+    throttled = get(base, f"/transactions/{txn}")
+    assert (throttled.status_code, throttled.json()["error"]["code"]) == (429, "too_many_requests")
+    assert int(throttled.headers["Retry-After"]) >= 1
+    assert get(base, f"/transactions/{txn}").status_code == 200

@@ -9,6 +9,7 @@ import copy
 import dataclasses
 import json
 import threading
+import typing
 from collections.abc import Iterator
 from typing import Any
 
@@ -38,7 +39,8 @@ OLD_VERSION = "2024-06-20"  # before 2025-03-31.basil: the invoice links its sub
 
 def full_world(api_version: str | None = None, account: str | None = None) -> World:
     """A world that has run every operation: the lifecycle, every event type's script,
-    a trial that ends, a plan change, a pause and resume, a voided invoice, and checkout
+    a trial that ends, a plan change, a pause and resume, a voided invoice, subscriptions
+    whose first payment fails (then paid, or expired) and one marked unpaid, and checkout
     sessions opened as a receiver opens them (with and without a customer, both modes)."""
     w = World(SEED, api_version=api_version, account=account)
     w.lifecycle()
@@ -49,6 +51,13 @@ def full_world(api_version: str | None = None, account: str | None = None) -> Wo
     w.end_trial(trial)
     w.change_plan(trial, w.create_price())
     w.cancel(trial)
+    recovered = w.subscribe(customer, incomplete=True)  # its first payment fails, then succeeds
+    w.retry_invoice(w.get(recovered)["latest_invoice"], pay=True)
+    w.expire_incomplete(w.subscribe(customer, incomplete=True))
+    dunning = w.subscribe(customer)
+    w.retry_invoice(w.renew(dunning, pay=False), pay=False)
+    w.mark_unpaid(dunning)
+    w.retry_invoice(w.get(dunning)["latest_invoice"], pay=True)
     paid = w.open_checkout(None, w.create_price(interval=None), quantity=2, client_reference_id="order-7",
                            metadata={"order": "7"}, customer_email="shopper@example.com")
     w.complete_checkout(paid)
@@ -113,6 +122,22 @@ def test_every_documented_difference_names_a_reason() -> None:
 
 def test_the_world_emits_every_event_type_the_profile_sends(world: World) -> None:
     assert {e.type for e in world.events} == set(PROFILE.event_types())
+
+
+def test_subscriptions_go_through_every_status_stripe_has(world: World) -> None:
+    """Every value stripe-python's ``Subscription.status`` takes, each in an event, and each
+    move one Stripe makes (``incomplete`` to ``active`` once paid, to ``incomplete_expired``;
+    ``past_due`` to ``unpaid`` and back to ``active`` once paid)."""
+    literal = next(a for a in typing.get_args(stripe.Subscription.__annotations__["status"])
+                   if typing.get_origin(a) is typing.Literal)
+    subs = [e for e in world.events if e.object_type == "subscription"]
+    assert {e.status for e in subs} == set(typing.get_args(literal))
+    moves = {(e.previous_attributes or {}).get("status", e.status) + ">" + str(e.status)
+             for e in subs if e.type == "customer.subscription.updated"}
+    assert {"incomplete>active", "incomplete>incomplete_expired", "past_due>unpaid", "unpaid>active"} <= moves
+    expired = next(e for e in subs if e.status == "incomplete_expired")
+    invoice = world.get(world.get(expired.object_id)["latest_invoice"])
+    assert (invoice["status"], expired.object["ended_at"] is not None) == ("void", True)
 
 
 def test_every_event_has_stripes_shape(world: World) -> None:
@@ -314,9 +339,73 @@ def test_sub_lists_page_the_parents_own_items(api: httpx.Client, world: World) -
     assert missing.status_code == 404 and missing.json()["error"]["code"] == "resource_missing"
 
 
+def _sdk_annotation(cls: type | None, key: str) -> Any:
+    for klass in cls.__mro__ if cls is not None else ():
+        annotation = vars(klass).get("__annotations__", {}).get(key)
+        if annotation is not None:
+            return annotation
+    return None
+
+
+def _leaves(annotation: Any) -> list[Any]:
+    todo, out = [annotation], []
+    while todo:
+        t = todo.pop()
+        args = typing.get_args(t)
+        todo.extend(args) if args else out.append(t)
+    return out
+
+
+def _id_fields(obj: dict[str, Any], cls: type | None, at: str = "") -> Iterator[tuple[str, str, bool]]:
+    """(dotted path, value, expandable per stripe-python) of every string field of `obj`
+    (and of the hashes and first list items inside it): ``ExpandableField[...]`` is
+    ``Union[str, <resource>]``, a plain id is ``str``."""
+    for key, value in obj.items():
+        leaves = _leaves(_sdk_annotation(cls, key))
+        path = f"{at}.{key}" if at else key
+        classes = [getattr(stripe, c.__forward_arg__, None) if isinstance(c, typing.ForwardRef) else c for c in leaves]
+        inner = next((c for c in classes if isinstance(c, type) and issubclass(c, stripe.StripeObject)
+                      and c is not stripe.ListObject), None)
+        if isinstance(value, str) and key != "id":
+            yield path, value, str in leaves and any(isinstance(c, typing.ForwardRef) for c in leaves)
+        elif isinstance(value, dict) and inner is not None:
+            items = value.get("data", [])[:1] if value.get("object") == "list" else [value]
+            for item in items:
+                yield from _id_fields(item, inner, path + ".data" if value.get("object") == "list" else path)
+
+
+def test_a_field_expands_exactly_where_stripe_python_types_it_expandable(api: httpx.Client, world: World) -> None:
+    """Every field of every served object that holds another object's id (up to Stripe's four
+    levels): expanded where stripe-python types it ``ExpandableField``, a 400 where it is a
+    plain id string (a charge's ``payment_method``, a subscription item's ``subscription``)."""
+    from tests.simulator.stripe_oracle import _sdk_class
+
+    ids = {oid for kind in set(RESOURCES.values()) - {"event"} for oid in world.objects(kind)}
+    wrong: set[tuple[str, str, bool, int]] = set()
+    checked = 0
+    for path, kind in RESOURCES.items():
+        if kind == "event":
+            continue
+        for object_id in world.objects(kind):
+            obj = api.get(f"/v1/{path}/{object_id}").json()
+            for field, value, expandable in _id_fields(obj, _sdk_class(kind)):
+                if value not in ids or len(field.split(".")) > 4:
+                    continue
+                answer = api.get(f"/v1/{path}/{object_id}", params={"expand[]": field})
+                checked += 1
+                if (answer.status_code == 200) != expandable:
+                    wrong.add((kind, field, expandable, answer.status_code))
+    assert checked > 100 and wrong == set()
+
+
 def test_a_field_that_is_not_expandable_is_refused(api: httpx.Client, world: World) -> None:
     answer = api.get(f"/v1/prices/{world.objects('price')[0]}", params={"expand[]": "unit_amount"})
     assert answer.status_code == 400 and answer.json()["error"]["param"] == "expand"
+    lines = f"/v1/invoices/{world.objects('invoice')[0]}/lines"  # a hash's plain id, in a list's items
+    assert api.get(lines, params={"expand[]": "data.pricing.price_details.price"}).status_code == 200
+    refused = api.get(lines, params={"expand[]": "data.pricing.price_details.product"})
+    assert (refused.status_code, refused.json()["error"]["message"]) == (
+        400, "This property cannot be expanded (data.pricing.price_details.product).")
 
 
 def test_the_sdk_pages_lists_and_expands(sdk: stripe.StripeClient, world: World) -> None:
@@ -399,6 +488,47 @@ def test_a_session_the_shop_creates_through_the_sdk_is_completed_and_delivered()
         assert sub.status == "active" and sub["items"].data[0].price.object == "price"
         created = next(e for e in world.events if e.type == "customer.subscription.created")
         assert created.object["metadata"] == {"seat": "5"}
+
+
+def test_a_default_incomplete_subscription_waits_for_its_first_payment() -> None:
+    """Stripe's recommended subscription flow (docs.stripe.com/billing/subscriptions/build-subscriptions):
+    ``payment_behavior=default_incomplete`` creates the subscription ``incomplete`` with its first
+    invoice open and unattempted, and hands the client the invoice's ``confirmation_secret``
+    (before basil, ``latest_invoice.payment_intent``); paying it makes the subscription active."""
+    world = World(SEED + 2)
+    with run_server(ServerState([world])) as provider:
+        client = stripe.StripeClient(DEFAULT_API_KEY, base_addresses={"api": provider.api_base},
+                                     http_client=stripe.RequestsClient(timeout=TIMEOUT_S), max_network_retries=0)
+        customer = client.v1.customers.create(params={"email": "ada@example.com"}).id
+        before = len(world.events)
+        sub = client.v1.subscriptions.create(params={
+            "customer": customer, "items": [{"price": world.create_price()}], "payment_behavior": "default_incomplete",
+            "expand": ["latest_invoice.confirmation_secret"]})
+        invoice = sub.latest_invoice
+        assert (sub.status, invoice.status, invoice.attempt_count) == ("incomplete", "open", 0)
+        intent = world.get(world.get(invoice.id)["payment_intent"])
+        assert (intent["status"], invoice.confirmation_secret.to_dict()) == (
+            "requires_payment_method", {"client_secret": intent["client_secret"], "type": "payment_intent"})
+        assert [e.type for e in world.events[before:]] == [
+            "customer.subscription.created", "invoice.created", "customer.subscription.updated"]
+        old = httpx.get(f"{provider.url}/v1/subscriptions/{sub.id}", params={"expand[]": "latest_invoice.payment_intent"},
+                        headers={"Authorization": f"Bearer {DEFAULT_API_KEY}", "Stripe-Version": OLD_VERSION},
+                        timeout=TIMEOUT_S).json()
+        assert old["latest_invoice"]["payment_intent"]["client_secret"] == intent["client_secret"]
+        refused = httpx.get(f"{provider.url}/v1/invoices/{invoice.id}", params={"expand[]": "confirmation_secret"},
+                            headers={"Authorization": f"Bearer {DEFAULT_API_KEY}", "Stripe-Version": OLD_VERSION},
+                            timeout=TIMEOUT_S)
+        assert refused.status_code == 400  # a basil field
+        assert provider.state is not None
+        with provider.state.lock:
+            world.retry_invoice(invoice.id, pay=True)  # the customer confirms the payment
+        assert client.v1.subscriptions.retrieve(sub.id).status == "active"
+        bad = httpx.post(f"{provider.url}/v1/subscriptions", headers={"Authorization": f"Bearer {DEFAULT_API_KEY}"},
+                         data={"customer": customer, "items[0][price]": world.create_price(),
+                               "payment_behavior": "sometimes"}, timeout=TIMEOUT_S)
+        assert (bad.status_code, bad.json()["error"]["param"]) == (400, "payment_behavior")
+    for event in world.events[before:]:
+        assert _event_differences(PROFILE.event_object(event)) == []
 
 
 def test_bad_create_parameters_name_the_parameter(api: httpx.Client, world: World) -> None:
