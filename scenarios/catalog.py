@@ -16,6 +16,7 @@ from hookproof.simulator.events import Event
 from hookproof.simulator.faults import FaultPlan, Mutation, applicable
 from hookproof.simulator.profiles.base import Profile
 from hookproof.simulator.world import AnyWorld, World
+from hookproof.simulator.world.lifecycle import RELATED_TYPES
 
 #: Go-live checklist items (ids are stable; reports show the titles).
 CHECKLIST: Mapping[str, str] = {
@@ -602,13 +603,6 @@ def _downstream_lost(ctx: Context, w: World) -> Plan | NotApplicable:
 
 
 # ---- delivery patterns from real bug reports ---------------------------------------
-
-#: The first events of one new subscription and of one payment, released together.
-RELATED_TYPES: tuple[frozenset[str], ...] = (
-    frozenset({"customer.subscription.created", "customer.subscription.updated", "invoice.paid"}),
-    frozenset({"payment_intent.succeeded", "charge.succeeded"}),
-)
-
 
 def _related_burst(ctx: Context, w: World) -> Plan | NotApplicable:
     """Two new subscriptions and two payments; each one's first events in one race burst."""
