@@ -203,6 +203,39 @@ _TRANSIENT = ("--duplicates", "0", "--related", "0", "--late", "0", "--older-red
               "--api-transient", "0.5")
 
 
+def _sink_storm(tmp_path: Path, receiver: str, *args: str) -> dict[str, list[str]]:
+    """`_storm` of a receiver whose effects are calls to the effect sink, observed there (its
+    subscription states in its own table), every pattern of real bug reports on."""
+    from tests.support import free_port
+
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    port, db = free_port(), tmp_path / f"{receiver}.sqlite"
+    (tmp_path / "hookproof.toml").write_text("\n".join([
+        "[target]", f'url = "http://127.0.0.1:{port}/webhooks"', 'profile = "stripe"',
+        'secret = "env:HOOKPROOF_TEST_SECRET"', "", "[target.start]",
+        f'command = "{sys.executable} -m examples.receivers.{receiver} --port {port} --db sqlite:///{db} '
+        f'--secret {SECRET} --sink {{sink_url}} --api-base {{api_base}}"',
+        f'health_url = "http://127.0.0.1:{port}/healthz"', f'cwd = "{ROOT}"', "startup_timeout_s = 60", "",
+        "[observer]", 'kind = "sink"', f'url = "sqlite:///{db}"',
+        'state = "SELECT object_id, status, version FROM subscription_states"', "",
+        "[settle]", "window_s = 0.5", "deadline_s = 30", ""]), encoding="utf-8")
+    env = {**os.environ, "HOOKPROOF_TEST_SECRET": SECRET, "PYTHONPATH": str(ROOT), "COLUMNS": "200"}
+    result = subprocess.run([sys.executable, "-m", "hookproof", "storm", "--config", str(tmp_path / "hookproof.toml"),
+                             "--out", str(tmp_path / "out"), "--duration", "8s", "--users", "2", "--rate", "10",
+                             *_EVERY_PATTERN, *args],
+                            cwd=str(ROOT), env=env, capture_output=True, text=True, timeout=240)
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    (scenario,) = report["scenarios"]
+    assert scenario["verdict"] in ("pass", "fail"), (scenario["reason"], result.stdout + result.stderr)
+    checks = {c["check_id"]: c for c in scenario["checks"]}
+    assert checks["duplicated"]["stats"]["keys_observed"] > 0, checks["duplicated"]  # the sink was read
+    return {c["check_id"]: [f["message"] for f in c["findings"] if f["severity"] == "finding"]
+            for c in scenario["checks"] if c["verdict"] != "valid"}
+
+
+_EVERY_PATTERN = ("--related", "0.2", "--older-redelivery", "0.2", "--late", "0.2")
+
+
 def _fetching_storm(tmp_path: Path) -> object:
     from tests.loadtests.test_storm_worlds import _config, storm
 
@@ -214,6 +247,12 @@ STORMS: dict[str, Callable[[Path], object]] = {
         lambda d: _storm(d, "get_or_create_racy", "--related", "0.5", "--duplicates", "0"),
     "test_related_bursts_catch_the_racy_get_or_create_and_pass_its_atomic_twin/atomic":
         lambda d: _storm(d, "get_or_create_atomic", "--related", "0.5", "--duplicates", "0"),
+    **{f"test_the_correct_reference_receivers_pass_a_storm_with_every_pattern[{name}]/storm":
+       (lambda name: lambda d: _storm(d, name, *_EVERY_PATTERN))(name) for name in ("foreign_acked", "inbox_queue")},
+    "test_the_correct_reference_receivers_pass_a_storm_with_every_pattern[downstream_keyed]/storm":
+        lambda d: _sink_storm(d, "downstream_keyed"),
+    "test_a_storm_observed_at_the_effect_sink_finds_a_fresh_idempotency_key/fresh":
+        lambda d: _sink_storm(d, "fresh_idempotency_key"),
     "test_related_bursts_catch_the_cross_type_race_and_pass_its_keyed_twin/race":
         lambda d: _storm(d, "cross_type_race", "--related", "0.5", "--duplicates", "0"),
     "test_related_bursts_catch_the_cross_type_race_and_pass_its_keyed_twin/keyed":
@@ -252,6 +291,25 @@ def test_related_bursts_catch_the_racy_get_or_create_and_pass_its_atomic_twin(
     # 500, so its object may be missing (stale) or its effect never applied (lost).
     assert set(racy) <= {"no_server_error", "stale", "lost"}, racy
     assert storms.result(f"{request.node.name}/atomic") == {}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["foreign_acked", "inbox_queue", "downstream_keyed"])
+def test_the_correct_reference_receivers_pass_a_storm_with_every_pattern(
+        storms: StormBatch[Any], request: pytest.FixtureRequest, name: str) -> None:
+    """Correct reference receivers the other storm tests leave out end a storm of related
+    bursts, older-after-newer redeliveries, late events and a redelivery wave with no finding:
+    downstream_keyed's effects are calls to the effect sink, read there by the master."""
+    assert storms.result(f"{request.node.name}/storm") == {}
+
+
+@pytest.mark.slow
+def test_a_storm_observed_at_the_effect_sink_finds_a_fresh_idempotency_key(
+        storms: StormBatch[Any], request: pytest.FixtureRequest) -> None:
+    """fresh_idempotency_key calls the effect API with a new key on every duplicate: the sink
+    applies each, and the storm's master, reading the sink, finds them duplicated."""
+    fresh = storms.result(f"{request.node.name}/fresh")
+    assert fresh.get("duplicated"), fresh
 
 
 @pytest.mark.slow
