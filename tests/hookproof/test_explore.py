@@ -74,6 +74,9 @@ def test_explore_passes_a_correct_receiver(tmp_path: Path) -> None:
     ("get_or_create_atomic", set()),
     ("cross_type_keyed", set()),
     ("foreign_acked", set()),
+    ("downstream_keyed", set()),  # its effects are calls to the effect sink, read there
+    ("inbox_queue", set()),
+    ("inbox_sync", set()),
     ("cross_type_race", {"duplicated"}),  # the same search catches the broken twin
 ])
 def test_explore_at_a_started_receiver_s_url_passes_the_correct_receivers(tmp_path: Path, receiver: str,
