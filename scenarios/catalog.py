@@ -355,7 +355,9 @@ def state_events(ctx: Context, w: World) -> list[Event]:
     observer reads the states of invoices and not of subscriptions (`Context.state_kinds`),
     the same story's invoices instead: created (open), payment failed, paid."""
     if not isinstance(w, World):  # another provider's world: one stateful object's life
-        return [e for e in w.state_story() if e.stateful and ctx.sends(e.type)]
+        story = [e for e in w.state_story() if ctx.sends(e.type)]
+        kind = _other_walked_kind(ctx, story)
+        return [e for e in story if (e.stateful if kind is None else e.object_type == kind and e.status is not None)]
     cus = _customer(w)
     start = len(w.events)
     sub = w.subscribe(cus)
@@ -377,6 +379,20 @@ def _walked_kind(ctx: Context, story: Sequence[Event]) -> str:
         if kind in ctx.state_kinds and sum(e.object_type == kind and ctx.sends(e.type) for e in story) >= 2:
             return kind
     return "subscription"
+
+
+def _other_walked_kind(ctx: Context, story: Sequence[Event]) -> str | None:
+    """In another provider's state story, the kind whose states the scenario walks instead of
+    its stateful objects' (None: those): when the observer names its kinds and none of them is a
+    stateful kind of the story, the first it names (sorted) with two events of a status in it
+    (Paddle's transactions: paid, completed)."""
+    kinds = ctx.state_kinds
+    if not kinds or any(e.stateful and e.object_type in kinds for e in story):
+        return None
+    for kind in sorted(kinds):
+        if sum(e.object_type == kind and e.status is not None for e in story) >= 2:
+            return kind
+    return None
 
 
 def _need(events: Sequence[Event], what: str, ctx: Context | None = None) -> NotApplicable | None:
