@@ -353,7 +353,9 @@ STATE_KINDS: tuple[str, ...] = ("subscription", "invoice")
 def state_events(ctx: Context, w: World) -> list[Event]:
     """A subscription's whole life: created, renewed, past due, recovered, canceled. When the
     observer reads the states of invoices and not of subscriptions (`Context.state_kinds`),
-    the same story's invoices instead: created (open), payment failed, paid."""
+    the same story's invoices instead: created (open), payment failed, paid; when it reads
+    payment intents' and neither, a payment intent that fails, then is paid
+    (``requires_payment_method``, ``succeeded``)."""
     if not isinstance(w, World):  # another provider's world: one stateful object's life
         story = [e for e in w.state_story() if ctx.sends(e.type)]
         kind = _other_walked_kind(ctx, story)
@@ -367,6 +369,11 @@ def state_events(ctx: Context, w: World) -> list[Event]:
     w.cancel(sub)
     story = w.events[start:]
     kind = _walked_kind(ctx, story)
+    if kind == "subscription" and ctx.state_kinds and "subscription" not in ctx.state_kinds \
+            and "payment_intent" in ctx.state_kinds:  # a payment that fails, then is paid
+        start = len(w.events)
+        w.retry_payment(w.fail_payment(cus))
+        story, kind = w.events[start:], "payment_intent"
     return [e for e in story if e.object_type == kind and ctx.sends(e.type)]
 
 

@@ -38,7 +38,7 @@ OLD_VERSION = "2024-06-20"  # before 2025-03-31.basil: the invoice links its sub
 
 def full_world(api_version: str | None = None, account: str | None = None) -> World:
     """A world that has run every operation: the lifecycle, every event type's script,
-    a trial that ends, a plan change, a pause and resume, a voided invoice, and checkout
+    a trial that ends, a plan change, a failed payment paid on retry, a pause and resume, a voided invoice, and checkout
     sessions opened as a receiver opens them (with and without a customer, both modes)."""
     w = World(SEED, api_version=api_version, account=account)
     w.lifecycle()
@@ -49,6 +49,7 @@ def full_world(api_version: str | None = None, account: str | None = None) -> Wo
     w.end_trial(trial)
     w.change_plan(trial, w.create_price())
     w.cancel(trial)
+    w.retry_payment(w.fail_payment(customer))
     paid = w.open_checkout(None, w.create_price(interval=None), quantity=2, client_reference_id="order-7",
                            metadata={"order": "7"}, customer_email="shopper@example.com")
     w.complete_checkout(paid)
