@@ -199,6 +199,27 @@ def test_identical_5xx_findings_of_reorder_merge_and_name_their_event_type(tmp_p
     assert all(len(f.attempts) == f.count * int(m.group(1)) for m, f in zip(words, errors) if m)
 
 
+@pytest.mark.slow
+def test_a_state_check_over_no_object_is_unknown_with_its_reason(tmp_path: Path) -> None:
+    """Over real HTTP: the observer reads only checkout sessions' states, which reorder's and
+    stale-after-newer's stories never send: their state checks compared nothing, so each
+    scenario is unknown and says why, never a pass."""
+    from examples.receivers import config as receiver_config
+
+    cfg = receiver_config("inbox_sync", tmp_path, "whsec_certify_vacuous_states", seed=7,
+                          scenarios=["reorder", "stale-after-newer"], settle_window_s=0.15)
+    sessions = {"checkout.session": "SELECT object_id, status FROM subscription_states WHERE 1 = 0"}
+    cfg = cfg.model_copy(update={"observer": cfg.observer.model_copy(update={"state": None, "states": sessions})})
+    report = certify(cfg, out_dir=tmp_path / "out").report
+    why = ("no object whose state the observer reads (checkout.session) was validly sent: nothing to compare; "
+           "0 finding(s), 0 advisory(ies)")
+    for scenario in report.scenarios:
+        assert scenario.verdict == "unknown" and scenario.reason == f"regressed: {why}; stale: {why}", scenario
+        assert {c.check_id: c.verdict for c in scenario.checks if c.check_id in ("stale", "regressed")} == {
+            "stale": "unknown", "regressed": "unknown"}
+    assert report.verdict == "unknown"
+
+
 def test_the_sink_url_does_not_override_what_the_user_set(tmp_path: Path) -> None:
     from hookproof.certify import receiver_env
 
