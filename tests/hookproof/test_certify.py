@@ -136,6 +136,13 @@ def test_a_future_dated_delivery_is_a_finding_where_the_official_verifier_reject
     report = certify(cfg, out_dir=tmp_path / "out").report
     assert {s.id: sorted({f.check_id for f in s.findings}) for s in report.scenarios if s.findings} == failing
     assert {s.id: s.verdict for s in report.scenarios} == {s: "fail" if failing else "pass" for s in FUTURE_SCENARIOS}
+    if failing:  # each applied key names why its deliveries were invalid
+        applied = {s.id: {f.message for f in s.findings if f.message.startswith("applied")} for s in report.scenarios}
+        assert applied == {
+            "future-timestamp": {"applied although every delivery of it was signed with a future timestamp the "
+                                 "profile's official verifier rejects (observation 0)"},
+            "stale-timestamp": {"applied although every delivery of it was invalid (forged, stale or foreign) "
+                                "(observation 0)"}}
 
 
 @pytest.mark.slow
