@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -59,6 +60,12 @@ from hookproof.loadtests.storm_state import STATE
 from hookproof.loadtests.storm_user import StormUser
 from hookproof.loadtests.storm_worker import flush, probe_lag, report_ready, stream
 from hookproof.scenarios.runner import VERSION
+
+# httpcore (under httpx: the master's http and sink observers, imported when the storm ends)
+# imports trio when it is installed and catches only ImportError; under gevent's patched
+# select, which has no epoll, importing trio raises AttributeError, and the master could not
+# read the receiver. Nothing in a Locust process runs trio: it is made unimportable here.
+sys.modules.setdefault("trio", None)  # type: ignore[arg-type]
 
 __all__ = ["StormUser"]
 

@@ -29,12 +29,13 @@ import re
 from dataclasses import dataclass, replace
 from functools import partial
 from types import MappingProxyType
-from typing import Any, AnyStr, Callable, Iterator, Mapping, NamedTuple
+from typing import Any, AnyStr, Callable, Collection, Iterator, Mapping, NamedTuple
 
 from hookproof.loadtests.renaming import IdRenamer
 from hookproof.simulator.events import Event
 from hookproof.simulator.profiles.base import Envelope, Profile, new_envelope
 from hookproof.simulator.world import World
+from hookproof.simulator.world.lifecycle import RELATED_TYPES
 
 #: A world id: a lowercase prefix (``cs_test`` included), 18 characters kept, 6 renamed.
 _WORLD_ID = re.compile(r"\b([a-z]{2,5}(?:_test|_live)?_[A-Za-z0-9]{18})[A-Za-z0-9]{6}\b")
@@ -68,6 +69,30 @@ def template_world(kind: str, seed: int, *, live: bool = False, account: str | N
 def play_stories(world: Any, stories: int = STORIES) -> list[list[Event]]:
     """`stories` lifecycles of `world`, played now: each one's events."""
     return [list(world.lifecycle()) for _ in range(stories)]
+
+
+def storm_sends(profile: Profile, enabled: Collection[str] | None = None,
+                team_keys: Mapping[str, Any] | None = None) -> Callable[[Event], bool]:
+    """Which events of a story a storm sends: those of a type `profile` sends and the receiver
+    subscribes to (`enabled`, world type names; None: every type) that owe an effect (a
+    built-in business key, or a type the team's `[business_keys]` maps to a key or its
+    `[counters]` names: `team_keys` as `scenarios.business_keys.to_plain` makes it), move an
+    object's state, or are one of a new object's first events a provider emits together
+    (`lifecycle.RELATED_TYPES`: a payment's ``charge.succeeded`` beside its
+    ``payment_intent.succeeded``, which a receiver granting from either type must not grant
+    twice). The storm's related bursts release those together."""
+    kept = set(enabled) if enabled is not None else None
+    plain = team_keys or {}
+    team = {t for t, template in (plain.get("templates") or {}).items() if template is not None}
+    team |= set(plain.get("counters") or {})
+    related = frozenset().union(*RELATED_TYPES)
+
+    def keep(e: Event) -> bool:
+        if profile.provider_type(e.type) is None or (kept is not None and e.type not in kept):
+            return False
+        return e.business_key is not None or e.stateful or e.type in team or e.type in related
+
+    return keep
 
 
 class Rendered(NamedTuple):
@@ -318,4 +343,4 @@ class StoryBook:
 
 
 __all__ = ["MAX_COPIES", "STORIES", "Rendered", "StoryBook", "cut_at_tails", "original_id", "play_stories", "process_seed", "renamed",
-           "renamed_text", "story_events", "tail", "template_world"]
+           "renamed_text", "storm_sends", "story_events", "tail", "template_world"]

@@ -23,10 +23,9 @@ from hookproof.loadtests.exchange import ObservedAtoms, observed
 from hookproof.loadtests.plan import Send
 from hookproof.loadtests.records import STORM_SCENARIO, event_to_wire, make_attempt
 from hookproof.loadtests.spec import SpecError, StormSpec, secrets_from_env, secrets_from_text
-from hookproof.loadtests.stories import STORIES, StoryBook, process_seed, template_world
+from hookproof.loadtests.stories import STORIES, StoryBook, process_seed, storm_sends, template_world
 from hookproof.simulator.delivery.attempt_core import grade
 from hookproof.simulator.delivery.history import Attempt
-from hookproof.simulator.events import Event
 from hookproof.simulator.profiles import get_profile
 from hookproof.simulator.profiles.base import Profile
 from hookproof.simulator.secret_forms import Masker
@@ -209,12 +208,7 @@ class StormProcess:
         if self.book is None:
             spec, profile = self.spec, self.profile
             assert spec is not None and profile is not None
-            enabled = set(spec.enabled_types) if spec.enabled_types is not None else None
-
-            def keep(e: Event) -> bool:
-                return (profile.provider_type(e.type) is not None and (enabled is None or e.type in enabled)
-                        and (e.business_key is not None or e.stateful))
-
+            keep = storm_sends(profile, spec.enabled_types, spec.keys)
             world = template_world(profile.world, seed, live=spec.live, account=spec.account,
                                    start_us=spec.world_start_us)
             # building takes seconds: yield between stories, so a worker's heartbeats

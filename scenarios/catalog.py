@@ -16,6 +16,7 @@ from hookproof.simulator.events import Event
 from hookproof.simulator.faults import FaultPlan, Mutation, applicable
 from hookproof.simulator.profiles.base import Profile
 from hookproof.simulator.world import AnyWorld, World
+from hookproof.simulator.world.lifecycle import RELATED_TYPES
 
 #: Go-live checklist items (ids are stable; reports show the titles).
 CHECKLIST: Mapping[str, str] = {
@@ -352,9 +353,13 @@ STATE_KINDS: tuple[str, ...] = ("subscription", "invoice")
 def state_events(ctx: Context, w: World) -> list[Event]:
     """A subscription's whole life: created, renewed, past due, recovered, canceled. When the
     observer reads the states of invoices and not of subscriptions (`Context.state_kinds`),
-    the same story's invoices instead: created (open), payment failed, paid."""
+    the same story's invoices instead: created (open), payment failed, paid; when it reads
+    payment intents' and neither, a payment intent that fails, then is paid
+    (``requires_payment_method``, ``succeeded``)."""
     if not isinstance(w, World):  # another provider's world: one stateful object's life
-        return [e for e in w.state_story() if e.stateful and ctx.sends(e.type)]
+        story = [e for e in w.state_story() if ctx.sends(e.type)]
+        kind = _other_walked_kind(ctx, story)
+        return [e for e in story if (e.stateful if kind is None else e.object_type == kind and e.status is not None)]
     cus = _customer(w)
     start = len(w.events)
     sub = w.subscribe(cus)
@@ -364,6 +369,11 @@ def state_events(ctx: Context, w: World) -> list[Event]:
     w.cancel(sub)
     story = w.events[start:]
     kind = _walked_kind(ctx, story)
+    if kind == "subscription" and ctx.state_kinds and "subscription" not in ctx.state_kinds \
+            and "payment_intent" in ctx.state_kinds:  # a payment that fails, then is paid
+        start = len(w.events)
+        w.retry_payment(w.fail_payment(cus))
+        story, kind = w.events[start:], "payment_intent"
     return [e for e in story if e.object_type == kind and ctx.sends(e.type)]
 
 
@@ -376,6 +386,20 @@ def _walked_kind(ctx: Context, story: Sequence[Event]) -> str:
         if kind in ctx.state_kinds and sum(e.object_type == kind and ctx.sends(e.type) for e in story) >= 2:
             return kind
     return "subscription"
+
+
+def _other_walked_kind(ctx: Context, story: Sequence[Event]) -> str | None:
+    """In another provider's state story, the kind whose states the scenario walks instead of
+    its stateful objects' (None: those): when the observer names its kinds and none of them is a
+    stateful kind of the story, the first it names (sorted) with two events of a status in it
+    (Paddle's transactions: paid, completed)."""
+    kinds = ctx.state_kinds
+    if not kinds or any(e.stateful and e.object_type in kinds for e in story):
+        return None
+    for kind in sorted(kinds):
+        if sum(e.object_type == kind and e.status is not None for e in story) >= 2:
+            return kind
+    return None
 
 
 def _need(events: Sequence[Event], what: str, ctx: Context | None = None) -> NotApplicable | None:
@@ -602,13 +626,6 @@ def _downstream_lost(ctx: Context, w: World) -> Plan | NotApplicable:
 
 
 # ---- delivery patterns from real bug reports ---------------------------------------
-
-#: The first events of one new subscription and of one payment, released together.
-RELATED_TYPES: tuple[frozenset[str], ...] = (
-    frozenset({"customer.subscription.created", "customer.subscription.updated", "invoice.paid"}),
-    frozenset({"payment_intent.succeeded", "charge.succeeded"}),
-)
-
 
 def _related_burst(ctx: Context, w: World) -> Plan | NotApplicable:
     """Two new subscriptions and two payments; each one's first events in one race burst."""

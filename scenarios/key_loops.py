@@ -38,6 +38,10 @@ def other_mode_message(live: bool) -> str:
 
 #: ``unexpected``'s message for a key every delivery of which was an event of another account.
 UNEXPECTED_OTHER_ACCOUNT = "applied an event of another account than the endpoint's (account: not target.account)"
+#: ``unexpected``'s message for a key every invalid delivery of which was signed with a future
+#: timestamp (`future-timestamp`, invalid only where the profile's official verifier rejects one).
+UNEXPECTED_FUTURE = ("applied although every delivery of it was signed with a future timestamp the "
+                     "profile's official verifier rejects")
 #: ``unexpected``'s message for a key no validly sent event carries.
 UNEXPECTED_UNOWED = ("applied, but no validly sent event carries this key (an effect for an event that owes "
                      "none, or a business key template that does not match the receiver's)")
@@ -200,8 +204,11 @@ def unexpected_keys_by_key(expectations: Expectations, idx: CheckIndex) -> list[
 def forbidden_message(history: Sequence[Attempt], positions: Iterable[int]) -> str:
     """``unexpected``'s message for a forbidden key filed at `positions` of `history`: it names
     livemode or the account when every invalid delivery of it was another mode's or account's
-    event, else `UNEXPECTED_FORBIDDEN`."""
-    why = {frozenset(_INVALIDATING_TAGS.intersection(history[p].faults)) for p in positions if not history[p].valid}
+    event, the future timestamp when every one was future-dated, else `UNEXPECTED_FORBIDDEN`."""
+    invalid = [history[p].faults for p in positions if not history[p].valid]
+    if invalid and all("future-timestamp" in faults for faults in invalid):
+        return UNEXPECTED_FUTURE
+    why = {frozenset(_INVALIDATING_TAGS.intersection(faults)) for faults in invalid}
     if why == {frozenset({"livemode-mismatch"})}:
         return UNEXPECTED_OTHER_MODE
     if why == {frozenset({"foreign-account"})}:
@@ -219,6 +226,6 @@ def distinct_events_note(history: Sequence[Attempt], positions: Sequence[int]) -
     return f", of {len(ids)} distinct events ({shown}) that share this business key, so it is owed once for them all"
 
 
-__all__: Sequence[str] = ["UNEXPECTED_FORBIDDEN", "UNEXPECTED_OTHER_ACCOUNT", "UNEXPECTED_OTHER_MODE", "UNEXPECTED_UNOWED",
+__all__: Sequence[str] = ["UNEXPECTED_FORBIDDEN", "UNEXPECTED_FUTURE", "UNEXPECTED_OTHER_ACCOUNT", "UNEXPECTED_OTHER_MODE", "UNEXPECTED_UNOWED",
                           "distinct_events_note", "duplicated_by_key", "forbidden_message", "other_mode_message",
                           "lost_by_key", "lost_not_applicable", "money_by_key", "recovered_by_key", "unexpected_keys_by_key"]

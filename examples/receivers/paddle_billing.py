@@ -12,12 +12,13 @@ receiver:
   the event's effect (``fulfil:{txn}`` on ``transaction.completed``, ``provision:{sub}`` on
   ``subscription.created``, ``dunning:{sub}:{period start}`` on ``subscription.past_due``,
   ``deprovision:{sub}`` on ``subscription.canceled``, ``refund:{adj}`` on an approved
-  refund ``adjustment.created``), and stores a subscription's status unless a newer
-  ``occurred_at`` is stored;
+  refund ``adjustment.created``), and stores a subscription's or a transaction's status
+  unless a newer ``occurred_at`` is stored;
 - answers 200 to every other event type.
 
 `create_app(dedupe=False)` is its broken twin (``paddle_billing_no_dedupe``): no claim, so
-a redelivered event repeats its effect.
+a redelivered event repeats its effect. `create_app(ordered=False)` stores each status as it
+arrives (a test twin: an older event delivered last leaves the older status).
 
 Configuration (environment): ``PORT``, ``DATABASE`` (SQLite file), ``WEBHOOK_SECRET`` (or
 ``HOOKPROOF_SECRET``). Run: ``python -m examples.receivers.paddle_billing``.
@@ -43,7 +44,11 @@ SCHEMA = """
 CREATE TABLE IF NOT EXISTS events (event_id TEXT PRIMARY KEY, received_at TEXT DEFAULT CURRENT_TIMESTAMP);
 CREATE TABLE IF NOT EXISTS effects (business_key TEXT NOT NULL, amount INTEGER, event_id TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS subscriptions (object_id TEXT PRIMARY KEY, status TEXT NOT NULL, occurred_at TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS transactions (object_id TEXT PRIMARY KEY, status TEXT NOT NULL, occurred_at TEXT NOT NULL);
 """
+
+#: Event type prefix -> the table of the entity's status (``object_id, status, occurred_at``).
+STATE_TABLES: Mapping[str, str] = {"subscription.": "subscriptions", "transaction.": "transactions"}
 
 #: Event type -> the business key of its effect, from the notification's ``data``.
 EFFECTS: Mapping[str, Callable[[Mapping[str, Any]], str | None]] = {
@@ -64,9 +69,11 @@ class SignedBody:
     body: bytes
 
 
-def create_app(database: str, secret: str, *, dedupe: bool = True, dedupe_on: str = "event_id") -> FastAPI:
+def create_app(database: str, secret: str, *, dedupe: bool = True, dedupe_on: str = "event_id",
+               ordered: bool = True) -> FastAPI:
     """The receiver's FastAPI app (see the module docstring); `dedupe_on` is the body's field it
-    claims (a test twin claims ``notification_id``, which a replay renews)."""
+    claims (a test twin claims ``notification_id``, which a replay renews); `ordered`: a status
+    is stored only over an older ``occurred_at`` (False: as it arrives)."""
     with sqlite3.connect(database) as setup:
         setup.executescript(SCHEMA)
         setup.execute("PRAGMA journal_mode=WAL")
@@ -104,20 +111,23 @@ def create_app(database: str, secret: str, *, dedupe: bool = True, dedupe_on: st
                 amount = int(data["totals"]["total"]) if body["event_type"] == "adjustment.created" else None
                 db.execute("INSERT INTO effects (business_key, amount, event_id) VALUES (?, ?, ?)",
                            (key, amount, event.event_id))
-            if body["event_type"].startswith("subscription."):
-                db.execute("INSERT INTO subscriptions (object_id, status, occurred_at) VALUES (?, ?, ?) "
+            table = next((t for prefix, t in STATE_TABLES.items() if body["event_type"].startswith(prefix)), None)
+            if table is not None:
+                newer = f" WHERE excluded.occurred_at > {table}.occurred_at" if ordered else ""
+                db.execute(f"INSERT INTO {table} (object_id, status, occurred_at) VALUES (?, ?, ?) "
                            "ON CONFLICT (object_id) DO UPDATE SET status = excluded.status, "
-                           "occurred_at = excluded.occurred_at WHERE excluded.occurred_at > subscriptions.occurred_at",
+                           f"occurred_at = excluded.occurred_at{newer}",
                            (data["id"], data["status"], body["occurred_at"]))
         return JSONResponse({"ok": True})
 
     return app
 
 
-def main(dedupe: bool = True, dedupe_on: str = "event_id") -> None:
+def main(dedupe: bool = True, dedupe_on: str = "event_id", ordered: bool = True) -> None:
     """Run the receiver from its environment (see the module docstring)."""
     secret = os.environ.get("WEBHOOK_SECRET") or os.environ["HOOKPROOF_SECRET"]
-    serve(create_app(os.environ.get("DATABASE", "paddle.sqlite"), secret, dedupe=dedupe, dedupe_on=dedupe_on))
+    serve(create_app(os.environ.get("DATABASE", "paddle.sqlite"), secret, dedupe=dedupe, dedupe_on=dedupe_on,
+                     ordered=ordered))
 
 
 if __name__ == "__main__":

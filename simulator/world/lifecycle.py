@@ -81,6 +81,15 @@ BUSINESS_KEYS: Mapping[str, Callable[[Mapping[str, Any]], str | None]] = {
     "charge.refunded": lambda o: f"refund:{o['id']}:{o['amount_refunded']}",
 }
 
+#: The first events of one new object that a provider emits together, each group one object's:
+#: a new subscription's (created, updated, its first invoice paid) and a payment's
+#: (``payment_intent.succeeded`` with ``charge.succeeded``: integrations act on either, Polar's
+#: double order). The `related-burst` scenario releases each group at once; storms send them.
+RELATED_TYPES: tuple[frozenset[str], ...] = (
+    frozenset({"customer.subscription.created", "customer.subscription.updated", "invoice.paid"}),
+    frozenset({"payment_intent.succeeded", "charge.succeeded"}),
+)
+
 #: Business-key prefixes whose effects move money (checked by the `counter` check).
 MONEY_PREFIXES: tuple[str, ...] = ("refund:", "license:", "renewal:", "fulfillment:")
 

@@ -18,7 +18,9 @@ transaction and the subscription ``past_due``; paying it makes the subscription
 Business keys (what a SaaS does once): ``fulfil:{txn id}`` per completed transaction,
 ``provision:{sub id}`` per created subscription, ``dunning:{sub id}:{billing period
 start}`` per past-due period (a reminder e-mail), ``deprovision:{sub id}`` per canceled
-subscription, ``refund:{adj id}`` per refund. Subscriptions are stateful (``status``).
+subscription, ``refund:{adj id}`` per refund. Subscriptions are stateful (``status``); every
+event carries its entity's ``status`` (a transaction's ``paid`` then ``completed``), for an
+observer that reads transactions' states.
 ``Event.account`` is the seller id (digits; Paddle sends no account in a notification);
 there is no test/live flag in a notification either.
 """
@@ -208,14 +210,16 @@ class PaddleWorld(RecordWorld):
         return self.events[start:]
 
     def state_story(self) -> list[Event]:
-        """A subscription's life: created, more seats, past due, recovered, canceled."""
+        """A subscription's life: created, more seats, past due, recovered, canceled; with its
+        transactions' events (the checkout's and the recovered renewal's: paid, completed)."""
         start = len(self.events)
         sub = self.subscribe()
         self.change_quantity(sub, 2)
         self.renew(sub, pay=False)
         self.recover(sub)
         self.cancel(sub)
-        return [e for e in self.events[start:] if e.object_id == sub]
+        return [e for e in self.events[start:] if e.object_id == sub
+                or (e.object_type == "transaction" and self.get(e.object_id)["subscription_id"] == sub)]
 
     def distinct_story(self) -> list[Event]:
         """Several effects of one object: one subscription past due in two periods."""
@@ -290,12 +294,12 @@ class PaddleWorld(RecordWorld):
         rec = self._record(object_id)
         at = self._now_us + self._rng.randrange(1_000, 900_000)
         snapshot = self.get(object_id)
-        stateful = rec.object_type == "subscription"
         return self._record_event(Event(
             id=self.new_id("evt"), type=event_type, created=at // 1_000_000, created_us=at,
             object_type=rec.object_type, object_id=object_id, version=len(rec.versions), object=snapshot,
             business_key=key, amount=amount, currency=str(snapshot.get("currency_code", "USD")).lower(),
-            status=str(snapshot["status"]) if stateful else None, livemode=self.livemode, account=self.account,
+            status=str(snapshot["status"]) if snapshot.get("status") is not None else None,
+            livemode=self.livemode, account=self.account,
             api_version="1"))
 
 

@@ -211,6 +211,23 @@ class World(RecordReads):
         self._emit("payment_intent.payment_failed", pi_id)
         return pi_id
 
+    def retry_payment(self, payment_intent: str) -> str:
+        """A failed payment confirmed again, and paid (Stripe's payment intent goes from
+        ``requires_payment_method`` to ``succeeded``): emits ``payment_intent.succeeded`` and
+        ``charge.succeeded``. Returns the charge id. Raises WorldError unless it had failed."""
+        pi = self._typed(payment_intent, "payment_intent")
+        if pi["status"] != "requires_payment_method":
+            raise WorldError(f"payment intent {payment_intent} is {pi['status']}, not requires_payment_method",
+                             object_id=payment_intent)
+        customer = pi["customer"]
+        pm_id = self._typed(customer, "customer")["invoice_settings"]["default_payment_method"]
+        ch_id = self._charge(customer, pi["amount"], pi["currency"], payment_intent=payment_intent)
+        self._update(payment_intent, {"status": "succeeded", "latest_charge": ch_id, "amount_received": pi["amount"],
+                                      "last_payment_error": None, "payment_method": pm_id})
+        self._emit("payment_intent.succeeded", payment_intent)
+        self._emit("charge.succeeded", ch_id)
+        return ch_id
+
     def refund(self, charge: str, amount: int | None = None, *, metadata: Mapping[str, str] | None = None,
                reason: str | None = "requested_by_customer") -> str:
         """Refund `amount` (default: the rest) of a charge: emits ``charge.refunded``.

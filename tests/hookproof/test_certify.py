@@ -3,6 +3,7 @@ remote target, and `--chaos` without a receiver hookproof controls."""
 
 from __future__ import annotations
 
+import re
 import socket
 from pathlib import Path
 
@@ -113,6 +114,117 @@ def test_certify_holds_receivers_to_the_contract_not_to_our_taste(
     assert verdicts == {s: "fail" if s in failing else "pass" for s in NO_ALARM_SCENARIOS}, report.scenarios
     assert {s.id: sorted({f.check_id for f in s.findings}) for s in report.scenarios if s.findings} == failing
     assert all(s.reason for s in report.scenarios if s.verdict == "unknown")
+
+
+FUTURE_SCENARIOS = ["future-timestamp", "stale-timestamp"]
+STANDARD_SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("receiver", "failing"), [
+    ("inbox_sync", {}),  # Standard Webhooks' library refuses a timestamp 300 s off either way
+    ("no_timestamp_tolerance", {s: ["unexpected"] for s in FUTURE_SCENARIOS}),
+])
+def test_a_future_dated_delivery_is_a_finding_where_the_official_verifier_rejects_it(
+        tmp_path: Path, receiver: str, failing: dict[str, list[str]]) -> None:
+    """Over real HTTP, under Standard Webhooks (whose verifier rejects future timestamps):
+    a receiver that accepts and applies a future-dated delivery fails `unexpected`."""
+    from examples.receivers import config as receiver_config
+
+    cfg = receiver_config(receiver, tmp_path, STANDARD_SECRET, seed=7, profile="standard-webhooks",
+                          scenarios=FUTURE_SCENARIOS, settle_window_s=0.15)
+    report = certify(cfg, out_dir=tmp_path / "out").report
+    assert {s.id: sorted({f.check_id for f in s.findings}) for s in report.scenarios if s.findings} == failing
+    assert {s.id: s.verdict for s in report.scenarios} == {s: "fail" if failing else "pass" for s in FUTURE_SCENARIOS}
+    if failing:  # each applied key names why its deliveries were invalid
+        applied = {s.id: {f.message for f in s.findings if f.message.startswith("applied")} for s in report.scenarios}
+        assert applied == {
+            "future-timestamp": {"applied although every delivery of it was signed with a future timestamp the "
+                                 "profile's official verifier rejects (observation 0)"},
+            "stale-timestamp": {"applied although every delivery of it was invalid (forged, stale or foreign) "
+                                "(observation 0)"}}
+
+
+@pytest.mark.slow
+def test_a_future_dated_stripe_delivery_refused_is_an_advisory_not_a_finding(tmp_path: Path) -> None:
+    """Stripe's SDK accepts a future timestamp: a receiver stricter than that (it refuses one
+    more than 300 s ahead, tests/hookproof/future_strict.py) passes with an advisory."""
+    from examples.receivers import PROJECT_ROOT
+    from hookproof.demo import receiver_config
+
+    cfg = receiver_config("future_strict", tmp_path, "whsec_certify_future_strict", seed=7,
+                          scenarios=["future-timestamp"], settle_window_s=0.15,
+                          module="tests.hookproof.future_strict", cwd=PROJECT_ROOT)
+    (scenario,) = certify(cfg, out_dir=tmp_path / "out").report.scenarios
+    assert scenario.verdict == "pass" and scenario.findings == ()
+    advisories = [f for c in scenario.checks for f in c.findings]
+    assert advisories and all(f.check_id == "valid_not_rejected" and f.severity == "advisory" for f in advisories)
+    assert all(re.match(r"\d+ future-dated [\w.]+ delivery\(ies\) rejected with 400; ", f.message)
+               for f in advisories), [f.message for f in advisories]
+
+
+@pytest.mark.slow
+def test_a_receiver_that_lost_every_state_row_is_stale_not_unknown(tmp_path: Path) -> None:
+    """Over real HTTP: inbox_sync acknowledges every subscription event, but the configured
+    state query shows no row at all (as if the receiver lost its table): every subscription
+    is missing, a `stale` finding, never `unknown: the observer reported no state at all`."""
+    from examples.receivers import config as receiver_config
+
+    cfg = receiver_config("inbox_sync", tmp_path, "whsec_certify_lost_states", seed=7,
+                          scenarios=["reorder", "stale-after-newer"], settle_window_s=0.15)
+    lost = "SELECT object_id, status, version FROM subscription_states WHERE 1 = 0"
+    cfg = cfg.model_copy(update={"observer": cfg.observer.model_copy(update={"state": lost})})
+    report = certify(cfg, out_dir=tmp_path / "out").report
+    assert {s.id: (s.verdict, sorted({f.check_id for f in s.findings})) for s in report.scenarios} == {
+        "reorder": ("fail", ["stale"]), "stale-after-newer": ("fail", ["stale"])}
+    stale = [f for s in report.scenarios for f in s.findings]
+    assert len(stale) == 3 and all(f.key.startswith("sub_") for f in stale), [(f.key, f.message) for f in stale]
+
+
+@pytest.mark.slow
+def test_identical_5xx_findings_of_reorder_merge_and_name_their_event_type(tmp_path: Path) -> None:
+    """Over real HTTP: fetch_state with an API key the provider API refuses answers 503 to
+    each of reorder's subscription events (on every retry). Each no_server_error finding names
+    its event type and attempts; the four updates' identical findings are one, counted 4."""
+    from examples.receivers import config as receiver_config
+
+    cfg = receiver_config("fetch_state", tmp_path, "whsec_certify_merged_findings", seed=7, scenarios=["reorder"],
+                          settle_window_s=0.15)
+    start = cfg.target.start
+    assert start is not None
+    start = start.model_copy(update={"command": f"{start.command} --api-key sk_test_51NotTheKeyOfThisTeam000xyzw"})
+    cfg = cfg.model_copy(update={"target": cfg.target.model_copy(update={"start": start})})
+    (scenario,) = certify(cfg, out_dir=tmp_path / "out").report.scenarios
+    errors = [f for c in scenario.checks if c.check_id == "no_server_error" for f in c.findings]
+    words = [re.match(r"(\d+) valid ([\w.]+) delivery\(ies\) without injected fault got 503 ", f.message)
+             for f in errors]
+    assert all(words), [f.message for f in errors]
+    counts = {m.group(2): f.count for m, f in zip(words, errors) if m}
+    assert counts == {"customer.subscription.created": 1, "customer.subscription.updated": 4,
+                      "customer.subscription.deleted": 1}
+    assert len({f.message for f in errors}) == len(errors)
+    assert all(len(f.attempts) == f.count * int(m.group(1)) for m, f in zip(words, errors) if m)
+
+
+@pytest.mark.slow
+def test_a_state_check_over_no_object_is_unknown_with_its_reason(tmp_path: Path) -> None:
+    """Over real HTTP: the observer reads only checkout sessions' states, which reorder's and
+    stale-after-newer's stories never send: their state checks compared nothing, so each
+    scenario is unknown and says why, never a pass."""
+    from examples.receivers import config as receiver_config
+
+    cfg = receiver_config("inbox_sync", tmp_path, "whsec_certify_vacuous_states", seed=7,
+                          scenarios=["reorder", "stale-after-newer"], settle_window_s=0.15)
+    sessions = {"checkout.session": "SELECT object_id, status FROM subscription_states WHERE 1 = 0"}
+    cfg = cfg.model_copy(update={"observer": cfg.observer.model_copy(update={"state": None, "states": sessions})})
+    report = certify(cfg, out_dir=tmp_path / "out").report
+    why = ("no object whose state the observer reads (checkout.session) was validly sent: nothing to compare; "
+           "0 finding(s), 0 advisory(ies)")
+    for scenario in report.scenarios:
+        assert scenario.verdict == "unknown" and scenario.reason == f"regressed: {why}; stale: {why}", scenario
+        assert {c.check_id: c.verdict for c in scenario.checks if c.check_id in ("stale", "regressed")} == {
+            "stale": "unknown", "regressed": "unknown"}
+    assert report.verdict == "unknown"
 
 
 def test_the_sink_url_does_not_override_what_the_user_set(tmp_path: Path) -> None:

@@ -68,6 +68,33 @@ def test_explore_passes_a_correct_receiver(tmp_path: Path) -> None:
     assert not (tmp_path / "r" / "failing-schedule.json").exists()
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize(("receiver", "found"), [
+    ("fetch_state", set()),  # fetches every object from the provider API, under its faults too
+    ("get_or_create_atomic", set()),
+    ("cross_type_keyed", set()),
+    ("foreign_acked", set()),
+    ("downstream_keyed", set()),  # its effects are calls to the effect sink, read there
+    ("inbox_queue", set()),
+    ("inbox_sync", set()),
+    ("cross_type_race", {"duplicated"}),  # the same search catches the broken twin
+])
+def test_explore_at_a_started_receiver_s_url_passes_the_correct_receivers(tmp_path: Path, receiver: str,
+                                                                          found: set[str]) -> None:
+    """explore against a receiver it starts, over HTTP, with the provider API it serves: the
+    correct reference receivers (one that fetches every object's state among them) end with
+    no finding; the cross-type race's related burst is found by the same search."""
+    from examples.receivers import config as receiver_config
+
+    cfg = receiver_config(receiver, tmp_path, "whsec_explore_at_a_url_0123456789", seed=7, settle_window_s=0.15)
+    run = run_explore(cfg, out_dir=tmp_path / "out", max_examples=60, seed=7)
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    findings = {c["check_id"] for s in report["scenarios"] for c in s["checks"]
+                for f in c["findings"] if f["severity"] == "finding"}
+    assert findings == found, [(s["id"], s["verdict"], s.get("reason")) for s in report["scenarios"]]
+    assert report["verdict"] == ("fail" if found else "pass") and run.exit_code == (1 if found else 0)
+
+
 def test_an_in_process_explore_leaves_the_environment_as_it_found_it(tmp_path: Path,
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     """The in-process app sees the routed provider API through HOOKPROOF_API_BASE while the

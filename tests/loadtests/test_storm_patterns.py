@@ -3,7 +3,8 @@ redelivery, late (stale) events, windows of N events replayed, the provider API'
 
 The plan tests are tables over hand-made events (pure, deterministic from the seed); the
 storms (slow) run ``python -m hookproof storm`` against the zoo's racy get-or-create and its
-atomic twin, and against the fetching Mercado Pago receiver under the API transient.
+atomic twin, the cross-type race (a license granted from a payment's two events) and its keyed
+twin, and against the fetching Mercado Pago receiver under the API transient.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from typing import Any
 import pytest
 
 from hookproof.loadtests.plan import API_TRANSIENT_TAG, Send, StormPlan, api_transient_object, api_transient_status
-from hookproof.loadtests.stories import StoryBook, template_world
+from hookproof.loadtests.stories import StoryBook, storm_sends, template_world
 from hookproof.loadtests.storm_truth import served_world, transient_outage
 from hookproof.simulator.events import Event
 from hookproof.simulator.profiles import get_profile
@@ -148,6 +149,23 @@ def test_the_provider_api_fails_the_other_transient_objects_first_fetch_with_a_5
     assert transient_outage([served], 0.0) is None
 
 
+def test_a_storm_sends_a_payment_s_charge_succeeded_and_the_types_the_team_keys() -> None:
+    """A storm sends what owes an effect or moves a state, and a new payment's
+    ``charge.succeeded`` beside its ``payment_intent.succeeded`` (released together by a related
+    burst: the cross-type race); a type only the team's keys or counters name is sent too."""
+    stripe = get_profile("stripe")
+    story = template_world("billing", 11, start_us=1_700_000_000_000_000).lifecycle()
+    sent = {e.type for e in story if storm_sends(stripe)(e)}
+    assert {"payment_intent.succeeded", "charge.succeeded", "invoice.paid", "customer.subscription.updated",
+            "charge.refunded"} <= sent
+    assert not sent & {"customer.created", "invoice.created"}
+    team = {"builtin": False, "templates": {"invoice.created": "draft:{data.object.id}", "invoice.paid": None},
+            "counters": {"customer.created": {"key": "{data.object.id}", "amount": "data.object.balance"}}}
+    assert {"invoice.created", "customer.created"} <= {e.type for e in story if storm_sends(stripe, None, team)(e)}
+    only = {e.type for e in story if storm_sends(stripe, ["payment_intent.succeeded", "customer.created"])(e)}
+    assert only == {"payment_intent.succeeded"}
+
+
 @pytest.mark.parametrize("kwargs", [{"related": 1.5}, {"late": -0.1}, {"older_redelivery": 2.0},
                                     {"api_transient": -1.0}, {"wave_events": -1}])
 def test_bad_pattern_shares_are_refused(kwargs: dict[str, float]) -> None:
@@ -185,6 +203,39 @@ _TRANSIENT = ("--duplicates", "0", "--related", "0", "--late", "0", "--older-red
               "--api-transient", "0.5")
 
 
+def _sink_storm(tmp_path: Path, receiver: str, *args: str) -> dict[str, list[str]]:
+    """`_storm` of a receiver whose effects are calls to the effect sink, observed there (its
+    subscription states in its own table), every pattern of real bug reports on."""
+    from tests.support import free_port
+
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    port, db = free_port(), tmp_path / f"{receiver}.sqlite"
+    (tmp_path / "hookproof.toml").write_text("\n".join([
+        "[target]", f'url = "http://127.0.0.1:{port}/webhooks"', 'profile = "stripe"',
+        'secret = "env:HOOKPROOF_TEST_SECRET"', "", "[target.start]",
+        f'command = "{sys.executable} -m examples.receivers.{receiver} --port {port} --db sqlite:///{db} '
+        f'--secret {SECRET} --sink {{sink_url}} --api-base {{api_base}}"',
+        f'health_url = "http://127.0.0.1:{port}/healthz"', f'cwd = "{ROOT}"', "startup_timeout_s = 60", "",
+        "[observer]", 'kind = "sink"', f'url = "sqlite:///{db}"',
+        'state = "SELECT object_id, status, version FROM subscription_states"', "",
+        "[settle]", "window_s = 0.5", "deadline_s = 30", ""]), encoding="utf-8")
+    env = {**os.environ, "HOOKPROOF_TEST_SECRET": SECRET, "PYTHONPATH": str(ROOT), "COLUMNS": "200"}
+    result = subprocess.run([sys.executable, "-m", "hookproof", "storm", "--config", str(tmp_path / "hookproof.toml"),
+                             "--out", str(tmp_path / "out"), "--duration", "8s", "--users", "2", "--rate", "10",
+                             *_EVERY_PATTERN, *args],
+                            cwd=str(ROOT), env=env, capture_output=True, text=True, timeout=240)
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    (scenario,) = report["scenarios"]
+    assert scenario["verdict"] in ("pass", "fail"), (scenario["reason"], result.stdout + result.stderr)
+    checks = {c["check_id"]: c for c in scenario["checks"]}
+    assert checks["duplicated"]["stats"]["keys_observed"] > 0, checks["duplicated"]  # the sink was read
+    return {c["check_id"]: [f["message"] for f in c["findings"] if f["severity"] == "finding"]
+            for c in scenario["checks"] if c["verdict"] != "valid"}
+
+
+_EVERY_PATTERN = ("--related", "0.2", "--older-redelivery", "0.2", "--late", "0.2")
+
+
 def _fetching_storm(tmp_path: Path) -> object:
     from tests.loadtests.test_storm_worlds import _config, storm
 
@@ -196,6 +247,16 @@ STORMS: dict[str, Callable[[Path], object]] = {
         lambda d: _storm(d, "get_or_create_racy", "--related", "0.5", "--duplicates", "0"),
     "test_related_bursts_catch_the_racy_get_or_create_and_pass_its_atomic_twin/atomic":
         lambda d: _storm(d, "get_or_create_atomic", "--related", "0.5", "--duplicates", "0"),
+    **{f"test_the_correct_reference_receivers_pass_a_storm_with_every_pattern[{name}]/storm":
+       (lambda name: lambda d: _storm(d, name, *_EVERY_PATTERN))(name) for name in ("foreign_acked", "inbox_queue")},
+    "test_the_correct_reference_receivers_pass_a_storm_with_every_pattern[downstream_keyed]/storm":
+        lambda d: _sink_storm(d, "downstream_keyed"),
+    "test_a_storm_observed_at_the_effect_sink_finds_a_fresh_idempotency_key/fresh":
+        lambda d: _sink_storm(d, "fresh_idempotency_key"),
+    "test_related_bursts_catch_the_cross_type_race_and_pass_its_keyed_twin/race":
+        lambda d: _storm(d, "cross_type_race", "--related", "0.5", "--duplicates", "0"),
+    "test_related_bursts_catch_the_cross_type_race_and_pass_its_keyed_twin/keyed":
+        lambda d: _storm(d, "cross_type_keyed", "--related", "0.5", "--duplicates", "0"),
     "test_the_fetching_receiver_passes_a_storm_with_the_provider_api_transient/fetch": lambda d: (d, _fetching_storm(d)),
     "test_a_redelivery_wave_catches_the_bounded_in_memory_dedupe/lru":
         lambda d: _storm(d, "lru_dedupe", "--duplicates", "0", "--related", "0", "--late", "0",
@@ -230,6 +291,38 @@ def test_related_bursts_catch_the_racy_get_or_create_and_pass_its_atomic_twin(
     # 500, so its object may be missing (stale) or its effect never applied (lost).
     assert set(racy) <= {"no_server_error", "stale", "lost"}, racy
     assert storms.result(f"{request.node.name}/atomic") == {}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["foreign_acked", "inbox_queue", "downstream_keyed"])
+def test_the_correct_reference_receivers_pass_a_storm_with_every_pattern(
+        storms: StormBatch[Any], request: pytest.FixtureRequest, name: str) -> None:
+    """Correct reference receivers the other storm tests leave out end a storm of related
+    bursts, older-after-newer redeliveries, late events and a redelivery wave with no finding:
+    downstream_keyed's effects are calls to the effect sink, read there by the master."""
+    assert storms.result(f"{request.node.name}/storm") == {}
+
+
+@pytest.mark.slow
+def test_a_storm_observed_at_the_effect_sink_finds_a_fresh_idempotency_key(
+        storms: StormBatch[Any], request: pytest.FixtureRequest) -> None:
+    """fresh_idempotency_key calls the effect API with a new key on every duplicate: the sink
+    applies each, and the storm's master, reading the sink, finds them duplicated."""
+    fresh = storms.result(f"{request.node.name}/fresh")
+    assert fresh.get("duplicated"), fresh
+
+
+@pytest.mark.slow
+def test_related_bursts_catch_the_cross_type_race_and_pass_its_keyed_twin(
+        storms: StormBatch[Any], request: pytest.FixtureRequest) -> None:
+    """cross_type_race grants a payment's license from ``payment_intent.succeeded`` or
+    ``charge.succeeded`` after a look-up (Polar's double order): the two released together both
+    find nothing and grant it twice. cross_type_keyed, claiming the key in the effect's
+    transaction, passes the same storm."""
+    race = storms.result(f"{request.node.name}/race")
+    assert race.get("duplicated") and all(m.startswith("applied 2 times instead of once") for m in race["duplicated"])
+    assert set(race) <= {"duplicated", "counter"}, race
+    assert storms.result(f"{request.node.name}/keyed") == {}
 
 
 @pytest.mark.slow

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -273,7 +274,9 @@ STORMS: dict[str, Callable[[Path], tuple[Path, subprocess.CompletedProcess[str]]
     **{f"test_a_storm_passes_the_correct_provider_receiver[{r}]/storm": _provider_storm(r) for r in _CORRECT},
     **{f"test_a_storm_fails_the_twin_without_dedupe_with_duplicated[{r}]/storm": _provider_storm(r, "--duplicates", "0.5")
        for r in _NO_DEDUPE},
-    "test_a_billing_storm_passes_the_receiver_that_fetches_state/storm": lambda d: (d, _billing_storm(d)),
+    "test_a_billing_storm_passes_the_receiver_that_fetches_state[one-process]/storm": lambda d: (d, _billing_storm(d)),
+    "test_a_billing_storm_passes_the_receiver_that_fetches_state[two-workers]/storm":
+        lambda d: (d, _billing_storm(d, "--workers", "2", "--related", "0.2", "--api-transient", "0.2")),
 }
 
 
@@ -327,22 +330,28 @@ def test_enabled_events_reach_the_spec_in_the_world_s_names(tmp_path: Path) -> N
     assert isinstance(world, GitHubWorld)
 
 
-def _billing_storm(tmp_path: Path) -> subprocess.CompletedProcess[str]:
+def _billing_storm(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     from tests.loadtests.test_storm_command import SECRET
     from tests.loadtests.test_storm_command import _config as billing_config
 
     env = {**os.environ, "HOOKPROOF_TEST_SECRET": SECRET, "PYTHONPATH": str(ROOT), "COLUMNS": "200"}
     return subprocess.run([sys.executable, "-m", "hookproof", "storm", "--config",
                            str(billing_config(tmp_path, "fetch_state")), "--out", str(tmp_path / "out"),
-                           "--duration", "6s", "--users", "2", "--rate", "8"],
+                           "--duration", "6s", "--users", "2", "--rate", "8", *args],
                           cwd=str(ROOT), env=env, capture_output=True, text=True, timeout=240)
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("processes", ["one-process", "two-workers"])
 def test_a_billing_storm_passes_the_receiver_that_fetches_state(
-        storms: StormBatch[tuple[Path, subprocess.CompletedProcess[str]]], request: pytest.FixtureRequest) -> None:
+        storms: StormBatch[tuple[Path, subprocess.CompletedProcess[str]]], request: pytest.FixtureRequest,
+        processes: str) -> None:
     """fetch_state reads every object from the provider API: the storm's objects are there
-    before their events, so no 404, no 5xx, and what it learned ahead of delivery is no finding."""
+    before their events, so no 404, no 5xx, and what it learned ahead of delivery is no finding.
+    The same with two Locust workers, each replaying its own stories, under related bursts and
+    the provider API's transient: the master serves every worker's objects."""
     tmp_path, result = storms.result(f"{request.node.name}/storm")
     assert failing_checks(tmp_path / "out") == {}, result.stdout + result.stderr
     assert result.returncode == 0
+    if processes == "two-workers":
+        assert re.search(r"^storm: .*, 2 worker\(s\)$", result.stderr, flags=re.M), result.stderr

@@ -112,7 +112,11 @@ def check_unexpected(
                             "foreign-account"}
             why = {frozenset(invalidating.intersection(history[p].faults)) for p in idx.by_key.get(key, ())
                    if not history[p].valid}
-            if why == {frozenset({"livemode-mismatch"})}:
+            future = [history[p] for p in idx.by_key.get(key, ()) if not history[p].valid]
+            if future and all("future-timestamp" in a.faults for a in future):
+                message = ("applied although every delivery of it was signed with a future timestamp the "
+                           "profile's official verifier rejects")
+            elif why == {frozenset({"livemode-mismatch"})}:
                 message = ("applied an event of the other mode than the endpoint's (livemode: a live-mode event on "
                            "a test-mode endpoint, or a test-mode event on a live-mode one)")
             elif why == {frozenset({"foreign-account"})}:

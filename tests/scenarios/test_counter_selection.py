@@ -102,7 +102,8 @@ def test_a_counter_alone_is_something_to_judge() -> None:
 
 @pytest.mark.parametrize(("state_kinds", "kind"), [
     (None, "subscription"), (frozenset(), "subscription"), (frozenset({"subscription", "invoice"}), "subscription"),
-    (frozenset({"invoice"}), "invoice"), (frozenset({"payment_intent"}), "subscription"),
+    (frozenset({"invoice"}), "invoice"), (frozenset({"payment_intent"}), "payment_intent"),
+    (frozenset({"invoice", "payment_intent"}), "invoice"), (frozenset({"checkout.session"}), "subscription"),
 ])
 def test_state_scenarios_walk_an_object_kind_the_observer_reads(state_kinds: frozenset[str] | None,
                                                                 kind: str) -> None:
@@ -111,6 +112,9 @@ def test_state_scenarios_walk_an_object_kind_the_observer_reads(state_kinds: fro
     if kind == "invoice":  # three renewals' invoices: created, then paid (the third: failed first)
         assert [e.type for e in events] == ["invoice.created", "invoice.paid"] * 2 + [
             "invoice.created", "invoice.payment_failed", "invoice.paid"]
+    if kind == "payment_intent":  # one payment that fails, then is paid on retry
+        assert [(e.type, e.status) for e in events] == [("payment_intent.payment_failed", "requires_payment_method"),
+                                                         ("payment_intent.succeeded", "succeeded")]
 
 
 def test_the_observer_config_names_the_state_kinds_it_reads() -> None:

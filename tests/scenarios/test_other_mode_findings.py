@@ -29,6 +29,8 @@ def _tagged(event: str, tag: str) -> Attempt:
     ("livemode-mismatch", "applied an event of the other mode than the endpoint's (livemode: a live-mode event"),
     ("foreign-account", "applied an event of another account than the endpoint's (account: not target.account)"),
     ("forged", "applied although every delivery of it was invalid (forged, stale or foreign)"),
+    ("future-timestamp", "applied although every delivery of it was signed with a future timestamp the profile's "
+                         "official verifier rejects"),
 ])
 def test_an_applied_forbidden_key_says_why_its_deliveries_were_invalid(tag: str, words: str) -> None:
     expectations: Expectations = exp(forbidden=["k1"])

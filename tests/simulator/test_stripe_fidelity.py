@@ -39,8 +39,9 @@ OLD_VERSION = "2024-06-20"  # before 2025-03-31.basil: the invoice links its sub
 
 def full_world(api_version: str | None = None, account: str | None = None) -> World:
     """A world that has run every operation: the lifecycle, every event type's script,
-    a trial that ends, a plan change, a pause and resume, a voided invoice, subscriptions
-    whose first payment fails (then paid, or expired) and one marked unpaid, and checkout
+    a trial that ends, a plan change, a failed payment paid on retry, a pause and resume, a
+    voided invoice, subscriptions whose first payment fails (then paid, or expired) and one
+    marked unpaid, and checkout
     sessions opened as a receiver opens them (with and without a customer, both modes)."""
     w = World(SEED, api_version=api_version, account=account)
     w.lifecycle()
@@ -58,6 +59,7 @@ def full_world(api_version: str | None = None, account: str | None = None) -> Wo
     w.retry_invoice(w.renew(dunning, pay=False), pay=False)
     w.mark_unpaid(dunning)
     w.retry_invoice(w.get(dunning)["latest_invoice"], pay=True)
+    w.retry_payment(w.fail_payment(customer))
     paid = w.open_checkout(None, w.create_price(interval=None), quantity=2, client_reference_id="order-7",
                            metadata={"order": "7"}, customer_email="shopper@example.com")
     w.complete_checkout(paid)

@@ -13,7 +13,8 @@ from hookproof.simulator.world import SCRIPTS, TRANSITIONS, World, events_of_typ
 
 #: One step of a customer's life: (operation, argument).
 STEPS = st.lists(st.sampled_from(["pay", "refund", "renew-ok", "renew-fail", "retry-ok", "retry-fail", "plan",
-                                  "checkout", "async-checkout", "expire", "cancel", "fail-payment"]),
+                                  "checkout", "async-checkout", "expire", "cancel", "fail-payment",
+                                  "fail-then-pay"]),
                  min_size=1, max_size=12)
 
 
@@ -53,6 +54,8 @@ def play(seed: int, steps: list[str], locale: str = "en_US") -> World:
                 w.cancel(sub)
             elif step == "fail-payment":
                 w.fail_payment(cus)
+            elif step == "fail-then-pay":
+                charges.append(w.retry_payment(w.fail_payment(cus)))
         except WorldError:
             pass  # illegal now (e.g. renewing a canceled subscription): the world refused, nothing changed
     return w
@@ -231,3 +234,19 @@ def test_tokens_draw_as_random_choice_draws(seed: int, lengths: list[int]) -> No
     for n in lengths:
         assert world._token(n) == "".join(reference.choice(world_module._ALPHABET) for _ in range(n))
     assert world._rng.getstate() == reference.getstate()
+
+
+def test_a_failed_payment_paid_on_retry_moves_its_payment_intent_to_succeeded() -> None:
+    w = World(7, start_us=1_700_000_000_000_000)
+    cus = w.event(w.create_customer("en_US")).object_id
+    pi = w.fail_payment(cus)
+    start = len(w.events)
+    charge = w.retry_payment(pi)
+    assert [(e.type, e.object_id, e.status) for e in w.events[start:]] == [
+        ("payment_intent.succeeded", pi, "succeeded"), ("charge.succeeded", charge, "succeeded")]
+    intent = w.get(pi)
+    assert intent["latest_charge"] == charge and intent["last_payment_error"] is None
+    assert intent["amount_received"] == intent["amount"] == w.get(charge)["amount"]
+    assert w.get(charge)["payment_intent"] == pi
+    with pytest.raises(WorldError, match="not requires_payment_method"):
+        w.retry_payment(pi)

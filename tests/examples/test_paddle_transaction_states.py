@@ -1,0 +1,45 @@
+"""A Paddle transaction's states, observed with ``[observer.states] transaction``.
+
+When the observer reads Paddle's transactions (and not its subscriptions), the scenarios that
+walk one object's states walk the subscription story's transactions (each ``paid``, then
+``completed``). `paddle_billing` keeps a transaction's status only over an older
+``occurred_at`` and passes; its test twin storing each status as it arrives ends a transaction
+``paid`` when ``transaction.paid`` is delivered after ``transaction.completed``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hookproof.certify import certify
+from tests.examples.test_provider_receivers import config
+
+SCENARIOS = ["reorder", "stale-after-newer"]
+TRANSACTIONS = {"transaction": "SELECT object_id, status FROM transactions"}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("module", "failed"), [
+    ("examples.receivers.paddle_billing", {}),
+    ("tests.examples.paddle_arrival_order", {"reorder": ["stale"],
+                                             "stale-after-newer": ["regressed", "stale"]}),
+])
+def test_a_transaction_s_states_are_walked_and_compared(tmp_path: Path, module: str,
+                                                         failed: dict[str, list[str]]) -> None:
+    cfg = config("paddle_billing", tmp_path)
+    assert cfg.target.start is not None
+    start = cfg.target.start.model_copy(update={"command": cfg.target.start.command.replace(
+        "examples.receivers.paddle_billing", module)})
+    cfg = cfg.model_copy(update={"target": cfg.target.model_copy(update={"start": start}),
+                                 "observer": cfg.observer.model_copy(update={"states": TRANSACTIONS})})
+    report = certify(cfg, scenarios=SCENARIOS, out_dir=tmp_path / "report").report
+    got = {s.id: sorted({f.check_id for f in s.findings}) for s in report.scenarios if s.verdict != "pass"}
+    assert got == failed, [(s.id, s.verdict, s.reason, [f.message for f in s.findings]) for s in report.scenarios]
+    stale = {s.id: c.stats["objects"] for s in report.scenarios for c in s.checks if c.check_id == "stale"}
+    assert stale == {"reorder": 2, "stale-after-newer": 2}  # the checkout's and the renewal's transactions
+    findings = [f for s in report.scenarios for f in s.findings]
+    words = {"stale": "final state is paid, the provider's is completed", "regressed": "went back from v4 (completed) to"}
+    assert all(f.key.startswith("txn_") and f.message.startswith(words[f.check_id]) for f in findings), \
+        [(f.key, f.message) for f in findings]
