@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.hostile.harness import ROOT, child_env, run_hookproof
+from tests.hostile.harness import ROOT, child_env, on_a_terminal, run_hookproof
 from tests.support import free_port, run_interrupted
 
 pytest_plugins = ["pytester"]
@@ -287,39 +287,13 @@ def test_send_on_a_terminal_shows_each_attempt_as_it_ends(tmp_path: Path) -> Non
     from tests.hostile.servers import hostile_server
 
     with hostile_server("silent") as server:
-        code, text = _on_a_terminal(["send", "--url", server.url, "--secret", "whsec_usability_test", "--profile",
+        code, text = on_a_terminal(["send", "--url", server.url, "--secret", "whsec_usability_test", "--profile",
                                      "shopify", "--sender-timeout", "0.3"], tmp_path)
     text = text.replace("\r", "")
     tries = re.findall(r"^send: orders/paid \S+ try (\d+): - timeout \(unknown\) in \d+ ms: ", text,
                        flags=re.M)
     assert code == 1, text[-3000:]
     assert [int(t) for t in tries] == list(range(1, 10)), text[-3000:]
-
-
-def _on_a_terminal(args: list[str], cwd: Path, timeout_s: float = 120) -> tuple[int, str]:
-    """Run ``hookproof ARGS`` under a pseudo-terminal; (exit code, everything it showed)."""
-    import os
-    import pty
-    import subprocess
-
-    leader, follower = pty.openpty()
-    env = {**child_env({"HOOKPROOF_HEARTBEAT_S": "0.1"}), "TERM": "xterm"}
-    env.pop("NO_COLOR", None)
-    proc = subprocess.Popen([sys.executable, "-m", "hookproof", *args], stdin=follower, stdout=follower,
-                            stderr=follower, env=env, cwd=cwd)
-    os.close(follower)
-    chunks = []
-    while True:
-        try:
-            data = os.read(leader, 65536)
-        except OSError:  # the child closed its side
-            break
-        if not data:
-            break
-        chunks.append(data)
-    proc.wait(timeout_s)
-    os.close(leader)
-    return proc.returncode, b"".join(chunks).decode("utf-8", "replace")
 
 
 def test_certify_on_a_terminal_shows_the_scenario_and_the_attempts_so_far(tmp_path: Path) -> None:
@@ -337,7 +311,7 @@ def test_certify_on_a_terminal_shows_the_scenario_and_the_attempts_so_far(tmp_pa
                         + "\n[run]\nsender_timeout_s = 0.3\n", encoding="utf-8")
         # The silent receiver never answers, so the run ends at its deadline; the live line
         # redraws every 0.5 s from the first attempt on, so 8 s show it many times over.
-        code, text = _on_a_terminal(["certify", "-c", str(path), "duplicate-sequential", "reorder",
+        code, text = on_a_terminal(["certify", "-c", str(path), "duplicate-sequential", "reorder",
                                      "--max-duration", "8s"], tmp_path)
     text = text.replace("\r", "\n")
     assert code == 1, text[-3000:]
