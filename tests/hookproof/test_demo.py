@@ -51,3 +51,13 @@ def test_a_bad_demo_max_duration_is_one_line(tmp_path: Path) -> None:
     assert run.returncode == 2 and run.stderr.strip() == (
         "hookproof: --max-duration: cannot read 'soon' (use e.g. 60s, 2m, 1h30m)"), run
     assert not (tmp_path / "hookproof-reports").exists()
+
+
+@pytest.mark.slow
+def test_on_a_terminal_the_demo_shows_the_scenarios_done(tmp_path: Path) -> None:
+    from tests.hostile.harness import on_a_terminal
+
+    code, text = on_a_terminal(["demo", "--max-duration", "6s"], tmp_path, timeout_s=BOUND_S)
+    shown = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", text).replace("\r", "\n")  # the redrawn line, without colours
+    assert code == 1, shown[-3000:]
+    assert re.search(r"^demo inbox_sync: \d+/\d+ scenario\(s\) done, ", shown, flags=re.M), shown[-3000:]

@@ -342,3 +342,17 @@ def test_a_bad_storm_max_duration_is_one_line(tmp_path: Path) -> None:
     result = _storm(_config(tmp_path, None), tmp_path / "out", "--max-duration", "soon", timeout_s=60)
     assert result.returncode == 2 and result.stderr.strip().splitlines() == [
         "hookproof: --max-duration: cannot read 'soon' (use e.g. 60s, 2m, 1h30m)"], result.stderr
+
+
+@pytest.mark.slow
+def test_on_a_terminal_a_storm_shows_its_phase_and_what_it_sent(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.hostile.harness import on_a_terminal
+
+    monkeypatch.setenv("HOOKPROOF_TEST_SECRET", SECRET)  # the config's secret, inherited by the storm
+    code, text = on_a_terminal(["storm", "--config", str(_config(tmp_path, "inbox_sync")), "--out", str(tmp_path / "out"),
+                                "--users", "2", "--spawn-rate", "2", "--rate", "20", "--duration", "6s"], ROOT,
+                               timeout_s=240)
+    shown = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", text).replace("\r", "\n")  # the redrawn line, without colours
+    assert code == 0, shown[-3000:]
+    assert re.search(r"^storm: \w[^\n]*?\b\d+ sent, [\d.]+/s, \d+ non-2xx, \d+ worker\(s\)", shown, flags=re.M), \
+        shown[-3000:]
