@@ -274,6 +274,46 @@ def test_env_values_name_hookproof_s_values_and_port_is_free_per_run(tmp_path: P
     assert re.fullmatch(r"http://127\.0\.0\.1:\d+/webhooks", first or "") and first != second
 
 
+def test_serve_shows_the_api_base_with_v1_and_stripe_python_takes_it_without(tmp_path: Path) -> None:
+    """One form of the API base: `{api_base}` (and HOOKPROOF_API_BASE) is scheme, host and port;
+    `hookproof serve` shows it followed by /v1, and stripe-python given the base without /v1 reaches it."""
+    import select
+    import subprocess
+
+    import stripe
+
+    from hookproof.simulator.server.runner import StartingServer
+    from hookproof.simulator.server.state import ServerState
+
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "hookproof", "serve", "--port", str(port)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=child_env(), cwd=tmp_path)
+    try:
+        assert proc.stdout is not None
+        ready, _, _ = select.select([proc.stdout], [], [], 60)
+        assert ready, "hookproof serve printed nothing within 60 s"
+        line = proc.stdout.readline()
+        found = re.match(r"hookproof provider API at (http://127\.0\.0\.1:(\d+))/v1 \(key (\S+)\), ", line)
+        assert found and int(found.group(2)) == port, line
+        base, key = found.group(1), found.group(3)
+        client = stripe.StripeClient(key, base_addresses={"api": base}, max_network_retries=0)
+        deadline = time.monotonic() + 30
+        while True:  # the socket is bound before the line; the app may still be starting
+            try:
+                customers = client.customers.list()
+                break
+            except stripe.APIConnectionError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)
+        assert customers.object == "list"
+    finally:
+        proc.terminate()
+        proc.wait(10)
+    with StartingServer(ServerState()) as starting:  # what a started receiver's {api_base} is
+        assert re.fullmatch(r"http://127\.0\.0\.1:\d+", starting.api_base), starting.api_base
+
+
 def test_port_placeholder_needs_a_receiver_hookproof_starts(tmp_path: Path) -> None:
     path = tmp_path / "hookproof.toml"
     path.write_text(TARGET.replace("{port}", "{{port}}").format(port=0) + "\n" + OBSERVER.format(url="sqlite:///r.db"),
