@@ -223,3 +223,46 @@ def test_a_bad_replay_max_duration_is_one_line(tmp_path: Path) -> None:
     run = run_hookproof("replay", str(_long_schedule(tmp_path)), "--max-duration", "soon", timeout_s=60, cwd=tmp_path)
     assert run.returncode == 2 and run.stderr.strip() == (
         "hookproof: --max-duration: cannot read 'soon' (use e.g. 60s, 2m, 1h30m)"), run
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("signum", [2, 15])  # SIGINT, SIGTERM
+def test_an_interrupted_replay_stops_the_receiver_and_says_so_in_one_line(tmp_path: Path, signum: int) -> None:
+    import os
+    import signal
+    import sys
+    import time
+
+    from tests.hostile.harness import child_env
+    from tests.support import run_interrupted
+
+    (tmp_path / "silent.py").write_text(SILENT_RECEIVER, encoding="utf-8")
+    pid_file = tmp_path / "receiver.pid"
+    config = _config(tmp_path, '[target]\nurl = "http://127.0.0.1:{port}/webhooks"\nprofile = "stripe"\n'
+                               'secret = "whsec_replay_test"\n\n[target.process]\n'
+                               f'command = "{sys.executable} silent.py {{port}} {pid_file}"\n')
+
+    def stepping(proc: object) -> None:  # the receiver is up and the first delivery waits for its answer
+        deadline = time.monotonic() + 60
+        while not pid_file.is_file() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        time.sleep(2)
+
+    run = run_interrupted([sys.executable, "-m", "hookproof", "replay", str(_long_schedule(tmp_path)), "--config",
+                           str(config)], signum, cwd=tmp_path, env=child_env({"HOOKPROOF_HEARTBEAT_S": "3600"}),
+                          under_way=stepping, timeout_s=60)
+    assert run.returncode == 128 + signum, run
+    assert "Traceback" not in run.stderr, run.stderr
+    done = _steps_shown(run.stdout)
+    assert run.stderr.strip().splitlines()[-1] == f"hookproof: replay interrupted after {done} of 31 step(s)", run
+    pid = int(pid_file.read_text(encoding="utf-8"))
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.1)
+    else:
+        os.kill(pid, signal.SIGKILL)
+        raise AssertionError(f"the receiver hookproof started (pid {pid}) still runs after the replay ended")
