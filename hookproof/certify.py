@@ -423,7 +423,8 @@ def certify(config: Config, *, scenarios: Sequence[str] | None = None, out_dir: 
             allow_remote: bool = False, chaos: bool = False, max_duration_s: float | None = None,
             keep_going: bool = False, overlap: int = OVERLAP_BOUND, seed: int | None = None,
             stopped_by: Callable[[], str | None] | None = None,
-            on_finish: Callable[[str], None] | None = None) -> CertifyResult:
+            on_finish: Callable[[str], None] | None = None,
+            deadline_source: str = "--max-duration or run.max_duration_s") -> CertifyResult:
     """Run the selected scenarios (default: config's run.scenarios, else the catalog).
 
     An interruption (KeyboardInterrupt, which the CLI also makes of SIGTERM) while the
@@ -440,7 +441,7 @@ def certify(config: Config, *, scenarios: Sequence[str] | None = None, out_dir: 
 
     The run stops at `max_duration_s` (default: ``run.max_duration_s``) as it does on an
     interruption (only when called from the main thread, where KeyboardInterrupt lands),
-    and its partial report says so. After a scenario in which the receiver answered no
+    and its partial report says so, naming where the limit came from (`deadline_source`). After a scenario in which the receiver answered no
     valid attempt (timeouts, refused connections), the rest are not run unless `keep_going`.
     Up to `overlap` independent scenarios run side by side (`scenarios.overlap`; 1: one after
     another); the report is in catalog order either way. `seed` (default: ``run.seed``, else a
@@ -494,7 +495,7 @@ def certify(config: Config, *, scenarios: Sequence[str] | None = None, out_dir: 
     started = time.time()
     report: RunReport | None = None
     try:
-        with run_deadline(limit_s, notes) as disarm, provider_server(config) as provider:
+        with run_deadline(limit_s, notes, source=deadline_source) as disarm, provider_server(config) as provider:
             state, api_base, sink_url = provider.state, provider.api_base, provider.sink_url
             with receiver_process(config, secrets, api_base, sink_url, log), \
                     controlled_receiver(config, secrets, api_base, sink_url, history, seed, log) as nemesis:
@@ -528,7 +529,7 @@ def certify(config: Config, *, scenarios: Sequence[str] | None = None, out_dir: 
         if not any(n.startswith(DEADLINE_NOTE) for n in notes) or report is not None:
             raise  # Ctrl-C or SIGTERM: the command says so (exit 128 + signum)
         notes[:] = [n for n in notes if not n.startswith(DEADLINE_NOTE)] + [deadline_note(
-            limit_s, "--max-duration or run.max_duration_s",
+            limit_s, deadline_source,
             "it was still starting (the provider API, the receiver, the seed): no scenario ran")]
         report = startup_report(config, profile.name, target.describe(), seed, started, history_path, notes)
     finally:  # also on an interruption during startup: the history stays readable

@@ -1,4 +1,4 @@
-"""A run's whole-run deadline (``--max-duration``): certify, send and explore share it.
+"""A run's whole-run deadline (``--max-duration``): certify, send, explore and replay share it.
 
 `run_deadline` interrupts the main thread as Ctrl-C does once the limit has passed,
 after adding the one line that says why (`deadline_note`) to the run's notes. Light on
@@ -34,7 +34,7 @@ def run_deadline(limit_s: float, notes: list[str], *, source: str = "--max-durat
     `source`, and what was left undone, `after`); yields the function that disarms it.
     A block still running `GRACE_S` seconds after an interruption (and not disarmed) is
     interrupted again, at most `REPEATS` more times. A no-op off the main thread.
-    certify, send and explore share it.
+    certify, send, explore and replay share it.
 
     A process started with SIGINT ignored (a `&` or `nohup` job of a CI script) or left at
     the system default gets, for the block, a handler that raises only for this deadline's

@@ -3,13 +3,16 @@
 
 Never silent (about 10 seconds per receiver): on a terminal a live line shows the scenario
 count, off one (CI) a heartbeat line every few seconds does (`hookproof.heartbeat`), as
-`certify` does."""
+`certify` does. Never unbounded: both receivers share one whole-run deadline
+(``--max-duration``, default certify's 15 minutes); the one running when it passes stops
+with a partial report that says so, and a receiver whose turn had not come is not run."""
 
 from __future__ import annotations
 
 import contextlib
 import secrets as secrets_module
 import sys
+import time
 from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
@@ -93,24 +96,38 @@ def scenario_progress(console: Console, label: str, total: int) -> Iterator[Scen
             yield where
 
 
-def run_demo(out: Path, *, progress_console: Console | None = None) -> list[tuple[str, CertifyResult]]:
-    """Certify each demo receiver into `out/<name>`; returns (name, result) pairs."""
+def run_demo(out: Path, *, progress_console: Console | None = None,
+             max_duration_s: float | None = None) -> list[tuple[str, CertifyResult]]:
+    """Certify each demo receiver into `out/<name>`; returns (name, result) pairs.
+
+    The whole demo is bounded by `max_duration_s` seconds (default: ``run.max_duration_s``'s
+    default, 900): each receiver's certify gets what is left of it, so the one running when
+    it passes stops with a partial report (`CertifyResult.timed_out`), and the receivers
+    after it are not run (fewer pairs)."""
+    limit_s = max_duration_s if max_duration_s is not None else float(RunConfig.model_fields["max_duration_s"].default)
+    started = time.monotonic()
     out = out.resolve()  # the receivers run from the project folder; their database paths must not be relative
     out.mkdir(parents=True, exist_ok=True)
     db_dir = out / "databases"
     db_dir.mkdir(exist_ok=True)
     secret = "whsec_demo_" + secrets_module.token_hex(16)
-    results = []
+    results: list[tuple[str, CertifyResult]] = []
     for name, what in DEMO_RECEIVERS:
+        left_s = round(limit_s - (time.monotonic() - started), 1)
+        if left_s <= 0 or (results and results[-1][1].timed_out):
+            break
         if progress_console is not None:
             progress_console.print(f"certifying {name} ({what})...", markup=False)
         config = receiver_config(name, db_dir, secret)
+        source = "what was left of --max-duration" if results else "--max-duration"
         if progress_console is None:
-            results.append((name, certify(config, out_dir=out / name)))
+            results.append((name, certify(config, out_dir=out / name, max_duration_s=left_s,
+                                          deadline_source=source)))
             continue
         from hookproof.scenarios.catalog import CATALOG
 
         with scenario_progress(progress_console, f"demo {name}", len(CATALOG)) as progress:
             results.append((name, certify(config, out_dir=out / name, progress=progress.start,
-                                          on_finish=progress.finish)))
+                                          on_finish=progress.finish, max_duration_s=left_s,
+                                          deadline_source=source)))
     return results

@@ -1,6 +1,6 @@
 """Where a run's results go: one folder per run, never another run's folder.
 
-Without ``--out``, each run of `certify`, `explore` or `storm` writes into a folder of
+Without ``--out``, each run of `certify`, `explore`, `storm` or `demo` writes into a folder of
 its own, ``hookproof-reports/<command>-<UTC time>/`` (e.g. ``certify-20261201T214501Z``),
 and ``hookproof-reports/latest`` links to the newest one, so no command overwrites or
 deletes what another run wrote. With ``--out DIR`` the results go into DIR itself (for

@@ -30,6 +30,7 @@ from hookproof.scenarios.catalog import (
     Context,
     Hook,
     NotApplicable,
+    Overlap,
     Phase,
     Plan,
     Scenario,
@@ -250,6 +251,12 @@ class Runner:
         marks: dict[int, int] = {}
 
         def start(i: int) -> None:
+            if self.rejecting is None and chosen[i].overlap in (Overlap.ALONE, Overlap.FLOODS):
+                # It runs with nothing beside it, after every scenario that may overlap (and the
+                # alone ones before it) ended: which of them rejected valid events is known, as
+                # in a sequential run, so its retry schedule is compressed as there.
+                self.rejecting = next((s.id for j, s in enumerate(chosen) if slots[j] is not None
+                                       and rejects_valid(self.history.attempts(s.id))), None)
             if self.progress:
                 self.progress(chosen[i].id, i, len(chosen))
             if self.server_state is not None:

@@ -101,6 +101,21 @@ def test_the_minimal_config_is_valid(monkeypatch: pytest.MonkeyPatch) -> None:
     assert (config.target.profile, config.observer.kind) == ("stripe", "sql")
 
 
+def test_the_secret_the_minimal_config_reads_is_exported_before_certify() -> None:
+    """The minimal config reads ``env:WEBHOOK_SECRET``: the README's certify block exports it
+    first, with the secret the reference receiver of 'Send one event' is started with."""
+    (toml,) = blocks("toml")
+    assert 'secret = "env:WEBHOOK_SECRET"' in toml
+    (block,) = [b for b in blocks("bash") if re.search(r"^hookproof certify\b", b, flags=re.M)
+                and "export " in b]
+    lines = [line.split("#")[0].strip() for line in block.splitlines()]
+    export = next(i for i, line in enumerate(lines) if line.startswith("export WEBHOOK_SECRET="))
+    certify = next(i for i, line in enumerate(lines) if line.startswith("hookproof certify"))
+    assert export < certify, block
+    assert lines[export] == "export WEBHOOK_SECRET=whsec_test_secret"
+    assert "--secret whsec_test_secret" in " ".join(command("python -m hookproof.receivers.inbox_sync"))
+
+
 def test_init_writes_a_template_that_loads(tmp_path: Path) -> None:
     run = hookproof("init", str(tmp_path / "hookproof.toml"))
     assert run.returncode == 0, run.stderr

@@ -8,14 +8,22 @@ finding. Exit 1 when the finding reproduces, 0 when it does not, 2 on usage erro
 A run folder without a schedule (``hookproof-reports/latest/failing-schedule.json``
 after a passing explore) has nothing to replay: one line saying so, exit 0 (no finding),
 or exit 2 when the folder's run did not pass (it wrote no schedule to replay).
+
+Never silent, never unbounded: each step is printed as it ends; on a terminal a live line
+says which step runs (or the teardown), off one a heartbeat line does every few seconds
+(`hookproof.heartbeat`); the whole replay stops at ``--max-duration`` (default
+``run.max_duration_s``, 15 minutes), stops the receiver it started and says why in one
+line (exit 1, as certify's and explore's at their deadline).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Callable, Optional
 
 import typer
+
+from hookproof.interrupts import Interrupts
 
 if TYPE_CHECKING:
     from hookproof.scenarios.statemachine import Step
@@ -68,9 +76,28 @@ def read_schedule(path: Path, seed: Optional[int] = None, world: Optional[str] =
         raise UsageError(f"{path}: {exc}") from None
 
 
-def replay_lines(config: Path, schedule: Path, *, seed: Optional[int] = None) -> tuple[list[str], bool]:
-    """Replay `schedule` against the target of `config`; (printed lines, finding reproduced)."""
+class ReplayStopped(Exception):
+    """A replay stopped before its finding was known: at its deadline (`reason`: the
+    deadline's one line, `deadline.deadline_note`) or by a signal (`reason` None)."""
+
+    def __init__(self, reason: str | None) -> None:
+        super().__init__(reason or "interrupted")
+        self.reason = reason
+
+
+def replay_lines(config: Path, schedule: Path, *, seed: Optional[int] = None,
+                 on_line: Callable[[str], None] | None = None, max_duration_s: float | None = None,
+                 on_progress: Callable[[int, int], None] | None = None) -> tuple[list[str], bool]:
+    """Replay `schedule` against the target of `config`; (printed lines, finding reproduced).
+
+    `on_line(text)` gets each line as soon as it is known (the header, every step as it
+    ends), `on_progress(done, total)` the steps done, once the receiver is up and after each
+    step (``done == total``: the teardown runs). The whole replay is bounded by `max_duration_s` seconds (default: the
+    config's ``run.max_duration_s``; only on the main thread, `deadline.run_deadline`):
+    then the receiver hookproof started is stopped and ReplayStopped carries the reason.
+    Raises UsageError (one line) for a bad schedule or a config of another profile."""
     from hookproof.commands.explore import explore_target
+    from hookproof.deadline import run_deadline
     from hookproof.errors import UsageError
     from hookproof.scenarios.schedules import teardown_line
     from hookproof.scenarios.statemachine import format_step, replay
@@ -86,31 +113,51 @@ def replay_lines(config: Path, schedule: Path, *, seed: Optional[int] = None) ->
                          f"{profile.name}: replay it with the config explore ran with (--config)")
     names = profile.event_types()
     types = [names.get(t, t) for t in doc.get("events", [])]  # the profile's own names
-    lines = [f"replaying {len(steps)} step(s) of {schedule.name} (seed {run_seed}, {profile.name} event names)"]
+    lines: list[str] = []
+
+    def say(text: str) -> None:
+        lines.append(text)
+        if on_line is not None:
+            on_line(text)
+
+    say(f"replaying {len(steps)} step(s) of {schedule.name} (seed {run_seed}, {profile.name} event names)")
     count = 0
 
     def on_step(step: Any, note: str) -> None:
         nonlocal count
         count += 1
-        lines.append(f"{count:>2}. {format_step(step, types)} -> {note}")
+        say(f"{count:>2}. {format_step(step, types)} -> {note}")
+        if on_progress is not None:
+            on_progress(count, len(steps))
 
-    with explore_target(cfg) as (target, state):
-        failure = replay(target, steps, run_seed, provider_state=state, on_step=on_step)
+    notes: list[str] = []
+    limit_s = max_duration_s if max_duration_s is not None else cfg.run.max_duration_s
+    try:
+        with run_deadline(limit_s, notes, after="the replay stopped there") as disarm:
+            with explore_target(cfg) as (target, state):
+                if on_progress is not None:  # the receiver is up: the steps begin
+                    on_progress(0, len(steps))
+                failure = replay(target, steps, run_seed, provider_state=state, on_step=on_step)
+            disarm()
+    except KeyboardInterrupt:
+        raise ReplayStopped(notes[0] if notes else None) from None
     explored = doc.get("config")
     other = (f"note: explore found it with the config {explored}; this replay read {config}"
              if isinstance(explored, str) and cfg.source and Path(explored) != Path(cfg.source).resolve() else None)
     if failure is None:
-        lines.append("no finding: the schedule did not reproduce")
-        lines += [other] if other else []
+        say("no finding: the schedule did not reproduce")
+        if other:
+            say(other)
         return lines, False
-    lines.append(f"{len(steps) + 1:>2}. {teardown_line(failure)}" if failure.phase == "teardown"
-                 else "    (found after the last step)")
+    say(f"{len(steps) + 1:>2}. {teardown_line(failure)}" if failure.phase == "teardown"
+        else "    (found after the last step)")
     for f in failure.findings:
-        lines.append(f"finding: {f.check_id}: {f.key} {f.message}")
+        say(f"finding: {f.check_id}: {f.key} {f.message}")
     saved = {(f["check_id"]) for f in doc.get("findings", [])}
     if saved and not saved & {f.check_id for f in failure.findings}:
-        lines.append(f"note: the saved run found {', '.join(sorted(saved))}")
-    lines += [other] if other else []
+        say(f"note: the saved run found {', '.join(sorted(saved))}")
+    if other:
+        say(other)
     return lines, True
 
 
@@ -122,12 +169,20 @@ def register(app: typer.Typer) -> None:
         schedule: Annotated[Path, typer.Argument(help="A failing-schedule.json written by 'hookproof explore'.")],
         config: Annotated[Path, typer.Option("--config", "-c", help="The config file.")] = Path("hookproof.toml"),
         seed: Annotated[Optional[int], typer.Option("--seed", help="Override the schedule's seed.")] = None,
+        max_duration: Annotated[Optional[str], typer.Option("--max-duration", help="Stop the replay after this long (90s, 15m, 1h; default: run.max_duration_s, 15m), stop the receiver and say why (exit 1).", show_default=False)] = None,
     ) -> None:
-        """Replay a saved failing schedule against the target and print the finding."""
+        """Replay a saved failing schedule against the target and print the finding.
+
+        Each step is printed as it ends; the whole replay is bounded by --max-duration
+        (default: the config's run.max_duration_s, 15 minutes): then it stops, stops the
+        receiver it started, and says why in one line (exit 1)."""
+        from rich.progress import Progress, TextColumn, TimeElapsedColumn
+
         from hookproof.chaos.errors import ChaosError
         from hookproof.errors import HookproofError
+        from hookproof.heartbeat import TERMINAL_INTERVAL_S, Heartbeat, log_interval_s
         from hookproof.simulator.errors import SimulatorError
-        from hookproof.terminal import console, fail
+        from hookproof.terminal import console, duration_s, err_console, fail
 
         nothing = nothing_to_replay(schedule)
         if nothing is not None:
@@ -136,10 +191,38 @@ def register(app: typer.Typer) -> None:
                 raise fail(text)
             console.print(text, markup=False, soft_wrap=True)
             raise typer.Exit(0)
+        caught = Interrupts.install()  # SIGTERM as Ctrl-C: the receiver hookproof started is stopped
+        live = err_console.is_interactive
+        where = {"done": 0, "total": 0}
+
+        def progress(done: int, total: int) -> None:
+            where.update(done=done, total=total)
+
+        def beat_line() -> str:
+            done, total = where["done"], where["total"]
+            if not total:  # the config read, the receiver and the provider API starting
+                return f"replay: starting, {beat.elapsed_s:.0f} s"
+            doing = "teardown (deliveries, settle, check)" if total and done >= total else f"step {done + 1}"
+            return f"replay: {done}/{total} step(s) done, running {doing}, {beat.elapsed_s:.0f} s"
+
         try:
-            lines, found = replay_lines(config, schedule, seed=seed)
+            limit_s = duration_s("--max-duration", max_duration)
+            with Progress(TextColumn("{task.description}"), TimeElapsedColumn(), console=err_console,
+                          transient=True, disable=not live) as bar:
+                task = bar.add_task("replay: starting")
+                emit: Callable[[str], None] = ((lambda text: bar.update(task, description=text)) if live else
+                                               (lambda text: err_console.print(text, markup=False, soft_wrap=True)))
+                with Heartbeat(beat_line, emit, TERMINAL_INTERVAL_S if live else log_interval_s()) as beat:
+                    lines, found = replay_lines(
+                        config, schedule, seed=seed, max_duration_s=limit_s, on_progress=progress,
+                        on_line=lambda text: console.print(text, markup=False, soft_wrap=True))
         except (HookproofError, SimulatorError, ChaosError) as exc:
             raise fail(str(exc)) from None
-        for line in lines:
-            console.print(line, markup=False, soft_wrap=True)
+        except ReplayStopped as stop:
+            if stop.reason is None:
+                raise fail(f"replay interrupted after {where['done']} of {where['total']} step(s)",
+                           caught.exit_code) from None
+            raise fail(f"replay {stop.reason} ({where['done']} of {where['total']} step(s) done); no verdict", 1) from None
+        finally:
+            caught.restore()
         raise typer.Exit(1 if found else 0)

@@ -258,8 +258,13 @@ def _read_progress(path: Path) -> dict[str, object]:
 
 def run_storm(spec: "StormSpec", secrets: list[str], *, workers: int, spawn_rate: float, remote_workers: bool,
               bind_host: str, log_dir: Path, console: object, port: int | None = None,
-              workers_timeout_s: float = STARTUP_S) -> int:
+              workers_timeout_s: float = STARTUP_S, limit_at: float | None = None,
+              limited: list[bool] | None = None) -> int:
     """Run the Locust processes until the master exits; returns its exit code (or 1 on timeout).
+
+    At `limit_at` (a `time.monotonic()` instant: the run's ``--max-duration``) the master is
+    asked to end the storm early, then gather, check and write its (partial) report, as on
+    an interruption; True is appended to `limited` then.
 
     With `remote_workers`, starts no local worker and prints the ``hookproof storm-worker``
     line for the `workers` expected (the master listens on `bind_host`:`port`). Shows a
@@ -302,7 +307,10 @@ def run_storm(spec: "StormSpec", secrets: list[str], *, workers: int, spawn_rate
             deadline = time.monotonic() + bound_s
             master = procs[0]
             try:
-                code = _watch(master, deadline, bound_s, bar, task, spec, progress_path, log_dir, console)
+                code, hit = _watch(master, deadline, bound_s, bar, task, spec, progress_path, log_dir, console,
+                                   limit_at=limit_at)
+                if hit and limited is not None:
+                    limited.append(True)
                 refusal = _read_progress(progress_path).get("refusal") if progress_path else None
                 if code == 2 and refusal:
                     raise UsageError(f"storm refused: {refusal}")
@@ -325,11 +333,15 @@ def run_storm(spec: "StormSpec", secrets: list[str], *, workers: int, spawn_rate
 
 
 def _watch(master: "Supervised", deadline: float, bound_s: float, bar: Any, task: Any,
-           spec: "StormSpec", progress_path: Path | None, log_dir: Path, console: object) -> int:
-    """Show the master's progress until it exits; its exit code (1 past the deadline).
+           spec: "StormSpec", progress_path: Path | None, log_dir: Path, console: object, *,
+           limit_at: float | None = None) -> tuple[int, bool]:
+    """Show the master's progress until it exits; (its exit code, 1 past the deadline; whether
+    `limit_at` stopped it).
 
     On a terminal, the progress bar; off one (CI logs), a heartbeat line on stderr every
-    `heartbeat.log_interval_s()` seconds: the phase, the seconds since the start, what was sent."""
+    `heartbeat.log_interval_s()` seconds: the phase, the seconds since the start, what was sent.
+    At `limit_at` (``--max-duration``) the master gets SIGUSR1 (end the storm now, gather, check
+    and report) and is watched as long as gathering and settling may take."""
     from hookproof.heartbeat import log_interval_s
     from hookproof.terminal import err_console
 
@@ -337,12 +349,19 @@ def _watch(master: "Supervised", deadline: float, bound_s: float, bar: Any, task
     started = time.monotonic()
     next_beat = started + beat_s
     phase, detail = "starting", "nothing sent yet"
+    hit = False
     while master.poll() is None:
         now = time.monotonic()
+        if limit_at is not None and now > limit_at and not hit:  # end it now; it still gathers, checks, reports
+            hit = True
+            with contextlib.suppress(ProcessLookupError):
+                master.send_signal(signal.SIGUSR1)
+            bound_s = now - started + spec.collect_timeout_s + spec.settle_deadline_s + MARGIN_S
+            deadline = min(deadline, started + bound_s)
         if now > deadline:
             console.print(f"hookproof: the storm did not finish within {bound_s:.0f} s; stopped it "  # type: ignore[attr-defined]
                           f"(logs in {log_dir})", markup=False)
-            return 1
+            return 1, hit
         data = _read_progress(progress_path) if progress_path else {}
         if data:
             elapsed = float(data.get("elapsed_s", 0.0))  # type: ignore[arg-type]
@@ -354,7 +373,7 @@ def _watch(master: "Supervised", deadline: float, bound_s: float, bar: Any, task
             err_console.print(f"storm: {phase}, {now - started:.0f} s: {detail}", markup=False, soft_wrap=True)
             next_beat = now + beat_s
         time.sleep(0.25)
-    return master.poll() or 0
+    return master.poll() or 0, hit
 
 
 def register(app: typer.Typer) -> None:
@@ -387,6 +406,7 @@ def register(app: typer.Typer) -> None:
         master_bind_port: Annotated[Optional[int], typer.Option("--master-bind-port", min=1, max=65535, help=f"The master's port (default: {MASTER_PORT} with --workers-expected, else a free one).")] = None,
         workers_timeout: Annotated[str, typer.Option("--workers-timeout", help="How long the master waits for its workers to connect: 60s, 5m.")] = "60s",
         collect_timeout: Annotated[str, typer.Option("--collect-timeout", help="How long the master waits, after the storm, for every worker's last records.")] = "60s",
+        max_duration: Annotated[Optional[str], typer.Option("--max-duration", help="Stop the whole run after this long (90s, 15m, 1h; default: run.max_duration_s when the config sets it, else the storm's --duration plus its timeouts): the storm ends early, is checked, and its partial report says why (exit 1).", show_default=False)] = None,
     ) -> None:
         """Storm the receiver with Locust (signed, duplicated, reordered events), then run certify's checks;
         exit 0 all checks valid, 1 findings, 2 usage/config error or a refused storm.
@@ -407,6 +427,7 @@ def register(app: typer.Typer) -> None:
         secret: bind it on a private network only."""
         from hookproof.certify import check_reachable, provider_server, receiver_log, started_receiver
         from hookproof.chaos.errors import ChaosError
+        from hookproof.deadline import deadline_note
         from hookproof.errors import HookproofError, UsageError
         from hookproof.receiver_log import RECEIVER_LOG_FILE, keep_receiver_log, link_receiver_log, store_linked_report
         from hookproof.reports import REPORT_FILES, load_json, write_reports
@@ -414,11 +435,20 @@ def register(app: typer.Typer) -> None:
         from hookproof.simulator.delivery import Target
         from hookproof.simulator.errors import SimulatorError
         from hookproof.terminal import console, err_console, fail, load, print_report
+        from hookproof.terminal import duration_s as flag_duration_s
 
         tails: dict[str, str] | None = None  # the receiver's log, by scenario, once kept
         caught = Interrupts.install()
+        started = time.monotonic()
+        limited: list[bool] = []  # True once --max-duration ended the storm
+        limit: tuple[float, str] | None = None  # (seconds, where they came from)
         try:
+            given = flag_duration_s("--max-duration", max_duration)
             cfg = load(config)
+            if given is not None:
+                limit = (given, "--max-duration")
+            elif "max_duration_s" in cfg.run.model_fields_set:  # a storm's own length is its --duration
+                limit = (cfg.run.max_duration_s, "run.max_duration_s")
             if cfg.target.url is None:
                 raise UsageError("storms need a URL target (target.url); an in-process app cannot be stormed")
             if not Target(url=cfg.target.url).is_loopback() and not allow_remote:
@@ -463,7 +493,8 @@ def register(app: typer.Typer) -> None:
                         code = run_storm(spec, secrets, workers=workers_expected or workers, spawn_rate=spawn_rate,
                                          remote_workers=remote, bind_host=bind_host, port=port,
                                          workers_timeout_s=workers_timeout_s, log_dir=out / "locust",
-                                         console=err_console)
+                                         console=err_console, limited=limited,
+                                         limit_at=started + limit[0] if limit is not None else None)
                 finally:  # the receiver has stopped: its last words are in
                     tails = keep_receiver_log(log, marks, out)
         except (HookproofError, SimulatorError, ChaosError) as exc:
@@ -494,11 +525,18 @@ def register(app: typer.Typer) -> None:
                 err_console.print("hookproof: storm interrupted before a report was written; Locust logs in "
                                   f"{out / 'locust'}", markup=False)
             raise typer.Exit(-code)
+        stopped = (deadline_note(limit[0], limit[1], "the storm ended early: the report holds what was sent")
+                   if limited and limit is not None else None)
         if not report_path.is_file():
+            if stopped:
+                raise fail(f"storm {stopped}, but the storm wrote no report; see the logs in {out / 'locust'}", 1)
             raise fail(f"the storm ended (Locust exit code {code}) without a report; see the logs in {out / 'locust'}", 1)
         report = load_json(report_path.read_bytes())
-        if tails is not None:  # the master wrote the reports; they name the log and quote it, as certify's
-            report = link_receiver_log(report, tails)
+        if stopped:  # the master ended the storm early at --max-duration: its report says why
+            report = dataclasses.replace(report, notes=(*report.notes, stopped))
+        if tails is not None or stopped:  # the master wrote the reports; they name the log and quote it, as certify's
+            if tails is not None:
+                report = link_receiver_log(report, tails)
             write_reports(report, out)
             if (out / "history.sqlite").is_file():  # `hookproof report` re-renders it as written here
                 store_linked_report(out / "history.sqlite", report)
@@ -506,6 +544,9 @@ def register(app: typer.Typer) -> None:
         paths["history"] = out / "history.sqlite"
         print_report(report, paths, f"hookproof storm: {cfg.target.profile} receiver at {report.target}")
         _print_numbers(report, console)
+        if stopped:
+            console.print(f"storm {stopped}; exit 1", markup=False, soft_wrap=True)
+            raise typer.Exit(1)
         raise typer.Exit(0 if code == 0 and report.verdict == "pass" and not report.partial else 1)
 
 

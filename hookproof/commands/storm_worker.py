@@ -10,7 +10,9 @@ ends the storm. Needs no config file and no secret on this machine.
 
 Before starting Locust it waits for the master's port to accept a connection, saying
 where it waits and, every few seconds, for how long; past ``--master-timeout`` (5
-minutes) it gives up in one line.
+minutes) it gives up in one line. While the worker runs, a heartbeat line every few
+seconds says for how long; the run ends with the master's storm (whose own deadline
+bounds it), or when Locust has heard nothing from the master for 60 s.
 
 Exit codes: 0 the worker ran and handed its records over; 1 it did not (the master
 went away, it refused the storm, or it never connected); 2 a usage error.
@@ -21,11 +23,14 @@ from __future__ import annotations
 import socket
 import sys
 import time
-from typing import Annotated, Callable
+from typing import TYPE_CHECKING, Annotated, Callable
 
 import typer
 
 from hookproof.interrupts import Interrupts
+
+if TYPE_CHECKING:
+    from hookproof.chaos.process import Supervised
 
 #: Locust's default master port (the default of ``hookproof storm --master-bind-port``).
 MASTER_PORT = 5557
@@ -68,6 +73,22 @@ def wait_for_master(host: str, port: int, timeout_s: float, beat: Callable[[floa
             beat(now - started)
             next_beat = now + interval_s
         time.sleep(min(RETRY_S, max(0.0, started + timeout_s - time.monotonic())))
+
+
+def run_worker(proc: "Supervised", interval_s: float, beat: Callable[[float], None]) -> int:
+    """Wait for the Locust worker `proc` to exit; its exit code. `beat(elapsed_s)` every
+    `interval_s` seconds meanwhile, so a worker's log is never silent for long."""
+    started = time.monotonic()
+    next_beat = started + interval_s
+    while True:
+        code = proc.poll()
+        if code is not None:
+            return code
+        now = time.monotonic()
+        if now >= next_beat:
+            beat(now - started)
+            next_beat = now + interval_s
+        time.sleep(min(0.25, interval_s))
 
 
 def register(app: typer.Typer) -> None:
@@ -130,7 +151,8 @@ def register(app: typer.Typer) -> None:
 
         proc = Supervised(storm_worker_command(master_host, master_port), env=env)
         try:
-            code = proc.wait()
+            code = run_worker(proc, log_interval_s(),
+                              lambda s: say(f"storm-worker: the worker runs for the master at {where}, {s:.0f} s"))
         except KeyboardInterrupt:
             proc.stop(10.0, group=False)
             raise typer.Exit(caught.exit_code) from None

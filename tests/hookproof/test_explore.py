@@ -390,6 +390,18 @@ def test_off_a_terminal_explore_prints_a_heartbeat_with_the_examples(tmp_path: P
     assert any(re.fullmatch(r"explore: state machine \d+/40 examples, \d+ s", b) for b in beats), beats
 
 
+def test_on_a_terminal_explore_shows_the_examples_so_far(tmp_path: Path) -> None:
+    """Live progress under a pseudo-terminal: the phase and the examples run of how many."""
+    from tests.hostile.harness import on_a_terminal
+
+    config = write_config(tmp_path, "inbox_sync")
+    code, text = on_a_terminal(["explore", "-c", str(config), "--max-examples", "40", "--seed", "1", "--out",
+                                str(tmp_path / "r")], tmp_path, timeout_s=240)
+    shown = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", text).replace("\r", "\n")  # the redrawn line, without colours
+    assert code == 0, shown[-3000:]
+    assert re.search(r"^explore: state machine\b[^\n]*?\b\d+/40\b", shown, flags=re.M), shown[-3000:]
+
+
 def test_off_a_terminal_the_heartbeat_says_when_explore_shrinks_a_finding(tmp_path: Path) -> None:
     """Hypothesis tries many smaller schedules once it has a finding: never 'state machine 401/40'."""
     config = write_config(tmp_path, "no_dedupe")

@@ -98,3 +98,171 @@ def test_replay_of_a_step_with_no_such_event_is_one_line_exit_2(tmp_path: Path) 
     assert run.returncode == 2 and "Traceback" not in run.stderr, run
     lines = run.stderr.strip().splitlines()
     assert lines == [f"hookproof: {path}: step 2 (deliver): no event #99 (the world of seed 5 has emitted 3 by then)"], run
+
+
+# ---- never silent, never unbounded: progress, heartbeat and the whole-run deadline ----------
+
+#: Far more steps than any receiver that never answers lets finish before the deadlines below.
+LONG: dict[str, Any] = {**GOOD, "steps": [{"op": "emit", "action": "pay"},
+                                          *({"op": "deliver", "event": i % 3} for i in range(30))]}
+#: The subprocess bound: start-up, the deadline, stopping the receiver, on a loaded machine.
+BOUND_S = 120.0
+#: A receiver that accepts every connection and never answers (it writes its pid to argv[2];
+#: it exits by itself after 120 s without a connection, should nothing stop it).
+SILENT_RECEIVER = """import os, pathlib, socket, sys
+pathlib.Path(sys.argv[2]).write_text(str(os.getpid()))
+server = socket.socket()
+server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+server.bind(("127.0.0.1", int(sys.argv[1])))
+server.listen(64)
+server.settimeout(120)
+held = []
+while True:
+    try:
+        held.append(server.accept()[0])
+    except TimeoutError:
+        break
+"""
+
+
+def _long_schedule(directory: Path) -> Path:
+    path = directory / "long.json"
+    path.write_text(json.dumps(LONG), encoding="utf-8")
+    return path
+
+
+def _config(directory: Path, target: str, run: str = "") -> Path:
+    from tests.hostile.harness import empty_effects_db
+
+    db = empty_effects_db(directory / "observed.sqlite")
+    path = directory / "hookproof.toml"
+    path.write_text(f'{target}\n[observer]\nkind = "sql"\nurl = "{db}"\neffects = "SELECT business_key FROM effects"\n'
+                    f"\n[run]\n{run}\n", encoding="utf-8")
+    return path
+
+
+def _stopped_line(limit: str, steps: int) -> str:
+    return (f"hookproof: replay stopped: the run reached its maximum duration ({limit} s, --max-duration or "
+            f"run.max_duration_s); the replay stopped there ({steps} of 31 step(s) done); no verdict")
+
+
+def _steps_shown(stdout: str) -> int:
+    import re
+
+    return len(re.findall(r"^ *\d+\. ", stdout, flags=re.M))
+
+
+BEAT = r"replay: (starting|\d+/31 step\(s\) done, running (step \d+|teardown \(deliveries, settle, check\))), \d+ s"
+
+
+@pytest.mark.slow
+def test_replay_stops_the_receiver_it_started_at_its_deadline_and_beats_meanwhile(tmp_path: Path) -> None:
+    """A [target.process] receiver on a {port} that never answers: the replay starts it, prints a
+    heartbeat off a terminal, stops at --max-duration, stops the receiver and says why in one line."""
+    import os
+    import re
+    import sys
+    import time
+
+    (tmp_path / "silent.py").write_text(SILENT_RECEIVER, encoding="utf-8")
+    pid_file = tmp_path / "receiver.pid"
+    config = _config(tmp_path, '[target]\nurl = "http://127.0.0.1:{port}/webhooks"\nprofile = "stripe"\n'
+                               'secret = "whsec_replay_test"\n\n[target.process]\n'
+                               f'command = "{sys.executable} silent.py {{port}} {pid_file}"\n')
+    run = run_hookproof("replay", str(_long_schedule(tmp_path)), "--config", str(config), "--max-duration", "4s",
+                        timeout_s=BOUND_S, cwd=tmp_path, env={"HOOKPROOF_HEARTBEAT_S": "0.5"})
+    assert not run.killed and run.returncode == 1, run
+    assert run.stdout.splitlines()[0] == "replaying 31 step(s) of long.json (seed 5, stripe event names)", run
+    done = _steps_shown(run.stdout)
+    assert run.stderr.strip().splitlines()[-1] == _stopped_line("4", done), run
+    beats = [line for line in run.stderr.splitlines() if line.startswith("replay: ")]
+    assert beats and all(re.fullmatch(BEAT, b) for b in beats), run
+    pid = int(pid_file.read_text(encoding="utf-8"))
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:  # hookproof stopped it before exiting; the reaping is the system's
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.1)
+    else:
+        os.kill(pid, 9)
+        raise AssertionError(f"the receiver hookproof started (pid {pid}) still runs after the replay ended")
+
+
+@pytest.mark.slow
+def test_replay_takes_its_deadline_from_the_config(tmp_path: Path) -> None:
+    from tests.hostile.servers import hostile_server
+
+    with hostile_server("silent") as server:
+        config = _config(tmp_path, f'[target]\nurl = "{server.url}"\nprofile = "stripe"\nsecret = "whsec_replay_test"\n',
+                         run="max_duration_s = 3")
+        run = run_hookproof("replay", str(_long_schedule(tmp_path)), "--config", str(config), timeout_s=BOUND_S,
+                            cwd=tmp_path)
+    assert not run.killed and run.returncode == 1, run
+    assert run.stderr.strip().splitlines()[-1] == _stopped_line("3", _steps_shown(run.stdout)), run
+
+
+@pytest.mark.slow
+def test_replay_on_a_terminal_shows_the_step_it_runs(tmp_path: Path) -> None:
+    import re
+
+    from tests.hostile.harness import on_a_terminal
+    from tests.hostile.servers import hostile_server
+
+    with hostile_server("silent") as server:
+        config = _config(tmp_path, f'[target]\nurl = "{server.url}"\nprofile = "stripe"\nsecret = "whsec_replay_test"\n')
+        code, text = on_a_terminal(["replay", str(_long_schedule(tmp_path)), "--config", str(config),
+                                    "--max-duration", "5s"], tmp_path)
+    text = text.replace("\r", "\n")
+    assert code == 1, text[-3000:]
+    assert re.search(r"replay: \d+/31 step\(s\) done, running step \d+, \d+ s", text), text[-3000:]
+
+
+def test_a_bad_replay_max_duration_is_one_line(tmp_path: Path) -> None:
+    run = run_hookproof("replay", str(_long_schedule(tmp_path)), "--max-duration", "soon", timeout_s=60, cwd=tmp_path)
+    assert run.returncode == 2 and run.stderr.strip() == (
+        "hookproof: --max-duration: cannot read 'soon' (use e.g. 60s, 2m, 1h30m)"), run
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("signum", [2, 15])  # SIGINT, SIGTERM
+def test_an_interrupted_replay_stops_the_receiver_and_says_so_in_one_line(tmp_path: Path, signum: int) -> None:
+    import os
+    import signal
+    import sys
+    import time
+
+    from tests.hostile.harness import child_env
+    from tests.support import run_interrupted
+
+    (tmp_path / "silent.py").write_text(SILENT_RECEIVER, encoding="utf-8")
+    pid_file = tmp_path / "receiver.pid"
+    config = _config(tmp_path, '[target]\nurl = "http://127.0.0.1:{port}/webhooks"\nprofile = "stripe"\n'
+                               'secret = "whsec_replay_test"\n\n[target.process]\n'
+                               f'command = "{sys.executable} silent.py {{port}} {pid_file}"\n')
+
+    def stepping(proc: object) -> None:  # the receiver is up and the first delivery waits for its answer
+        deadline = time.monotonic() + 60
+        while not pid_file.is_file() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        time.sleep(2)
+
+    run = run_interrupted([sys.executable, "-m", "hookproof", "replay", str(_long_schedule(tmp_path)), "--config",
+                           str(config)], signum, cwd=tmp_path, env=child_env({"HOOKPROOF_HEARTBEAT_S": "3600"}),
+                          under_way=stepping, timeout_s=60)
+    assert run.returncode == 128 + signum, run
+    assert "Traceback" not in run.stderr, run.stderr
+    done = _steps_shown(run.stdout)
+    assert run.stderr.strip().splitlines()[-1] == f"hookproof: replay interrupted after {done} of 31 step(s)", run
+    pid = int(pid_file.read_text(encoding="utf-8"))
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.1)
+    else:
+        os.kill(pid, signal.SIGKILL)
+        raise AssertionError(f"the receiver hookproof started (pid {pid}) still runs after the replay ended")

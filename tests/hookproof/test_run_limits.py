@@ -203,3 +203,69 @@ def test_a_receiver_rejecting_valid_events_gets_a_compressed_schedule_same_count
     for a in reorder["attempts"]:
         by_delivery.setdefault(a["delivery_id"], []).append(a["attempt"])
     assert by_delivery and all(tries == list(range(1, retries + 2)) for tries in by_delivery.values()), by_delivery
+
+
+#: A receiver that answers 400 to everything, on the port given as its first argument.
+REJECTS_ALL = """import sys
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+class Rejects(BaseHTTPRequestHandler):
+    def do_POST(self):
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        self.send_response(400)
+        self.send_header("Content-Length", "3")
+        self.end_headers()
+        self.wfile.write(b"bad")
+
+    do_GET = do_POST
+
+    def log_message(self, *args):
+        pass
+
+
+ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Rejects).serve_forever()
+"""
+
+
+@pytest.mark.slow
+def test_chaos_scenarios_after_a_rejecting_catalog_get_the_compressed_schedule(tmp_path: Path) -> None:
+    """certify --chaos runs the catalog side by side, then each chaos scenario alone: once the
+    catalog saw valid events rejected, the chaos scenarios' deliveries (Stripe's schedule over
+    26 s each at their time scale) are compressed as in a sequential run, and the note says so."""
+    import sys
+
+    from hookproof.scenarios.chaos import CHAOS_CATALOG
+    from tests.hostile.harness import empty_effects_db
+
+    (tmp_path / "rejects.py").write_text(REJECTS_ALL, encoding="utf-8")
+    db = empty_effects_db(tmp_path / "observed.sqlite")
+    config = tmp_path / "hookproof.toml"
+    config.write_text(f"""[target]
+url = "http://127.0.0.1:{{port}}/webhooks"
+profile = "stripe"
+secret = "whsec_rejects_all"
+
+[target.process]
+command = "{sys.executable} rejects.py {{port}}"
+
+[observer]
+kind = "sql"
+url = "{db}"
+effects = "SELECT business_key FROM effects"
+
+[run]
+scenarios = ["duplicate-sequential", "reorder"]
+retry_budget_s = 1
+""", encoding="utf-8")  # the catalog's schedule (0.29 s at its time scale) fits the budget: it runs side by side
+    run = run_hookproof("certify", "--config", str(config), "--chaos", "--out", str(tmp_path / "out"),
+                        "--max-duration", "150s", timeout_s=240, cwd=tmp_path)
+    assert run.returncode == 1, run
+    report = json.loads((tmp_path / "out" / "report.json").read_text(encoding="utf-8"))
+    first_chaos = list(CHAOS_CATALOG)[0]
+    compressed = [n for n in _notes(report) if n.startswith("retry schedule compressed")]
+    assert compressed and compressed[0].startswith(
+        f"retry schedule compressed from {first_chaos} on, because the receiver rejected valid events in "
+        "duplicate-sequential: "), report["notes"]
+    assert len(compressed) == 1 and "spread over 1 s instead of 28.7 s (time scale 0.0001 -> " in compressed[0]
+    assert report["partial"] is False, report["notes"]  # every chaos scenario ended within the limit

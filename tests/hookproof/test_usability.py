@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.hostile.harness import ROOT, child_env, run_hookproof
+from tests.hostile.harness import ROOT, child_env, on_a_terminal, run_hookproof
 from tests.support import free_port, run_interrupted
 
 pytest_plugins = ["pytester"]
@@ -274,6 +274,46 @@ def test_env_values_name_hookproof_s_values_and_port_is_free_per_run(tmp_path: P
     assert re.fullmatch(r"http://127\.0\.0\.1:\d+/webhooks", first or "") and first != second
 
 
+def test_serve_shows_the_api_base_with_v1_and_stripe_python_takes_it_without(tmp_path: Path) -> None:
+    """One form of the API base: `{api_base}` (and HOOKPROOF_API_BASE) is scheme, host and port;
+    `hookproof serve` shows it followed by /v1, and stripe-python given the base without /v1 reaches it."""
+    import select
+    import subprocess
+
+    import stripe
+
+    from hookproof.simulator.server.runner import StartingServer
+    from hookproof.simulator.server.state import ServerState
+
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "hookproof", "serve", "--port", str(port)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=child_env(), cwd=tmp_path)
+    try:
+        assert proc.stdout is not None
+        ready, _, _ = select.select([proc.stdout], [], [], 60)
+        assert ready, "hookproof serve printed nothing within 60 s"
+        line = proc.stdout.readline()
+        found = re.match(r"hookproof provider API at (http://127\.0\.0\.1:(\d+))/v1 \(key (\S+)\), ", line)
+        assert found and int(found.group(2)) == port, line
+        base, key = found.group(1), found.group(3)
+        client = stripe.StripeClient(key, base_addresses={"api": base}, max_network_retries=0)
+        deadline = time.monotonic() + 30
+        while True:  # the socket is bound before the line; the app may still be starting
+            try:
+                customers = client.customers.list()
+                break
+            except stripe.APIConnectionError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)
+        assert customers.object == "list"
+    finally:
+        proc.terminate()
+        proc.wait(10)
+    with StartingServer(ServerState()) as starting:  # what a started receiver's {api_base} is
+        assert re.fullmatch(r"http://127\.0\.0\.1:\d+", starting.api_base), starting.api_base
+
+
 def test_port_placeholder_needs_a_receiver_hookproof_starts(tmp_path: Path) -> None:
     path = tmp_path / "hookproof.toml"
     path.write_text(TARGET.replace("{port}", "{{port}}").format(port=0) + "\n" + OBSERVER.format(url="sqlite:///r.db"),
@@ -287,39 +327,13 @@ def test_send_on_a_terminal_shows_each_attempt_as_it_ends(tmp_path: Path) -> Non
     from tests.hostile.servers import hostile_server
 
     with hostile_server("silent") as server:
-        code, text = _on_a_terminal(["send", "--url", server.url, "--secret", "whsec_usability_test", "--profile",
+        code, text = on_a_terminal(["send", "--url", server.url, "--secret", "whsec_usability_test", "--profile",
                                      "shopify", "--sender-timeout", "0.3"], tmp_path)
     text = text.replace("\r", "")
     tries = re.findall(r"^send: orders/paid \S+ try (\d+): - timeout \(unknown\) in \d+ ms: ", text,
                        flags=re.M)
     assert code == 1, text[-3000:]
     assert [int(t) for t in tries] == list(range(1, 10)), text[-3000:]
-
-
-def _on_a_terminal(args: list[str], cwd: Path, timeout_s: float = 120) -> tuple[int, str]:
-    """Run ``hookproof ARGS`` under a pseudo-terminal; (exit code, everything it showed)."""
-    import os
-    import pty
-    import subprocess
-
-    leader, follower = pty.openpty()
-    env = {**child_env({"HOOKPROOF_HEARTBEAT_S": "0.1"}), "TERM": "xterm"}
-    env.pop("NO_COLOR", None)
-    proc = subprocess.Popen([sys.executable, "-m", "hookproof", *args], stdin=follower, stdout=follower,
-                            stderr=follower, env=env, cwd=cwd)
-    os.close(follower)
-    chunks = []
-    while True:
-        try:
-            data = os.read(leader, 65536)
-        except OSError:  # the child closed its side
-            break
-        if not data:
-            break
-        chunks.append(data)
-    proc.wait(timeout_s)
-    os.close(leader)
-    return proc.returncode, b"".join(chunks).decode("utf-8", "replace")
 
 
 def test_certify_on_a_terminal_shows_the_scenario_and_the_attempts_so_far(tmp_path: Path) -> None:
@@ -337,7 +351,7 @@ def test_certify_on_a_terminal_shows_the_scenario_and_the_attempts_so_far(tmp_pa
                         + "\n[run]\nsender_timeout_s = 0.3\n", encoding="utf-8")
         # The silent receiver never answers, so the run ends at its deadline; the live line
         # redraws every 0.5 s from the first attempt on, so 8 s show it many times over.
-        code, text = _on_a_terminal(["certify", "-c", str(path), "duplicate-sequential", "reorder",
+        code, text = on_a_terminal(["certify", "-c", str(path), "duplicate-sequential", "reorder",
                                      "--max-duration", "8s"], tmp_path)
     text = text.replace("\r", "\n")
     assert code == 1, text[-3000:]

@@ -95,6 +95,30 @@ def run_hookproof(*args: str, timeout_s: float, env: Mapping[str, str] | None = 
 
 
 
+def on_a_terminal(args: list[str], cwd: Path, timeout_s: float = 120) -> tuple[int, str]:
+    """Run ``hookproof ARGS`` under a pseudo-terminal; (exit code, everything it showed)."""
+    import pty
+
+    leader, follower = pty.openpty()
+    env = {**child_env({"HOOKPROOF_HEARTBEAT_S": "0.1"}), "TERM": "xterm"}
+    env.pop("NO_COLOR", None)
+    proc = subprocess.Popen([sys.executable, "-m", "hookproof", *args], stdin=follower, stdout=follower,
+                            stderr=follower, env=env, cwd=cwd)
+    os.close(follower)
+    chunks = []
+    while True:
+        try:
+            data = os.read(leader, 65536)
+        except OSError:  # the child closed its side
+            break
+        if not data:
+            break
+        chunks.append(data)
+    proc.wait(timeout_s)
+    os.close(leader)
+    return proc.returncode, b"".join(chunks).decode("utf-8", "replace")
+
+
 def attempts_unbounded(attempts: Sequence[Mapping[str, Any]], *, sender_timeout_s: float,
                        delays_s: Sequence[float], ended_at: float | None = None) -> list[str]:
     """What in `attempts` (JSON attempts: ``delivery_id``, ``attempt``, ``sent_at``,

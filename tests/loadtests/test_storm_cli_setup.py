@@ -70,6 +70,32 @@ def test_a_worker_with_no_master_says_where_it_waits_beats_and_gives_up(tmp_path
     assert run.elapsed_s < 20
 
 
+def test_a_running_worker_beats_until_it_is_stopped(tmp_path: Path) -> None:
+    """Once its master's port accepts, the worker runs Locust and says every few seconds that it
+    still runs (here the port is a plain socket that never speaks Locust's protocol; SIGTERM ends it)."""
+    import signal
+
+    with socket.socket() as master:
+        master.bind(("127.0.0.1", 0))
+        master.listen(8)
+        port = master.getsockname()[1]
+
+        def stop_later(proc: subprocess.Popen[bytes]) -> None:
+            time.sleep(8)
+            proc.send_signal(signal.SIGTERM)
+
+        run = run_hookproof("storm-worker", "--master-host", "127.0.0.1", "--master-port", str(port),
+                            env={"HOOKPROOF_HEARTBEAT_S": "1"}, timeout_s=60, during=stop_later)
+    where = f"127.0.0.1:{port}"
+    assert run.returncode == 143, run
+    lines = [line for line in run.stderr.splitlines() if line.startswith("storm-worker: ")]
+    assert lines[:2] == [f"storm-worker: waiting for the master at {where} (up to 300 s, --master-timeout)",
+                         f"storm-worker: the master at {where} is up; starting the worker"], run
+    beats = lines[2:]
+    assert len(beats) >= 3 and all(re.fullmatch(rf"storm-worker: the worker runs for the master at "
+                                                rf"{re.escape(where)}, [0-9]+ s", b) for b in beats), run
+
+
 def test_a_worker_with_a_bad_master_timeout_or_host_is_one_line() -> None:
     run = run_hookproof("storm-worker", "--master-host", "127.0.0.1", "--master-timeout", "soon", timeout_s=60)
     assert (run.returncode, run.stderr.splitlines()) == (

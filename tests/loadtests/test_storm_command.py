@@ -312,3 +312,47 @@ def test_storm_starts_the_receiver_a_process_section_describes(tmp_path: Path) -
 
     with contextlib.closing(sqlite3.connect(db)) as conn:  # the started receiver applied the storm's effects
         assert conn.execute("SELECT count(*) FROM effects").fetchone()[0] > 0
+
+
+#: What a storm ended at its --max-duration of 15 s says, in its report's notes and its last line.
+STOPPED_AT_15S = ("stopped: the run reached its maximum duration (15 s, --max-duration); the storm ended early: "
+                  "the report holds what was sent")
+
+
+@pytest.mark.slow
+def test_a_storm_stops_at_max_duration_and_its_partial_report_says_why(tmp_path: Path) -> None:
+    """A 120 s storm under --max-duration 15s: ended early, still checked, its partial report says why, exit 1."""
+    out = tmp_path / "out"
+    started = time.monotonic()
+    result = _storm(_config(tmp_path, "inbox_sync"), out, "--users", "4", "--spawn-rate", "4", "--rate", "40",
+                    "--duration", "120s", "--max-duration", "15s", timeout_s=150)
+    took_s = time.monotonic() - started
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert result.stdout.strip().splitlines()[-1] == f"storm {STOPPED_AT_15S}; exit 1", result.stdout
+    report = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    assert report["partial"] is True and report["notes"][-1] == STOPPED_AT_15S, report["notes"]
+    history = History(out / "history.sqlite")
+    sent = history.attempts()
+    history.close()
+    assert sent, "nothing was sent before the deadline"
+    assert took_s < 120, took_s  # the storm's own --duration was never reached
+
+
+def test_a_bad_storm_max_duration_is_one_line(tmp_path: Path) -> None:
+    result = _storm(_config(tmp_path, None), tmp_path / "out", "--max-duration", "soon", timeout_s=60)
+    assert result.returncode == 2 and result.stderr.strip().splitlines() == [
+        "hookproof: --max-duration: cannot read 'soon' (use e.g. 60s, 2m, 1h30m)"], result.stderr
+
+
+@pytest.mark.slow
+def test_on_a_terminal_a_storm_shows_its_phase_and_what_it_sent(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.hostile.harness import on_a_terminal
+
+    monkeypatch.setenv("HOOKPROOF_TEST_SECRET", SECRET)  # the config's secret, inherited by the storm
+    code, text = on_a_terminal(["storm", "--config", str(_config(tmp_path, "inbox_sync")), "--out", str(tmp_path / "out"),
+                                "--users", "2", "--spawn-rate", "2", "--rate", "20", "--duration", "6s"], ROOT,
+                               timeout_s=240)
+    shown = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", text).replace("\r", "\n")  # the redrawn line, without colours
+    assert code == 0, shown[-3000:]
+    assert re.search(r"^storm: \w[^\n]*?\b\d+ sent, [\d.]+/s, \d+ non-2xx, \d+ worker\(s\)", shown, flags=re.M), \
+        shown[-3000:]
