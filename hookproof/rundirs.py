@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 from hookproof.errors import UsageError
+from hookproof.simulator.wording import a_or_an
 
 #: Where runs get their own folders when no ``--out`` is given (relative to the working directory).
 DEFAULT_ROOT = Path("hookproof-reports")
@@ -87,7 +88,7 @@ def claim_out(out: Path, command: str, *, force: bool = False) -> Path:
     """
     holder = owner(out)
     if holder is not None and holder != command and not force:
-        what = "an earlier run" if holder == "an earlier" else f"a {holder} run"
+        what = "an earlier run" if holder == "an earlier" else f"{a_or_an(holder)} run"
         raise UsageError(f"--out: {out} holds the results of {what}; choose another folder, leave --out out "
                          "(each run then gets its own folder under hookproof-reports/) or pass --force to "
                          "overwrite them")
