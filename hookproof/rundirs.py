@@ -8,12 +8,18 @@ scripts and CI), which is refused when DIR holds the results of another command'
 unless ``--force``.
 
 Each run folder carries a marker file (`MARKER`) naming the command that wrote it.
+
+A run refused after its folder was made (a config error found once the receiver or the
+observer answers) hands it back with `withdraw`: the folder goes, ``latest`` points where it
+pointed before, so a refused run leaves the results as they were.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import shutil
+import sqlite3
 import time
 from pathlib import Path
 
@@ -31,6 +37,10 @@ RESULT_FILES = ("report.json", "history.sqlite", "failing-schedule.json")
 #: The UTC time format of run folder names (sorts in time order).
 TIME_FORMAT = "%Y%m%dT%H%M%SZ"
 
+#: The folders this process made or claimed, with what to put back if their run is refused:
+#: ("new", (where ``latest`` pointed before, whether the root existed)) or ("out", whether the folder existed, its marker).
+_MADE: dict[Path, tuple[str, object]] = {}
+
 
 def run_dir_name(command: str, at_s: float) -> str:
     """``<command>-<UTC time>`` for a run started at `at_s` (seconds since the epoch)."""
@@ -44,6 +54,7 @@ def new_run_dir(command: str, root: Path = DEFAULT_ROOT, *, at_s: float | None =
     best effort (a file system without symlinks just has no ``latest``).
     Raises OSError when the folder cannot be created.
     """
+    root_existed = root.is_dir()
     root.mkdir(parents=True, exist_ok=True)
     base = run_dir_name(command, time.time() if at_s is None else at_s)
     for n in range(1, 1000):
@@ -57,12 +68,73 @@ def new_run_dir(command: str, root: Path = DEFAULT_ROOT, *, at_s: float | None =
         raise FileExistsError(f"{root}: too many runs named {base}")
     mark(path, command)
     link = root / LATEST
+    before: str | None = None
+    with contextlib.suppress(OSError):
+        before = os.readlink(link)
+    _point_latest(root, path.name)
+    _MADE[path] = ("new", (before, root_existed))
+    return path
+
+
+def _point_latest(root: Path, name: str) -> None:
+    """Point ``root/latest`` at `name` (best effort)."""
     tmp = root / f".{LATEST}.{os.getpid()}"
     with contextlib.suppress(OSError):
         tmp.unlink(missing_ok=True)
-        tmp.symlink_to(path.name, target_is_directory=True)
-        os.replace(tmp, link)
-    return path
+        tmp.symlink_to(name, target_is_directory=True)
+        os.replace(tmp, root / LATEST)
+
+
+def _holds_results(path: Path) -> bool:
+    """Whether `path` holds something a refused run must not take away: a report, a
+    failing schedule, or a history with attempts (something was sent)."""
+    if any((path / name).exists() for name in RESULT_FILES if name != "history.sqlite"):
+        return True
+    history = path / "history.sqlite"
+    if not history.is_file():
+        return False
+    try:
+        db = sqlite3.connect(f"{history.resolve().as_uri()}?mode=ro", uri=True, timeout=5.0)
+        try:
+            (attempts,) = db.execute("SELECT COUNT(*) FROM attempts").fetchone()
+        finally:
+            db.close()
+    except sqlite3.Error:
+        return False  # no table of attempts: nothing was recorded
+    return bool(attempts)
+
+
+def withdraw(path: Path | None) -> bool:
+    """Hand back the folder `run_out` made or claimed for a run that was refused before it
+    sent anything (a usage or config error): a new run folder is removed and ``latest``
+    points where it pointed before (unless another run moved it since); an ``--out`` folder
+    is removed if the run created it, else gets its earlier marker back. A folder holding a
+    report, a failing schedule or a history with attempts is kept. True when handed back."""
+    if path is None or (record := _MADE.pop(path, None)) is None or _holds_results(path):
+        return False
+    kind, before = record
+    if kind == "new":
+        latest, root_existed = before  # type: ignore[misc]
+        shutil.rmtree(path, ignore_errors=True)
+        link = path.parent / LATEST
+        with contextlib.suppress(OSError):
+            if os.readlink(link) == path.name:
+                if latest is None:
+                    link.unlink()
+                else:
+                    _point_latest(path.parent, str(latest))
+        if not root_existed:
+            with contextlib.suppress(OSError):
+                path.parent.rmdir()  # only when empty: made for this run alone
+        return True
+    existed, marker = before  # type: ignore[misc]
+    if not existed:
+        shutil.rmtree(path, ignore_errors=True)
+    elif marker is None:
+        (path / MARKER).unlink(missing_ok=True)
+    else:
+        (path / MARKER).write_text(str(marker), encoding="utf-8")
+    return True
 
 
 def mark(path: Path, command: str) -> None:
@@ -92,8 +164,13 @@ def claim_out(out: Path, command: str, *, force: bool = False) -> Path:
         raise UsageError(f"--out: {out} holds the results of {what}; choose another folder, leave --out out "
                          "(each run then gets its own folder under hookproof-reports/) or pass --force to "
                          "overwrite them")
+    existed = out.is_dir()
+    marker: str | None = None
+    with contextlib.suppress(OSError):
+        marker = (out / MARKER).read_text(encoding="utf-8")
     out.mkdir(parents=True, exist_ok=True)
     mark(out, command)
+    _MADE[out] = ("out", (existed, marker))
     return out
 
 

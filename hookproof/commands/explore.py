@@ -392,7 +392,7 @@ def register(app: typer.Typer) -> None:
         from hookproof.deadline import run_deadline
         from hookproof.errors import HookproofError
         from hookproof.heartbeat import TERMINAL_INTERVAL_S, Heartbeat, log_interval_s
-        from hookproof.rundirs import DEFAULT_ROOT, run_out
+        from hookproof.rundirs import DEFAULT_ROOT, run_out, withdraw
         from hookproof.simulator.errors import SimulatorError
         from hookproof.terminal import console, duration_s, err_console, fail, load, located, print_report
 
@@ -443,6 +443,7 @@ def register(app: typer.Typer) -> None:
                                       progress=progress, on_target=described.append)
                     disarm()
         except (HookproofError, SimulatorError, ChaosError) as exc:
+            withdraw(made[0] if made else None)  # refused: the results stay as they were
             raise fail(str(located(exc, cfg))) from None
         except KeyboardInterrupt:
             stopped = deadline[0] if deadline else None
