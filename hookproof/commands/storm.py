@@ -531,9 +531,10 @@ def _print_numbers(report: object, console: object) -> None:
             console.print(  # type: ignore[attr-defined]
                 f"storm: {s.get('sent', 0)} attempts ({s.get('events', 0)} events) at {s.get('sent_per_s', 0)}/s; "
                 f"ack p50 {s.get('p50_ms', 0):.1f} ms, p95 {s.get('p95_ms', 0):.1f} ms, p99 {s.get('p99_ms', 0):.1f} ms",
-                markup=False)
+                markup=False, soft_wrap=True)
             if s.get("sender_bound"):
                 console.print(  # type: ignore[attr-defined]
                     f"storm: sender-bound: the senders' loop lagged up to {s.get('sender_lag_max_ms', 0):.0f} ms and "
                     f"an attempt waited up to {s.get('sender_wait_max_ms', 0):.0f} ms for its connection; latencies "
-                    "count from the wire (use more --workers, or fewer --users per worker)", markup=False)
+                    "count from the wire (use more --workers, or fewer --users per worker)", markup=False,
+                    soft_wrap=True)
