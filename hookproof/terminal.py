@@ -101,10 +101,18 @@ def located(exc: Exception, cfg: "Config | None") -> Exception:
     return locate(exc, cfg) if isinstance(exc, ConfigError) and cfg is not None else exc
 
 
-def print_report(report: "RunReport", paths: dict[str, Path], title: str) -> None:
+def seed_line(seed: int, chosen: bool, repeat: str) -> str:
+    """The line naming a run's seed; when it was `chosen` at random, how to run it again
+    (`repeat`, e.g. ``--seed {seed}``)."""
+    return f"seed {seed}" + (f" (chosen at random; {repeat.format(seed=seed)} repeats this run)" if chosen else "")
+
+
+def print_report(report: "RunReport", paths: dict[str, Path], title: str, *, seed: str | None = None) -> None:
     """The verdict table of a run (its title a line of its own, never wrapped at the
-    table's width) and where its files are."""
+    table's width, then `seed`, the run's `seed_line`, if given) and where its files are."""
     console.print(title, markup=False, soft_wrap=True)
+    if seed is not None:
+        console.print(seed, markup=False, soft_wrap=True)
     table = Table()
     for col in ("scenario", "verdict", "finding or reason"):
         table.add_column(col, overflow="fold")

@@ -17,6 +17,7 @@ from hookproof.terminal import (
     located,
     os_error,
     print_report,
+    seed_line,
 )
 
 if TYPE_CHECKING:
@@ -106,6 +107,8 @@ def register(app: typer.Typer) -> None:
             raise fail("interrupted before a report could be written (the history, if any, is in the report directory)",
                        caught.exit_code) from None
         assert cfg is not None
-        print_report(result.report, result.paths, f"hookproof certify: {cfg.target.profile} receiver at {result.report.target}")
+        chosen = seed is None and cfg.run.seed is None  # certify drew it: the console must name it to repeat the run
+        print_report(result.report, result.paths, f"hookproof certify: {cfg.target.profile} receiver at {result.report.target}",
+                     seed=seed_line(result.report.seed, chosen, "--seed {seed}"))
         signalled = caught.signalled and result.report.partial and not result.timed_out
         raise typer.Exit(caught.exit_code if signalled else result.exit_code)

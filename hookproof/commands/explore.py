@@ -394,7 +394,7 @@ def register(app: typer.Typer) -> None:
         from hookproof.heartbeat import TERMINAL_INTERVAL_S, Heartbeat, log_interval_s
         from hookproof.rundirs import DEFAULT_ROOT, run_out, withdraw
         from hookproof.simulator.errors import SimulatorError
-        from hookproof.terminal import console, duration_s, err_console, fail, load, located, print_report
+        from hookproof.terminal import console, duration_s, err_console, fail, load, located, print_report, seed_line
 
         made: list[Path] = []
 
@@ -464,5 +464,7 @@ def register(app: typer.Typer) -> None:
             console.print(f"explore {deadline[0]}", markup=False, soft_wrap=True)
         for line in run.lines:
             console.print(line, markup=False, soft_wrap=True)
-        print_report(run.report, run.paths, f"hookproof explore: {cfg.target.profile} receiver at {run.report.target}")
+        chosen = seed is None and cfg.run.seed is None  # explore drew it: the console names it to repeat the search
+        print_report(run.report, run.paths, f"hookproof explore: {cfg.target.profile} receiver at {run.report.target}",
+                     seed=seed_line(run.report.seed, chosen, "--seed {seed}"))
         raise typer.Exit(run.exit_code)

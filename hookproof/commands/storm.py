@@ -421,7 +421,7 @@ def register(app: typer.Typer) -> None:
         from hookproof.rundirs import run_out, withdraw
         from hookproof.simulator.delivery import Target
         from hookproof.simulator.errors import SimulatorError
-        from hookproof.terminal import console, err_console, fail, load, print_report
+        from hookproof.terminal import console, err_console, fail, load, print_report, seed_line
 
         tails: dict[str, str] | None = None  # the receiver's log, by scenario, once kept
         made: Path | None = None  # the run folder, once made: handed back if the storm is refused
@@ -515,7 +515,8 @@ def register(app: typer.Typer) -> None:
                 store_linked_report(out / "history.sqlite", report)
         paths = {name: out / file for name, file in REPORT_FILES.items()}
         paths["history"] = out / "history.sqlite"
-        print_report(report, paths, f"hookproof storm: {cfg.target.profile} receiver at {report.target}")
+        print_report(report, paths, f"hookproof storm: {cfg.target.profile} receiver at {report.target}",
+                     seed=seed_line(report.seed, cfg.run.seed is None, "run.seed = {seed} in the config"))
         _print_numbers(report, console)
         raise typer.Exit(0 if code == 0 and report.verdict == "pass" and not report.partial else 1)
 
