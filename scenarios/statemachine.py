@@ -378,7 +378,7 @@ def explore(target: ExploreTarget, *, max_examples: int = 100, seed: int | None 
                 elif not failures:
                     raise
                 else:
-                    error = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+                    error = after_finding_note(exc)
             break
     if restarts or cut_short:
         error = flaky_note(counter.examples, max_examples, restarts, cut_short)
@@ -391,6 +391,25 @@ def restart_seed(world_seed: int, restart: int) -> int:
     """The Hypothesis seed of a search's `restart`-th new beginning: fresh, and the same for
     the same run seed (a run is repeated by its seed)."""
     return random.Random(f"{world_seed}/{restart}").randrange(2**32)
+
+
+#: What a search says when Hypothesis could not replay its finding the same way once more.
+FLAKY_FINDING_NOTE = ("Hypothesis ran the shrunk schedule once more to confirm it and the receiver did not fail "
+                      "the same way that time (its answers depend on timing); the schedule failed when it was "
+                      "found: 'hookproof replay' shows whether it reproduces")
+
+
+def after_finding_note(exc: BaseException) -> str:
+    """What stopped a search after its finding, in plain words (never Hypothesis's own
+    message: ``FlakyFailure: Inconsistent results from replaying a test case!`` says nothing
+    to a user). The finding stands either way."""
+    from hypothesis.errors import Flaky
+
+    if isinstance(exc, Flaky):
+        return FLAKY_FINDING_NOTE
+    first = str(exc).splitlines()[0] if str(exc) else ""
+    return (f"the search stopped after its finding on an error inside Hypothesis ({type(exc).__name__}"
+            f"{': ' + first if first else ''}); the finding stands")
 
 
 def flaky_note(examples: int, budget: int, restarts: int, cut_short: bool) -> str:
