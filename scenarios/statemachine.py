@@ -101,6 +101,8 @@ def machine_for(explore: ExploreTarget, *, seed: int = 0, provider_state: Any = 
         def __init__(self) -> None:
             super().__init__()
             self.session = Session(explore, seed, provider_state=provider_state, loop=loop)
+            if counts is not None:
+                counts.open.append(self.session)  # closed at teardown, or by the search if interrupted
             self.failed = False
 
         def _run(self, step: Step) -> None:
@@ -250,6 +252,8 @@ def machine_for(explore: ExploreTarget, *, seed: int = 0, provider_state: Any = 
                 if counts is not None:
                     counts.add(self.session)
                 self.session.close()
+                if counts is not None:
+                    counts.open[:] = [s for s in counts.open if s is not self.session]
 
     WebhookMachine.__name__ = WebhookMachine.__qualname__ = "WebhookMachine"
     return WebhookMachine
@@ -353,6 +357,7 @@ def explore(target: ExploreTarget, *, max_examples: int = 100, seed: int | None 
                 from hypothesis.errors import FlakyStrategyDefinition
 
                 if isinstance(exc, KeyboardInterrupt):
+                    counter.close_open()  # no unclosed session left to the interpreter's exit
                     if not failures:
                         raise
                     # Stopped while shrinking (the run's deadline, Ctrl-C): the finding stands, as the
@@ -456,6 +461,15 @@ class _Counts:
     on_example: Callable[[int, int, int], None] | None = None
     failures: list[Failure] = field(default_factory=list)  # the search's: once one is found, it shrinks
     shrinking_from: int = 0  # the example that found the first failure (0: none yet)
+    open: list[Session] = field(default_factory=list)  # sessions made and not closed at their teardown yet
+
+    def close_open(self) -> None:
+        """Close the sessions an interruption left open (its example's teardown did not run,
+        or was itself cut short): their connections to the receiver, before the loop closes."""
+        while self.open:
+            session = self.open.pop()
+            with contextlib.suppress(Exception):
+                session.close()
 
     def add(self, session: Session) -> None:
         """Count one finished example; `on_example(examples, attempts, shrunk)` hears of it,
