@@ -89,8 +89,8 @@ from hookproof.simulator.server.sink import (
     sink_path,
 )
 from hookproof.simulator.server.state import Decision, ServerState, Switch
-from hookproof.simulator.world import RESOURCES, World
 from hookproof.simulator.wording import a_or_an
+from hookproof.simulator.world import RESOURCES, World
 
 #: ``POST /v1/<path>`` -> (the write, the object type it creates).
 WRITES: dict[str, tuple[Callable[[World, Any], str], str]] = {

@@ -19,8 +19,8 @@ from typing import Any, Mapping
 
 from hookproof.simulator.errors import WorldError
 from hookproof.simulator.events import Event
-from hookproof.simulator.world.snapshot import copy_snapshot
 from hookproof.simulator.wording import a_or_an
+from hookproof.simulator.world.snapshot import copy_snapshot
 
 
 @dataclass
