@@ -21,6 +21,7 @@ import os
 import shutil
 import sqlite3
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from hookproof.errors import UsageError
@@ -37,9 +38,20 @@ RESULT_FILES = ("report.json", "history.sqlite", "failing-schedule.json")
 #: The UTC time format of run folder names (sorts in time order).
 TIME_FORMAT = "%Y%m%dT%H%M%SZ"
 
-#: The folders this process made or claimed, with what to put back if their run is refused:
-#: ("new", (where ``latest`` pointed before, whether the root existed)) or ("out", whether the folder existed, its marker).
-_MADE: dict[Path, tuple[str, object]] = {}
+
+@dataclass(frozen=True)
+class _Made:
+    """What to put back if the run of a folder this process made or claimed is refused."""
+
+    new: bool  # a new run folder (else an --out folder claimed)
+    latest: str | None = None  # new: where ``latest`` pointed before
+    root_existed: bool = True  # new: whether the folder of runs existed
+    existed: bool = False  # --out: whether the folder existed
+    marker: str | None = None  # --out: its marker before
+
+
+#: The folders this process made or claimed.
+_MADE: dict[Path, _Made] = {}
 
 
 def run_dir_name(command: str, at_s: float) -> str:
@@ -72,7 +84,7 @@ def new_run_dir(command: str, root: Path = DEFAULT_ROOT, *, at_s: float | None =
     with contextlib.suppress(OSError):
         before = os.readlink(link)
     _point_latest(root, path.name)
-    _MADE[path] = ("new", (before, root_existed))
+    _MADE[path] = _Made(new=True, latest=before, root_existed=root_existed)
     return path
 
 
@@ -112,28 +124,25 @@ def withdraw(path: Path | None) -> bool:
     report, a failing schedule or a history with attempts is kept. True when handed back."""
     if path is None or (record := _MADE.pop(path, None)) is None or _holds_results(path):
         return False
-    kind, before = record
-    if kind == "new":
-        latest, root_existed = before  # type: ignore[misc]
+    if record.new:
         shutil.rmtree(path, ignore_errors=True)
         link = path.parent / LATEST
         with contextlib.suppress(OSError):
             if os.readlink(link) == path.name:
-                if latest is None:
+                if record.latest is None:
                     link.unlink()
                 else:
-                    _point_latest(path.parent, str(latest))
-        if not root_existed:
+                    _point_latest(path.parent, record.latest)
+        if not record.root_existed:
             with contextlib.suppress(OSError):
                 path.parent.rmdir()  # only when empty: made for this run alone
         return True
-    existed, marker = before  # type: ignore[misc]
-    if not existed:
+    if not record.existed:
         shutil.rmtree(path, ignore_errors=True)
-    elif marker is None:
+    elif record.marker is None:
         (path / MARKER).unlink(missing_ok=True)
     else:
-        (path / MARKER).write_text(str(marker), encoding="utf-8")
+        (path / MARKER).write_text(record.marker, encoding="utf-8")
     return True
 
 
@@ -170,7 +179,7 @@ def claim_out(out: Path, command: str, *, force: bool = False) -> Path:
         marker = (out / MARKER).read_text(encoding="utf-8")
     out.mkdir(parents=True, exist_ok=True)
     mark(out, command)
-    _MADE[out] = ("out", (existed, marker))
+    _MADE[out] = _Made(new=False, existed=existed, marker=marker)
     return out
 
 
