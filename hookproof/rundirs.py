@@ -8,16 +8,24 @@ scripts and CI), which is refused when DIR holds the results of another command'
 unless ``--force``.
 
 Each run folder carries a marker file (`MARKER`) naming the command that wrote it.
+
+A run refused after its folder was made (a config error found once the receiver or the
+observer answers) hands it back with `withdraw`: the folder goes, ``latest`` points where it
+pointed before, so a refused run leaves the results as they were.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import shutil
+import sqlite3
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from hookproof.errors import UsageError
+from hookproof.simulator.wording import a_or_an
 
 #: Where runs get their own folders when no ``--out`` is given (relative to the working directory).
 DEFAULT_ROOT = Path("hookproof-reports")
@@ -29,6 +37,21 @@ MARKER = ".hookproof-run"
 RESULT_FILES = ("report.json", "history.sqlite", "failing-schedule.json")
 #: The UTC time format of run folder names (sorts in time order).
 TIME_FORMAT = "%Y%m%dT%H%M%SZ"
+
+
+@dataclass(frozen=True)
+class _Made:
+    """What to put back if the run of a folder this process made or claimed is refused."""
+
+    new: bool  # a new run folder (else an --out folder claimed)
+    latest: str | None = None  # new: where ``latest`` pointed before
+    root_existed: bool = True  # new: whether the folder of runs existed
+    existed: bool = False  # --out: whether the folder existed
+    marker: str | None = None  # --out: its marker before
+
+
+#: The folders this process made or claimed.
+_MADE: dict[Path, _Made] = {}
 
 
 def run_dir_name(command: str, at_s: float) -> str:
@@ -43,6 +66,7 @@ def new_run_dir(command: str, root: Path = DEFAULT_ROOT, *, at_s: float | None =
     best effort (a file system without symlinks just has no ``latest``).
     Raises OSError when the folder cannot be created.
     """
+    root_existed = root.is_dir()
     root.mkdir(parents=True, exist_ok=True)
     base = run_dir_name(command, time.time() if at_s is None else at_s)
     for n in range(1, 1000):
@@ -56,12 +80,70 @@ def new_run_dir(command: str, root: Path = DEFAULT_ROOT, *, at_s: float | None =
         raise FileExistsError(f"{root}: too many runs named {base}")
     mark(path, command)
     link = root / LATEST
+    before: str | None = None
+    with contextlib.suppress(OSError):
+        before = os.readlink(link)
+    _point_latest(root, path.name)
+    _MADE[path] = _Made(new=True, latest=before, root_existed=root_existed)
+    return path
+
+
+def _point_latest(root: Path, name: str) -> None:
+    """Point ``root/latest`` at `name` (best effort)."""
     tmp = root / f".{LATEST}.{os.getpid()}"
     with contextlib.suppress(OSError):
         tmp.unlink(missing_ok=True)
-        tmp.symlink_to(path.name, target_is_directory=True)
-        os.replace(tmp, link)
-    return path
+        tmp.symlink_to(name, target_is_directory=True)
+        os.replace(tmp, root / LATEST)
+
+
+def _holds_results(path: Path) -> bool:
+    """Whether `path` holds something a refused run must not take away: a report, a
+    failing schedule, or a history with attempts (something was sent)."""
+    if any((path / name).exists() for name in RESULT_FILES if name != "history.sqlite"):
+        return True
+    history = path / "history.sqlite"
+    if not history.is_file():
+        return False
+    try:
+        db = sqlite3.connect(f"{history.resolve().as_uri()}?mode=ro", uri=True, timeout=5.0)
+        try:
+            (attempts,) = db.execute("SELECT COUNT(*) FROM attempts").fetchone()
+        finally:
+            db.close()
+    except sqlite3.Error:
+        return False  # no table of attempts: nothing was recorded
+    return bool(attempts)
+
+
+def withdraw(path: Path | None) -> bool:
+    """Hand back the folder `run_out` made or claimed for a run that was refused before it
+    sent anything (a usage or config error): a new run folder is removed and ``latest``
+    points where it pointed before (unless another run moved it since); an ``--out`` folder
+    is removed if the run created it, else gets its earlier marker back. A folder holding a
+    report, a failing schedule or a history with attempts is kept. True when handed back."""
+    if path is None or (record := _MADE.pop(path, None)) is None or _holds_results(path):
+        return False
+    if record.new:
+        shutil.rmtree(path, ignore_errors=True)
+        link = path.parent / LATEST
+        with contextlib.suppress(OSError):
+            if os.readlink(link) == path.name:
+                if record.latest is None:
+                    link.unlink()
+                else:
+                    _point_latest(path.parent, record.latest)
+        if not record.root_existed:
+            with contextlib.suppress(OSError):
+                path.parent.rmdir()  # only when empty: made for this run alone
+        return True
+    if not record.existed:
+        shutil.rmtree(path, ignore_errors=True)
+    elif record.marker is None:
+        (path / MARKER).unlink(missing_ok=True)
+    else:
+        (path / MARKER).write_text(record.marker, encoding="utf-8")
+    return True
 
 
 def mark(path: Path, command: str) -> None:
@@ -87,12 +169,17 @@ def claim_out(out: Path, command: str, *, force: bool = False) -> Path:
     """
     holder = owner(out)
     if holder is not None and holder != command and not force:
-        what = "an earlier run" if holder == "an earlier" else f"a {holder} run"
+        what = "an earlier run" if holder == "an earlier" else f"{a_or_an(holder)} run"
         raise UsageError(f"--out: {out} holds the results of {what}; choose another folder, leave --out out "
                          "(each run then gets its own folder under hookproof-reports/) or pass --force to "
                          "overwrite them")
+    existed = out.is_dir()
+    marker: str | None = None
+    with contextlib.suppress(OSError):
+        marker = (out / MARKER).read_text(encoding="utf-8")
     out.mkdir(parents=True, exist_ok=True)
     mark(out, command)
+    _MADE[out] = _Made(new=False, existed=existed, marker=marker)
     return out
 
 

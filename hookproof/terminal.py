@@ -7,10 +7,10 @@ Commands import these from here (the ``hookproof`` app itself lives in `hookproo
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import IO, TYPE_CHECKING
 
 import typer
-from rich.console import Console
+from rich.console import Console, ConsoleDimensions
 from rich.markup import escape
 from rich.table import Table
 
@@ -20,8 +20,35 @@ if TYPE_CHECKING:
     from hookproof.config import Config
     from hookproof.reports.model import RunReport
 
-console = Console(highlight=False)
-err_console = Console(stderr=True, highlight=False)
+#: The width of the consoles off a terminal (CI logs, a file, a pipe) unless COLUMNS says
+#: otherwise: Rich's 80 columns split a line of figures in two, and a table's title wraps
+#: at the table's own width.
+OFF_TERMINAL_WIDTH = 160
+
+
+class HookproofConsole(Console):
+    """A Rich console that is `OFF_TERMINAL_WIDTH` wide off a terminal when COLUMNS is not
+    set (on a terminal, the terminal's width, as Rich's)."""
+
+    @property
+    def size(self) -> ConsoleDimensions:
+        size = super().size
+        if self._width is None and not self.is_terminal and not (self._environ.get("COLUMNS") or "").isdigit():
+            return ConsoleDimensions(max(size.width, OFF_TERMINAL_WIDTH), size.height)
+        return size
+
+    @size.setter
+    def size(self, new_size: tuple[int, int]) -> None:
+        Console.size.fset(self, new_size)  # type: ignore[attr-defined]
+
+
+def make_console(*, stderr: bool = False, file: IO[str] | None = None) -> Console:
+    """A console as every command's (`console`, `err_console`)."""
+    return HookproofConsole(stderr=stderr, file=file, highlight=False)
+
+
+console = make_console()
+err_console = make_console(stderr=True)
 
 
 def os_error(exc: OSError) -> str:
@@ -74,9 +101,19 @@ def located(exc: Exception, cfg: "Config | None") -> Exception:
     return locate(exc, cfg) if isinstance(exc, ConfigError) and cfg is not None else exc
 
 
-def print_report(report: "RunReport", paths: dict[str, Path], title: str) -> None:
-    """The verdict table of a run and where its files are."""
-    table = Table(title=title, title_justify="left")
+def seed_line(seed: int, chosen: bool, repeat: str) -> str:
+    """The line naming a run's seed; when it was `chosen` at random, how to run it again
+    (`repeat`, e.g. ``--seed {seed}``)."""
+    return f"seed {seed}" + (f" (chosen at random; {repeat.format(seed=seed)} repeats this run)" if chosen else "")
+
+
+def print_report(report: "RunReport", paths: dict[str, Path], title: str, *, seed: str | None = None) -> None:
+    """The verdict table of a run (its title a line of its own, never wrapped at the
+    table's width, then `seed`, the run's `seed_line`, if given) and where its files are."""
+    console.print(title, markup=False, soft_wrap=True)
+    if seed is not None:
+        console.print(seed, markup=False, soft_wrap=True)
+    table = Table()
     for col in ("scenario", "verdict", "finding or reason"):
         table.add_column(col, overflow="fold")
     styles = {"pass": "green", "fail": "bold red", "unknown": "yellow", "error": "bold red", "not_applicable": "dim"}

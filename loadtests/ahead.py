@@ -15,7 +15,8 @@ learn ahead: an invoice left ``open`` by a late ``invoice.payment_failed`` is st
 explained). `tolerate` drops the findings they explain and nothing else: an ``unexpected``
 effect whose key is one of them, a ``counter`` that moved by exactly that key's amount,
 a ``stale`` object whose observed status is one its story reached later. A check left
-without problems becomes valid; its stats say how many findings were explained.
+without problems becomes valid; its stats and its detail say how many findings were explained
+(the detail names them as tolerated, never as findings).
 Pure; no Locust import.
 """
 
@@ -172,8 +173,24 @@ def tolerate(results: Sequence[CheckResult], ahead: Ahead) -> list[CheckResult]:
         if verdict is Verdict.INVALID and not any(not f.advisory for f in kept):
             verdict = Verdict.VALID
         stats = {**r.stats, "ahead_of_delivery": dropped}
-        out.append(replace(r, verdict=verdict, findings=kept, stats=stats))
+        out.append(replace(r, verdict=verdict, findings=kept, stats=stats, detail=_detail(r, kept, dropped)))
     return out
+
+
+#: What each check's tolerated findings were, in the detail's words.
+_TOLERATED = {"unexpected": "effect(s) of events", "counter": "counter move(s) by events",
+              "stale": "state(s)"}
+
+
+def _detail(result: CheckResult, kept: Sequence[Any], dropped: int) -> str:
+    """The detail of `result` once `dropped` findings were tolerated: what is left (the
+    result's own count, as `scenarios.findings.result_of` words it) and what was tolerated,
+    so it never counts findings the check no longer holds."""
+    problems = sum(f.count for f in kept if not f.advisory)
+    advisories = sum(f.count for f in kept if f.advisory)
+    what = _TOLERATED.get(result.check_id, "finding(s)")
+    return (f"{problems} finding(s), {advisories} advisory(ies); {dropped} {what} learned from the provider API "
+            "ahead of their delivery, tolerated (the storm stopped before delivering them)")
 
 
 __all__ = ["Ahead", "ahead_of", "tolerate"]

@@ -38,6 +38,10 @@ BENIGN_FAULT_TAGS: frozenset[str] = frozenset({
 })
 #: Prefixes of parameterised benign tags (``copies=3``, ``burst=8``, ``order=reversed``).
 BENIGN_FAULT_PREFIXES: tuple[str, ...] = ("copies=", "burst=", "order=")
+#: The tag of a delivery whose object the provider API refuses on its first fetch (a 404 or
+#: a 500, then it recovers: the provider-api-transient scenario, explore's ``api_fault``, a
+#: storm's ``--api-transient``; `scenarios.session.API_FAULT_TAG`, `loadtests.plan.API_TRANSIENT_TAG`).
+PROVIDER_API_FAULT_TAG = "api-transient"
 
 
 def injected_fault(tags: Sequence[str]) -> bool:
@@ -70,7 +74,10 @@ def check_duplicate_acked(
     Redelivery: a valid attempt sent after another copy of its event was acked; if it
     got an answer that is not a success (409, any 4xx or 5xx), the provider keeps
     retrying it for days: a finding. A copy that overlapped the acked one in time and
-    was refused (e.g. 409 "in progress") is an advisory.
+    was refused (e.g. 409 "in progress") is an advisory. A copy that overlapped it and
+    got a 5xx while the provider API was refusing the fetch of its object (an injected
+    provider-API fault, `PROVIDER_API_FAULT_TAG`) is an advisory naming that cause: the
+    receiver failed on the provider's refusal, not on the concurrent copy.
     """
     idx = index_for(history, expectations, observations, index)
     groups: dict[tuple[str, str], list[int]] = {}
@@ -82,12 +89,17 @@ def check_duplicate_acked(
         if _after_ack(a, window):
             groups.setdefault((a.event_id, "after"), []).append(pos)
         elif _overlaps_ack(a, window):
-            groups.setdefault((a.event_id, "overlap"), []).append(pos)
+            api = a.status is not None and a.status >= 500 and PROVIDER_API_FAULT_TAG in (a.faults or ())
+            groups.setdefault((a.event_id, "overlap_api" if api else "overlap"), []).append(pos)
     findings = grouped_findings("duplicate_acked", groups, history, idx, {
         "after": (FINDING, "2xx", "{n} redelivery(ies) of an acknowledged {types} event got {statuses}; "
                            "the provider retries them for days"),
-        "overlap": (ADVISORY, "2xx", "{n} concurrent copy(ies) of a {types} event refused with {statuses} while another was "
-                              "processed; the provider will retry them"),
+        "overlap": (ADVISORY, "2xx", "{n} concurrent copy(ies) of one {types} event refused with {statuses} while another "
+                              "was processed; the provider will retry them"),
+        "overlap_api": (ADVISORY, "2xx", "{n} copy(ies) of one {types} event answered {statuses} while the provider API "
+                                  "refused the receiver's fetch of its object (an injected transient: a 404 or a 500 on "
+                                  "the first fetch, then it recovers), not because of the concurrent copy processed "
+                                  "meanwhile; the provider will retry them"),
     })
     return result_of("duplicate_acked", findings, {"acked_events": len(idx.acked_events)})
 

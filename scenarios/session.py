@@ -531,12 +531,12 @@ class Session:
         or close)."""
         if self._closed:
             return
-        self._closed = True
         if self.provider_state is not None:
             for object_id in self._faulted:
                 self.provider_state.switches.clear(object_id)
         try:
             self.loop.run_until_complete(self.dispatcher.aclose(drain_s=5.0))
+            self._closed = True  # an interrupted close (a signal) is done again by the next call
         finally:
             try:
                 if self._own_loop:

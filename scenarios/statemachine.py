@@ -101,6 +101,8 @@ def machine_for(explore: ExploreTarget, *, seed: int = 0, provider_state: Any = 
         def __init__(self) -> None:
             super().__init__()
             self.session = Session(explore, seed, provider_state=provider_state, loop=loop)
+            if counts is not None:
+                counts.open.append(self.session)  # closed at teardown, or by the search if interrupted
             self.failed = False
 
         def _run(self, step: Step) -> None:
@@ -250,6 +252,8 @@ def machine_for(explore: ExploreTarget, *, seed: int = 0, provider_state: Any = 
                 if counts is not None:
                     counts.add(self.session)
                 self.session.close()
+                if counts is not None:
+                    counts.open[:] = [s for s in counts.open if s is not self.session]
 
     WebhookMachine.__name__ = WebhookMachine.__qualname__ = "WebhookMachine"
     return WebhookMachine
@@ -353,6 +357,7 @@ def explore(target: ExploreTarget, *, max_examples: int = 100, seed: int | None 
                 from hypothesis.errors import FlakyStrategyDefinition
 
                 if isinstance(exc, KeyboardInterrupt):
+                    counter.close_open()  # no unclosed session left to the interpreter's exit
                     if not failures:
                         raise
                     # Stopped while shrinking (the run's deadline, Ctrl-C): the finding stands, as the
@@ -378,7 +383,7 @@ def explore(target: ExploreTarget, *, max_examples: int = 100, seed: int | None 
                 elif not failures:
                     raise
                 else:
-                    error = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+                    error = after_finding_note(exc)
             break
     if restarts or cut_short:
         error = flaky_note(counter.examples, max_examples, restarts, cut_short)
@@ -391,6 +396,25 @@ def restart_seed(world_seed: int, restart: int) -> int:
     """The Hypothesis seed of a search's `restart`-th new beginning: fresh, and the same for
     the same run seed (a run is repeated by its seed)."""
     return random.Random(f"{world_seed}/{restart}").randrange(2**32)
+
+
+#: What a search says when Hypothesis could not replay its finding the same way once more.
+FLAKY_FINDING_NOTE = ("Hypothesis ran the shrunk schedule once more to confirm it and the receiver did not fail "
+                      "the same way that time (its answers depend on timing); the schedule failed when it was "
+                      "found: 'hookproof replay' shows whether it reproduces")
+
+
+def after_finding_note(exc: BaseException) -> str:
+    """What stopped a search after its finding, in plain words (never Hypothesis's own
+    message: ``FlakyFailure: Inconsistent results from replaying a test case!`` says nothing
+    to a user). The finding stands either way."""
+    from hypothesis.errors import Flaky
+
+    if isinstance(exc, Flaky):
+        return FLAKY_FINDING_NOTE
+    first = str(exc).splitlines()[0] if str(exc) else ""
+    return (f"the search stopped after its finding on an error inside Hypothesis ({type(exc).__name__}"
+            f"{': ' + first if first else ''}); the finding stands")
 
 
 def flaky_note(examples: int, budget: int, restarts: int, cut_short: bool) -> str:
@@ -437,6 +461,15 @@ class _Counts:
     on_example: Callable[[int, int, int], None] | None = None
     failures: list[Failure] = field(default_factory=list)  # the search's: once one is found, it shrinks
     shrinking_from: int = 0  # the example that found the first failure (0: none yet)
+    open: list[Session] = field(default_factory=list)  # sessions made and not closed at their teardown yet
+
+    def close_open(self) -> None:
+        """Close the sessions an interruption left open (its example's teardown did not run,
+        or was itself cut short): their connections to the receiver, before the loop closes."""
+        while self.open:
+            session = self.open.pop()
+            with contextlib.suppress(Exception):
+                session.close()
 
     def add(self, session: Session) -> None:
         """Count one finished example; `on_example(examples, attempts, shrunk)` hears of it,

@@ -19,6 +19,7 @@ from fastapi import FastAPI, Request, Response
 
 from hookproof.chaos.process import wait_healthy
 from hookproof.config import parse_config
+from hookproof.simulator.profiles.base import Envelope
 from hookproof.simulator.serving import serve_app
 from tests.support import free_port
 
@@ -458,3 +459,56 @@ def test_the_profile_table_lists_each_profile_s_event_types_and_oracle() -> None
         assert shapes and oracle, name
         tests = re.findall(r"`(tests/[^`]+\.py)`", oracle)
         assert tests and all((ROOT / t).is_file() for t in tests), (name, oracle)
+
+
+def _signing_table() -> dict[str, tuple[list[str], str]]:
+    """The README's "How each profile signs" table: profile -> (header names, signature)."""
+    section = README.split("### How each profile signs", 1)
+    assert len(section) == 2, "the README has no 'How each profile signs' section"
+    rows: dict[str, tuple[list[str], str]] = {}
+    for line in section[1].split("\n## ", 1)[0].splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split(" | ")]
+        if re.match(r"\| [a-z-]+ \| `", line) and len(cells) == 3:
+            headers = [h for h in re.findall(r"`([^`]+)`", cells[1].split(" (")[0]) if re.fullmatch(r"[A-Za-z0-9-]+", h)]
+            rows[cells[0]] = (headers, cells[2])
+    return rows
+
+
+def _signed_delivery(name: str, secret: str) -> tuple["Envelope", dict[str, str]]:
+    """A delivery of profile `name`: its envelope and every header it is sent with."""
+    from hookproof.simulator.profiles import get_profile
+    from hookproof.simulator.world.registry import emit_events, new_world
+
+    profile = get_profile(name)
+    world = new_world(profile.world, seed=1)
+    event = emit_events(world, next(iter(profile.event_types())))[0]
+    envelope = profile.envelope(event)
+    return envelope, {**envelope.headers, **profile.sign(envelope, [secret], 1_700_000_000)}
+
+
+def test_the_signing_table_names_each_profile_s_headers() -> None:
+    """Every profile has a row, and each header it names is one its deliveries carry."""
+    from hookproof.simulator.profiles import PROFILES
+
+    rows = _signing_table()
+    assert set(rows) == set(PROFILES)
+    for name in PROFILES:
+        secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw" if name in ("standard-webhooks", "svix") else "s3cret"
+        _envelope, headers = _signed_delivery(name, secret)
+        named = rows[name][0]
+        assert named and set(named) <= set(headers), (name, named, sorted(headers))
+
+
+def test_generic_hmac_signs_as_the_readme_says() -> None:
+    """generic-hmac: ``X-Signature`` is the lowercase hex HMAC-SHA256 of the raw body keyed by
+    the secret, the id is in ``X-Webhook-Id``, and no timestamp is sent or signed."""
+    import hashlib
+    import hmac
+
+    headers_named, signature = _signing_table()["generic-hmac"]
+    assert headers_named == ["X-Signature", "X-Webhook-Id"]
+    assert "lowercase hex HMAC-SHA256 of the raw body" in signature and "no timestamp" in signature
+    envelope, headers = _signed_delivery("generic-hmac", "s3cret")
+    assert headers["X-Signature"] == hmac.new(b"s3cret", envelope.body, hashlib.sha256).hexdigest()
+    assert headers["X-Webhook-Id"] == envelope.event_id
+    assert set(headers) == {"Content-Type", "X-Signature", "X-Webhook-Id"}  # no timestamp header

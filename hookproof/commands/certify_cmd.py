@@ -17,6 +17,7 @@ from hookproof.terminal import (
     located,
     os_error,
     print_report,
+    seed_line,
 )
 
 if TYPE_CHECKING:
@@ -52,7 +53,7 @@ def register(app: typer.Typer) -> None:
         from hookproof.heartbeat import TERMINAL_INTERVAL_S, Heartbeat, log_interval_s
         from hookproof.reports.errors import ReportError
         from hookproof.run_progress import ScenarioProgress
-        from hookproof.rundirs import run_out
+        from hookproof.rundirs import run_out, withdraw
         from hookproof.scenarios.catalog import CATALOG
         from hookproof.scenarios.chaos import CHAOS_CATALOG
         from hookproof.scenarios.errors import ScenarioError
@@ -61,6 +62,12 @@ def register(app: typer.Typer) -> None:
         caught = Interrupts.install(sigint=True)  # a partial report must say it was interrupted
         cfg: "Config | None" = None
         scenario = [*(scenario_ids or []), *(scenario or [])] or None
+        made: list[Path] = []  # the run folder, once made: handed back if the run is refused
+
+        def run_dir() -> Path:
+            made.append(run_out(out, "certify", force=force))
+            return made[-1]
+
         try:
             limit_s = duration_s("--max-duration", max_duration)
             cfg = load(config)
@@ -85,19 +92,23 @@ def register(app: typer.Typer) -> None:
                 with Heartbeat(line, (lambda text: bar.update(task, description=text)) if live else
                                (lambda text: err_console.print(text, markup=False, soft_wrap=True)),
                                TERMINAL_INTERVAL_S if live else log_interval_s()) as beat:
-                    result = run_certify(cfg, scenarios=scenario, out_dir=lambda: run_out(out, "certify", force=force),
+                    result = run_certify(cfg, scenarios=scenario, out_dir=run_dir,
                                          progress=where.start, allow_remote=allow_remote, chaos=chaos,
                                          on_start=runners.append, max_duration_s=limit_s, keep_going=keep_going,
                                          seed=seed, stopped_by=lambda: caught.stopped_by,
                                          on_finish=where.finish)
         except (HookproofError, SimulatorError, ChaosError, ScenarioError, ReportError) as exc:
+            withdraw(made[-1] if made else None)  # refused: the results stay as they were
             raise fail(str(located(exc, cfg))) from None
         except OSError as exc:
+            withdraw(made[-1] if made else None)
             raise fail(os_error(exc)) from None
         except KeyboardInterrupt:
             raise fail("interrupted before a report could be written (the history, if any, is in the report directory)",
                        caught.exit_code) from None
         assert cfg is not None
-        print_report(result.report, result.paths, f"hookproof certify: {cfg.target.profile} receiver at {result.report.target}")
+        chosen = seed is None and cfg.run.seed is None  # certify drew it: the console must name it to repeat the run
+        print_report(result.report, result.paths, f"hookproof certify: {cfg.target.profile} receiver at {result.report.target}",
+                     seed=seed_line(result.report.seed, chosen, "--seed {seed}"))
         signalled = caught.signalled and result.report.partial and not result.timed_out
         raise typer.Exit(caught.exit_code if signalled else result.exit_code)

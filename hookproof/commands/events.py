@@ -58,7 +58,7 @@ def events(
         show_default=False)] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print a JSON list of {event, world_type}.")] = False,
     config: Annotated[Optional[str], typer.Option(
-        "--config", help="A hookproof.toml whose [catalog] lists your own event types.")] = None,
+        "--config", help="A hookproof.toml whose catalog table lists your own event types.")] = None,
     keys: Annotated[bool, typer.Option(
         "--keys", help="Also show hookproof's built-in business keys of each type (examples).")] = False,
 ) -> None:

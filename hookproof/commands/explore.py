@@ -177,7 +177,8 @@ def write_interrupted_report(out_dir: Path, started: float, cfg: "Config | None"
 def run_explore(cfg: "Config", *, out_dir: Path | Callable[[], Path], max_examples: int = 100, seed: int | None = None,
                 repeats: int = 20, database: Any = None, allow_remote: bool = False,
                 progress: Callable[[str, int, int | None], None] | None = None,
-                on_target: Callable[[str], None] | None = None) -> ExploreRun:
+                on_target: Callable[[str], None] | None = None,
+                stopped_by: Callable[[], str | None] | None = None) -> ExploreRun:
     """Explore the configured receiver, write the reports (and the failing schedule).
 
     `progress(phase, done, total)` hears of each phase (total None: not known ahead) and
@@ -187,7 +188,8 @@ def run_explore(cfg: "Config", *, out_dir: Path | Callable[[], Path], max_exampl
     UsageError for a remote target without `allow_remote`, ConfigError when nothing
     listens at `target.url`. A receiver hookproof starts leaves its own log in the report
     folder as certify's does (``receiver.log``, secrets masked, size-capped; each 5xx
-    finding quotes its scenario's tail).
+    finding quotes its scenario's tail). `stopped_by()` names the signal that stopped a
+    search while it shrank its finding (``"SIGTERM"``), for the partial report's note.
     """
     from hookproof.certify import check_loopback, receiver_log
     from hookproof.commands.replay import replay_command
@@ -263,7 +265,10 @@ def run_explore(cfg: "Config", *, out_dir: Path | Callable[[], Path], max_exampl
     if result.interrupted:  # the finding stands; the run did not finish
         from dataclasses import replace
 
-        report = replace(report, partial=True, notes=(*report.notes, result.error or "stopped while shrinking"))
+        signal_name = stopped_by() if stopped_by is not None else None  # a signal's note names it, as certify's
+        note = result.error or "stopped while shrinking"
+        report = replace(report, partial=True, notes=(*report.notes, f"stopped by {signal_name}; {note}"
+                                                      if signal_name else note))
     elif result.cut_short:  # fewer examples than --max-examples: a partial run, as a --max-duration stop
         from dataclasses import replace
 
@@ -392,9 +397,9 @@ def register(app: typer.Typer) -> None:
         from hookproof.deadline import run_deadline
         from hookproof.errors import HookproofError
         from hookproof.heartbeat import TERMINAL_INTERVAL_S, Heartbeat, log_interval_s
-        from hookproof.rundirs import DEFAULT_ROOT, run_out
+        from hookproof.rundirs import DEFAULT_ROOT, run_out, withdraw
         from hookproof.simulator.errors import SimulatorError
-        from hookproof.terminal import console, duration_s, err_console, fail, load, located, print_report
+        from hookproof.terminal import console, duration_s, err_console, fail, load, located, print_report, seed_line
 
         made: list[Path] = []
 
@@ -440,9 +445,11 @@ def register(app: typer.Typer) -> None:
                                      after="the search stopped there") as disarm:
                     run = run_explore(cfg, out_dir=run_dir, max_examples=max_examples, seed=run_seed, repeats=repeats,
                                       database=_database(out or DEFAULT_ROOT), allow_remote=allow_remote,
-                                      progress=progress, on_target=described.append)
+                                      progress=progress, on_target=described.append,
+                                      stopped_by=lambda: caught.stopped_by)
                     disarm()
         except (HookproofError, SimulatorError, ChaosError) as exc:
+            withdraw(made[0] if made else None)  # refused: the results stay as they were
             raise fail(str(located(exc, cfg))) from None
         except KeyboardInterrupt:
             stopped = deadline[0] if deadline else None
@@ -463,5 +470,13 @@ def register(app: typer.Typer) -> None:
             console.print(f"explore {deadline[0]}", markup=False, soft_wrap=True)
         for line in run.lines:
             console.print(line, markup=False, soft_wrap=True)
-        print_report(run.report, run.paths, f"hookproof explore: {cfg.target.profile} receiver at {run.report.target}")
+        chosen = seed is None and cfg.run.seed is None  # explore drew it: the console names it to repeat the search
+        print_report(run.report, run.paths, f"hookproof explore: {cfg.target.profile} receiver at {run.report.target}",
+                     seed=seed_line(run.report.seed, chosen, "--seed {seed}"))
+        if caught.signalled and run.report.partial and not deadline:
+            # a signal stopped the shrinking: the finding so far is reported, and the exit is
+            # certify's for a signal (128 + its number), not a finished run's 1
+            console.print(f"explore interrupted by {caught.stopped_by}; partial report: {run.paths['json']}",
+                          markup=False, soft_wrap=True)
+            raise typer.Exit(caught.exit_code)
         raise typer.Exit(run.exit_code)

@@ -2,7 +2,9 @@
 
 Without a value (or without ``--history``) it re-renders the newest run under
 ``hookproof-reports/`` that has a history; a run folder stands for its history.sqlite,
-and a folder of run folders for the newest of them that has one.
+and a folder of run folders for the newest of them that has one. With none, one line says
+where it looked and what to pass instead (the demo's runs, which are in a folder of their
+own; explore runs keep no history).
 
 `certify` stores the run's report (report.json's document) in the history's meta after
 every scenario (`scenarios.runner.REPORT_META_KEY`), so the history alone is enough to
@@ -41,9 +43,7 @@ def report(
     given = history
     history = find_history(history if history is not None else DEFAULT_ROOT)
     if history is None:
-        raise fail(f"--history: no history file at {given}" if given is not None else
-                   f"--history: no run under {DEFAULT_ROOT}/ has a history (run 'hookproof certify' first, "
-                   "or name a history.sqlite)")
+        raise fail(f"--history: {no_history(given)}")
     try:
         meta, attempts = read_saved(history, REPORT_META_KEY)
     except (sqlite3.Error, ValueError) as exc:
@@ -67,6 +67,43 @@ def report(
     for name, path in paths.items():
         console.print(f"  {name}: {path}", markup=False)
     raise typer.Exit(0)
+
+
+#: Where `hookproof demo` writes its receivers' runs (one folder each, with a history).
+DEMO_FOLDERS = ("hookproof-demo",)
+
+
+def no_history(given: Path | None) -> str:
+    """Why there is nothing to re-render at `given` (None or the default folder: the newest
+    run under it), saying where it looked and what to pass: the demo's runs (in their own
+    folder), and that explore runs keep no history."""
+    from hookproof.rundirs import DEFAULT_ROOT
+
+    looked = given if given is not None else DEFAULT_ROOT
+    default = looked == DEFAULT_ROOT
+    said = (f"no run under {looked}/ has a history" if default and looked.is_dir() else
+            f"no {looked}/ folder here (runs write there)" if default else
+            f"no history file at {looked}" + (" (nor in a run folder under it)" if looked.is_dir() else ""))
+    hints = []
+    explores = sorted(p.name for p in looked.glob("explore-*") if p.is_dir()) if looked.is_dir() else []
+    if explores:
+        hints.append(f"its {len(explores)} explore run(s) keep none: explore writes report.json and, "
+                     "after a finding, failing-schedule.json for 'hookproof replay'")
+    demos = [d / name for d in map(Path, DEMO_FOLDERS) for name in _demo_runs(d)]
+    demos += [d for run in sorted(DEFAULT_ROOT.glob("demo-*"))[-1:] for d in (run / name for name in _demo_runs(run))]
+    if demos:
+        hints.append("the demo's runs are in their own folder: pass --history " + " or --history ".join(map(str, demos)))
+    elif default:
+        hints.append("run 'hookproof certify' first, or pass --history with a history.sqlite or a run folder")
+    return said + ("; " + "; ".join(hints) if hints else "")
+
+
+def _demo_runs(folder: Path) -> list[str]:
+    """The receivers of a demo's folder that have a history, by name."""
+    try:
+        return sorted(p.name for p in folder.iterdir() if (p / "history.sqlite").is_file())
+    except OSError:
+        return []
 
 
 def _would_lose(document: dict[str, object], folder: Path) -> str | None:

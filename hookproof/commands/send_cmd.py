@@ -41,9 +41,9 @@ def register(app: typer.Typer) -> None:
         seed: Annotated[Optional[int], typer.Option("--seed", help="World seed (ids, amounts).")] = None,
         live: Annotated[bool, typer.Option("--live", help="Send live-mode events (only to a live receiver).")] = False,
         as_json: Annotated[bool, typer.Option("--json", help="Print the attempts as JSON.")] = False,
-        config: Annotated[Optional[str], typer.Option("--config", help="A hookproof.toml whose [catalog] gives your own event types (generic-hmac, standard-webhooks, svix).")] = None,
+        config: Annotated[Optional[str], typer.Option("--config", help="A hookproof.toml whose catalog table gives your own event types (generic-hmac, standard-webhooks, svix).")] = None,
         serve_api: Annotated[Optional[int], typer.Option("--serve-api", min=0, max=65535, metavar="PORT", help="Serve the sent objects on the provider API at 127.0.0.1:PORT (0: a free port), for a receiver that fetches them (Mercado Pago's thin notifications, a Stripe receiver that retrieves, GitHub REST), from before the first attempt until 2 s after the last.", show_default=False)] = None,
-        api_key: Annotated[Optional[str], typer.Option("--api-key", help="The key (access token) the served provider API accepts: literal, env:NAME or file:PATH (default: the simulator's, as certify's [provider] api_key).", show_default=False)] = None,
+        api_key: Annotated[Optional[str], typer.Option("--api-key", help="The key (access token) the served provider API accepts: literal, env:NAME or file:PATH (default: the simulator's, as certify's provider.api_key).", show_default=False)] = None,
         max_duration: Annotated[Optional[str], typer.Option("--max-duration", help="Stop sending after this long (90s, 15m, 1h; default 15m, certify's default), print the attempts made and exit 1.", show_default=False)] = None,
     ) -> None:
         """Deliver signed events to a receiver, with faults, and print every attempt.

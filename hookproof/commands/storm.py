@@ -120,8 +120,7 @@ def build_spec(config: "Config", *, users: int, rate: float, duration_s: float, 
     from hookproof.scenarios.business_keys import to_plain
     from hookproof.simulator.profiles import get_profile
 
-    if config.catalog is not None:  # Locust's processes know a profile by name, not the user's catalog
-        raise UsageError("a storm does not send a user's own catalog ([catalog]) yet: use certify or explore")
+    refuse_catalog(config)
     profile = get_profile(config.target.profile)
     seed = config.run.seed if config.run.seed is not None else random.SystemRandom().randrange(1, 2**31)
     types = config.target.stripe_types()
@@ -144,6 +143,15 @@ def build_spec(config: "Config", *, users: int, rate: float, duration_s: float, 
         )
     except SpecError as exc:
         raise UsageError(str(exc)) from None
+
+
+def refuse_catalog(config: "Config") -> None:
+    """Raise UsageError for a config with a `[catalog]`: Locust's processes know a profile
+    by name, not the user's catalog (checked before the storm's run folder is made)."""
+    from hookproof.errors import UsageError
+
+    if config.catalog is not None:
+        raise UsageError("a storm does not send a user's own catalog ([catalog]) yet: use certify or explore")
 
 
 def check_team_keys(config: "Config", spec: "StormSpec") -> None:
@@ -431,13 +439,14 @@ def register(app: typer.Typer) -> None:
         from hookproof.errors import HookproofError, UsageError
         from hookproof.receiver_log import RECEIVER_LOG_FILE, keep_receiver_log, link_receiver_log, store_linked_report
         from hookproof.reports import REPORT_FILES, load_json, write_reports
-        from hookproof.rundirs import run_out
+        from hookproof.rundirs import run_out, withdraw
         from hookproof.simulator.delivery import Target
         from hookproof.simulator.errors import SimulatorError
-        from hookproof.terminal import console, err_console, fail, load, print_report
+        from hookproof.terminal import console, err_console, fail, load, print_report, seed_line
         from hookproof.terminal import duration_s as flag_duration_s
 
         tails: dict[str, str] | None = None  # the receiver's log, by scenario, once kept
+        made: Path | None = None  # the run folder, once made: handed back if the storm is refused
         caught = Interrupts.install()
         started = time.monotonic()
         limited: list[bool] = []  # True once --max-duration ended the storm
@@ -462,9 +471,10 @@ def register(app: typer.Typer) -> None:
             duration_s = parse_duration(duration)
             workers_timeout_s = parse_duration(workers_timeout, "--workers-timeout")
             collect_timeout_s = parse_duration(collect_timeout, "--collect-timeout")
+            refuse_catalog(cfg)
             require_locust()  # before anything starts: without it the storm could only fail later
             secrets = cfg.target.secrets(cfg.base_dir)
-            out = run_out(out, "storm", force=force)
+            out = made = run_out(out, "storm", force=force)
             for name in (*REPORT_FILES.values(), "history.sqlite", RECEIVER_LOG_FILE):
                 with contextlib.suppress(FileNotFoundError):
                     (out / name).unlink()
@@ -498,6 +508,7 @@ def register(app: typer.Typer) -> None:
                 finally:  # the receiver has stopped: its last words are in
                     tails = keep_receiver_log(log, marks, out)
         except (HookproofError, SimulatorError, ChaosError) as exc:
+            withdraw(made)  # refused: the results stay as they were
             raise fail(str(exc)) from None
         except KeyboardInterrupt:
             code = -caught.exit_code  # marks the interruption
@@ -542,7 +553,8 @@ def register(app: typer.Typer) -> None:
                 store_linked_report(out / "history.sqlite", report)
         paths = {name: out / file for name, file in REPORT_FILES.items()}
         paths["history"] = out / "history.sqlite"
-        print_report(report, paths, f"hookproof storm: {cfg.target.profile} receiver at {report.target}")
+        print_report(report, paths, f"hookproof storm: {cfg.target.profile} receiver at {report.target}",
+                     seed=seed_line(report.seed, cfg.run.seed is None, "run.seed = {seed} in the config"))
         _print_numbers(report, console)
         if stopped:
             console.print(f"storm {stopped}; exit 1", markup=False, soft_wrap=True)
@@ -561,9 +573,10 @@ def _print_numbers(report: object, console: object) -> None:
             console.print(  # type: ignore[attr-defined]
                 f"storm: {s.get('sent', 0)} attempts ({s.get('events', 0)} events) at {s.get('sent_per_s', 0)}/s; "
                 f"ack p50 {s.get('p50_ms', 0):.1f} ms, p95 {s.get('p95_ms', 0):.1f} ms, p99 {s.get('p99_ms', 0):.1f} ms",
-                markup=False)
+                markup=False, soft_wrap=True)
             if s.get("sender_bound"):
                 console.print(  # type: ignore[attr-defined]
                     f"storm: sender-bound: the senders' loop lagged up to {s.get('sender_lag_max_ms', 0):.0f} ms and "
                     f"an attempt waited up to {s.get('sender_wait_max_ms', 0):.0f} ms for its connection; latencies "
-                    "count from the wire (use more --workers, or fewer --users per worker)", markup=False)
+                    "count from the wire (use more --workers, or fewer --users per worker)", markup=False,
+                    soft_wrap=True)

@@ -89,6 +89,7 @@ from hookproof.simulator.server.sink import (
     sink_path,
 )
 from hookproof.simulator.server.state import Decision, ServerState, Switch
+from hookproof.simulator.wording import a_or_an
 from hookproof.simulator.world import RESOURCES, World
 
 #: ``POST /v1/<path>`` -> (the write, the object type it creates).
@@ -487,7 +488,7 @@ def _create_app(state: ServerState) -> FastAPI:
         app.add_api_route(f"/v1/{path}", creator(path, write, object_type), methods=["POST"],
                           response_model=StripeObject, responses=_STRIPE_ERRORS,
                           operation_id=f"create_{path.replace('/', '_')}", tags=["stripe"],
-                          summary=f"Create a {object_type} in the newest served world")
+                          summary=f"Create {a_or_an(object_type)} in the newest served world")
 
     def sublist(path: str, child: str, parent_type: str) -> Callable[..., Awaitable[JSONResponse]]:
         async def handler(
@@ -524,7 +525,7 @@ def _create_app(state: ServerState) -> FastAPI:
         app.add_api_route(f"/v1/{path}/{{id}}/{child}", sublist(path, child, parent_type), methods=["GET"],
                           response_model=StripeList, responses=_STRIPE_ERRORS,
                           operation_id=f"list_{path.replace('/', '_')}_{child}", tags=["stripe"],
-                          summary=f"List a {parent_type}'s {child}")
+                          summary=f"List {a_or_an(parent_type)}'s {child}")
 
     for path, object_type in RESOURCES.items():
         op = path.replace("/", "_")
@@ -533,7 +534,7 @@ def _create_app(state: ServerState) -> FastAPI:
                           summary=f"List {object_type} objects")
         app.add_api_route(f"/v1/{path}/{{id}}", retrieve(object_type), methods=["GET"], response_model=StripeObject,
                           responses=_STRIPE_ERRORS, operation_id=f"retrieve_{op}", tags=["stripe"],
-                          summary=f"Retrieve a {object_type}")
+                          summary=f"Retrieve {a_or_an(object_type)}")
 
     from hookproof.simulator.server.github import github_router  # GitHub's REST API over the repository world
     from hookproof.simulator.server.mercadopago import mercadopago_router  # Mercado Pago's API

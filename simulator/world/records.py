@@ -19,6 +19,7 @@ from typing import Any, Mapping
 
 from hookproof.simulator.errors import WorldError
 from hookproof.simulator.events import Event
+from hookproof.simulator.wording import a_or_an
 from hookproof.simulator.world.snapshot import copy_snapshot
 
 
@@ -89,7 +90,7 @@ class RecordReads:
     def _typed(self, object_id: str, object_type: str) -> dict[str, Any]:
         rec = self._record(object_id)
         if rec.object_type != object_type:
-            raise WorldError(f"{object_id} is a {rec.object_type}, not a {object_type}", object_id=object_id)
+            raise WorldError(f"{object_id} is {a_or_an(rec.object_type)}, not {a_or_an(object_type)}", object_id=object_id)
         return rec.current
 
 

@@ -74,3 +74,61 @@ def test_interrupted_explore_writes_a_partial_report(tmp_path: Path, signum: int
     stopped = f"stopped by {signal.Signals(signum).name}; the search stopped there"
     assert report["notes"] == [stopped]
     assert [(s["verdict"], s["reason"]) for s in report["scenarios"]] == [("unknown", stopped)]
+
+
+#: A heartbeat line once a finding is being shrunk.
+SHRINKING = re.compile(rb"^explore: shrinking the finding", re.M)
+
+
+def _url_config(root: Path, receiver: str) -> Path:
+    """`receiver` (a reference receiver) on its own port, started by ``[target.process]``:
+    deliveries go over sockets (aiohttp), as to any receiver a team runs."""
+    db = root / "receiver.sqlite"
+    config = root / "hookproof.toml"
+    config.write_text(f"""
+[target]
+url = "http://127.0.0.1:{{port}}/webhooks"
+profile = "stripe"
+secret = "whsec_explore_interrupt_test"
+
+[target.process]
+cwd = "{ROOT}"
+command = "{sys.executable} -m examples.receivers.{receiver} --port {{port}} --db sqlite:///{db}"
+health_path = "/healthz"
+
+[observer]
+kind = "sql"
+url = "sqlite:///{db}"
+effects = "SELECT business_key, amount FROM effects"
+state = "SELECT object_id, status, version FROM subscription_states"
+
+[settle]
+window_s = 0.2
+""", encoding="utf-8")
+    return config
+
+
+@pytest.mark.slow
+def test_sigterm_while_shrinking_a_finding_closes_the_connections_and_exits_143(tmp_path: Path) -> None:
+    """A receiver over sockets with a finding being shrunk: SIGTERM stops the shrinking, the
+    finding so far is reported (partial, its note naming the signal), every connection is
+    closed (no aiohttp "Unclosed client session" at exit) and the exit code is certify's, 143."""
+    out = tmp_path / "out"
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "HOOKPROOF_HEARTBEAT_S": HEARTBEAT_S}
+    before: list[bytes] = []
+
+    def shrinking(proc: subprocess.Popen[str]) -> None:
+        before.append(_read_until(proc, SHRINKING, START_BOUND_S))
+        assert proc.poll() is None, proc.communicate()
+
+    result = run_interrupted([sys.executable, "-m", "hookproof", "explore", "-c", str(_url_config(tmp_path, "no_dedupe")),
+                              "--max-examples", "100000", "--seed", "3", "--out", str(out)], signal.SIGTERM,
+                             cwd=tmp_path, env=env, under_way=shrinking, timeout_s=UNWIND_BOUND_S)
+    stderr = b"".join(before).decode() + result.stderr
+    assert result.returncode == 128 + signal.SIGTERM, result.stdout + stderr
+    assert "Unclosed" not in stderr and "Unclosed" not in result.stdout, stderr
+    assert "explore interrupted by SIGTERM; partial report:" in result.stdout
+    report = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    assert report["partial"] is True and report["verdict"] == "fail"
+    assert len(report["notes"]) == 1 and report["notes"][0].startswith("stopped by SIGTERM; shrinking was stopped after")
+    assert (out / "failing-schedule.json").is_file()

@@ -43,6 +43,8 @@ def test_out_is_refused_when_it_holds_another_command_s_results(tmp_path: Path) 
         claim_out(out, "explore")
     claim_out(out, "explore", force=True)
     assert (out / MARKER).read_text(encoding="utf-8") == "explore\n"
+    with pytest.raises(UsageError, match="holds the results of an explore run"):  # its article, as spoken
+        claim_out(out, "storm")
     bare = tmp_path / "bare"
     bare.mkdir()
     (bare / "report.json").write_text("{}", encoding="utf-8")

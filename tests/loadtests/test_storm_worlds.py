@@ -174,6 +174,10 @@ def test_ahead_explains_only_what_the_undelivered_story_holds() -> None:
     assert out["unexpected"].verdict is Verdict.INVALID and out["unexpected"].stats["ahead_of_delivery"] == 1
     assert out["counter"].verdict is Verdict.VALID and out["counter"].findings == ()
     assert out["stale"].verdict is Verdict.VALID
+    # the detail says what was tolerated, never a count of findings the check no longer holds
+    assert out["stale"].detail == ("0 finding(s), 0 advisory(ies); 1 state(s) learned from the provider API ahead "
+                                   "of their delivery, tolerated (the storm stopped before delivering them)")
+    assert out["unexpected"].detail.startswith("1 finding(s), 0 advisory(ies); 1 effect(s) of events learned")
     assert out["duplicated"] == results[3]  # never explained
     assert tolerate(results, Ahead()) == results
 

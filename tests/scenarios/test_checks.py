@@ -585,3 +585,27 @@ def test_expectations_join_envelope_ids_to_the_world_s_events() -> None:
     e = expectations_from(events, history, sender_timeout_s=5, max_attempts_per_event=None)
     truth = e.truth["sub_1"]
     assert (truth.versions, truth.event_ids) == (((1, "active"), (2, "canceled")), ("msg_b", "msg_a"))
+
+
+def test_a_concurrent_copy_failing_on_the_provider_api_s_refusal_names_that_cause() -> None:
+    """A copy of an event overlapping its acked copy got a 500 while the provider API refused
+    the receiver's fetch of its object (an injected transient): the advisory names the
+    refusal, not the concurrency; without the fault tag it still blames the concurrent copy."""
+    from hookproof.loadtests.plan import API_TRANSIENT_TAG
+    from hookproof.scenarios.answer_checks import PROVIDER_API_FAULT_TAG, check_duplicate_acked
+    from hookproof.scenarios.session import API_FAULT_TAG
+
+    assert PROVIDER_API_FAULT_TAG == API_TRANSIENT_TAG == API_FAULT_TAG
+
+    def advisory(faults: tuple[str, ...]) -> str:
+        history = hist(att("e1", "k1", "500", at=0.5, latency_ms=100, faults=faults),
+                       att("e1", "k1", "200", at=0, latency_ms=1000, faults=faults))
+        result = check_duplicate_acked(history, exp("k1"), [])
+        (finding,) = result.findings
+        assert finding.advisory and result.verdict is V
+        return finding.message
+
+    transient = advisory((PROVIDER_API_FAULT_TAG,))
+    assert "while the provider API refused the receiver's fetch of its object" in transient
+    assert "not because of the concurrent copy" in transient and "refused with" not in transient
+    assert "concurrent copy(ies) of one" in advisory(()) and "refused with 500 while another was processed" in advisory(())

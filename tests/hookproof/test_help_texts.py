@@ -1,0 +1,44 @@
+"""Every command's help says what its source says: no word lost to the help's markup."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Iterator
+
+import typer
+from rich.text import Text
+
+from hookproof.cli import app
+from hookproof.simulator.wording import a_or_an
+
+
+def _texts(command: Any, path: str) -> Iterator[tuple[str, str]]:
+    yield path, command.help or ""
+    for param in command.params:
+        yield f"{path} {param.name}", getattr(param, "help", None) or ""
+    for name, sub in getattr(command, "commands", {}).items():
+        yield from _texts(sub, f"{path} {name}")
+
+
+def test_no_help_text_loses_a_bracketed_word_to_markup() -> None:
+    """Typer renders help as Rich markup: ``[catalog]`` is read as a style and vanishes
+    ("A hookproof.toml whose  gives ..."). Help texts name such tables without brackets."""
+    lost = [(where, part) for where, text in _texts(typer.main.get_command(app), "hookproof")
+            for part in re.findall(r"\[[^\]\n]*\]", text) if Text.from_markup(part).plain != part]
+    assert lost == []
+
+
+def test_send_help_names_the_catalog_table(capsys: Any) -> None:
+    import os
+
+    from typer.testing import CliRunner
+
+    result = CliRunner().invoke(app, ["send", "--help"], env={**os.environ, "COLUMNS": "250"})
+    assert result.exit_code == 0
+    assert "whose catalog table gives your own event types" in result.output
+    assert "whose  gives" not in result.output and "whose gives" not in result.output
+
+
+def test_a_or_an() -> None:
+    assert [a_or_an(w) for w in ("explore", "invoice", "certify", "storm", "Order", "")] == [
+        "an explore", "an invoice", "a certify", "a storm", "an Order", "a "]
