@@ -97,10 +97,14 @@ def _point_latest(root: Path, name: str) -> None:
         os.replace(tmp, root / LATEST)
 
 
-def _holds_results(path: Path) -> bool:
+def _holds_results(path: Path, *, depth: int = 1) -> bool:
     """Whether `path` holds something a refused run must not take away: a report, a
-    failing schedule, or a history with attempts (something was sent)."""
+    failing schedule, or a history with attempts (something was sent), in it or, `depth`
+    levels down, in a folder of it (the demo's one folder per receiver)."""
     if any((path / name).exists() for name in RESULT_FILES if name != "history.sqlite"):
+        return True
+    if depth > 0 and path.is_dir() and any(_holds_results(child, depth=depth - 1)
+                                           for child in path.iterdir() if child.is_dir()):
         return True
     history = path / "history.sqlite"
     if not history.is_file():

@@ -37,18 +37,21 @@ def register(app: typer.Typer) -> None:
         from hookproof.chaos.errors import ChaosError
         from hookproof.demo import DEMO_RECEIVERS, run_demo
         from hookproof.reports.errors import ReportError
-        from hookproof.rundirs import run_out
+        from hookproof.rundirs import run_out, withdraw
         from hookproof.scenarios.errors import ScenarioError
         from hookproof.simulator.errors import SimulatorError
         from hookproof.terminal import duration_s
 
+        made: Path | None = None  # the run folder, once made: handed back if the demo is refused
         try:
             limit_s = duration_s("--max-duration", max_duration)
-            results = run_demo(run_out(out, "demo", force=force), progress_console=err_console,
-                               max_duration_s=limit_s)
+            made = run_out(out, "demo", force=force)
+            results = run_demo(made, progress_console=err_console, max_duration_s=limit_s)
         except (HookproofError, SimulatorError, ChaosError, ScenarioError, ReportError) as exc:
+            withdraw(made)  # refused: the results stay as they were (a receiver already certified is kept)
             raise fail(str(exc)) from None
         except OSError as exc:
+            withdraw(made)
             raise fail(os_error(exc)) from None
         for name, result in results:
             print_report(result.report, result.paths, f"receiver {name}")

@@ -79,3 +79,16 @@ def test_withdraw_hands_back_only_a_folder_of_a_refused_run(tmp_path: Path) -> N
     out.mkdir()
     claim_out(out, "certify")
     assert withdraw(claim_out(out, "certify")) and (out / ".hookproof-run").read_text(encoding="utf-8") == "certify\n"
+
+
+def test_withdraw_keeps_a_demo_folder_whose_first_receiver_was_certified(tmp_path: Path) -> None:
+    root = tmp_path / "runs"
+    demo = new_run_dir("demo", root, at_s=0)
+    (demo / "inbox_sync").mkdir()
+    (demo / "inbox_sync" / "report.json").write_text("{}", encoding="utf-8")
+    (demo / "check_then_insert").mkdir()  # the second receiver failed to start: nothing in it
+    assert not withdraw(demo) and (demo / "inbox_sync" / "report.json").is_file()
+    assert os.readlink(root / LATEST) == demo.name
+    empty = new_run_dir("demo", root, at_s=60)
+    (empty / "inbox_sync").mkdir()
+    assert withdraw(empty) and not empty.exists() and os.readlink(root / LATEST) == demo.name
