@@ -57,8 +57,9 @@ class TargetConfig(StrictModel):
     account: str | None = None
     #: Stripe: the endpoint is a Connect endpoint (created with ``connect=true``): Stripe sends it
     #: the connected accounts' events, and a live one their test-mode events too
-    #: (stripe.com/docs/connect/webhooks). Only then do ``test-mode-to-live`` and
-    #: ``foreign-account`` apply: an account endpoint is never sent another mode's or account's events.
+    #: (stripe.com/docs/connect/webhooks). Only then does ``test-mode-to-live`` apply: an account
+    #: endpoint is never sent another mode's events. ``foreign-account`` never applies to Stripe: a
+    #: Connect endpoint is sent every connected account's events and never another's.
     connect: bool = False
     #: The Stripe API version the receiver's endpoint is pinned to (``YYYY-MM-DD[.name]``);
     #: events and API answers take that version's shapes (simulator.profiles.stripe_versions).

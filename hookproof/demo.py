@@ -43,7 +43,7 @@ def receiver_config(name: str, db_dir: Path, secret: str, *, seed: int | None = 
 
     A receiver whose effect is a downstream call (`through_sink`) is observed through the
     effect sink, the others through their SQL tables. A Stripe receiver serves `DEMO_ACCOUNT`
-    on a Connect endpoint (`target.connect`): it is sent the other mode's and other accounts' events.
+    on a Connect endpoint (`target.connect`): it is sent the other mode's events.
     """
     port = free_port()
     db = db_dir / f"{name}.sqlite"

@@ -174,7 +174,10 @@ def check_regressed(
     """Safety: per object, over observations in time order, the version never goes down.
 
     A state without a version is mapped to one through the provider's truth
-    (`ObjectTruth.version_for`, the reading most favourable to monotonicity); a status
+    (`ObjectTruth.version_for`, the reading most favourable to monotonicity), which knows
+    the versions whose events were delivered and, when the run says (`Expectations.servable`),
+    every version the provider API could have served the receiver: a receiver that fetches
+    the object stores the API's current status even on an older event's arrival. A status
     the provider never emitted is counted in the stats and skipped. Not applicable
     (valid, `NO_STATE_QUERY`) when the observer reads no state by design. Unknown, with the
     reason, when no object of the observed kinds was validly sent or no state of one
@@ -188,7 +191,9 @@ def check_regressed(
     if not expectations.truth_of_kinds(idx.state_kinds):
         return result_of("regressed", [], {"objects": 0}, unknown=_no_objects(idx))
     states = sum(len(obs.states) for obs in observations)
-    if states >= key_tables.SMALL and (counted := monotonic_counts(expectations.truth, observations)) is not None:
+    servable = expectations.servable or {}
+    if states >= key_tables.SMALL and not servable \
+            and (counted := monotonic_counts(expectations.truth, observations)) is not None:
         objects_observed, unmapped_states = counted
         stats = {"objects_observed": objects_observed, "unmapped_states": unmapped_states}
         if not objects_observed:
@@ -206,7 +211,8 @@ def check_regressed(
             version = st.version
             truth = truths.get(obj, _UNREAD)
             if truth is _UNREAD and (version is None or (prev is not None and version < prev[0])):
-                truth = truths[obj] = expectations.truth.get(obj)
+                truth = expectations.truth.get(obj)
+                truths[obj] = truth = truth.with_servable(servable.get(obj)) if truth is not None else None
             if version is None:
                 if truth is None:
                     continue

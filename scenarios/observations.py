@@ -160,6 +160,22 @@ class ObjectTruth:
                 return event_id
         return None
 
+    def with_servable(self, servable: Sequence[tuple[int, str]] | None) -> "ObjectTruth":
+        """This truth with the ``(version, status)`` pairs the provider API could have served
+        (`Expectations.servable`) added where no delivered event carried the version (a
+        delivered event's status wins; an added version names no event). Itself when
+        nothing is added."""
+        if not servable:
+            return self
+        known = {v for v, _ in self.versions}
+        extra = [(v, st) for v, st in servable if v not in known]
+        if not extra:
+            return self
+        ids = dict(zip((v for v, _ in self.versions), self.event_ids)) if self.event_ids else None
+        merged = tuple(sorted((*self.versions, *extra)))
+        event_ids = tuple(ids.get(v, "") for v, _ in merged) if ids is not None else ()
+        return ObjectTruth(self.object_id, merged, event_ids, self.kind)
+
     def version_for(self, status: str, floor: int = 0) -> int | None:
         """Map an observed `status` (seen without a version) to a version.
 
@@ -205,6 +221,13 @@ class Expectations:
         counters: counter key → the amount the provider's truth implies (a team's
             `[counters]`, `scenarios.business_keys.counter_truth`), or None when no
             counter is mapped.
+        servable: object id → every ``(version, status)`` the provider API could have
+            served the receiver during the run, ascending (`simulator.server.clock.
+            servable_states`), or None when the run does not say (a storm's, a hand-built
+            one). A receiver that fetches an object when an older event arrives stores
+            the status the API served, possibly of a version whose events were never
+            delivered; ``regressed`` maps a status seen without a version through these
+            as well as through `truth` (`ObjectTruth.with_servable`).
     """
 
     expected: Mapping[str, ExpectedEffect]
@@ -215,6 +238,7 @@ class Expectations:
     max_attempts_per_event: int | None = None
     money_prefixes: tuple[str, ...] = MONEY_PREFIXES
     counters: Mapping[str, int] | None = None
+    servable: Mapping[str, tuple[tuple[int, str], ...]] | None = None
 
     def is_money(self, business_key: str) -> bool:
         """True when `business_key` starts with one of `money_prefixes`."""

@@ -453,6 +453,8 @@ class Runner:
             events, attempts, sender_timeout_s=self.profile.sender_timeout_s,
             max_attempts_per_event=None, money_prefixes=money_prefixes(self.keys, self.profile),
         )
+        if self.server_state is not None and expectations.truth:  # what the provider API could have served
+            expectations = replace(expectations, servable=clock.servable_states(plan.world, expectations.truth.keys()))
         if self.keys is not None and self.keys.counters:
             expectations = replace(expectations, counters=counter_truth(events, attempts, self.keys))
         counters = self.keys is not None and bool(self.keys.counters)

@@ -22,7 +22,7 @@ from hookproof.scenarios.business_keys import counter_keys, counter_truth, money
 from hookproof.scenarios.check_index import expectations_and_index
 from hookproof.scenarios.checks import ALL_CHECKS, CheckResult, check_safe, run_checks
 from hookproof.scenarios.explore_targets import ExploreTarget
-from hookproof.scenarios.observations import Observation, expectations_from
+from hookproof.scenarios.observations import Expectations, Observation, expectations_from
 from hookproof.scenarios.safety_watch import WATCHED, SafetyWatch
 from hookproof.scenarios.schedules import CLOCK_START_US, CLOCK_STEP_US, Failure, Step, attempt_outcome
 from hookproof.scenarios.search_loop import SearchLoop
@@ -31,6 +31,7 @@ from hookproof.simulator.delivery import Attempt, Dispatcher, History, Outcome
 from hookproof.simulator.events import Event
 from hookproof.simulator.faults import Delivery, FaultPlan, Mutation, Schedule, schedule
 from hookproof.simulator.faults import Step as Release
+from hookproof.simulator.server.clock import servable_states
 from hookproof.simulator.world import World
 
 T = TypeVar("T")
@@ -437,13 +438,22 @@ class Session:
         try:
             expectations, index = expectations_and_index(events, attempts, self.observations, **options)
         except Exception:  # noqa: BLE001 - as before: the expectations alone, then run_checks
-            expectations = expectations_from(events, attempts, **options)
+            expectations = self._servable(expectations_from(events, attempts, **options))
             if keys is not None and keys.counters:
                 expectations = replace(expectations, counters=counter_truth(events, attempts, keys))
             return run_checks(ids, attempts, expectations, self.observations)
+        expectations = index.expectations = self._servable(expectations)
         if keys is not None and keys.counters:
             expectations = index.expectations = replace(expectations, counters=counter_truth(events, attempts, keys))
         return [check_safe(i, ALL_CHECKS[i], attempts, expectations, self.observations, index=index) for i in ids]
+
+    def _servable(self, expectations: Expectations) -> Expectations:
+        """`expectations` knowing every version the provider API could have served so far: the
+        world is never advanced here, so each object's every version up to its current one
+        (a world operation changes an object before its events are delivered)."""
+        if not expectations.truth:
+            return expectations
+        return replace(expectations, servable=servable_states(self.world, expectations.truth.keys()))
 
     def final_checks(self) -> tuple[str, ...]:
         """The checks after teardown: `FINAL_CHECKS`, and ``counter`` when the team maps counters."""

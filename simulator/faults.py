@@ -238,6 +238,8 @@ def applicable(mutation: Mutation, profile: Profile, *, connect: bool = False) -
 
     `connect`: the endpoint is a Connect endpoint (`target.connect`), the only kind a profile
     with `Profile.other_mode_needs_connect` sends another mode's or another account's events.
+    An account the provider never sends an endpoint (`Profile.foreign_account_never_sent`:
+    Stripe's) makes ``foreign-account`` not applicable, Connect endpoint or not.
     """
     if mutation in (Mutation.STALE_TIMESTAMP, Mutation.FUTURE_TIMESTAMP) and (
         profile.tolerance.past_s is None and profile.tolerance.future_s is None
@@ -252,6 +254,8 @@ def applicable(mutation: Mutation, profile: Profile, *, connect: bool = False) -
     if (mutation in (Mutation.LIVEMODE_MISMATCH, Mutation.FOREIGN_ACCOUNT) and profile.other_mode_needs_connect
             and not connect):
         return profile.other_mode_needs_connect
+    if mutation is Mutation.FOREIGN_ACCOUNT and profile.foreign_account_never_sent:
+        return profile.foreign_account_never_sent
     if mutation is Mutation.ROTATION and not profile.multiple_signatures:
         return f"{profile.title} sends one signature per request (no rotation list)"
     return None

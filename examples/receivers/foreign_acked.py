@@ -2,7 +2,7 @@
 
 Exactly inbox_sync, except for its answer to a genuine event that is not this
 endpoint's (a test-mode event at a live endpoint, or the reverse; an event of another
-connected account): 200 and no effect, as Stripe's docs advise ("return a 2xx and
+account than `--account`, which Stripe itself never sends): 200 and no effect, as Stripe's docs advise ("return a 2xx and
 ignore it"), instead of a 400. Both answers are correct; only an effect is a fault.
 """
 

@@ -1,8 +1,10 @@
 """test_mode_applies: ignores the event's mode and account.
 
 Exactly inbox_sync, except that it admits every authentic event: a test-mode event
-(a developer's ``stripe trigger``) sent to the live endpoint, or an event of another
-connected account, grants real licenses and credits in production.
+(a developer's ``stripe trigger``) sent to the live endpoint grants real licenses and
+credits in production. (Admitting every account's events is no fault under Stripe: a
+Connect endpoint is sent every connected account's events and never another's, so
+``foreign-account`` does not apply.)
 """
 
 from __future__ import annotations

@@ -126,6 +126,11 @@ class Profile(ABC):
             listens to its own connected accounts); else why it is a valid delivery
             (Shopify: a public app serves many shops under one app secret), the reason
             ``foreign-account`` is not applicable.
+        foreign_account_never_sent: None when the provider may send an endpoint an event
+            of another account than `target.account`; else why it never does, the reason
+            ``foreign-account`` is not applicable even where the envelope carries an account
+            (Stripe: a Connect endpoint is sent the events of every account connected to
+            the platform, each naming its ``account``, and never another's).
         other_mode_needs_connect: None when an event of the other mode (test/live) or of
             another account can reach any endpoint; else why only an endpoint the config
             declares a Connect endpoint (`target.connect`) is ever sent one, the reason
@@ -147,6 +152,7 @@ class Profile(ABC):
     has_livemode: ClassVar[bool] = False
     has_account: ClassVar[bool] = False
     foreign_account_valid: ClassVar[str | None] = None
+    foreign_account_never_sent: ClassVar[str | None] = None
     other_mode_needs_connect: ClassVar[str | None] = None
     thin: ClassVar[bool] = False
     multiple_signatures: ClassVar[bool] = False

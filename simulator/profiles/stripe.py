@@ -142,6 +142,11 @@ class StripeProfile(Profile):
     other_mode_needs_connect = ("Stripe sends an endpoint another mode's or another account's events only when "
                                 "it is a Connect endpoint (stripe.com/docs/connect/webhooks); the config does not "
                                 "declare one (target.connect)")
+    foreign_account_never_sent = (
+        "a Connect endpoint is sent the events of every account connected to the platform, each naming its "
+        "account, and Stripe never sends it an event of an account the platform is not connected to "
+        "(docs.stripe.com/connect/webhooks): no event it receives is of a foreign account, and a receiver "
+        "cannot refuse one by its account")
     multiple_signatures = True
 
     def event_types(self) -> Mapping[str, str]:

@@ -15,8 +15,10 @@ object are taken to precede the later event, as in every world operation), the c
 version when no event of the object comes later, and the version before its first event
 (at least 1) when none of its events was sent yet.
 
-A world that was never advanced is served at its current versions (storms, explore and
-the server's own tests see no change). The horizon only moves forward: a redelivered
+A world that was never advanced is served at its current versions: `hookproof explore`
+(its world operations change objects before their events are delivered, as a real
+provider's objects change before it sends the events) and the server's own tests; a
+storm serves its template worlds whole (`loadtests.storm_truth`). The horizon only moves forward: a redelivered
 older event does not turn the provider's clock back. Events themselves never change.
 Thread-safe: the runner advances from its thread, the server reads from its own.
 """
@@ -110,4 +112,59 @@ def served_version(world: AnyWorld, object_id: str) -> int:
         return max(1, min(current, served))
 
 
-__all__ = ["advance", "horizon", "served_version"]
+def servable_states(world: AnyWorld, object_ids: Iterable[str]) -> dict[str, tuple[tuple[int, str], ...]]:
+    """Per object of `object_ids`, every ``(version, status)`` the provider API could have
+    served a receiver so far: its versions from 1 to the one it serves now (`served_version`;
+    the horizon only moves forward, so no earlier fetch was served a later one), ascending.
+
+    The state checks map a status observed without a version through these as well as
+    through the delivered events (`scenarios.observations.Expectations.servable`): a
+    receiver that fetches the object when an older event arrives stores what the API
+    served, possibly a version whose events were never delivered. A version's status is the
+    one its event carried, else the world's snapshot's ``status`` at that version (worlds
+    whose events' status is that field); versions with neither are left out, as are
+    objects the world does not hold.
+    """
+    from hookproof.simulator.errors import WorldError
+
+    wanted = set(object_ids)
+    carried: dict[str, dict[int, str]] = {}
+    for e in world.events:
+        if e.object_id in wanted and isinstance(e.status, str):
+            carried.setdefault(e.object_id, {}).setdefault(int(e.version), e.status)
+    out: dict[str, tuple[tuple[int, str], ...]] = {}
+    for object_id, by_version in carried.items():
+        try:
+            top = served_version(world, object_id)
+        except WorldError:
+            continue
+        snapshots = _snapshot_statuses(world, object_id, by_version)
+        pairs = []
+        for v in range(1, top + 1):
+            status = by_version.get(v)
+            if status is None and snapshots:
+                status = _snapshot_status(world, object_id, v)
+            if status is not None:
+                pairs.append((v, status))
+        if pairs:
+            out[object_id] = tuple(pairs)
+    return out
+
+
+def _snapshot_status(world: AnyWorld, object_id: str, version: int) -> str | None:
+    """The ``status`` field of the object's snapshot at `version`, or None."""
+    try:
+        status = world.get(object_id, version).get("status")
+    except Exception:  # noqa: BLE001 - a world without versioned snapshots: events only
+        return None
+    return status if isinstance(status, str) else None
+
+
+def _snapshot_statuses(world: AnyWorld, object_id: str, carried: dict[int, str]) -> bool:
+    """True when the object's events carry its snapshots' ``status`` (so a version without an
+    event can be read from its snapshot)."""
+    version, status = next(iter(carried.items()))
+    return _snapshot_status(world, object_id, version) == status
+
+
+__all__ = ["advance", "horizon", "served_version", "servable_states"]

@@ -97,7 +97,7 @@ NO_ALARM_SCENARIOS = ["test-mode-to-live", "foreign-account", "unknown-event-typ
 @pytest.mark.parametrize(("receiver", "failing"), [
     ("foreign_acked", {}),  # acks 200 and ignores another mode's or account's event: correct
     ("inbox_sync", {}),  # refuses them with 400: correct too
-    ("test_mode_applies", {"test-mode-to-live": ["unexpected"], "foreign-account": ["unexpected"]}),
+    ("test_mode_applies", {"test-mode-to-live": ["unexpected"]}),
     ("unknown_type_400", {"unknown-event-type": ["valid_not_rejected"]}),
 ])
 def test_certify_holds_receivers_to_the_contract_not_to_our_taste(
@@ -111,7 +111,9 @@ def test_certify_holds_receivers_to_the_contract_not_to_our_taste(
                           scenarios=NO_ALARM_SCENARIOS, settle_window_s=0.15)
     report = certify(cfg, out_dir=tmp_path / "out").report
     verdicts = {s.id: s.verdict for s in report.scenarios}
-    assert verdicts == {s: "fail" if s in failing else "pass" for s in NO_ALARM_SCENARIOS}, report.scenarios
+    # Stripe never sends an endpoint an event of an account it does not listen to
+    assert verdicts == {s: "not_applicable" if s == "foreign-account" else "fail" if s in failing else "pass"
+                        for s in NO_ALARM_SCENARIOS}, report.scenarios
     assert {s.id: sorted({f.check_id for f in s.findings}) for s in report.scenarios if s.findings} == failing
     assert all(s.reason for s in report.scenarios if s.verdict == "unknown")
 
@@ -225,6 +227,31 @@ def test_a_state_check_over_no_object_is_unknown_with_its_reason(tmp_path: Path)
         assert {c.check_id: c.verdict for c in scenario.checks if c.check_id in ("stale", "regressed")} == {
             "stale": "unknown", "regressed": "unknown"}
     assert report.verdict == "unknown"
+
+
+@pytest.mark.slow
+def test_a_connect_receiver_applying_every_accounts_events_is_not_held_to_foreign_account(tmp_path: Path) -> None:
+    """A Stripe Connect endpoint is sent the events of every connected account, each naming its
+    `account`, and never another's: a receiver written from Stripe's Connect docs applies them
+    all (the reference receiver without `--account`) and passes; `foreign-account` does not
+    apply, and says why."""
+    from examples.receivers import config as receiver_config
+    from hookproof.demo import DEMO_ACCOUNT
+    from hookproof.simulator.profiles import get_profile
+
+    cfg = receiver_config("inbox_sync", tmp_path, "whsec_certify_connect", seed=7,
+                          scenarios=["foreign-account", "test-mode-to-live", "duplicate-sequential"],
+                          settle_window_s=0.15)
+    start = cfg.target.start
+    assert start is not None and f" --account {DEMO_ACCOUNT}" in start.command and cfg.target.connect
+    every_account = start.model_copy(update={"command": start.command.replace(f" --account {DEMO_ACCOUNT}", "")})
+    cfg = cfg.model_copy(update={"target": cfg.target.model_copy(update={"start": every_account})})
+    report = certify(cfg, out_dir=tmp_path / "out").report
+    by_id = {s.id: s for s in report.scenarios}
+    assert {i: s.verdict for i, s in by_id.items()} == {
+        "foreign-account": "not_applicable", "test-mode-to-live": "pass", "duplicate-sequential": "pass"}, \
+        report.scenarios
+    assert by_id["foreign-account"].reason == get_profile("stripe").foreign_account_never_sent
 
 
 def test_the_sink_url_does_not_override_what_the_user_set(tmp_path: Path) -> None:

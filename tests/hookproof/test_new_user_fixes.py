@@ -7,9 +7,10 @@
 3. A scenario whose events the team's keys make none effectful is not applicable with
    that reason (Paddle's `distinct-events-same-object`), and reasons and descriptions do
    not speak another world's words.
-4. `foreign-account` does not apply to Shopify (a public app serves every shop); Stripe
-   Connect keeps its rule. A Shopify app acting on every shop passes; its twin without
-   dedupe still fails.
+4. `foreign-account` does not apply to Shopify (a public app serves every shop), nor to
+   Stripe (a Connect endpoint is sent every connected account's events, never another's:
+   `tests/scenarios/test_other_mode_findings.py`). A Shopify app acting on every shop
+   passes; its twin without dedupe still fails.
 5. `hookproof replay` of a passing explore's folder: nothing to replay, exit 0.
 6. `hookproof demo`'s progress: a heartbeat line with the scenario count off a terminal.
 """
@@ -190,11 +191,11 @@ def test_descriptions_and_reasons_speak_no_other_worlds_words(tmp_path: Path) ->
 
 # ---- 4. Shopify: another shop's delivery is valid ------------------------------------
 
-def test_foreign_account_does_not_apply_to_shopify_and_keeps_stripe_connects_rule() -> None:
+def test_foreign_account_does_not_apply_to_shopify_nor_to_stripe() -> None:
     shopify, stripe = get_profile("shopify"), get_profile("stripe")
     assert is_valid([Mutation.FOREIGN_ACCOUNT], shopify)
-    assert not is_valid([Mutation.FOREIGN_ACCOUNT], stripe)
-    assert applicable(Mutation.FOREIGN_ACCOUNT, stripe, connect=True) is None
+    assert not is_valid([Mutation.FOREIGN_ACCOUNT], stripe)  # Stripe never sends one: not a valid delivery
+    assert applicable(Mutation.FOREIGN_ACCOUNT, stripe, connect=True) == stripe.foreign_account_never_sent
     reason = applicable(Mutation.FOREIGN_ACCOUNT, shopify)
     assert reason == ("a Shopify app serves every shop that installs it under one app secret; a delivery from "
                       "another shop (X-Shopify-Shop-Domain) is valid, so there is no foreign account")

@@ -184,6 +184,18 @@ CASES: dict[str, Case] = {
     "regressed/unmapped-status-skipped": Case(
         "regressed", SUB_HIST, exp(truth=SUB), [obs(10, states=[st("sub_1", "weird")])], U, [],
         {"unmapped_states": 1}),
+    # a fetching receiver stores what the provider API served: v3 (active) was served but its
+    # events never delivered; the status it shows maps there, not back to v1
+    "regressed/status-the-api-served-ahead-maps-forward": Case(
+        "regressed", hist(att("s1", obj="sub_1", version=1), att("s2", obj="sub_1", version=2)),
+        replace(exp(truth={"sub_1": SUB["sub_1"][:2]}), servable={"sub_1": ((1, "active"), (2, "past_due"),
+                                                                           (3, "active"))}),
+        [obs(10, states=[st("sub_1", "past_due")]), obs(20, states=[st("sub_1", "active")])], V),
+    "regressed/status-the-api-never-served-after-still-regresses": Case(
+        "regressed", hist(att("s1", obj="sub_1", version=1), att("s2", obj="sub_1", version=2)),
+        replace(exp(truth={"sub_1": SUB["sub_1"][:2]}), servable={"sub_1": ((1, "active"), (2, "past_due"))}),
+        [obs(10, states=[st("sub_1", "past_due")]), obs(20, states=[st("sub_1", "active")])], I,
+        [("sub_1", (0, 1), F)]),
     # stale (liveness)
     "stale/old-status": Case("stale", SUB_HIST, exp(truth=SUB), [obs(20, states=[st("sub_1", "past_due")])], I,
                              [("sub_1", (2,), F)]),

@@ -48,9 +48,24 @@ def test_an_ordinary_stripe_endpoint_is_never_sent_another_mode_or_account(scena
     plan = CATALOG[scenario].plan(Context(profile=STRIPE, account="acct_1Mine"), new_world("billing", 3))
     assert isinstance(plan, NotApplicable)
     assert "Connect endpoint" in plan.reason and "target.connect" in plan.reason
-    connect = CATALOG[scenario].plan(Context(profile=STRIPE, account="acct_1Mine", connect=True),
-                                     new_world("billing", 3))
-    assert isinstance(connect, Plan)
+
+
+def test_a_stripe_connect_endpoint_is_sent_another_mode_but_no_foreign_account() -> None:
+    """A Connect endpoint gets live and test events (Stripe's docs: check `livemode`), and the
+    events of every connected account, each naming its `account`; Stripe never sends it an
+    account's the platform is not connected to, so no event it gets is foreign."""
+    connect = Context(profile=STRIPE, account="acct_1Mine", connect=True)
+    assert isinstance(CATALOG["test-mode-to-live"].plan(connect, new_world("billing", 3)), Plan)
+    foreign = CATALOG["foreign-account"].plan(connect, new_world("billing", 3))
+    assert isinstance(foreign, NotApplicable)
+    assert foreign.reason == STRIPE.foreign_account_never_sent
+    assert "every account connected to the platform" in foreign.reason
+    assert "docs.stripe.com/connect/webhooks" in foreign.reason
+
+
+def test_foreign_account_keeps_applying_where_the_provider_may_send_another_accounts_event() -> None:
+    for name in ("mercadopago", "github"):
+        assert applicable(Mutation.FOREIGN_ACCOUNT, get_profile(name)) is None, name
 
 
 def test_other_profiles_keep_their_rules_without_connect() -> None:

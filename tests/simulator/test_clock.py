@@ -81,3 +81,14 @@ def test_the_provider_api_serves_the_clocked_version_over_http() -> None:
         state.switches.set(sub, stale=True, times=1)
         stale = api.get(f"/v1/subscriptions/{sub}").json()
         assert stale["hookproof_version"] == 4  # the switch serves the version before the clock's
+
+
+def test_servable_states_are_every_version_the_api_could_have_served_so_far() -> None:
+    world, sub = subscription_story()
+    statuses = [(e.version, e.status) for e in events_of(world, sub)]
+    # never advanced (explore): every version up to the current one, delivered or not
+    assert clock.servable_states(world, [sub]) == {sub: tuple(statuses)}
+    first, second, third, *_ = events_of(world, sub)
+    clock.advance(world, [third])  # certify: up to the version served at the newest delivery
+    assert clock.servable_states(world, [sub]) == {sub: tuple(statuses[:3])}
+    assert clock.servable_states(world, ["sub_not_in_the_world"]) == {}

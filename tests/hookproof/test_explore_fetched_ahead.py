@@ -1,0 +1,99 @@
+"""explore judges a fetching receiver by every version the provider API could have served it.
+
+In a search, a world operation changes an object before its events are delivered, and the
+provider API serves the object as it is now (as Stripe's API serves the current object,
+whatever event the receiver is handling). A correct receiver that fetches the subscription
+on each event therefore stores, on an older event's arrival, a version whose events were
+never delivered. Its state query reads no version (a Stripe object carries none), so
+``regressed`` maps the status it shows to a version: it must map it among every version the
+API could have served, not only the delivered ones (else ``active`` fetched at v4 reads as
+v2, after v3 ``past_due``: a false ``regressed``). The receiver that writes each event's own
+status (`blind_overwrite`) must still be caught where nothing it could have fetched explains
+its state.
+
+Over HTTP: ``hookproof replay`` starts the reference receivers as processes, and an ``sql``
+observer reads their SQLite file with a state query without a version column.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from hookproof.cli import app
+from hookproof.scenarios.statemachine import SCHEDULE_FORMAT
+
+ROOT = Path(__file__).resolve().parents[2]
+SECRET = "whsec_fetched_ahead_secret"
+
+#: Seed 3's world: ``subscribe`` emits #0 customer.created, #1 customer.subscription.created,
+#: #2 invoice.created, #3 invoice.paid, #4 customer.subscription.updated (v2 active);
+#: ``fail_renewal`` #5-#7 (#7: v3 past_due); ``renew`` #8-#10 (#10: v4 active).
+SEED = 3
+#: The renewal (v4 active) is made but not delivered; the older v2 update arrives last: the
+#: fetching receiver stores v4 ``active``, what the API serves.
+FETCHED_AHEAD = [{"op": "emit", "action": "subscribe"}, {"op": "burst_related", "events": [0, 1, 2]},
+                 {"op": "emit", "action": "fail_renewal", "object": 0}, {"op": "burst_related", "events": [5, 7]},
+                 {"op": "emit", "action": "renew", "object": 0}, {"op": "deliver", "event": 4}]
+#: No renewal: nothing the API could serve is ``active`` after v3 ``past_due``.
+OLDER_AFTER_NEWER = [{"op": "emit", "action": "subscribe"}, {"op": "emit", "action": "fail_renewal", "object": 0},
+                     {"op": "deliver", "event": 7}, {"op": "deliver", "event": 4}]
+
+
+def _config(tmp_path: Path, receiver: str) -> Path:
+    db = tmp_path / f"{receiver}.sqlite"
+    path = tmp_path / f"{receiver}.toml"
+    path.write_text(f"""\
+[target]
+url = "http://127.0.0.1:{{port}}/webhooks"
+profile = "stripe"
+secret = "{SECRET}"
+
+[target.process]
+command = "{sys.executable} -m examples.receivers.{receiver} --port {{port}} --db sqlite:///{db} --api-base {{api_base}}"
+env = {{ WEBHOOK_SECRET = "{{secret}}", PROVIDER_API_KEY = "{{api_key}}" }}
+health_path = "/healthz"
+cwd = "{ROOT}"
+
+[observer]
+kind = "sql"
+url = "sqlite:///{db}"
+effects = "SELECT business_key FROM effects"
+
+[observer.states]
+subscription = "SELECT object_id, status FROM subscription_states"
+""", encoding="utf-8")
+    return path
+
+
+def _replay(tmp_path: Path, receiver: str, steps: list[dict[str, Any]]) -> str:
+    schedule = tmp_path / f"{receiver}-schedule.json"
+    schedule.write_text(json.dumps({"format": SCHEDULE_FORMAT, "seed": SEED, "events": [], "findings": [],
+                                    "steps": steps}), encoding="utf-8")
+    result = CliRunner().invoke(app, ["replay", str(schedule), "--config", str(_config(tmp_path, receiver))])
+    assert result.exit_code in (0, 1), result.output
+    return str(result.output)
+
+
+@pytest.mark.slow
+def test_a_fetching_receiver_that_stored_what_the_api_served_is_not_regressed(tmp_path: Path) -> None:
+    output = _replay(tmp_path, "fetch_state", FETCHED_AHEAD)
+    assert "no finding: the schedule did not reproduce" in output, output
+
+
+@pytest.mark.slow
+def test_the_fetching_receiver_passes_an_older_event_after_a_newer_one(tmp_path: Path) -> None:
+    output = _replay(tmp_path, "fetch_state", OLDER_AFTER_NEWER)
+    assert "no finding: the schedule did not reproduce" in output, output
+
+
+@pytest.mark.slow
+def test_a_receiver_writing_each_events_status_still_regresses(tmp_path: Path) -> None:
+    output = _replay(tmp_path, "blind_overwrite", OLDER_AFTER_NEWER)
+    assert "finding: regressed" in output, output
+    assert "went back from v3 (past_due) to v2 (active)" in output, output
