@@ -274,7 +274,9 @@ class RunConfig(StrictModel):
     redelivery_window: int = Field(default=200, ge=1, le=100_000)
     #: Whole-run deadline of certify in seconds: then it stops, heals and writes a partial report.
     max_duration_s: float = Field(default=900.0, gt=0, le=7 * 86400)
-    #: Once the receiver rejected valid events, each delivery's retry schedule spans at most this (seconds).
+    #: Once the receiver rejected valid events, the wall time (seconds) each later scenario's retry schedules
+    #: share: each delivery sent one after another gets this / their number, at least
+    #: `scenarios.runner.RETRY_FLOOR_S` (2 s; this, when smaller).
     retry_budget_s: float = Field(default=10.0, gt=0, le=86400)
 
     @field_validator("scenarios")

@@ -63,6 +63,12 @@ Progress = Callable[[str, int, int], None]
 VERSION: str = hookproof.__version__
 #: History meta key holding the run's report (report.json's document) as it stands.
 REPORT_META_KEY = "report"
+#: Once retry schedules are compressed (`Runner.scaled_time_scale`), the least wall time one
+#: delivery's retries are spread over, however many deliveries share the scenario's budget:
+#: a receiver that rejects for a moment (503 while busy, then recovers) still gets the
+#: provider's retries over seconds, never squeezed into milliseconds. A `retry_budget_s`
+#: below it is the floor itself.
+RETRY_FLOOR_S = 2.0
 
 
 @dataclass
@@ -97,9 +103,12 @@ class Runner:
             the rest are unknown, `receiver_down`).
         notes: why the run went as it did (stopped early, receiver down), for the report.
         retry_budget_s: once the receiver has rejected valid events (4xx/5xx, never
-            acknowledged), the retry schedule of each later delivery is compressed to
-            span at most this many seconds: the provider's count and order of retries
-            stay, their spacing shrinks (`scaled_time_scale`); the report's notes say so.
+            acknowledged), the retry schedules of each later scenario are compressed to
+            share this many seconds of wall time: each delivery sent one after another
+            gets budget / their number, at least `retry_floor_s`; the provider's count and
+            order of retries stay, their spacing shrinks (`scaled_time_scale`); the
+            report's notes say so, per scenario.
+        retry_floor_s: the least a compressed delivery's schedule spans (`RETRY_FLOOR_S`).
         overlap: scenarios run side by side at most (`scenarios.overlap`; 1: one after
             another). Used only where it cannot change what a scenario sends or how it is
             judged (`may_overlap`), else the run is sequential.
@@ -141,6 +150,7 @@ class Runner:
     keep_going: bool = False
     notes: list[str] = field(default_factory=list)
     retry_budget_s: float = 10.0
+    retry_floor_s: float = RETRY_FLOOR_S
     rejecting: str | None = None
     #: the team's seed hook (`scenarios.seeding.SeedHook`): each scenario's world objects before its
     #: first delivery; a failed seed makes the scenario unknown with the reason (None: no seed).
@@ -160,6 +170,8 @@ class Runner:
     _delivering: int = field(default=0, init=False, repr=False)
     _delivered_at: float = field(default=0.0, init=False, repr=False)
     _documents: dict[int, tuple[ScenarioReport, dict[str, Any]]] = field(default_factory=dict, init=False, repr=False)
+    #: the compression note of each original time scale: its index in `notes`, the scenarios it names
+    _compressed: dict[str, tuple[int, set[str]]] = field(default_factory=dict, init=False, repr=False)
 
     def context(self) -> Context:
         return Context(profile=self.profile, live=self.live, account=self.account, connect=self.connect,
@@ -353,22 +365,45 @@ class Runner:
                     self._whole, self._whole_changed_at = whole, time.monotonic()
             return obs
 
-    def scaled_time_scale(self, time_scale: float, scenario_id: str) -> float:
-        """The factor on the retry delays of a delivery in `scenario_id`: `time_scale`, or,
-        once the receiver rejected valid events (`rejecting`), the factor that makes the
-        whole schedule span `retry_budget_s` when that is smaller. A note says so, once per
-        factor."""
-        span_s = sum(self.profile.retry_schedule_s) * time_scale
-        if self.rejecting is None or span_s <= self.retry_budget_s:
+    def scaled_time_scale(self, time_scale: float, scenario_id: str, deliveries: int = 1) -> float:
+        """The factor on the retry delays of a delivery in `scenario_id`, which sends
+        `deliveries` one after another (a step's deliveries released together count once):
+        `time_scale`, or, once the receiver rejected valid events (`rejecting`), the factor
+        that spreads each delivery's whole schedule over max(floor, `retry_budget_s` /
+        `deliveries`) seconds when that is shorter, so the scenario's schedules together
+        take about `retry_budget_s` (never less than `retry_floor_s` per delivery; the floor
+        is the budget when the budget is smaller). Side by side (`may_overlap`: every
+        delivery's schedule already fits the budget) a schedule that fits is kept, so which
+        scenarios ran before never changes it there. The provider's retry count and order
+        never change. One note per original time scale says how, naming each scenario's
+        deliveries, span and factor."""
+        total_s = sum(self.profile.retry_schedule_s)
+        span_s = total_s * time_scale
+        if self.rejecting is None or total_s <= 0 or (self._overlapping and span_s <= self.retry_budget_s):
             return time_scale
-        scaled = self.retry_budget_s / sum(self.profile.retry_schedule_s)
-        note = (f"retry schedule compressed from {scenario_id} on, because the receiver rejected valid events in "
-                f"{self.rejecting}: each delivery keeps the provider's {len(self.profile.retry_schedule_s)} retries "
-                f"in order, spread over {self.retry_budget_s:g} s instead of {span_s:.3g} s "
-                f"(time scale {time_scale:.3g} -> {scaled:.3g})")
-        if not any(n.startswith("retry schedule compressed") and f"(time scale {time_scale:.3g} ->" in n
-                   for n in self.notes):
-            self.notes.append(note)
+        floor_s = min(self.retry_floor_s, self.retry_budget_s)
+        per_s = max(floor_s, self.retry_budget_s / max(1, deliveries))
+        if span_s <= per_s:
+            return time_scale
+        scaled = per_s / total_s
+        with self._observe_lock:
+            key = f"{time_scale:.3g}"
+            entry = (f"{scenario_id} {deliveries} x {per_s:.3g} s{' (the floor)' if per_s == floor_s else ''} "
+                     f"(time scale {scaled:.3g})")
+            if key not in self._compressed:
+                self.notes.append(
+                    f"retry schedule compressed from {scenario_id} on, because the receiver rejected valid events in "
+                    f"{self.rejecting}: each delivery keeps the provider's {len(self.profile.retry_schedule_s)} "
+                    f"retries in order; a scenario's deliveries sent one after another share "
+                    f"{self.retry_budget_s:g} s (run.retry_budget_s), each spread over the budget / their number "
+                    f"but at least {floor_s:g} s, instead of {span_s:.3g} s (time scale {time_scale:.3g}); "
+                    f"deliveries x span per scenario: {entry}")
+                self._compressed[key] = (len(self.notes) - 1, {scenario_id})
+            else:
+                index, named = self._compressed[key]
+                if scenario_id not in named:
+                    named.add(scenario_id)
+                    self.notes[index] += f", {entry}"
         return scaled
 
     def checkpoint(self, report: RunReport) -> None:
@@ -559,15 +594,18 @@ class Runner:
         if chaos:
             self.nemesis.scenario = scenario.id  # type: ignore[attr-defined]
 
+        schedules = [_schedule(phase) for phase in plan.phases]
+        in_turn = sum(len(planned.steps) for planned in schedules)  # each waits out its schedule before the next
+
         async def go() -> None:
-            for phase in plan.phases:
+            for phase, planned in zip(plan.phases, schedules):
                 self._hook(phase.before, scenario)
                 async with Dispatcher(target, self.profile, self.secrets, self.history,
-                                      time_scale=self.scaled_time_scale(phase.time_scale or self.time_scale, scenario.id),
+                                      time_scale=self.scaled_time_scale(phase.time_scale or self.time_scale,
+                                                                        scenario.id, in_turn),
                                       max_attempts=phase.max_attempts,
                                       sender_timeout_s=self.attempt_timeout_s,
                                       scenario=scenario.id, seed=plan.world.seed) as d:
-                    planned = _schedule(phase)
                     for step in planned.steps:
                         if self.server_state is not None:
                             clock.advance(plan.world, (x.event for x in step.deliveries))

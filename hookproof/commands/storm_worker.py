@@ -12,10 +12,15 @@ Before starting Locust it waits for the master's port to accept a connection, sa
 where it waits and, every few seconds, for how long; past ``--master-timeout`` (5
 minutes) it gives up in one line. While the worker runs, a heartbeat line every few
 seconds says for how long; the run ends with the master's storm (whose own deadline
-bounds it), or when Locust has heard nothing from the master for 60 s.
+bounds it), or when Locust has heard nothing from the master for 60 s. Whatever the
+master does, the whole command is bounded by its own ``--max-duration`` (1 hour from
+its start, waiting included: the storm's length reaches only the Locust child, so the
+default is generous; give a longer one for a longer storm): then it stops the Locust
+worker, says why in one line and exits 1.
 
 Exit codes: 0 the worker ran and handed its records over; 1 it did not (the master
-went away, it refused the storm, or it never connected); 2 a usage error.
+went away, it refused the storm, it never connected, or it ran into --max-duration);
+2 a usage error.
 """
 
 from __future__ import annotations
@@ -45,6 +50,8 @@ def storm_worker_command(master_host: str, master_port: int) -> list[str]:
 
 #: How long a worker waits for its master to listen by default (--master-timeout).
 MASTER_TIMEOUT = "5m"
+#: The worker's whole-run bound by default (--max-duration), from the command's start.
+MAX_DURATION = "1h"
 #: Seconds between two connection tries while the master is not up.
 RETRY_S = 0.5
 
@@ -75,9 +82,12 @@ def wait_for_master(host: str, port: int, timeout_s: float, beat: Callable[[floa
         time.sleep(min(RETRY_S, max(0.0, started + timeout_s - time.monotonic())))
 
 
-def run_worker(proc: "Supervised", interval_s: float, beat: Callable[[float], None]) -> int:
-    """Wait for the Locust worker `proc` to exit; its exit code. `beat(elapsed_s)` every
-    `interval_s` seconds meanwhile, so a worker's log is never silent for long."""
+def run_worker(proc: "Supervised", interval_s: float, beat: Callable[[float], None], *,
+               until: float | None = None) -> int | None:
+    """Wait for the Locust worker `proc` to exit; its exit code, or None once
+    `time.monotonic()` reached `until` first (`proc` still runs: the caller stops it).
+    `beat(elapsed_s)` every `interval_s` seconds meanwhile, so a worker's log is never
+    silent for long."""
     started = time.monotonic()
     next_beat = started + interval_s
     while True:
@@ -85,6 +95,8 @@ def run_worker(proc: "Supervised", interval_s: float, beat: Callable[[float], No
         if code is not None:
             return code
         now = time.monotonic()
+        if until is not None and now >= until:
+            return None
         if now >= next_beat:
             beat(now - started)
             next_beat = now + interval_s
@@ -99,13 +111,15 @@ def register(app: typer.Typer) -> None:
         master_host: Annotated[str, typer.Option("--master-host", help="The machine running 'hookproof storm --workers-expected N'.")],
         master_port: Annotated[int, typer.Option("--master-port", min=1, max=65535, help="The master's port (its --master-bind-port).")] = MASTER_PORT,
         master_timeout: Annotated[str, typer.Option("--master-timeout", help="How long to wait for the master to listen before giving up: 30s, 5m, 1h.")] = MASTER_TIMEOUT,
+        max_duration: Annotated[str, typer.Option("--max-duration", help="Stop the whole worker after this long, waiting included (90s, 15m, 2h), whatever the master does; exit 1. Longer than the master's storm.")] = MAX_DURATION,
     ) -> None:
         """Run one storm worker for a master on another machine (same hookproof version);
         exit 0 records handed over, 1 not, 2 usage error.
 
         The master sends the storm, the signing secrets and its version: nothing to
         configure here. Until the master listens, the worker says where it waits, every
-        few seconds, and gives up after --master-timeout. Start one per core you want to
+        few seconds, and gives up after --master-timeout; the whole worker stops after
+        --max-duration (1h) whatever the master does. Start one per core you want to
         load from:
 
         \b
@@ -121,9 +135,13 @@ def register(app: typer.Typer) -> None:
             raise fail(f"--master-host: not a host name or address: {master_host!r}")
         from hookproof.commands.storm import _pythonpath, parse_duration, require_locust
 
+        started = time.monotonic()
         caught = Interrupts.install()
         try:
             timeout_s = parse_duration(master_timeout, "--master-timeout")
+            limit_s = parse_duration(max_duration, "--max-duration")
+            if limit_s <= 0:
+                raise HookproofError(f"--max-duration: must be more than 0 s, not {max_duration!r}")
             require_locust()
         except HookproofError as exc:
             raise fail(str(exc)) from None
@@ -134,12 +152,15 @@ def register(app: typer.Typer) -> None:
 
         say(f"storm-worker: waiting for the master at {where} (up to {timeout_s:g} s, --master-timeout)")
         try:
-            up = wait_for_master(master_host, master_port, timeout_s, interval_s=log_interval_s(),
+            up = wait_for_master(master_host, master_port, min(timeout_s, limit_s), interval_s=log_interval_s(),
                                  beat=lambda s: say(f"storm-worker: waiting for the master at {where}, {s:.0f} s"))
         except OSError:
             raise fail(f"--master-host: cannot resolve {master_host!r}") from None
         except KeyboardInterrupt:
             raise typer.Exit(caught.exit_code) from None
+        if not up and time.monotonic() - started >= limit_s and limit_s < timeout_s:
+            raise fail(f"the storm worker stopped at its --max-duration ({limit_s:g} s): no master listened at "
+                       f"{where} by then", 1)
         if not up:
             raise fail(f"no master listened at {where} within {timeout_s:g} s (--master-timeout): start 'hookproof "
                        "storm --workers-expected N --master-bind-host ADDRESS' there first, ADDRESS being one this "
@@ -152,10 +173,16 @@ def register(app: typer.Typer) -> None:
         proc = Supervised(storm_worker_command(master_host, master_port), env=env)
         try:
             code = run_worker(proc, log_interval_s(),
-                              lambda s: say(f"storm-worker: the worker runs for the master at {where}, {s:.0f} s"))
+                              lambda s: say(f"storm-worker: the worker runs for the master at {where}, {s:.0f} s"),
+                              until=started + limit_s)
         except KeyboardInterrupt:
             proc.stop(10.0, group=False)
             raise typer.Exit(caught.exit_code) from None
+        if code is None:
+            proc.stop(10.0, group=False)
+            raise fail(f"the storm worker stopped at its --max-duration ({limit_s:g} s): the master at {where} had "
+                       "not ended its storm by then (a longer storm needs a longer --max-duration; a silent master "
+                       "is ended here)", 1)
         if code != 0:
             print(f"hookproof: the storm worker ended with exit code {code} (see its log above)", file=sys.stderr)
         raise typer.Exit(0 if code == 0 else 1)

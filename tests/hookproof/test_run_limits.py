@@ -194,10 +194,14 @@ def test_a_receiver_rejecting_valid_events_gets_a_compressed_schedule_same_count
     retries = len(get_profile("stripe").retry_schedule_s)
     span = sum(get_profile("stripe").retry_schedule_s) * TIME_SCALE
     scaled = 0.05 / sum(get_profile("stripe").retry_schedule_s)
-    assert _notes(report) == [
-        f"retry schedule compressed from reorder on, because the receiver rejected valid events in "
-        f"duplicate-sequential: each delivery keeps the provider's {retries} retries in order, spread over 0.05 s "
-        f"instead of {span:.3g} s (time scale {TIME_SCALE:.3g} -> {scaled:.3g})"], run
+    notes = _notes(report)
+    assert len(notes) == 1 and re.fullmatch(
+        re.escape("retry schedule compressed from reorder on, because the receiver rejected valid events in "
+                  f"duplicate-sequential: each delivery keeps the provider's {retries} retries in order; a scenario's "
+                  "deliveries sent one after another share 0.05 s (run.retry_budget_s), each spread over the budget / "
+                  f"their number but at least 0.05 s, instead of {span:.3g} s (time scale {TIME_SCALE:.3g}); "
+                  "deliveries x span per scenario: reorder ")
+        + r"\d+" + re.escape(f" x 0.05 s (the floor) (time scale {scaled:.3g})"), notes[0]), run
     reorder = report["scenarios"][1]
     by_delivery: dict[str, list[int]] = {}
     for a in reorder["attempts"]:
@@ -267,5 +271,11 @@ retry_budget_s = 1
     assert compressed and compressed[0].startswith(
         f"retry schedule compressed from {first_chaos} on, because the receiver rejected valid events in "
         "duplicate-sequential: "), report["notes"]
-    assert len(compressed) == 1 and "spread over 1 s instead of 28.7 s (time scale 0.0001 -> " in compressed[0]
+    assert len(compressed) == 1 and (
+        "each spread over the budget / their number but at least 1 s, instead of 28.7 s (time scale 0.0001); "
+        f"deliveries x span per scenario: {first_chaos} ") in compressed[0]
+    per_scenario = compressed[0].split("deliveries x span per scenario: ")[1].split(", ")
+    assert len(per_scenario) == len(CHAOS_CATALOG), per_scenario  # each chaos scenario: its deliveries, 1 s each
+    assert all(re.fullmatch(r"[a-z-]+ \d+ x 1 s \(the floor\) \(time scale 3\.49e-06\)", e)
+               for e in per_scenario), per_scenario
     assert report["partial"] is False, report["notes"]  # every chaos scenario ended within the limit

@@ -96,10 +96,55 @@ def test_a_running_worker_beats_until_it_is_stopped(tmp_path: Path) -> None:
                                                 rf"{re.escape(where)}, [0-9]+ s", b) for b in beats), run
 
 
+def test_a_worker_whose_master_goes_silent_stops_at_its_max_duration() -> None:
+    """A master that accepts the worker's connection and then says nothing (a plain socket, never
+    Locust's protocol): the worker runs Locust, beats, and at --max-duration stops its Locust
+    child, says why in one line and exits 1, not waiting on Locust's own heartbeat timeout."""
+    with socket.socket() as master:
+        master.bind(("127.0.0.1", 0))
+        master.listen(8)
+        port = master.getsockname()[1]
+        children: list[psutil.Process] = []
+
+        def watch(proc: subprocess.Popen[bytes]) -> None:  # the Locust worker the command starts
+            deadline = time.monotonic() + 5
+            while time.monotonic() < deadline and not children:
+                try:
+                    children.extend(psutil.Process(proc.pid).children(recursive=True))
+                except psutil.NoSuchProcess:
+                    return
+                time.sleep(0.1)
+
+        run = run_hookproof("storm-worker", "--master-host", "127.0.0.1", "--master-port", str(port),
+                            "--max-duration", "6s", env={"HOOKPROOF_HEARTBEAT_S": "1"}, timeout_s=60, during=watch)
+    where = f"127.0.0.1:{port}"
+    assert (run.returncode, run.stdout, run.killed) == (1, "", False), run
+    lines = run.stderr.splitlines()
+    assert [line for line in lines if line.startswith("storm-worker: ")][:2] == [
+        f"storm-worker: waiting for the master at {where} (up to 300 s, --master-timeout)",
+        f"storm-worker: the master at {where} is up; starting the worker"], run
+    assert lines[-1] == (f"hookproof: the storm worker stopped at its --max-duration (6 s): the master at {where} had "
+                         "not ended its storm by then (a longer storm needs a longer --max-duration; a silent master "
+                         "is ended here)"), run
+    assert children and not any(c.is_running() and c.status() != psutil.STATUS_ZOMBIE for c in children), children
+
+
+def test_a_worker_s_max_duration_bounds_its_wait_for_the_master_too() -> None:
+    port = free_port()
+    run = run_hookproof("storm-worker", "--master-host", "127.0.0.1", "--master-port", str(port),
+                        "--max-duration", "2s", timeout_s=60)
+    assert (run.returncode, run.stderr.splitlines()[-1]) == (
+        1, f"hookproof: the storm worker stopped at its --max-duration (2 s): no master listened at 127.0.0.1:{port} "
+           "by then"), run
+
+
 def test_a_worker_with_a_bad_master_timeout_or_host_is_one_line() -> None:
     run = run_hookproof("storm-worker", "--master-host", "127.0.0.1", "--master-timeout", "soon", timeout_s=60)
     assert (run.returncode, run.stderr.splitlines()) == (
         2, ["hookproof: --master-timeout: cannot read 'soon' (use e.g. 60s, 2m, 1h30m)"])
+    run = run_hookproof("storm-worker", "--master-host", "127.0.0.1", "--max-duration", "later", timeout_s=60)
+    assert (run.returncode, run.stderr.splitlines()) == (
+        2, ["hookproof: --max-duration: cannot read 'later' (use e.g. 60s, 2m, 1h30m)"])
     run = run_hookproof("storm-worker", "--master-host", "no-such-host.invalid", "--master-timeout", "2s",
                         timeout_s=60)
     assert run.returncode == 2 and run.stderr.splitlines()[-1] == \
