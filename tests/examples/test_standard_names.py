@@ -7,8 +7,9 @@ whose ``enabled_events`` lists those names, hookproof sends them so and it passe
 without dedupe fails ``duplicated``. With a config listing no names, hookproof sends its
 default renaming (``payment.succeeded``, ``subscription.updated``): the receiver answers 200
 to those types it does not know and applies nothing, which certify reports as ``lost``
-effects and missing states (``invoice.paid``, one name in both, still applies). ``events``, ``send`` and ``explore`` with the config speak the
-config's names; one type spelled two ways in one config is one config error with its line.
+effects and missing states (``invoice.paid``, one name in both, still applies). ``events``,
+``send``, ``explore`` and ``replay`` with the config speak the config's names; one type
+spelled two ways in one config is one config error with its line.
 """
 
 from __future__ import annotations
@@ -226,7 +227,7 @@ def test_with_a_config_listing_no_names_its_types_are_unknown_to_it(tmp_path: Pa
 
 @pytest.mark.slow
 @pytest.mark.parametrize(("enabled", "code"), [(BILLING_NAMES, 0), (None, 1)])
-def test_explore_sends_the_listed_names(tmp_path: Path, enabled: list[str] | None, code: int) -> None:
+def test_explore_and_replay_send_the_listed_names(tmp_path: Path, enabled: list[str] | None, code: int) -> None:
     path = write_config(tmp_path, enabled=enabled)
     ran = hookproof("explore", "--config", str(path), "--max-examples", "5", "--repeats", "2", "--seed", "3",
                     "--out", str(tmp_path / "out"))
@@ -235,3 +236,18 @@ def test_explore_sends_the_listed_names(tmp_path: Path, enabled: list[str] | Non
     findings = {f["check_id"] for s in report["scenarios"] for c in s["checks"] for f in c["findings"]}
     # without the names: what it does not know it never applies (lost effects, missing states)
     assert (findings == set()) if code == 0 else (findings and findings <= {"lost", "stale"}), findings
+    if code == 1:  # replay sends the names of the config it reads
+        schedule = str(tmp_path / "out" / "failing-schedule.json")
+        again = hookproof("replay", schedule, "--config", str(path))
+        assert again.returncode == 1 and "finding:" in again.stdout, again.stdout + again.stderr
+        (tmp_path / "listing").mkdir()
+        listing = hookproof("replay", schedule, "--config", str(write_config(tmp_path / "listing")))
+        assert "did not reproduce" in listing.stdout, listing.stdout + listing.stderr
+        import re
+
+        listed = {v: k for k, v in STANDARD_EVENT_TYPES.items() if k in BILLING_NAMES}  # default -> listed
+
+        def sent(out: str) -> list[str]:
+            return re.findall(r"#\d+ ([a-z_.]+)", out.split("teardown")[0])
+        assert sent(again.stdout) and sent(listing.stdout) == [listed.get(t, t) for t in sent(again.stdout)]
+        assert set(sent(again.stdout)) & {v for k, v in STANDARD_EVENT_TYPES.items() if k != v and k in BILLING_NAMES}
