@@ -410,8 +410,9 @@ def check_catalog(config: Any, text: str, source: str) -> None:
 
 def profile_for(profile_name: str | None, config_path: str | None) -> Any:
     """The profile `profile_name` (None: the config's ``target.profile``, else ``stripe``),
-    sending the ``[catalog]`` of the config at `config_path` when it has one (``hookproof
-    events`` and ``send`` with ``--config``).
+    sending the ``[catalog]`` of the config at `config_path` when it has one, else, for the
+    config's own profile, `Config.profile` (standard-webhooks and svix: the names the config
+    lists) (``hookproof events`` and ``send`` with ``--config``).
 
     Raises ConfigError for a config that cannot be read, ProfileError for an unknown profile.
     """
@@ -423,8 +424,8 @@ def profile_for(profile_name: str | None, config_path: str | None) -> Any:
 
     config = load_config(config_path)
     profile_name = profile_name or config.target.profile
-    if config.catalog is None:
-        return get_profile(profile_name)
+    if config.catalog is None:  # the config's own profile is the one it builds (its names: `Config.profile`)
+        return config.profile() if profile_name == config.target.profile else get_profile(profile_name)
     get_profile(profile_name)  # an unknown name is the same error as without --config
     try:
         return catalog_profile(profile_name, config.catalog, config.base_dir)

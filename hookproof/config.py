@@ -77,10 +77,24 @@ def parse_config(text: str, source: str = DEFAULT_PATH) -> Config:
             dotted, message = f"{dotted}.{named.group(1)}" if dotted else named.group(1), named.group(2)
         return _raise(message, source, dotted, field_line(text, dotted) or 1)
     _check_dirs(config, text, source)
+    _check_spellings(config, text, source)
     check_catalog(config, text, source)  # [catalog] and a catalog profile's enabled_events
     _check_keys(config, text, source)
     _check_state_kinds(config, text, source)
     return _check_secrets(config, text, source)
+
+
+def _check_spellings(config: Config, text: str, source: str) -> None:
+    """Raise ConfigError, with the entry's line, for one event type the config names in two
+    spellings (standard-webhooks' ``payment.succeeded`` and ``payment_intent.succeeded``):
+    the names listed are the names sent (`Config.event_names`)."""
+    try:
+        config.event_names()
+    except ConfigError as exc:
+        field = exc.field or "target.enabled_events"
+        section, _, quoted = field.partition(".")
+        line = field_line(text, field) if section == "target" else _entry_line(text, section, quoted.strip('"'))
+        raise ConfigError(exc.message, path=source, field=field, line=line or 1) from None
 
 
 def _check_keys(config: Config, text: str, source: str) -> None:

@@ -366,14 +366,51 @@ class Config(StrictModel):
     catalog: CatalogConfig | None = None
 
     def profile(self) -> Any:
-        """The target's profile; with ``[catalog]``, sending the user's catalog. Raises ConfigError."""
+        """The target's profile, built from the whole config (certify, explore, send, replay,
+        events and the storm all take it from here): with ``[catalog]``, sending the user's
+        catalog; for standard-webhooks and svix, each type in the spelling the config names
+        it (`event_names`). Raises ConfigError."""
         if self.catalog is not None:
             from hookproof.catalog_file import catalog_profile
 
             return catalog_profile(self.target.profile, self.catalog, self.base_dir)
         from hookproof.simulator.profiles import get_profile
 
-        return get_profile(self.target.profile)
+        return get_profile(self.target.profile, names=self.event_names() or None)
+
+    def named_types(self) -> list[tuple[str, str]]:
+        """``(field, event type)`` of every type the config names: ``target.enabled_events``,
+        then the entries of ``[business_keys]`` and ``[counters]``, in that order."""
+        return ([("target.enabled_events", e) for e in self.target.enabled_events or ()]
+                + [(f'business_keys."{n}"', n) for n in self.business_keys]
+                + [(f'counters."{n}"', n) for n in self.counters])
+
+    def event_names(self) -> dict[str, str]:
+        """Stripe type -> the name to send, for each type of standard-webhooks or svix (no
+        fixed catalog: the names are the user's) that the config names in a spelling other
+        than the profile's default renaming (``payment_intent.succeeded`` where the default
+        sends ``payment.succeeded``); empty for other profiles, with ``[catalog]``, or when
+        every named type is spelled as the default.
+
+        Raises ConfigError naming the field when one type is spelled two ways.
+        """
+        from hookproof.simulator.profiles import RENAMING_PROFILES, get_profile
+
+        if self.catalog is not None or self.target.profile not in RENAMING_PROFILES:
+            return {}
+        default = get_profile(self.target.profile).event_types()
+        back = {v: k for k, v in default.items()}
+        chosen: dict[str, tuple[str, str]] = {}
+        for field, name in self.named_types():
+            world_type = name if name in default else back.get(name)
+            if world_type is None:
+                continue  # not a type the profile sends: the field's own check says so
+            first = chosen.setdefault(world_type, (field, name))
+            if first[1] != name:
+                raise ConfigError(f"{name!r} and {first[1]!r} ({first[0]}) are one event type spelled two ways; "
+                                  f"the names the config lists are the names sent: write one spelling throughout",
+                                  field=field)
+        return {t: name for t, (_, name) in chosen.items() if name != default[t]}
 
     def key_mapping(self) -> Any:
         """The team's keys and counters as a `scenarios.business_keys.KeyMapping` (None when

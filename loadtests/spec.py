@@ -51,6 +51,9 @@ class StormSpec(BaseModel):
     Attributes:
         target_url: the receiver's webhook URL.
         profile: provider profile name.
+        event_names: Stripe type -> the name sent, for standard-webhooks and svix: the
+            spellings the config lists (`Config.event_names`; empty: the default renaming).
+            Every process builds its profile with them (`sending_profile`).
         live / account: the events' mode and provider account.
         enabled_types: event types the receiver subscribes to (None: all).
         users: Locust users over all workers.
@@ -93,6 +96,7 @@ class StormSpec(BaseModel):
 
     target_url: str
     profile: str = "stripe"
+    event_names: dict[str, str] = Field(default_factory=dict)
     live: bool = False
     account: str | None = None
     enabled_types: tuple[str, ...] | None = Field(default=None, strict=False)
@@ -151,7 +155,18 @@ class StormSpec(BaseModel):
             self.load_shape()
         except ValueError as exc:
             raise ValueError(f"shape: {exc}") from None
+        try:
+            self.sending_profile()
+        except ValueError as exc:  # ProfileError
+            raise ValueError(f"{'event_names' if getattr(exc, 'field', None) == 'names' else 'profile'}: {exc}") from None
         return self
+
+    def sending_profile(self) -> Any:
+        """The profile every process of the storm sends and judges with: `profile` with
+        `event_names` (the names the config lists). Raises ProfileError."""
+        from hookproof.simulator.profiles import get_profile
+
+        return get_profile(self.profile, names=self.event_names or None)
 
     def load_shape(self) -> LoadShape:
         """The `LoadShape` of this storm. Raises ValueError for a bad shape."""

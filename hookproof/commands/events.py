@@ -4,7 +4,9 @@ Every name printed is accepted by `hookproof send --event` and `target.enabled_e
 For the billing-world profiles each line also gives the Stripe type the event is made
 from; for GitHub the provider's names are the world's own (``issues.opened``, ``push``…).
 With ``--config`` naming a hookproof.toml with a ``[catalog]``, generic-hmac,
-standard-webhooks and svix list the user's own event types. With ``--keys``, each type's
+standard-webhooks and svix list the user's own event types; without one, standard-webhooks
+and svix list each type the config names in its spelling (`Config.profile`): the names as
+they will be sent. With ``--keys``, each type's
 built-in business keys, one example per kind of effect (from a sample world's whole story).
 """
 
@@ -24,7 +26,7 @@ def register(app: typer.Typer) -> None:
 
 def event_rows(profile_name: str | None, config: str | None = None) -> list[tuple[str, str]]:
     """``(provider's name, world type)`` of every event the profile sends, in catalog order
-    (with `config`, a hookproof.toml with a ``[catalog]``: the user's event types).
+    (with `config`, a hookproof.toml: its ``[catalog]``'s event types, or the names it lists).
 
     Raises ProfileError (a ValueError) naming the known profiles, ConfigError for the config.
     """
@@ -58,7 +60,7 @@ def events(
         show_default=False)] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print a JSON list of {event, world_type}.")] = False,
     config: Annotated[Optional[str], typer.Option(
-        "--config", help="A hookproof.toml whose catalog table lists your own event types.")] = None,
+        "--config", help="A hookproof.toml: its catalog table's event types, or (standard-webhooks, svix) the names it lists, as they will be sent.")] = None,
     keys: Annotated[bool, typer.Option(
         "--keys", help="Also show hookproof's built-in business keys of each type (examples).")] = False,
 ) -> None:

@@ -30,7 +30,7 @@ def register(app: typer.Typer) -> None:
     def send(
         url: Annotated[str, typer.Option("--url", help="The receiver's webhook URL.")],
         secret: Annotated[list[str], typer.Option("--secret", help="Signing secret: literal, env:NAME or file:PATH. Repeat for rotation.", show_default=False)],
-        profile: Annotated[str, typer.Option("--profile", help="Provider profile.")] = "stripe",
+        profile: Annotated[Optional[str], typer.Option("--profile", help="Provider profile (default: the --config's target.profile, else stripe).", show_default=False)] = None,
         event: Annotated[Optional[str], typer.Option("--event", help="Event type: the provider's own name (see 'hookproof events --profile P') or the world type it is made from. Default: the profile's default event.")] = None,
         copies: Annotated[int, typer.Option("--copies", min=1, max=1000, help="Deliveries of each event.")] = 1,
         concurrent: Annotated[bool, typer.Option("--concurrent", help="Release the copies together.")] = False,
@@ -41,7 +41,7 @@ def register(app: typer.Typer) -> None:
         seed: Annotated[Optional[int], typer.Option("--seed", help="World seed (ids, amounts).")] = None,
         live: Annotated[bool, typer.Option("--live", help="Send live-mode events (only to a live receiver).")] = False,
         as_json: Annotated[bool, typer.Option("--json", help="Print the attempts as JSON.")] = False,
-        config: Annotated[Optional[str], typer.Option("--config", help="A hookproof.toml whose catalog table gives your own event types (generic-hmac, standard-webhooks, svix).")] = None,
+        config: Annotated[Optional[str], typer.Option("--config", help="A hookproof.toml whose profile is sent as certify sends it: its catalog table (your own event types: generic-hmac, standard-webhooks, svix), or the event names it lists (standard-webhooks, svix).")] = None,
         serve_api: Annotated[Optional[int], typer.Option("--serve-api", min=0, max=65535, metavar="PORT", help="Serve the sent objects on the provider API at 127.0.0.1:PORT (0: a free port), for a receiver that fetches them (Mercado Pago's thin notifications, a Stripe receiver that retrieves, GitHub REST), from before the first attempt until 2 s after the last.", show_default=False)] = None,
         api_key: Annotated[Optional[str], typer.Option("--api-key", help="The key (access token) the served provider API accepts: literal, env:NAME or file:PATH (default: the simulator's, as certify's provider.api_key).", show_default=False)] = None,
         max_duration: Annotated[Optional[str], typer.Option("--max-duration", help="Stop sending after this long (90s, 15m, 1h; default 15m, certify's default), print the attempts made and exit 1.", show_default=False)] = None,
@@ -65,7 +65,7 @@ def register(app: typer.Typer) -> None:
         stopped: str | None = None
         try:
             limit_s = duration_s("--max-duration", max_duration)
-            prof = get_profile(profile) if config is None else profile_for(profile, config)
+            prof = get_profile(profile or "stripe") if config is None else profile_for(profile, config)
             secret_values = [read_secret(s) for s in secret]
             options = SendOptions(
                 profile=prof, url=url, event=event, copies=copies, concurrent=concurrent, reverse=reverse, objects=objects,

@@ -118,15 +118,15 @@ def build_spec(config: "Config", *, users: int, rate: float, duration_s: float, 
     from hookproof.errors import UsageError
     from hookproof.loadtests.spec import SpecError, StormSpec
     from hookproof.scenarios.business_keys import to_plain
-    from hookproof.simulator.profiles import get_profile
 
     refuse_catalog(config)
-    profile = get_profile(config.target.profile)
+    profile = config.profile()  # with the names the config lists, which travel in the spec (event_names)
     seed = config.run.seed if config.run.seed is not None else random.SystemRandom().randrange(1, 2**31)
     types = config.target.stripe_types()
     try:
         return StormSpec(
-            target_url=str(config.target.url), profile=profile.name, live=config.target.live,
+            target_url=str(config.target.url), profile=profile.name, event_names=config.event_names(),
+            live=config.target.live,
             account=config.target.account, enabled_types=tuple(sorted(types)) if types is not None else None,
             users=users, rate_per_s=rate, duration_s=duration_s, shape=shape, duplicates=duplicates, burst=burst,
             reorder_window=reorder_window, waves=waves, max_in_flight=max_in_flight, seed=seed,
@@ -160,12 +160,11 @@ def check_team_keys(config: "Config", spec: "StormSpec") -> None:
     Raises ConfigError naming the table, the event type and the missing field."""
     from hookproof.errors import ConfigError
     from hookproof.loadtests.team_keys import KeyCheckError, check_templates
-    from hookproof.simulator.profiles import get_profile
 
     try:
         check_templates(spec)
     except KeyCheckError as exc:
-        name = get_profile(spec.profile).event_types().get(exc.event_type, exc.event_type)
+        name = spec.sending_profile().event_types().get(exc.event_type, exc.event_type)
         raise ConfigError(str(exc), path=config.source, field=f'{exc.section}."{name}"') from None
 
 

@@ -143,7 +143,8 @@ class StripeVerifier(Verifier):
         )
 
 
-#: Standard Webhooks event names (as hookproof's sender names them) -> Stripe's names.
+#: Standard Webhooks event names (as hookproof's sender names them by default) -> Stripe's names;
+#: a type the config lists in Stripe's spelling arrives so, and is read as it is.
 STANDARD_TYPES: Mapping[str, str] = {
     "checkout.completed": "checkout.session.completed",
     "checkout.payment_succeeded": "checkout.session.async_payment_succeeded",

@@ -21,6 +21,7 @@ _EXPORTS: dict[str, str] = {
     "PaddleProfile": "hookproof.simulator.profiles.paddle",
     "Profile": "hookproof.simulator.profiles.base",
     "ProfileError": "hookproof.simulator.errors",
+    "RENAMING_PROFILES": "hookproof.simulator.profiles.registry",
     "STRIPE_EVENT_TYPES": "hookproof.simulator.profiles.stripe",
     "ShopifyProfile": "hookproof.simulator.profiles.shopify",
     "SignedRequest": "hookproof.simulator.profiles.base",
@@ -39,7 +40,7 @@ if TYPE_CHECKING:
     from hookproof.simulator.profiles.github import GitHubProfile
     from hookproof.simulator.profiles.mercadopago import MercadoPagoProfile
     from hookproof.simulator.profiles.paddle import PaddleProfile
-    from hookproof.simulator.profiles.registry import PROFILES, get_profile
+    from hookproof.simulator.profiles.registry import PROFILES, RENAMING_PROFILES, get_profile
     from hookproof.simulator.profiles.shopify import ShopifyProfile
     from hookproof.simulator.profiles.standard_webhooks import StandardWebhooksProfile, SvixProfile
     from hookproof.simulator.profiles.stripe import STRIPE_EVENT_TYPES, StripeProfile
@@ -54,6 +55,7 @@ __all__ = [
     "PaddleProfile",
     "Profile",
     "ProfileError",
+    "RENAMING_PROFILES",
     "STRIPE_EVENT_TYPES",
     "ShopifyProfile",
     "SignedRequest",

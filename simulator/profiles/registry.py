@@ -31,12 +31,19 @@ _REGISTRY: dict[str, type[Profile]] = {
 PROFILES: tuple[str, ...] = tuple(sorted(_REGISTRY))
 
 
-def get_profile(name: str, *, settings: GenericHmacSettings | Mapping[str, Any] | None = None) -> Profile:
+#: The profiles that rename the billing world's types (`STANDARD_EVENT_TYPES`) and take `names`.
+RENAMING_PROFILES: tuple[str, ...] = (StandardWebhooksProfile.name, SvixProfile.name)
+
+
+def get_profile(name: str, *, settings: GenericHmacSettings | Mapping[str, Any] | None = None,
+                names: Mapping[str, str] | None = None) -> Profile:
     """The profile called `name`.
 
     `settings` configures ``generic-hmac`` (a `GenericHmacSettings` or a mapping of its
-    fields; None = defaults) and must be None for every other profile. Raises
-    ProfileError naming the known profiles, or the failing setting (``field``).
+    fields; None = defaults) and must be None for every other profile. `names` (Stripe
+    type -> the name sent) respells types of standard-webhooks and svix, which have no
+    fixed catalog (None or empty: the default renaming). Raises ProfileError naming the
+    known profiles, or the failing setting (``field``).
     """
     if name not in _REGISTRY:
         known = ", ".join(sorted(_REGISTRY))
@@ -45,4 +52,8 @@ def get_profile(name: str, *, settings: GenericHmacSettings | Mapping[str, Any] 
         return GenericHmacProfile(settings)
     if settings is not None:
         raise ProfileError(f"profile {name!r} takes no settings", field="settings")
+    if names:
+        if name not in RENAMING_PROFILES:
+            raise ProfileError(f"profile {name!r} sends its provider's own names", field="names")
+        return _REGISTRY[name](names=names)  # type: ignore[call-arg]
     return _REGISTRY[name]()

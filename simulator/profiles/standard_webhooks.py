@@ -48,6 +48,28 @@ STANDARD_EVENT_TYPES: Mapping[str, str] = {
 SECRET_PREFIX = "whsec_"
 
 
+def spelled(names: Mapping[str, str] | None) -> Mapping[str, str]:
+    """`STANDARD_EVENT_TYPES` with `names` (Stripe type -> the name to send instead, e.g.
+    ``{"payment_intent.succeeded": "payment_intent.succeeded"}``: the spec fixes no catalog,
+    so the names are the user's). Raises ProfileError for a type the profile does not send
+    or two types sent under one name."""
+    if not names:
+        return STANDARD_EVENT_TYPES
+    from hookproof.simulator.errors import ProfileError
+
+    out = dict(STANDARD_EVENT_TYPES)
+    for world_type, name in names.items():
+        if world_type not in out:
+            raise ProfileError(f"the Standard Webhooks profile sends no event {world_type!r}", field="names")
+        if not name:
+            raise ProfileError(f"an empty name for {world_type!r}", field="names")
+        out[world_type] = name
+    if len(set(out.values())) != len(out):
+        twice = sorted(n for n in set(out.values()) if list(out.values()).count(n) > 1)
+        raise ProfileError(f"two event types would be sent as {twice[0]!r}", field="names")
+    return out
+
+
 def signing_key(secret: str) -> bytes:
     """The HMAC key of a ``whsec_<base64>`` secret, decoded exactly as the official library does.
 
@@ -101,19 +123,21 @@ class StandardWebhooksProfile(Profile):
     default_event = "payment_intent.succeeded"
     multiple_signatures = True
 
-    def __init__(self, *, catalog: UserCatalog | None = None) -> None:
+    def __init__(self, *, catalog: UserCatalog | None = None, names: Mapping[str, str] | None = None) -> None:
         self.catalog = catalog
+        self.names: Mapping[str, str] = spelled(names)
         if catalog is not None:  # the user's events and names (Standard Webhooks has no fixed catalog)
             from hookproof.simulator.profiles.generic_hmac import bind_catalog
 
             bind_catalog(self, catalog)
 
     def event_types(self) -> Mapping[str, str]:
-        """Stripe type -> dotted type (unmapped types are sent verbatim: unknown-event-type);
-        with a user catalog, its types, each its own name."""
+        """Stripe type -> the name sent (`STANDARD_EVENT_TYPES`, but the `names` given; unmapped
+        types are sent verbatim: unknown-event-type); with a user catalog, its types, each
+        its own name."""
         if self.catalog is not None:
             return {t: t for t in self.catalog.types}
-        return STANDARD_EVENT_TYPES
+        return self.names
 
     def message_id(self, event: Event) -> str:
         """The message id for `event`: ``msg_`` + 27 base62 characters derived from the event id."""
@@ -125,7 +149,7 @@ class StandardWebhooksProfile(Profile):
         if BODY in event.extra:
             return dict(event.extra[BODY])
         return {
-            "type": STANDARD_EVENT_TYPES.get(event.type, event.type),
+            "type": self.names.get(event.type, event.type),
             "timestamp": rfc3339_us(event.created_us),
             "data": dict(event.object),
         }
@@ -134,7 +158,7 @@ class StandardWebhooksProfile(Profile):
         msg_id = self.message_id(event)
         return Envelope(
             event_id=msg_id,
-            type=event.type if BODY in event.extra else STANDARD_EVENT_TYPES.get(event.type, event.type),
+            type=event.type if BODY in event.extra else self.names.get(event.type, event.type),
             body=canonical_json(self.payload(event)),
             headers={"Content-Type": "application/json", f"{self.header_prefix}-id": msg_id},
         )
