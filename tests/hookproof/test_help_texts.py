@@ -35,8 +35,8 @@ def test_send_help_names_the_catalog_table(capsys: Any) -> None:
 
     result = CliRunner().invoke(app, ["send", "--help"], env={**os.environ, "COLUMNS": "250"})
     assert result.exit_code == 0
-    assert "whose catalog table gives your own event types" in result.output
-    assert "whose  gives" not in result.output and "whose gives" not in result.output
+    assert "its catalog table (your own event types" in result.output
+    assert "its  (your" not in result.output and "its (your" not in result.output
 
 
 def test_a_or_an() -> None:
