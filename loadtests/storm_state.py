@@ -27,7 +27,6 @@ from hookproof.loadtests.stories import STORIES, StoryBook, process_seed, templa
 from hookproof.simulator.delivery.attempt_core import grade
 from hookproof.simulator.delivery.history import Attempt
 from hookproof.simulator.events import Event
-from hookproof.simulator.profiles import get_profile
 from hookproof.simulator.profiles.base import Profile
 from hookproof.simulator.secret_forms import Masker
 
@@ -165,7 +164,7 @@ class StormProcess:
         """Start the process's storm; a sender takes the signing secrets from `secrets`
         (the master's, forwarded with the run) or else ``HOOKPROOF_STORM_SECRETS``."""
         self.spec = spec
-        self.profile = get_profile(spec.profile)
+        self.profile = spec.sender_profile()
         self.t0 = time.monotonic()
         self.started_at = time.time()
         if sender:

@@ -45,7 +45,6 @@ from hookproof.loadtests.stories import (
 )
 from hookproof.simulator.errors import WorldError
 from hookproof.simulator.events import Event
-from hookproof.simulator.profiles import get_profile
 from hookproof.simulator.server.state import Switch
 from hookproof.simulator.world import World
 
@@ -185,7 +184,7 @@ def template_worlds(spec: StormSpec, processes: int) -> list[Any]:
     """The template worlds of a storm's `processes` sending processes (worker indexes 0
     to processes-1; a single local process is index 0), their stories played as each
     process plays them."""
-    kind = get_profile(spec.profile).world
+    kind = spec.sender_profile().world
     worlds = []
     for index in range(max(1, processes)):
         world = template_world(kind, process_seed(spec.seed, index), live=spec.live, account=spec.account,

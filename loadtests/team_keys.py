@@ -22,7 +22,6 @@ from typing import Any
 from hookproof.loadtests.spec import StormSpec
 from hookproof.scenarios.business_keys import KeyMapping, TemplateError, from_plain
 from hookproof.simulator.events import Event
-from hookproof.simulator.profiles import get_profile
 
 
 class KeyCheckError(ValueError):
@@ -77,7 +76,7 @@ def storm_keys(spec: StormSpec, worlds: Sequence[Any]) -> StormKeyMapping | None
     processes replayed, or None without team keys."""
     if not spec.keys:
         return None
-    plain = from_plain(spec.keys, get_profile(spec.profile))
+    plain = from_plain(spec.keys, spec.sender_profile())
     return StormKeyMapping(plain.templates, plain.profile, plain.counters, builtin=plain.builtin, worlds=tuple(worlds))
 
 

@@ -276,9 +276,8 @@ def storm_scenario(spec: StormSpec, events: Iterable[Event], attempts: Sequence[
     """
     if mapping is None and spec.keys:
         from hookproof.scenarios.business_keys import from_plain, keyed
-        from hookproof.simulator.profiles import get_profile
 
-        mapping = from_plain(spec.keys, get_profile(spec.profile))
+        mapping = from_plain(spec.keys, spec.sender_profile())
         events = keyed(events, mapping)
     if mapping is not None:
         events = events if isinstance(events, Sequence) else tuple(events)

@@ -118,11 +118,13 @@ def build_spec(config: "Config", *, users: int, rate: float, duration_s: float, 
     from hookproof.errors import UsageError
     from hookproof.loadtests.spec import SpecError, StormSpec
     from hookproof.scenarios.business_keys import to_plain
-    from hookproof.simulator.profiles import get_profile
 
-    if config.catalog is not None:  # Locust's processes know a profile by name, not the user's catalog
-        raise UsageError("a storm does not send a user's own catalog ([catalog]) yet: use certify or explore")
-    profile = get_profile(config.target.profile)
+    profile = config.profile()  # with [catalog], the user's own events; the spec carries the catalog
+    catalog = None
+    if config.catalog is not None:  # Locust's processes (maybe on other machines) get it as data
+        from hookproof.simulator.world.user_catalog import catalog_to_plain
+
+        catalog = catalog_to_plain(profile.catalog)
     seed = config.run.seed if config.run.seed is not None else random.SystemRandom().randrange(1, 2**31)
     types = config.target.stripe_types()
     try:
@@ -135,7 +137,7 @@ def build_spec(config: "Config", *, users: int, rate: float, duration_s: float, 
             sender_timeout_s=config.run.sender_timeout_s or profile.sender_timeout_s,
             time_scale=config.run.time_scale, sink_url=sink_url,
             observer={**config.observer.model_dump(), "base_dir": str(config.base_dir)},
-            keys=to_plain(mapping) if (mapping := config.key_mapping()) is not None else None,
+            keys=to_plain(mapping) if (mapping := config.key_mapping()) is not None else None, catalog=catalog,
             settle_window_s=config.settle.window_s, settle_deadline_s=config.settle.deadline_s,
             settle_interval_s=config.settle.interval_s, collect_timeout_s=collect_timeout_s,
             out_dir=str(out.resolve()),
@@ -152,12 +154,10 @@ def check_team_keys(config: "Config", spec: "StormSpec") -> None:
     Raises ConfigError naming the table, the event type and the missing field."""
     from hookproof.errors import ConfigError
     from hookproof.loadtests.team_keys import KeyCheckError, check_templates
-    from hookproof.simulator.profiles import get_profile
-
     try:
         check_templates(spec)
     except KeyCheckError as exc:
-        name = get_profile(spec.profile).event_types().get(exc.event_type, exc.event_type)
+        name = spec.sender_profile().event_types().get(exc.event_type, exc.event_type)
         raise ConfigError(str(exc), path=config.source, field=f'{exc.section}."{name}"') from None
 
 
