@@ -358,18 +358,19 @@ def cached_catalog(catalog: CatalogConfig, base_dir: Path) -> Any:
 
 def catalog_profile(profile_name: str, catalog: CatalogConfig, base_dir: Path) -> Any:
     """The profile `profile_name` sending the user's catalog. Raises ConfigError."""
-    from hookproof.simulator.profiles.generic_hmac import GenericHmacProfile
-    from hookproof.simulator.profiles.standard_webhooks import StandardWebhooksProfile, SvixProfile
+    return profile_of(profile_name, cached_catalog(catalog, base_dir))
 
-    user = cached_catalog(catalog, base_dir)
-    if profile_name == "generic-hmac":
-        return GenericHmacProfile(catalog=user)
-    if profile_name == "standard-webhooks":
-        return StandardWebhooksProfile(catalog=user)
-    if profile_name == "svix":
-        return SvixProfile(catalog=user)
-    raise ConfigError(f"the {profile_name} profile sends its provider's own events; a catalog is for "
-                      f"{', '.join(CATALOG_PROFILES)}", field="catalog")
+
+def profile_of(profile_name: str, user: Any) -> Any:
+    """The profile `profile_name` sending the loaded `UserCatalog` `user`. Raises ConfigError
+    for a profile that sends its provider's own events."""
+    from hookproof.simulator.errors import ProfileError
+    from hookproof.simulator.profiles.registry import profile_with_catalog
+
+    try:
+        return profile_with_catalog(profile_name, user)
+    except ProfileError as exc:
+        raise ConfigError(str(exc), field="catalog") from None
 
 
 def check_catalog(config: Any, text: str, source: str) -> None:

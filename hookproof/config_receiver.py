@@ -163,10 +163,13 @@ class SeedConfig(StrictModel):
     describes the document). `command`, `url` and the `env` values may use ``{api_base}``,
     ``{sink_url}``, ``{port}`` (the receiver's), ``{secret}`` (the first signing secret) and
     ``{api_key}``; the command also gets ``HOOKPROOF_*`` variables as a started receiver does.
-    `timeout_s` bounds each call; `cwd` is relative to the config file. `creates =
-    ["checkout.session"]` (stripe profile): the seed runs before each scenario's story and
-    creates the checkout sessions the document's ``create`` asks for through the provider
-    API, and the story completes, pays, refunds and expires those (a shop's own checkout flow).
+    `timeout_s` bounds each call; `cwd` is relative to the config file. `creates`
+    (stripe profile; any of ``"checkout.session"``, ``"customer"``, ``"subscription"``): the
+    seed runs before each scenario's story and creates the objects the document's ``create``
+    counts through the provider API, and the story completes, pays, refunds and expires
+    those sessions, and delivers, renews, fails and cancels those subscriptions (a shop's own
+    checkout and subscription flow, `scenarios.seeding`); another value is a config error
+    listing these.
     """
 
     command: str | None = Field(default=None, min_length=1)

@@ -233,13 +233,14 @@ class IdRenamer:
     @classmethod
     def of(cls, world: Any) -> "IdRenamer":
         """The renamer of a template `world` after its stories were played: a
-        `RecordWorld` (its objects and events) or a `GitHubWorld` (also the ids and node
+        `RecordWorld` (its objects and events, and a user catalog's world's `fresh_ids`) or a `GitHubWorld` (also the ids and node
         ids inside its payloads, and its repository's name)."""
         from hookproof.simulator.world.github import GitHubWorld
 
         if isinstance(world, GitHubWorld):
             return cls._of_github(world)
-        ids = [*world.objects(), *(e.id for e in world.events)]
+        # a user catalog's world also makes ids inside its bodies (key fields: a refund's id)
+        ids = [*world.objects(), *(e.id for e in world.events), *getattr(world, "fresh_ids", ())]
         return cls._sorted(ids)
 
     @classmethod

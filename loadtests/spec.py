@@ -10,6 +10,7 @@ go on to its workers with the run, never in a file, a log or a report.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 from typing import Any, Mapping, Sequence
@@ -85,6 +86,9 @@ class StormSpec(BaseModel):
         observer: the `hookproof.toml` observer table (kind, url, effects, state...).
         keys: the team's business keys and counters (`scenarios.business_keys.to_plain`),
             or None: hookproof's built-in keys.
+        catalog: the user's own event catalog (``[catalog]``) for the generic-hmac,
+            standard-webhooks and svix profiles, as plain data
+            (`hookproof.catalog_file.catalog_to_plain`), or None: the profile's own events.
         sink_url: the effect sink's URL (the ``sink`` observer reads it).
         settle_window_s / settle_deadline_s / settle_interval_s: liveness settle.
         collect_timeout_s: seconds the master waits for the workers' records.
@@ -122,6 +126,7 @@ class StormSpec(BaseModel):
     max_in_flight: int = 64
     observer: dict[str, Any] = Field(default_factory=dict)
     keys: dict[str, Any] | None = None
+    catalog: dict[str, Any] | None = None
     sink_url: str | None = None
     settle_window_s: float = 0.5
     settle_deadline_s: float = 30.0
@@ -155,18 +160,18 @@ class StormSpec(BaseModel):
             self.load_shape()
         except ValueError as exc:
             raise ValueError(f"shape: {exc}") from None
-        try:
-            self.sending_profile()
-        except ValueError as exc:  # ProfileError
-            raise ValueError(f"{'event_names' if getattr(exc, 'field', None) == 'names' else 'profile'}: {exc}") from None
+        if self.catalog is None:  # a catalog is read when a process first sends from it
+            self.sending_profile()  # SpecError (a ValueError) naming `profile` or `event_names`
         return self
 
     def sending_profile(self) -> Any:
-        """The profile every process of the storm sends and judges with: `profile` with
-        `event_names` (the names the config lists). Raises ProfileError."""
-        from hookproof.simulator.profiles import get_profile
-
-        return get_profile(self.profile, names=self.event_names or None)
+        """The profile every process of the storm sends and judges with: `profile` by name,
+        sending `catalog` when there is one (made once per process and catalog: its world
+        kind is registered then), else with `event_names` (the spellings the config lists,
+        for standard-webhooks and svix). Raises SpecError naming `profile` or `event_names`
+        for an unknown profile, names it refuses or a catalog that cannot be read."""
+        catalog = json.dumps(self.catalog, sort_keys=True) if self.catalog is not None else None
+        return _profile(self.profile, catalog, tuple(sorted(self.event_names.items())))
 
     def load_shape(self) -> LoadShape:
         """The `LoadShape` of this storm. Raises ValueError for a bad shape."""
@@ -192,6 +197,22 @@ class StormSpec(BaseModel):
         if not isinstance(data, dict):
             raise SpecError("the storm spec must be a JSON object")
         return cls(**data)
+
+
+@functools.lru_cache(maxsize=8)
+def _profile(name: str, catalog: str | None, names: tuple[tuple[str, str], ...] = ()) -> Any:
+    from hookproof.scenarios.business_keys import render
+    from hookproof.simulator.errors import ProfileError, WorldError
+    from hookproof.simulator.profiles import get_profile
+    from hookproof.simulator.profiles.registry import profile_with_catalog
+    from hookproof.simulator.world.user_catalog import catalog_from_plain
+
+    try:
+        if catalog is None:
+            return get_profile(name, names=dict(names) or None)
+        return profile_with_catalog(name, catalog_from_plain(json.loads(catalog), render))
+    except (ProfileError, WorldError) as exc:
+        raise SpecError(f"{'event_names' if getattr(exc, 'field', None) == 'names' else 'profile'}: {exc}") from None
 
 
 def secrets_from_env(environ: Mapping[str, str] | None = None) -> list[str]:

@@ -54,7 +54,7 @@ from hookproof.simulator.server import clock
 from hookproof.simulator.server.refusals import refusal_log
 from hookproof.simulator.server.served import served_log
 from hookproof.simulator.world import AnyWorld, World, new_world
-from hookproof.simulator.world.world import UnboundCheckout
+from hookproof.simulator.world.world import UnboundReceiverObject
 
 #: Called with (scenario id, index, total) when a scenario starts; for progress bars.
 Progress = Callable[[str, int, int], None]
@@ -446,9 +446,10 @@ class Runner:
         try:
             ctx = self.context()
             plan = scenario.plan(ctx, world)
-        except UnboundCheckout as exc:  # the shop's seed opened fewer sessions than the story needs
+        except UnboundReceiverObject as exc:  # the shop's seed created fewer objects than the story needs
+            what = {"checkout.session": "checkout sessions", "customer": "customers"}.get(exc.kind, f"{exc.kind}s")
             return ScenarioReport(scenario.id, scenario.title, scenario.description, "unknown", scenario.checklist,
-                                  reason=f"the seed hook's checkout sessions do not cover the story: {exc}",
+                                  reason=f"the seed hook's {what} do not cover the story: {exc}",
                                   duration_s=time.monotonic() - t0)
         except Exception as exc:  # a scenario that cannot be built is an error in its report, not a crash
             return _error(scenario, f"could not build the scenario: {type(exc).__name__}: {exc}", t0)
@@ -529,27 +530,32 @@ class Runner:
 
     def _seed_first(self, scenario: Scenario, index: int, world: World, t0: float) -> ScenarioReport | None:
         """A seed that creates objects for the story (`SeedHook.creates`, `scenarios.seeding`):
-        counts the checkout sessions the story opens (in a scratch world of the same seed),
-        serves `world`, runs the seed (it creates them through the provider API), then binds
-        the story to them. The scenario's report when the seed failed, else None."""
+        counts the checkout sessions, customers and subscriptions the story creates (in a
+        scratch world of the same seed), serves `world`, runs the seed (it creates them
+        through the provider API; the events of its customers and subscriptions are held
+        back), then binds the story to them. The scenario's report when the seed failed, else None."""
         assert self.seeder is not None
+        creates = self.seeder.creates
         try:
             scratch = self._world(index)
             if isinstance(scenario.plan(self.context(), scratch), NotApplicable):
                 return None  # nothing is delivered: no seed, the build says why
-            needed = scratch.story_sessions if isinstance(scratch, World) else 0
+            assert isinstance(scratch, World)
+            told = {"checkout.session": scratch.story_sessions, "customer": scratch.story_customers,
+                    "subscription": scratch.story_subscriptions}
         except Exception:  # the real build below reports it
             return None
         if self.server_state is not None:
             self.server_state.add_world(world)  # type: ignore[attr-defined]
+        world.hold_receiver_creates(creates)
         failed = run_seed(self.seeder, seed_document(world, scenario=scenario.id, profile=self.profile.name,
                                                      api_version=self.api_version,
-                                                     create={"checkout.session": needed}))
+                                                     create={kind: told[kind] for kind in creates}))
+        world.bind_receiver_creates(creates)
         if failed is not None:
             return ScenarioReport(scenario.id, scenario.title, scenario.description, "unknown", scenario.checklist,
                                   reason=f"the seed hook failed before the story was told: {failed}",
                                   duration_s=time.monotonic() - t0)
-        world.bind_receiver_sessions()
         return None
 
     def _serve(self, world: AnyWorld, plan: Plan) -> None:

@@ -23,7 +23,7 @@ order, each in the provider's shape (Stripe's at the receiver's API version,
 the first delivery (`simulator.server.clock`: the version before the object's first
 event), so what the seed sees and what the provider API answers agree.
 
-A shop's own checkout flow (`SeedHook.creates` = ``("checkout.session",)``): in a shop the
+A shop's own checkout flow (`SeedHook.creates` with ``"checkout.session"``): in a shop the
 session exists before Stripe sends anything about it because the shop created it
 (``POST /v1/checkout/sessions``, with its ``client_reference_id`` and ``metadata``), and
 the events that follow are about *that* session. With `creates`, the seed runs before the
@@ -32,11 +32,25 @@ then also holds ``"create": {"checkout.session": N}``: how many sessions the sto
 (told once in a scratch world of the same seed: `World.story_sessions`). The seed creates them
 through the provider API (any payments package's own code: django-payments'
 ``StripeProviderV3.create_session``, stripe-python's ``checkout.Session.create``), and
-the story binds to them in creation order (`World.bind_receiver_sessions`): the catalog's
+the story binds to them in creation order (`World.bind_receiver_creates`): the catalog's
 scenarios complete, pay, refund and expire the shop's sessions, under their own fault
 plans, and every event about them carries what the shop set. ``objects`` is then what
 the world holds before the story (often nothing). A seed that created too few sessions
 makes the scenario ``unknown``, saying how many the story needed.
+
+A shop's own subscriptions and customers (``creates`` with ``"subscription"``,
+``"customer"``) are bound the same way: the document's ``create`` also counts the
+subscriptions (``{"subscription": N}``) and customers the story starts; the seed creates
+them through ``POST /v1/subscriptions`` (any ``payment_behavior``; its customers through
+``POST /v1/customers``) with its own ``metadata``. The events their creation emits
+(``customer.created``, ``customer.subscription.created``, the first invoice's) are held back
+while the seed runs and told as the story's first steps about them, so they are delivered
+under the scenario's fault plan; a ``default_incomplete`` subscription's first invoice is
+then paid by the story (the customer paying it: ``invoice.paid``, the subscription
+``active``), and the story renews, fails, recovers and cancels the shop's subscription.
+Every event about it carries its id and ``metadata`` (its invoices too, in
+``parent.subscription_details.metadata``, as Stripe snapshots it). A trial story takes a
+subscription the seed started ``trialing``; other stories one ``active`` or ``incomplete``.
 
 A seed that fails (non-zero exit, non-2xx answer, timeout, cannot start or connect) makes
 the scenario ``unknown``: `run_seed` returns the reason in one line (the command's stderr
@@ -62,13 +76,14 @@ from hookproof.simulator.profiles.stripe_versions import at_version
 from hookproof.simulator.secret_forms import mask_secrets
 from hookproof.simulator.server import clock
 from hookproof.simulator.world import AnyWorld, World
+from hookproof.simulator.world.world import BINDABLE
 
 #: Bytes of a failed command's stderr (or an HTTP answer's body) read for the reason.
 TAIL_BYTES = 4096
 #: Longest reason a failed seed gives (characters, after joining the tail into one line).
 REASON_CHARS = 300
 #: Object types a seed may create for the story to bind to (`SeedHook.creates`).
-CREATABLE = ("checkout.session",)
+CREATABLE: tuple[str, ...] = BINDABLE
 
 
 @dataclass(frozen=True)
@@ -86,8 +101,8 @@ class SeedHook:
         masked: values never shown (the signing secrets, the API key): ``***`` in a reason, in
             every form a program prints them (`simulator.secret_forms`).
         creates: object types the seed creates through the provider API before the story is
-            told, for the story to bind to (only ``"checkout.session"``; empty: the seed runs
-            after the story, over its objects).
+            told, for the story to bind to (`CREATABLE`: ``"checkout.session"``, ``"customer"``,
+            ``"subscription"``; empty: the seed runs after the story, over its objects).
     """
 
     argv: tuple[str, ...] | None = None

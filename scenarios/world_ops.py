@@ -20,12 +20,14 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
 from hookproof.simulator.errors import WorldError
+from hookproof.simulator.world.lifecycle import TRANSITIONS
 
 #: (action, object index or None): one operation the world allows now.
 Action = tuple[str, "int | None"]
 
 #: Lifecycle operations of the billing world (Stripe), simplest first.
-ACTIONS: tuple[str, ...] = ("subscribe", "pay", "renew", "fail_renewal", "retry_invoice", "cancel", "refund")
+ACTIONS: tuple[str, ...] = ("subscribe", "pay", "renew", "fail_renewal", "retry_invoice", "cancel", "refund",
+                            "subscribe_incomplete", "expire_incomplete", "mark_unpaid")
 
 
 @dataclass(frozen=True)
@@ -56,6 +58,8 @@ def _nth(world: Any, action: str, object_type: str, index: int | None) -> str:
 
 def legal_actions(world: Any) -> list[Action]:
     """The billing world's lifecycle operations allowed now, simplest first."""
+    # subscribe_incomplete: the first payment fails (Stripe's incomplete), which may expire
+    # (incomplete_expired); mark_unpaid: the dunning of a past_due one gives up (unpaid)
     out: list[Action] = [("subscribe", None), ("pay", None)]
     subs = world.objects("subscription")
     for i, sub in enumerate(subs):
@@ -66,7 +70,11 @@ def legal_actions(world: Any) -> list[Action]:
             # a second failed renewal of a past_due subscription bumps its version with no
             # event carrying it, so a receiver that fetches state would look "ahead" of the truth
             out.append(("fail_renewal", i))
-        if status != "canceled":
+        if status == "past_due":
+            out.append(("mark_unpaid", i))
+        if status == "incomplete":
+            out.append(("expire_incomplete", i))
+        if "canceled" in TRANSITIONS["subscription"].get(status, ()):
             out.append(("cancel", i))
     for i, inv in enumerate(world.objects("invoice")):
         invoice = world.peek(inv)
@@ -76,6 +84,7 @@ def legal_actions(world: Any) -> list[Action]:
         c = world.peek(ch)
         if c["amount"] - c["amount_refunded"] > 0:
             out.append(("refund", i))
+    out.append(("subscribe_incomplete", None))
     return out
 
 
@@ -101,6 +110,12 @@ def apply_action(world: Any, action: str, index: int | None) -> None:
         ch = world.get(_nth(world, action, "charge", index))
         left = ch["amount"] - ch["amount_refunded"]
         world.refund(ch["id"], max(1, left // 2))
+    elif action == "subscribe_incomplete":  # the first payment fails: incomplete, its invoice open
+        world.subscribe(customer(), incomplete=True)
+    elif action == "expire_incomplete":
+        world.expire_incomplete(_nth(world, action, "subscription", index))
+    elif action == "mark_unpaid":  # the world refuses it unless the subscription is past_due
+        world.mark_unpaid(_nth(world, action, "subscription", index))
     else:
         raise WorldError(f"unknown action {action!r} (known: {', '.join(ACTIONS)})")
 

@@ -119,8 +119,14 @@ def build_spec(config: "Config", *, users: int, rate: float, duration_s: float, 
     from hookproof.loadtests.spec import SpecError, StormSpec
     from hookproof.scenarios.business_keys import to_plain
 
-    refuse_catalog(config)
-    profile = config.profile()  # with the names the config lists, which travel in the spec (event_names)
+    # with [catalog], the user's own events (the spec carries the catalog, as data, to Locust's
+    # processes, maybe on other machines); else the names the config lists (event_names)
+    profile = config.profile()
+    catalog = None
+    if config.catalog is not None:
+        from hookproof.simulator.world.user_catalog import catalog_to_plain
+
+        catalog = catalog_to_plain(profile.catalog)
     seed = config.run.seed if config.run.seed is not None else random.SystemRandom().randrange(1, 2**31)
     types = config.target.stripe_types()
     try:
@@ -134,7 +140,7 @@ def build_spec(config: "Config", *, users: int, rate: float, duration_s: float, 
             sender_timeout_s=config.run.sender_timeout_s or profile.sender_timeout_s,
             time_scale=config.run.time_scale, sink_url=sink_url,
             observer={**config.observer.model_dump(), "base_dir": str(config.base_dir)},
-            keys=to_plain(mapping) if (mapping := config.key_mapping()) is not None else None,
+            keys=to_plain(mapping) if (mapping := config.key_mapping()) is not None else None, catalog=catalog,
             settle_window_s=config.settle.window_s, settle_deadline_s=config.settle.deadline_s,
             settle_interval_s=config.settle.interval_s, collect_timeout_s=collect_timeout_s,
             out_dir=str(out.resolve()),
@@ -143,15 +149,6 @@ def build_spec(config: "Config", *, users: int, rate: float, duration_s: float, 
         )
     except SpecError as exc:
         raise UsageError(str(exc)) from None
-
-
-def refuse_catalog(config: "Config") -> None:
-    """Raise UsageError for a config with a `[catalog]`: Locust's processes know a profile
-    by name, not the user's catalog (checked before the storm's run folder is made)."""
-    from hookproof.errors import UsageError
-
-    if config.catalog is not None:
-        raise UsageError("a storm does not send a user's own catalog ([catalog]) yet: use certify or explore")
 
 
 def check_team_keys(config: "Config", spec: "StormSpec") -> None:
@@ -470,7 +467,6 @@ def register(app: typer.Typer) -> None:
             duration_s = parse_duration(duration)
             workers_timeout_s = parse_duration(workers_timeout, "--workers-timeout")
             collect_timeout_s = parse_duration(collect_timeout, "--collect-timeout")
-            refuse_catalog(cfg)
             require_locust()  # before anything starts: without it the storm could only fail later
             secrets = cfg.target.secrets(cfg.base_dir)
             out = made = run_out(out, "storm", force=force)

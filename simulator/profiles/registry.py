@@ -13,6 +13,7 @@ from hookproof.simulator.profiles.paddle import PaddleProfile
 from hookproof.simulator.profiles.shopify import ShopifyProfile
 from hookproof.simulator.profiles.standard_webhooks import StandardWebhooksProfile, SvixProfile
 from hookproof.simulator.profiles.stripe import StripeProfile
+from hookproof.simulator.world.user_catalog import UserCatalog
 
 _REGISTRY: dict[str, type[Profile]] = {
     profile.name: profile
@@ -57,3 +58,21 @@ def get_profile(name: str, *, settings: GenericHmacSettings | Mapping[str, Any] 
             raise ProfileError(f"profile {name!r} sends its provider's own names", field="names")
         return _REGISTRY[name](names=names)  # type: ignore[call-arg]
     return _REGISTRY[name]()
+
+
+#: Profiles that send a user's own catalog of events (`profile_with_catalog`).
+CATALOG_PROFILE_NAMES: tuple[str, ...] = (GenericHmacProfile.name, StandardWebhooksProfile.name, SvixProfile.name)
+
+
+def profile_with_catalog(name: str, catalog: UserCatalog) -> Profile:
+    """The profile called `name` sending `catalog`'s events (generic-hmac with its default
+    settings, standard-webhooks, svix). Raises ProfileError for a profile that sends its
+    provider's own events."""
+    if name == GenericHmacProfile.name:
+        return GenericHmacProfile(catalog=catalog)
+    if name == StandardWebhooksProfile.name:
+        return StandardWebhooksProfile(catalog=catalog)
+    if name == SvixProfile.name:
+        return SvixProfile(catalog=catalog)
+    raise ProfileError(f"the {name} profile sends its provider's own events; a catalog is for "
+                       f"{', '.join(CATALOG_PROFILE_NAMES)}", field="catalog")

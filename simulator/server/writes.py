@@ -4,9 +4,10 @@
 ``/v1/refunds`` take Stripe's parameters (docs.stripe.com/api, the "create" call of each
 resource; form-encoded as the SDKs send them, decoded by `simulator.server.forms`) and
 call the world's operation, so the world's later events about the object carry what the
-receiver set (``client_reference_id``, ``metadata`` …); a session is kept as the
-receiver's (`World.receiver_sessions`), for a story to bind to (a shop's seed,
-`scenarios.seeding`). Each function returns the id
+receiver set (``client_reference_id``, ``metadata`` …); a session, customer or
+subscription is kept as the receiver's (`World.receiver_sessions`, `receiver_customers`,
+`receiver_subscriptions`), for a story to bind to (a shop's seed, `scenarios.seeding`).
+Each function returns the id
 of the created object; bad parameters raise `ParamError` naming the parameter.
 
 Only the parameters the world models are read; others are accepted and ignored, as a
@@ -74,7 +75,8 @@ def _typed(world: World, object_id: str, object_type: str, param: str) -> str:
 def create_customer(world: World, params: Mapping[str, Any]) -> str:
     """``POST /v1/customers``: ``email``, ``name``, ``description``, ``metadata``. Returns the customer id."""
     event = world.create_customer(email=_str(params, "email"), name=_str(params, "name"),
-                                  description=_str(params, "description"), metadata=_metadata(params))
+                                  description=_str(params, "description"), metadata=_metadata(params),
+                                  by_receiver=True)
     return world.event(event).object_id
 
 
@@ -149,7 +151,8 @@ def create_subscription(world: World, params: Mapping[str, Any]) -> str:
         raise ParamError(f"Invalid payment_behavior: must be one of {', '.join(PAYMENT_BEHAVIORS)}", "payment_behavior")
     try:
         return world.subscribe(customer, price, trial=trial, quantity=_int(item, "quantity", default=1) or 1,
-                               metadata=_metadata(params), default_incomplete=behavior == "default_incomplete" and not trial)
+                               metadata=_metadata(params), default_incomplete=behavior == "default_incomplete" and not trial,
+                               by_receiver=True)
     except WorldError as exc:
         raise ParamError(str(exc), "items[0][price]") from None
 

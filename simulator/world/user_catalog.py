@@ -182,6 +182,9 @@ class UserCatalogWorld(RecordWorld):
         self._bases: dict[str, dict[str, Any]] = {}
         self._counters: dict[str, int] = {}
         self._states: dict[str, str] = {}  # object id -> the last status an event set
+        #: Every id-like value made so far (objects', events', key fields'), as text, oldest
+        #: first: what a storm renames in each replay (`loadtests.renaming.IdRenamer.of`).
+        self.fresh_ids: list[str] = []
 
     # ---- operations -----------------------------------------------------------------
     def new_object(self, kind: str) -> str:
@@ -393,7 +396,13 @@ class UserCatalogWorld(RecordWorld):
         return out
 
     def _fresh(self, spec: EventSpec, path: Path, hint: str) -> str | int:
-        """A new value for an id-like field: a UUID, a number, or the example's prefix + a token."""
+        """A new value for an id-like field: a UUID, a number, or the example's prefix + a token
+        (kept in `fresh_ids`)."""
+        value = self._fresh_value(spec, path, hint)
+        self.fresh_ids.append(str(value))
+        return value
+
+    def _fresh_value(self, spec: EventSpec, path: Path, hint: str) -> str | int:
         sub = schema_at(spec.schema, path)
         example = get_path(spec.example, path) if spec.example is not None and has_path(spec.example, path) \
             else None
@@ -450,6 +459,28 @@ def _is_uuid(text: str) -> bool:
     return len(text) == 36
 
 
+def catalog_to_plain(catalog: UserCatalog) -> dict[str, Any]:
+    """`catalog` as plain JSON data (every schema and example as loaded, ``$ref``s resolved;
+    a value JSON lacks, such as a YAML date, as its text), which `catalog_from_plain` turns
+    back into the catalog: how a storm hands a user's catalog to its Locust processes,
+    which may run on machines without the config's files."""
+    import dataclasses
+
+    return {"name": catalog.name, "type_field": catalog.type_field,
+            "events": [json.loads(json.dumps(dataclasses.asdict(s), default=str)) for s in catalog.events]}
+
+
+def catalog_from_plain(plain: Mapping[str, Any], render_key: KeyRenderer | None) -> UserCatalog:
+    """The `UserCatalog` of `catalog_to_plain`'s data, its keys rendered by `render_key`.
+    Raises WorldError when `plain` is not such data."""
+    try:
+        events = tuple(EventSpec(**spec) for spec in plain["events"])
+        return UserCatalog(events, type_field=plain.get("type_field"), render_key=render_key,
+                           name=str(plain.get("name") or "catalog"))
+    except (KeyError, TypeError) as exc:
+        raise WorldError(f"not a catalog's data: {type(exc).__name__}: {exc}") from None
+
+
 def user_events_of_type(world: UserCatalogWorld, event_type: str, count: int = 1) -> list[Event]:
     """`count` events of `event_type`, each about a new object (after its kind's first type).
 
@@ -460,4 +491,4 @@ def user_events_of_type(world: UserCatalogWorld, event_type: str, count: int = 1
 
 
 __all__ = ["BODY", "EventSpec", "KeyRenderer", "USER_API_VERSION", "UserCatalog", "UserCatalogWorld",
-           "user_events_of_type"]
+           "catalog_from_plain", "catalog_to_plain", "user_events_of_type"]

@@ -70,8 +70,25 @@ _PREFIX: Mapping[str, str] = {
 }
 
 
-class UnboundCheckout(WorldError):
+class UnboundReceiverObject(WorldError):
+    """A story creates an object of a kind the receiver creates (`World.bind_receiver_creates`)
+    and none of the receiver's objects of that kind is left to bind it to; `kind` is the
+    object type (``"checkout.session"``, ``"customer"``, ``"subscription"``)."""
+
+    def __init__(self, message: str, kind: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+class UnboundCheckout(UnboundReceiverObject):
     """A story opens a checkout session and no open session of the receiver is left to bind it to."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, "checkout.session")
+
+
+#: Object kinds a story can bind to the receiver's own (`World.bind_receiver_creates`).
+BINDABLE: tuple[str, ...] = ("checkout.session", "customer", "subscription")
 
 
 #: Microseconds `World.within_second` keeps free in a second: its changes step one each.
@@ -128,6 +145,17 @@ class World(RecordReads):
         #: Checkout sessions the story (not the receiver) opened so far.
         self.story_sessions = 0
         self._bound: set[str] = set()  # receiver sessions a story took
+        #: Customers and subscriptions the receiver created through the API, oldest first.
+        self.receiver_customers: list[str] = []
+        self.receiver_subscriptions: list[str] = []
+        #: Customers and subscriptions the story (not the receiver, not the world itself) created so far.
+        self.story_customers = 0
+        self.story_subscriptions = 0
+        self._holds: frozenset[str] = frozenset()  # kinds whose receiver creations' events wait for the story
+        self._binds: frozenset[str] = frozenset()  # kinds a story's creation binds to the receiver's
+        self._held: dict[str, list[Event]] = {}  # receiver's object -> the events its creation emitted
+        self._holding: list[Event] | None = None  # where `_emit` puts events while a creation is held
+        self._taken: set[str] = set()  # receiver customers and subscriptions a story took
 
     def line_items(self, session: str) -> list[dict[str, Any]]:
         """The line items of checkout session `session` (Stripe ``item`` objects)."""
@@ -139,12 +167,37 @@ class World(RecordReads):
 
     # ---- customers and catalog ---------------------------------------------
     def create_customer(self, locale: str = "en_US", *, email: str | None = None, name: str | None = None,
-                        metadata: Mapping[str, str] | None = None, description: str | None = None) -> str:
+                        metadata: Mapping[str, str] | None = None, description: str | None = None,
+                        by_receiver: bool = False) -> str:
         """A customer with an attached card payment method; emits ``customer.created``.
 
         `email`, `name`, `metadata` and `description` are what a receiver set through
-        ``POST /v1/customers`` (default: the seed's fake person). Returns the event id.
+        ``POST /v1/customers`` (default: the seed's fake person; `by_receiver`: the receiver
+        created it, it is kept in `receiver_customers`). Returns the event id.
+
+        A story's call (not `by_receiver`) once customers are bound (`bind_receiver_creates`)
+        creates nothing: it takes the receiver's oldest customer no story took yet, releases
+        the ``customer.created`` its creation held back and returns that event's id. Raises
+        `UnboundReceiverObject` when none is left.
         """
+        if by_receiver:
+            with self._held_back("customer") as held:
+                event = self._new_customer(locale, email=email, name=name, metadata=metadata,
+                                           description=description)
+            self.receiver_customers.append(cus_id := self._event_of(event).object_id)
+            if held is not None:
+                self._held[cus_id] = held
+            return event
+        self.story_customers += 1
+        if "customer" in self._binds:
+            cus_id = self._take(self.receiver_customers, "customer", lambda _: True,
+                                f"the story needs customer #{self.story_customers}")
+            return next(e.id for e in self._release(cus_id) if e.type == "customer.created")
+        return self._new_customer(locale, email=email, name=name, metadata=metadata, description=description)
+
+    def _new_customer(self, locale: str = "en_US", *, email: str | None = None, name: str | None = None,
+                      metadata: Mapping[str, str] | None = None, description: str | None = None) -> str:
+        """`create_customer`'s creation itself (never bound). Returns the event id."""
         if locale not in LOCALES:
             raise WorldError(f"unknown locale {locale!r} (known: {', '.join(LOCALES)})")
         cus_id = self._new_id("customer")
@@ -312,6 +365,62 @@ class World(RecordReads):
         raise UnboundCheckout(f"the story needs {mode}-mode checkout session #{len(self._bound) + 1} (paid by "
                               f"{methods[0]}) and the receiver opened {fits} of that kind")
 
+    def hold_receiver_creates(self, kinds: Iterable[str]) -> None:
+        """From now on the events of a customer or subscription the receiver creates (`kinds`:
+        ``"customer"``, ``"subscription"``; others are ignored) are held back, not emitted, until a
+        story binds to the object (`bind_receiver_creates`): a shop's seed creates them before
+        the story is told, and the story then tells (and delivers) their creation.
+
+        Raises ValueError for a kind not in `BINDABLE`."""
+        kinds = frozenset(kinds)
+        if unknown := sorted(kinds - set(BINDABLE)):
+            raise ValueError(f"a story binds only {', '.join(BINDABLE)}, not {unknown[0]!r}")
+        self._holds = kinds & {"customer", "subscription"}
+
+    def bind_receiver_creates(self, kinds: Iterable[str]) -> None:
+        """From now on a story's creation of an object of `kinds` (`BINDABLE`) takes the
+        receiver's own, oldest first (`open_checkout`, `create_customer`, `subscribe`), and the
+        receiver's later creations are emitted at once again.
+
+        Raises ValueError for a kind not in `BINDABLE`."""
+        kinds = frozenset(kinds)
+        if unknown := sorted(kinds - set(BINDABLE)):
+            raise ValueError(f"a story binds only {', '.join(BINDABLE)}, not {unknown[0]!r}")
+        self._binds = kinds
+        self._holds = frozenset()
+        if "checkout.session" in kinds:
+            self.bind_receiver_sessions()
+
+    @contextlib.contextmanager
+    def _held_back(self, kind: str) -> Iterator[list[Event] | None]:
+        """Inside, `_emit` puts events in the yielded list instead of `events` when `kind` is held
+        (`hold_receiver_creates`); yields None (and emits as usual) when it is not."""
+        if kind not in self._holds or self._holding is not None:
+            yield None
+            return
+        held: list[Event] = []
+        self._holding = held
+        try:
+            yield held
+        finally:
+            self._holding = None
+
+    def _release(self, object_id: str) -> list[Event]:
+        """Emit the events the receiver's creation of `object_id` held back, in their order."""
+        held = self._held.pop(object_id, [])
+        self.events.extend(held)
+        return held
+
+    def _take(self, mine: list[str], kind: str, fits: Any, needs: str) -> str:
+        """The oldest of the receiver's objects `mine` no story took and `fits` (a predicate on its
+        current snapshot) accepts; raises `UnboundReceiverObject` saying `needs` when none is left."""
+        for object_id in mine:
+            if object_id not in self._taken and fits(self._record(object_id).current):
+                self._taken.add(object_id)
+                return object_id
+        count = sum(bool(fits(self._record(i).current)) for i in mine)
+        raise UnboundReceiverObject(f"{needs} and the receiver created {count} of that kind", kind)
+
     def complete_checkout(self, session: str) -> list[Event]:
         """Complete a session: paid at once for cards; unpaid for asynchronous methods.
 
@@ -325,11 +434,11 @@ class World(RecordReads):
         start = len(self.events)
         customer = cs["customer"]
         if customer is None:
-            customer = self._event_of(self.create_customer(email=cs["customer_email"])).object_id
+            customer = self._event_of(self._new_customer(email=cs["customer_email"])).object_id
         details = shapes.customer_details(self.get(customer))
         price, quantity = self._session_lines[session]
         if cs["mode"] == "subscription":
-            sub_id = self.subscribe(customer, price, quantity=quantity, metadata=cs["metadata"])
+            sub_id = self._start_subscription(customer, price, quantity=quantity, metadata=cs["metadata"])
             sub = self.get(sub_id)
             self._transition(session, "complete", {"payment_status": "paid", "customer": customer,
                                                    "customer_details": details, "subscription": sub_id,
@@ -373,7 +482,7 @@ class World(RecordReads):
     # ---- subscriptions ------------------------------------------------------
     def subscribe(self, customer: str, price: str | None = None, *, trial: bool = False, quantity: int = 1,
                   metadata: Mapping[str, str] | None = None, incomplete: bool = False,
-                  default_incomplete: bool = False) -> str:
+                  default_incomplete: bool = False, by_receiver: bool = False) -> str:
         """Start a subscription. Without trial the first invoice is paid at once.
 
         Emits ``customer.subscription.created`` (and for a paid start ``invoice.created``,
@@ -386,7 +495,43 @@ class World(RecordReads):
         Stripe's recommended flow) the first invoice is finalized and not attempted: the
         subscription is ``incomplete`` until the customer pays it (`retry_invoice`), its payment
         intent ``requires_payment_method``. Returns the subscription id.
+
+        `by_receiver`: the receiver created it (``POST /v1/subscriptions``); it is kept in
+        `receiver_subscriptions`. A story's call (not `by_receiver`) once subscriptions are
+        bound (`bind_receiver_creates`) creates nothing: it takes the receiver's oldest
+        subscription no story took yet that is ``trialing`` when `trial` (else ``active`` or
+        ``incomplete``), whatever the other arguments say, and releases the events its
+        creation held back; an ``incomplete`` one (``default_incomplete``) then has its first
+        invoice paid (``invoice.paid``, the subscription ``active``), as the customer paying
+        it does. Raises `UnboundReceiverObject` when none is left.
         """
+        if by_receiver:
+            with self._held_back("subscription") as held:
+                sub_id = self._start_subscription(customer, price, trial=trial, quantity=quantity, metadata=metadata,
+                                                  incomplete=incomplete, default_incomplete=default_incomplete)
+            self.receiver_subscriptions.append(sub_id)
+            if held is not None:
+                self._held[sub_id] = held
+            return sub_id
+        self.story_subscriptions += 1
+        if "subscription" in self._binds:
+            wanted = ("trialing",) if trial else ("active", "incomplete")
+            sub_id = self._take(self.receiver_subscriptions, "subscription", lambda sub: sub["status"] in wanted,
+                                f"the story needs subscription #{self.story_subscriptions} "
+                                f"({'on trial' if trial else 'active or incomplete'})")
+            self._release(sub_id)
+            sub = self.get(sub_id)
+            if sub["status"] == "incomplete" and sub["latest_invoice"] \
+                    and self.get(sub["latest_invoice"])["status"] == "open":
+                self.retry_invoice(sub["latest_invoice"], pay=True)
+            return sub_id
+        return self._start_subscription(customer, price, trial=trial, quantity=quantity, metadata=metadata,
+                                        incomplete=incomplete, default_incomplete=default_incomplete)
+
+    def _start_subscription(self, customer: str, price: str | None = None, *, trial: bool = False,
+                            quantity: int = 1, metadata: Mapping[str, str] | None = None,
+                            incomplete: bool = False, default_incomplete: bool = False) -> str:
+        """`subscribe`'s creation itself (never bound). Returns the subscription id."""
         incomplete = incomplete or default_incomplete
         if trial and incomplete:
             raise WorldError("a trial has no first payment to fail", object_id=customer)
@@ -540,6 +685,9 @@ class World(RecordReads):
             number=f"{self.get(sub['customer'])['invoice_prefix']}-{self._rng.randint(1, 9999):04d}",
             period_start=now, period_end=now + 30 * 86400, created=now, livemode=self.livemode,
             account_name=ACCOUNT_NAME)
+        # Stripe snapshots the subscription's metadata on each of its invoices (``subscription_details``)
+        snapshot["parent"]["subscription_details"]["metadata"] = dict(sub["metadata"])
+        snapshot["subscription_details"]["metadata"] = dict(sub["metadata"])
         if not attempt:
             snapshot["payment_intent"] = self._new_payment_intent(sub["customer"], snapshot["amount_due"],
                                                                   snapshot["currency"], "requires_payment_method")
@@ -707,7 +855,7 @@ class World(RecordReads):
             status=obj.get("status"), livemode=self.livemode, account=self.account, connected=self.connected,
             api_version=self.api_version, request_id="req_" + self._token(14),
         )
-        self.events.append(event)
+        (self.events if self._holding is None else self._holding).append(event)
         self._event_index[ev_id] = event
         return ev_id
 

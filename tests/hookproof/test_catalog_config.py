@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from hookproof.loadtests.spec import SpecError
 from tests.hookproof.test_bad_input import run_in_process
 
 TARGET = """[target]
@@ -157,13 +158,38 @@ def test_svix_sends_the_catalog_too(tmp_path: Path) -> None:
     assert profile.default_event == "order.placed"
 
 
-def test_a_storm_refuses_a_catalog_in_one_line(tmp_path: Path) -> None:
-    (tmp_path / "hookproof.toml").write_text(DOC_CONFIG, encoding="utf-8")
+def test_a_storm_carries_the_catalog_and_its_enabled_events_to_its_processes(tmp_path: Path) -> None:
+    """A storm's Locust processes (maybe on other machines, without the config's files) get the
+    catalog as data in the spec: the same types, bodies and keys; enabled_events in its names."""
+    from hookproof.commands.storm import build_spec
+    from hookproof.config import load_config
+    from hookproof.loadtests.spec import StormSpec
+    from hookproof.loadtests.stories import StoryBook, template_world
+
+    (tmp_path / "hookproof.toml").write_text(DOC_CONFIG.replace('profile = "generic-hmac"',
+                                                                'profile = "generic-hmac"\nenabled_events = '
+                                                                '["order.placed"]'), encoding="utf-8")
     (tmp_path / "webhooks.yaml").write_text(document('{$ref: "#/components/schemas/Order"}'), encoding="utf-8")
-    run = run_in_process("storm", "--config", "hookproof.toml", "--duration", "2s", "--out", str(tmp_path / "out"),
-                         cwd=tmp_path)
-    assert run.returncode == 2 and run.stderr.strip().splitlines() == [
-        "hookproof: a storm does not send a user's own catalog ([catalog]) yet: use certify or explore"], run
+    config = load_config(tmp_path / "hookproof.toml")
+    spec = build_spec(config, users=1, rate=1.0, duration_s=1.0, shape="steady", duplicates=0.0, burst=1,
+                      reorder_window=1, waves=0, out=tmp_path / "out", sink_url=None, progress_path=None)
+    ours = config.profile()
+    (tmp_path / "webhooks.yaml").unlink()  # a worker elsewhere has no file
+    spec = StormSpec.from_json(spec.for_workers().to_json())
+    assert spec.catalog is not None and spec.enabled_types == ("order.placed",)
+    profile = spec.sending_profile()
+    assert profile.name == "generic-hmac" and list(profile.event_types()) == ["order.placed"]
+    world = template_world(profile.world, 3)
+    book = StoryBook(world, profile, lambda e: e.type in ("order.placed",) and e.business_key is not None, stories=2)
+    assert book.templates
+    for s, story in enumerate(book.templates):
+        for i, template in enumerate(story):
+            event = book.render(s, i, 1).event
+            assert event.type == "order.placed" and event.business_key not in (None, template.business_key)
+            assert ours.envelope(template).body == profile.envelope(template).body  # certify's rendering
+    with pytest.raises(SpecError, match="profile: not a catalog's data"):
+        StormSpec(target_url="http://127.0.0.1:9/h", profile="generic-hmac", catalog={"events": [{"nope": 1}]}
+                  ).sending_profile()
 
 
 def test_schemas_in_files_and_refs_to_files_beside_them_resolve(tmp_path: Path) -> None:

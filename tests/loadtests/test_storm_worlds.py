@@ -272,6 +272,21 @@ def _provider_storm(receiver: str, *args: str) -> Callable[[Path], tuple[Path, s
     return run
 
 
+def _catalog_storm(receiver: str, *args: str) -> Callable[[Path], tuple[Path, subprocess.CompletedProcess[str]]]:
+    """A storm of the README's OpenAPI example (`examples/openapi`, generic-hmac) against its receiver."""
+    from tests.examples.test_catalog_receivers import SECRETS, project
+
+    def run(tmp_path: Path) -> tuple[Path, subprocess.CompletedProcess[str]]:
+        config = project(tmp_path, receiver, "generic-hmac")
+        config.write_text(config.read_text() + "\n[run]\nseed = 11\n", encoding="utf-8")
+        env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "200", "WEBHOOK_SECRET": SECRETS["generic-hmac"]}
+        return tmp_path, subprocess.run(
+            [sys.executable, "-m", "hookproof", "storm", "--config", str(config), "--out", str(tmp_path / "out"),
+             "--duration", "6s", "--users", "2", "--rate", "8", *args],
+            cwd=str(tmp_path), env=env, capture_output=True, text=True, timeout=240)
+    return run
+
+
 # Each slow test's storm, keyed "<test>/storm": the module's selected ones run side by side
 # (tests/loadtests/storm_batch.py), each in its own directory; a test asserts on its own only.
 STORMS: dict[str, Callable[[Path], tuple[Path, subprocess.CompletedProcess[str]]]] = {
@@ -281,6 +296,9 @@ STORMS: dict[str, Callable[[Path], tuple[Path, subprocess.CompletedProcess[str]]
     "test_a_billing_storm_passes_the_receiver_that_fetches_state[one-process]/storm": lambda d: (d, _billing_storm(d)),
     "test_a_billing_storm_passes_the_receiver_that_fetches_state[two-workers]/storm":
         lambda d: (d, _billing_storm(d, "--workers", "2", "--related", "0.2", "--api-transient", "0.2")),
+    "test_a_catalog_storm_passes_the_receiver_written_for_the_document/storm": _catalog_storm("invoices"),
+    "test_a_catalog_storm_fails_the_twin_without_dedupe_with_duplicated/storm":
+        _catalog_storm("invoices_no_dedupe", "--duplicates", "0.5"),
 }
 
 
@@ -315,6 +333,32 @@ def test_a_storm_fails_the_twin_without_dedupe_with_duplicated(
     tmp_path, result = storms.result(f"{request.node.name}/storm")
     assert result.returncode == 1, result.stdout + result.stderr
     assert "duplicated" in failing_checks(tmp_path / "out"), result.stdout
+
+
+@pytest.mark.slow
+def test_a_catalog_storm_passes_the_receiver_written_for_the_document(
+        storms: StormBatch[tuple[Path, subprocess.CompletedProcess[str]]], request: pytest.FixtureRequest) -> None:
+    """A `[catalog]` (the README's OpenAPI document) is stormed: its events, bodies and keys."""
+    tmp_path, result = storms.result(f"{request.node.name}/storm")
+    assert failing_checks(tmp_path / "out") == {}, result.stdout + result.stderr
+    assert result.returncode == 0, result.stdout + result.stderr
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert report["verdict"] == "pass" and report["profile"] == "generic-hmac"
+    (scenario,) = report["scenarios"]
+    sent = {a["event_type"] for a in scenario["attempts"]}
+    assert sent and sent <= {"invoice.created", "invoice.payment_failed", "invoice.paid", "refund.created",
+                                "customer.updated"}
+
+
+@pytest.mark.slow
+def test_a_catalog_storm_fails_the_twin_without_dedupe_with_duplicated(
+        storms: StormBatch[tuple[Path, subprocess.CompletedProcess[str]]], request: pytest.FixtureRequest) -> None:
+    tmp_path, result = storms.result(f"{request.node.name}/storm")
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "duplicated" in failing_checks(tmp_path / "out"), result.stdout
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    keys = {f["key"] for c in report["scenarios"][0]["checks"] if c["check_id"] == "duplicated" for f in c["findings"]}
+    assert keys and all(k.split(":")[0] in ("fulfil", "dunning", "refund") for k in keys), keys  # the document's keys
 
 
 def test_enabled_events_reach_the_spec_in_the_world_s_names(tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ and its twin (``SHOP_FULFIL=every``) fails ``duplicated`` on the fulfilment of i
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import sys
 from pathlib import Path
@@ -22,7 +23,7 @@ from hookproof.config import load_config, parse_config
 from hookproof.errors import ConfigError
 from hookproof.reports.model import ScenarioReport
 from hookproof.simulator.world import World
-from hookproof.simulator.world.world import UnboundCheckout
+from hookproof.simulator.world.world import UnboundCheckout, UnboundReceiverObject
 
 ROOT = Path(__file__).resolve().parents[2]
 SECRET = "whsec_checkout_shop_0123456789"
@@ -150,9 +151,146 @@ def test_a_story_binds_to_the_receivers_open_sessions_in_creation_order() -> Non
 def test_creates_names_what_a_seed_can_create_and_needs_the_stripe_profile() -> None:
     base = '[observer]\nkind = "sink"\n[target]\nurl = "http://127.0.0.1:9/h"\nprofile = "{p}"\nsecret = "s"\n' \
            '[target.seed]\ncommand = "x"\n'
-    with pytest.raises(ConfigError, match="creates only checkout.session for the story, not 'customer'"):
-        parse_config(base.format(p="stripe") + 'creates = ["customer"]\n')
+    with pytest.raises(ConfigError, match="creates only checkout.session, customer, subscription for the story, "
+                                          "not 'refund'"):
+        parse_config(base.format(p="stripe") + 'creates = ["customer", "refund"]\n')
     with pytest.raises(ConfigError, match="only the stripe profile's API creates objects, not 'github'"):
         parse_config(base.format(p="github") + 'creates = ["checkout.session"]\n')
     seed = parse_config(base.format(p="stripe") + 'creates = ["checkout.session"]\n').target.seed
     assert seed is not None and seed.creates == ["checkout.session"]
+    seed = parse_config(base.format(p="stripe") + 'creates = ["customer", "subscription"]\n').target.seed
+    assert seed is not None and seed.creates == ["customer", "subscription"]
+
+
+# ---- a shop's own subscriptions: `creates = ["customer", "subscription"]` ---------------
+
+SUB_EVENTS = ["customer.created", "customer.subscription.created", "customer.subscription.updated",
+              "customer.subscription.deleted", "invoice.paid"]
+
+
+def _subscription_config(tmp_path: Path, *, creates: str = '["customer", "subscription"]') -> Path:
+    db = tmp_path / "members.sqlite"
+    path = tmp_path / "hookproof.toml"
+    path.write_text(f"""
+[target]
+url = "http://127.0.0.1:{{port}}/webhooks"
+profile = "stripe"
+secret = "{SECRET}"
+enabled_events = {json.dumps(SUB_EVENTS)}
+
+[target.start]
+command = "{sys.executable} -m tests.scenarios.subscription_shop serve {{port}}"
+cwd = "{ROOT}"
+
+[target.seed]
+command = "{sys.executable} -m tests.scenarios.subscription_shop"
+cwd = "{ROOT}"
+creates = {creates}
+
+[observer]
+kind = "sql"
+url = "sqlite:///{db}"
+effects = "SELECT business_key FROM grants"
+state = "SELECT subscription AS object_id, status FROM accounts WHERE subscription IS NOT NULL"
+
+[run]
+seed = 22
+""", encoding="utf-8")
+    return path
+
+
+@pytest.fixture()
+def members(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("DATABASE_URL", f"sqlite:///{tmp_path / 'members.sqlite'}")
+    monkeypatch.setenv("WEBHOOK_SECRET", SECRET)
+    monkeypatch.syspath_prepend(str(ROOT))
+    from tests.scenarios.subscription_shop import connect
+
+    connect().close()  # the tables exist before the observer's first read
+    return tmp_path
+
+
+def _accounts(members: Path) -> dict[str, tuple[str, str | None, str]]:
+    with sqlite3.connect(members / "members.sqlite") as conn:
+        return {u: (c, s, st) for u, c, s, st in conn.execute("SELECT user, customer, subscription, status "
+                                                              "FROM accounts")}
+
+
+def _run_members(members: Path, scenarios: list[str], **config: Any) -> dict[str, ScenarioReport]:
+    result = certify(load_config(_subscription_config(members, **config)), scenarios=scenarios,
+                     out_dir=members / "out")
+    return {s.id: s for s in result.report.scenarios}
+
+
+def test_the_catalog_delivers_the_subscriptions_the_shop_created_and_a_correct_shop_passes(members: Path) -> None:
+    by_id = _run_members(members, ["duplicate-sequential", "duplicate-concurrent", "reorder"])
+    assert {i: (s.verdict, s.reason) for i, s in by_id.items()} == {
+        "duplicate-sequential": ("pass", None), "duplicate-concurrent": ("pass", None), "reorder": ("pass", None)}
+    accounts = _accounts(members)
+    with sqlite3.connect(members / "members.sqlite") as conn:
+        grants = dict(conn.execute("SELECT business_key, user FROM grants"))
+    for scenario in ("duplicate-sequential", "duplicate-concurrent"):  # effects: the first invoice's payment
+        paid = {a.object_id for a in by_id[scenario].attempts if a.event_type == "invoice.paid"}
+        assert paid and {grants[f"renewal:{i}"] for i in paid} == {f"{scenario}-1"}  # the shop's own account
+    subscriptions = {a.object_id for a in by_id["reorder"].attempts}  # states: the subscription's whole life
+    assert subscriptions == {s for u, (_, s, _) in accounts.items() if u.startswith("reorder-")}
+    for report in by_id.values():  # every delivery was about the shop's objects (it 404s others), acknowledged
+        assert {a.status for a in report.attempts if a.valid} == {200}
+    # the story paid the shop's default_incomplete subscription: its creation, then the payment, were delivered
+    reorder = {a.event_type for a in by_id["reorder"].attempts}
+    assert {"customer.subscription.created", "customer.subscription.updated",
+            "customer.subscription.deleted"} <= reorder
+    assert any(status == "canceled" for _, _, status in accounts.values())
+
+
+def test_the_twin_without_dedupe_fails_duplicated_on_its_own_subscriptions_invoice(
+        members: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SHOP_DEDUPE", "off")
+    [report] = _run_members(members, ["duplicate-sequential"]).values()
+    [(customer, subscription, _)] = _accounts(members).values()
+    assert report.verdict == "fail"
+    paid = {a.object_id for a in report.attempts if a.event_type == "invoice.paid"}
+    assert {(f.check_id, f.key) for f in report.findings} == {("duplicated", f"renewal:{i}") for i in paid}
+    assert paid and subscription is not None and customer is not None
+
+
+def test_a_seed_that_creates_too_few_subscriptions_makes_the_scenario_unknown(
+        members: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SHOP_SUBSCRIPTIONS", "0")
+    [report] = _run_members(members, ["duplicate-sequential"], creates='["subscription"]').values()
+    assert (report.verdict, report.attempts) == ("unknown", ())
+    assert report.reason == ("the seed hook's subscriptions do not cover the story: the story needs subscription #1 "
+                             "(active or incomplete) and the receiver created 0 of that kind")
+
+
+def test_a_story_binds_to_the_receivers_customers_and_subscriptions_and_tells_their_creation() -> None:
+    w = World(5)
+    w.hold_receiver_creates(["customer", "subscription"])
+    price = w.create_price()
+    customers = [w.event(w.create_customer(metadata={"user": f"u{i}"}, by_receiver=True)).object_id
+                 for i in range(2)]
+    mine = [w.subscribe(c, price, metadata={"user": f"u{i}"}, default_incomplete=i == 0, by_receiver=True)
+            for i, c in enumerate(customers)]
+    assert w.events == []  # held back while the seed runs
+    w.bind_receiver_creates(["customer", "subscription"])
+    start = len(w.events)
+    assert w.event(w.create_customer()).object_id == customers[0]
+    assert w.subscribe(customers[0], trial=False) == mine[0]
+    told = w.events[start:]
+    assert [e.type for e in told] == ["customer.created", "customer.subscription.created", "invoice.created",
+                                      "customer.subscription.updated", "invoice.paid", "customer.subscription.updated"]
+    assert told[-1].status == "active"  # the story paid the incomplete subscription's first invoice
+    assert {e.object["metadata"]["user"] for e in told if e.object_type != "invoice"} == {"u0"}
+    assert {e.object["parent"]["subscription_details"]["metadata"]["user"]
+            for e in told if e.object_type == "invoice"} == {"u0"}
+    assert w.subscribe(customers[0]) == mine[1]
+    with pytest.raises(UnboundReceiverObject, match=r"needs subscription #3 \(active or incomplete\) .* created 2 of"):
+        w.subscribe(customers[0])
+    with pytest.raises(UnboundReceiverObject, match=r"subscription #4 \(on trial\) and the receiver created 0 of"):
+        w.subscribe(customers[0], trial=True)
+    w.create_customer()  # the second customer
+    with pytest.raises(UnboundReceiverObject, match="needs customer #3 and the receiver created 2"):
+        w.create_customer()
+    assert (w.story_customers, w.story_subscriptions) == (3, 4)
+    later = w.subscribe(customers[1], price, metadata={"user": "u1"}, by_receiver=True)  # emitted at once now
+    assert any(e.object_id == later and e.type == "customer.subscription.created" for e in w.events)

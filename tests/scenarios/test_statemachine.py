@@ -39,11 +39,35 @@ def pool(name: str, tmp_path: Path, provider: ServerState) -> ReceiverPool:
 
 def test_the_world_decides_what_is_legal_next() -> None:
     world = World(1)
-    assert legal_actions(world) == [("subscribe", None), ("pay", None)]
+    assert legal_actions(world) == [("subscribe", None), ("pay", None), ("subscribe_incomplete", None)]
     sub = world.subscribe(world.event(world.create_customer()).object_id)
     assert ("renew", 0) in legal_actions(world) and ("cancel", 0) in legal_actions(world)
     world.cancel(sub)
     assert not any(a in ("renew", "cancel", "fail_renewal") for a, _ in legal_actions(world))
+
+
+def test_incomplete_expired_and_unpaid_are_operations_of_the_billing_world() -> None:
+    """A first payment that fails leaves a subscription incomplete, which may expire
+    (incomplete_expired, for good); a past_due one may be marked unpaid, and paid again."""
+    from hookproof.scenarios.world_ops import apply_action
+
+    world = World(2)
+    apply_action(world, "subscribe_incomplete", None)
+    apply_action(world, "subscribe", None)
+    assert [world.peek(s)["status"] for s in world.objects("subscription")] == ["incomplete", "active"]
+    legal = legal_actions(world)
+    assert ("expire_incomplete", 0) in legal and ("cancel", 0) not in legal and ("mark_unpaid", 1) not in legal
+    apply_action(world, "expire_incomplete", 0)
+    assert not [a for a, i in legal_actions(world) if i == 0 and a != "refund"]  # nothing more happens to it
+    apply_action(world, "fail_renewal", 1)
+    assert ("mark_unpaid", 1) in legal_actions(world)
+    apply_action(world, "mark_unpaid", 1)
+    assert [world.peek(s)["status"] for s in world.objects("subscription")] == ["incomplete_expired", "unpaid"]
+    invoice = world.objects("invoice").index(world.peek(world.objects("subscription")[1])["latest_invoice"])
+    apply_action(world, "retry_invoice", invoice)  # a later payment makes it active
+    assert world.peek(world.objects("subscription")[1])["status"] == "active"
+    assert {e.status for e in world.events if e.type == "customer.subscription.updated"} >= {
+        "incomplete", "incomplete_expired", "past_due", "unpaid", "active"}
 
 
 def test_steps_round_trip_through_the_schedule_file(tmp_path: Path, provider: ServerState) -> None:
@@ -182,6 +206,67 @@ def test_every_example_starts_from_an_event_and_reserializes_what_can_show(tmp_p
                     if s.op == "redeliver" and s.mutation == "reserialize" and s.event is not None]
     assert reserialized
     assert all(e.business_key is not None or e.stateful for e in reserialized)
+
+
+def test_explore_draws_incomplete_and_expired_subscriptions_and_a_correct_receiver_survives(
+        tmp_path: Path, provider: ServerState) -> None:
+    """explore's world operations start subscriptions whose first payment fails and let them
+    expire, and deliver their events: a receiver that keeps subscription states (fetch_state)
+    finds no fault in them. (Which seed: any; the draws of one seed change whenever a rule is
+    added. `mark_unpaid` needs a past_due subscription first, which a search draws rarely:
+    the schedule below walks it.)"""
+    from hookproof.scenarios import session as session_module
+
+    seen: list[session_module.Session] = []
+    original = session_module.Session.__init__
+
+    def recording(self: session_module.Session, *args: object, **kwargs: object) -> None:
+        original(self, *args, **kwargs)
+        seen.append(self)
+
+    receivers = pool("fetch_state", tmp_path, provider)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(session_module.Session, "__init__", recording)
+        try:
+            result = explore(receivers.target(), max_examples=100, seed=1, provider_state=provider)
+        finally:
+            receivers.close()
+    assert result.failure is None, result.failure.summary() if result.failure else ""
+    drawn = {s.action for x in seen for s in x.steps if s.op == "emit"}
+    assert {"subscribe_incomplete", "expire_incomplete"} <= drawn
+    delivered = set()
+    for x in seen:  # the subscriptions' states the receiver was sent
+        sent = {a.event_id for a in x.history.attempts()}
+        delivered |= {e.status for e in x.world.events if e.id in sent and e.object_type == "subscription"}
+    assert {"incomplete", "incomplete_expired"} <= delivered
+
+
+@pytest.mark.parametrize(("name", "expected"), [("fetch_state", set()), ("inbox_sync", set()),
+                                                ("blind_overwrite", {"regressed"})])
+def test_an_unpaid_subscription_paid_again_is_judged_like_any_state(name: str, expected: set[str], tmp_path: Path,
+                                                                   provider: ServerState) -> None:
+    """A renewal fails (past_due), the dunning gives up (unpaid), a later payment makes it
+    active; the unpaid update arrives last: the correct receivers stay active, one that
+    writes whatever status arrives goes back to unpaid."""
+    world = World(5)
+    steps = [Step("emit", action="subscribe"), Step("emit", action="fail_renewal", object=0),
+             Step("emit", action="mark_unpaid", object=0), Step("emit", action="retry_invoice", object=1)]
+    from hookproof.scenarios.world_ops import apply_action
+
+    for step in steps:
+        apply_action(world, step.action or "", step.object)
+    statuses = [e.status for e in world.events if e.object_type == "subscription"]
+    assert statuses[-2:] == ["unpaid", "active"] and "past_due" in statuses
+    unpaid = next(i for i, e in enumerate(world.events) if e.status == "unpaid")
+    schedule = [*steps, *(Step("deliver", event=i) for i in range(len(world.events)) if i != unpaid),
+                Step("deliver", event=unpaid)]
+    receivers = pool(name, tmp_path, provider)
+    try:
+        result = replay(receivers.target(), schedule, 5, provider_state=provider)
+    finally:
+        receivers.close()
+    checks = set() if result is None else {f.check_id for f in result.findings}
+    assert checks >= expected and (not checks) == (not expected), result.summary() if result else ""
 
 
 @pytest.mark.slow
