@@ -158,6 +158,8 @@ class Runner:
     _whole_changed_at: float = field(default=0.0, init=False, repr=False)
     _delivering: int = field(default=0, init=False, repr=False)
     _delivered_at: float = field(default=0.0, init=False, repr=False)
+    #: a settle of this run waited its whole deadline and its reads still fell short (`_settle`)
+    _fell_short: bool = field(default=False, init=False, repr=False)
     _documents: dict[int, tuple[ScenarioReport, dict[str, Any]]] = field(default_factory=dict, init=False, repr=False)
 
     def context(self) -> Context:
@@ -598,13 +600,22 @@ class Runner:
 
     def _settle(self, world: AnyWorld, events: Sequence[Event], scenario_id: str,
                 delivering: bool = False) -> tuple[list[Observation], bool]:
-        """Read the receiver until it settles (`observers.settle`): unchanged for the settle
-        window, or, once a read shows every effect and state the history so far implies
-        (`_shows_expected`), unchanged for settle's short quiet period. Beside other scenarios,
-        a read short of that settles only once, for the window, nothing the receiver shows
-        changed and no other scenario delivered (`delivering`: this one is between two of its
-        phases), as when it runs alone after the others. Returns every read (only this world's
-        objects) and whether it settled before the deadline."""
+        """Read the receiver until it settles (`observers.settle`): once a read shows every
+        effect and state the history so far implies (`_shows_expected`), unchanged for
+        settle's short quiet period; while none does, up to the settle deadline (a receiver
+        that answers first and applies later, a worker or a queue, is waited for), then
+        settled short when its reads were unchanged for the window. Without an expected
+        picture (`_expected_picture` None), unchanged for the window.
+
+        Once one settle of the run has waited its whole deadline and still fell short (the
+        receiver keeps an effect or a state from the truth: the run fails on it either way),
+        the others give a read that falls short the window only, as before settling on
+        evidence, so a broken receiver costs the run about one deadline, not one per
+        scenario. Beside other scenarios, such a read settles only once, for the window,
+        nothing the receiver shows changed and no other scenario delivered (`delivering`:
+        this one is between two of its phases), as when it runs alone after the others.
+        Returns every read (only this world's objects) and whether it settled before the
+        deadline."""
         ids = set(world.objects())
         keys = {e.business_key for e in events if e.business_key}
         counters = counter_keys(events, self.keys)
@@ -614,8 +625,12 @@ class Runner:
         while True:
             left_s = max(0.0, self.settle_deadline_s - (time.monotonic() - started))
             result = settle(lambda: scoped(self._read(), ids, keys, counters), window_s=self.settle_window_s,
-                            deadline_s=left_s, interval_s=self.settle_interval_s, done=done)
+                            deadline_s=left_s, interval_s=self.settle_interval_s, done=done,
+                            patient=lambda: not self._fell_short)
             observations += result.observations
+            if result.short:
+                self._fell_short = True
+                return observations, True
             # Beside other scenarios, this world's part unchanged for the window is not enough
             # unless it shows everything expected: the receiver may still be working through
             # the others' deliveries with this scenario's queued behind them (a queue, a
