@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
+import zlib
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Coroutine, Iterable, Sequence
@@ -79,7 +80,8 @@ class Runner:
         live / account / enabled: the receiver's environment, account and subscription.
         connect: the endpoint is a Connect endpoint (`target.connect`, `catalog.Context`).
         api_version: the Stripe API version the worlds render at (None: the profile's latest).
-        seed: base seed; scenario i uses seed + 1000 * (i + 1).
+        seed: base seed; each scenario's world is seeded from it and the scenario's id
+            (`scenario_seed`), whatever else runs and in what order.
         time_scale: factor on the profile's retry delays.
         burst: copies released together in concurrent scenarios.
         settle_window_s / settle_deadline_s / settle_interval_s: liveness settle.
@@ -397,11 +399,11 @@ class Runner:
     def run_one(self, scenario: Scenario, index: int) -> ScenarioReport:
         """Run one scenario in a fresh world; never raises for a receiver's fault."""
         t0 = time.monotonic()
-        world = self._world(index)
+        world = self._world(scenario.id)
         self._worlds[scenario.id] = world
         binds = self.seeder is not None and bool(self.seeder.creates) and isinstance(world, World)
         if (binds and isinstance(world, World)  # (the isinstance again narrows `world` for mypy)
-                and (seed_failed := self._seed_first(scenario, index, world, t0)) is not None):
+                and (seed_failed := self._seed_first(scenario, world, t0)) is not None):
             return seed_failed
         try:
             ctx = self.context()
@@ -479,20 +481,20 @@ class Runner:
         return report
 
     # ---- steps ------------------------------------------------------------------
-    def _world(self, index: int) -> AnyWorld:
-        """Scenario `index`'s fresh world (its seed: the run's + 1000 * (index + 1))."""
-        return new_world(self.profile.world, self.seed + 1000 * (index + 1), livemode=self.live,
+    def _world(self, scenario_id: str) -> AnyWorld:
+        """Scenario `scenario_id`'s fresh world (its seed: `scenario_seed`)."""
+        return new_world(self.profile.world, scenario_seed(self.seed, scenario_id), livemode=self.live,
                          account=self.account or None,
                          **({"api_version": self.api_version} if self.api_version else {}))
 
-    def _seed_first(self, scenario: Scenario, index: int, world: World, t0: float) -> ScenarioReport | None:
+    def _seed_first(self, scenario: Scenario, world: World, t0: float) -> ScenarioReport | None:
         """A seed that creates objects for the story (`SeedHook.creates`, `scenarios.seeding`):
         counts the checkout sessions the story opens (in a scratch world of the same seed),
         serves `world`, runs the seed (it creates them through the provider API), then binds
         the story to them. The scenario's report when the seed failed, else None."""
         assert self.seeder is not None
         try:
-            scratch = self._world(index)
+            scratch = self._world(scenario.id)
             if isinstance(scenario.plan(self.context(), scratch), NotApplicable):
                 return None  # nothing is delivered: no seed, the build says why
             needed = scratch.story_sessions if isinstance(scratch, World) else 0
@@ -664,6 +666,14 @@ class Runner:
         acked = {a.business_key for a in answered_2xx if a.valid and a.business_key}
         keys = frozenset(k for k in expectations.expected if k in acked)
         return lambda obs: _shows_expected(obs, keys, expectations)
+
+
+def scenario_seed(seed: int, scenario_id: str) -> int:
+    """The seed of scenario `scenario_id`'s world in a run of `seed`: the run's seed plus a
+    multiple of 1000 drawn from the id (CRC-32), so a scenario run alone (`certify ID --seed N`)
+    gets the world it had in the whole run of that seed, and the scenarios of one run get
+    distinct worlds (`tests/scenarios/test_scenario_seeds.py` checks every id)."""
+    return seed + 1000 * (1 + zlib.crc32(scenario_id.encode("utf-8")) % 1_000_000)
 
 
 def _schedule(phase: Phase) -> Schedule:
