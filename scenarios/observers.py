@@ -514,6 +514,7 @@ def settle(
     done: Callable[[Observation], bool] | None = None,
     quiet_s: float | None = None,
     patient: Callable[[], bool] | None = None,
+    owed: Callable[[Observation], bool] | None = None,
 ) -> SettleResult:
     """Poll `observer` every `interval_s` until effects, states (as multisets: row
     order is ignored) and counters are unchanged for `window_s`, or `deadline_s` has passed since
@@ -530,7 +531,10 @@ def settle(
     the deadline, not the window, to show what it owes. At the deadline, reads unchanged
     for the window settle it `short` (what is missing is then judged missing); reads still
     changing do not settle. `patient()` False (checked before every read) gives a read
-    that falls short the window only, as without `done`.
+    that falls short the window only, as without `done`. `owed` (default: `done`) is what
+    is waited for, when it differs: given with no `done` (nothing can prove the receiver
+    done, so a read showing what it owes still gets the window), what is owed is waited
+    for all the same.
 
     `clock` (monotonic seconds) and `sleep` are injectable for tests.
     """
@@ -542,11 +546,13 @@ def settle(
     first = read()
     observations = [first]
     last = first  # the read the current stable stretch started with
+    owes = owed if owed is not None else done
     shown = done is not None and done(first)
+    paid = shown or owes is None or owes(first)
     stable_since = clock()
     while True:
         now = clock()
-        waiting = done is not None and not shown and (patient is None or patient())
+        waiting = not paid and (patient is None or patient())
         needed = quiet if shown else window_s
         stable = now - stable_since >= needed - _EPSILON_S
         if stable and not waiting:
@@ -562,6 +568,7 @@ def settle(
         if not _same(obs, last):
             last = obs
             shown = done is not None and done(obs)
+            paid = shown or owes is None or owes(obs)
             stable_since = clock()
 
 

@@ -621,13 +621,13 @@ class Runner:
         ids = set(world.objects())
         keys = {e.business_key for e in events if e.business_key}
         counters = counter_keys(events, self.keys)
-        done = self._expected_picture(events, scenario_id)
+        done, owed = self._expected_picture(events, scenario_id)
         started = time.monotonic()
         observations: list[Observation] = []
         while True:
             left_s = max(0.0, self.settle_deadline_s - (time.monotonic() - started))
             result = settle(lambda: scoped(self._read(), ids, keys, counters), window_s=self.settle_window_s,
-                            deadline_s=left_s, interval_s=self.settle_interval_s, done=done,
+                            deadline_s=left_s, interval_s=self.settle_interval_s, done=done, owed=owed,
                             patient=lambda: not self._fell_short)
             observations += result.observations
             if result.short:
@@ -645,27 +645,32 @@ class Runner:
             if others == 0 and time.monotonic() - quiet_since >= self.settle_window_s - 1e-9:
                 return observations, True
 
-    def _expected_picture(self, events: Sequence[Event], scenario_id: str) -> Callable[[Observation], bool] | None:
-        """What a read must show to settle on evidence, from the scenario's history so far:
-        an effect for every key the receiver acknowledged a valid attempt of, the provider's
-        final states and counters (`_shows_expected`). None (the whole window) when the
-        history leaves the receiver possibly still at work on something no read can prove
-        done: an attempt the provider gave up waiting for, or a 2xx to an attempt whose
-        effect must never appear (forged, foreign…: only its absence would show)."""
+    def _expected_picture(self, events: Sequence[Event], scenario_id: str
+                          ) -> tuple[Callable[[Observation], bool] | None, Callable[[Observation], bool]]:
+        """What a read must show, from the scenario's history so far: an effect for every key
+        the receiver acknowledged a valid attempt of, the provider's final states and
+        counters (`_shows_expected`). Returned twice, as settle's `done` and `owed`: `done`
+        (settling on evidence, after the short quiet period) is None (the whole window once
+        it shows) when the history leaves the receiver possibly still at work on something
+        no read can prove done: an attempt the provider gave up waiting for, or a 2xx to an
+        attempt whose effect must never appear (forged, foreign…: only its absence would
+        show); what it owes is waited for all the same."""
         attempts = self.history.attempts(scenario_id)
-        if any(a.outcome is Outcome.TIMEOUT for a in attempts):
-            return None
         expectations = expectations_from(events, attempts, sender_timeout_s=self.profile.sender_timeout_s,
                                          max_attempts_per_event=None, money_prefixes=money_prefixes(self.keys, self.profile))
         if self.keys is not None and self.keys.counters:
             expectations = replace(expectations, counters=counter_truth(events, attempts, self.keys))
         answered_2xx = [a for a in attempts if a.outcome is Outcome.ACKED
                         or (a.outcome is Outcome.DROPPED and a.status is not None and 200 <= a.status < 300)]
-        if any(a.business_key in expectations.forbidden for a in answered_2xx):
-            return None
         acked = {a.business_key for a in answered_2xx if a.valid and a.business_key}
         keys = frozenset(k for k in expectations.expected if k in acked)
-        return lambda obs: _shows_expected(obs, keys, expectations)
+
+        def shows(obs: Observation) -> bool:
+            return _shows_expected(obs, keys, expectations)
+
+        unprovable = (any(a.outcome is Outcome.TIMEOUT for a in attempts)
+                      or any(a.business_key in expectations.forbidden for a in answered_2xx))
+        return (None if unprovable else shows), shows
 
 
 def scenario_seed(seed: int, scenario_id: str) -> int:

@@ -94,6 +94,20 @@ def test_reads_still_changing_at_the_deadline_do_not_settle() -> None:
     assert not result.settled and not result.short
 
 
+def test_what_is_owed_is_waited_for_even_where_nothing_can_prove_the_receiver_done() -> None:
+    """An attempt timed out (no `done`: a read showing everything still gets the window, for a
+    late duplicate): the effect owed, applied 2 s late, is waited for all the same."""
+    clock = _Clock()
+
+    def read() -> Observation:
+        return Observation(clock.now, (Effect("license:pi_1"),) if clock.now >= 1.95 else ())
+
+    result = settle(read, window_s=0.5, deadline_s=5.0, interval_s=0.1, clock=clock, sleep=clock.sleep,
+                    owed=_shows_license)
+    assert result.settled and not result.early and not result.short
+    assert clock.now == pytest.approx(2.5)
+
+
 def test_an_impatient_settle_gives_a_short_read_the_window_only() -> None:
     """`patient()` False (the run already saw a settle fall short at its deadline): the window."""
     clock = _Clock()
