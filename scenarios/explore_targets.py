@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Sequence
 
 from hookproof.scenarios.observations import Observation
@@ -41,6 +41,9 @@ class ExploreTarget:
         in_process: True for in-process apps (the deterministic tier: bursts are on).
         live / account: the receiver's environment and account.
         settle_window_s / settle_deadline_s / settle_interval_s: liveness settle at teardown.
+        fell_short: an example's teardown waited its whole settle deadline for what the
+            receiver owed and never saw it (`session.Session._settle`); later examples give a
+            read that falls short the window only.
         enabled: the event types the receiver is sent, in the world's names (the config's
             ``enabled_events``); None: every type the profile sends.
         keys: the team's business keys and counters (`scenarios.business_keys.KeyMapping`,
@@ -59,6 +62,7 @@ class ExploreTarget:
     settle_interval_s: float = 0.005
     enabled: frozenset[str] | None = None
     keys: Any = None
+    fell_short: bool = field(default=False, init=False)
 
 
 def shared_target(target: Target, observe: Callable[[], Observation], profile: Profile, secrets: Sequence[str],

@@ -64,11 +64,11 @@ def duplicated_by_key(
 
 
 def lost_finding(idx: CheckIndex, key: str, positions: Sequence[int]) -> tuple[Finding, bool]:
-    """The ``lost`` finding of an expected `key` never applied, whose attempts are at
+    """The ``lost`` finding of an expected `key` not applied when settling ended, whose attempts are at
     `positions`, and whether any of them was acknowledged (else it says how each ended)."""
     acked = idx.acked(positions)
     if acked:
-        return Finding("lost", key, f"acknowledged {len(acked)} time(s) but never applied",
+        return Finding("lost", key, f"acknowledged {len(acked)} time(s) but not applied by the end of settling",
                        expected=1, actual=0, attempts=idx.attempt_ids(positions)), True
     return Finding("lost", key, "never applied and never acknowledged: every valid delivery "
                    f"went unanswered or was refused ({idx.answer_summary(positions)}), so the "

@@ -23,7 +23,8 @@ here, at the edge. Four kinds:
 bounded by a deadline, keeping every observation (each stamped with its time; a read
 whose rows equal the last read's, in order, holds that read's tuples rather than its
 own); it ends on evidence: once a read shows everything expected (`done`), a short quiet
-period of unchanged reads settles it instead of the whole window.
+period of unchanged reads settles it instead of the whole window, and while the reads do
+not, they go on up to the deadline rather than end after the window.
 
 Every failure to observe is an `ObserverError` naming the observer, its target (with
 any password masked) and the failing query; foreign exceptions (SQLAlchemy, httpx,
@@ -457,14 +458,19 @@ class SettleResult:
     Attributes:
         observations: every observation, in order (each carries its time `at`).
         settled: True when effects and states stayed unchanged for the window (or,
-            showing everything expected, for the quiet period) before the deadline.
+            showing everything expected, for the quiet period) before the deadline; or,
+            waited for (`short`), unchanged for the window when the deadline came.
         early: True when it settled on evidence: everything expected was shown and
             stayed unchanged for the quiet period.
+        short: True when it waited for what the reads did not show yet up to the
+            deadline, and the reads, unchanged for the window by then, still fell short:
+            what is missing is missing after the whole deadline, not after a short window.
     """
 
     observations: list[Observation]
     settled: bool
     early: bool = False
+    short: bool = False
 
     @property
     def final(self) -> Observation:
@@ -507,6 +513,8 @@ def settle(
     sleep: Callable[[float], None] = time.sleep,
     done: Callable[[Observation], bool] | None = None,
     quiet_s: float | None = None,
+    patient: Callable[[], bool] | None = None,
+    owed: Callable[[Observation], bool] | None = None,
 ) -> SettleResult:
     """Poll `observer` every `interval_s` until effects, states (as multisets: row
     order is ignored) and counters are unchanged for `window_s`, or `deadline_s` has passed since
@@ -517,8 +525,16 @@ def settle(
     read does, it settles after `quiet_s` unchanged (default `QUIET_INTERVALS` poll
     intervals, never more than `window_s`) instead of `window_s`: a receiver that has
     done its work is not waited for, and any change (a late duplicate, a late state)
-    restarts the count, so it is still seen. A read that does not show everything gets
-    the whole window, as without `done`.
+    restarts the count, so it is still seen. While it does not, the reads go on until one
+    does or the deadline comes, however long they stay unchanged: a receiver that answers
+    first and applies later (a worker, a queue, an SDK retrying the provider API) is given
+    the deadline, not the window, to show what it owes. At the deadline, reads unchanged
+    for the window settle it `short` (what is missing is then judged missing); reads still
+    changing do not settle. `patient()` False (checked before every read) gives a read
+    that falls short the window only, as without `done`. `owed` (default: `done`) is what
+    is waited for, when it differs: given with no `done` (nothing can prove the receiver
+    done, so a read showing what it owes still gets the window), what is owed is waited
+    for all the same.
 
     `clock` (monotonic seconds) and `sleep` are injectable for tests.
     """
@@ -530,21 +546,29 @@ def settle(
     first = read()
     observations = [first]
     last = first  # the read the current stable stretch started with
+    owes = owed if owed is not None else done
     shown = done is not None and done(first)
+    paid = shown or owes is None or owes(first)
     stable_since = clock()
     while True:
         now = clock()
+        waiting = not paid and (patient is None or patient())
         needed = quiet if shown else window_s
-        if now - stable_since >= needed - _EPSILON_S:
+        stable = now - stable_since >= needed - _EPSILON_S
+        if stable and not waiting:
             return SettleResult(observations, True, early=shown and quiet < window_s)
         if now - start >= deadline_s - _EPSILON_S:
-            return SettleResult(observations, False)
-        sleep(max(0.0, min(interval_s, start + deadline_s - now, stable_since + needed - now)))
+            return SettleResult(observations, stable and waiting, short=stable and waiting)
+        pause = min(interval_s, start + deadline_s - now)
+        if not waiting:
+            pause = min(pause, stable_since + needed - now)
+        sleep(max(0.0, pause))
         obs = _sharing(read(), observations[-1])
         observations.append(obs)
         if not _same(obs, last):
             last = obs
             shown = done is not None and done(obs)
+            paid = shown or owes is None or owes(obs)
             stable_since = clock()
 
 

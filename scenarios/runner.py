@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
+import zlib
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Coroutine, Iterable, Sequence
@@ -86,7 +87,8 @@ class Runner:
         live / account / enabled: the receiver's environment, account and subscription.
         connect: the endpoint is a Connect endpoint (`target.connect`, `catalog.Context`).
         api_version: the Stripe API version the worlds render at (None: the profile's latest).
-        seed: base seed; scenario i uses seed + 1000 * (i + 1).
+        seed: base seed; each scenario's world is seeded from it and the scenario's id
+            (`scenario_seed`), whatever else runs and in what order.
         time_scale: factor on the profile's retry delays.
         burst: copies released together in concurrent scenarios.
         settle_window_s / settle_deadline_s / settle_interval_s: liveness settle.
@@ -169,6 +171,8 @@ class Runner:
     _whole_changed_at: float = field(default=0.0, init=False, repr=False)
     _delivering: int = field(default=0, init=False, repr=False)
     _delivered_at: float = field(default=0.0, init=False, repr=False)
+    #: a settle of this run waited its whole deadline and its reads still fell short (`_settle`)
+    _fell_short: bool = field(default=False, init=False, repr=False)
     _documents: dict[int, tuple[ScenarioReport, dict[str, Any]]] = field(default_factory=dict, init=False, repr=False)
     #: the compression note of each original time scale: its index in `notes`, the scenarios it names
     _compressed: dict[str, tuple[int, set[str]]] = field(default_factory=dict, init=False, repr=False)
@@ -437,11 +441,11 @@ class Runner:
     def run_one(self, scenario: Scenario, index: int) -> ScenarioReport:
         """Run one scenario in a fresh world; never raises for a receiver's fault."""
         t0 = time.monotonic()
-        world = self._world(index)
+        world = self._world(scenario.id)
         self._worlds[scenario.id] = world
         binds = self.seeder is not None and bool(self.seeder.creates) and isinstance(world, World)
         if (binds and isinstance(world, World)  # (the isinstance again narrows `world` for mypy)
-                and (seed_failed := self._seed_first(scenario, index, world, t0)) is not None):
+                and (seed_failed := self._seed_first(scenario, world, t0)) is not None):
             return seed_failed
         try:
             ctx = self.context()
@@ -522,13 +526,13 @@ class Runner:
         return report
 
     # ---- steps ------------------------------------------------------------------
-    def _world(self, index: int) -> AnyWorld:
-        """Scenario `index`'s fresh world (its seed: the run's + 1000 * (index + 1))."""
-        return new_world(self.profile.world, self.seed + 1000 * (index + 1), livemode=self.live,
+    def _world(self, scenario_id: str) -> AnyWorld:
+        """Scenario `scenario_id`'s fresh world (its seed: `scenario_seed`)."""
+        return new_world(self.profile.world, scenario_seed(self.seed, scenario_id), livemode=self.live,
                          account=self.account or None,
                          **({"api_version": self.api_version} if self.api_version else {}))
 
-    def _seed_first(self, scenario: Scenario, index: int, world: World, t0: float) -> ScenarioReport | None:
+    def _seed_first(self, scenario: Scenario, world: World, t0: float) -> ScenarioReport | None:
         """A seed that creates objects for the story (`SeedHook.creates`, `scenarios.seeding`):
         counts the checkout sessions, customers and subscriptions the story creates (in a
         scratch world of the same seed), serves `world`, runs the seed (it creates them
@@ -537,7 +541,7 @@ class Runner:
         assert self.seeder is not None
         creates = self.seeder.creates
         try:
-            scratch = self._world(index)
+            scratch = self._world(scenario.id)
             if isinstance(scenario.plan(self.context(), scratch), NotApplicable):
                 return None  # nothing is delivered: no seed, the build says why
             assert isinstance(scratch, World)
@@ -651,24 +655,37 @@ class Runner:
 
     def _settle(self, world: AnyWorld, events: Sequence[Event], scenario_id: str,
                 delivering: bool = False) -> tuple[list[Observation], bool]:
-        """Read the receiver until it settles (`observers.settle`): unchanged for the settle
-        window, or, once a read shows every effect and state the history so far implies
-        (`_shows_expected`), unchanged for settle's short quiet period. Beside other scenarios,
-        a read short of that settles only once, for the window, nothing the receiver shows
-        changed and no other scenario delivered (`delivering`: this one is between two of its
-        phases), as when it runs alone after the others. Returns every read (only this world's
-        objects) and whether it settled before the deadline."""
+        """Read the receiver until it settles (`observers.settle`): once a read shows every
+        effect and state the history so far implies (`_shows_expected`), unchanged for
+        settle's short quiet period; while none does, up to the settle deadline (a receiver
+        that answers first and applies later, a worker or a queue, is waited for), then
+        settled short when its reads were unchanged for the window. Without an expected
+        picture (`_expected_picture` None), unchanged for the window.
+
+        Once one settle of the run has waited its whole deadline and still fell short (the
+        receiver keeps an effect or a state from the truth: the run fails on it either way),
+        the others give a read that falls short the window only, as before settling on
+        evidence, so a broken receiver costs the run about one deadline, not one per
+        scenario. Beside other scenarios, such a read settles only once, for the window,
+        nothing the receiver shows changed and no other scenario delivered (`delivering`:
+        this one is between two of its phases), as when it runs alone after the others.
+        Returns every read (only this world's objects) and whether it settled before the
+        deadline."""
         ids = set(world.objects())
         keys = {e.business_key for e in events if e.business_key}
         counters = counter_keys(events, self.keys)
-        done = self._expected_picture(events, scenario_id)
+        done, owed = self._expected_picture(events, scenario_id)
         started = time.monotonic()
         observations: list[Observation] = []
         while True:
             left_s = max(0.0, self.settle_deadline_s - (time.monotonic() - started))
             result = settle(lambda: scoped(self._read(), ids, keys, counters), window_s=self.settle_window_s,
-                            deadline_s=left_s, interval_s=self.settle_interval_s, done=done)
+                            deadline_s=left_s, interval_s=self.settle_interval_s, done=done, owed=owed,
+                            patient=lambda: not self._fell_short)
             observations += result.observations
+            if result.short:
+                self._fell_short = True
+                return observations, True
             # Beside other scenarios, this world's part unchanged for the window is not enough
             # unless it shows everything expected: the receiver may still be working through
             # the others' deliveries with this scenario's queued behind them (a queue, a
@@ -681,27 +698,40 @@ class Runner:
             if others == 0 and time.monotonic() - quiet_since >= self.settle_window_s - 1e-9:
                 return observations, True
 
-    def _expected_picture(self, events: Sequence[Event], scenario_id: str) -> Callable[[Observation], bool] | None:
-        """What a read must show to settle on evidence, from the scenario's history so far:
-        an effect for every key the receiver acknowledged a valid attempt of, the provider's
-        final states and counters (`_shows_expected`). None (the whole window) when the
-        history leaves the receiver possibly still at work on something no read can prove
-        done: an attempt the provider gave up waiting for, or a 2xx to an attempt whose
-        effect must never appear (forged, foreign…: only its absence would show)."""
+    def _expected_picture(self, events: Sequence[Event], scenario_id: str
+                          ) -> tuple[Callable[[Observation], bool] | None, Callable[[Observation], bool]]:
+        """What a read must show, from the scenario's history so far: an effect for every key
+        the receiver acknowledged a valid attempt of, the provider's final states and
+        counters (`_shows_expected`). Returned twice, as settle's `done` and `owed`: `done`
+        (settling on evidence, after the short quiet period) is None (the whole window once
+        it shows) when the history leaves the receiver possibly still at work on something
+        no read can prove done: an attempt the provider gave up waiting for, or a 2xx to an
+        attempt whose effect must never appear (forged, foreign…: only its absence would
+        show); what it owes is waited for all the same."""
         attempts = self.history.attempts(scenario_id)
-        if any(a.outcome is Outcome.TIMEOUT for a in attempts):
-            return None
         expectations = expectations_from(events, attempts, sender_timeout_s=self.profile.sender_timeout_s,
                                          max_attempts_per_event=None, money_prefixes=money_prefixes(self.keys, self.profile))
         if self.keys is not None and self.keys.counters:
             expectations = replace(expectations, counters=counter_truth(events, attempts, self.keys))
         answered_2xx = [a for a in attempts if a.outcome is Outcome.ACKED
                         or (a.outcome is Outcome.DROPPED and a.status is not None and 200 <= a.status < 300)]
-        if any(a.business_key in expectations.forbidden for a in answered_2xx):
-            return None
         acked = {a.business_key for a in answered_2xx if a.valid and a.business_key}
         keys = frozenset(k for k in expectations.expected if k in acked)
-        return lambda obs: _shows_expected(obs, keys, expectations)
+
+        def shows(obs: Observation) -> bool:
+            return _shows_expected(obs, keys, expectations)
+
+        unprovable = (any(a.outcome is Outcome.TIMEOUT for a in attempts)
+                      or any(a.business_key in expectations.forbidden for a in answered_2xx))
+        return (None if unprovable else shows), shows
+
+
+def scenario_seed(seed: int, scenario_id: str) -> int:
+    """The seed of scenario `scenario_id`'s world in a run of `seed`: the run's seed plus a
+    multiple of 1000 drawn from the id (CRC-32), so a scenario run alone (`certify ID --seed N`)
+    gets the world it had in the whole run of that seed, and the scenarios of one run get
+    distinct worlds (`tests/scenarios/test_scenario_seeds.py` checks every id)."""
+    return seed + 1000 * (1 + zlib.crc32(scenario_id.encode("utf-8")) % 1_000_000)
 
 
 def _schedule(phase: Phase) -> Schedule:

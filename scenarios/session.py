@@ -500,12 +500,17 @@ class Session:
         """Observe until the receiver settles (liveness, as in Jepsen: bounded by a deadline).
 
         Settled means: unchanged for `QUICK_WINDOW_S` while it already shows every acked
-        effect and the provider's final states, or unchanged for the target's
-        `settle_window_s` otherwise (a receiver that works in the background gets that
-        long to catch up), or the deadline passed. An in-process app that is quiet before
-        the first read (`SearchLoop.quiet`: every request answered, nothing left on the
-        loop, no thread but anyio's idle workers) cannot change what that read shows, so
-        when it shows everything it is final and the quick window is not waited for.
+        effect and the provider's final states; while it does not, read on up to the
+        deadline (a receiver that answers first and applies in a worker is waited for), and
+        reads unchanged for `settle_window_s` by then are judged as they are; or the
+        deadline passed. Once an example's reads fell short at their deadline
+        (`ExploreTarget.fell_short`: the receiver keeps something from the truth, the search
+        finds it either way), a read that falls short settles after `settle_window_s`
+        unchanged, so a broken receiver costs the search one deadline. An in-process app
+        that is quiet before the first read (`SearchLoop.quiet`: every request answered,
+        nothing left on the loop, no thread but anyio's idle workers) cannot change what
+        that read shows, so when it shows everything it is final and the quick window is
+        not waited for.
         """
         x = self.explore
         acked_keys, truth = self._picture()
@@ -517,8 +522,14 @@ class Session:
         stable_since = time.monotonic()
         while True:
             now = time.monotonic()
-            window = QUICK_WINDOW_S if _shows(last, acked_keys, truth) else x.settle_window_s
-            if now - stable_since >= window or now - start >= x.settle_deadline_s:
+            shown = _shows(last, acked_keys, truth)
+            waiting = not shown and not x.fell_short
+            stable = now - stable_since >= (QUICK_WINDOW_S if shown else x.settle_window_s)
+            if stable and not waiting:
+                return
+            if now - start >= x.settle_deadline_s:
+                if stable and waiting:
+                    x.fell_short = True
                 return
             time.sleep(x.settle_interval_s)
             obs = self.observe()

@@ -10,6 +10,7 @@ import sqlite3
 import subprocess
 import sys
 import threading
+import tomllib
 from collections import Counter
 from pathlib import Path
 
@@ -19,6 +20,7 @@ from fastapi import FastAPI, Request, Response
 
 from hookproof.chaos.process import wait_healthy
 from hookproof.config import parse_config
+from hookproof.config_model import SettleConfig
 from hookproof.simulator.profiles.base import Envelope
 from hookproof.simulator.serving import serve_app
 from tests.support import free_port
@@ -115,6 +117,12 @@ def test_the_secret_the_minimal_config_reads_is_exported_before_certify() -> Non
     assert export < certify, block
     assert lines[export] == "export WEBHOOK_SECRET=whsec_test_secret"
     assert "--secret whsec_test_secret" in " ".join(command("python -m hookproof.receivers.inbox_sync"))
+
+
+def test_the_settle_section_states_the_defaults() -> None:
+    """The README's `[settle]` block is the defaults, so what it says of them stays true."""
+    (toml,) = re.findall(r"```toml settle\.toml\n(.*?)```", README, flags=re.S)
+    assert SettleConfig(**tomllib.loads(toml)["settle"]) == SettleConfig()
 
 
 def test_init_writes_a_template_that_loads(tmp_path: Path) -> None:

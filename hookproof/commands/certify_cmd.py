@@ -37,7 +37,7 @@ def register(app: typer.Typer) -> None:
         keep_going: Annotated[bool, typer.Option("--keep-going", help="Run every scenario even after the receiver stopped answering.")] = False,
         force: Annotated[bool, typer.Option("--force", help="Let --out overwrite another command's results.")] = False,
         allow_remote: Annotated[bool, typer.Option("--allow-remote", help="Allow a target that is not on this machine (loopback).")] = False,
-        seed: Annotated[Optional[int], typer.Option("--seed", help="Seed of the scenarios' worlds and fault plans (default: run.seed, else a random one); the report names it, and the same seed makes the same worlds again.", show_default=False)] = None,
+        seed: Annotated[Optional[int], typer.Option("--seed", help="Seed of the scenarios' worlds and fault plans (default: run.seed, else a random one); the report names it, and the same seed makes the same worlds again, for a scenario run alone too (its world comes from the seed and its id).", show_default=False)] = None,
         chaos: Annotated[bool, typer.Option("--chaos", help="Also run the chaos scenarios (kill, pause, restart, network cuts, replicas); needs a target.process or target.docker section.")] = False,
     ) -> None:
         """Run the scenario catalog against the receiver; exit 0 pass, 1 findings, 2 usage/config error.

@@ -74,7 +74,7 @@ def check_lost(
         positions = idx.by_key.get(key, [])
         acked = idx.acked(positions)
         if acked:
-            findings.append(Finding("lost", key, f"acknowledged {len(acked)} time(s) but never applied",
+            findings.append(Finding("lost", key, f"acknowledged {len(acked)} time(s) but not applied by the end of settling",
                                     expected=1, actual=0, attempts=idx.attempt_ids(positions)))
         else:
             never_acked += 1

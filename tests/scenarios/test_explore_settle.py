@@ -198,3 +198,23 @@ def test_the_search_loop_is_quiet_only_with_nothing_running() -> None:
             deadline.join(CUE_WAIT_S)
     finally:
         loop.close()
+
+
+@pytest.mark.parametrize(("name", "findings"), [("ack_before_persist", set()), ("mark_before_effect", {"lost", "no_server_error"})])
+def test_a_worker_applying_after_the_window_is_waited_for_and_a_loss_still_found(
+        name: str, findings: set[str], tmp_path: Path) -> None:
+    """ack_before_persist answers 200 and applies each event 0.2 s later in its worker, four
+    times explore's 0.05 s settle window: the teardown reads on until every acked effect shows
+    (no `lost`). mark_before_effect loses its effect for good: the reads wait the deadline,
+    then `lost` is found, and the search remembers it (`fell_short`)."""
+    provider = ServerState()
+    receivers = ReceiverPool(name, tmp_path, secrets=(SECRET,), provider_state=provider,
+                             options={"apply_delay_s": 0.2})
+    target = receivers.target(settle_window_s=0.05, settle_deadline_s=3.0)  # not the pool's 0.5 s for it
+    steps = [Step("emit", action="pay"), Step("deliver", event=1), Step("deliver", event=1)]
+    try:
+        found = replay(target, steps, SEED, provider_state=provider)
+    finally:
+        receivers.close()
+    assert (set() if found is None else {f.check_id for f in found.findings}) == findings, found
+    assert target.fell_short == bool(findings)

@@ -45,13 +45,13 @@ def _report(message: str) -> ScenarioReport:
 
 
 @pytest.mark.parametrize(("message", "served", "expected"), [
-    ("acknowledged 1 time(s) but never applied", ["charged_back", "charged_back"],
-     "acknowledged 1 time(s) but never applied (when the receiver fetched 123, the provider API served it as "
+    ("acknowledged 1 time(s) but not applied by the end of settling", ["charged_back", "charged_back"],
+     "acknowledged 1 time(s) but not applied by the end of settling (when the receiver fetched 123, the provider API served it as "
      "charged_back)"),
-    ("acknowledged 2 time(s) but never applied", ["approved", "refunded"],
-     "acknowledged 2 time(s) but never applied (when the receiver fetched 123, the provider API served it as "
+    ("acknowledged 2 time(s) but not applied by the end of settling", ["approved", "refunded"],
+     "acknowledged 2 time(s) but not applied by the end of settling (when the receiver fetched 123, the provider API served it as "
      "approved, then refunded)"),
-    ("acknowledged 1 time(s) but never applied", [], "acknowledged 1 time(s) but never applied"),
+    ("acknowledged 1 time(s) but not applied by the end of settling", [], "acknowledged 1 time(s) but not applied by the end of settling"),
     ("never applied and never acknowledged: ...", ["charged_back"], "never applied and never acknowledged: ..."),
 ])
 def test_an_acknowledged_lost_finding_names_what_was_served(message: str, served: list[str], expected: str) -> None:

@@ -63,11 +63,57 @@ def test_an_effect_arriving_just_after_the_first_stable_read_is_still_seen() -> 
     assert clock.now == pytest.approx(0.4)
 
 
-def test_a_read_missing_an_expected_effect_waits_the_whole_window() -> None:
+def test_a_read_missing_an_expected_effect_is_read_until_the_deadline_then_settles_short() -> None:
+    """Unchanged for the window is not enough while an expected effect is missing: the reads
+    go on to the deadline; unchanged by then, it settles short (the checks judge it lost)."""
     clock = _Clock()
     result = settle(lambda: Observation(clock.now, (Effect("renewal:in_1"),)), window_s=0.5, deadline_s=5.0,
                     interval_s=0.1, clock=clock, sleep=clock.sleep, done=_shows_license)
-    assert result.settled and not result.early
+    assert result.settled and result.short and not result.early
+    assert len(result.observations) == 51 and clock.now == pytest.approx(5.0)
+
+
+def test_an_effect_applied_after_several_windows_is_waited_for() -> None:
+    """A worker applying 2 s after the answer (four windows of unchanged reads): still read,
+    and settled on evidence the quiet period after it shows."""
+    clock = _Clock()
+
+    def read() -> Observation:
+        return Observation(clock.now, (Effect("license:pi_1"),) if clock.now >= 1.95 else ())
+
+    result = settle(read, window_s=0.5, deadline_s=5.0, interval_s=0.1, clock=clock, sleep=clock.sleep,
+                    done=_shows_license)
+    assert result.settled and result.early and not result.short
+    assert clock.now == pytest.approx(2.2)
+
+
+def test_reads_still_changing_at_the_deadline_do_not_settle() -> None:
+    clock = _Clock()
+    result = settle(lambda: Observation(clock.now, (Effect("renewal:in_1"),) * int(clock.now * 10)), window_s=0.5,
+                    deadline_s=2.0, interval_s=0.1, clock=clock, sleep=clock.sleep, done=_shows_license)
+    assert not result.settled and not result.short
+
+
+def test_what_is_owed_is_waited_for_even_where_nothing_can_prove_the_receiver_done() -> None:
+    """An attempt timed out (no `done`: a read showing everything still gets the window, for a
+    late duplicate): the effect owed, applied 2 s late, is waited for all the same."""
+    clock = _Clock()
+
+    def read() -> Observation:
+        return Observation(clock.now, (Effect("license:pi_1"),) if clock.now >= 1.95 else ())
+
+    result = settle(read, window_s=0.5, deadline_s=5.0, interval_s=0.1, clock=clock, sleep=clock.sleep,
+                    owed=_shows_license)
+    assert result.settled and not result.early and not result.short
+    assert clock.now == pytest.approx(2.5)
+
+
+def test_an_impatient_settle_gives_a_short_read_the_window_only() -> None:
+    """`patient()` False (the run already saw a settle fall short at its deadline): the window."""
+    clock = _Clock()
+    result = settle(lambda: Observation(clock.now, (Effect("renewal:in_1"),)), window_s=0.5, deadline_s=5.0,
+                    interval_s=0.1, clock=clock, sleep=clock.sleep, done=_shows_license, patient=lambda: False)
+    assert result.settled and not result.early and not result.short
     assert len(result.observations) == 6 and clock.now == pytest.approx(0.5)
 
 

@@ -36,7 +36,7 @@ def test_acknowledged_events_without_a_key_make_lost_not_applicable() -> None:
 def test_a_mapped_key_acknowledged_and_never_applied_is_still_lost() -> None:
     result = check_lost(hist(att("e1"), att("e_k1", "k1")), exp("k1"), [obs(20)])
     assert result.verdict is Verdict.INVALID
-    assert [(f.key, f.message) for f in result.findings] == [("k1", "acknowledged 1 time(s) but never applied")]
+    assert [(f.key, f.message) for f in result.findings] == [("k1", "acknowledged 1 time(s) but not applied by the end of settling")]
     assert "applicability" not in result.stats
 
 
@@ -85,5 +85,5 @@ def test_a_mapped_effect_the_receiver_never_shows_is_still_lost(tmp_path: Path) 
     (stale,) = report.scenarios
     assert stale.verdict == "fail"
     lost = [f for f in stale.findings if f.check_id == "lost"]
-    assert lost and all(f.key.startswith("paid:in_") and f.message == "acknowledged 1 time(s) but never applied"
+    assert lost and all(f.key.startswith("paid:in_") and f.message == "acknowledged 1 time(s) but not applied by the end of settling"
                         for f in lost), lost

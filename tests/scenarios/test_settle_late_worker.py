@@ -1,0 +1,45 @@
+"""A receiver that answers 200 first and applies in a worker later than the settle window.
+
+`tests.scenarios.fetch_in_worker` answers at once and applies each event 0.7 s later in a
+worker thread, fetching from the provider API and trying a failed fetch again after 0.5 s and
+1 s (a Stripe SDK's backoff). Certified over HTTP with the default `[settle]` (a 0.3 s window),
+it passes: while an effect or a state the provider's truth expects is missing, settling reads
+on up to the deadline instead of concluding after the window. Its twin that gives up on a
+failed fetch loses the effect and the state for good, and is still found: ``lost`` and ``stale``
+(worded as what was seen: not applied by the end of settling).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from examples.receivers import PROJECT_ROOT
+from hookproof.certify import certify
+from hookproof.config_model import SettleConfig
+from hookproof.demo import receiver_config
+
+SECRET = "whsec_late_worker_" + "0" * 22
+SCENARIOS = ["duplicate-sequential", "provider-api-transient"]
+
+
+def _certify(tmp_path: Path, **options: float) -> dict[str, tuple[str, list[str], list[str]]]:
+    cfg = receiver_config("fetch_in_worker", tmp_path, SECRET, seed=4242, scenarios=SCENARIOS,
+                          module="tests.scenarios.fetch_in_worker", cwd=PROJECT_ROOT, options=options)
+    assert cfg.settle == SettleConfig()  # the defaults: a 0.3 s window, a 15 s deadline
+    report = certify(cfg, out_dir=tmp_path / "report").report
+    return {s.id: (s.verdict, sorted({f.check_id for f in s.findings}), [f.message for f in s.findings])
+            for s in report.scenarios}
+
+
+def test_a_worker_applying_after_the_window_passes_at_default_settings(tmp_path: Path) -> None:
+    got = _certify(tmp_path)
+    assert {sid: verdict for sid, (verdict, _, _) in got.items()} == {
+        "duplicate-sequential": "pass", "provider-api-transient": "pass"}, got
+
+
+def test_its_twin_giving_up_on_a_failed_fetch_is_found(tmp_path: Path) -> None:
+    got = _certify(tmp_path, fault=1)
+    verdict, checks, messages = got["provider-api-transient"]
+    assert verdict == "fail" and {"lost", "stale"} <= set(checks), got
+    assert any("acknowledged 1 time(s) but not applied by the end of settling" in m for m in messages), messages
+    assert got["duplicate-sequential"][0] == "pass", got
