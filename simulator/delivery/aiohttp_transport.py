@@ -337,15 +337,15 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
         token = _CURRENT.set(current)
         data = body or None
         try:
-            try:
-                return await session.request(method, url, headers=headers, data=data, allow_redirects=False,
-                                             timeout=timeout, server_hostname=sni)
+            try:  # the coroutine `session.request` wraps, awaited without its context manager
+                return await session._request(method, url, headers=headers, data=data, allow_redirects=False,
+                                              timeout=timeout, server_hostname=sni)
             except _STALE as exc:
                 if not _stale(exc, current):
                     raise
-                return await self._fresh_session().request(method, url, headers=headers, data=data,
-                                                           allow_redirects=False, timeout=timeout,
-                                                           server_hostname=sni)
+                return await self._fresh_session()._request(method, url, headers=headers, data=data,
+                                                            allow_redirects=False, timeout=timeout,
+                                                            server_hostname=sni)
         finally:
             _CURRENT.reset(token)
 

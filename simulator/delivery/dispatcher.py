@@ -244,7 +244,7 @@ class Dispatcher:
         event = delivery.event
         mutations = delivery.mutations_first if number == 1 else delivery.mutations_retry
         now = self.clock()
-        injected = delivery.timeout_for(number)
+        injected = None if delivery.sender_timeout_s is None else delivery.timeout_for(number)
         timeout_s = injected or (self.sender_timeout_s if self.sender_timeout_s is not None
                                  else self.profile.attempt_timeout_s(number))  # `attempt_timeout_s`
         if not mutations and self._transport is not None:
@@ -296,12 +296,13 @@ class Dispatcher:
                 tags = (*tags, "drop-response")
         valid = is_valid(mutations, self.profile) if mutations else True
         event_type = self._event_types.get(event.type) or self._event_type(event.type)
+        excerpt, reason = graded.excerpt, graded.reason
         # every field in order, built at its index with its row (`History.record_new`)
         return self.history.record_new(
             event_id, delivery.delivery_id, number, event.business_key, event.object_id, event.version,
             event_type, tags if type(tags) is tuple else tuple(tags), valid, sent_at, sent_at + latency_ms / 1000.0,
-            graded.status, outcome, completion, round(latency_ms, 3), self._mask(graded.excerpt),
-            self._mask(graded.reason) if graded.reason else None, event.amount,
+            graded.status, outcome, completion, round(latency_ms, 3), self._mask(excerpt) if excerpt else excerpt,
+            self._mask(reason) if reason else None, event.amount,
             self.scenario,
         )
 
@@ -361,7 +362,7 @@ class Dispatcher:
         if self._transport is None:
             first = asyncio.get_running_loop().time() + self.connect_timeout_s + timeout_s
         try:
-            with self._deadlines.at(first) as deadline:
+            with Deadline(self._deadlines, first) as deadline:  # `Deadlines.at`
                 exchange.deadline = deadline
                 if headers is None:
                     assert request is not None
