@@ -45,7 +45,7 @@ from hookproof.simulator.delivery.mutations import build_attempt, envelope_of
 from hookproof.simulator.delivery.transports import Target, in_process_request, in_process_transport, make_client
 from hookproof.simulator.faults import Delivery, Mutation, Schedule, is_valid
 from hookproof.simulator.profiles.base import Profile, SignedRequest
-from hookproof.simulator.secret_forms import Masker
+from hookproof.simulator.secret_forms import masker_for
 
 _ACKED = Outcome.ACKED
 #: Default cap on an answer body, in bytes (the rest is not read).
@@ -108,7 +108,7 @@ class Dispatcher:
         self.target = target
         self.profile = profile
         self._secrets = tuple(secrets)
-        self._mask = Masker(self._secrets)  # a receiver's answer may quote a secret: never recorded
+        self._mask = masker_for(self._secrets)  # a receiver's answer may quote a secret: never recorded
         self.history = history
         self.time_scale = time_scale
         self.max_attempts = max_attempts if max_attempts is not None else 1 + len(profile.retry_schedule_s)

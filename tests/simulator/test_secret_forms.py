@@ -20,7 +20,7 @@ from standardwebhooks.webhooks import Webhook
 from hookproof.simulator.delivery import Dispatcher, History, Target
 from hookproof.simulator.faults import FaultPlan, schedule
 from hookproof.simulator.profiles import get_profile
-from hookproof.simulator.secret_forms import Masker, mask_secrets, secret_forms
+from hookproof.simulator.secret_forms import Masker, mask_secrets, masker_for, secret_forms
 from hookproof.simulator.world import emit_events, new_world
 
 #: The Standard Webhooks spec's test vector secret (docs/providers.md), and one per provider's format.
@@ -124,3 +124,11 @@ def test_a_receiver_answering_with_its_secret_never_gets_it_into_the_history() -
     excerpts = [a.response_excerpt for a in history]
     assert [a.status for a in history] == [500, 400, 200]
     assert excerpts == ["debug: *** *** b'***' ***"] * 3
+
+
+def test_masker_for_shares_one_masker_per_tuple_of_secrets() -> None:
+    shared = masker_for(["whsec_shared_secret_one"])
+    assert masker_for(("whsec_shared_secret_one",)) is shared
+    assert masker_for(["whsec_shared_secret_two"]) is not shared
+    text = "key whsec_shared_secret_one and shared_secret_one"
+    assert shared(text) == Masker(["whsec_shared_secret_one"])(text) == "key *** and ***"
