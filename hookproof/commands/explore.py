@@ -112,6 +112,7 @@ def explore_target(cfg: "Config", log: Any = None) -> Iterator[tuple["ExploreTar
             check_reachable(cfg)
             yield shared_target(make_target(cfg), make_observer(cfg, state), profile, secrets, in_process=False,
                                 settle_window_s=cfg.settle.window_s, settle_deadline_s=cfg.settle.deadline_s,
+                                settle_stall_s=cfg.settle.stall_s,
                                 settle_interval_s=cfg.settle.interval_s, **options), state
 
 
