@@ -38,7 +38,7 @@ import time
 import urllib.parse
 from collections import Counter
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Mapping, Protocol, runtime_checkable
+from typing import Any, Callable, Mapping, Protocol, Sequence, runtime_checkable
 
 import httpx
 import sqlalchemy
@@ -494,6 +494,18 @@ def _same(a: Observation, b: Observation) -> bool:
             and (a.states == b.states or Counter(a.states) == Counter(b.states)))
 
 
+def unchanged_since(observations: Sequence[Observation]) -> float:
+    """When (`Observation.at`, unix seconds) the reads stopped changing: the time of the first
+    of the trailing reads equal to the last (`settle`'s comparison). Raises IndexError when empty."""
+    last = observations[-1]
+    since = last.at
+    for obs in reversed(observations):
+        if not _same(obs, last):
+            break
+        since = obs.at
+    return since
+
+
 def _sharing(obs: Observation, seen: Observation) -> Observation:
     """`obs`, its effect and state rows taken from `seen` when they are equal in the same
     order (the same values: a read repeating the last one holds no rows of its own)."""
@@ -594,4 +606,5 @@ __all__ = [
     "SqlObserver",
     "observation_from_data",
     "settle",
+    "unchanged_since",
 ]

@@ -43,7 +43,7 @@ from hookproof.scenarios.fetched_states import with_fetched, with_mode
 from hookproof.scenarios.findings import CheckResult, run_verdict
 from hookproof.scenarios.key_loops import other_mode_message
 from hookproof.scenarios.observations import Expectations, Observation, expectations_from
-from hookproof.scenarios.observers import settle
+from hookproof.scenarios.observers import settle, unchanged_since
 from hookproof.scenarios.overlap import Stopped, own_refusals, run_overlapped
 from hookproof.scenarios.report_views import attempt_view, check_view, checklist, effect_points
 from hookproof.scenarios.seeding import SeedHook, run_seed, seed_document
@@ -700,6 +700,12 @@ class Runner:
                 others = self._delivering - (1 if delivering else 0)
                 quiet_since = max(self._whole_changed_at, self._delivered_at)
             if others == 0 and time.monotonic() - quiet_since >= self.settle_window_s - 1e-9:
+                return observations, True
+            # A receiver already known to keep something from the truth (`_fell_short`) gets
+            # a read short of what it owes the stall bound, not the whole deadline, beside others.
+            final = observations[-1]
+            if (self._fell_short and self.settle_stall_s is not None and not owed(final)
+                    and final.at - unchanged_since(observations) >= self.settle_stall_s - 1e-9):
                 return observations, True
 
     def _expected_picture(self, events: Sequence[Event], scenario_id: str

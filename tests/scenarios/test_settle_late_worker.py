@@ -50,3 +50,22 @@ def test_its_twin_giving_up_on_a_failed_fetch_is_found(tmp_path: Path) -> None:
     assert got["duplicate-sequential"][0] == "pass", got
     defaults = SettleConfig()  # waited for the stalled reads, and not to the deadline
     assert defaults.stall_s <= durations["provider-api-transient"] < defaults.deadline_s, durations
+
+
+def test_a_broken_receiver_s_overlapped_scenarios_wait_the_stall_bound_not_the_deadline(tmp_path: Path) -> None:
+    """Side by side, a read short of what it owes waited for the other scenarios to stop
+    delivering and the receiver to stop changing, up to the deadline, even once the run knew
+    the receiver keeps effects from the truth (over the whole catalog three scenarios of this
+    receiver took 15 s each). Now it ends after reads unchanged for `stall_s`; the findings are
+    the detection matrix's."""
+    from examples.receivers import config as example_config
+    from tests.scenarios.test_detection_matrix import MATRIX
+
+    cfg = example_config("dedupe_by_type_and_object", tmp_path, SECRET, seed=4242, settle_window_s=0.15)
+    report = certify(cfg, out_dir=tmp_path / "report").report
+    failed = {s.id: sorted({f.check_id for f in s.findings}) for s in report.scenarios
+              if s.verdict not in ("pass", "not_applicable")}
+    assert failed == MATRIX["dedupe_by_type_and_object"], failed
+    assert all(s.reason is None for s in report.scenarios if s.id in failed), [s.reason for s in report.scenarios]
+    slowest = max(s.duration_s for s in report.scenarios if s.id in failed)
+    assert slowest < SettleConfig().deadline_s, slowest

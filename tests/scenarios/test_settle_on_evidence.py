@@ -235,3 +235,12 @@ def test_a_duplicate_is_still_seen_when_settling_on_evidence(tmp_path: Path) -> 
     report, early = _run("no_dedupe", tmp_path)
     assert report.verdict == "fail" and early == [True]
     assert {f.check_id for f in report.findings} == {"duplicated"}
+
+
+def test_unchanged_since_is_the_first_of_the_trailing_equal_reads() -> None:
+    from hookproof.scenarios.observers import unchanged_since
+
+    one, two = (Effect("license:pi_1"),), (Effect("license:pi_1"), Effect("renewal:in_1"))
+    reads = [Observation(1.0, one), Observation(2.0, two), Observation(3.0, tuple(reversed(two))), Observation(4.0, two)]
+    assert unchanged_since(reads) == 2.0  # row order is not a change
+    assert unchanged_since(reads[:1]) == 1.0
