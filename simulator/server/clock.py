@@ -152,10 +152,13 @@ def servable_states(world: AnyWorld, object_ids: Iterable[str]) -> dict[str, tup
 
 
 def _snapshot_status(world: AnyWorld, object_id: str, version: int) -> str | None:
-    """The ``status`` field of the object's snapshot at `version`, or None."""
+    """The ``status`` field of the object's snapshot at `version`, or None (no such version:
+    every world keeps its objects' versions, `world.records.RecordReads.get`)."""
+    from hookproof.simulator.errors import WorldError
+
     try:
         status = world.get(object_id, version).get("status")
-    except Exception:  # noqa: BLE001 - a world without versioned snapshots: events only
+    except WorldError:
         return None
     return status if isinstance(status, str) else None
 
