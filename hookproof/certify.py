@@ -509,6 +509,7 @@ def certify(config: Config, *, scenarios: Sequence[str] | None = None, out_dir: 
                     time_scale=config.run.time_scale, burst=config.run.burst,
                     redelivery_window=config.run.redelivery_window,
                     settle_window_s=config.settle.window_s, settle_deadline_s=config.settle.deadline_s,
+                    settle_stall_s=config.settle.stall_s,
                     settle_interval_s=config.settle.interval_s, has_sink=config.observer.kind == "sink",
                     progress=marked, attempt_timeout_s=config.run.sender_timeout_s,
                     nemesis=nemesis if chaos else None,

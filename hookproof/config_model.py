@@ -255,10 +255,12 @@ class ProviderConfig(StrictModel):
 
 
 class SettleConfig(StrictModel):
-    """Liveness: effects must be stable for `window_s`, waited for at most `deadline_s`."""
+    """Liveness: effects must be stable for `window_s`, waited for at most `deadline_s`; reads
+    missing something owed are waited for while they change, and `stall_s` once they stop."""
 
     window_s: float = Field(default=0.3, gt=0, le=600)
     deadline_s: float = Field(default=15.0, gt=0, le=3600)
+    stall_s: float = Field(default=5.0, gt=0, le=3600)
     interval_s: float = Field(default=0.05, gt=0, le=60)
 
 

@@ -26,6 +26,9 @@ class HitRate:
     copies: int
     seeds: list[int] = field(default_factory=list)  # seeds of the runs that double-applied
     keys: list[str] = field(default_factory=list)
+    #: per key of `keys`, the check that saw it applied twice: ``duplicated`` (an effect twice)
+    #: or ``counter`` (a counter moved past the provider's truth, the effect itself single)
+    kinds: list[str] = field(default_factory=list)
     attempts: int = 0  # burst copies sent, over all runs
     acked: int = 0  # of which the receiver acknowledged (a hit rate over no acknowledged copy proves nothing)
 
@@ -68,11 +71,12 @@ def burst_hit_rate(target: ExploreTarget, *, repeats: int = 20, copies: int = 8,
             keys = session.explore.keys
             counters = keys is not None and bool(keys.counters)
             checks = session._check(("duplicated", "counter") if counters else ("duplicated",))
-            bad = [f.key for c in checks for f in c.problems if _applied_twice(f)]
+            bad = [(f.key, c.check_id) for c in checks for f in c.problems if _applied_twice(f)]
             if bad:
                 result.hits += 1
                 result.seeds.append(run_seed)
-                result.keys.extend(bad)
+                result.keys.extend(key for key, _ in bad)
+                result.kinds.extend(kind for _, kind in bad)
         finally:
             session.close()
         if on_run is not None:

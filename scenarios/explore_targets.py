@@ -40,9 +40,10 @@ class ExploreTarget:
         describe: the target as reports name it.
         in_process: True for in-process apps (the deterministic tier: bursts are on).
         live / account: the receiver's environment and account.
-        settle_window_s / settle_deadline_s / settle_interval_s: liveness settle at teardown.
-        fell_short: an example's teardown waited its whole settle deadline for what the
-            receiver owed and never saw it (`session.Session._settle`); later examples give a
+        settle_window_s / settle_deadline_s / settle_interval_s / settle_stall_s: liveness settle at
+            teardown (`observers.settle`).
+        fell_short: an example's teardown waited its settle deadline, or `settle_stall_s` of
+            unchanged reads, for what the receiver owed and never saw it (`session.Session._settle`); later examples give a
             read that falls short the window only.
         enabled: the event types the receiver is sent, in the world's names (the config's
             ``enabled_events``); None: every type the profile sends.
@@ -59,6 +60,7 @@ class ExploreTarget:
     account: str | None = None
     settle_window_s: float = 0.05
     settle_deadline_s: float = 5.0
+    settle_stall_s: float | None = 5.0
     settle_interval_s: float = 0.005
     enabled: frozenset[str] | None = None
     keys: Any = None

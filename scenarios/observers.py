@@ -38,7 +38,7 @@ import time
 import urllib.parse
 from collections import Counter
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Mapping, Protocol, runtime_checkable
+from typing import Any, Callable, Mapping, Protocol, Sequence, runtime_checkable
 
 import httpx
 import sqlalchemy
@@ -462,9 +462,10 @@ class SettleResult:
             waited for (`short`), unchanged for the window when the deadline came.
         early: True when it settled on evidence: everything expected was shown and
             stayed unchanged for the quiet period.
-        short: True when it waited for what the reads did not show yet up to the
-            deadline, and the reads, unchanged for the window by then, still fell short:
-            what is missing is missing after the whole deadline, not after a short window.
+        short: True when it waited for what the reads did not show yet, up to the
+            deadline or until they stayed unchanged for `stall_s`, and they still fell short
+            (unchanged for the window): what is missing is missing after that wait, not after
+            a short window.
     """
 
     observations: list[Observation]
@@ -493,6 +494,18 @@ def _same(a: Observation, b: Observation) -> bool:
             and (a.states == b.states or Counter(a.states) == Counter(b.states)))
 
 
+def unchanged_since(observations: Sequence[Observation]) -> float:
+    """When (`Observation.at`, unix seconds) the reads stopped changing: the time of the first
+    of the trailing reads equal to the last (`settle`'s comparison). Raises IndexError when empty."""
+    last = observations[-1]
+    since = last.at
+    for obs in reversed(observations):
+        if not _same(obs, last):
+            break
+        since = obs.at
+    return since
+
+
 def _sharing(obs: Observation, seen: Observation) -> Observation:
     """`obs`, its effect and state rows taken from `seen` when they are equal in the same
     order (the same values: a read repeating the last one holds no rows of its own)."""
@@ -515,6 +528,7 @@ def settle(
     quiet_s: float | None = None,
     patient: Callable[[], bool] | None = None,
     owed: Callable[[Observation], bool] | None = None,
+    stall_s: float | None = None,
 ) -> SettleResult:
     """Poll `observer` every `interval_s` until effects, states (as multisets: row
     order is ignored) and counters are unchanged for `window_s`, or `deadline_s` has passed since
@@ -534,14 +548,19 @@ def settle(
     that falls short the window only, as without `done`. `owed` (default: `done`) is what
     is waited for, when it differs: given with no `done` (nothing can prove the receiver
     done, so a read showing what it owes still gets the window), what is owed is waited
-    for all the same.
+    for all the same. `stall_s` bounds that wait by the reads' progress: reads that miss
+    something owed and stay unchanged for `stall_s` (and the window) settle `short` then,
+    before the deadline (a receiver still changing what it shows is waited for up to the
+    deadline; one that stopped short of what it owes is not waited for any longer).
 
     `clock` (monotonic seconds) and `sleep` are injectable for tests.
     """
-    if window_s < 0 or deadline_s < 0 or interval_s <= 0 or (quiet_s is not None and quiet_s < 0):
-        raise ValueError("window_s, deadline_s and quiet_s must be >= 0 and interval_s > 0")
+    if (window_s < 0 or deadline_s < 0 or interval_s <= 0 or (quiet_s is not None and quiet_s < 0)
+            or (stall_s is not None and stall_s < 0)):
+        raise ValueError("window_s, deadline_s, quiet_s and stall_s must be >= 0 and interval_s > 0")
     read: Callable[[], Observation] = observer.observe if isinstance(observer, Observer) else observer
     quiet = min(window_s, quiet_s if quiet_s is not None else QUIET_INTERVALS * interval_s)
+    stall = max(window_s, stall_s) if stall_s is not None else None
     start = clock()
     first = read()
     observations = [first]
@@ -557,11 +576,15 @@ def settle(
         stable = now - stable_since >= needed - _EPSILON_S
         if stable and not waiting:
             return SettleResult(observations, True, early=shown and quiet < window_s)
+        if waiting and stall is not None and now - stable_since >= stall - _EPSILON_S:
+            return SettleResult(observations, True, short=True)
         if now - start >= deadline_s - _EPSILON_S:
             return SettleResult(observations, stable and waiting, short=stable and waiting)
         pause = min(interval_s, start + deadline_s - now)
         if not waiting:
             pause = min(pause, stable_since + needed - now)
+        elif stall is not None:
+            pause = min(pause, stable_since + stall - now)
         sleep(max(0.0, pause))
         obs = _sharing(read(), observations[-1])
         observations.append(obs)
@@ -583,4 +606,5 @@ __all__ = [
     "SqlObserver",
     "observation_from_data",
     "settle",
+    "unchanged_since",
 ]

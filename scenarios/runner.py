@@ -43,7 +43,7 @@ from hookproof.scenarios.fetched_states import with_fetched, with_mode
 from hookproof.scenarios.findings import CheckResult, run_verdict
 from hookproof.scenarios.key_loops import other_mode_message
 from hookproof.scenarios.observations import Expectations, Observation, expectations_from
-from hookproof.scenarios.observers import settle
+from hookproof.scenarios.observers import settle, unchanged_since
 from hookproof.scenarios.overlap import Stopped, own_refusals, run_overlapped
 from hookproof.scenarios.report_views import attempt_view, check_view, checklist, effect_points
 from hookproof.scenarios.seeding import SeedHook, run_seed, seed_document
@@ -92,6 +92,7 @@ class Runner:
         time_scale: factor on the profile's retry delays.
         burst: copies released together in concurrent scenarios.
         settle_window_s / settle_deadline_s / settle_interval_s: liveness settle.
+        settle_stall_s: how long reads missing something owed may stay unchanged (`observers.settle`).
         has_sink: effects go through the effect sink.
         nemesis: the fault injector for chaos scenarios (`chaos.nemesis.Nemesis`), or
             None; chaos scenarios deliver to `nemesis.target` and are always healed.
@@ -139,6 +140,7 @@ class Runner:
     burst: int = 8
     settle_window_s: float = 0.3
     settle_deadline_s: float = 15.0
+    settle_stall_s: float | None = 5.0
     settle_interval_s: float = 0.05
     has_sink: bool = False
     sender_timeout_s: float = 0.001
@@ -171,7 +173,8 @@ class Runner:
     _whole_changed_at: float = field(default=0.0, init=False, repr=False)
     _delivering: int = field(default=0, init=False, repr=False)
     _delivered_at: float = field(default=0.0, init=False, repr=False)
-    #: a settle of this run waited its whole deadline and its reads still fell short (`_settle`)
+    #: a settle of this run waited for what its reads owed (to the deadline, or `settle_stall_s`
+    #: unchanged) and they still fell short (`_settle`)
     _fell_short: bool = field(default=False, init=False, repr=False)
     _documents: dict[int, tuple[ScenarioReport, dict[str, Any]]] = field(default_factory=dict, init=False, repr=False)
     #: the compression note of each original time scale: its index in `notes`, the scenarios it names
@@ -659,13 +662,14 @@ class Runner:
         effect and state the history so far implies (`_shows_expected`), unchanged for
         settle's short quiet period; while none does, up to the settle deadline (a receiver
         that answers first and applies later, a worker or a queue, is waited for), then
-        settled short when its reads were unchanged for the window. Without an expected
+        settled short when its reads were unchanged for the window, or earlier once they stayed
+        unchanged for `settle_stall_s` still short of it. Without an expected
         picture (`_expected_picture` None), unchanged for the window.
 
-        Once one settle of the run has waited its whole deadline and still fell short (the
+        Once one settle of the run has waited that long and still fell short (the
         receiver keeps an effect or a state from the truth: the run fails on it either way),
         the others give a read that falls short the window only, as before settling on
-        evidence, so a broken receiver costs the run about one deadline, not one per
+        evidence, so a broken receiver costs the run about one such wait, not one per
         scenario. Beside other scenarios, such a read settles only once, for the window,
         nothing the receiver shows changed and no other scenario delivered (`delivering`:
         this one is between two of its phases), as when it runs alone after the others.
@@ -681,7 +685,7 @@ class Runner:
             left_s = max(0.0, self.settle_deadline_s - (time.monotonic() - started))
             result = settle(lambda: scoped(self._read(), ids, keys, counters), window_s=self.settle_window_s,
                             deadline_s=left_s, interval_s=self.settle_interval_s, done=done, owed=owed,
-                            patient=lambda: not self._fell_short)
+                            stall_s=self.settle_stall_s, patient=lambda: not self._fell_short)
             observations += result.observations
             if result.short:
                 self._fell_short = True
@@ -696,6 +700,12 @@ class Runner:
                 others = self._delivering - (1 if delivering else 0)
                 quiet_since = max(self._whole_changed_at, self._delivered_at)
             if others == 0 and time.monotonic() - quiet_since >= self.settle_window_s - 1e-9:
+                return observations, True
+            # A receiver already known to keep something from the truth (`_fell_short`) gets
+            # a read short of what it owes the stall bound, not the whole deadline, beside others.
+            final = observations[-1]
+            if (self._fell_short and self.settle_stall_s is not None and not owed(final)
+                    and final.at - unchanged_since(observations) >= self.settle_stall_s - 1e-9):
                 return observations, True
 
     def _expected_picture(self, events: Sequence[Event], scenario_id: str

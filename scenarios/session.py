@@ -14,7 +14,6 @@ import asyncio
 import hashlib
 import itertools
 import secrets as _secrets
-import time
 from dataclasses import replace
 from typing import Any, Callable, Mapping, Sequence, TypeVar, cast
 
@@ -23,6 +22,7 @@ from hookproof.scenarios.check_index import expectations_and_index
 from hookproof.scenarios.checks import ALL_CHECKS, CheckResult, check_safe, run_checks
 from hookproof.scenarios.explore_targets import ExploreTarget
 from hookproof.scenarios.observations import Expectations, Observation, expectations_from
+from hookproof.scenarios.observers import settle
 from hookproof.scenarios.safety_watch import WATCHED, SafetyWatch
 from hookproof.scenarios.schedules import CLOCK_START_US, CLOCK_STEP_US, Failure, Step, attempt_outcome
 from hookproof.scenarios.search_loop import SearchLoop
@@ -497,44 +497,36 @@ class Session:
         return self.failure(self._check(self.final_checks()), "teardown")
 
     def _settle(self) -> None:
-        """Observe until the receiver settles (liveness, as in Jepsen: bounded by a deadline).
+        """Observe until the receiver settles, by certify's rule (`observers.settle`: liveness,
+        as in Jepsen, bounded by a deadline).
 
         Settled means: unchanged for `QUICK_WINDOW_S` while it already shows every acked
-        effect and the provider's final states; while it does not, read on up to the
-        deadline (a receiver that answers first and applies in a worker is waited for), and
-        reads unchanged for `settle_window_s` by then are judged as they are; or the
-        deadline passed. Once an example's reads fell short at their deadline
-        (`ExploreTarget.fell_short`: the receiver keeps something from the truth, the search
-        finds it either way), a read that falls short settles after `settle_window_s`
-        unchanged, so a broken receiver costs the search one deadline. An in-process app
-        that is quiet before the first read (`SearchLoop.quiet`: every request answered,
-        nothing left on the loop, no thread but anyio's idle workers) cannot change what
-        that read shows, so when it shows everything it is final and the quick window is
-        not waited for.
+        effect and the provider's final states; while it does not, read on while the reads
+        change, up to the deadline, or until they stayed unchanged for `settle_stall_s` (a
+        receiver that answers first and applies in a worker is waited for), then judged as
+        they are. Once an example's reads fell short (`ExploreTarget.fell_short`: the
+        receiver keeps something from the truth, the search finds it either way), a read
+        that falls short settles after `settle_window_s` unchanged, so a broken receiver
+        costs the search one wait. An in-process app that is quiet before the first read
+        (`SearchLoop.quiet`: every request answered, nothing left on the loop, no thread but
+        anyio's idle workers) cannot change what that read shows, so when it shows
+        everything it is final and the quick window is not waited for.
         """
         x = self.explore
         acked_keys, truth = self._picture()
         quiet = self.prepared.target.in_process and self._search_loop.quiet()  # before the read it vouches for
-        start = time.monotonic()
-        last = self.observe()
-        if quiet and _shows(last, acked_keys, truth):
+        first = [self.observe()]
+        if quiet and _shows(first[0], acked_keys, truth):
             return
-        stable_since = time.monotonic()
-        while True:
-            now = time.monotonic()
-            shown = _shows(last, acked_keys, truth)
-            waiting = not shown and not x.fell_short
-            stable = now - stable_since >= (QUICK_WINDOW_S if shown else x.settle_window_s)
-            if stable and not waiting:
-                return
-            if now - start >= x.settle_deadline_s:
-                if stable and waiting:
-                    x.fell_short = True
-                return
-            time.sleep(x.settle_interval_s)
-            obs = self.observe()
-            if _shape(obs) != _shape(last):
-                last, stable_since = obs, time.monotonic()
+
+        def read() -> Observation:
+            return first.pop() if first else self.observe()
+
+        result = settle(read, window_s=x.settle_window_s, deadline_s=x.settle_deadline_s,
+                        interval_s=x.settle_interval_s, done=lambda obs: _shows(obs, acked_keys, truth),
+                        quiet_s=QUICK_WINDOW_S, stall_s=x.settle_stall_s, patient=lambda: not x.fell_short)
+        if result.short:
+            x.fell_short = True
 
     def _picture(self) -> tuple[set[str], dict[str, tuple[str, int]]]:
         """Business keys acked by a valid attempt, and each stateful object's final (status, version)."""
@@ -566,10 +558,6 @@ class Session:
                     self._search_loop.settle_strays()
             finally:
                 self.prepared.close()
-
-
-def _shape(obs: Observation) -> tuple[list[tuple[str, int]], list[tuple[str, str, int | None]]]:
-    return sorted(obs.counts().items()), sorted((st.object_id, st.status, st.version) for st in obs.states)
 
 
 def _shows(obs: Observation, keys: set[str], truth: Mapping[str, tuple[str, int]]) -> bool:

@@ -6,13 +6,38 @@ test is skipped locally and fails under ``CI=true`` (see tests/README.md).
 
 from __future__ import annotations
 
+import ast
 import shutil
 import signal
+import sys
+import threading
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
 from tests.support import PostgresServer, find_postgres_bin, require_service
+
+
+def _serialise_ast_parse() -> None:
+    """pytest rewrites the assertions of every module the hookproof distribution holds (it
+    provides a pytest11 plugin) with `ast.parse` as each is first imported, and several are first
+    imported in threads (the provider server's, side-by-side runs). Before CPython 3.11.8,
+    `ast.parse` in two threads at once can raise "SystemError: AST constructor recursion depth
+    mismatch" (python/cpython gh-106905): one lock keeps the parses apart."""
+    if sys.version_info >= (3, 11, 8):
+        return
+    parse = ast.parse
+    lock = threading.Lock()
+
+    def parse_alone(*args: Any, **kwargs: Any) -> Any:
+        with lock:
+            return parse(*args, **kwargs)
+
+    ast.parse = parse_alone
+
+
+_serialise_ast_parse()
 
 # A test that uses one of these fixtures gets the matching marker, so `-m "not docker"`
 # deselects it even if its module forgot `pytestmark`.

@@ -112,6 +112,7 @@ def explore_target(cfg: "Config", log: Any = None) -> Iterator[tuple["ExploreTar
             check_reachable(cfg)
             yield shared_target(make_target(cfg), make_observer(cfg, state), profile, secrets, in_process=False,
                                 settle_window_s=cfg.settle.window_s, settle_deadline_s=cfg.settle.deadline_s,
+                                settle_stall_s=cfg.settle.stall_s,
                                 settle_interval_s=cfg.settle.interval_s, **options), state
 
 
@@ -255,7 +256,8 @@ def run_explore(cfg: "Config", *, out_dir: Path | Callable[[], Path], max_exampl
     if result.failure is None and not result.acked:
         lines.append(f"state machine: {NOTHING_ACKNOWLEDGED.format(attempts=result.attempts)}")
     if hit is not None:
-        lines.append(f"burst race: {hit.hits}/{hit.repeats} runs double-applied ({hit.rate:.0%}); seeds {hit.seeds}")
+        first = f"; first: {hit.kinds[0]} {hit.keys[0]}" if hit.keys and hit.kinds else ""
+        lines.append(f"burst race: {hit.hits}/{hit.repeats} runs double-applied ({hit.rate:.0%}); seeds {hit.seeds}{first}")
         if not hit.hits and not hit.acked:
             lines.append(f"burst race: {NOTHING_DELIVERED.format(attempts=hit.attempts)}")
     scenarios = [machine_report(result, target.describe)]
@@ -336,15 +338,21 @@ def burst_report(hit: "HitRate", *, duration_s: float = 0.0) -> "ScenarioReport"
         check = CheckView("duplicated", "unknown", (), stats, detail=reason)
         return ScenarioReport(BURSTS_ID, title, description, "unknown", ("unique-under-concurrency",),
                               checks=(check,), reason=reason, duration_s=duration_s)
-    findings: tuple[FindingView, ...] = ()
-    if hit.hits:
-        findings = (FindingView("duplicated", hit.keys[0] if hit.keys else "*",
-                                f"{hit.hits}/{hit.repeats} bursts of {hit.copies} copies applied twice "
-                                f"(hit rate {hit.rate:.0%}; seeds {hit.seeds})", "finding",
-                                expected=0, actual=hit.hits),)
-    check = CheckView("duplicated", "invalid" if hit.hits else "valid", findings, stats)
-    return ScenarioReport(BURSTS_ID, title, description, "fail" if hit.hits else "pass",
-                          ("unique-under-concurrency",), checks=(check,), duration_s=duration_s)
+    if not hit.hits:
+        check = CheckView("duplicated", "valid", (), stats)
+        return ScenarioReport(BURSTS_ID, title, description, "pass", ("unique-under-concurrency",),
+                              checks=(check,), duration_s=duration_s)
+    kinds = hit.kinds if len(hit.kinds) == len(hit.keys) else ["duplicated"] * len(hit.keys)
+    first = {kind: key for key, kind in reversed(list(zip(hit.keys, kinds)))}
+    what = {"duplicated": "applied twice",
+            "counter": "moved the counter past the provider's truth (the effect itself once)"}
+    checks = tuple(
+        CheckView(kind, "invalid", (FindingView(
+            kind, first.get(kind, "*"), f"{hit.hits}/{hit.repeats} bursts of {hit.copies} copies {what[kind]} "
+            f"(hit rate {hit.rate:.0%}; seeds {hit.seeds})", "finding", expected=0, actual=hit.hits),), stats)
+        for kind in ("duplicated", "counter") if kind in first or (kind == "duplicated" and not first))
+    return ScenarioReport(BURSTS_ID, title, description, "fail", ("unique-under-concurrency",), checks=checks,
+                          duration_s=duration_s)
 
 
 def run_report(cfg: "Config", target: str, seed: int, started: float, scenarios: list["ScenarioReport"]) -> "RunReport":

@@ -84,6 +84,12 @@ class GitHubProfile(Profile):
     redelivery_window_s: ClassVar[float] = 3 * 86400.0
     default_event = "issues.opened"
     has_account = True
+    #: docs.github.com ("Using webhooks with GitHub Apps"): an app's one webhook receives the
+    #: events of every installation, signed with the app's one secret, and GitHub sends it no
+    #: other: a delivery for another installation is valid, so there is no foreign account.
+    foreign_account_valid = ("a GitHub App's webhook receives every installation's events under the app's one "
+                             "secret; a delivery for another installation (installation.id) is valid, so there "
+                             "is no foreign account")
 
     def event_types(self) -> Mapping[str, str]:
         """Every event type the repository world emits, mapped to itself (GitHub's own names)."""

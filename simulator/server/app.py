@@ -95,6 +95,7 @@ from hookproof.simulator.world import RESOURCES, World
 #: ``POST /v1/<path>`` -> (the write, the object type it creates).
 WRITES: dict[str, tuple[Callable[[World, Any], str], str]] = {
     "customers": (writes.create_customer, "customer"),
+    "products": (writes.create_product, "product"),
     "checkout/sessions": (writes.create_checkout_session, "checkout.session"),
     "subscriptions": (writes.create_subscription, "subscription"),
     "refunds": (writes.create_refund, "refund"),

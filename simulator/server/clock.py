@@ -29,7 +29,7 @@ import threading
 import weakref
 from bisect import bisect_right
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 from hookproof.simulator.events import Event
 
@@ -152,10 +152,13 @@ def servable_states(world: AnyWorld, object_ids: Iterable[str]) -> dict[str, tup
 
 
 def _snapshot_status(world: AnyWorld, object_id: str, version: int) -> str | None:
-    """The ``status`` field of the object's snapshot at `version`, or None."""
+    """The ``status`` field of the object's snapshot at `version`, or None (no such version:
+    every world keeps its objects' versions, `world.records.RecordReads.get`)."""
+    from hookproof.simulator.errors import WorldError
+
     try:
         status = world.get(object_id, version).get("status")
-    except Exception:  # noqa: BLE001 - a world without versioned snapshots: events only
+    except WorldError:
         return None
     return status if isinstance(status, str) else None
 
@@ -167,4 +170,32 @@ def _snapshot_statuses(world: AnyWorld, object_id: str, carried: dict[int, str])
     return _snapshot_status(world, object_id, version) == status
 
 
-__all__ = ["advance", "horizon", "served_version", "servable_states"]
+def served_snapshot(world: AnyWorld, object_id: str, *, stale: bool = False) -> dict[str, Any]:
+    """A copy of `object_id`'s snapshot at the version the provider API serves now
+    (`served_version`), or at the one before it when `stale` (a switch's stale read).
+
+    Raises the world's `WorldError` for an unknown object."""
+    version = served_version(world, object_id)
+    return world.get(object_id, max(1, version - 1) if stale else version)
+
+
+def find_served(worlds: Iterable[AnyWorld], world_type: type, object_type: str, object_id: str, *,
+                stale: bool) -> dict[str, Any] | None:
+    """`object_id` as served (`served_snapshot`) from the first of `worlds` (the server's,
+    newest first) of `world_type` that holds it, or None when none does or it is not an
+    `object_type` there."""
+    from hookproof.simulator.errors import WorldError
+
+    for world in worlds:
+        if not isinstance(world, world_type) or not world.has(object_id):
+            continue
+        try:
+            if world.object_type(object_id) != object_type:
+                return None
+            return served_snapshot(world, object_id, stale=stale)
+        except WorldError:
+            return None
+    return None
+
+
+__all__ = ["advance", "find_served", "horizon", "served_snapshot", "served_version", "servable_states"]

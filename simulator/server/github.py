@@ -34,7 +34,7 @@ from fastapi.responses import JSONResponse
 from hookproof.simulator.errors import WorldError
 from hookproof.simulator.server import clock
 from hookproof.simulator.server.models import PROVIDER_ERRORS
-from hookproof.simulator.server.state import ServerState
+from hookproof.simulator.server.state import ServerState, bearer_token
 from hookproof.simulator.world.github import GitHubWorld
 
 #: The REST API version the simulator answers at (GitHub's current calendar version).
@@ -56,11 +56,6 @@ def github_error(status: int, message: str, docs: str, headers: dict[str, str] |
 
 def _headers() -> dict[str, str]:
     return {"X-GitHub-Api-Version-Selected": API_VERSION, "X-GitHub-Request-Id": uuid.uuid4().hex[:20].upper()}
-
-
-def _token(request: Request) -> str | None:
-    scheme, _, credentials = request.headers.get("authorization", "").partition(" ")
-    return credentials.strip() or None if scheme.lower() in ("bearer", "token") else None
 
 
 def issue_view(pull: dict[str, Any]) -> dict[str, Any]:
@@ -92,8 +87,7 @@ def find(state: ServerState, owner: str, repo: str, number: int, *, stale: bool)
         if object_id is None:
             continue
         try:
-            version = clock.served_version(world, object_id)
-            snapshot = world.get(object_id, max(1, version - 1) if stale else version)
+            snapshot = clock.served_snapshot(world, object_id, stale=stale)
             kind = world.object_type(object_id)
         except WorldError:
             return None
@@ -108,7 +102,7 @@ def github_router(state: ServerState) -> APIRouter:
 
     async def answer(request: Request, owner: str, repo: str, number: int, wanted: str) -> JSONResponse:
         docs = _DOCS[wanted]
-        token = _token(request)
+        token = bearer_token(request.headers.get("authorization", ""), ("bearer", "token"))
         if token is None:
             return github_error(401, "Requires authentication", docs)
         if not state.accepts(token):

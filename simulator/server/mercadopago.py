@@ -29,11 +29,10 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
-from hookproof.simulator.errors import WorldError
 from hookproof.simulator.server import clock
 from hookproof.simulator.server.models import PROVIDER_ERRORS
 from hookproof.simulator.server.served import served_log
-from hookproof.simulator.server.state import ServerState
+from hookproof.simulator.server.state import ServerState, bearer_token
 from hookproof.simulator.world.mercadopago import MercadoPagoWorld
 
 #: The object types this API serves (what a receiver can fetch; `scenarios.world_plans`).
@@ -51,25 +50,10 @@ def mercadopago_error(status: int, error: str, message: str, *, cause_code: int 
     return JSONResponse(body, status_code=status, headers={"x-request-id": str(uuid.uuid4()), **(headers or {})})
 
 
-def _token(request: Request) -> str | None:
-    scheme, _, credentials = request.headers.get("authorization", "").partition(" ")
-    return credentials.strip() or None if scheme.lower() == "bearer" else None
-
-
 def find(state: ServerState, object_type: str, object_id: str, *, stale: bool) -> dict[str, Any] | None:
     """The `object_type` (``payment`` or ``merchant_order``) with id `object_id` at the
     served version (the one before it when `stale`), or None."""
-    for world in state.iter_worlds_newest_first():
-        if not isinstance(world, MercadoPagoWorld) or not world.has(object_id):
-            continue
-        try:
-            if world.object_type(object_id) != object_type:
-                return None
-            version = clock.served_version(world, object_id)
-            return world.get(object_id, max(1, version - 1) if stale else version)
-        except WorldError:
-            return None
-    return None
+    return clock.find_served(state.iter_worlds_newest_first(), MercadoPagoWorld, object_type, object_id, stale=stale)
 
 
 def mercadopago_router(state: ServerState) -> APIRouter:
@@ -77,7 +61,7 @@ def mercadopago_router(state: ServerState) -> APIRouter:
     router = APIRouter(tags=["mercadopago"])
 
     async def answer(request: Request, object_type: str, object_id: str) -> JSONResponse:
-        if not state.accepts(_token(request)):
+        if not state.accepts(bearer_token(request.headers.get("authorization", ""))):
             return mercadopago_error(401, "unauthorized", "invalid access token")
         decision = state.switches.decide(object_id)
         if decision.retry_after_s is not None:

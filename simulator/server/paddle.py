@@ -24,10 +24,9 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
-from hookproof.simulator.errors import WorldError
 from hookproof.simulator.server import clock
 from hookproof.simulator.server.models import PROVIDER_ERRORS
-from hookproof.simulator.server.state import ServerState
+from hookproof.simulator.server.state import ServerState, bearer_token
 from hookproof.simulator.world.paddle import PaddleWorld
 
 #: The object types this API serves (what a receiver can fetch; `scenarios.world_plans`).
@@ -44,25 +43,10 @@ def paddle_error(status: int, code: str, detail: str, headers: dict[str, str] | 
     return JSONResponse(body, status_code=status, headers=headers)
 
 
-def _token(request: Request) -> str | None:
-    scheme, _, credentials = request.headers.get("authorization", "").partition(" ")
-    return credentials.strip() or None if scheme.lower() == "bearer" else None
-
-
 def find(state: ServerState, object_type: str, object_id: str, *, stale: bool) -> dict[str, Any] | None:
     """The `object_type` (``transaction`` or ``subscription``) with id `object_id` at the
     served version (the one before it when `stale`), or None."""
-    for world in state.iter_worlds_newest_first():
-        if not isinstance(world, PaddleWorld) or not world.has(object_id):
-            continue
-        try:
-            if world.object_type(object_id) != object_type:
-                return None
-            version = clock.served_version(world, object_id)
-            return world.get(object_id, max(1, version - 1) if stale else version)
-        except WorldError:
-            return None
-    return None
+    return clock.find_served(state.iter_worlds_newest_first(), PaddleWorld, object_type, object_id, stale=stale)
 
 
 def paddle_router(state: ServerState) -> APIRouter:
@@ -70,7 +54,7 @@ def paddle_router(state: ServerState) -> APIRouter:
     router = APIRouter(tags=["paddle"])
 
     async def answer(request: Request, object_type: str, object_id: str) -> JSONResponse:
-        token = _token(request)
+        token = bearer_token(request.headers.get("authorization", ""))
         if token is None:
             return paddle_error(401, "authentication_missing", "Authentication header missing")
         if not state.accepts(token):

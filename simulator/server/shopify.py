@@ -66,8 +66,7 @@ def find(state: ServerState, object_type: str, object_id: str, *, stale: bool) -
             continue
         try:
             if stale or clock.horizon(world) is not None:
-                version = clock.served_version(world, object_id)
-                found = world.get(object_id, max(1, version - 1) if stale else version)
+                found = clock.served_snapshot(world, object_id, stale=stale)
             else:
                 found = world.get(object_id)
         except WorldError:

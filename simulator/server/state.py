@@ -183,6 +183,13 @@ class Switches:
         return None
 
 
+def bearer_token(authorization: str, schemes: tuple[str, ...] = ("bearer",)) -> str | None:
+    """The credentials of an ``Authorization`` header value under one of `schemes` (lower
+    case; GitHub's API also takes ``token``), or None."""
+    scheme, _, credentials = authorization.partition(" ")
+    return credentials.strip() or None if scheme.lower() in schemes else None
+
+
 class ServerState:
     """Everything the provider server reads, shared across threads.
 

@@ -1,7 +1,7 @@
 """Objects a receiver creates through the provider API enter the world.
 
-``POST /v1/customers``, ``/v1/checkout/sessions``, ``/v1/subscriptions`` and
-``/v1/refunds`` take Stripe's parameters (docs.stripe.com/api, the "create" call of each
+``POST /v1/customers``, ``/v1/products``, ``/v1/checkout/sessions``, ``/v1/subscriptions``
+and ``/v1/refunds`` take Stripe's parameters (docs.stripe.com/api, the "create" call of each
 resource; form-encoded as the SDKs send them, decoded by `simulator.server.forms`) and
 call the world's operation, so the world's later events about the object carry what the
 receiver set (``client_reference_id``, ``metadata`` …); a session, customer or
@@ -13,7 +13,7 @@ of the created object; bad parameters raise `ParamError` naming the parameter.
 Only the parameters the world models are read; others are accepted and ignored, as a
 test double of the API should not refuse a real integration's call for a field it
 does not simulate. A checkout session with ``line_items[0][price_data]`` creates its
-price; one without ``customer`` gets a customer when it is completed.
+price (and, with ``product_data``, its product); one without ``customer`` gets a customer when it is completed.
 """
 
 from __future__ import annotations
@@ -80,22 +80,53 @@ def create_customer(world: World, params: Mapping[str, Any]) -> str:
     return world.event(event).object_id
 
 
-def _price_of(world: World, item: Mapping[str, Any], param: str) -> str:
+def create_product(world: World, params: Mapping[str, Any]) -> str:
+    """``POST /v1/products``: ``name`` (required), ``description``, ``metadata``. Returns the product id."""
+    return world.create_product(name=_str(params, "name", required=True) or "", description=_str(params, "description"),
+                                metadata=_metadata(params))
+
+
+def _price_of(world: World, item: Mapping[str, Any], param: str, *, subscription: bool = False) -> str:
+    """The price of a line item or subscription item: ``price``, or a new one from ``price_data``.
+
+    ``price_data`` as Stripe takes it (stripe-python ``SubscriptionCreateParamsItemPriceData``,
+    ``SessionCreateParamsLineItemPriceData``): ``currency`` and ``unit_amount``; ``product``
+    (an existing product) or, in a checkout session only, ``product_data`` (``name``: a new
+    product); for a subscription item ``product`` and ``recurring[interval]`` are required."""
     price = item.get("price")
     if isinstance(price, str) and price:
         return _typed(world, price, "price", f"{param}[price]")
     data = item.get("price_data")
     if not isinstance(data, dict):
         raise ParamError("You must specify either `price` or `price_data`.", param)
+    at = f"{param}[price_data]"
     currency = _str(data, "currency", required=True)
     amount = _int(data, "unit_amount")
     if amount is None:
-        raise ParamError("Missing required param: unit_amount.", f"{param}[price_data][unit_amount]")
+        raise ParamError(f"Missing required param: {at}[unit_amount].", f"{at}[unit_amount]")
+    product = _str(data, "product")
+    product_data = data.get("product_data")
+    product_name = None
+    if subscription and product_data is not None:
+        raise ParamError(f"Received unknown parameter: {at}[product_data]", f"{at}[product_data]")
+    if product is not None and product_data is not None:
+        raise ParamError("You may only specify one of these parameters: product, product_data.", at)
+    if product is not None:
+        _typed(world, product, "product", f"{at}[product]")
+    elif subscription:
+        raise ParamError(f"Missing required param: {at}[product].", f"{at}[product]")
+    elif isinstance(product_data, dict):
+        product_name = _str(product_data, "name", required=True)
+    else:
+        raise ParamError("You must specify either `product` or `product_data` when creating a price.", at)
     recurring = data.get("recurring")
     interval = recurring.get("interval") if isinstance(recurring, dict) else None
+    if subscription and interval is None:
+        raise ParamError(f"Missing required param: {at}[recurring].", f"{at}[recurring]")
     if interval is not None and interval not in ("day", "week", "month", "year"):
-        raise ParamError(f"Invalid interval: {interval!r}", f"{param}[price_data][recurring][interval]")
-    return world.create_price(currency=(currency or "usd").lower(), amount=amount, interval=interval)
+        raise ParamError(f"Invalid interval: {interval!r}", f"{at}[recurring][interval]")
+    return world.create_price(currency=(currency or "usd").lower(), amount=amount, interval=interval,
+                              product=product, product_name=product_name)
 
 
 def _first_item(params: Mapping[str, Any], name: str) -> Mapping[str, Any]:
@@ -144,7 +175,7 @@ def create_subscription(world: World, params: Mapping[str, Any]) -> str:
     subscription id."""
     customer = _typed(world, _str(params, "customer", required=True) or "", "customer", "customer")
     item = _first_item(params, "items")
-    price = _price_of(world, item, "items[0]")
+    price = _price_of(world, item, "items[0]", subscription=True)
     trial = (_int(params, "trial_period_days", default=0) or 0) > 0
     behavior = _str(params, "payment_behavior") or "allow_incomplete"
     if behavior not in PAYMENT_BEHAVIORS:

@@ -218,17 +218,37 @@ class World(RecordReads):
             created=self._now_s(), livemode=self.livemode, metadata=metadata or {}, description=description))
         return self._emit("customer.created", cus_id)
 
-    def create_price(self, *, currency: str | None = None, amount: int | None = None, interval: str | None = "month") -> str:
-        """A product and a price (recurring when `interval` is given). Returns the price id."""
+    def create_product(self, *, name: str, description: str | None = None,
+                       metadata: Mapping[str, str] | None = None) -> str:
+        """A product without a price yet (``POST /v1/products``). Returns the product id."""
+        prod_id = self._new_id("product")
+        snapshot = shapes.product(id=prod_id, name=name, default_price=None, created=self._now_s(),
+                                  livemode=self.livemode)
+        snapshot.update(description=description, metadata=dict(metadata or {}))
+        self._create(prod_id, "product", snapshot)
+        return prod_id
+
+    def create_price(self, *, currency: str | None = None, amount: int | None = None, interval: str | None = "month",
+                     product: str | None = None, product_name: str | None = None) -> str:
+        """A price (recurring when `interval` is given) of `product`, or of a new product (named
+        `product_name`, else a made-up name) whose default price it is. Returns the price id.
+
+        Raises WorldError when `product` is not a product of this world."""
         currency = currency or "usd"
         amounts = next((a for c, a in LOCALES.values() if c == currency), LOCALES["en_US"][1])
         amount = amount if amount is not None else self._rng.choice(amounts)
-        prod_id = self._new_id("product")
-        price_id = self._new_id("price")
-        with self._fake("en_US") as fk:
-            product_name = fk.catch_phrase()
-        self._create(prod_id, "product", shapes.product(id=prod_id, name=product_name, default_price=price_id,
-                                                        created=self._now_s(), livemode=self.livemode))
+        if product is not None:
+            self._typed(product, "product")
+            prod_id = product
+            price_id = self._new_id("price")
+        else:
+            prod_id = self._new_id("product")
+            price_id = self._new_id("price")
+            if product_name is None:
+                with self._fake("en_US") as fk:
+                    product_name = fk.catch_phrase()
+            self._create(prod_id, "product", shapes.product(id=prod_id, name=product_name, default_price=price_id,
+                                                            created=self._now_s(), livemode=self.livemode))
         self._create(price_id, "price", shapes.price(id=price_id, product=prod_id, currency=currency,
                                                      unit_amount=amount, interval=interval, created=self._now_s(),
                                                      livemode=self.livemode))

@@ -176,3 +176,17 @@ def test_github_receiver_fails_exactly_what_its_fault_predicts(matrix_reports: d
     ran = {s.id for s in report.scenarios if s.verdict != "not_applicable"}
     assert {"duplicate-sequential", "reorder", "stale-after-newer", "distinct-events-same-object",
             "unknown-event-type", "oversized-payload", "forged-signature"} <= ran
+
+
+@pytest.mark.slow
+def test_a_github_app_serving_every_installation_is_not_held_to_foreign_account(node: str, tmp_path: Path) -> None:
+    """GitHub sends an app's webhook every installation's events, under the app's one secret:
+    the app written from GitHub's docs applies them all, and `target.account` (an installation
+    id) does not make another installation's delivery foreign."""
+    cfg = config("github_app", tmp_path)
+    cfg = cfg.model_copy(update={"target": cfg.target.model_copy(update={"account": "31337"})})
+    report = certify(cfg, scenarios=["foreign-account", "duplicate-sequential"], out_dir=tmp_path / "out").report
+    verdicts = {s.id: (s.verdict, sorted({f.check_id for f in s.findings})) for s in report.scenarios}
+    assert verdicts == {"foreign-account": ("not_applicable", []), "duplicate-sequential": ("pass", [])}, verdicts
+    reason = next(s.reason for s in report.scenarios if s.id == "foreign-account")
+    assert reason == get_profile("github").foreign_account_valid

@@ -90,7 +90,7 @@ def test_explores_burst_race_counts_a_balance_credited_twice_as_a_double_apply(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, balance: str, hits: int) -> None:
     """The burst race's event moves the team's counter (an ``invoice.paid``, not the first
     payment), and a balance past the truth is a double apply though the grant stayed single."""
-    from hookproof.commands.explore import run_explore
+    from hookproof.commands.explore import burst_report, run_explore
 
     monkeypatch.setenv("WEBHOOK_SECRET", SECRET)
     config = load_config(shop_config(tmp_path, balance))
@@ -98,3 +98,9 @@ def test_explores_burst_race_counts_a_balance_credited_twice_as_a_double_apply(
     hit = run.hit_rate
     assert hit is not None and hit.attempts == hit.acked == REPEATS * hit.copies
     assert hit.hits == hits and all(key.startswith("cus_") for key in hit.keys) and len(hit.keys) == hits, hit
+    assert hit.kinds == ["counter"] * hits  # the grant stayed single: the balance is what moved twice
+    if hits:
+        (check,) = burst_report(hit).checks
+        (finding,) = check.findings
+        assert (check.check_id, finding.key) == ("counter", hit.keys[0])
+        assert "moved the counter past the provider's truth (the effect itself once)" in finding.message

@@ -184,10 +184,12 @@ def test_explore_allow_remote_lets_a_remote_target_past_the_loopback_check(tmp_p
     (HitRate(0, 3, 8, attempts=24, acked=24), "pass", "valid"),
     (HitRate(1, 3, 8, seeds=[4], keys=["pi_1"], attempts=24, acked=0), "fail", "invalid"),  # applied twice anyway
     (HitRate(1, 3, 8, seeds=[4], keys=["pi_1"], attempts=24, acked=9), "fail", "invalid"),
-], ids=["no-attempts", "none-acked", "acked-once", "hit-unacked", "hit"])
+    (HitRate(1, 3, 8, seeds=[4], keys=["cus_1"], kinds=["counter"], attempts=24, acked=9), "fail", "invalid"),
+], ids=["no-attempts", "none-acked", "acked-once", "hit-unacked", "hit", "counter-hit"])
 def test_burst_report_silence_is_not_a_pass(hit: HitRate, verdict: str, check: str) -> None:
     scenario = burst_report(hit)
     assert (scenario.verdict, scenario.checks[0].verdict) == (verdict, check)
+    assert [c.check_id for c in scenario.checks] == [hit.kinds[0] if hit.kinds else "duplicated"]
     if verdict == "unknown":
         assert scenario.reason == NOTHING_DELIVERED.format(attempts=hit.attempts)
         assert scenario.checks[0].detail == scenario.reason

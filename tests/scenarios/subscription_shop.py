@@ -132,6 +132,7 @@ def seed() -> None:
     users = max(subscriptions, int(create.get("customer", 0)))
     client = _client()
     conn = connect()
+    membership = client.v1.products.create(params={"name": "Membership"}) if subscriptions else None
     for i in range(users):
         user = f"{document['scenario']}-{i + 1}"
         customer = client.v1.customers.create(params={"email": f"member{i + 1}@example.com",
@@ -139,9 +140,10 @@ def seed() -> None:
         conn.execute("INSERT INTO accounts VALUES (?, ?, NULL, 'none')", (user, customer.id))
         if i >= subscriptions:
             continue
+        assert membership is not None
         subscription = client.v1.subscriptions.create(params={
             "customer": customer.id, "payment_behavior": "default_incomplete", "metadata": {"user": user},
-            "items": [{"price_data": {"currency": "usd", "unit_amount": 1500,
+            "items": [{"price_data": {"currency": "usd", "unit_amount": 1500, "product": membership.id,
                                       "recurring": {"interval": "month"}}}],
             "payment_settings": {"save_default_payment_method": "on_subscription"},
             "expand": ["latest_invoice.confirmation_secret"],

@@ -64,8 +64,14 @@ def test_a_stripe_connect_endpoint_is_sent_another_mode_but_no_foreign_account()
 
 
 def test_foreign_account_keeps_applying_where_the_provider_may_send_another_accounts_event() -> None:
-    for name in ("mercadopago", "github"):
-        assert applicable(Mutation.FOREIGN_ACCOUNT, get_profile(name)) is None, name
+    assert applicable(Mutation.FOREIGN_ACCOUNT, get_profile("mercadopago")) is None
+
+
+def test_foreign_account_does_not_apply_to_a_github_app() -> None:
+    """An App's webhook is sent every installation's events under its one secret, and no other."""
+    github = get_profile("github")
+    assert applicable(Mutation.FOREIGN_ACCOUNT, github) == github.foreign_account_valid
+    assert "every installation's events" in (github.foreign_account_valid or "")
 
 
 def test_other_profiles_keep_their_rules_without_connect() -> None:

@@ -6,7 +6,8 @@ worker thread, fetching from the provider API and trying a failed fetch again af
 it passes: while an effect or a state the provider's truth expects is missing, settling reads
 on up to the deadline instead of concluding after the window. Its twin that gives up on a
 failed fetch loses the effect and the state for good, and is still found: ``lost`` and ``stale``
-(worded as what was seen: not applied by the end of settling).
+(worded as what was seen: not applied by the end of settling), after reads unchanged for
+`stall_s` rather than the whole deadline.
 """
 
 from __future__ import annotations
@@ -22,11 +23,14 @@ SECRET = "whsec_late_worker_" + "0" * 22
 SCENARIOS = ["duplicate-sequential", "provider-api-transient"]
 
 
-def _certify(tmp_path: Path, **options: float) -> dict[str, tuple[str, list[str], list[str]]]:
+def _certify(tmp_path: Path, durations: dict[str, float] | None = None,
+             **options: float) -> dict[str, tuple[str, list[str], list[str]]]:
     cfg = receiver_config("fetch_in_worker", tmp_path, SECRET, seed=4242, scenarios=SCENARIOS,
                           module="tests.scenarios.fetch_in_worker", cwd=PROJECT_ROOT, options=options)
-    assert cfg.settle == SettleConfig()  # the defaults: a 0.3 s window, a 15 s deadline
+    assert cfg.settle == SettleConfig()  # the defaults: a 0.3 s window, a 15 s deadline, a 5 s stall
     report = certify(cfg, out_dir=tmp_path / "report").report
+    if durations is not None:
+        durations.update({s.id: s.duration_s for s in report.scenarios})
     return {s.id: (s.verdict, sorted({f.check_id for f in s.findings}), [f.message for f in s.findings])
             for s in report.scenarios}
 
@@ -38,8 +42,30 @@ def test_a_worker_applying_after_the_window_passes_at_default_settings(tmp_path:
 
 
 def test_its_twin_giving_up_on_a_failed_fetch_is_found(tmp_path: Path) -> None:
-    got = _certify(tmp_path, fault=1)
+    durations: dict[str, float] = {}
+    got = _certify(tmp_path, durations, fault=1)
     verdict, checks, messages = got["provider-api-transient"]
     assert verdict == "fail" and {"lost", "stale"} <= set(checks), got
     assert any("acknowledged 1 time(s) but not applied by the end of settling" in m for m in messages), messages
     assert got["duplicate-sequential"][0] == "pass", got
+    defaults = SettleConfig()  # waited for the stalled reads, and not to the deadline
+    assert defaults.stall_s <= durations["provider-api-transient"] < defaults.deadline_s, durations
+
+
+def test_a_broken_receiver_s_overlapped_scenarios_wait_the_stall_bound_not_the_deadline(tmp_path: Path) -> None:
+    """Side by side, a read short of what it owes waited for the other scenarios to stop
+    delivering and the receiver to stop changing, up to the deadline, even once the run knew
+    the receiver keeps effects from the truth (over the whole catalog three scenarios of this
+    receiver took 15 s each). Now it ends after reads unchanged for `stall_s`; the findings are
+    the detection matrix's."""
+    from examples.receivers import config as example_config
+    from tests.scenarios.test_detection_matrix import MATRIX
+
+    cfg = example_config("dedupe_by_type_and_object", tmp_path, SECRET, seed=4242, settle_window_s=0.15)
+    report = certify(cfg, out_dir=tmp_path / "report").report
+    failed = {s.id: sorted({f.check_id for f in s.findings}) for s in report.scenarios
+              if s.verdict not in ("pass", "not_applicable")}
+    assert failed == MATRIX["dedupe_by_type_and_object"], failed
+    assert all(s.reason is None for s in report.scenarios if s.id in failed), [s.reason for s in report.scenarios]
+    slowest = max(s.duration_s for s in report.scenarios if s.id in failed)
+    assert slowest < SettleConfig().deadline_s, slowest

@@ -108,6 +108,48 @@ def test_what_is_owed_is_waited_for_even_where_nothing_can_prove_the_receiver_do
     assert clock.now == pytest.approx(2.5)
 
 
+def test_reads_stalled_short_of_what_is_owed_settle_short_after_the_stall_bound() -> None:
+    """Unchanged reads missing an owed effect are waited for `stall_s`, not the whole deadline."""
+    clock = _Clock()
+    result = settle(lambda: Observation(clock.now, (Effect("renewal:in_1"),)), window_s=0.5, deadline_s=15.0,
+                    interval_s=0.1, clock=clock, sleep=clock.sleep, done=_shows_license, stall_s=2.0)
+    assert result.settled and result.short and not result.early
+    assert len(result.observations) == 21 and clock.now == pytest.approx(2.0)
+
+
+def test_the_stall_bound_counts_from_the_last_change() -> None:
+    """A receiver still working (a row every 1.5 s) is read on past `stall_s` from the start;
+    once it stops changing short of what it owes, `stall_s` later it settles short."""
+    clock = _Clock()
+
+    def read() -> Observation:
+        return Observation(clock.now, (Effect("renewal:in_1"),) * min(4, 1 + int(clock.now / 1.5)))
+
+    result = settle(read, window_s=0.5, deadline_s=15.0, interval_s=0.1, clock=clock, sleep=clock.sleep,
+                    done=_shows_license, stall_s=2.0)
+    assert result.settled and result.short
+    assert len(result.final.effects) == 4 and clock.now == pytest.approx(4.5 + 2.0)
+
+
+def test_an_effect_applied_within_the_stall_bound_is_waited_for() -> None:
+    clock = _Clock()
+
+    def read() -> Observation:
+        return Observation(clock.now, (Effect("license:pi_1"),) if clock.now >= 1.95 else ())
+
+    result = settle(read, window_s=0.5, deadline_s=15.0, interval_s=0.1, clock=clock, sleep=clock.sleep,
+                    done=_shows_license, stall_s=2.5)
+    assert result.settled and result.early and not result.short
+    assert clock.now == pytest.approx(2.2)
+
+
+def test_a_stall_bound_below_the_window_waits_the_window() -> None:
+    clock = _Clock()
+    result = settle(lambda: Observation(clock.now, (Effect("renewal:in_1"),)), window_s=0.5, deadline_s=15.0,
+                    interval_s=0.1, clock=clock, sleep=clock.sleep, done=_shows_license, stall_s=0.1)
+    assert result.short and clock.now == pytest.approx(0.5)
+
+
 def test_an_impatient_settle_gives_a_short_read_the_window_only() -> None:
     """`patient()` False (the run already saw a settle fall short at its deadline): the window."""
     clock = _Clock()
@@ -142,6 +184,11 @@ def test_without_evidence_the_window_rules() -> None:
 def test_a_negative_quiet_period_is_refused() -> None:
     with pytest.raises(ValueError, match="quiet_s"):
         settle(lambda: Observation(0.0), window_s=0.1, deadline_s=1.0, interval_s=0.1, quiet_s=-1)
+
+
+def test_a_negative_stall_bound_is_refused() -> None:
+    with pytest.raises(ValueError, match="stall_s"):
+        settle(lambda: Observation(0.0), window_s=0.1, deadline_s=1.0, interval_s=0.1, stall_s=-1)
 
 
 # ---- the runner, against real receivers over HTTP on 127.0.0.1 ------------------------------
@@ -188,3 +235,12 @@ def test_a_duplicate_is_still_seen_when_settling_on_evidence(tmp_path: Path) -> 
     report, early = _run("no_dedupe", tmp_path)
     assert report.verdict == "fail" and early == [True]
     assert {f.check_id for f in report.findings} == {"duplicated"}
+
+
+def test_unchanged_since_is_the_first_of_the_trailing_equal_reads() -> None:
+    from hookproof.scenarios.observers import unchanged_since
+
+    one, two = (Effect("license:pi_1"),), (Effect("license:pi_1"), Effect("renewal:in_1"))
+    reads = [Observation(1.0, one), Observation(2.0, two), Observation(3.0, tuple(reversed(two))), Observation(4.0, two)]
+    assert unchanged_since(reads) == 2.0  # row order is not a change
+    assert unchanged_since(reads[:1]) == 1.0

@@ -548,6 +548,44 @@ def test_bad_create_parameters_name_the_parameter(api: httpx.Client, world: Worl
         assert answer.json()["error"]["param"] == param, (path, form, answer.text)
 
 
+def test_price_data_takes_what_stripe_requires(api: httpx.Client, world: World) -> None:
+    """``price_data`` as stripe-python's params types require it: a subscription item names an
+    existing ``product`` and ``recurring``, and takes no ``product_data``; a checkout line item
+    takes ``product`` or ``product_data``. ``POST /v1/products`` makes the product."""
+    customer = world.objects("customer")[0]
+    product = api.post("/v1/products", data={"name": "Membership", "metadata[tier]": "gold"}).json()
+    assert (product["object"], product["name"], product["metadata"], product["default_price"]) == (
+        "product", "Membership", {"tier": "gold"}, None)
+    item = {"items[0][price_data][currency]": "usd", "items[0][price_data][unit_amount]": "1500",
+            "items[0][price_data][recurring][interval]": "month"}
+    sub = api.post("/v1/subscriptions", data={"customer": customer, **item,
+                                              "items[0][price_data][product]": product["id"]}).json()
+    price = sub["items"]["data"][0]["price"]
+    assert (price["product"], price["unit_amount"], price["recurring"]["interval"]) == (product["id"], 1500, "month")
+    refused = [
+        ({"customer": customer, **item}, "items[0][price_data][product]"),
+        ({"customer": customer, **item, "items[0][price_data][product_data][name]": "Gold"},
+         "items[0][price_data][product_data]"),
+        ({"customer": customer, **{k: v for k, v in item.items() if "recurring" not in k},
+          "items[0][price_data][product]": product["id"]}, "items[0][price_data][recurring]"),
+        ({"customer": customer, **item, "items[0][price_data][product]": "prod_nope000000000000"},
+         "items[0][price_data][product]"),
+    ]
+    for form, param in refused:
+        answer = api.post("/v1/subscriptions", data=form)
+        assert (answer.status_code, answer.json()["error"]["param"]) == (400, param), (form, answer.text)
+    line = {"mode": "payment", "line_items[0][quantity]": "1", "line_items[0][price_data][currency]": "usd",
+            "line_items[0][price_data][unit_amount]": "2500"}
+    missing = api.post("/v1/checkout/sessions", data=line)
+    assert (missing.status_code, missing.json()["error"]["param"]) == (400, "line_items[0][price_data]")
+    named = api.post("/v1/checkout/sessions", data={**line, "line_items[0][price_data][product_data][name]": "Order 7"})
+    assert named.status_code == 200, named.text
+    lines = api.get(f"/v1/checkout/sessions/{named.json()['id']}/line_items", params={"expand[]": "data.price.product"})
+    assert lines.json()["data"][0]["price"]["product"]["name"] == "Order 7"
+    by_id = api.post("/v1/checkout/sessions", data={**line, "line_items[0][price_data][product]": product["id"]})
+    assert by_id.status_code == 200, by_id.text
+
+
 def test_an_idempotency_key_replays_the_first_create(api: httpx.Client, world: World) -> None:
     before = len(world.objects("customer"))
     first = api.post("/v1/customers", data={"email": "x@example.com"}, headers={"Idempotency-Key": "k-1"})
