@@ -239,17 +239,24 @@ def test_the_columnar_pass_finds_what_the_dict_pass_found(tmp_path: Path, monkey
             assert [f.to_dict() for r in new for f in r.findings] == [f.to_dict() for r in old for f in r.findings]
 
 
+@pytest.mark.parametrize("small", [None, 50])
 @pytest.mark.parametrize("hint", ["exact", "none", "short", "long"])
-def test_columns_sized_from_a_length_hint_hold_what_grown_ones_hold(hint: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_columns_sized_from_a_length_hint_hold_what_grown_ones_hold(hint: str, small: int | None,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     """The pass and the world's columns are sized from the inputs' length hints (a storm's
     history and spooled events say how long they are): an exact hint, none (a generator:
     the columns grow), one too short (they grow past it) and one too long (the spare room
     is cut) give the same expectations, index and check results as lists of known length,
-    across chunks (`CHUNK` 64)."""
+    across chunks (`CHUNK` 64). With `small` 50 (`IdCodes.SMALL`), a hint past it codes
+    the world's ids, keys and objects as columns from the first (room for the hint), one
+    below it as a dict first: the same codes either way."""
     from hookproof.scenarios import history_scan, world_columns
+    from hookproof.scenarios.id_codes import IdCodes
 
     monkeypatch.setattr(history_scan, "CHUNK", 64)
     monkeypatch.setattr(world_columns, "CHUNK", 64)
+    if small is not None:
+        monkeypatch.setattr(IdCodes, "SMALL", small)
     events, attempts, observations = run_of(21, n_events=300)
     sizes = {"exact": (len(events), len(attempts)), "short": (7, 100), "long": (3 * len(events), 5 * len(attempts))}
 
