@@ -283,3 +283,36 @@ def test_columns_sized_from_a_length_hint_hold_what_grown_ones_hold(hint: str, s
     ids = list(ALL_CHECKS)
     assert [check_safe(i, ALL_CHECKS[i], attempts, got_exp, observations, index=got_index) for i in ids] == \
         [check_safe(i, ALL_CHECKS[i], attempts, want_exp, observations, index=want_index) for i in ids]
+
+
+@pytest.mark.parametrize("small", [None, 0])
+@pytest.mark.parametrize(("seed", "source"), [(31, "same"), (32, "reversed"), (33, "half"), (34, "shuffled")])
+def test_an_index_over_expectations_from_another_pass_files_what_the_dict_path_files(
+        seed: int, source: str, small: int | None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`build_index` over expectations made by a pass of their own (`expectations_from`:
+    their event and key codes are not the index's scan's) files the attempts without a key
+    under their event's key by name, in numpy (`EventKeys` over the expectations' event
+    codes); the same keys, in the same order, with the same positions, and the same check
+    results, as the dict path (`_keys_one_by_one`, the expectations as plain dicts). The
+    expectations come from the same history, from it reversed, from its first half, or
+    shuffled (their codes differ from the index's; keys only events give, keys the index's
+    history lacks); ids coded as a dict or as bytes (`IdCodes.SMALL` 0)."""
+    from hookproof.scenarios.expectation_views import EventKeys
+    from hookproof.scenarios.id_codes import IdCodes
+
+    if small is not None:
+        monkeypatch.setattr(IdCodes, "SMALL", small)
+    events, attempts, observations = run_of(seed, n_events=400)
+    source_history = {"same": attempts, "reversed": attempts[::-1], "half": attempts[: len(attempts) // 2],
+                      "shuffled": random.Random(seed).sample(attempts, len(attempts))}[source]
+    columns = expectations(events, source_history)
+    plain = replace(columns, expected=dict(columns.expected))
+    fast, slow = build_index(attempts, columns, observations), build_index(attempts, plain, observations)
+    assert isinstance(fast.expected_keys, EventKeys) and not isinstance(slow.expected_keys, EventKeys)
+    assert list(fast.by_key) == list(slow.by_key)
+    assert {k: list(v) for k, v in fast.by_key.items()} == {k: list(v) for k, v in slow.by_key.items()}
+    assert any(fast.scan.key_of == -1)  # type: ignore[union-attr]  # attempts without a key were filed
+    assert len(fast.by_key) > len(fast.scan.key_codes)  # type: ignore[union-attr]  # keys only events give
+    ids = list(ALL_CHECKS)
+    assert [check_safe(i, ALL_CHECKS[i], attempts, columns, observations, index=fast) for i in ids] == \
+        [check_safe(i, ALL_CHECKS[i], attempts, columns, observations, index=slow) for i in ids]
