@@ -30,6 +30,7 @@ from hookproof.scenarios.expectation_views import EventKeys
 from hookproof.scenarios.findings import Finding
 from hookproof.scenarios.groups import NO_GROUP, Groups, group_positions
 from hookproof.scenarios.history_scan import ANSWERED_NON_SUCCESS, HistoryScan, scan_history
+from hookproof.scenarios.id_codes import IdCodes, codes_in
 from hookproof.scenarios.key_table import KeyTable, PeakView, SettledView, completion_codes, key_table
 from hookproof.scenarios.observations import MONEY_PREFIXES, Expectations, Observation
 from hookproof.scenarios.world_columns import ExtendedCodes
@@ -127,14 +128,18 @@ class CheckIndex:
     @cached_property
     def expected_keys(self) -> Mapping[str, str]:
         """Event id → the first expected key listing it (in `ExpectedEffect.event_ids`,
-        or as its `event_id` when those are empty). Built on first use: from the pass's
-        columns when the expectations are this index's scan's (`EventKeys`), else a dict."""
-        from hookproof.scenarios.expectation_views import EventKeys, ExpectedView
+        or as its `event_id` when those are empty). Built on first use: from the
+        expectations' columns when they are columns (`EventKeys`: over this index's scan's
+        event codes when the expectations are its scan's, else over those of the pass
+        they came from, `build_index`'s case), else a dict."""
+        from hookproof.scenarios.expectation_views import EventKeys, ExpectedView, event_codes_of
 
         expected = self.expectations.expected
         scan = self.scan
-        if isinstance(expected, ExpectedView) and scan is not None and expected.columns.codes is scan.key_codes:
-            return EventKeys(scan.event_codes, expected.columns)
+        if isinstance(expected, ExpectedView) and scan is not None:
+            if expected.columns.codes is scan.key_codes:
+                return EventKeys(scan.event_codes, expected.columns)
+            return EventKeys(event_codes_of(expected.columns), expected.columns)
         out: dict[str, str] = {}
         for key, exp in self.expectations.expected.items():
             for event_id in exp.event_ids or (exp.event_id,):
@@ -292,12 +297,34 @@ def _keys_of_events(
     expected_keys: "EventKeys", scan: HistoryScan, events: "npt.NDArray[np.int64]", keyed: "npt.NDArray[np.bool_]",
 ) -> tuple[Mapping[str, int], "npt.NDArray[np.int64]"]:
     """(the codes of `by_key`, the key code of each of `events`) as `key_of_event` gives
-    them, in numpy: each event's expected key (`expected_keys`, over the scan's codes), else
-    for an event some attempt of which carries a key (`keyed`), that of its first such
-    attempt. A key only an event gives gets the next code, in the order of `events`."""
+    them, in numpy: each event's expected key (`expected_keys`), else for an event some
+    attempt of which carries a key (`keyed`), that of its first such attempt. A key only an
+    event gives gets the next code, in the order of `events`.
+
+    Expectations from another pass (`build_index`: their event and key codes are not the
+    scan's) are joined by name: the events' ids looked up in their event codes, their
+    keys in the scan's key codes (a key the scan lacks is n_scan + its code in theirs
+    until renumbered), each distinct id or key once, together (`codes_in`)."""
     import numpy as np
 
-    key = expected_keys.codes_of_events[events]  # codes of the expectations' columns: the scan's, then added
+    columns = expected_keys.columns
+    n_scan = len(scan.key_names)
+    if expected_keys.event_codes is scan.event_codes:
+        key = expected_keys.codes_of_events[events]
+    else:
+        at = codes_in(expected_keys.event_codes, _event_names(scan.event_codes, events))
+        key = np.full(len(events), -1, np.int64)
+        hit = at >= 0
+        key[hit] = expected_keys.codes_of_events[at[hit]]
+    theirs = columns.codes is not scan.key_codes  # else codes of the expectations' columns: the scan's, then added
+    if theirs:
+        has = np.flatnonzero(key >= 0)
+        if has.size:
+            distinct, inverse = np.unique(key[has], return_inverse=True)
+            found = codes_in(scan.key_codes, [columns.name(c) for c in distinct.tolist()])
+            lacking = found < 0
+            found[lacking] = n_scan + distinct[lacking]
+            key[has] = found[inverse]
     need = (key < 0) & keyed
     if need.any():
         carried = np.flatnonzero(scan.key_of != NO_GROUP)
@@ -305,7 +332,6 @@ def _keys_of_events(
         first_carried = np.full(len(scan.event_codes), -1, np.int64)
         first_carried[seen] = carried[first]
         key[need] = scan.key_of[first_carried[events[need]]]
-    n_scan = len(scan.key_names)
     added = key >= n_scan
     if not added.any():
         return scan.key_codes, key
@@ -313,11 +339,19 @@ def _keys_of_events(
     seen = seen[np.argsort(first, kind="stable")]  # in order of the events
     codes = ExtendedCodes(scan.key_codes)  # the scan's codes and the added ones, without a copy of the scan's
     for code in seen.tolist():
-        codes.add(expected_keys.columns.name(code))
+        codes.add(columns.name(code - n_scan if theirs else code))
     renumber = np.full(int(seen.max()) + 1, -1, np.int64)
     renumber[seen] = np.arange(n_scan, n_scan + len(seen))
     key[added] = renumber[key[added]]
     return codes, key
+
+
+def _event_names(event_codes: Mapping[str, int], events: "npt.NDArray[np.int64]") -> list[str]:
+    """The ids of the event codes `events` in `event_codes` (an `IdCodes`, or a dict in code order)."""
+    if isinstance(event_codes, IdCodes):
+        return event_codes.names_at(events)
+    names = list(event_codes)
+    return list(map(names.__getitem__, events.tolist()))
 
 
 def _keys_one_by_one(

@@ -319,7 +319,8 @@ class TruthView(Mapping[str, ObjectTruth]):
 
 class EventKeys(Mapping[str, str]):
     """event id → the first expected key listing it (`CheckIndex.expected_keys`), from
-    `KeyColumns.key_of_events` over the scan's event codes."""
+    `KeyColumns.key_of_events` over `event_codes`: the index's scan's event codes, or
+    those of the pass the expectations came from (`event_codes_of`)."""
 
     __slots__ = ("_codes", "_key_of", "_columns")
 
@@ -332,6 +333,11 @@ class EventKeys(Mapping[str, str]):
     def columns(self) -> KeyColumns:
         """The expectations' columns the keys are read from."""
         return self._columns
+
+    @property
+    def event_codes(self) -> Mapping[str, int]:
+        """event id → the event code `codes_of_events` is indexed by."""
+        return self._codes
 
     @property
     def codes_of_events(self) -> "npt.NDArray[np.int64]":
@@ -358,6 +364,17 @@ class EventKeys(Mapping[str, str]):
         return int((self._key_of >= 0).sum())
 
 
+def event_codes_of(columns: KeyColumns) -> Mapping[str, int]:
+    """event id → its event code in `columns` (`KeyColumns.event_names`): the pass's own
+    `IdCodes` when the names are its view, else a dict made of the names."""
+    from hookproof.scenarios.id_codes import IdNames
+
+    names = columns.event_names
+    if isinstance(names, IdNames):
+        return names.codes
+    return dict(zip(names, range(len(names))))
+
+
 __all__: Sequence[str] = [
     "EventKeys",
     "ExpectedView",
@@ -366,4 +383,5 @@ __all__: Sequence[str] = [
     "MoneyView",
     "TruthColumns",
     "TruthView",
+    "event_codes_of",
 ]

@@ -34,7 +34,7 @@ from array import array
 from collections.abc import Set
 from dataclasses import dataclass
 from itertools import islice, repeat
-from operator import attrgetter, is_not, length_hint, ne
+from operator import attrgetter, is_not, length_hint
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, Sequence, overload
 
 from hookproof.scenarios.groups import NO_GROUP, Groups, group_positions
@@ -366,13 +366,16 @@ def _runs(values: Sequence[Any]) -> "npt.NDArray[np.int64] | None":
     """Where each run of equal neighbours in `values` starts (ascending, from 0), or None
     when no value equals the one before it (attempts of one event often come together:
     copies, bursts, retries), or when `values` are fewer than `_RUNS_FROM` (a few numpy
-    calls would cost more than they save). One comparison per value, at C level."""
+    calls would cost more than they save). One comparison per value (`!=`, its truth as
+    `operator.ne`'s), in numpy's loop over an object column."""
     import numpy as np
 
     n = len(values)
     if n < _RUNS_FROM:
         return None
-    change = np.fromiter(map(ne, islice(values, 1, None), values), np.bool_, n - 1)
+    held = np.fromiter(values, object, n)  # one reference each: compared in numpy's loop, no call per value
+    change = held[1:] != held[:-1]
+    del held
     if change.all():
         return None
     heads = np.flatnonzero(change)

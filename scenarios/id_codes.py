@@ -318,6 +318,11 @@ class IdNames(Sequence[str]):
     def __init__(self, codes: IdCodes) -> None:
         self._codes = codes
 
+    @property
+    def codes(self) -> IdCodes:
+        """The `IdCodes` these are the ids of (id → code)."""
+        return self._codes
+
     def __len__(self) -> int:
         return len(self._codes)
 

@@ -80,8 +80,10 @@ class CompactNames:
 
     __slots__ = ("codes", "names")
 
-    def __init__(self) -> None:
-        self.codes = IdCodes()
+    def __init__(self, expect: int = 0) -> None:
+        """`expect`: how many names are expected at most (0: unknown); past
+        `IdCodes.SMALL` the codes are columns from the first name (`IdCodes.reserve`)."""
+        self.codes = _id_codes(expect)
         self.names: Sequence[str] = self.codes.names
 
     def code_all(self, values: Sequence[Any]) -> "npt.NDArray[np.int64]":
@@ -181,9 +183,8 @@ def world_columns(events: Iterable[Event]) -> WorldColumns:
     import numpy as np
 
     hint = length_hint(events)  # a storm's events say how many they are: columns sized once
-    codes = IdCodes()
-    codes.reserve(hint)
-    keys, objects, statuses, kinds = CompactNames(), CompactNames(), Names(), Names()
+    codes = _id_codes(hint)
+    keys, objects, statuses, kinds = CompactNames(hint), CompactNames(hint), Names(), Names()
     # key, amount, obj, status, version, kind: filled in place (no chunk kept, nothing joined)
     # codes as int32 (a run has fewer than 2**31 keys, objects, statuses, types), version int64
     cols: list[Any] = [np.empty(hint, dtype) for dtype in (np.int32, np.float64, np.int32, np.int32, np.int64, np.int32)]
@@ -217,6 +218,15 @@ def world_columns(events: Iterable[Event]) -> WorldColumns:
     objects.codes.trim()
     return WorldColumns(codes, codes.names, cols[0], keys, cols[1], cols[2], objects, cols[3], statuses, cols[4], cols[5],
                         kinds)
+
+
+def _id_codes(expect: int) -> IdCodes:
+    """An `IdCodes` for up to `expect` ids (0: unknown): past `IdCodes.SMALL`, columns
+    from the first id with room for `expect` (no dict filled, then spilled, and no table
+    placed anew per doubling); below it, a dict as usual."""
+    codes = IdCodes(0) if expect > IdCodes.SMALL else IdCodes()
+    codes.reserve(expect)
+    return codes
 
 
 __all__: Sequence[str] = ["CHUNK", "ExtendedCodes", "Names", "WorldColumns", "code_range", "world_columns"]

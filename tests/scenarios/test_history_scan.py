@@ -239,17 +239,24 @@ def test_the_columnar_pass_finds_what_the_dict_pass_found(tmp_path: Path, monkey
             assert [f.to_dict() for r in new for f in r.findings] == [f.to_dict() for r in old for f in r.findings]
 
 
+@pytest.mark.parametrize("small", [None, 50])
 @pytest.mark.parametrize("hint", ["exact", "none", "short", "long"])
-def test_columns_sized_from_a_length_hint_hold_what_grown_ones_hold(hint: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_columns_sized_from_a_length_hint_hold_what_grown_ones_hold(hint: str, small: int | None,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     """The pass and the world's columns are sized from the inputs' length hints (a storm's
     history and spooled events say how long they are): an exact hint, none (a generator:
     the columns grow), one too short (they grow past it) and one too long (the spare room
     is cut) give the same expectations, index and check results as lists of known length,
-    across chunks (`CHUNK` 64)."""
+    across chunks (`CHUNK` 64). With `small` 50 (`IdCodes.SMALL`), a hint past it codes
+    the world's ids, keys and objects as columns from the first (room for the hint), one
+    below it as a dict first: the same codes either way."""
     from hookproof.scenarios import history_scan, world_columns
+    from hookproof.scenarios.id_codes import IdCodes
 
     monkeypatch.setattr(history_scan, "CHUNK", 64)
     monkeypatch.setattr(world_columns, "CHUNK", 64)
+    if small is not None:
+        monkeypatch.setattr(IdCodes, "SMALL", small)
     events, attempts, observations = run_of(21, n_events=300)
     sizes = {"exact": (len(events), len(attempts)), "short": (7, 100), "long": (3 * len(events), 5 * len(attempts))}
 
@@ -276,3 +283,36 @@ def test_columns_sized_from_a_length_hint_hold_what_grown_ones_hold(hint: str, m
     ids = list(ALL_CHECKS)
     assert [check_safe(i, ALL_CHECKS[i], attempts, got_exp, observations, index=got_index) for i in ids] == \
         [check_safe(i, ALL_CHECKS[i], attempts, want_exp, observations, index=want_index) for i in ids]
+
+
+@pytest.mark.parametrize("small", [None, 0])
+@pytest.mark.parametrize(("seed", "source"), [(31, "same"), (32, "reversed"), (33, "half"), (34, "shuffled")])
+def test_an_index_over_expectations_from_another_pass_files_what_the_dict_path_files(
+        seed: int, source: str, small: int | None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`build_index` over expectations made by a pass of their own (`expectations_from`:
+    their event and key codes are not the index's scan's) files the attempts without a key
+    under their event's key by name, in numpy (`EventKeys` over the expectations' event
+    codes); the same keys, in the same order, with the same positions, and the same check
+    results, as the dict path (`_keys_one_by_one`, the expectations as plain dicts). The
+    expectations come from the same history, from it reversed, from its first half, or
+    shuffled (their codes differ from the index's; keys only events give, keys the index's
+    history lacks); ids coded as a dict or as bytes (`IdCodes.SMALL` 0)."""
+    from hookproof.scenarios.expectation_views import EventKeys
+    from hookproof.scenarios.id_codes import IdCodes
+
+    if small is not None:
+        monkeypatch.setattr(IdCodes, "SMALL", small)
+    events, attempts, observations = run_of(seed, n_events=400)
+    source_history = {"same": attempts, "reversed": attempts[::-1], "half": attempts[: len(attempts) // 2],
+                      "shuffled": random.Random(seed).sample(attempts, len(attempts))}[source]
+    columns = expectations(events, source_history)
+    plain = replace(columns, expected=dict(columns.expected))
+    fast, slow = build_index(attempts, columns, observations), build_index(attempts, plain, observations)
+    assert isinstance(fast.expected_keys, EventKeys) and not isinstance(slow.expected_keys, EventKeys)
+    assert list(fast.by_key) == list(slow.by_key)
+    assert {k: list(v) for k, v in fast.by_key.items()} == {k: list(v) for k, v in slow.by_key.items()}
+    assert any(fast.scan.key_of == -1)  # type: ignore[union-attr]  # attempts without a key were filed
+    assert len(fast.by_key) > len(fast.scan.key_codes)  # type: ignore[union-attr]  # keys only events give
+    ids = list(ALL_CHECKS)
+    assert [check_safe(i, ALL_CHECKS[i], attempts, columns, observations, index=fast) for i in ids] == \
+        [check_safe(i, ALL_CHECKS[i], attempts, columns, observations, index=slow) for i in ids]
