@@ -38,16 +38,16 @@ import time
 import urllib.parse
 from collections import Counter
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Mapping, Protocol, runtime_checkable
-
-import httpx
-import sqlalchemy
-from sqlalchemy import exc as sa_exc
-from sqlalchemy.engine import URL, Engine, make_url
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol, runtime_checkable
 
 from hookproof.scenarios.errors import ObserverError
 from hookproof.scenarios.observations import Effect, ObjectState, Observation
 from hookproof.simulator.server.sink import EffectSink
+
+if TYPE_CHECKING:  # imported where an observer uses them: a storm's master reading a Python observer loads neither
+    import httpx
+    import sqlalchemy
+    from sqlalchemy.engine import URL, Engine
 
 #: Largest answer an HTTP observer reads (bytes).
 DEFAULT_MAX_BYTES = 8 * 1024 * 1024
@@ -164,6 +164,9 @@ class SqlObserver:
             self.state_queries.setdefault("subscription", state_query)
         self.counter_query = counter_query
         self.timeout_s = timeout_s
+        from sqlalchemy import exc as sa_exc
+        from sqlalchemy.engine import make_url
+
         try:
             self._url = make_url(url)
         except sa_exc.ArgumentError as exc:
@@ -187,6 +190,9 @@ class SqlObserver:
 
     def _get_engine(self) -> Engine:
         if self._engine is None:
+            import sqlalchemy
+            from sqlalchemy import exc as sa_exc
+
             url, connect_args = self._read_only_url()
             try:
                 self._engine = sqlalchemy.create_engine(url, connect_args=connect_args, pool_pre_ping=False,
@@ -214,6 +220,8 @@ class SqlObserver:
     # -- reading ----------------------------------------------------------------------
     def observe(self) -> Observation:
         """Run the queries in one read-only transaction (rolled back) and build an Observation."""
+        from sqlalchemy import exc as sa_exc
+
         engine = self._get_engine()
         try:
             conn = engine.connect()
@@ -260,6 +268,9 @@ class SqlObserver:
         return Observation(at, effects, states, kinds, counters)
 
     def _rows(self, conn: sqlalchemy.Connection, name: str, query: str, required: tuple[str, ...]) -> list[Mapping[str, Any]]:
+        import sqlalchemy
+        from sqlalchemy import exc as sa_exc
+
         try:
             result = conn.execute(sqlalchemy.text(query))
             if not result.returns_rows:
@@ -328,6 +339,8 @@ class HttpObserver:
 
     def _get_client(self) -> httpx.Client:
         if self._client is None:
+            import httpx
+
             self._client = httpx.Client(timeout=httpx.Timeout(self.timeout_s), follow_redirects=False)
         return self._client
 
@@ -345,6 +358,8 @@ class HttpObserver:
 
     def fetch(self) -> Any:
         """GET the endpoint and return the decoded JSON. Raises ObserverError."""
+        import httpx
+
         client = self._get_client()
         deadline = time.monotonic() + self.timeout_s
         try:
