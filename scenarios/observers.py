@@ -1,5 +1,6 @@
 """Observers: how the harness sees a receiver's effects and state, with no change to
-its business code (DESIGN.md, "Observers").
+its business code (DESIGN.md, "Observers"). A read of many effect rows holds them as
+columns (`scenarios.observations.effect_rows`, equal to the tuple of the same rows).
 
 Every observer has one synchronous method, ``observe() -> Observation``; the I/O stays
 here, at the edge. Four kinds:
@@ -41,7 +42,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol, runtime_checkable
 
 from hookproof.scenarios.errors import ObserverError
-from hookproof.scenarios.observations import Effect, ObjectState, Observation
+from hookproof.scenarios.observations import ObjectState, Observation, effect_rows
 from hookproof.simulator.server.sink import EffectSink
 
 if TYPE_CHECKING:  # imported where an observer uses them: a storm's master reading a Python observer loads neither
@@ -88,17 +89,21 @@ def observation_from_data(data: Any, at: float, *, observer: str, target: str | 
     if not isinstance(data, Mapping):
         raise bad(f"expected a JSON object with 'effects' and 'states', got {type(data).__name__}")
     if "effects" not in data:  # an endpoint that is not the observation one (e.g. a health check)
-        keys = ", ".join(repr(k) for k in list(data)[:5]) or "none"
-        raise bad(f"the answer has no 'effects' list (keys: {keys}); expected {{\"effects\": [...], "
+        names = ", ".join(repr(k) for k in list(data)[:5]) or "none"
+        raise bad(f"the answer has no 'effects' list (keys: {names}); expected {{\"effects\": [...], "
                   f"\"states\": [...]}}")
     raw_effects = data["effects"]
     raw_states = data.get("states", [])
     if not isinstance(raw_effects, list) or not isinstance(raw_states, list):
         raise bad("'effects' and 'states' must be lists")
-    effects: list[Effect] = []
+    keys: list[str] = []
+    amounts: list[int | None] = []
+    idems: list[str | None] = []
     for i, item in enumerate(raw_effects):
         if isinstance(item, str):
-            effects.append(Effect(item))
+            keys.append(item)
+            amounts.append(None)
+            idems.append(None)
             continue
         if not isinstance(item, Mapping) or not isinstance(item.get("business_key"), str):
             raise bad(f"effects[{i}] must be a string or an object with a string 'business_key', got {item!r:.200}")
@@ -108,7 +113,9 @@ def observation_from_data(data: Any, at: float, *, observer: str, target: str | 
             raise bad(f"effects[{i}].amount must be an integer (minor units) or null, got {amount!r}")
         if key is not None and not isinstance(key, str):
             raise bad(f"effects[{i}].idempotency_key must be a string or null, got {key!r}")
-        effects.append(Effect(item["business_key"], amount, key))
+        keys.append(item["business_key"])
+        amounts.append(amount)
+        idems.append(key)
     states: list[ObjectState] = []
     for i, item in enumerate(raw_states):
         if not isinstance(item, Mapping) or not isinstance(item.get("object_id"), str) \
@@ -122,7 +129,7 @@ def observation_from_data(data: Any, at: float, *, observer: str, target: str | 
     if raw_kinds is not None and (not isinstance(raw_kinds, list) or not all(isinstance(k, str) for k in raw_kinds)):
         raise bad(f"'state_kinds' must be a list of object kinds (strings), got {raw_kinds!r:.200}")
     kinds = frozenset(raw_kinds) if raw_kinds is not None else None
-    return Observation(at, tuple(effects), tuple(states), kinds)
+    return Observation(at, effect_rows(keys, amounts, idems), tuple(states), kinds)
 
 
 # ---- SQL ------------------------------------------------------------------------------
@@ -233,8 +240,8 @@ class SqlObserver:
                 if engine.dialect.name == "postgresql":
                     conn.exec_driver_sql("SET TRANSACTION READ ONLY")
                     conn.exec_driver_sql(f"SET LOCAL statement_timeout = {int(self.timeout_s * 1000)}")
-                effect_rows = (self._rows(conn, "effects", self.effects_query, ("business_key",))
-                               if self.effects_query is not None else [])
+                effect_rows_read = (self._rows(conn, "effects", self.effects_query, ("business_key",))
+                                    if self.effects_query is not None else [])
                 state_rows = [row for kind, query in self.state_queries.items()
                               for row in self._rows(conn, _state_name(kind), query, ("object_id", "status"))]
                 counter_rows = (self._rows(conn, "counter", self.counter_query, ("key", "amount"))
@@ -246,11 +253,10 @@ class SqlObserver:
                     pass
         at = time.time()
         try:
-            effects = tuple(
-                Effect(str(r["business_key"]), _int_or_none(r.get("amount")),
-                       None if r.get("idempotency_key") is None else str(r["idempotency_key"]))
-                for r in effect_rows
-            )
+            effects = effect_rows([str(r["business_key"]) for r in effect_rows_read],
+                                  [_int_or_none(r.get("amount")) for r in effect_rows_read],
+                                  [None if r.get("idempotency_key") is None else str(r["idempotency_key"])
+                                   for r in effect_rows_read])
             states = tuple(
                 ObjectState(str(r["object_id"]), str(r["status"]), _int_or_none(r.get("version"))) for r in state_rows
             )
@@ -425,7 +431,8 @@ class SinkObserver:
         """The sink's applied effects, in application order."""
         if self._store is not None:
             records = self._store.records()
-            return Observation(time.time(), tuple(Effect(r.business_key, r.amount, r.idempotency_key) for r in records))
+            return Observation(time.time(), effect_rows([r.business_key for r in records], [r.amount for r in records],
+                                                        [r.idempotency_key for r in records]))
         assert self._http is not None
         data = self._http.fetch()
         target = self._http.url

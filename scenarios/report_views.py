@@ -65,8 +65,8 @@ def effect_points(observations: Sequence[Observation], keys: set[str]) -> tuple[
     points: list[EffectPoint] = []
     seen: dict[str, int] = {}
     for obs in observations:
-        for key, count in obs.counts().items():
-            if key in keys and count > seen.get(key, 0):
+        for key, count in obs.counts(keys).items():  # `keys`' counts only: no entry per row's key
+            if count > seen.get(key, 0):
                 seen[key] = count
                 points.append(EffectPoint(key, obs.at, count))
     return tuple(points)
