@@ -39,6 +39,7 @@ import time
 import urllib.parse
 from collections import Counter
 from dataclasses import dataclass, replace
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol, runtime_checkable
 
 from hookproof.scenarios.errors import ObserverError
@@ -58,6 +59,8 @@ _EPSILON_S = 1e-9
 #: Poll intervals of unchanged reads that settle an observation already showing everything
 #: expected (`settle`'s `done`): two more reads after the first that shows it.
 QUIET_INTERVALS = 2
+#: Rows the SQL observer fetches per step of its effects query.
+_PARTITION = 8192
 
 
 @runtime_checkable
@@ -240,8 +243,8 @@ class SqlObserver:
                 if engine.dialect.name == "postgresql":
                     conn.exec_driver_sql("SET TRANSACTION READ ONLY")
                     conn.exec_driver_sql(f"SET LOCAL statement_timeout = {int(self.timeout_s * 1000)}")
-                effect_rows_read = (self._rows(conn, "effects", self.effects_query, ("business_key",))
-                                    if self.effects_query is not None else [])
+                read_effects = (self._effect_columns(conn, self.effects_query)
+                                if self.effects_query is not None else ([], None, None))
                 state_rows = [row for kind, query in self.state_queries.items()
                               for row in self._rows(conn, _state_name(kind), query, ("object_id", "status"))]
                 counter_rows = (self._rows(conn, "counter", self.counter_query, ("key", "amount"))
@@ -253,10 +256,9 @@ class SqlObserver:
                     pass
         at = time.time()
         try:
-            effects = effect_rows([str(r["business_key"]) for r in effect_rows_read],
-                                  [_int_or_none(r.get("amount")) for r in effect_rows_read],
-                                  [None if r.get("idempotency_key") is None else str(r["idempotency_key"])
-                                   for r in effect_rows_read])
+            keys, amounts, idems = read_effects
+            effects = effect_rows(list(map(str, keys)), None if amounts is None else list(map(_int_or_none, amounts)),
+                                  None if idems is None else [None if k is None else str(k) for k in idems])
             states = tuple(
                 ObjectState(str(r["object_id"]), str(r["status"]), _int_or_none(r.get("version"))) for r in state_rows
             )
@@ -272,6 +274,41 @@ class SqlObserver:
         # no state query: it reads no state by design (the state checks do not apply), not "unknown"
         kinds = frozenset(self.state_queries)
         return Observation(at, effects, states, kinds, counters)
+
+    def _effect_columns(self, conn: sqlalchemy.Connection, query: str) -> tuple[list[Any], list[Any] | None,
+                                                                              list[Any] | None]:
+        """The effects query's ``business_key``, ``amount`` and ``idempotency_key`` values,
+        a list per column in row order (None: a column the query does not return; a name
+        returned twice, its last), read `_PARTITION` rows at a time: a storm's million rows
+        leave no object per row behind but their values. Errors as `_rows`."""
+        import sqlalchemy
+        from sqlalchemy import exc as sa_exc
+
+        name = "effects"
+        try:
+            result = conn.execute(sqlalchemy.text(query))
+            if not result.returns_rows:
+                raise ObserverError(f"sql observer: the {name} query returns no rows (not a SELECT?)",
+                                    observer=self.kind, target=self.target, query=name)
+            columns = [str(c) for c in result.keys()]
+            at = {c: i for i, c in enumerate(columns)}
+            wanted = [at.get(c) for c in ("business_key", "amount", "idempotency_key")]
+            values: list[list[Any] | None] = [None if i is None else [] for i in wanted]
+            for part in result.partitions(_PARTITION):
+                for i, out in zip(wanted, values):
+                    if i is not None and out is not None:
+                        out.extend(map(itemgetter(i), part))
+        except sa_exc.SQLAlchemyError as exc:
+            raise ObserverError(f"sql observer: the {name} query failed on {self.target}: {_reason(exc)}",
+                                observer=self.kind, target=self.target, query=name) from exc
+        keys, amounts, idems = values
+        if keys is None:
+            raise ObserverError(
+                f"sql observer: the {name} query must return column(s) business_key; "
+                f"missing business_key (got {', '.join(columns) or 'no columns'})",
+                observer=self.kind, target=self.target, query=name,
+            )
+        return keys, amounts, idems
 
     def _rows(self, conn: sqlalchemy.Connection, name: str, query: str, required: tuple[str, ...]) -> list[Mapping[str, Any]]:
         import sqlalchemy

@@ -4,16 +4,19 @@ the same verdicts, stats and findings."""
 
 from __future__ import annotations
 
+import sqlite3
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
-from hookproof.scenarios import key_table, observations
+from hookproof.scenarios import key_table, observations, observers
 from hookproof.scenarios.check_index import expectations_and_index
 from hookproof.scenarios.checks import ALL_CHECKS
+from hookproof.scenarios.errors import ObserverError
 from hookproof.scenarios.id_codes import IdCodes
 from hookproof.scenarios.observations import Effect, EffectRows, Observation, effect_rows
-from hookproof.scenarios.observers import _same, _sharing, observation_from_data
+from hookproof.scenarios.observers import SqlObserver, _same, _sharing, observation_from_data
 from hookproof.scenarios.scope import Scope
 from tests.scenarios.test_history_scan import run_of
 
@@ -115,3 +118,34 @@ def test_the_checks_find_the_same(as_columns: None, monkeypatch: pytest.MonkeyPa
                       for r in (check(attempts, expectations, obs, index=index) for check in ALL_CHECKS.values())])
     assert found[0] == found[1]
     assert any(findings for _, _, _, findings in found[0])
+
+
+@pytest.mark.parametrize("threshold", [1, 10 ** 9], ids=["columns", "tuple"])
+def test_the_sql_observer_reads_the_rows_as_columns(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                    threshold: int) -> None:
+    """The effects query read a partition at a time: the same rows, amounts and
+    Idempotency-Keys (converted as before), a column it does not return None, and the
+    same errors."""
+    monkeypatch.setattr(observations, "EFFECT_ROWS_FROM", threshold)
+    monkeypatch.setattr(observers, "_PARTITION", 2)
+    path = tmp_path / "receiver.db"
+    with sqlite3.connect(path) as db:
+        db.execute("CREATE TABLE effects (business_key TEXT, amount INTEGER, idem TEXT)")
+        db.executemany("INSERT INTO effects VALUES (?, ?, ?)", [
+            ("refund:ch_1", 100, "idem-1"), ("pay/pi_1", None, None), ("", 7, None), (42, None, 5), ("pay/pi_1", 3, "i")])
+    url = f"sqlite:///{path}"
+    read = SqlObserver(url, "SELECT business_key, amount, idem AS idempotency_key FROM effects").observe()
+    assert read.effects == (Effect("refund:ch_1", 100, "idem-1"), Effect("pay/pi_1"), Effect("", 7),
+                            Effect("42", None, "5"), Effect("pay/pi_1", 3, "i"))
+    assert isinstance(read.effects, EffectRows if threshold == 1 else tuple)
+    keys_only = SqlObserver(url, "SELECT business_key, 'x' AS other FROM effects").observe()
+    assert keys_only.effects == tuple(Effect(k) for k in ("refund:ch_1", "pay/pi_1", "", "42", "pay/pi_1"))
+    last = SqlObserver(url, "SELECT amount AS business_key, business_key FROM effects").observe()
+    assert [e.business_key for e in last.effects] == ["refund:ch_1", "pay/pi_1", "", "42", "pay/pi_1"]
+    assert SqlObserver(url, "SELECT business_key FROM effects WHERE 0").observe().effects == ()
+    with pytest.raises(ObserverError, match=r"must return column\(s\) business_key; missing business_key \(got key\)"):
+        SqlObserver(url, "SELECT business_key AS key FROM effects").observe()
+    with pytest.raises(ObserverError, match="the effects query failed"):
+        SqlObserver(url, "SELECT nothing FROM effects").observe()
+    with pytest.raises(ObserverError, match="wrong type"):
+        SqlObserver(url, "SELECT business_key, 'lots' AS amount FROM effects").observe()
