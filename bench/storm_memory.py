@@ -15,7 +15,8 @@ pass (`scenarios.check_index.expectations_and_index`, `HistoryFile.column_chunks
 keeping numpy columns per attempt and per event, key and object code (the events' fields,
 `scenarios.world_columns`, and the expectations, `scenarios.expectation_views`, as
 columns); the storm's events are read again from disk on each pass over them
-(`loadtests.verdict.SpooledEvents`), the observation stays in memory.
+(`loadtests.verdict.SpooledEvents`), the observation stays in memory (its effect rows as
+columns, `scenarios.observations.effect_rows`, as the observers read a storm's).
 
 The observer (`every_effect_once`) reports what a correct receiver shows: every event's
 effect once, so the storm passes and the figure is the checks' own. With
@@ -111,14 +112,15 @@ def every_effect_once() -> object:
     import sqlite3
     import time
 
-    from hookproof.scenarios.observations import Effect, Observation
+    from hookproof.scenarios.observations import Observation, effect_rows
 
     if not _APPLIED:
         with sqlite3.connect(os.environ[HISTORY_ENV]) as db:
             keys = dict.fromkeys(json.loads(wire).get("business_key") for (wire,) in
                                  db.execute("SELECT wire FROM storm_events"))
         keys.pop(None, None)
-        _APPLIED.append(tuple(Effect(key) for key in keys if key is not None))
+        # the rows as an observer reads them (`effect_rows`: columns for a storm's)
+        _APPLIED.append(effect_rows([key for key in keys if key is not None]))
     # it reads no state (the null receiver keeps none): the state checks do not apply
     return Observation(time.time(), _APPLIED[0], state_kinds=frozenset())  # type: ignore[arg-type]
 

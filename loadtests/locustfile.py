@@ -59,7 +59,7 @@ from hookproof.loadtests.storm_master import control, progress_loop
 from hookproof.loadtests.storm_state import STATE
 from hookproof.loadtests.storm_user import StormUser
 from hookproof.loadtests.storm_worker import flush, probe_lag, report_ready, stream
-from hookproof.scenarios.runner import VERSION
+from hookproof.scenarios.report_views import VERSION
 
 # httpcore (under httpx: the master's http and sink observers, imported when the storm ends)
 # imports trio when it is installed and catches only ImportError; under gevent's patched

@@ -23,7 +23,7 @@ from locust.env import Environment
 from locust.runners import MasterRunner
 
 from hookproof.loadtests.storm_state import STATE, log
-from hookproof.scenarios.runner import VERSION
+from hookproof.scenarios.report_views import VERSION
 
 #: Seconds between two progress file writes on the master.
 PROGRESS_INTERVAL_S = 0.5

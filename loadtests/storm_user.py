@@ -27,8 +27,7 @@ from hookproof.loadtests.exchange import ObservedAtoms, exchange
 from hookproof.loadtests.plan import Send, StormPlan
 from hookproof.loadtests.shape import wave_times
 from hookproof.loadtests.storm_state import LAG_NOTED_S, STATE
-from hookproof.simulator.delivery.attempt_core import Broke, retry_delay_s
-from hookproof.simulator.delivery.dispatcher import READ_CAP_BYTES
+from hookproof.simulator.delivery.attempt_core import READ_CAP_BYTES, Broke, retry_delay_s
 from hookproof.simulator.delivery.history import RESPONSE_EXCERPT_BYTES, Outcome
 from hookproof.simulator.delivery.mutations import build_attempt
 from hookproof.simulator.profiles.base import Envelope, SignedRequest

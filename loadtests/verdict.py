@@ -31,7 +31,14 @@ from hookproof.scenarios.check_index import expectations_and_index
 from hookproof.scenarios.checks import ALL_CHECKS, Verdict, check_safe, compose, unknown_reason
 from hookproof.scenarios.findings import ADVISORY, ALL_KEYS, CheckResult, Finding, result_of, run_verdict
 from hookproof.scenarios.observations import Expectations, Observation, world_event_id
-from hookproof.scenarios.runner import REPORT_META_KEY, VERSION, attempt_view, check_view, checklist, effect_points
+from hookproof.scenarios.report_views import (
+    REPORT_META_KEY,
+    VERSION,
+    attempt_view,
+    check_view,
+    checklist,
+    effect_points,
+)
 from hookproof.simulator.delivery.history import Attempt, HistoryFile, Outcome
 from hookproof.simulator.events import Event
 

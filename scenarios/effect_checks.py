@@ -32,7 +32,7 @@ from hookproof.scenarios.key_loops import (
     recovered_by_key,
     unexpected_keys_by_key,
 )
-from hookproof.scenarios.observations import Expectations, ObjectTruth, Observation
+from hookproof.scenarios.observations import EffectRows, Expectations, ObjectTruth, Observation
 from hookproof.simulator.delivery.history import Attempt, Outcome
 
 _KEY = attrgetter("business_key")
@@ -347,8 +347,10 @@ def _money_by_code(idx: CheckIndex) -> tuple[list[Finding], dict[str, object], i
         np.fromiter(map(table.code, map(_KEY, settled.effects)), np.int64, len(settled.effects))
     rows = np.flatnonzero(table.money_like[codes])  # the settled effect rows of money-like keys
     codes = codes[rows]
-    own = np.array([settled.effects[r].amount for r in rows.tolist()] if len(rows) < len(settled.effects) // 2
-                   else list(map(_AMOUNT, settled.effects)), np.float64)  # None: NaN
+    effects = settled.effects
+    own = effects.amounts() if isinstance(effects, EffectRows) else \
+        np.array([effects[r].amount for r in rows.tolist()] if len(rows) < len(effects) // 2
+                 else list(map(_AMOUNT, effects)), np.float64)  # None: NaN
     if len(own) != len(rows):
         own = own[rows]
     amount = np.where(np.isnan(own), table.amount[codes], own)  # the row's own amount, else the expected one

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Iterator, Sequence, overload
 from hookproof.scenarios.expectation_views import ExpectedView
 from hookproof.scenarios.groups import Groups
 from hookproof.scenarios.id_codes import IdCodes, codes_in
-from hookproof.scenarios.observations import Expectations, Observation
+from hookproof.scenarios.observations import EffectRows, Expectations, Observation
 from hookproof.scenarios.world_columns import ExtendedCodes
 from hookproof.simulator.delivery.history import Completion
 
@@ -325,7 +325,7 @@ def _coded_rows(coder: _Coder, observations: Sequence[Observation]) -> "list[npt
 
     rows: list[npt.NDArray[np.int64]] = []
     by_rows: dict[int, npt.NDArray[np.int64]] = {}  # id of an effects tuple (alive in `observations`) → its codes
-    last: tuple[Any, ...] = ()
+    last: Sequence[Any] = ()
     last_row: npt.NDArray[np.int64] | None = None
     for obs in observations:
         effects = obs.effects
@@ -336,6 +336,9 @@ def _coded_rows(coder: _Coder, observations: Sequence[Observation]) -> "list[npt
                 # the last read's rows and more (an observer whose rows only grow): only the new rows
                 # are looked up (equal rows have equal keys; compared by identity first, at C level)
                 row = np.concatenate([last_row, coder.code_all(list(map(_KEY, effects[n:])))])
+            elif isinstance(effects, EffectRows):  # a step of keys at a time: no string per row kept
+                row = np.concatenate([coder.code_all(keys) for keys in effects.key_chunks()]) if effects \
+                    else np.zeros(0, np.int64)
             else:
                 row = coder.code_all(list(map(_KEY, effects)))
             by_rows[id(effects)] = row

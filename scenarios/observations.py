@@ -14,11 +14,16 @@ from bisect import bisect_left
 from collections import _count_elements  # type: ignore[attr-defined]
 from dataclasses import dataclass, field
 from functools import cached_property
-from operator import attrgetter
-from typing import AbstractSet, Iterable, Mapping, Sequence
+from itertools import chain, compress, repeat
+from operator import attrgetter, eq
+from typing import TYPE_CHECKING, AbstractSet, Iterable, Iterator, Mapping, Sequence, overload
 
 from hookproof.simulator.delivery.history import Attempt
 from hookproof.simulator.events import Event
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
 
 #: Business-key prefixes of effects that move money (checked by the `counter` check): the
 #: default of expectations built by hand; certify, explore and storm pass the run's own,
@@ -28,6 +33,10 @@ MONEY_PREFIXES: tuple[str, ...] = ("refund:", "credit:")
 #: (GitHub's issues and pull requests are the repository world's stateful objects.)
 STATEFUL_KINDS: frozenset[str] = frozenset({"subscription", "issue", "pull_request"})
 _BUSINESS_KEY = attrgetter("business_key")
+#: Effect rows from which a read holds them as columns (`effect_rows`): fewer stay a tuple.
+EFFECT_ROWS_FROM = 65536
+#: Keys decoded per step when effect rows held as columns are walked.
+_STEP = 8192
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +56,133 @@ class Effect:
     idempotency_key: str | None = None
 
 
+class EffectRows(Sequence[Effect]):
+    """Effect rows held as columns, a read-only sequence of `Effect` equal to the tuple of
+    the same rows (``==`` either way, same hash): a storm's read of a million rows holds
+    one string of every business key (joined by NUL, none of which contains one) and
+    their start offsets (int64), about the key's length plus 9 bytes a row where an
+    `Effect` and its key string cost some 150. The amounts and Idempotency-Keys are tuples
+    aligned with the rows, or None when every row's is None. Each `Effect` is made when
+    read; `key_chunks` gives the keys a step at a time (no object per row), `amounts` the
+    amounts as a column. Build with `effect_rows`.
+    """
+
+    __slots__ = ("_keys", "_starts", "_amounts", "_idems")
+
+    def __init__(self, keys: str, starts: "npt.NDArray[np.int64]", amounts: tuple[int | None, ...] | None,
+                 idempotency_keys: tuple[str | None, ...] | None) -> None:
+        """Rows from `keys` (the business keys joined by NUL), `starts` (each key's offset
+        in it) and the optional aligned columns; `effect_rows` is the way to make one."""
+        self._keys, self._starts, self._amounts, self._idems = keys, starts, amounts, idempotency_keys
+
+    def __len__(self) -> int:
+        return len(self._starts)
+
+    def _key(self, i: int) -> str:
+        start = int(self._starts[i])
+        end = int(self._starts[i + 1]) - 1 if i + 1 < len(self._starts) else len(self._keys)
+        return self._keys[start:end]
+
+    def keys(self, start: int, stop: int) -> list[str]:
+        """The business keys of rows `start` … `stop` - 1 (0 ≤ start ≤ stop ≤ len), in order."""
+        if start >= stop:
+            return []
+        begin = int(self._starts[start])
+        end = int(self._starts[stop]) - 1 if stop < len(self._starts) else len(self._keys)
+        return self._keys[begin:end].split("\x00")
+
+    def key_chunks(self) -> Iterator[list[str]]:
+        """The business keys in row order, `_STEP` rows a list."""
+        n = len(self)
+        return (self.keys(i, min(n, i + _STEP)) for i in range(0, n, _STEP))
+
+    def amounts(self) -> "npt.NDArray[np.float64]":
+        """Each row's amount (minor units) as a float64 column, NaN for None."""
+        import numpy as np
+
+        if self._amounts is None:
+            return np.full(len(self), np.nan, np.float64)
+        return np.array([np.nan if a is None else a for a in self._amounts], np.float64)
+
+    @overload
+    def __getitem__(self, i: int) -> Effect: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[Effect]: ...
+
+    def __getitem__(self, i: int | slice) -> Effect | Sequence[Effect]:
+        n = len(self)
+        if isinstance(i, slice):
+            start, stop, step = i.indices(n)
+            if step != 1:
+                return tuple(self[j] for j in range(start, stop, step))
+            stop = max(start, stop)
+            return _rows(self.keys(start, stop), None if self._amounts is None else self._amounts[start:stop],
+                         None if self._idems is None else self._idems[start:stop])
+        j = i + n if i < 0 else i
+        if not 0 <= j < n:
+            raise IndexError(f"effect row {i} out of range ({n} rows)")
+        return Effect(self._key(j), None if self._amounts is None else self._amounts[j],
+                      None if self._idems is None else self._idems[j])
+
+    def __iter__(self) -> Iterator[Effect]:
+        amounts = iter(self._amounts) if self._amounts is not None else repeat(None)
+        idems = iter(self._idems) if self._idems is not None else repeat(None)
+        return map(Effect, chain.from_iterable(self.key_chunks()), amounts, idems)
+
+    def compress(self, kept: Sequence[bool]) -> Sequence[Effect]:
+        """The rows whose `kept` (aligned with the rows) is true, in order."""
+        keys = list(compress(chain.from_iterable(self.key_chunks()), kept))
+        return _rows(keys, None if self._amounts is None else tuple(compress(self._amounts, kept)),
+                     None if self._idems is None else tuple(compress(self._idems, kept)))
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, EffectRows):
+            return (self._keys == other._keys and len(self) == len(other) and self._amounts == other._amounts
+                    and self._idems == other._idems)
+        if isinstance(other, tuple):  # as a tuple: equal to a tuple of the same rows, not to a list
+            return len(self) == len(other) and all(map(eq, self, other))
+        return NotImplemented
+
+    def __ne__(self, other: object) -> bool:
+        same = self.__eq__(other)
+        return same if same is NotImplemented else not same
+
+    def __hash__(self) -> int:
+        return hash(tuple(self))
+
+    def __repr__(self) -> str:
+        return f"EffectRows({len(self)} rows)"
+
+
+def _rows(keys: list[str], amounts: Sequence[int | None] | None, idems: Sequence[str | None] | None) -> EffectRows:
+    """`EffectRows` of `keys` (none containing NUL) and the aligned optional columns."""
+    import numpy as np
+
+    lengths = np.fromiter(map(len, keys), np.int64, len(keys))
+    starts = np.zeros(len(keys), np.int64)
+    if len(keys) > 1:
+        np.cumsum(lengths[:-1] + 1, out=starts[1:])
+    return EffectRows("\x00".join(keys), starts, None if amounts is None or not any(a is not None for a in amounts)
+                      else tuple(amounts), None if idems is None or not any(k is not None for k in idems)
+                      else tuple(idems))
+
+
+def effect_rows(keys: Sequence[str], amounts: Sequence[int | None] | None = None,
+                idempotency_keys: Sequence[str | None] | None = None) -> Sequence[Effect]:
+    """The effect rows of `keys` (business keys, in row order) with their aligned amounts
+    and Idempotency-Keys (None: every row's None): `EffectRows` from `EFFECT_ROWS_FROM` rows
+    on when no key contains NUL, else the tuple of `Effect`. Either compares equal to the
+    other for the same rows. Raises ValueError when a column's length is not the keys'."""
+    n = len(keys)
+    if (amounts is not None and len(amounts) != n) or (idempotency_keys is not None and len(idempotency_keys) != n):
+        raise ValueError(f"effect rows: {n} keys but columns of another length")
+    if n >= EFFECT_ROWS_FROM and not any("\x00" in k for k in keys):
+        return _rows(list(keys), amounts, idempotency_keys)
+    return tuple(map(Effect, keys, amounts if amounts is not None else repeat(None),
+                     idempotency_keys if idempotency_keys is not None else repeat(None)))
+
+
 @dataclass(frozen=True)
 class ObjectState:
     """The receiver's view of one object: its status and, when exposed, its version."""
@@ -62,7 +198,8 @@ class Observation:
 
     Attributes:
         at: when the read completed, unix seconds.
-        effects: every applied effect row (a key applied twice appears twice).
+        effects: every applied effect row (a key applied twice appears twice): a tuple,
+            or for a large read `EffectRows` (equal to the tuple of the same rows).
         states: the objects' states; an object absent here was not seen.
         state_kinds: the object kinds (``subscription``, ``invoice``, ``payment_intent``,
             ``checkout.session``…, the world's object types) the observer reads states
@@ -74,16 +211,19 @@ class Observation:
     """
 
     at: float
-    effects: tuple[Effect, ...] = ()
+    effects: Sequence[Effect] = ()
     states: tuple[ObjectState, ...] = ()
     state_kinds: frozenset[str] | None = None
     counters: Mapping[str, int] | None = None
 
-    def counts(self) -> dict[str, int]:
-        """Number of effect rows per business key, in order of first row (O(len(effects)),
-        counted in C by `collections.Counter`'s counting loop)."""
+    def counts(self, only: AbstractSet[str] | None = None) -> dict[str, int]:
+        """Number of effect rows per business key (of `only`'s keys, when given), in order of
+        first row (O(len(effects)), counted in C by `collections.Counter`'s counting loop)."""
         out: dict[str, int] = {}
-        _count_elements(out, map(_BUSINESS_KEY, self.effects))
+        effects = self.effects
+        keys: Iterable[str] = chain.from_iterable(effects.key_chunks()) if isinstance(effects, EffectRows) \
+            else map(_BUSINESS_KEY, effects)
+        _count_elements(out, keys if only is None else filter(only.__contains__, keys))
         return out
 
     def state_of(self, object_id: str) -> ObjectState | None:
@@ -298,7 +438,9 @@ def world_id_of_delivery(did: str) -> str | None:
 
 
 __all__: Sequence[str] = [
+    "EFFECT_ROWS_FROM",
     "Effect",
+    "EffectRows",
     "ExpectedEffect",
     "Expectations",
     "MONEY_PREFIXES",
@@ -306,6 +448,7 @@ __all__: Sequence[str] = [
     "ObjectTruth",
     "Observation",
     "STATEFUL_KINDS",
+    "effect_rows",
     "expectations_from",
     "world_event_id",
     "world_id_of_delivery",

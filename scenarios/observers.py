@@ -1,5 +1,6 @@
 """Observers: how the harness sees a receiver's effects and state, with no change to
-its business code (DESIGN.md, "Observers").
+its business code (DESIGN.md, "Observers"). A read of many effect rows holds them as
+columns (`scenarios.observations.effect_rows`, equal to the tuple of the same rows).
 
 Every observer has one synchronous method, ``observe() -> Observation``; the I/O stays
 here, at the edge. Four kinds:
@@ -38,16 +39,17 @@ import time
 import urllib.parse
 from collections import Counter
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Mapping, Protocol, Sequence, runtime_checkable
-
-import httpx
-import sqlalchemy
-from sqlalchemy import exc as sa_exc
-from sqlalchemy.engine import URL, Engine, make_url
+from operator import itemgetter
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol, Sequence, runtime_checkable
 
 from hookproof.scenarios.errors import ObserverError
-from hookproof.scenarios.observations import Effect, ObjectState, Observation
+from hookproof.scenarios.observations import ObjectState, Observation, effect_rows
 from hookproof.simulator.server.sink import EffectSink
+
+if TYPE_CHECKING:  # imported where an observer uses them: a storm's master reading a Python observer loads neither
+    import httpx
+    import sqlalchemy
+    from sqlalchemy.engine import URL, Engine
 
 #: Largest answer an HTTP observer reads (bytes).
 DEFAULT_MAX_BYTES = 8 * 1024 * 1024
@@ -57,6 +59,8 @@ _EPSILON_S = 1e-9
 #: Poll intervals of unchanged reads that settle an observation already showing everything
 #: expected (`settle`'s `done`): two more reads after the first that shows it.
 QUIET_INTERVALS = 2
+#: Rows the SQL observer fetches per step of its effects query.
+_PARTITION = 8192
 
 
 @runtime_checkable
@@ -88,17 +92,21 @@ def observation_from_data(data: Any, at: float, *, observer: str, target: str | 
     if not isinstance(data, Mapping):
         raise bad(f"expected a JSON object with 'effects' and 'states', got {type(data).__name__}")
     if "effects" not in data:  # an endpoint that is not the observation one (e.g. a health check)
-        keys = ", ".join(repr(k) for k in list(data)[:5]) or "none"
-        raise bad(f"the answer has no 'effects' list (keys: {keys}); expected {{\"effects\": [...], "
+        names = ", ".join(repr(k) for k in list(data)[:5]) or "none"
+        raise bad(f"the answer has no 'effects' list (keys: {names}); expected {{\"effects\": [...], "
                   f"\"states\": [...]}}")
     raw_effects = data["effects"]
     raw_states = data.get("states", [])
     if not isinstance(raw_effects, list) or not isinstance(raw_states, list):
         raise bad("'effects' and 'states' must be lists")
-    effects: list[Effect] = []
+    keys: list[str] = []
+    amounts: list[int | None] = []
+    idems: list[str | None] = []
     for i, item in enumerate(raw_effects):
         if isinstance(item, str):
-            effects.append(Effect(item))
+            keys.append(item)
+            amounts.append(None)
+            idems.append(None)
             continue
         if not isinstance(item, Mapping) or not isinstance(item.get("business_key"), str):
             raise bad(f"effects[{i}] must be a string or an object with a string 'business_key', got {item!r:.200}")
@@ -108,7 +116,9 @@ def observation_from_data(data: Any, at: float, *, observer: str, target: str | 
             raise bad(f"effects[{i}].amount must be an integer (minor units) or null, got {amount!r}")
         if key is not None and not isinstance(key, str):
             raise bad(f"effects[{i}].idempotency_key must be a string or null, got {key!r}")
-        effects.append(Effect(item["business_key"], amount, key))
+        keys.append(item["business_key"])
+        amounts.append(amount)
+        idems.append(key)
     states: list[ObjectState] = []
     for i, item in enumerate(raw_states):
         if not isinstance(item, Mapping) or not isinstance(item.get("object_id"), str) \
@@ -122,7 +132,7 @@ def observation_from_data(data: Any, at: float, *, observer: str, target: str | 
     if raw_kinds is not None and (not isinstance(raw_kinds, list) or not all(isinstance(k, str) for k in raw_kinds)):
         raise bad(f"'state_kinds' must be a list of object kinds (strings), got {raw_kinds!r:.200}")
     kinds = frozenset(raw_kinds) if raw_kinds is not None else None
-    return Observation(at, tuple(effects), tuple(states), kinds)
+    return Observation(at, effect_rows(keys, amounts, idems), tuple(states), kinds)
 
 
 # ---- SQL ------------------------------------------------------------------------------
@@ -164,6 +174,9 @@ class SqlObserver:
             self.state_queries.setdefault("subscription", state_query)
         self.counter_query = counter_query
         self.timeout_s = timeout_s
+        from sqlalchemy import exc as sa_exc
+        from sqlalchemy.engine import make_url
+
         try:
             self._url = make_url(url)
         except sa_exc.ArgumentError as exc:
@@ -187,6 +200,9 @@ class SqlObserver:
 
     def _get_engine(self) -> Engine:
         if self._engine is None:
+            import sqlalchemy
+            from sqlalchemy import exc as sa_exc
+
             url, connect_args = self._read_only_url()
             try:
                 self._engine = sqlalchemy.create_engine(url, connect_args=connect_args, pool_pre_ping=False,
@@ -214,6 +230,8 @@ class SqlObserver:
     # -- reading ----------------------------------------------------------------------
     def observe(self) -> Observation:
         """Run the queries in one read-only transaction (rolled back) and build an Observation."""
+        from sqlalchemy import exc as sa_exc
+
         engine = self._get_engine()
         try:
             conn = engine.connect()
@@ -225,8 +243,8 @@ class SqlObserver:
                 if engine.dialect.name == "postgresql":
                     conn.exec_driver_sql("SET TRANSACTION READ ONLY")
                     conn.exec_driver_sql(f"SET LOCAL statement_timeout = {int(self.timeout_s * 1000)}")
-                effect_rows = (self._rows(conn, "effects", self.effects_query, ("business_key",))
-                               if self.effects_query is not None else [])
+                read_effects = (self._effect_columns(conn, self.effects_query)
+                                if self.effects_query is not None else ([], None, None))
                 state_rows = [row for kind, query in self.state_queries.items()
                               for row in self._rows(conn, _state_name(kind), query, ("object_id", "status"))]
                 counter_rows = (self._rows(conn, "counter", self.counter_query, ("key", "amount"))
@@ -238,11 +256,9 @@ class SqlObserver:
                     pass
         at = time.time()
         try:
-            effects = tuple(
-                Effect(str(r["business_key"]), _int_or_none(r.get("amount")),
-                       None if r.get("idempotency_key") is None else str(r["idempotency_key"]))
-                for r in effect_rows
-            )
+            keys, amounts, idems = read_effects
+            effects = effect_rows(list(map(str, keys)), None if amounts is None else list(map(_int_or_none, amounts)),
+                                  None if idems is None else [None if k is None else str(k) for k in idems])
             states = tuple(
                 ObjectState(str(r["object_id"]), str(r["status"]), _int_or_none(r.get("version"))) for r in state_rows
             )
@@ -259,7 +275,45 @@ class SqlObserver:
         kinds = frozenset(self.state_queries)
         return Observation(at, effects, states, kinds, counters)
 
+    def _effect_columns(self, conn: sqlalchemy.Connection, query: str) -> tuple[list[Any], list[Any] | None,
+                                                                              list[Any] | None]:
+        """The effects query's ``business_key``, ``amount`` and ``idempotency_key`` values,
+        a list per column in row order (None: a column the query does not return; a name
+        returned twice, its last), read `_PARTITION` rows at a time: a storm's million rows
+        leave no object per row behind but their values. Errors as `_rows`."""
+        import sqlalchemy
+        from sqlalchemy import exc as sa_exc
+
+        name = "effects"
+        try:
+            result = conn.execute(sqlalchemy.text(query))
+            if not result.returns_rows:
+                raise ObserverError(f"sql observer: the {name} query returns no rows (not a SELECT?)",
+                                    observer=self.kind, target=self.target, query=name)
+            columns = [str(c) for c in result.keys()]
+            at = {c: i for i, c in enumerate(columns)}
+            wanted = [at.get(c) for c in ("business_key", "amount", "idempotency_key")]
+            values: list[list[Any] | None] = [None if i is None else [] for i in wanted]
+            for part in result.partitions(_PARTITION):
+                for i, out in zip(wanted, values):
+                    if i is not None and out is not None:
+                        out.extend(map(itemgetter(i), part))
+        except sa_exc.SQLAlchemyError as exc:
+            raise ObserverError(f"sql observer: the {name} query failed on {self.target}: {_reason(exc)}",
+                                observer=self.kind, target=self.target, query=name) from exc
+        keys, amounts, idems = values
+        if keys is None:
+            raise ObserverError(
+                f"sql observer: the {name} query must return column(s) business_key; "
+                f"missing business_key (got {', '.join(columns) or 'no columns'})",
+                observer=self.kind, target=self.target, query=name,
+            )
+        return keys, amounts, idems
+
     def _rows(self, conn: sqlalchemy.Connection, name: str, query: str, required: tuple[str, ...]) -> list[Mapping[str, Any]]:
+        import sqlalchemy
+        from sqlalchemy import exc as sa_exc
+
         try:
             result = conn.execute(sqlalchemy.text(query))
             if not result.returns_rows:
@@ -328,6 +382,8 @@ class HttpObserver:
 
     def _get_client(self) -> httpx.Client:
         if self._client is None:
+            import httpx
+
             self._client = httpx.Client(timeout=httpx.Timeout(self.timeout_s), follow_redirects=False)
         return self._client
 
@@ -345,6 +401,8 @@ class HttpObserver:
 
     def fetch(self) -> Any:
         """GET the endpoint and return the decoded JSON. Raises ObserverError."""
+        import httpx
+
         client = self._get_client()
         deadline = time.monotonic() + self.timeout_s
         try:
@@ -410,7 +468,8 @@ class SinkObserver:
         """The sink's applied effects, in application order."""
         if self._store is not None:
             records = self._store.records()
-            return Observation(time.time(), tuple(Effect(r.business_key, r.amount, r.idempotency_key) for r in records))
+            return Observation(time.time(), effect_rows([r.business_key for r in records], [r.amount for r in records],
+                                                        [r.idempotency_key for r in records]))
         assert self._http is not None
         data = self._http.fetch()
         target = self._http.url

@@ -2,13 +2,15 @@
 
 Pure functions from the scenarios' records (`Attempt`, `CheckResult`, `Observation`,
 `ScenarioReport`) to the report model's plain views (`hookproof.reports.model`), shared by
-certify's runner and explore.
+certify's runner, explore and a storm's end (which need not load the runner); with the version
+reports carry (`VERSION`) and the history meta key of the report (`REPORT_META_KEY`).
 """
 
 from __future__ import annotations
 
 from typing import Sequence
 
+import hookproof
 from hookproof.reports.model import (
     AttemptView,
     ChecklistItem,
@@ -22,6 +24,11 @@ from hookproof.scenarios.catalog import CHECKLIST, CHECKLIST_CHECKS, SCENARIO_CH
 from hookproof.scenarios.checks import CheckResult
 from hookproof.scenarios.observations import Observation
 from hookproof.simulator.delivery import Attempt
+
+#: The installed hookproof version, as reports carry it (from the package metadata).
+VERSION: str = hookproof.__version__
+#: History meta key holding the run's report (report.json's document) as it stands.
+REPORT_META_KEY = "report"
 
 
 def attempt_view(a: Attempt) -> AttemptView:
@@ -58,8 +65,8 @@ def effect_points(observations: Sequence[Observation], keys: set[str]) -> tuple[
     points: list[EffectPoint] = []
     seen: dict[str, int] = {}
     for obs in observations:
-        for key, count in obs.counts().items():
-            if key in keys and count > seen.get(key, 0):
+        for key, count in obs.counts(keys).items():  # `keys`' counts only: no entry per row's key
+            if count > seen.get(key, 0):
                 seen[key] = count
                 points.append(EffectPoint(key, obs.at, count))
     return tuple(points)

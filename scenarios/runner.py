@@ -21,7 +21,6 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Coroutine, Iterable, Sequence
 
-import hookproof
 from hookproof.reports.model import RunReport, ScenarioReport
 from hookproof.scenarios.api_refusals import with_refusals
 from hookproof.scenarios.business_keys import KeyMapping, counter_keys, counter_truth, keyed, money_prefixes, scoped
@@ -45,7 +44,14 @@ from hookproof.scenarios.key_loops import other_mode_message
 from hookproof.scenarios.observations import Expectations, Observation, expectations_from
 from hookproof.scenarios.observers import settle, unchanged_since
 from hookproof.scenarios.overlap import Stopped, own_refusals, run_overlapped
-from hookproof.scenarios.report_views import attempt_view, check_view, checklist, effect_points
+from hookproof.scenarios.report_views import (
+    REPORT_META_KEY,
+    VERSION,
+    attempt_view,
+    check_view,
+    checklist,
+    effect_points,
+)
 from hookproof.scenarios.seeding import SeedHook, run_seed, seed_document
 from hookproof.simulator.delivery import Attempt, Dispatcher, History, Outcome, Target
 from hookproof.simulator.events import Event
@@ -60,10 +66,6 @@ from hookproof.simulator.world.world import UnboundReceiverObject
 #: Called with (scenario id, index, total) when a scenario starts; for progress bars.
 Progress = Callable[[str, int, int], None]
 
-#: The installed hookproof version, as reports carry it (from the package metadata).
-VERSION: str = hookproof.__version__
-#: History meta key holding the run's report (report.json's document) as it stands.
-REPORT_META_KEY = "report"
 #: Once retry schedules are compressed (`Runner.scaled_time_scale`), the least wall time one
 #: delivery's retries are spread over, however many deliveries share the scenario's budget:
 #: a receiver that rejects for a moment (503 while busy, then recovers) still gets the

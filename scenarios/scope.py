@@ -7,7 +7,8 @@ UTF-8 bytes (`scenarios.id_codes.IdCodes`, about the id's length plus 24 bytes e
 where a string in a set costs some 100) and keeps an observation's part with a few
 numpy passes per read, without copying the sets. `Scope.observation` gives exactly what
 `scoped` gives for the same object ids, keys and counters; when every row is kept, the
-observation's own tuples are kept (no copy per read).
+observation's own tuples are kept (no copy per read); effect rows held as columns
+(`scenarios.observations.EffectRows`) are read a step of keys at a time and stay columns.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from operator import attrgetter
 from typing import TYPE_CHECKING, Iterable, Sequence
 
 from hookproof.scenarios.id_codes import IdCodes
-from hookproof.scenarios.observations import Observation
+from hookproof.scenarios.observations import EffectRows, Observation
 from hookproof.simulator.events import Event
 
 if TYPE_CHECKING:
@@ -69,6 +70,14 @@ class Scope:
         """Per key of `keys`, whether what it names second is one of the world's objects."""
         return self.objects.code_all(list(map(_named, keys)), add=False) >= 0
 
+    def _kept(self, keys: list[str]) -> "npt.NDArray[np.bool_]":
+        """Per key of `keys`, whether an effect row of it is about this world."""
+        kept = self.keys.code_all(keys, add=False) >= 0
+        rest = (~kept).nonzero()[0]
+        if rest.size:
+            kept[rest] = self._names_object([keys[i] for i in rest.tolist()])
+        return kept
+
     def observation(self, obs: Observation) -> Observation:
         """The part of `obs` about this world, as `scenarios.business_keys.scoped(obs,
         objects, keys, counters)`: effects whose key is one of `keys` or names one of
@@ -77,14 +86,17 @@ class Scope:
         rows are kept is `obs`'s own. Pure; O(rows) in numpy, a Python step per row only to
         read its key."""
         effects = obs.effects
-        if effects:
-            keys = list(map(_KEY, effects))
-            kept = self.keys.code_all(keys, add=False) >= 0
-            rest = (~kept).nonzero()[0]
-            if rest.size:
-                kept[rest] = self._names_object([keys[i] for i in rest.tolist()])
-                if not kept.all():
-                    effects = tuple(compress(effects, kept.tolist()))
+        if isinstance(effects, EffectRows):  # a step of keys at a time: no string per row kept
+            import numpy as np
+
+            kept = np.concatenate([self._kept(keys) for keys in effects.key_chunks()]) if effects \
+                else np.zeros(0, np.bool_)
+            if not kept.all():
+                effects = effects.compress(kept.tolist())
+        elif effects:
+            kept = self._kept(list(map(_KEY, effects)))
+            if not kept.all():
+                effects = tuple(compress(effects, kept.tolist()))
         states = obs.states
         if states:
             seen = self.objects.code_all(list(map(_OBJECT, states)), add=False) >= 0

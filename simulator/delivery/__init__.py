@@ -18,7 +18,7 @@ _EXPORTS: dict[str, str] = {
     "History": "hookproof.simulator.delivery.history",
     "Observed": "hookproof.simulator.delivery.attempt_core",
     "Outcome": "hookproof.simulator.delivery.history",
-    "READ_CAP_BYTES": "hookproof.simulator.delivery.dispatcher",
+    "READ_CAP_BYTES": "hookproof.simulator.delivery.attempt_core",
     "TIME_SCALE": "hookproof.simulator.delivery.dispatcher",
     "Target": "hookproof.simulator.delivery.transports",
     "completion_for": "hookproof.simulator.delivery.history",
@@ -31,8 +31,8 @@ _EXPORTS: dict[str, str] = {
 
 
 if TYPE_CHECKING:
-    from hookproof.simulator.delivery.attempt_core import Broke, Grade, Observed, grade, retry_delay_s
-    from hookproof.simulator.delivery.dispatcher import READ_CAP_BYTES, TIME_SCALE, DeliveryResult, Dispatcher
+    from hookproof.simulator.delivery.attempt_core import READ_CAP_BYTES, Broke, Grade, Observed, grade, retry_delay_s
+    from hookproof.simulator.delivery.dispatcher import TIME_SCALE, DeliveryResult, Dispatcher
     from hookproof.simulator.delivery.history import (
         Attempt,
         Completion,

@@ -38,6 +38,8 @@ from hookproof.simulator.delivery.history import (
 
 #: Bytes of the answer's start a transport keeps for `grade` (enough for a status line).
 ANSWER_START_BYTES = 256
+#: Default cap on an answer body, in bytes (the rest is not read): every sender's.
+READ_CAP_BYTES = 64 * 1024
 
 
 class Broke(StrEnum):
@@ -325,6 +327,7 @@ def retry_delay_s(outcome: Outcome, attempts_made: int, *, schedule_s: Sequence[
 
 __all__ = [
     "ANSWER_START_BYTES",
+    "READ_CAP_BYTES",
     "Broke",
     "Grade",
     "Observed",

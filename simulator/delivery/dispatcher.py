@@ -38,7 +38,7 @@ from hookproof.simulator.delivery.aiohttp_transport import (
     WireExchange,
     httpx_error,
 )
-from hookproof.simulator.delivery.attempt_core import Broke, Observed, grade, retry_delay_s
+from hookproof.simulator.delivery.attempt_core import READ_CAP_BYTES, Broke, Observed, grade, retry_delay_s
 from hookproof.simulator.delivery.deadlines import Deadline, Deadlines
 from hookproof.simulator.delivery.history import Attempt, Completion, History, Outcome
 from hookproof.simulator.delivery.mutations import build_attempt, envelope_of
@@ -48,8 +48,6 @@ from hookproof.simulator.profiles.base import Profile, SignedRequest
 from hookproof.simulator.secret_forms import masker_for
 
 _ACKED = Outcome.ACKED
-#: Default cap on an answer body, in bytes (the rest is not read).
-READ_CAP_BYTES = 64 * 1024
 #: Default time factor: a 3-day retry schedule runs in about 3 seconds.
 TIME_SCALE = 1e-5
 
