@@ -836,13 +836,14 @@ SCENARIOS: tuple[Scenario, ...] = (
               ("duplicates-tested",), _updates_same_object),
     _scenario("reserialized-retry", "A retry with other body bytes",
               "The same event comes back with its JSON re-serialised (key order, spacing, escapes), "
-              "correctly signed. Deduplication must use the event id, not a hash of the body.",
-              EFFECTS, ("duplicates-tested",),
+              "correctly signed. Deduplication must use the event id, not a hash of the body, and the "
+              "signature be checked over the raw body: a refused copy is retried for days.",
+              (*EFFECTS, "duplicate_acked"), ("duplicates-tested",),
               _mutation_plan(Mutation.RESERIALIZE, copies=2, mutate="retries", max_attempts=None)),
     _scenario("transport-fields-change", "A retry with a new timestamp and signature",
               "Each retry carries a fresh timestamp and signature; the event id stays. Deduplication "
               "must not depend on transport fields.",
-              EFFECTS, ("duplicates-tested",),
+              (*EFFECTS, "duplicate_acked"), ("duplicates-tested",),
               _mutation_plan(Mutation.TRANSPORT_FIELDS, copies=2, mutate="retries", max_attempts=None)),
     _scenario("forged-signature", "A forged signature",
               "A request signed with a key that is not the endpoint's secret. It must be refused (4xx) "

@@ -210,9 +210,25 @@ def _replicas_duplicates(ctx: Context, w: World) -> Plan | NotApplicable:
     return Plan(w, tuple(phases))
 
 
+def _redelivered_by_hand(build: Callable[[Context, World], Plan | NotApplicable]
+                         ) -> Callable[[Context, World], Plan | NotApplicable]:
+    """`build`, and where the provider never retries by itself (GitHub: no automatic
+    redelivery, docs.github.com "Handling failed webhook deliveries") a last phase that
+    redelivers every event of the plan by hand, once the receiver is back, as its team would
+    after an outage: an event whose every attempt the fault cut off is then still owed."""
+    def plan(ctx: Context, w: World) -> Plan | NotApplicable:
+        built = build(ctx, w)
+        if isinstance(built, NotApplicable) or ctx.profile.retry_schedule_s:
+            return built
+        events = tuple({e.id: e for phase in built.phases for e in phase.events}.values())
+        last = built.phases[-1]
+        return replace(built, phases=(*built.phases, Phase(events, time_scale=last.time_scale)))
+    return plan
+
+
 def _chaos(id: str, title: str, description: str, checklist: tuple[str, ...],
            build: Callable[[Context, World], Plan | NotApplicable]) -> Scenario:
-    return Scenario(id, title, description, CHAOS_CHECKS, checklist, build, tier="chaos")
+    return Scenario(id, title, description, CHAOS_CHECKS, checklist, _redelivered_by_hand(build), tier="chaos")
 
 
 CHAOS_SCENARIOS: tuple[Scenario, ...] = (

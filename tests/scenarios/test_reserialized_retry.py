@@ -1,0 +1,26 @@
+"""A receiver that verifies over a compact re-dump of the JSON passes every first delivery (the
+provider's body is compact) and refuses a correctly signed retry whose JSON was re-serialised:
+`reserialized-retry` fails it with `duplicate_acked` (it passed before: `valid_not_rejected`
+leaves copies after an acknowledged one to `duplicate_acked`, which the scenario did not run)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from examples.receivers import PROJECT_ROOT
+from hookproof.certify import certify
+from hookproof.demo import receiver_config
+
+SECRET = "whsec_compact_reserialize_" + "0" * 14
+
+
+def test_a_receiver_verifying_a_compact_re_dump_fails_reserialized_retry(tmp_path: Path) -> None:
+    scenarios = ["duplicate-sequential", "reserialized-retry", "transport-fields-change"]
+    cfg = receiver_config("compact_reserialize", tmp_path, SECRET, seed=4242, scenarios=scenarios,
+                          module="tests.scenarios.compact_reserialize", cwd=PROJECT_ROOT, settle_window_s=0.15)
+    report = certify(cfg, out_dir=tmp_path / "report").report
+    got = {s.id: (s.verdict, sorted({f.check_id for f in s.findings})) for s in report.scenarios}
+    assert got == {"duplicate-sequential": ("pass", []), "reserialized-retry": ("fail", ["duplicate_acked"]),
+                   "transport-fields-change": ("pass", [])}, got
+    messages = [f.message for s in report.scenarios if s.id == "reserialized-retry" for f in s.findings]
+    assert messages and all("400" in m for m in messages), messages
