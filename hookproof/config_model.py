@@ -297,7 +297,8 @@ class CounterConfig(StrictModel):
     """`[counters."<event type>"]`: the counter an event of that type moves.
 
     `key` is a template over the event (``"{data.object.customer}"``), `amount` the
-    dotted path of an integer in it (``"data.object.amount_paid"``, minor units). Besides
+    dotted path of an integer in it (``"data.object.amount_paid"``, minor units; a string of
+    digits counts as that integer: Paddle's ``data.details.totals.grand_total``). Besides
     hookproof's own money keys while `Config.builtin_keys` is on and a catalog's declared
     amounts, counters are the only amounts compared: a team's key is never money by its name.
     """

@@ -33,6 +33,8 @@ from hookproof.simulator.world.user_catalog import USER_API_VERSION
 
 #: A field of a template: ``{data.object.id}``.
 FIELD = re.compile(r"\{([^{}]*)\}")
+#: An amount sent as a string of an integer (Paddle's totals), taken as that integer.
+_INTEGER = re.compile(r"-?[0-9]+")
 
 
 class TemplateError(ValueError):
@@ -172,8 +174,11 @@ class KeyMapping:
             return None
         payload = self.payload(event)
         amount = lookup(payload, rule.amount, template=rule.amount)
+        if isinstance(amount, str) and _INTEGER.fullmatch(amount):
+            amount = int(amount)  # Paddle sends minor units as strings ("3266": developer.paddle.com, totals)
         if isinstance(amount, bool) or not isinstance(amount, int):
-            raise TemplateError(f"{rule.amount}: is {amount!r}, not an integer amount (minor units)",
+            raise TemplateError(f"{rule.amount}: is {amount!r}, not an integer amount (minor units, a number or "
+                                f"a string of digits)",
                                 template=rule.amount, path=rule.amount)
         return render(rule.key, payload), amount
 

@@ -46,16 +46,25 @@ def nothing_to_replay(path: Path) -> tuple[str, bool] | None:
     there is nothing to replay, True when that run passed); else None (a plain missing file)."""
     import json
 
+    from hookproof.commands.explore import BURSTS_ID
+
     report = path.parent / "report.json"
     if path.exists() or not report.is_file():
         return None
     try:
-        verdict = json.loads(report.read_text(encoding="utf-8")).get("verdict")
+        document = json.loads(report.read_text(encoding="utf-8"))
+        verdict = document.get("verdict")
+        failed = [s for s in document.get("scenarios") or () if s.get("verdict") == "fail"]
     except (OSError, ValueError, AttributeError):
         return None
     run = path.parent.resolve().name
     if verdict == "pass":
         return f"nothing to replay: the run in {path.parent} ({run}) passed, so it wrote no {path.name}", True
+    if verdict == "fail" and failed and all(s.get("id") == BURSTS_ID for s in failed):
+        seed = document.get("seed")
+        again = f"'hookproof explore --seed {seed}'" if isinstance(seed, int) else "'hookproof explore' with its seed"
+        return (f"nothing to replay: the run in {path.parent} ({run}) failed only in its real-socket bursts, "
+                f"which leave a hit rate and seeds, not a schedule; {again} repeats them"), False
     return (f"nothing to replay: the run in {path.parent} ({run}) ended {verdict} without writing {path.name} "
             "(only a failing 'hookproof explore' writes one)"), False
 
@@ -166,7 +175,7 @@ def register(app: typer.Typer) -> None:
 
     @app.command("replay")
     def replay_command(
-        schedule: Annotated[Path, typer.Argument(help="A failing-schedule.json written by 'hookproof explore'.")],
+        schedule: Annotated[Path, typer.Argument(help="A failing-schedule.json written by 'hookproof explore', or the run folder that holds it.")],
         config: Annotated[Path, typer.Option("--config", "-c", help="The config file.")] = Path("hookproof.toml"),
         seed: Annotated[Optional[int], typer.Option("--seed", help="Override the schedule's seed.")] = None,
         max_duration: Annotated[Optional[str], typer.Option("--max-duration", help="Stop the replay after this long (90s, 15m, 1h; default: run.max_duration_s, 15m), stop the receiver and say why (exit 1).", show_default=False)] = None,
@@ -179,11 +188,14 @@ def register(app: typer.Typer) -> None:
         from rich.progress import Progress, TextColumn, TimeElapsedColumn
 
         from hookproof.chaos.errors import ChaosError
+        from hookproof.commands.explore import SCHEDULE_FILE
         from hookproof.errors import HookproofError
         from hookproof.heartbeat import TERMINAL_INTERVAL_S, Heartbeat, log_interval_s
         from hookproof.simulator.errors import SimulatorError
         from hookproof.terminal import console, duration_s, err_console, fail
 
+        if schedule.is_dir():  # a run's folder: its schedule
+            schedule = schedule / SCHEDULE_FILE
         nothing = nothing_to_replay(schedule)
         if nothing is not None:
             text, passed = nothing

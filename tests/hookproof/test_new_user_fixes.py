@@ -258,6 +258,21 @@ def test_replay_of_a_run_without_a_schedule_says_there_is_nothing_to_replay(tmp_
                         "failing 'hookproof explore' writes one)")
 
 
+def test_replay_of_a_run_that_failed_only_in_its_bursts_says_bursts_leave_seeds(tmp_path: Path) -> None:
+    from hookproof.commands.explore import BURSTS_ID
+
+    run = tmp_path / "hookproof-reports" / "explore-20261203T020000Z"
+    run.mkdir(parents=True)
+    (run / "report.json").write_text(json.dumps({"verdict": "fail", "seed": 77, "scenarios": [
+        {"id": "explore-state-machine", "verdict": "pass"}, {"id": BURSTS_ID, "verdict": "fail"}]}), encoding="utf-8")
+    done = run_replay(tmp_path, Path("hookproof-reports/explore-20261203T020000Z"))  # the folder: its schedule
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert " ".join(done.stderr.split()) == (
+        "hookproof: nothing to replay: the run in hookproof-reports/explore-20261203T020000Z "
+        "(explore-20261203T020000Z) failed only in its real-socket bursts, which leave a hit rate and seeds, not a "
+        "schedule; 'hookproof explore --seed 77' repeats them")
+
+
 def test_replay_of_a_missing_file_elsewhere_is_still_a_usage_error(tmp_path: Path) -> None:
     catalog_config(tmp_path)  # hookproof.toml beside it
     done = run_replay(tmp_path, Path("nowhere/failing-schedule.json"))

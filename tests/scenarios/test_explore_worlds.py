@@ -316,3 +316,26 @@ def test_the_readme_team_keys_twin_is_found_by_its_counter(tmp_path: Path, monke
     assert finding.check_id == "counter" and finding.key.startswith("cus_"), run.lines
     assert finding.actual == 2 * finding.expected
     assert failure.delivery_steps == 1 and "invoice.paid" in format_steps(failure.steps, failure.event_types)[1]
+
+
+def test_a_paddle_counter_reads_its_string_minor_units() -> None:
+    """Paddle sends money in minor units as strings (``"3266"``): a counter on
+    ``data.details.totals.grand_total`` takes it as the integer it writes; a field that is not
+    one is still refused, naming the path."""
+    from hookproof.config import parse_config
+    from hookproof.errors import ConfigError
+    from hookproof.simulator.world import emit_events, new_world
+
+    text = ('[target]\nurl = "http://127.0.0.1:9/webhooks"\nprofile = "paddle"\nsecret = "pdl_ntfset_x"\n\n'
+            '[observer]\nkind = "sql"\nurl = "sqlite:///x.db"\neffects = "SELECT business_key FROM effects"\n'
+            'counter = "SELECT key, total FROM totals"\n\n'
+            '[counters."transaction.completed"]\nkey = "{data.customer_id}"\namount = "data.details.totals.grand_total"\n')
+    mapping = parse_config(text, "hookproof.toml").key_mapping()
+    events = emit_events(new_world("paddle", 5), "transaction.completed", 2)
+    assert events
+    for event in events:
+        total = event.object["details"]["totals"]["grand_total"]
+        assert isinstance(total, str)
+        assert mapping.counter_of(event) == (event.object["customer_id"], int(total))
+    with pytest.raises(ConfigError, match="data.currency_code: is '[A-Z]{3}', not an integer amount"):
+        parse_config(text.replace("data.details.totals.grand_total", "data.currency_code"), "hookproof.toml")
