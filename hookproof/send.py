@@ -35,6 +35,7 @@ class SendOptions:
     max_duration_s: float | None = None  # whole-run deadline (default `default_max_duration_s()`)
     serve_api_port: int | None = None  # serve the world on the provider API at 127.0.0.1:<port> (0: a free port)
     api_key: str = DEFAULT_API_KEY  # the key the served provider API accepts
+    account: str | None = None  # the provider account the events come from (`target.account`)
 
 
 #: Seconds the provider API `send --serve-api` starts stays up after the last attempt, for a
@@ -128,7 +129,7 @@ def send(options: SendOptions, secrets: list[str], history: History | None = Non
     target = Target(url=options.url)
     stripe_type = resolve_event(options.profile, options.event)
     seed = options.seed if options.seed is not None else random.SystemRandom().randrange(2**31)
-    world = new_world(options.profile.world, seed, livemode=options.live)
+    world = new_world(options.profile.world, seed, livemode=options.live, account=options.account or None)
     events = latest_per_object(emit_events(world, stripe_type, options.objects))
     copies = options.copies
     plan = FaultPlan(

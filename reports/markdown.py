@@ -65,13 +65,29 @@ def _duration(scenario: ScenarioReport) -> str:
     return seconds(scenario.duration_s) + ("" if scenario.settled else " (not settled)")
 
 
+#: Findings of one check in one scenario listed in the summary; the rest are counted in one row
+#: (report.json and report.html list them all): a step summary stays readable, and within
+#: GitHub's 1 MiB limit, when one fault hits hundreds of keys.
+FINDINGS_PER_CHECK = 10
+
+
 def _findings(report: RunReport) -> str:
-    rows = [
-        (_code(s.id), _code(f.check_id), _keyed(f.key, label(f.key)),
-         _cell(f.message) + (f" (attempts {attempt_refs(f.attempts)})" if f.attempts else "")
-         + (f" ([receiver log]({_link(f.log.path)}), tail below)" if f.log is not None else ""))
-        for s in report.scenarios if s.findings for label in (key_labels(s.attempts),) for f in s.findings
-    ]
+    rows = []
+    for s in report.scenarios:
+        label = key_labels(s.attempts)
+        shown: dict[str, int] = {}
+        for f in s.findings:
+            shown[f.check_id] = shown.get(f.check_id, 0) + 1
+            if shown[f.check_id] > FINDINGS_PER_CHECK:
+                continue
+            rows.append((_code(s.id), _code(f.check_id), _keyed(f.key, label(f.key)),
+                         _cell(f.message) + (f" (attempts {attempt_refs(f.attempts)})" if f.attempts else "")
+                         + (f" ([receiver log]({_link(f.log.path)}), tail below)" if f.log is not None else "")))
+        for check_id, count in shown.items():
+            if count > FINDINGS_PER_CHECK:
+                rows.append((_code(s.id), _code(check_id), "",
+                             f"and {count - FINDINGS_PER_CHECK} more {_code(check_id)} finding(s) of this scenario "
+                             "(report.json and report.html list every one)"))
     rows += [
         (_code(s.id), _code(c.check_id), "", f"UNKNOWN: {_cell(c.detail or 'no verdict')}")
         for s in report.scenarios if s.verdict != "not_applicable"  # its reason says why, under Not applicable

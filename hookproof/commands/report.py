@@ -136,7 +136,11 @@ def read_saved(path: Path, key: str) -> tuple[dict[str, object], int]:
 
     Raises sqlite3.Error when the file is not an SQLite history, ValueError for bad JSON.
     """
-    db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=5.0)
+    # A history no writer holds open has no -wal beside it: read it as immutable, so the
+    # read-only connection leaves no -wal and -shm of its own behind (it cannot remove them).
+    writing = path.with_name(path.name + "-wal").exists()
+    db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro{'' if writing else '&immutable=1'}", uri=True,
+                         timeout=5.0)
     try:
         row = db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         (attempts,) = db.execute("SELECT COUNT(*) FROM attempts").fetchone()

@@ -23,13 +23,39 @@ if TYPE_CHECKING:
     pass
 
 
+def _target_defaults(config: str | None, url: str | None, secret: list[str] | None,
+                     live: bool) -> tuple[str, list[str], str | None, bool]:
+    """(url, secrets, account, live) of a send: the flags, else the ``--config``'s target
+    (``url``, ``secret``, ``account``, ``environment``). Raises UsageError naming the flag
+    that is missing, or ConfigError for a config that cannot be read."""
+    from hookproof.errors import UsageError
+
+    if config is None:
+        if url is None or not secret:
+            raise UsageError(f"{'--url' if url is None else '--secret'}: missing (give it, or --config with a [target])")
+        return url, [read_secret(s) for s in secret], None, live
+    from hookproof.config import load_config
+
+    cfg = load_config(config)
+    target = cfg.target
+    if url is None:
+        if target.url is None:
+            raise UsageError(f"--url: {config}'s target names no url; give the receiver's URL with --url")
+        if "{port}" in target.url:
+            raise UsageError(f"--url: {config}'s target.url names {{port}}, the port hookproof picks when it starts "
+                             "the receiver; give the receiver's URL with --url")
+        url = target.url
+    values = [read_secret(s) for s in secret] if secret else target.secrets(cfg.base_dir)
+    return url, values, target.account, live or target.environment == "live"
+
+
 def register(app: typer.Typer) -> None:
     """Add ``hookproof send`` to `app`."""
 
     @app.command()
     def send(
-        url: Annotated[str, typer.Option("--url", help="The receiver's webhook URL.")],
-        secret: Annotated[list[str], typer.Option("--secret", help="Signing secret: literal, env:NAME or file:PATH. Repeat for rotation.", show_default=False)],
+        url: Annotated[Optional[str], typer.Option("--url", help="The receiver's webhook URL (default: the --config's target.url).", show_default=False)] = None,
+        secret: Annotated[Optional[list[str]], typer.Option("--secret", help="Signing secret: literal, env:NAME or file:PATH. Repeat for rotation (default: the --config's target.secret).", show_default=False)] = None,
         profile: Annotated[Optional[str], typer.Option("--profile", help="Provider profile (default: the --config's target.profile, else stripe).", show_default=False)] = None,
         event: Annotated[Optional[str], typer.Option("--event", help="Event type: the provider's own name (see 'hookproof events --profile P') or the world type it is made from. Default: the profile's default event.")] = None,
         copies: Annotated[int, typer.Option("--copies", min=1, max=1000, help="Deliveries of each event.")] = 1,
@@ -41,7 +67,7 @@ def register(app: typer.Typer) -> None:
         seed: Annotated[Optional[int], typer.Option("--seed", help="World seed (ids, amounts).")] = None,
         live: Annotated[bool, typer.Option("--live", help="Send live-mode events (only to a live receiver).")] = False,
         as_json: Annotated[bool, typer.Option("--json", help="Print the attempts as JSON.")] = False,
-        config: Annotated[Optional[str], typer.Option("--config", help="A hookproof.toml whose profile is sent as certify sends it: its catalog table (your own event types: generic-hmac, standard-webhooks, svix), or the event names it lists (standard-webhooks, svix).")] = None,
+        config: Annotated[Optional[str], typer.Option("--config", help="A hookproof.toml whose profile is sent as certify sends it: its catalog table (your own event types: generic-hmac, standard-webhooks, svix), or the event names it lists (standard-webhooks, svix); its target's url, secret, account and environment are the defaults.")] = None,
         serve_api: Annotated[Optional[int], typer.Option("--serve-api", min=0, max=65535, metavar="PORT", help="Serve the sent objects on the provider API at 127.0.0.1:PORT (0: a free port), for a receiver that fetches them (Mercado Pago's thin notifications, a Stripe receiver that retrieves, GitHub REST), from before the first attempt until 2 s after the last.", show_default=False)] = None,
         api_key: Annotated[Optional[str], typer.Option("--api-key", help="The key (access token) the served provider API accepts: literal, env:NAME or file:PATH (default: the simulator's, as certify's provider.api_key).", show_default=False)] = None,
         max_duration: Annotated[Optional[str], typer.Option("--max-duration", help="Stop sending after this long (90s, 15m, 1h; default 15m, certify's default), print the attempts made and exit 1.", show_default=False)] = None,
@@ -66,11 +92,11 @@ def register(app: typer.Typer) -> None:
         try:
             limit_s = duration_s("--max-duration", max_duration)
             prof = get_profile(profile or "stripe") if config is None else profile_for(profile, config)
-            secret_values = [read_secret(s) for s in secret]
+            url, secret_values, account, live = _target_defaults(config, url, secret, live)
             options = SendOptions(
                 profile=prof, url=url, event=event, copies=copies, concurrent=concurrent, reverse=reverse, objects=objects,
                 drop_response=drop_response, sender_timeout_s=sender_timeout, seed=seed, live=live,
-                max_duration_s=limit_s, serve_api_port=serve_api,
+                max_duration_s=limit_s, serve_api_port=serve_api, account=account,
             )
             if api_key is not None:
                 options = dataclasses.replace(options, api_key=read_secret(api_key, "--api-key"))
@@ -129,7 +155,13 @@ def register(app: typer.Typer) -> None:
                               markup=False, soft_wrap=True)
             raise typer.Exit(1)
         if not as_json:
-            console.print(f"{len(attempts)} attempt(s), {acked} acknowledged" +
-                          ("" if acked else "; exit 1: the receiver acknowledged none of them"), markup=False)
+            dropped = sum(a.outcome.value == "dropped" and a.status is not None and 200 <= a.status < 300
+                          for a in attempts)
+            why = "the receiver acknowledged none of them"
+            if dropped and not prof.retry_schedule_s:
+                why = (f"the receiver answered {dropped} with a 2xx, discarded by --drop-response, and "
+                       f"{prof.title} sends no retry")
+            console.print(f"{len(attempts)} attempt(s), {acked} acknowledged" + ("" if acked else f"; exit 1: {why}"),
+                          markup=False)
         if not acked:
             raise typer.Exit(1)

@@ -305,3 +305,58 @@ def test_demo_progress_off_a_terminal_is_a_heartbeat_with_the_scenario_count(mon
         assert seen.wait(30)
     line = next(x for x in out.getvalue().splitlines() if "reorder" in x)
     assert line.startswith("demo inbox_sync: 4/27 scenario(s) done, running reorder, ") and line.endswith(" s")
+
+
+# ---- 7. send --config takes the target ----------------------------------------------------
+
+def _send(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "hookproof", "send", *args], capture_output=True, text=True,
+                          timeout=120, cwd=cwd, env={**os.environ, "COLUMNS": "300"})
+
+
+def test_send_with_a_config_takes_its_target_url_secret_and_account(tmp_path: Path) -> None:
+    """A new user's GitHub App config names its installation (`target.account`): certify sent
+    that installation's events, send --config another one, and asked for --url and --secret
+    the config already gives."""
+    import hashlib
+    import hmac
+
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import Response
+    from starlette.routing import Route
+
+    from tests.examples.serving import serve_app
+
+    received: list[tuple[bytes, str]] = []
+
+    async def hook(request: Request) -> Response:
+        received.append((await request.body(), request.headers.get("x-hub-signature-256", "")))
+        return Response(status_code=204)
+
+    secret = "gh_send_config_secret"
+    with serve_app(Starlette(routes=[Route("/webhooks", hook, methods=["POST"])])) as base:
+        (tmp_path / "hookproof.toml").write_text(
+            f'[target]\nurl = "{base}/webhooks"\nprofile = "github"\nsecret = "{secret}"\naccount = "4242"\n\n'
+            '[observer]\nkind = "sink"\n', encoding="utf-8")
+        sent = _send(tmp_path, "--config", "hookproof.toml", "--event", "issues.opened", "--seed", "3")
+    assert sent.returncode == 0, sent.stdout + sent.stderr
+    ((body, signature),) = received
+    assert json.loads(body)["installation"]["id"] == 4242
+    assert signature == "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+    with serve_app(Starlette(routes=[Route("/webhooks", hook, methods=["POST"])])) as base:
+        dropped = _send(tmp_path, "--config", "hookproof.toml", "--url", f"{base}/webhooks", "--drop-response")
+    assert dropped.returncode == 1
+    assert ("1 attempt(s), 0 acknowledged; exit 1: the receiver answered 1 with a 2xx, discarded by "
+            "--drop-response, and GitHub sends no retry") in " ".join(dropped.stdout.split())
+
+
+def test_send_names_the_missing_url(tmp_path: Path) -> None:
+    (tmp_path / "hookproof.toml").write_text(
+        '[target]\nurl = "http://127.0.0.1:{port}/webhooks"\nprofile = "github"\nsecret = "s"\n'
+        '[target.start]\ncommand = "node app.js {port}"\n\n[observer]\nkind = "sink"\n', encoding="utf-8")
+    with_port = _send(tmp_path, "--config", "hookproof.toml")
+    assert with_port.returncode == 2
+    assert "--url: hookproof.toml's target.url names {port}" in " ".join(with_port.stderr.split())
+    bare = _send(tmp_path, "--secret", "s")
+    assert bare.returncode == 2 and "--url: missing (give it, or --config with a [target])" in bare.stderr

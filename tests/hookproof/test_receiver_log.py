@@ -143,6 +143,7 @@ def test_a_re_render_in_place_keeps_the_log_and_every_quoted_tail(run: tuple[Cli
     assert json.loads((copy / "report.json").read_bytes()) == json.loads(before["report.json"])
     assert (copy / "summary.md").read_bytes() == before["summary.md"]
     assert (copy / "junit.xml").read_bytes() == before["junit.xml"]
+    assert not list(copy.glob("history.sqlite-*"))  # reading left no -wal or -shm behind
 
 
 @pytest.mark.slow

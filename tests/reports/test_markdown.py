@@ -72,3 +72,18 @@ def test_a_not_applicable_scenarios_undecided_checks_are_not_findings(run_report
     ran = replace(run_report.scenarios[0], verdict="unknown", checks=(undecided,))
     assert _rows(render_markdown(replace(run_report, scenarios=(ran,))), "### Findings")[2:] == [
         f"| `{ran.id}` | `stale` |  | UNKNOWN: no object whose state the observer reads was validly sent |"]
+
+
+def test_one_check_s_many_findings_are_listed_up_to_a_bound_and_counted(run_report: RunReport) -> None:
+    """One fault over a 200-event redelivery window: the summary lists the first findings of each
+    check and counts the rest in one row (a new user's summary.md had 200 rows for one cause)."""
+    from hookproof.reports.markdown import FINDINGS_PER_CHECK
+
+    many = tuple(FindingView("duplicated", f"license:pi_{i}", "applied 2 times instead of once", "finding")
+                 for i in range(FINDINGS_PER_CHECK + 15))
+    check = replace(run_report.scenarios[1].checks[0], findings=many)
+    scenario = replace(run_report.scenarios[1], checks=(check,))
+    rows = _rows(render_markdown(replace(run_report, scenarios=(scenario,))), "### Findings")[2:]
+    assert len(rows) == FINDINGS_PER_CHECK + 1
+    assert rows[-1].endswith("| and 15 more `duplicated` finding(s) of this scenario (report.json and report.html "
+                             "list every one) |"), rows[-1]
