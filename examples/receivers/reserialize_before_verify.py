@@ -3,9 +3,10 @@
 Exactly inbox_sync, except that the body handed to the verifier is
 ``json.dumps(json.loads(body))`` (a framework that gives the handler parsed JSON
 invites this). The signature covers the exact bytes sent; Python's default
-``json.dumps`` spacing differs from the provider's compact JSON, so every genuine
-delivery is rejected with 400 and nothing is ever applied (after days of retries the
-provider disables the endpoint).
+``json.dumps`` (one line, ``", "`` and ``": "`` separators, non-ASCII escaped) differs
+from the provider's JSON, Stripe's pretty-printed lines as much as other providers'
+compact JSON, so every genuine delivery is rejected with 400 and nothing is ever applied
+(after days of retries the provider disables the endpoint).
 """
 
 from __future__ import annotations

@@ -5,13 +5,16 @@ a provider-neutral `WebhookEvent` whose `type` uses Stripe's event names (the bu
 code speaks one vocabulary). Supported profiles: ``stripe`` (PyPI ``stripe``: the check
 ``Webhook.construct_event`` makes, ``WebhookSignature.verify_header``, 300 s past
 tolerance) and ``standard-webhooks`` (PyPI
-``standardwebhooks``: ``Webhook.verify``, ±300 s). Adding a profile is one subclass
-registered in `VERIFIERS`.
+``standardwebhooks``: ``Webhook.verify``, ±300 s) and ``generic-hmac`` with its default
+settings (hookproof's own sender: no SDK; a lowercase hex HMAC-SHA256 of the body in
+``X-Signature``, compared in constant time). Adding a profile is one subclass registered
+in `VERIFIERS`.
 """
 
 from __future__ import annotations
 
 import base64
+import hashlib
 import hmac
 import json
 from abc import ABC, abstractmethod
@@ -198,7 +201,39 @@ class StandardWebhooksVerifier(Verifier):
             raise SignatureError(f"not a Standard Webhooks message: {exc}") from exc
 
 
-VERIFIERS: Mapping[str, type[Verifier]] = {v.name: v for v in (StripeVerifier, StandardWebhooksVerifier)}
+class GenericHmacVerifier(Verifier):
+    """hookproof's ``generic-hmac`` sender at its default settings (`GenericHmacSettings`):
+    ``X-Signature`` is the lowercase hex HMAC-SHA256 of the raw body with the first secret
+    that signed; the body is the envelope ``{id, type, created, livemode, account, data}``
+    in Stripe's event names. No timestamp is signed, so `tolerance_s` changes nothing."""
+
+    name = "generic-hmac"
+
+    def verify(self, body: bytes, headers: Mapping[str, str], *, tolerance_s: float | None = DEFAULT_TOLERANCE) -> WebhookEvent:
+        given = headers.get("x-signature", "")
+        for secret in self.secrets:
+            expected = hmac.new(secret.encode("utf-8"), body, hashlib.sha256).hexdigest()
+            if hmac.compare_digest(given, expected):
+                return self.decode(body, headers)
+        raise SignatureError("no matching X-Signature")
+
+    def decode(self, body: bytes, headers: Mapping[str, str]) -> WebhookEvent:
+        try:
+            raw = json.loads(body)
+            data = raw["data"]
+            livemode = raw.get("livemode")
+            return WebhookEvent(
+                id=raw["id"], type=raw["type"], created=int(raw["created"]), object=data["object"],
+                previous_attributes=data.get("previous_attributes"),
+                livemode=None if livemode is None else bool(livemode), account=raw.get("account"), raw=body,
+            )
+        except (ValueError, KeyError, TypeError) as exc:
+            raise SignatureError(f"not a generic-hmac event: {exc}") from exc
+
+
+VERIFIERS: Mapping[str, type[Verifier]] = {
+    v.name: v for v in (StripeVerifier, StandardWebhooksVerifier, GenericHmacVerifier)
+}
 
 
 def get_verifier(profile: str, secrets: Sequence[str]) -> Verifier:

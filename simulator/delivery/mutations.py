@@ -40,10 +40,15 @@ def reserialize(body: bytes) -> bytes:
 
 
 def oversize(body: bytes, size_bytes: int = OVERSIZE_BYTES) -> bytes:
-    """The JSON object padded with a ``padding`` field to about `size_bytes`."""
+    """The JSON object padded with a ``padding`` field to about `size_bytes`, in the body's
+    own format: a pretty-printed object (Stripe's) gets the field as its last line, the
+    others are written compact."""
     value: Any = json.loads(body)
     if isinstance(value, dict):
-        value["padding"] = "x" * max(0, size_bytes - len(body))
+        padding = "x" * max(0, size_bytes - len(body))
+        if value and body.startswith(b"{\n") and body.endswith(b"\n}"):
+            return body[:-2] + b',\n  "padding": "' + padding.encode() + b'"\n}'
+        value["padding"] = padding
         return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()
     return body + b" " * max(0, size_bytes - len(body))
 

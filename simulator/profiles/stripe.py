@@ -37,12 +37,12 @@ from hookproof.simulator.profiles.base import (
     Profile,
     SignedRequest,
     Tolerance,
-    canonical_json,
     hmac_sha256,
     new_envelope,
     new_signed_request,
     require_secrets,
 )
+from hookproof.simulator.profiles.stripe_json import stripe_json
 from hookproof.simulator.profiles.stripe_versions import at_version, names_shaped_kind, shaped_kinds
 
 #: Every Stripe event type the world emits (the world speaks Stripe's names).
@@ -188,7 +188,8 @@ class StripeProfile(Profile):
         return out
 
     def event_body(self, event: Event) -> bytes:
-        """The bytes of `event`'s Event object at its API version (`event_object`), as sent.
+        """The bytes of `event`'s Event object at its API version (`event_object`), as sent:
+        pretty-printed as Stripe sends it (`stripe_json`).
 
         Rendered from the stored objects as they are when no object in them is of a kind
         whose fields the version cuts (`names_shaped_kind`: the same bytes `at_version`
@@ -199,13 +200,13 @@ class StripeProfile(Profile):
         kinds = shaped_kinds(version)
         if type(obj) is dict and obj.get("object") not in kinds and (previous is None or type(previous) is dict):
             try:
-                body = canonical_json(self._event_dict(event, version, obj, previous))
+                body = stripe_json(self._event_dict(event, version, obj, previous))
             except (TypeError, ValueError):  # a value json refuses: at_version's copy decides
                 pass
             else:
                 if not names_shaped_kind(body, kinds):
                     return body
-        return canonical_json(self.event_object(event, shared=True))
+        return stripe_json(self.event_object(event, shared=True))
 
     def envelope(self, event: Event) -> Envelope:
         return new_envelope(event.id, event.type, self.event_body(event), dict(_ENVELOPE_PAIRS))

@@ -64,23 +64,23 @@ def shaped_kinds(api_version: str) -> frozenset[str]:
 
 
 def names_shaped_kind(body: bytes, kinds: frozenset[str]) -> bool:
-    """True when the compact JSON `body` (`base.canonical_json`) holds an object whose
-    ``object`` is one of `kinds` (`shaped_kinds`).
+    """True when the Stripe body `body` (`stripe_json.stripe_json`: ``"key": value``)
+    holds an object whose ``object`` is one of `kinds` (`shaped_kinds`).
 
-    Compact JSON escapes every quote inside a string, so ``"object":"`` followed by a
+    JSON escapes every quote inside a string, so ``"object": "`` followed by a
     kind and a quote appears only where an object of that kind is: a rendering of values
     as they are stored that names none is already in the version's shape, byte for byte
     (what `StripeProfile.event_body` relies on).
     """
-    at = body.find(b'"object":"')
+    at = body.find(b'"object": "')
     while at >= 0:
-        start = at + 10
+        start = at + 11
         end = body.find(b'"', start)
         if end < 0:
             return False
         if body[start:end].decode("utf-8", "replace") in kinds:
             return True
-        at = body.find(b'"object":"', end)
+        at = body.find(b'"object": "', end)
     return False
 
 

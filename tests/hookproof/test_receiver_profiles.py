@@ -4,7 +4,8 @@
 and parses the body itself, building the SDK's event object only for a body the SDK would
 refuse while building it. The table: each body and header, and the verifier's answer (the
 event, or the exception and its message) against the verifier as it was, ``construct_event``
-first and its event object dropped.
+first and its event object dropped. The generic-hmac verifier reads hookproof's own sender
+at its default settings.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from typing import Callable
 import pytest
 import stripe
 
-from hookproof.receivers.profiles import SignatureError, StripeVerifier, WebhookEvent
+from hookproof.receivers.profiles import GenericHmacVerifier, SignatureError, StripeVerifier, WebhookEvent
+from hookproof.simulator.profiles import get_profile
 from hookproof.simulator.profiles.stripe import StripeProfile
 from hookproof.simulator.world.world import World
 
@@ -104,3 +106,22 @@ def test_the_table_covers_each_verdict() -> None:
 def test_a_second_secret_verifies() -> None:
     event = StripeVerifier((OTHER, SECRET)).verify(GENUINE, {"stripe-signature": _header(GENUINE)})
     assert event.id == json.loads(GENUINE)["id"]
+
+
+def test_the_generic_hmac_verifier_checks_the_default_scheme_and_decodes_the_envelope() -> None:
+    # hookproof's generic-hmac sender at its default settings, as the reference receivers read it
+    profile = get_profile("generic-hmac")
+    world = World(7)
+    world.lifecycle()
+    event = world.events[-1]
+    request = profile.request(profile.envelope(event), [SECRET], int(time.time()))
+    headers = {k.lower(): v for k, v in request.headers.items()}
+    got = GenericHmacVerifier([OTHER, SECRET]).verify(request.body, headers)
+    assert (got.id, got.type, got.created, dict(got.object)) == (event.id, event.type, event.created, dict(event.object))
+    assert got.raw == request.body
+    with pytest.raises(SignatureError):
+        GenericHmacVerifier([OTHER]).verify(request.body, headers)
+    with pytest.raises(SignatureError):
+        GenericHmacVerifier([SECRET]).verify(request.body + b" ", headers)
+    with pytest.raises(SignatureError):
+        GenericHmacVerifier([SECRET]).verify(request.body, {k: v for k, v in headers.items() if k != "x-signature"})

@@ -2,9 +2,10 @@
 
 Exactly inbox_sync, except that the verifier is handed
 ``json.dumps(json.loads(body), separators=(",", ":"), ensure_ascii=False)``: byte for byte the
-body a provider sends compact, so every first delivery verifies, and a retry whose JSON was
-re-serialised (other key order or escapes, still correctly signed) is refused with a 4xx after
-its event was acknowledged. The provider then retries it for days.
+body a provider sends compact (``generic-hmac``), so every first delivery verifies, and a
+retry whose JSON was re-serialised (other key order or escapes, still correctly signed) is
+refused with a 4xx after its event was acknowledged. The provider then retries it for days.
+Stripe sends its bodies pretty-printed, so under ``stripe`` every genuine delivery is refused.
 """
 
 from __future__ import annotations

@@ -1,7 +1,15 @@
-"""A receiver that verifies over a compact re-dump of the JSON passes every first delivery (the
-provider's body is compact) and refuses a correctly signed retry whose JSON was re-serialised:
-`reserialized-retry` fails it with `duplicate_acked` (it passed before: `valid_not_rejected`
-leaves copies after an acknowledged one to `duplicate_acked`, which the scenario did not run)."""
+"""A receiver that verifies over a compact re-dump of the JSON.
+
+Under ``generic-hmac`` (hookproof's own sender, whose bodies are compact by definition) the
+re-dump is the body sent, so it passes every first delivery and refuses a correctly signed
+retry whose JSON was re-serialised: `reserialized-retry` fails it with `duplicate_acked` (it
+passed before: `valid_not_rejected` leaves copies after an acknowledged one to
+`duplicate_acked`, which the scenario did not run).
+
+Under ``stripe`` the body is pretty-printed as Stripe sends it, so the same receiver refuses
+every genuine first delivery: `duplicate-sequential` fails it with `valid_not_rejected` and
+`lost`, as real Stripe deliveries would.
+"""
 
 from __future__ import annotations
 
@@ -17,10 +25,19 @@ SECRET = "whsec_compact_reserialize_" + "0" * 14
 def test_a_receiver_verifying_a_compact_re_dump_fails_reserialized_retry(tmp_path: Path) -> None:
     scenarios = ["duplicate-sequential", "reserialized-retry", "transport-fields-change"]
     cfg = receiver_config("compact_reserialize", tmp_path, SECRET, seed=4242, scenarios=scenarios,
-                          module="tests.scenarios.compact_reserialize", cwd=PROJECT_ROOT, settle_window_s=0.15)
+                          profile="generic-hmac", module="tests.scenarios.compact_reserialize", cwd=PROJECT_ROOT,
+                          settle_window_s=0.15)
     report = certify(cfg, out_dir=tmp_path / "report").report
     got = {s.id: (s.verdict, sorted({f.check_id for f in s.findings})) for s in report.scenarios}
     assert got == {"duplicate-sequential": ("pass", []), "reserialized-retry": ("fail", ["duplicate_acked"]),
                    "transport-fields-change": ("pass", [])}, got
     messages = [f.message for s in report.scenarios if s.id == "reserialized-retry" for f in s.findings]
     assert messages and all("400" in m for m in messages), messages
+
+
+def test_under_stripe_a_compact_re_dump_fails_the_first_delivery(tmp_path: Path) -> None:
+    cfg = receiver_config("compact_reserialize", tmp_path, SECRET, seed=4242, scenarios=["duplicate-sequential"],
+                          module="tests.scenarios.compact_reserialize", cwd=PROJECT_ROOT, settle_window_s=0.15)
+    report = certify(cfg, out_dir=tmp_path / "report").report
+    got = {s.id: (s.verdict, sorted({f.check_id for f in s.findings})) for s in report.scenarios}
+    assert got == {"duplicate-sequential": ("fail", ["lost", "valid_not_rejected"])}, got

@@ -21,8 +21,8 @@ from fastapi import FastAPI, Request, Response
 from hookproof.simulator.delivery import Dispatcher, History, Outcome, Target
 from hookproof.simulator.events import LATEST_API_VERSION
 from hookproof.simulator.faults import FaultPlan, schedule
-from hookproof.simulator.profiles.base import canonical_json
 from hookproof.simulator.profiles.stripe import DOCUMENTED_DIFFERENCES, StripeProfile
+from hookproof.simulator.profiles.stripe_json import stripe_json
 from hookproof.simulator.profiles.stripe_versions import names_shaped_kind, shaped_kinds
 from hookproof.simulator.server import DEFAULT_API_KEY, ServerHandle, ServerState, run_server
 from hookproof.simulator.server.provider import INCLUDABLE
@@ -188,20 +188,21 @@ def test_an_envelope_body_is_its_event_object_cut_to_its_version_byte_for_byte(a
     w = full_world(api_version)
     kinds = set()
     for event in w.events:
-        assert PROFILE.event_body(event) == canonical_json(PROFILE.event_object(event)), event.type
+        assert PROFILE.event_body(event) == stripe_json(PROFILE.event_object(event)), event.type
         kinds.add(event.object["object"])
     assert {"payment_intent", "invoice", "subscription", "charge", "customer", "checkout.session"} <= kinds
 
 
 def test_names_shaped_kind_finds_objects_of_the_kind_only() -> None:
     kinds = shaped_kinds(LATEST_API_VERSION)
-    assert names_shaped_kind(canonical_json({"a": [{"object": "charge", "id": "ch_1"}]}), kinds)
-    assert not names_shaped_kind(canonical_json({"object": "payment_intent", "latest_charge": "ch_1"}), kinds)
-    # a string that spells the kind is not an object of it (compact JSON escapes its quotes)
-    assert not names_shaped_kind(canonical_json({"note": '"object":"charge"', "object": "refund"}), kinds)
-    assert not names_shaped_kind(canonical_json({"xobject": "charge", "object": "charge_x"}), kinds)
-    assert names_shaped_kind(canonical_json({"object": "subscription_item"}), shaped_kinds(OLD_VERSION))
-    assert not names_shaped_kind(canonical_json({"object": "subscription_item"}), kinds)
+    assert names_shaped_kind(stripe_json({"a": [{"object": "charge", "id": "ch_1"}]}), kinds)
+    assert not names_shaped_kind(stripe_json({"object": "payment_intent", "latest_charge": "ch_1"}), kinds)
+    # a string that spells the kind is not an object of it (JSON escapes its quotes)
+    assert not names_shaped_kind(stripe_json({"note": '"object": "charge"', "object": "refund"}), kinds)
+    assert not names_shaped_kind(stripe_json({"note": '"object":"charge"', "object": "refund"}), kinds)
+    assert not names_shaped_kind(stripe_json({"xobject": "charge", "object": "charge_x"}), kinds)
+    assert names_shaped_kind(stripe_json({"object": "subscription_item"}), shaped_kinds(OLD_VERSION))
+    assert not names_shaped_kind(stripe_json({"object": "subscription_item"}), kinds)
 
 
 def test_an_object_with_a_field_json_refuses_outside_the_version_is_still_rendered() -> None:
