@@ -264,8 +264,17 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
         self._fresh: aiohttp.ClientSession | None = None
         self._last_url: tuple[object, URL] | None = None
         self._timeouts: dict[tuple[float | None, float | None, float | None], aiohttp.ClientTimeout] = {}
+        self._closed = False
+
+    def _refuse_when_closed(self) -> None:
+        """A closed transport opens no session: a request still under way when it closed (an
+        interrupted step's, resumed by the next run of the loop) would otherwise open one that
+        nothing closes."""
+        if self._closed:
+            raise httpx.ConnectError("the transport is closed")
 
     def _open(self) -> aiohttp.ClientSession:
+        self._refuse_when_closed()
         connector = _Connector(limit=self.max_connections, keepalive_timeout=self.keepalive_s)
         self._session = aiohttp.ClientSession(connector=connector, cookie_jar=aiohttp.DummyCookieJar(),
                                               auto_decompress=False, trust_env=False)
@@ -274,6 +283,7 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
     def _fresh_session(self) -> aiohttp.ClientSession:
         """A session whose connections are never pooled (the resend after a stale connection)."""
         if self._fresh is None:
+            self._refuse_when_closed()
             connector = _Connector(limit=self.max_connections, force_close=True)
             self._fresh = aiohttp.ClientSession(connector=connector, cookie_jar=aiohttp.DummyCookieJar(),
                                                 auto_decompress=False, trust_env=False)
@@ -370,6 +380,7 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
         )
 
     async def aclose(self) -> None:
+        self._closed = True  # first: a request resumed while the sessions close opens none
         for session in (self._session, self._fresh):
             if session is not None:
                 await session.close()

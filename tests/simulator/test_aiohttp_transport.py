@@ -363,3 +363,19 @@ def test_an_error_quoting_undecodable_bytes_reads_as_text() -> None:
     "?" in their place, so the error can be stored and written anywhere."""
     answer = translate_error(OSError("line \udcff\udcfe from the receiver"))
     assert answer.error == "the connection broke after sending (line ?? from the receiver)"
+
+
+async def test_a_closed_transport_opens_no_session_for_a_request_resumed_after_it_closed() -> None:
+    """An interrupted explore step's delivery, resumed when the loop next ran (to close the
+    session), opened a fresh aiohttp session after the transport had closed its own: "Unclosed
+    client session" at exit. A closed transport refuses to open one."""
+    transport = AiohttpTransport()
+    async with serving(answering(OK)) as base:
+        response = await transport.handle_async_request(post(base + "/webhooks"))
+        assert await read_all(response) == b"ok"
+        await transport.aclose()
+        with pytest.raises(httpx.ConnectError, match="the transport is closed"):
+            await transport.handle_async_request(post(base + "/webhooks"))
+        with pytest.raises(httpx.ConnectError, match="the transport is closed"):
+            transport._fresh_session()
+    assert transport._session is None and transport._fresh is None
