@@ -206,23 +206,21 @@ def breakdown() -> Iterator[Breakdown]:
     for ops in WORLD_OPS.values():  # frozen dataclasses: their functions are swapped in place
         timed(ops, "apply", "world operations")
         timed(ops, "legal", "world operations")
-    real_sleep = session_module.time.sleep
+    real_settle = session_module.settle
 
-    class _Time:
-        def __getattr__(self, name: str) -> Any:
-            return getattr(time, name)
+    def sleep(seconds: float) -> None:
+        started = time.monotonic()
+        time.sleep(seconds)
+        out.slept_s += time.monotonic() - started
 
-        @staticmethod
-        def sleep(seconds: float) -> None:
-            started = time.monotonic()
-            real_sleep(seconds)
-            out.slept_s += time.monotonic() - started
+    def settle(*args: Any, **kwargs: Any) -> Any:  # the teardown's settle (`observers.settle`), its sleeps timed
+        return real_settle(*args, sleep=sleep, **kwargs)
 
-    session_module.time = _Time()  # type: ignore[assignment]
+    session_module.settle = settle  # type: ignore[assignment]
     try:
         yield out
     finally:
-        session_module.time = time  # type: ignore[assignment]
+        session_module.settle = real_settle  # type: ignore[assignment]
         for cls, name, original in reversed(originals):
             _swap(cls, name, original)
 
