@@ -29,7 +29,11 @@ class ReserializeBeforeVerify(InboxSync):
             payload = json.loads(body)
         except ValueError as exc:
             raise SignatureError(f"invalid JSON: {exc}") from exc
-        return self.verifier.verify(json.dumps(payload).encode("utf-8"), headers)
+        return self.verifier.verify(self.redump(payload), headers)
+
+    def redump(self, payload: Any) -> bytes:
+        """The bytes handed to the verifier: Python's default re-dump of the parsed body."""
+        return json.dumps(payload).encode("utf-8")
 
 
 def create_app(config: ReceiverConfig) -> Any:

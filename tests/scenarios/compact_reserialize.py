@@ -11,24 +11,19 @@ Stripe sends its bodies pretty-printed, so under ``stripe`` every genuine delive
 from __future__ import annotations
 
 import json
-from typing import Any, Mapping
+from typing import Any
 
-from hookproof.receivers import ReceiverConfig, SignatureError, WebhookEvent, make_app, run_cli
-from hookproof.receivers.inbox_sync import InboxSync
+from examples.receivers.reserialize_before_verify import ReserializeBeforeVerify
+from hookproof.receivers import ReceiverConfig, make_app, run_cli
 
 
-class CompactReserialize(InboxSync):
-    """inbox_sync verifying a compact re-dump of the body."""
+class CompactReserialize(ReserializeBeforeVerify):
+    """reserialize_before_verify with a compact re-dump of the body."""
 
     name = "compact_reserialize"
-    framework = "fastapi"
 
-    def authenticate(self, body: bytes, headers: Mapping[str, str]) -> WebhookEvent:
-        try:
-            payload = json.loads(body)
-        except ValueError as exc:
-            raise SignatureError(f"invalid JSON: {exc}") from exc
-        return self.verifier.verify(json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode(), headers)
+    def redump(self, payload: Any) -> bytes:
+        return json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode()
 
 
 def create_app(config: ReceiverConfig) -> Any:
