@@ -249,7 +249,7 @@ def test_an_interrupted_replay_stops_the_receiver_and_says_so_in_one_line(tmp_pa
         time.sleep(2)
 
     run = run_interrupted([sys.executable, "-m", "hookproof", "replay", str(_long_schedule(tmp_path)), "--config",
-                           str(config)], signum, cwd=tmp_path, env=child_env({"HOOKPROOF_HEARTBEAT_S": "3600"}),
+                           str(config)], signum, cwd=tmp_path, env=child_env(),
                           under_way=stepping, timeout_s=60)
     assert run.returncode == 128 + signum, run
     assert "Traceback" not in run.stderr, run.stderr

@@ -50,10 +50,19 @@ class CliRun:
                 f"\n--- stderr\n{self.stderr[-3000:]}")
 
 
+#: Seconds between heartbeat lines in a subprocess unless a test sets ``HOOKPROOF_HEARTBEAT_S``:
+#: once an hour, so a test reading a run's exact output reads the run's lines however long a
+#: loaded machine takes (a line of its own every 5 s off a terminal is right for a user's run;
+#: it was the first line of a one-line error on a machine at load 9). Tests of the heartbeat
+#: set their own.
+CHILD_HEARTBEAT_S = "3600"
+
+
 def child_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The environment of a hookproof subprocess: the repo importable, wide terminal, no colour."""
+    """The environment of a hookproof subprocess: the repo importable, wide terminal, no colour,
+    heartbeat lines only when `extra` asks for them (`CHILD_HEARTBEAT_S`)."""
     env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "200", "NO_COLOR": "1", "TERM": "dumb",
-           "PYTHONUNBUFFERED": "1"}
+           "PYTHONUNBUFFERED": "1", "HOOKPROOF_HEARTBEAT_S": CHILD_HEARTBEAT_S}
     env.update(extra or {})
     return env
 
