@@ -448,6 +448,13 @@ def _mutation_plan(mutation: Mutation, *, copies: int = 1, mutate: str = "all",
     return build
 
 
+def _reserialized_body(ctx: Context, w: World) -> Plan | NotApplicable:
+    """Each event once, in re-serialised bytes: evidence of verifying over the raw body."""
+    if ctx.profile.body_unsigned is not None:
+        return NotApplicable(ctx.profile.body_unsigned)
+    return _mutation_plan(Mutation.RESERIALIZE)(ctx, w)
+
+
 def _duplicate_concurrent(ctx: Context, w: World) -> Plan | NotApplicable:
     events = effect_events(ctx, w)
     if (na := _need(events, "effectful", ctx)) is not None:
@@ -779,8 +786,8 @@ OVERLAP: Mapping[str, Overlap] = {
     **dict.fromkeys(("duplicate-sequential", "dropped-response", "reserialized-retry", "transport-fields-change",
                      "mass-redelivery", "older-after-newer-redelivery"), Overlap.REPEATS),
     **dict.fromkeys(("reorder", "stale-after-newer", "distinct-events-same-object", "distinct-updates-same-object",
-                     "forged-signature", "missing-signature", "wrong-secret", "stale-timestamp", "future-timestamp",
-                     "secret-rotation", "test-mode-to-live", "foreign-account", "unknown-event-type",
+                     "reserialized-body", "forged-signature", "missing-signature", "wrong-secret", "stale-timestamp",
+                     "future-timestamp", "secret-rotation", "test-mode-to-live", "foreign-account", "unknown-event-type",
                      "stale-failure-after-success"),
                     Overlap.FRESH),
     "mass-redelivery-window": Overlap.FLOODS,
@@ -840,6 +847,13 @@ SCENARIOS: tuple[Scenario, ...] = (
               "signature be checked over the raw body: a refused copy is retried for days.",
               (*EFFECTS, "duplicate_acked"), ("duplicates-tested",),
               _mutation_plan(Mutation.RESERIALIZE, copies=2, mutate="retries", max_attempts=None)),
+    _scenario("reserialized-body", "A delivery in other JSON bytes",
+              "An event whose body is its JSON in other bytes than the provider's usual ones (sorted keys, "
+              "indentation, \\u escapes), correctly signed over them. A provider's bytes are not any "
+              "library's re-dump of the parsed JSON (Stripe pretty-prints; other bodies carry escapes a "
+              "re-dump writes otherwise), so the signature must be checked over the raw body: a receiver "
+              "verifying a re-serialisation refuses it, and the provider retries it for days.",
+              EFFECTS, ("raw-body-signature",), _reserialized_body),
     _scenario("transport-fields-change", "A retry with a new timestamp and signature",
               "Each retry carries a fresh timestamp and signature; the event id stays. Deduplication "
               "must not depend on transport fields.",

@@ -25,7 +25,7 @@ from hookproof.simulator.faults import FaultPlan, Mutation
 #: Scenarios whose builders use only the world's stories (catalog and chaos tiers).
 STORY_SCENARIOS: frozenset[str] = frozenset({
     "duplicate-sequential", "duplicate-concurrent", "reorder", "distinct-updates-same-object",
-    "stale-after-newer", "reserialized-retry", "transport-fields-change", "forged-signature",
+    "stale-after-newer", "reserialized-retry", "reserialized-body", "transport-fields-change", "forged-signature",
     "missing-signature", "wrong-secret", "stale-timestamp", "future-timestamp", "secret-rotation",
     "test-mode-to-live", "foreign-account", "mass-redelivery", "mass-redelivery-window", "thin-event",
     "downstream-lost-response", "crash-after-ack", "restart-between-duplicates", "pause-past-timeout",

@@ -136,6 +136,9 @@ class Profile(ABC):
             declares a Connect endpoint (`target.connect`) is ever sent one, the reason
             ``test-mode-to-live`` and ``foreign-account`` are not applicable elsewhere.
         thin: events carry only an id; the receiver fetches state from the API.
+        body_unsigned: None when the signature covers the request body; else why it does
+            not (Mercado Pago signs a manifest of ids), the reason ``reserialized-body`` is
+            not applicable.
         multiple_signatures: several secrets produce several signatures (rotation).
         world: the world whose events the profile sends (``billing``: Stripe's billing
             objects; ``github``: the repository world); `simulator.world.new_world` builds it.
@@ -155,6 +158,7 @@ class Profile(ABC):
     foreign_account_never_sent: ClassVar[str | None] = None
     other_mode_needs_connect: ClassVar[str | None] = None
     thin: ClassVar[bool] = False
+    body_unsigned: ClassVar[str | None] = None
     multiple_signatures: ClassVar[bool] = False
     world: ClassVar[str] = "billing"
 

@@ -97,6 +97,9 @@ class MercadoPagoProfile(Profile):
     has_livemode = True
     has_account = True
     thin = True
+    body_unsigned: ClassVar[str | None] = (
+        "Mercado Pago signs a manifest of the notification's ids and ts (x-signature), not the body: other body "
+        "bytes verify alike")
 
     def __init__(self, timestamp_unit: Literal["s", "ms"] = "s") -> None:
         if timestamp_unit not in ("s", "ms"):
