@@ -73,6 +73,7 @@ _GONE_ERRNOS = frozenset({errno.ECONNRESET, errno.EPIPE, errno.ECONNABORTED})
 #: reported whatever is asked). A third of a non-blocking `recv` peek's cost, whose
 #: answer for a live connection was a raised BlockingIOError.
 _poll: Any = gevent.monkey.get_original("select", "poll")
+_getcurrent = gevent.getcurrent
 _POLLIN = select.POLLIN
 
 
@@ -294,7 +295,10 @@ def _deadline(client: HTTPClient, timeout_s: float) -> _Deadline:
         idle = client.__dict__["_hookproof_deadlines"] = {}
     kept = idle.get(timeout_s)
     timer = kept.pop() if kept else _Deadline(timeout_s, _Expired)
-    timer.start()
+    # `gevent.Timeout.start` without its Python-level checks, which a kept deadline (stopped)
+    # and a new one (never started) pass: the same libev start, aimed at this greenlet,
+    # throwing `_Expired`, the loop's clock updated first
+    timer.timer.start(timer._on_expiration, _getcurrent(), _Expired, update=True)
     timer.until = perf_counter() + timeout_s
     timer.armed = True
     return timer
@@ -314,7 +318,7 @@ def _stopped(client: HTTPClient, timeout_s: float, timer: _Deadline) -> None:
             timer.rest = None
         timer.close()
         return
-    timer.cancel()
+    timer.timer.stop()  # `gevent.Timeout.cancel` of a timeout that is not one-shot
     kept = client.__dict__["_hookproof_deadlines"].setdefault(timeout_s, [])
     if len(kept) < _DEADLINES_KEPT:
         kept.append(timer)

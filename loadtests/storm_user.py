@@ -32,6 +32,9 @@ from hookproof.simulator.delivery.history import RESPONSE_EXCERPT_BYTES, Outcome
 from hookproof.simulator.delivery.mutations import build_attempt
 from hookproof.simulator.profiles.base import Envelope, SignedRequest
 
+#: `Broke.TIMEOUT`'s value, read once (an enum member's attribute is a descriptor call).
+_TIMEOUT = Broke.TIMEOUT.value
+
 
 class StormUser(FastHttpUser):
     """A provider sending signed events at its own pace (see the module docstring)."""
@@ -132,10 +135,11 @@ class StormUser(FastHttpUser):
     def _deliver(self, send: Send) -> None:
         """Attempt `send` until acked, at most `max_attempts` times, and not past the storm."""
         spec = self.spec
-        schedule = self.profile.retry_schedule_s
+        attempt = self._attempt
         for number in range(1, spec.max_attempts + 1):
-            acked = self._attempt(send, number)
-            delay = retry_delay_s(Outcome.ACKED if acked else Outcome.REJECTED, number, schedule_s=schedule,
+            if attempt(send, number):
+                return  # acked: the delivery stops (`retry_delay_s` of an ack is None)
+            delay = retry_delay_s(Outcome.REJECTED, number, schedule_s=self.profile.retry_schedule_s,
                                   max_attempts=spec.max_attempts, time_scale=spec.time_scale)
             if delay is None:
                 return
@@ -176,7 +180,7 @@ class StormUser(FastHttpUser):
         lag = load.lag_within(on_wire, end) if end - on_wire >= LAG_NOTED_S else 0.0
         latency_ms = max(0.0, end - on_wire - lag) * 1000.0
         sent_at += on_wire - t
-        if broke == Broke.TIMEOUT.value and sent:
+        if broke == _TIMEOUT and sent:
             if lag < timeout_s / 2:
                 load.timed_out += 1
             else:
