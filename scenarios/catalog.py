@@ -635,14 +635,19 @@ def _downstream_lost(ctx: Context, w: World) -> Plan | NotApplicable:
 # ---- delivery patterns from real bug reports ---------------------------------------
 
 def _related_burst(ctx: Context, w: World) -> Plan | NotApplicable:
-    """Two new subscriptions and two payments; each one's first events in one race burst."""
+    """Two new subscriptions and two payments; each one's first events in one race burst.
+
+    Each subscription's burst holds states that differ, so an update lost to a concurrent
+    one shows: the first starts ``incomplete`` and its paid first invoice makes it
+    ``active`` (``payment_behavior=default_incomplete``), the second starts ``active`` and its
+    next renewal fails at once (``past_due``)."""
     cus = _customer(w)
     groups: list[tuple[Event, ...]] = []
-    for _ in range(2):
+    for n in range(2):
         for types in RELATED_TYPES:
             start = len(w.events)
             if "invoice.paid" in types:
-                w.subscribe(cus)
+                _new_subscription_changing(w, cus, incomplete_first=n == 0)
             else:
                 w.pay(cus)
             group = tuple(e for e in w.events[start:] if e.type in types and ctx.sends(e.type))
@@ -652,6 +657,17 @@ def _related_burst(ctx: Context, w: World) -> Plan | NotApplicable:
         return NotApplicable("the receiver is sent fewer than two of the first events of a new subscription "
                              "or payment (enabled_events)")
     return Plan(w, tuple(Phase(g, race=True, together=True) for g in groups))
+
+
+def _new_subscription_changing(w: World, customer: str, *, incomplete_first: bool) -> None:
+    """A new subscription whose first events carry two statuses: ``incomplete`` then paid
+    (``active``), or ``active`` then a failed renewal (``past_due``)."""
+    if incomplete_first:
+        invoice = w.get(w.subscribe(customer, default_incomplete=True))["latest_invoice"]
+        if invoice and w.get(invoice)["status"] == "open":  # not when the seed's own subscription is bound
+            w.retry_invoice(invoice, pay=True)
+    else:
+        w.renew(w.subscribe(customer), pay=False)
 
 
 def _older_after_newer(ctx: Context, w: World) -> Plan | NotApplicable:
@@ -921,8 +937,10 @@ SCENARIOS: tuple[Scenario, ...] = (
               "invoice.paid; a payment's payment_intent.succeeded and charge.succeeded) are released "
               "together (byte-synchronised). "
               "A get-or-create of the shared row that is not atomic fails or duplicates it (dj-stripe #409, "
-              "pay-rails #371); an effect granted from two event types must still happen once.",
-              EFFECTS, ("unique-under-concurrency", "retries-bounded"), _related_burst),
+              "pay-rails #371); an effect granted from two event types must still happen once. Each "
+              "subscription's events carry two statuses (incomplete then active; active then past due): "
+              "a state read, compared and written without a lock loses the newer one.",
+              (*EFFECTS, "stale", "regressed"), ("unique-under-concurrency", "retries-bounded"), _related_burst),
     _scenario("older-after-newer-redelivery", "An older refund redelivered after a newer one",
               "Two partial refunds of one charge (or order), R1 then R2, and then R1 again. A receiver that remembers "
               "only the last refund it processed takes R1 for a new one and refunds it twice "

@@ -1,7 +1,9 @@
 """The detection matrix: certify every reference receiver over real HTTP on 127.0.0.1.
 
 Correct receivers pass every scenario; each broken one fails exactly the scenarios, with
-exactly the checks, that its fault predicts (tests/scenarios/detection_matrix.json).
+exactly the checks, that its fault predicts (tests/scenarios/detection_matrix.json). A
+scenario whose outcome for a broken receiver depends on which of its concurrent deliveries
+the receiver handles last (``race_dependent``) may fail with the checks listed, or pass.
 """
 
 from __future__ import annotations
@@ -16,7 +18,10 @@ from examples.receivers import BROKEN, CORRECT, RECEIVERS
 from examples.receivers import config as receiver_config
 from hookproof.certify import certify
 
-MATRIX = json.loads((Path(__file__).with_name("detection_matrix.json")).read_text())["receivers"]
+MATRIX_FILE = json.loads((Path(__file__).with_name("detection_matrix.json")).read_text())
+MATRIX = MATRIX_FILE["receivers"]
+#: receiver -> scenario -> the checks it may fail with, depending on thread timing.
+RACES = {name: row for name, row in MATRIX_FILE["race_dependent"].items() if name != "_about"}
 SECRET = "whsec_matrix_secret_0123456789"
 SEED = 4242
 #: Receivers certified at a time. A certify run mostly waits (on its receiver process, the
@@ -64,10 +69,14 @@ def test_matrix_covers_every_receiver() -> None:
     assert sorted(start_order()) == sorted(RECEIVERS) and set(LONGEST) <= set(RECEIVERS)
     assert all(MATRIX[name] == {} for name in CORRECT)
     assert all(MATRIX[name] or name in ("memory_dedupe", "ack_before_persist") for name in BROKEN)
+    assert set(RACES) <= set(BROKEN) and all(not set(RACES[name]) & set(MATRIX[name]) for name in RACES)
 
 
 @pytest.mark.slow
 @pytest.mark.timeout(MATRIX_TIMEOUT_S)  # the first case certifies every receiver (the module fixture)
 @pytest.mark.parametrize("name", RECEIVERS)
 def test_receiver_fails_exactly_what_its_fault_predicts(observed: dict[str, dict[str, list[str]]], name: str) -> None:
-    assert observed[name] == MATRIX[name]
+    races = RACES.get(name, {})
+    assert {s: checks for s, checks in observed[name].items() if s not in races} == MATRIX[name]
+    for scenario, checks in races.items():
+        assert set(observed[name].get(scenario, ())) <= set(checks), (scenario, observed[name].get(scenario))
