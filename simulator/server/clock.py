@@ -153,11 +153,12 @@ def servable_states(world: AnyWorld, object_ids: Iterable[str]) -> dict[str, tup
 
 def _snapshot_status(world: AnyWorld, object_id: str, version: int) -> str | None:
     """The ``status`` field of the object's snapshot at `version`, or None (no such version:
-    every world keeps its objects' versions, `world.records.RecordReads.get`)."""
+    every world keeps its objects' versions, `world.records.RecordReads.get`). Read from the
+    snapshot itself (`RecordReads.peek`), not a copy of it."""
     from hookproof.simulator.errors import WorldError
 
     try:
-        status = world.get(object_id, version).get("status")
+        status = world.peek(object_id, version).get("status")
     except WorldError:
         return None
     return status if isinstance(status, str) else None

@@ -52,12 +52,17 @@ class RecordReads:
             raise WorldError(f"{object_id} has no version {version}", object_id=object_id)
         return copy_snapshot(rec.versions[version - 1])
 
-    def peek(self, object_id: str) -> Mapping[str, Any]:
-        """The object's latest snapshot itself, not a copy (`get` copies): for reading a
-        field or two, as the state machine asks which operations are legal before every
-        step. Never change it, nor keep it past the next change of the world. Raises
-        WorldError."""
-        return self._record(object_id).current
+    def peek(self, object_id: str, version: int | None = None) -> Mapping[str, Any]:
+        """The object's snapshot itself (latest, or at `version`), not a copy (`get`
+        copies): for reading a field or two, as the state machine asks which operations are
+        legal before every step. Never change it, nor keep it past the next change of the
+        world. Raises WorldError (as `get`)."""
+        rec = self._record(object_id)
+        if version is None:
+            return rec.current
+        if not 1 <= version <= len(rec.versions):
+            raise WorldError(f"{object_id} has no version {version}", object_id=object_id)
+        return rec.versions[version - 1]
 
     def version(self, object_id: str) -> int:
         """The object's current version (1 after creation). Raises WorldError."""

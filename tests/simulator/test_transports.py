@@ -96,3 +96,30 @@ def test_the_in_process_request_merges_headers_as_httpx_does(headers: dict[str, 
     got = in_process_request(client, "POST", url, headers, b"{}", {})
     assert got.headers.raw == want.headers.raw
     assert [name for name, _ in got.headers.raw][0] == b"Host"
+
+
+@pytest.mark.parametrize("body", [b'{"id": "evt_1"}', b""])
+@pytest.mark.parametrize("headers", [
+    {"Content-Type": "application/json", "User-Agent": "Stripe/1.0", "Stripe-Signature": "t=1,v1=ab"},
+    {"Host": "other.test", "X-Event": "push"},
+    {"content-length": "99", "X-Event": "push"},
+    {"Transfer-Encoding": "chunked"},
+    {},
+])
+@pytest.mark.parametrize("query", [None, {"a": "1"}])
+def test_the_in_process_request_is_the_one_httpx_builds(headers: dict[str, str], body: bytes,
+                                                        query: dict[str, str] | None) -> None:
+    """Method, URL, headers (names, values, order), body, stream and extensions are those of
+    the request httpx builds from the merged headers and the body, with a body or without,
+    whether the request names Host, Content-Length or Transfer-Encoding or not."""
+    client = make_client(Target(app=lambda scope, receive, send: None))
+    url = httpx.URL("http://hookproof.invalid/webhooks")
+    url = url.copy_merge_params(query) if query else url
+    expected = httpx.Headers(client.headers)
+    expected.update(headers)
+    want = httpx.Request("POST", url, headers=expected, content=body, extensions={"trace": None})
+    got = in_process_request(client, "POST", url, headers, body, {"trace": None})
+    assert (got.method, got.url, got.headers.raw, got.content, got.extensions) == \
+        (want.method, want.url, want.headers.raw, want.content, want.extensions)
+    assert b"".join(got.stream) == b"".join(want.stream) == body  # type: ignore[arg-type]
+    assert isinstance(got.stream, httpx.AsyncByteStream) and isinstance(got.stream, httpx.SyncByteStream)

@@ -209,11 +209,19 @@ def test_a_subscription_mode_session_starts_its_subscription() -> None:
 @settings(max_examples=25, deadline=None)
 @given(seed=st.integers(0, 2**31), steps=STEPS)
 def test_peek_is_the_latest_snapshot_get_copies(seed: int, steps: list[str]) -> None:
-    """`peek` reads the very snapshot `get` hands out a copy of, for every object."""
+    """`peek` reads the very snapshot `get` hands out a copy of, for every object, latest
+    or at each of its versions."""
     world = play(seed, steps)
     for object_id in world.objects():
         assert world.peek(object_id) == world.get(object_id)
         assert world.peek(object_id) is world.peek(object_id) and world.get(object_id) is not world.get(object_id)
+        top = world.version(object_id)
+        for version in range(1, top + 1):
+            assert world.peek(object_id, version) == world.get(object_id, version)
+        assert world.peek(object_id, top) is world.peek(object_id)
+        for missing in (0, top + 1):
+            with pytest.raises(WorldError, match="has no version"):
+                world.peek(object_id, missing)
     with pytest.raises(WorldError):
         world.peek("cus_missing")
 
