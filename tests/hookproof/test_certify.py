@@ -276,6 +276,26 @@ KEYS_BASE = ('[target]\nurl = "http://127.0.0.1:9/webhooks"\nsecret = "whsec_x"\
              '[observer]\nkind = "sql"\nurl = "sqlite:///x.db"\neffects = "SELECT business_key FROM effects"\n')
 
 
+def test_an_unknown_business_key_type_names_the_closest_and_every_type_sent(tmp_path: Path) -> None:
+    """A trial wrote business_keys."customer.updated" (Stripe sends no such event here): the
+    error names its file and line, the closest types and every type the profile sends."""
+    from hookproof.simulator.profiles import get_profile
+
+    path = tmp_path / "hookproof.toml"
+    path.write_text(KEYS_BASE + '[business_keys]\n"customer.updated" = "c:{data.object.id}"\n', encoding="utf-8")
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+    every = ", ".join(get_profile("stripe").event_types().values())
+    assert str(caught.value) == (
+        f"{path}:9: business_keys.\"customer.updated\": the Stripe profile sends no event 'customer.updated' "
+        f"(did you mean customer.created, customer.subscription.updated or customer.subscription.deleted? "
+        f"it sends: {every})")
+    path.write_text(KEYS_BASE + '[counters."zzz"]\nkey = "{data.object.customer}"\namount = "data.object.amount"\n',
+                    encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"sends no event 'zzz' \(it sends: customer.created, "):
+        load_config(path)
+
+
 @pytest.mark.parametrize(("extra", "line", "message"), [
     ('[business_keys]\n"charge.succeeded" = "payment:{data.object.payment_intent}"\n'
      '"invoice.paid" = "renewal:{data.object.nope}"\n', 10,
