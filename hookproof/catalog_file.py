@@ -409,11 +409,12 @@ def check_catalog(config: Any, text: str, source: str) -> None:
                               field="target.enabled_events", line=lines.line_of("target", "enabled_events") or 1)
 
 
-def profile_for(profile_name: str | None, config_path: str | None) -> Any:
+def profile_for(profile_name: str | None, config_path: str | None, *, secrets: bool = True) -> Any:
     """The profile `profile_name` (None: the config's ``target.profile``, else ``stripe``),
     sending the ``[catalog]`` of the config at `config_path` when it has one, else, for the
     config's own profile, `Config.profile` (standard-webhooks and svix: the names the config
-    lists) (``hookproof events`` and ``send`` with ``--config``).
+    lists) (``hookproof events`` and ``send`` with ``--config``). `secrets` False: the
+    config's secrets are not resolved (`load_config`).
 
     Raises ConfigError for a config that cannot be read, ProfileError for an unknown profile.
     """
@@ -423,7 +424,7 @@ def profile_for(profile_name: str | None, config_path: str | None) -> Any:
         return get_profile(profile_name or "stripe")
     from hookproof.config import load_config
 
-    config = load_config(config_path)
+    config = load_config(config_path, secrets=secrets)
     profile_name = profile_name or config.target.profile
     if config.catalog is None:  # the config's own profile is the one it builds (its names: `Config.profile`)
         return config.profile() if profile_name == config.target.profile else get_profile(profile_name)

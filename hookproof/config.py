@@ -52,8 +52,11 @@ UNKNOWN_KEY_HINTS = {
 }
 
 
-def parse_config(text: str, source: str = DEFAULT_PATH) -> Config:
-    """Validate TOML `text`. Raises ConfigError for the first problem, with field and line."""
+def parse_config(text: str, source: str = DEFAULT_PATH, *, secrets: bool = True) -> Config:
+    """Validate TOML `text`. Raises ConfigError for the first problem, with field and line.
+
+    `secrets` False: the secrets are not resolved (a command that sends nothing and
+    needs none, `hookproof events`); their form is still checked."""
     try:
         data: dict[str, Any] = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -81,7 +84,7 @@ def parse_config(text: str, source: str = DEFAULT_PATH) -> Config:
     check_catalog(config, text, source)  # [catalog] and a catalog profile's enabled_events
     _check_keys(config, text, source)
     _check_state_kinds(config, text, source)
-    return _check_secrets(config, text, source)
+    return _check_secrets(config, text, source) if secrets else config
 
 
 def _check_spellings(config: Config, text: str, source: str) -> None:
@@ -229,8 +232,9 @@ def _raise(message: str, source: str, field: str, line: int | None) -> Config:
     raise ConfigError(message, path=source, field=field or None, line=line)
 
 
-def load_config(path: str | Path = DEFAULT_PATH) -> Config:
-    """Read and validate a config file. Raises ConfigError (missing, unreadable, invalid)."""
+def load_config(path: str | Path = DEFAULT_PATH, *, secrets: bool = True) -> Config:
+    """Read and validate a config file (`secrets`: as `parse_config`). Raises ConfigError
+    (missing, unreadable, invalid)."""
     p = Path(path)
     try:
         raw = p.read_bytes()
@@ -248,7 +252,7 @@ def load_config(path: str | Path = DEFAULT_PATH) -> Config:
         field = field_at(raw.decode("utf-8", "replace"), line)
         raise ConfigError(f"the file is not UTF-8 text (byte 0x{raw[exc.start]:02x})", path=str(p), field=field,
                           line=line) from None
-    return parse_config(text, str(p))
+    return parse_config(text, str(p), secrets=secrets)
 
 
 __all__ = ["ChaosConfig", "Config", "CounterConfig", "DEFAULT_PATH", "DockerTargetConfig", "ObserverConfig", "PLACEHOLDERS", "ProcessTargetConfig", "ProviderConfig", "RunConfig", "SettleConfig", "StartConfig", "TargetConfig", "field_at", "field_line", "load_config", "locate", "parse_config", "resolve_sqlite_url"]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Mapping
 
 from pydantic import Field, field_validator, model_validator
 
@@ -339,6 +339,21 @@ class KeyRule(StrictModel):
         return {p: tuple(v) if isinstance(v, list) else (v,) for p, v in self.when.items()}
 
 
+def sent_types(name: str, types: Mapping[str, str]) -> str:
+    """What to say of event type `name` a profile does not send: the closest of the names it
+    sends (`difflib`, up to three), then every one, in the profile's spelling and order
+    (`types`: `Profile.event_types`, world type → provider's name)."""
+    import difflib
+
+    names = list(dict.fromkeys(types.values()))
+    close = difflib.get_close_matches(name, names, n=3, cutoff=0.6)
+    every = f"it sends: {', '.join(names)}"
+    if not close:
+        return every
+    mean = close[0] if len(close) == 1 else f"{', '.join(close[:-1])} or {close[-1]}"
+    return f"did you mean {mean}? {every}"
+
+
 class Config(StrictModel):
     """The whole `hookproof.toml`.
 
@@ -435,7 +450,8 @@ class Config(StrictModel):
                 return name
             if name in back:
                 return back[name]
-            raise ConfigError(f"the {profile.title} profile sends no event {name!r}", field=f'{section}."{name}"')
+            raise ConfigError(f"the {profile.title} profile sends no event {name!r} ({sent_types(name, types)})",
+                              field=f'{section}."{name}"')
 
         rules = {n: _key_rule(n, t) for n, t in self.business_keys.items() if isinstance(t, dict)}
         templates: dict[str, str | None] = {

@@ -92,11 +92,11 @@ def check_duplicate_acked(
             api = a.status is not None and a.status >= 500 and PROVIDER_API_FAULT_TAG in (a.faults or ())
             groups.setdefault((a.event_id, "overlap_api" if api else "overlap"), []).append(pos)
     findings = grouped_findings("duplicate_acked", groups, history, idx, {
-        "after": (FINDING, "2xx", "{n} redelivery(ies) of an acknowledged {types} event got {statuses}; "
-                           "the provider retries them for days"),
-        "overlap": (ADVISORY, "2xx", "{n} concurrent copy(ies) of one {types} event refused with {statuses} while another "
-                              "was processed; the provider will retry them"),
-        "overlap_api": (ADVISORY, "2xx", "{n} copy(ies) of one {types} event answered {statuses} while the provider API "
+        "after": (FINDING, "2xx", "{events} acknowledged {types} event(s) redelivered and refused {n} time(s) with "
+                           "{statuses}{answer}; the provider retries them for days"),
+        "overlap": (ADVISORY, "2xx", "{events} {types} event(s) whose concurrent copies were refused {n} time(s) with "
+                              "{statuses} while another copy was processed{answer}; the provider will retry them"),
+        "overlap_api": (ADVISORY, "2xx", "{events} {types} event(s) answered {statuses} {n} time(s) while the provider API "
                                   "refused the receiver's fetch of its object (an injected transient: a 404 or a 500 on "
                                   "the first fetch, then it recovers), not because of the concurrent copy processed "
                                   "meanwhile; the provider will retry them"),
@@ -158,9 +158,10 @@ def check_valid_not_rejected(
                     else "rejected")
         groups.setdefault((a.event_id, category), []).append(pos)
     findings = grouped_findings("valid_not_rejected", groups, history, idx, {
-        "rejected": (FINDING, "2xx", "{n} valid {types} delivery(ies) rejected with {statuses}"),
-        "throttled": (ADVISORY, "2xx", "{n} valid {types} delivery(ies) throttled with {statuses}"),
-        "stricter": (ADVISORY, "2xx", "{n} future-dated {types} delivery(ies) rejected with {statuses}; the "
+        "rejected": (FINDING, "2xx", "{events} valid {types} event(s) refused {n} time(s) with {statuses}{answer}"),
+        "throttled": (ADVISORY, "2xx", "{events} valid {types} event(s) throttled {n} time(s) with {statuses}"),
+        "stricter": (ADVISORY, "2xx", "{events} future-dated {types} event(s) refused {n} time(s) with "
+                                 "{statuses}{answer}; the "
                                  "provider's official verifier accepts them, so a real delivery from a sender "
                                  "whose clock runs ahead would be refused"),
     })
@@ -187,9 +188,12 @@ def check_no_server_error(
         category = "invalid" if not a.valid else ("faulted" if a.faults and injected_fault(a.faults) else "plain")
         groups.setdefault((a.event_id, category), []).append(pos)
     findings = grouped_findings("no_server_error", groups, history, idx, {
-        "plain": (FINDING, "2xx", "{n} valid {types} delivery(ies) without injected fault got {statuses}"),
-        "faulted": (ADVISORY, "2xx", "{n} valid {types} delivery(ies) with an injected fault got {statuses}"),
-        "invalid": (ADVISORY, "4xx", "{n} invalid {types} delivery(ies) got {statuses}; a 4xx is expected"),
+        "plain": (FINDING, "2xx", "{events} valid {types} event(s) without injected fault answered {statuses} "
+                           "{n} time(s){answer}"),
+        "faulted": (ADVISORY, "2xx", "{events} valid {types} event(s) with an injected fault answered {statuses} "
+                               "{n} time(s){answer}"),
+        "invalid": (ADVISORY, "4xx", "{events} invalid {types} event(s) answered {statuses} {n} time(s); "
+                               "a 4xx is expected"),
     })
     return result_of("no_server_error", findings, {"server_errors": sum(len(p) for p in groups.values())})
 

@@ -26,6 +26,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
 from hookproof.scenarios import key_table as key_tables
+from hookproof.scenarios.answer_quote import answer_quote
 from hookproof.scenarios.expectation_views import EventKeys
 from hookproof.scenarios.findings import Finding
 from hookproof.scenarios.groups import NO_GROUP, Groups, group_positions
@@ -397,22 +398,37 @@ def grouped_findings(
     check_id: str, groups: Mapping[tuple[str, str], list[int]], history: Sequence[Attempt],
     idx: CheckIndex, messages: Mapping[str, tuple[str, str, str]],
 ) -> list[Finding]:
-    """One finding per (event id, category); `messages[category]` = (severity, expected, text).
+    """One finding per (key, category, answers, event types); `messages[category]` =
+    (severity, expected, text).
 
-    The text may use ``{statuses}`` (the statuses the attempts got), ``{n}`` (how many
-    attempts) and ``{types}`` (their event types); the finding lists the attempts.
-    Identical findings of several events are merged by `findings.result_of`.
+    `groups` maps (event id, category) to the positions of that event's attempts. Events
+    filed under one key whose attempts got the same answers and carry the same types make
+    one finding, whose `Finding.count` is how many events it stands for (what
+    `findings.merge_findings` would give for one finding per event, in the same order).
+    The text may use ``{events}`` (how many events), ``{n}`` (how many attempts, all
+    those events'), ``{statuses}`` (the answers the attempts got), ``{types}`` (their
+    event types) and ``{answer}`` (``; the receiver answered "…"``: the start of the
+    first attempt's answer body, `answer_quote`, or nothing when it had none); the
+    finding lists the attempts.
     """
-    out = []
+    merged: dict[tuple[str, str, str, str], list[list[int]]] = {}
     for (_, category), positions in groups.items():
-        severity, expected, text = messages[category]
         statuses = answer_summary(history, positions)
         types = ", ".join(dict.fromkeys(history[p].event_type for p in positions))
+        label = idx.label(history[positions[0]])
+        merged.setdefault((label, category, statuses, types), []).append(positions)
+    out = []
+    for (label, category, statuses, types), events in merged.items():
+        severity, expected, text = messages[category]
+        first = history[events[0][0]]
+        quote = answer_quote(first.response_excerpt) if "{answer}" in text else ""
+        ids = sorted({i for positions in events for i in idx.attempt_ids(positions)})
         out.append(Finding(
-            check_id, idx.label(history[positions[0]]),
-            text.format(statuses=statuses, n=len(positions), types=types),
+            check_id, label,
+            text.format(statuses=statuses, n=len(ids), events=len(events), types=types,
+                        answer=f'; the receiver answered "{quote}"' if quote else ""),
             expected=expected, actual=statuses,
-            attempts=idx.attempt_ids(positions), severity=severity,
+            attempts=tuple(ids), severity=severity, count=len(events),
         ))
     return out
 

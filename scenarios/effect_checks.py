@@ -128,10 +128,11 @@ def check_unexpected(
         elif a.outcome is not Outcome.DROPPED and not (a.status is not None and 400 <= a.status < 500):
             groups.setdefault((a.event_id, "invalid-unrefused"), []).append(pos)
     findings += grouped_findings("unexpected", groups, history, idx, {
-        "invalid-acked": (FINDING, "4xx", "an invalid {types} delivery was accepted with {statuses}; "
-                                   "the provider's official verifier rejects it"),
-        "invalid-unrefused": (FINDING, "4xx", "an invalid {types} delivery was not refused with a 4xx ({statuses}); "
-                                       "a receiver that is unreachable, crashes or hangs proves nothing"),
+        "invalid-acked": (FINDING, "4xx", "{events} {types} event(s) accepted {n} time(s) with {statuses} when "
+                                   "invalid; the provider's official verifier rejects them"),
+        "invalid-unrefused": (FINDING, "4xx", "{events} {types} event(s) not refused with a 4xx when invalid "
+                                       "({statuses}, {n} time(s)); a receiver that is unreachable, crashes or hangs "
+                                       "proves nothing"),
     })
     stats = {"keys_observed": len(idx.peak), "invalid_acked_events": len(groups)}
     return result_of("unexpected", findings, stats, unknown=None if observations else "nothing was observed")

@@ -3,11 +3,15 @@
 Every name printed is accepted by `hookproof send --event` and `target.enabled_events`.
 For the billing-world profiles each line also gives the Stripe type the event is made
 from; for GitHub the provider's names are the world's own (``issues.opened``, ``push``…).
-With ``--config`` naming a hookproof.toml with a ``[catalog]``, generic-hmac,
-standard-webhooks and svix list the user's own event types; without one, standard-webhooks
-and svix list each type the config names in its spelling (`Config.profile`): the names as
-they will be sent. With ``--keys``, each type's
-built-in business keys, one example per kind of effect (from a sample world's whole story).
+Like certify, explore, storm and replay, it reads ``hookproof.toml`` in the current
+folder when there is one and no ``--config`` names another (`config_path`): its
+``target.profile`` is the default profile. With a config holding a ``[catalog]``,
+generic-hmac, standard-webhooks and svix list the user's own event types; without one,
+standard-webhooks and svix list each type the config names in its spelling
+(`Config.profile`): the names as they will be sent. With ``--keys``, each type's business
+keys, one example per kind of effect (from a sample world's whole story): for the config's
+own profile the keys certify judges by (its ``[business_keys]``, ``builtin_keys`` honoured:
+`Config.key_mapping`), else hookproof's built-in ones.
 """
 
 from __future__ import annotations
@@ -24,6 +28,18 @@ def register(app: typer.Typer) -> None:
     app.command("events")(events)
 
 
+def config_path(config: str | None) -> str | None:
+    """`config`, else ``hookproof.toml`` when the current folder holds one (the default
+    of certify, explore, storm and replay), else None."""
+    from pathlib import Path
+
+    from hookproof.config import DEFAULT_PATH
+
+    if config is not None:
+        return config
+    return DEFAULT_PATH if Path(DEFAULT_PATH).is_file() else None
+
+
 def event_rows(profile_name: str | None, config: str | None = None) -> list[tuple[str, str]]:
     """``(provider's name, world type)`` of every event the profile sends, in catalog order
     (with `config`, a hookproof.toml: its ``[catalog]``'s event types, or the names it lists).
@@ -32,43 +48,59 @@ def event_rows(profile_name: str | None, config: str | None = None) -> list[tupl
     """
     from hookproof.catalog_file import profile_for
 
-    profile = profile_for(profile_name, config)
+    profile = profile_for(profile_name, config, secrets=False)
     return [(provider, world_type) for world_type, provider in profile.event_types().items()]
 
 
 def example_keys(profile_name: str | None, config: str | None = None) -> dict[str, list[str]]:
-    """World type → hookproof's built-in business keys its events carry, one example per
-    kind (the part before the first ``:``), from a sample world's whole story; a type that
-    is never effectful has none. Raises as `event_rows`."""
+    """World type → the business keys its events carry, one example per kind (the part
+    before the first ``:``), from a sample world's whole story; a type that is never
+    effectful has none. The keys are the config's (`Config.key_mapping`: its
+    ``[business_keys]``, the built-in keys only while ``builtin_keys`` is on) when
+    `config` is given and `profile_name` is None or its ``target.profile``, else
+    hookproof's built-in ones. Raises as `event_rows`."""
     from hookproof.catalog_file import profile_for
+    from hookproof.scenarios.business_keys import TemplateError
     from hookproof.simulator.world import emit_events, new_world
 
-    profile = profile_for(profile_name, config)
+    profile = profile_for(profile_name, config, secrets=False)
+    mapping = None
+    if config is not None:
+        from hookproof.config import load_config
+
+        loaded = load_config(config, secrets=False)
+        if profile_name in (None, loaded.target.profile):
+            mapping = loaded.key_mapping()
     story = list(new_world(profile.world, 1).lifecycle())
     for world_type in profile.event_types():
         story += emit_events(new_world(profile.world, 1), world_type)  # the smallest story of each type
     keys: dict[str, dict[str, str]] = {}
     for event in story:
-        if event.business_key:
-            keys.setdefault(event.type, {}).setdefault(event.business_key.split(":")[0], event.business_key)
+        try:
+            key = event.business_key if mapping is None else mapping.key_of(event)
+        except TemplateError:  # a field this event lacks (the config's sample event had it)
+            continue
+        if key:
+            keys.setdefault(event.type, {}).setdefault(key.split(":")[0], key)
     return {t: list(kinds.values()) for t, kinds in keys.items()}
 
 
 def events(
     profile: Annotated[Optional[str], typer.Option(
-        "--profile", help="Provider profile (default: the --config's target.profile, else stripe).",
+        "--profile", help="Provider profile (default: the config's target.profile, else stripe).",
         show_default=False)] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print a JSON list of {event, world_type}.")] = False,
     config: Annotated[Optional[str], typer.Option(
-        "--config", help="A hookproof.toml: its catalog table's event types, or (standard-webhooks, svix) the names it lists, as they will be sent.")] = None,
+        "--config", "-c", help="A hookproof.toml (default: hookproof.toml when the folder holds one): its profile, its catalog table's event types, or (standard-webhooks, svix) the names it lists, as they will be sent.", show_default=False)] = None,
     keys: Annotated[bool, typer.Option(
-        "--keys", help="Also show hookproof's built-in business keys of each type (examples).")] = False,
+        "--keys", help="Also show each type's business keys (examples): the config's, built-in ones only while builtin_keys is on.")] = False,
 ) -> None:
     """List the event types a profile sends (the names `send --event` accepts)."""
     from hookproof.errors import ConfigError
     from hookproof.simulator.errors import ProfileError
     from hookproof.terminal import fail
 
+    config = config_path(config)
     try:
         rows = event_rows(profile, config)
         examples = example_keys(profile, config) if keys else {}

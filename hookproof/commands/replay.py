@@ -14,6 +14,11 @@ says which step runs (or the teardown), off one a heartbeat line does every few 
 (`hookproof.heartbeat`); the whole replay stops at ``--max-duration`` (default
 ``run.max_duration_s``, 15 minutes), stops the receiver it started and says why in one
 line (exit 1, as certify's and explore's at their deadline).
+
+A schedule with concurrent steps (``burst``, ``burst_related``) is a race: its
+interleaving differs from run to run, so a run that does not reproduce says so
+(`race_note`), and ``--repeats N`` replays it up to N times, stopping at the first run
+that reproduces and saying how many it took, all N under the one ``--max-duration``.
 """
 
 from __future__ import annotations
@@ -83,6 +88,20 @@ def read_schedule(path: Path, seed: Optional[int] = None, world: Optional[str] =
         raise UsageError(f"cannot read schedule {path}: {(exc.strerror or type(exc).__name__).lower()}") from None
     except ScheduleError as exc:
         raise UsageError(f"{path}: {exc}") from None
+
+
+#: The steps that race copies or events against each other (their interleaving is not replayed).
+CONCURRENT_OPS: frozenset[str] = frozenset({"burst", "burst_related"})
+
+
+def race_note(steps: "list[Step]") -> str | None:
+    """The line saying the schedule's concurrent steps (`CONCURRENT_OPS`) are a race worth
+    replaying again, numbered as the replay prints them; None without any."""
+    racing = [f"{i} ({step.op})" for i, step in enumerate(steps, 1) if step.op in CONCURRENT_OPS]
+    if not racing:
+        return None
+    return (f"note: step(s) {', '.join(racing)} send concurrently: a race, whose interleaving differs from run "
+            "to run; this run may have missed it, so replay again (--repeats N replays until it reproduces)")
 
 
 class ReplayStopped(Exception):
@@ -155,6 +174,8 @@ def replay_lines(config: Path, schedule: Path, *, seed: Optional[int] = None,
              if isinstance(explored, str) and cfg.source and Path(explored) != Path(cfg.source).resolve() else None)
     if failure is None:
         say("no finding: the schedule did not reproduce")
+        if (race := race_note(steps)) is not None:
+            say(race)
         if other:
             say(other)
         return lines, False
@@ -179,12 +200,14 @@ def register(app: typer.Typer) -> None:
         config: Annotated[Path, typer.Option("--config", "-c", help="The config file.")] = Path("hookproof.toml"),
         seed: Annotated[Optional[int], typer.Option("--seed", help="Override the schedule's seed.")] = None,
         max_duration: Annotated[Optional[str], typer.Option("--max-duration", help="Stop the replay after this long (90s, 15m, 1h; default: run.max_duration_s, 15m), stop the receiver and say why (exit 1).", show_default=False)] = None,
+        repeats: Annotated[int, typer.Option("--repeats", min=1, help="Replay up to this many times, stopping at the first run that reproduces (a race: bursts); all of them within --max-duration.")] = 1,
     ) -> None:
         """Replay a saved failing schedule against the target and print the finding.
 
         Each step is printed as it ends; the whole replay is bounded by --max-duration
         (default: the config's run.max_duration_s, 15 minutes): then it stops, stops the
-        receiver it started, and says why in one line (exit 1)."""
+        receiver it started, and says why in one line (exit 1). With --repeats N it
+        replays up to N times, stops at the first run that reproduces and says which."""
         from rich.progress import Progress, TextColumn, TimeElapsedColumn
 
         from hookproof.chaos.errors import ChaosError
@@ -205,7 +228,7 @@ def register(app: typer.Typer) -> None:
             raise typer.Exit(0)
         caught = Interrupts.install()  # SIGTERM as Ctrl-C: the receiver hookproof started is stopped
         live = err_console.is_interactive
-        where = {"done": 0, "total": 0}
+        where = {"done": 0, "total": 0, "run": 1}
 
         def progress(done: int, total: int) -> None:
             where.update(done=done, total=total)
@@ -215,7 +238,8 @@ def register(app: typer.Typer) -> None:
             if not total:  # the config read, the receiver and the provider API starting
                 return f"replay: starting, {beat.elapsed_s:.0f} s"
             doing = "teardown (deliveries, settle, check)" if total and done >= total else f"step {done + 1}"
-            return f"replay: {done}/{total} step(s) done, running {doing}, {beat.elapsed_s:.0f} s"
+            run = f"run {where['run']} of {repeats}, " if repeats > 1 else ""
+            return f"replay: {run}{done}/{total} step(s) done, running {doing}, {beat.elapsed_s:.0f} s"
 
         try:
             limit_s = duration_s("--max-duration", max_duration)
@@ -225,9 +249,8 @@ def register(app: typer.Typer) -> None:
                 emit: Callable[[str], None] = ((lambda text: bar.update(task, description=text)) if live else
                                                (lambda text: err_console.print(text, markup=False, soft_wrap=True)))
                 with Heartbeat(beat_line, emit, TERMINAL_INTERVAL_S if live else log_interval_s()) as beat:
-                    lines, found = replay_lines(
-                        config, schedule, seed=seed, max_duration_s=limit_s, on_progress=progress,
-                        on_line=lambda text: console.print(text, markup=False, soft_wrap=True))
+                    found = _replay_runs(config, schedule, seed, limit_s, repeats, where, progress,
+                                         lambda text: console.print(text, markup=False, soft_wrap=True))
         except (HookproofError, SimulatorError, ChaosError) as exc:
             raise fail(str(exc)) from None
         except ReplayStopped as stop:
@@ -238,3 +261,31 @@ def register(app: typer.Typer) -> None:
         finally:
             caught.restore()
         raise typer.Exit(1 if found else 0)
+
+
+def _replay_runs(config: Path, schedule: Path, seed: Optional[int], limit_s: float | None, repeats: int,
+                 where: dict[str, int], on_progress: Callable[[int, int], None],
+                 on_line: Callable[[str], None]) -> bool:
+    """`replay_lines` up to `repeats` times, until a run reproduces (True); every run within
+    the one whole-replay bound `limit_s` (default: the config's ``run.max_duration_s``),
+    `where["run"]` the run under way. With `repeats` > 1 each run is announced, and the
+    end says how many runs it took, or that none of them reproduced."""
+    import time
+
+    if repeats == 1:
+        return replay_lines(config, schedule, seed=seed, max_duration_s=limit_s, on_progress=on_progress,
+                            on_line=on_line)[1]
+    from hookproof.terminal import load
+
+    total_s = limit_s if limit_s is not None else load(config).run.max_duration_s
+    started = time.monotonic()
+    for run in range(1, repeats + 1):
+        where.update(run=run, done=0, total=0)
+        on_line(f"-- run {run} of {repeats}")
+        left_s = None if total_s is None else max(total_s - (time.monotonic() - started), 0.001)
+        if replay_lines(config, schedule, seed=seed, max_duration_s=left_s, on_progress=on_progress,
+                        on_line=on_line)[1]:
+            on_line(f"reproduced on run {run} of {repeats}")
+            return True
+    on_line(f"did not reproduce in {repeats} run(s)")
+    return False

@@ -161,7 +161,7 @@ def test_a_future_dated_stripe_delivery_refused_is_an_advisory_not_a_finding(tmp
     assert scenario.verdict == "pass" and scenario.findings == ()
     advisories = [f for c in scenario.checks for f in c.findings]
     assert advisories and all(f.check_id == "valid_not_rejected" and f.severity == "advisory" for f in advisories)
-    assert all(re.match(r"\d+ future-dated [\w.]+ delivery\(ies\) rejected with 400; ", f.message)
+    assert all(re.match(r"\d+ future-dated [\w.]+ event\(s\) refused \d+ time\(s\) with 400; ", f.message)
                for f in advisories), [f.message for f in advisories]
 
 
@@ -198,14 +198,14 @@ def test_identical_5xx_findings_of_reorder_merge_and_name_their_event_type(tmp_p
     cfg = cfg.model_copy(update={"target": cfg.target.model_copy(update={"start": start})})
     (scenario,) = certify(cfg, out_dir=tmp_path / "out").report.scenarios
     errors = [f for c in scenario.checks if c.check_id == "no_server_error" for f in c.findings]
-    words = [re.match(r"(\d+) valid ([\w.]+) delivery\(ies\) without injected fault got 503 ", f.message)
+    words = [re.match(r"(\d+) valid ([\w.]+) event\(s\) without injected fault answered 503 (\d+) time\(s\)", f.message)
              for f in errors]
     assert all(words), [f.message for f in errors]
     counts = {m.group(2): f.count for m, f in zip(words, errors) if m}
     assert counts == {"customer.subscription.created": 1, "customer.subscription.updated": 4,
                       "customer.subscription.deleted": 1}
     assert len({f.message for f in errors}) == len(errors)
-    assert all(len(f.attempts) == f.count * int(m.group(1)) for m, f in zip(words, errors) if m)
+    assert all(f.count == int(m.group(1)) and len(f.attempts) == int(m.group(3)) for m, f in zip(words, errors) if m)
 
 
 @pytest.mark.slow
@@ -274,6 +274,26 @@ def test_the_sink_url_does_not_override_what_the_user_set(tmp_path: Path) -> Non
 
 KEYS_BASE = ('[target]\nurl = "http://127.0.0.1:9/webhooks"\nsecret = "whsec_x"\n'
              '[observer]\nkind = "sql"\nurl = "sqlite:///x.db"\neffects = "SELECT business_key FROM effects"\n')
+
+
+def test_an_unknown_business_key_type_names_the_closest_and_every_type_sent(tmp_path: Path) -> None:
+    """A trial wrote business_keys."customer.updated" (Stripe sends no such event here): the
+    error names its file and line, the closest types and every type the profile sends."""
+    from hookproof.simulator.profiles import get_profile
+
+    path = tmp_path / "hookproof.toml"
+    path.write_text(KEYS_BASE + '[business_keys]\n"customer.updated" = "c:{data.object.id}"\n', encoding="utf-8")
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+    every = ", ".join(get_profile("stripe").event_types().values())
+    assert str(caught.value) == (
+        f"{path}:9: business_keys.\"customer.updated\": the Stripe profile sends no event 'customer.updated' "
+        f"(did you mean customer.created, customer.subscription.updated or customer.subscription.deleted? "
+        f"it sends: {every})")
+    path.write_text(KEYS_BASE + '[counters."zzz"]\nkey = "{data.object.customer}"\namount = "data.object.amount"\n',
+                    encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"sends no event 'zzz' \(it sends: customer.created, "):
+        load_config(path)
 
 
 @pytest.mark.parametrize(("extra", "line", "message"), [

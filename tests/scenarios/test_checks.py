@@ -539,11 +539,54 @@ def test_identical_findings_of_several_events_merge_with_a_count() -> None:
                    replace(att("d1", obj="sub_1", result="500"), event_type="customer.subscription.deleted"))
     [result] = run_checks(["no_server_error"], history, exp(), [obs(20)])
     assert [(f.count, f.attempts, f.message) for f in result.findings] == [
-        (6, (0, 1, 2, 3, 4, 5), "1 valid customer.subscription.updated delivery(ies) without injected fault got 500"),
-        (1, (6,), "1 valid customer.subscription.deleted delivery(ies) without injected fault got 500"),
+        (6, (0, 1, 2, 3, 4, 5),
+         "6 valid customer.subscription.updated event(s) without injected fault answered 500 6 time(s)"),
+        (1, (6,), "1 valid customer.subscription.deleted event(s) without injected fault answered 500 1 time(s)"),
     ]
     assert result.detail == "7 finding(s), 0 advisory(ies)"
     assert result.findings[0].to_dict()["count"] == 6
+
+
+CSRF_PAGE = """<!DOCTYPE html>
+<html lang="en">
+<head>
+  <title>403 Forbidden</title>
+  <style>body { font-family: sans-serif; }</style>
+</head>
+<body>
+<div id="summary">
+  <h1>Forbidden <span>(403)</span></h1>
+  <p>CSRF verification failed. Request aborted.</p>
+  <p>You are seeing this message because this site requires a CSRF cookie when submitting forms.</p>
+</div>
+</body>
+</html>
+"""
+
+
+def test_a_grouped_finding_counts_events_and_attempts_and_quotes_the_answer() -> None:
+    """The trial's Django receiver without csrf_exempt: four subscription.updated events of one
+    subscription, each refused ten times with 403, showed "10 valid … delivery(ies) rejected"
+    beside 40 attempts. The finding counts both, and quotes the answer's visible text."""
+    history = hist(*(replace(att(f"e{i}", obj="sub_1", result="403"), event_type="customer.subscription.updated",
+                             response_excerpt=CSRF_PAGE)
+                     for _ in range(10) for i in range(4)))
+    [result] = run_checks(["valid_not_rejected"], history, exp(), [obs(60)])
+    (finding,) = result.findings
+    assert finding.count == 4 and finding.attempts == tuple(range(40)) and finding.actual == "403"
+    assert finding.message == (
+        "4 valid customer.subscription.updated event(s) refused 40 time(s) with 403; the receiver answered "
+        "\"Forbidden (403) CSRF verification failed. Request aborted. You are seeing this message because this "
+        "site requires a CSRF…\"")
+    assert result.detail == "4 finding(s), 0 advisory(ies)"
+
+
+def test_an_answer_quote_is_one_bounded_line() -> None:
+    from hookproof.scenarios.answer_quote import QUOTE_CHARS, answer_quote
+
+    assert answer_quote("") == "" and answer_quote('  {"error":\n "no signature"}\n') == "{'error': 'no signature'}"
+    assert answer_quote("x" * 500) == "x" * QUOTE_CHARS + "…"
+    assert answer_quote("<html><head><title>t</title></head><body><p>a &amp; b</p><script>x()</script>") == "a & b"
 
 
 @pytest.mark.parametrize(("verdicts", "partial", "want"), [
@@ -620,4 +663,5 @@ def test_a_concurrent_copy_failing_on_the_provider_api_s_refusal_names_that_caus
     transient = advisory((PROVIDER_API_FAULT_TAG,))
     assert "while the provider API refused the receiver's fetch of its object" in transient
     assert "not because of the concurrent copy" in transient and "refused with" not in transient
-    assert "concurrent copy(ies) of one" in advisory(()) and "refused with 500 while another was processed" in advisory(())
+    assert advisory(()) == ("1 test.event event(s) whose concurrent copies were refused 1 time(s) with 500 while "
+                            "another copy was processed; the provider will retry them")

@@ -1,0 +1,43 @@
+"""The start of a receiver's answer body, as one short line a finding can quote.
+
+A 403 from Django's CSRF middleware or a 500 from a framework's error page names its
+cause in its body ("CSRF verification failed"); the history keeps the first 2 KiB of
+every answer (`Attempt.response_excerpt`, secrets already masked by the dispatcher), and
+a finding about refused deliveries quotes its start. An HTML page is quoted by its
+visible text (its ``<head>``, scripts and styles dropped), so the quote reaches the words
+rather than the markup.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Sequence
+
+#: Most characters of a quote (an ellipsis marks a cut).
+QUOTE_CHARS = 120
+
+_HIDDEN = re.compile(r"<(head|script|style)\b.*?(</\1\s*>|$)", re.IGNORECASE | re.DOTALL)
+_COMMENT = re.compile(r"<!--.*?(-->|$)", re.DOTALL)
+_TAG = re.compile(r"<[^>]*>?")
+_SPACE = re.compile(r"\s+")
+_ENTITIES = {"&lt;": "<", "&gt;": ">", "&quot;": '"', "&#39;": "'", "&#x27;": "'", "&nbsp;": " ", "&amp;": "&"}
+_ENTITY = re.compile("|".join(map(re.escape, _ENTITIES)))
+
+
+def answer_quote(body: str, limit: int = QUOTE_CHARS) -> str:
+    """The first `limit` characters of answer `body` on one line ("" for an empty body).
+
+    Whitespace runs become one space; an HTML body (starting with ``<``) is reduced to its
+    visible text first. A cut body ends with ``…`` (the result is then `limit` + 1
+    characters). Double quotes become single ones, so the quote can sit inside ``"…"``.
+    Masking is not redone here: the dispatcher recorded the body masked.
+    """
+    text = body.strip()
+    if text.startswith("<"):
+        text = _TAG.sub(" ", _COMMENT.sub(" ", _HIDDEN.sub(" ", text)))
+        text = _ENTITY.sub(lambda m: _ENTITIES[m.group(0)], text)
+    text = _SPACE.sub(" ", text).strip().replace('"', "'")
+    return text if len(text) <= limit else text[:limit].rstrip() + "…"
+
+
+__all__: Sequence[str] = ["QUOTE_CHARS", "answer_quote"]

@@ -1,0 +1,67 @@
+"""`hookproof events` reads the config as certify does: hookproof.toml in the current folder
+by default, its profile, its business keys, `builtin_keys` honoured; its secret is not needed.
+
+A trial's Standard Webhooks receiver (Django) with ``builtin_keys = false`` and its own
+``ledger:`` keys saw ``events --keys`` show hookproof's ``license:``/``renewal:`` keys, and
+``hookproof events`` in its folder list Stripe's names."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+CONFIG = """builtin_keys = false
+
+[target]
+url = "http://127.0.0.1:8000/webhooks/"
+profile = "standard-webhooks"
+secret = "env:HOOKPROOF_TEST_UNSET_SECRET"
+
+[observer]
+kind = "sql"
+url = "sqlite:///receiver.db"
+effects = "SELECT business_key, amount FROM ledger"
+
+[business_keys]
+"invoice.paid" = "ledger:{data.id}"
+"""
+
+
+def events(*args: str, cwd: Path) -> dict[str, list[str]]:
+    env = {k: v for k, v in os.environ.items() if k != "HOOKPROOF_TEST_UNSET_SECRET"}
+    run = subprocess.run([sys.executable, "-m", "hookproof", "events", "--keys", "--json", *args],
+                         capture_output=True, text=True, timeout=120, cwd=cwd, env=env)
+    assert run.returncode == 0, run.stderr
+    return {row["event"]: row["keys"] for row in json.loads(run.stdout)}
+
+
+def test_events_in_a_folder_with_hookproof_toml_speaks_its_profile_and_keys(tmp_path: Path) -> None:
+    (tmp_path / "hookproof.toml").write_text(CONFIG)
+    rows = events(cwd=tmp_path)
+    assert "payment.succeeded" in rows and "payment_intent.succeeded" not in rows  # standard-webhooks' names
+    assert rows["invoice.paid"][0].startswith("ledger:in_")
+    assert {k for keys in rows.values() for k in keys} == {rows["invoice.paid"][0]}  # no built-in key left
+    assert events("--config", "hookproof.toml", cwd=tmp_path) == rows
+
+
+def test_events_with_config_keeps_builtin_keys_unless_told_not_to(tmp_path: Path) -> None:
+    config = tmp_path / "other.toml"
+    config.write_text(CONFIG.replace("builtin_keys = false", ""))
+    rows = events("--config", str(config), cwd=tmp_path)
+    assert rows["invoice.paid"][0].startswith("ledger:in_")
+    assert rows["payment.succeeded"][0].startswith("license:pi_")  # the built-in key, still on
+
+
+def test_another_profile_than_the_configs_shows_its_builtin_keys(tmp_path: Path) -> None:
+    (tmp_path / "hookproof.toml").write_text(CONFIG)
+    rows = events("--profile", "stripe", cwd=tmp_path)
+    assert "payment_intent.succeeded" in rows and rows["invoice.paid"][0].startswith("renewal:")
+
+
+def test_events_without_a_config_is_stripe(tmp_path: Path) -> None:
+    rows = events(cwd=tmp_path)
+    assert "payment_intent.succeeded" in rows and rows["invoice.paid"][0].startswith("renewal:")
