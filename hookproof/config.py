@@ -169,12 +169,30 @@ def _check_secrets(config: Config, text: str, source: str) -> Config:
     The values are read and dropped: certify resolves them again when it runs.
     """
     try:
-        config.target.secrets(config.base_dir)
+        values = config.target.secrets(config.base_dir)
     except ConfigError as exc:
         message = str(exc).removeprefix("target.secret: ")
         raise ConfigError(message, path=source, field="target.secret",
                           line=field_line(text, "target.secret") or 1) from None
+    from hookproof.simulator.errors import SimulatorError
+    from hookproof.simulator.profiles import get_profile
+
+    try:
+        get_profile(config.target.profile).check_secrets(values)
+    except SimulatorError as exc:  # SecretError: the message names no secret
+        raise ConfigError(f"{exc} ({_secret_sources(config.target.secret)}); nothing was started",
+                          path=source, field="target.secret", line=field_line(text, "target.secret") or 1) from None
     return config
+
+
+def _secret_sources(secret: str | list[str]) -> str:
+    """Where `secret` (target.secret's value or values) is read from, never a value:
+    ``env:NAME`` and ``file:PATH`` as written (`SecretRef.source`), a literal as ``a literal in the file``."""
+    from hookproof.secret_ref import SecretRef
+
+    values = [secret] if isinstance(secret, str) else secret
+    named = [SecretRef.parse(v).source for v in values]
+    return "read from " + ", ".join(n if n != "literal" else "a literal in the file" for n in dict.fromkeys(named))
 
 
 def _field_path(loc: tuple[int | str, ...]) -> str:
