@@ -75,6 +75,11 @@ def parse_config(text: str, source: str = DEFAULT_PATH) -> Config:
         model = _model_at(dotted)
         if named and model is not None and named.group(1) in model.model_fields:  # "url: ..." from a model check
             dotted, message = f"{dotted}.{named.group(1)}" if dotted else named.group(1), named.group(2)
+        loc = err["loc"]
+        if len(loc) == 3 and loc[0] == "counters" and isinstance(loc[1], str) and loc[2] in CounterConfig.model_fields:
+            # a counter's own field (its key): that line, the field named with the quoted type
+            at = TomlLines(text).line_of("counters", loc[1], str(loc[2]))
+            return _raise(message, source, f'counters."{loc[1]}".{loc[2]}', at or field_line(text, dotted) or 1)
         return _raise(message, source, dotted, field_line(text, dotted) or 1)
     _check_dirs(config, text, source)
     _check_spellings(config, text, source)
