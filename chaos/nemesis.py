@@ -57,6 +57,10 @@ class Nemesis:
         self._timers: list[threading.Thread] = []
         self._timers_lock = threading.Lock()  # later() runs on delivery threads while heal() runs
         self._cancel = threading.Event()
+        #: the longest the receiver took from a start to healthy, in seconds (0.0 before the
+        #: first start): a retry schedule compressed during chaos spans more than a restart
+        #: (`scenarios.runner.Runner.scaled_time_scale`)
+        self.longest_start_s = 0.0
 
     def __repr__(self) -> str:
         return f"Nemesis({self.backend}, port={self.port}, proxy={self.proxy.port})"
@@ -72,7 +76,7 @@ class Nemesis:
         self.proxy.start()
         try:
             with self._lock:
-                self.receiver.start()
+                self._start()
                 self._record("start")
         except BaseException:
             self.proxy.stop()
@@ -97,6 +101,12 @@ class Nemesis:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def _start(self) -> None:
+        """Start the receiver, wait healthy, and keep the longest start in `longest_start_s`."""
+        t0 = time.monotonic()
+        self.receiver.start()
+        self.longest_start_s = max(self.longest_start_s, time.monotonic() - t0)
+
     # ---- recording ---------------------------------------------------------------
     def _record(self, op: str, detail: str = "") -> None:
         if self.history is not None:
@@ -116,7 +126,7 @@ class Nemesis:
             if self.receiver.paused:
                 self.resume()
             if not self.receiver.running():
-                self.receiver.start()
+                self._start()
                 self._record("start", "after a kill")
 
     def restart(self) -> None:
@@ -124,7 +134,7 @@ class Nemesis:
         with self._lock:
             self._record("restart")
             self.receiver.kill()
-            self.receiver.start()
+            self._start()
 
     def pause(self) -> None:
         """Freeze the receiver (SIGSTOP / cgroup freezer)."""

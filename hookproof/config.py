@@ -78,6 +78,11 @@ def parse_config(text: str, source: str = DEFAULT_PATH, *, secrets: bool = True)
         model = _model_at(dotted)
         if named and model is not None and named.group(1) in model.model_fields:  # "url: ..." from a model check
             dotted, message = f"{dotted}.{named.group(1)}" if dotted else named.group(1), named.group(2)
+        loc = err["loc"]
+        if len(loc) == 3 and loc[0] == "counters" and isinstance(loc[1], str) and loc[2] in CounterConfig.model_fields:
+            # a counter's own field (its key): that line, the field named with the quoted type
+            at = TomlLines(text).line_of("counters", loc[1], str(loc[2]))
+            return _raise(message, source, f'counters."{loc[1]}".{loc[2]}', at or field_line(text, dotted) or 1)
         return _raise(message, source, dotted, field_line(text, dotted) or 1)
     _check_dirs(config, text, source)
     _check_spellings(config, text, source)
@@ -172,12 +177,30 @@ def _check_secrets(config: Config, text: str, source: str) -> Config:
     The values are read and dropped: certify resolves them again when it runs.
     """
     try:
-        config.target.secrets(config.base_dir)
+        values = config.target.secrets(config.base_dir)
     except ConfigError as exc:
         message = str(exc).removeprefix("target.secret: ")
         raise ConfigError(message, path=source, field="target.secret",
                           line=field_line(text, "target.secret") or 1) from None
+    from hookproof.simulator.errors import SimulatorError
+    from hookproof.simulator.profiles import get_profile
+
+    try:
+        get_profile(config.target.profile).check_secrets(values)
+    except SimulatorError as exc:  # SecretError: the message names no secret
+        raise ConfigError(f"{exc} ({_secret_sources(config.target.secret)}); nothing was started",
+                          path=source, field="target.secret", line=field_line(text, "target.secret") or 1) from None
     return config
+
+
+def _secret_sources(secret: str | list[str]) -> str:
+    """Where `secret` (target.secret's value or values) is read from, never a value:
+    ``env:NAME`` and ``file:PATH`` as written (`SecretRef.source`), a literal as ``a literal in the file``."""
+    from hookproof.secret_ref import SecretRef
+
+    values = [secret] if isinstance(secret, str) else secret
+    named = [SecretRef.parse(v).source for v in values]
+    return "read from " + ", ".join(n if n != "literal" else "a literal in the file" for n in dict.fromkeys(named))
 
 
 def _field_path(loc: tuple[int | str, ...]) -> str:

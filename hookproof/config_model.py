@@ -306,6 +306,21 @@ class CounterConfig(StrictModel):
     key: str = Field(min_length=1)
     amount: str = Field(min_length=1)
 
+    @field_validator("key")
+    @classmethod
+    def _key_names_a_field(cls, v: str) -> str:
+        """Refuse a constant key (``"total"``): one shop-wide counter sums every scenario's and
+        every run's events, while the truth it is compared with is one scenario's, so it would
+        fail on a correct receiver. Raises ValueError saying so and what to write instead."""
+        if not re.search(r"\{[^{}]+\}", v):
+            raise ValueError(
+                f"{v!r} names no field of the event, so every event moves one shop-wide counter; "
+                "hookproof compares each counter with the events one scenario sent, and a shop-wide total "
+                "also sums the other scenarios and earlier runs, so it would fail on a correct receiver. "
+                "Name the object the amount belongs to, e.g. key = \"{data.object.customer}\" "
+                "(README: Counters)")
+        return v
+
 
 #: A value a condition compares with (TOML's scalars).
 Scalar = str | int | float | bool

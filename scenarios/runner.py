@@ -55,7 +55,7 @@ from hookproof.scenarios.report_views import (
 from hookproof.scenarios.seeding import SeedHook, run_seed, seed_document
 from hookproof.simulator.delivery import Attempt, Dispatcher, History, Outcome, Target
 from hookproof.simulator.events import Event
-from hookproof.simulator.faults import Schedule, Step, schedule
+from hookproof.simulator.faults import REFUSABLE, Schedule, Step, schedule
 from hookproof.simulator.profiles.base import Profile
 from hookproof.simulator.server import clock
 from hookproof.simulator.server.refusals import refusal_log
@@ -72,6 +72,10 @@ Progress = Callable[[str, int, int], None]
 #: provider's retries over seconds, never squeezed into milliseconds. A `retry_budget_s`
 #: below it is the floor itself.
 RETRY_FLOOR_S = 2.0
+#: During chaos a compressed delivery's schedule spans at least the receiver's longest start
+#: times this (`Runner.restart_outlast_s`): a kill lands within the first retries' window,
+#: and a start under load takes longer than the one measured.
+RESTART_MARGIN = 2.0
 
 
 @dataclass
@@ -374,7 +378,8 @@ class Runner:
                     self._whole, self._whole_changed_at = whole, time.monotonic()
             return obs
 
-    def scaled_time_scale(self, time_scale: float, scenario_id: str, deliveries: int = 1) -> float:
+    def scaled_time_scale(self, time_scale: float, scenario_id: str, deliveries: int = 1,
+                          outlast_s: float = 0.0) -> float:
         """The factor on the retry delays of a delivery in `scenario_id`, which sends
         `deliveries` one after another (a step's deliveries released together count once):
         `time_scale`, or, once the receiver rejected valid events (`rejecting`), the factor
@@ -385,19 +390,23 @@ class Runner:
         delivery's schedule already fits the budget) a schedule that fits is kept, so which
         scenarios ran before never changes it there. The provider's retry count and order
         never change. One note per original time scale says how, naming each scenario's
-        deliveries, span and factor."""
+        deliveries, span and factor. A compressed schedule spans at least `outlast_s` seconds
+        too (a chaos scenario's: `restart_outlast_s`), so the retries of a delivery the
+        receiver's kill cut off still reach it once it is back."""
         total_s = sum(self.profile.retry_schedule_s)
         span_s = total_s * time_scale
         if self.rejecting is None or total_s <= 0 or (self._overlapping and span_s <= self.retry_budget_s):
             return time_scale
         floor_s = min(self.retry_floor_s, self.retry_budget_s)
-        per_s = max(floor_s, self.retry_budget_s / max(1, deliveries))
+        per_s = max(floor_s, self.retry_budget_s / max(1, deliveries), outlast_s)
         if span_s <= per_s:
             return time_scale
         scaled = per_s / total_s
         with self._observe_lock:
             key = f"{time_scale:.3g}"
-            entry = (f"{scenario_id} {deliveries} x {per_s:.3g} s{' (the floor)' if per_s == floor_s else ''} "
+            least = (" (the floor)" if per_s == floor_s else
+                     " (twice the receiver's start)" if per_s == outlast_s else "")
+            entry = (f"{scenario_id} {deliveries} x {per_s:.3g} s{least} "
                      f"(time scale {scaled:.3g})")
             if key not in self._compressed:
                 self.notes.append(
@@ -414,6 +423,14 @@ class Runner:
                     named.add(scenario_id)
                     self.notes[index] += f", {entry}"
         return scaled
+
+    def restart_outlast_s(self) -> float:
+        """Seconds a chaos delivery's compressed retry schedule spans at least: the nemesis's
+        longest start of the receiver (`chaos.nemesis.Nemesis.longest_start_s`, 0.0 when it
+        has none) times `RESTART_MARGIN`, so a kill's restart (a migrate and a server's
+        start: seconds) never outlasts the retries of the deliveries it cut off, which would
+        report a correct receiver ``lost``."""
+        return float(getattr(self.nemesis, "longest_start_s", 0.0) or 0.0) * RESTART_MARGIN
 
     def checkpoint(self, report: RunReport) -> None:
         """Store `report` in the history's meta under `REPORT_META_KEY` (committed at once):
@@ -617,7 +634,8 @@ class Runner:
                 self._hook(phase.before, scenario)
                 async with Dispatcher(target, self.profile, self.secrets, self.history,
                                       time_scale=self.scaled_time_scale(phase.time_scale or self.time_scale,
-                                                                        scenario.id, in_turn),
+                                                                        scenario.id, in_turn,
+                                                                        self.restart_outlast_s() if chaos else 0.0),
                                       max_attempts=phase.max_attempts,
                                       sender_timeout_s=self.attempt_timeout_s,
                                       scenario=scenario.id, seed=plan.world.seed) as d:
@@ -810,11 +828,20 @@ def unfetched_reason(plan: Plan) -> str:
             f"({shown}){events}; the receiver fetched none of them, so no fault fired")
 
 
+#: Fault tags of a valid request a receiver may refuse with a 4xx as a pass (`simulator.faults.REFUSABLE`).
+_REFUSABLE_TAGS: frozenset[str] = frozenset(m.value for m in REFUSABLE)
+
+
 def rejects_valid(attempts: Sequence[Attempt]) -> bool:
     """True when some valid event was answered 4xx/5xx and never acknowledged: the receiver
-    rejects valid events, so each of them runs through the provider's whole retry schedule."""
+    rejects valid events, so each of them runs through the provider's whole retry schedule.
+
+    A 4xx to a request the receiver may refuse as a pass (a fault tag of
+    `simulator.faults.REFUSABLE`: the oversized body of oversized-payload) does not count:
+    that is a correct answer, not a receiver that rejects valid events."""
     acked = {a.event_id for a in attempts if a.outcome.value == "acked"}
     return any(a.valid and a.outcome.value in ("rejected", "server_error") and a.event_id not in acked
+               and not (a.outcome.value == "rejected" and _REFUSABLE_TAGS.intersection(a.faults))
                for a in attempts)
 
 

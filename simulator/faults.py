@@ -42,6 +42,11 @@ INVALIDATING: frozenset[Mutation] = frozenset({
     Mutation.LIVEMODE_MISMATCH, Mutation.FOREIGN_ACCOUNT,
 })
 
+#: Mutations that leave a request valid which the receiver may still refuse (4xx) as a pass:
+#: a body of several megabytes (oversized-payload). Such a refusal is not a rejected valid
+#: event (`scenarios.runner.rejects_valid`).
+REFUSABLE: frozenset[Mutation] = frozenset({Mutation.OVERSIZE})
+
 Order = Literal["emitted", "reversed", "shuffled", "per-object-reversed"]
 
 

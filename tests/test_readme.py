@@ -144,7 +144,7 @@ def test_init_writes_a_template_for_each_profile_that_loads(tmp_path: Path, monk
 
     run = hookproof("init", str(tmp_path / "hookproof.toml"), "--profile", profile)
     assert run.returncode == 0, run.stderr
-    monkeypatch.setenv("WEBHOOK_SECRET", "whsec_x")
+    monkeypatch.setenv("WEBHOOK_SECRET", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw")
     assert load_config(tmp_path / "hookproof.toml").target.profile == profile
     text = (tmp_path / "hookproof.toml").read_text(encoding="utf-8")
     assert ("per Stripe event" in text) == (profile == "stripe")

@@ -212,6 +212,12 @@ class Profile(ABC):
         headers.update(self.sign(envelope, secrets, timestamp))
         return list(headers.items())
 
+    def check_secrets(self, secrets: Sequence[str]) -> None:
+        """Raise SecretError when `sign` could not sign with `secrets` (empty, or a value the
+        scheme cannot decode); the message never holds a secret. A command that signs calls it
+        before it starts anything, so a bad secret is a config error, not a failed delivery."""
+        require_secrets(secrets, self.name)
+
     @abstractmethod
     def generate_secret(self, seed: int) -> str:
         """A secret in the provider's format, deterministic from `seed` (for tests, demos)."""

@@ -163,6 +163,12 @@ class StandardWebhooksProfile(Profile):
             headers={"Content-Type": "application/json", f"{self.header_prefix}-id": msg_id},
         )
 
+    def check_secrets(self, secrets: Sequence[str]) -> None:
+        """Raise SecretError unless every secret decodes to a key (`signing_key`)."""
+        require_secrets(secrets, self.name)
+        for secret in secrets:
+            signing_key(secret)
+
     def sign(self, envelope: Envelope, secrets: Sequence[str], timestamp: int) -> dict[str, str]:
         """Timestamp and signature headers; every secret adds one ``v1,`` entry (rotation)."""
         require_secrets(secrets, self.name)
