@@ -256,6 +256,53 @@ class Session:
             last[obj] = i
         return pairs
 
+    def newest_first(self) -> list[tuple[int, ...]]:
+        """Per object, the indexes of its events the receiver is sent and that were never
+        attempted, newest first, where at least two of their states differ (a failed
+        renewal's past_due and the active before it): delivered in this order, a receiver
+        that writes whatever state arrives ends on an older one. O(events), once per change."""
+        return self.memo("newest_first", self._newest_first)
+
+    def _newest_first(self) -> list[tuple[int, ...]]:
+        events = self.world.events
+        return [tuple(reversed(group)) for group in self._unsent_states().values()
+                if len({events[i].status for i in group}) >= 2]
+
+    def _unsent_states(self) -> dict[str, list[int]]:
+        """Object id -> indexes of its events with a state that the receiver is sent and that
+        were never attempted, oldest first."""
+        def compute() -> dict[str, list[int]]:
+            by_object: dict[str, list[int]] = {}
+            for i in self.sendable:
+                e = self.world.events[i]
+                if e.stateful and e.status is not None and i not in self.attempts_of:
+                    by_object.setdefault(e.object_id, []).append(i)
+            return by_object
+
+        return self.memo("unsent_states", compute)
+
+    def state_moves(self) -> list[tuple[str, int]]:
+        """The legal operations that move the state of an object with an event the receiver
+        is sent and was never attempted (`WorldOps.moves`), as (action, object index): played
+        before that event is delivered, they make an older and a newer state to deliver
+        newest first. Once per change."""
+        return self.memo("state_moves", self._state_moves)
+
+    def _state_moves(self) -> list[tuple[str, int]]:
+        moves = self.ops.moves
+        unsent = self._unsent_states()
+        if not moves or not unsent:
+            return []
+        out: list[tuple[str, int]] = []
+        for action, index in self.memo("legal", lambda: self.ops.legal(self.world)):
+            kind = moves.get(action)
+            if kind is None or index is None:
+                continue
+            ids = self.world.objects(kind)
+            if 0 <= index < len(ids) and ids[index] in unsent:
+                out.append((action, index))
+        return out
+
     # ---- steps ----------------------------------------------------------------------------
     def apply(self, step: Step) -> str:
         """Run one step; returns a short description of what the provider saw."""

@@ -26,8 +26,10 @@ The world is the one the profile sends from, changed by its own operations
 redeliveries, bursts, lost answers and timeouts, the rules play the delivery patterns of
 real bug reports, as the catalog does: the first events of a new object released
 together (``burst_related``), an older event of an object redelivered after a newer one,
-an event delivered after a newer one of its object was acknowledged, the last N
-acknowledged events replayed (``redeliver_window``), and the provider API failing the
+an event delivered after a newer one of its object was acknowledged, an object's unsent
+events delivered newest first where their states differ, after an operation that moves
+its state when none is waiting (``deliver_newest_first``, certify's ``reorder``), the last
+N acknowledged events replayed (``redeliver_window``), and the provider API failing the
 next fetch of an object once (``api_fault``).
 
 A schedule step is plain data (`Step`), so the machine, the JSON file and `replay` share
@@ -221,6 +223,26 @@ def machine_for(explore: ExploreTarget, *, seed: int = 0, provider_state: Any = 
             if newer not in self.session.acked:
                 self._run(Step("deliver", event=newer))
             self._run(Step("deliver", event=older))
+
+        @precondition(lambda self: bool(self.session.newest_first()) or bool(self.session.state_moves()))
+        @rule(which=index)
+        def deliver_newest_first(self, which: int) -> None:
+            """One object's events that were never sent, delivered newest first where their
+            states differ (reorder: the older state arrives last). When no object has such
+            events, an operation first moves the state of an object whose event was not sent
+            yet (a failed renewal of a subscription whose creation is pending). Plain steps,
+            so shrinking keeps only what the finding needs."""
+            groups = self.session.newest_first()
+            if not groups:
+                moves = self.session.state_moves()
+                action, obj = moves[which % len(moves)]
+                start = len(self.session.events)
+                self._run(Step("emit", action=action, object=obj))
+                groups = [g for g in self.session.newest_first() if g[0] >= start]
+                if not groups:  # the operation left the states alike: nothing to reorder
+                    return
+            for i in groups[which % len(groups)]:
+                self._run(Step("deliver", event=i))
 
         @precondition(lambda self: len(self.session.acked) >= 2)
         @rule(count=st.integers(min_value=2, max_value=WINDOW_MAX))

@@ -16,7 +16,7 @@ builds a fresh world of that kind (`simulator.world.new_world`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
 from hookproof.simulator.errors import WorldError
@@ -39,12 +39,17 @@ class WorldOps:
         actions: every operation name, simplest first.
         legal: the operations the world allows now, as (action, object index) pairs.
         apply: performs one (world, action, object index); raises WorldError when not legal.
+        moves: the operations that move an object's state (a cancellation, a failed renewal,
+            a close), each with the object type its index refers to, whose state it moves;
+            explore's `deliver_newest_first` plays one on an object whose earlier event was
+            not sent yet. Empty: none known (a user's catalog).
     """
 
     kind: str
     actions: tuple[str, ...]
     legal: Callable[[Any], list[Action]]
     apply: Callable[[Any, str, "int | None"], None]
+    moves: Mapping[str, str] = field(default_factory=dict, hash=False)
 
 
 def _nth(world: Any, action: str, object_type: str, index: int | None) -> str:
@@ -322,13 +327,26 @@ def _shopify_apply(world: Any, action: str, index: int | None) -> None:
         raise WorldError(f"unknown action {action!r} (known: {', '.join(SHOPIFY_ACTIONS)})")
 
 
+#: Per world kind, the operations that move an object's state, with the object type their
+#: index refers to (`WorldOps.moves`). Left out: those that leave the state as it is (a
+#: renewal, a note, a label, a partial refund of a Mercado Pago payment) and those whose index
+#: is another object than the one whose state moves (Stripe's ``retry_invoice``).
+BILLING_MOVES: Mapping[str, str] = {"fail_renewal": "subscription", "cancel": "subscription",
+                                    "mark_unpaid": "subscription", "expire_incomplete": "subscription"}
+GITHUB_MOVES: Mapping[str, str] = {"close_issue": "issue", "reopen_issue": "issue", "merge": "pull_request",
+                                   "close_pull_request": "pull_request"}
+MERCADOPAGO_MOVES: Mapping[str, str] = {"approve_pix": "payment", "charge_back": "payment"}
+PADDLE_MOVES: Mapping[str, str] = {"fail_renewal": "subscription", "recover": "subscription", "cancel": "subscription"}
+SHOPIFY_MOVES: Mapping[str, str] = {"mark_paid": "order", "refund": "order", "cancel": "order"}
+
 #: World kind -> its operations.
 WORLD_OPS: Mapping[str, WorldOps] = {
-    "billing": WorldOps("billing", ACTIONS, legal_actions, apply_action),
-    "github": WorldOps("github", GITHUB_ACTIONS, _github_legal, _github_apply),
-    "mercadopago": WorldOps("mercadopago", MERCADOPAGO_ACTIONS, _mercadopago_legal, _mercadopago_apply),
-    "paddle": WorldOps("paddle", PADDLE_ACTIONS, _paddle_legal, _paddle_apply),
-    "shopify": WorldOps("shopify", SHOPIFY_ACTIONS, _shopify_legal, _shopify_apply),
+    "billing": WorldOps("billing", ACTIONS, legal_actions, apply_action, BILLING_MOVES),
+    "github": WorldOps("github", GITHUB_ACTIONS, _github_legal, _github_apply, GITHUB_MOVES),
+    "mercadopago": WorldOps("mercadopago", MERCADOPAGO_ACTIONS, _mercadopago_legal, _mercadopago_apply,
+                            MERCADOPAGO_MOVES),
+    "paddle": WorldOps("paddle", PADDLE_ACTIONS, _paddle_legal, _paddle_apply, PADDLE_MOVES),
+    "shopify": WorldOps("shopify", SHOPIFY_ACTIONS, _shopify_legal, _shopify_apply, SHOPIFY_MOVES),
 }
 
 

@@ -108,14 +108,26 @@ def provider() -> Iterator[tuple[ServerState, str]]:
 
 @pytest.mark.parametrize("kind", ["billing", "github", "mercadopago", "paddle", "shopify"])
 def test_every_world_has_operations_that_emit_its_own_event_types(kind: str) -> None:
-    """A walk over the legal operations emits only the world's own types, and each is legal."""
+    """A walk over the legal operations emits only the world's own types, and each is legal;
+    each operation the world says moves an object's state (`WorldOps.moves`) gives that
+    object a new event whose status differs from its last one."""
     ops = ops_for(kind)
     world = new_world(kind, 5)
+    assert ops.moves and set(ops.moves) <= set(ops.actions)
+    moved = set()
     for i in range(40):
         legal = ops.legal(world)
         assert legal and all(a in ops.actions for a, _ in legal)
         action, obj = legal[(i * 7) % len(legal)]
+        start = len(world.events)
         ops.apply(world, action, obj)
+        if action in ops.moves and obj is not None:
+            object_id = world.objects(ops.moves[action])[obj]
+            before = [e.status for e in world.events[:start] if e.object_id == object_id and e.status is not None]
+            after = [e.status for e in world.events[start:] if e.object_id == object_id and e.status is not None]
+            assert before and after and after[-1] != before[-1], (action, before, after)
+            moved.add(action)
+    assert moved
     profile_types = {"billing": "stripe", "github": "github", "mercadopago": "mercadopago", "paddle": "paddle",
                      "shopify": "shopify"}[kind]
     assert {e.type for e in world.events} <= set(get_profile(profile_types).event_types())
