@@ -206,10 +206,10 @@ def expectations_and_index(
     """The run's expectations (as `expectations_from`) and the checks' index (as
     `build_index`), from one pass over `history`: a `HistoryFile` is read from disk once."""
     scan = scan_history(history, sender_timeout_s=sender_timeout_s, events=events)
-    expectations = scan.expectations(max_attempts_per_event=max_attempts_per_event, money_prefixes=money_prefixes)
     # what only the expectations read (the events' columns, per event and per key slots: a
-    # storm's are some 90 MB at a million attempts) is not kept through the checks
-    scan.expect = None
+    # storm's are some 90 MB at a million attempts) is freed as they read it, not kept through the checks
+    expectations = scan.expectations(max_attempts_per_event=max_attempts_per_event, money_prefixes=money_prefixes,
+                                     release=True)
     return expectations, index_of(scan, history, expectations, observations)
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from itertools import chain
 from operator import methodcaller
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Any, Sequence, cast
 
 from hookproof.scenarios.expectation_views import (
     ExpectedView,
@@ -26,7 +26,7 @@ from hookproof.scenarios.expectation_views import (
 )
 from hookproof.scenarios.id_codes import IdCodes, codes_in
 from hookproof.scenarios.observations import MONEY_PREFIXES, Expectations
-from hookproof.scenarios.world_columns import WorldColumns
+from hookproof.scenarios.world_columns import CompactNames, WorldColumns
 
 if TYPE_CHECKING:
     import numpy as np
@@ -57,6 +57,7 @@ class ExpectationScan:
     """What the expectations need of a history, kept by the pass (`scan_history` with
     events) as arrays indexed by the scan's codes (`HistoryScan.event_codes`,
     `HistoryScan.key_codes`). Positions count attempts from 0 in history order; -1: none.
+    Positions and world codes are int32 (`history_scan.MAX_ATTEMPTS`).
 
     Attributes:
         world: the run's events as columns (`scenarios.world_columns.WorldColumns`): the
@@ -82,12 +83,12 @@ class ExpectationScan:
 
     world: WorldColumns
     resolved: dict[str, int]
-    event_world: "npt.NDArray[np.int64]"
-    first_valid: "npt.NDArray[np.int64]"
-    key_first: "npt.NDArray[np.int64]"
+    event_world: "npt.NDArray[np.int32]"
+    first_valid: "npt.NDArray[np.int32]"
+    key_first: "npt.NDArray[np.int32]"
     key_amount: "npt.NDArray[np.float64]"
     key_valid: "npt.NDArray[np.bool_]"
-    unkeyed_first: "npt.NDArray[np.int64]"
+    unkeyed_first: "npt.NDArray[np.int32]"
     unkeyed_amount: "npt.NDArray[np.float64]"
     unkeyed_valid: "npt.NDArray[np.bool_]"
     src_objects: dict[tuple[str, int], str | None]
@@ -95,27 +96,35 @@ class ExpectationScan:
 
     def expectations(
         self, scan: "HistoryScan", *, sender_timeout_s: float, max_attempts_per_event: int | None,
-        money_prefixes: Sequence[str] = MONEY_PREFIXES,
+        money_prefixes: Sequence[str] = MONEY_PREFIXES, release: bool = False,
     ) -> Expectations:
         """The expectations of the run (`scenarios.observations.expectations_from`, which
         documents the rules), from this part and the codes of `scan`, as columns
         (`scenarios.expectation_views`): numpy over keys, events and objects, a Python
-        step only per key with several events."""
+        step only per key with several events.
+
+        `release`: this part's columns (and the world's key codes, keys, amounts) are
+        freed as soon as they are read, the per-key slots taken over without a copy: a
+        storm's (some 80 MB at a million attempts) are then not held while the truth is
+        built; the part cannot give expectations again (it is left empty)."""
         import numpy as np
 
         prefixes = tuple(money_prefixes)
         world, ew = self.world, self.event_world
+        n_world = len(world)  # read once: a release empties the world's key column
         ids = scan.event_codes  # event code → recorded id (a view of an `IdCodes`: no list of a million)
         names = ids.names if isinstance(ids, IdCodes) else list(ids)
         n_keys = len(scan.key_names)
         # the sources: each key's first attempt, its own or, for an attempt without a key,
         # its event's key: position, event code, amount, whether an attempt without a key,
         # valid; as columns by key code (a storm has a million keys)
-        src_pos = self.key_first.copy()
         src_ev = scan.event_of[self.key_first] if n_keys else np.zeros(0, np.int64)
-        src_amount = self.key_amount.copy()
+        if release:  # taken over: changed in place below, no copy held beside them
+            src_pos, src_amount, valid = self.key_first, self.key_amount, self.key_valid
+            self.key_first, self.key_amount, self.key_valid = _freed(src_pos), _freed(src_amount), _freed(valid)
+        else:
+            src_pos, src_amount, valid = self.key_first.copy(), self.key_amount.copy(), self.key_valid.copy()
         src_unkeyed = np.zeros(n_keys, np.bool_)
-        valid = self.key_valid.copy()
         key_codes = scan.key_codes
         # world key code → key code (the scan's, then those only an event gives), -1: none
         if self.key_of_world is not None:
@@ -126,7 +135,7 @@ class ExpectationScan:
         added_codes: dict[str, int] = {}
         added_names: list[str] = []
         unkeyed = np.flatnonzero(self.unkeyed_first >= 0)
-        if unkeyed.size and len(world):  # attempts without a key of their own carry their event's
+        if unkeyed.size and n_world:  # attempts without a key of their own carry their event's
             order = unkeyed[np.argsort(self.unkeyed_first[unkeyed], kind="stable")]
             w = ew[order]
             kw = np.where(w >= 0, world.key[np.maximum(w, 0)], -1)
@@ -158,10 +167,17 @@ class ExpectationScan:
                 src_unkeyed = np.concatenate([src_unkeyed, np.ones(len(seen), np.bool_)])
                 valid = np.concatenate([valid, flags[seen]])
         n_all = len(src_pos)
+        if release:  # read for the last time above
+            self.unkeyed_first, self.unkeyed_amount, self.unkeyed_valid = (
+                _freed(self.unkeyed_first), _freed(self.unkeyed_amount), _freed(self.unkeyed_valid))
+            world.keys = CompactNames()
+            del unkeyed
 
         # the valid events of the world, in order of their first valid attempt
         valid_codes = np.flatnonzero(self.first_valid >= 0)
         valid_codes = valid_codes[np.argsort(self.first_valid[valid_codes], kind="stable")]
+        if release:
+            self.first_valid = _freed(self.first_valid)
         w = ew[valid_codes]
         valid_codes, w = valid_codes[w >= 0], w[w >= 0]
         # the events of each key: its first, and every one for a key with several
@@ -169,6 +185,8 @@ class ExpectationScan:
         multi: dict[int, list[int]] = {}
         if len(w):  # each step's arrays are dropped once read: a storm's are megabytes each
             kw = world.key[w]
+            if release:
+                world.key = _freed(world.key)
             kc = np.where(kw >= 0, to_key[np.maximum(kw, 0)], -1) if len(to_key) else np.full(len(w), -1, np.int64)
             del kw
             has_key = kc >= 0
@@ -184,15 +202,20 @@ class ExpectationScan:
                 multi.setdefault(code, []).append(event)
             del listed, events, several
         fw = ew[first_event] if n_all else np.zeros(0, np.int64)
+        if release:
+            self.event_world = _freed(ew)
+            del ew
         known = fw >= 0
         fw0 = np.maximum(fw, 0)
         amounts = src_amount
         obj = np.full(n_all, -1, np.int64)
-        if len(world):
+        if n_world:
             world_amount = world.amount[fw0]
             amounts = np.where(known & ~np.isnan(world_amount), world_amount, src_amount)
             obj = np.where(known, world.obj[fw0], -1)
             del world_amount
+            if release:
+                world.amount = _freed(world.amount)
         del fw, known, fw0
         key_names = scan.key_names
         all_names = chain(key_codes, added_names)  # in code order; not a copy of a million names
@@ -205,7 +228,7 @@ class ExpectationScan:
         # the truth's events: those with a status, handed over (`_truth` drops each column as
         # soon as it is read: a storm's are megabytes each)
         has = world.status[w] >= 0 if len(w) else np.zeros(0, np.bool_)
-        truth_events: list[npt.NDArray[np.int64]] = [valid_codes[has], w[has]]
+        truth_events: list[npt.NDArray[np.integer[Any]]] = [valid_codes[has], w[has]]
         del has, valid_codes, w
         truth = self._truth(truth_events, names)
         return Expectations(expected=ExpectedView(columns), forbidden=ForbiddenView(columns),
@@ -213,7 +236,7 @@ class ExpectationScan:
                             sender_timeout_s=sender_timeout_s, max_attempts_per_event=max_attempts_per_event,
                             money_prefixes=prefixes)
 
-    def _truth(self, events: "list[npt.NDArray[np.int64]]", names: Sequence[str]) -> TruthColumns:
+    def _truth(self, events: "list[npt.NDArray[np.integer[Any]]]", names: Sequence[str]) -> TruthColumns:
         """The truth's columns from the valid world events with a status, `events` = [their
         event codes in order of first valid attempt, their world codes] (the list is emptied:
         each column is freed once read): per object its versions (the first event to carry a
@@ -221,7 +244,7 @@ class ExpectationScan:
         import numpy as np
 
         world = self.world
-        codes, w = events
+        codes, w = cast("npt.NDArray[np.int64]", events[0]), events[1]  # event codes (int64), world codes
         events.clear()
         obj = world.obj[w]
         seen, first = np.unique(obj, return_index=True)
@@ -259,6 +282,14 @@ class ExpectationScan:
                             world.kinds.names, np.searchsorted(kept_obj, t_obj, "left"),
                             np.searchsorted(kept_obj, t_obj, "right"), kept_version, kept_status,
                             world.statuses.names, kept_codes, names)
+
+
+def _freed(column: "npt.NDArray[Any]") -> "npt.NDArray[Any]":
+    """An empty column of `column`'s dtype: what a column `ExpectationScan.expectations`
+    released is left as (the column itself freed once its last reader drops it)."""
+    import numpy as np
+
+    return np.empty(0, column.dtype)
 
 
 __all__: Sequence[str] = ["EventFacts", "ExpectationScan"]

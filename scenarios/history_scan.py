@@ -58,6 +58,9 @@ CHUNK = 8192
 _NONE = frozenset([None])
 #: Chunks of fewer attempts than this code each id and key on its own, not once per run.
 _RUNS_FROM = 2048
+#: The most attempts (and world events) a pass reads: positions and world codes per event
+#: and per key are int32 columns (`ExpectationScan`); past it `scan_history` raises ValueError.
+MAX_ATTEMPTS = 2**31 - 1
 
 # Completion codes of the columns (3: an invalid attempt, whose completion the checks ignore).
 _COMPLETION_CODE: dict[str, int] = {Completion.OK: 0, Completion.FAIL: 1, Completion.UNKNOWN: 2}
@@ -188,13 +191,21 @@ class HistoryScan:
 
     def expectations(
         self, *, max_attempts_per_event: int | None, money_prefixes: Sequence[str] = MONEY_PREFIXES,
+        release: bool = False,
     ) -> Expectations:
-        """The expectations of the run (`ExpectationScan.expectations`). Raises ValueError
-        when the scan was made without the run's events."""
-        if self.expect is None:
+        """The expectations of the run (`ExpectationScan.expectations`). With `release`, the
+        scan hands its expectations' part over (`expect` is None from then on): its columns
+        are freed as they are read, so a storm's are not held beside the expectations'
+        own. Raises ValueError when the scan was made without the run's events (or after
+        a release)."""
+        part = self.expect
+        if part is None:
             raise ValueError("the history was scanned without the run's events: no expectations")
-        return self.expect.expectations(self, sender_timeout_s=self.sender_timeout_s,
-                                        max_attempts_per_event=max_attempts_per_event, money_prefixes=money_prefixes)
+        if release:
+            self.expect = None
+        return part.expectations(self, sender_timeout_s=self.sender_timeout_s,
+                                 max_attempts_per_event=max_attempts_per_event, money_prefixes=money_prefixes,
+                                 release=release)
 
 
 class _Growing:
@@ -419,12 +430,15 @@ def scan_history(
     resolved: dict[str, int] = {}
     unresolved: set[str] = set()
     src_objects: dict[tuple[str, int], str | None] = {}
-    first_valid, acked = _Growing(np.int64, -1, n_world), _Growing(np.bool_, False, n_world)
-    foreign, event_world = _Growing(np.bool_, False, n_world), _Growing(np.int64, -1, n_world)
-    unkeyed_first, unkeyed_amount, unkeyed_valid = (_Growing(np.int64, -1, n_world),
+    if n_world > MAX_ATTEMPTS:
+        raise ValueError(f"{n_world:,} events: a pass codes at most {MAX_ATTEMPTS:,} (int32 columns)")
+    # positions and world codes per event and per key: int32 (a pass reads at most MAX_ATTEMPTS)
+    first_valid, acked = _Growing(np.int32, -1, n_world), _Growing(np.bool_, False, n_world)
+    foreign, event_world = _Growing(np.bool_, False, n_world), _Growing(np.int32, -1, n_world)
+    unkeyed_first, unkeyed_amount, unkeyed_valid = (_Growing(np.int32, -1, n_world),
                                                     _Growing(np.float64, np.nan, n_world),
                                                     _Growing(np.bool_, False, n_world))
-    key_first, key_amount, key_valid = (_Growing(np.int64, -1, n_world_keys), _Growing(np.float64, np.nan, n_world_keys),
+    key_first, key_amount, key_valid = (_Growing(np.int32, -1, n_world_keys), _Growing(np.float64, np.nan, n_world_keys),
                                         _Growing(np.bool_, False, n_world_keys))
     # per attempt: event code, own key code, completion code, filled in place (a history on
     # disk says how long it is: sized once, no chunk kept and joined)
@@ -436,6 +450,9 @@ def scan_history(
     half_ms = sender_timeout_s * 1000.0 / 2
     offset = 0
     for chunk in _chunks(history):
+        if offset + len(chunk.ids) > MAX_ATTEMPTS:
+            raise ValueError(f"more than {MAX_ATTEMPTS:,} attempts: a pass reads at most that many "
+                             "(its positions per event and per key are int32 columns)")
         ids, keys, valid, cc, oc, lazy = chunk.ids, chunk.keys, chunk.valid, chunk.completion, chunk.outcome, chunk.lazy
         # codes of the chunk's event ids, new ones numbered in order of first attempt
         n_before = len(event_codes)

@@ -316,3 +316,48 @@ def test_an_index_over_expectations_from_another_pass_files_what_the_dict_path_f
     ids = list(ALL_CHECKS)
     assert [check_safe(i, ALL_CHECKS[i], attempts, columns, observations, index=fast) for i in ids] == \
         [check_safe(i, ALL_CHECKS[i], attempts, columns, observations, index=slow) for i in ids]
+
+
+@pytest.mark.parametrize("seed", [41, 42])
+def test_expectations_released_as_read_equal_those_of_a_scan_kept_whole(seed: int) -> None:
+    """`HistoryScan.expectations(release=True)` (a storm's pass: the scan's part freed as
+    it is read) gives the expectations a scan kept whole gives, truth included, and hands
+    the part over: the scan has none left (ValueError), its columns and the world's key
+    codes, keys and amounts are emptied."""
+    events, attempts, _ = run_of(seed, n_events=300)
+    kept = scan_history(attempts, sender_timeout_s=10.0, events=events)
+    released = scan_history(attempts, sender_timeout_s=10.0, events=events)
+    part = released.expect
+    assert part is not None
+    want = kept.expectations(max_attempts_per_event=3)
+    got = released.expectations(max_attempts_per_event=3, release=True)
+    assert got == want and list(got.truth.items()) == list(want.truth.items())
+    assert list(got.expected.items()) == list(want.expected.items())
+    assert kept.expect is not None and kept.expectations(max_attempts_per_event=3) == want  # kept whole: again
+    assert released.expect is None
+    with pytest.raises(ValueError, match="no expectations"):
+        released.expectations(max_attempts_per_event=3)
+    for column in (part.first_valid, part.key_first, part.key_amount, part.key_valid, part.unkeyed_first,
+                   part.unkeyed_amount, part.unkeyed_valid, part.event_world, part.world.key, part.world.amount):
+        assert len(column) == 0
+    assert len(part.world.keys.names) == 0
+
+
+def test_a_pass_past_its_int32_positions_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pass's positions per event and per key are int32 columns: a history of more
+    than `MAX_ATTEMPTS` attempts (here as many as the run's events, over chunks of 64)
+    raises a ValueError naming the bound rather than wrapping a position around; one of
+    exactly that many passes; a world of more events than that is refused too."""
+    from hookproof.scenarios import history_scan
+
+    events, attempts, _ = run_of(43, n_events=300)
+    bound = len(events)
+    assert len(attempts) > bound
+    monkeypatch.setattr(history_scan, "CHUNK", 64)
+    monkeypatch.setattr(history_scan, "MAX_ATTEMPTS", bound)
+    with pytest.raises(ValueError, match=f"more than {bound} attempts"):
+        scan_history(attempts, sender_timeout_s=10.0, events=events)
+    assert scan_history(attempts[:bound], sender_timeout_s=10.0, events=events).size == bound
+    monkeypatch.setattr(history_scan, "MAX_ATTEMPTS", bound - 1)
+    with pytest.raises(ValueError, match=f"{bound} events: a pass codes at most {bound - 1}"):
+        scan_history(attempts[:10], sender_timeout_s=10.0, events=events)
