@@ -65,4 +65,4 @@ def test_a_real_rejection_compresses_but_never_below_the_receivers_restart(tmp_p
                                 "kill-during-processing": "pass"}, result.report.notes
     compressed = [n for n in result.report.notes if n.startswith("retry schedule compressed")]
     assert len(compressed) == 1 and "because the receiver rejected valid events in unknown-event-type" in compressed[0]
-    assert "kill-during-processing" in compressed[0] and "(the receiver's restart, with margin)" in compressed[0]
+    assert "kill-during-processing" in compressed[0] and "(twice the receiver's start)" in compressed[0]

@@ -286,7 +286,7 @@ def storms(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
 def test_related_bursts_catch_the_racy_get_or_create_and_pass_its_atomic_twin(
         storms: StormBatch[Any], request: pytest.FixtureRequest) -> None:
     racy = storms.result(f"{request.node.name}/racy")
-    assert "no_server_error" in racy and all("got 500" in m for m in racy["no_server_error"]), racy
+    assert "no_server_error" in racy and all("answered 500" in m for m in racy["no_server_error"]), racy
     # What the lost race leaves depends on which event lost it: a storm does not retry the
     # 500, so its object may be missing (stale) or its effect never applied (lost).
     assert set(racy) <= {"no_server_error", "stale", "lost"}, racy
