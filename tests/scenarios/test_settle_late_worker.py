@@ -59,13 +59,15 @@ def test_a_broken_receiver_s_overlapped_scenarios_wait_the_stall_bound_not_the_d
     receiver took 15 s each). Now it ends after reads unchanged for `stall_s`; the findings are
     the detection matrix's."""
     from examples.receivers import config as example_config
-    from tests.scenarios.test_detection_matrix import MATRIX
+    from tests.scenarios.test_detection_matrix import MATRIX, RACES
 
     cfg = example_config("dedupe_by_type_and_object", tmp_path, SECRET, seed=4242, settle_window_s=0.15)
     report = certify(cfg, out_dir=tmp_path / "report").report
     failed = {s.id: sorted({f.check_id for f in s.findings}) for s in report.scenarios
               if s.verdict not in ("pass", "not_applicable")}
-    assert failed == MATRIX["dedupe_by_type_and_object"], failed
+    races = RACES.get("dedupe_by_type_and_object", {})  # may fail with these checks, or pass
+    assert {s: checks for s, checks in failed.items() if s not in races} == MATRIX["dedupe_by_type_and_object"], failed
+    assert all(set(failed.get(s, ())) <= set(checks) for s, checks in races.items()), failed
     assert all(s.reason is None for s in report.scenarios if s.id in failed), [s.reason for s in report.scenarios]
     slowest = max(s.duration_s for s in report.scenarios if s.id in failed)
     assert slowest < SettleConfig().deadline_s, slowest
