@@ -10,6 +10,7 @@ rather than the markup.
 
 from __future__ import annotations
 
+import html
 import re
 from typing import Sequence
 
@@ -20,8 +21,6 @@ _HIDDEN = re.compile(r"<(head|script|style)\b.*?(</\1\s*>|$)", re.IGNORECASE | r
 _COMMENT = re.compile(r"<!--.*?(-->|$)", re.DOTALL)
 _TAG = re.compile(r"<[^>]*>?")
 _SPACE = re.compile(r"\s+")
-_ENTITIES = {"&lt;": "<", "&gt;": ">", "&quot;": '"', "&#39;": "'", "&#x27;": "'", "&nbsp;": " ", "&amp;": "&"}
-_ENTITY = re.compile("|".join(map(re.escape, _ENTITIES)))
 
 
 def answer_quote(body: str, limit: int = QUOTE_CHARS) -> str:
@@ -35,7 +34,7 @@ def answer_quote(body: str, limit: int = QUOTE_CHARS) -> str:
     text = body.strip()
     if text.startswith("<"):
         text = _TAG.sub(" ", _COMMENT.sub(" ", _HIDDEN.sub(" ", text)))
-        text = _ENTITY.sub(lambda m: _ENTITIES[m.group(0)], text)
+        text = html.unescape(text)
     text = _SPACE.sub(" ", text).strip().replace('"', "'")
     return text if len(text) <= limit else text[:limit].rstrip() + "…"
 
