@@ -18,7 +18,6 @@ from dataclasses import replace
 from typing import Any, Callable, Mapping, Sequence, TypeVar, cast
 
 from hookproof.scenarios.business_keys import counter_keys, counter_truth, money_prefixes, scoped
-from hookproof.scenarios.check_index import expectations_and_index
 from hookproof.scenarios.checks import ALL_CHECKS, CheckResult, check_safe, run_checks
 from hookproof.scenarios.explore_targets import ExploreTarget
 from hookproof.scenarios.observations import Expectations, Observation, expectations_from
@@ -26,6 +25,7 @@ from hookproof.scenarios.observers import settle
 from hookproof.scenarios.safety_watch import WATCHED, SafetyWatch
 from hookproof.scenarios.schedules import CLOCK_START_US, CLOCK_STEP_US, Failure, Step, attempt_outcome
 from hookproof.scenarios.search_loop import SearchLoop
+from hookproof.scenarios.small_pass import expectations_and_index
 from hookproof.scenarios.world_ops import new_world_of, ops_for
 from hookproof.simulator.delivery import Attempt, Dispatcher, History, Outcome
 from hookproof.simulator.events import Event
@@ -474,7 +474,8 @@ class Session:
 
     def _check(self, ids: Sequence[str]) -> list[CheckResult]:
         """The checks `ids` over the example so far: the expectations and the checks' index
-        from one pass over the history (`expectations_and_index`), as `run_checks` runs them
+        from one pass over the history (`expectations_and_index`; an example's few attempts
+        in plain Python, `scenarios.small_pass`), as `run_checks` runs them
         (each guarded by `check_safe`). Should that pass fail, the expectations alone, then
         `run_checks`, which builds its own index or runs each check without one."""
         attempts = self.history.attempts()
