@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Mapping, Sequence
 
 from hookproof.scenarios.business_keys import TemplateError, lookup
@@ -35,6 +35,8 @@ _INDEX = re.compile(r"\[(\d+)\]")
 COLUMN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 #: The state query's own columns, which no field may take.
 RESERVED = frozenset({"object_id", "status", "version"})
+#: Combined states `StateFields` remembers by event (explore reads every version's at each check).
+MEMO_SIZE = 65536
 
 
 def normal_path(path: str) -> str:
@@ -71,6 +73,7 @@ class StateFields:
 
     fields: Mapping[str, tuple[tuple[str, str], ...]]
     profile: Profile
+    _memo: dict[tuple[str, str, int], str] = field(default_factory=dict, compare=False, repr=False)
 
     def columns(self) -> dict[str, tuple[str, ...]]:
         """Object kind → the extra columns its state query must return."""
@@ -94,7 +97,13 @@ class StateFields:
         when it has no status). Raises TemplateError."""
         if event.status is None or event.object_type not in self.fields:
             return event.status
-        return combined(event.status, self.values(event))
+        at = (event.id, event.object_id, event.version)  # an event's body is fixed: read it once
+        state = self._memo.get(at)
+        if state is None:
+            if len(self._memo) >= MEMO_SIZE:
+                self._memo.clear()
+            state = self._memo[at] = combined(event.status, self.values(event))
+        return state
 
     def stated(self, events: Iterable[Event]) -> tuple[Event, ...]:
         """`events`, those of a kind with declared fields carrying their combined state as
