@@ -515,6 +515,7 @@ def certify(config: Config, *, scenarios: Sequence[str] | None = None, out_dir: 
                     nemesis=nemesis if chaos else None,
                     chaos_settings=chaos_settings(config, "docker" if config.target.docker else "process"),
                     keys=config.key_mapping(), state_kinds=config.observer.state_kinds,
+                    state_fields=config.state_field_map(),
                     keep_going=keep_going, notes=notes, retry_budget_s=config.run.retry_budget_s,
                     seeder=seed_hook(config, secrets, api_base, sink_url),
                     overlap=overlap, on_finish=ended,

@@ -74,6 +74,11 @@ def parse_config(text: str, source: str = DEFAULT_PATH, *, secrets: bool = True)
             message = "is required"
         elif err["type"] == "extra_forbidden":
             message = "unknown key" + UNKNOWN_KEY_HINTS.get(dotted, "")
+        if (dotted == "observer" and message.startswith("state_fields.")) or \
+                (dotted == "observer.state_fields" and ": " in message):  # "<kind>: ...": that entry's line
+            kind, _, message = message.removeprefix("state_fields.").partition(": ")
+            return _raise(message, source, f"observer.state_fields.{kind}",
+                          _entry_line(text, "observer.state_fields", kind) or field_line(text, "observer") or 1)
         named = re.match(r"^(\w+): (.+)$", message, re.DOTALL)
         model = _model_at(dotted)
         if named and model is not None and named.group(1) in model.model_fields:  # "url: ..." from a model check
@@ -89,6 +94,7 @@ def parse_config(text: str, source: str = DEFAULT_PATH, *, secrets: bool = True)
     check_catalog(config, text, source)  # [catalog] and a catalog profile's enabled_events
     _check_keys(config, text, source)
     _check_state_kinds(config, text, source)
+    _check_state_fields(config, text, source)
     return _check_secrets(config, text, source) if secrets else config
 
 
@@ -134,6 +140,18 @@ def _check_state_kinds(config: Config, text: str, source: str) -> None:
             raise ConfigError(f"{profile.title} has no object kind {kind!r} (its kinds: {', '.join(sorted(kinds))})",
                               path=source, field=f"observer.states.{kind}",
                               line=_entry_line(text, "observer.states", kind) or field_line(text, "observer.states"))
+
+
+def _check_state_fields(config: Config, text: str, source: str) -> None:
+    """Raise ConfigError (with its line) for an ``[observer.state_fields]`` kind whose path
+    its events lack (`Config.state_field_map`)."""
+    try:
+        config.state_field_map()
+    except ConfigError as exc:
+        kind = (exc.field or "").rpartition(".")[2]
+        raise ConfigError(exc.message, path=source, field=exc.field,
+                          line=_entry_line(text, "observer.state_fields", kind)
+                          or field_line(text, "observer.state_fields") or 1) from None
 
 
 def object_kinds(world: str) -> frozenset[str]:

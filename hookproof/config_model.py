@@ -172,6 +172,7 @@ class ObserverConfig(StrictModel):
     effects: str | None = None
     state: str | None = None
     states: dict[str, str] = Field(default_factory=dict)
+    state_fields: dict[str, dict[str, str]] = Field(default_factory=dict)
     counter: str | None = None
     callable: str | None = None
     timeout_s: float = Field(default=5.0, gt=0, le=120)
@@ -187,6 +188,24 @@ class ObserverConfig(StrictModel):
             if not query.strip():
                 raise ValueError(f"the {kind} state query is empty")
         return v
+
+    @field_validator("state_fields")
+    @classmethod
+    def _state_fields(cls, v: dict[str, dict[str, str]]) -> dict[str, dict[str, str]]:
+        """Per object kind, extra columns of its state query and the path of each in the
+        event as sent (``price = "data.object.items.data.0.price.id"``; ``[0]`` is ``.0``)."""
+        from hookproof.scenarios.state_fields import COLUMN, RESERVED, normal_path
+
+        for kind, columns in v.items():
+            if not columns:
+                raise ValueError(f"{kind}: declares no field (e.g. {kind} = {{ price = \"data.object.…\" }})")
+            for column, path in columns.items():
+                if not COLUMN.match(column) or column in RESERVED:
+                    raise ValueError(f"{kind}: {column}: not a column name for a state field (a plain SQL "
+                                     f"column name other than {', '.join(sorted(RESERVED))})")
+                if not normal_path(path) or any(not p for p in normal_path(path).split(".")):
+                    raise ValueError(f"{kind}: {column}: {path!r} is not a path (write data.object.items.data.0.price.id)")
+        return {kind: {c: normal_path(p) for c, p in columns.items()} for kind, columns in v.items()}
 
     @property
     def state_kinds(self) -> frozenset[str] | None:
@@ -214,6 +233,13 @@ class ObserverConfig(StrictModel):
                              "states itself")
         if self.state and "subscription" in self.states:
             raise ValueError("states: 'subscription' is already read by 'state'; give one of them")
+        if self.state_fields and self.kind in ("http", "python"):
+            raise ValueError(f"state_fields: are columns of the SQL state queries; the {self.kind} observer "
+                             "returns its states itself")
+        for kind in self.state_fields:
+            if kind not in (self.state_kinds or frozenset()):
+                raise ValueError(f"state_fields.{kind}: no state query reads {kind} objects (give "
+                                 f"{'state' if kind == 'subscription' else f'states.{kind}'} first)")
         if self.kind == "http":
             if not self.url:
                 raise ValueError("the http observer needs 'url' (an absolute http(s) URL)")
@@ -483,6 +509,33 @@ class Config(StrictModel):
                 except TemplateError as exc:
                     raise ConfigError(str(exc), field=f'{section}."{name}"') from None
         return mapping
+
+    def state_field_map(self) -> Any:
+        """The observer's declared state fields as a `scenarios.state_fields.StateFields`
+        (None when none are declared), each path read on a sample event of its kind.
+
+        Raises ConfigError naming ``observer.state_fields.<kind>`` for a kind the profile's
+        world sends no status-carrying event about, or a path such an event lacks.
+        """
+        declared = self.observer.state_fields
+        if not declared:
+            return None
+        from hookproof.scenarios.state_fields import StateFields, TemplateError
+        from hookproof.simulator.world import new_world
+
+        profile = self.profile()
+        fields = StateFields({kind: tuple(columns.items()) for kind, columns in declared.items()}, profile)
+        samples = [e for e in new_world(profile.world, 1).lifecycle() if e.status is not None]
+        for kind in declared:
+            sample = next((e for e in samples if e.object_type == kind), None)
+            if sample is None:
+                raise ConfigError(f"the {profile.title} world sends no event about a {kind} with a status: "
+                                  f"it has no state fields to compare", field=f"observer.state_fields.{kind}")
+            try:
+                fields.check(sample)
+            except TemplateError as exc:
+                raise ConfigError(str(exc), field=f"observer.state_fields.{kind}") from None
+        return fields
 
     #: the file this config was read from (for relative paths and messages)
     source: str | None = Field(default=None, exclude=True)

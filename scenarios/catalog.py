@@ -86,6 +86,9 @@ class Context:
         state_kinds: the object kinds whose states the observer reads (``subscription``,
             ``invoice``…; empty: none), or None when only its answers tell (an ``http`` or
             ``python`` observer): the scenarios that walk an object's states pick a kind it reads.
+        state_fields: object kind → the fields of its state beyond ``status`` the observer
+            reads (``[observer.state_fields]``: ``subscription`` → ``("price",)``), or None:
+            the stories that walk a subscription's states change its price when it has fields.
     """
 
     profile: Profile
@@ -102,6 +105,7 @@ class Context:
     redelivery_window: int = 200
     shop_sessions: bool = False
     state_kinds: frozenset[str] | None = None
+    state_fields: Mapping[str, tuple[str, ...]] | None = None
 
     def key_of(self, event: Event) -> str | None:
         """The event's business key: the team's mapping (`scenarios.business_keys`), else built in."""
@@ -351,7 +355,9 @@ STATE_KINDS: tuple[str, ...] = ("subscription", "invoice")
 
 
 def state_events(ctx: Context, w: World) -> list[Event]:
-    """A subscription's whole life: created, renewed, past due, recovered, canceled. When the
+    """A subscription's whole life: created, renewed, past due, recovered, (when the observer
+    reads fields of a subscription's state beyond its status, `Context.state_fields`: moved to
+    a new price,) canceled. When the
     observer reads the states of invoices and not of subscriptions (`Context.state_kinds`),
     the same story's invoices instead: created (open), payment failed, paid; when it reads
     payment intents' and neither, a payment intent that fails, then is paid
@@ -366,6 +372,8 @@ def state_events(ctx: Context, w: World) -> list[Event]:
     w.renew(sub)
     inv = w.renew(sub, pay=False)
     w.retry_invoice(inv)
+    if ctx.state_fields and ctx.state_fields.get("subscription"):  # its price is part of its state
+        w.change_plan(sub, w.create_price(currency=w.get(cus)["currency"]))
     w.cancel(sub)
     story = w.events[start:]
     kind = _walked_kind(ctx, story)

@@ -49,6 +49,9 @@ class ExploreTarget:
             ``enabled_events``); None: every type the profile sends.
         keys: the team's business keys and counters (`scenarios.business_keys.KeyMapping`,
             the config's ``[business_keys]``/``[counters]``); None: hookproof's built-in keys.
+        state_fields: the observer's declared state fields (`scenarios.state_fields.StateFields`,
+            ``[observer.state_fields]``): the events carry each object's combined state, and
+            with a subscription's, the billing world's operations change plans; None: statuses.
     """
 
     profile: Profile
@@ -64,6 +67,7 @@ class ExploreTarget:
     settle_interval_s: float = 0.005
     enabled: frozenset[str] | None = None
     keys: Any = None
+    state_fields: Any = None
     fell_short: bool = field(default=False, init=False)
 
 

@@ -49,6 +49,8 @@ class ObserverSpec:
         effects: the effects query (sql).
         state: the subscriptions' state query (``object_id, status[, version]``).
         states: object kind → its state query (invoices, orders, payments…).
+        state_fields: object kind → the extra columns of its state query that are part of
+            its state (``[observer.state_fields]``: ``subscription`` → ``("price",)``).
         counter: the counter query (``key, amount``).
         callable: ``module:attr`` (python).
         timeout_s: bound on each read, seconds.
@@ -60,6 +62,7 @@ class ObserverSpec:
     effects: str | None = None
     state: str | None = None
     states: Mapping[str, str] = field(default_factory=dict)
+    state_fields: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     counter: str | None = None
     callable: str | None = None
     timeout_s: float = 5.0
@@ -76,6 +79,7 @@ class ObserverSpec:
         folder = base_dir if base_dir is not None else table.get("base_dir")
         spec = cls(kind=str(kind), url=_opt(table, "url"), effects=_opt(table, "effects"), state=_opt(table, "state"),
                    states={str(k): str(v) for k, v in (table.get("states") or {}).items()},
+                   state_fields={str(k): tuple(map(str, v)) for k, v in (table.get("state_fields") or {}).items()},
                    counter=_opt(table, "counter"), callable=_opt(table, "callable"),
                    timeout_s=float(table.get("timeout_s") or 5.0), base_dir=str(folder) if folder else None)
         if spec.kind in ("sql", "http") and not spec.url:
@@ -106,7 +110,8 @@ def build_observer(spec: ObserverSpec, *, sink: EffectSink | str | None = None) 
     if spec.kind == "sql":
         assert spec.url is not None
         return SqlObserver(spec.url, spec.effects, spec.state, timeout_s=max(spec.timeout_s, 10.0),
-                           state_queries=spec.states, counter_query=spec.counter).observe
+                           state_queries=spec.states, counter_query=spec.counter,
+                           state_fields=spec.state_fields).observe
     if spec.kind == "http":
         assert spec.url is not None
         return HttpObserver(spec.url, timeout_s=spec.timeout_s).observe
@@ -116,7 +121,8 @@ def build_observer(spec: ObserverSpec, *, sink: EffectSink | str | None = None) 
         effects = SinkObserver(sink, timeout_s=spec.timeout_s)
         if spec.url and spec.reads_sql_states:
             states = SqlObserver(spec.url, None, spec.state, timeout_s=max(spec.timeout_s, 10.0),
-                                 state_queries=spec.states, counter_query=spec.counter)
+                                 state_queries=spec.states, counter_query=spec.counter,
+                                 state_fields=spec.state_fields)
             return lambda: merge(effects.observe(), states.observe())
         return effects.observe
     return PythonObserver(import_callable(spec.callable or "", spec.base_dir)).observe

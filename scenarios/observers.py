@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol, Sequence, ru
 
 from hookproof.scenarios.errors import ObserverError
 from hookproof.scenarios.observations import ObjectState, Observation, effect_rows
+from hookproof.scenarios.state_fields import combined
 from hookproof.simulator.server.sink import EffectSink
 
 if TYPE_CHECKING:  # imported where an observer uses them: a storm's master reading a Python observer loads neither
@@ -153,6 +154,9 @@ class SqlObserver:
             status[, version]`` for that kind; one query per kind.
         counter_query: returns ``key, amount`` (integer minor units; several rows of
             one key are summed), e.g. ``SELECT key, amount FROM balances``; None: none.
+        state_fields: object kind → extra columns its state query must return, part of
+            the object's state (``[observer.state_fields]``): each row's status is then the
+            combined state, ``active, price=price_1Ab`` (`scenarios.state_fields.combined`).
 
     Every configured state query declares its kind (`Observation.state_kinds`): an
     object of that kind missing from the rows is missing, not unobserved.
@@ -164,7 +168,8 @@ class SqlObserver:
 
     def __init__(self, url: str, effects_query: str | None, state_query: str | None = None, *,
                  timeout_s: float = 10.0, state_queries: Mapping[str, str] | None = None,
-                 counter_query: str | None = None) -> None:
+                 counter_query: str | None = None,
+                 state_fields: Mapping[str, tuple[str, ...]] | None = None) -> None:
         if timeout_s <= 0:
             raise ValueError(f"timeout_s must be > 0, not {timeout_s}")
         self.effects_query = effects_query
@@ -173,6 +178,7 @@ class SqlObserver:
         if state_query is not None:
             self.state_queries.setdefault("subscription", state_query)
         self.counter_query = counter_query
+        self.state_fields: dict[str, tuple[str, ...]] = {k: tuple(v) for k, v in (state_fields or {}).items() if v}
         self.timeout_s = timeout_s
         from sqlalchemy import exc as sa_exc
         from sqlalchemy.engine import make_url
@@ -245,8 +251,9 @@ class SqlObserver:
                     conn.exec_driver_sql(f"SET LOCAL statement_timeout = {int(self.timeout_s * 1000)}")
                 read_effects = (self._effect_columns(conn, self.effects_query)
                                 if self.effects_query is not None else ([], None, None))
-                state_rows = [row for kind, query in self.state_queries.items()
-                              for row in self._rows(conn, _state_name(kind), query, ("object_id", "status"))]
+                state_rows = [(row, self.state_fields.get(kind, ())) for kind, query in self.state_queries.items()
+                              for row in self._rows(conn, _state_name(kind), query,
+                                                    ("object_id", "status", *self.state_fields.get(kind, ())))]
                 counter_rows = (self._rows(conn, "counter", self.counter_query, ("key", "amount"))
                                 if self.counter_query is not None else None)
             finally:
@@ -260,7 +267,8 @@ class SqlObserver:
             effects = effect_rows(list(map(str, keys)), None if amounts is None else list(map(_int_or_none, amounts)),
                                   None if idems is None else [None if k is None else str(k) for k in idems])
             states = tuple(
-                ObjectState(str(r["object_id"]), str(r["status"]), _int_or_none(r.get("version"))) for r in state_rows
+                ObjectState(str(r["object_id"]), combined(str(r["status"]), [(c, r[c]) for c in extra]),
+                            _int_or_none(r.get("version"))) for r, extra in state_rows
             )
             counters: dict[str, int] | None = None
             if counter_rows is not None:

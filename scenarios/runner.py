@@ -53,6 +53,7 @@ from hookproof.scenarios.report_views import (
     effect_points,
 )
 from hookproof.scenarios.seeding import SeedHook, run_seed, seed_document
+from hookproof.scenarios.state_fields import StateFields, stated
 from hookproof.simulator.delivery import Attempt, Dispatcher, History, Outcome, Target
 from hookproof.simulator.events import Event
 from hookproof.simulator.faults import REFUSABLE, Schedule, Step, schedule
@@ -169,6 +170,9 @@ class Runner:
     on_finish: Callable[[str], None] | None = None
     stopped_by: Callable[[], str | None] | None = None
     state_kinds: frozenset[str] | None = None
+    #: the observer's declared state fields (`scenarios.state_fields`): the events carry each
+    #: object's combined state; None: states are statuses
+    state_fields: StateFields | None = None
     _observe_lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
     _stopping: threading.Event = field(default_factory=threading.Event, init=False, repr=False)
     _live: dict[int, tuple[asyncio.AbstractEventLoop, "asyncio.Task[None]"]] = field(
@@ -194,7 +198,8 @@ class Runner:
                        chaos=self.chaos_settings if self.nemesis is not None else None,
                        redelivery_window=self.redelivery_window, keys=self.keys,
                        shop_sessions=self.seeder is not None and "checkout.session" in self.seeder.creates,
-                       state_kinds=self.state_kinds)
+                       state_kinds=self.state_kinds,
+                       state_fields=self.state_fields.columns() if self.state_fields is not None else None)
 
     def run(self, ids: Iterable[str] | None = None) -> RunReport:
         """Run the scenarios `ids` (default: the whole catalog) and build the report.
@@ -484,6 +489,9 @@ class Runner:
                                   scenario.checklist, reason=plan.reason, duration_s=time.monotonic() - t0)
         if self.keys is not None:  # the team's business keys travel with the events (history, checks)
             plan = replace(plan, phases=tuple(replace(p, events=keyed(p.events, self.keys)) for p in plan.phases))
+        if self.state_fields is not None:  # each object's combined state travels with the events likewise
+            plan = replace(plan, phases=tuple(replace(p, events=stated(p.events, self.state_fields))
+                                              for p in plan.phases))
         self._serve(world, plan)
         if self.seeder is not None and not binds and (failed := run_seed(self.seeder, seed_document(
                 world, scenario=scenario.id, profile=self.profile.name, api_version=self.api_version))) is not None:
@@ -516,7 +524,10 @@ class Runner:
             max_attempts_per_event=None, money_prefixes=money_prefixes(self.keys, self.profile),
         )
         if self.server_state is not None and expectations.truth:  # what the provider API could have served
-            expectations = replace(expectations, servable=clock.servable_states(plan.world, expectations.truth.keys()))
+            servable = clock.servable_states(plan.world, expectations.truth.keys())
+            if self.state_fields is not None:
+                servable = self.state_fields.servable(plan.world, servable)
+            expectations = replace(expectations, servable=servable)
         if self.keys is not None and self.keys.counters:
             expectations = replace(expectations, counters=counter_truth(events, attempts, self.keys))
         counters = self.keys is not None and bool(self.keys.counters)

@@ -420,7 +420,7 @@ def load_schedule(path: str | os.PathLike[str], seed: int | None = None, *,
     run_seed = doc.seed if seed is None else seed
     kind = world_kind or _world_kind(raw.get("profile"))
     try:
-        world_ops = ops_for(kind)
+        world_ops = ops_for(kind, priced=True)  # a schedule may change a plan (a price read as state)
     except ValueError as exc:
         raise bad(f"profile: {exc}") from None
     world = new_world_of(kind, run_seed, start_us=CLOCK_START_US, step_us=CLOCK_STEP_US)

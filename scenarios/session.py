@@ -26,6 +26,7 @@ from hookproof.scenarios.safety_watch import WATCHED, SafetyWatch
 from hookproof.scenarios.schedules import CLOCK_START_US, CLOCK_STEP_US, Failure, Step, attempt_outcome
 from hookproof.scenarios.search_loop import SearchLoop
 from hookproof.scenarios.small_pass import expectations_and_index
+from hookproof.scenarios.state_fields import stated
 from hookproof.scenarios.world_ops import new_world_of, ops_for
 from hookproof.simulator.delivery import Attempt, Dispatcher, History, Outcome
 from hookproof.simulator.events import Event
@@ -115,7 +116,8 @@ class Session:
                  on_step: Callable[[Step, str], None] | None = None, loop: SearchLoop | None = None) -> None:
         self.explore = explore
         self.seed = seed
-        self.ops = ops_for(explore.profile.world)
+        fields = explore.state_fields
+        self.ops = ops_for(explore.profile.world, priced=fields is not None and "subscription" in fields.kinds())
         self.world = session_world(self.ops.kind, seed, _fresh_salt(), livemode=explore.live,
                                    account=explore.account, start_us=CLOCK_START_US, step_us=CLOCK_STEP_US)
         self.provider_state = provider_state
@@ -135,7 +137,10 @@ class Session:
         self.ack_order: list[int] = []  # events in the order they were first acknowledged
         self.sendable: list[int] = []  # events of the types the receiver is sent (enabled_events)
         self.groups: list[tuple[int, int]] = []  # [start, end) of the events of each emit step
-        self._keyed: list[Event] = []  # the events under the team's keys (with `explore.keys`)
+        # the events under the team's keys (with `explore.keys`) and with their combined states
+        # (with `explore.state_fields`), as delivered
+        self._keyed: list[Event] = []
+        self._rekeyed = explore.keys is not None or explore.state_fields is not None
         self._faulted: set[str] = set()  # object and event ids the provider API was told to fail
         self.observations: list[Observation] = []
         self._watch = SafetyWatch()  # what the safety checks could find over `observations`
@@ -167,11 +172,11 @@ class Session:
 
     def event(self, index: int) -> Event:
         """Event #`index` as it is delivered (under the team's business key, when mapped)."""
-        return self._keyed[index] if self.explore.keys is not None else self.world.events[index]
+        return self._keyed[index] if self._rekeyed else self.world.events[index]
 
     def delivered_events(self) -> list[Event]:
         """Every emitted event as it is delivered (the expectations are built from these)."""
-        return self._keyed if self.explore.keys is not None else self.world.events
+        return self._keyed if self._rekeyed else self.world.events
 
     def memo(self, name: str, compute: Callable[[], T]) -> T:
         """`compute()`, remembered until the session next changes (an emit, an attempt, an
@@ -264,7 +269,7 @@ class Session:
         return self.memo("newest_first", self._newest_first)
 
     def _newest_first(self) -> list[tuple[int, ...]]:
-        events = self.world.events
+        events = self.delivered_events()  # their states: combined with the declared fields, if any
         return [tuple(reversed(group)) for group in self._unsent_states().values()
                 if len({events[i].status for i in group}) >= 2]
 
@@ -348,7 +353,9 @@ class Session:
         self.groups.append((start, start + len(new)))
         keys, enabled = self.explore.keys, self.explore.enabled
         if keys is not None:
-            self._keyed += [e if (k := keys.key_of(e)) == e.business_key else replace(e, business_key=k) for e in new]
+            new = [e if (k := keys.key_of(e)) == e.business_key else replace(e, business_key=k) for e in new]
+        if self._rekeyed:
+            self._keyed += stated(new, self.explore.state_fields)
         self.sendable += [start + i for i, e in enumerate(new) if enabled is None or e.type in enabled]
 
     def _event(self, step: Step) -> int:
@@ -501,7 +508,10 @@ class Session:
         (a world operation changes an object before its events are delivered)."""
         if not expectations.truth:
             return expectations
-        return replace(expectations, servable=servable_states(self.world, expectations.truth.keys()))
+        servable = servable_states(self.world, expectations.truth.keys())
+        if self.explore.state_fields is not None:
+            servable = self.explore.state_fields.servable(self.world, servable)
+        return replace(expectations, servable=servable)
 
     def final_checks(self) -> tuple[str, ...]:
         """The checks after teardown: `FINAL_CHECKS`, and ``counter`` when the team maps counters."""
@@ -581,7 +591,7 @@ class Session:
         keys = {a.business_key for a in self.history.attempts()
                 if a.outcome is Outcome.ACKED and a.valid and a.business_key}
         truth: dict[str, tuple[str, int]] = {}
-        for i, e in enumerate(self.world.events):
+        for i, e in enumerate(self.delivered_events()):
             if e.stateful and e.status is not None and i in self.attempts_of:
                 if e.object_id not in truth or e.version > truth[e.object_id][1]:
                     truth[e.object_id] = (e.status, e.version)

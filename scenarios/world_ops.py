@@ -28,6 +28,9 @@ Action = tuple[str, "int | None"]
 #: Lifecycle operations of the billing world (Stripe), simplest first.
 ACTIONS: tuple[str, ...] = ("subscribe", "pay", "renew", "fail_renewal", "retry_invoice", "cancel", "refund",
                             "subscribe_incomplete", "expire_incomplete", "mark_unpaid")
+#: The billing world's operations when a subscription's state has fields beyond its status
+#: (``[observer.state_fields]``, its price): `ACTIONS` and a plan change.
+PRICED_ACTIONS: tuple[str, ...] = (*ACTIONS, "change_plan")
 
 
 @dataclass(frozen=True)
@@ -93,6 +96,16 @@ def legal_actions(world: Any) -> list[Action]:
     return out
 
 
+def priced_legal_actions(world: Any) -> list[Action]:
+    """`legal_actions`, then a plan change of each active or trialing subscription (Stripe
+    moves a subscription to another price without changing its status; a past_due or
+    canceled one is left alone)."""
+    out = legal_actions(world)
+    subs = world.objects("subscription")
+    out += [("change_plan", i) for i, sub in enumerate(subs) if world.peek(sub)["status"] in ("active", "trialing")]
+    return out
+
+
 def apply_action(world: Any, action: str, index: int | None) -> None:
     """Perform one billing lifecycle operation (raises WorldError when it is not legal)."""
     def customer() -> str:
@@ -121,8 +134,13 @@ def apply_action(world: Any, action: str, index: int | None) -> None:
         world.expire_incomplete(_nth(world, action, "subscription", index))
     elif action == "mark_unpaid":  # the world refuses it unless the subscription is past_due
         world.mark_unpaid(_nth(world, action, "subscription", index))
+    elif action == "change_plan":  # a new monthly price in the customer's currency
+        sub = world.peek(_nth(world, action, "subscription", index))
+        if sub["status"] not in ("active", "trialing"):
+            raise WorldError(f"change_plan: subscription {sub['id']} is {sub['status']}", object_id=sub["id"])
+        world.change_plan(sub["id"], world.create_price(currency=world.peek(sub["customer"])["currency"]))
     else:
-        raise WorldError(f"unknown action {action!r} (known: {', '.join(ACTIONS)})")
+        raise WorldError(f"unknown action {action!r} (known: {', '.join(PRICED_ACTIONS)})")
 
 
 # ---- GitHub (the repository world) -------------------------------------------------------------
@@ -348,10 +366,17 @@ WORLD_OPS: Mapping[str, WorldOps] = {
     "paddle": WorldOps("paddle", PADDLE_ACTIONS, _paddle_legal, _paddle_apply, PADDLE_MOVES),
     "shopify": WorldOps("shopify", SHOPIFY_ACTIONS, _shopify_legal, _shopify_apply, SHOPIFY_MOVES),
 }
+#: The billing world's operations with plan changes (`PRICED_ACTIONS`): a plan change moves
+#: the state of a subscription whose price the observer reads.
+PRICED_BILLING_OPS = WorldOps("billing", PRICED_ACTIONS, priced_legal_actions, apply_action,
+                              {**BILLING_MOVES, "change_plan": "subscription"})
 
 
-def ops_for(kind: str) -> WorldOps:
-    """The operations of world `kind`. Raises ValueError naming the kinds explore drives."""
+def ops_for(kind: str, *, priced: bool = False) -> WorldOps:
+    """The operations of world `kind` (with `priced`, the billing world's plan changes too:
+    `PRICED_BILLING_OPS`). Raises ValueError naming the kinds explore drives."""
+    if priced and kind == "billing":
+        return PRICED_BILLING_OPS
     ops = WORLD_OPS.get(kind)
     if ops is None and kind.startswith("catalog:"):  # a user's own event catalog
         from hookproof.scenarios.catalog_ops import catalog_ops
@@ -369,5 +394,5 @@ def new_world_of(kind: str, seed: int, **options: Any) -> Any:
     return new_world(kind, seed, **options)
 
 
-__all__ = ["ACTIONS", "Action", "GITHUB_ACTIONS", "MERCADOPAGO_ACTIONS", "PADDLE_ACTIONS", "SHOPIFY_ACTIONS", "WORLD_OPS",
-           "WorldOps", "apply_action", "legal_actions", "new_world_of", "ops_for"]
+__all__ = ["ACTIONS", "PRICED_ACTIONS", "PRICED_BILLING_OPS", "Action", "GITHUB_ACTIONS", "MERCADOPAGO_ACTIONS", "PADDLE_ACTIONS", "SHOPIFY_ACTIONS", "WORLD_OPS",
+           "WorldOps", "apply_action", "legal_actions", "new_world_of", "ops_for", "priced_legal_actions"]

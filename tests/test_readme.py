@@ -375,6 +375,38 @@ def test_the_example_s_subscription_query_catches_a_status_taken_from_the_event(
     assert all(f.key.startswith("sub_") for s in report.scenarios for f in s.findings)
 
 
+def _prices_config(tmp_path: Path, options: str = "") -> Path:
+    """The README's state-fields example (prices.toml) in `tmp_path`, on a free port, its
+    receiver imported from the repository (`options`: the receiver's ``--option`` flags)."""
+    (toml,) = re.findall(r"```toml prices\.toml\n(.*?)```", README, flags=re.S)
+    toml = toml.replace("8766", str(free_port())).replace('command = "python ', f'command = "{sys.executable} ')
+    toml = toml.replace("--secret whsec_readme_prices_example\"", f"--secret whsec_readme_prices_example{options}\"")
+    toml = toml.replace("/healthz\"\n", f'/healthz"\nenv = {{ PYTHONPATH = "{ROOT}" }}\n', 1)
+    (tmp_path / "hookproof.toml").write_text(toml, encoding="utf-8")
+    return tmp_path / "hookproof.toml"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("options", "failing"), [
+    ("", {}),
+    (" --option price_arrival_order=1", {"reorder": ["stale"], "stale-after-newer": ["stale"]}),
+], ids=["as-written", "price-of-the-last-arrival"])
+def test_the_state_fields_example_compares_the_price(tmp_path: Path, options: str,
+                                                     failing: dict[str, list[str]]) -> None:
+    """The README's prices.toml, run as written, passes the scenarios walking a subscription's
+    states; its receiver keeping the price of the last event to arrive fails them on the price."""
+    from hookproof.certify import certify
+    from hookproof.config import load_config
+
+    config = load_config(_prices_config(tmp_path, options))
+    assert config.state_field_map().columns() == {"subscription": ("price",)}
+    report = certify(config, scenarios=["reorder", "stale-after-newer"], out_dir=tmp_path / "out").report
+    got = {s.id: sorted({f.check_id for f in s.findings}) for s in report.scenarios if s.verdict != "pass"}
+    assert got == failing, [(s.id, s.verdict, s.reason, [f.message for f in s.findings]) for s in report.scenarios]
+    assert all(re.fullmatch(r"final state is canceled, price=price_\w+, the provider's is canceled, "
+                            r"price=price_\w+ \(v7\)", f.message) for s in report.scenarios for f in s.findings)
+
+
 @pytest.mark.slow
 def test_a_scenario_its_keys_do_not_map_still_fails_on_a_wrong_answer(tmp_path: Path,
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:

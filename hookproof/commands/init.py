@@ -30,6 +30,11 @@ state = "SELECT object_id, status, version FROM subscription_states"
 _STRIPE_STATES = """# [observer.states]
 # invoice = "SELECT id AS object_id, status FROM invoices"
 """
+_STRIPE_FIELDS = """# Optional (sql): a state query's columns beyond status that are part of the state, each with its
+# path in the event as sent (Stripe: a subscription's plan is its price); compared with the status.
+# [observer.state_fields]
+# subscription = { price = "data.object.items.data[0].price.id" }
+"""
 _STRIPE_API_KEY = 'api_key = "sk_test_51HookproofSimulatorKey000000000000"\n'
 _STRIPE_VERSION = """# Stripe: the API version the receiver's endpoint is pinned to (default: hookproof's latest);
 # events and the provider API's answers take that version's shapes.
@@ -65,6 +70,7 @@ def render_template(profile: str) -> str:
         _STRIPE_API_KEY: ("# The key (access token) the provider API accepts from the receiver (default: the\n"
                           '# simulator\'s own; it reaches a started receiver as HOOKPROOF_API_KEY).\n# api_key = "..."\n'),
         _STRIPE_VERSION: "",
+        _STRIPE_FIELDS: "",
         "--stripe-api-base {api_base}": "--api-base {api_base}",
         _STRIPE_ENV: 'env = { WEBHOOK_SECRET = "{secret}", API_BASE = "{api_base}", API_KEY = "{api_key}" }',
         _STRIPE_BASE_NOTE: "# simulator's provider API, no /v1), {sink_url},\n",

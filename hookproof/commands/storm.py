@@ -456,6 +456,9 @@ def register(app: typer.Typer) -> None:
                 limit = (cfg.run.max_duration_s, "run.max_duration_s")
             if cfg.target.url is None:
                 raise UsageError("storms need a URL target (target.url); an in-process app cannot be stormed")
+            if cfg.observer.state_fields:  # its truth is statuses: a combined state read would never match it
+                raise UsageError("storms compare states by status only; [observer.state_fields] is certify's and "
+                                 "explore's: remove it from the config you storm with")
             if not Target(url=cfg.target.url).is_loopback() and not allow_remote:
                 raise UsageError(f"the target {urlsplit(cfg.target.url).hostname} is not on loopback; "
                                  "pass --allow-remote to storm a remote receiver")

@@ -623,15 +623,23 @@ class World(RecordReads):
         return self._emit("invoice.voided", invoice)
 
     def change_plan(self, subscription: str, price: str) -> str:
-        """Switch the subscription to `price`: emits ``customer.subscription.updated``."""
+        """Switch the subscription to `price` (its first item's ``price`` and ``plan``; the
+        status stays): emits ``customer.subscription.updated``.
+
+        Its ``previous_attributes`` is ``{"items": {"data": [<every item before>]}}``: only the
+        list's changed ``data``, and that array whole (Stripe's Event reference,
+        docs.stripe.com/api/events/object, ``data.previous_attributes``: "If an array
+        attribute has any updated elements, this object contains the entire array"); the
+        list's ``object``, ``url`` and ``has_more`` did not change and are not in it.
+        """
         sub = self._typed(subscription, "subscription")
         pr = self._typed(price, "price")
         items = copy_snapshot(sub["items"])
-        prev_items = copy_snapshot(sub["items"])
+        prev_data = copy_snapshot(sub["items"]["data"])
         items["data"][0]["price"] = copy_snapshot(pr)
         items["data"][0]["plan"] = shapes.plan(pr)
         self._transition(subscription, sub["status"], {"items": items})
-        return self._emit("customer.subscription.updated", subscription, previous={"items": prev_items})
+        return self._emit("customer.subscription.updated", subscription, previous={"items": {"data": prev_data}})
 
     def cancel(self, subscription: str) -> str:
         """Cancel now: emits ``customer.subscription.deleted`` with status ``canceled``."""

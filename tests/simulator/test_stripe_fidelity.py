@@ -256,6 +256,30 @@ def test_the_stripe_sdk_parses_every_event(world: World) -> None:
             assert price.id.startswith("price_") and price.object == "price" and price.unit_amount > 0
 
 
+def test_a_plan_change_is_an_update_whose_previous_attributes_hold_the_old_items_whole(world: World) -> None:
+    """A plan change (``World.change_plan``) is a ``customer.subscription.updated`` whose
+    ``previous_attributes`` holds only ``items.data``, that array whole, each item a full
+    ``subscription_item`` of Stripe's shape with the old price (Stripe's Event reference: "If an
+    array attribute has any updated elements, this object contains the entire array"; the
+    list's ``object``, ``url``, ``has_more`` did not change). The SDK reads the old price where a
+    receiver would: ``event.data.previous_attributes["items"]["data"][0]["price"]["id"]``."""
+    changes = [e for e in world.events if e.type == "customer.subscription.updated"
+               and "items" in (e.previous_attributes or {})]
+    assert changes
+    for event in changes:
+        envelope = PROFILE.envelope(event)
+        header = PROFILE.sign(envelope, [SECRET], event.created)["Stripe-Signature"]
+        parsed = stripe.Webhook.construct_event(envelope.body, header, SECRET, tolerance=None)
+        previous = parsed.data.previous_attributes.to_dict()
+        assert set(previous) == {"items"} and set(previous["items"]) == {"data"}
+        (old,) = json.loads(envelope.body)["data"]["previous_attributes"]["items"]["data"]
+        assert compare(old, "subscription_item") == []
+        now = parsed.data.object["items"].data[0]
+        assert previous["items"]["data"][0]["id"] == now.id  # the same item, moved to another price
+        assert previous["items"]["data"][0]["price"]["id"] != now.price.id
+        assert old["plan"]["id"] == old["price"]["id"] and now.plan.id == now.price.id
+
+
 # ---- the provider API ---------------------------------------------------------------------
 
 def test_every_api_answer_has_stripes_shape(api: httpx.Client, world: World) -> None:

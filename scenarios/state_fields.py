@@ -1,0 +1,148 @@
+"""A team's state fields: what an object's state is beyond its ``status``.
+
+``[observer.state_fields]`` declares, per object kind, extra columns of that kind's state
+query and where each lives in the event as the provider sends it (the paths business keys
+use: ``data.object.items.data.0.price.id``; ``[0]`` is read as ``.0``). An object's state is
+then its status and those fields together, compared as one value, its *combined state*:
+``active, price=price_1Ab`` (`combined`). The receiver's side is combined by the SQL
+observer from its row (`observers.SqlObserver`); the provider's from each event's body
+(`StateFields.stated`: the events carry it as their `Event.status` into the history and
+the checks) and, for the versions the provider API could have served, from the world's
+events at those versions (`StateFields.servable`). Everything downstream (`ObjectTruth`,
+``regressed``, ``stale``, explore's watch) compares these values as it compares statuses,
+so a price that goes back to an older version's is ``regressed``, and one left older than
+the final version's is ``stale``, with the field named in the finding. Without declared
+fields nothing changes: the status alone.
+
+Values are compared as text (a database column holds the price id as the event sends it):
+`field_text`. Pure module; O(events) per call.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field, replace
+from typing import Any, Iterable, Mapping, Sequence
+
+from hookproof.scenarios.business_keys import TemplateError, lookup
+from hookproof.simulator.events import Event
+from hookproof.simulator.profiles.base import Profile
+
+#: A list index written as ``[0]`` (``items.data[0].price.id``), read as the segment ``.0``.
+_INDEX = re.compile(r"\[(\d+)\]")
+#: A column name a state field may have (an SQL column of the state query).
+COLUMN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+#: The state query's own columns, which no field may take.
+RESERVED = frozenset({"object_id", "status", "version"})
+#: Combined states `StateFields` remembers by event (explore reads every version's at each check).
+MEMO_SIZE = 65536
+
+
+def normal_path(path: str) -> str:
+    """`path` with ``[N]`` indexes as dotted segments: ``data.object.items.data.0.price.id``."""
+    return _INDEX.sub(r".\1", path).strip(".")
+
+
+def field_text(value: Any) -> str:
+    """A field's value as compared: a string as it is, None as ``null``, a number or boolean
+    or container as JSON (``true``, ``3``, ``{"a": 1}``)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (bool, int, float)) or value is None or isinstance(value, (list, dict)):
+        return json.dumps(value, sort_keys=True, separators=(",", ":"))
+    return str(value)
+
+
+def combined(status: str, values: Sequence[tuple[str, Any]]) -> str:
+    """The combined state: `status`, then each ``name=value`` (`field_text`), comma-separated;
+    `status` itself when `values` is empty."""
+    if not values:
+        return status
+    return ", ".join([status, *(f"{name}={field_text(value)}" for name, value in values)])
+
+
+@dataclass(frozen=True)
+class StateFields:
+    """Per object kind, its declared fields as ``(column, path)`` pairs, in declaration order.
+
+    Attributes:
+        fields: object kind (the world's: ``subscription``) → ((column, dotted path), …).
+        profile: renders an event as the provider sends it (the paths read that JSON).
+    """
+
+    fields: Mapping[str, tuple[tuple[str, str], ...]]
+    profile: Profile
+    _memo: dict[tuple[str, str, int], str] = field(default_factory=dict, compare=False, repr=False)
+
+    def columns(self) -> dict[str, tuple[str, ...]]:
+        """Object kind → the extra columns its state query must return."""
+        return {kind: tuple(c for c, _ in pairs) for kind, pairs in self.fields.items() if pairs}
+
+    def kinds(self) -> frozenset[str]:
+        """The object kinds with declared fields."""
+        return frozenset(k for k, pairs in self.fields.items() if pairs)
+
+    def values(self, event: Event) -> list[tuple[str, Any]]:
+        """``(column, value)`` of each declared field of the event's object kind, read from
+        the event as the provider sends it. Raises TemplateError naming a missing path."""
+        pairs = self.fields.get(event.object_type, ())
+        if not pairs:
+            return []
+        body = json.loads(self.profile.envelope(event).body)
+        return [(column, lookup(body, path, template=path)) for column, path in pairs]
+
+    def state_of(self, event: Event) -> str | None:
+        """The event's combined state (its `status` when its kind declares no field; None
+        when it has no status). Raises TemplateError."""
+        if event.status is None or event.object_type not in self.fields:
+            return event.status
+        at = (event.id, event.object_id, event.version)  # an event's body is fixed: read it once
+        state = self._memo.get(at)
+        if state is None:
+            if len(self._memo) >= MEMO_SIZE:
+                self._memo.clear()
+            state = self._memo[at] = combined(event.status, self.values(event))
+        return state
+
+    def stated(self, events: Iterable[Event]) -> tuple[Event, ...]:
+        """`events`, those of a kind with declared fields carrying their combined state as
+        `Event.status` (the history and the checks read it there)."""
+        return tuple(e if (s := self.state_of(e)) == e.status else replace(e, status=s) for e in events)
+
+    def servable(self, world: Any, servable: Mapping[str, tuple[tuple[int, str], ...]]
+                 ) -> dict[str, tuple[tuple[int, str], ...]]:
+        """`servable` (`simulator.server.clock.servable_states`: object → its ``(version,
+        status)`` pairs the provider API could have served) with the objects of a declared
+        kind given their combined state at each version, read from the world's event that
+        carried that version; a version no event carried is left out (its fields unknown)."""
+        if not servable or not self.kinds():
+            return dict(servable)
+        at: dict[str, dict[int, str]] = {}
+        for e in world.events:
+            if e.object_id in servable and e.object_type in self.fields and e.status is not None:
+                at.setdefault(e.object_id, {}).setdefault(int(e.version), self.state_of(e) or e.status)
+        out: dict[str, tuple[tuple[int, str], ...]] = {}
+        for object_id, pairs in servable.items():
+            states = at.get(object_id)
+            if states is None:
+                out[object_id] = pairs
+                continue
+            kept = tuple((v, states[v]) for v, _ in pairs if v in states)
+            if kept:
+                out[object_id] = kept
+        return out
+
+    def check(self, event: Event) -> None:
+        """Read every declared field of `event` (a sample of its kind). Raises TemplateError."""
+        self.values(event)
+
+
+def stated(events: Iterable[Event], fields: StateFields | None) -> tuple[Event, ...]:
+    """`events` under `fields` (`StateFields.stated`; unchanged without any)."""
+    if fields is None or not fields.kinds():
+        return tuple(events)
+    return fields.stated(events)
+
+
+__all__ = ["COLUMN", "RESERVED", "StateFields", "TemplateError", "combined", "field_text", "normal_path", "stated"]

@@ -1,0 +1,117 @@
+"""A subscription's price as part of its state: ``[observer.state_fields]``.
+
+tests/examples/subscription_prices.py keeps each subscription's status and price
+(``items.data[0].price.id``), newest version wins, and passes every scenario and explore;
+its twin keeping the status that way but the price of whichever event arrives last is left
+on the old price by ``reorder`` and ``stale-after-newer`` (their story moves the subscription
+to a new price when the observer reads it), and explore finds it going back (a plan change
+delivered before the update it follows). Read without the price field, the twin passes the
+same scenarios: the stories are those of a status-only observer, unchanged.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from examples.receivers import PROJECT_ROOT
+from hookproof.certify import certify
+from hookproof.config_model import Config
+from hookproof.demo import receiver_config
+from tests.examples.subscription_prices import PRICE_PATH, STATE_QUERY
+
+SECRET = "whsec_subscription_prices_0123"
+MODULE = "tests.examples.subscription_prices"
+TWIN = {"price_arrival_order": 1}
+#: "final state is canceled, price=price_…, the provider's is canceled, price=price_… (v7)"
+STALE_PRICE = re.compile(r"final state is canceled, price=(price_\w+), the provider's is canceled, "
+                         r"price=(price_\w+) \(v7\)")
+
+
+def priced_config(tmp_path: Path, options: dict[str, float], *, scenarios: list[str] | None = None,
+                  fields: bool = True) -> Config:
+    """The receiver's certify config, reading its price as part of the state (`fields`)."""
+    cfg = receiver_config("subscription_prices", tmp_path, SECRET, seed=7, scenarios=scenarios,
+                          settle_window_s=0.15, options=options, module=MODULE, cwd=PROJECT_ROOT)
+    declared = {"subscription": {"price": PRICE_PATH}} if fields else {}
+    return cfg.model_copy(update={"observer": cfg.observer.model_copy(
+        update={"state": STATE_QUERY, "state_fields": declared})})
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("options", "failed"), [
+    ({}, {}),
+    (TWIN, {"reorder": ["stale"], "stale-after-newer": ["stale"]}),
+])
+def test_the_whole_catalog_compares_a_subscription_s_price(tmp_path: Path, options: dict[str, float],
+                                                           failed: dict[str, list[str]]) -> None:
+    report = certify(priced_config(tmp_path, options), out_dir=tmp_path / "report").report
+    got = {s.id: sorted({f.check_id for f in s.findings}) for s in report.scenarios
+           if s.verdict not in ("pass", "not_applicable")}
+    assert got == failed, [(s.id, s.verdict, s.reason, [f.message for f in s.findings]) for s in report.scenarios]
+    (reorder,) = [s for s in report.scenarios if s.id == "reorder"]
+    assert len(reorder.attempts) == 7  # created, renewed, past due, recovered, moved to a new price, canceled
+    findings = [f for s in report.scenarios for f in s.findings]
+    assert len(findings) == len(failed)
+    for finding in findings:  # the old price kept, named beside the provider's
+        match = STALE_PRICE.fullmatch(finding.message)
+        assert finding.key.startswith("sub_") and match and match.group(1) != match.group(2), finding.message
+
+
+@pytest.mark.slow
+def test_without_the_price_field_the_stories_and_verdicts_are_a_status_s(tmp_path: Path) -> None:
+    cfg = priced_config(tmp_path, TWIN, scenarios=["reorder", "stale-after-newer"], fields=False)
+    report = certify(cfg, out_dir=tmp_path / "report").report
+    assert {s.id: s.verdict for s in report.scenarios} == {"reorder": "pass", "stale-after-newer": "pass"}
+    sent = [a for s in report.scenarios if s.id == "reorder" for a in s.attempts]
+    assert len(sent) == 6  # the status-only story: no plan change (7 events with the price read)
+
+
+def write_config(folder: Path, options: str) -> Path:
+    """A hookproof.toml starting the receiver (with `options`) on a free port, reading its price."""
+    folder.mkdir(parents=True, exist_ok=True)
+    db = folder / "prices.sqlite"
+    text = (f'[target]\nurl = "http://127.0.0.1:{{port}}/webhooks"\nprofile = "stripe"\nsecret = "{SECRET}"\n\n'
+            f'[target.start]\ncommand = "{sys.executable} -m {MODULE} --port {{port}} --db sqlite:///{db} '
+            f'--secret {SECRET} --api-base {{api_base}} {options}"\n'
+            'health_url = "http://127.0.0.1:{port}/healthz"\n'
+            f'cwd = "{PROJECT_ROOT}"\n\n'
+            f'[observer]\nkind = "sql"\nurl = "sqlite:///{db}"\n'
+            'effects = "SELECT business_key, amount FROM effects"\n'
+            f'state = "{STATE_QUERY}"\n\n'
+            '[observer.state_fields]\nsubscription = { price = "data.object.items.data[0].price.id" }\n\n'
+            '[run]\nseed = 7\n\n[settle]\nwindow_s = 0.15\n')
+    path = folder / "hookproof.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def explore(config: Path) -> tuple[int, dict[str, object]]:
+    """`hookproof explore` at its default budget: (exit code, report.json)."""
+    out = config.parent / "out"
+    done = subprocess.run([sys.executable, "-m", "hookproof", "explore", "--config", str(config), "--out", str(out)],
+                          capture_output=True, text=True, timeout=600, cwd=PROJECT_ROOT,
+                          env={**os.environ, "COLUMNS": "200"})
+    return done.returncode, json.loads((out / "report.json").read_text(encoding="utf-8"))
+
+
+@pytest.mark.slow
+def test_explore_passes_the_receiver_and_finds_its_twin_s_price_going_back(tmp_path: Path) -> None:
+    code, report = explore(write_config(tmp_path / "correct", ""))
+    assert code == 0, report
+    code, report = explore(write_config(tmp_path / "twin", "--option price_arrival_order=1"))
+    assert code == 1
+    (machine,) = [s for s in report["scenarios"] if s["id"] == "explore-state-machine"]  # type: ignore[union-attr]
+    findings = [(f["check_id"], f["message"]) for c in machine["checks"] for f in c["findings"]]
+    assert len(findings) == 1 and findings[0][0] == "regressed", findings
+    assert re.fullmatch(r"went back from v3 \(active, price=price_\w+\) to v2 \(active, price=price_\w+\) "
+                        r"at observation \d+", findings[0][1]), findings
+    schedule = json.loads((tmp_path / "twin" / "out" / "failing-schedule.json").read_text(encoding="utf-8"))
+    assert {"op": "emit", "action": "change_plan", "object": 0}.items() <= \
+        next(s for s in schedule["steps"] if s.get("action") == "change_plan").items()
