@@ -439,6 +439,24 @@ def test_the_key_rules_example_loads_for_its_provider(tmp_path: Path, profile: s
     assert mapping is not None and len(mapping.conditions) == 1
 
 
+def test_the_array_of_key_rules_example_is_the_certified_receiver_s(tmp_path: Path) -> None:
+    """The README's ``[[business_keys."payment.updated"]]`` example loads, with its two rules in
+    order, and is the config `tests/examples/test_mp_key_rules.py` certifies its receiver under."""
+    from hookproof.config import load_config
+    from hookproof.scenarios.business_keys import Rule
+    from tests.examples.mp_credit_chargeback import CONFIG_KEYS
+
+    (toml,) = re.findall(r"```toml keyrulelist\.toml\n(.*?)```", README, flags=re.S)
+    assert tomllib.loads(toml) == tomllib.loads(CONFIG_KEYS)
+    path = tmp_path / "hookproof.toml"
+    path.write_text(toml + '[target]\nurl = "http://127.0.0.1:9/webhooks"\nprofile = "mercadopago"\nsecret = "mp_x"\n'
+                    '[observer]\nkind = "sql"\nurl = "sqlite:///x.db"\neffects = "SELECT business_key FROM effects"\n',
+                    encoding="utf-8")
+    mapping = load_config(path).key_mapping()
+    assert mapping.rules("payment.updated") == (Rule("credit:{data.id}", {"fetched.status": ("approved",)}),
+                                                Rule("chargeback:{data.id}", {"fetched.status": ("charged_back",)}))
+
+
 def _profile_table() -> dict[str, tuple[list[str], str, str]]:
     """The README's "What each profile sends" table: profile -> (event names, where the
     shapes come from, what checks them)."""
