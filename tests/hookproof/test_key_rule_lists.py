@@ -23,8 +23,11 @@ from examples.receivers import PROJECT_ROOT
 from hookproof.config import load_config
 from hookproof.errors import ConfigError
 from hookproof.loadtests.spec import StormSpec
+from hookproof.loadtests.stories import StoryBook, process_seed, template_world
+from hookproof.loadtests.storm_truth import template_worlds
 from hookproof.loadtests.team_keys import KeyCheckError, check_templates, storm_keys
 from hookproof.scenarios.business_keys import KeyMapping, Rule, from_plain, keyed, to_plain
+from hookproof.simulator.profiles import get_profile
 from hookproof.simulator.world.mercadopago import MercadoPagoWorld
 from tests.examples.mp_credit_chargeback import CONFIG_KEYS
 
@@ -106,8 +109,17 @@ def test_the_storm_keeps_every_rule(tmp_path: Path) -> None:
                      duration_s=1.0, seed=5, world_start_us=1_790_000_000_000_000, out_dir="unused",
                      keys=to_plain(mapping))
     check_templates(spec)
-    storm = storm_keys(spec, ())
+    storm = storm_keys(spec, template_worlds(spec, 1))
     assert storm is not None and storm.rules("payment.updated") == mapping.rules("payment.updated")
+    profile = get_profile("mercadopago")
+    book = StoryBook(template_world(profile.world, process_seed(spec.seed, 0), start_us=spec.world_start_us), profile,
+                     lambda e: True)
+    keyed_slim = {(r.event.type, r.event.status, (storm.key_of(r.event) or "-").split(":")[0])
+                  for r in book.stream(first_copy=3, max_events=80)}  # slim events: read on their senders' bodies
+    assert {t for t in keyed_slim if t[0].startswith("payment.")} == {
+        ("payment.created", "approved", "credit"), ("payment.created", "pending", "-"),
+        ("payment.created", "rejected", "-"), ("payment.updated", "approved", "credit"),
+        ("payment.updated", "refunded", "-"), ("payment.updated", "charged_back", "chargeback")}
 
 
 def test_the_first_rule_whose_when_holds_makes_the_key(tmp_path: Path) -> None:
