@@ -118,8 +118,10 @@ def _check_keys(config: Config, text: str, source: str) -> None:
         config.key_mapping()
     except ConfigError as exc:
         section, _, quoted = (exc.field or "").partition(".")
+        rule = re.match(r"rule ([0-9]+): ", exc.message)  # one table of [[business_keys."<type>"]]
+        line = TomlLines(text).header_line((section, quoted.strip('"')), int(rule.group(1))) if rule else None
         raise ConfigError(exc.message, path=source, field=exc.field,
-                          line=_entry_line(text, section, quoted.strip('"')) or 1) from None
+                          line=line or _entry_line(text, section, quoted.strip('"')) or 1) from None
 
 
 def _entry_line(text: str, section: str, name: str) -> int | None:

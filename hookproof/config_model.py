@@ -400,7 +400,8 @@ class Config(StrictModel):
 
     `business_keys` maps an event type (the profile's own name) to a business-key
     template over the event as the provider sends it, a `KeyRule` (a template made only
-    when its conditions hold), or ``false`` (not effectful);
+    when its conditions hold), a list of them (``[[business_keys."<type>"]]``: the first rule
+    whose conditions hold makes the key), or ``false`` (not effectful);
     types not listed keep hookproof's built-in key, unless `builtin_keys` is false (then
     only the listed types are effectful). A `[catalog]`'s own keys are the user's, not
     built in: `builtin_keys = false` leaves them. `counters` maps an event type to the counter
@@ -418,8 +419,9 @@ class Config(StrictModel):
     run: RunConfig = RunConfig()
     chaos: ChaosConfig = ChaosConfig()
     builtin_keys: bool = True
-    #: a table value is a `KeyRule`, read by `key_mapping` (its errors name the entry's line)
-    business_keys: dict[str, str | Literal[False] | dict[str, Any]] = Field(default_factory=dict)
+    #: a table value is a `KeyRule`, an array of tables (``[[business_keys."<type>"]]``) several,
+    #: read by `key_mapping` (its errors name the entry's line)
+    business_keys: dict[str, str | Literal[False] | dict[str, Any] | list[dict[str, Any]]] = Field(default_factory=dict)
     counters: dict[str, CounterConfig] = Field(default_factory=dict)
     #: The user's own event types (`hookproof.catalog_file`), for generic-hmac, standard-webhooks, svix.
     catalog: CatalogConfig | None = None
@@ -494,20 +496,28 @@ class Config(StrictModel):
             raise ConfigError(f"the {profile.title} profile sends no event {name!r} ({sent_types(name, types)})",
                               field=f'{section}."{name}"')
 
-        rules = {n: _key_rule(n, t) for n, t in self.business_keys.items() if isinstance(t, dict)}
+        from hookproof.scenarios.business_keys import Rule
+
+        rules = {n: _key_rules(n, t) for n, t in self.business_keys.items() if isinstance(t, (dict, list))}
         templates: dict[str, str | None] = {
-            world_type("business_keys", n): t if isinstance(t, str) else rules[n].key if n in rules else None
+            world_type("business_keys", n): t if isinstance(t, str) else rules[n][0].key if n in rules else None
             for n, t in self.business_keys.items()}
-        conditions = {world_type("business_keys", n): rule.allowed() for n, rule in rules.items() if rule.when}
+        conditions = {world_type("business_keys", n): r[0].allowed() for n, r in rules.items() if r[0].when}
+        more = {world_type("business_keys", n): tuple(Rule(rule.key, rule.allowed()) for rule in r[1:])
+                for n, r in rules.items() if len(r) > 1}
         counters = {world_type("counters", n): CounterRule(c.key, c.amount) for n, c in self.counters.items()}
-        mapping = KeyMapping(templates, profile, counters, builtin=self.builtin_keys, conditions=conditions)
+        mapping = KeyMapping(templates, profile, counters, builtin=self.builtin_keys, conditions=conditions, more=more)
         for section, names in (("business_keys", self.business_keys), ("counters", self.counters)):
             for name in names:
                 sample = _sample_event(world_type(section, name), profile.world)
                 try:
                     mapping.counter_of(sample) if section == "counters" else mapping.check(sample)
                 except TemplateError as exc:
-                    raise ConfigError(str(exc), field=f'{section}."{name}"') from None
+                    several = section == "business_keys" and len(rules.get(name, ())) > 1
+                    which = next((n for n, r in enumerate(rules.get(name, ()), 1)
+                                  if exc.template in (r.key, *r.when)), 0) if several else 0
+                    raise ConfigError((f"rule {which}: " if which else "") + str(exc),
+                                      field=f'{section}."{name}"') from None
         return mapping
 
     def state_field_map(self) -> Any:
@@ -560,18 +570,37 @@ class Config(StrictModel):
         return {**data, "observer": {**observer, "url": resolved}}
 
 
-def _key_rule(name: str, table: dict[str, Any]) -> KeyRule:
-    """`[business_keys."<name>"]`'s table as a `KeyRule`. Raises ConfigError naming the entry."""
+def _key_rules(name: str, value: dict[str, Any] | list[dict[str, Any]]) -> list[KeyRule]:
+    """`[business_keys."<name>"]`'s table, or the tables of ``[[business_keys."<name>"]]`` in
+    order, as `KeyRule`s. An event's key is made by the first rule whose `when` holds; every
+    rule but the last needs a `when` (a rule after one without it could never make a key).
+    Raises ConfigError naming the entry (and the rule's number when there are several)."""
     from pydantic import ValidationError
 
-    try:
-        return KeyRule.model_validate(table)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        where = ".".join(str(p) for p in err["loc"] if not isinstance(p, int))
-        message = {"missing": "is required", "extra_forbidden": "unknown key (a key rule has key and, optionally, when)"}.get(
-            err["type"], err["msg"].removeprefix("Value error, "))
-        raise ConfigError(f"{where}: {message}" if where else message, field=f'business_keys."{name}"') from None
+    tables = value if isinstance(value, list) else [value]
+    field = f'business_keys."{name}"'
+    if not tables:
+        raise ConfigError("an empty array of rules makes no key (write false for a type with no effect)", field=field)
+    rules = []
+    for n, table in enumerate(tables, 1):
+        rule_no = f"rule {n}: " if isinstance(value, list) else ""
+        if not isinstance(table, dict):
+            raise ConfigError(f"{rule_no}a key rule is a table (key and, optionally, when), not {table!r}", field=field)
+        try:
+            rules.append(KeyRule.model_validate(table))
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            where = ".".join(str(p) for p in err["loc"] if not isinstance(p, int))
+            message = {"missing": "is required",
+                       "extra_forbidden": "unknown key (a key rule has key and, optionally, when)"}.get(
+                err["type"], err["msg"].removeprefix("Value error, "))
+            raise ConfigError(rule_no + (f"{where}: {message}" if where else message), field=field) from None
+    for n, rule in enumerate(rules[:-1], 1):
+        if not rule.when:
+            raise ConfigError(f"rule {n + 1} is never used: rule {n} has no when, so it makes the key of every "
+                              f"event of the type (the first rule whose when holds makes the key; give rule {n} "
+                              f"a when, or put it last)", field=field)
+    return rules
 
 
 def _sample_event(stripe_type: str, world: str = "billing") -> Any:

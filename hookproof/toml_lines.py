@@ -40,6 +40,7 @@ class TomlLines:
     def __init__(self, text: str) -> None:
         self._first: dict[tuple[str, ...], int] = {}
         self._at: dict[int, tuple[str, ...]] = {}
+        self._headers: dict[tuple[str, ...], list[int]] = {}
         table: tuple[str, ...] = ()
         open_quote: str | None = None
         string_path: tuple[str, ...] = ()
@@ -53,6 +54,7 @@ class TomlLines:
             if header:
                 table = tuple(key_parts(header.group(1)))
                 self._note(table, number)
+                self._headers.setdefault(table, []).append(number)
                 continue
             key = _KEY.match(line)
             if key:
@@ -77,6 +79,12 @@ class TomlLines:
             if path[:end] in self._first:
                 return self._first[path[:end]]
         return None
+
+    def header_line(self, path: tuple[str, ...], nth: int) -> int | None:
+        """The line of the `nth` (from 1) header opening table `path` (``[[x]]`` opens one
+        table of the array each time), or None."""
+        lines = self._headers.get(path, [])
+        return lines[nth - 1] if 0 < nth <= len(lines) else None
 
     def path_at(self, number: int) -> tuple[str, ...] | None:
         """The key path set (or the table opened, or the table a line belongs to) on `number`."""

@@ -70,6 +70,11 @@ class StormKeyMapping(KeyMapping):
         """The body the provider sent for `event` (see the class), decoded."""
         return super().payload(self.full_event(event))
 
+    def fetched(self, event: Event) -> Any:
+        """The object the provider's API serves at `event`: its sender's full event's
+        (a slim event carries no object snapshot)."""
+        return self.full_event(event).object
+
 
 def storm_keys(spec: StormSpec, worlds: Sequence[Any]) -> StormKeyMapping | None:
     """The team's mapping of a storm (``spec.keys``) over the template `worlds` its
@@ -77,7 +82,8 @@ def storm_keys(spec: StormSpec, worlds: Sequence[Any]) -> StormKeyMapping | None
     if not spec.keys:
         return None
     plain = from_plain(spec.keys, spec.sending_profile())
-    return StormKeyMapping(plain.templates, plain.profile, plain.counters, builtin=plain.builtin, worlds=tuple(worlds))
+    return StormKeyMapping(plain.templates, plain.profile, plain.counters, builtin=plain.builtin,
+                           conditions=plain.conditions, more=plain.more, worlds=tuple(worlds))
 
 
 def check_templates(spec: StormSpec) -> None:
@@ -97,6 +103,7 @@ def check_templates(spec: StormSpec) -> None:
             continue
         section = "business_keys"
         try:
+            mapping.check(event)  # every rule's template and every path of its `when`, held or not
             mapping.key_of(event)
             section = "counters"
             mapping.counter_of(event)

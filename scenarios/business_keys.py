@@ -90,11 +90,14 @@ def render(template: str, payload: Any) -> str:
 FETCHED = "fetched."
 
 
-def holds(when: Mapping[str, tuple[Any, ...]], payload: Any, fetched: Any) -> bool:
+def holds(when: Mapping[str, tuple[Any, ...]], payload: Any, fetched: Any, *, every: bool = False) -> bool:
     """True when every path of `when` has one of its values: a path over the event's body
     as sent (``pull_request.merged``), or, after `FETCHED`, over the object the provider's
     API serves at this event (``fetched.status``: Mercado Pago's thin notification carries
-    no status). A boolean matches only a boolean. Raises TemplateError for a missing path."""
+    no status). A boolean matches only a boolean. Raises TemplateError for a missing path:
+    the first path that does not hold ends the look-up, unless `every` (a config's check:
+    each path is looked up, a misspelt later one included, whether the first holds or not)."""
+    result = True
     for path, allowed in when.items():
         on_fetched = path.startswith(FETCHED)
         root, rest = (fetched, path[len(FETCHED):]) if on_fetched else (payload, path)
@@ -104,8 +107,19 @@ def holds(when: Mapping[str, tuple[Any, ...]], payload: Any, fetched: Any) -> bo
             where = "the object the provider's API serves" if on_fetched else "the event"
             raise TemplateError(f"when {path}: {where} has no field {rest}", template=path, path=path) from None
         if not any(value == a and isinstance(value, bool) == isinstance(a, bool) for a in allowed):
-            return False
-    return True
+            if not every:
+                return False
+            result = False
+    return result
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One of an event type's key rules: the `key` template, made when every path of `when`
+    has one of its values (`holds`; an empty `when` always holds)."""
+
+    key: str
+    when: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -121,13 +135,17 @@ class KeyMapping:
     """A team's business keys and counters, by Stripe event type (the world's names).
 
     Attributes:
-        templates: event type → key template, or None (the type is not effectful).
-            Types not listed keep hookproof's built-in key (with `builtin`).
+        templates: event type → key template (its first rule's), or None (the type is
+            not effectful). Types not listed keep hookproof's built-in key (with `builtin`).
         profile: renders the event as the provider sends it (templates read that JSON).
         counters: event type → the counter it moves.
         builtin: False: types not in `templates` lose hookproof's built-in key (not
             effectful). A user catalog's keys (``x-hookproof-key``, `[catalog]`'s ``key``)
             are the user's own, not built in: they stay.
+        conditions: event type → the `when` of its first rule (none: it always holds).
+        more: event type → its further rules, in the config's order (an array of tables,
+            ``[[business_keys."<type>"]]``): an event's key is made by the first rule
+            whose `when` holds (`rules`), none when no rule's does.
     """
 
     templates: Mapping[str, str | None]
@@ -135,37 +153,59 @@ class KeyMapping:
     counters: Mapping[str, CounterRule] = field(default_factory=dict)
     builtin: bool = True
     conditions: Mapping[str, Mapping[str, tuple[Any, ...]]] = field(default_factory=dict)
+    more: Mapping[str, tuple[Rule, ...]] = field(default_factory=dict)
 
     def payload(self, event: Event) -> Any:
         """The event's body as the provider sends it, decoded."""
         return json.loads(self.profile.envelope(event).body)
 
+    def fetched(self, event: Event) -> Any:
+        """The object the provider's API serves at `event` (what ``fetched.`` paths read)."""
+        return event.object
+
+    def rules(self, event_type: str) -> tuple[Rule, ...]:
+        """Every key rule of `event_type`, in order (none: not a team type, or not effectful)."""
+        template = self.templates.get(event_type)
+        if template is None:
+            return ()
+        return (Rule(template, self.conditions.get(event_type) or {}), *self.more.get(event_type, ()))
+
+    def conditional(self, event_type: str) -> bool:
+        """True when `event_type`'s key is made only where a rule's `when` holds (so an
+        event of it without a key owes nothing, its counter included)."""
+        return any(rule.when for rule in self.rules(event_type))
+
+    def all_templates(self) -> tuple[str, ...]:
+        """Every key template of the team's rules, of every type."""
+        return tuple(rule.key for t in self.templates for rule in self.rules(t))
+
     def key_of(self, event: Event) -> str | None:
-        """The event's business key: the team's template (None when the type's `conditions`
-        do not hold), else the built-in key. Raises TemplateError when the event lacks a
-        field the template or a condition names."""
+        """The event's business key: the template of the type's first rule whose `when`
+        holds (None when none does), else the built-in key. Raises TemplateError when the
+        event lacks a field the template or a condition names."""
         if event.type not in self.templates:
             return event.business_key if self.builtin or event.api_version == USER_API_VERSION else None
-        template = self.templates[event.type]
-        if template is None:
+        rules = self.rules(event.type)
+        if not rules:
             return None
         payload = self.payload(event)
-        when = self.conditions.get(event.type)
-        if when and not holds(when, payload, event.object):
-            return None
-        return render(template, payload)
+        fetched = self.fetched(event) if any(rule.when for rule in rules) else None
+        for rule in rules:
+            if not rule.when or holds(rule.when, payload, fetched):
+                return render(rule.key, payload)
+        return None
 
     def check(self, event: Event) -> None:
-        """Render the type's template and evaluate its conditions on `event`, whether they
-        hold or not (a config's sample event). Raises TemplateError."""
-        template = self.templates.get(event.type)
-        if template is None:
+        """Render every rule's template and look up every path of every rule's `when` on
+        `event`, whether they hold or not (a config's sample event). Raises TemplateError."""
+        rules = self.rules(event.type)
+        if not rules:
             return
         payload = self.payload(event)
-        when = self.conditions.get(event.type)
-        if when:
-            holds(when, payload, event.object)
-        render(template, payload)
+        for rule in rules:
+            if rule.when:
+                holds(rule.when, payload, self.fetched(event), every=True)
+            render(rule.key, payload)
 
     def counter_of(self, event: Event) -> tuple[str, int] | None:
         """(counter key, amount) the event moves, or None. Raises TemplateError."""
@@ -187,7 +227,9 @@ def to_plain(mapping: KeyMapping) -> dict[str, Any]:
     """`mapping` as JSON-plain values (the storm spec carries it to the Locust master)."""
     return {"builtin": mapping.builtin, "templates": dict(mapping.templates),
             "counters": {t: {"key": c.key, "amount": c.amount} for t, c in mapping.counters.items()},
-            "conditions": {t: {p: list(v) for p, v in when.items()} for t, when in mapping.conditions.items()}}
+            "conditions": {t: {p: list(v) for p, v in when.items()} for t, when in mapping.conditions.items()},
+            "more": {t: [{"key": r.key, "when": {p: list(v) for p, v in r.when.items()}} for r in rules]
+                     for t, rules in mapping.more.items()}}
 
 
 def from_plain(data: Mapping[str, Any], profile: Profile) -> KeyMapping:
@@ -195,8 +237,10 @@ def from_plain(data: Mapping[str, Any], profile: Profile) -> KeyMapping:
     counters = {str(t): CounterRule(str(c["key"]), str(c["amount"])) for t, c in (data.get("counters") or {}).items()}
     conditions = {str(t): {str(p): tuple(v) for p, v in when.items()}
                   for t, when in (data.get("conditions") or {}).items()}
+    more = {str(t): tuple(Rule(str(r["key"]), {str(p): tuple(v) for p, v in (r.get("when") or {}).items()})
+                          for r in rules) for t, rules in (data.get("more") or {}).items()}
     return KeyMapping({str(t): v for t, v in (data.get("templates") or {}).items()}, profile, counters,
-                      builtin=bool(data.get("builtin", True)), conditions=conditions)
+                      builtin=bool(data.get("builtin", True)), conditions=conditions, more=more)
 
 
 def rekeyed(attempts: Sequence[Attempt], events: Iterable[Event]) -> list[Attempt]:
@@ -233,7 +277,7 @@ def counter_truth(events: Sequence[Event], history: Sequence[Attempt], mapping: 
     for event in events:
         if event.id not in valid or event.type not in mapping.counters:
             continue
-        if event.type in mapping.conditions and not event.business_key:  # its key's `when` did not hold
+        if mapping.conditional(event.type) and not event.business_key:  # no rule's `when` held
             continue
         effect = event.business_key or event.id
         if effect in counted:
@@ -271,7 +315,7 @@ def money_prefixes(mapping: KeyMapping | None, profile: Profile | None = None) -
         return tuple(dict.fromkeys(start for start in starts if start))
     if mapping is not None and not mapping.builtin:
         return ()
-    templates = [t for t in own.values() if t]
+    templates = mapping.all_templates() if mapping is not None else ()
     return tuple(p for p in MONEY_PREFIXES if not any(t.startswith(p) for t in templates))
 
 
@@ -282,7 +326,7 @@ def counter_keys(events: Iterable[Event], mapping: KeyMapping | None) -> frozens
         return frozenset()
     keys: set[str] = set()
     for event in events:
-        if event.type in mapping.conditions and not event.business_key:
+        if mapping.conditional(event.type) and not event.business_key:
             continue
         try:
             moved = mapping.counter_of(event)
@@ -314,5 +358,5 @@ def scoped(obs: Observation, object_ids: Iterable[str], keys: Iterable[str] = ()
     return replace(obs, effects=effects, states=states, counters=kept)
 
 
-__all__ = ["CounterRule", "FETCHED", "FIELD", "KeyMapping", "TemplateError", "counter_keys", "counter_truth", "from_plain",
+__all__ = ["CounterRule", "FETCHED", "FIELD", "KeyMapping", "Rule", "TemplateError", "counter_keys", "counter_truth", "from_plain",
            "holds", "keyed", "lookup", "money_prefixes", "rekeyed", "render", "scoped", "to_plain"]

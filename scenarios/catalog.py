@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any, Callable, Mapping, Sequence
 
+from hookproof.simulator.delivery.mutations import foreign_account_id
 from hookproof.simulator.events import Event
 from hookproof.simulator.faults import FaultPlan, Mutation, applicable
 from hookproof.simulator.profiles.base import Profile
@@ -192,6 +193,10 @@ class Plan:
     sink_faults: Mapping[str, str] = field(default_factory=dict)  # business key -> fault
     api_faults: Mapping[str, ApiFault] = field(default_factory=dict)
     owes_effects: bool = True
+    #: the other account that owns `world` (``foreign-account``: every event is delivered
+    #: as that account's), so the provider API serves its objects to none of the
+    #: endpoint's tokens (a fetch is answered 404, as the provider's API does); None: the endpoint's own.
+    world_account: str | None = None
 
     def judged(self, checks: Sequence[str]) -> tuple[str, ...]:
         """The checks of `checks` this plan is judged by: all of them, less ``lost`` when it
@@ -452,7 +457,9 @@ def _mutation_plan(mutation: Mutation, *, copies: int = 1, mutate: str = "all",
         if (na := _need(events, "effectful", ctx)) is not None:
             return na
         plan = FaultPlan(copies=copies, mutations=(mutation,), mutate=mutate)  # type: ignore[arg-type]
-        return Plan(w, (Phase(tuple(events[:2]), plan, max_attempts=max_attempts),))
+        owner = (foreign_account_id(events[0].account)
+                 if mutation is Mutation.FOREIGN_ACCOUNT and mutate == "all" else None)
+        return Plan(w, (Phase(tuple(events[:2]), plan, max_attempts=max_attempts),), world_account=owner)
     return build
 
 

@@ -530,6 +530,9 @@ class Runner:
             expectations = replace(expectations, servable=servable)
         if self.keys is not None and self.keys.counters:
             expectations = replace(expectations, counters=counter_truth(events, attempts, self.keys))
+        if self.server_state is not None and plan.world_account is not None:  # another account's objects it asked for
+            expectations = replace(expectations, checked_foreign=self.server_state.refused_foreign(  # type: ignore[attr-defined]
+                {a.object_id for a in attempts if a.object_id}))
         counters = self.keys is not None and bool(self.keys.counters)
         checks = run_checks(plan.judged(scenario.checks_for(counters=counters)), attempts, expectations, observations)
         verdict = {Verdict.VALID: "pass", Verdict.INVALID: "fail", Verdict.UNKNOWN: "unknown"}[compose(checks)]
@@ -599,8 +602,8 @@ class Runner:
         state = self.server_state
         if state is None:
             return
-        if not any(w is world for w in state.worlds):  # type: ignore[attr-defined]  # a seed first served it
-            state.add_world(world)  # type: ignore[attr-defined]
+        if plan.world_account is not None or not any(w is world for w in state.worlds):  # type: ignore[attr-defined]
+            state.add_world(world, account=plan.world_account)  # type: ignore[attr-defined]  # (a seed may have served it)
         for key, fault in plan.sink_faults.items():
             if fault == "drop-after-apply":
                 state.sink.fault(key, drop_times=1)  # type: ignore[attr-defined]

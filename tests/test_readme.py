@@ -471,6 +471,50 @@ def test_the_key_rules_example_loads_for_its_provider(tmp_path: Path, profile: s
     assert mapping is not None and len(mapping.conditions) == 1
 
 
+def test_the_array_of_key_rules_example_is_the_certified_receiver_s(tmp_path: Path) -> None:
+    """The README's ``[[business_keys."payment.updated"]]`` example loads, with its two rules in
+    order, and is the config `tests/examples/test_mp_key_rules.py` certifies its receiver under."""
+    from hookproof.config import load_config
+    from hookproof.scenarios.business_keys import Rule
+    from tests.examples.mp_credit_chargeback import CONFIG_KEYS
+
+    (toml,) = re.findall(r"```toml keyrulelist\.toml\n(.*?)```", README, flags=re.S)
+    assert tomllib.loads(toml) == tomllib.loads(CONFIG_KEYS)
+    path = tmp_path / "hookproof.toml"
+    path.write_text(toml + '[target]\nurl = "http://127.0.0.1:9/webhooks"\nprofile = "mercadopago"\nsecret = "mp_x"\n'
+                    '[observer]\nkind = "sql"\nurl = "sqlite:///x.db"\neffects = "SELECT business_key FROM effects"\n',
+                    encoding="utf-8")
+    mapping = load_config(path).key_mapping()
+    assert mapping.rules("payment.updated") == (Rule("credit:{data.id}", {"fetched.status": ("approved",)}),
+                                                Rule("chargeback:{data.id}", {"fetched.status": ("charged_back",)}))
+
+
+def test_the_mercado_pago_fetch_snippet_reads_a_payment_from_the_provider_api(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The README's ``mpfetch.py``, run against the provider API with the installed SDK:
+    ``sdk.payment().get(id)`` reaches it, and another seller's payment is answered 404."""
+    from hookproof.simulator.server import ServerState, run_server
+    from hookproof.simulator.server.state import DEFAULT_API_KEY
+    from hookproof.simulator.world import emit_events, new_world
+
+    (code,) = re.findall(r"```python mpfetch\.py\n(.*?)```", README, flags=re.S)
+    own, other = new_world("mercadopago", 3), new_world("mercadopago", 4)
+    (mine,) = emit_events(own, "payment.created")
+    (theirs,) = emit_events(other, "payment.created")
+    state = ServerState()
+    state.add_world(own)
+    state.add_world(other, account="another-seller")
+    with run_server(state) as api:
+        monkeypatch.setenv("MP_API_BASE", api.url)
+        monkeypatch.setenv("MP_ACCESS_TOKEN", DEFAULT_API_KEY)
+        scope: dict[str, object] = {}
+        exec(compile(code, "mpfetch.py", "exec"), scope)  # noqa: S102  # the README's own snippet
+        sdk = scope["sdk"]
+        answer = sdk.payment().get(mine.object_id)  # type: ignore[attr-defined]
+        refused = sdk.payment().get(theirs.object_id)  # type: ignore[attr-defined]
+    assert answer["status"] == 200 and answer["response"]["id"] == int(mine.object_id)
+    assert refused["status"] == 404 and refused["response"]["message"] == "Payment not found"
+
+
 def _profile_table() -> dict[str, tuple[list[str], str, str]]:
     """The README's "What each profile sends" table: profile -> (event names, where the
     shapes come from, what checks them)."""

@@ -61,9 +61,15 @@ def flip_livemode(event: Event) -> Event:
     return replace(event, livemode=not event.livemode, object=obj)
 
 
+def foreign_account_id(account: str) -> str:
+    """The other account a ``foreign-account`` delivery names instead of `account` (the
+    provider API serves that account's objects to its tokens only, `ServerState.add_world`)."""
+    return "acct_" + "F0REIGN" + account[-9:].rjust(9, "0")
+
+
 def foreign_account(event: Event) -> Event:
     """The event as another account's: a Connect event, so Stripe's carries that ``account``."""
-    return replace(event, account="acct_" + "F0REIGN" + event.account[-9:].rjust(9, "0"), connected=True)
+    return replace(event, account=foreign_account_id(event.account), connected=True)
 
 
 #: Envelopes already rendered, per profile (`_Rendered`).

@@ -15,6 +15,14 @@ Auth: ``Authorization: Bearer <access token>``, the token being one of the serve
 keys; none or another answers 401 ``unauthorized``. Errors are Mercado Pago's
 ``{"message", "error", "status", "cause": [{"code", "description", "data"}]}`` (404
 ``not_found`` with cause 2000 for a payment, as the API answers an unknown id). The
+object is served only to a token of the account that owns it: a payment of another seller
+(the account a ``foreign-account`` scenario invents, `ServerState.add_world`) is answered
+404 ``not_found`` to the endpoint's token, as the real API answers a token whose account
+cannot see the payment: ``{"message": "Payment not found", "error": "not_found", "status":
+404, "cause": [{"code": 2000, "description": "Payment not found", "data": null}]}``
+(quoted in mercadopago/sdk-dotnet#78 and in discovery-tecnologia/dsc-mercado-livre#45, a
+seller reading a payment of another account; "Payment not found" to a token that cannot see
+the payment in mercadopago/sdk-php#174, #187 and mercadopago/sdk-nodejs#131). The
 switches (`simulator.server.state`, keyed by the object id) apply as to every provider:
 404 not yet visible, an error status, slow, stale (the previous version), and 429
 ``too_many_requests`` with ``Retry-After``. Answers carry ``x-request-id``.
@@ -50,10 +58,13 @@ def mercadopago_error(status: int, error: str, message: str, *, cause_code: int 
     return JSONResponse(body, status_code=status, headers={"x-request-id": str(uuid.uuid4()), **(headers or {})})
 
 
-def find(state: ServerState, object_type: str, object_id: str, *, stale: bool) -> dict[str, Any] | None:
+def find(state: ServerState, object_type: str, object_id: str, *, stale: bool,
+         token: str | None = None) -> dict[str, Any] | None:
     """The `object_type` (``payment`` or ``merchant_order``) with id `object_id` at the
-    served version (the one before it when `stale`), or None."""
-    return clock.find_served(state.iter_worlds_newest_first(), MercadoPagoWorld, object_type, object_id, stale=stale)
+    served version (the one before it when `stale`), among the worlds access token `token`'s
+    account owns (`ServerState.worlds_for`; None: every served world), or None."""
+    worlds = state.iter_worlds_newest_first() if token is None else state.worlds_for(token)
+    return clock.find_served(worlds, MercadoPagoWorld, object_type, object_id, stale=stale)
 
 
 def mercadopago_router(state: ServerState) -> APIRouter:
@@ -61,7 +72,8 @@ def mercadopago_router(state: ServerState) -> APIRouter:
     router = APIRouter(tags=["mercadopago"])
 
     async def answer(request: Request, object_type: str, object_id: str) -> JSONResponse:
-        if not state.accepts(bearer_token(request.headers.get("authorization", ""))):
+        token = bearer_token(request.headers.get("authorization", ""))
+        if not state.accepts(token):
             return mercadopago_error(401, "unauthorized", "invalid access token")
         decision = state.switches.decide(object_id)
         if decision.retry_after_s is not None:
@@ -72,7 +84,10 @@ def mercadopago_router(state: ServerState) -> APIRouter:
         if decision.status is not None:
             return mercadopago_error(decision.status, "internal_error", "Internal server error")
         with state.lock:
-            found = None if decision.not_found else find(state, object_type, object_id, stale=decision.stale)
+            found = None if decision.not_found else find(state, object_type, object_id, stale=decision.stale,
+                                                         token=token)
+            if found is None and not decision.not_found and find(state, object_type, object_id, stale=False) is not None:
+                state.note_refused_foreign(object_id)  # another account's: the receiver asked and was refused
         if found is None:
             message, code = _NOT_FOUND[object_type]
             return mercadopago_error(404, "not_found", message, cause_code=code)

@@ -28,7 +28,7 @@ import threading
 import time
 from collections import deque
 from dataclasses import dataclass, field, replace
-from typing import Callable, Iterator, Sequence
+from typing import Callable, Iterable, Iterator, Sequence
 
 from hookproof.simulator.server.refusals import RefusalLog
 from hookproof.simulator.server.served import ServedLog
@@ -215,22 +215,33 @@ class ServerState:
     ) -> None:
         self.lock = threading.RLock()
         self._worlds: list[World] = list(worlds)
-        self._api_keys: set[str] = set(api_keys)
+        self._api_keys: dict[str, str | None] = dict.fromkeys(api_keys)
+        self._owners: dict[int, str] = {}  # id(world) -> the other account owning it (none: the endpoint's)
+        self._refused_foreign: set[str] = set()
         self.switches = Switches()
         self.sink = sink if sink is not None else EffectSink()
         self.refusals = RefusalLog()
         self.served = ServedLog()
 
     # ---- worlds -----------------------------------------------------------------
-    def add_world(self, world: World) -> None:
-        """Serve `world` too (its ids win over older worlds' on a clash)."""
+    def add_world(self, world: World, *, account: str | None = None) -> None:
+        """Serve `world` too (its ids win over older worlds' on a clash); with `account`,
+        as that other account's (the foreign account a ``foreign-account`` scenario
+        invents): only a token of `account` sees its objects (`worlds_for`). Serving a
+        world already served only sets its account."""
         with self.lock:
-            self._worlds.append(world)
+            if not any(w is world for w in self._worlds):
+                self._worlds.append(world)
+            if account is None:
+                self._owners.pop(id(world), None)
+            else:
+                self._owners[id(world)] = account
 
     def set_world(self, world: World) -> None:
         """Serve only `world` from now on."""
         with self.lock:
             self._worlds = [world]
+            self._owners.clear()
 
     @property
     def worlds(self) -> list[World]:
@@ -242,18 +253,40 @@ class ServerState:
         """The served worlds, newest first (a snapshot of the list)."""
         return reversed(self.worlds)
 
+    def worlds_for(self, key: str | None) -> Iterator[World]:
+        """The served worlds whose objects API key `key` may read, newest first: those of
+        the key's account (`add_api_key`'s `account`; none: the endpoint's own, every key
+        a run hands its receiver), never another account's (`add_world`'s `account`)."""
+        with self.lock:
+            account = self._api_keys.get(key) if key else None
+            return reversed([w for w in self._worlds if self._owners.get(id(w)) == account])
+
+    def note_refused_foreign(self, object_id: str) -> None:
+        """Remember that the provider API refused `object_id` to a token because another
+        account owns it (`worlds_for`): the receiver asked, and was told it cannot see it."""
+        with self.lock:
+            self._refused_foreign.add(object_id)
+
+    def refused_foreign(self, object_ids: Iterable[str]) -> frozenset[str]:
+        """The ids of `object_ids` the provider API refused to a token as another account's
+        (`note_refused_foreign`)."""
+        with self.lock:
+            return frozenset(i for i in object_ids if i in self._refused_foreign)
+
     # ---- keys -------------------------------------------------------------------
-    def add_api_key(self, key: str) -> None:
-        """Accept `key` as well."""
+    def add_api_key(self, key: str, *, account: str | None = None) -> None:
+        """Accept `key` as well: a key of the endpoint's own account, or with `account`, of
+        that other account (it reads only that account's worlds, `worlds_for`)."""
         if not key:
             raise ValueError("an API key cannot be empty")
         with self.lock:
-            self._api_keys.add(key)
+            self._api_keys[key] = account
 
     def set_api_keys(self, keys: Sequence[str]) -> None:
-        """Accept exactly `keys` (an empty sequence rejects every request)."""
+        """Accept exactly `keys`, each of the endpoint's account (an empty sequence rejects
+        every request)."""
         with self.lock:
-            self._api_keys = set(keys)
+            self._api_keys = dict.fromkeys(keys)
 
     def accepts(self, key: str | None) -> bool:
         """True when `key` is one of the accepted API keys."""
