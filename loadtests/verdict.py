@@ -293,7 +293,8 @@ def storm_scenario(spec: StormSpec, events: Iterable[Event], attempts: Sequence[
 
     # one pass over the history (a storm's is streamed from disk): the expectations and the checks' index
     expectations, index = expectations_and_index(events, attempts, observations, sender_timeout_s=spec.sender_timeout_s,
-                                                 max_attempts_per_event=None, money_prefixes=money_prefixes(mapping))
+                                                 max_attempts_per_event=None, money_prefixes=money_prefixes(mapping),
+                                                 provider=spec.sending_profile().words())
     if mapping is not None and mapping.counters:
         from hookproof.scenarios.business_keys import counter_truth
 

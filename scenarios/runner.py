@@ -514,6 +514,7 @@ class Runner:
         expectations = expectations_from(
             events, attempts, sender_timeout_s=self.profile.sender_timeout_s,
             max_attempts_per_event=None, money_prefixes=money_prefixes(self.keys, self.profile),
+            provider=self.profile.words(),
         )
         if self.server_state is not None and expectations.truth:  # what the provider API could have served
             expectations = replace(expectations, servable=clock.servable_states(plan.world, expectations.truth.keys()))
