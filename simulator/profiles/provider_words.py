@@ -1,7 +1,7 @@
 """What findings say of a provider: its own time of an event, and what it does with an
 event its retries did not deliver.
 
-Each profile sets these from providers.md (its docstring cites the source of each);
+Each profile sets these from providers.md (the source of each beside it);
 `Profile.words` hands them to the checks (`scenarios.observations.Expectations.provider`),
 so a ``regressed`` or ``stale`` finding names the provider's events and their times, not
 hookproof's versions, and a ``lost`` one says what the provider would really do next.

@@ -67,8 +67,8 @@ class ShopifyProfile(Profile):
     # ``X-Shopify-Triggered-At`` (the header, nine fractional digits) or the resource's ``updated_at``
     # orders a resource's deliveries (shopify.dev/docs/apps/build/webhooks/delivery-structure)
     event_clock = EventClock("X-Shopify-Triggered-At", "rfc3339_ns", 1,
-                             "compare the resource's updated_at, or fetch it from the Admin API "
-                             "(shopify.dev/docs/apps/build/webhooks)")
+                             "compare the resource's updated_at "
+                             "(shopify.dev/docs/apps/build/webhooks/delivery-structure)")
     # 8 retries over 4 hours since 2024-09-10 [DOC]; after 8 consecutive failures a subscription
     # made through the Admin API is deleted [2ND] (providers.md, Shopify)
     retrying = "Shopify would keep retrying it, 8 times over 4 hours"

@@ -123,7 +123,8 @@ class StandardWebhooksProfile(Profile):
     # the body's ``timestamp`` (the event's own time, RFC 3339 with microseconds), never the
     # ``webhook-timestamp`` header (the attempt's) (spec, "Payload structure")
     event_clock: ClassVar[EventClock | None] = EventClock(
-        "timestamp", "rfc3339_us", 1, "fetch the object from the sender's API and keep the newest")
+        "timestamp", "rfc3339_us", 1,
+        "the spec says nothing of ordering; fetch the object from the sender's API and keep what it answers")
     # the spec's example schedule runs about 3 days; then it advises notifying and disabling an
     # endpoint that keeps failing (spec, "Delivery behavior"; providers.md, Standard Webhooks [DOC])
     retrying: ClassVar[str] = "the sender would keep retrying it with backoff, about 3 days on the spec's schedule"

@@ -3,6 +3,8 @@ provider does next (retries left, or spent)."""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
 from dataclasses import replace
 
 import pytest
@@ -11,7 +13,9 @@ from hookproof.scenarios.checks import run_checks
 from hookproof.scenarios.observations import ObjectState, Observation, expectations_from
 from hookproof.simulator.delivery.history import Attempt, Completion, Outcome
 from hookproof.simulator.events import Event
+from hookproof.simulator.profiles.base import Envelope
 from hookproof.simulator.profiles.registry import get_profile
+from hookproof.simulator.world.registry import emit_events, new_world, world_event_types
 
 T0 = 1_764_000_000
 STRIPE, PADDLE, GITHUB = (get_profile(n).words() for n in ("stripe", "paddle", "github"))
@@ -131,3 +135,26 @@ def test_a_status_mapped_to_a_version_only_the_api_served_names_the_event_that_c
     assert _run_served(events, served, ("canceled", "unpaid")) == [
         f"went back from canceled (event evt_d, {UPDATED}, created {T0 + 6}) to unpaid (served by the provider API; "
         "no delivered event carried it)"]
+
+
+@pytest.mark.parametrize(("name", "read"), [
+    ("stripe", lambda envelope: f"created {json.loads(envelope.body)['created']}"),
+    ("paddle", lambda envelope: f"occurred_at {json.loads(envelope.body)['occurred_at']}"),
+    ("standard-webhooks", lambda envelope: f"timestamp {json.loads(envelope.body)['timestamp']}"),
+    ("svix", lambda envelope: f"timestamp {json.loads(envelope.body)['timestamp']}"),
+    ("shopify", lambda envelope: f"X-Shopify-Triggered-At {envelope.headers['X-Shopify-Triggered-At']}"),
+])
+def test_the_time_a_finding_names_is_the_one_the_receiver_reads(name: str, read: Callable[[Envelope], str]) -> None:
+    """Each profile's clock renders an event's time as its envelope carries it."""
+    profile = get_profile(name)
+    clock = profile.words().clock
+    assert clock is not None
+    world = new_world(profile.world, seed=5)
+    events = [e for t in world_event_types(profile.world)[:3] for e in emit_events(world, t)]
+    sent = [e for e in events if profile.provider_type(e.type) is not None or name in ("paddle", "shopify")]
+    assert sent and [clock.render(e.created_us) for e in sent] == [read(profile.envelope(e)) for e in sent]
+
+
+@pytest.mark.parametrize("name", ["github", "mercadopago", "generic-hmac"])
+def test_a_profile_whose_events_carry_no_time_of_their_own_has_no_clock(name: str) -> None:
+    assert get_profile(name).words().clock is None
