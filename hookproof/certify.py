@@ -51,15 +51,10 @@ def startup_report(config: Config, profile: str, target: str, seed: int, started
                    notes: Sequence[str]) -> RunReport:
     """The partial report of a run stopped before its first scenario: no scenarios, verdict
     ``unknown``, the run's `notes` saying why."""
-    from hookproof.scenarios.findings import run_verdict
-    from hookproof.scenarios.report_views import checklist
-    from hookproof.scenarios.runner import VERSION
+    from hookproof.scenarios.report_views import run_report
 
-    return RunReport(
-        tool_version=VERSION, target=target, profile=profile, environment="live" if config.target.live else "test",
-        seed=seed, started_at=started, finished_at=time.time(), verdict=run_verdict((), partial=True), scenarios=(),
-        checklist=checklist(()), partial=True, history_file=str(history_path), notes=tuple(notes),
-    )
+    return run_report((), target=target, profile=profile, live=config.target.live, seed=seed, started_at=started,
+                      partial=True, history_file=str(history_path), notes=notes)
 
 
 def import_object(spec: str, field: str, base_dir: Path | None = None) -> Any:

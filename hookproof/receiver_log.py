@@ -68,13 +68,13 @@ def link_receiver_log(report: RunReport, tails: Mapping[str, str], path: str = R
 
 def store_linked_report(history_path: Path, report: RunReport) -> None:
     """Store `report` (as report.json holds it: the kept log named, findings quoting it) as the
-    saved report of the closed history at `history_path` (`scenarios.runner.REPORT_META_KEY`),
+    saved report of the closed history at `history_path` (`scenarios.report_views.REPORT_META_KEY`),
     committed at once, so a re-render (`hookproof report`) keeps what the written reports had.
     Raises sqlite3.Error when the file is not a writable history."""
     import json
 
     from hookproof.reports import render_json
-    from hookproof.scenarios.runner import REPORT_META_KEY
+    from hookproof.scenarios.report_views import REPORT_META_KEY
     from hookproof.simulator.delivery.history import HistoryFile
 
     saved = HistoryFile(history_path)

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import math
-import time
 from dataclasses import asdict, dataclass, replace
 from itertools import islice
 from pathlib import Path
@@ -27,18 +26,11 @@ from hookproof.loadtests.collect import WorkerTotals
 from hookproof.loadtests.spec import StormSpec
 from hookproof.loadtests.spool import Spool
 from hookproof.reports.model import CheckView, RunReport, ScenarioReport
+from hookproof.scenarios import report_views as views
 from hookproof.scenarios.check_index import expectations_and_index
 from hookproof.scenarios.checks import ALL_CHECKS, Verdict, check_safe, compose, unknown_reason
-from hookproof.scenarios.findings import ADVISORY, ALL_KEYS, CheckResult, Finding, result_of, run_verdict
+from hookproof.scenarios.findings import ADVISORY, ALL_KEYS, CheckResult, Finding, result_of
 from hookproof.scenarios.observations import Expectations, Observation, world_event_id
-from hookproof.scenarios.report_views import (
-    REPORT_META_KEY,
-    VERSION,
-    attempt_view,
-    check_view,
-    checklist,
-    effect_points,
-)
 from hookproof.simulator.delivery.history import Attempt, HistoryFile, Outcome
 from hookproof.simulator.events import Event
 
@@ -293,7 +285,8 @@ def storm_scenario(spec: StormSpec, events: Iterable[Event], attempts: Sequence[
 
     # one pass over the history (a storm's is streamed from disk): the expectations and the checks' index
     expectations, index = expectations_and_index(events, attempts, observations, sender_timeout_s=spec.sender_timeout_s,
-                                                 max_attempts_per_event=None, money_prefixes=money_prefixes(mapping))
+                                                 max_attempts_per_event=None, money_prefixes=money_prefixes(mapping),
+                                                 provider=spec.sending_profile().words())
     if mapping is not None and mapping.counters:
         from hookproof.scenarios.business_keys import counter_truth
 
@@ -305,19 +298,19 @@ def storm_scenario(spec: StormSpec, events: Iterable[Event], attempts: Sequence[
     results = [sender_judged(r, sender, spec.sender_timeout_s) if r.check_id == "ack_latency" else r
                for r in results]
     verdict = {Verdict.VALID: "pass", Verdict.INVALID: "fail", Verdict.UNKNOWN: "unknown"}[compose(results)]
-    views: list[CheckView] = []
+    check_views: list[CheckView] = []
     sent = len(attempts)
     for result in results:
-        view = check_view(result)
+        view = views.check_view(result)
         if result.check_id == "ack_latency":
             stats = dict(view.stats)
             stats.update(sent=sent, events=len(index.by_event),
                          sent_per_s=round(sent / duration_s, 2) if duration_s > 0 else 0.0,
                          throughput=throughput(attempts, started_at, duration_s))
             view = replace(view, stats=stats)
-        views.append(view)
-    keys = {f.key for v in views for f in v.findings}
-    named = {i for v in views for f in v.findings for i in f.attempts}
+        check_views.append(view)
+    keys = {f.key for v in check_views for f in v.findings}
+    named = {i for v in check_views for f in v.findings for i in f.attempts}
     kept: list[Attempt] = []
     if keys or named:  # one more pass, stopped at the report's share
         kept = list(islice((a for a in attempts if a.business_key in keys or a.object_id in keys or a.index in named),
@@ -333,9 +326,9 @@ def storm_scenario(spec: StormSpec, events: Iterable[Event], attempts: Sequence[
     if verdict == "unknown":
         reason = "; ".join(r for r in (reason, unknown_reason(results)) if r)
     return ScenarioReport(
-        "storm", TITLE, DESCRIPTION, verdict, STORM_CHECKLIST, checks=tuple(views),
-        attempts=tuple(attempt_view(a) for a in kept),
-        effects=effect_points(observations, keys), duration_s=duration_s, settled=settled, reason=reason,
+        "storm", TITLE, DESCRIPTION, verdict, STORM_CHECKLIST, checks=tuple(check_views),
+        attempts=tuple(views.attempt_view(a) for a in kept),
+        effects=views.effect_points(observations, keys), duration_s=duration_s, settled=settled, reason=reason,
     )
 
 
@@ -367,7 +360,7 @@ def _check_and_report(spec: StormSpec, events: Iterable[Event], indexed: Sequenc
                         deadline_s=spec.settle_deadline_s, interval_s=spec.settle_interval_s)
     except (ObserverError, ValueError, ImportError, AttributeError, KeyError) as exc:
         scenario = ScenarioReport("storm", TITLE, DESCRIPTION, "error", STORM_CHECKLIST,
-                                  attempts=tuple(attempt_view(a) for a in indexed[:200]), duration_s=duration_s,
+                                  attempts=tuple(views.attempt_view(a) for a in indexed[:200]), duration_s=duration_s,
                                   reason=f"could not observe the receiver: {type(exc).__name__}: {exc}")
     else:
         del scope  # the observer's filter: not needed by the checks
@@ -376,14 +369,9 @@ def _check_and_report(spec: StormSpec, events: Iterable[Event], indexed: Sequenc
         scenario = storm_scenario(spec, events, indexed, result.observations, settled=result.settled,
                                   started_at=started_at, duration_s=duration_s, reason=partial_reason, ahead=ahead,
                                   mapping=mapping, sender=sender)
-    partial = partial_reason is not None
-    verdict = run_verdict([scenario.verdict], partial=partial)
-    return RunReport(
-        tool_version=VERSION, target=spec.target_url, profile=spec.profile,
-        environment="live" if spec.live else "test", seed=spec.seed, started_at=started_at,
-        finished_at=time.time(), verdict=verdict, scenarios=(scenario,), checklist=checklist((scenario,)),
-        partial=partial, history_file=str(history_path),
-    )
+    return views.run_report((scenario,), target=spec.target_url, profile=spec.profile, live=spec.live, seed=spec.seed,
+                            started_at=started_at, partial=partial_reason is not None,
+                            history_file=str(history_path))
 
 
 def finish_storm(
@@ -482,7 +470,7 @@ def finish_spooled(
                                        stopped_at=stopped_at, partial_reason=partial_reason, observe=observe,
                                        phase=phase, processes=max(1, len(workers)), sender=sender)
             # kept with the attempts, so `hookproof report --history` re-renders it, as for certify
-            history.set_meta(REPORT_META_KEY, json.loads(render_json(report)))
+            history.set_meta(views.REPORT_META_KEY, json.loads(render_json(report)))
             history.set_meta("finished", True)
         finally:
             history.close()

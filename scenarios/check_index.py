@@ -21,7 +21,7 @@ only a finding needs (ack windows, an event's key) is computed on demand.
 from __future__ import annotations
 
 from collections.abc import Set
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
@@ -37,6 +37,7 @@ from hookproof.scenarios.observations import MONEY_PREFIXES, Expectations, Obser
 from hookproof.scenarios.world_columns import ExtendedCodes
 from hookproof.simulator.delivery.history import Attempt, Completion
 from hookproof.simulator.events import Event
+from hookproof.simulator.profiles.provider_words import ProviderWords
 
 if TYPE_CHECKING:
     import numpy as np
@@ -202,14 +203,17 @@ def build_index(
 def expectations_and_index(
     events: Iterable[Event], history: Sequence[Attempt], observations: Sequence[Observation], *,
     sender_timeout_s: float, max_attempts_per_event: int | None, money_prefixes: Sequence[str] = MONEY_PREFIXES,
+    provider: ProviderWords | None = None,
 ) -> tuple[Expectations, CheckIndex]:
-    """The run's expectations (as `expectations_from`) and the checks' index (as
-    `build_index`), from one pass over `history`: a `HistoryFile` is read from disk once."""
+    """The run's expectations (as `expectations_from`, `provider` included) and the checks'
+    index (as `build_index`), from one pass over `history`: a `HistoryFile` is read from disk once."""
     scan = scan_history(history, sender_timeout_s=sender_timeout_s, events=events)
     # what only the expectations read (the events' columns, per event and per key slots: a
     # storm's are some 90 MB at a million attempts) is freed as they read it, not kept through the checks
     expectations = scan.expectations(max_attempts_per_event=max_attempts_per_event, money_prefixes=money_prefixes,
                                      release=True)
+    if provider is not None:
+        expectations = replace(expectations, provider=provider)
     return expectations, index_of(scan, history, expectations, observations)
 
 

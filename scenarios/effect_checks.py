@@ -33,6 +33,7 @@ from hookproof.scenarios.key_loops import (
     unexpected_keys_by_key,
 )
 from hookproof.scenarios.observations import EffectRows, Expectations, ObjectTruth, Observation
+from hookproof.scenarios.state_words import regressed_message, stale_message
 from hookproof.simulator.delivery.history import Attempt, Outcome
 
 _KEY = attrgetter("business_key")
@@ -237,7 +238,7 @@ def check_regressed(
                         positions += idx.by_event.get(event_id, []) if event_id else []
                 findings.append(Finding(
                     "regressed", obj,
-                    f"went back from v{prev[0]} ({prev[1]}) to v{version} ({st.status}) at observation {oi}",
+                    regressed_message(prev, st, version, truth if truth is not _UNREAD else None, idx, expectations),
                     expected=f">= v{prev[0]}", actual=f"v{version}", attempts=idx.attempt_ids(sorted(positions)),
                 ))
     stats = {"objects_observed": len(high), "unmapped_states": unmapped}
@@ -308,7 +309,7 @@ def check_stale(
                                     actual=None, attempts=attempts))
         else:
             got = st.status if st.version is None else f"{st.status} (v{st.version})"
-            findings.append(Finding("stale", obj, f"final state is {got}, the provider's is {want}",
+            findings.append(Finding("stale", obj, stale_message(st, truth, idx, expectations),
                                     expected=want, actual=got, attempts=attempts))
     return result_of("stale", findings, {"objects": len(wanted)})
 

@@ -225,8 +225,9 @@ class TruthColumns:
         objects: object id → its code (`object_names`), for every object of the run;
             `truth_of` maps a code to its t (-1: no truth).
         obj: per t, its object code; `kind` its first event's object type code (`kind_names`).
-        start / end: per t, its slice of `version`, `status` (codes into `status_names`)
-            and `event` (event codes into `event_names`), ascending versions.
+        start / end: per t, its slice of `version`, `status` (codes into `status_names`),
+            `event` (event codes into `event_names`) and `at_us` (that event's own time,
+            unix microseconds, int64), ascending versions.
         The codes of objects, kinds and statuses are int32 (`scenarios.world_columns`)."""
 
     objects: Mapping[Any, int]
@@ -242,6 +243,7 @@ class TruthColumns:
     status_names: Sequence[str]
     event: "npt.NDArray[np.int64]"
     event_names: Sequence[str]
+    at_us: "npt.NDArray[np.int64]"
 
     def index(self, object_id: object) -> int | None:
         """The truth index of `object_id`, or None."""
@@ -257,7 +259,8 @@ class TruthColumns:
         statuses, names = self.status_names, self.event_names
         versions = tuple(zip(self.version[a:b].tolist(), (statuses[s] for s in self.status[a:b].tolist())))
         return ObjectTruth(self.object_names[int(self.obj[t])], versions,
-                           tuple(names[c] for c in self.event[a:b].tolist()), self.kind_names[int(self.kind[t])])
+                           tuple(names[c] for c in self.event[a:b].tolist()), self.kind_names[int(self.kind[t])],
+                           tuple(self.at_us[a:b].tolist()))
 
 
 class TruthView(Mapping[str, ObjectTruth]):

@@ -50,6 +50,7 @@ class EventFacts:
     status: str | None
     version: int
     object_type: str
+    created_us: int = 0
 
 
 @dataclass
@@ -230,17 +231,20 @@ class ExpectationScan:
         has = world.status[w] >= 0 if len(w) else np.zeros(0, np.bool_)
         truth_events: list[npt.NDArray[np.integer[Any]]] = [valid_codes[has], w[has]]
         del has, valid_codes, w
-        truth = self._truth(truth_events, names)
+        truth = self._truth(truth_events, names, release=release)
         return Expectations(expected=ExpectedView(columns), forbidden=ForbiddenView(columns),
                             truth=TruthView(truth), money=MoneyView(columns),
                             sender_timeout_s=sender_timeout_s, max_attempts_per_event=max_attempts_per_event,
                             money_prefixes=prefixes)
 
-    def _truth(self, events: "list[npt.NDArray[np.integer[Any]]]", names: Sequence[str]) -> TruthColumns:
+    def _truth(self, events: "list[npt.NDArray[np.integer[Any]]]", names: Sequence[str], *,
+               release: bool = False) -> TruthColumns:
         """The truth's columns from the valid world events with a status, `events` = [their
         event codes in order of first valid attempt, their world codes] (the list is emptied:
         each column is freed once read): per object its versions (the first event to carry a
-        version wins), ascending; its kind is its first event's type."""
+        version wins), ascending, with the time of the event that carried each; its kind is
+        its first event's type. `release`: the world's time column is freed once read (only
+        the truth's events' times are kept)."""
         import numpy as np
 
         world = self.world
@@ -255,6 +259,9 @@ class ExpectationScan:
         del first
         version = world.version[w]
         status = world.status[w]
+        at_us = world.at_us[w]
+        if release:
+            world.at_us = _freed(world.at_us)
         del w
         # by object, version, then first valid attempt (lexsort is stable: ties keep that order)
         by = np.lexsort((version, obj))
@@ -274,6 +281,8 @@ class ExpectationScan:
         del version
         kept_status = status[kept]
         del status
+        kept_at = at_us[kept]
+        del at_us
         kept_codes = codes[kept]
         del codes, kept
         truth_of = np.full(len(world.objects.names), -1, np.int64)
@@ -281,7 +290,7 @@ class ExpectationScan:
         return TruthColumns(world.objects.codes, world.objects.names, truth_of, t_obj, kind,
                             world.kinds.names, np.searchsorted(kept_obj, t_obj, "left"),
                             np.searchsorted(kept_obj, t_obj, "right"), kept_version, kept_status,
-                            world.statuses.names, kept_codes, names)
+                            world.statuses.names, kept_codes, names, kept_at)
 
 
 def _freed(column: "npt.NDArray[Any]") -> "npt.NDArray[Any]":

@@ -71,9 +71,22 @@ def lost_finding(idx: CheckIndex, key: str, positions: Sequence[int]) -> tuple[F
         return Finding("lost", key, f"acknowledged {len(acked)} time(s) but not applied by the end of settling",
                        expected=1, actual=0, attempts=idx.attempt_ids(positions)), True
     return Finding("lost", key, "never applied and never acknowledged: every valid delivery "
-                   f"went unanswered or was refused ({idx.answer_summary(positions)}), so the "
-                   "provider would keep retrying it for days",
+                   f"went unanswered or was refused ({idx.answer_summary(positions)}); "
+                   + after_failures(idx, positions),
                    expected=1, actual=0, attempts=idx.attempt_ids(positions)), False
+
+
+def after_failures(idx: CheckIndex, positions: Sequence[int]) -> str:
+    """What the provider does next with a key none of whose valid attempts (at `positions`)
+    was acknowledged: keeps retrying while one of its deliveries has retries left, else what
+    it does once they ran out (`ProviderWords.after_failures`, the run's profile's words);
+    a run that does not say which provider (a hand-built one) says it would retry."""
+    provider = idx.expectations.provider
+    if provider is None:
+        return "the provider would retry it on its schedule"
+    history, completions = idx.history, idx.completions
+    most = max((history[p].attempt for p in positions if completions[p] is not None), default=0)
+    return provider.after_failures(most)
 
 
 def lost_by_key(

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections import _count_elements  # type: ignore[attr-defined]
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from itertools import chain, compress, repeat
 from operator import attrgetter, eq
@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, AbstractSet, Iterable, Iterator, Mapping, Sequ
 
 from hookproof.simulator.delivery.history import Attempt
 from hookproof.simulator.events import Event
+from hookproof.simulator.profiles.provider_words import ProviderWords
 
 if TYPE_CHECKING:
     import numpy as np
@@ -266,12 +267,16 @@ class ObjectTruth:
         event_ids: the event (as the history recorded its id) that produced each entry
             of `versions`, aligned with it.
         kind: the world's object type (``subscription``, ``invoice``…).
+        event_times_us: the own time (`Event.created_us`, unix microseconds) of the event
+            that produced each entry of `versions`, aligned with it (-1: no event carried
+            that version, or its time is not known); empty when not known at all.
     """
 
     object_id: str
     versions: tuple[tuple[int, str], ...]
     event_ids: tuple[str, ...] = ()
     kind: str = "subscription"
+    event_times_us: tuple[int, ...] = ()
     _by_status: Mapping[str, tuple[int, ...]] | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -300,6 +305,13 @@ class ObjectTruth:
                 return event_id
         return None
 
+    def event_time_at(self, version: int) -> int | None:
+        """The own time (unix microseconds) of the event that carried `version`, or None."""
+        for (v, _), at_us in zip(self.versions, self.event_times_us):
+            if v == version:
+                return at_us if at_us >= 0 else None
+        return None
+
     def with_servable(self, servable: Sequence[tuple[int, str]] | None) -> "ObjectTruth":
         """This truth with the ``(version, status)`` pairs the provider API could have served
         (`Expectations.servable`) added where no delivered event carried the version (a
@@ -312,9 +324,11 @@ class ObjectTruth:
         if not extra:
             return self
         ids = dict(zip((v for v, _ in self.versions), self.event_ids)) if self.event_ids else None
+        times = dict(zip((v for v, _ in self.versions), self.event_times_us)) if self.event_times_us else None
         merged = tuple(sorted((*self.versions, *extra)))
         event_ids = tuple(ids.get(v, "") for v, _ in merged) if ids is not None else ()
-        return ObjectTruth(self.object_id, merged, event_ids, self.kind)
+        event_times = tuple(times.get(v, -1) for v, _ in merged) if times is not None else ()
+        return ObjectTruth(self.object_id, merged, event_ids, self.kind, event_times)
 
     def version_for(self, status: str, floor: int = 0) -> int | None:
         """Map an observed `status` (seen without a version) to a version.
@@ -374,6 +388,9 @@ class Expectations:
             checked them and was told it cannot see them, the answer it also gets for an
             object not visible yet, so its error answer (a retry asked for) is not
             ``unexpected``'s "not refused" finding; any effect of them still is.
+        provider: what findings say of the provider (`simulator.profiles.provider_words.
+            ProviderWords`: its events' own time, what it does with an event it could not
+            deliver), or None when the run does not say (a hand-built one).
     """
 
     expected: Mapping[str, ExpectedEffect]
@@ -386,6 +403,7 @@ class Expectations:
     counters: Mapping[str, int] | None = None
     servable: Mapping[str, tuple[tuple[int, str], ...]] | None = None
     checked_foreign: AbstractSet[str] = frozenset()
+    provider: ProviderWords | None = None
 
     def is_money(self, business_key: str) -> bool:
         """True when `business_key` starts with one of `money_prefixes`."""
@@ -408,8 +426,10 @@ def expectations_from(
     sender_timeout_s: float,
     max_attempts_per_event: int | None,
     money_prefixes: Sequence[str] = MONEY_PREFIXES,
+    provider: ProviderWords | None = None,
 ) -> Expectations:
-    """Build the expectations of a run from its events and its delivery history.
+    """Build the expectations of a run from its events and its delivery history
+    (`provider`: `Expectations.provider`, the sending profile's `Profile.words`).
 
     An attempt's business key, object, version and amount come from its event when
     the event is known (else from the attempt itself, e.g. a fabricated forged event).
@@ -426,8 +446,9 @@ def expectations_from(
     """
     from hookproof.scenarios.history_scan import scan_history
 
-    return scan_history(history, sender_timeout_s=sender_timeout_s, events=events).expectations(
+    expectations = scan_history(history, sender_timeout_s=sender_timeout_s, events=events).expectations(
         max_attempts_per_event=max_attempts_per_event, money_prefixes=money_prefixes)
+    return replace(expectations, provider=provider) if provider is not None else expectations
 
 
 def world_event_id(a: Attempt) -> str | None:

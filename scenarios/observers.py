@@ -40,7 +40,7 @@ import urllib.parse
 from collections import Counter
 from dataclasses import dataclass, replace
 from operator import itemgetter
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol, Sequence, runtime_checkable
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol, Sequence, TypeVar, runtime_checkable
 
 from hookproof.scenarios.errors import ObserverError
 from hookproof.scenarios.observations import ObjectState, Observation, effect_rows
@@ -62,6 +62,8 @@ _EPSILON_S = 1e-9
 QUIET_INTERVALS = 2
 #: Rows the SQL observer fetches per step of its effects query.
 _PARTITION = 8192
+#: What the SQL observer's reader of one query's result returns (`SqlObserver._query`).
+_T = TypeVar("_T")
 
 
 @runtime_checkable
@@ -288,17 +290,8 @@ class SqlObserver:
         """The effects query's ``business_key``, ``amount`` and ``idempotency_key`` values,
         a list per column in row order (None: a column the query does not return; a name
         returned twice, its last), read `_PARTITION` rows at a time: a storm's million rows
-        leave no object per row behind but their values. Errors as `_rows`."""
-        import sqlalchemy
-        from sqlalchemy import exc as sa_exc
-
-        name = "effects"
-        try:
-            result = conn.execute(sqlalchemy.text(query))
-            if not result.returns_rows:
-                raise ObserverError(f"sql observer: the {name} query returns no rows (not a SELECT?)",
-                                    observer=self.kind, target=self.target, query=name)
-            columns = [str(c) for c in result.keys()]
+        leave no object per row behind but their values. Errors as `_query`."""
+        def read(result: sqlalchemy.CursorResult[Any], columns: list[str]) -> list[list[Any] | None]:
             at = {c: i for i, c in enumerate(columns)}
             wanted = [at.get(c) for c in ("business_key", "amount", "idempotency_key")]
             values: list[list[Any] | None] = [None if i is None else [] for i in wanted]
@@ -306,19 +299,28 @@ class SqlObserver:
                 for i, out in zip(wanted, values):
                     if i is not None and out is not None:
                         out.extend(map(itemgetter(i), part))
-        except sa_exc.SQLAlchemyError as exc:
-            raise ObserverError(f"sql observer: the {name} query failed on {self.target}: {_reason(exc)}",
-                                observer=self.kind, target=self.target, query=name) from exc
+            return values
+
+        values, columns = self._query(conn, "effects", query, read)
+        self._require("effects", ("business_key",), columns)
         keys, amounts, idems = values
-        if keys is None:
-            raise ObserverError(
-                f"sql observer: the {name} query must return column(s) business_key; "
-                f"missing business_key (got {', '.join(columns) or 'no columns'})",
-                observer=self.kind, target=self.target, query=name,
-            )
+        assert keys is not None  # `_require` saw the column
         return keys, amounts, idems
 
     def _rows(self, conn: sqlalchemy.Connection, name: str, query: str, required: tuple[str, ...]) -> list[Mapping[str, Any]]:
+        def read(result: sqlalchemy.CursorResult[Any], columns: list[str]) -> list[Mapping[str, Any]]:
+            return [dict(m) for m in result.mappings().all()]
+
+        rows, columns = self._query(conn, name, query, read)
+        self._require(name, required, columns)
+        return rows
+
+    def _query(self, conn: sqlalchemy.Connection, name: str, query: str,
+               read: Callable[[sqlalchemy.CursorResult[Any], list[str]], _T]) -> tuple[_T, list[str]]:
+        """Run `query` (the `name` query in messages) and `read` its result (given its column
+        names): what `read` returns, and the column names. Raises ObserverError naming the
+        query when it returns no rows (not a SELECT) or fails, running or being read (the
+        driver's first line of reason, `_reason`)."""
         import sqlalchemy
         from sqlalchemy import exc as sa_exc
 
@@ -328,10 +330,13 @@ class SqlObserver:
                 raise ObserverError(f"sql observer: the {name} query returns no rows (not a SELECT?)",
                                     observer=self.kind, target=self.target, query=name)
             columns = [str(c) for c in result.keys()]
-            rows: list[Mapping[str, Any]] = [dict(m) for m in result.mappings().all()]
+            return read(result, columns), columns
         except sa_exc.SQLAlchemyError as exc:
             raise ObserverError(f"sql observer: the {name} query failed on {self.target}: {_reason(exc)}",
                                 observer=self.kind, target=self.target, query=name) from exc
+
+    def _require(self, name: str, required: tuple[str, ...], columns: list[str]) -> None:
+        """Raise ObserverError when the `name` query's `columns` lack one of `required`."""
         missing = [c for c in required if c not in columns]
         if missing:
             raise ObserverError(
@@ -339,7 +344,6 @@ class SqlObserver:
                 f"missing {', '.join(missing)} (got {', '.join(columns) or 'no columns'})",
                 observer=self.kind, target=self.target, query=name,
             )
-        return rows
 
 
 def _state_name(kind: str) -> str:

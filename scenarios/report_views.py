@@ -3,11 +3,13 @@
 Pure functions from the scenarios' records (`Attempt`, `CheckResult`, `Observation`,
 `ScenarioReport`) to the report model's plain views (`hookproof.reports.model`), shared by
 certify's runner, explore and a storm's end (which need not load the runner); with the version
-reports carry (`VERSION`) and the history meta key of the report (`REPORT_META_KEY`).
+reports carry (`VERSION`) and the history meta key of the report (`REPORT_META_KEY`); and the
+run report of some scenarios (`run_report`) they all build.
 """
 
 from __future__ import annotations
 
+import time
 from typing import Sequence
 
 import hookproof
@@ -18,10 +20,12 @@ from hookproof.reports.model import (
     EffectPoint,
     Evidence,
     FindingView,
+    RunReport,
     ScenarioReport,
 )
 from hookproof.scenarios.catalog import CHECKLIST, CHECKLIST_CHECKS, SCENARIO_CHECKLIST_CHECKS
 from hookproof.scenarios.checks import CheckResult
+from hookproof.scenarios.findings import run_verdict
 from hookproof.scenarios.observations import Observation
 from hookproof.simulator.delivery import Attempt
 
@@ -29,6 +33,23 @@ from hookproof.simulator.delivery import Attempt
 VERSION: str = hookproof.__version__
 #: History meta key holding the run's report (report.json's document) as it stands.
 REPORT_META_KEY = "report"
+
+
+def run_report(scenarios: Sequence[ScenarioReport], *, target: str, profile: str, live: bool, seed: int,
+               started_at: float, partial: bool = False, history_file: str | None = None,
+               notes: Sequence[str] = ()) -> RunReport:
+    """The report of a run of `scenarios` against `target` (its URL or in-process app) with
+    `profile` in live or test mode, finished now (unix seconds): its verdict (`run_verdict`,
+    ``unknown`` when `partial` and nothing failed), the go-live checklist (`checklist`) and
+    this version (`VERSION`). Certify's runner, explore and a storm's end make theirs here."""
+    scenarios = tuple(scenarios)
+    return RunReport(
+        tool_version=VERSION, target=target, profile=profile, environment="live" if live else "test", seed=seed,
+        started_at=started_at, finished_at=time.time(), verdict=run_verdict((s.verdict for s in scenarios),
+                                                                            partial=partial),
+        scenarios=scenarios, checklist=checklist(scenarios), partial=partial, history_file=history_file,
+        notes=tuple(notes),
+    )
 
 
 def attempt_view(a: Attempt) -> AttemptView:

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Coroutine, Iterable, Sequence
 
 from hookproof.reports.model import RunReport, ScenarioReport
+from hookproof.scenarios import report_views as views
 from hookproof.scenarios.api_refusals import with_refusals
 from hookproof.scenarios.business_keys import KeyMapping, counter_keys, counter_truth, keyed, money_prefixes, scoped
 from hookproof.scenarios.catalog import (
@@ -39,19 +40,11 @@ from hookproof.scenarios.catalog import (
 from hookproof.scenarios.checks import Verdict, compose, nothing_compared, run_checks, unfired_faults, unknown_reason
 from hookproof.scenarios.errors import ScenarioError
 from hookproof.scenarios.fetched_states import with_fetched, with_mode
-from hookproof.scenarios.findings import CheckResult, run_verdict
+from hookproof.scenarios.findings import CheckResult
 from hookproof.scenarios.key_loops import other_mode_message
 from hookproof.scenarios.observations import Expectations, Observation, expectations_from
 from hookproof.scenarios.observers import settle, unchanged_since
 from hookproof.scenarios.overlap import Stopped, own_refusals, run_overlapped
-from hookproof.scenarios.report_views import (
-    REPORT_META_KEY,
-    VERSION,
-    attempt_view,
-    check_view,
-    checklist,
-    effect_points,
-)
 from hookproof.scenarios.seeding import SeedHook, run_seed, seed_document
 from hookproof.scenarios.state_fields import StateFields, stated
 from hookproof.simulator.delivery import Attempt, Dispatcher, History, Outcome, Target
@@ -443,7 +436,7 @@ class Runner:
         per run however often the report so far is stored."""
         from hookproof.reports import report_document
 
-        self.history.set_meta(REPORT_META_KEY, report_document(report, self._scenario_document))
+        self.history.set_meta(views.REPORT_META_KEY, report_document(report, self._scenario_document))
 
     def _scenario_document(self, s: ScenarioReport) -> dict[str, Any]:
         """`s`'s part of report.json's document, remembered by identity (reports are frozen)."""
@@ -455,15 +448,10 @@ class Runner:
         return kept[1]
 
     def report(self, started: float, *, partial: bool) -> RunReport:
-        results = tuple(self.results)
-        verdict = run_verdict((r.verdict for r in results), partial=partial)
-        return RunReport(
-            tool_version=VERSION, target=self.target.describe(), profile=self.profile.name,
-            environment="live" if self.live else "test", seed=self.seed, started_at=started,
-            finished_at=time.time(), verdict=verdict, scenarios=results, checklist=checklist(results),
-            partial=partial, history_file=str(self.history.path) if self.history.path else None,
-            notes=tuple(self.notes),
-        )
+        return views.run_report(self.results, target=self.target.describe(), profile=self.profile.name,
+                                live=self.live, seed=self.seed, started_at=started, partial=partial,
+                                history_file=str(self.history.path) if self.history.path else None,
+                                notes=self.notes)
 
     def run_one(self, scenario: Scenario, index: int) -> ScenarioReport:
         """Run one scenario in a fresh world; never raises for a receiver's fault."""
@@ -522,6 +510,7 @@ class Runner:
         expectations = expectations_from(
             events, attempts, sender_timeout_s=self.profile.sender_timeout_s,
             max_attempts_per_event=None, money_prefixes=money_prefixes(self.keys, self.profile),
+            provider=self.profile.words(),
         )
         if self.server_state is not None and expectations.truth:  # what the provider API could have served
             servable = clock.servable_states(plan.world, expectations.truth.keys())
@@ -550,9 +539,9 @@ class Runner:
             reason = "; ".join(r for r in (reason, unfired, unknown_reason(checks)) if r)
         report = ScenarioReport(
             scenario.id, scenario.title, scenario.description, verdict, scenario.checklist,
-            checks=tuple(check_view(c) for c in checks),
-            attempts=tuple(attempt_view(a) for a in attempts),
-            effects=effect_points(observations, {f.key for c in checks for f in c.findings}),
+            checks=tuple(views.check_view(c) for c in checks),
+            attempts=tuple(views.attempt_view(a) for a in attempts),
+            effects=views.effect_points(observations, {f.key for c in checks for f in c.findings}),
             duration_s=time.monotonic() - t0, settled=settled, reason=reason,
         )
         if verdict == "fail":  # the endpoint's mode is the runner's to tell

@@ -489,7 +489,8 @@ class Session:
         events = self.delivered_events()
         keys = self.explore.keys
         options: dict[str, Any] = {"sender_timeout_s": self.explore.profile.sender_timeout_s,
-                                   "max_attempts_per_event": None, "money_prefixes": money_prefixes(keys, self.explore.profile)}
+                                   "max_attempts_per_event": None, "money_prefixes": money_prefixes(keys, self.explore.profile),
+                                   "provider": self.explore.profile.words()}
         try:
             expectations, index = expectations_and_index(events, attempts, self.observations, **options)
         except Exception:  # noqa: BLE001 - as before: the expectations alone, then run_checks

@@ -42,7 +42,7 @@ def code_range(start: int, stop: int) -> list[int]:
     return _INTS[start:stop]
 
 
-_FIELDS = attrgetter("id", "business_key", "amount", "object_id", "status", "version", "object_type")
+_FIELDS = attrgetter("id", "business_key", "amount", "object_id", "status", "version", "object_type", "created_us")
 
 
 class Names:
@@ -156,6 +156,8 @@ class WorldColumns:
         status: per code, its status's code in `statuses` (-1: None).
         version: per code, its object version.
         kind: per code, its object type's code in `kinds`.
+        at_us: per code, its own time (`Event.created_us`, unix microseconds), int64: what a
+            finding renders as the provider's time of the event (`profiles.provider_words.EventClock`).
     """
 
     codes: IdCodes
@@ -170,6 +172,7 @@ class WorldColumns:
     version: "npt.NDArray[np.int64]"
     kind: "npt.NDArray[np.int32]"
     kinds: Names
+    at_us: "npt.NDArray[np.int64]"
 
     def __len__(self) -> int:
         """How many events (world codes) the columns hold."""
@@ -185,9 +188,10 @@ def world_columns(events: Iterable[Event]) -> WorldColumns:
     hint = length_hint(events)  # a storm's events say how many they are: columns sized once
     codes = _id_codes(hint)
     keys, objects, statuses, kinds = CompactNames(hint), CompactNames(hint), Names(), Names()
-    # key, amount, obj, status, version, kind: filled in place (no chunk kept, nothing joined)
-    # codes as int32 (a run has fewer than 2**31 keys, objects, statuses, types), version int64
-    cols: list[Any] = [np.empty(hint, dtype) for dtype in (np.int32, np.float64, np.int32, np.int32, np.int64, np.int32)]
+    # key, amount, obj, status, version, kind, at_us: filled in place (no chunk kept, nothing joined)
+    # codes as int32 (a run has fewer than 2**31 keys, objects, statuses, types), version and time int64
+    cols: list[Any] = [np.empty(hint, dtype)
+                       for dtype in (np.int32, np.float64, np.int32, np.int32, np.int64, np.int32, np.int64)]
     n = 0
     it = iter(events)
     while chunk := list(islice(it, CHUNK)):
@@ -200,7 +204,7 @@ def world_columns(events: Iterable[Event]) -> WorldColumns:
             at = np.flatnonzero(coded >= n_before)
             _, first = np.unique(coded[at], return_index=True)
             rows = list(map(rows.__getitem__, at[first].tolist()))
-        _, key, amount, obj, status, version, kind = zip(*rows)
+        _, key, amount, obj, status, version, kind, at_us = zip(*rows)
         end = n + len(rows)
         if end > len(cols[0]):  # more events than the hint said: room for as many again
             cols = [np.concatenate([c[:n], np.empty(max(end, 2 * n) - n, c.dtype)]) for c in cols]
@@ -210,6 +214,7 @@ def world_columns(events: Iterable[Event]) -> WorldColumns:
         cols[3][n:end] = statuses.code_all(status)
         cols[4][n:end] = np.fromiter(version, np.int64, len(version))
         cols[5][n:end] = kinds.code_all(kind)
+        cols[6][n:end] = np.fromiter(at_us, np.int64, len(at_us))
         n = end
     if n < len(cols[0]):
         cols = [c[:n].copy() for c in cols]
@@ -217,7 +222,7 @@ def world_columns(events: Iterable[Event]) -> WorldColumns:
     keys.codes.trim()
     objects.codes.trim()
     return WorldColumns(codes, codes.names, cols[0], keys, cols[1], cols[2], objects, cols[3], statuses, cols[4], cols[5],
-                        kinds)
+                        kinds, cols[6])
 
 
 def _id_codes(expect: int) -> IdCodes:

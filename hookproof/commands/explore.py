@@ -158,8 +158,7 @@ def write_interrupted_report(out_dir: Path, started: float, cfg: "Config | None"
     from dataclasses import replace
 
     from hookproof.reports.model import RunReport, ScenarioReport
-    from hookproof.scenarios.report_views import checklist
-    from hookproof.scenarios.runner import VERSION
+    from hookproof.scenarios.report_views import VERSION, checklist
 
     scenario = ScenarioReport(MACHINE_ID, "State machine over delivery schedules",
                               "The search was interrupted before it finished; nothing is certified.", "unknown",
@@ -356,16 +355,10 @@ def burst_report(hit: "HitRate", *, duration_s: float = 0.0) -> "ScenarioReport"
 
 
 def run_report(cfg: "Config", target: str, seed: int, started: float, scenarios: list["ScenarioReport"]) -> "RunReport":
-    from hookproof.reports.model import RunReport
-    from hookproof.scenarios.findings import run_verdict
-    from hookproof.scenarios.report_views import checklist
-    from hookproof.scenarios.runner import VERSION
+    from hookproof.scenarios import report_views
 
-    verdict = run_verdict(s.verdict for s in scenarios)
-    return RunReport(tool_version=VERSION, target=target, profile=cfg.target.profile,
-                     environment="live" if cfg.target.live else "test", seed=seed, started_at=started,
-                     finished_at=time.time(), verdict=verdict, scenarios=tuple(scenarios),
-                     checklist=checklist(scenarios))
+    return report_views.run_report(scenarios, target=target, profile=cfg.target.profile, live=cfg.target.live,
+                                   seed=seed, started_at=started)
 
 
 def _database(out: Path) -> Any:

@@ -7,7 +7,7 @@ where it looked and what to pass instead (the demo's runs, which are in a folder
 own; explore runs keep no history).
 
 `certify` stores the run's report (report.json's document) in the history's meta after
-every scenario (`scenarios.runner.REPORT_META_KEY`), so the history alone is enough to
+every scenario (`scenarios.report_views.REPORT_META_KEY`), so the history alone is enough to
 write report.json, junit.xml, summary.md and report.html again, also for a run that was
 interrupted or killed before it wrote them (the report then says it is partial). Once the
 receiver's log is linked, the report as written is stored again
@@ -37,7 +37,7 @@ def report(
     """Re-render the reports (JSON, JUnit XML, Markdown, HTML) from a saved history."""
     from hookproof.reports import ReportError, load_json, write_reports
     from hookproof.rundirs import DEFAULT_ROOT
-    from hookproof.scenarios.runner import REPORT_META_KEY
+    from hookproof.scenarios.report_views import REPORT_META_KEY
     from hookproof.terminal import console, fail
 
     given = history

@@ -18,6 +18,7 @@ import orjson
 from hookproof.simulator.errors import SecretError
 from hookproof.simulator.events import Event
 from hookproof.simulator.frozen import fast_init
+from hookproof.simulator.profiles.provider_words import EventClock, ProviderWords
 
 
 @dataclass(frozen=True)
@@ -142,6 +143,11 @@ class Profile(ABC):
         multiple_signatures: several secrets produce several signatures (rotation).
         world: the world whose events the profile sends (``billing``: Stripe's billing
             objects; ``github``: the repository world); `simulator.world.new_world` builds it.
+        event_clock: the event's own time a receiver orders an object's events by
+            (`provider_words.EventClock`: Stripe's ``created``), or None when the events
+            carry none.
+        retrying: what the provider does with an unacknowledged event while retries remain.
+        gives_up: what it does once its retries ran out (`Profile.words`).
     """
 
     name: ClassVar[str]
@@ -161,6 +167,16 @@ class Profile(ABC):
     body_unsigned: ClassVar[str | None] = None
     multiple_signatures: ClassVar[bool] = False
     world: ClassVar[str] = "billing"
+    event_clock: ClassVar[EventClock | None] = None
+    retrying: ClassVar[str] = "the provider would retry it on its schedule"
+    gives_up: ClassVar[str] = "the provider retries it no more"
+
+    def words(self) -> ProviderWords:
+        """What findings say of this provider (`provider_words.ProviderWords`): its name,
+        attempts per delivery (1 + `retry_schedule_s`), what it does while retrying and
+        once its retries ran out, and its events' own time."""
+        return ProviderWords(self.title, 1 + len(self.retry_schedule_s), self.retrying, self.gives_up,
+                             self.event_clock)
 
     # ---- events -------------------------------------------------------------
     @abstractmethod

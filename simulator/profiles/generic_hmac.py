@@ -160,6 +160,7 @@ def bind_catalog(profile: Profile, catalog: UserCatalog) -> None:
     profile.default_event = catalog.types[0]  # type: ignore[misc]
     profile.has_livemode = False  # type: ignore[misc]
     profile.has_account = False  # type: ignore[misc]
+    profile.event_clock = None  # type: ignore[misc]  # the catalog's own ordering field, if any: not the profile's
 
 
 class GenericHmacProfile(Profile):
@@ -196,6 +197,8 @@ class GenericHmacProfile(Profile):
             "signature_headers": (self.settings.signature_header,),
             "sender_timeout_s": self.settings.timeout_s,
             "retry_schedule_s": self.settings.retry_schedule_s,
+            "retrying": "the sender would keep retrying it (retry_schedule_s)",
+            "gives_up": "the sender retries it no more (retry_schedule_s)",
             "tolerance": Tolerance(self.settings.tolerance_past_s, self.settings.tolerance_future_s),
             "multiple_signatures": self.settings.rotation_separator is not None,
         }

@@ -81,6 +81,10 @@ class GitHubProfile(Profile):
     signature_headers = ("X-Hub-Signature-256", "X-Hub-Signature")
     sender_timeout_s = 10.0
     retry_schedule_s = ()
+    # no automatic retries; a delivery can be redelivered by hand or through the REST API within
+    # 3 days (docs.github.com, handling-failed-webhook-deliveries; providers.md, GitHub [DOC])
+    gives_up = ("GitHub never retries: it stays lost unless redelivered by hand or through the REST API "
+                "within 3 days")
     redelivery_window_s: ClassVar[float] = 3 * 86400.0
     default_event = "issues.opened"
     has_account = True

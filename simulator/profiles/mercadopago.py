@@ -89,6 +89,10 @@ class MercadoPagoProfile(Profile):
     sender_timeout_s = 22.0
     retry_timeout_s: ClassVar[float] = 5.0
     retry_schedule_s = (900.0, 900.0, 19800.0, 151200.0, 172800.0)
+    # retries at 15 min, 30 min, 6 h, 48 h, 96 h after the first dispatch; nothing after is documented
+    # (the IPN "After receiving the notification" page; providers.md, Mercado Pago [DOC])
+    retrying = "Mercado Pago would keep retrying it, for up to 4 days"
+    gives_up = "Mercado Pago retries it no more (its last retry is 96 h after the first)"
     default_event = "payment.created"
     untimed_reason: ClassVar[str] = (
         "Mercado Pago signs its ts (inside x-signature's manifest) but documents no tolerance: the official SDK's "

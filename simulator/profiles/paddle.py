@@ -21,6 +21,7 @@ from hookproof.simulator.errors import ProfileError
 from hookproof.simulator.events import Event
 from hookproof.simulator.profiles.base import Envelope, Profile, Tolerance, canonical_json, require_secrets
 from hookproof.simulator.profiles.formats import derived_token, derived_ulid, rfc3339_us
+from hookproof.simulator.profiles.provider_words import EventClock
 from hookproof.simulator.world.paddle import PADDLE_EVENT_TYPES
 
 
@@ -72,6 +73,14 @@ class PaddleProfile(Profile):
     signature_headers = ("Paddle-Signature",)
     sender_timeout_s = 5.0
     retry_schedule_s = _live_schedule()
+    # the body's ``occurred_at`` (RFC 3339, microseconds) orders an entity's events (providers.md, Paddle)
+    event_clock = EventClock("occurred_at", "rfc3339_us", 1,
+                             "Paddle documents no other order; fetch the entity from Paddle's API "
+                             "(GET /transactions/{id}, /subscriptions/{id}) and keep what it answers")
+    # live: up to 60 retries over 3 days; disabling an endpoint is not documented; a replay is
+    # POST /notifications/{id}/replay (providers.md, Paddle [DOC])
+    retrying = "Paddle would keep retrying it, up to 60 times over 3 days (live)"
+    gives_up = "Paddle retries it no more; it can be replayed with POST /notifications/{id}/replay within 90 days"
     sandbox_retry_schedule_s: ClassVar[tuple[float, ...]] = (60.0, 240.0, 540.0)
     tolerance = Tolerance(past_s=5.0, future_s=5.0)
     world = "paddle"

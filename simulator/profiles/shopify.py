@@ -22,6 +22,7 @@ from hookproof.simulator.errors import ProfileError
 from hookproof.simulator.events import Event
 from hookproof.simulator.profiles.base import Envelope, Profile, canonical_json, require_secrets
 from hookproof.simulator.profiles.formats import derived_uuid, rfc3339_ns
+from hookproof.simulator.profiles.provider_words import EventClock
 from hookproof.simulator.world.shopify import SHOPIFY_API_VERSION, SHOPIFY_EVENT_TYPES, shop_domain
 
 
@@ -63,6 +64,15 @@ class ShopifyProfile(Profile):
     signature_headers = ("X-Shopify-Hmac-Sha256",)
     sender_timeout_s = 5.0
     retry_schedule_s = (60.0, 120.0, 240.0, 480.0, 960.0, 1920.0, 3840.0, 6780.0)
+    # ``X-Shopify-Triggered-At`` (the header, nine fractional digits) or the resource's ``updated_at``
+    # orders a resource's deliveries (shopify.dev/docs/apps/build/webhooks/delivery-structure)
+    event_clock = EventClock("X-Shopify-Triggered-At", "rfc3339_ns", 1,
+                             "compare the resource's updated_at "
+                             "(shopify.dev/docs/apps/build/webhooks/delivery-structure)")
+    # 8 retries over 4 hours since 2024-09-10 [DOC]; after 8 consecutive failures a subscription
+    # made through the Admin API is deleted [2ND] (providers.md, Shopify)
+    retrying = "Shopify would keep retrying it, 8 times over 4 hours"
+    gives_up = "Shopify retries it no more, and deletes a webhook subscription made through the Admin API"
     api_version: ClassVar[str] = SHOPIFY_API_VERSION
     default_event = "orders/paid"
     has_account = True

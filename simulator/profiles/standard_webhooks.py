@@ -20,6 +20,7 @@ from hookproof.simulator.errors import SecretError
 from hookproof.simulator.events import Event
 from hookproof.simulator.profiles.base import Envelope, Profile, Tolerance, canonical_json, require_secrets
 from hookproof.simulator.profiles.formats import derived_token, rfc3339_us
+from hookproof.simulator.profiles.provider_words import EventClock
 from hookproof.simulator.world.user_catalog import BODY, UserCatalog
 
 #: Stripe event type -> Standard Webhooks event type (dotted, ``<noun>.<verb>``).
@@ -119,6 +120,16 @@ class StandardWebhooksProfile(Profile):
     signature_headers = ("webhook-signature",)
     sender_timeout_s = 15.0
     retry_schedule_s: ClassVar[tuple[float, ...]] = (5.0, 300.0, 1800.0, 7200.0, 18000.0, 36000.0, 50400.0, 72000.0, 86400.0)
+    # the body's ``timestamp`` (the event's own time, RFC 3339 with microseconds), never the
+    # ``webhook-timestamp`` header (the attempt's) (spec, "Payload structure")
+    event_clock: ClassVar[EventClock | None] = EventClock(
+        "timestamp", "rfc3339_us", 1,
+        "the spec says nothing of ordering; fetch the object from the sender's API and keep what it answers")
+    # the spec's example schedule runs about 3 days; then it advises notifying and disabling an
+    # endpoint that keeps failing (spec, "Delivery behavior"; providers.md, Standard Webhooks [DOC])
+    retrying: ClassVar[str] = "the sender would keep retrying it with backoff, about 3 days on the spec's schedule"
+    gives_up: ClassVar[str] = ("the sender retries it no more; the spec advises notifying and disabling an endpoint "
+                               "that keeps failing")
     tolerance = Tolerance(past_s=300.0, future_s=300.0)
     default_event = "payment_intent.succeeded"
     multiple_signatures = True
@@ -198,3 +209,8 @@ class SvixProfile(StandardWebhooksProfile):
     signature_headers = ("svix-signature",)
     sender_timeout_s = 15.0
     retry_schedule_s = (5.0, 300.0, 1800.0, 7200.0, 18000.0, 36000.0, 36000.0)
+    # 8 attempts over about 27.5 h; then the message is Failed for the endpoint, and an endpoint whose
+    # attempts all fail for 5 days is disabled (docs.svix.com/retries; providers.md, Svix [DOC])
+    retrying = "Svix would keep retrying it, 8 attempts over about 27 hours"
+    gives_up = ("Svix marks the message Failed for this endpoint (a replay resends it), and disables an "
+                "endpoint failing for 5 days")

@@ -42,6 +42,7 @@ from hookproof.simulator.profiles.base import (
     new_signed_request,
     require_secrets,
 )
+from hookproof.simulator.profiles.provider_words import EventClock
 from hookproof.simulator.profiles.stripe_json import stripe_json
 from hookproof.simulator.profiles.stripe_versions import at_version, names_shaped_kind, shaped_kinds
 
@@ -135,6 +136,16 @@ class StripeProfile(Profile):
     signature_headers = ("Stripe-Signature",)
     sender_timeout_s = 20.0
     retry_schedule_s = (60.0, 300.0, 1800.0, 3600.0, 7200.0, 14400.0, 28800.0, 57600.0, 86400.0, 86400.0)
+    # the event's ``created`` (unix seconds: changes in one second tie); when order matters Stripe
+    # advises fetching the object (docs.stripe.com/webhooks, "Event ordering")
+    event_clock = EventClock("created", "unix_s", 1_000_000,
+                             "Stripe advises fetching the object from the API when an event arrives "
+                             "(docs.stripe.com/webhooks, Event ordering)")
+    # live mode retries for up to 3 days; then Stripe e-mails about an endpoint failing for days and may
+    # disable it (docs.stripe.com/webhooks/process-undelivered-events; providers.md, Stripe [DOC/2ND])
+    retrying = "Stripe would keep retrying it for up to 3 days (live mode)"
+    gives_up = ("Stripe retries it no more, and e-mails about an endpoint failing for days, then may "
+                "disable it")
     tolerance = Tolerance(past_s=300.0, future_s=None)
     default_event = "payment_intent.succeeded"
     has_livemode = True

@@ -122,7 +122,7 @@ def test_report_in_place_refuses_to_drop_a_log_the_saved_history_does_not_hold(t
     from dataclasses import replace
 
     from hookproof.reports import render_json
-    from hookproof.scenarios.runner import REPORT_META_KEY
+    from hookproof.scenarios.report_views import REPORT_META_KEY
     from hookproof.simulator.delivery.history import History
     from tests.reports.sample import sample_report
 

@@ -13,7 +13,7 @@ from hookproof.loadtests.spec import SECRETS_ENV, SpecError, StormSpec, secrets_
 from hookproof.loadtests.verdict import STORM_CHECKS, finish_storm, only_storm, storm_scenario, throughput
 from hookproof.reports import load_json
 from hookproof.scenarios.observations import Effect, ObjectState, Observation
-from hookproof.scenarios.runner import REPORT_META_KEY
+from hookproof.scenarios.report_views import REPORT_META_KEY
 from hookproof.simulator.delivery.history import Attempt
 from hookproof.simulator.events import Event
 from hookproof.simulator.profiles import get_profile

@@ -12,6 +12,7 @@ from typing import Mapping, Sequence
 from hookproof.scenarios.check_index import CheckIndex, grouped_findings, index_for
 from hookproof.scenarios.findings import ADVISORY, FINDING, CheckResult, Finding, Verdict, nothing_observed, result_of
 from hookproof.scenarios.observations import Expectations, ObjectTruth, Observation
+from hookproof.scenarios.state_words import regressed_message, stale_message
 from hookproof.simulator.delivery.history import Attempt, Completion, Outcome
 
 _UNREAD: ObjectTruth | None = ObjectTruth("", ((0, ""),))  # an object whose truth was not read yet
@@ -78,9 +79,16 @@ def check_lost(
                                     expected=1, actual=0, attempts=idx.attempt_ids(positions)))
         else:
             never_acked += 1
+            provider = expectations.provider
+            if provider is None:
+                after = "the provider would retry it on its schedule"
+            else:
+                valid = [idx.history[p].attempt for p in positions if idx.history[p].valid]
+                after = provider.retrying if max(valid, default=0) < provider.attempts else (
+                    provider.gives_up if provider.attempts == 1
+                    else f"all {provider.attempts} of {provider.title}'s attempts failed: {provider.gives_up}")
             findings.append(Finding("lost", key, "never applied and never acknowledged: every valid delivery "
-                                    f"went unanswered or was refused ({idx.answer_summary(positions)}), so the "
-                                    "provider would keep retrying it for days",
+                                    f"went unanswered or was refused ({idx.answer_summary(positions)}); " + after,
                                     expected=1, actual=0, attempts=idx.attempt_ids(positions)))
     stats = {"expected_keys": len(expectations.expected), "lost": len(findings) - never_acked,
              "never_acknowledged": never_acked}
@@ -247,7 +255,7 @@ def check_regressed(
                         positions += idx.by_event.get(event_id, []) if event_id else []
                 findings.append(Finding(
                     "regressed", obj,
-                    f"went back from v{prev[0]} ({prev[1]}) to v{version} ({st.status}) at observation {oi}",
+                    regressed_message(prev, st, version, truth if truth is not _UNREAD else None, idx, expectations),
                     expected=f">= v{prev[0]}", actual=f"v{version}", attempts=idx.attempt_ids(sorted(positions)),
                 ))
     stats = {"objects_observed": len(high), "unmapped_states": unmapped}
@@ -317,7 +325,7 @@ def check_stale(
                                     actual=None, attempts=attempts))
         else:
             got = st.status if st.version is None else f"{st.status} (v{st.version})"
-            findings.append(Finding("stale", obj, f"final state is {got}, the provider's is {want}",
+            findings.append(Finding("stale", obj, stale_message(st, truth, idx, expectations),
                                     expected=want, actual=got, attempts=attempts))
     return result_of("stale", findings, {"objects": len(wanted)})
 

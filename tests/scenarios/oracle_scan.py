@@ -92,7 +92,7 @@ class ExpectationScan:
                 sources = dict(sorted({**sources, **added}.items(), key=lambda item: item[1][0]))
 
         key_events: dict[str, list[str]] = {}
-        per_object: dict[str, dict[int, tuple[str, str]]] = {}
+        per_object: dict[str, dict[int, tuple[str, str, int]]] = {}
         kinds: dict[str, str] = {}
         for event_id in self.valid_events:
             event = by_id.get(event_id)
@@ -107,10 +107,10 @@ class ExpectationScan:
             if event.status is not None:
                 versions = per_object.get(event.object_id)
                 if versions is None:
-                    per_object[event.object_id] = {event.version: (event.status, event_id)}
+                    per_object[event.object_id] = {event.version: (event.status, event_id, event.created_us)}
                     kinds[event.object_id] = event.object_type
                 elif event.version not in versions:
-                    versions[event.version] = (event.status, event_id)
+                    versions[event.version] = (event.status, event_id, event.created_us)
 
         expected: dict[str, ExpectedEffect] = {}
         money: dict[str, int] = {}
@@ -355,7 +355,7 @@ def _old_world(events: Iterable[Event]) -> dict[str, EventFacts]:
     for event in events:
         if event.id not in world:
             world[event.id] = EventFacts(event.id, event.business_key, event.amount, event.object_id, event.status,
-                                         event.version, event.object_type)
+                                         event.version, event.object_type, event.created_us)
     return world
 
 
@@ -373,15 +373,15 @@ def _resolve(a: Attempt, world: Mapping[str, EventFacts], resolved: dict[str, Ev
         unresolved.add(a.event_id)
 
 
-def _truth(object_id: str, versions: Mapping[int, tuple[str, str]], kind: str,
+def _truth(object_id: str, versions: Mapping[int, tuple[str, str, int]], kind: str,
            pairs: dict[tuple[int, str], tuple[int, str]]) -> ObjectTruth:
-    """The truth of `object_id` (of `kind`) from version -> (status, event id), any order.
+    """The truth of `object_id` (of `kind`) from version -> (status, event id, its time), any order.
     `pairs` shares the (version, status) tuples between objects (a storm's thousands of
     objects at ``(1, "active")`` hold one)."""
     ordered = sorted(versions.items())
     shared = pairs.setdefault
-    return ObjectTruth(object_id, tuple(shared((v, status), (v, status)) for v, (status, _) in ordered),
-                       tuple(event_id for _, (_, event_id) in ordered), kind)
+    return ObjectTruth(object_id, tuple(shared((v, status), (v, status)) for v, (status, _, _) in ordered),
+                       tuple(event_id for _, (_, event_id, _) in ordered), kind, tuple(at for _, (_, _, at) in ordered))
 
 
 def group_positions(codes: Mapping[str, int], group_of: Sequence[int]) -> Groups:

@@ -94,6 +94,10 @@ def test_sql_observer_is_read_only_on_sqlite(sqlite_file: Path) -> None:
         ("sqlite:///{db}", "SELECT amount FROM effects", None, "missing business_key", "effects"),
         ("sqlite:///{db}", EFFECTS_SQL, "SELECT object_id FROM subscriptions", "missing status", "state"),
         ("sqlite:///{db}", EFFECTS_SQL, "SELECT * FROM nowhere", "state query failed", "state"),
+        ("sqlite:///{db}", "PRAGMA foreign_keys = ON", None,
+         r"^sql observer: the effects query returns no rows \(not a SELECT\?\)$", "effects"),
+        ("sqlite:///{db}", EFFECTS_SQL, "PRAGMA foreign_keys = ON",
+         r"^sql observer: the state query returns no rows \(not a SELECT\?\)$", "state"),
     ],
 )
 def test_sql_observer_errors_name_the_problem(sqlite_file: Path, tmp_path: Path, url: str, effects: str,

@@ -20,7 +20,8 @@ from hookproof.scenarios.catalog import CATALOG, Overlap
 from hookproof.scenarios.observations import Observation
 from hookproof.scenarios.observers import observation_from_data
 from hookproof.scenarios.overlap import compatible, next_start, own_refusals, run_overlapped
-from hookproof.scenarios.runner import REPORT_META_KEY, Runner, answered_valid, receiver_down
+from hookproof.scenarios.report_views import REPORT_META_KEY
+from hookproof.scenarios.runner import Runner, answered_valid, receiver_down
 from hookproof.simulator.delivery import Attempt, History, Outcome, Target
 from hookproof.simulator.delivery.history import Completion
 from hookproof.simulator.profiles import get_profile

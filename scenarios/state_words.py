@@ -1,0 +1,113 @@
+"""How the state findings (``regressed``, ``stale``) name an object's states: by the
+provider's events that carried them, not by hookproof's versions.
+
+A receiver never sees ``hookproof_version`` from a real provider; it sees events, each with
+its id, its type and, where the provider has one, its own time (Stripe's ``created``,
+Paddle's ``occurred_at``…: `simulator.profiles.provider_words.EventClock`). So a state is
+named ``past_due (event evt_…, customer.subscription.updated, created 1764000001)``; when the
+two events a finding compares carry the same time, the finding says a receiver cannot order
+them by it, and what the provider's documentation advises instead. One line, bounded: ids,
+types and times are short, and nothing of unbounded length is quoted.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Sequence
+
+from hookproof.scenarios.observations import Expectations, ObjectState, ObjectTruth
+
+if TYPE_CHECKING:
+    from hookproof.scenarios.check_index import CheckIndex
+
+
+def carrier(truth: ObjectTruth | None, version: int | None, status: str, *, exact: bool) -> int | None:
+    """The version whose event names the state `status` at `version`: `version` itself when
+    an event carried it; else, unless the receiver reported that very version (`exact`), the
+    newest version at or below it with that status that an event carried, else the oldest
+    above it (a status-only state mapped to a version the provider API served: the receiver
+    shows the status that event carried); None when no event carried the status."""
+    if truth is None or version is None:
+        return None
+    if truth.event_id_at(version):
+        return version
+    if exact:
+        return None
+    carried = [v for (v, known), event_id in zip(truth.versions, truth.event_ids) if known == status and event_id]
+    below = [v for v in carried if v <= version]
+    return below[-1] if below else (carried[0] if carried else None)
+
+
+def state_words(status: str, truth: ObjectTruth | None, version: int | None, idx: "CheckIndex",
+                expectations: Expectations, *, exact: bool = False) -> str:
+    """`status` with the event that carried it (`carrier`): ``past_due (event evt_1,
+    customer.subscription.updated, created 1764000001)``; the event's type is the provider's
+    (its first attempt's), its time rendered as the profile's clock (`Expectations.provider`)
+    when it has one. A state no delivered event carried is said to come from the provider
+    API when the API could have served it (a fetching receiver stored what it was served),
+    else is named by its ``hookproof_version`` (the receiver reported it, or a hand-built truth)."""
+    named = carrier(truth, version, status, exact=exact)
+    if named is None or truth is None:
+        if version is None:
+            return status
+        served = truth is not None and any(
+            v == version for v, _ in (expectations.servable or {}).get(truth.object_id, ()))
+        if served:
+            return f"{status} (served by the provider API; no delivered event carried it)"
+        return f"{status} (hookproof_version {version}; no delivered event carried it)"
+    event_id = truth.event_id_at(named)
+    parts = [f"event {event_id}"]
+    positions = idx.by_event.get(event_id, ()) if event_id else ()
+    if positions:
+        parts.append(idx.history[positions[0]].event_type)
+    clock = expectations.provider.clock if expectations.provider is not None else None
+    at_us = truth.event_time_at(named)
+    if clock is not None and at_us is not None:
+        parts.append(clock.render(at_us))
+    return f"{status} ({', '.join(parts)})"
+
+
+def tie_words(truth: ObjectTruth | None, versions: Sequence[int | None], expectations: Expectations) -> str:
+    """``""``, or when the two events that carried `versions` (as `carrier` names them) are
+    distinct and carry the same time by the profile's clock: ``"; both carry created
+    1764000001, so a receiver cannot order them by created alone: <the provider's advice>"``."""
+    clock = expectations.provider.clock if expectations.provider is not None else None
+    if clock is None or truth is None or None in versions or len(set(versions)) != 2:
+        return ""
+    times = [truth.event_time_at(v) for v in versions if v is not None]
+    if None in times or len(times) != 2:
+        return ""
+    a, b = times
+    assert a is not None and b is not None
+    if not clock.ties(a, b):
+        return ""
+    return f"; both carry {clock.render(a)}, so a receiver cannot order them by {clock.name} alone: {clock.advice}"
+
+
+def regressed_message(prev: tuple[int, str], st: ObjectState, version: int, truth: ObjectTruth | None,
+                      idx: "CheckIndex", expectations: Expectations) -> str:
+    """``regressed``'s message for an object whose state `st` (mapped to `version`) is older
+    than the highest seen before, `prev` = (version, status): ``went back from past_due
+    (event …) to active (event …)``, and the tie when both events carry one time."""
+    exact = st.version is not None
+    return (f"went back from {state_words(prev[1], truth, prev[0], idx, expectations)} to "
+            f"{state_words(st.status, truth, version, idx, expectations, exact=exact)}"
+            + tie_words(truth, (carrier(truth, prev[0], prev[1], exact=False),
+                                carrier(truth, version, st.status, exact=exact)), expectations))
+
+
+def stale_message(st: ObjectState, truth: ObjectTruth, idx: "CheckIndex", expectations: Expectations) -> str:
+    """``stale``'s message for an object whose settled state `st` is not the provider's
+    final one (`truth`): ``final state is active (event …), the provider's is past_due
+    (event …)``, and the tie when both events carry one time. The observed state is the
+    version it reported, else the newest version of the truth (or of what the provider API
+    could serve) with its status."""
+    servable = (expectations.servable or {}).get(truth.object_id)
+    seen = truth.with_servable(servable)
+    exact = st.version is not None
+    version = st.version if exact else seen.version_for(st.status, truth.final_version)
+    return (f"final state is {state_words(st.status, seen, version, idx, expectations, exact=exact)}, the "
+            f"provider's is {state_words(truth.final_status, truth, truth.final_version, idx, expectations)}"
+            + tie_words(seen, (carrier(seen, version, st.status, exact=exact), truth.final_version), expectations))
+
+
+__all__: Sequence[str] = ["carrier", "regressed_message", "stale_message", "state_words", "tie_words"]

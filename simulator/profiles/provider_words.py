@@ -1,0 +1,85 @@
+"""What findings say of a provider: its own time of an event, and what it does with an
+event its retries did not deliver.
+
+Each profile sets these from providers.md (the source of each beside it);
+`Profile.words` hands them to the checks (`scenarios.observations.Expectations.provider`),
+so a ``regressed`` or ``stale`` finding names the provider's events and their times, not
+hookproof's versions, and a ``lost`` one says what the provider would really do next.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, Sequence
+
+from hookproof.simulator.profiles.formats import rfc3339_ns, rfc3339_us
+
+
+@dataclass(frozen=True, slots=True)
+class EventClock:
+    """The provider's own time of an event, where a receiver reads it to order one
+    object's events.
+
+    Attributes:
+        name: the field or header it is read from (``created``, ``occurred_at``…).
+        form: how the provider writes it: ``unix_s`` (integer unix seconds),
+            ``rfc3339_us`` / ``rfc3339_ns`` (UTC, six or nine fractional digits).
+        step_us: its resolution in microseconds: two events within one step carry the same
+            value (``1_000_000``: whole seconds, Stripe's ``created``).
+        advice: what the provider's documentation advises when two events of an object
+            carry the same time (a receiver cannot order them by it), with its source.
+    """
+
+    name: str
+    form: Literal["unix_s", "rfc3339_us", "rfc3339_ns"]
+    step_us: int
+    advice: str
+
+    def render(self, at_us: int) -> str:
+        """`at_us` (unix microseconds, the world's `Event.created_us`) as the provider
+        writes this field: ``created 1764000001``, ``occurred_at 2026-…Z``."""
+        if self.form == "unix_s":
+            value = str(at_us // 1_000_000)
+        elif self.form == "rfc3339_us":
+            value = rfc3339_us(at_us)
+        else:
+            value = rfc3339_ns(at_us)
+        return f"{self.name} {value}"
+
+    def ties(self, a_us: int, b_us: int) -> bool:
+        """True when events at `a_us` and `b_us` carry the same value of this field."""
+        return a_us // self.step_us == b_us // self.step_us
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderWords:
+    """A profile's facts as findings word them (`Profile.words`).
+
+    Attributes:
+        title: the provider's name for people (``Stripe``).
+        attempts: how many attempts the provider makes of one delivery (1 + its retries).
+        retrying: what the provider does with an event not yet acknowledged while retries
+            remain (``Stripe would keep retrying it for up to 3 days``).
+        gives_up: what it does once every retry failed.
+        clock: the event's own time (`EventClock`), or None when the provider's events
+            carry none a receiver orders by (GitHub, Mercado Pago's thin notifications).
+    """
+
+    title: str
+    attempts: int
+    retrying: str
+    gives_up: str
+    clock: EventClock | None = None
+
+    def after_failures(self, most_attempts: int) -> str:
+        """What the provider does next with an event none of whose deliveries was
+        acknowledged, the most attempts of one of them being `most_attempts`: it keeps
+        retrying (`retrying`), or its retries ran out (`gives_up`)."""
+        if most_attempts < self.attempts:
+            return self.retrying
+        if self.attempts == 1:
+            return self.gives_up
+        return f"all {self.attempts} of {self.title}'s attempts failed: {self.gives_up}"
+
+
+__all__: Sequence[str] = ["EventClock", "ProviderWords"]
