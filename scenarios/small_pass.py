@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from array import array
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import accumulate, compress, repeat
 from operator import eq, le, ne
 from typing import Iterable, Mapping, Sequence
@@ -43,6 +43,7 @@ from hookproof.scenarios.observations import (
 )
 from hookproof.simulator.delivery.history import Attempt, Completion, Outcome
 from hookproof.simulator.events import Event
+from hookproof.simulator.profiles.provider_words import ProviderWords
 
 #: Histories of fewer attempts than this take the plain-Python pass; longer ones the
 #: columnar pass (`scenarios.history_scan`). Measured (CPU, best of 15, with the checks'
@@ -55,6 +56,7 @@ SMALL_HISTORY = 512
 def expectations_and_index(
     events: Iterable[Event], history: Sequence[Attempt], observations: Sequence[Observation], *,
     sender_timeout_s: float, max_attempts_per_event: int | None, money_prefixes: Sequence[str] = MONEY_PREFIXES,
+    provider: ProviderWords | None = None,
 ) -> tuple[Expectations, CheckIndex]:
     """`scenarios.check_index.expectations_and_index`, in plain Python when `history` holds
     fewer than `SMALL_HISTORY` attempts and the observations and keys are fewer than
@@ -63,15 +65,17 @@ def expectations_and_index(
     if len(history) >= SMALL_HISTORY:
         return columnar_expectations_and_index(events, history, observations, sender_timeout_s=sender_timeout_s,
                                                max_attempts_per_event=max_attempts_per_event,
-                                               money_prefixes=money_prefixes)
+                                               money_prefixes=money_prefixes, provider=provider)
     scan = _scan(history, sender_timeout_s, _world(events))
     if sum(len(obs.effects) for obs in observations) + len(scan.key_codes) >= key_tables.SMALL:
         return columnar_expectations_and_index(events, history, observations, sender_timeout_s=sender_timeout_s,
                                                max_attempts_per_event=max_attempts_per_event,
-                                               money_prefixes=money_prefixes)
+                                               money_prefixes=money_prefixes, provider=provider)
     expectations = scan.expect.expectations(sender_timeout_s=sender_timeout_s,
                                             max_attempts_per_event=max_attempts_per_event,
                                             money_prefixes=money_prefixes)
+    if provider is not None:
+        expectations = replace(expectations, provider=provider)
     return expectations, _index_of(scan, history, expectations, observations)
 
 
@@ -124,7 +128,7 @@ class _Expect:
                 sources = dict(sorted({**sources, **added}.items(), key=lambda item: item[1][0]))
 
         key_events: dict[str, list[str]] = {}
-        per_object: dict[str, dict[int, tuple[str, str]]] = {}
+        per_object: dict[str, dict[int, tuple[str, str, int]]] = {}
         kinds: dict[str, str] = {}
         for event_id in self.valid_events:
             event = by_id.get(event_id)
@@ -139,10 +143,10 @@ class _Expect:
             if event.status is not None:
                 versions = per_object.get(event.object_id)
                 if versions is None:
-                    per_object[event.object_id] = {event.version: (event.status, event_id)}
+                    per_object[event.object_id] = {event.version: (event.status, event_id, event.created_us)}
                     kinds[event.object_id] = event.object_type
                 elif event.version not in versions:
-                    versions[event.version] = (event.status, event_id)
+                    versions[event.version] = (event.status, event_id, event.created_us)
 
         expected: dict[str, ExpectedEffect] = {}
         money: dict[str, int] = {}
@@ -271,7 +275,7 @@ def _world(events: Iterable[Event]) -> dict[str, EventFacts]:
     for event in events:
         if event.id not in world:
             world[event.id] = EventFacts(event.id, event.business_key, event.amount, event.object_id, event.status,
-                                         event.version, event.object_type)
+                                         event.version, event.object_type, event.created_us)
     return world
 
 
@@ -289,11 +293,11 @@ def _resolve(a: Attempt, world: Mapping[str, EventFacts], resolved: dict[str, Ev
         unresolved.add(a.event_id)
 
 
-def _truth(object_id: str, versions: Mapping[int, tuple[str, str]], kind: str) -> ObjectTruth:
-    """The truth of `object_id` (of `kind`) from version -> (status, event id), any order."""
+def _truth(object_id: str, versions: Mapping[int, tuple[str, str, int]], kind: str) -> ObjectTruth:
+    """The truth of `object_id` (of `kind`) from version -> (status, event id, its time), any order."""
     ordered = sorted(versions.items())
-    return ObjectTruth(object_id, tuple((v, status) for v, (status, _) in ordered),
-                       tuple(event_id for _, (_, event_id) in ordered), kind)
+    return ObjectTruth(object_id, tuple((v, status) for v, (status, _, _) in ordered),
+                       tuple(event_id for _, (_, event_id, _) in ordered), kind, tuple(at for _, (_, _, at) in ordered))
 
 
 def _group_positions(codes: Mapping[str, int], group_of: Sequence[int]) -> Groups:

@@ -163,3 +163,12 @@ def test_states_read_in_every_order_agree() -> None:
                                                                    rnd.choice([None, 1, 2, 5, 9])) for o in objects),
                              frozenset({"subscription"}) if seed % 2 else None) for i in range(3)]
         _agree(events, attempts, reads)
+
+
+def test_it_takes_every_argument_the_columnar_pass_takes() -> None:
+    """Explore calls it with the columnar pass's arguments and falls back to the slow path on
+    any error: an argument only one of them knows would silently cost that fallback."""
+    import inspect
+
+    assert inspect.signature(small_pass.expectations_and_index).parameters.keys() == \
+        inspect.signature(columnar).parameters.keys()
