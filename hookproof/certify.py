@@ -24,6 +24,7 @@ from urllib.parse import urlsplit
 from hookproof.config import Config
 from hookproof.deadline import DEADLINE_NOTE, deadline_note, run_deadline  # noqa: F401 (certify's names too)
 from hookproof.errors import ConfigError, UsageError
+from hookproof.loopback import check_loopback_url
 from hookproof.reports.model import RunReport
 from hookproof.scenarios.observations import Observation
 from hookproof.scenarios.runner import Progress, Runner
@@ -397,13 +398,9 @@ def check_loopback(config: Config, allow_remote: bool, *, command: str = "certif
                    sends: str = "duplicate bursts and mass redelivery") -> None:
     """Refuse a target off this machine unless `allow_remote` (`command` sends `sends`).
 
-    Raises UsageError naming the URL and the flag.
+    Raises UsageError naming the URL and the flag (`hookproof.loopback`, the one guard).
     """
-    target = config.target
-    if allow_remote or target.url is None or Target(url=target.url).is_loopback():
-        return
-    raise UsageError(f"target.url: {target.url} is not a loopback address; {command} sends {sends}, "
-                     "so a remote receiver needs --allow-remote")
+    check_loopback_url(config.target.url, allow_remote, command=command, sends=sends)
 
 
 def check_chaos(config: Config, chaos: bool) -> None:

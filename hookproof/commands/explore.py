@@ -194,6 +194,7 @@ def run_explore(cfg: "Config", *, out_dir: Path | Callable[[], Path], max_exampl
     """
     from hookproof.certify import check_loopback, receiver_log
     from hookproof.commands.replay import replay_command
+    from hookproof.loopback import is_remote
     from hookproof.receiver_log import RECEIVER_LOG_FILE, keep_receiver_log, link_receiver_log
     from hookproof.scenarios.statemachine import (
         NOTHING_ACKNOWLEDGED,
@@ -250,7 +251,8 @@ def run_explore(cfg: "Config", *, out_dir: Path | Callable[[], Path], max_exampl
                      + ("then the teardown delivered every event still pending" if failure.phase == "teardown" else
                         "found after the last step") + f"; {target.profile.name} event names; seed {failure.seed}):")
         lines += ["  " + s for s in schedule_lines(failure)]
-        lines.append(f"replay: {replay_command(schedule_path, cfg.source)}")
+        again = replay_command(schedule_path, cfg.source, allow_remote=is_remote(cfg.target.url))
+        lines.append(f"replay: {again}")
     if result.error:
         lines.append(f"note: {result.error}")
     if result.failure is None and not result.acked:

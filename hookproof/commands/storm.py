@@ -35,7 +35,6 @@ import tempfile
 import time
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Annotated, Any, Iterator, Optional
-from urllib.parse import urlsplit
 
 import typer
 
@@ -429,14 +428,13 @@ def register(app: typer.Typer) -> None:
         loopback target only works for workers on the receiver's machine); if one does
         not, the storm is refused in one line. The master port carries the signing
         secret: bind it on a private network only."""
-        from hookproof.certify import check_reachable, provider_server, receiver_log, started_receiver
+        from hookproof.certify import check_loopback, check_reachable, provider_server, receiver_log, started_receiver
         from hookproof.chaos.errors import ChaosError
         from hookproof.deadline import deadline_note
         from hookproof.errors import HookproofError, UsageError
         from hookproof.receiver_log import RECEIVER_LOG_FILE, keep_receiver_log, link_receiver_log, store_linked_report
         from hookproof.reports import REPORT_FILES, load_json, write_reports
         from hookproof.rundirs import run_out, withdraw
-        from hookproof.simulator.delivery import Target
         from hookproof.simulator.errors import SimulatorError
         from hookproof.terminal import console, err_console, fail, load, print_report, seed_line
         from hookproof.terminal import duration_s as flag_duration_s
@@ -456,9 +454,7 @@ def register(app: typer.Typer) -> None:
                 limit = (cfg.run.max_duration_s, "run.max_duration_s")
             if cfg.target.url is None:
                 raise UsageError("storms need a URL target (target.url); an in-process app cannot be stormed")
-            if not Target(url=cfg.target.url).is_loopback() and not allow_remote:
-                raise UsageError(f"the target {urlsplit(cfg.target.url).hostname} is not on loopback; "
-                                 "pass --allow-remote to storm a remote receiver")
+            check_loopback(cfg, allow_remote, command="storm", sends="a load of duplicates, bursts and redelivery waves")
             if shape not in ("steady", "ramp", "spike", "soak"):
                 raise UsageError(f"--shape: unknown shape {shape!r} (steady, ramp, spike, soak)")
             if workers_expected and workers:

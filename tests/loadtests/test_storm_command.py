@@ -83,7 +83,8 @@ def test_a_remote_target_needs_allow_remote(tmp_path: Path) -> None:
     assert result.returncode == 2
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1, result.stderr
-    assert "not on loopback" in lines[0] and "--allow-remote" in lines[0]
+    assert lines == ["hookproof: target.url: https://receiver.example.com/webhooks is not a loopback address; storm "
+                     "sends a load of duplicates, bursts and redelivery waves, so a remote receiver needs --allow-remote"]
     assert not (tmp_path / "out" / "report.json").exists()
 
 
