@@ -110,10 +110,12 @@ def _pythonpath() -> str:
 def build_spec(config: "Config", *, users: int, rate: float, duration_s: float, shape: str, duplicates: float,
                burst: int, reorder_window: int, waves: int, out: Path, sink_url: str | None,
                progress_path: Path | None, max_in_flight: int = 64, collect_timeout_s: float = 60.0,
-               patterns: dict[str, Any] | None = None) -> "StormSpec":
+               patterns: dict[str, Any] | None = None, seed: int | None = None) -> "StormSpec":
     """The storm spec from the config and the flags (no secret); `patterns` sets the real-bug
     patterns' shares (``related``, ``older_redelivery``, ``late``, ``api_transient``,
-    ``wave_events``: `loadtests.plan`), else their defaults. Raises UsageError for bad values."""
+    ``wave_events``: `loadtests.plan`), else their defaults; `seed` (``--seed``) the
+    senders' worlds and plans, else ``run.seed``, else a random one (certify's and explore's
+    precedence). Raises UsageError for bad values."""
     from hookproof.errors import UsageError
     from hookproof.loadtests.spec import SpecError, StormSpec
     from hookproof.scenarios.business_keys import to_plain
@@ -126,7 +128,8 @@ def build_spec(config: "Config", *, users: int, rate: float, duration_s: float, 
         from hookproof.simulator.world.user_catalog import catalog_to_plain
 
         catalog = catalog_to_plain(profile.catalog)
-    seed = config.run.seed if config.run.seed is not None else random.SystemRandom().randrange(1, 2**31)
+    if seed is None:
+        seed = config.run.seed if config.run.seed is not None else random.SystemRandom().randrange(1, 2**31)
     types = config.target.stripe_types()
     try:
         return StormSpec(
@@ -410,6 +413,7 @@ def register(app: typer.Typer) -> None:
         workers_timeout: Annotated[str, typer.Option("--workers-timeout", help="How long the master waits for its workers to connect: 60s, 5m.")] = "60s",
         collect_timeout: Annotated[str, typer.Option("--collect-timeout", help="How long the master waits, after the storm, for every worker's last records.")] = "60s",
         max_duration: Annotated[Optional[str], typer.Option("--max-duration", help="Stop the whole run after this long (90s, 15m, 1h; default: run.max_duration_s when the config sets it, else the storm's --duration plus its timeouts): the storm ends early, is checked, and its partial report says why (exit 1).", show_default=False)] = None,
+        seed: Annotated[Optional[int], typer.Option("--seed", help="Seed of the senders' worlds and plans (default: run.seed, else a random one); the report names it, and the same seed sends the same stories and plans again (timing aside).", show_default=False)] = None,
     ) -> None:
         """Storm the receiver with Locust (signed, duplicated, reordered events), then run certify's checks;
         exit 0 all checks valid, 1 findings, 2 usage/config error or a refused storm.
@@ -481,7 +485,7 @@ def register(app: typer.Typer) -> None:
                                   max_in_flight=max_in_flight, collect_timeout_s=collect_timeout_s,
                                   patterns={"wave_events": wave_events, "related": related,
                                             "older_redelivery": older_redelivery, "late": late,
-                                            "api_transient": api_transient})
+                                            "api_transient": api_transient}, seed=seed)
                 check_team_keys(cfg, spec)  # a template the storm's events cannot fill: before any sending
                 serve_storm_truth(_state, spec, workers_expected or workers)
                 log, marks = receiver_log(cfg, secrets)
@@ -545,7 +549,7 @@ def register(app: typer.Typer) -> None:
         paths = {name: out / file for name, file in REPORT_FILES.items()}
         paths["history"] = out / "history.sqlite"
         print_report(report, paths, f"hookproof storm: {cfg.target.profile} receiver at {report.target}",
-                     seed=seed_line(report.seed, cfg.run.seed is None, "run.seed = {seed} in the config"))
+                     seed=seed_line(report.seed, seed is None and cfg.run.seed is None, "--seed {seed}"))
         _print_numbers(report, console)
         if stopped:
             console.print(f"storm {stopped}; exit 1", markup=False, soft_wrap=True)
