@@ -350,6 +350,17 @@ PROBE_NOTE = ("reachability: before the first scenario hookproof opened one conn
               "connection has used it up)")
 
 
+def console_notes(report: RunReport) -> tuple[str, ...]:
+    """The notes of `report` the console prints: all of them, but the reachability probe's
+    (`PROBE_NOTE`) only when an attempt of the run ended in a connection error, which a
+    receiver whose single connection the probe used up would show; a healthy receiver's
+    run does not need it on the console. The report's files keep every note."""
+    probe = PROBE_NOTE.split("{", 1)[0]
+    if any(a.outcome == "connection_error" for s in report.scenarios for a in s.attempts):
+        return report.notes
+    return tuple(n for n in report.notes if not n.startswith(probe))
+
+
 def check_reachable(config: Config) -> str | None:
     """Something accepts a connection at `target.url`; returns the report's note saying so
     (`PROBE_NOTE`), or None when nothing was probed.
