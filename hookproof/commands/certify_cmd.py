@@ -111,9 +111,11 @@ def register(app: typer.Typer) -> None:
         from dataclasses import replace
 
         from hookproof.certify import console_notes
+        from hookproof.headline import split_headline
 
         shown = replace(result.report, notes=console_notes(result.report))  # the files keep every note
         print_report(shown, result.paths, f"hookproof certify: {cfg.target.profile} receiver at {result.report.target}",
-                     seed=seed_line(result.report.seed, chosen, "--seed {seed}"))
+                     seed=seed_line(result.report.seed, chosen, "--seed {seed}"),
+                     headline=split_headline(result.report.notes)[0])
         signalled = caught.signalled and result.report.partial and not result.timed_out
         raise typer.Exit(caught.exit_code if signalled else result.exit_code)

@@ -1,0 +1,75 @@
+"""A run's headline: the one line that says what is likely wrong when a whole run points
+one way, printed above the verdict table and kept first among the report's notes.
+
+Today one: every valid delivery of the run refused with 401 or 403 and none acknowledged,
+which is what a receiver verifying with another signing secret (or another provider's
+scheme) answers; the line names where ``target.secret`` comes from, never its value.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Sequence
+
+if TYPE_CHECKING:
+    from hookproof.reports.model import RunReport
+
+#: What every headline starts with (how the console finds it among the report's notes).
+HEADLINE_PREFIX = "likely cause: "
+
+#: Refusals that say "not authenticated": what a receiver answers a signature it cannot verify.
+AUTH_STATUSES = (401, 403)
+
+#: The share of the answered valid attempts that must be such refusals ("nearly every": a few
+#: other answers, say a 413 to the oversized payload, do not hide the cause).
+NEARLY = 0.9
+
+#: Fewer refused valid attempts than this say nothing about the run as a whole.
+AT_LEAST = 3
+
+
+def secret_sources(secret: str | Sequence[str]) -> str:
+    """Where `secret` (``target.secret``: one reference or a rotation list) comes from, as may
+    be shown: ``env:NAME``, ``file:PATH``, or ``written in the config`` for a literal."""
+    from hookproof.secret_ref import SecretRef, SecretRefError
+
+    shown = []
+    for value in [secret] if isinstance(secret, str) else list(secret):
+        try:
+            ref = SecretRef.parse(value)
+        except SecretRefError:
+            shown.append("written in the config")
+            continue
+        shown.append("written in the config" if ref.kind == "literal" else ref.source)
+    return ", ".join(dict.fromkeys(shown))
+
+
+def refused_headline(report: "RunReport", sources: str) -> str | None:
+    """The headline of `report` when (nearly) every valid attempt answered was refused with
+    401 or 403 and none was acknowledged, else None.
+
+    Counted over the valid attempts of every scenario (``AttemptView.valid``; forged,
+    stale and other invalid ones are meant to be refused), those that got an HTTP answer:
+    none a 2xx, at least `AT_LEAST` a 401 or 403, and those at least `NEARLY` of them.
+    A receiver refusing only some events (it acknowledged others) gets none. `sources`:
+    where ``target.secret`` comes from (`secret_sources`), never the secret.
+    """
+    answered = [a for s in report.scenarios for a in s.attempts if a.valid and a.status is not None]
+    if any(200 <= (a.status or 0) < 300 or a.outcome == "acked" for a in answered):
+        return None
+    refused = [a for a in answered if a.status in AUTH_STATUSES]
+    if len(refused) < AT_LEAST or len(refused) < NEARLY * len(answered):
+        return None
+    codes = " or ".join(str(c) for c in sorted({a.status for a in refused if a.status is not None}))
+    every = "every" if len(refused) == len(answered) else "nearly every"
+    counted = f"{len(refused)} attempt(s)" if len(refused) == len(answered) else \
+        f"{len(refused)} of the {len(answered)} attempt(s) answered"
+    return (f"{HEADLINE_PREFIX}{every} valid delivery was refused with {codes} ({counted}) and none was "
+            "acknowledged: check "
+            f"that target.secret is the receiver's signing secret (source: {sources}) and target.profile "
+            f"({report.profile}) the provider it verifies")
+
+
+def split_headline(notes: Sequence[str]) -> tuple[str | None, tuple[str, ...]]:
+    """(the headline among `notes`, or None; the other notes in their order)."""
+    headline = next((n for n in notes if n.startswith(HEADLINE_PREFIX)), None)
+    return headline, tuple(n for n in notes if n is not headline)
