@@ -43,7 +43,16 @@ def secret_sources(secret: str | Sequence[str]) -> str:
     return ", ".join(dict.fromkeys(shown))
 
 
-def refused_headline(report: "RunReport", sources: str) -> str | None:
+def run_acked(report: "RunReport") -> int | None:
+    """The attempts of the whole run the receiver acknowledged, as the ``ack_latency``
+    checks counted them (``stats["acked"]``), or None when no such check counted: a
+    storm's report keeps a share of its attempts, its checks saw them all."""
+    counts = [c.stats.get("acked") for s in report.scenarios for c in s.checks if c.check_id == "ack_latency"]
+    known = [n for n in counts if isinstance(n, int)]
+    return sum(known) if known else None
+
+
+def refused_headline(report: "RunReport", sources: str, *, acked: int | None = None) -> str | None:
     """The headline of `report` when (nearly) every valid attempt answered was refused with
     401 or 403 and none was acknowledged, else None.
 
@@ -51,8 +60,12 @@ def refused_headline(report: "RunReport", sources: str) -> str | None:
     stale and other invalid ones are meant to be refused), those that got an HTTP answer:
     none a 2xx, at least `AT_LEAST` a 401 or 403, and those at least `NEARLY` of them.
     A receiver refusing only some events (it acknowledged others) gets none. `sources`:
-    where ``target.secret`` comes from (`secret_sources`), never the secret.
+    where ``target.secret`` comes from (`secret_sources`), never the secret. `acked`: the
+    whole run's acknowledged attempts when the report keeps only some of its attempts (a
+    storm's, `run_acked`); any means no headline.
     """
+    if acked:
+        return None
     answered = [a for s in report.scenarios for a in s.attempts if a.valid and a.status is not None]
     if any(200 <= (a.status or 0) < 300 or a.outcome == "acked" for a in answered):
         return None

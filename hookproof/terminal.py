@@ -134,6 +134,8 @@ def print_report(report: "RunReport", paths: dict[str, Path], title: str, *, see
     word = {"pass": "[green]PASS[/]", "fail": "[bold red]FAIL[/]"}.get(report.verdict, f"[yellow]{report.verdict.upper()}[/]")
     console.print(f"verdict: {word}{' (partial run)' if report.partial else ''}")
     for note in report.notes:
+        if note == headline:  # printed above the table
+            continue
         console.print(f"note: {note}", markup=False, soft_wrap=True)
     for name, path in paths.items():
         console.print(f"  {name}: {path}", markup=False)

@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from hookproof.chaos.process import Supervised
     from hookproof.config import Config
     from hookproof.loadtests.spec import StormSpec
+    from hookproof.reports.model import RunReport
 
 #: Seconds to wait for the Locust master to start and its workers to connect (default of --workers-timeout).
 STARTUP_S = 60.0
@@ -214,6 +215,18 @@ def _loopback(host: str) -> bool:
         return ipaddress.ip_address(host.strip("[]")).is_loopback
     except ValueError:
         return False
+
+
+def storm_headline(report: "RunReport", cfg: "Config") -> str | None:
+    """certify's headline (`hookproof.headline`) for a storm's report: only when the storm's
+    checks counted its acknowledged attempts, none of them (the report keeps a share of the
+    attempts; the counts are over all)."""
+    from hookproof.headline import refused_headline, run_acked, secret_sources
+
+    acked = run_acked(report)
+    if acked is None:
+        return None
+    return refused_headline(report, secret_sources(cfg.target.secret), acked=acked)
 
 
 def _free_port() -> int:
@@ -540,7 +553,10 @@ def register(app: typer.Typer) -> None:
         report = load_json(report_path.read_bytes())
         if stopped:  # the master ended the storm early at --max-duration: its report says why
             report = dataclasses.replace(report, notes=(*report.notes, stopped))
-        if tails is not None or stopped:  # the master wrote the reports; they name the log and quote it, as certify's
+        headline = storm_headline(report, cfg)
+        if headline is not None:  # first among the notes; printed above the table, as certify's
+            report = dataclasses.replace(report, notes=(headline, *report.notes))
+        if tails is not None or stopped or headline:  # the master wrote the reports; they name the log and quote it, as certify's
             if tails is not None:
                 report = link_receiver_log(report, tails)
             write_reports(report, out)
@@ -549,7 +565,8 @@ def register(app: typer.Typer) -> None:
         paths = {name: out / file for name, file in REPORT_FILES.items()}
         paths["history"] = out / "history.sqlite"
         print_report(report, paths, f"hookproof storm: {cfg.target.profile} receiver at {report.target}",
-                     seed=seed_line(report.seed, seed is None and cfg.run.seed is None, "--seed {seed}"))
+                     seed=seed_line(report.seed, seed is None and cfg.run.seed is None, "--seed {seed}"),
+                     headline=headline)
         _print_numbers(report, console)
         if stopped:
             console.print(f"storm {stopped}; exit 1", markup=False, soft_wrap=True)

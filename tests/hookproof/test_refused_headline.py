@@ -148,3 +148,46 @@ def test_the_secret_s_source_is_named_never_its_value() -> None:
     assert secret_sources("env:WEBHOOK_SECRET") == "env:WEBHOOK_SECRET"
     assert secret_sources(["file:secret.txt", "env:OLD"]) == "file:secret.txt, env:OLD"
     assert secret_sources("whsec_literal_value") == "written in the config"
+
+
+def _storm_report(acked: int | None, *statuses: int) -> RunReport:
+    """A storm's report: a share of its attempts kept, its ack_latency check's count over all."""
+    from hookproof.reports.model import CheckView
+
+    checks = () if acked is None else (CheckView("ack_latency", "valid", (), {"acked": acked}),)
+    attempts = tuple(_attempt(i, s) for i, s in enumerate(statuses))
+    scenario = ScenarioReport("storm", "Storm", "", "fail", (), checks=checks, attempts=attempts)
+    return RunReport("0", "http://127.0.0.1:1/w", "stripe", "test", 1, 0.0, 1.0, "fail", (scenario,), ())
+
+
+@pytest.mark.parametrize(("acked", "given"), [(0, True), (7, False), (None, False)])
+def test_a_storm_s_headline_counts_every_attempt_not_the_report_s_share(tmp_path: Path, acked: int | None,
+                                                                        given: bool) -> None:
+    """Every kept attempt refused with 401: the headline only when the storm's checks counted
+    no acknowledged attempt at all (7 acknowledged outside the kept share: none; no count: none)."""
+    from hookproof.commands.storm import storm_headline
+    from hookproof.config import load_config
+
+    (tmp_path / "secret.txt").write_text(WRONG, encoding="utf-8")
+    config = tmp_path / "hookproof.toml"
+    config.write_text('[target]\nurl = "http://127.0.0.1:9/webhooks"\nprofile = "stripe"\nsecret = "file:secret.txt"\n'
+                      '[observer]\nkind = "python"\ncallable = "tests.hookproof.test_explore:no_effects"\n',
+                      encoding="utf-8")
+    headline = storm_headline(_storm_report(acked, *(401,) * 6), load_config(config))
+    assert (headline is not None) is given
+    if headline is not None:
+        assert "(source: file:secret.txt)" in headline and headline.startswith(HEADLINE_PREFIX)
+        assert WRONG not in headline
+
+
+def test_the_console_prints_the_headline_once_above_the_table(capsys: pytest.CaptureFixture[str]) -> None:
+    from dataclasses import replace
+
+    from hookproof.terminal import print_report
+
+    headline = refused_headline(_report(*(401,) * 3), "env:X")
+    assert headline is not None
+    report = replace(_report(*(401,) * 3), notes=(headline, "another note"))
+    print_report(report, {}, "title", seed="seed 1", headline=headline)
+    out = capsys.readouterr().out
+    assert out.count(headline) == 1 and out.index(headline) < out.index("verdict:") and "note: another note" in out
