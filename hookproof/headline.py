@@ -8,7 +8,7 @@ scheme) answers; the line names where ``target.secret`` comes from, never its va
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Mapping, Sequence
 
 if TYPE_CHECKING:
     from hookproof.reports.model import RunReport
@@ -57,29 +57,37 @@ def refused_headline(report: "RunReport", sources: str, *, acked: int | None = N
     401 or 403 and none was acknowledged, else None.
 
     Counted over the valid attempts of every scenario (``AttemptView.valid``; forged,
-    stale and other invalid ones are meant to be refused), those that got an HTTP answer:
-    none a 2xx, at least `AT_LEAST` a 401 or 403, and those at least `NEARLY` of them.
-    A receiver refusing only some events (it acknowledged others) gets none. `sources`:
-    where ``target.secret`` comes from (`secret_sources`), never the secret. `acked`: the
-    whole run's acknowledged attempts when the report keeps only some of its attempts (a
-    storm's, `run_acked`); any means no headline.
+    stale and other invalid ones are meant to be refused), those that got an HTTP answer
+    (`status_headline`). A receiver refusing only some events (it acknowledged others)
+    gets none. `sources`: where ``target.secret`` comes from (`secret_sources`), never the
+    secret. `acked`: the whole run's acknowledged attempts when the report keeps only some
+    of its attempts (a storm's, `run_acked`); any means no headline.
     """
-    if acked:
+    statuses: dict[int, int] = {}
+    for a in (a for s in report.scenarios for a in s.attempts if a.valid and a.status is not None):
+        if a.outcome == "acked":
+            return None
+        statuses[a.status or 0] = statuses.get(a.status or 0, 0) + 1
+    return status_headline(statuses, sources, report.profile, acked=acked or 0)
+
+
+def status_headline(statuses: Mapping[int, int], sources: str, profile: str, *, acked: int = 0) -> str | None:
+    """The headline for a run whose valid attempts got `statuses` (HTTP status -> attempts
+    answered with it) and `acked` acknowledged: none acknowledged (and no 2xx), at least
+    `AT_LEAST` refused with 401 or 403, and those at least `NEARLY` of the answered ones;
+    else None. `profile`: the run's ``target.profile``."""
+    if acked or any(200 <= status < 300 for status in statuses):
         return None
-    answered = [a for s in report.scenarios for a in s.attempts if a.valid and a.status is not None]
-    if any(200 <= (a.status or 0) < 300 or a.outcome == "acked" for a in answered):
+    answered = sum(statuses.values())
+    refused = sum(n for status, n in statuses.items() if status in AUTH_STATUSES)
+    if refused < AT_LEAST or refused < NEARLY * answered:
         return None
-    refused = [a for a in answered if a.status in AUTH_STATUSES]
-    if len(refused) < AT_LEAST or len(refused) < NEARLY * len(answered):
-        return None
-    codes = " or ".join(str(c) for c in sorted({a.status for a in refused if a.status is not None}))
-    every = "every" if len(refused) == len(answered) else "nearly every"
-    counted = f"{len(refused)} attempt(s)" if len(refused) == len(answered) else \
-        f"{len(refused)} of the {len(answered)} attempt(s) answered"
+    codes = " or ".join(str(c) for c in sorted(status for status in statuses if status in AUTH_STATUSES))
+    every = "every" if refused == answered else "nearly every"
+    counted = f"{refused} attempt(s)" if refused == answered else f"{refused} of the {answered} attempt(s) answered"
     return (f"{HEADLINE_PREFIX}{every} valid delivery was refused with {codes} ({counted}) and none was "
-            "acknowledged: check "
-            f"that target.secret is the receiver's signing secret (source: {sources}) and target.profile "
-            f"({report.profile}) the provider it verifies")
+            "acknowledged: check that target.secret is the receiver's signing secret (source: "
+            f"{sources}) and target.profile ({profile}) the provider it verifies")
 
 
 def split_headline(notes: Sequence[str]) -> tuple[str | None, tuple[str, ...]]:

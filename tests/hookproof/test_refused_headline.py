@@ -191,3 +191,27 @@ def test_the_console_prints_the_headline_once_above_the_table(capsys: pytest.Cap
     print_report(report, {}, "title", seed="seed 1", headline=headline)
     out = capsys.readouterr().out
     assert out.count(headline) == 1 and out.index(headline) < out.index("verdict:") and "note: another note" in out
+
+
+@pytest.mark.parametrize("secret", [WRONG, SECRET], ids=["wrong", "right"])
+def test_explore_leads_with_the_headline_when_its_search_was_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                     secret: str) -> None:
+    monkeypatch.setenv("HOOKPROOF_HEADLINE_SECRET", secret)
+    monkeypatch.setenv("COLUMNS", "200")
+    config = tmp_path / "hookproof.toml"
+    config.write_text(f'[target]\napp = "{__name__}:verifying"\nprofile = "stripe"\n'
+                      'secret = "env:HOOKPROOF_HEADLINE_SECRET"\n'
+                      f'\n[observer]\nkind = "python"\ncallable = "{__name__}:no_effects"\n', encoding="utf-8")
+    out = tmp_path / "out"
+    result = CliRunner().invoke(cli, ["explore", "-c", str(config), "--max-examples", "3", "--seed", "2",
+                                      "--out", str(out)])
+    report = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    headlines = [n for n in report["notes"] if n.startswith(HEADLINE_PREFIX)]
+    assert SECRET not in result.output and WRONG not in result.output
+    if secret == SECRET:
+        assert headlines == [] and "likely cause" not in result.output, result.output
+        return
+    assert len(headlines) == 1 and report["notes"][0] == headlines[0], report["notes"]
+    assert headlines[0].startswith(f"{HEADLINE_PREFIX}every valid delivery was refused with 401 (")
+    assert "(source: env:HOOKPROOF_HEADLINE_SECRET)" in headlines[0]
+    assert result.output.count(headlines[0]) == 1, result.output
