@@ -24,6 +24,8 @@ from urllib.parse import urlsplit
 from hookproof.config import Config
 from hookproof.deadline import DEADLINE_NOTE, deadline_note, run_deadline  # noqa: F401 (certify's names too)
 from hookproof.errors import ConfigError, UsageError
+from hookproof.headline import HEADLINE_PREFIX, refused_headline, secret_sources
+from hookproof.loopback import check_loopback_url
 from hookproof.reports.model import RunReport
 from hookproof.scenarios.observations import Observation
 from hookproof.scenarios.runner import Progress, Runner
@@ -344,6 +346,19 @@ PROBE_NOTE = ("reachability: before the first scenario hookproof opened one conn
               "connection has used it up)")
 
 
+def console_notes(report: RunReport) -> tuple[str, ...]:
+    """The notes of `report` the console prints: all of them, but the reachability probe's
+    (`PROBE_NOTE`) only when an attempt of the run ended in a connection error, which a
+    receiver whose single connection the probe used up would show; a healthy receiver's
+    run does not need it on the console. The run's headline (`hookproof.headline`) is not
+    among them: it is printed above the table. The report's files keep every note."""
+    probe = PROBE_NOTE.split("{", 1)[0]
+    notes = tuple(n for n in report.notes if not n.startswith(HEADLINE_PREFIX))  # printed above the table
+    if any(a.outcome == "connection_error" for s in report.scenarios for a in s.attempts):
+        return notes
+    return tuple(n for n in notes if not n.startswith(probe))
+
+
 def check_reachable(config: Config) -> str | None:
     """Something accepts a connection at `target.url`; returns the report's note saying so
     (`PROBE_NOTE`), or None when nothing was probed.
@@ -392,13 +407,9 @@ def check_loopback(config: Config, allow_remote: bool, *, command: str = "certif
                    sends: str = "duplicate bursts and mass redelivery") -> None:
     """Refuse a target off this machine unless `allow_remote` (`command` sends `sends`).
 
-    Raises UsageError naming the URL and the flag.
+    Raises UsageError naming the URL and the flag (`hookproof.loopback`, the one guard).
     """
-    target = config.target
-    if allow_remote or target.url is None or Target(url=target.url).is_loopback():
-        return
-    raise UsageError(f"target.url: {target.url} is not a loopback address; {command} sends {sends}, "
-                     "so a remote receiver needs --allow-remote")
+    check_loopback_url(config.target.url, allow_remote, command=command, sends=sends)
 
 
 def check_chaos(config: Config, chaos: bool) -> None:
@@ -537,10 +548,16 @@ def certify(config: Config, *, scenarios: Sequence[str] | None = None, out_dir: 
 
             tails = keep_receiver_log(log, marks, out_dir)
     assert report is not None  # runner.run returned one, or the start-up's deadline made one
-    if tails is not None:
+    headline = refused_headline(report, secret_sources(config.target.secret))
+    if headline is not None:  # first among the notes; the console prints it above the table
+        from dataclasses import replace
+
+        report = replace(report, notes=(headline, *report.notes))
+    if tails is not None or headline is not None:
         from hookproof.receiver_log import link_receiver_log, store_linked_report
 
-        report = link_receiver_log(report, tails)
+        if tails is not None:
+            report = link_receiver_log(report, tails)
         store_linked_report(history_path, report)  # `hookproof report` re-renders it as written here
     paths = write_reports(report, out_dir)
     paths["history"] = history_path

@@ -44,6 +44,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help=f"state-machine programs per test (default: the marker's, else {_DEFAULT_MAX_EXAMPLES}).")
     group.addoption("--hookproof-seed", dest="hookproof_seed", type=int, default=None, metavar="S",
                     help="seed of the world and of Hypothesis (default: the config's run.seed, else random).")
+    group.addoption("--hookproof-allow-remote", dest="hookproof_allow_remote", action="store_true", default=False,
+                    help="allow a target that is not on this machine (loopback), as certify's --allow-remote.")
     group.addoption("--hookproof-out", dest="hookproof_out", default=None, metavar="DIR",
                     help="where reports and failing schedules go (default: a temporary directory).")
     parser.addini("hookproof_config", "path of hookproof.toml, relative to the ini file", default="hookproof.toml")
@@ -85,18 +87,24 @@ def hookproof_config(pytestconfig: pytest.Config) -> Any:
 
 
 @pytest.fixture(scope="session")
-def _hookproof_session(hookproof_config: Any) -> Iterator[tuple[Any, Any]]:
-    """The running target; a receiver that cannot be started or reached fails the
-    fixture with hookproof's one-line message (file:line: field: ...), not a traceback."""
+def _hookproof_session(hookproof_config: Any, pytestconfig: pytest.Config) -> Iterator[tuple[Any, Any]]:
+    """The running target; a receiver that cannot be started or reached, or a target off
+    this machine without ``--hookproof-allow-remote`` (`hookproof.loopback`, before anything
+    is started or sent), fails the fixture with hookproof's one-line message (file:line:
+    field: ...), not a traceback."""
     from hookproof.chaos.errors import ChaosError
     from hookproof.commands.explore import explore_target
     from hookproof.config import locate
     from hookproof.errors import ConfigError, HookproofError
+    from hookproof.loopback import check_loopback_url
     from hookproof.simulator.errors import SimulatorError
 
     with contextlib.ExitStack() as stack:
         problem: Exception | None = None
         try:
+            check_loopback_url(hookproof_config.target.url, pytestconfig.getoption("hookproof_allow_remote"),
+                               command="the hookproof plugin", sends="concurrent duplicate bursts and certify's catalog",
+                               flag="--hookproof-allow-remote")
             pair = stack.enter_context(explore_target(hookproof_config))
         except (HookproofError, SimulatorError, ChaosError) as exc:
             problem = locate(exc, hookproof_config) if isinstance(exc, ConfigError) else exc
@@ -128,6 +136,7 @@ class HookproofChecks:
     max_examples: int
     seed: int | None
     scenarios: Sequence[str] | None
+    allow_remote: bool = False  # --hookproof-allow-remote: the session let a remote target past the guard
 
     def explore(self, *, max_examples: int | None = None, seed: int | None = None) -> Any:
         """Run the state machine; on a finding write the shrunk schedule and fail with it.
@@ -153,7 +162,7 @@ class HookproofChecks:
         from hookproof.certify import certify
 
         result = certify(self.config, scenarios=list(scenarios or self.scenarios or []) or None,
-                         out_dir=self.out_dir / "catalog")
+                         out_dir=self.out_dir / "catalog", allow_remote=self.allow_remote)
         report = result.report
         if report.verdict != "pass":
             lines = [f"hookproof catalog: verdict {report.verdict}"]
@@ -182,5 +191,5 @@ def hookproof_checks(request: pytest.FixtureRequest, hookproof_config: Any, hook
     return HookproofChecks(
         config=hookproof_config, target=hookproof_target, provider=hookproof_provider, out_dir=out_dir,
         max_examples=opt("hookproof_max_examples") or kwargs.get("max_examples") or _DEFAULT_MAX_EXAMPLES,
-        seed=seed, scenarios=kwargs.get("scenarios"),
+        seed=seed, scenarios=kwargs.get("scenarios"), allow_remote=bool(opt("hookproof_allow_remote")),
     )

@@ -107,12 +107,16 @@ def seed_line(seed: int, chosen: bool, repeat: str) -> str:
     return f"seed {seed}" + (f" (chosen at random; {repeat.format(seed=seed)} repeats this run)" if chosen else "")
 
 
-def print_report(report: "RunReport", paths: dict[str, Path], title: str, *, seed: str | None = None) -> None:
+def print_report(report: "RunReport", paths: dict[str, Path], title: str, *, seed: str | None = None,
+                 headline: str | None = None) -> None:
     """The verdict table of a run (its title a line of its own, never wrapped at the
-    table's width, then `seed`, the run's `seed_line`, if given) and where its files are."""
+    table's width, then `seed`, the run's `seed_line`, if given, then `headline`, what is
+    likely wrong with the whole run, `hookproof.headline`) and where its files are."""
     console.print(title, markup=False, soft_wrap=True)
     if seed is not None:
         console.print(seed, markup=False, soft_wrap=True)
+    if headline is not None:
+        console.print(headline, markup=False, soft_wrap=True)
     table = Table()
     for col in ("scenario", "verdict", "finding or reason"):
         table.add_column(col, overflow="fold")
@@ -130,6 +134,8 @@ def print_report(report: "RunReport", paths: dict[str, Path], title: str, *, see
     word = {"pass": "[green]PASS[/]", "fail": "[bold red]FAIL[/]"}.get(report.verdict, f"[yellow]{report.verdict.upper()}[/]")
     console.print(f"verdict: {word}{' (partial run)' if report.partial else ''}")
     for note in report.notes:
+        if note == headline:  # printed above the table
+            continue
         console.print(f"note: {note}", markup=False, soft_wrap=True)
     for name, path in paths.items():
         console.print(f"  {name}: {path}", markup=False)

@@ -46,7 +46,7 @@ import os
 import random
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from hookproof.scenarios.bursts import HitRate, burst_hit_rate
 from hookproof.scenarios.explore_targets import PROVIDER_API_BASE, ExploreTarget, Prepared, provider_api, shared_target
@@ -307,6 +307,7 @@ class ExploreResult:
     error: str | None = None
     attempts: int = 0  # valid attempts sent, over every example of the search
     acked: int = 0  # of which the receiver acknowledged (a search nothing was acknowledged in proves nothing)
+    statuses: Mapping[int, int] = field(default_factory=dict)  # those answered, by HTTP status (a run's headline)
     interrupted: bool = False  # shrinking was stopped (the run's deadline, Ctrl-C): `failure` is the smallest so far
     restarts: int = 0  # times the search began again with a fresh Hypothesis seed (it could not replay an example)
     cut_short: bool = False  # no finding, and the search ended before `max_examples` examples (`error` says why)
@@ -389,6 +390,7 @@ def explore(target: ExploreTarget, *, max_examples: int = 100, seed: int | None 
                                          world_seed, f"shrinking was stopped after {shrunk} smaller schedule(s) "
                                          "tried: the schedule is the smallest failing one found so far",
                                          attempts=counter.attempts, acked=counter.acked, interrupted=True,
+                                         statuses=dict(counter.statuses),
                                          restarts=restarts)
                 if isinstance(exc, FlakyStrategyDefinition) and not failures:
                     # Which rules apply depends on the receiver's answers (acked, pending): one that
@@ -411,7 +413,8 @@ def explore(target: ExploreTarget, *, max_examples: int = 100, seed: int | None 
         error = flaky_note(counter.examples, max_examples, restarts, cut_short)
     return ExploreResult(failures[-1] if failures else None, counter.examples, counter.steps,
                          time.monotonic() - started, world_seed, error,
-                         attempts=counter.attempts, acked=counter.acked, restarts=restarts, cut_short=cut_short)
+                         attempts=counter.attempts, acked=counter.acked, restarts=restarts, cut_short=cut_short,
+                         statuses=dict(counter.statuses))
 
 
 def restart_seed(world_seed: int, restart: int) -> int:
@@ -480,6 +483,7 @@ class _Counts:
     steps: int = 0
     attempts: int = 0
     acked: int = 0
+    statuses: dict[int, int] = field(default_factory=dict)  # the valid attempts answered, by HTTP status
     on_example: Callable[[int, int, int], None] | None = None
     failures: list[Failure] = field(default_factory=list)  # the search's: once one is found, it shrinks
     shrinking_from: int = 0  # the example that found the first failure (0: none yet)
@@ -501,6 +505,9 @@ class _Counts:
         valid = [a for a in session.history.attempts() if a.valid]
         self.attempts += len(valid)
         self.acked += sum(a.outcome is Outcome.ACKED for a in valid)
+        for a in valid:
+            if a.status is not None:
+                self.statuses[a.status] = self.statuses.get(a.status, 0) + 1
         if self.failures and not self.shrinking_from:
             self.shrinking_from = self.examples
         if self.on_example is not None:

@@ -46,6 +46,12 @@ def in_ci() -> bool:
     return os.environ.get("CI") == "true"
 
 
+#: The local images' tags: chaos/images/build_base.sh's defaults, or the tags it was given
+#: (HOOKPROOF_RECEIVERS_IMAGE, HOOKPROOF_IMAGE) on a docker daemon others share.
+RECEIVERS_IMAGE = os.environ.get("HOOKPROOF_RECEIVERS_IMAGE") or "hookproof/receivers:latest"
+TOOL_IMAGE = os.environ.get("HOOKPROOF_IMAGE") or "hookproof/hookproof:latest"
+
+
 def require_service(name: str, reason: str) -> NoReturn:
     """Give up on a test whose service is missing: fail under CI, skip elsewhere.
 

@@ -15,9 +15,8 @@ from typing import Iterator
 
 import pytest
 
-from tests.support import free_port, require_service
+from tests.support import TOOL_IMAGE, free_port, require_service
 
-TOOL_IMAGE = "hookproof/hookproof:latest"
 SECRET = "whsec_image_test_0123456789abcdef"
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]

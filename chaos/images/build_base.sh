@@ -9,19 +9,28 @@
 #   hookproof/hookproof:latest  FROM hookproof/base, the top-level Dockerfile: the
 #                               `hookproof` command as the entry point (load, postgres).
 #
+# Those are the default tags; on a docker daemon others share, give your own so theirs
+# are not overwritten (the two images are built FROM the base tag given):
+#   HOOKPROOF_BASE_IMAGE=me/base:dev HOOKPROOF_RECEIVERS_IMAGE=me/receivers:dev \
+#   HOOKPROOF_IMAGE=me/hookproof:dev chaos/images/build_base.sh
+# The tests that use the images read the same three variables.
+#
 # The debootstrapped rootfs is cached as a tarball under the cache dir, so a rerun
 # only re-imports it (if the base image is gone) and rebuilds the receivers image
 # (docker's layer cache keeps that fast when only the source changed).
 #
 # Usage: chaos/images/build_base.sh [--force-base] [--base-only]
-# Env:   HOOKPROOF_CACHE_DIR      cache dir (default: ${XDG_CACHE_HOME:-~/.cache}/hookproof)
+# Env:   HOOKPROOF_BASE_IMAGE     the base image's tag (default: hookproof/base:latest)
+#        HOOKPROOF_RECEIVERS_IMAGE the receivers image's tag (default: hookproof/receivers:latest)
+#        HOOKPROOF_IMAGE          the hookproof image's tag (default: hookproof/hookproof:latest)
+#        HOOKPROOF_CACHE_DIR      cache dir (default: ${XDG_CACHE_HOME:-~/.cache}/hookproof)
 #        HOOKPROOF_DEBIAN_MIRROR  Debian mirror URL (default: read from apt's sources)
 #        HOOKPROOF_BASE_SUITE     Debian suite for the base image (default: bookworm)
 set -euo pipefail
 
-BASE_IMAGE=hookproof/base:latest
-RECEIVERS_IMAGE=hookproof/receivers:latest
-TOOL_IMAGE=hookproof/hookproof:latest
+BASE_IMAGE="${HOOKPROOF_BASE_IMAGE:-hookproof/base:latest}"
+RECEIVERS_IMAGE="${HOOKPROOF_RECEIVERS_IMAGE:-hookproof/receivers:latest}"
+TOOL_IMAGE="${HOOKPROOF_IMAGE:-hookproof/hookproof:latest}"
 SUITE="${HOOKPROOF_BASE_SUITE:-bookworm}"
 PACKAGES="python3 python3-venv"
 CACHE_DIR="${HOOKPROOF_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/hookproof}"
@@ -34,7 +43,7 @@ for arg in "$@"; do
     case "$arg" in
         --force-base) force_base=1 ;;
         --base-only) base_only=1 ;;
-        -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
         *) echo "build_base.sh: unknown argument: $arg" >&2; exit 2 ;;
     esac
 done
@@ -160,9 +169,10 @@ make_context() {
     if [ -f "$ca" ]; then cp "$ca" "$ctx/.build/ca.crt"; else : >"$ctx/.build/ca.crt"; fi
 }
 
-# build_image IMAGE DOCKERFILE: docker build with the repo as context, on the host network.
+# build_image IMAGE DOCKERFILE: docker build FROM $BASE_IMAGE with the repo as context, on
+# the host network.
 build_image() {
-    local image="$1" dockerfile="$2" ctx started args=()
+    local image="$1" dockerfile="$2" ctx started args=(--build-arg "BASE_IMAGE=$BASE_IMAGE")
     ctx="$(mktemp -d)"
     # shellcheck disable=SC2064
     trap "rm -rf '$ctx'" EXIT

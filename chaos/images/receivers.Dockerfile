@@ -1,7 +1,8 @@
 # hookproof/receivers: the project installed into a venv on the local base image.
 # Built by chaos/images/build_base.sh (context: the repo plus .build/ca.crt), with
 # `docker build --network host` so pip reaches PyPI without bridge networking.
-FROM hookproof/base:latest
+ARG BASE_IMAGE=hookproof/base:latest
+FROM ${BASE_IMAGE}
 
 ENV VIRTUAL_ENV=/opt/hookproof/venv \
     PATH=/opt/hookproof/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \

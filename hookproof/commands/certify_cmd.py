@@ -108,7 +108,14 @@ def register(app: typer.Typer) -> None:
                        caught.exit_code) from None
         assert cfg is not None
         chosen = seed is None and cfg.run.seed is None  # certify drew it: the console must name it to repeat the run
-        print_report(result.report, result.paths, f"hookproof certify: {cfg.target.profile} receiver at {result.report.target}",
-                     seed=seed_line(result.report.seed, chosen, "--seed {seed}"))
+        from dataclasses import replace
+
+        from hookproof.certify import console_notes
+        from hookproof.headline import split_headline
+
+        shown = replace(result.report, notes=console_notes(result.report))  # the files keep every note
+        print_report(shown, result.paths, f"hookproof certify: {cfg.target.profile} receiver at {result.report.target}",
+                     seed=seed_line(result.report.seed, chosen, "--seed {seed}"),
+                     headline=split_headline(result.report.notes)[0])
         signalled = caught.signalled and result.report.partial and not result.timed_out
         raise typer.Exit(caught.exit_code if signalled else result.exit_code)

@@ -193,6 +193,8 @@ def run_explore(cfg: "Config", *, out_dir: Path | Callable[[], Path], max_exampl
     """
     from hookproof.certify import check_loopback, receiver_log
     from hookproof.commands.replay import replay_command
+    from hookproof.headline import secret_sources, status_headline
+    from hookproof.loopback import is_remote
     from hookproof.receiver_log import RECEIVER_LOG_FILE, keep_receiver_log, link_receiver_log
     from hookproof.scenarios.statemachine import (
         NOTHING_ACKNOWLEDGED,
@@ -249,7 +251,8 @@ def run_explore(cfg: "Config", *, out_dir: Path | Callable[[], Path], max_exampl
                      + ("then the teardown delivered every event still pending" if failure.phase == "teardown" else
                         "found after the last step") + f"; {target.profile.name} event names; seed {failure.seed}):")
         lines += ["  " + s for s in schedule_lines(failure)]
-        lines.append(f"replay: {replay_command(schedule_path, cfg.source)}")
+        again = replay_command(schedule_path, cfg.source, allow_remote=is_remote(cfg.target.url))
+        lines.append(f"replay: {again}")
     if result.error:
         lines.append(f"note: {result.error}")
     if result.failure is None and not result.acked:
@@ -263,6 +266,12 @@ def run_explore(cfg: "Config", *, out_dir: Path | Callable[[], Path], max_exampl
     if hit is not None:
         scenarios.append(burst_report(hit, duration_s=bursts_s))
     report = run_report(cfg, target.describe, seed, started, scenarios)
+    headline = None if hit is not None and hit.acked else status_headline(
+        result.statuses, secret_sources(cfg.target.secret), cfg.target.profile, acked=result.acked)
+    if headline is not None:  # certify's: first among the notes, printed above the table
+        from dataclasses import replace
+
+        report = replace(report, notes=(headline, *report.notes))
     if result.interrupted:  # the finding stands; the run did not finish
         from dataclasses import replace
 
@@ -397,6 +406,7 @@ def register(app: typer.Typer) -> None:
         from hookproof.chaos.errors import ChaosError
         from hookproof.deadline import run_deadline
         from hookproof.errors import HookproofError
+        from hookproof.headline import split_headline
         from hookproof.heartbeat import TERMINAL_INTERVAL_S, Heartbeat, log_interval_s
         from hookproof.rundirs import DEFAULT_ROOT, run_out, withdraw
         from hookproof.simulator.errors import SimulatorError
@@ -473,7 +483,8 @@ def register(app: typer.Typer) -> None:
             console.print(line, markup=False, soft_wrap=True)
         chosen = seed is None and cfg.run.seed is None  # explore drew it: the console names it to repeat the search
         print_report(run.report, run.paths, f"hookproof explore: {cfg.target.profile} receiver at {run.report.target}",
-                     seed=seed_line(run.report.seed, chosen, "--seed {seed}"))
+                     seed=seed_line(run.report.seed, chosen, "--seed {seed}"),
+                     headline=split_headline(run.report.notes)[0])
         if caught.signalled and run.report.partial and not deadline:
             # a signal stopped the shrinking: the finding so far is reported, and the exit is
             # certify's for a signal (128 + its number), not a finished run's 1

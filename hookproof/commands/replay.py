@@ -34,16 +34,23 @@ if TYPE_CHECKING:
     from hookproof.scenarios.statemachine import Step
 
 
-def replay_command(schedule: Path | str, config: Path | str | None) -> str:
+def replay_command(schedule: Path | str, config: Path | str | None, *, allow_remote: bool = False) -> str:
     """The ``hookproof replay`` line that runs `schedule` again against the receiver of
     `config` (the config explore read: its target, profile, keys and observer), quoted for a
-    POSIX shell. The seed is the schedule's own; `config` None: the default hookproof.toml."""
+    POSIX shell. The seed is the schedule's own; `config` None: the default hookproof.toml;
+    `allow_remote`: the search was let past the loopback guard, so is the replay."""
     import shlex
 
     argv = ["hookproof", "replay", str(schedule)]
     if config is not None:
         argv += ["--config", str(config)]
+    if allow_remote:
+        argv.append("--allow-remote")
     return " ".join(shlex.quote(a) for a in argv)
+
+
+#: What replay sends, for the loopback guard's refusal (`hookproof.loopback`).
+SENDS = "the schedule's deliveries, concurrent duplicate bursts among them"
 
 
 def nothing_to_replay(path: Path) -> tuple[str, bool] | None:
@@ -115,7 +122,8 @@ class ReplayStopped(Exception):
 
 def replay_lines(config: Path, schedule: Path, *, seed: Optional[int] = None,
                  on_line: Callable[[str], None] | None = None, max_duration_s: float | None = None,
-                 on_progress: Callable[[int, int], None] | None = None) -> tuple[list[str], bool]:
+                 on_progress: Callable[[int, int], None] | None = None,
+                 allow_remote: bool = False) -> tuple[list[str], bool]:
     """Replay `schedule` against the target of `config`; (printed lines, finding reproduced).
 
     `on_line(text)` gets each line as soon as it is known (the header, every step as it
@@ -123,15 +131,19 @@ def replay_lines(config: Path, schedule: Path, *, seed: Optional[int] = None,
     step (``done == total``: the teardown runs). The whole replay is bounded by `max_duration_s` seconds (default: the
     config's ``run.max_duration_s``; only on the main thread, `deadline.run_deadline`):
     then the receiver hookproof started is stopped and ReplayStopped carries the reason.
-    Raises UsageError (one line) for a bad schedule or a config of another profile."""
+    Raises UsageError (one line) for a bad schedule, a config of another profile, or a
+    target off this machine without `allow_remote` (`hookproof.loopback`, before the
+    receiver is started or reached)."""
     from hookproof.commands.explore import explore_target
     from hookproof.deadline import run_deadline
     from hookproof.errors import UsageError
+    from hookproof.loopback import check_loopback_url
     from hookproof.scenarios.schedules import teardown_line
     from hookproof.scenarios.statemachine import format_step, replay
     from hookproof.terminal import load
 
     cfg = load(config)
+    check_loopback_url(cfg.target.url, allow_remote, command="replay", sends=SENDS)
     profile = cfg.profile()  # with [catalog], the user's own events
     world = profile.world if cfg.catalog is not None else None  # a user catalog's world kind
     run_seed, steps, doc = read_schedule(schedule, seed, world)
@@ -201,12 +213,14 @@ def register(app: typer.Typer) -> None:
         seed: Annotated[Optional[int], typer.Option("--seed", help="Override the schedule's seed.")] = None,
         max_duration: Annotated[Optional[str], typer.Option("--max-duration", help="Stop the replay after this long (90s, 15m, 1h; default: run.max_duration_s, 15m), stop the receiver and say why (exit 1).", show_default=False)] = None,
         repeats: Annotated[int, typer.Option("--repeats", min=1, help="Replay up to this many times, stopping at the first run that reproduces (a race: bursts); all of them within --max-duration.")] = 1,
+        allow_remote: Annotated[bool, typer.Option("--allow-remote", help="Allow a target that is not on this machine (loopback).")] = False,
     ) -> None:
         """Replay a saved failing schedule against the target and print the finding.
 
         Each step is printed as it ends; the whole replay is bounded by --max-duration
         (default: the config's run.max_duration_s, 15 minutes): then it stops, stops the
-        receiver it started, and says why in one line (exit 1). With --repeats N it
+        receiver it started, and says why in one line (exit 1). A target off this machine is
+        refused unless --allow-remote, as explore's. With --repeats N it
         replays up to N times, stops at the first run that reproduces and says which."""
         from rich.progress import Progress, TextColumn, TimeElapsedColumn
 
@@ -250,7 +264,8 @@ def register(app: typer.Typer) -> None:
                                                (lambda text: err_console.print(text, markup=False, soft_wrap=True)))
                 with Heartbeat(beat_line, emit, TERMINAL_INTERVAL_S if live else log_interval_s()) as beat:
                     found = _replay_runs(config, schedule, seed, limit_s, repeats, where, progress,
-                                         lambda text: console.print(text, markup=False, soft_wrap=True))
+                                         lambda text: console.print(text, markup=False, soft_wrap=True),
+                                         allow_remote=allow_remote)
         except (HookproofError, SimulatorError, ChaosError) as exc:
             raise fail(str(exc)) from None
         except ReplayStopped as stop:
@@ -265,7 +280,7 @@ def register(app: typer.Typer) -> None:
 
 def _replay_runs(config: Path, schedule: Path, seed: Optional[int], limit_s: float | None, repeats: int,
                  where: dict[str, int], on_progress: Callable[[int, int], None],
-                 on_line: Callable[[str], None]) -> bool:
+                 on_line: Callable[[str], None], *, allow_remote: bool = False) -> bool:
     """`replay_lines` up to `repeats` times, until a run reproduces (True); every run within
     the one whole-replay bound `limit_s` (default: the config's ``run.max_duration_s``),
     `where["run"]` the run under way. With `repeats` > 1 each run is announced, and the
@@ -274,7 +289,7 @@ def _replay_runs(config: Path, schedule: Path, seed: Optional[int], limit_s: flo
 
     if repeats == 1:
         return replay_lines(config, schedule, seed=seed, max_duration_s=limit_s, on_progress=on_progress,
-                            on_line=on_line)[1]
+                            on_line=on_line, allow_remote=allow_remote)[1]
     from hookproof.terminal import load
 
     total_s = limit_s if limit_s is not None else load(config).run.max_duration_s
@@ -284,7 +299,7 @@ def _replay_runs(config: Path, schedule: Path, seed: Optional[int], limit_s: flo
         on_line(f"-- run {run} of {repeats}")
         left_s = None if total_s is None else max(total_s - (time.monotonic() - started), 0.001)
         if replay_lines(config, schedule, seed=seed, max_duration_s=left_s, on_progress=on_progress,
-                        on_line=on_line)[1]:
+                        on_line=on_line, allow_remote=allow_remote)[1]:
             on_line(f"reproduced on run {run} of {repeats}")
             return True
     on_line(f"did not reproduce in {repeats} run(s)")

@@ -22,6 +22,9 @@ from hookproof.terminal import (
 if TYPE_CHECKING:
     pass
 
+#: What send sends, for the loopback guard's refusal (`hookproof.loopback`).
+SENDS = "signed events with their copies and retries"
+
 
 def _target_defaults(config: str | None, url: str | None, secret: list[str] | None,
                      live: bool) -> tuple[str, list[str], str | None, bool]:
@@ -71,16 +74,19 @@ def register(app: typer.Typer) -> None:
         serve_api: Annotated[Optional[int], typer.Option("--serve-api", min=0, max=65535, metavar="PORT", help="Serve the sent objects on the provider API at 127.0.0.1:PORT (0: a free port), for a receiver that fetches them (Mercado Pago's thin notifications, a Stripe receiver that retrieves, GitHub REST), from before the first attempt until 2 s after the last.", show_default=False)] = None,
         api_key: Annotated[Optional[str], typer.Option("--api-key", help="The key (access token) the served provider API accepts: literal, env:NAME or file:PATH (default: the simulator's, as certify's provider.api_key).", show_default=False)] = None,
         max_duration: Annotated[Optional[str], typer.Option("--max-duration", help="Stop sending after this long (90s, 15m, 1h; default 15m, certify's default), print the attempts made and exit 1.", show_default=False)] = None,
+        allow_remote: Annotated[bool, typer.Option("--allow-remote", help="Allow a target that is not on this machine (loopback).")] = False,
     ) -> None:
         """Deliver signed events to a receiver, with faults, and print every attempt.
 
         The profile's retry schedule is compressed: a run takes about (1 + retries) × the
-        sender timeout per copy against a receiver that never answers. --max-duration
+        sender timeout per copy against a receiver that never answers. A target off this
+        machine is refused unless --allow-remote, before anything is sent. --max-duration
         bounds the whole run: then no attempt starts, the attempts made are printed with one
         line saying why, and the exit code is 1 (as certify's at its deadline).
         """
         from hookproof.catalog_file import profile_for
         from hookproof.heartbeat import TERMINAL_INTERVAL_S, Heartbeat, log_interval_s
+        from hookproof.loopback import check_loopback_url
         from hookproof.send import SendInterrupted, SendOptions, attempt_line, first_line
         from hookproof.send import send as do_send
         from hookproof.simulator.delivery import History
@@ -92,7 +98,9 @@ def register(app: typer.Typer) -> None:
         try:
             limit_s = duration_s("--max-duration", max_duration)
             prof = get_profile(profile or "stripe") if config is None else profile_for(profile, config)
+            field = "--url" if url is not None else "target.url"
             url, secret_values, account, live = _target_defaults(config, url, secret, live)
+            check_loopback_url(url, allow_remote, field=field, command="send", sends=SENDS)
             options = SendOptions(
                 profile=prof, url=url, event=event, copies=copies, concurrent=concurrent, reverse=reverse, objects=objects,
                 drop_response=drop_response, sender_timeout_s=sender_timeout, seed=seed, live=live,

@@ -35,7 +35,6 @@ import tempfile
 import time
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Annotated, Any, Iterator, Optional
-from urllib.parse import urlsplit
 
 import typer
 
@@ -45,6 +44,7 @@ if TYPE_CHECKING:
     from hookproof.chaos.process import Supervised
     from hookproof.config import Config
     from hookproof.loadtests.spec import StormSpec
+    from hookproof.reports.model import RunReport
 
 #: Seconds to wait for the Locust master to start and its workers to connect (default of --workers-timeout).
 STARTUP_S = 60.0
@@ -111,10 +111,12 @@ def _pythonpath() -> str:
 def build_spec(config: "Config", *, users: int, rate: float, duration_s: float, shape: str, duplicates: float,
                burst: int, reorder_window: int, waves: int, out: Path, sink_url: str | None,
                progress_path: Path | None, max_in_flight: int = 64, collect_timeout_s: float = 60.0,
-               patterns: dict[str, Any] | None = None) -> "StormSpec":
+               patterns: dict[str, Any] | None = None, seed: int | None = None) -> "StormSpec":
     """The storm spec from the config and the flags (no secret); `patterns` sets the real-bug
     patterns' shares (``related``, ``older_redelivery``, ``late``, ``api_transient``,
-    ``wave_events``: `loadtests.plan`), else their defaults. Raises UsageError for bad values."""
+    ``wave_events``: `loadtests.plan`), else their defaults; `seed` (``--seed``) the
+    senders' worlds and plans, else ``run.seed``, else a random one (certify's and explore's
+    precedence). Raises UsageError for bad values."""
     from hookproof.errors import UsageError
     from hookproof.loadtests.spec import SpecError, StormSpec
     from hookproof.scenarios.business_keys import to_plain
@@ -127,7 +129,8 @@ def build_spec(config: "Config", *, users: int, rate: float, duration_s: float, 
         from hookproof.simulator.world.user_catalog import catalog_to_plain
 
         catalog = catalog_to_plain(profile.catalog)
-    seed = config.run.seed if config.run.seed is not None else random.SystemRandom().randrange(1, 2**31)
+    if seed is None:
+        seed = config.run.seed if config.run.seed is not None else random.SystemRandom().randrange(1, 2**31)
     types = config.target.stripe_types()
     try:
         return StormSpec(
@@ -212,6 +215,18 @@ def _loopback(host: str) -> bool:
         return ipaddress.ip_address(host.strip("[]")).is_loopback
     except ValueError:
         return False
+
+
+def storm_headline(report: "RunReport", cfg: "Config") -> str | None:
+    """certify's headline (`hookproof.headline`) for a storm's report: only when the storm's
+    checks counted its acknowledged attempts, none of them (the report keeps a share of the
+    attempts; the counts are over all)."""
+    from hookproof.headline import refused_headline, run_acked, secret_sources
+
+    acked = run_acked(report)
+    if acked is None:
+        return None
+    return refused_headline(report, secret_sources(cfg.target.secret), acked=acked)
 
 
 def _free_port() -> int:
@@ -411,6 +426,7 @@ def register(app: typer.Typer) -> None:
         workers_timeout: Annotated[str, typer.Option("--workers-timeout", help="How long the master waits for its workers to connect: 60s, 5m.")] = "60s",
         collect_timeout: Annotated[str, typer.Option("--collect-timeout", help="How long the master waits, after the storm, for every worker's last records.")] = "60s",
         max_duration: Annotated[Optional[str], typer.Option("--max-duration", help="Stop the whole run after this long (90s, 15m, 1h; default: run.max_duration_s when the config sets it, else the storm's --duration plus its timeouts): the storm ends early, is checked, and its partial report says why (exit 1).", show_default=False)] = None,
+        seed: Annotated[Optional[int], typer.Option("--seed", help="Seed of the senders' worlds and plans (default: run.seed, else a random one); the report names it, and the same seed sends the same stories and plans again (timing aside).", show_default=False)] = None,
     ) -> None:
         """Storm the receiver with Locust (signed, duplicated, reordered events), then run certify's checks;
         exit 0 all checks valid, 1 findings, 2 usage/config error or a refused storm.
@@ -429,14 +445,13 @@ def register(app: typer.Typer) -> None:
         loopback target only works for workers on the receiver's machine); if one does
         not, the storm is refused in one line. The master port carries the signing
         secret: bind it on a private network only."""
-        from hookproof.certify import check_reachable, provider_server, receiver_log, started_receiver
+        from hookproof.certify import check_loopback, check_reachable, provider_server, receiver_log, started_receiver
         from hookproof.chaos.errors import ChaosError
         from hookproof.deadline import deadline_note
         from hookproof.errors import HookproofError, UsageError
         from hookproof.receiver_log import RECEIVER_LOG_FILE, keep_receiver_log, link_receiver_log, store_linked_report
         from hookproof.reports import REPORT_FILES, load_json, write_reports
         from hookproof.rundirs import run_out, withdraw
-        from hookproof.simulator.delivery import Target
         from hookproof.simulator.errors import SimulatorError
         from hookproof.terminal import console, err_console, fail, load, print_report, seed_line
         from hookproof.terminal import duration_s as flag_duration_s
@@ -459,9 +474,7 @@ def register(app: typer.Typer) -> None:
             if cfg.observer.state_fields:  # its truth is statuses: a combined state read would never match it
                 raise UsageError("storms compare states by status only; [observer.state_fields] is certify's and "
                                  "explore's: remove it from the config you storm with")
-            if not Target(url=cfg.target.url).is_loopback() and not allow_remote:
-                raise UsageError(f"the target {urlsplit(cfg.target.url).hostname} is not on loopback; "
-                                 "pass --allow-remote to storm a remote receiver")
+            check_loopback(cfg, allow_remote, command="storm", sends="a load of duplicates, bursts and redelivery waves")
             if shape not in ("steady", "ramp", "spike", "soak"):
                 raise UsageError(f"--shape: unknown shape {shape!r} (steady, ramp, spike, soak)")
             if workers_expected and workers:
@@ -488,7 +501,7 @@ def register(app: typer.Typer) -> None:
                                   max_in_flight=max_in_flight, collect_timeout_s=collect_timeout_s,
                                   patterns={"wave_events": wave_events, "related": related,
                                             "older_redelivery": older_redelivery, "late": late,
-                                            "api_transient": api_transient})
+                                            "api_transient": api_transient}, seed=seed)
                 check_team_keys(cfg, spec)  # a template the storm's events cannot fill: before any sending
                 serve_storm_truth(_state, spec, workers_expected or workers)
                 log, marks = receiver_log(cfg, secrets)
@@ -543,7 +556,10 @@ def register(app: typer.Typer) -> None:
         report = load_json(report_path.read_bytes())
         if stopped:  # the master ended the storm early at --max-duration: its report says why
             report = dataclasses.replace(report, notes=(*report.notes, stopped))
-        if tails is not None or stopped:  # the master wrote the reports; they name the log and quote it, as certify's
+        headline = storm_headline(report, cfg)
+        if headline is not None:  # first among the notes; printed above the table, as certify's
+            report = dataclasses.replace(report, notes=(headline, *report.notes))
+        if tails is not None or stopped or headline:  # the master wrote the reports; they name the log and quote it, as certify's
             if tails is not None:
                 report = link_receiver_log(report, tails)
             write_reports(report, out)
@@ -552,7 +568,8 @@ def register(app: typer.Typer) -> None:
         paths = {name: out / file for name, file in REPORT_FILES.items()}
         paths["history"] = out / "history.sqlite"
         print_report(report, paths, f"hookproof storm: {cfg.target.profile} receiver at {report.target}",
-                     seed=seed_line(report.seed, cfg.run.seed is None, "run.seed = {seed} in the config"))
+                     seed=seed_line(report.seed, seed is None and cfg.run.seed is None, "--seed {seed}"),
+                     headline=headline)
         _print_numbers(report, console)
         if stopped:
             console.print(f"storm {stopped}; exit 1", markup=False, soft_wrap=True)

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support import require_service
-
-RECEIVERS_IMAGE = "hookproof/receivers:latest"
+from tests.support import RECEIVERS_IMAGE, require_service
 
 
 @pytest.fixture(scope="session")

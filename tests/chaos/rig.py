@@ -19,6 +19,7 @@ from hookproof.config import (
     TargetConfig,
 )
 from hookproof.simulator.serving import free_port
+from tests.support import RECEIVERS_IMAGE
 
 REPO = Path(__file__).resolve().parents[2]
 SECRET = "whsec_chaos_" + "0" * 24
@@ -38,7 +39,7 @@ def load_matrix() -> dict[str, Any]:
 
 
 def chaos_config(receiver: str, db_dir: Path, *, backend: str = "process", scenarios: Sequence[str] = (),
-                 image: str = "hookproof/receivers:latest") -> Config:
+                 image: str = RECEIVERS_IMAGE) -> Config:
     """A config that runs `examples.receivers.<receiver>` under hookproof's control."""
     port = free_port()
     host_db = db_dir / f"{receiver}.sqlite"

@@ -23,12 +23,12 @@ from typing import Any, Iterator
 import pytest
 import yaml
 
-from tests.support import free_port, require_service
+from tests.support import TOOL_IMAGE, free_port, require_service
 from tests.test_ci_templates import check_command
 
 ROOT = Path(__file__).resolve().parents[2]
 COMPOSE = ROOT / "examples" / "compose" / "storm.yml"
-IMAGE = "hookproof/hookproof:latest"
+IMAGE = TOOL_IMAGE
 SECRET = "whsec_compose_test_0123456789abcdef"
 #: `${NAME:-default}` in the file: compose's interpolation with a default.
 DEFAULTED = re.compile(r"\$\{(\w+):-([^}]*)\}")
@@ -53,7 +53,9 @@ def test_a_master_and_workers_from_the_image_on_the_host_network() -> None:
     services = _services()
     assert set(services) == {"master", "worker"}
     for service in services.values():
-        assert service["image"] == IMAGE and service["network_mode"] == "host"
+        assert service["image"] == "${HOOKPROOF_IMAGE:-hookproof/hookproof:latest}"  # build_base.sh's tag
+        assert _with_defaults([service["image"]], {"HOOKPROOF_IMAGE": IMAGE}) == [IMAGE]
+        assert service["network_mode"] == "host"
         assert "ports" not in service  # host networking: nothing to publish
     master, worker = services["master"], services["worker"]
     assert master["working_dir"] == "/project" and master["volumes"] == ["${PWD}:/project"]
@@ -146,7 +148,8 @@ state = "SELECT object_id, status, version FROM subscription_states"
 window_s = 0.2
 """, encoding="utf-8")
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PWD": str(tmp_path), "WEBHOOK_SECRET": SECRET,
-           "WORKERS": "2", "USERS": "4", "DURATION": "8s", "MASTER_PORT": str(free_port())}
+           "WORKERS": "2", "USERS": "4", "DURATION": "8s", "MASTER_PORT": str(free_port()),
+           "HOOKPROOF_IMAGE": IMAGE}
     base = [compose, "-f", str(COMPOSE), "-p", f"hookproof{receiver}"]
     up, run, _ = _usage(COMPOSE.read_text(encoding="utf-8"))
     try:

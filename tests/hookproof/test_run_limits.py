@@ -158,7 +158,25 @@ def test_a_receiver_hookproof_did_not_start_is_probed_and_the_report_says_so(tmp
     run, report = _certify(tmp_path, "one-then-refuse", scenarios=["reorder"])
     port = re.search(r"127\.0\.0\.1:(\d+)", report["target"])
     assert port is not None, report["target"]
-    assert PROBE_NOTE.format(where=f"127.0.0.1:{port.group(1)}") in report["notes"], run
+    note = PROBE_NOTE.format(where=f"127.0.0.1:{port.group(1)}")
+    assert note in report["notes"], run
+    # its deliveries were refused a connection: the probe may be why, so the console says so too
+    assert any(a["outcome"] == "connection_error" for s in report["scenarios"] for a in s["attempts"])
+    assert f"note: {note}" in run.stdout, run
+
+
+def test_the_probe_of_a_receiver_that_answers_stays_in_the_report_files_only(tmp_path: Path) -> None:
+    """A new user read the probe's note, printed on every run against a URL, as noise: a
+    receiver that answered every connection has nothing to learn from it on the console."""
+    from hookproof.certify import PROBE_NOTE
+
+    run, report = _certify(tmp_path, "answer-ok", scenarios=["reorder"])
+    port = re.search(r"127\.0\.0\.1:(\d+)", report["target"])
+    assert port is not None, report["target"]
+    note = PROBE_NOTE.format(where=f"127.0.0.1:{port.group(1)}")
+    assert not any(a["outcome"] == "connection_error" for s in report["scenarios"] for a in s["attempts"])
+    assert note in report["notes"]  # recorded as before
+    assert "reachability" not in run.stdout + run.stderr, run
 
 
 def test_a_receiver_hookproof_starts_is_not_probed(tmp_path: Path) -> None:

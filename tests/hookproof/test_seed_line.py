@@ -1,6 +1,5 @@
 """A run whose seed was drawn at random names it on the console, with how to repeat it:
-certify and explore (``--seed N``), storm (``run.seed``, it has no flag); a seed given is
-named plainly."""
+certify, explore and storm (``--seed N``); a seed given is named plainly."""
 
 from __future__ import annotations
 
@@ -28,7 +27,37 @@ def test_a_random_seed_is_printed_with_how_to_repeat_the_run(tmp_path: Path, com
     assert re.search(rf"^seed {found[1]}$", again.stdout, re.M), again  # given: named, nothing to add
 
 
-def test_storm_names_the_config_field() -> None:
-    assert seed_line(7, True, "run.seed = {seed} in the config") == (
-        "seed 7 (chosen at random; run.seed = 7 in the config repeats this run)")
-    assert seed_line(7, False, "run.seed = {seed} in the config") == "seed 7"
+def test_storm_takes_seed_as_certify_and_explore_do(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """storm said 'run.seed = N in the config repeats this run' and had no --seed: it has one
+    now, over run.seed as the others', named the same way (the storm's own run is
+    tests/loadtests/test_storm_command.py's)."""
+    from typer.testing import CliRunner
+
+    from hookproof.cli import app
+    from hookproof.commands.storm import build_spec
+    from hookproof.config import load_config
+
+    path = tmp_path / "hookproof.toml"
+
+    def spec_seed(run_seed: str, flag: int | None) -> int:
+        path.write_text('[target]\nurl = "http://127.0.0.1:9/webhooks"\nprofile = "stripe"\nsecret = "whsec_seed"\n'
+                        '[observer]\nkind = "python"\ncallable = "tests.hookproof.test_explore:no_effects"\n'
+                        f"[run]\n{run_seed}\n", encoding="utf-8")
+        return build_spec(load_config(path), users=1, rate=1.0, duration_s=1.0, shape="steady", duplicates=0.2,
+                          burst=2, reorder_window=2, waves=0, out=tmp_path / "out", sink_url=None, progress_path=None,
+                          seed=flag).seed
+
+    assert spec_seed("seed = 5", None) == 5
+    assert spec_seed("seed = 5", 4242) == 4242  # the flag over the config
+    assert spec_seed("", 4242) == 4242
+    drawn = {spec_seed("", None) for _ in range(3)}
+    assert len(drawn) > 1  # none given: a random one
+    monkeypatch.setenv("COLUMNS", "200")
+    shown = CliRunner().invoke(app, ["storm", "--help"]).output
+    assert "--seed" in shown and "run.seed" in shown
+    import inspect
+
+    import hookproof.commands.storm as storm
+
+    assert '"--seed {seed}"' in inspect.getsource(storm) and "in the config" not in inspect.getsource(storm)
+    assert seed_line(7, True, "--seed {seed}") == "seed 7 (chosen at random; --seed 7 repeats this run)"

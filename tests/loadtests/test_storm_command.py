@@ -83,7 +83,8 @@ def test_a_remote_target_needs_allow_remote(tmp_path: Path) -> None:
     assert result.returncode == 2
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1, result.stderr
-    assert "not on loopback" in lines[0] and "--allow-remote" in lines[0]
+    assert lines == ["hookproof: target.url: https://receiver.example.com/webhooks is not a loopback address; storm "
+                     "sends a load of duplicates, bursts and redelivery waves, so a remote receiver needs --allow-remote"]
     assert not (tmp_path / "out" / "report.json").exists()
 
 
@@ -370,3 +371,51 @@ def test_on_a_terminal_a_storm_shows_its_phase_and_what_it_sent(tmp_path: Path, 
     assert code == 0, shown[-3000:]
     assert re.search(r"^storm: \w[^\n]*?\b\d+ sent, [\d.]+/s, \d+ non-2xx, \d+ worker\(s\)", shown, flags=re.M), \
         shown[-3000:]
+
+
+@pytest.mark.slow
+def test_a_storm_every_delivery_of_which_was_refused_with_401_gets_certify_s_headline(tmp_path: Path) -> None:
+    """A receiver answering 401 to everything (what one verifying with another secret does):
+    the storm's console and report lead with certify's headline, naming the secret's source."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from hookproof.headline import HEADLINE_PREFIX
+
+    class Refusing(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            body = b'{"error": "invalid hmac"}'
+            self.send_response(401)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Refusing)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    out = tmp_path / "out"
+    try:
+        config = tmp_path / "hookproof.toml"
+        config.write_text("\n".join([
+            "[target]", f'url = "http://127.0.0.1:{server.server_address[1]}/webhooks"', 'profile = "stripe"',
+            'secret = "env:HOOKPROOF_TEST_SECRET"', "",
+            "[observer]", 'kind = "python"', f'callable = "{__name__}:no_effects"', "",
+            "[settle]", "window_s = 0.2", "deadline_s = 5", ""]), encoding="utf-8")
+        result = _storm(config, out, "--users", "1", "--spawn-rate", "1", "--rate", "4", "--duration", "3s",
+                        "--duplicates", "0")
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert result.returncode == 1, result.stdout + result.stderr
+    report = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    headline = report["notes"][0]
+    assert headline.startswith(f"{HEADLINE_PREFIX}every valid delivery was refused with 401 (")
+    assert "(source: env:HOOKPROOF_TEST_SECRET)" in headline and SECRET not in result.stdout + json.dumps(report)
+    lines = result.stdout.splitlines()
+    assert lines.count(headline) == 1 and lines.index(headline) < next(
+        i for i, line in enumerate(lines) if line.startswith("verdict:"))

@@ -1,0 +1,96 @@
+"""A run's headline: the one line that says what is likely wrong when a whole run points
+one way, printed above the verdict table and kept first among the report's notes.
+
+Today one: every valid delivery of the run refused with 401 or 403 and none acknowledged,
+which is what a receiver verifying with another signing secret (or another provider's
+scheme) answers; the line names where ``target.secret`` comes from, never its value.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Mapping, Sequence
+
+if TYPE_CHECKING:
+    from hookproof.reports.model import RunReport
+
+#: What every headline starts with (how the console finds it among the report's notes).
+HEADLINE_PREFIX = "likely cause: "
+
+#: Refusals that say "not authenticated": what a receiver answers a signature it cannot verify.
+AUTH_STATUSES = (401, 403)
+
+#: The share of the answered valid attempts that must be such refusals ("nearly every": a few
+#: other answers, say a 413 to the oversized payload, do not hide the cause).
+NEARLY = 0.9
+
+#: Fewer refused valid attempts than this say nothing about the run as a whole.
+AT_LEAST = 3
+
+
+def secret_sources(secret: str | Sequence[str]) -> str:
+    """Where `secret` (``target.secret``: one reference or a rotation list) comes from, as may
+    be shown: ``env:NAME``, ``file:PATH``, or ``written in the config`` for a literal."""
+    from hookproof.secret_ref import SecretRef, SecretRefError
+
+    shown = []
+    for value in [secret] if isinstance(secret, str) else list(secret):
+        try:
+            ref = SecretRef.parse(value)
+        except SecretRefError:
+            shown.append("written in the config")
+            continue
+        shown.append("written in the config" if ref.kind == "literal" else ref.source)
+    return ", ".join(dict.fromkeys(shown))
+
+
+def run_acked(report: "RunReport") -> int | None:
+    """The attempts of the whole run the receiver acknowledged, as the ``ack_latency``
+    checks counted them (``stats["acked"]``), or None when no such check counted: a
+    storm's report keeps a share of its attempts, its checks saw them all."""
+    counts = [c.stats.get("acked") for s in report.scenarios for c in s.checks if c.check_id == "ack_latency"]
+    known = [n for n in counts if isinstance(n, int)]
+    return sum(known) if known else None
+
+
+def refused_headline(report: "RunReport", sources: str, *, acked: int | None = None) -> str | None:
+    """The headline of `report` when (nearly) every valid attempt answered was refused with
+    401 or 403 and none was acknowledged, else None.
+
+    Counted over the valid attempts of every scenario (``AttemptView.valid``; forged,
+    stale and other invalid ones are meant to be refused), those that got an HTTP answer
+    (`status_headline`). A receiver refusing only some events (it acknowledged others)
+    gets none. `sources`: where ``target.secret`` comes from (`secret_sources`), never the
+    secret. `acked`: the whole run's acknowledged attempts when the report keeps only some
+    of its attempts (a storm's, `run_acked`); any means no headline.
+    """
+    statuses: dict[int, int] = {}
+    for a in (a for s in report.scenarios for a in s.attempts if a.valid and a.status is not None):
+        if a.outcome == "acked":
+            return None
+        statuses[a.status or 0] = statuses.get(a.status or 0, 0) + 1
+    return status_headline(statuses, sources, report.profile, acked=acked or 0)
+
+
+def status_headline(statuses: Mapping[int, int], sources: str, profile: str, *, acked: int = 0) -> str | None:
+    """The headline for a run whose valid attempts got `statuses` (HTTP status -> attempts
+    answered with it) and `acked` acknowledged: none acknowledged (and no 2xx), at least
+    `AT_LEAST` refused with 401 or 403, and those at least `NEARLY` of the answered ones;
+    else None. `profile`: the run's ``target.profile``."""
+    if acked or any(200 <= status < 300 for status in statuses):
+        return None
+    answered = sum(statuses.values())
+    refused = sum(n for status, n in statuses.items() if status in AUTH_STATUSES)
+    if refused < AT_LEAST or refused < NEARLY * answered:
+        return None
+    codes = " or ".join(str(c) for c in sorted(status for status in statuses if status in AUTH_STATUSES))
+    every = "every" if refused == answered else "nearly every"
+    counted = f"{refused} attempt(s)" if refused == answered else f"{refused} of the {answered} attempt(s) answered"
+    return (f"{HEADLINE_PREFIX}{every} valid delivery was refused with {codes} ({counted}) and none was "
+            "acknowledged: check that target.secret is the receiver's signing secret (source: "
+            f"{sources}) and target.profile ({profile}) the provider it verifies")
+
+
+def split_headline(notes: Sequence[str]) -> tuple[str | None, tuple[str, ...]]:
+    """(the headline among `notes`, or None; the other notes in their order)."""
+    headline = next((n for n in notes if n.startswith(HEADLINE_PREFIX)), None)
+    return headline, tuple(n for n in notes if n is not headline)

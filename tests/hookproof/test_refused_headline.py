@@ -1,0 +1,217 @@
+"""A run whose every valid delivery was refused with 401/403 says what is likely wrong.
+
+A new user's receiver had another signing secret: every valid-event scenario failed with
+'valid_not_rejected: ... refused 9 time(s) with 401; the receiver answered "invalid
+hmac"', and nothing at the top said why. Such a run now gets one headline line (above the
+verdict table, first among the report's notes) naming where target.secret comes from,
+never the secret. A receiver that acknowledged anything, or refused only some events,
+gets none; nor does the correct receiver with the right secret."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+from typer.testing import CliRunner
+
+from hookproof.cli import app as cli
+from hookproof.headline import HEADLINE_PREFIX, refused_headline, secret_sources
+from hookproof.receivers.profiles import SignatureError, StripeVerifier
+from hookproof.reports.model import AttemptView, RunReport, ScenarioReport
+
+SECRET = "whsec_headline_receivers_own_secret"
+WRONG = "whsec_headline_not_the_receivers_one"
+
+
+def _receiver(refuse_types: tuple[str, ...] = ()) -> Starlette:
+    """Verifies Stripe's signature with SECRET (401 "invalid hmac" otherwise, as the user's
+    Shopify receiver did), refuses `refuse_types` with 401 too, acknowledges the rest."""
+    verifier = StripeVerifier([SECRET])
+
+    async def hook(request: Request) -> JSONResponse:
+        body = await request.body()
+        try:
+            event = verifier.verify(body, request.headers)
+        except SignatureError:
+            return JSONResponse({"error": "invalid hmac"}, status_code=401)
+        if event.type in refuse_types:
+            return JSONResponse({"error": "not for us"}, status_code=401)
+        return JSONResponse({"received": True})
+
+    return Starlette(routes=[Route("/webhooks", hook, methods=["POST"])])
+
+
+verifying = _receiver()
+selective = _receiver(("customer.subscription.updated", "customer.subscription.deleted"))
+
+
+def no_effects() -> dict[str, list[object]]:
+    return {"effects": [], "states": []}
+
+
+def _certify(tmp_path: Path, app: str, secret: str, monkeypatch: pytest.MonkeyPatch) -> tuple[str, dict[str, Any]]:
+    monkeypatch.setenv("HOOKPROOF_HEADLINE_SECRET", secret)
+    monkeypatch.setenv("COLUMNS", "200")
+    config = tmp_path / "hookproof.toml"
+    config.write_text(f'[target]\napp = "{__name__}:{app}"\nprofile = "stripe"\nsecret = "env:HOOKPROOF_HEADLINE_SECRET"\n'
+                      f'\n[observer]\nkind = "python"\ncallable = "{__name__}:no_effects"\n\n[run]\nseed = 3\n',
+                      encoding="utf-8")
+    out = tmp_path / "out"
+    result = CliRunner().invoke(cli, ["certify", "-c", str(config), "-s", "duplicate-sequential", "-s", "reorder",
+                                      "--out", str(out)])
+    assert result.exit_code == 1, result.output  # applies nothing: lost, whatever the secret
+    files = "".join(p.read_text(encoding="utf-8", errors="replace") for p in out.iterdir() if p.suffix != ".sqlite")
+    assert SECRET not in result.output + files and WRONG not in result.output + files
+    return result.output, json.loads((out / "report.json").read_text(encoding="utf-8"))
+
+
+HEADLINE = (f"{HEADLINE_PREFIX}every valid delivery was refused with 401 ({{n}} attempt(s)) and none was "
+            "acknowledged: check that target.secret is the receiver's signing secret (source: "
+            "env:HOOKPROOF_HEADLINE_SECRET) and target.profile (stripe) the provider it verifies")
+
+
+def test_a_wrong_secret_gets_the_headline_above_the_table(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    output, report = _certify(tmp_path, "verifying", WRONG, monkeypatch)
+    valid = [a for s in report["scenarios"] for a in s["attempts"] if a["valid"]]
+    assert valid and {a["status"] for a in valid} == {401}
+    headline = HEADLINE.format(n=len(valid))
+    assert report["notes"][0] == headline
+    lines = output.splitlines()
+    assert lines[lines.index(headline) - 1] == "seed 3" and lines[lines.index(headline) + 1].startswith("┏")
+    assert output.count(headline) == 1  # above the table, not again among the notes
+    summary = (tmp_path / "out" / "summary.md").read_text(encoding="utf-8")
+    assert "likely cause: every valid delivery was refused with 401" in summary
+
+
+@pytest.mark.parametrize("app", ["verifying", "selective"])
+def test_the_right_secret_gets_no_headline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, app: str) -> None:
+    """The right secret: acknowledged (or, `selective`, one type refused with 401, the others
+    acknowledged): no headline."""
+    output, report = _certify(tmp_path, app, SECRET, monkeypatch)
+    statuses = {a["status"] for s in report["scenarios"] for a in s["attempts"] if a["valid"]}
+    assert 200 in statuses and (401 in statuses) is (app == "selective")
+    assert not any(n.startswith(HEADLINE_PREFIX) for n in report["notes"])
+    assert "likely cause" not in output
+
+
+def test_the_correct_reference_receiver_gets_no_headline(tmp_path: Path) -> None:
+    from tests.hookproof.zoo_apps import config_text
+
+    config = tmp_path / "hookproof.toml"
+    config.write_text(config_text("inbox_sync", seed=5), encoding="utf-8")
+    result = CliRunner().invoke(cli, ["certify", "-c", str(config), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    report = json.loads((tmp_path / "out" / "report.json").read_text(encoding="utf-8"))
+    assert not any(n.startswith(HEADLINE_PREFIX) for n in report["notes"]) and "likely cause" not in result.output
+
+
+def _attempt(i: int, status: int | None, *, valid: bool = True) -> AttemptView:
+    outcome = "acked" if status and 200 <= status < 300 else "rejected" if status else "timeout"
+    return AttemptView(i, f"evt_{i}", "customer.created", f"d{i}", 1, None, None, (), valid, 0.0, 0.0, status,
+                       outcome, "ok" if outcome == "acked" else "fail", 1.0)
+
+
+def _report(*statuses: int | None, invalid: tuple[int, ...] = ()) -> RunReport:
+    attempts = [_attempt(i, s) for i, s in enumerate(statuses)]
+    attempts += [_attempt(100 + i, s, valid=False) for i, s in enumerate(invalid)]
+    scenario = ScenarioReport("s", "S", "", "fail", (), attempts=tuple(attempts))
+    return RunReport("0", "http://127.0.0.1:1/w", "shopify", "test", 1, 0.0, 1.0, "fail", (scenario,), ())
+
+
+@pytest.mark.parametrize(("statuses", "invalid", "words"), [
+    ((401,) * 5, (), "every valid delivery was refused with 401 (5 attempt(s))"),
+    ((401,) * 4 + (403,) * 5, (), "every valid delivery was refused with 401 or 403 (9 attempt(s))"),
+    ((401,) * 9 + (413, None), (), "nearly every valid delivery was refused with 401 (9 of the 10 attempt(s) answered)"),
+    ((401,) * 5 + (200,), (), None),  # one acknowledged: the secret verifies
+    ((401,) * 2, (), None),  # too few to speak for the run
+    ((401,) * 8 + (400, 500), (), None),  # not nearly every
+    ((), (401,) * 9, None),  # invalid deliveries are meant to be refused
+])
+def test_when_the_headline_is_given(statuses: tuple[int | None, ...], invalid: tuple[int, ...],
+                                    words: str | None) -> None:
+    headline = refused_headline(_report(*statuses, invalid=invalid), "env:WEBHOOK_SECRET")
+    if words is None:
+        assert headline is None
+    else:
+        assert headline == (f"{HEADLINE_PREFIX}{words} and none was acknowledged: check that target.secret is the "
+                            "receiver's signing secret (source: env:WEBHOOK_SECRET) and target.profile (shopify) the "
+                            "provider it verifies")
+
+
+def test_the_secret_s_source_is_named_never_its_value() -> None:
+    assert secret_sources("env:WEBHOOK_SECRET") == "env:WEBHOOK_SECRET"
+    assert secret_sources(["file:secret.txt", "env:OLD"]) == "file:secret.txt, env:OLD"
+    assert secret_sources("whsec_literal_value") == "written in the config"
+
+
+def _storm_report(acked: int | None, *statuses: int) -> RunReport:
+    """A storm's report: a share of its attempts kept, its ack_latency check's count over all."""
+    from hookproof.reports.model import CheckView
+
+    checks = () if acked is None else (CheckView("ack_latency", "valid", (), {"acked": acked}),)
+    attempts = tuple(_attempt(i, s) for i, s in enumerate(statuses))
+    scenario = ScenarioReport("storm", "Storm", "", "fail", (), checks=checks, attempts=attempts)
+    return RunReport("0", "http://127.0.0.1:1/w", "stripe", "test", 1, 0.0, 1.0, "fail", (scenario,), ())
+
+
+@pytest.mark.parametrize(("acked", "given"), [(0, True), (7, False), (None, False)])
+def test_a_storm_s_headline_counts_every_attempt_not_the_report_s_share(tmp_path: Path, acked: int | None,
+                                                                        given: bool) -> None:
+    """Every kept attempt refused with 401: the headline only when the storm's checks counted
+    no acknowledged attempt at all (7 acknowledged outside the kept share: none; no count: none)."""
+    from hookproof.commands.storm import storm_headline
+    from hookproof.config import load_config
+
+    (tmp_path / "secret.txt").write_text(WRONG, encoding="utf-8")
+    config = tmp_path / "hookproof.toml"
+    config.write_text('[target]\nurl = "http://127.0.0.1:9/webhooks"\nprofile = "stripe"\nsecret = "file:secret.txt"\n'
+                      '[observer]\nkind = "python"\ncallable = "tests.hookproof.test_explore:no_effects"\n',
+                      encoding="utf-8")
+    headline = storm_headline(_storm_report(acked, *(401,) * 6), load_config(config))
+    assert (headline is not None) is given
+    if headline is not None:
+        assert "(source: file:secret.txt)" in headline and headline.startswith(HEADLINE_PREFIX)
+        assert WRONG not in headline
+
+
+def test_the_console_prints_the_headline_once_above_the_table(capsys: pytest.CaptureFixture[str]) -> None:
+    from dataclasses import replace
+
+    from hookproof.terminal import print_report
+
+    headline = refused_headline(_report(*(401,) * 3), "env:X")
+    assert headline is not None
+    report = replace(_report(*(401,) * 3), notes=(headline, "another note"))
+    print_report(report, {}, "title", seed="seed 1", headline=headline)
+    out = capsys.readouterr().out
+    assert out.count(headline) == 1 and out.index(headline) < out.index("verdict:") and "note: another note" in out
+
+
+@pytest.mark.parametrize("secret", [WRONG, SECRET], ids=["wrong", "right"])
+def test_explore_leads_with_the_headline_when_its_search_was_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                     secret: str) -> None:
+    monkeypatch.setenv("HOOKPROOF_HEADLINE_SECRET", secret)
+    monkeypatch.setenv("COLUMNS", "200")
+    config = tmp_path / "hookproof.toml"
+    config.write_text(f'[target]\napp = "{__name__}:verifying"\nprofile = "stripe"\n'
+                      'secret = "env:HOOKPROOF_HEADLINE_SECRET"\n'
+                      f'\n[observer]\nkind = "python"\ncallable = "{__name__}:no_effects"\n', encoding="utf-8")
+    out = tmp_path / "out"
+    result = CliRunner().invoke(cli, ["explore", "-c", str(config), "--max-examples", "3", "--seed", "2",
+                                      "--out", str(out)])
+    report = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    headlines = [n for n in report["notes"] if n.startswith(HEADLINE_PREFIX)]
+    assert SECRET not in result.output and WRONG not in result.output
+    if secret == SECRET:
+        assert headlines == [] and "likely cause" not in result.output, result.output
+        return
+    assert len(headlines) == 1 and report["notes"][0] == headlines[0], report["notes"]
+    assert headlines[0].startswith(f"{HEADLINE_PREFIX}every valid delivery was refused with 401 (")
+    assert "(source: env:HOOKPROOF_HEADLINE_SECRET)" in headlines[0]
+    assert result.output.count(headlines[0]) == 1, result.output
