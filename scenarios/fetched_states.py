@@ -8,7 +8,8 @@ sees what the receiver was answered. `with_fetched` adds that to each acknowledg
 finding whose object was fetched (``when the receiver fetched 123, the provider API served it
 as charged_back``), so report.json, summary.md and report.html all say it; `with_mode` words
 an applied event of the other mode for the endpoint's own (``applied a live-mode event on a
-test-mode endpoint``). Pure.
+test-mode endpoint``); `with_unsettled` says, in each acknowledged ``lost`` finding of a
+scenario whose settle reached its deadline, which setting bounded the wait. Pure.
 """
 
 from __future__ import annotations
@@ -59,4 +60,21 @@ def with_mode(report: ScenarioReport, message: str) -> ScenarioReport:
     return replace(report, checks=checks)
 
 
-__all__ = ["ACKED_LOST", "with_fetched", "with_mode"]
+def with_unsettled(report: ScenarioReport, deadline_s: float) -> ScenarioReport:
+    """`report` with each acknowledged ``lost`` finding saying that settling reached its
+    deadline (`deadline_s`, seconds: ``[settle] deadline_s``) before the receiver's reads
+    showed the effect, when the scenario did not settle; unchanged otherwise. A receiver
+    that applies after it answers (a worker, a queue) lagging more than that is judged on
+    what it showed by then."""
+    if report.settled:
+        return report
+    note = (f"; settling reached its deadline ([settle] deadline_s = {deadline_s:g} s) before the receiver's "
+            "reads showed it: a receiver that applies after it answers (a worker, a queue) needs a deadline "
+            "above its lag")
+    checks = tuple(replace(c, findings=tuple(replace(f, message=f.message + note) if f.message.startswith(ACKED_LOST)
+                                             else f for f in c.findings)) if c.check_id == "lost" else c
+                   for c in report.checks)
+    return replace(report, checks=checks)
+
+
+__all__ = ["ACKED_LOST", "with_fetched", "with_mode", "with_unsettled"]

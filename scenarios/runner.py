@@ -39,7 +39,7 @@ from hookproof.scenarios.catalog import (
 )
 from hookproof.scenarios.checks import Verdict, compose, nothing_compared, run_checks, unfired_faults, unknown_reason
 from hookproof.scenarios.errors import ScenarioError
-from hookproof.scenarios.fetched_states import with_fetched, with_mode
+from hookproof.scenarios.fetched_states import with_fetched, with_mode, with_unsettled
 from hookproof.scenarios.findings import CheckResult
 from hookproof.scenarios.key_loops import other_mode_message
 from hookproof.scenarios.observations import Expectations, Observation, expectations_from
@@ -548,6 +548,8 @@ class Runner:
             report = with_mode(report, other_mode_message(self.live))
         if self.server_state is not None and verdict == "fail":  # what a fetching receiver decided on
             report = with_fetched(report, served_log(self.server_state).statuses)
+        if verdict == "fail":  # an effect not shown yet when the settle's deadline came
+            report = with_unsettled(report, self.settle_deadline_s)
         return report
 
     # ---- steps ------------------------------------------------------------------

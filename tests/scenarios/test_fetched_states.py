@@ -76,3 +76,21 @@ def test_a_receiver_deciding_on_the_fetched_status_is_told_what_it_was_served(
         payment = f.key.split(":")[1]
         assert f.message.startswith("acknowledged") and (
             f"(when the receiver fetched {payment}, the provider API served it as ") in f.message, f
+
+
+@pytest.mark.parametrize(("settled", "message", "expected"), [
+    (False, "acknowledged 1 time(s) but not applied by the end of settling",
+     "acknowledged 1 time(s) but not applied by the end of settling; settling reached its deadline ([settle] "
+     "deadline_s = 15 s) before the receiver's reads showed it: a receiver that applies after it answers (a worker, "
+     "a queue) needs a deadline above its lag"),
+    (True, "acknowledged 1 time(s) but not applied by the end of settling",
+     "acknowledged 1 time(s) but not applied by the end of settling"),
+    (False, "never applied and never acknowledged: ...", "never applied and never acknowledged: ..."),
+])
+def test_an_unsettled_scenario_s_lost_finding_names_the_deadline(settled: bool, message: str, expected: str) -> None:
+    from dataclasses import replace
+
+    from hookproof.scenarios.fetched_states import with_unsettled
+
+    report = with_unsettled(replace(_report(message), settled=settled), 15.0)
+    assert report.checks[0].findings[0].message == expected
