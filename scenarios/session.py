@@ -245,6 +245,19 @@ class Session:
             last[key] = i
         return sorted(pairs, key=lambda p: (self.event(p[0]).business_key is None, p))
 
+    def repeats(self) -> list[tuple[str, int]]:
+        """The legal operations, as (action, object index), that an earlier emit step already
+        played on that same object (a second refund of a charge refunded once): played again,
+        they make two events of one type about one object for `redeliver_older`. Once per change."""
+        return self.memo("repeats", self._repeats)
+
+    def _repeats(self) -> list[tuple[str, int]]:
+        played = {(s.action, s.object) for s in self.steps if s.op == "emit" and s.object is not None}
+        if not played:
+            return []
+        legal = self.memo("legal", lambda: self.ops.legal(self.world))
+        return [(action, index) for action, index in legal if index is not None and (action, index) in played]
+
     def late_pairs(self) -> list[tuple[int, int]]:
         """(older, newer): consecutive events about one object the receiver is sent, the
         older one not acknowledged yet (a renewal's failure, then its payment). O(events),

@@ -200,13 +200,22 @@ def machine_for(explore: ExploreTarget, *, seed: int = 0, provider_state: Any = 
             groups = self.session.related_groups()
             self._run(Step("burst_related", events=groups[which % len(groups)]))
 
-        @precondition(lambda self: bool(self.session.same_kind_pairs()))
+        @precondition(lambda self: bool(self.session.same_kind_pairs()) or bool(self.session.repeats()))
         @rule(which=index)
         def redeliver_older(self, which: int) -> None:
             """Two events of one type about one object delivered, then the older one again
-            (older-after-newer-redelivery: R1, R2, R1). Plain steps, so shrinking keeps only
-            what the finding needs."""
+            (older-after-newer-redelivery: R1, R2, R1). When no object has two such events, an
+            operation already played on an object is first played on it again (a second refund
+            of a charge refunded once). Plain steps, so shrinking keeps only what the finding needs."""
             pairs = self.session.same_kind_pairs()
+            if not pairs:
+                repeats = self.session.repeats()
+                action, obj = repeats[which % len(repeats)]
+                start = len(self.session.events)
+                self._run(Step("emit", action=action, object=obj))
+                pairs = [p for p in self.session.same_kind_pairs() if p[1] >= start]
+                if not pairs:  # the operation made no second event of one type about one object
+                    return
             older, newer = pairs[which % len(pairs)]
             for i in (older, newer):
                 if i not in self.session.acked:

@@ -60,6 +60,38 @@ def test_an_older_refund_redelivered_after_a_newer_one(name: str, found: set[str
     assert run(name, steps, tmp_path, provider) == found
 
 
+@pytest.mark.parametrize(("name", "found"), [("last_refund_marker", {"duplicated"}), ("inbox_sync", set())])
+def test_redeliver_older_refunds_a_charge_refunded_once_again(name: str, found: set[str], tmp_path: Path,
+                                                              provider: ServerState) -> None:
+    """With one refund of a charge and no two events of one type about one object, the rule
+    plays the refund again, then delivers R1, R2 and redelivers R1 (4 steps)."""
+    from hookproof.scenarios.schedules import FindingError
+    from hookproof.scenarios.statemachine import machine_for, provider_api
+
+    receivers = ReceiverPool(name, tmp_path, provider_state=provider)
+    try:
+        with provider_api(provider):
+            machine = machine_for(receivers.target(), seed=5, provider_state=provider)()
+            session = machine.session
+            try:
+                session.apply(Step("emit", action="pay"))
+                assert session.repeats() == []
+                session.apply(Step("emit", action="refund", object=0))
+                assert session.repeats() == [("refund", 0)] and session.same_kind_pairs() == []
+                try:
+                    machine.redeliver_older(0)
+                    findings: set[str] = set()
+                except FindingError as exc:
+                    findings = {f.check_id for f in exc.failure.findings}
+                assert [(s.op, s.action, s.event) for s in session.steps[2:]] == [
+                    ("emit", "refund", None), ("deliver", None, 3), ("deliver", None, 4), ("redeliver", None, 3)]
+                assert findings == found
+            finally:
+                session.close()
+    finally:
+        receivers.close()
+
+
 @pytest.mark.parametrize(("name", "found"), [("stale_failure_order", {"stale"}), ("inbox_sync", set())])
 def test_a_failure_delivered_after_the_payment(name: str, found: set[str], tmp_path: Path,
                                                provider: ServerState) -> None:
