@@ -354,7 +354,13 @@ def _money_by_code(idx: CheckIndex) -> tuple[list[Finding], dict[str, object], i
                  else list(map(_AMOUNT, effects)), np.float64)  # None: NaN
     if len(own) != len(rows):
         own = own[rows]
-    amount = np.where(np.isnan(own), table.amount[codes], own)  # the row's own amount, else the expected one
+    del rows
+    # the row's own amount, else the expected one (in place: a storm's rows are a million)
+    amount = own
+    del own
+    unknown = np.flatnonzero(np.isnan(amount))
+    amount[unknown] = table.amount[codes[unknown]]
+    del unknown
     unpriced_rows = np.isnan(amount)
     amount[unpriced_rows] = 0
     unpriced = int(unpriced_rows.sum())
@@ -362,9 +368,13 @@ def _money_by_code(idx: CheckIndex) -> tuple[list[Finding], dict[str, object], i
     applied = np.bincount(codes, weights=amount, minlength=n)  # exact: sums of integers below 2**53
     order = table.expected_order
     owed = order[table.money_like[order]]  # the expected money-like keys, in order
-    # the applied keys, in order of first row (numpy: no Python int per row of a storm's million)
-    seen, first = np.unique(codes, return_index=True)
-    applied_keys = seen[np.argsort(first, kind="stable")]
+    # the applied keys, in order of first row (numpy: no Python int per row of a storm's million;
+    # each key's first row by code, not a sort of every row)
+    first = np.full(max(n, int(codes.max()) + 1 if len(codes) else 0), len(codes), np.int64)
+    np.minimum.at(first, codes, np.arange(len(codes)))
+    applied_keys = np.flatnonzero(first < len(codes))
+    applied_keys = applied_keys[np.argsort(first[applied_keys], kind="stable")]
+    del first
     others = applied_keys[~table.expected[applied_keys]]
     keys = np.concatenate([owed, others])
     want = table.amount[keys]

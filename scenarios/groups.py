@@ -114,14 +114,18 @@ def group_positions(codes: Mapping[str, int], group_of: Sequence[int] | "npt.NDA
     else:
         positions = np.flatnonzero(member)
         groups = groups[positions]
-    if len(groups) > 1 and not bool((groups[1:] >= groups[:-1]).all()):
-        positions = positions[np.argsort(groups, kind="stable")]
+    del member
     starts = np.zeros(len(codes) + 1, dtype=np.int64)
     np.cumsum(np.bincount(groups, minlength=len(codes))[:len(codes)], out=starts[1:])
+    if len(groups) > 1 and not bool((groups[1:] >= groups[:-1]).all()):
+        positions = positions[np.argsort(groups, kind="stable")]
+    del groups
+    # the columns' bytes copied straight into the arrays (no bytes object between)
     order: array[int] = array("q")
-    order.frombytes(positions.astype(np.int64, copy=False).tobytes())
+    order.frombytes(np.ascontiguousarray(positions, np.int64).data.cast("B"))
+    del positions
     offsets: array[int] = array("q")
-    offsets.frombytes(starts.tobytes())
+    offsets.frombytes(starts.data.cast("B"))
     return Groups(codes, order, offsets)
 
 

@@ -102,7 +102,7 @@ class EffectRows(Sequence[Effect]):
 
         if self._amounts is None:
             return np.full(len(self), np.nan, np.float64)
-        return np.array([np.nan if a is None else a for a in self._amounts], np.float64)
+        return np.array(self._amounts, np.float64)  # None → NaN in numpy's conversion: no list of the rows
 
     @overload
     def __getitem__(self, i: int) -> Effect: ...
