@@ -97,7 +97,8 @@ class Groups(Mapping[str, Sequence[int]]):
         return self._starts[code + 1] - self._starts[code]
 
 
-def group_positions(codes: Mapping[str, int], group_of: Sequence[int] | "npt.NDArray[np.int64]") -> Groups:
+def group_positions(codes: Mapping[str, int],
+                    group_of: Sequence[int] | "npt.NDArray[np.int64] | npt.NDArray[np.int32]") -> Groups:
     """The `Groups` of `codes` (name → group number 0 … len(codes) - 1, each group
     non-empty) where position p belongs to group ``group_of[p]`` (`NO_GROUP`: to none).
 
@@ -107,7 +108,8 @@ def group_positions(codes: Mapping[str, int], group_of: Sequence[int] | "npt.NDA
     """
     import numpy as np
 
-    groups = np.asarray(group_of, dtype=np.int64)
+    groups = group_of if isinstance(group_of, np.ndarray) and group_of.dtype in (np.int32, np.int64) \
+        else np.asarray(group_of, dtype=np.int64)  # an int32 column as it is: no copy
     member = groups != NO_GROUP
     if member.all():
         positions = np.arange(len(groups), dtype=np.int64)

@@ -96,6 +96,11 @@ class EffectRows(Sequence[Effect]):
         n = len(self)
         return (self.keys(i, min(n, i + _STEP)) for i in range(0, n, _STEP))
 
+    @property
+    def has_amounts(self) -> bool:
+        """Whether some row has an amount (else `amounts` is all NaN)."""
+        return self._amounts is not None
+
     def amounts(self) -> "npt.NDArray[np.float64]":
         """Each row's amount (minor units) as a float64 column, NaN for None."""
         import numpy as np
