@@ -37,6 +37,9 @@ from hookproof.simulator.delivery.history import Attempt, Outcome
 
 _KEY = attrgetter("business_key")
 _AMOUNT = attrgetter("amount")
+#: The counter finds each key's first row by code (a column per key) once its rows are at
+#: least 1 / this of the keys; below, by a sort of its rows (`np.unique`).
+_FIRST_BY_CODE = 4
 _UNREAD: ObjectTruth | None = ObjectTruth("", ((0, ""),))  # an object whose truth was not read yet
 
 #: Fault tags of invalid deliveries that must have no effect but may be acknowledged:
@@ -378,13 +381,17 @@ def _money_by_code(idx: CheckIndex) -> tuple[list[Finding], dict[str, object], i
     del amount  # each column dropped once read: a storm's are megabytes each
     order = table.expected_order
     owed = order[table.money_like[order]]  # the expected money-like keys, in order
-    # the applied keys, in order of first row (numpy: no Python int per row of a storm's million;
-    # each key's first row by code, not a sort of every row)
-    row_type = np.int32 if len(codes) < 2**31 else np.int64  # a row's index
-    first = np.full(max(n, int(codes.max()) + 1 if len(codes) else 0), len(codes), row_type)
-    np.minimum.at(first, codes, np.arange(len(codes), dtype=row_type))
-    applied_keys = np.flatnonzero(np.less(first, len(codes)))
-    applied_keys = applied_keys[np.argsort(first[applied_keys], kind="stable")]
+    # the applied keys, in order of first row (numpy: no Python int per row of a storm's million)
+    if _FIRST_BY_CODE * len(codes) >= n:  # rows of many keys: each key's first row by code, no sort of every row
+        row_type = np.int32 if len(codes) < 2**31 else np.int64  # a row's index
+        first = np.full(max(n, int(codes.max()) + 1 if len(codes) else 0), len(codes), row_type)
+        np.minimum.at(first, codes, np.arange(len(codes), dtype=row_type))
+        applied_keys = np.flatnonzero(np.less(first, len(codes)))
+        applied_keys = applied_keys[np.argsort(first[applied_keys], kind="stable")]
+    else:  # rows of a few keys: a sort of those rows, no column per key
+        seen, first = np.unique(codes, return_index=True)
+        applied_keys = seen[np.argsort(first, kind="stable")]
+        del seen
     del first, codes
     others = applied_keys[~table.expected[applied_keys]]
     del applied_keys
