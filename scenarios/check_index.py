@@ -278,23 +278,37 @@ def _filed_by_key(index: CheckIndex, scan: HistoryScan) -> Groups:
     unkeyed = key_of == NO_GROUP
     if not unkeyed.any():
         return group_positions(scan.key_codes, key_of)
+    expected_keys = index.expected_keys  # built first: its transients are gone before this pass's are made
     unkeyed_events = scan.event_of[unkeyed]
-    codes_met, first = np.unique(unkeyed_events, return_index=True)
-    in_order = codes_met[np.argsort(first, kind="stable")]  # in order of first attempt without a key
+    # the events met without a key (each once, in code order), and each such attempt's among them
+    codes_met, first, met_of = np.unique(unkeyed_events, return_index=True, return_inverse=True)
+    del unkeyed_events
+    by_first = np.argsort(first, kind="stable")
+    del first
+    in_order = codes_met[by_first]  # in order of first attempt without a key
     n_events = len(scan.event_codes)
-    without_key = np.bincount(unkeyed_events, minlength=n_events)
-    attempts = np.bincount(scan.event_of, minlength=n_events)
-    filed_code = np.full(n_events, NO_GROUP, dtype=np.int64)
-    expected_keys = index.expected_keys
     if isinstance(expected_keys, EventKeys):
-        codes, filed_code[in_order] = _keys_of_events(expected_keys, scan, in_order,
-                                                      without_key[in_order] != attempts[in_order])
+        keyed = np.zeros(n_events, np.bool_)  # per event: some attempt of it carries a key
+        keyed[scan.event_of[~unkeyed]] = True
+        codes, in_order_code = _keys_of_events(expected_keys, scan, in_order, keyed[in_order])
+        del keyed
+        met_code = np.empty(len(codes_met), np.int64)  # the key code of each event met, in code order
+        met_code[by_first] = in_order_code
+        del in_order_code
     else:
+        unkeyed_events = scan.event_of[unkeyed]
+        without_key = np.bincount(unkeyed_events, minlength=n_events)
+        attempts = np.bincount(scan.event_of, minlength=n_events)
+        filed_code = np.full(n_events, NO_GROUP, dtype=np.int64)
         codes = _keys_one_by_one(index, scan, in_order, without_key, attempts, filed_code)
-    if not (filed_code >= 0).any():
+        met_code = filed_code[codes_met]
+        del unkeyed_events, without_key, attempts, filed_code
+    del codes_met, by_first, in_order
+    if not (met_code >= 0).any():
         return group_positions(codes, key_of)
     filed = key_of.copy()
-    filed[unkeyed] = filed_code[unkeyed_events]
+    filed[unkeyed] = met_code[met_of]
+    del met_code, met_of, unkeyed
     return group_positions(codes, filed)
 
 

@@ -38,6 +38,9 @@ from hookproof.simulator.delivery.history import Attempt, Outcome
 
 _KEY = attrgetter("business_key")
 _AMOUNT = attrgetter("amount")
+#: The counter finds each key's first row by code (a column per key) once its rows are at
+#: least 1 / this of the keys; below, by a sort of its rows (`np.unique`).
+_FIRST_BY_CODE = 4
 _UNREAD: ObjectTruth | None = ObjectTruth("", ((0, ""),))  # an object whose truth was not read yet
 
 #: Fault tags of invalid deliveries that must have no effect but may be acknowledged:
@@ -353,28 +356,56 @@ def _money_by_code(idx: CheckIndex) -> tuple[list[Finding], dict[str, object], i
     codes = table.settled_codes if len(table.settled_codes) == len(settled.effects) else \
         np.fromiter(map(table.code, map(_KEY, settled.effects)), np.int64, len(settled.effects))
     rows = np.flatnonzero(table.money_like[codes])  # the settled effect rows of money-like keys
-    codes = codes[rows]
+    every = len(rows) == len(codes)
+    if every:  # every row (a storm's million): no copy of the codes, no list of rows
+        rows = np.zeros(0, np.int64)
+    else:
+        codes = codes[rows]
     effects = settled.effects
-    own = effects.amounts() if isinstance(effects, EffectRows) else \
-        np.array([effects[r].amount for r in rows.tolist()] if len(rows) < len(effects) // 2
-                 else list(map(_AMOUNT, effects)), np.float64)  # None: NaN
-    if len(own) != len(rows):
-        own = own[rows]
-    amount = np.where(np.isnan(own), table.amount[codes], own)  # the row's own amount, else the expected one
+    if isinstance(effects, EffectRows) and not effects.has_amounts:
+        amount = table.amount[codes]  # no row's own amount: the expected ones
+    else:
+        if every:
+            rows = np.arange(len(codes))
+        own = effects.amounts() if isinstance(effects, EffectRows) else \
+            np.array([effects[r].amount for r in rows.tolist()] if len(rows) < len(effects) // 2
+                     else list(map(_AMOUNT, effects)), np.float64)  # None: NaN
+        if len(own) != len(rows):
+            own = own[rows]
+        # the row's own amount, else the expected one (in place: a storm's rows are a million)
+        amount = own
+        del own
+        np.copyto(amount, table.amount[codes], where=np.isnan(amount))
+    del rows
     unpriced_rows = np.isnan(amount)
     amount[unpriced_rows] = 0
     unpriced = int(unpriced_rows.sum())
+    del unpriced_rows
     n = len(table)
     applied = np.bincount(codes, weights=amount, minlength=n)  # exact: sums of integers below 2**53
+    applied_total = int(amount.sum())
+    del amount  # each column dropped once read: a storm's are megabytes each
     order = table.expected_order
     owed = order[table.money_like[order]]  # the expected money-like keys, in order
     # the applied keys, in order of first row (numpy: no Python int per row of a storm's million)
-    seen, first = np.unique(codes, return_index=True)
-    applied_keys = seen[np.argsort(first, kind="stable")]
+    if _FIRST_BY_CODE * len(codes) >= n:  # rows of many keys: each key's first row by code, no sort of every row
+        row_type = np.int32 if len(codes) < 2**31 else np.int64  # a row's index
+        first = np.full(max(n, int(codes.max()) + 1 if len(codes) else 0), len(codes), row_type)
+        np.minimum.at(first, codes, np.arange(len(codes), dtype=row_type))
+        applied_keys = np.flatnonzero(np.less(first, len(codes)))
+        applied_keys = applied_keys[np.argsort(first[applied_keys], kind="stable")]
+    else:  # rows of a few keys: a sort of those rows, no column per key
+        seen, first = np.unique(codes, return_index=True)
+        applied_keys = seen[np.argsort(first, kind="stable")]
+        del seen
+    del first, codes
     others = applied_keys[~table.expected[applied_keys]]
+    del applied_keys
+    n_owed, n_others = len(owed), len(others)
     keys = np.concatenate([owed, others])
+    del owed, others
     want = table.amount[keys]
-    want[len(owed):] = 0
+    want[n_owed:] = 0
     priced = ~np.isnan(want)
     unpriced += int((~priced).sum())
     keys, want = keys[priced], want[priced]
@@ -390,8 +421,8 @@ def _money_by_code(idx: CheckIndex) -> tuple[list[Finding], dict[str, object], i
         else:
             findings.append(Finding("counter", key, f"moved {got} instead of {want_i}",
                                     expected=want_i, actual=got, attempts=idx.attempt_ids(positions)))
-    stats: dict[str, object] = {"expected_total": expected_total, "applied_total": int(amount.sum()),
-                                "money_keys": len(owed) + len(others), "unpriced": unpriced}
+    stats: dict[str, object] = {"expected_total": expected_total, "applied_total": applied_total,
+                                "money_keys": n_owed + n_others, "unpriced": unpriced}
     return findings, stats, unpriced
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Set
 from dataclasses import dataclass
 from functools import cached_property
+from itertools import chain
 from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
 from hookproof.scenarios.observations import ExpectedEffect, ObjectTruth
@@ -115,20 +116,27 @@ class KeyColumns:
         import numpy as np
 
         expected = self.expected_order
-        single = np.fromiter((c not in self.multi for c in expected.tolist()), np.bool_, len(expected)) \
-            if self.multi else np.ones(len(expected), np.bool_)
-        events = [self.first_event[expected[single]]]
-        ranks = [np.flatnonzero(single)]
-        keys = [expected[single]]
-        for at in np.flatnonzero(~single).tolist():
-            code: int = expected[at].item()
-            listed = self.multi[code]
-            events.append(np.array(listed, np.int64))
-            ranks.append(np.full(len(listed), at, np.int64))
-            keys.append(np.full(len(listed), code, np.int64))
-        ev, rank, key = np.concatenate(events), np.concatenate(ranks), np.concatenate(keys)
-        by_rank = np.argsort(rank, kind="stable")
+        multi = self.multi
+        # the keys with several events as flat columns (a storm has some 200k of them: no
+        # array per key), each key's events in their listed order
+        multi_codes = np.fromiter(multi, np.int64, len(multi))
+        lengths = np.fromiter(map(len, multi.values()), np.int64, len(multi))
+        listed = np.fromiter(chain.from_iterable(multi.values()), np.int64, int(lengths.sum()))
+        rank_of = np.full(len(self.order), -1, np.int64)  # key code → its rank in `expected`, -1: not expected
+        rank_of[expected] = np.arange(len(expected))
+        multi_rank = np.repeat(rank_of[multi_codes], lengths)
+        del rank_of
+        among = multi_rank >= 0  # the events of expected keys only
+        single = np.ones(len(expected), np.bool_)
+        single[multi_rank[among]] = False
+        ev = np.concatenate([self.first_event[expected[single]], listed[among]])
+        rank = np.concatenate([np.flatnonzero(single), multi_rank[among]])
+        key = np.concatenate([expected[single], np.repeat(multi_codes, lengths)[among]])
+        del listed, single, multi_rank, among, multi_codes, lengths
+        by_rank = np.argsort(rank, kind="stable")  # by rank; a key's several events in their listed order
+        del rank
         ev, key = ev[by_rank], key[by_rank]
+        del by_rank
         out = np.full(n_events, -1, np.int64)
         seen, first = np.unique(ev, return_index=True)
         out[seen] = key[first]

@@ -97,7 +97,8 @@ class Groups(Mapping[str, Sequence[int]]):
         return self._starts[code + 1] - self._starts[code]
 
 
-def group_positions(codes: Mapping[str, int], group_of: Sequence[int] | "npt.NDArray[np.int64]") -> Groups:
+def group_positions(codes: Mapping[str, int],
+                    group_of: Sequence[int] | "npt.NDArray[np.int64] | npt.NDArray[np.int32]") -> Groups:
     """The `Groups` of `codes` (name → group number 0 … len(codes) - 1, each group
     non-empty) where position p belongs to group ``group_of[p]`` (`NO_GROUP`: to none).
 
@@ -107,21 +108,26 @@ def group_positions(codes: Mapping[str, int], group_of: Sequence[int] | "npt.NDA
     """
     import numpy as np
 
-    groups = np.asarray(group_of, dtype=np.int64)
+    groups = group_of if isinstance(group_of, np.ndarray) and group_of.dtype in (np.int32, np.int64) \
+        else np.asarray(group_of, dtype=np.int64)  # an int32 column as it is: no copy
     member = groups != NO_GROUP
     if member.all():
         positions = np.arange(len(groups), dtype=np.int64)
     else:
         positions = np.flatnonzero(member)
         groups = groups[positions]
-    if len(groups) > 1 and not bool((groups[1:] >= groups[:-1]).all()):
-        positions = positions[np.argsort(groups, kind="stable")]
+    del member
     starts = np.zeros(len(codes) + 1, dtype=np.int64)
     np.cumsum(np.bincount(groups, minlength=len(codes))[:len(codes)], out=starts[1:])
+    if len(groups) > 1 and not bool((groups[1:] >= groups[:-1]).all()):
+        positions = positions[np.argsort(groups, kind="stable")]
+    del groups
+    # the columns' bytes copied straight into the arrays (no bytes object between)
     order: array[int] = array("q")
-    order.frombytes(positions.astype(np.int64, copy=False).tobytes())
+    order.frombytes(np.ascontiguousarray(positions, np.int64).data.cast("B"))
+    del positions
     offsets: array[int] = array("q")
-    offsets.frombytes(starts.tobytes())
+    offsets.frombytes(starts.data.cast("B"))
     return Groups(codes, order, offsets)
 
 

@@ -119,7 +119,7 @@ class ExpectationScan:
         # the sources: each key's first attempt, its own or, for an attempt without a key,
         # its event's key: position, event code, amount, whether an attempt without a key,
         # valid; as columns by key code (a storm has a million keys)
-        src_ev = scan.event_of[self.key_first] if n_keys else np.zeros(0, np.int64)
+        src_ev = scan.event_of[self.key_first].astype(np.int64) if n_keys else np.zeros(0, np.int64)
         if release:  # taken over: changed in place below, no copy held beside them
             src_pos, src_amount, valid = self.key_first, self.key_amount, self.key_valid
             self.key_first, self.key_amount, self.key_valid = _freed(src_pos), _freed(src_amount), _freed(valid)

@@ -146,11 +146,11 @@ class HistoryScan:
         size: attempts read.
         event_codes: event id → its code (0, 1, … in order of first attempt): an
             `IdCodes` (the ids held as bytes, `names` by code), or a dict.
-        event_of: per position, its event's code (int64).
+        event_of: per position, its event's code (int32: a pass codes at most `MAX_ATTEMPTS`).
         key_codes: business key → its code (0, 1, … in order of first attempt carrying it
             as its own): an `IdCodes` from `scan_history`; `key_names` the keys by code.
         key_of: per position, the code of the attempt's own business key, `NO_GROUP` when
-            it carries none (int64).
+            it carries none (int32).
         by_event: event id → positions (`Groups`).
         completions: per position, the completion of a valid attempt, None for an invalid one
             (`Completions`, over `completion_codes`).
@@ -168,10 +168,10 @@ class HistoryScan:
 
     size: int
     event_codes: Mapping[str, int]
-    event_of: "npt.NDArray[np.int64]"
+    event_of: "npt.NDArray[np.int32]"
     key_codes: Mapping[str, int]
     key_names: Sequence[str]
-    key_of: "npt.NDArray[np.int64]"
+    key_of: "npt.NDArray[np.int32]"
     by_event: Groups
     completions: Sequence[Completion | None]
     acked_events: Set[str]
@@ -236,16 +236,17 @@ class _Growing:
 
 
 class _PerAttempt:
-    """The pass's columns per attempt (event code and own key code, int64; completion code,
-    int8), filled a chunk at a time in place: `size` slots to start with (the history's
-    length when known), room for as many again when a chunk needs more."""
+    """The pass's columns per attempt (event code and own key code, int32: a pass reads at
+    most `MAX_ATTEMPTS`; completion code, int8), filled a chunk at a time in place: `size`
+    slots to start with (the history's length when known), room for as many again when a
+    chunk needs more."""
 
     __slots__ = ("cols", "n")
 
     def __init__(self, size: int) -> None:
         import numpy as np
 
-        self.cols: list[Any] = [np.empty(size, np.int64), np.empty(size, np.int64), np.empty(size, np.int8)]
+        self.cols: list[Any] = [np.empty(size, np.int32), np.empty(size, np.int32), np.empty(size, np.int8)]
         self.n = 0
 
     def add(self, *chunk: Any) -> None:

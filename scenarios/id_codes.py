@@ -4,7 +4,7 @@ A storm's checks code a million event ids. A ``dict`` of them costs a string (so
 bytes) and an entry (some 40) per id. `IdCodes` holds each id as its UTF-8 bytes in one
 fixed-width numpy column (by code) and finds it by its ``hash()`` (an int64 column by code,
 and an open-addressing table of codes indexed by the hash's low bits, probed in steps
-from its high bits, at most half full): about the id's length plus 16 to 24 bytes. It is a read-only
+from its high bits, at most two thirds full): about the id's length plus 14 to 20 bytes. It is a read-only
 ``Mapping[str, int]`` (id → code, iterating in code order) with `names` (code → id), so
 what took the dict (`scenarios.groups.Groups`, `scenarios.history_scan.CodedSet`) takes it.
 
@@ -34,6 +34,8 @@ _STEP = 8192
 _MIN_SLOTS = 1024
 #: The hash's bits below this one choose an id's first slot; those from it on its probe step.
 _STEP_SHIFT = 32
+#: The table is at most this full (`_FILL_NUM` / `_FILL_DEN` of its slots hold a code).
+_FILL_NUM, _FILL_DEN = 2, 3
 
 
 class IdCodes(Mapping[str, int]):
@@ -58,7 +60,7 @@ class IdCodes(Mapping[str, int]):
         self._data: npt.NDArray[np.bytes_] = np.zeros(1024, "S1")  # by code; spare room past _n
         self._n = 0
         self._hash_of: npt.NDArray[np.int64] = np.zeros(1024, np.int64)  # by code, as `_data`
-        # the table: a code per slot (-1: empty), a power of two long, at most half full
+        # the table: a code per slot (-1: empty), a power of two long, at most 2/3 full (`_FILL_NUM`)
         self._slots: npt.NDArray[np.int32] = np.full(_MIN_SLOTS, -1, np.int32)
         self._odd: dict[str, int] = {}  # ids the columns do not hold
         self._odd_names: dict[int, str] = {}
@@ -192,9 +194,9 @@ class IdCodes(Mapping[str, int]):
             self._odd[name] = code
             self._odd_names[code] = name
         held = end - len(self._odd_names)
-        if 2 * held > len(self._slots):  # grown: every held id placed anew
+        if _FILL_DEN * held > _FILL_NUM * len(self._slots):  # grown: every held id placed anew
             room = max(held, self._room - len(self._odd_names))
-            self._slots = np.full(max(_MIN_SLOTS, 1 << (2 * room - 1).bit_length()), -1, np.int32)
+            self._slots = np.full(_slots_for(room), -1, np.int32)
             every = np.arange(end, dtype=np.int64)
             if self._odd_names:
                 every = every[np.isin(every, np.fromiter(self._odd_names, np.int64, len(self._odd_names)),
@@ -359,6 +361,15 @@ def codes_in(codes: Mapping[str, int], names: Sequence[Any]) -> "npt.NDArray[np.
         parts = [codes.code_all(names[i:i + _STEP], add=False) for i in range(0, len(names), _STEP)]
         return np.concatenate(parts) if parts else np.zeros(0, np.int64)
     return np.fromiter(map(codes.get, names, repeat(-1)), np.int64, len(names))
+
+
+def _slots_for(n: int) -> int:
+    """The table's slots for `n` ids: the fewest, a power of two (at least `_MIN_SLOTS`),
+    that `n` fill at most `_FILL_NUM` / `_FILL_DEN` of."""
+    slots = _MIN_SLOTS
+    while _FILL_DEN * n > _FILL_NUM * slots:
+        slots *= 2
+    return slots
 
 
 def _steps(hashes: "npt.NDArray[np.int64]", mask: int) -> "npt.NDArray[np.int64]":

@@ -97,13 +97,18 @@ class EffectRows(Sequence[Effect]):
         n = len(self)
         return (self.keys(i, min(n, i + _STEP)) for i in range(0, n, _STEP))
 
+    @property
+    def has_amounts(self) -> bool:
+        """Whether some row has an amount (else `amounts` is all NaN)."""
+        return self._amounts is not None
+
     def amounts(self) -> "npt.NDArray[np.float64]":
         """Each row's amount (minor units) as a float64 column, NaN for None."""
         import numpy as np
 
         if self._amounts is None:
             return np.full(len(self), np.nan, np.float64)
-        return np.array([np.nan if a is None else a for a in self._amounts], np.float64)
+        return np.array(self._amounts, np.float64)  # None → NaN in numpy's conversion: no list of the rows
 
     @overload
     def __getitem__(self, i: int) -> Effect: ...

@@ -97,14 +97,25 @@ def test_a_scope_keeps_the_same_rows(as_columns: None, small: int | None) -> Non
     assert scope.observation(whole) is whole  # every row kept: the read itself
 
 
+@pytest.mark.parametrize("first_by", ["code", "sort"])
+@pytest.mark.parametrize("amounts", ["read", "none"])
 @pytest.mark.parametrize("small", ["numpy", "walked"])
 @pytest.mark.parametrize("seed", range(4))
-def test_the_checks_find_the_same(as_columns: None, monkeypatch: pytest.MonkeyPatch, seed: int, small: str) -> None:
+def test_the_checks_find_the_same(as_columns: None, monkeypatch: pytest.MonkeyPatch, seed: int, small: str,
+                                  amounts: str, first_by: str) -> None:
     """Every check over reads held as columns gives the verdict, stats and findings it gives
     over the same reads as tuples (duplicates, lost and unexpected keys, money, shared
-    Idempotency-Keys, reads that grow)."""
+    Idempotency-Keys, reads that grow), with the rows' amounts read or none read (the
+    expected amounts then stand for every row's), the counter's first row per key found by
+    code or by a sort."""
+    from hookproof.scenarios import effect_checks
+
     monkeypatch.setattr(key_table, "SMALL", 0 if small == "numpy" else 10 ** 9)
+    monkeypatch.setattr(effect_checks, "_FIRST_BY_CODE", 10 ** 9 if first_by == "code" else 0)
     events, attempts, reads = run_of(seed, n_events=600)
+    if amounts == "none":
+        reads = [Observation(o.at, tuple(Effect(e.business_key, None, e.idempotency_key) for e in o.effects),
+                             o.states, o.state_kinds, o.counters) for o in reads]
     grown = Observation(reads[-1].at + 1, (*reads[-1].effects, *reads[-1].effects[:5]), reads[-1].states)
     reads = [*reads, grown, grown]
     columns = [Observation(o.at, _columns(tuple(o.effects)) if o.effects else (), o.states, o.state_kinds,

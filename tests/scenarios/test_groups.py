@@ -43,3 +43,8 @@ def test_groups_hold_every_position_of_each_name_in_history_order(shape: str) ->
     assert dict(groups.sizes()) == {name: len(p) for name, p in want.items()}
     assert groups.get("evt_absent") is None and groups.size_of("evt_absent") == 0
     assert all(groups.size_of(name) == len(p) for name, p in want.items())
+    import numpy as np
+
+    # the scan's int32 columns (`HistoryScan.event_of`, `key_of`) group as the same codes in int64
+    as_int32 = group_positions({name: i for i, name in enumerate(names)}, np.array(group_of, np.int32))
+    assert [c.tolist() for c in as_int32.columns()] == [c.tolist() for c in groups.columns()]

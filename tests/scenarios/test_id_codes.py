@@ -147,6 +147,20 @@ def test_codes_in_looks_odd_names_up_as_get_does(small: int) -> None:
     assert codes_in(table, []).tolist() == []
 
 
+def test_the_table_is_at_most_two_thirds_full() -> None:
+    """The table's slots: the fewest powers of two (1024 at least) `n` ids fill at most
+    2/3 of; grown as ids come, it is never fuller."""
+    from hookproof.scenarios.id_codes import _slots_for
+
+    assert [_slots_for(n) for n in (0, 682, 683, 1365, 1366, 5000, 1_083_030)] == \
+        [1024, 1024, 2048, 2048, 4096, 8192, 2_097_152]
+    table = IdCodes(0)
+    for start in range(0, 20_000, 1500):
+        table.code_all([f"evt_{i}" for i in range(start, start + 1500)])
+        assert 3 * len(table) <= 2 * len(table._slots)
+    assert len(table._slots) == 32768 and table.code_all(["evt_19999", "evt_x"], add=False).tolist() == [19999, -1]
+
+
 @pytest.mark.parametrize(("small", "room"), [(0, 5000), (1000, 5000), (1000, 2000), (0, 1)])
 def test_reserved_room_codes_as_a_dict_and_sizes_the_columns_once(small: int, room: int) -> None:
     """`reserve` is a hint: the same codes with room for all (5000), too little (2000, 1: the
@@ -166,7 +180,7 @@ def test_reserved_room_codes_as_a_dict_and_sizes_the_columns_once(small: int, ro
     assert got == per_chunk and list(table) == list(expected)
     assert all(table[name] == code for name, code in expected.items())
     if room >= len(expected):  # one size from the first id in the columns on: nothing doubled
-        assert sizes == {(room, 1 << (2 * room - 1).bit_length())}
+        assert sizes == {(room, 8192 if room == 5000 else 1024)}  # the fewest slots 2/3 full at most
     table.trim()
     assert len(table._data) == len(expected) and table.code_all([pool[3]], add=False).tolist() == [expected[pool[3]]]
 
