@@ -8,15 +8,14 @@ send that got past the guard would only time out there."""
 
 from __future__ import annotations
 
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
 
 from hookproof.cli import app
+from tests.hookproof.test_send_one_event import receiver  # noqa: F401 (the recording receiver fixture)
 from tests.hostile.harness import run_hookproof
 
 pytest_plugins = ["pytester"]
@@ -73,33 +72,15 @@ def test_send_allow_remote_lets_a_remote_url_past_the_guard(sends: list[Any]) ->
     assert result.exit_code == 1, result.output  # the stub sent nothing, so nothing was acknowledged
 
 
-@pytest.fixture()
-def receiver() -> Iterator[str]:
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 (http.server's name)
-            self.rfile.read(int(self.headers["Content-Length"]))
-            self.send_response(200)
-            self.send_header("Content-Length", "0")
-            self.end_headers()
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/webhooks"
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 @pytest.mark.parametrize("host", ["127.0.0.1", "localhost"])
-def test_send_to_loopback_needs_no_flag(receiver: str, host: str) -> None:
-    url = receiver.replace("127.0.0.1", host)
+def test_send_to_loopback_needs_no_flag(receiver: tuple[str, list[dict[str, Any]]],  # noqa: F811 (the fixture)
+                                        host: str) -> None:
+    url = receiver[0].replace("127.0.0.1", host)
     result = CliRunner().invoke(app, ["send", "--url", url, "--secret", "whsec_loopback_test", "--json"])
     assert result.exit_code == 0, result.output
-    assert '"status": 200' in result.output
+    assert '"status": 200' in result.output and len(receiver[1]) == 1
 
 
 def test_replay_refuses_a_remote_target_before_starting_anything(tmp_path: Path) -> None:
