@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Iterable, NamedTuple, Sequence
 
 from hookproof.scenarios.findings import CheckResult, Verdict
 from hookproof.scenarios.id_codes import IdCodes
+from hookproof.scenarios.state_words import NamedState
 from hookproof.simulator.events import Event
 
 if TYPE_CHECKING:
@@ -145,8 +146,8 @@ def ahead_of(sent: Iterable[Event], templates: Sequence[Any], *, keys: "KeyMappi
 
 
 def _status(actual: object) -> str | None:
-    """The status of a stale finding's observed state (``"refunded"`` or ``"refunded (v3)"``)."""
-    return actual.split(" (v")[0] if isinstance(actual, str) else None
+    """The status of a stale finding's observed state (its `NamedState`), None when missing."""
+    return actual.status if isinstance(actual, NamedState) else None
 
 
 def tolerate(results: Sequence[CheckResult], ahead: Ahead) -> list[CheckResult]:

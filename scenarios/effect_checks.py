@@ -33,7 +33,7 @@ from hookproof.scenarios.key_loops import (
     unexpected_keys_by_key,
 )
 from hookproof.scenarios.observations import EffectRows, Expectations, ObjectTruth, Observation
-from hookproof.scenarios.state_words import regressed_message, stale_message
+from hookproof.scenarios.state_words import regressed_words, stale_words
 from hookproof.simulator.delivery.history import Attempt, Outcome
 
 _KEY = attrgetter("business_key")
@@ -239,11 +239,10 @@ def check_regressed(
                     for v in (version, prev[0]):
                         event_id = truth.event_id_at(v)
                         positions += idx.by_event.get(event_id, []) if event_id else []
-                findings.append(Finding(
-                    "regressed", obj,
-                    regressed_message(prev, st, version, truth if truth is not _UNREAD else None, idx, expectations),
-                    expected=f">= v{prev[0]}", actual=f"v{version}", attempts=idx.attempt_ids(sorted(positions)),
-                ))
+                message, expected, actual = regressed_words(
+                    prev, st, version, truth if truth is not _UNREAD else None, idx, expectations)
+                findings.append(Finding("regressed", obj, message, expected=expected, actual=actual,
+                                        attempts=idx.attempt_ids(sorted(positions))))
     stats = {"objects_observed": len(high), "unmapped_states": unmapped}
     if not high and not findings:
         return result_of("regressed", [], stats, unknown="no state of a validly sent object was ever observed")
@@ -304,16 +303,10 @@ def check_stale(
         st = settled.state_of(obj)
         if st is not None and st.status == truth.final_status and st.version in (None, truth.final_version):
             continue
-        want = f"{truth.final_status} (v{truth.final_version})"
         final_event = truth.final_event_id
         attempts = idx.attempt_ids(idx.by_event.get(final_event, ())) if final_event else ()
-        if st is None:
-            findings.append(Finding("stale", obj, "object missing after settling", expected=want,
-                                    actual=None, attempts=attempts))
-        else:
-            got = st.status if st.version is None else f"{st.status} (v{st.version})"
-            findings.append(Finding("stale", obj, stale_message(st, truth, idx, expectations),
-                                    expected=want, actual=got, attempts=attempts))
+        message, expected, actual = stale_words(st, truth, idx, expectations)
+        findings.append(Finding("stale", obj, message, expected=expected, actual=actual, attempts=attempts))
     return result_of("stale", findings, {"objects": len(wanted)})
 
 

@@ -8,16 +8,42 @@ named ``past_due (event evt_…, customer.subscription.updated, created 17640000
 two events a finding compares carry the same time, the finding says a receiver cannot order
 them by it, and what the provider's documentation advises instead. One line, bounded: ids,
 types and times are short, and nothing of unbounded length is quoted.
+
+A finding's structured ``expected`` and ``actual`` say the same (`NamedState`: the status,
+and the words the sentence gives it), so a report's "expected …, actual …" names events a
+user can find in their logs, and a reader of the finding (a storm's `loadtests.ahead`)
+takes the status from its field, never from the text.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Sequence
 
 from hookproof.scenarios.observations import Expectations, ObjectState, ObjectTruth
 
 if TYPE_CHECKING:
     from hookproof.scenarios.check_index import CheckIndex
+
+
+@dataclass(frozen=True)
+class NamedState:
+    """An object's state as a ``regressed`` or ``stale`` finding's ``expected`` or ``actual``.
+
+    Attributes:
+        status: the state's status (``past_due``; with declared state fields, the combined
+            state, ``active, price=price_1``).
+        words: how the finding's message names it (`state_words`): ``past_due (event evt_2,
+            customer.subscription.updated, created 1764000001)``; ``regressed``'s expected
+            adds ``or later``.
+
+    Rendered (``str``, and in report.json) as `words`."""
+
+    status: str
+    words: str
+
+    def __str__(self) -> str:
+        return self.words
 
 
 def carrier(truth: ObjectTruth | None, version: int | None, status: str, *, exact: bool) -> int | None:
@@ -83,31 +109,42 @@ def tie_words(truth: ObjectTruth | None, versions: Sequence[int | None], expecta
     return f"; both carry {clock.render(a)}, so a receiver cannot order them by {clock.name} alone: {clock.advice}"
 
 
-def regressed_message(prev: tuple[int, str], st: ObjectState, version: int, truth: ObjectTruth | None,
-                      idx: "CheckIndex", expectations: Expectations) -> str:
-    """``regressed``'s message for an object whose state `st` (mapped to `version`) is older
-    than the highest seen before, `prev` = (version, status): ``went back from past_due
-    (event …) to active (event …)``, and the tie when both events carry one time."""
+def regressed_words(prev: tuple[int, str], st: ObjectState, version: int, truth: ObjectTruth | None,
+                    idx: "CheckIndex", expectations: Expectations) -> tuple[str, NamedState, NamedState]:
+    """``regressed``'s (message, expected, actual) for an object whose state `st` (mapped to
+    `version`) is older than the highest seen before, `prev` = (version, status): ``went
+    back from past_due (event …) to active (event …)``, and the tie when both events carry
+    one time; expected ``past_due (event …) or later``, actual ``active (event …)``."""
     exact = st.version is not None
-    return (f"went back from {state_words(prev[1], truth, prev[0], idx, expectations)} to "
-            f"{state_words(st.status, truth, version, idx, expectations, exact=exact)}"
-            + tie_words(truth, (carrier(truth, prev[0], prev[1], exact=False),
-                                carrier(truth, version, st.status, exact=exact)), expectations))
+    was = state_words(prev[1], truth, prev[0], idx, expectations)
+    now = state_words(st.status, truth, version, idx, expectations, exact=exact)
+    message = (f"went back from {was} to {now}"
+               + tie_words(truth, (carrier(truth, prev[0], prev[1], exact=False),
+                                   carrier(truth, version, st.status, exact=exact)), expectations))
+    return message, NamedState(prev[1], f"{was} or later"), NamedState(st.status, now)
 
 
-def stale_message(st: ObjectState, truth: ObjectTruth, idx: "CheckIndex", expectations: Expectations) -> str:
-    """``stale``'s message for an object whose settled state `st` is not the provider's
-    final one (`truth`): ``final state is active (event …), the provider's is past_due
-    (event …)``, and the tie when both events carry one time. The observed state is the
-    version it reported, else the newest version of the truth (or of what the provider API
-    could serve) with its status."""
+def stale_words(st: ObjectState | None, truth: ObjectTruth, idx: "CheckIndex",
+                expectations: Expectations) -> tuple[str, NamedState, NamedState | None]:
+    """``stale``'s (message, expected, actual) for an object whose settled state `st` is not
+    the provider's final one (`truth`): ``final state is active (event …), the provider's
+    is past_due (event …)``, and the tie when both events carry one time; expected the
+    provider's final state, actual the observed one, each named as in the message. The
+    observed state is the version it reported, else the newest version of the truth (or of
+    what the provider API could serve) with its status. `st` None (the object missing):
+    ``object missing after settling``, actual None."""
+    final = state_words(truth.final_status, truth, truth.final_version, idx, expectations)
+    expected = NamedState(truth.final_status, final)
+    if st is None:
+        return "object missing after settling", expected, None
     servable = (expectations.servable or {}).get(truth.object_id)
     seen = truth.with_servable(servable)
     exact = st.version is not None
     version = st.version if exact else seen.version_for(st.status, truth.final_version)
-    return (f"final state is {state_words(st.status, seen, version, idx, expectations, exact=exact)}, the "
-            f"provider's is {state_words(truth.final_status, truth, truth.final_version, idx, expectations)}"
-            + tie_words(seen, (carrier(seen, version, st.status, exact=exact), truth.final_version), expectations))
+    got = state_words(st.status, seen, version, idx, expectations, exact=exact)
+    message = (f"final state is {got}, the provider's is {final}"
+               + tie_words(seen, (carrier(seen, version, st.status, exact=exact), truth.final_version), expectations))
+    return message, expected, NamedState(st.status, got)
 
 
-__all__: Sequence[str] = ["carrier", "regressed_message", "stale_message", "state_words", "tie_words"]
+__all__: Sequence[str] = ["NamedState", "carrier", "regressed_words", "stale_words", "state_words", "tie_words"]

@@ -29,7 +29,7 @@ from tests.examples.subscription_prices import PRICE_PATH, STATE_QUERY
 SECRET = "whsec_subscription_prices_0123"
 MODULE = "tests.examples.subscription_prices"
 TWIN = {"price_arrival_order": 1}
-#: "final state is canceled, price=price_…, the provider's is canceled, price=price_… (v7)"
+#: "final state is canceled, price=price_…, the provider's is canceled, price=price_… (event evt_…, …)"
 STALE_PRICE = re.compile(r"final state is canceled, price=(price_\w+), the provider's is canceled, "
                          r"price=(price_\w+) \(event evt_\w+, customer\.subscription\.deleted, created \d+\)")
 

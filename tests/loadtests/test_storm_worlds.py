@@ -26,6 +26,7 @@ from hookproof.loadtests.spec import StormSpec
 from hookproof.loadtests.stories import STORIES, StoryBook, play_stories, process_seed, renamed, template_world
 from hookproof.loadtests.storm_truth import served_world, storm_truth
 from hookproof.scenarios.findings import CheckResult, Finding, Verdict
+from hookproof.scenarios.state_words import NamedState
 from hookproof.simulator.profiles import get_profile
 from hookproof.simulator.server import ServerState, run_server
 from hookproof.simulator.server.state import DEFAULT_API_KEY
@@ -165,7 +166,10 @@ def test_ahead_explains_only_what_the_undelivered_story_holds() -> None:
                                                     Finding("unexpected", "refund:1:2", "y"))),
         CheckResult("counter", Verdict.INVALID, (Finding("counter", refund.business_key or "", "m", 0,
                                                          refund.amount),)),
-        CheckResult("stale", Verdict.INVALID, (Finding("stale", refund.object_id, "s", "approved (v1)", "refunded"),
+        CheckResult("stale", Verdict.INVALID, (Finding("stale", refund.object_id, "s",
+                                                       NamedState("approved", "approved (event 1, payment.created)"),
+                                                       NamedState("refunded", "refunded (served by the provider API; "
+                                                                  "no delivered event carried it)")),
                                                )),
         CheckResult("duplicated", Verdict.INVALID, (Finding("duplicated", refund.business_key or "", "d"),)),
     ]
@@ -194,7 +198,8 @@ def test_an_undelivered_earlier_status_explains_no_stale_state() -> None:
     assert [(e.status, e.version) for e in invoice] == [("open", 1), ("open", 2), ("paid", 3)]
     assert ahead_of(invoice[1:], [world]).statuses.get(failed.object_id) is None
     assert ahead_of(invoice[:2], [world]).statuses[failed.object_id] == {"paid"}
-    stale = CheckResult("stale", Verdict.INVALID, (Finding("stale", failed.object_id, "s", "paid (v3)", "open (v2)"),))
+    stale = CheckResult("stale", Verdict.INVALID, (Finding("stale", failed.object_id, "s", NamedState("paid", "paid (event evt_3)"),
+                                                   NamedState("open", "open (event evt_2)")),))
     assert tolerate([stale], ahead_of(invoice[1:], [world])) == [stale]
 
 

@@ -9,8 +9,12 @@ from dataclasses import replace
 
 import pytest
 
+from hookproof.reports.html import _finding_notes
 from hookproof.scenarios.checks import run_checks
+from hookproof.scenarios.findings import CheckResult
 from hookproof.scenarios.observations import ObjectState, Observation, expectations_from
+from hookproof.scenarios.report_views import check_view
+from hookproof.scenarios.state_words import NamedState
 from hookproof.simulator.delivery.history import Attempt, Completion, Outcome
 from hookproof.simulator.events import Event
 from hookproof.simulator.profiles.base import Envelope
@@ -158,3 +162,36 @@ def test_the_time_a_finding_names_is_the_one_the_receiver_reads(name: str, read:
 @pytest.mark.parametrize("name", ["github", "mercadopago", "generic-hmac"])
 def test_a_profile_whose_events_carry_no_time_of_their_own_has_no_clock(name: str) -> None:
     assert get_profile(name).words().clock is None
+
+
+def _found(check: str, events: list[Event], observations: list[Observation]) -> CheckResult:
+    history = [_attempt(e, i) for i, e in enumerate(events)]
+    expectations = expectations_from(events, history, sender_timeout_s=20, max_attempts_per_event=None,
+                                      provider=STRIPE)
+    (result,) = run_checks([check], history, expectations, observations)
+    return result
+
+
+PAST_DUE = f"past_due (event evt_b, {UPDATED}, created {T0 + 2})"
+CANCELED = f"canceled (event evt_c, {UPDATED}, created {T0 + 4})"
+ACTIVE = f"active (event evt_a, {UPDATED}, created {T0})"
+
+
+def test_a_state_finding_s_expected_and_actual_name_the_events_as_its_message_does() -> None:
+    """No ``v7``: a user cannot find hookproof's versions in their logs; the structured fields
+    carry the status (read by a storm's `ahead`) and the message's words."""
+    stale = _found("stale", SPREAD, _states("past_due"))
+    (f,) = stale.findings
+    assert (f.expected, f.actual) == (NamedState("canceled", CANCELED), NamedState("past_due", PAST_DUE))
+    regressed = _found("regressed", SPREAD, _states("past_due", "active"))
+    (g,) = regressed.findings
+    assert (g.expected, g.actual) == (NamedState("past_due", f"{PAST_DUE} or later"), NamedState("active", ACTIVE))
+    missing = _found("stale", SPREAD, [Observation(T0 + 10, (), (ObjectState("sub_2", "active"),))])
+    assert [(h.message, h.expected, h.actual) for h in missing.findings] == [
+        ("object missing after settling", NamedState("canceled", CANCELED), None)]
+    # every report shows the words: report.json and report.html read the check's view
+    for result, (expected, actual) in ((stale, (CANCELED, PAST_DUE)), (regressed, (f"{PAST_DUE} or later", ACTIVE))):
+        (view,) = check_view(result).findings
+        assert (view.expected, view.actual) == (expected, actual)
+        assert json.loads(json.dumps(view.expected)) == expected
+        assert _finding_notes(view).endswith(f"; expected {expected}, actual {actual}")
