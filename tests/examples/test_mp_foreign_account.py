@@ -5,7 +5,7 @@ The real API answers a payment the access token's account cannot see with 404
 2000, ...}]}`` (`simulator.server.mercadopago`'s sources). A receiver written from Mercado
 Pago's docs fetches each notified payment with its own token: on that 404 it cannot apply
 anything, and answers an error so Mercado Pago retries (`mercadopago_fetch`: 503; the
-scenario accepts it, a 5xx to an invalid delivery being an advisory) or acknowledges it.
+scenario accepts it, and advises no 4xx: the receiver checked) or acknowledges it.
 It must pass without checking ``user_id``; a receiver trusting the notification applies
 the other seller's payment and fails with ``unexpected``.
 """
@@ -77,5 +77,6 @@ def test_foreign_account_judges_what_the_receiver_applied_from_its_own_fetch(
     elif verdict == "fail":
         assert len(blocking) == 2 and all(f.key.startswith("license:") for f in blocking)
         assert all("applied an event of another account than the endpoint's" in f.message for f in blocking)
-    else:  # each fetch answered 404, each notification answered 503 (retried once): the advisory says a 4xx is expected
+    else:  # each fetch answered 404, each notification answered 503 (retried once): right, and nothing advises a 4xx
         assert all(a.status == 503 for a in scenario.attempts), [a.status for a in scenario.attempts]
+        assert scenario.findings == (), [f.message for f in scenario.findings]

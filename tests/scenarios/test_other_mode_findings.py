@@ -108,3 +108,17 @@ def test_the_runner_words_the_other_mode_for_the_endpoints_own(live: bool, words
         CheckView(check_id="unexpected", verdict="invalid", findings=(mode, other)),))
     worded = with_mode(report, other_mode_message(live))
     assert [f.message for f in worded.checks[0].findings] == [words, other.message]
+
+
+def test_an_error_answer_to_another_account_s_event_the_api_refused_gets_no_4xx_advice() -> None:
+    """A receiver that fetched another account's object and was refused it (404) cannot tell
+    that from an object not visible yet: its 5xx asks the provider to retry, as it must.
+    Without such a refused fetch (an unreachable API, a crash) the advice stands."""
+    from hookproof.scenarios.answer_checks import check_no_server_error
+
+    history = hist(replace(att("e1", "k1", "503", valid=False, obj="pay_1"), faults=("foreign-account",)))
+    refused = replace(exp(forbidden=["k1"]), checked_foreign=frozenset({"pay_1"}))
+    assert check_no_server_error(history, refused, [obs(20)]).findings == ()
+    assert check_unexpected(history, refused, [obs(20)]).findings == ()
+    [advice] = check_no_server_error(history, exp(forbidden=["k1"]), [obs(20)]).findings
+    assert advice.severity == "advisory" and advice.message.endswith("; a 4xx is expected"), advice.message
