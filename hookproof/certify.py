@@ -347,16 +347,21 @@ PROBE_NOTE = ("reachability: before the first scenario hookproof opened one conn
 
 
 def console_notes(report: RunReport) -> tuple[str, ...]:
-    """The notes of `report` the console prints: all of them, but the reachability probe's
-    (`PROBE_NOTE`) only when an attempt of the run ended in a connection error, which a
-    receiver whose single connection the probe used up would show; a healthy receiver's
-    run does not need it on the console. The run's headline (`hookproof.headline`) is not
-    among them: it is printed above the table. The report's files keep every note."""
-    probe = PROBE_NOTE.split("{", 1)[0]
-    notes = tuple(n for n in report.notes if not n.startswith(HEADLINE_PREFIX))  # printed above the table
-    if any(a.outcome == "connection_error" for s in report.scenarios for a in s.attempts):
-        return notes
-    return tuple(n for n in notes if not n.startswith(probe))
+    """The notes of `report` the console prints under the table: all but the run's headline
+    (`hookproof.headline`), printed above it. The report's files keep every note."""
+    return tuple(n for n in report.notes if not n.startswith(HEADLINE_PREFIX))
+
+
+def with_probe_note(report: RunReport, note: str | None) -> RunReport:
+    """`report` with the reachability probe's `note` (`PROBE_NOTE`) first among its notes
+    when an attempt of the run ended in a connection error, which a receiver whose single
+    connection the probe used up would show; else `report` as it is: a healthy receiver's
+    run does not need it, on the console or in any report."""
+    if note is None or not any(a.outcome == "connection_error" for s in report.scenarios for a in s.attempts):
+        return report
+    from dataclasses import replace
+
+    return replace(report, notes=(note, *report.notes))
 
 
 def check_reachable(config: Config) -> str | None:
@@ -386,8 +391,10 @@ def check_reachable(config: Config) -> str | None:
     return PROBE_NOTE.format(where=f"{parts.hostname}:{port}")
 
 
-def preflight(config: Config, runner: Runner) -> None:
-    """Before any scenario: the receiver is reachable and the observer can read it.
+def preflight(config: Config, runner: Runner) -> str | None:
+    """Before any scenario: the receiver is reachable and the observer can read it. Returns
+    the probe's note (`check_reachable`), which the report keeps only when the run shows why
+    (`with_probe_note`).
 
     Raises ConfigError naming `target.url` when nothing listens there (`check_reachable`),
     and `observer` when the first observation fails (missing table, bad query, endpoint down).
@@ -395,12 +402,11 @@ def preflight(config: Config, runner: Runner) -> None:
     from hookproof.scenarios.errors import ObserverError
 
     note = check_reachable(config)
-    if note is not None:
-        runner.notes.append(note)
     try:
         runner.observe()
     except ObserverError as exc:
         raise ConfigError(str(exc), field="observer") from None
+    return note
 
 
 def check_loopback(config: Config, allow_remote: bool, *, command: str = "certify",
@@ -498,6 +504,7 @@ def certify(config: Config, *, scenarios: Sequence[str] | None = None, out_dir: 
             on_finish(sid)
 
     tails: dict[str, str] | None = None
+    probe: str | None = None  # the reachability probe's note, kept only when the run shows why (`with_probe_note`)
     started = time.time()
     report: RunReport | None = None
     try:
@@ -527,7 +534,7 @@ def certify(config: Config, *, scenarios: Sequence[str] | None = None, out_dir: 
                     overlap=overlap, on_finish=ended,
                     stopped_by=stopped_by,
                 )
-                preflight(config, runner)
+                probe = preflight(config, runner)
                 if on_start:
                     on_start(runner)
                 report = runner.run(chosen)
@@ -548,12 +555,15 @@ def certify(config: Config, *, scenarios: Sequence[str] | None = None, out_dir: 
 
             tails = keep_receiver_log(log, marks, out_dir)
     assert report is not None  # runner.run returned one, or the start-up's deadline made one
+    probed = with_probe_note(report, probe)
+    noted = probed is not report
+    report = probed
     headline = refused_headline(report, secret_sources(config.target.secret))
     if headline is not None:  # first among the notes; the console prints it above the table
         from dataclasses import replace
 
         report = replace(report, notes=(headline, *report.notes))
-    if tails is not None or headline is not None:
+    if tails is not None or headline is not None or noted:
         from hookproof.receiver_log import link_receiver_log, store_linked_report
 
         if tails is not None:

@@ -47,7 +47,7 @@ MAX_DURATION_S = 8
 
 
 def _notes(report: dict[str, Any]) -> list[str]:
-    """The report's notes but the reachability probe's (every run here makes one)."""
+    """The report's notes but the reachability probe's (kept when an attempt could not connect)."""
     return [n for n in report["notes"] if not n.startswith("reachability:")]
 
 
@@ -163,20 +163,20 @@ def test_a_receiver_hookproof_did_not_start_is_probed_and_the_report_says_so(tmp
     # its deliveries were refused a connection: the probe may be why, so the console says so too
     assert any(a["outcome"] == "connection_error" for s in report["scenarios"] for a in s["attempts"])
     assert f"note: {note}" in run.stdout, run
+    for name in ("summary.md", "report.html"):  # every report says it, as the console does
+        assert "reachability: before the first scenario" in (tmp_path / "out" / name).read_text(encoding="utf-8")
 
 
-def test_the_probe_of_a_receiver_that_answers_stays_in_the_report_files_only(tmp_path: Path) -> None:
+def test_the_probe_of_a_receiver_that_answers_is_in_no_report(tmp_path: Path) -> None:
     """A new user read the probe's note, printed on every run against a URL, as noise: a
-    receiver that answered every connection has nothing to learn from it on the console."""
-    from hookproof.certify import PROBE_NOTE
-
+    receiver that answered every connection has nothing to learn from it, on the console or
+    in any report file (summary.md, report.html, report.json and the history's saved report)."""
     run, report = _certify(tmp_path, "answer-ok", scenarios=["reorder"])
-    port = re.search(r"127\.0\.0\.1:(\d+)", report["target"])
-    assert port is not None, report["target"]
-    note = PROBE_NOTE.format(where=f"127.0.0.1:{port.group(1)}")
     assert not any(a["outcome"] == "connection_error" for s in report["scenarios"] for a in s["attempts"])
-    assert note in report["notes"]  # recorded as before
+    assert not any("reachability" in n for n in report["notes"]), report["notes"]
     assert "reachability" not in run.stdout + run.stderr, run
+    for name in ("summary.md", "report.html", "junit.xml"):
+        assert "reachability" not in (tmp_path / "out" / name).read_text(encoding="utf-8"), name
 
 
 def test_a_receiver_hookproof_starts_is_not_probed(tmp_path: Path) -> None:
