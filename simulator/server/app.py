@@ -275,17 +275,33 @@ def _api_version(request: Request) -> str | None:
 
 
 def _catalog(state: ServerState, request: Request, version: str | None) -> Catalog | JSONResponse:
-    """The served worlds as the request's account sees them (its ``Stripe-Account`` header),
-    or Stripe's 403 for an account this platform has no access to. The caller holds the lock."""
+    """The served worlds as the request's key and account see them: only the worlds of the
+    key's account (`ServerState.worlds_for`: never another account's, a ``foreign-account``
+    scenario's), as its ``Stripe-Account`` header scopes them; or Stripe's 403 for an
+    account this platform has no access to. The caller holds the lock."""
     header = request.headers.get("stripe-account")
+    worlds = list(reversed(list(state.worlds_for(_api_key(request)))))  # oldest first, as `Catalog` reads them
     try:
-        return Catalog(state.worlds, version, stripe_account=header.strip() if header is not None else None)
+        return Catalog(worlds, version, stripe_account=header.strip() if header is not None else None)
     except AccountAccessError as exc:
         return stripe_error(403, str(exc))
 
 
 def _not_found(object_type: str, object_id: str) -> JSONResponse:
+    """Stripe's 404 ``resource_missing`` (``No such customer: 'cus_…'``, param ``id``), as its
+    API answers an id the key's account cannot see, another account's included."""
     return stripe_error(404, f"No such {object_type}: '{object_id}'", code="resource_missing", param="id")
+
+
+def _hidden(state: ServerState, request: Request, object_type: str, object_id: str) -> JSONResponse:
+    """`_not_found` for an id the request's key could not read; when a world of another
+    account holds it (`ServerState.worlds_for` hides it from the key), noted as refused to
+    the receiver (`ServerState.note_refused_foreign`): it fetched, and was told it cannot
+    see it. The caller holds the lock."""
+    own = {id(w) for w in state.worlds_for(_api_key(request))}
+    if any(isinstance(w, World) and id(w) not in own and w.has(object_id) for w in state.worlds):
+        state.note_refused_foreign(object_id)
+    return _not_found(object_type, object_id)
 
 
 # ---- the app ------------------------------------------------------------------------
@@ -368,7 +384,7 @@ def _create_app(state: ServerState) -> FastAPI:
                     return catalog
                 obj = catalog.render(id, object_type, stale=decision.stale)
                 if obj is None:
-                    return _not_found(object_type, id)
+                    return _hidden(state, request, object_type, id)
                 try:
                     expand(obj, _expand_params(request), resolver(catalog), catalog.include)
                 except ExpandError as exc:
@@ -525,7 +541,7 @@ def _create_app(state: ServerState) -> FastAPI:
                     return catalog
                 items = catalog.children(id, parent_type, child)
                 if items is None:
-                    return _not_found(parent_type, id)
+                    return _hidden(state, request, parent_type, id)
                 page = _page(request, catalog, items, f"/v1/{path}/{id}/{child}", limit, starting_after, ending_before)
             return page if isinstance(page, JSONResponse) else JSONResponse(page, headers={"Request-Id": _request_id()})
 

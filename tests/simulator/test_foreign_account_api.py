@@ -1,0 +1,58 @@
+"""The Stripe-shaped provider API hands another account's object to no key but that
+account's: a ``foreign-account`` scenario's world (generic-hmac sends Stripe's envelope,
+``account`` included, and its receivers fetch from this API) is answered with Stripe's own
+404 ``resource_missing`` (``No such customer: 'cus_…'``, param ``id``: what Stripe answers an
+object its key's account cannot see, stripe-python's ``InvalidRequestError``), and the
+refusal is remembered (`ServerState.refused_foreign`) so ``unexpected`` accepts the
+receiver's error answer to that event (it fetched, and was refused)."""
+
+from __future__ import annotations
+
+import httpx
+import stripe
+
+from hookproof.simulator.delivery.mutations import foreign_account_id
+from hookproof.simulator.server import ServerState, run_server
+from hookproof.simulator.server.state import DEFAULT_API_KEY
+from hookproof.simulator.world import World
+
+OTHER_KEY = "sk_test_other_account_0123456789"
+
+
+def test_another_account_s_objects_are_stripe_s_404_to_the_endpoint_s_key() -> None:
+    own, other = World(7), World(8)
+    own.lifecycle()
+    other.lifecycle()
+    mine, theirs = own.objects("customer")[0], other.objects("customer")[0]
+    assert not own.has(theirs) and not other.has(mine)
+    foreign = foreign_account_id(own.account)
+    state = ServerState()
+    state.add_world(own)
+    state.add_world(other, account=foreign)
+    state.add_api_key(OTHER_KEY, account=foreign)
+    with run_server(state) as api:
+        def get(path: str, key: str = DEFAULT_API_KEY) -> httpx.Response:
+            return httpx.get(f"{api.url}{path}", headers={"Authorization": f"Bearer {key}"}, timeout=10.0)
+
+        assert get(f"/v1/customers/{mine}").json()["id"] == mine
+        refused = get(f"/v1/customers/{theirs}")
+        assert (refused.status_code, refused.json()) == (404, {"error": {
+            "type": "invalid_request_error", "message": f"No such customer: '{theirs}'", "code": "resource_missing",
+            "param": "id"}})
+        assert theirs not in [c["id"] for c in get("/v1/customers?limit=100").json()["data"]]
+        invoice = other.objects("invoice")[0]
+        assert get(f"/v1/invoices/{invoice}/lines").status_code == 404
+        # the endpoint's key was refused the other account's objects; its own were served
+        assert state.refused_foreign({mine, theirs, invoice}) == {theirs, invoice}
+        # the other account's key reads its own objects, never the endpoint's
+        assert get(f"/v1/customers/{theirs}", OTHER_KEY).json()["id"] == theirs
+        assert get(f"/v1/customers/{mine}", OTHER_KEY).status_code == 404
+        # what the official SDK raises on it
+        sdk = stripe.StripeClient(DEFAULT_API_KEY, base_addresses={"api": api.api_base},
+                                  http_client=stripe.RequestsClient(timeout=10.0), max_network_retries=0)
+        try:
+            sdk.v1.customers.retrieve(theirs)
+        except stripe.InvalidRequestError as exc:
+            assert (exc.http_status, exc.code) == (404, "resource_missing")
+        else:
+            raise AssertionError("another account's customer was served")
