@@ -71,7 +71,30 @@ def expectations_and_index(
         return columnar_expectations_and_index(events, history, observations, sender_timeout_s=sender_timeout_s,
                                                max_attempts_per_event=max_attempts_per_event,
                                                money_prefixes=money_prefixes, provider=provider)
-    expectations = scan.expect.expectations(sender_timeout_s=sender_timeout_s,
+    return _expectations_and_index_of(scan, history, observations, max_attempts_per_event=max_attempts_per_event,
+                                      money_prefixes=money_prefixes, provider=provider)
+
+
+def plain_expectations_and_index(
+    events: Iterable[Event], history: Sequence[Attempt], observations: Sequence[Observation], *,
+    sender_timeout_s: float, max_attempts_per_event: int | None, money_prefixes: Sequence[str] = MONEY_PREFIXES,
+    provider: ProviderWords | None = None,
+) -> tuple[Expectations, CheckIndex]:
+    """This module's plain-Python pass whatever the history's size and keys
+    (`expectations_and_index` takes it only below its bounds): a dict per event and per
+    key, a Python loop per attempt, nothing of the columnar pass but its containers. The
+    tests' oracle of the columnar pass (`tests/scenarios/oracle_scan.py`)."""
+    return _expectations_and_index_of(_scan(history, sender_timeout_s, _world(events)), history, observations,
+                                      max_attempts_per_event=max_attempts_per_event, money_prefixes=money_prefixes,
+                                      provider=provider)
+
+
+def _expectations_and_index_of(
+    scan: _Scan, history: Sequence[Attempt], observations: Sequence[Observation], *,
+    max_attempts_per_event: int | None, money_prefixes: Sequence[str], provider: ProviderWords | None,
+) -> tuple[Expectations, CheckIndex]:
+    """The expectations and the index of `_scan`'s pass over `history`, with `observations`."""
+    expectations = scan.expect.expectations(sender_timeout_s=scan.sender_timeout_s,
                                             max_attempts_per_event=max_attempts_per_event,
                                             money_prefixes=money_prefixes)
     if provider is not None:
@@ -385,4 +408,4 @@ def _filed_by_key(index: CheckIndex, scan: _Scan) -> Groups:
     return _group_positions(codes, filed)
 
 
-__all__: Sequence[str] = ["SMALL_HISTORY", "expectations_and_index"]
+__all__: Sequence[str] = ["SMALL_HISTORY", "expectations_and_index", "plain_expectations_and_index"]
