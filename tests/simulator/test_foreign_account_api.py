@@ -8,10 +8,17 @@ receiver's error answer to that event (it fetched, and was refused)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import httpx
 import stripe
 
+from examples.receivers import PROJECT_ROOT
+from hookproof.certify import certify
+from hookproof.demo import receiver_config
+from hookproof.scenarios.catalog import CATALOG, Context, NotApplicable
 from hookproof.simulator.delivery.mutations import foreign_account_id
+from hookproof.simulator.profiles import get_profile
 from hookproof.simulator.server import ServerState, run_server
 from hookproof.simulator.server.state import DEFAULT_API_KEY
 from hookproof.simulator.world import World
@@ -56,3 +63,25 @@ def test_another_account_s_objects_are_stripe_s_404_to_the_endpoint_s_key() -> N
             assert (exc.http_status, exc.code) == (404, "resource_missing")
         else:
             raise AssertionError("another account's customer was served")
+
+
+def test_a_generic_hmac_receiver_fetching_with_its_own_key_passes_foreign_account(tmp_path: Path) -> None:
+    """generic-hmac sends another account's events (Stripe never does: `foreign-account` does
+    not apply to it, Connect endpoint or not); a receiver that checks no account but
+    fetches each object with its own key is refused it (404) and applies nothing: it passes,
+    its 503s included (it checked, and cannot tell that 404 from an object not visible yet)."""
+    cfg = receiver_config("generic_fetch", tmp_path, "generic_secret_0123456789", seed=7,
+                          scenarios=["foreign-account"], profile="generic-hmac", module="tests.examples.generic_fetch",
+                          cwd=PROJECT_ROOT)
+    (scenario,) = certify(cfg, out_dir=tmp_path / "report").report.scenarios
+    assert scenario.verdict == "pass", [(f.check_id, f.message) for f in scenario.findings]
+    assert scenario.findings == ()
+    assert {a.status for a in scenario.attempts} == {503}, [a.status for a in scenario.attempts]
+
+
+def test_stripe_sends_no_foreign_account_event_connect_endpoint_or_not() -> None:
+    stripe_profile = get_profile("stripe")
+    for connect in (False, True):
+        plan = CATALOG["foreign-account"].plan(Context(profile=stripe_profile, account="acct_1Mine", connect=connect),
+                                               World(3))
+        assert isinstance(plan, NotApplicable)
