@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Set
 from dataclasses import dataclass, field, replace
 from functools import cached_property
-from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 from hookproof.scenarios import key_table as key_tables
 from hookproof.scenarios.answer_quote import answer_quote
@@ -31,7 +31,7 @@ from hookproof.scenarios.expectation_views import EventKeys
 from hookproof.scenarios.findings import Finding
 from hookproof.scenarios.groups import NO_GROUP, Groups, group_positions
 from hookproof.scenarios.history_scan import ANSWERED_NON_SUCCESS, HistoryScan, scan_history
-from hookproof.scenarios.id_codes import IdCodes, codes_in
+from hookproof.scenarios.id_codes import IdCodes, MappedCodes, codes_in
 from hookproof.scenarios.key_table import KeyTable, PeakView, SettledView, completion_codes, key_table
 from hookproof.scenarios.observations import MONEY_PREFIXES, Expectations, Observation
 from hookproof.scenarios.world_columns import ExtendedCodes
@@ -314,7 +314,7 @@ def _filed_by_key(index: CheckIndex, scan: HistoryScan) -> Groups:
 
 def _keys_of_events(
     expected_keys: "EventKeys", scan: HistoryScan, events: "npt.NDArray[np.int64]", keyed: "npt.NDArray[np.bool_]",
-) -> tuple[Mapping[str, int], "npt.NDArray[np.int64]"]:
+) -> tuple[Mapping[str, int], "npt.NDArray[np.integer[Any]]"]:
     """(the codes of `by_key`, the key code of each of `events`) as `key_of_event` gives
     them, in numpy: each event's expected key (`expected_keys`), else for an event some
     attempt of which carries a key (`keyed`), that of its first such attempt. A key only an
@@ -366,8 +366,9 @@ def _keys_of_events(
 
 
 def _event_names(event_codes: Mapping[str, int], events: "npt.NDArray[np.int64]") -> list[str]:
-    """The ids of the event codes `events` in `event_codes` (an `IdCodes`, or a dict in code order)."""
-    if isinstance(event_codes, IdCodes):
+    """The ids of the event codes `events` in `event_codes` (an `IdCodes` or `MappedCodes`,
+    or a dict in code order)."""
+    if isinstance(event_codes, (IdCodes, MappedCodes)):
         return event_codes.names_at(events)
     names = list(event_codes)
     return list(map(names.__getitem__, events.tolist()))

@@ -389,7 +389,7 @@ def _money_by_code(idx: CheckIndex) -> tuple[list[Finding], dict[str, object], i
         applied_keys = applied_keys[np.argsort(first[applied_keys], kind="stable")]
     else:  # rows of a few keys: a sort of those rows, no column per key
         seen, first = np.unique(codes, return_index=True)
-        applied_keys = seen[np.argsort(first, kind="stable")]
+        applied_keys = seen[np.argsort(first, kind="stable")].astype(np.int64)  # the codes may be int32
         del seen
     del first, codes
     others = applied_keys[~table.expected[applied_keys]]

@@ -24,6 +24,75 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
 
+class SeveralEvents(Mapping[int, list[int]]):
+    """key code → the event codes of its validly sent events, for the keys with several
+    (`KeyColumns.multi`), held as three flat columns: the keys' codes ascending, where each
+    key's events start, and every key's events in their listed order (int32 codes). A
+    storm's some 200k such keys then cost a few bytes an event, where a dict of lists held
+    a list per key and an int object per event (some 40 MB at a million attempts, and
+    Python's small objects are not handed back to the system once freed). Build with `of`;
+    iterates the key codes ascending; each list is made when read."""
+
+    __slots__ = ("codes", "starts", "events")
+
+    def __init__(self, codes: "npt.NDArray[np.int32]", starts: "npt.NDArray[np.int64]",
+                 events: "npt.NDArray[np.int32]") -> None:
+        """`codes` ascending and distinct; key i's events are ``events[starts[i]:starts[i + 1]]``
+        (`starts` one longer than `codes`); `of` is the way to make one."""
+        self.codes, self.starts, self.events = codes, starts, events
+
+    @classmethod
+    def of(cls, codes: "npt.NDArray[np.integer[Any]]", events: "npt.NDArray[np.integer[Any]]") -> "SeveralEvents":
+        """From pairs (key code, event code) in listed order (`codes[i]` lists `events[i]`):
+        each key's events in that order. Codes and events are below 2**31."""
+        import numpy as np
+
+        by_key = np.argsort(codes, kind="stable")  # each key's events keep their order
+        sorted_codes = codes[by_key]
+        listed = events[by_key].astype(np.int32)
+        del by_key
+        distinct, first = np.unique(sorted_codes, return_index=True)
+        del sorted_codes
+        starts = np.empty(len(distinct) + 1, np.int64)
+        starts[:-1] = first
+        starts[-1] = len(listed)
+        return cls(distinct.astype(np.int32), starts, listed)
+
+    def _at(self, code: object) -> int:
+        """The index of `code` in `codes`, -1 when it is not there."""
+        import numpy as np
+
+        if not isinstance(code, (int, np.integer)) or not len(self.codes):
+            return -1
+        i = int(np.searchsorted(self.codes, code))
+        return i if i < len(self.codes) and int(self.codes[i]) == code else -1
+
+    def __getitem__(self, code: int) -> list[int]:
+        i = self._at(code)
+        if i < 0:
+            raise KeyError(code)
+        return self.events[int(self.starts[i]):int(self.starts[i + 1])].tolist()
+
+    def get(self, code: int, default: Any = None) -> Any:
+        i = self._at(code)
+        return default if i < 0 else self.events[int(self.starts[i]):int(self.starts[i + 1])].tolist()
+
+    def __contains__(self, code: object) -> bool:
+        return self._at(code) >= 0
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self.codes.tolist())
+
+    def __len__(self) -> int:
+        return len(self.codes)
+
+    def lengths(self) -> "npt.NDArray[np.int64]":
+        """How many events each key (in `codes`' order) lists."""
+        import numpy as np
+
+        return np.diff(self.starts)
+
+
 @dataclass(eq=False)
 class KeyColumns:
     """Per business key code, what its expectation is. Codes below ``len(names)`` are the
@@ -37,7 +106,8 @@ class KeyColumns:
             is forbidden.
         first_event: per code, the event code (`event_names`) of its first validly sent
             event, else of its first attempt's event.
-        multi: code → event codes of its validly sent events, for keys with several.
+        multi: code → event codes of its validly sent events, for keys with several
+            (`SeveralEvents` from the pass; any mapping of lists reads the same).
         amount: per code, minor units (NaN: unknown).
         money: per code, True for a money-like key whose amount is known.
         obj: per code, its object's code in `object_names` (-1: read `src_objects`).
@@ -45,21 +115,22 @@ class KeyColumns:
             attempt carried no key of its own (where `src_objects` keeps a foreign object).
         money_like: per code, True when the key starts with one of `money_prefixes`
             (its amount known or not); None when not computed.
+    The pass's columns of codes (`order`, `first_event`, `obj`, `src_ev`) are int32.
     """
 
     codes: Mapping[str, int]
     names: Sequence[str]
     added_codes: dict[str, int]
     added_names: list[str]
-    order: "npt.NDArray[np.int64]"
+    order: "npt.NDArray[np.int32] | npt.NDArray[np.int64]"
     valid: "npt.NDArray[np.bool_]"
-    first_event: "npt.NDArray[np.int64]"
-    multi: dict[int, list[int]]
+    first_event: "npt.NDArray[np.int32] | npt.NDArray[np.int64]"
+    multi: Mapping[int, list[int]]
     amount: "npt.NDArray[np.float64]"
     money: "npt.NDArray[np.bool_]"
-    obj: "npt.NDArray[np.int64]"
+    obj: "npt.NDArray[np.int32] | npt.NDArray[np.int64]"
     object_names: Sequence[str]
-    src_ev: "npt.NDArray[np.int64]"
+    src_ev: "npt.NDArray[np.int32] | npt.NDArray[np.int64]"
     src_unkeyed: "npt.NDArray[np.bool_]"
     src_objects: Mapping[tuple[str, int], str | None]
     event_names: Sequence[str]
@@ -90,27 +161,27 @@ class KeyColumns:
         raw = float(self.amount[code])
         return ExpectedEffect(self.name(code), ids[0], object_id, None if raw != raw else int(raw), ids)
 
-    def names_of(self, codes: "npt.NDArray[np.int64]") -> Iterator[str]:
+    def names_of(self, codes: "npt.NDArray[np.integer[Any]]") -> Iterator[str]:
         """The keys of `codes`, in order."""
         names = self.names if not self.added_names else [*self.names, *self.added_names]
         return map(names.__getitem__, codes.tolist())
 
     @cached_property
-    def expected_order(self) -> "npt.NDArray[np.int64]":
+    def expected_order(self) -> "npt.NDArray[np.integer[Any]]":
         """The codes of expected keys, in order."""
         return self.order[self.valid[self.order]]
 
     @cached_property
-    def forbidden_order(self) -> "npt.NDArray[np.int64]":
+    def forbidden_order(self) -> "npt.NDArray[np.integer[Any]]":
         """The codes of forbidden keys, in order."""
         return self.order[~self.valid[self.order]]
 
     @cached_property
-    def money_order(self) -> "npt.NDArray[np.int64]":
+    def money_order(self) -> "npt.NDArray[np.integer[Any]]":
         """The codes of money-like keys with a known amount, in order."""
         return self.order[self.money[self.order]]
 
-    def key_of_events(self, n_events: int) -> "npt.NDArray[np.int64]":
+    def key_of_events(self, n_events: int) -> "npt.NDArray[np.int32]":
         """Per event code (0 … `n_events` - 1), the code of the first expected key (in
         order) whose events list it, else -1."""
         import numpy as np
@@ -119,9 +190,12 @@ class KeyColumns:
         multi = self.multi
         # the keys with several events as flat columns (a storm has some 200k of them: no
         # array per key), each key's events in their listed order
-        multi_codes = np.fromiter(multi, np.int64, len(multi))
-        lengths = np.fromiter(map(len, multi.values()), np.int64, len(multi))
-        listed = np.fromiter(chain.from_iterable(multi.values()), np.int64, int(lengths.sum()))
+        if isinstance(multi, SeveralEvents):
+            multi_codes, lengths, listed = multi.codes, multi.lengths(), multi.events
+        else:
+            multi_codes = np.fromiter(multi, np.int64, len(multi))
+            lengths = np.fromiter(map(len, multi.values()), np.int64, len(multi))
+            listed = np.fromiter(chain.from_iterable(multi.values()), np.int64, int(lengths.sum()))
         rank_of = np.full(len(self.order), -1, np.int64)  # key code → its rank in `expected`, -1: not expected
         rank_of[expected] = np.arange(len(expected))
         multi_rank = np.repeat(rank_of[multi_codes], lengths)
@@ -137,7 +211,7 @@ class KeyColumns:
         del rank
         ev, key = ev[by_rank], key[by_rank]
         del by_rank
-        out = np.full(n_events, -1, np.int64)
+        out = np.full(n_events, -1, np.int32)  # key codes: fewer than 2**31
         seen, first = np.unique(ev, return_index=True)
         out[seen] = key[first]
         return out
@@ -351,7 +425,7 @@ class EventKeys(Mapping[str, str]):
         return self._codes
 
     @property
-    def codes_of_events(self) -> "npt.NDArray[np.int64]":
+    def codes_of_events(self) -> "npt.NDArray[np.int32]":
         """Per event code, the code (in `columns`) of its first expected key, else -1."""
         return self._key_of
 
@@ -392,6 +466,7 @@ __all__: Sequence[str] = [
     "ForbiddenView",
     "KeyColumns",
     "MoneyView",
+    "SeveralEvents",
     "TruthColumns",
     "TruthView",
     "event_codes_of",

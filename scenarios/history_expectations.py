@@ -21,10 +21,11 @@ from hookproof.scenarios.expectation_views import (
     ForbiddenView,
     KeyColumns,
     MoneyView,
+    SeveralEvents,
     TruthColumns,
     TruthView,
 )
-from hookproof.scenarios.id_codes import IdCodes, codes_in
+from hookproof.scenarios.id_codes import IdCodes, MappedCodes, codes_in
 from hookproof.scenarios.observations import MONEY_PREFIXES, Expectations
 from hookproof.scenarios.world_columns import CompactNames, WorldColumns
 
@@ -101,8 +102,8 @@ class ExpectationScan:
     ) -> Expectations:
         """The expectations of the run (`scenarios.observations.expectations_from`, which
         documents the rules), from this part and the codes of `scan`, as columns
-        (`scenarios.expectation_views`): numpy over keys, events and objects, a Python
-        step only per key with several events.
+        (`scenarios.expectation_views`): numpy over keys, events and objects (the events
+        of keys with several as flat columns too, `SeveralEvents`).
 
         `release`: this part's columns (and the world's key codes, keys, amounts) are
         freed as soon as they are read, the per-key slots taken over without a copy: a
@@ -114,7 +115,7 @@ class ExpectationScan:
         world, ew = self.world, self.event_world
         n_world = len(world)  # read once: a release empties the world's key column
         ids = scan.event_codes  # event code → recorded id (a view of an `IdCodes`: no list of a million)
-        names = ids.names if isinstance(ids, IdCodes) else list(ids)
+        names = ids.names if isinstance(ids, (IdCodes, MappedCodes)) else list(ids)
         n_keys = len(scan.key_names)
         # the sources: each key's first attempt, its own or, for an attempt without a key,
         # its event's key: position, event code, amount, whether an attempt without a key,
@@ -183,7 +184,7 @@ class ExpectationScan:
         valid_codes, w = valid_codes[w >= 0], w[w >= 0]
         # the events of each key: its first, and every one for a key with several
         first_event = src_ev.copy()
-        multi: dict[int, list[int]] = {}
+        multi = SeveralEvents.of(np.zeros(0, np.int64), np.zeros(0, np.int64))
         if len(w):  # each step's arrays are dropped once read: a storm's are megabytes each
             kw = world.key[w]
             if release:
@@ -199,8 +200,7 @@ class ExpectationScan:
             counts = np.bincount(listed, minlength=n_all)
             several = counts[listed] > 1
             del counts
-            for code, event in zip(listed[several].tolist(), events[several].tolist()):
-                multi.setdefault(code, []).append(event)
+            multi = SeveralEvents.of(listed[several], events[several])  # columns: no list or int per event
             del listed, events, several
         fw = ew[first_event] if n_all else np.zeros(0, np.int64)
         if release:
@@ -222,9 +222,14 @@ class ExpectationScan:
         all_names = chain(key_codes, added_names)  # in code order; not a copy of a million names
         money_like = np.fromiter(map(methodcaller("startswith", prefixes), all_names), np.bool_, n_all)
         money = ~np.isnan(amounts) & money_like
-        columns = KeyColumns(key_codes, key_names, added_codes, added_names, np.argsort(src_pos), valid, first_event,
+        # codes held as int32 through the checks (a pass codes fewer than 2**31 events, keys, objects)
+        order = np.argsort(src_pos).astype(np.int32)
+        first_event, obj, src_ev = (first_event.astype(np.int32, copy=False), obj.astype(np.int32, copy=False),
+                                    src_ev.astype(np.int32, copy=False))
+        columns = KeyColumns(key_codes, key_names, added_codes, added_names, order, valid, first_event,
                              multi, amounts, money, obj, world.objects.names, src_ev, src_unkeyed, self.src_objects,
                              names, money_like, prefixes)
+        del order
         del src_pos, src_amount  # not the columns': gone before the truth's are made
         # the truth's events: those with a status, handed over (`_truth` drops each column as
         # soon as it is read: a storm's are megabytes each)

@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, Se
 
 from hookproof.scenarios.groups import NO_GROUP, Groups, group_positions
 from hookproof.scenarios.history_expectations import EventFacts, ExpectationScan
-from hookproof.scenarios.id_codes import IdCodes
+from hookproof.scenarios.id_codes import IdCodes, MappedCodes
 from hookproof.scenarios.observations import MONEY_PREFIXES, Expectations, world_id_of_delivery
 from hookproof.scenarios.world_columns import WorldColumns, world_columns
 from hookproof.scenarios.world_join import WorldJoin
@@ -145,7 +145,8 @@ class HistoryScan:
     Attributes:
         size: attempts read.
         event_codes: event id → its code (0, 1, … in order of first attempt): an
-            `IdCodes` (the ids held as bytes, `names` by code), or a dict.
+            `IdCodes` (the ids held as bytes, `names` by code), a `MappedCodes` over the
+            world's event table (a storm's: the ids not held twice), or a dict.
         event_of: per position, its event's code (int32: a pass codes at most `MAX_ATTEMPTS`).
         key_codes: business key → its code (0, 1, … in order of first attempt carrying it
             as its own): an `IdCodes` from `scan_history`; `key_names` the keys by code.
@@ -422,10 +423,13 @@ def scan_history(
     # with the world: room for its events and keys from the start (the recorded ids are
     # the world's but for a few), so no column doubles (and is held twice) mid-pass
     n_world, n_world_keys = (len(world), len(world.keys.names)) if world is not None else (0, 0)
-    # the ids and keys as bytes from the first when the world's are (a storm's): copied from
-    # the world's (`WorldJoin`)
-    event_codes = IdCodes(0) if world is not None and world.codes.columnar else IdCodes()
-    event_codes.reserve(n_world)
+    # the ids and keys as bytes from the first when the world's are (a storm's): the event ids
+    # mapped over the world's table (`MappedCodes`: no id held twice), the keys copied from the
+    # world's (`WorldJoin`)
+    mapped = world is not None and world.codes.columnar
+    event_codes: IdCodes | MappedCodes = MappedCodes(world.codes) if mapped else IdCodes()  # type: ignore[union-attr]
+    if isinstance(event_codes, IdCodes):
+        event_codes.reserve(n_world)
     key_codes = IdCodes(0) if world is not None and world.keys.codes.columnar else IdCodes()
     key_codes.reserve(n_world_keys)
     resolved: dict[str, int] = {}
@@ -458,10 +462,11 @@ def scan_history(
         # codes of the chunk's event ids, new ones numbered in order of first attempt
         n_before = len(event_codes)
         heads = _runs(ids)
-        joined = join.events(ids, heads, event_codes, event_world.data[:n_before]) \
-            if join is not None and len(ids) >= _RUNS_FROM else None
-        ev, new_world = joined if joined is not None else (_coded(ids, heads, event_codes.code_all), None)
+        ev = _coded(ids, heads, event_codes.code_all)
         n_events = len(event_codes)
+        # the world code of each new event: read from the mapping when mapped over the world's table
+        new_world = event_codes.base_codes(n_before, n_events) \
+            if isinstance(event_codes, MappedCodes) and n_events > n_before else None
         unknown: list[str] = []
         if n_events > n_before:
             acked.ensure(n_events)
@@ -470,13 +475,13 @@ def scan_history(
                     g.ensure(n_events)
                 if new_world is not None:  # coded through the world's codes
                     known = new_world
+                    if (known < 0).any():
+                        unknown = event_codes.names_at(np.flatnonzero(known < 0) + n_before)
                 else:
                     new_ids = list(map(ids.__getitem__, _first_new(ev, n_before).tolist()))
                     known = world.codes.code_all(new_ids, add=False)
                     if (known < 0).any():
                         unknown = [name for name, code in zip(new_ids, known.tolist()) if code < 0]
-                    if join is not None:
-                        join.coded_events(known, n_before)
                 event_world.data[n_before:n_events] = known
                 if unknown:
                     foreign.data[n_before:n_events] = known < 0
@@ -539,8 +544,8 @@ def scan_history(
     expectation_part: ExpectationScan | None = None
     if expect:
         assert world is not None
-        # what coded ids during the pass (the scan's own `event_codes` stay; the world's keys
-        # are read by the expectations)
+        # what coded ids during the pass (the scan's own `event_codes` stay, the world's event
+        # table as the base they map over when mapped; the world's keys are read by the expectations)
         world.codes = IdCodes()
         world.ids = world.codes.names
         resolved_world = event_world.take(n_events)

@@ -229,10 +229,25 @@ class IdCodes(Mapping[str, int]):
         self._append(hashes, data, plain, [name for name, ok in zip(names, plain.tolist()) if not ok])
 
     def trim(self) -> None:
-        """Give up the columns' spare room (once no id is to be added; adding still works)."""
+        """Give up the columns' spare room (once no id is to be added; adding still works),
+        and the table's: one sized for a `reserve` hint above the ids held (a world's keys
+        and objects, sized by its events) is made anew for those held, every id placed
+        again (the same codes, found as before)."""
         if self._dict is None and len(self._data) > self._n:
             self._data = self._data[:self._n].copy()
             self._hash_of = self._hash_of[:self._n].copy()
+        self._room = 0
+        if self._dict is None:
+            held = self._n - len(self._odd_names)
+            if _slots_for(held) < len(self._slots):
+                import numpy as np
+
+                self._slots = np.full(_slots_for(held), -1, np.int32)
+                every = np.arange(self._n, dtype=np.int64)
+                if self._odd_names:
+                    every = every[np.isin(every, np.fromiter(self._odd_names, np.int64, len(self._odd_names)),
+                                          invert=True)]
+                self._place(every)
 
     # ---- reading ---------------------------------------------------------------------
 
@@ -288,7 +303,7 @@ class IdCodes(Mapping[str, int]):
         """The ids by code, a read-only sequence (each decoded when read)."""
         return IdNames(self)
 
-    def names_at(self, codes: "npt.NDArray[np.int64]") -> list[str]:
+    def names_at(self, codes: "npt.NDArray[np.integer[Any]]") -> list[str]:
         """The ids of `codes` (each 0 ≤ code < len), decoded at once."""
         if self._dict is not None:
             return list(map(self._list.__getitem__, codes.tolist()))
@@ -312,16 +327,195 @@ class IdCodes(Mapping[str, int]):
         return out
 
 
+class MappedCodes(Mapping[str, int]):
+    """id → its code (0, 1, … in order of first sight, as `IdCodes` codes them) over
+    another table's ids: the ids `base` holds are not held again, only their codes mapped.
+
+    A storm's checks code a million event ids the run's events coded first (the world's
+    table, `scenarios.world_columns`); a table of their own would hold every id's bytes
+    and hash a second time (some 50 MB). Here an id `base` codes costs two int32 slots:
+    per base code this code (-1: not coded here yet), per code its base code; an id
+    `base` does not hold (an envelope's own ``msg_…`` id) is held in an `IdCodes` of its
+    own (`own`), its code's slot holding -1 - its own code. `base` must not grow while
+    this maps over it (it is read, never changed). The same reads as `IdCodes`: `get`,
+    `name`, `names`, `names_at`, `names_of`, `code_all`, `codes_in`. Not thread-safe."""
+
+    __slots__ = ("base", "own", "_from_base", "_to_base", "_own_code", "_n", "_n_own")
+
+    def __init__(self, base: IdCodes) -> None:
+        import numpy as np
+
+        self.base = base
+        self.own = IdCodes()
+        # base code → code (-1: none); None once trimmed, made again on the next lookup (`_inverse`)
+        self._from_base: npt.NDArray[np.int32] | None = np.full(len(base), -1, np.int32)
+        self._to_base: npt.NDArray[np.int32] = np.empty(max(1024, len(base)), np.int32)  # code → base code
+        self._own_code: npt.NDArray[np.int32] = np.empty(1024, np.int32)  # own code → code
+        self._n = 0
+        self._n_own = 0  # own codes given a code here (the own table may hold more: not yet coded)
+
+    @property
+    def columnar(self) -> bool:
+        """True: the ids are read as columns (`IdCodes.columnar`'s sense)."""
+        return True
+
+    def base_codes(self, start: int, stop: int) -> "npt.NDArray[np.int64]":
+        """The base code of codes `start` … `stop` - 1, -1 for an id `base` does not hold."""
+        import numpy as np
+
+        out = self._to_base[start:stop].astype(np.int64)
+        out[out < 0] = -1
+        return out
+
+    def code_all(self, values: Sequence[str], *, add: bool = True) -> "npt.NDArray[np.int64]":
+        """The codes of `values` (strings), an int64 column; with `add`, ids not seen yet get
+        the next codes in order of first appearance (as `IdCodes.code_all`), else -1."""
+        import numpy as np
+
+        n = len(values)
+        wc = self.base.code_all(values if isinstance(values, list) else list(values), add=False)
+        codes = np.full(n, -1, np.int64)
+        in_base = np.flatnonzero(wc >= 0)
+        from_base = self._inverse()
+        codes[in_base] = from_base[wc[in_base]]
+        elsewhere = np.flatnonzero(wc < 0)
+        ident = wc  # per value: its base code, or len(base) + its own code (for the new ones below)
+        if elsewhere.size:
+            oc = self.own.code_all(list(map(values.__getitem__, elsewhere.tolist())), add=add)
+            mapped = (oc >= 0) & (oc < self._n_own)
+            codes[elsewhere[mapped]] = self._own_code[oc[mapped]]
+            ident[elsewhere] = oc + len(self.base)
+        missing = np.flatnonzero(codes < 0)
+        if not add or not missing.size:
+            return codes
+        seen, first = np.unique(ident[missing], return_index=True)
+        order = seen[np.argsort(first, kind="stable")]  # the new ids in order of first appearance
+        new = np.arange(self._n, self._n + len(order), dtype=np.int32)
+        self._grow(self._n + len(order))
+        nb = len(self.base)
+        is_base = order < nb
+        from_base[order[is_base]] = new[is_base]
+        to_base = order.astype(np.int32)  # a copy: own ids' slots set below
+        own = np.flatnonzero(~is_base)
+        if own.size:
+            own_codes = order[own] - nb
+            end = int(own_codes.max()) + 1
+            if end > len(self._own_code):
+                grown = np.empty(max(end, 2 * len(self._own_code)), np.int32)
+                grown[:self._n_own] = self._own_code[:self._n_own]
+                self._own_code = grown
+            self._own_code[own_codes] = new[own]
+            self._n_own = max(self._n_own, end)
+            to_base[own] = -1 - own_codes
+        self._to_base[self._n:self._n + len(order)] = to_base
+        self._n += len(order)
+        at = ident[missing]
+        at_base = at < nb
+        codes[missing[at_base]] = from_base[at[at_base]]
+        codes[missing[~at_base]] = self._own_code[at[~at_base] - nb]
+        return codes
+
+    def _inverse(self) -> "npt.NDArray[np.int32]":
+        """Per base code, this code (-1: none): the column kept while coding, made again
+        from the codes' base codes after a `trim`."""
+        import numpy as np
+
+        if self._from_base is None:
+            from_base = np.full(len(self.base), -1, np.int32)
+            to_base = self._to_base[:self._n]
+            held = np.flatnonzero(to_base >= 0)
+            from_base[to_base[held]] = held
+            self._from_base = from_base
+        return self._from_base
+
+    def _grow(self, n: int) -> None:
+        import numpy as np
+
+        if n > len(self._to_base):
+            grown = np.empty(max(n, 2 * len(self._to_base)), np.int32)
+            grown[:self._n] = self._to_base[:self._n]
+            self._to_base = grown
+
+    def trim(self) -> None:
+        """Give up the spare room of the column by code, and the column by base code (made
+        again on the next lookup by name: a storm's checks look few events up by id), once
+        no id is to be added (adding still works)."""
+        if len(self._to_base) > self._n:
+            self._to_base = self._to_base[:self._n].copy()
+        self._from_base = None
+        self.own.trim()
+
+    def get(self, name: object, default: Any = None) -> Any:
+        wc = self.base.get(name)
+        if wc is not None:
+            code = int(self._inverse()[wc])
+            return code if code >= 0 else default
+        if len(self.own):
+            oc = self.own.get(name)
+            if oc is not None and oc < self._n_own:
+                return int(self._own_code[oc])
+        return default
+
+    def __getitem__(self, name: str) -> int:
+        code = self.get(name)
+        if code is None:
+            raise KeyError(name)
+        return int(code)
+
+    def __contains__(self, name: object) -> bool:
+        return self.get(name) is not None
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.names)
+
+    def name(self, code: int) -> str:
+        """The id of `code` (0 ≤ code < len). Raises IndexError past the end."""
+        if not 0 <= code < self._n:
+            raise IndexError(f"code {code} out of range ({self._n} ids)")
+        wc = int(self._to_base[code])
+        return self.base.name(wc) if wc >= 0 else self.own.name(-1 - wc)
+
+    @property
+    def names(self) -> "IdNames":
+        """The ids by code, a read-only sequence (each decoded when read)."""
+        return IdNames(self)
+
+    def names_at(self, codes: "npt.NDArray[np.integer[Any]]") -> list[str]:
+        """The ids of `codes` (each 0 ≤ code < len), decoded at once."""
+        import numpy as np
+
+        wc = self._to_base[codes]
+        if not len(self.own) or bool((wc >= 0).all()):
+            return self.base.names_at(wc)
+        out = [""] * len(wc)
+        in_base = np.flatnonzero(wc >= 0)
+        for i, name in zip(in_base.tolist(), self.base.names_at(wc[in_base])):
+            out[i] = name
+        own = np.flatnonzero(wc < 0)
+        for i, name in zip(own.tolist(), self.own.names_at(-1 - wc[own].astype(np.int64))):
+            out[i] = name
+        return out
+
+    def names_of(self, start: int, stop: int) -> list[str]:
+        """The ids of codes `start` … `stop` - 1, decoded at once."""
+        import numpy as np
+
+        return self.names_at(np.arange(start, max(start, stop), dtype=np.int64))
+
+
 class IdNames(Sequence[str]):
-    """The ids of an `IdCodes` by code (a view: ids added later are seen)."""
+    """The ids of an `IdCodes` (or a `MappedCodes`) by code (a view: ids added later are seen)."""
 
     __slots__ = ("_codes",)
 
-    def __init__(self, codes: IdCodes) -> None:
+    def __init__(self, codes: "IdCodes | MappedCodes") -> None:
         self._codes = codes
 
     @property
-    def codes(self) -> IdCodes:
+    def codes(self) -> "IdCodes | MappedCodes":
         """The `IdCodes` these are the ids of (id → code)."""
         return self._codes
 
@@ -355,6 +549,9 @@ def codes_in(codes: Mapping[str, int], names: Sequence[Any]) -> "npt.NDArray[np.
     no Python step per name), any other mapping (or one still a dict) one by one."""
     import numpy as np
 
+    if isinstance(codes, MappedCodes):
+        parts = [codes.code_all(list(names[i:i + _STEP]), add=False) for i in range(0, len(names), _STEP)]
+        return np.concatenate(parts) if parts else np.zeros(0, np.int64)
     if isinstance(codes, IdCodes):
         if codes._dict is not None:  # a dict while small: a lookup each, in one go
             return codes.code_all(names if isinstance(names, list) else list(names), add=False)
@@ -405,4 +602,4 @@ def _encoded(values: Sequence[str]) -> tuple["npt.NDArray[np.bytes_]", "npt.NDAr
     return np.array(out, dtype="S"), np.array(plain, np.bool_)
 
 
-__all__: Sequence[str] = ["IdCodes", "IdNames", "codes_in"]
+__all__: Sequence[str] = ["IdCodes", "IdNames", "MappedCodes", "codes_in"]

@@ -42,6 +42,8 @@ if TYPE_CHECKING:
 SMALL = 256
 _KEY = attrgetter("business_key")
 _AMOUNT = attrgetter("amount")
+#: Codes, counts, observation indexes and row indexes of a key table are below this (int32).
+_INT32_END = 2**31
 #: Completion codes: 0 ok, 1 fail, 2 unknown, 3 an invalid attempt (no completion counted).
 COMPLETION_CODES: dict[Completion | None, int] = {Completion.OK: 0, Completion.FAIL: 1, Completion.UNKNOWN: 2,
                                                   None: 3}
@@ -69,21 +71,27 @@ class KeyTable:
         amount: per code, its amount (`Expectations.money`; NaN: none known).
         money_like: per code, True when the key starts with a money prefix.
         completion_codes: per history position, `COMPLETION_CODES` of its attempt.
+
+    The codes, counts and observation indexes are int32 (a table codes fewer than 2**31
+    keys; a count or an observation index is at most the rows or reads, each below 2**31:
+    `key_table` raises ValueError past it); `first_seen` is int32 while every observation's
+    rows together are fewer than 2**31, else int64. A storm's half a million keys hold
+    half the bytes int64 columns would.
     """
 
     by_key: Groups
     codes: Mapping[str, int]
     n_grouped: int
     extra: dict[str, int]
-    peak: "npt.NDArray[np.int64]"
-    peak_obs: "npt.NDArray[np.int64]"
-    first_seen: "npt.NDArray[np.int64]"
-    settled: "npt.NDArray[np.int64]"
-    settled_codes: "npt.NDArray[np.int64]"
-    observed_codes: "list[npt.NDArray[np.int64]]"
+    peak: "npt.NDArray[np.int32]"
+    peak_obs: "npt.NDArray[np.int32]"
+    first_seen: "npt.NDArray[np.int64] | npt.NDArray[np.int32]"
+    settled: "npt.NDArray[np.int32]"
+    settled_codes: "npt.NDArray[np.int32]"
+    observed_codes: "list[npt.NDArray[np.int32]]"
     expected: "npt.NDArray[np.bool_]"
     forbidden: "npt.NDArray[np.bool_]"
-    expected_order: "npt.NDArray[np.int64]"
+    expected_order: "npt.NDArray[np.int32]"
     amount: "npt.NDArray[np.float64]"
     money_like: "npt.NDArray[np.bool_]"
     completion_codes: "npt.NDArray[np.int8]"
@@ -240,7 +248,7 @@ def key_table(
 
     codes = by_key.codes
     coder = _Coder(codes, len(codes))
-    rows: list[npt.NDArray[np.int64]] = []
+    rows: list[npt.NDArray[np.int32]] = []
     if observations is not None:
         rows = _coded_rows(coder, observations)
         peak_pairs: list[tuple[int, int, int]] = []
@@ -250,38 +258,48 @@ def key_table(
     expected_view = expectations.expected if isinstance(expectations.expected, ExpectedView) and shared else None
     if expected_view is not None:
         columns = expected_view.columns
-        to_table = np.arange(len(columns.valid), dtype=np.int64)
+        to_table = np.arange(len(columns.valid), dtype=np.int32)
         for j, name in enumerate(columns.added_names):
             to_table[shared + j] = coder.code(name)
         expected_order = to_table[columns.expected_order]
     else:
-        expected_order = np.fromiter(map(coder.code, expectations.expected), np.int64, len(expectations.expected))
+        expected_order = np.fromiter(map(coder.code, expectations.expected), np.int32, len(expectations.expected))
         forbidden_codes = [code for code in map(coder.codes.get, expectations.forbidden) if code is not None]
         forbidden_codes += [code for key in expectations.forbidden if (code := coder.extra.get(key)) is not None]
         money_pairs = [(coder.code(key), amount) for key, amount in expectations.money.items()]
     n = coder.n_grouped + len(coder.extra)
-
-    peak_n = np.zeros(n, np.int64)
-    peak_obs = np.full(n, -1, np.int64)
-    first_seen = np.full(n, -1, np.int64)
-    settled = np.zeros(n, np.int64)
-    settled_codes = rows[-1] if rows else np.zeros(0, np.int64)
+    total_rows = sum(map(len, rows))
+    if max(n, len(rows), max(map(len, rows), default=0)) >= _INT32_END:
+        raise ValueError(f"{n:,} keys over {len(rows):,} observations: a key table holds fewer than "
+                         f"{_INT32_END:,} keys, observations and effect rows per observation (int32 columns)")
+    peak_n = np.zeros(n, np.int32)
+    peak_obs = np.full(n, -1, np.int32)
+    first_seen: npt.NDArray[np.int64] | npt.NDArray[np.int32] = np.full(n, -1, np.int32)
+    settled = np.zeros(n, np.int32)
+    settled_codes = rows[-1] if rows else np.zeros(0, np.int32)
     if observations is not None:
         offset = 0
-        big = np.iinfo(np.int64).max
-        first = np.full(n, big, np.int64)
+        # a row's index over every observation's rows: int32 while they fit (a storm's reads of a
+        # million rows each, over a long settle, may not)
+        row_type = np.int32 if total_rows < _INT32_END else np.int64
+        big = np.iinfo(row_type).max
+        first: Any = np.full(n, big, row_type)
         for oi, row in enumerate(rows):
             if oi and row is rows[oi - 1]:  # the same rows as the last read: no count moves
                 offset += len(row)
                 continue
-            counts = np.bincount(row, minlength=n)
+            counts = np.bincount(row, minlength=n).astype(np.int32)  # below 2**31: rows per read
             higher = counts > peak_n
             peak_n[higher] = counts[higher]
             peak_obs[higher] = oi
-            np.minimum.at(first, row, np.arange(offset, offset + len(row), dtype=np.int64))
+            del higher
+            np.minimum.at(first, row, np.arange(offset, offset + len(row), dtype=row_type))
             offset += len(row)
             settled = counts
-        first_seen = np.where(first == big, -1, first)
+            del counts
+        first[first == big] = -1
+        first_seen = first
+        del first
     elif peak_pairs:
         at = np.array([c for c, _, _ in peak_pairs], np.int64)
         peak_n[at] = [p for _, p, _ in peak_pairs]
@@ -316,17 +334,17 @@ def key_table(
                     settled_codes, rows, expected, forbidden, expected_order, amount, money_like, completions)
 
 
-def _coded_rows(coder: _Coder, observations: Sequence[Observation]) -> "list[npt.NDArray[np.int64]]":
-    """Per observation, its effect rows' key codes; observations sharing one tuple of rows
+def _coded_rows(coder: _Coder, observations: Sequence[Observation]) -> "list[npt.NDArray[np.int32]]":
+    """Per observation, its effect rows' key codes (int32); observations sharing one tuple of rows
     (`scenarios.observers.settle` shares the rows of a read equal to the last) share
     one column, and a read whose rows begin with the last read's rows codes only the rows
     after them."""
     import numpy as np
 
-    rows: list[npt.NDArray[np.int64]] = []
-    by_rows: dict[int, npt.NDArray[np.int64]] = {}  # id of an effects tuple (alive in `observations`) → its codes
+    rows: list[npt.NDArray[np.int32]] = []
+    by_rows: dict[int, npt.NDArray[np.int32]] = {}  # id of an effects tuple (alive in `observations`) → its codes
     last: Sequence[Any] = ()
-    last_row: npt.NDArray[np.int64] | None = None
+    last_row: npt.NDArray[np.int32] | None = None
     for obs in observations:
         effects = obs.effects
         row = by_rows.get(id(effects))
@@ -335,12 +353,12 @@ def _coded_rows(coder: _Coder, observations: Sequence[Observation]) -> "list[npt
             if last_row is not None and n and len(effects) >= n and effects[:n] == last:
                 # the last read's rows and more (an observer whose rows only grow): only the new rows
                 # are looked up (equal rows have equal keys; compared by identity first, at C level)
-                row = np.concatenate([last_row, coder.code_all(list(map(_KEY, effects[n:])))])
+                row = np.concatenate([last_row, coder.code_all(list(map(_KEY, effects[n:]))).astype(np.int32)])
             elif isinstance(effects, EffectRows):  # a step of keys at a time: no string per row kept
-                row = np.concatenate([coder.code_all(keys) for keys in effects.key_chunks()]) if effects \
-                    else np.zeros(0, np.int64)
+                row = np.concatenate([coder.code_all(keys).astype(np.int32) for keys in effects.key_chunks()]) \
+                    if effects else np.zeros(0, np.int32)
             else:
-                row = coder.code_all(list(map(_KEY, effects)))
+                row = coder.code_all(list(map(_KEY, effects))).astype(np.int32)
             by_rows[id(effects)] = row
         rows.append(row)
         last, last_row = effects, row

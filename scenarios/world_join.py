@@ -1,15 +1,16 @@
-"""The checks' pass coding a history's event ids and keys through the world's codes.
+"""The checks' pass coding a history's business keys through the world's codes.
 
-`scenarios.history_scan.scan_history`, given the run's events, codes each chunk's event
-ids and business keys in order of first attempt. When every id (key) of a chunk is one the
-world names, `WorldJoin` codes the chunk through the world's own codes
-(`scenarios.world_columns.WorldColumns`): each run of equal ids looked up once in the
-world's table, the scan's code read from an int32 column by world code, and a new id's
+`scenarios.history_scan.scan_history`, given the run's events, codes each chunk's
+business keys in order of first attempt. When every key of a chunk is one the world
+names, `WorldJoin` codes the chunk through the world's own codes
+(`scenarios.world_columns.WorldColumns`): each run of equal keys looked up once in the
+world's table, the scan's code read from an int32 column by world code, and a new key's
 hash and bytes copied into the scan's table (`scenarios.id_codes.IdCodes.add_from`), never
-hashed, encoded or probed for a second time (keys alike).
-A chunk holding an id or key the world does not name (an envelope's own ``msg_…`` id, a
-forged key) is coded by the scan as before, and the columns told (`coded_events`,
-`coded_keys`), so the codes and their order are the same either way.
+hashed, encoded or probed for a second time.
+A chunk holding a key the world does not name (a forged key) is coded by the scan as
+before, and the column told (`coded_keys`), so the codes and their order are the same
+either way. (The event ids are not copied: the pass maps its codes over the world's
+table, `scenarios.id_codes.MappedCodes`.)
 """
 
 from __future__ import annotations
@@ -31,61 +32,22 @@ _NONE = frozenset([None])
 
 
 class WorldJoin:
-    """The scan's codes of event ids and business keys found through the world's codes
-    (`WorldColumns`), a chunk of the history at a time: each run of equal ids
-    or keys looked up once in the world's table, and a new one's scan code given from a
-    column by world code (numbered in order of first attempt, as `IdCodes.code_all`
-    numbers them), its hash and bytes copied (`IdCodes.add_from`): no second table
-    probed, no second hash per attempt. A chunk holding an id or key
-    the world does not name is coded as before (`events` and `keys` return None), the
-    columns kept up to date (`coded_events`, `coded_keys`).
+    """The scan's codes of business keys found through the world's codes
+    (`WorldColumns`), a chunk of the history at a time: each run of equal keys looked up
+    once in the world's table, and a new one's scan code given from a column by world
+    code (numbered in order of first attempt, as `IdCodes.code_all` numbers them), its
+    hash and bytes copied (`IdCodes.add_from`): no second table probed, no second hash
+    per attempt. A chunk holding a key the world does not name is coded as before
+    (`keys` returns None), the column kept up to date (`coded_keys`).
 
-    Per world event and per world key an int32 slot (the scan code, -1: none yet),
-    made on first use and dropped with the scan."""
+    Per world key an int32 slot (the scan code, -1: none yet), made on first use and
+    dropped with the scan."""
 
-    __slots__ = ("world", "_events", "_keys")
+    __slots__ = ("world", "_keys")
 
     def __init__(self, world: WorldColumns) -> None:
         self.world = world
-        self._events: npt.NDArray[np.int32] | None = None
         self._keys: npt.NDArray[np.int32] | None = None
-
-    def events(self, ids: Sequence[Any], heads: "npt.NDArray[np.int64] | None", event_codes: IdCodes,
-               coded: "npt.NDArray[np.int64]",
-               ) -> "tuple[npt.NDArray[np.int64], npt.NDArray[np.int64] | None] | None":
-        """(the scan codes of `ids`, the world codes of those new to `event_codes` in
-        code order or None when none is), the new ones added to `event_codes`; None when
-        one of `ids` is not a world id (nothing is changed then). `heads`: where each run
-        of equal ids starts (None: each id its own run); `coded`: the world code of each
-        scan code so far (-1: none), read when the column is made."""
-        import numpy as np
-
-        head_ids = ids if heads is None else list(map(ids.__getitem__, heads.tolist()))
-        world_codes = self.world.codes.code_all(head_ids, add=False)
-        if not world_codes.size or int(world_codes.min()) < 0:
-            return None
-        if self._events is None:
-            self._events = np.full(len(self.world), -1, np.int32)
-            self.coded_events(coded, 0)
-        column = self._events
-        codes = column[world_codes].astype(np.int64)
-        fresh = np.flatnonzero(codes < 0)
-        order = None
-        if fresh.size:
-            order = in_order(world_codes[fresh])
-            n_before = len(event_codes)
-            column[order] = np.arange(n_before, n_before + len(order), dtype=np.int32)
-            event_codes.add_from(self.world.codes, order)
-            codes[fresh] = column[world_codes[fresh]]
-        return (codes if heads is None else np.repeat(codes, np.diff(heads, append=len(ids)))), order
-
-    def coded_events(self, world_codes: "npt.NDArray[np.int64]", first: int) -> None:
-        """Note the events coded elsewhere as `first`, `first` + 1, … (their world codes, -1: none)."""
-        import numpy as np
-
-        if self._events is not None:
-            known = np.flatnonzero(world_codes >= 0)
-            self._events[world_codes[known]] = known + first
 
     def keys(self, keys: Sequence[Any], heads: "npt.NDArray[np.int64] | None",
              key_codes: IdCodes) -> "npt.NDArray[np.int64] | None":

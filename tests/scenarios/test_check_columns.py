@@ -156,5 +156,5 @@ def test_reads_that_extend_the_last_read_code_as_fresh_reads_do() -> None:
     got = key_table._coded_rows(coder, extended)
     want = [twin.code_all([e.business_key for e in o.effects]) for o in fresh]
     assert [r.tolist() for r in got] == [w.tolist() for w in want] and coder.extra == twin.extra
-    assert all(isinstance(r, np.ndarray) and r.dtype == np.int64 for r in got)
+    assert all(isinstance(r, np.ndarray) and r.dtype == np.int32 for r in got)
     assert_same(both(attempts, expectations, extended, index))

@@ -48,3 +48,30 @@ def test_key_of_events_matches_the_loop_on_random_keys() -> None:
         valid = [rng.random() < 0.8 for _ in range(n_keys)]
         columns = _columns(n_keys, first_event, multi, order, valid)
         assert columns.key_of_events(n_events).tolist() == _by_loop(columns, n_events)
+
+
+def test_several_events_as_columns_read_as_the_dict_of_lists() -> None:
+    """`SeveralEvents.of` pairs (key code, event code) in listed order: the same mapping as
+    the dict of lists the pairs make (each key's events in their order), lookups of codes
+    it lacks included, and `key_of_events` over it gives what it gives over the dict."""
+    from hookproof.scenarios.expectation_views import SeveralEvents
+
+    rng = random.Random(11)
+    for _ in range(50):
+        n_keys, n_events = rng.randint(1, 40), rng.randint(1, 60)
+        pairs = [(rng.randrange(n_keys), rng.randrange(n_events)) for _ in range(rng.randint(0, 90))]
+        want: dict[int, list[int]] = {}
+        for code, event in pairs:
+            want.setdefault(code, []).append(event)
+        several = SeveralEvents.of(np.array([c for c, _ in pairs], np.int64), np.array([e for _, e in pairs], np.int64))
+        assert dict(several) == want and list(several) == sorted(want) and len(several) == len(want)
+        assert all(several.get(code) == want.get(code) and (code in several) == (code in want)
+                   for code in range(-1, n_keys + 2))
+        assert several.get(n_keys + 5, "none") == "none" and "x" not in several
+        first_event = [rng.randrange(n_events) for _ in range(n_keys)]
+        order = rng.sample(range(n_keys), n_keys)
+        valid = [rng.random() < 0.8 for _ in range(n_keys)]
+        as_dict = _columns(n_keys, first_event, want, order, valid)
+        as_columns = _columns(n_keys, first_event, several, order, valid)  # type: ignore[arg-type]
+        assert as_columns.key_of_events(n_events).tolist() == as_dict.key_of_events(n_events).tolist() \
+            == _by_loop(as_dict, n_events)

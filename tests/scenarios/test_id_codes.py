@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 
+import numpy as np
 import pytest
 
 from hookproof.scenarios.id_codes import IdCodes
@@ -203,3 +204,65 @@ def test_codes_in_looks_names_up_as_the_mapping_does(small: int) -> None:
     assert codes_in(table, asked).tolist() == want
     assert codes_in(plain, asked).tolist() == want
     assert codes_in(table, []).tolist() == [] and len(table) == len(held)
+
+
+@pytest.mark.parametrize("small", [0, IdCodes.SMALL])
+def test_codes_mapped_over_another_table_are_a_dict_s_codes(small: int) -> None:
+    """`MappedCodes` over a base table (as bytes, or a dict while small) codes ids as a dict
+    coding them in order of first sight would: ids the base holds (never held again) and
+    ids it does not (an own table beside it: an envelope's own ``msg_…`` id, ids a column
+    cannot hold), mixed in one chunk and repeated across chunks; every read (`get`, `name`,
+    `names`, `names_at`, `names_of`, iteration, `codes_in`, `base_codes`) agrees with the
+    dict, `code_all(add=False)` adds nothing, and the base is not changed."""
+    from hookproof.scenarios.id_codes import MappedCodes, codes_in
+
+    rng = random.Random(5)
+    world = [f"evt_{rng.getrandbits(64):016x}" for _ in range(5000)] + ["caf\u00e9", "nul\x00"]
+    base = IdCodes(small)
+    base.code_all(world)
+    base_len, base_names = len(base), list(base)
+    foreign = [f"msg_{i:05d}" for i in range(300)] + ["lone-\ud800", "x\x00"]
+    pool = world + foreign
+    chunks = _chunks(rng, pool, [1, 700, 0, 4096, 3, 2500, 9000])
+    chunks.insert(2, foreign[:5] + world[:5] + foreign[:5])  # only unseen ids, both kinds, repeated
+    expected, per_chunk = _dict_codes(chunks)
+    mapped = MappedCodes(base)
+    got = [mapped.code_all(chunk).tolist() for chunk in chunks]
+    assert got == per_chunk
+    assert len(mapped) == len(expected) and list(mapped) == list(expected) == list(mapped.names)
+    for name, code in expected.items():
+        assert mapped[name] == code and mapped.get(name) == code and name in mapped and mapped.name(code) == name
+    order = list(expected)
+    assert mapped.names_at(np.array([5, 0, len(order) - 1, 5])) == [order[5], order[0], order[-1], order[5]]
+    assert mapped.names_of(3, 900) == order[3:900] and mapped.names[-1] == order[-1]
+    base_of = mapped.base_codes(0, len(mapped)).tolist()
+    assert base_of == [base.get(name, -1) for name in order]
+    unseen = [w for w in world if w not in expected][:50]
+    asked = [*unseen, "msg_none", *order[::37], foreign[0]]
+    want = [expected.get(name, -1) for name in asked]
+    assert codes_in(mapped, asked).tolist() == want
+    assert mapped.code_all(asked, add=False).tolist() == want and len(mapped) == len(expected)
+    assert mapped.get("evt_missing") is None and unseen[0] not in mapped and 3 not in mapped
+    with pytest.raises(IndexError):
+        mapped.name(len(expected))
+    mapped.trim()
+    assert mapped.code_all([unseen[0], "msg_new", order[0]]).tolist() == [len(expected), len(expected) + 1, 0]
+    assert len(base) == base_len and list(base) == base_names  # the base is read, never grown
+
+
+def test_trim_gives_up_a_table_sized_for_more_ids_than_held() -> None:
+    """A table reserved for more ids than came (a world's keys, sized by its events) is made
+    anew at `trim` for the ids held: the fewest slots, every id found with its code, odd ids
+    too, and ids added after it coded next."""
+    from hookproof.scenarios.id_codes import _slots_for
+
+    rng = random.Random(13)
+    ids = [f"k:{rng.getrandbits(64):016x}" for _ in range(5000)] + ["nul\x00", "caf\u00e9"]
+    table = IdCodes(0)
+    table.reserve(200_000)
+    assert table.code_all(ids).tolist() == list(range(len(ids)))
+    assert len(table._slots) == _slots_for(200_000)
+    table.trim()
+    assert len(table._slots) == _slots_for(len(ids) - 1) == 8192  # the odd id is not in the table
+    assert all(table[name] == code for code, name in enumerate(ids))
+    assert table.code_all(["k:new", ids[7]]).tolist() == [len(ids), 7]
