@@ -598,3 +598,15 @@ def test_generic_hmac_signs_as_the_readme_says() -> None:
     assert headers["X-Signature"] == hmac.new(b"s3cret", envelope.body, hashlib.sha256).hexdigest()
     assert headers["X-Webhook-Id"] == envelope.event_id
     assert set(headers) == {"Content-Type", "X-Signature", "X-Webhook-Id"}  # no timestamp header
+
+
+def test_the_run_folders_the_readme_names_are_where_runs_go() -> None:
+    """The demo writes under hookproof-reports/demo-<UTC time>/<receiver>/ (rundirs), not a
+    folder of its own: every run folder the README names is one `rundirs` makes."""
+    from hookproof.rundirs import DEFAULT_ROOT
+
+    text = " ".join(README.split())
+    assert "hookproof-demo/" not in text
+    assert f"`{DEFAULT_ROOT}/demo-<UTC time>/<receiver>/`" in text
+    named = set(re.findall(r"hookproof-[a-z]+/", text))
+    assert named == {f"{DEFAULT_ROOT}/"}, named
