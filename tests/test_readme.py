@@ -160,6 +160,39 @@ def test_init_writes_a_template_for_each_profile_that_loads(tmp_path: Path, monk
         assert config.observer.state is None and set(config.observer.states) == kinds
 
 
+def _uncommented_keys(template: str) -> str:
+    """`template` with its commented ``[business_keys]`` and ``[counters]`` examples uncommented."""
+    lines, live = [], False
+    for line in template.splitlines():
+        if line.startswith(("# [business_keys]", "# [counters.")):
+            live = True
+        elif not re.match(r'# ("[^"]+" = |key = |amount = )', line):
+            live = False
+        lines.append(line.removeprefix("# ") if live else line)
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize("profile", ["generic-hmac", "github", "mercadopago", "paddle", "shopify",
+                                     "standard-webhooks", "stripe", "svix"])
+def test_init_s_key_and_counter_examples_hold_for_its_profile(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                              profile: str) -> None:
+    """Each profile's commented [business_keys] and [counters], uncommented, load: every path
+    is one that profile's events carry (a Stripe path in a Paddle config is a config error)."""
+    from hookproof.commands.init import render_template
+    from hookproof.config import load_config
+
+    monkeypatch.setenv("WEBHOOK_SECRET", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw")
+    monkeypatch.setenv("STRIPE_WEBHOOK_SECRET", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw")
+    text = _uncommented_keys(render_template(profile))
+    (tmp_path / "hookproof.toml").write_text(text, encoding="utf-8")
+    config = load_config(tmp_path / "hookproof.toml")
+    assert len(config.business_keys) >= 1
+    assert len(config.counters) == (0 if profile in ("github", "mercadopago", "shopify") else 1)
+    if profile != "stripe" and profile != "generic-hmac":
+        assert "data.object" not in text
+    assert config.key_mapping() is not None
+
+
 def test_the_matrix_table_matches_the_tested_matrices() -> None:
     catalog = json.loads((ROOT / "tests/scenarios/detection_matrix.json").read_text())["receivers"]
     rows = {m.group(1): m.group(2) for m in re.finditer(r"^\| `(\w+)` \| (.*?) \|", README, flags=re.M)}
