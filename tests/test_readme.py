@@ -643,3 +643,12 @@ def test_the_run_folders_the_readme_names_are_where_runs_go() -> None:
     assert f"`{DEFAULT_ROOT}/demo-<UTC time>/<receiver>/`" in text
     named = set(re.findall(r"hookproof-[a-z]+/", text))
     assert named == {f"{DEFAULT_ROOT}/"}, named
+
+
+def test_the_default_stripe_api_version_the_readme_names_is_hookproof_s() -> None:
+    """The default is fixed in hookproof (stripe-python 15.3.0's pin), not the installed SDK's."""
+    from hookproof.simulator.events import LATEST_API_VERSION
+
+    text = " ".join(README.split())
+    assert f"(default `{LATEST_API_VERSION}`, fixed in hookproof: the version stripe-python 15.3.0 pins" in text
+    assert f"(default: `{LATEST_API_VERSION}`, a fixed version, stripe-python 15.3.0's pin" in text
