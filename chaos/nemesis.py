@@ -252,15 +252,21 @@ def _fill(template: str | Sequence[str], port: int) -> list[str]:
     return [a.replace("{port}", str(port)) for a in argv]
 
 
+def _with_port(env: Mapping[str, str] | None, port: int) -> dict[str, str]:
+    """`env` with ``PORT`` the receiver's `port` (hookproof's value wins: a replica's port is its own)."""
+    return {**(env or {}), "PORT": str(port)}
+
+
 def process_factory(command: str | Sequence[str], *, health_path: str | None = "/healthz",
                     env: Mapping[str, str] | None = None, cwd: str | Path | None = None,
                     startup_timeout_s: float = 30.0, masked: Sequence[str] = (),
                     log: ReceiverLog | None = None) -> ReceiverFactory:
-    """Receivers as local processes: `command` with ``{port}`` filled in; their output goes
-    to `log` (the run's, kept in its report folder) when given."""
+    """Receivers as local processes: `command` with ``{port}`` filled in and ``PORT`` set to
+    the same port in the environment (over `env`'s: each copy listens on its own); their
+    output goes to `log` (the run's, kept in its report folder) when given."""
     def make(port: int) -> Controllable:
         health = f"http://127.0.0.1:{port}{health_path}" if health_path else None
-        return ReceiverProcess(_fill(command, port), env=env, cwd=str(cwd) if cwd else None, health_url=health,
+        return ReceiverProcess(_fill(command, port), env=_with_port(env, port), cwd=str(cwd) if cwd else None, health_url=health,
                                port=port, startup_timeout_s=startup_timeout_s, masked=masked, log=log)
     return make
 
@@ -268,13 +274,14 @@ def process_factory(command: str | Sequence[str], *, health_path: str | None = "
 def docker_factory(client: Any, image: str, command: str | Sequence[str], *, health_path: str | None = "/healthz",
                    volumes: Mapping[str, str] | None = None, env: Mapping[str, str] | None = None,
                    startup_timeout_s: float = 60.0, masked: Sequence[str] = ()) -> ReceiverFactory:
-    """Receivers as containers of `image` on the host network: `command` with ``{port}``."""
+    """Receivers as containers of `image` on the host network: `command` with ``{port}``
+    filled in, ``PORT`` set to it in the container's environment."""
     from hookproof.chaos.docker import ReceiverContainer
 
     def make(port: int) -> Controllable:
         health = f"http://127.0.0.1:{port}{health_path}" if health_path else None
         return ReceiverContainer(client, image, _fill(command, port), port=port, health_url=health, volumes=volumes,
-                                 env=env, startup_timeout_s=startup_timeout_s, masked=masked)
+                                 env=_with_port(env, port), startup_timeout_s=startup_timeout_s, masked=masked)
     return make
 
 

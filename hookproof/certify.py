@@ -24,7 +24,7 @@ from urllib.parse import urlsplit
 from hookproof.config import Config
 from hookproof.deadline import DEADLINE_NOTE, deadline_note, run_deadline  # noqa: F401 (certify's names too)
 from hookproof.errors import ConfigError, UsageError
-from hookproof.headline import HEADLINE_PREFIX, refused_headline, secret_sources
+from hookproof.headline import HEADLINE_PREFIX, first_answer, refused_headline, secret_sources
 from hookproof.loopback import check_loopback_url
 from hookproof.reports.model import RunReport
 from hookproof.scenarios.observations import Observation
@@ -191,6 +191,8 @@ def receiver_process(config: Config, secrets: Sequence[str], api_base: str, sink
                           field="target.start.command") from None
     env = receiver_env(expand_env(start.env, {**values, "secret": secrets[0], "api_key": config.provider.api_key}),
                        config, secrets, api_base, sink_url)
+    if start.port is not None and "PORT" not in start.env:  # what Node, Go and Ruby apps listen on
+        env = {"PORT": str(start.port), **env}
     health = start.health_url_at()
     cwd = str(config.base_dir / start.cwd) if start.cwd else str(config.base_dir)
     proc = ReceiverProcess(shlex.split(command), env=env, cwd=cwd, health_url=health, port=start.port,
@@ -549,6 +551,7 @@ def certify(config: Config, *, scenarios: Sequence[str] | None = None, out_dir: 
         report = startup_report(config, profile.name, target.describe(), seed, started, history_path, notes)
     finally:  # also on an interruption during startup: the history stays readable
         history.set_meta("finished", finished)
+        quote = first_answer(history) if report is not None and refused_headline(report, "") else None
         history.close()
         if log is not None:  # the receivers have stopped: their last words are in
             from hookproof.receiver_log import keep_receiver_log
@@ -558,7 +561,7 @@ def certify(config: Config, *, scenarios: Sequence[str] | None = None, out_dir: 
     probed = with_probe_note(report, probe)
     noted = probed is not report
     report = probed
-    headline = refused_headline(report, secret_sources(config.target.secret))
+    headline = refused_headline(report, secret_sources(config.target.secret), quote=quote)
     if headline is not None:  # first among the notes; the console prints it above the table
         from dataclasses import replace
 

@@ -107,8 +107,10 @@ class StartConfig(StrictModel):
 class ProcessTargetConfig(StrictModel):
     """`[target.process]`: hookproof runs the receiver as a process it can fault (--chaos).
 
-    `command` must contain ``{port}`` (replicas listen on other ports); it may also use
-    ``{api_base}`` and ``{sink_url}``. The first copy listens on `target.url`'s port.
+    `command` may use ``{port}``, ``{api_base}`` and ``{sink_url}``; each copy also gets its
+    port as ``PORT`` in its environment (what Node, Go and Ruby apps read), so a command
+    without ``{port}`` works too. The first copy listens on `target.url`'s port, replicas
+    on others.
     """
 
     command: str = Field(min_length=1)
@@ -121,16 +123,15 @@ class ProcessTargetConfig(StrictModel):
 
     @field_validator("command")
     @classmethod
-    def _port(cls, v: str) -> str:
-        if "{port}" not in v:
-            raise ValueError("must contain {port}: hookproof starts replicas on other ports")
+    def _command(cls, v: str) -> str:
         return _check_command(v, replicas=True)
 
 
 class DockerTargetConfig(StrictModel):
     """`[target.docker]`: hookproof runs the receiver in a container (host network) it can fault.
 
-    `command` (run in `image`) must contain ``{port}``. `volumes` maps host directories
+    `command` (run in `image`) may use ``{port}``; the container also gets its port as
+    ``PORT`` in its environment (as `ProcessTargetConfig`). `volumes` maps host directories
     (relative to the config file) to directories in the container, e.g. for a SQLite
     file the host's SQL observer reads.
     """
@@ -144,9 +145,7 @@ class DockerTargetConfig(StrictModel):
 
     @field_validator("command")
     @classmethod
-    def _port(cls, v: str) -> str:
-        if "{port}" not in v:
-            raise ValueError("must contain {port}: hookproof starts replicas on other ports")
+    def _command(cls, v: str) -> str:
         return _check_command(v, replicas=True)
 
 

@@ -1,23 +1,32 @@
 """A run's headline: the one line that says what is likely wrong when a whole run points
 one way, printed above the verdict table and kept first among the report's notes.
 
-Today one: every valid delivery of the run refused with 401 or 403 and none acknowledged,
-which is what a receiver verifying with another signing secret (or another provider's
-scheme) answers; the line names where ``target.secret`` comes from, never its value.
+Every valid delivery of the run refused with 401 or 403 and none acknowledged, which is
+what a receiver verifying with another signing secret (or another provider's scheme)
+answers; or, on the same counts, refused with 400, which many receivers answer a bad
+signature with (Stripe's own docs' example does) and also what a receiver that cannot parse
+the provider's requests answers, so that line names both causes and quotes the first
+answer. The line names where ``target.secret`` comes from, never its value (an answer
+quoted was recorded with every secret hookproof knows masked).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Mapping, Sequence
+from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
 if TYPE_CHECKING:
     from hookproof.reports.model import RunReport
+    from hookproof.simulator.delivery.history import Attempt
 
 #: What every headline starts with (how the console finds it among the report's notes).
 HEADLINE_PREFIX = "likely cause: "
 
 #: Refusals that say "not authenticated": what a receiver answers a signature it cannot verify.
 AUTH_STATUSES = (401, 403)
+
+#: The refusal a receiver answers a request it could not verify or could not parse: the
+#: headline names both causes (a wrong secret, or a body or headers it cannot read).
+BAD_REQUEST = 400
 
 #: The share of the answered valid attempts that must be such refusals ("nearly every": a few
 #: other answers, say a 413 to the oversized payload, do not hide the cause).
@@ -52,42 +61,61 @@ def run_acked(report: "RunReport") -> int | None:
     return sum(known) if known else None
 
 
-def refused_headline(report: "RunReport", sources: str, *, acked: int | None = None) -> str | None:
+def first_answer(attempts: Iterable["Attempt"], status: int = BAD_REQUEST) -> str | None:
+    """The first valid attempt's answer body among `attempts` that got `status`, quoted on
+    one line (`scenarios.answer_quote`; recorded masked), or None when none got it or its
+    body was empty."""
+    from hookproof.scenarios.answer_quote import answer_quote
+
+    first = next((a for a in attempts if a.valid and a.status == status), None)
+    return (answer_quote(first.response_excerpt) or None) if first is not None else None
+
+
+def refused_headline(report: "RunReport", sources: str, *, acked: int | None = None,
+                     quote: str | None = None) -> str | None:
     """The headline of `report` when (nearly) every valid attempt answered was refused with
-    401 or 403 and none was acknowledged, else None.
+    401 or 403 (or with 400) and none was acknowledged, else None.
 
     Counted over the valid attempts of every scenario (``AttemptView.valid``; forged,
     stale and other invalid ones are meant to be refused), those that got an HTTP answer
     (`status_headline`). A receiver refusing only some events (it acknowledged others)
     gets none. `sources`: where ``target.secret`` comes from (`secret_sources`), never the
     secret. `acked`: the whole run's acknowledged attempts when the report keeps only some
-    of its attempts (a storm's, `run_acked`); any means no headline.
+    of its attempts (a storm's, `run_acked`); any means no headline. `quote`: the first
+    400's answer (`first_answer`), shown by a 400 headline.
     """
     statuses: dict[int, int] = {}
     for a in (a for s in report.scenarios for a in s.attempts if a.valid and a.status is not None):
         if a.outcome == "acked":
             return None
         statuses[a.status or 0] = statuses.get(a.status or 0, 0) + 1
-    return status_headline(statuses, sources, report.profile, acked=acked or 0)
+    return status_headline(statuses, sources, report.profile, acked=acked or 0, quote=quote)
 
 
-def status_headline(statuses: Mapping[int, int], sources: str, profile: str, *, acked: int = 0) -> str | None:
+def status_headline(statuses: Mapping[int, int], sources: str, profile: str, *, acked: int = 0,
+                    quote: str | None = None, setting: str = "target.secret") -> str | None:
     """The headline for a run whose valid attempts got `statuses` (HTTP status -> attempts
     answered with it) and `acked` acknowledged: none acknowledged (and no 2xx), at least
-    `AT_LEAST` refused with 401 or 403, and those at least `NEARLY` of the answered ones;
-    else None. `profile`: the run's ``target.profile``."""
+    `AT_LEAST` refused with 401 or 403 (else with 400), and those at least `NEARLY` of the
+    answered ones; else None. `profile`: the run's ``target.profile``; `setting`: where the
+    secret was given (``target.secret``, send's ``--secret``); `quote`: the first 400's answer
+    (`first_answer`), quoted by a 400 headline, never a 401/403 one."""
     if acked or any(200 <= status < 300 for status in statuses):
         return None
     answered = sum(statuses.values())
-    refused = sum(n for status, n in statuses.items() if status in AUTH_STATUSES)
-    if refused < AT_LEAST or refused < NEARLY * answered:
-        return None
-    codes = " or ".join(str(c) for c in sorted(status for status in statuses if status in AUTH_STATUSES))
-    every = "every" if refused == answered else "nearly every"
-    counted = f"{refused} attempt(s)" if refused == answered else f"{refused} of the {answered} attempt(s) answered"
-    return (f"{HEADLINE_PREFIX}{every} valid delivery was refused with {codes} ({counted}) and none was "
-            "acknowledged: check that target.secret is the receiver's signing secret (source: "
-            f"{sources}) and target.profile ({profile}) the provider it verifies")
+    for codes_of, cause in ((AUTH_STATUSES, ""), ((BAD_REQUEST,), "a wrong signing secret, or a receiver that "
+                                                                  "cannot parse the provider's requests; ")):
+        refused = sum(n for status, n in statuses.items() if status in codes_of)
+        if refused < AT_LEAST or refused < NEARLY * answered:
+            continue
+        codes = " or ".join(str(c) for c in sorted(status for status in statuses if status in codes_of))
+        every = "every" if refused == answered else "nearly every"
+        counted = f"{refused} attempt(s)" if refused == answered else f"{refused} of the {answered} attempt(s) answered"
+        shown = f'; the first answer: "{quote}"' if cause and quote else ""
+        return (f"{HEADLINE_PREFIX}{every} valid delivery was refused with {codes} ({counted}) and none was "
+                f"acknowledged: {cause}check that {setting} is the receiver's signing secret (source: "
+                f"{sources}) and target.profile ({profile}) the provider it verifies{shown}")
+    return None
 
 
 def split_headline(notes: Sequence[str]) -> tuple[str | None, tuple[str, ...]]:

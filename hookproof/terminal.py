@@ -112,6 +112,8 @@ def print_report(report: "RunReport", paths: dict[str, Path], title: str, *, see
     """The verdict table of a run (its title a line of its own, never wrapped at the
     table's width, then `seed`, the run's `seed_line`, if given, then `headline`, what is
     likely wrong with the whole run, `hookproof.headline`) and where its files are."""
+    from hookproof.reports._format import root_cause_first
+
     console.print(title, markup=False, soft_wrap=True)
     if seed is not None:
         console.print(seed, markup=False, soft_wrap=True)
@@ -123,7 +125,8 @@ def print_report(report: "RunReport", paths: dict[str, Path], title: str, *, see
     styles = {"pass": "green", "fail": "bold red", "unknown": "yellow", "error": "bold red", "not_applicable": "dim"}
     for s in report.scenarios:
         if s.findings:
-            first = f"{s.findings[0].check_id}: {s.findings[0].key} {s.findings[0].message}"
+            lead = root_cause_first(s.findings)[0]  # a 5xx before the stale object it left behind
+            first = f"{lead.check_id}: {lead.key} {lead.message}"
         else:
             undecided = [f"{c.check_id}: {c.detail}" for c in s.checks if c.verdict == "unknown" and c.detail]
             first = s.reason or (undecided[0] if undecided else "")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime, timezone
 
 from hookproof.reports.model import AttemptView, FindingView
@@ -73,6 +73,18 @@ def finding_line(finding: FindingView) -> str:
     if finding.attempts:
         line += f" (attempts {attempt_refs(finding.attempts)})"
     return line
+
+
+#: The check whose finding is the root cause of the others in its scenario: a receiver that
+#: answered 5xx applied nothing for those deliveries, so stale, lost and counter follow from it.
+ROOT_CAUSE_CHECK = "no_server_error"
+
+
+def root_cause_first(findings: Sequence[FindingView]) -> list[FindingView]:
+    """`findings` (one scenario's) with its `ROOT_CAUSE_CHECK` findings first, the others in
+    their order after them: the console's one line and summary.md lead with the 5xx the
+    rest follow from, not with a stale object it left behind."""
+    return sorted(findings, key=lambda f: f.check_id != ROOT_CAUSE_CHECK)
 
 
 def one_line(text: str) -> str:

@@ -10,7 +10,16 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
-from hookproof.reports._format import attempt_refs, key_labels, one_line, plural, seconds, utc, verdict_label
+from hookproof.reports._format import (
+    attempt_refs,
+    key_labels,
+    one_line,
+    plural,
+    root_cause_first,
+    seconds,
+    utc,
+    verdict_label,
+)
 from hookproof.reports.model import RunReport, ScenarioReport
 
 __all__ = ["render_markdown"]
@@ -76,7 +85,7 @@ def _findings(report: RunReport) -> str:
     for s in report.scenarios:
         label = key_labels(s.attempts)
         shown: dict[str, int] = {}
-        for f in s.findings:
+        for f in root_cause_first(s.findings):
             shown[f.check_id] = shown.get(f.check_id, 0) + 1
             if shown[f.check_id] > FINDINGS_PER_CHECK:
                 continue

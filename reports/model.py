@@ -147,10 +147,16 @@ class ScenarioReport:
         return tuple(self._by_key[0].get(key, ()))
 
     def attempts_for(self, key: str) -> tuple[AttemptView, ...]:
-        """The attempts of business key `key`, plus any a finding on `key` names, in history order."""
+        """The attempts of business key `key`, plus any a finding on `key` names, in history order.
+
+        A key no attempt carries as its business key is an object's id (a ``stale`` or
+        ``regressed`` finding's): every attempt about that object, so a stale state's
+        timeline shows the event that overwrote the final one beside it, not only the final."""
         findings, positions, by_index, _ = self._by_key
         chosen = set(positions.get(key, ()))
         chosen.update(by_index[i] for f in findings.get(key, ()) for i in f.attempts if i in by_index)
+        if key not in positions:
+            chosen.update(pos for pos, a in enumerate(self.attempts) if a.object_id == key)
         return tuple(self.attempts[pos] for pos in sorted(chosen))
 
     def effects_for(self, key: str) -> tuple[EffectPoint, ...]:

@@ -318,12 +318,14 @@ def check_counter(
 
     A row's own `amount` is used when present, else the expected amount. Per key:
     applied must equal the expected amount (0 for keys never validly sent); a key
-    never acked and never applied is an advisory. Stats carry both totals.
+    never acked and never applied is an advisory. Stats carry both totals of the money
+    keys (``expected_total``, ``applied_total``: 0 and 0 when the run has none).
 
     With a counter query (`Observation.counters`) and mapped counters
     (`Expectations.counters`), each counter (a customer's balance…) must equal the sum
     the provider's truth implies; a counter the receiver shows that nothing moved must
-    be 0.
+    be 0. Stats then carry ``counters`` (how many) and their own totals,
+    ``counters_expected_total`` and ``counters_applied_total``.
     """
     if not observations:
         return nothing_observed("counter")
@@ -334,6 +336,9 @@ def check_counter(
     if expectations.counters is not None and settled.counters is not None:
         findings += _counter_findings(expectations.counters, settled.counters, idx)
         stats["counters"] = len(set(expectations.counters) | set(settled.counters))
+        # the counters' own totals: expected_total and applied_total are the money keys' alone
+        stats["counters_expected_total"] = sum(expectations.counters.values())
+        stats["counters_applied_total"] = sum(settled.counters.values())
     return result_of("counter", findings, stats,
                      unknown=f"{unpriced} money effect(s) without a known amount" if unpriced else None)
 

@@ -160,6 +160,39 @@ def test_init_writes_a_template_for_each_profile_that_loads(tmp_path: Path, monk
         assert config.observer.state is None and set(config.observer.states) == kinds
 
 
+def _uncommented_keys(template: str) -> str:
+    """`template` with its commented ``[business_keys]`` and ``[counters]`` examples uncommented."""
+    lines, live = [], False
+    for line in template.splitlines():
+        if line.startswith(("# [business_keys]", "# [counters.")):
+            live = True
+        elif not re.match(r'# ("[^"]+" = |key = |amount = )', line):
+            live = False
+        lines.append(line.removeprefix("# ") if live else line)
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize("profile", ["generic-hmac", "github", "mercadopago", "paddle", "shopify",
+                                     "standard-webhooks", "stripe", "svix"])
+def test_init_s_key_and_counter_examples_hold_for_its_profile(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                              profile: str) -> None:
+    """Each profile's commented [business_keys] and [counters], uncommented, load: every path
+    is one that profile's events carry (a Stripe path in a Paddle config is a config error)."""
+    from hookproof.commands.init import render_template
+    from hookproof.config import load_config
+
+    monkeypatch.setenv("WEBHOOK_SECRET", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw")
+    monkeypatch.setenv("STRIPE_WEBHOOK_SECRET", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw")
+    text = _uncommented_keys(render_template(profile))
+    (tmp_path / "hookproof.toml").write_text(text, encoding="utf-8")
+    config = load_config(tmp_path / "hookproof.toml")
+    assert len(config.business_keys) >= 1
+    assert len(config.counters) == (0 if profile in ("github", "mercadopago", "shopify") else 1)
+    if profile != "stripe" and profile != "generic-hmac":
+        assert "data.object" not in text
+    assert config.key_mapping() is not None
+
+
 def test_the_matrix_table_matches_the_tested_matrices() -> None:
     catalog = json.loads((ROOT / "tests/scenarios/detection_matrix.json").read_text())["receivers"]
     rows = {m.group(1): m.group(2) for m in re.finditer(r"^\| `(\w+)` \| (.*?) \|", README, flags=re.M)}
@@ -598,3 +631,24 @@ def test_generic_hmac_signs_as_the_readme_says() -> None:
     assert headers["X-Signature"] == hmac.new(b"s3cret", envelope.body, hashlib.sha256).hexdigest()
     assert headers["X-Webhook-Id"] == envelope.event_id
     assert set(headers) == {"Content-Type", "X-Signature", "X-Webhook-Id"}  # no timestamp header
+
+
+def test_the_run_folders_the_readme_names_are_where_runs_go() -> None:
+    """The demo writes under hookproof-reports/demo-<UTC time>/<receiver>/ (rundirs), not a
+    folder of its own: every run folder the README names is one `rundirs` makes."""
+    from hookproof.rundirs import DEFAULT_ROOT
+
+    text = " ".join(README.split())
+    assert "hookproof-demo/" not in text
+    assert f"`{DEFAULT_ROOT}/demo-<UTC time>/<receiver>/`" in text
+    named = set(re.findall(r"hookproof-[a-z]+/", text))
+    assert named == {f"{DEFAULT_ROOT}/"}, named
+
+
+def test_the_default_stripe_api_version_the_readme_names_is_hookproof_s() -> None:
+    """The default is fixed in hookproof (stripe-python 15.3.0's pin), not the installed SDK's."""
+    from hookproof.simulator.events import LATEST_API_VERSION
+
+    text = " ".join(README.split())
+    assert f"(default `{LATEST_API_VERSION}`, fixed in hookproof: the version stripe-python 15.3.0 pins" in text
+    assert f"(default: `{LATEST_API_VERSION}`, a fixed version, stripe-python 15.3.0's pin" in text

@@ -11,7 +11,9 @@ standard-webhooks and svix list each type the config names in its spelling
 (`Config.profile`): the names as they will be sent. With ``--keys``, each type's business
 keys, one example per kind of effect (from a sample world's whole story): for the config's
 own profile the keys certify judges by (its ``[business_keys]``, ``builtin_keys`` honoured:
-`Config.key_mapping`), else hookproof's built-in ones.
+`Config.key_mapping`), else hookproof's built-in ones. A config's ``target.enabled_events`` (for its own profile):
+the other types are still listed (``send --event`` sends them) but marked ``not sent``
+(``"sent": false`` in ``--json``), since certify, explore and storm do not send them.
 """
 
 from __future__ import annotations
@@ -85,6 +87,23 @@ def example_keys(profile_name: str | None, config: str | None = None) -> dict[st
     return {t: list(kinds.values()) for t, kinds in keys.items()}
 
 
+def unsent(profile_name: str | None, config: str | None) -> set[str] | None:
+    """The world types the config's ``target.enabled_events`` leaves out (certify sends
+    none of them), or None when no config restricts `profile_name`'s events (no config, no
+    ``enabled_events``, or another profile asked for)."""
+    if config is None:
+        return None
+    from hookproof.config import load_config
+
+    loaded = load_config(config, secrets=False)
+    if profile_name not in (None, loaded.target.profile):
+        return None
+    enabled = loaded.target.stripe_types()
+    if enabled is None:
+        return None
+    return {w for _, w in event_rows(profile_name, config) if w not in enabled}
+
+
 def events(
     profile: Annotated[Optional[str], typer.Option(
         "--profile", help="Provider profile (default: the config's target.profile, else stripe).",
@@ -104,13 +123,15 @@ def events(
     try:
         rows = event_rows(profile, config)
         examples = example_keys(profile, config) if keys else {}
+        left_out = unsent(profile, config)
     except ProfileError as exc:
         raise fail(f"--profile: {exc}") from None
     except ConfigError as exc:
         raise fail(str(exc)) from None
     if as_json:
-        sys.stdout.write(json.dumps([{"event": p, "world_type": w, **({"keys": examples.get(w, [])} if keys else {})}
-                                    for p, w in rows], indent=2) + "\n")
+        sys.stdout.write(json.dumps([{"event": p, "world_type": w, **({"keys": examples.get(w, [])} if keys else {}),
+                                      **({"sent": w not in left_out} if left_out is not None else {})}
+                                     for p, w in rows], indent=2) + "\n")
         return
     width = max(len(p) for p, _ in rows)
     lines = [provider if provider == world_type else f"{provider.ljust(width)}  (from {world_type})"
@@ -118,6 +139,10 @@ def events(
     if keys:
         column = max(len(line) for line in lines)
         lines = [f"{line.ljust(column)}  " + ("e.g. " + ", ".join(examples[w]) if examples.get(w) else "(no effect)")
+                 for line, (_, w) in zip(lines, rows)]
+    if left_out:
+        column = max(len(line) for line in lines)
+        lines = [f"{line.ljust(column)}  not sent (not in target.enabled_events)" if w in left_out else line
                  for line, (_, w) in zip(lines, rows)]
     for line in lines:
         sys.stdout.write(line + "\n")

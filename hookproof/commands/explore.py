@@ -352,8 +352,11 @@ def burst_report(hit: "HitRate", *, duration_s: float = 0.0) -> "ScenarioReport"
                               checks=(check,), duration_s=duration_s)
     kinds = hit.kinds if len(hit.kinds) == len(hit.keys) else ["duplicated"] * len(hit.keys)
     first = {kind: key for key, kind in reversed(list(zip(hit.keys, kinds)))}
-    what = {"duplicated": "applied twice",
-            "counter": "moved the counter past the provider's truth (the effect itself once)"}
+    # how many times a run applied it is not kept (certify's duplicated finding counts them):
+    # "more than once"; the counter's clause about the effect rows only when no run saw those doubled
+    single = "" if "duplicated" in first else " (its effect rows showed it applied once)"
+    what = {"duplicated": "applied more than once",
+            "counter": f"moved the counter past the provider's truth{single}"}
     checks = tuple(
         CheckView(kind, "invalid", (FindingView(
             kind, first.get(kind, "*"), f"{hit.hits}/{hit.repeats} bursts of {hit.copies} copies {what[kind]} "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -35,6 +36,57 @@ _STRIPE_FIELDS = """# Optional (sql): a state query's columns beyond status that
 # [observer.state_fields]
 # subscription = { price = "data.object.items.data[0].price.id" }
 """
+#: The template's commented examples of a team's own keys and counter (Stripe's paths).
+_STRIPE_KEY_EXAMPLES = """# [business_keys]
+# "charge.succeeded" = "payment:{data.object.payment_intent}"
+# "invoice.paid" = "renewal:{data.object.id}"
+"""
+_STRIPE_COUNTER_EXAMPLE = """# [counters."invoice.paid"]
+# key = "{data.object.customer}"
+# amount = "data.object.amount_paid"
+"""
+
+#: Per profile (other than stripe): (event type as the profile names it, key template) of the
+#: commented ``[business_keys]``, and the commented ``[counters]`` entry as (event type, key
+#: template, amount path), or a comment line saying why the profile has none. Every path is
+#: one the profile's events carry (tests/test_readme.py loads each uncommented).
+KEY_EXAMPLES: dict[str, tuple[tuple[tuple[str, str], ...], tuple[str, str, str] | str]] = {
+    "generic-hmac": ((("charge.succeeded", "payment:{data.object.payment_intent}"),
+                      ("invoice.paid", "renewal:{data.object.id}")),
+                     ("invoice.paid", "{data.object.customer}", "data.object.amount_paid")),
+    "standard-webhooks": ((("charge.succeeded", "payment:{data.payment_intent}"),
+                           ("invoice.paid", "renewal:{data.id}")),
+                          ("invoice.paid", "{data.customer}", "data.amount_paid")),
+    "svix": ((("charge.succeeded", "payment:{data.payment_intent}"),
+              ("invoice.paid", "renewal:{data.id}")),
+             ("invoice.paid", "{data.customer}", "data.amount_paid")),
+    "paddle": ((("transaction.completed", "fulfil:{data.id}"),
+                ("adjustment.created", "refund:{data.id}")),
+               ("transaction.completed", "{data.customer_id}", "data.details.totals.total")),
+    "shopify": ((("orders/paid", "fulfil:{id}"),
+                 ("refunds/create", "refund:{id}")),
+                "Shopify's amounts are decimal strings (\"60.42\"), not the integer minor units a counter "
+                "reads: no counter example."),
+    "mercadopago": ((("payment.created", "payment:{data.id}"),),
+                    "Mercado Pago's notifications carry the payment's id, not its amount (the receiver "
+                    "fetches the payment): no counter example."),
+    "github": ((("issue_comment.created", "comment:{comment.id}"),
+                ("pull_request.closed", "closed:{repository.full_name}#{pull_request.number}")),
+               "GitHub's events carry no money amount: no counter example."),
+}
+
+
+def _key_examples(profile: str) -> tuple[str, str]:
+    """The commented ``[business_keys]`` and ``[counters]`` examples for `profile`, in the
+    template's form (`KEY_EXAMPLES`)."""
+    keys, counter = KEY_EXAMPLES[profile]
+    business = "# [business_keys]\n" + "".join(f'# "{name}" = "{template}"\n' for name, template in keys)
+    if isinstance(counter, str):
+        return business, "".join(f"# {line}\n" for line in textwrap.wrap(f"({counter})", 94))
+    name, key, amount = counter
+    return business, f'# [counters."{name}"]\n# key = "{key}"\n# amount = "{amount}"\n'
+
+
 _STRIPE_API_KEY = 'api_key = "sk_test_51HookproofSimulatorKey000000000000"\n'
 _STRIPE_VERSION = """# Stripe: the API version the receiver's endpoint is pinned to (default: hookproof's latest);
 # events and the provider API's answers take that version's shapes.
@@ -71,6 +123,8 @@ def render_template(profile: str) -> str:
                           '# simulator\'s own; it reaches a started receiver as HOOKPROOF_API_KEY).\n# api_key = "..."\n'),
         _STRIPE_VERSION: "",
         _STRIPE_FIELDS: "",
+        _STRIPE_KEY_EXAMPLES: _key_examples(chosen.name)[0],
+        _STRIPE_COUNTER_EXAMPLE: _key_examples(chosen.name)[1],
         "--stripe-api-base {api_base}": "--api-base {api_base}",
         _STRIPE_ENV: 'env = { WEBHOOK_SECRET = "{secret}", API_BASE = "{api_base}", API_KEY = "{api_key}" }',
         _STRIPE_BASE_NOTE: "# simulator's provider API, no /v1), {sink_url},\n",

@@ -20,7 +20,7 @@ from hookproof.terminal import (
 )
 
 if TYPE_CHECKING:
-    pass
+    from hookproof.simulator.delivery.history import Attempt
 
 #: What send sends, for the loopback guard's refusal (`hookproof.loopback`).
 SENDS = "signed events with their copies and retries"
@@ -50,6 +50,26 @@ def _target_defaults(config: str | None, url: str | None, secret: list[str] | No
         url = target.url
     values = [read_secret(s) for s in secret] if secret else target.secrets(cfg.base_dir)
     return url, values, target.account, live or target.environment == "live"
+
+
+def _headline(attempts: list["Attempt"], secret: list[str] | None, config: str | None, profile: str) -> str | None:
+    """certify's headline (`hookproof.headline`) for send's `attempts`: every valid one refused
+    with 401/403, or with 400 (its first answer quoted); where the secret came from
+    (`--secret`, else the config's ``target.secret``), never its value."""
+    from hookproof.headline import first_answer, secret_sources, status_headline
+
+    statuses: dict[int, int] = {}
+    for a in attempts:
+        if a.valid and a.status is not None:
+            statuses[a.status] = statuses.get(a.status, 0) + 1
+    if secret:
+        setting, sources = "--secret", secret_sources(secret)
+    else:
+        from hookproof.config import load_config
+
+        setting, sources = "target.secret", secret_sources(load_config(config, secrets=False).target.secret) \
+            if config is not None else "none given"
+    return status_headline(statuses, sources, profile, quote=first_answer(attempts), setting=setting)
 
 
 def register(app: typer.Typer) -> None:
@@ -171,5 +191,8 @@ def register(app: typer.Typer) -> None:
                        f"{prof.title} sends no retry")
             console.print(f"{len(attempts)} attempt(s), {acked} acknowledged" + ("" if acked else f"; exit 1: {why}"),
                           markup=False)
+            headline = None if acked else _headline(attempts, secret, config, prof.name)
+            if headline is not None:
+                console.print(headline, markup=False, soft_wrap=True)
         if not acked:
             raise typer.Exit(1)

@@ -217,6 +217,36 @@ def _loopback(host: str) -> bool:
         return False
 
 
+#: Runnable tasks per CPU (the 1-minute load average over the CPU count) from which a storm's
+#: machine counts as overloaded: the receiver, the senders and the provider API wait for a CPU.
+OVERLOADED_PER_CPU = 2.0
+
+
+def host_load_note(load: tuple[float, float, float] | None, cpus: int | None) -> str | None:
+    """The note of a storm whose machine was overloaded at its end (`load`: ``os.getloadavg()``,
+    1, 5 and 15 minutes; `cpus`: ``os.cpu_count()``), else None (not overloaded, or either
+    unknown). Factual: ack_latency is judged on the latencies as measured; the note says
+    they include waiting for a CPU, which the senders' own lag (sender-bound) does not show
+    when the senders kept up and the receiver or the provider API did not."""
+    if load is None or not cpus:
+        return None
+    one, five, _ = load
+    if one < OVERLOADED_PER_CPU * cpus:
+        return None
+    return (f"the machine was overloaded: load average {one:.1f} (1 min; {five:.1f} over 5 min) on {cpus} CPU(s) at "
+            "the storm's end; the receiver, the senders and the provider API shared it, so ack latencies include "
+            "waiting for a CPU (ack_latency judges them as measured; a storm on a quieter machine, or with the "
+            "receiver on another, measures the receiver alone)")
+
+
+def _loadavg() -> tuple[float, float, float] | None:
+    """``os.getloadavg()``, or None where the system has none."""
+    try:
+        return os.getloadavg()
+    except (AttributeError, OSError):
+        return None
+
+
 def storm_headline(report: "RunReport", cfg: "Config") -> str | None:
     """certify's headline (`hookproof.headline`) for a storm's report: only when the storm's
     checks counted its acknowledged attempts, none of them (the report keeps a share of the
@@ -554,12 +584,15 @@ def register(app: typer.Typer) -> None:
                 raise fail(f"storm {stopped}, but the storm wrote no report; see the logs in {out / 'locust'}", 1)
             raise fail(f"the storm ended (Locust exit code {code}) without a report; see the logs in {out / 'locust'}", 1)
         report = load_json(report_path.read_bytes())
+        overloaded = host_load_note(_loadavg(), os.cpu_count())
+        if overloaded is not None:  # in the files; on the console beside the ack latencies
+            report = dataclasses.replace(report, notes=(*report.notes, overloaded))
         if stopped:  # the master ended the storm early at --max-duration: its report says why
             report = dataclasses.replace(report, notes=(*report.notes, stopped))
         headline = storm_headline(report, cfg)
         if headline is not None:  # first among the notes; printed above the table, as certify's
             report = dataclasses.replace(report, notes=(headline, *report.notes))
-        if tails is not None or stopped or headline:  # the master wrote the reports; they name the log and quote it, as certify's
+        if tails is not None or stopped or headline or overloaded:  # the master wrote the reports; they name the log and quote it, as certify's
             if tails is not None:
                 report = link_receiver_log(report, tails)
             write_reports(report, out)
@@ -567,18 +600,20 @@ def register(app: typer.Typer) -> None:
                 store_linked_report(out / "history.sqlite", report)
         paths = {name: out / file for name, file in REPORT_FILES.items()}
         paths["history"] = out / "history.sqlite"
-        print_report(report, paths, f"hookproof storm: {cfg.target.profile} receiver at {report.target}",
+        shown = dataclasses.replace(report, notes=tuple(n for n in report.notes if n != overloaded))
+        print_report(shown, paths, f"hookproof storm: {cfg.target.profile} receiver at {report.target}",
                      seed=seed_line(report.seed, seed is None and cfg.run.seed is None, "--seed {seed}"),
                      headline=headline)
-        _print_numbers(report, console)
+        _print_numbers(report, console, overloaded)
         if stopped:
             console.print(f"storm {stopped}; exit 1", markup=False, soft_wrap=True)
             raise typer.Exit(1)
         raise typer.Exit(0 if code == 0 and report.verdict == "pass" and not report.partial else 1)
 
 
-def _print_numbers(report: object, console: object) -> None:
-    """One line: attempts sent, sustained rate, ack latency percentiles."""
+def _print_numbers(report: object, console: object, overloaded: str | None = None) -> None:
+    """One line: attempts sent, sustained rate, ack latency percentiles; then, beside them,
+    why they may be slow: a sender-bound storm, an overloaded machine (`host_load_note`)."""
     scenario = report.scenario("storm")  # type: ignore[attr-defined]
     if scenario is None:
         return
@@ -595,3 +630,5 @@ def _print_numbers(report: object, console: object) -> None:
                     f"an attempt waited up to {s.get('sender_wait_max_ms', 0):.0f} ms for its connection; latencies "
                     "count from the wire (use more --workers, or fewer --users per worker)", markup=False,
                     soft_wrap=True)
+            if overloaded is not None:
+                console.print(f"storm: {overloaded}", markup=False, soft_wrap=True)  # type: ignore[attr-defined]

@@ -103,4 +103,24 @@ def test_explores_burst_race_counts_a_balance_credited_twice_as_a_double_apply(
         (check,) = burst_report(hit).checks
         (finding,) = check.findings
         assert (check.check_id, finding.key) == ("counter", hit.keys[0])
-        assert "moved the counter past the provider's truth (the effect itself once)" in finding.message
+        assert "moved the counter past the provider's truth (its effect rows showed it applied once)" in finding.message
+
+
+def test_the_burst_lines_say_more_than_once_and_never_contradict_each_other() -> None:
+    """A check-then-insert twin applied a burst 4 times: the burst line said "applied twice"
+    and the counter's beside it "(the effect itself once)". Now: "more than once", and the
+    counter's clause about the effect rows only when no run saw them doubled."""
+    from hookproof.commands.explore import burst_report
+    from hookproof.scenarios.bursts import HitRate
+
+    both = burst_report(HitRate(20, 20, 8, list(range(20)), ["renewal:in_1", "cus_1"], ["duplicated", "counter"],
+                                attempts=160, acked=160))
+    messages = {c.check_id: c.findings[0].message for c in both.checks}
+    assert messages == {
+        "duplicated": "20/20 bursts of 8 copies applied more than once (hit rate 100%; seeds " + str(list(range(20))) + ")",
+        "counter": "20/20 bursts of 8 copies moved the counter past the provider's truth (hit rate 100%; seeds "
+                   + str(list(range(20))) + ")"}
+    alone = burst_report(HitRate(1, 3, 8, [4], ["cus_1"], ["counter"], attempts=24, acked=24))
+    assert alone.checks[0].findings[0].message == (
+        "1/3 bursts of 8 copies moved the counter past the provider's truth (its effect rows showed it applied "
+        "once) (hit rate 33%; seeds [4])")

@@ -65,3 +65,24 @@ def test_another_profile_than_the_configs_shows_its_builtin_keys(tmp_path: Path)
 def test_events_without_a_config_is_stripe(tmp_path: Path) -> None:
     rows = events(cwd=tmp_path)
     assert "payment_intent.succeeded" in rows and rows["invoice.paid"][0].startswith("renewal:")
+
+
+def test_events_marks_the_types_enabled_events_leaves_out(tmp_path: Path) -> None:
+    """A config with target.enabled_events: the other types are marked "not sent" (certify
+    sends only the enabled ones); without it, none is marked."""
+    text = CONFIG.replace('profile = "standard-webhooks"',
+                          'profile = "standard-webhooks"\nenabled_events = ["invoice.paid", "payment.succeeded"]')
+    (tmp_path / "hookproof.toml").write_text(text, encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if k != "HOOKPROOF_TEST_UNSET_SECRET"}
+    rows = json.loads(subprocess.run([sys.executable, "-m", "hookproof", "events", "--keys", "--json"],
+                                     capture_output=True, text=True, timeout=120, cwd=tmp_path, env=env).stdout)
+    assert {r["event"] for r in rows if r["sent"]} == {"invoice.paid", "payment.succeeded"}
+    assert len(rows) == 16
+    lines = subprocess.run([sys.executable, "-m", "hookproof", "events", "--keys"], capture_output=True, text=True,
+                           timeout=120, cwd=tmp_path, env=env).stdout.splitlines()
+    marked = [line.split()[0] for line in lines if line.endswith("not sent (not in target.enabled_events)")]
+    assert len(marked) == 14 and "invoice.paid" not in marked and "customer.created" in marked
+    (tmp_path / "hookproof.toml").write_text(CONFIG, encoding="utf-8")
+    plain = subprocess.run([sys.executable, "-m", "hookproof", "events", "--keys", "--json"], capture_output=True,
+                           text=True, timeout=120, cwd=tmp_path, env=env).stdout
+    assert '"sent"' not in plain

@@ -29,7 +29,7 @@ SECRET = "whsec_headline_receivers_own_secret"
 WRONG = "whsec_headline_not_the_receivers_one"
 
 
-def _receiver(refuse_types: tuple[str, ...] = ()) -> Starlette:
+def _receiver(refuse_types: tuple[str, ...] = (), status: int = 401) -> Starlette:
     """Verifies Stripe's signature with SECRET (401 "invalid hmac" otherwise, as the user's
     Shopify receiver did), refuses `refuse_types` with 401 too, acknowledges the rest."""
     verifier = StripeVerifier([SECRET])
@@ -39,6 +39,9 @@ def _receiver(refuse_types: tuple[str, ...] = ()) -> Starlette:
         try:
             event = verifier.verify(body, request.headers)
         except SignatureError:
+            if status == 400:  # as Stripe's docs' example and the trial's Node receiver answer it
+                return JSONResponse({"error": "Webhook Error: No signatures found matching the expected signature"},
+                                    status_code=400)
             return JSONResponse({"error": "invalid hmac"}, status_code=401)
         if event.type in refuse_types:
             return JSONResponse({"error": "not for us"}, status_code=401)
@@ -49,6 +52,7 @@ def _receiver(refuse_types: tuple[str, ...] = ()) -> Starlette:
 
 verifying = _receiver()
 selective = _receiver(("customer.subscription.updated", "customer.subscription.deleted"))
+verifying_400 = _receiver(status=400)
 
 
 def no_effects() -> dict[str, list[object]]:
@@ -89,7 +93,25 @@ def test_a_wrong_secret_gets_the_headline_above_the_table(tmp_path: Path, monkey
     assert "likely cause: every valid delivery was refused with 401" in summary
 
 
-@pytest.mark.parametrize("app", ["verifying", "selective"])
+QUOTE = "{'error':'Webhook Error: No signatures found matching the expected signature'}"
+
+
+def test_a_400_to_every_valid_delivery_gets_the_wider_headline(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """A receiver answering a bad signature with 400: the headline names both causes and
+    quotes the first answer (never the secret)."""
+    output, report = _certify(tmp_path, "verifying_400", WRONG, monkeypatch)
+    valid = [a for s in report["scenarios"] for a in s["attempts"] if a["valid"]]
+    assert valid and {a["status"] for a in valid} == {400}
+    headline = (f"{HEADLINE_PREFIX}every valid delivery was refused with 400 ({len(valid)} attempt(s)) and none was "
+                "acknowledged: a wrong signing secret, or a receiver that cannot parse the provider's requests; "
+                "check that target.secret is the receiver's signing secret (source: env:HOOKPROOF_HEADLINE_SECRET) "
+                f'and target.profile (stripe) the provider it verifies; the first answer: "{QUOTE}"')
+    assert report["notes"][0] == headline
+    assert output.count(headline) == 1
+
+
+@pytest.mark.parametrize("app", ["verifying", "selective", "verifying_400"])
 def test_the_right_secret_gets_no_headline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, app: str) -> None:
     """The right secret: acknowledged (or, `selective`, one type refused with 401, the others
     acknowledged): no headline."""
@@ -132,6 +154,11 @@ def _report(*statuses: int | None, invalid: tuple[int, ...] = ()) -> RunReport:
     ((401,) * 2, (), None),  # too few to speak for the run
     ((401,) * 8 + (400, 500), (), None),  # not nearly every
     ((), (401,) * 9, None),  # invalid deliveries are meant to be refused
+    ((400,) * 5, (), "every valid delivery was refused with 400 (5 attempt(s))"),
+    ((400,) * 9 + (413,), (), "nearly every valid delivery was refused with 400 (9 of the 10 attempt(s) answered)"),
+    ((400,) * 5 + (200,), (), None),
+    ((400,) * 2, (), None),
+    ((400,) * 5 + (401,) * 5, (), None),  # neither nearly every
 ])
 def test_when_the_headline_is_given(statuses: tuple[int | None, ...], invalid: tuple[int, ...],
                                     words: str | None) -> None:
@@ -139,9 +166,11 @@ def test_when_the_headline_is_given(statuses: tuple[int | None, ...], invalid: t
     if words is None:
         assert headline is None
     else:
-        assert headline == (f"{HEADLINE_PREFIX}{words} and none was acknowledged: check that target.secret is the "
-                            "receiver's signing secret (source: env:WEBHOOK_SECRET) and target.profile (shopify) the "
-                            "provider it verifies")
+        cause = ("a wrong signing secret, or a receiver that cannot parse the provider's requests; "
+                 if "with 400" in words else "")
+        assert headline == (f"{HEADLINE_PREFIX}{words} and none was acknowledged: {cause}check that target.secret is "
+                            "the receiver's signing secret (source: env:WEBHOOK_SECRET) and target.profile (shopify) "
+                            "the provider it verifies")
 
 
 def test_the_secret_s_source_is_named_never_its_value() -> None:
@@ -215,3 +244,29 @@ def test_explore_leads_with_the_headline_when_its_search_was_refused(tmp_path: P
     assert headlines[0].startswith(f"{HEADLINE_PREFIX}every valid delivery was refused with 401 (")
     assert "(source: env:HOOKPROOF_HEADLINE_SECRET)" in headlines[0]
     assert result.output.count(headlines[0]) == 1, result.output
+
+
+@pytest.mark.parametrize(("secret", "status"), [(WRONG, 400), (WRONG, 401), (SECRET, 400)], ids=["wrong-400", "wrong-401", "right"])
+def test_send_gives_the_headline_after_its_rows(secret: str, status: int) -> None:
+    """`hookproof send` with a wrong secret: the rows, the exit line, then certify's headline
+    naming --secret's source (never its value); the right secret gets none."""
+    from hookproof.simulator.serving import serve_app
+
+    app = verifying_400 if status == 400 else verifying
+    with serve_app(app, "127.0.0.1", 0) as server:
+        url = f"http://127.0.0.1:{server.port}/webhooks"
+        result = CliRunner().invoke(cli, ["send", "--url", url, "--secret", secret, "--event", "invoice.paid",
+                                          "--copies", "3"], env={"COLUMNS": "200"})
+    lines = result.output.splitlines()
+    if secret == SECRET:
+        assert result.exit_code == 0 and "likely cause" not in result.output
+        return
+    assert result.exit_code == 1, result.output
+    assert WRONG not in result.output
+    assert lines[-2].endswith("; exit 1: the receiver acknowledged none of them"), lines[-2:]
+    cause = "a wrong signing secret, or a receiver that cannot parse the provider's requests; " if status == 400 else ""
+    quoted = f'; the first answer: "{QUOTE}"' if status == 400 else ""
+    assert lines[-1].startswith(f"{HEADLINE_PREFIX}every valid delivery was refused with {status} (")
+    assert lines[-1].endswith(f"and none was acknowledged: {cause}check that --secret is the receiver's signing "
+                              f"secret (source: written in the config) and target.profile (stripe) the provider it "
+                              f"verifies{quoted}")

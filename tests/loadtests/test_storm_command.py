@@ -419,3 +419,39 @@ def test_a_storm_every_delivery_of_which_was_refused_with_401_gets_certify_s_hea
     lines = result.stdout.splitlines()
     assert lines.count(headline) == 1 and lines.index(headline) < next(
         i for i, line in enumerate(lines) if line.startswith("verdict:"))
+
+
+@pytest.mark.parametrize(("load", "cpus", "said"), [
+    ((12.0, 9.3, 4.0), 2, True),  # the trial's storm: load 12 on 2 CPUs, no sender lag
+    ((3.9, 3.0, 2.0), 2, False),  # busy, not overloaded
+    ((4.0, 1.0, 1.0), 2, True),
+    (None, 2, False),  # no load average on this system
+    ((12.0, 9.3, 4.0), None, False),
+])
+def test_an_overloaded_machine_is_said_beside_the_ack_latencies(load: tuple[float, float, float] | None,
+                                                                cpus: int | None, said: bool) -> None:
+    """The senders kept up (sender-bound did not fire: loop lag 165 ms < 200 ms, connection
+    wait 45 ms < 1 s) while the machine ran at load 12 on 2 CPUs and ack_latency failed:
+    the storm says the machine was overloaded, with the figures, and judges as measured."""
+    import io
+
+    from rich.console import Console
+
+    from hookproof.commands.storm import _print_numbers, host_load_note
+    from hookproof.reports.model import CheckView, RunReport, ScenarioReport
+
+    note = host_load_note(load, cpus)
+    assert (note is not None) is said
+    if note is None:
+        return
+    one, five, _ = load or (0.0, 0.0, 0.0)
+    assert note.startswith(f"the machine was overloaded: load average {one:.1f} (1 min; {five:.1f} over 5 min) on "
+                           f"{cpus} CPU(s) at the storm's end;")
+    check = CheckView("ack_latency", "invalid", (), {"sent": 894, "events": 800, "sent_per_s": 15, "p50_ms": 9963.1,
+                                                     "p95_ms": 18000.0, "p99_ms": 19836.5})
+    scenario = ScenarioReport("storm", "Storm", "", "fail", (), checks=(check,))
+    report = RunReport("0", "http://127.0.0.1:1/w", "stripe", "test", 1, 0.0, 1.0, "fail", (scenario,), ())
+    out = io.StringIO()
+    _print_numbers(report, Console(file=out, width=300), note)
+    lines = out.getvalue().splitlines()
+    assert lines[0].startswith("storm: 894 attempts") and lines[1] == f"storm: {note}"

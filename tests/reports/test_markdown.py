@@ -87,3 +87,32 @@ def test_one_check_s_many_findings_are_listed_up_to_a_bound_and_counted(run_repo
     assert len(rows) == FINDINGS_PER_CHECK + 1
     assert rows[-1].endswith("| and 15 more `duplicated` finding(s) of this scenario (report.json and report.html "
                              "list every one) |"), rows[-1]
+
+
+def _crashed(run_report: RunReport) -> RunReport:
+    """A scenario whose receiver answered 500 to every subscription event: stale and lost
+    follow from it, and come first in check order."""
+    from hookproof.reports import CheckView
+
+    stale = CheckView("stale", "invalid", (FindingView("stale", "sub_1", "object missing after settling", "finding"),))
+    lost = CheckView("lost", "invalid", (FindingView("lost", "renewal:in_1", "never applied", "finding"),))
+    crash = CheckView("no_server_error", "invalid",
+                      (FindingView("no_server_error", "evt_1", "answered 500 to 4 attempt(s)", "finding"),))
+    scenario = replace(run_report.scenarios[1], checks=(stale, lost, crash))
+    return replace(run_report, scenarios=(scenario,))
+
+
+def test_the_5xx_finding_leads_its_scenario(run_report: RunReport, capsys: object) -> None:
+    """summary.md and the console's table put the receiver's 5xx first: the stale object and
+    the lost effect follow from it."""
+    import pytest
+
+    from hookproof.terminal import print_report
+
+    report = _crashed(run_report)
+    rows = _rows(render_markdown(report), "### Findings")[2:]
+    assert [row.split("|")[2].strip() for row in rows[:3]] == ["`no_server_error`", "`stale`", "`lost`"]
+    assert isinstance(capsys, pytest.CaptureFixture)
+    print_report(report, {}, "title")
+    out = capsys.readouterr().out
+    assert "no_server_error: evt_1 answered 500 to 4 attempt(s) (+2 more finding(s)" in " ".join(out.split())

@@ -36,3 +36,24 @@ def test_instant_attempts_still_show(run_report: RunReport) -> None:
 
 def test_nothing_to_draw() -> None:
     assert layout_timeline((), ()) is None
+
+
+def test_a_stale_object_s_timeline_shows_the_event_that_overwrote_the_final_one() -> None:
+    """A reorder's stale finding names the final (canceled) delivery; the later-delivered
+    older update that overwrote it is about the same object: both are on its timeline."""
+    from hookproof.reports.model import AttemptView, CheckView, FindingView, ScenarioReport
+
+    def attempt(i: int, event_type: str, at: float) -> AttemptView:
+        return AttemptView(i, f"evt_{i}", event_type, f"d{i}", 1, None, "sub_1", (), True, at, at + 0.01, 200,
+                           "acked", "ok", 10.0)
+
+    attempts = (attempt(0, "customer.subscription.created", 1.0), attempt(1, "customer.subscription.deleted", 2.0),
+                attempt(2, "customer.subscription.updated", 3.0))
+    stale = FindingView("stale", "sub_1", "the receiver holds the update, not the cancellation", "finding",
+                        attempts=(1,))
+    scenario = ScenarioReport("reorder", "Reorder", "", "fail", (), checks=(CheckView("stale", "invalid", (stale,)),),
+                              attempts=attempts)
+    assert [a.event_type for a in scenario.attempts_for("sub_1")] == [
+        "customer.subscription.created", "customer.subscription.deleted", "customer.subscription.updated"]
+    timeline = layout_timeline(scenario.attempts_for("sub_1"), ())
+    assert timeline is not None and len(timeline.rows) >= 3

@@ -382,6 +382,9 @@ def check_counter(
     if expectations.counters is not None and settled.counters is not None:
         findings += _counter_findings(expectations.counters, settled.counters, idx)
         stats["counters"] = len(set(expectations.counters) | set(settled.counters))
+        # the counters' own totals: expected_total and applied_total are the money keys' alone
+        stats["counters_expected_total"] = sum(expectations.counters.values())
+        stats["counters_applied_total"] = sum(settled.counters.values())
     return result_of("counter", findings, stats,
                      unknown=f"{unpriced} money effect(s) without a known amount" if unpriced else None)
 

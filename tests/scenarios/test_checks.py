@@ -361,10 +361,12 @@ CASES.update({
     # a counter query (a customer's balance) against the sum the provider's truth implies
     "counter/balance-matches-the-truth": Case(
         "counter", hist(att("i1", "renewal:in_1")), replace(exp("renewal:in_1"), counters={"cus_1": 900}),
-        [replace(obs(20, "renewal:in_1"), counters={"cus_1": 900})], V, [], {"counters": 1}),
+        [replace(obs(20, "renewal:in_1"), counters={"cus_1": 900})], V, [],
+        {"counters": 1, "counters_expected_total": 900, "counters_applied_total": 900}),
     "counter/balance-credited-twice": Case(
         "counter", hist(att("i1", "renewal:in_1")), replace(exp("renewal:in_1"), counters={"cus_1": 900}),
-        [replace(obs(20, "renewal:in_1"), counters={"cus_1": 1800, "cus_2": 0})], I, [("cus_1", (), F)]),
+        [replace(obs(20, "renewal:in_1"), counters={"cus_1": 1800, "cus_2": 0})], I, [("cus_1", (), F)],
+        {"counters": 2, "counters_expected_total": 900, "counters_applied_total": 1800}),
     "counter/balance-missing": Case(
         "counter", hist(att("i1", "renewal:in_1")), replace(exp("renewal:in_1"), counters={"cus_1": 900}),
         [replace(obs(20, "renewal:in_1"), counters={})], I, [("cus_1", (), F)]),
