@@ -6,7 +6,9 @@ its id, its type and, where the provider has one, its own time (Stripe's ``creat
 Paddle's ``occurred_at``…: `simulator.profiles.provider_words.EventClock`). So a state is
 named ``past_due (event evt_…, customer.subscription.updated, created 1764000001)``; when the
 two events a finding compares carry the same time, the finding says a receiver cannot order
-them by it, and what the provider's documentation advises instead. One line, bounded: ids,
+them by it, and what the provider's documentation advises instead; when the deliveries of the two
+events were in flight at once, that they overlapped (`overlap_words`: how an older state can beat
+a newer one whatever their times). One line, bounded: ids,
 types and times are short, and nothing of unbounded length is quoted.
 """
 
@@ -83,16 +85,39 @@ def tie_words(truth: ObjectTruth | None, versions: Sequence[int | None], expecta
     return f"; both carry {clock.render(a)}, so a receiver cannot order them by {clock.name} alone: {clock.advice}"
 
 
+#: What `overlap_words` adds when the deliveries of a finding's two events were in flight at once.
+OVERLAP_SENTENCE = ("the deliveries of the two events overlapped (both in flight at once): a read-compare-write "
+                    "without a row lock lets the older one's write land last")
+
+
+def overlap_words(truth: ObjectTruth | None, versions: Sequence[int | None], idx: "CheckIndex") -> str:
+    """``""``, or when the two distinct events that carried `versions` (as `carrier` names them)
+    each have an attempt and one attempt of each was in flight while the other was (sent before
+    the other was answered, by the history's ``sent_at``/``answered_at``): ``"; "`` and
+    `OVERLAP_SENTENCE`. Sequential deliveries (one answered before the other was sent) say nothing."""
+    if truth is None or None in versions or len(set(versions)) != 2:
+        return ""
+    event_ids = [e for v in versions if v is not None and (e := truth.event_id_at(v))]
+    if len(set(event_ids)) != 2:
+        return ""
+    spans = [[(idx.history[p].sent_at, idx.history[p].answered_at) for p in idx.by_event.get(e, ())]
+             for e in event_ids]
+    if any(a_sent < b_answered and b_sent < a_answered
+           for a_sent, a_answered in spans[0] for b_sent, b_answered in spans[1]):
+        return "; " + OVERLAP_SENTENCE
+    return ""
+
+
 def regressed_message(prev: tuple[int, str], st: ObjectState, version: int, truth: ObjectTruth | None,
                       idx: "CheckIndex", expectations: Expectations) -> str:
     """``regressed``'s message for an object whose state `st` (mapped to `version`) is older
     than the highest seen before, `prev` = (version, status): ``went back from past_due
     (event …) to active (event …)``, and the tie when both events carry one time."""
     exact = st.version is not None
+    carried = (carrier(truth, prev[0], prev[1], exact=False), carrier(truth, version, st.status, exact=exact))
     return (f"went back from {state_words(prev[1], truth, prev[0], idx, expectations)} to "
             f"{state_words(st.status, truth, version, idx, expectations, exact=exact)}"
-            + tie_words(truth, (carrier(truth, prev[0], prev[1], exact=False),
-                                carrier(truth, version, st.status, exact=exact)), expectations))
+            + tie_words(truth, carried, expectations) + overlap_words(truth, carried, idx))
 
 
 def stale_message(st: ObjectState, truth: ObjectTruth, idx: "CheckIndex", expectations: Expectations) -> str:
@@ -105,9 +130,11 @@ def stale_message(st: ObjectState, truth: ObjectTruth, idx: "CheckIndex", expect
     seen = truth.with_servable(servable)
     exact = st.version is not None
     version = st.version if exact else seen.version_for(st.status, truth.final_version)
+    carried = (carrier(seen, version, st.status, exact=exact), truth.final_version)
     return (f"final state is {state_words(st.status, seen, version, idx, expectations, exact=exact)}, the "
             f"provider's is {state_words(truth.final_status, truth, truth.final_version, idx, expectations)}"
-            + tie_words(seen, (carrier(seen, version, st.status, exact=exact), truth.final_version), expectations))
+            + tie_words(seen, carried, expectations) + overlap_words(seen, carried, idx))
 
 
-__all__: Sequence[str] = ["carrier", "regressed_message", "stale_message", "state_words", "tie_words"]
+__all__: Sequence[str] = ["OVERLAP_SENTENCE", "carrier", "overlap_words", "regressed_message", "stale_message",
+                          "state_words", "tie_words"]
