@@ -160,6 +160,9 @@ class Phase:
     time_scale: float | None = None
     together: bool = False
     batch: int = 1
+    #: the provider API holds its answer to this phase's first fetch of the plan's `Plan.held_fetch`
+    #: object (read on arrival), and the next phase is delivered meanwhile (`fetch-overtaken`)
+    held: bool = False
 
 
 @dataclass(frozen=True)
@@ -197,6 +200,10 @@ class Plan:
     #: as that account's), so the provider API serves its objects to none of the
     #: endpoint's tokens (a fetch is answered 404, as the provider's API does); None: the endpoint's own.
     world_account: str | None = None
+    #: the object whose fetch a `Phase.held` phase holds (`simulator.server.holds`): the runner
+    #: arms it, delivers the next phase while the answer is held, then releases it; a plan whose
+    #: held fetch never came (the receiver does not fetch) does not apply.
+    held_fetch: str | None = None
 
     def judged(self, checks: Sequence[str]) -> tuple[str, ...]:
         """The checks of `checks` this plan is judged by: all of them, less ``lost`` when it
@@ -778,6 +785,34 @@ def _provider_api_transient(ctx: Context, w: World) -> Plan | NotApplicable:
     return Plan(w, (Phase(tuple(events)),), api_faults=faults)
 
 
+# ---- a fetch overtaken by a newer event ---------------------------------------------
+
+def _fetch_overtaken(ctx: Context, w: World) -> Plan | NotApplicable:
+    """A subscription created (delivered alone), then past due (its event's fetch answered late,
+    `Phase.held`), then active again (delivered while that answer is held)."""
+    if not ctx.fetches_state:
+        return NotApplicable("the receiver has no provider API to fetch from")
+    if ctx.profile.name != "stripe":
+        return NotApplicable(f"the provider API serves Stripe's shapes; the {ctx.profile.title} profile's receivers "
+                             "do not fetch from it")
+    if ctx.state_kinds is not None and "subscription" not in ctx.state_kinds:
+        return NotApplicable("the observer reads no subscription states")
+    cus = _customer(w)
+    start = len(w.events)
+    sub = w.subscribe(cus)
+    inv = w.renew(sub, pay=False)
+    w.retry_invoice(inv)
+    story = [e for e in w.events[start:] if e.object_id == sub and ctx.sends(e.type)]
+    created = [e for e in story if e.type == "customer.subscription.created"]
+    past_due = [e for e in story if e.status == "past_due"]
+    recovered = [e for e in story if past_due and e.version > past_due[0].version and e.status == "active"]
+    if not (created and past_due and recovered):
+        return NotApplicable("the receiver is sent no customer.subscription.created and .updated events "
+                             "(enabled_events)")
+    return Plan(w, (Phase(tuple(created)), Phase((past_due[0],), held=True), Phase((recovered[0],))),
+                owes_effects=False, held_fetch=sub)
+
+
 def _scenario(id: str, title: str, description: str, checks: Sequence[str], checklist: Sequence[str],
               build: Callable[[Context, World], Plan | NotApplicable]) -> Scenario:
     return Scenario(id, title, description, tuple(checks), tuple(checklist), build, overlap=OVERLAP.get(id, Overlap.ALONE),
@@ -978,6 +1013,14 @@ SCENARIOS: tuple[Scenario, ...] = (
               "(dj-stripe #832), or the state update it fetched for. Applies only to receivers that fetch.",
               ("duplicated", "lost", "unexpected", "counter", "stale", "valid_not_rejected"),
               ("transient-vs-permanent", "persists-before-ack"), _provider_api_transient),
+    _scenario("fetch-overtaken", "A slow fetch overtaken by a newer event",
+              "A subscription goes past due; the receiver fetches it while handling that event, and the "
+              "provider API is slow to answer (read when asked, answered up to a second later). Meanwhile "
+              "the subscription recovers and its event is delivered and handled, fetching the active state. "
+              "A read, fetch and write without a row lock (select_for_update) lets the older fetch's write "
+              "land last: the subscription stays past due. Applies only to receivers that fetch.",
+              ("stale", "regressed", "no_server_error", "valid_not_rejected"), ("reordering-tested",),
+              _fetch_overtaken),
 )
 
 #: Scenario id -> scenario.

@@ -506,6 +506,15 @@ class Runner:
             return ScenarioReport(scenario.id, scenario.title, scenario.description, "not_applicable",
                                   scenario.checklist, duration_s=time.monotonic() - t0,
                                   reason=unfetched_reason(plan))
+        if plan.held_fetch is not None and self.server_state is not None:
+            holds = self.server_state.holds  # type: ignore[attr-defined]
+            fetched = holds.taken(plan.held_fetch)
+            holds.disarm(plan.held_fetch)
+            if not fetched:
+                return ScenarioReport(scenario.id, scenario.title, scenario.description, "not_applicable",
+                                      scenario.checklist, duration_s=time.monotonic() - t0,
+                                      reason=f"the receiver did not fetch {plan.held_fetch} from the provider API "
+                                             "while handling its event, so no fetch could be overtaken")
         attempts = self.history.attempts(scenario.id)
         expectations = expectations_from(
             events, attempts, sender_timeout_s=self.profile.sender_timeout_s,
@@ -634,25 +643,42 @@ class Runner:
         schedules = [_schedule(phase) for phase in plan.phases]
         in_turn = sum(len(planned.steps) for planned in schedules)  # each waits out its schedule before the next
 
+        holds: Any = self.server_state.holds if self.server_state is not None else None  # type: ignore[attr-defined]
+
+        async def send(phase: Phase, planned: Schedule) -> None:
+            async with Dispatcher(target, self.profile, self.secrets, self.history,
+                                  time_scale=self.scaled_time_scale(phase.time_scale or self.time_scale,
+                                                                    scenario.id, in_turn,
+                                                                    self.restart_outlast_s() if chaos else 0.0),
+                                  max_attempts=phase.max_attempts,
+                                  sender_timeout_s=self.attempt_timeout_s,
+                                  scenario=scenario.id, seed=plan.world.seed) as d:
+                for step in planned.steps:
+                    if self.server_state is not None:
+                        clock.advance(plan.world, (x.event for x in step.deliveries))
+                    await d.run(Schedule((step,), planned.plan), race=phase.race)
+
         async def go() -> None:
+            held: asyncio.Task[None] | None = None  # a phase whose fetch's answer is held, still in flight
             for phase, planned in zip(plan.phases, schedules):
                 self._hook(phase.before, scenario)
-                async with Dispatcher(target, self.profile, self.secrets, self.history,
-                                      time_scale=self.scaled_time_scale(phase.time_scale or self.time_scale,
-                                                                        scenario.id, in_turn,
-                                                                        self.restart_outlast_s() if chaos else 0.0),
-                                      max_attempts=phase.max_attempts,
-                                      sender_timeout_s=self.attempt_timeout_s,
-                                      scenario=scenario.id, seed=plan.world.seed) as d:
-                    for step in planned.steps:
-                        if self.server_state is not None:
-                            clock.advance(plan.world, (x.event for x in step.deliveries))
-                        await d.run(Schedule((step,), planned.plan), race=phase.race)
+                if phase.held and holds is not None and plan.held_fetch is not None:
+                    held = await _while_held(holds, plan.held_fetch, send(phase, planned))
+                    events.extend(phase.events)
+                    continue  # the next phase goes out while the answer is held: no read between
+                await send(phase, planned)
+                if held is not None:  # the newer event was answered: the held fetch's answer goes now
+                    holds.release(plan.held_fetch)
+                    await held
+                    held = None
                 events.extend(phase.events)
                 self._hook(phase.after, scenario)
                 if observe_between and phase is not plan.phases[-1]:
                     read, _ = await asyncio.to_thread(self._settle, plan.world, list(events), scenario.id, True)
                     between.extend(read)
+            if held is not None:
+                holds.release(plan.held_fetch)
+                await held
 
         with self._observe_lock:
             self._delivering += 1
@@ -767,6 +793,20 @@ def scenario_seed(seed: int, scenario_id: str) -> int:
     gets the world it had in the whole run of that seed, and the scenarios of one run get
     distinct worlds (`tests/scenarios/test_scenario_seeds.py` checks every id)."""
     return seed + 1000 * (1 + zlib.crc32(scenario_id.encode("utf-8")) % 1_000_000)
+
+
+async def _while_held(holds: Any, object_id: str, delivery: Coroutine[Any, Any, None]) -> "asyncio.Task[None] | None":
+    """Arm the provider API's hold on `object_id`'s next fetch (`simulator.server.holds`) and start
+    `delivery`; once that fetch came (its answer now held) the delivery's task, still in flight;
+    None when the delivery ended without it (the receiver did not fetch the object)."""
+    holds.arm(object_id)
+    task = asyncio.ensure_future(delivery)
+    while not task.done() and not holds.taken(object_id):
+        await asyncio.sleep(0.002)
+    if holds.taken(object_id) and not task.done():
+        return task
+    await task
+    return None
 
 
 def _schedule(phase: Phase) -> Schedule:

@@ -6,7 +6,9 @@ its id, its type and, where the provider has one, its own time (Stripe's ``creat
 Paddle's ``occurred_at``…: `simulator.profiles.provider_words.EventClock`). So a state is
 named ``past_due (event evt_…, customer.subscription.updated, created 1764000001)``; when the
 two events a finding compares carry the same time, the finding says a receiver cannot order
-them by it, and what the provider's documentation advises instead. One line, bounded: ids,
+them by it, and what the provider's documentation advises instead; when the deliveries of the two
+events were in flight at once, that they overlapped (`overlap_words`: how an older state can beat
+a newer one whatever their times). One line, bounded: ids,
 types and times are short, and nothing of unbounded length is quoted.
 
 A finding's structured ``expected`` and ``actual`` say the same (`NamedState`: the status,
@@ -109,6 +111,29 @@ def tie_words(truth: ObjectTruth | None, versions: Sequence[int | None], expecta
     return f"; both carry {clock.render(a)}, so a receiver cannot order them by {clock.name} alone: {clock.advice}"
 
 
+#: What `overlap_words` adds when the deliveries of a finding's two events were in flight at once.
+OVERLAP_SENTENCE = ("the deliveries of the two events overlapped (both in flight at once): a read-compare-write "
+                    "without a row lock lets the older one's write land last")
+
+
+def overlap_words(truth: ObjectTruth | None, versions: Sequence[int | None], idx: "CheckIndex") -> str:
+    """``""``, or when the two distinct events that carried `versions` (as `carrier` names them)
+    each have an attempt and one attempt of each was in flight while the other was (sent before
+    the other was answered, by the history's ``sent_at``/``answered_at``): ``"; "`` and
+    `OVERLAP_SENTENCE`. Sequential deliveries (one answered before the other was sent) say nothing."""
+    if truth is None or None in versions or len(set(versions)) != 2:
+        return ""
+    event_ids = [e for v in versions if v is not None and (e := truth.event_id_at(v))]
+    if len(set(event_ids)) != 2:
+        return ""
+    spans = [[(idx.history[p].sent_at, idx.history[p].answered_at) for p in idx.by_event.get(e, ())]
+             for e in event_ids]
+    if any(a_sent < b_answered and b_sent < a_answered
+           for a_sent, a_answered in spans[0] for b_sent, b_answered in spans[1]):
+        return "; " + OVERLAP_SENTENCE
+    return ""
+
+
 def regressed_words(prev: tuple[int, str], st: ObjectState, version: int, truth: ObjectTruth | None,
                     idx: "CheckIndex", expectations: Expectations) -> tuple[str, NamedState, NamedState]:
     """``regressed``'s (message, expected, actual) for an object whose state `st` (mapped to
@@ -118,9 +143,8 @@ def regressed_words(prev: tuple[int, str], st: ObjectState, version: int, truth:
     exact = st.version is not None
     was = state_words(prev[1], truth, prev[0], idx, expectations)
     now = state_words(st.status, truth, version, idx, expectations, exact=exact)
-    message = (f"went back from {was} to {now}"
-               + tie_words(truth, (carrier(truth, prev[0], prev[1], exact=False),
-                                   carrier(truth, version, st.status, exact=exact)), expectations))
+    carried = (carrier(truth, prev[0], prev[1], exact=False), carrier(truth, version, st.status, exact=exact))
+    message = f"went back from {was} to {now}" + tie_words(truth, carried, expectations) + overlap_words(truth, carried, idx)
     return message, NamedState(prev[1], f"{was} or later"), NamedState(st.status, now)
 
 
@@ -142,9 +166,11 @@ def stale_words(st: ObjectState | None, truth: ObjectTruth, idx: "CheckIndex",
     exact = st.version is not None
     version = st.version if exact else seen.version_for(st.status, truth.final_version)
     got = state_words(st.status, seen, version, idx, expectations, exact=exact)
+    carried = (carrier(seen, version, st.status, exact=exact), truth.final_version)
     message = (f"final state is {got}, the provider's is {final}"
-               + tie_words(seen, (carrier(seen, version, st.status, exact=exact), truth.final_version), expectations))
+               + tie_words(seen, carried, expectations) + overlap_words(seen, carried, idx))
     return message, expected, NamedState(st.status, got)
 
 
-__all__: Sequence[str] = ["NamedState", "carrier", "regressed_words", "stale_words", "state_words", "tie_words"]
+__all__: Sequence[str] = ["NamedState", "OVERLAP_SENTENCE", "carrier", "overlap_words", "regressed_words", "stale_words",
+                          "state_words", "tie_words"]

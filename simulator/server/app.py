@@ -31,7 +31,8 @@ Routes (all JSON):
 - Admin, left out of the OpenAPI schema: ``GET/POST/DELETE /_hookproof/switches`` and
   ``POST /_hookproof/sink/faults`` (bodies: `SwitchIn`, `SinkFaultIn`).
 
-Switches (stale, 404, 5xx, slow, 429) are described in `simulator.server.state`.
+Switches (stale, 404, 5xx, slow, 429) are described in `simulator.server.state`; a held
+fetch (an object read on arrival, its answer held a moment) in `simulator.server.holds`.
 
 Dropping a connection after applying an effect: the sink's handler marks its answer;
 the app's outermost ASGI layer sees the mark on ``http.response.start``, sends nothing,
@@ -389,6 +390,9 @@ def _create_app(state: ServerState) -> FastAPI:
                     expand(obj, _expand_params(request), resolver(catalog), catalog.include)
                 except ExpandError as exc:
                     return stripe_error(400, str(exc), param="expand")
+            hold = state.holds.take(id)  # read on arrival, answered late (`simulator.server.holds`)
+            if hold is not None:
+                await hold.wait()
             return JSONResponse(obj, headers={"Request-Id": _request_id()})
 
         return handler

@@ -30,6 +30,7 @@ from collections import deque
 from dataclasses import dataclass, field, replace
 from typing import Callable, Iterable, Iterator, Sequence
 
+from hookproof.simulator.server.holds import HeldFetches
 from hookproof.simulator.server.refusals import RefusalLog
 from hookproof.simulator.server.served import ServedLog
 from hookproof.simulator.server.sink import EffectSink
@@ -204,6 +205,7 @@ class ServerState:
         sink: the effect sink's store.
         refusals: the provider API's refused requests (`refusals.RefusalLog`).
         served: the statuses the provider API served per object (`served.ServedLog`).
+        holds: fetches whose answers the provider API holds (`holds.HeldFetches`).
     """
 
     def __init__(
@@ -222,6 +224,7 @@ class ServerState:
         self.sink = sink if sink is not None else EffectSink()
         self.refusals = RefusalLog()
         self.served = ServedLog()
+        self.holds = HeldFetches()
 
     # ---- worlds -----------------------------------------------------------------
     def add_world(self, world: World, *, account: str | None = None) -> None:

@@ -1,0 +1,94 @@
+"""`fetch-overtaken`: a slow fetch's answer, held while a newer event is handled, lands last.
+
+A receiver that follows Stripe's advice and fetches the subscription on each event, but reads
+the stored row, fetches and writes without a row lock (`fetch_then_write`, the Django view with
+``Subscription.objects.get`` and no ``select_for_update``), keeps the older fetch's state when
+that fetch's answer comes after a newer event was handled: the provider API reads the
+subscription when the past-due event's fetch arrives and holds the answer (at most
+`HOLD_MAX_S`) while the recovery is delivered. Its locked twin (``--option locked=1``) and
+`inbox_sync` (no fetch: not applicable) pass.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from examples.receivers import PROJECT_ROOT
+from examples.receivers import config as receiver_config
+from hookproof.certify import certify
+from hookproof.demo import receiver_config as module_config
+from hookproof.scenarios.catalog import CATALOG, Context, Plan
+from hookproof.simulator.profiles import get_profile
+from hookproof.simulator.server.holds import HOLD_MAX_S, HeldFetches
+from hookproof.simulator.world import World
+
+SCENARIO = "fetch-overtaken"
+SECRET = "whsec_fetch_overtaken_" + "0" * 20
+RECEIVER = "fetch_then_write"
+
+
+def test_the_plan_holds_the_past_due_fetch_and_delivers_the_recovery_meanwhile() -> None:
+    plan = CATALOG[SCENARIO].plan(Context(profile=get_profile("stripe")), World(4242))
+    assert isinstance(plan, Plan)
+    assert [[(e.type, e.status) for e in p.events] for p in plan.phases] == [
+        [("customer.subscription.created", "active")], [("customer.subscription.updated", "past_due")],
+        [("customer.subscription.updated", "active")]]
+    assert [p.held for p in plan.phases] == [False, True, False]
+    assert plan.held_fetch == plan.phases[0].events[0].object_id and not plan.owes_effects
+
+
+@pytest.mark.parametrize(("ctx", "reason"), [
+    ({"fetches_state": False}, "the receiver has no provider API to fetch from"),
+    ({"state_kinds": frozenset({"invoice"})}, "the observer reads no subscription states"),
+])
+def test_it_does_not_apply_without_a_fetch_or_a_subscription_state(ctx: dict[str, object], reason: str) -> None:
+    plan = CATALOG[SCENARIO].plan(Context(profile=get_profile("stripe"), **ctx), World(1))  # type: ignore[arg-type]
+    assert getattr(plan, "reason", None) == reason
+
+
+def test_a_held_fetch_waits_for_its_release_or_its_bound() -> None:
+    holds = HeldFetches()
+    assert holds.take("sub_1") is None
+    holds.arm("sub_1", 0.05)
+    hold = holds.take("sub_1")
+    assert hold is not None and holds.taken("sub_1") and holds.take("sub_1") is None  # one fetch only
+    assert 0.05 <= asyncio.run(hold.wait()) < 0.5  # unreleased: its bound
+    holds.arm("sub_2")
+    hold = holds.take("sub_2")
+    assert hold is not None
+    holds.release("sub_2")
+    assert asyncio.run(hold.wait()) < 0.05
+    with pytest.raises(ValueError, match="at most"):
+        holds.arm("sub_3", HOLD_MAX_S + 1)
+
+
+def _certify(tmp_path: Path, seed: int, **options: float) -> tuple[str, list[str], str | None]:
+    cfg = module_config(RECEIVER, tmp_path, SECRET, seed=seed, settle_window_s=0.15, options=options or None,
+                        module=f"tests.scenarios.{RECEIVER}", cwd=PROJECT_ROOT)
+    (scenario,) = certify(cfg, scenarios=[SCENARIO], out_dir=tmp_path / f"report-{seed}").report.scenarios
+    return scenario.verdict, sorted({f.check_id for f in scenario.findings}), scenario.reason
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_a_fetch_then_write_without_a_lock_is_found(tmp_path: Path, seed: int) -> None:
+    verdict, checks, _ = _certify(tmp_path, seed)
+    assert (verdict, checks) == ("fail", ["stale"])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_its_locked_twin_passes(tmp_path: Path, seed: int) -> None:
+    assert _certify(tmp_path, seed, locked=1) == ("pass", [], None)
+
+
+@pytest.mark.slow
+def test_a_receiver_that_does_not_fetch_is_told_why_it_does_not_apply(tmp_path: Path) -> None:
+    cfg = receiver_config("inbox_sync", tmp_path, SECRET, seed=1, settle_window_s=0.15)
+    (scenario,) = certify(cfg, scenarios=[SCENARIO], out_dir=tmp_path / "inbox").report.scenarios
+    assert scenario.verdict == "not_applicable"
+    assert scenario.reason is not None and scenario.reason.endswith(
+        "from the provider API while handling its event, so no fetch could be overtaken")

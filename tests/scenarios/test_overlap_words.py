@@ -1,0 +1,68 @@
+"""A state finding says when the deliveries of its two events were in flight at once.
+
+``stale: … final state is active (event evt_a …), the provider's is past_due (event evt_b …)``
+leaves a developer comparing ``created`` asking how the older event beat the newer one; when
+an attempt of each was in flight while the other was, the finding adds that the deliveries
+overlapped and what loses a write then. Sequential deliveries (one answered before the other
+was sent) add nothing.
+"""
+
+from __future__ import annotations
+
+from hookproof.scenarios.checks import run_checks
+from hookproof.scenarios.observations import ObjectState, Observation, expectations_from
+from hookproof.scenarios.state_words import OVERLAP_SENTENCE
+from hookproof.simulator.delivery.history import Attempt, Completion, Outcome
+from hookproof.simulator.events import Event
+from hookproof.simulator.profiles.registry import get_profile
+
+T0 = 1_764_000_000
+STRIPE = get_profile("stripe").words()
+UPDATED = "customer.subscription.updated"
+EVENTS = [Event(id=f"evt_{n}", type=UPDATED, created=T0 + 2 * v, created_us=(T0 + 2 * v) * 10**6,
+                object_type="subscription", object_id="sub_1", version=v, object={"id": "sub_1"}, status=s)
+          for n, v, s in (("a", 1, "active"), ("b", 2, "past_due"))]
+
+
+def _attempt(event: Event, i: int, sent_at: float, answered_at: float) -> Attempt:
+    return Attempt(event_id=event.id, delivery_id=f"dlv_{event.id}_0", attempt=1, business_key=None,
+                   object_id=event.object_id, object_version=event.version, event_type=event.type, faults=(),
+                   valid=True, sent_at=sent_at, answered_at=answered_at, status=200, outcome=Outcome.ACKED,
+                   completion=Completion.OK, latency_ms=(answered_at - sent_at) * 1000, index=i)
+
+
+def _messages(check: str, spans: list[tuple[float, float]], *statuses: str) -> list[str]:
+    history = [_attempt(e, i, T0 + a, T0 + b) for i, (e, (a, b)) in enumerate(zip(EVENTS, spans))]
+    expectations = expectations_from(EVENTS, history, sender_timeout_s=20, max_attempts_per_event=None,
+                                     provider=STRIPE)
+    observations = [Observation(T0 + 10 + i, (), (ObjectState("sub_1", s),)) for i, s in enumerate(statuses)]
+    (result,) = run_checks([check], history, expectations, observations)
+    return [f.message for f in result.findings]
+
+
+ACTIVE = f"active (event evt_a, {UPDATED}, created {T0 + 2})"
+PAST_DUE = f"past_due (event evt_b, {UPDATED}, created {T0 + 4})"
+OVERLAPPING = [(0.0, 1.2), (0.3, 0.5)]  # evt_b sent and answered while evt_a was in flight
+SEQUENTIAL = [(0.0, 0.2), (0.3, 0.5)]
+
+
+def test_stale_after_overlapping_deliveries_says_they_overlapped() -> None:
+    assert _messages("stale", OVERLAPPING, "active") == [
+        f"final state is {ACTIVE}, the provider's is {PAST_DUE}; {OVERLAP_SENTENCE}"]
+    assert OVERLAP_SENTENCE == ("the deliveries of the two events overlapped (both in flight at once): a "
+                                "read-compare-write without a row lock lets the older one's write land last")
+
+
+def test_stale_after_sequential_deliveries_says_nothing_of_overlap() -> None:
+    assert _messages("stale", SEQUENTIAL, "active") == [f"final state is {ACTIVE}, the provider's is {PAST_DUE}"]
+
+
+def test_regressed_after_overlapping_deliveries_says_they_overlapped() -> None:
+    assert _messages("regressed", OVERLAPPING, "past_due", "active") == [
+        f"went back from {PAST_DUE} to {ACTIVE}; {OVERLAP_SENTENCE}"]
+    assert _messages("regressed", SEQUENTIAL, "past_due", "active") == [f"went back from {PAST_DUE} to {ACTIVE}"]
+
+
+def test_deliveries_that_only_touch_do_not_overlap() -> None:
+    touching = [(0.0, 0.3), (0.3, 0.5)]  # the second sent the instant the first was answered
+    assert _messages("stale", touching, "active") == [f"final state is {ACTIVE}, the provider's is {PAST_DUE}"]
