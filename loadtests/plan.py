@@ -21,7 +21,12 @@ The patterns of real bug reports (issue 16), each a share:
 - **related bursts** (`related`): the next events of the source, of different types, in
   emitted order, released together: a new subscription's created, updated and
   invoice.paid, a payment's created and updated (a racy get-or-create of the shared row
-  fails or duplicates it: dj-stripe #409, pay-rails #371);
+  fails or duplicates it: dj-stripe #409, pay-rails #371). When one of them carries a
+  state, the burst also carries that object's state change: its newest event drawn and
+  not sent yet or among the next `STATE_LOOKAHEAD` of the source, of a newer state that
+  differs, sent first
+  (a read, compare and write of the state without a lock keeps the older one, a lost
+  update; an object's last event, so no later one heals it);
 - **older after newer** (`older_redelivery`): after an object's second effect (R2), its
   earlier one (R1) is delivered again (WooCommerce Stripe gateway #5697);
 - **late** (`late`): an event with a status is held back and delivered right after the
@@ -60,6 +65,9 @@ from hookproof.simulator.profiles.base import Envelope
 API_TRANSIENT_TAG = "api-transient"
 #: Objects whose keyed events the plan remembers for an older-after-newer redelivery.
 _REMEMBERED_OBJECTS = 4096
+#: Events of the source a related burst looks ahead for a state change of its object's
+#: (a billing story's subscription lives over 12 of its events: created to deleted).
+STATE_LOOKAHEAD = 16
 
 
 def api_transient_object(object_id: str, share: float) -> bool:
@@ -146,6 +154,7 @@ class StormPlan:
         if wave_window_s < 0:
             raise ValueError("wave_window_s must be >= 0")
         self._source = (e if isinstance(e, Rendered) else Rendered(e, None) for e in events)
+        self._ahead: deque[Rendered] = deque()  # events taken from the source to look ahead, in its order
         self.duplicates = duplicates
         self.burst = burst
         self.reorder_window = reorder_window
@@ -248,13 +257,13 @@ class StormPlan:
 
     def _related_group(self, elapsed_s: float) -> tuple[Send, ...]:
         """The next events of the source, of different types, in emitted order (at least
-        two, at most `burst` and 3): one related burst; empty when there are not two."""
+        two, at most `burst` and 3): one related burst; empty when there are not two.
+        When one of them carries a state, the state change of its object (`_state_change`)
+        goes first."""
         items: list[Rendered] = []
-        while len(items) < max(3, self.burst) and not self.exhausted:
-            try:
-                item = next(self._source)
-            except StopIteration:
-                self.exhausted = True
+        while len(items) < max(3, self.burst):
+            item = self._next_item()
+            if item is None:
                 break
             if any(i.event.type == item.event.type for i in items):
                 self._buffer.append(item)
@@ -263,17 +272,60 @@ class StormPlan:
         if len(items) < 2:
             self._buffer.extend(items)
             return ()
+        change = self._state_change(items)
+        if change is not None:
+            items.insert(0, change)
         tag = f"burst=related-{len(items)}"
         for item in items:
             self._remember(elapsed_s, item)
         return tuple(self._send(item, (tag,)) for item in items)
 
-    def _draw(self) -> Rendered | None:
-        while len(self._buffer) < self.reorder_window and not self.exhausted:
+    def _state_change(self, items: list[Rendered]) -> Rendered | None:
+        """The object's state change a related burst of `items` carries: for the first of
+        them with a state that has one, the newest event of its object, among those drawn and
+        not sent yet and the next `STATE_LOOKAHEAD` of the source, whose state differs from
+        it and is newer; taken out of where it waited (the others stay, in order). None when there is none."""
+        stated = [i.event for i in items if i.event.stateful and i.event.status is not None]
+        if not stated:
+            return None
+        while len(self._ahead) < STATE_LOOKAHEAD and not self.exhausted:
             try:
-                self._buffer.append(next(self._source))
+                self._ahead.append(next(self._source))
             except StopIteration:
                 self.exhausted = True
+        for first in stated:
+            best: tuple[int, list[Rendered] | deque[Rendered], int] | None = None
+            for where in (self._buffer, self._ahead):
+                for k, item in enumerate(where):
+                    event = item.event
+                    if (event.object_id == first.object_id and event.status is not None and event.status != first.status
+                            and event.version > (first.version if best is None else best[0])):
+                        best = (event.version, where, k)
+            if best is not None:
+                _, where, k = best
+                chosen = where[k]
+                del where[k]
+                return chosen
+        return None
+
+    def _next_item(self) -> Rendered | None:
+        """The next event of the source (those looked ahead at first), or None at its end."""
+        if self._ahead:
+            return self._ahead.popleft()
+        if self.exhausted:
+            return None
+        try:
+            return next(self._source)
+        except StopIteration:
+            self.exhausted = True
+            return None
+
+    def _draw(self) -> Rendered | None:
+        while len(self._buffer) < self.reorder_window:
+            item = self._next_item()
+            if item is None:
+                break
+            self._buffer.append(item)
         if not self._buffer:
             return None
         i = self._rng.randrange(len(self._buffer)) if len(self._buffer) > 1 else 0

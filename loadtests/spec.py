@@ -69,7 +69,8 @@ class StormSpec(BaseModel):
         wave_events: and at least the last this many events a user sent (issue 16's
             window of N events replayed after they were delivered; 0: only the seconds).
         related: share of groups that are a related burst (the next events of different
-            types released together: a new object's first events).
+            types released together: a new object's first events, with their object's
+            state change).
         older_redelivery: share of objects whose first effect is redelivered after their second.
         late: share of events with a status held back until after their object's next event.
         api_transient: share of objects whose first fetch the provider API fails, then
@@ -114,7 +115,7 @@ class StormSpec(BaseModel):
     waves: int = 1
     wave_window_s: float = 5.0
     wave_events: int = 200
-    related: float = 0.05
+    related: float = 0.2
     older_redelivery: float = 0.05
     late: float = 0.05
     api_transient: float = 0.0

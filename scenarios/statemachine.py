@@ -28,7 +28,9 @@ real bug reports, as the catalog does: the first events of a new object released
 together (``burst_related``), an older event of an object redelivered after a newer one,
 an event delivered after a newer one of its object was acknowledged, an object's unsent
 events delivered newest first where their states differ, after an operation that moves
-its state when none is waiting (``deliver_newest_first``, certify's ``reorder``), the last
+its state when none is waiting (``deliver_newest_first``, certify's ``reorder``), two
+never-sent events of one object whose states differ released together, the newer first
+(``burst_states``, certify's ``related-burst`` of a subscription's two statuses), the last
 N acknowledged events replayed (``redeliver_window``), and the provider API failing the
 next fetch of an object once (``api_fault``).
 
@@ -253,6 +255,27 @@ def machine_for(explore: ExploreTarget, *, seed: int = 0, provider_state: Any = 
             for i in groups[which % len(groups)]:
                 self._run(Step("deliver", event=i))
 
+        @precondition(lambda self: bool(self.session.newest_first()) or bool(self.session.state_moves()))
+        @rule(which=index)
+        def burst_states(self, which: int) -> None:
+            """Two events of one object that carry different states, never sent, released
+            together, the newer one first (related-burst's new subscription, ``incomplete``
+            then ``active``, raced): a receiver that reads the state, compares it in code and
+            writes without a lock can end on the older one. When no object has such events, an
+            operation first moves the state of an object whose event was not sent yet, as
+            `deliver_newest_first` does. A `burst_related` step, so it shrinks and replays as
+            the other bursts do."""
+            pairs = _state_pairs(self.session)
+            if not pairs:
+                moves = self.session.state_moves()
+                action, obj = moves[which % len(moves)]
+                start = len(self.session.events)
+                self._run(Step("emit", action=action, object=obj))
+                pairs = [p for p in _state_pairs(self.session) if p[0] >= start]
+                if not pairs:  # the operation left the states alike: nothing to race
+                    return
+            self._run(Step("burst_related", events=pairs[which % len(pairs)]))
+
         @precondition(lambda self: len(self.session.acked) >= 2)
         @rule(count=st.integers(min_value=2, max_value=WINDOW_MAX))
         def redeliver_window(self, count: int) -> None:
@@ -302,6 +325,23 @@ def _applied(session: Session) -> list[int]:
     return session.memo("applied", lambda: [i for i in session.acked_events()
                                             if session.event(i).business_key is not None
                                             or session.world.events[i].stateful])
+
+
+def _state_pairs(session: Session) -> list[tuple[int, int]]:
+    """(newer, older): per object with never-sent events whose states differ
+    (`Session.newest_first`), its newest event and the newest older one whose state differs
+    from it (states as delivered: combined with the declared fields, if any)."""
+    def compute() -> list[tuple[int, int]]:
+        events = session.delivered_events()
+        pairs = []
+        for group in session.newest_first():
+            newer = group[0]
+            older = next((i for i in group[1:] if events[i].status != events[newer].status), None)
+            if older is not None:
+                pairs.append((newer, older))
+        return pairs
+
+    return session.memo("state_pairs", compute)
 
 
 @dataclass

@@ -442,7 +442,7 @@ def register(app: typer.Typer) -> None:
         reorder_window: Annotated[int, typer.Option("--reorder-window", min=1, max=10_000, help="Events the next one is drawn from (1: in order).")] = 8,
         waves: Annotated[int, typer.Option("--waves", min=0, max=100, help="Mass-redelivery waves during the storm.")] = 1,
         wave_events: Annotated[int, typer.Option("--wave-events", min=0, max=1_000_000, help="Each wave replays at least this many last events of each user, after they were delivered.")] = 200,
-        related: Annotated[float, typer.Option("--related", min=0.0, max=1.0, help="Share of groups that release the next events of different types together (a new object's first events).")] = 0.05,
+        related: Annotated[float, typer.Option("--related", min=0.0, max=1.0, help="Share of groups that release the next events of different types together (a new object's first events), with their object's state change.")] = 0.2,
         older_redelivery: Annotated[float, typer.Option("--older-redelivery", min=0.0, max=1.0, help="Share of objects whose first effect is redelivered after their second.")] = 0.05,
         late: Annotated[float, typer.Option("--late", min=0.0, max=1.0, help="Share of events with a status delivered after their object's next event.")] = 0.05,
         api_transient: Annotated[float, typer.Option("--api-transient", min=0.0, max=1.0, help="Share of objects whose first fetch the provider API fails, then recovers: half 404 (not visible yet), half 500; a 5xx to a delivery about one is an advisory.")] = 0.0,
