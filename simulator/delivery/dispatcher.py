@@ -140,8 +140,13 @@ class Dispatcher:
         # the request the client would build, without its send path); a given client is used as it is.
         self._in_process = in_process_transport(target.app) if client is None and target.app is not None else None
         self._in_process_url = httpx.URL(target.endpoint) if self._in_process is not None else None
-        self.client = client if client is not None or self._transport is not None else make_client(
-            target, connect_timeout_s=connect_timeout_s, transport=self._in_process)
+        # An in-process app sent to through its transport needs no client of its own: only the
+        # default headers a client would send (`in_process_request`), the same for every
+        # client, taken from one made once (a client per dispatcher was a tenth of an explore
+        # example's set-up). Closing such a client closed only the transport, which holds nothing.
+        self.client = client if client is not None or self._transport is not None or self._in_process is not None \
+            else make_client(target, connect_timeout_s=connect_timeout_s)
+        self._defaults = _header_defaults() if self.client is None and self._in_process is not None else None
         self._background: set[asyncio.Task[object]] = set()
         self._deadlines = Deadlines()
 
@@ -416,16 +421,18 @@ class Dispatcher:
                     return await self._read(response, stream, exchange)
                 finally:
                     await response.aclose()
-            assert self.client is not None
             if self._in_process is not None and self._in_process_url is not None:
                 url = (self._in_process_url.copy_merge_params(request.query) if request.query
                        else self._in_process_url)
+                defaults = self._defaults if self._defaults is not None else self.client
+                assert defaults is not None
                 response = await self._in_process.handle_async_request(in_process_request(
-                    self.client, request.method, url, request.headers, request.body, {"trace": exchange.on_trace}))
+                    defaults, request.method, url, request.headers, request.body, {"trace": exchange.on_trace}))
                 try:
                     return await self._read(response, response.stream, exchange)  # type: ignore[arg-type]
                 finally:
                     await response.aclose()
+            assert self.client is not None
             timeout = httpx.Timeout(timeout_s, connect=self.connect_timeout_s, pool=self.connect_timeout_s)
             async with self.client.stream(
                 request.method, self.target.endpoint, params=dict(request.query) or None, headers=dict(request.headers),
@@ -463,6 +470,22 @@ class Dispatcher:
         if len(body) > cap:
             return Observed(True, status, bytes(body[:cap]), over_cap=True, read_cap_bytes=cap)
         return Observed(True, status, bytes(body))
+
+
+_DEFAULTS: list[httpx.AsyncClient] = []
+
+
+def _header_defaults() -> httpx.AsyncClient:
+    """A client whose only use is its default headers (`in_process_request` reads them):
+    made once, never sent through (its transport is never opened)."""
+    if not _DEFAULTS:
+        _DEFAULTS.append(make_client(Target(app=_no_app)))
+    return _DEFAULTS[0]
+
+
+async def _no_app(scope: object, receive: object, send: object) -> None:
+    """The app of `_header_defaults`'s client: never called."""
+    raise RuntimeError("the header defaults' client is never sent through")
 
 
 def _wake(waiter: "asyncio.Future[None]", *_: object) -> None:
