@@ -38,6 +38,7 @@ Run: ``python bench/storm_throughput.py [SECONDS] [USERS]``.
 from __future__ import annotations
 
 import json
+import math
 import os
 import subprocess
 import sys
@@ -229,6 +230,16 @@ def _window(start: float, seconds: int) -> tuple[float, float]:
     return start + 2.0, start + seconds - 1.0
 
 
+def _cpu_us(cpu: CpuSampler, start: float, end: float, requests: float) -> float:
+    """CPU µs per request between unix times `start` and `end`; NaN (printed as such, never
+    a ratio of 0) when the window saw no request or no CPU sample (a run too short for its
+    load: a loaded machine starts Locust late and samples it seldom)."""
+    used = cpu.cpu_at(end) - cpu.cpu_at(start)
+    if requests <= 0 or used <= 0.0:
+        return math.nan
+    return used / requests * 1e6
+
+
 def bare_rate(url: str, users: int, seconds: int, tmp: Path, *, direct: bool = False) -> tuple[float, float]:
     import itertools
 
@@ -259,10 +270,10 @@ def bare_rate(url: str, users: int, seconds: int, tmp: Path, *, direct: bool = F
         history = [line.split(",") for line in f.read().splitlines()]
     count = history[0].index("Total Request Count")
     points = [(float(r[0]), int(r[count])) for r in history[1:] if r[3] == "Aggregated"]
-    t1, t2 = _window(points[0][0], seconds)
+    t1, t2 = _window(points[0][0], seconds) if points else (0.0, 0.0)
     inside = [p for p in points if t1 <= p[0] <= t2]
-    requests = inside[-1][1] - inside[0][1]
-    return rate, (cpu.cpu_at(inside[-1][0]) - cpu.cpu_at(inside[0][0])) / max(requests, 1) * 1e6
+    requests = inside[-1][1] - inside[0][1] if len(inside) >= 2 else 0
+    return rate, _cpu_us(cpu, inside[0][0] if inside else 0.0, inside[-1][0] if inside else 0.0, requests)
 
 
 def storm_rate(url: str, users: int, seconds: int, tmp: Path,
@@ -287,7 +298,7 @@ def storm_rate(url: str, users: int, seconds: int, tmp: Path,
                    started + t + bucket <= t2)
     inside = [started + t for t, _, _ in stats["throughput"]["series"] if t1 <= started + t and
               started + t + bucket <= t2]
-    cpu_us = (cpu.cpu_at(inside[-1] + bucket) - cpu.cpu_at(inside[0])) / max(requests, 1) * 1e6
+    cpu_us = _cpu_us(cpu, inside[0] if inside else 0.0, inside[-1] + bucket if inside else 0.0, requests)
     return float(stats["sent_per_s"]), float(stats["events"]) / seconds, cpu_us
 
 

@@ -54,6 +54,7 @@ def test_every_profile_request_head_is_the_clients_own(name: str) -> None:
     ({"X-A": "1", "x-a": "2"}, b"x", "PUT"),  # the same field twice: the last value, the first's place
     ({"Transfer-Encoding": "chunked"}, b"x", "POST"),  # left to the client
     ({"X-Tab": "a\tb é"}, b"x", "POST"),
+    ({"X-%d": "%s 100%", "X-B": "%(x)s"}, b"x", "POST"),  # a "%" in a field or value is written as is
 ])
 def test_edge_heads_are_the_clients_own(headers: dict[str, str], body: bytes, method: str) -> None:
     for client in _clients():
