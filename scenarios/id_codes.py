@@ -38,7 +38,28 @@ _STEP_SHIFT = 32
 _FILL_NUM, _FILL_DEN = 2, 3
 
 
-class IdCodes(Mapping[str, int]):
+class _Codes(Mapping[str, int]):
+    """What `IdCodes` and `MappedCodes` share: a mapping read through their `get`, `_n` ids long."""
+
+    _n: int
+
+    def get(self, name: object, default: Any = None) -> Any:
+        raise NotImplementedError
+
+    def __getitem__(self, name: str) -> int:
+        code = self.get(name)
+        if code is None:
+            raise KeyError(name)
+        return int(code)
+
+    def __contains__(self, name: object) -> bool:
+        return self.get(name) is not None
+
+    def __len__(self) -> int:
+        return self._n
+
+
+class IdCodes(_Codes):
     """id → its code (0, 1, … in order of first sight); `names` the ids by code. See the
     module docstring. Up to `SMALL` ids they are a plain dict and list (a run of
     certify's or explore's size pays nothing for the columns); past it, the columns.
@@ -269,17 +290,6 @@ class IdCodes(Mapping[str, int]):
             slot = (slot + step) & mask
         return default
 
-    def __getitem__(self, name: str) -> int:
-        code = self.get(name)
-        if code is None:
-            raise KeyError(name)
-        return int(code)
-
-    def __contains__(self, name: object) -> bool:
-        return self.get(name) is not None
-
-    def __len__(self) -> int:
-        return self._n
 
     @property
     def columnar(self) -> bool:
@@ -327,7 +337,7 @@ class IdCodes(Mapping[str, int]):
         return out
 
 
-class MappedCodes(Mapping[str, int]):
+class MappedCodes(_Codes):
     """id → its code (0, 1, … in order of first sight, as `IdCodes` codes them) over
     another table's ids: the ids `base` holds are not held again, only their codes mapped.
 
@@ -456,17 +466,6 @@ class MappedCodes(Mapping[str, int]):
                 return int(self._own_code[oc])
         return default
 
-    def __getitem__(self, name: str) -> int:
-        code = self.get(name)
-        if code is None:
-            raise KeyError(name)
-        return int(code)
-
-    def __contains__(self, name: object) -> bool:
-        return self.get(name) is not None
-
-    def __len__(self) -> int:
-        return self._n
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.names)
