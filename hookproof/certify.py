@@ -24,7 +24,7 @@ from urllib.parse import urlsplit
 from hookproof.config import Config
 from hookproof.deadline import DEADLINE_NOTE, deadline_note, run_deadline  # noqa: F401 (certify's names too)
 from hookproof.errors import ConfigError, UsageError
-from hookproof.headline import HEADLINE_PREFIX, first_answer, refused_headline, secret_sources
+from hookproof.headline import HEADLINE_PREFIX, first_answer, leftovers_headline, refused_headline, secret_sources
 from hookproof.loopback import check_loopback_url
 from hookproof.reports.model import RunReport
 from hookproof.scenarios.observations import Observation
@@ -561,7 +561,9 @@ def certify(config: Config, *, scenarios: Sequence[str] | None = None, out_dir: 
     probed = with_probe_note(report, probe)
     noted = probed is not report
     report = probed
-    headline = refused_headline(report, secret_sources(config.target.secret), quote=quote)
+    # a scenario that found its keys already there proved nothing: that first (else all refused, a wrong secret)
+    headline = leftovers_headline(report) or refused_headline(report, secret_sources(config.target.secret),
+                                                              quote=quote)
     if headline is not None:  # first among the notes; the console prints it above the table
         from dataclasses import replace
 

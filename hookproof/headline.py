@@ -8,6 +8,10 @@ signature with (Stripe's own docs' example does) and also what a receiver that c
 the provider's requests answers, so that line names both causes and quotes the first
 answer. The line names where ``target.secret`` comes from, never its value (an answer
 quoted was recorded with every secret hookproof knows masked).
+
+Or some scenario found its business keys or objects already in the receiver before its
+first delivery (`scenarios.leftovers`), which a database kept from an earlier run of the same
+seed shows: that line comes first, since those scenarios proved nothing.
 """
 
 from __future__ import annotations
@@ -116,6 +120,26 @@ def status_headline(statuses: Mapping[int, int], sources: str, profile: str, *, 
                 f"acknowledged: {cause}check that {setting} is the receiver's signing secret (source: "
                 f"{sources}) and target.profile ({profile}) the provider it verifies{shown}")
     return None
+
+
+#: Scenarios `leftovers_headline` names (the rest are counted).
+LEFTOVERS_SHOWN = 3
+
+
+def leftovers_headline(report: "RunReport") -> str | None:
+    """The headline of `report` when some scenario was not judged because the receiver
+    already held its keys or objects before its first delivery (an ``error`` whose reason
+    begins `scenarios.leftovers.LEFTOVERS_PREFIX`): how many, a few by id, and the likely
+    cause with the run's seed; else None."""
+    from hookproof.scenarios.leftovers import LEFTOVERS_PREFIX, kept_database
+
+    held = [s.id for s in report.scenarios if s.verdict == "error" and (s.reason or "").startswith(LEFTOVERS_PREFIX)]
+    if not held:
+        return None
+    shown = ", ".join(held[:LEFTOVERS_SHOWN]) + (f" and {len(held) - LEFTOVERS_SHOWN} more"
+                                                 if len(held) > LEFTOVERS_SHOWN else "")
+    return (f"{HEADLINE_PREFIX}{kept_database(report.seed)}; the receiver already held the business keys or objects "
+            f"of {len(held)} scenario(s) ({shown}) before their first delivery, so they were not judged")
 
 
 def split_headline(notes: Sequence[str]) -> tuple[str | None, tuple[str, ...]]:

@@ -6,7 +6,9 @@ its own event loop, as `Runner.run_one` runs it alone. Each scenario has its own
 objects, events and business keys), and everything the runner attributes to it is read by
 its own keys: its attempts by their scenario label, its effects, states and counters by its
 world's object ids and its events' keys (`business_keys.scoped`), its provider-API refusals
-by the ids in their paths (`own_refusals`). What may overlap what is the scenario's `catalog.Overlap`:
+by the ids in their paths (`own_refusals`), and its read before its first delivery by the same
+keys, less those another scenario of the run sends too (`scenarios.leftovers`, `Runner._leftovers`).
+What may overlap what is the scenario's `catalog.Overlap`:
 
 - the first scenario runs alone, before any other, until the receiver answered one of its
   valid attempts (`run_overlapped`'s `proven`): a receiver that is down from the start is

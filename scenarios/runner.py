@@ -42,6 +42,7 @@ from hookproof.scenarios.errors import ScenarioError
 from hookproof.scenarios.fetched_states import with_fetched, with_mode, with_unsettled
 from hookproof.scenarios.findings import CheckResult
 from hookproof.scenarios.key_loops import other_mode_message
+from hookproof.scenarios.leftovers import leftovers
 from hookproof.scenarios.observations import Expectations, Observation, expectations_from
 from hookproof.scenarios.observers import settle, unchanged_since
 from hookproof.scenarios.overlap import Stopped, own_refusals, run_overlapped
@@ -182,6 +183,9 @@ class Runner:
     _documents: dict[int, tuple[ScenarioReport, dict[str, Any]]] = field(default_factory=dict, init=False, repr=False)
     #: the compression note of each original time scale: its index in `notes`, the scenarios it names
     _compressed: dict[str, tuple[int, set[str]]] = field(default_factory=dict, init=False, repr=False)
+    #: each business key and object id the scenarios of this run built so far send: the
+    #: scenarios that send it (`_leftovers` leaves out what another one sends)
+    _claimed: dict[str, set[str]] = field(default_factory=dict, init=False, repr=False)
 
     def context(self) -> Context:
         return Context(profile=self.profile, live=self.live, account=self.account, connect=self.connect,
@@ -207,6 +211,7 @@ class Runner:
         partial = False
         self.results = []
         self._documents.clear()
+        self._claimed.clear()  # what this run's scenarios send (`_leftovers`)
         self._stopping.clear()
         try:
             if self.overlap > 1 and len(chosen) > 1 and self.may_overlap():
@@ -459,6 +464,7 @@ class Runner:
         world = self._world(scenario.id)
         self._worlds[scenario.id] = world
         binds = self.seeder is not None and bool(self.seeder.creates) and isinstance(world, World)
+        before = self._read_before() if binds else None  # before the seed creates the story's objects
         if (binds and isinstance(world, World)  # (the isinstance again narrows `world` for mypy)
                 and (seed_failed := self._seed_first(scenario, world, t0)) is not None):
             return seed_failed
@@ -480,6 +486,10 @@ class Runner:
         if self.state_fields is not None:  # each object's combined state travels with the events likewise
             plan = replace(plan, phases=tuple(replace(p, events=stated(p.events, self.state_fields))
                                               for p in plan.phases))
+        if not binds:  # before the seed hook hands the receiver this world's objects
+            before = self._read_before()
+        if before is not None and (held := self._leftovers(scenario.id, before, world, plan)) is not None:
+            return _error(scenario, held, t0)
         self._serve(world, plan)
         if self.seeder is not None and not binds and (failed := run_seed(self.seeder, seed_document(
                 world, scenario=scenario.id, profile=self.profile.name, api_version=self.api_version))) is not None:
@@ -562,6 +572,34 @@ class Runner:
         return report
 
     # ---- steps ------------------------------------------------------------------
+    def _read_before(self) -> Observation | None:
+        """One read of the receiver before a scenario's first delivery (and before its seed
+        hook), for `_leftovers`; None when the observer failed (a receiver's tables that
+        its first delivery creates; the settle after the deliveries reports a broken observer,
+        as it would have without this read)."""
+        try:
+            return self._read()
+        except Exception:  # (`Stopped` is no Exception: an interrupted run still stops here)
+            return None
+
+    def _leftovers(self, scenario_id: str, before: Observation, world: AnyWorld, plan: Plan) -> str | None:
+        """Why scenario `scenario_id` is not judged when `before`, a read before its first
+        delivery, shows its business keys' effects or its objects' states
+        (`scenarios.leftovers`: a database kept from a run of the same seed); else None.
+
+        Its keys and objects are claimed for this runner first; those another scenario of it
+        sends too (a team's key over a field every story shares) are left out, as is
+        `account`'s own object (GitHub's installation): neither is drawn from the seed."""
+        keys = {e.business_key for p in plan.phases for e in p.events if e.business_key}
+        ids = set(world.objects())
+        ids.discard(self.account or "")
+        with self._observe_lock:
+            for name in keys | ids:
+                self._claimed.setdefault(name, set()).add(scenario_id)
+            shared = {name for name in keys | ids if len(self._claimed[name]) > 1}
+        held = leftovers(before, ids - shared, keys - shared)
+        return held.reason(self.seed) if held is not None else None
+
     def _world(self, scenario_id: str) -> AnyWorld:
         """Scenario `scenario_id`'s fresh world (its seed: `scenario_seed`)."""
         return new_world(self.profile.world, scenario_seed(self.seed, scenario_id), livemode=self.live,

@@ -12,6 +12,7 @@ import pytest
 from hookproof.certify import certify, check_chaos, check_loopback, check_reachable
 from hookproof.config import load_config
 from hookproof.errors import ConfigError, UsageError
+from hookproof.headline import HEADLINE_PREFIX
 from hookproof.simulator.delivery.history import Attempt, Completion, Outcome
 from tests.hostile.harness import run_hookproof
 from tests.support import free_port
@@ -163,6 +164,49 @@ def test_a_future_dated_stripe_delivery_refused_is_an_advisory_not_a_finding(tmp
     assert advisories and all(f.check_id == "valid_not_rejected" and f.severity == "advisory" for f in advisories)
     assert all(re.match(r"\d+ future-dated [\w.]+ event\(s\) refused \d+ time\(s\) with 400; ", f.message)
                for f in advisories), [f.message for f in advisories]
+
+
+KEPT_SCENARIOS = ["duplicate-sequential", "reorder", "forged-signature"]
+
+
+@pytest.mark.slow
+def test_a_second_run_of_one_seed_against_a_kept_database_is_no_pass_and_names_the_cause(tmp_path: Path) -> None:
+    """Over real HTTP, the demo's reference receiver twice on one SQLite file: with the same
+    seed every event id and business key is the first run's again, so the receiver would dedupe
+    them all and every check pass; the scenarios whose keys or objects were there already are
+    errors naming how many and why, the headline says so; another seed is judged, and passes."""
+    from hookproof.demo import receiver_config
+
+    cfg = receiver_config("inbox_sync", tmp_path, "whsec_certify_kept_database", seed=7, scenarios=KEPT_SCENARIOS,
+                          settle_window_s=0.15)
+    first = certify(cfg, out_dir=tmp_path / "first").report
+    assert (first.verdict, [s.verdict for s in first.scenarios]) == ("pass", ["pass"] * 3), first.scenarios
+    assert not [n for n in first.notes if n.startswith(HEADLINE_PREFIX)]
+
+    second = certify(cfg, out_dir=tmp_path / "second").report
+    cause = ("a database kept from an earlier run with the same seed (run.seed / --seed 7): use a fresh database, "
+             "or another seed")
+    assert second.verdict == "fail"
+    assert second.notes[0] == (f"{HEADLINE_PREFIX}{cause}; the receiver already held the business keys or objects of "
+                               "2 scenario(s) (duplicate-sequential, reorder) before their first delivery, so they "
+                               "were not judged")
+    by_id = {s.id: s for s in second.scenarios}
+    assert {i: s.verdict for i, s in by_id.items()} == {
+        "duplicate-sequential": "error", "reorder": "error", "forged-signature": "pass"}  # nothing of it was applied
+    judged = ("before the scenario's first delivery: a receiver that dedupes them would apply nothing new and every "
+              f"check would pass, so nothing was sent and the scenario was not judged; likely cause: {cause}")
+    keys = sorted({a.business_key for s in first.scenarios if s.id == "duplicate-sequential" for a in s.attempts
+                   if a.business_key and a.valid})
+    assert by_id["duplicate-sequential"].reason == (
+        f"the receiver already held {len(keys)} of its {len(keys)} business key(s) (e.g. {keys[0]}) {judged}")
+    states = sorted({a.object_id for s in first.scenarios if s.id == "reorder" for a in s.attempts
+                     if a.object_id and a.object_id.startswith("sub_")})
+    assert by_id["reorder"].reason == (
+        f"the receiver already held a state for {len(states)} of its object(s) (e.g. {states[0]}) {judged}")
+
+    other = cfg.model_copy(update={"run": cfg.run.model_copy(update={"seed": 8})})
+    third = certify(other, out_dir=tmp_path / "third").report  # the same database, fresh ids
+    assert (third.verdict, [s.verdict for s in third.scenarios]) == ("pass", ["pass"] * 3), third.scenarios
 
 
 @pytest.mark.slow
