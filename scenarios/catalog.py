@@ -326,7 +326,10 @@ def _customer(w: World) -> str:
 def effect_events(ctx: Context, w: World) -> list[Event]:
     """The effectful events of a story the receiver is sent, then its events of the same
     types that owe no effect (they must cause none), last, so a scenario's first events are
-    effectful. Stripe's story: a payment, a checkout paid at once, a paid renewal, a failed
+    effectful; among those, every other event the receiver is sent about an object an effectful
+    one is about (a provider sends an endpoint the object's whole story: Paddle's
+    ``transaction.paid`` beside its ``transaction.completed``), so that an effect a receiver
+    also applies on an event owing none shows (``duplicated``, ``unexpected``). Stripe's story: a payment, a checkout paid at once, a paid renewal, a failed
     renewal (dunning), a partial refund, then a checkout by an asynchronous method
     (boleto) whose ``checkout.session.completed`` says ``payment_status: unpaid`` and whose
     payment then fails: Stripe's fulfilment docs tell a receiver to fulfil such a session
@@ -352,7 +355,8 @@ def effect_events(ctx: Context, w: World) -> list[Event]:
         story = [e for e in w.events[start:] if ctx.sends(e.type)]
     owed = [e for e in story if ctx.key_of(e)]
     types = {e.type for e in owed}
-    return owed + [e for e in story if e.type in types and not ctx.key_of(e)]
+    objects = {e.object_id for e in owed}
+    return owed + [e for e in story if not ctx.key_of(e) and (e.type in types or e.object_id in objects)]
 
 
 #: The object kinds a billing story walks the states of, preferred first.
