@@ -912,8 +912,8 @@ SCENARIOS: tuple[Scenario, ...] = (
     _scenario("future-timestamp", "A valid signature over a future timestamp",
               "A correctly signed request whose timestamp lies past the tolerance, in the future (a sender "
               "whose clock runs ahead, or a request forged for later replay). Where the provider's official "
-              "verifier rejects it (Standard Webhooks, Paddle) it must be refused with no effect; where it "
-              "accepts it (Stripe's SDK checks only the past) refusing it is an advisory.",
+              "verifiers reject it (Standard Webhooks') it must be refused with no effect; where one accepts "
+              "it (Stripe's SDK, Paddle's Node SDK: they check only the past) refusing it is an advisory.",
               ("unexpected", "valid_not_rejected", "no_server_error"), ("raw-body-signature",),
               _mutation_plan(Mutation.FUTURE_TIMESTAMP)),
     _scenario("secret-rotation", "Two signatures during a secret roll",
