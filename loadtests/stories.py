@@ -71,8 +71,32 @@ def play_stories(world: Any, stories: int = STORIES) -> list[list[Event]]:
     return [list(world.lifecycle()) for _ in range(stories)]
 
 
+class StormSends:
+    """Which events of a story a storm sends (`storm_sends` makes it).
+
+    Called with an event: True when it is of a type `sendable` accepts (the profile sends it and
+    the receiver subscribes to it) and `owes` accepts it (an effect, a state, a related first
+    event). `story` keeps, of one story, those and every other event `sendable` accepts about an
+    object one of them is about: a provider sends an endpoint the object's whole story (Paddle's
+    ``transaction.paid`` beside the ``transaction.completed`` a team's keys make effectful), so
+    a receiver applying an effect on an event that owes none too applies it twice (``duplicated``).
+    """
+
+    def __init__(self, sendable: Callable[[Event], bool], owes: Callable[[Event], bool]) -> None:
+        self.sendable = sendable
+        self.owes = owes
+
+    def __call__(self, e: Event) -> bool:
+        return self.sendable(e) and self.owes(e)
+
+    def story(self, events: Collection[Event]) -> list[Event]:
+        """`events` (one story, in emitted order) less those a storm does not send."""
+        objects = {e.object_id for e in events if self(e)}
+        return [e for e in events if self.sendable(e) and (e.object_id in objects or self.owes(e))]
+
+
 def storm_sends(profile: Profile, enabled: Collection[str] | None = None,
-                team_keys: Mapping[str, Any] | None = None) -> Callable[[Event], bool]:
+                team_keys: Mapping[str, Any] | None = None) -> StormSends:
     """Which events of a story a storm sends: those of a type `profile` sends and the receiver
     subscribes to (`enabled`, world type names; None: every type) that owe an effect (a
     built-in business key, or a type the team's `[business_keys]` maps to a key or its
@@ -80,19 +104,21 @@ def storm_sends(profile: Profile, enabled: Collection[str] | None = None,
     object's state, or are one of a new object's first events a provider emits together
     (`lifecycle.RELATED_TYPES`: a payment's ``charge.succeeded`` beside its
     ``payment_intent.succeeded``, which a receiver granting from either type must not grant
-    twice). The storm's related bursts release those together."""
+    twice). The storm's related bursts release those together. Of a whole story
+    (`StormSends.story`), every other event of those types about the same objects too."""
     kept = set(enabled) if enabled is not None else None
     plain = team_keys or {}
     team = {t for t, template in (plain.get("templates") or {}).items() if template is not None}
     team |= set(plain.get("counters") or {})
     related = frozenset().union(*RELATED_TYPES)
 
-    def keep(e: Event) -> bool:
-        if profile.provider_type(e.type) is None or (kept is not None and e.type not in kept):
-            return False
+    def sendable(e: Event) -> bool:
+        return profile.provider_type(e.type) is not None and (kept is None or e.type in kept)
+
+    def owes(e: Event) -> bool:
         return e.business_key is not None or e.stateful or e.type in team or e.type in related
 
-    return keep
+    return StormSends(sendable, owes)
 
 
 class Rendered(NamedTuple):
@@ -281,8 +307,8 @@ class StoryBook:
             played.append(list(world.lifecycle()))
             rest()
         self.renamer: IdRenamer | None = None if isinstance(world, World) else IdRenamer.of(world)
-        self.templates: list[list[Event]] = [kept for kept in ([e for e in story if keep(e)] for story in played)
-                                             if kept]
+        whole = keep.story if isinstance(keep, StormSends) else (lambda story: [e for e in story if keep(e)])
+        self.templates: list[list[Event]] = [kept for kept in (whole(story) for story in played) if kept]
         self._cuts: list[list[_Cut | Event]] = []
         for story in self.templates:
             cuts: list[_Cut | Event] = []
@@ -343,4 +369,4 @@ class StoryBook:
 
 
 __all__ = ["MAX_COPIES", "STORIES", "Rendered", "StoryBook", "cut_at_tails", "original_id", "play_stories", "process_seed", "renamed",
-           "renamed_text", "storm_sends", "story_events", "tail", "template_world"]
+           "renamed_text", "StormSends", "storm_sends", "story_events", "tail", "template_world"]

@@ -161,11 +161,19 @@ def check_valid_not_rejected(
         "rejected": (FINDING, "2xx", "{events} valid {types} event(s) refused {n} time(s) with {statuses}{answer}"),
         "throttled": (ADVISORY, "2xx", "{events} valid {types} event(s) throttled {n} time(s) with {statuses}"),
         "stricter": (ADVISORY, "2xx", "{events} future-dated {types} event(s) refused {n} time(s) with "
-                                 "{statuses}{answer}; the "
-                                 "provider's official verifier accepts them, so a real delivery from a sender "
-                                 "whose clock runs ahead would be refused"),
+                                 "{statuses}{answer}; " + _future_words(idx)),
     })
     return result_of("valid_not_rejected", findings, {"events": len(groups)})
+
+
+def _future_words(idx: CheckIndex) -> str:
+    """Why refusing a future-dated delivery is stricter than the run's provider
+    (`ProviderWords.future`: its verifier(s), the seconds ahead), braces escaped for the template."""
+    provider = idx.expectations.provider
+    words = provider.future if provider is not None else None
+    words = words or ("the provider's official verifier accepts them, so a real delivery from a sender whose "
+                      "clock runs ahead would be refused")
+    return words.replace("{", "{{").replace("}", "}}")
 
 
 def check_no_server_error(

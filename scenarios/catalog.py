@@ -333,7 +333,10 @@ def _customer(w: World) -> str:
 def effect_events(ctx: Context, w: World) -> list[Event]:
     """The effectful events of a story the receiver is sent, then its events of the same
     types that owe no effect (they must cause none), last, so a scenario's first events are
-    effectful. Stripe's story: a payment, a checkout paid at once, a paid renewal, a failed
+    effectful; among those, every other event the receiver is sent about an object an effectful
+    one is about (a provider sends an endpoint the object's whole story: Paddle's
+    ``transaction.paid`` beside its ``transaction.completed``), so that an effect a receiver
+    also applies on an event owing none shows (``duplicated``, ``unexpected``). Stripe's story: a payment, a checkout paid at once, a paid renewal, a failed
     renewal (dunning), a partial refund, then a checkout by an asynchronous method
     (boleto) whose ``checkout.session.completed`` says ``payment_status: unpaid`` and whose
     payment then fails: Stripe's fulfilment docs tell a receiver to fulfil such a session
@@ -359,7 +362,8 @@ def effect_events(ctx: Context, w: World) -> list[Event]:
         story = [e for e in w.events[start:] if ctx.sends(e.type)]
     owed = [e for e in story if ctx.key_of(e)]
     types = {e.type for e in owed}
-    return owed + [e for e in story if e.type in types and not ctx.key_of(e)]
+    objects = {e.object_id for e in owed}
+    return owed + [e for e in story if not ctx.key_of(e) and (e.type in types or e.object_id in objects)]
 
 
 #: The object kinds a billing story walks the states of, preferred first.
@@ -943,8 +947,8 @@ SCENARIOS: tuple[Scenario, ...] = (
     _scenario("future-timestamp", "A valid signature over a future timestamp",
               "A correctly signed request whose timestamp lies past the tolerance, in the future (a sender "
               "whose clock runs ahead, or a request forged for later replay). Where the provider's official "
-              "verifier rejects it (Standard Webhooks, Paddle) it must be refused with no effect; where it "
-              "accepts it (Stripe's SDK checks only the past) refusing it is an advisory.",
+              "verifiers reject it (Standard Webhooks') it must be refused with no effect; where one accepts "
+              "it (Stripe's SDK, Paddle's Node SDK: they check only the past) refusing it is an advisory.",
               ("unexpected", "valid_not_rejected", "no_server_error"), ("raw-body-signature",),
               _mutation_plan(Mutation.FUTURE_TIMESTAMP)),
     _scenario("secret-rotation", "Two signatures during a secret roll",

@@ -22,6 +22,7 @@ from hookproof.scenarios.effect_columns import idempotency_consistent, monotonic
 from hookproof.scenarios.findings import ADVISORY, FINDING, CheckResult, Finding, Verdict, nothing_observed, result_of
 from hookproof.scenarios.key_loops import (
     UNEXPECTED_UNOWED,
+    OtherTypes,
     distinct_events_note,
     duplicated_by_key,
     forbidden_message,
@@ -60,13 +61,14 @@ def check_duplicated(
         return duplicated_by_key(history, expectations, observations, idx)
     table = idx.keys
     findings = []
+    others = OtherTypes(idx.history)
     for code in table.seen(table.peak > 1).tolist():  # in order of first sight; a Python step per finding only
         key, n = table.name(code), int(table.peak[code])
         positions = table.positions(code)
         findings.append(Finding(
             "duplicated", key,
             f"applied {n} times instead of once; {len(positions)} delivery attempt(s) carried it"
-            + distinct_events_note(idx.history, positions),
+            + distinct_events_note(idx.history, positions) + others.note(positions, n),
             expected=1, actual=n, attempts=idx.attempt_ids(positions)))
     return result_of("duplicated", findings, {"keys_observed": int((table.peak > 0).sum()),
                                               "observations": len(observations)})

@@ -51,6 +51,7 @@ def duplicated_by_key(
 ) -> CheckResult:
     """``duplicated`` (`effect_checks.check_duplicated`), key by key."""
     findings = []
+    others = OtherTypes(idx.history)
     for key, (n, oi) in idx.peak.items():
         if n > 1:
             positions = idx.by_key.get(key, ())
@@ -58,7 +59,7 @@ def duplicated_by_key(
             findings.append(Finding(
                 "duplicated", key,
                 f"applied {n} times instead of once; {len(positions)} delivery attempt(s) carried it"
-                + distinct_events_note(idx.history, positions),
+                + distinct_events_note(idx.history, positions) + others.note(positions, n),
                 expected=1, actual=n, attempts=attempts))
     return result_of("duplicated", findings, {"keys_observed": len(idx.peak), "observations": len(observations)})
 
@@ -239,6 +240,54 @@ def distinct_events_note(history: Sequence[Attempt], positions: Sequence[int]) -
     return f", of {len(ids)} distinct events ({shown}) that share this business key, so it is owed once for them all"
 
 
-__all__: Sequence[str] = ["UNEXPECTED_FORBIDDEN", "UNEXPECTED_FUTURE", "UNEXPECTED_OTHER_ACCOUNT", "UNEXPECTED_OTHER_MODE", "UNEXPECTED_UNOWED",
+#: Histories of at most this many attempts are read for `OtherTypes` (a storm's larger ones are
+#: not: its ``duplicated`` findings then say only which deliveries carried the key).
+OTHER_TYPES_MAX_ATTEMPTS = 200_000
+
+
+class OtherTypes:
+    """The valid deliveries owing no effect (no business key) of each object, from a history,
+    read on first use: what `note` ties a duplicated key's extra effects to.
+
+    A provider sends an endpoint every event of an object's story (Paddle's ``transaction.paid``
+    beside the ``transaction.completed`` a team fulfils on); a receiver that applies the effect
+    on such an event too applies it twice while a single delivery carried its key."""
+
+    def __init__(self, history: Sequence[Attempt]) -> None:
+        self._history = history
+        self._by_object: dict[str, dict[str, str]] | None = None
+
+    def _objects(self) -> dict[str, dict[str, str]]:
+        """object id -> event id -> its type, for the valid attempts without a business key."""
+        if self._by_object is None:
+            by_object: dict[str, dict[str, str]] = {}
+            if len(self._history) <= OTHER_TYPES_MAX_ATTEMPTS:
+                for a in self._history:
+                    if a.valid and a.business_key is None and a.object_id and a.event_id:
+                        by_object.setdefault(a.object_id, {})[a.event_id] = a.event_type
+            self._by_object = by_object
+        return self._by_object
+
+    def note(self, positions: Sequence[int], applied: int) -> str:
+        """``"; ..."`` naming the events of another type, owing no effect, delivered about the
+        objects of the key's attempts at `positions` (applied `applied` times), else ""."""
+        history = self._history
+        carried = [history[p] for p in positions]
+        types = {a.event_type for a in carried}
+        objects = dict.fromkeys(a.object_id for a in carried if a.object_id)
+        if not objects:
+            return ""
+        by_object = self._objects()
+        others = [(eid, t) for o in objects for eid, t in by_object.get(o or "", {}).items() if t not in types]
+        if not others:
+            return ""
+        named = ", ".join(f"{t} ({eid})" for eid, t in others[:4]) + (", ..." if len(others) > 4 else "")
+        if applied > len(carried):
+            return (f"; more times than deliveries carried it: the same object's {named}, delivered too and "
+                    "owing no effect, applied it as well (an event of another type the provider sends for the object)")
+        return f"; the same object's {named} was delivered too and owes no effect (it may have applied it as well)"
+
+
+__all__: Sequence[str] = ["OtherTypes", "UNEXPECTED_FORBIDDEN", "UNEXPECTED_FUTURE", "UNEXPECTED_OTHER_ACCOUNT", "UNEXPECTED_OTHER_MODE", "UNEXPECTED_UNOWED",
                           "distinct_events_note", "duplicated_by_key", "forbidden_message", "other_mode_message",
                           "lost_by_key", "lost_not_applicable", "money_by_key", "recovered_by_key", "unexpected_keys_by_key"]

@@ -10,7 +10,8 @@ fetch of each object it serves, and, for a provider that never
 retries on its own (GitHub), a timed-out or unanswered delivery followed by its manual
 redelivery, the same event again). A world may tell more stories (Shopify's: the first
 events of new orders released together, `related_groups`; two refunds of one order and the
-older one redelivered, `refund_pair`); a world that does not tell a scenario's story gets
+older one redelivered, `refund_pair`; Paddle's too, and a declined renewal recovered with its
+failure delivered last, `failure_recovery`); a world that does not tell a scenario's story gets
 it `NotApplicable`. Every other scenario is `NotApplicable`, with the reason, never run
 over the wrong world.
 """
@@ -114,6 +115,22 @@ def _older_after_newer(ctx: Any, w: Any) -> Any:
     return Plan(w, (Phase((r1, r2)), Phase((r1,))))
 
 
+def _stale_failure(ctx: Any, w: Any) -> Any:
+    """A renewal declined, then paid; its failure event delivered last (Paddle: the
+    ``subscription.past_due`` after the recovered renewal's events and ``subscription.updated``)."""
+    from hookproof.scenarios.catalog import NotApplicable, Phase, Plan
+
+    if not hasattr(w, "failure_recovery"):
+        return _untold(ctx)
+    story, failed = w.failure_recovery()
+    if not ctx.sends(failed.type):
+        return NotApplicable(f"the receiver is sent no {failed.type} events (enabled_events)")
+    rest = tuple(e for e in story if e is not failed and ctx.sends(e.type))
+    if not rest:
+        return NotApplicable(f"the receiver is sent nothing of the recovery but {failed.type} (enabled_events)")
+    return Plan(w, (Phase(rest), Phase((failed,))))
+
+
 def _served_types(w: Any) -> frozenset[str]:
     """The object types the provider API serves for world `w` (empty: it serves none of them)."""
     from hookproof.simulator.server import github, mercadopago, paddle, shopify
@@ -164,6 +181,7 @@ OWN_PLANS: Mapping[str, Callable[[Any, Any], Any]] = {
     "dropped-response": _redelivered(FaultPlan(drop_responses=1)),
     "related-burst": _related_burst,
     "older-after-newer-redelivery": _older_after_newer,
+    "stale-failure-after-success": _stale_failure,
     "provider-api-transient": _api_transient,
 }
 

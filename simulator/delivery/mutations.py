@@ -152,7 +152,7 @@ def build_attempt(profile: Profile, event: Event, secrets: Sequence[str], mutati
     if Mutation.STALE_TIMESTAMP in muts:
         timestamp = now - int(tol.past_s if tol.past_s is not None else 300) - STALE_MARGIN_S
     if Mutation.FUTURE_TIMESTAMP in muts:
-        timestamp = now + int(tol.future_s if tol.future_s is not None else 3600) + STALE_MARGIN_S
+        timestamp = now + profile.future_offset_s()
     if Mutation.TRANSPORT_FIELDS in muts and attempt > 1:
         timestamp = now + TRANSPORT_SHIFT_S
     keys = list(secrets)

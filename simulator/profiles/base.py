@@ -41,6 +41,32 @@ class Tolerance:
         return True
 
 
+@dataclass(frozen=True)
+class FutureDispute:
+    """A provider whose official verifiers disagree on a future timestamp: one accepts any
+    (it checks only the past), another refuses one more than `window_s` seconds ahead. Refusing
+    a future-dated delivery is then not required (``future-timestamp`` is an advisory, as where
+    the one verifier accepts it), and the fault signs `window_s` + `FUTURE_MARGIN_S` ahead, past
+    the stricter verifier's window.
+
+    Attributes:
+        window_s: the stricter verifier's future window (seconds).
+        accepting: the verifier that accepts a future timestamp, as people name it.
+        refusing: the verifier that refuses one past `window_s`.
+    """
+
+    window_s: float
+    accepting: str
+    refusing: str
+
+
+#: Seconds past a verifier's window (or an hour, where none is checked) that ``future-timestamp``
+#: signs ahead of now; the same margin ``stale-timestamp`` signs behind.
+FUTURE_MARGIN_S = 60
+#: The future window assumed where no official verifier checks one (seconds).
+UNCHECKED_FUTURE_S = 3600
+
+
 @dataclass(frozen=True, slots=True)
 class Envelope:
     """An event as the provider puts it on the wire, before signing.
@@ -116,7 +142,10 @@ class Profile(ABC):
             the ``missing-signature`` fault).
         sender_timeout_s: seconds the provider waits for an answer.
         retry_schedule_s: delays in seconds before each retry after a failed attempt.
-        tolerance: the official verifier's timestamp window.
+        tolerance: the official verifier's timestamp window (with a `future_dispute`, the
+            window every official verifier enforces: no future side).
+        future_dispute: None, or how the provider's official verifiers disagree on a future
+            timestamp (`FutureDispute`: Paddle's Node SDK accepts one, its Python SDK does not).
         untimed_reason: why ``stale-timestamp``/``future-timestamp`` do not apply when
             `tolerance` has no window ("" : the provider signs no timestamp).
         default_event: the Stripe event type `hookproof send` uses by default.
@@ -170,13 +199,40 @@ class Profile(ABC):
     event_clock: ClassVar[EventClock | None] = None
     retrying: ClassVar[str] = "the provider would retry it on its schedule"
     gives_up: ClassVar[str] = "the provider retries it no more"
+    future_dispute: ClassVar[FutureDispute | None] = None
+
+    def future_offset_s(self) -> int:
+        """Seconds ahead of now ``future-timestamp`` signs: the future window of the official
+        verifier (the stricter one's in a `future_dispute`; `UNCHECKED_FUTURE_S` where none
+        checks it) plus `FUTURE_MARGIN_S`."""
+        window = self.tolerance.future_s
+        if window is None:
+            window = self.future_dispute.window_s if self.future_dispute is not None else UNCHECKED_FUTURE_S
+        return int(window) + FUTURE_MARGIN_S
+
+    def future_words(self) -> str | None:
+        """Why refusing a future-dated delivery is not required here, naming the verifier(s) and
+        the offset signed (`future_offset_s`); None where an official verifier refuses one (it
+        must then be refused)."""
+        if self.tolerance.future_s is not None:
+            return None
+        ahead = f"signed {self.future_offset_s()} s ahead"
+        dispute = self.future_dispute
+        if dispute is None:
+            return (f"{ahead}; {self.title}'s official verifier accepts them (it checks only the past), so a real "
+                    "delivery from a sender whose clock runs ahead would be refused")
+        return (f"{ahead}; {dispute.accepting} accepts them (it checks only the past) while {dispute.refusing} "
+                f"refuses a timestamp more than {dispute.window_s:g} s ahead: {self.title}'s official verifiers "
+                "disagree, so refusing is not required, but a real delivery from a sender whose clock runs ahead "
+                "would be refused")
 
     def words(self) -> ProviderWords:
         """What findings say of this provider (`provider_words.ProviderWords`): its name,
         attempts per delivery (1 + `retry_schedule_s`), what it does while retrying and
-        once its retries ran out, and its events' own time."""
+        once its retries ran out, its events' own time, and why a future-dated delivery need
+        not be refused (`future_words`)."""
         return ProviderWords(self.title, 1 + len(self.retry_schedule_s), self.retrying, self.gives_up,
-                             self.event_clock)
+                             self.event_clock, self.future_words())
 
     # ---- events -------------------------------------------------------------
     @abstractmethod

@@ -1,7 +1,8 @@
 """Paddle Billing: ``Paddle-Signature: ts=<s>;h1=<hex>[;h1=…]`` over ``{ts}:{raw body}``.
 
 Sources: PyPI ``paddle-python-sdk`` 1.16.1 ``paddle_billing/Notifications/Verifier.py``
-(``Verifier(maximum_variance=5)``: ±5 s), ``PaddleSignature.py`` (``parse``: only ``ts``
+(``Verifier(maximum_variance=5)``: ±5 s; the Node SDK 3.x ``WebhooksValidator`` checks only
+the past, ``MAX_VALID_TIME_DIFFERENCE = 5``, so a future timestamp is not required to be refused), ``PaddleSignature.py`` (``parse``: only ``ts``
 and ``h1`` keys, anything else raises ``ValueError``; HMAC-SHA256 of ``{ts}:{body}``
 keyed by the secret string as UTF-8, lowercase hex); PaddleHQ/paddle-python-sdk
 ``tests/Unit/Notification/test_Verifier.py`` (test vector);
@@ -19,7 +20,14 @@ from typing import Any, ClassVar, Mapping, Sequence
 
 from hookproof.simulator.errors import ProfileError
 from hookproof.simulator.events import Event
-from hookproof.simulator.profiles.base import Envelope, Profile, Tolerance, canonical_json, require_secrets
+from hookproof.simulator.profiles.base import (
+    Envelope,
+    FutureDispute,
+    Profile,
+    Tolerance,
+    canonical_json,
+    require_secrets,
+)
 from hookproof.simulator.profiles.formats import derived_token, derived_ulid, rfc3339_us
 from hookproof.simulator.profiles.provider_words import EventClock
 from hookproof.simulator.world.paddle import PADDLE_EVENT_TYPES
@@ -82,7 +90,11 @@ class PaddleProfile(Profile):
     retrying = "Paddle would keep retrying it, up to 60 times over 3 days (live)"
     gives_up = "Paddle retries it no more; it can be replayed with POST /notifications/{id}/replay within 90 days"
     sandbox_retry_schedule_s: ClassVar[tuple[float, ...]] = (60.0, 240.0, 540.0)
-    tolerance = Tolerance(past_s=5.0, future_s=5.0)
+    # the Node SDK (@paddle/paddle-node-sdk WebhooksValidator: `now > (ts + 5) * 1000` only) accepts a
+    # future ts; the Python SDK's Verifier also refuses `ts - 5 > now`: refusing one is not required
+    tolerance = Tolerance(past_s=5.0, future_s=None)
+    future_dispute = FutureDispute(5.0, "Paddle's Node SDK (@paddle/paddle-node-sdk's WebhooksValidator)",
+                                   "paddle-python-sdk's Verifier")
     world = "paddle"
     default_event = "transaction.completed"
     multiple_signatures = True

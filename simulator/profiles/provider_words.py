@@ -63,6 +63,9 @@ class ProviderWords:
         gives_up: what it does once every retry failed.
         clock: the event's own time (`EventClock`), or None when the provider's events
             carry none a receiver orders by (GitHub, Mercado Pago's thin notifications).
+        future: why refusing a future-dated delivery is stricter than the provider, naming its
+            verifier(s) and the seconds ahead it was signed (`Profile.future_words`), or None
+            where an official verifier refuses one.
     """
 
     title: str
@@ -70,6 +73,7 @@ class ProviderWords:
     retrying: str
     gives_up: str
     clock: EventClock | None = None
+    future: str | None = None
 
     def after_failures(self, most_attempts: int) -> str:
         """What the provider does next with an event none of whose deliveries was

@@ -230,6 +230,36 @@ class PaddleWorld(RecordWorld):
         self.renew(sub, pay=False)
         return [e for e in self.events[start:] if e.type == "subscription.past_due"]
 
+    def related_groups(self, count: int = 2) -> list[tuple[Event, ...]]:
+        """`count` checkouts with a subscription; each one's events (``transaction.paid``,
+        ``subscription.created``, ``transaction.completed``), which Paddle sends together."""
+        groups = []
+        for _ in range(count):
+            start = len(self.events)
+            self.subscribe()
+            groups.append(tuple(self.events[start:]))
+        return groups
+
+    def refund_pair(self) -> tuple[Event, Event]:
+        """Two partial refunds of one completed transaction, a quarter each: their
+        ``adjustment.created`` events R1, R2 (Paddle allows several refunds of one transaction)."""
+        txn = self.buy()
+        self.refund(txn)
+        self.refund(txn)
+        r1, r2 = self.events[-2:]
+        return r1, r2
+
+    def failure_recovery(self) -> tuple[list[Event], Event]:
+        """A renewal declined, then paid ("Payment recovery"): a subscription's story (its checkout,
+        ``subscription.past_due``, the renewal's ``transaction.paid`` and ``transaction.completed``,
+        ``subscription.updated`` back to ``active``) and its failure event, the ``past_due``."""
+        start = len(self.events)
+        sub = self.subscribe()
+        self.renew(sub, pay=False)
+        self.recover(sub)
+        story = self.events[start:]
+        return story, next(e for e in story if e.type == "subscription.past_due")
+
     def unknown_event(self) -> Event:
         """An ``address.updated`` notification (a SaaS handles no such thing): not recorded."""
         at = self._tick()

@@ -203,6 +203,23 @@ def test_a_storm_sends_a_payment_s_charge_succeeded_and_the_types_the_team_keys(
     assert only == {"payment_intent.succeeded"}
 
 
+@pytest.mark.parametrize("team", [None, {"builtin": False, "templates": {"transaction.completed": "credit:{data.id}"}}])
+def test_a_storm_sends_an_effectful_object_s_whole_story(team: dict[str, Any] | None) -> None:
+    """Paddle sends ``transaction.paid`` and ``transaction.completed`` for every checkout: a storm
+    whose effects are keyed on ``completed`` (built in, or by the team) sends each transaction's
+    ``paid`` too, so a receiver crediting on both is seen crediting twice; a type the receiver is
+    not subscribed to stays unsent, and so does an object none of whose events owes anything."""
+    paddle = get_profile("paddle")
+    book = StoryBook(template_world("paddle", 11, start_us=1_700_000_000_000_000), paddle,
+                     storm_sends(paddle, None, team), stories=2)
+    sent = [(e.type, e.object_id) for story in book.templates for e in story]
+    completed = {o for t, o in sent if t == "transaction.completed"}
+    assert completed and completed == {o for t, o in sent if t == "transaction.paid"}
+    only = StoryBook(template_world("paddle", 11, start_us=1_700_000_000_000_000), paddle,
+                     storm_sends(paddle, ["transaction.completed"], team), stories=2)
+    assert {e.type for story in only.templates for e in story} == {"transaction.completed"}
+
+
 @pytest.mark.parametrize("kwargs", [{"related": 1.5}, {"late": -0.1}, {"older_redelivery": 2.0},
                                     {"api_transient": -1.0}, {"wave_events": -1}])
 def test_bad_pattern_shares_are_refused(kwargs: dict[str, float]) -> None:

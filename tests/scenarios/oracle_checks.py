@@ -12,6 +12,7 @@ from typing import Mapping, Sequence
 from hookproof.scenarios.check_index import CheckIndex, grouped_findings, index_for
 from hookproof.scenarios.findings import ADVISORY, FINDING, CheckResult, Finding, Verdict, nothing_observed, result_of
 from hookproof.scenarios.observations import Expectations, ObjectTruth, Observation
+from hookproof.scenarios.key_loops import OtherTypes
 from hookproof.scenarios.state_words import regressed_words, stale_words
 from hookproof.simulator.delivery.history import Attempt, Completion, Outcome
 
@@ -31,6 +32,7 @@ def check_duplicated(
         return nothing_observed("duplicated")
     idx = index_for(history, expectations, observations, index)
     findings = []
+    others = OtherTypes(idx.history)  # the note naming another type's events of the same object
     for key, (n, oi) in idx.peak.items():
         if n > 1:
             positions = idx.by_key.get(key, ())
@@ -38,7 +40,7 @@ def check_duplicated(
             findings.append(Finding(
                 "duplicated", key,
                 f"applied {n} times instead of once; {len(positions)} delivery attempt(s) carried it"
-                + _distinct_events_note(idx.history, positions),
+                + _distinct_events_note(idx.history, positions) + others.note(positions, n),
                 expected=1, actual=n, attempts=attempts))
     return result_of("duplicated", findings, {"keys_observed": len(idx.peak), "observations": len(observations)})
 

@@ -283,8 +283,26 @@ def test_paddle_contract() -> None:
     assert list(schedule) == sorted(schedule)
     assert 71 * 3600 <= sum(schedule) <= 72 * 3600
     assert paddle.sender_timeout_s == 5.0
-    assert (paddle.tolerance.past_s, paddle.tolerance.future_s) == (5.0, 5.0)
+    # the Node SDK's WebhooksValidator checks only the past; paddle-python-sdk's Verifier ±5 s
+    assert (paddle.tolerance.past_s, paddle.tolerance.future_s) == (5.0, None)
+    assert paddle.future_dispute is not None and paddle.future_dispute.window_s == 5.0
+    assert paddle.future_offset_s() == 65
+    assert paddle.words().future == (
+        "signed 65 s ahead; Paddle's Node SDK (@paddle/paddle-node-sdk's WebhooksValidator) accepts them (it checks "
+        "only the past) while paddle-python-sdk's Verifier refuses a timestamp more than 5 s ahead: Paddle Billing's "
+        "official verifiers disagree, so refusing is not required, but a real delivery from a sender whose clock "
+        "runs ahead would be refused")
     assert (paddle.has_livemode, paddle.has_account, paddle.multiple_signatures) == (False, False, True)
+
+
+def test_only_a_future_timestamp_no_official_verifier_accepts_must_be_refused() -> None:
+    """Standard Webhooks' and Svix's libraries refuse a timestamp 5 min ahead: no advisory words, 360 s
+    ahead; Stripe's checks only the past (an hour and a minute ahead); Paddle's verifiers disagree."""
+    words = {name: get_profile(name).words().future for name in ("standard-webhooks", "svix", "stripe", "paddle")}
+    assert words["standard-webhooks"] is None and words["svix"] is None
+    assert [get_profile(n).future_offset_s() for n in ("standard-webhooks", "stripe", "paddle")] == [360, 3660, 65]
+    assert words["stripe"] is not None and words["stripe"].startswith("signed 3660 s ahead; Stripe's official verifier")
+    assert words["paddle"] is not None and "disagree" in words["paddle"]
 
 
 def test_github_has_no_retries_but_a_redelivery_window() -> None:
