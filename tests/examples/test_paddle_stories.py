@@ -21,7 +21,7 @@ from hookproof.certify import certify
 from hookproof.scenarios.catalog import CATALOG, Context, Plan
 from hookproof.simulator.profiles import get_profile
 from hookproof.simulator.world import new_world
-from tests.examples.test_provider_receivers import config
+from tests.examples.test_provider_receivers import config_of
 
 SCENARIOS = ["related-burst", "older-after-newer-redelivery", "stale-failure-after-success"]
 
@@ -53,11 +53,7 @@ def test_paddle_tells_each_story() -> None:
 ])
 def test_paddle_s_stories_pass_a_correct_receiver_and_fail_its_twin(tmp_path: Path, module: str,
                                                                      failed: dict[str, list[str]]) -> None:
-    cfg = config("paddle_billing", tmp_path)
-    assert cfg.target.start is not None
-    start = cfg.target.start.model_copy(update={"command": cfg.target.start.command.replace(
-        "examples.receivers.paddle_billing", module)})
-    cfg = cfg.model_copy(update={"target": cfg.target.model_copy(update={"start": start})})
+    cfg = config_of("paddle_billing", module, tmp_path)
     report = certify(cfg, scenarios=SCENARIOS, out_dir=tmp_path / "report").report
     assert {s.id: s.verdict for s in report.scenarios if s.verdict not in ("pass", "fail")} == {}
     got = {s.id: sorted({f.check_id for f in s.findings}) for s in report.scenarios if s.verdict != "pass"}

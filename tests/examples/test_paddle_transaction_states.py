@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from hookproof.certify import certify
-from tests.examples.test_provider_receivers import config
+from tests.examples.test_provider_receivers import config_of
 
 SCENARIOS = ["reorder", "stale-after-newer"]
 TRANSACTIONS = {"transaction": "SELECT object_id, status FROM transactions"}
@@ -29,12 +29,8 @@ TRANSACTIONS = {"transaction": "SELECT object_id, status FROM transactions"}
 ])
 def test_a_transaction_s_states_are_walked_and_compared(tmp_path: Path, module: str,
                                                          failed: dict[str, list[str]]) -> None:
-    cfg = config("paddle_billing", tmp_path)
-    assert cfg.target.start is not None
-    start = cfg.target.start.model_copy(update={"command": cfg.target.start.command.replace(
-        "examples.receivers.paddle_billing", module)})
-    cfg = cfg.model_copy(update={"target": cfg.target.model_copy(update={"start": start}),
-                                 "observer": cfg.observer.model_copy(update={"states": TRANSACTIONS})})
+    cfg = config_of("paddle_billing", module, tmp_path)
+    cfg = cfg.model_copy(update={"observer": cfg.observer.model_copy(update={"states": TRANSACTIONS})})
     report = certify(cfg, scenarios=SCENARIOS, out_dir=tmp_path / "report").report
     got = {s.id: sorted({f.check_id for f in s.findings}) for s in report.scenarios if s.verdict != "pass"}
     assert got == failed, [(s.id, s.verdict, s.reason, [f.message for f in s.findings]) for s in report.scenarios]

@@ -170,6 +170,15 @@ def config(name: str, out: Path) -> Config:
         run=RunConfig(seed=SEED), settle=SettleConfig(window_s=0.15))
 
 
+def config_of(name: str, module: str, out: Path) -> Config:
+    """`config` for receiver `name`, its start command running `module` instead (a twin of it)."""
+    cfg = config(name, out)
+    assert cfg.target.start is not None
+    start = cfg.target.start.model_copy(update={"command": cfg.target.start.command.replace(
+        f"examples.receivers.{name}", module)})
+    return cfg.model_copy(update={"target": cfg.target.model_copy(update={"start": start})})
+
+
 #: Seconds the first matrix case may take: its fixture certifies every selected receiver.
 MATRIX_TIMEOUT_S = 1200
 
