@@ -776,7 +776,9 @@ def _provider_api_transient(ctx: Context, w: World) -> Plan | NotApplicable:
     if ctx.profile.name != "stripe":
         return NotApplicable(f"the provider API serves Stripe's shapes; the {ctx.profile.title} profile's receivers "
                              "do not fetch from it")
-    effects = [e for e in effect_events(ctx, w) if e.type in FETCHED_TYPES]
+    story = effect_events(ctx, w)
+    owed_types = {e.type for e in story if ctx.key_of(e)}  # one fault an object: not its whole story's events
+    effects = [e for e in story if e.type in FETCHED_TYPES and e.type in owed_types]
     seen = {e.object_id for e in effects}
     events = effects + [e for e in fetched_states(ctx, w) if e.object_id not in seen]
     if (na := _need(events, "effectful or subscription", ctx)) is not None:

@@ -1,8 +1,10 @@
 """fetch_in_worker: a test receiver that answers 200 at once and applies in a worker, late.
 
 Stripe's advice (answer 2xx quickly, then run the slow logic): the handler verifies the event,
-puts it on a queue and answers 200; two worker threads take events, wait ``apply_delay_s``
-(default 0.7 s: longer than certify's default settle window, 0.3 s), and apply each as
+puts it on a queue and answers 200; two worker threads take events and apply each
+``apply_delay_s`` after it arrived (default 0.7 s: longer than certify's default settle window,
+0.3 s; a delay from arrival, so a scenario sending an object's whole story is not held up by a
+wait per event queued before it), as
 `examples.receivers.fetch_state` does (the subscription and the effect's object fetched from
 the provider API, the effect claimed once per business key). A fetch the provider API fails
 (404 not yet visible, 5xx, 429) is tried again by the worker, after 0.5 s then 1 s (a Stripe
@@ -40,14 +42,14 @@ class FetchInWorker(FetchState):
 
     def __init__(self, config: ReceiverConfig) -> None:
         super().__init__(config)
-        self.queue: queue.Queue[WebhookEvent | None] = queue.Queue()
+        self.queue: queue.Queue[tuple[float, WebhookEvent] | None] = queue.Queue()
         self._workers = [threading.Thread(target=self._run, name=f"{self.name}-worker-{i}", daemon=True)
                          for i in range(2)]
         for worker in self._workers:
             worker.start()
 
     def process(self, event: WebhookEvent) -> Reply:
-        self.queue.put(event)
+        self.queue.put((time.monotonic(), event))
         return Reply(200, {"accepted": event.id})
 
     def _get(self, path: str, *, tries: int = 3, account: str | None = None) -> Any:
@@ -56,8 +58,9 @@ class FetchInWorker(FetchState):
     def _run(self) -> None:
         delay_s = self.config.option("apply_delay_s", 0.7)
         gives_up = self.config.option("fault", 0.0) == 1
-        while (event := self.queue.get()) is not None:
-            time.sleep(delay_s)
+        while (item := self.queue.get()) is not None:
+            arrived, event = item
+            time.sleep(max(0.0, arrived + delay_s - time.monotonic()))
             for backoff_s in (*BACKOFF_S, None):
                 try:
                     reply = super().process(event)
