@@ -11,8 +11,8 @@ What it is found to do, each read off the package's code (drf_stripe/stripe_webh
 
 - ``duplicated`` on ``access:<subscription>``: ``_handle_customer_subscription_event_data``
   keeps no record of handled events; on every delivery it runs
-  ``subscription.items.all().delete()`` and creates the items again, so each copy of
-  ``customer.subscription.created`` grants access again (three copies, three grants).
+  ``subscription.items.all().delete()`` and creates the items again, so each copy of each
+  of the subscription's events grants access again (three copies of its three events: nine grants).
 - ``regressed`` (and ``stale``) on the subscription: it writes the event's ``status`` with
   ``update_or_create`` whatever the stored one is (no ``created`` or version comparison),
   so the delayed ``past_due`` update delivered after ``customer.subscription.deleted``
@@ -144,7 +144,7 @@ def test_drf_stripe_subscription_duplicates_grants_and_revives_a_canceled_subscr
     [sub] = {a.object_id for a in duplicate.attempts}
     assert _findings(duplicate) == {("duplicated", f"access:{sub}")}
     [finding] = duplicate.findings
-    assert (finding.expected, finding.actual) == (1, 3)  # three copies, three grants
+    assert (finding.expected, finding.actual) == (1, 9)  # three copies of the subscription's three events
     assert {a.status for a in duplicate.attempts} == {200}
 
     stale = by_id["stale-after-newer"]

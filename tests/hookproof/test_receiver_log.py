@@ -45,6 +45,10 @@ print("decoded key:", raw.hex(), raw.hex().upper(), base64.b64encode(raw).decode
 #: What the kept log must show of that line.
 PRINTED_MASKED = "decoded key: *** *** *** *** b'***' bytearray(b'***') [***] <Buffer ***> ***"
 #: The line of Python's traceback a KeyError on a missing handler ends with.
+#: The types `examples.receivers.unknown_type_500` has a handler for.
+HANDLED = ("checkout.session.completed", "checkout.session.async_payment_succeeded", "payment_intent.succeeded",
+           "invoice.paid", "invoice.payment_failed", "charge.refunded", "customer.subscription.created",
+           "customer.subscription.updated", "customer.subscription.deleted")
 TRACEBACK_LINE = "KeyError: 'payment_method.automatically_updated'"
 
 
@@ -63,6 +67,9 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> tuple[CliRun, Path]:
 url = "http://127.0.0.1:{{port}}/webhooks"
 profile = "stripe"
 secret = "env:LOG_CANARY_SECRET"
+# the types it has handlers for, as its team subscribes the endpoint: duplicate-sequential
+# (an object's whole story) then sends nothing it crashes on; unknown-event-type still does
+enabled_events = [{", ".join(f'"{t}"' for t in HANDLED)}]
 
 [target.process]
 cwd = "{ROOT}"

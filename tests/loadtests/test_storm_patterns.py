@@ -446,15 +446,15 @@ def test_older_after_newer_redelivery_catches_the_last_refund_marker(
 @pytest.mark.slow
 def test_late_failures_leave_the_arrival_order_invoice_stale_and_pass_the_versioned_twin(
         storms: StormBatch[Any], request: pytest.FixtureRequest) -> None:
-    """stale_failure_order sets an invoice's status in arrival order: the renewal's
-    ``invoice.payment_failed`` (attempt 1) held late, after its ``invoice.paid`` (attempt 2),
-    leaves the paid invoice ``open`` (Polar #14274). Its subscription is repaired by the next
-    ``customer.subscription.updated``, so the storm names the invoice; inbox_sync, which keeps
-    each invoice's newest version, passes the same storm."""
+    """stale_failure_order sets an invoice's status in arrival order: an earlier event of the
+    invoice held late, after its ``invoice.paid`` (the renewal's ``invoice.payment_failed``, or,
+    the storm sending the invoice's whole story, its ``invoice.created``), leaves the paid invoice
+    ``open`` (Polar #14274); inbox_sync, which keeps each invoice's newest version, passes the
+    same storm."""
     stale = storms.result(f"{request.node.name}/stale")
     tie = (r"(; both carry created \d+, so a receiver cannot order them by created alone: Stripe advises fetching "
            r"the object from the API when an event arrives \(docs\.stripe\.com/webhooks, Event ordering\))?")
-    late = re.compile(r"final state is open \(event evt_\w+, invoice\.payment_failed, created (\d+)\), the provider's is "
+    late = re.compile(r"final state is open \(event evt_\w+, invoice\.(?:payment_failed|created|finalized), created (\d+)\), the provider's is "
                       rf"paid \(event evt_\w+, invoice\.paid, created (\d+)\){tie}"
                       rf"(; {re.escape(OVERLAP_SENTENCE)})?")  # a storm may send the two at once
     invoices = [m for m in map(late.fullmatch, stale.get("stale", [])) if m is not None]
