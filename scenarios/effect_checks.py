@@ -31,6 +31,7 @@ from hookproof.scenarios.key_loops import (
     lost_not_applicable,
     money_by_key,
     recovered_by_key,
+    seen_in,
     unexpected_keys_by_key,
 )
 from hookproof.scenarios.observations import EffectRows, Expectations, ObjectTruth, Observation
@@ -434,7 +435,7 @@ def _unexpected_keys(idx: CheckIndex) -> list[Finding]:
     for code in table.seen(table.forbidden | ~table.expected).tolist():
         message = (forbidden_message(idx.history, table.positions(code)) if table.forbidden[code]
                    else UNEXPECTED_UNOWED)
-        findings.append(Finding("unexpected", table.name(code), f"{message} (observation {table.peak_obs[code]})",
+        findings.append(Finding("unexpected", table.name(code), f"{message} ({seen_in(int(table.peak_obs[code]))})",
                                 expected=0, actual=int(table.peak[code]),
                                 attempts=idx.attempt_ids(table.positions(code))))
     return findings

@@ -36,6 +36,24 @@ def other_mode_message(live: bool) -> str:
     return f"applied a {sent}-mode event on a {endpoint}-mode endpoint (livemode)"
 
 
+#: Ordinals `seen_in` spells out (past them, digits and a suffix: ``4th``, ``21st``).
+_ORDINALS = ("first", "second", "third")
+
+
+def seen_in(read: int) -> str:
+    """Which read of the receiver first showed a key as often as it was ever shown, in words,
+    for ``unexpected``'s findings: `read` is the position among the scenario's (or
+    example's) reads after its deliveries began, 0 for the first (``seen in the first read
+    after delivering``, ``seen in the 4th read after delivering``)."""
+    n = read + 1
+    if n <= len(_ORDINALS):
+        word = _ORDINALS[n - 1]
+    else:
+        suffix = "th" if n % 100 in (11, 12, 13) else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+        word = f"{n}{suffix}"
+    return f"seen in the {word} read after delivering"
+
+
 #: ``unexpected``'s message for a key every delivery of which was an event of another account.
 UNEXPECTED_OTHER_ACCOUNT = "applied an event of another account than the endpoint's (account: not target.account)"
 #: ``unexpected``'s message for a key every invalid delivery of which was signed with a future
@@ -210,7 +228,7 @@ def unexpected_keys_by_key(expectations: Expectations, idx: CheckIndex) -> list[
             message = UNEXPECTED_UNOWED
         else:
             continue
-        findings.append(Finding("unexpected", key, f"{message} (observation {oi})", expected=0, actual=n,
+        findings.append(Finding("unexpected", key, f"{message} ({seen_in(oi)})", expected=0, actual=n,
                                 attempts=idx.attempt_ids(idx.by_key.get(key, ()))))
     return findings
 
@@ -288,6 +306,6 @@ class OtherTypes:
         return f"; the same object's {named} was delivered too and owes no effect (it may have applied it as well)"
 
 
-__all__: Sequence[str] = ["OtherTypes", "UNEXPECTED_FORBIDDEN", "UNEXPECTED_FUTURE", "UNEXPECTED_OTHER_ACCOUNT", "UNEXPECTED_OTHER_MODE", "UNEXPECTED_UNOWED",
+__all__: Sequence[str] = ["OtherTypes", "seen_in", "UNEXPECTED_FORBIDDEN", "UNEXPECTED_FUTURE", "UNEXPECTED_OTHER_ACCOUNT", "UNEXPECTED_OTHER_MODE", "UNEXPECTED_UNOWED",
                           "distinct_events_note", "duplicated_by_key", "forbidden_message", "other_mode_message",
                           "lost_by_key", "lost_not_applicable", "money_by_key", "recovered_by_key", "unexpected_keys_by_key"]

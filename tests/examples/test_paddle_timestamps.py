@@ -41,7 +41,7 @@ def test_a_future_dated_paddle_delivery_applied_is_a_finding(tmp_path: Path, tes
     advisories = [f for c in future.checks for f in c.findings]
     if test_mode:  # applied: valid, no finding
         assert advisories == []
-    else:  # one advisory per event refused, no "(observation n)"
+    else:  # one advisory per event refused, no read named ("seen in the … read")
         assert len(advisories) == 2  # the scenario's two events
         assert all(f.check_id == "valid_not_rejected" and re.fullmatch(STRICTER, f.message)
                    for f in advisories), [f.message for f in advisories]

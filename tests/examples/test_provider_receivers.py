@@ -226,7 +226,7 @@ def test_a_receiver_crediting_a_rejected_payment_is_caught(tmp_path: Path) -> No
     report = certify(base.model_copy(update={"target": target}), scenarios=["duplicate-sequential"],
                      out_dir=tmp_path / "report").report
     (scenario,) = report.scenarios
-    findings = [(f.check_id, f.message.split(" (observation")[0]) for f in scenario.findings]
+    findings = [(f.check_id, f.message.split(" (seen in the")[0]) for f in scenario.findings]
     assert scenario.verdict == "fail" and findings, findings
     assert set(findings) == {("unexpected", "applied, but no validly sent event carries this key (an effect for an "
                                             "event that owes none, or a business key template that does not match "

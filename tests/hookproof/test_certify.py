@@ -143,9 +143,9 @@ def test_a_future_dated_delivery_is_a_finding_where_the_official_verifier_reject
         applied = {s.id: {f.message for f in s.findings if f.message.startswith("applied")} for s in report.scenarios}
         assert applied == {
             "future-timestamp": {"applied although every delivery of it was signed with a future timestamp the "
-                                 "profile's official verifier rejects (observation 0)"},
+                                 "profile's official verifier rejects (seen in the first read after delivering)"},
             "stale-timestamp": {"applied although every delivery of it was invalid (forged, stale or foreign) "
-                                "(observation 0)"}}
+                                "(seen in the first read after delivering)"}}
 
 
 @pytest.mark.slow

@@ -23,6 +23,15 @@ _UNREAD: ObjectTruth | None = ObjectTruth("", ((0, ""),))  # an object whose tru
 NO_EFFECT_TAGS: frozenset[str] = frozenset({"livemode-mismatch", "foreign-account"})
 
 
+def _seen_in(read: int) -> str:
+    """`key_loops.seen_in`, spelled out again: which read first showed the key, in words."""
+    n = read + 1
+    word = {1: "first", 2: "second", 3: "third"}.get(n)
+    if word is None:
+        word = f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
+    return f"seen in the {word} read after delivering"
+
+
 def check_duplicated(
     history: Sequence[Attempt], expectations: Expectations, observations: Sequence[Observation],
     *, index: CheckIndex | None = None,
@@ -138,7 +147,7 @@ def check_unexpected(
                        "none, or a business key template that does not match the receiver's)")
         else:
             continue
-        findings.append(Finding("unexpected", key, f"{message} (observation {oi})", expected=0, actual=n,
+        findings.append(Finding("unexpected", key, f"{message} ({_seen_in(oi)})", expected=0, actual=n,
                                 attempts=idx.attempt_ids(idx.by_key.get(key, ()))))
     groups: dict[tuple[str, str], list[int]] = {}
     for pos in idx.notable:

@@ -92,18 +92,18 @@ def test_connect_is_a_stripe_field() -> None:
 
 
 @pytest.mark.parametrize(("live", "words"), [
-    (False, "applied a live-mode event on a test-mode endpoint (livemode) (observation 2)"),
-    (True, "applied a test-mode event on a live-mode endpoint (livemode) (observation 2)"),
+    (False, "applied a live-mode event on a test-mode endpoint (livemode) (seen in the third read after delivering)"),
+    (True, "applied a test-mode event on a live-mode endpoint (livemode) (seen in the third read after delivering)"),
 ])
 def test_the_runner_words_the_other_mode_for_the_endpoints_own(live: bool, words: str) -> None:
     from hookproof.reports.model import CheckView, FindingView, ScenarioReport
     from hookproof.scenarios.fetched_states import with_mode
     from hookproof.scenarios.key_loops import UNEXPECTED_OTHER_MODE, UNEXPECTED_UNOWED, other_mode_message
 
-    other = FindingView(check_id="unexpected", key="k2", message=f"{UNEXPECTED_UNOWED} (observation 1)",
-                        severity="finding")
-    mode = FindingView(check_id="unexpected", key="k1", message=f"{UNEXPECTED_OTHER_MODE} (observation 2)",
-                       severity="finding")
+    other = FindingView(check_id="unexpected", key="k2",
+                        message=f"{UNEXPECTED_UNOWED} (seen in the second read after delivering)", severity="finding")
+    mode = FindingView(check_id="unexpected", key="k1",
+                       message=f"{UNEXPECTED_OTHER_MODE} (seen in the third read after delivering)", severity="finding")
     report = ScenarioReport("test-mode-to-live", "t", "d", "fail", (), checks=(
         CheckView(check_id="unexpected", verdict="invalid", findings=(mode, other)),))
     worded = with_mode(report, other_mode_message(live))
