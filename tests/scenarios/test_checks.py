@@ -667,3 +667,16 @@ def test_a_concurrent_copy_failing_on_the_provider_api_s_refusal_names_that_caus
     assert "not because of the concurrent copy" in transient and "refused with" not in transient
     assert advisory(()) == ("1 test.event event(s) whose concurrent copies were refused 1 time(s) with 500 while "
                             "another copy was processed; the provider will retry them")
+
+
+def test_unexpected_names_the_read_that_showed_the_key_in_words() -> None:
+    from hookproof.scenarios.checks import check_unexpected
+    from hookproof.scenarios.key_loops import UNEXPECTED_UNOWED, seen_in
+
+    assert [seen_in(i) for i in (0, 1, 2, 3, 10, 11, 20, 21, 111, 122)] == [
+        f"seen in the {word} read after delivering"
+        for word in ("first", "second", "third", "4th", "11th", "12th", "21st", "22nd", "112th", "123rd")]
+    # the ghost key shows from the second read on: named by that read, never by hookproof's index of it
+    result = check_unexpected(hist(att("e1", "k1")), exp("k1"), [obs(10, "k1"), obs(20, "k1", "ghost")])
+    assert [(f.key, f.message) for f in result.findings] == [
+        ("ghost", f"{UNEXPECTED_UNOWED} (seen in the second read after delivering)")]
