@@ -70,7 +70,9 @@ def state_words(status: str, truth: ObjectTruth | None, version: int | None, idx
     """`status` with the event that carried it (`carrier`): ``past_due (event evt_1,
     customer.subscription.updated, created 1764000001)``; the event's type is the provider's
     (its first attempt's), its time rendered as the profile's clock (`Expectations.provider`)
-    when it has one. A state no delivered event carried is said to come from the provider
+    when it has one; a status stored with the version of an event that carried another status
+    says so (``active (stored with the version of event evt_9, customer.subscription.deleted,
+    created 1764000009, which carried canceled)``). A state no delivered event carried is said to come from the provider
     API when the API could have served it (a fetching receiver stored what it was served),
     else is named by its ``hookproof_version`` (the receiver reported it, or a hand-built truth)."""
     named = carrier(truth, version, status, exact=exact)
@@ -91,6 +93,9 @@ def state_words(status: str, truth: ObjectTruth | None, version: int | None, idx
     at_us = truth.event_time_at(named)
     if clock is not None and at_us is not None:
         parts.append(clock.render(at_us))
+    carried = next((known for v, known in truth.versions if v == named), status)
+    if carried != status:  # the receiver stored this event's version beside a status it did not carry
+        return f"{status} (stored with the version of {', '.join(parts)}, which carried {carried})"
     return f"{status} ({', '.join(parts)})"
 
 

@@ -195,3 +195,13 @@ def test_a_state_finding_s_expected_and_actual_name_the_events_as_its_message_do
         assert (view.expected, view.actual) == (expected, actual)
         assert json.loads(json.dumps(view.expected)) == expected
         assert _finding_notes(view).endswith(f"; expected {expected}, actual {actual}")
+
+
+def test_a_status_stored_beside_another_event_s_version_says_what_that_event_carried() -> None:
+    """A receiver that moves a status from one kind of event and keeps the version another
+    wrote (an invoice.paid marking a subscription active, kept at its deletion's version) shows
+    a state no event carried: the finding names the version's event and its own status."""
+    stored = [Observation(T0 + 10, (), (ObjectState("sub_1", "active", version=3),))]
+    assert _run("stale", STRIPE, SPREAD, stored) == [
+        f"final state is active (stored with the version of event evt_c, {UPDATED}, created {T0 + 4}, which "
+        f"carried canceled), the provider's is canceled (event evt_c, {UPDATED}, created {T0 + 4})"]
