@@ -275,16 +275,21 @@ def _api_version(request: Request) -> str | None:
     return value
 
 
-def _catalog(state: ServerState, request: Request, version: str | None) -> Catalog | JSONResponse:
+def _catalog(state: ServerState, request: Request, version: str | None,
+             object_id: str | None = None) -> Catalog | JSONResponse:
     """The served worlds as the request's key and account see them: only the worlds of the
     key's account (`ServerState.worlds_for`: never another account's, a ``foreign-account``
     scenario's), as its ``Stripe-Account`` header scopes them; or Stripe's 403 for an
-    account this platform has no access to. The caller holds the lock."""
+    account this platform has no access to (a request for `object_id` of another account's
+    world, as a receiver passing the event's ``account`` sends, noted as refused:
+    `_note_foreign`). The caller holds the lock."""
     header = request.headers.get("stripe-account")
     worlds = list(reversed(list(state.worlds_for(_api_key(request)))))  # oldest first, as `Catalog` reads them
     try:
         return Catalog(worlds, version, stripe_account=header.strip() if header is not None else None)
     except AccountAccessError as exc:
+        if object_id is not None:
+            _note_foreign(state, request, object_id)
         return stripe_error(403, str(exc))
 
 
@@ -299,10 +304,16 @@ def _hidden(state: ServerState, request: Request, object_type: str, object_id: s
     account holds it (`ServerState.worlds_for` hides it from the key), noted as refused to
     the receiver (`ServerState.note_refused_foreign`): it fetched, and was told it cannot
     see it. The caller holds the lock."""
+    _note_foreign(state, request, object_id)
+    return _not_found(object_type, object_id)
+
+
+def _note_foreign(state: ServerState, request: Request, object_id: str) -> None:
+    """When a world of another account than the request's key's holds `object_id`, note it
+    refused to the receiver (`ServerState.note_refused_foreign`). The caller holds the lock."""
     own = {id(w) for w in state.worlds_for(_api_key(request))}
     if any(isinstance(w, World) and id(w) not in own and w.has(object_id) for w in state.worlds):
         state.note_refused_foreign(object_id)
-    return _not_found(object_type, object_id)
 
 
 # ---- the app ------------------------------------------------------------------------
@@ -380,7 +391,7 @@ def _create_app(state: ServerState) -> FastAPI:
             except VersionError as exc:
                 return stripe_error(400, str(exc), param="Stripe-Version")
             with state.lock:
-                catalog = _catalog(state, request, version)
+                catalog = _catalog(state, request, version, id)
                 if isinstance(catalog, JSONResponse):
                     return catalog
                 obj = catalog.render(id, object_type, stale=decision.stale)
@@ -540,7 +551,7 @@ def _create_app(state: ServerState) -> FastAPI:
             except VersionError as exc:
                 return stripe_error(400, str(exc), param="Stripe-Version")
             with state.lock:
-                catalog = _catalog(state, request, version)
+                catalog = _catalog(state, request, version, id)
                 if isinstance(catalog, JSONResponse):
                     return catalog
                 items = catalog.children(id, parent_type, child)

@@ -65,6 +65,32 @@ def test_another_account_s_objects_are_stripe_s_404_to_the_endpoint_s_key() -> N
             raise AssertionError("another account's customer was served")
 
 
+def test_a_fetch_naming_the_other_account_is_stripe_s_403_and_noted_refused() -> None:
+    """A receiver passing the event's ``account`` as ``Stripe-Account`` (Connect's pattern) is
+    answered 403 for an account its platform cannot reach; for another account's object that is
+    a refusal too (its error answer to the event was the API's doing), while a bogus header on
+    the endpoint's own object is the receiver's mistake and noted as nothing."""
+    own, other = World(7), World(8)
+    own.lifecycle()
+    other.lifecycle()
+    mine, theirs = own.objects("customer")[0], other.objects("customer")[0]
+    invoice = other.objects("invoice")[0]
+    foreign = foreign_account_id(own.account)
+    state = ServerState()
+    state.add_world(own)
+    state.add_world(other, account=foreign)
+    with run_server(state) as api:
+        def get(path: str) -> httpx.Response:
+            return httpx.get(f"{api.url}{path}", headers={"Authorization": f"Bearer {DEFAULT_API_KEY}",
+                                                          "Stripe-Account": foreign}, timeout=10.0)
+
+        for path in (f"/v1/customers/{theirs}", f"/v1/invoices/{invoice}/lines", f"/v1/customers/{mine}"):
+            refused = get(path)
+            assert refused.status_code == 403, (path, refused.text)
+            assert refused.json()["error"]["message"].startswith("Only Stripe Connect platforms")
+    assert state.refused_foreign({mine, theirs, invoice}) == {theirs, invoice}
+
+
 def test_a_generic_hmac_receiver_fetching_with_its_own_key_passes_foreign_account(tmp_path: Path) -> None:
     """generic-hmac sends another account's events (Stripe never does: `foreign-account` does
     not apply to it, Connect endpoint or not); a receiver that checks no account but
