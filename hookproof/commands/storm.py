@@ -34,7 +34,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Annotated, Any, Iterator, Optional
+from typing import IO, TYPE_CHECKING, Annotated, Any, Iterator, Mapping, Optional
 
 import typer
 
@@ -492,6 +492,7 @@ def register(app: typer.Typer) -> None:
         started = time.monotonic()
         limited: list[bool] = []  # True once --max-duration ended the storm
         limit: tuple[float, str] | None = None  # (seconds, where they came from)
+        unread: str | None = None  # the note on declared state fields a storm does not compare
         try:
             given = flag_duration_s("--max-duration", max_duration)
             cfg = load(config)
@@ -501,9 +502,9 @@ def register(app: typer.Typer) -> None:
                 limit = (cfg.run.max_duration_s, "run.max_duration_s")
             if cfg.target.url is None:
                 raise UsageError("storms need a URL target (target.url); an in-process app cannot be stormed")
-            if cfg.observer.state_fields:  # its truth is statuses: a combined state read would never match it
-                raise UsageError("storms compare states by status only; [observer.state_fields] is certify's and "
-                                 "explore's: remove it from the config you storm with")
+            unread = unread_state_fields(cfg.observer.state_fields)
+            if unread is not None:  # its truth is statuses: a combined state read would never match it
+                cfg = cfg.model_copy(update={"observer": cfg.observer.model_copy(update={"state_fields": {}})})
             check_loopback(cfg, allow_remote, command="storm", sends="a load of duplicates, bursts and redelivery waves")
             if shape not in ("steady", "ramp", "spike", "soak"):
                 raise UsageError(f"--shape: unknown shape {shape!r} (steady, ramp, spike, soak)")
@@ -589,10 +590,12 @@ def register(app: typer.Typer) -> None:
             report = dataclasses.replace(report, notes=(*report.notes, overloaded))
         if stopped:  # the master ended the storm early at --max-duration: its report says why
             report = dataclasses.replace(report, notes=(*report.notes, stopped))
+        if unread is not None:
+            report = dataclasses.replace(report, notes=(*report.notes, unread))
         headline = storm_headline(report, cfg)
         if headline is not None:  # first among the notes; printed above the table, as certify's
             report = dataclasses.replace(report, notes=(headline, *report.notes))
-        if tails is not None or stopped or headline or overloaded:  # the master wrote the reports; they name the log and quote it, as certify's
+        if tails is not None or stopped or headline or overloaded or unread:  # the master wrote the reports; they name the log and quote it, as certify's
             if tails is not None:
                 report = link_receiver_log(report, tails)
             write_reports(report, out)
@@ -609,6 +612,19 @@ def register(app: typer.Typer) -> None:
             console.print(f"storm {stopped}; exit 1", markup=False, soft_wrap=True)
             raise typer.Exit(1)
         raise typer.Exit(0 if code == 0 and report.verdict == "pass" and not report.partial else 1)
+
+
+def unread_state_fields(fields: Mapping[str, Any] | None) -> str | None:
+    """None, or for a config declaring ``[observer.state_fields]`` the note a storm adds:
+    it compares each object's status only (its truth is statuses), so the same config serves
+    certify, explore and storm; e.g. ``[observer.state_fields] not compared (subscription:
+    price): …``."""
+    declared = {str(kind): sorted(map(str, v)) for kind, v in (fields or {}).items() if v}
+    if not declared:
+        return None
+    named = "; ".join(f"{kind}: {', '.join(cols)}" for kind, cols in sorted(declared.items()))
+    return (f"[observer.state_fields] not compared ({named}): a storm compares each object's status only; "
+            "certify and explore compare the declared fields too")
 
 
 def _print_numbers(report: object, console: object, overloaded: str | None = None) -> None:
