@@ -39,6 +39,16 @@ def _serialise_ast_parse() -> None:
 
 _serialise_ast_parse()
 
+
+@pytest.fixture(autouse=True)
+def _fresh_zoo_apps() -> Iterator[None]:
+    """Each test starts with fresh zoo apps: a run reusing an earlier test's seed would find the
+    keys that test stored in the shared database (tests/hookproof/zoo_apps.py)."""
+    yield
+    zoo_apps = sys.modules.get("tests.hookproof.zoo_apps")
+    if zoo_apps is not None:
+        zoo_apps.reset()
+
 # A test that uses one of these fixtures gets the matching marker, so `-m "not docker"`
 # deselects it even if its module forgot `pytestmark`.
 SERVICE_MARKERS = {"postgres_url": "postgres", "docker_client": "docker", "chromium_path": "chromium"}

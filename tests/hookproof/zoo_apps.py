@@ -1,7 +1,8 @@
 """Reference receivers as `module:attribute` targets for `hookproof explore` tests.
 
 ``zoo_apps:<name>`` is the in-process app of ``examples.receivers.<name>`` on a SQLite
-file in a temporary directory (one per process, removed as it exits),
+file in a temporary directory (one per test: ``reset`` runs after each, as runs reusing a seed
+would otherwise find the keys an earlier test's run stored),
 ``zoo_apps:observe_<name>`` its python observer; ``zoo_apps:sw_<name>`` the same receiver
 verifying the standard-webhooks profile (secret `SW_SECRET`). The apps are made on first use.
 """
@@ -29,6 +30,15 @@ def _db_dir() -> Path:
     if _dir is None:
         _dir = tempfile.TemporaryDirectory(prefix="hookproof-zoo-apps-")
     return Path(_dir.name)
+
+
+def reset() -> None:
+    """Forget the apps and remove their SQLite files: the next use makes fresh ones."""
+    global _dir
+    _apps.clear()
+    if _dir is not None:
+        _dir.cleanup()
+        _dir = None
 
 
 def app_for(name: str) -> Any:
