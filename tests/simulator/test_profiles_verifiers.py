@@ -209,7 +209,6 @@ STALE = [
     ("svix", -301),
     ("svix", 301),
     ("paddle", -6),
-    ("paddle", 6),
 ]
 
 
@@ -220,6 +219,17 @@ def test_official_verifier_rejects_a_timestamp_outside_the_tolerance(name: str, 
     _, request = signed(name, [secret], skew_s)
     assert VERIFIERS[name](request, secret) is False
     assert profile.tolerance.accepts(skew_s) is False
+
+
+def test_paddle_python_sdk_refuses_a_future_timestamp_the_profile_leaves_to_its_dispute() -> None:
+    """paddle-python-sdk's Verifier refuses ts more than 5 s ahead; the Node SDK checks only the
+    past, so the profile's tolerance has no future side and its dispute names the 5 s window."""
+    profile = get_profile("paddle")
+    secret = profile.generate_secret(18)
+    _, request = signed("paddle", [secret], 6)
+    assert verify_paddle(request, secret) is False
+    assert profile.tolerance.accepts(6) is True
+    assert profile.future_dispute is not None and profile.future_dispute.window_s == 5.0
 
 
 INSIDE = [("stripe", -298), ("standard-webhooks", -298), ("standard-webhooks", 298), ("svix", 298), ("paddle", -3), ("paddle", 3)]
