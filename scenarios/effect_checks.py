@@ -29,7 +29,9 @@ from hookproof.scenarios.key_loops import (
     lost_by_key,
     lost_finding,
     lost_not_applicable,
+    money_agrees,
     money_by_key,
+    moved_words,
     recovered_by_key,
     seen_in,
     unexpected_keys_by_key,
@@ -414,13 +416,15 @@ def _money_by_code(idx: CheckIndex) -> tuple[list[Finding], dict[str, object], i
     findings: list[Finding] = []
     for code, want_n in zip(keys[applied[keys] != want].tolist(), want[applied[keys] != want].tolist()):
         key, want_i, got = table.name(code), int(want_n), int(applied[code])
+        if money_agrees(key, got, want_i):
+            continue
         positions = table.positions(code)
         if got == 0 and not idx.acked(positions):
             findings.append(Finding("counter", key, f"{want_i} never moved: never acknowledged, still being retried",
                                     expected=want_i, actual=0, attempts=idx.attempt_ids(positions),
                                     severity=ADVISORY))
         else:
-            findings.append(Finding("counter", key, f"moved {got} instead of {want_i}",
+            findings.append(Finding("counter", key, moved_words(key, got, want_i),
                                     expected=want_i, actual=got, attempts=idx.attempt_ids(positions)))
     stats: dict[str, object] = {"expected_total": expected_total, "applied_total": applied_total,
                                 "money_keys": n_owed + n_others, "unpriced": unpriced}

@@ -17,6 +17,7 @@ from hookproof.scenarios.findings import ADVISORY, CheckResult, Finding, Verdict
 from hookproof.scenarios.observations import Expectations, Observation
 from hookproof.simulator.delivery.history import Attempt, Completion
 from hookproof.simulator.faults import INVALIDATING
+from hookproof.simulator.world.lifecycle import refunded_total
 
 if TYPE_CHECKING:
     from hookproof.scenarios.check_index import CheckIndex
@@ -176,6 +177,21 @@ def recovered_by_key(
     return result_of("recovered", findings, stats)
 
 
+
+def money_agrees(key: str, got: int, want: int) -> bool:
+    """True when `got` minor units recorded under money key `key` are what it owes: `want`, or
+    on a built-in Stripe refund key the charge's cumulative ``amount_refunded`` the key carries
+    (`simulator.world.refunded_total`: a receiver may record either)."""
+    return got == want or (got != 0 and got == refunded_total(key))
+
+
+def moved_words(key: str, got: int, want: int) -> str:
+    """``counter``'s words for money key `key` recording `got` minor units instead of `want`."""
+    total = refunded_total(key)
+    if total is None or total == want:
+        return f"moved {got} instead of {want}"
+    return f"moved {got} instead of {want} (this refund's own amount; the charge's amount_refunded {total} is accepted too)"
+
 def money_by_key(expectations: Expectations, idx: CheckIndex) -> tuple[list[Finding], dict[str, object], int]:
     """``counter``'s money per key (`effect_checks.check_counter`), key by key: its
     findings, stats and how many amounts were unknown."""
@@ -206,14 +222,14 @@ def money_by_key(expectations: Expectations, idx: CheckIndex) -> tuple[list[Find
             want = 0
         expected_total += want
         got = applied.get(key, 0)
-        if got == want:
+        if money_agrees(key, got, want):
             continue
         positions = idx.by_key.get(key, [])
         if got == 0 and not idx.acked(positions):
             findings.append(Finding("counter", key, f"{want} never moved: never acknowledged, still being retried",
                                     expected=want, actual=0, attempts=idx.attempt_ids(positions), severity=ADVISORY))
         else:
-            findings.append(Finding("counter", key, f"moved {got} instead of {want}",
+            findings.append(Finding("counter", key, moved_words(key, got, want),
                                     expected=want, actual=got, attempts=idx.attempt_ids(positions)))
     stats: dict[str, object] = {"expected_total": expected_total, "applied_total": sum(applied.values()),
                                 "money_keys": len(keys), "unpriced": unpriced}

@@ -10,6 +10,7 @@ payment method, resumed by ``POST /v1/subscriptions/{id}/resume``).
 
 from __future__ import annotations
 
+import re
 from typing import Any, Callable, Mapping
 
 from hookproof.simulator.errors import WorldError
@@ -92,6 +93,20 @@ RELATED_TYPES: tuple[frozenset[str], ...] = (
 
 #: Business-key prefixes whose effects move money (checked by the `counter` check).
 MONEY_PREFIXES: tuple[str, ...] = ("refund:", "license:", "renewal:", "fulfillment:")
+
+
+#: A built-in Stripe refund key: ``refund:{charge.id}:{charge.amount_refunded}`` (a charge's id
+#: begins ``ch_``, or ``py_`` for some payment methods: docs.stripe.com/api/charges/object).
+_STRIPE_REFUND_KEY = re.compile(r"refund:(?:ch|py)_[A-Za-z0-9]+:([0-9]+)")
+
+
+def refunded_total(key: str) -> int | None:
+    """The charge's cumulative ``amount_refunded`` (minor units) a built-in Stripe refund key
+    carries, or None for any other key. A receiver may record either that refund's own amount or
+    this total (docs.stripe.com/api/charges/object ``amount_refunded``: the charge's refunded
+    amount so far), so the ``counter`` check accepts both on these keys."""
+    found = _STRIPE_REFUND_KEY.fullmatch(key)
+    return int(found.group(1)) if found else None
 
 
 def business_key(event_type: str, obj: Mapping[str, Any]) -> str | None:
