@@ -1,5 +1,6 @@
 """`hookproof send --serve-api`: a receiver that fetches what it is told about (Mercado Pago's
-thin notifications) gets the sent objects from the provider API while `send` runs.
+thin notifications, a Stripe receiver retrieving the checkout session) gets the sent objects
+from the provider API while `send` runs.
 
 The receiver is the reference `mercadopago_fetch` (the official SDK's `payment().get()`),
 started as a process on 127.0.0.1 by the README's command, with its API base at the port the
@@ -7,6 +8,7 @@ README's `send` serves (both ports replaced by free ones)."""
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import sqlite3
@@ -15,6 +17,7 @@ import sys
 from pathlib import Path
 
 from examples.receivers import PROJECT_ROOT
+from hookproof.chaos.process import wait_healthy
 from tests.support import free_port
 from tests.test_readme import command
 
@@ -98,3 +101,49 @@ def test_a_port_send_cannot_serve_on_is_one_line(tmp_path: Path) -> None:
     assert run.returncode == 2
     assert f"--serve-api: cannot listen on 127.0.0.1:{port}" in run.stderr
     assert "Traceback" not in run.stderr and run.stdout == ""
+
+
+#: The README's Stripe pair: the reference `fetch_state` (it retrieves each checkout session
+#: before it fulfils it) and a `send` that serves the sent objects.
+STRIPE_RECEIVER = command("python -m examples.receivers.fetch_state")
+STRIPE_SEND = command("hookproof send --profile stripe --event checkout.session.completed")
+
+
+def test_a_stripe_receiver_that_retrieves_the_session_fulfils_it_only_when_send_serves_it(tmp_path: Path) -> None:
+    port, api_port = free_port(), free_port()
+    receiver = list(STRIPE_RECEIVER)
+    assert receiver[:3] == ["python", "-m", "examples.receivers.fetch_state"]
+    receiver[receiver.index("--port") + 1] = str(port)
+    receiver[receiver.index("--api-base") + 1] = f"http://127.0.0.1:{api_port}"
+    assert receiver[receiver.index("--api-key") + 1] == STRIPE_SEND[STRIPE_SEND.index("--api-key") + 1]
+    assert receiver[receiver.index("--secret") + 1] == STRIPE_SEND[STRIPE_SEND.index("--secret") + 1]
+    proc = subprocess.Popen([sys.executable, *receiver[1:]], cwd=tmp_path, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, env={**os.environ, "PYTHONPATH": str(PROJECT_ROOT)})
+
+    def send(*, served: bool) -> subprocess.CompletedProcess[str]:
+        argv = list(STRIPE_SEND[1:])
+        argv[argv.index("--url") + 1] = f"http://127.0.0.1:{port}/webhooks"
+        if served:
+            argv[argv.index("--serve-api") + 1] = str(api_port)
+        else:
+            at = argv.index("--serve-api")
+            del argv[at:at + 4]
+        return subprocess.run([sys.executable, "-m", "hookproof", *argv, "--seed", "7", "--json"],
+                              capture_output=True, text=True, timeout=120, cwd=PROJECT_ROOT,
+                              env={**os.environ, "COLUMNS": "200"})
+
+    try:
+        wait_healthy(health_url=f"http://127.0.0.1:{port}/healthz", timeout_s=30, alive=lambda: proc.poll() is None)
+        alone = send(served=False)
+        assert alone.returncode == 1, alone.stderr
+        assert {a["status"] for a in json.loads(alone.stdout)} == {503}  # the session cannot be retrieved
+        assert _rows(tmp_path / "receiver.db", "SELECT business_key FROM effects") == []
+
+        served = send(served=True)
+        assert served.returncode == 0, served.stderr
+        assert [a["status"] for a in json.loads(served.stdout)] == [200]
+        (effect,) = _rows(tmp_path / "receiver.db", "SELECT business_key FROM effects")
+        assert str(effect[0]).startswith("fulfillment:cs_test_")
+    finally:
+        proc.kill()
+        proc.wait(timeout=10)
