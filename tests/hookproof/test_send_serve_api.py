@@ -16,8 +16,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+import httpx
+from fastapi import FastAPI, Request, Response
+
 from examples.receivers import PROJECT_ROOT
 from hookproof.chaos.process import wait_healthy
+from hookproof.send import SendOptions, send
+from hookproof.simulator.events import LATEST_API_VERSION
+from hookproof.simulator.profiles import get_profile
+from hookproof.simulator.serving import serve_app
 from tests.support import free_port
 from tests.test_readme import command
 
@@ -147,3 +154,31 @@ def test_a_stripe_receiver_that_retrieves_the_session_fulfils_it_only_when_send_
     finally:
         proc.kill()
         proc.wait(timeout=10)
+
+
+def test_send_notes_a_stripe_version_it_serves_in_an_older_shape() -> None:
+    """A receiver whose SDK pins a version hookproof does not model (stripe-node 23.2.0's
+    ``2026-11-18.endive``) is served the latest modelled shape; send says so once, at the end."""
+    bases: list[str] = []
+    notes: list[str] = []
+    app = FastAPI()
+
+    @app.post("/webhooks")
+    async def hook(request: Request) -> Response:
+        event = json.loads(await request.body())
+        session = event["data"]["object"]["id"]
+        async with httpx.AsyncClient(base_url=bases[0]) as api:
+            for _ in range(2):  # every request pinned, as an SDK sends them: still one note
+                got = await api.get(f"/v1/checkout/sessions/{session}",
+                                    headers={"Authorization": "Bearer sk_test_hookproof",
+                                             "Stripe-Version": "2026-11-18.endive"})
+        return Response(status_code=got.status_code)
+
+    with serve_app(app) as served:
+        options = SendOptions(get_profile("stripe"), served.url + "/webhooks", event="checkout.session.completed",
+                              seed=7, serve_api_port=0, api_key="sk_test_hookproof")
+        attempts = send(options, ["whsec_test_secret"], serving=bases.append, noting=notes.append)
+    assert [a.status for a in attempts] == [200]
+    (note,) = notes
+    assert "requests pinned to 2026-11-18.endive" in note and f"in the shape of {LATEST_API_VERSION}" in note
+    assert "sk_test_hookproof" not in note
