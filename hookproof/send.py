@@ -107,14 +107,15 @@ def latest_per_object(events: list[Event]) -> list[Event]:
 
 
 def send(options: SendOptions, secrets: list[str], history: History | None = None,
-         serving: Callable[[str], None] | None = None) -> list[Attempt]:
+         serving: Callable[[str], None] | None = None, noting: Callable[[str], None] | None = None) -> list[Attempt]:
     """Build a world, emit the event, deliver it with the faults, return the attempts.
 
     Attempts are recorded into `history` (default: a new in-memory one) as they end, so
     a caller can show them live. With `options.serve_api_port`, the world is served on the
     provider API (`simulator.server`, accepting `options.api_key`) from before the first
     attempt until `API_GRACE_S` after the last, and `serving` is called with its base URL
-    first; a port that cannot be had is a UsageError. Raises UsageError for a bad URL or event,
+    first, `noting` at the end with the provider API's note on the Stripe-Versions it served in
+    an older modelled shape (`ServerState.api_version_note`), if any; a port that cannot be had is a UsageError. Raises UsageError for a bad URL or event,
     SendInterrupted on Ctrl-C, and at `options.max_duration_s` (certify's deadline,
     `deadline.run_deadline`; only on the main thread) with its `reason` set: no attempt
     starts after it, and the attempts in flight then are not recorded.
@@ -150,7 +151,7 @@ def send(options: SendOptions, secrets: list[str], history: History | None = Non
     limit_s = options.max_duration_s if options.max_duration_s is not None else default_max_duration_s()
     notes: list[str] = []
     try:
-        with _served(world, options, serving), run_deadline(limit_s, notes, source="--max-duration",
+        with _served(world, options, serving, noting), run_deadline(limit_s, notes, source="--max-duration",
                                                             after="no attempt was started after that") as disarm:
             asyncio.run(run())
             disarm()
@@ -160,8 +161,10 @@ def send(options: SendOptions, secrets: list[str], history: History | None = Non
 
 
 @contextlib.contextmanager
-def _served(world: AnyWorld, options: SendOptions, serving: Callable[[str], None] | None) -> Iterator[None]:
-    """Serve `world` on the provider API while the block runs, when `options` asks for it."""
+def _served(world: AnyWorld, options: SendOptions, serving: Callable[[str], None] | None,
+            noting: Callable[[str], None] | None = None) -> Iterator[None]:
+    """Serve `world` on the provider API while the block runs, when `options` asks for it;
+    then its note on unmodelled Stripe-Versions, if any, to `noting`."""
     if options.serve_api_port is None:
         yield
         return
@@ -177,3 +180,6 @@ def _served(world: AnyWorld, options: SendOptions, serving: Callable[[str], None
         if serving is not None:
             serving(handle.api_base)
         yield
+    note = state.api_version_note()
+    if note is not None and noting is not None:
+        noting(note)

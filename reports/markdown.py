@@ -20,7 +20,7 @@ from hookproof.reports._format import (
     utc,
     verdict_label,
 )
-from hookproof.reports.model import RunReport, ScenarioReport
+from hookproof.reports.model import FailedElsewhere, RunReport, ScenarioReport
 
 __all__ = ["render_markdown"]
 
@@ -143,9 +143,21 @@ def _checklist(report: RunReport) -> str:
             scenario = report.scenario(sid)
             verdict = item.evidence_verdict(sid) or (scenario.verdict if scenario else None)
             label = verdict_label(verdict) if verdict else "not run"
+            elsewhere = report.failed_elsewhere(item, sid)
+            if elsewhere is not None:
+                label = _failed_elsewhere(label if verdict != "pass" else None, elsewhere)
             evidence.append(f"{_code(sid)} {label}")
         rows.append((_cell(item.title), verdict_label(item.verdict), ", ".join(evidence) or "none"))
     return "### Go-live checklist\n\n" + _table(("Item", "Verdict", "Evidence"), rows)
+
+
+def _failed_elsewhere(label: str | None, elsewhere: FailedElsewhere) -> str:
+    """``no finding here; failed on `counter` (Survives duplicate deliveries)``: a scenario
+    that failed on another item's checks is never shown passing."""
+    here = f"{label} here" if label else "no finding here"
+    on = ", ".join(_code(c) for c in elsewhere.checks) or "another check"
+    items = f" ({_cell('; '.join(elsewhere.items))})" if elsewhere.items else ""
+    return f"{here}; failed on {on}{items}"
 
 
 def _not_applicable(report: RunReport) -> str:

@@ -226,3 +226,27 @@ class RunReport:
     def scenario(self, scenario_id: str) -> ScenarioReport | None:
         """The scenario with id `scenario_id`, or None when the run has none."""
         return next((s for s in self.scenarios if s.id == scenario_id), None)
+
+    def failed_elsewhere(self, item: ChecklistItem, scenario_id: str) -> FailedElsewhere | None:
+        """Where scenario `scenario_id` failed when `item` does not fail it, or None.
+
+        An item judges a scenario by the checks that speak to it only, so a scenario that
+        failed on another check is no evidence against the item; the renderers then say
+        where it failed instead of showing it passing beside its own FAIL.
+        """
+        scenario = self.scenario(scenario_id)
+        if scenario is None or scenario.verdict != "fail" or item.evidence_verdict(scenario_id) in (None, "fail"):
+            return None
+        checks = tuple(dict.fromkeys(f.check_id for f in scenario.findings))
+        items = tuple(i.title for i in self.checklist
+                      if i.id != item.id and i.evidence_verdict(scenario_id) == "fail")
+        return FailedElsewhere(checks, items)
+
+
+@dataclass(frozen=True)
+class FailedElsewhere:
+    """Where a scenario failed that a checklist item does not fail: the checks whose findings
+    failed it, and the titles of the other checklist items it fails."""
+
+    checks: tuple[str, ...]
+    items: tuple[str, ...]

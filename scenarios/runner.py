@@ -453,10 +453,14 @@ class Runner:
         return kept[1]
 
     def report(self, started: float, *, partial: bool) -> RunReport:
+        """The run's report so far; its notes end with the provider API's one note on the
+        Stripe-Versions it served in an older modelled shape (`ServerState.api_version_note`)."""
+        version_note = self.server_state.api_version_note() if self.server_state is not None else None  # type: ignore[attr-defined]
+        notes = self.notes if version_note is None else [*self.notes, version_note]
         return views.run_report(self.results, target=self.target.describe(), profile=self.profile.name,
                                 live=self.live, seed=self.seed, started_at=started, partial=partial,
                                 history_file=str(self.history.path) if self.history.path else None,
-                                notes=self.notes)
+                                notes=notes)
 
     def run_one(self, scenario: Scenario, index: int) -> ScenarioReport:
         """Run one scenario in a fresh world; never raises for a receiver's fault."""

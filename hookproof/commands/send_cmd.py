@@ -150,7 +150,8 @@ def register(app: typer.Typer) -> None:
                                TERMINAL_INTERVAL_S if live else log_interval_s()) as beat:
                     try:
                         attempts = do_send(options, secret_values, history, serving=lambda base: err_console.print(
-                            f"send: serving the sent objects on the provider API at {base}", markup=False))
+                            f"send: serving the sent objects on the provider API at {base}", markup=False),
+                            noting=lambda note: err_console.print(f"send: {note}", markup=False, soft_wrap=True))
                     except SendInterrupted as stop:
                         if stop.reason is None:
                             raise

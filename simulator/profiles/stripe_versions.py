@@ -27,7 +27,9 @@ A version is compared by its date (``YYYY-MM-DD``, the part before the release n
 from __future__ import annotations
 
 import copy
-from typing import Any, Mapping, cast
+from typing import Any, Iterable, Mapping, cast
+
+from hookproof.simulator.events import LATEST_API_VERSION
 
 #: Types copied by reference: immutable, and all a JSON scalar can be.
 _ATOMIC: frozenset[type] = frozenset({str, int, float, bool, type(None)})
@@ -46,6 +48,28 @@ _NEW_ONLY: Mapping[str, tuple[str, ...]] = {
     "line_item": ("parent", "pricing"),
     "subscription_item": ("current_period_start", "current_period_end"),
 }
+
+
+def unmodelled(api_version: str) -> bool:
+    """True when `api_version` is later than the latest version hookproof models
+    (`LATEST_API_VERSION`), or another release of its date: objects are served in the latest
+    modelled shape, without what that version changed."""
+    date, name = (api_version.split(".", 1) + [""])[:2]
+    latest_date = LATEST_API_VERSION.split(".", 1)[0]
+    return date > latest_date or (date == latest_date and bool(name) and api_version != LATEST_API_VERSION)
+
+
+def unmodelled_note(versions: Iterable[str]) -> str | None:
+    """The run's one note on the API versions of `versions` hookproof does not model
+    (`unmodelled`), or None when there are none."""
+    later = sorted({v for v in versions if unmodelled(v)})
+    if not later:
+        return None
+    return (f"the provider API served Stripe objects in the shape of {LATEST_API_VERSION}, the latest API "
+            f"version hookproof models, to requests pinned to {', '.join(later)} (their Stripe-Version): what "
+            f"{'that version changes' if len(later) == 1 else 'those versions change'} is not served; a receiver "
+            f"that relies on it can pin its SDK to {LATEST_API_VERSION} for the run (stripe-node's apiVersion, "
+            f"stripe-python's stripe.api_version)")
 
 
 def is_basil_or_later(api_version: str) -> bool:

@@ -265,13 +265,15 @@ class VersionError(ValueError):
     """A ``Stripe-Version`` header that is not an API version."""
 
 
-def _api_version(request: Request) -> str | None:
-    """The request's ``Stripe-Version`` (None: the world's). Raises VersionError."""
+def _api_version(state: ServerState, request: Request) -> str | None:
+    """The request's ``Stripe-Version`` (None: the world's), noted for the run's report when
+    hookproof does not model it (`ServerState.note_api_version`). Raises VersionError."""
     value = request.headers.get("stripe-version", "").strip()
     if not value:
         return None
     if not _VERSION.match(value):
         raise VersionError(f"Invalid Stripe API version: {value[:40]}")
+    state.note_api_version(value)
     return value
 
 
@@ -387,7 +389,7 @@ def _create_app(state: ServerState) -> FastAPI:
             if decision.not_found:
                 return _not_found(object_type, id)
             try:
-                version = _api_version(request)
+                version = _api_version(state, request)
             except VersionError as exc:
                 return stripe_error(400, str(exc), param="Stripe-Version")
             with state.lock:
@@ -429,7 +431,7 @@ def _create_app(state: ServerState) -> FastAPI:
             if switched is not None:
                 return switched
             try:
-                version = _api_version(request)
+                version = _api_version(state, request)
             except VersionError as exc:
                 return stripe_error(400, str(exc), param="Stripe-Version")
             with state.lock:
@@ -484,7 +486,7 @@ def _create_app(state: ServerState) -> FastAPI:
             if switched is not None:
                 return switched
             try:
-                version = _api_version(request)
+                version = _api_version(state, request)
                 params = decode_body(await request.body())
             except VersionError as exc:
                 return stripe_error(400, str(exc), param="Stripe-Version")
@@ -547,7 +549,7 @@ def _create_app(state: ServerState) -> FastAPI:
             if switched is not None:
                 return switched
             try:
-                version = _api_version(request)
+                version = _api_version(state, request)
             except VersionError as exc:
                 return stripe_error(400, str(exc), param="Stripe-Version")
             with state.lock:

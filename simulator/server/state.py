@@ -220,6 +220,7 @@ class ServerState:
         self._api_keys: dict[str, str | None] = dict.fromkeys(api_keys)
         self._owners: dict[int, str] = {}  # id(world) -> the other account owning it (none: the endpoint's)
         self._refused_foreign: set[str] = set()
+        self._unmodelled_versions: set[str] = set()
         self.switches = Switches()
         self.sink = sink if sink is not None else EffectSink()
         self.refusals = RefusalLog()
@@ -275,6 +276,25 @@ class ServerState:
         (`note_refused_foreign`)."""
         with self.lock:
             return frozenset(i for i in object_ids if i in self._refused_foreign)
+
+    def note_api_version(self, version: str) -> None:
+        """Remember a request's ``Stripe-Version`` when hookproof does not model it
+        (`stripe_versions.unmodelled`): it was served the latest modelled shape."""
+        from hookproof.simulator.profiles.stripe_versions import unmodelled
+
+        if unmodelled(version):
+            with self.lock:
+                if len(self._unmodelled_versions) < 16:  # a run's SDKs pin a few
+                    self._unmodelled_versions.add(version)
+
+    def api_version_note(self) -> str | None:
+        """The run's one note on the ``Stripe-Version``s requested that hookproof does not model
+        (`note_api_version`, `stripe_versions.unmodelled_note`), or None."""
+        from hookproof.simulator.profiles.stripe_versions import unmodelled_note
+
+        with self.lock:
+            versions = tuple(self._unmodelled_versions)
+        return unmodelled_note(versions)
 
     # ---- keys -------------------------------------------------------------------
     def add_api_key(self, key: str, *, account: str | None = None) -> None:
