@@ -16,7 +16,10 @@ invoice links its subscription as ``invoice.subscription`` and its payment as
 carries ``current_period_start/end``; from it, the link is
 ``invoice.parent.subscription_details.subscription``, the payment fields are gone and
 the period is on each subscription item (table in
-`hookproof.simulator.profiles.stripe_versions`).
+`hookproof.simulator.profiles.stripe_versions`). From 2022-11-15 a charge no longer carries
+its ``refunds`` list (docs.stripe.com/changelog/2022-11-15/deprecates-charges-auto-expand:
+only when expanded, which a webhook never is): a ``charge.refunded`` event's charge has
+``amount_refunded`` and ``refunded``, not the list.
 
 The event's ``account`` is sent only for Connect events (docs.stripe.com/connect/webhooks:
 "``account``: the connected account that originated the event"), that is when the
@@ -95,6 +98,10 @@ DOCUMENTED_DIFFERENCES: Mapping[str, str] = {
     "invoice_payment.payment.payment_intent": "the payment intent of a payment of type payment_intent "
                                               "(docs.stripe.com/api/invoice-payment/object); the fixture "
                                               "shows only `type`",
+    "charge.refunds": "not in the charge from 2022-11-15 on unless expanded (docs.stripe.com/changelog/2022-11-15/"
+                      "deprecates-charges-auto-expand; stripe-node types it `refunds?`, stripe-python Optional): "
+                      "the provider API adds it for expand[]=refunds; the fixture shows it expanded. Sent before "
+                      "2022-11-15",
     "checkout.session.customer_details.tax_ids": "an empty list once the customer paid; the fixture has null",
 }
 

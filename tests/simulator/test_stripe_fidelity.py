@@ -181,7 +181,8 @@ def test_every_event_has_stripes_shape_at_an_older_version() -> None:
     }
 
 
-@pytest.mark.parametrize("api_version", [OLD_VERSION, "2025-02-24.acacia", "2025-03-31.basil", None])
+@pytest.mark.parametrize("api_version", ["2020-08-27", "2022-11-15", OLD_VERSION, "2025-02-24.acacia",
+                                         "2025-03-31.basil", None])
 def test_an_envelope_body_is_its_event_object_cut_to_its_version_byte_for_byte(api_version: str | None) -> None:
     # event_body renders the stored objects as they are unless one of them is of a kind the
     # version cuts: every event type of a full world, as copies of at_version would render it
@@ -254,6 +255,62 @@ def test_the_stripe_sdk_parses_every_event(world: World) -> None:
         if obj.object == "subscription":
             price = obj["items"].data[0].price
             assert price.id.startswith("price_") and price.object == "price" and price.unit_amount > 0
+
+
+@pytest.mark.parametrize(("api_version", "has_refunds"), [
+    ("2020-08-27", True), ("2022-08-01", True), ("2022-11-15", False), (OLD_VERSION, False), (None, False)])
+def test_a_charge_carries_its_refunds_list_only_before_2022_11_15(api_version: str | None,
+                                                                   has_refunds: bool) -> None:
+    """Stripe's changelog for 2022-11-15 ("The ``Charge`` object no longer auto-expands
+    refunds", docs.stripe.com/changelog/2022-11-15/deprecates-charges-auto-expand); stripe-node
+    types the field ``refunds?`` and stripe-python ``Optional``, as the other fields present only
+    when expanded. A ``charge.refunded`` webhook, never expanded, has no ``refunds`` from that
+    version on (a receiver reads ``amount_refunded``); before it the list is in the charge,
+    newest refund first, in the shape of Stripe's example charge's list."""
+    w = World(SEED, api_version=api_version)
+    w.lifecycle()
+    events = [e for e in w.events if e.type == "charge.refunded"]
+    assert len(events) == 2
+    for event in events:
+        envelope = PROFILE.envelope(event)
+        body = json.loads(envelope.body)
+        charge = body["data"]["object"]
+        assert ("refunds" in charge) is has_refunds
+        header = PROFILE.sign(envelope, [SECRET], event.created)["Stripe-Signature"]
+        parsed = stripe.Webhook.construct_event(envelope.body, header, SECRET, tolerance=None)
+        assert parsed.data.object.amount_refunded == charge["amount_refunded"] > 0
+        assert ("refunds" in parsed.data.object) is has_refunds
+        if has_refunds:
+            fixture = resources()["charge"]["refunds"]
+            assert set(charge["refunds"]) == set(fixture) and charge["refunds"]["url"].endswith("/refunds")
+            refunds = charge["refunds"]["data"]
+            assert sum(r["amount"] for r in refunds) == charge["amount_refunded"]
+            assert [compare(r, "refund") for r in refunds] == [[]] * len(refunds)
+            assert parsed.data.object.refunds.data[0].id == refunds[0]["id"]
+
+
+def test_a_charge_from_the_api_has_its_refunds_only_when_expanded(api: httpx.Client, sdk: stripe.StripeClient,
+                                                                   world: World) -> None:
+    """``GET /v1/charges/{id}`` at the world's version (from 2022-11-15) has no ``refunds``;
+    ``expand[]=refunds`` adds the list, in the shape of Stripe's example charge's, each refund
+    of Stripe's shape; an older ``Stripe-Version`` has it unasked."""
+    charge = next(c for c in world.objects("charge") if world.get(c)["amount_refunded"])
+    plain = api.get(f"/v1/charges/{charge}").json()
+    assert "refunds" not in plain and plain["amount_refunded"] > 0
+    expanded = api.get(f"/v1/charges/{charge}", params={"expand[]": "refunds"}).json()
+    refunds = expanded.pop("refunds")
+    assert expanded == plain
+    assert set(refunds) == set(resources()["charge"]["refunds"]) and refunds["object"] == "list"
+    assert [r["id"] for r in refunds["data"]] == [r["id"] for r in world.get(charge)["refunds"]["data"]]
+    assert sum(r["amount"] for r in refunds["data"]) == plain["amount_refunded"]
+    assert all(compare(r, "refund") == [] for r in refunds["data"])
+    listed = api.get("/v1/charges", params={"expand[]": "data.refunds"}).json()["data"]
+    assert all(c["refunds"]["object"] == "list" for c in listed)
+    old = api.get(f"/v1/charges/{charge}", headers={"Stripe-Version": "2020-08-27"}).json()
+    assert [r["id"] for r in old["refunds"]["data"]] == [r["id"] for r in refunds["data"]]
+    by_sdk = sdk.v1.charges.retrieve(charge, params={"expand": ["refunds"]})
+    assert [r.id for r in by_sdk.refunds.data] == [r["id"] for r in refunds["data"]]
+    assert "refunds" not in sdk.v1.charges.retrieve(charge)
 
 
 def test_a_plan_change_is_an_update_whose_previous_attributes_hold_the_old_items_whole(world: World) -> None:
