@@ -47,7 +47,12 @@ from hookproof.simulator.profiles.base import (
 )
 from hookproof.simulator.profiles.provider_words import EventClock
 from hookproof.simulator.profiles.stripe_json import stripe_json
-from hookproof.simulator.profiles.stripe_versions import at_version, names_shaped_kind, shaped_kinds
+from hookproof.simulator.profiles.stripe_versions import (
+    at_version,
+    names_shaped_kind,
+    previous_at_version,
+    shaped_kinds,
+)
 
 #: Every Stripe event type the world emits (the world speaks Stripe's names).
 STRIPE_EVENT_TYPES: tuple[str, ...] = (
@@ -83,8 +88,11 @@ DOCUMENTED_DIFFERENCES: Mapping[str, str] = {
                            "Stripe has no such field and clients ignore unknown fields",
     "event.account": "sent only on Connect events (target.account set), as Stripe does; the fixture is a "
                      "platform event",
-    "event.data.previous_attributes": "Stripe sends it on *.updated events and others that change fields; "
-                                      "the fixture is a plan.created event",
+    "event.data.previous_attributes": "sent on *.updated events, only the attributes whose value changed, as "
+                                      "the Event reference says (docs.stripe.com/api/events/object), and on "
+                                      "charge.refunded (amount_refunded and, when it changes, refunded before "
+                                      "the refund), which the reference does not list; the fixture is a "
+                                      "plan.created event",
     "invoice.subscription": "removed from the invoice at 2025-03-31.basil (changelog; stripe-python 16 has no "
                             "Invoice.subscription); the fixture still lists it as null. Sent before basil",
     "line_item.pricing.price_details": "Stripe sends the price of a subscription line here since basil "
@@ -180,8 +188,9 @@ class StripeProfile(Profile):
         """
         version = api_version or event.api_version or LATEST_API_VERSION
         previous = event.previous_attributes
-        return self._event_dict(event, version, at_version(event.object, version, shared=shared),
-                                None if previous is None else at_version(previous, version, shared=shared))
+        obj = at_version(event.object, version, shared=shared)
+        return self._event_dict(event, version, obj,
+                                None if previous is None else previous_at_version(previous, obj, version))
 
     def _event_dict(self, event: Event, version: str, obj: Any, previous: Any) -> dict[str, Any]:
         """The Event object of `event` at `version` around `obj` (and `previous`, its

@@ -33,6 +33,8 @@ from __future__ import annotations
 import copy
 from typing import Any, Mapping, cast
 
+from hookproof.simulator.events import changed_attributes
+
 #: Types copied by reference: immutable, and all a JSON scalar can be.
 _ATOMIC: frozenset[type] = frozenset({str, int, float, bool, type(None)})
 
@@ -173,3 +175,21 @@ def _cut(value: Any, drop: Mapping[str, tuple[str, ...]]) -> None:
         value.pop(key, None)
     for child in value.values():
         _cut(child, drop)
+
+
+def previous_at_version(previous: Mapping[str, Any], obj: Mapping[str, Any], api_version: str) -> dict[str, Any]:
+    """An event's ``previous_attributes`` in the shape of `api_version`, beside `obj`, its
+    object already rendered at that version (`at_version`): cut as an object of `obj`'s kind
+    would be, then only the entries whose value differs from `obj`'s (`changed_attributes`).
+
+    The world records what changed in both shapes (a renewal's ``current_period_*`` on the
+    subscription and on each item); a version sees only the fields it has, and an entry
+    equal at that version (an item's period, cut before basil) did not change in it.
+    """
+    kind = obj.get("object")
+    if isinstance(kind, str) and "object" not in previous:
+        shaped = at_version({**previous, "object": kind}, api_version)
+        del shaped["object"]
+    else:
+        shaped = at_version(previous, api_version)
+    return changed_attributes(shaped, obj)
