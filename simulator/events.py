@@ -33,7 +33,8 @@ class Event:
         object_id: id of the object the event is about.
         version: the object's version after the change (starts at 1, +1 per change).
         object: the Stripe-shaped snapshot of the object at `version` (``data.object``).
-        previous_attributes: the changed fields' previous values, or None on creation.
+        previous_attributes: the changed fields' previous values (only fields whose value
+            changed: `changed_attributes`), or None (creation, and events that are not updates).
         business_key: the effect this event must cause exactly once, or None (state only).
         amount: minor units of money moved by the effect (refunds, payments), or None.
         currency: ISO 4217 lowercase, or None.
@@ -73,3 +74,27 @@ class Event:
         and pull requests; Mercado Pago payments; Shopify orders)."""
         # a user catalog's types that set a status say so in extra["stateful"] (world/user_catalog.py)
         return self.object_type in STATEFUL_OBJECT_TYPES or bool(self.extra.get("stateful"))
+
+
+def changed_attributes(previous: Mapping[str, Any], current: Mapping[str, Any]) -> dict[str, Any]:
+    """The entries of `previous` (values before a change) whose value differs from
+    `current`'s: Stripe's ``previous_attributes``, "the names of the updated attributes and
+    their values prior to the event" (docs.stripe.com/api/events/object).
+
+    A hash in both is compared key by key and keeps only its changed keys (dropped when none
+    changed); a list is compared whole and kept whole ("If an array attribute has any updated
+    elements, this object contains the entire array"); a key `current` does not have is
+    dropped (the world never removes a field, so it is one the rendered version lacks).
+    """
+    out: dict[str, Any] = {}
+    for key, before in previous.items():
+        if key not in current:
+            continue
+        now = current[key]
+        if isinstance(before, Mapping) and isinstance(now, Mapping):
+            inner = changed_attributes(before, now)
+            if inner:
+                out[key] = inner
+        elif before != now:
+            out[key] = before
+    return out

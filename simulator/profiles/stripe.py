@@ -16,7 +16,10 @@ invoice links its subscription as ``invoice.subscription`` and its payment as
 carries ``current_period_start/end``; from it, the link is
 ``invoice.parent.subscription_details.subscription``, the payment fields are gone and
 the period is on each subscription item (table in
-`hookproof.simulator.profiles.stripe_versions`).
+`hookproof.simulator.profiles.stripe_versions`). From 2022-11-15 a charge no longer carries
+its ``refunds`` list (docs.stripe.com/changelog/2022-11-15/deprecates-charges-auto-expand:
+only when expanded, which a webhook never is): a ``charge.refunded`` event's charge has
+``amount_refunded`` and ``refunded``, not the list.
 
 The event's ``account`` is sent only for Connect events (docs.stripe.com/connect/webhooks:
 "``account``: the connected account that originated the event"), that is when the
@@ -44,7 +47,12 @@ from hookproof.simulator.profiles.base import (
 )
 from hookproof.simulator.profiles.provider_words import EventClock
 from hookproof.simulator.profiles.stripe_json import stripe_json
-from hookproof.simulator.profiles.stripe_versions import at_version, names_shaped_kind, shaped_kinds
+from hookproof.simulator.profiles.stripe_versions import (
+    at_version,
+    names_shaped_kind,
+    previous_at_version,
+    shaped_kinds,
+)
 
 #: Every Stripe event type the world emits (the world speaks Stripe's names).
 STRIPE_EVENT_TYPES: tuple[str, ...] = (
@@ -80,8 +88,11 @@ DOCUMENTED_DIFFERENCES: Mapping[str, str] = {
                            "Stripe has no such field and clients ignore unknown fields",
     "event.account": "sent only on Connect events (target.account set), as Stripe does; the fixture is a "
                      "platform event",
-    "event.data.previous_attributes": "Stripe sends it on *.updated events and others that change fields; "
-                                      "the fixture is a plan.created event",
+    "event.data.previous_attributes": "sent on *.updated events, only the attributes whose value changed, as "
+                                      "the Event reference says (docs.stripe.com/api/events/object), and on "
+                                      "charge.refunded (amount_refunded and, when it changes, refunded before "
+                                      "the refund), which the reference does not list; the fixture is a "
+                                      "plan.created event",
     "invoice.subscription": "removed from the invoice at 2025-03-31.basil (changelog; stripe-python 16 has no "
                             "Invoice.subscription); the fixture still lists it as null. Sent before basil",
     "line_item.pricing.price_details": "Stripe sends the price of a subscription line here since basil "
@@ -95,6 +106,10 @@ DOCUMENTED_DIFFERENCES: Mapping[str, str] = {
     "invoice_payment.payment.payment_intent": "the payment intent of a payment of type payment_intent "
                                               "(docs.stripe.com/api/invoice-payment/object); the fixture "
                                               "shows only `type`",
+    "charge.refunds": "not in the charge from 2022-11-15 on unless expanded (docs.stripe.com/changelog/2022-11-15/"
+                      "deprecates-charges-auto-expand; stripe-node types it `refunds?`, stripe-python Optional): "
+                      "the provider API adds it for expand[]=refunds; the fixture shows it expanded. Sent before "
+                      "2022-11-15",
     "checkout.session.customer_details.tax_ids": "an empty list once the customer paid; the fixture has null",
 }
 
@@ -173,8 +188,9 @@ class StripeProfile(Profile):
         """
         version = api_version or event.api_version or LATEST_API_VERSION
         previous = event.previous_attributes
-        return self._event_dict(event, version, at_version(event.object, version, shared=shared),
-                                None if previous is None else at_version(previous, version, shared=shared))
+        obj = at_version(event.object, version, shared=shared)
+        return self._event_dict(event, version, obj,
+                                None if previous is None else previous_at_version(previous, obj, version))
 
     def _event_dict(self, event: Event, version: str, obj: Any, previous: Any) -> dict[str, Any]:
         """The Event object of `event` at `version` around `obj` (and `previous`, its

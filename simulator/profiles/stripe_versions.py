@@ -3,7 +3,11 @@
 The world's objects (`hookproof.simulator.world.stripe_shapes`) carry the fields of the
 latest shape and, beside them, the fields an older API version had in their place.
 `at_version` keeps the shape of the version asked for, recursively (expanded objects
-too). The changes, all from Stripe's changelog for 2025-03-31.basil
+too). From 2022-11-15 a charge's ``refunds`` list is no longer in the charge unless it is
+expanded (docs.stripe.com/changelog/2022-11-15/deprecates-charges-auto-expand: "The
+``Charge`` object no longer auto-expands refunds"): the world keeps the list, and the
+versions from 2022-11-15 on leave it out (the provider API adds it back for
+``expand[]=refunds``). The other changes, all from Stripe's changelog for 2025-03-31.basil
 (docs.stripe.com/changelog/basil):
 
 ======================  ===========================================  ==========================================
@@ -31,11 +35,16 @@ from typing import Any, Iterable, Mapping, cast
 
 from hookproof.simulator.events import LATEST_API_VERSION
 
+from hookproof.simulator.events import changed_attributes
+
 #: Types copied by reference: immutable, and all a JSON scalar can be.
 _ATOMIC: frozenset[type] = frozenset({str, int, float, bool, type(None)})
 
 #: First API version with the basil shapes (docs.stripe.com/changelog/basil).
 BASIL = "2025-03-31"
+#: First API version whose charges leave out ``refunds`` unless expanded
+#: (docs.stripe.com/changelog/2022-11-15/deprecates-charges-auto-expand).
+CHARGE_REFUNDS_INCLUDABLE = "2022-11-15"
 
 _OLD_ONLY: Mapping[str, tuple[str, ...]] = {
     "invoice": ("subscription", "payment_intent", "charge", "paid", "subscription_details"),
@@ -77,11 +86,23 @@ def is_basil_or_later(api_version: str) -> bool:
     return api_version.split(".", 1)[0] >= BASIL
 
 
+def charge_refunds_includable(api_version: str) -> bool:
+    """True when `api_version` leaves a charge's ``refunds`` out unless it is expanded (2022-11-15 on)."""
+    return api_version.split(".", 1)[0] >= CHARGE_REFUNDS_INCLUDABLE
+
+
+def _drop(api_version: str) -> Mapping[str, tuple[str, ...]]:
+    """Object kind -> the fields `api_version` does not have."""
+    if is_basil_or_later(api_version):
+        return _BASIL_DROP
+    return _INCLUDABLE_REFUNDS_DROP if charge_refunds_includable(api_version) else _NEW_ONLY
+
+
 def shaped_kinds(api_version: str) -> frozenset[str]:
     """The object kinds (``object`` values) that have fields `at_version` may cut at `api_version`."""
     kinds = _SHAPED_KINDS.get(api_version)
     if kinds is None:
-        kinds = _BASIL_KINDS if is_basil_or_later(api_version) else _OLDER_KINDS
+        kinds = frozenset(_drop(api_version))
         if len(_SHAPED_KINDS) < 256:  # a run renders at a few versions
             _SHAPED_KINDS[api_version] = kinds
     return kinds
@@ -108,8 +129,11 @@ def names_shaped_kind(body: bytes, kinds: frozenset[str]) -> bool:
     return False
 
 
-_BASIL_KINDS: frozenset[str] = frozenset(_OLD_ONLY)
-_OLDER_KINDS: frozenset[str] = frozenset(_NEW_ONLY)
+#: The fields each range of versions does not have: from basil on, the older shape's and a
+#: charge's ``refunds`` (``_OLD_ONLY`` has the charge); from 2022-11-15 to basil, the newer
+#: shape's and a charge's ``refunds``; before 2022-11-15, the newer shape's.
+_BASIL_DROP: Mapping[str, tuple[str, ...]] = {**_OLD_ONLY, "charge": (*_OLD_ONLY["charge"], "refunds")}
+_INCLUDABLE_REFUNDS_DROP: Mapping[str, tuple[str, ...]] = {**_NEW_ONLY, "charge": ("refunds",)}
 #: `shaped_kinds` of each version met so far.
 _SHAPED_KINDS: dict[str, frozenset[str]] = {}
 
@@ -121,7 +145,7 @@ def at_version(obj: Mapping[str, Any], api_version: str, *, shared: bool = False
     values only), else the copy: for a caller that only reads the result at once (an
     envelope rendered to bytes), never one that keeps or changes it.
     """
-    drop = _OLD_ONLY if is_basil_or_later(api_version) else _NEW_ONLY
+    drop = _drop(api_version)
     if shared and type(obj) is dict and not _to_cut(obj, drop):
         return cast("dict[str, Any]", obj)
     out: dict[str, Any] = _copy_cut(dict(obj), drop)
@@ -175,3 +199,21 @@ def _cut(value: Any, drop: Mapping[str, tuple[str, ...]]) -> None:
         value.pop(key, None)
     for child in value.values():
         _cut(child, drop)
+
+
+def previous_at_version(previous: Mapping[str, Any], obj: Mapping[str, Any], api_version: str) -> dict[str, Any]:
+    """An event's ``previous_attributes`` in the shape of `api_version`, beside `obj`, its
+    object already rendered at that version (`at_version`): cut as an object of `obj`'s kind
+    would be, then only the entries whose value differs from `obj`'s (`changed_attributes`).
+
+    The world records what changed in both shapes (a renewal's ``current_period_*`` on the
+    subscription and on each item); a version sees only the fields it has, and an entry
+    equal at that version (an item's period, cut before basil) did not change in it.
+    """
+    kind = obj.get("object")
+    if isinstance(kind, str) and "object" not in previous:
+        shaped = at_version({**previous, "object": kind}, api_version)
+        del shaped["object"]
+    else:
+        shaped = at_version(previous, api_version)
+    return changed_attributes(shaped, obj)

@@ -18,7 +18,9 @@ refused; the includable fields Stripe adds only when expanded
 (from basil on: its payment intent's client secret) and ``payments``
 (basil's link from an invoice to its payment intent), a checkout session's
 ``line_items`` (and their ``discounts``, ``taxes``) and ``total_details.breakdown``, a
-customer's ``subscriptions``, ``sources``, ``tax_ids``) are added; a path through a
+customer's ``subscriptions``, ``sources``, ``tax_ids``, and from 2022-11-15 on a charge's
+``refunds``, no longer in the charge unless expanded:
+docs.stripe.com/changelog/2022-11-15/deprecates-charges-auto-expand) are added; a path through a
 field that does not hold an id (or an object) cannot be expanded. Sub-lists
 (`SUBLISTS`: an invoice's ``lines``, a charge's ``refunds``, a session's
 ``line_items``, a product's ``features``) are paged like any list.
@@ -199,6 +201,10 @@ class Catalog:
         if kind == "invoice" and world is not None:
             return {"object": "list", "data": _invoice_payments(world, obj["id"]), "has_more": False,
                     "url": f"/v1/invoice_payments?invoice={obj['id']}"}
+        if kind == "charge":
+            if world is None:
+                raise KeyError(field)
+            return self._charge_refunds(world, obj)
         if kind == "checkout.session" and world is not None:
             items = [at_version(i, self.version_of(world)) for i in world.line_items(obj["id"])]
             return {"object": "list", "data": items, "has_more": False,
@@ -206,6 +212,14 @@ class Catalog:
         data = self.items("subscription", customer=obj["id"]) if field == "subscriptions" else []
         return {"object": "list", "data": data, "has_more": False, "url": f"/v1/customers/{obj['id']}/{field}"}
 
+    def _charge_refunds(self, world: World, charge: Mapping[str, Any]) -> dict[str, Any]:
+        """The ``refunds`` list of `charge` (a rendered charge) as the world holds it at the
+        charge's version, at the world's API version: the world keeps the list on every
+        charge; the versions from 2022-11-15 on render it only when expanded."""
+        version = charge.get("hookproof_version")
+        snapshot = world.get(str(charge["id"]), version if isinstance(version, int) else None)
+        refunds: dict[str, Any] = at_version(snapshot["refunds"], self.version_of(world))
+        return refunds
 
     def children(self, parent_id: str, parent_type: str, child: str) -> list[dict[str, Any]] | None:
         """The items of sub-list `child` of `parent_id` (`SUBLISTS`), or None when there is no such parent."""
@@ -217,7 +231,10 @@ class Catalog:
             return [at_version(i, self.version_of(world)) for i in world.line_items(parent_id)]
         if child == "features":
             return []  # the world's products have no features
-        items: list[dict[str, Any]] = parent[child]["data"]  # lines, refunds: the parent's own list
+        if child == "refunds":  # not in the charge from 2022-11-15 on: the world's list
+            refunds: list[dict[str, Any]] = self._charge_refunds(world, parent)["data"]
+            return refunds
+        items: list[dict[str, Any]] = parent[child]["data"]  # lines: the parent's own list
         return items
 
 
@@ -237,6 +254,7 @@ INCLUDABLE: Mapping[str, tuple[str, ...]] = {
     "checkout.session": ("line_items",),
     "item": ("discounts", "taxes"),
     "customer": ("subscriptions", "sources", "tax_ids"),
+    "charge": ("refunds",),  # from 2022-11-15 on; before, the charge has them
 }
 
 

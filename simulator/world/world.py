@@ -17,7 +17,7 @@ import time
 from typing import Any, Iterable, Iterator, Mapping
 
 from hookproof.simulator.errors import WorldError
-from hookproof.simulator.events import Event
+from hookproof.simulator.events import Event, changed_attributes
 from hookproof.simulator.world import stripe_shapes as shapes
 from hookproof.simulator.world.fake import FakeData
 from hookproof.simulator.world.lifecycle import business_key, check_transition
@@ -643,12 +643,12 @@ class World(RecordReads):
 
     def cancel(self, subscription: str) -> str:
         """Cancel now: emits ``customer.subscription.deleted`` with status ``canceled``."""
-        sub = self._typed(subscription, "subscription")
+        self._typed(subscription, "subscription")
         now = self._now_s()
         details = {"comment": None, "feedback": None, "reason": "cancellation_requested"}
         self._transition(subscription, "canceled", {"canceled_at": now, "ended_at": now,
                                                     "cancellation_details": details})
-        return self._emit("customer.subscription.deleted", subscription, previous={"status": sub["status"]})
+        return self._emit("customer.subscription.deleted", subscription)  # previous_attributes: *.updated only
 
     def end_trial(self, subscription: str) -> str:
         """The trial ends and the first invoice is paid: the subscription becomes active."""
@@ -659,10 +659,10 @@ class World(RecordReads):
         """The trial ends with no payment method and the subscription pauses
         (``trial_settings.end_behavior.missing_payment_method = pause``): emits
         ``customer.subscription.paused`` with status ``paused``."""
-        sub = self._typed(subscription, "subscription")
+        self._typed(subscription, "subscription")
         settings = {"end_behavior": {"missing_payment_method": "pause"}}
         self._transition(subscription, "paused", {"trial_settings": settings})
-        return self._emit("customer.subscription.paused", subscription, previous={"status": sub["status"]})
+        return self._emit("customer.subscription.paused", subscription)  # previous_attributes: *.updated only
 
     def resume(self, subscription: str) -> str:
         """Resume a paused subscription (``POST /v1/subscriptions/{id}/resume``): emits
@@ -671,7 +671,7 @@ class World(RecordReads):
         if sub["status"] != "paused":
             raise WorldError(f"subscription {subscription} is {sub['status']}, not paused", object_id=subscription)
         self._transition(subscription, "active", {})
-        event = self._emit("customer.subscription.resumed", subscription, previous={"status": "paused"})
+        event = self._emit("customer.subscription.resumed", subscription)  # previous_attributes: *.updated only
         self._invoice_cycle(subscription, pay=True)
         return event
 
@@ -736,7 +736,10 @@ class World(RecordReads):
         sub = self._typed(sub_id, "subscription")
         attempt = inv["attempt_count"] + 1
         latest = {"latest_invoice": invoice} if new_invoice else {}
-        previous: dict[str, Any] = {"status": sub["status"]}
+        # what a paid attempt may change; `_emit` keeps only what did (`changed_attributes`)
+        previous: dict[str, Any] = {"status": sub["status"], "current_period_start": sub["current_period_start"],
+                                    "current_period_end": sub["current_period_end"],
+                                    "items": {"data": sub["items"]["data"]}}
         if new_invoice:
             previous["latest_invoice"] = sub["latest_invoice"]
         pi_id = inv["payment_intent"] or self._new_payment_intent(inv["customer"], inv["amount_due"], inv["currency"],
@@ -878,7 +881,7 @@ class World(RecordReads):
         event = Event(
             id=ev_id, type=event_type, created=self._now_s(), created_us=self._now_us,
             object_type=rec.object_type, object_id=object_id, version=len(rec.versions), object=obj,
-            previous_attributes=dict(previous) if previous is not None else None, business_key=key,
+            previous_attributes=None if previous is None else changed_attributes(previous, obj), business_key=key,
             amount=amount if key is not None else None, currency=obj.get("currency"),
             status=obj.get("status"), livemode=self.livemode, account=self.account, connected=self.connected,
             api_version=self.api_version, request_id="req_" + self._token(14),

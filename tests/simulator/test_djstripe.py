@@ -65,6 +65,9 @@ def test_djstripe_takes_every_event_and_syncs_through_the_provider_api(
     assert {event_type for event_type, _ in result["answers"]} == set(StripeProfile().event_types())
     rows = result["rows"]
     assert rows["Event"] == len(world.events)
-    for model, object_type in (("Customer", "customer"), ("Subscription", "subscription"), ("Invoice", "invoice"),
-                               ("Refund", "refund")):
+    for model, object_type in (("Customer", "customer"), ("Subscription", "subscription"), ("Invoice", "invoice")):
         assert rows[model] == len(world.objects(object_type)), model
+    # dj-stripe makes its Refund rows from a charge's `refunds` list only, which Stripe leaves out of
+    # the charge from API version 2022-11-15 on unless expanded (changelog: "The Charge object no
+    # longer auto-expands refunds"); dj-stripe never expands it, so on Stripe, as here, it has none
+    assert world.objects("refund") and rows["Refund"] == 0

@@ -181,7 +181,8 @@ def test_every_event_has_stripes_shape_at_an_older_version() -> None:
     }
 
 
-@pytest.mark.parametrize("api_version", [OLD_VERSION, "2025-02-24.acacia", "2025-03-31.basil", None])
+@pytest.mark.parametrize("api_version", ["2020-08-27", "2022-11-15", OLD_VERSION, "2025-02-24.acacia",
+                                         "2025-03-31.basil", None])
 def test_an_envelope_body_is_its_event_object_cut_to_its_version_byte_for_byte(api_version: str | None) -> None:
     # event_body renders the stored objects as they are unless one of them is of a kind the
     # version cuts: every event type of a full world, as copies of at_version would render it
@@ -256,6 +257,62 @@ def test_the_stripe_sdk_parses_every_event(world: World) -> None:
             assert price.id.startswith("price_") and price.object == "price" and price.unit_amount > 0
 
 
+@pytest.mark.parametrize(("api_version", "has_refunds"), [
+    ("2020-08-27", True), ("2022-08-01", True), ("2022-11-15", False), (OLD_VERSION, False), (None, False)])
+def test_a_charge_carries_its_refunds_list_only_before_2022_11_15(api_version: str | None,
+                                                                   has_refunds: bool) -> None:
+    """Stripe's changelog for 2022-11-15 ("The ``Charge`` object no longer auto-expands
+    refunds", docs.stripe.com/changelog/2022-11-15/deprecates-charges-auto-expand); stripe-node
+    types the field ``refunds?`` and stripe-python ``Optional``, as the other fields present only
+    when expanded. A ``charge.refunded`` webhook, never expanded, has no ``refunds`` from that
+    version on (a receiver reads ``amount_refunded``); before it the list is in the charge,
+    newest refund first, in the shape of Stripe's example charge's list."""
+    w = World(SEED, api_version=api_version)
+    w.lifecycle()
+    events = [e for e in w.events if e.type == "charge.refunded"]
+    assert len(events) == 2
+    for event in events:
+        envelope = PROFILE.envelope(event)
+        body = json.loads(envelope.body)
+        charge = body["data"]["object"]
+        assert ("refunds" in charge) is has_refunds
+        header = PROFILE.sign(envelope, [SECRET], event.created)["Stripe-Signature"]
+        parsed = stripe.Webhook.construct_event(envelope.body, header, SECRET, tolerance=None)
+        assert parsed.data.object.amount_refunded == charge["amount_refunded"] > 0
+        assert ("refunds" in parsed.data.object) is has_refunds
+        if has_refunds:
+            fixture = resources()["charge"]["refunds"]
+            assert set(charge["refunds"]) == set(fixture) and charge["refunds"]["url"].endswith("/refunds")
+            refunds = charge["refunds"]["data"]
+            assert sum(r["amount"] for r in refunds) == charge["amount_refunded"]
+            assert [compare(r, "refund") for r in refunds] == [[]] * len(refunds)
+            assert parsed.data.object.refunds.data[0].id == refunds[0]["id"]
+
+
+def test_a_charge_from_the_api_has_its_refunds_only_when_expanded(api: httpx.Client, sdk: stripe.StripeClient,
+                                                                   world: World) -> None:
+    """``GET /v1/charges/{id}`` at the world's version (from 2022-11-15) has no ``refunds``;
+    ``expand[]=refunds`` adds the list, in the shape of Stripe's example charge's, each refund
+    of Stripe's shape; an older ``Stripe-Version`` has it unasked."""
+    charge = next(c for c in world.objects("charge") if world.get(c)["amount_refunded"])
+    plain = api.get(f"/v1/charges/{charge}").json()
+    assert "refunds" not in plain and plain["amount_refunded"] > 0
+    expanded = api.get(f"/v1/charges/{charge}", params={"expand[]": "refunds"}).json()
+    refunds = expanded.pop("refunds")
+    assert expanded == plain
+    assert set(refunds) == set(resources()["charge"]["refunds"]) and refunds["object"] == "list"
+    assert [r["id"] for r in refunds["data"]] == [r["id"] for r in world.get(charge)["refunds"]["data"]]
+    assert sum(r["amount"] for r in refunds["data"]) == plain["amount_refunded"]
+    assert all(compare(r, "refund") == [] for r in refunds["data"])
+    listed = api.get("/v1/charges", params={"expand[]": "data.refunds"}).json()["data"]
+    assert all(c["refunds"]["object"] == "list" for c in listed)
+    old = api.get(f"/v1/charges/{charge}", headers={"Stripe-Version": "2020-08-27"}).json()
+    assert [r["id"] for r in old["refunds"]["data"]] == [r["id"] for r in refunds["data"]]
+    by_sdk = sdk.v1.charges.retrieve(charge, params={"expand": ["refunds"]})
+    assert [r.id for r in by_sdk.refunds.data] == [r["id"] for r in refunds["data"]]
+    assert "refunds" not in sdk.v1.charges.retrieve(charge)
+
+
 def test_a_plan_change_is_an_update_whose_previous_attributes_hold_the_old_items_whole(world: World) -> None:
     """A plan change (``World.change_plan``) is a ``customer.subscription.updated`` whose
     ``previous_attributes`` holds only ``items.data``, that array whole, each item a full
@@ -263,8 +320,9 @@ def test_a_plan_change_is_an_update_whose_previous_attributes_hold_the_old_items
     array attribute has any updated elements, this object contains the entire array"; the
     list's ``object``, ``url``, ``has_more`` did not change). The SDK reads the old price where a
     receiver would: ``event.data.previous_attributes["items"]["data"][0]["price"]["id"]``."""
-    changes = [e for e in world.events if e.type == "customer.subscription.updated"
-               and "items" in (e.previous_attributes or {})]
+    changes = [e for e in world.events if e.type == "customer.subscription.updated"  # not a renewal's items
+               and "items" in (e.previous_attributes or {})
+               and e.previous_attributes["items"]["data"][0]["price"]["id"] != e.object["items"]["data"][0]["price"]["id"]]
     assert changes
     for event in changes:
         envelope = PROFILE.envelope(event)
@@ -278,6 +336,88 @@ def test_a_plan_change_is_an_update_whose_previous_attributes_hold_the_old_items
         assert previous["items"]["data"][0]["id"] == now.id  # the same item, moved to another price
         assert previous["items"]["data"][0]["price"]["id"] != now.price.id
         assert old["plan"]["id"] == old["price"]["id"] and now.plan.id == now.price.id
+
+
+def _unchanged(before: Any, now: Any, path: str) -> list[str]:
+    """The paths of `before` (a ``previous_attributes`` value) equal to `now` (the object's)."""
+    if isinstance(before, dict) and isinstance(now, dict):
+        if not before:
+            return [f"{path}: an empty hash"]
+        return [p for key, value in before.items()
+                for p in (_unchanged(value, now[key], f"{path}.{key}") if key in now else [f"{path}.{key}: absent"])]
+    return [f"{path}: unchanged ({json.dumps(before)[:40]})"] if before == now else []
+
+
+def _previous_attribute_problems(events: Any) -> list[str]:
+    """Every way the sent ``previous_attributes`` differ from Stripe's Event reference
+    (docs.stripe.com/api/events/object: "Object containing the names of the updated attributes
+    and their values prior to the event (only included in events of type ``*.updated``)"): an
+    entry whose value did not change, a field the object does not have, an update without
+    one, another type with one (``charge.refunded`` is `DOCUMENTED_DIFFERENCES`'s exception)."""
+    problems = []
+    for event in events:
+        data = json.loads(PROFILE.event_body(event))["data"]
+        previous = data.get("previous_attributes")
+        if previous is None:
+            if event.type.endswith(".updated"):
+                problems.append(f"{event.type}: no previous_attributes")
+            continue
+        if not event.type.endswith(".updated") and event.type != "charge.refunded":
+            problems.append(f"{event.type}: previous_attributes on an event that is not an update")
+        problems += [f"{event.type} {p}" for p in _unchanged(previous, data["object"], "previous_attributes")]
+    return problems
+
+
+@pytest.mark.parametrize("api_version", ["2020-08-27", OLD_VERSION, None])
+def test_previous_attributes_hold_only_what_changed(api_version: str | None) -> None:
+    w = full_world(api_version)
+    assert {e.type for e in w.events if e.previous_attributes} >= {"customer.subscription.updated",
+                                                                    "charge.refunded"}
+    assert _previous_attribute_problems(w.events) == []
+
+
+def test_previous_attributes_hold_only_what_changed_in_every_catalog_story() -> None:
+    from hookproof.scenarios.catalog import CATALOG, Context
+
+    ctx = Context(profile=PROFILE)
+    events = []
+    for number, scenario in enumerate(CATALOG.values()):
+        w = World(100 + number)
+        scenario.plan(ctx, w)
+        events += w.events
+    assert sum(1 for e in events if e.type == "customer.subscription.updated") > 10
+    assert _previous_attribute_problems(events) == []
+
+
+def test_a_renewal_update_names_what_a_renewal_changes_at_each_version() -> None:
+    """A paid renewal leaves the status ``active``: its ``customer.subscription.updated`` has
+    no ``status`` in ``previous_attributes``, but the new invoice and the period, where the
+    version keeps the period: on the subscription before basil, on each item (the items array
+    whole) from it (docs.stripe.com/changelog/basil)."""
+    for version, period_keys in ((OLD_VERSION, {"current_period_start", "current_period_end"}), (None, {"items"})):
+        w = World(SEED, api_version=version)
+        customer = w.create_customer()
+        sub = w.subscribe(w._event_of(customer).object_id)
+        invoice = w.renew(sub)
+        event = w.events[-1]
+        assert (event.type, event.status) == ("customer.subscription.updated", "active")
+        envelope = PROFILE.envelope(event)
+        header = PROFILE.sign(envelope, [SECRET], event.created)["Stripe-Signature"]
+        parsed = stripe.Webhook.construct_event(envelope.body, header, SECRET, tolerance=None)
+        previous = parsed.data.previous_attributes.to_dict()
+        assert set(previous) == {"latest_invoice"} | period_keys, version
+        assert previous["latest_invoice"] != invoice == parsed.data.object.latest_invoice
+
+
+def test_only_update_events_and_charge_refunded_carry_previous_attributes(world: World) -> None:
+    """Stripe's Event reference: ``previous_attributes`` is "only included in events of type
+    ``*.updated``": a deleted, paused or resumed subscription has none. ``charge.refunded`` keeps
+    the refund's ``amount_refunded`` before it (`DOCUMENTED_DIFFERENCES`)."""
+    carrying = {e.type for e in world.events if "previous_attributes" in json.loads(PROFILE.event_body(e))["data"]}
+    assert carrying == {"customer.subscription.updated", "charge.refunded"}
+    for event in (e for e in world.events if e.type == "charge.refunded"):
+        before = event.previous_attributes["amount_refunded"]
+        assert 0 <= before < event.object["amount_refunded"]
 
 
 # ---- the provider API ---------------------------------------------------------------------
