@@ -33,9 +33,7 @@ from __future__ import annotations
 import copy
 from typing import Any, Iterable, Mapping, cast
 
-from hookproof.simulator.events import LATEST_API_VERSION
-
-from hookproof.simulator.events import changed_attributes
+from hookproof.simulator.events import LATEST_API_VERSION, changed_attributes
 
 #: Types copied by reference: immutable, and all a JSON scalar can be.
 _ATOMIC: frozenset[type] = frozenset({str, int, float, bool, type(None)})
