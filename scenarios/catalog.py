@@ -373,7 +373,9 @@ STATE_KINDS: tuple[str, ...] = ("subscription", "invoice")
 def state_events(ctx: Context, w: World) -> list[Event]:
     """A subscription's whole life: created, renewed, past due, recovered, (when the observer
     reads fields of a subscription's state beyond its status, `Context.state_fields`: moved to
-    a new price,) canceled. When the
+    a new price,) canceled; the recovery (at the dunning retry) and what follows it happen in
+    one second (`World.within_second`), so the story's replays (`reorder`, `mass-redelivery`)
+    meet a receiver ordering by ``created`` alone with a tie, whatever the seed. When the
     observer reads the states of invoices and not of subscriptions (`Context.state_kinds`),
     the same story's invoices instead: created (open), payment failed, paid; when it reads
     payment intents' and neither, a payment intent that fails, then is paid
@@ -387,10 +389,11 @@ def state_events(ctx: Context, w: World) -> list[Event]:
     sub = w.subscribe(cus)
     w.renew(sub)
     inv = w.renew(sub, pay=False)
-    w.retry_invoice(inv)
-    if ctx.state_fields and ctx.state_fields.get("subscription"):  # its price is part of its state
-        w.change_plan(sub, w.create_price(currency=w.get(cus)["currency"]))
-    w.cancel(sub)
+    with w.within_second():  # recovered and canceled in one second, on purpose: Stripe's created counts seconds
+        w.retry_invoice(inv)
+        if ctx.state_fields and ctx.state_fields.get("subscription"):  # its price is part of its state
+            w.change_plan(sub, w.create_price(currency=w.get(cus)["currency"]))
+        w.cancel(sub)
     story = w.events[start:]
     kind = _walked_kind(ctx, story)
     if kind == "subscription" and ctx.state_kinds and "subscription" not in ctx.state_kinds \

@@ -21,7 +21,9 @@ SCHEDULE_FORMAT = "hookproof-schedule/1"
 #: Where the provider clock starts (an exact second: 2026-01-01T00:00:00Z), in microseconds.
 CLOCK_START_US = 1_767_225_600 * 1_000_000
 #: Largest step of the provider clock between two changes, microseconds. Changes made by one
-#: operation share a second, as they do at a real provider; `advance_clock` moves time on.
+#: operation share a second, as they do at a real provider; the next operation happens a
+#: second later at least (`world_ops.apply_action`), a renewal at its period's end, and
+#: `advance_clock` moves time on.
 CLOCK_STEP_US = 1_000
 #: Steps that send something to the receiver (the "delivery steps" of a schedule).
 DELIVERY_OPS: frozenset[str] = frozenset({"deliver", "redeliver", "burst", "drop_response", "timeout",

@@ -70,10 +70,6 @@ class _SaltedWorld(World):
         base = super()._new_id(object_type)
         return base[: -len(self._salt)] + self._salt
 
-    def advance(self, seconds: int) -> None:
-        """Move the provider's clock forward by whole `seconds`."""
-        self._now_us += seconds * 1_000_000
-
 
 _salts = itertools.count(1)
 _RUN_SALT = "".join(_secrets.choice(_SALT_ALPHABET) for _ in range(2))

@@ -106,8 +106,20 @@ def priced_legal_actions(world: Any) -> list[Action]:
     return out
 
 
+#: Seconds the billing world's clock moves before each operation (`apply_action`).
+OPERATION_GAP_S = 1
+
+
 def apply_action(world: Any, action: str, index: int | None) -> None:
-    """Perform one billing lifecycle operation (raises WorldError when it is not legal)."""
+    """Perform one billing lifecycle operation (raises WorldError when it is not legal).
+
+    The world's clock first moves on `OPERATION_GAP_S`, so each operation's events carry a
+    later ``created`` second than the previous operation's, as a provider's separate
+    operations do (within one operation, events share a second, as Stripe's often do; a
+    renewal, a failed renewal and a dunning retry move further, to their period's end or
+    scheduled attempt: `World.renew`, `World.retry_invoice`)."""
+    world.advance(OPERATION_GAP_S)
+
     def customer() -> str:
         existing = world.objects("customer")
         return existing[0] if existing else world.event(world.create_customer()).object_id

@@ -134,6 +134,7 @@ class World(RecordReads):
         self.created = self._now_us // 1_000_000
         self._step_us = max(1, step_us)
         self._within_second = False  # `within_second`: the clock steps one microsecond
+        self._second_ticks = 0  # changes made inside the current `within_second` block
         self._objects: dict[str, Record] = {}
         self.events: list[Event] = []
         self._event_index: dict[str, Event] = {}
@@ -611,6 +612,10 @@ class World(RecordReads):
         inv = self._typed(invoice, "invoice")
         if inv["status"] != "open":
             raise WorldError(f"invoice {invoice} is {inv['status']}, not open", object_id=invoice)
+        # dunning retries a renewal at its scheduled attempt; an incomplete subscription's
+        # first invoice is paid whenever its customer pays it
+        if inv["next_payment_attempt"] and self.peek(inv["subscription"])["status"] != "incomplete":
+            self._reach(inv["next_payment_attempt"])
         self._attempt_invoice(invoice, pay=pay)
         return invoice
 
@@ -697,21 +702,37 @@ class World(RecordReads):
     def _invoice_cycle(self, subscription: str, *, pay: bool, attempt: bool = True) -> str:
         """A new invoice for the subscription's next period, attempted (paid or failed as `pay`
         says), or, without `attempt`, finalized with a payment intent waiting for the customer's
-        payment method (an ``incomplete`` subscription's first invoice). Returns its id."""
+        payment method (an ``incomplete`` subscription's first invoice). Returns its id.
+
+        A renewal (the subscription was invoiced before) and a trial's end happen when the
+        current period ends: the clock moves there first (`_reach`) and the new period starts
+        at that end and lasts one interval (30 days), so periods are contiguous and never
+        overlap. Its line item carries the new period; the invoice's own ``period_start`` and
+        ``period_end`` look back one period, to the one that ended (Stripe's Invoice object:
+        "This looks back one period for a subscription invoice. Use the line item period to get
+        the service period for each price"). A first invoice covers the period starting now."""
         sub = self._typed(subscription, "subscription")
         item = sub["items"]["data"][0]
         price = self._typed(item["price"]["id"], "price")
+        boundary = bool(sub["latest_invoice"]) or sub["status"] == "trialing"
+        if boundary:
+            self._reach(item["current_period_end"])
+            start = item["current_period_end"]
+            looked_back = (item["current_period_start"], item["current_period_end"])
+        else:
+            start = self._now_s()
+            looked_back = (start, start + 30 * 86400)
         in_id = self._new_id("invoice")
         now = self._now_s()
         line = shapes.invoice_line(id="il_" + self._token(24), invoice=in_id, subscription=subscription,
                                    subscription_item=item["id"], pr=price, quantity=item["quantity"],
-                                   period_start=now, period_end=now + 30 * 86400, livemode=self.livemode)
+                                   period_start=start, period_end=start + 30 * 86400, livemode=self.livemode)
         snapshot = shapes.invoice(
             id=in_id, cus=self.get(sub["customer"]), subscription=subscription, lines=[line],
             currency=price["currency"], amount=line["amount"],
             billing_reason="subscription_cycle" if sub["latest_invoice"] else "subscription_create",
             number=f"{self.get(sub['customer'])['invoice_prefix']}-{self._rng.randint(1, 9999):04d}",
-            period_start=now, period_end=now + 30 * 86400, created=now, livemode=self.livemode,
+            period_start=looked_back[0], period_end=looked_back[1], created=now, livemode=self.livemode,
             account_name=ACCOUNT_NAME)
         # Stripe snapshots the subscription's metadata on each of its invoices (``subscription_details``)
         snapshot["parent"]["subscription_details"]["metadata"] = dict(sub["metadata"])
@@ -754,11 +775,7 @@ class World(RecordReads):
                                                "charge": ch_id, "payment_intent": pi_id,
                                                "status_transitions": transitions, "next_payment_attempt": None})
             self._emit("invoice.paid", invoice)
-            items = copy_snapshot(sub["items"])
-            for item in items["data"]:
-                item["current_period_start"], item["current_period_end"] = inv["period_start"], inv["period_end"]
-            self._transition(sub_id, "active", {"current_period_start": inv["period_start"],
-                                                "current_period_end": inv["period_end"], "items": items, **latest})
+            self._transition(sub_id, "active", {**self._period_of(sub, inv), **latest})
             self._emit("customer.subscription.updated", sub_id, previous=previous)
         else:
             error = {"type": "card_error", "code": "card_declined", "decline_code": "insufficient_funds",
@@ -773,8 +790,21 @@ class World(RecordReads):
                     self._transition(sub_id, "incomplete", latest)
                     self._emit("customer.subscription.updated", sub_id, previous={"latest_invoice": None})
             elif sub["status"] != "past_due" or new_invoice:
-                self._transition(sub_id, "past_due", latest)
+                # the period moves on at the renewal whether or not its payment succeeds
+                period = self._period_of(sub, inv) if new_invoice else {}
+                self._transition(sub_id, "past_due", {**period, **latest})
                 self._emit("customer.subscription.updated", sub_id, previous=previous)
+
+    @staticmethod
+    def _period_of(sub: Mapping[str, Any], inv: Mapping[str, Any]) -> dict[str, Any]:
+        """The subscription's changes for the period invoice `inv` bills (its line item's
+        period): its ``current_period_*`` and each item's (where API 2025-03-31.basil and later
+        keep them)."""
+        period = inv["lines"]["data"][0]["period"]
+        items = copy_snapshot(sub["items"])
+        for item in items["data"]:
+            item["current_period_start"], item["current_period_end"] = period["start"], period["end"]
+        return {"current_period_start": period["start"], "current_period_end": period["end"], "items": items}
 
     def _new_payment_intent(self, customer: str, amount: int, currency: str, status: str, *,
                             metadata: Mapping[str, str] | None = None) -> str:
@@ -832,8 +862,26 @@ class World(RecordReads):
     def _now_s(self) -> int:
         return self._now_us // 1_000_000
 
+    def advance(self, seconds: int) -> None:
+        """Move the provider's clock forward by whole `seconds` (< 0 counts as 0): time passing
+        between two operations, as a Stripe test clock advances. Draws nothing from the seed."""
+        self._now_us += max(0, seconds) * 1_000_000
+
+    def _reach(self, at_s: int) -> None:
+        """Move the clock to unix second `at_s` unless it is there already: Stripe performs the
+        coming change at that time (a renewal at its period's end, a dunning retry at the
+        invoice's ``next_payment_attempt``). Inside `within_second`, once the block has made a
+        change the clock stays: its changes share one second on purpose."""
+        if self._within_second and self._second_ticks:
+            return
+        self._now_us = max(self._now_us, at_s * 1_000_000)
+
     def _tick(self) -> None:
-        self._now_us += 1 if self._within_second else self._rng.randint(1, self._step_us)
+        if self._within_second:
+            self._second_ticks += 1
+            self._now_us += 1
+        else:
+            self._now_us += self._rng.randint(1, self._step_us)
 
     @contextlib.contextmanager
     def within_second(self) -> Iterator[None]:
@@ -841,11 +889,14 @@ class World(RecordReads):
         apart, so their events carry one ``created`` (Stripe's counts whole seconds: a renewal
         that fails and the cancellation that follows it at once share it). The clock first
         moves to the next whole second when less than `SECOND_ROOM_US` is left of this one;
-        nothing is drawn from the seed."""
+        nothing is drawn from the seed. A renewal or retry opening the block first moves the
+        clock to its time (`_reach`: its period's end); after the block's first change the
+        clock stays in the second."""
         left = 1_000_000 - self._now_us % 1_000_000
         if left < SECOND_ROOM_US:
             self._now_us += left
         self._within_second = True
+        self._second_ticks = 0
         try:
             yield
         finally:
