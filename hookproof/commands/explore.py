@@ -190,6 +190,8 @@ def run_explore(cfg: "Config", *, out_dir: Path | Callable[[], Path], max_exampl
     folder as certify's does (``receiver.log``, secrets masked, size-capped; each 5xx
     finding quotes its scenario's tail). `stopped_by()` names the signal that stopped a
     search while it shrank its finding (``"SIGTERM"``), for the partial report's note.
+    A receiver pinning a Stripe-Version later than hookproof models gets the provider API's
+    one note on it (`ServerState.api_version_note`) in the report's notes and the lines.
     """
     from hookproof.certify import check_loopback, receiver_log
     from hookproof.commands.replay import replay_command
@@ -215,6 +217,7 @@ def run_explore(cfg: "Config", *, out_dir: Path | Callable[[], Path], max_exampl
     (out_dir / RECEIVER_LOG_FILE).unlink(missing_ok=True)  # an earlier run's, in a reused folder
     started = time.time()
     hit: HitRate | None = None
+    version_note: str | None = None  # the provider API's, on Stripe-Versions it served in an older shape
     bursts_s = 0.0
     report_progress("starting", 0, None)
     log, marks = receiver_log(cfg, cfg.target.secrets(cfg.base_dir))
@@ -237,6 +240,7 @@ def run_explore(cfg: "Config", *, out_dir: Path | Callable[[], Path], max_exampl
                 hit = burst_hit_rate(target, repeats=repeats, copies=cfg.run.burst, seed=seed, provider_state=state,
                                      on_run=lambda done: report_progress("burst race", done, repeats))
                 bursts_s = time.monotonic() - bursts_started
+        version_note = state.api_version_note() if state is not None else None
     finally:  # the receiver has stopped: its last words are in
         tails = keep_receiver_log(log, marks, out_dir)
     lines = [f"explored {result.examples} example(s), {result.steps} step(s) in {result.duration_s:.1f} s (seed {seed}; "
@@ -257,6 +261,8 @@ def run_explore(cfg: "Config", *, out_dir: Path | Callable[[], Path], max_exampl
         lines.append(f"note: {result.error}")
     if result.failure is None and not result.acked:
         lines.append(f"state machine: {NOTHING_ACKNOWLEDGED.format(attempts=result.attempts)}")
+    if version_note is not None:
+        lines.append(f"note: {version_note}")
     if hit is not None:
         first = f"; first: {hit.kinds[0]} {hit.keys[0]}" if hit.keys and hit.kinds else ""
         lines.append(f"burst race: {hit.hits}/{hit.repeats} runs double-applied ({hit.rate:.0%}); seeds {hit.seeds}{first}")
@@ -283,6 +289,10 @@ def run_explore(cfg: "Config", *, out_dir: Path | Callable[[], Path], max_exampl
         from dataclasses import replace
 
         report = replace(report, partial=True, notes=(*report.notes, result.error or "the search was cut short"))
+    if version_note is not None:  # the provider API served a Stripe-Version hookproof does not model
+        from dataclasses import replace
+
+        report = replace(report, notes=(*report.notes, version_note))
     if tails is not None:
         report = link_receiver_log(report, tails)
     paths = write_explore_reports(report, out_dir)

@@ -493,6 +493,7 @@ def register(app: typer.Typer) -> None:
         limited: list[bool] = []  # True once --max-duration ended the storm
         limit: tuple[float, str] | None = None  # (seconds, where they came from)
         unread: str | None = None  # the note on declared state fields a storm does not compare
+        served: Any = None  # the provider API's state (`ServerState`), once started
         try:
             given = flag_duration_s("--max-duration", max_duration)
             cfg = load(config)
@@ -525,7 +526,8 @@ def register(app: typer.Typer) -> None:
             bind_host = master_bind_host or "127.0.0.1"  # exposed only when asked: the port carries the secret
             port = master_bind_port or (MASTER_PORT if remote else None)
             with provider_server(cfg) as provider:
-                _state, api_base, sink_url = provider.state, provider.api_base, provider.sink_url
+                served = provider.state
+                api_base, sink_url = provider.api_base, provider.sink_url
                 spec = build_spec(cfg, users=users, rate=rate or 5.0 * users, duration_s=duration_s, shape=shape,
                                   duplicates=duplicates, burst=burst, reorder_window=reorder_window, waves=waves,
                                   out=out, sink_url=sink_url, progress_path=progress_path,
@@ -534,7 +536,7 @@ def register(app: typer.Typer) -> None:
                                             "older_redelivery": older_redelivery, "late": late,
                                             "api_transient": api_transient}, seed=seed)
                 check_team_keys(cfg, spec)  # a template the storm's events cannot fill: before any sending
-                serve_storm_truth(_state, spec, workers_expected or workers)
+                serve_storm_truth(served, spec, workers_expected or workers)
                 log, marks = receiver_log(cfg, secrets)
                 if marks is not None:
                     marks.mark("storm")
@@ -592,10 +594,13 @@ def register(app: typer.Typer) -> None:
             report = dataclasses.replace(report, notes=(*report.notes, stopped))
         if unread is not None:
             report = dataclasses.replace(report, notes=(*report.notes, unread))
+        version_note = served.api_version_note() if served is not None else None
+        if version_note is not None:  # the receiver's SDK pins a Stripe-Version hookproof does not model
+            report = dataclasses.replace(report, notes=(*report.notes, version_note))
         headline = storm_headline(report, cfg)
         if headline is not None:  # first among the notes; printed above the table, as certify's
             report = dataclasses.replace(report, notes=(headline, *report.notes))
-        if tails is not None or stopped or headline or overloaded or unread:  # the master wrote the reports; they name the log and quote it, as certify's
+        if tails is not None or stopped or headline or overloaded or unread or version_note:  # the master wrote the reports; they name the log and quote it, as certify's
             if tails is not None:
                 report = link_receiver_log(report, tails)
             write_reports(report, out)

@@ -60,6 +60,35 @@ def test_explore_finds_writes_reports_and_replay_reproduces(tmp_path: Path) -> N
     assert "finding: duplicated" in replayed.output
 
 
+def test_explore_notes_a_stripe_version_it_serves_in_an_older_shape(tmp_path: Path) -> None:
+    """fetch_state pinning its requests to stripe-node 23.2.0's ``2026-11-18.endive``, a version
+    hookproof does not model, passes; the report and the printed lines say so once."""
+    from hookproof.receivers.web import receiver_of
+    from hookproof.simulator.events import LATEST_API_VERSION
+    from tests.examples.pinned_fetch import PINNED
+    from tests.hookproof.zoo_apps import app_for
+
+    receiver_of(app_for("fetch_state")).api.headers["Stripe-Version"] = PINNED  # type: ignore[attr-defined]
+    from hookproof.config import load_config
+
+    run = run_explore(load_config(write_config(tmp_path, "fetch_state")), out_dir=tmp_path / "out", max_examples=5,
+                      seed=3)
+    assert run.report.verdict == "pass", run.lines
+    (note,) = [n for n in run.report.notes if PINNED in n]
+    assert f"requests pinned to {PINNED}" in note and f"in the shape of {LATEST_API_VERSION}" in note
+    assert f"note: {note}" in run.lines
+    assert json.loads((tmp_path / "out" / "report.json").read_text())["notes"].count(note) == 1
+
+
+def test_explore_notes_nothing_for_a_modelled_version(tmp_path: Path) -> None:
+    from hookproof.config import load_config
+
+    run = run_explore(load_config(write_config(tmp_path, "fetch_state")), out_dir=tmp_path / "out", max_examples=5,
+                      seed=3)
+    assert run.report.verdict == "pass", run.lines
+    assert not [n for n in run.report.notes if "Stripe-Version" in n or "pinned to" in n], run.report.notes
+
+
 def test_explore_passes_a_correct_receiver(tmp_path: Path) -> None:
     config = write_config(tmp_path, "inbox_sync")
     result = CliRunner().invoke(app, ["explore", "-c", str(config), "--max-examples", "15", "--seed", "1",

@@ -345,6 +345,8 @@ STORMS: dict[str, Callable[[Path], object]] = {
         lambda d: (d, _storm(d, "mark_before_fetch", *_TRANSIENT)),
     "test_the_provider_api_transient_loses_the_effects_of_the_receiver_that_marks_before_fetching/fetch":
         lambda d: _storm(d, "fetch_state", *_TRANSIENT),
+    "test_a_storm_notes_a_stripe_version_it_serves_in_an_older_shape/pinned":
+        lambda d: (d, _storm(d, "fetch_state", module="tests.examples.pinned_fetch")),
 }
 
 
@@ -480,3 +482,19 @@ def test_the_provider_api_transient_loses_the_effects_of_the_receiver_that_marks
 def _finding_keys(tmp_path: Path, check_id: str) -> list[str]:
     report = json.loads((tmp_path / "out" / "report.json").read_text())
     return [f["key"] for c in report["scenarios"][0]["checks"] if c["check_id"] == check_id for f in c["findings"]]
+
+
+@pytest.mark.slow
+def test_a_storm_notes_a_stripe_version_it_serves_in_an_older_shape(
+        storms: StormBatch[Any], request: pytest.FixtureRequest) -> None:
+    """A fetching receiver whose SDK pins a Stripe-Version hookproof does not model (stripe-node
+    23.2.0's ``2026-11-18.endive``) passes the storm, and its report says once that the provider
+    API answered in the latest modelled shape."""
+    from hookproof.simulator.events import LATEST_API_VERSION
+    from tests.examples.pinned_fetch import PINNED
+
+    tmp_path, failing = storms.result(f"{request.node.name}/pinned")
+    assert failing == {}
+    notes = json.loads((tmp_path / "out" / "report.json").read_text())["notes"]
+    (note,) = [n for n in notes if PINNED in n]
+    assert f"requests pinned to {PINNED}" in note and f"in the shape of {LATEST_API_VERSION}" in note
