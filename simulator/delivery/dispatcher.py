@@ -256,7 +256,7 @@ class Dispatcher:
         if not mutations and self._transport is not None:
             envelope = envelope_of(self.profile, event)
             headers = self._signed_headers(envelope, int(now))
-            if headers is not None and _ascii_pairs(headers):  # else the general way (httpx's error for non-ASCII)
+            if headers is not None:  # else the general way (httpx's error for non-ASCII)
                 event_id = envelope.event_id
                 t0 = time.perf_counter()
                 answer = await self._send_bounded(None, timeout_s, "POST", headers, envelope.body, envelope.query)
@@ -287,11 +287,14 @@ class Dispatcher:
         return self._record(delivery, number, event_id, mutations, answer, now, latency_ms)
 
     def _signed_headers(self, envelope: Envelope, timestamp: int) -> list[tuple[str, str]] | None:
-        """``profile.request_headers(envelope, secrets, timestamp)``, made once per envelope
-        and second: the headers are a function of those three alone (the signature of the
-        same body at the same timestamp under the same secrets), so the copies of one event
-        sent in one second (a burst of duplicates, a redelivery close behind) reuse the
-        headers of the first, the same bytes. Only the current second's are kept."""
+        """``profile.request_headers(envelope, secrets, timestamp)`` when they are ASCII
+        strings (`_ascii_pairs`: what the own transport sends), else None (the general way).
+
+        Made once per envelope and second: the headers are a function of those three
+        alone (the signature of the same body at the same timestamp under the same
+        secrets), so the copies of one event sent in one second (a burst of duplicates, a
+        redelivery close behind) reuse the checked headers of the first, the same bytes.
+        Only the current second's are kept."""
         if timestamp != self._signed_at:
             self._signed.clear()
             self._signed_at = timestamp
@@ -299,8 +302,9 @@ class Dispatcher:
         if signed is not None and signed[0] is envelope:
             return signed[1]
         headers = self.profile.request_headers(envelope, self._secrets, timestamp)
-        if headers is not None:
-            self._signed[envelope.event_id] = (envelope, headers)
+        if headers is None or not _ascii_pairs(headers):
+            return None
+        self._signed[envelope.event_id] = (envelope, headers)
         return headers
 
     def attempt_timeout_s(self, number: int) -> float:
