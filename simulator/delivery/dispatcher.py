@@ -50,6 +50,8 @@ from hookproof.simulator.secret_forms import masker_for
 _ACKED = Outcome.ACKED
 #: Default time factor: a 3-day retry schedule runs in about 3 seconds.
 TIME_SCALE = 1e-5
+#: Signed headers a dispatcher keeps at most for reuse within one second (`Dispatcher._signed_headers`).
+SIGNED_KEPT = 16384
 
 
 @dataclass
@@ -294,8 +296,8 @@ class Dispatcher:
         alone (the signature of the same body at the same timestamp under the same
         secrets), so the copies of one event sent in one second (a burst of duplicates, a
         redelivery close behind) reuse the checked headers of the first, the same bytes.
-        Only the current second's are kept."""
-        if timestamp != self._signed_at:
+        Only the current second's are kept, `SIGNED_KEPT` at most (a clock that stands still)."""
+        if timestamp != self._signed_at or len(self._signed) >= SIGNED_KEPT:
             self._signed.clear()
             self._signed_at = timestamp
         signed = self._signed.get(envelope.event_id)
