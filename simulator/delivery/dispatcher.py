@@ -44,12 +44,14 @@ from hookproof.simulator.delivery.history import Attempt, Completion, History, O
 from hookproof.simulator.delivery.mutations import build_attempt, envelope_of
 from hookproof.simulator.delivery.transports import Target, in_process_request, in_process_transport, make_client
 from hookproof.simulator.faults import Delivery, Mutation, Schedule, is_valid
-from hookproof.simulator.profiles.base import Profile, SignedRequest
+from hookproof.simulator.profiles.base import Envelope, Profile, SignedRequest
 from hookproof.simulator.secret_forms import masker_for
 
 _ACKED = Outcome.ACKED
 #: Default time factor: a 3-day retry schedule runs in about 3 seconds.
 TIME_SCALE = 1e-5
+#: Signed headers a dispatcher keeps at most for reuse within one second (`Dispatcher._signed_headers`).
+SIGNED_KEPT = 16384
 
 
 @dataclass
@@ -136,6 +138,9 @@ class Dispatcher:
         self._client_timeout = (self._transport.client_timeout(self._timeout_extension)
                                 if self._transport is not None else None)
         self._event_types: dict[str, str] = {}
+        #: The headers signed in the second `_signed_at`, per event id, with their envelope (`_signed_headers`).
+        self._signed: dict[str, tuple[Envelope, list[tuple[str, str]]]] = {}
+        self._signed_at = -1
         # In-process apps are sent to through their transport directly (`in_process_request`:
         # the request the client would build, without its send path); a given client is used as it is.
         self._in_process = in_process_transport(target.app) if client is None and target.app is not None else None
@@ -252,8 +257,8 @@ class Dispatcher:
                                  else self.profile.attempt_timeout_s(number))  # `attempt_timeout_s`
         if not mutations and self._transport is not None:
             envelope = envelope_of(self.profile, event)
-            headers = self.profile.request_headers(envelope, self._secrets, int(now))
-            if headers is not None and _ascii_pairs(headers):  # else the general way (httpx's error for non-ASCII)
+            headers = self._signed_headers(envelope, int(now))
+            if headers is not None:  # else the general way (httpx's error for non-ASCII)
                 event_id = envelope.event_id
                 t0 = time.perf_counter()
                 answer = await self._send_bounded(None, timeout_s, "POST", headers, envelope.body, envelope.query)
@@ -282,6 +287,27 @@ class Dispatcher:
             answer = Observed(True, broke=Broke.TIMEOUT, timeout_s=injected)
         latency_ms = (time.perf_counter() - t0) * 1000.0
         return self._record(delivery, number, event_id, mutations, answer, now, latency_ms)
+
+    def _signed_headers(self, envelope: Envelope, timestamp: int) -> list[tuple[str, str]] | None:
+        """``profile.request_headers(envelope, secrets, timestamp)`` when they are ASCII
+        strings (`_ascii_pairs`: what the own transport sends), else None (the general way).
+
+        Made once per envelope and second: the headers are a function of those three
+        alone (the signature of the same body at the same timestamp under the same
+        secrets), so the copies of one event sent in one second (a burst of duplicates, a
+        redelivery close behind) reuse the checked headers of the first, the same bytes.
+        Only the current second's are kept, `SIGNED_KEPT` at most (a clock that stands still)."""
+        if timestamp != self._signed_at or len(self._signed) >= SIGNED_KEPT:
+            self._signed.clear()
+            self._signed_at = timestamp
+        signed = self._signed.get(envelope.event_id)
+        if signed is not None and signed[0] is envelope:
+            return signed[1]
+        headers = self.profile.request_headers(envelope, self._secrets, timestamp)
+        if headers is None or not _ascii_pairs(headers):
+            return None
+        self._signed[envelope.event_id] = (envelope, headers)
+        return headers
 
     def attempt_timeout_s(self, number: int) -> float:
         """The sender timeout of attempt `number`: the run's, else the profile's."""

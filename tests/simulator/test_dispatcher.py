@@ -354,3 +354,54 @@ def test_a_header_that_is_not_ascii_takes_httpxs_route_and_its_error() -> None:
     assert [(a.attempt, a.status, a.outcome, a.completion) for a in history] == [
         (1, None, Outcome.CONNECTION_ERROR, Completion.UNKNOWN), (2, None, Outcome.CONNECTION_ERROR, Completion.UNKNOWN)]
     assert all(a.error and "UnicodeEncodeError" in a.error for a in history)
+
+
+def test_copies_signed_in_one_second_carry_that_seconds_signature(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The signed headers reused within a second are the ones signing at that second
+    gives; the next second signs anew, and a full store of them starts over (the same bytes)."""
+    import hookproof.simulator.delivery.dispatcher as dispatcher_module
+
+    heads: list[dict[str, str]] = []
+    bodies: list[bytes] = []
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while True:
+            try:
+                head = await reader.readuntil(b"\r\n\r\n")
+            except asyncio.IncompleteReadError:
+                break
+            fields = dict(line.split(": ", 1) for line in head.decode().split("\r\n")[1:] if line)
+            heads.append(fields)
+            bodies.append(await reader.readexactly(int(fields["Content-Length"])))
+            writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+            await writer.drain()
+        writer.close()
+
+    now = [1_700_000_000.25]
+    event, other = _events(2)
+    monkeypatch.setattr(dispatcher_module, "SIGNED_KEPT", 2)
+    kept: list[int] = []
+
+    async def go() -> None:
+        server = await asyncio.start_server(handle, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        async with server, Dispatcher(Target(url=f"http://127.0.0.1:{port}/webhooks"), get_profile("stripe"), [SECRET],
+                                      History(), clock=lambda: now[0]) as d:
+            deliveries = schedule([event, event, other], FaultPlan()).deliveries()
+            for delivery in deliveries:
+                await d.attempt(delivery, 1)
+            now[0] += 1.0
+            for delivery in (deliveries[0], deliveries[0], deliveries[2], deliveries[0]):
+                await d.attempt(delivery, 1)
+                kept.append(len(d._signed))
+
+    asyncio.run(go())
+    signatures = [h["Stripe-Signature"] for h in heads]
+    for head, body in zip(heads, bodies):
+        stripe.Webhook.construct_event(body, head["Stripe-Signature"], SECRET, tolerance=None)
+    assert signatures[0] == signatures[1] and signatures[0].startswith("t=1700000000,")
+    assert signatures[2] != signatures[0] and signatures[2].startswith("t=1700000000,")
+    assert signatures[3] == signatures[4] == signatures[6] != signatures[0]
+    assert signatures[3].startswith("t=1700000001,") and signatures[5].startswith("t=1700000001,")
+    assert bodies[0] == bodies[1] == bodies[3] == bodies[4] == bodies[6]
+    assert kept == [1, 1, 2, 1]  # the store of two full: started over, the event signed anew

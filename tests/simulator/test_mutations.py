@@ -98,5 +98,5 @@ def test_another_object_under_a_kept_id_takes_its_place_and_bytes() -> None:
     envelope_of(counting, event)  # type: ignore[arg-type]
     again = envelope_of(counting, other)  # type: ignore[arg-type]
     kept = mutations._RENDERED["counting-same-id"]
-    assert list(kept.order) == [event.id] and kept.events[event.id] is other and kept.envelopes[event.id] is again
+    assert list(kept.order) == [event.id] and kept.events[event.id]() is other and kept.envelopes[event.id] is again
     assert kept.body_bytes == len(again.body) and counting.renders == 2
