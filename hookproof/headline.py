@@ -40,9 +40,10 @@ NEARLY = 0.9
 AT_LEAST = 3
 
 
-def secret_sources(secret: str | Sequence[str]) -> str:
+def secret_sources(secret: str | Sequence[str], literal: str = "written in the config") -> str:
     """Where `secret` (``target.secret``: one reference or a rotation list) comes from, as may
-    be shown: ``env:NAME``, ``file:PATH``, or ``written in the config`` for a literal."""
+    be shown: ``env:NAME``, ``file:PATH``, or `literal` for a literal (send's ``--secret``:
+    ``given on the command line``)."""
     from hookproof.secret_ref import SecretRef, SecretRefError
 
     shown = []
@@ -50,9 +51,9 @@ def secret_sources(secret: str | Sequence[str]) -> str:
         try:
             ref = SecretRef.parse(value)
         except SecretRefError:
-            shown.append("written in the config")
+            shown.append(literal)
             continue
-        shown.append("written in the config" if ref.kind == "literal" else ref.source)
+        shown.append(literal if ref.kind == "literal" else ref.source)
     return ", ".join(dict.fromkeys(shown))
 
 
@@ -97,13 +98,15 @@ def refused_headline(report: "RunReport", sources: str, *, acked: int | None = N
 
 
 def status_headline(statuses: Mapping[int, int], sources: str, profile: str, *, acked: int = 0,
-                    quote: str | None = None, setting: str = "target.secret") -> str | None:
+                    quote: str | None = None, setting: str = "target.secret",
+                    profile_setting: str = "target.profile") -> str | None:
     """The headline for a run whose valid attempts got `statuses` (HTTP status -> attempts
     answered with it) and `acked` acknowledged: none acknowledged (and no 2xx), at least
     `AT_LEAST` refused with 401 or 403 (else with 400), and those at least `NEARLY` of the
     answered ones; else None. `profile`: the run's ``target.profile``; `setting`: where the
     secret was given (``target.secret``, send's ``--secret``); `quote`: the first 400's answer
-    (`first_answer`), quoted by a 400 headline, never a 401/403 one."""
+    (`first_answer`), quoted by a 400 headline, never a 401/403 one; `profile_setting`: where the
+    profile was chosen (``target.profile``, send's ``--profile`` without a config)."""
     if acked or any(200 <= status < 300 for status in statuses):
         return None
     answered = sum(statuses.values())
@@ -118,7 +121,7 @@ def status_headline(statuses: Mapping[int, int], sources: str, profile: str, *, 
         shown = f'; the first answer: "{quote}"' if cause and quote else ""
         return (f"{HEADLINE_PREFIX}{every} valid delivery was refused with {codes} ({counted}) and none was "
                 f"acknowledged: {cause}check that {setting} is the receiver's signing secret (source: "
-                f"{sources}) and target.profile ({profile}) the provider it verifies{shown}")
+                f"{sources}) and {profile_setting} ({profile}) the provider it verifies{shown}")
     return None
 
 

@@ -52,10 +52,12 @@ def _target_defaults(config: str | None, url: str | None, secret: list[str] | No
     return url, values, target.account, live or target.environment == "live"
 
 
-def _headline(attempts: list["Attempt"], secret: list[str] | None, config: str | None, profile: str) -> str | None:
+def _headline(attempts: list["Attempt"], secret: list[str] | None, config: str | None, profile: str,
+              profile_given: bool = False) -> str | None:
     """certify's headline (`hookproof.headline`) for send's `attempts`: every valid one refused
     with 401/403, or with 400 (its first answer quoted); where the secret came from
-    (`--secret`, else the config's ``target.secret``), never its value."""
+    (`--secret`, else the config's ``target.secret``), never its value, and where the profile
+    was chosen (`--profile` when `profile_given` or without a config, else ``target.profile``)."""
     from hookproof.headline import first_answer, secret_sources, status_headline
 
     statuses: dict[int, int] = {}
@@ -63,13 +65,15 @@ def _headline(attempts: list["Attempt"], secret: list[str] | None, config: str |
         if a.valid and a.status is not None:
             statuses[a.status] = statuses.get(a.status, 0) + 1
     if secret:
-        setting, sources = "--secret", secret_sources(secret)
+        setting, sources = "--secret", secret_sources(secret, literal="given on the command line")
     else:
         from hookproof.config import load_config
 
         setting, sources = "target.secret", secret_sources(load_config(config, secrets=False).target.secret) \
             if config is not None else "none given"
-    return status_headline(statuses, sources, profile, quote=first_answer(attempts), setting=setting)
+    profile_setting = "--profile" if profile_given or config is None else "target.profile"
+    return status_headline(statuses, sources, profile, quote=first_answer(attempts), setting=setting,
+                           profile_setting=profile_setting)
 
 
 def register(app: typer.Typer) -> None:
@@ -192,7 +196,7 @@ def register(app: typer.Typer) -> None:
                        f"{prof.title} sends no retry")
             console.print(f"{len(attempts)} attempt(s), {acked} acknowledged" + ("" if acked else f"; exit 1: {why}"),
                           markup=False)
-            headline = None if acked else _headline(attempts, secret, config, prof.name)
+            headline = None if acked else _headline(attempts, secret, config, prof.name, profile_given=profile is not None)
             if headline is not None:
                 console.print(headline, markup=False, soft_wrap=True)
         if not acked:

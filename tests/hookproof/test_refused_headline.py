@@ -268,5 +268,35 @@ def test_send_gives_the_headline_after_its_rows(secret: str, status: int) -> Non
     quoted = f'; the first answer: "{QUOTE}"' if status == 400 else ""
     assert lines[-1].startswith(f"{HEADLINE_PREFIX}every valid delivery was refused with {status} (")
     assert lines[-1].endswith(f"and none was acknowledged: {cause}check that --secret is the receiver's signing "
-                              f"secret (source: written in the config) and target.profile (stripe) the provider it "
+                              f"secret (source: given on the command line) and --profile (stripe) the provider it "
                               f"verifies{quoted}")
+
+
+@pytest.mark.parametrize(("secret", "in_config", "profile_given", "named"), [
+    (["whsec_on_the_line"], None, False, "--secret is the receiver's signing secret (source: given on the command "
+                                         "line) and --profile (stripe)"),
+    (["whsec_on_the_line"], "env:HOOKPROOF_HEADLINE_SECRET", False,
+     "--secret is the receiver's signing secret (source: given on the command line) and target.profile (stripe)"),
+    (None, "env:HOOKPROOF_HEADLINE_SECRET", False, "target.secret is the receiver's signing secret (source: "
+                                                   "env:HOOKPROOF_HEADLINE_SECRET) and target.profile (stripe)"),
+    (None, "whsec_in_the_file", True, "target.secret is the receiver's signing secret (source: written in the "
+                                      "config) and --profile (stripe)"),
+], ids=["flags", "secret-flag-with-config", "config", "profile-flag-with-config"])
+def test_send_s_headline_names_where_the_secret_and_the_profile_were_given(
+        tmp_path: Path, secret: list[str] | None, in_config: str | None, profile_given: bool, named: str) -> None:
+    """send's headline names the flag or the config setting each came from, never a secret."""
+    from types import SimpleNamespace
+
+    from hookproof.commands.send_cmd import _headline
+
+    config = None
+    if in_config is not None:
+        config = tmp_path / "hookproof.toml"
+        config.write_text(f'[target]\nurl = "http://127.0.0.1:9/webhooks"\nprofile = "stripe"\nsecret = "{in_config}"\n'
+                          '\n[observer]\nkind = "python"\ncallable = "tests.hookproof.test_refused_headline:no_effects"\n',
+                          encoding="utf-8")
+    refused = [SimpleNamespace(valid=True, status=401, response_excerpt="") for _ in range(3)]
+    headline = _headline(refused, secret, str(config) if config else None, "stripe",  # type: ignore[arg-type]
+                         profile_given=profile_given)
+    assert headline is not None and f"check that {named} the provider it verifies" in headline, headline
+    assert "whsec_" not in headline
