@@ -120,7 +120,8 @@ class ExpectationScan:
         # the sources: each key's first attempt, its own or, for an attempt without a key,
         # its event's key: position, event code, amount, whether an attempt without a key,
         # valid; as columns by key code (a storm has a million keys)
-        src_ev = scan.event_of[self.key_first].astype(np.int64) if n_keys else np.zeros(0, np.int64)
+        # int32, as the scan's codes: held beside the slots until `KeyColumns` takes it
+        src_ev = scan.event_of[self.key_first] if n_keys else np.zeros(0, np.int32)
         if release:  # taken over: changed in place below, no copy held beside them
             src_pos, src_amount, valid = self.key_first, self.key_amount, self.key_valid
             self.key_first, self.key_amount, self.key_valid = _freed(src_pos), _freed(src_amount), _freed(valid)
@@ -129,8 +130,9 @@ class ExpectationScan:
         src_unkeyed = np.zeros(n_keys, np.bool_)
         key_codes = scan.key_codes
         # world key code → key code (the scan's, then those only an event gives), -1: none
+        to_key: npt.NDArray[np.integer[Any]]
         if self.key_of_world is not None:
-            to_key = self.key_of_world.astype(np.int64)
+            to_key = self.key_of_world  # taken over (int32, changed in place below): no copy beside it
             self.key_of_world = None  # read once: the scan keeps no column per world key past here
         else:
             to_key = codes_in(key_codes, world.keys.names)

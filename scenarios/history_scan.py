@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Set
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import islice, repeat
 from operator import attrgetter, is_not, length_hint
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, Sequence, overload
@@ -152,7 +152,11 @@ class HistoryScan:
             as its own): an `IdCodes` from `scan_history`; `key_names` the keys by code.
         key_of: per position, the code of the attempt's own business key, `NO_GROUP` when
             it carries none (int32).
-        by_event: event id → positions (`Groups`).
+        by_event: event id → positions (`Groups`), grouped on first read (a property over
+            `event_codes` and `event_of`): `scenarios.check_index.expectations_and_index`
+            reads it only once the expectations have freed the pass's per-event and per-key
+            slots, so its positions and offsets (some 30 MB at a million attempts) and
+            their sort are never held beside them.
         completions: per position, the completion of a valid attempt, None for an invalid one
             (`Completions`, over `completion_codes`).
         acked_events: events with at least one valid attempt that completed ok (a `CodedSet`).
@@ -173,7 +177,6 @@ class HistoryScan:
     key_codes: Mapping[str, int]
     key_names: Sequence[str]
     key_of: "npt.NDArray[np.int32]"
-    by_event: Groups
     completions: Sequence[Completion | None]
     acked_events: Set[str]
     notable: list[int]
@@ -183,6 +186,14 @@ class HistoryScan:
     sender_timeout_s: float
     expect: ExpectationScan | None = None
     completion_codes: "npt.NDArray[np.int8] | None" = None
+    _by_event: Groups | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def by_event(self) -> Groups:
+        """event id → positions (`Groups`), grouped on the first read and kept."""
+        if self._by_event is None:
+            self._by_event = group_positions(self.event_codes, self.event_of)
+        return self._by_event
 
     @property
     def by_key(self) -> Groups:
@@ -557,8 +568,7 @@ def scan_history(
                                            unkeyed_first.take(n_events), unkeyed_amount.take(n_events),
                                            unkeyed_valid.take(n_events), src_objects,
                                            join.key_column if join is not None else None)
-    return HistoryScan(offset, event_codes, event_of, key_codes, key_codes.names, key_of,
-                       group_positions(event_codes, event_of), completions,
+    return HistoryScan(offset, event_codes, event_of, key_codes, key_codes.names, key_of, completions,
                        CodedSet(event_codes, acked.take(n_events)), notable, latencies, over_half, over_half_ms,
                        sender_timeout_s, expectation_part, codes)
 
