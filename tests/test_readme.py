@@ -158,6 +158,9 @@ def test_init_writes_a_template_for_each_profile_that_loads(tmp_path: Path, monk
         assert config.observer.state is not None and not config.observer.states
     else:  # the provider's own stateful kinds
         assert config.observer.state is None and set(config.observer.states) == kinds
+    # GitHub's events carry no money: the effects query reads keys alone, so a table without an
+    # amount column answers it; the others read the optional amount
+    assert ("amount" in (config.observer.effects or "")) == (profile != "github"), config.observer.effects
 
 
 def _uncommented_keys(template: str) -> str:

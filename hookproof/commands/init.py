@@ -77,6 +77,12 @@ KEY_EXAMPLES: dict[str, tuple[tuple[tuple[str, str], ...], tuple[str, str, str] 
 }
 
 
+#: Profiles whose events carry no money amount: their effects query reads the keys alone (an
+#: ``amount`` column a team's table need not have would fail the query).
+NO_AMOUNTS: frozenset[str] = frozenset({"github"})
+_EFFECTS_QUERY = 'effects = "SELECT business_key, amount FROM effects"\n'
+
+
 def _key_examples(profile: str) -> tuple[str, str]:
     """The commented ``[business_keys]`` and ``[counters]`` examples for `profile`, in the
     template's form (`KEY_EXAMPLES`)."""
@@ -130,6 +136,8 @@ def render_template(profile: str) -> str:
         _STRIPE_ENV: 'env = { WEBHOOK_SECRET = "{secret}", API_BASE = "{api_base}", API_KEY = "{api_key}" }',
         _STRIPE_BASE_NOTE: "# simulator's provider API, no /v1), {sink_url},\n",
     }
+    if chosen.name in NO_AMOUNTS:
+        swaps[_EFFECTS_QUERY] = 'effects = "SELECT business_key FROM effects"\n'
     kinds = state_kinds(chosen.name)
     if kinds:  # a provider world of its own: its kinds' states (a billing world's are Stripe's subscriptions)
         swaps[_STRIPE_STATE] = ""
