@@ -261,15 +261,21 @@ class Scenario:
     #: (world kind, title, description): the scenario in a provider world's own words, where
     #: its story names the provider's objects and states (``catalog`` for a user's catalog).
     worded: tuple[tuple[str, str, str], ...] = ()
+    #: The description with `AFTER_REFUSAL` where it says what the provider does with a refused
+    #: event, or "" when it says nothing of it (`for_world`).
+    refusal_template: str = ""
 
-    def for_world(self, world: str) -> "Scenario":
+    def for_world(self, world: str, after_refusal: str | None = None) -> "Scenario":
         """This scenario with the title and description in `world`'s words (`Profile.world`:
-        ``billing``, ``shopify``, ``github``…, or ``catalog:<digest>`` for a user's catalog);
-        itself when it has none for that world."""
+        ``billing``, ``shopify``, ``github``…, or ``catalog:<digest>`` for a user's catalog),
+        and what its provider does with a refused event in `after_refusal`'s
+        (`Profile.after_refusal`: "GitHub never retries: …"); itself when neither applies."""
         kind = "catalog" if world.startswith("catalog:") else world
         for w, title, description in self.worded:
             if w == kind:
                 return replace(self, title=title, description=description)
+        if after_refusal is not None and self.refusal_template:
+            return replace(self, description=self.refusal_template.replace(AFTER_REFUSAL, after_refusal))
         return self
 
     def plan(self, ctx: Context, world: AnyWorld) -> Plan | NotApplicable:
@@ -822,10 +828,18 @@ def _fetch_overtaken(ctx: Context, w: World) -> Plan | NotApplicable:
                 owes_effects=False, held_fetch=sub)
 
 
+#: Where a scenario's description says what the provider does with a refused event: the
+#: profile's own words in a run (`Profile.after_refusal`), `NEUTRAL_AFTER_REFUSAL` elsewhere.
+AFTER_REFUSAL = "<after refusal>"
+NEUTRAL_AFTER_REFUSAL = "the provider keeps retrying it, for days on most providers' schedules"
+
+
 def _scenario(id: str, title: str, description: str, checks: Sequence[str], checklist: Sequence[str],
               build: Callable[[Context, World], Plan | NotApplicable]) -> Scenario:
-    return Scenario(id, title, description, tuple(checks), tuple(checklist), build, overlap=OVERLAP.get(id, Overlap.ALONE),
-                    worded=WORDED.get(id, ()))
+    template = description if AFTER_REFUSAL in description else ""
+    return Scenario(id, title, description.replace(AFTER_REFUSAL, NEUTRAL_AFTER_REFUSAL), tuple(checks),
+                    tuple(checklist), build, overlap=OVERLAP.get(id, Overlap.ALONE), worded=WORDED.get(id, ()),
+                    refusal_template=template)
 
 
 #: Scenarios whose story names a world's objects and states, in each provider world's words
@@ -853,6 +867,15 @@ WORDED: Mapping[str, tuple[tuple[str, str, str], ...]] = {
          "An object's delayed earlier event arrives after its later ones. Applying it would bring back a "
          "state the object has left."),
     ),
+    # Providers that sign no timestamp send a retry as the same request, byte for byte.
+    "transport-fields-change": (
+        ("github", "A retry of the same delivery",
+         "GitHub signs no timestamp, so a redelivery is the same request byte for byte, with the same "
+         "X-GitHub-Delivery. The business effect must happen once."),
+        ("shopify", "A retry of the same delivery",
+         "Shopify signs no timestamp, so a retry is the same request byte for byte, with the same "
+         "X-Shopify-Webhook-Id and X-Shopify-Event-Id. The business effect must happen once."),
+    ),
 }
 
 
@@ -873,7 +896,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     _scenario("duplicate-sequential", "Duplicate deliveries, one after another",
               "The provider delivers the same event three times, a moment apart, as it does after a "
               "timeout or an incident. The business effect must happen once, and every copy must be "
-              "acknowledged with a 2xx: a 409 or 5xx makes the provider retry for days.",
+              "acknowledged with a 2xx: after a 409 or 5xx, <after refusal>.",
               (*EFFECTS, "duplicate_acked"), ("duplicates-tested", "retries-bounded"),
               _effects_plan(FaultPlan(copies=3, spacing_s=0.02))),
     _scenario("duplicate-concurrent", "Concurrent duplicate burst",
@@ -919,7 +942,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     _scenario("reserialized-retry", "A retry with other body bytes",
               "The same event comes back with its JSON re-serialised (key order, spacing, escapes), "
               "correctly signed. Deduplication must use the event id, not a hash of the body, and the "
-              "signature be checked over the raw body: a refused copy is retried for days.",
+              "signature be checked over the raw body: after a refused copy, <after refusal>.",
               (*EFFECTS, "duplicate_acked"), ("duplicates-tested",),
               _mutation_plan(Mutation.RESERIALIZE, copies=2, mutate="retries", max_attempts=None)),
     _scenario("reserialized-body", "A delivery in other JSON bytes",
@@ -927,7 +950,7 @@ SCENARIOS: tuple[Scenario, ...] = (
               "indentation, \\u escapes), correctly signed over them. A provider's bytes are not any "
               "library's re-dump of the parsed JSON (Stripe pretty-prints; other bodies carry escapes a "
               "re-dump writes otherwise), so the signature must be checked over the raw body: a receiver "
-              "verifying a re-serialisation refuses it, and the provider retries it for days.",
+              "verifying a re-serialisation refuses it: after that refusal, <after refusal>.",
               EFFECTS, ("raw-body-signature",), _reserialized_body),
     _scenario("transport-fields-change", "A retry with a new timestamp and signature",
               "Each retry carries a fresh timestamp and signature; the event id stays. Deduplication "
@@ -970,7 +993,7 @@ SCENARIOS: tuple[Scenario, ...] = (
               ("unexpected", "no_server_error"), ("refuses-foreign",), _mutation_plan(Mutation.FOREIGN_ACCOUNT)),
     _scenario("unknown-event-type", "An event type the receiver does not handle",
               "Providers add event types. An unhandled type must be acknowledged (2xx) with no effect, "
-              "and the next event still applied: a 4xx makes the provider retry it for days.",
+              "and the next event still applied: after a 4xx, <after refusal>.",
               ("no_server_error", "valid_not_rejected", "lost", "duplicated", "unexpected"), ("refuses-foreign", "retries-bounded"),
               _unknown_type),
     _scenario("oversized-payload", "A body of several megabytes",

@@ -226,6 +226,12 @@ class Profile(ABC):
                 "disagree, so refusing is not required, but a real delivery from a sender whose clock runs ahead "
                 "would be refused")
 
+    def after_refusal(self) -> str:
+        """What the provider does with an event its receiver refused (a 4xx or 5xx), as scenario
+        descriptions say it: `retrying` while it has retries (`retry_schedule_s`), else
+        `gives_up` (GitHub retries nothing)."""
+        return self.retrying if self.retry_schedule_s else self.gives_up
+
     def words(self) -> ProviderWords:
         """What findings say of this provider (`provider_words.ProviderWords`): its name,
         attempts per delivery (1 + `retry_schedule_s`), what it does while retrying and

@@ -79,3 +79,40 @@ def test_a_run_reports_the_scenario_in_its_profile_s_words() -> None:
     (scenario,) = report.scenarios
     worded = CATALOG["stale-after-newer"].for_world("shopify")
     assert (scenario.title, scenario.description) == (worded.title, worded.description)
+
+
+@pytest.mark.parametrize(("profile_name", "said"), [
+    ("stripe", "Stripe would keep retrying it for up to 3 days"),
+    ("shopify", "Shopify would keep retrying it, 8 times over 4 hours"),
+    ("github", "GitHub never retries: it stays lost unless redelivered by hand"),
+])
+def test_what_the_provider_does_with_a_refused_event_is_its_own(profile_name: str, said: str) -> None:
+    """A GitHub App's receiver was told a 4xx "makes the provider retry it for days"; GitHub
+    never retries. Each scenario saying what follows a refusal says it in the profile's words."""
+    profile = get_profile(profile_name)
+    refusing = [s for s in CATALOG.values() if s.refusal_template]
+    assert {s.id for s in refusing} == {"duplicate-sequential", "reserialized-retry", "reserialized-body",
+                                        "unknown-event-type"}
+    for scenario in refusing:
+        worded = scenario.for_world(profile.world, profile.after_refusal())
+        assert said in worded.description and "for days on most" not in worded.description, worded.description
+        assert "for days on most providers' schedules" in scenario.description  # no profile: neutral
+        assert worded.checks == scenario.checks
+
+
+def test_a_retry_of_a_provider_signing_no_timestamp_is_not_called_a_new_signature() -> None:
+    from hookproof.simulator.delivery.mutations import build_attempt
+    from hookproof.simulator.faults import Mutation
+    from hookproof.simulator.world import new_world
+
+    for name in ("github", "shopify"):
+        profile = get_profile(name)
+        scenario = CATALOG["transport-fields-change"].for_world(profile.world)
+        assert "new timestamp" not in scenario.title and "byte for byte" in scenario.description
+        plan = scenario.plan(Context(profile=profile), new_world(profile.world, 3))
+        assert isinstance(plan, Plan)
+        event = plan.phases[0].events[0]
+        first, retry = (build_attempt(profile, event, ["s3cret"], [Mutation.TRANSPORT_FIELDS], now=1_790_000_000,
+                                      attempt=n) for n in (1, 2))
+        assert first.request.headers == retry.request.headers and first.request.body == retry.request.body
+    assert "new timestamp" in CATALOG["transport-fields-change"].for_world("billing").title
