@@ -13,7 +13,7 @@ from hookproof.simulator.events import Event
 from hookproof.simulator.faults import FaultPlan, schedule
 from hookproof.simulator.profiles import Profile
 from hookproof.simulator.server.state import DEFAULT_API_KEY
-from hookproof.simulator.world import AnyWorld, emit_events, new_world
+from hookproof.simulator.world import AnyWorld, emit_events, new_world, story_start_us
 
 
 @dataclass(frozen=True)
@@ -130,8 +130,15 @@ def send(options: SendOptions, secrets: list[str], history: History | None = Non
     target = Target(url=options.url)
     stripe_type = resolve_event(options.profile, options.event)
     seed = options.seed if options.seed is not None else random.SystemRandom().randrange(2**31)
-    world = new_world(options.profile.world, seed, livemode=options.live, account=options.account or None)
-    events = latest_per_object(emit_events(world, stripe_type, options.objects))
+    def make(start_us: int) -> AnyWorld:
+        return new_world(options.profile.world, seed, livemode=options.live, account=options.account or None,
+                         start_us=start_us)
+
+    def tell(world: AnyWorld) -> list[Event]:
+        return emit_events(world, stripe_type, options.objects)
+
+    world = make(story_start_us(make, tell))  # nothing dated after it is sent
+    events = latest_per_object(tell(world))
     copies = options.copies
     plan = FaultPlan(
         copies=copies,

@@ -194,6 +194,26 @@ def template_worlds(spec: StormSpec, processes: int) -> list[Any]:
     return worlds
 
 
+def storm_start_us(spec: StormSpec, processes: int, *, now_us: int | None = None) -> int:
+    """The clock start (unix µs, a whole second) of a storm of `processes` sending
+    processes so that no template story of any of them is dated after `now_us` (default: now;
+    `simulator.world.registry.story_start_us`): every copy is sent later, so no event a storm
+    sends is dated after it is sent. A billing template's stories renew monthly one after
+    another, so they start a few years back."""
+    from hookproof.simulator.world import story_start_us
+
+    kind = spec.sending_profile().world
+    starts = []
+    for index in range(max(1, processes)):
+        seed = process_seed(spec.seed, index)
+
+        def make(start_us: int, seed: int = seed) -> Any:
+            return template_world(kind, seed, live=spec.live, account=spec.account, start_us=start_us)
+
+        starts.append(story_start_us(make, lambda world: play_stories(world, STORIES), now_us=now_us))
+    return min(starts)
+
+
 def storm_truth(spec: StormSpec, processes: int) -> list[Any]:
     """What the provider API serves for a storm of `processes` sending processes."""
     return [served_world(w, api_transient=spec.api_transient) for w in template_worlds(spec, processes)]
@@ -209,5 +229,5 @@ def serve_truth(state: Any, spec: StormSpec, processes: int) -> None:
     state.switches.first_request(transient_outage(worlds, spec.api_transient))
 
 
-__all__ = ["BillingRenamer", "renamer_of", "serve_truth", "served_world", "storm_truth", "template_worlds",
+__all__ = ["BillingRenamer", "renamer_of", "serve_truth", "served_world", "storm_start_us", "storm_truth", "template_worlds",
            "transient_outage"]

@@ -55,7 +55,7 @@ from hookproof.simulator.profiles.base import Profile
 from hookproof.simulator.server import clock
 from hookproof.simulator.server.refusals import refusal_log
 from hookproof.simulator.server.served import served_log
-from hookproof.simulator.world import AnyWorld, World, new_world
+from hookproof.simulator.world import AnyWorld, World, new_world, story_start_us
 from hookproof.simulator.world.world import UnboundReceiverObject
 
 #: Called with (scenario id, index, total) when a scenario starts; for progress bars.
@@ -466,7 +466,8 @@ class Runner:
     def run_one(self, scenario: Scenario, index: int) -> ScenarioReport:
         """Run one scenario in a fresh world; never raises for a receiver's fault."""
         t0 = time.monotonic()
-        world = self._world(scenario.id)
+        world = self._world(scenario.id, start_us=story_start_us(
+            lambda start: self._world(scenario.id, start_us=start), lambda w: scenario.plan(self.context(), w)))
         self._worlds[scenario.id] = world
         binds = self.seeder is not None and bool(self.seeder.creates) and isinstance(world, World)
         before = self._read_before() if binds else None  # before the seed creates the story's objects
@@ -605,10 +606,11 @@ class Runner:
         held = leftovers(before, ids - shared, keys - shared)
         return held.reason(self.seed) if held is not None else None
 
-    def _world(self, scenario_id: str) -> AnyWorld:
-        """Scenario `scenario_id`'s fresh world (its seed: `scenario_seed`)."""
+    def _world(self, scenario_id: str, *, start_us: int | None = None) -> AnyWorld:
+        """Scenario `scenario_id`'s fresh world (its seed: `scenario_seed`), its clock starting
+        at `start_us` (run_one: so that its story ends before it is delivered; None: now)."""
         return new_world(self.profile.world, scenario_seed(self.seed, scenario_id), livemode=self.live,
-                         account=self.account or None,
+                         account=self.account or None, start_us=start_us,
                          **({"api_version": self.api_version} if self.api_version else {}))
 
     def _seed_first(self, scenario: Scenario, world: World, t0: float) -> ScenarioReport | None:

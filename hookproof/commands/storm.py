@@ -154,6 +154,15 @@ def build_spec(config: "Config", *, users: int, rate: float, duration_s: float, 
         raise UsageError(str(exc)) from None
 
 
+def dated(spec: "StormSpec", processes: int) -> "StormSpec":
+    """`spec` with its worlds' clock started so far back that none of the stories its
+    `processes` sending processes replay is dated after the storm starts
+    (`loadtests.storm_truth.storm_start_us`)."""
+    from hookproof.loadtests.storm_truth import storm_start_us
+
+    return spec.model_copy(update={"world_start_us": storm_start_us(spec, processes)})
+
+
 def check_team_keys(config: "Config", spec: "StormSpec") -> None:
     """Evaluate the team's `[business_keys]` and `[counters]` over every event the storm's
     stories send, as certify reads them (`loadtests.team_keys.check_templates`).
@@ -535,6 +544,7 @@ def register(app: typer.Typer) -> None:
                                   patterns={"wave_events": wave_events, "related": related,
                                             "older_redelivery": older_redelivery, "late": late,
                                             "api_transient": api_transient}, seed=seed)
+                spec = dated(spec, workers_expected or workers)
                 check_team_keys(cfg, spec)  # a template the storm's events cannot fill: before any sending
                 serve_storm_truth(served, spec, workers_expected or workers)
                 log, marks = receiver_log(cfg, secrets)

@@ -29,6 +29,7 @@ _EXPORTS: dict[str, str] = {
     "events_of_type": "hookproof.simulator.world.scripts",
     "new_world": "hookproof.simulator.world.registry",
     "referenced_ids": "hookproof.simulator.world.world",
+    "story_start_us": "hookproof.simulator.world.registry",
     "world_event_types": "hookproof.simulator.world.registry",
 }
 
@@ -43,7 +44,14 @@ if TYPE_CHECKING:
         business_key,
         check_transition,
     )
-    from hookproof.simulator.world.registry import WORLDS, AnyWorld, emit_events, new_world, world_event_types
+    from hookproof.simulator.world.registry import (
+        WORLDS,
+        AnyWorld,
+        emit_events,
+        new_world,
+        story_start_us,
+        world_event_types,
+    )
     from hookproof.simulator.world.scripts import SCRIPTS, events_of_type
     from hookproof.simulator.world.world import LOCALES, RESOURCES, World, referenced_ids
 
@@ -65,6 +73,7 @@ __all__ = [
     "events_of_type",
     "new_world",
     "referenced_ids",
+    "story_start_us",
     "world_event_types",
 ]
 

@@ -7,7 +7,8 @@ or ``github`` (the repository world, `simulator.world.github.GitHubWorld`), ``me
 ``paddle`` (Paddle Billing's subscriptions, `simulator.world.paddle.PaddleWorld`) or
 ``shopify`` (a shop's orders, refunds and customers, `simulator.world.shopify.ShopifyWorld`).
 `new_world` builds a fresh one, `emit_events` runs the story that makes it emit a given
-event type, and `world_event_types` lists the types a world kind emits.
+event type, `world_event_types` lists the types a world kind emits, and `story_start_us`
+dates a story so that none of its events is dated after the moment it is told.
 
 A user's own event catalog (`simulator.world.user_catalog.UserCatalog`) is a world kind
 too: `register_catalog` records it under its content's kind (``catalog:<digest>``), which
@@ -16,7 +17,8 @@ a profile bound to the catalog names as its `Profile.world`.
 
 from __future__ import annotations
 
-from typing import Callable, Mapping, Union
+import time
+from typing import Callable, Mapping, TypeVar, Union
 
 from hookproof.simulator.errors import WorldError
 from hookproof.simulator.events import Event
@@ -39,6 +41,8 @@ WORLDS: Mapping[str, Callable[..., AnyWorld]] = {"billing": World, "github": Git
                                                  "mercadopago": MercadoPagoWorld, "paddle": PaddleWorld,
                                                  "shopify": ShopifyWorld}
 
+
+_W = TypeVar("_W", bound="AnyWorld")
 
 #: Registered user catalogs by world kind (``catalog:<digest>``, `UserCatalog.kind`).
 CATALOGS: dict[str, UserCatalog] = {}
@@ -63,6 +67,25 @@ def new_world(kind: str, seed: int = 0, **options: object) -> AnyWorld:
     if factory is None:
         raise WorldError(f"unknown world {kind!r} (known: {', '.join(sorted(WORLDS))})")
     return factory(seed, **options)
+
+
+def story_start_us(make: Callable[[int], _W], tell: Callable[[_W], object], *, now_us: int | None = None) -> int:
+    """The clock start (unix µs, a whole second) of a world `make(start_us)` builds so that
+    the story `tell(world)` makes ends at or before `now_us` (default: now): a provider dates
+    an event when it happens, before it delivers it, never after (GitHub's ``updated_at``,
+    Stripe's ``created``, Paddle's ``occurred_at``). The story is told once in a scratch world
+    started at `now_us` to measure it (a world's steps and a renewal's month do not depend on
+    where its clock starts); a story `tell` cannot tell starts at `now_us` (its own build
+    reports why)."""
+    now = (now_us if now_us is not None else int(time.time() * 1_000_000)) // 1_000_000 * 1_000_000
+    scratch = make(now)
+    try:
+        tell(scratch)
+    except Exception:
+        return now
+    ends = max((e.created_us for e in scratch.events), default=now)
+    lead_s = -(-(ends - now) // 1_000_000)  # whole seconds, rounded up
+    return now - max(0, lead_s) * 1_000_000
 
 
 def emit_events(world: AnyWorld, event_type: str, count: int = 1) -> list[Event]:
@@ -96,3 +119,7 @@ def world_event_types(kind: str) -> tuple[str, ...]:
     if kind in CATALOGS:
         return CATALOGS[kind].types
     return tuple(SCRIPTS)
+
+
+__all__ = ["CATALOGS", "WORLDS", "AnyWorld", "emit_events", "new_world", "register_catalog", "story_start_us",
+           "world_event_types"]
