@@ -315,13 +315,33 @@ class OtherTypes:
         others = [(eid, t) for o in objects for eid, t in by_object.get(o or "", {}).items() if t not in types]
         if not others:
             return ""
-        named = ", ".join(f"{t} ({eid})" for eid, t in others[:4]) + (", ..." if len(others) > 4 else "")
-        if applied > len(carried):
-            return (f"; more times than deliveries carried it: the same object's {named}, delivered too and "
-                    "owing no effect, applied it as well (an event of another type the provider sends for the object)")
-        return f"; the same object's {named} was delivered too and owes no effect (it may have applied it as well)"
+        if applied > len(carried):  # then one of them did: every one is named
+            return (f"; more times than deliveries carried it: the same object's {_named(others)}, delivered too "
+                    "and owing no effect, applied it as well (an event of another type the provider sends for the "
+                    "object)")
+        # else the key's own copies may explain it: only an event of the same resource is named
+        # (Paddle's transaction.paid beside transaction.completed, not GitHub's issues.closed
+        # beside an issue_comment.created)
+        families = {family(t) for t in types}
+        kin = [(eid, t) for eid, t in others if family(t) in families]
+        if not kin:
+            return ""
+        return f"; the same object's {_named(kin)} was delivered too and owes no effect (it may have applied it as well)"
+
+
+def family(event_type: str) -> str:
+    """The resource an event type is about: its name less the last ``.``- or ``/``-separated
+    part (``transaction.paid`` -> ``transaction``, ``customer.subscription.updated`` ->
+    ``customer.subscription``, ``orders/paid`` -> ``orders``; ``push`` -> ``push``)."""
+    cut = max(event_type.rfind("."), event_type.rfind("/"))
+    return event_type[:cut] if cut > 0 else event_type
+
+
+def _named(events: Sequence[tuple[str, str]]) -> str:
+    """``type (event id)`` of the first four `events` (id, type), ``...`` after them."""
+    return ", ".join(f"{t} ({eid})" for eid, t in events[:4]) + (", ..." if len(events) > 4 else "")
 
 
 __all__: Sequence[str] = ["OtherTypes", "seen_in", "UNEXPECTED_FORBIDDEN", "UNEXPECTED_FUTURE", "UNEXPECTED_OTHER_ACCOUNT", "UNEXPECTED_OTHER_MODE", "UNEXPECTED_UNOWED",
-                          "distinct_events_note", "duplicated_by_key", "forbidden_message", "other_mode_message",
+                          "distinct_events_note", "duplicated_by_key", "family", "forbidden_message", "other_mode_message",
                           "lost_by_key", "lost_not_applicable", "money_by_key", "recovered_by_key", "unexpected_keys_by_key"]
