@@ -56,7 +56,7 @@ def startup_report(config: Config, profile: str, target: str, seed: int, started
     from hookproof.scenarios.report_views import run_report
 
     return run_report((), target=target, profile=profile, live=config.target.live, seed=seed, started_at=started,
-                      partial=True, history_file=str(history_path), notes=notes)
+                      partial=True, history_file=str(history_path), notes=notes, config=config.source)
 
 
 def import_object(spec: str, field: str, base_dir: Path | None = None) -> Any:
@@ -534,7 +534,7 @@ def certify(config: Config, *, scenarios: Sequence[str] | None = None, out_dir: 
                     keep_going=keep_going, notes=notes, retry_budget_s=config.run.retry_budget_s,
                     seeder=seed_hook(config, secrets, api_base, sink_url),
                     overlap=overlap, on_finish=ended,
-                    stopped_by=stopped_by,
+                    stopped_by=stopped_by, config_file=config.source,
                 )
                 probe = preflight(config, runner)
                 if on_start:

@@ -95,6 +95,7 @@ class StormSpec(BaseModel):
         collect_timeout_s: seconds the master waits for the workers' records.
         out_dir: where the master writes the reports and the history.
         progress_path: a JSON file the master rewrites with its progress (or None).
+        config_file: the hookproof.toml the storm read, as given, named by its report (None: none).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False, strict=True)
@@ -135,6 +136,7 @@ class StormSpec(BaseModel):
     collect_timeout_s: float = 60.0
     out_dir: str = "hookproof-storm"
     progress_path: str | None = None
+    config_file: str | None = None
 
     def __init__(self, **data: Any) -> None:
         try:
@@ -182,7 +184,8 @@ class StormSpec(BaseModel):
         """This spec as the master hands it to its workers: without the observer (its
         database URL and credentials), the effect sink, and the master's output paths,
         which no worker reads."""
-        return self.model_copy(update={"observer": {}, "sink_url": None, "out_dir": "", "progress_path": None})
+        return self.model_copy(update={"observer": {}, "sink_url": None, "out_dir": "", "progress_path": None,
+                                       "config_file": None})
 
     def to_json(self) -> str:
         """The spec as JSON (keys sorted), as `from_json` reads it."""

@@ -371,7 +371,7 @@ def _check_and_report(spec: StormSpec, events: Iterable[Event], indexed: Sequenc
                                   mapping=mapping, sender=sender)
     return views.run_report((scenario,), target=spec.target_url, profile=spec.profile, live=spec.live, seed=spec.seed,
                             started_at=started_at, partial=partial_reason is not None,
-                            history_file=str(history_path))
+                            history_file=str(history_path), config=spec.config_file)
 
 
 def finish_storm(

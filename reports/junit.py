@@ -78,7 +78,8 @@ def _suite(report: RunReport, scenario: ScenarioReport) -> tuple[ET.Element, _To
                         ("settled", str(scenario.settled).lower()),
                         ("checklist", " ".join(scenario.checklist)),
                         ("target", report.target), ("profile", report.profile),
-                        ("environment", report.environment), ("seed", str(report.seed))):
+                        ("environment", report.environment), ("seed", str(report.seed)),
+                        *((("config", report.config),) if report.config else ())):
         ET.SubElement(properties, "property", {"name": name, "value": _x(value)})
     cases = [_check_case(scenario, check) for check in scenario.checks]
     if not cases or scenario.verdict == "error":  # the run's own error must show, too

@@ -50,7 +50,8 @@ def _header(report: RunReport) -> str:
     lines = [
         f"## hookproof: {verdict_label(report.verdict)}" + (" (partial run)" if report.partial else ""),
         "",
-        f"{_code(report.target)} · profile {_code(report.profile)} · {_cell(report.environment)} mode"
+        f"{_code(report.target)} · profile {_code(report.profile)}"
+        + (f" · config {_code(report.config)}" if report.config else "") + f" · {_cell(report.environment)} mode"
         f" · seed {report.seed} · {utc(report.started_at)} · {seconds(report.duration_s)}",
         "",
         f"{plural(len(report.scenarios), 'scenario')}: {tally or 'none ran'}.",

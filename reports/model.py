@@ -216,6 +216,7 @@ class RunReport:
     history_file: str | None = None
     notes: tuple[str, ...] = ()  # why the run went as it did: stopped early, receiver down, schedule scaled
     receiver_log: str | None = None  # the receiver's own log kept in the report folder (relative path), if any
+    config: str | None = None  # the hookproof.toml the run read, as it was given (None: none, as `send`'s)
     schema_version: int = SCHEMA_VERSION
 
     @property

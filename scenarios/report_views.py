@@ -37,9 +37,10 @@ REPORT_META_KEY = "report"
 
 def run_report(scenarios: Sequence[ScenarioReport], *, target: str, profile: str, live: bool, seed: int,
                started_at: float, partial: bool = False, history_file: str | None = None,
-               notes: Sequence[str] = ()) -> RunReport:
+               notes: Sequence[str] = (), config: str | None = None) -> RunReport:
     """The report of a run of `scenarios` against `target` (its URL or in-process app) with
-    `profile` in live or test mode, finished now (unix seconds): its verdict (`run_verdict`,
+    `profile` in live or test mode, read from the `config` file (None: none), finished now
+    (unix seconds): its verdict (`run_verdict`,
     ``unknown`` when `partial` and nothing failed), the go-live checklist (`checklist`) and
     this version (`VERSION`). Certify's runner, explore and a storm's end make theirs here."""
     scenarios = tuple(scenarios)
@@ -48,7 +49,7 @@ def run_report(scenarios: Sequence[ScenarioReport], *, target: str, profile: str
         started_at=started_at, finished_at=time.time(), verdict=run_verdict((s.verdict for s in scenarios),
                                                                             partial=partial),
         scenarios=scenarios, checklist=checklist(scenarios), partial=partial, history_file=history_file,
-        notes=tuple(notes),
+        notes=tuple(notes), config=config,
     )
 
 

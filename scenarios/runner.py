@@ -123,6 +123,7 @@ class Runner:
             scenario not finished is in the report as unknown with that reason.
         state_kinds: the object kinds whose states the observer reads (`Context.state_kinds`;
             None: only its answers tell).
+        config_file: the hookproof.toml the run read, as given, named by the report (None: none).
     """
 
     target: Target
@@ -167,6 +168,7 @@ class Runner:
     #: the observer's declared state fields (`scenarios.state_fields`): the events carry each
     #: object's combined state; None: states are statuses
     state_fields: StateFields | None = None
+    config_file: str | None = None
     _observe_lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
     _stopping: threading.Event = field(default_factory=threading.Event, init=False, repr=False)
     _live: dict[int, tuple[asyncio.AbstractEventLoop, "asyncio.Task[None]"]] = field(
@@ -461,7 +463,7 @@ class Runner:
         return views.run_report(self.results, target=self.target.describe(), profile=self.profile.name,
                                 live=self.live, seed=self.seed, started_at=started, partial=partial,
                                 history_file=str(self.history.path) if self.history.path else None,
-                                notes=notes)
+                                notes=notes, config=self.config_file)
 
     def run_one(self, scenario: Scenario, index: int) -> ScenarioReport:
         """Run one scenario in a fresh world; never raises for a receiver's fault."""

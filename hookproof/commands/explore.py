@@ -380,7 +380,7 @@ def run_report(cfg: "Config", target: str, seed: int, started: float, scenarios:
     from hookproof.scenarios import report_views
 
     return report_views.run_report(scenarios, target=target, profile=cfg.target.profile, live=cfg.target.live,
-                                   seed=seed, started_at=started)
+                                   seed=seed, started_at=started, config=cfg.source)
 
 
 def _database(out: Path) -> Any:

@@ -146,7 +146,7 @@ def build_spec(config: "Config", *, users: int, rate: float, duration_s: float, 
             keys=to_plain(mapping) if (mapping := config.key_mapping()) is not None else None, catalog=catalog,
             settle_window_s=config.settle.window_s, settle_deadline_s=config.settle.deadline_s,
             settle_interval_s=config.settle.interval_s, collect_timeout_s=collect_timeout_s,
-            out_dir=str(out.resolve()),
+            out_dir=str(out.resolve()), config_file=config.source,
             progress_path=str(progress_path) if progress_path else None,
             **(patterns or {}),
         )

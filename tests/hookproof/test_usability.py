@@ -246,10 +246,13 @@ def test_certify_and_explore_start_a_process_receiver_on_a_free_port(tmp_path: P
     assert certify.returncode == 0, certify
     report = json.loads((tmp_path / "c" / "report.json").read_text(encoding="utf-8"))
     assert report["target"].startswith("http://127.0.0.1:") and "{port}" not in report["target"]
+    assert report["config"] == str(config)  # which of a team's configs made the run
+    assert f"config `{config}`" in (tmp_path / "c" / "summary.md").read_text(encoding="utf-8")
     explore = run_hookproof("explore", "-c", str(config), "--max-examples", "3", "--repeats", "2", "--out",
                             str(tmp_path / "e"), timeout_s=240, cwd=tmp_path)
     assert explore.returncode == 0, explore
     assert "Traceback" not in explore.stdout + explore.stderr
+    assert json.loads((tmp_path / "e" / "report.json").read_text(encoding="utf-8"))["config"] == str(config)
 
 
 def test_env_values_name_hookproof_s_values_and_port_is_free_per_run(tmp_path: Path) -> None:

@@ -104,6 +104,7 @@ def test_state_fields_are_left_out_with_a_note_and_a_correct_receiver_passes(tmp
     report = json.loads((tmp_path / "out" / "report.json").read_text(encoding="utf-8"))
     assert report["verdict"] == "pass" and report["notes"].count(note) == 1, report["notes"]
     assert note in " ".join(result.stdout.split()), result.stdout
+    assert report["config"] == str(config)  # which of a team's configs made the run
 
 
 def test_a_receiver_that_is_not_running_is_a_config_error_not_a_finding(tmp_path: Path,
@@ -163,8 +164,9 @@ def test_the_workers_get_the_spec_without_the_observer_and_the_collect_timeout_r
     assert spec.collect_timeout_s == 120.0 and spec.observer["kind"] == "sql"
     theirs = StormSpec.from_json(spec.for_workers().to_json())
     assert theirs.observer == {} and theirs.sink_url is None and theirs.progress_path is None
-    assert theirs.model_dump(exclude={"observer", "sink_url", "progress_path", "out_dir"}) == spec.model_dump(
-        exclude={"observer", "sink_url", "progress_path", "out_dir"})
+    assert spec.config_file is not None and theirs.config_file is None  # a path of the master's machine
+    assert theirs.model_dump(exclude={"observer", "sink_url", "progress_path", "out_dir", "config_file"}) == \
+        spec.model_dump(exclude={"observer", "sink_url", "progress_path", "out_dir", "config_file"})
     assert SECRET not in spec.for_workers().to_json()
 
 
