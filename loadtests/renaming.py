@@ -6,11 +6,15 @@ objects. The billing world's ids share one shape and are renamed by a pattern
 (payments, merchant orders, notifications), GitHub's are delivery GUIDs, numeric ids
 with their base64 node ids and a repository name inside every URL and key, Paddle's
 are ULIDs (``txn_01…``). `IdRenamer.of(world)` lists the ids of a template world (its
-objects and events, and for GitHub the ids inside them) and renames each in its format:
+objects and events, the ids the world made inside their bodies (`RecordWorld.fresh_ids`: a
+Mercado Pago refund's, a Shopify line item's, a Paddle customer's), and for GitHub the ids
+inside its payloads) and renames each in its format:
 
-- a number of at most W digits (W: the longest over the template): ``copy * 10**W + n``;
-  still a number, unique per copy, and below 2**53 (exact in JavaScript's JSON) for every
-  copy under `IdRenamer.max_copies`;
+- a number of at most `PREFIX_DIGITS` digits, at most W (the longest of those over the
+  template): ``copy * 10**W + n``; still a number, unique per copy, and below 2**53 (exact in
+  JavaScript's JSON) for every copy under `IdRenamer.max_copies`;
+- a longer number (a Shopify line item's 14 digits): its last `TAIL_CHARS` digits replaced by
+  the copy number (the same length; 10**6 copies);
 - a GUID, a ULID or another id ending in 6 alphanumerics: those 6 characters replaced by
   the copy number in the id's own alphabet (hex, lowercase Crockford base32, base 62);
 - a name (a GitHub repository's): ``<name>-<copy, 6 base-36 digits>``;
@@ -35,6 +39,9 @@ from hookproof.simulator.events import Event
 
 #: Characters of an id's tail the copy number replaces.
 TAIL_CHARS = 6
+#: Numbers of at most this many digits are renamed ``copy * 10**W + n``; longer ones by their
+#: last `TAIL_CHARS` digits (a 14-digit id prefixed would leave room for 90 copies under 2**53).
+PREFIX_DIGITS = 12
 #: JavaScript's largest exact integer: renamed numbers stay at or below it.
 MAX_SAFE_INT = 2**53 - 1
 _HEX = "0123456789abcdef"
@@ -119,12 +126,13 @@ class IdRenamer:
 
     def __post_init__(self) -> None:
         nodes = self.nodes
-        width = max((len(n) for n in self.numbers), default=0)
+        width = max((len(n) for n in self.numbers if len(n) <= PREFIX_DIGITS), default=0)
         object.__setattr__(self, "_width", width)
         tokens = sorted({*self.numbers, *self.tails, *self.names, *nodes}, key=lambda t: (-len(t), t))
         pattern = f"(?<![{_EDGE}])(?:" + "|".join(re.escape(t) for t in tokens) + f")(?![{_EDGE}])"
         object.__setattr__(self, "_pattern", re.compile(pattern) if tokens else None)
-        object.__setattr__(self, "_by_head", {t[:-TAIL_CHARS]: t for t in self.tails})
+        object.__setattr__(self, "_by_head", {t[:-TAIL_CHARS]: t for t in (
+            *self.tails, *(n for n in self.numbers if len(n) > PREFIX_DIGITS))})
         names = sorted(self.names, key=lambda t: (-len(t), t))
         back = f"(?<![{_EDGE}])(" + "|".join(re.escape(n) for n in names) + f")-([0-9a-z]{{{TAIL_CHARS}}})(?![{_EDGE}])"
         object.__setattr__(self, "_names_back", re.compile(back) if names else None)
@@ -136,14 +144,18 @@ class IdRenamer:
         if self.names:
             limits.append(len(_BASE36) ** TAIL_CHARS)
         width = self._width
-        if self.numbers:
+        if any(len(n) <= PREFIX_DIGITS for n in self.numbers):
             limits.append(MAX_SAFE_INT // 10 ** width)
+        if any(len(n) > PREFIX_DIGITS for n in self.numbers):
+            limits.append(10 ** TAIL_CHARS)
         return min(limits, default=2**31)
 
     # ---- forward ---------------------------------------------------------------------
     def token(self, token: str, copy_no: int) -> str:
         """One template id under `copy_no` (`token` unchanged when it is not one of ours)."""
         if token in self.numbers:
+            if len(token) > PREFIX_DIGITS:
+                return token[:-TAIL_CHARS] + f"{copy_no:0{TAIL_CHARS}d}"
             return str(copy_no * 10 ** self._width + int(token))
         alphabet = self.tails.get(token)
         if alphabet is not None:
@@ -210,7 +222,12 @@ class IdRenamer:
         width = self._width
         if renamed_id.isdigit() and self.numbers and len(renamed_id) > width:
             copy_no, number = divmod(int(renamed_id), 10 ** width)
-            return (str(number), copy_no) if str(number) in self.numbers and copy_no >= 1 else None
+            if str(number) in self.numbers and len(str(number)) <= PREFIX_DIGITS and copy_no >= 1:
+                return str(number), copy_no
+            long = self._by_head.get(renamed_id[:-TAIL_CHARS]) if len(renamed_id) > PREFIX_DIGITS else None
+            if long is not None and long.isdigit() and (copy_no := int(renamed_id[-TAIL_CHARS:])) >= 1:
+                return long, copy_no
+            return None
         by_head = self._by_head
         template = by_head.get(renamed_id[:-TAIL_CHARS]) if len(renamed_id) > TAIL_CHARS else None
         if template is not None:

@@ -146,6 +146,7 @@ class MercadoPagoWorld(RecordWorld):
             raise WorldError(f"payment {payment} has nothing left to refund", object_id=payment)
         at = self._tick()
         refund_id = self._rng.randint(1_000_000_000, 9_999_999_999)
+        self.fresh_ids.append(str(refund_id))
         refund = {"id": refund_id, "payment_id": int(payment), "amount": amount / 100, "metadata": {},
                   "source": {"name": "Loja", "id": str(self.user_id), "type": "collector"},
                   "date_created": mp_date(at), "unique_sequence_number": None, "refund_mode": "standard",

@@ -72,10 +72,14 @@ class PaddleWorld(RecordWorld):
         created = ps.iso(self._now_us - 90 * 86_400_000_000)
         self.product = ps.product(self.new_id("pro"), f"Acme {name}", f"The {name} plan of Acme's app", created)
         self.price = ps.price(self.new_id("pri"), self.product["id"], f"Monthly ({name})", amount, "USD", created)
+        self.fresh_ids.clear()  # the product and its price are every story's
 
     def new_id(self, prefix: str) -> str:
-        """``{prefix}_01`` + 24 lowercase Crockford base32 characters from the seed."""
-        return f"{prefix}_01" + "".join(self._rng.choice(_ULID32) for _ in range(24))
+        """``{prefix}_01`` + 24 lowercase Crockford base32 characters from the seed (kept in
+        `fresh_ids`)."""
+        made = f"{prefix}_01" + "".join(self._rng.choice(_ULID32) for _ in range(24))
+        self.fresh_ids.append(made)
+        return made
 
     # ---- operations -----------------------------------------------------------------
     def buy(self, *, subscribe: bool = False, quantity: int = 1) -> str:

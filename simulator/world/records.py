@@ -124,6 +124,10 @@ class RecordWorld(RecordReads):
         self.events: list[Event] = []
         self._event_index: dict[str, Event] = {}
         self.account = account or ""
+        #: The ids the world made inside its objects' bodies for its stories (a refund's, a
+        #: line item's), as text, oldest first: what a storm renames in each replay besides
+        #: the objects' and events' ids (`loadtests.renaming.IdRenamer.of`).
+        self.fresh_ids: list[str] = []
 
     def advance(self, seconds: int) -> None:
         """Move the clock forward `seconds` (>= 0)."""

@@ -97,6 +97,7 @@ class ShopifyWorld(RecordWorld):
             email=f"owner@{self.domain}", created=created, updated=created, primary_location_id=self.location_id))
         self.products = [ss.Product(self.new_id(13), self.new_id(14), title, variant, f"SKU-{i + 1:03d}", cents, grams)
                          for i, (title, variant, cents, grams) in enumerate(_CATALOGUE)]
+        self.fresh_ids.clear()  # the shop, its location, staff and products are every story's
         self.installed = True  # the app is installed on the shop (until `uninstall`)
         self._sales: dict[str, int] = {}  # order id -> its sale transaction id
         self._buyers: dict[str, ss.Person] = {}  # customer id -> the person
@@ -106,6 +107,7 @@ class ShopifyWorld(RecordWorld):
         while True:
             value = self._rng.randrange(10 ** (digits - 1), 10 ** digits)
             if str(value) not in self._objects:
+                self.fresh_ids.append(str(value))
                 return value
 
     def _uuid(self) -> str:

@@ -66,6 +66,38 @@ def test_every_copy_is_about_fresh_objects_in_the_provider_format(kind: str) -> 
         assert all(not (x & y) for x, y in zip(a, b))  # nothing shared between two copies
 
 
+@pytest.mark.parametrize("kind", ["mercadopago", "paddle", "shopify"])
+def test_a_copy_carries_none_of_the_ids_its_template_story_made(kind: str) -> None:
+    """A refund, a line item, a customer: every id a story made inside its bodies is renamed
+    in each copy, so no two copies share one (a receiver keying refunds by id keeps each)."""
+    book, world = _book(kind)
+    made = set(world.fresh_ids)  # type: ignore[attr-defined]
+    assert made and not made & {"hookproof"}
+    if kind == "mercadopago":  # its refunds' ids among them
+        refunds = {str(r["id"]) for oid in world.objects("payment") for r in world.get(oid)["refunds"]}
+        assert refunds and refunds <= made
+    texts = []
+    for copy_no in (1, 2, book.max_copies - 1):
+        texts.append(" ".join(book.render(s, i, copy_no).envelope.body.decode()  # type: ignore[union-attr]
+                              for s, story in enumerate(book.templates) for i in range(len(story))))
+    for made_id in made:
+        pattern = re.compile(rf"(?<![A-Za-z0-9_\-]){re.escape(made_id)}(?![A-Za-z0-9_\-])")
+        assert not any(pattern.search(text) for text in texts), made_id
+
+
+def test_long_numbers_keep_their_length_and_leave_room_for_a_million_copies() -> None:
+    renamer = IdRenamer.of(template_world("shopify", 7, start_us=START_US))
+    play = template_world("shopify", 7, start_us=START_US)
+    play_stories(play, 2)
+    renamer = IdRenamer.of(play)
+    long = sorted(n for n in renamer.numbers if len(n) > 12)
+    assert long and renamer.max_copies >= 9000
+    for number in long[:5]:
+        renamed_id = renamer.token(number, 4321)
+        assert len(renamed_id) == len(number) and renamed_id.endswith("004321") and renamed_id != number
+        assert renamer.original(renamed_id) == (number, 4321)
+
+
 def test_github_numbers_and_node_ids_are_renamed_together() -> None:
     book, world = _book("github")
     rendered = book.render(0, 1, 5)  # issues.opened of copy 5
