@@ -537,12 +537,12 @@ class Config(StrictModel):
         fields = StateFields({kind: tuple(columns.items()) for kind, columns in declared.items()}, profile)
         samples = [e for e in new_world(profile.world, 1).lifecycle() if e.status is not None]
         for kind in declared:
-            sample = next((e for e in samples if e.object_type == kind), None)
-            if sample is None:
+            story = [e for e in samples if e.object_type == kind]  # every type of the kind, in order
+            if not story:
                 raise ConfigError(f"the {profile.title} world sends no event about a {kind} with a status: "
                                   f"it has no state fields to compare", field=f"observer.state_fields.{kind}")
             try:
-                fields.check(sample)
+                StateFields(fields.fields, profile).check(story)
             except TemplateError as exc:
                 raise ConfigError(str(exc), field=f"observer.state_fields.{kind}") from None
         return fields

@@ -24,7 +24,15 @@ from typing import Any, Callable, Coroutine, Iterable, Sequence
 from hookproof.reports.model import RunReport, ScenarioReport
 from hookproof.scenarios import report_views as views
 from hookproof.scenarios.api_refusals import with_refusals
-from hookproof.scenarios.business_keys import KeyMapping, counter_keys, counter_truth, keyed, money_prefixes, scoped
+from hookproof.scenarios.business_keys import (
+    KeyMapping,
+    TemplateError,
+    counter_keys,
+    counter_truth,
+    keyed,
+    money_prefixes,
+    scoped,
+)
 from hookproof.scenarios.catalog import (
     CATALOG,
     ChaosContext,
@@ -489,11 +497,15 @@ class Runner:
         if isinstance(plan, NotApplicable):
             return ScenarioReport(scenario.id, scenario.title, scenario.description, "not_applicable",
                                   scenario.checklist, reason=plan.reason, duration_s=time.monotonic() - t0)
-        if self.keys is not None:  # the team's business keys travel with the events (history, checks)
-            plan = replace(plan, phases=tuple(replace(p, events=keyed(p.events, self.keys)) for p in plan.phases))
-        if self.state_fields is not None:  # each object's combined state travels with the events likewise
-            plan = replace(plan, phases=tuple(replace(p, events=stated(p.events, self.state_fields))
-                                              for p in plan.phases))
+        try:
+            if self.keys is not None:  # the team's business keys travel with the events (history, checks)
+                plan = replace(plan, phases=tuple(replace(p, events=keyed(p.events, self.keys)) for p in plan.phases))
+            if self.state_fields is not None:  # each object's combined state travels with the events likewise
+                stated(world.events, self.state_fields)  # in the order they happened: what a stub leaves out
+                plan = replace(plan, phases=tuple(replace(p, events=stated(p.events, self.state_fields))
+                                                  for p in plan.phases))
+        except TemplateError as exc:  # the config's checks read a sample story; this one's events lack a field
+            return _error(scenario, f"could not read a field the config names: {exc}", t0)
         if not binds:  # before the seed hook hands the receiver this world's objects
             before = self._read_before()
         if before is not None and (held := self._leftovers(scenario.id, before, world, plan)) is not None:

@@ -14,6 +14,12 @@ so a price that goes back to an older version's is ``regressed``, and one left o
 the final version's is ``stale``, with the field named in the finding. Without declared
 fields nothing changes: the status alone.
 
+An event that does not carry a declared field (a deletion's stub: Clerk's ``user.deleted``
+holds the user's id alone) leaves it as the object's previous version had it: the value is
+the one the nearest earlier version's event carried (`StateFields.values`; a run states
+every event of its world in the order they happened, so the earlier ones are known). Only
+an object's first event must carry every field (`Config.state_field_map` checks each type).
+
 Values are compared as text (a database column holds the price id as the event sends it):
 `field_text`. Pure module; O(events) per call.
 """
@@ -74,6 +80,8 @@ class StateFields:
     fields: Mapping[str, tuple[tuple[str, str], ...]]
     profile: Profile
     _memo: dict[tuple[str, str, int], str] = field(default_factory=dict, compare=False, repr=False)
+    #: object id -> version -> its fields' values, for an event that lacks one (`values`)
+    _known: dict[str, dict[int, dict[str, Any]]] = field(default_factory=dict, compare=False, repr=False)
 
     def columns(self) -> dict[str, tuple[str, ...]]:
         """Object kind → the extra columns its state query must return."""
@@ -85,12 +93,28 @@ class StateFields:
 
     def values(self, event: Event) -> list[tuple[str, Any]]:
         """``(column, value)`` of each declared field of the event's object kind, read from
-        the event as the provider sends it. Raises TemplateError naming a missing path."""
+        the event as the provider sends it; a field the event lacks has the value the
+        object's nearest earlier version carried (read before by this instance). Raises
+        TemplateError naming the path when the event lacks it and no earlier version is known."""
         pairs = self.fields.get(event.object_type, ())
         if not pairs:
             return []
         body = json.loads(self.profile.envelope(event).body)
-        return [(column, lookup(body, path, template=path)) for column, path in pairs]
+        known = self._known.get(event.object_id or "", {})
+        out: list[tuple[str, Any]] = []
+        for column, path in pairs:
+            try:
+                value = lookup(body, path, template=path)
+            except TemplateError:
+                earlier = [v for v in known if v < event.version and column in known[v]]
+                if not earlier:
+                    raise
+                value = known[max(earlier)][column]
+            out.append((column, value))
+        if len(self._known) >= MEMO_SIZE:
+            self._known.clear()
+        self._known.setdefault(event.object_id or "", {})[int(event.version)] = dict(out)
+        return out
 
     def state_of(self, event: Event) -> str | None:
         """The event's combined state (its `status` when its kind declares no field; None
@@ -133,9 +157,17 @@ class StateFields:
                 out[object_id] = kept
         return out
 
-    def check(self, event: Event) -> None:
-        """Read every declared field of `event` (a sample of its kind). Raises TemplateError."""
-        self.values(event)
+    def check(self, events: Iterable[Event]) -> None:
+        """Read every declared field of each of `events` (a story, in the order it happened)
+        of a declared kind. Raises TemplateError naming the path and the event's type."""
+        for event in events:
+            if event.status is not None and event.object_type in self.fields:
+                try:
+                    self.values(event)
+                except TemplateError as exc:
+                    raise TemplateError(f"{exc}, in {event.type} (an object's first event must carry "
+                                        "every state field; a later one may leave one out)",
+                                        template=exc.template, path=exc.path) from None
 
 
 def stated(events: Iterable[Event], fields: StateFields | None) -> tuple[Event, ...]:

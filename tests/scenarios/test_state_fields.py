@@ -100,7 +100,9 @@ def test_a_declared_field_is_read_from_the_config(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("extra", "line", "message"), [
     ('[observer.state_fields]\nsubscription = { price = "data.object.items.data.0.prize.id" }\n', 10,
      "observer.state_fields.subscription: data.object.items.data.0.prize.id: the event has no field "
-     "data.object.items.data.0.prize.id (data.object.items.data.0 has no 'prize')"),
+     "data.object.items.data.0.prize.id (data.object.items.data.0 has no 'prize'), in "
+     "customer.subscription.created (an object's first event must carry every state field; a later one may "
+     "leave one out)"),
     ('[observer.state_fields]\nsubscription = { status = "data.object.status" }\n', 10,
      "observer.state_fields.subscription: status: not a column name for a state field"),
     ('[observer.state_fields]\ninvoice = { total = "data.object.total" }\n', 10,
@@ -128,3 +130,63 @@ def test_explore_changes_plans_only_when_a_subscription_s_state_has_fields() -> 
     assert w.events[-1].type == "customer.subscription.updated"
     assert w.events[-1].previous_attributes == {"items": {"data": [w.get(fresh, 1)["items"]["data"][0]]}}
     assert w.get(fresh)["items"]["data"][0]["price"]["id"] != before and w.get(fresh)["status"] == "active"
+
+
+STUB_CATALOG = '''
+[target]
+url = "http://127.0.0.1:9/webhooks"
+profile = "svix"
+secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+
+[observer]
+kind = "sql"
+url = "sqlite:///x.db"
+effects = "SELECT business_key FROM emails"
+
+[observer.states]
+user = "SELECT id AS object_id, status, first_name FROM users"
+
+[observer.state_fields]
+user = { first_name = "data.FIELD" }
+
+[catalog.events."user.created"]
+example = { type = "user.created", data = { id = "user_2abcdefghijklmnopqrstuvwxy", first_name = "Ada" } }
+object_id = "data.id"
+object_type = "user"
+state = "active"
+key = "welcome:{data.id}"
+
+[catalog.events."user.deleted"]
+example = { type = "user.deleted", data = { id = "user_2abcdefghijklmnopqrstuvwxy", deleted = true } }
+object_id = "data.id"
+object_type = "user"
+state = "deleted"
+'''
+
+
+def test_a_field_a_deletion_stub_leaves_out_keeps_the_object_s_value(tmp_path: Path) -> None:
+    """A deletion's stub carries the id alone: the deleted user's first name is still the one
+    its creation gave it, the value a receiver that marks the row deleted keeps."""
+    from hookproof.simulator.world import new_world
+
+    path = tmp_path / "hookproof.toml"
+    path.write_text(STUB_CATALOG.replace("FIELD", "first_name"), encoding="utf-8")
+    config = load_config(path)
+    fields = config.state_field_map()
+    events = [e for e in new_world(config.profile().world, 4).lifecycle() if e.object_type == "user"]
+    states = [(e.type, s) for e, s in zip(events, (x.status for x in stated(events, fields)))]
+    created = next(s for t, s in states if t == "user.created")
+    assert created.startswith("active, first_name=") and created != "active, first_name="
+    name = created.removeprefix("active, ")
+    assert ("user.deleted", f"deleted, {name}") in states
+
+
+def test_a_field_an_object_s_first_event_lacks_is_one_config_error(tmp_path: Path) -> None:
+    path = tmp_path / "hookproof.toml"
+    path.write_text(STUB_CATALOG.replace("FIELD", "deleted"), encoding="utf-8")
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+    assert str(caught.value) == (
+        f"{path}:16: observer.state_fields.user: data.deleted: the event has no field data.deleted (data has no "
+        "'deleted'), in user.created (an object's first event must carry every state field; a later one may leave "
+        "one out)")
