@@ -6,7 +6,8 @@ an existing one (by its index among the objects of its kind, as `scenarios.world
 refers to objects), and only when it moves the object forward: a type that sets a
 status is drawn only for objects whose status comes before it in the order the catalog's
 types set them (`UserCatalogWorld.moves_forward`; a provider does not confirm a
-confirmed booking twice). The action names are the user's event types, so a failing schedule
+confirmed booking twice), or, an update keeping the status an earlier type set, for
+objects in that status (a user's ``user.updated``, again and again). The action names are the user's event types, so a failing schedule
 reads in the user's terms (``invoice.paid 0``).
 """
 

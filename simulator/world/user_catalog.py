@@ -254,15 +254,22 @@ class UserCatalogWorld(RecordWorld):
 
     def moves_forward(self, event_type: str, object_id: str) -> bool:
         """True when `event_type` may happen to `object_id` as a real provider sends it: it
-        sets no status, the object has none yet, or its status comes after the object's
-        current one in `statuses` (a confirmed booking is not confirmed again).
-        Raises WorldError for an unknown type."""
+        sets no status, the object has none yet, its status comes after the object's
+        current one in `statuses` (a confirmed booking is not confirmed again), or it is an
+        update that keeps the object's status: its status is the current one and an earlier
+        type of its kind set it first (Clerk's ``user.updated``, ``active`` as ``user.created``
+        left it, happens again and again). Raises WorldError for an unknown type."""
         spec = self.catalog.spec(event_type)
         current = self._states.get(object_id)
         if spec.state is None or current is None:
             return True
         order = self.statuses(spec.kind)
-        return order.index(spec.state) > order.index(current) if current in order else True
+        if current not in order:
+            return True
+        if spec.state == current:
+            first = next(s.type for s in self._of_kind(spec.kind) if s.state == current)
+            return first != spec.type
+        return order.index(spec.state) > order.index(current)
 
     # ---- stories ----------------------------------------------------------------------
     def lifecycle(self) -> list[Event]:
