@@ -804,9 +804,22 @@ def _provider_api_transient(ctx: Context, w: World) -> Plan | NotApplicable:
 
 def _fetch_overtaken(ctx: Context, w: World) -> Plan | NotApplicable:
     """A subscription created (delivered alone), then past due (its event's fetch answered late,
-    `Phase.held`), then active again (delivered while that answer is held)."""
+    `Phase.held`), then active again (delivered while that answer is held). In another
+    provider's world, its state story's object (`state_events`): its first event alone, its
+    second with the fetch held, and its last (another status) meanwhile: a Mercado Pago payment
+    approved, then refunded while the fetch that read it approved is on its way."""
     if not ctx.fetches_state:
         return NotApplicable("the receiver has no provider API to fetch from")
+    if not isinstance(w, World):
+        if w.provider in ("", "user"):  # a user catalog's world
+            return NotApplicable("hookproof serves no provider API for a catalog's objects: nothing to fetch")
+        walked = state_events(ctx, w)
+        story = [e for e in walked if e.object_id == walked[0].object_id] if walked else []
+        if len(story) < 3 or story[-1].status == story[1].status:
+            return NotApplicable(f"the {ctx.profile.title} world tells no story of three states of one object "
+                                 "the receiver is sent (enabled_events)")
+        return Plan(w, (Phase((story[0],)), Phase((story[1],), held=True), Phase((story[-1],))),
+                    owes_effects=False, held_fetch=story[1].object_id)
     if ctx.profile.name != "stripe":
         return NotApplicable(f"the provider API serves Stripe's shapes; the {ctx.profile.title} profile's receivers "
                              "do not fetch from it")
@@ -866,6 +879,32 @@ WORDED: Mapping[str, tuple[tuple[str, str, str], ...]] = {
         ("catalog", "An old update after newer ones",
          "An object's delayed earlier event arrives after its later ones. Applying it would bring back a "
          "state the object has left."),
+    ),
+    "fetch-overtaken": (
+        ("mercadopago", "A slow fetch overtaken by a newer notification",
+         "A Pix payment is approved; the receiver fetches it while handling that notification, and the provider "
+         "API is slow to answer (read when asked, answered up to a second later). Meanwhile the payment is "
+         "refunded and its notification is delivered and handled, fetching the refunded payment. A receiver "
+         "writing what it fetched without comparing date_last_updated lets the older fetch's write land last: "
+         "the payment stays approved. Applies only to receivers that fetch."),
+        ("paddle", "A slow fetch overtaken by a newer event",
+         "A subscription is updated; the receiver fetches it while handling that event, and the provider API is "
+         "slow to answer (read when asked, answered up to a second later). Meanwhile the subscription is "
+         "canceled and that event is delivered and handled, fetching the canceled subscription. A receiver "
+         "writing what it fetched without comparing updated_at lets the older fetch's write land last. Applies "
+         "only to receivers that fetch."),
+        ("shopify", "A slow fetch overtaken by a newer event",
+         "An order is paid; the receiver fetches it while handling that event, and the Admin API is slow to "
+         "answer (read when asked, answered up to a second later). Meanwhile the order is refunded and "
+         "cancelled and that event is delivered and handled, fetching the newer order. A receiver writing what "
+         "it fetched without comparing updated_at lets the older fetch's write land last. Applies only to "
+         "receivers that fetch."),
+        ("github", "A slow fetch overtaken by a newer event",
+         "An issue is labeled; the receiver fetches it while handling that event, and the REST API is slow to "
+         "answer (read when asked, answered up to a second later). Meanwhile the issue is closed and that event "
+         "is delivered and handled, fetching the closed issue. A receiver writing what it fetched without "
+         "comparing updated_at lets the older fetch's write land last: the issue stays open. Applies only to "
+         "receivers that fetch."),
     ),
     # Providers that sign no timestamp send a retry as the same request, byte for byte.
     "transport-fields-change": (

@@ -30,7 +30,7 @@ STORY_SCENARIOS: frozenset[str] = frozenset({
     "missing-signature", "wrong-secret", "stale-timestamp", "future-timestamp", "secret-rotation",
     "test-mode-to-live", "foreign-account", "mass-redelivery", "mass-redelivery-window", "thin-event",
     "downstream-lost-response", "crash-after-ack", "restart-between-duplicates", "pause-past-timeout",
-    "network-drop-response", "kill-during-processing", "replicas-duplicates",
+    "network-drop-response", "kill-during-processing", "replicas-duplicates", "fetch-overtaken",
 })
 
 

@@ -74,6 +74,13 @@ class ProviderApiClient(HttpClient):  # type: ignore[misc]
         return super().request(method, url, *args, **kwargs)
 
 
+#: The payment's status as fetched, unless a newer one (``date_last_updated``) is stored: a
+#: slow fetch answered after a newer one must not overwrite it.
+STATUS_UPSERT = ("INSERT INTO payments (object_id, status, updated) VALUES (?, ?, ?) ON CONFLICT (object_id) "
+                 "DO UPDATE SET status = excluded.status, updated = excluded.updated "
+                 "WHERE excluded.updated >= payments.updated")
+
+
 def sdk_for(api_base: str, access_token: str) -> mercadopago.SDK:
     """The official SDK with its requests sent to `api_base` (5 s timeout, 2 retries)."""
     return mercadopago.SDK(access_token, http_client=ProviderApiClient(api_base),
@@ -188,10 +195,7 @@ def create_app(settings: Settings) -> FastAPI:
             else:
                 for key, amount in naive_effect(payment):
                     db.execute("INSERT INTO effects (business_key, amount) VALUES (?, ?)", (key, amount))
-            db.execute("INSERT INTO payments (object_id, status, updated) VALUES (?, ?, ?) ON CONFLICT (object_id) "
-                       "DO UPDATE SET status = excluded.status, updated = excluded.updated "
-                       "WHERE excluded.updated >= payments.updated",
-                       (str(payment["id"]), payment["status"], payment["date_last_updated"]))
+            db.execute(STATUS_UPSERT, (str(payment["id"]), payment["status"], payment["date_last_updated"]))
         return JSONResponse({"ok": True})
 
     return app

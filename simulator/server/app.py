@@ -62,6 +62,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from hookproof.simulator.server import writes
 from hookproof.simulator.server.forms import FormError, decode_body
+from hookproof.simulator.server.holds import answer_late
 from hookproof.simulator.server.models import (
     EffectIn,
     EffectListing,
@@ -403,9 +404,7 @@ def _create_app(state: ServerState) -> FastAPI:
                     expand(obj, _expand_params(request), resolver(catalog), catalog.include)
                 except ExpandError as exc:
                     return stripe_error(400, str(exc), param="expand")
-            hold = state.holds.take(id)  # read on arrival, answered late (`simulator.server.holds`)
-            if hold is not None:
-                await hold.wait()
+            await answer_late(state.holds, id)  # read on arrival, answered late (`simulator.server.holds`)
             return JSONResponse(obj, headers={"Request-Id": _request_id()})
 
         return handler

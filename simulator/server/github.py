@@ -33,6 +33,7 @@ from fastapi.responses import JSONResponse
 
 from hookproof.simulator.errors import WorldError
 from hookproof.simulator.server import clock
+from hookproof.simulator.server.holds import answer_late
 from hookproof.simulator.server.models import PROVIDER_ERRORS
 from hookproof.simulator.server.state import ServerState, bearer_token
 from hookproof.simulator.world.github import GitHubWorld
@@ -124,6 +125,7 @@ def github_router(state: ServerState) -> APIRouter:
         if wanted == "pull_request" and kind != "pull_request":
             return github_error(404, "Not Found", docs)
         body = issue_view(snapshot) if wanted == "issue" and kind == "pull_request" else snapshot
+        await answer_late(state.holds, f"{owner}/{repo}#{number}")  # read on arrival, answered late
         return JSONResponse(body, headers=_headers())
 
     @router.get("/repos/{owner}/{repo}/issues/{issue_number}", operation_id="github_get_issue", responses=PROVIDER_ERRORS)

@@ -97,4 +97,13 @@ class HeldFetches:
             hold.released.set()
 
 
-__all__ = ["HOLD_MAX_S", "HeldFetches", "Hold"]
+async def answer_late(holds: HeldFetches, object_id: str) -> None:
+    """Before answering a fetch of `object_id` (read already): wait while a hold armed for it
+    is held (`HeldFetches.take`, `Hold.wait`); return at once when none is armed. Every
+    provider's API calls it (Stripe's, Mercado Pago's, Paddle's, Shopify's, GitHub's)."""
+    hold = holds.take(object_id)
+    if hold is not None:
+        await hold.wait()
+
+
+__all__ = ["HOLD_MAX_S", "HeldFetches", "Hold", "answer_late"]

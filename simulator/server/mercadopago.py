@@ -38,6 +38,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
 from hookproof.simulator.server import clock
+from hookproof.simulator.server.holds import answer_late
 from hookproof.simulator.server.models import PROVIDER_ERRORS
 from hookproof.simulator.server.served import served_log
 from hookproof.simulator.server.state import ServerState, bearer_token
@@ -92,6 +93,7 @@ def mercadopago_router(state: ServerState) -> APIRouter:
             message, code = _NOT_FOUND[object_type]
             return mercadopago_error(404, "not_found", message, cause_code=code)
         served_log(state).add(object_id, found.get("status"))  # what the receiver decides on (scenarios.fetched_states)
+        await answer_late(state.holds, object_id)  # read on arrival, answered late (`fetch-overtaken`)
         return JSONResponse(found, headers={"x-request-id": str(uuid.uuid4())})
 
     @router.get("/v1/payments/{payment_id}", operation_id="mercadopago_get_payment", responses=PROVIDER_ERRORS)

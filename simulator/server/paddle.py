@@ -25,6 +25,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
 from hookproof.simulator.server import clock
+from hookproof.simulator.server.holds import answer_late
 from hookproof.simulator.server.models import PROVIDER_ERRORS
 from hookproof.simulator.server.state import ServerState, bearer_token
 from hookproof.simulator.world.paddle import PaddleWorld
@@ -71,6 +72,7 @@ def paddle_router(state: ServerState) -> APIRouter:
             found = None if decision.not_found else find(state, object_type, object_id, stale=decision.stale)
         if found is None:
             return paddle_error(404, "entity_not_found", f"Entity {object_id} not found")
+        await answer_late(state.holds, object_id)  # read on arrival, answered late (`fetch-overtaken`)
         return JSONResponse({"data": found, "meta": {"request_id": str(uuid.uuid4())}})
 
     @router.get("/transactions/{transaction_id}", operation_id="paddle_get_transaction", responses=PROVIDER_ERRORS)

@@ -28,6 +28,7 @@ from fastapi.responses import JSONResponse
 
 from hookproof.simulator.errors import WorldError
 from hookproof.simulator.server import clock
+from hookproof.simulator.server.holds import answer_late
 from hookproof.simulator.server.models import PROVIDER_ERRORS
 from hookproof.simulator.server.state import ServerState
 from hookproof.simulator.world.shopify import SHOPIFY_API_VERSION, ShopifyWorld
@@ -97,6 +98,7 @@ def shopify_router(state: ServerState) -> APIRouter:
             found = None if decision.not_found else find(state, object_type, object_id, stale=decision.stale)
         if found is None:
             return shopify_error(404, "Not Found")
+        await answer_late(state.holds, object_id)  # read on arrival, answered late (`fetch-overtaken`)
         return JSONResponse({object_type: found}, headers=_headers())
 
     @router.get("/admin/api/{version}/orders/{order_id}.json", operation_id="shopify_get_order",

@@ -236,3 +236,26 @@ def test_a_receiver_crediting_a_rejected_payment_is_caught(tmp_path: Path) -> No
                                             "the receiver's)")}
     rejected = {a.object_id for a in scenario.attempts if a.event_type == "payment.created"}
     assert {f.key for f in scenario.findings} <= {f"license:{pid}" for pid in rejected}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("module", "verdict"), [("examples.receivers.mercadopago_fetch", "pass"),
+                                                 ("tests.examples.mp_blind_status", "fail")])
+def test_a_slow_fetch_overtaken_by_a_refund_catches_a_blind_status_write(tmp_path: Path, module: str,
+                                                                         verdict: str) -> None:
+    """Mercado Pago's notifications carry an id alone, so every receiver fetches: the approved
+    payment's fetch is answered late while its refund is delivered and fetched; a receiver
+    writing what it fetched without comparing date_last_updated ends with the older status."""
+    base = config("mercadopago_fetch", tmp_path)
+    assert base.target.start is not None
+    start_cmd = base.target.start.command.replace("-m examples.receivers.mercadopago_fetch", f"-m {module}")
+    target = base.target.model_copy(update={"start": base.target.start.model_copy(update={"command": start_cmd})})
+    report = certify(base.model_copy(update={"target": target}), scenarios=["fetch-overtaken"],
+                     out_dir=tmp_path / "report").report
+    (scenario,) = report.scenarios
+    assert scenario.verdict == verdict, (scenario.reason, [f.message for f in scenario.findings])
+    assert scenario.title == "A slow fetch overtaken by a newer notification"
+    if verdict == "fail":
+        assert {f.check_id for f in scenario.findings} == {"stale"}, [f.message for f in scenario.findings]
+        (stale,) = scenario.findings
+        assert "approved" in stale.message and "refunded" in stale.message, stale.message
