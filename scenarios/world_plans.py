@@ -37,8 +37,9 @@ STORY_SCENARIOS: frozenset[str] = frozenset({
 def _distinct(ctx: Any, w: Any) -> Any:
     from hookproof.scenarios.catalog import NotApplicable, Phase, Plan, _need
 
-    events = [e for e in w.distinct_story() if ctx.sends(e.type) and ctx.key_of(e)]
-    if not events and ctx.enabled is None and ctx.keys is None:
+    story = w.distinct_story()
+    events = [e for e in story if ctx.sends(e.type) and ctx.key_of(e)]
+    if not events and ctx.enabled is None and (ctx.keys is None or not story):  # the world has no such story
         return NotApplicable(f"no object in the {ctx.profile.title} world gets two effects of its own: each "
                              "effectful type's business key is the same for every event of one object (one effect "
                              "per object), so deduplicating by object loses nothing")

@@ -80,3 +80,19 @@ def test_an_update_keeping_the_status_happens_again_until_the_object_moves_on(tm
     ops.apply(world, "user.deleted", 0)
     legal = ops.legal(world)
     assert ("user.updated", 0) not in legal and ("user.deleted", 0) not in legal
+
+
+def test_distinct_events_names_why_no_object_gets_two_effects_under_the_team_s_keys(tmp_path: Path) -> None:
+    """A user's welcome is one per user: no object gets two effects of its own, whatever keys
+    the team gives; the reason says so, not that the keys make nothing effectful."""
+    from hookproof.scenarios.catalog import CATALOG, Context, NotApplicable
+
+    path = tmp_path / "hookproof.toml"
+    path.write_text("builtin_keys = false\n" + CONFIG.replace('key = "welcome:{data.id}"\n', "")
+                    + '\n[business_keys]\n"user.created" = "welcome:{data.id}"\n', encoding="utf-8")
+    config = load_config(path)
+    profile = config.profile()
+    ctx = Context(profile=profile, keys=config.key_mapping())
+    plan = CATALOG["distinct-events-same-object"].plan(ctx, new_world(profile.world, 2))
+    assert isinstance(plan, NotApplicable)
+    assert plan.reason.startswith("no object in the "), plan.reason
