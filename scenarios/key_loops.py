@@ -280,45 +280,52 @@ OTHER_TYPES_MAX_ATTEMPTS = 200_000
 
 
 class OtherTypes:
-    """The valid deliveries owing no effect (no business key) of each object, from a history,
-    read on first use: what `note` ties a duplicated key's extra effects to.
+    """The valid deliveries of each object, from a history, read on first use: what `note`
+    ties a duplicated key's extra effects to.
 
     A provider sends an endpoint every event of an object's story (Paddle's ``transaction.paid``
-    beside the ``transaction.completed`` a team fulfils on); a receiver that applies the effect
-    on such an event too applies it twice while a single delivery carried its key."""
+    beside the ``transaction.completed`` a team fulfils on; a Mercado Pago payment's refund
+    notifications after its approval); a receiver that applies the effect on such an event too
+    applies it twice while a single delivery carried its key."""
 
     def __init__(self, history: Sequence[Attempt]) -> None:
         self._history = history
-        self._by_object: dict[str, dict[str, str]] | None = None
+        self._by_object: dict[str, dict[str, tuple[str, bool]]] | None = None
 
-    def _objects(self) -> dict[str, dict[str, str]]:
-        """object id -> event id -> its type, for the valid attempts without a business key."""
+    def _objects(self) -> dict[str, dict[str, tuple[str, bool]]]:
+        """object id -> event id -> (its type, whether it carries a business key), for the
+        valid attempts."""
         if self._by_object is None:
-            by_object: dict[str, dict[str, str]] = {}
+            by_object: dict[str, dict[str, tuple[str, bool]]] = {}
             if len(self._history) <= OTHER_TYPES_MAX_ATTEMPTS:
                 for a in self._history:
-                    if a.valid and a.business_key is None and a.object_id and a.event_id:
-                        by_object.setdefault(a.object_id, {})[a.event_id] = a.event_type
+                    if a.valid and a.object_id and a.event_id:
+                        by_object.setdefault(a.object_id, {})[a.event_id] = (a.event_type, a.business_key is not None)
             self._by_object = by_object
         return self._by_object
 
     def note(self, positions: Sequence[int], applied: int) -> str:
-        """``"; ..."`` naming the events of another type, owing no effect, delivered about the
-        objects of the key's attempts at `positions` (applied `applied` times), else ""."""
+        """``"; ..."`` naming the other events delivered about the objects of the key's attempts
+        at `positions` (applied `applied` times): when it was applied more times than they
+        carried it, every other event (one of them applied it); else those of another type of
+        the same resource owing no effect, which may have; else ""."""
         history = self._history
         carried = [history[p] for p in positions]
         types = {a.event_type for a in carried}
+        own = {a.event_id for a in carried}
         objects = dict.fromkeys(a.object_id for a in carried if a.object_id)
         if not objects:
             return ""
         by_object = self._objects()
-        others = [(eid, t) for o in objects for eid, t in by_object.get(o or "", {}).items() if t not in types]
-        if not others:
-            return ""
+        delivered = [(eid, t, keyed) for o in objects for eid, (t, keyed) in by_object.get(o or "", {}).items()
+                     if eid not in own]
         if applied > len(carried):  # then one of them did: every one is named
-            return (f"; more times than deliveries carried it: the same object's {_named(others)}, delivered too "
-                    "and owing no effect, applied it as well (an event of another type the provider sends for the "
-                    "object)")
+            if not delivered:
+                return ""
+            named = _named([(eid, t) for eid, t, _ in delivered])
+            return (f"; more times than deliveries carried it: other events of the same object were delivered too "
+                    f"({named}), so one of them likely applied it as well")
+        others = [(eid, t) for eid, t, keyed in delivered if not keyed and t not in types]
         # else the key's own copies may explain it: only an event of the same resource is named
         # (Paddle's transaction.paid beside transaction.completed, not GitHub's issues.closed
         # beside an issue_comment.created)

@@ -46,5 +46,16 @@ def test_another_resources_event_is_not_offered_when_copies_may_explain_it() -> 
 def test_any_other_event_is_named_when_the_key_was_applied_more_times_than_carried() -> None:
     h = history("issue_comment.created", 1, "issues.closed")
     assert OtherTypes(h).note([0], 2) == (
-        "; more times than deliveries carried it: the same object's issues.closed (evt_other), delivered too "
-        "and owing no effect, applied it as well (an event of another type the provider sends for the object)")
+        "; more times than deliveries carried it: other events of the same object were delivered too "
+        "(issues.closed (evt_other)), so one of them likely applied it as well")
+
+
+def test_a_keyed_event_of_the_same_type_is_named_when_the_key_was_applied_more_times_than_carried() -> None:
+    """A Mercado Pago payment's refund notification (payment.updated, carrying its refund's key)
+    read as approved again by a receiver fulfilling on every approved payment it fetches."""
+    h = history("payment.updated", 2, "payment.updated")
+    h[-1] = replace(h[-1], business_key="refund:1:2")
+    assert OtherTypes(h).note([0, 1], 4) == (
+        "; more times than deliveries carried it: other events of the same object were delivered too "
+        "(payment.updated (evt_other)), so one of them likely applied it as well")
+    assert OtherTypes(h).note([0, 1], 2) == ""  # its own copies explain it; a keyed event is not offered
