@@ -19,8 +19,8 @@ from typing import Any, ClassVar, Literal, Mapping, Sequence
 from hookproof.simulator.errors import ProfileError
 from hookproof.simulator.events import Event
 from hookproof.simulator.profiles.base import Envelope, Profile, canonical_json, require_secrets
-from hookproof.simulator.profiles.formats import derived_int, derived_uuid, rfc3339_s
-from hookproof.simulator.world.mercadopago import MERCADOPAGO_EVENT_TYPES
+from hookproof.simulator.profiles.formats import derived_int, derived_uuid
+from hookproof.simulator.world.mercadopago import MERCADOPAGO_EVENT_TYPES, mp_date
 
 #: Where a merchant order's notification points (the ``resource`` of the topic's body).
 MERCHANT_ORDER_RESOURCE = "https://api.mercadolibre.com/merchant_orders/{id}"
@@ -54,7 +54,9 @@ class MercadoPagoProfile(Profile):
     raises ProfileError: Mercado Pago sends no such thing.
 
     Payment body: ``{"id","live_mode","type":"payment","date_created","user_id",
-    "api_version":"v1","action","data":{"id"}}`` with query ``data.id=<id>&type=payment``;
+    "api_version":"v1","action","data":{"id"}}`` with query ``data.id=<id>&type=payment``
+    (the payment notifications page's example; ``date_created`` with milliseconds and the
+    seller's offset, ``2015-03-25T10:04:58.396-04:00``, as the API writes its dates);
     ``data.id`` is the payment's numeric id as a string, and the receiver must fetch the
     payment (``GET /v1/payments/{id}``) for its state. ``id`` (the numeric notification id,
     the world's event id) is the dedupe key (``Envelope.event_id``, as a string);
@@ -139,7 +141,7 @@ class MercadoPagoProfile(Profile):
             "id": self.notification_id(event),
             "live_mode": event.livemode,
             "type": topic,
-            "date_created": rfc3339_s(event.created_us),
+            "date_created": mp_date(event.created_us),  # as the documented example: ms and the offset
             "user_id": self.user_id(event.account),
             "api_version": "v1",
             "action": event.type if topic == "payment" else str(event.extra.get("action") or "updated"),

@@ -124,6 +124,7 @@ def test_notifications_are_thin_and_validate_with_the_sdk() -> None:
                 "payment", event.type, {"id": event.object_id}, True)
             assert body["id"] == int(event.id) and body["user_id"] == int(world.account)
             assert re.fullmatch(r"\d{11}", event.object_id)
+            assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}-03:00", body["date_created"])
             assert request.query == {"data.id": event.object_id, "type": "payment"}
         data_id = request.query.get("data.id")
         WebhookSignatureValidator.validate(request.headers["x-signature"], request.headers["x-request-id"],

@@ -21,7 +21,7 @@ from hookproof.simulator.profiles import PROFILES, STRIPE_EVENT_TYPES, get_profi
 from hookproof.simulator.profiles.base import Profile, canonical_json
 from hookproof.simulator.profiles.formats import rfc3339_ns, rfc3339_s, rfc3339_us
 from hookproof.simulator.world import GITHUB_EVENT_TYPES, SCRIPTS, emit_events, new_world, world_event_types
-from hookproof.simulator.world.mercadopago import MercadoPagoWorld
+from hookproof.simulator.world.mercadopago import MercadoPagoWorld, mp_date
 from tests.simulator.stripe_format import stripe_reference
 
 CREATED_US = 1_700_000_000_123_456
@@ -452,7 +452,7 @@ def test_mercadopago_envelope() -> None:
     assert list(body) == ["id", "live_mode", "type", "date_created", "user_id", "api_version", "action", "data"]
     assert body["data"] == {"id": event.object_id} and re.fullmatch(r"\d{11}", event.object_id)
     assert (body["type"], body["action"], body["api_version"], body["live_mode"]) == ("payment", "payment.updated", "v1", True)
-    assert body["date_created"] == rfc3339_s(event.created_us)
+    assert body["date_created"] == mp_date(event.created_us)  # ms and the offset, as Mercado Pago's example
     assert isinstance(body["id"], int) and envelope.event_id == str(body["id"]) == event.id
     assert body["user_id"] == int(event.account)
     assert envelope.query == {"data.id": event.object_id, "type": "payment"}
