@@ -29,6 +29,7 @@ class _Node:
     chunks: int = 0
     done: Mapping[str, Any] | None = None
     ready: Mapping[str, Any] | None = None
+    owed: int = 0  # retries owed and attempts in flight, as its last draining chunk said
 
 
 @dataclass(frozen=True)
@@ -53,12 +54,16 @@ class Collector:
 
     def add(self, node: str, data: Mapping[str, Any]) -> None:
         """Take one ``hookproof_records`` payload: ``{"rows": [...], "attempts": [...],
-        "events": [...]}`` (`records.attempt_row` lists, `records.attempt_to_wire` dicts,
-        `event_to_wire` dicts; each key optional) and append it to the spool.
+        "events": [...], "owed": n}`` (`records.attempt_row` lists, `records.attempt_to_wire`
+        dicts, `event_to_wire` dicts, while the worker drains its retries and attempts still
+        owed; each key optional) and append it to the spool.
 
         A malformed record is noted in `errors` and skipped, never raised.
         """
         entry = self._nodes.setdefault(node, _Node())
+        owed = data.get("owed")
+        if isinstance(owed, int) and not isinstance(owed, bool):
+            entry.owed = owed
         attempts = list(data.get("attempts") or ())
         rows = list(data.get("rows") or ())
         events = list(data.get("events") or ())
@@ -77,6 +82,7 @@ class Collector:
         "index": worker index, "sender": storm_state.SenderLoad.report()}``."""
         entry = self._nodes.setdefault(node, _Node())
         entry.done = dict(data)
+        entry.owed = 0
         if data.get("error"):
             self.errors.append(f"worker {node}: {data['error']}")
 
@@ -137,6 +143,11 @@ class Collector:
         except (TypeError, ValueError):
             self.errors.append("a worker's sender report was malformed")
             return None
+
+    def owed(self) -> int:
+        """Retries owed and attempts in flight over the workers still draining (their last
+        chunk's count; 0 for a worker that closed)."""
+        return sum(e.owed for e in self._nodes.values())
 
     def totals(self) -> list[WorkerTotals]:
         """Per-worker totals, by worker index."""

@@ -24,8 +24,9 @@ with the profile at its send time, retries failed attempts on the profile's sche
 streams what it recorded to the master (`storm_worker.stream`), which appends it to the
 history file (`loadtests.spool.Spool`): memory stays flat on both ends.
 
-When the storm's duration is over the master stops the workers; each waits for its
-in-flight requests (bounded by the sender timeout), sends its last chunk and its
+When the storm's duration is over the master stops the workers; each drains (its
+senders send every retry they owe, on its schedule, until each delivery is acknowledged
+or has used its attempts, bounded by `StormSpec.drain_s`), sends its last chunk and its
 totals, and the master settles the receiver, runs the checks over the history read
 from disk, writes the reports (`loadtests.verdict.finish_spooled`) and exits 0 (every
 check valid), 1 (findings, unknowns, or missing records) or 2 (a worker refused).

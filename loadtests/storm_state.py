@@ -140,6 +140,10 @@ class StormProcess:
         self.events: dict[str, dict[str, Any]] = {}  # world event id -> `event_to_wire`
         self.book: StoryBook | None = None
         self.pending: dict[int, tuple[Send, int, str, float, float]] = {}
+        # retries owed: token -> (the send, attempts made, the event id they carried), while
+        # its sender waits out the retry's delay (`owe`, `paid`)
+        self.owed: dict[int, tuple[Send, int, str]] = {}
+        self.drain_until: float | None = None  # monotonic seconds the drain ends at; None: the storm sends
         self.pools: list[gevent.pool.Group] = []
         self.stopped = gevent.event.Event()  # set when the storm ends: senders draw no new group
         self.next_token = 0
@@ -185,6 +189,26 @@ class StormProcess:
     def complete(self, token: int, sent: _Sent) -> None:
         self.pending.pop(token, None)
         self.sent.append(sent)
+
+    def owe(self, send: Send, attempts: int, event_id: str) -> int:
+        """Note a retry of `send` owed after `attempts` attempts (whose event id was
+        `event_id`), while its sender waits out its delay; the token `paid` takes."""
+        self.next_token += 1
+        self.owed[self.next_token] = (send, attempts, event_id)
+        return self.next_token
+
+    def paid(self, token: int) -> None:
+        """The retry owed under `token` is going out: no longer owed."""
+        self.owed.pop(token, None)
+
+    def draining_past(self, delay_s: float) -> bool:
+        """True when the storm drains and a retry due in `delay_s` seconds would go out
+        past the drain's end."""
+        return self.drain_until is not None and time.monotonic() + delay_s >= self.drain_until
+
+    def still_owed(self) -> int:
+        """Retries owed and attempts in flight now (a draining worker's progress)."""
+        return len(self.owed) + len(self.pending)
 
     def process_seed(self, worker_index: int) -> int:
         """The seed of this process's stories and of its users' plans (a worker's index,
@@ -253,7 +277,7 @@ class StormProcess:
                 event["amount"]]
 
     def unfinished(self) -> list[Attempt]:
-        """The attempts still in flight, completed as unknown (the storm ended first)."""
+        """The attempts still in flight, completed as unknown (the storm's drain ended first)."""
         assert self.profile is not None
         now = time.perf_counter()
         out = [
