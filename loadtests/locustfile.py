@@ -26,8 +26,8 @@ history file (`loadtests.spool.Spool`): memory stays flat on both ends.
 
 When the storm's duration is over the master stops the workers; each drains (its
 senders send every retry they owe, on its schedule, until each delivery is acknowledged
-or has used its attempts, bounded by `StormSpec.drain_s`), sends its last chunk and its
-totals, and the master settles the receiver, runs the checks over the history read
+or has used its attempts, bounded by `StormSpec.drain_s`), sends its last chunk, its
+totals and the deliveries its drain's end cut (`loadtests.cut`), and the master settles the receiver, runs the checks over the history read
 from disk, writes the reports (`loadtests.verdict.finish_spooled`) and exits 0 (every
 check valid), 1 (findings, unknowns, or missing records) or 2 (a worker refused).
 

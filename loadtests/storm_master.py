@@ -64,6 +64,7 @@ def control(environment: Environment) -> None:
         while not STATE.collector.finished(nodes) and time.monotonic() < deadline:
             gevent.sleep(0.1)
         STATE.phase = "collecting"
+        cut = STATE.collector.cut()
         problems = STATE.collector.problems(nodes)
         if early:
             problems.insert(0, f"interrupted after {STATE.elapsed():.0f} s of {spec.duration_s:.0f} s")
@@ -79,7 +80,7 @@ def control(environment: Environment) -> None:
         assert spool is not None
         outcome = finish_spooled(spec, spool, started_at=STATE.started_at, stopped_at=stopped_at,
                                  partial_reason=reason, on_phase=phase, workers=STATE.collector.totals(),
-                                 sender=STATE.collector.sender())
+                                 sender=STATE.collector.sender(), cut=cut, drain_s=spec.drain_s())
         STATE.exit_code = outcome.exit_code
         STATE.phase = "done"
     except Exception as exc:  # the master must still exit, with a readable reason

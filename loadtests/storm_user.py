@@ -134,9 +134,10 @@ class StormUser(FastHttpUser):
 
     def _deliver(self, send: Send) -> None:
         """Attempt `send` until acked, at most `max_attempts` times, each retry after its
-        compressed delay, also once the load shape ended (the drain, `storm_worker.flush`),
-        but never past the drain's end. While it waits for a retry, the retry is owed
-        (`StormProcess.owe`: a draining worker's progress)."""
+        compressed delay, also once the load shape ended (the drain, `storm_worker.flush`);
+        a retry that would go out past the drain's end is cut (`StormProcess.cut_short`).
+        While it waits for a retry, the retry is owed (`StormProcess.owe`): one still owed
+        when the drain's end stops the senders is cut too."""
         spec = self.spec
         attempt = self._attempt
         for number in range(1, spec.max_attempts + 1):
@@ -148,10 +149,11 @@ class StormUser(FastHttpUser):
             if delay is None:
                 return
             if STATE.draining_past(delay):
+                STATE.cut_short(send, number, event_id)
                 return
             token = STATE.owe(send, number, event_id)
             gevent.sleep(delay)
-            STATE.paid(token)
+            STATE.paid(token)  # not when the drain's end kills the sender: then it stays owed (cut)
 
     def _attempt(self, send: Send, number: int) -> str | None:
         """Send one signed attempt and keep what happened. None when it was acked, else the

@@ -9,7 +9,8 @@ flat however long the storm runs. When the storm stops it drains: its senders dr
 new group but send every retry owed, on its schedule, until each delivery is acknowledged
 or its attempts are used up, bounded by `spec.StormSpec.drain_s` (a chunk every
 `STREAM_INTERVAL_S` meanwhile, with how many retries and attempts are still owed); then it
-sends the last chunk and its totals (``hookproof_done``). Before sending anything it reports its hookproof version and
+sends the last chunk and its totals (``hookproof_done``, with the deliveries the drain's end
+cut, `loadtests.cut`). Before sending anything it reports its hookproof version and
 whether it reaches the target (``hookproof_ready``, `ready_report`).
 
 Imported only in Locust's processes.
@@ -147,7 +148,9 @@ def flush(environment: Environment) -> None:
     The senders draw no new group; the retries they owe go out on their schedule until
     every delivery is acknowledged or has used its attempts, at most `StormSpec.drain_s`
     seconds (a chunk every `STREAM_INTERVAL_S` meanwhile, with what is still owed). Then
-    the senders left are killed: their attempts in flight are recorded as unfinished."""
+    the senders left are killed: their attempts in flight are recorded as unfinished, and
+    those deliveries and the ones with a retry still owed are sent as cut
+    (``hookproof_done``'s ``cut``: `loadtests.cut.CutDelivery.to_wire` lists)."""
     spec = STATE.spec
     assert spec is not None
     STATE.stopped.set()
@@ -164,4 +167,5 @@ def flush(environment: Environment) -> None:
     assert runner is not None
     index = int(getattr(runner, "worker_index", -1))
     runner.send_message(DONE_MESSAGE, {"attempts": STATE.shipped, "error": STATE.error,
-                                       "index": index if index >= 0 else -1, "sender": STATE.sender.report()})
+                                       "index": index if index >= 0 else -1, "sender": STATE.sender.report(),
+                                       "cut": [d.to_wire() for d in STATE.cut()]})

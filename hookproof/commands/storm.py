@@ -467,7 +467,7 @@ def register(app: typer.Typer) -> None:
         run.time_scale, 3 attempts at most), also after --duration: the storm then drains,
         sending every retry owed until each delivery is acknowledged or its attempts are
         used up, for at most the sender timeout times the attempts plus the compressed
-        delays.
+        delays. A delivery the drain's end still cut is unknown in the checks, never lost.
 
         Distributed mode: --workers-expected N starts no local worker; the master listens on
         --master-bind-host/--master-bind-port (127.0.0.1 unless --master-bind-host says
