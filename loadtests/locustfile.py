@@ -155,12 +155,16 @@ def _on_test_stop(environment: Environment, **_: Any) -> None:
     if isinstance(environment.runner, MasterRunner) or STATE.flushed or STATE.spec is None:
         return
     STATE.flushed = True
-    flush(environment)
+    # In a greenlet of its own: a worker fires this from its loop reading the master's
+    # messages, and a drain may outlast Locust's 60 s without reading a heartbeat there
+    # (the worker would quit, its records never closed). The master waits for its closing
+    # message (`storm_master.control`), not for this handler.
+    gevent.spawn(flush, environment)
 
 
 @events.quitting.add_listener
 def _on_quitting(environment: Environment, **_: Any) -> None:
     if isinstance(environment.runner, WorkerRunner):
-        environment.process_exit_code = 0 if STATE.flushed and STATE.error is None else 1
+        environment.process_exit_code = 0 if STATE.closed and STATE.error is None else 1
     else:
         environment.process_exit_code = STATE.exit_code if STATE.exit_code is not None else 1

@@ -153,7 +153,8 @@ class StormProcess:
         self.phase = "starting"
         self.exit_code: int | None = None
         self.collector = Collector()
-        self.flushed = False
+        self.flushed = False  # the storm's end began (`storm_worker.flush` started)
+        self.closed = False  # the process sent its closing message (`storm_worker.flush` ended)
         self.shipped = 0  # attempts streamed to the master so far (a worker's count)
         self.refusal: str | None = None  # why the master refused to run the storm (exit 2)
         self.failure: str | None = None  # the one line of an exception that ended the master's checks

@@ -169,3 +169,4 @@ def flush(environment: Environment) -> None:
     runner.send_message(DONE_MESSAGE, {"attempts": STATE.shipped, "error": STATE.error,
                                        "index": index if index >= 0 else -1, "sender": STATE.sender.report(),
                                        "cut": [d.to_wire() for d in STATE.cut()]})
+    STATE.closed = True

@@ -9,6 +9,9 @@ that answers some notifications as a storm's drain tests need.
 - ``hang-first``: the first request about each payment arriving ``DRAIN_FROM_S`` seconds or
   more after the first webhook is answered 503 only after ``DRAIN_DELAY_S`` seconds (past
   the sender timeout: never answered in time), unapplied; later ones go to the shop. Correct.
+- ``hang-all``: every request about a payment first heard of ``DRAIN_FROM_S`` seconds or
+  more after the first webhook is answered 503 only after ``DRAIN_DELAY_S`` seconds, never
+  applied (noted in ``DRAIN_PICKED``). Broken: its every attempt goes unanswered.
 - ``refuse-all``: the payments `picked` (every ``DRAIN_EVERY``-th by id), and those first
   heard of ``DRAIN_FROM_S`` seconds or more after the first webhook (with ``DRAIN_FROM_S``
   set), get 503 on every request, never applied. Broken: their effects are lost. Each
@@ -73,6 +76,11 @@ class Wrapper:
         payment = (parse_qs(scope["query_string"].decode()).get("data.id") or [""])[0]
         late = bool(self.from_s) and now - self.first >= self.from_s and payment not in self.seen
         self.seen.add(payment)
+        if self.mode == "hang-all" and payment and (payment in self.picked or late):
+            self.pick(payment, True)
+            await _drained(receive)
+            await asyncio.sleep(self.delay_s)
+            return await _answer(send, 503, b'{"error":"too slow"}')
         if self.mode in ("refuse-all", "ack-drop") and payment and self.pick(payment, late):
             await _drained(receive)
             status = 503 if self.mode == "refuse-all" else 200

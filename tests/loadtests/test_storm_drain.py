@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -86,12 +87,14 @@ def _storm(mode: str, *args: str, **options: Any) -> Callable[[Path], Run]:
 
 STORMS: dict[str, Callable[[Path], Run]] = {
     "test_a_correct_receiver_refusing_first_attempts_up_to_the_storm_s_end_passes/slow":
-        _storm("slow-refusal", "--api-transient", "0.5"),
+        _storm("slow-refusal", "--api-transient", "0.5", "--workers", "1"),
     "test_a_receiver_leaving_first_attempts_unanswered_at_the_storm_s_end_loses_nothing/hang":
         _storm("hang-first", delay_s=3.0, from_s=DURATION_S - 2.0, sender_timeout_s=2.0),
     "test_a_receiver_refusing_every_attempt_of_a_payment_still_loses_it/refuse":
         _storm("refuse-all", from_s=DURATION_S - 1.0),
     "test_a_receiver_acknowledging_without_applying_still_loses_it/drop": _storm("ack-drop", from_s=DURATION_S - 1.0),
+    "test_a_drain_longer_than_a_minute_ends_with_every_worker_s_records/hang":
+        _storm("hang-all", "--workers", "1", delay_s=25.0, from_s=DURATION_S - 1.0, sender_timeout_s=21.0),
 }
 
 
@@ -139,7 +142,8 @@ def test_a_correct_receiver_refusing_first_attempts_up_to_the_storm_s_end_passes
         storms: StormBatch[Run], request: pytest.FixtureRequest) -> None:
     """The shop answers 503 (1.5 s late) to a notification whose payment the provider API does
     not serve yet, so Mercado Pago retries: those refused in the storm's last 1.5 s get their
-    retry after the load ends, and the storm passes."""
+    retry after the load ends (from a Locust worker, as a distributed storm sends), and the
+    storm passes."""
     run = storms.result(f"{request.node.name}/slow")
     assert _findings(_scenario(run)) == {}, run[1].stdout + run[1].stderr
     end = _started_at(run) + DURATION_S
@@ -220,3 +224,28 @@ def test_a_receiver_acknowledging_without_applying_still_loses_it(
     assert all(m.startswith("moved 0 instead of ") for _, m in found["counter"]), found["counter"]
     assert found["stale"] == sorted((p, "object missing after settling") for p in payments)
     assert _last_second(run), "no dropped delivery was sent in the storm's last second"
+
+
+@pytest.mark.slow
+def test_a_drain_longer_than_a_minute_ends_with_every_worker_s_records(
+        storms: StormBatch[Run], request: pytest.FixtureRequest) -> None:
+    """Every request about a payment first heard of in the storm's last second goes unanswered
+    past the 21 s sender timeout: its deliveries drain for 3 attempts, over a minute, during
+    which the Locust worker keeps hearing its master; the storm is whole and loses them."""
+    run = storms.result(f"{request.node.name}/hang")
+    scenario = _scenario(run)
+    report = json.loads((run[0] / "out" / "report.json").read_text(encoding="utf-8"))
+    assert report["partial"] is False, scenario.get("reason")
+    keys, payments = _lost_payments(run)
+    hung = [tried for tried in _deliveries(_history(run)).values() if tried[0].object_id in _picked(run)]
+    assert hung and all([a.status for a in tried] == [None] * 3 for tried in hung)  # each schedule ran to its end
+    assert max(tried[-1].sent_at for tried in hung) - (_started_at(run) + DURATION_S) > 40.0
+    found = _findings(scenario)
+    assert set(found) == {"lost", "stale", "ack_latency"}, found
+    assert {k for k, _ in found["lost"]} == keys and keys
+    assert all(m.startswith("never applied and never acknowledged: every valid delivery went unanswered")
+               for _, m in found["lost"]), found["lost"]
+    assert found["stale"] == sorted((p, "object missing after settling") for p in payments)
+    # the console said what the drain still owed, off a terminal every few seconds
+    assert re.search(r"^storm: draining, \d+ s: .*, [1-9]\d* retry\(ies\) or attempt\(s\) owed$", run[1].stderr,
+                     flags=re.M), run[1].stderr
