@@ -2,7 +2,8 @@
 
 Workers stream their records in chunks while the storm runs (message
 ``hookproof_records``), then send a closing message (``hookproof_done``) with their
-totals and, if they could not run, an error. Before sending, each worker reports its
+totals, the deliveries whose retry schedule the end of their drain cut (`loadtests.cut`)
+and, if they could not run, an error. Before sending, each worker reports its
 hookproof version and whether it reaches the target (``hookproof_ready``).
 `Collector` appends every chunk to the master's `Spool` (on disk) as it arrives, keeps
 per-worker counts only, and says when every expected worker has finished and whether
@@ -14,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
+from hookproof.loadtests.cut import CutDelivery
 from hookproof.loadtests.spool import Spool
 
 #: Custom message types (worker -> master).
@@ -29,6 +31,7 @@ class _Node:
     chunks: int = 0
     done: Mapping[str, Any] | None = None
     ready: Mapping[str, Any] | None = None
+    owed: int = 0  # retries owed and attempts in flight, as its last draining chunk said
 
 
 @dataclass(frozen=True)
@@ -53,12 +56,16 @@ class Collector:
 
     def add(self, node: str, data: Mapping[str, Any]) -> None:
         """Take one ``hookproof_records`` payload: ``{"rows": [...], "attempts": [...],
-        "events": [...]}`` (`records.attempt_row` lists, `records.attempt_to_wire` dicts,
-        `event_to_wire` dicts; each key optional) and append it to the spool.
+        "events": [...], "owed": n}`` (`records.attempt_row` lists, `records.attempt_to_wire`
+        dicts, `event_to_wire` dicts, while the worker drains its retries and attempts still
+        owed; each key optional) and append it to the spool.
 
         A malformed record is noted in `errors` and skipped, never raised.
         """
         entry = self._nodes.setdefault(node, _Node())
+        owed = data.get("owed")
+        if isinstance(owed, int) and not isinstance(owed, bool):
+            entry.owed = owed
         attempts = list(data.get("attempts") or ())
         rows = list(data.get("rows") or ())
         events = list(data.get("events") or ())
@@ -74,9 +81,11 @@ class Collector:
 
     def done(self, node: str, data: Mapping[str, Any]) -> None:
         """Take a ``hookproof_done`` payload: ``{"attempts": n, "events": m, "error": str | None,
-        "index": worker index, "sender": storm_state.SenderLoad.report()}``."""
+        "index": worker index, "sender": storm_state.SenderLoad.report(), "cut": [...]}``
+        (`cut.CutDelivery.to_wire` lists)."""
         entry = self._nodes.setdefault(node, _Node())
         entry.done = dict(data)
+        entry.owed = 0
         if data.get("error"):
             self.errors.append(f"worker {node}: {data['error']}")
 
@@ -137,6 +146,23 @@ class Collector:
         except (TypeError, ValueError):
             self.errors.append("a worker's sender report was malformed")
             return None
+
+    def owed(self) -> int:
+        """Retries owed and attempts in flight over the workers still draining (their last
+        chunk's count; 0 for a worker that closed)."""
+        return sum(e.owed for e in self._nodes.values())
+
+    def cut(self) -> list[CutDelivery]:
+        """The deliveries whose schedule the end of a worker's drain cut, over every closed
+        worker (``hookproof_done``'s ``cut``); a malformed one is noted in `errors`, skipped."""
+        out: list[CutDelivery] = []
+        for node, entry in self._nodes.items():
+            for row in (entry.done or {}).get("cut") or ():
+                try:
+                    out.append(CutDelivery.from_wire(row))
+                except ValueError as exc:
+                    self.errors.append(f"worker {node}: {exc}")
+        return out
 
     def totals(self) -> list[WorkerTotals]:
         """Per-worker totals, by worker index."""

@@ -24,9 +24,10 @@ with the profile at its send time, retries failed attempts on the profile's sche
 streams what it recorded to the master (`storm_worker.stream`), which appends it to the
 history file (`loadtests.spool.Spool`): memory stays flat on both ends.
 
-When the storm's duration is over the master stops the workers; each waits for its
-in-flight requests (bounded by the sender timeout), sends its last chunk and its
-totals, and the master settles the receiver, runs the checks over the history read
+When the storm's duration is over the master stops the workers; each drains (its
+senders send every retry they owe, on its schedule, until each delivery is acknowledged
+or has used its attempts, bounded by `StormSpec.drain_s`), sends its last chunk, its
+totals and the deliveries its drain's end cut (`loadtests.cut`), and the master settles the receiver, runs the checks over the history read
 from disk, writes the reports (`loadtests.verdict.finish_spooled`) and exits 0 (every
 check valid), 1 (findings, unknowns, or missing records) or 2 (a worker refused).
 
@@ -154,12 +155,16 @@ def _on_test_stop(environment: Environment, **_: Any) -> None:
     if isinstance(environment.runner, MasterRunner) or STATE.flushed or STATE.spec is None:
         return
     STATE.flushed = True
-    flush(environment)
+    # In a greenlet of its own: a worker fires this from its loop reading the master's
+    # messages, and a drain may outlast Locust's 60 s without reading a heartbeat there
+    # (the worker would quit, its records never closed). The master waits for its closing
+    # message (`storm_master.control`), not for this handler.
+    gevent.spawn(flush, environment)
 
 
 @events.quitting.add_listener
 def _on_quitting(environment: Environment, **_: Any) -> None:
     if isinstance(environment.runner, WorkerRunner):
-        environment.process_exit_code = 0 if STATE.flushed and STATE.error is None else 1
+        environment.process_exit_code = 0 if STATE.closed and STATE.error is None else 1
     else:
         environment.process_exit_code = STATE.exit_code if STATE.exit_code is not None else 1

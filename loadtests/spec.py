@@ -18,11 +18,15 @@ from typing import Any, Mapping, Sequence
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from hookproof.loadtests.shape import LoadShape, make_shape
+from hookproof.simulator.delivery.attempt_core import retry_delay_s
+from hookproof.simulator.delivery.history import Outcome
 
 #: Environment variable naming the spec file (read by the master).
 SPEC_ENV = "HOOKPROOF_STORM_SPEC"
 #: Environment variable holding the signing secrets as a JSON list (read by workers).
 SECRETS_ENV = "HOOKPROOF_STORM_SECRETS"
+#: Seconds a storm's drain (`StormSpec.drain_s`) allows beyond its deliveries' schedules.
+DRAIN_GRACE_S = 2.0
 
 
 class SpecError(ValueError):
@@ -92,7 +96,8 @@ class StormSpec(BaseModel):
             (`hookproof.catalog_file.catalog_to_plain`), or None: the profile's own events.
         sink_url: the effect sink's URL (the ``sink`` observer reads it).
         settle_window_s / settle_deadline_s / settle_interval_s: liveness settle.
-        collect_timeout_s: seconds the master waits for the workers' records.
+        collect_timeout_s: seconds the master waits for the workers' records, once their
+            drain (`drain_s`) is over.
         out_dir: where the master writes the reports and the history.
         progress_path: a JSON file the master rewrites with its progress (or None).
         config_file: the hookproof.toml the storm read, as given, named by its report (None: none).
@@ -176,6 +181,18 @@ class StormSpec(BaseModel):
         catalog = json.dumps(self.catalog, sort_keys=True) if self.catalog is not None else None
         return _profile(self.profile, catalog, tuple(sorted(self.event_names.items())))
 
+    def drain_s(self) -> float:
+        """Seconds a storm's senders keep delivering once its load shape ends (the drain):
+        long enough for a delivery whose first attempt went out just before the end to use
+        its whole schedule, every attempt waiting the sender timeout and every retry its
+        compressed delay: ``sender_timeout_s * max_attempts`` plus the profile's first
+        ``max_attempts - 1`` retry delays times `time_scale`, plus `DRAIN_GRACE_S`. A
+        drain ends sooner when nothing is owed. Raises SpecError as `sending_profile`."""
+        schedule = tuple(self.sending_profile().retry_schedule_s)
+        delays = sum(retry_delay_s(Outcome.REJECTED, n, schedule_s=schedule, max_attempts=self.max_attempts,
+                                   time_scale=self.time_scale) or 0.0 for n in range(1, self.max_attempts))
+        return self.sender_timeout_s * self.max_attempts + delays + DRAIN_GRACE_S
+
     def load_shape(self) -> LoadShape:
         """The `LoadShape` of this storm. Raises ValueError for a bad shape."""
         return make_shape(self.shape, self.rate_per_s, self.duration_s)
@@ -246,5 +263,5 @@ def secrets_to_env(secrets: Sequence[str]) -> str:
     return json.dumps(list(secrets))
 
 
-__all__ = ["SECRETS_ENV", "SPEC_ENV", "SpecError", "StormSpec", "secrets_from_env", "secrets_from_text",
+__all__ = ["DRAIN_GRACE_S", "SECRETS_ENV", "SPEC_ENV", "SpecError", "StormSpec", "secrets_from_env", "secrets_from_text",
            "secrets_to_env"]

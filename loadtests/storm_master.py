@@ -32,7 +32,8 @@ READY_TIMEOUT_S = 15.0
 
 
 def control(environment: Environment) -> None:
-    """Stop the storm after its duration, gather the records, settle, check and report."""
+    """Stop the storm after its duration, let the workers drain (`storm_worker.flush`: the
+    retries they owe), gather the records, settle, check and report."""
     from hookproof.loadtests.verdict import finish_spooled
 
     spec = STATE.spec
@@ -55,13 +56,15 @@ def control(environment: Environment) -> None:
         STATE.phase = "storm"
         early = STATE.stop_early.wait(timeout=max(0.0, spec.duration_s - STATE.elapsed()))
         stopped_at = time.time()
-        STATE.phase = "stopping"
+        # the load ends: the workers drain (every retry owed, `storm_worker.flush`), then close
+        STATE.phase = "draining"
+        deadline = time.monotonic() + spec.drain_s() + spec.collect_timeout_s
         nodes = ([c.id for c in runner.clients.all] if isinstance(runner, MasterRunner) else ["local"])
         runner.stop()
-        STATE.phase = "collecting"
-        deadline = time.monotonic() + spec.collect_timeout_s
         while not STATE.collector.finished(nodes) and time.monotonic() < deadline:
             gevent.sleep(0.1)
+        STATE.phase = "collecting"
+        cut = STATE.collector.cut()
         problems = STATE.collector.problems(nodes)
         if early:
             problems.insert(0, f"interrupted after {STATE.elapsed():.0f} s of {spec.duration_s:.0f} s")
@@ -77,7 +80,7 @@ def control(environment: Environment) -> None:
         assert spool is not None
         outcome = finish_spooled(spec, spool, started_at=STATE.started_at, stopped_at=stopped_at,
                                  partial_reason=reason, on_phase=phase, workers=STATE.collector.totals(),
-                                 sender=STATE.collector.sender())
+                                 sender=STATE.collector.sender(), cut=cut, drain_s=spec.drain_s())
         STATE.exit_code = outcome.exit_code
         STATE.phase = "done"
     except Exception as exc:  # the master must still exit, with a readable reason
@@ -110,7 +113,8 @@ def progress_loop(environment: Environment) -> None:
 
 
 def write_progress(environment: Environment) -> None:
-    """Rewrite the progress file atomically (phase, elapsed seconds, requests, rate)."""
+    """Rewrite the progress file atomically (phase, elapsed seconds, requests, rate, and
+    ``owed``: the retries and attempts the draining workers still owe)."""
     spec = STATE.spec
     if spec is None or not spec.progress_path:
         return
@@ -121,6 +125,7 @@ def write_progress(environment: Environment) -> None:
         "phase": STATE.phase, "elapsed_s": round(STATE.elapsed(), 2), "duration_s": spec.duration_s,
         "requests": total.num_requests if total else 0, "failures": total.num_failures if total else 0,
         "rps": round(total.current_rps, 1) if total else 0.0, "workers": workers, "exit_code": STATE.exit_code,
+        "owed": STATE.collector.owed(),
         "refusal": STATE.refusal, "failure": STATE.failure,
     }
     path = Path(spec.progress_path)

@@ -19,6 +19,7 @@ import gevent.event
 import gevent.pool
 
 from hookproof.loadtests.collect import Collector
+from hookproof.loadtests.cut import CutDelivery
 from hookproof.loadtests.exchange import ObservedAtoms, observed
 from hookproof.loadtests.plan import Send
 from hookproof.loadtests.records import STORM_SCENARIO, event_to_wire, make_attempt
@@ -140,13 +141,20 @@ class StormProcess:
         self.events: dict[str, dict[str, Any]] = {}  # world event id -> `event_to_wire`
         self.book: StoryBook | None = None
         self.pending: dict[int, tuple[Send, int, str, float, float]] = {}
+        # retries owed: token -> (the send, attempts made, the event id they carried), while
+        # its sender waits out the retry's delay (`owe`, `paid`)
+        self.owed: dict[int, tuple[Send, int, str]] = {}
+        # deliveries whose schedule the drain deadline cut (`cut_short`, `cut`)
+        self._cut: list[CutDelivery] = []
+        self.drain_until: float | None = None  # monotonic seconds the drain ends at; None: the storm sends
         self.pools: list[gevent.pool.Group] = []
         self.stopped = gevent.event.Event()  # set when the storm ends: senders draw no new group
         self.next_token = 0
         self.phase = "starting"
         self.exit_code: int | None = None
         self.collector = Collector()
-        self.flushed = False
+        self.flushed = False  # the storm's end began (`storm_worker.flush` started)
+        self.closed = False  # the process sent its closing message (`storm_worker.flush` ended)
         self.shipped = 0  # attempts streamed to the master so far (a worker's count)
         self.refusal: str | None = None  # why the master refused to run the storm (exit 2)
         self.failure: str | None = None  # the one line of an exception that ended the master's checks
@@ -185,6 +193,39 @@ class StormProcess:
     def complete(self, token: int, sent: _Sent) -> None:
         self.pending.pop(token, None)
         self.sent.append(sent)
+
+    def owe(self, send: Send, attempts: int, event_id: str) -> int:
+        """Note a retry of `send` owed after `attempts` attempts (whose event id was
+        `event_id`), while its sender waits out its delay; the token `paid` takes."""
+        self.next_token += 1
+        self.owed[self.next_token] = (send, attempts, event_id)
+        return self.next_token
+
+    def paid(self, token: int) -> None:
+        """The retry owed under `token` is going out (or was cut): no longer owed."""
+        self.owed.pop(token, None)
+
+    def draining_past(self, delay_s: float) -> bool:
+        """True when the storm drains and a retry due in `delay_s` seconds would go out
+        past the drain's end."""
+        return self.drain_until is not None and time.monotonic() + delay_s >= self.drain_until
+
+    def cut_short(self, send: Send, attempts: int, event_id: str, *, in_flight: bool = False) -> None:
+        """Note a delivery whose schedule the drain deadline cut after `attempts` attempts
+        (`in_flight`: its last one was still waiting for its answer)."""
+        self._cut.append(CutDelivery(send.event.id, event_id, send.delivery_id, attempts, in_flight))
+
+    def still_owed(self) -> int:
+        """Retries owed and attempts in flight now (a draining worker's progress)."""
+        return len(self.owed) + len(self.pending)
+
+    def cut(self) -> list[CutDelivery]:
+        """Every delivery cut so far, the retries still owed counted as cut (call once the
+        senders are stopped: at the drain's end)."""
+        for send, attempts, event_id in self.owed.values():
+            self._cut.append(CutDelivery(send.event.id, event_id, send.delivery_id, attempts, False))
+        self.owed.clear()
+        return list(self._cut)
 
     def process_seed(self, worker_index: int) -> int:
         """The seed of this process's stories and of its users' plans (a worker's index,
@@ -253,9 +294,12 @@ class StormProcess:
                 event["amount"]]
 
     def unfinished(self) -> list[Attempt]:
-        """The attempts still in flight, completed as unknown (the storm ended first)."""
+        """The attempts still in flight, completed as unknown (the storm's drain ended
+        first); their deliveries are cut (`cut_short`)."""
         assert self.profile is not None
         now = time.perf_counter()
+        for send, number, event_id, _, _ in self.pending.values():
+            self.cut_short(send, number, event_id, in_flight=True)
         out = [
             make_attempt(event=send.event, event_id=event_id, delivery_id=send.delivery_id, attempt=number,
                          tags=send.tags, profile=self.profile, sent_at=sent_at, latency_ms=(now - t) * 1000.0,

@@ -133,22 +133,31 @@ class StormUser(FastHttpUser):
         return (*group, replay) if replay is not None else group
 
     def _deliver(self, send: Send) -> None:
-        """Attempt `send` until acked, at most `max_attempts` times, and not past the storm."""
+        """Attempt `send` until acked, at most `max_attempts` times, each retry after its
+        compressed delay, also once the load shape ended (the drain, `storm_worker.flush`);
+        a retry that would go out past the drain's end is cut (`StormProcess.cut_short`).
+        While it waits for a retry, the retry is owed (`StormProcess.owe`): one still owed
+        when the drain's end stops the senders is cut too."""
         spec = self.spec
         attempt = self._attempt
         for number in range(1, spec.max_attempts + 1):
-            if attempt(send, number):
+            event_id = attempt(send, number)
+            if event_id is None:
                 return  # acked: the delivery stops (`retry_delay_s` of an ack is None)
             delay = retry_delay_s(Outcome.REJECTED, number, schedule_s=self.profile.retry_schedule_s,
                                   max_attempts=spec.max_attempts, time_scale=spec.time_scale)
             if delay is None:
                 return
-            if STATE.elapsed() + delay >= spec.duration_s:
+            if STATE.draining_past(delay):
+                STATE.cut_short(send, number, event_id)
                 return
+            token = STATE.owe(send, number, event_id)
             gevent.sleep(delay)
+            STATE.paid(token)  # not when the drain's end kills the sender: then it stays owed (cut)
 
-    def _attempt(self, send: Send, number: int) -> bool:
-        """Send one signed attempt and keep what happened. True when it was acked."""
+    def _attempt(self, send: Send, number: int) -> str | None:
+        """Send one signed attempt and keep what happened. None when it was acked, else the
+        event id it carried."""
         now = int(time.time())
         envelope = send.envelope
         if envelope is not None:
@@ -210,7 +219,7 @@ class StormUser(FastHttpUser):
             self._request_event.fire(request_type=request.method, name=name, response_time=latency_ms,
                                      response_length=len(body), exception=failure, context={}, response=None,
                                      url=self.spec.target_url, start_time=sent_at)
-        return answered and status is not None and self.profile.is_success(status)
+        return None if answered and status is not None and self.profile.is_success(status) else event_id
 
     def _exchange(self, request: SignedRequest, wire: list[float]) -> ObservedAtoms:
         """POST `request` on the user's own connections; what was observed

@@ -5,9 +5,12 @@ the history rows of what it sent since the last chunk (`records.attempt_row`: gr
 the attempt core, with no `Attempt` or dict per attempt) and sends them to the master
 with the events they name (custom message ``hookproof_records``); then it forgets
 them, keeping only the events of attempts still in flight: a worker's memory stays
-flat however long the storm runs. When the storm stops it waits for its in-flight
-requests (bounded by the sender timeout), sends the last chunk and its totals
-(``hookproof_done``). Before sending anything it reports its hookproof version and
+flat however long the storm runs. When the storm stops it drains: its senders draw no
+new group but send every retry owed, on its schedule, until each delivery is acknowledged
+or its attempts are used up, bounded by `spec.StormSpec.drain_s` (a chunk every
+`STREAM_INTERVAL_S` meanwhile, with how many retries and attempts are still owed); then it
+sends the last chunk and its totals (``hookproof_done``, with the deliveries the drain's end
+cut, `loadtests.cut`). Before sending anything it reports its hookproof version and
 whether it reaches the target (``hookproof_ready``, `ready_report`).
 
 Imported only in Locust's processes.
@@ -34,8 +37,8 @@ CHUNK = 2000
 STREAM_INTERVAL_S = 1.0
 #: Seconds of the sleep whose overshoot measures the worker's loop lag.
 LAG_PROBE_S = 0.05
-#: Seconds added to the sender timeout when a worker waits for its in-flight requests.
-DRAIN_GRACE_S = 2.0
+#: Seconds a worker gives its senders to end once killed at the drain's end.
+KILL_GRACE_S = 2.0
 #: Seconds a worker gives a TCP connection to the target when it checks it reaches it.
 REACH_TIMEOUT_S = 3.0
 
@@ -108,9 +111,11 @@ def probe_lag() -> None:
         STATE.sender.probing(math.inf)  # no probe: no lag is noted any more
 
 
-def ship(environment: Environment, *, unfinished: bool = False) -> int:
+def ship(environment: Environment, *, unfinished: bool = False, owed: int | None = None) -> int:
     """Send what was sent since the last chunk (and, with `unfinished`, the attempts
-    still in flight, as unknown) to the master; returns the attempts sent."""
+    still in flight, as unknown) to the master; returns the attempts sent. `owed`: while
+    draining, the retries owed and attempts in flight (the chunk's ``owed``, sent even
+    with no record)."""
     runner = environment.runner
     assert runner is not None
     sent, STATE.sent = STATE.sent, []
@@ -128,25 +133,40 @@ def ship(environment: Environment, *, unfinished: bool = False) -> int:
     wire_events = [events[n] for n in names if n in events]
     for i in range(0, max(1, len(rows)), CHUNK):
         part = rows[i:i + CHUNK]
-        if part or i == 0 and wire_events:
-            runner.send_message(RECORDS_MESSAGE, {"rows": part, "events": wire_events if i == 0 else []})
+        if part or i == 0 and (wire_events or owed is not None):
+            data: dict[str, Any] = {"rows": part, "events": wire_events if i == 0 else []}
+            if owed is not None:
+                data["owed"] = owed
+            runner.send_message(RECORDS_MESSAGE, data)
     STATE.shipped += len(rows)
     return len(rows)
 
 
 def flush(environment: Environment) -> None:
-    """Wait for in-flight deliveries (bounded), send the last chunk, then the totals."""
+    """Drain, send the last chunk, then the totals.
+
+    The senders draw no new group; the retries they owe go out on their schedule until
+    every delivery is acknowledged or has used its attempts, at most `StormSpec.drain_s`
+    seconds (a chunk every `STREAM_INTERVAL_S` meanwhile, with what is still owed). Then
+    the senders left are killed: their attempts in flight are recorded as unfinished, and
+    those deliveries and the ones with a retry still owed are sent as cut
+    (``hookproof_done``'s ``cut``: `loadtests.cut.CutDelivery.to_wire` lists)."""
     spec = STATE.spec
     assert spec is not None
     STATE.stopped.set()
-    deadline = time.monotonic() + spec.sender_timeout_s + DRAIN_GRACE_S
+    STATE.drain_until = deadline = time.monotonic() + spec.drain_s()
     for pool in STATE.pools:
-        pool.join(timeout=max(0.0, deadline - time.monotonic()))
+        while not pool.join(timeout=max(0.0, min(STREAM_INTERVAL_S, deadline - time.monotonic()))):
+            if time.monotonic() >= deadline:
+                break
+            ship(environment, owed=STATE.still_owed())
     for pool in STATE.pools:
-        pool.kill(block=True, timeout=DRAIN_GRACE_S)
+        pool.kill(block=True, timeout=KILL_GRACE_S)
     ship(environment, unfinished=True)
     runner = environment.runner
     assert runner is not None
     index = int(getattr(runner, "worker_index", -1))
     runner.send_message(DONE_MESSAGE, {"attempts": STATE.shipped, "error": STATE.error,
-                                       "index": index if index >= 0 else -1, "sender": STATE.sender.report()})
+                                       "index": index if index >= 0 else -1, "sender": STATE.sender.report(),
+                                       "cut": [d.to_wire() for d in STATE.cut()]})
+    STATE.closed = True

@@ -5,7 +5,8 @@ the master's `Spool` as the storm ran; `finish_storm`: in memory), it waits for 
 to settle (`scenarios.observers.settle`), builds the expectations
 (`scenarios.observations.expectations_from`), runs the storm's checks
 (`scenarios.checks.run_checks`: the same exactly-once and ordering checks as certify,
-plus ``ack_latency``), records the merged history in ``history.sqlite`` and writes the
+plus ``ack_latency``; what the end of the senders' drain left open is unknown,
+`loadtests.cut`), records the merged history in ``history.sqlite`` and writes the
 same reports as certify (`reports.write_reports`): one scenario, ``storm``, whose
 ``ack_latency`` check carries the latency percentiles and the throughput over time.
 
@@ -23,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, Se
 
 from hookproof.loadtests.ahead import Ahead, ahead_of, tolerate
 from hookproof.loadtests.collect import WorkerTotals
+from hookproof.loadtests.cut import CutDelivery, cut_of, judge_cut
 from hookproof.loadtests.spec import StormSpec
 from hookproof.loadtests.spool import Spool
 from hookproof.reports.model import CheckView, RunReport, ScenarioReport
@@ -262,7 +264,8 @@ def sender_judged(result: CheckResult, sender: Mapping[str, Any] | None, sender_
 def storm_scenario(spec: StormSpec, events: Iterable[Event], attempts: Sequence[Attempt],
                    observations: Sequence[Observation], *, settled: bool, started_at: float,
                    duration_s: float, reason: str | None = None, ahead: Ahead | None = None,
-                   mapping: "KeyMapping | None" = None, sender: Mapping[str, Any] | None = None) -> ScenarioReport:
+                   mapping: "KeyMapping | None" = None, sender: Mapping[str, Any] | None = None,
+                   cut: Sequence[CutDelivery] = (), drain_s: float = 0.0) -> ScenarioReport:
     """The ``storm`` scenario report: checks over the history and the observations (pure).
 
     With the team's business keys (``spec.keys``, `scenarios.business_keys`), events and
@@ -271,7 +274,9 @@ def storm_scenario(spec: StormSpec, events: Iterable[Event], attempts: Sequence[
     and states a receiver learned from the provider API before the storm delivered them.
     `mapping`: the team's keys (`loadtests.team_keys.storm_keys`), `events` already carrying
     them (`keyed`); without it, ``spec.keys`` is read over the profile's rendering of `events`
-    (full events). `sender`: how well the senders kept up (`sender_judged`).
+    (full events). `sender`: how well the senders kept up (`sender_judged`). `cut`: the
+    deliveries whose retry schedule the end of the storm's drain (`drain_s` seconds) cut
+    (`loadtests.cut`): the ``lost`` and ``stale`` findings they leave open are unknown.
     """
     if mapping is None and spec.keys:
         from hookproof.scenarios.business_keys import from_plain, keyed
@@ -295,6 +300,8 @@ def storm_scenario(spec: StormSpec, events: Iterable[Event], attempts: Sequence[
                for c in storm_checks(expectations, observations)]
     if ahead:
         results = tolerate(results, ahead)
+    if cut:
+        results = judge_cut(results, cut_of(cut, events, index.acked_events, drain_s))
     results = [sender_judged(r, sender, spec.sender_timeout_s) if r.check_id == "ack_latency" else r
                for r in results]
     verdict = {Verdict.VALID: "pass", Verdict.INVALID: "fail", Verdict.UNKNOWN: "unknown"}[compose(results)]
@@ -335,7 +342,8 @@ def storm_scenario(spec: StormSpec, events: Iterable[Event], attempts: Sequence[
 def _check_and_report(spec: StormSpec, events: Iterable[Event], indexed: Sequence[Attempt], history_path: Path, *,
                       started_at: float, stopped_at: float, partial_reason: str | None,
                       observe: Callable[[], Observation] | None, phase: Callable[[str], None],
-                      processes: int = 1, sender: Mapping[str, Any] | None = None) -> RunReport:
+                      processes: int = 1, sender: Mapping[str, Any] | None = None,
+                      cut: Sequence[CutDelivery] = (), drain_s: float = 0.0) -> RunReport:
     """Settle the receiver, run the checks over `indexed`, and make the storm's report
     (`processes`: how many processes sent, for the provider API's truth they replayed)."""
     from hookproof.loadtests.storm_truth import template_worlds
@@ -368,7 +376,7 @@ def _check_and_report(spec: StormSpec, events: Iterable[Event], indexed: Sequenc
         ahead = ahead_of(events, templates, keys=mapping)
         scenario = storm_scenario(spec, events, indexed, result.observations, settled=result.settled,
                                   started_at=started_at, duration_s=duration_s, reason=partial_reason, ahead=ahead,
-                                  mapping=mapping, sender=sender)
+                                  mapping=mapping, sender=sender, cut=cut, drain_s=drain_s)
     return views.run_report((scenario,), target=spec.target_url, profile=spec.profile, live=spec.live, seed=spec.seed,
                             started_at=started_at, partial=partial_reason is not None,
                             history_file=str(history_path), config=spec.config_file)
@@ -441,13 +449,17 @@ def finish_spooled(
     on_phase: Callable[[str], None] | None = None,
     workers: Sequence[WorkerTotals] = (),
     sender: Mapping[str, Any] | None = None,
+    cut: Sequence[CutDelivery] = (),
+    drain_s: float = 0.0,
 ) -> StormOutcome:
     """Settle, check and write the storm's reports into ``spec.out_dir`` from `spool`
     (the records the workers streamed to disk): the attempts are put in send order in the
     history, which the checks then read from disk in one pass. `workers`' totals are kept
     in the history's meta (``storm_workers``: a list of ``{"index", "attempts", "events",
     "chunks"}``); `sender`: how well the workers' senders kept up (`collect.Collector.sender`,
-    judged by `sender_judged`). Other arguments and errors as `finish_storm`; closes `spool`.
+    judged by `sender_judged`); `cut`: the deliveries whose schedule the end of the workers'
+    drain (`drain_s` seconds) cut (`collect.Collector.cut`, judged by `storm_scenario`).
+    Other arguments and errors as `finish_storm`; closes `spool`.
     """
     from hookproof.reports import render_json, write_reports
 
@@ -465,10 +477,12 @@ def finish_spooled(
             history.set_meta("seed", spec.seed)
             history.set_meta("storm", {"users": spec.users, "rate_per_s": spec.rate_per_s, "shape": spec.shape})
             history.set_meta("storm_workers", [asdict(w) for w in workers])
+            history.set_meta("storm_cut", [d.to_wire() for d in cut])  # `cut.CutDelivery.to_wire` lists
             indexed: Sequence[Attempt] = history
             report = _check_and_report(spec, SpooledEvents(spool), indexed, history_path, started_at=started_at,
                                        stopped_at=stopped_at, partial_reason=partial_reason, observe=observe,
-                                       phase=phase, processes=max(1, len(workers)), sender=sender)
+                                       phase=phase, processes=max(1, len(workers)), sender=sender, cut=cut,
+                                       drain_s=drain_s)
             # kept with the attempts, so `hookproof report --history` re-renders it, as for certify
             history.set_meta(views.REPORT_META_KEY, json.loads(render_json(report)))
             history.set_meta("finished", True)

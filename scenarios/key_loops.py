@@ -83,6 +83,10 @@ def duplicated_by_key(
     return result_of("duplicated", findings, {"keys_observed": len(idx.peak), "observations": len(observations)})
 
 
+#: How the ``lost`` finding of a key none of whose valid deliveries was acknowledged begins.
+NEVER_ACKNOWLEDGED = "never applied and never acknowledged"
+
+
 def lost_finding(idx: CheckIndex, key: str, positions: Sequence[int]) -> tuple[Finding, bool]:
     """The ``lost`` finding of an expected `key` not applied when settling ended, whose attempts are at
     `positions`, and whether any of them was acknowledged (else it says how each ended)."""
@@ -90,7 +94,7 @@ def lost_finding(idx: CheckIndex, key: str, positions: Sequence[int]) -> tuple[F
     if acked:
         return Finding("lost", key, f"acknowledged {len(acked)} time(s) but not applied by the end of settling",
                        expected=1, actual=0, attempts=idx.attempt_ids(positions)), True
-    return Finding("lost", key, "never applied and never acknowledged: every valid delivery "
+    return Finding("lost", key, f"{NEVER_ACKNOWLEDGED}: every valid delivery "
                    f"went unanswered or was refused ({idx.answer_summary(positions)}); "
                    + after_failures(idx, positions),
                    expected=1, actual=0, attempts=idx.attempt_ids(positions)), False
@@ -349,6 +353,6 @@ def _named(events: Sequence[tuple[str, str]]) -> str:
     return ", ".join(f"{t} ({eid})" for eid, t in events[:4]) + (", ..." if len(events) > 4 else "")
 
 
-__all__: Sequence[str] = ["OtherTypes", "seen_in", "UNEXPECTED_FORBIDDEN", "UNEXPECTED_FUTURE", "UNEXPECTED_OTHER_ACCOUNT", "UNEXPECTED_OTHER_MODE", "UNEXPECTED_UNOWED",
+__all__: Sequence[str] = ["NEVER_ACKNOWLEDGED", "OtherTypes", "seen_in", "UNEXPECTED_FORBIDDEN", "UNEXPECTED_FUTURE", "UNEXPECTED_OTHER_ACCOUNT", "UNEXPECTED_OTHER_MODE", "UNEXPECTED_UNOWED",
                           "distinct_events_note", "duplicated_by_key", "family", "forbidden_message", "other_mode_message",
                           "lost_by_key", "lost_not_applicable", "money_by_key", "recovered_by_key", "unexpected_keys_by_key"]

@@ -354,7 +354,7 @@ def run_storm(spec: "StormSpec", secrets: list[str], *, workers: int, spawn_rate
                           f"{storm_worker_line(bind_host, port)}", markup=False, soft_wrap=True)
         else:
             commands += [(f"locust-worker-{i + 1}", worker_command("127.0.0.1", port)) for i in range(workers)]
-        bound_s = (workers_timeout_s + spec.duration_s + spec.sender_timeout_s + spec.collect_timeout_s
+        bound_s = (workers_timeout_s + spec.duration_s + spec.drain_s() + spec.collect_timeout_s
                    + spec.settle_deadline_s + MARGIN_S)
         progress_path = Path(spec.progress_path) if spec.progress_path else None
         with _processes(commands, env, log_dir, worker_env) as procs, Progress(
@@ -386,7 +386,7 @@ def run_storm(spec: "StormSpec", secrets: list[str], *, workers: int, spawn_rate
                 with contextlib.suppress(ProcessLookupError):
                     master.send_signal(signal.SIGUSR1)
                 with contextlib.suppress(subprocess.TimeoutExpired):
-                    master.wait(spec.collect_timeout_s + spec.settle_deadline_s + MARGIN_S)
+                    master.wait(spec.drain_s() + spec.collect_timeout_s + spec.settle_deadline_s + MARGIN_S)
                 raise
 
 
@@ -414,7 +414,7 @@ def _watch(master: "Supervised", deadline: float, bound_s: float, bar: Any, task
             hit = True
             with contextlib.suppress(ProcessLookupError):
                 master.send_signal(signal.SIGUSR1)
-            bound_s = now - started + spec.collect_timeout_s + spec.settle_deadline_s + MARGIN_S
+            bound_s = now - started + spec.drain_s() + spec.collect_timeout_s + spec.settle_deadline_s + MARGIN_S
             deadline = min(deadline, started + bound_s)
         if now > deadline:
             console.print(f"hookproof: the storm did not finish within {bound_s:.0f} s; stopped it "  # type: ignore[attr-defined]
@@ -426,6 +426,8 @@ def _watch(master: "Supervised", deadline: float, bound_s: float, bar: Any, task
             phase = str(data.get("phase", "") or phase)
             detail = (f"{data.get('requests', 0)} sent, {data.get('rps', 0)}/s, "
                       f"{data.get('failures', 0)} non-2xx, {data.get('workers', 0)} worker(s)")
+            if phase == "draining":
+                detail += f", {data.get('owed', 0)} retry(ies) or attempt(s) owed"
             bar.update(task, completed=min(elapsed, spec.duration_s), description=f"storm: {phase}", detail=detail)
         if not getattr(console, "is_interactive", True) and now >= next_beat:
             err_console.print(f"storm: {phase}, {now - started:.0f} s: {detail}", markup=False, soft_wrap=True)
@@ -463,12 +465,18 @@ def register(app: typer.Typer) -> None:
         master_bind_host: Annotated[Optional[str], typer.Option("--master-bind-host", help="The address the Locust master listens on (default: 127.0.0.1, so only workers on this machine can connect). For workers on other machines give this machine's address on a private network (or 0.0.0.0 for every interface): the port carries the signing secret.", show_default=False)] = None,
         master_bind_port: Annotated[Optional[int], typer.Option("--master-bind-port", min=1, max=65535, help=f"The master's port (default: {MASTER_PORT} with --workers-expected, else a free one).")] = None,
         workers_timeout: Annotated[str, typer.Option("--workers-timeout", help="How long the master waits for its workers to connect: 60s, 5m.")] = "60s",
-        collect_timeout: Annotated[str, typer.Option("--collect-timeout", help="How long the master waits, after the storm, for every worker's last records.")] = "60s",
+        collect_timeout: Annotated[str, typer.Option("--collect-timeout", help="How long the master waits, after the storm and its drain, for every worker's last records.")] = "60s",
         max_duration: Annotated[Optional[str], typer.Option("--max-duration", help="Stop the whole run after this long (90s, 15m, 1h; default: run.max_duration_s when the config sets it, else the storm's --duration plus its timeouts): the storm ends early, is checked, and its partial report says why (exit 1).", show_default=False)] = None,
         seed: Annotated[Optional[int], typer.Option("--seed", help="Seed of the senders' worlds and plans (default: run.seed, else a random one); the report names it, and the same seed sends the same stories and plans again (timing aside).", show_default=False)] = None,
     ) -> None:
         """Storm the receiver with Locust (signed, duplicated, reordered events), then run certify's checks;
         exit 0 all checks valid, 1 findings, 2 usage/config error or a refused storm.
+
+        A refused or unanswered delivery is retried on the profile's schedule (compressed by
+        run.time_scale, 3 attempts at most), also after --duration: the storm then drains,
+        sending every retry owed until each delivery is acknowledged or its attempts are
+        used up, for at most the sender timeout times the attempts plus the compressed
+        delays. A delivery the drain's end still cut is unknown in the checks, never lost.
 
         Distributed mode: --workers-expected N starts no local worker; the master listens on
         --master-bind-host/--master-bind-port (127.0.0.1 unless --master-bind-host says

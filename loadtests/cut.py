@@ -1,0 +1,140 @@
+"""Deliveries whose retry schedule a storm's end cut, and what the checks may say of them.
+
+When a storm's load shape ends its senders drain: each delivery not acknowledged yet gets
+every retry its schedule still owes (`spec.StormSpec.drain_s` bounds the drain). A delivery
+that still had a retry owed, or an attempt waiting for its answer, when the drain ended was
+*cut*: the provider would have gone on retrying it, so a receiver that has not applied its
+event yet is not known to have lost it. `judge_cut` turns the ``lost`` findings of keys never
+acknowledged and the ``stale`` findings of objects whose cut events were never acknowledged
+into an ``unknown`` with a note saying how many deliveries the storm's end cut and why; a key
+acknowledged and not applied, or refused on every attempt of a schedule that ran to its end,
+stays a finding.
+
+Pure: no Locust, no clock, no I/O.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import AbstractSet, Any, Iterable, Sequence
+
+from hookproof.scenarios.findings import CheckResult, Verdict
+from hookproof.scenarios.key_loops import NEVER_ACKNOWLEDGED
+from hookproof.simulator.events import Event
+
+
+@dataclass(frozen=True)
+class CutDelivery:
+    """One delivery whose schedule the storm's end cut.
+
+    Attributes:
+        event_id: its world event's id (`simulator.events.Event.id`).
+        sent_event_id: the event id its attempts carried (the history's ``event_id``).
+        delivery_id: the delivery's id (the history's ``delivery_id``).
+        attempts: attempts it sent (the last one, with `in_flight`, unanswered).
+        in_flight: its last attempt was still waiting for its answer when the drain ended
+            (else a retry was owed).
+    """
+
+    event_id: str
+    sent_event_id: str
+    delivery_id: str
+    attempts: int
+    in_flight: bool = False
+
+    def to_wire(self) -> list[Any]:
+        """``[event_id, sent_event_id, delivery_id, attempts, in_flight]``, as a worker sends it."""
+        return [self.event_id, self.sent_event_id, self.delivery_id, self.attempts, self.in_flight]
+
+    @classmethod
+    def from_wire(cls, row: Any) -> "CutDelivery":
+        """Read `to_wire`'s list. Raises ValueError for anything else."""
+        if not isinstance(row, (list, tuple)) or len(row) != 5:
+            raise ValueError(f"a cut delivery must be a list of 5 fields, got {row!r}")
+        event_id, sent_event_id, delivery_id, attempts, in_flight = row
+        if not (isinstance(event_id, str) and isinstance(sent_event_id, str) and isinstance(delivery_id, str)
+                and isinstance(attempts, int) and not isinstance(attempts, bool) and attempts >= 1
+                and isinstance(in_flight, bool)):
+            raise ValueError(f"a malformed cut delivery: {row!r}")
+        return cls(event_id, sent_event_id, delivery_id, attempts, in_flight)
+
+
+@dataclass(frozen=True)
+class Cut:
+    """What the storm's end cut, as the checks' judge reads it (`cut_of`).
+
+    Attributes:
+        deliveries: the deliveries cut (their count and kind go into the note).
+        keys: business keys of their events, none of whose deliveries was acknowledged.
+        objects: object ids of those events.
+        drain_s: the drain's bound, seconds.
+    """
+
+    deliveries: tuple[CutDelivery, ...]
+    keys: frozenset[str]
+    objects: frozenset[str]
+    drain_s: float
+
+    def __bool__(self) -> bool:
+        return bool(self.deliveries)
+
+    def note(self) -> str:
+        """One sentence: how many deliveries the storm's end cut and why."""
+        in_flight = sum(d.in_flight for d in self.deliveries)
+        owed = len(self.deliveries) - in_flight
+        parts = [p for p in (f"{owed} with a retry owed" if owed else "",
+                             f"{in_flight} with an attempt still unanswered" if in_flight else "") if p]
+        return (f"the storm's end cut the retry schedule of {len(self.deliveries)} delivery(ies) "
+                f"({', '.join(parts)}) when its drain ended after {self.drain_s:.0f} s: the provider would "
+                "still retry them, so whether the receiver applies their events is unknown")
+
+
+def cut_of(deliveries: Sequence[CutDelivery], events: Iterable[Event], acked_events: AbstractSet[str],
+           drain_s: float) -> Cut:
+    """The `Cut` of `deliveries`: `events` (the storm's, carrying the business keys the checks
+    use) name each one's key and object; an event whose id, as its attempts carried it, is in
+    `acked_events` (a delivery of it was acknowledged) excuses nothing. One pass over
+    `events`, none when nothing was cut."""
+    if not deliveries:
+        return Cut((), frozenset(), frozenset(), drain_s)
+    unacked = {d.event_id for d in deliveries if d.sent_event_id not in acked_events}
+    keys: set[str] = set()
+    objects: set[str] = set()
+    for event in events:
+        if event.id in unacked:
+            objects.add(event.object_id)
+            if event.business_key is not None:
+                keys.add(event.business_key)
+    return Cut(tuple(deliveries), frozenset(keys), frozenset(objects), drain_s)
+
+
+def judge_cut(results: Sequence[CheckResult], cut: Cut) -> list[CheckResult]:
+    """`results` with the ``lost`` findings of `cut`'s keys that were never acknowledged and
+    the ``stale`` findings of its objects left out: such a check with no other finding is
+    ``unknown``, its detail `Cut.note` (a check with others stays invalid, the note added)."""
+    if not cut:
+        return list(results)
+    out = []
+    for r in results:
+        if r.check_id == "lost":
+            excused = [f for f in r.findings if not f.advisory and f.key in cut.keys
+                       and f.message.startswith(NEVER_ACKNOWLEDGED)]
+        elif r.check_id == "stale":
+            excused = [f for f in r.findings if not f.advisory and f.key in cut.objects]
+        else:
+            excused = []
+        if not excused:
+            out.append(r)
+            continue
+        kept = tuple(f for f in r.findings if f not in excused)
+        problems = sum(f.count for f in kept if not f.advisory)
+        what = "key(s) not applied" if r.check_id == "lost" else "object(s) not current"
+        detail = (f"{sum(f.count for f in excused)} {what} unknown: {cut.note()}; {problems} finding(s), "
+                  f"{sum(f.count for f in kept) - problems} advisory(ies)")
+        verdict = Verdict.INVALID if problems else Verdict.UNKNOWN
+        out.append(replace(r, verdict=verdict, findings=kept, detail=detail,
+                           stats={**r.stats, "cut_short": sum(f.count for f in excused)}))
+    return out
+
+
+__all__ = ["Cut", "CutDelivery", "cut_of", "judge_cut"]

@@ -1,0 +1,128 @@
+"""Deliveries whose retry schedule the end of a storm's drain cut (`loadtests.cut`): what
+the checks may say of them, the drain's bound, and their way from the workers (pure)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hookproof.loadtests.collect import Collector
+from hookproof.loadtests.cut import Cut, CutDelivery, cut_of, judge_cut
+from hookproof.loadtests.records import make_attempt
+from hookproof.loadtests.spec import StormSpec
+from hookproof.loadtests.spool import Spool
+from hookproof.loadtests.verdict import storm_scenario
+from hookproof.scenarios.findings import Finding, Verdict, result_of
+from hookproof.scenarios.observations import Effect, ObjectState, Observation
+from hookproof.simulator.delivery.history import Attempt
+from hookproof.simulator.events import Event
+from hookproof.simulator.profiles import get_profile
+
+STRIPE = get_profile("stripe")
+NOTE = ("the storm's end cut the retry schedule of 2 delivery(ies) (1 with a retry owed, 1 with an attempt still "
+        "unanswered) when its drain ended after 62 s: the provider would still retry them, so whether the receiver "
+        "applies their events is unknown")
+
+
+def _paid(i: int) -> Event:
+    return Event(id=f"evt_{i}", type="invoice.paid", created=i, created_us=i, object_type="invoice",
+                 object_id=f"in_{i}", version=1, object={}, business_key=f"renewal:in_{i}", amount=1500)
+
+
+def _attempt(e: Event, attempt: int, status: int | None, at: float) -> Attempt:
+    return make_attempt(event=e, event_id=e.id, delivery_id=f"dlv_{e.id}_1", attempt=attempt, tags=(),
+                        profile=STRIPE, sent_at=at, latency_ms=5.0, status=status,
+                        error_kind=None if status is not None else "unfinished")
+
+
+def _spec(tmp_path: Path) -> StormSpec:
+    return StormSpec(target_url="http://127.0.0.1:9/webhooks", duration_s=2.0, out_dir=str(tmp_path / "out"))
+
+
+def _storm(tmp_path: Path, cut: list[CutDelivery]) -> dict[str, tuple[str, list[tuple[str, str]], str]]:
+    """A storm of 5 invoices and a subscription: in_0 applied; in_1 refused once, its retry owed;
+    in_2 refused on each of its 3 attempts; in_3 acknowledged, never applied; the subscription's
+    newest state's attempt unanswered; in_4 applied. (check -> verdict, findings, detail) of the
+    checks that are not valid, with `cut`."""
+    events = [_paid(i) for i in range(5)]
+    sub = Event(id="evt_s", type="customer.subscription.updated", created=9, created_us=9, object_type="subscription",
+                object_id="sub_1", version=2, object={}, status="past_due")
+    attempts = [_attempt(events[0], 1, 200, 1000.0), _attempt(events[1], 1, 503, 1000.1),
+                *(_attempt(events[2], n, 503, 1000.2 + n) for n in (1, 2, 3)), _attempt(events[3], 1, 200, 1000.3),
+                _attempt(sub, 1, None, 1001.0), _attempt(events[4], 1, 200, 1001.1)]
+    obs = Observation(2000.0, (Effect("renewal:in_0"), Effect("renewal:in_4")), (ObjectState("sub_1", "active", 1),))
+    report = storm_scenario(_spec(tmp_path), [*events, sub], attempts, [obs], settled=True, started_at=1000.0,
+                            duration_s=2.0, cut=cut, drain_s=62.0)
+    return {c.check_id: (c.verdict, sorted((f.key, f.message) for f in c.findings if f.severity == "finding"), c.detail)
+            for c in report.checks if c.verdict != "valid"}
+
+
+CUT = [CutDelivery("evt_1", "evt_1", "dlv_evt_1_1", 1), CutDelivery("evt_s", "evt_s", "dlv_evt_s_1", 1, True)]
+
+
+def test_without_a_cut_every_key_not_applied_is_lost(tmp_path: Path) -> None:
+    found = _storm(tmp_path, [])
+    never = ("never applied and never acknowledged: every valid delivery went unanswered or was refused (503); "
+             "Stripe would keep retrying it for up to 3 days (live mode)")
+    assert found["lost"] == ("invalid", [("renewal:in_1", never), ("renewal:in_2", never),
+                                         ("renewal:in_3", "acknowledged 1 time(s) but not applied by the end of "
+                                                          "settling")], "3 finding(s), 0 advisory(ies)")
+    assert found["stale"] == ("invalid", [("sub_1", "final state is active (hookproof_version 1; no delivered event "
+                                                    "carried it), the provider's is past_due (event evt_s, "
+                                                    "customer.subscription.updated, created 0)")],
+                              "1 finding(s), 0 advisory(ies)")
+    assert set(found) == {"lost", "stale", "no_server_error", "counter"}
+
+
+def test_a_cut_delivery_never_acknowledged_is_unknown_the_others_stay_lost(tmp_path: Path) -> None:
+    found = _storm(tmp_path, CUT)
+    verdict, lost, detail = found["lost"]
+    # in_2 refused on every attempt of its full schedule, in_3 acknowledged and not applied: still lost
+    assert verdict == "invalid" and [k for k, _ in lost] == ["renewal:in_2", "renewal:in_3"]
+    assert detail == f"1 key(s) not applied unknown: {NOTE}; 2 finding(s), 0 advisory(ies)"
+    # the subscription's newest state went out in an attempt the drain's end left unanswered
+    assert found["stale"] == ("unknown", [], f"1 object(s) not current unknown: {NOTE}; 0 finding(s), 0 advisory(ies)")
+    # the other checks are as without a cut
+    assert set(found) == {"lost", "stale", "no_server_error", "counter"}
+    assert [k for k, _ in found["counter"][1]] == ["renewal:in_3"]
+
+
+def test_a_cut_delivery_of_an_event_acknowledged_by_another_excuses_nothing(tmp_path: Path) -> None:
+    """in_3 was acknowledged (then never applied): a cut copy of its event leaves it lost."""
+    found = _storm(tmp_path, [CutDelivery("evt_3", "evt_3", "dlv_evt_3_2", 1)])
+    assert [k for k, _ in found["lost"][1]] == ["renewal:in_1", "renewal:in_2", "renewal:in_3"]
+    assert "unknown" not in found["lost"][2]
+
+
+def test_judge_cut_leaves_a_check_with_no_finding_excused_as_it_was() -> None:
+    valid = result_of("lost", [])
+    cut = Cut((CutDelivery("e", "e", "d", 1),), frozenset({"k"}), frozenset({"o"}), 10.0)
+    assert judge_cut([valid], cut) == [valid]
+    only = result_of("lost", [Finding("lost", "k", "never applied and never acknowledged: x")])
+    (judged,) = judge_cut([only], cut)
+    assert judged.verdict is Verdict.UNKNOWN and judged.findings == () and judged.stats["cut_short"] == 1
+    assert judge_cut([only], Cut((), frozenset(), frozenset(), 10.0)) == [only]
+
+
+def test_cut_of_names_the_keys_and_objects_of_events_never_acknowledged() -> None:
+    events = [_paid(0), _paid(1)]
+    cut = cut_of([CutDelivery("evt_0", "evt_0", "d0", 2), CutDelivery("evt_1", "evt_1", "d1", 1, True)], events,
+                 {"evt_1"}, 5.0)
+    assert (cut.keys, cut.objects) == (frozenset({"renewal:in_0"}), frozenset({"in_0"}))
+
+
+@pytest.mark.parametrize("row", [["e", "s", "d", 0, False], ["e", "s", "d", 1], "x", ["e", "s", "d", True, False],
+                                 ["e", "s", None, 1, False], ["e", "s", "d", 1, "no"]])
+def test_a_malformed_cut_delivery_is_refused(row: object) -> None:
+    with pytest.raises(ValueError, match="cut delivery"):
+        CutDelivery.from_wire(row)
+
+
+def test_the_collector_gathers_the_workers_cut_deliveries(tmp_path: Path) -> None:
+    collector = Collector(Spool(tmp_path / "history.sqlite"))
+    good = CutDelivery("e", "s", "d", 2, True)
+    collector.done("a", {"attempts": 0, "cut": [good.to_wire(), ["bad"]]})
+    collector.done("b", {"attempts": 0})
+    assert collector.cut() == [good]
+    assert collector.errors == ["worker a: a cut delivery must be a list of 5 fields, got ['bad']"]
