@@ -11,7 +11,8 @@ template of each effectful type (the syntax of `scenarios.business_keys`:
 
 `UserCatalogWorld(seed, catalog=...)` is a `RecordWorld` over those types. Each event's
 body starts from the type's example (or an instance of its schema, made once per type
-from the seed) and gets fresh values: the object's id (each story makes new objects),
+from the seed) and gets fresh values: the object's id (each story makes new objects; a
+fresh id has the example id's prefix, length and alphabet),
 the event id, the type (at `UserCatalog.type_field` when the body has it), the status
 the event sets, the ordering field (increasing with every event of the object: a
 counter, unix seconds or an RFC 3339 time, as its schema or example says), the event's
@@ -53,6 +54,7 @@ from hookproof.simulator.world.json_instances import (
     schema_at,
     schema_type,
     set_path,
+    shape_alphabet,
 )
 from hookproof.simulator.world.records import RecordWorld
 
@@ -396,8 +398,10 @@ class UserCatalogWorld(RecordWorld):
         return out
 
     def _fresh(self, spec: EventSpec, path: Path, hint: str) -> str | int:
-        """A new value for an id-like field: a UUID, a number, or the example's prefix + a token
-        (kept in `fresh_ids`)."""
+        """A new value for an id-like field (kept in `fresh_ids`): a UUID, a number, or a string of
+        the example's shape: its prefix (up to its last ``_``) kept, the rest as long as the
+        example's and drawn from its alphabet (`InstanceMaker.like`: ``user_`` + 27 letters and
+        digits stays so); with no example, ``<kind>_`` + 24 letters and digits."""
         value = self._fresh_value(spec, path, hint)
         self.fresh_ids.append(str(value))
         return value
@@ -415,8 +419,9 @@ class UserCatalogWorld(RecordWorld):
             return self._counters[hint]
         if (sub or {}).get("format") == "uuid" or (isinstance(example, str) and _is_uuid(example)):
             return self._maker.uuid()
-        if isinstance(example, str) and "_" in example:
-            return example.rsplit("_", 1)[0] + "_" + self._maker.token(24)
+        if isinstance(example, str) and shape_alphabet(example.rsplit("_", 1)[-1]):
+            prefix, _, tail = example.rpartition("_")  # the example's prefix, then its tail's shape
+            return prefix + _ + self._maker.like(tail)
         return f"{hint.replace('.', '_')[:12]}_{self._maker.token(24)}"
 
     def _typed_id(self, spec: EventSpec, path: Path, value: str) -> str | int:

@@ -1,0 +1,63 @@
+"""What a user catalog's world sends is what the provider sends: a Clerk-like catalog.
+
+`tests/fixtures/clerk/webhooks.yaml` describes Clerk's user webhooks (delivered by Svix) in
+their documented shape with invented values: the envelope ``{data, object, type, timestamp
+(unix ms), instance_id, event_attributes}``, a user with ``created_at``/``updated_at`` in ms
+and ids of ``user_`` + 27 characters, and ``user.deleted``'s data a stub. Each test pins one
+rule of `simulator.world.user_catalog` against it: fresh ids keep the example's shape.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hookproof.catalog_file import CatalogConfig, load_catalog
+from hookproof.simulator.events import Event
+from hookproof.simulator.world.user_catalog import BODY, UserCatalog, UserCatalogWorld
+
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "clerk"
+START_US = 1_796_000_000_000_000
+EXAMPLE_EMAIL_ID = "idn_2Tq7Pa1Sd2Fg3Hj4Kl5Zx6Cv7Bn"
+
+
+@pytest.fixture(scope="module")
+def clerk() -> UserCatalog:
+    return load_catalog(CatalogConfig(openapi="webhooks.yaml"), FIXTURE)
+
+
+def _user_story(catalog: UserCatalog, seed: int = 3) -> list[Event]:
+    """One user: created, updated twice, deleted."""
+    world = UserCatalogWorld(seed, catalog=catalog, start_us=START_US)
+    oid = world.new_object("user")
+    return [world.emit(t, oid) for t in ("user.created", "user.updated", "user.updated", "user.deleted")]
+
+
+def _data(event: Event) -> dict[str, Any]:
+    data = event.extra[BODY]["data"]
+    assert isinstance(data, dict)
+    return data
+
+
+def test_fresh_ids_keep_the_examples_prefix_length_and_alphabet(clerk: UserCatalog) -> None:
+    """``user_`` + 27 letters and digits, as the example (not ``user_`` + 24); the schema's
+    ``^user_[A-Za-z0-9]{27}$`` accepts every one, and a storm's renamed copies keep the length."""
+    from hookproof.loadtests.renaming import IdRenamer
+    from hookproof.simulator.world.json_instances import InstanceMaker
+
+    world = UserCatalogWorld(5, catalog=clerk, start_us=START_US)
+    story = world.lifecycle() + world.effect_story()
+    ids = {e.object_id for e in story}
+    assert len(ids) == 2 and all(re.fullmatch(r"user_[A-Za-z0-9]{27}", oid) for oid in ids)
+    assert all(_data(e)["id"] == e.object_id for e in story)
+    renamed = IdRenamer.of(world).events(story, 41)
+    assert {len(e.object_id) for e in renamed} == {len("user_") + 27} and {e.object_id for e in renamed} != ids
+    import random
+
+    maker = InstanceMaker(random.Random(1), 0)
+    assert re.fullmatch(r"[0-9a-f]{8}-[0-9a-f]{4}", maker.like("3fa85f64-5717"))
+    assert re.fullmatch(r"[0-9]{6}", maker.like("123456")) and re.fullmatch(r"[a-z0-9]{10}", maker.like("ab12cd34xz"))
+    assert maker.like("--") == "--"
