@@ -14,7 +14,8 @@ body starts from the type's example (or an instance of its schema, made once per
 from the seed) and gets fresh values: the object's id (each story makes new objects; a
 fresh id has the example id's prefix, length and alphabet),
 the event id, the type (at `UserCatalog.type_field` when the body has it), the status
-the event sets, the ordering field (increasing with every event of the object: a
+the event sets (at its declared `EventSpec.status` path only: with none, the state is
+hookproof's knowledge for its checks, never a field added to the body), the ordering field (increasing with every event of the object: a
 counter, unix seconds or an RFC 3339 time, as its schema or example says), the event's
 own top-level times (``date-time`` fields of the schema, or RFC 3339 strings of an example
 alone, such as Standard Webhooks' ``timestamp``: the event's time), and, for
@@ -80,7 +81,8 @@ class EventSpec:
         object_id: path of the object's id in the body (dotted or JSON Pointer).
         event_id: path of the event id in the body, or None (only in the envelope).
         ordering: path of the field that orders the object's versions, or None.
-        status: path of the object's status, or None.
+        status: path of the object's status, where the world writes `state`, or None (the
+            body carries no status: `state` is known to hookproof's checks alone).
         state: the status this event moves the object to, or None (no state).
         key: business-key template of the event's effect, or None (not effectful).
         amount: path of the money (minor units) the effect moves, or None.
@@ -107,11 +109,12 @@ class EventSpec:
 
     @property
     def status_path(self) -> str | None:
-        """Where the status goes: `status`, else ``status`` beside the object id when the event sets one."""
-        if self.status is not None or self.state is None:
-            return self.status
-        parent = parse_path(self.object_id)[:-1]
-        return ".".join((*parent, "status"))
+        """Where the body carries the status the event sets: `status` as declared, or None.
+
+        Without a declared path the state is hookproof's own knowledge (its checks compare
+        it with what the receiver reports) and never written into the body: a provider
+        whose objects have no status field gets none (Clerk's users)."""
+        return self.status
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,8 @@
 their documented shape with invented values: the envelope ``{data, object, type, timestamp
 (unix ms), instance_id, event_attributes}``, a user with ``created_at``/``updated_at`` in ms
 and ids of ``user_`` + 27 characters, and ``user.deleted``'s data a stub. Each test pins one
-rule of `simulator.world.user_catalog` against it: fresh ids keep the example's shape.
+rule of `simulator.world.user_catalog` against it: fresh ids keep the example's shape, the
+body carries no status it lacks.
 """
 
 from __future__ import annotations
@@ -61,3 +62,20 @@ def test_fresh_ids_keep_the_examples_prefix_length_and_alphabet(clerk: UserCatal
     assert re.fullmatch(r"[0-9a-f]{8}-[0-9a-f]{4}", maker.like("3fa85f64-5717"))
     assert re.fullmatch(r"[0-9]{6}", maker.like("123456")) and re.fullmatch(r"[a-z0-9]{10}", maker.like("ab12cd34xz"))
     assert maker.like("--") == "--"
+
+
+def test_no_status_field_is_added_without_a_declared_status_path(clerk: UserCatalog, tmp_path: Path) -> None:
+    """Clerk's users have no status: ``x-hookproof-state`` alone sets the state hookproof
+    checks, and the body keeps the example's fields (no ``status`` in ``data``). A declared
+    ``status`` path still gets the state written."""
+    from hookproof.catalog_file import CatalogEventConfig
+
+    story = _user_story(clerk)
+    assert [e.status for e in story] == ["active", "active", "active", "deleted"]
+    assert all("status" not in _data(e) for e in story)
+    assert set(_data(story[-1])) == {"id", "object", "deleted"}
+    example = {"type": "order.placed", "data": {"id": "ord_1", "state": "new"}}
+    config = CatalogConfig(events={"order.placed": CatalogEventConfig(
+        example=example, status="data.state", state="placed", key="ship:{data.id}")})
+    (placed,) = UserCatalogWorld(2, catalog=load_catalog(config, tmp_path)).effect_story()
+    assert placed.extra[BODY]["data"] == {"id": placed.object_id, "state": "placed"}
