@@ -11,16 +11,26 @@ template of each effectful type (the syntax of `scenarios.business_keys`:
 
 `UserCatalogWorld(seed, catalog=...)` is a `RecordWorld` over those types. Each event's
 body starts from the type's example (or an instance of its schema, made once per type
-from the seed) and gets fresh values: the object's id (each story makes new objects; a
-fresh id has the example id's prefix, length and alphabet),
-the event id, the type (at `UserCatalog.type_field` when the body has it), the status
-the event sets (at its declared `EventSpec.status` path only: with none, the state is
-hookproof's knowledge for its checks, never a field added to the body), the ordering field (increasing with every event of the object: a
-counter, unix seconds or an RFC 3339 time, as its schema or example says), the event's
-own top-level times (``date-time`` fields of the schema, or RFC 3339 strings of an example
-alone, such as Standard Webhooks' ``timestamp``: the event's time), and, for
-the fields a key template names other than the object id, a value of their own per
-event (so two events of one object are two effects, as a new refund id makes them).
+from the seed) and gets fresh values:
+
+- the object's id (each story makes new objects; a fresh id has the example id's prefix,
+  length and alphabet), the event id, the type (at `UserCatalog.type_field` when the body
+  has it);
+- the status the event sets, at its declared `EventSpec.status` path only (with none, the
+  state is hookproof's knowledge for its checks, never a field added to the body);
+- the ordering field, increasing with every event of the object: a counter, unix seconds
+  or ms, or an RFC 3339 time, as its schema or example says;
+- the event's own top-level times, the event's time in the field's format (`_time_unit`):
+  a field whose example value is an RFC 3339 string, or an integer under a time's name
+  (``timestamp``, ``created``, ``occurred_at``…) read as unix ms or s by its magnitude
+  (Clerk's ``timestamp``); without an example value, a schema ``date-time`` or an integer
+  its description calls a unix time;
+- the object's creation time (``created_at``, ``created``, ``createdAt``… beside its id,
+  when its example or schema value is such a time): the time of the object's first event,
+  in that format. Other times inside the object keep the example's values;
+- for the fields a key template names other than the object id, a value of their own per
+  event (so two events of one object are two effects, as a new refund id makes them).
+
 Fields an object already had keep their values in its later events. The body is
 `Event.extra["body"]`; `Event.object` is the object's part of it (the object holding
 the id). Events that set a status are stateful (`Event.stateful`).
@@ -187,6 +197,7 @@ class UserCatalogWorld(RecordWorld):
         self._bases: dict[str, dict[str, Any]] = {}
         self._counters: dict[str, int] = {}
         self._states: dict[str, str] = {}  # object id -> the last status an event set
+        self._born: dict[str, int] = {}  # object id -> the time of its first event, unix microseconds
         #: Every id-like value made so far (objects', events', key fields'), as text, oldest
         #: first: what a storm renames in each replay (`loadtests.renaming.IdRenamer.of`).
         self.fresh_ids: list[str] = []
@@ -208,10 +219,13 @@ class UserCatalogWorld(RecordWorld):
         body = self._body(spec)
         obj_path = parse_path(spec.object_id)
         parent = obj_path[:-1]
-        for name in self._event_times(spec, body):  # the envelope's own times: this event's
-            body[name] = rfc3339_us(at)
+        for name, unit in self._event_times(spec, body).items():  # the envelope's own times: this event's
+            body[name] = _time_value(unit, at)
         if oid in self._objects:
             self._keep_fields(body, parent, self._record(oid).current)
+        born = self._born.setdefault(oid, at)
+        for path, unit in self._creation_times(spec, parent, body):  # the object's: when it was made
+            set_path(body, path, _time_value(unit, born))
         set_path(body, obj_path, self._typed_id(spec, obj_path, oid))
         event_id = str(self._fresh(spec, parse_path(spec.event_id), "evt") if spec.event_id else "evt_" +
                        self._maker.token(24))
@@ -358,18 +372,35 @@ class UserCatalogWorld(RecordWorld):
             self._bases[spec.type] = dict(copy.deepcopy(base)) if isinstance(base, Mapping) else {}
         return copy.deepcopy(self._bases[spec.type])
 
-    def _event_times(self, spec: EventSpec, body: Mapping[str, Any]) -> list[str]:
-        """Top-level fields of the body that the schema makes ``date-time`` strings, or, with no
-        schema, that the example gives as RFC 3339 times (Standard Webhooks' ``timestamp``)."""
-        from hookproof.simulator.world.json_instances import merged
+    def _event_times(self, spec: EventSpec, body: Mapping[str, Any]) -> dict[str, str]:
+        """The body's top-level event times and their unit (`_time_unit`): fields the example
+        gives as a time (an RFC 3339 string; an integer unix time in s or ms by its magnitude,
+        under a time's name: Clerk's ``timestamp``), or, where the example has none, that the
+        schema makes ``date-time`` strings or integers it describes as unix times."""
+        skip = {parse_path(p) for p in (spec.ordering, spec.object_id, spec.event_id, self.catalog.type_field) if p}
+        out = {}
+        for name in body:
+            if (name,) in skip:
+                continue
+            unit = _time_unit((name,), spec)
+            if unit is not None:
+                out[name] = unit
+        return out
 
-        if spec.schema is None:
-            example = spec.example if isinstance(spec.example, Mapping) else {}
-            return [name for name, value in example.items()
-                    if isinstance(value, str) and _RFC3339.fullmatch(value) and name in body]
-        props = merged(spec.schema).get("properties") or {}
-        return [name for name, sub in props.items()
-                if isinstance(sub, Mapping) and sub.get("format") == "date-time" and name in body]
+    def _creation_times(self, spec: EventSpec, parent: Path, body: Mapping[str, Any]) -> list[tuple[Path, str]]:
+        """The object's creation-time fields (a creation name, `_CREATED`, beside its id, whose
+        example or schema value is a time, `_time_unit`) and their unit; the ordering path
+        is left to `_ordering`."""
+        node = get_path(body, parent) if parent and has_path(body, parent) else (body if not parent else None)
+        if not isinstance(node, Mapping):
+            return []
+        ordering = parse_path(spec.ordering) if spec.ordering else None
+        out = []
+        for name in node:
+            path = (*parent, name)
+            if _CREATED.fullmatch(name) and path != ordering and (unit := _time_unit(path, spec)) is not None:
+                out.append((path, unit))
+        return out
 
     def _keep_fields(self, body: dict[str, Any], parent: Path, previous: Mapping[str, Any]) -> None:
         """The object's fields it had already keep their values (same JSON type only)."""
@@ -455,6 +486,52 @@ class UserCatalogWorld(RecordWorld):
 
 #: An RFC 3339 date-time (``2026-01-01T00:00:00Z``, fractions and offsets allowed).
 _RFC3339 = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)", re.IGNORECASE)
+#: A field name that says it holds a time (``timestamp``, ``created``, ``occurred_at``, ``sentAt``…).
+_TIME_NAME = re.compile(r"(?i:timestamp|time|date|created|occurred|_at|^ts)$|[a-z]At$|^(?i:created|occurred|timestamp)")
+#: The name of an object's creation time (``created_at``, ``created``, ``createdAt``, ``date_created``…).
+_CREATED = re.compile(r"created(_at|_on|_time|At|On)?|date_created|creation_(time|date)")
+#: A description that says an integer is a unix time, and in milliseconds.
+_UNIX_WORDS = re.compile(r"\b(unix|epoch|posix)\b", re.IGNORECASE)
+_MS_WORDS = re.compile(r"\b(ms|millis|milliseconds?)\b", re.IGNORECASE)
+
+
+def _time_unit(path: Path, spec: EventSpec) -> str | None:
+    """How the body writes the time at `path`: ``"rfc3339"``, ``"ms"`` or ``"s"`` (unix
+    milliseconds or seconds), or None when it cannot tell the field is a time.
+
+    The example's value decides: an RFC 3339 string; an integer under a time's name
+    (`_TIME_NAME`), ms from 10**11 to 10**14 and s from 10**8 to 10**11. With no example
+    value, the schema's: a ``date-time`` string; an integer under a time's name whose
+    description says it is a unix time (``ms``/``milliseconds`` in it: ms)."""
+    example = get_path(spec.example, path) if spec.example is not None and has_path(spec.example, path) else None
+    name = path[-1]
+    if isinstance(example, str):
+        return "rfc3339" if _RFC3339.fullmatch(example) else None
+    if isinstance(example, int) and not isinstance(example, bool):
+        if not _TIME_NAME.search(name):
+            return None
+        return "ms" if 10**11 <= example < 10**14 else "s" if 10**8 <= example < 10**11 else None
+    if example is not None:
+        return None
+    sub = schema_at(spec.schema, path)
+    if sub is None:
+        return None
+    kind = schema_type(sub)
+    if kind == "string":
+        return "rfc3339" if sub.get("format") == "date-time" else None
+    described = str(sub.get("description") or "")
+    if kind == "integer" and _TIME_NAME.search(name) and _UNIX_WORDS.search(described):
+        return "ms" if _MS_WORDS.search(described) else "s"
+    return None
+
+
+def _time_value(unit: str, at_us: int) -> str | int:
+    """The time `at_us` (unix microseconds) in `unit` (`_time_unit`)."""
+    if unit == "ms":
+        return at_us // 1000
+    if unit == "s":
+        return at_us // 1_000_000
+    return rfc3339_us(at_us)
 
 
 def _is_uuid(text: str) -> bool:

@@ -5,7 +5,7 @@ their documented shape with invented values: the envelope ``{data, object, type,
 (unix ms), instance_id, event_attributes}``, a user with ``created_at``/``updated_at`` in ms
 and ids of ``user_`` + 27 characters, and ``user.deleted``'s data a stub. Each test pins one
 rule of `simulator.world.user_catalog` against it: fresh ids keep the example's shape, the
-body carries no status it lacks.
+body carries no status it lacks, the event's and the object's times are theirs.
 """
 
 from __future__ import annotations
@@ -79,3 +79,42 @@ def test_no_status_field_is_added_without_a_declared_status_path(clerk: UserCata
         example=example, status="data.state", state="placed", key="ship:{data.id}")})
     (placed,) = UserCatalogWorld(2, catalog=load_catalog(config, tmp_path)).effect_story()
     assert placed.extra[BODY]["data"] == {"id": placed.object_id, "state": "placed"}
+
+
+def test_the_envelopes_time_is_each_events_and_created_at_the_users(clerk: UserCatalog) -> None:
+    """Clerk's envelope ``timestamp`` (unix ms) is the event's own time in every type, not the
+    example's (2023 here); ``data.created_at`` is when the user was made, in ms too."""
+    story = _user_story(clerk)
+    stamps = [e.extra[BODY]["timestamp"] for e in story]
+    assert stamps == [e.created_us // 1000 for e in story] and stamps == sorted(stamps) and len(set(stamps)) == 4
+    assert all(START_US // 1000 <= s < START_US // 1000 + 60_000 for s in stamps)
+    assert [_data(e)["updated_at"] for e in story[:3]] == stamps[:3]
+    assert {_data(e)["created_at"] for e in story[:3]} == {stamps[0]}
+
+
+def test_top_level_times_in_seconds_ms_or_rfc3339_and_nothing_else(tmp_path: Path) -> None:
+    """An integer top-level time is judged by its magnitude (s or ms) under a time's name; a
+    number under another name, or too small to be a time, is left as the example gives it; a
+    schema-only integer described as a unix time is one."""
+    from hookproof.catalog_file import CatalogEventConfig
+
+    example = {"type": "order.paid", "created": 1_700_000_000, "sentAt": 1_700_000_000_123,
+               "occurred_at": "2023-11-14T22:13:20Z", "amount": 1_700_000_000, "retries": 3,
+               "data": {"id": "ord_Ab12Cd34", "created_at": "2023-11-14T22:13:20.000Z", "total": 1_700_000_000}}
+    schema = {"type": "object", "properties": {
+        "type": {"type": "string"}, "data": {"type": "object", "properties": {"id": {"type": "string"}}},
+        "fired_at": {"type": "integer", "description": "Unix time in seconds."},
+        "weight": {"type": "integer", "description": "Grams."}}}
+    config = CatalogConfig(events={
+        "order.paid": CatalogEventConfig(example=example, key="paid:{data.id}"),
+        "order.sent": CatalogEventConfig(json_schema=schema, object_type="parcel")})
+    world = UserCatalogWorld(6, catalog=load_catalog(config, tmp_path), start_us=START_US)
+    paid = world.effect_story()[0]
+    body, at = paid.extra[BODY], paid.created_us
+    assert (body["created"], body["sentAt"]) == (at // 1_000_000, at // 1000)
+    assert body["occurred_at"] != example["occurred_at"] and body["occurred_at"].startswith("2026-")
+    assert (body["amount"], body["retries"], body["data"]["total"]) == (1_700_000_000, 3, 1_700_000_000)
+    assert body["data"]["created_at"] == body["occurred_at"]  # the object's creation: this event
+    sent = world.emit("order.sent")
+    assert sent.extra[BODY]["fired_at"] == sent.created_us // 1_000_000
+    assert sent.extra[BODY]["weight"] != sent.created_us // 1_000_000
