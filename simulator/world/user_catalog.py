@@ -31,7 +31,19 @@ from the seed) and gets fresh values:
 - for the fields a key template names other than the object id, a value of their own per
   event (so two events of one object are two effects, as a new refund id makes them).
 
-Fields an object already had keep their values in its later events. The body is
+An object's later events say what their own type says, keeping the object's identity:
+a field the type's example sets as the example of the object's previous event did keeps
+the object's value (its id, ids it holds that the examples repeat, values hookproof made);
+a field the example sets otherwise is the example's (Clerk's ``user.updated`` renames the
+user and makes a second email primary, while ``user.created``'s example is the sign-up).
+A type made from its schema alone keeps the object's values but those its schema fixes
+(``const``). When a type happens again to one object (a second ``user.updated``), the
+free-text strings its example changes from its kind's first type's (no ``enum``,
+``const``, ``pattern`` or ``format``, not an id, time, email or URL) get the example's
+value, a space and 4 random characters from the seed, within ``maxLength``: two
+successive events of one object then differ in a field a receiver may compare
+(``[observer.state_fields]``), so keeping the last to arrive instead of the newest shows.
+The body is
 `Event.extra["body"]`; `Event.object` is the object's part of it (the object holding
 the id). Events that set a status are stateful (`Event.stateful`).
 
@@ -198,6 +210,9 @@ class UserCatalogWorld(RecordWorld):
         self._counters: dict[str, int] = {}
         self._states: dict[str, str] = {}  # object id -> the last status an event set
         self._born: dict[str, int] = {}  # object id -> the time of its first event, unix microseconds
+        self._last_type: dict[str, str] = {}  # object id -> the type of its last event
+        self._type_counts: dict[tuple[str, str], int] = {}  # (object id, type) -> its events so far
+        self._varied_fields: dict[str, list[tuple[str, int | None]]] = {}
         #: Every id-like value made so far (objects', events', key fields'), as text, oldest
         #: first: what a storm renames in each replay (`loadtests.renaming.IdRenamer.of`).
         self.fresh_ids: list[str] = []
@@ -222,7 +237,14 @@ class UserCatalogWorld(RecordWorld):
         for name, unit in self._event_times(spec, body).items():  # the envelope's own times: this event's
             body[name] = _time_value(unit, at)
         if oid in self._objects:
-            self._keep_fields(body, parent, self._record(oid).current)
+            self._keep_fields(spec, body, parent, self._record(oid).current, self._last_type.get(oid))
+        repeats = self._type_counts.get((oid, spec.type), 0)
+        self._type_counts[(oid, spec.type)] = repeats + 1
+        self._last_type[oid] = spec.type
+        if repeats:  # the type again on this object: what it changes, changed again
+            node = get_path(body, parent) if parent and has_path(body, parent) else body
+            for name, limit in self._varied(spec):
+                node[name] = self._vary(str(self._base_node(spec)[name]), limit)
         born = self._born.setdefault(oid, at)
         for path, unit in self._creation_times(spec, parent, body):  # the object's: when it was made
             set_path(body, path, _time_value(unit, born))
@@ -402,14 +424,72 @@ class UserCatalogWorld(RecordWorld):
                 out.append((path, unit))
         return out
 
-    def _keep_fields(self, body: dict[str, Any], parent: Path, previous: Mapping[str, Any]) -> None:
-        """The object's fields it had already keep their values (same JSON type only)."""
+    def _keep_fields(self, spec: EventSpec, body: dict[str, Any], parent: Path, previous: Mapping[str, Any],
+                     previous_type: str | None) -> None:
+        """Which of the object's values a later event carries (module docstring): a field
+        `spec`'s example sets as the example of the object's previous event did keeps the
+        object's value (its ids, what hookproof varied); a field the example sets otherwise
+        is the example's (what this event changes). A type without an example (made from
+        its schema) keeps every value the object had but those its schema fixes (``const``,
+        a one-value ``enum``). Only values of the same JSON type are carried."""
         node = get_path(body, parent) if parent and has_path(body, parent) else (body if not parent else None)
         if not isinstance(node, dict):
             return
+        own = self._base_node(spec)
+        before = self._base_node(self.catalog.spec(previous_type)) if previous_type is not None else {}
         for name, value in previous.items():
-            if name in node and type(node[name]) is type(value):
+            if name not in node or type(node[name]) is not type(value):
+                continue
+            if spec.example is not None:
+                keep = name in before and before[name] == own.get(name)
+            else:
+                keep = not _fixed(schema_at(spec.schema, (*parent, name)))
+            if keep:
                 node[name] = copy.deepcopy(value)
+
+    def _base_node(self, spec: EventSpec) -> Mapping[str, Any]:
+        """The object's part of `spec`'s base body (the example as given, or its schema instance)."""
+        base = self._bases.get(spec.type)
+        if base is None:
+            self._body(spec)
+            base = self._bases[spec.type]
+        parent = parse_path(spec.object_id)[:-1]
+        node = get_path(base, parent) if parent and has_path(base, parent) else (base if not parent else None)
+        return node if isinstance(node, Mapping) else {}
+
+    def _varied(self, spec: EventSpec) -> list[tuple[str, int | None]]:
+        """The fields a repeat of `spec` on one object changes again, with their ``maxLength``:
+        the object's free-text string fields (no ``enum``, ``const``, ``pattern`` or ``format``
+        in the schema; not an id, a time, an email or a URL by their value) whose value in
+        `spec`'s base differs from the base of its kind's first type (what the type changes:
+        Clerk's ``user.updated`` renames the user); none for the kind's first type."""
+        if spec.type in self._varied_fields:
+            return self._varied_fields[spec.type]
+        first = self._of_kind(spec.kind)[0]
+        out: list[tuple[str, int | None]] = []
+        if first.type != spec.type:
+            parent = parse_path(spec.object_id)[:-1]
+            fixed = {parse_path(p) for p in (spec.object_id, spec.event_id, spec.ordering, spec.status,
+                                                 self.catalog.type_field) if p} | set(self._key_fields(spec))
+            own, initial = self._base_node(spec), self._base_node(first)
+            for name, value in own.items():
+                path = (*parent, name)
+                if not isinstance(value, str) or value == initial.get(name) or path in fixed or _not_free(value):
+                    continue
+                sub = schema_at(spec.schema, path) or {}
+                if any(k in sub for k in ("enum", "const", "pattern", "format")):
+                    continue
+                limit = sub.get("maxLength")
+                if isinstance(limit, int) and limit < 6:
+                    continue
+                out.append((name, limit if isinstance(limit, int) else None))
+        self._varied_fields[spec.type] = out
+        return out
+
+    def _vary(self, value: str, limit: int | None) -> str:
+        """`value` with a space and 4 random letters and digits after it (within `limit` characters)."""
+        suffix = " " + self._maker.token(4)
+        return (value[: limit - len(suffix)] if limit is not None else value) + suffix
 
     def _key_fields(self, spec: EventSpec) -> list[Path]:
         """Paths a key template names, other than the object id, the event id and the type."""
@@ -532,6 +612,22 @@ def _time_value(unit: str, at_us: int) -> str | int:
     if unit == "s":
         return at_us // 1_000_000
     return rfc3339_us(at_us)
+
+
+def _fixed(schema: Mapping[str, Any] | None) -> bool:
+    """True when `schema` allows one value only (``const``, or an ``enum`` of one)."""
+    if schema is None:
+        return False
+    enum = schema.get("enum")
+    return "const" in schema or (isinstance(enum, list) and len(enum) == 1)
+
+
+#: Strings that are not free text: ids (``user_2Tq7…``, UUIDs), times, emails, URLs.
+_NOT_FREE = re.compile(r"[A-Za-z]+_[A-Za-z0-9]{6,}|[^\s@]+@[^\s@]+|[a-z][a-z0-9+.-]*://\S*|[0-9a-fA-F-]{32,36}")
+
+
+def _not_free(text: str) -> bool:
+    return bool(_NOT_FREE.fullmatch(text) or _RFC3339.fullmatch(text))
 
 
 def _is_uuid(text: str) -> bool:

@@ -5,7 +5,8 @@ their documented shape with invented values: the envelope ``{data, object, type,
 (unix ms), instance_id, event_attributes}``, a user with ``created_at``/``updated_at`` in ms
 and ids of ``user_`` + 27 characters, and ``user.deleted``'s data a stub. Each test pins one
 rule of `simulator.world.user_catalog` against it: fresh ids keep the example's shape, the
-body carries no status it lacks, the event's and the object's times are theirs.
+body carries no status it lacks, the event's and the object's times are theirs, each event carries its own
+type's example and a repeat changes what its type changes.
 """
 
 from __future__ import annotations
@@ -118,3 +119,61 @@ def test_top_level_times_in_seconds_ms_or_rfc3339_and_nothing_else(tmp_path: Pat
     sent = world.emit("order.sent")
     assert sent.extra[BODY]["fired_at"] == sent.created_us // 1_000_000
     assert sent.extra[BODY]["weight"] != sent.created_us // 1_000_000
+
+
+def test_each_event_carries_its_own_types_example_and_keeps_the_users_identity(clerk: UserCatalog) -> None:
+    """``user.updated`` says what its example says (renamed, a second email made primary), not
+    the ``user.created`` example's fields; the user's id, its creation time and the example's
+    consistent nested ids stay; a field neither example changes (``last_name``) is kept."""
+    created, updated, again, deleted = _user_story(clerk)
+    first, second = _data(created), _data(updated)
+    assert (first["first_name"], second["first_name"]) == ("Ada", "Adaline")
+    assert [m["email_address"] for m in second["email_addresses"]] == ["ada.quill@example.test",
+                                                                         "adaline@example.test"]
+    primary = next(m["id"] for m in second["email_addresses"] if m["email_address"] == "adaline@example.test")
+    assert second["primary_email_address_id"] == primary != first["primary_email_address_id"] == EXAMPLE_EMAIL_ID
+    assert second["email_addresses"][0]["id"] == EXAMPLE_EMAIL_ID
+    assert {d["id"] for d in (first, second, _data(again), _data(deleted))} == {created.object_id}
+    assert first["created_at"] == second["created_at"] and first["updated_at"] < second["updated_at"]
+    assert {first["last_name"], second["last_name"], _data(again)["last_name"]} == {"Quill"}
+    assert _data(deleted) == {"id": created.object_id, "object": "user", "deleted": True}
+
+
+def test_a_repeated_update_changes_what_its_type_changes_again(clerk: UserCatalog) -> None:
+    """Two successive ``user.updated`` of one user differ in ``first_name`` (the string field
+    the type's example changes), so a receiver that keeps the last to arrive, not the newest,
+    is seen through a declared state field; ids, emails and unchanged fields do not move.
+    Deterministic from the seed."""
+    _, updated, again, _ = _user_story(clerk)
+    first, second = _data(updated), _data(again)
+    assert first["first_name"] == "Adaline" and re.fullmatch(r"Adaline [A-Za-z0-9]{4}", second["first_name"])
+    same = {k: v for k, v in second.items() if k not in ("first_name", "updated_at")}
+    assert same == {k: v for k, v in first.items() if k not in ("first_name", "updated_at")}
+    third = UserCatalogWorld(3, catalog=clerk, start_us=START_US)
+    oid = third.new_object("user")
+    names = [_data(third.emit(t, oid))["first_name"]
+             for t in ("user.created", "user.updated", "user.updated", "user.updated")]
+    assert len(set(names)) == 4 and names[:3] == ["Ada", "Adaline", second["first_name"]]
+
+
+def test_a_type_made_from_its_schema_keeps_the_objects_values_but_what_the_schema_fixes(tmp_path: Path) -> None:
+    """With no example of its own, a later type's instance is hookproof's invention: the
+    object's values stay (its customer, its currency), but a ``const`` the schema sets is the
+    type's."""
+    from hookproof.catalog_file import CatalogEventConfig
+
+    example = {"type": "invoice.created", "data": {"id": "in_Ab12Cd34Ef56", "customer": "cus_Zz99Yy88",
+                                                    "currency": "eur", "stage": "draft", "memo": "first"}}
+    schema = {"type": "object", "required": ["type", "data"], "properties": {
+        "type": {"type": "string"}, "data": {"type": "object", "required": ["id", "customer", "currency", "stage"],
+                                             "properties": {"id": {"type": "string"}, "customer": {"type": "string"},
+                                                            "currency": {"enum": ["eur", "usd"]},
+                                                            "stage": {"const": "final"},
+                                                            "memo": {"type": "string"}}}}}
+    config = CatalogConfig(events={"invoice.created": CatalogEventConfig(example=example),
+                                   "invoice.finalized": CatalogEventConfig(json_schema=schema)})
+    world = UserCatalogWorld(8, catalog=load_catalog(config, tmp_path))
+    created, finalized = world.lifecycle()
+    data = finalized.extra[BODY]["data"]
+    assert (data["id"], data["customer"], data["currency"], data["stage"]) == (
+        created.object_id, "cus_Zz99Yy88", "eur", "final")
