@@ -177,6 +177,18 @@ def merged(schema: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+def shape_alphabet(text: str) -> str:
+    """The characters an id like `text` draws from (see `InstanceMaker.like`); "" when it has
+    no ASCII letter or digit."""
+    chars = {ch for ch in text if ch.isascii() and ch.isalnum()}
+    digits, lower, upper = (any(ch.isdigit() for ch in chars), any(ch.islower() for ch in chars),
+                            any(ch.isupper() for ch in chars))
+    if digits and lower != upper and chars <= set(string.digits + "abcdefABCDEF"):
+        return string.digits + ("abcdef" if lower else "ABCDEF")
+    return ((string.digits if digits else "") + (string.ascii_lowercase if lower else "")
+            + (string.ascii_uppercase if upper else ""))
+
+
 def _unsolvable(schema: Any) -> bool:
     """True for a string schema with a ``pattern`` and no value to copy (const, enum, examples, default)."""
     if not isinstance(schema, Mapping) or "pattern" not in schema:
@@ -199,6 +211,17 @@ class InstanceMaker:
     def token(self, length: int = 24) -> str:
         """`length` random letters and digits."""
         return "".join(self.rng.choice(_TOKEN) for _ in range(length))
+
+    def like(self, text: str) -> str:
+        """A random string of `text`'s shape: as long, each letter or digit replaced by a random
+        character of `text`'s alphabet, every other character kept (``2Tq7-x9`` → ``8Kd1-p3``).
+
+        The alphabet is the classes `text` uses: digits, lowercase, uppercase letters; letters
+        and digits within ``a-f`` (or ``A-F``) alone are hex. A `text` without letters or
+        digits comes back unchanged.
+        """
+        return "".join(self.rng.choice(alphabet) if ch.isascii() and ch.isalnum() else ch
+                       for ch in text) if (alphabet := shape_alphabet(text)) else text
 
     def uuid(self) -> str:
         """A random (version 4) UUID, lowercase."""
@@ -312,4 +335,4 @@ class InstanceMaker:
 
 
 __all__ = ["InstanceMaker", "MAX_DEPTH", "Path", "dotted", "get_path", "has_path", "merged", "parse_path", "schema_at",
-           "schema_type", "set_path"]
+           "schema_type", "set_path", "shape_alphabet"]

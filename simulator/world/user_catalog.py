@@ -11,15 +11,39 @@ template of each effectful type (the syntax of `scenarios.business_keys`:
 
 `UserCatalogWorld(seed, catalog=...)` is a `RecordWorld` over those types. Each event's
 body starts from the type's example (or an instance of its schema, made once per type
-from the seed) and gets fresh values: the object's id (each story makes new objects),
-the event id, the type (at `UserCatalog.type_field` when the body has it), the status
-the event sets, the ordering field (increasing with every event of the object: a
-counter, unix seconds or an RFC 3339 time, as its schema or example says), the event's
-own top-level times (``date-time`` fields of the schema, or RFC 3339 strings of an example
-alone, such as Standard Webhooks' ``timestamp``: the event's time), and, for
-the fields a key template names other than the object id, a value of their own per
-event (so two events of one object are two effects, as a new refund id makes them).
-Fields an object already had keep their values in its later events. The body is
+from the seed) and gets fresh values:
+
+- the object's id (each story makes new objects; a fresh id has the example id's prefix,
+  length and alphabet), the event id, the type (at `UserCatalog.type_field` when the body
+  has it);
+- the status the event sets, at its declared `EventSpec.status` path only (with none, the
+  state is hookproof's knowledge for its checks, never a field added to the body);
+- the ordering field, increasing with every event of the object: a counter, unix seconds
+  or ms, or an RFC 3339 time, as its schema or example says;
+- the event's own top-level times, the event's time in the field's format (`_time_unit`):
+  a field whose example value is an RFC 3339 string, or an integer under a time's name
+  (``timestamp``, ``created``, ``occurred_at``…) read as unix ms or s by its magnitude
+  (Clerk's ``timestamp``); without an example value, a schema ``date-time`` or an integer
+  its description calls a unix time;
+- the object's creation time (``created_at``, ``created``, ``createdAt``… beside its id,
+  when its example or schema value is such a time): the time of the object's first event,
+  in that format. Other times inside the object keep the example's values;
+- for the fields a key template names other than the object id, a value of their own per
+  event (so two events of one object are two effects, as a new refund id makes them).
+
+An object's later events say what their own type says, keeping the object's identity:
+a field the type's example sets as the example of the object's previous event did keeps
+the object's value (its id, ids it holds that the examples repeat, values hookproof made);
+a field the example sets otherwise is the example's (Clerk's ``user.updated`` renames the
+user and makes a second email primary, while ``user.created``'s example is the sign-up).
+A type made from its schema alone keeps the object's values but those its schema fixes
+(``const``). When a type happens again to one object (a second ``user.updated``), the
+free-text strings its example changes from its kind's first type's (no ``enum``,
+``const``, ``pattern`` or ``format``, not an id, time, email or URL) get the example's
+value, a space and 4 random characters from the seed, within ``maxLength``: two
+successive events of one object then differ in a field a receiver may compare
+(``[observer.state_fields]``), so keeping the last to arrive instead of the newest shows.
+The body is
 `Event.extra["body"]`; `Event.object` is the object's part of it (the object holding
 the id). Events that set a status are stateful (`Event.stateful`).
 
@@ -53,6 +77,7 @@ from hookproof.simulator.world.json_instances import (
     schema_at,
     schema_type,
     set_path,
+    shape_alphabet,
 )
 from hookproof.simulator.world.records import RecordWorld
 
@@ -78,7 +103,8 @@ class EventSpec:
         object_id: path of the object's id in the body (dotted or JSON Pointer).
         event_id: path of the event id in the body, or None (only in the envelope).
         ordering: path of the field that orders the object's versions, or None.
-        status: path of the object's status, or None.
+        status: path of the object's status, where the world writes `state`, or None (the
+            body carries no status: `state` is known to hookproof's checks alone).
         state: the status this event moves the object to, or None (no state).
         key: business-key template of the event's effect, or None (not effectful).
         amount: path of the money (minor units) the effect moves, or None.
@@ -105,11 +131,12 @@ class EventSpec:
 
     @property
     def status_path(self) -> str | None:
-        """Where the status goes: `status`, else ``status`` beside the object id when the event sets one."""
-        if self.status is not None or self.state is None:
-            return self.status
-        parent = parse_path(self.object_id)[:-1]
-        return ".".join((*parent, "status"))
+        """Where the body carries the status the event sets: `status` as declared, or None.
+
+        Without a declared path the state is hookproof's own knowledge (its checks compare
+        it with what the receiver reports) and never written into the body: a provider
+        whose objects have no status field gets none (Clerk's users)."""
+        return self.status
 
 
 @dataclass(frozen=True)
@@ -182,6 +209,10 @@ class UserCatalogWorld(RecordWorld):
         self._bases: dict[str, dict[str, Any]] = {}
         self._counters: dict[str, int] = {}
         self._states: dict[str, str] = {}  # object id -> the last status an event set
+        self._born: dict[str, int] = {}  # object id -> the time of its first event, unix microseconds
+        self._last_type: dict[str, str] = {}  # object id -> the type of its last event
+        self._type_counts: dict[tuple[str, str], int] = {}  # (object id, type) -> its events so far
+        self._varied_fields: dict[str, list[tuple[str, int | None]]] = {}
         #: Every id-like value made so far (objects', events', key fields'), as text, oldest
         #: first: what a storm renames in each replay (`loadtests.renaming.IdRenamer.of`).
         self.fresh_ids: list[str] = []
@@ -203,10 +234,20 @@ class UserCatalogWorld(RecordWorld):
         body = self._body(spec)
         obj_path = parse_path(spec.object_id)
         parent = obj_path[:-1]
-        for name in self._event_times(spec, body):  # the envelope's own times: this event's
-            body[name] = rfc3339_us(at)
+        for name, unit in self._event_times(spec, body).items():  # the envelope's own times: this event's
+            body[name] = _time_value(unit, at)
         if oid in self._objects:
-            self._keep_fields(body, parent, self._record(oid).current)
+            self._keep_fields(spec, body, parent, self._record(oid).current, self._last_type.get(oid))
+        repeats = self._type_counts.get((oid, spec.type), 0)
+        self._type_counts[(oid, spec.type)] = repeats + 1
+        self._last_type[oid] = spec.type
+        if repeats:  # the type again on this object: what it changes, changed again
+            node = get_path(body, parent) if parent and has_path(body, parent) else body
+            for name, limit in self._varied(spec):
+                node[name] = self._vary(str(self._base_node(spec)[name]), limit)
+        born = self._born.setdefault(oid, at)
+        for path, unit in self._creation_times(spec, parent, body):  # the object's: when it was made
+            set_path(body, path, _time_value(unit, born))
         set_path(body, obj_path, self._typed_id(spec, obj_path, oid))
         event_id = str(self._fresh(spec, parse_path(spec.event_id), "evt") if spec.event_id else "evt_" +
                        self._maker.token(24))
@@ -360,27 +401,102 @@ class UserCatalogWorld(RecordWorld):
             self._bases[spec.type] = dict(copy.deepcopy(base)) if isinstance(base, Mapping) else {}
         return copy.deepcopy(self._bases[spec.type])
 
-    def _event_times(self, spec: EventSpec, body: Mapping[str, Any]) -> list[str]:
-        """Top-level fields of the body that the schema makes ``date-time`` strings, or, with no
-        schema, that the example gives as RFC 3339 times (Standard Webhooks' ``timestamp``)."""
-        from hookproof.simulator.world.json_instances import merged
+    def _event_times(self, spec: EventSpec, body: Mapping[str, Any]) -> dict[str, str]:
+        """The body's top-level event times and their unit (`_time_unit`): fields the example
+        gives as a time (an RFC 3339 string; an integer unix time in s or ms by its magnitude,
+        under a time's name: Clerk's ``timestamp``), or, where the example has none, that the
+        schema makes ``date-time`` strings or integers it describes as unix times."""
+        skip = {parse_path(p) for p in (spec.ordering, spec.object_id, spec.event_id, self.catalog.type_field) if p}
+        out = {}
+        for name in body:
+            if (name,) in skip:
+                continue
+            unit = _time_unit((name,), spec)
+            if unit is not None:
+                out[name] = unit
+        return out
 
-        if spec.schema is None:
-            example = spec.example if isinstance(spec.example, Mapping) else {}
-            return [name for name, value in example.items()
-                    if isinstance(value, str) and _RFC3339.fullmatch(value) and name in body]
-        props = merged(spec.schema).get("properties") or {}
-        return [name for name, sub in props.items()
-                if isinstance(sub, Mapping) and sub.get("format") == "date-time" and name in body]
+    def _creation_times(self, spec: EventSpec, parent: Path, body: Mapping[str, Any]) -> list[tuple[Path, str]]:
+        """The object's creation-time fields (a creation name, `_CREATED`, beside its id, whose
+        example or schema value is a time, `_time_unit`) and their unit; the ordering path
+        is left to `_ordering`."""
+        node = get_path(body, parent) if parent and has_path(body, parent) else (body if not parent else None)
+        if not isinstance(node, Mapping):
+            return []
+        ordering = parse_path(spec.ordering) if spec.ordering else None
+        out = []
+        for name in node:
+            path = (*parent, name)
+            if _CREATED.fullmatch(name) and path != ordering and (unit := _time_unit(path, spec)) is not None:
+                out.append((path, unit))
+        return out
 
-    def _keep_fields(self, body: dict[str, Any], parent: Path, previous: Mapping[str, Any]) -> None:
-        """The object's fields it had already keep their values (same JSON type only)."""
+    def _keep_fields(self, spec: EventSpec, body: dict[str, Any], parent: Path, previous: Mapping[str, Any],
+                     previous_type: str | None) -> None:
+        """Which of the object's values a later event carries (module docstring): a field
+        `spec`'s example sets as the example of the object's previous event did keeps the
+        object's value (its ids, what hookproof varied); a field the example sets otherwise
+        is the example's (what this event changes). A type without an example (made from
+        its schema) keeps every value the object had but those its schema fixes (``const``,
+        a one-value ``enum``). Only values of the same JSON type are carried."""
         node = get_path(body, parent) if parent and has_path(body, parent) else (body if not parent else None)
         if not isinstance(node, dict):
             return
+        own = self._base_node(spec)
+        before = self._base_node(self.catalog.spec(previous_type)) if previous_type is not None else {}
         for name, value in previous.items():
-            if name in node and type(node[name]) is type(value):
+            if name not in node or type(node[name]) is not type(value):
+                continue
+            if spec.example is not None:
+                keep = name in before and before[name] == own.get(name)
+            else:
+                keep = not _fixed(schema_at(spec.schema, (*parent, name)))
+            if keep:
                 node[name] = copy.deepcopy(value)
+
+    def _base_node(self, spec: EventSpec) -> Mapping[str, Any]:
+        """The object's part of `spec`'s base body (the example as given, or its schema instance)."""
+        base = self._bases.get(spec.type)
+        if base is None:
+            self._body(spec)
+            base = self._bases[spec.type]
+        parent = parse_path(spec.object_id)[:-1]
+        node = get_path(base, parent) if parent and has_path(base, parent) else (base if not parent else None)
+        return node if isinstance(node, Mapping) else {}
+
+    def _varied(self, spec: EventSpec) -> list[tuple[str, int | None]]:
+        """The fields a repeat of `spec` on one object changes again, with their ``maxLength``:
+        the object's free-text string fields (no ``enum``, ``const``, ``pattern`` or ``format``
+        in the schema; not an id, a time, an email or a URL by their value) whose value in
+        `spec`'s base differs from the base of its kind's first type (what the type changes:
+        Clerk's ``user.updated`` renames the user); none for the kind's first type."""
+        if spec.type in self._varied_fields:
+            return self._varied_fields[spec.type]
+        first = self._of_kind(spec.kind)[0]
+        out: list[tuple[str, int | None]] = []
+        if first.type != spec.type:
+            parent = parse_path(spec.object_id)[:-1]
+            fixed = {parse_path(p) for p in (spec.object_id, spec.event_id, spec.ordering, spec.status,
+                                                 self.catalog.type_field) if p} | set(self._key_fields(spec))
+            own, initial = self._base_node(spec), self._base_node(first)
+            for name, value in own.items():
+                path = (*parent, name)
+                if not isinstance(value, str) or value == initial.get(name) or path in fixed or _not_free(value):
+                    continue
+                sub = schema_at(spec.schema, path) or {}
+                if any(k in sub for k in ("enum", "const", "pattern", "format")):
+                    continue
+                limit = sub.get("maxLength")
+                if isinstance(limit, int) and limit < 6:
+                    continue
+                out.append((name, limit if isinstance(limit, int) else None))
+        self._varied_fields[spec.type] = out
+        return out
+
+    def _vary(self, value: str, limit: int | None) -> str:
+        """`value` with a space and 4 random letters and digits after it (within `limit` characters)."""
+        suffix = " " + self._maker.token(4)
+        return (value[: limit - len(suffix)] if limit is not None else value) + suffix
 
     def _key_fields(self, spec: EventSpec) -> list[Path]:
         """Paths a key template names, other than the object id, the event id and the type."""
@@ -403,8 +519,10 @@ class UserCatalogWorld(RecordWorld):
         return out
 
     def _fresh(self, spec: EventSpec, path: Path, hint: str) -> str | int:
-        """A new value for an id-like field: a UUID, a number, or the example's prefix + a token
-        (kept in `fresh_ids`)."""
+        """A new value for an id-like field (kept in `fresh_ids`): a UUID, a number, or a string of
+        the example's shape: its prefix (up to its last ``_``) kept, the rest as long as the
+        example's and drawn from its alphabet (`InstanceMaker.like`: ``user_`` + 27 letters and
+        digits stays so); with no example, ``<kind>_`` + 24 letters and digits."""
         value = self._fresh_value(spec, path, hint)
         self.fresh_ids.append(str(value))
         return value
@@ -422,8 +540,9 @@ class UserCatalogWorld(RecordWorld):
             return self._counters[hint]
         if (sub or {}).get("format") == "uuid" or (isinstance(example, str) and _is_uuid(example)):
             return self._maker.uuid()
-        if isinstance(example, str) and "_" in example:
-            return example.rsplit("_", 1)[0] + "_" + self._maker.token(24)
+        if isinstance(example, str) and shape_alphabet(example.rsplit("_", 1)[-1]):
+            prefix, _, tail = example.rpartition("_")  # the example's prefix, then its tail's shape
+            return prefix + _ + self._maker.like(tail)
         return f"{hint.replace('.', '_')[:12]}_{self._maker.token(24)}"
 
     def _typed_id(self, spec: EventSpec, path: Path, value: str) -> str | int:
@@ -454,6 +573,68 @@ class UserCatalogWorld(RecordWorld):
 
 #: An RFC 3339 date-time (``2026-01-01T00:00:00Z``, fractions and offsets allowed).
 _RFC3339 = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)", re.IGNORECASE)
+#: A field name that says it holds a time (``timestamp``, ``created``, ``occurred_at``, ``sentAt``…).
+_TIME_NAME = re.compile(r"(?i:timestamp|time|date|created|occurred|_at|^ts)$|[a-z]At$|^(?i:created|occurred|timestamp)")
+#: The name of an object's creation time (``created_at``, ``created``, ``createdAt``, ``date_created``…).
+_CREATED = re.compile(r"created(_at|_on|_time|At|On)?|date_created|creation_(time|date)")
+#: A description that says an integer is a unix time, and in milliseconds.
+_UNIX_WORDS = re.compile(r"\b(unix|epoch|posix)\b", re.IGNORECASE)
+_MS_WORDS = re.compile(r"\b(ms|millis|milliseconds?)\b", re.IGNORECASE)
+
+
+def _time_unit(path: Path, spec: EventSpec) -> str | None:
+    """How the body writes the time at `path`: ``"rfc3339"``, ``"ms"`` or ``"s"`` (unix
+    milliseconds or seconds), or None when it cannot tell the field is a time.
+
+    The example's value decides: an RFC 3339 string; an integer under a time's name
+    (`_TIME_NAME`), ms from 10**11 to 10**14 and s from 10**8 to 10**11. With no example
+    value, the schema's: a ``date-time`` string; an integer under a time's name whose
+    description says it is a unix time (``ms``/``milliseconds`` in it: ms)."""
+    example = get_path(spec.example, path) if spec.example is not None and has_path(spec.example, path) else None
+    name = path[-1]
+    if isinstance(example, str):
+        return "rfc3339" if _RFC3339.fullmatch(example) else None
+    if isinstance(example, int) and not isinstance(example, bool):
+        if not _TIME_NAME.search(name):
+            return None
+        return "ms" if 10**11 <= example < 10**14 else "s" if 10**8 <= example < 10**11 else None
+    if example is not None:
+        return None
+    sub = schema_at(spec.schema, path)
+    if sub is None:
+        return None
+    kind = schema_type(sub)
+    if kind == "string":
+        return "rfc3339" if sub.get("format") == "date-time" else None
+    described = str(sub.get("description") or "")
+    if kind == "integer" and _TIME_NAME.search(name) and _UNIX_WORDS.search(described):
+        return "ms" if _MS_WORDS.search(described) else "s"
+    return None
+
+
+def _time_value(unit: str, at_us: int) -> str | int:
+    """The time `at_us` (unix microseconds) in `unit` (`_time_unit`)."""
+    if unit == "ms":
+        return at_us // 1000
+    if unit == "s":
+        return at_us // 1_000_000
+    return rfc3339_us(at_us)
+
+
+def _fixed(schema: Mapping[str, Any] | None) -> bool:
+    """True when `schema` allows one value only (``const``, or an ``enum`` of one)."""
+    if schema is None:
+        return False
+    enum = schema.get("enum")
+    return "const" in schema or (isinstance(enum, list) and len(enum) == 1)
+
+
+#: Strings that are not free text: ids (``user_2Tq7…``, UUIDs), times, emails, URLs.
+_NOT_FREE = re.compile(r"[A-Za-z]+_[A-Za-z0-9]{6,}|[^\s@]+@[^\s@]+|[a-z][a-z0-9+.-]*://\S*|[0-9a-fA-F-]{32,36}")
+
+
+def _not_free(text: str) -> bool:
+    return bool(_NOT_FREE.fullmatch(text) or _RFC3339.fullmatch(text))
 
 
 def _is_uuid(text: str) -> bool:
