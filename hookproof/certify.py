@@ -16,7 +16,7 @@ import shlex
 import socket
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence
 from urllib.parse import urlsplit
@@ -82,6 +82,8 @@ def make_observer(config: Config, server_state: Any) -> Callable[[], Observation
 
     try:
         spec = ObserverSpec.from_mapping(config.observer.model_dump(), base_dir=config.base_dir)
+        if (fields := config.state_field_map()) is not None:  # a status whose events lack a field: not compared
+            spec = replace(spec, state_absent=fields.absent)
         return build_observer(spec, sink=server_state.sink if server_state is not None else None)
     except ObserverError as exc:
         field = "observer.callable" if config.observer.kind == "python" else "observer"

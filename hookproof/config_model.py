@@ -537,15 +537,15 @@ class Config(StrictModel):
         fields = StateFields({kind: tuple(columns.items()) for kind, columns in declared.items()}, profile)
         samples = [e for e in new_world(profile.world, 1).lifecycle() if e.status is not None]
         for kind in declared:
-            story = [e for e in samples if e.object_type == kind]  # every type of the kind, in order
+            story = [e for e in samples if e.object_type == kind]  # every type of the kind
             if not story:
                 raise ConfigError(f"the {profile.title} world sends no event about a {kind} with a status: "
                                   f"it has no state fields to compare", field=f"observer.state_fields.{kind}")
             try:
-                StateFields(fields.fields, profile).check(story)
+                StateFields({kind: fields.fields[kind]}, profile).with_absent(story)
             except TemplateError as exc:
                 raise ConfigError(str(exc), field=f"observer.state_fields.{kind}") from None
-        return fields
+        return fields.with_absent(samples)  # a field a status's events lack is no part of that state
 
     #: the file this config was read from (for relative paths and messages)
     source: str | None = Field(default=None, exclude=True)

@@ -51,6 +51,8 @@ class ObserverSpec:
         states: object kind → its state query (invoices, orders, payments…).
         state_fields: object kind → the extra columns of its state query that are part of
             its state (``[observer.state_fields]``: ``subscription`` → ``("price",)``).
+        state_absent: object kind → status → the declared columns its events in that status
+            do not carry, left out of a row in it (`scenarios.state_fields.StateFields.absent`).
         counter: the counter query (``key, amount``).
         callable: ``module:attr`` (python).
         timeout_s: bound on each read, seconds.
@@ -63,6 +65,7 @@ class ObserverSpec:
     state: str | None = None
     states: Mapping[str, str] = field(default_factory=dict)
     state_fields: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    state_absent: Mapping[str, Mapping[str, frozenset[str]]] = field(default_factory=dict)
     counter: str | None = None
     callable: str | None = None
     timeout_s: float = 5.0
@@ -111,7 +114,7 @@ def build_observer(spec: ObserverSpec, *, sink: EffectSink | str | None = None) 
         assert spec.url is not None
         return SqlObserver(spec.url, spec.effects, spec.state, timeout_s=max(spec.timeout_s, 10.0),
                            state_queries=spec.states, counter_query=spec.counter,
-                           state_fields=spec.state_fields).observe
+                           state_fields=spec.state_fields, state_absent=spec.state_absent).observe
     if spec.kind == "http":
         assert spec.url is not None
         return HttpObserver(spec.url, timeout_s=spec.timeout_s).observe
@@ -122,7 +125,7 @@ def build_observer(spec: ObserverSpec, *, sink: EffectSink | str | None = None) 
         if spec.url and spec.reads_sql_states:
             states = SqlObserver(spec.url, None, spec.state, timeout_s=max(spec.timeout_s, 10.0),
                                  state_queries=spec.states, counter_query=spec.counter,
-                                 state_fields=spec.state_fields)
+                                 state_fields=spec.state_fields, state_absent=spec.state_absent)
             return lambda: merge(effects.observe(), states.observe())
         return effects.observe
     return PythonObserver(import_callable(spec.callable or "", spec.base_dir)).observe

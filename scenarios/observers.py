@@ -159,6 +159,8 @@ class SqlObserver:
         state_fields: object kind → extra columns its state query must return, part of
             the object's state (``[observer.state_fields]``): each row's status is then the
             combined state, ``active, price=price_1Ab`` (`scenarios.state_fields.combined`).
+        state_absent: object kind → status → the declared columns left out of a row in that
+            status (the provider's events in it do not carry them: `StateFields.absent`).
 
     Every configured state query declares its kind (`Observation.state_kinds`): an
     object of that kind missing from the rows is missing, not unobserved.
@@ -171,7 +173,8 @@ class SqlObserver:
     def __init__(self, url: str, effects_query: str | None, state_query: str | None = None, *,
                  timeout_s: float = 10.0, state_queries: Mapping[str, str] | None = None,
                  counter_query: str | None = None,
-                 state_fields: Mapping[str, tuple[str, ...]] | None = None) -> None:
+                 state_fields: Mapping[str, tuple[str, ...]] | None = None,
+                 state_absent: Mapping[str, Mapping[str, frozenset[str]]] | None = None) -> None:
         if timeout_s <= 0:
             raise ValueError(f"timeout_s must be > 0, not {timeout_s}")
         self.effects_query = effects_query
@@ -181,6 +184,7 @@ class SqlObserver:
             self.state_queries.setdefault("subscription", state_query)
         self.counter_query = counter_query
         self.state_fields: dict[str, tuple[str, ...]] = {k: tuple(v) for k, v in (state_fields or {}).items() if v}
+        self.state_absent: Mapping[str, Mapping[str, frozenset[str]]] = state_absent or {}
         self.timeout_s = timeout_s
         from sqlalchemy import exc as sa_exc
         from sqlalchemy.engine import make_url
@@ -253,7 +257,7 @@ class SqlObserver:
                     conn.exec_driver_sql(f"SET LOCAL statement_timeout = {int(self.timeout_s * 1000)}")
                 read_effects = (self._effect_columns(conn, self.effects_query)
                                 if self.effects_query is not None else ([], None, None))
-                state_rows = [(row, self.state_fields.get(kind, ())) for kind, query in self.state_queries.items()
+                state_rows = [(row, kind, self.state_fields.get(kind, ())) for kind, query in self.state_queries.items()
                               for row in self._rows(conn, _state_name(kind), query,
                                                     ("object_id", "status", *self.state_fields.get(kind, ())))]
                 counter_rows = (self._rows(conn, "counter", self.counter_query, ("key", "amount"))
@@ -268,9 +272,11 @@ class SqlObserver:
             keys, amounts, idems = read_effects
             effects = effect_rows(list(map(str, keys)), None if amounts is None else list(map(_int_or_none, amounts)),
                                   None if idems is None else [None if k is None else str(k) for k in idems])
+            absent = self.state_absent
             states = tuple(
-                ObjectState(str(r["object_id"]), combined(str(r["status"]), [(c, r[c]) for c in extra]),
-                            _int_or_none(r.get("version"))) for r, extra in state_rows
+                ObjectState(str(r["object_id"]), combined(str(r["status"]), [
+                    (c, r[c]) for c in extra if c not in absent.get(kind, {}).get(str(r["status"]), ())]),
+                    _int_or_none(r.get("version"))) for r, kind, extra in state_rows
             )
             counters: dict[str, int] | None = None
             if counter_rows is not None:

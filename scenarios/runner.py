@@ -501,7 +501,6 @@ class Runner:
             if self.keys is not None:  # the team's business keys travel with the events (history, checks)
                 plan = replace(plan, phases=tuple(replace(p, events=keyed(p.events, self.keys)) for p in plan.phases))
             if self.state_fields is not None:  # each object's combined state travels with the events likewise
-                stated(world.events, self.state_fields)  # in the order they happened: what a stub leaves out
                 plan = replace(plan, phases=tuple(replace(p, events=stated(p.events, self.state_fields))
                                                   for p in plan.phases))
         except TemplateError as exc:  # the config's checks read a sample story; this one's events lack a field

@@ -14,11 +14,12 @@ so a price that goes back to an older version's is ``regressed``, and one left o
 the final version's is ``stale``, with the field named in the finding. Without declared
 fields nothing changes: the status alone.
 
-An event that does not carry a declared field (a deletion's stub: Clerk's ``user.deleted``
-holds the user's id alone) leaves it as the object's previous version had it: the value is
-the one the nearest earlier version's event carried (`StateFields.values`; a run states
-every event of its world in the order they happened, so the earlier ones are known). Only
-an object's first event must carry every field (`Config.state_field_map` checks each type).
+A field the events of one status do not carry (a deletion's stub: Clerk's ``user.deleted``
+holds the user's id alone) is not part of the state in that status, on either side
+(`StateFields.absent`, found by `Config.state_field_map` over a sample story: the SQL
+observer leaves that column out of a row in that status too): a deleted user is
+``deleted`` whatever name the receiver kept or cleared, while ``active`` users still
+compare their names. A path no event of the kind carries is a config error.
 
 Values are compared as text (a database column holds the price id as the event sends it):
 `field_text`. Pure module; O(events) per call.
@@ -75,13 +76,14 @@ class StateFields:
     Attributes:
         fields: object kind (the world's: ``subscription``) → ((column, dotted path), …).
         profile: renders an event as the provider sends it (the paths read that JSON).
+        absent: object kind → status → the columns its events in that status do not carry
+            (left out of the state in that status on both sides).
     """
 
     fields: Mapping[str, tuple[tuple[str, str], ...]]
     profile: Profile
+    absent: Mapping[str, Mapping[str, frozenset[str]]] = field(default_factory=dict)
     _memo: dict[tuple[str, str, int], str] = field(default_factory=dict, compare=False, repr=False)
-    #: object id -> version -> its fields' values, for an event that lacks one (`values`)
-    _known: dict[str, dict[int, dict[str, Any]]] = field(default_factory=dict, compare=False, repr=False)
 
     def columns(self) -> dict[str, tuple[str, ...]]:
         """Object kind → the extra columns its state query must return."""
@@ -92,29 +94,15 @@ class StateFields:
         return frozenset(k for k, pairs in self.fields.items() if pairs)
 
     def values(self, event: Event) -> list[tuple[str, Any]]:
-        """``(column, value)`` of each declared field of the event's object kind, read from
-        the event as the provider sends it; a field the event lacks has the value the
-        object's nearest earlier version carried (read before by this instance). Raises
-        TemplateError naming the path when the event lacks it and no earlier version is known."""
+        """``(column, value)`` of each declared field of the event's object kind that its
+        status carries (`absent`), read from the event as the provider sends it. Raises
+        TemplateError naming a missing path."""
         pairs = self.fields.get(event.object_type, ())
         if not pairs:
             return []
+        left_out = self.absent.get(event.object_type, {}).get(event.status or "", frozenset())
         body = json.loads(self.profile.envelope(event).body)
-        known = self._known.get(event.object_id or "", {})
-        out: list[tuple[str, Any]] = []
-        for column, path in pairs:
-            try:
-                value = lookup(body, path, template=path)
-            except TemplateError:
-                earlier = [v for v in known if v < event.version and column in known[v]]
-                if not earlier:
-                    raise
-                value = known[max(earlier)][column]
-            out.append((column, value))
-        if len(self._known) >= MEMO_SIZE:
-            self._known.clear()
-        self._known.setdefault(event.object_id or "", {})[int(event.version)] = dict(out)
-        return out
+        return [(column, lookup(body, path, template=path)) for column, path in pairs if column not in left_out]
 
     def state_of(self, event: Event) -> str | None:
         """The event's combined state (its `status` when its kind declares no field; None
@@ -157,17 +145,32 @@ class StateFields:
                 out[object_id] = kept
         return out
 
-    def check(self, events: Iterable[Event]) -> None:
-        """Read every declared field of each of `events` (a story, in the order it happened)
-        of a declared kind. Raises TemplateError naming the path and the event's type."""
+    def with_absent(self, events: Iterable[Event]) -> "StateFields":
+        """These fields with `absent` found over `events` (a sample story of every type): a
+        column is absent in a status when an event in that status lacks its path. Raises
+        TemplateError naming the path when no event of the kind carries it."""
+        absent: dict[str, dict[str, set[str]]] = {}
+        carried: dict[str, set[str]] = {}
+        first: dict[str, TemplateError] = {}
         for event in events:
-            if event.status is not None and event.object_type in self.fields:
+            pairs = self.fields.get(event.object_type, ())
+            if event.status is None or not pairs:
+                continue
+            body = json.loads(self.profile.envelope(event).body)
+            for column, path in pairs:
                 try:
-                    self.values(event)
+                    lookup(body, path, template=path)
                 except TemplateError as exc:
-                    raise TemplateError(f"{exc}, in {event.type} (an object's first event must carry "
-                                        "every state field; a later one may leave one out)",
-                                        template=exc.template, path=exc.path) from None
+                    absent.setdefault(event.object_type, {}).setdefault(event.status, set()).add(column)
+                    first.setdefault(f"{event.object_type}.{column}", exc)
+                else:
+                    carried.setdefault(event.object_type, set()).add(column)
+        for kind, pairs in self.fields.items():
+            for column, _ in pairs:
+                if column not in carried.get(kind, set()) and (exc := first.get(f"{kind}.{column}")) is not None:
+                    raise exc
+        return StateFields(self.fields, self.profile, {k: {s: frozenset(c) for s, c in by.items()}
+                                                       for k, by in absent.items()})
 
 
 def stated(events: Iterable[Event], fields: StateFields | None) -> tuple[Event, ...]:

@@ -100,9 +100,7 @@ def test_a_declared_field_is_read_from_the_config(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("extra", "line", "message"), [
     ('[observer.state_fields]\nsubscription = { price = "data.object.items.data.0.prize.id" }\n', 10,
      "observer.state_fields.subscription: data.object.items.data.0.prize.id: the event has no field "
-     "data.object.items.data.0.prize.id (data.object.items.data.0 has no 'prize'), in "
-     "customer.subscription.created (an object's first event must carry every state field; a later one may "
-     "leave one out)"),
+     "data.object.items.data.0.prize.id (data.object.items.data.0 has no 'prize')"),
     ('[observer.state_fields]\nsubscription = { status = "data.object.status" }\n', 10,
      "observer.state_fields.subscription: status: not a column name for a state field"),
     ('[observer.state_fields]\ninvoice = { total = "data.object.total" }\n', 10,
@@ -164,29 +162,35 @@ state = "deleted"
 '''
 
 
-def test_a_field_a_deletion_stub_leaves_out_keeps_the_object_s_value(tmp_path: Path) -> None:
-    """A deletion's stub carries the id alone: the deleted user's first name is still the one
-    its creation gave it, the value a receiver that marks the row deleted keeps."""
+def test_a_field_a_deletion_stub_leaves_out_is_no_part_of_the_deleted_state(tmp_path: Path) -> None:
+    """A deletion's stub carries the id alone: a deleted user is ``deleted`` whatever name the
+    receiver kept or cleared (it may never have learned it, the deletion arriving first), on
+    the provider's side and in the observer's rows alike; an active user still compares its name."""
     from hookproof.simulator.world import new_world
 
     path = tmp_path / "hookproof.toml"
     path.write_text(STUB_CATALOG.replace("FIELD", "first_name"), encoding="utf-8")
     config = load_config(path)
     fields = config.state_field_map()
+    assert fields is not None and fields.absent == {"user": {"deleted": frozenset({"first_name"})}}
     events = [e for e in new_world(config.profile().world, 4).lifecycle() if e.object_type == "user"]
-    states = [(e.type, s) for e, s in zip(events, (x.status for x in stated(events, fields)))]
-    created = next(s for t, s in states if t == "user.created")
-    assert created.startswith("active, first_name=") and created != "active, first_name="
-    name = created.removeprefix("active, ")
-    assert ("user.deleted", f"deleted, {name}") in states
+    states = {e.type: s.status for e, s in zip(events, stated(events, fields))}
+    assert states["user.deleted"] == "deleted"
+    assert states["user.created"].startswith("active, first_name=") and states["user.created"] != "active, first_name="
+    db = tmp_path / "x.db"
+    with sqlite3.connect(db) as conn:
+        conn.execute("CREATE TABLE users (id TEXT, status TEXT, first_name TEXT)")
+        conn.executemany("INSERT INTO users VALUES (?, ?, ?)", [("u1", "deleted", None), ("u2", "active", "Ada")])
+    observer = SqlObserver(f"sqlite:///{db}", None, state_queries={"user": "SELECT id AS object_id, status, "
+                                                                            "first_name FROM users"},
+                           state_fields=fields.columns(), state_absent=fields.absent)
+    assert sorted(s.status for s in observer.observe().states) == ["active, first_name=Ada", "deleted"]
 
 
-def test_a_field_an_object_s_first_event_lacks_is_one_config_error(tmp_path: Path) -> None:
+def test_a_field_no_event_of_the_kind_carries_is_one_config_error(tmp_path: Path) -> None:
     path = tmp_path / "hookproof.toml"
-    path.write_text(STUB_CATALOG.replace("FIELD", "deleted"), encoding="utf-8")
+    path.write_text(STUB_CATALOG.replace("FIELD", "nickname"), encoding="utf-8")
     with pytest.raises(ConfigError) as caught:
         load_config(path)
-    assert str(caught.value) == (
-        f"{path}:16: observer.state_fields.user: data.deleted: the event has no field data.deleted (data has no "
-        "'deleted'), in user.created (an object's first event must carry every state field; a later one may leave "
-        "one out)")
+    assert str(caught.value).startswith(
+        f"{path}:16: observer.state_fields.user: data.nickname: the event has no field data.nickname"), caught.value
