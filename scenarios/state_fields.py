@@ -167,8 +167,9 @@ class StateFields:
                     carried.setdefault(event.object_type, set()).add(column)
         for kind, pairs in self.fields.items():
             for column, _ in pairs:
-                if column not in carried.get(kind, set()) and (exc := first.get(f"{kind}.{column}")) is not None:
-                    raise exc
+                missing = first.get(f"{kind}.{column}")
+                if column not in carried.get(kind, set()) and missing is not None:
+                    raise missing
         return StateFields(self.fields, self.profile, {k: {s: frozenset(c) for s, c in by.items()}
                                                        for k, by in absent.items()})
 
