@@ -16,14 +16,14 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import sqlite3
 
-import uvicorn
 from fastapi import FastAPI, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse
 from svix.webhooks import Webhook, WebhookVerificationError
+
+from examples.receivers.catalog.invoices import serve
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS deliveries (svix_id TEXT PRIMARY KEY);
@@ -83,14 +83,7 @@ def create_app(database: str, secret: str, *, arrival: bool = False) -> FastAPI:
 
 def main() -> None:
     """Serve on 127.0.0.1:$PORT (one readiness line once the socket listens)."""
-    port = int(os.environ.get("PORT", "8000"))
-    app = create_app(os.environ["DATABASE"], os.environ["WEBHOOK_SECRET"], arrival=os.environ.get("ARRIVAL") == "1")
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", port))
-    sock.listen(128)
-    print(f"listening on http://127.0.0.1:{port}/webhooks", flush=True)
-    uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[sock])
+    serve(create_app(os.environ["DATABASE"], os.environ["WEBHOOK_SECRET"], arrival=os.environ.get("ARRIVAL") == "1"))
 
 
 if __name__ == "__main__":
