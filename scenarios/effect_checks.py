@@ -394,9 +394,11 @@ def _money_by_code(idx: CheckIndex) -> tuple[list[Finding], dict[str, object], i
     if _FIRST_BY_CODE * len(codes) >= n:  # rows of many keys: each key's first row by code, no sort of every row
         row_type = np.int32 if len(codes) < 2**31 else np.int64  # a row's index
         first = np.full(max(n, int(codes.max()) + 1 if len(codes) else 0), len(codes), row_type)
-        np.minimum.at(first, codes, np.arange(len(codes), dtype=row_type))
-        applied_keys = np.flatnonzero(np.less(first, len(codes)))
-        applied_keys = applied_keys[np.argsort(first[applied_keys], kind="stable")]
+        rows = np.arange(len(codes), dtype=row_type)
+        np.minimum.at(first, codes, rows)
+        # each key at its first row, in row order: no sort, and no column of keys beside the rows'
+        applied_keys = codes[first[codes] == rows].astype(np.int64)
+        del rows
     else:  # rows of a few keys: a sort of those rows, no column per key
         seen, first = np.unique(codes, return_index=True)
         applied_keys = seen[np.argsort(first, kind="stable")].astype(np.int64)  # the codes may be int32

@@ -3,9 +3,10 @@
 A history of a million attempts grouped the obvious way (a dict of lists) costs a list
 and an int object per group and per position: about 200 bytes per event, and as much
 allocation time. `Groups` holds the same mapping as three flat parts: the names' codes
-(name → group number, one dict), every position sorted by group (an ``array('q')``,
-8 bytes a position) and where each group starts in it. `group_positions` builds one from
-the group number of each position (a column the scan fills) with at most one sort, in numpy.
+(name → group number, one dict), every position sorted by group (an ``array('i')``,
+4 bytes a position, while the positions are fewer than 2**31; ``array('q')`` past it) and
+where each group starts in it (the same type). `group_positions` builds one from the group
+number of each position (a column the scan fills) with at most one sort, in numpy.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 from array import array
 from itertools import islice
 from operator import sub
-from typing import TYPE_CHECKING, Iterator, Mapping, Sequence, TypeVar, overload
+from typing import TYPE_CHECKING, Iterator, Literal, Mapping, Sequence, TypeVar, overload
 
 if TYPE_CHECKING:
     import numpy as np
@@ -23,14 +24,16 @@ T = TypeVar("T")
 
 #: The group number of a position that belongs to no group.
 NO_GROUP = -1
+#: Positions (and group starts) below this are held as int32 (``array('i')``), else int64.
+_INT32_END = 2**31
 
 
 class Groups(Mapping[str, Sequence[int]]):
     """name → the positions of its group, ascending (a read-only mapping).
 
     Iterates its names in their codes' order (first seen first). Every group holds at
-    least one position. `groups[name]` is a fresh ``array('q')``: a copy of 8 bytes per
-    position, never a view into the columns.
+    least one position. `groups[name]` is a fresh array of the columns' type (``'i'`` or
+    ``'q'``, see the module docstring): a copy per position, never a view into the columns.
     """
 
     __slots__ = ("_codes", "_order", "_starts")
@@ -79,10 +82,12 @@ class Groups(Mapping[str, Sequence[int]]):
 
     def columns(self) -> tuple["npt.NDArray[np.int64]", "npt.NDArray[np.int64]"]:
         """(every position sorted by group, where each group starts in it plus the end),
-        read-only int64 views of the columns (no copy)."""
+        read-only views of the columns (no copy): int32 when the columns are (`group_positions`'s
+        below 2**31 positions), else int64."""
         import numpy as np
 
-        return np.frombuffer(self._order, np.int64), np.frombuffer(self._starts, np.int64)
+        return np.frombuffer(self._order, _DTYPES[self._order.typecode]), \
+            np.frombuffer(self._starts, _DTYPES[self._starts.typecode])
 
     def sizes(self) -> Iterator[tuple[str, int]]:
         """(name, how many positions its group holds) for every group, in order, without a copy."""
@@ -104,31 +109,40 @@ def group_positions(codes: Mapping[str, int],
 
     Every step runs in numpy: the positions of no group are left out, and the rest need
     no sort when their groups come in order (one attempt per event, or each event's
-    attempts together), else one stable sort by group (O(n log n)).
+    attempts together), else one stable sort by group (O(n log n)). The positions and
+    starts are int32 while `group_of` holds fewer than 2**31 positions (a storm's million:
+    half the bytes), else int64.
     """
     import numpy as np
 
+    wide = len(group_of) >= _INT32_END
+    dtype = np.int64 if wide else np.int32
+    typecode: Literal["i", "q"] = "q" if wide else "i"
     groups = group_of if isinstance(group_of, np.ndarray) and group_of.dtype in (np.int32, np.int64) \
         else np.asarray(group_of, dtype=np.int64)  # an int32 column as it is: no copy
     member = groups != NO_GROUP
     if member.all():
-        positions = np.arange(len(groups), dtype=np.int64)
+        positions = np.arange(len(groups), dtype=dtype)
     else:
-        positions = np.flatnonzero(member)
+        positions = np.flatnonzero(member).astype(dtype, copy=False)
         groups = groups[positions]
     del member
-    starts = np.zeros(len(codes) + 1, dtype=np.int64)
+    starts = np.zeros(len(codes) + 1, dtype=dtype)
     np.cumsum(np.bincount(groups, minlength=len(codes))[:len(codes)], out=starts[1:])
     if len(groups) > 1 and not bool((groups[1:] >= groups[:-1]).all()):
         positions = positions[np.argsort(groups, kind="stable")]
     del groups
     # the columns' bytes copied straight into the arrays (no bytes object between)
-    order: array[int] = array("q")
-    order.frombytes(np.ascontiguousarray(positions, np.int64).data.cast("B"))
+    order: array[int] = array(typecode)
+    order.frombytes(np.ascontiguousarray(positions, dtype).data.cast("B"))
     del positions
-    offsets: array[int] = array("q")
+    offsets: array[int] = array(typecode)
     offsets.frombytes(starts.data.cast("B"))
     return Groups(codes, order, offsets)
 
+
+#: The numpy type of each array type a `Groups` holds its columns in.
+_DTYPES: dict[str, str] = {"i": "int32", "q": "int64"}
+assert array("i").itemsize == 4 and array("q").itemsize == 8  # what `_DTYPES` says of them
 
 __all__: Sequence[str] = ["Groups", "NO_GROUP", "group_positions"]

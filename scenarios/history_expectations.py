@@ -138,11 +138,16 @@ class ExpectationScan:
             to_key = codes_in(key_codes, world.keys.names)
         added_codes: dict[str, int] = {}
         added_names: list[str] = []
-        unkeyed = np.flatnonzero(self.unkeyed_first >= 0)
+        # the events with an attempt without a key, as int32 codes (a pass codes fewer than 2**31
+        # events), in order of that attempt; each step's column dropped once read (a storm's some
+        # half a million events: the tallest step of the expectations)
+        unkeyed = np.flatnonzero(self.unkeyed_first >= 0).astype(np.int32)
         if unkeyed.size and n_world:  # attempts without a key of their own carry their event's
             order = unkeyed[np.argsort(self.unkeyed_first[unkeyed], kind="stable")]
+            unkeyed = unkeyed[:0]
             w = ew[order]
             kw = np.where(w >= 0, world.key[np.maximum(w, 0)], -1)
+            del w
             order, kw = order[kw >= 0], kw[kw >= 0]
             pos, amount, is_valid = self.unkeyed_first[order], self.unkeyed_amount[order], self.unkeyed_valid[order]
             kc = to_key[kw]

@@ -544,6 +544,7 @@ def scan_history(
         offset += len(ids)
     event_codes.trim()  # the columns' spare room, up to as many ids again
     key_codes.trim()
+    key_codes.drop_hashes()  # no key is added from here (8 bytes a key: `IdCodes.drop_hashes`)
     event_of, key_of, codes = per_attempt.take()
     del per_attempt
     completions = Completions(codes)

@@ -4,7 +4,10 @@ A storm's checks code a million event ids. A ``dict`` of them costs a string (so
 bytes) and an entry (some 40) per id. `IdCodes` holds each id as its UTF-8 bytes in one
 fixed-width numpy column (by code) and finds it by its ``hash()`` (an int64 column by code,
 and an open-addressing table of codes indexed by the hash's low bits, probed in steps
-from its high bits, at most two thirds full): about the id's length plus 14 to 20 bytes. It is a read-only
+from its high bits, at most two thirds full): about the id's length plus 14 to 20 bytes;
+8 fewer once the table is done growing (`IdCodes.drop_hashes`: lookups then compare the
+ids' bytes alone, as a match always did; the hashes are made again from the ids if one is
+added after all). It is a read-only
 ``Mapping[str, int]`` (id → code, iterating in code order) with `names` (code → id), so
 what took the dict (`scenarios.groups.Groups`, `scenarios.history_scan.CodedSet`) takes it.
 
@@ -80,7 +83,8 @@ class IdCodes(_Codes):
         self._list: list[str] = []
         self._data: npt.NDArray[np.bytes_] = np.zeros(1024, "S1")  # by code; spare room past _n
         self._n = 0
-        self._hash_of: npt.NDArray[np.int64] = np.zeros(1024, np.int64)  # by code, as `_data`
+        # by code, as `_data`; None once dropped (`drop_hashes`: made again by `_hashes` when needed)
+        self._hash_of: npt.NDArray[np.int64] | None = np.zeros(1024, np.int64)
         # the table: a code per slot (-1: empty), a power of two long, at most 2/3 full (`_FILL_NUM`)
         self._slots: npt.NDArray[np.int32] = np.full(_MIN_SLOTS, -1, np.int32)
         self._odd: dict[str, int] = {}  # ids the columns do not hold
@@ -164,7 +168,7 @@ class IdCodes(_Codes):
                 if name is not None:
                     plain[i] = False
                     odd.append(name)
-        self._append(other._hash_of[codes], other._data[codes], plain, odd)
+        self._append(other._hashes_at(codes), other._data[codes], plain, odd)
 
     def _find(self, hashes: "npt.NDArray[np.int64]", data: "npt.NDArray[np.bytes_]") -> "npt.NDArray[np.int64]":
         """The code of each id held in the table (its hash `hashes`, its bytes `data`), -1
@@ -172,7 +176,7 @@ class IdCodes(_Codes):
         import numpy as np
 
         out = np.full(len(hashes), -1, np.int64)
-        table, hash_of, held = self._slots, self._hash_of, self._data
+        table, hash_of, held = self._slots, self._hash_of, self._data  # hash_of None: the bytes alone
         mask = len(table) - 1
         todo = np.arange(len(hashes))
         slot, step = hashes & mask, _steps(hashes, mask)
@@ -182,7 +186,9 @@ class IdCodes(_Codes):
             if not filled.size:
                 break
             todo, slot, step, code = todo[filled], slot[filled], step[filled], code[filled]
-            hit = (hash_of[code] == hashes[todo]) & (held[code] == data[todo])
+            hit = held[code] == data[todo]
+            if hash_of is not None:
+                hit &= hash_of[code] == hashes[todo]
             out[todo[hit]] = code[hit]
             miss = ~hit
             todo, step = todo[miss], step[miss]
@@ -197,6 +203,7 @@ class IdCodes(_Codes):
 
         new = np.arange(self._n, self._n + len(hashes), dtype=np.int64)
         end = self._n + len(new)
+        hash_of = self._hashes()
         if end > len(self._data) or data.dtype.itemsize > self._data.dtype.itemsize:
             width = max(data.dtype.itemsize, self._data.dtype.itemsize)
             size = max(end, 2 * len(self._data)) if end > len(self._data) else len(self._data)
@@ -204,12 +211,12 @@ class IdCodes(_Codes):
             grown = np.zeros(size, f"S{width}")
             grown[:self._n] = self._data[:self._n]
             self._data = grown
-        if end > len(self._hash_of):
-            hash_of = np.zeros(len(self._data), np.int64)
-            hash_of[:self._n] = self._hash_of[:self._n]
-            self._hash_of = hash_of
+        if end > len(hash_of):
+            grown_hashes = np.zeros(len(self._data), np.int64)
+            grown_hashes[:self._n] = hash_of[:self._n]
+            hash_of = self._hash_of = grown_hashes
         self._data[self._n:end] = np.where(plain, data, b"")
-        self._hash_of[self._n:end] = hashes
+        hash_of[self._n:end] = hashes
         self._n = end
         for name, code in zip(odd, new[~plain].tolist()):
             self._odd[name] = code
@@ -232,7 +239,7 @@ class IdCodes(_Codes):
         empty slot one takes it, read back from the table, the others probe on)."""
         table = self._slots
         mask = len(table) - 1
-        hashes = self._hash_of[codes]
+        hashes = self._hashes()[codes]
         slot, step = hashes & mask, _steps(hashes, mask)
         while codes.size:
             free = table[slot] < 0
@@ -256,7 +263,8 @@ class IdCodes(_Codes):
         again (the same codes, found as before)."""
         if self._dict is None and len(self._data) > self._n:
             self._data = self._data[:self._n].copy()
-            self._hash_of = self._hash_of[:self._n].copy()
+            if self._hash_of is not None:
+                self._hash_of = self._hash_of[:self._n].copy()
         self._room = 0
         if self._dict is None:
             held = self._n - len(self._odd_names)
@@ -269,6 +277,38 @@ class IdCodes(_Codes):
                     every = every[np.isin(every, np.fromiter(self._odd_names, np.int64, len(self._odd_names)),
                                           invert=True)]
                 self._place(every)
+
+    def drop_hashes(self) -> None:
+        """Give up the column of the ids' hashes (8 bytes an id) once no id is to be added
+        (after `trim`): a lookup then matches an id by its bytes alone, which is what a match
+        always was (the hash spared comparing the bytes of ids it tells apart; an id held
+        in the column is never one of another's bytes, and the ids the column cannot hold
+        are not in the table). Adding, trimming or copying ids (`add_from`) afterwards makes
+        the column again from the ids first. Nothing to drop while the ids are a dict."""
+        if self._dict is None:
+            self._hash_of = None
+
+    def _hashes(self) -> "npt.NDArray[np.int64]":
+        """The column of the ids' hashes by code (as long as `_data`), made again from the
+        ids, a step at a time, when `drop_hashes` dropped it."""
+        if self._hash_of is None:
+            import numpy as np
+
+            hashes = np.zeros(len(self._data), np.int64)
+            for start in range(0, self._n, _STEP):
+                stop = min(self._n, start + _STEP)
+                hashes[start:stop] = np.fromiter(map(hash, self.names_of(start, stop)), np.int64, stop - start)
+            self._hash_of = hashes
+        return self._hash_of
+
+    def _hashes_at(self, codes: "npt.NDArray[np.int64]") -> "npt.NDArray[np.int64]":
+        """The hashes of the ids of `codes` (read from the column, or from the ids when it was
+        dropped: the column is not made again for a few)."""
+        import numpy as np
+
+        if self._hash_of is not None:
+            return self._hash_of[codes]
+        return np.fromiter(map(hash, self.names_at(codes)), np.int64, len(codes))
 
     # ---- reading ---------------------------------------------------------------------
 
@@ -284,8 +324,9 @@ class IdCodes(_Codes):
         table = self._slots
         mask = len(table) - 1
         slot, step = h & mask, ((h >> _STEP_SHIFT) & mask) | 1
+        hash_of = self._hash_of  # None once dropped: the id alone decides
         while (code := int(table[slot])) >= 0:
-            if int(self._hash_of[code]) == h and self.name(code) == name:
+            if (hash_of is None or int(hash_of[code]) == h) and self.name(code) == name:
                 return code
             slot = (slot + step) & mask
         return default

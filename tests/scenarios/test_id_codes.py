@@ -266,3 +266,30 @@ def test_trim_gives_up_a_table_sized_for_more_ids_than_held() -> None:
     assert len(table._slots) == _slots_for(len(ids) - 1) == 8192  # the odd id is not in the table
     assert all(table[name] == code for code, name in enumerate(ids))
     assert table.code_all(["k:new", ids[7]]).tolist() == [len(ids), 7]
+
+
+@pytest.mark.parametrize("small", [0, 1000, IdCodes.SMALL])
+def test_dropped_hashes_code_and_find_the_same_ids(small: int) -> None:
+    """`drop_hashes`: lookups by the bytes alone find what they found; ids added afterwards
+    (their hashes made again from the ids) get the next codes and are found too."""
+    rng = random.Random(11)
+    pool = [f"evt_{rng.getrandbits(64):016x}" for _ in range(3000)] + ["", "a", "caf\u00e9", "ends-in-nul\x00"]
+    chunks = _chunks(rng, pool, [500, 4096, 2000])
+    expected, _ = _dict_codes(chunks)
+    table = IdCodes(small)
+    for chunk in chunks:
+        table.code_all(chunk)
+    table.trim()
+    table.drop_hashes()
+    names = list(expected)
+    assert table.code_all(names + ["evt_missing"], add=False).tolist() == list(range(len(names))) + [-1]
+    assert all(table.get(name) == code for name, code in expected.items())
+    assert table.get("evt_missing") is None and list(table) == names
+    other = IdCodes(small)
+    other.add_from(table, np.array([5, 3], np.int64))  # the hashes of dropped ones made from the ids
+    assert list(other) == [names[5], names[3]] and other.get(names[3]) == 1
+    fresh = [f"new_{i}" for i in range(3000)]
+    assert table.code_all(fresh + [names[0]]).tolist() == list(range(len(names), len(names) + 3000)) + [0]
+    table.trim()
+    assert all(table.get(name) == code for name, code in expected.items())
+    assert table.code_all(fresh, add=False).tolist() == list(range(len(names), len(names) + 3000))
