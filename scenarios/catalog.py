@@ -450,6 +450,27 @@ def _need(events: Sequence[Event], what: str, ctx: Context | None = None) -> Not
     return NotApplicable(f"the {ctx.profile.title} world tells no story with {what} events")
 
 
+def _one_state(events: Sequence[Event], what: str, ctx: Context) -> NotApplicable | None:
+    """None when some object of `events` is sent in two different statuses, or the observer
+    compares fields of their kind's state beyond the status (`Context.state_fields`: two
+    events in one status may still differ), else why a scenario about an object's states
+    compares nothing: every event the receiver is sent of each object says the same status
+    (a Paddle endpoint subscribed to ``subscription.created`` and ``.updated`` alone, every one
+    ``active``), so a receiver keeping them in any order shows the provider's state."""
+    statuses: dict[str | None, set[str | None]] = {}
+    for e in events:
+        statuses.setdefault(e.object_id, set()).add(e.status)
+    if any(len(seen) > 1 for seen in statuses.values()):
+        return None
+    if ctx.state_fields and any(ctx.state_fields.get(e.object_type) for e in events):
+        return None
+    said = ", ".join(sorted({str(e.status) for e in events}))
+    where = "the receiver is sent" if ctx.enabled is not None else f"the {ctx.profile.title} world tells"
+    why = " (enabled_events)" if ctx.enabled is not None else ""
+    return NotApplicable(f"{where} no story with two {what} events of one object in different states{why}: "
+                         f"each object's events all say {said}, so any order shows the provider's state")
+
+
 def _stateful(w: AnyWorld) -> str:
     """The objects whose states a scenario walks, in the world's words."""
     return "subscription" if isinstance(w, World) else "status-setting"
@@ -508,7 +529,7 @@ def _sender_timeout(ctx: Context, w: World) -> Plan | NotApplicable:
 
 def _reorder(ctx: Context, w: World) -> Plan | NotApplicable:
     events = state_events(ctx, w)
-    if (na := _need(events, _stateful(w), ctx)) is not None:
+    if (na := _need(events, _stateful(w), ctx) or _one_state(events, _stateful(w), ctx)) is not None:
         return na
     return Plan(w, (Phase(tuple(events), FaultPlan(order="reversed")),))
 
@@ -519,6 +540,8 @@ def _stale_after_newer(ctx: Context, w: World) -> Plan | NotApplicable:
         if ctx.enabled is None:
             return NotApplicable(f"the {ctx.profile.title} world tells no story with two {_stateful(w)} events")
         return NotApplicable(f"the receiver is sent fewer than two {_stateful(w)} events (enabled_events)")
+    if (na := _one_state(events, _stateful(w), ctx)) is not None:
+        return na
     old = next((e for e in events if e.status == "past_due"), events[0])
     newer = [e for e in events if e is not old]
     older = [old]

@@ -49,7 +49,8 @@ the id). Events that set a status are stateful (`Event.stateful`).
 
 Stories (what `scenarios.world_plans` asks of a world): `effect_story` (one event of
 each effectful type, each about a new object), `state_story` (one object of the kind with
-the most status-setting types, through them in catalog order), `distinct_story` (an
+the most status-setting types, through them in catalog order, after another updated twice
+when the kind has an update), `distinct_story` (an
 effectful type emitted twice on one object, when that makes two keys), `unknown_event`
 (a type the catalog lacks), `quiet_event`, `lifecycle`. `user_events_of_type` serves
 ``hookproof send``.
@@ -331,12 +332,24 @@ class UserCatalogWorld(RecordWorld):
         return out
 
     def state_story(self) -> list[Event]:
-        """One object of the kind with the most status-setting types, through them in catalog order."""
+        """One object of the kind with the most status-setting types, through them in catalog
+        order; when the kind has an update (a type keeping a status an earlier type set first:
+        Clerk's ``user.updated``), another object of that kind first, through its types up to
+        the one that set that status, then updated twice (each update's free text varied), so
+        that an object ends in a status whose fields are compared, not only in a final one
+        (a deleted user's stub carries no name) where they are not."""
         kinds = sorted(self._kinds(), key=lambda k: -sum(s.state is not None for s in self._of_kind(k)))
         if not kinds or not any(s.state is not None for s in self._of_kind(kinds[0])):
             return []
+        walk = [s for s in self._of_kind(kinds[0]) if s.state is not None]
+        story: list[Event] = []
+        update = next((s for i, s in enumerate(walk) if any(t.state == s.state for t in walk[:i])), None)
+        if update is not None:
+            updated = self.new_object(kinds[0])
+            until = next(i for i, s in enumerate(walk) if s.state == update.state)
+            story += [self.emit(s.type, updated) for s in (*walk[:until + 1], update, update)]
         oid = self.new_object(kinds[0])
-        return [self.emit(s.type, oid) for s in self._of_kind(kinds[0]) if s.state is not None]
+        return story + [self.emit(s.type, oid) for s in walk]
 
     def distinct_story(self) -> list[Event]:
         """Per effectful type whose key differs between two events of one object: both events."""

@@ -2,9 +2,9 @@
 profile svix) end to end: the receiver written for it passes certify and explore, the user's
 first name declared as a state field (a deleted user's is not compared: the deletion's stub
 does not carry it, and a receiver that learned of the deletion first never knew it); its twin
-writing users in arrival order is found by explore, which sends a user's updates again and
-again and delivers them out of order. (Certify's stories end each user deleted, where the name
-is not compared, so certify alone does not find it.)"""
+writing users in arrival order is found by certify (its state stories update one user twice
+and leave it active, where the name is compared, before another user is deleted) and by
+explore, which sends a user's updates again and again and delivers them out of order."""
 
 from __future__ import annotations
 
@@ -80,5 +80,7 @@ def test_certify_and_explore_judge_a_user_sync_by_its_declared_field(tmp_path: P
         assert certify.returncode == 0, certify.stdout + certify.stderr
         assert explore.returncode == 0, explore.stdout + explore.stderr
         return
+    assert certify.returncode == 1, certify.stdout + certify.stderr
+    assert findings(tmp_path / "c" / "report.json") == {"stale", "regressed"}, certify.stdout
     assert explore.returncode == 1, explore.stdout + explore.stderr
     assert findings(tmp_path / "e" / "report.json") & {"stale", "regressed"}, explore.stdout

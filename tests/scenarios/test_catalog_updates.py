@@ -96,3 +96,49 @@ def test_distinct_events_names_why_no_object_gets_two_effects_under_the_team_s_k
     plan = CATALOG["distinct-events-same-object"].plan(ctx, new_world(profile.world, 2))
     assert isinstance(plan, NotApplicable)
     assert plan.reason.startswith("no object in the "), plan.reason
+
+
+def test_the_state_story_leaves_an_updated_object_in_a_compared_status_before_walking_another(
+        tmp_path: Path) -> None:
+    """Certify's state scenarios (`reorder`, `stale-after-newer`) replay the state story: a user
+    created and updated twice (each update's name varied, its time later) stays ``active``, where
+    its first name is compared; only then does another user walk to ``deleted``, whose stub
+    carries no name. A story ending each user deleted would never compare a name."""
+    path = tmp_path / "hookproof.toml"
+    path.write_text(CONFIG, encoding="utf-8")
+    world = new_world(load_config(path).profile().world, 3)
+    story = world.state_story()
+    assert [(e.type, e.status) for e in story] == [
+        ("user.created", "active"), ("user.updated", "active"), ("user.updated", "active"),
+        ("user.created", "active"), ("user.updated", "active"), ("user.deleted", "deleted")]
+    updated, walked = story[:3], story[3:]
+    assert len({e.object_id for e in updated}) == 1 and len({e.object_id for e in walked}) == 1
+    assert updated[0].object_id != walked[0].object_id
+    names = [e.extra["body"]["data"]["first_name"] for e in updated]
+    assert len(set(names)) == 3, names
+    times = [e.extra["body"]["data"]["updated_at"] for e in updated]
+    assert times == sorted(times) and len(set(times)) == 3, times
+    assert "booking" not in {e.object_type for e in story}  # the user kind has the most status-setting types
+
+
+def test_state_scenarios_comparing_one_status_are_not_applicable_unless_fields_are_compared(
+        tmp_path: Path) -> None:
+    """Users created and updated, never deleted: every event says ``active``, so ``reorder``
+    and ``stale-after-newer`` would compare ``active`` with ``active`` and pass whatever the
+    receiver does; they say why they are not applicable instead, unless the observer compares
+    a field of the user's state (its first name), which the updates change."""
+    from hookproof.scenarios.catalog import CATALOG, Context, NotApplicable, Plan
+
+    users_only = CONFIG.split('[catalog.events."user.deleted"]')[0]
+    path = tmp_path / "hookproof.toml"
+    path.write_text(users_only, encoding="utf-8")
+    profile = load_config(path).profile()
+    for scenario in ("reorder", "stale-after-newer"):
+        plan = CATALOG[scenario].plan(Context(profile=profile), new_world(profile.world, 2))
+        assert isinstance(plan, NotApplicable), scenario
+        assert plan.reason == ("the Svix world tells no story with two status-setting events of one object in "
+                               "different states: each object's events all say active, so any order shows the "
+                               "provider's state"), plan.reason
+        compared = CATALOG[scenario].plan(Context(profile=profile, state_fields={"user": ("first_name",)}),
+                                          new_world(profile.world, 2))
+        assert isinstance(compared, Plan), scenario
