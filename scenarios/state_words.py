@@ -8,7 +8,8 @@ named ``past_due (event evt_…, customer.subscription.updated, created 17640000
 two events a finding compares carry the same time, the finding says a receiver cannot order
 them by it, and what the provider's documentation advises instead; when the deliveries of the two
 events were in flight at once, that they overlapped (`overlap_words`: how an older state can beat
-a newer one whatever their times). One line, bounded: ids,
+a newer one whatever their times), unless the provider's final event was never acknowledged
+(`unacknowledged_words`: the receiver may never have applied it). One line, bounded: ids,
 types and times are short, and nothing of unbounded length is quoted.
 
 A finding's structured ``expected`` and ``actual`` say the same (`NamedState`: the status,
@@ -139,6 +140,25 @@ def overlap_words(truth: ObjectTruth | None, versions: Sequence[int | None], idx
     return ""
 
 
+def unacknowledged_words(truth: ObjectTruth | None, version: int | None, idx: "CheckIndex") -> str:
+    """``""``, or when the event that carried the provider's `version` of the object has valid
+    attempts and none was acknowledged: ``"; its event … was never acknowledged (timeout): the
+    receiver may never have applied it; "`` and what the provider does next
+    (`key_loops.after_failures`), so a state left behind by a delivery that failed is not
+    blamed on a race between two writes (`overlap_words` is not said then)."""
+    from hookproof.scenarios.key_loops import after_failures
+
+    event_id = truth.event_id_at(version) if truth is not None and version is not None else None
+    if not event_id:
+        return ""
+    completions = idx.completions
+    valid = [p for p in idx.by_event.get(event_id, ()) if completions[p] is not None]
+    if not valid or idx.acked(valid):
+        return ""
+    return (f"; its event {event_id} was never acknowledged ({idx.answer_summary(valid)}): the receiver may "
+            f"never have applied it; " + after_failures(idx, valid))
+
+
 def regressed_words(prev: tuple[int, str], st: ObjectState, version: int, truth: ObjectTruth | None,
                     idx: "CheckIndex", expectations: Expectations) -> tuple[str, NamedState, NamedState]:
     """``regressed``'s (message, expected, actual) for an object whose state `st` (mapped to
@@ -172,10 +192,12 @@ def stale_words(st: ObjectState | None, truth: ObjectTruth, idx: "CheckIndex",
     version = st.version if exact else seen.version_for(st.status, truth.final_version)
     got = state_words(st.status, seen, version, idx, expectations, exact=exact)
     carried = (carrier(seen, version, st.status, exact=exact), truth.final_version)
+    unacked = unacknowledged_words(truth, truth.final_version, idx)
     message = (f"final state is {got}, the provider's is {final}"
-               + tie_words(seen, carried, expectations) + overlap_words(seen, carried, idx))
+               + tie_words(seen, carried, expectations) + (unacked or overlap_words(seen, carried, idx)))
     return message, expected, NamedState(st.status, got)
 
 
 __all__: Sequence[str] = ["NamedState", "OVERLAP_SENTENCE", "carrier", "overlap_words", "regressed_words", "stale_words",
+                          "unacknowledged_words",
                           "state_words", "tie_words"]

@@ -9,6 +9,8 @@ was sent) add nothing.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from hookproof.scenarios.checks import run_checks
 from hookproof.scenarios.observations import ObjectState, Observation, expectations_from
 from hookproof.scenarios.state_words import OVERLAP_SENTENCE
@@ -66,3 +68,21 @@ def test_regressed_after_overlapping_deliveries_says_they_overlapped() -> None:
 def test_deliveries_that_only_touch_do_not_overlap() -> None:
     touching = [(0.0, 0.3), (0.3, 0.5)]  # the second sent the instant the first was answered
     assert _messages("stale", touching, "active") == [f"final state is {ACTIVE}, the provider's is {PAST_DUE}"]
+
+
+def test_stale_whose_newest_event_was_never_acknowledged_says_so_not_that_writes_raced() -> None:
+    """The provider's final event timed out on every attempt (a receiver too slow under a storm):
+    its state may never have been applied, which no row lock would change; the finding says
+    that and what Stripe does next, not that two writes overlapped, though the deliveries did."""
+    history = [_attempt(EVENTS[0], 0, T0, T0 + 1.2)]
+    history += [replace(_attempt(EVENTS[1], i, T0 + a, T0 + b), attempt=i, status=None, outcome=Outcome.TIMEOUT,
+                        completion=Completion.UNKNOWN)
+                for i, (a, b) in enumerate([(0.3, 0.9), (2.0, 7.0)], start=1)]
+    expectations = expectations_from(EVENTS, history, sender_timeout_s=20, max_attempts_per_event=None,
+                                     provider=STRIPE)
+    (result,) = run_checks(["stale"], history, expectations, [Observation(T0 + 10, (), (ObjectState("sub_1", "active"),))])
+    (message,) = [f.message for f in result.findings]
+    assert message == (f"final state is {ACTIVE}, the provider's is {PAST_DUE}; its event evt_b was never "
+                       f"acknowledged (timeout): the receiver may never have applied it; "
+                       + STRIPE.after_failures(2))
+    assert OVERLAP_SENTENCE not in message
