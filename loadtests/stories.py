@@ -99,7 +99,8 @@ def storm_sends(profile: Profile, enabled: Collection[str] | None = None,
                 team_keys: Mapping[str, Any] | None = None) -> StormSends:
     """Which events of a story a storm sends: those of a type `profile` sends and the receiver
     subscribes to (`enabled`, world type names; None: every type) that owe an effect (a
-    built-in business key, or a type the team's `[business_keys]` maps to a key or its
+    built-in business key unless the team turned them off, ``builtin_keys = false``, or
+    mapped the type to none; a type the team's `[business_keys]` maps to a key or its
     `[counters]` names: `team_keys` as `scenarios.business_keys.to_plain` makes it), move an
     object's state, or are one of a new object's first events a provider emits together
     (`lifecycle.RELATED_TYPES`: a payment's ``charge.succeeded`` beside its
@@ -108,15 +109,18 @@ def storm_sends(profile: Profile, enabled: Collection[str] | None = None,
     (`StormSends.story`), every other event of those types about the same objects too."""
     kept = set(enabled) if enabled is not None else None
     plain = team_keys or {}
-    team = {t for t, template in (plain.get("templates") or {}).items() if template is not None}
-    team |= set(plain.get("counters") or {})
+    templates = plain.get("templates") or {}
+    builtin = bool(plain.get("builtin", True))
+    team = {t for t, template in templates.items() if template is not None}
+    team |= set(plain.get("counters") or {}) | set(plain.get("more") or {})
     related = frozenset().union(*RELATED_TYPES)
 
     def sendable(e: Event) -> bool:
         return profile.provider_type(e.type) is not None and (kept is None or e.type in kept)
 
     def owes(e: Event) -> bool:
-        return e.business_key is not None or e.stateful or e.type in team or e.type in related
+        keyed = builtin and e.business_key is not None and e.type not in templates
+        return keyed or e.stateful or e.type in team or e.type in related
 
     return StormSends(sendable, owes)
 

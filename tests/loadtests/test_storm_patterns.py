@@ -220,6 +220,26 @@ def test_a_storm_sends_an_effectful_object_s_whole_story(team: dict[str, Any] | 
     assert {e.type for story in only.templates for e in story} == {"transaction.completed"}
 
 
+def test_a_storm_sends_no_type_whose_built_in_key_the_team_turned_off() -> None:
+    """A Shopify team keying only ``orders/paid`` and ``refunds/create`` (``builtin_keys =
+    false``) is not stormed with ``customers/create``, ``customers/update`` and
+    ``app/uninstalled``, which owe it nothing and move no order's state; with the built-in keys
+    (or a type mapped to none beside them) a customer's creation owes its own."""
+    shopify = get_profile("shopify")
+
+    def types(team: dict[str, Any] | None) -> set[str]:
+        book = StoryBook(template_world("shopify", 3, start_us=1_700_000_000_000_000), shopify,
+                         storm_sends(shopify, None, team), stories=4)
+        return {e.type for story in book.templates for e in story}
+
+    own = {"builtin": False, "templates": {"orders/paid": "fulfil:{id}", "refunds/create": "refund:{id}"}}
+    assert types(own) == {"orders/create", "orders/paid", "orders/updated", "orders/cancelled", "refunds/create"}
+    assert {"customers/create", "customers/update", "app/uninstalled"} <= types(None)
+    unkeyed = types({"builtin": True, "templates": {"customers/create": None, "app/uninstalled": None}})
+    assert not unkeyed & {"customers/create", "customers/update", "app/uninstalled"}
+    assert "refunds/create" in unkeyed
+
+
 @pytest.mark.parametrize("kwargs", [{"related": 1.5}, {"late": -0.1}, {"older_redelivery": 2.0},
                                     {"api_transient": -1.0}, {"wave_events": -1}])
 def test_bad_pattern_shares_are_refused(kwargs: dict[str, float]) -> None:
