@@ -119,6 +119,23 @@ def wait_healthy(*, health_url: str | None = None, port: int | None = None, host
     raise TimeoutError(f"not healthy within {timeout_s:g} s ({health_url or f'{host}:{port}'})")
 
 
+#: A file that exists inside a docker container (made by the docker engine).
+DOCKERENV = Path("/.dockerenv")
+
+
+def not_installed(program: str, command: str, *, in_container: bool | None = None) -> str:
+    """The message of a receiver command whose program `program` is not found: the program
+    named, and inside a container (`in_container`; default: `DOCKERENV` exists) that hookproof's
+    image holds Python and hookproof alone, so a receiver in another language is started outside
+    it, with no ``[target.start]``/``[target.process]``."""
+    message = f"cannot start the receiver: {program!r} is not installed where hookproof runs: {command}"
+    if in_container if in_container is not None else DOCKERENV.exists():
+        message += ("; hookproof runs in a container, whose image holds Python and hookproof alone: start the "
+                    "receiver on the host (or in its own container) before certify, and leave [target.start] "
+                    "and [target.process] out of the config")
+    return message
+
+
 class Supervised:
     """One child process in a session of its own, so signals reach its whole group.
 
@@ -255,6 +272,8 @@ class ReceiverProcess:
         mark = self._shared.mark() if self._shared is not None else 0
         try:
             self._child = Supervised(self.argv, env=self.env, cwd=self.cwd, output=self._log)
+        except FileNotFoundError:
+            raise ProcessError(not_installed(self.argv[0], self.describe()), command=self.describe()) from None
         except OSError as exc:
             raise ProcessError(f"cannot start the receiver ({exc.strerror}): {self.describe()}",
                                command=self.describe()) from None

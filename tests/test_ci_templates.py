@@ -23,15 +23,27 @@ ROOT = Path(__file__).resolve().parent.parent
 TEMPLATES = ROOT / "examples" / "ci"
 
 
+#: The image a template's `docker run` names (a CI variable the team sets).
+IMAGE_VARIABLE = "$HOOKPROOF_IMAGE"
+
+
 def commands(lines: list[str]) -> list[list[str]]:
-    """The `hookproof …` commands among shell lines (one command per line, `&&` split)."""
+    """The `hookproof …` commands among shell lines (one command per line, `&&` split), and
+    the hookproof arguments of a `docker run … $HOOKPROOF_IMAGE …` line."""
     found = []
     for line in lines:
         for part in line.split("&&"):
             words = shlex.split(part, comments=True)
             if words and words[0] == "hookproof":
                 found.append(words[1:])
+            elif words[:2] == ["docker", "run"] and IMAGE_VARIABLE in words:
+                found.append(words[words.index(IMAGE_VARIABLE) + 1:])
     return found
+
+
+def installs(lines: list[str]) -> list[str]:
+    """The `pip install` lines among shell lines."""
+    return [line.strip() for line in lines if line.strip().startswith("pip install")]
 
 
 def check_command(args: list[str]) -> None:
@@ -60,6 +72,37 @@ def test_github_actions_template() -> None:
     upload = next(step for step in steps if step.get("uses", "").startswith("actions/upload-artifact@"))
     assert {f"{out}/{REPORT_FILES[kind]}" for kind in ("junit", "html")} <= set(upload["with"]["path"].split())
     assert "WEBHOOK_SECRET" in doc["jobs"]["certify"]["env"]
+    # hookproof is not on PyPI: a bare `pip install hookproof` would take whatever holds that name
+    assert installs(runs) == ['pip install "$HOOKPROOF_SPEC"']
+    assert doc["jobs"]["certify"]["env"]["HOOKPROOF_SPEC"] == "${{ vars.HOOKPROOF_SPEC }}"
+
+
+def test_github_actions_image_template_runs_the_readme_s_docker_line() -> None:
+    """For a receiver in another language: no Python on the runner, certify from the image
+    with the README's own `docker run` flags (host network, the user's uid, the folder
+    mounted, the secret by name), the receiver started by the job before it."""
+    doc: dict[Any, Any] = yaml.safe_load((TEMPLATES / "github-actions-image.yml").read_text())
+    job = doc["jobs"]["certify"]
+    steps = job["steps"]
+    assert not any(step.get("uses", "").startswith("actions/setup-python") for step in steps)
+    runs = [line for step in steps if "run" in step for line in step["run"].splitlines()]
+    assert installs(runs) == []
+    found = commands(runs)
+    assert [args[0] for args in found] == ["certify"]
+    for args in found:
+        check_command(args)
+    docker = next(shlex.split(line) for line in runs if line.strip().startswith("docker run"))
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    shown = next(shlex.split(line) for line in readme.splitlines() if line.startswith("docker run"))
+    assert docker[:docker.index(IMAGE_VARIABLE)] == shown[:shown.index("hookproof/hookproof")]
+    assert docker.index(IMAGE_VARIABLE) == len(docker) - len(found[0]) - 1
+    names = [step.get("name", "") for step in steps]
+    assert names.index("Start your receiver") < names.index("Wait for your receiver") < names.index("Certify")
+    out = out_dir(found[0])
+    assert any(f"{out}/{REPORT_FILES['markdown']}" in line and "GITHUB_STEP_SUMMARY" in line for line in runs)
+    upload = next(step for step in steps if step.get("uses", "").startswith("actions/upload-artifact@"))
+    assert {f"{out}/{REPORT_FILES[kind]}" for kind in ("junit", "html")} <= set(upload["with"]["path"].split())
+    assert set(job["env"]) == {"WEBHOOK_SECRET", "HOOKPROOF_IMAGE"}
 
 
 def test_gitlab_ci_template() -> None:
@@ -71,6 +114,7 @@ def test_gitlab_ci_template() -> None:
         check_command(args)
     assert job["artifacts"]["reports"]["junit"] == f"{out_dir(found[0])}/{REPORT_FILES['junit']}"
     assert job["artifacts"]["when"] == "always"
+    assert installs(job["script"]) == ['pip install "$HOOKPROOF_SPEC"']
 
 
 @pytest.mark.parametrize("args", [["certify", "--no-such-flag"], ["certfy"]])

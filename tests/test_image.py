@@ -18,6 +18,8 @@ import pytest
 from tests.support import TOOL_IMAGE, free_port, require_service
 
 SECRET = "whsec_image_test_0123456789abcdef"
+#: The user the README's `--user "$(id -u):$(id -g)"` stands for here: not root.
+USER = "1000:1000"
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
@@ -55,7 +57,7 @@ def receiver(tmp_path: Path) -> Iterator[int]:
     port = free_port()
     proc = subprocess.Popen([sys.executable, "-m", "hookproof.receivers.inbox_sync", "--port", str(port),
                              "--db", f"sqlite:///{tmp_path / 'receiver.db'}", "--secret", SECRET],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, umask=0)
     try:
         deadline = time.monotonic() + 30
         while True:
@@ -77,13 +79,15 @@ def readme_docker_command(folder: Path) -> list[str]:
     text = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
     line = next(line for block in re.findall(r"```bash\n(.*?)```", text, flags=re.S)
                 for line in block.splitlines() if line.startswith("docker run"))
-    return [word.replace("$PWD", str(folder)) for word in shlex.split(line)]
+    return [word.replace("$PWD", str(folder)).replace("$(id -u):$(id -g)", USER) for word in shlex.split(line)]
 
 
 def test_the_image_certifies_a_receiver_on_the_host_network(tool_image: str, receiver: int, tmp_path: Path) -> None:
     (tmp_path / "hookproof.toml").write_text(CONFIG.format(port=receiver))
     argv = readme_docker_command(tmp_path)
     assert argv[-2:] == ["hookproof/hookproof", "certify"] and f"{tmp_path}:/project" in argv
+    assert argv[argv.index("--user") + 1] == USER
+    tmp_path.chmod(0o777)  # the folder a user owns (the receiver's files are made with umask 0)
     argv[-2] = tool_image
     run = subprocess.run([*argv, "duplicate-sequential", "reorder", "--out", "/project/out"],
                          env={"WEBHOOK_SECRET": SECRET, "PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"},
@@ -91,6 +95,7 @@ def test_the_image_certifies_a_receiver_on_the_host_network(tool_image: str, rec
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
     report = json.loads((tmp_path / "out" / "report.json").read_text())
     assert report["verdict"] == "pass"
+    assert (tmp_path / "out" / "report.json").stat().st_uid == 1000  # the user's, not root's
     assert sorted(s["id"] for s in report["scenarios"]) == ["duplicate-sequential", "reorder"]
     assert SECRET not in run.stdout + run.stderr + (tmp_path / "out" / "report.json").read_text()
 

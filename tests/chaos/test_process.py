@@ -84,3 +84,21 @@ def test_a_failed_start_masks_the_decoded_key_bytes_in_the_error() -> None:
     assert "key *** *** b'***' [***]" in tail, tail
     assert "31f290f6bf06298a" not in f"{info.value} {tail}".lower()  # the key's first bytes, in hex
     proc.close()
+
+
+@pytest.mark.parametrize("in_container", [False, True])
+def test_a_program_that_is_not_installed_is_named_and_in_a_container_says_what_to_do(in_container: bool) -> None:
+    """``command = "ruby receiver.rb"`` where Ruby is missing names ``ruby``, never a secret on
+    the command line; run from hookproof's image (Python alone) it says to start the receiver
+    outside and leave the start tables out."""
+    proc = ReceiverProcess(["no-such-receiver-program-x1", "--secret", SECRET], port=free_port(), masked=[SECRET])
+    with pytest.raises(ProcessError) as caught:
+        proc.start()
+    message = str(caught.value)
+    assert message.startswith("cannot start the receiver: 'no-such-receiver-program-x1' is not installed where "
+                              "hookproof runs: no-such-receiver-program-x1 --secret ***")
+    assert SECRET not in message
+    import hookproof.chaos.process as process
+
+    hint = process.not_installed("ruby", "ruby receiver.rb", in_container=in_container)
+    assert ("leave [target.start] and [target.process] out of the config" in hint) is in_container

@@ -30,6 +30,8 @@ ROOT = Path(__file__).resolve().parents[2]
 COMPOSE = ROOT / "examples" / "compose" / "storm.yml"
 IMAGE = TOOL_IMAGE
 SECRET = "whsec_compose_test_0123456789abcdef"
+#: The user the master runs as in the slow test (HOOKPROOF_USER): not root, as the README asks.
+USER = "1000:1000"
 #: `${NAME:-default}` in the file: compose's interpolation with a default.
 DEFAULTED = re.compile(r"\$\{(\w+):-([^}]*)\}")
 
@@ -66,7 +68,8 @@ def test_a_master_and_workers_from_the_image_on_the_host_network() -> None:
     assert _flag(m, "--master-bind-host") == _flag(w, "--master-host") == "127.0.0.1"
     assert _flag(m, "--master-bind-port") == _flag(w, "--master-port") == "${MASTER_PORT:-5557}"
     assert _flag(m, "--workers-expected") == "${WORKERS:-2}"
-    assert _flag(m, "--out").startswith("/project/")
+    assert _flag(m, "--out") == "storm-report"  # under working_dir: the paths it prints exist on the host too
+    assert master["user"] == "${HOOKPROOF_USER:-0:0}" and "user" not in worker  # only the master writes files
 
 
 @pytest.mark.parametrize("service", ["master", "worker"])
@@ -110,7 +113,7 @@ def receiver(tmp_path: Path) -> Iterator[int]:
     port = free_port()
     proc = subprocess.Popen([sys.executable, "-m", "hookproof.receivers.inbox_sync", "--port", str(port),
                              "--db", f"sqlite:///{tmp_path / 'receiver.db'}", "--secret", SECRET],
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, umask=0)
     assert proc.stdout is not None
     assert "listening on" in proc.stdout.readline()
     try:
@@ -149,7 +152,8 @@ window_s = 0.2
 """, encoding="utf-8")
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PWD": str(tmp_path), "WEBHOOK_SECRET": SECRET,
            "WORKERS": "2", "USERS": "4", "DURATION": "8s", "MASTER_PORT": str(free_port()),
-           "HOOKPROOF_IMAGE": IMAGE}
+           "HOOKPROOF_IMAGE": IMAGE, "HOOKPROOF_USER": USER}
+    tmp_path.chmod(0o777)  # the folder a user owns: the master writes its report there as that user
     base = [compose, "-f", str(COMPOSE), "-p", f"hookproof{receiver}"]
     up, run, _ = _usage(COMPOSE.read_text(encoding="utf-8"))
     try:
@@ -166,6 +170,8 @@ window_s = 0.2
         subprocess.run([*base, "down"], cwd=tmp_path, env=env, capture_output=True, timeout=120)
     report = json.loads((tmp_path / "storm-report" / "report.json").read_text(encoding="utf-8"))
     assert report["verdict"] == "pass" and [s["id"] for s in report["scenarios"]] == ["storm"]
+    assert (tmp_path / "storm-report" / "report.json").stat().st_uid == 1000  # HOOKPROOF_USER's, not root's
+    assert "storm-report/report.json" in master.stdout and "/project/" not in master.stdout
     assert "waiting 60 s for 2 worker(s)" in master.stdout + master.stderr
     assert re.search(r"storm: [1-9]\d* attempts", master.stdout), master.stdout[-2000:]
     assert SECRET not in master.stdout + master.stderr + json.dumps(report)
