@@ -16,6 +16,9 @@ from the seed) and gets fresh values:
 - the object's id (each story makes new objects; a fresh id has the example id's prefix,
   length and alphabet), the event id, the type (at `UserCatalog.type_field` when the body
   has it);
+- the ids and email addresses nested in the object's part (a Clerk user's email ids and
+  addresses): the object's own, the same in each of its events (`_own_identities`), so no
+  two objects share what the provider never lets them share;
 - the status the event sets, at its declared `EventSpec.status` path only (with none, the
   state is hookproof's knowledge for its checks, never a field added to the body);
 - the ordering field, increasing with every event of the object: a counter, unix seconds
@@ -214,6 +217,8 @@ class UserCatalogWorld(RecordWorld):
         self._last_type: dict[str, str] = {}  # object id -> the type of its last event
         self._type_counts: dict[tuple[str, str], int] = {}  # (object id, type) -> its events so far
         self._varied_fields: dict[str, list[tuple[str, int | None]]] = {}
+        #: object id -> its own values of the examples' nested ids and emails (`_own_identities`)
+        self._identities: dict[str, dict[str, str]] = {}
         #: Every id-like value made so far (objects', events', key fields'), as text, oldest
         #: first: what a storm renames in each replay (`loadtests.renaming.IdRenamer.of`).
         self.fresh_ids: list[str] = []
@@ -237,6 +242,7 @@ class UserCatalogWorld(RecordWorld):
         parent = obj_path[:-1]
         for name, unit in self._event_times(spec, body).items():  # the envelope's own times: this event's
             body[name] = _time_value(unit, at)
+        self._own_identities(spec, body, parent, oid)
         if oid in self._objects:
             self._keep_fields(spec, body, parent, self._record(oid).current, self._last_type.get(oid))
         repeats = self._type_counts.get((oid, spec.type), 0)
@@ -467,6 +473,57 @@ class UserCatalogWorld(RecordWorld):
             if keep:
                 node[name] = copy.deepcopy(value)
 
+    def _own_identities(self, spec: EventSpec, body: dict[str, Any], parent: Path, oid: str) -> None:
+        """Give object `oid` its own nested ids and emails: in the object's part of `body`, every
+        id-like string (``idn_2Tq7…``, a UUID) and email address its example gives becomes one
+        of `oid` alone, the same each time the object's events carry it (a Clerk user's
+        ``email_addresses[0].id`` and ``primary_email_address_id`` still match), in the
+        example's shape (an email keeps its address with a ``+`` tag). Two users never share an
+        email id or an address, as with the provider, so a receiver keeping them unique sees
+        no clash the provider would never cause. The object id, the event id, key fields and
+        the ordering are set by `emit`; the envelope (Clerk's ``instance_id``) stays shared."""
+        node = get_path(body, parent) if parent and has_path(body, parent) else (body if not parent else None)
+        if not isinstance(node, (dict, list)):
+            return
+        own = self._identities.setdefault(oid, {})
+        skip = {parse_path(p)[len(parent):] for p in (spec.object_id, spec.event_id, spec.ordering, spec.status_path)
+                if p and parse_path(p)[:len(parent)] == parent}
+        skip |= {path[len(parent):] for path in self._key_fields(spec) if path[:len(parent)] == parent}
+
+        def mapped(value: str) -> str:
+            if value not in own:
+                if _EMAIL.fullmatch(value):
+                    local, _, domain = value.rpartition("@")
+                    tag = self._maker.token(10)
+                    self.fresh_ids.append(tag)
+                    own[value] = f"{local}+{tag}@{domain}"
+                elif _is_uuid(value):
+                    own[value] = self._maker.uuid()
+                    self.fresh_ids.append(own[value])
+                else:
+                    prefix, _, tail = value.rpartition("_")
+                    own[value] = f"{prefix}_{self._maker.like(tail)}"
+                    self.fresh_ids.append(own[value])
+            return own[value]
+
+        def walk(value: Any, at: Path) -> Any:
+            if at in skip:
+                return value
+            if isinstance(value, dict):
+                return {k: walk(v, (*at, k)) for k, v in value.items()}
+            if isinstance(value, list):
+                return [walk(v, (*at, str(i))) for i, v in enumerate(value)]
+            if isinstance(value, str) and (_NESTED_ID.fullmatch(value) or _EMAIL.fullmatch(value) or _is_uuid(value)):
+                return mapped(value)
+            return value
+
+        remade = walk(node, ())
+        if isinstance(node, dict):
+            node.clear()
+            node.update(remade)
+        else:
+            node[:] = remade
+
     def _base_node(self, spec: EventSpec) -> Mapping[str, Any]:
         """The object's part of `spec`'s base body (the example as given, or its schema instance)."""
         base = self._bases.get(spec.type)
@@ -644,6 +701,13 @@ def _fixed(schema: Mapping[str, Any] | None) -> bool:
 
 #: Strings that are not free text: ids (``user_2Tq7…``, UUIDs), times, emails, URLs.
 _NOT_FREE = re.compile(r"[A-Za-z]+_[A-Za-z0-9]{6,}|[^\s@]+@[^\s@]+|[a-z][a-z0-9+.-]*://\S*|[0-9a-fA-F-]{32,36}")
+
+
+#: A nested id an object's example gives (``idn_2Tq7Pa1Sd2Fg3Hj4Kl5Zx6Cv7Bn``): a lowercase
+#: prefix, ``_``, and at least 8 letters and digits with a digit among them.
+_NESTED_ID = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)*_(?=[A-Za-z]*[0-9])[A-Za-z0-9]{8,}")
+#: An email address as an example gives one.
+_EMAIL = re.compile(r"[^\s@]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+")
 
 
 def _not_free(text: str) -> bool:

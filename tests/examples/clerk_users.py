@@ -3,9 +3,10 @@
 It verifies ``svix-id``/``svix-timestamp``/``svix-signature`` with the official ``svix``
 library over the raw body (401 otherwise), then in one SQLite transaction: claims the
 ``svix-id`` (a redelivery changes nothing), sends one welcome per user (``welcome:{id}``,
-a row of ``emails``), and keeps each user's row: its names and deleted flag, written only by an
-event newer than the stored one (``data.updated_at``; a deletion, whose stub carries the id
-alone, only sets the flag, for good). ``ARRIVAL=1`` is its broken twin: each event's fields
+a row of ``emails``), and keeps each user's row: its names, its primary email address (unique:
+Clerk gives no two users one address) and deleted flag, written only by an event newer than the
+stored one (``data.updated_at``; a deletion, whose stub carries the id alone, only sets the flag,
+for good). ``ARRIVAL=1`` is its broken twin: each event's fields
 overwrite the row in arrival order (the last to arrive wins).
 
 Environment: ``PORT``, ``DATABASE``, ``WEBHOOK_SECRET``, ``ARRIVAL``. Run:
@@ -28,7 +29,7 @@ from examples.receivers.catalog.invoices import serve
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS deliveries (svix_id TEXT PRIMARY KEY);
 CREATE TABLE IF NOT EXISTS emails (business_key TEXT PRIMARY KEY);
-CREATE TABLE IF NOT EXISTS users (id TEXT PRIMARY KEY, first_name TEXT, updated_at INTEGER NOT NULL,
+CREATE TABLE IF NOT EXISTS users (id TEXT PRIMARY KEY, first_name TEXT, email TEXT UNIQUE, updated_at INTEGER NOT NULL,
                                   deleted INTEGER NOT NULL DEFAULT 0);
 """
 
@@ -64,9 +65,12 @@ def create_app(database: str, secret: str, *, arrival: bool = False) -> FastAPI:
                 db.execute("INSERT OR IGNORE INTO emails (business_key) VALUES (?)", (f"welcome:{user['id']}",))
             if kind in ("user.created", "user.updated"):
                 guard = "" if arrival else " WHERE excluded.updated_at > users.updated_at AND users.deleted = 0"
-                db.execute("INSERT INTO users (id, first_name, updated_at) VALUES (?, ?, ?) ON CONFLICT (id) DO UPDATE "
-                           "SET first_name = excluded.first_name, updated_at = excluded.updated_at" + guard,
-                           (user["id"], user["first_name"], user["updated_at"]))
+                primary = next((e["email_address"] for e in user.get("email_addresses") or []
+                                if e.get("id") == user.get("primary_email_address_id")), None)
+                db.execute("INSERT INTO users (id, first_name, email, updated_at) VALUES (?, ?, ?, ?) ON CONFLICT (id) "
+                           "DO UPDATE SET first_name = excluded.first_name, email = excluded.email, "
+                           "updated_at = excluded.updated_at" + guard,
+                           (user["id"], user["first_name"], primary, user["updated_at"]))
             elif kind == "user.deleted":
                 db.execute("INSERT INTO users (id, updated_at, deleted) VALUES (?, 0, 1) ON CONFLICT (id) DO UPDATE "
                            "SET deleted = 1", (user["id"],))

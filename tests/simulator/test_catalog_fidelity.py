@@ -128,11 +128,14 @@ def test_each_event_carries_its_own_types_example_and_keeps_the_users_identity(c
     created, updated, again, deleted = _user_story(clerk)
     first, second = _data(created), _data(updated)
     assert (first["first_name"], second["first_name"]) == ("Ada", "Adaline")
-    assert [m["email_address"] for m in second["email_addresses"]] == ["ada.quill@example.test",
-                                                                         "adaline@example.test"]
-    primary = next(m["id"] for m in second["email_addresses"] if m["email_address"] == "adaline@example.test")
-    assert second["primary_email_address_id"] == primary != first["primary_email_address_id"] == EXAMPLE_EMAIL_ID
-    assert second["email_addresses"][0]["id"] == EXAMPLE_EMAIL_ID
+    emails = [m["email_address"] for m in second["email_addresses"]]
+    assert emails[0] == first["email_addresses"][0]["email_address"]  # the user's own address, kept
+    assert re.fullmatch(r"ada\.quill\+[A-Za-z0-9]{10}@example\.test", emails[0]), emails
+    assert re.fullmatch(r"adaline\+[A-Za-z0-9]{10}@example\.test", emails[1]), emails
+    primary = second["email_addresses"][1]["id"]
+    assert second["primary_email_address_id"] == primary != first["primary_email_address_id"]
+    assert second["email_addresses"][0]["id"] == first["primary_email_address_id"] == first["email_addresses"][0]["id"]
+    assert re.fullmatch(r"idn_[A-Za-z0-9]{27}", primary) and EXAMPLE_EMAIL_ID not in (primary, first["primary_email_address_id"])
     assert {d["id"] for d in (first, second, _data(again), _data(deleted))} == {created.object_id}
     assert first["created_at"] == second["created_at"] and first["updated_at"] < second["updated_at"]
     assert {first["last_name"], second["last_name"], _data(again)["last_name"]} == {"Quill"}
@@ -176,4 +179,27 @@ def test_a_type_made_from_its_schema_keeps_the_objects_values_but_what_the_schem
     created, finalized = world.lifecycle()
     data = finalized.extra[BODY]["data"]
     assert (data["id"], data["customer"], data["currency"], data["stage"]) == (
-        created.object_id, "cus_Zz99Yy88", "eur", "final")
+        created.object_id, created.extra[BODY]["data"]["customer"], "eur", "final")
+    assert re.fullmatch(r"cus_[A-Za-z0-9]{8}", data["customer"]) and data["customer"] != "cus_Zz99Yy88"
+
+
+def test_two_users_never_share_an_email_id_or_address_and_each_keeps_its_own(clerk: UserCatalog) -> None:
+    """Every user the example makes had the example's one email id and address: a receiver
+    keeping addresses unique (Clerk gives no two users one) failed the second user's
+    creation. Each user now has its own, in the example's shapes, the same in every event
+    of that user (its primary id still names its first address), and a storm renames them per
+    copy (they are among the world's `fresh_ids`); the envelope's instance stays shared."""
+    world = UserCatalogWorld(4, catalog=clerk, start_us=START_US)
+    a, b = world.new_object("user"), world.new_object("user")
+    events = [world.emit("user.created", a), world.emit("user.created", b), world.emit("user.updated", a)]
+    first, second, later = (_data(e) for e in events)
+    ids = [d["email_addresses"][0]["id"] for d in (first, second)]
+    addresses = [d["email_addresses"][0]["email_address"] for d in (first, second)]
+    assert len(set(ids)) == 2 and len(set(addresses)) == 2 and EXAMPLE_EMAIL_ID not in ids
+    assert all(re.fullmatch(r"idn_[A-Za-z0-9]{27}", i) for i in ids)
+    assert all(d["primary_email_address_id"] == d["email_addresses"][0]["id"] for d in (first, second))
+    assert later["email_addresses"][0] == first["email_addresses"][0]  # the user's own, kept
+    assert later["primary_email_address_id"] == later["email_addresses"][1]["id"] not in ids
+    tags = [addr.split("+")[1].split("@")[0] for addr in addresses]
+    assert set(ids) | set(tags) <= set(world.fresh_ids)
+    assert {e.extra[BODY]["instance_id"] for e in events} == {"ins_Q2w3E4r5T6y7U8i9O0p1A2s3D4f"}
