@@ -350,6 +350,7 @@ def run_storm(spec: "StormSpec", secrets: list[str], *, workers: int, spawn_rate
             where = ("on each machine run" if not _loopback(bind_host) else
                      f"the master listens on {bind_host} only, so run them on this machine (for workers on other "
                      "machines, give --master-bind-host this machine's address); run")
+            where = f"workers started already (docker compose's) connect on their own; otherwise {where}"
             console.print(f"waiting {workers_timeout_s:g} s for {workers} worker(s); {where}:\n  "  # type: ignore[attr-defined]
                           f"{storm_worker_line(bind_host, port)}", markup=False, soft_wrap=True)
         else:

@@ -194,7 +194,8 @@ def test_a_master_for_other_machines_listens_on_loopback_unless_told(tmp_path: P
                         "--workers-expected", "1", "--master-bind-port", str(port), "--workers-timeout", "4s",
                         env={"HOOKPROOF_TEST_SECRET": SECRET}, during=watch, timeout_s=180)
     assert seen == ["127.0.0.1"], run
-    assert (f"waiting 4 s for 1 worker(s); the master listens on 127.0.0.1 only, so run them on this machine (for "
+    assert (f"waiting 4 s for 1 worker(s); workers started already (docker compose's) connect on their own; "
+            "otherwise the master listens on 127.0.0.1 only, so run them on this machine (for "
             "workers on other machines, give --master-bind-host this machine's address); run:\n"
             f"  hookproof storm-worker --master-host 127.0.0.1 --master-port {port}\n") in run.stderr
     assert run.returncode == 2 and run.stderr.splitlines()[-1].startswith(
