@@ -70,7 +70,10 @@ def test_without_a_cut_every_key_not_applied_is_lost(tmp_path: Path) -> None:
                                                           "settling")], "3 finding(s), 0 advisory(ies)")
     assert found["stale"] == ("invalid", [("sub_1", "final state is active (hookproof_version 1; no delivered event "
                                                     "carried it), the provider's is past_due (event evt_s, "
-                                                    "customer.subscription.updated, created 0)")],
+                                                    "customer.subscription.updated, created 0); its event evt_s "
+                                                    "was never acknowledged (timeout): the receiver may never have "
+                                                    "applied it; Stripe would keep retrying it for up to 3 days "
+                                                    "(live mode)")],
                               "1 finding(s), 0 advisory(ies)")
     assert set(found) == {"lost", "stale", "no_server_error", "counter"}
 
