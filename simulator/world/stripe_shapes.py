@@ -28,6 +28,20 @@ _ADDRESS_KEYS = ("city", "country", "line1", "line2", "postal_code", "state")
 Obj = dict[str, Any]
 
 
+def stripe_order(value: Any) -> Any:
+    """`value` with every object's ``id`` first and ``object`` next, the other keys in their
+    order (alphabetical, as the builders and Stripe's OpenAPI fixtures have them): how
+    Stripe renders its objects, lists and events (``{"id": "cus_…", "object": "customer",
+    "address": …}``; the API reference's example of every object). Containers are copied;
+    other values are returned as they are."""
+    if isinstance(value, dict):
+        head = {k: stripe_order(value[k]) for k in ("id", "object") if k in value}
+        return {**head, **{k: stripe_order(v) for k, v in value.items() if k not in head}}
+    if isinstance(value, list):
+        return [stripe_order(v) for v in value]
+    return value
+
+
 def address(values: Mapping[str, Any] | None = None) -> Obj:
     """Stripe's address hash: every key present, unknown ones null."""
     values = values or {}

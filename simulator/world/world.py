@@ -156,6 +156,7 @@ class World(RecordReads):
         self._binds: frozenset[str] = frozenset()  # kinds a story's creation binds to the receiver's
         self._held: dict[str, list[Event]] = {}  # receiver's object -> the events its creation emitted
         self._holding: list[Event] | None = None  # where `_emit` puts events while a creation is held
+        self._automatic = 0  # > 0 while Stripe acts on its own (`_on_its_own`): events name no API request
         self._taken: set[str] = set()  # receiver customers and subscriptions a story took
 
     def line_items(self, session: str) -> list[dict[str, Any]]:
@@ -485,20 +486,23 @@ class World(RecordReads):
         if cs["status"] != "complete" or cs["payment_status"] != "unpaid":
             raise WorldError(f"checkout session {session} has no pending asynchronous payment", object_id=session)
         pi_id = cs["payment_intent"]
-        if succeeded:
-            ch_id = self._charge(cs["customer"], cs["amount_total"], cs["currency"], payment_intent=pi_id)
-            self._update(pi_id, {"status": "succeeded", "latest_charge": ch_id, "amount_received": cs["amount_total"]})
-            self._update(session, {"payment_status": "paid"})
-            return [self._event_of(self._emit("checkout.session.async_payment_succeeded", session))]
-        self._update(pi_id, {"status": "requires_payment_method"})
-        self._update(session, {"payment_status": "unpaid"})
-        return [self._event_of(self._emit("checkout.session.async_payment_failed", session))]
+        with self._on_its_own():  # the bank's answer, days later
+            if succeeded:
+                ch_id = self._charge(cs["customer"], cs["amount_total"], cs["currency"], payment_intent=pi_id)
+                self._update(pi_id, {"status": "succeeded", "latest_charge": ch_id,
+                                     "amount_received": cs["amount_total"]})
+                self._update(session, {"payment_status": "paid"})
+                return [self._event_of(self._emit("checkout.session.async_payment_succeeded", session))]
+            self._update(pi_id, {"status": "requires_payment_method"})
+            self._update(session, {"payment_status": "unpaid"})
+            return [self._event_of(self._emit("checkout.session.async_payment_failed", session))]
 
     def expire_checkout(self, session: str) -> list[Event]:
         """An open session expires: emits ``checkout.session.expired``."""
         self._typed(session, "checkout.session")
         self._transition(session, "expired", {"url": None})
-        return [self._event_of(self._emit("checkout.session.expired", session))]
+        with self._on_its_own():
+            return [self._event_of(self._emit("checkout.session.expired", session))]
 
     # ---- subscriptions ------------------------------------------------------
     def subscribe(self, customer: str, price: str | None = None, *, trial: bool = False, quantity: int = 1,
@@ -584,10 +588,11 @@ class World(RecordReads):
         sub = self._typed(subscription, "subscription")
         if sub["status"] != "incomplete":
             raise WorldError(f"subscription {subscription} is {sub['status']}, not incomplete", object_id=subscription)
-        if sub["latest_invoice"] and self.get(sub["latest_invoice"])["status"] == "open":
-            self.void_invoice(sub["latest_invoice"])
-        self._transition(subscription, "incomplete_expired", {"ended_at": self._now_s()})
-        return self._emit("customer.subscription.updated", subscription, previous={"status": "incomplete"})
+        with self._on_its_own():
+            if sub["latest_invoice"] and self.get(sub["latest_invoice"])["status"] == "open":
+                self.void_invoice(sub["latest_invoice"])
+            self._transition(subscription, "incomplete_expired", {"ended_at": self._now_s()})
+            return self._emit("customer.subscription.updated", subscription, previous={"status": "incomplete"})
 
     def mark_unpaid(self, subscription: str) -> str:
         """Every retry of a ``past_due`` subscription's invoice failed and the account's setting
@@ -596,7 +601,8 @@ class World(RecordReads):
         ``customer.subscription.updated`` (docs.stripe.com/billing/subscriptions/overview)."""
         sub = self._typed(subscription, "subscription")
         self._transition(subscription, "unpaid", {})
-        return self._emit("customer.subscription.updated", subscription, previous={"status": sub["status"]})
+        with self._on_its_own():
+            return self._emit("customer.subscription.updated", subscription, previous={"status": sub["status"]})
 
     def renew(self, subscription: str, *, pay: bool = True) -> str:
         """Bill the next period: a new invoice, paid or failed. Returns the invoice id.
@@ -605,7 +611,8 @@ class World(RecordReads):
         the new period (and to ``active``); a failed one emits ``invoice.payment_failed``
         (dunning effect) and moves the subscription to ``past_due``.
         """
-        return self._invoice_cycle(subscription, pay=pay)
+        with self._on_its_own():
+            return self._invoice_cycle(subscription, pay=pay)
 
     def retry_invoice(self, invoice: str, *, pay: bool = True) -> str:
         """Retry an open invoice: paid (``invoice.paid``) or failed again (dunning, next attempt)."""
@@ -614,9 +621,11 @@ class World(RecordReads):
             raise WorldError(f"invoice {invoice} is {inv['status']}, not open", object_id=invoice)
         # dunning retries a renewal at its scheduled attempt; an incomplete subscription's
         # first invoice is paid whenever its customer pays it
-        if inv["next_payment_attempt"] and self.peek(inv["subscription"])["status"] != "incomplete":
+        scheduled = bool(inv["next_payment_attempt"]) and self.peek(inv["subscription"])["status"] != "incomplete"
+        if scheduled:
             self._reach(inv["next_payment_attempt"])
-        self._attempt_invoice(invoice, pay=pay)
+        with self._on_its_own() if scheduled else contextlib.nullcontext():  # a scheduled retry is Stripe's own
+            self._attempt_invoice(invoice, pay=pay)
         return invoice
 
     def void_invoice(self, invoice: str) -> str:
@@ -658,7 +667,8 @@ class World(RecordReads):
     def end_trial(self, subscription: str) -> str:
         """The trial ends and the first invoice is paid: the subscription becomes active."""
         self._typed(subscription, "subscription")
-        return self._invoice_cycle(subscription, pay=True)
+        with self._on_its_own():
+            return self._invoice_cycle(subscription, pay=True)
 
     def pause(self, subscription: str) -> str:
         """The trial ends with no payment method and the subscription pauses
@@ -667,7 +677,8 @@ class World(RecordReads):
         self._typed(subscription, "subscription")
         settings = {"end_behavior": {"missing_payment_method": "pause"}}
         self._transition(subscription, "paused", {"trial_settings": settings})
-        return self._emit("customer.subscription.paused", subscription)  # previous_attributes: *.updated only
+        with self._on_its_own():  # the trial's end
+            return self._emit("customer.subscription.paused", subscription)  # previous_attributes: *.updated only
 
     def resume(self, subscription: str) -> str:
         """Resume a paused subscription (``POST /v1/subscriptions/{id}/resume``): emits
@@ -904,6 +915,7 @@ class World(RecordReads):
 
     def _create(self, object_id: str, object_type: str, snapshot: dict[str, Any]) -> None:
         self._tick()
+        snapshot = shapes.stripe_order(snapshot)  # Stripe's key order: id, object, then the rest
         snapshot["hookproof_version"] = 1
         self._objects[object_id] = Record(object_type, [snapshot])
 
@@ -911,7 +923,7 @@ class World(RecordReads):
         rec = self._record(object_id)
         self._tick()
         snap = dict(rec.current)  # stored versions are never changed in place, so they may share parts
-        snap.update(copy_snapshot(dict(changes)))
+        snap.update(shapes.stripe_order(dict(changes)))  # a copy, in Stripe's key order
         snap["hookproof_version"] = len(rec.versions) + 1
         rec.versions.append(snap)
 
@@ -935,11 +947,29 @@ class World(RecordReads):
             previous_attributes=None if previous is None else changed_attributes(previous, obj), business_key=key,
             amount=amount if key is not None else None, currency=obj.get("currency"),
             status=obj.get("status"), livemode=self.livemode, account=self.account, connected=self.connected,
-            api_version=self.api_version, request_id="req_" + self._token(14),
+            api_version=self.api_version, request_id=self._request_id(),
         )
         (self.events if self._holding is None else self._holding).append(event)
         self._event_index[ev_id] = event
         return ev_id
+
+    def _request_id(self) -> str | None:
+        """The ``req_…`` id of the API request behind an event, or None for one Stripe made on its
+        own: ``request.id`` "If null, the event was automatic (e.g., Stripe's automatic
+        subscription handling)" (API reference, the Event object). Drawn either way, so the
+        world's later ids do not depend on which events were automatic."""
+        request = "req_" + self._token(14)
+        return None if self._automatic else request
+
+    @contextlib.contextmanager
+    def _on_its_own(self) -> Iterator[None]:
+        """Events emitted inside are Stripe's own doing (a renewal, a dunning retry, a session
+        or an incomplete subscription expiring, a trial ending): no API request caused them."""
+        self._automatic += 1
+        try:
+            yield
+        finally:
+            self._automatic -= 1
 
     def _event_of(self, event_id: str) -> Event:
         return self._event_index[event_id]

@@ -799,3 +799,64 @@ def test_the_sdks_module_level_calls_work_against_the_provider_api(server: Serve
             reversed(world.objects("customer")))
     finally:
         stripe.api_key, stripe.api_base, stripe.max_network_retries = saved
+
+
+def test_an_event_stripe_made_on_its_own_names_no_api_request() -> None:
+    """``request.id``: "If null, the event was automatic (e.g., Stripe's automatic subscription
+    handling)" (the Event object's reference). A renewal's, a scheduled dunning retry's, an
+    expiring session's or incomplete subscription's events are null, read through
+    stripe-python's Event; those an API call caused (a customer, a subscription created, a
+    refund, a cancellation) keep their ``req_`` id."""
+    w = World(7)
+    cus = w.event(w.create_customer()).object_id
+    start = len(w.events)
+    sub = w.subscribe(cus)
+    caused = w.events[start:]
+    start = len(w.events)
+    inv = w.renew(sub, pay=False)
+    w.retry_invoice(inv)
+    session = w.open_checkout(cus, w.create_price(interval=None))
+    automatic = w.events[start:]
+    start = len(w.events)
+    w.cancel(sub)
+    caused += w.events[start:]
+    w.expire_checkout(session)
+    automatic.append(w.events[-1])
+
+    def request_id(event: Any) -> Any:
+        body = json.loads(PROFILE.event_body(event))
+        return stripe.Event.construct_from(body, "sk_test_x").request.id
+
+    assert {e.type for e in automatic} >= {"invoice.created", "invoice.payment_failed", "invoice.paid",
+                                           "customer.subscription.updated", "checkout.session.expired"}
+    assert [request_id(e) for e in automatic] == [None] * len(automatic)
+    assert {e.type for e in caused} >= {"customer.subscription.created", "customer.subscription.deleted"}
+    assert all(str(request_id(e)).startswith("req_") for e in caused)
+
+
+def test_every_object_begins_with_its_id_and_kind_as_stripe_renders_it(world: World) -> None:
+    """Stripe renders an object ``{"id": …, "object": …, then the rest}`` (every object's
+    example in the API reference; an event's envelope likewise), though its OpenAPI fixtures
+    list keys alphabetically: in every body, every nested object or list that has an ``id``
+    or an ``object`` starts with them, in that order."""
+    misplaced: dict[str, str] = {}
+
+    def walk(value: Any, where: str) -> None:
+        if isinstance(value, dict):
+            head = [k for k in ("id", "object") if k in value]
+            if list(value)[:len(head)] != head:
+                misplaced.setdefault(where, str(list(value)[:3]))
+            for k, v in value.items():
+                walk(v, f"{where}.{k}")
+        elif isinstance(value, list):
+            for v in value:
+                walk(v, f"{where}[]")
+
+    for event in world.events:
+        body = json.loads(PROFILE.event_body(event))
+        assert list(body)[:3] == ["id", "object", "api_version"]
+        walk(body, event.type)
+    assert misplaced == {}
+    subscription = next(e for e in world.events if e.type == "customer.subscription.created")
+    item = json.loads(PROFILE.event_body(subscription))["data"]["object"]["items"]["data"][0]
+    assert list(item)[:2] == ["id", "object"] and list(item["price"])[:2] == ["id", "object"]
