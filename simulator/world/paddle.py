@@ -100,10 +100,11 @@ class PaddleWorld(RecordWorld):
             sub_id = self.new_id("sub")
             created = ps.iso(self._tick())
             self._create(sub_id, "subscription", ps.subscription(
-                sub_id, customer_id=customer, address_id=address, txn_id=txn_id, pri=self.price, prod=self.product,
+                sub_id, customer_id=customer, address_id=address, pri=self.price, prod=self.product,
                 quantity=quantity, created=created, period=period))
             self._update(txn_id, {"subscription_id": sub_id})
-            self._emit("subscription.created", sub_id, key=f"provision:{sub_id}")
+            self._emit("subscription.created", sub_id, key=f"provision:{sub_id}",
+                       data=ps.subscription_created(self.get(sub_id), txn_id))
         self._complete(txn_id)
         return txn_id
 
@@ -208,7 +209,7 @@ class PaddleWorld(RecordWorld):
         start = len(self.events)
         sub = self.subscribe()
         self.renew(sub, pay=False)
-        first = self.get(sub)["transaction_id"]
+        first = next(t for t in self.objects("transaction") if self.get(t)["subscription_id"] == sub)
         self.refund(first)
         self.cancel(sub)
         return self.events[start:]
@@ -324,10 +325,13 @@ class PaddleWorld(RecordWorld):
         h = "%032x" % self._rng.getrandbits(128)
         return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-a{h[17:20]}-{h[20:]}"
 
-    def _emit(self, event_type: str, object_id: str, *, key: str | None = None, amount: int | None = None) -> Event:
+    def _emit(self, event_type: str, object_id: str, *, key: str | None = None, amount: int | None = None,
+              data: dict[str, Any] | None = None) -> Event:
+        """Emit `event_type` of `object_id`'s current version; `data` the notification's entity
+        when it is not the snapshot itself (``subscription.created``'s ``transaction_id``)."""
         rec = self._record(object_id)
         at = self._now_us + self._rng.randrange(1_000, 900_000)
-        snapshot = self.get(object_id)
+        snapshot = self.get(object_id) if data is None else data
         return self._record_event(Event(
             id=self.new_id("evt"), type=event_type, created=at // 1_000_000, created_us=at,
             object_type=rec.object_type, object_id=object_id, version=len(rec.versions), object=snapshot,

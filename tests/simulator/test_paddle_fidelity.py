@@ -10,6 +10,7 @@ provider API's ``GET /transactions/{id}`` and ``/subscriptions/{id}`` answer Pad
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import time
@@ -88,6 +89,31 @@ def test_ids_have_paddles_form() -> None:
             if "price" in item:
                 assert re.fullmatch(ID.format("pri"), item["price"]["id"])
                 assert re.fullmatch(ID.format("pro"), item["price"]["product_id"])
+
+
+#: Fields of paddle-python-sdk's subscription entities the world leaves out: optional there
+#: (``consent_requirements: … | None = None``), and no Paddle page this world follows shows it.
+UNSENT_SUBSCRIPTION_FIELDS = {"consent_requirements"}
+
+
+def test_subscription_events_carry_their_sdk_entitys_fields() -> None:
+    """Only ``subscription.created`` has ``transaction_id`` (developer.paddle.com/webhooks/subscriptions/
+    subscription-created: "Other subscription events don't include this field"; paddle-python-sdk:
+    ``SubscriptionCreated`` alone declares it), the other subscription events the Subscription entity's."""
+    world, bodies = lifecycle()
+    created = {f.name for f in dataclasses.fields(SubscriptionCreated)} - UNSENT_SUBSCRIPTION_FIELDS
+    other = {f.name for f in dataclasses.fields(Subscription)} - UNSENT_SUBSCRIPTION_FIELDS
+    assert created - other == {"transaction_id"}
+    subs = [b for b in bodies if str(b["event_type"]).startswith("subscription.")]
+    assert {str(b["event_type"]) for b in subs} == {t for t in PADDLE_EVENT_TYPES if t.startswith("subscription.")}
+    for body in subs:
+        data = body["data"]
+        assert isinstance(data, dict)
+        assert set(data) == (created if body["event_type"] == "subscription.created" else other), body["event_type"]
+    first = next(b for b in subs if b["event_type"] == "subscription.created")["data"]
+    checkout = next(b for b in bodies if b["event_type"] == "transaction.completed")["data"]
+    assert first["transaction_id"] == checkout["id"]  # type: ignore[index]
+    assert "transaction_id" not in world.get(first["id"])  # type: ignore[index]  # nor does the API's Subscription
 
 
 def test_statuses_follow_the_story() -> None:
