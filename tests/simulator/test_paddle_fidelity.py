@@ -120,13 +120,47 @@ def test_statuses_follow_the_story() -> None:
     _, bodies = lifecycle()
     subs = [(b["event_type"], b["data"]["status"]) for b in bodies  # type: ignore[index]
             if str(b["event_type"]).startswith("subscription.")]
-    assert subs == [("subscription.created", "active"), ("subscription.updated", "active"),
-                    ("subscription.updated", "active"), ("subscription.past_due", "past_due"),
-                    ("subscription.updated", "active"), ("subscription.canceled", "canceled")]
+    assert subs == [("subscription.created", "active"), ("subscription.updated", "active"),  # more seats
+                    ("subscription.updated", "active"),  # a renewal's new period
+                    ("subscription.updated", "active"),  # the next renewal's, then its payment declined:
+                    ("subscription.updated", "past_due"), ("subscription.past_due", "past_due"),
+                    ("subscription.updated", "active"),  # recovered
+                    ("subscription.updated", "canceled"), ("subscription.canceled", "canceled")]
     txns = [b["data"]["status"] for b in bodies if str(b["event_type"]).startswith("transaction.")]  # type: ignore[index]
     assert txns == ["paid", "completed"] * 3
     adjustment = next(b["data"] for b in bodies if b["event_type"] == "adjustment.created")
     assert (adjustment["action"], adjustment["status"]) == ("refund", "approved")  # type: ignore[index]
+
+
+def test_a_status_change_is_a_subscription_updated_then_its_own_event() -> None:
+    """Paddle's webhook simulator scenarios (developer.paddle.com/webhooks/simulator/subscription-canceled):
+    ``subscription.updated`` ("Its status changes to canceled") then ``subscription.canceled``
+    ("Occurs because the subscription status changes to canceled"); the renewed scenario
+    (…/subscription-renewed) puts the subscription's new period before the renewal's transaction.
+    The pair is one version of the subscription, the same ``data``, ``occurred_at`` increasing."""
+    world = PaddleWorld(7)
+    profile = get_profile("paddle")
+    sub = world.subscribe()
+    start = len(world.events)
+    world.renew(sub, pay=False)
+    world.recover(sub)
+    world.renew(sub)
+    world.cancel(sub)
+    events = world.events[start:]
+    assert [(e.type, e.status) for e in events] == [
+        ("subscription.updated", "active"), ("subscription.updated", "past_due"), ("subscription.past_due", "past_due"),
+        ("transaction.paid", "paid"), ("transaction.completed", "completed"), ("subscription.updated", "active"),
+        ("subscription.updated", "active"), ("transaction.paid", "paid"), ("transaction.completed", "completed"),
+        ("subscription.updated", "canceled"), ("subscription.canceled", "canceled")]
+    bodies = [json.loads(profile.envelope(e).body) for e in events]
+    assert [b["occurred_at"] for b in bodies] == sorted(b["occurred_at"] for b in bodies)
+    assert len({b["occurred_at"] for b in bodies}) == len(bodies)
+    for i in (2, 10):  # subscription.past_due, subscription.canceled: the update before it, the same version
+        assert events[i].version == events[i - 1].version
+        assert bodies[i]["data"] == bodies[i - 1]["data"]
+        assert events[i].business_key is not None and events[i - 1].business_key is None
+    renewal = world.get(events[3].object_id)  # the declined renewal's transaction
+    assert renewal["billing_period"] == bodies[0]["data"]["current_billing_period"]  # the period the update moved to
 
 
 def test_every_signature_verifies_with_the_sdk_verifier() -> None:
