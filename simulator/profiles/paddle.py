@@ -104,8 +104,9 @@ class PaddleProfile(Profile):
         return {t: t for t in PADDLE_EVENT_TYPES}
 
     def notification_id(self, event: Event) -> str:
-        """``ntf_`` + 26 lowercase base32 characters derived from the event id (and, for a
-        manual replay, its number: each replay is a new notification)."""
+        """``ntf_01`` + 24 lowercase base32 characters, the shape of the world's other Paddle ids,
+        derived from the event id (and, for a manual replay, its number: each replay is a new
+        notification)."""
         replay = int(event.extra.get(REPLAY, 0))
         return "ntf_" + derived_ulid("paddle-notification", event.id if not replay else f"{event.id}:replay:{replay}")
 
@@ -142,6 +143,6 @@ class PaddleProfile(Profile):
         return {"Paddle-Signature": ";".join(parts)}
 
     def generate_secret(self, seed: int) -> str:
-        """``pdl_ntfset_`` + 26 base32 characters + ``_`` + 32 base62 characters."""
+        """``pdl_ntfset_01`` + 24 base32 characters + ``_`` + 32 base62 characters."""
         value = str(seed)
         return f"pdl_ntfset_{derived_ulid('paddle-secret', value)}_{derived_token('paddle-secret-key', value, 32)}"

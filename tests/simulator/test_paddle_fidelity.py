@@ -81,7 +81,7 @@ def test_ids_have_paddles_form() -> None:
         data = body["data"]
         assert isinstance(data, dict)
         assert re.fullmatch(ID.format("evt"), str(body["event_id"]))
-        assert re.fullmatch(r"ntf_[0-9a-hjkmnp-tv-z]{26}", str(body["notification_id"]))
+        assert re.fullmatch(ID.format("ntf"), str(body["notification_id"]))
         prefix = {"transaction": "txn", "subscription": "sub", "adjustment": "adj"}[str(body["event_type"]).split(".")[0]]
         assert re.fullmatch(ID.format(prefix), data["id"])
         assert re.fullmatch(ID.format("ctm"), data["customer_id"])
