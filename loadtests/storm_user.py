@@ -235,6 +235,9 @@ class StormUser(FastHttpUser):
         if self._http is None:
             url = GeventURL(self.spec.target_url)
             self._http = self.client.client.clientpool.get_client(url)
+            # geventhttpclient's own User-Agent (python/gevent-http-client-…) is not the provider's:
+            # only a profile's is sent, as certify and send send it
+            self._http.default_headers.discard("User-Agent")
             self._uri = getattr(url, "quoted_uri", url.request_uri)
         uri = self._uri
         if request.query:

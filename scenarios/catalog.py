@@ -890,8 +890,9 @@ WORDED: Mapping[str, tuple[tuple[str, str, str], ...]] = {
          "ones (orders/paid, the refunds, orders/cancelled). Applying it would bring back a financial_status "
          "the order has left."),
         ("paddle", "An old update after the cancellation",
-         "A subscription's delayed subscription.past_due event arrives after its later ones (recovered, "
-         "then subscription.canceled). Applying it would bring back a status the subscription has left."),
+         "A subscription's delayed subscription.updated event of its declined renewal (status past_due) "
+         "arrives after its later ones (subscription.past_due, recovered, then subscription.canceled). "
+         "Applying it would bring back a status the subscription has left."),
         ("github", "An old update after the close",
          "An issue's delayed first event (issues.opened, state open) arrives after its later ones (labeled, "
          "closed, reopened, closed again). Applying it would reopen an issue that is closed."),

@@ -64,6 +64,10 @@ from hookproof.simulator.delivery.attempt_core import ANSWER_START_BYTES
 
 #: The event reported through the ``trace`` extension once a request has its connection.
 CONNECTED_EVENT = "http11.send_request_headers.started"
+#: Headers aiohttp would add of its own that a provider's request does not carry: its
+#: ``User-Agent`` (``Python/3.x aiohttp/…``); a profile's own is sent as given, and one
+#: without a documented User-Agent sends none (as the race and the storm's senders do).
+NO_AUTO_HEADERS = ("User-Agent",)
 #: The request extension the first bytes of the answer are written into (a ``bytearray``).
 ANSWER_START = "hookproof.answer_start"
 
@@ -277,7 +281,8 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
         self._refuse_when_closed()
         connector = _Connector(limit=self.max_connections, keepalive_timeout=self.keepalive_s)
         self._session = aiohttp.ClientSession(connector=connector, cookie_jar=aiohttp.DummyCookieJar(),
-                                              auto_decompress=False, trust_env=False)
+                                              auto_decompress=False, trust_env=False,
+                                              skip_auto_headers=NO_AUTO_HEADERS)
         return self._session
 
     def _fresh_session(self) -> aiohttp.ClientSession:
@@ -286,7 +291,8 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
             self._refuse_when_closed()
             connector = _Connector(limit=self.max_connections, force_close=True)
             self._fresh = aiohttp.ClientSession(connector=connector, cookie_jar=aiohttp.DummyCookieJar(),
-                                                auto_decompress=False, trust_env=False)
+                                                auto_decompress=False, trust_env=False,
+                                                skip_auto_headers=NO_AUTO_HEADERS)
         return self._fresh
 
     def wire_url(self, url: httpx.URL) -> URL:

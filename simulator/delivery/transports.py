@@ -144,10 +144,14 @@ def make_client(target: Target, *, connect_timeout_s: float = 5.0, max_connectio
     if target.app is None:
         from hookproof.simulator.delivery.aiohttp_transport import AiohttpTransport
 
-        return httpx.AsyncClient(transport=AiohttpTransport(max_connections=max_connections), timeout=timeout,
-                                 follow_redirects=False, trust_env=False)
-    transport = transport if transport is not None else in_process_transport(target.app)
-    return httpx.AsyncClient(transport=transport, base_url=IN_PROCESS_BASE, timeout=timeout, follow_redirects=False)
+        client = httpx.AsyncClient(transport=AiohttpTransport(max_connections=max_connections), timeout=timeout,
+                                   follow_redirects=False, trust_env=False)
+    else:
+        transport = transport if transport is not None else in_process_transport(target.app)
+        client = httpx.AsyncClient(transport=transport, base_url=IN_PROCESS_BASE, timeout=timeout,
+                                   follow_redirects=False)
+    del client.headers["User-Agent"]  # httpx's own (python-httpx/…): only a profile's User-Agent is sent
+    return client
 
 
 def in_process_transport(app: Any) -> httpx.AsyncBaseTransport:

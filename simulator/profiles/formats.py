@@ -44,8 +44,9 @@ def derived_token(namespace: str, value: str, length: int, alphabet: str = _BASE
 
 
 def derived_ulid(namespace: str, value: str) -> str:
-    """A 26-character lowercase Crockford base32 id (the shape of Paddle's ``evt_``/``ntf_`` ids)."""
-    return derived_token(namespace, value, 26, _ULID32)
+    """A 26-character lowercase Crockford base32 id starting ``01`` (a ULID's time prefix), the
+    shape of Paddle's ids (its webhook pages' examples, developer.paddle.com/webhooks: ``evt_01gks14ge726w50ch2tmaw2a1x``)."""
+    return "01" + derived_token(namespace, value, 24, _ULID32)
 
 
 def _utc(created_us: int) -> datetime:

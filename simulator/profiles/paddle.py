@@ -44,6 +44,11 @@ def paddle_signature(secret: str, timestamp: int, body: bytes) -> str:
     return hmac.new(secret.encode("utf-8"), f"{timestamp}:".encode("utf-8") + body, hashlib.sha256).hexdigest()
 
 
+#: The User-Agent of Paddle's deliveries: developer.paddle.com/webhooks/about/respond-to-webhooks
+#: ("Update firewall rules") has a WAF match ``Paddle`` as the user agent string and gives no
+#: fuller value (no version), so the plain token is sent.
+USER_AGENT = "Paddle"
+
 #: `Event.extra` key of a manual replay's number (`PaddleProfile.replayed`).
 REPLAY = "paddle_replay"
 
@@ -64,7 +69,8 @@ class PaddleProfile(Profile):
     ``event_id``, as a second notification destination would; ``occurred_at`` is RFC 3339 with microseconds;
     ``data`` is the entity as it is after the change (`simulator.world.paddle_shapes`,
     parsed by paddle-python-sdk's notification entities in tests). No test/live flag, no
-    account in the body.
+    account in the body. Headers: ``Content-Type: application/json`` and ``User-Agent: Paddle``
+    (`USER_AGENT`: the token Paddle's docs name, no version).
 
     Signing: ``ts=<unix s>;h1=<hex>`` with one ``h1`` per secret during rotation and no
     other key ever (the SDK's parser raises on any other key). The SDK verifier accepts
@@ -104,8 +110,9 @@ class PaddleProfile(Profile):
         return {t: t for t in PADDLE_EVENT_TYPES}
 
     def notification_id(self, event: Event) -> str:
-        """``ntf_`` + 26 lowercase base32 characters derived from the event id (and, for a
-        manual replay, its number: each replay is a new notification)."""
+        """``ntf_01`` + 24 lowercase base32 characters, the shape of the world's other Paddle ids,
+        derived from the event id (and, for a manual replay, its number: each replay is a new
+        notification)."""
         replay = int(event.extra.get(REPLAY, 0))
         return "ntf_" + derived_ulid("paddle-notification", event.id if not replay else f"{event.id}:replay:{replay}")
 
@@ -132,7 +139,7 @@ class PaddleProfile(Profile):
             event_id=event.id,
             type=event.type,
             body=canonical_json(self.payload(event)),
-            headers={"Content-Type": "application/json"},
+            headers={"Content-Type": "application/json", "User-Agent": USER_AGENT},
         )
 
     def sign(self, envelope: Envelope, secrets: Sequence[str], timestamp: int) -> dict[str, str]:
@@ -142,6 +149,6 @@ class PaddleProfile(Profile):
         return {"Paddle-Signature": ";".join(parts)}
 
     def generate_secret(self, seed: int) -> str:
-        """``pdl_ntfset_`` + 26 base32 characters + ``_`` + 32 base62 characters."""
+        """``pdl_ntfset_01`` + 24 base32 characters + ``_`` + 32 base62 characters."""
         value = str(seed)
         return f"pdl_ntfset_{derived_ulid('paddle-secret', value)}_{derived_token('paddle-secret-key', value, 32)}"

@@ -11,9 +11,13 @@ base32 characters starting ``01`` (a ULID).
 
 Stories follow Paddle's docs "Subscription lifecycle" and "Payment recovery": a checkout
 transaction is paid, then the subscription is created and the transaction completed; a
-renewal bills a ``subscription_recurring`` transaction; a failed renewal makes the
-transaction and the subscription ``past_due``; paying it makes the subscription
-``active`` again (``subscription.updated``); a refund is an approved ``adjustment``.
+renewal moves the subscription's period (``subscription.updated``), then bills a
+``subscription_recurring`` transaction; a failed renewal makes the transaction and the
+subscription ``past_due``; paying it makes the subscription ``active`` again; a refund is an
+approved ``adjustment``. Every change of a subscription's status is a ``subscription.updated``
+carrying it, followed by the status's own event when it has one (``subscription.past_due``,
+``subscription.canceled``) of the same version, as Paddle's webhook simulator scenarios list
+them (developer.paddle.com/webhooks/simulator/subscription-canceled, -renewed, -resumed).
 
 Business keys (what a SaaS does once): ``fulfil:{txn id}`` per completed transaction,
 ``provision:{sub id}`` per created subscription, ``dunning:{sub id}:{billing period
@@ -100,10 +104,11 @@ class PaddleWorld(RecordWorld):
             sub_id = self.new_id("sub")
             created = ps.iso(self._tick())
             self._create(sub_id, "subscription", ps.subscription(
-                sub_id, customer_id=customer, address_id=address, txn_id=txn_id, pri=self.price, prod=self.product,
+                sub_id, customer_id=customer, address_id=address, pri=self.price, prod=self.product,
                 quantity=quantity, created=created, period=period))
             self._update(txn_id, {"subscription_id": sub_id})
-            self._emit("subscription.created", sub_id, key=f"provision:{sub_id}")
+            self._emit("subscription.created", sub_id, key=f"provision:{sub_id}",
+                       data=ps.subscription_created(self.get(sub_id), txn_id))
         self._complete(txn_id)
         return txn_id
 
@@ -113,8 +118,12 @@ class PaddleWorld(RecordWorld):
         return str(self._typed(txn, "transaction")["subscription_id"])
 
     def renew(self, sub: str, *, pay: bool = True) -> str:
-        """Bill the next period: paid (``transaction.paid``, ``transaction.completed``,
-        ``subscription.updated``) or declined (``subscription.past_due``). Returns the transaction id."""
+        """Bill the next period, in the order of Paddle's "Subscription renewed" scenario
+        (developer.paddle.com/webhooks/simulator/subscription-renewed): the subscription's new
+        period first (``subscription.updated``, still ``active``), then its renewal transaction
+        paid (``transaction.paid``, ``transaction.completed``) or declined (the subscription
+        ``past_due``: ``subscription.updated``, then ``subscription.past_due``). Returns the
+        transaction id."""
         current = self._typed(sub, "subscription")
         if current["status"] not in ("active", "past_due"):
             raise WorldError(f"subscription {sub} is {current['status']}, it does not renew", object_id=sub)
@@ -122,6 +131,12 @@ class PaddleWorld(RecordWorld):
         self._now_us = max(self._now_us, start_us)
         at = self._tick()
         period = (ps.iso(start_us), ps.iso(start_us + _MONTH_US))
+        items = [{**i, "previously_billed_at": period[0], "next_billed_at": period[1], "updated_at": ps.iso(at)}
+                 for i in current["items"]]
+        self._transition(sub, current["status"], {
+            "current_billing_period": {"starts_at": period[0], "ends_at": period[1]}, "next_billed_at": period[1],
+            "items": items, "updated_at": ps.iso(at)})
+        self._emit("subscription.updated", sub)
         txn_id = self.new_id("txn")
         txn = ps.transaction(txn_id, customer_id=current["customer_id"], address_id=current["address_id"],
                              subscription_id=sub, origin="subscription_recurring", pri=self.price,
@@ -129,24 +144,20 @@ class PaddleWorld(RecordWorld):
                              item_id=self.new_id("txnitm"), created=ps.iso(at), period=period, checkout_url=None)
         txn.update(status="billed", billed_at=ps.iso(at))
         self._create(txn_id, "transaction", txn)
-        items = [{**i, "previously_billed_at": period[0], "next_billed_at": period[1], "updated_at": ps.iso(at)}
-                 for i in current["items"]]
-        changes = {"current_billing_period": {"starts_at": period[0], "ends_at": period[1]},
-                   "next_billed_at": period[1], "items": items, "updated_at": ps.iso(at)}
         if pay:
             self._pay(txn_id)
             self._complete(txn_id)
-            self._transition(sub, "active", changes)
-            self._emit("subscription.updated", sub)
         else:
             self._decline(txn_id)
-            self._transition(sub, "past_due", changes)
-            self._emit("subscription.past_due", sub, key=f"dunning:{sub}:{period[0]}")
+            self._status_change(sub, "past_due", {"updated_at": self.get(txn_id)["updated_at"]},
+                                "subscription.past_due", key=f"dunning:{sub}:{period[0]}")
         return txn_id
 
     def recover(self, sub: str) -> str:
-        """The customer pays the past-due renewal: the transaction is paid and completed,
-        the subscription ``active`` again (``subscription.updated``). Returns the transaction id."""
+        """The customer pays the past-due renewal: the transaction is paid and completed, then
+        the subscription ``active`` again (``subscription.updated``; "Subscription is activated"
+        in Paddle's simulator scenarios, developer.paddle.com/webhooks/simulator/subscription-resumed).
+        Returns the transaction id."""
         if self._typed(sub, "subscription")["status"] != "past_due":
             raise WorldError(f"subscription {sub} is not past_due", object_id=sub)
         txn_id = next(t for t in reversed(self.objects("transaction"))
@@ -166,14 +177,15 @@ class PaddleWorld(RecordWorld):
         self._emit("subscription.updated", sub)
 
     def cancel(self, sub: str) -> None:
-        """Cancel immediately: emits ``subscription.canceled``."""
+        """Cancel immediately: emits ``subscription.updated``, then ``subscription.canceled``
+        (developer.paddle.com/webhooks/simulator/subscription-canceled)."""
         at = ps.iso(self._tick())
         items = [{**i, "status": "inactive", "next_billed_at": None, "updated_at": at}
                  for i in self._typed(sub, "subscription")["items"]]
-        self._transition(sub, "canceled", {"canceled_at": at, "updated_at": at, "next_billed_at": None,
-                                           "current_billing_period": None, "items": items,
-                                           "scheduled_change": None})
-        self._emit("subscription.canceled", sub, key=f"deprovision:{sub}")
+        self._status_change(sub, "canceled", {"canceled_at": at, "updated_at": at, "next_billed_at": None,
+                                              "current_billing_period": None, "items": items,
+                                              "scheduled_change": None},
+                            "subscription.canceled", key=f"deprovision:{sub}")
 
     def refund(self, txn_id: str, amount: int | None = None) -> str:
         """An approved partial refund of a completed transaction: emits ``adjustment.created``.
@@ -208,7 +220,7 @@ class PaddleWorld(RecordWorld):
         start = len(self.events)
         sub = self.subscribe()
         self.renew(sub, pay=False)
-        first = self.get(sub)["transaction_id"]
+        first = next(t for t in self.objects("transaction") if self.get(t)["subscription_id"] == sub)
         self.refund(first)
         self.cancel(sub)
         return self.events[start:]
@@ -255,7 +267,8 @@ class PaddleWorld(RecordWorld):
 
     def failure_recovery(self) -> tuple[list[Event], Event]:
         """A renewal declined, then paid ("Payment recovery"): a subscription's story (its checkout,
-        ``subscription.past_due``, the renewal's ``transaction.paid`` and ``transaction.completed``,
+        the renewal's ``subscription.updated`` (new period), ``subscription.updated`` to ``past_due``
+        and ``subscription.past_due``, the renewal's ``transaction.paid`` and ``transaction.completed``,
         ``subscription.updated`` back to ``active``) and its failure event, the ``past_due``."""
         start = len(self.events)
         sub = self.subscribe()
@@ -320,14 +333,31 @@ class PaddleWorld(RecordWorld):
                              object_id=sub)
         self._update(sub, {**changes, "status": status})
 
+    def _status_change(self, sub: str, status: str, changes: Mapping[str, Any], event_type: str, *,
+                       key: str | None) -> None:
+        """Move `sub` to `status`: ``subscription.updated`` carrying it, then `event_type`, both
+        of the same version (Paddle's simulator scenarios: "Its status changes to canceled", then
+        ``subscription.canceled`` "Occurs because the subscription status changes to canceled")."""
+        self._transition(sub, status, changes)
+        updated = self._emit("subscription.updated", sub)
+        self._emit(event_type, sub, key=key, after_us=updated.created_us)
+
     def _uuid(self) -> str:
         h = "%032x" % self._rng.getrandbits(128)
         return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-a{h[17:20]}-{h[20:]}"
 
-    def _emit(self, event_type: str, object_id: str, *, key: str | None = None, amount: int | None = None) -> Event:
+    def _emit(self, event_type: str, object_id: str, *, key: str | None = None, amount: int | None = None,
+              data: dict[str, Any] | None = None, after_us: int | None = None) -> Event:
+        """Emit `event_type` of `object_id`'s current version; `data` the notification's entity
+        when it is not the snapshot itself (``subscription.created``'s ``transaction_id``);
+        `after_us`: the time of the event of the same change just before it (this one
+        follows within 90 ms, still before the next change's events, a second on at least)."""
         rec = self._record(object_id)
-        at = self._now_us + self._rng.randrange(1_000, 900_000)
-        snapshot = self.get(object_id)
+        if after_us is None:
+            at = self._now_us + self._rng.randrange(1_000, 900_000)
+        else:
+            at = after_us + self._rng.randrange(1_000, 90_000)
+        snapshot = self.get(object_id) if data is None else data
         return self._record_event(Event(
             id=self.new_id("evt"), type=event_type, created=at // 1_000_000, created_us=at,
             object_type=rec.object_type, object_id=object_id, version=len(rec.versions), object=snapshot,

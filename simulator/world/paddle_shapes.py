@@ -103,9 +103,10 @@ def payment_attempt(amount: str, *, status: str, at: str, attempt_id: str, metho
             "payment_method_id": method_id, "payment_attempt_id": attempt_id, "stored_payment_method_id": stored_id}
 
 
-def subscription(sub_id: str, *, customer_id: str, address_id: str, txn_id: str, pri: dict[str, Any],
+def subscription(sub_id: str, *, customer_id: str, address_id: str, pri: dict[str, Any],
                  prod: dict[str, Any], quantity: int, created: str, period: tuple[str, str]) -> dict[str, Any]:
-    """A new ``active`` subscription billed monthly from `period`."""
+    """A new ``active`` subscription billed monthly from `period` (the Subscription entity: no
+    ``transaction_id``, which only ``subscription.created`` carries, `subscription_created`)."""
     item = {"price": pri, "product": prod, "status": "active", "quantity": quantity, "recurring": True,
             "created_at": created, "updated_at": created, "trial_dates": None, "next_billed_at": period[1],
             "previously_billed_at": period[0]}
@@ -114,9 +115,22 @@ def subscription(sub_id: str, *, customer_id: str, address_id: str, txn_id: str,
             "business_id": None, "canceled_at": None, "custom_data": None, "customer_id": customer_id,
             "import_meta": None, "billing_cycle": {"interval": "month", "frequency": 1},
             "currency_code": pri["unit_price"]["currency_code"], "next_billed_at": period[1],
-            "transaction_id": txn_id, "billing_details": None, "collection_mode": "automatic",
+            "billing_details": None, "collection_mode": "automatic",
             "first_billed_at": period[0], "scheduled_change": None,
             "current_billing_period": {"starts_at": period[0], "ends_at": period[1]}}
+
+
+def subscription_created(snapshot: dict[str, Any], txn_id: str) -> dict[str, Any]:
+    """``subscription.created``'s ``data``: the subscription `snapshot` with the ``transaction_id``
+    of the checkout that created it after ``next_billed_at`` (developer.paddle.com/webhooks/
+    subscriptions/subscription-created: "Other subscription events don't include this field";
+    paddle-python-sdk: only ``Notifications.Entities.SubscriptionCreated`` has it)."""
+    data: dict[str, Any] = {}
+    for key, value in snapshot.items():
+        data[key] = value
+        if key == "next_billed_at":
+            data["transaction_id"] = txn_id
+    return data
 
 
 def adjustment(adj_id: str, item_id: str, *, txn: dict[str, Any], amount: int, created: str) -> dict[str, Any]:

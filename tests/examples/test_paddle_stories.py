@@ -41,8 +41,8 @@ def test_paddle_tells_each_story() -> None:
     assert _plan("older-after-newer-redelivery") == [[("adjustment.created", "approved")] * 2,
                                                      [("adjustment.created", "approved")]]
     assert _plan("stale-failure-after-success") == [
-        [*checkout, ("transaction.paid", "paid"), ("transaction.completed", "completed"),
-         ("subscription.updated", "active")],
+        [*checkout, ("subscription.updated", "active"), ("subscription.updated", "past_due"),
+         ("transaction.paid", "paid"), ("transaction.completed", "completed"), ("subscription.updated", "active")],
         [("subscription.past_due", "past_due")]]
 
 

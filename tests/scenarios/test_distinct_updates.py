@@ -36,7 +36,7 @@ RUNS: dict[str, list[str]] = {
     "svix": ["subscription.created"] + ["subscription.updated"] * 3,
     "github": ["issues.opened", "issues.labeled", "issues.closed", "issues.reopened", "issues.closed"],
     "mercadopago": ["payment.created"] + ["payment.updated"] * 3,
-    "paddle": ["subscription.created", "subscription.updated", "subscription.past_due", "subscription.updated"],
+    "paddle": ["subscription.created"] + ["subscription.updated"] * 3,
     "shopify": ["orders/create", "orders/paid", "orders/updated", "orders/updated"],
 }
 

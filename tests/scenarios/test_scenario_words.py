@@ -20,7 +20,7 @@ WORDS = {
     "standard-webhooks": ("subscription", None, "past_due"),
     "shopify": ("order", "orders/create", "pending"),
     "github": ("issue", "issues.opened", "open"),
-    "paddle": ("subscription", "subscription.past_due", "past_due"),
+    "paddle": ("subscription", "subscription.updated", "past_due"),  # the status change's own update
     "mercadopago": ("payment", "payment.created", "pending"),
 }
 

@@ -10,6 +10,7 @@ provider API's ``GET /transactions/{id}`` and ``/subscriptions/{id}`` answer Pad
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import time
@@ -80,7 +81,7 @@ def test_ids_have_paddles_form() -> None:
         data = body["data"]
         assert isinstance(data, dict)
         assert re.fullmatch(ID.format("evt"), str(body["event_id"]))
-        assert re.fullmatch(r"ntf_[0-9a-hjkmnp-tv-z]{26}", str(body["notification_id"]))
+        assert re.fullmatch(ID.format("ntf"), str(body["notification_id"]))
         prefix = {"transaction": "txn", "subscription": "sub", "adjustment": "adj"}[str(body["event_type"]).split(".")[0]]
         assert re.fullmatch(ID.format(prefix), data["id"])
         assert re.fullmatch(ID.format("ctm"), data["customer_id"])
@@ -90,17 +91,76 @@ def test_ids_have_paddles_form() -> None:
                 assert re.fullmatch(ID.format("pro"), item["price"]["product_id"])
 
 
+#: Fields of paddle-python-sdk's subscription entities the world leaves out: optional there
+#: (``consent_requirements: … | None = None``), and no Paddle page this world follows shows it.
+UNSENT_SUBSCRIPTION_FIELDS = {"consent_requirements"}
+
+
+def test_subscription_events_carry_their_sdk_entitys_fields() -> None:
+    """Only ``subscription.created`` has ``transaction_id`` (developer.paddle.com/webhooks/subscriptions/
+    subscription-created: "Other subscription events don't include this field"; paddle-python-sdk:
+    ``SubscriptionCreated`` alone declares it), the other subscription events the Subscription entity's."""
+    world, bodies = lifecycle()
+    created = {f.name for f in dataclasses.fields(SubscriptionCreated)} - UNSENT_SUBSCRIPTION_FIELDS
+    other = {f.name for f in dataclasses.fields(Subscription)} - UNSENT_SUBSCRIPTION_FIELDS
+    assert created - other == {"transaction_id"}
+    subs = [b for b in bodies if str(b["event_type"]).startswith("subscription.")]
+    assert {str(b["event_type"]) for b in subs} == {t for t in PADDLE_EVENT_TYPES if t.startswith("subscription.")}
+    for body in subs:
+        data = body["data"]
+        assert isinstance(data, dict)
+        assert set(data) == (created if body["event_type"] == "subscription.created" else other), body["event_type"]
+    first = next(b for b in subs if b["event_type"] == "subscription.created")["data"]
+    checkout = next(b for b in bodies if b["event_type"] == "transaction.completed")["data"]
+    assert first["transaction_id"] == checkout["id"]  # type: ignore[index]
+    assert "transaction_id" not in world.get(first["id"])  # type: ignore[index]  # nor does the API's Subscription
+
+
 def test_statuses_follow_the_story() -> None:
     _, bodies = lifecycle()
     subs = [(b["event_type"], b["data"]["status"]) for b in bodies  # type: ignore[index]
             if str(b["event_type"]).startswith("subscription.")]
-    assert subs == [("subscription.created", "active"), ("subscription.updated", "active"),
-                    ("subscription.updated", "active"), ("subscription.past_due", "past_due"),
-                    ("subscription.updated", "active"), ("subscription.canceled", "canceled")]
+    assert subs == [("subscription.created", "active"), ("subscription.updated", "active"),  # more seats
+                    ("subscription.updated", "active"),  # a renewal's new period
+                    ("subscription.updated", "active"),  # the next renewal's, then its payment declined:
+                    ("subscription.updated", "past_due"), ("subscription.past_due", "past_due"),
+                    ("subscription.updated", "active"),  # recovered
+                    ("subscription.updated", "canceled"), ("subscription.canceled", "canceled")]
     txns = [b["data"]["status"] for b in bodies if str(b["event_type"]).startswith("transaction.")]  # type: ignore[index]
     assert txns == ["paid", "completed"] * 3
     adjustment = next(b["data"] for b in bodies if b["event_type"] == "adjustment.created")
     assert (adjustment["action"], adjustment["status"]) == ("refund", "approved")  # type: ignore[index]
+
+
+def test_a_status_change_is_a_subscription_updated_then_its_own_event() -> None:
+    """Paddle's webhook simulator scenarios (developer.paddle.com/webhooks/simulator/subscription-canceled):
+    ``subscription.updated`` ("Its status changes to canceled") then ``subscription.canceled``
+    ("Occurs because the subscription status changes to canceled"); the renewed scenario
+    (…/subscription-renewed) puts the subscription's new period before the renewal's transaction.
+    The pair is one version of the subscription, the same ``data``, ``occurred_at`` increasing."""
+    world = PaddleWorld(7)
+    profile = get_profile("paddle")
+    sub = world.subscribe()
+    start = len(world.events)
+    world.renew(sub, pay=False)
+    world.recover(sub)
+    world.renew(sub)
+    world.cancel(sub)
+    events = world.events[start:]
+    assert [(e.type, e.status) for e in events] == [
+        ("subscription.updated", "active"), ("subscription.updated", "past_due"), ("subscription.past_due", "past_due"),
+        ("transaction.paid", "paid"), ("transaction.completed", "completed"), ("subscription.updated", "active"),
+        ("subscription.updated", "active"), ("transaction.paid", "paid"), ("transaction.completed", "completed"),
+        ("subscription.updated", "canceled"), ("subscription.canceled", "canceled")]
+    bodies = [json.loads(profile.envelope(e).body) for e in events]
+    assert [b["occurred_at"] for b in bodies] == sorted(b["occurred_at"] for b in bodies)
+    assert len({b["occurred_at"] for b in bodies}) == len(bodies)
+    for i in (2, 10):  # subscription.past_due, subscription.canceled: the update before it, the same version
+        assert events[i].version == events[i - 1].version
+        assert bodies[i]["data"] == bodies[i - 1]["data"]
+        assert events[i].business_key is not None and events[i - 1].business_key is None
+    renewal = world.get(events[3].object_id)  # the declined renewal's transaction
+    assert renewal["billing_period"] == bodies[0]["data"]["current_billing_period"]  # the period the update moved to
 
 
 def test_every_signature_verifies_with_the_sdk_verifier() -> None:

@@ -495,8 +495,12 @@ def test_paddle_envelope() -> None:
     assert list(body) == ["event_id", "event_type", "occurred_at", "notification_id", "data"]
     assert (body["event_id"], body["event_type"], body["occurred_at"]) == (
         event.id, "transaction.completed", rfc3339_us(event.created_us))
-    assert re.fullmatch(r"ntf_[0-9a-hjkmnp-tv-z]{26}", body["notification_id"])
+    # Paddle's ids: a ULID after the prefix, ``01`` first (ntf_01ghbkd0frb9k95cnhwd1bxpvk in Paddle's docs)
+    assert re.fullmatch(r"ntf_01[0-9a-hjkmnp-tv-z]{24}", body["notification_id"])
+    assert re.fullmatch(r"ntf_[a-z\d]{26}", body["notification_id"])  # the pattern of Paddle's schema
+    assert body["notification_id"] == profile.notification_id(event)  # stable across retries
     assert re.fullmatch(r"evt_01[0-9a-hjkmnp-tv-z]{24}", envelope.event_id) and envelope.event_id == event.id
+    assert re.fullmatch(r"pdl_ntfset_01[0-9a-hjkmnp-tv-z]{24}_[0-9A-Za-z]{32}", profile.generate_secret(3))
     assert body["data"] == dict(event.object) and body["data"]["id"].startswith("txn_")
 
 
