@@ -129,8 +129,11 @@ def print_report(report: "RunReport", paths: dict[str, Path], title: str, *, see
             first = f"{lead.check_id}: {lead.key} {lead.message}"
         else:
             undecided = [f"{c.check_id}: {c.detail}" for c in s.checks if c.verdict == "unknown" and c.detail]
-            first = s.reason or (undecided[0] if undecided else "")
+            advised = [f"advisory: {a.check_id}: {a.key} {a.message}" for a in s.advisories]
+            first = s.reason or (undecided[0] if undecided else advised[0] if advised else "")
         more = f" (+{len(s.findings) - 1} more finding(s) in this scenario)" if len(s.findings) > 1 else ""
+        if not s.findings and first.startswith("advisory: ") and len(s.advisories) > 1:
+            more = f" (+{len(s.advisories) - 1} more advisory(ies) in this scenario)"
         verdict = "n/a" if s.verdict == "not_applicable" else s.verdict.upper()
         table.add_row(escape(s.id), f"[{styles.get(s.verdict, '')}]{verdict}[/]", escape(first + more))
     console.print(table)

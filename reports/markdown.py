@@ -1,7 +1,7 @@
 """summary.md: a short GitHub-flavoured Markdown summary for CI step summaries and PR comments.
 
-The verdict line first, then the scenarios, the findings, the go-live checklist and
-why some scenarios did not apply. Every value from the run is escaped for table cells
+The verdict line first, then the scenarios, the findings, the advisories, the go-live
+checklist and why some scenarios did not apply. Every value from the run is escaped for table cells
 (pipes, angle brackets, newlines), so a hostile receiver's text cannot break the layout.
 """
 
@@ -31,6 +31,9 @@ def render_markdown(report: RunReport) -> str:
     findings = _findings(report)
     if findings:
         parts.append(findings)
+    advisories = _advisories(report)
+    if advisories:
+        parts.append(advisories)
     logs = _receiver_logs(report)
     if logs:
         parts.append(logs)
@@ -106,6 +109,26 @@ def _findings(report: RunReport) -> str:
     if not rows:
         return ""
     return "### Findings\n\n" + _table(("Scenario", "Check", "Key", "Message"), rows)
+
+
+def _advisories(report: RunReport) -> str:
+    """What the checks advise without failing (a receiver stricter than the provider's own
+    verifier), at most `FINDINGS_PER_CHECK` per check of a scenario, the rest counted."""
+    rows = []
+    for s in report.scenarios:
+        label = key_labels(s.attempts)
+        shown: dict[str, int] = {}
+        for a in s.advisories:
+            shown[a.check_id] = shown.get(a.check_id, 0) + 1
+            if shown[a.check_id] <= FINDINGS_PER_CHECK:
+                rows.append((_code(s.id), _code(a.check_id), _keyed(a.key, label(a.key)), _cell(a.message)))
+        rows += [(_code(s.id), _code(check_id), "", f"and {count - FINDINGS_PER_CHECK} more advisory(ies) of this "
+                  "scenario (report.json and report.html list every one)")
+                 for check_id, count in shown.items() if count > FINDINGS_PER_CHECK]
+    if not rows:
+        return ""
+    return ("### Advisories\n\nNot failures: what the checks advise, apart from the verdict.\n\n"
+            + _table(("Scenario", "Check", "Key", "Message"), rows))
 
 
 def _keyed(key: str, label: str) -> str:

@@ -16,7 +16,8 @@ def test_sections_in_order(run_report: RunReport) -> None:
     text = render_markdown(run_report)
     assert text.startswith("## hookproof: FAIL\n")
     headings = [line for line in text.splitlines() if line.startswith("### ")]
-    assert headings == ["### Scenarios", "### Findings", "### Go-live checklist", "### Not applicable"]
+    assert headings == ["### Scenarios", "### Findings", "### Advisories", "### Go-live checklist",
+                        "### Not applicable"]
 
 
 def _rows(text: str, heading: str) -> list[str]:
@@ -116,3 +117,23 @@ def test_the_5xx_finding_leads_its_scenario(run_report: RunReport, capsys: objec
     print_report(report, {}, "title")
     out = capsys.readouterr().out
     assert "no_server_error: evt_1 answered 500 to 4 attempt(s) (+2 more finding(s)" in " ".join(out.split())
+
+
+def test_a_passing_scenario_s_advisory_is_shown_in_the_summary_and_on_the_console(
+        run_report: RunReport, capsys: object) -> None:
+    """An advisory (a receiver stricter than the provider's own verifier; a slow answer) never
+    fails a run, but a PASS with nothing beside it hid it in report.json alone: summary.md
+    lists it under Advisories and the console's table gives it in the passing row."""
+    import pytest
+
+    from hookproof.terminal import print_report
+
+    report = replace(run_report, verdict="pass", scenarios=(run_report.scenarios[0],), checklist=())
+    rows = _rows(render_markdown(report), "### Advisories\n\nNot failures: what the checks advise, apart from "
+                                          "the verdict.")
+    assert rows[2:] == ["| `duplicate-sequential` | `ack_latency` | `*` | p99 ack latency 12.5 ms; fine, but the "
+                        "handler does work before answering |"]
+    assert isinstance(capsys, pytest.CaptureFixture)
+    print_report(report, {}, "title")
+    out = " ".join(capsys.readouterr().out.split())
+    assert "advisory: ack_latency: * p99 ack latency 12.5 ms; fine, but the handler does work before answering" in out
