@@ -358,5 +358,62 @@ def scoped(obs: Observation, object_ids: Iterable[str], keys: Iterable[str] = ()
     return replace(obs, effects=effects, states=states, counters=kept)
 
 
+#: A value that reads as a state's name (``paid``, ``no_payment_required``), not an id or a number.
+_WORD = re.compile(r"[a-z]+(?:_[a-z]+)*")
+
+
+def _leaves(value: Any, prefix: str = "") -> dict[str, Any]:
+    """Every scalar of a JSON-like value by its dotted path (``data.object.payment_status``)."""
+    if isinstance(value, dict):
+        out: dict[str, Any] = {}
+        for k, v in value.items():
+            out.update(_leaves(v, f"{prefix}{k}."))
+        return out
+    if isinstance(value, list):
+        return {}
+    return {prefix[:-1]: value}
+
+
+def wider_than_built_in(mapping: KeyMapping, events: Iterable[Event]) -> list[str]:
+    """Notes on the team's rules that give an effect to events hookproof's own key gives none
+    (a Stripe ``checkout.session.completed`` whose ``payment_status`` is ``unpaid``: Stripe
+    says to fulfil only paid sessions, and hookproof's key waits for
+    ``async_payment_succeeded``): per type, the field whose values tell them apart in
+    `events` (a sample story) when one does, and the ``when`` that would keep to those. A
+    receiver that acts only on some of them then shows ``lost`` findings; the note says
+    why. Empty when no rule is wider. Pure; one note per type."""
+    by_type: dict[str, list[Event]] = {}
+    for e in events:
+        if e.type in mapping.templates and not mapping.conditional(e.type) and mapping.rules(e.type):
+            by_type.setdefault(e.type, []).append(e)
+    notes = []
+    for event_type, sample in by_type.items():
+        built = [e for e in sample if e.business_key is not None]
+        unkeyed = [e for e in sample if e.business_key is None]
+        if not built or not unkeyed:
+            continue
+        keyed_leaves = [_leaves(mapping.payload(e)) for e in built]
+        other_leaves = [_leaves(mapping.payload(e)) for e in unkeyed]
+        candidates = []
+        for path, first in keyed_leaves[0].items():
+            kept = {leaves.get(path) for leaves in keyed_leaves}
+            left = {leaves.get(path) for leaves in other_leaves}
+            words = all(isinstance(v, str) and _WORD.fullmatch(v) for v in kept | left)
+            if len(kept) == 1 and words and not kept & left:
+                candidates.append((0 if "status" in path.rsplit(".", 1)[-1] else 1, path, first, left))
+        provider = mapping.profile.provider_type(event_type) or event_type
+        if candidates:
+            _, path, value, left = min(candidates)
+            notes.append(f'[business_keys] "{provider}" owes an effect for every such event, hookproof\'s own key only '
+                         f"when {path} is {value!r} (not {', '.join(repr(v) for v in sorted(map(str, left)))}): a "
+                         f"receiver that acts only then shows lost findings; add "
+                         f'when = {{ "{path}" = ["{value}"] }} to keep to that')
+        else:
+            notes.append(f'[business_keys] "{provider}" owes an effect for every such event, hookproof\'s own key '
+                         f"for some only: a receiver that skips the others shows lost findings; a when = {{ … }} "
+                         f"keeps the rule to the events it acts on")
+    return notes
+
+
 __all__ = ["CounterRule", "FETCHED", "FIELD", "KeyMapping", "Rule", "TemplateError", "counter_keys", "counter_truth", "from_plain",
-           "holds", "keyed", "lookup", "money_prefixes", "rekeyed", "render", "scoped", "to_plain"]
+           "holds", "keyed", "lookup", "money_prefixes", "rekeyed", "render", "scoped", "to_plain", "wider_than_built_in"]

@@ -107,3 +107,23 @@ def test_a_boolean_condition_matches_only_a_boolean(tmp_path: Path) -> None:
     mapping = load_config(_config(tmp_path, "github", "gh_x", keys)).key_mapping()
     closed = [e for e in keyed(GitHubWorld(5).effect_story(), mapping) if e.type == "pull_request.closed"]
     assert len(closed) == 2 and not any(e.business_key for e in closed)
+
+
+def test_a_rule_wider_than_the_built_in_key_is_named_with_the_when_that_narrows_it(tmp_path: Path) -> None:
+    """A Stripe team keying ``checkout.session.completed`` without ``when`` owes a fulfilment
+    for an unpaid session too, which hookproof's own key does not (Stripe: fulfil paid ones);
+    its receiver, fulfilling paid sessions only, showed lost findings nothing explained.
+    Certify's notes now name the field and the ``when`` that keeps to paid sessions; with that
+    ``when``, or for a rule no wider than the built-in key, nothing is said."""
+    from hookproof.certify import wider_keys_notes
+
+    wide = '[business_keys]\n"checkout.session.completed" = "fulfil:{data.object.id}"\n"invoice.paid" = "r:{data.object.id}"\n'
+    config = load_config(_config(tmp_path, "stripe", "whsec_x", wide))
+    assert wider_keys_notes(config) == [
+        '[business_keys] "checkout.session.completed" owes an effect for every such event, hookproof\'s own key only '
+        "when data.object.payment_status is 'paid' (not 'unpaid'): a receiver that acts only then shows lost "
+        'findings; add when = { "data.object.payment_status" = ["paid"] } to keep to that']
+    narrow = ('[business_keys."checkout.session.completed"]\nkey = "fulfil:{data.object.id}"\n'
+              'when = { "data.object.payment_status" = ["paid"] }\n')
+    assert wider_keys_notes(load_config(_config(tmp_path, "stripe", "whsec_x", narrow))) == []
+    assert wider_keys_notes(load_config(_config(tmp_path, "github", "gh_x", GITHUB_KEYS))) == []
