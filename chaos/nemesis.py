@@ -24,6 +24,7 @@ from hookproof.chaos.process import ReceiverLog, ReceiverProcess
 from hookproof.chaos.proxy import FaultProxy, LimitData, Toxic
 from hookproof.chaos.replicas import Controllable, ReceiverFactory, Replicas
 from hookproof.simulator.delivery import FaultOp, History, Target
+from hookproof.simulator.serving import PortRange
 
 #: Seconds a heal waits for scheduled faults (a pending restart) to finish.
 TIMER_JOIN_S = 60.0
@@ -39,18 +40,21 @@ class Nemesis:
         path: the webhook path on the receiver.
         backend: ``"process"`` or ``"docker"`` (reported).
         seed: drives the proxy's toxicity and jitter.
+        ports: where the proxy's and the replicas' ports come from (``[chaos] ports``; None:
+            any free port).
     """
 
     def __init__(self, make: ReceiverFactory, port: int, *, history: History | None = None, path: str = "/webhooks",
-                 backend: str = "process", seed: int = 0) -> None:
+                 backend: str = "process", seed: int = 0, ports: PortRange | None = None) -> None:
         self.make = make
         self.port = port
         self.history = history
         self.path = path
         self.backend = backend
         self.receiver: Controllable = make(port)
-        self.proxy = FaultProxy(("127.0.0.1", port), seed=seed)
-        self.replicas = Replicas(make, proxy=self.proxy, primary=self.receiver)
+        self.proxy = FaultProxy(("127.0.0.1", port), seed=seed, listen_port=ports.take() if ports else 0)
+        self.replicas = Replicas(make, proxy=self.proxy, primary=self.receiver,
+                                 **({"ports": ports.take} if ports else {}))
         self.scenario = ""
         self.errors: list[str] = []
         self._lock = threading.RLock()

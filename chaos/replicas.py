@@ -44,12 +44,14 @@ class Replicas:
         make: builds a receiver for a port.
         proxy: the proxy in front (a new one on a free port when None).
         primary: an already running replica owned by the caller (replica 0).
+        ports: where each new replica's port comes from (default: any free port).
     """
 
     def __init__(self, make: ReceiverFactory, *, proxy: FaultProxy | None = None,
-                 primary: Controllable | None = None) -> None:
+                 primary: Controllable | None = None, ports: Callable[[], int] = free_port) -> None:
         self.make = make
         self.primary = primary
+        self._port = ports
         self._own_proxy = proxy is None
         self.proxy = proxy or FaultProxy(("127.0.0.1", primary.port or 0) if primary else ("127.0.0.1", 1))
         self.extra: list[Controllable] = []
@@ -66,7 +68,7 @@ class Replicas:
         want_extra = count - (1 if self.primary else 0)
         while len(self.extra) > want_extra:
             self.extra.pop().stop()
-        started = [self.make(free_port()) for _ in range(want_extra - len(self.extra))]
+        started = [self.make(self._port()) for _ in range(want_extra - len(self.extra))]
         errors: list[BaseException] = []
 
         def run(r: Controllable) -> None:

@@ -139,11 +139,11 @@ def expand_env(env: Mapping[str, str], values: Mapping[str, str]) -> dict[str, s
 
 def with_port(config: Config) -> Config:
     """`config` with ``{port}`` in `target.url` replaced by a free port on 127.0.0.1 (picked
-    now, once per run); a `[target.start]` without its own `port` gets the same one (or, with
+    now, once per run; the first free one of ``[chaos] ports`` when set); a `[target.start]` without its own `port` gets the same one (or, with
     no ``{port}`` in the URL, the URL's port), for its ``{port}`` placeholders."""
     from urllib.parse import urlsplit
 
-    from hookproof.simulator.serving import free_port
+    from hookproof.simulator.serving import PortRange, free_port
 
     t = config.target
     if not t.url or "{port}" not in t.url:
@@ -155,7 +155,8 @@ def with_port(config: Config) -> Config:
             return config
         start = t.start.model_copy(update={"port": known})
         return config.model_copy(update={"target": t.model_copy(update={"start": start})})
-    port = free_port()
+    chosen = config.chaos.ports
+    port = PortRange(*chosen).take() if chosen else free_port()  # within [chaos] ports when set
     update: dict[str, Any] = {"url": t.url.replace("{port}", str(port))}
     if t.start is not None and t.start.port is None:
         update["start"] = t.start.model_copy(update={"port": port})
@@ -275,7 +276,11 @@ def controlled_receiver(config: Config, secrets: Sequence[str], api_base: str, s
         make = docker_factory(client, d.image, command, health_path=d.health_path, volumes=volumes, env=env,
                               startup_timeout_s=d.startup_timeout_s, masked=secrets)
         backend = "docker"
-    with Nemesis(make, url.port or 80, history=history, path=url.path or "/", backend=backend, seed=seed) as nemesis:
+    from hookproof.simulator.serving import PortRange
+
+    ports = PortRange(*config.chaos.ports, exclude={url.port or 80}) if config.chaos.ports else None
+    with Nemesis(make, url.port or 80, history=history, path=url.path or "/", backend=backend, seed=seed,
+                 ports=ports) as nemesis:
         yield nemesis
 
 

@@ -226,9 +226,20 @@ class ChaosConfig(StrictModel):
     replicas: int = Field(default=3, ge=2, le=16)
     time_scale: float = Field(default=1e-4, gt=0, le=1)
     drop_after_bytes: int = Field(default=12, ge=0, le=65536)
+    #: the ports (first, last, inclusive) chaos listens on: the fault proxy, the replicas, and
+    #: the receiver's own when the url says ``{port}``; None: any free port
+    ports: tuple[int, int] | None = None
 
     @model_validator(mode="after")
     def _pause(self) -> "ChaosConfig":
         if self.pause_s <= self.sender_timeout_s:
             raise ValueError("pause_s must exceed sender_timeout_s (the pause must outlast the provider's wait)")
+        if self.ports is not None:
+            first, last = self.ports
+            if not 1024 <= first <= last <= 65535:
+                raise ValueError(f"ports must be [first, last] with 1024 <= first <= last <= 65535, got {list(self.ports)}")
+            if last - first + 1 < self.replicas + 1:
+                raise ValueError(f"ports {first}-{last} hold {last - first + 1} port(s); chaos needs one for the fault "
+                                 f"proxy and one per extra replica, {self.replicas} in all, and the receiver's own "
+                                 f"when the url says {{port}}")
         return self

@@ -60,6 +60,38 @@ def free_port(host: str = "127.0.0.1") -> int:
         return int(s.getsockname()[1])
 
 
+class PortRange:
+    """Ports a run may take on 127.0.0.1, first to last inclusive (a shared machine's or a
+    CI runner's assigned range: ``[chaos] ports``). `take` hands out each free port once
+    (free: it binds now), never one in `exclude` (the receiver's own, not started yet).
+    Thread-safe: replicas start concurrently. Raises ListenError naming the range when
+    every port in it is taken or bound."""
+
+    def __init__(self, first: int, last: int, *, exclude: "set[int] | frozenset[int]" = frozenset(),
+                 what: str = "[chaos] ports") -> None:
+        if not 0 < first <= last <= 65535:
+            raise ValueError(f"a port range is 1-65535, first <= last: got {first}-{last}")
+        self.first, self.last, self.what = first, last, what
+        self._given = set(exclude)
+        self._lock = threading.Lock()
+
+    def take(self) -> int:
+        """A port of the range free now and not handed out before."""
+        with self._lock:
+            for port in range(self.first, self.last + 1):
+                if port in self._given:
+                    continue
+                try:
+                    with socket.socket() as s:
+                        s.bind(("127.0.0.1", port))
+                except OSError:
+                    continue
+                self._given.add(port)
+                return port
+        raise ListenError(f"no free port left in {self.first}-{self.last} ({self.what}): widen the range or free "
+                          f"some of its ports")
+
+
 def base_url(host: str, port: int) -> str:
     """``http://host:port`` (an IPv6 host in brackets)."""
     return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"

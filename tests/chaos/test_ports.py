@@ -1,0 +1,93 @@
+"""``[chaos] ports``: on a machine or CI runner that assigns a run its ports, the fault
+proxy, every replica and the receiver's own ``{port}`` stay inside the range."""
+
+from __future__ import annotations
+
+import socket
+import sys
+from pathlib import Path
+
+import pytest
+
+from hookproof.chaos.nemesis import Nemesis, process_factory
+from hookproof.config import load_config
+from hookproof.errors import ConfigError
+from hookproof.simulator.serving import ListenError, PortRange
+from tests.support import free_port
+
+#: Listens on the port it is given until killed (a receiver that only accepts connections).
+LISTENER = ("import socket, sys, time; s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); "
+            "s.bind(('127.0.0.1', int(sys.argv[1]))); s.listen(); time.sleep(120)")
+
+
+def _free_block(size: int) -> int:
+    """The first port of `size` consecutive ports free now (above the usual ephemeral churn)."""
+    for first in range(20000, 30000, size):
+        try:
+            socks = []
+            for port in range(first, first + size):
+                s = socket.socket()
+                socks.append(s)
+                s.bind(("127.0.0.1", port))
+        except OSError:
+            continue
+        finally:
+            for s in socks:
+                s.close()
+        return first
+    raise RuntimeError("no free block of ports")
+
+
+def test_a_range_hands_out_each_free_port_once_and_says_when_it_is_spent() -> None:
+    first = _free_block(4)
+    busy = socket.socket()
+    busy.bind(("127.0.0.1", first + 1))
+    try:
+        ports = PortRange(first, first + 3, exclude={first + 2})
+        assert [ports.take(), ports.take()] == [first, first + 3]  # first+1 is bound, first+2 excluded
+        with pytest.raises(ListenError) as caught:
+            ports.take()
+        assert str(caught.value) == (f"no free port left in {first}-{first + 3} ([chaos] ports): widen the range or "
+                                     "free some of its ports")
+    finally:
+        busy.close()
+
+
+def test_the_proxy_and_every_replica_listen_inside_the_range() -> None:
+    first = _free_block(6)
+    receiver = free_port()
+    make = process_factory([sys.executable, "-c", LISTENER, "{port}"], health_path=None, startup_timeout_s=20)
+    ports = PortRange(first, first + 5, exclude={receiver})
+    with Nemesis(make, receiver, ports=ports) as nemesis:
+        nemesis.replicas.scale(3)
+        used = [nemesis.proxy.port, *(r.port for r in nemesis.replicas.extra)]
+        assert len(set(used)) == 3 and all(first <= p <= first + 5 for p in used), used
+        nemesis.replicas.scale(1)
+
+
+def _config(tmp_path: Path, ports: str) -> Path:
+    path = tmp_path / "hookproof.toml"
+    path.write_text('[target]\nurl = "http://127.0.0.1:{port}/webhooks"\nsecret = "whsec_x"\n'
+                    '[target.process]\ncommand = "python -m app --port {port}"\n'
+                    '[observer]\nkind = "sql"\nurl = "sqlite:///x.db"\neffects = "SELECT business_key FROM effects"\n'
+                    f"[chaos]\nreplicas = 3\nports = {ports}\n", encoding="utf-8")
+    return path
+
+
+def test_a_range_too_small_or_out_of_bounds_is_one_config_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as small:
+        load_config(_config(tmp_path, "[18150, 18152]"))
+    assert "chaos" in str(small.value) and "hold 3 port(s)" in str(small.value)
+    with pytest.raises(ConfigError) as low:
+        load_config(_config(tmp_path, "[80, 90]"))
+    assert "1024 <= first <= last <= 65535" in str(low.value)
+    config = load_config(_config(tmp_path, "[18150, 18199]"))
+    assert config.chaos.ports == (18150, 18199)
+
+
+def test_the_receiver_s_own_port_comes_from_the_range(tmp_path: Path) -> None:
+    from hookproof.certify import with_port
+
+    first = _free_block(4)
+    config = with_port(load_config(_config(tmp_path, f"[{first}, {first + 3}]")))
+    assert config.target.url == f"http://127.0.0.1:{first}/webhooks"
