@@ -115,10 +115,19 @@ def repository(owner: dict[str, Any], name: str, repo_id: int, *, created: int, 
     }
 
 
+#: The labels GitHub gives every new repository (docs.github.com, "Managing labels": default
+#: labels); such a label has ``default: true``.
+DEFAULT_LABELS = frozenset({"bug", "documentation", "duplicate", "enhancement", "good first issue", "help wanted",
+                            "invalid", "question", "wontfix"})
+
+
 def label(repo: dict[str, Any], name: str, label_id: int, color: str, description: str | None) -> dict[str, Any]:
-    """A ``label`` object of `repo`."""
+    """A ``label`` object of `repo`: ``default`` for GitHub's own default labels, never archived
+    (``archived_at``/``archived_by`` null: GitHub's REST API description, 2026-03-10, requires
+    both in a webhook's label, and githubkit's parser with it)."""
     return {"id": label_id, "node_id": node_id("Label", label_id), "url": f"{repo['url']}/labels/{name}",
-            "name": name, "color": color, "default": False, "description": description}
+            "name": name, "color": color, "default": name in DEFAULT_LABELS, "description": description,
+            "archived_at": None, "archived_by": None}
 
 
 def reactions(url: str) -> dict[str, Any]:

@@ -32,7 +32,19 @@ PROFILE = get_profile("github")
 def definitions() -> dict[str, Any]:
     if not SCHEMA_FILE.is_file():
         require_service("@octokit/webhooks-schemas", f"run `npm ci` in {NODE_DIR.name}'s folder first")
-    return json.loads(SCHEMA_FILE.read_text())["definitions"]  # type: ignore[no-any-return]
+    found: dict[str, Any] = json.loads(SCHEMA_FILE.read_text())["definitions"]
+    # GitHub's REST API description (webhook schemas of version 2026-03-10, which githubkit's
+    # parser validates with) requires a label's archived_at and archived_by (null when not
+    # archived); the pinned @octokit/webhooks-schemas predates them and allows no other key.
+    label = found["label"]
+    label["properties"] = {**label["properties"], **LABEL_ARCHIVE}
+    label["required"] = [*label["required"], *LABEL_ARCHIVE]
+    return found
+
+
+#: The label fields GitHub's own description adds to the Octokit schema's (see `definitions`).
+LABEL_ARCHIVE: dict[str, Any] = {"archived_at": {"type": ["string", "null"], "format": "date-time"},
+                                 "archived_by": {"oneOf": [{"$ref": "#/definitions/user"}, {"type": "null"}]}}
 
 
 def rendered_events() -> Iterator[Event]:
@@ -164,3 +176,19 @@ def test_the_hook_and_app_ids_are_the_same_on_every_run() -> None:
             if event.type == "installation.created":
                 assert payload["installation"]["app_id"] == world.app_id
     assert seen == {(str(GitHubWorld(0).hook_id), str(GitHubWorld(0).app_id))}
+
+
+def test_every_label_carries_its_archive_fields_and_default_labels_say_so() -> None:
+    """A receiver parsing with githubkit (GitHub's 2026-03-10 description) refused every
+    ``issues.labeled`` with 400: its label lacked ``archived_at`` and ``archived_by``. Every
+    label in every body now has both (null), and GitHub's default labels (``bug``,
+    ``enhancement``) say ``default: true``, a label of the team's own (``triage``) false."""
+    labels = []
+    for event in rendered_events():
+        body = json.loads(PROFILE.envelope(event).body)
+        for found in (body.get("label"), *((body.get("issue") or {}).get("labels") or [])):
+            if found:
+                labels.append(found)
+    assert labels and all(lab["archived_at"] is None and lab["archived_by"] is None for lab in labels)
+    defaults = {lab["name"]: lab["default"] for lab in labels}
+    assert defaults.get("bug") is True and defaults.get("triage", False) is False
