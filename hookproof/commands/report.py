@@ -1,4 +1,4 @@
-"""`hookproof report [--history FILE|DIR] [--out DIR]`: re-render the reports of a saved run.
+"""`hookproof report [FILE|DIR | --history FILE|DIR] [--out DIR]`: re-render the reports of a saved run.
 
 Without a value (or without ``--history``) it re-renders the newest run under
 ``hookproof-reports/`` that has a history; a run folder stands for its history.sqlite,
@@ -31,6 +31,7 @@ def register(app: typer.Typer) -> None:
 
 
 def report(
+    folder: Annotated[Optional[Path], typer.Argument(help="The same as --history: a history.sqlite or a run folder.", show_default=False)] = None,
     history: Annotated[Optional[Path], typer.Option("--history", help="A history.sqlite written by 'hookproof certify' or 'hookproof storm', or a run folder (default: the newest run under hookproof-reports/ with a history).", show_default=False)] = None,
     out: Annotated[Optional[Path], typer.Option("--out", help="Report directory (default: the history's directory).")] = None,
 ) -> None:
@@ -40,8 +41,10 @@ def report(
     from hookproof.scenarios.report_views import REPORT_META_KEY
     from hookproof.terminal import console, fail
 
-    given = history
-    history = find_history(history if history is not None else DEFAULT_ROOT)
+    if folder is not None and history is not None:
+        raise fail(f"give the run once: {folder} as the argument, or --history {history}")
+    given = history if history is not None else folder
+    history = find_history(given if given is not None else DEFAULT_ROOT)
     if history is None:
         raise fail(f"--history: {no_history(given)}")
     try:

@@ -37,3 +37,12 @@ def test_without_any_run_it_says_what_to_run_or_pass(tmp_path: Path) -> None:
         "first, or pass --history with a history.sqlite or a run folder")
     assert _one_line("report", "--history", "elsewhere", cwd=tmp_path) == (
         "hookproof: --history: no history file at elsewhere")
+
+
+def test_the_run_may_be_given_as_an_argument_as_with_history(tmp_path: Path) -> None:
+    """``hookproof report hookproof-reports/latest`` was refused ("unexpected extra argument"):
+    a folder or history given as the argument means what ``--history`` does; both at once is
+    one line naming each."""
+    assert _one_line("report", "elsewhere", cwd=tmp_path) == "hookproof: --history: no history file at elsewhere"
+    assert _one_line("report", "one", "--history", "two", cwd=tmp_path) == (
+        "hookproof: give the run once: one as the argument, or --history two")
