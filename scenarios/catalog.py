@@ -437,11 +437,15 @@ def _other_walked_kind(ctx: Context, story: Sequence[Event]) -> str | None:
 
 def _need(events: Sequence[Event], what: str, ctx: Context | None = None) -> NotApplicable | None:
     """None when `events` is not empty, else why the scenario has nothing to send: the
-    events the receiver is sent (`enabled_events`), else the team's keys (`business_keys`
-    with `builtin_keys = false` or ``false`` per type) making none of them effectful, else
-    the world telling no such story."""
+    events the receiver is sent (`enabled_events`; with the team's keys too, both named, as
+    either may be the cause), else the team's keys (`business_keys` with `builtin_keys =
+    false` or ``false`` per type) making none of them effectful, else the world telling no
+    such story."""
     if events:
         return None
+    if ctx is not None and ctx.enabled is not None and ctx.keys is not None and "effectful" in what:
+        return NotApplicable(f"the receiver is sent no {what} events: the types it is sent (enabled_events) and the "
+                             f"team's business keys (business_keys, builtin_keys) leave none")
     if ctx is None or ctx.enabled is not None:
         return NotApplicable(f"the receiver is sent no {what} events (enabled_events)")
     if ctx.keys is not None and "effectful" in what:

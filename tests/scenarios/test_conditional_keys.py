@@ -127,3 +127,21 @@ def test_a_rule_wider_than_the_built_in_key_is_named_with_the_when_that_narrows_
               'when = { "data.object.payment_status" = ["paid"] }\n')
     assert wider_keys_notes(load_config(_config(tmp_path, "stripe", "whsec_x", narrow))) == []
     assert wider_keys_notes(load_config(_config(tmp_path, "github", "gh_x", GITHUB_KEYS))) == []
+
+
+def test_a_scenario_left_without_effects_by_keys_and_enabled_events_names_both(tmp_path: Path) -> None:
+    """A GitHub endpoint subscribed to comments and pushes whose team keys only opened issues:
+    `distinct-events-same-object` has nothing effectful to send. The reason blamed
+    enabled_events alone, which did include the scenario's types; it names both now."""
+    from hookproof.scenarios.catalog import CATALOG, Context, NotApplicable
+    from hookproof.simulator.world import new_world
+
+    keys = '[business_keys]\n"issues.opened" = "triage:{repository.full_name}#{issue.number}"\n'
+    config = load_config(_config(tmp_path, "github", "gh_x", keys))
+    profile = config.profile()
+    ctx = Context(profile=profile, keys=config.key_mapping(),
+                  enabled=frozenset({"issue_comment.created", "pull_request.synchronize", "issues.opened"}))
+    plan = CATALOG["distinct-events-same-object"].plan(ctx, new_world(profile.world, 2))
+    assert isinstance(plan, NotApplicable)
+    assert plan.reason == ("the receiver is sent no effectful events: the types it is sent (enabled_events) and the "
+                           "team's business keys (business_keys, builtin_keys) leave none"), plan.reason
