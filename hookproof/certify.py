@@ -334,7 +334,7 @@ def chaos_settings(config: Config, backend: str) -> Any:
     """The `[chaos]` section as the chaos scenarios' settings."""
     from hookproof.scenarios.chaos import ChaosSettings
 
-    return ChaosSettings(backend=backend, **config.chaos.model_dump())
+    return ChaosSettings(backend=backend, **config.chaos.model_dump(exclude={"ports"}))  # ports: the nemesis's
 
 
 def make_target(config: Config) -> Target:
