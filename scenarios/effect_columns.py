@@ -54,7 +54,8 @@ def monotonic_counts(truth: Mapping[str, ObjectTruth], observations: Sequence[Ob
     group = entry_t * n_status + columns.status[entry_at]
     by = np.lexsort((v, group))
     group, v = group[by], v[by]
-    composite = group * width + (v - vmin)  # ascending: by (object's truth, status), then version
+    # ascending: by (object's truth, status), then version (int32 when the versions fit: widened first)
+    composite = group * width + (v.astype(np.int64, copy=False) - vmin)
     n_world = len(columns.object_names)
     others: dict[str, int] = {}  # objects the world never named: the next codes
     status_codes = {name: code for code, name in enumerate(columns.status_names)}

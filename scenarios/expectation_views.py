@@ -310,20 +310,23 @@ class TruthColumns:
         start / end: per t, its slice of `version`, `status` (codes into `status_names`),
             `event` (event codes into `event_names`) and `at_us` (that event's own time,
             unix microseconds, int64), ascending versions.
-        The codes of objects, kinds and statuses are int32 (`scenarios.world_columns`)."""
+        The codes of objects, kinds, statuses and events, `truth_of`, `start` and `end` are
+        int32 (a run codes fewer than 2**31 of each, `scenarios.world_columns`); `version` is
+        int32 when every version fits, else int64 (read it as int64 before arithmetic that
+        may leave the int32 range)."""
 
     objects: Mapping[Any, int]
     object_names: Sequence[str]
-    truth_of: "npt.NDArray[np.int64]"
+    truth_of: "npt.NDArray[np.int32]"
     obj: "npt.NDArray[np.int32]"
     kind: "npt.NDArray[np.int32]"
     kind_names: Sequence[str]
-    start: "npt.NDArray[np.int64]"
-    end: "npt.NDArray[np.int64]"
-    version: "npt.NDArray[np.int64]"
+    start: "npt.NDArray[np.int32]"
+    end: "npt.NDArray[np.int32]"
+    version: "npt.NDArray[np.int64] | npt.NDArray[np.int32]"
     status: "npt.NDArray[np.int32]"
     status_names: Sequence[str]
-    event: "npt.NDArray[np.int64]"
+    event: "npt.NDArray[np.int32]"
     event_names: Sequence[str]
     at_us: "npt.NDArray[np.int64]"
 

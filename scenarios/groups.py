@@ -14,7 +14,7 @@ from __future__ import annotations
 from array import array
 from itertools import islice
 from operator import sub
-from typing import TYPE_CHECKING, Iterator, Literal, Mapping, Sequence, TypeVar, overload
+from typing import TYPE_CHECKING, Callable, Iterator, Literal, Mapping, Sequence, TypeVar, overload
 
 if TYPE_CHECKING:
     import numpy as np
@@ -36,17 +36,36 @@ class Groups(Mapping[str, Sequence[int]]):
     ``'q'``, see the module docstring): a copy per position, never a view into the columns.
     """
 
-    __slots__ = ("_codes", "_order", "_starts")
+    __slots__ = ("_codes", "_columns", "_make")
 
     def __init__(self, codes: Mapping[str, int], order: array[int], starts: array[int]) -> None:
         self._codes = codes
-        self._order = order
-        self._starts = starts
+        self._columns: tuple[array[int], array[int]] | None = (order, starts)
+        self._make: Callable[[], Groups] | None = None
+
+    @classmethod
+    def deferred(cls, codes: Mapping[str, int], make: Callable[[], "Groups"]) -> "Groups":
+        """The groups `make()` returns (over the same `codes`), grouped on the first read of
+        a position: until then only the names are read (membership, iteration, `len`), and
+        no column is held (a storm's checks that name no event never group its million)."""
+        groups = cls.__new__(cls)
+        groups._codes, groups._columns, groups._make = codes, None, make
+        return groups
+
+    def _grouped(self) -> tuple[array[int], array[int]]:
+        """(positions by group, each group's start and the end), made on the first call when deferred."""
+        columns = self._columns
+        if columns is None:
+            assert self._make is not None
+            made = self._make()
+            columns = self._columns = made._grouped()
+            self._make = None
+        return columns
 
     def __getitem__(self, name: str) -> array[int]:
         code = self._codes[name]
-        starts = self._starts
-        return self._order[starts[code]:starts[code + 1]]
+        order, starts = self._grouped()
+        return order[starts[code]:starts[code + 1]]
 
     @overload
     def get(self, name: str) -> array[int] | None: ...
@@ -58,13 +77,13 @@ class Groups(Mapping[str, Sequence[int]]):
         code = self._codes.get(name)
         if code is None:
             return default
-        starts = self._starts
-        return self._order[starts[code]:starts[code + 1]]
+        order, starts = self._grouped()
+        return order[starts[code]:starts[code + 1]]
 
     def at(self, code: int) -> array[int]:
         """The positions of group number `code` (a copy, as `groups[name]`)."""
-        starts = self._starts
-        return self._order[starts[code]:starts[code + 1]]
+        order, starts = self._grouped()
+        return order[starts[code]:starts[code + 1]]
 
     def __contains__(self, name: object) -> bool:
         return name in self._codes
@@ -86,12 +105,12 @@ class Groups(Mapping[str, Sequence[int]]):
         below 2**31 positions), else int64."""
         import numpy as np
 
-        return np.frombuffer(self._order, _DTYPES[self._order.typecode]), \
-            np.frombuffer(self._starts, _DTYPES[self._starts.typecode])
+        order, starts = self._grouped()
+        return np.frombuffer(order, _DTYPES[order.typecode]), np.frombuffer(starts, _DTYPES[starts.typecode])
 
     def sizes(self) -> Iterator[tuple[str, int]]:
         """(name, how many positions its group holds) for every group, in order, without a copy."""
-        starts = self._starts
+        starts = self._grouped()[1]
         return zip(self._codes, map(sub, islice(starts, 1, None), starts))
 
     def size_of(self, name: str) -> int:
@@ -99,7 +118,8 @@ class Groups(Mapping[str, Sequence[int]]):
         code = self._codes.get(name)
         if code is None:
             return 0
-        return self._starts[code + 1] - self._starts[code]
+        starts = self._grouped()[1]
+        return starts[code + 1] - starts[code]
 
 
 def group_positions(codes: Mapping[str, int],

@@ -295,14 +295,22 @@ class ExpectationScan:
         del status
         kept_at = at_us[kept]
         del at_us
-        kept_codes = codes[kept]
+        # event codes (a pass codes fewer than 2**31 events) and versions that fit as int32: the
+        # truth's columns are held through every check (a storm's million events, 4 bytes each saved)
+        kept_codes = codes[kept].astype(np.int32)
         del codes, kept
-        truth_of = np.full(len(world.objects.names), -1, np.int64)
-        truth_of[t_obj] = np.arange(len(t_obj))
+        if len(kept_version) and _INT32_MIN <= int(kept_version.min()) and int(kept_version.max()) < _INT32_END:
+            kept_version = kept_version.astype(np.int32, copy=False)
+        truth_of = np.full(len(world.objects.names), -1, np.int32)  # truth indexes: fewer than 2**31 objects
+        truth_of[t_obj] = np.arange(len(t_obj), dtype=np.int32)
         return TruthColumns(world.objects.codes, world.objects.names, truth_of, t_obj, kind,
-                            world.kinds.names, np.searchsorted(kept_obj, t_obj, "left"),
-                            np.searchsorted(kept_obj, t_obj, "right"), kept_version, kept_status,
+                            world.kinds.names, np.searchsorted(kept_obj, t_obj, "left").astype(np.int32),
+                            np.searchsorted(kept_obj, t_obj, "right").astype(np.int32), kept_version, kept_status,
                             world.statuses.names, kept_codes, names, kept_at)
+
+
+#: The int32 range: a truth's versions inside it are held as int32.
+_INT32_MIN, _INT32_END = -2**31, 2**31
 
 
 def _freed(column: "npt.NDArray[Any]") -> "npt.NDArray[Any]":

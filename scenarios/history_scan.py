@@ -152,11 +152,12 @@ class HistoryScan:
             as its own): an `IdCodes` from `scan_history`; `key_names` the keys by code.
         key_of: per position, the code of the attempt's own business key, `NO_GROUP` when
             it carries none (int32).
-        by_event: event id → positions (`Groups`), grouped on first read (a property over
-            `event_codes` and `event_of`): `scenarios.check_index.expectations_and_index`
-            reads it only once the expectations have freed the pass's per-event and per-key
-            slots, so its positions and offsets (some 30 MB at a million attempts) and
-            their sort are never held beside them.
+        by_event: event id → positions (`Groups`), grouped on the first read of a position
+            (a property over `event_codes` and `event_of`, `Groups.deferred`): never before
+            the expectations have freed the pass's per-event and per-key slots, and in a
+            storm's checks only once a finding names an event, so its positions and offsets
+            (some 9 MB at a million attempts) and their sort are not held beside the key
+            table when no check needs them.
         completions: per position, the completion of a valid attempt, None for an invalid one
             (`Completions`, over `completion_codes`).
         acked_events: events with at least one valid attempt that completed ok (a `CodedSet`).
@@ -190,9 +191,11 @@ class HistoryScan:
 
     @property
     def by_event(self) -> Groups:
-        """event id → positions (`Groups`), grouped on the first read and kept."""
+        """event id → positions (`Groups`, `Groups.deferred`): its positions grouped on the
+        first read of one and kept; its names, membership and length read without."""
         if self._by_event is None:
-            self._by_event = group_positions(self.event_codes, self.event_of)
+            codes, event_of = self.event_codes, self.event_of  # not `self`: no cycle keeping the scan alive
+            self._by_event = Groups.deferred(codes, lambda: group_positions(codes, event_of))
         return self._by_event
 
     @property
@@ -545,6 +548,8 @@ def scan_history(
     event_codes.trim()  # the columns' spare room, up to as many ids again
     key_codes.trim()
     key_codes.drop_hashes()  # no key is added from here (8 bytes a key: `IdCodes.drop_hashes`)
+    if world is not None:  # nor copied from the world's keys (`WorldJoin`): theirs go too
+        world.keys.codes.drop_hashes()
     event_of, key_of, codes = per_attempt.take()
     del per_attempt
     completions = Completions(codes)

@@ -28,6 +28,8 @@ if TYPE_CHECKING:
 CHUNK = 8192
 #: None alone (whether values hold it: `isdisjoint` hashes each once, at C level).
 _NONE = frozenset([None])
+#: The int32 range: a world's versions inside it are held as int32.
+_INT32_MIN, _INT32_END = -2**31, 2**31
 #: The int objects every code dict of a pass shares as its values (`code_range`).
 _INTS: list[int] = []
 
@@ -154,7 +156,7 @@ class WorldColumns:
         amount: per code, its amount in minor units (NaN: None; exact below 2**53).
         obj: per code, its object's code in `objects` (as bytes past `IdCodes.SMALL`).
         status: per code, its status's code in `statuses` (-1: None).
-        version: per code, its object version.
+        version: per code, its object version (int32 when every version fits, else int64).
         kind: per code, its object type's code in `kinds`.
         at_us: per code, its own time (`Event.created_us`, unix microseconds), int64: what a
             finding renders as the provider's time of the event (`profiles.provider_words.EventClock`).
@@ -169,7 +171,7 @@ class WorldColumns:
     objects: Names | CompactNames
     status: "npt.NDArray[np.int32]"
     statuses: Names
-    version: "npt.NDArray[np.int64]"
+    version: "npt.NDArray[np.int64] | npt.NDArray[np.int32]"
     kind: "npt.NDArray[np.int32]"
     kinds: Names
     at_us: "npt.NDArray[np.int64]"
@@ -218,6 +220,8 @@ def world_columns(events: Iterable[Event]) -> WorldColumns:
         n = end
     if n < len(cols[0]):
         cols = [c[:n].copy() for c in cols]
+    if n and _INT32_MIN <= int(cols[4].min()) and int(cols[4].max()) < _INT32_END:
+        cols[4] = cols[4].astype(np.int32)  # versions that fit: 4 bytes an event, held until the truth is built
     codes.trim()
     keys.codes.trim()
     objects.codes.trim()
