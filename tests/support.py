@@ -94,6 +94,17 @@ def _ephemeral_range() -> tuple[int, int]:
         return 32768, 60999
 
 
+async def read_body(receive: Callable[[], Any]) -> bytes:
+    """The whole body of an ASGI HTTP request, read from `receive` until no more comes (the
+    test receivers' one reader)."""
+    body = b""
+    while True:
+        message = await receive()
+        body += message.get("body", b"")
+        if not message.get("more_body"):
+            return body
+
+
 def free_port(host: str = "127.0.0.1") -> int:
     """A TCP port on `host` that is free now and that no other test process will be handed.
 

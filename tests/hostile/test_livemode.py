@@ -20,6 +20,7 @@ from hookproof.certify import certify
 from hookproof.config import Config, ObserverConfig, RunConfig, SettleConfig, TargetConfig
 from hookproof.scenarios.catalog import CATALOG
 from hookproof.simulator.delivery import load_history
+from tests.support import read_body
 
 MISMATCH_TAG = "livemode-mismatch"
 
@@ -34,12 +35,7 @@ class Recorder:
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http":
             return
-        body = b""
-        while True:
-            message = await receive()
-            body += message.get("body", b"")
-            if not message.get("more_body"):
-                break
+        body = await read_body(receive)
         try:
             event = json.loads(body)
             with self._lock:

@@ -27,6 +27,8 @@ from typing import Any
 
 import stripe
 
+from tests.support import read_body
+
 TABLES = ("CREATE TABLE IF NOT EXISTS orders (id TEXT PRIMARY KEY, session TEXT, status TEXT NOT NULL)",
           "CREATE TABLE IF NOT EXISTS fulfilments (business_key TEXT NOT NULL, reference TEXT NOT NULL)")
 TIMEOUT_S = 10
@@ -76,12 +78,7 @@ async def app(scope: Any, receive: Any, send: Any) -> None:
     """The ASGI webhook endpoint (any path)."""
     if scope["type"] != "http":
         return
-    body = b""
-    while True:
-        message = await receive()
-        body += message.get("body", b"")
-        if not message.get("more_body"):
-            break
+    body = await read_body(receive)
     headers = {k.decode().lower(): v.decode() for k, v in scope["headers"]}
     status = handle(body, headers.get("stripe-signature", ""))
     await send({"type": "http.response.start", "status": status, "headers": [(b"content-length", b"0")]})

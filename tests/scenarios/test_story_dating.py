@@ -25,6 +25,7 @@ from hookproof.simulator.delivery import History, Target
 from hookproof.simulator.profiles import get_profile
 from hookproof.simulator.world import WORLDS, new_world, story_start_us
 from tests.examples.serving import serve_app
+from tests.support import read_body
 
 SECRET = "whsec_story_dating_0123456789abcdef"
 #: Fields that carry when the event, or the object it is about, happened (never a future
@@ -43,12 +44,7 @@ class Recorder:
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http":
             return
-        body = b""
-        while True:
-            message = await receive()
-            body += message.get("body", b"")
-            if not message.get("more_body"):
-                break
+        body = await read_body(receive)
         arrived = time.time()
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
         with self._lock:

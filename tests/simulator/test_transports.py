@@ -12,6 +12,7 @@ import pytest
 from hookproof.simulator.delivery import Target, url_problem
 from hookproof.simulator.delivery.transports import in_process_request, in_process_transport, make_client
 from hookproof.simulator.errors import TargetError
+from tests.support import read_body
 
 
 @pytest.mark.parametrize("url, problem", [
@@ -46,12 +47,7 @@ def test_an_in_process_app_is_handed_the_request_the_client_would_send() -> None
     seen: list[tuple[Any, ...]] = []
 
     async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
-        body = b""
-        while True:
-            message = await receive()
-            body += message.get("body", b"")
-            if not message.get("more_body"):
-                break
+        body = await read_body(receive)
         seen.append((scope["method"], scope["path"], scope["query_string"], list(scope["headers"]), body))
         await send({"type": "http.response.start", "status": 201, "headers": [(b"content-type", b"text/plain")]})
         await send({"type": "http.response.body", "body": b"made"})
