@@ -362,7 +362,7 @@ STORMS: dict[str, Callable[[Path], object]] = {
     "test_late_failures_leave_the_arrival_order_invoice_stale_and_pass_the_versioned_twin/inbox":
         lambda d: _storm(d, "inbox_sync", *_LATE, states=_LATE_STATES),
     "test_the_provider_api_transient_loses_the_effects_of_the_receiver_that_marks_before_fetching/marked":
-        lambda d: (d, _storm(d, "mark_before_fetch", *_TRANSIENT)),
+        lambda d: (d, _storm(d, "mark_before_fetch", *_TRANSIENT[:-1], "1.0")),
     "test_the_provider_api_transient_loses_the_effects_of_the_receiver_that_marks_before_fetching/fetch":
         lambda d: _storm(d, "fetch_state", *_TRANSIENT),
     "test_a_storm_notes_a_stripe_version_it_serves_in_an_older_shape/pinned":
@@ -490,12 +490,13 @@ def test_the_provider_api_transient_loses_the_effects_of_the_receiver_that_marks
         storms: StormBatch[Any], request: pytest.FixtureRequest) -> None:
     """mark_before_fetch commits "processed" before it fetches (dj-stripe #832): the first fetch
     of a transient object fails (404 or 500), it answers 500, the storm retries, and the retry
-    is a no-op: ``lost``, for objects of the 500 half too. fetch_state, which marks nothing
-    before the fetch succeeded, passes the same storm."""
+    is a no-op: ``lost``, for objects of the 500 half too (every object transient here: a storm
+    on a loaded machine losing few keys still loses some of each half). fetch_state, which
+    marks nothing before the fetch succeeded, passes the storm of half the objects."""
     marked_dir, marked = storms.result(f"{request.node.name}/marked")
     assert "lost" in marked, marked
     lost = _finding_keys(marked_dir, "lost")
-    assert any(api_transient_status(k.split(":")[1], 0.5) == 500 for k in lost), lost
+    assert any(api_transient_status(k.split(":")[1], 1.0) == 500 for k in lost), lost
     assert storms.result(f"{request.node.name}/fetch") == {}
 
 
