@@ -37,8 +37,9 @@ from hookproof.simulator.profiles.base import Envelope, Profile, new_envelope
 from hookproof.simulator.world import World
 from hookproof.simulator.world.lifecycle import RELATED_TYPES
 
-#: A world id: a lowercase prefix (``cs_test`` included), 18 characters kept, 6 renamed.
-_WORLD_ID = re.compile(r"\b([a-z]{2,5}(?:_test|_live)?_[A-Za-z0-9]{18})[A-Za-z0-9]{6}\b")
+#: A world id: a lowercase prefix (``cs_test`` included), 18 to 52 characters kept (a Checkout
+#: Session's tail is 58), 6 renamed.
+_WORLD_ID = re.compile(r"\b([a-z]{2,5}(?:_test|_live)?_[A-Za-z0-9]{18,52})[A-Za-z0-9]{6}\b")
 _WORLD_ID_BYTES = re.compile(_WORLD_ID.pattern.encode("ascii"))
 _BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 #: Length of the renamed tail of a world id, in characters.

@@ -25,6 +25,8 @@ from hookproof.simulator.world.records import Record, RecordReads
 from hookproof.simulator.world.snapshot import copy_snapshot
 
 _ALPHABET = string.ascii_letters + string.digits
+#: Characters after ``cs_test_`` in a Checkout Session id (Stripe's OpenAPI fixtures, `reference/`).
+_SESSION_TAIL = 58
 _ALPHABET_SIZE = len(_ALPHABET)
 #: Bits of one draw of a character (`random.Random._randbelow`: the size's bit length).
 _TOKEN_BITS = _ALPHABET_SIZE.bit_length()
@@ -865,10 +867,16 @@ class World(RecordReads):
         return "".join(out)
 
     def _new_id(self, object_type: str) -> str:
+        """``prefix_<24 characters>``; a Checkout Session's ``cs_test_``/``cs_live_`` and 58
+        (Stripe's own, e.g. the OpenAPI fixtures' ``cs_test_a1YS…OLY``): 24 drawn as every id's,
+        the rest from a generator seeded by them, so the ids drawn after it do not move."""
         prefix = _PREFIX[object_type]
+        token = self._token(24)
         if object_type == "checkout.session":
             prefix += "_live" if self.livemode else "_test"
-        return f"{prefix}_{self._token(24)}"
+            rest = random.Random(token)
+            token += "".join(rest.choice(_ALPHABET) for _ in range(_SESSION_TAIL - 24))
+        return f"{prefix}_{token}"
 
     def _now_s(self) -> int:
         return self._now_us // 1_000_000
