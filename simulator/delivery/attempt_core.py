@@ -135,7 +135,9 @@ def grade(observed: Observed, rule: SuccessRule) -> Grade:
             return Grade(_ACKED, _OK, status, None, excerpt)
         if status >= 500:
             return Grade(_SERVER_ERROR, _UNKNOWN, status, None, excerpt)
-        reason = f"answered a {status} redirect; a provider does not follow redirects" if 300 <= status < 400 else None
+        reason = (f"answered a {status} redirect; a provider does not follow redirects" if 300 <= status < 400
+                  else f"answered {status}, a 2xx this provider does not count as delivered (it retries)"
+                  if 200 <= status < 300 else None)
         return Grade(_REJECTED, _FAIL, status, reason, excerpt)
     outcome, completion, reason = _broken(observed)
     return Grade(outcome, completion, None, reason, excerpt)

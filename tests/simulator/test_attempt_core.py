@@ -216,3 +216,12 @@ def test_the_delivery_package_exports_the_core_with_a_sorted_complete_all() -> N
     assert list(delivery.__all__) == sorted(delivery.__all__)
     assert all(hasattr(delivery, name) for name in delivery.__all__)
     assert set(attempt_core.__all__) - {"ANSWER_START_BYTES", "SuccessRule"} <= set(delivery.__all__)
+
+
+def test_a_2xx_the_provider_does_not_count_says_so() -> None:
+    """Mercado Pago counts only 200 and 201 as delivered: a 204 is rejected, and the reason says
+    why (it printed an empty note)."""
+    graded = grade(Observed(True, status=204), get_profile("mercadopago"))
+    assert (graded.outcome, graded.completion, graded.status) == (Outcome.REJECTED, Completion.FAIL, 204)
+    assert graded.reason == "answered 204, a 2xx this provider does not count as delivered (it retries)"
+    assert grade(Observed(True, status=204), STRIPE).reason is None
