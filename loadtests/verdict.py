@@ -206,7 +206,8 @@ class StormOutcome:
         return 0 if self.report.verdict == "pass" and not self.report.partial else 1
 
 
-def sender_judged(result: CheckResult, sender: Mapping[str, Any] | None, sender_timeout_s: float) -> CheckResult:
+def sender_judged(result: CheckResult, sender: Mapping[str, Any] | None, sender_timeout_s: float, *,
+                  rate_per_s: float | None = None) -> CheckResult:
     """``ack_latency`` over what the receiver controls, given how the senders kept up
     (`collect.Collector.sender`; None: not told, `result` as is).
 
@@ -219,7 +220,8 @@ def sender_judged(result: CheckResult, sender: Mapping[str, Any] | None, sender_
     the check unknown, with that reason. Attempts written whole that got no answer
     within the sender timeout were slower than it: more than `TIMED_OUT_SHARE` of them,
     counting those in which the loop lagged less than half the timeout, is a finding;
-    the others only make the check unknown.
+    the others only make the check unknown. `rate_per_s`: the storm's offered rate (events/s
+    over all users), which that finding names with the flag that lowers it.
     """
     if sender is None:
         return result
@@ -250,7 +252,8 @@ def sender_judged(result: CheckResult, sender: Mapping[str, Any] | None, sender_
     if timed_out and timed_out > TIMED_OUT_SHARE * answered:
         findings.append(Finding("ack_latency", ALL_KEYS,
                                 f"{timed_out} of {answered} attempts sent whole got no answer within the sender "
-                                f"timeout {timeout_ms:.0f} ms", expected=f"<= {TIMED_OUT_SHARE:.0%} timed out",
+                                f"timeout {timeout_ms:.0f} ms{_behind(rate_per_s)}",
+                                expected=f"<= {TIMED_OUT_SHARE:.0%} timed out",
                                 actual=f"{timed_out} timed out"))
     elif lagged and timed_out + lagged > TIMED_OUT_SHARE * answered:
         unknown.append(f"{timed_out + lagged} of {answered} attempts sent whole got no answer within the sender "
@@ -259,6 +262,18 @@ def sender_judged(result: CheckResult, sender: Mapping[str, Any] | None, sender_
     if timed_out or lagged:
         stats.pop("applicability", None)
     return result_of("ack_latency", findings, stats, unknown="; ".join(unknown) or None)
+
+
+def _behind(rate_per_s: float | None) -> str:
+    """What the timed-out finding adds of the offered load: each attempt left unanswered comes
+    back on the storm's compressed retry schedule on top of the new events, so a receiver that
+    falls behind the rate falls further (it passes at a lower ``--rate``; one slow at any load
+    does not)."""
+    if rate_per_s is None:
+        return ""
+    return (f" at {rate_per_s:g} events/s offered, each unanswered attempt retried on top of them on the storm's "
+            "compressed retry schedule (a receiver slow at any load fails at every --rate; one that fell behind "
+            "passes at the rate it sustains)")
 
 
 def storm_scenario(spec: StormSpec, events: Iterable[Event], attempts: Sequence[Attempt],
@@ -302,7 +317,8 @@ def storm_scenario(spec: StormSpec, events: Iterable[Event], attempts: Sequence[
         results = tolerate(results, ahead)
     if cut:
         results = judge_cut(results, cut_of(cut, events, index.acked_events, drain_s))
-    results = [sender_judged(r, sender, spec.sender_timeout_s) if r.check_id == "ack_latency" else r
+    results = [sender_judged(r, sender, spec.sender_timeout_s, rate_per_s=spec.rate_per_s)
+               if r.check_id == "ack_latency" else r
                for r in results]
     verdict = {Verdict.VALID: "pass", Verdict.INVALID: "fail", Verdict.UNKNOWN: "unknown"}[compose(results)]
     check_views: list[CheckView] = []

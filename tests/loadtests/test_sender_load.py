@@ -74,6 +74,11 @@ def test_a_receiver_answering_after_the_sender_timeout_fails_while_the_sender_ke
     assert [f.message for f in result.problems] == [
         "100 of 1000 attempts sent whole got no answer within the sender timeout 10000 ms"]
     assert result.stats["timed_out"] == 100 and result.stats["sender_bound"] is False
+    offered = sender_judged(_latency(40.0, acked=900), _sender(lag_ms=30.0, timed_out=100), TIMEOUT_S, rate_per_s=50.0)
+    assert [f.message for f in offered.problems] == [
+        "100 of 1000 attempts sent whole got no answer within the sender timeout 10000 ms at 50 events/s offered, "
+        "each unanswered attempt retried on top of them on the storm's compressed retry schedule (a receiver slow "
+        "at any load fails at every --rate; one that fell behind passes at the rate it sustains)"]
 
 
 def test_nothing_acked_and_everything_timed_out_fails_too() -> None:
