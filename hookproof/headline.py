@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
+from hookproof.simulator.profiles.registry import signature_inputs
+
 if TYPE_CHECKING:
     from hookproof.reports.model import RunReport
     from hookproof.simulator.delivery.history import Attempt
@@ -119,9 +121,11 @@ def status_headline(statuses: Mapping[int, int], sources: str, profile: str, *, 
         every = "every" if refused == answered else "nearly every"
         counted = f"{refused} attempt(s)" if refused == answered else f"{refused} of the {answered} attempt(s) answered"
         shown = f'; the first answer: "{quote}"' if cause and quote else ""
+        inputs = signature_inputs(profile)
+        covers = f" ({inputs})" if inputs and not cause else ""
         return (f"{HEADLINE_PREFIX}{every} valid delivery was refused with {codes} ({counted}) and none was "
                 f"acknowledged: {cause}check that {setting} is the receiver's signing secret (source: "
-                f"{sources}) and {profile_setting} ({profile}) the provider it verifies{shown}")
+                f"{sources}) and {profile_setting} ({profile}) the provider it verifies{covers}{shown}")
     return None
 
 

@@ -169,6 +169,9 @@ class Profile(ABC):
         body_unsigned: None when the signature covers the request body; else why it does
             not (Mercado Pago signs a manifest of ids), the reason ``reserialized-body`` is
             not applicable.
+        signature_inputs: what the signature covers beyond the secret that a receiver reads from
+            the request itself (a query parameter, a header), for the headline of a run refused
+            with 401/403; None when that is the body and the signature headers alone.
         multiple_signatures: several secrets produce several signatures (rotation).
         world: the world whose events the profile sends (``billing``: Stripe's billing
             objects; ``github``: the repository world); `simulator.world.new_world` builds it.
@@ -194,6 +197,7 @@ class Profile(ABC):
     other_mode_needs_connect: ClassVar[str | None] = None
     thin: ClassVar[bool] = False
     body_unsigned: ClassVar[str | None] = None
+    signature_inputs: ClassVar[str | None] = None
     multiple_signatures: ClassVar[bool] = False
     world: ClassVar[str] = "billing"
     event_clock: ClassVar[EventClock | None] = None

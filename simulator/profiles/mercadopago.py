@@ -106,6 +106,9 @@ class MercadoPagoProfile(Profile):
     body_unsigned: ClassVar[str | None] = (
         "Mercado Pago signs a manifest of the notification's ids and ts (x-signature), not the body: other body "
         "bytes verify alike")
+    signature_inputs: ClassVar[str | None] = (
+        "Mercado Pago's manifest takes its id from the query string's data.id (PHP's $_GET names it data_id) and "
+        "its request-id from the x-request-id header")
 
     def __init__(self, timestamp_unit: Literal["s", "ms"] = "s") -> None:
         if timestamp_unit not in ("s", "ms"):

@@ -32,6 +32,12 @@ _REGISTRY: dict[str, type[Profile]] = {
 PROFILES: tuple[str, ...] = tuple(sorted(_REGISTRY))
 
 
+def signature_inputs(name: str) -> str | None:
+    """`Profile.signature_inputs` of the profile called `name` (None for a name not shipped)."""
+    profile = _REGISTRY.get(name)
+    return profile.signature_inputs if profile is not None else None
+
+
 #: The profiles that rename the billing world's types (`STANDARD_EVENT_TYPES`) and take `names`.
 RENAMING_PROFILES: tuple[str, ...] = (StandardWebhooksProfile.name, SvixProfile.name)
 

@@ -300,3 +300,19 @@ def test_send_s_headline_names_where_the_secret_and_the_profile_were_given(
                          profile_given=profile_given)
     assert headline is not None and f"check that {named} the provider it verifies" in headline, headline
     assert "whsec_" not in headline
+
+
+def test_a_mercado_pago_run_refused_with_401_names_what_its_manifest_reads() -> None:
+    """Mercado Pago signs a manifest of the query's data.id and the x-request-id header: a PHP
+    receiver reading $_GET['data.id'] (PHP renames it data_id) refused every delivery, and the
+    headline named only the secret. It now says what the manifest reads; Stripe's does not."""
+    from hookproof.headline import status_headline
+
+    mp = status_headline({401: 12}, "env:MP_SECRET", "mercadopago")
+    assert mp is not None and mp.endswith(
+        "and target.profile (mercadopago) the provider it verifies (Mercado Pago's manifest takes its id from the "
+        "query string's data.id (PHP's $_GET names it data_id) and its request-id from the x-request-id header)")
+    stripe = status_headline({401: 12}, "env:MP_SECRET", "stripe")
+    assert stripe is not None and stripe.endswith("and target.profile (stripe) the provider it verifies")
+    bad_request = status_headline({400: 12}, "env:MP_SECRET", "mercadopago", quote="no")
+    assert bad_request is not None and "x-request-id" not in bad_request
