@@ -315,6 +315,31 @@ class GitHubWorld(RecordReads):
         self.synchronize(pr)
         return [e for e in self.events[start:] if e.type in ("issue_comment.created", "pull_request.synchronize")]
 
+    def repeat_story(self) -> list[Event]:
+        """The repeated lifecycles GitHub sends about one object, each change its own delivery:
+        an issue opened, labeled, commented on, labeled again, closed, reopened, commented on
+        again and closed again (two ``issues.labeled``, two ``issue_comment.created`` and two
+        ``issues.closed`` with one issue's number, each with its own ``X-GitHub-Delivery``).
+        A receiver deduplicating on the event, its action and the number, not the delivery,
+        keeps the issue open and loses its second reply. (The world has no
+        ``pull_request.reopened`` nor ``issues.unlabeled``: a pull request is closed once.)
+        Returns its events."""
+        start = len(self.events)
+        issue = self.open_issue()
+        self.label_issue(issue)
+        self.comment(issue)
+        self.label_issue(issue)
+        self.close_issue(issue)
+        self.reopen_issue(issue)
+        self.comment(issue)
+        self.close_issue(issue)
+        return self.events[start:]
+
+    def storm_story(self, index: int) -> list[Event]:
+        """Story `index` of a storm's mix: the lifecycle, then the repeated lifecycles
+        (`repeat_story`), in turn. Returns its events."""
+        return self.lifecycle() if index % 2 == 0 else self.repeat_story()
+
     def unknown_event(self) -> Event:
         """A ``star.created`` event (GitHub sends it; a CI App handles no such thing): no effect."""
         body = {"action": "created", "starred_at": gh.iso(self._tick()), "repository": self.repository(),
