@@ -197,23 +197,30 @@ def test_every_label_carries_its_archive_fields_and_default_labels_say_so() -> N
 
 def test_the_repeat_story_sends_a_new_delivery_for_each_change_of_one_issue() -> None:
     """Two labels, two comments, closed, reopened and closed again: one issue's number and
-    action twice in three pairs, each its own delivery (GUID), each a newer version."""
+    action twice in three pairs; a pull request closed, reopened and merged: two
+    ``pull_request.closed`` of one number. Each its own delivery (GUID), each a newer version."""
     world = GitHubWorld(4)
     events = world.repeat_story()
     full = world.repository()["full_name"]
-    issue = f"{full}#1"
+    issue, pull = f"{full}#1", f"{full}#2"
     assert [(e.type, e.object_id, e.status, e.version) for e in events] == [
         ("issues.opened", issue, "open", 1), ("issues.labeled", issue, "open", 2),
         ("issue_comment.created", issue, "open", 3), ("issues.labeled", issue, "open", 4),
         ("issues.closed", issue, "closed", 5), ("issues.reopened", issue, "open", 6),
-        ("issue_comment.created", issue, "open", 7), ("issues.closed", issue, "closed", 8)]
+        ("issue_comment.created", issue, "open", 7), ("issues.closed", issue, "closed", 8),
+        ("pull_request.opened", pull, "open", 1), ("pull_request.closed", pull, "closed", 2),
+        ("pull_request.reopened", pull, "open", 3), ("pull_request.synchronize", pull, "open", 4),
+        ("pull_request.closed", pull, "merged", 5), ("push", f"{full}@{world.head}", None, 1)]
     assert len({e.id for e in events}) == len(events)
+    reopened = events[10].extra["payload"]["pull_request"]
+    assert (reopened["state"], reopened["closed_at"], reopened["merged"]) == ("open", None, False)
     labels = [e.extra["payload"]["label"]["name"] for e in events if e.type == "issues.labeled"]
     assert labels == ["bug", "enhancement"]
     replies = [e.business_key for e in events if e.type == "issue_comment.created"]
     assert len(set(replies)) == 2 and all(k.startswith(f"reply:{issue}:") for k in replies)  # two effects
-    stamps = [e.extra["payload"]["issue"]["updated_at"] for e in events]
-    assert stamps == sorted(stamps) and len(set(stamps)) == len(stamps)  # updated_at orders the versions
+    for kind in ("issue", "pull_request"):
+        stamps = [e.extra["payload"][kind]["updated_at"] for e in events if e.object_type == kind]
+        assert stamps == sorted(stamps) and len(set(stamps)) == len(stamps)  # updated_at orders the versions
 
 
 def test_the_storm_mix_alternates_the_lifecycle_and_the_repeat_story() -> None:

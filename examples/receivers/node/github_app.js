@@ -81,7 +81,8 @@ export function createApp({ secret, db, dedupe = true, ordered = true, claimKey 
   webhooks.on("push", ({ id, name, payload }) => apply(id, name, [["effect", `ci:${repo(payload)}@${payload.after}`]], payload));
   webhooks.on(["pull_request.opened", "pull_request.synchronize"], ({ id, name, payload }) => apply(id, name, [
     ["effect", `ci:${repo(payload)}@${payload.pull_request.head.sha}`], prState(payload)], payload));
-  webhooks.on("pull_request.closed", ({ id, name, payload }) => apply(id, name, [prState(payload)], payload));
+  webhooks.on(["pull_request.closed", "pull_request.reopened"],
+    ({ id, name, payload }) => apply(id, name, [prState(payload)], payload));
   webhooks.on("installation.created", ({ id, name, payload }) => apply(id, name, [
     ["effect", `install:${payload.installation.id}`]], payload));
 
