@@ -68,8 +68,8 @@ def template_world(kind: str, seed: int, *, live: bool = False, account: str | N
 
 def play_story(world: Any, index: int) -> list[Event]:
     """Story `index` of a storm's mix, played now: the world's `storm_story(index)` where it
-    has one (GitHub's: its lifecycle, then an issue closed, reopened and closed again, in
-    turn), else its lifecycle. Each one's events."""
+    has one (GitHub's: its lifecycle, then an issue and a pull request each closed, reopened
+    and closed again, in turn), else its lifecycle. Each one's events."""
     mix = getattr(world, "storm_story", None)
     return list(mix(index) if mix is not None else world.lifecycle())
 
@@ -381,4 +381,5 @@ class StoryBook:
 
 
 __all__ = ["MAX_COPIES", "STORIES", "Rendered", "StoryBook", "cut_at_tails", "original_id", "play_stories",
-           "play_story", "process_seed", "renamed", "renamed_text", "StormSends", "storm_sends", "story_events", "tail", "template_world"]
+           "play_story", "process_seed", "renamed", "renamed_text", "StormSends", "storm_sends", "story_events",
+           "tail", "template_world"]

@@ -330,8 +330,8 @@ class GitHubWorld(RecordReads):
         ``issues.closed`` with one issue's number, each with its own ``X-GitHub-Delivery``);
         then a pull request opened, closed without merging, reopened, pushed to and merged
         (two ``pull_request.closed`` with one number). A receiver deduplicating on the event,
-        its action and the number, not the delivery, keeps the issue open, loses its second
-        reply and keeps the pull request closed, not merged. Returns its events (the merge's
+        its action and the number, not the delivery, leaves the issue open, loses its second
+        reply and leaves the pull request open, never merged. Returns its events (the merge's
         ``push`` among them)."""
         start = len(self.events)
         issue = self.open_issue()
