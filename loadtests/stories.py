@@ -67,9 +67,17 @@ def template_world(kind: str, seed: int, *, live: bool = False, account: str | N
     return new_world(kind, seed, livemode=live, account=account, start_us=start_us)
 
 
+def play_story(world: Any, index: int) -> list[Event]:
+    """Story `index` of a storm's mix, played now: the world's `storm_story(index)` where it
+    has one (GitHub's: its lifecycle, then an issue and a pull request each closed, reopened
+    and closed again, in turn), else its lifecycle. Each one's events."""
+    mix = getattr(world, "storm_story", None)
+    return list(mix(index) if mix is not None else world.lifecycle())
+
+
 def play_stories(world: Any, stories: int = STORIES) -> list[list[Event]]:
-    """`stories` lifecycles of `world`, played now: each one's events."""
-    return [list(world.lifecycle()) for _ in range(stories)]
+    """`stories` stories of `world`'s storm mix (`play_story`), played now: each one's events."""
+    return [play_story(world, index) for index in range(stories)]
 
 
 class StormSends:
@@ -294,7 +302,7 @@ _PROOF_COPIES = (1, MAX_COPIES - 1)
 
 
 class StoryBook:
-    """`stories` lifecycles of `world` kept by `keep`, rendered once by `profile`
+    """`stories` stories of `world`'s storm mix (`play_story`) kept by `keep`, rendered once by `profile`
     (`pause`, if given, is called between two stories and two events while they are built).
 
     `stream` replays them with fresh ids; different `first_copy` values with the same
@@ -308,8 +316,8 @@ class StoryBook:
         self.profile = profile
         rest = pause or (lambda: None)  # between two stories: a Locust process answers its master meanwhile
         played = []
-        for _ in range(stories):
-            played.append(list(world.lifecycle()))
+        for index in range(stories):
+            played.append(play_story(world, index))
             rest()
         self.renamer: IdRenamer | None = None if isinstance(world, World) else IdRenamer.of(world)
         whole = keep.story if isinstance(keep, StormSends) else (lambda story: [e for e in story if keep(e)])
@@ -373,5 +381,6 @@ class StoryBook:
             copy_no += stride
 
 
-__all__ = ["MAX_COPIES", "STORIES", "Rendered", "StoryBook", "cut_at_tails", "original_id", "play_stories", "process_seed", "renamed",
-           "renamed_text", "StormSends", "storm_sends", "story_events", "tail", "template_world"]
+__all__ = ["MAX_COPIES", "STORIES", "Rendered", "StoryBook", "cut_at_tails", "original_id", "play_stories",
+           "play_story", "process_seed", "renamed", "renamed_text", "StormSends", "storm_sends", "story_events",
+           "tail", "template_world"]

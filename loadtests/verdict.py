@@ -47,7 +47,8 @@ STORM_CHECKS: tuple[str, ...] = (
 #: The checks over object states, run when the storm sent an object the observer reads.
 STATE_CHECKS: tuple[str, ...] = ("stale", "regressed")
 #: Checklist items a storm evidences.
-STORM_CHECKLIST: tuple[str, ...] = ("duplicates-tested", "unique-under-concurrency", "reordering-tested")
+STORM_CHECKLIST: tuple[str, ...] = ("duplicates-tested", "unique-under-concurrency", "reordering-tested",
+                                     "accepts-valid")
 #: Attempts kept in the report (those of finding keys first); the full history is in history.sqlite.
 MAX_REPORT_ATTEMPTS = 2000
 #: Points of the throughput series at most (buckets widen for long storms).

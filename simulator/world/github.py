@@ -11,7 +11,7 @@ Events (``Event.type`` is Octokit's ``<X-GitHub-Event>.<action>``, or the bare e
 name for ``push`` and ``ping``, which have no action), from GitHub's docs
 ``webhook-events-and-payloads``:
 ``issues.opened|edited|closed|reopened|labeled``, ``issue_comment.created``,
-``pull_request.opened|synchronize|closed`` (``merged`` true or false), ``push``,
+``pull_request.opened|synchronize|closed|reopened`` (``merged`` true or false), ``push``,
 ``installation.created|deleted``, ``ping``.
 
 ``Event.id`` is the delivery's GUID (``X-GitHub-Delivery``): GitHub documents it as the
@@ -249,6 +249,14 @@ class GitHubWorld(RecordReads):
         if merge_sha is not None:
             self._push(self.head, merge_sha, f"Merge pull request #{pr['number']} from {pr['head']['label']}")
 
+    def reopen_pull_request(self, pull_request: str) -> None:
+        """Reopen a pull request closed without merging: emits ``pull_request.reopened``."""
+        pr = self._typed(pull_request, "pull_request")
+        if pr["hookproof_status"] != "closed":
+            raise WorldError(f"pull request {pull_request} is not closed unmerged", object_id=pull_request)
+        self._transition(pull_request, "open", {"closed_at": None})
+        self._emit("pull_request.reopened", pull_request, {"number": pr["number"], "pull_request": None})
+
     def advance(self, seconds: int) -> None:
         """Move the clock forward `seconds` (>= 0)."""
         self._now += max(0, seconds)
@@ -314,6 +322,37 @@ class GitHubWorld(RecordReads):
         self.synchronize(pr)
         self.synchronize(pr)
         return [e for e in self.events[start:] if e.type in ("issue_comment.created", "pull_request.synchronize")]
+
+    def repeat_story(self) -> list[Event]:
+        """The repeated lifecycles GitHub sends about one object, each change its own delivery:
+        an issue opened, labeled, commented on, labeled again, closed, reopened, commented on
+        again and closed again (two ``issues.labeled``, two ``issue_comment.created`` and two
+        ``issues.closed`` with one issue's number, each with its own ``X-GitHub-Delivery``);
+        then a pull request opened, closed without merging, reopened, pushed to and merged
+        (two ``pull_request.closed`` with one number). A receiver deduplicating on the event,
+        its action and the number, not the delivery, leaves the issue open, loses its second
+        reply and leaves the pull request open, never merged. Returns its events (the merge's
+        ``push`` among them)."""
+        start = len(self.events)
+        issue = self.open_issue()
+        self.label_issue(issue)
+        self.comment(issue)
+        self.label_issue(issue)
+        self.close_issue(issue)
+        self.reopen_issue(issue)
+        self.comment(issue)
+        self.close_issue(issue)
+        pr = self.open_pull_request()
+        self.close_pull_request(pr, merged=False)
+        self.reopen_pull_request(pr)
+        self.synchronize(pr)
+        self.close_pull_request(pr, merged=True)
+        return self.events[start:]
+
+    def storm_story(self, index: int) -> list[Event]:
+        """Story `index` of a storm's mix: the lifecycle, then the repeated lifecycles
+        (`repeat_story`), in turn. Returns its events."""
+        return self.lifecycle() if index % 2 == 0 else self.repeat_story()
 
     def unknown_event(self) -> Event:
         """A ``star.created`` event (GitHub sends it; a CI App handles no such thing): no effect."""

@@ -33,7 +33,7 @@ BUSINESS_KEYS: Mapping[str, Callable[[Mapping[str, Any]], str]] = {
 GITHUB_EVENT_TYPES: tuple[str, ...] = (
     "issues.opened", "issues.edited", "issues.closed", "issues.reopened", "issues.labeled",
     "issue_comment.created", "pull_request.opened", "pull_request.synchronize", "pull_request.closed",
-    "push", "installation.created", "installation.deleted", "ping",
+    "pull_request.reopened", "push", "installation.created", "installation.deleted", "ping",
 )
 
 #: Object types whose events carry an observable state.

@@ -17,6 +17,13 @@ def _reopened(world: GitHubWorld) -> None:
     world.reopen_issue(issue)
 
 
+def _pull_request_reopened(world: GitHubWorld) -> None:
+    """A pull request opened, closed without merging, then reopened."""
+    pr = world.open_pull_request()
+    world.close_pull_request(pr, merged=False)
+    world.reopen_pull_request(pr)
+
+
 #: Event type -> a story that makes a fresh world emit it (``hookproof send``).
 GITHUB_SCRIPTS: Mapping[str, Callable[[GitHubWorld], object]] = {
     "issues.opened": lambda w: w.open_issue(),
@@ -28,6 +35,7 @@ GITHUB_SCRIPTS: Mapping[str, Callable[[GitHubWorld], object]] = {
     "pull_request.opened": lambda w: w.open_pull_request(),
     "pull_request.synchronize": lambda w: w.synchronize(w.open_pull_request()),
     "pull_request.closed": lambda w: w.close_pull_request(w.open_pull_request(), merged=True),
+    "pull_request.reopened": lambda w: _pull_request_reopened(w),
     "push": lambda w: w.push(),
     "installation.created": lambda w: w.install(),
     "installation.deleted": lambda w: w.uninstall(w.install().object_id),

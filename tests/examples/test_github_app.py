@@ -1,11 +1,11 @@
 """The Node GitHub App receivers (examples/receivers/node) against hookproof, over real HTTP.
 
 `github_app.js` is written from GitHub's docs and @octokit/webhooks (`verifyAndReceive`,
-dedupe by X-GitHub-Delivery in the effect's SQLite transaction); `github_app_no_dedupe.js`
-and `github_app_blind_overwrite.js` are its broken twins. `hookproof send --profile github` reaches the correct one and is
-accepted and handled; `certify` passes it on the whole catalog and fails the twin with
-`duplicated` for the App's own business keys, and the blind overwrite with `stale` (the
-GitHub detection matrix, `MATRIX`).
+dedupe by X-GitHub-Delivery in the effect's SQLite transaction); `github_app_no_dedupe.js`,
+`github_app_blind_overwrite.js` and `github_app_by_number.js` are its broken twins. `hookproof send --profile github`
+reaches the correct one and is accepted and handled; `certify` passes it on the whole catalog and fails the twin with
+`duplicated` for the App's own business keys, the blind overwrite with `stale`, and the claim by event, action and
+number with `stale` (an issue closed again) and `lost` (a second comment) (the GitHub detection matrix, `MATRIX`).
 Needs node and ``npm ci`` in examples/receivers/node (CI runs it): skipped locally
 without them, a failure under CI.
 """

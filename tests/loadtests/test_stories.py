@@ -6,7 +6,16 @@ import itertools
 
 import pytest
 
-from hookproof.loadtests.stories import MAX_COPIES, StoryBook, renamed, story_events, tail
+from hookproof.loadtests.stories import (
+    MAX_COPIES,
+    StoryBook,
+    play_stories,
+    renamed,
+    storm_sends,
+    story_events,
+    tail,
+    template_world,
+)
 from hookproof.simulator.events import Event
 from hookproof.simulator.profiles import PROFILES, get_profile
 from hookproof.simulator.world import World
@@ -106,3 +115,25 @@ def test_a_book_built_with_pauses_is_the_same_book() -> None:
     for a, b in zip(itertools.islice(paused.stream(first_copy=5), 200),
                     itertools.islice(whole.stream(first_copy=5), 200)):
         assert a.event == b.event and a.envelope == b.envelope
+
+
+def test_a_github_storm_sends_an_issue_closed_reopened_and_closed_again() -> None:
+    """The storm's GitHub stories are its lifecycle and the repeated lifecycles in turn
+    (`GitHubWorld.storm_story`): every second story closes one issue twice, comments on it
+    twice and closes one pull request twice, each change its own delivery; the storm sends
+    them all (states, and effects)."""
+    profile = get_profile("github")
+    book = StoryBook(template_world("github", 7, start_us=1_790_000_000_000_000), profile, storm_sends(profile),
+                     stories=4)
+    assert len(book.templates) == 4
+    for story in book.templates[1::2]:
+        assert [e.type for e in story] == ["issues.opened", "issues.labeled", "issue_comment.created",
+                                           "issues.labeled", "issues.closed", "issues.reopened",
+                                           "issue_comment.created", "issues.closed", "pull_request.opened",
+                                           "pull_request.closed", "pull_request.reopened",
+                                           "pull_request.synchronize", "pull_request.closed", "push"]
+        assert len({e.object_id for e in story if e.stateful}) == 2  # one issue, one pull request
+    for story in book.templates[::2]:
+        assert [e.type for e in story].count("issues.closed") == 1  # the lifecycle closes its issue once
+    other = play_stories(template_world("github", 7, start_us=1_790_000_000_000_000), 4)[1]
+    assert [e.id for e in other] == [e.id for e in book.templates[1]]  # the provider API's template is the same

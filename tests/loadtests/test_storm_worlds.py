@@ -27,6 +27,7 @@ from hookproof.loadtests.stories import STORIES, StoryBook, play_stories, proces
 from hookproof.loadtests.storm_truth import served_world, storm_truth
 from hookproof.scenarios.findings import CheckResult, Finding, Verdict
 from hookproof.scenarios.state_words import NamedState
+from hookproof.simulator.delivery.history import Attempt, load_history
 from hookproof.simulator.profiles import get_profile
 from hookproof.simulator.server import ServerState, run_server
 from hookproof.simulator.server.state import DEFAULT_API_KEY
@@ -330,6 +331,8 @@ STORMS: dict[str, Callable[[Path], tuple[Path, subprocess.CompletedProcess[str]]
     **{f"test_a_storm_passes_the_correct_provider_receiver[{r}]/storm": _provider_storm(r) for r in _CORRECT},
     **{f"test_a_storm_fails_the_twin_without_dedupe_with_duplicated[{r}]/storm": _provider_storm(r, "--duplicates", "0.5")
        for r in _NO_DEDUPE},
+    "test_a_github_storm_fails_the_twin_claiming_by_number_with_stale_and_lost/storm":
+        _provider_storm("github_app_by_number", "--reorder-window", "1", "--related", "0", "--rate", "16"),
     "test_a_billing_storm_passes_the_receiver_that_fetches_state[one-process]/storm": lambda d: (d, _billing_storm(d)),
     "test_a_billing_storm_passes_the_receiver_that_fetches_state[two-workers]/storm":
         lambda d: (d, _billing_storm(d, "--workers", "2", "--related", "0.2", "--api-transient", "0.2")),
@@ -370,6 +373,59 @@ def test_a_storm_fails_the_twin_without_dedupe_with_duplicated(
     tmp_path, result = storms.result(f"{request.node.name}/storm")
     assert result.returncode == 1, result.stdout + result.stderr
     assert "duplicated" in failing_checks(tmp_path / "out"), result.stdout
+
+
+def _second_of_each_object(history: list[Attempt], event_type: str) -> dict[str, str]:
+    """Object id -> the event id of its second `event_type` acknowledged, in the order sent."""
+    seen: dict[str, list[str]] = {}
+    for a in sorted(history, key=lambda a: a.sent_at):
+        if a.event_type == event_type and a.completion.value == "ok" and a.object_id is not None:
+            ids = seen.setdefault(a.object_id, [])
+            if a.event_id not in ids:
+                ids.append(a.event_id)
+    return {oid: ids[1] for oid, ids in seen.items() if len(ids) > 1}
+
+
+@pytest.mark.slow
+def test_a_github_storm_fails_the_twin_claiming_by_number_with_stale_and_lost(
+        storms: StormBatch[tuple[Path, subprocess.CompletedProcess[str]]], request: pytest.FixtureRequest) -> None:
+    """The storm's GitHub stories close an issue, reopen it and close it again, comment on it
+    twice, and close a pull request, reopen it and merge it (`GitHubWorld.repeat_story`): each
+    change is its own delivery. The App claiming the event, its action and the number
+    (`github_app_by_number.js`) takes each second one for a copy of the first: the issue stays
+    open and the pull request unmerged (`stale`), the second reply is never posted (`lost`).
+    In order (`--reorder-window 1`), exactly every issue and pull request whose second
+    ``closed`` was acknowledged is stale, and every second comment acknowledged is lost; the
+    same storms pass `github_app.js`, which claims the delivery
+    (`test_a_storm_passes_the_correct_provider_receiver[github_app]`)."""
+    _needs_node()
+    tmp_path, result = storms.result(f"{request.node.name}/storm")
+    assert result.returncode == 1, result.stdout + result.stderr
+    history = load_history(tmp_path / "out" / "history.sqlite")
+    issues_closed_again = _second_of_each_object(history, "issues.closed")
+    pulls_closed_again = _second_of_each_object(history, "pull_request.closed")
+    commented_again = _second_of_each_object(history, "issue_comment.created")
+    pushed_again = _second_of_each_object(history, "pull_request.synchronize")  # none: one push a pull request
+    second_replies = {a.business_key for a in history
+                      if a.business_key is not None and a.event_id in set(commented_again.values())}
+    assert issues_closed_again and pulls_closed_again and second_replies and not pushed_again, result.stdout
+    stale_keys = {*issues_closed_again, *pulls_closed_again}
+    assert failing_checks(tmp_path / "out") == {"stale": len(stale_keys), "lost": len(second_replies)}, result.stdout
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    findings = {c["check_id"]: {f["key"]: f for f in c["findings"]} for c in report["scenarios"][0]["checks"]}
+    assert set(findings["lost"]) == second_replies
+    assert set(findings["stale"]) == stale_keys
+    # the twin's open is named by the newest event carrying it, the one before the second close:
+    # the issue's second comment, the pull request's push
+    pushed = {a.object_id: a.event_id for a in history if a.event_type == "pull_request.synchronize"}
+    for issue, event_id in issues_closed_again.items():
+        stale = findings["stale"][issue]
+        assert stale["actual"] == f"open (event {commented_again[issue]}, issue_comment.created)", stale
+        assert stale["expected"] == f"closed (event {event_id}, issues.closed)", stale
+    for pull, event_id in pulls_closed_again.items():
+        stale = findings["stale"][pull]
+        assert stale["actual"] == f"open (event {pushed[pull]}, pull_request.synchronize)", stale
+        assert stale["expected"] == f"merged (event {event_id}, pull_request.closed)", stale
 
 
 @pytest.mark.slow

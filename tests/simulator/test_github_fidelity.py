@@ -48,13 +48,14 @@ LABEL_ARCHIVE: dict[str, Any] = {"archived_at": {"type": ["string", "null"], "fo
 
 
 def rendered_events() -> Iterator[Event]:
-    """Every event of three seeds' lifecycles, the catalog's stories and each type's script."""
+    """Every event of three seeds' lifecycles, the catalog's and the storm's stories and each type's script."""
     for seed in (1, 2, 3):
         world = GitHubWorld(seed)
         world.lifecycle()
         world.effect_story()
         world.state_story()
         world.distinct_story()
+        world.repeat_story()
         world.quiet_event()
         yield from world.events
     for event_type in GITHUB_EVENT_TYPES:
@@ -192,3 +193,39 @@ def test_every_label_carries_its_archive_fields_and_default_labels_say_so() -> N
     assert labels and all(lab["archived_at"] is None and lab["archived_by"] is None for lab in labels)
     defaults = {lab["name"]: lab["default"] for lab in labels}
     assert defaults.get("bug") is True and defaults.get("triage", False) is False
+
+
+def test_the_repeat_story_sends_a_new_delivery_for_each_change_of_one_issue() -> None:
+    """Two labels, two comments, closed, reopened and closed again: one issue's number and
+    action twice in three pairs; a pull request closed, reopened and merged: two
+    ``pull_request.closed`` of one number. Each its own delivery (GUID), each a newer version."""
+    world = GitHubWorld(4)
+    events = world.repeat_story()
+    full = world.repository()["full_name"]
+    issue, pull = f"{full}#1", f"{full}#2"
+    assert [(e.type, e.object_id, e.status, e.version) for e in events] == [
+        ("issues.opened", issue, "open", 1), ("issues.labeled", issue, "open", 2),
+        ("issue_comment.created", issue, "open", 3), ("issues.labeled", issue, "open", 4),
+        ("issues.closed", issue, "closed", 5), ("issues.reopened", issue, "open", 6),
+        ("issue_comment.created", issue, "open", 7), ("issues.closed", issue, "closed", 8),
+        ("pull_request.opened", pull, "open", 1), ("pull_request.closed", pull, "closed", 2),
+        ("pull_request.reopened", pull, "open", 3), ("pull_request.synchronize", pull, "open", 4),
+        ("pull_request.closed", pull, "merged", 5), ("push", f"{full}@{world.head}", None, 1)]
+    assert len({e.id for e in events}) == len(events)
+    reopened = events[10].extra["payload"]["pull_request"]
+    assert (reopened["state"], reopened["closed_at"], reopened["merged"]) == ("open", None, False)
+    labels = [e.extra["payload"]["label"]["name"] for e in events if e.type == "issues.labeled"]
+    assert labels == ["bug", "enhancement"]
+    replies = [e.business_key for e in events if e.type == "issue_comment.created"]
+    assert len(set(replies)) == 2 and all(k.startswith(f"reply:{issue}:") for k in replies)  # two effects
+    for kind in ("issue", "pull_request"):
+        stamps = [e.extra["payload"][kind]["updated_at"] for e in events if e.object_type == kind]
+        assert stamps == sorted(stamps) and len(set(stamps)) == len(stamps)  # updated_at orders the versions
+
+
+def test_the_storm_mix_alternates_the_lifecycle_and_the_repeat_story() -> None:
+    mixed, lifecycles, repeats = GitHubWorld(6), GitHubWorld(6), GitHubWorld(6)
+    told = [mixed.storm_story(i) for i in range(4)]
+    expected = [lifecycles.lifecycle(), lifecycles.repeat_story(), lifecycles.lifecycle(), lifecycles.repeat_story()]
+    assert [[(e.id, e.type) for e in story] for story in told] == [[(e.id, e.type) for e in story] for story in expected]
+    assert [e.type for e in told[1]] == [e.type for e in repeats.repeat_story()]

@@ -22,7 +22,8 @@
 //   PORT            port on 127.0.0.1 (default 3000); DATABASE  SQLite file (default github_app.db)
 //   POST /webhooks  the webhook; GET /healthz  readiness.
 // Broken twins: github_app_no_dedupe.js (no claim), github_app_blind_overwrite.js (no
-// updated_at guard: the last delivery wins, even an older one).
+// updated_at guard: the last delivery wins, even an older one), github_app_by_number.js
+// (claims the event, its action and the issue's or pull request's number, not the delivery).
 
 import { createServer } from "node:http";
 import { Webhooks } from "@octokit/webhooks";
@@ -43,7 +44,10 @@ export function openDatabase(path) {
   return db;
 }
 
-export function createApp({ secret, db, dedupe = true, ordered = true }) {
+// The claim's key: the delivery's GUID (X-GitHub-Delivery), GitHub's id of the event.
+const byDelivery = (id) => id;
+
+export function createApp({ secret, db, dedupe = true, ordered = true, claimKey = byDelivery }) {
   const webhooks = new Webhooks({ secret });
   const claim = db.prepare("INSERT INTO deliveries (delivery_id, event) VALUES (?, ?) ON CONFLICT DO NOTHING");
   const addEffect = db.prepare("INSERT INTO effects (business_key, delivery_id) VALUES (?, ?)");
@@ -53,8 +57,8 @@ export function createApp({ secret, db, dedupe = true, ordered = true }) {
     ${ordered ? "WHERE excluded.updated_at > states.updated_at" : ""}`);
 
   // One transaction per delivery: the claim and every write of its handler commit together.
-  const apply = db.transaction((id, name, writes) => {
-    if (dedupe && claim.run(id, name).changes === 0) return; // already applied
+  const apply = db.transaction((id, name, writes, payload) => {
+    if (dedupe && claim.run(claimKey(id, name, payload), name).changes === 0) return; // already applied
     for (const [kind, ...args] of writes) {
       if (kind === "effect") addEffect.run(args[0], id);
       else setState.run(...args);
@@ -69,17 +73,18 @@ export function createApp({ secret, db, dedupe = true, ordered = true }) {
     payload.pull_request.merged ? "merged" : payload.pull_request.state, payload.pull_request.updated_at];
 
   webhooks.on("issues.opened", ({ id, name, payload }) => apply(id, name, [
-    ["effect", `comment:${repo(payload)}#${payload.issue.number}`], issueState(payload)]));
+    ["effect", `comment:${repo(payload)}#${payload.issue.number}`], issueState(payload)], payload));
   webhooks.on(["issues.edited", "issues.labeled", "issues.closed", "issues.reopened"],
-    ({ id, name, payload }) => apply(id, name, [issueState(payload)]));
+    ({ id, name, payload }) => apply(id, name, [issueState(payload)], payload));
   webhooks.on("issue_comment.created", ({ id, name, payload }) => apply(id, name, [
-    ["effect", `reply:${repo(payload)}#${payload.issue.number}:${payload.comment.id}`], issueState(payload)]));
-  webhooks.on("push", ({ id, name, payload }) => apply(id, name, [["effect", `ci:${repo(payload)}@${payload.after}`]]));
+    ["effect", `reply:${repo(payload)}#${payload.issue.number}:${payload.comment.id}`], issueState(payload)], payload));
+  webhooks.on("push", ({ id, name, payload }) => apply(id, name, [["effect", `ci:${repo(payload)}@${payload.after}`]], payload));
   webhooks.on(["pull_request.opened", "pull_request.synchronize"], ({ id, name, payload }) => apply(id, name, [
-    ["effect", `ci:${repo(payload)}@${payload.pull_request.head.sha}`], prState(payload)]));
-  webhooks.on("pull_request.closed", ({ id, name, payload }) => apply(id, name, [prState(payload)]));
+    ["effect", `ci:${repo(payload)}@${payload.pull_request.head.sha}`], prState(payload)], payload));
+  webhooks.on(["pull_request.closed", "pull_request.reopened"],
+    ({ id, name, payload }) => apply(id, name, [prState(payload)], payload));
   webhooks.on("installation.created", ({ id, name, payload }) => apply(id, name, [
-    ["effect", `install:${payload.installation.id}`]]));
+    ["effect", `install:${payload.installation.id}`]], payload));
 
   return async function handle(req, res) {
     const send = (status, body) => { res.writeHead(status, { "content-type": "text/plain" }); res.end(body); };
