@@ -496,6 +496,19 @@ class MappedCodes(_Codes):
         self._from_base = None
         self.own.trim()
 
+    def drop_hashes(self) -> None:
+        """Give up the hashes of the ids held in `own` (`IdCodes.drop_hashes`); the base's
+        are its owner's to drop."""
+        self.own.drop_hashes()
+
+    def take_inverse(self) -> "npt.NDArray[np.int32]":
+        """Per base code, this code (-1: not coded here), an int32 column the caller owns
+        (it may change it): the mapping's own, handed over and made again on its next
+        lookup by name, or a new one when it holds none."""
+        inverse = self._inverse()
+        self._from_base = None
+        return inverse
+
     def get(self, name: object, default: Any = None) -> Any:
         wc = self.base.get(name)
         if wc is not None:

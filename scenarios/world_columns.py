@@ -225,8 +225,8 @@ def world_columns(events: Iterable[Event]) -> WorldColumns:
     codes.trim()
     keys.codes.trim()
     objects.codes.trim()
-    # no id or object is added from here: their hashes go (8 bytes each; the keys' stay, the
-    # pass copies them with the keys it codes, `IdCodes.add_from`)
+    # no id or object is added from here: their hashes go (8 bytes each; the keys' stay until
+    # the pass is done looking its keys up there, `MappedCodes`)
     codes.drop_hashes()
     objects.codes.drop_hashes()
     return WorldColumns(codes, codes.names, cols[0], keys, cols[1], cols[2], objects, cols[3], statuses, cols[4], cols[5],

@@ -213,7 +213,8 @@ def test_codes_mapped_over_another_table_are_a_dict_s_codes(small: int) -> None:
     ids it does not (an own table beside it: an envelope's own ``msg_…`` id, ids a column
     cannot hold), mixed in one chunk and repeated across chunks; every read (`get`, `name`,
     `names`, `names_at`, `names_of`, iteration, `codes_in`, `base_codes`) agrees with the
-    dict, `code_all(add=False)` adds nothing, and the base is not changed."""
+    dict, `code_all(add=False)` adds nothing, `take_inverse` hands over the codes by base
+    id (made again for the next lookup), and the base is not changed."""
     from hookproof.scenarios.id_codes import MappedCodes, codes_in
 
     rng = random.Random(5)
@@ -245,6 +246,11 @@ def test_codes_mapped_over_another_table_are_a_dict_s_codes(small: int) -> None:
     assert mapped.get("evt_missing") is None and unseen[0] not in mapped and 3 not in mapped
     with pytest.raises(IndexError):
         mapped.name(len(expected))
+    inverse = mapped.take_inverse()  # per base id, its code here: the caller's to change
+    assert inverse.dtype == np.int32 and inverse.tolist() == [expected.get(name, -1) for name in base_names]
+    inverse[:] = -7
+    assert all(mapped.get(name) == code for name, code in expected.items())  # made again, not the one handed over
+    assert mapped.take_inverse().tolist() == [expected.get(name, -1) for name in base_names]
     mapped.trim()
     assert mapped.code_all([unseen[0], "msg_new", order[0]]).tolist() == [len(expected), len(expected) + 1, 0]
     assert len(base) == base_len and list(base) == base_names  # the base is read, never grown
