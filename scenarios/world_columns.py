@@ -229,6 +229,9 @@ def world_columns(events: Iterable[Event]) -> WorldColumns:
     # the pass is done looking its keys up there, `MappedCodes`)
     codes.drop_hashes()
     objects.codes.drop_hashes()
+    # events handed out by id (a storm's spool reads them so): the ids' table goes too, a lookup
+    # bisects the column of ids (the order checked: in any other, the table stays)
+    codes.drop_table_if_sorted()
     return WorldColumns(codes, codes.names, cols[0], keys, cols[1], cols[2], objects, cols[3], statuses, cols[4], cols[5],
                         kinds, cols[6])
 

@@ -299,3 +299,41 @@ def test_dropped_hashes_code_and_find_the_same_ids(small: int) -> None:
     table.trim()
     assert all(table.get(name) == code for name, code in expected.items())
     assert table.code_all(fresh, add=False).tolist() == list(range(len(names), len(names) + 3000))
+
+
+@pytest.mark.parametrize("small", [0, 1000])
+def test_ids_held_in_order_are_found_by_bisection_without_a_table(small: int) -> None:
+    """`drop_table_if_sorted`: ids held in ascending order of their bytes (a storm's events,
+    spooled by id) give up the table and are found by bisecting the column, every read as
+    with the table (`get`, `code_all(add=False)`, `codes_in`, a `MappedCodes` over them);
+    ids longer than the column's width, prefixes of held ids, the empty id and ids no
+    column holds are not found. An id added afterwards makes the table again. Ids out of
+    order, ids still a dict or ids the column cannot hold keep the table."""
+    from hookproof.scenarios.id_codes import MappedCodes, codes_in
+
+    rng = random.Random(17)
+    ids = sorted({f"evt_{rng.getrandbits(40):010x}" + "z" * rng.randrange(3) for _ in range(3000)} | {"caf\u00e9_1"},
+                 key=str.encode)
+    table = IdCodes(small)
+    table.code_all(ids)
+    table.trim()
+    table.drop_hashes()
+    assert table.drop_table_if_sorted() and not len(table._slots) and table.drop_table_if_sorted()
+    assert all(table.get(name) == code for code, name in enumerate(ids))
+    absent = ["", "evt_", ids[5][:-1], ids[5] + "0", "x" * 40, "caf\u00e9", "lone-\ud800", ids[0] + "\x00", "~"]
+    assert all(table.get(name) is None and name not in table for name in absent)
+    asked = [*ids[::-13], *absent]
+    want = [ids.index(name) if name in ids else -1 for name in asked]
+    assert table.code_all(asked, add=False).tolist() == want == codes_in(table, asked).tolist()
+    mapped = MappedCodes(table)
+    assert mapped.code_all([ids[9], "msg_1", ids[2], ids[9]]).tolist() == [0, 1, 2, 0]
+    assert mapped.base_codes(0, 3).tolist() == [9, -1, 2]
+    assert table.code_all(["evt_new", ids[3]]).tolist() == [len(ids), 3] and len(table._slots)
+    assert all(table.get(name) == code for code, name in enumerate([*ids, "evt_new"]))
+    shuffled = IdCodes(small)
+    shuffled.code_all([ids[1], ids[0], *ids[2:]])
+    assert not shuffled.drop_table_if_sorted() and len(shuffled._slots)
+    assert not IdCodes().drop_table_if_sorted()  # a dict while small
+    odd = IdCodes(small)
+    odd.code_all([*ids, "zz\x00"])
+    assert not odd.drop_table_if_sorted()
