@@ -14,7 +14,8 @@ whole run, which includes the checks: they read the history from disk as columns
 pass (`scenarios.check_index.expectations_and_index`, `HistoryFile.column_chunks`),
 keeping numpy columns per attempt and per event, key and object code (the events' fields,
 `scenarios.world_columns`, and the expectations, `scenarios.expectation_views`, as
-columns); the storm's events are read again from disk on each pass over them
+columns; the acked latencies read again from disk for ``ack_latency`` alone); the storm's
+events are read again from disk on each pass over them
 (`loadtests.verdict.SpooledEvents`), the observation stays in memory (its effect rows as
 columns, `scenarios.observations.effect_rows`, as the observers read a storm's).
 

@@ -134,6 +134,42 @@ class Completions(Sequence["Completion | None"]):
     __hash__ = None  # type: ignore[assignment]
 
 
+class AckedLatencies(Sequence[float]):
+    """The latency (ms) of every acked attempt, in history order, not kept by the pass: read
+    from the history file when asked for (`values`, `HistoryFile.acked_latencies`; a
+    storm's million are 9 MB, which only ``ack_latency`` reads, once) and not held after.
+    Its length is the pass's count, known without reading; any other read reads them."""
+
+    __slots__ = ("_count", "_read")
+
+    def __init__(self, count: int, read: Callable[[], "array[float]"]) -> None:
+        self._count = count
+        self._read = read
+
+    def values(self) -> "array[float]":
+        """The latencies, read now (a new array on each call). Raises ValueError when the
+        history no longer holds as many acked attempts as the pass counted."""
+        values = self._read()
+        if len(values) != self._count:
+            raise ValueError(f"the history holds {len(values):,} acked attempts, its pass counted {self._count:,}")
+        return values
+
+    def __len__(self) -> int:
+        return self._count
+
+    @overload
+    def __getitem__(self, i: int) -> float: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> "array[float]": ...
+
+    def __getitem__(self, i: int | slice) -> "float | array[float]":
+        return self.values()[i]
+
+    def __iter__(self) -> Iterator[float]:
+        return iter(self.values())
+
+
 @dataclass
 class HistoryScan:
     """What `scan_history` kept of a history for the checks' index. Positions count
@@ -164,7 +200,8 @@ class HistoryScan:
         acked_events: events with at least one valid attempt that completed ok (a `CodedSet`).
         notable: positions of attempts that are invalid, or got a 4xx/5xx status or a
             rejected or server-error outcome.
-        acked_latencies: latency (ms) of every acked attempt (valid or not), history order.
+        acked_latencies: latency (ms) of every acked attempt (valid or not), history order:
+            an array, or for a history file (which reads them again) `AckedLatencies`.
         over_half: positions of acked attempts slower than half the sender timeout, and
             `over_half_ms` their latencies (ms).
         sender_timeout_s: the sender timeout the latencies were compared with, seconds.
@@ -182,7 +219,7 @@ class HistoryScan:
     completions: Sequence[Completion | None]
     acked_events: Set[str]
     notable: list[int]
-    acked_latencies: array[float]
+    acked_latencies: "array[float] | AckedLatencies"
     over_half: list[int]
     over_half_ms: list[float]
     sender_timeout_s: float
@@ -461,7 +498,10 @@ def scan_history(
     # per attempt: event code, own key code, completion code, filled in place (a history on
     # disk says how long it is: sized once, no chunk kept and joined)
     per_attempt = _PerAttempt(length_hint(history))
+    # the acked latencies: kept, or only counted for a history file that reads them again when asked
+    read_latencies: Callable[[], array[float]] | None = getattr(history, "acked_latencies", None)
     latency_parts: list[npt.NDArray[np.float64]] = []
+    n_acked = 0
     notable: list[int] = []
     over_half: list[int] = []
     over_half_ms: list[float] = []
@@ -512,7 +552,10 @@ def scan_history(
         acked.data[ev[cc == 0]] = True
         notable += (np.flatnonzero(~valid | refused | (oc == 1)) + offset).tolist()
         is_acked = oc == 0
-        latency_parts.append(latency[is_acked])
+        if read_latencies is None:
+            latency_parts.append(latency[is_acked])
+        else:
+            n_acked += int(np.count_nonzero(is_acked))
         slow = np.flatnonzero(is_acked & (latency > half_ms))
         if slow.size:
             over_half += (slow + offset).tolist()
@@ -551,9 +594,13 @@ def scan_history(
     event_of, key_of, codes = per_attempt.take()
     del per_attempt
     completions = Completions(codes)
-    latencies: array[float] = array("d")
-    for part in latency_parts:
-        latencies.frombytes(part.tobytes())
+    latencies: array[float] | AckedLatencies
+    if read_latencies is not None:
+        latencies = AckedLatencies(n_acked, read_latencies)
+    else:
+        latencies = kept = array("d")
+        for part in latency_parts:
+            kept.frombytes(part.tobytes())
     del latency_parts
     n_events, n_keys = len(event_codes), len(key_codes)
     expectation_part: ExpectationScan | None = None
@@ -659,6 +706,7 @@ def _key_codes(codes: IdCodes | MappedCodes, keys: Sequence[Any]) -> "npt.NDArra
 
 __all__: Sequence[str] = [
     "ANSWERED_NON_SUCCESS",
+    "AckedLatencies",
     "CHUNK",
     "CodedSet",
     "Completions",

@@ -160,6 +160,24 @@ def test_the_scan_keeps_no_attempt_and_counts_them_once() -> None:
     assert sorted(p for positions in index.by_event.values() for p in positions) == list(range(len(attempts)))
 
 
+def test_a_history_file_s_acked_latencies_are_read_again_when_asked_for(tmp_path: Path) -> None:
+    """A pass over a history file keeps no acked latency, only their count
+    (`AckedLatencies`): read from disk when asked for, they are the list pass's, in order;
+    a history holding fewer acked attempts than the pass counted says so."""
+    from hookproof.scenarios.history_scan import AckedLatencies
+
+    events, attempts, observations = run_of(12, n_events=400)
+    in_memory = recorded(tmp_path / "history.sqlite", attempts)
+    listed = scan_history(in_memory, sender_timeout_s=10.0).acked_latencies
+    with HistoryFile(tmp_path / "history.sqlite") as streamed:
+        lazy = scan_history(streamed, sender_timeout_s=10.0).acked_latencies
+        assert isinstance(lazy, AckedLatencies) and len(lazy) == len(listed) > 100
+        assert lazy.values() == listed and list(lazy) == list(listed) and lazy[3] == listed[3]
+        assert lazy.values() is not lazy.values()  # not kept: a new read each time
+        with pytest.raises(ValueError, match="counted"):
+            AckedLatencies(len(listed) + 1, streamed.acked_latencies).values()
+
+
 def test_a_storm_sized_history_gives_the_same_findings_in_memory_and_streamed(tmp_path: Path) -> None:
     """Thousands of events with every kind of attempt, as a storm's history holds them:
     the checks over the list certify keeps and over the file a storm streams agree on
