@@ -14,7 +14,8 @@ whole run, which includes the checks: they read the history from disk as columns
 pass (`scenarios.check_index.expectations_and_index`, `HistoryFile.column_chunks`),
 keeping numpy columns per attempt and per event, key and object code (the events' fields,
 `scenarios.world_columns`, and the expectations, `scenarios.expectation_views`, as
-columns); the storm's events are read again from disk on each pass over them
+columns; the acked latencies read again from disk for ``ack_latency`` alone); the storm's
+events are read again from disk on each pass over them
 (`loadtests.verdict.SpooledEvents`), the observation stays in memory (its effect rows as
 columns, `scenarios.observations.effect_rows`, as the observers read a storm's).
 
@@ -29,7 +30,9 @@ Run: ``python bench/storm_memory.py [--keep DIR] [--rate R] [--nothing-applied] 
 keeps each storm's spec and files in DIR). ``python bench/storm_memory.py --replay DIR [K]``
 runs the master's end alone (`loadtests.verdict.finish_spooled`: settle, checks, reports)
 on K copies (default 10) of the storm kept in DIR, each copy's ids renamed, in a child
-process, and prints its RSS before the end, its peak (VmHWM) and its peak in each phase
+process (with ``--nothing-applied``, under the observer that reports nothing; with
+``--reports OUT``, its report files copied to OUT, to compare two replays' reports byte
+for byte), and prints its RSS before the end, its peak (VmHWM) and its peak in each phase
 of the end (VmHWM read at the phase's end and reset at its start through
 ``/proc/self/clear_refs``; sampled every 20 ms by a thread where that is not allowed): the
 master of a 1M storm from a 100k one. Linux only (``/proc``).
@@ -247,10 +250,12 @@ def replicate(kept: Path, times: int, out: Path) -> Path:
     return out
 
 
-def replay(kept_dir: Path, times: int) -> None:
+def replay(kept_dir: Path, times: int, applied: bool = True, reports: Path | None = None) -> None:
     """The master's end (`loadtests.verdict.finish_spooled`) of `times` copies of a kept
     storm (`--keep`'s folder: its ``spec-N.json`` and ``storm-N/history.sqlite``), in a
-    child process; prints the child's RSS before the end and its peak (VmHWM), MB."""
+    child process; prints the child's RSS before the end and its peak (VmHWM), MB. With
+    `applied` False the observer reports nothing applied (``storm_throughput:no_effects``);
+    with `reports`, the end's report files are copied there (to compare two replays)."""
     spec_path = next(kept_dir.glob("spec-*.json"))
     kept = kept_dir / f"storm-{spec_path.stem.split('-')[1]}" / "history.sqlite"
     with tempfile.TemporaryDirectory() as d:
@@ -262,15 +267,24 @@ def replay(kept_dir: Path, times: int) -> None:
         load = os.getloadavg()[0]
         started = time.monotonic()
         done = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--replay-child", str(spec_path),
-                               str(out)], env=env, capture_output=True, text=True, timeout=3600)
+                               str(out), "applied" if applied else "nothing-applied"],
+                              env=env, capture_output=True, text=True, timeout=3600)
         if done.returncode:
             raise SystemExit(done.stdout + done.stderr)
+        if reports is not None:
+            import shutil
+
+            reports.mkdir(parents=True, exist_ok=True)
+            for made in out.parent.iterdir():
+                if made.is_file() and not made.name.startswith("history.sqlite"):
+                    shutil.copy2(made, reports / made.name)
         print(f"replay of {kept_dir.name} x{times} (built in {built_s:.0f} s): {done.stdout.strip()}, "
               f"{time.monotonic() - started:.0f} s; load average {load:.1f} before, {os.getloadavg()[0]:.1f} after")
 
 
-def _replay_child(spec_path: Path, history: Path) -> None:
-    """The replay's child: `finish_spooled` over `history`, then its RSS figures."""
+def _replay_child(spec_path: Path, history: Path, applied: bool = True) -> None:
+    """The replay's child: `finish_spooled` over `history`, then its RSS figures (with
+    `applied` False, under the observer that reports nothing applied)."""
     import sqlite3
 
     from hookproof.loadtests.spec import StormSpec
@@ -279,6 +293,8 @@ def _replay_child(spec_path: Path, history: Path) -> None:
 
     spec = StormSpec.from_json(spec_path.read_text(encoding="utf-8"))
     spec = spec.model_copy(update={"out_dir": str(history.parent), "progress_path": None})
+    if not applied:
+        spec = spec.model_copy(update={"observer": {"kind": "python", "callable": "storm_throughput:no_effects"}})
     with sqlite3.connect(history) as db:
         first, last = db.execute("SELECT min(sent_at), max(sent_at) FROM storm_incoming").fetchone()
         n = db.execute("SELECT count(*) FROM storm_incoming").fetchone()[0]
@@ -369,7 +385,7 @@ def _reset_peak() -> bool:
 
 def main(argv: list[str]) -> None:
     if argv[:1] == ["--replay-child"]:  # the replay's own child process (see `replay`)
-        return _replay_child(Path(argv[1]), Path(argv[2]))
+        return _replay_child(Path(argv[1]), Path(argv[2]), argv[3:4] != ["nothing-applied"])
     cli = parser(__doc__)
     cli.add_argument("sizes", nargs="*", type=positive_int, metavar="N", help="storm sizes, attempts (default 10000 100000)")
     cli.add_argument("--rate", type=positive_float, default=2000.0, help="offered attempts/s (default 2000)")
@@ -377,11 +393,13 @@ def main(argv: list[str]) -> None:
     cli.add_argument("--keep", type=Path, metavar="DIR", help="keep each storm's files (spec, history) in DIR")
     cli.add_argument("--replay", nargs="+", metavar=("DIR", "K"),
                      help="the master's end alone on K copies (default 10) of a storm kept with --keep in DIR")
+    cli.add_argument("--reports", type=Path, metavar="DIR", help="with --replay: copy the end's reports to DIR")
     args = cli.parse_args(argv)
     if args.replay:
         if len(args.replay) > 2 or (len(args.replay) == 2 and not (args.replay[1].isdigit() and int(args.replay[1]) > 0)):
             cli.error("--replay takes DIR and at most one K, a whole number above 0")
-        return replay(Path(args.replay[0]), int(args.replay[1]) if len(args.replay) > 1 else 10)
+        return replay(Path(args.replay[0]), int(args.replay[1]) if len(args.replay) > 1 else 10,
+                      applied=not args.nothing_applied, reports=args.reports)
     rate, applied, keep = args.rate, not args.nothing_applied, args.keep
     sizes = args.sizes or [10_000, 100_000]
     server, url = start_null_receiver()

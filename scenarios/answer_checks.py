@@ -27,7 +27,7 @@ from hookproof.scenarios.findings import (
     Finding,
     result_of,
 )
-from hookproof.scenarios.history_scan import scan_history
+from hookproof.scenarios.history_scan import AckedLatencies, scan_history
 from hookproof.scenarios.observations import Expectations, Observation
 from hookproof.simulator.delivery.history import Attempt
 
@@ -231,10 +231,14 @@ def check_ack_latency(
                                              "sender_timeout_ms": timeout_ms})
     import numpy as np
 
-    if len(scan.acked_latencies) < key_tables.SMALL:
-        latencies: Sequence[float] = sorted(scan.acked_latencies)
+    acked = scan.acked_latencies
+    if isinstance(acked, AckedLatencies):  # a history file's: read now, for this check alone
+        acked = acked.values()
+    if len(acked) < key_tables.SMALL:
+        latencies: Sequence[float] = sorted(acked)
     else:  # sorted in C, as floats
-        latencies = np.sort(np.frombuffer(scan.acked_latencies, np.float64))  # type: ignore[assignment]
+        latencies = np.sort(np.frombuffer(acked, np.float64))  # type: ignore[assignment]
+    del acked
     p50, p95, p99 = (float(_percentile(latencies, p)) for p in (50, 95, 99))
     stats: dict[str, object] = {"acked": len(latencies), "p50_ms": p50, "p95_ms": p95, "p99_ms": p99,
                                 "max_ms": float(latencies[-1]), "sender_timeout_ms": timeout_ms}

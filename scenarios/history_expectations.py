@@ -79,8 +79,9 @@ class ExpectationScan:
             `key_first` (`"k"`) or `unkeyed_first` (`"e"`), kept only when its event is not
             a world id (a world event's columns give the object otherwise).
         key_of_world: per world key code (`world.keys`), the scan's code of that key (-1:
-            none), when the pass kept that column (dropped once `expectations` read it);
-            else worked out from the keys' names.
+            none), when the pass handed that column over (its keys mapped over the world's,
+            `MappedCodes.take_inverse`; dropped once `expectations` read it); else worked
+            out from the keys' names.
     """
 
     world: WorldColumns
@@ -105,10 +106,11 @@ class ExpectationScan:
         (`scenarios.expectation_views`): numpy over keys, events and objects (the events
         of keys with several as flat columns too, `SeveralEvents`).
 
-        `release`: this part's columns (and the world's key codes, keys, amounts) are
-        freed as soon as they are read, the per-key slots taken over without a copy: a
-        storm's (some 80 MB at a million attempts) are then not held while the truth is
-        built; the part cannot give expectations again (it is left empty)."""
+        `release`: this part's columns (and the world's key codes, amounts) are freed as
+        soon as they are read, the per-key slots taken over without a copy: a storm's
+        (some 80 MB at a million attempts) are then not held while the truth is built; the
+        part cannot give expectations again (it is left empty). The world's table of keys
+        stays: the scan's keys are coded over it (`MappedCodes`), and the checks read it."""
         import numpy as np
 
         prefixes = tuple(money_prefixes)
@@ -179,7 +181,7 @@ class ExpectationScan:
         if release:  # read for the last time above
             self.unkeyed_first, self.unkeyed_amount, self.unkeyed_valid = (
                 _freed(self.unkeyed_first), _freed(self.unkeyed_amount), _freed(self.unkeyed_valid))
-            world.keys = CompactNames()
+            world.keys = CompactNames()  # the world's hold (its table stays while the scan's keys map over it)
             del unkeyed
 
         # the valid events of the world, in order of their first valid attempt

@@ -17,9 +17,10 @@ straight into numpy (or from SQLite rows; valid, completion, outcome and status 
 together, one dict lookup an attempt), the event ids and the keys coded by hash as bytes
 (`scenarios.id_codes.IdCodes`: no string per event or key is kept), each once per run of
 equal neighbours (an event's copies, bursts and retries often come together); with the
-run's events, a chunk whose ids (keys) the world all names is coded through the world's
-codes instead, one lookup a run and the new ones copied from the world's
-(`scenarios.world_join`). The amounts are read only for the attempts that first carry a key
+run's events, the keys (and, when the world's are held as bytes, the event ids) are coded
+over the world's own tables (`scenarios.id_codes.MappedCodes`: two int32 slots an id, no
+id held twice; one the world does not name, a forged key, held by the mapping's own
+table). The amounts are read only for the attempts that first carry a key
 or an event; the rest is numpy over the chunk. Python runs per new event or key only where an attempt's value
 is needed for an expectation (its amount, its object when its event is unknown), and
 per attempt only for ids the run's events do not name (joined through the delivery id).
@@ -42,7 +43,6 @@ from hookproof.scenarios.history_expectations import EventFacts, ExpectationScan
 from hookproof.scenarios.id_codes import IdCodes, MappedCodes
 from hookproof.scenarios.observations import MONEY_PREFIXES, Expectations, world_id_of_delivery
 from hookproof.scenarios.world_columns import WorldColumns, world_columns
-from hookproof.scenarios.world_join import WorldJoin
 from hookproof.simulator.delivery.history import Attempt, Completion, Outcome
 from hookproof.simulator.events import Event
 
@@ -134,6 +134,42 @@ class Completions(Sequence["Completion | None"]):
     __hash__ = None  # type: ignore[assignment]
 
 
+class AckedLatencies(Sequence[float]):
+    """The latency (ms) of every acked attempt, in history order, not kept by the pass: read
+    from the history file when asked for (`values`, `HistoryFile.acked_latencies`; a
+    storm's million are 9 MB, which only ``ack_latency`` reads, once) and not held after.
+    Its length is the pass's count, known without reading; any other read reads them."""
+
+    __slots__ = ("_count", "_read")
+
+    def __init__(self, count: int, read: Callable[[], "array[float]"]) -> None:
+        self._count = count
+        self._read = read
+
+    def values(self) -> "array[float]":
+        """The latencies, read now (a new array on each call). Raises ValueError when the
+        history no longer holds as many acked attempts as the pass counted."""
+        values = self._read()
+        if len(values) != self._count:
+            raise ValueError(f"the history holds {len(values):,} acked attempts, its pass counted {self._count:,}")
+        return values
+
+    def __len__(self) -> int:
+        return self._count
+
+    @overload
+    def __getitem__(self, i: int) -> float: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> "array[float]": ...
+
+    def __getitem__(self, i: int | slice) -> "float | array[float]":
+        return self.values()[i]
+
+    def __iter__(self) -> Iterator[float]:
+        return iter(self.values())
+
+
 @dataclass
 class HistoryScan:
     """What `scan_history` kept of a history for the checks' index. Positions count
@@ -149,7 +185,8 @@ class HistoryScan:
             world's event table (a storm's: the ids not held twice), or a dict.
         event_of: per position, its event's code (int32: a pass codes at most `MAX_ATTEMPTS`).
         key_codes: business key → its code (0, 1, … in order of first attempt carrying it
-            as its own): an `IdCodes` from `scan_history`; `key_names` the keys by code.
+            as its own): from `scan_history` an `IdCodes`, or with the run's events a
+            `MappedCodes` over the world's keys; `key_names` the keys by code.
         key_of: per position, the code of the attempt's own business key, `NO_GROUP` when
             it carries none (int32).
         by_event: event id → positions (`Groups`), grouped on the first read of a position
@@ -163,7 +200,8 @@ class HistoryScan:
         acked_events: events with at least one valid attempt that completed ok (a `CodedSet`).
         notable: positions of attempts that are invalid, or got a 4xx/5xx status or a
             rejected or server-error outcome.
-        acked_latencies: latency (ms) of every acked attempt (valid or not), history order.
+        acked_latencies: latency (ms) of every acked attempt (valid or not), history order:
+            an array, or for a history file (which reads them again) `AckedLatencies`.
         over_half: positions of acked attempts slower than half the sender timeout, and
             `over_half_ms` their latencies (ms).
         sender_timeout_s: the sender timeout the latencies were compared with, seconds.
@@ -181,7 +219,7 @@ class HistoryScan:
     completions: Sequence[Completion | None]
     acked_events: Set[str]
     notable: list[int]
-    acked_latencies: array[float]
+    acked_latencies: "array[float] | AckedLatencies"
     over_half: list[int]
     over_half_ms: list[float]
     sender_timeout_s: float
@@ -433,19 +471,17 @@ def scan_history(
 
     world = world_columns(events) if events is not None else None
     expect = world is not None
-    join = WorldJoin(world) if world is not None else None
     # with the world: room for its events and keys from the start (the recorded ids are
     # the world's but for a few), so no column doubles (and is held twice) mid-pass
     n_world, n_world_keys = (len(world), len(world.keys.names)) if world is not None else (0, 0)
-    # the ids and keys as bytes from the first when the world's are (a storm's): the event ids
-    # mapped over the world's table (`MappedCodes`: no id held twice), the keys copied from the
-    # world's (`WorldJoin`)
+    # the ids as bytes from the first when the world's are (a storm's): mapped over the world's
+    # table (`MappedCodes`: no id held twice); the keys always mapped over the world's keys
+    # (a key the world does not name, a forged one, held by the mapping's own table)
     mapped = world is not None and world.codes.columnar
     event_codes: IdCodes | MappedCodes = MappedCodes(world.codes) if mapped else IdCodes()  # type: ignore[union-attr]
     if isinstance(event_codes, IdCodes):
         event_codes.reserve(n_world)
-    key_codes = IdCodes(0) if world is not None and world.keys.codes.columnar else IdCodes()
-    key_codes.reserve(n_world_keys)
+    key_codes: IdCodes | MappedCodes = MappedCodes(world.keys.codes) if world is not None else IdCodes()
     resolved: dict[str, int] = {}
     unresolved: set[str] = set()
     src_objects: dict[tuple[str, int], str | None] = {}
@@ -462,7 +498,10 @@ def scan_history(
     # per attempt: event code, own key code, completion code, filled in place (a history on
     # disk says how long it is: sized once, no chunk kept and joined)
     per_attempt = _PerAttempt(length_hint(history))
+    # the acked latencies: kept, or only counted for a history file that reads them again when asked
+    read_latencies: Callable[[], array[float]] | None = getattr(history, "acked_latencies", None)
     latency_parts: list[npt.NDArray[np.float64]] = []
+    n_acked = 0
     notable: list[int] = []
     over_half: list[int] = []
     over_half_ms: list[float] = []
@@ -501,14 +540,10 @@ def scan_history(
                     foreign.data[n_before:n_events] = known < 0
         n_keys_before = len(key_codes)
         key_heads = _runs(keys)
-        kc = join.keys(keys, key_heads, key_codes) if join is not None and len(keys) >= _RUNS_FROM else None
-        if kc is None:
-            head_keys = keys if key_heads is None else list(map(keys.__getitem__, key_heads.tolist()))
-            kc = _key_codes(key_codes, head_keys)
-            if join is not None and len(key_codes) > n_keys_before:
-                join.coded_keys(key_codes, n_keys_before)
-            if key_heads is not None:
-                kc = np.repeat(kc, np.diff(key_heads, append=len(keys)))
+        head_keys = keys if key_heads is None else list(map(keys.__getitem__, key_heads.tolist()))
+        kc = _key_codes(key_codes, head_keys)
+        if key_heads is not None:
+            kc = np.repeat(kc, np.diff(key_heads, append=len(keys)))
         n_keys = len(key_codes)
         new_keys = n_keys > n_keys_before
         cc[~valid] = 3
@@ -517,7 +552,10 @@ def scan_history(
         acked.data[ev[cc == 0]] = True
         notable += (np.flatnonzero(~valid | refused | (oc == 1)) + offset).tolist()
         is_acked = oc == 0
-        latency_parts.append(latency[is_acked])
+        if read_latencies is None:
+            latency_parts.append(latency[is_acked])
+        else:
+            n_acked += int(np.count_nonzero(is_acked))
         slow = np.flatnonzero(is_acked & (latency > half_ms))
         if slow.size:
             over_half += (slow + offset).tolist()
@@ -546,16 +584,23 @@ def scan_history(
                 unkeyed_valid.data[ev[valid & unkeyed]] = True
         offset += len(ids)
     event_codes.trim()  # the columns' spare room, up to as many ids again
+    # per world key, the pass's code of it (-1: none), handed to the expectations (which change
+    # it in place: taken from the mapping, made again there on its next lookup by name)
+    key_of_world = key_codes.take_inverse() if isinstance(key_codes, MappedCodes) else None
     key_codes.trim()
     key_codes.drop_hashes()  # no key is added from here (8 bytes a key: `IdCodes.drop_hashes`)
-    if world is not None:  # nor copied from the world's keys (`WorldJoin`): theirs go too
+    if world is not None:  # the world's keys, which the pass's map over, are not added to either
         world.keys.codes.drop_hashes()
     event_of, key_of, codes = per_attempt.take()
     del per_attempt
     completions = Completions(codes)
-    latencies: array[float] = array("d")
-    for part in latency_parts:
-        latencies.frombytes(part.tobytes())
+    latencies: array[float] | AckedLatencies
+    if read_latencies is not None:
+        latencies = AckedLatencies(n_acked, read_latencies)
+    else:
+        latencies = kept = array("d")
+        for part in latency_parts:
+            kept.frombytes(part.tobytes())
     del latency_parts
     n_events, n_keys = len(event_codes), len(key_codes)
     expectation_part: ExpectationScan | None = None
@@ -572,8 +617,7 @@ def scan_history(
         expectation_part = ExpectationScan(world, resolved, resolved_world, first_valid.take(n_events),
                                            key_first.take(n_keys), key_amount.take(n_keys), key_valid.take(n_keys),
                                            unkeyed_first.take(n_events), unkeyed_amount.take(n_events),
-                                           unkeyed_valid.take(n_events), src_objects,
-                                           join.key_column if join is not None else None)
+                                           unkeyed_valid.take(n_events), src_objects, key_of_world)
     return HistoryScan(offset, event_codes, event_of, key_codes, key_codes.names, key_of, completions,
                        CodedSet(event_codes, acked.take(n_events)), notable, latencies, over_half, over_half_ms,
                        sender_timeout_s, expectation_part, codes)
@@ -646,7 +690,7 @@ def scan_expectations(history: Iterable[Attempt], events: Iterable[Event]) -> Hi
     return scan_history(history, sender_timeout_s=0.0, events=events)
 
 
-def _key_codes(codes: IdCodes, keys: Sequence[Any]) -> "npt.NDArray[np.int64]":
+def _key_codes(codes: IdCodes | MappedCodes, keys: Sequence[Any]) -> "npt.NDArray[np.int64]":
     """The codes of `keys` (business keys or None) in `codes`, new keys getting the next
     codes in order of first appearance; `NO_GROUP` for None."""
     import numpy as np
@@ -662,6 +706,7 @@ def _key_codes(codes: IdCodes, keys: Sequence[Any]) -> "npt.NDArray[np.int64]":
 
 __all__: Sequence[str] = [
     "ANSWERED_NON_SUCCESS",
+    "AckedLatencies",
     "CHUNK",
     "CodedSet",
     "Completions",

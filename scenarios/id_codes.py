@@ -172,9 +172,12 @@ class IdCodes(_Codes):
 
     def _find(self, hashes: "npt.NDArray[np.int64]", data: "npt.NDArray[np.bytes_]") -> "npt.NDArray[np.int64]":
         """The code of each id held in the table (its hash `hashes`, its bytes `data`), -1
-        for one not held: every id probes at once, a round per step of the longest probe."""
+        for one not held: every id probes at once, a round per step of the longest probe
+        (without a table, `drop_table_if_sorted`, the column is bisected instead)."""
         import numpy as np
 
+        if not len(self._slots):
+            return self._bisected(data)
         out = np.full(len(hashes), -1, np.int64)
         table, hash_of, held = self._slots, self._hash_of, self._data  # hash_of None: the bytes alone
         mask = len(table) - 1
@@ -198,7 +201,8 @@ class IdCodes(_Codes):
     def _append(self, hashes: "npt.NDArray[np.int64]", data: "npt.NDArray[np.bytes_]", plain: "npt.NDArray[np.bool_]",
                 odd: list[str]) -> None:
         """Hold new ids, the next codes in order (their hashes, bytes, whether the column
-        holds them exactly; `odd` the ids of those it does not, in order)."""
+        holds them exactly; `odd` the ids of those it does not, in order). Without a table
+        (`drop_table_if_sorted`) one is made again for every id held."""
         import numpy as np
 
         new = np.arange(self._n, self._n + len(hashes), dtype=np.int64)
@@ -278,6 +282,48 @@ class IdCodes(_Codes):
                                           invert=True)]
                 self._place(every)
 
+    def drop_table_if_sorted(self) -> bool:
+        """Give up the table (4 bytes a slot, one and a half to three slots an id) when the
+        ids are held in ascending order of their bytes, code after code (a storm's spool
+        hands its events out by id: the world's event ids): a lookup then bisects the column
+        of ids (`_bisected`), whose order is the bytes' (numpy's order of fixed-width bytes,
+        SQLite's of its ``BINARY`` text, for ids without a NUL). The order is checked, not
+        assumed: ids out of order, an id the column cannot hold, or ids still a dict keep
+        the table (False). Adding an id afterwards makes the table again (`_append`)."""
+        import numpy as np
+
+        if self._dict is not None or self._odd_names:
+            return False
+        if not len(self._slots):
+            return True
+        held = self._data[:self._n]
+        if self._n > 1 and not bool((held[1:] > held[:-1]).all()):
+            return False
+        self._slots = np.full(0, -1, np.int32)
+        return True
+
+    def _bisected(self, data: "npt.NDArray[np.bytes_]") -> "npt.NDArray[np.int64]":
+        """The code of each of the ids whose bytes are `data`, -1 for one not held, found
+        by bisecting the column of ids (held in ascending order: `drop_table_if_sorted`).
+        An id longer than the column's width is not held; the others are compared at its
+        width (no copy of the column)."""
+        import numpy as np
+
+        held = self._data[:self._n]
+        out = np.full(len(data), -1, np.int64)
+        if not len(held) or not len(data):
+            return out
+        width = held.dtype.itemsize
+        at = np.flatnonzero(np.char.str_len(data) <= width) if data.dtype.itemsize > width else None
+        asked = (data if at is None else data[at]).astype(held.dtype)
+        i = np.searchsorted(held, asked)
+        np.minimum(i, len(held) - 1, out=i)
+        found = np.where(held[i] == asked, i, -1)
+        if at is None:
+            return found.astype(np.int64, copy=False)
+        out[at] = found
+        return out
+
     def drop_hashes(self) -> None:
         """Give up the column of the ids' hashes (8 bytes an id) once no id is to be added
         (after `trim`): a lookup then matches an id by its bytes alone, which is what a match
@@ -320,6 +366,14 @@ class IdCodes(_Codes):
         odd = self._odd.get(name) if self._odd else None
         if odd is not None:
             return odd
+        if not len(self._slots):  # no table: the column is bisected
+            import numpy as np
+
+            try:
+                code = int(self._bisected(np.array([name.encode("utf-8")], "S"))[0])
+            except UnicodeEncodeError:
+                return default
+            return code if code >= 0 and not name.endswith("\x00") else default
         h = hash(name)
         table = self._slots
         mask = len(table) - 1
@@ -495,6 +549,19 @@ class MappedCodes(_Codes):
             self._to_base = self._to_base[:self._n].copy()
         self._from_base = None
         self.own.trim()
+
+    def drop_hashes(self) -> None:
+        """Give up the hashes of the ids held in `own` (`IdCodes.drop_hashes`); the base's
+        are its owner's to drop."""
+        self.own.drop_hashes()
+
+    def take_inverse(self) -> "npt.NDArray[np.int32]":
+        """Per base code, this code (-1: not coded here), an int32 column the caller owns
+        (it may change it): the mapping's own, handed over and made again on its next
+        lookup by name, or a new one when it holds none."""
+        inverse = self._inverse()
+        self._from_base = None
+        return inverse
 
     def get(self, name: object, default: Any = None) -> Any:
         wc = self.base.get(name)

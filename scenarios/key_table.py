@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Iterator, Sequence, overload
 
 from hookproof.scenarios.expectation_views import ExpectedView
 from hookproof.scenarios.groups import Groups
-from hookproof.scenarios.id_codes import IdCodes, codes_in
+from hookproof.scenarios.id_codes import IdCodes, MappedCodes, codes_in
 from hookproof.scenarios.observations import EffectRows, Expectations, Observation
 from hookproof.scenarios.world_columns import ExtendedCodes
 from hookproof.simulator.delivery.history import Completion
@@ -103,12 +103,13 @@ class KeyTable:
     @cached_property
     def _names(self) -> Sequence[str]:
         """The keys by code (built when a finding names one): keys held as bytes
-        (`IdCodes`, coded in order) are read through a view, not decoded into a list."""
+        (`IdCodes`, or mapped over the world's, `MappedCodes`; coded in order) are read
+        through a view, not decoded into a list."""
         import numpy as np
 
         codes = self.codes
         base = codes.base if isinstance(codes, ExtendedCodes) else codes
-        if isinstance(base, IdCodes):
+        if isinstance(base, (IdCodes, MappedCodes)):
             added = codes.names if isinstance(codes, ExtendedCodes) else []
             return _Joined(base.names, [*added, *self.extra])
         names = list(self.codes)
@@ -191,8 +192,8 @@ class _Coder:
 
 def _looked_up(codes: Mapping[str, int], names: Sequence[str]) -> "npt.NDArray[np.int64]":
     """The code of each of `names` in `codes` (-1: not there), an int64 column; keys held as
-    bytes (an `IdCodes`, or one extended, `ExtendedCodes`) looked up a chunk at a time."""
-    if isinstance(codes, ExtendedCodes) and isinstance(codes.base, IdCodes):
+    bytes (an `IdCodes` or a `MappedCodes`, or one extended, `ExtendedCodes`) looked up a chunk at a time."""
+    if isinstance(codes, ExtendedCodes) and isinstance(codes.base, (IdCodes, MappedCodes)):
         out = codes_in(codes.base, names)
         if codes.added:
             for i in (out < 0).nonzero()[0].tolist():

@@ -225,10 +225,13 @@ def world_columns(events: Iterable[Event]) -> WorldColumns:
     codes.trim()
     keys.codes.trim()
     objects.codes.trim()
-    # no id or object is added from here: their hashes go (8 bytes each; the keys' stay, the
-    # pass copies them with the keys it codes, `IdCodes.add_from`)
+    # no id or object is added from here: their hashes go (8 bytes each; the keys' stay until
+    # the pass is done looking its keys up there, `MappedCodes`)
     codes.drop_hashes()
     objects.codes.drop_hashes()
+    # events handed out by id (a storm's spool reads them so): the ids' table goes too, a lookup
+    # bisects the column of ids (the order checked: in any other, the table stays)
+    codes.drop_table_if_sorted()
     return WorldColumns(codes, codes.names, cols[0], keys, cols[1], cols[2], objects, cols[3], statuses, cols[4], cols[5],
                         kinds, cols[6])
 

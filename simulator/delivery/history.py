@@ -16,6 +16,7 @@ import json
 import sqlite3
 import threading
 import time
+from array import array
 from dataclasses import asdict, dataclass, replace
 from enum import StrEnum
 from pathlib import Path
@@ -494,6 +495,16 @@ class HistoryFile(Sequence[Attempt]):
         cur = self._db.execute(f"SELECT {', '.join(CHUNK_COLUMNS)} FROM attempts ORDER BY idx")
         while chunk := cur.fetchmany(rows):
             yield tuple(zip(*chunk))
+
+    def acked_latencies(self) -> "array[float]":
+        """The latency (ms) of every acked attempt (outcome ``acked``, valid or not), in
+        history order: what the checks' scan keeps of `column_chunks`' latencies, read again
+        from disk on each call (a storm's checks read them only for ``ack_latency``)."""
+        out: array[float] = array("d")
+        cur = self._db.execute("SELECT latency_ms FROM attempts WHERE outcome = ? ORDER BY idx", (Outcome.ACKED.value,))
+        while rows := cur.fetchmany(STREAM_ROWS):
+            out.extend([row[0] for row in rows])
+        return out
 
     @overload
     def __getitem__(self, i: int) -> Attempt: ...

@@ -160,6 +160,24 @@ def test_the_scan_keeps_no_attempt_and_counts_them_once() -> None:
     assert sorted(p for positions in index.by_event.values() for p in positions) == list(range(len(attempts)))
 
 
+def test_a_history_file_s_acked_latencies_are_read_again_when_asked_for(tmp_path: Path) -> None:
+    """A pass over a history file keeps no acked latency, only their count
+    (`AckedLatencies`): read from disk when asked for, they are the list pass's, in order;
+    a history holding fewer acked attempts than the pass counted says so."""
+    from hookproof.scenarios.history_scan import AckedLatencies
+
+    events, attempts, observations = run_of(12, n_events=400)
+    in_memory = recorded(tmp_path / "history.sqlite", attempts)
+    listed = scan_history(in_memory, sender_timeout_s=10.0).acked_latencies
+    with HistoryFile(tmp_path / "history.sqlite") as streamed:
+        lazy = scan_history(streamed, sender_timeout_s=10.0).acked_latencies
+        assert isinstance(lazy, AckedLatencies) and len(lazy) == len(listed) > 100
+        assert lazy.values() == listed and list(lazy) == list(listed) and lazy[3] == listed[3]
+        assert lazy.values() is not lazy.values()  # not kept: a new read each time
+        with pytest.raises(ValueError, match="counted"):
+            AckedLatencies(len(listed) + 1, streamed.acked_latencies).values()
+
+
 def test_a_storm_sized_history_gives_the_same_findings_in_memory_and_streamed(tmp_path: Path) -> None:
     """Thousands of events with every kind of attempt, as a storm's history holds them:
     the checks over the list certify keeps and over the file a storm streams agree on
@@ -178,13 +196,15 @@ def test_a_storm_sized_history_gives_the_same_findings_in_memory_and_streamed(tm
     assert sum(n for _, n in index.by_event.sizes()) == len(in_memory)
 
 
-@pytest.mark.parametrize(("chunk", "small", "grouped", "runs"), [
-    (7, None, False, False), (1000, None, False, False), (None, None, False, False), (1000, 0, False, False),
-    (None, 500, False, False), (7, None, True, True), (1000, 0, True, True), (None, None, True, True),
-    (7, None, False, True), (7, 0, False, True), (40, 300, False, True)])
+@pytest.mark.parametrize(("chunk", "small", "grouped", "runs", "by_id"), [
+    (7, None, False, False, False), (1000, None, False, False, False), (None, None, False, False, False),
+    (1000, 0, False, False, False), (None, 500, False, False, False), (7, None, True, True, False),
+    (1000, 0, True, True, False), (None, None, True, True, False), (7, None, False, True, False),
+    (7, 0, False, True, False), (40, 300, False, True, False), (1000, 0, False, False, True),
+    (7, 0, True, True, True)])
 def test_the_columnar_pass_finds_what_the_dict_pass_found(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                          chunk: int | None, small: int | None, grouped: bool,
-                                                         runs: bool) -> None:
+                                                         runs: bool, by_id: bool) -> None:
     """A storm-sized history with every kind of fault (duplicates, losses, regressions,
     stale states, counters, invalid and renamed ids, slow acks), read in chunks of every
     size: the columnar pass gives the expectations the dict pass before it gave
@@ -193,10 +213,12 @@ def test_the_columnar_pass_finds_what_the_dict_pass_found(tmp_path: Path, monkey
     event ids coded as a dict, as bytes from the first (`small` 0, a storm's million) or
     from the 500th on (`IdCodes.SMALL`); the attempts shuffled, or each event's together
     (`grouped`: runs of one id and of one key, coded once a run, across chunk ends too).
-    With `runs`, chunks of any size are coded by runs, and through the world's codes
-    when every id (or key) of the chunk is the world's: shuffled, chunks of world ids
-    only and chunks with a renamed id or a forged key take turns, an id coded one way
-    met again the other way."""
+    With `runs`, chunks of any size are coded by runs (the keys, and the ids when the
+    world's are bytes, over the world's codes, a renamed id or a forged key in the
+    mapping's own table): shuffled, chunks of world ids only and chunks with a renamed
+    id or a forged key take turns. With `by_id`, the events come in order of their ids,
+    as a storm's spool hands them out: the world's ids, held as bytes, are then found by
+    bisection, without a table."""
     from hookproof.scenarios import history_scan
     from hookproof.scenarios.id_codes import IdCodes
     from tests.scenarios.oracle_scan import old_expectations_and_index
@@ -206,6 +228,7 @@ def test_the_columnar_pass_finds_what_the_dict_pass_found(tmp_path: Path, monkey
     if small is not None:
         monkeypatch.setattr(IdCodes, "SMALL", small)
     events, attempts, observations = run_of(13, n_events=6000 if chunk != 7 else 1500)
+    given = sorted(events, key=lambda e: e.id.encode()) if by_id else events  # sorted() is stable: first Event first
     if grouped:
         attempts.sort(key=lambda a: a.event_id)
     if runs:
@@ -224,7 +247,9 @@ def test_the_columnar_pass_finds_what_the_dict_pass_found(tmp_path: Path, monkey
     with HistoryFile(tmp_path / "history.sqlite") as streamed:
         for history in (in_memory, streamed):
             new_expectations, new_index = expectations_and_index(
-                iter(events), history, observations, sender_timeout_s=10.0, max_attempts_per_event=3)
+                iter(given), history, observations, sender_timeout_s=10.0, max_attempts_per_event=3)
+            if by_id:  # the world's ids, as bytes and in order, hold no table: bisected
+                assert not len(new_index.scan.event_codes.base._slots)  # type: ignore[union-attr]
             assert new_expectations == old_expectations
             assert list(new_expectations.expected) == list(old_expectations.expected)
             assert list(new_expectations.truth) == list(old_expectations.truth)

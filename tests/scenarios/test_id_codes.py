@@ -213,7 +213,8 @@ def test_codes_mapped_over_another_table_are_a_dict_s_codes(small: int) -> None:
     ids it does not (an own table beside it: an envelope's own ``msg_…`` id, ids a column
     cannot hold), mixed in one chunk and repeated across chunks; every read (`get`, `name`,
     `names`, `names_at`, `names_of`, iteration, `codes_in`, `base_codes`) agrees with the
-    dict, `code_all(add=False)` adds nothing, and the base is not changed."""
+    dict, `code_all(add=False)` adds nothing, `take_inverse` hands over the codes by base
+    id (made again for the next lookup), and the base is not changed."""
     from hookproof.scenarios.id_codes import MappedCodes, codes_in
 
     rng = random.Random(5)
@@ -245,6 +246,11 @@ def test_codes_mapped_over_another_table_are_a_dict_s_codes(small: int) -> None:
     assert mapped.get("evt_missing") is None and unseen[0] not in mapped and 3 not in mapped
     with pytest.raises(IndexError):
         mapped.name(len(expected))
+    inverse = mapped.take_inverse()  # per base id, its code here: the caller's to change
+    assert inverse.dtype == np.int32 and inverse.tolist() == [expected.get(name, -1) for name in base_names]
+    inverse[:] = -7
+    assert all(mapped.get(name) == code for name, code in expected.items())  # made again, not the one handed over
+    assert mapped.take_inverse().tolist() == [expected.get(name, -1) for name in base_names]
     mapped.trim()
     assert mapped.code_all([unseen[0], "msg_new", order[0]]).tolist() == [len(expected), len(expected) + 1, 0]
     assert len(base) == base_len and list(base) == base_names  # the base is read, never grown
@@ -293,3 +299,41 @@ def test_dropped_hashes_code_and_find_the_same_ids(small: int) -> None:
     table.trim()
     assert all(table.get(name) == code for name, code in expected.items())
     assert table.code_all(fresh, add=False).tolist() == list(range(len(names), len(names) + 3000))
+
+
+@pytest.mark.parametrize("small", [0, 1000])
+def test_ids_held_in_order_are_found_by_bisection_without_a_table(small: int) -> None:
+    """`drop_table_if_sorted`: ids held in ascending order of their bytes (a storm's events,
+    spooled by id) give up the table and are found by bisecting the column, every read as
+    with the table (`get`, `code_all(add=False)`, `codes_in`, a `MappedCodes` over them);
+    ids longer than the column's width, prefixes of held ids, the empty id and ids no
+    column holds are not found. An id added afterwards makes the table again. Ids out of
+    order, ids still a dict or ids the column cannot hold keep the table."""
+    from hookproof.scenarios.id_codes import MappedCodes, codes_in
+
+    rng = random.Random(17)
+    ids = sorted({f"evt_{rng.getrandbits(40):010x}" + "z" * rng.randrange(3) for _ in range(3000)} | {"caf\u00e9_1"},
+                 key=str.encode)
+    table = IdCodes(small)
+    table.code_all(ids)
+    table.trim()
+    table.drop_hashes()
+    assert table.drop_table_if_sorted() and not len(table._slots) and table.drop_table_if_sorted()
+    assert all(table.get(name) == code for code, name in enumerate(ids))
+    absent = ["", "evt_", ids[5][:-1], ids[5] + "0", "x" * 40, "caf\u00e9", "lone-\ud800", ids[0] + "\x00", "~"]
+    assert all(table.get(name) is None and name not in table for name in absent)
+    asked = [*ids[::-13], *absent]
+    want = [ids.index(name) if name in ids else -1 for name in asked]
+    assert table.code_all(asked, add=False).tolist() == want == codes_in(table, asked).tolist()
+    mapped = MappedCodes(table)
+    assert mapped.code_all([ids[9], "msg_1", ids[2], ids[9]]).tolist() == [0, 1, 2, 0]
+    assert mapped.base_codes(0, 3).tolist() == [9, -1, 2]
+    assert table.code_all(["evt_new", ids[3]]).tolist() == [len(ids), 3] and len(table._slots)
+    assert all(table.get(name) == code for code, name in enumerate([*ids, "evt_new"]))
+    shuffled = IdCodes(small)
+    shuffled.code_all([ids[1], ids[0], *ids[2:]])
+    assert not shuffled.drop_table_if_sorted() and len(shuffled._slots)
+    assert not IdCodes().drop_table_if_sorted()  # a dict while small
+    odd = IdCodes(small)
+    odd.code_all([*ids, "zz\x00"])
+    assert not odd.drop_table_if_sorted()
