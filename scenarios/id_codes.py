@@ -150,26 +150,6 @@ class IdCodes(_Codes):
         self._append(hashes[at], data[at], plain[at], [values[i] for i in at[~plain[at]].tolist()])
         return codes
 
-    def add_from(self, other: "IdCodes", codes: "npt.NDArray[np.int64]") -> None:
-        """Hold the ids `other` codes as `codes` (distinct, none held here yet: the caller
-        knows), as the next codes in that order: what `code_all` of those ids would do,
-        their hashes and bytes copied from `other` when both hold columns (none hashed,
-        encoded or probed for again)."""
-        if self._dict is not None or other._dict is not None or not len(codes):
-            self.code_all(other.names_at(codes))
-            return
-        import numpy as np
-
-        plain = np.ones(len(codes), np.bool_)
-        odd: list[str] = []
-        if other._odd_names:
-            for i, code in enumerate(codes.tolist()):
-                name = other._odd_names.get(code)
-                if name is not None:
-                    plain[i] = False
-                    odd.append(name)
-        self._append(other._hashes_at(codes), other._data[codes], plain, odd)
-
     def _find(self, hashes: "npt.NDArray[np.int64]", data: "npt.NDArray[np.bytes_]") -> "npt.NDArray[np.int64]":
         """The code of each id held in the table (its hash `hashes`, its bytes `data`), -1
         for one not held: every id probes at once, a round per step of the longest probe
@@ -329,7 +309,7 @@ class IdCodes(_Codes):
         (after `trim`): a lookup then matches an id by its bytes alone, which is what a match
         always was (the hash spared comparing the bytes of ids it tells apart; an id held
         in the column is never one of another's bytes, and the ids the column cannot hold
-        are not in the table). Adding, trimming or copying ids (`add_from`) afterwards makes
+        are not in the table). Adding or trimming ids afterwards makes
         the column again from the ids first. Nothing to drop while the ids are a dict."""
         if self._dict is None:
             self._hash_of = None
@@ -346,15 +326,6 @@ class IdCodes(_Codes):
                 hashes[start:stop] = np.fromiter(map(hash, self.names_of(start, stop)), np.int64, stop - start)
             self._hash_of = hashes
         return self._hash_of
-
-    def _hashes_at(self, codes: "npt.NDArray[np.int64]") -> "npt.NDArray[np.int64]":
-        """The hashes of the ids of `codes` (read from the column, or from the ids when it was
-        dropped: the column is not made again for a few)."""
-        import numpy as np
-
-        if self._hash_of is not None:
-            return self._hash_of[codes]
-        return np.fromiter(map(hash, self.names_at(codes)), np.int64, len(codes))
 
     # ---- reading ---------------------------------------------------------------------
 

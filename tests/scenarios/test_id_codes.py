@@ -101,36 +101,6 @@ def test_the_table_grows_and_probes_past_crowded_slots() -> None:
     assert list(table) == list(expected)
 
 
-@pytest.mark.parametrize(("small_from", "small_to"), [(0, 0), (0, 300), (0, IdCodes.SMALL), (IdCodes.SMALL, 0),
-                                                      (300, 300), (IdCodes.SMALL, IdCodes.SMALL)])
-def test_ids_added_from_another_table_are_coded_as_code_all_codes_them(small_from: int, small_to: int) -> None:
-    """`add_from` holds another table's ids (plain, odd and colliding ones) under the next
-    codes, in the order given, as `code_all` of those ids would: the same codes, names and
-    lookups, whether either table is a dict or columns, and across the dict's spill. (Ids
-    whose own hash differs from their string's, `_SameHash`, only between tables of one
-    kind: a name read back from bytes is a plain string.)"""
-    import numpy as np
-
-    rng = random.Random(5)
-    odd = ["ends-in-nul\x00", "caf\u00e9", "lone-\ud800", "\x00"]
-    colliding = [_SameHash("same_a"), _SameHash("same_b")] if small_from == small_to != 300 else []
-    pool = [f"evt_{rng.getrandbits(48):012x}" for _ in range(1500)] + odd + colliding
-    source = IdCodes(small_from)
-    source.code_all(pool)
-    table, twin = IdCodes(small_to), IdCodes(small_to)
-    picked = rng.sample(range(len(pool)), len(pool))
-    for start, stop in ((0, 7), (7, 400), (400, 401), (401, len(pool))):
-        codes = picked[start:stop]
-        names = [pool[c] for c in codes]
-        assert twin.code_all(names).tolist() == list(range(start, stop))
-        table.add_from(source, np.array(codes, np.int64))
-        assert len(table) == stop
-    assert list(table) == list(twin)
-    assert all(table.get(name) == twin.get(name) for name in pool)
-    assert table.code_all(pool, add=False).tolist() == twin.code_all(pool, add=False).tolist()
-    assert table.code_all(["evt_new"]).tolist() == [len(pool)]
-
-
 @pytest.mark.parametrize("small", [0, IdCodes.SMALL])
 def test_codes_in_looks_odd_names_up_as_get_does(small: int) -> None:
     """`codes_in` over an `IdCodes` (columns or a dict) and over a plain mapping: each
@@ -291,9 +261,6 @@ def test_dropped_hashes_code_and_find_the_same_ids(small: int) -> None:
     assert table.code_all(names + ["evt_missing"], add=False).tolist() == list(range(len(names))) + [-1]
     assert all(table.get(name) == code for name, code in expected.items())
     assert table.get("evt_missing") is None and list(table) == names
-    other = IdCodes(small)
-    other.add_from(table, np.array([5, 3], np.int64))  # the hashes of dropped ones made from the ids
-    assert list(other) == [names[5], names[3]] and other.get(names[3]) == 1
     fresh = [f"new_{i}" for i in range(3000)]
     assert table.code_all(fresh + [names[0]]).tolist() == list(range(len(names), len(names) + 3000)) + [0]
     table.trim()
