@@ -167,9 +167,10 @@ class PaddleWorld(RecordWorld):
 
     def recover(self, sub: str) -> str:
         """The customer pays the past-due renewal: the transaction is paid and completed, then
-        the subscription ``active`` again (``subscription.updated``; "Subscription is activated"
-        in Paddle's simulator scenarios, developer.paddle.com/webhooks/simulator/subscription-resumed).
-        Returns the transaction id."""
+        the subscription ``active`` again (``subscription.updated``, as the "Subscription is
+        activated" step of developer.paddle.com/webhooks/simulator/subscription-resumed; no
+        ``subscription.activated`` here: the pages read list it for a checkout and a resume, not for a
+        recovered renewal). Returns the transaction id."""
         if self._typed(sub, "subscription")["status"] != "past_due":
             raise WorldError(f"subscription {sub} is not past_due", object_id=sub)
         txn_id = next(t for t in reversed(self.objects("transaction"))
@@ -251,14 +252,19 @@ class PaddleWorld(RecordWorld):
 
     def effect_story(self) -> list[Event]:
         """One event of each effectful type: a completed checkout, a new subscription, a
-        past-due renewal, a refund, a cancellation. The story's every event, effectful or
-        not: the catalog sends those the receiver's keys make effectful."""
+        past-due renewal, a refund, a cancellation; then a trial paused and resumed, so that every
+        type the world sends is in it (a team's key on ``subscription.paused`` has its event).
+        The story's every event, effectful or not: the catalog sends those the receiver's keys
+        make effectful."""
         start = len(self.events)
         sub = self.subscribe()
         self.renew(sub, pay=False)
         first = next(t for t in self.objects("transaction") if self.get(t)["subscription_id"] == sub)
         self.refund(first)
         self.cancel(sub)
+        trial = self.subscribe(trial=True)
+        self.pause(trial)
+        self.resume(trial)
         return self.events[start:]
 
     def state_story(self) -> list[Event]:

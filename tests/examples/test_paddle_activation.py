@@ -67,3 +67,17 @@ def test_provisioning_on_activation_passes_with_dedupe_and_fails_without(tmp_pat
     with sqlite3.connect(tmp_path / "paddle_billing.sqlite") as db:
         keys = {k for (k,) in db.execute("SELECT business_key FROM effects")}
     assert keys and all(k.startswith("provision:sub_") for k in keys), keys
+
+
+@pytest.mark.parametrize("event_type", ["subscription.trialing", "subscription.paused", "subscription.resumed",
+                                        "transaction.payment_failed", "transaction.past_due", "transaction.ready",
+                                        "transaction.billed", "transaction.created", "transaction.updated"])
+def test_a_team_key_on_each_new_type_is_exercised(tmp_path: Path, event_type: str) -> None:
+    """certify can tell a receiver acting on any of these types is tested: the catalog's
+    duplicate scenario sends that type's events under the team's key."""
+    cfg = team_config("tests.examples.paddle_activation", tmp_path)
+    keys = cfg.model_copy(update={"business_keys": {event_type: "effect:{event_id}"}}).key_mapping()
+    profile = get_profile("paddle")
+    plan = CATALOG["duplicate-sequential"].plan(Context(profile=profile, keys=keys), new_world(profile.world, SEED))
+    assert isinstance(plan, Plan), plan
+    assert {e.type for p in plan.phases for e in p.events if keys.key_of(e)} == {event_type}

@@ -362,3 +362,9 @@ def test_a_lifecycle_is_dated_in_order_and_repeats_from_its_seed(seed: int) -> N
     assert times == sorted(times) and len(set(times)) == len(times)
     again = PaddleWorld(seed, start_us=1_700_000_000_000_000).lifecycle()
     assert [profile.envelope(e).body for e in events] == [profile.envelope(e).body for e in again]
+
+
+def test_the_effect_story_and_the_lifecycle_send_every_type() -> None:
+    """A team's key on any type the profile lists finds its event in the catalog's effect story."""
+    assert {e.type for e in PaddleWorld(2).effect_story()} == set(PADDLE_EVENT_TYPES)
+    assert {e.type for e in PaddleWorld(2).lifecycle()} == set(PADDLE_EVENT_TYPES)
