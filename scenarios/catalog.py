@@ -427,7 +427,7 @@ def _other_walked_kind(ctx: Context, story: Sequence[Event]) -> str | None:
     """In another provider's state story, the kind whose states the scenario walks instead of
     its stateful objects' (None: those): when the observer names its kinds and none of them is a
     stateful kind of the story, the first it names (sorted) with two events of a status in it
-    (Paddle's transactions: paid, completed)."""
+    (Paddle's transactions: draft or billed, through completed)."""
     kinds = ctx.state_kinds
     if not kinds or any(e.stateful and e.object_type in kinds for e in story):
         return None

@@ -337,7 +337,8 @@ class OtherTypes:
         kin = [(eid, t) for eid, t in others if family(t) in families]
         if not kin:
             return ""
-        return f"; the same object's {_named(kin)} was delivered too and owes no effect (it may have applied it as well)"
+        return (f"; the same object's {_named_by_type(kin)} was delivered too and owes no effect "
+                "(it may have applied it as well)")
 
 
 def family(event_type: str) -> str:
@@ -351,6 +352,17 @@ def family(event_type: str) -> str:
 def _named(events: Sequence[tuple[str, str]]) -> str:
     """``type (event id)`` of the first four `events` (id, type), ``...`` after them."""
     return ", ".join(f"{t} ({eid})" for eid, t in events[:4]) + (", ..." if len(events) > 4 else "")
+
+
+def _named_by_type(events: Sequence[tuple[str, str]]) -> str:
+    """`_named` of the first event of each type of `events` (id, type), ``...`` after them when
+    there are more (a Paddle transaction's several ``transaction.updated`` do not hide its
+    ``transaction.paid``)."""
+    first: dict[str, tuple[str, str]] = {}
+    for eid, t in events:
+        first.setdefault(t, (eid, t))
+    shown = list(first.values())
+    return _named(shown) + (", ..." if len(events) > len(shown) and len(shown) <= 4 else "")
 
 
 __all__: Sequence[str] = ["NEVER_ACKNOWLEDGED", "OtherTypes", "seen_in", "UNEXPECTED_FORBIDDEN", "UNEXPECTED_FUTURE", "UNEXPECTED_OTHER_ACCOUNT", "UNEXPECTED_OTHER_MODE", "UNEXPECTED_UNOWED",

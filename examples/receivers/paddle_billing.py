@@ -70,10 +70,14 @@ class SignedBody:
 
 
 def create_app(database: str, secret: str, *, dedupe: bool = True, dedupe_on: str = "event_id",
-               ordered: bool = True) -> FastAPI:
+               ordered: bool = True, effects: Mapping[str, Callable[[Mapping[str, Any]], str | None]] | None = None
+               ) -> FastAPI:
     """The receiver's FastAPI app (see the module docstring); `dedupe_on` is the body's field it
     claims (a test twin claims ``notification_id``, which a replay renews); `ordered`: a status
-    is stored only over an older ``occurred_at`` (False: as it arrives)."""
+    is stored only over an older ``occurred_at`` (False: as it arrives); `effects`: event type ->
+    its effect's key (default: the module's `EFFECTS` as it is when called; a test twin provisions
+    on ``subscription.activated`` instead)."""
+    effect_of = EFFECTS if effects is None else effects
     with sqlite3.connect(database) as setup:
         setup.executescript(SCHEMA)
         setup.execute("PRAGMA journal_mode=WAL")
@@ -101,7 +105,7 @@ def create_app(database: str, secret: str, *, dedupe: bool = True, dedupe_on: st
         except (ValueError, KeyError, TypeError):
             return JSONResponse({"error": "not a Paddle notification"}, status_code=400)
         data = body["data"]
-        key_of = EFFECTS.get(body["event_type"])
+        key_of = effect_of.get(body["event_type"])
         with Transaction(database) as db:
             if dedupe and db.execute("INSERT OR IGNORE INTO events (event_id) VALUES (?)",
                                      (str(body[dedupe_on]),)).rowcount == 0:
@@ -123,11 +127,12 @@ def create_app(database: str, secret: str, *, dedupe: bool = True, dedupe_on: st
     return app
 
 
-def main(dedupe: bool = True, dedupe_on: str = "event_id", ordered: bool = True) -> None:
+def main(dedupe: bool = True, dedupe_on: str = "event_id", ordered: bool = True,
+         effects: Mapping[str, Callable[[Mapping[str, Any]], str | None]] | None = None) -> None:
     """Run the receiver from its environment (see the module docstring)."""
     secret = os.environ.get("WEBHOOK_SECRET") or os.environ["HOOKPROOF_SECRET"]
     serve(create_app(os.environ.get("DATABASE", "paddle.sqlite"), secret, dedupe=dedupe, dedupe_on=dedupe_on,
-                     ordered=ordered))
+                     ordered=ordered, effects=effects))
 
 
 if __name__ == "__main__":

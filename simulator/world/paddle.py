@@ -1,30 +1,34 @@
 """The Paddle Billing world: a SaaS seller's customers, subscriptions, transactions and refunds.
 
-`PaddleWorld(seed)` emits the notifications Paddle Billing sends (developer.paddle.com,
-"Webhooks" / "Events": ``transaction.paid``, ``transaction.completed``,
-``subscription.created``, ``subscription.updated``, ``subscription.past_due``,
-``subscription.canceled``, ``adjustment.created``), each with the full entity as it is
-after the change (``data``), in Paddle's shapes (`simulator.world.paddle_shapes`).
+`PaddleWorld(seed)` emits the notifications Paddle Billing sends over a subscription's life
+(developer.paddle.com, "Webhooks" / "Events": ``transaction.created|updated|ready|billed|paid|
+completed|payment_failed|past_due``, ``subscription.created|trialing|activated|updated|past_due|
+paused|resumed|canceled``, ``adjustment.created``), each with the full entity as it is after the
+change (``data``), in Paddle's shapes (`simulator.world.paddle_shapes`).
 Ids are Paddle's: a prefix (``txn_``, ``sub_``, ``ctm_``, ``add_``, ``adj_``, ``pri_``,
 ``pro_``, ``txnitm_``, ``adjitm_``, ``paymtd_``, ``evt_``) and 26 lowercase Crockford
 base32 characters starting ``01`` (a ULID).
 
-Stories follow Paddle's docs "Subscription lifecycle" and "Payment recovery": a checkout
-transaction is paid, then the subscription is created and the transaction completed; a
-renewal moves the subscription's period (``subscription.updated``), then bills a
-``subscription_recurring`` transaction; a failed renewal makes the transaction and the
-subscription ``past_due``; paying it makes the subscription ``active`` again; a refund is an
-approved ``adjustment``. Every change of a subscription's status is a ``subscription.updated``
-carrying it, followed by the status's own event when it has one (``subscription.past_due``,
-``subscription.canceled``) of the same version, as Paddle's webhook simulator scenarios list
-them (developer.paddle.com/webhooks/simulator/subscription-canceled, -renewed, -resumed).
+Stories follow the event order of Paddle's webhook simulator scenarios
+(developer.paddle.com/webhooks/simulator/subscription-created, -renewed, -paused, -resumed,
+-canceled) and its events reference (…/webhooks/transactions/transaction-payment-failed,
+…/transaction-past-due): a checkout's transaction is created ``draft``, becomes ``ready`` with the
+customer's details, is paid, creates the subscription (``active``, or ``trialing`` for a price with
+a trial) and is completed; a renewal moves the subscription's period, then creates its
+transaction ``billed`` and pays and completes it, or its payment fails and the transaction and the
+subscription become ``past_due``; paying it makes the subscription ``active`` again; a pause
+makes it ``paused``; a resume starts a new period, bills it, and activates the subscription; a
+refund is an approved ``adjustment``. Every change of an entity's status is an ``.updated`` event
+carrying it, followed by the status's own events (``transaction.paid``, ``subscription.paused``…)
+of the same version, as the scenarios list them.
 
 Business keys (what a SaaS does once): ``fulfil:{txn id}`` per completed transaction,
 ``provision:{sub id}`` per created subscription, ``dunning:{sub id}:{billing period
 start}`` per past-due period (a reminder e-mail), ``deprovision:{sub id}`` per canceled
-subscription, ``refund:{adj id}`` per refund. Subscriptions are stateful (``status``); every
-event carries its entity's ``status`` (a transaction's ``paid`` then ``completed``), for an
-observer that reads transactions' states.
+subscription, ``refund:{adj id}`` per refund. The other events carry their entity's state only
+(a team maps its own effects to them, e.g. provisioning on ``subscription.activated``).
+Subscriptions and transactions are stateful (``status``); every event carries its entity's
+``status``, for an observer that reads them.
 ``Event.account`` is the seller id (digits; Paddle sends no account in a notification);
 there is no test/live flag in a notification either.
 """
@@ -41,21 +45,28 @@ from hookproof.simulator.world.records import RecordWorld
 
 #: Every event type the world emits, in catalog order.
 PADDLE_EVENT_TYPES: tuple[str, ...] = (
-    "transaction.paid", "transaction.completed", "subscription.created", "subscription.updated",
-    "subscription.past_due", "subscription.canceled", "adjustment.created",
+    "transaction.created", "transaction.updated", "transaction.ready", "transaction.billed", "transaction.paid",
+    "transaction.completed", "transaction.payment_failed", "transaction.past_due",
+    "subscription.created", "subscription.trialing", "subscription.activated", "subscription.updated",
+    "subscription.past_due", "subscription.paused", "subscription.resumed", "subscription.canceled",
+    "adjustment.created",
 )
 
 #: subscription status -> statuses it may move to (Paddle's subscription statuses).
 SUBSCRIPTION_TRANSITIONS: Mapping[str, frozenset[str]] = {
+    "trialing": frozenset({"trialing", "active", "past_due", "canceled", "paused"}),
     "active": frozenset({"active", "past_due", "canceled", "paused"}),
     "past_due": frozenset({"active", "past_due", "canceled"}),
-    "paused": frozenset({"active", "canceled"}),
+    "paused": frozenset({"paused", "active", "canceled"}),
     "canceled": frozenset(),
 }
 
 _ULID32 = "0123456789abcdefghjkmnpqrstvwxyz"
 _PLANS = (("Starter", 1200), ("Team", 3000), ("Business", 9900))
 _MONTH_US = 30 * 86_400 * 1_000_000
+#: A trial's length: 14 days (a price's ``trial_period``, developer.paddle.com/api-reference/prices).
+_TRIAL_DAYS = 14
+_TRIAL_US = _TRIAL_DAYS * 86_400 * 1_000_000
 
 
 class PaddleWorld(RecordWorld):
@@ -86,78 +97,80 @@ class PaddleWorld(RecordWorld):
         return made
 
     # ---- operations -----------------------------------------------------------------
-    def buy(self, *, subscribe: bool = False, quantity: int = 1) -> str:
-        """A checkout paid by card: emits ``transaction.paid``, then (with `subscribe`)
-        ``subscription.created``, then ``transaction.completed``. Returns the transaction id."""
+    def buy(self, *, subscribe: bool = False, quantity: int = 1, trial: bool = False) -> str:
+        """A checkout paid by card, in the order of Paddle's "Subscription created" scenario
+        (developer.paddle.com/webhooks/simulator/subscription-created): ``transaction.created``
+        (``draft``), the customer's details (``transaction.updated``, ``transaction.ready``), the
+        payment (``transaction.updated``, ``transaction.paid``), with `subscribe` the subscription
+        (``subscription.created``, then ``subscription.activated``, or with `trial`
+        ``subscription.trialing``) and the transaction given its subscription
+        (``transaction.updated``), then the invoice (``transaction.updated``,
+        ``transaction.completed``). Returns the transaction id."""
         at = self._tick()
         customer, address = self.new_id("ctm"), self.new_id("add")
         txn_id = self.new_id("txn")
-        period = (ps.iso(at), ps.iso(at + _MONTH_US)) if subscribe else None
-        txn = ps.transaction(txn_id, customer_id=customer, address_id=address, subscription_id=None, origin="web",
-                             pri=self.price, prod=self.product, quantity=quantity, item_id=self.new_id("txnitm"),
-                             created=ps.iso(at), period=period,
-                             checkout_url=f"https://acme.example/pay?_ptxn={txn_id}")
+        period = (ps.iso(at), ps.iso(at + (_TRIAL_US if trial else _MONTH_US))) if subscribe else None
+        pri = ps.with_trial(self.price, _TRIAL_DAYS) if trial else self.price
+        txn = ps.transaction(txn_id, customer_id=None, address_id=None, subscription_id=None, origin="web",
+                             pri=pri, prod=self.product, quantity=quantity, item_id=self.new_id("txnitm"),
+                             created=ps.iso(at), period=None, checkout_url=f"https://acme.example/pay?_ptxn={txn_id}",
+                             charged=not trial)
+        txn["status"] = "draft"
         self._create(txn_id, "transaction", txn)
+        self._emit("transaction.created", txn_id)
+        self._txn_change(txn_id, {"customer_id": customer, "address_id": address, "status": "ready",
+                                  "updated_at": ps.iso(self._tick())}, "transaction.ready")
         self._pay(txn_id)
         if subscribe:
             assert period is not None
             sub_id = self.new_id("sub")
             created = ps.iso(self._tick())
             self._create(sub_id, "subscription", ps.subscription(
-                sub_id, customer_id=customer, address_id=address, pri=self.price, prod=self.product,
-                quantity=quantity, created=created, period=period))
-            self._update(txn_id, {"subscription_id": sub_id})
-            self._emit("subscription.created", sub_id, key=f"provision:{sub_id}",
-                       data=ps.subscription_created(self.get(sub_id), txn_id))
+                sub_id, customer_id=customer, address_id=address, pri=pri, prod=self.product,
+                quantity=quantity, created=created, period=period, trial=trial))
+            made = self._emit("subscription.created", sub_id, key=f"provision:{sub_id}",
+                              data=ps.subscription_created(self.get(sub_id), txn_id))
+            self._emit("subscription.trialing" if trial else "subscription.activated", sub_id, after_us=made.created_us)
+            self._update(txn_id, {"subscription_id": sub_id, "billing_period": {"starts_at": period[0],
+                                                                              "ends_at": period[1]},
+                                  "details": ps.with_payouts(self.get(txn_id)["details"]),
+                                  "updated_at": ps.iso(self._tick())})
+            self._emit("transaction.updated", txn_id)
         self._complete(txn_id)
         return txn_id
 
-    def subscribe(self, quantity: int = 1) -> str:
-        """`buy` with a subscription; returns the subscription id."""
-        txn = self.buy(subscribe=True, quantity=quantity)
+    def subscribe(self, quantity: int = 1, *, trial: bool = False) -> str:
+        """`buy` with a subscription (with `trial`, ``trialing`` for 14 days, the checkout
+        charging nothing); returns the subscription id."""
+        txn = self.buy(subscribe=True, quantity=quantity, trial=trial)
         return str(self._typed(txn, "transaction")["subscription_id"])
 
     def renew(self, sub: str, *, pay: bool = True) -> str:
         """Bill the next period, in the order of Paddle's "Subscription renewed" scenario
         (developer.paddle.com/webhooks/simulator/subscription-renewed): the subscription's new
-        period first (``subscription.updated``, still ``active``), then its renewal transaction
-        paid (``transaction.paid``, ``transaction.completed``) or declined (the subscription
-        ``past_due``: ``subscription.updated``, then ``subscription.past_due``). Returns the
-        transaction id."""
+        period first (``subscription.updated``, its status unchanged), then its renewal transaction
+        (``transaction.created`` and ``transaction.billed``, ``billed``), paid (``transaction.updated``,
+        ``transaction.paid``) and completed (``transaction.updated``, ``transaction.completed``), or
+        declined: the transaction's payment attempt failed and the transaction ``past_due``
+        (``transaction.updated``, ``transaction.payment_failed``, ``transaction.past_due``:
+        developer.paddle.com/webhooks/transactions/transaction-payment-failed), then the
+        subscription ``past_due`` (``subscription.updated``, ``subscription.past_due``). A trial's
+        renewal ends it: once the transaction is completed the subscription is ``active``
+        (``subscription.updated``, ``subscription.activated``: the "Subscription is activated" step
+        of developer.paddle.com/webhooks/simulator/subscription-resumed). Returns the transaction id."""
         current = self._typed(sub, "subscription")
-        if current["status"] not in ("active", "past_due"):
+        if current["status"] not in ("active", "past_due", "trialing"):
             raise WorldError(f"subscription {sub} is {current['status']}, it does not renew", object_id=sub)
         start_us = _parse(current["current_billing_period"]["ends_at"])
         self._now_us = max(self._now_us, start_us)
-        at = self._tick()
-        period = (ps.iso(start_us), ps.iso(start_us + _MONTH_US))
-        items = [{**i, "previously_billed_at": period[0], "next_billed_at": period[1], "updated_at": ps.iso(at)}
-                 for i in current["items"]]
-        self._transition(sub, current["status"], {
-            "current_billing_period": {"starts_at": period[0], "ends_at": period[1]}, "next_billed_at": period[1],
-            "items": items, "updated_at": ps.iso(at)})
-        self._emit("subscription.updated", sub)
-        txn_id = self.new_id("txn")
-        txn = ps.transaction(txn_id, customer_id=current["customer_id"], address_id=current["address_id"],
-                             subscription_id=sub, origin="subscription_recurring", pri=self.price,
-                             prod=self.product, quantity=current["items"][0]["quantity"],
-                             item_id=self.new_id("txnitm"), created=ps.iso(at), period=period, checkout_url=None)
-        txn.update(status="billed", billed_at=ps.iso(at))
-        self._create(txn_id, "transaction", txn)
-        if pay:
-            self._pay(txn_id)
-            self._complete(txn_id)
-        else:
-            self._decline(txn_id)
-            self._status_change(sub, "past_due", {"updated_at": self.get(txn_id)["updated_at"]},
-                                "subscription.past_due", key=f"dunning:{sub}:{period[0]}")
-        return txn_id
+        return self._bill(sub, start_us, pay=pay, trial_ends=current["status"] == "trialing")
 
     def recover(self, sub: str) -> str:
         """The customer pays the past-due renewal: the transaction is paid and completed, then
-        the subscription ``active`` again (``subscription.updated``; "Subscription is activated"
-        in Paddle's simulator scenarios, developer.paddle.com/webhooks/simulator/subscription-resumed).
-        Returns the transaction id."""
+        the subscription ``active`` again (``subscription.updated``, as the "Subscription is
+        activated" step of developer.paddle.com/webhooks/simulator/subscription-resumed; no
+        ``subscription.activated`` here: the pages read list it for a checkout and a resume, not for a
+        recovered renewal). Returns the transaction id."""
         if self._typed(sub, "subscription")["status"] != "past_due":
             raise WorldError(f"subscription {sub} is not past_due", object_id=sub)
         txn_id = next(t for t in reversed(self.objects("transaction"))
@@ -167,6 +180,26 @@ class PaddleWorld(RecordWorld):
         self._transition(sub, "active", {"updated_at": ps.iso(self._tick())})
         self._emit("subscription.updated", sub)
         return txn_id
+
+    def pause(self, sub: str) -> None:
+        """Pause immediately, as Paddle's "Subscription paused" scenario lists it
+        (developer.paddle.com/webhooks/simulator/subscription-paused): billing dates cleared and
+        the status ``paused`` (``subscription.updated``), then ``subscription.paused``."""
+        at = ps.iso(self._tick())
+        items = [{**i, "next_billed_at": None, "updated_at": at} for i in self._typed(sub, "subscription")["items"]]
+        self._status_change(sub, "paused", {"paused_at": at, "updated_at": at, "next_billed_at": None,
+                                            "items": items, "scheduled_change": None}, "subscription.paused",
+                            key=None)
+
+    def resume(self, sub: str) -> str:
+        """Resume a paused subscription with a new billing period from now, in the order of
+        Paddle's "Subscription resumed" scenario (developer.paddle.com/webhooks/simulator/
+        subscription-resumed): its new period (``subscription.updated``, ``subscription.resumed``),
+        the period's transaction billed, paid and completed (as `renew`), then "Subscription is
+        activated" (``subscription.updated``, ``subscription.activated``). Returns the transaction id."""
+        if self._typed(sub, "subscription")["status"] != "paused":
+            raise WorldError(f"subscription {sub} is not paused", object_id=sub)
+        return self._bill(sub, self._now_us + 1_000_000, pay=True, resumed=True)
 
     def change_quantity(self, sub: str, quantity: int) -> None:
         """Change the seats of a subscription: emits ``subscription.updated``."""
@@ -202,32 +235,42 @@ class PaddleWorld(RecordWorld):
 
     # ---- stories ----------------------------------------------------------------------
     def lifecycle(self) -> list[Event]:
-        """A subscription's year in brief: every event type, in a legal order."""
+        """A subscription's year in brief, every event type in a legal order: a trial, more
+        seats, the trial's end, a declined renewal recovered, a refund, a pause and a resume, a
+        cancellation."""
         start = len(self.events)
-        sub = self.subscribe()
+        sub = self.subscribe(trial=True)
         self.change_quantity(sub, 3)
         self.renew(sub)
         self.renew(sub, pay=False)
         txn = self.recover(sub)
         self.refund(txn)
+        self.pause(sub)
+        self.resume(sub)
         self.cancel(sub)
         return self.events[start:]
 
     def effect_story(self) -> list[Event]:
         """One event of each effectful type: a completed checkout, a new subscription, a
-        past-due renewal, a refund, a cancellation. The story's every event, effectful or
-        not: the catalog sends those the receiver's keys make effectful."""
+        past-due renewal, a refund, a cancellation; then a trial paused and resumed, so that every
+        type the world sends is in it (a team's key on ``subscription.paused`` has its event).
+        The story's every event, effectful or not: the catalog sends those the receiver's keys
+        make effectful."""
         start = len(self.events)
         sub = self.subscribe()
         self.renew(sub, pay=False)
         first = next(t for t in self.objects("transaction") if self.get(t)["subscription_id"] == sub)
         self.refund(first)
         self.cancel(sub)
+        trial = self.subscribe(trial=True)
+        self.pause(trial)
+        self.resume(trial)
         return self.events[start:]
 
     def state_story(self) -> list[Event]:
         """A subscription's life: created, more seats, past due, recovered, canceled; with its
-        transactions' events (the checkout's and the recovered renewal's: paid, completed)."""
+        transactions' events (the checkout's: created, ready, paid, completed; the renewal's:
+        created, billed, past due, paid, completed)."""
         start = len(self.events)
         sub = self.subscribe()
         self.change_quantity(sub, 2)
@@ -247,8 +290,9 @@ class PaddleWorld(RecordWorld):
         return [e for e in self.events[start:] if e.type == "subscription.past_due"]
 
     def related_groups(self, count: int = 2) -> list[tuple[Event, ...]]:
-        """`count` checkouts with a subscription; each one's events (``transaction.paid``,
-        ``subscription.created``, ``transaction.completed``), which Paddle sends together."""
+        """`count` checkouts with a subscription; each one's events (``transaction.created``
+        through ``subscription.created`` and ``subscription.activated`` to
+        ``transaction.completed``), which Paddle sends together."""
         groups = []
         for _ in range(count):
             start = len(self.events)
@@ -267,8 +311,9 @@ class PaddleWorld(RecordWorld):
 
     def failure_recovery(self) -> tuple[list[Event], Event]:
         """A renewal declined, then paid ("Payment recovery"): a subscription's story (its checkout,
-        the renewal's ``subscription.updated`` (new period), ``subscription.updated`` to ``past_due``
-        and ``subscription.past_due``, the renewal's ``transaction.paid`` and ``transaction.completed``,
+        the renewal's ``subscription.updated`` (new period), its transaction created, billed, its
+        payment failed and ``past_due``, ``subscription.updated`` to ``past_due`` and
+        ``subscription.past_due``, the renewal's transaction paid and completed,
         ``subscription.updated`` back to ``active``) and its failure event, the ``past_due``."""
         start = len(self.events)
         sub = self.subscribe()
@@ -295,6 +340,57 @@ class PaddleWorld(RecordWorld):
         return next(e for e in reversed(self.events) if e.object_id == txn and e.type == "transaction.paid")
 
     # ---- internals --------------------------------------------------------------------
+    def _bill(self, sub: str, start_us: int, *, pay: bool, trial_ends: bool = False, resumed: bool = False) -> str:
+        """The subscription's period from `start_us` and its transaction (`renew`, `resume`)."""
+        current = self._typed(sub, "subscription")
+        at = self._tick()
+        period = (ps.iso(start_us), ps.iso(start_us + _MONTH_US))
+        items = [{**i, "status": "active" if i["status"] == "trialing" else i["status"], "trial_dates": None,
+                  "previously_billed_at": period[0], "next_billed_at": period[1], "updated_at": ps.iso(at)}
+                 for i in current["items"]]
+        changes: dict[str, Any] = {"current_billing_period": {"starts_at": period[0], "ends_at": period[1]},
+                                   "next_billed_at": period[1], "items": items, "updated_at": ps.iso(at)}
+        if resumed:
+            changes.update(paused_at=None, scheduled_change=None)
+            self._status_change(sub, "active", changes, "subscription.resumed", key=None)
+        else:
+            self._transition(sub, current["status"], changes)
+            self._emit("subscription.updated", sub)
+        txn_id = self.new_id("txn")
+        billed = ps.iso(self._tick())
+        txn = ps.transaction(txn_id, customer_id=current["customer_id"], address_id=current["address_id"],
+                             subscription_id=sub, origin="subscription_recurring", pri=self.price,
+                             prod=self.product, quantity=current["items"][0]["quantity"],
+                             item_id=self.new_id("txnitm"), created=billed, period=period, checkout_url=None)
+        txn.update(status="billed", billed_at=billed)
+        self._create(txn_id, "transaction", txn)
+        created = self._emit("transaction.created", txn_id)
+        self._emit("transaction.billed", txn_id, after_us=created.created_us)
+        if not pay:
+            self._decline(txn_id)
+            self._status_change(sub, "past_due", {"updated_at": ps.iso(self._tick())},
+                                "subscription.past_due", key=f"dunning:{sub}:{period[0]}")
+            return txn_id
+        self._pay(txn_id)
+        self._complete(txn_id)
+        if trial_ends or resumed:
+            self._status_change(sub, "active", {"updated_at": ps.iso(self._tick())}, "subscription.activated",
+                                key=None)
+        return txn_id
+
+    def _txn_change(self, txn_id: str, changes: Mapping[str, Any], *event_types: str,
+                    key: str | None = None) -> None:
+        """A change of a transaction: ``transaction.updated``, then `event_types` of the same
+        version (Paddle's scenarios: "The transaction status changes to paid", then
+        ``transaction.paid`` "Occurs because the transaction status changes to paid"); `key`, the
+        last one's business key."""
+        self._update(txn_id, changes)
+        updated = self._emit("transaction.updated", txn_id)
+        after = updated.created_us
+        for i, event_type in enumerate(event_types):
+            after = self._emit(event_type, txn_id, key=key if i == len(event_types) - 1 else None,
+                               after_us=after).created_us
+
     def _pay(self, txn_id: str) -> None:
         txn = self._typed(txn_id, "transaction")
         at = ps.iso(self._tick())
@@ -302,9 +398,9 @@ class PaddleWorld(RecordWorld):
                                      attempt_id=self._uuid(), method_id=self.new_id("paymtd"),
                                      stored_id=self._uuid(), last4="4242", error_code=None)
         totals = {**txn["details"]["totals"], "balance": "0"}
-        self._update(txn_id, {"status": "paid", "payments": [attempt, *txn["payments"]],
-                              "details": {**txn["details"], "totals": totals}, "updated_at": at})
-        self._emit("transaction.paid", txn_id)
+        self._txn_change(txn_id, {"status": "paid", "payments": [attempt, *txn["payments"]],
+                                  "details": {**txn["details"], "totals": totals}, "updated_at": at},
+                         "transaction.paid")
 
     def _decline(self, txn_id: str) -> None:
         txn = self._typed(txn_id, "transaction")
@@ -312,19 +408,16 @@ class PaddleWorld(RecordWorld):
         attempt = ps.payment_attempt(txn["details"]["totals"]["grand_total"], status="error", at=at,
                                      attempt_id=self._uuid(), method_id=self.new_id("paymtd"),
                                      stored_id=self._uuid(), last4="0002", error_code="declined")
-        self._update(txn_id, {"status": "past_due", "payments": [attempt, *txn["payments"]], "updated_at": at})
+        self._txn_change(txn_id, {"status": "past_due", "payments": [attempt, *txn["payments"]], "updated_at": at},
+                         "transaction.payment_failed", "transaction.past_due")
 
     def _complete(self, txn_id: str) -> None:
         txn = self._typed(txn_id, "transaction")
-        at_us = self._tick()
-        at = ps.iso(at_us)
-        sums = txn["details"]["totals"]
-        payout = {**sums, "exchange_rate": "1", "fee_rate": "0.05"}
-        self._update(txn_id, {
+        at = ps.iso(self._tick())
+        self._txn_change(txn_id, {
             "status": "completed", "billed_at": txn["billed_at"] or at, "updated_at": at,
             "invoice_id": self.new_id("inv"), "invoice_number": f"{self.seller_id % 1000}-{self._rng.randrange(10**5):05d}",
-            "details": {**txn["details"], "payout_totals": payout}})
-        self._emit("transaction.completed", txn_id, key=f"fulfil:{txn_id}")
+            "details": ps.with_payouts(txn["details"])}, "transaction.completed", key=f"fulfil:{txn_id}")
 
     def _transition(self, sub: str, status: str, changes: Mapping[str, Any]) -> None:
         old = self._typed(sub, "subscription")["status"]
@@ -351,10 +444,11 @@ class PaddleWorld(RecordWorld):
         """Emit `event_type` of `object_id`'s current version; `data` the notification's entity
         when it is not the snapshot itself (``subscription.created``'s ``transaction_id``);
         `after_us`: the time of the event of the same change just before it (this one
-        follows within 90 ms, still before the next change's events, a second on at least)."""
+        follows within 90 ms; a change's first event within 0.7 s of it, so its chain of at most
+        three ends before the next change's events, a second on at least)."""
         rec = self._record(object_id)
         if after_us is None:
-            at = self._now_us + self._rng.randrange(1_000, 900_000)
+            at = self._now_us + self._rng.randrange(1_000, 700_000)
         else:
             at = after_us + self._rng.randrange(1_000, 90_000)
         snapshot = self.get(object_id) if data is None else data
@@ -375,25 +469,44 @@ def _parse(value: str) -> int:
 
 #: Event type -> a story that makes a fresh world emit it (``hookproof send``).
 PADDLE_SCRIPTS: Mapping[str, Callable[[PaddleWorld], object]] = {
+    "transaction.created": lambda w: w.buy(),
+    "transaction.updated": lambda w: w.buy(),
+    "transaction.ready": lambda w: w.buy(),
+    "transaction.billed": lambda w: w.renew(w.subscribe()),
     "transaction.paid": lambda w: w.buy(),
     "transaction.completed": lambda w: w.buy(),
+    "transaction.payment_failed": lambda w: w.renew(w.subscribe(), pay=False),
+    "transaction.past_due": lambda w: w.renew(w.subscribe(), pay=False),
     "subscription.created": lambda w: w.subscribe(),
+    "subscription.trialing": lambda w: w.subscribe(trial=True),
+    "subscription.activated": lambda w: w.subscribe(),
     "subscription.updated": lambda w: w.change_quantity(w.subscribe(), 2),
     "subscription.past_due": lambda w: w.renew(w.subscribe(), pay=False),
+    "subscription.paused": lambda w: w.pause(w.subscribe()),
+    "subscription.resumed": lambda w: w.resume(_paused(w)),
     "subscription.canceled": lambda w: w.cancel(w.subscribe()),
     "adjustment.created": lambda w: w.refund(w.buy()),
 }
 
 
+def _paused(world: PaddleWorld) -> str:
+    sub = world.subscribe()
+    world.pause(sub)
+    return sub
+
+
 def paddle_events_of_type(world: PaddleWorld, event_type: str, count: int = 1) -> list[Event]:
-    """Run the story for `event_type` `count` times; the emitted events of that type.
+    """Run the story for `event_type` `count` times; each run's last event of that type (a
+    checkout's last ``transaction.updated``, its completion's).
 
     Raises WorldError naming the known types for a type Paddle does not send here.
     """
     script = PADDLE_SCRIPTS.get(event_type)
     if script is None:
         raise WorldError(f"the Paddle profile sends no event {event_type!r} (known: {', '.join(PADDLE_EVENT_TYPES)})")
-    start = len(world.events)
+    found = []
     for _ in range(count):
+        start = len(world.events)
         script(world)
-    return [e for e in world.events[start:] if e.type == event_type]
+        found.extend([e for e in world.events[start:] if e.type == event_type][-1:])
+    return found

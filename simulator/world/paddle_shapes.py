@@ -47,19 +47,20 @@ def totals(subtotal: int, currency: str, *, paid: bool) -> dict[str, str]:
     """A transaction's ``details.totals`` for `subtotal` minor units (tax added on top)."""
     tax = _tax(subtotal)
     total = subtotal + tax
-    fee = round(total * 0.05) + 50
+    fee = round(total * 0.05) + 50 if total else 0
     return {"fee": str(fee), "tax": str(tax), "total": str(total), "credit": "0",
             "balance": "0" if paid else str(total), "discount": "0", "earnings": str(total - tax - fee),
             "subtotal": str(subtotal), "grand_total": str(total), "grand_total_tax": str(tax),
             "currency_code": currency, "credit_to_balance": "0"}
 
 
-def transaction(txn_id: str, *, customer_id: str, address_id: str, subscription_id: str | None, origin: str,
-                pri: dict[str, Any], prod: dict[str, Any], quantity: int, item_id: str, created: str,
-                period: tuple[str, str] | None, checkout_url: str | None) -> dict[str, Any]:
-    """A new transaction (``ready``: items priced, not yet paid)."""
+def transaction(txn_id: str, *, customer_id: str | None, address_id: str | None, subscription_id: str | None,
+                origin: str, pri: dict[str, Any], prod: dict[str, Any], quantity: int, item_id: str, created: str,
+                period: tuple[str, str] | None, checkout_url: str | None, charged: bool = True) -> dict[str, Any]:
+    """A new transaction (``ready``: items priced, not yet paid); not `charged`, its totals zero
+    (a checkout for a price with a trial: nothing is charged until the trial ends)."""
     currency = pri["unit_price"]["currency_code"]
-    unit = int(pri["unit_price"]["amount"])
+    unit = int(pri["unit_price"]["amount"]) if charged else 0
     subtotal = unit * quantity
     sums = totals(subtotal, currency, paid=False)
     line_totals = {"tax": sums["tax"], "total": sums["total"], "discount": "0", "subtotal": str(subtotal)}
@@ -92,6 +93,20 @@ def transaction(txn_id: str, *, customer_id: str, address_id: str, subscription_
     }
 
 
+def with_payouts(details: dict[str, Any]) -> dict[str, Any]:
+    """`details` with ``payout_totals`` (the totals in the payout currency: fees, earnings), which
+    Paddle adds once the transaction is paid (developer.paddle.com/webhooks/simulator/subscription-created:
+    "information about fees, payouts, and earnings")."""
+    return {**details, "payout_totals": {**details["totals"], "exchange_rate": "1", "fee_rate": "0.05"}}
+
+
+def with_trial(pri: dict[str, Any], days: int) -> dict[str, Any]:
+    """`pri` with a ``trial_period`` of `days` days, a payment method required at checkout (the
+    Price entity's ``{"interval", "frequency", "requires_payment_method"}``,
+    developer.paddle.com/api-reference/prices)."""
+    return {**pri, "trial_period": {"interval": "day", "frequency": days, "requires_payment_method": True}}
+
+
 def payment_attempt(amount: str, *, status: str, at: str, attempt_id: str, method_id: str, stored_id: str,
                     last4: str, error_code: str | None) -> dict[str, Any]:
     """One entry of a transaction's ``payments`` (a card attempt)."""
@@ -104,13 +119,18 @@ def payment_attempt(amount: str, *, status: str, at: str, attempt_id: str, metho
 
 
 def subscription(sub_id: str, *, customer_id: str, address_id: str, pri: dict[str, Any],
-                 prod: dict[str, Any], quantity: int, created: str, period: tuple[str, str]) -> dict[str, Any]:
-    """A new ``active`` subscription billed monthly from `period` (the Subscription entity: no
-    ``transaction_id``, which only ``subscription.created`` carries, `subscription_created`)."""
-    item = {"price": pri, "product": prod, "status": "active", "quantity": quantity, "recurring": True,
-            "created_at": created, "updated_at": created, "trial_dates": None, "next_billed_at": period[1],
-            "previously_billed_at": period[0]}
-    return {"id": sub_id, "items": [item], "status": "active", "discount": None, "paused_at": None,
+                 prod: dict[str, Any], quantity: int, created: str, period: tuple[str, str],
+                 trial: bool = False) -> dict[str, Any]:
+    """A new ``active`` subscription billed monthly from `period`, or with `trial` a ``trialing``
+    one whose `period` is the trial (its items ``trialing`` with their ``trial_dates``) (the
+    Subscription entity: no ``transaction_id``, which only ``subscription.created`` carries,
+    `subscription_created`)."""
+    status = "trialing" if trial else "active"
+    item = {"price": pri, "product": prod, "status": status, "quantity": quantity, "recurring": True,
+            "created_at": created, "updated_at": created,
+            "trial_dates": {"starts_at": period[0], "ends_at": period[1]} if trial else None,
+            "next_billed_at": period[1], "previously_billed_at": period[0]}
+    return {"id": sub_id, "items": [item], "status": status, "discount": None, "paused_at": None,
             "address_id": address_id, "created_at": created, "started_at": period[0], "updated_at": created,
             "business_id": None, "canceled_at": None, "custom_data": None, "customer_id": customer_id,
             "import_meta": None, "billing_cycle": {"interval": "month", "frequency": 1},

@@ -1,7 +1,8 @@
 """Paddle's own stories for three catalog scenarios written over the billing world.
 
-``related-burst``: each checkout's ``transaction.paid``, ``subscription.created`` and
-``transaction.completed`` released together; ``older-after-newer-redelivery``: two partial
+``related-burst``: each checkout's events (its transaction created, ready, paid and completed, the
+subscription created and activated: developer.paddle.com/webhooks/simulator/subscription-created)
+released together; ``older-after-newer-redelivery``: two partial
 refunds (``adjustment.created``) of one transaction, then the older redelivered;
 ``stale-failure-after-success``: a declined renewal recovered, its ``subscription.past_due``
 delivered last. Every event parses with paddle-python-sdk's ``Event.from_dict``.
@@ -36,13 +37,19 @@ def _plan(scenario: str) -> list[list[tuple[str, str | None]]]:
 
 
 def test_paddle_tells_each_story() -> None:
-    checkout = [("transaction.paid", "paid"), ("subscription.created", "active"), ("transaction.completed", "completed")]
+    checkout = [("transaction.created", "draft"), ("transaction.updated", "ready"), ("transaction.ready", "ready"),
+                ("transaction.updated", "paid"), ("transaction.paid", "paid"), ("subscription.created", "active"),
+                ("subscription.activated", "active"), ("transaction.updated", "paid"),
+                ("transaction.updated", "completed"), ("transaction.completed", "completed")]
     assert _plan("related-burst") == [checkout, checkout]
     assert _plan("older-after-newer-redelivery") == [[("adjustment.created", "approved")] * 2,
                                                      [("adjustment.created", "approved")]]
     assert _plan("stale-failure-after-success") == [
-        [*checkout, ("subscription.updated", "active"), ("subscription.updated", "past_due"),
-         ("transaction.paid", "paid"), ("transaction.completed", "completed"), ("subscription.updated", "active")],
+        [*checkout, ("subscription.updated", "active"), ("transaction.created", "billed"),
+         ("transaction.billed", "billed"), ("transaction.updated", "past_due"), ("transaction.payment_failed", "past_due"),
+         ("transaction.past_due", "past_due"), ("subscription.updated", "past_due"),
+         ("transaction.updated", "paid"), ("transaction.paid", "paid"), ("transaction.updated", "completed"),
+         ("transaction.completed", "completed"), ("subscription.updated", "active")],
         [("subscription.past_due", "past_due")]]
 
 

@@ -260,7 +260,7 @@ def test_an_event_type_the_config_does_not_enable_is_never_sent(tmp_path: Path,
         finally:
             session.close()
     assert sent == {"subscription.created", "subscription.past_due"}
-    with pytest.raises(ValueError, match="is a transaction.paid, which the receiver is not sent"):
+    with pytest.raises(ValueError, match="is a transaction.created, which the receiver is not sent"):
         replay(target, [Step("emit", action="buy"), Step("deliver", event=0)], 4, provider_state=state)
 
 

@@ -16,6 +16,7 @@ import re
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Mapping
 
 import httpx
@@ -29,6 +30,8 @@ from paddle_billing.Notifications.Entities.Subscription import Subscription
 from paddle_billing.Notifications.Entities.SubscriptionCreated import SubscriptionCreated
 from paddle_billing.Notifications.Entities.Transaction import Transaction
 from paddle_billing.Notifications.Entities.UndefinedEntity import UndefinedEntity
+from paddle_billing.PaddleStrEnum import PaddleStrEnum
+from paddle_billing.Undefined import Undefined
 
 from hookproof.simulator.errors import ProfileError
 from hookproof.simulator.profiles import get_profile
@@ -38,6 +41,11 @@ from hookproof.simulator.world import World, emit_events, new_world
 from hookproof.simulator.world.paddle import PADDLE_EVENT_TYPES, PaddleWorld
 
 ENTITIES = {"transaction": Transaction, "subscription": Subscription, "adjustment": Adjustment}
+#: The event types added with the subscription lifecycle (Paddle's webhook simulator scenarios:
+#: developer.paddle.com/webhooks/simulator/subscription-created, -renewed, -paused, -resumed).
+LIFECYCLE_TYPES = {"subscription.activated", "subscription.trialing", "subscription.paused", "subscription.resumed",
+                   "transaction.created", "transaction.updated", "transaction.ready", "transaction.billed",
+                   "transaction.payment_failed", "transaction.past_due"}
 ID = r"{}_01[0-9a-hjkmnp-tv-z]{{24}}"
 
 
@@ -75,6 +83,51 @@ def test_every_event_type_over_a_lifecycle_parses_with_the_sdk_entities() -> Non
         assert event.event_id == body["event_id"]
 
 
+def agree(parsed: object, raw: object, path: str) -> None:
+    """`parsed` (what the SDK made of `raw`) holds `raw` field for field: every field of every
+    SDK dataclass present in `raw` (optional ones may be absent), every enum a member the SDK
+    knows (not its ``Undefined``), every time the same instant, every other value equal."""
+    if dataclasses.is_dataclass(parsed) and not isinstance(parsed, type):
+        assert isinstance(raw, dict), path
+        if set(raw) == {"data"} and not any(f.name != "data" for f in dataclasses.fields(parsed)):
+            raw = raw["data"]  # CustomData
+        for field in dataclasses.fields(parsed):
+            value = getattr(parsed, field.name)
+            name = re.sub(r"[A-Z]", lambda m: "_" + m.group(0).lower(), field.name)  # the SDK's ``lineItems``
+            if name not in raw:  # type: ignore[operator]
+                assert value in (None, []) or isinstance(value, Undefined), \
+                    f"{path}.{field.name}: the SDK reads {value!r} for a field not sent"
+                continue
+            agree(value, raw[name], f"{path}.{name}")  # type: ignore[index]
+    elif isinstance(parsed, PaddleStrEnum):
+        assert (parsed.value, parsed.name) == (raw, parsed.name) and parsed.name != "Undefined", \
+            f"{path}: {raw!r} is no {type(parsed).__name__} the SDK knows"
+    elif isinstance(parsed, datetime):
+        assert isinstance(raw, str) and parsed == datetime.fromisoformat(raw), path
+    elif isinstance(parsed, list):
+        assert isinstance(raw, list) and len(raw) == len(parsed), path
+        for i, (one, other) in enumerate(zip(parsed, raw)):
+            agree(one, other, f"{path}[{i}]")
+    elif parsed is None:
+        assert raw in (None, {}, []), f"{path}: {raw!r} sent, the SDK read nothing"
+    else:
+        assert parsed == raw, f"{path}: {parsed!r} != {raw!r}"
+
+
+def test_every_type_agrees_field_for_field_with_its_sdk_entity() -> None:
+    """Every type the profile lists, in every body a lifecycle sends: the notification entity
+    paddle-python-sdk picks for the event type holds the body's ``data`` field for field, and
+    the SDK's ``Event`` its envelope."""
+    _, bodies = lifecycle()
+    assert set(get_profile("paddle").event_types()) == set(PADDLE_EVENT_TYPES) >= LIFECYCLE_TYPES
+    assert {str(b["event_type"]) for b in bodies} == set(PADDLE_EVENT_TYPES)
+    for body in bodies:
+        event = PaddleEvent.from_dict(body)  # type: ignore[arg-type]
+        assert str(event.event_type) == body["event_type"] and event.event_type.name != "Undefined"
+        assert event.occurred_at == datetime.fromisoformat(str(body["occurred_at"]))
+        agree(event.data, body["data"], str(body["event_type"]))
+
+
 def test_ids_have_paddles_form() -> None:
     _, bodies = lifecycle()
     for body in bodies:
@@ -84,6 +137,9 @@ def test_ids_have_paddles_form() -> None:
         assert re.fullmatch(ID.format("ntf"), str(body["notification_id"]))
         prefix = {"transaction": "txn", "subscription": "sub", "adjustment": "adj"}[str(body["event_type"]).split(".")[0]]
         assert re.fullmatch(ID.format(prefix), data["id"])
+        if data["status"] == "draft":  # a checkout's transaction before the customer's details
+            assert (data["customer_id"], data["address_id"]) == (None, None)
+            continue
         assert re.fullmatch(ID.format("ctm"), data["customer_id"])
         for item in data.get("items", []):
             if "price" in item:
@@ -120,24 +176,56 @@ def test_statuses_follow_the_story() -> None:
     _, bodies = lifecycle()
     subs = [(b["event_type"], b["data"]["status"]) for b in bodies  # type: ignore[index]
             if str(b["event_type"]).startswith("subscription.")]
-    assert subs == [("subscription.created", "active"), ("subscription.updated", "active"),  # more seats
-                    ("subscription.updated", "active"),  # a renewal's new period
-                    ("subscription.updated", "active"),  # the next renewal's, then its payment declined:
+    assert subs == [("subscription.created", "trialing"), ("subscription.trialing", "trialing"),
+                    ("subscription.updated", "trialing"),  # more seats
+                    ("subscription.updated", "trialing"),  # the trial's end: a new period, then its payment:
+                    ("subscription.updated", "active"), ("subscription.activated", "active"),
+                    ("subscription.updated", "active"),  # the next renewal's period, then its payment declined:
                     ("subscription.updated", "past_due"), ("subscription.past_due", "past_due"),
                     ("subscription.updated", "active"),  # recovered
+                    ("subscription.updated", "paused"), ("subscription.paused", "paused"),
+                    ("subscription.updated", "active"), ("subscription.resumed", "active"),  # then its payment:
+                    ("subscription.updated", "active"), ("subscription.activated", "active"),
                     ("subscription.updated", "canceled"), ("subscription.canceled", "canceled")]
-    txns = [b["data"]["status"] for b in bodies if str(b["event_type"]).startswith("transaction.")]  # type: ignore[index]
-    assert txns == ["paid", "completed"] * 3
+    txns = [(b["event_type"], b["data"]["status"]) for b in bodies  # type: ignore[index]
+            if str(b["event_type"]).startswith("transaction.")]
+    paid = [("transaction.updated", "paid"), ("transaction.paid", "paid"),
+            ("transaction.updated", "completed"), ("transaction.completed", "completed")]
+    billed = [("transaction.created", "billed"), ("transaction.billed", "billed")]
+    assert txns == [("transaction.created", "draft"), ("transaction.updated", "ready"), ("transaction.ready", "ready"),
+                    *paid[:2], ("transaction.updated", "paid"), *paid[2:],  # the checkout (the subscription's id)
+                    *billed, *paid,  # the trial's end
+                    *billed, ("transaction.updated", "past_due"), ("transaction.payment_failed", "past_due"),
+                    ("transaction.past_due", "past_due"), *paid,  # declined, recovered
+                    *billed, *paid]  # the resume
     adjustment = next(b["data"] for b in bodies if b["event_type"] == "adjustment.created")
     assert (adjustment["action"], adjustment["status"]) == ("refund", "approved")  # type: ignore[index]
 
 
-def test_a_status_change_is_a_subscription_updated_then_its_own_event() -> None:
-    """Paddle's webhook simulator scenarios (developer.paddle.com/webhooks/simulator/subscription-canceled):
-    ``subscription.updated`` ("Its status changes to canceled") then ``subscription.canceled``
-    ("Occurs because the subscription status changes to canceled"); the renewed scenario
-    (…/subscription-renewed) puts the subscription's new period before the renewal's transaction.
-    The pair is one version of the subscription, the same ``data``, ``occurred_at`` increasing."""
+def test_a_trial_checkout_charges_nothing_and_its_end_bills_the_plan() -> None:
+    """A price with a ``trial_period`` (developer.paddle.com/build/trials/extend-activate-change-date-trials:
+    the customer is charged on ``next_billed_at``, then the subscription is ``active``)."""
+    world = PaddleWorld(5)
+    sub = world.subscribe(trial=True)
+    checkout = next(e for e in world.events if e.type == "transaction.completed").object
+    assert checkout["details"]["totals"]["grand_total"] == "0"
+    assert checkout["items"][0]["price"]["trial_period"] == {"interval": "day", "frequency": 14,
+                                                             "requires_payment_method": True}
+    trialing = world.get(sub)
+    assert trialing["items"][0]["trial_dates"] == trialing["current_billing_period"]
+    renewal = world.get(world.renew(sub))
+    assert int(renewal["details"]["totals"]["grand_total"]) > 0
+    active = world.get(sub)
+    assert (active["status"], active["items"][0]["status"], active["items"][0]["trial_dates"]) == ("active", "active",
+                                                                                                   None)
+
+
+def test_a_status_change_is_an_updated_event_then_its_own_events() -> None:
+    """Paddle's webhook simulator scenarios (developer.paddle.com/webhooks/simulator/subscription-created,
+    -renewed, -paused, -resumed, -canceled): an ``.updated`` event ("Its status changes to canceled"), then
+    the status's own events ("Occurs because the subscription status changes to canceled"), all one
+    version of the entity, the same ``data``, ``occurred_at`` increasing; the renewed scenario puts the
+    subscription's new period before the renewal's transaction."""
     world = PaddleWorld(7)
     profile = get_profile("paddle")
     sub = world.subscribe()
@@ -145,21 +233,37 @@ def test_a_status_change_is_a_subscription_updated_then_its_own_event() -> None:
     world.renew(sub, pay=False)
     world.recover(sub)
     world.renew(sub)
+    world.pause(sub)
+    world.resume(sub)
     world.cancel(sub)
     events = world.events[start:]
+    paid = [("transaction.updated", "paid"), ("transaction.paid", "paid"),
+            ("transaction.updated", "completed"), ("transaction.completed", "completed")]
+    billed = [("transaction.created", "billed"), ("transaction.billed", "billed")]
     assert [(e.type, e.status) for e in events] == [
-        ("subscription.updated", "active"), ("subscription.updated", "past_due"), ("subscription.past_due", "past_due"),
-        ("transaction.paid", "paid"), ("transaction.completed", "completed"), ("subscription.updated", "active"),
-        ("subscription.updated", "active"), ("transaction.paid", "paid"), ("transaction.completed", "completed"),
+        ("subscription.updated", "active"), *billed, ("transaction.updated", "past_due"),
+        ("transaction.payment_failed", "past_due"), ("transaction.past_due", "past_due"),
+        ("subscription.updated", "past_due"), ("subscription.past_due", "past_due"),
+        *paid, ("subscription.updated", "active"),
+        ("subscription.updated", "active"), *billed, *paid,
+        ("subscription.updated", "paused"), ("subscription.paused", "paused"),
+        ("subscription.updated", "active"), ("subscription.resumed", "active"), *billed, *paid,
+        ("subscription.updated", "active"), ("subscription.activated", "active"),
         ("subscription.updated", "canceled"), ("subscription.canceled", "canceled")]
     bodies = [json.loads(profile.envelope(e).body) for e in events]
     assert [b["occurred_at"] for b in bodies] == sorted(b["occurred_at"] for b in bodies)
     assert len({b["occurred_at"] for b in bodies}) == len(bodies)
-    for i in (2, 10):  # subscription.past_due, subscription.canceled: the update before it, the same version
-        assert events[i].version == events[i - 1].version
-        assert bodies[i]["data"] == bodies[i - 1]["data"]
-        assert events[i].business_key is not None and events[i - 1].business_key is None
-    renewal = world.get(events[3].object_id)  # the declined renewal's transaction
+    for i, event in enumerate(events):
+        if event.type.endswith(".updated") or event.type == "transaction.created":
+            continue  # a change's first event
+        first = max(j for j in range(i) if events[j].object_id == event.object_id
+                    and (events[j].type.endswith(".updated") or events[j].type == "transaction.created"))
+        assert (events[first].version, bodies[first]["data"]) == (event.version, bodies[i]["data"]), event.type
+        assert all(e.object_id == event.object_id and e.version == event.version for e in events[first:i + 1])
+    assert [e.type for e in events if e.business_key] == ["subscription.past_due", "transaction.completed",
+                                                           "transaction.completed", "transaction.completed",
+                                                           "subscription.canceled"]
+    renewal = world.get(events[1].object_id)  # the declined renewal's transaction
     assert renewal["billing_period"] == bodies[0]["data"]["current_billing_period"]  # the period the update moved to
 
 
@@ -168,7 +272,9 @@ def test_every_signature_verifies_with_the_sdk_verifier() -> None:
     profile = get_profile("paddle")
     secret = profile.generate_secret(3)
     now = int(time.time())
-    for event in world.lifecycle():
+    events = world.lifecycle()
+    assert {e.type for e in events} == set(PADDLE_EVENT_TYPES)
+    for event in events:
         request = profile.request(profile.envelope(event), [secret], now)
         assert Verifier().verify(PaddleRequest(request.headers, request.body), Secret(secret))
         assert not Verifier().verify(PaddleRequest(request.headers, request.body), Secret(secret + "x"))
@@ -244,3 +350,21 @@ def test_api_errors_and_switches_in_paddles_shape(served: tuple[PaddleWorld, Ser
     assert (throttled.status_code, throttled.json()["error"]["code"]) == (429, "too_many_requests")
     assert int(throttled.headers["Retry-After"]) >= 1
     assert get(base, f"/transactions/{txn}").status_code == 200
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_a_lifecycle_is_dated_in_order_and_repeats_from_its_seed(seed: int) -> None:
+    """Every event after the one before it (Paddle's ``occurred_at`` orders an entity's events), and
+    the same seed the same events, byte for byte."""
+    profile = get_profile("paddle")
+    events = PaddleWorld(seed, start_us=1_700_000_000_000_000).lifecycle()
+    times = [e.created_us for e in events]
+    assert times == sorted(times) and len(set(times)) == len(times)
+    again = PaddleWorld(seed, start_us=1_700_000_000_000_000).lifecycle()
+    assert [profile.envelope(e).body for e in events] == [profile.envelope(e).body for e in again]
+
+
+def test_the_effect_story_and_the_lifecycle_send_every_type() -> None:
+    """A team's key on any type the profile lists finds its event in the catalog's effect story."""
+    assert {e.type for e in PaddleWorld(2).effect_story()} == set(PADDLE_EVENT_TYPES)
+    assert {e.type for e in PaddleWorld(2).lifecycle()} == set(PADDLE_EVENT_TYPES)

@@ -506,8 +506,11 @@ def test_paddle_envelope() -> None:
 
 def test_paddle_types() -> None:
     assert list(get_profile("paddle").event_types()) == [
-        "transaction.paid", "transaction.completed", "subscription.created", "subscription.updated",
-        "subscription.past_due", "subscription.canceled", "adjustment.created"]
+        "transaction.created", "transaction.updated", "transaction.ready", "transaction.billed", "transaction.paid",
+        "transaction.completed", "transaction.payment_failed", "transaction.past_due",
+        "subscription.created", "subscription.trialing", "subscription.activated", "subscription.updated",
+        "subscription.past_due", "subscription.paused", "subscription.resumed", "subscription.canceled",
+        "adjustment.created"]
 
 
 def test_paddle_header_has_only_ts_and_h1() -> None:
