@@ -36,7 +36,7 @@ from hookproof.simulator.profiles.stripe_versions import at_version, is_basil_or
 from hookproof.simulator.server import clock
 from hookproof.simulator.world import RESOURCES, World
 from hookproof.simulator.world import stripe_shapes as shapes
-from hookproof.simulator.world.world import ACCOUNT_NAME
+from hookproof.simulator.world.world import ACCOUNT_NAME, PLATFORM_ACCOUNT, PLATFORM_CREATED
 
 #: Largest ``limit`` a list accepts (Stripe: 1 to 100, default 10).
 MAX_LIST_LIMIT = 100
@@ -84,7 +84,7 @@ class Catalog:
                  stripe_account: str | None = None) -> None:
         # Only billing worlds: another provider's world (GitHub's) is served by its own routes.
         billing = [w for w in reversed(worlds) if isinstance(w, World)]
-        if any(not w.connected and w.account == stripe_account for w in billing):
+        if stripe_account == PLATFORM_ACCOUNT or any(not w.connected and w.account == stripe_account for w in billing):
             stripe_account = None  # the platform's own account: its own view (dj-stripe always names it)
         if stripe_account is not None and not any(w.connected and w.account == stripe_account for w in billing):
             shown = stripe_account[:64]
@@ -125,12 +125,16 @@ class Catalog:
         world = (next((w for w in self._every if w.account == account_id), None) if account_id is not None
                  else next(iter(scoped), None))
         if world is None:
-            return None
+            if account_id not in (None, PLATFORM_ACCOUNT):
+                return None
+            # the key's own account, served before any world (a receiver registering itself at start)
+            return shapes.account(id=PLATFORM_ACCOUNT, name=ACCOUNT_NAME, currency="usd", created=PLATFORM_CREATED,
+                                  email=None)
         currency = "usd"
         for cus in world.objects("customer")[:1]:
             currency = world.get(cus).get("currency") or currency
-        return shapes.account(id=world.account, name=ACCOUNT_NAME, currency=currency, created=world.created,
-                              email=None)
+        created = world.created if world.connected else PLATFORM_CREATED
+        return shapes.account(id=world.account, name=ACCOUNT_NAME, currency=currency, created=created, email=None)
 
     def render(self, object_id: str, object_type: str | None = None, *, stale: bool = False) -> dict[str, Any] | None:
         """The Stripe-shaped object or event `object_id` (of `object_type`, when given), or None.

@@ -33,6 +33,11 @@ _TOKEN_BITS = _ALPHABET_SIZE.bit_length()
 
 #: The business name of the world's Stripe account (invoices' ``account_name``).
 ACCOUNT_NAME = "hookproof test account"
+#: The platform's own account, the one every world and every run is of (a Stripe secret key
+#: belongs to one account for good: dj-stripe's ``APIKey.refresh_account`` caches it and names
+#: it in ``Stripe-Account`` from then on), and when it was created (2019-01-01, Unix seconds).
+PLATFORM_ACCOUNT = "acct_1HookproofTest00"
+PLATFORM_CREATED = 1_546_300_800
 
 #: Faker locale -> (currency, typical amounts in minor units).
 LOCALES: Mapping[str, tuple[str, tuple[int, ...]]] = {
@@ -105,7 +110,7 @@ class World(RecordReads):
         livemode: events and objects carry this flag (``cs_live_…`` vs ``cs_test_…``).
         account: the connected account the receiver listens to (Stripe Connect): given,
             the world's events are Connect events and carry it; None, the world's own
-            account id is derived from the seed and events are the platform's own.
+            account is `PLATFORM_ACCOUNT` and events are the platform's own.
         api_version: the Stripe API version events are rendered at (``YYYY-MM-DD[.name]``;
             default `stripe_shapes.LATEST_API_VERSION`).
         start_us: the provider clock's start, unix microseconds (default: the current whole
@@ -130,7 +135,8 @@ class World(RecordReads):
         self.connected = account is not None
         self._rng = random.Random(seed)
         self._fake = FakeData(seed)
-        self.account = account or "acct_" + self._token(16)
+        self._token(16)  # once the platform's account id: drawn still, so the ids after it do not move
+        self.account = account or PLATFORM_ACCOUNT
         # A whole second by default, so which events share a second depends on the seed only.
         self._now_us = start_us if start_us is not None else int(time.time()) * 1_000_000
         self.created = self._now_us // 1_000_000

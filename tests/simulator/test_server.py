@@ -547,3 +547,29 @@ def test_an_account_the_platform_has_no_access_to_is_a_403(connect_server: tuple
     with pytest.raises(stripe.PermissionError) as info:
         _client(server).v1.customers.retrieve(world.objects("customer")[0], options={"stripe_account": CONNECTED})
     assert "Only Stripe Connect platforms" in str(info.value)
+
+
+def test_the_platform_s_account_is_one_id_in_every_world_and_served_before_any() -> None:
+    """A Stripe secret key belongs to one account for good; dj-stripe caches it
+    (``APIKey.refresh_account``) and names it in ``Stripe-Account`` on every later request. The
+    account id changed with each world's seed, so a receiver that cached it on one run was
+    refused "Only Stripe Connect platforms …" on every fetch of the next; and ``GET
+    /v1/account`` answered 404 "No account is served" to a receiver registering itself before
+    the first scenario. Every platform world is now `PLATFORM_ACCOUNT`, served before any
+    world too; a Connect world keeps the account it is given."""
+    from hookproof.simulator.world.world import PLATFORM_ACCOUNT
+
+    assert World(SEED).account == World(SEED + 1).account == PLATFORM_ACCOUNT
+    assert World(SEED, account=CONNECTED).account == CONNECTED
+    with run_server(ServerState([])) as empty:
+        sdk = _client(empty)
+        assert sdk.v1.accounts.retrieve_current().id == PLATFORM_ACCOUNT
+        assert sdk.v1.accounts.retrieve_current(options={"stripe_account": PLATFORM_ACCOUNT}).id == PLATFORM_ACCOUNT
+    first, second = World(SEED + 20), World(SEED + 21)  # two runs' worlds, of other seeds
+    first.lifecycle()
+    second.lifecycle()
+    with run_server(ServerState([second])) as handle:
+        cached = _client(handle).v1.accounts.retrieve_current().id  # as the first run cached it
+        own = second.objects("subscription")[0]
+        assert cached == first.account and _client(handle).v1.subscriptions.retrieve(
+            own, options={"stripe_account": cached}).id == own
