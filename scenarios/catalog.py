@@ -806,7 +806,7 @@ def fetched_states(ctx: Context, w: World) -> list[Event]:
 
 
 def _provider_api_transient(ctx: Context, w: World) -> Plan | NotApplicable:
-    """The first fetch of each object (or event) is a 404 or a 500; the next one works: the
+    """The first fetch of each object (or event) is a 500 or a 503; the next one works: the
     objects of the effects a receiver confirms (`FETCHED_TYPES`), and the objects whose state
     it keeps (`fetched_states`)."""
     if not ctx.fetches_state:
@@ -823,7 +823,9 @@ def _provider_api_transient(ctx: Context, w: World) -> Plan | NotApplicable:
         return na
     faults: dict[str, ApiFault] = {}
     for i, e in enumerate(events):
-        fault = ApiFault(not_found=True) if i % 2 == 0 else ApiFault(status=500)
+        # Stripe answers an object an event names (docs.stripe.com/error-handling: 5xx "something went
+        # wrong on Stripe's end"); a 404 is its "no such object", which dj-stripe rightly takes as deleted
+        fault = ApiFault(status=500 if i % 2 == 0 else 503)
         faults[e.object_id] = fault
         faults[e.id] = fault
     return Plan(w, (Phase(tuple(events)),), api_faults=faults)
@@ -1118,8 +1120,8 @@ SCENARIOS: tuple[Scenario, ...] = (
               "replayed ones again, without any restart.",
               (*EFFECTS, "counter"), ("duplicates-tested",), _redelivery_window),
     _scenario("provider-api-transient", "The provider API fails the first fetch",
-              "The provider API answers 404 (not visible yet) or 500 to the first fetch of each object, "
-              "then recovers. The receiver must answer so that the provider retries, and apply the effect "
+              "The provider API fails the first fetch of each object, then recovers: Stripe's with a 5xx, "
+              "the others' with a 404 (not visible yet) or a 500. The receiver must answer so that the provider retries, and apply the effect "
               "on the retry: one that marks the event processed before handling it loses the effect "
               "(dj-stripe #832), or the state update it fetched for. Applies only to receivers that fetch.",
               ("duplicated", "lost", "unexpected", "counter", "stale", "valid_not_rejected"),

@@ -123,7 +123,7 @@ def test_a_window_of_acknowledged_events_redelivered(name: str, found: set[str],
 @pytest.mark.parametrize(("name", "found"), [("mark_before_fetch", {"lost"}), ("fetch_state", set())])
 def test_the_provider_api_fails_the_next_fetch_then_recovers(name: str, found: set[str], tmp_path: Path,
                                                              provider: ServerState) -> None:
-    steps = [Step("emit", action="pay"), Step("api_fault", event=1, status=404), Step("deliver", event=1)]
+    steps = [Step("emit", action="pay"), Step("api_fault", event=1, status=500), Step("deliver", event=1)]
     assert run(name, steps, tmp_path, provider) == found
 
 

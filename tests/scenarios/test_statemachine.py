@@ -214,6 +214,9 @@ def test_every_example_starts_from_an_event_and_reserializes_what_can_show(tmp_p
                     if s.op == "redeliver" and s.mutation == "reserialize" and s.event is not None]
     assert reserialized
     assert all(e.business_key is not None or e.stateful for e in reserialized)
+    # Stripe's API never hides an object an event names (its 404 is "no such object"): faults are 5xx
+    faults = [s.status for x in seen for s in x.steps if s.op == "api_fault"]
+    assert faults and set(faults) <= {500, 503}
 
 
 def test_explore_draws_incomplete_and_expired_subscriptions_and_a_correct_receiver_survives(
