@@ -213,6 +213,18 @@ class MercadoPagoWorld(RecordWorld):
         self.refund(card, cents // 4)
         return [e for e in self.events[start:] if e.business_key]
 
+    def related_groups(self, count: int = 2) -> list[tuple[Event, ...]]:
+        """`count` Pix payments paid at once; each one's ``payment.created`` (pending) and
+        ``payment.updated`` (approved), which arrive together when the buyer pays right away
+        (a receiver fetching the payment reads it approved for both: "Webhooks", topic
+        ``payment``, mercadopago.com.br/developers/en/docs/your-integrations/notifications/webhooks)."""
+        groups = []
+        for _ in range(count):
+            start = len(self.events)
+            self.approve_pending(self.pay(method="pix"))
+            groups.append(tuple(self.events[start:]))
+        return groups
+
     def unknown_event(self) -> Event:
         """A ``subscription_preapproval`` notification (a shop without subscriptions handles
         no such thing): not recorded, no effect."""
