@@ -18,6 +18,7 @@ from typing import Sequence
 
 from hookproof.scenarios import key_table as key_tables
 from hookproof.scenarios.check_index import ANSWERED_NON_SUCCESS, CheckIndex, grouped_findings, index_for
+from hookproof.scenarios.effect_checks import NO_EFFECT_TAGS
 from hookproof.scenarios.findings import (
     ADVISORY,
     ALL_KEYS,
@@ -185,8 +186,8 @@ def check_no_server_error(
     A 5xx on an attempt carrying an injected fault tag (`injected_fault`: any tag but
     the benign delivery-shaping ones, e.g. ``oversize`` or a chaos tag) is an advisory,
     as is a 5xx to an invalid delivery (it should have been a 4xx), except to another
-    account's event whose object the receiver fetched and the provider API refused as
-    another account's (`Expectations.checked_foreign`): it cannot tell that 404 from an
+    account's or the other mode's event whose object the receiver fetched and the provider
+    API refused it (`Expectations.checked_foreign`): it cannot tell that 404 from an
     object not visible yet, which it must answer with an error so the provider retries
     (``unexpected`` accepts it too), so nothing is said. Duplicates, bursts, reordering
     and re-serialised bodies excuse nothing.
@@ -197,7 +198,7 @@ def check_no_server_error(
         a = history[pos]
         if a.status is None or a.status < 500:
             continue
-        if not a.valid and "foreign-account" in a.faults and a.object_id in expectations.checked_foreign:
+        if not a.valid and NO_EFFECT_TAGS.intersection(a.faults) and a.object_id in expectations.checked_foreign:
             continue  # it fetched the object and was refused it: its error answer is right (see above)
         category = "invalid" if not a.valid else ("faulted" if a.faults and injected_fault(a.faults) else "plain")
         groups.setdefault((a.event_id, category), []).append(pos)

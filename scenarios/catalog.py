@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any, Callable, Mapping, Sequence
 
-from hookproof.simulator.delivery.mutations import foreign_account_id
+from hookproof.simulator.delivery.mutations import foreign_account_id, other_mode_owner
 from hookproof.simulator.events import Event
 from hookproof.simulator.faults import FaultPlan, Mutation, applicable
 from hookproof.simulator.profiles.base import Profile
@@ -199,8 +199,9 @@ class Plan:
     api_faults: Mapping[str, ApiFault] = field(default_factory=dict)
     owes_effects: bool = True
     #: the other account that owns `world` (``foreign-account``: every event is delivered
-    #: as that account's), so the provider API serves its objects to none of the
-    #: endpoint's tokens (a fetch is answered 404, as the provider's API does); None: the endpoint's own.
+    #: as that account's; ``test-mode-to-live``: as the other mode's, `other_mode_owner`), so the
+    #: provider API serves its objects to none of the endpoint's tokens (a fetch is answered 404,
+    #: as the provider's API does); None: the endpoint's own.
     world_account: str | None = None
     #: the object whose fetch a `Phase.held` phase holds (`simulator.server.holds`): the runner
     #: arms it, delivers the next phase while the answer is held, then releases it; a plan whose
@@ -504,8 +505,11 @@ def _mutation_plan(mutation: Mutation, *, copies: int = 1, mutate: str = "all",
         if (na := _need(events, "effectful", ctx)) is not None:
             return na
         plan = FaultPlan(copies=copies, mutations=(mutation,), mutate=mutate)  # type: ignore[arg-type]
-        owner = (foreign_account_id(events[0].account)
-                 if mutation is Mutation.FOREIGN_ACCOUNT and mutate == "all" else None)
+        owner = None  # every event another account's or the other mode's: its objects too (`Plan.world_account`)
+        if mutation is Mutation.FOREIGN_ACCOUNT and mutate == "all":
+            owner = foreign_account_id(events[0].account)
+        elif mutation is Mutation.LIVEMODE_MISMATCH and mutate == "all":
+            owner = other_mode_owner(not events[0].livemode)
         return Plan(w, (Phase(tuple(events[:2]), plan, max_attempts=max_attempts),), world_account=owner)
     return build
 

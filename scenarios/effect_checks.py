@@ -122,8 +122,8 @@ def check_unexpected(
     receiver checked and refused it. Except for a mode or account mismatch
     (`NO_EFFECT_TAGS`): the signature is genuine, so a 2xx that applies nothing is as
     correct as a 4xx (Stripe's docs advise acknowledging and ignoring such events); only
-    its effect is a finding. Another account's event whose object the receiver fetched and
-    the provider API refused it (`Expectations.checked_foreign`) may also be answered with
+    its effect is a finding. Another account's or the other mode's event whose object the
+    receiver fetched and the provider API refused it (`Expectations.checked_foreign`) may also be answered with
     an error: it checked, and cannot tell that 404 from an object not visible yet.
     """
     idx = index_for(history, expectations, observations, index)
@@ -137,9 +137,9 @@ def check_unexpected(
             if not NO_EFFECT_TAGS.intersection(a.faults):
                 groups.setdefault((a.event_id, "invalid-acked"), []).append(pos)
         elif a.outcome is not Outcome.DROPPED and not (a.status is not None and 400 <= a.status < 500):
-            if (a.status is not None and "foreign-account" in a.faults
+            if (a.status is not None and NO_EFFECT_TAGS.intersection(a.faults)
                     and a.object_id in expectations.checked_foreign):
-                continue  # it fetched the object and was refused it as another account's (Expectations)
+                continue  # it fetched the object and was refused it as another account's or mode's (Expectations)
             groups.setdefault((a.event_id, "invalid-unrefused"), []).append(pos)
     findings += grouped_findings("unexpected", groups, history, idx, {
         "invalid-acked": (FINDING, "4xx", "{events} {types} event(s) accepted {n} time(s) with {statuses} when "

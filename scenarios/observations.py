@@ -387,9 +387,10 @@ class Expectations:
             the status the API served, possibly of a version whose events were never
             delivered; ``regressed`` maps a status seen without a version through these
             as well as through `truth` (`ObjectTruth.with_servable`).
-        checked_foreign: object ids of another account's events (``foreign-account``) that
-            the provider API refused to the receiver's token when it fetched them (404, the
-            object being another account's: `ServerState.refused_foreign`). The receiver
+        checked_foreign: object ids of another account's or the other mode's events
+            (``foreign-account``, ``test-mode-to-live``) that the provider API refused to the
+            receiver's token when it fetched them (404, the object being another account's or
+            mode's: `ServerState.refused_foreign`). The receiver
             checked them and was told it cannot see them, the answer it also gets for an
             object not visible yet, so its error answer (a retry asked for) is not
             ``unexpected``'s "not refused" finding; any effect of them still is.

@@ -11,7 +11,8 @@ retries on its own (GitHub), a timed-out or unanswered delivery followed by its 
 redelivery, the same event again). A world may tell more stories (Shopify's: the first
 events of new orders released together, `related_groups`; two refunds of one order and the
 older one redelivered, `refund_pair`; Paddle's too, and a declined renewal recovered with its
-failure delivered last, `failure_recovery`); a world that does not tell a scenario's story gets
+failure delivered last, `failure_recovery`; Mercado Pago's related groups, a payment's
+created and updated notifications together); a world that does not tell a scenario's story gets
 it `NotApplicable`. Every other scenario is `NotApplicable`, with the reason, never run
 over the wrong world.
 """
@@ -92,7 +93,8 @@ def _untold(ctx: Any) -> Any:
 
 
 def _related_burst(ctx: Any, w: Any) -> Any:
-    """Each new object's first events released together (Shopify: a checkout's customer and order)."""
+    """Each new object's first events released together (Shopify: a checkout's customer and order;
+    Mercado Pago: a payment's ``payment.created`` and ``payment.updated``)."""
     from hookproof.scenarios.catalog import NotApplicable, Phase, Plan
 
     if not hasattr(w, "related_groups"):

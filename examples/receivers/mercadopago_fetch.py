@@ -8,7 +8,8 @@ answer 200/201 quickly and fetch the payment for its state. This receiver:
   ``data.id`` from the query string, lowercased (as the docs require), and
   ``x-request-id``; a bad signature is answered 401;
 - ignores (200) other topics, a notification of another seller (``user_id``) or of the
-  other mode (``live_mode``);
+  other mode (``live_mode``; unchecked with ``MP_LIVE_MODE=any``: the token's mode decides,
+  its fetch of another mode's payment answered 404);
 - fetches the payment with the SDK (``sdk.payment().get(id)``; 5 s timeout, 2 retries),
   its base URL pointed at the provider API by a custom ``HttpClient`` (the SDK's base
   URL is a private constant, `ProviderApiClient`); an unreachable API or an unknown
@@ -29,7 +30,7 @@ so Mercado Pago never retries and the effect is lost.
 Configuration (environment): ``PORT``, ``DATABASE`` (SQLite file), ``WEBHOOK_SECRET``
 (or ``HOOKPROOF_SECRET``), ``MP_ACCESS_TOKEN`` (or ``HOOKPROOF_API_KEY``), ``MP_API_BASE``
 (or ``HOOKPROOF_API_BASE``), ``MP_USER_ID`` (the seller's user id; unset: any),
-``MP_LIVE_MODE`` (``1``: live). Run: ``python -m examples.receivers.mercadopago_fetch``.
+``MP_LIVE_MODE`` (``1``: live; ``any``: not checked; else test). Run: ``python -m examples.receivers.mercadopago_fetch``.
 """
 
 from __future__ import annotations
@@ -96,7 +97,7 @@ class Settings:
     access_token: str
     api_base: str
     user_id: str | None = None
-    live: bool = False
+    live: bool | None = False  # None: any mode (the fetch decides)
     dedupe: bool = True
     ack_fetch_failures: bool = False
 
@@ -107,8 +108,13 @@ class Settings:
                         secret=env.get("WEBHOOK_SECRET") or env["HOOKPROOF_SECRET"],
                         access_token=env.get("MP_ACCESS_TOKEN") or env["HOOKPROOF_API_KEY"],
                         api_base=env.get("MP_API_BASE") or env["HOOKPROOF_API_BASE"],
-                        user_id=env.get("MP_USER_ID") or None, live=env.get("MP_LIVE_MODE") == "1", dedupe=dedupe,
+                        user_id=env.get("MP_USER_ID") or None, live=_mode(env.get("MP_LIVE_MODE")), dedupe=dedupe,
                         ack_fetch_failures=ack_fetch_failures)
+
+
+def _mode(value: str | None) -> bool | None:
+    """``MP_LIVE_MODE``: ``1`` live, ``any`` either (None), anything else test."""
+    return None if value == "any" else value == "1"
 
 
 def cents(amount: float) -> int:
@@ -172,8 +178,8 @@ def create_app(settings: Settings) -> FastAPI:
             return JSONResponse({"error": "not JSON"}, status_code=400)
         if not isinstance(note, dict) or note.get("type") != "payment" or not data_id:
             return JSONResponse({"ignored": True})
-        if note.get("live_mode") is not settings.live or (settings.user_id and str(note.get("user_id"))
-                                                           != settings.user_id):
+        if (settings.live is not None and note.get("live_mode") is not settings.live) or (
+                settings.user_id and str(note.get("user_id")) != settings.user_id):
             return JSONResponse({"ignored": "another seller or mode"})
         try:
             answer = sdk.payment().get(data_id)

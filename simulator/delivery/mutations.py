@@ -68,6 +68,16 @@ def foreign_account_id(account: str) -> str:
     return "acct_" + "F0REIGN" + account[-9:].rjust(9, "0")
 
 
+def other_mode_owner(livemode: bool) -> str:
+    """The owner a ``test-mode-to-live`` world is served under (`ServerState.add_world`): the
+    mode its events are delivered in (`livemode`), whose credentials the endpoint's are not, so
+    the provider API answers the endpoint's token 404 for its objects, as a provider with
+    separate test and live credentials does (Mercado Pago: a test notification URL "along with
+    your test credentials", mercadopago.com.br/developers/en/docs/your-integrations/notifications/webhooks;
+    Stripe: "a similar object exists in live mode, but a test mode key was used")."""
+    return "mode:live" if livemode else "mode:test"
+
+
 def foreign_account(event: Event) -> Event:
     """The event as another account's: a Connect event, so Stripe's carries that ``account``."""
     return replace(event, account=foreign_account_id(event.account), connected=True)

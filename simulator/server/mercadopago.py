@@ -22,7 +22,11 @@ cannot see the payment: ``{"message": "Payment not found", "error": "not_found",
 404, "cause": [{"code": 2000, "description": "Payment not found", "data": null}]}``
 (quoted in mercadopago/sdk-dotnet#78 and in discovery-tecnologia/dsc-mercado-livre#45, a
 seller reading a payment of another account; "Payment not found" to a token that cannot see
-the payment in mercadopago/sdk-php#174, #187 and mercadopago/sdk-nodejs#131). The
+the payment in mercadopago/sdk-php#174, #187 and mercadopago/sdk-nodejs#131). A payment of
+the other mode (a ``test-mode-to-live`` scenario's, `mutations.other_mode_owner`) is answered
+the same to the endpoint's token: the test notification URL is used "along with your test
+credentials", the production one with the productive credentials, each reading its own mode's
+payments (mercadopago.com.br/developers/en/docs/your-integrations/notifications/webhooks). The
 switches (`simulator.server.state`, keyed by the object id) apply as to every provider:
 404 not yet visible, an error status, slow, stale (the previous version), and 429
 ``too_many_requests`` with ``Retry-After``. Answers carry ``x-request-id``.

@@ -9,11 +9,16 @@ changes). Refunds and chargebacks are changes of their payment, so they arrive a
 ``payment.updated`` about the payment's own id; the refund itself is in the payment's
 ``refunds`` list (API reference, "Get payment": ``refunds``, ``transaction_amount_refunded``).
 
-Statuses and ``status_detail`` (API reference, "Payment status"): a card payment is
-created ``approved``/``accredited`` or ``rejected``/``cc_rejected_insufficient_amount``;
-a Pix payment is created ``pending``/``pending_waiting_transfer`` and becomes
-``approved``; a partial refund keeps ``approved`` with ``partially_refunded``; a full
-refund is ``refunded``/``refunded``; a chargeback is ``charged_back``/``settled``.
+Statuses and ``status_detail`` ("Get payment status",
+mercadopago.com.br/developers/en/docs/checkout-api/response-handling/query-results): a card
+payment is created ``approved``/``accredited`` or ``rejected``/``cc_rejected_insufficient_amount``,
+or ``in_process``/``pending_contingency`` (approved or rejected later), or ``authorized``/
+``pending_capture`` (approved when captured, ``cancelled``/``by_collector`` when not); a Pix
+payment is created ``pending``/``pending_waiting_transfer`` and becomes ``approved``, or
+``cancelled``/``expired`` unpaid; a partial refund keeps ``approved`` with
+``partially_refunded``; a full refund is ``refunded``/``refunded``; a chargeback is
+``charged_back``/``settled`` (money retained), or a disputed one ``charged_back``/``in_process``
+first, then ``settled`` or ``reimbursed``.
 
 ``Event.type`` is the notification's ``action`` (``payment.created``,
 ``payment.updated``) or the topic (``merchant_order``); ``Event.account`` is the seller's
@@ -39,14 +44,17 @@ from hookproof.simulator.world.records import RecordWorld
 #: Every event type the world emits, in catalog order.
 MERCADOPAGO_EVENT_TYPES: tuple[str, ...] = ("payment.created", "payment.updated", "merchant_order")
 
-#: payment status -> statuses it may move to (Mercado Pago's payment statuses).
+#: payment status -> statuses it may move to (Mercado Pago's payment statuses; a disputed
+#: chargeback, ``charged_back``/``in_process``, is settled or reimbursed: `settle_dispute`).
 PAYMENT_TRANSITIONS: Mapping[str, frozenset[str]] = {
     "pending": frozenset({"approved", "rejected", "cancelled"}),
+    "in_process": frozenset({"approved", "rejected"}),
+    "authorized": frozenset({"approved", "cancelled"}),
     "approved": frozenset({"approved", "refunded", "charged_back"}),
     "rejected": frozenset(),
     "cancelled": frozenset(),
     "refunded": frozenset({"charged_back"}),
-    "charged_back": frozenset(),
+    "charged_back": frozenset({"charged_back"}),
 }
 
 #: Brazil's offset, as Mercado Pago renders dates for a Brazilian seller (``-03:00``).
@@ -102,11 +110,14 @@ class MercadoPagoWorld(RecordWorld):
         self._emit("merchant_order", oid)
         return oid
 
-    def pay(self, order: str | None = None, *, method: str = "card", approve: bool = True) -> str:
+    def pay(self, order: str | None = None, *, method: str = "card", approve: bool = True,
+            review: bool = False, capture: bool = True) -> str:
         """A payment of `order` (or a direct Checkout API payment): emits ``payment.created``.
 
-        ``method="card"`` is created ``approved`` (or ``rejected`` when not `approve`);
-        ``method="pix"`` is created ``pending`` (see `approve_pending`). Returns its id.
+        ``method="card"`` is created ``approved`` (or ``rejected`` when not `approve`;
+        ``in_process``/``pending_contingency`` with `review`; ``authorized``/``pending_capture``
+        without `capture`); ``method="pix"`` is created ``pending`` (see `approve_pending`,
+        `expire`). Returns its id.
         """
         at = self._tick()
         pid = str(self._rng.randint(80_000_000_000, 99_999_999_999))
@@ -114,12 +125,16 @@ class MercadoPagoWorld(RecordWorld):
                  else self._rng.randrange(1_990, 49_990, 10))
         if method == "pix":
             status, detail = "pending", "pending_waiting_transfer"
+        elif review:
+            status, detail = "in_process", "pending_contingency"
+        elif not capture:
+            status, detail = "authorized", "pending_capture"
         elif approve:
             status, detail = "approved", "accredited"
         else:
             status, detail = "rejected", "cc_rejected_insufficient_amount"
         snapshot = self._payment(pid, cents, method, order, at)
-        snapshot.update(self._status_fields(status, detail, at, cents))
+        snapshot.update(self._status_fields(status, detail, at, cents), captured=status != "authorized")
         self._create(pid, "payment", snapshot)
         self._emit("payment.created", pid, key=f"license:{pid}" if status == "approved" else None,
                    amount=cents if status == "approved" else None)
@@ -128,11 +143,13 @@ class MercadoPagoWorld(RecordWorld):
         return pid
 
     def approve_pending(self, payment: str) -> None:
-        """The buyer paid the Pix: ``pending`` -> ``approved``, emits ``payment.updated``."""
+        """The buyer paid the Pix, the card's review passed or its authorization was captured:
+        ``pending``, ``in_process`` or ``authorized`` -> ``approved``, emits ``payment.updated``."""
         current = self._typed(payment, "payment")
         at = self._tick()
-        self._transition(payment, "approved", self._status_fields("approved", "accredited", at,
-                                                                  _cents(current["transaction_amount"])), at)
+        self._transition(payment, "approved", {**self._status_fields("approved", "accredited", at,
+                                                                     _cents(current["transaction_amount"])),
+                                               "captured": True}, at)
         self._emit("payment.updated", payment, key=f"license:{payment}", amount=_cents(current["transaction_amount"]))
         self._follow_order(payment)
 
@@ -161,8 +178,38 @@ class MercadoPagoWorld(RecordWorld):
         self._follow_order(payment)
         return refund_id
 
+    def expire(self, payment: str) -> None:
+        """A Pix never paid (``cancelled``/``expired``) or an authorization released uncaptured
+        (``cancelled``/``by_collector``): emits ``payment.updated``, owing nothing."""
+        detail = "expired" if self._typed(payment, "payment")["status"] == "pending" else "by_collector"
+        at = self._tick()
+        self._transition(payment, "cancelled", {"status_detail": detail, "date_last_updated": mp_date(at)}, at)
+        self._emit("payment.updated", payment)
+        self._follow_order(payment)
+
+    def dispute(self, payment: str) -> None:
+        """The payer disowned the card payment: ``charged_back``/``in_process`` (its chargeback
+        effect, `settle_dispute` ends it), emits ``payment.updated``."""
+        self._not_charged_back(payment)
+        at = self._tick()
+        self._transition(payment, "charged_back", {"status_detail": "in_process", "date_last_updated": mp_date(at)},
+                         at)
+        self._emit("payment.updated", payment, key=f"chargeback:{payment}")
+
+    def settle_dispute(self, payment: str, *, won: bool = False) -> None:
+        """A disputed chargeback ends: the money retained (``settled``) or, `won`, reimbursed to the
+        seller (``reimbursed``); emits ``payment.updated`` with no new effect."""
+        current = self._typed(payment, "payment")
+        if (current["status"], current["status_detail"]) != ("charged_back", "in_process"):
+            raise WorldError(f"payment {payment} has no chargeback in dispute", object_id=payment)
+        at = self._tick()
+        self._transition(payment, "charged_back", {"status_detail": "reimbursed" if won else "settled",
+                                                    "date_last_updated": mp_date(at)}, at)
+        self._emit("payment.updated", payment)
+
     def charge_back(self, payment: str) -> None:
         """The buyer's bank reversed the payment: ``charged_back``/``settled``, emits ``payment.updated``."""
+        self._not_charged_back(payment)
         at = self._tick()
         self._transition(payment, "charged_back", {"status_detail": "settled", "date_last_updated": mp_date(at)}, at)
         self._emit("payment.updated", payment, key=f"chargeback:{payment}")
@@ -179,6 +226,13 @@ class MercadoPagoWorld(RecordWorld):
         self.refund(card)
         self.pay(approve=False)
         self.charge_back(pix)
+        self.approve_pending(self.pay(review=True))
+        self.approve_pending(self.pay(capture=False))
+        self.expire(self.pay(method="pix"))
+        self.expire(self.pay(capture=False))
+        disputed = self.pay()
+        self.dispute(disputed)
+        self.settle_dispute(disputed, won=True)
         return self.events[start:]
 
     def effect_story(self) -> list[Event]:
@@ -212,6 +266,18 @@ class MercadoPagoWorld(RecordWorld):
         self.refund(card, cents // 4)
         self.refund(card, cents // 4)
         return [e for e in self.events[start:] if e.business_key]
+
+    def related_groups(self, count: int = 2) -> list[tuple[Event, ...]]:
+        """`count` Pix payments paid at once; each one's ``payment.created`` (pending) and
+        ``payment.updated`` (approved), which arrive together when the buyer pays right away
+        (a receiver fetching the payment reads it approved for both: "Webhooks", topic
+        ``payment``, mercadopago.com.br/developers/en/docs/your-integrations/notifications/webhooks)."""
+        groups = []
+        for _ in range(count):
+            start = len(self.events)
+            self.approve_pending(self.pay(method="pix"))
+            groups.append(tuple(self.events[start:]))
+        return groups
 
     def unknown_event(self) -> Event:
         """A ``subscription_preapproval`` notification (a shop without subscriptions handles
@@ -295,6 +361,10 @@ class MercadoPagoWorld(RecordWorld):
             raise WorldError(f"payment {payment}: {old} -> {status} is not a transition Mercado Pago makes",
                              object_id=payment)
         self._update(payment, {**changes, "status": status})
+
+    def _not_charged_back(self, payment: str) -> None:
+        if self._typed(payment, "payment")["status"] == "charged_back":
+            raise WorldError(f"payment {payment} is already charged back", object_id=payment)
 
     def _follow_order(self, payment: str, order: str | None = None) -> None:
         """Bring `payment`'s order (`order`, or the payment's own) up to date with it and emit

@@ -119,7 +119,9 @@ def test_the_storm_keeps_every_rule(tmp_path: Path) -> None:
     assert {t for t in keyed_slim if t[0].startswith("payment.")} == {
         ("payment.created", "approved", "credit"), ("payment.created", "pending", "-"),
         ("payment.created", "rejected", "-"), ("payment.updated", "approved", "credit"),
-        ("payment.updated", "refunded", "-"), ("payment.updated", "charged_back", "chargeback")}
+        ("payment.updated", "refunded", "-"), ("payment.updated", "charged_back", "chargeback"),
+        ("payment.created", "in_process", "-"), ("payment.created", "authorized", "-"),  # in review, not captured
+        ("payment.updated", "cancelled", "-")}  # a Pix expired, an authorization released
 
 
 def test_the_first_rule_whose_when_holds_makes_the_key(tmp_path: Path) -> None:

@@ -17,16 +17,20 @@ import pytest
 from mercadopago.webhook import InvalidWebhookSignatureError, WebhookSignatureValidator
 
 from examples.receivers.mercadopago_fetch import sdk_for
-from hookproof.simulator.errors import ProfileError
+from hookproof.simulator.errors import ProfileError, WorldError
 from hookproof.simulator.profiles import get_profile
 from hookproof.simulator.server import ServerState, clock, run_server
 from hookproof.simulator.server.state import DEFAULT_API_KEY, Switch
 from hookproof.simulator.world import World, emit_events, new_world
 from hookproof.simulator.world.mercadopago import MERCADOPAGO_EVENT_TYPES, MercadoPagoWorld
 
-#: (status, status_detail) of every payment state the lifecycle goes through, in order of first appearance.
+#: (status, status_detail) of every payment state the lifecycle goes through, in order of first appearance
+#: (Mercado Pago's "Get payment status" table: a card in review, an authorization captured or released,
+#: a Pix expired, a disputed chargeback reimbursed).
 STATES = [("approved", "accredited"), ("pending", "pending_waiting_transfer"), ("approved", "partially_refunded"),
-          ("refunded", "refunded"), ("rejected", "cc_rejected_insufficient_amount"), ("charged_back", "settled")]
+          ("refunded", "refunded"), ("rejected", "cc_rejected_insufficient_amount"), ("charged_back", "settled"),
+          ("in_process", "pending_contingency"), ("authorized", "pending_capture"), ("cancelled", "expired"),
+          ("cancelled", "by_collector"), ("charged_back", "in_process"), ("charged_back", "reimbursed")]
 
 
 @pytest.fixture
@@ -57,6 +61,27 @@ def test_the_sdk_reads_every_payment_state_as_of_each_delivery(
         if (payment["status"], payment["status_detail"]) not in seen:
             seen.append((payment["status"], payment["status_detail"]))
     assert seen == STATES
+
+
+def test_only_the_transitions_mercado_pago_makes() -> None:
+    world = MercadoPagoWorld(4)
+    pix, card = world.pay(method="pix"), world.pay()
+    world.expire(pix)
+    with pytest.raises(WorldError, match="cancelled -> approved"):
+        world.approve_pending(pix)  # an expired Pix is never paid
+    with pytest.raises(WorldError, match="no chargeback in dispute"):
+        world.settle_dispute(card)
+    world.dispute(card)
+    with pytest.raises(WorldError, match="already charged back"):
+        world.charge_back(card)  # one chargeback per payment, its effect once
+    world.settle_dispute(card)
+    held = world.pay(capture=False)
+    assert (world.get(held)["status"], world.get(held)["captured"]) == ("authorized", False)
+    world.approve_pending(held)  # captured
+    assert (world.get(held)["status"], world.get(held)["captured"]) == ("approved", True)
+    assert [(e.type, e.status, e.object["status_detail"], e.business_key) for e in world.events[-4:-2]] == [
+        ("payment.updated", "charged_back", "in_process", f"chargeback:{card}"),
+        ("payment.updated", "charged_back", "settled", None)]
 
 
 def test_refunds_arrive_under_their_payments_id(served: tuple[MercadoPagoWorld, ServerState, str]) -> None:
