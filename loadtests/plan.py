@@ -33,9 +33,10 @@ The patterns of real bug reports (issue 16), each a share:
   next event of its object (a payment failure after the success: Polar #14274);
 - **provider-API transient** (`api_transient`): a share of objects, chosen by their id
   (`api_transient_object`), fails its first fetch at the provider API, then recovers
-  (`loadtests.storm_truth`): half answer 404 ("not visible yet"), half 500
-  (`api_transient_status`); their deliveries carry the tag ``api-transient``, so a 5xx
-  answered to them is an advisory, not a finding (the provider retries it).
+  (`loadtests.storm_truth`): half answer 404 ("not visible yet"; Stripe's 503, its 404
+  being "no such object"), half 500 (`api_transient_status`); their deliveries carry the
+  tag ``api-transient``, so a 5xx answered to them is an advisory, not a finding (the
+  provider retries it).
 
 A plan keeps what it may still send again and no more (memory stays flat however long
 the storm runs): the wave window and an object's first keyed event (at most

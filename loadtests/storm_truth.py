@@ -94,6 +94,7 @@ class _RenamedReads:
 
     _renamer: "IdRenamer | BillingRenamer"
     _api_transient: float
+    _hides: bool  # an object may be "not visible yet" (False for Stripe's)
     _fetched: set[str]
     _objects: dict[str, Any]
     _event_index: dict[str, Event]
@@ -110,7 +111,7 @@ class _RenamedReads:
         found = self._renamer.original(object_id)
         if found is None or not (found[0] in self._objects or found[0] in self._event_index):
             return False
-        if self._api_transient and found[0] in self._objects \
+        if self._api_transient and self._hides and found[0] in self._objects \
                 and api_transient_status(object_id, self._api_transient) == 404 and object_id not in self._fetched:
             # objects only, as the deliveries' tag: an event's own id is never "not visible yet"
             self._fetched.add(object_id)  # "not visible yet" once: the provider API's transient
@@ -159,6 +160,8 @@ def served_world(template: Any, renamer: "IdRenamer | BillingRenamer | None" = N
     world._objects = dict(template._objects)  # a write (POST /v1/...) must not reach the template
     world.events = []  # no list shows a storm's events (the template's are not the storm's)
     world._api_transient = api_transient
+    # Stripe's API never hides an object an event names (its 404 is "no such object"): its 404 half is a 503
+    world._hides = not isinstance(template, World)
     world._fetched = set()
     return world
 
@@ -167,15 +170,20 @@ def transient_outage(worlds: list[Any], share: float) -> Callable[[str], Switch 
     """The provider API's 5xx half of the transient (`plan.api_transient_status`), as a rule
     for `Switches.first_request`: the first fetch of each chosen object of `worlds`
     (`served_world`s) is answered 500, then the object is served. None when `share` is 0.
-    The 404 half is `served_world`'s (the object "not visible yet" on its first lookup)."""
+    The 404 half is `served_world`'s (the object "not visible yet" on its first lookup),
+    but for Stripe's objects: answered 503 (Stripe documents no "not visible yet"; its 404
+    is "no such object", which dj-stripe takes as deleted)."""
     if share <= 0:
         return None
-    outage = Switch(status=500)
+    outage, unavailable = Switch(status=500), Switch(status=503)
 
     def rule(object_id: str) -> Switch | None:
-        if api_transient_status(object_id, share) != 500:
-            return None
-        return outage if any(w.serves_object(object_id) for w in worlds) else None
+        status = api_transient_status(object_id, share)
+        if status == 500:
+            return outage if any(w.serves_object(object_id) for w in worlds) else None
+        if status == 404:
+            return unavailable if any(not w._hides and w.serves_object(object_id) for w in worlds) else None
+        return None
 
     return rule
 
