@@ -119,6 +119,15 @@ def wait_healthy(*, health_url: str | None = None, port: int | None = None, host
     raise TimeoutError(f"not healthy within {timeout_s:g} s ({health_url or f'{host}:{port}'})")
 
 
+def _accepts(port: int, host: str = "127.0.0.1") -> bool:
+    """True when something accepts a connection on `host`:`port` now."""
+    try:
+        socket.create_connection((host, port), timeout=0.5).close()
+    except OSError:
+        return False
+    return True
+
+
 #: A file that exists inside a docker container (made by the docker engine).
 DOCKERENV = Path("/.dockerenv")
 
@@ -270,6 +279,11 @@ class ReceiverProcess:
         """Start and wait healthy. Raises ProcessError with the log tail on failure: with the
         run's shared log, only what was written since this start (not another copy's output)."""
         mark = self._shared.mark() if self._shared is not None else 0
+        if self._child is None and self.port and _accepts(self.port):
+            raise ProcessError(f"port {self.port} already has a listener before the receiver started (another run's "
+                               "receiver, or one left running): its answers would be certified in this receiver's "
+                               f"place; stop it or give this receiver another port: {self.describe()}",
+                               command=self.describe())
         try:
             self._child = Supervised(self.argv, env=self.env, cwd=self.cwd, output=self._log)
         except FileNotFoundError:

@@ -10,11 +10,14 @@ Used for the provider API (`simulator.server.runner`), reference receivers, and 
 
 from __future__ import annotations
 
+import fcntl
 import socket
+import tempfile
 import threading
 import time
+from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import IO, Any
 
 import uvicorn
 
@@ -60,12 +63,43 @@ def free_port(host: str = "127.0.0.1") -> int:
         return int(s.getsockname()[1])
 
 
+#: The ports this process claimed (`_claim`), held until it ends.
+_CLAIMED: dict[int, IO[bytes]] = {}
+_CLAIMING = threading.Lock()
+
+
+def _claim(port: int) -> bool:
+    """True when this process holds `port` among hookproof processes on this machine (an
+    exclusive ``flock`` on a file in the temp folder, taken once and held until the process
+    ends), False when another process holds it. Two runs given overlapping ranges took the
+    same free port: the second run's receiver failed to bind, and the first run's receiver
+    answered the second run's checks. Within a process, `PortRange`'s own bookkeeping and
+    the bind test keep ports apart, as before."""
+    with _CLAIMING:
+        if port in _CLAIMED:
+            return True
+        folder = Path(tempfile.gettempdir()) / "hookproof-ports"
+        try:
+            folder.mkdir(exist_ok=True)
+            handle = open(folder / f"{port}.lock", "ab")
+        except OSError:
+            return True  # no shared folder to claim in: the bind test alone, as before
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            handle.close()
+            return False
+        _CLAIMED[port] = handle
+        return True
+
+
 class PortRange:
     """Ports a run may take on 127.0.0.1, first to last inclusive (a shared machine's or a
     CI runner's assigned range: ``[chaos] ports``). `take` hands out each free port once
-    (free: it binds now), never one in `exclude` (the receiver's own, not started yet).
-    Thread-safe: replicas start concurrently. Raises ListenError naming the range when
-    every port in it is taken or bound."""
+    (free: it binds now, and no other hookproof process on the machine holds it,
+    `_claim`), never one in `exclude` (the receiver's own, not started yet). Thread-safe:
+    replicas start concurrently. Raises ListenError naming the range when every port in it
+    is taken or bound."""
 
     def __init__(self, first: int, last: int, *, exclude: "set[int] | frozenset[int]" = frozenset(),
                  what: str = "[chaos] ports") -> None:
@@ -86,6 +120,8 @@ class PortRange:
                         s.bind(("127.0.0.1", port))
                 except OSError:
                     continue
+                if not _claim(port):
+                    continue  # another hookproof run's
                 self._given.add(port)
                 return port
         raise ListenError(f"no free port left in {self.first}-{self.last} ({self.what}): widen the range or free "

@@ -20,9 +20,10 @@ LISTENER = ("import socket, sys, time; s = socket.socket(); s.setsockopt(socket.
             "s.bind(('127.0.0.1', int(sys.argv[1]))); s.listen(); time.sleep(120)")
 
 
-def _free_block(size: int) -> int:
-    """The first port of `size` consecutive ports free now (above the usual ephemeral churn)."""
-    for first in range(20000, 30000, size):
+def _free_block(size: int, start: int = 20000) -> int:
+    """The first port of `size` consecutive ports free now from `start` (above the usual
+    ephemeral churn)."""
+    for first in range(start, start + 10000, size):
         try:
             socks = []
             for port in range(first, first + size):
@@ -91,3 +92,46 @@ def test_the_receiver_s_own_port_comes_from_the_range(tmp_path: Path) -> None:
     first = _free_block(4)
     config = with_port(load_config(_config(tmp_path, f"[{first}, {first + 3}]")))
     assert config.target.url == f"http://127.0.0.1:{first}/webhooks"
+
+
+#: Takes the first port of the range in a process of its own and holds it (a concurrent run).
+_OTHER_RUN = ("import sys, time; from hookproof.simulator.serving import PortRange; "
+              "print(PortRange(int(sys.argv[1]), int(sys.argv[1]) + 3).take(), flush=True); time.sleep(60)")
+
+
+def test_two_runs_given_one_range_never_take_the_same_port() -> None:
+    """Two certify runs started 2 s apart with one `[chaos] ports` range both took its first
+    port: the second run's receiver could not bind, and the first run's receiver answered the
+    second run's health check and deliveries (its results printed as the second's). A port
+    another hookproof process took is now skipped while that process lives."""
+    import subprocess
+
+    first = _free_block(4, start=40000)  # ports no other test of this process took (it holds those)
+    other = subprocess.Popen([sys.executable, "-c", _OTHER_RUN, str(first)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert other.stdout is not None and int(other.stdout.readline()) == first  # taken, not yet bound
+        assert PortRange(first, first + 3).take() == first + 1
+    finally:
+        other.kill()
+        other.wait()
+
+
+def test_a_receiver_whose_port_already_answers_is_refused_before_it_starts(tmp_path: Path) -> None:
+    """Whatever listens on the receiver's port before it starts (another run's receiver, one
+    left running) would be certified in its place: the start is refused, naming the port."""
+    from hookproof.chaos.errors import ProcessError
+    from hookproof.chaos.process import ReceiverProcess
+
+    port = free_port()
+    busy = socket.socket()
+    busy.bind(("127.0.0.1", port))
+    busy.listen()
+    try:
+        receiver = ReceiverProcess([sys.executable, "-c", LISTENER, str(port)], port=port, startup_timeout_s=10)
+        with pytest.raises(ProcessError) as caught:
+            receiver.start()
+        assert str(caught.value).startswith(f"port {port} already has a listener before the receiver started")
+        assert receiver.pid is None  # nothing was started
+        receiver.close()
+    finally:
+        busy.close()
