@@ -365,6 +365,10 @@ def _create_app(state: ServerState) -> FastAPI:
         # Framework errors (a body that is not JSON, an unknown path or method) in the same
         # error shape as every documented answer, headers (e.g. Allow) kept.
         message = exc.detail if isinstance(exc.detail, str) else "invalid request"
+        if exc.status_code == 404 and request.url.path.startswith("/v1/"):
+            # Stripe's answer to a route it has no such resource at (one hookproof does not serve)
+            message = (f"Unrecognized request URL ({request.method}: {request.url.path}). Please see "
+                       "https://stripe.com/docs or we can help at https://support.stripe.com/.")
         answer = stripe_error(exc.status_code, message)
         for name, value in (exc.headers or {}).items():
             answer.headers[name] = value

@@ -573,3 +573,13 @@ def test_the_platform_s_account_is_one_id_in_every_world_and_served_before_any()
         own = second.objects("subscription")[0]
         assert cached == first.account and _client(handle).v1.subscriptions.retrieve(
             own, options={"stripe_account": cached}).id == own
+
+
+def test_a_route_hookproof_does_not_serve_answers_as_stripe_does(api: httpx.Client) -> None:
+    """dj-stripe asked for ``GET /v1/subscription_items``, which hookproof does not serve, and got
+    ``{"message": "Not Found"}``, an answer Stripe never gives: Stripe's names the request."""
+    answer = api.get("/v1/subscription_items", params={"subscription": "sub_x"})
+    assert answer.status_code == 404
+    assert answer.json()["error"] == {
+        "message": "Unrecognized request URL (GET: /v1/subscription_items). Please see https://stripe.com/docs or "
+                   "we can help at https://support.stripe.com/.", "type": "invalid_request_error"}
