@@ -135,7 +135,8 @@ class World(RecordReads):
         self.connected = account is not None
         self._rng = random.Random(seed)
         self._fake = FakeData(seed)
-        self._token(16)  # once the platform's account id: drawn still, so the ids after it do not move
+        if account is None:
+            self._token(16)  # once the platform's account id: drawn still, so the ids after it do not move
         self.account = account or PLATFORM_ACCOUNT
         # A whole second by default, so which events share a second depends on the seed only.
         self._now_us = start_us if start_us is not None else int(time.time()) * 1_000_000
