@@ -15,7 +15,6 @@ No Locust import: it runs inside the Locust master, and in tests without one.
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import asdict, dataclass, replace
 from itertools import islice
@@ -478,7 +477,7 @@ def finish_spooled(
     drain (`drain_s` seconds) cut (`collect.Collector.cut`, judged by `storm_scenario`).
     Other arguments and errors as `finish_storm`; closes `spool`.
     """
-    from hookproof.reports import render_json, write_reports
+    from hookproof.reports import iter_json, write_reports
 
     phase = on_phase or (lambda _: None)
     out = Path(spec.out_dir)
@@ -501,7 +500,8 @@ def finish_spooled(
                                        phase=phase, processes=max(1, len(workers)), sender=sender, cut=cut,
                                        drain_s=drain_s)
             # kept with the attempts, so `hookproof report --history` re-renders it, as for certify
-            history.set_meta(views.REPORT_META_KEY, json.loads(render_json(report)))
+            # (its JSON text written a finding at a time, `iter_json`: no tree of values)
+            history.set_meta_text(views.REPORT_META_KEY, "".join(iter_json(report, indent=None, ensure_ascii=True)))
             history.set_meta("finished", True)
         finally:
             history.close()

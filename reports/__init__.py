@@ -1,6 +1,6 @@
 """Reports: one neutral run model (`reports.model`) and pure renderers of it.
 
-- `render_json` / `load_json`: report.json, versioned (`reports/schema.md`); `report_document`:
+- `render_json` / `load_json`: report.json, versioned (`reports/schema.md`), `iter_json` in pieces; `report_document`:
   its document as JSON values, each scenario's part (`scenario_document`) reusable;
 - `render_junit`: junit.xml for CI test views;
 - `render_markdown`: summary.md for CI step summaries and PR comments;
@@ -29,6 +29,7 @@ _EXPORTS: dict[str, str] = {
     "SCHEMA_VERSION": "hookproof.reports.model",
     "ScenarioReport": "hookproof.reports.model",
     "SchemaVersionError": "hookproof.reports.errors",
+    "iter_json": "hookproof.reports.json_report",
     "load_json": "hookproof.reports.json_report",
     "render_html": "hookproof.reports.html",
     "render_json": "hookproof.reports.json_report",
@@ -56,7 +57,7 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:
     from hookproof.reports.errors import ReportError, ReportFormatError, ReportWriteError, SchemaVersionError
     from hookproof.reports.html import render_html
-    from hookproof.reports.json_report import load_json, render_json, report_document, scenario_document
+    from hookproof.reports.json_report import iter_json, load_json, render_json, report_document, scenario_document
     from hookproof.reports.junit import render_junit
     from hookproof.reports.markdown import render_markdown
     from hookproof.reports.model import (
@@ -87,6 +88,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "ScenarioReport",
     "SchemaVersionError",
+    "iter_json",
     "load_json",
     "render_html",
     "render_json",

@@ -549,6 +549,12 @@ class HistoryFile(Sequence[Attempt]):
         with self._db:
             self._db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, json.dumps(value)))
 
+    def set_meta_text(self, key: str, text: str) -> None:
+        """Store a run attribute already written as JSON text (`text`, as `json.dumps` writes
+        it), committed at once: a large one (a storm's report) is not built as values first."""
+        with self._db:
+            self._db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, text))
+
     def close(self) -> None:
         """Checkpoint the WAL into the database file and close it."""
         try:
