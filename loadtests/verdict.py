@@ -500,8 +500,8 @@ def finish_spooled(
                                        phase=phase, processes=max(1, len(workers)), sender=sender, cut=cut,
                                        drain_s=drain_s)
             # kept with the attempts, so `hookproof report --history` re-renders it, as for certify
-            # (its JSON text written a finding at a time, `iter_json`: no tree of values)
-            history.set_meta_text(views.REPORT_META_KEY, "".join(iter_json(report, indent=None, ensure_ascii=True)))
+            # (its JSON text written a finding at a time, `iter_json`: no tree of values, no one text)
+            history.set_meta_text(views.REPORT_META_KEY, iter_json(report, indent=None, ensure_ascii=True))
             history.set_meta("finished", True)
         finally:
             history.close()
