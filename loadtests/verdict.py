@@ -501,7 +501,7 @@ def finish_spooled(
                                        drain_s=drain_s)
             # kept with the attempts, so `hookproof report --history` re-renders it, as for certify
             # (its JSON text written a finding at a time, `iter_json`: no tree of values, no one text)
-            history.set_meta_text(views.REPORT_META_KEY, iter_json(report, indent=None, ensure_ascii=True))
+            history.set_meta_json(views.REPORT_META_KEY, iter_json(report, indent=None, ensure_ascii=True))
             history.set_meta("finished", True)
         finally:
             history.close()

@@ -207,9 +207,9 @@ def test_a_history_file_streams_its_attempts_in_order_and_reads_any_one_back(tmp
         with pytest.raises(IndexError, match=f"attempt {len(written)} out of range"):
             streamed[len(written)]
         streamed.set_meta("finished", True)
-        streamed.set_meta_text("report", ['{"verdict": ', '"pass"}'])  # JSON text in pieces: no values built
+        streamed.set_meta_json("report", ['{"verdict": ', '"pass"}'])  # JSON text in pieces: no values built
         assert streamed._db.execute("SELECT typeof(value), value FROM meta WHERE key = 'report'").fetchall() == [
-            ("text", '{"verdict": "pass"}')]
+            ("blob", b'{"verdict": "pass"}')]
         assert streamed.meta() == {"seed": 7, "finished": True, "report": {"verdict": "pass"}}
     reread = load_history(path)
     try:
