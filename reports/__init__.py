@@ -2,7 +2,7 @@
 
 - `render_json` / `load_json`: report.json, versioned (`reports/schema.md`), `iter_json` in pieces; `report_document`:
   its document as JSON values, each scenario's part (`scenario_document`) reusable;
-- `render_junit`: junit.xml for CI test views;
+- `render_junit`: junit.xml for CI test views (`write_junit` straight to a file);
 - `render_markdown`: summary.md for CI step summaries and PR comments;
 - `render_html`: report.html, one self-contained page with timelines;
 - `write_reports`: all four into a directory, each file replaced atomically.
@@ -37,6 +37,7 @@ _EXPORTS: dict[str, str] = {
     "render_markdown": "hookproof.reports.markdown",
     "report_document": "hookproof.reports.json_report",
     "scenario_document": "hookproof.reports.json_report",
+    "write_junit": "hookproof.reports.junit",
     "write_reports": "hookproof.reports.writer",
 }
 
@@ -58,7 +59,7 @@ if TYPE_CHECKING:
     from hookproof.reports.errors import ReportError, ReportFormatError, ReportWriteError, SchemaVersionError
     from hookproof.reports.html import render_html
     from hookproof.reports.json_report import iter_json, load_json, render_json, report_document, scenario_document
-    from hookproof.reports.junit import render_junit
+    from hookproof.reports.junit import render_junit, write_junit
     from hookproof.reports.markdown import render_markdown
     from hookproof.reports.model import (
         SCHEMA_VERSION,
@@ -96,5 +97,6 @@ __all__ = [
     "render_markdown",
     "report_document",
     "scenario_document",
+    "write_junit",
     "write_reports",
 ]

@@ -5,12 +5,12 @@ from __future__ import annotations
 import os
 import pathlib
 import tempfile
-from typing import Callable, Iterable
+from typing import Callable, TextIO
 
 from hookproof.reports.errors import ReportWriteError
 from hookproof.reports.html import render_html
 from hookproof.reports.json_report import iter_json
-from hookproof.reports.junit import render_junit
+from hookproof.reports.junit import write_junit
 from hookproof.reports.markdown import render_markdown
 from hookproof.reports.model import RunReport
 
@@ -27,7 +27,8 @@ def write_reports(report: RunReport, out_dir: str | os.PathLike[str]) -> dict[st
     """Render every format and write it into `out_dir` (created if missing).
 
     Each format is rendered into a temporary file in `out_dir`, one after the other
-    (report.json piece by piece, `iter_json`; each other text freed once written), and
+    (report.json piece by piece, `iter_json`; junit.xml as it is serialized,
+    `write_junit`; each other text freed once written), and
     only when all four are written are they renamed over the old ones: a reader never
     sees a half-written report, and a format that fails to render replaces nothing.
     Returns format name -> path (keys of `REPORT_FILES`).
@@ -35,11 +36,11 @@ def write_reports(report: RunReport, out_dir: str | os.PathLike[str]) -> dict[st
     Raises:
         ReportWriteError: `out_dir` or a file in it cannot be written.
     """
-    renderers: dict[str, Callable[[RunReport], Iterable[str]]] = {
-        "json": lambda r: _ending_newline(iter_json(r)),
-        "junit": lambda r: (render_junit(r),),
-        "markdown": lambda r: (render_markdown(r),),
-        "html": lambda r: (render_html(r),),
+    writers: dict[str, Callable[[RunReport, TextIO], object]] = {
+        "json": _write_json,
+        "junit": write_junit,
+        "markdown": lambda r, f: f.write(render_markdown(r)),
+        "html": lambda r, f: f.write(render_html(r)),
     }
     directory = pathlib.Path(out_dir)
     try:
@@ -48,8 +49,8 @@ def write_reports(report: RunReport, out_dir: str | os.PathLike[str]) -> dict[st
         raise ReportWriteError(f"cannot create the report directory {directory}: {exc}", file=directory) from exc
     written: dict[str, str] = {}
     try:
-        for name, render in renderers.items():
-            written[name] = _write_temporary(directory / REPORT_FILES[name], render(report))
+        for name, write in writers.items():
+            written[name] = _write_temporary(directory / REPORT_FILES[name], lambda f: write(report, f))
         paths = {}
         for name, tmp in list(written.items()):
             path = directory / REPORT_FILES[name]
@@ -68,21 +69,21 @@ def write_reports(report: RunReport, out_dir: str | os.PathLike[str]) -> dict[st
                 pass
 
 
-def _ending_newline(pieces: Iterable[str]) -> Iterable[str]:
-    yield from pieces
-    yield "\n"
+def _write_json(report: RunReport, out: TextIO) -> None:
+    """report.json piece by piece (`iter_json`), then its last newline."""
+    out.writelines(iter_json(report))
+    out.write("\n")
 
 
-def _write_temporary(path: pathlib.Path, pieces: Iterable[str]) -> str:
-    """Write `pieces` (UTF-8; what is not Unicode, e.g. a lone surrogate from undecodable
-    bytes a receiver sent, becomes "?") to a temporary sibling of `path`, synced and
+def _write_temporary(path: pathlib.Path, write: Callable[[TextIO], object]) -> str:
+    """Have `write` write into a temporary sibling of `path` (UTF-8; what is not Unicode,
+    e.g. a lone surrogate from undecodable bytes a receiver sent, becomes "?"), synced and
     readable by all; returns its path, for the caller to rename over `path`."""
     tmp: str | None = None
     try:
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
         with os.fdopen(fd, "w", encoding="utf-8", errors="replace", newline="\n") as f:
-            for piece in pieces:
-                f.write(piece)
+            write(f)
             f.flush()
             os.fsync(f.fileno())
         os.chmod(tmp, 0o644)
