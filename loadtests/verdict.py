@@ -321,9 +321,11 @@ def storm_scenario(spec: StormSpec, events: Iterable[Event], attempts: Sequence[
                if r.check_id == "ack_latency" else r
                for r in results]
     verdict = {Verdict.VALID: "pass", Verdict.INVALID: "fail", Verdict.UNKNOWN: "unknown"}[compose(results)]
+    undecided = unknown_reason(results)
     check_views: list[CheckView] = []
     sent = len(attempts)
-    for result in results:
+    while results:  # each result dropped once it has its view: its findings are not held twice
+        result = results.pop(0)
         view = views.check_view(result)
         if result.check_id == "ack_latency":
             stats = dict(view.stats)
@@ -347,7 +349,7 @@ def storm_scenario(spec: StormSpec, events: Iterable[Event], attempts: Sequence[
         reason = "; ".join(r for r in (reason, "the storm sent no attempt (no worker sent before the storm "
                                                 "stopped): nothing was tested") if r)
     if verdict == "unknown":
-        reason = "; ".join(r for r in (reason, unknown_reason(results)) if r)
+        reason = "; ".join(r for r in (reason, undecided) if r)
     return ScenarioReport(
         "storm", TITLE, DESCRIPTION, verdict, STORM_CHECKLIST, checks=tuple(check_views),
         attempts=tuple(views.attempt_view(a) for a in kept),
