@@ -15,7 +15,6 @@ No Locust import: it runs inside the Locust master, and in tests without one.
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import asdict, dataclass, replace
 from itertools import islice
@@ -322,9 +321,11 @@ def storm_scenario(spec: StormSpec, events: Iterable[Event], attempts: Sequence[
                if r.check_id == "ack_latency" else r
                for r in results]
     verdict = {Verdict.VALID: "pass", Verdict.INVALID: "fail", Verdict.UNKNOWN: "unknown"}[compose(results)]
+    undecided = unknown_reason(results)
     check_views: list[CheckView] = []
     sent = len(attempts)
-    for result in results:
+    while results:  # each result dropped once it has its view: its findings are not held twice
+        result = results.pop(0)
         view = views.check_view(result)
         if result.check_id == "ack_latency":
             stats = dict(view.stats)
@@ -348,7 +349,7 @@ def storm_scenario(spec: StormSpec, events: Iterable[Event], attempts: Sequence[
         reason = "; ".join(r for r in (reason, "the storm sent no attempt (no worker sent before the storm "
                                                 "stopped): nothing was tested") if r)
     if verdict == "unknown":
-        reason = "; ".join(r for r in (reason, unknown_reason(results)) if r)
+        reason = "; ".join(r for r in (reason, undecided) if r)
     return ScenarioReport(
         "storm", TITLE, DESCRIPTION, verdict, STORM_CHECKLIST, checks=tuple(check_views),
         attempts=tuple(views.attempt_view(a) for a in kept),
@@ -478,7 +479,7 @@ def finish_spooled(
     drain (`drain_s` seconds) cut (`collect.Collector.cut`, judged by `storm_scenario`).
     Other arguments and errors as `finish_storm`; closes `spool`.
     """
-    from hookproof.reports import render_json, write_reports
+    from hookproof.reports import iter_json, write_reports
 
     phase = on_phase or (lambda _: None)
     out = Path(spec.out_dir)
@@ -501,7 +502,8 @@ def finish_spooled(
                                        phase=phase, processes=max(1, len(workers)), sender=sender, cut=cut,
                                        drain_s=drain_s)
             # kept with the attempts, so `hookproof report --history` re-renders it, as for certify
-            history.set_meta(views.REPORT_META_KEY, json.loads(render_json(report)))
+            # (its JSON text written a finding at a time, `iter_json`: no tree of values, no one text)
+            history.set_meta_json(views.REPORT_META_KEY, iter_json(report, indent=None, ensure_ascii=True))
             history.set_meta("finished", True)
         finally:
             history.close()

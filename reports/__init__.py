@@ -1,8 +1,8 @@
 """Reports: one neutral run model (`reports.model`) and pure renderers of it.
 
-- `render_json` / `load_json`: report.json, versioned (`reports/schema.md`); `report_document`:
+- `render_json` / `load_json`: report.json, versioned (`reports/schema.md`), `iter_json` in pieces; `report_document`:
   its document as JSON values, each scenario's part (`scenario_document`) reusable;
-- `render_junit`: junit.xml for CI test views;
+- `render_junit`: junit.xml for CI test views (`write_junit` straight to a file);
 - `render_markdown`: summary.md for CI step summaries and PR comments;
 - `render_html`: report.html, one self-contained page with timelines;
 - `write_reports`: all four into a directory, each file replaced atomically.
@@ -29,6 +29,7 @@ _EXPORTS: dict[str, str] = {
     "SCHEMA_VERSION": "hookproof.reports.model",
     "ScenarioReport": "hookproof.reports.model",
     "SchemaVersionError": "hookproof.reports.errors",
+    "iter_json": "hookproof.reports.json_report",
     "load_json": "hookproof.reports.json_report",
     "render_html": "hookproof.reports.html",
     "render_json": "hookproof.reports.json_report",
@@ -36,6 +37,7 @@ _EXPORTS: dict[str, str] = {
     "render_markdown": "hookproof.reports.markdown",
     "report_document": "hookproof.reports.json_report",
     "scenario_document": "hookproof.reports.json_report",
+    "write_junit": "hookproof.reports.junit",
     "write_reports": "hookproof.reports.writer",
 }
 
@@ -56,8 +58,8 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:
     from hookproof.reports.errors import ReportError, ReportFormatError, ReportWriteError, SchemaVersionError
     from hookproof.reports.html import render_html
-    from hookproof.reports.json_report import load_json, render_json, report_document, scenario_document
-    from hookproof.reports.junit import render_junit
+    from hookproof.reports.json_report import iter_json, load_json, render_json, report_document, scenario_document
+    from hookproof.reports.junit import render_junit, write_junit
     from hookproof.reports.markdown import render_markdown
     from hookproof.reports.model import (
         SCHEMA_VERSION,
@@ -87,6 +89,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "ScenarioReport",
     "SchemaVersionError",
+    "iter_json",
     "load_json",
     "render_html",
     "render_json",
@@ -94,5 +97,6 @@ __all__ = [
     "render_markdown",
     "report_document",
     "scenario_document",
+    "write_junit",
     "write_reports",
 ]

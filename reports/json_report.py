@@ -18,14 +18,14 @@ import math
 import types
 import typing
 from collections.abc import Mapping
-from typing import Any, Callable, Union
+from typing import Any, Callable, Iterator, Union
 
 from pydantic import TypeAdapter, ValidationError
 
 from hookproof.reports.errors import ReportFormatError, SchemaVersionError
 from hookproof.reports.model import SCHEMA_VERSION, RunReport, ScenarioReport
 
-__all__ = ["load_json", "render_json", "report_document", "scenario_document"]
+__all__ = ["iter_json", "load_json", "render_json", "report_document", "scenario_document"]
 
 #: How non-finite floats are spelled (strict JSON has no NaN or Infinity).
 _NON_FINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
@@ -33,7 +33,61 @@ _NON_FINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
 
 def render_json(report: RunReport) -> str:
     """The report as report.json text (UTF-8 safe, ends with a newline)."""
-    return json.dumps(report_document(report), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    return "".join(iter_json(report)) + "\n"
+
+
+def iter_json(report: RunReport, *, indent: int | None = 2, ensure_ascii: bool = False) -> Iterator[str]:
+    """report.json's document as text, in pieces: a finding or an attempt at a time, so a
+    storm's hundred thousand findings are never one tree of JSON values nor one text.
+
+    With the defaults, the pieces joined are `render_json`'s text (without its last
+    newline); ``indent=None, ensure_ascii=True`` gives ``json.dumps(report_document(report))``
+    (the history meta's form). Each piece is what `json.dumps` writes for its part, indented
+    to its depth.
+    """
+    dump = functools.partial(json.dumps, indent=indent, ensure_ascii=ensure_ascii, allow_nan=False)
+    return _pieces(report, 0, dump, indent)
+
+
+def _pieces(value: Any, level: int, dump: Callable[[Any], str], indent: int | None) -> Iterator[str]:
+    """`value` encoded (`_encode`) and dumped by `dump`, at depth `level`: the report (at depth
+    0), a dataclass holding a sequence of dataclasses, or such a sequence, member by member;
+    anything else whole."""
+    close = "\n" + " " * (indent * level) if indent is not None else ""
+    step = "\n" + " " * (indent * (level + 1)) if indent is not None else ""
+    comma = "," + step if indent is not None else ", "
+    if level == 0 or _has_parts(value):  # the report itself always: its schema_version first
+        names = [f.name for f in dataclasses.fields(value)]
+        if "schema_version" in names:  # first, as `report_document` puts it
+            names.remove("schema_version")
+            names.insert(0, "schema_version")
+        yield "{" + step
+        for i, name in enumerate(names):
+            yield (comma if i else "") + dump(name) + ": "
+            yield from _pieces(getattr(value, name), level + 1, dump, indent)
+        yield close + "}"
+    elif _is_parts(value):
+        yield "[" + step
+        for i, item in enumerate(value):
+            if i:
+                yield comma
+            yield from _pieces(item, level + 1, dump, indent)
+        yield close + "]"
+    else:
+        text = dump(_encode(value))
+        yield text.replace("\n", close) if indent is not None and level else text
+
+
+def _is_parts(value: Any) -> bool:
+    """A non-empty list or tuple of dataclasses (written item by item)."""
+    return isinstance(value, (list, tuple)) and bool(value) and dataclasses.is_dataclass(value[0]) \
+        and not isinstance(value[0], type)
+
+
+def _has_parts(value: Any) -> bool:
+    """A dataclass with a field holding `_is_parts` (written field by field)."""
+    return dataclasses.is_dataclass(value) and not isinstance(value, type) \
+        and any(_is_parts(getattr(value, f.name)) for f in dataclasses.fields(value))
 
 
 def report_document(report: RunReport,

@@ -18,14 +18,16 @@ the scenario's duration; the ``<testsuites>`` totals are the sums over the suite
 
 from __future__ import annotations
 
+import io
 import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
+from typing import TextIO
 
 from hookproof.reports._format import finding_line, one_line, utc_iso
 from hookproof.reports.model import CheckView, RunReport, ScenarioReport
 
-__all__ = ["render_junit"]
+__all__ = ["render_junit", "write_junit"]
 
 #: Characters XML 1.0 cannot carry at all (they are dropped from every text and attribute).
 _XML_ILLEGAL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
@@ -56,6 +58,21 @@ class _Totals:
 
 def render_junit(report: RunReport) -> str:
     """The report as JUnit XML text (with an XML declaration; ends with a newline)."""
+    text = io.StringIO()
+    write_junit(report, text)
+    return text.getvalue()
+
+
+def write_junit(report: RunReport, out: TextIO) -> None:
+    """`render_junit`'s text written to `out` as ElementTree serializes it, a tag or a text
+    at a time: a storm's thousands of finding lines are never also one document's text."""
+    out.write('<?xml version="1.0" encoding="UTF-8"?>\n')
+    ET.ElementTree(_tree(report)).write(out, encoding="unicode")
+    out.write("\n")
+
+
+def _tree(report: RunReport) -> ET.Element:
+    """The ``<testsuites>`` element of `report`, indented."""
     root = ET.Element("testsuites", {"name": "hookproof"})
     totals = _Totals()
     for scenario in report.scenarios:
@@ -66,7 +83,7 @@ def render_junit(report: RunReport) -> str:
     for name, value in totals.attrs().items():
         root.set(name, value)
     ET.indent(root, space="  ")
-    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+    return root
 
 
 def _suite(report: RunReport, scenario: ScenarioReport) -> tuple[ET.Element, _Totals]:

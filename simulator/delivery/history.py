@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import tempfile
 import threading
 import time
 from array import array
 from dataclasses import asdict, dataclass, replace
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, Iterator, Sequence, overload
+from typing import Any, Iterable, Iterator, Sequence, overload
 
 from hookproof.simulator.frozen import fast_init
 
@@ -183,6 +184,8 @@ CREATE TABLE IF NOT EXISTS fault_ops (
 );
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
+#: How much of a large meta value (`HistoryFile.set_meta_json`) goes into its row at a time.
+_META_CHUNK_BYTES = 1 << 20
 
 _INSERT_ATTEMPT = (
     "INSERT INTO attempts (idx, scenario, event_id, delivery_id, attempt, business_key, object_id, object_version,"
@@ -548,6 +551,28 @@ class HistoryFile(Sequence[Attempt]):
         """Store a JSON-serialisable run attribute, committed at once (as `History.set_meta`)."""
         with self._db:
             self._db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, json.dumps(value)))
+
+    def set_meta_json(self, key: str, pieces: Iterable[str]) -> None:
+        """Store a run attribute already written as JSON text, given in `pieces` (joined, what
+        `json.dumps` writes), committed at once. A large one (a storm's report) is neither
+        built as values nor held as one text: the pieces go to a temporary file beside the
+        history, then into the row a megabyte at a time through SQLite's incremental blob
+        I/O. The value is a BLOB of the text's UTF-8 bytes (a zero-filled blob of their
+        length is the one value SQLite makes without holding it in memory); `json.loads`,
+        which every reader of the meta table uses, reads it as it reads text."""
+        with tempfile.TemporaryFile(dir=self.path.parent, prefix=".meta-") as spill:
+            for piece in pieces:
+                spill.write(piece.encode("utf-8"))
+            size = spill.tell()
+            spill.seek(0)
+            with self._db:
+                row = self._db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, zeroblob(?))",
+                                       (key, size)).lastrowid
+                if size:
+                    assert row is not None
+                    with self._db.blobopen("meta", "value", row) as value:
+                        while chunk := spill.read(_META_CHUNK_BYTES):
+                            value.write(chunk)
 
     def close(self) -> None:
         """Checkpoint the WAL into the database file and close it."""

@@ -26,6 +26,7 @@ from hookproof.reports import (
     RunReport,
     ScenarioReport,
     SchemaVersionError,
+    iter_json,
     load_json,
     render_json,
     report_document,
@@ -76,6 +77,18 @@ def test_report_document_is_what_the_text_reads(run_report: RunReport) -> None:
 
     assert report_document(report, remembered) == document
     assert made == list(report.scenarios)
+
+
+def test_iter_json_pieces_are_the_text_and_the_document(run_report: RunReport) -> None:
+    odd = FindingView("counter", "k", "m\u00e9\n", "finding", expected={"b": (1, 2), "a": {3}}, actual=math.nan)
+    scenario = replace(run_report.scenarios[1], checks=(replace(run_report.scenarios[1].checks[0], findings=(odd,)),
+                                                        replace(run_report.scenarios[1].checks[0], findings=())))
+    report = replace(run_report, scenarios=(*run_report.scenarios, scenario), finished_at=-math.inf)
+    document = report_document(report)
+    assert "".join(iter_json(report)) + "\n" == json.dumps(document, indent=2, ensure_ascii=False,
+                                                            allow_nan=False) + "\n" == render_json(report)
+    assert "".join(iter_json(report, indent=None, ensure_ascii=True)) == json.dumps(document)
+    assert len(list(iter_json(report))) > len(report.scenarios[1].attempts)  # an attempt at a time at least
 
 
 def test_non_finite_typed_floats_round_trip(run_report: RunReport) -> None:

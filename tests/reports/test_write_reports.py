@@ -64,3 +64,21 @@ def test_text_that_is_not_unicode_is_written_replaced(run_report: RunReport, tmp
     assert "Bad status line ??" in paths["html"].read_text(encoding="utf-8")
     assert load_json(paths["json"].read_text(encoding="utf-8")).scenarios[index].attempts[0].error == (
         "Bad status line ??")
+
+
+def test_a_format_failing_to_render_replaces_nothing(run_report: RunReport, tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """report.json is written piece by piece to its temporary file before the others render;
+    a later format that fails still leaves every old report in place and no temporary file."""
+    import hookproof.reports.writer as writer
+
+    (tmp_path / "report.json").write_text("old", encoding="utf-8")
+
+    def broken(report: RunReport) -> str:
+        raise RuntimeError("cannot render")
+
+    monkeypatch.setattr(writer, "render_html", broken)
+    with pytest.raises(RuntimeError, match="cannot render"):
+        write_reports(run_report, tmp_path)
+    assert [p.name for p in tmp_path.iterdir()] == ["report.json"]
+    assert (tmp_path / "report.json").read_text(encoding="utf-8") == "old"

@@ -207,10 +207,14 @@ def test_a_history_file_streams_its_attempts_in_order_and_reads_any_one_back(tmp
         with pytest.raises(IndexError, match=f"attempt {len(written)} out of range"):
             streamed[len(written)]
         streamed.set_meta("finished", True)
-        assert streamed.meta() == {"seed": 7, "finished": True}
+        streamed.set_meta_json("report", ['{"verdict": ', '"pass"}'])  # JSON text in pieces: no values built
+        assert streamed._db.execute("SELECT typeof(value), value FROM meta WHERE key = 'report'").fetchall() == [
+            ("blob", b'{"verdict": "pass"}')]
+        assert streamed.meta() == {"seed": 7, "finished": True, "report": {"verdict": "pass"}}
     reread = load_history(path)
     try:
-        assert reread.attempts() == written and reread.meta() == {"seed": 7, "finished": True}
+        assert reread.attempts() == written
+        assert reread.meta() == {"seed": 7, "finished": True, "report": {"verdict": "pass"}}
     finally:
         reread.close()
     with pytest.raises(FileNotFoundError, match="no history file at"):
