@@ -557,16 +557,16 @@ class HistoryFile(Sequence[Attempt]):
         `json.dumps` writes), committed at once. A large one (a storm's report) is neither
         built as values nor held as one text: the pieces go to a temporary file beside the
         history, then into the row a megabyte at a time through SQLite's incremental blob
-        I/O. The value is a BLOB of the text's UTF-8 bytes (a zero-filled blob of their
-        length is the one value SQLite makes without holding it in memory); `json.loads`,
-        which every reader of the meta table uses, reads it as it reads text."""
+        I/O. The value stays TEXT, as every other meta value (SQLite builds the zero-filled
+        text of its length once, ~45 MB for a 1M-attempt storm's report; a BLOB would spare
+        it, but outside tools' ``json_extract`` reads a BLOB as JSONB and fails)."""
         with tempfile.TemporaryFile(dir=self.path.parent, prefix=".meta-") as spill:
             for piece in pieces:
                 spill.write(piece.encode("utf-8"))
             size = spill.tell()
             spill.seek(0)
             with self._db:
-                row = self._db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, zeroblob(?))",
+                row = self._db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, CAST(zeroblob(?) AS TEXT))",
                                        (key, size)).lastrowid
                 if size:
                     assert row is not None
