@@ -24,7 +24,7 @@ MODULE = "tests.examples.mp_credit_chargeback"
 #: less ``counter``, amounts being compared for no team key.
 TWIN_FAILURES = {scenario: ["duplicated"] for scenario in (
     "duplicate-sequential", "duplicate-concurrent", "sender-timeout", "dropped-response", "reserialized-retry",
-    "transport-fields-change", "mass-redelivery")} | {"thin-event": ["duplicated", "lost"],
+    "transport-fields-change", "mass-redelivery", "related-burst")} | {"thin-event": ["duplicated", "lost"],
                                                       "mass-redelivery-window": ["duplicated", "lost"]}
 
 
