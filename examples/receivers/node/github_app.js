@@ -112,19 +112,25 @@ export function createApp({ secret, db, dedupe = true, ordered = true, claimKey 
   };
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
+// Serves createApp(options) on 127.0.0.1:$PORT with $WEBHOOK_SECRET and $DATABASE until
+// SIGTERM or SIGINT; `name` is the program's, for its messages (github_app.js and its twins).
+export function serve(name, options = {}) {
   const secret = process.env.WEBHOOK_SECRET;
   if (!secret) {
-    console.error("github_app: set WEBHOOK_SECRET to the App's webhook secret");
+    console.error(`${name}: set WEBHOOK_SECRET to the App's webhook secret`);
     process.exit(2);
   }
   const port = Number(process.env.PORT || 3000);
   const db = openDatabase(process.env.DATABASE || "github_app.db");
-  const server = createServer(createApp({ secret, db }));
+  const server = createServer(createApp({ secret, db, ...options }));
   server.listen(port, "127.0.0.1", () => {
     console.log(`listening on http://127.0.0.1:${port}/webhooks`);
   });
   const stop = () => server.close(() => { db.close(); process.exit(0); });
   process.on("SIGTERM", stop);
   process.on("SIGINT", stop);
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  serve("github_app");
 }

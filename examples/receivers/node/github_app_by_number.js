@@ -8,8 +8,7 @@
 //
 // Usage: node github_app_by_number.js  (same WEBHOOK_SECRET, PORT, DATABASE as github_app.js)
 
-import { createServer } from "node:http";
-import { createApp, openDatabase } from "./github_app.js";
+import { serve } from "./github_app.js";
 
 // `issues.closed:{owner}/{repo}#{number}`; events about no issue or pull request by their delivery.
 const byNumber = (id, name, payload) => {
@@ -17,17 +16,4 @@ const byNumber = (id, name, payload) => {
   return number === undefined ? id : `${name}.${payload.action}:${payload.repository.full_name}#${number}`;
 };
 
-const secret = process.env.WEBHOOK_SECRET;
-if (!secret) {
-  console.error("github_app_by_number: set WEBHOOK_SECRET to the App's webhook secret");
-  process.exit(2);
-}
-const port = Number(process.env.PORT || 3000);
-const db = openDatabase(process.env.DATABASE || "github_app.db");
-const server = createServer(createApp({ secret, db, claimKey: byNumber }));
-server.listen(port, "127.0.0.1", () => {
-  console.log(`listening on http://127.0.0.1:${port}/webhooks`);
-});
-const stop = () => server.close(() => { db.close(); process.exit(0); });
-process.on("SIGTERM", stop);
-process.on("SIGINT", stop);
+serve("github_app_by_number", { claimKey: byNumber });
