@@ -160,8 +160,7 @@ def served_world(template: Any, renamer: "IdRenamer | BillingRenamer | None" = N
     world._objects = dict(template._objects)  # a write (POST /v1/...) must not reach the template
     world.events = []  # no list shows a storm's events (the template's are not the storm's)
     world._api_transient = api_transient
-    # Stripe's API never hides an object an event names (its 404 is "no such object"): its 404 half is a 503
-    world._hides = not isinstance(template, World)
+    world._hides = template.api_hides_new_objects  # False for Stripe's: its 404 half is a 503
     world._fetched = set()
     return world
 

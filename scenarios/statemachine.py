@@ -288,8 +288,8 @@ def machine_for(explore: ExploreTarget, *, seed: int = 0, provider_state: Any = 
             """The provider API fails the next fetch of a pending event's object, then recovers
             (provider-api-transient)."""
             pending = self.session.pending()
-            if status == 404 and self.session.explore.profile.name == "stripe":
-                status = 503  # Stripe's 404 is "no such object", never "not visible yet" (the catalog's rule)
+            if status == 404 and not self.session.world.api_hides_new_objects:
+                status = 503  # a 404 there is "no such object", never "not visible yet" (Stripe's)
             self._run(Step("api_fault", event=pending[which % len(pending)], status=status))
 
         # ---- properties ---------------------------------------------------------------

@@ -15,7 +15,7 @@ import copy
 import random
 import time
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, ClassVar, Mapping
 
 from hookproof.simulator.errors import WorldError
 from hookproof.simulator.events import Event
@@ -42,6 +42,12 @@ class RecordReads:
 
     _objects: dict[str, Record]
     _event_index: dict[str, Event]
+    #: The provider API may answer 404 for an object an event just named ("not visible
+    #: yet", then served): the 404 half of every provider-API transient (certify's
+    #: `provider-api-transient`, explore's ``api_fault``, the storm's `served_world`).
+    #: Mercado Pago's payments are reported not found right after their notification;
+    #: Stripe's `World` says False.
+    api_hides_new_objects: ClassVar[bool] = True
 
     def get(self, object_id: str, version: int | None = None) -> dict[str, Any]:
         """A deep copy of the object's snapshot (latest, or at `version`). Raises WorldError."""

@@ -14,7 +14,7 @@ import random
 import re
 import string
 import time
-from typing import Any, Iterable, Iterator, Mapping
+from typing import Any, ClassVar, Iterable, Iterator, Mapping
 
 from hookproof.simulator.errors import WorldError
 from hookproof.simulator.events import Event, changed_attributes
@@ -118,6 +118,11 @@ class World(RecordReads):
         step_us: the largest clock step between two changes, in microseconds; steps are
             drawn in [1, step_us], so several events can share one second.
     """
+
+    #: Stripe's API never hides an object an event names: its 404 is ``resource_missing``,
+    #: "no such object" (docs.stripe.com/error-handling), which dj-stripe takes as deleted;
+    #: a transient there is a 5xx ("something went wrong on Stripe's end").
+    api_hides_new_objects: ClassVar[bool] = False
 
     def __init__(
         self,

@@ -185,6 +185,33 @@ def test_the_provider_api_serves_a_billing_storm_s_objects_in_stripe_s_shape() -
     assert listed.status_code == 200 and listed.json()["data"] == []  # a storm's objects are served by id only
 
 
+@pytest.mark.parametrize("profile, kind, path, hidden", [
+    ("stripe", "billing", "/v1/invoices/", 503),  # Stripe's 404 is "no such object": its half is a 503
+    ("mercadopago", "mercadopago", "/v1/payments/", 404),  # a payment "not visible yet"
+])
+def test_the_transient_s_not_found_half_is_a_404_only_where_the_provider_api_may_hide(
+        profile: str, kind: str, path: str, hidden: int) -> None:
+    from hookproof.loadtests.plan import api_transient_status
+    from hookproof.loadtests.storm_truth import serve_truth
+
+    spec = StormSpec(target_url="http://127.0.0.1:1/", profile=profile, seed=9, world_start_us=START_US,
+                     api_transient=1.0)
+    state = ServerState()
+    serve_truth(state, spec, 1)
+    world = template_world(kind, process_seed(9, 0), start_us=START_US)
+    book = StoryBook(world, get_profile(profile), lambda e: True, stories=STORIES)
+    kind_of = path.split("/")[2][:-1]  # invoice, payment
+    first = next(r.event for r in book.stream(first_copy=3, stride=2)
+                 if r.event.type.startswith(kind_of + ".") and api_transient_status(r.event.object_id, 1.0) == 404)
+    import httpx
+
+    headers = {"Authorization": f"Bearer {DEFAULT_API_KEY}"}
+    with run_server(state) as api:
+        answers = [httpx.get(f"{api.url}{path}{first.object_id}", headers=headers, timeout=10).status_code
+                   for _ in range(2)]
+    assert answers == [hidden, 200]
+
+
 def test_ahead_explains_only_what_the_undelivered_story_holds() -> None:
     world = template_world("mercadopago", 3, start_us=START_US)
     play_stories(world, 2)
