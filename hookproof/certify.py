@@ -24,12 +24,20 @@ from urllib.parse import urlsplit
 from hookproof.config import Config
 from hookproof.deadline import DEADLINE_NOTE, deadline_note, run_deadline  # noqa: F401 (certify's names too)
 from hookproof.errors import ConfigError, UsageError
-from hookproof.headline import HEADLINE_PREFIX, first_answer, leftovers_headline, refused_headline, secret_sources
+from hookproof.headline import (
+    HEADLINE_PREFIX,
+    first_answer,
+    leftovers_headline,
+    refused_events,
+    refused_headline,
+    secret_sources,
+)
 from hookproof.loopback import check_loopback_url
 from hookproof.reports.model import RunReport
 from hookproof.scenarios.observations import Observation
 from hookproof.scenarios.runner import Progress, Runner
 from hookproof.simulator.delivery import History, Target
+from hookproof.simulator.server.served import served_log
 
 
 @dataclass(frozen=True)
@@ -539,6 +547,7 @@ def certify(config: Config, *, scenarios: Sequence[str] | None = None, out_dir: 
     probe: str | None = None  # the reachability probe's note, kept only when the run shows why (`with_probe_note`)
     started = time.time()
     report: RunReport | None = None
+    state: Any = None  # the provider API's, once it started
     try:
         with run_deadline(limit_s, notes, source=deadline_source) as disarm, provider_server(config) as provider:
             state, api_base, sink_url = provider.state, provider.api_base, provider.sink_url
@@ -581,7 +590,10 @@ def certify(config: Config, *, scenarios: Sequence[str] | None = None, out_dir: 
         report = startup_report(config, profile.name, target.describe(), seed, started, history_path, notes)
     finally:  # also on an interruption during startup: the history stays readable
         history.set_meta("finished", finished)
-        quote = first_answer(history) if report is not None and refused_headline(report, "") else None
+        refused = report is not None and refused_headline(report, "") is not None
+        quote = first_answer(history) if refused else None
+        fetched = served_log(state).events_among(refused_events(report)) \
+            if refused and report is not None and state is not None else 0
         history.close()
         if log is not None:  # the receivers have stopped: their last words are in
             from hookproof.receiver_log import keep_receiver_log
@@ -593,7 +605,7 @@ def certify(config: Config, *, scenarios: Sequence[str] | None = None, out_dir: 
     report = probed
     # a scenario that found its keys already there proved nothing: that first (else all refused, a wrong secret)
     headline = leftovers_headline(report) or refused_headline(report, secret_sources(config.target.secret),
-                                                              quote=quote)
+                                                              quote=quote, fetched=fetched)
     if headline is not None:  # first among the notes; the console prints it above the table
         from dataclasses import replace
 

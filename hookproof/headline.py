@@ -78,8 +78,13 @@ def first_answer(attempts: Iterable["Attempt"], status: int = BAD_REQUEST) -> st
     return (answer_quote(first.response_excerpt) or None) if first is not None else None
 
 
+def refused_events(report: "RunReport", status: int = BAD_REQUEST) -> set[str]:
+    """The ids of the events whose valid attempts in `report` were answered `status`."""
+    return {a.event_id for s in report.scenarios for a in s.attempts if a.valid and a.status == status}
+
+
 def refused_headline(report: "RunReport", sources: str, *, acked: int | None = None,
-                     quote: str | None = None) -> str | None:
+                     quote: str | None = None, fetched: int = 0) -> str | None:
     """The headline of `report` when (nearly) every valid attempt answered was refused with
     401 or 403 (or with 400) and none was acknowledged, else None.
 
@@ -89,26 +94,32 @@ def refused_headline(report: "RunReport", sources: str, *, acked: int | None = N
     gets none. `sources`: where ``target.secret`` comes from (`secret_sources`), never the
     secret. `acked`: the whole run's acknowledged attempts when the report keeps only some
     of its attempts (a storm's, `run_acked`); any means no headline. `quote`: the first
-    400's answer (`first_answer`), shown by a 400 headline.
+    400's answer (`first_answer`), shown by a 400 headline. `fetched`: how many of the events
+    refused with 400 (`refused_events`) the receiver fetched from the provider API first
+    (`ServedLog.events_among`), which a 400 headline names as the likelier cause.
     """
     statuses: dict[int, int] = {}
     for a in (a for s in report.scenarios for a in s.attempts if a.valid and a.status is not None):
         if a.outcome == "acked":
             return None
         statuses[a.status or 0] = statuses.get(a.status or 0, 0) + 1
-    return status_headline(statuses, sources, report.profile, acked=acked or 0, quote=quote)
+    return status_headline(statuses, sources, report.profile, acked=acked or 0, quote=quote,
+                           fetched=(fetched, len(refused_events(report))) if fetched else None)
 
 
 def status_headline(statuses: Mapping[int, int], sources: str, profile: str, *, acked: int = 0,
                     quote: str | None = None, setting: str = "target.secret",
-                    profile_setting: str = "target.profile") -> str | None:
+                    profile_setting: str = "target.profile", fetched: tuple[int, int] | None = None) -> str | None:
     """The headline for a run whose valid attempts got `statuses` (HTTP status -> attempts
     answered with it) and `acked` acknowledged: none acknowledged (and no 2xx), at least
     `AT_LEAST` refused with 401 or 403 (else with 400), and those at least `NEARLY` of the
     answered ones; else None. `profile`: the run's ``target.profile``; `setting`: where the
     secret was given (``target.secret``, send's ``--secret``); `quote`: the first 400's answer
     (`first_answer`), quoted by a 400 headline, never a 401/403 one; `profile_setting`: where the
-    profile was chosen (``target.profile``, send's ``--profile`` without a config)."""
+    profile was chosen (``target.profile``, send's ``--profile`` without a config); `fetched`:
+    (events the receiver fetched from the provider API, events refused with 400), which makes
+    a 400 headline lead with a receiver validating its deliveries against its own fetch
+    (dj-stripe's ``retrieve_event`` validation: no signature is checked then)."""
     if acked or any(200 <= status < 300 for status in statuses):
         return None
     answered = sum(statuses.values())
@@ -121,6 +132,12 @@ def status_headline(statuses: Mapping[int, int], sources: str, profile: str, *, 
         every = "every" if refused == answered else "nearly every"
         counted = f"{refused} attempt(s)" if refused == answered else f"{refused} of the {answered} attempt(s) answered"
         shown = f'; the first answer: "{quote}"' if cause and quote else ""
+        if cause and fetched is not None and fetched[0]:
+            cause = (f"the receiver fetched {fetched[0]} of the {fetched[1]} event(s) it refused from the provider "
+                     "API first, as one does that validates a delivery by retrieving its event and comparing the "
+                     "two (dj-stripe's retrieve_event validation, which checks no signature): hookproof served "
+                     "the event it delivered, so look at that comparison; else a wrong signing secret, or "
+                     "requests it cannot parse; ")
         inputs = signature_inputs(profile)
         covers = f" ({inputs})" if inputs and not cause else ""
         return (f"{HEADLINE_PREFIX}{every} valid delivery was refused with {codes} ({counted}) and none was "

@@ -408,6 +408,8 @@ def _create_app(state: ServerState) -> FastAPI:
                     expand(obj, _expand_params(request), resolver(catalog), catalog.include)
                 except ExpandError as exc:
                     return stripe_error(400, str(exc), param="expand")
+            if object_type == "event":
+                state.served.add_event(id)  # a refused run's headline says the receiver fetched its events
             await answer_late(state.holds, id)  # read on arrival, answered late (`simulator.server.holds`)
             return JSONResponse(obj, headers={"Request-Id": _request_id()})
 

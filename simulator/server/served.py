@@ -7,14 +7,16 @@ or redelivered notification, a later status. `served_log(state)` is the log of o
 `ServerState` (its `served`); the routes that serve an object add its status
 (`ServedLog.add`), and `scenarios.fetched_states` names them in a ``lost`` finding. Object ids
 are fresh per scenario, so the log needs no marks; it keeps `MAX_OBJECTS` objects and
-`MAX_STATUSES` statuses each (the oldest forgotten first).
+`MAX_STATUSES` statuses each (the oldest forgotten first). It also keeps the ids of the events
+the API served (`GET /v1/events/{id}`, at most `MAX_OBJECTS`): a run refused with 400 after its
+receiver fetched the events it was sent says so in its headline (`hookproof.headline`).
 """
 
 from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from typing import Any
+from typing import Any, Iterable
 
 #: Objects the log keeps, and statuses per object.
 MAX_OBJECTS = 4096
@@ -28,6 +30,7 @@ class ServedLog:
         self._lock = threading.Lock()
         self._capacity = capacity
         self._served: OrderedDict[str, list[str]] = OrderedDict()
+        self._events: OrderedDict[str, None] = OrderedDict()
 
     def add(self, object_id: str, status: object) -> None:
         """Record that `object_id` was served with `status` (nothing for a status that is not text)."""
@@ -41,6 +44,18 @@ class ServedLog:
                     self._served.popitem(last=False)
             if len(statuses) < MAX_STATUSES:
                 statuses.append(status)
+
+    def add_event(self, event_id: str) -> None:
+        """Record that the event `event_id` was served (the oldest of `MAX_OBJECTS` forgotten)."""
+        with self._lock:
+            self._events[event_id] = None
+            while len(self._events) > self._capacity:
+                self._events.popitem(last=False)
+
+    def events_among(self, event_ids: Iterable[str]) -> int:
+        """How many of `event_ids` (distinct) the API served as events."""
+        with self._lock:
+            return sum(1 for e in set(event_ids) if e in self._events)
 
     def statuses(self, object_id: str) -> list[str]:
         """The statuses served for `object_id`, oldest first ([] when it was never fetched)."""

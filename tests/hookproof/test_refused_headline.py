@@ -316,3 +316,76 @@ def test_a_mercado_pago_run_refused_with_401_names_what_its_manifest_reads() -> 
     assert stripe is not None and stripe.endswith("and target.profile (stripe) the provider it verifies")
     bad_request = status_headline({400: 12}, "env:MP_SECRET", "mercadopago", quote="no")
     assert bad_request is not None and "x-request-id" not in bad_request
+
+
+#: A receiver validating each delivery against its own fetch of the event, as dj-stripe's
+#: ``DJSTRIPE_WEBHOOK_VALIDATION = "retrieve_event"`` does (no signature checked), whose
+#: comparison always fails: it fetches ``GET /v1/events/{id}`` and answers an empty 400.
+RETRIEVING = r'''
+import json, os, sys, urllib.request
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+API, KEY = os.environ["HOOKPROOF_API_BASE"].rstrip("/"), os.environ["HOOKPROOF_API_KEY"]
+
+
+class Hook(BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_response(200); self.send_header("Content-Length", "0"); self.end_headers()
+
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        event_id = json.loads(body)["id"]
+        request = urllib.request.Request(f"{API}/v1/events/{event_id}", headers={"Authorization": f"Bearer {KEY}"})
+        try:
+            urllib.request.urlopen(request, timeout=5).read()
+        except OSError:
+            pass
+        self.send_response(400); self.send_header("Content-Length", "0"); self.end_headers()
+
+    def log_message(self, *args):
+        pass
+
+
+ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Hook).serve_forever()
+'''
+
+
+def test_a_400_after_the_receiver_fetched_its_events_names_that_comparison(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """A receiver that fetched every event it then refused with 400 (dj-stripe's retrieve_event
+    validation failing its own comparison) gets a headline leading with that, not with the
+    secret alone; the receiver answering 400 without fetching keeps the wider one (above)."""
+    import sys
+
+    from tests.support import free_port
+
+    (tmp_path / "retrieving.py").write_text(RETRIEVING, encoding="utf-8")
+    monkeypatch.setenv("HOOKPROOF_HEADLINE_SECRET", SECRET)
+    monkeypatch.setenv("COLUMNS", "200")
+    port = free_port()
+    config = tmp_path / "hookproof.toml"
+    config.write_text(f'[target]\nurl = "http://127.0.0.1:{port}/webhooks"\nprofile = "stripe"\n'
+                      'secret = "env:HOOKPROOF_HEADLINE_SECRET"\n\n[target.process]\n'
+                      f'command = "{sys.executable} retrieving.py {{port}}"\nhealth_path = "/"\n\n'
+                      '[observer]\nkind = "python"\ncallable = "tests.hookproof.test_refused_headline:no_effects"\n\n'
+                      '[run]\nseed = 3\n', encoding="utf-8")
+    out = tmp_path / "out"
+    result = CliRunner().invoke(cli, ["certify", "-c", str(config), "-s", "duplicate-sequential", "--out", str(out)])
+    assert result.exit_code == 1, result.output
+    report = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    valid = [a for s in report["scenarios"] for a in s["attempts"] if a["valid"]]
+    events = {a["event_id"] for a in valid}
+    assert valid and {a["status"] for a in valid} == {400}
+    headline = (f"{HEADLINE_PREFIX}every valid delivery was refused with 400 ({len(valid)} attempt(s)) and none was "
+                f"acknowledged: the receiver fetched {len(events)} of the {len(events)} event(s) it refused from the "
+                "provider API first, as one does that validates a delivery by retrieving its event and comparing the "
+                "two (dj-stripe's retrieve_event validation, which checks no signature): hookproof served the event "
+                "it delivered, so look at that comparison; else a wrong signing secret, or requests it cannot parse; "
+                "check that target.secret is the receiver's signing secret (source: env:HOOKPROOF_HEADLINE_SECRET) "
+                "and target.profile (stripe) the provider it verifies")
+    assert report["notes"][0] == headline
+    assert output_once(result.output, headline) and SECRET not in result.output
+
+
+def output_once(output: str, line: str) -> bool:
+    return output.count(line) == 1
