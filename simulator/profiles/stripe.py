@@ -1,4 +1,4 @@
-"""Stripe: `Stripe-Signature: t=<s>,v1=<hex>` over ``{t}.{raw body}``.
+"""Stripe: `Stripe-Signature: t=<s>,v1=<hex>` over ``{t}.{raw body}`` (and a fake ``v0`` in test mode).
 
 Sources: stripe-python `stripe/_webhook.py` (`WebhookSignature.verify_header`,
 `Webhook.DEFAULT_TOLERANCE = 300`, past-only check); docs.stripe.com/webhooks
@@ -131,6 +131,21 @@ def stripe_signature(secret: str, timestamp: int, body: bytes) -> str:
     return hmac_sha256(secret.encode("utf-8"), b"%d." % timestamp, body).hex()
 
 
+#: The test-mode flag of a Stripe Event body, pretty-printed (`stripe_json`) or compact (a
+#: re-serialized body): every object in an event shares its mode, so any occurrence says it.
+_TEST_MODE_MARKS = (b'"livemode": false', b'"livemode":false')
+#: The key of hookproof's stand-in for Stripe's ``v0`` digest (Stripe never published its own).
+_V0_KEY = b"hookproof: the fake v0 scheme of Stripe's test-mode events"
+
+
+def fake_v0(v1: str) -> str:
+    """The ``v0`` signature hookproof adds to a test-mode event's ``Stripe-Signature``: 64 hex
+    digits no receiver can verify, as Stripe's own (docs.stripe.com/webhooks/signature: "To aid
+    with testing, Stripe sends an extra signature with a fake v0 scheme, for test mode events";
+    its secret is unpublished). Ours is an HMAC-SHA256 of the ``v1`` digest under a fixed key."""
+    return hmac_sha256(_V0_KEY, b"", v1.encode("ascii")).hex()
+
+
 class StripeProfile(Profile):
     """Stripe v1 snapshot events.
 
@@ -260,11 +275,19 @@ class StripeProfile(Profile):
         return [*pairs, signature]
 
     def _signature(self, body: bytes, secrets: Sequence[str], timestamp: int) -> str:
-        """``t=<timestamp>,v1=<hex>`` with one ``v1`` per secret, in order."""
+        """``t=<timestamp>,v1=<hex>`` with one ``v1`` per secret, in order, then for a test-mode
+        event (its body says ``livemode`` false) Stripe's fake ``v0`` (`fake_v0`), which a
+        verifier must ignore (stripe-python `WebhookSignature._get_signatures` keeps ``v1``)."""
         if len(secrets) == 1 and secrets[0]:  # one secret, as `require_secrets` wants it
-            return f"t={timestamp},v1={stripe_signature(secrets[0], timestamp, body)}"
-        require_secrets(secrets, self.name)
-        return ",".join([f"t={timestamp}", *(f"v1={stripe_signature(s, timestamp, body)}" for s in secrets)])
+            v1 = stripe_signature(secrets[0], timestamp, body)
+            header = f"t={timestamp},v1={v1}"
+        else:
+            require_secrets(secrets, self.name)
+            v1s = [stripe_signature(s, timestamp, body) for s in secrets]
+            v1, header = v1s[0], ",".join([f"t={timestamp}", *(f"v1={v}" for v in v1s)])
+        if _TEST_MODE_MARKS[0] in body or _TEST_MODE_MARKS[1] in body:
+            return f"{header},v0={fake_v0(v1)}"
+        return header
 
     def generate_secret(self, seed: int) -> str:
         rng = random.Random(seed)

@@ -1,6 +1,6 @@
-"""GitHub and Shopify signatures against their official Node verifiers.
+"""GitHub, Shopify and Stripe signatures against their official Node verifiers.
 
-Installs ``@octokit/webhooks-methods`` and ``@shopify/shopify-api`` (pinned) into a
+Installs ``@octokit/webhooks-methods``, ``@shopify/shopify-api`` and ``stripe`` (pinned) into a
 temporary directory with npm, then runs one Node script over every case. Skipped when
 ``node``/``npm`` are missing or the install fails (no registry), unless
 ``HOOKPROOF_REQUIRE_NODE=1`` is set, as in CI, where a failed install is a failure.
@@ -23,17 +23,27 @@ from tests.support import require_service
 
 pytestmark = pytest.mark.slow
 
-PACKAGES = ["@octokit/webhooks-methods@6.0.0", "@shopify/shopify-api@13.1.0"]
+PACKAGES = ["@octokit/webhooks-methods@6.0.0", "@shopify/shopify-api@13.1.0", "stripe@23.2.0"]
 
 SCRIPT = r"""
 import { verify } from "@octokit/webhooks-methods";
 import "@shopify/shopify-api/adapters/node";
 import { shopifyApi, ApiVersion } from "@shopify/shopify-api";
+import Stripe from "stripe";
 import { readFileSync } from "node:fs";
 
 const cases = JSON.parse(readFileSync(0, "utf8"));
 const results = [];
 for (const c of cases) {
+  if (c.kind === "stripe") {
+    try {
+      const event = new Stripe("sk_test_hookproof").webhooks.constructEvent(c.body, c.signature, c.secret);
+      results.push({ valid: true, id: event.id });
+    } catch (e) {
+      results.push({ valid: false, reason: e.message });
+    }
+    continue;
+  }
   if (c.kind === "github") {
     results.push({ valid: await verify(c.secret, c.body, c.signature) });
     continue;
@@ -88,6 +98,29 @@ def github_case(request: SignedRequest, secret: str, body: bytes | None = None) 
 
 def shopify_case(request: SignedRequest, secret: str, body: bytes | None = None) -> dict[str, Any]:
     return {"kind": "shopify", "secret": secret, "body": (body or request.body).decode(), "headers": dict(request.headers)}
+
+
+def test_stripe_node_accepts_test_mode_headers_with_the_fake_v0(node_dir: Path) -> None:
+    """stripe-node's ``webhooks.constructEvent`` over hookproof's test-mode headers (one secret,
+    and two during a roll, each followed by the fake ``v0``) and a live-mode one (no ``v0``)."""
+    import time
+
+    from hookproof.simulator.world import World
+
+    stripe = get_profile("stripe")
+    now = int(time.time())
+    test_event, live_event = World(3).lifecycle()[1], World(3, livemode=True).lifecycle()[1]
+    single = stripe.request(stripe.envelope(test_event), ["whsec_one"], now)
+    rolled = stripe.request(stripe.envelope(test_event), ["whsec_old", "whsec_new"], now)
+    live = stripe.request(stripe.envelope(live_event), ["whsec_one"], now)
+    assert [h.headers["Stripe-Signature"].split(",")[-1][:3] for h in (single, rolled, live)] == ["v0=", "v0=", "v1="]
+    cases = [{"kind": "stripe", "secret": secret, "body": request.body.decode(),
+              "signature": request.headers["Stripe-Signature"]}
+             for request, secret in ((single, "whsec_one"), (rolled, "whsec_new"), (live, "whsec_one"),
+                                     (single, "whsec_wrong"))]
+    results = run_node(node_dir, cases)
+    assert [r["valid"] for r in results] == [True, True, True, False]
+    assert results[0]["id"] == test_event.id and results[2]["id"] == live_event.id
 
 
 def test_official_node_verifiers(node_dir: Path) -> None:

@@ -383,3 +383,34 @@ def test_paddle_vector() -> None:
     headers = get_profile("paddle").sign(Envelope("e", "x", b"hello-world"), [PADDLE_SECRET], 1696195954)
     assert headers == {"Paddle-Signature": f"ts=1696195954;h1={PADDLE_H1}"}
     assert PaddleSignature().verify(headers["Paddle-Signature"], "hello-world", Secret(PADDLE_SECRET)) is True
+
+
+def _naive_stripe_verify(body: bytes, header: str, secret: str) -> bool:
+    """A hand-rolled check seen in the wild: everything after ``v1=`` taken as the signature
+    (right on a header of ``t`` and one ``v1``; wrong on Stripe's test-mode header, whose fake
+    ``v0`` follows)."""
+    timestamp = header.split("t=", 1)[1].split(",", 1)[0]
+    given = header.split("v1=", 1)[1]
+    expected = hmac.new(secret.encode(), f"{timestamp}.".encode() + body, hashlib.sha256).hexdigest()
+    return hmac.compare_digest(given, expected)
+
+
+@pytest.mark.parametrize("livemode", [False, True])
+def test_a_test_mode_stripe_event_carries_stripe_s_fake_v0_which_stripe_python_ignores(livemode: bool) -> None:
+    """docs.stripe.com/webhooks/signature: "To aid with testing, Stripe sends an extra signature
+    with a fake v0 scheme, for test mode events". stripe-python's `Webhook.construct_event` keeps
+    the ``v1`` signatures and ignores it; a verifier taking everything after ``v1=`` breaks on it,
+    as it would on Stripe in test mode. Live-mode events carry none."""
+    from hookproof.simulator.world import World
+
+    profile = get_profile("stripe")
+    event = World(5, livemode=livemode).lifecycle()[1]
+    now = int(time.time())
+    request = profile.request(profile.envelope(event), ["whsec_v0_case"], now)
+    header = request.headers["Stripe-Signature"]
+    schemes = [part.split("=", 1)[0] for part in header.split(",")]
+    assert schemes == (["t", "v1"] if livemode else ["t", "v1", "v0"])
+    assert stripe.Webhook.construct_event(request.body, header, "whsec_v0_case").id == event.id
+    assert _naive_stripe_verify(request.body, header, "whsec_v0_case") is livemode
+    v0 = header.rsplit("v0=", 1)[1] if not livemode else None
+    assert v0 is None or (len(v0) == 64 and v0 != header.split("v1=", 1)[1].split(",", 1)[0])
