@@ -145,10 +145,13 @@ def test_django_payments_ships_again_on_every_copy_of_the_shops_own_session(
         runs: dict[str, Future[tuple[CertifyResult, Path]]], request: pytest.FixtureRequest) -> None:
     result, db = runs[request.node.name].result()
     by_id = {s.id: s for s in result.report.scenarios}
+    # the shop's endpoint is subscribed to the types it handles (enabled_events): Stripe never
+    # sends it another, so its 400 to one would be no finding
     assert {i: s.verdict for i, s in by_id.items()} == {
-        "duplicate-sequential": "fail", "forged-signature": "fail", "unknown-event-type": "fail"}
+        "duplicate-sequential": "fail", "forged-signature": "fail", "unknown-event-type": "not_applicable"}
+    assert "target.enabled_events" in (by_id["unknown-event-type"].reason or "")
     payments = _payments(db)
-    assert len(payments) == 3  # one session per story, each opened by the package through the API
+    assert len(payments) == 2  # one session per story that ran, each opened by the package through the API
 
     duplicate = by_id["duplicate-sequential"]
     [session] = {a.object_id for a in duplicate.attempts}
@@ -164,10 +167,6 @@ def test_django_payments_ships_again_on_every_copy_of_the_shops_own_session(
     assert _findings(forged) == {("unexpected", f"fulfillment:{session}")}
     assert {(a.status, a.valid) for a in forged.attempts} == {(500, False)}
 
-    unknown = by_id["unknown-event-type"]
-    assert {f.check_id for f in unknown.findings} == {"valid_not_rejected"}
-    assert {a.event_type: a.status for a in unknown.attempts} == {
-        "payment_method.automatically_updated": 400, "checkout.session.completed": 200}
 
 
 def test_a_live_django_payments_shop_ships_a_test_mode_completion(

@@ -116,3 +116,18 @@ def test_a_retry_of_a_provider_signing_no_timestamp_is_not_called_a_new_signatur
                                       attempt=n) for n in (1, 2))
         assert first.request.headers == retry.request.headers and first.request.body == retry.request.body
     assert "new timestamp" in CATALOG["transport-fields-change"].for_world("billing").title
+
+
+@pytest.mark.parametrize("enabled", [None, frozenset({"payment_intent.succeeded", "invoice.paid"})])
+def test_an_unhandled_type_is_sent_only_to_an_endpoint_enabled_for_every_type(enabled: frozenset[str] | None) -> None:
+    """Stripe sends an endpoint only the types it enabled, and new ones only to an endpoint
+    enabled for all: with a listed subscription (`target.enabled_events`) `unknown-event-type`
+    is not applicable (a 4xx to a type Stripe never sends it is no finding), naming the setting."""
+    from hookproof.scenarios.catalog import NotApplicable
+
+    plan = CATALOG["unknown-event-type"].plan(Context(profile=get_profile("stripe"), enabled=enabled),
+                                              new_world("billing", 4242))
+    if enabled is None:
+        assert isinstance(plan, Plan) and plan.phases[0].events[0].type == "payment_method.automatically_updated"
+    else:
+        assert isinstance(plan, NotApplicable) and "target.enabled_events" in plan.reason
