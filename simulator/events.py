@@ -84,10 +84,12 @@ def changed_attributes(previous: Mapping[str, Any], current: Mapping[str, Any]) 
     A hash in both is compared key by key and keeps only its changed keys (dropped when none
     changed); a list is compared whole and kept whole ("If an array attribute has any updated
     elements, this object contains the entire array"); a key `current` does not have is
-    dropped (the world never removes a field, so it is one the rendered version lacks).
+    dropped (the world never removes a field, so it is one the rendered version lacks). Keys
+    come alphabetically, as in every hash Stripe renders (`stripe_shapes.stripe_order`).
     """
     out: dict[str, Any] = {}
-    for key, before in previous.items():
+    for key in sorted(previous):
+        before = previous[key]
         if key not in current:
             continue
         now = current[key]

@@ -29,17 +29,25 @@ Obj = dict[str, Any]
 
 
 def stripe_order(value: Any) -> Any:
-    """`value` with every object's ``id`` first and ``object`` next, the other keys in their
-    order (alphabetical, as the builders and Stripe's OpenAPI fixtures have them): how
-    Stripe renders its objects, lists and events (``{"id": "cus_…", "object": "customer",
-    "address": …}``; the API reference's example of every object). Containers are copied;
-    other values are returned as they are."""
+    """`value` with every object's ``id`` first and ``object`` next, the other keys
+    alphabetically: how Stripe renders its objects, lists and events (``{"id": "cus_…",
+    "object": "customer", "address": …}``; the API reference's example of every object, and
+    recorded deliveries: ``billing_address_collection, cancel_url, client_reference_id, …``).
+    A ``metadata`` hash keeps its keys in the order they were set (the shop's own). Containers
+    are copied; other values are returned as they are."""
     if isinstance(value, dict):
         head = {k: stripe_order(value[k]) for k in ("id", "object") if k in value}
-        return {**head, **{k: stripe_order(v) for k, v in value.items() if k not in head}}
+        rest = sorted(k for k in value if k not in head)
+        return {**head, **{k: value[k] if k == "metadata" else stripe_order(value[k]) for k in rest}}
     if isinstance(value, list):
         return [stripe_order(v) for v in value]
     return value
+
+
+def stripe_order_keys(value: Obj) -> Obj:
+    """`value`'s own keys in `stripe_order`'s order (its values as they are: already ordered)."""
+    head = [k for k in ("id", "object") if k in value]
+    return {k: value[k] for k in (*head, *sorted(k for k in value if k not in head))}
 
 
 def address(values: Mapping[str, Any] | None = None) -> Obj:

@@ -935,8 +935,7 @@ class World(RecordReads):
 
     def _create(self, object_id: str, object_type: str, snapshot: dict[str, Any]) -> None:
         self._tick()
-        snapshot = shapes.stripe_order(snapshot)  # Stripe's key order: id, object, then the rest
-        snapshot["hookproof_version"] = 1
+        snapshot = shapes.stripe_order({**snapshot, "hookproof_version": 1})  # id, object, the rest alphabetically
         self._objects[object_id] = Record(object_type, [snapshot])
 
     def _update(self, object_id: str, changes: Mapping[str, Any]) -> None:
@@ -945,6 +944,8 @@ class World(RecordReads):
         snap = dict(rec.current)  # stored versions are never changed in place, so they may share parts
         snap.update(shapes.stripe_order(dict(changes)))  # a copy, in Stripe's key order
         snap["hookproof_version"] = len(rec.versions) + 1
+        if len(snap) != len(rec.current):  # a key the object lacked: in its alphabetical place
+            snap = shapes.stripe_order_keys(snap)
         rec.versions.append(snap)
 
     def _transition(self, object_id: str, status: str, changes: Mapping[str, Any]) -> None:

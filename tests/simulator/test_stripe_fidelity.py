@@ -835,19 +835,22 @@ def test_an_event_stripe_made_on_its_own_names_no_api_request() -> None:
 
 
 def test_every_object_begins_with_its_id_and_kind_as_stripe_renders_it(world: World) -> None:
-    """Stripe renders an object ``{"id": …, "object": …, then the rest}`` (every object's
-    example in the API reference; an event's envelope likewise), though its OpenAPI fixtures
-    list keys alphabetically: in every body, every nested object or list that has an ``id``
-    or an ``object`` starts with them, in that order."""
+    """Stripe renders an object ``{"id": …, "object": …, then the rest alphabetically}`` (every
+    object's example in the API reference; an event's envelope likewise; recorded deliveries):
+    in every body, every nested object or list that has an ``id`` or an ``object`` starts with
+    them, in that order, and every object's other keys follow in alphabetical order (a
+    ``metadata`` hash aside: the shop's keys, as it set them)."""
     misplaced: dict[str, str] = {}
 
     def walk(value: Any, where: str) -> None:
         if isinstance(value, dict):
             head = [k for k in ("id", "object") if k in value]
-            if list(value)[:len(head)] != head:
-                misplaced.setdefault(where, str(list(value)[:3]))
+            rest = list(value)[len(head):]
+            if list(value)[:len(head)] != head or rest != sorted(rest):
+                misplaced.setdefault(where, str([k for k, s in zip(rest, sorted(rest)) if k != s][:3] or list(value)[:3]))
             for k, v in value.items():
-                walk(v, f"{where}.{k}")
+                if k != "metadata":  # the shop's own keys, in the order it set them
+                    walk(v, f"{where}.{k}")
         elif isinstance(value, list):
             for v in value:
                 walk(v, f"{where}[]")
