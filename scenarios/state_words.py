@@ -118,15 +118,18 @@ def tie_words(truth: ObjectTruth | None, versions: Sequence[int | None], expecta
 
 
 #: What `overlap_words` adds when the deliveries of a finding's two events were in flight at once.
-OVERLAP_SENTENCE = ("the deliveries of the two events overlapped (both in flight at once): a read-compare-write "
-                    "without a row lock lets the older one's write land last")
+OVERLAP_SENTENCE = ("the deliveries of the two events overlapped (both in flight at once): the older one's write "
+                    "landed last, as it does in a receiver writing each event's state as it arrives, or reading, "
+                    "comparing and writing without a row lock")
 
 
-def overlap_words(truth: ObjectTruth | None, versions: Sequence[int | None], idx: "CheckIndex") -> str:
+def overlap_words(truth: ObjectTruth | None, versions: Sequence[int | None], idx: "CheckIndex",
+                  advice: str | None = None) -> str:
     """``""``, or when the two distinct events that carried `versions` (as `carrier` names them)
     each have an attempt and one attempt of each was in flight while the other was (sent before
     the other was answered, by the history's ``sent_at``/``answered_at``): ``"; "`` and
-    `OVERLAP_SENTENCE`. Sequential deliveries (one answered before the other was sent) say nothing."""
+    `OVERLAP_SENTENCE`, then ``": "`` and `advice` (the provider's, `EventClock.advice`) when
+    given. Sequential deliveries (one answered before the other was sent) say nothing."""
     if truth is None or None in versions or len(set(versions)) != 2:
         return ""
     event_ids = [e for v in versions if v is not None and (e := truth.event_id_at(v))]
@@ -136,8 +139,14 @@ def overlap_words(truth: ObjectTruth | None, versions: Sequence[int | None], idx
              for e in event_ids]
     if any(a_sent < b_answered and b_sent < a_answered
            for a_sent, a_answered in spans[0] for b_sent, b_answered in spans[1]):
-        return "; " + OVERLAP_SENTENCE
+        return "; " + OVERLAP_SENTENCE + (f"; {advice}" if advice else "")
     return ""
+
+
+def _advice(ties: str, expectations: Expectations) -> str | None:
+    """The provider's advice on ordering an object's events, unless `ties` (`tie_words`) said it."""
+    clock = expectations.provider.clock if expectations.provider is not None else None
+    return clock.advice if clock is not None and not ties else None
 
 
 def unacknowledged_words(truth: ObjectTruth | None, version: int | None, idx: "CheckIndex") -> str:
@@ -169,7 +178,8 @@ def regressed_words(prev: tuple[int, str], st: ObjectState, version: int, truth:
     was = state_words(prev[1], truth, prev[0], idx, expectations)
     now = state_words(st.status, truth, version, idx, expectations, exact=exact)
     carried = (carrier(truth, prev[0], prev[1], exact=False), carrier(truth, version, st.status, exact=exact))
-    message = f"went back from {was} to {now}" + tie_words(truth, carried, expectations) + overlap_words(truth, carried, idx)
+    ties = tie_words(truth, carried, expectations)
+    message = f"went back from {was} to {now}" + ties + overlap_words(truth, carried, idx, _advice(ties, expectations))
     return message, NamedState(prev[1], f"{was} or later"), NamedState(st.status, now)
 
 
@@ -193,8 +203,9 @@ def stale_words(st: ObjectState | None, truth: ObjectTruth, idx: "CheckIndex",
     got = state_words(st.status, seen, version, idx, expectations, exact=exact)
     carried = (carrier(seen, version, st.status, exact=exact), truth.final_version)
     unacked = unacknowledged_words(truth, truth.final_version, idx)
+    ties = tie_words(seen, carried, expectations)
     message = (f"final state is {got}, the provider's is {final}"
-               + tie_words(seen, carried, expectations) + (unacked or overlap_words(seen, carried, idx)))
+               + ties + (unacked or overlap_words(seen, carried, idx, _advice(ties, expectations))))
     return message, expected, NamedState(st.status, got)
 
 

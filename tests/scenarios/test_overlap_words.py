@@ -48,11 +48,20 @@ OVERLAPPING = [(0.0, 1.2), (0.3, 0.5)]  # evt_b sent and answered while evt_a wa
 SEQUENTIAL = [(0.0, 0.2), (0.3, 0.5)]
 
 
+#: Stripe's advice on ordering an object's events, which an overlap finding ends with.
+ADVICE = STRIPE.clock.advice if STRIPE.clock is not None else ""
+
+
 def test_stale_after_overlapping_deliveries_says_they_overlapped() -> None:
+    """Both receivers that lose the newer state to an overlap are named (one writing each event's
+    state as it arrives; one comparing without a row lock), then the provider's advice: a new
+    user's blind-writing receiver was told only of a row lock, which would not have mended it."""
     assert _messages("stale", OVERLAPPING, "active") == [
-        f"final state is {ACTIVE}, the provider's is {PAST_DUE}; {OVERLAP_SENTENCE}"]
-    assert OVERLAP_SENTENCE == ("the deliveries of the two events overlapped (both in flight at once): a "
-                                "read-compare-write without a row lock lets the older one's write land last")
+        f"final state is {ACTIVE}, the provider's is {PAST_DUE}; {OVERLAP_SENTENCE}; {ADVICE}"]
+    assert OVERLAP_SENTENCE == ("the deliveries of the two events overlapped (both in flight at once): the older "
+                                "one's write landed last, as it does in a receiver writing each event's state as "
+                                "it arrives, or reading, comparing and writing without a row lock")
+    assert ADVICE.startswith("Stripe advises fetching the object from the API when an event arrives")
 
 
 def test_stale_after_sequential_deliveries_says_nothing_of_overlap() -> None:
@@ -61,7 +70,7 @@ def test_stale_after_sequential_deliveries_says_nothing_of_overlap() -> None:
 
 def test_regressed_after_overlapping_deliveries_says_they_overlapped() -> None:
     assert _messages("regressed", OVERLAPPING, "past_due", "active") == [
-        f"went back from {PAST_DUE} to {ACTIVE}; {OVERLAP_SENTENCE}"]
+        f"went back from {PAST_DUE} to {ACTIVE}; {OVERLAP_SENTENCE}; {ADVICE}"]
     assert _messages("regressed", SEQUENTIAL, "past_due", "active") == [f"went back from {PAST_DUE} to {ACTIVE}"]
 
 
