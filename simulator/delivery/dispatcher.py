@@ -138,8 +138,10 @@ class Dispatcher:
         self._client_timeout = (self._transport.client_timeout(self._timeout_extension)
                                 if self._transport is not None else None)
         self._event_types: dict[str, str] = {}
-        #: The headers signed in the second `_signed_at`, per event id, with their envelope (`_signed_headers`).
-        self._signed: dict[str, tuple[Envelope, list[tuple[str, str]]]] = {}
+        #: The headers signed in the second `_signed_at`, per event id, and the envelope each signed
+        #: (`_signed_headers`; two dicts, not a pair per event kept for the second).
+        self._signed: dict[str, list[tuple[str, str]]] = {}
+        self._signed_envelopes: dict[str, Envelope] = {}
         self._signed_at = -1
         # In-process apps are sent to through their transport directly (`in_process_request`:
         # the request the client would build, without its send path); a given client is used as it is.
@@ -297,16 +299,19 @@ class Dispatcher:
         secrets), so the copies of one event sent in one second (a burst of duplicates, a
         redelivery close behind) reuse the checked headers of the first, the same bytes.
         Only the current second's are kept, `SIGNED_KEPT` at most (a clock that stands still)."""
-        if timestamp != self._signed_at or len(self._signed) >= SIGNED_KEPT:
-            self._signed.clear()
+        signed = self._signed
+        if timestamp != self._signed_at or len(signed) >= SIGNED_KEPT:
+            signed.clear()
+            self._signed_envelopes.clear()
             self._signed_at = timestamp
-        signed = self._signed.get(envelope.event_id)
-        if signed is not None and signed[0] is envelope:
-            return signed[1]
+        event_id = envelope.event_id
+        if self._signed_envelopes.get(event_id) is envelope:
+            return signed[event_id]
         headers = self.profile.request_headers(envelope, self._secrets, timestamp)
         if headers is None or not _ascii_pairs(headers):
             return None
-        self._signed[envelope.event_id] = (envelope, headers)
+        signed[event_id] = headers
+        self._signed_envelopes[event_id] = envelope
         return headers
 
     def attempt_timeout_s(self, number: int) -> float:

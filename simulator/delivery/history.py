@@ -223,7 +223,8 @@ class History:
         self._ops: list[FaultOp] = []
         self._meta: dict[str, object] = {}
         self._closed = False
-        self._rows: list[tuple[object, ...]] = []
+        #: Attempts before this index are in the file; those from it on are pending (`_commit`).
+        self._written = 0
         self._statements: list[tuple[str, tuple[object, ...]]] = []  # pending fault-op and meta writes
         self._last_commit = time.monotonic()
         self._db: sqlite3.Connection | None = None
@@ -235,6 +236,7 @@ class History:
             self._db.executescript(_SCHEMA)
             self._db.commit()
             self._attempts = list(self._read_attempts())
+            self._written = len(self._attempts)
             self._ops = list(self._read_ops())
             self._meta = {k: json.loads(v) for k, v in self._db.execute("SELECT key, value FROM meta")}
 
@@ -250,10 +252,10 @@ class History:
             idx = len(self._attempts)
             stored = attempt if attempt.index == idx else replace(attempt, index=idx)
             self._attempts.append(stored)
-            if self._db is not None and not self._closed:
-                self._rows.append(_row(stored))
-                if len(self._rows) >= self.COMMIT_EVERY or time.monotonic() - self._last_commit >= self.COMMIT_INTERVAL_S:
-                    self._commit()
+            if self._db is not None and not self._closed and (
+                    idx + 1 - self._written >= self.COMMIT_EVERY
+                    or time.monotonic() - self._last_commit >= self.COMMIT_INTERVAL_S):
+                self._commit()
             return stored
 
     def record_new(self, event_id: str, delivery_id: str, attempt: int, business_key: str | None,
@@ -265,8 +267,8 @@ class History:
         returns it with its `index` set.
 
         What ``record(new_attempt(..., index=len(history)))`` stores, in one step for the
-        dispatcher's path: the `Attempt` built at its index under the lock and, on disk,
-        its row made from the same values (`_row`'s), not read back from the attempt.
+        dispatcher's path: the `Attempt` built at its index under the lock; on disk, its
+        row is made from it when its batch is written (`_commit`).
         """
         with self._lock:
             idx = len(self._attempts)
@@ -274,16 +276,10 @@ class History:
                                   faults, valid, sent_at, answered_at, status, outcome, completion, latency_ms,
                                   response_excerpt, error, amount, scenario, idx)
             self._attempts.append(stored)
-            if self._db is not None and not self._closed:
-                faults_json = _FAULTS_JSON.get(faults) or _faults_json(faults)
-                if error is not None and not error.isascii():
-                    error = _storable(error)
-                self._rows.append((
-                    idx, scenario, event_id, delivery_id, attempt, business_key, object_id, object_version,
-                    event_type, faults_json, int(valid), sent_at, answered_at, status, _OUTCOME_TEXT[outcome],
-                    _COMPLETION_TEXT[completion], latency_ms, response_excerpt, error, amount))
-                if len(self._rows) >= self.COMMIT_EVERY or time.monotonic() - self._last_commit >= self.COMMIT_INTERVAL_S:
-                    self._commit()
+            if self._db is not None and not self._closed and (
+                    idx + 1 - self._written >= self.COMMIT_EVERY
+                    or time.monotonic() - self._last_commit >= self.COMMIT_INTERVAL_S):
+                self._commit()
             return stored
 
     def record_op(self, op: FaultOp) -> None:
@@ -314,8 +310,10 @@ class History:
                 self._commit()
 
     def _commit(self) -> None:
-        """Write the pending attempt rows (one ``executemany``), then the pending fault
-        operations and meta values, and commit; lock held.
+        """Write the pending attempt rows (one ``executemany`` over the attempts not yet
+        written, each row made as SQLite reads it: no row is held between commits, so the
+        rows of a batch are not objects the garbage collector counts and walks while it
+        fills), then the pending fault operations and meta values, and commit; lock held.
 
         All or nothing: if SQLite raises part-way, the transaction is rolled back and
         everything stays pending (a later commit writes it, no row twice), and the error
@@ -324,21 +322,22 @@ class History:
         db = self._db
         assert db is not None
         try:
-            if self._rows:
-                db.executemany(_INSERT_ATTEMPT, self._rows)
+            written = len(self._attempts)
+            if written > self._written:
+                db.executemany(_INSERT_ATTEMPT, map(_row, self._attempts[self._written:written]))
             for sql, params in self._statements:
                 db.execute(sql, params)
             db.commit()
         except BaseException:
             db.rollback()
             raise
-        self._rows = []
+        self._written = written
         self._statements = []
         self._last_commit = time.monotonic()
 
     def _flush_rows(self) -> None:
         """Write pending rows before a read, so the file holds everything read; lock held."""
-        if (self._rows or self._statements) and self._db is not None and not self._closed:
+        if (len(self._attempts) > self._written or self._statements) and self._db is not None and not self._closed:
             self._commit()
 
     # ---- reading ------------------------------------------------------------

@@ -6,6 +6,7 @@ from __future__ import annotations
 import sqlite3
 from dataclasses import replace
 from pathlib import Path
+from typing import Iterable
 
 import pytest
 
@@ -129,10 +130,10 @@ class FailingWrites:
         self.failures = failures
         self.closed = False
 
-    def executemany(self, sql: str, rows: list[tuple[object, ...]]) -> sqlite3.Cursor:
+    def executemany(self, sql: str, rows: Iterable[tuple[object, ...]]) -> sqlite3.Cursor:
         if self.failures:
             self.failures -= 1
-            self._db.execute(sql, rows[0])
+            self._db.execute(sql, next(iter(rows)))
             raise sqlite3.OperationalError("database or disk is full")
         return self._db.executemany(sql, rows)
 
