@@ -99,9 +99,11 @@ class Bare(FastHttpUser):
 
 
 #: The storm's locustfile with its parts timed in the live process (`live_parts`): each
-#: part's own CPU (`time.thread_time` around calls that never yield to gevent) over a
-#: steady window, per attempt sent; what is left is the HTTP exchange (its head and its
-#: pooled connection shown apart), gevent's loop and the user's own glue.
+#: part's own CPU (`time.thread_time` around calls that never yield to gevent: a pooled
+#: connection only when one is idle and free to take, no wait or connect) over a steady
+#: window, per attempt sent; what is left is the HTTP exchange (its head and its pooled
+#: connection shown apart; the connections opened or waited for), gevent's loop and the
+#: user's own glue.
 PARTS_LOCUSTFILE = '''
 import functools, json, os, time
 import gevent, gevent.pool
@@ -117,12 +119,14 @@ from hookproof.simulator.profiles import get_profile
 _clock, _spent, _on, _inside = time.thread_time, {}, [False], []
 
 
-def _timed(owner, name, part):
+def _timed(owner, name, part, may_yield=None):
+    """Time `part` around `owner.name`; `may_yield(args)`: whether a call might yield to
+    gevent (another greenlet's CPU would be counted), then it is left untimed."""
     f = getattr(owner, name)
 
     @functools.wraps(f)
     def timed(*a, **k):
-        if not _on[0] or _inside:  # a part calling itself (or another) is timed once
+        if not _on[0] or _inside or (may_yield is not None and may_yield(a)):  # a part calling itself is timed once
             return f(*a, **k)
         _inside.append(part)
         t = _clock()
@@ -134,6 +138,13 @@ def _timed(owner, name, part):
     setattr(owner, name, timed)
 
 
+def _pool_may_yield(a):
+    """A pooled connection's wait: every connection taken (the semaphore waits) or none idle
+    (a new one is opened); an idle one found dead opens one too (rare, timed)."""
+    pool = a[0]
+    return pool._semaphore.locked() or pool._socket_queue.empty()
+
+
 for owner, name, part in ((plan.StormPlan, "next_group", "draw"), (plan.StormPlan, "next_replay", "draw"),
                           (plan.StormPlan, "start_wave", "draw"), (StormProcess, "begin", "keep"),
                           (StormProcess, "complete", "keep"), (storm_worker, "ship", "rows and spool"),
@@ -142,9 +153,9 @@ for owner, name, part in ((plan.StormPlan, "next_group", "draw"), (plan.StormPla
                           (RequestStats, "log_error", "Locust's request event"), (gevent.pool.Group, "spawn", "greenlets"),
                           (copiers.Copier, "give", "greenlets"), (copiers.Pending, "one_done", "greenlets"),
                           (storm_user, "retry_delay_s", "retry decision"), (exchange, "request_head", "exchange: head"),
-                          (exchange, "_pooled_socket", "exchange: pooled connection"),
                           (type(get_profile("stripe")), "request", "sign")):
     _timed(owner, name, part)
+_timed(exchange, "_pooled_socket", "exchange: pooled connection", _pool_may_yield)
 
 
 def _window():

@@ -87,6 +87,15 @@ def api_transient_status(object_id: str, share: float) -> int | None:
     return 500 if zlib.adler32(object_id.encode("utf-8")) % 2 else 404
 
 
+def largest_group(burst: int) -> int:
+    """The most sends a user releases at once from a plan of `burst` (`StormPlan.next_group`'s
+    largest group and its sender's replay, `next_replay`): a related burst of
+    ``max(3, burst)`` events with its object's state change, or `burst` copies, and one
+    replay. A user opens that many connections per group in flight, so no send of a group
+    waits for another's answer."""
+    return max(3, burst) + 1 + 1
+
+
 class _Kept(NamedTuple):
     """An object's first keyed event, remembered for an older-after-newer redelivery: the
     item itself, or (when its source renders it again) only how to."""
@@ -408,4 +417,4 @@ class StormPlan:
         return len(self._replays)
 
 
-__all__ = ["Send", "StormPlan", "api_transient_object", "api_transient_status"]
+__all__ = ["Send", "StormPlan", "api_transient_object", "api_transient_status", "largest_group"]

@@ -24,7 +24,7 @@ from locust.exception import StopUser
 
 from hookproof.loadtests.copiers import Copier, release
 from hookproof.loadtests.exchange import ObservedAtoms, exchange
-from hookproof.loadtests.plan import Send, StormPlan
+from hookproof.loadtests.plan import Send, StormPlan, largest_group
 from hookproof.loadtests.shape import wave_times
 from hookproof.loadtests.storm_state import LAG_NOTED_S, STATE
 from hookproof.simulator.delivery.attempt_core import READ_CAP_BYTES, Broke, retry_delay_s
@@ -45,8 +45,9 @@ class StormUser(FastHttpUser):
             raise StopUser()
         self.network_timeout = spec.sender_timeout_s
         self.connection_timeout = min(5.0, spec.sender_timeout_s)
-        # connections: every sender's group goes out at once (a burst and a wave replay)
-        self.concurrency = spec.max_in_flight * (spec.burst + 1)
+        # connections: every sender's group goes out at once (a related burst with its state
+        # change, or a burst, and a wave replay): no send waits for another's connection
+        self.concurrency = spec.max_in_flight * largest_group(spec.burst)
         super().__init__(environment)
         self.spec = spec
         self.number = STATE.users

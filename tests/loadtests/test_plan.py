@@ -203,3 +203,27 @@ def test_what_may_be_sent_again_is_remembered_without_its_body() -> None:
         assert s.envelope is not None and first.envelope is not None
         assert (s.envelope.body, dict(s.envelope.headers)) == (first.envelope.body, dict(first.envelope.headers))
         assert s.event == first.event
+
+
+@pytest.mark.parametrize("burst", [1, 2, 4, 6])
+def test_no_group_and_its_replay_exceed_the_largest_group(burst: int) -> None:
+    from hookproof.loadtests.plan import largest_group
+    from hookproof.loadtests.stories import StoryBook
+    from hookproof.simulator.profiles import get_profile
+    from hookproof.simulator.world import World
+
+    profile = get_profile("stripe")
+    book = StoryBook(World(3), profile, lambda e: e.business_key is not None or e.stateful)
+    plan = StormPlan(book.stream(max_events=3000), duplicates=0.3, burst=burst, reorder_window=8, wave_window_s=100.0,
+                     wave_events=200, related=0.5, older_redelivery=0.2, late=0.2, seed=4)
+    sizes = Counter[int]()
+    for t in range(3000):
+        if t == 100:
+            assert plan.start_wave(t * 0.01) > 0
+        group = plan.next_group(elapsed_s=t * 0.01)
+        if not group:
+            break
+        sizes[len(group) + (plan.next_replay() is not None)] += 1
+    assert max(sizes) <= largest_group(burst)
+    if burst <= 4:  # the bound is met: a related burst of max(3, burst) with its state change, and a replay
+        assert largest_group(burst) in sizes
