@@ -346,10 +346,12 @@ def effect_events(ctx: Context, w: World) -> list[Event]:
     one is about (a provider sends an endpoint the object's whole story: Paddle's
     ``transaction.paid`` beside its ``transaction.completed``), so that an effect a receiver
     also applies on an event owing none shows (``duplicated``, ``unexpected``). Stripe's story: a payment, a checkout paid at once, a paid renewal, a failed
-    renewal (dunning), a partial refund, then a checkout by an asynchronous method
-    (boleto) whose ``checkout.session.completed`` says ``payment_status: unpaid`` and whose
-    payment then fails: Stripe's fulfilment docs tell a receiver to fulfil such a session
-    only on ``checkout.session.async_payment_succeeded`` (not told when the shop creates the
+    renewal (dunning), a partial refund, then two checkouts by an asynchronous method
+    (boleto), each ``checkout.session.completed`` saying ``payment_status: unpaid``: the
+    first's payment then succeeds (its ``checkout.session.async_payment_succeeded`` owes the
+    fulfilment, sent just after its completion, `_completion_before_settlement`), the
+    second's fails: Stripe's fulfilment docs tell a receiver to fulfil such a session only
+    on ``checkout.session.async_payment_succeeded`` (neither told when the shop creates the
     sessions, `Context.shop_sessions`). Another provider's world: its
     effect story (a rejected payment, a pull request closed without merging)."""
     if not isinstance(w, World):  # another provider's world tells its own story
@@ -365,14 +367,33 @@ def effect_events(ctx: Context, w: World) -> list[Event]:
         charge = w.get(pi)["latest_charge"]
         w.refund(charge, w.get(charge)["amount"] // 4)
         if not ctx.shop_sessions:
-            unpaid = w.open_checkout(cus, w.create_price(interval=None), asynchronous=True)
-            w.complete_checkout(unpaid)
-            w.settle_async_checkout(unpaid, succeeded=False)
+            for succeeded in (True, False):  # a delayed payment paid days later, then one that fails
+                delayed = w.open_checkout(cus, w.create_price(interval=None), asynchronous=True)
+                w.complete_checkout(delayed)
+                w.settle_async_checkout(delayed, succeeded=succeeded)
         story = [e for e in w.events[start:] if ctx.sends(e.type)]
     owed = [e for e in story if ctx.key_of(e)]
     types = {e.type for e in owed}
     objects = {e.object_id for e in owed}
-    return owed + [e for e in story if not ctx.key_of(e) and (e.type in types or e.object_id in objects)]
+    rest = [e for e in story if not ctx.key_of(e) and (e.type in types or e.object_id in objects)]
+    return _completion_before_settlement(owed, rest)
+
+
+def _completion_before_settlement(owed: list[Event], rest: list[Event]) -> list[Event]:
+    """`owed` then `rest`, except that a delayed-payment session's unpaid
+    ``checkout.session.completed`` (in `rest`: it owes nothing) goes just before the
+    ``checkout.session.async_payment_succeeded`` that settles it (in `owed`, not first), in
+    the order Stripe sends them (docs.stripe.com/checkout/fulfillment, "Handle delayed
+    notification payment methods")."""
+    settled = {e.object_id for e in owed[1:] if e.type == "checkout.session.async_payment_succeeded"}
+    moved = {e.object_id: e for e in rest if e.type == "checkout.session.completed" and e.object_id in settled}
+    out: list[Event] = []
+    for e in owed:
+        if e.type == "checkout.session.async_payment_succeeded" and e.object_id in moved:
+            out.append(moved[e.object_id])
+        out.append(e)
+    chosen = {id(e) for e in moved.values()}
+    return out + [e for e in rest if id(e) not in chosen]
 
 
 #: The object kinds a billing story walks the states of, preferred first.

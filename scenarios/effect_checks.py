@@ -21,8 +21,8 @@ from hookproof.scenarios.check_index import CheckIndex, grouped_findings, index_
 from hookproof.scenarios.effect_columns import idempotency_consistent, monotonic_counts, stale_objects
 from hookproof.scenarios.findings import ADVISORY, FINDING, CheckResult, Finding, Verdict, nothing_observed, result_of
 from hookproof.scenarios.key_loops import (
-    UNEXPECTED_UNOWED,
     OtherTypes,
+    Unowed,
     distinct_events_note,
     duplicated_by_key,
     forbidden_message,
@@ -438,9 +438,10 @@ def _unexpected_keys(idx: CheckIndex) -> list[Finding]:
     `unexpected_keys_by_key`): observed keys forbidden or never validly sent, first seen first."""
     table = idx.keys
     findings = []
+    unowed = Unowed(idx.history)
     for code in table.seen(table.forbidden | ~table.expected).tolist():
         message = (forbidden_message(idx.history, table.positions(code)) if table.forbidden[code]
-                   else UNEXPECTED_UNOWED)
+                   else unowed.message(table.name(code)))
         findings.append(Finding("unexpected", table.name(code), f"{message} ({seen_in(int(table.peak_obs[code]))})",
                                 expected=0, actual=int(table.peak[code]),
                                 attempts=idx.attempt_ids(table.positions(code))))

@@ -11,13 +11,13 @@ give the same results (``tests/scenarios/test_check_columns.py`` runs both).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterable, Sequence
+from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
 from hookproof.scenarios.findings import ADVISORY, CheckResult, Finding, Verdict, result_of
 from hookproof.scenarios.observations import Expectations, Observation
 from hookproof.simulator.delivery.history import Attempt, Completion
 from hookproof.simulator.faults import INVALIDATING
-from hookproof.simulator.world.lifecycle import refunded_total
+from hookproof.simulator.world.lifecycle import WITHHELD_KEYS, refunded_total
 
 if TYPE_CHECKING:
     from hookproof.scenarios.check_index import CheckIndex
@@ -64,6 +64,38 @@ UNEXPECTED_FUTURE = ("applied although every delivery of it was signed with a fu
 #: ``unexpected``'s message for a key no validly sent event carries.
 UNEXPECTED_UNOWED = ("applied, but no validly sent event carries this key (an effect for an event that owes "
                      "none, or a business key template that does not match the receiver's)")
+
+def withheld_messages(history: Sequence[Attempt]) -> Mapping[str, str]:
+    """Key → ``unexpected``'s message for it, for each built-in key a validly sent event would
+    have carried but owed none because its condition failed (`lifecycle.WITHHELD_KEYS`: a
+    ``checkout.session.completed`` not paid): it names the event (its first valid attempt's
+    event id and type) and the condition. Keys no such event would carry are absent."""
+    out: dict[str, str] = {}
+    for a in history:
+        rule = WITHHELD_KEYS.get(a.event_type)
+        if rule is None or not a.valid or a.business_key is not None or a.object_id is None:
+            continue
+        key = rule[0](a.object_id)
+        out.setdefault(key, f"applied, but no validly sent event owes this key: {a.event_id} {a.event_type} "
+                            f"was validly sent about {a.object_id}, and {rule[1]}")
+    return out
+
+
+class Unowed:
+    """``unexpected``'s message for an observed key no validly sent event carries: the
+    condition that withheld it from an event that was sent (`withheld_messages`, worked out
+    once, on the first key that needs it), else `UNEXPECTED_UNOWED`."""
+
+    def __init__(self, history: Sequence[Attempt]) -> None:
+        self.history = history
+        self._withheld: Mapping[str, str] | None = None
+
+    def message(self, key: str) -> str:
+        """The message for `key` (one line)."""
+        if self._withheld is None:
+            self._withheld = withheld_messages(self.history)
+        return self._withheld.get(key, UNEXPECTED_UNOWED)
+
 
 def duplicated_by_key(
     history: Sequence[Attempt], expectations: Expectations, observations: Sequence[Observation], idx: CheckIndex,
@@ -241,11 +273,12 @@ def money_by_key(expectations: Expectations, idx: CheckIndex) -> tuple[list[Find
 def unexpected_keys_by_key(expectations: Expectations, idx: CheckIndex) -> list[Finding]:
     """``unexpected``'s findings about keys (`effect_checks.check_unexpected`), key by key."""
     findings = []
+    unowed = Unowed(idx.history)
     for key, (n, oi) in idx.peak.items():
         if key in expectations.forbidden:
             message = forbidden_message(idx.history, idx.by_key.get(key, ()))
         elif key not in expectations.expected:
-            message = UNEXPECTED_UNOWED
+            message = unowed.message(key)
         else:
             continue
         findings.append(Finding("unexpected", key, f"{message} ({seen_in(oi)})", expected=0, actual=n,
@@ -365,6 +398,6 @@ def _named_by_type(events: Sequence[tuple[str, str]]) -> str:
     return _named(shown) + (", ..." if len(events) > len(shown) and len(shown) <= 4 else "")
 
 
-__all__: Sequence[str] = ["NEVER_ACKNOWLEDGED", "OtherTypes", "seen_in", "UNEXPECTED_FORBIDDEN", "UNEXPECTED_FUTURE", "UNEXPECTED_OTHER_ACCOUNT", "UNEXPECTED_OTHER_MODE", "UNEXPECTED_UNOWED",
+__all__: Sequence[str] = ["NEVER_ACKNOWLEDGED", "OtherTypes", "seen_in", "UNEXPECTED_FORBIDDEN", "UNEXPECTED_FUTURE", "UNEXPECTED_OTHER_ACCOUNT", "UNEXPECTED_OTHER_MODE", "UNEXPECTED_UNOWED", "Unowed", "withheld_messages",
                           "distinct_events_note", "duplicated_by_key", "family", "forbidden_message", "other_mode_message",
                           "lost_by_key", "lost_not_applicable", "money_by_key", "recovered_by_key", "unexpected_keys_by_key"]

@@ -29,7 +29,9 @@ session exists before Stripe sends anything about it because the shop created it
 the events that follow are about *that* session. With `creates`, the seed runs before the
 scenario's story is told, over the world the provider API already serves; the document
 then also holds ``"create": {"checkout.session": N}``: how many sessions the story opens
-(told once in a scratch world of the same seed: `World.story_sessions`). The seed creates them
+(told once in a scratch world of the same seed: `World.story_sessions`), and ``"create_as":
+{"checkout.session": {"mode": "payment", "payment_method_types": ["card"]}}``: the kind the
+story binds (`CREATE_SHAPES`; subscription-mode sessions are not bound). The seed creates them
 through the provider API (any payments package's own code: django-payments'
 ``StripeProviderV3.create_session``, stripe-python's ``checkout.Session.create``), and
 the story binds to them in creation order (`World.bind_receiver_creates`): the catalog's
@@ -128,6 +130,14 @@ class SeedHook:
         return f"seed command {os.path.basename(self.argv[0])}" if self.argv else f"seed URL {self.url}"
 
 
+#: Object type -> what each object a seed creates of it must be for the story to bind it
+#: (`World.open_checkout`'s binding): a checkout session in ``payment`` mode paid by card
+#: (``payment_method_types: ["card"]``); a subscription-mode one or another method binds nothing.
+CREATE_SHAPES: Mapping[str, Mapping[str, Any]] = {
+    "checkout.session": {"mode": "payment", "payment_method_types": ["card"]},
+}
+
+
 def seed_document(world: AnyWorld, *, scenario: str, profile: str, api_version: str | None = None,
                   create: Mapping[str, int] | None = None) -> dict[str, Any]:
     """The JSON document a seed hook receives for `world` (see the module docstring);
@@ -144,9 +154,11 @@ def seed_document(world: AnyWorld, *, scenario: str, profile: str, api_version: 
         if isinstance(world, World) and version:
             snapshot = at_version(snapshot, version)
         objects.setdefault(world.object_type(object_id), []).append(snapshot)
+    shapes = {kind: dict(CREATE_SHAPES[kind]) for kind in (create or {}) if kind in CREATE_SHAPES}
     return {"scenario": scenario, "profile": profile, "api_version": version,
             "livemode": bool(getattr(world, "livemode", False)), "account": getattr(world, "account", None) or None,
-            "objects": objects, **({"create": dict(create)} if create is not None else {})}
+            "objects": objects, **({"create": dict(create)} if create is not None else {}),
+            **({"create_as": shapes} if shapes else {})}
 
 
 def run_seed(hook: SeedHook, document: Mapping[str, Any]) -> str | None:
@@ -224,4 +236,4 @@ def _one_line(reason: str, masked: Sequence[str]) -> str:
     return f"{what}: …{tail[len(tail) - room:]}" if room else line[:REASON_CHARS]
 
 
-__all__ = ["CREATABLE", "REASON_CHARS", "TAIL_BYTES", "SeedHook", "run_seed", "seed_document"]
+__all__ = ["CREATABLE", "CREATE_SHAPES", "REASON_CHARS", "TAIL_BYTES", "SeedHook", "run_seed", "seed_document"]

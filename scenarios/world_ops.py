@@ -26,8 +26,12 @@ from hookproof.simulator.world.lifecycle import TRANSITIONS
 Action = tuple[str, "int | None"]
 
 #: Lifecycle operations of the billing world (Stripe), simplest first.
+#: The checkout operations (Stripe's "Fulfill orders" guide, docs.stripe.com/checkout/fulfillment):
+#: a card session paid at completion; a delayed-method (boleto) session completed unpaid, whose
+#: payment later succeeds (``checkout.session.async_payment_succeeded``) or fails.
 ACTIONS: tuple[str, ...] = ("subscribe", "pay", "renew", "fail_renewal", "retry_invoice", "cancel", "refund",
-                            "subscribe_incomplete", "expire_incomplete", "mark_unpaid")
+                            "subscribe_incomplete", "expire_incomplete", "mark_unpaid",
+                            "checkout", "checkout_delayed", "settle_delayed", "fail_delayed")
 #: The billing world's operations when a subscription's state has fields beyond its status
 #: (``[observer.state_fields]``, its price): `ACTIONS` and a plan change.
 PRICED_ACTIONS: tuple[str, ...] = (*ACTIONS, "change_plan")
@@ -93,7 +97,19 @@ def legal_actions(world: Any) -> list[Action]:
         if c["amount"] - c["amount_refunded"] > 0:
             out.append(("refund", i))
     out.append(("subscribe_incomplete", None))
+    out += [("checkout", None), ("checkout_delayed", None)]
+    for i, cs in enumerate(world.objects("checkout.session")):
+        if _pending_delayed(world, cs):
+            out += [("settle_delayed", i), ("fail_delayed", i)]
     return out
+
+
+def _pending_delayed(world: Any, session: str) -> bool:
+    """True when `session` completed unpaid and its delayed payment was not settled yet
+    (its payment intent still ``processing``)."""
+    cs = world.peek(session)
+    return (cs["status"] == "complete" and cs["payment_status"] == "unpaid" and cs["payment_intent"] is not None
+            and world.peek(cs["payment_intent"])["status"] == "processing")
 
 
 def priced_legal_actions(world: Any) -> list[Action]:
@@ -146,6 +162,15 @@ def apply_action(world: Any, action: str, index: int | None) -> None:
         world.expire_incomplete(_nth(world, action, "subscription", index))
     elif action == "mark_unpaid":  # the world refuses it unless the subscription is past_due
         world.mark_unpaid(_nth(world, action, "subscription", index))
+    elif action in ("checkout", "checkout_delayed"):  # a one-time price, paid by card or by boleto
+        session = world.open_checkout(customer(), world.create_price(interval=None),
+                                      asynchronous=action == "checkout_delayed")
+        world.complete_checkout(session)
+    elif action in ("settle_delayed", "fail_delayed"):
+        session = _nth(world, action, "checkout.session", index)
+        if not _pending_delayed(world, session):
+            raise WorldError(f"{action}: checkout session {session} has no pending delayed payment", object_id=session)
+        world.settle_async_checkout(session, succeeded=action == "settle_delayed")
     elif action == "change_plan":  # a new monthly price in the customer's currency
         sub = world.peek(_nth(world, action, "subscription", index))
         if sub["status"] not in ("active", "trialing"):

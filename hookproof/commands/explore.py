@@ -263,6 +263,9 @@ def run_explore(cfg: "Config", *, out_dir: Path | Callable[[], Path], max_exampl
         lines.append(f"state machine: {NOTHING_ACKNOWLEDGED.format(attempts=result.attempts)}")
     if version_note is not None:
         lines.append(f"note: {version_note}")
+    unsent = explore_unsent_note(cfg, target.profile)
+    if unsent is not None:
+        lines.append(f"note: {unsent}")
     if hit is not None:
         first = f"; first: {hit.kinds[0]} {hit.keys[0]}" if hit.keys and hit.kinds else ""
         lines.append(f"burst race: {hit.hits}/{hit.repeats} runs double-applied ({hit.rate:.0%}); seeds {hit.seeds}{first}")
@@ -293,12 +296,32 @@ def run_explore(cfg: "Config", *, out_dir: Path | Callable[[], Path], max_exampl
         from dataclasses import replace
 
         report = replace(report, notes=(*report.notes, version_note))
+    if unsent is not None:  # enabled types explore's operations never send
+        from dataclasses import replace
+
+        report = replace(report, notes=(*report.notes, unsent))
     if tails is not None:
         report = link_receiver_log(report, tails)
     paths = write_explore_reports(report, out_dir)
     if schedule_path is not None:
         paths["schedule"] = schedule_path
     return ExploreRun(report, paths, result, hit, schedule_path, lines)
+
+
+def explore_unsent_note(cfg: "Config", profile: Any) -> str | None:
+    """The note naming the types the config enables (`unsent.configured_types`) that explore's
+    operations never emit (`unsent.world_types`: they are never sent, whatever the search
+    draws), or None (each is emitted, or the world is a user's catalog)."""
+    from hookproof.unsent import configured_types, unsent_note, world_types
+
+    configured = configured_types(cfg)
+    if not configured:
+        return None
+    fields = cfg.state_field_map()
+    emitted = world_types(profile.world, priced=fields is not None and "subscription" in fields.kinds())
+    if emitted is None:
+        return None
+    return unsent_note(configured, {profile.provider_type(t) or t for t in emitted}, "explore")
 
 
 def machine_report(result: "ExploreResult", target: str) -> "ScenarioReport":

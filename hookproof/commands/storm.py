@@ -231,6 +231,18 @@ def _loopback(host: str) -> bool:
 OVERLOADED_PER_CPU = 2.0
 
 
+def storm_unsent_note(cfg: "Config", history: Path) -> str | None:
+    """The note naming the types the config enables (`unsent.configured_types`) that the storm's
+    history (``history.sqlite``) holds no attempt of, or None (every one was sent, or there is
+    no history)."""
+    from hookproof.unsent import configured_types, history_types, unsent_note
+
+    configured = configured_types(cfg)
+    if not configured or not history.is_file():
+        return None
+    return unsent_note(configured, history_types(history), "storm")
+
+
 def host_load_note(load: tuple[float, float, float] | None, cpus: int | None) -> str | None:
     """The note of a storm whose machine was overloaded at its end (`load`: ``os.getloadavg()``,
     1, 5 and 15 minutes; `cpus`: ``os.cpu_count()``), else None (not overloaded, or either
@@ -616,10 +628,13 @@ def register(app: typer.Typer) -> None:
         version_note = served.api_version_note() if served is not None else None
         if version_note is not None:  # the receiver's SDK pins a Stripe-Version hookproof does not model
             report = dataclasses.replace(report, notes=(*report.notes, version_note))
+        unsent = storm_unsent_note(cfg, out / "history.sqlite")
+        if unsent is not None:  # enabled types the storm never sent: its verdict is silent on them
+            report = dataclasses.replace(report, notes=(*report.notes, unsent))
         headline = storm_headline(report, cfg)
         if headline is not None:  # first among the notes; printed above the table, as certify's
             report = dataclasses.replace(report, notes=(headline, *report.notes))
-        if tails is not None or stopped or headline or overloaded or unread or version_note:  # the master wrote the reports; they name the log and quote it, as certify's
+        if tails is not None or stopped or headline or overloaded or unread or version_note or unsent:  # the master wrote the reports; they name the log and quote it, as certify's
             if tails is not None:
                 report = link_receiver_log(report, tails)
             write_reports(report, out)

@@ -82,6 +82,19 @@ BUSINESS_KEYS: Mapping[str, Callable[[Mapping[str, Any]], str | None]] = {
     "charge.refunded": lambda o: f"refund:{o['id']}:{o['amount_refunded']}",
 }
 
+#: Stripe event type -> (the built-in key its object id would have, why an event of it owes
+#: none): the types whose built-in key is made only when a condition holds (`BUSINESS_KEYS`),
+#: so that ``unexpected`` can name the event whose condition failed (a fulfilment of a session
+#: completed unpaid). Source: docs.stripe.com/checkout/fulfillment ("Handle delayed notification
+#: payment methods": fulfil only a session whose payment_status is not unpaid).
+WITHHELD_KEYS: Mapping[str, tuple[Callable[[str], str], str]] = {
+    "checkout.session.completed": (
+        lambda object_id: f"fulfillment:{object_id}",
+        "it owed no fulfilment: its payment_status was not paid (a delayed payment method completes the "
+        "session unpaid; Stripe's fulfilment guide fulfils it only once paid, on "
+        "checkout.session.async_payment_succeeded: docs.stripe.com/checkout/fulfillment)"),
+}
+
 #: The first events of one new object that a provider emits together, each group one object's:
 #: a new subscription's (created, updated, its first invoice paid) and a payment's
 #: (``payment_intent.succeeded`` with ``charge.succeeded``: integrations act on either, Polar's

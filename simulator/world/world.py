@@ -707,11 +707,19 @@ class World(RecordReads):
 
     # ---- scripts ------------------------------------------------------------
     def lifecycle(self, *, locale: str = "en_US") -> list[Event]:
-        """A typical customer's life: pay once, subscribe, renew, fail, recover, refund, cancel."""
+        """A typical customer's life: pay once, buy through Checkout (a card session paid at
+        once, then two delayed-method (boleto) sessions completed unpaid, one whose payment
+        succeeds and one whose payment fails: docs.stripe.com/checkout/fulfillment), subscribe,
+        renew, fail, recover, refund, cancel."""
         start = len(self.events)
         cus = self.create_customer(locale)
         customer = self._event_of(cus).object_id
         pi = self.pay(customer)
+        self.complete_checkout(self.open_checkout(customer, self.create_price(interval=None)))
+        for succeeded in (True, False):
+            delayed = self.open_checkout(customer, self.create_price(interval=None), asynchronous=True)
+            self.complete_checkout(delayed)
+            self.settle_async_checkout(delayed, succeeded=succeeded)
         sub = self.subscribe(customer)
         self.renew(sub)
         inv = self.renew(sub, pay=False)

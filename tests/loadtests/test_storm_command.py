@@ -25,6 +25,7 @@ from hookproof.config import load_config
 from hookproof.errors import UsageError
 from hookproof.loadtests.spec import StormSpec
 from hookproof.simulator.delivery import History, Target
+from hookproof.simulator.delivery.history import HistoryFile
 from tests.hostile.servers import hostile_server
 from tests.support import free_port, run_interrupted
 
@@ -231,6 +232,23 @@ def test_storm_check_then_insert_fails(tmp_path: Path) -> None:
     checks = _checks(out)
     assert checks["duplicated"] == ("invalid", {"duplicated"})
     assert checks["unexpected"][0] == "valid"
+
+
+@pytest.mark.slow
+def test_storm_sends_checkout_and_finds_a_fulfilment_check_then_insert(tmp_path: Path) -> None:
+    """Only this twin's checkout fulfilments race: a storm whose stories had no checkout passed it."""
+    out = tmp_path / "out"
+    result = _storm(_config(tmp_path, "fulfil_check_then_insert"), out, *STORM)
+    assert result.returncode == 1, result.stdout + result.stderr
+    checks = _checks(out)
+    assert checks["duplicated"] == ("invalid", {"duplicated"})
+    report = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    (scenario,) = report["scenarios"]
+    duplicated = [f["key"] for c in scenario["checks"] if c["check_id"] == "duplicated" for f in c["findings"]
+                  if f["severity"] == "finding"]
+    assert duplicated and all(key.startswith("fulfillment:cs_") for key in duplicated), duplicated
+    sent = {a.event_type for a in HistoryFile(out / "history.sqlite")}
+    assert {"checkout.session.completed", "checkout.session.async_payment_succeeded"} <= sent  # the owing ones
 
 
 @pytest.mark.slow

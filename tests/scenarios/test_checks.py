@@ -680,3 +680,29 @@ def test_unexpected_names_the_read_that_showed_the_key_in_words() -> None:
     result = check_unexpected(hist(att("e1", "k1")), exp("k1"), [obs(10, "k1"), obs(20, "k1", "ghost")])
     assert [(f.key, f.message) for f in result.findings] == [
         ("ghost", f"{UNEXPECTED_UNOWED} (seen in the second read after delivering)")]
+
+
+@pytest.mark.parametrize("others", [0, 140])  # a few keys (key by key), many (the key table's columns)
+def test_unexpected_names_the_sent_event_whose_condition_withheld_the_key(others: int) -> None:
+    """A fulfilment applied for a session whose ``checkout.session.completed`` was validly sent
+    unpaid (so it carried no key) names that event and why it owed none; a key no sent event
+    would carry keeps the generic message."""
+    from hookproof.scenarios.checks import check_unexpected
+    from hookproof.scenarios.key_loops import UNEXPECTED_UNOWED
+
+    def completed(event: str, key: str | None, session: str, *, valid: bool = True) -> Attempt:
+        return replace(att(event, key, obj=session, valid=valid), event_type="checkout.session.completed")
+
+    padding = [f"k{i}" for i in range(others)]
+    history = hist(completed("evt_paid", "fulfillment:cs_paid", "cs_paid"), completed("evt_unpaid", None, "cs_late"),
+                   completed("evt_forged", None, "cs_forged", valid=False), *(att(f"e_{k}", k) for k in padding))
+    seen = obs(10, "fulfillment:cs_paid", "fulfillment:cs_late", "fulfillment:cs_forged", "ghost", *padding)
+    result = check_unexpected(history, exp("fulfillment:cs_paid", *padding), [seen])
+    assert {f.key: f.message for f in result.findings if f.key != "cs_forged"} == {  # cs_forged: accepted forged
+        "fulfillment:cs_late": "applied, but no validly sent event owes this key: evt_unpaid checkout.session.completed "
+                               "was validly sent about cs_late, and it owed no fulfilment: its payment_status was not "
+                               "paid (a delayed payment method completes the session unpaid; Stripe's fulfilment guide "
+                               "fulfils it only once paid, on checkout.session.async_payment_succeeded: "
+                               "docs.stripe.com/checkout/fulfillment) (seen in the first read after delivering)",
+        "fulfillment:cs_forged": f"{UNEXPECTED_UNOWED} (seen in the first read after delivering)",
+        "ghost": f"{UNEXPECTED_UNOWED} (seen in the first read after delivering)"}

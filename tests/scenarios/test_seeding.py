@@ -114,6 +114,14 @@ def test_the_document_holds_the_world_before_its_first_delivery_at_the_receivers
     assert "current_period_start" not in subscription["items"]["data"][0]
     assert {p["id"] for p in objects["price"]} == {i["price"]["id"] for i in subscription["items"]["data"]}
     assert clock.horizon(world) == -1  # the provider API serves the same versions while the seed runs
+    assert "create" not in document and "create_as" not in document
+
+
+def test_the_document_says_what_kind_of_checkout_session_the_story_binds() -> None:
+    document = seed_document(World(11), scenario="reorder", profile="stripe",
+                             create={"checkout.session": 2, "customer": 1})
+    assert document["create"] == {"checkout.session": 2, "customer": 1}
+    assert document["create_as"] == {"checkout.session": {"mode": "payment", "payment_method_types": ["card"]}}
 
 
 class _Seeded(BaseHTTPRequestHandler):

@@ -39,11 +39,37 @@ def pool(name: str, tmp_path: Path, provider: ServerState) -> ReceiverPool:
 
 def test_the_world_decides_what_is_legal_next() -> None:
     world = World(1)
-    assert legal_actions(world) == [("subscribe", None), ("pay", None), ("subscribe_incomplete", None)]
+    assert legal_actions(world) == [("subscribe", None), ("pay", None), ("subscribe_incomplete", None),
+                                    ("checkout", None), ("checkout_delayed", None)]
     sub = world.subscribe(world.event(world.create_customer()).object_id)
     assert ("renew", 0) in legal_actions(world) and ("cancel", 0) in legal_actions(world)
     world.cancel(sub)
     assert not any(a in ("renew", "cancel", "fail_renewal") for a, _ in legal_actions(world))
+
+
+def test_checkout_is_an_operation_of_the_billing_world() -> None:
+    """A card session is paid at once; a boleto session completes unpaid and its payment then
+    succeeds or fails, once (Stripe's "Fulfill orders" guide)."""
+    from hookproof.scenarios.world_ops import apply_action
+    from hookproof.simulator.errors import WorldError
+
+    world = World(3)
+    apply_action(world, "checkout", None)
+    apply_action(world, "checkout_delayed", None)
+    apply_action(world, "checkout_delayed", None)
+    sessions = world.objects("checkout.session")
+    assert [world.peek(s)["payment_status"] for s in sessions] == ["paid", "unpaid", "unpaid"]
+    legal = legal_actions(world)
+    assert [a for a in legal if a[0] in ("settle_delayed", "fail_delayed")] == [
+        ("settle_delayed", 1), ("fail_delayed", 1), ("settle_delayed", 2), ("fail_delayed", 2)]
+    apply_action(world, "settle_delayed", 1)
+    apply_action(world, "fail_delayed", 2)
+    assert [world.peek(s)["payment_status"] for s in sessions] == ["paid", "paid", "unpaid"]
+    assert not any(a[0] in ("settle_delayed", "fail_delayed") for a in legal_actions(world))
+    with pytest.raises(WorldError, match="no pending delayed payment"):
+        apply_action(world, "settle_delayed", 2)
+    assert [e.type for e in world.events if e.type.startswith("checkout.session.async")] == [
+        "checkout.session.async_payment_succeeded", "checkout.session.async_payment_failed"]
 
 
 def test_incomplete_expired_and_unpaid_are_operations_of_the_billing_world() -> None:
@@ -132,6 +158,7 @@ BROKEN = {
     "timestamp_seconds_order": {"regressed", "stale"},
     "dedupe_by_body_hash": {"duplicated"},
     "check_then_insert": {"duplicated"},
+    "fulfil_check_then_insert": {"duplicated"},  # only its checkout fulfilments race: explore's checkout actions
 }
 FAST = {"no_dedupe"}
 #: Delivering steps a shrunk finding may keep: 4, and one more when the schedule races copies

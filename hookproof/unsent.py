@@ -1,0 +1,66 @@
+"""The event types a config enables that a run never sent: the note explore and storm add.
+
+A run that never sends a type the receiver is configured for (``target.enabled_events``, a
+``[business_keys]`` or ``[counters]`` entry) judges nothing of how the receiver handles it,
+so its verdict is silent there; the note names those types (the profile's own names).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import TYPE_CHECKING, Iterable
+
+if TYPE_CHECKING:
+    from hookproof.config_model import Config
+
+#: Rounds of every legal operation `world_types` plays on a fresh world.
+WALK_ROUNDS = 3
+
+
+def configured_types(cfg: "Config") -> list[str]:
+    """The types the config names for the receiver, in its order, once each (profile names):
+    ``target.enabled_events``, then ``[business_keys]`` entries that owe an effect (not
+    ``false``), then ``[counters]``."""
+    named = [*(cfg.target.enabled_events or ()),
+             *(name for name, rule in cfg.business_keys.items() if rule is not False), *cfg.counters]
+    return list(dict.fromkeys(named))
+
+
+def unsent_note(configured: Iterable[str], sent: Iterable[str], run: str) -> str | None:
+    """The note naming the `configured` types not in `sent` (``run``: ``storm``, ``explore``),
+    or None when every one was sent."""
+    seen = set(sent)
+    left = [t for t in configured if t not in seen]
+    if not left:
+        return None
+    return (f"enabled types never sent by this {run}: {', '.join(left)}: its verdict says nothing of how the "
+            "receiver handles them")
+
+
+def world_types(kind: str, *, priced: bool = False, seed: int = 0) -> set[str] | None:
+    """The world's names of the event types explore's operations of world `kind` emit
+    (`scenarios.world_ops`): every legal operation, `WALK_ROUNDS` times (every other round in
+    reverse, so of two operations excluding each other, a settled or a failed payment, each
+    plays), on a fresh world of `seed`; None for a world explore has no fixed operations for (a user's catalog)."""
+    from hookproof.scenarios.world_ops import WORLD_OPS, new_world_of, ops_for
+    from hookproof.simulator.errors import WorldError
+
+    if kind not in WORLD_OPS:
+        return None
+    ops = ops_for(kind, priced=priced)
+    world = new_world_of(kind, seed)
+    for round_no in range(WALK_ROUNDS):
+        legal = ops.legal(world)
+        for action, index in (legal if round_no % 2 == 0 else reversed(legal)):  # either of two exclusive ones
+            try:
+                ops.apply(world, action, index)
+            except WorldError:  # an earlier operation of the round made it illegal
+                continue
+    return {e.type for e in world.events}
+
+
+def history_types(path: Path) -> set[str]:
+    """The event types a run's history file (``history.sqlite``) holds attempts of (profile names)."""
+    with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
+        return {row[0] for row in db.execute("SELECT DISTINCT event_type FROM attempts")}

@@ -1,0 +1,54 @@
+"""The note naming the enabled types a run never sent (explore, storm)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hookproof.commands.explore import explore_unsent_note
+from hookproof.commands.storm import storm_unsent_note
+from hookproof.config import load_config
+from hookproof.simulator.delivery import History
+from hookproof.simulator.delivery.history import Attempt, Completion, Outcome
+from hookproof.simulator.profiles import get_profile
+from hookproof.unsent import configured_types, unsent_note, world_types
+
+ENABLED = ["checkout.session.completed", "checkout.session.async_payment_succeeded", "checkout.session.expired",
+           "invoice.paid", "customer.subscription.paused"]
+
+
+def _config(tmp_path: Path, *, keys: str = "") -> Path:
+    path = tmp_path / "hookproof.toml"
+    path.write_text("\n".join([
+        "[target]", 'url = "http://127.0.0.1:9/webhooks"', 'profile = "stripe"', 'secret = "whsec_unsent_0123"',
+        f"enabled_events = {ENABLED!r}".replace("'", '"'), "",
+        "[observer]", 'kind = "sql"', 'url = "sqlite:///x.sqlite"', 'effects = "SELECT business_key, amount FROM e"',
+        "", keys]), encoding="utf-8")
+    return path
+
+
+def test_explore_operations_emit_checkout_and_the_note_names_only_what_they_never_send(tmp_path: Path) -> None:
+    emitted = world_types("billing")
+    assert emitted is not None and {"checkout.session.completed", "checkout.session.async_payment_succeeded",
+                                    "checkout.session.async_payment_failed", "invoice.paid"} <= emitted
+    cfg = load_config(_config(tmp_path))
+    assert explore_unsent_note(cfg, get_profile("stripe")) == (
+        "enabled types never sent by this explore: checkout.session.expired, customer.subscription.paused: its "
+        "verdict says nothing of how the receiver handles them")
+
+
+def test_the_storm_note_reads_the_types_its_history_holds(tmp_path: Path) -> None:
+    cfg = load_config(_config(tmp_path, keys='[business_keys]\n"charge.refunded" = "refund:{data.object.id}"\n'
+                                             '"invoice.created" = false\n'))
+    assert configured_types(cfg) == [*ENABLED, "charge.refunded"]
+    history = History(tmp_path / "history.sqlite")
+    for i, event_type in enumerate(("invoice.paid", "checkout.session.completed", "invoice.paid")):
+        history.record(Attempt(event_id=f"evt_{i}", delivery_id=f"d{i}", attempt=1, business_key=None, object_id=None,
+                               object_version=None, event_type=event_type, faults=(), valid=True, sent_at=1.0,
+                               answered_at=1.1, status=200, outcome=Outcome.ACKED, completion=Completion.OK,
+                               latency_ms=100.0))
+    history.close()
+    assert storm_unsent_note(cfg, tmp_path / "history.sqlite") == (
+        "enabled types never sent by this storm: checkout.session.async_payment_succeeded, checkout.session.expired, "
+        "customer.subscription.paused, charge.refunded: its verdict says nothing of how the receiver handles them")
+    assert storm_unsent_note(cfg, tmp_path / "missing.sqlite") is None
+    assert unsent_note(["a", "b"], ["b", "a", "c"], "storm") is None
