@@ -7,6 +7,7 @@ so its verdict is silent there; the note names those types (the profile's own na
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable
@@ -62,5 +63,5 @@ def world_types(kind: str, *, priced: bool = False, seed: int = 0) -> set[str] |
 
 def history_types(path: Path) -> set[str]:
     """The event types a run's history file (``history.sqlite``) holds attempts of (profile names)."""
-    with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
+    with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as db:
         return {row[0] for row in db.execute("SELECT DISTINCT event_type FROM attempts")}
