@@ -29,15 +29,41 @@ BACKGROUND_RECEIVERS: Mapping[str, float] = {"inbox_queue": 0.5, "ack_before_per
 
 
 
-def observation_of(receiver: Receiver) -> Observation:
+class RowValues:
+    """The `Effect` and `ObjectState` of every row a receiver's reads returned so far, by row:
+    explore reads after every step, and a receiver the pool shares between examples returns
+    every earlier example's rows again at each read (unchanged: each example has its own
+    ids), where building them anew was most of the read. The values are frozen, so reads
+    share them."""
+
+    def __init__(self) -> None:
+        self.effects: dict[tuple[str, int | None], Effect] = {}
+        self.states: dict[tuple[str, str, int], ObjectState] = {}
+
+    def effect(self, row: tuple[str, int | None]) -> Effect:
+        made = self.effects.get(row)
+        if made is None:
+            made = self.effects[row] = Effect(row[0], row[1])
+        return made
+
+    def state(self, row: tuple[str, str, int]) -> ObjectState:
+        made = self.states.get(row)
+        if made is None:
+            made = self.states[row] = ObjectState(row[0], row[1], row[2])
+        return made
+
+
+def observation_of(receiver: Receiver, rows: RowValues | None = None) -> Observation:
     """What the receiver's observer read shows now, as the ``python`` observer reads its
     ``observe()`` (`observation_from_data`). A receiver that keeps the shared tables'
     ``observe`` is read from its store's rows directly: they are typed by the schema, so
-    the checks the python observer makes of a user's dicts cannot fail there."""
+    the checks the python observer makes of a user's dicts cannot fail there. `rows`: the
+    values of the rows earlier reads of this receiver returned, taken from there and kept
+    there (None: every row built)."""
     if type(receiver).observe is Receiver.observe:
         effect_rows, state_rows = receiver.store.observe_rows()
-        return Observation(time.time(), tuple(Effect(key, amount) for key, amount in effect_rows),
-                           tuple(ObjectState(obj, status, version) for obj, status, version in state_rows))
+        rows = rows if rows is not None else RowValues()
+        return Observation(time.time(), tuple(map(rows.effect, effect_rows)), tuple(map(rows.state, state_rows)))
     return observation_from_data(receiver.observe(), time.time(), observer="python")
 
 
@@ -82,12 +108,13 @@ class ReceiverPool:
                                 sink_url=PROVIDER_API_BASE, options=self.options)
         app = self.module.create_app(config)
         receiver = receiver_of(app)
+        rows = RowValues()  # this receiver's, dropped with it
         if self.provider_state is None:
-            return receiver, Prepared(Target(app=app), lambda: observation_of(receiver))
+            return receiver, Prepared(Target(app=app), lambda: observation_of(receiver, rows))
         sink = SinkObserver(self.provider_state.sink)
 
         def observe() -> Observation:
-            states = observation_of(receiver).states
+            states = observation_of(receiver, rows).states
             return Observation(time.time(), sink.observe().effects, states)
 
         return receiver, Prepared(Target(app=app), observe)
@@ -106,4 +133,4 @@ class ReceiverPool:
                              describe=f"in-process reference receiver {self.name}", **options)
 
 
-__all__ = ["BACKGROUND_RECEIVERS", "ReceiverPool", "observation_of"]
+__all__ = ["BACKGROUND_RECEIVERS", "ReceiverPool", "RowValues", "observation_of"]

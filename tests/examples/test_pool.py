@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from examples.receivers.pool import ReceiverPool, observation_of
+from examples.receivers.pool import ReceiverPool, RowValues, observation_of
 from hookproof.receivers import receiver_of
 from hookproof.scenarios.observers import observation_from_data
 from hookproof.scenarios.statemachine import explore
@@ -25,5 +25,10 @@ def test_the_pools_observation_is_the_python_observers(tmp_path: Path) -> None:
         assert direct.effects and direct.states
         assert direct == through_dicts
         assert replace(pool.open().observe(), at=direct.at) == direct
+        rows = RowValues()
+        first, again = observation_of(receiver, rows), observation_of(receiver, rows)
+        assert replace(first, at=direct.at) == replace(again, at=direct.at) == direct
+        assert all(a is b for a, b in zip(first.effects + first.states, again.effects + again.states))
+        assert len(rows.effects) == len(direct.effects) and len(rows.states) == len(direct.states)
     finally:
         pool.close()

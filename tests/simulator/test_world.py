@@ -258,3 +258,23 @@ def test_a_failed_payment_paid_on_retry_moves_its_payment_intent_to_succeeded() 
     assert w.get(charge)["payment_intent"] == pi
     with pytest.raises(WorldError, match="not requires_payment_method"):
         w.retry_payment(pi)
+
+
+def test_stripe_order_puts_id_and_object_first_and_copies_every_container() -> None:
+    """id, object, then the other keys alphabetically; a metadata hash in the shop's order."""
+    from collections import OrderedDict
+
+    from hookproof.simulator.world.stripe_shapes import stripe_order
+
+    inner = {"b": 1, "object": "price", "id": "price_1", "a": [{"x": None, "id": "li_1"}, 2.5, True]}
+    value = {"z": inner, "object": "subscription", "id": "sub_1", "items": [inner], "more": OrderedDict(b=1, id="x")}
+    out = stripe_order(value)
+    assert list(out) == ["id", "object", "items", "more", "z"]  # the rest alphabetically
+    assert list(out["z"]) == ["id", "object", "a", "b"] and list(out["z"]["a"][0]) == ["id", "x"]
+    assert out == value and type(out["more"]) is dict and list(out["more"]) == ["id", "b"]
+    assert out["z"] is not inner and out["items"][0] is not inner and out["z"]["a"] is not inner["a"]
+    assert stripe_order("cus_1") == "cus_1" and stripe_order(None) is None
+    meta = {"zone": "b", "cart": "a"}
+    ordered = stripe_order({"metadata": meta, "amount": 1})
+    assert list(ordered) == ["amount", "metadata"] and list(ordered["metadata"]) == ["zone", "cart"]
+    assert ordered["metadata"] is not meta
