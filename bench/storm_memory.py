@@ -2,9 +2,11 @@
 
 For each size N (attempts), a distributed storm as ``hookproof storm --workers 2`` runs
 it (a Locust master and two workers, ``loadtests/locustfile.py``) against the null
-receiver (bench/null_receiver.py) on loopback, without duplicates or waves (one attempt
-per event: the null receiver acks all), at an offered rate the machine sustains, for as
-long as N attempts take at that rate. Every 0.25 s the script reads each process's RSS
+receiver (bench/null_receiver.py) on loopback, without duplicates, waves, related bursts,
+older redeliveries or late events (one attempt per send: the load shape offers sends, and a
+related burst is two or three events; the null receiver acks all), at an offered rate the
+machine sustains, for as long as N attempts take at that rate (so a storm of N sends about
+N attempts, fewer only when the machine falls behind). Every 0.25 s the script reads each process's RSS
 from ``/proc/<pid>/status`` (VmRSS) and prints, per size: the attempts actually sent,
 each process's peak RSS while the storm sends (workers stream their records every
 second; the master appends them to ``history.sqlite``), the workers' RSS at each 100k
@@ -154,7 +156,10 @@ def storm(url: str, attempts: int, rate: float, tmp: Path, applied: bool = True)
     duration = max(2.0, attempts / rate)
     out = tmp / f"storm-{attempts}"
     progress = tmp / f"progress-{attempts}.json"
+    # one attempt per send: the load shape offers sends (groups), and a related burst (2 or 3 events), an older
+    # redelivery (one more) would make N / rate seconds send more than N attempts (1.59M for a "1M" storm)
     spec = StormSpec(target_url=url, users=users, rate_per_s=rate, duration_s=duration, duplicates=0.0, waves=0,
+                     related=0.0, older_redelivery=0.0, late=0.0,
                      observer={"kind": "python", "callable": "storm_memory:every_effect_once" if applied
                                else "storm_throughput:no_effects"}, out_dir=str(out),
                      settle_window_s=0.1, settle_deadline_s=5.0, progress_path=str(progress), seed=7)
@@ -402,6 +407,8 @@ def main(argv: list[str]) -> None:
                       applied=not args.nothing_applied, reports=args.reports)
     rate, applied, keep = args.rate, not args.nothing_applied, args.keep
     sizes = args.sizes or [10_000, 100_000]
+    if keep is not None:
+        keep.mkdir(parents=True, exist_ok=True)
     server, url = start_null_receiver()
     try:
         print(f"storm memory: a Locust master and 2 workers, 20 users, offered {rate:g} attempts/s, "

@@ -16,8 +16,9 @@ No Locust import: it runs inside the Locust master, and in tests without one.
 from __future__ import annotations
 
 import math
+from bisect import bisect_left
 from dataclasses import asdict, dataclass, replace
-from itertools import islice
+from itertools import chain, islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, Sequence, overload
 
@@ -324,10 +325,9 @@ def storm_scenario(spec: StormSpec, events: Iterable[Event], attempts: Sequence[
     undecided = unknown_reason(results)
     check_views: list[CheckView] = []
     sent = len(attempts)
-    while results:  # each result dropped once it has its view: its findings are not held twice
-        result = results.pop(0)
-        view = views.check_view(result)
-        if result.check_id == "ack_latency":
+    while results:  # each result (and each finding) dropped once it has its view: not held twice
+        view = views.take_check_view(results)
+        if view.check_id == "ack_latency":
             stats = dict(view.stats)
             stats.update(sent=sent, events=len(index.by_event),
                          sent_per_s=round(sent / duration_s, 2) if duration_s > 0 else 0.0,
@@ -335,11 +335,12 @@ def storm_scenario(spec: StormSpec, events: Iterable[Event], attempts: Sequence[
             view = replace(view, stats=stats)
         check_views.append(view)
     keys = {f.key for v in check_views for f in v.findings}
-    named = {i for v in check_views for f in v.findings for i in f.attempts}
+    # the attempts the findings name, sorted (the findings' own int objects: no set of a million)
+    named = sorted(chain.from_iterable(f.attempts for v in check_views for f in v.findings))
     kept: list[Attempt] = []
     if keys or named:  # one more pass, stopped at the report's share
-        kept = list(islice((a for a in attempts if a.business_key in keys or a.object_id in keys or a.index in named),
-                           MAX_REPORT_ATTEMPTS))
+        kept = list(islice((a for a in attempts if a.business_key in keys or a.object_id in keys
+                            or _among(named, a.index)), MAX_REPORT_ATTEMPTS))
     if not kept:
         kept = list(attempts[:min(len(attempts), 200)])
     if not settled and reason is None:
@@ -355,6 +356,12 @@ def storm_scenario(spec: StormSpec, events: Iterable[Event], attempts: Sequence[
         attempts=tuple(views.attempt_view(a) for a in kept),
         effects=views.effect_points(observations, keys), duration_s=duration_s, settled=settled, reason=reason,
     )
+
+
+def _among(ordered: Sequence[int], value: int) -> bool:
+    """Whether `value` is in `ordered` (ascending), by bisection."""
+    at = bisect_left(ordered, value)
+    return at < len(ordered) and ordered[at] == value
 
 
 def _check_and_report(spec: StormSpec, events: Iterable[Event], indexed: Sequence[Attempt], history_path: Path, *,

@@ -15,7 +15,7 @@ from typing import Any, Mapping
 SCHEMA_VERSION = 1
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class AttemptView:
     """One attempt as reports show it (a subset of the history's `Attempt`)."""
 
@@ -37,7 +37,7 @@ class AttemptView:
     error: str | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class LogExcerpt:
     """Where the receiver's own log is kept and what it said around a finding.
 
@@ -50,7 +50,7 @@ class LogExcerpt:
     tail: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class FindingView:
     """One finding or advisory of a check. `log`: the receiver's log around a 5xx
     (``no_server_error``) finding, when hookproof started the receiver and kept its log."""

@@ -8,6 +8,7 @@ three-valued `Verdict` and its `Finding`s; `compose` merges verdicts by priority
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Iterable, Mapping, Sequence
@@ -33,9 +34,13 @@ class Verdict(StrEnum):
 _PRIORITY = {Verdict.VALID: 0, Verdict.UNKNOWN: 1, Verdict.INVALID: 2}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Finding:
     """One violation (or, with ``severity="advisory"``, one remark).
+
+    Slotted, and its message shared with every equal message made before it that is still
+    held (`sys.intern`): a storm whose every key fails holds a million findings, most of
+    whose messages are the same few texts.
 
     Attributes:
         check_id: the check that found it.
@@ -60,6 +65,10 @@ class Finding:
     @property
     def advisory(self) -> bool:
         return self.severity == ADVISORY
+
+    def __post_init__(self) -> None:
+        if type(self.message) is str:
+            object.__setattr__(self, "message", sys.intern(self.message))
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -99,19 +108,37 @@ def merge_findings(findings: Iterable[Finding]) -> list[Finding]:
     """Identical findings merged into one with a `Finding.count`, in first-seen order.
 
     Identical: same check, key, message, expected, actual and severity (their attempts
-    differ: the merged finding lists all of them, in history order). O(n).
+    differ: the merged finding lists all of them, in history order). O(n): the findings
+    are looked up by key (a storm's million findings of distinct keys hold one dict entry
+    each, no tuple of their words), and compared in full with those of the same key only.
     """
-    merged: dict[tuple[str, str, str, str, str, str], Finding] = {}
+    merged: list[Finding] = []
+    by_key: dict[str, int | list[int]] = {}  # key -> position(s) in `merged` of its findings
     for f in findings:
-        ident = (f.check_id, f.key, f.message, repr(f.expected), repr(f.actual), f.severity)
-        seen = merged.get(ident)
-        if seen is None:
-            merged[ident] = f
-        else:
-            attempts = tuple(sorted(set(seen.attempts) | set(f.attempts)))
-            merged[ident] = Finding(seen.check_id, seen.key, seen.message, seen.expected, seen.actual, attempts,
-                                    seen.severity, seen.count + f.count)
-    return list(merged.values())
+        at = by_key.get(f.key)
+        same = None
+        if at is not None:
+            same = next((i for i in (at if isinstance(at, list) else (at,)) if _identical(merged[i], f)), None)
+        if same is None:
+            if at is None:
+                by_key[f.key] = len(merged)
+            elif isinstance(at, list):
+                at.append(len(merged))
+            else:
+                by_key[f.key] = [at, len(merged)]
+            merged.append(f)
+            continue
+        seen = merged[same]
+        attempts = tuple(sorted(set(seen.attempts) | set(f.attempts)))
+        merged[same] = Finding(seen.check_id, seen.key, seen.message, seen.expected, seen.actual, attempts,
+                               seen.severity, seen.count + f.count)
+    return merged
+
+
+def _identical(a: Finding, b: Finding) -> bool:
+    """Whether `a` and `b` (of one key) are the same finding but for their attempts and count."""
+    return (a.check_id == b.check_id and a.message == b.message and a.severity == b.severity
+            and repr(a.expected) == repr(b.expected) and repr(a.actual) == repr(b.actual))
 
 
 def run_verdict(verdicts: Iterable[str], *, partial: bool = False) -> str:

@@ -10,6 +10,7 @@ run report of some scenarios (`run_report`) they all build.
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from typing import Sequence
 
 import hookproof
@@ -25,7 +26,7 @@ from hookproof.reports.model import (
 )
 from hookproof.scenarios.catalog import CHECKLIST, CHECKLIST_CHECKS, SCENARIO_CHECKLIST_CHECKS
 from hookproof.scenarios.checks import CheckResult
-from hookproof.scenarios.findings import run_verdict
+from hookproof.scenarios.findings import Finding, run_verdict
 from hookproof.scenarios.observations import Observation
 from hookproof.simulator.delivery import Attempt
 
@@ -65,11 +66,28 @@ def attempt_view(a: Attempt) -> AttemptView:
 
 def check_view(c: CheckResult) -> CheckView:
     """The report's view of one check result (values made JSON-plain)."""
-    return CheckView(
-        check_id=c.check_id, verdict=c.verdict.value, detail=c.detail, stats=dict(c.stats),
-        findings=tuple(FindingView(f.check_id, f.key, f.message, f.severity, tuple(f.attempts),
-                                   _plain(f.expected), _plain(f.actual), f.count) for f in c.findings),
-    )
+    return CheckView(check_id=c.check_id, verdict=c.verdict.value, detail=c.detail, stats=dict(c.stats),
+                     findings=tuple(map(finding_view, c.findings)))
+
+
+def take_check_view(results: list[CheckResult]) -> CheckView:
+    """`check_view` of the first of `results`, which is taken out of the list: its findings
+    become views one at a time, each Finding dropped once its view is made (when nothing
+    else holds the result), so a storm's million findings are not held twice."""
+    c = results.pop(0)
+    findings = list(c.findings)
+    c = replace(c, findings=())
+    findings.reverse()
+    made = []
+    while findings:
+        made.append(finding_view(findings.pop()))
+    return replace(check_view(c), findings=tuple(made))
+
+
+def finding_view(f: Finding) -> FindingView:
+    """The report's view of one finding (values made JSON-plain)."""
+    return FindingView(f.check_id, f.key, f.message, f.severity, tuple(f.attempts), _plain(f.expected),
+                       _plain(f.actual), f.count)
 
 
 def _plain(value: object) -> object:
