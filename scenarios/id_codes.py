@@ -131,13 +131,11 @@ class IdCodes(_Codes):
         missing = np.flatnonzero(codes < 0)
         if not missing.size or not add:
             return codes
-        order = missing.tolist()
-        fresh = dict.fromkeys(map(values.__getitem__, order))  # in order of first appearance
         first = self._n
-        if len(fresh) == len(order):  # each missing id once (a world's ids): the next codes in order
-            codes[missing] = np.arange(first, first + len(order))
-            at = missing
-        else:
+        at = _fresh(codes, missing, hashes, data, plain, first)
+        if at is None:  # ids the hashes cannot tell apart alone: a dict of the missing ids
+            order = missing.tolist()
+            fresh = dict.fromkeys(map(values.__getitem__, order))  # in order of first appearance
             new_codes = dict(zip(fresh, range(first, first + len(fresh))))
             codes[missing] = np.fromiter(map(new_codes.__getitem__, map(values.__getitem__, order)), np.int64,
                                          missing.size)
@@ -636,6 +634,33 @@ def codes_in(codes: Mapping[str, int], names: Sequence[Any]) -> "npt.NDArray[np.
         parts = [codes.code_all(names[i:i + _STEP], add=False) for i in range(0, len(names), _STEP)]
         return np.concatenate(parts) if parts else np.zeros(0, np.int64)
     return np.fromiter(map(codes.get, names, repeat(-1)), np.int64, len(names))
+
+
+def _fresh(codes: "npt.NDArray[np.int64]", missing: "npt.NDArray[np.int64]", hashes: "npt.NDArray[np.int64]",
+           data: "npt.NDArray[np.bytes_]", plain: "npt.NDArray[np.bool_]", first: int) -> "npt.NDArray[np.int64] | None":
+    """Code the ids at `missing` (ascending indexes of ids not held: `hashes`, `data`,
+    `plain` as `IdCodes.code_all` read them) into `codes` from `first` on, new ids in order
+    of first appearance, told apart in numpy by their hashes; returns the index of each new
+    id's first appearance, in code order. Ids of distinct hashes are distinct; ids sharing
+    a hash are one id when their bytes are equal and the column holds both exactly
+    (`plain`). None, `codes` untouched, when two ids share a hash but that does not hold
+    (a collision, or an id the column does not hold): the caller tells them apart by value."""
+    import numpy as np
+
+    h = hashes[missing]
+    if missing.size < 2 or bool((np.diff(np.sort(h)) != 0).all()):  # each missing id once (a world's ids)
+        codes[missing] = np.arange(first, first + missing.size)
+        return missing
+    _, head, group = np.unique(h, return_index=True, return_inverse=True)  # head: a hash's first index
+    group = group.reshape(-1)
+    rep = head[group]  # per missing id: the first one of its hash
+    if not bool(plain[missing].all()) or not bool((data[missing] == data[missing[rep]]).all()):
+        return None
+    by_first = np.argsort(head, kind="stable")
+    rank = np.empty(len(head), np.int64)
+    rank[by_first] = np.arange(first, first + len(head))
+    codes[missing] = rank[group]
+    return missing[head[by_first]]
 
 
 def _slots_for(n: int) -> int:

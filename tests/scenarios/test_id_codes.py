@@ -72,6 +72,18 @@ def test_colliding_hashes_keep_distinct_codes() -> None:
     assert table.code_all([_SameHash("evt_d")], add=False).tolist() == [-1]
 
 
+def test_new_ids_repeated_in_one_chunk_are_coded_in_order_of_first_sight() -> None:
+    """Repeated new ids told apart by hash (equal ids share one), by value when distinct ids
+    share a hash, and ids the column cannot hold among them: codes in order of first sight."""
+    a, b = _SameHash("evt_a"), _SameHash("evt_b")
+    table = IdCodes(0)
+    assert table.code_all(["x", "y", "x", "z", "y"]).tolist() == [0, 1, 0, 2, 1]
+    assert table.code_all([a, "w", b, a, "x", b, "w"]).tolist() == [3, 4, 5, 3, 0, 5, 4]
+    assert table.code_all(["v", "nul\x00", "v", "nul\x00", "nul"]).tolist() == [6, 7, 6, 7, 8]
+    assert list(table) == ["x", "y", "z", "evt_a", "w", "evt_b", "v", "nul\x00", "nul"]
+    assert [table.get(x) for x in ("x", a, b, "w", "nul\x00", "nul")] == [0, 3, 5, 4, 7, 8]
+
+
 class _LowBitsCollide(str):
     """Strings whose hashes share their low 32 bits (one first slot) but differ above."""
 
