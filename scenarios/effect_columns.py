@@ -18,6 +18,9 @@ from hookproof.scenarios.id_codes import codes_in
 from hookproof.scenarios.observations import Effect, EffectRows, ObjectTruth, Observation
 
 if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
     from hookproof.scenarios.check_index import CheckIndex
 
 _KEY = attrgetter("business_key")
@@ -62,14 +65,29 @@ def monotonic_counts(truth: Mapping[str, ObjectTruth], observations: Sequence[Ob
     high = np.zeros(n_world, np.int64)
     has_high = np.zeros(n_world, np.bool_)
     unmapped = 0
+
+    def object_codes(ids: list[str]) -> "npt.NDArray[np.int64]":
+        """The objects' codes: the world's, else the next codes past it (`others`)."""
+        obj = codes_in(columns.objects, ids)
+        for row in np.flatnonzero(obj < 0).tolist():
+            obj[row] = others.setdefault(ids[row], n_world + len(others))
+        return obj
+
+    last_ids: list[str] = []
+    last_obj = np.zeros(0, np.int64)
     for obs in sorted(observations, key=attrgetter("at")):
         states = obs.states
         if not states:
             continue
         ids = list(map(_OBJECT_ID, states))
-        obj = codes_in(columns.objects, ids)
-        for row in np.flatnonzero(obj < 0).tolist():
-            obj[row] = others.setdefault(ids[row], n_world + len(others))
+        n = len(last_ids)
+        if n and len(ids) >= n and (ids if len(ids) == n else ids[:n]) == last_ids:
+            # the last read's objects first (a read repeated, or one whose rows only grow): only
+            # the objects after them are looked up (ids compared in C, by identity first)
+            obj = np.concatenate([last_obj, object_codes(ids[n:])]) if len(ids) > n else last_obj
+        else:
+            obj = object_codes(ids)
+        last_ids, last_obj = ids, obj  # read only from here
         if len(others) > len(high) - n_world:
             grown = n_world + len(others) - len(high)
             high = np.concatenate([high, np.zeros(grown, np.int64)])
