@@ -663,6 +663,41 @@ def _fresh(codes: "npt.NDArray[np.int64]", missing: "npt.NDArray[np.int64]", has
     return missing[head[by_first]]
 
 
+def starts_with(codes: Mapping[str, int], prefixes: tuple[str, ...]) -> "npt.NDArray[np.bool_]":
+    """Per code of `codes` (a mapping iterating in code order), whether its id starts with
+    one of `prefixes` (`str.startswith`'s answer), a bool column: compared on the ids'
+    UTF-8 bytes in numpy for an `IdCodes` held as columns or a `MappedCodes` (no id decoded,
+    but those the column does not hold), each id read and compared otherwise (a dict, an
+    `IdCodes` still a dict, or a prefix containing NUL or not UTF-8, which the bytes could
+    not answer for)."""
+    import numpy as np
+
+    n = len(codes)
+    try:
+        heads = [p.encode("utf-8") for p in prefixes]
+    except UnicodeEncodeError:
+        heads = [b"\x00"]
+    if isinstance(codes, MappedCodes) and not any(b"\x00" in h for h in heads):
+        to_base = codes._to_base[:n]
+        out = np.zeros(n, np.bool_)
+        in_base = np.flatnonzero(to_base >= 0)
+        if in_base.size:
+            out[in_base] = starts_with(codes.base, prefixes)[to_base[in_base]]
+        own = np.flatnonzero(to_base < 0)
+        if own.size:
+            out[own] = starts_with(codes.own, prefixes)[-1 - to_base[own].astype(np.int64)]
+        return out
+    if isinstance(codes, IdCodes) and codes.columnar and not any(b"\x00" in h for h in heads):
+        held = codes._data[:n]  # UTF-8 bytes: a string starts with a prefix when its bytes start with the prefix's
+        out = np.zeros(n, np.bool_)
+        for head in heads:
+            out |= np.char.startswith(held, head)
+        for code, name in codes._odd_names.items():  # b"" in the column: compared as strings
+            out[code] = name.startswith(prefixes)
+        return out
+    return np.fromiter((name.startswith(prefixes) for name in codes), np.bool_, n)
+
+
 def _slots_for(n: int) -> int:
     """The table's slots for `n` ids: the fewest, a power of two (at least `_MIN_SLOTS`),
     that `n` fill at most `_FILL_NUM` / `_FILL_DEN` of."""
@@ -705,4 +740,4 @@ def _encoded(values: Sequence[str]) -> tuple["npt.NDArray[np.bytes_]", "npt.NDAr
     return np.array(out, dtype="S"), np.array(plain, np.bool_)
 
 
-__all__: Sequence[str] = ["IdCodes", "IdNames", "MappedCodes", "codes_in"]
+__all__: Sequence[str] = ["IdCodes", "IdNames", "MappedCodes", "codes_in", "starts_with"]

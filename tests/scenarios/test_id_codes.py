@@ -316,3 +316,22 @@ def test_ids_held_in_order_are_found_by_bisection_without_a_table(small: int) ->
     odd = IdCodes(small)
     odd.code_all([*ids, "zz\x00"])
     assert not odd.drop_table_if_sorted()
+
+
+@pytest.mark.parametrize("small", [0, IdCodes.SMALL])
+def test_starts_with_answers_as_str_startswith(small: int) -> None:
+    """On the ids' bytes (columns), one by one (a dict), ids the column cannot hold, ids
+    mapped over another table and its own, prefixes not ASCII, empty or holding NUL."""
+    from hookproof.scenarios.id_codes import MappedCodes, starts_with
+
+    ids = ["refund:re_1", "refund", "license:pi_1", "é:refund", "ref\x00", "refund:\ud800", "", "pay/é1",
+           "refund:re_1\x00", "x" * 40]
+    base = IdCodes(small)
+    base.code_all(ids[:6])
+    mapped = MappedCodes(base)
+    mapped.code_all(["pay/é1", "refund", "forged:refund", "é:refund", "", "refund:re_1\x00"])
+    table = IdCodes(small)
+    table.code_all(ids)
+    for prefixes in [("refund:",), ("refund", "pay/"), ("é:",), ("",), ("ref\x00",), ("\ud800",), ()]:
+        for codes in (table, base, mapped, dict(zip(ids, range(len(ids))))):
+            assert starts_with(codes, prefixes).tolist() == [name.startswith(prefixes) for name in codes], prefixes
