@@ -15,9 +15,12 @@ from typing import TYPE_CHECKING, Mapping, Sequence
 
 from hookproof.scenarios.expectation_views import TruthView
 from hookproof.scenarios.id_codes import codes_in
-from hookproof.scenarios.observations import ObjectTruth, Observation
+from hookproof.scenarios.observations import Effect, EffectRows, ObjectTruth, Observation
 
 if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
     from hookproof.scenarios.check_index import CheckIndex
 
 _KEY = attrgetter("business_key")
@@ -62,14 +65,29 @@ def monotonic_counts(truth: Mapping[str, ObjectTruth], observations: Sequence[Ob
     high = np.zeros(n_world, np.int64)
     has_high = np.zeros(n_world, np.bool_)
     unmapped = 0
+
+    def object_codes(ids: list[str]) -> "npt.NDArray[np.int64]":
+        """The objects' codes: the world's, else the next codes past it (`others`)."""
+        obj = codes_in(columns.objects, ids)
+        for row in np.flatnonzero(obj < 0).tolist():
+            obj[row] = others.setdefault(ids[row], n_world + len(others))
+        return obj
+
+    last_ids: list[str] = []
+    last_obj = np.zeros(0, np.int64)
     for obs in sorted(observations, key=attrgetter("at")):
         states = obs.states
         if not states:
             continue
         ids = list(map(_OBJECT_ID, states))
-        obj = codes_in(columns.objects, ids)
-        for row in np.flatnonzero(obj < 0).tolist():
-            obj[row] = others.setdefault(ids[row], n_world + len(others))
+        n = len(last_ids)
+        if n and len(ids) >= n and (ids if len(ids) == n else ids[:n]) == last_ids:
+            # the last read's objects first (a read repeated, or one whose rows only grow): only
+            # the objects after them are looked up (ids compared in C, by identity first)
+            obj = np.concatenate([last_obj, object_codes(ids[n:])]) if len(ids) > n else last_obj
+        else:
+            obj = object_codes(ids)
+        last_ids, last_obj = ids, obj  # read only from here
         if len(others) > len(high) - n_world:
             grown = n_world + len(others) - len(high)
             high = np.concatenate([high, np.zeros(grown, np.int64)])
@@ -148,12 +166,13 @@ def idempotency_consistent(observations: Sequence[Observation], idx: CheckIndex 
     with its key's first row's, and counted once in a set."""
     import numpy as np
 
-    effects = list(chain.from_iterable(obs.effects for obs in observations))
+    reads = _reads_not_repeated(observations)
+    effects = list(chain.from_iterable(observations[i].effects for i in reads))
     if not effects:
         return 0, 0
     table = idx.keys if idx is not None and idx.observations is observations else None
     if table is not None:
-        k, n = np.concatenate(table.observed_codes), len(table)
+        k, n = np.concatenate([table.observed_codes[i] for i in reads]), len(table)
     else:
         key_codes = dict.fromkeys(map(_KEY, effects))
         key_codes.update(zip(key_codes, range(len(key_codes))))
@@ -170,6 +189,33 @@ def idempotency_consistent(observations: Sequence[Observation], idx: CheckIndex 
     if len(distinct) != keyed:
         return None  # an Idempotency-Key shared by two business keys
     return len(keys_seen), len(distinct)
+
+
+def _reads_not_repeated(observations: Sequence[Observation]) -> list[int]:
+    """Indexes of the observations whose rows are not all in another's: a read is left out
+    when it is a kept read's very rows (`scenarios.observers.settle` shares them) or when
+    the next read begins with its rows (an observer whose rows only grow; compared as
+    `scenarios.key_table` compares them: by identity first, `EffectRows` as columns). The
+    (key, Idempotency-Key) pairs of the reads kept are those of every read."""
+    kept: list[int] = []
+    kept_rows: set[int] = set()  # ids of the kept reads' rows (a read left out for the next one's is not here)
+    for i, obs in enumerate(observations):
+        effects = obs.effects
+        if id(effects) in kept_rows:
+            continue
+        if i + 1 < len(observations) and _begins_with(observations[i + 1].effects, effects):
+            continue
+        kept.append(i)
+        kept_rows.add(id(effects))
+    return kept
+
+
+def _begins_with(rows: Sequence[Effect], head: Sequence[Effect]) -> bool:
+    """Whether `rows` begin with `head`'s rows."""
+    if isinstance(rows, EffectRows) and isinstance(head, EffectRows):
+        return rows.begins_with(head)
+    n = len(head)
+    return n <= len(rows) and (rows if n == len(rows) else rows[:n]) == head
 
 
 __all__: Sequence[str] = ["idempotency_consistent", "monotonic_counts", "stale_objects"]

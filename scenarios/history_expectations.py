@@ -12,7 +12,6 @@ until a check or a report looks one up.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from itertools import chain
 from operator import methodcaller
 from typing import TYPE_CHECKING, Any, Sequence, cast
 
@@ -25,7 +24,7 @@ from hookproof.scenarios.expectation_views import (
     TruthColumns,
     TruthView,
 )
-from hookproof.scenarios.id_codes import IdCodes, MappedCodes, codes_in
+from hookproof.scenarios.id_codes import IdCodes, MappedCodes, codes_in, starts_with
 from hookproof.scenarios.observations import MONEY_PREFIXES, Expectations
 from hookproof.scenarios.world_columns import CompactNames, WorldColumns
 
@@ -228,8 +227,10 @@ class ExpectationScan:
                 world.amount = _freed(world.amount)
         del fw, known, fw0
         key_names = scan.key_names
-        all_names = chain(key_codes, added_names)  # in code order; not a copy of a million names
-        money_like = np.fromiter(map(methodcaller("startswith", prefixes), all_names), np.bool_, n_all)
+        # in code order: the pass's keys (on their bytes, none decoded), then those added
+        money_like = np.concatenate([starts_with(key_codes, prefixes),
+                                     np.fromiter(map(methodcaller("startswith", prefixes), added_names),
+                                                 np.bool_, len(added_names))])
         money = ~np.isnan(amounts) & money_like
         # codes held as int32 through the checks (a pass codes fewer than 2**31 events, keys, objects)
         order = np.argsort(src_pos).astype(np.int32)

@@ -131,13 +131,11 @@ class IdCodes(_Codes):
         missing = np.flatnonzero(codes < 0)
         if not missing.size or not add:
             return codes
-        order = missing.tolist()
-        fresh = dict.fromkeys(map(values.__getitem__, order))  # in order of first appearance
         first = self._n
-        if len(fresh) == len(order):  # each missing id once (a world's ids): the next codes in order
-            codes[missing] = np.arange(first, first + len(order))
-            at = missing
-        else:
+        at = _fresh(codes, missing, hashes, data, plain, first)
+        if at is None:  # ids the hashes cannot tell apart alone: a dict of the missing ids
+            order = missing.tolist()
+            fresh = dict.fromkeys(map(values.__getitem__, order))  # in order of first appearance
             new_codes = dict(zip(fresh, range(first, first + len(fresh))))
             codes[missing] = np.fromiter(map(new_codes.__getitem__, map(values.__getitem__, order)), np.int64,
                                          missing.size)
@@ -638,6 +636,68 @@ def codes_in(codes: Mapping[str, int], names: Sequence[Any]) -> "npt.NDArray[np.
     return np.fromiter(map(codes.get, names, repeat(-1)), np.int64, len(names))
 
 
+def _fresh(codes: "npt.NDArray[np.int64]", missing: "npt.NDArray[np.int64]", hashes: "npt.NDArray[np.int64]",
+           data: "npt.NDArray[np.bytes_]", plain: "npt.NDArray[np.bool_]", first: int) -> "npt.NDArray[np.int64] | None":
+    """Code the ids at `missing` (ascending indexes of ids not held: `hashes`, `data`,
+    `plain` as `IdCodes.code_all` read them) into `codes` from `first` on, new ids in order
+    of first appearance, told apart in numpy by their hashes; returns the index of each new
+    id's first appearance, in code order. Ids of distinct hashes are distinct; ids sharing
+    a hash are one id when their bytes are equal and the column holds both exactly
+    (`plain`). None, `codes` untouched, when two ids share a hash but that does not hold
+    (a collision, or an id the column does not hold): the caller tells them apart by value."""
+    import numpy as np
+
+    h = hashes[missing]
+    if missing.size < 2 or bool((np.diff(np.sort(h)) != 0).all()):  # each missing id once (a world's ids)
+        codes[missing] = np.arange(first, first + missing.size)
+        return missing
+    _, head, group = np.unique(h, return_index=True, return_inverse=True)  # head: a hash's first index
+    group = group.reshape(-1)
+    rep = head[group]  # per missing id: the first one of its hash
+    if not bool(plain[missing].all()) or not bool((data[missing] == data[missing[rep]]).all()):
+        return None
+    by_first = np.argsort(head, kind="stable")
+    rank = np.empty(len(head), np.int64)
+    rank[by_first] = np.arange(first, first + len(head))
+    codes[missing] = rank[group]
+    return missing[head[by_first]]
+
+
+def starts_with(codes: Mapping[str, int], prefixes: tuple[str, ...]) -> "npt.NDArray[np.bool_]":
+    """Per code of `codes` (a mapping iterating in code order), whether its id starts with
+    one of `prefixes` (`str.startswith`'s answer), a bool column: compared on the ids'
+    UTF-8 bytes in numpy for an `IdCodes` held as columns or a `MappedCodes` (no id decoded,
+    but those the column does not hold), each id read and compared otherwise (a dict, an
+    `IdCodes` still a dict, or a prefix containing NUL or not UTF-8, which the bytes could
+    not answer for)."""
+    import numpy as np
+
+    n = len(codes)
+    try:
+        heads = [p.encode("utf-8") for p in prefixes]
+    except UnicodeEncodeError:
+        heads = [b"\x00"]
+    if isinstance(codes, MappedCodes) and not any(b"\x00" in h for h in heads):
+        to_base = codes._to_base[:n]
+        out = np.zeros(n, np.bool_)
+        in_base = np.flatnonzero(to_base >= 0)
+        if in_base.size:
+            out[in_base] = starts_with(codes.base, prefixes)[to_base[in_base]]
+        own = np.flatnonzero(to_base < 0)
+        if own.size:
+            out[own] = starts_with(codes.own, prefixes)[-1 - to_base[own].astype(np.int64)]
+        return out
+    if isinstance(codes, IdCodes) and codes.columnar and not any(b"\x00" in h for h in heads):
+        held = codes._data[:n]  # UTF-8 bytes: a string starts with a prefix when its bytes start with the prefix's
+        out = np.zeros(n, np.bool_)
+        for head in heads:
+            out |= np.char.startswith(held, head)
+        for code, name in codes._odd_names.items():  # b"" in the column: compared as strings
+            out[code] = name.startswith(prefixes)
+        return out
+    return np.fromiter((name.startswith(prefixes) for name in codes), np.bool_, n)
+
+
 def _slots_for(n: int) -> int:
     """The table's slots for `n` ids: the fewest, a power of two (at least `_MIN_SLOTS`),
     that `n` fill at most `_FILL_NUM` / `_FILL_DEN` of."""
@@ -680,4 +740,4 @@ def _encoded(values: Sequence[str]) -> tuple["npt.NDArray[np.bytes_]", "npt.NDAr
     return np.array(out, dtype="S"), np.array(plain, np.bool_)
 
 
-__all__: Sequence[str] = ["IdCodes", "IdNames", "MappedCodes", "codes_in"]
+__all__: Sequence[str] = ["IdCodes", "IdNames", "MappedCodes", "codes_in", "starts_with"]

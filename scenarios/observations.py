@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 from itertools import chain, compress, repeat
 from operator import attrgetter, eq
-from typing import TYPE_CHECKING, AbstractSet, Iterable, Iterator, Mapping, Sequence, overload
+from typing import TYPE_CHECKING, AbstractSet, Any, Iterable, Iterator, Mapping, Sequence, overload
 
 from hookproof.simulator.delivery.history import Attempt
 from hookproof.simulator.events import Event
@@ -141,6 +141,21 @@ class EffectRows(Sequence[Effect]):
         keys = list(compress(chain.from_iterable(self.key_chunks()), kept))
         return _rows(keys, None if self._amounts is None else tuple(compress(self._amounts, kept)),
                      None if self._idems is None else tuple(compress(self._idems, kept)))
+
+    def begins_with(self, other: "EffectRows") -> bool:
+        """Whether the first ``len(other)`` rows are `other`'s rows (keys, amounts and
+        Idempotency-Keys), compared as columns: no row or key string made."""
+        n = len(other)
+        if n > len(self) or not self._keys.startswith(other._keys):
+            return False
+        if n < len(self) and int(self._starts[n]) != len(other._keys) + 1:
+            return False  # other's last key is only the start of this one's
+
+        def head(column: tuple[Any, ...] | None) -> tuple[Any, ...] | None:
+            part = None if column is None else column[:n]
+            return None if part is None or all(v is None for v in part) else part
+
+        return head(self._amounts) == head(other._amounts) and head(self._idems) == head(other._idems)
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, EffectRows):

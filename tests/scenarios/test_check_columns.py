@@ -66,6 +66,28 @@ def test_a_storm_sized_run_with_every_fault_agrees(tmp_path: Path) -> None:
     assert_same(pairs)
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_reads_that_grow_or_repeat_agree(seed: int) -> None:
+    """Reads whose rows and states only grow, a read repeated (its very tuples), one with an
+    object the world never named after them, and one going back on a state: each check
+    gives what its loop gives."""
+    events, attempts, observations = run_of(seed, n_events=400)
+    last = observations[-1]
+    effects, states = tuple(last.effects), tuple(last.states)
+    assert states
+    half = Observation(last.at + 1, effects[:len(effects) // 2], states[:len(states) // 2])
+    full = Observation(last.at + 2, effects, states)
+    unknown = Observation(last.at + 4, (*effects, Effect("refund:nobody")),
+                          (*states, ObjectState("sub_nobody", "active", 1)))
+    back = replace(states[0], version=(states[0].version or 2) - 1)
+    went_back = Observation(last.at + 5, effects, (*states[1:], back) if len(states) > 1 else (back,))
+    grown = [*observations, half, full, replace(full, at=last.at + 3), unknown]
+    for reads in (grown, [*grown, went_back]):
+        for make in (expectations_and_index, old_expectations_and_index):
+            expectations, index = make(events, attempts, reads, sender_timeout_s=10.0, max_attempts_per_event=3)
+            assert_same(both(attempts, expectations, reads, index))
+
+
 def _attempt(event: str, key: str | None, *, valid: bool = True, ok: bool = True, amount: int | None = None,
              pos: int = 0) -> Attempt:
     outcome, completion, status = ((Outcome.ACKED, Completion.OK, 200) if ok else

@@ -160,3 +160,65 @@ def test_the_sql_observer_reads_the_rows_as_columns(tmp_path: Path, monkeypatch:
         SqlObserver(url, "SELECT nothing FROM effects").observe()
     with pytest.raises(ObserverError, match="wrong type"):
         SqlObserver(url, "SELECT business_key, 'lots' AS amount FROM effects").observe()
+
+
+def test_rows_as_columns_begin_with_their_first_rows(as_columns: None) -> None:
+    rows = _columns(ROWS)
+    assert all(rows.begins_with(_columns(ROWS[:n])) for n in range(1, len(ROWS) + 1))
+    assert not rows.begins_with(_columns((*ROWS, Effect("x"))))
+    assert not rows.begins_with(_columns((Effect("refund:ch"),)))  # the start of a key only
+    assert not rows.begins_with(_columns((Effect("refund:ch_1", 100, "idem-9"),)))
+    assert not rows.begins_with(_columns((Effect("refund:ch_1", 99, "idem-1"),)))
+    assert _columns(ROWS[1:]).begins_with(_columns((Effect("pay/pi_1"),)))  # no column of Nones on one side
+
+
+def _pairs_consistent(reads: list[Observation]) -> tuple[int, int] | None:
+    """`idempotency_consistent` over every row of every read, plainly."""
+    idems_of: dict[str, set[str | None]] = {}
+    keys_of: dict[str, set[str]] = {}
+    for obs in reads:
+        for e in obs.effects:
+            idems_of.setdefault(e.business_key, set()).add(e.idempotency_key)
+            if e.idempotency_key is not None:
+                keys_of.setdefault(e.idempotency_key, set()).add(e.business_key)
+    if any(len(v) > 1 for v in idems_of.values()) or any(len(v) > 1 for v in keys_of.values()):
+        return None
+    return len(idems_of), len(keys_of)
+
+
+@pytest.mark.parametrize("rows", ["tuple", "columns"])
+@pytest.mark.parametrize("with_index", [False, True])
+def test_reads_left_out_of_the_idempotency_pass_change_nothing(as_columns: None, monkeypatch: pytest.MonkeyPatch,
+                                                              rows: str, with_index: bool) -> None:
+    """Reads that grow, reads sharing rows, equal reads in a row and a read repeating the
+    first: the pass over the reads it keeps says what a pass over every row says, and keeps
+    the rows of at least one read of each."""
+    from hookproof.scenarios.effect_columns import _reads_not_repeated, idempotency_consistent
+
+    monkeypatch.setattr(key_table, "SMALL", 0)
+    events, attempts, reads = run_of(3, n_events=300)
+    base = tuple(e for e in reads[-1].effects if e.idempotency_key is not None) or reads[-1].effects
+    clean = tuple({e.business_key: e for e in base}.values())  # one Idempotency-Key per key
+    half = clean[:len(clean) // 2]
+
+    def made(effects: tuple[Effect, ...]) -> tuple[Effect, ...] | EffectRows:
+        return _columns(effects) if rows == "columns" and effects else effects
+
+    first, grown = made(half), made(clean)
+    cases = [
+        [first, grown, grown],  # grows, then the same rows again
+        [first, made(half), first],  # equal rows in a row, then the first's very rows: one kept
+        [grown, first],  # shrinks: both kept
+        [made((*half, Effect(half[0].business_key, None, "other"))), first],  # a second key for one key
+        [made((Effect("k1", None, "shared"),)), made((Effect("k1", None, "shared"), Effect("k2", None, "shared")))],
+    ]
+    for effects in cases:
+        obs = [Observation(float(i), e, ()) for i, e in enumerate(effects)]
+        kept = _reads_not_repeated(obs)
+        assert kept and {id(obs[i].effects) for i in kept} <= {id(e) for e in effects}
+        index = expectations_and_index(events, attempts, obs, sender_timeout_s=10.0, max_attempts_per_event=3)[1] \
+            if with_index else None
+        assert idempotency_consistent(obs, index) == _pairs_consistent(obs)
+    assert _reads_not_repeated([Observation(float(i), e, ()) for i, e in enumerate(cases[0])]) == [2]
+    assert _reads_not_repeated([Observation(float(i), e, ()) for i, e in enumerate(cases[1])]) == [2]
+    assert _reads_not_repeated([Observation(float(i), e, ()) for i, e in enumerate(cases[2])]) == [0, 1]

@@ -72,6 +72,18 @@ def test_colliding_hashes_keep_distinct_codes() -> None:
     assert table.code_all([_SameHash("evt_d")], add=False).tolist() == [-1]
 
 
+def test_new_ids_repeated_in_one_chunk_are_coded_in_order_of_first_sight() -> None:
+    """Repeated new ids told apart by hash (equal ids share one), by value when distinct ids
+    share a hash, and ids the column cannot hold among them: codes in order of first sight."""
+    a, b = _SameHash("evt_a"), _SameHash("evt_b")
+    table = IdCodes(0)
+    assert table.code_all(["x", "y", "x", "z", "y"]).tolist() == [0, 1, 0, 2, 1]
+    assert table.code_all([a, "w", b, a, "x", b, "w"]).tolist() == [3, 4, 5, 3, 0, 5, 4]
+    assert table.code_all(["v", "nul\x00", "v", "nul\x00", "nul"]).tolist() == [6, 7, 6, 7, 8]
+    assert list(table) == ["x", "y", "z", "evt_a", "w", "evt_b", "v", "nul\x00", "nul"]
+    assert [table.get(x) for x in ("x", a, b, "w", "nul\x00", "nul")] == [0, 3, 5, 4, 7, 8]
+
+
 class _LowBitsCollide(str):
     """Strings whose hashes share their low 32 bits (one first slot) but differ above."""
 
@@ -304,3 +316,22 @@ def test_ids_held_in_order_are_found_by_bisection_without_a_table(small: int) ->
     odd = IdCodes(small)
     odd.code_all([*ids, "zz\x00"])
     assert not odd.drop_table_if_sorted()
+
+
+@pytest.mark.parametrize("small", [0, IdCodes.SMALL])
+def test_starts_with_answers_as_str_startswith(small: int) -> None:
+    """On the ids' bytes (columns), one by one (a dict), ids the column cannot hold, ids
+    mapped over another table and its own, prefixes not ASCII, empty or holding NUL."""
+    from hookproof.scenarios.id_codes import MappedCodes, starts_with
+
+    ids = ["refund:re_1", "refund", "license:pi_1", "é:refund", "ref\x00", "refund:\ud800", "", "pay/é1",
+           "refund:re_1\x00", "x" * 40]
+    base = IdCodes(small)
+    base.code_all(ids[:6])
+    mapped = MappedCodes(base)
+    mapped.code_all(["pay/é1", "refund", "forged:refund", "é:refund", "", "refund:re_1\x00"])
+    table = IdCodes(small)
+    table.code_all(ids)
+    for prefixes in [("refund:",), ("refund", "pay/"), ("é:",), ("",), ("ref\x00",), ("\ud800",), ()]:
+        for codes in (table, base, mapped, dict(zip(ids, range(len(ids))))):
+            assert starts_with(codes, prefixes).tolist() == [name.startswith(prefixes) for name in codes], prefixes
