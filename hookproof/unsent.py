@@ -15,8 +15,10 @@ from typing import TYPE_CHECKING, Iterable
 if TYPE_CHECKING:
     from hookproof.config_model import Config
 
-#: Rounds of every legal operation `world_types` plays on a fresh world.
-WALK_ROUNDS = 3
+#: Rounds of every legal operation `world_types` plays on a fresh world: two in order, two
+#: reversed, one in order, so of two operations excluding each other on an object made in
+#: either kind of round (a delayed checkout's payment settled or failed), each plays.
+WALK_ROUNDS = 5
 
 
 def configured_types(cfg: "Config") -> list[str]:
@@ -41,7 +43,7 @@ def unsent_note(configured: Iterable[str], sent: Iterable[str], run: str) -> str
 
 def world_types(kind: str, *, priced: bool = False, seed: int = 0) -> set[str] | None:
     """The world's names of the event types explore's operations of world `kind` emit
-    (`scenarios.world_ops`): every legal operation, `WALK_ROUNDS` times (every other round in
+    (`scenarios.world_ops`): every legal operation, `WALK_ROUNDS` times (some rounds in
     reverse, so of two operations excluding each other, a settled or a failed payment, each
     plays), on a fresh world of `seed`; None for a world explore has no fixed operations for (a user's catalog)."""
     from hookproof.scenarios.world_ops import WORLD_OPS, new_world_of, ops_for
@@ -53,7 +55,7 @@ def world_types(kind: str, *, priced: bool = False, seed: int = 0) -> set[str] |
     world = new_world_of(kind, seed)
     for round_no in range(WALK_ROUNDS):
         legal = ops.legal(world)
-        for action, index in (legal if round_no % 2 == 0 else reversed(legal)):  # either of two exclusive ones
+        for action, index in (legal if round_no % 4 < 2 else reversed(legal)):  # either of two exclusive ones
             try:
                 ops.apply(world, action, index)
             except WorldError:  # an earlier operation of the round made it illegal

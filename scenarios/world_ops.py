@@ -27,11 +27,14 @@ Action = tuple[str, "int | None"]
 
 #: Lifecycle operations of the billing world (Stripe), simplest first.
 #: The checkout operations (Stripe's "Fulfill orders" guide, docs.stripe.com/checkout/fulfillment):
-#: a card session paid at completion; a delayed-method (boleto) session completed unpaid, whose
-#: payment later succeeds (``checkout.session.async_payment_succeeded``) or fails.
+#: ``checkout`` completes a session, every other one paid by card at completion, the rest by a
+#: delayed method (boleto: completed unpaid), whose payment later succeeds
+#: (``checkout.session.async_payment_succeeded``) or fails. One operation for both kinds: each
+#: operation offered at every step thins the others' draws (a second one kept explore at its
+#: default budget from finding a plan change's stale price).
 ACTIONS: tuple[str, ...] = ("subscribe", "pay", "renew", "fail_renewal", "retry_invoice", "cancel", "refund",
                             "subscribe_incomplete", "expire_incomplete", "mark_unpaid",
-                            "checkout", "checkout_delayed", "settle_delayed", "fail_delayed")
+                            "checkout", "settle_delayed", "fail_delayed")
 #: The billing world's operations when a subscription's state has fields beyond its status
 #: (``[observer.state_fields]``, its price): `ACTIONS` and a plan change.
 PRICED_ACTIONS: tuple[str, ...] = (*ACTIONS, "change_plan")
@@ -97,7 +100,7 @@ def legal_actions(world: Any) -> list[Action]:
         if c["amount"] - c["amount_refunded"] > 0:
             out.append(("refund", i))
     out.append(("subscribe_incomplete", None))
-    out += [("checkout", None), ("checkout_delayed", None)]
+    out.append(("checkout", None))
     for i, cs in enumerate(world.objects("checkout.session")):
         if _pending_delayed(world, cs):
             out += [("settle_delayed", i), ("fail_delayed", i)]
@@ -162,9 +165,9 @@ def apply_action(world: Any, action: str, index: int | None) -> None:
         world.expire_incomplete(_nth(world, action, "subscription", index))
     elif action == "mark_unpaid":  # the world refuses it unless the subscription is past_due
         world.mark_unpaid(_nth(world, action, "subscription", index))
-    elif action in ("checkout", "checkout_delayed"):  # a one-time price, paid by card or by boleto
-        session = world.open_checkout(customer(), world.create_price(interval=None),
-                                      asynchronous=action == "checkout_delayed")
+    elif action == "checkout":  # a one-time price: the first session paid by card, the next by boleto, …
+        delayed = len(world.objects("checkout.session")) % 2 == 1
+        session = world.open_checkout(customer(), world.create_price(interval=None), asynchronous=delayed)
         world.complete_checkout(session)
     elif action in ("settle_delayed", "fail_delayed"):
         session = _nth(world, action, "checkout.session", index)

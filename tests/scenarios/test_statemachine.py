@@ -40,7 +40,7 @@ def pool(name: str, tmp_path: Path, provider: ServerState) -> ReceiverPool:
 def test_the_world_decides_what_is_legal_next() -> None:
     world = World(1)
     assert legal_actions(world) == [("subscribe", None), ("pay", None), ("subscribe_incomplete", None),
-                                    ("checkout", None), ("checkout_delayed", None)]
+                                    ("checkout", None)]
     sub = world.subscribe(world.event(world.create_customer()).object_id)
     assert ("renew", 0) in legal_actions(world) and ("cancel", 0) in legal_actions(world)
     world.cancel(sub)
@@ -54,20 +54,19 @@ def test_checkout_is_an_operation_of_the_billing_world() -> None:
     from hookproof.simulator.errors import WorldError
 
     world = World(3)
-    apply_action(world, "checkout", None)
-    apply_action(world, "checkout_delayed", None)
-    apply_action(world, "checkout_delayed", None)
+    for _ in range(4):  # card, boleto, card, boleto
+        apply_action(world, "checkout", None)
     sessions = world.objects("checkout.session")
-    assert [world.peek(s)["payment_status"] for s in sessions] == ["paid", "unpaid", "unpaid"]
+    assert [world.peek(s)["payment_status"] for s in sessions] == ["paid", "unpaid", "paid", "unpaid"]
     legal = legal_actions(world)
     assert [a for a in legal if a[0] in ("settle_delayed", "fail_delayed")] == [
-        ("settle_delayed", 1), ("fail_delayed", 1), ("settle_delayed", 2), ("fail_delayed", 2)]
+        ("settle_delayed", 1), ("fail_delayed", 1), ("settle_delayed", 3), ("fail_delayed", 3)]
     apply_action(world, "settle_delayed", 1)
-    apply_action(world, "fail_delayed", 2)
-    assert [world.peek(s)["payment_status"] for s in sessions] == ["paid", "paid", "unpaid"]
+    apply_action(world, "fail_delayed", 3)
+    assert [world.peek(s)["payment_status"] for s in sessions] == ["paid", "paid", "paid", "unpaid"]
     assert not any(a[0] in ("settle_delayed", "fail_delayed") for a in legal_actions(world))
     with pytest.raises(WorldError, match="no pending delayed payment"):
-        apply_action(world, "settle_delayed", 2)
+        apply_action(world, "settle_delayed", 3)
     assert [e.type for e in world.events if e.type.startswith("checkout.session.async")] == [
         "checkout.session.async_payment_succeeded", "checkout.session.async_payment_failed"]
 
