@@ -849,7 +849,10 @@ def _provider_api_transient(ctx: Context, w: World) -> Plan | NotApplicable:
                              "do not fetch from it")
     story = effect_events(ctx, w)
     owed_types = {e.type for e in story if ctx.key_of(e)}  # one fault an object: not its whole story's events
-    effects = [e for e in story if e.type in FETCHED_TYPES and e.type in owed_types]
+    # events that owe an effect themselves: a delayed checkout's unpaid completion owes none, and
+    # the session a receiver fetches for it may be served paid already (its later settlement's
+    # time is past), so fulfilling it would be right and judged unexpected
+    effects = [e for e in story if e.type in FETCHED_TYPES and e.type in owed_types and ctx.key_of(e)]
     seen = {e.object_id for e in effects}
     events = effects + [e for e in fetched_states(ctx, w) if e.object_id not in seen]
     if (na := _need(events, "effectful or subscription", ctx)) is not None:
