@@ -28,6 +28,9 @@ CLOCK_STEP_US = 1_000
 #: Steps that send something to the receiver (the "delivery steps" of a schedule).
 DELIVERY_OPS: frozenset[str] = frozenset({"deliver", "redeliver", "burst", "drop_response", "timeout",
                                           "burst_related", "redeliver_window"})
+#: The steps that race copies or events against each other: their interleaving is the
+#: receiver's (threads, connections), not the schedule's, so it differs from run to run.
+CONCURRENT_OPS: frozenset[str] = frozenset({"burst", "burst_related"})
 #: Answers the provider API may give an object's next fetch (`api_fault`): 404 "not visible
 #: yet", or a server error, once; then it recovers (the catalog's `provider-api-transient`).
 API_FAULT_STATUSES: tuple[int, ...] = (404, 500, 503)

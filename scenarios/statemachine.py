@@ -15,7 +15,9 @@ Two tiers (DESIGN.md, "Two tiers of search"):
   no async rules, so each rule runs the loop until its deliveries complete; a burst is
   an ``asyncio.gather`` inside one rule; a lost answer is the app running to completion
   and the provider then seeing a timeout). Failures reproduce, so they shrink, and the
-  shrunk schedule is written as JSON that `replay` runs again;
+  shrunk schedule is written as JSON that `replay` runs again. A receiver's own threads
+  can still race a burst's requests: after Hypothesis's shrink, the schedule's steps are
+  deleted one by one, each candidate run again, a race several times (`step_shrink`);
 - statistical: a URL or a started process. The machine runs the same rules there (bursts
   go out byte-synchronised through the race transport, a timeout is a real sender
   timeout), so a finding may not shrink or replay as reliably; real-socket bursts are
@@ -70,6 +72,7 @@ from hookproof.scenarios.schedules import (
 )
 from hookproof.scenarios.search_loop import SearchLoop
 from hookproof.scenarios.session import Session
+from hookproof.scenarios.step_shrink import RACE_RUNS, Budget, judge, shrink_steps
 from hookproof.scenarios.world_ops import ACTIONS, WORLD_OPS, WorldOps, apply_action, legal_actions, ops_for
 from hookproof.simulator.delivery import Outcome
 from hookproof.simulator.faults import Mutation
@@ -420,6 +423,11 @@ def explore(target: ExploreTarget, *, max_examples: int = 100, seed: int | None 
     restarts = 0  # searches begun again with a fresh Hypothesis seed after a FlakyStrategyDefinition
     cut_short = False
     routing = provider_api(state) if (route_provider_api and target.in_process) else contextlib.nullcontext()
+    def stopped(note: str) -> ExploreResult:
+        return ExploreResult(failures[-1], counter.examples, counter.steps, time.monotonic() - started, world_seed,
+                             note, attempts=counter.attempts, acked=counter.acked, interrupted=True,
+                             statuses=dict(counter.statuses), restarts=restarts)
+
     with routing, contextlib.redirect_stdout(out), contextlib.closing(loop), _older_objects_frozen():
         while True:
             before = counter.examples
@@ -437,12 +445,8 @@ def explore(target: ExploreTarget, *, max_examples: int = 100, seed: int | None 
                     # Stopped while shrinking (the run's deadline, Ctrl-C): the finding stands, as the
                     # smallest failing schedule found so far; losing it would turn a found bug into silence.
                     shrunk = counter.examples - counter.shrinking_from if counter.shrinking_from else 0
-                    return ExploreResult(failures[-1], counter.examples, counter.steps, time.monotonic() - started,
-                                         world_seed, f"shrinking was stopped after {shrunk} smaller schedule(s) "
-                                         "tried: the schedule is the smallest failing one found so far",
-                                         attempts=counter.attempts, acked=counter.acked, interrupted=True,
-                                         statuses=dict(counter.statuses),
-                                         restarts=restarts)
+                    return stopped(f"shrinking was stopped after {shrunk} smaller schedule(s) tried: the "
+                                   "schedule is the smallest failing one found so far")
                 if isinstance(exc, FlakyStrategyDefinition) and not failures:
                     # Which rules apply depends on the receiver's answers (acked, pending): one that
                     # answered a replayed example differently (timing) leaves Hypothesis unable to
@@ -460,6 +464,27 @@ def explore(target: ExploreTarget, *, max_examples: int = 100, seed: int | None 
                 else:
                     error = after_finding_note(exc)
             break
+        if failures:
+            # Hypothesis shrinks the choices; a schedule whose answers depend on timing stops it early.
+            # Deleting the schedule's own steps, each candidate run again, goes on from there.
+            found = failures[-1]
+
+            def run_schedule(steps: Sequence[Step]) -> Failure | None:
+                return replay(target, steps, world_seed, provider_state=state, route_provider_api=False, loop=loop)
+
+            try:
+                shrunk_by_steps = shrink_steps(found, run_schedule, smaller=failures)
+            except KeyboardInterrupt:
+                counter.close_open()
+                return stopped("shrinking was stopped: the schedule is the smallest failing one found so far")
+            if error == FLAKY_FINDING_NOTE:
+                # Hypothesis's last run of its schedule passed; say so only if that schedule's runs still do.
+                again = shrunk_by_steps if shrunk_by_steps is not found else judge(run_schedule, found.steps,
+                                                                                     Budget(RACE_RUNS))
+                if again is not None:
+                    error = None
+                    if again is not shrunk_by_steps:
+                        failures.append(again)
     if restarts or cut_short:
         error = flaky_note(counter.examples, max_examples, restarts, cut_short)
     return ExploreResult(failures[-1] if failures else None, counter.examples, counter.steps,
@@ -567,14 +592,16 @@ class _Counts:
 
 
 def replay(target: ExploreTarget, steps: Sequence[Step], seed: int, *, provider_state: Any = None,
-           route_provider_api: bool = True, on_step: Callable[[Step, str], None] | None = None) -> Failure | None:
-    """Run a saved schedule once, deterministically, with the same checks; the finding or None."""
+           route_provider_api: bool = True, on_step: Callable[[Step, str], None] | None = None,
+           loop: SearchLoop | None = None) -> Failure | None:
+    """Run a saved schedule once, with the same checks; the finding or None. `loop`: the
+    search's event loop to run on (None: one of its own)."""
     from hookproof.simulator.server.state import ServerState
 
     state = provider_state if provider_state is not None else ServerState()
     routing = provider_api(state) if (route_provider_api and target.in_process) else contextlib.nullcontext()
     with routing:
-        session = Session(target, seed, provider_state=state, on_step=on_step)
+        session = Session(target, seed, provider_state=state, on_step=on_step, loop=loop)
         try:
             for step in steps:
                 session.apply(step)

@@ -97,13 +97,11 @@ def read_schedule(path: Path, seed: Optional[int] = None, world: Optional[str] =
         raise UsageError(f"{path}: {exc}") from None
 
 
-#: The steps that race copies or events against each other (their interleaving is not replayed).
-CONCURRENT_OPS: frozenset[str] = frozenset({"burst", "burst_related"})
-
-
 def race_note(steps: "list[Step]") -> str | None:
     """The line saying the schedule's concurrent steps (`CONCURRENT_OPS`) are a race worth
     replaying again, numbered as the replay prints them; None without any."""
+    from hookproof.scenarios.schedules import CONCURRENT_OPS
+
     racing = [f"{i} ({step.op})" for i, step in enumerate(steps, 1) if step.op in CONCURRENT_OPS]
     if not racing:
         return None
