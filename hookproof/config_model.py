@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 from typing import Any, Literal, Mapping
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from hookproof.catalog_file import CATALOG_PROFILES, CatalogConfig
 from hookproof.config_receiver import (  # noqa: F401 (the receiver's tables, re-exported)
@@ -43,6 +43,13 @@ def _names_port(url: str | None) -> bool:
         return urlsplit(url).port is not None
     except ValueError:
         return False
+
+
+#: ``enabled_events = ["*"]``: every event, as Stripe's endpoints (docs.stripe.com/api/webhook_endpoints:
+#: "['*'] indicates that all events are enabled") and GitHub's webhooks (docs.github.com "Creating
+#: webhooks": ``events: ["*"]``, a wildcard for all events) are configured.
+WILDCARD = "*"
+WILDCARD_PROFILES: frozenset[str] = frozenset({"stripe", "github"})
 
 
 class TargetConfig(StrictModel):
@@ -101,6 +108,22 @@ class TargetConfig(StrictModel):
         if v is not None and not re.match(r"^\d{4}-\d{2}-\d{2}(\.[a-z]+)?$", v):
             raise ValueError(f"must be a Stripe API version like 2024-06-20 or 2025-03-31.basil, got {v!r}")
         return v
+
+    @field_validator("enabled_events")
+    @classmethod
+    def _wildcard(cls, v: list[str] | None, info: ValidationInfo) -> list[str] | None:
+        """``["*"]``: None, every type the profile sends (`WILDCARD`)."""
+        if v is None or WILDCARD not in v:
+            return v
+        profile = info.data.get("profile")
+        if profile is None:  # an unknown profile: its own error says so
+            return v
+        if profile not in WILDCARD_PROFILES:
+            raise ValueError(f"{WILDCARD!r} enables every event on Stripe and GitHub endpoints; a {profile} "
+                             "endpoint lists its types (leave enabled_events out: every type)")
+        if v != [WILDCARD]:
+            raise ValueError(f"{WILDCARD!r} already enables every event: list it alone")
+        return None
 
     @field_validator("profile")
     @classmethod
