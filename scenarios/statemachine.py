@@ -468,15 +468,24 @@ def explore(target: ExploreTarget, *, max_examples: int = 100, seed: int | None 
             # Hypothesis shrinks the choices; a schedule whose answers depend on timing stops it early.
             # Deleting the schedule's own steps, each candidate run again, goes on from there.
             found = failures[-1]
+            tried = counter.examples - counter.shrinking_from if counter.shrinking_from else 0
 
             def run_schedule(steps: Sequence[Step]) -> Failure | None:
-                return replay(target, steps, world_seed, provider_state=state, route_provider_api=False, loop=loop)
+                nonlocal tried
+                try:
+                    return replay(target, steps, world_seed, provider_state=state, route_provider_api=False,
+                                  loop=loop)
+                finally:
+                    tried += 1
+                    if counter.on_example is not None:  # the progress line: still shrinking
+                        counter.on_example(counter.examples, counter.attempts, tried)
 
             try:
                 shrunk_by_steps = shrink_steps(found, run_schedule, smaller=failures)
             except KeyboardInterrupt:
                 counter.close_open()
-                return stopped("shrinking was stopped: the schedule is the smallest failing one found so far")
+                return stopped(f"shrinking was stopped after {tried} smaller schedule(s) tried: the schedule is "
+                               "the smallest failing one found so far")
             if error == FLAKY_FINDING_NOTE:
                 # Hypothesis's last run of its schedule passed; say so only if that schedule's runs still do.
                 again = shrunk_by_steps if shrunk_by_steps is not found else judge(run_schedule, found.steps,
