@@ -878,7 +878,7 @@ def _fetch_overtaken(ctx: Context, w: World) -> Plan | NotApplicable:
     if not ctx.fetches_state:
         return NotApplicable("the receiver has no provider API to fetch from")
     if not isinstance(w, World):
-        if w.provider in ("", "user"):  # a user catalog's world
+        if not w.serves_api:  # a user catalog's world
             return NotApplicable("hookproof serves no provider API for a catalog's objects: nothing to fetch")
         walked = state_events(ctx, w)
         story = [e for e in walked if e.object_id == walked[0].object_id] if walked else []

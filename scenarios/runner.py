@@ -550,7 +550,8 @@ class Runner:
             max_attempts_per_event=None, money_prefixes=money_prefixes(self.keys, self.profile),
             provider=self.profile.words(),
         )
-        if self.server_state is not None and expectations.truth:  # what the provider API could have served
+        if self.server_state is not None and expectations.truth and getattr(plan.world, "serves_api", True):
+            # what the provider API could have served
             servable = clock.servable_states(plan.world, expectations.truth.keys())
             if self.state_fields is not None:
                 servable = self.state_fields.servable(plan.world, servable)

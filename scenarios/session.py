@@ -516,7 +516,7 @@ class Session:
         """`expectations` knowing every version the provider API could have served so far: the
         world is never advanced here, so each object's every version up to its current one
         (a world operation changes an object before its events are delivered)."""
-        if not expectations.truth:
+        if not expectations.truth or not getattr(self.world, "serves_api", True):
             return expectations
         servable = servable_states(self.world, expectations.truth.keys())
         if self.explore.state_fields is not None:

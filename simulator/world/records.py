@@ -48,6 +48,9 @@ class RecordReads:
     #: Mercado Pago's payments are reported not found right after their notification;
     #: Stripe's `World` says False.
     api_hides_new_objects: ClassVar[bool] = True
+    #: hookproof serves this world's objects on a provider API (False: a user catalog's, whose
+    #: receiver has nothing to fetch, so no state it stores can have been served).
+    serves_api: ClassVar[bool] = True
 
     def get(self, object_id: str, version: int | None = None) -> dict[str, Any]:
         """A deep copy of the object's snapshot (latest, or at `version`). Raises WorldError."""

@@ -20,7 +20,9 @@ from the seed) and gets fresh values:
   addresses): the object's own, the same in each of its events (`_own_identities`), so no
   two objects share what the provider never lets them share;
 - the status the event sets, at its declared `EventSpec.status` path only (with none, the
-  state is hookproof's knowledge for its checks, never a field added to the body);
+  state is hookproof's knowledge for its checks, never a field added to the body); an
+  update (a type that sets no status) carries there the status the object has, never its
+  example's;
 - the ordering field, increasing with every event of the object: a counter, unix seconds
   or ms, or an RFC 3339 time, as its schema or example says;
 - the event's own top-level times, the event's time in the field's format (`_time_unit`):
@@ -202,6 +204,7 @@ class UserCatalogWorld(RecordWorld):
     """
 
     provider = "user"
+    serves_api = False
 
     def __init__(self, seed: int = 0, *, catalog: UserCatalog, livemode: bool = False, account: str | None = None,
                  start_us: int | None = None, step_us: int = 400_000, api_version: str = "") -> None:
@@ -264,8 +267,9 @@ class UserCatalogWorld(RecordWorld):
             tpath = parse_path(self.catalog.type_field)
             if has_path(body, tpath) or schema_at(spec.schema, tpath) is not None:
                 set_path(body, tpath, spec.type)
-        if spec.state is not None and spec.status_path is not None:
-            set_path(body, parse_path(spec.status_path), spec.state)
+        kept = spec.state if spec.state is not None else self._states.get(oid)  # an update keeps the status
+        if kept is not None and spec.status_path is not None:
+            set_path(body, parse_path(spec.status_path), kept)
         if spec.state is not None:
             self._states[oid] = spec.state
         version = (len(self._record(oid).versions) if oid in self._objects else 0) + 1

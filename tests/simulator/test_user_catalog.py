@@ -216,3 +216,32 @@ def test_an_examples_top_level_time_is_each_events_own(tmp_path: Path) -> None:
     assert len(set(stamps)) == len(events) and stamps == sorted(stamps)
     assert all(e.extra[BODY]["data"]["note"] == "2026-01-01T00:00:00Z" for e in events)
     assert "2026-01-01T00:00:00Z" not in stamps
+
+
+def test_an_update_carries_the_status_its_object_has_not_its_examples(tmp_path: Path) -> None:
+    """A trial's ``subscription.updated`` declared where the body carries the status
+    (``status``) but no status of its own (an update), its example saying ``past_due``: the
+    body said past_due while hookproof judged the object still active, and explore failed a
+    receiver storing what the update said. An update's body now carries the object's status."""
+    def sub(status: str) -> dict[str, Any]:
+        return {"type": "subscription.x", "timestamp": "2026-12-02T09:00:00Z",
+                "data": {"id": "sub_01", "status": status, "plan": "pro", "updated_at": "2026-12-02T09:00:00Z"}}
+
+    paths = {"object_id": "data.id", "status": "data.status", "ordering": "data.updated_at"}
+    events = {
+        "subscription.created": CatalogEventConfig(example=sub("active"), state="active", **paths),
+        "subscription.updated": CatalogEventConfig(example=sub("past_due"), **paths),
+        "subscription.canceled": CatalogEventConfig(example=sub("canceled"), state="canceled", **paths),
+    }
+    user = load_catalog(CatalogConfig(type_field="type", events=events), tmp_path)
+    world = UserCatalogWorld(5, catalog=user)
+    created = world.emit("subscription.created")
+    sent = [created, world.emit("subscription.updated", created.object_id),
+            world.emit("subscription.canceled", created.object_id)]
+    if world.moves_forward("subscription.updated", created.object_id):
+        sent.append(world.emit("subscription.updated", created.object_id))
+    statuses = [e.extra[BODY]["data"]["status"] for e in sent]
+    assert statuses[:3] == ["active", "active", "canceled"]
+    assert statuses[3:] in ([], ["canceled"])
+    assert [e.status for e in sent[:3]] == ["active", None, "canceled"]
+    assert not world.serves_api  # nothing a receiver stores was served by an API
