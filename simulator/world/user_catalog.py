@@ -55,7 +55,8 @@ the id). Events that set a status are stateful (`Event.stateful`).
 Stories (what `scenarios.world_plans` asks of a world): `effect_story` (one event of
 each effectful type, each about a new object), `state_story` (one object of the kind with
 the most status-setting types, through them in catalog order, after another updated twice
-when the kind has an update), `distinct_story` (an
+when the kind has an update), `related_groups` (two new objects' events of distinct
+statuses, each object's released together by `related-burst`), `distinct_story` (an
 effectful type emitted twice on one object, when that makes two keys), `unknown_event`
 (a type the catalog lacks), `quiet_event`, `lifecycle`. `user_events_of_type` serves
 ``hookproof send``.
@@ -360,6 +361,29 @@ class UserCatalogWorld(RecordWorld):
             story += [self.emit(s.type, updated) for s in (*walk[:until + 1], update, update)]
         oid = self.new_object(kinds[0])
         return story + [self.emit(s.type, oid) for s in walk]
+
+    def related_groups(self, count: int = 2) -> list[tuple[Event, ...]]:
+        """`count` new objects of the kind whose types set the most statuses, each through those
+        types in catalog order (an update, a type setting a status an earlier one set, left
+        out): each object's events, whose statuses differ, for `related-burst` to release
+        together (a subscription created ``active``, then ``canceled``: a state read, compared
+        and written without a lock can end on the older). Empty when no kind has two types
+        setting different statuses."""
+        def distinct(kind: str) -> list[EventSpec]:
+            walk: dict[str, EventSpec] = {}
+            for spec in self._of_kind(kind):
+                if spec.state is not None:
+                    walk.setdefault(spec.state, spec)
+            return list(walk.values())
+
+        walks = sorted((distinct(kind) for kind in self._kinds()), key=len, reverse=True)
+        if not walks or len(walks[0]) < 2:
+            return []
+        groups = []
+        for _ in range(count):
+            oid = self.new_object(walks[0][0].kind)
+            groups.append(tuple(self.emit(spec.type, oid) for spec in walks[0]))
+        return groups
 
     def distinct_story(self) -> list[Event]:
         """Per effectful type whose key differs between two events of one object: both events."""

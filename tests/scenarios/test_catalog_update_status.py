@@ -23,6 +23,7 @@ import pytest
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 from standardwebhooks.webhooks import Webhook, WebhookVerificationError
+from starlette.concurrency import run_in_threadpool
 
 from hookproof.catalog_file import CatalogConfig, CatalogEventConfig, load_catalog
 from hookproof.scenarios.observations import ObjectState, Observation
@@ -54,28 +55,49 @@ def profile() -> StandardWebhooksProfile:
     return StandardWebhooksProfile(catalog=load_catalog(CatalogConfig(type_field="type", events=events), Path(".")))
 
 
-def receiver(db: Path, *, blind: bool) -> FastAPI:
+def receiver(db: Path, *, blind: bool = False, racy: bool = False) -> FastAPI:
     """Verifies with the standardwebhooks library, claims the webhook-id and keeps each
-    subscription's newest status by updated_at, in one transaction (`blind`: last write wins)."""
+    subscription's newest status by updated_at, in one transaction. `blind`: the last write
+    wins. `racy`: the stored updated_at is read without a lock, compared in code and, after
+    a pause (a handler's work), written in a transaction of its own (a lost update)."""
     with sqlite3.connect(db) as setup:
         setup.executescript(SCHEMA)
+        setup.execute("PRAGMA journal_mode=WAL")
     app = FastAPI()
+
+    @app.get("/healthz")
+    def healthz() -> dict[str, bool]:
+        return {"ok": True}
 
     @app.post("/webhooks")
     async def webhook(request: Request) -> JSONResponse:
         raw = await request.body()
+        return await run_in_threadpool(handle, dict(request.headers), raw)
+
+    def handle(headers: dict[str, str], raw: bytes) -> JSONResponse:
         try:
-            body = Webhook(SECRET).verify(raw, dict(request.headers))
+            body = Webhook(SECRET).verify(raw, headers)
         except WebhookVerificationError:
             return JSONResponse({"error": "bad signature"}, status_code=401)
         data = body["data"]
-        with sqlite3.connect(db, isolation_level=None) as conn:
+        with sqlite3.connect(db, isolation_level=None, timeout=10) as conn:
             conn.execute("BEGIN IMMEDIATE")
-            if conn.execute("INSERT OR IGNORE INTO seen VALUES (?)", (request.headers["webhook-id"],)).rowcount:
-                newer = "" if blind else " WHERE excluded.updated_at > subscriptions.updated_at"
-                conn.execute("INSERT INTO subscriptions VALUES (?, ?, ?) ON CONFLICT (id) DO UPDATE SET "
-                             f"status = excluded.status, updated_at = excluded.updated_at{newer}",
+            if not conn.execute("INSERT OR IGNORE INTO seen VALUES (?)", (headers["webhook-id"],)).rowcount:
+                conn.execute("COMMIT")
+                return JSONResponse({"duplicate": True})
+            if racy:
+                conn.execute("COMMIT")
+                row = conn.execute("SELECT updated_at FROM subscriptions WHERE id = ?", (data["id"],)).fetchone()
+                if row is not None and row[0] >= data["updated_at"]:
+                    return JSONResponse({"ok": True})
+                time.sleep(0.05)
+                conn.execute("INSERT OR REPLACE INTO subscriptions VALUES (?, ?, ?)",
                              (data["id"], data["status"], data["updated_at"]))
+                return JSONResponse({"ok": True})
+            newer = "" if blind else " WHERE excluded.updated_at > subscriptions.updated_at"
+            conn.execute("INSERT INTO subscriptions VALUES (?, ?, ?) ON CONFLICT (id) DO UPDATE SET "
+                         f"status = excluded.status, updated_at = excluded.updated_at{newer}",
+                         (data["id"], data["status"], data["updated_at"]))
             conn.execute("COMMIT")
         return JSONResponse({"ok": True})
 
