@@ -325,8 +325,9 @@ def storm_scenario(spec: StormSpec, events: Iterable[Event], attempts: Sequence[
     undecided = unknown_reason(results)
     check_views: list[CheckView] = []
     sent = len(attempts)
+    shared: dict[object, object] = {}  # the findings' keys and attempts: one of each across checks
     while results:  # each result (and each finding) dropped once it has its view: not held twice
-        view = views.take_check_view(results)
+        view = views.take_check_view(results, shared)
         if view.check_id == "ack_latency":
             stats = dict(view.stats)
             stats.update(sent=sent, events=len(index.by_event),
@@ -334,6 +335,7 @@ def storm_scenario(spec: StormSpec, events: Iterable[Event], attempts: Sequence[
                          throughput=throughput(attempts, started_at, duration_s))
             view = replace(view, stats=stats)
         check_views.append(view)
+    del shared
     keys = {f.key for v in check_views for f in v.findings}
     # the attempts the findings name, sorted (the findings' own int objects: no set of a million)
     named = sorted(chain.from_iterable(f.attempts for v in check_views for f in v.findings))

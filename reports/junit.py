@@ -21,8 +21,10 @@ from __future__ import annotations
 import io
 import re
 import xml.etree.ElementTree as ET
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from typing import TextIO
+from xml.sax.saxutils import escape
 
 from hookproof.reports._format import finding_line, one_line, utc_iso
 from hookproof.reports.model import CheckView, RunReport, ScenarioReport
@@ -65,18 +67,47 @@ def render_junit(report: RunReport) -> str:
 
 def write_junit(report: RunReport, out: TextIO) -> None:
     """`render_junit`'s text written to `out` as ElementTree serializes it, a tag or a text
-    at a time: a storm's thousands of finding lines are never also one document's text."""
+    at a time, a finding's line at a time in a failure's text: a storm's hundreds of
+    thousands of finding lines are never one text, nor a list of lines."""
     out.write('<?xml version="1.0" encoding="UTF-8"?>\n')
-    ET.ElementTree(_tree(report)).write(out, encoding="unicode")
+    lines = _Lines(out)
+    ET.ElementTree(_tree(report, lines)).write(lines, encoding="unicode")
     out.write("\n")
 
 
-def _tree(report: RunReport) -> ET.Element:
-    """The ``<testsuites>`` element of `report`, indented."""
+@dataclass
+class _Lines:
+    """A text file ElementTree serializes into, whose long texts (a check's finding lines)
+    are written a line at a time as the serializer reaches them: the tree holds a stand-in
+    for each (`stand_in`), a text no real one can be (it holds a character `_x` drops)."""
+
+    out: TextIO
+    texts: dict[str, Callable[[], Iterator[str]]] = field(default_factory=dict)
+
+    def stand_in(self, lines: Callable[[], Iterator[str]]) -> str:
+        """The text to put in the tree for the lines `lines()` gives (XML-legal, not escaped
+        yet; joined by newlines when written)."""
+        token = f"\x00{len(self.texts)}\x00"
+        self.texts[token] = lines
+        return token
+
+    def write(self, piece: str) -> int:
+        """Write `piece`, or the lines it stands in for, escaped as ElementTree escapes a text."""
+        lines = self.texts.pop(piece, None) if piece[:1] == "\x00" else None
+        if lines is None:
+            return self.out.write(piece)
+        written = 0
+        for i, line in enumerate(lines()):
+            written += self.out.write(("\n" if i else "") + escape(line))
+        return written
+
+
+def _tree(report: RunReport, lines: _Lines) -> ET.Element:
+    """The ``<testsuites>`` element of `report`, indented (long texts `lines`' stand-ins)."""
     root = ET.Element("testsuites", {"name": "hookproof"})
     totals = _Totals()
     for scenario in report.scenarios:
-        suite, suite_totals = _suite(report, scenario)
+        suite, suite_totals = _suite(report, scenario, lines)
         totals.add(suite_totals)
         root.append(suite)
     # Attribute order: name first, then the totals (ElementTree keeps insertion order).
@@ -86,7 +117,7 @@ def _tree(report: RunReport) -> ET.Element:
     return root
 
 
-def _suite(report: RunReport, scenario: ScenarioReport) -> tuple[ET.Element, _Totals]:
+def _suite(report: RunReport, scenario: ScenarioReport, lines: _Lines) -> tuple[ET.Element, _Totals]:
     first_sent = min((a.sent_at for a in scenario.attempts), default=report.started_at)
     suite = ET.Element("testsuite", {"name": _x(scenario.id)})
     totals = _Totals(time_s=max(0.0, scenario.duration_s))
@@ -98,7 +129,7 @@ def _suite(report: RunReport, scenario: ScenarioReport) -> tuple[ET.Element, _To
                         ("environment", report.environment), ("seed", str(report.seed)),
                         *((("config", report.config),) if report.config else ())):
         ET.SubElement(properties, "property", {"name": name, "value": _x(value)})
-    cases = [_check_case(scenario, check) for check in scenario.checks]
+    cases = [_check_case(scenario, check, lines) for check in scenario.checks]
     if not cases or scenario.verdict == "error":  # the run's own error must show, too
         cases.append(_scenario_case(scenario))
     for case, kind in cases:
@@ -120,30 +151,35 @@ def _case(scenario: ScenarioReport, name: str) -> ET.Element:
     return ET.Element("testcase", {"classname": _x(scenario.id), "name": _x(name), "time": "0.000"})
 
 
-def _check_case(scenario: ScenarioReport, check: CheckView) -> tuple[ET.Element, str]:
+def _check_case(scenario: ScenarioReport, check: CheckView, lines: _Lines) -> tuple[ET.Element, str]:
     case = _case(scenario, check.check_id)
-    findings = [f for f in check.findings if f.severity == "finding"]
-    advisories = [f for f in check.findings if f.severity == "advisory"]
-    lines = [finding_line(f) for f in findings]
+    findings = sum(1 for f in check.findings if f.severity == "finding")
+    advisories = any(f.severity == "advisory" for f in check.findings)
+
+    def finding_lines() -> Iterator[str]:
+        return (_x(finding_line(f)) for f in check.findings if f.severity == "finding")
+
+    def advisory_lines() -> Iterator[str]:
+        return (_x(f"advisory: {finding_line(f)}") for f in check.findings if f.severity == "advisory")
     if scenario.verdict == "not_applicable" or check.verdict == "not_applicable":
         kind = "skipped"
         reason = scenario.reason or check.detail or "not applicable"
         ET.SubElement(case, "skipped", {"message": _x(one_line(reason))})
     elif check.verdict == "invalid":
         kind = "failure"
-        message = one_line(check.detail) or (f"{len(findings)} finding(s)" if findings else "invalid")
+        message = one_line(check.detail) or (f"{findings} finding(s)" if findings else "invalid")
         failure = ET.SubElement(case, "failure", {"message": _x(message), "type": _x(check.check_id)})
-        failure.text = _x("\n".join(lines)) or None
+        failure.text = lines.stand_in(finding_lines) if findings else None
     elif check.verdict == "valid":
         kind = "pass"
     else:  # unknown, or a verdict this version does not know: never a silent pass
         kind = "error"
         message = one_line(check.detail) or f"verdict {check.verdict}"
         error = ET.SubElement(case, "error", {"message": _x(message), "type": _x(check.check_id)})
-        error.text = _x("\n".join(lines)) or None
+        error.text = lines.stand_in(finding_lines) if findings else None
     if advisories:
         out = ET.SubElement(case, "system-out")
-        out.text = _x("\n".join(f"advisory: {finding_line(f)}" for f in advisories))
+        out.text = lines.stand_in(advisory_lines)
     return case, kind
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import replace
-from typing import Sequence
+from typing import Sequence, cast
 
 import hookproof
 from hookproof.reports.model import (
@@ -70,24 +70,33 @@ def check_view(c: CheckResult) -> CheckView:
                      findings=tuple(map(finding_view, c.findings)))
 
 
-def take_check_view(results: list[CheckResult]) -> CheckView:
+def take_check_view(results: list[CheckResult], shared: dict[object, object] | None = None) -> CheckView:
     """`check_view` of the first of `results`, which is taken out of the list: its findings
     become views one at a time, each Finding dropped once its view is made (when nothing
-    else holds the result), so a storm's million findings are not held twice."""
+    else holds the result), so a storm's million findings are not held twice.
+
+    `shared`: keys and attempt tuples already in views (each its own value), kept across
+    calls: a view whose key (or attempts) equals one there holds that one, so a key every
+    check fails on (a storm's lost and counter findings of each key) is one text, not one
+    per check. Equal values only: the views are the same as without it."""
     c = results.pop(0)
     findings = list(c.findings)
     c = replace(c, findings=())
     findings.reverse()
     made = []
     while findings:
-        made.append(finding_view(findings.pop()))
+        made.append(finding_view(findings.pop(), shared))
     return replace(check_view(c), findings=tuple(made))
 
 
-def finding_view(f: Finding) -> FindingView:
-    """The report's view of one finding (values made JSON-plain)."""
-    return FindingView(f.check_id, f.key, f.message, f.severity, tuple(f.attempts), _plain(f.expected),
-                       _plain(f.actual), f.count)
+def finding_view(f: Finding, shared: dict[object, object] | None = None) -> FindingView:
+    """The report's view of one finding (values made JSON-plain); with `shared`, its key and
+    attempts those equal to them there, when there are (`take_check_view`)."""
+    key, attempts = f.key, tuple(f.attempts)
+    if shared is not None:
+        key = cast(str, shared.setdefault(key, key))  # a str is never equal to a tuple: one dict
+        attempts = cast("tuple[int, ...]", shared.setdefault(attempts, attempts))
+    return FindingView(f.check_id, key, f.message, f.severity, attempts, _plain(f.expected), _plain(f.actual), f.count)
 
 
 def _plain(value: object) -> object:

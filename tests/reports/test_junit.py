@@ -103,6 +103,22 @@ def test_characters_xml_cannot_carry_are_dropped(run_report: RunReport) -> None:
     assert failure is not None and failure.text == "[k] bell and <tag>" and failure.get("message") == "ctl"
 
 
+def test_each_finding_line_escaped_in_its_case_written_line_by_line(run_report: RunReport) -> None:
+    lines = [FindingView("lost", f"k&{i}", "not <applied> & lost", "finding", (i,)) for i in range(3)]
+    advice = FindingView("lost", "a>b", "slow & steady", "advisory")
+    invalid = CheckView("lost", "invalid", findings=(*lines, advice))
+    unknown = CheckView("counter", "unknown", findings=(FindingView("counter", "c<1", "x\x00y", "finding"),))
+    scenario = replace(run_report.scenarios[1], checks=(invalid, unknown))
+    text = render_junit(replace(run_report, scenarios=(scenario,)))
+    assert "\x00" not in text and "k&amp;0] not &lt;applied&gt; &amp; lost (attempts #0)\n[k&amp;1]" in text
+    _, suites = _suites(replace(run_report, scenarios=(scenario,)))
+    case = suites["sender-timeout"].find("testcase[@name='lost']")
+    assert case is not None and (case.findtext("failure") or "").splitlines() == [
+        f"[k&{i}] not <applied> & lost (attempts #{i})" for i in range(3)]
+    assert case.findtext("system-out") == "advisory: [a>b] slow & steady"
+    assert suites["sender-timeout"].findtext("testcase[@name='counter']/error") == "[c<1] xy"
+
+
 def test_standard_consumer_reads_it(run_report: RunReport, tmp_path) -> None:  # type: ignore[no-untyped-def]
     junitparser = pytest.importorskip("junitparser")
     path = tmp_path / "junit.xml"
