@@ -220,7 +220,7 @@ class IdCodes(_Codes):
             grown_hashes = np.zeros(len(self._data), np.int64)
             grown_hashes[:self._n] = hash_of[:self._n]
             hash_of = self._hash_of = grown_hashes
-        self._data[self._n:end] = np.where(plain, data, b"")
+        self._data[self._n:end] = data if plain.all() else np.where(plain, data, b"")
         hash_of[self._n:end] = hashes
         self._n = end
         for name, code in zip(odd, new[~plain].tolist()):
@@ -242,6 +242,8 @@ class IdCodes(_Codes):
         """Put `codes` (held ids, none in the table yet) in the table's empty slots, each at
         the first empty one of its probe (`_steps`; of several new codes meeting at one
         empty slot one takes it, read back from the table, the others probe on)."""
+        import numpy as np
+
         table = self._slots
         mask = len(table) - 1
         hashes = self._hashes()[codes]
@@ -249,8 +251,11 @@ class IdCodes(_Codes):
         while codes.size:
             free = table[slot] < 0
             table[slot[free]] = codes[free]
-            placed = free & (table[slot] == codes)
-            codes, slot, step = codes[~placed], (slot[~placed] + step[~placed]) & mask, step[~placed]
+            left = np.flatnonzero(~(free & (table[slot] == codes)))  # the codes not placed: found once, taken thrice
+            codes, step = codes[left], step[left]
+            slot = slot[left]
+            slot += step
+            slot &= mask
 
     def _spill(self) -> None:
         """Move the dict's ids into the columns (once they outgrow `SMALL`)."""
