@@ -541,7 +541,13 @@ def scan_history(
         n_keys_before = len(key_codes)
         key_heads = _runs(keys)
         head_keys = keys if key_heads is None else list(map(keys.__getitem__, key_heads.tolist()))
-        kc = _key_codes(key_codes, head_keys)
+        # each key hinted with its event's key in the world (an attempt carries its event's key
+        # but for a forged or foreign one): checked on the bytes, no hash or probe of the table
+        hint = None
+        if world is not None and world.keys.codes.columnar:
+            at_world = event_world.data[ev if key_heads is None else ev[key_heads]]
+            hint = np.where(at_world >= 0, world.key[np.maximum(at_world, 0)], -1)
+        kc = _key_codes(key_codes, head_keys, hint)
         if key_heads is not None:
             kc = np.repeat(kc, np.diff(key_heads, append=len(keys)))
         n_keys = len(key_codes)
@@ -690,17 +696,25 @@ def scan_expectations(history: Iterable[Attempt], events: Iterable[Event]) -> Hi
     return scan_history(history, sender_timeout_s=0.0, events=events)
 
 
-def _key_codes(codes: IdCodes | MappedCodes, keys: Sequence[Any]) -> "npt.NDArray[np.int64]":
+def _key_codes(codes: IdCodes | MappedCodes, keys: Sequence[Any],
+               hint: "npt.NDArray[np.integer[Any]] | None" = None) -> "npt.NDArray[np.int64]":
     """The codes of `keys` (business keys or None) in `codes`, new keys getting the next
-    codes in order of first appearance; `NO_GROUP` for None."""
+    codes in order of first appearance; `NO_GROUP` for None. `hint` (a `MappedCodes`
+    only): per key, the base code it likely has (`MappedCodes.code_all`; the codes are
+    the same with or without it)."""
     import numpy as np
 
+    def coded(values: Sequence[Any], hints: "npt.NDArray[np.integer[Any]] | None") -> "npt.NDArray[np.int64]":
+        if hints is not None and isinstance(codes, MappedCodes):
+            return codes.code_all(values, hint=hints)
+        return codes.code_all(values)
+
     if _NONE.isdisjoint(keys):
-        return codes.code_all(keys)
+        return coded(keys, hint)
     out = np.full(len(keys), NO_GROUP, np.int64)
     at = np.flatnonzero(np.fromiter(map(is_not, keys, repeat(None)), np.bool_, len(keys)))
     if at.size:
-        out[at] = codes.code_all(list(map(keys.__getitem__, at.tolist())))
+        out[at] = coded(list(map(keys.__getitem__, at.tolist())), None if hint is None else hint[at])
     return out
 
 

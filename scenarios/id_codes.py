@@ -148,6 +148,29 @@ class IdCodes(_Codes):
         self._append(hashes[at], data[at], plain[at], [values[i] for i in at[~plain[at]].tolist()])
         return codes
 
+    def codes_hinted(self, values: Sequence[str], hint: "npt.NDArray[np.integer[Any]]") -> "npt.NDArray[np.int64]":
+        """The codes of `values` (strings; -1 for an id not held, none added), where
+        `hint[i]` is a code `values[i]` likely has (-1: none): a hint is taken when the
+        column holds exactly that id's UTF-8 bytes at that code (one compare in numpy, no
+        hash and no probe of the table), the others are looked up as `code_all` does. So
+        exactly `code_all(values, add=False)`, whatever the hints. A scan's business keys
+        are hinted with their event's key in the world (`scenarios.history_scan`)."""
+        import numpy as np
+
+        n = len(values)
+        if self._dict is not None or not n:
+            return self.code_all(values, add=False)
+        data, plain = _encoded(values)
+        hint = np.asarray(hint, np.int64)
+        ok = (hint >= 0) & (hint < self._n) & plain & (data != b"")  # b"": an odd id's slot, or the empty id
+        held = self._data[np.where(ok, hint, 0)]
+        ok &= held == data
+        out = np.where(ok, hint, -1)
+        rest = np.flatnonzero(~ok)
+        if rest.size:
+            out[rest] = self.code_all(list(map(values.__getitem__, rest.tolist())), add=False)
+        return out
+
     def _find(self, hashes: "npt.NDArray[np.int64]", data: "npt.NDArray[np.bytes_]") -> "npt.NDArray[np.int64]":
         """The code of each id held in the table (its hash `hashes`, its bytes `data`), -1
         for one not held: every id probes at once, a round per step of the longest probe
@@ -197,7 +220,7 @@ class IdCodes(_Codes):
             grown_hashes = np.zeros(len(self._data), np.int64)
             grown_hashes[:self._n] = hash_of[:self._n]
             hash_of = self._hash_of = grown_hashes
-        self._data[self._n:end] = np.where(plain, data, b"")
+        self._data[self._n:end] = data if plain.all() else np.where(plain, data, b"")
         hash_of[self._n:end] = hashes
         self._n = end
         for name, code in zip(odd, new[~plain].tolist()):
@@ -219,6 +242,8 @@ class IdCodes(_Codes):
         """Put `codes` (held ids, none in the table yet) in the table's empty slots, each at
         the first empty one of its probe (`_steps`; of several new codes meeting at one
         empty slot one takes it, read back from the table, the others probe on)."""
+        import numpy as np
+
         table = self._slots
         mask = len(table) - 1
         hashes = self._hashes()[codes]
@@ -226,8 +251,11 @@ class IdCodes(_Codes):
         while codes.size:
             free = table[slot] < 0
             table[slot[free]] = codes[free]
-            placed = free & (table[slot] == codes)
-            codes, slot, step = codes[~placed], (slot[~placed] + step[~placed]) & mask, step[~placed]
+            left = np.flatnonzero(~(free & (table[slot] == codes)))  # the codes not placed: found once, taken thrice
+            codes, step = codes[left], step[left]
+            slot = slot[left]
+            slot += step
+            slot &= mask
 
     def _spill(self) -> None:
         """Move the dict's ids into the columns (once they outgrow `SMALL`)."""
@@ -441,13 +469,17 @@ class MappedCodes(_Codes):
         out[out < 0] = -1
         return out
 
-    def code_all(self, values: Sequence[str], *, add: bool = True) -> "npt.NDArray[np.int64]":
+    def code_all(self, values: Sequence[str], *, add: bool = True,
+                 hint: "npt.NDArray[np.integer[Any]] | None" = None) -> "npt.NDArray[np.int64]":
         """The codes of `values` (strings), an int64 column; with `add`, ids not seen yet get
-        the next codes in order of first appearance (as `IdCodes.code_all`), else -1."""
+        the next codes in order of first appearance (as `IdCodes.code_all`), else -1.
+        `hint`: per value, the base code it likely has (-1: none; `IdCodes.codes_hinted`),
+        which spares the base's table the values it names; the codes are the same."""
         import numpy as np
 
         n = len(values)
-        wc = self.base.code_all(values if isinstance(values, list) else list(values), add=False)
+        listed = values if isinstance(values, list) else list(values)
+        wc = self.base.code_all(listed, add=False) if hint is None else self.base.codes_hinted(listed, hint)
         codes = np.full(n, -1, np.int64)
         in_base = np.flatnonzero(wc >= 0)
         from_base = self._inverse()

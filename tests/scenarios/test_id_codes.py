@@ -335,3 +335,39 @@ def test_starts_with_answers_as_str_startswith(small: int) -> None:
     for prefixes in [("refund:",), ("refund", "pay/"), ("é:",), ("",), ("ref\x00",), ("\ud800",), ()]:
         for codes in (table, base, mapped, dict(zip(ids, range(len(ids))))):
             assert starts_with(codes, prefixes).tolist() == [name.startswith(prefixes) for name in codes], prefixes
+
+
+@pytest.mark.parametrize("small", [0, IdCodes.SMALL])
+def test_hinted_codes_are_the_codes_whatever_the_hints(small: int) -> None:
+    """`IdCodes.codes_hinted` (and `MappedCodes.code_all` with `hint`) give exactly
+    `code_all(add=False)`'s codes whether a hint is right, another id's code, -1, out of
+    range, or lands on an id the column cannot hold (held as b"") or on the empty id; ids not
+    held are -1 and none is added; a mapping coded with hints codes as one without."""
+    from hookproof.scenarios.id_codes import MappedCodes
+
+    rng = random.Random(11)
+    world = [f"key_{rng.getrandbits(48):012x}" for _ in range(4000)] + ["", "caf\u00e9", "nul\x00", "lone-\ud800"]
+    table = IdCodes(small)
+    table.code_all(world)
+    odd_codes = [table["nul\x00"], table["lone-\ud800"], table[""]]
+    asked = world[::3] + ["key_missing", "", "nul\x00", "lone-\ud800", "caf\u00e9", world[5], world[5]]
+    want = table.code_all(asked, add=False).tolist()
+    right = np.array(want, np.int64)
+    hints = {
+        "right": right,
+        "none": np.full(len(asked), -1, np.int64),
+        "shifted": np.roll(right, 1),
+        "out of range": right + len(table) + 10,
+        "odd slots": np.array([rng.choice(odd_codes) for _ in asked], np.int64),
+        "random": np.array([rng.randrange(-2, len(table) + 3) for _ in asked], np.int64),
+    }
+    for label, hint in hints.items():
+        assert table.codes_hinted(asked, hint).tolist() == want, label
+    assert len(table) == len(world)
+    chunks = _chunks(rng, world + ["msg_a", "msg_b", "x\x00"], [1, 900, 0, 3000, 17])
+    plain, hinted = MappedCodes(table), MappedCodes(table)
+    for chunk in chunks:
+        base_codes = table.code_all(chunk, add=False)
+        wrong = np.where(np.arange(len(chunk)) % 3 == 0, base_codes, np.roll(base_codes, 1))
+        assert hinted.code_all(chunk, hint=wrong).tolist() == plain.code_all(chunk).tolist()
+    assert list(hinted) == list(plain) and len(table) == len(world)
