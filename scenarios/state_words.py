@@ -128,7 +128,7 @@ def overlap_words(truth: ObjectTruth | None, versions: Sequence[int | None], idx
     """``""``, or when the two distinct events that carried `versions` (as `carrier` names them)
     each have an attempt and one attempt of each was in flight while the other was (sent before
     the other was answered, by the history's ``sent_at``/``answered_at``): ``"; "`` and
-    `OVERLAP_SENTENCE`, then ``": "`` and `advice` (the provider's, `EventClock.advice`) when
+    `OVERLAP_SENTENCE`, then ``": "`` and `advice` (`EventClock.overlap_advice`) when
     given. Sequential deliveries (one answered before the other was sent) say nothing."""
     if truth is None or None in versions or len(set(versions)) != 2:
         return ""
@@ -144,9 +144,10 @@ def overlap_words(truth: ObjectTruth | None, versions: Sequence[int | None], idx
 
 
 def _advice(ties: str, expectations: Expectations) -> str | None:
-    """The provider's advice on ordering an object's events, unless `ties` (`tie_words`) said it."""
+    """The advice on ordering an object's overlapping events (`EventClock.overlap_advice`),
+    unless `ties` (`tie_words`) said the provider's."""
     clock = expectations.provider.clock if expectations.provider is not None else None
-    return clock.advice if clock is not None and not ties else None
+    return clock.overlap_advice() if clock is not None and not ties else None
 
 
 def unacknowledged_words(truth: ObjectTruth | None, version: int | None, idx: "CheckIndex") -> str:

@@ -46,6 +46,17 @@ class EventClock:
             value = rfc3339_ns(at_us)
         return f"{self.name} {value}"
 
+    def overlap_advice(self) -> str:
+        """What a state finding ends with when the deliveries of its two events overlapped and
+        the older one's write landed last: with a clock finer than a millisecond, ordering by it
+        works once the comparison and the write are one (Paddle's "use occurred_at ... to reason
+        about event order", developer.paddle.com "How webhooks work"); with a coarser one, where
+        events of one object share a value, the provider's own `advice`."""
+        if self.step_us <= 1_000:
+            return (f"compare {self.name} and write in one statement (an update conditional on the stored "
+                    f"{self.name} being older) or under a row lock")
+        return self.advice
+
     def ties(self, a_us: int, b_us: int) -> bool:
         """True when events at `a_us` and `b_us` carry the same value of this field."""
         return a_us // self.step_us == b_us // self.step_us

@@ -95,3 +95,19 @@ def test_stale_whose_newest_event_was_never_acknowledged_says_so_not_that_writes
                        f"acknowledged (timeout): the receiver may never have applied it; "
                        + STRIPE.after_failures(2))
     assert OVERLAP_SENTENCE not in message
+
+
+def test_a_paddle_overlap_advises_comparing_occurred_at_in_one_write_not_fetching() -> None:
+    """A new user's Paddle twin was told "Paddle documents no other order; fetch the entity"
+    after two overlapping deliveries whose occurred_at differed: Paddle orders by occurred_at
+    (microseconds), so the advice is to compare it in the write itself; fetching is the advice
+    only where the provider's clock cannot tell two events apart (Stripe's whole seconds)."""
+    paddle = get_profile("paddle").words()
+    history = [_attempt(e, i, T0 + a, T0 + b) for i, (e, (a, b)) in enumerate(zip(EVENTS, OVERLAPPING))]
+    expectations = expectations_from(EVENTS, history, sender_timeout_s=5, max_attempts_per_event=None,
+                                     provider=paddle)
+    (result,) = run_checks(["stale"], history, expectations, [Observation(T0 + 10, (), (ObjectState("sub_1", "active"),))])
+    (message,) = [f.message for f in result.findings]
+    assert message.endswith(f"; {OVERLAP_SENTENCE}; compare occurred_at and write in one statement (an update "
+                            "conditional on the stored occurred_at being older) or under a row lock"), message
+    assert "fetch" not in message
