@@ -26,6 +26,7 @@ from paddle_billing.Entities.Subscription import Subscription as ApiSubscription
 from paddle_billing.Entities.Transaction import Transaction as ApiTransaction
 from paddle_billing.Notifications import Secret, Verifier
 from paddle_billing.Notifications.Entities.Adjustment import Adjustment
+from paddle_billing.Notifications.Entities.Shared import AdjustmentActionType
 from paddle_billing.Notifications.Entities.Subscription import Subscription
 from paddle_billing.Notifications.Entities.SubscriptionCreated import SubscriptionCreated
 from paddle_billing.Notifications.Entities.Transaction import Transaction
@@ -200,6 +201,9 @@ def test_statuses_follow_the_story() -> None:
                     *billed, *paid]  # the resume
     adjustment = next(b["data"] for b in bodies if b["event_type"] == "adjustment.created")
     assert (adjustment["action"], adjustment["status"]) == ("refund", "approved")  # type: ignore[index]
+    # a partial refund says so (a new user's Node SDK declares `type` required: full or partial)
+    assert adjustment["type"] == "partial"  # type: ignore[index]
+    assert Adjustment.from_dict(adjustment).type == AdjustmentActionType.Partial  # type: ignore[arg-type]
 
 
 def test_a_trial_checkout_charges_nothing_and_its_end_bills_the_plan() -> None:
