@@ -144,6 +144,9 @@ class StormPlan:
         late: share of events with a status held back until after their object's next event.
         api_transient: share of objects the provider API hides on their first fetch.
         seed: drives every random choice.
+        replayed: the provider's manual replay of an event (`Profile.replayed`, given the
+            wave's number): a wave sends that (Paddle's: a new notification of the same
+            event); None: the event as it was sent.
 
     Raises:
         ValueError: a parameter out of range.
@@ -152,7 +155,8 @@ class StormPlan:
     def __init__(self, events: Iterable[Event | Rendered], *, duplicates: float = 0.0, burst: int = 1,
                  reorder_window: int = 1, wave_window_s: float = 5.0, wave_events: int = 0,
                  related: float = 0.0, older_redelivery: float = 0.0, late: float = 0.0,
-                 api_transient: float = 0.0, seed: int = 0) -> None:
+                 api_transient: float = 0.0, seed: int = 0,
+                 replayed: Callable[[Event, int], Event] | None = None) -> None:
         for name, share in (("duplicates", duplicates), ("related", related), ("older_redelivery", older_redelivery),
                             ("late", late), ("api_transient", api_transient)):
             if not 0.0 <= share <= 1.0:
@@ -186,7 +190,8 @@ class StormPlan:
         # (sent at, event id, object id, the item, or how to render it again when its source can)
         self._sent: deque[tuple[float, str, str, Rendered | Callable[[], Rendered]]] = deque()
         # queued replays: (the item or how to render it, delivery id, copy, tags), rendered when released
-        self._replays: deque[tuple[Rendered | Callable[[], Rendered], str, int, tuple[str, ...]]] = deque()
+        self._replays: deque[tuple[Rendered | Callable[[], Rendered], str, int, tuple[str, ...], int]] = deque()
+        self._replayed = replayed
         self._tick = 0
         self._waves = 0
         self.exhausted = False
@@ -401,15 +406,19 @@ class StormPlan:
         # its event is rendered again only when `next_replay` releases it (a wave queues
         # thousands at once, and those the storm ends before are never rendered)
         for event_id, (object_id, r) in window:
-            self._replays.append((r, *self._delivery(event_id, object_id, tag)))
+            self._replays.append((r, *self._delivery(event_id, object_id, tag), self._waves))
         return len(window)
 
     def next_replay(self) -> Send | None:
         """The next queued replay, or None."""
         if not self._replays:
             return None
-        r, delivery_id, copy, tags = self._replays.popleft()
+        r, delivery_id, copy, tags, wave = self._replays.popleft()
         item = r if isinstance(r, Rendered) else r()
+        if self._replayed is not None:
+            event = self._replayed(item.event, wave)
+            if event is not item.event:  # a new delivery entity: its own envelope, rendered by the sender
+                return Send(event, delivery_id, copy, tags, None)
         return Send(item.event, delivery_id, copy, tags, item.envelope)
 
     @property

@@ -64,7 +64,7 @@ class StormUser(FastHttpUser):
                               reorder_window=spec.reorder_window, wave_window_s=spec.wave_window_s,
                               wave_events=spec.wave_events, related=spec.related,
                               older_redelivery=spec.older_redelivery, late=spec.late,
-                              api_transient=spec.api_transient, seed=self.seed)
+                              api_transient=spec.api_transient, seed=self.seed, replayed=profile.replayed)
         self.shape = spec.load_shape()
         self.waves = list(wave_times(spec.duration_s, spec.waves))
         elapsed = STATE.elapsed()

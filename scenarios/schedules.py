@@ -46,8 +46,8 @@ class Step:
     ``burst`` (`copies`), ``drop_response`` or ``timeout`` (each with `event` index),
     ``advance_clock`` (`seconds`), ``burst_related`` (`events`: different events of one
     new object released together, the race transport over real sockets),
-    ``redeliver_window`` (`count`: the last `count` acknowledged events delivered again,
-    in order) or ``api_fault`` (`event` index, `status`: the provider API answers the next
+    ``redeliver_window`` (`count`: the last `count` acknowledged events replayed by the
+    provider, in order: Paddle's replay a new notification of each, `Profile.replayed`) or ``api_fault`` (`event` index, `status`: the provider API answers the next
     fetch of that event's object, and of the event, with `status`, then recovers).
     """
 

@@ -129,6 +129,7 @@ class Session:
         self.steps: list[Step] = []
         self.marks: list[tuple[int, int]] = []  # (events emitted, attempts made) after each step
         self.attempts_of: dict[int, int] = {}
+        self._replays: dict[int, int] = {}  # event index -> the provider's manual replays of it sent so far
         self.acked: set[int] = set()
         self.ack_order: list[int] = []  # events in the order they were first acknowledged
         self.sendable: list[int] = []  # events of the types the receiver is sent (enabled_events)
@@ -340,7 +341,7 @@ class Session:
             note = ", ".join(_outcome(a) for a in attempts)
         elif step.op == "redeliver_window":
             window = self.ack_order[-int(step.count or 1):]
-            attempts = self.loop.run_until_complete(self._one_by_one(window, op="redeliver"))
+            attempts = self.loop.run_until_complete(self._one_by_one(window, op="replay"))
             note = ", ".join(_outcome(a) for a in attempts) or "nothing acknowledged yet"
         elif step.op == "api_fault":
             note = self._api_fault(self.world.events[self._event(step)], int(step.status or 500))
@@ -398,16 +399,26 @@ class Session:
             self.ack_order.append(index)
 
     async def _attempt(self, index: int, *, op: str = "deliver", mutations: tuple[Mutation, ...] = ()) -> Attempt:
+        """One attempt of event #`index`. `op` ``replay``: the provider's manual replay of it
+        (`Profile.replayed`: Paddle's is a new notification of the same event), else the
+        delivery as it was."""
         event = self.event(index)
+        delivery_id = f"dlv_{event.id}_1"
+        if op == "replay":
+            replay = self._replays.get(index, 0) + 1
+            replayed = self.explore.profile.replayed(event, replay)
+            if replayed is not event:  # a new delivery entity (Paddle's notification_id)
+                self._replays[index] = replay
+                event, delivery_id = replayed, f"dlv_{event.id}_r{replay}"
         number = self.attempts_of.get(index, 0) + 1
         self.attempts_of[index] = number
         self._changed()
         tags: tuple[str, ...] = self._tags(event, tuple(m.value for m in mutations))
         delivery = Delivery(
-            delivery_id=f"dlv_{event.id}_1", event=event, copy=1, mutations_first=mutations, mutations_retry=mutations,
+            delivery_id=delivery_id, event=event, copy=1, mutations_first=mutations, mutations_retry=mutations,
             drop_responses=number if op == "drop_response" else 0,
             sender_timeout_s=0.001 if op == "timeout" else None, timeouts=0,
-            tags=tags + (("redeliver",) if op == "redeliver" else ()),
+            tags=tags + (("redeliver",) if op in ("redeliver", "replay") else ()),
         )
         attempt = await self.dispatcher.attempt(delivery, number)
         if attempt.outcome is Outcome.ACKED and op != "timeout":

@@ -282,7 +282,8 @@ def machine_for(explore: ExploreTarget, *, seed: int = 0, provider_state: Any = 
         @precondition(lambda self: len(self.session.acked) >= 2)
         @rule(count=st.integers(min_value=2, max_value=WINDOW_MAX))
         def redeliver_window(self, count: int) -> None:
-            """The last `count` acknowledged events delivered again (mass-redelivery-window)."""
+            """The last `count` acknowledged events replayed by the provider (mass-redelivery-window:
+            Paddle's replay is a new notification of each event, `Profile.replayed`)."""
             self._run(Step("redeliver_window", count=count))
 
         @precondition(lambda self: self.session.provider_state is not None and bool(self.session.pending()))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 
 import pytest
@@ -227,3 +228,37 @@ def test_no_group_and_its_replay_exceed_the_largest_group(burst: int) -> None:
     assert max(sizes) <= largest_group(burst)
     if burst <= 4:  # the bound is met: a related burst of max(3, burst) with its state change, and a replay
         assert largest_group(burst) in sizes
+
+
+def test_a_paddle_wave_sends_new_notifications_of_the_same_events() -> None:
+    """Paddle's replay (POST /notifications/{id}/replay) is a new notification of the same event:
+    a new notification_id, the same event_id. A new user's receiver claiming notification_id
+    applied a replayed event twice, and the storm's waves, which kept the first notification,
+    passed it; a wave now sends what the profile's replay sends, each wave a new notification."""
+    from hookproof.loadtests.stories import StoryBook
+    from hookproof.simulator.profiles import get_profile
+    from hookproof.simulator.world import new_world
+
+    profile = get_profile("paddle")
+    book = StoryBook(new_world("paddle", 3), profile, lambda e: e.business_key is not None or e.stateful)
+    plan = StormPlan(book.stream(max_events=60), wave_window_s=100.0, seed=5, replayed=profile.replayed)
+    firsts = {s.event.id: s for g in (plan.next_group(elapsed_s=t * 0.01) for t in range(40)) for s in g}
+    notifications: dict[str, set[str]] = {}
+    for wave in (1, 2):
+        queued = plan.start_wave(1.0 + wave)
+        replays = [plan.next_replay() for _ in range(queued)]
+        assert queued == len(firsts) and plan.next_replay() is None
+        for r in replays:
+            assert r is not None and r.envelope is None and r.tags == (f"copies=wave-{wave}",)
+            body = json.loads(profile.envelope(r.event).body)
+            first = firsts[r.event.id]
+            assert first.envelope is not None
+            assert body["event_id"] == json.loads(first.envelope.body)["event_id"] == r.event.id
+            notifications.setdefault(r.event.id, {json.loads(first.envelope.body)["notification_id"]}).add(
+                body["notification_id"])
+    assert all(len(ids) == 3 for ids in notifications.values())  # the first and one per wave, all different
+    stripe = StormPlan(_events(20), wave_window_s=100.0, seed=5, replayed=get_profile("stripe").replayed)
+    sent = {s.event.id: s for s in (stripe.next_group(elapsed_s=t * 0.1)[0] for t in range(10))}
+    assert stripe.start_wave(1.0) == 10
+    for r in iter(stripe.next_replay, None):  # Stripe resends the event as it was
+        assert r.event is sent[r.event.id].event and r.envelope is sent[r.event.id].envelope

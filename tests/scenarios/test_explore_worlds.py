@@ -351,3 +351,32 @@ def test_a_paddle_counter_reads_its_string_minor_units() -> None:
         assert mapping.counter_of(event) == (event.object["customer_id"], int(total))
     with pytest.raises(ConfigError, match="data.currency_code: is '[A-Z]{3}', not an integer amount"):
         parse_config(text.replace("data.details.totals.grand_total", "data.currency_code"), "hookproof.toml")
+
+
+@pytest.mark.slow
+def test_the_paddle_twin_claiming_notification_ids_is_found_by_a_replayed_window(tmp_path: Path) -> None:
+    """A new user's Paddle receiver claimed ``notification_id`` instead of ``event_id``: certify's
+    mass-redelivery found it, explore passed it at 300 examples, its window redelivery sending
+    the first notification again. `redeliver_window` now sends Paddle's replay (a new
+    notification of the same event, `Profile.replayed`): the twin is found in at least one of
+    three searches at the default budget, always through a replayed window, never otherwise."""
+    from examples.receivers.paddle_billing import create_app
+
+    count = itertools.count()
+    secret = SECRETS["paddle"]
+
+    def open_() -> Prepared:
+        db = tmp_path / f"ntf-{next(count)}.sqlite"
+        return Prepared(Target(app=create_app(str(db), secret, dedupe_on="notification_id")),
+                        sqlite_observer(db, "paddle"))
+
+    target = ExploreTarget(profile=get_profile("paddle"), secrets=(secret,), open=open_,
+                           describe="in-process paddle_billing claiming notification_id", settle_window_s=0.02)
+    failures = [explore(target, max_examples=100, seed=seed, provider_state=ServerState()).failure
+                for seed in (1, 3, 7)]
+    found = [f for f in failures if f is not None]
+    assert found, "the notification_id twin passed three searches"
+    for failure in found:
+        assert {f.check_id for f in failure.findings} == {"duplicated"}, failure.summary()
+        assert any(step.op == "redeliver_window" for step in failure.steps), format_steps(
+            failure.steps, failure.event_types)
