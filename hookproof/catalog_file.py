@@ -80,14 +80,17 @@ class CatalogConfig(BaseModel):
     events: dict[str, CatalogEventConfig] = Field(default_factory=dict)
 
 
-def _read(path: Path, shown: str) -> Any:
-    """A YAML or JSON file's content. Raises ConfigError naming `shown`."""
+def _read(path: Path, shown: str, field: str | None = None) -> Any:
+    """A YAML or JSON file's content. Raises ConfigError naming `shown`; one that cannot be
+    opened, when a config `field` names it, names that field instead (its line is the config's)."""
     import yaml
 
     try:
         with path.open("rb") as f:
             raw = f.read(MAX_FILE_BYTES + 1)
     except OSError as exc:
+        if field is not None:
+            raise ConfigError(f"cannot read {shown}: {exc.strerror or exc}", field=field) from None
         raise ConfigError(f"cannot read it: {exc.strerror or exc}", path=shown) from None
     if len(raw) > MAX_FILE_BYTES:
         raise ConfigError(f"larger than {MAX_FILE_BYTES} bytes", path=shown)
@@ -151,7 +154,7 @@ def _openapi_specs(path: Path, shown: str) -> tuple[dict[str, dict[str, Any]], s
     ``x-hookproof-type-field``. Raises ConfigError naming the file, webhook and field."""
     from openapi_spec_validator import OpenAPIV31SpecValidator
 
-    doc = _read(path, shown)
+    doc = _read(path, shown, "catalog.openapi")
     if not isinstance(doc, Mapping) or not str(doc.get("openapi", "")).startswith("3.1"):
         found = doc.get("openapi") if isinstance(doc, Mapping) else None
         raise ConfigError(f"openapi: not an OpenAPI 3.1 document (openapi is {found!r}; webhooks need 3.1)",
@@ -228,7 +231,7 @@ def load_catalog(catalog: CatalogConfig, base_dir: Path) -> Any:
                 fields[attr] = value
         for attr, value in (("schema", entry.json_schema), ("example", entry.example)):
             if isinstance(value, str):
-                content = _read(base_dir / value, value)
+                content = _read(base_dir / value, value, f"{field}.{attr}")
                 value = _Refs(content, base_dir / value, value).inline(content, f"{field}.{attr}") \
                     if attr == "schema" else content
             if value is not None:
@@ -293,12 +296,30 @@ def _check_paths(spec: Any, shown: str | None, where: str) -> None:
         settable = attr in ("object_id", "event_id", "ordering", "status")  # the world writes them
         if (spec.schema is not None or not settable) and not _has(spec, path):
             _fail(f"{name(attr)}: the schema has no field {dotted(path)}", shown, where)
+    if spec.state is not None and spec.status is not None and spec.schema is not None:
+        _check_state(spec, name("state"), shown, where)
     if spec.key is not None:
         for field in re.findall(r"\{([^{}]*)\}", spec.key):
             if not field.strip():
                 _fail(f"{name('key')}: {spec.key}: an empty {{}} names no field", shown, where)
             elif not _has(spec, tuple(field.strip().split("."))):
                 _fail(f"{name('key')}: {spec.key}: the schema has no field {field.strip()}", shown, where)
+
+
+def _check_state(spec: Any, named: str, shown: str | None, where: str) -> None:
+    """`spec`'s state is a value its schema allows at its status path (a misspelt
+    ``cancelled`` where the enum says ``canceled``): else one error naming the state."""
+    from jsonschema import Draft202012Validator
+
+    from hookproof.simulator.world.json_instances import dotted, parse_path, schema_at
+
+    at = schema_at(spec.schema, parse_path(spec.status))
+    if at is None:
+        return
+    error = next(iter(Draft202012Validator(at).iter_errors(spec.state)), None)
+    if error is not None:
+        _fail(f"{named}: {spec.state!r} is not a status the schema allows at {dotted(parse_path(spec.status))}: "
+              f"{error.message[:160]}", shown, where)
 
 
 def _check_bodies(user: Any) -> None:

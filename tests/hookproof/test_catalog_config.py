@@ -90,7 +90,20 @@ CASES = [
         '{$ref: "#/components/schemas/Order"}').replace("required: [id, total]", "required: [id, total, code]"),
                "webhooks.yaml: webhook order.placed: the body hookproof made (give an example) does not match the "
                "schema at data.code: "),
-    BadCatalog("missing-document", DOC_CONFIG, None, "webhooks.yaml: cannot read it: No such file or directory"),
+    # a new user's typo in the config's file name: the config's file, line and field, as every config error
+    BadCatalog("missing-document", DOC_CONFIG, None,
+               "hookproof.toml:12: catalog.openapi: cannot read webhooks.yaml: No such file or directory"),
+    BadCatalog("missing-example-file",
+               TARGET + '\n[catalog.events."order.placed"]\nexample = "placed.json"\nobject_id = "data.id"\n', None,
+               'hookproof.toml:12: catalog.events."order.placed".example: cannot read placed.json: '
+               "No such file or directory"),
+    # a new user's x-hookproof-state spelt otherwise than the schema's enum: the state named, not the example
+    BadCatalog("state-outside-the-enum", DOC_CONFIG, document(
+        '{$ref: "#/components/schemas/Order"}',
+        extensions="      x-hookproof-object-id: data.id\n      x-hookproof-status: data.code\n"
+                   "      x-hookproof-state: cancelled\n"),
+               "webhooks.yaml: webhook order.placed: x-hookproof-state: 'cancelled' is not a status the schema "
+               "allows at data.code: 'cancelled' does not match '^[A-Z]{3}-[0-9]{4}$'"),
     BadCatalog("catalog-for-stripe", DOC_CONFIG.replace('"generic-hmac"', '"stripe"'), document(),
                "hookproof.toml:11: catalog: the stripe profile sends its provider's own events; a catalog is "
                "for generic-hmac, standard-webhooks, svix"),
