@@ -73,7 +73,7 @@ def parse_config(text: str, source: str = DEFAULT_PATH, *, secrets: bool = True)
         if err["type"] == "missing":
             message = "is required"
         elif err["type"] == "extra_forbidden":
-            message = "unknown key" + UNKNOWN_KEY_HINTS.get(dotted, "")
+            message = "unknown key" + (UNKNOWN_KEY_HINTS.get(dotted) or _closest_key(dotted))
         if (dotted == "observer" and message.startswith("state_fields.")) or \
                 (dotted == "observer.state_fields" and ": " in message):  # "<kind>: ...": that entry's line
             kind, _, message = message.removeprefix("state_fields.").partition(": ")
@@ -242,6 +242,20 @@ def _field_path(loc: tuple[int | str, ...]) -> str:
         parts.append(str(p))
         model = _model_of(fields[p].annotation)
     return ".".join(parts)
+
+
+def _closest_key(dotted: str) -> str:
+    """`` (did you mean effects?)`` for an unknown key close to a key its table has (a new
+    user's ``effect``), else ``""``."""
+    import difflib
+
+    parent, _, name = dotted.rpartition(".")
+    model = _model_at(parent)
+    if model is None:
+        return ""
+    names = [f.alias or n for n, f in model.model_fields.items() if n != "source"]
+    close = difflib.get_close_matches(name, names, n=1, cutoff=0.7)
+    return f" (did you mean {close[0]}?)" if close else ""
 
 
 def _model_at(dotted: str) -> Any:

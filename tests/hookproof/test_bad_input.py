@@ -380,3 +380,23 @@ def test_serve_on_a_busy_port_is_one_line_and_no_success_line(tmp_path: Path) ->
     line = _one_line_error(run)
     assert line.startswith(f"hookproof: cannot listen on 127.0.0.1:{port}: "), line
     assert "provider API at" not in run.stdout, run
+
+
+@pytest.mark.parametrize(("observer", "line", "said"), [
+    ('effect = "SELECT business_key FROM effects"', 8, "observer.effect: unknown key (did you mean effects?)"),
+    ('effects = "SELECT business_key FROM effects"\nstate_feilds = {}', 9,
+     "observer.state_feilds: unknown key (did you mean state_fields?)"),
+    ('effects = "SELECT business_key FROM effects"\nzzz = 1', 9, "observer.zzz: unknown key"),
+])
+def test_an_unknown_key_close_to_one_its_table_has_says_which(tmp_path: Path, observer: str, line: int,
+                                                              said: str) -> None:
+    """A new user wrote ``effect =``: the error names the key it likely meant."""
+    from hookproof.config import load_config
+    from hookproof.errors import ConfigError
+
+    path = tmp_path / "hookproof.toml"
+    path.write_text('[target]\nurl = "http://127.0.0.1:9/webhooks"\nsecret = "whsec_x"\n\n'
+                    f'[observer]\nkind = "sql"\nurl = "sqlite:///x.db"\n{observer}\n', encoding="utf-8")
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+    assert str(caught.value) == f"{path}:{line}: {said}"
