@@ -114,6 +114,15 @@ class Context:
         """The event's business key: the team's mapping (`scenarios.business_keys`), else built in."""
         return event.business_key if self.keys is None else self.keys.key_of(event)
 
+    @property
+    def world_name(self) -> str:
+        """How a reason names the world the scenarios draw from: ``the Paddle Billing world``,
+        or ``your catalog`` for a user's own events (a new user read "the Standard Webhooks
+        world" as its catalog ignored)."""
+        if getattr(self.profile, "catalog", None) is not None:
+            return "your catalog"
+        return f"the {self.profile.title} world"
+
     def sends(self, stripe_type: str) -> bool:
         """True when the provider sends `stripe_type` to this receiver."""
         if self.profile.provider_type(stripe_type) is None:
@@ -475,7 +484,7 @@ def _need(events: Sequence[Event], what: str, ctx: Context | None = None) -> Not
     if ctx.keys is not None and "effectful" in what:
         return NotApplicable(f"the team's business keys make none of this scenario's events effectful "
                              f"(business_keys, builtin_keys): no {what} events to send")
-    return NotApplicable(f"the {ctx.profile.title} world tells no story with {what} events")
+    return NotApplicable(f"{ctx.world_name} tells no story with {what} events")
 
 
 def _one_state(events: Sequence[Event], what: str, ctx: Context) -> NotApplicable | None:
@@ -493,7 +502,7 @@ def _one_state(events: Sequence[Event], what: str, ctx: Context) -> NotApplicabl
     if ctx.state_fields and any(ctx.state_fields.get(e.object_type) for e in events):
         return None
     said = ", ".join(sorted({str(e.status) for e in events}))
-    where = "the receiver is sent" if ctx.enabled is not None else f"the {ctx.profile.title} world tells"
+    where = "the receiver is sent" if ctx.enabled is not None else f"{ctx.world_name} tells"
     why = " (enabled_events)" if ctx.enabled is not None else ""
     return NotApplicable(f"{where} no story with two {what} events of one object in different states{why}: "
                          f"each object's events all say {said}, so any order shows the provider's state")
@@ -569,7 +578,7 @@ def _stale_after_newer(ctx: Context, w: World) -> Plan | NotApplicable:
     events = state_events(ctx, w)
     if len(events) < 2:
         if ctx.enabled is None:
-            return NotApplicable(f"the {ctx.profile.title} world tells no story with two {_stateful(w)} events")
+            return NotApplicable(f"{ctx.world_name} tells no story with two {_stateful(w)} events")
         return NotApplicable(f"the receiver is sent fewer than two {_stateful(w)} events (enabled_events)")
     if (na := _one_state(events, _stateful(w), ctx)) is not None:
         return na
@@ -640,7 +649,7 @@ def _updates_same_object(ctx: Context, w: World) -> Plan | NotApplicable:
             what += f" (of a kind whose states the observer reads: {', '.join(sorted(kinds))})"
         if ctx.enabled is not None:
             return NotApplicable(f"the receiver is sent no {what} (enabled_events)")
-        return NotApplicable(f"the {ctx.profile.title} world tells no story with {what}")
+        return NotApplicable(f"{ctx.world_name} tells no story with {what}")
     owed = any(ctx.key_of(e) or (ctx.keys is not None and _moves_counter(ctx.keys, e)) for e in run)
     return Plan(w, (Phase(run),), owes_effects=owed)
 
@@ -883,7 +892,7 @@ def _fetch_overtaken(ctx: Context, w: World) -> Plan | NotApplicable:
         walked = state_events(ctx, w)
         story = [e for e in walked if e.object_id == walked[0].object_id] if walked else []
         if len(story) < 3 or story[-1].status == story[1].status:
-            return NotApplicable(f"the {ctx.profile.title} world tells no story of three states of one object "
+            return NotApplicable(f"{ctx.world_name} tells no story of three states of one object "
                                  "the receiver is sent (enabled_events)")
         return Plan(w, (Phase((story[0],)), Phase((story[1],), held=True), Phase((story[-1],))),
                     owes_effects=False, held_fetch=story[1].object_id)

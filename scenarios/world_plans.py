@@ -41,7 +41,7 @@ def _distinct(ctx: Any, w: Any) -> Any:
     story = w.distinct_story()
     events = [e for e in story if ctx.sends(e.type) and ctx.key_of(e)]
     if not events and ctx.enabled is None and (ctx.keys is None or not story):  # the world has no such story
-        return NotApplicable(f"no object in the {ctx.profile.title} world gets two effects of its own: each "
+        return NotApplicable(f"no object in {ctx.world_name} gets two effects of its own: each "
                              "effectful type's business key is the same for every event of one object (one effect "
                              "per object), so deduplicating by object loses nothing")
     if (na := _need(events, "effectful", ctx)) is not None:
@@ -88,8 +88,7 @@ def _redelivered(plan: FaultPlan) -> Callable[[Any, Any], Any]:
 def _untold(ctx: Any) -> Any:
     from hookproof.scenarios.catalog import NotApplicable
 
-    return NotApplicable(f"written over the billing world's objects; {ctx.profile.title} has no equivalent "
-                         f"story in its world")
+    return NotApplicable(f"written over the billing world's objects; {ctx.world_name} has no equivalent story")
 
 
 def _related_burst(ctx: Any, w: Any) -> Any:
@@ -198,5 +197,4 @@ def plan_for(scenario: Any, ctx: Any, world: Any) -> Any:
         return own(ctx, world)
     if scenario.id in STORY_SCENARIOS:
         return scenario.build(ctx, world)
-    return NotApplicable(f"written over the billing world's objects; {ctx.profile.title} has no equivalent "
-                         f"story in its world")
+    return NotApplicable(f"written over the billing world's objects; {ctx.world_name} has no equivalent story")

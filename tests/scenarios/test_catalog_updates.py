@@ -95,7 +95,7 @@ def test_distinct_events_names_why_no_object_gets_two_effects_under_the_team_s_k
     ctx = Context(profile=profile, keys=config.key_mapping())
     plan = CATALOG["distinct-events-same-object"].plan(ctx, new_world(profile.world, 2))
     assert isinstance(plan, NotApplicable)
-    assert plan.reason.startswith("no object in the "), plan.reason
+    assert plan.reason.startswith("no object in your catalog "), plan.reason
 
 
 def test_the_state_story_leaves_an_updated_object_in_a_compared_status_before_walking_another(
@@ -136,7 +136,7 @@ def test_state_scenarios_comparing_one_status_are_not_applicable_unless_fields_a
     for scenario in ("reorder", "stale-after-newer"):
         plan = CATALOG[scenario].plan(Context(profile=profile), new_world(profile.world, 2))
         assert isinstance(plan, NotApplicable), scenario
-        assert plan.reason == ("the Svix world tells no story with two status-setting events of one object in "
+        assert plan.reason == ("your catalog tells no story with two status-setting events of one object in "
                                "different states: each object's events all say active, so any order shows the "
                                "provider's state"), plan.reason
         compared = CATALOG[scenario].plan(Context(profile=profile, state_fields={"user": ("first_name",)}),

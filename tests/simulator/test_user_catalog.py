@@ -196,7 +196,7 @@ def test_one_effect_per_object_makes_distinct_events_not_applicable_saying_why(t
     profile = StandardWebhooksProfile(catalog=user)
     plan = CATALOG["distinct-events-same-object"].plan(Context(profile=profile), UserCatalogWorld(3, catalog=user))
     assert isinstance(plan, NotApplicable)
-    assert plan.reason == (f"no object in the {profile.title} world gets two effects of its own: each effectful "
+    assert plan.reason == ("no object in your catalog gets two effects of its own: each effectful "
                            "type's business key is the same for every event of one object (one effect per object), "
                            "so deduplicating by object loses nothing")
     effects = CATALOG["duplicate-sequential"].plan(Context(profile=profile), UserCatalogWorld(3, catalog=user))
