@@ -17,6 +17,7 @@ from pydantic import BaseModel, ValidationError
 
 from hookproof.catalog_file import check_catalog
 from hookproof.config_model import (
+    COUNTER_KEY_EXAMPLES,
     PLACEHOLDERS,
     ChaosConfig,
     Config,
@@ -87,6 +88,10 @@ def parse_config(text: str, source: str = DEFAULT_PATH, *, secrets: bool = True)
         if len(loc) == 3 and loc[0] == "counters" and isinstance(loc[1], str) and loc[2] in CounterConfig.model_fields:
             # a counter's own field (its key): that line, the field named with the quoted type
             at = TomlLines(text).line_of("counters", loc[1], str(loc[2]))
+            target = data.get("target") if isinstance(data.get("target"), dict) else {}
+            example = COUNTER_KEY_EXAMPLES.get(str(target.get("profile", "stripe")))
+            if example is not None:  # the example in the config's own profile's events
+                message = message.replace(COUNTER_KEY_EXAMPLES["stripe"], example)
             return _raise(message, source, f'counters."{loc[1]}".{loc[2]}', at or field_line(text, dotted) or 1)
         return _raise(message, source, dotted, field_line(text, dotted) or 1)
     _check_dirs(config, text, source)

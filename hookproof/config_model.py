@@ -342,6 +342,16 @@ class RunConfig(StrictModel):
         return v
 
 
+#: A counter's key naming the customer an amount belongs to, in each profile's events (the
+#: example a constant counter key's error gives; `config.parse_config` picks the config's profile's).
+COUNTER_KEY_EXAMPLES: dict[str, str] = {
+    "stripe": "{data.object.customer}", "generic-hmac": "{data.object.customer}",
+    "standard-webhooks": "{data.object.customer}", "svix": "{data.object.customer}",
+    "paddle": "{data.customer_id}", "shopify": "{customer.id}", "mercadopago": "{data.id}",
+    "github": "{repository.id}",
+}
+
+
 class CounterConfig(StrictModel):
     """`[counters."<event type>"]`: the counter an event of that type moves.
 
@@ -366,7 +376,7 @@ class CounterConfig(StrictModel):
                 f"{v!r} names no field of the event, so every event moves one shop-wide counter; "
                 "hookproof compares each counter with the events one scenario sent, and a shop-wide total "
                 "also sums the other scenarios and earlier runs, so it would fail on a correct receiver. "
-                "Name the object the amount belongs to, e.g. key = \"{data.object.customer}\" "
+                f"Name the object the amount belongs to, e.g. key = \"{COUNTER_KEY_EXAMPLES['stripe']}\" "
                 "(README: Counters)")
         return v
 

@@ -62,3 +62,15 @@ def test_a_counter_keyed_by_customer_passes_on_the_correct_receiver(tmp_path: Pa
     counted = {s.id: [c.verdict for c in s.checks if c.check_id == "counter"] for s in report.scenarios}
     assert counted == {"duplicate-sequential": ["valid"], "mass-redelivery": ["valid"]}, counted
     assert report.verdict == "pass", [(s.id, s.verdict, s.reason) for s in report.scenarios]
+
+
+def test_the_example_is_in_the_configs_own_profiles_events(tmp_path: Path) -> None:
+    """A new user's Paddle config was told to write key = "{data.object.customer}", a Stripe path."""
+    path = tmp_path / "hookproof.toml"
+    path.write_text('[target]\nurl = "http://127.0.0.1:9/webhooks"\nprofile = "paddle"\nsecret = "pdl_x"\n\n'
+                    '[observer]\nkind = "sql"\nurl = "sqlite:///x.db"\neffects = "SELECT 1"\n'
+                    'counter = "SELECT 1, 1"\n\n[counters."transaction.completed"]\nkey = "total"\n'
+                    'amount = "data.details.totals.total"\n', encoding="utf-8")
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+    assert 'e.g. key = "{data.customer_id}"' in str(caught.value) and "data.object" not in str(caught.value)
