@@ -88,8 +88,9 @@ def parse_config(text: str, source: str = DEFAULT_PATH, *, secrets: bool = True)
         if len(loc) == 3 and loc[0] == "counters" and isinstance(loc[1], str) and loc[2] in CounterConfig.model_fields:
             # a counter's own field (its key): that line, the field named with the quoted type
             at = TomlLines(text).line_of("counters", loc[1], str(loc[2]))
-            target = data.get("target") if isinstance(data.get("target"), dict) else {}
-            example = COUNTER_KEY_EXAMPLES.get(str(target.get("profile", "stripe")))
+            target = data.get("target")
+            profile = target.get("profile", "stripe") if isinstance(target, dict) else "stripe"
+            example = COUNTER_KEY_EXAMPLES.get(str(profile))
             if example is not None:  # the example in the config's own profile's events
                 message = message.replace(COUNTER_KEY_EXAMPLES["stripe"], example)
             return _raise(message, source, f'counters."{loc[1]}".{loc[2]}', at or field_line(text, dotted) or 1)
