@@ -32,7 +32,8 @@ from the seed) and gets fresh values:
   its description calls a unix time;
 - the object's creation time (``created_at``, ``created``, ``createdAt``… beside its id,
   when its example or schema value is such a time): the time of the object's first event,
-  in that format. Other times inside the object keep the example's values;
+  in that format; its last-change time (``updated_at``, ``modified_at``, ``updatedAt``…):
+  the event's time. Other times inside the object keep the example's values;
 - for the fields a key template names other than the object id, a value of their own per
   event (so two events of one object are two effects, as a new refund id makes them).
 
@@ -257,8 +258,10 @@ class UserCatalogWorld(RecordWorld):
             for name, limit in self._varied(spec):
                 node[name] = self._vary(str(self._base_node(spec)[name]), limit)
         born = self._born.setdefault(oid, at)
-        for path, unit in self._creation_times(spec, parent, body):  # the object's: when it was made
+        for path, unit in self._object_times(spec, parent, body, _CREATED):  # the object's: when it was made
             set_path(body, path, _time_value(unit, born))
+        for path, unit in self._object_times(spec, parent, body, _UPDATED):  # and when it last changed: now
+            set_path(body, path, _time_value(unit, at))
         set_path(body, obj_path, self._typed_id(spec, obj_path, oid))
         event_id = str(self._fresh(spec, parse_path(spec.event_id), "evt") if spec.event_id else "evt_" +
                        self._maker.token(24))
@@ -463,9 +466,10 @@ class UserCatalogWorld(RecordWorld):
                 out[name] = unit
         return out
 
-    def _creation_times(self, spec: EventSpec, parent: Path, body: Mapping[str, Any]) -> list[tuple[Path, str]]:
-        """The object's creation-time fields (a creation name, `_CREATED`, beside its id, whose
-        example or schema value is a time, `_time_unit`) and their unit; the ordering path
+    def _object_times(self, spec: EventSpec, parent: Path, body: Mapping[str, Any],
+                      names: re.Pattern[str]) -> list[tuple[Path, str]]:
+        """The object's time fields named by `names` (`_CREATED`, `_UPDATED`) beside its id, whose
+        example or schema value is a time (`_time_unit`), and their unit; the ordering path
         is left to `_ordering`."""
         node = get_path(body, parent) if parent and has_path(body, parent) else (body if not parent else None)
         if not isinstance(node, Mapping):
@@ -474,7 +478,7 @@ class UserCatalogWorld(RecordWorld):
         out = []
         for name in node:
             path = (*parent, name)
-            if _CREATED.fullmatch(name) and path != ordering and (unit := _time_unit(path, spec)) is not None:
+            if names.fullmatch(name) and path != ordering and (unit := _time_unit(path, spec)) is not None:
                 out.append((path, unit))
         return out
 
@@ -675,6 +679,9 @@ _RFC3339 = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)"
 _TIME_NAME = re.compile(r"(?i:timestamp|time|date|created|occurred|_at|^ts)$|[a-z]At$|^(?i:created|occurred|timestamp)")
 #: The name of an object's creation time (``created_at``, ``created``, ``createdAt``, ``date_created``…).
 _CREATED = re.compile(r"created(_at|_on|_time|At|On)?|date_created|creation_(time|date)")
+#: An object's last-change time (a new user's ``data.updated_at``, kept at its example's value
+#: while the envelope's ``timestamp`` moved, made a receiver ordering by it keep the older).
+_UPDATED = re.compile(r"(updated|modified)(_at|_on|_time|At|On)?|date_(updated|modified)|last_(updated|modified)(_at)?")
 #: A description that says an integer is a unix time, and in milliseconds.
 _UNIX_WORDS = re.compile(r"\b(unix|epoch|posix)\b", re.IGNORECASE)
 _MS_WORDS = re.compile(r"\b(ms|millis|milliseconds?)\b", re.IGNORECASE)

@@ -72,7 +72,9 @@ def receiver(db: Path, *, blind: bool = False, racy: bool = False) -> FastAPI:
     @app.post("/webhooks")
     async def webhook(request: Request) -> JSONResponse:
         raw = await request.body()
-        return await run_in_threadpool(handle, dict(request.headers), raw)
+        if racy:  # handlers at once in threads, as a WSGI or sync-view receiver's: the race is theirs
+            return await run_in_threadpool(handle, dict(request.headers), raw)
+        return handle(dict(request.headers), raw)  # one at a time on the event loop
 
     def handle(headers: dict[str, str], raw: bytes) -> JSONResponse:
         try:

@@ -245,3 +245,26 @@ def test_an_update_carries_the_status_its_object_has_not_its_examples(tmp_path: 
     assert statuses[3:] in ([], ["canceled"])
     assert [e.status for e in sent[:3]] == ["active", None, "canceled"]
     assert not world.serves_api  # nothing a receiver stores was served by an API
+
+
+def test_an_objects_last_change_time_is_each_events_own(tmp_path: Path) -> None:
+    """A new user's catalog ordered by the envelope's ``timestamp`` while its receiver ordered
+    a subscription by ``data.updated_at``, which every event carried at its example's value: the
+    receiver kept the first to arrive of two updates and was judged stale. An object's
+    ``updated_at`` (``modified_at``, ``updatedAt``…) is now the event's time, its
+    ``created_at`` still its first event's."""
+    def sub(status: str) -> dict[str, Any]:
+        return {"type": "subscription.x", "timestamp": "2026-12-02T09:00:00Z",
+                "data": {"id": "sub_01", "status": status, "created_at": "2026-12-01T09:00:00.000000Z",
+                         "updated_at": "2026-12-02T09:00:00.000000Z"}}
+
+    paths = {"object_id": "data.id", "status": "data.status", "ordering": "timestamp"}
+    events = {"subscription.created": CatalogEventConfig(example=sub("active"), state="active", **paths),
+              "subscription.canceled": CatalogEventConfig(example=sub("canceled"), state="canceled", **paths)}
+    world = UserCatalogWorld(5, catalog=load_catalog(CatalogConfig(type_field="type", events=events), tmp_path))
+    created = world.emit("subscription.created")
+    canceled = world.emit("subscription.canceled", created.object_id)
+    first, second = (e.extra[BODY]["data"] for e in (created, canceled))
+    assert first["updated_at"] < second["updated_at"]
+    assert first["created_at"] == second["created_at"] == first["updated_at"]
+    assert created.extra[BODY]["timestamp"] < canceled.extra[BODY]["timestamp"]  # the declared ordering, as before
