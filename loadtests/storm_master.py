@@ -15,6 +15,7 @@ import os
 import time
 import traceback
 from pathlib import Path
+from typing import Any
 
 import gevent
 import gevent.event
@@ -112,6 +113,18 @@ def progress_loop(environment: Environment) -> None:
         gevent.sleep(PROGRESS_INTERVAL_S)
 
 
+def rate_now(total: Any, elapsed_s: float) -> float:
+    """The attempts per second the progress line shows: Locust's current rate (its last
+    seconds), or, before Locust has one (its window is still empty in a storm's first
+    seconds: a new user read "194 sent, 0.0/s"), the mean since the start."""
+    if total is None:
+        return 0.0
+    current = float(total.current_rps)
+    if current == 0.0 and total.num_requests and elapsed_s > 0:
+        current = total.num_requests / elapsed_s
+    return round(current, 1)
+
+
 def write_progress(environment: Environment) -> None:
     """Rewrite the progress file atomically (phase, elapsed seconds, requests, rate, and
     ``owed``: the retries and attempts the draining workers still owe)."""
@@ -124,7 +137,7 @@ def write_progress(environment: Environment) -> None:
     data = {
         "phase": STATE.phase, "elapsed_s": round(STATE.elapsed(), 2), "duration_s": spec.duration_s,
         "requests": total.num_requests if total else 0, "failures": total.num_failures if total else 0,
-        "rps": round(total.current_rps, 1) if total else 0.0, "workers": workers, "exit_code": STATE.exit_code,
+        "rps": rate_now(total, STATE.elapsed()), "workers": workers, "exit_code": STATE.exit_code,
         "owed": STATE.collector.owed(),
         "refusal": STATE.refusal, "failure": STATE.failure,
     }

@@ -479,3 +479,15 @@ def test_an_overloaded_machine_is_said_beside_the_ack_latencies(load: tuple[floa
     _print_numbers(report, Console(file=out, width=300), note)
     lines = out.getvalue().splitlines()
     assert lines[0].startswith("storm: 894 attempts") and lines[1] == f"storm: {note}"
+
+
+def test_the_progress_rate_is_the_mean_until_locust_has_a_current_one() -> None:
+    """A new user's first storm heartbeat read "194 sent, 0.0/s": Locust's current rate is over
+    its last seconds and still empty then. The progress file's rate falls back to the mean since
+    the start (run where Locust may be imported: a process of its own)."""
+    code = ("from types import SimpleNamespace as S\n"
+            "from hookproof.loadtests.storm_master import rate_now\n"
+            "print(rate_now(S(current_rps=0.0, num_requests=194), 2.0), rate_now(S(current_rps=88.04, "
+            "num_requests=900), 10.0), rate_now(S(current_rps=0.0, num_requests=0), 1.0), rate_now(None, 1.0))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.stdout.split() == ["97.0", "88.0", "0.0", "0.0"], done.stderr
