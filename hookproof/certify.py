@@ -89,12 +89,12 @@ def make_observer(config: Config, server_state: Any) -> Callable[[], Observation
     from hookproof.scenarios.observer_factory import ObserverSpec, build_observer
 
     try:
-        spec = ObserverSpec.from_mapping(config.observer.model_dump(), base_dir=config.base_dir)
+        spec = ObserverSpec.from_mapping(config.observed.model_dump(), base_dir=config.base_dir)
         if (fields := config.state_field_map()) is not None:  # a status whose events lack a field: not compared
             spec = replace(spec, state_absent=fields.absent)
         return build_observer(spec, sink=server_state.sink if server_state is not None else None)
     except ObserverError as exc:
-        field = "observer.callable" if config.observer.kind == "python" else "observer"
+        field = "observer.callable" if config.observed.kind == "python" else "observer"
         raise ConfigError(str(exc), field=field) from None
 
 
@@ -564,11 +564,11 @@ def certify(config: Config, *, scenarios: Sequence[str] | None = None, out_dir: 
                     redelivery_window=config.run.redelivery_window,
                     settle_window_s=config.settle.window_s, settle_deadline_s=config.settle.deadline_s,
                     settle_stall_s=config.settle.stall_s,
-                    settle_interval_s=config.settle.interval_s, has_sink=config.observer.kind == "sink",
+                    settle_interval_s=config.settle.interval_s, has_sink=config.observed.kind == "sink",
                     progress=marked, attempt_timeout_s=config.run.sender_timeout_s,
                     nemesis=nemesis if chaos else None,
                     chaos_settings=chaos_settings(config, "docker" if config.target.docker else "process"),
-                    keys=config.key_mapping(), state_kinds=config.observer.state_kinds,
+                    keys=config.key_mapping(), state_kinds=config.observed.state_kinds,
                     state_fields=config.state_field_map(),
                     keep_going=keep_going, notes=notes, retry_budget_s=config.run.retry_budget_s,
                     seeder=seed_hook(config, secrets, api_base, sink_url),

@@ -139,7 +139,7 @@ def _entry_line(text: str, section: str, name: str) -> int | None:
 def _check_state_kinds(config: Config, text: str, source: str) -> None:
     """Raise ConfigError (with its line) for an ``[observer.states]`` kind the profile's
     world has no object of (``issues`` for GitHub's ``issue``), naming the kinds it has."""
-    if not config.observer.states or config.catalog is not None:
+    if config.observer is None or not config.observer.states or config.catalog is not None:
         return  # a user catalog's kinds are the catalog's own (checked with the catalog)
     kinds = object_kinds(config.profile().world)
     for kind in config.observer.states:

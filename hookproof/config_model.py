@@ -446,7 +446,9 @@ class Config(StrictModel):
     """
 
     target: TargetConfig
-    observer: ObserverConfig
+    #: how the receiver is read; None only for a config that `hookproof send` and `events` read
+    #: (the commands that judge the receiver ask for it through `observed`)
+    observer: ObserverConfig | None = None
     provider: ProviderConfig = ProviderConfig()
     settle: SettleConfig = SettleConfig()
     run: RunConfig = RunConfig()
@@ -458,6 +460,16 @@ class Config(StrictModel):
     counters: dict[str, CounterConfig] = Field(default_factory=dict)
     #: The user's own event types (`hookproof.catalog_file`), for generic-hmac, standard-webhooks, svix.
     catalog: CatalogConfig | None = None
+
+    @property
+    def observed(self) -> ObserverConfig:
+        """The ``[observer]`` table. Raises ConfigError (``observer: is required``, naming the
+        file) when the config has none: certify, explore, replay and the storm read the receiver
+        through it."""
+        if self.observer is None:
+            raise ConfigError("is required: certify, explore, replay and storm read what the receiver applied "
+                              "through it (hookproof init writes one)", path=self.source, field="observer", line=1)
+        return self.observer
 
     def profile(self) -> Any:
         """The target's profile, built from the whole config (certify, explore, send, replay,
@@ -560,7 +572,7 @@ class Config(StrictModel):
         Raises ConfigError naming ``observer.state_fields.<kind>`` for a kind the profile's
         world sends no status-carrying event about, or a path such an event lacks.
         """
-        declared = self.observer.state_fields
+        declared = self.observer.state_fields if self.observer is not None else {}
         if not declared:
             return None
         from hookproof.scenarios.state_fields import StateFields, TemplateError

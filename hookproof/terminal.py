@@ -86,11 +86,15 @@ def duration_s(flag: str, text: str | None) -> float | None:
 
 
 def load(config: Path) -> "Config":
-    """The config file, with a free port for a ``{port}`` in target.url (`certify.with_port`)."""
+    """The config file of a command that judges the receiver (certify, explore, replay, storm),
+    with a free port for a ``{port}`` in target.url (`certify.with_port`). Raises ConfigError,
+    also for a config without ``[observer]`` (`Config.observed`)."""
     from hookproof.certify import with_port
     from hookproof.config import load_config
 
-    return with_port(load_config(config))
+    loaded = load_config(config)
+    loaded.observed  # noqa: B018 (raises for a config without one, before anything starts)
+    return with_port(loaded)
 
 
 def located(exc: Exception, cfg: "Config | None") -> Exception:

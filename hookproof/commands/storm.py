@@ -142,7 +142,7 @@ def build_spec(config: "Config", *, users: int, rate: float, duration_s: float, 
             world_start_us=int(time.time()) * 1_000_000,
             sender_timeout_s=config.run.sender_timeout_s or profile.sender_timeout_s,
             time_scale=config.run.time_scale, sink_url=sink_url,
-            observer={**config.observer.model_dump(), "base_dir": str(config.base_dir)},
+            observer={**config.observed.model_dump(), "base_dir": str(config.base_dir)},
             keys=to_plain(mapping) if (mapping := config.key_mapping()) is not None else None, catalog=catalog,
             settle_window_s=config.settle.window_s, settle_deadline_s=config.settle.deadline_s,
             settle_interval_s=config.settle.interval_s, collect_timeout_s=collect_timeout_s,
@@ -533,9 +533,9 @@ def register(app: typer.Typer) -> None:
                 limit = (cfg.run.max_duration_s, "run.max_duration_s")
             if cfg.target.url is None:
                 raise UsageError("storms need a URL target (target.url); an in-process app cannot be stormed")
-            unread = unread_state_fields(cfg.observer.state_fields)
+            unread = unread_state_fields(cfg.observed.state_fields)
             if unread is not None:  # its truth is statuses: a combined state read would never match it
-                cfg = cfg.model_copy(update={"observer": cfg.observer.model_copy(update={"state_fields": {}})})
+                cfg = cfg.model_copy(update={"observer": cfg.observed.model_copy(update={"state_fields": {}})})
             check_loopback(cfg, allow_remote, command="storm", sends="a load of duplicates, bursts and redelivery waves")
             if shape not in ("steady", "ramp", "spike", "soak"):
                 raise UsageError(f"--shape: unknown shape {shape!r} (steady, ramp, spike, soak)")

@@ -246,16 +246,17 @@ def test_the_table_is_big_enough() -> None:
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
 def test_load_config_names_field_and_line(tmp_path, monkeypatch, case: Bad) -> None:
-    """The same table in-process (fast): one ConfigError, with the field and the line."""
-    from hookproof.config import load_config
+    """The same table in-process (fast), read as certify reads it (`terminal.load`, which also
+    asks for the [observer] `send` does without): one ConfigError, with the field and the line."""
     from hookproof.errors import ConfigError
+    from hookproof.terminal import load
 
     monkeypatch.delenv("HOOKPROOF_TEST_SURELY_UNSET", raising=False)
     monkeypatch.setenv("HOOKPROOF_TEST_BLANK", "  ")
     path = tmp_path / "hookproof.toml"
     path.write_bytes(case.text if isinstance(case.text, bytes) else case.text.encode("utf-8"))
     with pytest.raises(ConfigError) as info:
-        load_config(path)
+        load(path)
     assert (info.value.field, info.value.line) == (case.field, case.line), str(info.value)
     assert "\n" not in str(info.value)
 

@@ -356,6 +356,42 @@ def test_send_with_a_config_takes_its_target_url_secret_and_account(tmp_path: Pa
             "--drop-response, and GitHub sends no retry") in " ".join(dropped.stdout.split())
 
 
+def test_send_and_events_need_no_observer_and_the_judging_commands_say_they_do(tmp_path: Path) -> None:
+    """A new user's `send --config` asked for an `[observer]` it never reads: a config with only
+    a [target] sends and lists its events; certify, explore, replay and storm, which read the
+    receiver through it, refuse it in one line naming the table."""
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import Response
+    from starlette.routing import Route
+
+    from tests.examples.serving import serve_app
+
+    received: list[bytes] = []
+
+    async def hook(request: Request) -> Response:
+        received.append(await request.body())
+        return Response(status_code=200)
+
+    with serve_app(Starlette(routes=[Route("/hook", hook, methods=["POST"])])) as base:
+        (tmp_path / "hookproof.toml").write_text(
+            f'[target]\nurl = "{base}/hook"\nprofile = "stripe"\nsecret = "whsec_only_a_target"\n', encoding="utf-8")
+        sent = _send(tmp_path, "--config", "hookproof.toml", "--event", "invoice.paid", "--seed", "3")
+    assert sent.returncode == 0, sent.stdout + sent.stderr
+    assert [json.loads(body)["type"] for body in received] == ["invoice.paid"]
+    events = subprocess.run([sys.executable, "-m", "hookproof", "events", "--config", "hookproof.toml"],
+                            capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert events.returncode == 0 and "invoice.paid" in events.stdout.split(), events.stderr
+    for command in (["certify"], ["explore"], ["storm", "--users", "1", "--duration", "1s"],
+                    ["replay", "failing-schedule.json"]):
+        run = subprocess.run([sys.executable, "-m", "hookproof", *command, "--config", "hookproof.toml"],
+                             capture_output=True, text=True, timeout=120, cwd=tmp_path,
+                             env={**os.environ, "COLUMNS": "300"})
+        assert run.returncode == 2, (command, run.stdout, run.stderr)
+        assert run.stderr.startswith("hookproof: hookproof.toml:1: observer: is required: certify, explore, replay "
+                                     "and storm read what the receiver applied through it"), (command, run.stderr)
+
+
 def test_send_names_the_missing_url(tmp_path: Path) -> None:
     (tmp_path / "hookproof.toml").write_text(
         '[target]\nurl = "http://127.0.0.1:{port}/webhooks"\nprofile = "github"\nsecret = "s"\n'
