@@ -513,6 +513,7 @@ def register(app: typer.Typer) -> None:
         from hookproof.reports import REPORT_FILES, load_json, write_reports
         from hookproof.rundirs import run_out, withdraw
         from hookproof.simulator.errors import SimulatorError
+        from hookproof.simulator.server.answer_times import RoundTripProbe, answer_times_note
         from hookproof.terminal import console, err_console, fail, load, print_report, seed_line
         from hookproof.terminal import duration_s as flag_duration_s
 
@@ -575,11 +576,12 @@ def register(app: typer.Typer) -> None:
                     with started_receiver(cfg, secrets, api_base, sink_url, log):
                         provider.ready()
                         check_reachable(cfg)  # once a started receiver is up; nothing listening is not a finding
-                        code = run_storm(spec, secrets, workers=workers_expected or workers, spawn_rate=spawn_rate,
-                                         remote_workers=remote, bind_host=bind_host, port=port,
-                                         workers_timeout_s=workers_timeout_s, log_dir=out / "locust",
-                                         console=err_console, limited=limited,
-                                         limit_at=started + limit[0] if limit is not None else None)
+                        with RoundTripProbe(api_base, served.answer_times):  # the waits a fetch has
+                            code = run_storm(spec, secrets, workers=workers_expected or workers, spawn_rate=spawn_rate,
+                                             remote_workers=remote, bind_host=bind_host, port=port,
+                                             workers_timeout_s=workers_timeout_s, log_dir=out / "locust",
+                                             console=err_console, limited=limited,
+                                             limit_at=started + limit[0] if limit is not None else None)
                 finally:  # the receiver has stopped: its last words are in
                     tails = keep_receiver_log(log, marks, out)
         except (HookproofError, SimulatorError, ChaosError) as exc:
@@ -628,13 +630,16 @@ def register(app: typer.Typer) -> None:
         version_note = served.api_version_note() if served is not None else None
         if version_note is not None:  # the receiver's SDK pins a Stripe-Version hookproof does not model
             report = dataclasses.replace(report, notes=(*report.notes, version_note))
+        answered = answer_times_note(served.answer_times) if served is not None else None
+        if answered is not None:  # the receiver called the API or the sink: how long they took
+            report = dataclasses.replace(report, notes=(*report.notes, answered))
         unsent = storm_unsent_note(cfg, out / "history.sqlite")
         if unsent is not None:  # enabled types the storm never sent: its verdict is silent on them
             report = dataclasses.replace(report, notes=(*report.notes, unsent))
         headline = storm_headline(report, cfg)
         if headline is not None:  # first among the notes; printed above the table, as certify's
             report = dataclasses.replace(report, notes=(headline, *report.notes))
-        if tails is not None or stopped or headline or overloaded or unread or version_note or unsent:  # the master wrote the reports; they name the log and quote it, as certify's
+        if tails is not None or stopped or headline or overloaded or unread or version_note or unsent or answered:  # the master wrote the reports; they name the log and quote it, as certify's
             if tails is not None:
                 report = link_receiver_log(report, tails)
             write_reports(report, out)

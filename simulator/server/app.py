@@ -29,7 +29,10 @@ Routes (all JSON):
   in the server's refusal log (`simulator.server.refusals`: method, path, status, error
   code; never a key), so a report can say why a fetching receiver failed.
 - Admin, left out of the OpenAPI schema: ``GET/POST/DELETE /_hookproof/switches`` and
-  ``POST /_hookproof/sink/faults`` (bodies: `SwitchIn`, `SinkFaultIn`).
+  ``POST /_hookproof/sink/faults`` (bodies: `SwitchIn`, `SinkFaultIn`), ``GET /_hookproof/probe``
+  (204 at once, a round trip's probe).
+- Every answer of the API and the sink is timed into the server's `answer_times`
+  (`simulator.server.answer_times`), the admin's not.
 
 Switches (stale, 404, 5xx, slow, 429) are described in `simulator.server.state`; a held
 fetch (an object read on arrival, its answer held a moment) in `simulator.server.holds`.
@@ -50,17 +53,19 @@ import base64
 import binascii
 import re
 import threading
+import time
 import uuid
 import warnings
 from typing import Annotated, Any, Awaitable, Callable, MutableMapping
 
 from fastapi import FastAPI, Header, Query, Request, Security
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 from fastapi.security import HTTPBearer
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from hookproof.simulator.server import writes
+from hookproof.simulator.server.answer_times import surface_of
 from hookproof.simulator.server.forms import FormError, decode_body
 from hookproof.simulator.server.holds import answer_late
 from hookproof.simulator.server.models import (
@@ -139,11 +144,15 @@ class HookproofApp(FastAPI):
         dropped = False
         aborted = False
         refused: list[Any] = []  # [status, body so far] of a provider-API answer of 400 or more
+        surface = surface_of(scope.get("method", ""), scope.get("path", ""))
+        started = time.perf_counter()
 
         async def guarded_send(message: Message) -> None:
             nonlocal dropped, aborted
             if dropped:
                 return
+            if surface is not None and message["type"] == "http.response.body" and not message.get("more_body"):
+                self._answered(surface, time.perf_counter() - started)
             if message["type"] == "http.response.start" and any(
                 k.lower() == DROP_HEADER for k, _ in message.get("headers", ())
             ):
@@ -163,6 +172,12 @@ class HookproofApp(FastAPI):
         await super().__call__(scope, receive, guarded_send)
         if dropped and not aborted:
             raise ConnectionDropped("the effect sink applied the effect and dropped the connection")
+
+    def _answered(self, surface: str, seconds: float) -> None:
+        """Time one answer of the API or the sink (`answer_times.AnswerTimes`, the server's `answer_times`)."""
+        state = getattr(self.state, "hookproof", None)
+        if state is not None:
+            state.answer_times.record(surface, seconds)
 
     def _refused(self, scope: Scope, status: int, body: bytes) -> None:
         """Record a refused provider-API request in the server's refusal log (method, path
@@ -691,6 +706,10 @@ def _switch_rows(state: ServerState) -> dict[str, Any]:
 
 
 def _admin_routes(app: FastAPI, state: ServerState) -> None:
+    @app.get("/_hookproof/probe", include_in_schema=False)
+    async def probe() -> Response:
+        return Response(status_code=204)  # a round trip's probe (`answer_times.RoundTripProbe`)
+
     @app.get("/_hookproof/switches", include_in_schema=False)
     async def list_switches() -> JSONResponse:
         return JSONResponse(_switch_rows(state))

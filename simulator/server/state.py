@@ -30,6 +30,7 @@ from collections import deque
 from dataclasses import dataclass, field, replace
 from typing import Callable, Iterable, Iterator, Sequence
 
+from hookproof.simulator.server.answer_times import AnswerTimes
 from hookproof.simulator.server.holds import HeldFetches
 from hookproof.simulator.server.refusals import RefusalLog
 from hookproof.simulator.server.served import ServedLog
@@ -206,6 +207,7 @@ class ServerState:
         refusals: the provider API's refused requests (`refusals.RefusalLog`).
         served: the statuses the provider API served per object (`served.ServedLog`).
         holds: fetches whose answers the provider API holds (`holds.HeldFetches`).
+        answer_times: how long the API and the sink took to answer (`answer_times.AnswerTimes`).
     """
 
     def __init__(
@@ -226,6 +228,7 @@ class ServerState:
         self.refusals = RefusalLog()
         self.served = ServedLog()
         self.holds = HeldFetches()
+        self.answer_times = AnswerTimes()
 
     # ---- worlds -----------------------------------------------------------------
     def add_world(self, world: World, *, account: str | None = None) -> None:

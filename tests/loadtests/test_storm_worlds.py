@@ -521,5 +521,11 @@ def test_a_billing_storm_passes_the_receiver_that_fetches_state(
     tmp_path, result = storms.result(f"{request.node.name}/storm")
     assert failing_checks(tmp_path / "out") == {}, result.stdout + result.stderr
     assert result.returncode == 0
+    # how long the provider API it fetched from took, beside its ack latencies (its own handling,
+    # and a probe's round trip: the wait a fetch has on a busy machine)
+    notes = json.loads((tmp_path / "out" / "report.json").read_text(encoding="utf-8"))["notes"]
+    (answered,) = [n for n in notes if n.startswith("provider API: ")]
+    assert re.match(r"provider API: [\d,]+ requests answered, handled in p50 .*; a probe's round trip to it: p50 ",
+                    answered), answered
     if processes == "two-workers":
         assert re.search(r"^storm: .*, 2 worker\(s\)$", result.stderr, flags=re.M), result.stderr
