@@ -363,6 +363,19 @@ PROBE_NOTE = ("reachability: before the first scenario hookproof opened one conn
               "connection has used it up)")
 
 
+def crash_untested_note(report: RunReport) -> str | None:
+    """The note of a run whose checklist leaves "Persists before acknowledging" untested while
+    other scenarios spoke to it (`catalog.CHECKLIST_DECIDED_BY`): which run would decide it.
+    None when chaos decided it, or nothing spoke to it."""
+    item = next((i for i in report.checklist if i.id == "persists-before-ack"), None)
+    if item is None or item.verdict != "untested" or not item.evidence:
+        return None
+    return ("Persists before acknowledging is untested: a receiver that answers 200 and stores the effect "
+            "afterwards (a background job, a queue without persistence) passes every delivery fault; `certify "
+            "--chaos` kills it right after its answer and while it works (crash-after-ack, "
+            "kill-during-processing; it needs [target.start] or [target.docker])")
+
+
 def wider_keys_notes(config: Config) -> list[str]:
     """Notes on the team's key rules that owe an effect where hookproof's own key owes none
     (`scenarios.business_keys.wider_than_built_in`, over one event of every type the profile
@@ -601,6 +614,11 @@ def certify(config: Config, *, scenarios: Sequence[str] | None = None, out_dir: 
             tails = keep_receiver_log(log, marks, out_dir)
     assert report is not None  # runner.run returned one, or the start-up's deadline made one
     probed = with_probe_note(report, probe)
+    untested = crash_untested_note(probed)
+    if untested is not None:
+        from dataclasses import replace
+
+        probed = replace(probed, notes=(*probed.notes, untested))
     noted = probed is not report
     report = probed
     # a scenario that found its keys already there proved nothing: that first (else all refused, a wrong secret)

@@ -47,6 +47,14 @@ CHECKLIST_CHECKS: Mapping[str, frozenset[str]] = {
     "transient-vs-permanent": frozenset({"no_server_error", "lost", "downstream_idempotency", "duplicated"}),
 }
 
+#: Checklist item -> the scenarios that alone can pass it (`report_views.checklist`): other
+#: scenarios' findings still fail it, but without one of these judged it is ``untested``. A
+#: receiver answering 200 and then storing the effect in the background passes every delivery
+#: fault; only a crash right after its answer (``certify --chaos``) shows the effect was not stored.
+CHECKLIST_DECIDED_BY: Mapping[str, tuple[str, ...]] = {
+    "persists-before-ack": ("crash-after-ack", "kill-during-processing"),
+}
+
 #: Scenario id -> checklist item -> the checks that fail the item in that scenario beyond the item's
 #: own (`CHECKLIST_CHECKS`). In ``distinct-updates-same-object`` every event is sent once and in
 #: order, so a state left behind is a later update taken for a duplicate.

@@ -24,7 +24,7 @@ from hookproof.reports.model import (
     RunReport,
     ScenarioReport,
 )
-from hookproof.scenarios.catalog import CHECKLIST, CHECKLIST_CHECKS, SCENARIO_CHECKLIST_CHECKS
+from hookproof.scenarios.catalog import CHECKLIST, CHECKLIST_CHECKS, CHECKLIST_DECIDED_BY, SCENARIO_CHECKLIST_CHECKS
 from hookproof.scenarios.checks import CheckResult
 from hookproof.scenarios.findings import Finding, run_verdict
 from hookproof.scenarios.observations import Observation
@@ -130,7 +130,9 @@ def checklist(results: Sequence[ScenarioReport]) -> tuple[ChecklistItem, ...]:
     (`SCENARIO_CHECKLIST_CHECKS`: in distinct-updates-same-object a stale state fails "survives
     duplicate deliveries").
     Each scenario's own verdict for the item (`Evidence`) is judged the same way, and the
-    item's verdict is theirs composed, so an item and its evidence always agree.
+    item's verdict is theirs composed, so an item and its evidence always agree; except that an
+    item only some scenarios can pass (`CHECKLIST_DECIDED_BY`: "persists before acknowledging",
+    by certify --chaos's crashes) is ``untested`` without one of them, which are listed (not run).
     """
     items = []
     for item_id, title in CHECKLIST.items():
@@ -141,7 +143,13 @@ def checklist(results: Sequence[ScenarioReport]) -> tuple[ChecklistItem, ...]:
         verdicts = {e.verdict for e in judged}
         verdict = ("untested" if not judged else "fail" if "fail" in verdicts else
                    "unknown" if "unknown" in verdicts else "pass")
-        items.append(ChecklistItem(item_id, title, verdict, tuple(r.id for r in evidence), judged))
+        scenarios = tuple(r.id for r in evidence)
+        deciding = CHECKLIST_DECIDED_BY.get(item_id, ())
+        if deciding and not any(e.scenario in deciding for e in judged):
+            # what ran can fail it, never pass it: the deciding scenarios shown as not run
+            verdict = "untested" if verdict == "pass" else verdict
+            scenarios += tuple(sid for sid in deciding if sid not in scenarios)
+        items.append(ChecklistItem(item_id, title, verdict, scenarios, judged))
     return tuple(items)
 
 

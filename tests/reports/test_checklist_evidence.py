@@ -78,3 +78,49 @@ def test_the_html_checklist_says_the_same(run_report: RunReport) -> None:
     assert "here; failed on <code>counter</code> (Survives duplicate deliveries)</span>" in reordering
     assert ">PASS<" not in reordering
     assert_checklist_agrees(html)  # the pills are still each item's own evidence
+
+
+def _persisting(scenario_id: str, verdict: str = "pass", findings: tuple[FindingView, ...] = ()) -> ScenarioReport:
+    return ScenarioReport(id=scenario_id, title=scenario_id, description="", verdict=verdict,
+                          checklist=("persists-before-ack",),
+                          checks=(CheckView("lost", "invalid" if findings else "valid", findings=findings),))
+
+
+def test_persisting_before_the_answer_passes_only_on_a_crash_after_it(run_report: RunReport) -> None:
+    """Two new users' receivers answered 200 and stored the effect in a background thread:
+    plain certify's checklist said "Persists before acknowledging: PASS" from sender-timeout and
+    provider-api-transient, which such a receiver passes. Only certify --chaos's crashes can pass
+    the item; without them it is untested, the crashes listed as not run; a finding elsewhere
+    still fails it."""
+    plain = (_persisting("sender-timeout"), _persisting("provider-api-transient"))
+    report = replace(run_report, verdict="pass", scenarios=plain, checklist=checklist(plain))
+    item = next(i for i in report.checklist if i.id == "persists-before-ack")
+    assert (item.verdict, item.scenarios) == ("untested", ("sender-timeout", "provider-api-transient",
+                                                           "crash-after-ack", "kill-during-processing"))
+    assert _rows(render_markdown(report))["Persists before acknowledging"] == (
+        "| Persists before acknowledging | UNTESTED | `sender-timeout` PASS, `provider-api-transient` PASS, "
+        "`crash-after-ack` not run, `kill-during-processing` not run |")
+    assert report.verdict == "pass"  # the run's verdict is its scenarios'
+
+    lost = (FindingView("lost", "renewal:in_1", "acknowledged 1 time(s) but not applied", "finding"),)
+    failing = (_persisting("sender-timeout", "fail", lost), _persisting("provider-api-transient"))
+    assert next(i for i in checklist(failing) if i.id == "persists-before-ack").verdict == "fail"
+
+    chaos = (*plain, _persisting("crash-after-ack"))
+    item = next(i for i in checklist(chaos) if i.id == "persists-before-ack")
+    assert (item.verdict, item.scenarios) == ("pass", ("sender-timeout", "provider-api-transient", "crash-after-ack"))
+    crashed = (*plain, _persisting("crash-after-ack", "fail", lost))
+    assert next(i for i in checklist(crashed) if i.id == "persists-before-ack").verdict == "fail"
+
+
+def test_certify_says_which_run_decides_the_untested_item(run_report: RunReport) -> None:
+    from hookproof.certify import crash_untested_note
+
+    plain = (_persisting("sender-timeout"),)
+    note = crash_untested_note(replace(run_report, scenarios=plain, checklist=checklist(plain)))
+    assert note is not None and note.startswith("Persists before acknowledging is untested: ")
+    assert "`certify --chaos` kills it right after its answer" in note
+    chaos = (*plain, _persisting("crash-after-ack"))
+    assert crash_untested_note(replace(run_report, scenarios=chaos, checklist=checklist(chaos))) is None
+    unrelated = (replace(_persisting("reorder"), checklist=("reordering-tested",)),)
+    assert crash_untested_note(replace(run_report, scenarios=unrelated, checklist=checklist(unrelated))) is None
