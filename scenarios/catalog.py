@@ -705,12 +705,32 @@ def _unknown_type(ctx: Context, w: World) -> Plan | NotApplicable:
     return Plan(w, (Phase((unknown,), max_attempts=2), Phase(tuple(events))))
 
 
+def padding_event(ctx: Context, w: AnyWorld, preferred: Event) -> Event | NotApplicable:
+    """The event `oversized-payload` pads: `preferred` (the world's quiet event: a customer's
+    creation, GitHub's ping) when the receiver is sent its type, else the story's first event
+    of a type it is sent that owes nothing (no key, no counter): a provider sends an endpoint only
+    the types it subscribed to (Stripe's enabled_events, Shopify's topics); NotApplicable when
+    there is none."""
+    def quiet(e: Event) -> bool:
+        return ctx.sends(e.type) and not ctx.key_of(e) and not (ctx.keys is not None and _moves_counter(ctx.keys, e))
+
+    if ctx.enabled is None or quiet(preferred):  # sent every type: the quiet one (a catalog's may be unknown)
+        return preferred
+    padded = next((e for e in w.events if quiet(e)), None)
+    if padded is None:
+        return NotApplicable("the receiver is sent no event type that owes no effect, to carry the padding "
+                             "(enabled_events)")
+    return padded
+
+
 def _oversized(ctx: Context, w: World) -> Plan | NotApplicable:
     events = effect_events(ctx, w)
     if (na := _need(events, "effectful", ctx)) is not None:
         return na
-    created = next(e for e in w.events if e.type == "customer.created")
-    big = replace(created, id=created.id[:-4] + "big0")
+    padded = padding_event(ctx, w, next(e for e in w.events if e.type == "customer.created"))
+    if isinstance(padded, NotApplicable):
+        return padded
+    big = replace(padded, id=padded.id[:-4] + "big0")
     return Plan(w, (Phase((big,), FaultPlan(mutations=(Mutation.OVERSIZE,)), max_attempts=1),
                     Phase(tuple(events[:2]))))
 
