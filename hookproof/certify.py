@@ -390,7 +390,7 @@ def crash_untested_note(report: RunReport) -> str | None:
     return ("Persists before acknowledging is untested: a receiver that answers 200 and stores the effect "
             "afterwards (a background job, a queue without persistence) passes every delivery fault; `certify "
             "--chaos` kills it right after its answer and while it works (crash-after-ack, "
-            "kill-during-processing; it needs [target.start] or [target.docker])")
+            "kill-during-processing; it needs [target.process] or [target.docker])")
 
 
 def wider_keys_notes(config: Config) -> list[str]:

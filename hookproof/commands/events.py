@@ -99,6 +99,8 @@ def unmatched_rules(profile_name: str | None, config: str | None, examples: dict
     if profile_name not in (None, loaded.target.profile):
         return {}
     mapping = loaded.key_mapping()
+    if mapping is None:  # no [business_keys] nor [counters]: the built-in keys, no rule of the team's
+        return {}
     worded: dict[str, str] = {}
     for world_type in mapping.templates:
         if examples.get(world_type) or not mapping.conditional(world_type):

@@ -103,3 +103,20 @@ def test_a_rule_no_sample_event_meets_is_shown_not_hidden(tmp_path: Path) -> Non
                                       "data.object.mode = setup)")
     (unkeyed,) = [x for x in run.stdout.splitlines() if x.startswith("checkout.session.expired ")]
     assert unkeyed.split(None, 1)[1] == "(no effect)"
+
+
+def test_events_keys_reads_the_config_init_writes_for_every_profile(tmp_path: Path) -> None:
+    """A new user ran `hookproof init --profile mercadopago` then `hookproof events --keys` in
+    that folder and got a traceback (a config with no [business_keys] has no rules to word)."""
+    from hookproof.simulator.profiles.registry import PROFILES
+
+    for name in sorted(PROFILES):
+        folder = tmp_path / name
+        folder.mkdir()
+        init = subprocess.run([sys.executable, "-m", "hookproof", "init", "--profile", name], capture_output=True,
+                              text=True, timeout=120, cwd=folder)
+        assert init.returncode == 0, (name, init.stderr)
+        run = subprocess.run([sys.executable, "-m", "hookproof", "events", "--keys"], capture_output=True,
+                             text=True, timeout=120, cwd=folder)
+        assert run.returncode == 0 and "Traceback" not in run.stderr, (name, run.stderr)
+        assert run.stdout.strip(), name
