@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, Se
 
 from hookproof.loadtests.ahead import Ahead, ahead_of, tolerate
 from hookproof.loadtests.collect import WorkerTotals
-from hookproof.loadtests.cut import CutDelivery, cut_of, judge_cut
+from hookproof.loadtests.cut import CutDelivery, cut_of, judge_cut, unanswered_of
 from hookproof.loadtests.spec import StormSpec
 from hookproof.loadtests.spool import Spool
 from hookproof.reports.model import CheckView, RunReport, ScenarioReport
@@ -207,6 +207,19 @@ class StormOutcome:
         return 0 if self.report.verdict == "pass" and not self.report.partial else 1
 
 
+def sender_bound_why(sender: Mapping[str, Any] | None) -> str | None:
+    """Why the storm was sender-bound (its senders' loop lagged `SENDER_BOUND_LAG_MS` or more, or
+    an attempt waited `SENDER_BOUND_WAIT_MS` or more for its connection), or None."""
+    if sender is None:
+        return None
+    lag_ms = float(sender.get("lag_max_ms", 0.0))
+    wait_ms = float(sender.get("wait_max_ms", 0.0))
+    if lag_ms < SENDER_BOUND_LAG_MS and wait_ms < SENDER_BOUND_WAIT_MS:
+        return None
+    return (f"the storm was sender-bound (its senders' loop lagged up to {lag_ms:.0f} ms, an attempt waited up to "
+            f"{wait_ms:.0f} ms for its connection)")
+
+
 def sender_judged(result: CheckResult, sender: Mapping[str, Any] | None, sender_timeout_s: float, *,
                   rate_per_s: float | None = None) -> CheckResult:
     """``ack_latency`` over what the receiver controls, given how the senders kept up
@@ -318,6 +331,9 @@ def storm_scenario(spec: StormSpec, events: Iterable[Event], attempts: Sequence[
         results = tolerate(results, ahead)
     if cut:
         results = judge_cut(results, cut_of(cut, events, index.acked_events, drain_s))
+    bound = sender_bound_why(sender)
+    if bound is not None:  # keys the compressed schedule gave up on while the senders fell behind
+        results = judge_cut(results, unanswered_of(results, events, index.completions, index.by_event, bound))
     results = [sender_judged(r, sender, spec.sender_timeout_s, rate_per_s=spec.rate_per_s)
                if r.check_id == "ack_latency" else r
                for r in results]
