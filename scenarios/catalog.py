@@ -353,7 +353,9 @@ def effect_events(ctx: Context, w: World) -> list[Event]:
     types that owe no effect (they must cause none), last, so a scenario's first events are
     effectful; among those, every other event the receiver is sent about an object an effectful
     one is about (a provider sends an endpoint the object's whole story: Paddle's
-    ``transaction.paid`` beside its ``transaction.completed``), so that an effect a receiver
+    ``transaction.paid`` beside its ``transaction.completed``), and the events that led to one of
+    those that owes nothing (a refund Paddle rejected: its request, ``adjustment.created``), so
+    that an effect a receiver
     also applies on an event owing none shows (``duplicated``, ``unexpected``). Stripe's story: a payment, a checkout paid at once, a paid renewal, a failed
     renewal (dunning), a partial refund, then two checkouts by an asynchronous method
     (boleto), each ``checkout.session.completed`` saying ``payment_status: unpaid``: the
@@ -384,7 +386,11 @@ def effect_events(ctx: Context, w: World) -> list[Event]:
     owed = [e for e in story if ctx.key_of(e)]
     types = {e.type for e in owed}
     objects = {e.object_id for e in owed}
-    rest = [e for e in story if not ctx.key_of(e) and (e.type in types or e.object_id in objects)]
+    # an event of an owed type that owes nothing (a refund Paddle rejected) goes with the events of
+    # its object before it (the refund's request: a receiver refunding on it shows `unexpected`)
+    last_unowed = {e.object_id: i for i, e in enumerate(story) if e.type in types and not ctx.key_of(e)}
+    rest = [e for i, e in enumerate(story) if not ctx.key_of(e) and (
+        e.type in types or e.object_id in objects or i < last_unowed.get(e.object_id, -1))]
     return _completion_before_settlement(owed, rest)
 
 

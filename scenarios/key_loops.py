@@ -68,17 +68,21 @@ UNEXPECTED_UNOWED = ("applied, but no validly sent event carries this key (an ef
 def withheld_messages(history: Sequence[Attempt]) -> Mapping[str, str]:
     """Key → ``unexpected``'s message for it, for each built-in key a validly sent event would
     have carried but owed none because its condition failed (`lifecycle.WITHHELD_KEYS`: a
-    ``checkout.session.completed`` not paid): it names the event (its first valid attempt's
-    event id and type) and the condition. Keys no such event would carry are absent."""
-    out: dict[str, str] = {}
+    ``checkout.session.completed`` not paid, a Paddle refund pending approval or rejected): it
+    names the event (of the object's such events the one of its newest version, first sent: a
+    rejected refund's rejection rather than its request; its event id and type) and the
+    condition. Keys no such event would carry are absent."""
+    out: dict[str, tuple[int, str]] = {}
     for a in history:
         rule = WITHHELD_KEYS.get(a.event_type)
         if rule is None or not a.valid or a.business_key is not None or a.object_id is None:
             continue
         key = rule[0](a.object_id)
-        out.setdefault(key, f"applied, but no validly sent event owes this key: {a.event_id} {a.event_type} "
-                            f"was validly sent about {a.object_id}, and {rule[1]}")
-    return out
+        version = a.object_version or 0
+        if key not in out or version > out[key][0]:
+            out[key] = (version, f"applied, but no validly sent event owes this key: {a.event_id} "
+                                       f"{a.event_type} was validly sent about {a.object_id}, and {rule[1]}")
+    return {key: message for key, (_, message) in out.items()}
 
 
 class Unowed:
