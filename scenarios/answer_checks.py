@@ -31,11 +31,13 @@ from hookproof.scenarios.findings import (
 from hookproof.scenarios.history_scan import AckedLatencies, scan_history
 from hookproof.scenarios.observations import Expectations, Observation
 from hookproof.simulator.delivery.history import Attempt
+from hookproof.simulator.faults import REPLAY_TAG
 
 #: Fault tags (as `simulator.faults` records them) that only shape deliveries: they
 #: cannot make a correct receiver answer 5xx, so they do not excuse one.
 BENIGN_FAULT_TAGS: frozenset[str] = frozenset({
     "drop-response", "sender-timeout", "reserialize", "transport-fields", "rotation", "future-timestamp",
+    REPLAY_TAG,
 })
 #: Prefixes of parameterised benign tags (``copies=3``, ``burst=8``, ``order=reversed``).
 BENIGN_FAULT_PREFIXES: tuple[str, ...] = ("copies=", "burst=", "order=")

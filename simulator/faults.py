@@ -47,6 +47,13 @@ INVALIDATING: frozenset[Mutation] = frozenset({
 #: event (`scenarios.runner.rejects_valid`).
 REFUSABLE: frozenset[Mutation] = frozenset({Mutation.OVERSIZE})
 
+#: The tag of an attempt that was the provider's manual replay of an event, a new delivery
+#: entity (`Profile.replay_of`: Paddle's new ``notification_id`` with the same ``event_id``),
+#: recorded with its other tags in `Attempt.faults`: the dispatcher adds it to every such
+#: attempt (certify's ``mass-redelivery``, explore's window redelivery), a storm's plan to its
+#: waves' replays. A provider whose replay is the same delivery again has none to add.
+REPLAY_TAG = "replay"
+
 Order = Literal["emitted", "reversed", "shuffled", "per-object-reversed"]
 
 

@@ -95,6 +95,10 @@ class PaddleProfile(Profile):
     # POST /notifications/{id}/replay (providers.md, Paddle [DOC])
     retrying = "Paddle would keep retrying it, up to 60 times over 3 days (live)"
     gives_up = "Paddle retries it no more; it can be replayed with POST /notifications/{id}/replay within 90 days"
+    # POST /notifications/{notification_id}/replay: "Paddle creates a new notification entity for
+    # the replay, related to the same event_id" (developer.paddle.com/api-reference/notifications/
+    # replay-notification), so a receiver deduplicating on notification_id applies it again
+    replay_words = "a manual replay: a new notification_id, the same event_id"
     sandbox_retry_schedule_s: ClassVar[tuple[float, ...]] = (60.0, 240.0, 540.0)
     # the Node SDK (@paddle/paddle-node-sdk WebhooksValidator: `now > (ts + 5) * 1000` only) accepts a
     # future ts; the Python SDK's Verifier also refuses `ts - 5 > now`: refusing one is not required
@@ -120,6 +124,10 @@ class PaddleProfile(Profile):
         """`event` as Paddle's `replay`-th manual replay sends it: a new notification (a new
         ``notification_id``) of the same event (the same ``event_id``, body otherwise equal)."""
         return replace(event, extra={**event.extra, REPLAY: replay})
+
+    def replay_of(self, event: Event) -> int:
+        """The manual replay `event` is (`replayed`'s number), 0 for its first notification."""
+        return int(event.extra.get(REPLAY, 0)) if event.extra else 0
 
     def payload(self, event: Event) -> dict[str, Any]:
         """The notification body. Raises ProfileError for a billing-world event."""

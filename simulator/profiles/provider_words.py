@@ -77,6 +77,9 @@ class ProviderWords:
         future: why refusing a future-dated delivery is stricter than the provider, naming its
             verifier(s) and the seconds ahead it was signed (`Profile.future_words`), or None
             where an official verifier refuses one.
+        replay: what the provider's manual replay of an event is, where it is a new delivery
+            entity (`Profile.replay_words`: Paddle's ``a manual replay: a new notification_id,
+            the same event_id``), or None where it sends the same delivery again.
     """
 
     title: str
@@ -85,6 +88,7 @@ class ProviderWords:
     gives_up: str
     clock: EventClock | None = None
     future: str | None = None
+    replay: str | None = None
 
     def after_failures(self, most_attempts: int) -> str:
         """What the provider does next with an event none of whose deliveries was
