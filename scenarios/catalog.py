@@ -550,6 +550,23 @@ def _mutation_plan(mutation: Mutation, *, copies: int = 1, mutate: str = "all",
     return build
 
 
+def _secret_rotation(ctx: Context, w: World) -> Plan | NotApplicable:
+    """Two effectful events, each signed with an unknown new secret and the receiver's, its own
+    last. Where an official verifier reads only the last signature (`Profile.rotation_dispute`:
+    Paddle's Node SDK) and the provider's docs give no order, first the world's quiet event
+    (it owes nothing, so a refusal loses no effect), once, with the receiver's own signature
+    first: refusing it is an advisory (``valid_not_rejected``) naming that verifier."""
+    plan = _mutation_plan(Mutation.ROTATION, max_attempts=None)(ctx, w)
+    if not isinstance(plan, Plan) or applicable(Mutation.ROTATION_OWN_FIRST, ctx.profile) is not None:
+        return plan
+    quiet = getattr(w, "quiet_event", None)
+    event = quiet() if quiet is not None else None
+    if event is None or not ctx.sends(event.type) or ctx.key_of(event):  # a refusal must lose nothing
+        return plan
+    own_first = Phase((event,), FaultPlan(mutations=(Mutation.ROTATION_OWN_FIRST,)), max_attempts=1)
+    return replace(plan, phases=(own_first, *plan.phases))
+
+
 def _reserialized_body(ctx: Context, w: World) -> Plan | NotApplicable:
     """Each event once, in re-serialised bytes: evidence of verifying over the raw body."""
     if ctx.profile.body_unsigned is not None:
@@ -1113,8 +1130,10 @@ SCENARIOS: tuple[Scenario, ...] = (
               _mutation_plan(Mutation.FUTURE_TIMESTAMP)),
     _scenario("secret-rotation", "Two signatures during a secret roll",
               "During a secret rotation the provider signs with the old and the new secret. A request "
-              "carrying both must be accepted once.",
-              EFFECTS, ("raw-body-signature",), _mutation_plan(Mutation.ROTATION, max_attempts=None)),
+              "carrying both must be accepted once. Where an official verifier reads only the last "
+              "signature and the provider gives no order (Paddle's Node SDK), one more event comes with "
+              "the receiver's own signature first, and refusing it is an advisory.",
+              EFFECTS, ("raw-body-signature",), _secret_rotation),
     _scenario("test-mode-to-live", "A test-mode event to a live endpoint (or the reverse)",
               "An event whose test/live flag does not match the receiver's environment. It must have no "
               "effect; acknowledging it (2xx) or refusing it (4xx) are both correct.",
