@@ -361,7 +361,9 @@ def effect_events(ctx: Context, w: World) -> list[Event]:
     types that owe no effect (they must cause none), last, so a scenario's first events are
     effectful; among those, every other event the receiver is sent about an object an effectful
     one is about (a provider sends an endpoint the object's whole story: Paddle's
-    ``transaction.paid`` beside its ``transaction.completed``), so that an effect a receiver
+    ``transaction.paid`` beside its ``transaction.completed``), and the events that led to one of
+    those that owes nothing (a refund Paddle rejected: its request, ``adjustment.created``), so
+    that an effect a receiver
     also applies on an event owing none shows (``duplicated``, ``unexpected``). Stripe's story: a payment, a checkout paid at once, a paid renewal, a failed
     renewal (dunning), a partial refund, then two checkouts by an asynchronous method
     (boleto), each ``checkout.session.completed`` saying ``payment_status: unpaid``: the
@@ -392,7 +394,11 @@ def effect_events(ctx: Context, w: World) -> list[Event]:
     owed = [e for e in story if ctx.key_of(e)]
     types = {e.type for e in owed}
     objects = {e.object_id for e in owed}
-    rest = [e for e in story if not ctx.key_of(e) and (e.type in types or e.object_id in objects)]
+    # an event of an owed type that owes nothing (a refund Paddle rejected) goes with the events of
+    # its object before it (the refund's request: a receiver refunding on it shows `unexpected`)
+    last_unowed = {e.object_id: i for i, e in enumerate(story) if e.type in types and not ctx.key_of(e)}
+    rest = [e for i, e in enumerate(story) if not ctx.key_of(e) and (
+        e.type in types or e.object_id in objects or i < last_unowed.get(e.object_id, -1))]
     return _completion_before_settlement(owed, rest)
 
 
@@ -550,6 +556,23 @@ def _mutation_plan(mutation: Mutation, *, copies: int = 1, mutate: str = "all",
             owner = other_mode_owner(not events[0].livemode)
         return Plan(w, (Phase(tuple(events[:2]), plan, max_attempts=max_attempts),), world_account=owner)
     return build
+
+
+def _secret_rotation(ctx: Context, w: World) -> Plan | NotApplicable:
+    """Two effectful events, each signed with an unknown new secret and the receiver's, its own
+    last. Where an official verifier reads only the last signature (`Profile.rotation_dispute`:
+    Paddle's Node SDK) and the provider's docs give no order, first the world's quiet event
+    (it owes nothing, so a refusal loses no effect), once, with the receiver's own signature
+    first: refusing it is an advisory (``valid_not_rejected``) naming that verifier."""
+    plan = _mutation_plan(Mutation.ROTATION, max_attempts=None)(ctx, w)
+    if not isinstance(plan, Plan) or applicable(Mutation.ROTATION_OWN_FIRST, ctx.profile) is not None:
+        return plan
+    quiet = getattr(w, "quiet_event", None)
+    event = quiet() if quiet is not None else None
+    if event is None or not ctx.sends(event.type) or ctx.key_of(event):  # a refusal must lose nothing
+        return plan
+    own_first = Phase((event,), FaultPlan(mutations=(Mutation.ROTATION_OWN_FIRST,)), max_attempts=1)
+    return replace(plan, phases=(own_first, *plan.phases))
 
 
 def _reserialized_body(ctx: Context, w: World) -> Plan | NotApplicable:
@@ -1135,8 +1158,10 @@ SCENARIOS: tuple[Scenario, ...] = (
               _mutation_plan(Mutation.FUTURE_TIMESTAMP)),
     _scenario("secret-rotation", "Two signatures during a secret roll",
               "During a secret rotation the provider signs with the old and the new secret. A request "
-              "carrying both must be accepted once.",
-              EFFECTS, ("raw-body-signature",), _mutation_plan(Mutation.ROTATION, max_attempts=None)),
+              "carrying both must be accepted once. Where an official verifier reads only the last "
+              "signature and the provider gives no order (Paddle's Node SDK), one more event comes with "
+              "the receiver's own signature first, and refusing it is an advisory.",
+              EFFECTS, ("raw-body-signature",), _secret_rotation),
     _scenario("test-mode-to-live", "A test-mode event to a live endpoint (or the reverse)",
               "An event whose test/live flag does not match the receiver's environment. It must have no "
               "effect; acknowledging it (2xx) or refusing it (4xx) are both correct.",

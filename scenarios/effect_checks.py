@@ -33,6 +33,7 @@ from hookproof.scenarios.key_loops import (
     money_by_key,
     moved_words,
     recovered_by_key,
+    replay_note,
     seen_in,
     unexpected_keys_by_key,
 )
@@ -71,7 +72,8 @@ def check_duplicated(
         findings.append(Finding(
             "duplicated", key,
             f"applied {n} times instead of once; {len(positions)} delivery attempt(s) carried it"
-            + distinct_events_note(idx.history, positions) + others.note(positions, n),
+            + distinct_events_note(idx.history, positions) + replay_note(idx, positions)
+            + others.note(positions, n),
             expected=1, actual=n, attempts=idx.attempt_ids(positions)))
     return result_of("duplicated", findings, {"keys_observed": int((table.peak > 0).sum()),
                                               "observations": len(observations)})
