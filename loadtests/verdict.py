@@ -504,7 +504,8 @@ def finish_spooled(
     drain (`drain_s` seconds) cut (`collect.Collector.cut`, judged by `storm_scenario`).
     Other arguments and errors as `finish_storm`; closes `spool`.
     """
-    from hookproof.reports import iter_json, write_reports
+    from hookproof.reports import write_reports
+    from hookproof.scenarios.saved_report import store_report
 
     phase = on_phase or (lambda _: None)
     out = Path(spec.out_dir)
@@ -526,9 +527,9 @@ def finish_spooled(
                                        stopped_at=stopped_at, partial_reason=partial_reason, observe=observe,
                                        phase=phase, processes=max(1, len(workers)), sender=sender, cut=cut,
                                        drain_s=drain_s)
-            # kept with the attempts, so `hookproof report --history` re-renders it, as for certify
-            # (its JSON text written a finding at a time, `iter_json`: no tree of values, no one text)
-            history.set_meta_json(views.REPORT_META_KEY, iter_json(report, indent=None, ensure_ascii=True))
+            # kept with the attempts, so `hookproof report --history` re-renders it, as for certify: its
+            # findings a row each (written a finding at a time), the rest in the meta (`saved_report`)
+            store_report(history, report)
             history.set_meta("finished", True)
         finally:
             history.close()

@@ -23,9 +23,9 @@ from typing import Any, Callable, Iterator, Union
 from pydantic import TypeAdapter, ValidationError
 
 from hookproof.reports.errors import ReportFormatError, SchemaVersionError
-from hookproof.reports.model import SCHEMA_VERSION, RunReport, ScenarioReport
+from hookproof.reports.model import SCHEMA_VERSION, FindingView, RunReport, ScenarioReport
 
-__all__ = ["iter_json", "load_json", "render_json", "report_document", "scenario_document"]
+__all__ = ["finding_json", "iter_json", "load_json", "render_json", "report_document", "scenario_document"]
 
 #: How non-finite floats are spelled (strict JSON has no NaN or Infinity).
 _NON_FINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
@@ -47,6 +47,14 @@ def iter_json(report: RunReport, *, indent: int | None = 2, ensure_ascii: bool =
     """
     dump = functools.partial(json.dumps, indent=indent, ensure_ascii=ensure_ascii, allow_nan=False)
     return _pieces(report, 0, dump, indent)
+
+
+def finding_json(finding: FindingView) -> str:
+    """One finding as one line of ASCII JSON text: what ``iter_json(..., indent=None,
+    ensure_ascii=True)`` writes for it (a history keeps a report's findings so, a row each:
+    `simulator.delivery.history.HistoryFile.set_report`). Raises ValueError for a non-finite
+    float among its free-form values (as `iter_json` does; `_encode` spells the model's)."""
+    return json.dumps(_encode(finding), ensure_ascii=True, allow_nan=False)
 
 
 def _pieces(value: Any, level: int, dump: Callable[[Any], str], indent: int | None) -> Iterator[str]:
