@@ -14,7 +14,9 @@ Two forms, both under the meta key `report_views.REPORT_META_KEY`:
   (`reports.load_json`: "version 2 is not supported ... upgrade hookproof to read it")
   rather than re-render a report without its findings.
 
-`saved_document` reads either form back as report.json's document.
+`saved_document` reads either form back as report.json's document. A storm's end writes the
+findings as their views are made (`FindingsKeeper`) and its report holds them as those rows
+(`StoredFindings`), read back one at a time as the renderers reach them.
 """
 
 from __future__ import annotations
@@ -22,12 +24,13 @@ from __future__ import annotations
 import json
 import sqlite3
 from dataclasses import replace
-from typing import Any, Iterator
+from pathlib import Path
+from typing import Any, Callable, Iterator, Sequence, overload
 
-from hookproof.reports.json_report import finding_json, iter_json
-from hookproof.reports.model import SCHEMA_VERSION, RunReport
+from hookproof.reports.json_report import finding_json, finding_of, iter_json
+from hookproof.reports.model import SCHEMA_VERSION, FindingView, RunReport
 from hookproof.scenarios.report_views import REPORT_META_KEY
-from hookproof.simulator.delivery.history import HistoryFile
+from hookproof.simulator.delivery.history import STREAM_ROWS, HistoryFile
 
 #: ``schema_version`` of a report saved apart from its findings (never report.json's own:
 #: its next incompatible version takes the next number after this one).
@@ -39,10 +42,113 @@ FINDINGS_COUNT_KEY = f"{REPORT_META_KEY}_findings"
 def store_report(history: HistoryFile, report: RunReport) -> int:
     """Store `report` in `history` apart from its findings (committed at once; the rows of a
     report stored before are replaced): the document without them in the meta, each finding
-    a row, written as the report's checks give them (no list of their texts). Returns how many
-    findings were stored. Raises sqlite3.Error when the history cannot be written."""
-    return history.set_report(REPORT_META_KEY, iter_json(without_findings(report), indent=None, ensure_ascii=True),
-                              finding_rows(report))
+    a row, written as the report's checks give them (no list of their texts); findings that
+    already are `history`'s rows in their places (`FindingsKeeper`: a storm's end) are kept
+    as they are. Returns how many findings were stored. Raises sqlite3.Error when the history
+    cannot be written."""
+    document = iter_json(without_findings(report), indent=None, ensure_ascii=True)
+    if _stored_in(history, report):
+        return history.set_report(REPORT_META_KEY, document, None)
+    return history.set_report(REPORT_META_KEY, document, finding_rows(report))
+
+
+def _stored_in(history: HistoryFile, report: RunReport) -> bool:
+    """Whether every finding of `report` is a row of `history`, in its place and order, and no
+    other row is there: each check's findings `StoredFindings` of `history`'s file at the
+    check's own positions, one after the other."""
+    following = 1
+    for s_pos, scenario in enumerate(report.scenarios):
+        for c_pos, check in enumerate(scenario.checks):
+            rows = check.findings
+            if not rows:
+                continue
+            if not (isinstance(rows, StoredFindings) and rows.path == history.path
+                    and (rows.scenario_pos, rows.check_pos, rows.first) == (s_pos, c_pos, following)):
+                return False
+            following += len(rows)
+    return history.findings_stored() == following - 1
+
+
+class StoredFindings(Sequence[FindingView]):
+    """One check's findings as rows of a history's ``findings`` table (``idx`` `first` …
+    `first` + `count` - 1, in order), each read back as its view when reached (`finding_of`):
+    a storm's end holds a count and a place, not hundreds of thousands of views. Each pass
+    opens the file for reading; equal to any sequence of the same views."""
+
+    def __init__(self, path: Path, scenario_pos: int, check_pos: int, first: int, count: int) -> None:
+        self.path, self.scenario_pos, self.check_pos = path, scenario_pos, check_pos
+        self.first, self._count = first, count
+
+    def __len__(self) -> int:
+        return self._count
+
+    @overload
+    def __getitem__(self, i: int) -> FindingView: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> tuple[FindingView, ...]: ...
+
+    def __getitem__(self, i: int | slice) -> FindingView | tuple[FindingView, ...]:
+        if isinstance(i, slice):
+            start, stop, step = i.indices(self._count)
+            if step == 1:
+                return tuple(self._read(start, stop))
+            return tuple(self[j] for j in range(start, stop, step))
+        j = i + self._count if i < 0 else i
+        if not 0 <= j < self._count:
+            raise IndexError(f"finding {i} out of range (the check has {self._count})")
+        return next(self._read(j, j + 1))
+
+    def __iter__(self) -> Iterator[FindingView]:
+        return self._read(0, self._count)
+
+    def _read(self, start: int, stop: int) -> Iterator[FindingView]:
+        """The views of the rows `start` … `stop` - 1 of this check, a fetch at a time."""
+        if start >= stop:
+            return
+        db = sqlite3.connect(str(self.path))
+        try:
+            cur = db.execute("SELECT finding FROM findings WHERE idx >= ? AND idx < ? ORDER BY idx",
+                             (self.first + start, self.first + stop))
+            while rows := cur.fetchmany(STREAM_ROWS):
+                for (text,) in rows:
+                    yield finding_of(text)
+        finally:
+            db.close()
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence) or isinstance(other, str):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"StoredFindings({self._count} findings of {self.path.name})"
+
+
+class FindingsKeeper:
+    """Writes a report's findings into `history`'s ``findings`` table as their views are made
+    (`report_views.take_check_view`'s ``keep``), and holds each check's as `StoredFindings`:
+    a storm's end keeps no view of its hundreds of thousands of findings. The table is
+    emptied when the keeper is made; `store_report` then stores the report around the rows."""
+
+    def __init__(self, history: HistoryFile, scenario_pos: int = 0) -> None:
+        self._history = history
+        self._scenario_pos = scenario_pos
+        self._check_pos = 0
+        history.clear_findings()
+
+    def keep(self, check_id: str) -> "Callable[[Iterator[FindingView]], Sequence[FindingView]]":
+        """What `take_check_view` calls with the views of the next check (`check_id`) of the
+        scenario: they are written as they come, and their rows returned."""
+        s_pos, c_pos = self._scenario_pos, self._check_pos
+        self._check_pos += 1
+
+        def write(views: Iterator[FindingView]) -> Sequence[FindingView]:
+            first, count = self._history.add_findings((s_pos, c_pos, check_id, finding_json(v)) for v in views)
+            return StoredFindings(self._history.path, s_pos, c_pos, first, count) if count else ()
+        return write
 
 
 def without_findings(report: RunReport) -> RunReport:
@@ -95,5 +201,5 @@ def saved_document(db: sqlite3.Connection) -> dict[str, Any] | None:
     return document
 
 
-__all__ = ["APART_VERSION", "FINDINGS_COUNT_KEY", "finding_rows", "saved_document", "store_report",
-           "without_findings"]
+__all__ = ["APART_VERSION", "FINDINGS_COUNT_KEY", "FindingsKeeper", "StoredFindings", "finding_rows",
+           "saved_document", "store_report", "without_findings"]

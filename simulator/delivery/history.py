@@ -199,6 +199,7 @@ CREATE TABLE IF NOT EXISTS findings (
 );
 """
 _SCHEMA += _FINDINGS_SCHEMA
+_INSERT_FINDING = "INSERT INTO findings (scenario_pos, check_pos, check_id, finding) VALUES (?, ?, ?, ?)"
 #: How much of a large meta value (`HistoryFile.set_meta_json`) goes into its row at a time.
 _META_CHUNK_BYTES = 1 << 20
 
@@ -578,26 +579,55 @@ class HistoryFile(Sequence[Attempt]):
         with self._spilled(pieces) as (spill, size), self._db:
             self._put_meta_json(key, spill, size)
 
-    def set_report(self, key: str, pieces: Iterable[str], findings: Iterable[tuple[int, int, str, str]]) -> int:
+    def set_report(self, key: str, pieces: Iterable[str],
+                   findings: Iterable[tuple[int, int, str, str]] | None) -> int:
         """Store a run's report: its findings as the rows of the ``findings`` table, each
         ``(scenario_pos, check_pos, check_id, finding)`` (the positions of its scenario in the
         report and of its check in the scenario, its check's id, the finding as JSON text),
-        inserted as `findings` yields them, in place of the rows stored before; the rest of it
-        as the meta value `key` (JSON text in `pieces`, as `set_meta_json` stores it); and the
-        rows' count as the meta value ``<key>_findings``. One transaction, committed at once:
-        a reader sees the report and its rows of one call, never a mix. Returns the count."""
+        inserted as `findings` yields them, in place of the rows stored before (None: the rows
+        already stored are the report's, `add_findings`); the rest of it as the meta value
+        `key` (JSON text in `pieces`, as `set_meta_json` stores it); and the rows' count as the
+        meta value ``<key>_findings``. One transaction, committed at once: a reader sees the
+        report and its rows of one call, never a mix. Returns the count."""
         with self._spilled(pieces) as (spill, size):
             self._db.executescript(_FINDINGS_SCHEMA)  # a history written before the table existed
             with self._db:
-                self._db.execute("DELETE FROM findings")
-                rows = self._db.executemany(
-                    "INSERT INTO findings (scenario_pos, check_pos, check_id, finding) VALUES (?, ?, ?, ?)",
-                    findings).rowcount
-                count = max(0, rows)
+                if findings is None:
+                    count = int(self._db.execute("SELECT count(*) FROM findings").fetchone()[0])
+                else:
+                    self._db.execute("DELETE FROM findings")
+                    count = max(0, self._db.executemany(_INSERT_FINDING, findings).rowcount)
                 self._put_meta_json(key, spill, size)
                 self._db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
                                  (f"{key}_findings", json.dumps(count)))
         return count
+
+    def clear_findings(self) -> None:
+        """Delete every row of the ``findings`` table (creating it in a history written before
+        it existed), committed at once: before a report's findings are added (`add_findings`)."""
+        self._db.executescript(_FINDINGS_SCHEMA)
+        with self._db:
+            self._db.execute("DELETE FROM findings")
+
+    def findings_stored(self) -> int:
+        """How many rows the ``findings`` table holds (0 in a history written before it existed)."""
+        try:
+            (count,) = self._db.execute("SELECT count(*) FROM findings").fetchone()
+        except sqlite3.OperationalError:  # no such table
+            return 0
+        return int(count)
+
+    def add_findings(self, rows: Iterable[tuple[int, int, str, str]]) -> tuple[int, int]:
+        """Append `rows` to the ``findings`` table (as `set_report` takes them), inserted as
+        they are yielded, committed at once; (the first row's ``idx``, how many): the rows are
+        ``idx`` first … first + count - 1 (`clear_findings` first: the table holds no other
+        writer's rows). A report whose findings are stored so is stored with
+        ``set_report(key, pieces, None)``."""
+        self._db.executescript(_FINDINGS_SCHEMA)
+        with self._db:
+            (last,) = self._db.execute("SELECT coalesce(max(idx), 0) FROM findings").fetchone()
+            count = max(0, self._db.executemany(_INSERT_FINDING, rows).rowcount)
+        return int(last) + 1, count
 
     @contextlib.contextmanager
     def _spilled(self, pieces: Iterable[str]) -> Iterator[tuple[IO[bytes], int]]:

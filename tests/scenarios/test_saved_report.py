@@ -12,7 +12,13 @@ import pytest
 from hookproof.reports import RunReport, SchemaVersionError, load_json, render_json
 from hookproof.reports.model import LogExcerpt
 from hookproof.scenarios.report_views import REPORT_META_KEY
-from hookproof.scenarios.saved_report import APART_VERSION, saved_document, store_report
+from hookproof.scenarios.saved_report import (
+    APART_VERSION,
+    FindingsKeeper,
+    StoredFindings,
+    saved_document,
+    store_report,
+)
 from hookproof.simulator.delivery.history import History, HistoryFile
 from tests.reports.sample import sample_report
 
@@ -97,3 +103,39 @@ def test_rows_that_do_not_fit_their_report_are_refused(tmp_path: Path) -> None:
             saved_document(db)
         db.execute("DELETE FROM meta WHERE key = 'report'")
         assert saved_document(db) is None
+
+
+def test_findings_kept_as_their_views_are_made_are_rows_the_report_reads_back(tmp_path: Path,
+                                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """A storm's end: each check's views written as they are made (`FindingsKeeper`), the
+    report holding the rows (`StoredFindings`); storing the report then keeps those rows."""
+    from hookproof.scenarios import saved_report
+
+    report = _with_log()
+    path = _history(tmp_path)
+    with HistoryFile(path) as history:
+        history.add_findings([(9, 9, "stale", "{}")])  # an earlier report's row: gone with the keeper
+        keeper = FindingsKeeper(history, scenario_pos=1)
+        failing = report.scenarios[1]
+        checks = tuple(replace(c, findings=keeper.keep(c.check_id)(iter(c.findings))) for c in failing.checks)
+        stored = replace(report, scenarios=(report.scenarios[0], replace(failing, checks=checks), report.scenarios[2]))
+        rows = checks[0].findings
+        assert isinstance(rows, StoredFindings) and (rows.scenario_pos, rows.check_pos, rows.first) == (1, 0, 1)
+        assert rows == failing.checks[0].findings and len(rows) == 1 and rows[0] == rows[-1] == rows[:1][0]
+        assert rows[::1] == tuple(failing.checks[0].findings)
+        with pytest.raises(IndexError, match="finding 1 out of range"):
+            rows[1]
+        assert stored == report  # equal to the views held
+        assert [c.findings for c in checks[1:]] == [() for _ in checks[1:]]  # a check without findings: none
+        # the first scenario's advisory is not among the rows: stored again, whole
+        assert store_report(history, stored) == 2
+        assert saved_document(history._db) == json.loads(render_json(report))
+        only_failing = replace(report, scenarios=report.scenarios[1:])  # its views held, to keep anew
+        keeper = FindingsKeeper(history)
+        checks = tuple(replace(c, findings=keeper.keep(c.check_id)(iter(c.findings)))
+                       for c in only_failing.scenarios[0].checks)
+        kept = replace(only_failing, scenarios=(replace(only_failing.scenarios[0], checks=checks),
+                                                *only_failing.scenarios[1:]))
+        monkeypatch.setattr(saved_report, "finding_rows", lambda report: pytest.fail("rows written twice"))
+        assert store_report(history, kept) == 1  # the rows already there are the report's: the meta alone
+        assert saved_document(history._db) == json.loads(render_json(only_failing))
