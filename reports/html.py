@@ -60,7 +60,7 @@ def render_html(report: RunReport) -> str:
         report=report,
         counts=_counts(report),
         problems=[p for p in (_problem(s) for s in report.scenarios) if p is not None],
-        advisories=[(s, f) for s in report.scenarios for f in s.iter_findings("advisory")],
+        advisories=[(s, f) for s in report.scenarios if s.advisory_count for f in s.iter_findings("advisory")],
         outcomes=OUTCOMES,
     )
     return html.rstrip("\n") + "\n"

@@ -116,6 +116,8 @@ def _advisories(report: RunReport) -> str:
     verifier), at most `FINDINGS_PER_CHECK` per check of a scenario, the rest counted."""
     rows = []
     for s in report.scenarios:
+        if not s.advisory_count:  # counted once: a storm's findings are not read again for none
+            continue
         label = key_labels(s.attempts)
         shown: dict[str, int] = {}
         for a in s.iter_findings("advisory"):
@@ -142,7 +144,7 @@ def _receiver_logs(report: RunReport) -> str:
     longer than any run of backticks in it (a receiver's text cannot close it)."""
     blocks = []
     for s in report.scenarios:
-        log = next((f.log for f in s.iter_findings() if f.log is not None), None)
+        log = s.finding_log
         if log is None:
             continue
         tail = log.tail or "(the receiver wrote nothing during this scenario)"

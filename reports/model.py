@@ -131,18 +131,22 @@ class ScenarioReport:
                     yield f
 
     @cached_property
-    def _tally(self) -> tuple[int, int, tuple[str, ...]]:
-        """(findings, advisories, the findings' check ids in first-seen order): one pass."""
+    def _tally(self) -> tuple[int, int, tuple[str, ...], LogExcerpt | None]:
+        """(findings, advisories, the findings' check ids in first-seen order, the first
+        finding's log excerpt): one pass."""
         findings = advisories = 0
         checks: dict[str, None] = {}
+        log: LogExcerpt | None = None
         for c in self.checks:
             for f in c.findings:
                 if f.severity == "finding":
                     findings += 1
                     checks.setdefault(f.check_id)
+                    if log is None:
+                        log = f.log
                 elif f.severity == "advisory":
                     advisories += 1
-        return findings, advisories, tuple(checks)
+        return findings, advisories, tuple(checks), log
 
     @property
     def finding_count(self) -> int:
@@ -158,6 +162,11 @@ class ScenarioReport:
     def finding_check_ids(self) -> tuple[str, ...]:
         """The checks whose findings (not advisories) the scenario has, in first-seen order."""
         return self._tally[2]
+
+    @property
+    def finding_log(self) -> LogExcerpt | None:
+        """The receiver's log around the first finding that quotes it (`FindingView.log`), or None."""
+        return self._tally[3]
 
     @cached_property
     def finding_keys(self) -> tuple[str, ...]:
