@@ -73,7 +73,9 @@ class StoredFindings(Sequence[FindingView]):
     """One check's findings as rows of a history's ``findings`` table (``idx`` `first` …
     `first` + `count` - 1, in order), each read back as its view when reached (`finding_of`):
     a storm's end holds a count and a place, not hundreds of thousands of views. Each pass
-    opens the file for reading; equal to any sequence of the same views."""
+    opens the file for reading (readable while the history is there and its rows are these:
+    a later report stored in it with other findings replaces them); equal to any sequence of
+    the same views. Raises sqlite3.Error when the file cannot be read."""
 
     def __init__(self, path: Path, scenario_pos: int, check_pos: int, first: int, count: int) -> None:
         self.path, self.scenario_pos, self.check_pos = path, scenario_pos, check_pos
