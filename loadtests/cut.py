@@ -186,7 +186,8 @@ def judge_cut(results: Sequence[CheckResult], cut: "Cut | Unanswered") -> list[C
         else:
             out.append(r)
             continue
-        excused = [f for f in r.findings if is_excused(f)]  # a few: the keys the cut left open
+        # counted, not held: an `Unanswered` may excuse every key of a storm
+        excused = sum(f.count for f in r.findings if is_excused(f))
         if not excused:
             out.append(r)
             continue
@@ -194,11 +195,11 @@ def judge_cut(results: Sequence[CheckResult], cut: "Cut | Unanswered") -> list[C
         kept = kept_findings(r.findings, lambda f: not is_excused(f))
         problems = sum(f.count for f in kept if not f.advisory)
         what = "key(s) not applied" if r.check_id == "lost" else "object(s) not current"
-        detail = (f"{sum(f.count for f in excused)} {what} unknown: {cut.note()}; {problems} finding(s), "
+        detail = (f"{excused} {what} unknown: {cut.note()}; {problems} finding(s), "
                   f"{sum(f.count for f in kept) - problems} advisory(ies)")
         verdict = Verdict.INVALID if problems else Verdict.UNKNOWN
         out.append(replace(r, verdict=verdict, findings=kept, detail=detail,
-                           stats={**r.stats, "cut_short": sum(f.count for f in excused)}))
+                           stats={**r.stats, "cut_short": excused}))
     return out
 
 
