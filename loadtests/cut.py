@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import AbstractSet, Any, Iterable, Sequence
 
-from hookproof.scenarios.findings import CheckResult, Verdict
+from hookproof.scenarios.findings import CheckResult, Finding, Verdict, kept_findings
 from hookproof.scenarios.key_loops import NEVER_ACKNOWLEDGED
 from hookproof.simulator.events import Event
 
@@ -178,23 +178,28 @@ def judge_cut(results: Sequence[CheckResult], cut: "Cut | Unanswered") -> list[C
     out = []
     for r in results:
         if r.check_id == "lost":
-            excused = [f for f in r.findings if not f.advisory and f.key in cut.keys
-                       and f.message.startswith(NEVER_ACKNOWLEDGED)]
+            def is_excused(f: Finding) -> bool:
+                return not f.advisory and f.key in cut.keys and f.message.startswith(NEVER_ACKNOWLEDGED)
         elif r.check_id == "stale":
-            excused = [f for f in r.findings if not f.advisory and f.key in cut.objects]
+            def is_excused(f: Finding) -> bool:
+                return not f.advisory and f.key in cut.objects
         else:
-            excused = []
+            out.append(r)
+            continue
+        # counted, not held: an `Unanswered` may excuse every key of a storm
+        excused = sum(f.count for f in r.findings if is_excused(f))
         if not excused:
             out.append(r)
             continue
-        kept = tuple(f for f in r.findings if f not in excused)
+        # a tuple, or a per-key check's findings still made when read (`kept_findings`)
+        kept = kept_findings(r.findings, lambda f: not is_excused(f))
         problems = sum(f.count for f in kept if not f.advisory)
         what = "key(s) not applied" if r.check_id == "lost" else "object(s) not current"
-        detail = (f"{sum(f.count for f in excused)} {what} unknown: {cut.note()}; {problems} finding(s), "
+        detail = (f"{excused} {what} unknown: {cut.note()}; {problems} finding(s), "
                   f"{sum(f.count for f in kept) - problems} advisory(ies)")
         verdict = Verdict.INVALID if problems else Verdict.UNKNOWN
         out.append(replace(r, verdict=verdict, findings=kept, detail=detail,
-                           stats={**r.stats, "cut_short": sum(f.count for f in excused)}))
+                           stats={**r.stats, "cut_short": excused}))
     return out
 
 

@@ -13,11 +13,12 @@ from hookproof.loadtests.records import make_attempt
 from hookproof.loadtests.spec import StormSpec
 from hookproof.loadtests.spool import Spool
 from hookproof.loadtests.verdict import storm_scenario
-from hookproof.scenarios.findings import Finding, Verdict, result_of
+from hookproof.scenarios.findings import Finding, MadeFindings, Verdict, result_of
 from hookproof.scenarios.observations import Effect, ObjectState, Observation
 from hookproof.simulator.delivery.history import Attempt
 from hookproof.simulator.events import Event
 from hookproof.simulator.profiles import get_profile
+from tests.scenarios.test_made_findings import made_findings
 
 STRIPE = get_profile("stripe")
 NOTE = ("the storm's end cut the retry schedule of 2 delivery(ies) (1 with a retry owed, 1 with an attempt still "
@@ -172,3 +173,13 @@ def test_a_sender_bound_storm_does_not_call_lost_what_only_timed_out(tmp_path: P
                              "438 ms, an attempt waited up to 12 ms for its connection): the storm's compressed retry "
                              "schedule ended where the provider would go on retrying"), detail
     assert bound["stale"][:2] == ("unknown", [])
+
+
+def test_the_storm_s_cut_judges_made_findings_as_the_same_findings_held() -> None:
+    made, _ = made_findings(6)
+    cut = Cut((CutDelivery("e", "e", "d", 1),), frozenset({"k1", "k3", "k4"}), frozenset(), 10.0)
+    (judged,) = judge_cut([result_of("lost", made)], cut)
+    (same,) = judge_cut([result_of("lost", list(made))], cut)
+    assert isinstance(judged.findings, MadeFindings)
+    assert [f.key for f in judged.findings] == ["k0", "k2", "k4", "k5"]  # k4 was acknowledged: not excused
+    assert judged == same and judged.stats["cut_short"] == 2
