@@ -4,8 +4,8 @@
 and merchant orders (``GET /merchant_orders/{id}``'s shape), and emits the notifications
 Mercado Pago sends about them (Mercado Pago developers, "Notifications" / "Webhooks":
 topic ``payment`` with ``action`` ``payment.created`` on creation and
-``payment.updated`` on every later change; topic ``merchant_order`` whenever an order
-changes). Refunds and chargebacks are changes of their payment, so they arrive as
+``payment.updated`` on every later change; a merchant order's notification, type
+``topic_merchant_order_wh``, whenever an order is opened or changes: event ``merchant_order``). Refunds and chargebacks are changes of their payment, so they arrive as
 ``payment.updated`` about the payment's own id; the refund itself is in the payment's
 ``refunds`` list (API reference, "Get payment": ``refunds``, ``transaction_amount_refunded``).
 
