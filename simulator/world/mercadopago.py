@@ -267,6 +267,15 @@ class MercadoPagoWorld(RecordWorld):
         self.refund(card, cents // 4)
         return [e for e in self.events[start:] if e.business_key]
 
+    def companion_objects(self, objects: set[str]) -> set[str]:
+        """The merchant orders among whose payments any of `objects` (payment ids) is: the
+        Checkout Pro order a payment paid, whose ``merchant_order`` notifications (opened,
+        closed, updated) a seller receives beside the payment's (the catalog sends them with
+        a story's effectful events, `scenarios.catalog.effect_events`)."""
+        paid = {int(o) for o in objects if o.isdigit()}
+        return {order for order in self.objects("merchant_order")
+                if any(p["id"] in paid for p in self.get(order)["payments"])}
+
     def related_groups(self, count: int = 2) -> list[tuple[Event, ...]]:
         """`count` Pix payments paid at once; each one's ``payment.created`` (pending) and
         ``payment.updated`` (approved), which arrive together when the buyer pays right away
