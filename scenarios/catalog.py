@@ -372,7 +372,10 @@ def effect_events(ctx: Context, w: World) -> list[Event]:
     second's fails: Stripe's fulfilment docs tell a receiver to fulfil such a session only
     on ``checkout.session.async_payment_succeeded`` (neither told when the shop creates the
     sessions, `Context.shop_sessions`). Another provider's world: its
-    effect story (a rejected payment, a pull request closed without merging)."""
+    effect story (a rejected payment, a pull request closed without merging), and the events
+    of the objects its `companion_objects` says go with the owed ones (Mercado Pago: the
+    Checkout Pro merchant order a card payment paid, opened, then closed, then updated by a
+    refund)."""
     if not isinstance(w, World):  # another provider's world tells its own story
         story = [e for e in w.effect_story() if ctx.sends(e.type)]
     else:
@@ -394,6 +397,8 @@ def effect_events(ctx: Context, w: World) -> list[Event]:
     owed = [e for e in story if ctx.key_of(e)]
     types = {e.type for e in owed}
     objects = {e.object_id for e in owed}
+    if (companions := getattr(w, "companion_objects", None)) is not None:
+        objects |= companions(objects)  # Mercado Pago: the Checkout Pro merchant order an owed payment paid
     # an event of an owed type that owes nothing (a refund Paddle rejected) goes with the events of
     # its object before it (the refund's request: a receiver refunding on it shows `unexpected`)
     last_unowed = {e.object_id: i for i, e in enumerate(story) if e.type in types and not ctx.key_of(e)}
