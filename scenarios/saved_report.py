@@ -170,6 +170,44 @@ def finding_rows(report: RunReport) -> Iterator[tuple[int, int, str, str]]:
                 yield s_pos, c_pos, check.check_id, finding_json(finding)
 
 
+def stored_report(path: Path) -> RunReport | None:
+    """The report the history file at `path` keeps, as a `RunReport` whose findings stay rows:
+    each check's a `StoredFindings` over its rows (a saved-apart report; an inline one is read
+    whole, `load_json`), so a storm's command adds its notes to a failing million-attempt storm's
+    report and writes it again without holding its findings. None when it keeps no report.
+    Raises sqlite3.Error when the file is not a history, the `reports` errors when the report
+    does not read (`load_json`), ValueError when its rows do not fit it."""
+    from hookproof.reports import load_json
+
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        row = db.execute("SELECT value FROM meta WHERE key = ?", (REPORT_META_KEY,)).fetchone()
+        if row is None:
+            return None
+        document = json.loads(row[0])
+        if not isinstance(document, dict) or document.get("schema_version") != APART_VERSION:
+            return load_json(row[0])
+        counted = db.execute("SELECT value FROM meta WHERE key = ?", (FINDINGS_COUNT_KEY,)).fetchone()
+        places = db.execute("SELECT scenario_pos, check_pos, MIN(idx), COUNT(*) FROM findings "
+                            "GROUP BY scenario_pos, check_pos").fetchall()
+    finally:
+        db.close()
+    document["schema_version"] = SCHEMA_VERSION
+    report = load_json(json.dumps(document))
+    if sum(n for *_, n in places) != (json.loads(counted[0]) if counted is not None else None):
+        raise ValueError(f"the history's findings table does not hold the {counted and counted[0]} finding(s) "
+                         "its report counts")
+    rows = {(s_pos, c_pos): (first, n) for s_pos, c_pos, first, n in places}
+    scenarios = []
+    for s_pos, scenario in enumerate(report.scenarios):
+        checks = tuple(replace(c, findings=StoredFindings(path, s_pos, c_pos, *rows.pop((s_pos, c_pos))))
+                       if (s_pos, c_pos) in rows else c for c_pos, c in enumerate(scenario.checks))
+        scenarios.append(replace(scenario, checks=checks))
+    if rows:
+        raise ValueError(f"the history's findings table names {len(rows)} check(s) its report does not have")
+    return replace(report, scenarios=tuple(scenarios))
+
+
 def saved_document(db: sqlite3.Connection) -> dict[str, Any] | None:
     """The report a history's database `db` keeps, as report.json's document (JSON values,
     ``schema_version`` `reports.model.SCHEMA_VERSION` for both forms, a saved-apart one's
@@ -204,4 +242,4 @@ def saved_document(db: sqlite3.Connection) -> dict[str, Any] | None:
 
 
 __all__ = ["APART_VERSION", "FINDINGS_COUNT_KEY", "FindingsKeeper", "StoredFindings", "finding_rows",
-           "saved_document", "store_report", "without_findings"]
+           "saved_document", "store_report", "stored_report", "without_findings"]

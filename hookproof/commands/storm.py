@@ -29,6 +29,7 @@ import random
 import re
 import shlex
 import signal
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -510,7 +511,7 @@ def register(app: typer.Typer) -> None:
         from hookproof.deadline import deadline_note
         from hookproof.errors import HookproofError, UsageError
         from hookproof.receiver_log import RECEIVER_LOG_FILE, keep_receiver_log, link_receiver_log, store_linked_report
-        from hookproof.reports import REPORT_FILES, load_json, write_reports
+        from hookproof.reports import REPORT_FILES, write_reports
         from hookproof.rundirs import run_out, withdraw
         from hookproof.simulator.errors import SimulatorError
         from hookproof.simulator.server.answer_times import RoundTripProbe, answer_times_note
@@ -601,7 +602,7 @@ def register(app: typer.Typer) -> None:
                 # the note names the signal, as certify's and explore's do (a KeyboardInterrupt no
                 # handler recorded is Python's own for SIGINT)
                 note = f"stopped by {caught.stopped_by or 'SIGINT'}; the storm ended early: the report holds what was sent"
-                report = load_json(report_path.read_bytes())
+                report = written_report(out)
                 if tails is not None:
                     report = link_receiver_log(report, tails)
                 report = dataclasses.replace(report, notes=(*report.notes, note))
@@ -619,7 +620,7 @@ def register(app: typer.Typer) -> None:
             if stopped:
                 raise fail(f"storm {stopped}, but the storm wrote no report; see the logs in {out / 'locust'}", 1)
             raise fail(f"the storm ended (Locust exit code {code}) without a report; see the logs in {out / 'locust'}", 1)
-        report = load_json(report_path.read_bytes())
+        report = written_report(out)
         overloaded = host_load_note(_loadavg(), os.cpu_count())
         if overloaded is not None:  # in the files; on the console beside the ack latencies
             report = dataclasses.replace(report, notes=(*report.notes, overloaded))
@@ -656,6 +657,23 @@ def register(app: typer.Typer) -> None:
             console.print(f"storm {stopped}; exit 1", markup=False, soft_wrap=True)
             raise typer.Exit(1)
         raise typer.Exit(0 if code == 0 and report.verdict == "pass" and not report.partial else 1)
+
+
+def written_report(out: Path) -> "RunReport":
+    """The report the storm's master wrote into `out`: from the history it stored it in, its
+    findings left as the history's rows (`saved_report.stored_report`: a failing storm of a
+    million attempts has ~850,000, ~365 MB as objects), else report.json's. Raises the
+    `reports` errors of a report that does not read."""
+    from hookproof.reports import REPORT_FILES, load_json
+    from hookproof.scenarios.saved_report import stored_report
+
+    history = out / "history.sqlite"
+    if history.is_file():
+        with contextlib.suppress(sqlite3.Error, ValueError):
+            stored = stored_report(history)
+            if stored is not None:
+                return stored
+    return load_json((out / REPORT_FILES["json"]).read_bytes())
 
 
 def unread_state_fields(fields: Mapping[str, Any] | None) -> str | None:

@@ -139,3 +139,33 @@ def test_findings_kept_as_their_views_are_made_are_rows_the_report_reads_back(tm
         monkeypatch.setattr(saved_report, "finding_rows", lambda report: pytest.fail("rows written twice"))
         assert store_report(history, kept) == 1  # the rows already there are the report's: the meta alone
         assert saved_document(history._db) == json.loads(render_json(only_failing))
+
+
+def test_a_report_stored_apart_is_read_back_with_its_findings_left_as_rows(tmp_path: Path) -> None:
+    """A storm's command adds its notes to the report its master stored and writes it again:
+    read from the history, its findings stay the history's rows (a failing storm of a million
+    attempts held ~365 MB of them when it read report.json back whole)."""
+    from hookproof.reports import write_reports
+    from hookproof.scenarios.saved_report import stored_report
+
+    report = _with_log()
+    path = _history(tmp_path)
+    with HistoryFile(path) as history:
+        store_report(history, report)
+    read = stored_report(path)
+    assert read is not None and read == report
+    kinds = [type(c.findings).__name__ for s in read.scenarios for c in s.checks if c.findings]
+    assert kinds == ["StoredFindings", "StoredFindings"]
+    written, again = tmp_path / "from-objects", tmp_path / "from-rows"
+    write_reports(report, written)
+    write_reports(read, again)
+    for name in ("report.json", "summary.md", "junit.xml", "report.html"):
+        assert (again / name).read_bytes() == (written / name).read_bytes(), name
+    with HistoryFile(path) as history:  # stored again as it was read: only the meta is written
+        assert store_report(history, replace(read, notes=(*read.notes, "a note the command adds"))) == 2
+    assert stored_report(path).notes[-1] == "a note the command adds"  # type: ignore[union-attr]
+    inline = _history(tmp_path / "inline")
+    with HistoryFile(inline) as history:
+        history.set_meta(REPORT_META_KEY, json.loads(render_json(report)))
+    assert stored_report(inline) == report
+    assert stored_report(_history(tmp_path / "none")) is None
