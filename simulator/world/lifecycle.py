@@ -111,11 +111,13 @@ WITHHELD_KEYS: Mapping[str, tuple[Callable[[str], str], str]] = {
 }
 
 #: The first events of one new object that a provider emits together, each group one object's:
-#: a new subscription's (created, updated, its first invoice paid) and a payment's
+#: a new subscription's (created, updated, its first invoice paid, and the subscription-mode
+#: Checkout Session's completion when it was bought through one) and a payment's
 #: (``payment_intent.succeeded`` with ``charge.succeeded``: integrations act on either, Polar's
 #: double order). The `related-burst` scenario releases each group at once; storms send them.
 RELATED_TYPES: tuple[frozenset[str], ...] = (
-    frozenset({"customer.subscription.created", "customer.subscription.updated", "invoice.paid"}),
+    frozenset({"customer.subscription.created", "customer.subscription.updated", "invoice.paid",
+               "checkout.session.completed"}),
     frozenset({"payment_intent.succeeded", "charge.succeeded"}),
 )
 
