@@ -495,8 +495,8 @@ class World(RecordReads):
         ``checkout.session.completed``, which then says ``payment_status: paid``,
         ``payment_intent: null`` and names the subscription and its first invoice (Stripe's
         Checkout Session object, docs.stripe.com/api/checkout/sessions/object: ``subscription``,
-        ``invoice`` "the ID of the invoice created by the Checkout Session"); Stripe promises no
-        order among them (docs.stripe.com/webhooks, "Event ordering"), the session comes last as
+        ``invoice``: "ID of the invoice created by the Checkout Session, if it exists"); Stripe
+        promises no order among them (docs.stripe.com/webhooks, "Event ordering"), the session comes last as
         in Stripe's subscription guides, which provision on it once the subscription exists
         (docs.stripe.com/billing/subscriptions/build-subscriptions). A trial session
         (`open_checkout`'s `trial`) starts the subscription ``trialing``, without an invoice
