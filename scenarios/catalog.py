@@ -1172,7 +1172,8 @@ SCENARIOS: tuple[Scenario, ...] = (
               ("duplicated", "lost", "downstream_idempotency"), ("transient-vs-permanent",), _downstream_lost),
     _scenario("related-burst", "The first events of a new object arrive together",
               "The first events of a new object (billing: a subscription's created, updated and "
-              "invoice.paid; a payment's payment_intent.succeeded and charge.succeeded) are released "
+              "invoice.paid, with checkout.session.completed for a plan bought through a subscription-mode "
+              "Checkout; a payment's payment_intent.succeeded and charge.succeeded) are released "
               "together (byte-synchronised). "
               "A get-or-create of the shared row that is not atomic fails or duplicates it (dj-stripe #409, "
               "pay-rails #371); an effect granted from two event types must still happen once. Each "
