@@ -363,6 +363,23 @@ PROBE_NOTE = ("reachability: before the first scenario hookproof opened one conn
               "connection has used it up)")
 
 
+def certify_unsent_note(config: Config, history_path: Path) -> str | None:
+    """The note naming the types the config enables (`unsent.configured_types`) that no
+    scenario of the run sent (its history's types), or None."""
+    from hookproof.unsent import configured_types, history_types, unsent_note
+
+    configured = configured_types(config)
+    if not configured or not history_path.is_file():
+        return None
+    import sqlite3
+
+    try:
+        sent = history_types(history_path)
+    except sqlite3.Error:  # a run refused before its history held attempts
+        return None
+    return unsent_note(configured, sent, "certify")
+
+
 def crash_untested_note(report: RunReport) -> str | None:
     """The note of a run whose checklist leaves "Persists before acknowledging" untested while
     other scenarios spoke to it (`catalog.CHECKLIST_DECIDED_BY`): which run would decide it.
@@ -373,7 +390,7 @@ def crash_untested_note(report: RunReport) -> str | None:
     return ("Persists before acknowledging is untested: a receiver that answers 200 and stores the effect "
             "afterwards (a background job, a queue without persistence) passes every delivery fault; `certify "
             "--chaos` kills it right after its answer and while it works (crash-after-ack, "
-            "kill-during-processing; it needs [target.start] or [target.docker])")
+            "kill-during-processing; it needs [target.process] or [target.docker])")
 
 
 def wider_keys_notes(config: Config) -> list[str]:
@@ -619,6 +636,11 @@ def certify(config: Config, *, scenarios: Sequence[str] | None = None, out_dir: 
         from dataclasses import replace
 
         probed = replace(probed, notes=(*probed.notes, untested))
+    unsent = certify_unsent_note(config, history_path)
+    if unsent is not None:  # enabled types no scenario sent: the verdict is silent on them
+        from dataclasses import replace
+
+        probed = replace(probed, notes=(*probed.notes, unsent))
     noted = probed is not report
     report = probed
     # a scenario that found its keys already there proved nothing: that first (else all refused, a wrong secret)

@@ -68,18 +68,15 @@ def link_receiver_log(report: RunReport, tails: Mapping[str, str], path: str = R
 
 def store_linked_report(history_path: Path, report: RunReport) -> None:
     """Store `report` (as report.json holds it: the kept log named, findings quoting it) as the
-    saved report of the closed history at `history_path` (`scenarios.report_views.REPORT_META_KEY`),
-    committed at once, so a re-render (`hookproof report`) keeps what the written reports had.
-    Raises sqlite3.Error when the file is not a writable history."""
-    import json
-
-    from hookproof.reports import render_json
-    from hookproof.scenarios.report_views import REPORT_META_KEY
+    saved report of the closed history at `history_path` (its findings a row each,
+    `scenarios.saved_report.store_report`), committed at once, so a re-render (`hookproof report`)
+    keeps what the written reports had. Raises sqlite3.Error when the file is not a writable history."""
+    from hookproof.scenarios.saved_report import store_report
     from hookproof.simulator.delivery.history import HistoryFile
 
     saved = HistoryFile(history_path)
     try:
-        saved.set_meta(REPORT_META_KEY, json.loads(render_json(report)))
+        store_report(saved, report)
     finally:
         saved.close()
 

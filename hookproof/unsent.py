@@ -1,4 +1,4 @@
-"""The event types a config enables that a run never sent: the note explore and storm add.
+"""The event types a config enables that a run never sent: the note certify, explore and storm add.
 
 A run that never sends a type the receiver is configured for (``target.enabled_events``, a
 ``[business_keys]`` or ``[counters]`` entry) judges nothing of how the receiver handles it,
@@ -33,15 +33,26 @@ def configured_types(cfg: "Config") -> list[str]:
     return list(dict.fromkeys(named))
 
 
-def unsent_note(configured: Iterable[str], sent: Iterable[str], run: str) -> str | None:
-    """The note naming the `configured` types not in `sent` (``run``: ``storm``, ``explore``),
-    or None when every one was sent."""
+def unsent_note(configured: Iterable[str], sent: Iterable[str], run: str, *,
+                emittable: Iterable[str] | None = None) -> str | None:
+    """The note naming the `configured` types not in `sent` (``run``: ``certify``, ``storm``,
+    ``explore``), or None when every one was sent. With `emittable` (explore: the types its
+    operations can emit), those it could have sent are named apart: a longer search may."""
     seen = set(sent)
     left = [t for t in configured if t not in seen]
     if not left:
         return None
-    return (f"enabled types never sent by this {run}: {', '.join(left)}: its verdict says nothing of how the "
+    note = (f"enabled types never sent by this {run}: {', '.join(left)}: its verdict says nothing of how the "
             "receiver handles them")
+    if emittable is not None:
+        can = set(emittable)
+        drawn = [t for t in left if t in can]
+        if drawn:
+            cannot = [t for t in left if t not in can]
+            note += (f" ({', '.join(cannot)}: its operations never emit them; " if cannot else " (") + \
+                f"{', '.join(drawn)}: its operations can, and this search drew none: more --max-examples or another " \
+                "--seed may)"
+    return note
 
 
 def world_types(kind: str, *, priced: bool = False, seed: int = 0) -> set[str] | None:

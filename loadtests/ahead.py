@@ -26,7 +26,7 @@ from dataclasses import dataclass, field, replace
 from itertools import islice
 from typing import TYPE_CHECKING, Any, Iterable, NamedTuple, Sequence
 
-from hookproof.scenarios.findings import CheckResult, Verdict
+from hookproof.scenarios.findings import CheckResult, Verdict, kept_findings
 from hookproof.scenarios.id_codes import IdCodes
 from hookproof.scenarios.state_words import NamedState
 from hookproof.simulator.events import Event
@@ -165,7 +165,8 @@ def tolerate(results: Sequence[CheckResult], ahead: Ahead) -> list[CheckResult]:
                 return _status(f.actual) in ahead.statuses.get(f.key, ())
             return False
 
-        kept = tuple(f for f in r.findings if f.advisory or not explained(f))
+        # a tuple, or a per-key check's findings still made when read (`kept_findings`)
+        kept = kept_findings(r.findings, lambda f: f.advisory or not explained(f))
         dropped = len(r.findings) - len(kept)
         if not dropped:
             out.append(r)

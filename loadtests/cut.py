@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import AbstractSet, Any, Iterable, Sequence
 
-from hookproof.scenarios.findings import CheckResult, Verdict
+from hookproof.scenarios.findings import CheckResult, Finding, Verdict, kept_findings
 from hookproof.scenarios.key_loops import NEVER_ACKNOWLEDGED
 from hookproof.simulator.events import Event
 
@@ -108,33 +108,99 @@ def cut_of(deliveries: Sequence[CutDelivery], events: Iterable[Event], acked_eve
     return Cut(tuple(deliveries), frozenset(keys), frozenset(objects), drain_s)
 
 
-def judge_cut(results: Sequence[CheckResult], cut: Cut) -> list[CheckResult]:
+#: How a ``lost`` finding of a key every valid attempt of which timed out begins
+#: (`key_loops.lost_finding`: the answers' summary is the one outcome, ``timeout``).
+ONLY_TIMED_OUT = f"{NEVER_ACKNOWLEDGED}: every valid delivery went unanswered or was refused (timeout);"
+
+
+@dataclass(frozen=True)
+class Unanswered:
+    """Keys and objects of a sender-bound storm whose deliveries went unanswered on every
+    attempt (`unanswered_of`): the storm's compressed schedule gave up where the provider
+    would go on retrying for days, and its senders could not keep up, so the receiver was not
+    shown to lose them (`ack_latency` judges the timeouts themselves).
+
+    Attributes:
+        keys: business keys none of whose valid attempts got any answer.
+        objects: object ids of events none of whose valid attempts got any answer.
+        why: why the storm was sender-bound (its loop's lag, its wait for a connection).
+    """
+
+    keys: frozenset[str]
+    objects: frozenset[str]
+    why: str
+
+    def __bool__(self) -> bool:
+        return bool(self.keys or self.objects)
+
+    def note(self) -> str:
+        """One sentence: why whether the receiver applies them is unknown."""
+        return (f"every attempt of their deliveries went unanswered within the sender timeout while {self.why}: "
+                "the storm's compressed retry schedule ended where the provider would go on retrying, so whether "
+                "the receiver applies them is unknown (ack_latency judges the timeouts)")
+
+
+def unanswered_of(results: Sequence[CheckResult], events: Iterable[Event], completions: Sequence[Any],
+                  by_event: Any, why: str) -> Unanswered:
+    """The `Unanswered` of a sender-bound storm's `results`: the keys of ``lost`` findings whose
+    every valid attempt timed out (`ONLY_TIMED_OUT`), and the objects of ``stale`` findings one of
+    whose events was never answered on a valid attempt (`completions` at `by_event`'s positions:
+    each ``unknown``, a valid attempt's that got no answer; None marks an invalid one), or the
+    events of such a key. One pass over `events`, none when no such finding is open."""
+    keys = frozenset(f.key for r in results if r.check_id == "lost" for f in r.findings
+                     if not f.advisory and f.message.startswith(ONLY_TIMED_OUT))
+    stale = {f.key for r in results if r.check_id == "stale" for f in r.findings if not f.advisory}
+    if not keys and not stale:
+        return Unanswered(frozenset(), frozenset(), why)
+    from hookproof.simulator.delivery.history import Completion
+
+    unknown = Completion.UNKNOWN
+    objects: set[str] = set()
+    for event in events:
+        if event.object_id not in stale or event.object_id in objects:
+            continue
+        if event.business_key is not None and event.business_key in keys:
+            objects.add(event.object_id)
+            continue
+        valid = [completions[p] for p in by_event.get(event.id, ()) if completions[p] is not None]
+        if valid and all(c is unknown for c in valid):
+            objects.add(event.object_id)
+    return Unanswered(keys, frozenset(objects), why)
+
+
+def judge_cut(results: Sequence[CheckResult], cut: "Cut | Unanswered") -> list[CheckResult]:
     """`results` with the ``lost`` findings of `cut`'s keys that were never acknowledged and
     the ``stale`` findings of its objects left out: such a check with no other finding is
-    ``unknown``, its detail `Cut.note` (a check with others stays invalid, the note added)."""
+    ``unknown``, its detail `Cut.note` (a check with others stays invalid, the note added).
+    An `Unanswered` is judged the same way."""
     if not cut:
         return list(results)
     out = []
     for r in results:
         if r.check_id == "lost":
-            excused = [f for f in r.findings if not f.advisory and f.key in cut.keys
-                       and f.message.startswith(NEVER_ACKNOWLEDGED)]
+            def is_excused(f: Finding) -> bool:
+                return not f.advisory and f.key in cut.keys and f.message.startswith(NEVER_ACKNOWLEDGED)
         elif r.check_id == "stale":
-            excused = [f for f in r.findings if not f.advisory and f.key in cut.objects]
+            def is_excused(f: Finding) -> bool:
+                return not f.advisory and f.key in cut.objects
         else:
-            excused = []
+            out.append(r)
+            continue
+        # counted, not held: an `Unanswered` may excuse every key of a storm
+        excused = sum(f.count for f in r.findings if is_excused(f))
         if not excused:
             out.append(r)
             continue
-        kept = tuple(f for f in r.findings if f not in excused)
+        # a tuple, or a per-key check's findings still made when read (`kept_findings`)
+        kept = kept_findings(r.findings, lambda f: not is_excused(f))
         problems = sum(f.count for f in kept if not f.advisory)
         what = "key(s) not applied" if r.check_id == "lost" else "object(s) not current"
-        detail = (f"{sum(f.count for f in excused)} {what} unknown: {cut.note()}; {problems} finding(s), "
+        detail = (f"{excused} {what} unknown: {cut.note()}; {problems} finding(s), "
                   f"{sum(f.count for f in kept) - problems} advisory(ies)")
         verdict = Verdict.INVALID if problems else Verdict.UNKNOWN
         out.append(replace(r, verdict=verdict, findings=kept, detail=detail,
-                           stats={**r.stats, "cut_short": sum(f.count for f in excused)}))
+                           stats={**r.stats, "cut_short": excused}))
     return out
 
 
-__all__ = ["Cut", "CutDelivery", "cut_of", "judge_cut"]
+__all__ = ["ONLY_TIMED_OUT", "Cut", "CutDelivery", "Unanswered", "cut_of", "judge_cut", "unanswered_of"]

@@ -47,7 +47,9 @@ held events, and the copy counts of the events these hold.
 Tags recorded with each attempt (benign in `scenarios.checks` but ``api-transient``):
 ``burst=N`` for burst copies, ``burst=related-N`` for a related burst of N events,
 ``copies=N`` for a later copy, ``copies=wave-K`` for a replay of wave K,
-``copies=older-after-newer`` for an older event redelivered, ``order=late`` for a held one.
+``copies=older-after-newer`` for an older event redelivered, ``order=late`` for a held one;
+``replay`` (`simulator.faults.REPLAY_TAG`) beside ``copies=wave-K`` when the profile's replay is a new
+delivery entity (Paddle's new ``notification_id``).
 """
 
 from __future__ import annotations
@@ -60,6 +62,7 @@ from typing import Callable, Iterable, NamedTuple
 
 from hookproof.loadtests.stories import Rendered
 from hookproof.simulator.events import Event
+from hookproof.simulator.faults import REPLAY_TAG
 from hookproof.simulator.profiles.base import Envelope
 
 #: The tag of deliveries whose object the provider API hides on its first fetch.
@@ -418,7 +421,7 @@ class StormPlan:
         if self._replayed is not None:
             event = self._replayed(item.event, wave)
             if event is not item.event:  # a new delivery entity: its own envelope, rendered by the sender
-                return Send(event, delivery_id, copy, tags, None)
+                return Send(event, delivery_id, copy, (*tags, REPLAY_TAG), None)
         return Send(item.event, delivery_id, copy, tags, item.envelope)
 
     @property

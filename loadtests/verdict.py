@@ -18,13 +18,13 @@ from __future__ import annotations
 import math
 from bisect import bisect_left
 from dataclasses import asdict, dataclass, replace
-from itertools import chain, islice
+from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, Sequence, overload
 
 from hookproof.loadtests.ahead import Ahead, ahead_of, tolerate
 from hookproof.loadtests.collect import WorkerTotals
-from hookproof.loadtests.cut import CutDelivery, cut_of, judge_cut
+from hookproof.loadtests.cut import CutDelivery, cut_of, judge_cut, unanswered_of
 from hookproof.loadtests.spec import StormSpec
 from hookproof.loadtests.spool import Spool
 from hookproof.reports.model import CheckView, RunReport, ScenarioReport
@@ -37,7 +37,9 @@ from hookproof.simulator.delivery.history import Attempt, HistoryFile, Outcome
 from hookproof.simulator.events import Event
 
 if TYPE_CHECKING:
+    from hookproof.reports.model import FindingView
     from hookproof.scenarios.business_keys import KeyMapping
+    from hookproof.scenarios.saved_report import FindingsKeeper
 
 #: The checks a storm must pass (certify's exactly-once, ordering and money checks, and latency).
 STORM_CHECKS: tuple[str, ...] = (
@@ -207,6 +209,19 @@ class StormOutcome:
         return 0 if self.report.verdict == "pass" and not self.report.partial else 1
 
 
+def sender_bound_why(sender: Mapping[str, Any] | None) -> str | None:
+    """Why the storm was sender-bound (its senders' loop lagged `SENDER_BOUND_LAG_MS` or more, or
+    an attempt waited `SENDER_BOUND_WAIT_MS` or more for its connection), or None."""
+    if sender is None:
+        return None
+    lag_ms = float(sender.get("lag_max_ms", 0.0))
+    wait_ms = float(sender.get("wait_max_ms", 0.0))
+    if lag_ms < SENDER_BOUND_LAG_MS and wait_ms < SENDER_BOUND_WAIT_MS:
+        return None
+    return (f"the storm was sender-bound (its senders' loop lagged up to {lag_ms:.0f} ms, an attempt waited up to "
+            f"{wait_ms:.0f} ms for its connection)")
+
+
 def sender_judged(result: CheckResult, sender: Mapping[str, Any] | None, sender_timeout_s: float, *,
                   rate_per_s: float | None = None) -> CheckResult:
     """``ack_latency`` over what the receiver controls, given how the senders kept up
@@ -281,7 +296,9 @@ def storm_scenario(spec: StormSpec, events: Iterable[Event], attempts: Sequence[
                    observations: Sequence[Observation], *, settled: bool, started_at: float,
                    duration_s: float, reason: str | None = None, ahead: Ahead | None = None,
                    mapping: "KeyMapping | None" = None, sender: Mapping[str, Any] | None = None,
-                   cut: Sequence[CutDelivery] = (), drain_s: float = 0.0) -> ScenarioReport:
+                   cut: Sequence[CutDelivery] = (), drain_s: float = 0.0,
+                   keep: "Callable[[str], Callable[[Iterator[FindingView]], Sequence[FindingView]]] | None" = None,
+                   ) -> ScenarioReport:
     """The ``storm`` scenario report: checks over the history and the observations (pure).
 
     With the team's business keys (``spec.keys``, `scenarios.business_keys`), events and
@@ -293,6 +310,9 @@ def storm_scenario(spec: StormSpec, events: Iterable[Event], attempts: Sequence[
     (full events). `sender`: how well the senders kept up (`sender_judged`). `cut`: the
     deliveries whose retry schedule the end of the storm's drain (`drain_s` seconds) cut
     (`loadtests.cut`): the ``lost`` and ``stale`` findings they leave open are unknown.
+    `keep(check_id)`: what each check's findings go to as their views are made, and what the
+    check's view holds of them (`scenarios.saved_report.FindingsKeeper.keep`: a storm's end
+    writes them to its history, a row each); by default a tuple of the views.
     """
     if mapping is None and spec.keys:
         from hookproof.scenarios.business_keys import from_plain, keyed
@@ -318,6 +338,9 @@ def storm_scenario(spec: StormSpec, events: Iterable[Event], attempts: Sequence[
         results = tolerate(results, ahead)
     if cut:
         results = judge_cut(results, cut_of(cut, events, index.acked_events, drain_s))
+    bound = sender_bound_why(sender)
+    if bound is not None:  # keys the compressed schedule gave up on while the senders fell behind
+        results = judge_cut(results, unanswered_of(results, events, index.completions, index.by_event, bound))
     results = [sender_judged(r, sender, spec.sender_timeout_s, rate_per_s=spec.rate_per_s)
                if r.check_id == "ack_latency" else r
                for r in results]
@@ -325,9 +348,10 @@ def storm_scenario(spec: StormSpec, events: Iterable[Event], attempts: Sequence[
     undecided = unknown_reason(results)
     check_views: list[CheckView] = []
     sent = len(attempts)
-    shared: dict[object, object] = {}  # the findings' keys and attempts: one of each across checks
+    # the findings' keys and attempts: one of each across checks (written out by `keep`, none is held)
+    shared: dict[object, object] | None = {} if keep is None else None
     while results:  # each result (and each finding) dropped once it has its view: not held twice
-        view = views.take_check_view(results, shared)
+        view = views.take_check_view(results, shared, keep(results[0].check_id) if keep is not None else None)
         if view.check_id == "ack_latency":
             stats = dict(view.stats)
             stats.update(sent=sent, events=len(index.by_event),
@@ -335,10 +359,15 @@ def storm_scenario(spec: StormSpec, events: Iterable[Event], attempts: Sequence[
                          throughput=throughput(attempts, started_at, duration_s))
             view = replace(view, stats=stats)
         check_views.append(view)
-    del shared
-    keys = {f.key for v in check_views for f in v.findings}
-    # the attempts the findings name, sorted (the findings' own int objects: no set of a million)
-    named = sorted(chain.from_iterable(f.attempts for v in check_views for f in v.findings))
+    del shared, index, expectations  # the checks' columns (freed before the findings' keys are gathered)
+    # the findings' keys, and the attempts they name, sorted (one pass: a storm's are read from its history)
+    keys: set[str] = set()
+    named: list[int] = []
+    for v in check_views:
+        for f in v.findings:
+            keys.add(f.key)
+            named.extend(f.attempts)
+    named.sort()
     kept: list[Attempt] = []
     if keys or named:  # one more pass, stopped at the report's share
         kept = list(islice((a for a in attempts if a.business_key in keys or a.object_id in keys
@@ -370,9 +399,11 @@ def _check_and_report(spec: StormSpec, events: Iterable[Event], indexed: Sequenc
                       started_at: float, stopped_at: float, partial_reason: str | None,
                       observe: Callable[[], Observation] | None, phase: Callable[[str], None],
                       processes: int = 1, sender: Mapping[str, Any] | None = None,
-                      cut: Sequence[CutDelivery] = (), drain_s: float = 0.0) -> RunReport:
+                      cut: Sequence[CutDelivery] = (), drain_s: float = 0.0,
+                      keeper: "FindingsKeeper | None" = None) -> RunReport:
     """Settle the receiver, run the checks over `indexed`, and make the storm's report
-    (`processes`: how many processes sent, for the provider API's truth they replayed)."""
+    (`processes`: how many processes sent, for the provider API's truth they replayed;
+    `keeper`: where the findings go as they are made, `storm_scenario`'s ``keep``)."""
     from hookproof.loadtests.storm_truth import template_worlds
     from hookproof.loadtests.team_keys import storm_keys
     from hookproof.scenarios.business_keys import counter_keys, keyed
@@ -403,7 +434,8 @@ def _check_and_report(spec: StormSpec, events: Iterable[Event], indexed: Sequenc
         ahead = ahead_of(events, templates, keys=mapping)
         scenario = storm_scenario(spec, events, indexed, result.observations, settled=result.settled,
                                   started_at=started_at, duration_s=duration_s, reason=partial_reason, ahead=ahead,
-                                  mapping=mapping, sender=sender, cut=cut, drain_s=drain_s)
+                                  mapping=mapping, sender=sender, cut=cut, drain_s=drain_s,
+                                  keep=keeper.keep if keeper is not None else None)
     return views.run_report((scenario,), target=spec.target_url, profile=spec.profile, live=spec.live, seed=spec.seed,
                             started_at=started_at, partial=partial_reason is not None,
                             history_file=str(history_path), config=spec.config_file)
@@ -488,7 +520,8 @@ def finish_spooled(
     drain (`drain_s` seconds) cut (`collect.Collector.cut`, judged by `storm_scenario`).
     Other arguments and errors as `finish_storm`; closes `spool`.
     """
-    from hookproof.reports import iter_json, write_reports
+    from hookproof.reports import write_reports
+    from hookproof.scenarios.saved_report import FindingsKeeper, store_report
 
     phase = on_phase or (lambda _: None)
     out = Path(spec.out_dir)
@@ -506,13 +539,15 @@ def finish_spooled(
             history.set_meta("storm_workers", [asdict(w) for w in workers])
             history.set_meta("storm_cut", [d.to_wire() for d in cut])  # `cut.CutDelivery.to_wire` lists
             indexed: Sequence[Attempt] = history
+            # the findings go to the history as their views are made, and the report reads them back
+            # from there (`saved_report.StoredFindings`): never a view of each held
             report = _check_and_report(spec, SpooledEvents(spool), indexed, history_path, started_at=started_at,
                                        stopped_at=stopped_at, partial_reason=partial_reason, observe=observe,
                                        phase=phase, processes=max(1, len(workers)), sender=sender, cut=cut,
-                                       drain_s=drain_s)
-            # kept with the attempts, so `hookproof report --history` re-renders it, as for certify
-            # (its JSON text written a finding at a time, `iter_json`: no tree of values, no one text)
-            history.set_meta_json(views.REPORT_META_KEY, iter_json(report, indent=None, ensure_ascii=True))
+                                       drain_s=drain_s, keeper=FindingsKeeper(history))
+            # kept with the attempts, so `hookproof report --history` re-renders it, as for certify: its
+            # findings the rows written above, the rest in the meta (`saved_report`)
+            store_report(history, report)
             history.set_meta("finished", True)
         finally:
             history.close()

@@ -1,7 +1,8 @@
 """Reports: one neutral run model (`reports.model`) and pure renderers of it.
 
-- `render_json` / `load_json`: report.json, versioned (`reports/schema.md`), `iter_json` in pieces; `report_document`:
-  its document as JSON values, each scenario's part (`scenario_document`) reusable;
+- `render_json` / `load_json`: report.json, versioned (`reports/schema.md`), `iter_json` in pieces, `finding_json`
+  one finding (as a history's row keeps it, read back by `finding_of`); `report_document`: its document as JSON
+  values, each scenario's part (`scenario_document`) reusable;
 - `render_junit`: junit.xml for CI test views (`write_junit` straight to a file);
 - `render_markdown`: summary.md for CI step summaries and PR comments;
 - `render_html`: report.html, one self-contained page with timelines;
@@ -29,6 +30,8 @@ _EXPORTS: dict[str, str] = {
     "SCHEMA_VERSION": "hookproof.reports.model",
     "ScenarioReport": "hookproof.reports.model",
     "SchemaVersionError": "hookproof.reports.errors",
+    "finding_json": "hookproof.reports.json_report",
+    "finding_of": "hookproof.reports.json_report",
     "iter_json": "hookproof.reports.json_report",
     "load_json": "hookproof.reports.json_report",
     "render_html": "hookproof.reports.html",
@@ -58,7 +61,15 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:
     from hookproof.reports.errors import ReportError, ReportFormatError, ReportWriteError, SchemaVersionError
     from hookproof.reports.html import render_html
-    from hookproof.reports.json_report import iter_json, load_json, render_json, report_document, scenario_document
+    from hookproof.reports.json_report import (
+        finding_json,
+        finding_of,
+        iter_json,
+        load_json,
+        render_json,
+        report_document,
+        scenario_document,
+    )
     from hookproof.reports.junit import render_junit, write_junit
     from hookproof.reports.markdown import render_markdown
     from hookproof.reports.model import (
@@ -89,6 +100,8 @@ __all__ = [
     "SCHEMA_VERSION",
     "ScenarioReport",
     "SchemaVersionError",
+    "finding_json",
+    "finding_of",
     "iter_json",
     "load_json",
     "render_html",

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import datetime, timezone
 
-from hookproof.reports.model import AttemptView, FindingView
+from hookproof.reports.model import AttemptView, FindingView, ScenarioReport
 
 #: How verdicts read in every human-facing report.
 VERDICT_LABELS = {
@@ -85,6 +85,13 @@ def root_cause_first(findings: Sequence[FindingView]) -> list[FindingView]:
     their order after them: the console's one line and summary.md lead with the 5xx the
     rest follow from, not with a stale object it left behind."""
     return sorted(findings, key=lambda f: f.check_id != ROOT_CAUSE_CHECK)
+
+
+def root_cause_first_of(scenario: ScenarioReport) -> Iterator[FindingView]:
+    """``root_cause_first(scenario.findings)`` one at a time, none held: the scenario's findings
+    read twice (`ScenarioReport.iter_findings`), its `ROOT_CAUSE_CHECK` ones, then the others."""
+    yield from (f for f in scenario.iter_findings() if f.check_id == ROOT_CAUSE_CHECK)
+    yield from (f for f in scenario.iter_findings() if f.check_id != ROOT_CAUSE_CHECK)
 
 
 def one_line(text: str) -> str:

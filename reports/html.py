@@ -60,7 +60,7 @@ def render_html(report: RunReport) -> str:
         report=report,
         counts=_counts(report),
         problems=[p for p in (_problem(s) for s in report.scenarios) if p is not None],
-        advisories=[(s, f) for s in report.scenarios for f in s.advisories],
+        advisories=[(s, f) for s in report.scenarios if s.advisory_count for f in s.iter_findings("advisory")],
         outcomes=OUTCOMES,
     )
     return html.rstrip("\n") + "\n"
@@ -106,23 +106,35 @@ def _problem(scenario: ScenarioReport) -> ProblemView | None:
     if scenario.verdict == "not_applicable":
         return None
     unknown = tuple(c for c in scenario.checks if c.verdict == "unknown")
-    if not scenario.findings and not unknown:
+    if not scenario.finding_count and not unknown:
         return None
+    # one pass over the findings (a storm's are read one at a time): the first keys, each with its
+    # findings, and how many distinct keys there are
+    drawn: dict[str, list[FindingView]] = {}
+    named: set[str] = set()
+    for f in scenario.iter_findings():
+        if f.key in drawn:
+            drawn[f.key].append(f)
+        elif len(drawn) < MAX_DETAILED_KEYS:
+            drawn[f.key] = [f]
+        named.add(f.key)
+    more_keys = max(0, len(named) - MAX_DETAILED_KEYS)
+    del named
     keys = []
     label = key_labels(scenario.attempts)
-    for key in scenario.finding_keys[:MAX_DETAILED_KEYS]:
-        attempts = scenario.attempts_for(key)
+    for key, findings in drawn.items():
+        attempts = scenario.attempts_for(key, findings)
         effects = scenario.effects_for(key)
         starts = [a.sent_at for a in attempts if math.isfinite(a.sent_at)] + [e.at for e in effects]
         t0 = min(starts, default=0.0)
         keys.append(KeyView(
             key=key,
             label=label(key),
-            findings=scenario.findings_for(key),
+            findings=tuple(findings),
             timeline=layout_timeline(attempts, effects),
             attempts=tuple((a, f"+{(a.sent_at - t0) * 1000:.0f} ms") for a in attempts),
         ))
-    return ProblemView(scenario, tuple(keys), unknown, max(0, len(scenario.finding_keys) - MAX_DETAILED_KEYS))
+    return ProblemView(scenario, tuple(keys), unknown, more_keys)
 
 
 def _finding_notes(finding: FindingView) -> str:

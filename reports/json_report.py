@@ -17,15 +17,15 @@ import json
 import math
 import types
 import typing
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Callable, Iterator, Union
 
 from pydantic import TypeAdapter, ValidationError
 
 from hookproof.reports.errors import ReportFormatError, SchemaVersionError
-from hookproof.reports.model import SCHEMA_VERSION, RunReport, ScenarioReport
+from hookproof.reports.model import SCHEMA_VERSION, FindingView, LogExcerpt, RunReport, ScenarioReport
 
-__all__ = ["iter_json", "load_json", "render_json", "report_document", "scenario_document"]
+__all__ = ["finding_json", "finding_of", "iter_json", "load_json", "render_json", "report_document", "scenario_document"]
 
 #: How non-finite floats are spelled (strict JSON has no NaN or Infinity).
 _NON_FINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
@@ -47,6 +47,27 @@ def iter_json(report: RunReport, *, indent: int | None = 2, ensure_ascii: bool =
     """
     dump = functools.partial(json.dumps, indent=indent, ensure_ascii=ensure_ascii, allow_nan=False)
     return _pieces(report, 0, dump, indent)
+
+
+def finding_json(finding: FindingView) -> str:
+    """One finding as one line of ASCII JSON text: what ``iter_json(..., indent=None,
+    ensure_ascii=True)`` writes for it (a history keeps a report's findings so, a row each:
+    `simulator.delivery.history.HistoryFile.set_report`). Raises ValueError for a non-finite
+    float among its free-form values (as `iter_json` does; `_encode` spells the model's)."""
+    return json.dumps(_encode(finding), ensure_ascii=True, allow_nan=False)
+
+
+def finding_of(text: str | bytes) -> FindingView:
+    """The finding `finding_json` wrote, as the view it was (its free-form ``expected`` and
+    ``actual`` as report.json reads them back). Raises ValueError (``json.JSONDecodeError``,
+    KeyError's message as one) when `text` is not such a finding."""
+    d = json.loads(text)
+    try:
+        log = d["log"]
+        return FindingView(d["check_id"], d["key"], d["message"], d["severity"], tuple(d["attempts"]), d["expected"],
+                           d["actual"], d["count"], LogExcerpt(log["path"], log["tail"]) if log is not None else None)
+    except (KeyError, TypeError) as exc:
+        raise ValueError(f"not a finding as report.json writes one ({type(exc).__name__}: {exc})") from None
 
 
 def _pieces(value: Any, level: int, dump: Callable[[Any], str], indent: int | None) -> Iterator[str]:
@@ -79,9 +100,10 @@ def _pieces(value: Any, level: int, dump: Callable[[Any], str], indent: int | No
 
 
 def _is_parts(value: Any) -> bool:
-    """A non-empty list or tuple of dataclasses (written item by item)."""
-    return isinstance(value, (list, tuple)) and bool(value) and dataclasses.is_dataclass(value[0]) \
-        and not isinstance(value[0], type)
+    """A non-empty sequence of dataclasses, a list or tuple or one read an item at a time (a
+    storm's findings, `model.CheckView.findings`): written item by item."""
+    return isinstance(value, Sequence) and not isinstance(value, str) and len(value) > 0 \
+        and dataclasses.is_dataclass(value[0]) and not isinstance(value[0], type)
 
 
 def _has_parts(value: Any) -> bool:
@@ -154,6 +176,8 @@ def _encode(value: Any) -> Any:
     if isinstance(value, (set, frozenset)):
         return [_encode(v) for v in sorted(value, key=repr)]
     if isinstance(value, (list, tuple)):
+        return [_encode(v) for v in value]
+    if isinstance(value, Sequence) and not isinstance(value, (str, bytes, bytearray)):  # a storm's findings
         return [_encode(v) for v in value]
     return str(value)
 

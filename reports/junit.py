@@ -153,8 +153,10 @@ def _case(scenario: ScenarioReport, name: str) -> ET.Element:
 
 def _check_case(scenario: ScenarioReport, check: CheckView, lines: _Lines) -> tuple[ET.Element, str]:
     case = _case(scenario, check.check_id)
-    findings = sum(1 for f in check.findings if f.severity == "finding")
-    advisories = any(f.severity == "advisory" for f in check.findings)
+    findings, advisories = 0, False  # one pass: a storm's findings are read from its history
+    for f in check.findings:
+        findings += f.severity == "finding"
+        advisories = advisories or f.severity == "advisory"
 
     def finding_lines() -> Iterator[str]:
         return (_x(finding_line(f)) for f in check.findings if f.severity == "finding")

@@ -15,7 +15,7 @@ from hookproof.reports._format import (
     key_labels,
     one_line,
     plural,
-    root_cause_first,
+    root_cause_first_of,
     seconds,
     utc,
     verdict_label,
@@ -65,7 +65,7 @@ def _header(report: RunReport) -> str:
 
 def _scenarios(report: RunReport) -> str:
     rows = [
-        (f"{_code(s.id)} {_cell(s.title)}", verdict_label(s.verdict), str(len(s.findings)),
+        (f"{_code(s.id)} {_cell(s.title)}", verdict_label(s.verdict), str(s.finding_count),
          _duration(s))
         for s in report.scenarios
     ]
@@ -89,7 +89,7 @@ def _findings(report: RunReport) -> str:
     for s in report.scenarios:
         label = key_labels(s.attempts)
         shown: dict[str, int] = {}
-        for f in root_cause_first(s.findings):
+        for f in root_cause_first_of(s):
             shown[f.check_id] = shown.get(f.check_id, 0) + 1
             if shown[f.check_id] > FINDINGS_PER_CHECK:
                 continue
@@ -116,9 +116,11 @@ def _advisories(report: RunReport) -> str:
     verifier), at most `FINDINGS_PER_CHECK` per check of a scenario, the rest counted."""
     rows = []
     for s in report.scenarios:
+        if not s.advisory_count:  # counted once: a storm's findings are not read again for none
+            continue
         label = key_labels(s.attempts)
         shown: dict[str, int] = {}
-        for a in s.advisories:
+        for a in s.iter_findings("advisory"):
             shown[a.check_id] = shown.get(a.check_id, 0) + 1
             if shown[a.check_id] <= FINDINGS_PER_CHECK:
                 rows.append((_code(s.id), _code(a.check_id), _keyed(a.key, label(a.key)), _cell(a.message)))
@@ -142,7 +144,7 @@ def _receiver_logs(report: RunReport) -> str:
     longer than any run of backticks in it (a receiver's text cannot close it)."""
     blocks = []
     for s in report.scenarios:
-        log = next((f.log for f in s.findings if f.log is not None), None)
+        log = s.finding_log
         if log is None:
             continue
         tail = log.tail or "(the receiver wrote nothing during this scenario)"

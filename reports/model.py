@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Mapping
+from typing import Annotated, Any, Iterator, Mapping, Sequence
+
+from pydantic import AfterValidator
 
 #: Version of the report.json schema (bump on incompatible change).
 SCHEMA_VERSION = 1
@@ -72,7 +74,9 @@ class CheckView:
 
     check_id: str
     verdict: str  # valid, invalid, unknown
-    findings: tuple[FindingView, ...] = ()
+    # a tuple (read from report.json, a tuple), or a sequence read one at a time: a storm's end
+    # holds its hundreds of thousands as rows of its history (`scenarios.saved_report.StoredFindings`)
+    findings: Annotated[Sequence[FindingView], AfterValidator(tuple)] = ()
     stats: Mapping[str, Any] = field(default_factory=dict)
     detail: str = ""
 
@@ -109,28 +113,72 @@ class ScenarioReport:
 
     @cached_property
     def findings(self) -> tuple[FindingView, ...]:
-        return tuple(f for c in self.checks for f in c.findings if f.severity == "finding")
+        """The checks' findings (not advisories), in check order, held together once asked
+        for: the renderers read them one at a time instead (`iter_findings`, `finding_count`)."""
+        return tuple(self.iter_findings())
 
     @cached_property
     def advisories(self) -> tuple[FindingView, ...]:
         """The checks' advisories (stricter than the official verifier; never failing)."""
-        return tuple(f for c in self.checks for f in c.findings if f.severity == "advisory")
+        return tuple(self.iter_findings("advisory"))
+
+    def iter_findings(self, severity: str = "finding") -> Iterator[FindingView]:
+        """The checks' findings of `severity` (``finding`` or ``advisory``), in check order,
+        one at a time, none kept: what `findings` holds, for a storm's hundreds of thousands."""
+        for c in self.checks:
+            for f in c.findings:
+                if f.severity == severity:
+                    yield f
+
+    @cached_property
+    def _tally(self) -> tuple[int, int, tuple[str, ...], LogExcerpt | None]:
+        """(findings, advisories, the findings' check ids in first-seen order, the first
+        finding's log excerpt): one pass."""
+        findings = advisories = 0
+        checks: dict[str, None] = {}
+        log: LogExcerpt | None = None
+        for c in self.checks:
+            for f in c.findings:
+                if f.severity == "finding":
+                    findings += 1
+                    checks.setdefault(f.check_id)
+                    if log is None:
+                        log = f.log
+                elif f.severity == "advisory":
+                    advisories += 1
+        return findings, advisories, tuple(checks), log
+
+    @property
+    def finding_count(self) -> int:
+        """``len(findings)``, counted without holding them."""
+        return self._tally[0]
+
+    @property
+    def advisory_count(self) -> int:
+        """``len(advisories)``, counted without holding them."""
+        return self._tally[1]
+
+    @property
+    def finding_check_ids(self) -> tuple[str, ...]:
+        """The checks whose findings (not advisories) the scenario has, in first-seen order."""
+        return self._tally[2]
+
+    @property
+    def finding_log(self) -> LogExcerpt | None:
+        """The receiver's log around the first finding that quotes it (`FindingView.log`), or None."""
+        return self._tally[3]
 
     @cached_property
     def finding_keys(self) -> tuple[str, ...]:
         """Business keys named by findings, in first-seen order, without duplicates."""
-        return tuple(dict.fromkeys(f.key for f in self.findings))
+        return tuple(dict.fromkeys(f.key for f in self.iter_findings()))
 
     @cached_property
-    def _by_key(self) -> tuple[dict[str, list[FindingView]], dict[str, list[int]], dict[int, int],
-                               dict[str, list[EffectPoint]]]:
-        """Findings, attempt positions and effects per business key; attempt index -> position.
+    def _by_key(self) -> tuple[dict[str, list[int]], dict[int, int], dict[str, list[EffectPoint]]]:
+        """Attempt positions and effects per business key; attempt index -> position.
 
         Built once, so every per-key lookup below costs only its own key's size.
         """
-        findings: dict[str, list[FindingView]] = {}
-        for f in self.findings:
-            findings.setdefault(f.key, []).append(f)
         positions: dict[str, list[int]] = {}
         by_index: dict[int, int] = {}
         for pos, a in enumerate(self.attempts):
@@ -140,28 +188,30 @@ class ScenarioReport:
         effects: dict[str, list[EffectPoint]] = {}
         for e in self.effects:
             effects.setdefault(e.business_key, []).append(e)
-        return findings, positions, by_index, effects
+        return positions, by_index, effects
 
     def findings_for(self, key: str) -> tuple[FindingView, ...]:
-        """The findings on business key `key`, in check order."""
-        return tuple(self._by_key[0].get(key, ()))
+        """The findings on business key `key`, in check order (one pass over the findings)."""
+        return tuple(f for f in self.iter_findings() if f.key == key)
 
-    def attempts_for(self, key: str) -> tuple[AttemptView, ...]:
-        """The attempts of business key `key`, plus any a finding on `key` names, in history order.
+    def attempts_for(self, key: str, findings: Sequence[FindingView] | None = None) -> tuple[AttemptView, ...]:
+        """The attempts of business key `key`, plus any a finding on `key` names, in history order
+        (`findings`: the findings on `key`, when the caller has them; else `findings_for`).
 
         A key no attempt carries as its business key is an object's id (a ``stale`` or
         ``regressed`` finding's): every attempt about that object, so a stale state's
         timeline shows the event that overwrote the final one beside it, not only the final."""
-        findings, positions, by_index, _ = self._by_key
+        positions, by_index, _ = self._by_key
         chosen = set(positions.get(key, ()))
-        chosen.update(by_index[i] for f in findings.get(key, ()) for i in f.attempts if i in by_index)
+        named = self.findings_for(key) if findings is None else findings
+        chosen.update(by_index[i] for f in named for i in f.attempts if i in by_index)
         if key not in positions:
             chosen.update(pos for pos, a in enumerate(self.attempts) if a.object_id == key)
         return tuple(self.attempts[pos] for pos in sorted(chosen))
 
     def effects_for(self, key: str) -> tuple[EffectPoint, ...]:
         """The effect points of business key `key`, oldest first."""
-        return tuple(sorted(self._by_key[3].get(key, ()), key=lambda e: (e.at, e.count)))
+        return tuple(sorted(self._by_key[2].get(key, ()), key=lambda e: (e.at, e.count)))
 
 
 @dataclass(frozen=True)
@@ -238,7 +288,7 @@ class RunReport:
         scenario = self.scenario(scenario_id)
         if scenario is None or scenario.verdict != "fail" or item.evidence_verdict(scenario_id) in (None, "fail"):
             return None
-        checks = tuple(dict.fromkeys(f.check_id for f in scenario.findings))
+        checks = scenario.finding_check_ids
         items = tuple(i.title for i in self.checklist
                       if i.id != item.id and i.evidence_verdict(scenario_id) == "fail")
         return FailedElsewhere(checks, items)

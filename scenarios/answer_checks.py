@@ -31,11 +31,13 @@ from hookproof.scenarios.findings import (
 from hookproof.scenarios.history_scan import AckedLatencies, scan_history
 from hookproof.scenarios.observations import Expectations, Observation
 from hookproof.simulator.delivery.history import Attempt
+from hookproof.simulator.faults import REPLAY_TAG
 
 #: Fault tags (as `simulator.faults` records them) that only shape deliveries: they
 #: cannot make a correct receiver answer 5xx, so they do not excuse one.
 BENIGN_FAULT_TAGS: frozenset[str] = frozenset({
-    "drop-response", "sender-timeout", "reserialize", "transport-fields", "rotation", "future-timestamp",
+    "drop-response", "sender-timeout", "reserialize", "transport-fields", "rotation", "rotation-own-first",
+    "future-timestamp", REPLAY_TAG,
 })
 #: Prefixes of parameterised benign tags (``copies=3``, ``burst=8``, ``order=reversed``).
 BENIGN_FAULT_PREFIXES: tuple[str, ...] = ("copies=", "burst=", "order=")
@@ -140,7 +142,9 @@ def check_valid_not_rejected(
 
     429 is an advisory (throttling), as is a 4xx to a future-dated delivery the
     profile's official verifier accepts (Stripe's SDK checks only the past: refusing it
-    is stricter than the provider, DESIGN.md "What a receiver is held to"). This holds
+    is stricter than the provider, DESIGN.md "What a receiver is held to"), and a 4xx to a
+    secret rotation's signatures with the receiver's own first where an official verifier
+    reads only the last (Paddle's Node SDK: `Profile.rotation_dispute`), named so. This holds
     for event types the receiver does not handle too: 2xx is the contract for those.
     Copies sent after, or overlapping, an acked copy of the same event are left to
     ``duplicate_acked``.
@@ -155,13 +159,16 @@ def check_valid_not_rejected(
         if _after_ack(a, window) or _overlaps_ack(a, window):
             continue
         category = ("throttled" if a.status == 429 else "stricter" if "future-timestamp" in a.faults
-                    else "rejected")
+                    else "rotation" if "rotation-own-first" in a.faults else "rejected")
         groups.setdefault((a.event_id, category), []).append(pos)
     findings = grouped_findings("valid_not_rejected", groups, history, idx, {
         "rejected": (FINDING, "2xx", "{events} valid {types} event(s) refused {n} time(s) with {statuses}{answer}"),
         "throttled": (ADVISORY, "2xx", "{events} valid {types} event(s) throttled {n} time(s) with {statuses}"),
         "stricter": (ADVISORY, "2xx", "{events} future-dated {types} event(s) refused {n} time(s) with "
                                  "{statuses}{answer}; " + _future_words(idx)),
+        "rotation": (ADVISORY, "2xx", "{events} valid {types} event(s) signed for a secret rotation with the "
+                                  "receiver's own signature first refused {n} time(s) with {statuses}{answer}; "
+                                  + _rotation_words(idx)),
     })
     return result_of("valid_not_rejected", findings, {"events": len(groups)})
 
@@ -173,6 +180,18 @@ def _future_words(idx: CheckIndex) -> str:
     words = provider.future if provider is not None else None
     words = words or ("the provider's official verifier accepts them, so a real delivery from a sender whose "
                       "clock runs ahead would be refused")
+    return words.replace("{", "{{").replace("}", "}}")
+
+
+def _rotation_words(idx: CheckIndex) -> str:
+    """Why refusing a rotation's signatures with the receiver's own first is not required here
+    (`ProviderWords.rotation`: the verifier that reads only the last), braces escaped for the
+    template."""
+    provider = idx.expectations.provider
+    words = provider.rotation if provider is not None else None
+    words = words or ("an official verifier of the provider reads only the last signature, so the order is not "
+                      "required; a receiver refusing it refuses every delivery of a rotation that lists its secret "
+                      "first")
     return words.replace("{", "{{").replace("}", "}}")
 
 

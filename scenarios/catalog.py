@@ -366,7 +366,9 @@ def effect_events(ctx: Context, w: World) -> list[Event]:
     types that owe no effect (they must cause none), last, so a scenario's first events are
     effectful; among those, every other event the receiver is sent about an object an effectful
     one is about (a provider sends an endpoint the object's whole story: Paddle's
-    ``transaction.paid`` beside its ``transaction.completed``), so that an effect a receiver
+    ``transaction.paid`` beside its ``transaction.completed``), and the events that led to one of
+    those that owes nothing (a refund Paddle rejected: its request, ``adjustment.created``), so
+    that an effect a receiver
     also applies on an event owing none shows (``duplicated``, ``unexpected``). Stripe's story: a payment, a checkout paid at once, a
     plan bought through a subscription-mode checkout (its ``checkout.session.completed`` owes
     the provisioning, ``provision:``, its first ``invoice.paid`` a renewal; `_new_subscription`:
@@ -378,7 +380,10 @@ def effect_events(ctx: Context, w: World) -> list[Event]:
     second's fails: Stripe's fulfilment docs tell a receiver to fulfil such a session only
     on ``checkout.session.async_payment_succeeded`` (neither told when the shop creates the
     sessions, `Context.shop_sessions`). Another provider's world: its
-    effect story (a rejected payment, a pull request closed without merging)."""
+    effect story (a rejected payment, a pull request closed without merging), and the events
+    of the objects its `companion_objects` says go with the owed ones (Mercado Pago: the
+    Checkout Pro merchant order a card payment paid, opened, then closed, then updated by a
+    refund)."""
     if not isinstance(w, World):  # another provider's world tells its own story
         story = [e for e in w.effect_story() if ctx.sends(e.type)]
     else:
@@ -400,7 +405,13 @@ def effect_events(ctx: Context, w: World) -> list[Event]:
     owed = [e for e in story if ctx.key_of(e)]
     types = {e.type for e in owed}
     objects = {e.object_id for e in owed}
-    rest = [e for e in story if not ctx.key_of(e) and (e.type in types or e.object_id in objects)]
+    if (companions := getattr(w, "companion_objects", None)) is not None:
+        objects |= companions(objects)  # Mercado Pago: the Checkout Pro merchant order an owed payment paid
+    # an event of an owed type that owes nothing (a refund Paddle rejected) goes with the events of
+    # its object before it (the refund's request: a receiver refunding on it shows `unexpected`)
+    last_unowed = {e.object_id: i for i, e in enumerate(story) if e.type in types and not ctx.key_of(e)}
+    rest = [e for i, e in enumerate(story) if not ctx.key_of(e) and (
+        e.type in types or e.object_id in objects or i < last_unowed.get(e.object_id, -1))]
     return _completion_before_settlement(owed, rest)
 
 
@@ -571,6 +582,23 @@ def _mutation_plan(mutation: Mutation, *, copies: int = 1, mutate: str = "all",
     return build
 
 
+def _secret_rotation(ctx: Context, w: World) -> Plan | NotApplicable:
+    """Two effectful events, each signed with an unknown new secret and the receiver's, its own
+    last. Where an official verifier reads only the last signature (`Profile.rotation_dispute`:
+    Paddle's Node SDK) and the provider's docs give no order, first the world's quiet event
+    (it owes nothing, so a refusal loses no effect), once, with the receiver's own signature
+    first: refusing it is an advisory (``valid_not_rejected``) naming that verifier."""
+    plan = _mutation_plan(Mutation.ROTATION, max_attempts=None)(ctx, w)
+    if not isinstance(plan, Plan) or applicable(Mutation.ROTATION_OWN_FIRST, ctx.profile) is not None:
+        return plan
+    quiet = getattr(w, "quiet_event", None)
+    event = quiet() if quiet is not None else None
+    if event is None or not ctx.sends(event.type) or ctx.key_of(event):  # a refusal must lose nothing
+        return plan
+    own_first = Phase((event,), FaultPlan(mutations=(Mutation.ROTATION_OWN_FIRST,)), max_attempts=1)
+    return replace(plan, phases=(own_first, *plan.phases))
+
+
 def _reserialized_body(ctx: Context, w: World) -> Plan | NotApplicable:
     """Each event once, in re-serialised bytes: evidence of verifying over the raw body."""
     if ctx.profile.body_unsigned is not None:
@@ -724,12 +752,32 @@ def _unknown_type(ctx: Context, w: World) -> Plan | NotApplicable:
     return Plan(w, (Phase((unknown,), max_attempts=2), Phase(tuple(events))))
 
 
+def padding_event(ctx: Context, w: AnyWorld, preferred: Event) -> Event | NotApplicable:
+    """The event `oversized-payload` pads: `preferred` (the world's quiet event: a customer's
+    creation, GitHub's ping) when the receiver is sent its type, else the story's first event
+    of a type it is sent that owes nothing (no key, no counter): a provider sends an endpoint only
+    the types it subscribed to (Stripe's enabled_events, Shopify's topics); NotApplicable when
+    there is none."""
+    def quiet(e: Event) -> bool:
+        return ctx.sends(e.type) and not ctx.key_of(e) and not (ctx.keys is not None and _moves_counter(ctx.keys, e))
+
+    if ctx.enabled is None or quiet(preferred):  # sent every type: the quiet one (a catalog's may be unknown)
+        return preferred
+    padded = next((e for e in w.events if quiet(e)), None)
+    if padded is None:
+        return NotApplicable("the receiver is sent no event type that owes no effect, to carry the padding "
+                             "(enabled_events)")
+    return padded
+
+
 def _oversized(ctx: Context, w: World) -> Plan | NotApplicable:
     events = effect_events(ctx, w)
     if (na := _need(events, "effectful", ctx)) is not None:
         return na
-    created = next(e for e in w.events if e.type == "customer.created")
-    big = replace(created, id=created.id[:-4] + "big0")
+    padded = padding_event(ctx, w, next(e for e in w.events if e.type == "customer.created"))
+    if isinstance(padded, NotApplicable):
+        return padded
+    big = replace(padded, id=padded.id[:-4] + "big0")
     return Plan(w, (Phase((big,), FaultPlan(mutations=(Mutation.OVERSIZE,)), max_attempts=1),
                     Phase(tuple(events[:2]))))
 
@@ -1137,8 +1185,10 @@ SCENARIOS: tuple[Scenario, ...] = (
               _mutation_plan(Mutation.FUTURE_TIMESTAMP)),
     _scenario("secret-rotation", "Two signatures during a secret roll",
               "During a secret rotation the provider signs with the old and the new secret. A request "
-              "carrying both must be accepted once.",
-              EFFECTS, ("raw-body-signature",), _mutation_plan(Mutation.ROTATION, max_attempts=None)),
+              "carrying both must be accepted once. Where an official verifier reads only the last "
+              "signature and the provider gives no order (Paddle's Node SDK), one more event comes with "
+              "the receiver's own signature first, and refusing it is an advisory.",
+              EFFECTS, ("raw-body-signature",), _secret_rotation),
     _scenario("test-mode-to-live", "A test-mode event to a live endpoint (or the reverse)",
               "An event whose test/live flag does not match the receiver's environment. It must have no "
               "effect; acknowledging it (2xx) or refusing it (4xx) are both correct.",

@@ -19,7 +19,16 @@ from typing import Mapping, Sequence
 from hookproof.scenarios import key_table as key_tables
 from hookproof.scenarios.check_index import CheckIndex, grouped_findings, index_for
 from hookproof.scenarios.effect_columns import idempotency_consistent, monotonic_counts, stale_objects
-from hookproof.scenarios.findings import ADVISORY, FINDING, CheckResult, Finding, Verdict, nothing_observed, result_of
+from hookproof.scenarios.findings import (
+    ADVISORY,
+    FINDING,
+    CheckResult,
+    Finding,
+    MadeFindings,
+    Verdict,
+    nothing_observed,
+    result_of,
+)
 from hookproof.scenarios.key_loops import (
     OtherTypes,
     Unowed,
@@ -33,6 +42,7 @@ from hookproof.scenarios.key_loops import (
     money_by_key,
     moved_words,
     recovered_by_key,
+    replay_note,
     seen_in,
     unexpected_keys_by_key,
 )
@@ -63,16 +73,19 @@ def check_duplicated(
     if not idx.columnar:
         return duplicated_by_key(history, expectations, observations, idx)
     table = idx.keys
-    findings = []
     others = OtherTypes(idx.history)
-    for code in table.seen(table.peak > 1).tolist():  # in order of first sight; a Python step per finding only
+
+    def duplicated(code: int) -> Finding:
         key, n = table.name(code), int(table.peak[code])
         positions = table.positions(code)
-        findings.append(Finding(
-            "duplicated", key,
-            f"applied {n} times instead of once; {len(positions)} delivery attempt(s) carried it"
-            + distinct_events_note(idx.history, positions) + others.note(positions, n),
-            expected=1, actual=n, attempts=idx.attempt_ids(positions)))
+        return Finding("duplicated", key,
+                       f"applied {n} times instead of once; {len(positions)} delivery attempt(s) carried it"
+                       + distinct_events_note(idx.history, positions) + replay_note(idx, positions)
+                       + others.note(positions, n),
+                       expected=1, actual=n, attempts=idx.attempt_ids(positions))
+
+    # in order of first sight; each finding made when read (`MadeFindings`: a Python step per finding only)
+    findings = MadeFindings(table.seen(table.peak > 1), duplicated)
     return result_of("duplicated", findings, {"keys_observed": int((table.peak > 0).sum()),
                                               "observations": len(observations)})
 
@@ -95,15 +108,16 @@ def check_lost(
     if not idx.columnar:
         return lost_by_key(history, expectations, observations, idx)
     table = idx.keys
-    findings = []
-    never_acked = 0
     order = table.expected_order
-    for code in order[table.settled[order] == 0].tolist():  # the expected keys not applied, in order
-        key = table.name(code)
-        positions = table.positions(code)
-        finding, acked = lost_finding(idx, key, positions)
-        findings.append(finding)
-        never_acked += not acked
+    codes = order[table.settled[order] == 0]  # the expected keys not applied, in order
+    never_acked = 0
+    for start in range(0, len(codes), MadeFindings.STEP):
+        never_acked += sum(not idx.acked(table.positions(code)) for code in codes[start:start + MadeFindings.STEP].tolist())
+
+    def lost(code: int) -> Finding:
+        return lost_finding(idx, table.name(code), table.positions(code))[0]
+
+    findings = MadeFindings(codes, lost)  # each made when read: no object per lost key held
     stats = {"expected_keys": len(order), "lost": len(findings) - never_acked,
              "never_acknowledged": never_acked}
     if not len(order) and idx.acked_events:
@@ -337,9 +351,10 @@ def check_counter(
     idx = index_for(history, expectations, observations, index)
     settled = idx.settled
     assert settled is not None
+    findings: Sequence[Finding]
     findings, stats, unpriced = _money_by_code(idx) if idx.columnar else money_by_key(expectations, idx)
     if expectations.counters is not None and settled.counters is not None:
-        findings += _counter_findings(expectations.counters, settled.counters, idx)
+        findings = [*findings, *_counter_findings(expectations.counters, settled.counters, idx)]
         stats["counters"] = len(set(expectations.counters) | set(settled.counters))
         # the counters' own totals: expected_total and applied_total are the money keys' alone
         stats["counters_expected_total"] = sum(expectations.counters.values())
@@ -348,7 +363,7 @@ def check_counter(
                      unknown=f"{unpriced} money effect(s) without a known amount" if unpriced else None)
 
 
-def _money_by_code(idx: CheckIndex) -> tuple[list[Finding], dict[str, object], int]:
+def _money_by_code(idx: CheckIndex) -> tuple[Sequence[Finding], dict[str, object], int]:
     """``counter``'s money per key over the index's `KeyTable`, every key at once: its
     findings (in the order `money_by_key` gives), stats and how many amounts were unknown."""
     import numpy as np
@@ -415,19 +430,26 @@ def _money_by_code(idx: CheckIndex) -> tuple[list[Finding], dict[str, object], i
     unpriced += int((~priced).sum())
     keys, want = keys[priced], want[priced]
     expected_total = int(want.sum())
-    findings: list[Finding] = []
-    for code, want_n in zip(keys[applied[keys] != want].tolist(), want[applied[keys] != want].tolist()):
-        key, want_i, got = table.name(code), int(want_n), int(applied[code])
-        if money_agrees(key, got, want_i):
-            continue
+    differ = applied[keys] != want
+    keys, want = keys[differ], want[differ]
+    del differ
+    agree = np.fromiter((money_agrees(table.name(code), int(applied[code]), int(want_n))
+                         for code, want_n in zip(keys.tolist(), want.tolist())), dtype=bool, count=len(keys))
+    keys, want = keys[~agree], want[~agree]
+    del agree
+
+    def counter(at: int) -> Finding:
+        code, want_i = int(keys[at]), int(want[at])
+        key, got = table.name(code), int(applied[code])
         positions = table.positions(code)
         if got == 0 and not idx.acked(positions):
-            findings.append(Finding("counter", key, f"{want_i} never moved: never acknowledged, still being retried",
-                                    expected=want_i, actual=0, attempts=idx.attempt_ids(positions),
-                                    severity=ADVISORY))
-        else:
-            findings.append(Finding("counter", key, moved_words(key, got, want_i),
-                                    expected=want_i, actual=got, attempts=idx.attempt_ids(positions)))
+            return Finding("counter", key, f"{want_i} never moved: never acknowledged, still being retried",
+                           expected=want_i, actual=0, attempts=idx.attempt_ids(positions), severity=ADVISORY)
+        return Finding("counter", key, moved_words(key, got, want_i),
+                       expected=want_i, actual=got, attempts=idx.attempt_ids(positions))
+
+    # each made when read (`MadeFindings`, by position among the keys that differ): no object per key held
+    findings = MadeFindings(np.arange(len(keys)), counter)
     stats: dict[str, object] = {"expected_total": expected_total, "applied_total": applied_total,
                                 "money_keys": n_owed + n_others, "unpriced": unpriced}
     return findings, stats, unpriced

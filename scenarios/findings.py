@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence, overload
 
 #: Severity of a finding that makes a verdict invalid.
 FINDING = "finding"
@@ -78,13 +78,80 @@ class Finding:
         }
 
 
+class MadeFindings(Sequence[Finding]):
+    """Findings made when read, one per code: finding `i` is ``make(codes[i])``.
+
+    What a per-key check over a `key_table.KeyTable` returns for its failing keys (one finding
+    per key, `codes` the keys' codes in the check's order): a storm whose every key fails
+    holds its codes (an int per finding) rather than ~850,000 `Finding` objects, each finding
+    made when a reader reaches it (the report's views, written out as they are made) and
+    dropped after. `make` reads what it needs when called (the check's index), which must
+    stay as it was until the findings are read. Every finding has its own key, so there is
+    nothing for `merge_findings` to merge; equal to any sequence of the same findings.
+    """
+
+    __slots__ = ("_codes", "_make")
+    #: Codes read from the array at a time when iterating (no list of every code).
+    STEP = 4096
+
+    def __init__(self, codes: Any, make: Callable[[int], Finding]) -> None:
+        self._codes = codes  # a one-dimensional numpy array of int codes
+        self._make = make
+
+    def __len__(self) -> int:
+        return len(self._codes)
+
+    @overload
+    def __getitem__(self, i: int) -> Finding: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> "MadeFindings": ...
+
+    def __getitem__(self, i: int | slice) -> "Finding | MadeFindings":
+        if isinstance(i, slice):
+            return MadeFindings(self._codes[i], self._make)
+        return self._make(int(self._codes[i]))
+
+    def __iter__(self) -> Iterator[Finding]:
+        make, codes = self._make, self._codes
+        for start in range(0, len(codes), self.STEP):
+            for code in codes[start:start + self.STEP].tolist():
+                yield make(code)
+
+    def where(self, keep: Callable[[Finding], bool]) -> "MadeFindings":
+        """The findings for which `keep` holds, in order, still made when read (one pass
+        over them now, to choose; nothing kept of them but their codes)."""
+        import numpy as np
+
+        mask = np.fromiter((keep(f) for f in self), dtype=bool, count=len(self))
+        return MadeFindings(self._codes[mask], self._make)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence) or isinstance(other, str):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"MadeFindings({len(self)} findings)"
+
+
+def kept_findings(findings: Sequence[Finding], keep: Callable[[Finding], bool]) -> Sequence[Finding]:
+    """The findings of `findings` for which `keep` holds, in order: a tuple, or for
+    `MadeFindings` findings still made when read (`MadeFindings.where`)."""
+    if isinstance(findings, MadeFindings):
+        return findings.where(keep)
+    return tuple(f for f in findings if keep(f))
+
+
 @dataclass(frozen=True)
 class CheckResult:
     """The outcome of one check: verdict, findings (advisories included) and stats."""
 
     check_id: str
     verdict: Verdict
-    findings: tuple[Finding, ...] = ()
+    findings: Sequence[Finding] = ()  # a tuple, or `MadeFindings` (a per-key check's, made when read)
     stats: Mapping[str, object] = field(default_factory=dict)
     detail: str = ""
 
@@ -167,24 +234,30 @@ def compose(results: Iterable[CheckResult]) -> Verdict:
 
 
 def result_of(
-    check_id: str, findings: list[Finding], stats: Mapping[str, object] | None = None,
+    check_id: str, findings: Sequence[Finding], stats: Mapping[str, object] | None = None,
     *, unknown: str | None = None,
 ) -> CheckResult:
     """The result of check `check_id`: invalid when any finding is not an advisory, else
     unknown when `unknown` gives a reason, else valid; the detail counts both kinds (the
-    reason first). Identical findings are merged (`merge_findings`)."""
-    findings = merge_findings(findings)
-    problems = sum(f.count for f in findings if not f.advisory)
+    reason first). Identical findings are merged (`merge_findings`; `MadeFindings`, one
+    per key, have none to merge and stay made when read)."""
+    if not isinstance(findings, MadeFindings):
+        findings = tuple(merge_findings(findings))
+    problems = total = 0
+    for f in findings:  # one pass: a MadeFindings' findings are made on each
+        total += f.count
+        if not f.advisory:
+            problems += f.count
     if problems:
         verdict = Verdict.INVALID
     elif unknown is not None:
         verdict = Verdict.UNKNOWN
     else:
         verdict = Verdict.VALID
-    detail = f"{problems} finding(s), {sum(f.count for f in findings) - problems} advisory(ies)"
+    detail = f"{problems} finding(s), {total - problems} advisory(ies)"
     if unknown is not None:
         detail = f"{unknown}; {detail}"
-    return CheckResult(check_id, verdict, tuple(findings), dict(stats or {}), detail)
+    return CheckResult(check_id, verdict, findings, dict(stats or {}), detail)
 
 
 def nothing_observed(check_id: str) -> CheckResult:
@@ -199,8 +272,10 @@ __all__: Sequence[str] = [
     "FINDING",
     "Finding",
     "MAX_LISTED_ATTEMPTS",
+    "MadeFindings",
     "Verdict",
     "compose",
+    "kept_findings",
     "merge_findings",
     "nothing_observed",
     "result_of",

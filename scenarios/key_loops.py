@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 from hookproof.scenarios.findings import ADVISORY, CheckResult, Finding, Verdict, result_of
 from hookproof.scenarios.observations import Expectations, Observation
 from hookproof.simulator.delivery.history import Attempt, Completion
-from hookproof.simulator.faults import INVALIDATING
+from hookproof.simulator.faults import INVALIDATING, REPLAY_TAG
 from hookproof.simulator.world.lifecycle import WITHHELD_KEYS, refunded_total
 
 if TYPE_CHECKING:
@@ -68,17 +68,21 @@ UNEXPECTED_UNOWED = ("applied, but no validly sent event carries this key (an ef
 def withheld_messages(history: Sequence[Attempt]) -> Mapping[str, str]:
     """Key → ``unexpected``'s message for it, for each built-in key a validly sent event would
     have carried but owed none because its condition failed (`lifecycle.WITHHELD_KEYS`: a
-    ``checkout.session.completed`` not paid): it names the event (its first valid attempt's
-    event id and type) and the condition. Keys no such event would carry are absent."""
-    out: dict[str, str] = {}
+    ``checkout.session.completed`` not paid, a Paddle refund pending approval or rejected): it
+    names the event (of the object's such events the one of its newest version, first sent: a
+    rejected refund's rejection rather than its request; its event id and type) and the
+    condition. Keys no such event would carry are absent."""
+    out: dict[str, tuple[int, str]] = {}
     for a in history:
         rule = WITHHELD_KEYS.get(a.event_type)
         if rule is None or not a.valid or a.business_key is not None or a.object_id is None:
             continue
         key = rule[0](a.object_id)
-        out.setdefault(key, f"applied, but no validly sent event owes this key: {a.event_id} {a.event_type} "
-                            f"was validly sent about {a.object_id}, and {rule[1]}")
-    return out
+        version = a.object_version or 0
+        if key not in out or version > out[key][0]:
+            out[key] = (version, f"applied, but no validly sent event owes this key: {a.event_id} "
+                                       f"{a.event_type} was validly sent about {a.object_id}, and {rule[1]}")
+    return {key: message for key, (_, message) in out.items()}
 
 
 class Unowed:
@@ -110,7 +114,8 @@ def duplicated_by_key(
             findings.append(Finding(
                 "duplicated", key,
                 f"applied {n} times instead of once; {len(positions)} delivery attempt(s) carried it"
-                + distinct_events_note(idx.history, positions) + others.note(positions, n),
+                + distinct_events_note(idx.history, positions) + replay_note(idx, positions)
+                + others.note(positions, n),
                 expected=1, actual=n, attempts=attempts))
     return result_of("duplicated", findings, {"keys_observed": len(idx.peak), "observations": len(observations)})
 
@@ -301,6 +306,33 @@ def forbidden_message(history: Sequence[Attempt], positions: Iterable[int]) -> s
     return UNEXPECTED_FORBIDDEN
 
 
+#: Replayed attempts a ``duplicated`` finding names (`replay_note`), at most.
+REPLAYS_NAMED = 4
+
+
+def replay_note(idx: CheckIndex, positions: Sequence[int]) -> str:
+    """``"; attempt 7 was a manual replay: a new notification_id, the same event_id"`` (before the
+    note on the object's other events, the more direct explanation) when
+    some of the attempts at `positions` were the provider's manual replay of their event (tagged
+    `faults.REPLAY_TAG`: a new delivery entity, Paddle's new ``notification_id``), in the
+    provider's words (`ProviderWords.replay`; a run that does not say which provider: "a manual
+    replay of the same event"), naming at most `REPLAYS_NAMED` of them by their attempt ids;
+    else "". A provider whose replay is the same delivery again (no `ProviderWords.replay`)
+    tags none: its attempts are not read."""
+    provider = idx.expectations.provider
+    if provider is not None and provider.replay is None:
+        return ""
+    history = idx.history
+    replays = [p for p in positions if REPLAY_TAG in history[p].faults]
+    if not replays:
+        return ""
+    words = provider.replay if provider is not None and provider.replay else "a manual replay of the same event"
+    ids = idx.attempt_ids(replays[:REPLAYS_NAMED])
+    more = len(replays) - len(ids)
+    named = ", ".join(str(i) for i in ids) + (f" and {more} more" if more else "")
+    return f"; attempt{'s' if len(replays) > 1 else ''} {named} {'were' if len(replays) > 1 else 'was'} {words}"
+
+
 def distinct_events_note(history: Sequence[Attempt], positions: Sequence[int]) -> str:
     """``", of 2 distinct events (evt_a, evt_b): ..."`` when the attempts at `positions`
     carried more than one event id (the key maps several events, not one redelivered), else ""."""
@@ -399,5 +431,6 @@ def _named_by_type(events: Sequence[tuple[str, str]]) -> str:
 
 
 __all__: Sequence[str] = ["NEVER_ACKNOWLEDGED", "OtherTypes", "seen_in", "UNEXPECTED_FORBIDDEN", "UNEXPECTED_FUTURE", "UNEXPECTED_OTHER_ACCOUNT", "UNEXPECTED_OTHER_MODE", "UNEXPECTED_UNOWED", "Unowed", "withheld_messages",
+                          "REPLAYS_NAMED", "replay_note",
                           "distinct_events_note", "duplicated_by_key", "family", "forbidden_message", "other_mode_message",
                           "lost_by_key", "lost_not_applicable", "money_by_key", "recovered_by_key", "unexpected_keys_by_key"]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import replace
-from typing import Sequence, cast
+from typing import Callable, Iterator, Sequence, cast
 
 import hookproof
 from hookproof.reports.model import (
@@ -70,7 +70,8 @@ def check_view(c: CheckResult) -> CheckView:
                      findings=tuple(map(finding_view, c.findings)))
 
 
-def take_check_view(results: list[CheckResult], shared: dict[object, object] | None = None) -> CheckView:
+def take_check_view(results: list[CheckResult], shared: dict[object, object] | None = None,
+                    keep: Callable[[Iterator[FindingView]], Sequence[FindingView]] | None = None) -> CheckView:
     """`check_view` of the first of `results`, which is taken out of the list: its findings
     become views one at a time, each Finding dropped once its view is made (when nothing
     else holds the result), so a storm's million findings are not held twice.
@@ -78,14 +79,22 @@ def take_check_view(results: list[CheckResult], shared: dict[object, object] | N
     `shared`: keys and attempt tuples already in views (each its own value), kept across
     calls: a view whose key (or attempts) equals one there holds that one, so a key every
     check fails on (a storm's lost and counter findings of each key) is one text, not one
-    per check. Equal values only: the views are the same as without it."""
+    per check. Equal values only: the views are the same as without it.
+
+    `keep`: given the views as they are made (an iterator), returns what the check view holds
+    of them (a storm's end writes each to its history and holds the rows,
+    `scenarios.saved_report.FindingsKeeper`); by default a tuple of them."""
     c = results.pop(0)
-    findings = list(c.findings)
+    findings = c.findings
     c = replace(c, findings=())
-    findings.reverse()
+    if keep is not None:  # one at a time, as `keep` reads them (a per-key check's made when read)
+        return replace(check_view(c), findings=keep(finding_view(f, shared) for f in findings))
+    pending = list(findings)
+    del findings
+    pending.reverse()
     made = []
-    while findings:
-        made.append(finding_view(findings.pop(), shared))
+    while pending:
+        made.append(finding_view(pending.pop(), shared))
     return replace(check_view(c), findings=tuple(made))
 
 
@@ -155,7 +164,7 @@ def checklist(results: Sequence[ScenarioReport]) -> tuple[ChecklistItem, ...]:
 
 def _item_verdict(r: ScenarioReport, relevant: frozenset[str]) -> str:
     """Scenario `r`'s verdict for a checklist item whose checks are `relevant`."""
-    if r.verdict == "error" or any(f.check_id in relevant for f in r.findings):
+    if r.verdict == "error" or any(c in relevant for c in r.finding_check_ids):
         return "fail"
     if r.verdict == "unknown" or any(c.check_id in relevant and c.verdict == "unknown" for c in r.checks):
         return "unknown"

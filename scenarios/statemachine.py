@@ -366,6 +366,7 @@ class ExploreResult:
     interrupted: bool = False  # shrinking was stopped (the run's deadline, Ctrl-C): `failure` is the smallest so far
     restarts: int = 0  # times the search began again with a fresh Hypothesis seed (it could not replay an example)
     cut_short: bool = False  # no finding, and the search ended before `max_examples` examples (`error` says why)
+    sent_types: frozenset[str] = frozenset()  # the event types of the valid attempts sent (the provider's names)
 
 
 def explore(target: ExploreTarget, *, max_examples: int = 100, seed: int | None = None,
@@ -427,7 +428,8 @@ def explore(target: ExploreTarget, *, max_examples: int = 100, seed: int | None 
     def stopped(note: str) -> ExploreResult:
         return ExploreResult(failures[-1], counter.examples, counter.steps, time.monotonic() - started, world_seed,
                              note, attempts=counter.attempts, acked=counter.acked, interrupted=True,
-                             statuses=dict(counter.statuses), restarts=restarts)
+                             statuses=dict(counter.statuses), restarts=restarts,
+                             sent_types=frozenset(counter.sent_types))
 
     with routing, contextlib.redirect_stdout(out), contextlib.closing(loop), _older_objects_frozen():
         while True:
@@ -500,7 +502,7 @@ def explore(target: ExploreTarget, *, max_examples: int = 100, seed: int | None 
     return ExploreResult(failures[-1] if failures else None, counter.examples, counter.steps,
                          time.monotonic() - started, world_seed, error,
                          attempts=counter.attempts, acked=counter.acked, restarts=restarts, cut_short=cut_short,
-                         statuses=dict(counter.statuses))
+                         statuses=dict(counter.statuses), sent_types=frozenset(counter.sent_types))
 
 
 def restart_seed(world_seed: int, restart: int) -> int:
@@ -570,6 +572,7 @@ class _Counts:
     attempts: int = 0
     acked: int = 0
     statuses: dict[int, int] = field(default_factory=dict)  # the valid attempts answered, by HTTP status
+    sent_types: set[str] = field(default_factory=set)  # the event types of the valid attempts sent
     on_example: Callable[[int, int, int], None] | None = None
     failures: list[Failure] = field(default_factory=list)  # the search's: once one is found, it shrinks
     shrinking_from: int = 0  # the example that found the first failure (0: none yet)
@@ -592,6 +595,7 @@ class _Counts:
         self.attempts += len(valid)
         self.acked += sum(a.outcome is Outcome.ACKED for a in valid)
         for a in valid:
+            self.sent_types.add(a.event_type)
             if a.status is not None:
                 self.statuses[a.status] = self.statuses.get(a.status, 0) + 1
         if self.failures and not self.shrinking_from:

@@ -294,14 +294,16 @@ def _mercadopago_apply(world: Any, action: str, index: int | None) -> None:
 # ---- Paddle Billing ------------------------------------------------------------------------------
 
 PADDLE_ACTIONS: tuple[str, ...] = ("buy", "subscribe", "renew", "fail_renewal", "recover", "change_quantity",
-                                   "cancel", "refund")
+                                   "cancel", "refund", "approve_refund", "reject_refund")
 
 
 def _paddle_legal(world: Any) -> list[Action]:
-    """Operations that move a subscription's status (a failed renewal, a recovery, a
-    cancellation) come before those that leave it (a renewal, a quantity change, a refund):
-    `explore`'s reordering rules find a blind overwrite only between two events of one
-    subscription whose statuses differ, so those are drawn first."""
+    """Operations that move a status (a subscription's failed renewal, recovery, cancellation;
+    Paddle's review of a refund pending approval, approving or rejecting it) come before those
+    that leave it (a renewal, a quantity change, a refund requested): `explore`'s reordering
+    rules find a blind overwrite only between two events of one object whose statuses differ,
+    so those are drawn first. A transaction with a refund pending approval takes no other
+    (`PaddleWorld.refund`)."""
     out: list[Action] = [("subscribe", None), ("buy", None)]
     moves: list[Action] = []
     keeps: list[Action] = []
@@ -315,8 +317,13 @@ def _paddle_legal(world: Any) -> list[Action]:
             moves.append(("cancel", i))
         if status in ("active", "past_due"):
             keeps += [("renew", i), ("change_quantity", i)]
+    pending = set()
+    for i, adj in enumerate(world.objects("adjustment")):
+        if world.peek(adj)["status"] == "pending_approval":
+            pending.add(world.peek(adj)["transaction_id"])
+            moves += [("approve_refund", i), ("reject_refund", i)]
     for i, txn in enumerate(world.objects("transaction")):
-        if world.peek(txn)["status"] == "completed":
+        if world.peek(txn)["status"] == "completed" and txn not in pending:
             keeps.append(("refund", i))
     return out + moves + keeps
 
@@ -338,8 +345,10 @@ def _paddle_apply(world: Any, action: str, index: int | None) -> None:
         if world.get(sub)["status"] == "canceled":
             raise WorldError(f"{action}: subscription {sub} is canceled already", object_id=sub)
         world.cancel(sub)
-    elif action == "refund":
-        world.refund(_nth(world, action, "transaction", index))
+    elif action == "refund":  # requested: pending approval until Paddle's review, a step of its own
+        world.refund(_nth(world, action, "transaction", index), review=None)
+    elif action in ("approve_refund", "reject_refund"):
+        world.review_refund(_nth(world, action, "adjustment", index), approve=action == "approve_refund")
     else:
         raise WorldError(f"unknown action {action!r} (known: {', '.join(PADDLE_ACTIONS)})")
 
@@ -399,7 +408,8 @@ BILLING_MOVES: Mapping[str, str] = {"fail_renewal": "subscription", "cancel": "s
 GITHUB_MOVES: Mapping[str, str] = {"close_issue": "issue", "reopen_issue": "issue", "merge": "pull_request",
                                    "close_pull_request": "pull_request"}
 MERCADOPAGO_MOVES: Mapping[str, str] = {"approve_pix": "payment", "charge_back": "payment"}
-PADDLE_MOVES: Mapping[str, str] = {"fail_renewal": "subscription", "recover": "subscription", "cancel": "subscription"}
+PADDLE_MOVES: Mapping[str, str] = {"fail_renewal": "subscription", "recover": "subscription", "cancel": "subscription",
+                                   "approve_refund": "adjustment", "reject_refund": "adjustment"}
 SHOPIFY_MOVES: Mapping[str, str] = {"mark_paid": "order", "refund": "order", "cancel": "order"}
 
 #: World kind -> its operations.

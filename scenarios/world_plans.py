@@ -58,12 +58,14 @@ def _unknown(ctx: Any, w: Any) -> Any:
 
 
 def _oversized(ctx: Any, w: Any) -> Any:
-    from hookproof.scenarios.catalog import Phase, Plan, _need, effect_events
+    from hookproof.scenarios.catalog import NotApplicable, Phase, Plan, _need, effect_events, padding_event
 
     events = effect_events(ctx, w)
     if (na := _need(events, "effectful", ctx)) is not None:
         return na
-    quiet = w.quiet_event()
+    quiet = padding_event(ctx, w, w.quiet_event())
+    if isinstance(quiet, NotApplicable):
+        return quiet
     big = replace(quiet, id=quiet.id[:-4] + "b160")
     return Plan(w, (Phase((big,), FaultPlan(mutations=(Mutation.OVERSIZE,)), max_attempts=1),
                     Phase(tuple(events[:2]))))

@@ -31,6 +31,9 @@ class Mutation(StrEnum):
     FUTURE_TIMESTAMP = "future-timestamp"  # valid signature over a timestamp in the future
     WRONG_SECRET = "wrong-secret"  # signed with another endpoint's secret
     ROTATION = "rotation"  # signed with an unknown new secret and the receiver's secret
+    # the receiver's secret first, an unknown new one last (`Profile.rotation_dispute`: a verifier
+    # reading only the last signature refuses it)
+    ROTATION_OWN_FIRST = "rotation-own-first"
     LIVEMODE_MISMATCH = "livemode-mismatch"  # a live event to a test receiver (or the reverse)
     FOREIGN_ACCOUNT = "foreign-account"  # an event of another account
     OVERSIZE = "oversize"  # a body padded to several megabytes
@@ -43,9 +46,17 @@ INVALIDATING: frozenset[Mutation] = frozenset({
 })
 
 #: Mutations that leave a request valid which the receiver may still refuse (4xx) as a pass:
-#: a body of several megabytes (oversized-payload). Such a refusal is not a rejected valid
-#: event (`scenarios.runner.rejects_valid`).
-REFUSABLE: frozenset[Mutation] = frozenset({Mutation.OVERSIZE})
+#: a body of several megabytes (oversized-payload), a rotation's two signatures with the receiver's
+#: own first where an official verifier reads only the last (secret-rotation, an advisory). Such
+#: a refusal is not a rejected valid event (`scenarios.runner.rejects_valid`).
+REFUSABLE: frozenset[Mutation] = frozenset({Mutation.OVERSIZE, Mutation.ROTATION_OWN_FIRST})
+
+#: The tag of an attempt that was the provider's manual replay of an event, a new delivery
+#: entity (`Profile.replay_of`: Paddle's new ``notification_id`` with the same ``event_id``),
+#: recorded with its other tags in `Attempt.faults`: the dispatcher adds it to every such
+#: attempt (certify's ``mass-redelivery``, explore's window redelivery), a storm's plan to its
+#: waves' replays. A provider whose replay is the same delivery again has none to add.
+REPLAY_TAG = "replay"
 
 Order = Literal["emitted", "reversed", "shuffled", "per-object-reversed"]
 
@@ -263,5 +274,7 @@ def applicable(mutation: Mutation, profile: Profile, *, connect: bool = False) -
         return profile.foreign_account_never_sent
     if mutation is Mutation.ROTATION and not profile.multiple_signatures:
         return f"{profile.title} sends one signature per request (no rotation list)"
+    if mutation is Mutation.ROTATION_OWN_FIRST and (not profile.multiple_signatures or not profile.rotation_dispute):
+        return f"{profile.title}'s official verifiers read every signature of a rotation, in any order"
     return None
 

@@ -11,10 +11,16 @@ receiver:
 - in one SQLite transaction: claims ``event_id`` (a redelivery changes nothing), applies
   the event's effect (``fulfil:{txn}`` on ``transaction.completed``, ``provision:{sub}`` on
   ``subscription.created``, ``dunning:{sub}:{period start}`` on ``subscription.past_due``,
-  ``deprovision:{sub}`` on ``subscription.canceled``, ``refund:{adj}`` on an approved
-  refund ``adjustment.created``), and stores a subscription's or a transaction's status
-  unless a newer ``occurred_at`` is stored;
+  ``deprovision:{sub}`` on ``subscription.canceled``, ``refund:{adj}`` once a refund is
+  approved), and stores a subscription's, a transaction's or an adjustment's status unless a
+  newer ``occurred_at`` is stored;
 - answers 200 to every other event type.
+
+A refund is created ``pending_approval`` and approved or rejected by Paddle later
+(developer.paddle.com/webhooks/adjustments/adjustment-updated: "On review, they move to approved
+or rejected and adjustment.updated occurs"): the receiver records it on the ``adjustment.updated``
+saying ``approved``, or on an ``adjustment.created`` already ``approved`` ("some are
+automatically approved"), never on one pending or rejected.
 
 `create_app(dedupe=False)` is its broken twin (``paddle_billing_no_dedupe``): no claim, so
 a redelivered event repeats its effect. `create_app(ordered=False)` stores each status as it
@@ -45,10 +51,18 @@ CREATE TABLE IF NOT EXISTS events (event_id TEXT PRIMARY KEY, received_at TEXT D
 CREATE TABLE IF NOT EXISTS effects (business_key TEXT NOT NULL, amount INTEGER, event_id TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS subscriptions (object_id TEXT PRIMARY KEY, status TEXT NOT NULL, occurred_at TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS transactions (object_id TEXT PRIMARY KEY, status TEXT NOT NULL, occurred_at TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS adjustments (object_id TEXT PRIMARY KEY, status TEXT NOT NULL, occurred_at TEXT NOT NULL);
 """
 
 #: Event type prefix -> the table of the entity's status (``object_id, status, occurred_at``).
-STATE_TABLES: Mapping[str, str] = {"subscription.": "subscriptions", "transaction.": "transactions"}
+STATE_TABLES: Mapping[str, str] = {"subscription.": "subscriptions", "transaction.": "transactions",
+                                   "adjustment.": "adjustments"}
+
+
+def _approved_refund(data: Mapping[str, Any]) -> str | None:
+    """``refund:{adj}`` for a refund adjustment Paddle approved, else None (pending, rejected, a credit)."""
+    return f"refund:{data['id']}" if data["action"] == "refund" and data["status"] == "approved" else None
+
 
 #: Event type -> the business key of its effect, from the notification's ``data``.
 EFFECTS: Mapping[str, Callable[[Mapping[str, Any]], str | None]] = {
@@ -56,8 +70,8 @@ EFFECTS: Mapping[str, Callable[[Mapping[str, Any]], str | None]] = {
     "subscription.created": lambda d: f"provision:{d['id']}",
     "subscription.past_due": lambda d: f"dunning:{d['id']}:{d['current_billing_period']['starts_at']}",
     "subscription.canceled": lambda d: f"deprovision:{d['id']}",
-    "adjustment.created": lambda d: f"refund:{d['id']}" if d["action"] == "refund" and d["status"] == "approved"
-    else None,
+    "adjustment.created": _approved_refund,
+    "adjustment.updated": _approved_refund,
 }
 
 
@@ -112,7 +126,7 @@ def create_app(database: str, secret: str, *, dedupe: bool = True, dedupe_on: st
                 return JSONResponse({"duplicate": event.event_id})
             key = key_of(data) if key_of else None
             if key is not None:  # a refund's amount: its total in minor units (Paddle's amounts are strings)
-                amount = int(data["totals"]["total"]) if body["event_type"] == "adjustment.created" else None
+                amount = int(data["totals"]["total"]) if body["event_type"].startswith("adjustment.") else None
                 db.execute("INSERT INTO effects (business_key, amount, event_id) VALUES (?, ?, ?)",
                            (key, amount, event.event_id))
             table = next((t for prefix, t in STATE_TABLES.items() if body["event_type"].startswith(prefix)), None)

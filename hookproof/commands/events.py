@@ -87,6 +87,31 @@ def example_keys(profile_name: str | None, config: str | None = None) -> dict[st
     return {t: list(kinds.values()) for t, kinds in keys.items()}
 
 
+def unmatched_rules(profile_name: str | None, config: str | None, examples: dict[str, list[str]]) -> dict[str, str]:
+    """World type → its config rules, worded (``fulfillment:{data.object.id} when
+    data.object.mode = subscription``), for the types whose rules hold a `when` that no sample
+    event met (`example_keys` found no key): the rule is loaded, the sample did not match it."""
+    if config is None:
+        return {}
+    from hookproof.config import load_config
+
+    loaded = load_config(config, secrets=False)
+    if profile_name not in (None, loaded.target.profile):
+        return {}
+    mapping = loaded.key_mapping()
+    if mapping is None:  # no [business_keys] nor [counters]: the built-in keys, no rule of the team's
+        return {}
+    worded: dict[str, str] = {}
+    for world_type in mapping.templates:
+        if examples.get(world_type) or not mapping.conditional(world_type):
+            continue
+        worded[world_type] = "; ".join(
+            rule.key + ("" if not rule.when else " when " + " and ".join(
+                f"{path} = {' or '.join(str(v) for v in values)}" for path, values in rule.when.items()))
+            for rule in mapping.rules(world_type))
+    return worded
+
+
 def unsent(profile_name: str | None, config: str | None) -> set[str] | None:
     """The world types the config's ``target.enabled_events`` leaves out (certify sends
     none of them), or None when no config restricts `profile_name`'s events (no config, no
@@ -123,6 +148,7 @@ def events(
     try:
         rows = event_rows(profile, config)
         examples = example_keys(profile, config) if keys else {}
+        unmatched = unmatched_rules(profile, config, examples) if keys else {}
         left_out = unsent(profile, config)
     except ProfileError as exc:
         raise fail(f"--profile: {exc}") from None
@@ -138,7 +164,9 @@ def events(
              for provider, world_type in rows]
     if keys:
         column = max(len(line) for line in lines)
-        lines = [f"{line.ljust(column)}  " + ("e.g. " + ", ".join(examples[w]) if examples.get(w) else "(no effect)")
+        lines = [f"{line.ljust(column)}  " + ("e.g. " + ", ".join(examples[w]) if examples.get(w) else
+                                              f"(no sample event met its rule: {unmatched[w]})" if w in unmatched
+                                              else "(no effect)")
                  for line, (_, w) in zip(lines, rows)]
     if left_out:
         column = max(len(line) for line in lines)

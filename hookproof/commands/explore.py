@@ -19,7 +19,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Callable, Iterator, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Callable, Iterable, Iterator, Optional
 
 import typer
 
@@ -263,7 +263,7 @@ def run_explore(cfg: "Config", *, out_dir: Path | Callable[[], Path], max_exampl
         lines.append(f"state machine: {NOTHING_ACKNOWLEDGED.format(attempts=result.attempts)}")
     if version_note is not None:
         lines.append(f"note: {version_note}")
-    unsent = explore_unsent_note(cfg, target.profile)
+    unsent = explore_unsent_note(cfg, target.profile, result.sent_types)
     if unsent is not None:
         lines.append(f"note: {unsent}")
     if hit is not None:
@@ -308,10 +308,11 @@ def run_explore(cfg: "Config", *, out_dir: Path | Callable[[], Path], max_exampl
     return ExploreRun(report, paths, result, hit, schedule_path, lines)
 
 
-def explore_unsent_note(cfg: "Config", profile: Any) -> str | None:
-    """The note naming the types the config enables (`unsent.configured_types`) that explore's
-    operations never emit (`unsent.world_types`: they are never sent, whatever the search
-    draws), or None (each is emitted, or the world is a user's catalog)."""
+def explore_unsent_note(cfg: "Config", profile: Any, sent: Iterable[str]) -> str | None:
+    """The note naming the types the config enables (`unsent.configured_types`) that the search
+    never sent (`sent`: the types of its valid attempts, the provider's names), those explore's
+    operations cannot emit (`unsent.world_types`, whatever the search draws) apart from those it
+    did not draw; None when each was sent."""
     from hookproof.unsent import configured_types, unsent_note, world_types
 
     configured = configured_types(cfg)
@@ -319,9 +320,8 @@ def explore_unsent_note(cfg: "Config", profile: Any) -> str | None:
         return None
     fields = cfg.state_field_map()
     emitted = world_types(profile.world, priced=fields is not None and "subscription" in fields.kinds())
-    if emitted is None:
-        return None
-    return unsent_note(configured, {profile.provider_type(t) or t for t in emitted}, "explore")
+    emittable = None if emitted is None else {profile.provider_type(t) or t for t in emitted}
+    return unsent_note(configured, sent, "explore", emittable=emittable)
 
 
 def machine_report(result: "ExploreResult", target: str) -> "ScenarioReport":

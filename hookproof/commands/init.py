@@ -62,7 +62,7 @@ KEY_EXAMPLES: dict[str, tuple[tuple[tuple[str, str], ...], tuple[str, str, str] 
               ("invoice.paid", "renewal:{data.id}")),
              ("invoice.paid", "{data.customer}", "data.amount_paid")),
     "paddle": ((("transaction.completed", "fulfil:{data.id}"),
-                ("adjustment.created", "refund:{data.id}")),
+                ("subscription.canceled", "deprovision:{data.id}")),
                ("transaction.completed", "{data.customer_id}", "data.details.totals.total")),
     "shopify": ((("orders/paid", "fulfil:{id}"),
                  ("refunds/create", "refund:{id}")),

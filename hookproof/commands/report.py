@@ -7,7 +7,8 @@ where it looked and what to pass instead (the demo's runs, which are in a folder
 own; explore runs keep no history).
 
 `certify` stores the run's report (report.json's document) in the history's meta after
-every scenario (`scenarios.report_views.REPORT_META_KEY`), so the history alone is enough to
+every scenario (`scenarios.report_views.REPORT_META_KEY`), a storm at its end with each
+finding a row of its own (`scenarios.saved_report`), so the history alone is enough to
 write report.json, junit.xml, summary.md and report.html again, also for a run that was
 interrupted or killed before it wrote them (the report then says it is partial). Once the
 receiver's log is linked, the report as written is stored again
@@ -137,16 +138,26 @@ def find_history(path: Path) -> Path | None:
 def read_saved(path: Path, key: str) -> tuple[dict[str, object], int]:
     """({meta key: value} holding only `key` if present, attempt count) of a history, opened read-only.
 
-    Raises sqlite3.Error when the file is not an SQLite history, ValueError for bad JSON.
+    The report (`key` `REPORT_META_KEY`) is report.json's document whichever form the history
+    keeps it in (`scenarios.saved_report.saved_document`: a storm's findings read back from
+    their rows). Raises sqlite3.Error when the file is not an SQLite history, ValueError for
+    bad JSON or findings' rows that do not fit their report.
     """
+    from hookproof.scenarios.report_views import REPORT_META_KEY
+    from hookproof.scenarios.saved_report import saved_document
+
     # A history no writer holds open has no -wal beside it: read it as immutable, so the
     # read-only connection leaves no -wal and -shm of its own behind (it cannot remove them).
     writing = path.with_name(path.name + "-wal").exists()
     db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro{'' if writing else '&immutable=1'}", uri=True,
                          timeout=5.0)
     try:
-        row = db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        if key == REPORT_META_KEY:  # either form a history keeps it in, as report.json's document
+            document = saved_document(db)
+        else:
+            row = db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+            document = json.loads(row[0]) if row else None
         (attempts,) = db.execute("SELECT COUNT(*) FROM attempts").fetchone()
     finally:
         db.close()
-    return ({key: json.loads(row[0])} if row else {}), int(attempts)
+    return ({key: document} if document is not None else {}), int(attempts)

@@ -43,7 +43,7 @@ from hookproof.simulator.delivery.deadlines import Deadline, Deadlines
 from hookproof.simulator.delivery.history import Attempt, Completion, History, Outcome
 from hookproof.simulator.delivery.mutations import build_attempt, envelope_of
 from hookproof.simulator.delivery.transports import Target, in_process_request, in_process_transport, make_client
-from hookproof.simulator.faults import Delivery, Mutation, Schedule, is_valid
+from hookproof.simulator.faults import REPLAY_TAG, Delivery, Mutation, Schedule, is_valid
 from hookproof.simulator.profiles.base import Envelope, Profile, SignedRequest
 from hookproof.simulator.secret_forms import masker_for
 
@@ -324,6 +324,8 @@ class Dispatcher:
         graded = grade(answer, self.profile)
         outcome, completion = graded.outcome, graded.completion
         tags = delivery.tags
+        if event.extra and REPLAY_TAG not in tags and self.profile.replay_of(event):  # a new delivery entity
+            tags = (*tags, REPLAY_TAG)
         if number <= delivery.drop_responses and graded.status is not None:
             outcome, completion = Outcome.DROPPED, Completion.UNKNOWN
             if "drop-response" not in tags:

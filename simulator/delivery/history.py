@@ -12,6 +12,7 @@ whole, `HistoryFile` streams a saved one from disk.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
 import tempfile
@@ -21,7 +22,7 @@ from array import array
 from dataclasses import asdict, dataclass, replace
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Sequence, overload
+from typing import IO, Any, Iterable, Iterator, Sequence, overload
 
 from hookproof.simulator.frozen import fast_init
 
@@ -184,6 +185,21 @@ CREATE TABLE IF NOT EXISTS fault_ops (
 );
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
+#: The table of a report's findings, kept apart from the report's meta value (`HistoryFile.set_report`):
+#: a row per finding, in the report's order: its scenario's and its check's positions in the
+#: report, its check's id, and the finding as JSON text (report.json's form, one line:
+#: ``json_extract(finding, '$.key')`` reads it, as ``json_extract`` reads every meta value).
+_FINDINGS_SCHEMA = """
+CREATE TABLE IF NOT EXISTS findings (
+    idx INTEGER PRIMARY KEY,
+    scenario_pos INTEGER NOT NULL,
+    check_pos INTEGER NOT NULL,
+    check_id TEXT NOT NULL,
+    finding TEXT NOT NULL
+);
+"""
+_SCHEMA += _FINDINGS_SCHEMA
+_INSERT_FINDING = "INSERT INTO findings (scenario_pos, check_pos, check_id, finding) VALUES (?, ?, ?, ?)"
 #: How much of a large meta value (`HistoryFile.set_meta_json`) goes into its row at a time.
 _META_CHUNK_BYTES = 1 << 20
 
@@ -553,25 +569,87 @@ class HistoryFile(Sequence[Attempt]):
 
     def set_meta_json(self, key: str, pieces: Iterable[str]) -> None:
         """Store a run attribute already written as JSON text, given in `pieces` (joined, what
-        `json.dumps` writes), committed at once. A large one (a storm's report) is neither
-        built as values nor held as one text: the pieces go to a temporary file beside the
-        history, then into the row a megabyte at a time through SQLite's incremental blob
-        I/O. The value stays TEXT, as every other meta value (SQLite builds the zero-filled
-        text of its length once, ~45 MB for a 1M-attempt storm's report; a BLOB would spare
-        it, but outside tools' ``json_extract`` reads a BLOB as JSONB and fails)."""
+        `json.dumps` writes), committed at once. A large one is neither built as values nor
+        held as one text: the pieces go to a temporary file beside the history, then into the
+        row a megabyte at a time through SQLite's incremental blob I/O. The value stays TEXT,
+        as every other meta value (SQLite builds the zero-filled text of its length once; a
+        BLOB would spare it, but outside tools' ``json_extract`` reads a BLOB as JSONB and
+        fails): a value of many megabytes (a storm's findings) belongs in rows of its own
+        (`set_report`)."""
+        with self._spilled(pieces) as (spill, size), self._db:
+            self._put_meta_json(key, spill, size)
+
+    def set_report(self, key: str, pieces: Iterable[str],
+                   findings: Iterable[tuple[int, int, str, str]] | None) -> int:
+        """Store a run's report: its findings as the rows of the ``findings`` table, each
+        ``(scenario_pos, check_pos, check_id, finding)`` (the positions of its scenario in the
+        report and of its check in the scenario, its check's id, the finding as JSON text),
+        inserted as `findings` yields them, in place of the rows stored before (None: the rows
+        already stored are the report's, `add_findings`); the rest of it as the meta value
+        `key` (JSON text in `pieces`, as `set_meta_json` stores it); and the rows' count as the
+        meta value ``<key>_findings``. One transaction, committed at once: a reader sees the
+        report and its rows of one call, never a mix. Returns the count."""
+        with self._spilled(pieces) as (spill, size):
+            self._db.executescript(_FINDINGS_SCHEMA)  # a history written before the table existed
+            with self._db:
+                if findings is None:
+                    count = int(self._db.execute("SELECT count(*) FROM findings").fetchone()[0])
+                else:
+                    self._db.execute("DELETE FROM findings")
+                    count = max(0, self._db.executemany(_INSERT_FINDING, findings).rowcount)
+                self._put_meta_json(key, spill, size)
+                self._db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
+                                 (f"{key}_findings", json.dumps(count)))
+        return count
+
+    def clear_findings(self) -> None:
+        """Delete every row of the ``findings`` table (creating it in a history written before
+        it existed), committed at once: before a report's findings are added (`add_findings`)."""
+        self._db.executescript(_FINDINGS_SCHEMA)
+        with self._db:
+            self._db.execute("DELETE FROM findings")
+
+    def findings_stored(self) -> int:
+        """How many rows the ``findings`` table holds (0 in a history written before it existed)."""
+        try:
+            (count,) = self._db.execute("SELECT count(*) FROM findings").fetchone()
+        except sqlite3.OperationalError:  # no such table
+            return 0
+        return int(count)
+
+    def add_findings(self, rows: Iterable[tuple[int, int, str, str]]) -> tuple[int, int]:
+        """Append `rows` to the ``findings`` table (as `set_report` takes them), inserted as
+        they are yielded, committed at once; (the first row's ``idx``, how many): the rows are
+        ``idx`` first … first + count - 1 (`clear_findings` first: the table holds no other
+        writer's rows). A report whose findings are stored so is stored with
+        ``set_report(key, pieces, None)``."""
+        self._db.executescript(_FINDINGS_SCHEMA)
+        with self._db:
+            (last,) = self._db.execute("SELECT coalesce(max(idx), 0) FROM findings").fetchone()
+            count = max(0, self._db.executemany(_INSERT_FINDING, rows).rowcount)
+        return int(last) + 1, count
+
+    @contextlib.contextmanager
+    def _spilled(self, pieces: Iterable[str]) -> Iterator[tuple[IO[bytes], int]]:
+        """`pieces` written (UTF-8) to a temporary file beside the history: (the file, at its
+        start, and its size in bytes), removed on leaving."""
         with tempfile.TemporaryFile(dir=self.path.parent, prefix=".meta-") as spill:
             for piece in pieces:
                 spill.write(piece.encode("utf-8"))
             size = spill.tell()
             spill.seek(0)
-            with self._db:
-                row = self._db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, CAST(zeroblob(?) AS TEXT))",
-                                       (key, size)).lastrowid
-                if size:
-                    assert row is not None
-                    with self._db.blobopen("meta", "value", row) as value:
-                        while chunk := spill.read(_META_CHUNK_BYTES):
-                            value.write(chunk)
+            yield spill, size
+
+    def _put_meta_json(self, key: str, spill: IO[bytes], size: int) -> None:
+        """Insert the meta value `key` of `size` bytes of JSON text read from `spill`, a
+        megabyte at a time (in the caller's transaction)."""
+        row = self._db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, CAST(zeroblob(?) AS TEXT))",
+                               (key, size)).lastrowid
+        if size:
+            assert row is not None
+            with self._db.blobopen("meta", "value", row) as value:
+                while chunk := spill.read(_META_CHUNK_BYTES):
+                    value.write(chunk)
 
     def close(self) -> None:
         """Checkpoint the WAL into the database file and close it."""

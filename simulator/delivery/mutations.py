@@ -180,6 +180,8 @@ def build_attempt(profile: Profile, event: Event, secrets: Sequence[str], mutati
         keys = [profile.generate_secret(seed + 15485863)]
     if Mutation.ROTATION in muts:
         keys = [profile.generate_secret(seed + 7919)] + keys
+    if Mutation.ROTATION_OWN_FIRST in muts:
+        keys = keys + [profile.generate_secret(seed + 7919)]
     request = profile.request(envelope, keys, timestamp)
     if Mutation.MISSING_SIGNATURE in muts:
         drop = {h.lower() for h in profile.signature_headers}

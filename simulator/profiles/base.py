@@ -180,6 +180,14 @@ class Profile(ABC):
             carry none.
         retrying: what the provider does with an unacknowledged event while retries remain.
         gives_up: what it does once its retries ran out (`Profile.words`).
+        rotation_dispute: where an official verifier reads only the last of a rotation's
+            signatures: what the provider's docs say of their order and which verifier reads
+            which (the ``secret-rotation`` scenario then also signs with the receiver's secret
+            first, and refusing that is an advisory saying this); None where every official
+            verifier reads them all.
+        replay_words: what the provider's manual replay of an event is, in its words, where it
+            is a new delivery entity that `replay_of` reads (Paddle's); None where a replay is the
+            same delivery again (`Profile.words`, for the findings about replayed attempts).
     """
 
     name: ClassVar[str]
@@ -203,6 +211,8 @@ class Profile(ABC):
     event_clock: ClassVar[EventClock | None] = None
     retrying: ClassVar[str] = "the provider would retry it on its schedule"
     gives_up: ClassVar[str] = "the provider retries it no more"
+    replay_words: ClassVar[str | None] = None
+    rotation_dispute: ClassVar[str | None] = None
     future_dispute: ClassVar[FutureDispute | None] = None
 
     def future_offset_s(self) -> int:
@@ -239,10 +249,12 @@ class Profile(ABC):
     def words(self) -> ProviderWords:
         """What findings say of this provider (`provider_words.ProviderWords`): its name,
         attempts per delivery (1 + `retry_schedule_s`), what it does while retrying and
-        once its retries ran out, its events' own time, and why a future-dated delivery need
-        not be refused (`future_words`)."""
+        once its retries ran out, its events' own time, why a future-dated delivery need
+        not be refused (`future_words`), what its manual replay is (`replay_words`), and why a
+        rotation's signatures with the receiver's own first need not be accepted
+        (`rotation_dispute`)."""
         return ProviderWords(self.title, 1 + len(self.retry_schedule_s), self.retrying, self.gives_up,
-                             self.event_clock, self.future_words())
+                             self.event_clock, self.future_words(), self.replay_words, self.rotation_dispute)
 
     # ---- events -------------------------------------------------------------
     @abstractmethod
@@ -261,8 +273,14 @@ class Profile(ABC):
         """`event` as the provider's `replay`-th manual replay of it sends it (1: the first).
         By default the same delivery again; a provider whose replay is a new delivery entity
         (Paddle: a new ``notification_id``, the same ``event_id``) marks the event for its
-        envelope."""
+        envelope (and `replay_of` reads the mark)."""
         return event
+
+    def replay_of(self, event: Event) -> int:
+        """Which manual replay of its event `event` is (`replayed`'s `replay`), 0 for the
+        event as first notified. By default 0: a provider whose replay is the same delivery
+        again leaves no mark to read."""
+        return 0
 
     # ---- signing ------------------------------------------------------------
     @abstractmethod

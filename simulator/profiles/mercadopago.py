@@ -4,9 +4,15 @@ Sources: PyPI ``mercadopago`` 3.6.0 ``mercadopago/webhook/validator.py``
 (``WebhookSignatureValidator.validate``: manifest ``id:{data.id};request-id:{x-request-id};ts:{ts};``,
 absent pairs dropped, HMAC-SHA256 lowercase hex keyed by the secret as UTF-8, optional
 tolerance in seconds); mercadopago/sdk-python ``tests/test_webhook_signature_validator.py``;
-Mercado Pago IPN/Webhooks docs, "After receiving the notification" (answer 200 or 201;
-22 s on the first attempt, 5 s on retries; retries 15 min, 30 min, 6 h, 48 h, 96 h after
-the first dispatch; alphanumeric ``data.id`` signed lowercase).
+Mercado Pago developers, "Webhooks" (mercadopago/devsite-docs
+``guides/additional-content/your-integrations/webhooks.en.md``: the events table, whose
+"Commercial orders" event is topic ``topic_merchant_order_wh``, fetched at
+``/merchant_orders/[ID]``; ``data.id``, "ID of the payment, ``merchant_order``, or claim",
+taken from the query for the manifest; "After receiving the notification": answer 200 or
+201; 22 s on the first attempt, 5 s on retries; retries 15 min, 30 min, 6 h, 48 h, 96 h after
+the first dispatch; alphanumeric ``data.id`` signed lowercase). The "IPN" page: IPN
+notifications (query ``id``/``topic``, body ``{"resource", "topic"}``) carry ``x-signature``
+but cannot be validated with the secret, so hookproof sends Webhooks only.
 """
 
 from __future__ import annotations
@@ -22,8 +28,21 @@ from hookproof.simulator.profiles.base import Envelope, Profile, canonical_json,
 from hookproof.simulator.profiles.formats import derived_int, derived_uuid
 from hookproof.simulator.world.mercadopago import MERCADOPAGO_EVENT_TYPES, mp_date
 
-#: Where a merchant order's notification points (the ``resource`` of the topic's body).
-MERCHANT_ORDER_RESOURCE = "https://api.mercadolibre.com/merchant_orders/{id}"
+#: The ``type`` (and query ``type``) of a merchant order's Webhooks notification: the "Commercial
+#: orders" event of the "Webhooks" page's events table ("Creation, closure, or expiration of
+#: commercial orders"; Checkout Pro, QR Code).
+MERCHANT_ORDER_TOPIC = "topic_merchant_order_wh"
+
+
+def user_agent(notification_type: str) -> str:
+    """``MercadoPago WebHook v1.0 <type>``: the User-Agent of a Webhooks notification of `notification_type`.
+
+    Not in Mercado Pago's docs: it is what Webhooks deliveries carry in receivers' published
+    logs (``MercadoPago WebHook v1.0 payment`` beside query ``data.id``/``type``, and
+    ``… v1.0 order`` for type ``order``; IPN deliveries carry ``MercadoPago Feed v2.0 <topic>``),
+    the type being the body's ``type``.
+    """
+    return f"MercadoPago WebHook v1.0 {notification_type}"
 
 
 def manifest(data_id: str | None, request_id: str | None, ts: str) -> str:
@@ -49,35 +68,47 @@ class MercadoPagoProfile(Profile):
     """Mercado Pago Webhooks for payments and merchant orders (thin notifications).
 
     Events come from the payments world (`simulator.world.mercadopago.MercadoPagoWorld`,
-    ``world = "mercadopago"``); the provider's names are the world's own
+    ``world = "mercadopago"``); hookproof's event names are the world's own
     (``payment.created``, ``payment.updated``, ``merchant_order``). A billing-world event
     raises ProfileError: Mercado Pago sends no such thing.
 
     Payment body: ``{"id","live_mode","type":"payment","date_created","user_id",
     "api_version":"v1","action","data":{"id"}}`` with query ``data.id=<id>&type=payment``
-    (the payment notifications page's example; ``date_created`` with milliseconds and the
+    (the "Webhooks" page's example; ``date_created`` with milliseconds and the
     seller's offset, ``2015-03-25T10:04:58.396-04:00``, as the API writes its dates);
     ``data.id`` is the payment's numeric id as a string, and the receiver must fetch the
     payment (``GET /v1/payments/{id}``) for its state. ``id`` (the numeric notification id,
     the world's event id) is the dedupe key (``Envelope.event_id``, as a string);
     ``live_mode`` is the test/live flag and ``user_id`` the seller's user id (the event's
-    account when it is digits, else derived from it). A merchant order's notification
-    has the topic's documented body ``{"resource": "https://api.mercadolibre.com/
-    merchant_orders/<id>", "topic": "merchant_order"}`` and query ``id=<id>&topic=
-    merchant_order`` (IPN "merchant_order" topic; whether Webhooks send it signed is not
-    documented [?]: it is signed here with the id pair left out of the manifest, as the
-    SDK's validator does when ``data.id`` is absent). Another topic (an event the world
-    does not record, e.g. ``subscription_preapproval``) is sent in the payment form
-    with its own ``type``.
+    account when it is digits, else derived from it).
 
-    Signing: ``x-request-id`` is a UUID per request (derived from the notification id
-    and the attempt timestamp; whether Mercado Pago keeps it across retries is not
-    documented) and ``x-signature: ts=<ts>,v1=<hex>``. The id in the manifest is
-    ``data.id`` lowercased, as the docs require and as real ``ORD01…`` ids show: a receiver
-    that signs the id as received fails on every id with capitals. One secret per
-    application: only the first secret signs. ``ts`` is unix seconds by default (docs
-    examples); ``timestamp_unit="ms"`` sends milliseconds like the SDK's test constants,
-    which the SDK's optional tolerance check (seconds) rejects. No tolerance by default.
+    Merchant order (event ``merchant_order``): a Webhooks notification of type
+    ``topic_merchant_order_wh`` (`MERCHANT_ORDER_TOPIC`), query ``data.id=<order id>&type=
+    topic_merchant_order_wh`` (the docs: ``data.id`` is the id of the payment or
+    ``merchant_order`` and comes from the query), signed like a payment's, the order's id in
+    the manifest. Its body is not in the docs; it is the one receivers have published as
+    received (2024-2025): ``{"action": "create"|"update", "application_id": "<digits>",
+    "data": {"currency_id": "", "marketplace": "NONE", "status"}, "date_created", "id":
+    "<order id>", "live_mode", "status", "type": "topic_merchant_order_wh", "user_id",
+    "version"}``, keys sorted: ``id`` is the order's id (no notification id, no ``data.id``
+    in the body), ``status`` the order's (``opened``, ``closed``), ``action`` ``create`` on
+    the order's first notification and ``update`` after, ``version`` counting from 0. The
+    receiver fetches the order (``GET /merchant_orders/{id}``). ``Envelope.event_id`` is the
+    world's notification id (hookproof's own: the body names none). Another topic (an event
+    the world does not record, e.g. ``subscription_preapproval``) is sent in the payment
+    form with its own ``type``.
+
+    Headers: ``Content-Type: application/json`` and ``User-Agent: MercadoPago WebHook v1.0
+    <type>`` (`user_agent`). Signing: ``x-request-id`` is a UUID per request (derived from
+    the notification id and the attempt timestamp, so copies and retries signed in one
+    second share it; whether Mercado Pago keeps it across retries is not documented) and
+    ``x-signature: ts=<ts>,v1=<hex>``. The id in the manifest is ``data.id`` lowercased, as
+    the docs require and as real ``ORD01…`` ids show: a receiver that signs the id as
+    received fails on every id with capitals (the SDK's validator uses the ``data_id`` it is
+    given as given). One secret per application: only the first secret signs. ``ts`` is unix
+    seconds by default (docs examples); ``timestamp_unit="ms"`` sends milliseconds like the
+    SDK's test constants, which the SDK's optional tolerance check (seconds) rejects. No
+    tolerance by default.
 
     Delivery contract: only 200 and 201 succeed; 22 s on the first attempt, 5 s on
     retries; retries 15 min, 30 min, 6 h, 48 h and 96 h after the first dispatch, i.e.
@@ -138,7 +169,19 @@ class MercadoPagoProfile(Profile):
         billing-world event."""
         self._check(event)
         if event.object_type == "merchant_order":
-            return {"resource": MERCHANT_ORDER_RESOURCE.format(id=event.object_id), "topic": "merchant_order"}
+            status = str(event.object.get("status") or "opened")
+            return {
+                "action": "create" if event.version <= 1 else "update",
+                "application_id": str(event.extra.get("application_id") or ""),
+                "data": {"currency_id": "", "marketplace": "NONE", "status": status},
+                "date_created": mp_date(event.created_us),
+                "id": event.object_id,
+                "live_mode": event.livemode,
+                "status": status,
+                "type": MERCHANT_ORDER_TOPIC,
+                "user_id": self.user_id(event.account),
+                "version": max(event.version - 1, 0),
+            }
         topic = "payment" if event.object_type == "payment" else event.type
         return {
             "id": self.notification_id(event),
@@ -153,17 +196,15 @@ class MercadoPagoProfile(Profile):
 
     def envelope(self, event: Event) -> Envelope:
         body = self.payload(event)
-        if event.object_type == "merchant_order":
-            query = {"id": event.object_id, "topic": "merchant_order"}
-        else:
-            query = {"data.id": event.object_id, "type": str(body["type"])}
+        kind = str(body["type"])
         return Envelope(
             event_id=str(self.notification_id(event)),
             type=event.type,
             body=canonical_json(body),
-            headers={"Content-Type": "application/json"},
-            query=query,
+            headers={"Content-Type": "application/json", "User-Agent": user_agent(kind)},
+            query={"data.id": event.object_id, "type": kind},
         )
+
     def sign(self, envelope: Envelope, secrets: Sequence[str], timestamp: int) -> dict[str, str]:
         """``x-request-id`` and ``x-signature`` for one attempt, with the first secret."""
         require_secrets(secrets, self.name)

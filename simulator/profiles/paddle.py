@@ -72,7 +72,8 @@ class PaddleProfile(Profile):
     account in the body. Headers: ``Content-Type: application/json`` and ``User-Agent: Paddle``
     (`USER_AGENT`: the token Paddle's docs name, no version).
 
-    Signing: ``ts=<unix s>;h1=<hex>`` with one ``h1`` per secret during rotation and no
+    Signing: ``ts=<unix s>;h1=<hex>`` with one ``h1`` per secret during rotation (in no documented
+    order: `rotation_dispute`, the Node SDK compares only the last) and no
     other key ever (the SDK's parser raises on any other key). The SDK verifier accepts
     ±5 s, so every attempt is signed at its send time.
 
@@ -95,6 +96,18 @@ class PaddleProfile(Profile):
     # POST /notifications/{id}/replay (providers.md, Paddle [DOC])
     retrying = "Paddle would keep retrying it, up to 60 times over 3 days (live)"
     gives_up = "Paddle retries it no more; it can be replayed with POST /notifications/{id}/replay within 90 days"
+    # POST /notifications/{notification_id}/replay: "Paddle creates a new notification entity for
+    # the replay, related to the same event_id" (developer.paddle.com/api-reference/notifications/
+    # replay-notification), so a receiver deduplicating on notification_id applies it again
+    replay_words = "a manual replay: a new notification_id, the same event_id"
+    # Paddle's "Verify webhook signatures" page, its header schema: "Signatures contain at least one
+    # `h1`" (no order given); @paddle/paddle-node-sdk 3.x WebhooksValidator.extractHeader keeps the
+    # last h1 it parses (each overwrites the one before); paddle-python-sdk's PaddleSignature.verify
+    # compares every h1 ("Handling multiple Secrets is needed because of key rotation situations")
+    rotation_dispute = ("Paddle's docs say a Paddle-Signature carries at least one h1 and give no order; "
+                        "@paddle/paddle-node-sdk's WebhooksValidator (3.x) compares only the last h1 of the header, "
+                        "while paddle-python-sdk's Verifier accepts any, so a receiver on the Node SDK refuses "
+                        "every delivery of a rotation in which Paddle lists its secret's signature before another")
     sandbox_retry_schedule_s: ClassVar[tuple[float, ...]] = (60.0, 240.0, 540.0)
     # the Node SDK (@paddle/paddle-node-sdk WebhooksValidator: `now > (ts + 5) * 1000` only) accepts a
     # future ts; the Python SDK's Verifier also refuses `ts - 5 > now`: refusing one is not required
@@ -120,6 +133,10 @@ class PaddleProfile(Profile):
         """`event` as Paddle's `replay`-th manual replay sends it: a new notification (a new
         ``notification_id``) of the same event (the same ``event_id``, body otherwise equal)."""
         return replace(event, extra={**event.extra, REPLAY: replay})
+
+    def replay_of(self, event: Event) -> int:
+        """The manual replay `event` is (`replayed`'s number), 0 for its first notification."""
+        return int(event.extra.get(REPLAY, 0)) if event.extra else 0
 
     def payload(self, event: Event) -> dict[str, Any]:
         """The notification body. Raises ProfileError for a billing-world event."""

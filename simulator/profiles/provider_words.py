@@ -77,6 +77,12 @@ class ProviderWords:
         future: why refusing a future-dated delivery is stricter than the provider, naming its
             verifier(s) and the seconds ahead it was signed (`Profile.future_words`), or None
             where an official verifier refuses one.
+        rotation: why refusing a secret rotation's signatures with the receiver's own first is
+            not required (`Profile.rotation_dispute`: an official verifier reads only the last),
+            or None where every official verifier reads them all.
+        replay: what the provider's manual replay of an event is, where it is a new delivery
+            entity (`Profile.replay_words`: Paddle's ``a manual replay: a new notification_id,
+            the same event_id``), or None where it sends the same delivery again.
     """
 
     title: str
@@ -85,6 +91,8 @@ class ProviderWords:
     gives_up: str
     clock: EventClock | None = None
     future: str | None = None
+    replay: str | None = None
+    rotation: str | None = None
 
     def after_failures(self, most_attempts: int) -> str:
         """What the provider does next with an event none of whose deliveries was

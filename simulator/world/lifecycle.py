@@ -97,17 +97,29 @@ BUSINESS_KEYS: Mapping[str, Callable[[Mapping[str, Any]], str | None]] = {
     "charge.refunded": lambda o: f"refund:{o['id']}:{o['amount_refunded']}",
 }
 
-#: Stripe event type -> (the built-in key its object id would have, why an event of it owes
-#: none): the types whose built-in key is made only when a condition holds (`BUSINESS_KEYS`),
-#: so that ``unexpected`` can name the event whose condition failed (a fulfilment of a session
-#: completed unpaid). Source: docs.stripe.com/checkout/fulfillment ("Handle delayed notification
-#: payment methods": fulfil only a session whose payment_status is not unpaid).
+#: Event type -> (the built-in key its object id would have, why an event of it owes none): the
+#: types whose built-in key is made only when a condition holds, so that ``unexpected`` can name
+#: the event whose condition failed. Stripe's (`BUSINESS_KEYS`): a fulfilment of a session
+#: completed unpaid (docs.stripe.com/checkout/fulfillment, "Handle delayed notification payment
+#: methods": fulfil only a session whose payment_status is not unpaid). Paddle's
+#: (`simulator.world.paddle`): a refund before Paddle approved it, or one it rejected
+#: (developer.paddle.com/webhooks/adjustments/adjustment-updated: refunds "are created as
+#: pending_approval initially. On review, they move to approved or rejected").
 WITHHELD_KEYS: Mapping[str, tuple[Callable[[str], str], str]] = {
     "checkout.session.completed": (
         lambda object_id: f"fulfillment:{object_id}",
         "it owed no fulfilment: its payment_status was not paid (a delayed payment method completes the "
         "session unpaid; Stripe's fulfilment guide fulfils it only once paid, on "
         "checkout.session.async_payment_succeeded: docs.stripe.com/checkout/fulfillment)"),
+    "adjustment.created": (
+        lambda object_id: f"refund:{object_id}",
+        "it owed no refund: Paddle creates a refund pending_approval, and the money goes back only once "
+        "Paddle approves it, on the adjustment.updated saying approved "
+        "(developer.paddle.com/webhooks/adjustments/adjustment-updated)"),
+    "adjustment.updated": (
+        lambda object_id: f"refund:{object_id}",
+        "it owed no refund: Paddle rejected it (status rejected; a refund is owed only on the "
+        "adjustment.updated saying approved: developer.paddle.com/webhooks/adjustments/adjustment-updated)"),
 }
 
 #: The first events of one new object that a provider emits together, each group one object's:

@@ -4,8 +4,8 @@
 and merchant orders (``GET /merchant_orders/{id}``'s shape), and emits the notifications
 Mercado Pago sends about them (Mercado Pago developers, "Notifications" / "Webhooks":
 topic ``payment`` with ``action`` ``payment.created`` on creation and
-``payment.updated`` on every later change; topic ``merchant_order`` whenever an order
-changes). Refunds and chargebacks are changes of their payment, so they arrive as
+``payment.updated`` on every later change; a merchant order's notification, type
+``topic_merchant_order_wh``, whenever an order is opened or changes: event ``merchant_order``). Refunds and chargebacks are changes of their payment, so they arrive as
 ``payment.updated`` about the payment's own id; the refund itself is in the payment's
 ``refunds`` list (API reference, "Get payment": ``refunds``, ``transaction_amount_refunded``).
 
@@ -266,6 +266,15 @@ class MercadoPagoWorld(RecordWorld):
         self.refund(card, cents // 4)
         self.refund(card, cents // 4)
         return [e for e in self.events[start:] if e.business_key]
+
+    def companion_objects(self, objects: set[str]) -> set[str]:
+        """The merchant orders among whose payments any of `objects` (payment ids) is: the
+        Checkout Pro order a payment paid, whose ``merchant_order`` notifications (opened,
+        closed, updated) a seller receives beside the payment's (the catalog sends them with
+        a story's effectful events, `scenarios.catalog.effect_events`)."""
+        paid = {int(o) for o in objects if o.isdigit()}
+        return {order for order in self.objects("merchant_order")
+                if any(p["id"] in paid for p in self.get(order)["payments"])}
 
     def related_groups(self, count: int = 2) -> list[tuple[Event, ...]]:
         """`count` Pix payments paid at once; each one's ``payment.created`` (pending) and

@@ -3,7 +3,7 @@
 `PaddleWorld(seed)` emits the notifications Paddle Billing sends over a subscription's life
 (developer.paddle.com, "Webhooks" / "Events": ``transaction.created|updated|ready|billed|paid|
 completed|payment_failed|past_due``, ``subscription.created|trialing|activated|updated|past_due|
-paused|resumed|canceled``, ``adjustment.created``), each with the full entity as it is after the
+paused|resumed|canceled``, ``adjustment.created|updated``), each with the full entity as it is after the
 change (``data``), in Paddle's shapes (`simulator.world.paddle_shapes`).
 Ids are Paddle's: a prefix (``txn_``, ``sub_``, ``ctm_``, ``add_``, ``adj_``, ``pri_``,
 ``pro_``, ``txnitm_``, ``adjitm_``, ``paymtd_``, ``evt_``) and 26 lowercase Crockford
@@ -18,16 +18,22 @@ a trial) and is completed; a renewal moves the subscription's period, then creat
 transaction ``billed`` and pays and completes it, or its payment fails and the transaction and the
 subscription become ``past_due``; paying it makes the subscription ``active`` again; a pause
 makes it ``paused``; a resume starts a new period, bills it, and activates the subscription; a
-refund is an approved ``adjustment``. Every change of an entity's status is an ``.updated`` event
+refund is an ``adjustment`` created ``pending_approval``, then approved or rejected by Paddle
+(``adjustment.created``, then ``adjustment.updated``: developer.paddle.com/webhooks/adjustments/
+adjustment-updated; a transaction takes no other refund while one is pending). Every change of an entity's status is an ``.updated`` event
 carrying it, followed by the status's own events (``transaction.paid``, ``subscription.paused``…)
 of the same version, as the scenarios list them.
 
 Business keys (what a SaaS does once): ``fulfil:{txn id}`` per completed transaction,
 ``provision:{sub id}`` per created subscription, ``dunning:{sub id}:{billing period
 start}`` per past-due period (a reminder e-mail), ``deprovision:{sub id}`` per canceled
-subscription, ``refund:{adj id}`` per refund. The other events carry their entity's state only
+subscription, ``refund:{adj id}`` per refund Paddle approved, on its ``adjustment.updated``
+(the money goes back to the customer only then: developer.paddle.com/build/transactions/
+create-transaction-adjustments; a refund pending approval owes nothing yet, a rejected one never
+does). The other events carry their entity's state only
 (a team maps its own effects to them, e.g. provisioning on ``subscription.activated``).
-Subscriptions and transactions are stateful (``status``); every event carries its entity's
+Subscriptions, transactions and adjustments are stateful (``status``; an adjustment's moves
+``pending_approval`` -> ``approved`` | ``rejected``); every event carries its entity's
 ``status``, for an observer that reads them.
 ``Event.account`` is the seller id (digits; Paddle sends no account in a notification);
 there is no test/live flag in a notification either.
@@ -49,7 +55,7 @@ PADDLE_EVENT_TYPES: tuple[str, ...] = (
     "transaction.completed", "transaction.payment_failed", "transaction.past_due",
     "subscription.created", "subscription.trialing", "subscription.activated", "subscription.updated",
     "subscription.past_due", "subscription.paused", "subscription.resumed", "subscription.canceled",
-    "adjustment.created",
+    "adjustment.created", "adjustment.updated",
 )
 
 #: subscription status -> statuses it may move to (Paddle's subscription statuses).
@@ -220,24 +226,60 @@ class PaddleWorld(RecordWorld):
                                               "scheduled_change": None},
                             "subscription.canceled", key=f"deprovision:{sub}")
 
-    def refund(self, txn_id: str, amount: int | None = None) -> str:
-        """An approved partial refund of a completed transaction: emits ``adjustment.created``.
-        Returns the adjustment id."""
+    def refund(self, txn_id: str, amount: int | None = None, *, review: str | None = "approved") -> str:
+        """A partial refund of a completed transaction (a quarter of it unless `amount`, minor units)
+        as Paddle runs one: the adjustment is created ``pending_approval`` (``adjustment.created``;
+        developer.paddle.com/build/transactions/create-transaction-adjustments: "created with the
+        status of pending_approval, before moving to approved or rejected once reviewed"), then with
+        `review` (``approved`` or ``rejected``) Paddle's review of it (`review_refund`); None leaves
+        it pending. Returns the adjustment id.
+
+        Raises WorldError for another `review`, a transaction not completed, or one with a refund still pending
+        approval (Paddle's ``adjustment_pending_refund_request``: "unable to create further
+        adjustments against this transaction as there is a pending refund request",
+        developer.paddle.com/errors/adjustments/adjustment_pending_refund_request)."""
+        if review not in (None, "approved", "rejected"):
+            raise WorldError(f"a refund's review is approved or rejected, not {review!r}")
         txn = self._typed(txn_id, "transaction")
         if txn["status"] != "completed":
             raise WorldError(f"transaction {txn_id} is {txn['status']}, not completed", object_id=txn_id)
+        pending = self.pending_refund(txn_id)
+        if pending is not None:
+            raise WorldError(f"transaction {txn_id} has a refund pending approval ({pending}): Paddle refuses "
+                             "another adjustment until it is approved or rejected", object_id=txn_id)
         total = int(txn["details"]["totals"]["grand_total"])
         adj_id = self.new_id("adj")
         self._create(adj_id, "adjustment", ps.adjustment(adj_id, self.new_id("adjitm"), txn=txn,
                                                          amount=amount or total // 4, created=ps.iso(self._tick())))
-        self._emit("adjustment.created", adj_id, key=f"refund:{adj_id}", amount=amount or total // 4)
+        self._emit("adjustment.created", adj_id)
+        if review is not None:
+            self.review_refund(adj_id, approve=review == "approved")
         return adj_id
+
+    def review_refund(self, adj_id: str, *, approve: bool = True) -> None:
+        """Paddle's review of a refund pending approval: its status ``approved`` (its business key
+        ``refund:{adj id}``, its amount the refund's total) or ``rejected`` (no effect owed), its
+        ``updated_at`` moved, and ``adjustment.updated`` (developer.paddle.com/webhooks/adjustments/
+        adjustment-updated: "On review, they move to approved or rejected and adjustment.updated
+        occurs"). Raises WorldError for an adjustment not pending approval."""
+        adj = self._typed(adj_id, "adjustment")
+        if adj["status"] != "pending_approval":
+            raise WorldError(f"adjustment {adj_id} is {adj['status']}, not pending_approval", object_id=adj_id)
+        status = "approved" if approve else "rejected"
+        self._update(adj_id, {"status": status, "updated_at": ps.iso(self._tick())})
+        self._emit("adjustment.updated", adj_id, key=f"refund:{adj_id}" if approve else None,
+                   amount=int(adj["totals"]["total"]) if approve else None)
+
+    def pending_refund(self, txn_id: str) -> str | None:
+        """The id of `txn_id`'s refund still pending approval, or None."""
+        return next((a for a in self.objects("adjustment") if self.peek(a)["transaction_id"] == txn_id
+                     and self.peek(a)["status"] == "pending_approval"), None)
 
     # ---- stories ----------------------------------------------------------------------
     def lifecycle(self) -> list[Event]:
         """A subscription's year in brief, every event type in a legal order: a trial, more
-        seats, the trial's end, a declined renewal recovered, a refund, a pause and a resume, a
-        cancellation."""
+        seats, the trial's end, a declined renewal recovered, a refund approved and another
+        rejected, a pause and a resume, a cancellation."""
         start = len(self.events)
         sub = self.subscribe(trial=True)
         self.change_quantity(sub, 3)
@@ -245,6 +287,7 @@ class PaddleWorld(RecordWorld):
         self.renew(sub, pay=False)
         txn = self.recover(sub)
         self.refund(txn)
+        self.refund(txn, review="rejected")
         self.pause(sub)
         self.resume(sub)
         self.cancel(sub)
@@ -252,7 +295,8 @@ class PaddleWorld(RecordWorld):
 
     def effect_story(self) -> list[Event]:
         """One event of each effectful type: a completed checkout, a new subscription, a
-        past-due renewal, a refund, a cancellation; then a trial paused and resumed, so that every
+        past-due renewal, a refund approved (and another Paddle rejected: it owes nothing), a
+        cancellation; then a trial paused and resumed, so that every
         type the world sends is in it (a team's key on ``subscription.paused`` has its event).
         The story's every event, effectful or not: the catalog sends those the receiver's keys
         make effectful."""
@@ -261,6 +305,7 @@ class PaddleWorld(RecordWorld):
         self.renew(sub, pay=False)
         first = next(t for t in self.objects("transaction") if self.get(t)["subscription_id"] == sub)
         self.refund(first)
+        self.refund(first, review="rejected")
         self.cancel(sub)
         trial = self.subscribe(trial=True)
         self.pause(trial)
@@ -301,12 +346,14 @@ class PaddleWorld(RecordWorld):
         return groups
 
     def refund_pair(self) -> tuple[Event, Event]:
-        """Two partial refunds of one completed transaction, a quarter each: their
-        ``adjustment.created`` events R1, R2 (Paddle allows several refunds of one transaction)."""
+        """Two partial refunds of one completed transaction, a quarter each, the second requested
+        once Paddle approved the first: their approvals' ``adjustment.updated`` events R1, R2, the
+        events that owe each refund (Paddle allows several refunds of one transaction, one pending
+        at a time)."""
         txn = self.buy()
         self.refund(txn)
         self.refund(txn)
-        r1, r2 = self.events[-2:]
+        r1, r2 = [e for e in self.events if e.type == "adjustment.updated"][-2:]
         return r1, r2
 
     def failure_recovery(self) -> tuple[list[Event], Event]:
@@ -486,6 +533,7 @@ PADDLE_SCRIPTS: Mapping[str, Callable[[PaddleWorld], object]] = {
     "subscription.resumed": lambda w: w.resume(_paused(w)),
     "subscription.canceled": lambda w: w.cancel(w.subscribe()),
     "adjustment.created": lambda w: w.refund(w.buy()),
+    "adjustment.updated": lambda w: w.refund(w.buy()),
 }
 
 

@@ -154,7 +154,9 @@ def subscription_created(snapshot: dict[str, Any], txn_id: str) -> dict[str, Any
 
 
 def adjustment(adj_id: str, item_id: str, *, txn: dict[str, Any], amount: int, created: str) -> dict[str, Any]:
-    """A partial refund of `amount` minor units (tax included) of `txn`'s first line item, approved;
+    """A partial refund of `amount` minor units (tax included) of `txn`'s first line item, as it is
+    created: ``pending_approval`` (developer.paddle.com/webhooks/adjustments/adjustment-created: "Most
+    refunds for live accounts require Paddle approval and are created as pending_approval");
     its ``type`` ``partial`` (developer.paddle.com changelog 2024-12-05, "full" or "partial")."""
     currency = txn["currency_code"]
     tax = round(amount * float(TAX_RATE) / (1 + float(TAX_RATE)))
@@ -165,7 +167,8 @@ def adjustment(adj_id: str, item_id: str, *, txn: dict[str, Any], amount: int, c
             "items": [{"id": item_id, "type": "partial", "amount": str(amount),
                        "totals": {"tax": str(tax), "total": str(amount), "subtotal": str(amount - tax)},
                        "item_id": txn["details"]["line_items"][0]["id"], "proration": None}],
-            "action": "refund", "type": "partial", "reason": "Customer asked for a refund", "status": "approved",
+            "action": "refund", "type": "partial", "reason": "Customer asked for a refund",
+            "status": "pending_approval",
             "totals": sums,
             "created_at": created, "updated_at": created, "customer_id": txn["customer_id"],
             "currency_code": currency, "payout_totals": {**sums, "chargeback_fee": None},

@@ -4,12 +4,15 @@
 as Paddle's ``POST /notifications/{id}/replay`` does: every body as before except
 ``notification_id``.
 `paddle_billing` (claims ``event_id``) passes; its twin claiming ``notification_id`` applies
-each replayed effect again (``duplicated``, and the refunds' ``counter``).
+each replayed effect again (``duplicated``, and the refunds' ``counter``), and each ``duplicated``
+finding says which attempt was the replay, in Paddle's words ("a manual replay: a new
+notification_id, the same event_id"); every replayed attempt is tagged ``replay`` in the history.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -58,3 +61,15 @@ def test_a_replay_is_deduplicated_by_event_id(tmp_path: Path, module: str, faile
     report = certify(cfg, scenarios=[SCENARIO, WINDOW, "duplicate-sequential"], out_dir=tmp_path / "report").report
     got = {s.id: sorted({f.check_id for f in s.findings}) for s in report.scenarios if s.verdict != "pass"}
     assert got == failed
+    for scenario in report.scenarios:
+        replays = {a.index for a in scenario.attempts if "replay" in a.faults}
+        if scenario.id == "duplicate-sequential":  # automatic redeliveries: the same notification
+            assert not replays
+        else:  # every attempt of the replay phase is tagged, none of the first deliveries
+            assert replays and replays == {a.index for a in scenario.attempts if a.index >= min(replays)}
+        for finding in (f for f in scenario.findings if f.check_id == "duplicated"):
+            # the second delivery named as what it was: a new notification of the same event
+            named = re.search(r"; attempts? ([0-9, ]+) (?:was|were) a manual replay: a new notification_id, the "
+                              r"same event_id(?:;|$)", finding.message)
+            assert named is not None, finding.message
+            assert {int(i) for i in named.group(1).split(", ")} == replays & set(finding.attempts), finding.message

@@ -3,7 +3,7 @@
 ``related-burst``: each checkout's events (its transaction created, ready, paid and completed, the
 subscription created and activated: developer.paddle.com/webhooks/simulator/subscription-created)
 released together; ``older-after-newer-redelivery``: two partial
-refunds (``adjustment.created``) of one transaction, then the older redelivered;
+refunds of one transaction approved (``adjustment.updated``, ``approved``), then the older redelivered;
 ``stale-failure-after-success``: a declined renewal recovered, its ``subscription.past_due``
 delivered last. Every event parses with paddle-python-sdk's ``Event.from_dict``.
 `paddle_billing` passes all three; its twin storing each status as it arrives ends the
@@ -42,8 +42,10 @@ def test_paddle_tells_each_story() -> None:
                 ("subscription.activated", "active"), ("transaction.updated", "paid"),
                 ("transaction.updated", "completed"), ("transaction.completed", "completed")]
     assert _plan("related-burst") == [checkout, checkout]
-    assert _plan("older-after-newer-redelivery") == [[("adjustment.created", "approved")] * 2,
-                                                     [("adjustment.created", "approved")]]
+    # each refund owed on Paddle's approval (created pending_approval first), the second requested
+    # once the first was approved
+    assert _plan("older-after-newer-redelivery") == [[("adjustment.updated", "approved")] * 2,
+                                                     [("adjustment.updated", "approved")]]
     assert _plan("stale-failure-after-success") == [
         [*checkout, ("subscription.updated", "active"), ("transaction.created", "billed"),
          ("transaction.billed", "billed"), ("transaction.updated", "past_due"), ("transaction.payment_failed", "past_due"),

@@ -86,3 +86,37 @@ def test_events_marks_the_types_enabled_events_leaves_out(tmp_path: Path) -> Non
     plain = subprocess.run([sys.executable, "-m", "hookproof", "events", "--keys", "--json"], capture_output=True,
                            text=True, timeout=120, cwd=tmp_path, env=env).stdout
     assert '"sent"' not in plain
+
+
+def test_a_rule_no_sample_event_meets_is_shown_not_hidden(tmp_path: Path) -> None:
+    """A new user's `when = { "data.object.mode" = "subscription" }` rule read "(no effect)":
+    the sample checkout is payment-mode, so it looked as if the rule was not loaded."""
+    (tmp_path / "hookproof.toml").write_text(
+        '[target]\nurl = "http://127.0.0.1:9/hook"\nprofile = "stripe"\nsecret = "whsec_events_rule"\n\n'
+        '[business_keys."checkout.session.completed"]\nkey = "provision:{data.object.id}"\n'
+        'when = { "data.object.mode" = "setup" }\n', encoding="utf-8")
+    run = subprocess.run([sys.executable, "-m", "hookproof", "events", "--keys"], capture_output=True, text=True,
+                         timeout=120, cwd=tmp_path, env={**os.environ, "COLUMNS": "300"})
+    assert run.returncode == 0, run.stderr
+    (line,) = [x for x in run.stdout.splitlines() if x.startswith("checkout.session.completed ")]
+    assert line.split(None, 1)[1] == ("(no sample event met its rule: provision:{data.object.id} when "
+                                      "data.object.mode = setup)")
+    (unkeyed,) = [x for x in run.stdout.splitlines() if x.startswith("checkout.session.expired ")]
+    assert unkeyed.split(None, 1)[1] == "(no effect)"
+
+
+def test_events_keys_reads_the_config_init_writes_for_every_profile(tmp_path: Path) -> None:
+    """A new user ran `hookproof init --profile mercadopago` then `hookproof events --keys` in
+    that folder and got a traceback (a config with no [business_keys] has no rules to word)."""
+    from hookproof.simulator.profiles.registry import PROFILES
+
+    for name in sorted(PROFILES):
+        folder = tmp_path / name
+        folder.mkdir()
+        init = subprocess.run([sys.executable, "-m", "hookproof", "init", "--profile", name], capture_output=True,
+                              text=True, timeout=120, cwd=folder)
+        assert init.returncode == 0, (name, init.stderr)
+        run = subprocess.run([sys.executable, "-m", "hookproof", "events", "--keys"], capture_output=True,
+                             text=True, timeout=120, cwd=folder)
+        assert run.returncode == 0 and "Traceback" not in run.stderr, (name, run.stderr)
+        assert run.stdout.strip(), name

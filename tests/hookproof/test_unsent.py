@@ -1,4 +1,4 @@
-"""The note naming the enabled types a run never sent (explore, storm)."""
+"""The note naming the enabled types a run never sent (certify, explore, storm)."""
 
 from __future__ import annotations
 
@@ -31,9 +31,19 @@ def test_explore_operations_emit_checkout_and_the_note_names_only_what_they_neve
     assert emitted is not None and {"checkout.session.completed", "checkout.session.async_payment_succeeded",
                                     "checkout.session.async_payment_failed", "invoice.paid"} <= emitted
     cfg = load_config(_config(tmp_path))
-    assert explore_unsent_note(cfg, get_profile("stripe")) == (
+    sent = {"checkout.session.completed", "checkout.session.async_payment_succeeded", "invoice.paid"}
+    assert explore_unsent_note(cfg, get_profile("stripe"), sent) == (
         "enabled types never sent by this explore: checkout.session.expired, customer.subscription.paused: its "
         "verdict says nothing of how the receiver handles them")
+    # a new user's search sent no delayed payment's settlement, which its operations can emit: the
+    # note said it never sends them; it names them apart, as types a longer search may draw
+    assert explore_unsent_note(cfg, get_profile("stripe"), {"checkout.session.completed", "invoice.paid"}) == (
+        "enabled types never sent by this explore: checkout.session.async_payment_succeeded, "
+        "checkout.session.expired, customer.subscription.paused: its verdict says nothing of how the receiver "
+        "handles them (checkout.session.expired, customer.subscription.paused: its operations never emit them; "
+        "checkout.session.async_payment_succeeded: its operations can, and this search drew none: more "
+        "--max-examples or another --seed may)")
+    assert explore_unsent_note(cfg, get_profile("stripe"), ENABLED) is None
 
 
 def test_the_storm_note_reads_the_types_its_history_holds(tmp_path: Path) -> None:
@@ -52,3 +62,22 @@ def test_the_storm_note_reads_the_types_its_history_holds(tmp_path: Path) -> Non
         "customer.subscription.paused, charge.refunded: its verdict says nothing of how the receiver handles them")
     assert storm_unsent_note(cfg, tmp_path / "missing.sqlite") is None
     assert unsent_note(["a", "b"], ["b", "a", "c"], "storm") is None
+
+
+def test_certify_notes_the_enabled_types_no_scenario_sent(tmp_path: Path) -> None:
+    """A new user's certify sent 6 of the 12 types enabled (its business-key rule's types among
+    those it never sent) and said nothing; explore and storm did."""
+    from hookproof.certify import certify_unsent_note
+
+    cfg = load_config(_config(tmp_path))
+    history = History(tmp_path / "history.sqlite")
+    history.record(Attempt(event_id="evt_1", delivery_id="d1", attempt=1, business_key=None, object_id=None,
+                           object_version=None, event_type="invoice.paid", faults=(), valid=True, sent_at=1.0,
+                           answered_at=1.1, status=200, outcome=Outcome.ACKED, completion=Completion.OK,
+                           latency_ms=100.0))
+    history.close()
+    assert certify_unsent_note(cfg, tmp_path / "history.sqlite") == (
+        "enabled types never sent by this certify: checkout.session.completed, "
+        "checkout.session.async_payment_succeeded, checkout.session.expired, customer.subscription.paused: its "
+        "verdict says nothing of how the receiver handles them")
+    assert certify_unsent_note(cfg, tmp_path / "missing.sqlite") is None

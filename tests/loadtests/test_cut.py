@@ -13,11 +13,12 @@ from hookproof.loadtests.records import make_attempt
 from hookproof.loadtests.spec import StormSpec
 from hookproof.loadtests.spool import Spool
 from hookproof.loadtests.verdict import storm_scenario
-from hookproof.scenarios.findings import Finding, Verdict, result_of
+from hookproof.scenarios.findings import Finding, MadeFindings, Verdict, result_of
 from hookproof.scenarios.observations import Effect, ObjectState, Observation
 from hookproof.simulator.delivery.history import Attempt
 from hookproof.simulator.events import Event
 from hookproof.simulator.profiles import get_profile
+from tests.scenarios.test_made_findings import made_findings
 
 STRIPE = get_profile("stripe")
 NOTE = ("the storm's end cut the retry schedule of 2 delivery(ies) (1 with a retry owed, 1 with an attempt still "
@@ -129,3 +130,56 @@ def test_the_collector_gathers_the_workers_cut_deliveries(tmp_path: Path) -> Non
     collector.done("b", {"attempts": 0})
     assert collector.cut() == [good]
     assert collector.errors == ["worker a: a cut delivery must be a list of 5 fields, got ['bad']"]
+
+
+SENDER_BOUND = {"lag_max_ms": 438.0, "wait_max_ms": 12.0}
+
+
+def _overloaded(tmp_path: Path, sender: dict[str, float] | None) -> dict[str, tuple[str, list[str], str]]:
+    """in_0 applied; in_1 unanswered on each of its 3 attempts (timeout) and never applied;
+    in_2 refused (503) on each of its 3; the subscription's newest state unanswered (timeout)."""
+    events = [_paid(i) for i in range(3)]
+    sub = Event(id="evt_s", type="customer.subscription.updated", created=9, created_us=9, object_type="subscription",
+                object_id="sub_1", version=2, object={}, status="past_due")
+
+    def timed_out(e: Event, n: int, at: float) -> Attempt:
+        return make_attempt(event=e, event_id=e.id, delivery_id=f"dlv_{e.id}_1", attempt=n, tags=(), profile=STRIPE,
+                            sent_at=at, latency_ms=22000.0, error_kind="timeout")
+
+    attempts = [_attempt(events[0], 1, 200, 1000.0), *(timed_out(events[1], n, 1000.1 + n) for n in (1, 2, 3)),
+                *(_attempt(events[2], n, 503, 1000.2 + n) for n in (1, 2, 3)), timed_out(sub, 1, 1001.0)]
+    obs = Observation(2000.0, (Effect("renewal:in_0"),), (ObjectState("sub_1", "active", 1),))
+    report = storm_scenario(_spec(tmp_path), [*events, sub], attempts, [obs], settled=True, started_at=1000.0,
+                            duration_s=2.0, sender=sender)
+    return {c.check_id: (c.verdict, sorted(f.key for f in c.findings if f.severity == "finding"), c.detail)
+            for c in report.checks if c.check_id in ("lost", "stale")}
+
+
+def test_a_sender_bound_storm_does_not_call_lost_what_only_timed_out(tmp_path: Path) -> None:
+    """A new user's correct Mercado Pago receiver, stormed at 50 events/s on a loaded 2-core
+    machine (the storm sender-bound), was told it lost payments whose three compressed attempts
+    all timed out in its server's queue; the provider would have gone on retrying them for days.
+    Under a sender-bound storm those keys and the objects of their events are unknown (ack_latency
+    judges the timeouts); a key refused on every attempt stays lost; a storm that kept up still
+    says lost."""
+    kept_up = _overloaded(tmp_path / "kept-up", None)
+    assert kept_up["lost"][:2] == ("invalid", ["renewal:in_1", "renewal:in_2"])
+    assert kept_up["stale"][:2] == ("invalid", ["sub_1"])
+    bound = _overloaded(tmp_path / "bound", SENDER_BOUND)
+    verdict, lost, detail = bound["lost"]
+    assert (verdict, lost) == ("invalid", ["renewal:in_2"])
+    assert detail.startswith("1 key(s) not applied unknown: every attempt of their deliveries went unanswered within "
+                             "the sender timeout while the storm was sender-bound (its senders' loop lagged up to "
+                             "438 ms, an attempt waited up to 12 ms for its connection): the storm's compressed retry "
+                             "schedule ended where the provider would go on retrying"), detail
+    assert bound["stale"][:2] == ("unknown", [])
+
+
+def test_the_storm_s_cut_judges_made_findings_as_the_same_findings_held() -> None:
+    made, _ = made_findings(6)
+    cut = Cut((CutDelivery("e", "e", "d", 1),), frozenset({"k1", "k3", "k4"}), frozenset(), 10.0)
+    (judged,) = judge_cut([result_of("lost", made)], cut)
+    (same,) = judge_cut([result_of("lost", list(made))], cut)
+    assert isinstance(judged.findings, MadeFindings)
+    assert [f.key for f in judged.findings] == ["k0", "k2", "k4", "k5"]  # k4 was acknowledged: not excused
+    assert judged == same and judged.stats["cut_short"] == 2

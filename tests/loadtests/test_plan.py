@@ -234,7 +234,8 @@ def test_a_paddle_wave_sends_new_notifications_of_the_same_events() -> None:
     """Paddle's replay (POST /notifications/{id}/replay) is a new notification of the same event:
     a new notification_id, the same event_id. A new user's receiver claiming notification_id
     applied a replayed event twice, and the storm's waves, which kept the first notification,
-    passed it; a wave now sends what the profile's replay sends, each wave a new notification."""
+    passed it; a wave now sends what the profile's replay sends, each wave a new notification,
+    tagged ``replay`` so that the storm's findings name it."""
     from hookproof.loadtests.stories import StoryBook
     from hookproof.simulator.profiles import get_profile
     from hookproof.simulator.world import new_world
@@ -249,7 +250,8 @@ def test_a_paddle_wave_sends_new_notifications_of_the_same_events() -> None:
         replays = [plan.next_replay() for _ in range(queued)]
         assert queued == len(firsts) and plan.next_replay() is None
         for r in replays:
-            assert r is not None and r.envelope is None and r.tags == (f"copies=wave-{wave}",)
+            # recorded as what it is: a replay (a new delivery entity), on top of its wave
+            assert r is not None and r.envelope is None and r.tags == (f"copies=wave-{wave}", "replay")
             body = json.loads(profile.envelope(r.event).body)
             first = firsts[r.event.id]
             assert first.envelope is not None
@@ -260,5 +262,6 @@ def test_a_paddle_wave_sends_new_notifications_of_the_same_events() -> None:
     stripe = StormPlan(_events(20), wave_window_s=100.0, seed=5, replayed=get_profile("stripe").replayed)
     sent = {s.event.id: s for s in (stripe.next_group(elapsed_s=t * 0.1)[0] for t in range(10))}
     assert stripe.start_wave(1.0) == 10
-    for r in iter(stripe.next_replay, None):  # Stripe resends the event as it was
+    for r in iter(stripe.next_replay, None):  # Stripe resends the event as it was: no replay tag
         assert r.event is sent[r.event.id].event and r.envelope is sent[r.event.id].envelope
+        assert r.tags == ("copies=wave-1",)

@@ -27,13 +27,15 @@ from tests.loadtests.test_storm_worlds import _config, failing_checks, storm
 
 START_US = 1_790_000_000_000_000
 
-#: The keys each receiver writes (examples/receivers: shopify_app.py's and paddle_billing.py's EFFECTS).
-TEAM_KEYS = {
+#: The keys each receiver writes (examples/receivers: shopify_app.py's and paddle_billing.py's EFFECTS):
+#: a template, or a key rule as (``key``, ``when``): a Paddle refund once Paddle approved it.
+TEAM_KEYS: dict[str, dict[str, str | tuple[str, dict[str, list[str]]]]] = {
     "shopify": {"customers/create": "welcome:{id}", "orders/paid": "fulfil:{id}", "refunds/create": "refund:{id}",
                 "orders/cancelled": "restock:{id}", "app/uninstalled": "purge:{id}"},
     "paddle": {"transaction.completed": "fulfil:{data.id}", "subscription.created": "provision:{data.id}",
                "subscription.past_due": "dunning:{data.id}:{data.current_billing_period.starts_at}",
-               "subscription.canceled": "deprovision:{data.id}", "adjustment.created": "refund:{data.id}"},
+               "subscription.canceled": "deprovision:{data.id}",
+               "adjustment.updated": ("refund:{data.id}", {"data.status": ["approved"]})},
 }
 
 
@@ -90,8 +92,11 @@ def test_storm_stops_at_a_bad_template_with_one_config_line(tmp_path: Path) -> N
 def _team_config(tmp_path: Path, receiver: str) -> Path:
     profile = "shopify" if receiver.startswith("shopify") else "paddle"
     config = _config(tmp_path, receiver)
-    keys = "\n".join(f'"{t}" = "{v}"' for t, v in TEAM_KEYS[profile].items())
-    config.write_text(config.read_text() + f"\n[business_keys]\n{keys}\n")
+    keys = "\n".join(f'"{t}" = "{v}"' for t, v in TEAM_KEYS[profile].items() if isinstance(v, str))
+    rules = "".join(f'\n[business_keys."{t}"]\nkey = "{v[0]}"\nwhen = {{ '
+                    + ", ".join(f'"{path}" = {json.dumps(values)}' for path, values in v[1].items()) + " }\n"
+                    for t, v in TEAM_KEYS[profile].items() if not isinstance(v, str))
+    config.write_text(config.read_text() + f"\n[business_keys]\n{keys}\n{rules}")
     return config
 
 
@@ -142,5 +147,6 @@ def test_a_storm_under_the_team_s_keys_fails_the_twin_without_dedupe(storms: Sto
     report = json.loads((tmp_path / "out" / "report.json").read_text())
     (scenario,) = report["scenarios"]
     (dup,) = [c for c in scenario["checks"] if c["check_id"] == "duplicated"]
-    prefixes = set(TEAM_KEYS["shopify" if receiver.startswith("shopify") else "paddle"].values())
+    prefixes = {v if isinstance(v, str) else v[0]
+                for v in TEAM_KEYS["shopify" if receiver.startswith("shopify") else "paddle"].values()}
     assert all(any(f["key"].startswith(p.split(":")[0] + ":") for p in prefixes) for f in dup["findings"])

@@ -105,6 +105,48 @@ def test_finish_storm_writes_certify_reports(tmp_path: Path) -> None:
     assert count == 10 and load_json(json.dumps(meta[REPORT_META_KEY])) == loaded
 
 
+@pytest.mark.parametrize("small", [256, 0], ids=["key-loops", "key-table"])
+def test_a_failing_storm_s_findings_are_kept_a_row_each_and_re_rendered_as_written(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small: int) -> None:
+    """Nothing applied: every key a lost and a counter finding (made when read over the key
+    table, `MadeFindings`, as a storm's thousands of keys are). The history keeps each finding
+    as a row, the report without them in its meta, and `hookproof report` renders from them
+    the four files the storm wrote, byte for byte."""
+    import sqlite3
+
+    from typer.testing import CliRunner
+
+    from hookproof.cli import app
+    from hookproof.reports import REPORT_FILES
+    from hookproof.scenarios import key_table
+    from hookproof.scenarios.saved_report import StoredFindings
+
+    monkeypatch.setattr(key_table, "SMALL", small)
+
+    events = [_event(i) for i in range(40)]
+    outcome = finish_storm(_spec(tmp_path), events, _attempts(events), started_at=1000.0, stopped_at=1002.0,
+                           observe=lambda: Observation(2000.0, ()))
+    report = outcome.report
+    checks = report.scenarios[0].checks
+    assert report.verdict == "fail"
+    assert [(c.check_id, len(c.findings)) for c in checks if c.findings] == [("lost", 40), ("counter", 40)]
+    # the master holds them as the history's rows, read back when reached: no view of each
+    assert all(isinstance(c.findings, StoredFindings) for c in checks if c.findings)
+    assert report.scenarios[0].findings == storm_scenario(
+        _spec(tmp_path), events, _attempts(events), [Observation(2000.0, ())], settled=True, started_at=1000.0,
+        duration_s=2.0).findings  # the views the checks make, held
+    with sqlite3.connect(outcome.paths["history"]) as db:
+        rows = db.execute("SELECT check_id, json_extract(finding, '$.key') FROM findings ORDER BY idx").fetchall()
+        document = json.loads(db.execute("SELECT value FROM meta WHERE key = ?", (REPORT_META_KEY,)).fetchone()[0])
+    assert rows == [(c.check_id, f.key) for c in checks for f in c.findings]
+    assert all(not c["findings"] for c in document["scenarios"][0]["checks"])
+    again = tmp_path / "again"
+    done = CliRunner().invoke(app, ["report", "--history", str(outcome.paths["history"]), "--out", str(again)])
+    assert done.exit_code == 0, done.output
+    for name in REPORT_FILES.values():
+        assert (again / name).read_bytes() == (outcome.paths["history"].parent / name).read_bytes(), name
+
+
 def test_missing_records_make_a_partial_failing_report(tmp_path: Path) -> None:
     events = [_event(0)]
     obs = Observation(2000.0, (Effect("renewal:in_0"),))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -9,6 +10,7 @@ import pytest
 
 from hookproof.reports import (
     REPORT_FILES,
+    FindingView,
     ReportError,
     ReportWriteError,
     RunReport,
@@ -82,3 +84,40 @@ def test_a_format_failing_to_render_replaces_nothing(run_report: RunReport, tmp_
         write_reports(run_report, tmp_path)
     assert [p.name for p in tmp_path.iterdir()] == ["report.json"]
     assert (tmp_path / "report.json").read_text(encoding="utf-8") == "old"
+
+
+class OneAtATime(Sequence[FindingView]):
+    """A check's findings as a storm's end holds them (rows read back when reached): only read
+    in order, never held; counts the passes made over them."""
+
+    passes = 0
+
+    def __init__(self, findings: Sequence[FindingView]) -> None:
+        self._findings = tuple(findings)
+
+    def __len__(self) -> int:
+        return len(self._findings)
+
+    def __getitem__(self, i: int) -> FindingView:  # type: ignore[override]
+        assert i == 0, "read one at a time, in order"
+        return self._findings[0]
+
+    def __iter__(self) -> Iterator[FindingView]:
+        OneAtATime.passes += 1
+        return iter(self._findings)
+
+
+def test_findings_read_one_at_a_time_render_the_same_files_and_none_is_held(run_report: RunReport,
+                                                                           tmp_path: Path) -> None:
+    streamed = replace(run_report, scenarios=tuple(
+        replace(s, checks=tuple(replace(c, findings=OneAtATime(c.findings)) for c in s.checks))
+        for s in run_report.scenarios))
+    written = write_reports(run_report, tmp_path / "tuples")
+    OneAtATime.passes = 0
+    again = write_reports(streamed, tmp_path / "streamed")
+    for name, path in written.items():
+        assert again[name].read_bytes() == path.read_bytes(), name
+    assert OneAtATime.passes > 0
+    # no renderer asked for a scenario's findings held together (`ScenarioReport.findings`)
+    assert all("findings" not in vars(s) and "advisories" not in vars(s) and "finding_keys" not in vars(s)
+               for s in streamed.scenarios)

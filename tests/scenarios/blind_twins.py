@@ -106,7 +106,7 @@ def paddle_blind_app(database: str, secret: str) -> FastAPI:
                 return JSONResponse({"duplicate": event_id})
             key = key_of(data) if key_of else None
             if key is not None:
-                amount = int(data["totals"]["total"]) if event_type == "adjustment.created" else None
+                amount = int(data["totals"]["total"]) if event_type.startswith("adjustment.") else None
                 db.execute("INSERT INTO effects (business_key, amount, event_id) VALUES (?, ?, ?)",
                            (key, amount, event_id))
             if event_type.startswith("subscription."):  # the mistake: no occurred_at comparison

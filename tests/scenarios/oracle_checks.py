@@ -12,7 +12,7 @@ from typing import Mapping, Sequence
 from hookproof.scenarios.check_index import CheckIndex, grouped_findings, index_for
 from hookproof.scenarios.findings import ADVISORY, FINDING, CheckResult, Finding, Verdict, nothing_observed, result_of
 from hookproof.scenarios.observations import Expectations, ObjectTruth, Observation
-from hookproof.scenarios.key_loops import OtherTypes, moved_words
+from hookproof.scenarios.key_loops import OtherTypes, moved_words, replay_note
 from hookproof.scenarios.state_words import regressed_words, stale_words
 from hookproof.simulator.delivery.history import Attempt, Completion, Outcome
 
@@ -49,7 +49,9 @@ def check_duplicated(
             findings.append(Finding(
                 "duplicated", key,
                 f"applied {n} times instead of once; {len(positions)} delivery attempt(s) carried it"
-                + _distinct_events_note(idx.history, positions) + others.note(positions, n),
+                + _distinct_events_note(idx.history, positions)
+                + replay_note(idx, positions)  # a manual replay named as one, in the provider's words
+                + others.note(positions, n),
                 expected=1, actual=n, attempts=attempts))
     return result_of("duplicated", findings, {"keys_observed": len(idx.peak), "observations": len(observations)})
 

@@ -12,6 +12,7 @@ and is explored at its URL, through the `hookproof explore` entry point.
 from __future__ import annotations
 
 import itertools
+import re
 import shutil
 import sqlite3
 import time
@@ -380,3 +381,41 @@ def test_the_paddle_twin_claiming_notification_ids_is_found_by_a_replayed_window
         assert {f.check_id for f in failure.findings} == {"duplicated"}, failure.summary()
         assert any(step.op == "redeliver_window" for step in failure.steps), format_steps(
             failure.steps, failure.event_types)
+        assert all(REPLAY_NAMED.search(f.message) for f in failure.findings), failure.summary()
+
+
+#: How a ``duplicated`` finding names the attempts that were Paddle's manual replay.
+REPLAY_NAMED = re.compile(r"; attempts? [0-9, ]+(?: and [0-9]+ more)? (?:was|were) a manual replay: a new "
+                          r"notification_id, the same event_id(?:;|$)")
+
+
+def _notification_twin(tmp_path: Path) -> ExploreTarget:
+    """`paddle_billing` claiming ``notification_id`` (which Paddle's replay renews), in process."""
+    from examples.receivers.paddle_billing import create_app
+
+    count = itertools.count()
+    secret = SECRETS["paddle"]
+
+    def open_() -> Prepared:
+        db = tmp_path / f"ntf-{next(count)}.sqlite"
+        return Prepared(Target(app=create_app(str(db), secret, dedupe_on="notification_id")),
+                        sqlite_observer(db, "paddle"))
+
+    return ExploreTarget(profile=get_profile("paddle"), secrets=(secret,), open=open_,
+                         describe="in-process paddle_billing claiming notification_id", settle_window_s=0.02)
+
+
+def test_a_replayed_window_is_recorded_and_named_as_paddles_replay(tmp_path: Path) -> None:
+    """A checkout's seven events delivered, then the last two replayed by Paddle: the replays are
+    tagged ``replay`` (and ``redeliver``) in the history, and the twin's ``duplicated`` finding on
+    the checkout's fulfilment names the replayed attempt in Paddle's words."""
+    steps = [Step("emit", action="buy"), *(Step("deliver", event=i) for i in range(7)),
+             Step("redeliver_window", count=2)]
+    failure = replay(_notification_twin(tmp_path), steps, SEED)
+    assert failure is not None
+    (finding,) = failure.findings
+    assert (finding.check_id, finding.key.split(":")[0], finding.attempts) == ("duplicated", "fulfil", (6, 8))
+    assert finding.message.startswith("applied 2 times instead of once; 2 delivery attempt(s) carried it; attempt 8 "
+                                      "was a manual replay: a new notification_id, the same event_id; "), finding.message
+    tags = [a.faults for a in failure.attempts]
+    assert tags == [()] * 7 + [("redeliver", "replay")] * 2

@@ -53,3 +53,44 @@ def test_the_state_scenarios_follow_one_stateful_object() -> None:
         events = [e for phase in plan.phases for e in phase.events]
         assert len({e.object_id for e in events}) == 1 and all(e.stateful for e in events)
         assert "reorder" in STORY_SCENARIOS and "distinct-events-same-object" in OWN_PLANS
+
+
+#: The scenarios that send a story's every effectful event and what goes with it: scenario ->
+#: (copies of each event, the phases' orders).
+WHOLE_STORY = {"duplicate-sequential": (3, ["emitted"]), "thin-event": (1, ["reversed"]),
+               "mass-redelivery": (1, ["emitted", "shuffled"])}
+
+
+@pytest.mark.parametrize("scenario_id", sorted(WHOLE_STORY))
+def test_a_checkout_pro_merchant_order_goes_with_its_payment(scenario_id: str) -> None:
+    """The card payment of the effect story paid a Checkout Pro merchant order: its
+    ``merchant_order`` notifications (opened, closed by the approved payment, updated by its
+    refund) are sent with the payment's events, after them, duplicated and reordered as they are."""
+    ctx = Context(profile=get_profile("mercadopago"), account="123456789")
+    world = new_world("mercadopago", 7, account="123456789")
+    plan = CATALOG[scenario_id].plan(ctx, world)  # type: ignore[arg-type]
+    assert isinstance(plan, Plan)
+    copies, orders = WHOLE_STORY[scenario_id]
+    assert [phase.plan.order for phase in plan.phases] == orders
+    assert all(phase.plan.copies == copies for phase in plan.phases)
+    (order,) = world.objects("merchant_order")  # type: ignore[attr-defined]
+    paid = world.get(order)["payments"][0]["id"]  # type: ignore[attr-defined]
+    for phase in plan.phases:
+        sent = [e for e in phase.events if e.type == "merchant_order"]
+        assert [(e.object_id, e.version, e.object["status"]) for e in sent] == [
+            (order, 1, "opened"), (order, 2, "closed"), (order, 3, "closed")]
+        license_at = next(i for i, e in enumerate(phase.events) if e.business_key == f"license:{paid}")
+        assert license_at < phase.events.index(sent[0])  # effectful events first
+
+
+def test_a_merchant_order_goes_with_nothing_when_its_payment_owes_nothing() -> None:
+    """With only ``payment.updated`` enabled, the card payment's approval (``payment.created``)
+    is not sent: the order still goes with the payment's refund, which is."""
+    ctx = Context(profile=get_profile("mercadopago"), enabled=frozenset({"payment.updated", "merchant_order"}))
+    plan = CATALOG["duplicate-sequential"].plan(ctx, new_world("mercadopago", 7))  # type: ignore[arg-type]
+    assert isinstance(plan, Plan)
+    types = [e.type for phase in plan.phases for e in phase.events]
+    assert types.count("merchant_order") == 3 and "payment.created" not in types
+    ctx = Context(profile=get_profile("mercadopago"), enabled=frozenset({"payment.created"}))
+    plan = CATALOG["duplicate-sequential"].plan(ctx, new_world("mercadopago", 7))  # type: ignore[arg-type]
+    assert isinstance(plan, Plan) and "merchant_order" not in {e.type for ph in plan.phases for e in ph.events}

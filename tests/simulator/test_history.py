@@ -220,3 +220,42 @@ def test_a_history_file_streams_its_attempts_in_order_and_reads_any_one_back(tmp
         reread.close()
     with pytest.raises(FileNotFoundError, match="no history file at"):
         HistoryFile(tmp_path / "absent.sqlite")
+
+
+def test_a_report_s_findings_are_rows_of_their_own_replaced_whole_with_the_report(tmp_path: Path) -> None:
+    from hookproof.simulator.delivery.history import HistoryFile
+
+    path = tmp_path / "history.sqlite"
+    with History(path) as history:
+        history.record(attempt(0))
+    rows = [(0, 1, "lost", '{"key": "renewal:in_1"}'), (0, 1, "lost", '{"key": "renewal:in_2"}'),
+            (1, 0, "counter", '{"key": "renewal:in_1"}')]
+    with HistoryFile(path) as saved:
+        assert saved.set_report("report", ['{"verdict": ', '"fail"}'], iter(rows)) == 3  # rows as they come
+        db = saved._db
+        assert db.execute("SELECT scenario_pos, check_pos, check_id, finding FROM findings ORDER BY idx").fetchall() \
+            == rows
+        assert db.execute("SELECT json_extract(finding, '$.key') FROM findings WHERE check_id = 'lost'"
+                          " ORDER BY idx").fetchall() == [("renewal:in_1",), ("renewal:in_2",)]
+        assert db.execute("SELECT typeof(value), json_extract(value, '$.verdict') FROM meta WHERE key = 'report'"
+                          ).fetchall() == [("text", "fail")]
+        assert saved.meta() == {"report": {"verdict": "fail"}, "report_findings": 3}
+        # stored again (a report linked to the receiver's log): the rows of the first are gone
+        assert saved.set_report("report", ['{"verdict": "pass"}'], [(0, 0, "lost", "{}")]) == 1
+        assert db.execute("SELECT scenario_pos, check_pos, check_id, finding FROM findings").fetchall() == [
+            (0, 0, "lost", "{}")]
+        assert saved.meta() == {"report": {"verdict": "pass"}, "report_findings": 1}
+
+
+def test_a_history_written_before_the_findings_table_gets_it_when_a_report_is_stored(tmp_path: Path) -> None:
+    from hookproof.simulator.delivery.history import HistoryFile
+
+    path = tmp_path / "history.sqlite"
+    with History(path) as history:
+        history.record(attempt(0))
+    with sqlite3.connect(path) as db:
+        db.execute("DROP TABLE findings")
+    with HistoryFile(path) as saved:
+        assert saved.set_report("report", ["{}"], []) == 0
+        assert saved._db.execute("SELECT count(*) FROM findings").fetchone() == (0,)
+        assert saved.meta() == {"report": {}, "report_findings": 0}

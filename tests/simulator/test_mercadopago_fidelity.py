@@ -102,6 +102,28 @@ def test_the_sdk_reads_merchant_orders(served: tuple[MercadoPagoWorld, ServerSta
     assert [p["id"] for p in body["payments"]] == [int(world.objects("payment")[0])]
 
 
+def test_a_merchant_orders_notification_names_what_the_sdk_reads_then(
+        served: tuple[MercadoPagoWorld, ServerState, str]) -> None:
+    """Each ``topic_merchant_order_wh`` notification's id (query ``data.id`` and body ``id``)
+    fetched with ``sdk.merchant_order().get`` as of its delivery answers the order in the
+    notification's ``status``: opened before its payment, closed once the payment is approved."""
+    world, _, base = served
+    sdk = sdk_for(base, DEFAULT_API_KEY)
+    profile = get_profile("mercadopago")
+    seen = []
+    for event in world.events:
+        clock.advance(world, [event])
+        if event.type != "merchant_order":
+            continue
+        request = profile.request(profile.envelope(event), ["s" * 64], 1_764_000_000)
+        body = json.loads(request.body)
+        assert request.query["data.id"] == body["id"] == event.object_id
+        answer = sdk.merchant_order().get(body["id"])
+        assert answer["status"] == 200 and answer["response"]["status"] == body["status"]
+        seen.append((body["action"], body["status"], [p["status"] for p in answer["response"]["payments"]]))
+    assert seen[:2] == [("create", "opened", []), ("update", "closed", ["approved"])]
+
+
 def test_errors_and_switches_in_mercado_pagos_shape(served: tuple[MercadoPagoWorld, ServerState, str]) -> None:
     world, state, base = served
     sdk = sdk_for(base, DEFAULT_API_KEY)
@@ -139,10 +161,18 @@ def test_notifications_are_thin_and_validate_with_the_sdk() -> None:
     for event in events:
         request = profile.request(profile.envelope(event), [secret], 1_764_000_000)
         body = json.loads(request.body)
-        if event.type == "merchant_order":
-            assert body == {"resource": f"https://api.mercadolibre.com/merchant_orders/{event.object_id}",
-                            "topic": "merchant_order"}
-            assert request.query == {"id": event.object_id, "topic": "merchant_order"}
+        if event.type == "merchant_order":  # a Webhooks topic_merchant_order_wh notification
+            assert list(body) == ["action", "application_id", "data", "date_created", "id", "live_mode", "status",
+                                  "type", "user_id", "version"]
+            assert (body["type"], body["id"], body["live_mode"], body["user_id"]) == (
+                "topic_merchant_order_wh", event.object_id, True, int(world.account))
+            assert body["action"] == ("create" if event.version == 1 else "update")
+            assert body["version"] == event.version - 1
+            assert body["status"] == body["data"]["status"] == event.object["status"]
+            assert body["data"] == {"currency_id": "", "marketplace": "NONE", "status": event.object["status"]}
+            assert body["application_id"] == str(world.application_id)
+            assert request.query == {"data.id": event.object_id, "type": "topic_merchant_order_wh"}
+            assert request.headers["User-Agent"] == "MercadoPago WebHook v1.0 topic_merchant_order_wh"
         else:
             assert list(body) == ["id", "live_mode", "type", "date_created", "user_id", "api_version", "action", "data"]
             assert (body["type"], body["action"], body["data"], body["live_mode"]) == (
@@ -151,7 +181,8 @@ def test_notifications_are_thin_and_validate_with_the_sdk() -> None:
             assert re.fullmatch(r"\d{11}", event.object_id)
             assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}-03:00", body["date_created"])
             assert request.query == {"data.id": event.object_id, "type": "payment"}
-        data_id = request.query.get("data.id")
+            assert request.headers["User-Agent"] == "MercadoPago WebHook v1.0 payment"
+        data_id = request.query["data.id"]
         WebhookSignatureValidator.validate(request.headers["x-signature"], request.headers["x-request-id"],
                                            data_id, secret)
         with pytest.raises(InvalidWebhookSignatureError):

@@ -34,7 +34,7 @@ from paddle_billing.Notifications.Entities.UndefinedEntity import UndefinedEntit
 from paddle_billing.PaddleStrEnum import PaddleStrEnum
 from paddle_billing.Undefined import Undefined
 
-from hookproof.simulator.errors import ProfileError
+from hookproof.simulator.errors import ProfileError, WorldError
 from hookproof.simulator.profiles import get_profile
 from hookproof.simulator.server import ServerState, clock, run_server
 from hookproof.simulator.server.state import DEFAULT_API_KEY, Switch
@@ -199,11 +199,56 @@ def test_statuses_follow_the_story() -> None:
                     *billed, ("transaction.updated", "past_due"), ("transaction.payment_failed", "past_due"),
                     ("transaction.past_due", "past_due"), *paid,  # declined, recovered
                     *billed, *paid]  # the resume
+    adjustments = [(b["event_type"], b["data"]["action"], b["data"]["status"]) for b in bodies  # type: ignore[index]
+                   if str(b["event_type"]).startswith("adjustment.")]
+    assert adjustments == [("adjustment.created", "refund", "pending_approval"),  # a refund approved,
+                           ("adjustment.updated", "refund", "approved"),
+                           ("adjustment.created", "refund", "pending_approval"),  # then another rejected
+                           ("adjustment.updated", "refund", "rejected")]
     adjustment = next(b["data"] for b in bodies if b["event_type"] == "adjustment.created")
-    assert (adjustment["action"], adjustment["status"]) == ("refund", "approved")  # type: ignore[index]
     # a partial refund says so (a new user's Node SDK declares `type` required: full or partial)
     assert adjustment["type"] == "partial"  # type: ignore[index]
     assert Adjustment.from_dict(adjustment).type == AdjustmentActionType.Partial  # type: ignore[arg-type]
+
+
+def test_a_refund_is_created_pending_approval_then_approved_or_rejected() -> None:
+    """developer.paddle.com/webhooks/adjustments/adjustment-updated: refund adjustments "are created
+    as pending_approval initially. On review, they move to approved or rejected and
+    adjustment.updated occurs"; …/build/transactions/create-transaction-adjustments: the money is
+    returned once approved; …/errors/adjustments/adjustment_pending_refund_request: no other
+    adjustment of a transaction while a refund is pending. The SDK parses every status; the refund
+    is owed (``refund:{adj}``, its total) on the approval alone; ``updated_at`` moves, ``created_at``
+    does not."""
+    world = PaddleWorld(9)
+    profile = get_profile("paddle")
+    txn = world.buy()
+    start = len(world.events)
+    first = world.refund(txn, review=None)
+    assert world.pending_refund(txn) == first
+    with pytest.raises(WorldError, match="pending approval"):
+        world.refund(txn)
+    world.review_refund(first, approve=True)
+    with pytest.raises(WorldError, match="approved, not pending_approval"):
+        world.review_refund(first, approve=False)
+    second = world.refund(txn, review="rejected")
+    events = world.events[start:]
+    total = int(world.get(first)["totals"]["total"])
+    assert [(e.type, e.object_id, e.status, e.version, e.business_key, e.amount) for e in events] == [
+        ("adjustment.created", first, "pending_approval", 1, None, None),
+        ("adjustment.updated", first, "approved", 2, f"refund:{first}", total),
+        ("adjustment.created", second, "pending_approval", 1, None, None),
+        ("adjustment.updated", second, "rejected", 2, None, None)]
+    bodies = [json.loads(profile.envelope(e).body) for e in events]
+    for body in bodies:
+        event = PaddleEvent.from_dict(body)
+        assert isinstance(event.data, Adjustment) and str(event.event_type) == body["event_type"]
+        agree(event.data, body["data"], str(body["event_type"]))
+    for created, updated in (bodies[:2], bodies[2:]):
+        assert created["data"]["created_at"] == created["data"]["updated_at"] == updated["data"]["created_at"]
+        assert updated["data"]["updated_at"] > created["data"]["updated_at"]
+        assert updated["occurred_at"] > created["occurred_at"]
+        assert {k: v for k, v in updated["data"].items() if k not in ("status", "updated_at")} == \
+            {k: v for k, v in created["data"].items() if k not in ("status", "updated_at")}
 
 
 def test_a_trial_checkout_charges_nothing_and_its_end_bills_the_plan() -> None:

@@ -3,8 +3,9 @@
 Captured by a real HTTP server on 127.0.0.1: `hookproof send` (the dispatcher certify, explore
 and replay deliver with), the dispatcher's byte-synchronised bursts, and the httpx client
 `make_client` builds, for a profile with a documented User-Agent (Paddle: ``Paddle``, the
-string developer.paddle.com/webhooks/about/respond-to-webhooks has a WAF match) and one
-without (Mercado Pago); an in-process app is handed the same. aiohttp (``Python/3.x
+string developer.paddle.com/webhooks/about/respond-to-webhooks has a WAF match; Mercado Pago:
+``MercadoPago WebHook v1.0 <type>``, as receivers' published logs show it) and one without
+(Standard Webhooks); an in-process app is handed the same. aiohttp (``Python/3.x
 aiohttp/…``) and httpx (``python-httpx/…``) add their own unless told not to.
 """
 
@@ -27,7 +28,7 @@ from hookproof.simulator.profiles import get_profile
 from hookproof.simulator.world import emit_events, new_world
 
 #: profile -> the User-Agent values one request carries (none: the profile documents none).
-AGENTS = {"paddle": ["Paddle"], "mercadopago": []}
+AGENTS = {"paddle": ["Paddle"], "mercadopago": ["MercadoPago WebHook v1.0 payment"], "standard-webhooks": []}
 
 
 class Captured(ThreadingHTTPServer):
