@@ -231,12 +231,12 @@ def seed_hook(config: Config, secrets: Sequence[str], api_base: str, sink_url: s
     masked = (*secrets, config.provider.api_key)
     if seed.url is not None:
         return SeedHook(url=seed.url.format(**values), timeout_s=seed.timeout_s, masked=masked,
-                        creates=tuple(seed.creates))
+                        creates=tuple(seed.creates), checkout_modes=tuple(seed.checkout_modes))
     assert seed.command is not None
     env = {**os.environ, **receiver_env(expand_env(seed.env, values), config, secrets, api_base, sink_url)}
     cwd = str(config.base_dir / seed.cwd) if seed.cwd else str(config.base_dir)
     return SeedHook(argv=tuple(shlex.split(seed.command.format(**values))), timeout_s=seed.timeout_s, env=env,
-                    cwd=cwd, masked=masked, creates=tuple(seed.creates))
+                    cwd=cwd, masked=masked, creates=tuple(seed.creates), checkout_modes=tuple(seed.checkout_modes))
 
 
 @contextlib.contextmanager

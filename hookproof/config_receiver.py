@@ -168,11 +168,15 @@ class SeedConfig(StrictModel):
     counts through the provider API, and the story completes, pays, refunds and expires
     those sessions, and delivers, renews, fails and cancels those subscriptions (a shop's own
     checkout and subscription flow, `scenarios.seeding`); another value is a config error
-    listing these.
+    listing these. `checkout_modes` (with ``"checkout.session"`` in `creates`): the modes the
+    shop's checkout opens sessions in, ``"payment"`` (the default), ``"subscription"`` or
+    both; the stories then ask the seed for sessions of those modes alone (a SaaS selling
+    plans: ``["subscription"]``).
     """
 
     command: str | None = Field(default=None, min_length=1)
     creates: list[str] = Field(default_factory=list)
+    checkout_modes: list[str] = Field(default_factory=lambda: ["payment"])
     url: str | None = None
     timeout_s: float = Field(default=30.0, gt=0, le=600)
     cwd: str | None = None
@@ -206,10 +210,24 @@ class SeedConfig(StrictModel):
             raise ValueError(f"a seed creates only {', '.join(CREATABLE)} for the story, not {unknown[0]!r}")
         return v
 
+    @field_validator("checkout_modes")
+    @classmethod
+    def _checkout_modes(cls, v: list[str]) -> list[str]:
+        from hookproof.scenarios.seeding import CHECKOUT_MODES
+
+        if not v:
+            raise ValueError(f"name at least one mode ({', '.join(CHECKOUT_MODES)})")
+        if unknown := [m for m in v if m not in CHECKOUT_MODES]:
+            raise ValueError(f"a shop's checkout opens sessions in {' or '.join(CHECKOUT_MODES)} mode, "
+                             f"not {unknown[0]!r}")
+        return v
+
     @model_validator(mode="after")
     def _one(self) -> "SeedConfig":
         if (self.command is None) == (self.url is None):
             raise ValueError("give exactly one of 'command' or 'url'")
+        if "checkout_modes" in self.model_fields_set and "checkout.session" not in self.creates:
+            raise ValueError("checkout_modes says which sessions the seed opens: add \"checkout.session\" to creates")
         if self.url is not None and (self.cwd is not None or self.env):
             raise ValueError("cwd and env are a command's: a seed url takes neither")
         return self

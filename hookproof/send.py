@@ -36,6 +36,7 @@ class SendOptions:
     serve_api_port: int | None = None  # serve the world on the provider API at 127.0.0.1:<port> (0: a free port)
     api_key: str = DEFAULT_API_KEY  # the key the served provider API accepts
     account: str | None = None  # the provider account the events come from (`target.account`)
+    checkout_mode: str | None = None  # the mode of the Checkout Session a checkout.session.* event comes from
 
 
 #: Seconds the provider API `send --serve-api` starts stays up after the last attempt, for a
@@ -94,6 +95,26 @@ def resolve_event(profile: Profile, name: str | None) -> str:
     raise UsageError(f"--event: the {profile.title} profile sends no event {name!r} (known: {known})")
 
 
+def check_checkout_mode(profile: Profile, stripe_type: str, mode: str | None) -> None:
+    """Raise UsageError unless `mode` (``--checkout-mode``; None: nothing asked) is a Checkout
+    Session mode that emits `stripe_type` (a world type) in `profile`'s world: the billing world's
+    sessions (`simulator.world.scripts.CHECKOUT_MODE_SCRIPTS`)."""
+    if mode is None:
+        return
+    from hookproof.simulator.world.scripts import CHECKOUT_MODE_SCRIPTS
+
+    if profile.world != "billing":
+        raise UsageError(f"--checkout-mode: the {profile.title} profile sends no Stripe Checkout Sessions")
+    scripts = CHECKOUT_MODE_SCRIPTS.get(mode)
+    if scripts is None:
+        raise UsageError(f"--checkout-mode: {mode!r} is not a mode (known: {', '.join(CHECKOUT_MODE_SCRIPTS)})")
+    if stripe_type not in scripts:
+        sent = profile.event_types()
+        names = ", ".join(sorted(str(sent.get(t, t)) for t in scripts))
+        raise UsageError(f"--checkout-mode {mode}: a {mode}-mode Checkout Session emits no "
+                         f"{sent.get(stripe_type, stripe_type)} (it emits {names})")
+
+
 def latest_per_object(events: list[Event]) -> list[Event]:
     """One event per object: the latest of `events` about each (in the order of those kept).
 
@@ -129,13 +150,14 @@ def send(options: SendOptions, secrets: list[str], history: History | None = Non
         raise UsageError(f"--url: {problem}")
     target = Target(url=options.url)
     stripe_type = resolve_event(options.profile, options.event)
+    check_checkout_mode(options.profile, stripe_type, options.checkout_mode)
     seed = options.seed if options.seed is not None else random.SystemRandom().randrange(2**31)
     def make(start_us: int) -> AnyWorld:
         return new_world(options.profile.world, seed, livemode=options.live, account=options.account or None,
                          start_us=start_us)
 
     def tell(world: AnyWorld) -> list[Event]:
-        return emit_events(world, stripe_type, options.objects)
+        return emit_events(world, stripe_type, options.objects, checkout_mode=options.checkout_mode)
 
     world = make(story_start_us(make, tell))  # nothing dated after it is sent
     events = latest_per_object(tell(world))

@@ -100,6 +100,10 @@ class Context:
         state_fields: object kind → the fields of its state beyond ``status`` the observer
             reads (``[observer.state_fields]``: ``subscription`` → ``("price",)``), or None:
             the stories that walk a subscription's states change its price when it has fields.
+        checkout_modes: the modes the billing stories open Checkout Sessions in: ``payment``
+            (a one-off purchase) and ``subscription`` (a plan bought through Checkout, where the
+            stories otherwise start a subscription through ``POST /v1/subscriptions``); with a
+            seed that opens the sessions, the shop's own (`scenarios.seeding.SeedHook.checkout_modes`).
     """
 
     profile: Profile
@@ -117,6 +121,7 @@ class Context:
     shop_sessions: bool = False
     state_kinds: frozenset[str] | None = None
     state_fields: Mapping[str, tuple[str, ...]] | None = None
+    checkout_modes: frozenset[str] = frozenset({"payment", "subscription"})
 
     def key_of(self, event: Event) -> str | None:
         """The event's business key: the team's mapping (`scenarios.business_keys`), else built in."""
@@ -364,7 +369,10 @@ def effect_events(ctx: Context, w: World) -> list[Event]:
     ``transaction.paid`` beside its ``transaction.completed``), and the events that led to one of
     those that owes nothing (a refund Paddle rejected: its request, ``adjustment.created``), so
     that an effect a receiver
-    also applies on an event owing none shows (``duplicated``, ``unexpected``). Stripe's story: a payment, a checkout paid at once, a paid renewal, a failed
+    also applies on an event owing none shows (``duplicated``, ``unexpected``). Stripe's story: a payment, a checkout paid at once, a
+    plan bought through a subscription-mode checkout (its ``checkout.session.completed`` owes
+    the provisioning, ``provision:``, its first ``invoice.paid`` a renewal; `_new_subscription`:
+    each only in the modes `Context.checkout_modes` allows), a failed
     renewal (dunning), a partial refund, then two checkouts by an asynchronous method
     (boleto), each ``checkout.session.completed`` saying ``payment_status: unpaid``: the
     first's payment then succeeds (its ``checkout.session.async_payment_succeeded`` owes the
@@ -382,9 +390,9 @@ def effect_events(ctx: Context, w: World) -> list[Event]:
         cus = _customer(w)
         start = len(w.events)
         pi = w.pay(cus)
-        cs = w.open_checkout(cus, w.create_price(interval=None))
-        w.complete_checkout(cs)
-        sub = w.subscribe(cus)
+        if "payment" in ctx.checkout_modes:
+            w.complete_checkout(w.open_checkout(cus, w.create_price(interval=None)))
+        sub = _new_subscription(ctx, w, cus)
         w.renew(sub, pay=False)
         charge = w.get(pi)["latest_charge"]
         w.refund(charge, w.get(charge)["amount"] // 4)
@@ -405,6 +413,17 @@ def effect_events(ctx: Context, w: World) -> list[Event]:
     rest = [e for i, e in enumerate(story) if not ctx.key_of(e) and (
         e.type in types or e.object_id in objects or i < last_unowed.get(e.object_id, -1))]
     return _completion_before_settlement(owed, rest)
+
+
+def _new_subscription(ctx: Context, w: World, customer: str, *, default_incomplete: bool = False) -> str:
+    """A new subscription of `customer`: bought through a subscription-mode Checkout Session
+    (`World.subscribe_through_checkout`: Stripe's "Build a subscriptions integration" flow)
+    where the stories open those (`Context.checkout_modes`), else started through ``POST
+    /v1/subscriptions`` (`World.subscribe`; `default_incomplete`: waiting for its first
+    payment, always this way: Checkout collects that payment itself). Returns its id."""
+    if "subscription" in ctx.checkout_modes and not default_incomplete:
+        return w.subscribe_through_checkout(customer)
+    return w.subscribe(customer, default_incomplete=default_incomplete)
 
 
 def _completion_before_settlement(owed: list[Event], rest: list[Event]) -> list[Event]:
@@ -801,15 +820,18 @@ def _related_burst(ctx: Context, w: World) -> Plan | NotApplicable:
 
     Each subscription's burst holds states that differ, so an update lost to a concurrent
     one shows: the first starts ``incomplete`` and its paid first invoice makes it
-    ``active`` (``payment_behavior=default_incomplete``), the second starts ``active`` and its
-    next renewal fails at once (``past_due``)."""
+    ``active`` (``payment_behavior=default_incomplete``), the second starts ``active``, bought
+    through a subscription-mode Checkout where the stories open those (its
+    ``checkout.session.completed`` in the burst beside its subscription's first events: a
+    receiver provisioning on the session and on the first invoice races itself), and its next
+    renewal fails at once (``past_due``)."""
     cus = _customer(w)
     groups: list[tuple[Event, ...]] = []
     for n in range(2):
         for types in RELATED_TYPES:
             start = len(w.events)
             if "invoice.paid" in types:
-                _new_subscription_changing(w, cus, incomplete_first=n == 0)
+                _new_subscription_changing(ctx, w, cus, incomplete_first=n == 0)
             else:
                 w.pay(cus)
             group = tuple(e for e in w.events[start:] if e.type in types and ctx.sends(e.type))
@@ -821,15 +843,15 @@ def _related_burst(ctx: Context, w: World) -> Plan | NotApplicable:
     return Plan(w, tuple(Phase(g, race=True, together=True) for g in groups))
 
 
-def _new_subscription_changing(w: World, customer: str, *, incomplete_first: bool) -> None:
+def _new_subscription_changing(ctx: Context, w: World, customer: str, *, incomplete_first: bool) -> None:
     """A new subscription whose first events carry two statuses: ``incomplete`` then paid
-    (``active``), or ``active`` then a failed renewal (``past_due``)."""
+    (``active``), or ``active`` (`_new_subscription`) then a failed renewal (``past_due``)."""
     if incomplete_first:
-        invoice = w.get(w.subscribe(customer, default_incomplete=True))["latest_invoice"]
+        invoice = w.get(_new_subscription(ctx, w, customer, default_incomplete=True))["latest_invoice"]
         if invoice and w.get(invoice)["status"] == "open":  # not when the seed's own subscription is bound
             w.retry_invoice(invoice, pay=True)
     else:
-        w.renew(w.subscribe(customer), pay=False)
+        w.renew(_new_subscription(ctx, w, customer), pay=False)
 
 
 def _older_after_newer(ctx: Context, w: World) -> Plan | NotApplicable:
@@ -1200,7 +1222,8 @@ SCENARIOS: tuple[Scenario, ...] = (
               ("duplicated", "lost", "downstream_idempotency"), ("transient-vs-permanent",), _downstream_lost),
     _scenario("related-burst", "The first events of a new object arrive together",
               "The first events of a new object (billing: a subscription's created, updated and "
-              "invoice.paid; a payment's payment_intent.succeeded and charge.succeeded) are released "
+              "invoice.paid, with checkout.session.completed for a plan bought through a subscription-mode "
+              "Checkout; a payment's payment_intent.succeeded and charge.succeeded) are released "
               "together (byte-synchronised). "
               "A get-or-create of the shared row that is not atomic fails or duplicates it (dj-stripe #409, "
               "pay-rails #371); an effect granted from two event types must still happen once. Each "

@@ -205,6 +205,7 @@ class Runner:
                        chaos=self.chaos_settings if self.nemesis is not None else None,
                        redelivery_window=self.redelivery_window, keys=self.keys,
                        shop_sessions=self.seeder is not None and "checkout.session" in self.seeder.creates,
+                       **({"checkout_modes": self.seeder.story_checkout_modes()} if self.seeder is not None else {}),
                        state_kinds=self.state_kinds,
                        state_fields=self.state_fields.columns() if self.state_fields is not None else None)
 
@@ -642,6 +643,7 @@ class Runner:
             assert isinstance(scratch, World)
             told = {"checkout.session": scratch.story_sessions, "customer": scratch.story_customers,
                     "subscription": scratch.story_subscriptions}
+            kinds = list(scratch.story_session_kinds)
         except Exception:  # the real build below reports it
             return None
         if self.server_state is not None:
@@ -649,7 +651,8 @@ class Runner:
         world.hold_receiver_creates(creates)
         failed = run_seed(self.seeder, seed_document(world, scenario=scenario.id, profile=self.profile.name,
                                                      api_version=self.api_version,
-                                                     create={kind: told[kind] for kind in creates}))
+                                                     create={kind: told[kind] for kind in creates},
+                                                     session_kinds=kinds))
         world.bind_receiver_creates(creates)
         if failed is not None:
             return ScenarioReport(scenario.id, scenario.title, scenario.description, "unknown", scenario.checklist,

@@ -29,9 +29,15 @@ session exists before Stripe sends anything about it because the shop created it
 the events that follow are about *that* session. With `creates`, the seed runs before the
 scenario's story is told, over the world the provider API already serves; the document
 then also holds ``"create": {"checkout.session": N}``: how many sessions the story opens
-(told once in a scratch world of the same seed: `World.story_sessions`), and ``"create_as":
-{"checkout.session": {"mode": "payment", "payment_method_types": ["card"]}}``: the kind the
-story binds (`CREATE_SHAPES`; subscription-mode sessions are not bound). The seed creates them
+(told once in a scratch world of the same seed: `World.story_sessions`), ``"create_each":
+{"checkout.session": [{"mode": "subscription", "payment_method_types": ["card"]}, ...]}``: the
+kind of each, in the order the story opens them (`World.story_session_kinds`; the modes are
+the shop's, `SeedHook.checkout_modes`), and when they are all of one kind, ``"create_as":
+{"checkout.session": {"mode": "payment", "payment_method_types": ["card"]}}``: that kind. A
+story binds, in creation order, the shop's sessions of the mode and payment method it needs
+(card sessions in ``payment`` or ``subscription`` mode: `World.open_checkout`, where a
+subscription-mode session's ``subscription_data`` says whether its subscription starts on a
+trial). The seed creates them
 through the provider API (any payments package's own code: django-payments'
 ``StripeProviderV3.create_session``, stripe-python's ``checkout.Session.create``), and
 the story binds to them in creation order (`World.bind_receiver_creates`): the catalog's
@@ -86,6 +92,8 @@ TAIL_BYTES = 4096
 REASON_CHARS = 300
 #: Object types a seed may create for the story to bind to (`SeedHook.creates`).
 CREATABLE: tuple[str, ...] = BINDABLE
+#: The modes of the checkout sessions a shop's seed may open (`SeedHook.checkout_modes`).
+CHECKOUT_MODES: tuple[str, ...] = ("payment", "subscription")
 
 
 @dataclass(frozen=True)
@@ -105,6 +113,8 @@ class SeedHook:
         creates: object types the seed creates through the provider API before the story is
             told, for the story to bind to (`CREATABLE`: ``"checkout.session"``, ``"customer"``,
             ``"subscription"``; empty: the seed runs after the story, over its objects).
+        checkout_modes: the modes the shop's checkout opens sessions in (`CHECKOUT_MODES`), with
+            ``"checkout.session"`` in `creates`: the stories open sessions of these modes alone.
     """
 
     argv: tuple[str, ...] | None = None
@@ -114,10 +124,13 @@ class SeedHook:
     cwd: str | None = None
     masked: tuple[str, ...] = ()
     creates: tuple[str, ...] = ()
+    checkout_modes: tuple[str, ...] = ("payment",)
 
     def __post_init__(self) -> None:
         if unknown := [t for t in self.creates if t not in CREATABLE]:
             raise ValueError(f"a seed hook creates only {', '.join(CREATABLE)}, not {unknown[0]!r}")
+        if not self.checkout_modes or any(m not in CHECKOUT_MODES for m in self.checkout_modes):
+            raise ValueError(f"checkout_modes takes {', '.join(CHECKOUT_MODES)}, not {self.checkout_modes!r}")
         if (self.argv is None) == (self.url is None):
             raise ValueError("a seed hook needs exactly one of argv or url")
         if self.argv is not None and not self.argv:
@@ -125,23 +138,37 @@ class SeedHook:
         if not self.timeout_s > 0:
             raise ValueError(f"timeout_s must be > 0, not {self.timeout_s}")
 
+    def story_checkout_modes(self) -> frozenset[str]:
+        """The modes a story may open checkout sessions in against this hook (`Context.checkout_modes`):
+        the shop's `checkout_modes` when it opens the sessions; only ``payment`` when it starts the
+        subscriptions itself (``POST /v1/subscriptions``: the stories subscribe through those);
+        else both (the world opens them)."""
+        if "checkout.session" in self.creates:
+            return frozenset(self.checkout_modes)
+        if "subscription" in self.creates:
+            return frozenset({"payment"})
+        return frozenset(CHECKOUT_MODES)
+
     def describe(self) -> str:
         """What the hook runs, for a reason: the program's name or the URL (never an argument)."""
         return f"seed command {os.path.basename(self.argv[0])}" if self.argv else f"seed URL {self.url}"
 
 
 #: Object type -> what each object a seed creates of it must be for the story to bind it
-#: (`World.open_checkout`'s binding): a checkout session in ``payment`` mode paid by card
-#: (``payment_method_types: ["card"]``); a subscription-mode one or another method binds nothing.
+#: when the story says no more (`World.open_checkout`'s binding): a checkout session in
+#: ``payment`` mode paid by card (``payment_method_types: ["card"]``).
 CREATE_SHAPES: Mapping[str, Mapping[str, Any]] = {
     "checkout.session": {"mode": "payment", "payment_method_types": ["card"]},
 }
 
 
 def seed_document(world: AnyWorld, *, scenario: str, profile: str, api_version: str | None = None,
-                  create: Mapping[str, int] | None = None) -> dict[str, Any]:
+                  create: Mapping[str, int] | None = None,
+                  session_kinds: Sequence[tuple[str, str]] | None = None) -> dict[str, Any]:
     """The JSON document a seed hook receives for `world` (see the module docstring);
-    `create` (object type -> count) is what the seed is to create for the story.
+    `create` (object type -> count) is what the seed is to create for the story, and
+    `session_kinds` the ``(mode, payment method)`` of each checkout session it opens, in order
+    (`World.story_session_kinds`; None: `CREATE_SHAPES`' kind).
 
     Moves the provider's clock to "before the first delivery" (`clock.advance` with no
     event), so the provider API serves the same versions while the seed runs.
@@ -154,11 +181,19 @@ def seed_document(world: AnyWorld, *, scenario: str, profile: str, api_version: 
         if isinstance(world, World) and version:
             snapshot = at_version(snapshot, version)
         objects.setdefault(world.object_type(object_id), []).append(snapshot)
-    shapes = {kind: dict(CREATE_SHAPES[kind]) for kind in (create or {}) if kind in CREATE_SHAPES}
+    shapes: dict[str, Any] = {kind: dict(CREATE_SHAPES[kind]) for kind in (create or {}) if kind in CREATE_SHAPES}
+    each: dict[str, Any] = {}
+    if session_kinds is not None and "checkout.session" in (create or {}):
+        kinds = [{"mode": mode, "payment_method_types": [method]} for mode, method in session_kinds]
+        each["checkout.session"] = kinds
+        if len({json.dumps(k) for k in kinds}) == 1:
+            shapes["checkout.session"] = kinds[0]
+        else:  # several kinds (or none): `create_each` says which
+            shapes.pop("checkout.session", None)
     return {"scenario": scenario, "profile": profile, "api_version": version,
             "livemode": bool(getattr(world, "livemode", False)), "account": getattr(world, "account", None) or None,
             "objects": objects, **({"create": dict(create)} if create is not None else {}),
-            **({"create_as": shapes} if shapes else {})}
+            **({"create_as": shapes} if shapes else {}), **({"create_each": each} if each else {})}
 
 
 def run_seed(hook: SeedHook, document: Mapping[str, Any]) -> str | None:
@@ -236,4 +271,4 @@ def _one_line(reason: str, masked: Sequence[str]) -> str:
     return f"{what}: …{tail[len(tail) - room:]}" if room else line[:REASON_CHARS]
 
 
-__all__ = ["CREATABLE", "CREATE_SHAPES", "REASON_CHARS", "TAIL_BYTES", "SeedHook", "run_seed", "seed_document"]
+__all__ = ["CHECKOUT_MODES", "CREATABLE", "CREATE_SHAPES", "REASON_CHARS", "TAIL_BYTES", "SeedHook", "run_seed", "seed_document"]

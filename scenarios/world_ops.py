@@ -27,9 +27,11 @@ Action = tuple[str, "int | None"]
 
 #: Lifecycle operations of the billing world (Stripe), simplest first.
 #: The checkout operations (Stripe's "Fulfill orders" guide, docs.stripe.com/checkout/fulfillment):
-#: ``checkout`` completes a session, every other one paid by card at completion, the rest by a
-#: delayed method (boleto: completed unpaid), whose payment later succeeds
-#: (``checkout.session.async_payment_succeeded``) or fails. One operation for both kinds: each
+#: ``checkout`` completes a session, in turn one paid by card at completion, one by a delayed
+#: method (boleto: completed unpaid), whose payment later succeeds
+#: (``checkout.session.async_payment_succeeded``) or fails, and a subscription-mode one (a plan
+#: bought through Checkout: its subscription and first invoice paid, then the session completed;
+#: docs.stripe.com/billing/subscriptions/build-subscriptions). One operation for every kind: each
 #: operation offered at every step thins the others' draws (a second one kept explore at its
 #: default budget from finding a plan change's stale price).
 ACTIONS: tuple[str, ...] = ("subscribe", "pay", "renew", "fail_renewal", "retry_invoice", "cancel", "refund",
@@ -165,10 +167,13 @@ def apply_action(world: Any, action: str, index: int | None) -> None:
         world.expire_incomplete(_nth(world, action, "subscription", index))
     elif action == "mark_unpaid":  # the world refuses it unless the subscription is past_due
         world.mark_unpaid(_nth(world, action, "subscription", index))
-    elif action == "checkout":  # a one-time price: the first session paid by card, the next by boleto, …
-        delayed = len(world.objects("checkout.session")) % 2 == 1
-        session = world.open_checkout(customer(), world.create_price(interval=None), asynchronous=delayed)
-        world.complete_checkout(session)
+    elif action == "checkout":  # in turn: a one-time price paid by card, by boleto, a plan (subscription mode)
+        turn = len(world.objects("checkout.session")) % 3
+        if turn == 2:
+            world.subscribe_through_checkout(customer())
+        else:
+            session = world.open_checkout(customer(), world.create_price(interval=None), asynchronous=turn == 1)
+            world.complete_checkout(session)
     elif action in ("settle_delayed", "fail_delayed"):
         session = _nth(world, action, "checkout.session", index)
         if not _pending_delayed(world, session):

@@ -39,7 +39,8 @@ from hookproof.receivers.profiles import StripeVerifier
 CONFIRM: Mapping[str, tuple[str, Callable[[Mapping[str, Any]], bool]]] = {
     "payment_intent.succeeded": ("payment_intents", lambda o: o.get("status") == "succeeded"),
     "invoice.paid": ("invoices", lambda o: o.get("status") == "paid"),
-    "checkout.session.completed": ("checkout/sessions", lambda o: o.get("payment_status") == "paid"),
+    "checkout.session.completed": ("checkout/sessions", lambda o: o.get("payment_status") == "paid" or (
+        o.get("mode") == "subscription" and o.get("payment_status") == "no_payment_required")),  # a trial's plan
     "checkout.session.async_payment_succeeded": ("checkout/sessions", lambda o: o.get("payment_status") == "paid"),
 }
 

@@ -1,11 +1,11 @@
 """fulfil_unpaid: fulfils every completed checkout session, paid or not.
 
-Exactly inbox_sync, except that ``checkout.session.completed`` fulfils the order whatever
-its ``payment_status``. A session paid by an asynchronous method (boleto, a bank debit)
-completes ``unpaid``: Stripe's fulfilment docs ("Fulfill orders", "Handle delayed
-notification payment methods") say to fulfil it only on
-``checkout.session.async_payment_succeeded``; when the payment then fails, the goods are gone
-and nothing was paid.
+Exactly inbox_sync, except that a payment-mode ``checkout.session.completed`` fulfils the
+order whatever its ``payment_status`` (a subscription-mode one provisions as inbox_sync
+does). A session paid by an asynchronous method (boleto, a bank debit) completes
+``unpaid``: Stripe's fulfilment docs ("Fulfill orders", "Handle delayed notification payment
+methods") say to fulfil it only on ``checkout.session.async_payment_succeeded``; when the
+payment then fails, the goods are gone and nothing was paid.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ class FulfilUnpaid(InboxSync):
 
     @staticmethod
     def effect_of(event: WebhookEvent) -> Effect | None:
-        if event.type == "checkout.session.completed":
+        if event.type == "checkout.session.completed" and event.object.get("mode") != "subscription":
             return Effect(f"fulfillment:{event.object['id']}", amount_of(event))
         return effect_of(event)
 

@@ -20,7 +20,8 @@ if TYPE_CHECKING:
 
 #: The template's lines about Stripe's built-in keys, replaced for another profile.
 _STRIPE_KEYS = """# Business keys your effects must carry, per Stripe event: license:{payment_intent},
-# renewal:{invoice}, fulfillment:{checkout_session}, dunning:{invoice}:{attempt_count},
+# renewal:{invoice}, fulfillment:{checkout_session}, provision:{checkout_session} (a
+# subscription-mode session), dunning:{invoice}:{attempt_count},
 # refund:{charge}:{amount_refunded} (see the README).
 """
 

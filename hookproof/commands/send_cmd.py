@@ -85,6 +85,7 @@ def register(app: typer.Typer) -> None:
         secret: Annotated[Optional[list[str]], typer.Option("--secret", help="Signing secret: literal, env:NAME or file:PATH. Repeat for rotation (default: the --config's target.secret).", show_default=False)] = None,
         profile: Annotated[Optional[str], typer.Option("--profile", help="Provider profile (default: the --config's target.profile, else stripe).", show_default=False)] = None,
         event: Annotated[Optional[str], typer.Option("--event", help="Event type: the provider's own name (see 'hookproof events --profile P') or the world type it is made from. Default: the profile's default event.")] = None,
+        checkout_mode: Annotated[Optional[str], typer.Option("--checkout-mode", help="With a checkout.session.* --event (stripe, and the profiles sending its billing world): the mode of the Checkout Session it comes from, payment (the default) or subscription (a plan bought through Checkout: the session completes naming its subscription and first invoice, as Stripe's subscriptions guide provisions on it).", show_default=False)] = None,
         copies: Annotated[int, typer.Option("--copies", min=1, max=1000, help="Deliveries of each event.")] = 1,
         concurrent: Annotated[bool, typer.Option("--concurrent", help="Release the copies together.")] = False,
         reverse: Annotated[bool, typer.Option("--reverse", help="Deliver the events in reverse order.")] = False,
@@ -128,7 +129,7 @@ def register(app: typer.Typer) -> None:
             options = SendOptions(
                 profile=prof, url=url, event=event, copies=copies, concurrent=concurrent, reverse=reverse, objects=objects,
                 drop_response=drop_response, sender_timeout_s=sender_timeout, seed=seed, live=live,
-                max_duration_s=limit_s, serve_api_port=serve_api, account=account,
+                max_duration_s=limit_s, serve_api_port=serve_api, account=account, checkout_mode=checkout_mode,
             )
             if api_key is not None:
                 options = dataclasses.replace(options, api_key=read_secret(api_key, "--api-key"))

@@ -6,6 +6,7 @@ Effects (one per business key, the contract hookproof checks):
 event type                                  business key
 =========================================== =========================================
 checkout.session.completed (when paid)      ``fulfillment:{checkout_session.id}``
+checkout.session.completed (subscription)   ``provision:{checkout_session.id}`` (paid or on trial)
 checkout.session.async_payment_succeeded    ``fulfillment:{checkout_session.id}``
 payment_intent.succeeded                    ``license:{payment_intent.id}``
 invoice.paid                                ``renewal:{invoice.id}``
@@ -46,13 +47,17 @@ class StateChange:
     version: int
 
 
-def _fulfillment(obj: Mapping[str, Any]) -> str | None:
+def _completed(obj: Mapping[str, Any]) -> str | None:
+    """A subscription-mode session provisions its subscription, paid or on trial; a payment-mode
+    one is fulfilled once paid."""
+    if obj.get("mode") == "subscription":
+        return f"provision:{obj['id']}" if obj.get("payment_status") in ("paid", "no_payment_required") else None
     return f"fulfillment:{obj['id']}" if obj.get("payment_status") == "paid" else None
 
 
 #: Event type -> business key of its object (None: this occurrence has no effect).
 KEYS: Mapping[str, Callable[[Mapping[str, Any]], str | None]] = {
-    "checkout.session.completed": _fulfillment,
+    "checkout.session.completed": _completed,
     "checkout.session.async_payment_succeeded": lambda o: f"fulfillment:{o['id']}",
     "payment_intent.succeeded": lambda o: f"license:{o['id']}",
     "invoice.paid": lambda o: f"renewal:{o['id']}",

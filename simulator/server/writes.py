@@ -141,10 +141,22 @@ def _first_item(params: Mapping[str, Any], name: str) -> Mapping[str, Any]:
 def create_checkout_session(world: World, params: Mapping[str, Any]) -> str:
     """``POST /v1/checkout/sessions``: ``mode``, ``line_items[0]`` (``price`` or
     ``price_data``, ``quantity``), ``customer``, ``customer_email``, ``client_reference_id``,
-    ``metadata``, ``success_url``, ``cancel_url``, ``payment_method_types``. Returns the session id."""
+    ``metadata``, ``success_url``, ``cancel_url``, ``payment_method_types``, and in
+    subscription mode ``subscription_data[metadata]`` and ``subscription_data[trial_period_days]``
+    (a trial: the subscription starts ``trialing``; Stripe's ``subscription_data`` is refused in
+    payment mode, docs.stripe.com/api/checkout/sessions/create). Returns the session id."""
     mode = _str(params, "mode") or "payment"
     if mode not in ("payment", "subscription"):
         raise ParamError(f"hookproof simulates checkout modes payment and subscription, not {mode!r}", "mode")
+    data = params.get("subscription_data", {})
+    if data in ("", None):
+        data = {}
+    if not isinstance(data, dict):
+        raise ParamError("Invalid hash: subscription_data", "subscription_data")
+    if data and mode != "subscription":
+        raise ParamError("You can only specify `subscription_data` in `subscription` mode.", "subscription_data")
+    trial = (_int(data, "trial_period_days", default=0) or 0) > 0
+    sub_metadata = _metadata(data) if "metadata" in data else {}
     item = _first_item(params, "line_items")
     price = _price_of(world, item, "line_items[0]")
     quantity = _int(item, "quantity", default=1) or 1
@@ -158,7 +170,7 @@ def create_checkout_session(world: World, params: Mapping[str, Any]) -> str:
                                    client_reference_id=_str(params, "client_reference_id"),
                                    metadata=_metadata(params), customer_email=_str(params, "customer_email"),
                                    success_url=_str(params, "success_url"), cancel_url=_str(params, "cancel_url"),
-                                   by_receiver=True)
+                                   trial=trial, subscription_metadata=sub_metadata, by_receiver=True)
     except WorldError as exc:
         raise ParamError(str(exc), "line_items[0][price]") from None
 

@@ -59,14 +59,29 @@ def check_transition(object_type: str, old: str, new: str, object_id: str) -> No
         raise WorldError(f"{object_type} {object_id}: {old} -> {new} is not an allowed transition", object_id=object_id)
 
 
-def _fulfillment(obj: Mapping[str, Any]) -> str | None:
+#: A subscription-mode session's ``payment_status`` values that provision it: paid, or nothing to
+#: pay (a trial: docs.stripe.com/api/checkout/sessions/object ``payment_status``
+#: ``no_payment_required``).
+PROVISIONED_STATUSES = frozenset({"paid", "no_payment_required"})
+
+
+def _completed(obj: Mapping[str, Any]) -> str | None:
+    """A completed session's key: a subscription-mode one provisions its subscription once it
+    exists, paid or on trial (``provision:``; docs.stripe.com/billing/subscriptions/build-subscriptions,
+    "Provision and monitor subscriptions": provision on ``checkout.session.completed``); a
+    payment-mode one is fulfilled once paid (``fulfillment:``; docs.stripe.com/checkout/fulfillment)."""
+    if obj.get("mode") == "subscription":
+        return f"provision:{obj['id']}" if obj.get("payment_status") in PROVISIONED_STATUSES else None
     return f"fulfillment:{obj['id']}" if obj.get("payment_status") == "paid" else None
 
 
 #: Stripe event type -> function of the event's object giving its business key (None: no effect).
 #: The effect contract (one effect per key):
-#:   checkout.session.completed (paid at completion) and
+#:   checkout.session.completed (payment mode, paid at completion) and
 #:   checkout.session.async_payment_succeeded -> fulfillment:{checkout_session.id}
+#:   checkout.session.completed (subscription mode, paid or on trial)
+#:                                            -> provision:{checkout_session.id} (no money: the
+#:                                               first payment is its invoice's renewal:)
 #:   payment_intent.succeeded                 -> license:{payment_intent.id}
 #:   invoice.paid                             -> renewal:{invoice.id}
 #:   invoice.payment_failed                   -> dunning:{invoice.id}:{invoice.attempt_count}
@@ -74,7 +89,7 @@ def _fulfillment(obj: Mapping[str, Any]) -> str | None:
 #:                                               so each partial refund is its own effect)
 #: Subscription events carry state, observed as (subscription id, status).
 BUSINESS_KEYS: Mapping[str, Callable[[Mapping[str, Any]], str | None]] = {
-    "checkout.session.completed": _fulfillment,
+    "checkout.session.completed": _completed,
     "checkout.session.async_payment_succeeded": lambda o: f"fulfillment:{o['id']}",
     "payment_intent.succeeded": lambda o: f"license:{o['id']}",
     "invoice.paid": lambda o: f"renewal:{o['id']}",
@@ -108,15 +123,19 @@ WITHHELD_KEYS: Mapping[str, tuple[Callable[[str], str], str]] = {
 }
 
 #: The first events of one new object that a provider emits together, each group one object's:
-#: a new subscription's (created, updated, its first invoice paid) and a payment's
+#: a new subscription's (created, updated, its first invoice paid, and the subscription-mode
+#: Checkout Session's completion when it was bought through one) and a payment's
 #: (``payment_intent.succeeded`` with ``charge.succeeded``: integrations act on either, Polar's
 #: double order). The `related-burst` scenario releases each group at once; storms send them.
 RELATED_TYPES: tuple[frozenset[str], ...] = (
-    frozenset({"customer.subscription.created", "customer.subscription.updated", "invoice.paid"}),
+    frozenset({"customer.subscription.created", "customer.subscription.updated", "invoice.paid",
+               "checkout.session.completed"}),
     frozenset({"payment_intent.succeeded", "charge.succeeded"}),
 )
 
-#: Business-key prefixes whose effects move money (checked by the `counter` check).
+#: Business-key prefixes whose effects move money (checked by the `counter` check). Not
+#: ``provision:``: a subscription's first payment is its first invoice's (``renewal:``), and
+#: counting it again under the session would count it twice.
 MONEY_PREFIXES: tuple[str, ...] = ("refund:", "license:", "renewal:", "fulfillment:")
 
 

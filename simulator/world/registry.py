@@ -88,11 +88,16 @@ def story_start_us(make: Callable[[int], _W], tell: Callable[[_W], object], *, n
     return now - max(0, lead_s) * 1_000_000
 
 
-def emit_events(world: AnyWorld, event_type: str, count: int = 1) -> list[Event]:
-    """Make `world` emit `event_type` `count` times; the events of that type.
+def emit_events(world: AnyWorld, event_type: str, count: int = 1, *, checkout_mode: str | None = None) -> list[Event]:
+    """Make `world` emit `event_type` `count` times; the events of that type. `checkout_mode`
+    (the billing world's alone: `scripts.events_of_type`) picks the mode of the Checkout
+    Session a ``checkout.session.*`` type comes from.
 
-    Raises WorldError naming the types the world emits.
+    Raises WorldError naming the types the world emits, or for a `checkout_mode` given to
+    another world.
     """
+    if checkout_mode is not None and not isinstance(world, World):
+        raise WorldError("only Stripe's billing world has Checkout Sessions to pick a mode of")
     if isinstance(world, GitHubWorld):
         return github_events_of_type(world, event_type, count)
     if isinstance(world, MercadoPagoWorld):
@@ -103,7 +108,7 @@ def emit_events(world: AnyWorld, event_type: str, count: int = 1) -> list[Event]
         return shopify_events_of_type(world, event_type, count)
     if isinstance(world, UserCatalogWorld):
         return user_events_of_type(world, event_type, count)
-    return events_of_type(world, event_type, count)
+    return events_of_type(world, event_type, count, checkout_mode=checkout_mode)
 
 
 def world_event_types(kind: str) -> tuple[str, ...]:

@@ -79,12 +79,39 @@ SCRIPTS: dict[str, Callable[[World], object]] = {
 }
 
 
-def events_of_type(world: World, event_type: str, count: int = 1) -> list[Event]:
-    """Run the script for `event_type` `count` times; return the emitted events of that type.
+def _subscription_checkout_expired(w: World) -> None:
+    w.expire_checkout(w.open_checkout(_customer(w), w.create_price(), mode="subscription"))
 
-    Raises WorldError for a type no script emits.
+
+#: Checkout mode -> the Stripe event types a Checkout Session of that mode can emit -> a script
+#: that makes a fresh world emit it from a session of that mode (``payment``: `SCRIPTS`'; a
+#: subscription-mode session completes, starting its subscription, or expires; Stripe's
+#: ``async_payment_*`` events are a delayed payment method's, which the world pays in payment mode).
+CHECKOUT_MODE_SCRIPTS: dict[str, dict[str, Callable[[World], object]]] = {
+    "payment": {t: SCRIPTS[t] for t in SCRIPTS if t.startswith("checkout.session.")},
+    "subscription": {
+        "checkout.session.completed": lambda w: w.subscribe_through_checkout(_customer(w)),
+        "checkout.session.expired": _subscription_checkout_expired,
+    },
+}
+
+
+def events_of_type(world: World, event_type: str, count: int = 1, *, checkout_mode: str | None = None) -> list[Event]:
+    """Run the script for `event_type` `count` times; return the emitted events of that type.
+    `checkout_mode` (``payment``, ``subscription``; None: the type's own script) picks the mode
+    of the Checkout Session a ``checkout.session.*`` type is emitted from.
+
+    Raises WorldError for a type no script emits, or no session of `checkout_mode` emits.
     """
     script = SCRIPTS.get(event_type)
+    if checkout_mode is not None:
+        scripts = CHECKOUT_MODE_SCRIPTS.get(checkout_mode)
+        if scripts is None:
+            raise WorldError(f"no checkout mode {checkout_mode!r} (known: {', '.join(CHECKOUT_MODE_SCRIPTS)})")
+        script = scripts.get(event_type)
+        if script is None:
+            raise WorldError(f"a {checkout_mode}-mode checkout session emits no {event_type!r} "
+                             f"(it emits {', '.join(sorted(scripts))})")
     if script is None:
         raise WorldError(f"no world script emits {event_type!r} (known: {', '.join(sorted(SCRIPTS))})")
     start = len(world.events)

@@ -348,7 +348,14 @@ def checkout_session(*, id: str, mode: str, customer: str | None, customer_email
                      amount: int, payment_method_types: list[str], client_reference_id: str | None,
                      metadata: Mapping[str, str], success_url: str | None, cancel_url: str | None, created: int,
                      livemode: bool) -> Obj:
-    """An open checkout session (docs.stripe.com/api/checkout/sessions/object)."""
+    """An open checkout session (docs.stripe.com/api/checkout/sessions/object).
+
+    In ``subscription`` mode Checkout always creates a customer when none is given
+    (``customer_creation: "always"``; ``if_required`` is payment mode's), collects a payment
+    method whatever is due (``payment_method_collection: "always"``, the default) and makes
+    no one-off invoice (``invoice_creation: null``: payment mode only), as Stripe's own
+    subscription-mode sessions say."""
+    subscription = mode == "subscription"
     return {
         "after_expiration": None, "allow_promotion_codes": None, "amount_subtotal": amount, "amount_total": amount,
         "automatic_tax": {"enabled": False, "liability": None, "status": None, "provider": None},
@@ -357,14 +364,17 @@ def checkout_session(*, id: str, mode: str, customer: str | None, customer_email
         "custom_fields": [],
         "custom_text": {"after_submit": None, "shipping_address": None, "submit": None,
                         "terms_of_service_acceptance": None},
-        "customer": customer, "customer_creation": None if customer else "if_required", "customer_details": None,
+        "customer": customer,
+        "customer_creation": None if customer else "always" if subscription else "if_required",
+        "customer_details": None,
         "customer_email": customer_email, "expires_at": created + 86400, "id": id, "invoice": None,
         "invoice_creation": {"enabled": False,
                              "invoice_data": {"account_tax_ids": None, "custom_fields": None, "description": None,
                                               "footer": None, "issuer": None, "metadata": {},
                                               "rendering_options": None}} if mode == "payment" else None,
         "livemode": livemode, "locale": None, "metadata": dict(metadata), "mode": mode, "object": "checkout.session",
-        "payment_intent": None, "payment_link": None, "payment_method_collection": "if_required",
+        "payment_intent": None, "payment_link": None,
+        "payment_method_collection": "always" if subscription else "if_required",
         "payment_method_configuration_details": None, "payment_method_options": {},
         "payment_method_types": payment_method_types, "payment_status": "unpaid",
         "phone_number_collection": {"enabled": False}, "recovered_from": None, "saved_payment_method_options": None,

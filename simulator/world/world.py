@@ -153,6 +153,12 @@ class World(RecordReads):
         self.events: list[Event] = []
         self._event_index: dict[str, Event] = {}
         self._session_lines: dict[str, tuple[str, int]] = {}  # checkout session -> (price, quantity)
+        #: Subscription-mode sessions -> what their subscription starts with (``subscription_data``:
+        #: its trial, its metadata).
+        self._session_subscriptions: dict[str, tuple[bool, dict[str, str]]] = {}
+        #: The kind of each checkout session a story (not the receiver) opened, in order: ``(mode,
+        #: payment method)`` (``("payment", "card")``, ``("subscription", "card")``, ``("payment", "boleto")``).
+        self.story_session_kinds: list[tuple[str, str]] = []
         #: Sessions the receiver opened through the API (`simulator.server.writes`), oldest first.
         self.receiver_sessions: list[str] = []
         #: The story's `open_checkout` binds to the receiver's open sessions (`bind_receiver_sessions`).
@@ -349,25 +355,37 @@ class World(RecordReads):
                       mode: str = "payment", client_reference_id: str | None = None,
                       metadata: Mapping[str, str] | None = None, customer_email: str | None = None,
                       success_url: str | None = "https://example.com/success",
-                      cancel_url: str | None = "https://example.com/cancel", by_receiver: bool = False) -> str:
+                      cancel_url: str | None = "https://example.com/cancel", trial: bool = False,
+                      subscription_metadata: Mapping[str, str] | None = None, by_receiver: bool = False) -> str:
         """An open checkout session for `quantity` units of `price` (``payment`` or ``subscription`` mode).
 
         The keyword arguments are what a receiver set through ``POST /v1/checkout/sessions``
         (`by_receiver`: the receiver opened it; it is kept in `receiver_sessions`); the world's
-        later events about the session carry them. Returns the session id.
+        later events about the session carry them. A subscription-mode session takes a
+        recurring price; `trial` and `subscription_metadata` are its ``subscription_data``
+        (``trial_period_days``, ``metadata``): the subscription it starts is ``trialing`` and
+        carries that metadata, not the session's (Stripe copies no metadata from the session to
+        the subscription: docs.stripe.com/api/checkout/sessions/create,
+        ``subscription_data.metadata``). A trial session costs nothing now
+        (``amount_total`` 0). Returns the session id. Raises WorldError for another mode, a
+        price of the other kind, or `trial` in payment mode.
 
         A story's call (not `by_receiver`) once `bind_receiver_sessions` was called opens
         nothing: it returns the receiver's oldest unbound open session of the same mode and
         payment method (card, or ``boleto`` when `asynchronous`), whatever `customer`, `price`
         and the other arguments say, so the story completes, pays, refunds or expires the
-        session the receiver created. Raises `UnboundCheckout` when none is left.
+        session the receiver created. Raises `UnboundCheckout` when none is left. Each story
+        call's kind is kept in `story_session_kinds`.
         """
         if not by_receiver:
             self.story_sessions += 1
+            self.story_session_kinds.append((mode, "boleto" if asynchronous else "card"))
             if self.binds_receiver_sessions:
                 return self._bind_receiver_session(mode, asynchronous)
         if mode not in ("payment", "subscription"):
             raise WorldError(f"checkout mode {mode!r} is not simulated (payment, subscription)")
+        if trial and mode != "subscription":
+            raise WorldError("only a subscription-mode session has a trial")
         pr = self._typed(price, "price")
         if (mode == "subscription") != (pr["type"] == "recurring"):
             raise WorldError(f"price {price} is {pr['type']}: it cannot be sold in {mode} mode", object_id=price)
@@ -376,10 +394,13 @@ class World(RecordReads):
         cs_id = self._new_id("checkout.session")
         self._create(cs_id, "checkout.session", shapes.checkout_session(
             id=cs_id, mode=mode, customer=customer, customer_email=customer_email, currency=pr["currency"],
-            amount=pr["unit_amount"] * quantity, payment_method_types=["boleto"] if asynchronous else ["card"],
+            amount=0 if trial else pr["unit_amount"] * quantity,
+            payment_method_types=["boleto"] if asynchronous else ["card"],
             client_reference_id=client_reference_id, metadata=metadata or {}, success_url=success_url,
             cancel_url=cancel_url, created=self._now_s(), livemode=self.livemode))
         self._session_lines[cs_id] = (price, quantity)
+        if mode == "subscription":
+            self._session_subscriptions[cs_id] = (trial, dict(subscription_metadata or {}))
         if by_receiver:
             self.receiver_sessions.append(cs_id)
         return cs_id
@@ -396,10 +417,17 @@ class World(RecordReads):
                     and cs["payment_method_types"] == methods):
                 self._bound.add(cs_id)
                 return cs_id
-        fits = sum(self._record(cs_id).current["mode"] == mode
-                   and self._record(cs_id).current["payment_method_types"] == methods for cs_id in self.receiver_sessions)
+        kinds = [self._record(cs_id).current for cs_id in self.receiver_sessions]
+        fits = sum(cs["mode"] == mode and cs["payment_method_types"] == methods for cs in kinds)
+        opened: dict[str, int] = {}
+        for cs in kinds:
+            kind = f"{cs['mode']}-mode paid by {cs['payment_method_types'][0]}"
+            opened[kind] = opened.get(kind, 0) + 1
+        others = ", ".join(f"{n} {kind}" for kind, n in opened.items()
+                           if kind != f"{mode}-mode paid by {methods[0]}")
         raise UnboundCheckout(f"the story needs {mode}-mode checkout session #{len(self._bound) + 1} (paid by "
-                              f"{methods[0]}) and the receiver opened {fits} of that kind")
+                              f"{methods[0]}) and the receiver opened {fits} of that kind"
+                              + (f" (and {others})" if others else ""))
 
     def hold_receiver_creates(self, kinds: Iterable[str]) -> None:
         """From now on the events of a customer or subscription the receiver creates (`kinds`:
@@ -462,7 +490,17 @@ class World(RecordReads):
 
         A session opened without a customer gets one (emits ``customer.created``); a
         subscription-mode session starts its subscription (``customer.subscription.created``,
-        the first invoice) before ``checkout.session.completed``.
+        its first invoice created and paid, ``invoice.created``, ``invoice.paid``, the
+        subscription ``active`` with it, ``customer.subscription.updated``) before
+        ``checkout.session.completed``, which then says ``payment_status: paid``,
+        ``payment_intent: null`` and names the subscription and its first invoice (Stripe's
+        Checkout Session object, docs.stripe.com/api/checkout/sessions/object: ``subscription``,
+        ``invoice``: "ID of the invoice created by the Checkout Session, if it exists"); Stripe
+        promises no order among them (docs.stripe.com/webhooks, "Event ordering"), the session comes last as
+        in Stripe's subscription guides, which provision on it once the subscription exists
+        (docs.stripe.com/billing/subscriptions/build-subscriptions). A trial session
+        (`open_checkout`'s `trial`) starts the subscription ``trialing``, without an invoice
+        (as `subscribe`'s trials), and completes ``no_payment_required``.
         """
         cs = self._typed(session, "checkout.session")
         if cs["status"] != "open":
@@ -474,11 +512,12 @@ class World(RecordReads):
         details = shapes.customer_details(self.get(customer))
         price, quantity = self._session_lines[session]
         if cs["mode"] == "subscription":
-            sub_id = self._start_subscription(customer, price, quantity=quantity, metadata=cs["metadata"])
+            trial, sub_metadata = self._session_subscriptions[session]
+            sub_id = self._start_subscription(customer, price, trial=trial, quantity=quantity, metadata=sub_metadata)
             sub = self.get(sub_id)
-            self._transition(session, "complete", {"payment_status": "paid", "customer": customer,
-                                                   "customer_details": details, "subscription": sub_id,
-                                                   "invoice": sub["latest_invoice"]})
+            self._transition(session, "complete", {
+                "payment_status": "no_payment_required" if trial else "paid", "customer": customer,
+                "customer_details": details, "subscription": sub_id, "invoice": sub["latest_invoice"]})
             self._emit("checkout.session.completed", session)
             return self.events[start:]
         asynchronous = cs["payment_method_types"] == ["boleto"]
@@ -709,8 +748,9 @@ class World(RecordReads):
     def lifecycle(self, *, locale: str = "en_US") -> list[Event]:
         """A typical customer's life: pay once, buy through Checkout (a card session paid at
         once, then two delayed-method (boleto) sessions completed unpaid, one whose payment
-        succeeds and one whose payment fails: docs.stripe.com/checkout/fulfillment), subscribe,
-        renew, fail, recover, refund, cancel."""
+        succeeds and one whose payment fails: docs.stripe.com/checkout/fulfillment), subscribe
+        through a subscription-mode Checkout Session (`subscribe_through_checkout`), renew,
+        fail, recover, refund, cancel."""
         start = len(self.events)
         cus = self.create_customer(locale)
         customer = self._event_of(cus).object_id
@@ -720,7 +760,7 @@ class World(RecordReads):
             delayed = self.open_checkout(customer, self.create_price(interval=None), asynchronous=True)
             self.complete_checkout(delayed)
             self.settle_async_checkout(delayed, succeeded=succeeded)
-        sub = self.subscribe(customer)
+        sub = self.subscribe_through_checkout(customer)
         self.renew(sub)
         inv = self.renew(sub, pay=False)
         self.retry_invoice(inv, pay=True)
@@ -730,6 +770,17 @@ class World(RecordReads):
         self.refund(charge)
         self.cancel(sub)
         return self.events[start:]
+
+    def subscribe_through_checkout(self, customer: str | None, price: str | None = None, *,
+                                   trial: bool = False) -> str:
+        """A subscription bought through a subscription-mode Checkout Session for `customer`
+        (None: Checkout creates one) to `price` (default: a new monthly price in the customer's
+        currency): opened, then completed (`complete_checkout`). Returns the subscription id."""
+        currency = self.get(customer)["currency"] if customer is not None else None
+        session = self.open_checkout(customer, price or self.create_price(currency=currency), mode="subscription",
+                                     trial=trial)
+        self.complete_checkout(session)
+        return str(self.get(session)["subscription"])
 
     # ---- internals ----------------------------------------------------------
     def _invoice_cycle(self, subscription: str, *, pay: bool, attempt: bool = True) -> str:

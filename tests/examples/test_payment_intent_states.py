@@ -55,9 +55,9 @@ def test_a_payment_intent_s_states_are_walked_and_compared(tmp_path: Path, optio
 @pytest.mark.slow
 def test_checkout_sessions_final_states_are_compared(tmp_path: Path) -> None:
     """A checkout session's ``status`` does not go back between its events (``complete``,
-    ``expired``), so only its final state is judged: mass-redelivery compares its three
-    sessions (paid by card; by boleto, settled; by boleto, failed) with the provider's, and the
-    receiver keeping them passes."""
+    ``expired``), so only its final state is judged: mass-redelivery compares its four
+    sessions (paid by card; a plan bought in subscription mode; by boleto, settled; by boleto,
+    failed) with the provider's, and the receiver keeping them passes."""
     cfg = receiver_config("payment_intent_states", tmp_path, "whsec_payment_intent_states_0123", seed=7,
                           scenarios=["mass-redelivery"], settle_window_s=0.15,
                           module="tests.examples.payment_intent_states", cwd=PROJECT_ROOT)
@@ -66,4 +66,4 @@ def test_checkout_sessions_final_states_are_compared(tmp_path: Path) -> None:
     (scenario,) = certify(cfg, out_dir=tmp_path / "report").report.scenarios
     assert scenario.verdict == "pass", (scenario.reason, [f.message for f in scenario.findings])
     (stale,) = [c for c in scenario.checks if c.check_id == "stale"]
-    assert stale.verdict == "valid" and stale.stats["objects"] == 3
+    assert stale.verdict == "valid" and stale.stats["objects"] == 4

@@ -433,6 +433,8 @@ def test_business_keys_match_the_worlds_contract() -> None:
     session = world.open_checkout(customer, price, asynchronous=True)
     world.complete_checkout(session)
     world.settle_async_checkout(session)
+    world.subscribe_through_checkout(customer, trial=True)  # provisions with nothing paid
+    assert {e.business_key.split(":")[0] for e in world.events if e.business_key} >= {"provision", "fulfillment"}
     profile = StripeProfile()
     for event in world.events:
         effect = effect_of(StripeVerifier.from_event_object(profile.event_object(event)))

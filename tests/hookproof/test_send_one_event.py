@@ -60,3 +60,41 @@ def test_send_delivers_one_event_per_object(receiver: tuple[str, list[dict[str, 
     assert len({b["id"] for b in bodies}) == objects
     assert len({b["data"]["object"]["id"] for b in bodies}) == objects
     assert {b["type"] for b in bodies} == {"customer.subscription.updated"}
+
+
+@pytest.mark.parametrize(("mode", "status"), [(None, "paid"), ("payment", "paid"), ("subscription", "paid")])
+def test_send_checkout_mode_picks_the_mode_of_the_completed_session(
+        receiver: tuple[str, list[dict[str, Any]]], mode: str | None, status: str) -> None:
+    """``--checkout-mode subscription`` sends a subscription-mode session's completion, naming its
+    subscription and first invoice; without it (or with ``payment``) a payment-mode one."""
+    url, bodies = receiver
+    options = SendOptions(profile=get_profile("stripe"), url=url, event="checkout.session.completed",
+                          objects=2, seed=5, checkout_mode=mode)
+    assert len(send(options, ["whsec_send_one"])) == 2
+    sessions = [b["data"]["object"] for b in bodies]
+    assert {(s["mode"], s["payment_status"]) for s in sessions} == {(mode or "payment", status)}
+    if mode == "subscription":
+        assert all(s["subscription"].startswith("sub_") and s["invoice"].startswith("in_")
+                   and s["payment_intent"] is None for s in sessions)
+    else:
+        assert all(s["subscription"] is None and s["payment_intent"].startswith("pi_") for s in sessions)
+
+
+@pytest.mark.parametrize(("profile", "event", "mode", "said"), [
+    ("stripe", "checkout.session.async_payment_succeeded", "subscription",
+     "--checkout-mode subscription: a subscription-mode Checkout Session emits no "
+     "checkout.session.async_payment_succeeded (it emits checkout.session.completed, checkout.session.expired)"),
+    ("stripe", "checkout.session.completed", "setup", "--checkout-mode: 'setup' is not a mode (known: payment, "
+                                                      "subscription)"),
+    ("github", "issues.opened", "subscription", "--checkout-mode: the GitHub profile sends no Stripe Checkout "
+                                                "Sessions"),
+])
+def test_a_checkout_mode_that_emits_no_such_event_is_a_usage_error(profile: str, event: str, mode: str,
+                                                                   said: str) -> None:
+    from hookproof.errors import UsageError
+
+    options = SendOptions(profile=get_profile(profile), url="http://127.0.0.1:9/h", event=event, seed=5,
+                          checkout_mode=mode)
+    with pytest.raises(UsageError) as caught:
+        send(options, ["whsec_send_one"])
+    assert str(caught.value) == said

@@ -10,6 +10,7 @@ from hookproof.loadtests.stories import (
     MAX_COPIES,
     StoryBook,
     play_stories,
+    play_story,
     renamed,
     storm_sends,
     story_events,
@@ -19,6 +20,7 @@ from hookproof.loadtests.stories import (
 from hookproof.simulator.events import Event
 from hookproof.simulator.profiles import PROFILES, get_profile
 from hookproof.simulator.world import World
+from hookproof.simulator.world.lifecycle import RELATED_TYPES
 
 
 def _keep_for(profile):  # type: ignore[no-untyped-def]
@@ -137,3 +139,19 @@ def test_a_github_storm_sends_an_issue_closed_reopened_and_closed_again() -> Non
         assert [e.type for e in story].count("issues.closed") == 1  # the lifecycle closes its issue once
     other = play_stories(template_world("github", 7, start_us=1_790_000_000_000_000), 4)[1]
     assert [e.id for e in other] == [e.id for e in book.templates[1]]  # the provider API's template is the same
+
+
+def test_a_stripe_storm_story_buys_a_plan_through_a_subscription_mode_checkout() -> None:
+    """Each billing story (its lifecycle) subscribes through a subscription-mode Checkout Session:
+    the storm sends its completion, which owes the provisioning, released with the subscription's
+    first events; a renamed copy provisions a session of its own."""
+    story = play_story(World(8), 0)
+    sends = storm_sends(get_profile("stripe"))
+    (plan,) = [e for e in story if e.type == "checkout.session.completed" and e.object["mode"] == "subscription"]
+    assert plan.business_key == f"provision:{plan.object_id}" and sends(plan)
+    assert any({plan.type, "invoice.paid"} <= group for group in RELATED_TYPES)  # a related burst's member
+    assert [e.type for e in story if e.object_id == plan.object["subscription"]][:2] == [
+        "customer.subscription.created", "customer.subscription.updated"]
+    (copy,) = [e for e in renamed(story, 7) if e.type == "checkout.session.completed"
+               and e.object["mode"] == "subscription"]
+    assert copy.business_key == f"provision:{copy.object_id}" != plan.business_key

@@ -6,13 +6,20 @@ for each session the seed document's ``create`` asks for it inserts an ``orders`
 opens a Checkout Session with stripe-python (``checkout.Session.create``, at
 ``HOOKPROOF_API_BASE`` with ``HOOKPROOF_API_KEY``), its ``client_reference_id`` the
 order's id and ``metadata.order`` the same. With ``SHOP_SESSIONS=N`` it opens N instead.
+Each session is of the mode the document's ``create_each`` (else ``create_as``) names: a
+one-off order (``payment``) or a monthly plan (``subscription``, a recurring ``price_data``
+and ``subscription_data.metadata.order``); ``SHOP_MODE`` forces one mode for every session
+(a SaaS that sells only plans).
 
 `app` is its webhook endpoint (docs.stripe.com/checkout/fulfillment): verifies with
 ``stripe.Webhook.construct_event``, answers 404 for a session whose ``client_reference_id``
 names no order of the shop, and on ``checkout.session.completed`` with ``payment_status``
-``paid`` fulfils the order: a ``fulfilments`` row keyed ``fulfillment:<session id>``.
-As the docs ask, it fulfils once (the order moves from ``open`` to ``paid`` in the same
-transaction); with ``SHOP_FULFIL=every`` it fulfils on every delivery (the broken twin).
+``paid`` fulfils the order: a ``fulfilments`` row keyed ``fulfillment:<session id>``; a
+subscription-mode session, ``paid`` or ``no_payment_required`` (a trial), provisions the plan
+instead (docs.stripe.com/billing/subscriptions/build-subscriptions): a row keyed
+``provision:<session id>``. As the docs ask, it fulfils once (the order moves from ``open`` to
+``paid`` in the same transaction); with ``SHOP_FULFIL=every`` it fulfils on every delivery
+(the broken twin).
 ``checkout.session.expired`` marks an open order expired. ``DATABASE_URL`` is
 ``sqlite:///<file>``; ``WEBHOOK_SECRET`` the endpoint's signing secret.
 """
@@ -59,12 +66,14 @@ def handle(body: bytes, signature: str) -> int:
         if row is None or session.metadata.to_dict().get("order") != session.client_reference_id:
             conn.execute("ROLLBACK")
             return 404
-        if event.type == "checkout.session.completed" and session.payment_status == "paid":
+        plan = session.mode == "subscription"
+        owed = session.payment_status in (("paid", "no_payment_required") if plan else ("paid",))
+        if event.type == "checkout.session.completed" and owed:
             first = conn.execute("UPDATE orders SET status = 'paid', session = ? WHERE id = ? AND status = 'open'",
                                  (session.id, session.client_reference_id)).rowcount == 1
             if first or os.environ.get("SHOP_FULFIL") == "every":
                 conn.execute("INSERT INTO fulfilments VALUES (?, ?)",
-                             (f"fulfillment:{session.id}", session.client_reference_id))
+                             (f"{'provision' if plan else 'fulfillment'}:{session.id}", session.client_reference_id))
         elif event.type == "checkout.session.expired":
             conn.execute("UPDATE orders SET status = 'expired' WHERE id = ? AND status = 'open'",
                          (session.client_reference_id,))
@@ -92,17 +101,21 @@ def seed() -> None:
     client = stripe.StripeClient(os.environ["HOOKPROOF_API_KEY"],
                                  base_addresses={"api": os.environ["HOOKPROOF_API_BASE"]},
                                  http_client=stripe.RequestsClient(timeout=TIMEOUT_S), max_network_retries=0)
+    kinds = document.get("create_each", {}).get("checkout.session") \
+        or [document.get("create_as", {}).get("checkout.session", {"mode": "payment"})] * wanted
     conn = connect()
     for i in range(wanted):
         order = f"{document['scenario']}-{i + 1}"
+        mode = os.environ.get("SHOP_MODE") or (kinds[i] if i < len(kinds) else kinds[-1])["mode"]
         conn.execute("INSERT INTO orders VALUES (?, NULL, 'open')", (order,))
-        client.v1.checkout.sessions.create(params={
-            "mode": "payment", "client_reference_id": order, "metadata": {"order": order},
-            "customer_email": f"buyer{i + 1}@example.com",
-            "line_items": [{"quantity": 1, "price_data": {"currency": "usd", "unit_amount": 2500,
-                                                          "product_data": {"name": f"Order {order}"}}}],
-            "success_url": "https://shop.example/thanks", "cancel_url": "https://shop.example/cart",
-        })
+        price: dict[str, Any] = {"currency": "usd", "unit_amount": 2500, "product_data": {"name": f"Order {order}"}}
+        params: dict[str, Any] = {"mode": mode, "client_reference_id": order, "metadata": {"order": order},
+                                  "customer_email": f"buyer{i + 1}@example.com",
+                                  "success_url": "https://shop.example/thanks", "cancel_url": "https://shop.example/cart"}
+        if mode == "subscription":
+            price["recurring"] = {"interval": "month"}
+            params["subscription_data"] = {"metadata": {"order": order}}
+        client.v1.checkout.sessions.create(params={**params, "line_items": [{"quantity": 1, "price_data": price}]})
     conn.close()
 
 

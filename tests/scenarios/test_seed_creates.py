@@ -31,7 +31,7 @@ SCENARIOS = ["duplicate-sequential", "duplicate-concurrent", "test-mode-to-live"
 
 
 def _config(tmp_path: Path, *, creates: str = '["checkout.session"]', environment: str = "test",
-            connect: bool = False) -> Path:
+            connect: bool = False, modes: str | None = None) -> Path:
     db = tmp_path / "shop.sqlite"
     path = tmp_path / "hookproof.toml"
     path.write_text(f"""
@@ -48,6 +48,7 @@ enabled_events = ["checkout.session.completed", "checkout.session.expired",
 command = "{sys.executable} -m tests.scenarios.checkout_shop"
 cwd = "{ROOT}"
 creates = {creates}
+{f"checkout_modes = {modes}" if modes else ""}
 
 [observer]
 kind = "sql"
@@ -133,6 +134,60 @@ def test_a_seed_that_creates_too_few_sessions_makes_the_scenario_unknown(
                              "payment-mode checkout session #1 (paid by card) and the receiver opened 0 of that kind")
 
 
+def test_a_saas_selling_plans_has_its_subscription_mode_sessions_completed_and_provisions_once(
+        shop: Path) -> None:
+    """A SaaS's checkout opens subscription-mode sessions only (``checkout_modes``): the stories
+    complete those, each delivery is about the SaaS's own session in subscription mode, and
+    provisioning once per session passes."""
+    by_id = _run(shop, SCENARIOS[:2], modes='["subscription"]')
+    assert {i: (s.verdict, s.reason) for i, s in by_id.items()} == {
+        "duplicate-sequential": ("pass", None), "duplicate-concurrent": ("pass", None)}
+    orders = _orders(shop)
+    assert set(orders) == {"duplicate-sequential-1", "duplicate-concurrent-1"}
+    for scenario, report in by_id.items():
+        session, status = orders[f"{scenario}-1"]
+        assert status == "paid" and session is not None
+        assert {(a.object_id, a.event_type) for a in report.attempts} == {(session, "checkout.session.completed")}
+        assert {a.status for a in report.attempts if a.valid} == {200}
+    with sqlite3.connect(shop / "shop.sqlite") as conn:
+        keys = sorted(k for (k,) in conn.execute("SELECT business_key FROM fulfilments"))
+    assert keys == sorted(f"provision:{session}" for session, _ in orders.values())
+
+
+def test_the_saas_twin_provisioning_on_every_delivery_fails_duplicated_on_its_own_session(
+        shop: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SHOP_FULFIL", "every")
+    [report] = _run(shop, ["duplicate-sequential"], modes='["subscription"]').values()
+    [(session, _)] = _orders(shop).values()
+    assert report.verdict == "fail"
+    assert {(f.check_id, f.key) for f in report.findings} == {("duplicated", f"provision:{session}")}
+    [finding] = report.findings
+    assert (finding.expected, finding.actual) == (1, 3)
+
+
+def test_a_seed_opening_sessions_of_another_mode_than_the_stories_ask_says_which(
+        shop: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The config says the shop sells one-off orders; its seed opens plans: the scenario is
+    unknown, its reason naming both modes."""
+    monkeypatch.setenv("SHOP_MODE", "subscription")
+    [report] = _run(shop, ["duplicate-sequential"]).values()
+    assert (report.verdict, report.attempts) == ("unknown", ())
+    assert report.reason == ("the seed hook's checkout sessions do not cover the story: the story needs "
+                             "payment-mode checkout session #1 (paid by card) and the receiver opened 0 of that kind "
+                             "(and 1 subscription-mode paid by card)")
+
+
+def test_checkout_modes_takes_payment_and_subscription_with_checkout_sessions_created(tmp_path: Path) -> None:
+    base = '[target]\nurl = "http://127.0.0.1:1/h"\nsecret = "s"\n[target.seed]\ncommand = "seed"\n'
+    config = parse_config(base + 'creates = ["checkout.session"]\ncheckout_modes = ["subscription", "payment"]\n'
+                          '[observer]\nkind = "sink"\n')
+    assert config.target.seed is not None and config.target.seed.checkout_modes == ["subscription", "payment"]
+    with pytest.raises(ConfigError, match="checkout_modes.*payment or subscription mode, not 'setup'"):
+        parse_config(base + 'creates = ["checkout.session"]\ncheckout_modes = ["setup"]\n[observer]\nkind = "sink"\n')
+    with pytest.raises(ConfigError, match="add \"checkout.session\" to creates"):
+        parse_config(base + 'creates = ["customer"]\ncheckout_modes = ["subscription"]\n[observer]\nkind = "sink"\n')
+
+
 def test_a_story_binds_to_the_receivers_open_sessions_in_creation_order() -> None:
     w = World(5)
     price = w.create_price(interval=None)
@@ -146,6 +201,27 @@ def test_a_story_binds_to_the_receivers_open_sessions_in_creation_order() -> Non
     with pytest.raises(UnboundCheckout, match="needs payment-mode checkout session #3 .* opened 2 of that kind"):
         w.open_checkout(None, other)
     assert (w.story_sessions, w.receiver_sessions) == (3, mine)
+
+
+def test_a_story_binds_subscription_mode_sessions_by_their_mode() -> None:
+    """A subscription-mode session the receiver opened is bound to the story's subscription
+    Checkout, not to its payment-mode one; completing it starts the subscription its
+    ``subscription_data`` describes (a trial here) and provisions the session."""
+    w = World(6)
+    plan = w.open_checkout(None, w.create_price(), mode="subscription", trial=True, client_reference_id="u-1",
+                           subscription_metadata={"user": "1"}, by_receiver=True)
+    order = w.open_checkout(None, w.create_price(interval=None), client_reference_id="o-1", by_receiver=True)
+    w.bind_receiver_creates(["checkout.session"])
+    assert w.open_checkout(None, w.create_price(interval=None)) == order
+    sub = w.subscribe_through_checkout(None)
+    done = next(e for e in w.events if e.type == "checkout.session.completed")
+    assert (done.object_id, done.object["client_reference_id"], done.object["payment_status"]) == (
+        plan, "u-1", "no_payment_required")
+    assert (w.get(sub)["status"], w.get(sub)["metadata"], done.business_key) == ("trialing", {"user": "1"},
+                                                                                 f"provision:{plan}")
+    with pytest.raises(UnboundCheckout, match="subscription-mode checkout session #3 .* opened 1 of that kind "
+                                              r"\(and 1 payment-mode paid by card\)"):
+        w.subscribe_through_checkout(None)
 
 
 def test_creates_names_what_a_seed_can_create_and_needs_the_stripe_profile() -> None:

@@ -122,6 +122,26 @@ def test_the_document_says_what_kind_of_checkout_session_the_story_binds() -> No
                              create={"checkout.session": 2, "customer": 1})
     assert document["create"] == {"checkout.session": 2, "customer": 1}
     assert document["create_as"] == {"checkout.session": {"mode": "payment", "payment_method_types": ["card"]}}
+    assert "create_each" not in document
+
+
+def test_the_document_lists_each_session_the_story_opens_by_mode() -> None:
+    """The story's sessions in the order it opens them: one kind also as ``create_as``; two
+    kinds only in ``create_each``."""
+    scratch = World(11)
+    customer = scratch.event(scratch.create_customer()).object_id
+    scratch.subscribe_through_checkout(customer)
+    scratch.complete_checkout(scratch.open_checkout(customer, scratch.create_price(interval=None)))
+    assert scratch.story_session_kinds == [("subscription", "card"), ("payment", "card")]
+    both = seed_document(World(11), scenario="s", profile="stripe", create={"checkout.session": 2},
+                         session_kinds=scratch.story_session_kinds)
+    assert both["create_each"] == {"checkout.session": [
+        {"mode": "subscription", "payment_method_types": ["card"]}, {"mode": "payment", "payment_method_types": ["card"]}]}
+    assert "create_as" not in both
+    plans = seed_document(World(11), scenario="s", profile="stripe", create={"checkout.session": 1, "customer": 0},
+                          session_kinds=[("subscription", "card")])
+    assert plans["create_as"] == {"checkout.session": {"mode": "subscription", "payment_method_types": ["card"]}}
+    assert plans["create_each"] == {"checkout.session": [{"mode": "subscription", "payment_method_types": ["card"]}]}
 
 
 class _Seeded(BaseHTTPRequestHandler):

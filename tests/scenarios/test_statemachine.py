@@ -49,24 +49,29 @@ def test_the_world_decides_what_is_legal_next() -> None:
 
 def test_checkout_is_an_operation_of_the_billing_world() -> None:
     """A card session is paid at once; a boleto session completes unpaid and its payment then
-    succeeds or fails, once (Stripe's "Fulfill orders" guide)."""
+    succeeds or fails, once (Stripe's "Fulfill orders" guide); a subscription-mode session
+    completes paid once its subscription's first invoice is (Stripe's subscriptions guide)."""
     from hookproof.scenarios.world_ops import apply_action
     from hookproof.simulator.errors import WorldError
 
     world = World(3)
-    for _ in range(4):  # card, boleto, card, boleto
+    for _ in range(5):  # card, boleto, a plan, card, boleto
         apply_action(world, "checkout", None)
     sessions = world.objects("checkout.session")
-    assert [world.peek(s)["payment_status"] for s in sessions] == ["paid", "unpaid", "paid", "unpaid"]
+    assert [(world.peek(s)["mode"], world.peek(s)["payment_status"]) for s in sessions] == [
+        ("payment", "paid"), ("payment", "unpaid"), ("subscription", "paid"), ("payment", "paid"),
+        ("payment", "unpaid")]
+    plan = world.peek(sessions[2])
+    assert world.peek(plan["subscription"])["status"] == "active" and world.peek(plan["invoice"])["status"] == "paid"
     legal = legal_actions(world)
     assert [a for a in legal if a[0] in ("settle_delayed", "fail_delayed")] == [
-        ("settle_delayed", 1), ("fail_delayed", 1), ("settle_delayed", 3), ("fail_delayed", 3)]
+        ("settle_delayed", 1), ("fail_delayed", 1), ("settle_delayed", 4), ("fail_delayed", 4)]
     apply_action(world, "settle_delayed", 1)
-    apply_action(world, "fail_delayed", 3)
-    assert [world.peek(s)["payment_status"] for s in sessions] == ["paid", "paid", "paid", "unpaid"]
+    apply_action(world, "fail_delayed", 4)
+    assert [world.peek(s)["payment_status"] for s in sessions] == ["paid", "paid", "paid", "paid", "unpaid"]
     assert not any(a[0] in ("settle_delayed", "fail_delayed") for a in legal_actions(world))
     with pytest.raises(WorldError, match="no pending delayed payment"):
-        apply_action(world, "settle_delayed", 3)
+        apply_action(world, "settle_delayed", 4)
     assert [e.type for e in world.events if e.type.startswith("checkout.session.async")] == [
         "checkout.session.async_payment_succeeded", "checkout.session.async_payment_failed"]
 

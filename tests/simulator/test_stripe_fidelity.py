@@ -42,7 +42,8 @@ def full_world(api_version: str | None = None, account: str | None = None) -> Wo
     a trial that ends, a plan change, a failed payment paid on retry, a pause and resume, a
     voided invoice, subscriptions whose first payment fails (then paid, or expired) and one
     marked unpaid, and checkout
-    sessions opened as a receiver opens them (with and without a customer, both modes)."""
+    sessions opened as a receiver opens them (with and without a customer, both modes, a
+    subscription-mode one on trial)."""
     w = World(SEED, api_version=api_version, account=account)
     w.lifecycle()
     for script in SCRIPTS.values():
@@ -65,6 +66,8 @@ def full_world(api_version: str | None = None, account: str | None = None) -> Wo
     w.complete_checkout(paid)
     subscribed = w.open_checkout(customer, w.create_price(), mode="subscription", client_reference_id="plan-3")
     w.complete_checkout(subscribed)
+    w.complete_checkout(w.open_checkout(None, w.create_price(), mode="subscription", trial=True,
+                                        customer_email="trial@example.com", subscription_metadata={"seat": "2"}))
     return w
 
 
@@ -255,6 +258,95 @@ def test_the_stripe_sdk_parses_every_event(world: World) -> None:
         if obj.object == "subscription":
             price = obj["items"].data[0].price
             assert price.id.startswith("price_") and price.object == "price" and price.unit_amount > 0
+
+
+def _literals(annotation: Any) -> set[str]:
+    """The string values a stripe-python field annotation's ``Literal`` lists."""
+    out: set[str] = set()
+    for arg in typing.get_args(annotation):
+        if typing.get_origin(arg) is typing.Literal:
+            out |= set(typing.get_args(arg))
+    return out
+
+
+def test_a_subscription_mode_session_completes_as_stripe_types_it(world: World) -> None:
+    """Every completed subscription-mode session, parsed by stripe-python from its webhook body:
+    its enum fields take values stripe-python's ``checkout.Session`` lists, it names its
+    subscription and (when paid) that subscription's first invoice, has no payment intent, and
+    says ``paid``, or ``no_payment_required`` on a trial."""
+    sessions = [e for e in world.events if e.type == "checkout.session.completed"
+                and e.object["mode"] == "subscription"]
+    assert len(sessions) >= 3  # the lifecycle's, the receiver-style one and the trial
+    annotations = stripe.checkout.Session.__annotations__
+    seen = set()
+    for event in sessions:
+        envelope = PROFILE.envelope(event)
+        header = PROFILE.sign(envelope, [SECRET], event.created)["Stripe-Signature"]
+        session = stripe.Webhook.construct_event(envelope.body, header, SECRET, tolerance=None).data.object
+        assert isinstance(session, stripe.checkout.Session)
+        for field in ("mode", "payment_status", "customer_creation", "payment_method_collection", "status"):
+            value = session[field]
+            assert value is None or value in _literals(annotations[field]), (field, value)
+        sub = world.get(session.subscription)
+        assert (session.mode, session.status, session.payment_intent) == ("subscription", "complete", None)
+        assert session.subscription.startswith("sub_") and session.customer == sub["customer"]
+        assert session.customer_details.email == world.get(session.customer)["email"]
+        assert session.payment_method_collection == "always" and session.invoice_creation is None
+        if session.payment_status == "paid":
+            first = world.get(session.invoice)  # the subscription's first invoice, paid
+            assert (first["subscription"], first["billing_reason"], first["status"]) == (
+                session.subscription, "subscription_create", "paid")
+            assert session.amount_total == first["amount_paid"] > 0
+            assert event.business_key == f"provision:{session.id}"
+        else:
+            assert (session.payment_status, session.invoice, session.amount_total) == ("no_payment_required", None, 0)
+            assert sub["status"] == "trialing" and sub["metadata"] == {"seat": "2"}
+        seen.add(session.payment_status)
+    assert seen == {"paid", "no_payment_required"}
+
+
+def test_a_subscription_mode_session_a_saas_opens_through_the_sdk_is_provisioned() -> None:
+    """A SaaS opens a subscription-mode session with stripe-python (``client_reference_id``, its
+    ``subscription_data``); completing it delivers a ``checkout.session.completed`` naming the
+    subscription that carries ``subscription_data.metadata``, which the SDK then retrieves."""
+    world = World(SEED + 2)
+    price = world.create_price()
+    receiver = ShopReceiver()
+    with run_server(ServerState([world])) as provider, serve_app(receiver.app) as shop:
+        client = stripe.StripeClient(DEFAULT_API_KEY, base_addresses={"api": provider.api_base},
+                                     http_client=stripe.RequestsClient(timeout=TIMEOUT_S), max_network_retries=0)
+        session = client.v1.checkout.sessions.create(params={
+            "mode": "subscription", "customer_email": "ada@example.com", "client_reference_id": "user-42",
+            "metadata": {"cart": "c-1"}, "line_items": [{"price": price, "quantity": 1}],
+            "subscription_data": {"metadata": {"user": "42"}},
+            "success_url": "https://saas.example/ok", "cancel_url": "https://saas.example/cancel",
+        })
+        assert (session.mode, session.status, session.customer_creation, session.subscription) == (
+            "subscription", "open", "always", None)
+        with pytest.raises(stripe.InvalidRequestError, match="subscription_data"):
+            client.v1.checkout.sessions.create(params={
+                "mode": "payment", "line_items": [{"price": world.create_price(interval=None)}],
+                "subscription_data": {"trial_period_days": 7}})
+        assert provider.state is not None
+        with provider.state.lock:
+            events = world.complete_checkout(session.id)
+        completed = [e for e in events if e.type == "checkout.session.completed"]
+        history = History()
+
+        async def deliver() -> None:
+            async with Dispatcher(Target(url=shop.url + "/webhooks"), PROFILE, [SECRET], history) as d:
+                await d.run(schedule(completed, FaultPlan()))
+
+        asyncio.run(deliver())
+        assert [a.outcome for a in history] == [Outcome.ACKED]
+        assert receiver.completed == {session.id: ("user-42", {"cart": "c-1"})}
+        again = client.v1.checkout.sessions.retrieve(session.id, params={"expand": ["subscription"]})
+        assert (again.payment_status, again.payment_intent) == ("paid", None)
+        assert (again.subscription.status, again.subscription.metadata.to_dict()) == ("active", {"user": "42"})
+        assert again.invoice == again.subscription.latest_invoice
+        assert [e.type for e in events] == ["customer.created", "customer.subscription.created", "invoice.created",
+                                            "invoice.paid", "customer.subscription.updated",
+                                            "checkout.session.completed"]
 
 
 @pytest.mark.parametrize(("api_version", "has_refunds"), [
@@ -585,8 +677,9 @@ def test_the_sdk_pages_lists_and_expands(sdk: stripe.StripeClient, world: World)
     assert invoice.lines.data[0].pricing.price_details.price.startswith("price_")
     account = sdk.v1.accounts.retrieve(world.account)
     assert account.id == world.account and account.charges_enabled is True
-    by_sub = sdk.v1.invoices.list(params={"subscription": subs[0].id, "status": "paid"})
-    assert by_sub.data and all(i.parent.subscription_details.subscription == subs[0].id for i in by_sub.data)
+    paid = next(s.id for s in subs if s.latest_invoice and world.get(s.latest_invoice)["status"] == "paid")
+    by_sub = sdk.v1.invoices.list(params={"subscription": paid, "status": "paid"})
+    assert by_sub.data and all(i.parent.subscription_details.subscription == paid for i in by_sub.data)
 
 
 # ---- objects a receiver creates -----------------------------------------------------------

@@ -195,15 +195,40 @@ def test_a_session_opened_without_a_customer_gets_one_and_keeps_what_the_shop_se
 def test_a_subscription_mode_session_starts_its_subscription() -> None:
     w = World(7)
     customer = w.event(w.create_customer()).object_id
-    cs = w.open_checkout(customer, w.create_price(), mode="subscription", metadata={"plan": "pro"})
+    cs = w.open_checkout(customer, w.create_price(), mode="subscription", metadata={"cart": "4"},
+                         subscription_metadata={"plan": "pro"})
     events = w.complete_checkout(cs)
     assert [e.type for e in events] == ["customer.subscription.created", "invoice.created", "invoice.paid",
                                         "customer.subscription.updated", "checkout.session.completed"]
     done = events[-1].object
-    assert w.get(done["subscription"])["metadata"] == {"plan": "pro"}
+    assert w.get(done["subscription"])["metadata"] == {"plan": "pro"}  # subscription_data's, not the session's
+    assert done["metadata"] == {"cart": "4"}
     assert done["invoice"] == w.get(done["subscription"])["latest_invoice"]
+    assert (done["mode"], done["payment_status"], done["payment_intent"], done["status"]) == \
+        ("subscription", "paid", None, "complete")
+    assert w.get(done["subscription"])["status"] == "active"
+    assert w.get(done["invoice"])["status"] == "paid"
+    assert done["amount_total"] == w.get(done["invoice"])["amount_paid"]
+    assert [e.business_key for e in events] == [None, None, f"renewal:{done['invoice']}", None, f"provision:{cs}"]
     with pytest.raises(WorldError, match="one_time: it cannot be sold in subscription mode"):
         w.open_checkout(customer, w.create_price(interval=None), mode="subscription")
+
+
+def test_a_trial_subscription_mode_session_completes_with_nothing_to_pay() -> None:
+    """A trial bought through Checkout: the subscription starts ``trialing``, no invoice is
+    paid, and the session says ``no_payment_required``; it still provisions (its key)."""
+    w = World(7)
+    cs = w.open_checkout(None, w.create_price(), mode="subscription", trial=True, customer_email="t@example.com")
+    assert (w.get(cs)["amount_total"], w.get(cs)["customer_creation"]) == (0, "always")
+    events = w.complete_checkout(cs)
+    assert [e.type for e in events] == ["customer.created", "customer.subscription.created",
+                                        "checkout.session.completed"]
+    done = events[-1].object
+    assert (done["payment_status"], done["invoice"], done["payment_intent"]) == ("no_payment_required", None, None)
+    assert w.get(done["subscription"])["status"] == "trialing"
+    assert events[-1].business_key == f"provision:{cs}"
+    with pytest.raises(WorldError, match="only a subscription-mode session has a trial"):
+        w.open_checkout(None, w.create_price(interval=None), trial=True)
 
 
 @settings(max_examples=25, deadline=None)

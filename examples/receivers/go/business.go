@@ -41,7 +41,12 @@ func businessKey(ev event) string {
 	id := str(obj, "id")
 	switch ev.Type {
 	case "checkout.session.completed":
-		if str(obj, "payment_status") == "paid" {
+		status := str(obj, "payment_status")
+		if str(obj, "mode") == "subscription" {
+			if status == "paid" || status == "no_payment_required" {
+				return "provision:" + id
+			}
+		} else if status == "paid" {
 			return "fulfillment:" + id
 		}
 	case "checkout.session.async_payment_succeeded":

@@ -10,6 +10,7 @@ event type                            business key
 ====================================  ============================================
 payment_intent.succeeded              ``license:<payment intent>``
 checkout.session.completed (paid)     ``fulfillment:<checkout session>``
+checkout.session.completed (subscription mode, paid or on trial)  ``provision:<checkout session>``
 checkout.session.async_payment_succeeded  ``fulfillment:<checkout session>``
 invoice.paid                          ``renewal:<invoice>``
 invoice.payment_failed                ``dunning:<invoice>:<attempt_count>``
@@ -23,6 +24,8 @@ from django.apps import AppConfig
 
 
 def _fulfillment(obj):
+    if obj.get("mode") == "subscription":  # provisions the subscription it started, paid or on trial
+        return f"provision:{obj['id']}" if obj.get("payment_status") in ("paid", "no_payment_required") else None
     return f"fulfillment:{obj['id']}" if obj.get("payment_status") == "paid" else None
 
 
