@@ -1044,6 +1044,23 @@ WORDED: Mapping[str, tuple[tuple[str, str, str], ...]] = {
          "comparing updated_at lets the older fetch's write land last: the issue stays open. Applies only to "
          "receivers that fetch."),
     ),
+    # Shopify has no manual replay: the same event comes again as a new delivery through a second
+    # subscription to its topic (`ShopifyProfile.replayed`; shopify.dev "Ignore duplicate webhooks").
+    "mass-redelivery": (
+        ("shopify", "Every event again through a second subscription",
+         "The endpoint has a second subscription to the same topics (webhooks declared both in "
+         "shopify.app.toml and through the Admin API), so every event of a window comes again, shuffled, "
+         "once per subscription: the same body, X-Shopify-Event-Id and X-Shopify-Triggered-At, a new "
+         "X-Shopify-Webhook-Id (shopify.dev, \"Ignore duplicate webhooks\": one webhook per subscription). "
+         "Deduplication must use X-Shopify-Event-Id: every effect must stay single and every state current."),
+    ),
+    "mass-redelivery-window": (
+        ("shopify", "A large window again through a second subscription",
+         "Every event of a window (200 by default) is delivered, then delivered again through a second "
+         "subscription to its topic: the same X-Shopify-Event-Id, a new X-Shopify-Webhook-Id. A dedupe keyed "
+         "by X-Shopify-Webhook-Id, or one that remembers only the latest ids (an in-memory LRU), applies "
+         "them again."),
+    ),
     # Providers that sign no timestamp send a retry as the same request, byte for byte.
     "transport-fields-change": (
         ("github", "A retry of the same delivery",

@@ -624,6 +624,17 @@ def test_the_signing_table_names_each_profile_s_headers() -> None:
         assert named and set(named) <= set(headers), (name, named, sorted(headers))
 
 
+def test_shopify_s_id_is_the_event_id_as_shopify_dev_says() -> None:
+    """shopify.dev's "Ignore duplicate webhooks" dedupes on ``X-Shopify-Event-Id``: the table calls
+    it the id, as the Shopify section does, and it is the envelope's id; ``X-Shopify-Webhook-Id``
+    is one subscription's delivery, not the id."""
+    row = next(line for line in README.split("### How each profile signs", 1)[1].splitlines()
+               if line.startswith("| shopify |"))
+    assert "`X-Shopify-Event-Id` (the id" in row and "`X-Shopify-Webhook-Id` (the id" not in row
+    envelope, headers = _signed_delivery("shopify", "s3cret")
+    assert headers["X-Shopify-Event-Id"] == envelope.event_id != headers["X-Shopify-Webhook-Id"]
+
+
 def test_generic_hmac_signs_as_the_readme_says() -> None:
     """generic-hmac: ``X-Signature`` is the lowercase hex HMAC-SHA256 of the raw body keyed by
     the secret, the id is in ``X-Webhook-Id``, and no timestamp is sent or signed."""

@@ -23,6 +23,10 @@ redelivered event repeats its effect. `create_app(dedupe_by_object=True)` is ano
 (``shopify_app_dedupe_by_object``): it claims the topic and the order (a refund's
 ``order_id``, else the resource's ``id``) instead of the event, so an order's second
 ``orders/updated`` is taken for a duplicate and its state stays behind.
+`create_app(dedupe_by_webhook_id=True)` is a third (``shopify_app_dedupe_by_webhook_id``): it
+claims ``X-Shopify-Webhook-Id`` instead of ``X-Shopify-Event-Id``, so a retry is caught but the
+same event through a second subscription to its topic (a new Webhook-Id, the same Event-Id:
+shopify.dev, "Ignore duplicate webhooks") repeats its effect.
 `create_app(admin=AdminApi(...))` is its fetching variant (``shopify_app_fetch``): on an
 ``orders/*`` topic it reads the order through the Admin REST API
 (``GET /admin/api/2024-10/orders/{id}.json`` with ``X-Shopify-Access-Token``, 5 s timeout)
@@ -107,7 +111,7 @@ class AdminApi:
 
 def create_app(database: str, secret: str, *, dedupe: bool = True, shop_domain: str | None = None,
                admin: AdminApi | None = None, ack_fetch_failures: bool = False,
-               dedupe_by_object: bool = False) -> FastAPI:
+               dedupe_by_object: bool = False, dedupe_by_webhook_id: bool = False) -> FastAPI:
     """The receiver's FastAPI app (see the module docstring)."""
     with sqlite3.connect(database) as setup:
         setup.executescript(SCHEMA)
@@ -144,6 +148,8 @@ def create_app(database: str, secret: str, *, dedupe: bool = True, shop_domain: 
             if order is None:  # not claimed: Shopify retries, and the retry applies the event
                 return JSONResponse({"error": "the Admin API could not be read"}, status_code=503)
         claimed = f"{topic}:{body.get('order_id') or body.get('id')}" if dedupe_by_object else event_id
+        if dedupe_by_webhook_id:  # the broken twin: one subscription's delivery, not the event
+            claimed = headers.get("x-shopify-webhook-id") or event_id
         with Transaction(database) as db:
             if dedupe and db.execute("INSERT OR IGNORE INTO events (event_id) VALUES (?)", (claimed,)).rowcount == 0:
                 return JSONResponse({"duplicate": event_id})
@@ -163,7 +169,7 @@ def create_app(database: str, secret: str, *, dedupe: bool = True, shop_domain: 
 
 
 def main(dedupe: bool = True, fetch: bool = False, ack_fetch_failures: bool = False,
-         dedupe_by_object: bool = False) -> None:
+         dedupe_by_object: bool = False, dedupe_by_webhook_id: bool = False) -> None:
     """Run the receiver from its environment (see the module docstring)."""
     env = os.environ
     secret = env.get("SHOPIFY_API_SECRET") or env.get("WEBHOOK_SECRET") or env["HOOKPROOF_SECRET"]
@@ -171,7 +177,7 @@ def main(dedupe: bool = True, fetch: bool = False, ack_fetch_failures: bool = Fa
                      env.get("SHOPIFY_ACCESS_TOKEN") or env["HOOKPROOF_API_KEY"]) if fetch else None
     serve(create_app(env.get("DATABASE", "shopify.sqlite"), secret, dedupe=dedupe,
                      shop_domain=env.get("SHOP_DOMAIN") or None, admin=admin, ack_fetch_failures=ack_fetch_failures,
-                     dedupe_by_object=dedupe_by_object))
+                     dedupe_by_object=dedupe_by_object, dedupe_by_webhook_id=dedupe_by_webhook_id))
 
 
 if __name__ == "__main__":

@@ -4,7 +4,10 @@ Sources: shopify.dev/docs/apps/build/webhooks/delivery-structure (headers: Topic
 Hmac-Sha256, Shop-Domain, API-Version, Webhook-Id, Triggered-At, Event-Id; the body is
 the full REST resource), shopify.dev/apps/build/webhooks/ignore-duplicates
 (``X-Shopify-Event-Id`` is the duplicate key), shopify.dev/changelog/updates-to-webhook-retry-mechanism
-(8 retries over 4 hours, exponential, since 2024-09-10); npm ``@shopify/shopify-api``
+(8 retries over 4 hours, exponential, since 2024-09-10; retries carry "the original payload from
+the time they were triggered"), shopify.dev/docs/apps/build/webhooks/ignore-duplicates' note ("If you
+have more than one subscription for the same topic, then you'll receive several webhooks for the same
+event (one per subscription)"); npm ``@shopify/shopify-api``
 ``lib/webhooks/validate.js`` (official verifier: base64 digest, required headers).
 ``User-Agent: Shopify-Captain-Hook`` is not in Shopify's docs; it is what deliveries carry in
 published receiver logs (e.g. tigersandtacos.dev, "Knock Knock, who's there?", 2020).
@@ -16,6 +19,7 @@ import base64
 import hashlib
 import hmac
 import random
+from dataclasses import replace
 from typing import ClassVar, Mapping, Sequence
 
 from hookproof.simulator.errors import ProfileError
@@ -33,6 +37,10 @@ def shopify_hmac(secret: str, body: bytes) -> str:
 #: The User-Agent of Shopify's webhook deliveries (see the module docstring).
 USER_AGENT = "Shopify-Captain-Hook"
 
+#: `Event.extra` key of the subscription a delivery goes through (`ShopifyProfile.replayed`):
+#: absent or 0 for the endpoint's first subscription to the topic, n for its n-th other one.
+SUBSCRIPTION = "shopify_subscription"
+
 
 class ShopifyProfile(Profile):
     """Shopify Admin webhooks over HTTPS.
@@ -49,6 +57,11 @@ class ShopifyProfile(Profile):
     from the event id: one per delivery to this subscription, unchanged across its retries
     as integrators observe [2ND]), ``X-Shopify-Triggered-At`` (the change's time; retries
     keep the trigger-time payload). No test/live flag.
+
+    Shopify has no manual replay; what sends one event to an endpoint again as a new delivery
+    is a second subscription to its topic (`replayed`: an app whose webhooks are declared both
+    in ``shopify.app.toml`` and through the Admin API, or twice through it): the same body,
+    ``X-Shopify-Event-Id`` and ``X-Shopify-Triggered-At``, a new ``X-Shopify-Webhook-Id``.
 
     Signing: one client secret, no rotation list: only the first secret signs. No
     timestamp, so no tolerance window.
@@ -87,6 +100,26 @@ class ShopifyProfile(Profile):
         """Every topic the Shopify world emits, mapped to itself (Shopify's own names)."""
         return {t: t for t in SHOPIFY_EVENT_TYPES}
 
+    def replayed(self, event: Event, replay: int) -> Event:
+        """`event` delivered through the endpoint's `replay`-th other subscription to its topic
+        (1: the second subscription). shopify.dev "Ignore duplicate webhooks": "If you have more
+        than one subscription for the same topic, then you'll receive several webhooks for the
+        same event (one per subscription)", each with the event's ``X-Shopify-Event-Id``; the
+        delivery-structure page makes ``X-Shopify-Webhook-Id`` "a unique composite key per
+        delivery", so each subscription's delivery has its own (kept across that delivery's
+        retries). The body, ``X-Shopify-Triggered-At`` and every other header stay: both
+        subscriptions are taken at the profile's API version (one at another version would
+        serialize the body at that version, ``X-Shopify-API-Version``; the world has 2024-10's
+        shapes alone)."""
+        return replace(event, extra={**event.extra, SUBSCRIPTION: replay})
+
+    @staticmethod
+    def webhook_id(event: Event) -> str:
+        """``X-Shopify-Webhook-Id`` of `event`'s delivery: a UUID derived from the event id, and
+        for another subscription's delivery (`replayed`) from its number too."""
+        subscription = int(event.extra.get(SUBSCRIPTION, 0)) if event.extra else 0
+        return derived_uuid("shopify-webhook", event.id if not subscription else f"{event.id}:subscription:{subscription}")
+
     def envelope(self, event: Event) -> Envelope:
         """The delivery of `event`. Raises ProfileError for a billing-world event."""
         if "/" not in event.type:
@@ -104,7 +137,7 @@ class ShopifyProfile(Profile):
                 "X-Shopify-Topic": topic,
                 "X-Shopify-Shop-Domain": shop_domain(event.account),
                 "X-Shopify-API-Version": self.api_version,
-                "X-Shopify-Webhook-Id": derived_uuid("shopify-webhook", event.id),
+                "X-Shopify-Webhook-Id": self.webhook_id(event),
                 "X-Shopify-Event-Id": event_id,
                 "X-Shopify-Triggered-At": rfc3339_ns(event.created_us),
             },

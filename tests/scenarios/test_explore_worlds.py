@@ -419,3 +419,32 @@ def test_a_replayed_window_is_recorded_and_named_as_paddles_replay(tmp_path: Pat
                                       "was a manual replay: a new notification_id, the same event_id; "), finding.message
     tags = [a.faults for a in failure.attempts]
     assert tags == [()] * 7 + [("redeliver", "replay")] * 2
+
+
+@pytest.mark.slow
+def test_the_shopify_twin_claiming_webhook_ids_is_found_through_a_second_subscription(tmp_path: Path) -> None:
+    """A new user's Shopify app deduplicating on ``X-Shopify-Webhook-Id`` passed explore: its
+    window redelivery sent each event's first delivery again. `redeliver_window` now sends the
+    event through a second subscription to its topic (`ShopifyProfile.replayed`: a new
+    Webhook-Id, the same Event-Id): the twin is found at the default budget (in 8 searches of 8,
+    seeds 1 to 8), always through a window redelivery."""
+    from examples.receivers.shopify_app import create_app
+
+    count = itertools.count()
+    secret = SECRETS["shopify"]
+
+    def open_() -> Prepared:
+        db = tmp_path / f"wh-{next(count)}.sqlite"
+        return Prepared(Target(app=create_app(str(db), secret, dedupe_by_webhook_id=True)),
+                        sqlite_observer(db, "shopify"))
+
+    target = ExploreTarget(profile=get_profile("shopify"), secrets=(secret,), open=open_,
+                           describe="in-process shopify_app claiming X-Shopify-Webhook-Id", settle_window_s=0.02)
+    failures = [explore(target, max_examples=100, seed=seed, provider_state=ServerState()).failure
+                for seed in (2, 3, 5)]
+    found = [f for f in failures if f is not None]
+    assert len(found) == 3, "the X-Shopify-Webhook-Id twin passed a search"
+    for failure in found:
+        assert {f.check_id for f in failure.findings} == {"duplicated"}, failure.summary()
+        assert any(step.op == "redeliver_window" for step in failure.steps), format_steps(
+            failure.steps, failure.event_types)
