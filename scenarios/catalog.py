@@ -621,6 +621,12 @@ def _stale_after_newer(ctx: Context, w: World) -> Plan | NotApplicable:
         if len(tied) == 4:  # created; then past due, recovered, canceled in one second
             newer += [tied[0], tied[1], tied[3]]
             older.append(tied[2])
+    elif hasattr(w, "same_second_story") and events[0].object_type == "order":  # Shopify's updated_at ties
+        tied = [e for e in w.same_second_story() if ctx.sends(e.type)]
+        partial = [e for e in tied if e.status == "partially_refunded"]
+        if len(partial) == 1 and any(e.status == "refunded" for e in tied):
+            newer += [e for e in tied if e is not partial[0]]
+            older.append(partial[0])
     return Plan(w, (Phase(tuple(newer)), Phase(tuple(older))))
 
 
@@ -1002,7 +1008,10 @@ WORDED: Mapping[str, tuple[tuple[str, str, str], ...]] = {
         ("shopify", "An old update after the cancellation",
          "An order's delayed first event (orders/create, financial_status pending) arrives after its later "
          "ones (orders/paid, the refunds, orders/cancelled). Applying it would bring back a financial_status "
-         "the order has left."),
+         "the order has left. A second order is paid, partly refunded and cancelled in one second (Shopify's "
+         "updated_at counts whole seconds); its partial refund's orders/updated arrives after the cancellation: "
+         "ordering by updated_at alone, with > or >=, gets one of them wrong; X-Shopify-Triggered-At tells them "
+         "apart."),
         ("paddle", "An old update after the cancellation",
          "A subscription's delayed subscription.updated event of its declined renewal (status past_due) "
          "arrives after its later ones (subscription.past_due, recovered, then subscription.canceled). "

@@ -26,8 +26,12 @@ from hookproof.simulator.errors import ProfileError
 from hookproof.simulator.events import Event
 from hookproof.simulator.profiles.base import Envelope, Profile, canonical_json, require_secrets
 from hookproof.simulator.profiles.formats import derived_uuid, rfc3339_ns
-from hookproof.simulator.profiles.provider_words import EventClock
+from hookproof.simulator.profiles.provider_words import BodyTime, EventClock
 from hookproof.simulator.world.shopify import SHOPIFY_API_VERSION, SHOPIFY_EVENT_TYPES, shop_domain
+from hookproof.simulator.world.shopify_shapes import SHOP_TZ
+
+#: The UTC offset of the world's shop, in which its resources write their times (seconds).
+SHOP_UTC_OFFSET_S = int(SHOP_TZ.utcoffset(None).total_seconds())
 
 
 def shopify_hmac(secret: str, body: bytes) -> str:
@@ -79,9 +83,15 @@ class ShopifyProfile(Profile):
     retry_schedule_s = (60.0, 120.0, 240.0, 480.0, 960.0, 1920.0, 3840.0, 6780.0)
     # ``X-Shopify-Triggered-At`` (the header, nine fractional digits) or the resource's ``updated_at``
     # orders a resource's deliveries (shopify.dev/docs/apps/build/webhooks/delivery-structure)
+    # the world's triggers stay in their change's updated_at second (simulator.world.shopify), so two
+    # events tie on updated_at exactly when their triggers share a second (`BodyTime`)
     event_clock = EventClock("X-Shopify-Triggered-At", "rfc3339_ns", 1,
                              "compare the resource's updated_at "
-                             "(shopify.dev/docs/apps/build/webhooks/delivery-structure)")
+                             "(shopify.dev/docs/apps/build/webhooks/delivery-structure)",
+                             BodyTime("updated_at", 1_000_000, SHOP_UTC_OFFSET_S,
+                                      "it counts whole seconds; break the tie with X-Shopify-Triggered-At, the time "
+                                      "Shopify triggered each webhook, to the nanosecond "
+                                      "(shopify.dev/docs/apps/build/webhooks/delivery-structure)"))
     # 8 retries over 4 hours since 2024-09-10 [DOC]; after 8 consecutive failures a subscription
     # made through the Admin API is deleted [2ND] (providers.md, Shopify)
     retrying = "Shopify would keep retrying it, 8 times over 4 hours"

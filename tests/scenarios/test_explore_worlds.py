@@ -448,3 +448,31 @@ def test_the_shopify_twin_claiming_webhook_ids_is_found_through_a_second_subscri
         assert {f.check_id for f in failure.findings} == {"duplicated"}, failure.summary()
         assert any(step.op == "redeliver_window" for step in failure.steps), format_steps(
             failure.steps, failure.event_types)
+
+
+@pytest.mark.slow
+def test_the_shopify_twin_overwriting_within_one_updated_at_second_is_found(tmp_path: Path) -> None:
+    """Shopify's ``updated_at`` counts whole seconds. A twin guarding an order's state with
+    ``stored updated_at <= incoming`` passed explore while the world spaced an order's changes a
+    second apart; its ``quick_cancel`` (paid, partly refunded and cancelled in one second) lets
+    an older payload of the second overwrite a newer one. Found at the default budget (in 6
+    searches of 6, seeds 1 to 6) from a quick cancellation; the correct receiver (then
+    ``X-Shopify-Triggered-At``) passed 3 of 3."""
+    from examples.receivers.shopify_app import create_app
+
+    count = itertools.count()
+    secret = SECRETS["shopify"]
+
+    def open_() -> Prepared:
+        db = tmp_path / f"tie-{next(count)}.sqlite"
+        return Prepared(Target(app=create_app(str(db), secret, same_second="overwrite")),
+                        sqlite_observer(db, "shopify"))
+
+    target = ExploreTarget(profile=get_profile("shopify"), secrets=(secret,), open=open_,
+                           describe="in-process shopify_app guarding with updated_at <=", settle_window_s=0.02)
+    for seed in (2, 4, 6):
+        failure = explore(target, max_examples=100, seed=seed, provider_state=ServerState()).failure
+        assert failure is not None, f"seed {seed}: the <= twin passed"
+        assert {f.check_id for f in failure.findings} <= {"regressed", "stale"}, failure.summary()
+        assert any(step.op == "emit" and step.action == "quick_cancel" for step in failure.steps), format_steps(
+            failure.steps, failure.event_types)
