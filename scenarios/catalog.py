@@ -582,6 +582,14 @@ def _reserialized_body(ctx: Context, w: World) -> Plan | NotApplicable:
     return _mutation_plan(Mutation.RESERIALIZE)(ctx, w)
 
 
+def _reserialized_retry(ctx: Context, w: World) -> Plan | NotApplicable:
+    """Two copies of each event, the retry re-serialised; not where the provider retries with the
+    original bytes (`Profile.retry_bytes_kept`)."""
+    if ctx.profile.retry_bytes_kept is not None:
+        return NotApplicable(ctx.profile.retry_bytes_kept)
+    return _mutation_plan(Mutation.RESERIALIZE, copies=2, mutate="retries", max_attempts=None)(ctx, w)
+
+
 def _duplicate_concurrent(ctx: Context, w: World) -> Plan | NotApplicable:
     events = effect_events(ctx, w)
     if (na := _need(events, "effectful", ctx)) is not None:
@@ -1146,8 +1154,7 @@ SCENARIOS: tuple[Scenario, ...] = (
               "The same event comes back with its JSON re-serialised (key order, spacing, escapes), "
               "correctly signed. Deduplication must use the event id, not a hash of the body, and the "
               "signature be checked over the raw body: after a refused copy, <after refusal>.",
-              (*EFFECTS, "duplicate_acked"), ("duplicates-tested",),
-              _mutation_plan(Mutation.RESERIALIZE, copies=2, mutate="retries", max_attempts=None)),
+              (*EFFECTS, "duplicate_acked"), ("duplicates-tested",), _reserialized_retry),
     _scenario("reserialized-body", "A delivery in other JSON bytes",
               "An event whose body is its JSON in other bytes than the provider's usual ones (sorted keys, "
               "indentation, \\u escapes), correctly signed over them. A provider's bytes are not any "

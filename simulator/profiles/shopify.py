@@ -104,6 +104,11 @@ class ShopifyProfile(Profile):
     #: public app to refuse other shops' domains.
     foreign_account_valid = ("a Shopify app serves every shop that installs it under one app secret; a delivery "
                              "from another shop (X-Shopify-Shop-Domain) is valid, so there is no foreign account")
+    #: shopify.dev/changelog/updates-to-webhook-retry-mechanism: retries are "delivered with the
+    #: original payload from the time they were triggered".
+    retry_bytes_kept = ("Shopify delivers a retry \"with the original payload from the time they were triggered\" "
+                        "(shopify.dev changelog, \"Updates to webhook retry mechanism\"): the same body bytes, never "
+                        "re-serialised")
     world = "shopify"
 
     def event_types(self) -> Mapping[str, str]:

@@ -73,3 +73,23 @@ def test_a_second_subscription_is_deduplicated_by_event_id(tmp_path: Path, modul
     assert got == failed
     titles = {s.id: s.title for s in report.scenarios}
     assert titles[SCENARIO] == "Every event again through a second subscription"
+
+
+@pytest.mark.parametrize("profile_name", ["shopify", "stripe", "paddle"])
+def test_a_reserialized_retry_is_not_shopify_s(profile_name: str) -> None:
+    """shopify.dev's changelog "Updates to webhook retry mechanism": retries are "delivered with
+    the original payload from the time they were triggered", so `reserialized-retry` does not
+    apply to Shopify, saying so; a delivery in other bytes (`reserialized-body`) still does, and
+    other providers keep the scenario."""
+    from hookproof.scenarios.catalog import NotApplicable
+
+    profile = get_profile(profile_name)
+    world = new_world(profile.world, 5)
+    plan = CATALOG["reserialized-retry"].plan(Context(profile=profile), world)
+    if profile_name == "shopify":
+        assert isinstance(plan, NotApplicable)
+        assert "original payload from the time they were triggered" in plan.reason
+        assert "updates to webhook retry mechanism" in plan.reason.lower()
+    else:
+        assert isinstance(plan, Plan) and plan.phases[0].plan.mutate == "retries"
+    assert isinstance(CATALOG["reserialized-body"].plan(Context(profile=profile), new_world(profile.world, 5)), Plan)
