@@ -16,7 +16,9 @@ check. This receiver:
   applies the topic's effect (``welcome:{customer id}`` on ``customers/create``,
   ``fulfil:{order id}`` on ``orders/paid``, ``refund:{refund id}`` with the refunded amount
   in cents on ``refunds/create``, ``restock:{order id}`` on ``orders/cancelled``,
-  ``purge:{shop id}`` on ``app/uninstalled``), and stores an order's ``financial_status``
+  ``purge:{shop id}`` on ``app/uninstalled``), credits a paid order's customer its
+  ``total_price`` in cents (a store credit balance, ``credits``: ``"60.42"`` is 6042, read as a
+  `Decimal`), and stores an order's ``financial_status``
   unless a newer one is stored: a later ``updated_at``, or the same second and a later
   ``X-Shopify-Triggered-At``;
 - with ``SHOP_DOMAIN`` set, acknowledges another shop's webhooks without acting on them;
@@ -72,6 +74,7 @@ from examples.receivers.mercadopago_fetch import Transaction, serve
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS events (event_id TEXT PRIMARY KEY, received_at TEXT DEFAULT CURRENT_TIMESTAMP);
 CREATE TABLE IF NOT EXISTS effects (business_key TEXT NOT NULL, amount INTEGER, event_id TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS credits (customer_id TEXT PRIMARY KEY, amount INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS orders (object_id TEXT PRIMARY KEY, status TEXT NOT NULL, updated_ts INTEGER NOT NULL,
                                    triggered_ns INTEGER NOT NULL DEFAULT 0);
 """
@@ -194,6 +197,10 @@ def create_app(database: str, secret: str, *, dedupe: bool = True, shop_domain: 
                 key, amount = effect(body)
                 db.execute("INSERT INTO effects (business_key, amount, event_id) VALUES (?, ?, ?)",
                            (key, amount, event_id))
+            if topic == "orders/paid" and isinstance(body.get("customer"), dict):  # the customer's store credit
+                db.execute("INSERT INTO credits (customer_id, amount) VALUES (?, ?) ON CONFLICT (customer_id) "
+                           "DO UPDATE SET amount = credits.amount + excluded.amount",
+                           (str(body["customer"]["id"]), _cents(body["total_price"])))
             if topic.startswith("orders/"):
                 updated = int(datetime.fromisoformat(order["updated_at"]).timestamp())
                 db.execute("INSERT INTO orders (object_id, status, updated_ts, triggered_ns) VALUES (?, ?, ?, ?) "

@@ -350,7 +350,7 @@ def test_a_paddle_counter_reads_its_string_minor_units() -> None:
         total = event.object["details"]["totals"]["grand_total"]
         assert isinstance(total, str)
         assert mapping.counter_of(event) == (event.object["customer_id"], int(total))
-    with pytest.raises(ConfigError, match="data.currency_code: is '[A-Z]{3}', not an integer amount"):
+    with pytest.raises(ConfigError, match="data.currency_code: is '[A-Z]{3}', not an amount"):
         parse_config(text.replace("data.details.totals.grand_total", "data.currency_code"), "hookproof.toml")
 
 
