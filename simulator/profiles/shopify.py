@@ -109,6 +109,10 @@ class ShopifyProfile(Profile):
     retry_bytes_kept = ("Shopify delivers a retry \"with the original payload from the time they were triggered\" "
                         "(shopify.dev changelog, \"Updates to webhook retry mechanism\"): the same body bytes, never "
                         "re-serialised")
+    #: shopify.dev "Ignore duplicate webhooks": one webhook per subscription for the same event; the
+    #: delivery-structure page: X-Shopify-Webhook-Id is "a unique composite key per delivery"
+    replay_words = ("the same event through a second subscription to its topic: a new X-Shopify-Webhook-Id, "
+                    "the same X-Shopify-Event-Id")
     world = "shopify"
 
     def event_types(self) -> Mapping[str, str]:
@@ -127,6 +131,11 @@ class ShopifyProfile(Profile):
         serialize the body at that version, ``X-Shopify-API-Version``; the world has 2024-10's
         shapes alone)."""
         return replace(event, extra={**event.extra, SUBSCRIPTION: replay})
+
+    def replay_of(self, event: Event) -> int:
+        """The other subscription `event` is delivered through (`replayed`'s number), 0 for the
+        endpoint's first subscription to its topic."""
+        return int(event.extra.get(SUBSCRIPTION, 0)) if event.extra else 0
 
     @staticmethod
     def webhook_id(event: Event) -> str:

@@ -12,6 +12,7 @@ send each event again through another subscription (`ShopifyProfile.replayed`): 
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -73,6 +74,17 @@ def test_a_second_subscription_is_deduplicated_by_event_id(tmp_path: Path, modul
     assert got == failed
     titles = {s.id: s.title for s in report.scenarios}
     assert titles[SCENARIO] == "Every event again through a second subscription"
+    duplicated = [f for s in report.scenarios for f in s.findings if f.check_id == "duplicated"]
+    assert bool(duplicated) == bool(failed)
+    for finding in duplicated:  # in Shopify's words, never Paddle's
+        assert SUBSCRIPTION_NAMED.search(finding.message), finding.message
+        assert "notification" not in finding.message
+
+
+#: How a ``duplicated`` finding names the attempts that came through a second subscription.
+SUBSCRIPTION_NAMED = re.compile(r"; attempts? [0-9, ]+(?: and [0-9]+ more)? (?:was|were) the same event through a "
+                                r"second subscription to its topic: a new X-Shopify-Webhook-Id, the same "
+                                r"X-Shopify-Event-Id(?:;|$)")
 
 
 @pytest.mark.parametrize("profile_name", ["shopify", "stripe", "paddle"])

@@ -448,6 +448,8 @@ def test_the_shopify_twin_claiming_webhook_ids_is_found_through_a_second_subscri
         assert {f.check_id for f in failure.findings} == {"duplicated"}, failure.summary()
         assert any(step.op == "redeliver_window" for step in failure.steps), format_steps(
             failure.steps, failure.event_types)
+        assert all("through a second subscription to its topic: a new X-Shopify-Webhook-Id" in f.message
+                   for f in failure.findings), failure.summary()
 
 
 @pytest.mark.slow
