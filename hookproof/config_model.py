@@ -357,7 +357,10 @@ class CounterConfig(StrictModel):
 
     `key` is a template over the event (``"{data.object.customer}"``), `amount` the
     dotted path of an integer in it (``"data.object.amount_paid"``, minor units; a string of
-    digits counts as that integer: Paddle's ``data.details.totals.grand_total``). Besides
+    digits counts as that integer: Paddle's ``data.details.totals.grand_total``), or of a
+    decimal string in major units, read exactly in its currency's minor units (Shopify's
+    ``total_price`` ``"60.42"`` is 6042, by the ``currency`` beside it or at the top of the event:
+    `scenarios.business_keys.minor_units`). Besides
     hookproof's own money keys while `Config.builtin_keys` is on and a catalog's declared
     amounts, counters are the only amounts compared: a team's key is never money by its name.
     """

@@ -8,9 +8,11 @@ makes a type not effectful at all (``false``). `KeyMapping.key_of` gives an even
 `keyed` rewrites events with it before they are delivered, so the history, the
 expectations and every check use the team's keys.
 
-Counters: per event type, a counter key template and the path of an integer amount
+Counters: per event type, a counter key template and the path of its amount
 (``[counters."invoice.paid"] key = "{data.object.customer}"``, ``amount =
-"data.object.amount_paid"``). `counter_truth` sums, per counter key, the amount of each
+"data.object.amount_paid"``): an integer in minor units, a string of digits (Paddle's), or a
+decimal string as Shopify writes money (``"60.42"``), read exactly in its currency's minor units
+(`minor_units`: 6042 cents). `counter_truth` sums, per counter key, the amount of each
 distinct effect validly sent (a key's first event): what a receiver's ``balances``
 table must show after it settles.
 
@@ -23,6 +25,7 @@ import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from decimal import Decimal
 from typing import Any
 
 from hookproof.scenarios.observations import Observation, world_event_id
@@ -35,6 +38,44 @@ from hookproof.simulator.world.user_catalog import USER_API_VERSION
 FIELD = re.compile(r"\{([^{}]*)\}")
 #: An amount sent as a string of an integer (Paddle's totals), taken as that integer.
 _INTEGER = re.compile(r"-?[0-9]+")
+#: An amount sent as a decimal string in major units (Shopify's money: ``"60.42"``).
+_DECIMAL = re.compile(r"-?[0-9]+\.[0-9]+")
+#: ISO 4217's minor units of the currencies with other than two (``JPY``: none, ``KWD``: three);
+#: every other currency has two. Source: the ISO 4217 list of currency codes (minor unit column).
+CURRENCY_EXPONENTS: Mapping[str, int] = {
+    **dict.fromkeys(("BIF", "CLP", "DJF", "GNF", "ISK", "JPY", "KMF", "KRW", "PYG", "RWF", "UGX", "UYI", "VND",
+                     "VUV", "XAF", "XOF", "XPF"), 0),
+    **dict.fromkeys(("BHD", "IQD", "JOD", "KWD", "LYD", "OMR", "TND"), 3),
+    "CLF": 4, "UYW": 4,
+}
+#: Where `counter_of` looks for a decimal amount's currency: beside it, then at the top of the body.
+CURRENCY_FIELDS: tuple[str, ...] = ("currency_code", "currency")
+
+
+def minor_units(amount: str, currency: str) -> int | None:
+    """`amount`, a decimal string in `currency`'s major units (``"60.42"``), as an exact integer
+    of its minor units (``6042`` for ``USD``: `CURRENCY_EXPONENTS`, two digits unless listed),
+    read as a `Decimal` (no float); None when it has more digits than the currency's minor units
+    (``"60.425"`` USD is no whole number of cents)."""
+    scaled = Decimal(amount).scaleb(CURRENCY_EXPONENTS.get(currency.upper(), 2))
+    return int(scaled) if scaled == scaled.to_integral_value() else None
+
+
+def _currency_of(payload: Any, path: str) -> str | None:
+    """The currency of the amount at `path`: a `CURRENCY_FIELDS` string beside it (its object's),
+    else at the top of `payload`; None when there is none."""
+    parent_path, _, _ = path.rpartition(".")
+    try:
+        parent = lookup(payload, parent_path, template=path) if parent_path else payload
+    except TemplateError:
+        parent = None
+    for where in (parent, payload):
+        if isinstance(where, Mapping):
+            for name in CURRENCY_FIELDS:
+                value = where.get(name)
+                if isinstance(value, str) and re.fullmatch(r"[A-Za-z]{3}", value):
+                    return value
+    return None
 
 
 class TemplateError(ValueError):
@@ -216,9 +257,22 @@ class KeyMapping:
         amount = lookup(payload, rule.amount, template=rule.amount)
         if isinstance(amount, str) and _INTEGER.fullmatch(amount):
             amount = int(amount)  # Paddle sends minor units as strings ("3266": developer.paddle.com, totals)
+        elif isinstance(amount, str) and _DECIMAL.fullmatch(amount):
+            # Shopify's money is a decimal string in major units ("60.42": shopify.dev, the Order resource's
+            # total_price), read exactly in its currency's minor units
+            currency = _currency_of(payload, rule.amount)
+            cents = minor_units(amount, currency) if currency is not None else None
+            if cents is None:
+                why = (f"with more digits than {currency}'s minor units" if currency is not None else
+                       f"with no {' or '.join(CURRENCY_FIELDS)} beside it or at the top of the event to read it in")
+                raise TemplateError(f"{rule.amount}: is {amount!r}, a decimal amount {why}: a counter's amount is "
+                                    "minor units (a number or a string of digits) or a decimal string read in its "
+                                    "currency's minor units", template=rule.amount, path=rule.amount)
+            amount = cents
         if isinstance(amount, bool) or not isinstance(amount, int):
-            raise TemplateError(f"{rule.amount}: is {amount!r}, not an integer amount (minor units, a number or "
-                                f"a string of digits)",
+            raise TemplateError(f"{rule.amount}: is {amount!r}, not an amount: a counter's amount is minor units (a "
+                                "number or a string of digits) or a decimal string with its currency beside it "
+                                "(Shopify's \"60.42\", read as 6042 cents)",
                                 template=rule.amount, path=rule.amount)
         return render(rule.key, payload), amount
 

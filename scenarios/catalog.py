@@ -606,6 +606,14 @@ def _reserialized_body(ctx: Context, w: World) -> Plan | NotApplicable:
     return _mutation_plan(Mutation.RESERIALIZE)(ctx, w)
 
 
+def _reserialized_retry(ctx: Context, w: World) -> Plan | NotApplicable:
+    """Two copies of each event, the retry re-serialised; not where the provider retries with the
+    original bytes (`Profile.retry_bytes_kept`)."""
+    if ctx.profile.retry_bytes_kept is not None:
+        return NotApplicable(ctx.profile.retry_bytes_kept)
+    return _mutation_plan(Mutation.RESERIALIZE, copies=2, mutate="retries", max_attempts=None)(ctx, w)
+
+
 def _duplicate_concurrent(ctx: Context, w: World) -> Plan | NotApplicable:
     events = effect_events(ctx, w)
     if (na := _need(events, "effectful", ctx)) is not None:
@@ -645,6 +653,12 @@ def _stale_after_newer(ctx: Context, w: World) -> Plan | NotApplicable:
         if len(tied) == 4:  # created; then past due, recovered, canceled in one second
             newer += [tied[0], tied[1], tied[3]]
             older.append(tied[2])
+    elif hasattr(w, "same_second_story") and events[0].object_type == "order":  # Shopify's updated_at ties
+        tied = [e for e in w.same_second_story() if ctx.sends(e.type)]
+        partial = [e for e in tied if e.status == "partially_refunded"]
+        if len(partial) == 1 and any(e.status == "refunded" for e in tied):
+            newer += [e for e in tied if e is not partial[0]]
+            older.append(partial[0])
     return Plan(w, (Phase(tuple(newer)), Phase(tuple(older))))
 
 
@@ -1029,7 +1043,10 @@ WORDED: Mapping[str, tuple[tuple[str, str, str], ...]] = {
         ("shopify", "An old update after the cancellation",
          "An order's delayed first event (orders/create, financial_status pending) arrives after its later "
          "ones (orders/paid, the refunds, orders/cancelled). Applying it would bring back a financial_status "
-         "the order has left."),
+         "the order has left. A second order is paid, partly refunded and cancelled in one second (Shopify's "
+         "updated_at counts whole seconds); its partial refund's orders/updated arrives after the cancellation: "
+         "ordering by updated_at alone, with > or >=, gets one of them wrong; X-Shopify-Triggered-At tells them "
+         "apart."),
         ("paddle", "An old update after the cancellation",
          "A subscription's delayed subscription.updated event of its declined renewal (status past_due) "
          "arrives after its later ones (subscription.past_due, recovered, then subscription.canceled). "
@@ -1070,6 +1087,23 @@ WORDED: Mapping[str, tuple[tuple[str, str, str], ...]] = {
          "is delivered and handled, fetching the closed issue. A receiver writing what it fetched without "
          "comparing updated_at lets the older fetch's write land last: the issue stays open. Applies only to "
          "receivers that fetch."),
+    ),
+    # Shopify has no manual replay: the same event comes again as a new delivery through a second
+    # subscription to its topic (`ShopifyProfile.replayed`; shopify.dev "Ignore duplicate webhooks").
+    "mass-redelivery": (
+        ("shopify", "Every event again through a second subscription",
+         "The endpoint has a second subscription to the same topics (webhooks declared both in "
+         "shopify.app.toml and through the Admin API), so every event of a window comes again, shuffled, "
+         "once per subscription: the same body, X-Shopify-Event-Id and X-Shopify-Triggered-At, a new "
+         "X-Shopify-Webhook-Id (shopify.dev, \"Ignore duplicate webhooks\": one webhook per subscription). "
+         "Deduplication must use X-Shopify-Event-Id: every effect must stay single and every state current."),
+    ),
+    "mass-redelivery-window": (
+        ("shopify", "A large window again through a second subscription",
+         "Every event of a window (200 by default) is delivered, then delivered again through a second "
+         "subscription to its topic: the same X-Shopify-Event-Id, a new X-Shopify-Webhook-Id. A dedupe keyed "
+         "by X-Shopify-Webhook-Id, or one that remembers only the latest ids (an in-memory LRU), applies "
+         "them again."),
     ),
     # Providers that sign no timestamp send a retry as the same request, byte for byte.
     "transport-fields-change": (
@@ -1147,8 +1181,7 @@ SCENARIOS: tuple[Scenario, ...] = (
               "The same event comes back with its JSON re-serialised (key order, spacing, escapes), "
               "correctly signed. Deduplication must use the event id, not a hash of the body, and the "
               "signature be checked over the raw body: after a refused copy, <after refusal>.",
-              (*EFFECTS, "duplicate_acked"), ("duplicates-tested",),
-              _mutation_plan(Mutation.RESERIALIZE, copies=2, mutate="retries", max_attempts=None)),
+              (*EFFECTS, "duplicate_acked"), ("duplicates-tested",), _reserialized_retry),
     _scenario("reserialized-body", "A delivery in other JSON bytes",
               "An event whose body is its JSON in other bytes than the provider's usual ones (sorted keys, "
               "indentation, \\u escapes), correctly signed over them. A provider's bytes are not any "

@@ -103,7 +103,10 @@ def state_words(status: str, truth: ObjectTruth | None, version: int | None, idx
 def tie_words(truth: ObjectTruth | None, versions: Sequence[int | None], expectations: Expectations) -> str:
     """``""``, or when the two events that carried `versions` (as `carrier` names them) are
     distinct and carry the same time by the profile's clock: ``"; both carry created
-    1764000001, so a receiver cannot order them by created alone: <the provider's advice>"``."""
+    1764000001, so a receiver cannot order them by created alone: <the provider's advice>"``;
+    or, where the clock tells them apart and the body's coarser time ties (`BodyTime`, Shopify's
+    ``updated_at``): ``"; both carry updated_at 2026-…-05:00, so a receiver cannot order them by
+    updated_at alone: <the advice>"`` (each state already names its clock time, which differ)."""
     clock = expectations.provider.clock if expectations.provider is not None else None
     if clock is None or truth is None or None in versions or len(set(versions)) != 2:
         return ""
@@ -112,9 +115,12 @@ def tie_words(truth: ObjectTruth | None, versions: Sequence[int | None], expecta
         return ""
     a, b = times
     assert a is not None and b is not None
-    if not clock.ties(a, b):
-        return ""
-    return f"; both carry {clock.render(a)}, so a receiver cannot order them by {clock.name} alone: {clock.advice}"
+    if clock.ties(a, b):
+        return f"; both carry {clock.render(a)}, so a receiver cannot order them by {clock.name} alone: {clock.advice}"
+    body = clock.body_time
+    if body is not None and body.ties(a, b):  # Shopify's updated_at (whole seconds), told apart by the clock
+        return f"; both carry {body.render(a)}, so a receiver cannot order them by {body.name} alone: {body.advice}"
+    return ""
 
 
 #: What `overlap_words` adds when the deliveries of a finding's two events were in flight at once.

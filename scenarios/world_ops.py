@@ -355,8 +355,11 @@ def _paddle_apply(world: Any, action: str, index: int | None) -> None:
 
 # ---- Shopify --------------------------------------------------------------------------------------
 
+#: ``quick_cancel``: an order paid (or partly refunded) and cancelled within one ``updated_at`` second
+#: (`ShopifyWorld.quick_cancel`: Shopify's ``updated_at`` counts whole seconds; only
+#: ``X-Shopify-Triggered-At`` orders the changes).
 SHOPIFY_ACTIONS: tuple[str, ...] = ("sign_up", "checkout", "checkout_manual", "mark_paid", "note", "tag", "refund",
-                                    "cancel", "uninstall")
+                                    "cancel", "quick_cancel", "uninstall")
 
 
 def _shopify_legal(world: Any) -> list[Action]:
@@ -375,6 +378,8 @@ def _shopify_legal(world: Any) -> list[Action]:
         elif o["financial_status"] in ("paid", "partially_refunded"):
             moves.append(("refund", i))
         moves.append(("cancel", i))
+        if o["financial_status"] == "pending" or sum(li["current_quantity"] > 0 for li in o["line_items"]) >= 2:
+            moves.append(("quick_cancel", i))
         keeps.append(("note", i))
     out += moves + keeps + [("tag", i) for i in range(len(world.objects("customer")))]
     if world.installed:
@@ -389,10 +394,10 @@ def _shopify_apply(world: Any, action: str, index: int | None) -> None:
         world.place_order(paid=action == "checkout")
     elif action == "tag":
         world.tag_customer(_nth(world, action, "customer", index))
-    elif action in ("mark_paid", "note", "refund", "cancel"):
+    elif action in ("mark_paid", "note", "refund", "cancel", "quick_cancel"):
         order = _nth(world, action, "order", index)
-        {"mark_paid": world.mark_paid, "note": world.add_note, "refund": world.refund, "cancel": world.cancel}[action](
-            order)
+        {"mark_paid": world.mark_paid, "note": world.add_note, "refund": world.refund, "cancel": world.cancel,
+         "quick_cancel": world.quick_cancel}[action](order)
     elif action == "uninstall":
         world.uninstall()
     else:
@@ -410,7 +415,7 @@ GITHUB_MOVES: Mapping[str, str] = {"close_issue": "issue", "reopen_issue": "issu
 MERCADOPAGO_MOVES: Mapping[str, str] = {"approve_pix": "payment", "charge_back": "payment"}
 PADDLE_MOVES: Mapping[str, str] = {"fail_renewal": "subscription", "recover": "subscription", "cancel": "subscription",
                                    "approve_refund": "adjustment", "reject_refund": "adjustment"}
-SHOPIFY_MOVES: Mapping[str, str] = {"mark_paid": "order", "refund": "order", "cancel": "order"}
+SHOPIFY_MOVES: Mapping[str, str] = {"mark_paid": "order", "refund": "order", "cancel": "order", "quick_cancel": "order"}
 
 #: World kind -> its operations.
 WORLD_OPS: Mapping[str, WorldOps] = {

@@ -70,6 +70,8 @@ PROVIDER_RECEIVERS: dict[str, str] = {
     "shopify_app_fetch": "shopify",
     "shopify_app_no_dedupe": "shopify",
     "shopify_app_dedupe_by_object": "shopify",
+    "shopify_app_dedupe_by_webhook_id": "shopify",
+    "shopify_app_same_second_overwrite": "shopify",
 }
 
 #: Broken twins of provider receivers tested in the one scenario their fault is about

@@ -5,7 +5,10 @@ webhooks", "Respond to webhooks") say to verify ``X-Shopify-Hmac-Sha256`` (base6
 HMAC-SHA256 of the raw body with the app's client secret, compared in constant time),
 answer a 200-series status within 5 s, expect the same event more than once (its
 ``X-Shopify-Event-Id`` is the same on every delivery) and out of order (compare the
-payload's ``updated_at``). Shopify ships no Python verifier; this is the docs' Python
+payload's ``updated_at``, or ``X-Shopify-Triggered-At``, "when Shopify triggered the
+delivery"). ``updated_at`` counts whole seconds, and an order paid, refunded and cancelled
+within one second carries one ``updated_at`` in each event: the trigger time, nine fractional
+digits, tells them apart. Shopify ships no Python verifier; this is the docs' Python
 check. This receiver:
 
 - answers 401 to a missing or wrong HMAC;
@@ -13,8 +16,11 @@ check. This receiver:
   applies the topic's effect (``welcome:{customer id}`` on ``customers/create``,
   ``fulfil:{order id}`` on ``orders/paid``, ``refund:{refund id}`` with the refunded amount
   in cents on ``refunds/create``, ``restock:{order id}`` on ``orders/cancelled``,
-  ``purge:{shop id}`` on ``app/uninstalled``), and stores an order's ``financial_status``
-  unless a newer ``updated_at`` is stored;
+  ``purge:{shop id}`` on ``app/uninstalled``), credits a paid order's customer its
+  ``total_price`` in cents (a store credit balance, ``credits``: ``"60.42"`` is 6042, read as a
+  `Decimal`), and stores an order's ``financial_status``
+  unless a newer one is stored: a later ``updated_at``, or the same second and a later
+  ``X-Shopify-Triggered-At``;
 - with ``SHOP_DOMAIN`` set, acknowledges another shop's webhooks without acting on them;
 - answers 200 to every other topic.
 
@@ -23,6 +29,14 @@ redelivered event repeats its effect. `create_app(dedupe_by_object=True)` is ano
 (``shopify_app_dedupe_by_object``): it claims the topic and the order (a refund's
 ``order_id``, else the resource's ``id``) instead of the event, so an order's second
 ``orders/updated`` is taken for a duplicate and its state stays behind.
+`create_app(dedupe_by_webhook_id=True)` is a third (``shopify_app_dedupe_by_webhook_id``): it
+claims ``X-Shopify-Webhook-Id`` instead of ``X-Shopify-Event-Id``, so a retry is caught but the
+same event through a second subscription to its topic (a new Webhook-Id, the same Event-Id:
+shopify.dev, "Ignore duplicate webhooks") repeats its effect.
+`create_app(same_second="overwrite")` is a fourth (``shopify_app_same_second_overwrite``): it
+guards an order's state with ``stored updated_at <= incoming`` alone, so an older payload of the
+same ``updated_at`` second overwrites a newer one; ``same_second="keep"`` (``>`` alone) drops a
+newer one instead.
 `create_app(admin=AdminApi(...))` is its fetching variant (``shopify_app_fetch``): on an
 ``orders/*`` topic it reads the order through the Admin REST API
 (``GET /admin/api/2024-10/orders/{id}.json`` with ``X-Shopify-Access-Token``, 5 s timeout)
@@ -60,8 +74,36 @@ from examples.receivers.mercadopago_fetch import Transaction, serve
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS events (event_id TEXT PRIMARY KEY, received_at TEXT DEFAULT CURRENT_TIMESTAMP);
 CREATE TABLE IF NOT EXISTS effects (business_key TEXT NOT NULL, amount INTEGER, event_id TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS orders (object_id TEXT PRIMARY KEY, status TEXT NOT NULL, updated_ts INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS credits (customer_id TEXT PRIMARY KEY, amount INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS orders (object_id TEXT PRIMARY KEY, status TEXT NOT NULL, updated_ts INTEGER NOT NULL,
+                                   triggered_ns INTEGER NOT NULL DEFAULT 0);
 """
+
+#: How an order's stored state is guarded, by `create_app`'s ``same_second``: the stored row is
+#: replaced when the incoming ``(updated_at, X-Shopify-Triggered-At)`` is later (``triggered_at``,
+#: the correct one), when its ``updated_at`` is the same or later (``overwrite``: ``<=``, a broken
+#: twin), or only when its ``updated_at`` is later (``keep``: ``<``, another).
+GUARDS: Mapping[str, str] = {
+    "triggered_at": "excluded.updated_ts > orders.updated_ts OR (excluded.updated_ts = orders.updated_ts "
+                    "AND excluded.triggered_ns > orders.triggered_ns)",
+    "overwrite": "excluded.updated_ts >= orders.updated_ts",
+    "keep": "excluded.updated_ts > orders.updated_ts",
+}
+
+
+def triggered_ns(value: str | None) -> int:
+    """``X-Shopify-Triggered-At`` (RFC 3339, UTC, up to nine fractional digits) as unix
+    nanoseconds; 0 when absent or unreadable (then ``updated_at`` alone orders)."""
+    if not value:
+        return 0
+    main, _, rest = value.partition(".")
+    digits = "".join(c for c in rest if c.isdigit())
+    zone = rest[len(digits):] if rest else ""
+    try:
+        seconds = datetime.fromisoformat((main + zone).replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return 0
+    return int(seconds) * 1_000_000_000 + int((digits + "0" * 9)[:9])
 
 
 def _cents(amount: str) -> int:
@@ -107,8 +149,10 @@ class AdminApi:
 
 def create_app(database: str, secret: str, *, dedupe: bool = True, shop_domain: str | None = None,
                admin: AdminApi | None = None, ack_fetch_failures: bool = False,
-               dedupe_by_object: bool = False) -> FastAPI:
-    """The receiver's FastAPI app (see the module docstring)."""
+               dedupe_by_object: bool = False, dedupe_by_webhook_id: bool = False,
+               same_second: str = "triggered_at") -> FastAPI:
+    """The receiver's FastAPI app (see the module docstring; `same_second`: a key of `GUARDS`)."""
+    guard = GUARDS[same_second]
     with sqlite3.connect(database) as setup:
         setup.executescript(SCHEMA)
         setup.execute("PRAGMA journal_mode=WAL")
@@ -144,6 +188,8 @@ def create_app(database: str, secret: str, *, dedupe: bool = True, shop_domain: 
             if order is None:  # not claimed: Shopify retries, and the retry applies the event
                 return JSONResponse({"error": "the Admin API could not be read"}, status_code=503)
         claimed = f"{topic}:{body.get('order_id') or body.get('id')}" if dedupe_by_object else event_id
+        if dedupe_by_webhook_id:  # the broken twin: one subscription's delivery, not the event
+            claimed = headers.get("x-shopify-webhook-id") or event_id
         with Transaction(database) as db:
             if dedupe and db.execute("INSERT OR IGNORE INTO events (event_id) VALUES (?)", (claimed,)).rowcount == 0:
                 return JSONResponse({"duplicate": event_id})
@@ -151,19 +197,25 @@ def create_app(database: str, secret: str, *, dedupe: bool = True, shop_domain: 
                 key, amount = effect(body)
                 db.execute("INSERT INTO effects (business_key, amount, event_id) VALUES (?, ?, ?)",
                            (key, amount, event_id))
+            if topic == "orders/paid" and isinstance(body.get("customer"), dict):  # the customer's store credit
+                db.execute("INSERT INTO credits (customer_id, amount) VALUES (?, ?) ON CONFLICT (customer_id) "
+                           "DO UPDATE SET amount = credits.amount + excluded.amount",
+                           (str(body["customer"]["id"]), _cents(body["total_price"])))
             if topic.startswith("orders/"):
                 updated = int(datetime.fromisoformat(order["updated_at"]).timestamp())
-                db.execute("INSERT INTO orders (object_id, status, updated_ts) VALUES (?, ?, ?) "
+                db.execute("INSERT INTO orders (object_id, status, updated_ts, triggered_ns) VALUES (?, ?, ?, ?) "
                            "ON CONFLICT (object_id) DO UPDATE SET status = excluded.status, "
-                           "updated_ts = excluded.updated_ts WHERE excluded.updated_ts > orders.updated_ts",
-                           (str(order["id"]), order["financial_status"], updated))
+                           "updated_ts = excluded.updated_ts, triggered_ns = excluded.triggered_ns "
+                           f"WHERE {guard}",
+                           (str(order["id"]), order["financial_status"], updated,
+                            triggered_ns(headers.get("x-shopify-triggered-at"))))
         return JSONResponse({"ok": True})
 
     return app
 
 
 def main(dedupe: bool = True, fetch: bool = False, ack_fetch_failures: bool = False,
-         dedupe_by_object: bool = False) -> None:
+         dedupe_by_object: bool = False, dedupe_by_webhook_id: bool = False, same_second: str = "triggered_at") -> None:
     """Run the receiver from its environment (see the module docstring)."""
     env = os.environ
     secret = env.get("SHOPIFY_API_SECRET") or env.get("WEBHOOK_SECRET") or env["HOOKPROOF_SECRET"]
@@ -171,7 +223,8 @@ def main(dedupe: bool = True, fetch: bool = False, ack_fetch_failures: bool = Fa
                      env.get("SHOPIFY_ACCESS_TOKEN") or env["HOOKPROOF_API_KEY"]) if fetch else None
     serve(create_app(env.get("DATABASE", "shopify.sqlite"), secret, dedupe=dedupe,
                      shop_domain=env.get("SHOP_DOMAIN") or None, admin=admin, ack_fetch_failures=ack_fetch_failures,
-                     dedupe_by_object=dedupe_by_object))
+                     dedupe_by_object=dedupe_by_object, dedupe_by_webhook_id=dedupe_by_webhook_id,
+                     same_second=same_second))
 
 
 if __name__ == "__main__":

@@ -66,9 +66,7 @@ KEY_EXAMPLES: dict[str, tuple[tuple[tuple[str, str], ...], tuple[str, str, str] 
                ("transaction.completed", "{data.customer_id}", "data.details.totals.total")),
     "shopify": ((("orders/paid", "fulfil:{id}"),
                  ("refunds/create", "refund:{id}")),
-                "Shopify's amounts are decimal strings (\"60.42\"), not the integer minor units a counter "
-                "reads: no counter example. The built-in refund:{refund} key is money all the same: its effect "
-                "row's amount is the refund's transactions' total in cents (6042 for \"60.42\")."),
+                ("orders/paid", "{customer.id}", "total_price")),
     "mercadopago": ((("payment.created", "payment:{data.id}"),),
                     "Mercado Pago's notifications carry the payment's id, not its amount (the receiver "
                     "fetches the payment): no counter example."),

@@ -169,6 +169,9 @@ class Profile(ABC):
         body_unsigned: None when the signature covers the request body; else why it does
             not (Mercado Pago signs a manifest of ids), the reason ``reserialized-body`` is
             not applicable.
+        retry_bytes_kept: None when a retry may carry its event in other body bytes; else why a
+            retry is the original payload byte for byte (Shopify's), the reason
+            ``reserialized-retry`` is not applicable.
         signature_inputs: what the signature covers beyond the secret that a receiver reads from
             the request itself (a query parameter, a header), for the headline of a run refused
             with 401/403; None when that is the body and the signature headers alone.
@@ -205,6 +208,7 @@ class Profile(ABC):
     other_mode_needs_connect: ClassVar[str | None] = None
     thin: ClassVar[bool] = False
     body_unsigned: ClassVar[str | None] = None
+    retry_bytes_kept: ClassVar[str | None] = None
     signature_inputs: ClassVar[str | None] = None
     multiple_signatures: ClassVar[bool] = False
     world: ClassVar[str] = "billing"

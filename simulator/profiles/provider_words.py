@@ -10,9 +10,41 @@ hookproof's versions, and a ``lost`` one says what the provider would really do 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
 from typing import Literal, Sequence
 
 from hookproof.simulator.profiles.formats import rfc3339_ns, rfc3339_us
+
+
+@dataclass(frozen=True, slots=True)
+class BodyTime:
+    """A coarser time in the event's body beside the provider's event clock, by which receivers
+    order an object's events and on which two of them can tie while the clock tells them apart
+    (Shopify's ``updated_at``, whole seconds, beside ``X-Shopify-Triggered-At``).
+
+    Attributes:
+        name: the body field (``updated_at``).
+        step_us: its resolution in microseconds (``1_000_000``: whole seconds); the events of a
+            world that has one carry their own time (`EventClock`) in the step of this field,
+            so two events tie on it exactly when their clock times share a step.
+        utc_offset_s: the UTC offset it is written with, seconds (a shop's ``-05:00``: -18000).
+        advice: what to order by when it ties, with the source.
+    """
+
+    name: str
+    step_us: int
+    utc_offset_s: int
+    advice: str
+
+    def render(self, at_us: int) -> str:
+        """``updated_at 2024-10-02T08:59:11-05:00`` for `at_us` (unix microseconds)."""
+        at = datetime.fromtimestamp(at_us // self.step_us * self.step_us / 1_000_000,
+                                    tz=timezone(timedelta(seconds=self.utc_offset_s)))
+        return f"{self.name} {at.isoformat()}"
+
+    def ties(self, a_us: int, b_us: int) -> bool:
+        """True when events at `a_us` and `b_us` carry the same value of this field."""
+        return a_us // self.step_us == b_us // self.step_us
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,12 +60,15 @@ class EventClock:
             value (``1_000_000``: whole seconds, Stripe's ``created``).
         advice: what the provider's documentation advises when two events of an object
             carry the same time (a receiver cannot order them by it), with its source.
+        body_time: a coarser time of the body receivers order by, which may tie where this
+            clock does not (`BodyTime`: Shopify's ``updated_at``), or None.
     """
 
     name: str
     form: Literal["unix_s", "rfc3339_us", "rfc3339_ns"]
     step_us: int
     advice: str
+    body_time: BodyTime | None = None
 
     def render(self, at_us: int) -> str:
         """`at_us` (unix microseconds, the world's `Event.created_us`) as the provider
@@ -105,4 +140,4 @@ class ProviderWords:
         return f"all {self.attempts} of {self.title}'s attempts failed: {self.gives_up}"
 
 
-__all__: Sequence[str] = ["EventClock", "ProviderWords"]
+__all__: Sequence[str] = ["BodyTime", "EventClock", "ProviderWords"]

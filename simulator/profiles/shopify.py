@@ -4,7 +4,10 @@ Sources: shopify.dev/docs/apps/build/webhooks/delivery-structure (headers: Topic
 Hmac-Sha256, Shop-Domain, API-Version, Webhook-Id, Triggered-At, Event-Id; the body is
 the full REST resource), shopify.dev/apps/build/webhooks/ignore-duplicates
 (``X-Shopify-Event-Id`` is the duplicate key), shopify.dev/changelog/updates-to-webhook-retry-mechanism
-(8 retries over 4 hours, exponential, since 2024-09-10); npm ``@shopify/shopify-api``
+(8 retries over 4 hours, exponential, since 2024-09-10; retries carry "the original payload from
+the time they were triggered"), shopify.dev/docs/apps/build/webhooks/ignore-duplicates' note ("If you
+have more than one subscription for the same topic, then you'll receive several webhooks for the same
+event (one per subscription)"); npm ``@shopify/shopify-api``
 ``lib/webhooks/validate.js`` (official verifier: base64 digest, required headers).
 ``User-Agent: Shopify-Captain-Hook`` is not in Shopify's docs; it is what deliveries carry in
 published receiver logs (e.g. tigersandtacos.dev, "Knock Knock, who's there?", 2020).
@@ -16,14 +19,19 @@ import base64
 import hashlib
 import hmac
 import random
+from dataclasses import replace
 from typing import ClassVar, Mapping, Sequence
 
 from hookproof.simulator.errors import ProfileError
 from hookproof.simulator.events import Event
 from hookproof.simulator.profiles.base import Envelope, Profile, canonical_json, require_secrets
 from hookproof.simulator.profiles.formats import derived_uuid, rfc3339_ns
-from hookproof.simulator.profiles.provider_words import EventClock
+from hookproof.simulator.profiles.provider_words import BodyTime, EventClock
 from hookproof.simulator.world.shopify import SHOPIFY_API_VERSION, SHOPIFY_EVENT_TYPES, shop_domain
+from hookproof.simulator.world.shopify_shapes import SHOP_TZ
+
+#: The UTC offset of the world's shop, in which its resources write their times (seconds).
+SHOP_UTC_OFFSET_S = int(SHOP_TZ.utcoffset(None).total_seconds())
 
 
 def shopify_hmac(secret: str, body: bytes) -> str:
@@ -32,6 +40,10 @@ def shopify_hmac(secret: str, body: bytes) -> str:
 
 #: The User-Agent of Shopify's webhook deliveries (see the module docstring).
 USER_AGENT = "Shopify-Captain-Hook"
+
+#: `Event.extra` key of the subscription a delivery goes through (`ShopifyProfile.replayed`):
+#: absent or 0 for the endpoint's first subscription to the topic, n for its n-th other one.
+SUBSCRIPTION = "shopify_subscription"
 
 
 class ShopifyProfile(Profile):
@@ -50,6 +62,11 @@ class ShopifyProfile(Profile):
     as integrators observe [2ND]), ``X-Shopify-Triggered-At`` (the change's time; retries
     keep the trigger-time payload). No test/live flag.
 
+    Shopify has no manual replay; what sends one event to an endpoint again as a new delivery
+    is a second subscription to its topic (`replayed`: an app whose webhooks are declared both
+    in ``shopify.app.toml`` and through the Admin API, or twice through it): the same body,
+    ``X-Shopify-Event-Id`` and ``X-Shopify-Triggered-At``, a new ``X-Shopify-Webhook-Id``.
+
     Signing: one client secret, no rotation list: only the first secret signs. No
     timestamp, so no tolerance window.
 
@@ -66,9 +83,15 @@ class ShopifyProfile(Profile):
     retry_schedule_s = (60.0, 120.0, 240.0, 480.0, 960.0, 1920.0, 3840.0, 6780.0)
     # ``X-Shopify-Triggered-At`` (the header, nine fractional digits) or the resource's ``updated_at``
     # orders a resource's deliveries (shopify.dev/docs/apps/build/webhooks/delivery-structure)
+    # the world's triggers stay in their change's updated_at second (simulator.world.shopify), so two
+    # events tie on updated_at exactly when their triggers share a second (`BodyTime`)
     event_clock = EventClock("X-Shopify-Triggered-At", "rfc3339_ns", 1,
                              "compare the resource's updated_at "
-                             "(shopify.dev/docs/apps/build/webhooks/delivery-structure)")
+                             "(shopify.dev/docs/apps/build/webhooks/delivery-structure)",
+                             BodyTime("updated_at", 1_000_000, SHOP_UTC_OFFSET_S,
+                                      "it counts whole seconds; break the tie with X-Shopify-Triggered-At, the time "
+                                      "Shopify triggered each webhook, to the nanosecond "
+                                      "(shopify.dev/docs/apps/build/webhooks/delivery-structure)"))
     # 8 retries over 4 hours since 2024-09-10 [DOC]; after 8 consecutive failures a subscription
     # made through the Admin API is deleted [2ND] (providers.md, Shopify)
     retrying = "Shopify would keep retrying it, 8 times over 4 hours"
@@ -81,11 +104,45 @@ class ShopifyProfile(Profile):
     #: public app to refuse other shops' domains.
     foreign_account_valid = ("a Shopify app serves every shop that installs it under one app secret; a delivery "
                              "from another shop (X-Shopify-Shop-Domain) is valid, so there is no foreign account")
+    #: shopify.dev/changelog/updates-to-webhook-retry-mechanism: retries are "delivered with the
+    #: original payload from the time they were triggered".
+    retry_bytes_kept = ("Shopify delivers a retry \"with the original payload from the time they were triggered\" "
+                        "(shopify.dev changelog, \"Updates to webhook retry mechanism\"): the same body bytes, never "
+                        "re-serialised")
+    #: shopify.dev "Ignore duplicate webhooks": one webhook per subscription for the same event; the
+    #: delivery-structure page: X-Shopify-Webhook-Id is "a unique composite key per delivery"
+    replay_words = ("the same event through a second subscription to its topic: a new X-Shopify-Webhook-Id, "
+                    "the same X-Shopify-Event-Id")
     world = "shopify"
 
     def event_types(self) -> Mapping[str, str]:
         """Every topic the Shopify world emits, mapped to itself (Shopify's own names)."""
         return {t: t for t in SHOPIFY_EVENT_TYPES}
+
+    def replayed(self, event: Event, replay: int) -> Event:
+        """`event` delivered through the endpoint's `replay`-th other subscription to its topic
+        (1: the second subscription). shopify.dev "Ignore duplicate webhooks": "If you have more
+        than one subscription for the same topic, then you'll receive several webhooks for the
+        same event (one per subscription)", each with the event's ``X-Shopify-Event-Id``; the
+        delivery-structure page makes ``X-Shopify-Webhook-Id`` "a unique composite key per
+        delivery", so each subscription's delivery has its own (kept across that delivery's
+        retries). The body, ``X-Shopify-Triggered-At`` and every other header stay: both
+        subscriptions are taken at the profile's API version (one at another version would
+        serialize the body at that version, ``X-Shopify-API-Version``; the world has 2024-10's
+        shapes alone)."""
+        return replace(event, extra={**event.extra, SUBSCRIPTION: replay})
+
+    def replay_of(self, event: Event) -> int:
+        """The other subscription `event` is delivered through (`replayed`'s number), 0 for the
+        endpoint's first subscription to its topic."""
+        return int(event.extra.get(SUBSCRIPTION, 0)) if event.extra else 0
+
+    @staticmethod
+    def webhook_id(event: Event) -> str:
+        """``X-Shopify-Webhook-Id`` of `event`'s delivery: a UUID derived from the event id, and
+        for another subscription's delivery (`replayed`) from its number too."""
+        subscription = int(event.extra.get(SUBSCRIPTION, 0)) if event.extra else 0
+        return derived_uuid("shopify-webhook", event.id if not subscription else f"{event.id}:subscription:{subscription}")
 
     def envelope(self, event: Event) -> Envelope:
         """The delivery of `event`. Raises ProfileError for a billing-world event."""
@@ -104,7 +161,7 @@ class ShopifyProfile(Profile):
                 "X-Shopify-Topic": topic,
                 "X-Shopify-Shop-Domain": shop_domain(event.account),
                 "X-Shopify-API-Version": self.api_version,
-                "X-Shopify-Webhook-Id": derived_uuid("shopify-webhook", event.id),
+                "X-Shopify-Webhook-Id": self.webhook_id(event),
                 "X-Shopify-Event-Id": event_id,
                 "X-Shopify-Triggered-At": rfc3339_ns(event.created_us),
             },

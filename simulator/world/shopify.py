@@ -20,8 +20,12 @@ then ``refunded``); cancelling a paid order refunds what is left and sets ``canc
 (``voided``); a first checkout creates its customer (``customers/create``).
 
 State: an order's ``financial_status`` (`Event.status`), which only moves forward
-(`ORDER_TRANSITIONS`); ``updated_at`` orders an order's versions (whole seconds, at least a
-second apart). Business keys (what a shop app does once): ``welcome:{customer id}`` per new
+(`ORDER_TRANSITIONS`); ``updated_at`` orders an order's versions (whole seconds, each change a
+second after the last at least, except inside `same_second`: several changes of one order in one
+``updated_at`` second, told apart only by their ``X-Shopify-Triggered-At``). An event's own time
+(`Event.created_us`, ``X-Shopify-Triggered-At``) follows its change within the change's
+``updated_at`` second, so two events share an ``updated_at`` second exactly when their
+triggers fall in one second. Business keys (what a shop app does once): ``welcome:{customer id}`` per new
 customer (a welcome e-mail), ``fulfil:{order id}`` per paid order, ``refund:{refund id}``
 per refund (its amount in cents, `Event.amount`), ``restock:{order id}`` per cancelled
 order, ``purge:{shop id}`` when the app is uninstalled (the shop's data erased). ``Event.account`` is the shop
@@ -32,7 +36,9 @@ order's ``test`` field says whether it was a test order).
 from __future__ import annotations
 
 import re
-from typing import Any, Callable, Mapping
+from contextlib import contextmanager
+from dataclasses import replace
+from typing import Any, Callable, Iterator, Mapping
 
 from hookproof.simulator.errors import WorldError
 from hookproof.simulator.events import Event
@@ -57,6 +63,21 @@ ORDER_TRANSITIONS: Mapping[str, frozenset[str]] = {
     "refunded": frozenset({"refunded"}),
     "voided": frozenset({"voided"}),
 }
+
+#: Inside `ShopifyWorld.same_second`: where the block's first change lands past the whole second
+#: (at most), the step between its changes, and the most an event's trigger follows its change
+#: (microseconds): triggers keep the changes' order, and the block leaves room for a dozen changes.
+SECOND_START_US = 100_000
+SECOND_STEP_US = 50_000
+SECOND_TRIGGER_US = 20_000
+
+#: The share of new customers named in another locale (`CUSTOMER_LOCALES`), whose names and street
+#: mostly carry letters past U+007F ("José Sáez", "Königstraße"): shops have such buyers, and
+#: Shopify sends their text as raw UTF-8 in the JSON body, not as ``\u`` escapes (delivered bodies
+#: quoted in Shopify/shopify-api-js issue #320: "lână merinos și mătase"; the `@shopify/shopify-api`
+#: tests' example customer is tagged "Léon, Noël", tests/fixtures/shopify/customer.json).
+NON_ASCII_SHARE = 0.3
+CUSTOMER_LOCALES: tuple[str, ...] = ("es_ES", "de_DE", "fr_FR", "pt_BR")
 
 _STATES = (("Kentucky", "KY"), ("New York", "NY"), ("Oregon", "OR"), ("Texas", "TX"), ("Vermont", "VT"))
 _CATALOGUE = (("Canvas Tote", "Natural", 2400, 450), ("Ceramic Mug", "Sand", 1800, 520),
@@ -101,6 +122,34 @@ class ShopifyWorld(RecordWorld):
         self.installed = True  # the app is installed on the shop (until `uninstall`)
         self._sales: dict[str, int] = {}  # order id -> its sale transaction id
         self._buyers: dict[str, ss.Person] = {}  # customer id -> the person
+        self._second: int | None = None  # inside `same_second`: the changes made in the block so far
+
+    @contextmanager
+    def same_second(self) -> Iterator[None]:
+        """The changes made inside share one ``updated_at`` second (Shopify's counts whole seconds):
+        the block's first change lands in the next whole second (at most `SECOND_START_US` past
+        it), each next one `SECOND_STEP_US` later, and each event's trigger
+        (``X-Shopify-Triggered-At``) at most `SECOND_TRIGGER_US` after its change, so the triggers
+        keep the changes' order. Raises WorldError when the block's changes outrun its second."""
+        self._second = 0
+        try:
+            yield
+        finally:
+            self._second = None
+
+    def _tick(self) -> int:
+        """The clock moved for the next change (`RecordWorld._tick`; inside `same_second`, a step
+        within the block's second)."""
+        if self._second is None:
+            return super()._tick()
+        if self._second == 0:
+            self._now_us = (self._now_us // 1_000_000 + 1) * 1_000_000 + self._rng.randrange(SECOND_START_US)
+        else:
+            self._now_us += SECOND_STEP_US
+        self._second += 1
+        if (self._now_us + SECOND_TRIGGER_US) % 1_000_000 < self._now_us % 1_000_000:
+            raise WorldError("same_second: more changes than one second holds")
+        return self._now_us
 
     def new_id(self, digits: int = 13) -> int:
         """A fresh numeric id of `digits` digits (Shopify's ids are 64-bit integers)."""
@@ -119,12 +168,20 @@ class ShopifyWorld(RecordWorld):
 
     # ---- operations -----------------------------------------------------------------
     def create_customer(self) -> str:
-        """A customer signs up: emits ``customers/create``. Returns the customer id."""
+        """A customer signs up: emits ``customers/create``. Returns the customer id. A share
+        (`NON_ASCII_SHARE`) are named, and live on a street named, in another locale
+        (`CUSTOMER_LOCALES`), drawn from the seed like the rest."""
+        abroad = self._rng.random() < NON_ASCII_SHARE
+        locale = CUSTOMER_LOCALES[self._rng.randrange(len(CUSTOMER_LOCALES))] if abroad else None
         with self._fake() as fk:
             province, code = _STATES[self._rng.randrange(len(_STATES))]
             person = ss.Person(fk.first_name(), fk.last_name(), fk.email(safe=True), f"+1212555{fk.numerify('####')}",
                                fk.street_address(), fk.city(), province, code, fk.postcode(),
                                float(round(fk.latitude(), 4)), float(round(fk.longitude(), 4)))
+        if locale is not None:
+            with self._fake(locale) as lk:
+                person = replace(person, first_name=lk.first_name(), last_name=lk.last_name(),
+                                 address1=lk.street_address())
         cid = self.new_id(12)
         at = ss.shop_time(self._tick())
         self._create(str(cid), "customer", ss.customer(cid, person, address_id=self.new_id(13), created=at, updated=at,
@@ -277,6 +334,34 @@ class ShopifyWorld(RecordWorld):
             groups.append(tuple(self.events[start:]))
         return groups
 
+    def same_second_story(self) -> list[Event]:
+        """A manual order paid, partly refunded and cancelled in one ``updated_at`` second
+        (`same_second`): its ``orders/create`` (pending), then ``orders/paid`` (paid), the partial
+        refund's ``orders/updated`` (partially_refunded), the cancellation's refund
+        ``orders/updated`` and ``orders/cancelled`` (refunded), all but the first with one
+        ``updated_at``, in the order of their ``X-Shopify-Triggered-At``. The order's events."""
+        start = len(self.events)
+        order = self.place_order(paid=False)
+        self.quick_cancel(order)
+        return [e for e in self.events[start:] if e.object_id == order]
+
+    def quick_cancel(self, order: str) -> None:
+        """Two changes of an order and its cancellation in one ``updated_at`` second
+        (`same_second`): a pending order marked paid, a paid one with two open lines or more
+        refunded one line, then cancelled (refunded). Raises WorldError for any other order."""
+        o = self._typed(order, "order")
+        status = o["financial_status"]
+        open_lines = [li for li in o["line_items"] if li["current_quantity"] > 0]
+        if o["cancelled_at"] is not None or not (
+                status == "pending" or (status in ("paid", "partially_refunded") and len(open_lines) >= 2)):
+            raise WorldError(f"order {order} is {status} with {len(open_lines)} open line(s): no second change "
+                             "before its cancellation", object_id=order)
+        with self.same_second():
+            if status == "pending":
+                self.mark_paid(order)
+            self.refund(order)
+            self.cancel(order)
+
     def refund_pair(self) -> tuple[Event, Event]:
         """Two refunds of one order, one line each: their ``refunds/create`` events R1, R2."""
         r1, r2 = self.distinct_story()
@@ -342,7 +427,10 @@ class ShopifyWorld(RecordWorld):
 
     def _emit(self, topic: str, object_id: str, *, key: str | None = None, amount: int | None = None) -> Event:
         rec = self._record(object_id)
-        at = self._now_us + self._rng.randrange(1_000, 900_000)
+        if self._second is not None:  # the trigger follows its change closely, keeping the block's order
+            at = self._now_us + self._rng.randrange(1, SECOND_TRIGGER_US)
+        else:  # within the change's updated_at second
+            at = self._now_us + self._rng.randrange(min(900_000, 1_000_000 - self._now_us % 1_000_000))
         snapshot = self.get(object_id)
         stateful = rec.object_type == "order"
         return self._record_event(Event(

@@ -7,8 +7,11 @@ transaction), `paddle_billing` (paddle-python-sdk's Verifier and entities, dedup
 base64 HMAC check, dedupe by ``X-Shopify-Event-Id``, order states ordered by ``updated_at``)
 are written from the providers' docs and SDKs. `hookproof send` reaches them with every event
 type of their profile; `certify` passes them on the whole catalog, fails their twins without dedupe
-with `duplicated` for the receivers' own business keys, and Shopify's twin claiming the topic and
-the order instead of the event with `stale` where an order's second ``orders/updated`` is dropped (`MATRIX`).
+with `duplicated` for the receivers' own business keys, Shopify's twin claiming the topic and
+the order instead of the event with `stale` where an order's second ``orders/updated`` is dropped,
+its twin claiming ``X-Shopify-Webhook-Id`` with `duplicated` where the same events come
+through a second subscription, and its twin ordering by ``updated_at`` alone (``<=``) with
+`regressed` and `stale` where an order changes twice in one second (`MATRIX`).
 """
 
 from __future__ import annotations
@@ -81,10 +84,18 @@ def test_matrix_covers_every_provider_receiver() -> None:
     assert set(MATRIX) == set(PROVIDER_RECEIVERS)
     assert {_ROWS[name]["profile"] for name in MATRIX} == {"mercadopago", "paddle", "shopify"}
     assert all(_ROWS[name]["profile"] == PROVIDER_RECEIVERS[name] for name in MATRIX)
-    assert all(MATRIX[name] == {} for name in MATRIX if not name.endswith(("_no_dedupe", "_dedupe_by_object")))
+    assert all(MATRIX[name] == {} for name in MATRIX
+               if not name.endswith(("_no_dedupe", "_dedupe_by_object", "_dedupe_by_webhook_id",
+                                     "_same_second_overwrite")))
     assert all("duplicated" in MATRIX[name]["duplicate-sequential"] for name in MATRIX if name.endswith("_no_dedupe"))
     assert all(MATRIX[name]["distinct-updates-same-object"] == ["stale"]
                for name in MATRIX if name.endswith("_dedupe_by_object"))
+    # a claim of X-Shopify-Webhook-Id catches retries, not the same event through a second subscription
+    assert all(set(MATRIX[name]) == {"mass-redelivery", "mass-redelivery-window"}
+               for name in MATRIX if name.endswith("_dedupe_by_webhook_id"))
+    # an order's changes within one updated_at second, the older delivered last (Shopify's whole seconds)
+    assert all(MATRIX[name] == {"stale-after-newer": ["regressed", "stale"]}
+               for name in MATRIX if name.endswith("_same_second_overwrite"))
 
 
 @pytest.mark.parametrize("name", ["mercadopago_fetch", "paddle_billing", "shopify_app"])

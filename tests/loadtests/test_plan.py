@@ -265,3 +265,33 @@ def test_a_paddle_wave_sends_new_notifications_of_the_same_events() -> None:
     for r in iter(stripe.next_replay, None):  # Stripe resends the event as it was: no replay tag
         assert r.event is sent[r.event.id].event and r.envelope is sent[r.event.id].envelope
         assert r.tags == ("copies=wave-1",)
+
+
+
+def test_a_shopify_wave_sends_each_event_through_another_subscription() -> None:
+    """Shopify has no manual replay: one event comes again as a new delivery through another
+    subscription to its topic (shopify.dev, "Ignore duplicate webhooks"). A wave sends that: the
+    same body and X-Shopify-Event-Id, a new X-Shopify-Webhook-Id per wave."""
+    from hookproof.loadtests.stories import StoryBook
+    from hookproof.simulator.profiles import get_profile
+    from hookproof.simulator.world import new_world
+
+    profile = get_profile("shopify")
+    book = StoryBook(new_world("shopify", 3), profile, lambda e: e.business_key is not None or e.stateful)
+    plan = StormPlan(book.stream(max_events=60), wave_window_s=100.0, seed=5, replayed=profile.replayed)
+    firsts = {s.event.id: s for g in (plan.next_group(elapsed_s=t * 0.01) for t in range(40)) for s in g}
+    webhook_ids: dict[str, set[str]] = {}
+    for wave in (1, 2):
+        queued = plan.start_wave(1.0 + wave)
+        replays = [plan.next_replay() for _ in range(queued)]
+        assert queued == len(firsts) and plan.next_replay() is None
+        for r in replays:
+            assert r is not None and r.envelope is None and r.tags == (f"copies=wave-{wave}", "replay")
+            first = firsts[r.event.id].envelope
+            again = profile.envelope(r.event)
+            assert first is not None and again.body == first.body
+            assert {k for k in first.headers if again.headers[k] != first.headers[k]} == {"X-Shopify-Webhook-Id"}
+            assert again.headers["X-Shopify-Event-Id"] == first.headers["X-Shopify-Event-Id"] == r.event.id
+            webhook_ids.setdefault(r.event.id, {first.headers["X-Shopify-Webhook-Id"]}).add(
+                again.headers["X-Shopify-Webhook-Id"])
+    assert webhook_ids and all(len(ids) == 3 for ids in webhook_ids.values())

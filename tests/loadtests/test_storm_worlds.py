@@ -360,6 +360,8 @@ STORMS: dict[str, Callable[[Path], tuple[Path, subprocess.CompletedProcess[str]]
        for r in _NO_DEDUPE},
     "test_a_github_storm_fails_the_twin_claiming_by_number_with_stale_and_lost/storm":
         _provider_storm("github_app_by_number", "--reorder-window", "1", "--related", "0", "--rate", "16"),
+    "test_a_shopify_storm_fails_the_twin_claiming_webhook_ids_with_duplicated/storm":
+        _provider_storm("shopify_app_dedupe_by_webhook_id", "--duplicates", "0"),
     "test_a_billing_storm_passes_the_receiver_that_fetches_state[one-process]/storm": lambda d: (d, _billing_storm(d)),
     "test_a_billing_storm_passes_the_receiver_that_fetches_state[two-workers]/storm":
         lambda d: (d, _billing_storm(d, "--workers", "2", "--related", "0.2", "--api-transient", "0.2")),
@@ -400,6 +402,17 @@ def test_a_storm_fails_the_twin_without_dedupe_with_duplicated(
     tmp_path, result = storms.result(f"{request.node.name}/storm")
     assert result.returncode == 1, result.stdout + result.stderr
     assert "duplicated" in failing_checks(tmp_path / "out"), result.stdout
+
+
+@pytest.mark.slow
+def test_a_shopify_storm_fails_the_twin_claiming_webhook_ids_with_duplicated(
+        storms: StormBatch[tuple[Path, subprocess.CompletedProcess[str]]], request: pytest.FixtureRequest) -> None:
+    """No duplicates sent (``--duplicates 0``): the only deliveries of one event again are the
+    wave's, each through a second subscription to its topic (a new X-Shopify-Webhook-Id, the same
+    X-Shopify-Event-Id). The twin claiming the Webhook-Id applies them again."""
+    tmp_path, result = storms.result(f"{request.node.name}/storm")
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert failing_checks(tmp_path / "out").get("duplicated", 0) > 0, result.stdout
 
 
 def _second_of_each_object(history: list[Attempt], event_type: str) -> dict[str, str]:

@@ -350,7 +350,7 @@ def test_a_paddle_counter_reads_its_string_minor_units() -> None:
         total = event.object["details"]["totals"]["grand_total"]
         assert isinstance(total, str)
         assert mapping.counter_of(event) == (event.object["customer_id"], int(total))
-    with pytest.raises(ConfigError, match="data.currency_code: is '[A-Z]{3}', not an integer amount"):
+    with pytest.raises(ConfigError, match="data.currency_code: is '[A-Z]{3}', not an amount"):
         parse_config(text.replace("data.details.totals.grand_total", "data.currency_code"), "hookproof.toml")
 
 
@@ -419,3 +419,62 @@ def test_a_replayed_window_is_recorded_and_named_as_paddles_replay(tmp_path: Pat
                                       "was a manual replay: a new notification_id, the same event_id; "), finding.message
     tags = [a.faults for a in failure.attempts]
     assert tags == [()] * 7 + [("redeliver", "replay")] * 2
+
+
+@pytest.mark.slow
+def test_the_shopify_twin_claiming_webhook_ids_is_found_through_a_second_subscription(tmp_path: Path) -> None:
+    """A new user's Shopify app deduplicating on ``X-Shopify-Webhook-Id`` passed explore: its
+    window redelivery sent each event's first delivery again. `redeliver_window` now sends the
+    event through a second subscription to its topic (`ShopifyProfile.replayed`: a new
+    Webhook-Id, the same Event-Id): the twin is found at the default budget (in 8 searches of 8,
+    seeds 1 to 8), always through a window redelivery."""
+    from examples.receivers.shopify_app import create_app
+
+    count = itertools.count()
+    secret = SECRETS["shopify"]
+
+    def open_() -> Prepared:
+        db = tmp_path / f"wh-{next(count)}.sqlite"
+        return Prepared(Target(app=create_app(str(db), secret, dedupe_by_webhook_id=True)),
+                        sqlite_observer(db, "shopify"))
+
+    target = ExploreTarget(profile=get_profile("shopify"), secrets=(secret,), open=open_,
+                           describe="in-process shopify_app claiming X-Shopify-Webhook-Id", settle_window_s=0.02)
+    failures = [explore(target, max_examples=100, seed=seed, provider_state=ServerState()).failure
+                for seed in (2, 3, 5)]
+    found = [f for f in failures if f is not None]
+    assert len(found) == 3, "the X-Shopify-Webhook-Id twin passed a search"
+    for failure in found:
+        assert {f.check_id for f in failure.findings} == {"duplicated"}, failure.summary()
+        assert any(step.op == "redeliver_window" for step in failure.steps), format_steps(
+            failure.steps, failure.event_types)
+        assert all("through a second subscription to its topic: a new X-Shopify-Webhook-Id" in f.message
+                   for f in failure.findings), failure.summary()
+
+
+@pytest.mark.slow
+def test_the_shopify_twin_overwriting_within_one_updated_at_second_is_found(tmp_path: Path) -> None:
+    """Shopify's ``updated_at`` counts whole seconds. A twin guarding an order's state with
+    ``stored updated_at <= incoming`` passed explore while the world spaced an order's changes a
+    second apart; its ``quick_cancel`` (paid, partly refunded and cancelled in one second) lets
+    an older payload of the second overwrite a newer one. Found at the default budget (in 6
+    searches of 6, seeds 1 to 6) from a quick cancellation; the correct receiver (then
+    ``X-Shopify-Triggered-At``) passed 3 of 3."""
+    from examples.receivers.shopify_app import create_app
+
+    count = itertools.count()
+    secret = SECRETS["shopify"]
+
+    def open_() -> Prepared:
+        db = tmp_path / f"tie-{next(count)}.sqlite"
+        return Prepared(Target(app=create_app(str(db), secret, same_second="overwrite")),
+                        sqlite_observer(db, "shopify"))
+
+    target = ExploreTarget(profile=get_profile("shopify"), secrets=(secret,), open=open_,
+                           describe="in-process shopify_app guarding with updated_at <=", settle_window_s=0.02)
+    for seed in (2, 4, 6):
+        failure = explore(target, max_examples=100, seed=seed, provider_state=ServerState()).failure
+        assert failure is not None, f"seed {seed}: the <= twin passed"
+        assert {f.check_id for f in failure.findings} <= {"regressed", "stale"}, failure.summary()
+        assert any(step.op == "emit" and step.action == "quick_cancel" for step in failure.steps), format_steps(
+            failure.steps, failure.event_types)
