@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence, overload
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence, cast, overload
 
 #: Severity of a finding that makes a verdict invalid.
 FINDING = "finding"
@@ -78,7 +78,20 @@ class Finding:
         }
 
 
-class MadeFindings(Sequence[Finding]):
+class EqualAsSequence:
+    """Equality of a lazily read sequence (`MadeFindings`, `saved_report.StoredFindings`): equal
+    to any sequence (not a string) of the same items in the same order; unhashable."""
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence) or isinstance(other, str):
+            return NotImplemented
+        mine = cast("Sequence[Any]", self)
+        return len(mine) == len(other) and all(a == b for a, b in zip(mine, other))
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+class MadeFindings(EqualAsSequence, Sequence[Finding]):
     """Findings made when read, one per code: finding `i` is ``make(codes[i])``.
 
     What a per-key check over a `key_table.KeyTable` returns for its failing keys (one finding
@@ -125,13 +138,6 @@ class MadeFindings(Sequence[Finding]):
 
         mask = np.fromiter((keep(f) for f in self), dtype=bool, count=len(self))
         return MadeFindings(self._codes[mask], self._make)
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Sequence) or isinstance(other, str):
-            return NotImplemented
-        return len(self) == len(other) and all(a == b for a, b in zip(self, other))
-
-    __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
         return f"MadeFindings({len(self)} findings)"

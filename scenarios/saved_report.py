@@ -29,6 +29,7 @@ from typing import Any, Callable, Iterator, Sequence, overload
 
 from hookproof.reports.json_report import finding_json, finding_of, iter_json
 from hookproof.reports.model import SCHEMA_VERSION, FindingView, RunReport
+from hookproof.scenarios.findings import EqualAsSequence
 from hookproof.scenarios.report_views import REPORT_META_KEY
 from hookproof.simulator.delivery.history import STREAM_ROWS, HistoryFile
 
@@ -69,7 +70,7 @@ def _stored_in(history: HistoryFile, report: RunReport) -> bool:
     return history.findings_stored() == following - 1
 
 
-class StoredFindings(Sequence[FindingView]):
+class StoredFindings(EqualAsSequence, Sequence[FindingView]):
     """One check's findings as rows of a history's ``findings`` table (``idx`` `first` …
     `first` + `count` - 1, in order), each read back as its view when reached (`finding_of`):
     a storm's end holds a count and a place, not hundreds of thousands of views. Each pass
@@ -117,13 +118,6 @@ class StoredFindings(Sequence[FindingView]):
                     yield finding_of(text)
         finally:
             db.close()
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Sequence) or isinstance(other, str):
-            return NotImplemented
-        return len(self) == len(other) and all(a == b for a, b in zip(self, other))
-
-    __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
         return f"StoredFindings({self._count} findings of {self.path.name})"
