@@ -82,5 +82,5 @@ def test_a_receiver_that_never_fetches_is_told_which_objects_were_faulted(tmp_pa
     cfg = receiver_config("inbox_sync", tmp_path, SECRET, seed=4242, settle_window_s=0.15)
     verdict, checks, reason = _certify(cfg, tmp_path / "report")
     assert (verdict, checks) == ("not_applicable", [])
-    assert reason is not None and reason.startswith("the provider API was set to fail the first fetch of each of the 7 ")
+    assert reason is not None and reason.startswith("the provider API was set to fail the first fetch of each of the 8 ")
     assert reason.endswith("the receiver fetched none of them, so no fault fired")

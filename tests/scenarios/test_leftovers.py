@@ -90,8 +90,8 @@ def test_a_second_run_of_one_seed_over_a_kept_database_is_not_judged_and_another
     assert all(held.values()), [s.reason for s in second.scenarios]
     # how many keys and objects were there: every key the first run applied; reorder owes none, only states
     counts = {i: (m.group(1), m.group(2), m.group(4)) for i, m in held.items() if m}
-    assert counts == {"duplicate-sequential": ("6", "6", None), "reorder": (None, None, "1"),
-                      "mass-redelivery": ("6", "6", "1")}
+    assert counts == {"duplicate-sequential": ("7", "7", None), "reorder": (None, None, "1"),
+                      "mass-redelivery": ("7", "7", "1")}
     assert all(m.group(3) in sent[i] for i, m in held.items() if m and m.group(3))
     assert all(s.attempts == () for s in second.scenarios if s.verdict == "error")  # nothing was sent
 
