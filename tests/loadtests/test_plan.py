@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from typing import Any
 
 import pytest
 
@@ -230,25 +231,37 @@ def test_no_group_and_its_replay_exceed_the_largest_group(burst: int) -> None:
         assert largest_group(burst) in sizes
 
 
+def _two_waves(world: str) -> tuple[dict[str, Any], list[tuple[int, list[Any]]]]:
+    """A storm plan over `world`'s stories (seed 3) under its profile's replay: the first sends
+    by event id, and two waves' replays, each wave's every first send once (and nothing more)."""
+    from hookproof.loadtests.stories import StoryBook
+    from hookproof.simulator.profiles import get_profile
+    from hookproof.simulator.world import new_world
+
+    profile = get_profile(world)
+    book = StoryBook(new_world(world, 3), profile, lambda e: e.business_key is not None or e.stateful)
+    plan = StormPlan(book.stream(max_events=60), wave_window_s=100.0, seed=5, replayed=profile.replayed)
+    firsts = {s.event.id: s for g in (plan.next_group(elapsed_s=t * 0.01) for t in range(40)) for s in g}
+    waves = []
+    for wave in (1, 2):
+        queued = plan.start_wave(1.0 + wave)
+        waves.append((wave, [plan.next_replay() for _ in range(queued)]))
+        assert queued == len(firsts) and plan.next_replay() is None
+    return firsts, waves
+
+
 def test_a_paddle_wave_sends_new_notifications_of_the_same_events() -> None:
     """Paddle's replay (POST /notifications/{id}/replay) is a new notification of the same event:
     a new notification_id, the same event_id. A new user's receiver claiming notification_id
     applied a replayed event twice, and the storm's waves, which kept the first notification,
     passed it; a wave now sends what the profile's replay sends, each wave a new notification,
     tagged ``replay`` so that the storm's findings name it."""
-    from hookproof.loadtests.stories import StoryBook
     from hookproof.simulator.profiles import get_profile
-    from hookproof.simulator.world import new_world
 
     profile = get_profile("paddle")
-    book = StoryBook(new_world("paddle", 3), profile, lambda e: e.business_key is not None or e.stateful)
-    plan = StormPlan(book.stream(max_events=60), wave_window_s=100.0, seed=5, replayed=profile.replayed)
-    firsts = {s.event.id: s for g in (plan.next_group(elapsed_s=t * 0.01) for t in range(40)) for s in g}
+    firsts, waves = _two_waves("paddle")
     notifications: dict[str, set[str]] = {}
-    for wave in (1, 2):
-        queued = plan.start_wave(1.0 + wave)
-        replays = [plan.next_replay() for _ in range(queued)]
-        assert queued == len(firsts) and plan.next_replay() is None
+    for wave, replays in waves:
         for r in replays:
             # recorded as what it is: a replay (a new delivery entity), on top of its wave
             assert r is not None and r.envelope is None and r.tags == (f"copies=wave-{wave}", "replay")
@@ -272,19 +285,12 @@ def test_a_shopify_wave_sends_each_event_through_another_subscription() -> None:
     """Shopify has no manual replay: one event comes again as a new delivery through another
     subscription to its topic (shopify.dev, "Ignore duplicate webhooks"). A wave sends that: the
     same body and X-Shopify-Event-Id, a new X-Shopify-Webhook-Id per wave."""
-    from hookproof.loadtests.stories import StoryBook
     from hookproof.simulator.profiles import get_profile
-    from hookproof.simulator.world import new_world
 
     profile = get_profile("shopify")
-    book = StoryBook(new_world("shopify", 3), profile, lambda e: e.business_key is not None or e.stateful)
-    plan = StormPlan(book.stream(max_events=60), wave_window_s=100.0, seed=5, replayed=profile.replayed)
-    firsts = {s.event.id: s for g in (plan.next_group(elapsed_s=t * 0.01) for t in range(40)) for s in g}
+    firsts, waves = _two_waves("shopify")
     webhook_ids: dict[str, set[str]] = {}
-    for wave in (1, 2):
-        queued = plan.start_wave(1.0 + wave)
-        replays = [plan.next_replay() for _ in range(queued)]
-        assert queued == len(firsts) and plan.next_replay() is None
+    for wave, replays in waves:
         for r in replays:
             assert r is not None and r.envelope is None and r.tags == (f"copies=wave-{wave}", "replay")
             first = firsts[r.event.id].envelope
