@@ -35,10 +35,12 @@ JSON) are translated here, chained with ``from``.
 from __future__ import annotations
 
 import json
+import math
 import time
 import urllib.parse
 from collections import Counter
 from dataclasses import dataclass, replace
+from decimal import Decimal
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol, Sequence, TypeVar, runtime_checkable
 
@@ -270,7 +272,7 @@ class SqlObserver:
         at = time.time()
         try:
             keys, amounts, idems = read_effects
-            effects = effect_rows(list(map(str, keys)), None if amounts is None else list(map(_int_or_none, amounts)),
+            effects = effect_rows(list(map(str, keys)), None if amounts is None else [_int_or_none(a, "amount") for a in amounts],
                                   None if idems is None else [None if k is None else str(k) for k in idems])
             absent = self.state_absent
             states = tuple(
@@ -283,7 +285,7 @@ class SqlObserver:
                 counters = {}
                 for r in counter_rows:
                     key = str(r["key"])
-                    counters[key] = counters.get(key, 0) + (_int_or_none(r["amount"]) or 0)
+                    counters[key] = counters.get(key, 0) + (_int_or_none(r["amount"], "amount") or 0)
         except (TypeError, ValueError) as exc:
             raise ObserverError(f"sql observer: a column holds a value of the wrong type: {exc}",
                                 observer=self.kind, target=self.target) from exc
@@ -363,11 +365,20 @@ def _reason(exc: BaseException) -> str:
     return text.splitlines()[0] if text else type(exc).__name__
 
 
-def _int_or_none(value: Any) -> int | None:
+def _int_or_none(value: Any, column: str = "version") -> int | None:
+    """`value` as an int (None kept). Raises TypeError for a bool, ValueError for a value that
+    is not a whole number (a NUMERIC ``60.42`` or a float is never truncated: ``amount``
+    columns are compared in integer minor units, and the message says how to return them)."""
     if value is None:
         return None
     if isinstance(value, bool):
-        raise TypeError(f"expected an integer, got {value!r}")
+        raise TypeError(f"the {column} column holds {value!r}; expected an integer")
+    if isinstance(value, (Decimal, float)):
+        if not math.isfinite(value) or value != int(value):
+            hint = (" (amounts are integer minor units: 60.42 in a two-decimal currency is 6042; return "
+                    "the column as one, e.g. CAST(ROUND(amount * 100) AS INTEGER))") if column == "amount" else ""
+            raise ValueError(f"the {column} column holds {value!r}, not a whole number{hint}")
+        return int(value)
     return int(value)
 
 

@@ -155,6 +155,30 @@ def test_sql_observer_is_read_only_on_postgresql(pg_tables: str) -> None:
     assert SqlObserver(pg_tables, EFFECTS_SQL).observe().counts() == {"renewal:in_1": 2, "refund:ch_1:300": 1}
 
 
+def test_a_decimal_amount_is_refused_never_truncated(pg_tables: str) -> None:
+    """A NUMERIC 60.42 was read as 60 (int() truncates), a counter off by its cents with no word
+    of why; a whole NUMERIC (SUM of integers, amount * 100) still reads as its integer."""
+    engine = sqlalchemy.create_engine(pg_tables)
+    with engine.begin() as conn:
+        conn.exec_driver_sql("DROP TABLE IF EXISTS balances")
+        conn.exec_driver_sql("CREATE TABLE balances (key TEXT, total NUMERIC(12, 2))")
+        conn.exec_driver_sql("INSERT INTO balances VALUES ('cus_1', 60.42), ('cus_1', 10.00), ('cus_2', 5)")
+    try:
+        whole = SqlObserver(pg_tables, EFFECTS_SQL, counter_query="SELECT key, total * 100 AS amount FROM balances")
+        assert whole.observe().counters == {"cus_1": 7042, "cus_2": 500}
+        for query in ("SELECT key, total AS amount FROM balances",
+                      "SELECT key, CAST(total AS DOUBLE PRECISION) AS amount FROM balances"):
+            with pytest.raises(ObserverError, match=r"the amount column holds (Decimal\('60.42'\)|60.42), not a whole "
+                                                    r"number \(amounts are integer minor units: 60.42 .* is 6042"):
+                SqlObserver(pg_tables, EFFECTS_SQL, counter_query=query).observe()
+        with pytest.raises(ObserverError, match=r"the amount column holds Decimal\('60.42'\), not a whole number"):
+            SqlObserver(pg_tables, "SELECT 'refund:ch_1' AS business_key, total AS amount FROM balances").observe()
+    finally:
+        with engine.begin() as conn:
+            conn.exec_driver_sql("DROP TABLE IF EXISTS balances")
+        engine.dispose()
+
+
 def test_sql_observer_bad_query_on_postgresql(pg_tables: str) -> None:
     with pytest.raises(ObserverError, match="effects query failed") as info:
         SqlObserver(pg_tables, "SELECT business_key FROM no_such_table").observe()
