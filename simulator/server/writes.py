@@ -141,10 +141,12 @@ def _first_item(params: Mapping[str, Any], name: str) -> Mapping[str, Any]:
 def create_checkout_session(world: World, params: Mapping[str, Any]) -> str:
     """``POST /v1/checkout/sessions``: ``mode``, ``line_items[0]`` (``price`` or
     ``price_data``, ``quantity``), ``customer``, ``customer_email``, ``client_reference_id``,
-    ``metadata``, ``success_url``, ``cancel_url``, ``payment_method_types``, and in
-    subscription mode ``subscription_data[metadata]`` and ``subscription_data[trial_period_days]``
-    (a trial: the subscription starts ``trialing``; Stripe's ``subscription_data`` is refused in
-    payment mode, docs.stripe.com/api/checkout/sessions/create). Returns the session id."""
+    ``metadata``, ``success_url``, ``cancel_url``, ``payment_method_types``, in payment mode
+    ``payment_intent_data[metadata]`` (its payment intent's metadata: the session's own is not
+    copied there), and in subscription mode ``subscription_data[metadata]`` and
+    ``subscription_data[trial_period_days]`` (a trial: the subscription starts ``trialing``; each
+    is refused in the other mode, as Stripe refuses them,
+    docs.stripe.com/api/checkout/sessions/create). Returns the session id."""
     mode = _str(params, "mode") or "payment"
     if mode not in ("payment", "subscription"):
         raise ParamError(f"hookproof simulates checkout modes payment and subscription, not {mode!r}", "mode")
@@ -157,6 +159,14 @@ def create_checkout_session(world: World, params: Mapping[str, Any]) -> str:
         raise ParamError("You can only specify `subscription_data` in `subscription` mode.", "subscription_data")
     trial = (_int(data, "trial_period_days", default=0) or 0) > 0
     sub_metadata = _metadata(data) if "metadata" in data else {}
+    intent = params.get("payment_intent_data", {})
+    if intent in ("", None):
+        intent = {}
+    if not isinstance(intent, dict):
+        raise ParamError("Invalid hash: payment_intent_data", "payment_intent_data")
+    if intent and mode != "payment":
+        raise ParamError(f"You can not pass `payment_intent_data` in `{mode}` mode.", "payment_intent_data")
+    intent_metadata = _metadata(intent) if "metadata" in intent else {}
     item = _first_item(params, "line_items")
     price = _price_of(world, item, "line_items[0]")
     quantity = _int(item, "quantity", default=1) or 1
@@ -170,7 +180,8 @@ def create_checkout_session(world: World, params: Mapping[str, Any]) -> str:
                                    client_reference_id=_str(params, "client_reference_id"),
                                    metadata=_metadata(params), customer_email=_str(params, "customer_email"),
                                    success_url=_str(params, "success_url"), cancel_url=_str(params, "cancel_url"),
-                                   trial=trial, subscription_metadata=sub_metadata, by_receiver=True)
+                                   trial=trial, subscription_metadata=sub_metadata,
+                                   payment_intent_metadata=intent_metadata, by_receiver=True)
     except WorldError as exc:
         raise ParamError(str(exc), "line_items[0][price]") from None
 

@@ -156,6 +156,8 @@ class World(RecordReads):
         #: Subscription-mode sessions -> what their subscription starts with (``subscription_data``:
         #: its trial, its metadata).
         self._session_subscriptions: dict[str, tuple[bool, dict[str, str]]] = {}
+        #: a payment-mode session's ``payment_intent_data.metadata``: its payment intent's metadata
+        self._session_intent_metadata: dict[str, dict[str, str]] = {}
         #: The kind of each checkout session a story (not the receiver) opened, in order: ``(mode,
         #: payment method)`` (``("payment", "card")``, ``("subscription", "card")``, ``("payment", "boleto")``).
         self.story_session_kinds: list[tuple[str, str]] = []
@@ -356,7 +358,8 @@ class World(RecordReads):
                       metadata: Mapping[str, str] | None = None, customer_email: str | None = None,
                       success_url: str | None = "https://example.com/success",
                       cancel_url: str | None = "https://example.com/cancel", trial: bool = False,
-                      subscription_metadata: Mapping[str, str] | None = None, by_receiver: bool = False) -> str:
+                      subscription_metadata: Mapping[str, str] | None = None,
+                      payment_intent_metadata: Mapping[str, str] | None = None, by_receiver: bool = False) -> str:
         """An open checkout session for `quantity` units of `price` (``payment`` or ``subscription`` mode).
 
         The keyword arguments are what a receiver set through ``POST /v1/checkout/sessions``
@@ -367,8 +370,11 @@ class World(RecordReads):
         carries that metadata, not the session's (Stripe copies no metadata from the session to
         the subscription: docs.stripe.com/api/checkout/sessions/create,
         ``subscription_data.metadata``). A trial session costs nothing now
-        (``amount_total`` 0). Returns the session id. Raises WorldError for another mode, a
-        price of the other kind, or `trial` in payment mode.
+        (``amount_total`` 0). In payment mode the payment intent it makes carries
+        `payment_intent_metadata` (``payment_intent_data.metadata``), never the session's own
+        metadata (the same page, ``payment_intent_data.metadata``). Returns the session id.
+        Raises WorldError for another mode, a price of the other kind, `trial` or
+        `subscription_metadata` in payment mode, or `payment_intent_metadata` in subscription mode.
 
         A story's call (not `by_receiver`) once `bind_receiver_sessions` was called opens
         nothing: it returns the receiver's oldest unbound open session of the same mode and
@@ -386,6 +392,8 @@ class World(RecordReads):
             raise WorldError(f"checkout mode {mode!r} is not simulated (payment, subscription)")
         if trial and mode != "subscription":
             raise WorldError("only a subscription-mode session has a trial")
+        if payment_intent_metadata and mode != "payment":
+            raise WorldError("only a payment-mode session makes a payment intent (payment_intent_data)")
         pr = self._typed(price, "price")
         if (mode == "subscription") != (pr["type"] == "recurring"):
             raise WorldError(f"price {price} is {pr['type']}: it cannot be sold in {mode} mode", object_id=price)
@@ -401,6 +409,8 @@ class World(RecordReads):
         self._session_lines[cs_id] = (price, quantity)
         if mode == "subscription":
             self._session_subscriptions[cs_id] = (trial, dict(subscription_metadata or {}))
+        else:
+            self._session_intent_metadata[cs_id] = dict(payment_intent_metadata or {})
         if by_receiver:
             self.receiver_sessions.append(cs_id)
         return cs_id
@@ -523,7 +533,7 @@ class World(RecordReads):
         asynchronous = cs["payment_method_types"] == ["boleto"]
         status = "processing" if asynchronous else "succeeded"
         pi_id = self._new_payment_intent(customer, cs["amount_total"], cs["currency"], status,
-                                         metadata=cs["metadata"])
+                                         metadata=self._session_intent_metadata.get(session, {}))
         if not asynchronous:
             ch_id = self._charge(customer, cs["amount_total"], cs["currency"], payment_intent=pi_id)
             self._update(pi_id, {"latest_charge": ch_id, "amount_received": cs["amount_total"]})

@@ -327,6 +327,13 @@ def test_a_subscription_mode_session_a_saas_opens_through_the_sdk_is_provisioned
             client.v1.checkout.sessions.create(params={
                 "mode": "payment", "line_items": [{"price": world.create_price(interval=None)}],
                 "subscription_data": {"trial_period_days": 7}})
+        with pytest.raises(stripe.InvalidRequestError, match="You can not pass `payment_intent_data` in `subscription`"):
+            client.v1.checkout.sessions.create(params={
+                "mode": "subscription", "line_items": [{"price": price}],
+                "payment_intent_data": {"metadata": {"order": "o-1"}}})
+        one_off = client.v1.checkout.sessions.create(params={
+            "mode": "payment", "line_items": [{"price": world.create_price(interval=None)}],
+            "metadata": {"cart": "c-2"}, "payment_intent_data": {"metadata": {"order": "o-2"}}})
         assert provider.state is not None
         with provider.state.lock:
             events = world.complete_checkout(session.id)
@@ -343,6 +350,10 @@ def test_a_subscription_mode_session_a_saas_opens_through_the_sdk_is_provisioned
         again = client.v1.checkout.sessions.retrieve(session.id, params={"expand": ["subscription"]})
         assert (again.payment_status, again.payment_intent) == ("paid", None)
         assert (again.subscription.status, again.subscription.metadata.to_dict()) == ("active", {"user": "42"})
+        with provider.state.lock:
+            world.complete_checkout(one_off.id)
+        paid = client.v1.checkout.sessions.retrieve(one_off.id, params={"expand": ["payment_intent"]})
+        assert (paid.metadata.to_dict(), paid.payment_intent.metadata.to_dict()) == ({"cart": "c-2"}, {"order": "o-2"})
         assert again.invoice == again.subscription.latest_invoice
         assert [e.type for e in events] == ["customer.created", "customer.subscription.created", "invoice.created",
                                             "invoice.paid", "customer.subscription.updated",

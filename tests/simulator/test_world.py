@@ -187,9 +187,22 @@ def test_a_session_opened_without_a_customer_gets_one_and_keeps_what_the_shop_se
     done = events[-1].object
     assert (done["client_reference_id"], done["metadata"], done["payment_status"]) == ("order-9", {"cart": "9"}, "paid")
     assert w.get(done["customer"])["email"] == "ada@example.com"
-    assert w.get(done["payment_intent"])["metadata"] == {"cart": "9"}
+    assert w.get(done["payment_intent"])["metadata"] == {}  # the session's metadata is not copied there
     with pytest.raises(WorldError, match="not open"):
         w.complete_checkout(cs)
+
+
+def test_a_payment_mode_session_s_intent_carries_payment_intent_data_metadata_alone() -> None:
+    """Stripe copies no metadata from a session to its payment intent: ``payment_intent_data.metadata``
+    sets the intent's (docs.stripe.com/api/checkout/sessions/create). A receiver reading the intent's
+    metadata for the session's must fail here as it does in production."""
+    w = World(6)
+    cs = w.open_checkout(None, w.create_price(interval=None), metadata={"cart": "9"},
+                         payment_intent_metadata={"order": "o-9"})
+    done = w.complete_checkout(cs)[-1].object
+    assert (done["metadata"], w.get(done["payment_intent"])["metadata"]) == ({"cart": "9"}, {"order": "o-9"})
+    with pytest.raises(WorldError, match="only a payment-mode session makes a payment intent"):
+        w.open_checkout(None, w.create_price(), mode="subscription", payment_intent_metadata={"order": "o-9"})
 
 
 def test_a_subscription_mode_session_starts_its_subscription() -> None:
