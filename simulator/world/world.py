@@ -922,6 +922,8 @@ class World(RecordReads):
                                  receipt_url=f"https://pay.stripe.com/receipts/payment/{self._token(40)}",
                                  created=self._now_s(), livemode=self.livemode)
         snapshot["invoice"] = invoice
+        if payment_intent is not None:  # a payment intent's charge carries its metadata (Checkout's payment_intent_data)
+            snapshot["metadata"] = dict(self.get(payment_intent)["metadata"])
         self._create(ch_id, "charge", snapshot)
         return ch_id
 

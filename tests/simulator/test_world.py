@@ -201,6 +201,8 @@ def test_a_payment_mode_session_s_intent_carries_payment_intent_data_metadata_al
                          payment_intent_metadata={"order": "o-9"})
     done = w.complete_checkout(cs)[-1].object
     assert (done["metadata"], w.get(done["payment_intent"])["metadata"]) == ({"cart": "9"}, {"order": "o-9"})
+    charge = w.get(w.get(done["payment_intent"])["latest_charge"])
+    assert charge["metadata"] == {"order": "o-9"}  # the intent's charge carries the intent's metadata
     with pytest.raises(WorldError, match="only a payment-mode session makes a payment intent"):
         w.open_checkout(None, w.create_price(), mode="subscription", payment_intent_metadata={"order": "o-9"})
 
