@@ -189,6 +189,10 @@ class Phase:
     #: the provider API holds its answer to this phase's first fetch of the plan's `Plan.held_fetch`
     #: object (read on arrival), and the next phase is delivered meanwhile (`fetch-overtaken`)
     held: bool = False
+    #: deliver only the phase's events none of whose attempts in the scenario so far was
+    #: acknowledged: a team redelivering its failed deliveries by hand (GitHub's guide lists the
+    #: failed ones; a delivery answered 2xx shows as successful and is not redelivered)
+    failed_only: bool = False
 
 
 @dataclass(frozen=True)

@@ -214,15 +214,18 @@ def _redelivered_by_hand(build: Callable[[Context, World], Plan | NotApplicable]
                          ) -> Callable[[Context, World], Plan | NotApplicable]:
     """`build`, and where the provider never retries by itself (GitHub: no automatic
     redelivery, docs.github.com "Handling failed webhook deliveries") a last phase that
-    redelivers every event of the plan by hand, once the receiver is back, as its team would
-    after an outage: an event whose every attempt the fault cut off is then still owed."""
+    redelivers by hand, once the receiver is back, every event of the plan that no attempt
+    delivered (`Phase.failed_only`), as its team would after an outage following that guide:
+    an event whose every attempt the fault cut off is then still owed, and one the receiver
+    acknowledged is never sent again (it redelivered those too, so a receiver acknowledging
+    before it persists got its lost work back and passed ``crash-after-ack``)."""
     def plan(ctx: Context, w: World) -> Plan | NotApplicable:
         built = build(ctx, w)
         if isinstance(built, NotApplicable) or ctx.profile.retry_schedule_s:
             return built
         events = tuple({e.id: e for phase in built.phases for e in phase.events}.values())
         last = built.phases[-1]
-        return replace(built, phases=(*built.phases, Phase(events, time_scale=last.time_scale)))
+        return replace(built, phases=(*built.phases, Phase(events, time_scale=last.time_scale, failed_only=True)))
     return plan
 
 

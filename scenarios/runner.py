@@ -724,6 +724,13 @@ class Runner:
             held: asyncio.Task[None] | None = None  # a phase whose fetch's answer is held, still in flight
             for phase, planned in zip(plan.phases, schedules):
                 self._hook(phase.before, scenario)
+                if phase.failed_only:
+                    delivered = {a.event_id for a in self.history.attempts(scenario.id) if a.outcome is Outcome.ACKED}
+                    phase = replace(phase, events=tuple(e for e in phase.events if e.id not in delivered))
+                    if not phase.events:
+                        self._hook(phase.after, scenario)
+                        continue
+                    planned = _schedule(phase)
                 if phase.held and holds is not None and plan.held_fetch is not None:
                     held = await _while_held(holds, plan.held_fetch, send(phase, planned))
                     events.extend(phase.events)

@@ -2,7 +2,8 @@
 
 `github_app.js` is written from GitHub's docs and @octokit/webhooks (`verifyAndReceive`,
 dedupe by X-GitHub-Delivery in the effect's SQLite transaction); `github_app_no_dedupe.js`,
-`github_app_blind_overwrite.js` and `github_app_by_number.js` are its broken twins. `hookproof send --profile github`
+`github_app_blind_overwrite.js`, `github_app_by_number.js` and `github_app_ack_first.js` (under chaos) are its
+broken twins. `hookproof send --profile github`
 reaches the correct one and is accepted and handled; `certify` passes it on the whole catalog and fails the twin with
 `duplicated` for the App's own business keys, the blind overwrite with `stale`, and the claim by event, action and
 number with `stale` (an issue closed again) and `lost` (a second comment) (the GitHub detection matrix, `MATRIX`).
@@ -18,6 +19,7 @@ import shutil
 import sqlite3
 import subprocess
 import sys
+from collections import Counter
 from collections.abc import Iterator
 from concurrent.futures import Future
 from pathlib import Path
@@ -216,3 +218,36 @@ def test_a_github_app_under_chaos_is_redelivered_by_hand_and_passes(node: str, t
     assert verdicts == {s: ("pass", []) for s in scenarios}, verdicts
     sent = {s.id: s for s in report.scenarios}["kill-during-processing"]
     assert sent.reason is None
+
+
+def _chaos_config(script: str, tmp_path: Path) -> Config:
+    """`github_app`'s config with `script` run under [target.process] (chaos can kill it)."""
+    from hookproof.config import ChaosConfig, ProcessTargetConfig
+
+    port = free_port()
+    db = tmp_path / "app.sqlite"
+    cfg = config("github_app", tmp_path)
+    process = ProcessTargetConfig(command=f"env PORT={{port}} node {script}", cwd=str(NODE_DIR),
+                                  health_path="/healthz", env={"DATABASE": str(db), "WEBHOOK_SECRET": SECRET})
+    return cfg.model_copy(update={
+        "target": cfg.target.model_copy(update={"url": f"http://127.0.0.1:{port}/webhooks", "start": None,
+                                                "process": process}),
+        "observer": cfg.observer.model_copy(update={"url": f"sqlite:///{db}"}), "chaos": ChaosConfig()})
+
+
+@pytest.mark.slow
+def test_an_app_acknowledging_before_it_applies_loses_its_work_when_killed_after_the_answer(
+        node: str, tmp_path: Path) -> None:
+    """`github_app_ack_first.js` answers 200 and applies 200 ms later from memory. Killed right
+    after its last 2xx, the work is gone, and GitHub (or a team redelivering its failed
+    deliveries by hand) never sends an acknowledged delivery again: `lost`, and "Persists before
+    acknowledging" fails. It passed before: the hand redelivery sent every event again,
+    acknowledged ones too, and the restarted twin applied those copies."""
+    report = certify(_chaos_config("github_app_ack_first.js", tmp_path), scenarios=["crash-after-ack"],
+                     out_dir=tmp_path / "out", chaos=True).report
+    (scenario,) = report.scenarios
+    assert scenario.verdict == "fail", scenario
+    assert {f.check_id for f in scenario.findings} == {"lost"}
+    sent = Counter(a.event_id for a in scenario.attempts)
+    assert sent and set(sent.values()) == {1}, sent  # every event acknowledged once, none sent again
+    assert {i.id: i.verdict for i in report.checklist}["persists-before-ack"] == "fail"

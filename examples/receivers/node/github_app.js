@@ -23,7 +23,9 @@
 //   POST /webhooks  the webhook; GET /healthz  readiness.
 // Broken twins: github_app_no_dedupe.js (no claim), github_app_blind_overwrite.js (no
 // updated_at guard: the last delivery wins, even an older one), github_app_by_number.js
-// (claims the event, its action and the or pull request's number, not the delivery).
+// (claims the event, its action and the or pull request's number, not the delivery),
+// github_app_ack_first.js (answers 200 once the signature is checked and applies the delivery
+// afterwards, from memory: killed in between, the acknowledged work is gone).
 
 import { createServer } from "node:http";
 import { Webhooks } from "@octokit/webhooks";
@@ -47,7 +49,7 @@ export function openDatabase(path) {
 // The claim's key: the delivery's GUID (X-GitHub-Delivery), GitHub's id of the event.
 const byDelivery = (id) => id;
 
-export function createApp({ secret, db, dedupe = true, ordered = true, claimKey = byDelivery }) {
+export function createApp({ secret, db, dedupe = true, ordered = true, claimKey = byDelivery, applyAfterMs = null }) {
   const webhooks = new Webhooks({ secret });
   const claim = db.prepare("INSERT INTO deliveries (delivery_id, event) VALUES (?, ?) ON CONFLICT DO NOTHING");
   const addEffect = db.prepare("INSERT INTO effects (business_key, delivery_id) VALUES (?, ?)");
@@ -101,8 +103,15 @@ export function createApp({ secret, db, dedupe = true, ordered = true, claimKey 
     const name = req.headers["x-github-event"];
     const signature = req.headers["x-hub-signature-256"];
     if (!id || !name || !signature) return send(400, "missing GitHub headers\n");
+    const payload = Buffer.concat(chunks).toString("utf8");
+    if (applyAfterMs !== null) { // the twin answering first: verified, acknowledged, applied later in memory
+      if (!(await webhooks.verify(payload, signature).catch(() => false))) return send(400, "invalid signature\n");
+      send(200, "ok\n");
+      setTimeout(() => webhooks.receive({ id, name, payload: JSON.parse(payload) }).catch(() => {}), applyAfterMs);
+      return;
+    }
     try {
-      await webhooks.verifyAndReceive({ id, name, payload: Buffer.concat(chunks).toString("utf8"), signature });
+      await webhooks.verifyAndReceive({ id, name, payload, signature });
       return send(200, "ok\n");
     } catch (error) {
       const first = error.errors ? Array.from(error.errors)[0] : error;
