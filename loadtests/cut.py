@@ -78,6 +78,11 @@ class Cut:
     def __bool__(self) -> bool:
         return bool(self.deliveries)
 
+    def excuses(self, check_id: str, finding: Finding) -> bool:
+        """Whether `finding` of check `check_id` is one this cut leaves unknown: a ``lost`` key
+        never acknowledged, a ``stale`` object of its events."""
+        return _unacknowledged(self, check_id, finding)
+
     def note(self) -> str:
         """One sentence: how many deliveries the storm's end cut and why."""
         in_flight = sum(d.in_flight for d in self.deliveries)
@@ -133,6 +138,10 @@ class Unanswered:
     def __bool__(self) -> bool:
         return bool(self.keys or self.objects)
 
+    def excuses(self, check_id: str, finding: Finding) -> bool:
+        """As `Cut.excuses`."""
+        return _unacknowledged(self, check_id, finding)
+
     def note(self) -> str:
         """One sentence: why whether the receiver applies them is unknown."""
         return (f"every attempt of their deliveries went unanswered within the sender timeout while {self.why}: "
@@ -168,24 +177,84 @@ def unanswered_of(results: Sequence[CheckResult], events: Iterable[Event], compl
     return Unanswered(keys, frozenset(objects), why)
 
 
-def judge_cut(results: Sequence[CheckResult], cut: "Cut | Unanswered") -> list[CheckResult]:
-    """`results` with the ``lost`` findings of `cut`'s keys that were never acknowledged and
-    the ``stale`` findings of its objects left out: such a check with no other finding is
-    ``unknown``, its detail `Cut.note` (a check with others stays invalid, the note added).
-    An `Unanswered` is judged the same way."""
+def _unacknowledged(cut: "Cut | Unanswered", check_id: str, f: Finding) -> bool:
+    """A ``lost`` finding of one of `cut`'s keys never acknowledged, or a ``stale`` one of its objects."""
+    if check_id == "lost":
+        return f.key in cut.keys and f.message.startswith(NEVER_ACKNOWLEDGED)
+    return check_id == "stale" and f.key in cut.objects
+
+
+@dataclass(frozen=True)
+class Unsettled:
+    """A storm whose receiver was still changing what it shows when the settle deadline came
+    (`unsettled_of`): a receiver that stores each delivery, answers, and applies it from a queue
+    slower than the storm offered was still working through its backlog, so what it had not
+    applied yet is not shown lost, nor an object short of its last state stale.
+
+    Attributes:
+        applied: effect rows that appeared over the last `over_s` seconds of reads.
+        over_s: the span of those reads, seconds.
+        deadline_s: the settle deadline (`[settle] deadline_s`), seconds.
+    """
+
+    applied: int
+    over_s: float
+    deadline_s: float
+
+    def __bool__(self) -> bool:
+        return True
+
+    def excuses(self, check_id: str, finding: Finding) -> bool:
+        """Every ``lost`` and ``stale`` finding, and a ``counter`` short of the truth (missing, or
+        between 0 and it): none is known while the receiver still applies (a counter past the
+        truth, or on the wrong side of 0, stays a finding)."""
+        if check_id == "counter":
+            want, got = finding.expected, finding.actual
+            return isinstance(want, int) and want > 0 and (got is None or (isinstance(got, int) and 0 <= got < want))
+        return check_id in ("lost", "stale")
+
+    def note(self) -> str:
+        """One sentence: what the reads showed at the deadline, and what to raise."""
+        pace = (f": {self.applied} effect(s) appeared in the last {self.over_s:.1f} s of reads "
+                f"(about {self.applied / self.over_s:.1f}/s)" if self.applied and self.over_s > 0 else "")
+        return (f"the receiver was still changing what it shows when the settle deadline came after "
+                f"{self.deadline_s:g} s{pace}, so what it had not applied yet is not known lost (a backlog it "
+                "applies more slowly than the storm offered); raise [settle] deadline_s to wait for it")
+
+
+#: Seconds of the last reads over which `unsettled_of` counts the effects that appeared.
+PACE_WINDOW_S = 2.0
+
+
+def unsettled_of(observations: Sequence[Any], deadline_s: float) -> Unsettled:
+    """The `Unsettled` of a storm's reads (`Observation`s, oldest first; at least one), whose
+    settle ended at `deadline_s` with reads still changing: the effect rows that appeared over
+    about the last `PACE_WINDOW_S` seconds of them."""
+    last = observations[-1]
+    earlier = last
+    for obs in reversed(observations):
+        earlier = obs
+        if last.at - obs.at >= PACE_WINDOW_S:
+            break
+    return Unsettled(max(0, len(last.effects) - len(earlier.effects)), last.at - earlier.at, deadline_s)
+
+
+def judge_cut(results: Sequence[CheckResult], cut: "Cut | Unanswered | Unsettled") -> list[CheckResult]:
+    """`results` with the findings `cut` excuses left out (`Cut.excuses`: the ``lost`` findings
+    of keys never acknowledged and the ``stale`` findings of its objects; `Unsettled`'s, every
+    ``lost`` and ``stale`` one and the counters short of the truth): such a check with no other finding is ``unknown``, its detail
+    `Cut.note` (a check with others stays invalid, the note added). An `Unanswered` and an
+    `Unsettled` are judged the same way."""
     if not cut:
         return list(results)
     out = []
     for r in results:
-        if r.check_id == "lost":
-            def is_excused(f: Finding) -> bool:
-                return not f.advisory and f.key in cut.keys and f.message.startswith(NEVER_ACKNOWLEDGED)
-        elif r.check_id == "stale":
-            def is_excused(f: Finding) -> bool:
-                return not f.advisory and f.key in cut.objects
-        else:
+        if r.check_id not in ("lost", "stale", "counter"):
             out.append(r)
             continue
+
+        def is_excused(f: Finding, check_id: str = r.check_id) -> bool:
+            return not f.advisory and cut.excuses(check_id, f)
         # counted, not held: an `Unanswered` may excuse every key of a storm
         excused = sum(f.count for f in r.findings if is_excused(f))
         if not excused:
@@ -194,7 +263,7 @@ def judge_cut(results: Sequence[CheckResult], cut: "Cut | Unanswered") -> list[C
         # a tuple, or a per-key check's findings still made when read (`kept_findings`)
         kept = kept_findings(r.findings, lambda f: not is_excused(f))
         problems = sum(f.count for f in kept if not f.advisory)
-        what = "key(s) not applied" if r.check_id == "lost" else "object(s) not current"
+        what = {"lost": "key(s) not applied", "stale": "object(s) not current"}.get(r.check_id, "counter(s) short")
         detail = (f"{excused} {what} unknown: {cut.note()}; {problems} finding(s), "
                   f"{sum(f.count for f in kept) - problems} advisory(ies)")
         verdict = Verdict.INVALID if problems else Verdict.UNKNOWN
@@ -203,4 +272,5 @@ def judge_cut(results: Sequence[CheckResult], cut: "Cut | Unanswered") -> list[C
     return out
 
 
-__all__ = ["ONLY_TIMED_OUT", "Cut", "CutDelivery", "Unanswered", "cut_of", "judge_cut", "unanswered_of"]
+__all__ = ["ONLY_TIMED_OUT", "PACE_WINDOW_S", "Cut", "CutDelivery", "Unanswered", "Unsettled", "cut_of", "judge_cut",
+           "unanswered_of", "unsettled_of"]

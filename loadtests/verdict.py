@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, Se
 
 from hookproof.loadtests.ahead import Ahead, ahead_of, tolerate
 from hookproof.loadtests.collect import WorkerTotals
-from hookproof.loadtests.cut import CutDelivery, cut_of, judge_cut, unanswered_of
+from hookproof.loadtests.cut import CutDelivery, cut_of, judge_cut, unanswered_of, unsettled_of
 from hookproof.loadtests.spec import StormSpec
 from hookproof.loadtests.spool import Spool
 from hookproof.reports.model import CheckView, RunReport, ScenarioReport
@@ -341,6 +341,8 @@ def storm_scenario(spec: StormSpec, events: Iterable[Event], attempts: Sequence[
     bound = sender_bound_why(sender)
     if bound is not None:  # keys the compressed schedule gave up on while the senders fell behind
         results = judge_cut(results, unanswered_of(results, events, index.completions, index.by_event, bound))
+    if not settled and observations:  # still changing at the deadline: a backlog being applied, not lost
+        results = judge_cut(results, unsettled_of(observations, spec.settle_deadline_s))
     results = [sender_judged(r, sender, spec.sender_timeout_s, rate_per_s=spec.rate_per_s)
                if r.check_id == "ack_latency" else r
                for r in results]
