@@ -363,13 +363,14 @@ PROBE_NOTE = ("reachability: before the first scenario hookproof opened one conn
               "connection has used it up)")
 
 
-def certify_unsent_note(config: Config, history_path: Path) -> str | None:
+def certify_unsent_note(config: Config, history_path: Path, *, whole: bool = True) -> str | None:
     """The note naming the types the config enables (`unsent.configured_types`) that no
-    scenario of the run sent (its history's types), or None."""
+    scenario of the run sent (its history's types), or None; None too for a run of chosen
+    scenarios (`whole` False: ``certify reorder``), which never meant to send every type."""
     from hookproof.unsent import configured_types, history_types, unsent_note
 
     configured = configured_types(config)
-    if not configured or not history_path.is_file():
+    if not whole or not configured or not history_path.is_file():
         return None
     import sqlite3
 
@@ -636,7 +637,7 @@ def certify(config: Config, *, scenarios: Sequence[str] | None = None, out_dir: 
         from dataclasses import replace
 
         probed = replace(probed, notes=(*probed.notes, untested))
-    unsent = certify_unsent_note(config, history_path)
+    unsent = certify_unsent_note(config, history_path, whole=not (scenarios or config.run.scenarios))
     if unsent is not None:  # enabled types no scenario sent: the verdict is silent on them
         from dataclasses import replace
 

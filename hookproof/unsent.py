@@ -26,10 +26,13 @@ WALK_ROUNDS = 6
 
 def configured_types(cfg: "Config") -> list[str]:
     """The types the config names for the receiver, in its order, once each (profile names):
-    ``target.enabled_events``, then ``[business_keys]`` entries that owe an effect (not
-    ``false``), then ``[counters]``."""
-    named = [*(cfg.target.enabled_events or ()),
-             *(name for name, rule in cfg.business_keys.items() if rule is not False), *cfg.counters]
+    ``target.enabled_events`` (left out, or the wildcard ``"*"``: every type the profile
+    sends, as the endpoint is then sent every one), then ``[business_keys]`` entries that owe
+    an effect (not ``false``), then ``[counters]``."""
+    enabled = cfg.target.enabled_events
+    if not enabled or "*" in enabled:
+        enabled = list(cfg.profile().event_types().values())
+    named = [*enabled, *(name for name, rule in cfg.business_keys.items() if rule is not False), *cfg.counters]
     return list(dict.fromkeys(named))
 
 

@@ -16,11 +16,11 @@ ENABLED = ["checkout.session.completed", "checkout.session.async_payment_succeed
            "invoice.paid", "customer.subscription.paused"]
 
 
-def _config(tmp_path: Path, *, keys: str = "") -> Path:
+def _config(tmp_path: Path, *, keys: str = "", enabled: list[str] | None = ENABLED) -> Path:
     path = tmp_path / "hookproof.toml"
     path.write_text("\n".join([
         "[target]", 'url = "http://127.0.0.1:9/webhooks"', 'profile = "stripe"', 'secret = "whsec_unsent_0123"',
-        f"enabled_events = {ENABLED!r}".replace("'", '"'), "",
+        f"enabled_events = {enabled!r}".replace("'", '"') if enabled is not None else "", "",
         "[observer]", 'kind = "sql"', 'url = "sqlite:///x.sqlite"', 'effects = "SELECT business_key, amount FROM e"',
         "", keys]), encoding="utf-8")
     return path
@@ -81,3 +81,27 @@ def test_certify_notes_the_enabled_types_no_scenario_sent(tmp_path: Path) -> Non
         "checkout.session.async_payment_succeeded, checkout.session.expired, customer.subscription.paused: its "
         "verdict says nothing of how the receiver handles them")
     assert certify_unsent_note(cfg, tmp_path / "missing.sqlite") is None
+
+
+def test_certify_notes_unsent_types_of_every_type_enabled_by_default_and_none_for_chosen_scenarios(
+        tmp_path: Path) -> None:
+    """With `enabled_events` left out (or the wildcard) the endpoint is sent every type, so the
+    types no scenario sent are named as for an explicit list (they were not: a default config
+    said nothing of six types certify never sent); a run of chosen scenarios names none."""
+    from hookproof.certify import certify_unsent_note
+
+    history = History(tmp_path / "history.sqlite")
+    stripe = get_profile("stripe").event_types()
+    for i, sent in enumerate(t for t in stripe.values() if t != "invoice.voided"):
+        history.record(Attempt(event_id=f"evt_{i}", delivery_id=f"d{i}", attempt=1, business_key=None,
+                               object_id=None, object_version=None, event_type=sent, faults=(), valid=True,
+                               sent_at=1.0, answered_at=1.1, status=200, outcome=Outcome.ACKED,
+                               completion=Completion.OK, latency_ms=100.0))
+    history.close()
+    note = ("enabled types never sent by this certify: invoice.voided: its verdict says nothing of how the receiver "
+            "handles them")
+    for enabled in (None, ["*"]):
+        cfg = load_config(_config(tmp_path, enabled=enabled))
+        assert configured_types(cfg) == list(stripe.values())
+        assert certify_unsent_note(cfg, tmp_path / "history.sqlite") == note
+        assert certify_unsent_note(cfg, tmp_path / "history.sqlite", whole=False) is None
