@@ -345,6 +345,29 @@ def counter_truth(events: Sequence[Event], history: Sequence[Attempt], mapping: 
     return totals
 
 
+#: Events `counter_events` names per counter key at most (a finding lists their attempts).
+MAX_COUNTER_EVENTS = 8
+
+
+def counter_events(events: Sequence[Event], mapping: KeyMapping) -> dict[str, tuple[str, ...]]:
+    """Counter key → the ids of the events that move it under `mapping` (at most
+    `MAX_COUNTER_EVENTS`, in the events' order): what a ``counter`` finding points at, whose
+    key is a customer's or a subscription's and names no delivery of its own. Pure."""
+    moved: dict[str, list[str]] = {}
+    for event in events:
+        if event.type not in mapping.counters or (mapping.conditional(event.type) and not event.business_key):
+            continue
+        try:
+            counted = mapping.counter_of(event)
+        except TemplateError:
+            continue
+        if counted is not None:
+            ids = moved.setdefault(counted[0], [])
+            if len(ids) < MAX_COUNTER_EVENTS and event.id not in ids:
+                ids.append(event.id)
+    return {key: tuple(ids) for key, ids in moved.items()}
+
+
 def money_prefixes(mapping: KeyMapping | None, profile: Profile | None = None) -> tuple[str, ...]:
     """The business-key prefixes whose effects' amounts the ``counter`` check compares (minor
     units, per key): what is declared amount-bearing, never a key by its name alone.

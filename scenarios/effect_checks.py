@@ -354,7 +354,8 @@ def check_counter(
     findings: Sequence[Finding]
     findings, stats, unpriced = _money_by_code(idx) if idx.columnar else money_by_key(expectations, idx)
     if expectations.counters is not None and settled.counters is not None:
-        findings = [*findings, *_counter_findings(expectations.counters, settled.counters, idx)]
+        findings = [*findings, *_counter_findings(expectations.counters, settled.counters, idx,
+                                                  expectations.counter_events)]
         stats["counters"] = len(set(expectations.counters) | set(settled.counters))
         # the counters' own totals: expected_total and applied_total are the money keys' alone
         stats["counters_expected_total"] = sum(expectations.counters.values())
@@ -470,16 +471,22 @@ def _unexpected_keys(idx: CheckIndex) -> list[Finding]:
     return findings
 
 
-def _counter_findings(want: Mapping[str, int], got: Mapping[str, int], idx: CheckIndex) -> list[Finding]:
-    """One finding per counter whose observed amount differs from the truth's sum."""
+def _counter_findings(want: Mapping[str, int], got: Mapping[str, int], idx: CheckIndex,
+                      moved: Mapping[str, tuple[str, ...]] | None = None) -> list[Finding]:
+    """One finding per counter whose observed amount differs from the truth's sum, naming the
+    attempts of the events that move it (`moved`: counter key → event ids; a counter keyed
+    like a business key names that key's attempts)."""
+    moved = moved or {}
     findings = []
     for key in dict.fromkeys([*want, *got]):
         expected, actual = want.get(key, 0), got.get(key)
         if actual == expected or (actual is None and expected == 0):
             continue
         shown = "missing" if actual is None else str(actual)
+        positions = list(idx.by_key.get(key, ())) or sorted(
+            p for event_id in moved.get(key, ()) for p in idx.by_event.get(event_id, ()))
         findings.append(Finding("counter", key, f"counter is {shown}; the provider's truth implies {expected}",
-                                expected=expected, actual=actual, attempts=idx.attempt_ids(idx.by_key.get(key, ()))))
+                                expected=expected, actual=actual, attempts=idx.attempt_ids(positions)))
     return findings
 
 

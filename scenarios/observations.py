@@ -395,6 +395,9 @@ class Expectations:
         counters: counter key → the amount the provider's truth implies (a team's
             `[counters]`, `scenarios.business_keys.counter_truth`), or None when no
             counter is mapped.
+        counter_events: counter key → the ids of (the first few) events that move it
+            (`scenarios.business_keys.counter_events`): the attempts a ``counter`` finding
+            names; empty when the run does not say (a storm's).
         servable: object id → every ``(version, status)`` the provider API could have
             served the receiver during the run, ascending (`simulator.server.clock.
             servable_states`), or None when the run does not say (a storm's, a hand-built
@@ -422,6 +425,7 @@ class Expectations:
     max_attempts_per_event: int | None = None
     money_prefixes: tuple[str, ...] = MONEY_PREFIXES
     counters: Mapping[str, int] | None = None
+    counter_events: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     servable: Mapping[str, tuple[tuple[int, str], ...]] | None = None
     checked_foreign: AbstractSet[str] = frozenset()
     provider: ProviderWords | None = None

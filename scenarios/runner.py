@@ -27,6 +27,7 @@ from hookproof.scenarios.api_refusals import with_refusals
 from hookproof.scenarios.business_keys import (
     KeyMapping,
     TemplateError,
+    counter_events,
     counter_keys,
     counter_truth,
     keyed,
@@ -558,7 +559,8 @@ class Runner:
                 servable = self.state_fields.servable(plan.world, servable)
             expectations = replace(expectations, servable=servable)
         if self.keys is not None and self.keys.counters:
-            expectations = replace(expectations, counters=counter_truth(events, attempts, self.keys))
+            expectations = replace(expectations, counters=counter_truth(events, attempts, self.keys),
+                                   counter_events=counter_events(events, self.keys))
         if self.server_state is not None and plan.world_account is not None:  # another account's objects it asked for
             expectations = replace(expectations, checked_foreign=self.server_state.refused_foreign(  # type: ignore[attr-defined]
                 {a.object_id for a in attempts if a.object_id}))

@@ -17,7 +17,7 @@ import secrets as _secrets
 from dataclasses import replace
 from typing import Any, Callable, Mapping, Sequence, TypeVar, cast
 
-from hookproof.scenarios.business_keys import counter_keys, counter_truth, money_prefixes, scoped
+from hookproof.scenarios.business_keys import counter_events, counter_keys, counter_truth, money_prefixes, scoped
 from hookproof.scenarios.checks import ALL_CHECKS, CheckResult, check_safe, run_checks
 from hookproof.scenarios.explore_targets import ExploreTarget
 from hookproof.scenarios.observations import Expectations, Observation, expectations_from
@@ -516,11 +516,13 @@ class Session:
         except Exception:  # noqa: BLE001 - as before: the expectations alone, then run_checks
             expectations = self._servable(expectations_from(events, attempts, **options))
             if keys is not None and keys.counters:
-                expectations = replace(expectations, counters=counter_truth(events, attempts, keys))
+                expectations = replace(expectations, counters=counter_truth(events, attempts, keys),
+                                       counter_events=counter_events(events, keys))
             return run_checks(ids, attempts, expectations, self.observations)
         expectations = index.expectations = self._servable(expectations)
         if keys is not None and keys.counters:
-            expectations = index.expectations = replace(expectations, counters=counter_truth(events, attempts, keys))
+            expectations = index.expectations = replace(expectations, counters=counter_truth(events, attempts, keys),
+                                                        counter_events=counter_events(events, keys))
         return [check_safe(i, ALL_CHECKS[i], attempts, expectations, self.observations, index=index) for i in ids]
 
     def _servable(self, expectations: Expectations) -> Expectations:

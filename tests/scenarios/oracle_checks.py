@@ -401,7 +401,8 @@ def check_counter(
     stats: dict[str, object] = {"expected_total": expected_total, "applied_total": sum(applied.values()),
                                 "money_keys": len(keys), "unpriced": unpriced}
     if expectations.counters is not None and settled.counters is not None:
-        findings += _counter_findings(expectations.counters, settled.counters, idx)
+        findings += _counter_findings(expectations.counters, settled.counters, idx,
+                                                  expectations.counter_events)
         stats["counters"] = len(set(expectations.counters) | set(settled.counters))
         # the counters' own totals: expected_total and applied_total are the money keys' alone
         stats["counters_expected_total"] = sum(expectations.counters.values())
@@ -410,8 +411,11 @@ def check_counter(
                      unknown=f"{unpriced} money effect(s) without a known amount" if unpriced else None)
 
 
-def _counter_findings(want: Mapping[str, int], got: Mapping[str, int], idx: CheckIndex) -> list[Finding]:
-    """One finding per counter whose observed amount differs from the truth's sum."""
+def _counter_findings(want: Mapping[str, int], got: Mapping[str, int], idx: CheckIndex,
+                      moved: Mapping[str, tuple[str, ...]] | None = None) -> list[Finding]:
+    """One finding per counter whose observed amount differs from the truth's sum, with the
+    attempts of the events that move it when its key is not a business key's."""
+    moved = moved or {}
     findings = []
     for key in dict.fromkeys([*want, *got]):
         expected, actual = want.get(key, 0), got.get(key)
@@ -419,7 +423,9 @@ def _counter_findings(want: Mapping[str, int], got: Mapping[str, int], idx: Chec
             continue
         shown = "missing" if actual is None else str(actual)
         findings.append(Finding("counter", key, f"counter is {shown}; the provider's truth implies {expected}",
-                                expected=expected, actual=actual, attempts=idx.attempt_ids(idx.by_key.get(key, ()))))
+                                expected=expected, actual=actual, attempts=idx.attempt_ids(
+                                    list(idx.by_key.get(key, ())) or sorted(
+                                        p for e in moved.get(key, ()) for p in idx.by_event.get(e, ())))))
     return findings
 
 
