@@ -37,7 +37,10 @@ process (with ``--nothing-applied``, under the observer that reports nothing; wi
 for byte), and prints its RSS before the end, its peak (VmHWM) and its peak in each phase
 of the end (VmHWM read at the phase's end and reset at its start through
 ``/proc/self/clear_refs``; sampled every 20 ms by a thread where that is not allowed): the
-master of a 1M storm from a 100k one. Linux only (``/proc``).
+master of a 1M storm from a 100k one. With ``--rerender`` it then runs
+``hookproof report --history`` over the replayed history (re-rendering every report from
+it, as a team does after the run) in another child and prints that process's peak RSS
+(``ru_maxrss``, from ``wait4``) and its seconds. Linux only (``/proc``).
 """
 
 from __future__ import annotations
@@ -255,12 +258,15 @@ def replicate(kept: Path, times: int, out: Path) -> Path:
     return out
 
 
-def replay(kept_dir: Path, times: int, applied: bool = True, reports: Path | None = None) -> None:
+def replay(kept_dir: Path, times: int, applied: bool = True, reports: Path | None = None,
+           rerender: bool = False) -> None:
     """The master's end (`loadtests.verdict.finish_spooled`) of `times` copies of a kept
     storm (`--keep`'s folder: its ``spec-N.json`` and ``storm-N/history.sqlite``), in a
     child process; prints the child's RSS before the end and its peak (VmHWM), MB. With
     `applied` False the observer reports nothing applied (``storm_throughput:no_effects``);
-    with `reports`, the end's report files are copied there (to compare two replays)."""
+    with `reports`, the end's report files are copied there (to compare two replays); with
+    `rerender`, the peak RSS and seconds of ``hookproof report`` re-rendering the replayed
+    history are printed too (`rerender_peak`)."""
     spec_path = next(kept_dir.glob("spec-*.json"))
     kept = kept_dir / f"storm-{spec_path.stem.split('-')[1]}" / "history.sqlite"
     with tempfile.TemporaryDirectory() as d:
@@ -285,6 +291,27 @@ def replay(kept_dir: Path, times: int, applied: bool = True, reports: Path | Non
                     shutil.copy2(made, reports / made.name)
         print(f"replay of {kept_dir.name} x{times} (built in {built_s:.0f} s): {done.stdout.strip()}, "
               f"{time.monotonic() - started:.0f} s; load average {load:.1f} before, {os.getloadavg()[0]:.1f} after")
+        if rerender:
+            load = os.getloadavg()[0]
+            mb, seconds = rerender_peak(out, Path(d) / "rerendered")
+            print(f"hookproof report --history over it: peak {mb:.0f} MB (ru_maxrss), {seconds:.0f} s; "
+                  f"load average {load:.1f} before, {os.getloadavg()[0]:.1f} after")
+
+
+def rerender_peak(history: Path, out: Path) -> tuple[float, float]:
+    """(peak RSS in MB, seconds) of ``hookproof report --history history --out out`` in a
+    child process: its own ``ru_maxrss`` (`os.wait4`: this child's alone, not the largest
+    of every child waited for). Raises SystemExit with its output when it fails."""
+    started = time.monotonic()
+    proc = subprocess.Popen([sys.executable, "-m", "hookproof", "report", "--history", str(history), "--out", str(out)],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    assert proc.stdout is not None
+    output = proc.stdout.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode:
+        raise SystemExit(f"hookproof report failed ({proc.returncode}): {output.decode(errors='replace')}")
+    return usage.ru_maxrss / 1024.0, time.monotonic() - started
 
 
 def _replay_child(spec_path: Path, history: Path, applied: bool = True) -> None:
@@ -399,12 +426,14 @@ def main(argv: list[str]) -> None:
     cli.add_argument("--replay", nargs="+", metavar=("DIR", "K"),
                      help="the master's end alone on K copies (default 10) of a storm kept with --keep in DIR")
     cli.add_argument("--reports", type=Path, metavar="DIR", help="with --replay: copy the end's reports to DIR")
+    cli.add_argument("--rerender", action="store_true",
+                     help="with --replay: then the peak RSS of 'hookproof report' re-rendering the replayed history")
     args = cli.parse_args(argv)
     if args.replay:
         if len(args.replay) > 2 or (len(args.replay) == 2 and not (args.replay[1].isdigit() and int(args.replay[1]) > 0)):
             cli.error("--replay takes DIR and at most one K, a whole number above 0")
         return replay(Path(args.replay[0]), int(args.replay[1]) if len(args.replay) > 1 else 10,
-                      applied=not args.nothing_applied, reports=args.reports)
+                      applied=not args.nothing_applied, reports=args.reports, rerender=args.rerender)
     rate, applied, keep = args.rate, not args.nothing_applied, args.keep
     sizes = args.sizes or [10_000, 100_000]
     if keep is not None:

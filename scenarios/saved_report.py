@@ -76,11 +76,14 @@ class StoredFindings(EqualAsSequence, Sequence[FindingView]):
     a storm's end holds a count and a place, not hundreds of thousands of views. Each pass
     opens the file for reading (readable while the history is there and its rows are these:
     a later report stored in it with other findings replaces them); equal to any sequence of
-    the same views. Raises sqlite3.Error when the file cannot be read."""
+    the same views. `immutable`: each pass opens the file read-only as immutable (SQLite then
+    takes it to be unchanging and leaves no ``-wal`` or ``-shm`` beside it: a history no
+    writer holds open, `hookproof report`'s). Raises sqlite3.Error when the file cannot be read."""
 
-    def __init__(self, path: Path, scenario_pos: int, check_pos: int, first: int, count: int) -> None:
+    def __init__(self, path: Path, scenario_pos: int, check_pos: int, first: int, count: int, *,
+                 immutable: bool = False) -> None:
         self.path, self.scenario_pos, self.check_pos = path, scenario_pos, check_pos
-        self.first, self._count = first, count
+        self.first, self._count, self.immutable = first, count, immutable
 
     def __len__(self) -> int:
         return self._count
@@ -109,7 +112,7 @@ class StoredFindings(EqualAsSequence, Sequence[FindingView]):
         """The views of the rows `start` … `stop` - 1 of this check, a fetch at a time."""
         if start >= stop:
             return
-        db = sqlite3.connect(str(self.path))
+        db = _immutable(self.path) if self.immutable else sqlite3.connect(str(self.path))
         try:
             cur = db.execute("SELECT finding FROM findings WHERE idx >= ? AND idx < ? ORDER BY idx",
                              (self.first + start, self.first + stop))
@@ -164,16 +167,18 @@ def finding_rows(report: RunReport) -> Iterator[tuple[int, int, str, str]]:
                 yield s_pos, c_pos, check.check_id, finding_json(finding)
 
 
-def stored_report(path: Path) -> RunReport | None:
+def stored_report(path: Path, *, immutable: bool = False) -> RunReport | None:
     """The report the history file at `path` keeps, as a `RunReport` whose findings stay rows:
     each check's a `StoredFindings` over its rows (a saved-apart report; an inline one is read
     whole, `load_json`), so a storm's command adds its notes to a failing million-attempt storm's
-    report and writes it again without holding its findings. None when it keeps no report.
-    Raises sqlite3.Error when the file is not a history, the `reports` errors when the report
-    does not read (`load_json`), ValueError when its rows do not fit it."""
+    report and writes it again, and `hookproof report` re-renders it, without holding its
+    findings. `immutable`: the file is read as immutable, here and by its `StoredFindings` (a
+    history no writer holds open: no ``-wal`` or ``-shm`` left beside it). None when it keeps no
+    report. Raises sqlite3.Error when the file is not a history, the `reports` errors when the
+    report does not read (`load_json`), ValueError when its rows do not fit it."""
     from hookproof.reports import load_json
 
-    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    db = _immutable(path) if immutable else sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     try:
         row = db.execute("SELECT value FROM meta WHERE key = ?", (REPORT_META_KEY,)).fetchone()
         if row is None:
@@ -194,12 +199,18 @@ def stored_report(path: Path) -> RunReport | None:
     rows = {(s_pos, c_pos): (first, n) for s_pos, c_pos, first, n in places}
     scenarios = []
     for s_pos, scenario in enumerate(report.scenarios):
-        checks = tuple(replace(c, findings=StoredFindings(path, s_pos, c_pos, *rows.pop((s_pos, c_pos))))
+        checks = tuple(replace(c, findings=StoredFindings(path, s_pos, c_pos, *rows.pop((s_pos, c_pos)),
+                                                          immutable=immutable))
                        if (s_pos, c_pos) in rows else c for c_pos, c in enumerate(scenario.checks))
         scenarios.append(replace(scenario, checks=checks))
     if rows:
         raise ValueError(f"the history's findings table names {len(rows)} check(s) its report does not have")
     return replace(report, scenarios=tuple(scenarios))
+
+
+def _immutable(path: Path) -> sqlite3.Connection:
+    """A read-only connection to the SQLite file at `path`, opened as immutable."""
+    return sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro&immutable=1", uri=True)
 
 
 def saved_document(db: sqlite3.Connection) -> dict[str, Any] | None:

@@ -10,7 +10,9 @@ own; explore runs keep no history).
 every scenario (`scenarios.report_views.REPORT_META_KEY`), a storm at its end with each
 finding a row of its own (`scenarios.saved_report`), so the history alone is enough to
 write report.json, junit.xml, summary.md and report.html again, also for a run that was
-interrupted or killed before it wrote them (the report then says it is partial). Once the
+interrupted or killed before it wrote them (the report then says it is partial). A storm's
+findings are rendered from their rows a view at a time (`saved_report.stored_report`), never
+held together (a failing storm of a million attempts has ~850,000). Once the
 receiver's log is linked, the report as written is stored again
 (`hookproof.receiver_log.store_linked_report`), so a re-render in place holds the same;
 a history saved without it is not rendered over reports that quote the log (use ``--out``).
@@ -40,6 +42,7 @@ def report(
     from hookproof.reports import ReportError, load_json, write_reports
     from hookproof.rundirs import DEFAULT_ROOT
     from hookproof.scenarios.report_views import REPORT_META_KEY
+    from hookproof.scenarios.saved_report import APART_VERSION, stored_report
     from hookproof.terminal import console, fail
 
     if folder is not None and history is not None:
@@ -48,11 +51,18 @@ def report(
     history = find_history(given if given is not None else DEFAULT_ROOT)
     if history is None:
         raise fail(f"--history: {no_history(given)}")
+    stored = None
     try:
-        meta, attempts = read_saved(history, REPORT_META_KEY)
+        # the report without its findings when they are rows: rendered from those rows, a view at a time
+        # (`saved_report.stored_report`; a failing storm of a million attempts has ~850,000)
+        meta, attempts = read_saved(history, REPORT_META_KEY, findings=False)
+        document = meta.get(REPORT_META_KEY)
+        if isinstance(document, dict) and document.get("schema_version") == APART_VERSION:
+            stored = stored_report(history, immutable=not _being_written(history))
+    except ReportError as exc:
+        raise fail(f"--history: {exc}") from None
     except (sqlite3.Error, ValueError) as exc:
         raise fail(f"--history: {history} is not a readable hookproof history ({type(exc).__name__})") from None
-    document = meta.get(REPORT_META_KEY)
     if not isinstance(document, dict):
         raise fail(f"--history: {history} holds no report (it was not written by 'hookproof certify' or "
                    f"'hookproof storm', or the run stopped before its first scenario finished; {attempts} "
@@ -61,7 +71,7 @@ def report(
         raise fail(f"--history: re-rendering {history.parent} in place would drop {lost} from its reports (the history "
                    "was saved before they were added); pass --out DIR to render it elsewhere")
     try:
-        run = load_json(json.dumps(document))
+        run = stored if stored is not None else load_json(json.dumps(document))
         paths = write_reports(run, out if out is not None else history.parent)
     except ReportError as exc:
         raise fail(f"--history: {exc}") from None
@@ -135,24 +145,31 @@ def find_history(path: Path) -> Path | None:
     return latest_history(path) if path.is_dir() else None
 
 
-def read_saved(path: Path, key: str) -> tuple[dict[str, object], int]:
+def _being_written(path: Path) -> bool:
+    """Whether a writer may hold the history at `path` open: a ``-wal`` is beside it (one no
+    writer holds has none, and is read as immutable: a read-only connection leaves no ``-wal``
+    and ``-shm`` of its own behind, which it could not remove)."""
+    return path.with_name(path.name + "-wal").exists()
+
+
+def read_saved(path: Path, key: str, *, findings: bool = True) -> tuple[dict[str, object], int]:
     """({meta key: value} holding only `key` if present, attempt count) of a history, opened read-only.
 
     The report (`key` `REPORT_META_KEY`) is report.json's document whichever form the history
     keeps it in (`scenarios.saved_report.saved_document`: a storm's findings read back from
-    their rows). Raises sqlite3.Error when the file is not an SQLite history, ValueError for
-    bad JSON or findings' rows that do not fit their report.
+    their rows); with `findings` False, the meta value as stored (a report saved apart from its
+    findings without them, ``schema_version`` `saved_report.APART_VERSION`). Raises
+    sqlite3.Error when the file is not an SQLite history, ValueError for bad JSON or findings'
+    rows that do not fit their report.
     """
     from hookproof.scenarios.report_views import REPORT_META_KEY
     from hookproof.scenarios.saved_report import saved_document
 
-    # A history no writer holds open has no -wal beside it: read it as immutable, so the
-    # read-only connection leaves no -wal and -shm of its own behind (it cannot remove them).
-    writing = path.with_name(path.name + "-wal").exists()
+    writing = _being_written(path)
     db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro{'' if writing else '&immutable=1'}", uri=True,
                          timeout=5.0)
     try:
-        if key == REPORT_META_KEY:  # either form a history keeps it in, as report.json's document
+        if key == REPORT_META_KEY and findings:  # either form a history keeps it in, as report.json's document
             document = saved_document(db)
         else:
             row = db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()

@@ -147,6 +147,50 @@ def test_a_failing_storm_s_findings_are_kept_a_row_each_and_re_rendered_as_writt
         assert (again / name).read_bytes() == (outcome.paths["history"].parent / name).read_bytes(), name
 
 
+@pytest.mark.parametrize("writer_open", [False, True], ids=["at-rest", "wal-beside"])
+def test_hookproof_report_renders_a_storm_s_findings_from_their_rows(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, writer_open: bool) -> None:
+    """`hookproof report` over a failing storm's history reads its findings from their rows a
+    view at a time (`stored_report`), never as the whole document with every finding
+    (`saved_document`, which would hold a million-attempt storm's ~850,000 at once): the same
+    four files, byte for byte. A history at rest is read as immutable (no -wal or -shm left
+    beside it); one with a -wal beside it (a writer may hold it) is read as before."""
+    import sqlite3
+
+    from typer.testing import CliRunner
+
+    from hookproof.cli import app
+    from hookproof.reports import REPORT_FILES
+    from hookproof.scenarios import saved_report
+
+    events = [_event(i) for i in range(30)]
+    outcome = finish_storm(_spec(tmp_path), events, _attempts(events), started_at=1000.0, stopped_at=1002.0,
+                           observe=lambda: Observation(2000.0, ()))
+    assert outcome.report.verdict == "fail"
+    history = outcome.paths["history"]
+    beside = [history.with_name(history.name + suffix) for suffix in ("-wal", "-shm")]
+    for path in beside:
+        path.unlink(missing_ok=True)
+    writer = sqlite3.connect(history) if writer_open else None
+    if writer is not None:
+        writer.execute("SELECT count(*) FROM meta").fetchone()  # a reader in WAL mode: -wal and -shm beside it
+        assert beside[0].exists()
+
+    def whole(db: sqlite3.Connection) -> None:
+        raise AssertionError("the report's findings were read as one document")
+
+    monkeypatch.setattr(saved_report, "saved_document", whole)
+    again = tmp_path / "again"
+    done = CliRunner().invoke(app, ["report", "--history", str(history), "--out", str(again)])
+    assert done.exit_code == 0, done.output
+    for name in REPORT_FILES.values():
+        assert (again / name).read_bytes() == (history.parent / name).read_bytes(), name
+    if writer is not None:
+        writer.close()
+    else:
+        assert [path.name for path in beside if path.exists()] == []
+
+
 def test_missing_records_make_a_partial_failing_report(tmp_path: Path) -> None:
     events = [_event(0)]
     obs = Observation(2000.0, (Effect("renewal:in_0"),))
