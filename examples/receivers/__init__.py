@@ -28,6 +28,7 @@ BROKEN: tuple[str, ...] = (
     "fetch_once_by_object",
     "fresh_idempotency_key",
     "fulfil_check_then_insert",
+    "fulfil_from_both",
     "fulfil_unpaid",
     "get_or_create_racy",
     "ignore_async_payment",

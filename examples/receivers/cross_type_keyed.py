@@ -19,6 +19,8 @@ from hookproof.receivers import OK, Effect, Receiver, ReceiverConfig, Reply, Web
 def license_of(event: WebhookEvent) -> Effect | None:
     """The license a payment's event grants: from the payment intent, or from its charge."""
     obj = event.object
+    if (obj.get("metadata") or {}).get("channel") == "checkout":
+        return None  # a Checkout Session's payment (its intent's metadata): fulfilled on the session's events
     if event.type == "payment_intent.succeeded":
         return Effect(f"license:{obj['id']}", obj.get("amount"))
     if event.type == "charge.succeeded" and obj.get("payment_intent"):

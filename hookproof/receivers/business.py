@@ -8,7 +8,8 @@ event type                                  business key
 checkout.session.completed (when paid)      ``fulfillment:{checkout_session.id}``
 checkout.session.completed (subscription)   ``provision:{checkout_session.id}`` (paid or on trial)
 checkout.session.async_payment_succeeded    ``fulfillment:{checkout_session.id}``
-payment_intent.succeeded                    ``license:{payment_intent.id}``
+payment_intent.succeeded                    ``license:{payment_intent.id}`` (none for a Checkout
+                                            Session's intent, its ``metadata.channel`` ``checkout``)
 invoice.paid                                ``renewal:{invoice.id}``
 invoice.payment_failed                      ``dunning:{invoice.id}:{attempt_count}``
 charge.refunded                             ``refund:{charge.id}:{amount_refunded}``
@@ -55,11 +56,22 @@ def _completed(obj: Mapping[str, Any]) -> str | None:
     return f"fulfillment:{obj['id']}" if obj.get("payment_status") == "paid" else None
 
 
+def _licensed(obj: Mapping[str, Any]) -> str | None:
+    """A payment intent grants a license, unless a payment-mode Checkout Session made it: Stripe
+    sends its ``payment_intent.succeeded`` beside the session's completion, one purchase fulfilled
+    on the session's events (docs.stripe.com/checkout/fulfillment). The shop marks its sessions'
+    intents through ``payment_intent_data.metadata`` (``channel: checkout``): no field of a
+    payment intent names its session."""
+    if (obj.get("metadata") or {}).get("channel") == "checkout":
+        return None
+    return f"license:{obj['id']}"
+
+
 #: Event type -> business key of its object (None: this occurrence has no effect).
 KEYS: Mapping[str, Callable[[Mapping[str, Any]], str | None]] = {
     "checkout.session.completed": _completed,
     "checkout.session.async_payment_succeeded": lambda o: f"fulfillment:{o['id']}",
-    "payment_intent.succeeded": lambda o: f"license:{o['id']}",
+    "payment_intent.succeeded": _licensed,
     "invoice.paid": lambda o: f"renewal:{o['id']}",
     "invoice.payment_failed": lambda o: f"dunning:{o['id']}:{o['attempt_count']}",
     "charge.refunded": lambda o: f"refund:{o['id']}:{o['amount_refunded']}",

@@ -65,9 +65,10 @@ from hookproof.simulator.delivery.attempt_core import ANSWER_START_BYTES
 #: The event reported through the ``trace`` extension once a request has its connection.
 CONNECTED_EVENT = "http11.send_request_headers.started"
 #: Headers aiohttp would add of its own that a provider's request does not carry: its
-#: ``User-Agent`` (``Python/3.x aiohttp/…``); a profile's own is sent as given, and one
-#: without a documented User-Agent sends none (as the race and the storm's senders do).
-NO_AUTO_HEADERS = ("User-Agent",)
+#: ``User-Agent`` (``Python/3.x aiohttp/…``), ``Accept`` (``*/*``) and ``Accept-Encoding``
+#: (``gzip, deflate``); a profile's own are sent as given, and one without them sends none
+#: (as the race and the storm's senders do).
+NO_AUTO_HEADERS = ("User-Agent", "Accept", "Accept-Encoding")
 #: The request extension the first bytes of the answer are written into (a ``bytearray``).
 ANSWER_START = "hookproof.answer_start"
 

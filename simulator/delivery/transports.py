@@ -150,7 +150,10 @@ def make_client(target: Target, *, connect_timeout_s: float = 5.0, max_connectio
         transport = transport if transport is not None else in_process_transport(target.app)
         client = httpx.AsyncClient(transport=transport, base_url=IN_PROCESS_BASE, timeout=timeout,
                                    follow_redirects=False)
-    del client.headers["User-Agent"]  # httpx's own (python-httpx/…): only a profile's User-Agent is sent
+    # httpx's own defaults (User-Agent python-httpx/…, Accept, Accept-Encoding, Connection): only a profile's
+    # headers are sent
+    for name in ("User-Agent", "Accept", "Accept-Encoding", "Connection"):
+        del client.headers[name]
     return client
 
 

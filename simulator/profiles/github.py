@@ -135,6 +135,7 @@ class GitHubProfile(Profile):
             body=canonical_json(body),
             headers={
                 "Content-Type": "application/json",
+                "Accept": "*/*",  # docs.github.com/webhooks/webhook-events-and-payloads, "Example webhook delivery"
                 "User-Agent": f"GitHub-Hookshot/{HOOKSHOT_VERSION}",
                 "X-GitHub-Event": name,
                 "X-GitHub-Delivery": event.id,

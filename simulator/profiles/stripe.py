@@ -114,10 +114,15 @@ DOCUMENTED_DIFFERENCES: Mapping[str, str] = {
 }
 
 
-#: The headers of every Stripe envelope, in their order, as (name, value) pairs.
+#: The headers of every Stripe envelope, in their order, as (name, value) pairs: what a Stripe
+#: delivery carries before its ``Stripe-Signature`` (a receiver's logged WSGI environ of one:
+#: ``Content-Type``, ``Cache-Control``, ``User-Agent``, ``Accept``, in that order, and no
+#: ``Accept-Encoding``).
 _ENVELOPE_PAIRS: tuple[tuple[str, str], ...] = (
     ("Content-Type", "application/json; charset=utf-8"),
+    ("Cache-Control", "no-cache"),
     ("User-Agent", "Stripe/1.0 (+https://stripe.com/docs/webhooks)"),
+    ("Accept", "*/*; q=0.5, application/xml"),
 )
 
 

@@ -82,7 +82,8 @@ def _completed(obj: Mapping[str, Any]) -> str | None:
 #:   checkout.session.completed (subscription mode, paid or on trial)
 #:                                            -> provision:{checkout_session.id} (no money: the
 #:                                               first payment is its invoice's renewal:)
-#:   payment_intent.succeeded                 -> license:{payment_intent.id}
+#:   payment_intent.succeeded                 -> license:{payment_intent.id} (none for a payment-mode
+#:                                               Checkout Session's intent: the session's purchase)
 #:   invoice.paid                             -> renewal:{invoice.id}
 #:   invoice.payment_failed                   -> dunning:{invoice.id}:{invoice.attempt_count}
 #:   charge.refunded                          -> refund:{charge.id}:{charge.amount_refunded} (cumulative,
@@ -96,6 +97,14 @@ BUSINESS_KEYS: Mapping[str, Callable[[Mapping[str, Any]], str | None]] = {
     "invoice.payment_failed": lambda o: f"dunning:{o['id']}:{o['attempt_count']}",
     "charge.refunded": lambda o: f"refund:{o['id']}:{o['amount_refunded']}",
 }
+
+#: The ``payment_intent_data.metadata`` the world's own stories' shop sets on a payment-mode
+#: Checkout Session's payment intent (and so on its charge), the way a shop selling through
+#: Checkout and through its own payment intents tells the two apart: no field of a payment intent
+#: names the session that made it, and Stripe's answer is the session's
+#: ``payment_intent_data.metadata`` (docs.stripe.com/api/checkout/sessions/create). The
+#: reference receivers grant no ``license:`` for an intent carrying it (`WITHHELD_KEYS`).
+CHECKOUT_INTENT_METADATA: Mapping[str, str] = {"channel": "checkout"}
 
 #: Event type -> (the built-in key its object id would have, why an event of it owes none): the
 #: types whose built-in key is made only when a condition holds, so that ``unexpected`` can name
@@ -111,6 +120,12 @@ WITHHELD_KEYS: Mapping[str, tuple[Callable[[str], str], str]] = {
         "it owed no fulfilment: its payment_status was not paid (a delayed payment method completes the "
         "session unpaid; Stripe's fulfilment guide fulfils it only once paid, on "
         "checkout.session.async_payment_succeeded: docs.stripe.com/checkout/fulfillment)"),
+    "payment_intent.succeeded": (
+        lambda object_id: f"license:{object_id}",
+        "it owed no license of its own: a payment-mode Checkout Session made this payment intent, and "
+        "Stripe sends its payment_intent.succeeded beside the session's checkout.session.completed (or "
+        "async_payment_succeeded) for the same purchase, fulfilled once, on the session's events "
+        "(docs.stripe.com/checkout/fulfillment); acting on both fulfils the order twice"),
     "adjustment.created": (
         lambda object_id: f"refund:{object_id}",
         "it owed no refund: Paddle creates a refund pending_approval, and the money goes back only once "

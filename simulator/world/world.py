@@ -20,7 +20,7 @@ from hookproof.simulator.errors import WorldError
 from hookproof.simulator.events import Event, changed_attributes
 from hookproof.simulator.world import stripe_shapes as shapes
 from hookproof.simulator.world.fake import FakeData
-from hookproof.simulator.world.lifecycle import business_key, check_transition
+from hookproof.simulator.world.lifecycle import CHECKOUT_INTENT_METADATA, business_key, check_transition
 from hookproof.simulator.world.records import Record, RecordReads
 from hookproof.simulator.world.snapshot import copy_snapshot
 
@@ -158,6 +158,9 @@ class World(RecordReads):
         self._session_subscriptions: dict[str, tuple[bool, dict[str, str]]] = {}
         #: a payment-mode session's ``payment_intent_data.metadata``: its payment intent's metadata
         self._session_intent_metadata: dict[str, dict[str, str]] = {}
+        #: the payment intents payment-mode sessions made: their events owe no key of their own
+        #: (the session's purchase is fulfilled once, on the session's events)
+        self._checkout_intents: set[str] = set()
         #: The kind of each checkout session a story (not the receiver) opened, in order: ``(mode,
         #: payment method)`` (``("payment", "card")``, ``("subscription", "card")``, ``("payment", "boleto")``).
         self.story_session_kinds: list[tuple[str, str]] = []
@@ -410,7 +413,9 @@ class World(RecordReads):
         if mode == "subscription":
             self._session_subscriptions[cs_id] = (trial, dict(subscription_metadata or {}))
         else:
-            self._session_intent_metadata[cs_id] = dict(payment_intent_metadata or {})
+            # a story's session: its shop marks the intent as Checkout's (`CHECKOUT_INTENT_METADATA`)
+            default = {} if by_receiver else CHECKOUT_INTENT_METADATA
+            self._session_intent_metadata[cs_id] = dict(payment_intent_metadata or default)
         if by_receiver:
             self.receiver_sessions.append(cs_id)
         return cs_id
@@ -534,17 +539,35 @@ class World(RecordReads):
         status = "processing" if asynchronous else "succeeded"
         pi_id = self._new_payment_intent(customer, cs["amount_total"], cs["currency"], status,
                                          metadata=self._session_intent_metadata.get(session, {}))
+        self._checkout_intents.add(pi_id)
+        ch_id = None
         if not asynchronous:
             ch_id = self._charge(customer, cs["amount_total"], cs["currency"], payment_intent=pi_id)
             self._update(pi_id, {"latest_charge": ch_id, "amount_received": cs["amount_total"]})
         self._transition(session, "complete", {"payment_status": "unpaid" if asynchronous else "paid",
                                                "payment_intent": pi_id, "customer": customer,
                                                "customer_details": details})
-        self._emit("checkout.session.completed", session)
+        self._emit_session_payment(session, "checkout.session.completed", pi_id, ch_id)
         return self.events[start:]
 
+    def _emit_session_payment(self, session: str, event_type: str, payment_intent: str, charge: str | None) -> None:
+        """A payment-mode session's event, with its payment intent's when it was paid: Stripe sends
+        the intent's ``charge.succeeded`` and ``payment_intent.succeeded`` beside the session's
+        ``checkout.session.completed`` (or ``async_payment_succeeded``), in the order the Stripe
+        CLI logs them for ``stripe trigger checkout.session.completed``: ``charge.succeeded``,
+        the session's, ``payment_intent.succeeded`` (Stripe promises no order among them:
+        docs.stripe.com/webhooks, "Event ordering"). The intent's ``payment_intent.succeeded``
+        owes no ``license:`` of its own: it is the session's purchase, fulfilled once
+        (docs.stripe.com/checkout/fulfillment; `lifecycle.WITHHELD_KEYS`)."""
+        if charge is not None:
+            self._emit("charge.succeeded", charge)
+        self._emit(event_type, session)
+        if charge is not None:
+            self._emit("payment_intent.succeeded", payment_intent)
+
     def settle_async_checkout(self, session: str, *, succeeded: bool = True) -> list[Event]:
-        """The asynchronous payment of a completed session succeeds or fails."""
+        """The asynchronous payment of a completed session succeeds (with its payment intent's
+        ``charge.succeeded`` and ``payment_intent.succeeded``: `_emit_session_payment`) or fails."""
         cs = self._typed(session, "checkout.session")
         if cs["status"] != "complete" or cs["payment_status"] != "unpaid":
             raise WorldError(f"checkout session {session} has no pending asynchronous payment", object_id=session)
@@ -555,7 +578,9 @@ class World(RecordReads):
                 self._update(pi_id, {"status": "succeeded", "latest_charge": ch_id,
                                      "amount_received": cs["amount_total"]})
                 self._update(session, {"payment_status": "paid"})
-                return [self._event_of(self._emit("checkout.session.async_payment_succeeded", session))]
+                start = len(self.events)
+                self._emit_session_payment(session, "checkout.session.async_payment_succeeded", pi_id, ch_id)
+                return self.events[start:]
             self._update(pi_id, {"status": "requires_payment_method"})
             self._update(session, {"payment_status": "unpaid"})
             return [self._event_of(self._emit("checkout.session.async_payment_failed", session))]
@@ -1030,7 +1055,7 @@ class World(RecordReads):
         obj = copy_snapshot(rec.current)
         self._tick()
         ev_id = self._new_id("event")
-        key = business_key(event_type, obj)
+        key = None if object_id in self._checkout_intents else business_key(event_type, obj)
         if amount is None and key is not None:
             amount = obj.get("amount_total") or obj.get("amount_paid") or obj.get("amount")
         event = Event(

@@ -706,3 +706,27 @@ def test_unexpected_names_the_sent_event_whose_condition_withheld_the_key(others
                                "docs.stripe.com/checkout/fulfillment) (seen in the first read after delivering)",
         "fulfillment:cs_forged": f"{UNEXPECTED_UNOWED} (seen in the first read after delivering)",
         "ghost": f"{UNEXPECTED_UNOWED} (seen in the first read after delivering)"}
+
+
+@pytest.mark.parametrize("others", [0, 140])  # a few keys (key by key), many (the key table's columns)
+def test_unexpected_names_a_checkout_session_s_intent_licensed_as_a_double_fulfilment(others: int) -> None:
+    """A license applied for a Checkout Session's payment intent (its ``payment_intent.succeeded``
+    validly sent without a key: the session's purchase, fulfilled on the session's events) names
+    that event and the double fulfilment; a payment intent of the shop's own keeps its license."""
+    from hookproof.scenarios.checks import check_unexpected
+
+    def succeeded(event: str, key: str | None, intent: str) -> Attempt:
+        return replace(att(event, key, obj=intent), event_type="payment_intent.succeeded")
+
+    padding = [f"k{i}" for i in range(others)]
+    history = hist(succeeded("evt_own", "license:pi_own", "pi_own"), succeeded("evt_cs", None, "pi_cs"),
+                   att("evt_done", "fulfillment:cs_1"), *(att(f"e_{k}", k) for k in padding))
+    seen = obs(10, "license:pi_own", "license:pi_cs", "fulfillment:cs_1", *padding)
+    result = check_unexpected(history, exp("license:pi_own", "fulfillment:cs_1", *padding), [seen])
+    assert [(f.key, f.message) for f in result.findings] == [
+        ("license:pi_cs", "applied, but no validly sent event owes this key: evt_cs payment_intent.succeeded was validly "
+                          "sent about pi_cs, and it owed no license of its own: a payment-mode Checkout Session made "
+                          "this payment intent, and Stripe sends its payment_intent.succeeded beside the session's "
+                          "checkout.session.completed (or async_payment_succeeded) for the same purchase, fulfilled "
+                          "once, on the session's events (docs.stripe.com/checkout/fulfillment); acting on both "
+                          "fulfils the order twice (seen in the first read after delivering)")]

@@ -97,7 +97,7 @@ def test_delivery_headers_are_githubs() -> None:
         envelope = PROFILE.envelope(event)
         headers = envelope.headers
         name = event.type.partition(".")[0]
-        assert set(headers) == {"Content-Type", "User-Agent", "X-GitHub-Event", "X-GitHub-Delivery", "X-GitHub-Hook-ID",
+        assert set(headers) == {"Content-Type", "Accept", "User-Agent", "X-GitHub-Event", "X-GitHub-Delivery", "X-GitHub-Hook-ID",
                                 "X-GitHub-Hook-Installation-Target-Type", "X-GitHub-Hook-Installation-Target-ID"}
         assert headers["X-GitHub-Event"] == name
         assert headers["X-GitHub-Delivery"] == envelope.event_id == event.id

@@ -183,11 +183,13 @@ def test_a_session_opened_without_a_customer_gets_one_and_keeps_what_the_shop_se
     cs = w.open_checkout(None, w.create_price(interval=None), quantity=2, client_reference_id="order-9",
                          metadata={"cart": "9"}, customer_email="ada@example.com")
     events = w.complete_checkout(cs)
-    assert [e.type for e in events] == ["customer.created", "checkout.session.completed"]
-    done = events[-1].object
+    assert [e.type for e in events] == ["customer.created", "charge.succeeded", "checkout.session.completed",
+                                        "payment_intent.succeeded"]
+    done = events[2].object
     assert (done["client_reference_id"], done["metadata"], done["payment_status"]) == ("order-9", {"cart": "9"}, "paid")
     assert w.get(done["customer"])["email"] == "ada@example.com"
-    assert w.get(done["payment_intent"])["metadata"] == {}  # the session's metadata is not copied there
+    # the session's metadata is not copied there: the intent's is the story's shop's payment_intent_data
+    assert w.get(done["payment_intent"])["metadata"] == {"channel": "checkout"}
     with pytest.raises(WorldError, match="not open"):
         w.complete_checkout(cs)
 
@@ -199,12 +201,47 @@ def test_a_payment_mode_session_s_intent_carries_payment_intent_data_metadata_al
     w = World(6)
     cs = w.open_checkout(None, w.create_price(interval=None), metadata={"cart": "9"},
                          payment_intent_metadata={"order": "o-9"})
-    done = w.complete_checkout(cs)[-1].object
+    done = next(e.object for e in w.complete_checkout(cs) if e.type == "checkout.session.completed")
     assert (done["metadata"], w.get(done["payment_intent"])["metadata"]) == ({"cart": "9"}, {"order": "o-9"})
     charge = w.get(w.get(done["payment_intent"])["latest_charge"])
     assert charge["metadata"] == {"order": "o-9"}  # the intent's charge carries the intent's metadata
     with pytest.raises(WorldError, match="only a payment-mode session makes a payment intent"):
         w.open_checkout(None, w.create_price(), mode="subscription", payment_intent_metadata={"order": "o-9"})
+
+
+def test_a_paid_payment_mode_session_sends_its_payment_intent_s_events_owing_one_fulfilment() -> None:
+    """Completing a paid payment-mode session sends its intent's ``charge.succeeded`` and
+    ``payment_intent.succeeded`` beside ``checkout.session.completed`` (the Stripe CLI's
+    ``stripe trigger checkout.session.completed``: charge.succeeded, checkout.session.completed,
+    payment_intent.succeeded), and a delayed method's later success likewise beside
+    ``async_payment_succeeded``; the purchase owes one effect, the session's ``fulfillment:``,
+    the intent's events none (docs.stripe.com/checkout/fulfillment)."""
+    w = World(6)
+    customer = w.event(w.create_customer()).object_id
+    cs = w.open_checkout(customer, w.create_price(interval=None))
+    events = w.complete_checkout(cs)
+    pi = w.get(cs)["payment_intent"]
+    charge = w.get(pi)["latest_charge"]
+    assert [(e.type, e.object_id, e.business_key) for e in events] == [
+        ("charge.succeeded", charge, None), ("checkout.session.completed", cs, f"fulfillment:{cs}"),
+        ("payment_intent.succeeded", pi, None)]
+    assert events[2].object["status"] == "succeeded" and events[2].object["amount_received"] == events[1].amount
+    assert [e.created_us for e in events] == sorted(e.created_us for e in events)
+    delayed = w.open_checkout(customer, w.create_price(interval=None), asynchronous=True)
+    assert [e.type for e in w.complete_checkout(delayed)] == ["checkout.session.completed"]  # unpaid: nothing paid
+    settled = w.settle_async_checkout(delayed)
+    intent = w.get(delayed)["payment_intent"]
+    assert [(e.type, e.object_id, e.business_key) for e in settled] == [
+        ("charge.succeeded", w.get(intent)["latest_charge"], None),
+        ("checkout.session.async_payment_succeeded", delayed, f"fulfillment:{delayed}"),
+        ("payment_intent.succeeded", intent, None)]
+    failed = w.open_checkout(customer, w.create_price(interval=None), asynchronous=True)
+    w.complete_checkout(failed)
+    assert [e.type for e in w.settle_async_checkout(failed, succeeded=False)] == [
+        "checkout.session.async_payment_failed"]
+    # a payment intent of the shop's own (not a session's) still owes its license
+    own = w.pay(customer)
+    assert w.events[-2].type == "payment_intent.succeeded" and w.events[-2].business_key == f"license:{own}"
 
 
 def test_a_subscription_mode_session_starts_its_subscription() -> None:

@@ -52,6 +52,10 @@ func businessKey(ev event) string {
 	case "checkout.session.async_payment_succeeded":
 		return "fulfillment:" + id
 	case "payment_intent.succeeded":
+		// a Checkout Session's intent (its payment_intent_data.metadata) is fulfilled on the session's events
+		if meta, ok := obj["metadata"].(map[string]any); ok && str(meta, "channel") == "checkout" {
+			return ""
+		}
 		return "license:" + id
 	case "invoice.paid":
 		return "renewal:" + id

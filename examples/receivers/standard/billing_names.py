@@ -44,8 +44,10 @@ CREATE TABLE IF NOT EXISTS subscriptions (object_id TEXT PRIMARY KEY, status TEX
 """
 
 #: Event type (the billing names) -> (business key, amount) of its effect, from the body's ``data``.
-EFFECTS: Mapping[str, Callable[[Mapping[str, Any]], tuple[str, int | None]]] = {
-    "payment_intent.succeeded": lambda d: (f"license:{d['id']}", d.get("amount")),
+EFFECTS: Mapping[str, Callable[[Mapping[str, Any]], tuple[str | None, int | None]]] = {
+    # a Checkout Session's intent (its payment_intent_data.metadata says so) is the session's purchase
+    "payment_intent.succeeded": lambda d: (None if (d.get("metadata") or {}).get("channel") == "checkout"
+                                           else f"license:{d['id']}", d.get("amount")),
     "invoice.paid": lambda d: (f"renewal:{d['id']}", d.get("amount_paid")),
 }
 
@@ -93,6 +95,7 @@ def create_app(database: str, secret: str, *, dedupe: bool = True) -> FastAPI:
                 return JSONResponse({"duplicate": message_id})
             if effect is not None:
                 key, amount = effect(data)
+            if effect is not None and key is not None:
                 db.execute("INSERT INTO effects (business_key, amount, message_id) VALUES (?, ?, ?)",
                            (key, amount, message_id))
             if event_type in SUBSCRIPTION_TYPES:

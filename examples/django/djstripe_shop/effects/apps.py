@@ -31,7 +31,9 @@ def _fulfillment(obj):
 
 #: event type -> (business key of the event's object or None, the amount it moves)
 EFFECTS = {
-    "payment_intent.succeeded": (lambda o: f"license:{o['id']}", lambda o: o.get("amount_received")),
+    # a Checkout Session's intent (payment_intent_data.metadata) is fulfilled on the session's events
+    "payment_intent.succeeded": (lambda o: None if (o.get("metadata") or {}).get("channel") == "checkout"
+                                 else f"license:{o['id']}", lambda o: o.get("amount_received")),
     "checkout.session.completed": (_fulfillment, lambda o: o.get("amount_total")),
     "checkout.session.async_payment_succeeded": (lambda o: f"fulfillment:{o['id']}", lambda o: o.get("amount_total")),
     "invoice.paid": (lambda o: f"renewal:{o['id']}", lambda o: o.get("amount_paid")),
