@@ -122,12 +122,12 @@ DEFAULT_LABELS = frozenset({"bug", "documentation", "duplicate", "enhancement", 
 
 
 def label(repo: dict[str, Any], name: str, label_id: int, color: str, description: str | None) -> dict[str, Any]:
-    """A ``label`` object of `repo`: ``default`` for GitHub's own default labels, never archived
-    (``archived_at``/``archived_by`` null: GitHub's REST API description, 2026-03-10, requires
-    both in a webhook's label, and githubkit's parser with it)."""
+    """A ``label`` object of `repo`: ``default`` for GitHub's own default labels. Exactly the
+    seven fields of the schema's ``label`` (``additionalProperties: false``), which GitHub's
+    own webhook description (``@octokit/openapi-webhooks-types``) and its REST ``label``
+    (``@octokit/openapi-types``) share: no ``archived_at``/``archived_by``."""
     return {"id": label_id, "node_id": node_id("Label", label_id), "url": f"{repo['url']}/labels/{name}",
-            "name": name, "color": color, "default": name in DEFAULT_LABELS, "description": description,
-            "archived_at": None, "archived_by": None}
+            "name": name, "color": color, "default": name in DEFAULT_LABELS, "description": description}
 
 
 def reactions(url: str) -> dict[str, Any]:

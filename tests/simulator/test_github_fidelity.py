@@ -30,21 +30,18 @@ PROFILE = get_profile("github")
 
 @pytest.fixture(scope="module")
 def definitions() -> dict[str, Any]:
+    """The schema's definitions exactly as published: nothing added, nothing relaxed (a label's
+    ``additionalProperties: false`` and every other one enforced, as ajv enforces them)."""
     if not SCHEMA_FILE.is_file():
         require_service("@octokit/webhooks-schemas", f"run `npm ci` in {NODE_DIR.name}'s folder first")
-    found: dict[str, Any] = json.loads(SCHEMA_FILE.read_text())["definitions"]
-    # GitHub's REST API description (webhook schemas of version 2026-03-10, which githubkit's
-    # parser validates with) requires a label's archived_at and archived_by (null when not
-    # archived); the pinned @octokit/webhooks-schemas predates them and allows no other key.
-    label = found["label"]
-    label["properties"] = {**label["properties"], **LABEL_ARCHIVE}
-    label["required"] = [*label["required"], *LABEL_ARCHIVE]
-    return found
+    return json.loads(SCHEMA_FILE.read_text())["definitions"]  # type: ignore[no-any-return]
 
 
-#: The label fields GitHub's own description adds to the Octokit schema's (see `definitions`).
-LABEL_ARCHIVE: dict[str, Any] = {"archived_at": {"type": ["string", "null"], "format": "date-time"},
-                                 "archived_by": {"oneOf": [{"$ref": "#/definitions/user"}, {"type": "null"}]}}
+def validation_errors(definitions: dict[str, Any], definition: str, body: Any) -> list[str]:
+    """Every error of `body` against `definition` (JSON path, message), formats checked."""
+    schema = {"$ref": f"#/definitions/{definition}", "definitions": definitions}
+    validator = jsonschema.Draft7Validator(schema, format_checker=jsonschema.Draft7Validator.FORMAT_CHECKER)
+    return [f"{e.json_path}: {e.message[:200]}" for e in validator.iter_errors(body)]
 
 
 def rendered_events() -> Iterator[Event]:
@@ -75,20 +72,35 @@ def test_every_event_type_is_rendered() -> None:
 def test_every_payload_validates_against_octokit_webhooks_schemas(definitions: dict[str, Any]) -> None:
     checked = 0
     for event in rendered_events():
-        schema = {"$ref": f"#/definitions/{schema_name(event.type)}", "definitions": definitions}
-        validator = jsonschema.Draft7Validator(schema, format_checker=jsonschema.Draft7Validator.FORMAT_CHECKER)
         body = json.loads(PROFILE.envelope(event).body)
-        errors = [f"{e.json_path}: {e.message[:200]}" for e in validator.iter_errors(body)]
+        errors = validation_errors(definitions, schema_name(event.type), body)
         assert errors == [], f"{event.type} does not match {schema_name(event.type)}"
         checked += 1
     assert checked > 100
 
 
+def test_the_schema_refuses_a_field_github_does_not_send(definitions: dict[str, Any]) -> None:
+    """The check has teeth: a label with ``archived_at``/``archived_by`` (which no GitHub
+    description has: the schema's ``label``, ``@octokit/openapi-webhooks-types``' and the REST
+    API's ``label`` are id, node_id, url, name, description, color, default) is refused, as
+    ajv refused it in ``issues$labeled`` at ``/issue/labels/0`` and ``/label``."""
+    world = GitHubWorld(3)
+    world.label_issue(world.open_issue())
+    body = json.loads(PROFILE.envelope(world.events[-1]).body)
+    assert validation_errors(definitions, "issues$labeled", body) == []
+    archived = {"archived_at": None, "archived_by": None}
+    body["label"] = {**body["label"], **archived}
+    body["issue"]["labels"][0] = {**body["issue"]["labels"][0], **archived}
+    errors = validation_errors(definitions, "issues$labeled", body)
+    assert errors == [
+        "$.issue.labels[0]: Additional properties are not allowed ('archived_at', 'archived_by' were unexpected)",
+        "$.label: Additional properties are not allowed ('archived_at', 'archived_by' were unexpected)"]
+
+
 def test_the_unknown_type_is_a_real_github_event(definitions: dict[str, Any]) -> None:
     """The unknown-event-type scenario sends ``star.created``: GitHub's own shape, not a made-up one."""
     event = GitHubWorld(5).unknown_event()
-    schema = {"$ref": "#/definitions/star$created", "definitions": definitions}
-    jsonschema.validate(json.loads(PROFILE.envelope(event).body), schema)
+    assert validation_errors(definitions, "star$created", json.loads(PROFILE.envelope(event).body)) == []
 
 
 def test_delivery_headers_are_githubs() -> None:
@@ -179,18 +191,18 @@ def test_the_hook_and_app_ids_are_the_same_on_every_run() -> None:
     assert seen == {(str(GitHubWorld(0).hook_id), str(GitHubWorld(0).app_id))}
 
 
-def test_every_label_carries_its_archive_fields_and_default_labels_say_so() -> None:
-    """A receiver parsing with githubkit (GitHub's 2026-03-10 description) refused every
-    ``issues.labeled`` with 400: its label lacked ``archived_at`` and ``archived_by``. Every
-    label in every body now has both (null), and GitHub's default labels (``bug``,
-    ``enhancement``) say ``default: true``, a label of the team's own (``triage``) false."""
+def test_every_label_has_githubs_seven_fields_and_default_labels_say_so() -> None:
+    """Every label in every body has exactly the schema's fields (no ``archived_at`` or
+    ``archived_by``: no GitHub description of a label has them), and GitHub's default labels
+    (``bug``, ``enhancement``) say ``default: true``, a label of the team's own (``triage``) false."""
     labels = []
     for event in rendered_events():
         body = json.loads(PROFILE.envelope(event).body)
         for found in (body.get("label"), *((body.get("issue") or {}).get("labels") or [])):
             if found:
                 labels.append(found)
-    assert labels and all(lab["archived_at"] is None and lab["archived_by"] is None for lab in labels)
+    assert labels and {tuple(lab) for lab in labels} == {
+        ("id", "node_id", "url", "name", "color", "default", "description")}
     defaults = {lab["name"]: lab["default"] for lab in labels}
     assert defaults.get("bug") is True and defaults.get("triage", False) is False
 
