@@ -373,7 +373,8 @@ class GitHubWorld(RecordReads):
         repo = self.repository()
         oid, head = self._commit(after, message, at)
         ref = f"refs/heads/{repo['default_branch']}"
-        body = {"ref": ref, "before": before, "after": after, "repository": None, "pusher": {
+        repository = gh.push_repository(repo, created=self._repo_created, pushed=at)
+        body = {"ref": ref, "before": before, "after": after, "repository": repository, "pusher": {
             "name": self.sender["login"], "email": head["author"]["email"]}, "created": False, "deleted": False,
             "forced": False, "base_ref": None, "compare": f"{repo['html_url']}/compare/{before[:12]}...{after[:12]}",
             "commits": [head], "head_commit": head}

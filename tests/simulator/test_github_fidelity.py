@@ -21,6 +21,7 @@ import pytest
 from hookproof.simulator.events import Event
 from hookproof.simulator.profiles import get_profile
 from hookproof.simulator.world import GITHUB_EVENT_TYPES, GitHubWorld, emit_events, new_world
+from hookproof.simulator.world import github_shapes as gh
 from tests.support import require_service
 
 NODE_DIR = Path(__file__).resolve().parents[2] / "examples" / "receivers" / "node"
@@ -241,3 +242,29 @@ def test_the_storm_mix_alternates_the_lifecycle_and_the_repeat_story() -> None:
     expected = [lifecycles.lifecycle(), lifecycles.repeat_story(), lifecycles.lifecycle(), lifecycles.repeat_story()]
     assert [[(e.id, e.type) for e in story] for story in told] == [[(e.id, e.type) for e in story] for story in expected]
     assert [e.type for e in told[1]] == [e.type for e in repeats.repeat_story()]
+
+
+def test_a_push_carries_its_repository_in_the_push_events_legacy_shape() -> None:
+    """GitHub's push example (docs ``webhook-events-and-payloads``) has the repository's
+    ``created_at`` and ``pushed_at`` as Unix integers (``1557933565``), ``updated_at`` ISO,
+    ``url`` the web URL, and ``stargazers``/``master_branch``; an organization's repository
+    names it in ``organization``. Every other event's repository has ISO strings and the
+    API URL. (The schema takes an integer or a date-time string, so it cannot tell.)"""
+    world = GitHubWorld(4, start_us=1_700_000_000_000_000)
+    events = world.lifecycle()
+    pushes = [e.extra["payload"] for e in events if e.type == "push"]
+    assert pushes
+    for payload in pushes:
+        repo = payload["repository"]
+        assert type(repo["created_at"]) is int and type(repo["pushed_at"]) is int
+        assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", repo["updated_at"])
+        assert repo["pushed_at"] >= repo["created_at"] >= 1_700_000_000
+        assert repo["url"] == repo["html_url"] == f"https://github.com/{repo['full_name']}"
+        assert (repo["stargazers"], repo["master_branch"]) == (0, "main")
+        assert repo["organization"] == repo["owner"]["login"] == payload["organization"]["login"]
+        assert (repo["owner"]["name"], repo["owner"]["email"]) == (repo["owner"]["login"], None)
+        assert payload["head_commit"]["timestamp"] == gh.iso(repo["pushed_at"])
+    others = [e.extra["payload"]["repository"] for e in events if e.type != "push" and "repository" in e.extra["payload"]]
+    assert others and all(isinstance(r["created_at"], str) and isinstance(r["pushed_at"], str)
+                          and r["url"].startswith("https://api.github.com/repos/") and "stargazers" not in r
+                          for r in others)
