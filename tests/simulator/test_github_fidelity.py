@@ -70,14 +70,32 @@ def test_every_event_type_is_rendered() -> None:
     assert {e.type for e in rendered_events()} == set(GITHUB_EVENT_TYPES)
 
 
+#: The one error the pinned schema reports on what GitHub sends: ``installation.created``'s
+#: ``requester`` is null when an owner installs the App without an approval request, and
+#: ``installation$created`` (7.6.1) allows only a user there: octokit/webhooks#939 shows
+#: such a delivery refused by ajv; GitHub's own webhook description allows null
+#: (``@octokit/openapi-webhooks-types`` 12.1.0: ``requester?: webhooks_user``, a user or null).
+SCHEMA_GAPS: dict[str, list[str]] = {"installation$created": ["$.requester: None is not of type 'object'"]}
+
+
 def test_every_payload_validates_against_octokit_webhooks_schemas(definitions: dict[str, Any]) -> None:
     checked = 0
     for event in rendered_events():
         body = json.loads(PROFILE.envelope(event).body)
-        errors = validation_errors(definitions, schema_name(event.type), body)
-        assert errors == [], f"{event.type} does not match {schema_name(event.type)}"
+        name = schema_name(event.type)
+        errors = validation_errors(definitions, name, body)
+        assert errors == SCHEMA_GAPS.get(name, []), f"{event.type} does not match {name}"
         checked += 1
     assert checked > 100
+
+
+def test_the_schema_gap_is_the_requester_alone(definitions: dict[str, Any]) -> None:
+    """With a user as ``requester`` (a member's request an owner approved), the same body validates."""
+    event = GitHubWorld(2).install()
+    body = json.loads(PROFILE.envelope(event).body)
+    assert body["requester"] is None and list(body) == ["action", "installation", "repositories", "requester",
+                                                        "sender"]
+    assert validation_errors(definitions, "installation$created", {**body, "requester": body["sender"]}) == []
 
 
 def test_the_schema_refuses_a_field_github_does_not_send(definitions: dict[str, Any]) -> None:
@@ -131,17 +149,21 @@ def test_business_keys_and_states() -> None:
     keys = [(e.type, e.business_key) for e in events if e.business_key]
     issue_no = 1
     assert keys[0] == ("issues.opened", f"comment:{full}#{issue_no}")
-    kinds = {e.type: (e.business_key or "").split(":")[0] for e in events}
+    kinds = {e.type: (e.business_key or "").split(":")[0] for e in events if e.type != "push"}
+    assert [(e.business_key or "").split(":")[0] for e in events if e.type == "push"] == [
+        "ci", "ci", "", "ci", "ci", ""]  # 3 commits, a new branch, its deletion, a force push, a merge, a tag
     assert kinds == {
         "ping": "", "issues.opened": "comment", "issues.labeled": "", "issue_comment.created": "reply",
-        "issues.edited": "", "issues.closed": "", "issues.reopened": "", "push": "ci", "pull_request.opened": "ci",
+        "issues.edited": "", "issues.closed": "", "issues.reopened": "", "pull_request.opened": "ci",
         "pull_request.synchronize": "ci", "pull_request.closed": "", "installation.created": "install",
-        "installation.deleted": "",
+        "installation.deleted": "", "issues.unlabeled": "", "installation.suspend": "", "installation.unsuspend": "",
+        "installation_repositories.added": "", "installation_repositories.removed": "",
     }
     issue = [e for e in events if e.object_id == f"{full}#{issue_no}"]
     assert [(e.type, e.status, e.version) for e in issue] == [
         ("issues.opened", "open", 1), ("issues.labeled", "open", 2), ("issue_comment.created", "open", 3),
-        ("issues.edited", "open", 4), ("issues.closed", "closed", 5), ("issues.reopened", "open", 6)]
+        ("issues.edited", "open", 4), ("issues.unlabeled", "open", 5), ("issues.closed", "closed", 6),
+        ("issues.reopened", "open", 7)]
     assert all(e.stateful for e in issue)
     stamps = [e.extra["payload"]["issue"]["updated_at"] for e in issue]
     assert stamps == sorted(stamps) and len(set(stamps)) == len(stamps)  # updated_at orders the versions
@@ -263,8 +285,98 @@ def test_a_push_carries_its_repository_in_the_push_events_legacy_shape() -> None
         assert (repo["stargazers"], repo["master_branch"]) == (0, "main")
         assert repo["organization"] == repo["owner"]["login"] == payload["organization"]["login"]
         assert (repo["owner"]["name"], repo["owner"]["email"]) == (repo["owner"]["login"], None)
-        assert payload["head_commit"]["timestamp"] == gh.iso(repo["pushed_at"])
+        if payload["commits"]:
+            assert payload["head_commit"]["timestamp"] == gh.iso(repo["pushed_at"])
     others = [e.extra["payload"]["repository"] for e in events if e.type != "push" and "repository" in e.extra["payload"]]
     assert others and all(isinstance(r["created_at"], str) and isinstance(r["pushed_at"], str)
                           and r["url"].startswith("https://api.github.com/repos/") and "stargazers" not in r
                           for r in others)
+
+
+def test_pushes_vary_as_github_sends_them(definitions: dict[str, Any]) -> None:
+    """Several commits in one push, a new branch, its deletion, a force push, a merge's push
+    and a tag, each in GitHub's push shape (``created``, ``deleted``, ``forced``, ``base_ref``,
+    ``compare``, ``commits``, ``head_commit``) and valid against ``push$event``; a CI run is
+    owed only where commits were pushed."""
+    world = GitHubWorld(4, start_us=1_700_000_000_000_000)
+    pushes = [e for e in world.lifecycle() if e.type == "push"]
+    full = world.repository()["full_name"]
+    web = f"https://github.com/{full}/compare/"
+    zero = "0" * 40
+    seen = []
+    for event in pushes:
+        p = event.extra["payload"]
+        assert validation_errors(definitions, "push$event", json.loads(PROFILE.envelope(event).body)) == []
+        head = p["head_commit"]
+        seen.append((p["ref"].rsplit("/", 1)[0], p["created"], p["deleted"], p["forced"], p["base_ref"],
+                     len(p["commits"]), None if head is None else head["distinct"], event.business_key is not None))
+        if p["commits"]:
+            assert [c["id"] for c in p["commits"]][-1] == p["after"] == head["id"]
+            assert event.business_key == f"ci:{full}@{p['after']}"
+        if p["deleted"]:
+            assert (p["after"], head, p["compare"]) == (zero, None, f"{web}{p['before'][:12]}...000000000000")
+        elif p["created"]:
+            assert p["before"] == zero and p["compare"] == web + p["ref"].rsplit("/", 1)[1]
+        else:
+            assert p["compare"] == f"{web}{p['before'][:12]}...{p['after'][:12]}"
+    assert seen == [
+        ("refs/heads", False, False, False, None, 3, True, True),  # three commits at once
+        ("refs/heads", True, False, False, None, 1, True, True),  # a new branch with its commit
+        ("refs/heads", False, True, False, None, 0, None, False),  # that branch deleted
+        ("refs/heads", False, False, True, None, 1, True, True),  # a force push
+        ("refs/heads", False, False, False, None, 1, True, True),  # the merge commit
+        ("refs/tags", True, False, False, "refs/heads/main", 0, False, False),  # a tag on the head
+    ]
+    branch, deleted = pushes[1].extra["payload"], pushes[2].extra["payload"]
+    assert deleted["ref"] == branch["ref"] and deleted["before"] == branch["after"]
+    forced, merged, tag = (pushes[i].extra["payload"] for i in (3, 4, 5))
+    assert forced["before"] == pushes[0].extra["payload"]["after"]
+    assert tag["after"] == merged["after"] == world.head and tag["ref"] == "refs/tags/v1.1.0"
+
+
+def test_an_uninstall_names_the_repositories_it_could_access() -> None:
+    """``installation.deleted`` carries ``repositories``, as the ``installation.created`` of that
+    installation listed them; the home installation's is the world's repository."""
+    world = GitHubWorld(5)
+    created = world.install()
+    deleted = world.uninstall(created.object_id)
+    assert deleted.extra["payload"]["repositories"] == created.extra["payload"]["repositories"] != []
+    home = world.uninstall(world.account).extra["payload"]["repositories"]
+    repo = world.repository()
+    assert home == [{"id": repo["id"], "node_id": repo["node_id"], "name": repo["name"],
+                     "full_name": repo["full_name"], "private": True}]
+
+
+def test_an_installation_is_suspended_unsuspended_and_its_repositories_change() -> None:
+    """``installation.suspend`` sets ``suspended_at``/``suspended_by`` (the schema's allOf requires
+    both), ``unsuspend`` nulls them; ``installation_repositories.added``/``.removed`` list one
+    repository each (the other list empty); each a newer version of the installation, its
+    status ``active``, ``suspended`` or ``deleted`` (the object kind ``installation``)."""
+    world = GitHubWorld(6)
+    events = [e for e in world.lifecycle() if e.object_type == "installation" and e.type != "ping"]
+    assert [(e.type, e.status, e.version) for e in events] == [
+        ("installation.created", "active", 1), ("installation_repositories.added", "active", 2),
+        ("installation_repositories.removed", "active", 3), ("installation.suspend", "suspended", 4),
+        ("installation.unsuspend", "active", 5), ("installation.deleted", "deleted", 6)]
+    created, added, removed, suspend, unsuspend, deleted = (e.extra["payload"] for e in events)
+    assert created["installation"]["suspended_at"] is None
+    assert suspend["installation"]["suspended_by"] == world.sender
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", suspend["installation"]["suspended_at"])
+    assert (unsuspend["installation"]["suspended_at"], unsuspend["installation"]["suspended_by"]) == (None, None)
+    assert (added["repositories_removed"], len(added["repositories_added"])) == ([], 1)
+    assert (removed["repositories_added"], removed["repositories_removed"]) == ([], added["repositories_added"])
+    assert added["repository_selection"] == "selected" and added["requester"] is None
+    assert suspend["repositories"] == unsuspend["repositories"] == deleted["repositories"] == created["repositories"]
+    assert {e.object_id for e in events} == {str(created["installation"]["id"])}
+
+
+def test_an_issue_is_unlabeled() -> None:
+    """``issues.unlabeled`` carries the removed label; the issue no longer lists it."""
+    world = GitHubWorld(6)
+    issue = world.open_issue()
+    world.label_issue(issue)
+    world.label_issue(issue)
+    world.unlabel_issue(issue)
+    labeled, unlabeled = world.events[-2].extra["payload"], world.events[-1].extra["payload"]
+    assert unlabeled["action"] == "unlabeled" and unlabeled["label"] == labeled["label"]
+    assert [lab["name"] for lab in unlabeled["issue"]["labels"]] == ["bug"]

@@ -9,7 +9,8 @@
 // Effects (one row per effect in `effects`, keyed by business_key):
 //   issues.opened              comment:{full_name}#{number}          (a welcome comment)
 //   issue_comment.created      reply:{full_name}#{number}:{comment}   (a bot reply)
-//   push                       ci:{full_name}@{after}                 (a CI run per head)
+//   push                       ci:{full_name}@{after}                 (a CI run per head; none
+//                              for a deleted branch or a push of no new commit, e.g. a tag)
 //   pull_request.opened|synchronize  ci:{full_name}@{head.sha}
 //   installation.created       install:{installation.id}
 // State (`states`): every issue and pull request (kind `issue` or `pull_request`), as
@@ -78,7 +79,10 @@ export function createApp({ secret, db, dedupe = true, ordered = true, claimKey 
     ({ id, name, payload }) => apply(id, name, [issueState(payload)], payload));
   webhooks.on("issue_comment.created", ({ id, name, payload }) => apply(id, name, [
     ["effect", `reply:${repo(payload)}#${payload.issue.number}:${payload.comment.id}`], issueState(payload)], payload));
-  webhooks.on("push", ({ id, name, payload }) => apply(id, name, [["effect", `ci:${repo(payload)}@${payload.after}`]], payload));
+  // A CI run per pushed head: none for a deleted branch (`after` is all zeros) or a push of
+  // no new commit (a tag, or a branch created on a commit pushed before).
+  webhooks.on("push", ({ id, name, payload }) => apply(id, name, payload.deleted || payload.commits.length === 0
+    ? [] : [["effect", `ci:${repo(payload)}@${payload.after}`]], payload));
   webhooks.on(["pull_request.opened", "pull_request.synchronize"], ({ id, name, payload }) => apply(id, name, [
     ["effect", `ci:${repo(payload)}@${payload.pull_request.head.sha}`], prState(payload)], payload));
   webhooks.on(["pull_request.closed", "pull_request.reopened"],
