@@ -38,7 +38,8 @@ import copy
 import random
 import time
 import uuid
-from typing import Any, Mapping
+from contextlib import contextmanager
+from typing import Any, Iterator, Mapping
 
 from faker import Faker
 
@@ -81,6 +82,7 @@ class GitHubWorld(RecordReads):
         self._fake = Faker("en_US")
         self._fake.seed_instance(seed * 7919 + 17)
         self._now = (start_us // 1_000_000) if start_us is not None else int(time.time())
+        self._in_second = -1  # inside `same_second`: the events emitted in it so far; else -1
         self._objects: dict[str, Record] = {}
         self.events: list[Event] = []
         self._event_index: dict[str, Event] = {}
@@ -361,6 +363,21 @@ class GitHubWorld(RecordReads):
         self._transition(pull_request, "open", {"closed_at": None})
         self._emit("pull_request.reopened", pull_request, {"number": pr["number"], "pull_request": None})
 
+    @contextmanager
+    def same_second(self) -> Iterator[None]:
+        """Changes made inside share one new second: their ``updated_at`` ties (GitHub's counts
+        whole seconds), as when a bot labels and closes an issue, or an Action closes and
+        reopens it, at once. Their events carry times a tenth of a second apart within it
+        (GitHub sends none; the times order the world's own truth)."""
+        if self._in_second >= 0:
+            raise WorldError("same_second: already inside one")
+        self._now += 1
+        self._in_second = 0
+        try:
+            yield
+        finally:
+            self._in_second = -1
+
     def advance(self, seconds: int) -> None:
         """Move the clock forward `seconds` (>= 0)."""
         self._now += max(0, seconds)
@@ -462,6 +479,21 @@ class GitHubWorld(RecordReads):
         self.close_pull_request(pr, merged=True)
         return self.events[start:]
 
+    def same_second_story(self) -> list[Event]:
+        """An issue opened, then a triage bot labels it, replies and closes it in one second
+        (`same_second`): ``issues.opened`` (open), then ``issues.labeled`` (open),
+        ``issue_comment.created`` (open) and ``issues.closed`` (closed), the last three with one
+        ``updated_at``. The catalog's `stale-after-newer` sends the comment after the close:
+        ordering by ``updated_at`` with ``>`` drops the close (the issue stays open), with ``>=``
+        the late comment reopens it; only the REST API's issue tells. Returns its events."""
+        start = len(self.events)
+        issue = self.open_issue()
+        with self.same_second():
+            self.label_issue(issue)
+            self.comment(issue)
+            self.close_issue(issue)
+        return self.events[start:]
+
     def storm_story(self, index: int) -> list[Event]:
         """Story `index` of a storm's mix: the lifecycle, then the repeated lifecycles
         (`repeat_story`), in turn. Returns its events."""
@@ -546,7 +578,9 @@ class GitHubWorld(RecordReads):
         return "%040x" % self._rng.getrandbits(160)
 
     def _tick(self) -> int:
-        self._now += self._rng.randint(1, 3)
+        step = self._rng.randint(1, 3)
+        if self._in_second < 0:
+            self._now += step
         return self._now
 
     def _create(self, object_id: str, object_type: str, snapshot: dict[str, Any]) -> None:
@@ -600,14 +634,21 @@ class GitHubWorld(RecordReads):
 
     def _event(self, event_type: str, object_id: str, payload: dict[str, Any], *, account: str | None = None,
                record: bool = True) -> Event:
-        self._now += 1
+        if self._in_second < 0:
+            self._now += 1
+            created_us = self._now * 1_000_000
+        elif self._in_second < 10:
+            created_us = self._now * 1_000_000 + self._in_second * 100_000
+            self._in_second += 1
+        else:
+            raise WorldError("same_second: more changes than one second holds")
         rec = self._objects.get(object_id)
         key_fn = BUSINESS_KEYS.get(event_type)
         key = key_fn(payload) if key_fn else None
         stateful = rec is not None and rec.object_type in STATEFUL_TYPES
         event = Event(
             id=str(uuid.UUID(int=self._rng.getrandbits(128), version=4)), type=event_type, created=self._now,
-            created_us=self._now * 1_000_000, object_type=rec.object_type if rec else "installation",
+            created_us=created_us, object_type=rec.object_type if rec else "installation",
             object_id=object_id, version=len(rec.versions) if rec else 1,
             object=self._public(object_id) if rec else {},
             previous_attributes=payload.get("changes"), business_key=key,
