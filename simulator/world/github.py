@@ -487,12 +487,22 @@ class GitHubWorld(RecordReads):
         ordering by ``updated_at`` with ``>`` drops the close (the issue stays open), with ``>=``
         the late comment reopens it; only the REST API's issue tells. Returns its events."""
         start = len(self.events)
-        issue = self.open_issue()
+        self.triage(self.open_issue())
+        return self.events[start:]
+
+    def triage(self, issue: str) -> None:
+        """A triage bot labels an open issue, replies and closes it in one second (`same_second`):
+        ``issues.labeled``, ``issue_comment.created`` and ``issues.closed`` with one ``updated_at``."""
+        if self._typed(issue, "issue")["state"] != "open":
+            raise WorldError(f"issue {issue} is not open", object_id=issue)
         with self.same_second():
             self.label_issue(issue)
             self.comment(issue)
             self.close_issue(issue)
-        return self.events[start:]
+
+    def repositories_of(self, installation: str) -> list[dict[str, Any]]:
+        """The repositories `installation` can access (its events' ``repositories``)."""
+        return [dict(r) for r in self._installed.get(installation, [])]
 
     def storm_story(self, index: int) -> list[Event]:
         """Story `index` of a storm's mix: the lifecycle, then the repeated lifecycles
