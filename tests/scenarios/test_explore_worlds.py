@@ -234,6 +234,21 @@ def test_the_github_twin_without_dedupe_is_found_and_replayed(node: str, tmp_pat
     assert again is not None and "duplicated" in {f.check_id for f in again.findings}
 
 
+@pytest.mark.slow
+def test_the_github_twin_ordering_by_updated_at_is_found_through_a_triage(node: str, tmp_path: Path) -> None:
+    """GitHub's ``updated_at`` counts whole seconds and GitHub sends no event time. The Node twin
+    storing the payload's state when its ``updated_at`` is not older (``>=``) passed explore while
+    the world spaced an issue's changes a second apart; a ``triage`` (labeled, commented on and
+    closed in one second) lets a late event of that second reopen the issue. The correct App
+    fetches the issue (`test_the_github_app_survives_explore_at_its_url`)."""
+    _, run = _github_run("github_app_updated_at", tmp_path, 100)
+    failure = run.result.failure
+    assert failure is not None, run.lines
+    assert {f.check_id for f in failure.findings} <= {"regressed", "stale"}, failure.summary()
+    assert any(step.op == "emit" and step.action == "triage" for step in failure.steps), format_steps(
+        failure.steps, failure.event_types)
+
+
 # ---- the config's enabled_events and the team's own keys ------------------------------------------
 
 def test_an_event_type_the_config_does_not_enable_is_never_sent(tmp_path: Path,
