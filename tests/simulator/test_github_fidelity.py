@@ -46,7 +46,8 @@ def validation_errors(definitions: dict[str, Any], definition: str, body: Any) -
 
 
 def rendered_events() -> Iterator[Event]:
-    """Every event of three seeds' lifecycles, the catalog's and the storm's stories and each type's script."""
+    """Every event of three seeds' lifecycles, the catalog's and the storm's stories (the
+    same-second one too) and each type's script."""
     for seed in (1, 2, 3):
         world = GitHubWorld(seed)
         world.lifecycle()
@@ -54,6 +55,7 @@ def rendered_events() -> Iterator[Event]:
         world.state_story()
         world.distinct_story()
         world.repeat_story()
+        world.same_second_story()
         world.quiet_event()
         yield from world.events
     for event_type in GITHUB_EVENT_TYPES:
