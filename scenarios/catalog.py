@@ -665,6 +665,11 @@ def _stale_after_newer(ctx: Context, w: World) -> Plan | NotApplicable:
         if len(partial) == 1 and any(e.status == "refunded" for e in tied):
             newer += [e for e in tied if e is not partial[0]]
             older.append(partial[0])
+    elif hasattr(w, "same_second_story") and events[0].object_type == "issue":  # GitHub's updated_at ties
+        tied = [e for e in w.same_second_story() if ctx.sends(e.type)]
+        if [e.type for e in tied] == ["issues.opened", "issues.labeled", "issue_comment.created", "issues.closed"]:
+            newer += [tied[0], tied[1], tied[3]]  # opened; then labeled and closed in one second
+            older.append(tied[2])  # the comment of that second, after the close
     return Plan(w, (Phase(tuple(newer)), Phase(tuple(older))))
 
 
@@ -1059,7 +1064,11 @@ WORDED: Mapping[str, tuple[tuple[str, str, str], ...]] = {
          "Applying it would bring back a status the subscription has left."),
         ("github", "An old update after the close",
          "An issue's delayed first event (issues.opened, state open) arrives after its later ones (labeled, "
-         "closed, reopened, closed again). Applying it would reopen an issue that is closed."),
+         "closed, reopened, closed again). Applying it would reopen an issue that is closed. A second issue "
+         "is labeled, commented on and closed by a bot in one second (GitHub's updated_at counts whole "
+         "seconds); the comment's issue_comment.created arrives after the close: ordering by updated_at, with "
+         "> or >=, gets one of them wrong; GitHub sends no event time, so only the issue fetched from the "
+         "REST API tells."),
         ("mercadopago", "An old notification after the refund",
          "A payment's delayed first notification (payment.created, when it was pending) arrives after its "
          "later ones (approved, then refunded). The receiver must keep the payment's current status, never "

@@ -106,19 +106,22 @@ def tie_words(truth: ObjectTruth | None, versions: Sequence[int | None], expecta
     1764000001, so a receiver cannot order them by created alone: <the provider's advice>"``;
     or, where the clock tells them apart and the body's coarser time ties (`BodyTime`, Shopify's
     ``updated_at``): ``"; both carry updated_at 2026-…-05:00, so a receiver cannot order them by
-    updated_at alone: <the advice>"`` (each state already names its clock time, which differ)."""
-    clock = expectations.provider.clock if expectations.provider is not None else None
-    if clock is None or truth is None or None in versions or len(set(versions)) != 2:
+    updated_at alone: <the advice>"`` (each state already names its clock time, which differ);
+    or, where the provider has no clock and the body's time ties (GitHub's ``updated_at``,
+    `ProviderWords.body_time`), the same words with what alone breaks the tie."""
+    provider = expectations.provider
+    clock = provider.clock if provider is not None else None
+    body = clock.body_time if clock is not None else (provider.body_time if provider is not None else None)
+    if (clock is None and body is None) or truth is None or None in versions or len(set(versions)) != 2:
         return ""
     times = [truth.event_time_at(v) for v in versions if v is not None]
     if None in times or len(times) != 2:
         return ""
     a, b = times
     assert a is not None and b is not None
-    if clock.ties(a, b):
+    if clock is not None and clock.ties(a, b):
         return f"; both carry {clock.render(a)}, so a receiver cannot order them by {clock.name} alone: {clock.advice}"
-    body = clock.body_time
-    if body is not None and body.ties(a, b):  # Shopify's updated_at (whole seconds), told apart by the clock
+    if body is not None and body.ties(a, b):  # Shopify's updated_at, told apart by the clock; GitHub's, by nothing
         return f"; both carry {body.render(a)}, so a receiver cannot order them by {body.name} alone: {body.advice}"
     return ""
 

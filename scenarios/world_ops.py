@@ -190,24 +190,41 @@ def apply_action(world: Any, action: str, index: int | None) -> None:
 
 # ---- GitHub (the repository world) -------------------------------------------------------------
 
+#: ``triage``: an open issue labeled, commented on and closed within one ``updated_at`` second
+#: (`GitHubWorld.triage`: GitHub's ``updated_at`` counts whole seconds and it sends no event
+#: time, so only the REST API tells those three events apart).
 GITHUB_ACTIONS: tuple[str, ...] = (
     "open_issue", "push", "open_pull_request", "install", "comment", "label", "edit", "close_issue",
-    "reopen_issue", "synchronize", "merge", "close_pull_request", "uninstall",
+    "reopen_issue", "synchronize", "merge", "close_pull_request", "uninstall", "unlabel", "triage", "suspend",
+    "unsuspend", "add_repository", "remove_repository",
 )
 
 
 def _github_legal(world: Any) -> list[Action]:
     out: list[Action] = [("open_issue", None), ("push", None), ("open_pull_request", None), ("install", None)]
     for i, issue in enumerate(world.objects("issue")):
+        current = world.peek(issue)
         out += [("comment", i), ("label", i), ("edit", i)]
-        out.append(("close_issue", i) if world.peek(issue)["state"] == "open" else ("reopen_issue", i))
+        if current["labels"]:
+            out.append(("unlabel", i))
+        out.append(("close_issue", i) if current["state"] == "open" else ("reopen_issue", i))
+        if current["state"] == "open":
+            out.append(("triage", i))
     for i, pr in enumerate(world.objects("pull_request")):
         if world.peek(pr)["state"] == "open":
             out += [("synchronize", i), ("merge", i), ("close_pull_request", i)]
     home = str(world.installation_id)
     for i, inst in enumerate(world.objects("installation")):
-        if inst != home and world.peek(inst)["status"] == "active":
-            out.append(("uninstall", i))
+        status = world.peek(inst)["status"]
+        if inst == home or status == "deleted":
+            continue
+        out.append(("uninstall", i))
+        if status == "active":
+            out += [("suspend", i), ("add_repository", i)]
+            if world.repositories_of(inst)[1:]:
+                out.append(("remove_repository", i))
+        else:
+            out.append(("unsuspend", i))
     return out
 
 
@@ -217,7 +234,11 @@ def _github_apply(world: Any, action: str, index: int | None) -> None:
         "install": world.install}
     on_issue: Mapping[str, Callable[[str], object]] = {
         "comment": world.comment, "label": world.label_issue, "edit": world.edit_issue,
-        "close_issue": world.close_issue, "reopen_issue": world.reopen_issue}
+        "close_issue": world.close_issue, "reopen_issue": world.reopen_issue, "unlabel": world.unlabel_issue,
+        "triage": world.triage}
+    on_installation: Mapping[str, Callable[[str], object]] = {
+        "uninstall": world.uninstall, "suspend": world.suspend, "unsuspend": world.unsuspend,
+        "add_repository": world.add_repository, "remove_repository": world.remove_repository}
     if action in simple:
         simple[action]()
     elif action in on_issue:
@@ -230,8 +251,8 @@ def _github_apply(world: Any, action: str, index: int | None) -> None:
             world.synchronize(pr)
         else:
             world.close_pull_request(pr, merged=action == "merge")
-    elif action == "uninstall":
-        world.uninstall(_nth(world, action, "installation", index))
+    elif action in on_installation:
+        on_installation[action](_nth(world, action, "installation", index))
     else:
         raise WorldError(f"unknown action {action!r} (known: {', '.join(GITHUB_ACTIONS)})")
 
@@ -410,8 +431,9 @@ def _shopify_apply(world: Any, action: str, index: int | None) -> None:
 #: is another object than the one whose state moves (Stripe's ``retry_invoice``).
 BILLING_MOVES: Mapping[str, str] = {"fail_renewal": "subscription", "cancel": "subscription",
                                     "mark_unpaid": "subscription", "expire_incomplete": "subscription"}
-GITHUB_MOVES: Mapping[str, str] = {"close_issue": "issue", "reopen_issue": "issue", "merge": "pull_request",
-                                   "close_pull_request": "pull_request"}
+GITHUB_MOVES: Mapping[str, str] = {"close_issue": "issue", "reopen_issue": "issue", "triage": "issue",
+                                   "merge": "pull_request", "close_pull_request": "pull_request",
+                                   "suspend": "installation", "unsuspend": "installation", "uninstall": "installation"}
 MERCADOPAGO_MOVES: Mapping[str, str] = {"approve_pix": "payment", "charge_back": "payment"}
 PADDLE_MOVES: Mapping[str, str] = {"fail_renewal": "subscription", "recover": "subscription", "cancel": "subscription",
                                    "approve_refund": "adjustment", "reject_refund": "adjustment"}

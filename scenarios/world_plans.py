@@ -161,7 +161,7 @@ def _api_transient(ctx: Any, w: Any) -> Any:
     for e in effect_events(ctx, w):
         if e.object_type in served:
             firsts.setdefault(e.object_id, e)
-    events = list(firsts.values())
+    events = _unchanged_when_served(w, list(firsts.values()))
     if (na := _need(events, "effectful", ctx)) is not None:
         return na
     faults = {e.object_id: ApiFault(not_found=True) if i % 2 == 0 else ApiFault(status=500)
@@ -170,6 +170,24 @@ def _api_transient(ctx: Any, w: Any) -> Any:
     if ctx.profile.retry_schedule_s:
         return Plan(w, (Phase(chosen),), api_faults=faults)
     return Plan(w, (Phase(chosen, max_attempts=1), Phase(chosen)), api_faults=faults)
+
+
+def _unchanged_when_served(w: Any, events: list[Any]) -> list[Any]:
+    """`events` without those whose object's status changed between the event and the last of
+    `events`: the provider API serves an object as of the deliveries made so far, so such an
+    object (a GitHub pull request merged before the next object's first event, its
+    ``pull_request.closed`` owing no effect and not sent) would be served in a state no
+    delivered event carried, and a receiver storing what it fetched, as it should, would
+    end in a state the delivered events do not explain."""
+    if not events:
+        return events
+    order = {id(e): i for i, e in enumerate(w.events)}
+    last = max(order.get(id(e), -1) for e in events)
+    status_then: dict[str, Any] = {}
+    for e in w.events[:last + 1]:
+        if e.object_id is not None and e.status is not None:
+            status_then[e.object_id] = e.status
+    return [e for e in events if e.status is None or status_then.get(e.object_id, e.status) == e.status]
 
 
 def _timeout(ctx: Any, w: Any) -> Any:

@@ -18,7 +18,7 @@ import orjson
 from hookproof.simulator.errors import SecretError
 from hookproof.simulator.events import Event
 from hookproof.simulator.frozen import fast_init
-from hookproof.simulator.profiles.provider_words import EventClock, ProviderWords
+from hookproof.simulator.profiles.provider_words import BodyTime, EventClock, ProviderWords
 
 
 @dataclass(frozen=True)
@@ -181,6 +181,9 @@ class Profile(ABC):
         event_clock: the event's own time a receiver orders an object's events by
             (`provider_words.EventClock`: Stripe's ``created``), or None when the events
             carry none.
+        body_time: where the events carry no time of their own (`event_clock` None), the
+            body's time receivers order an object's events by, which ties within its step
+            (`provider_words.BodyTime`: GitHub's ``updated_at``), or None.
         retrying: what the provider does with an unacknowledged event while retries remain.
         gives_up: what it does once its retries ran out (`Profile.words`).
         rotation_dispute: where an official verifier reads only the last of a rotation's
@@ -213,6 +216,7 @@ class Profile(ABC):
     multiple_signatures: ClassVar[bool] = False
     world: ClassVar[str] = "billing"
     event_clock: ClassVar[EventClock | None] = None
+    body_time: ClassVar[BodyTime | None] = None
     retrying: ClassVar[str] = "the provider would retry it on its schedule"
     gives_up: ClassVar[str] = "the provider retries it no more"
     replay_words: ClassVar[str | None] = None
@@ -258,7 +262,8 @@ class Profile(ABC):
         rotation's signatures with the receiver's own first need not be accepted
         (`rotation_dispute`)."""
         return ProviderWords(self.title, 1 + len(self.retry_schedule_s), self.retrying, self.gives_up,
-                             self.event_clock, self.future_words(), self.replay_words, self.rotation_dispute)
+                             self.event_clock, self.future_words(), self.replay_words, self.rotation_dispute,
+                             self.body_time)
 
     # ---- events -------------------------------------------------------------
     @abstractmethod

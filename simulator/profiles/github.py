@@ -25,6 +25,7 @@ from hookproof.simulator.errors import ProfileError
 from hookproof.simulator.events import Event
 from hookproof.simulator.profiles.base import Envelope, Profile, canonical_json, require_secrets
 from hookproof.simulator.profiles.formats import derived_int
+from hookproof.simulator.profiles.provider_words import BodyTime
 from hookproof.simulator.world.github_lifecycle import GITHUB_EVENT_TYPES
 from hookproof.simulator.world.github_shapes import APP_ID, HOOK_ID, node_id
 
@@ -77,6 +78,16 @@ class GitHubProfile(Profile):
 
     name = "github"
     title = "GitHub"
+    # No event time: no timestamp header, and X-GitHub-Delivery is a random GUID. Receivers order an
+    # issue's or pull request's events by its updated_at, whole seconds (REST "Get an issue"), which
+    # ties when a bot or an Action changes it twice in one second; the world's events then carry
+    # times within that second (simulator.world.github `same_second`), so they tie exactly then.
+    body_time = BodyTime("updated_at", 1_000_000, 0,
+                         "it counts whole seconds and GitHub sends no event time (no timestamp header; "
+                         "X-GitHub-Delivery is a random GUID), so nothing in the deliveries breaks the tie: "
+                         "fetch the issue or pull request from the REST API (GET /repos/{owner}/{repo}/issues/"
+                         "{number}, docs.github.com/rest/issues/issues#get-an-issue) and store what it serves, "
+                         "under a row lock")
     world = "github"
     signature_headers = ("X-Hub-Signature-256", "X-Hub-Signature")
     sender_timeout_s = 10.0

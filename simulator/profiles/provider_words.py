@@ -37,10 +37,12 @@ class BodyTime:
     advice: str
 
     def render(self, at_us: int) -> str:
-        """``updated_at 2024-10-02T08:59:11-05:00`` for `at_us` (unix microseconds)."""
+        """``updated_at 2024-10-02T08:59:11-05:00`` for `at_us` (unix microseconds); in UTC,
+        ``updated_at 2024-10-02T13:59:11Z``."""
         at = datetime.fromtimestamp(at_us // self.step_us * self.step_us / 1_000_000,
                                     tz=timezone(timedelta(seconds=self.utc_offset_s)))
-        return f"{self.name} {at.isoformat()}"
+        text = at.isoformat()
+        return f"{self.name} {text[:-6] + 'Z' if self.utc_offset_s == 0 else text}"  # UTC as GitHub writes it
 
     def ties(self, a_us: int, b_us: int) -> bool:
         """True when events at `a_us` and `b_us` carry the same value of this field."""
@@ -109,6 +111,9 @@ class ProviderWords:
         gives_up: what it does once every retry failed.
         clock: the event's own time (`EventClock`), or None when the provider's events
             carry none a receiver orders by (GitHub, Mercado Pago's thin notifications).
+        body_time: where `clock` is None, the body's time receivers order an object's events
+            by (`BodyTime`: GitHub's ``updated_at``, whole seconds), on which two events can tie
+            with nothing of the provider's to tell them apart; or None.
         future: why refusing a future-dated delivery is stricter than the provider, naming its
             verifier(s) and the seconds ahead it was signed (`Profile.future_words`), or None
             where an official verifier refuses one.
@@ -128,6 +133,7 @@ class ProviderWords:
     future: str | None = None
     replay: str | None = None
     rotation: str | None = None
+    body_time: BodyTime | None = None
 
     def after_failures(self, most_attempts: int) -> str:
         """What the provider does next with an event none of whose deliveries was

@@ -10,9 +10,10 @@ full payload (``action``, the object, ``repository``, ``organization``, ``instal
 Events (``Event.type`` is Octokit's ``<X-GitHub-Event>.<action>``, or the bare event
 name for ``push`` and ``ping``, which have no action), from GitHub's docs
 ``webhook-events-and-payloads``:
-``issues.opened|edited|closed|reopened|labeled``, ``issue_comment.created``,
-``pull_request.opened|synchronize|closed|reopened`` (``merged`` true or false), ``push``,
-``installation.created|deleted``, ``ping``.
+``issues.opened|edited|closed|reopened|labeled|unlabeled``, ``issue_comment.created``,
+``pull_request.opened|synchronize|closed|reopened`` (``merged`` true or false), ``push`` (several
+commits, a new or deleted branch, a force push, a tag), ``installation.created|deleted|suspend|unsuspend``,
+``installation_repositories.added|removed``, ``ping``.
 
 ``Event.id`` is the delivery's GUID (``X-GitHub-Delivery``): GitHub documents it as the
 identifier of the event, kept on redelivery. ``Event.account`` is the installation id
@@ -22,10 +23,11 @@ clock by at least a second, so ``updated_at`` orders an object's versions.
 Business keys (`github_lifecycle.BUSINESS_KEYS`: the effects a CI/triage GitHub App performs once):
 ``comment:{full_name}#{number}`` per opened issue (a welcome comment),
 ``reply:{full_name}#{number}:{comment id}`` per issue comment (a bot reply),
-``ci:{full_name}@{sha}`` per pushed head (``push``, ``pull_request.opened``,
-``pull_request.synchronize``) and ``install:{installation id}`` per installation.
-Issues (``open``/``closed``) and pull requests (``open``/``closed``/``merged``) are
-stateful: their events carry the status the receiver must end in.
+``ci:{full_name}@{sha}`` per pushed head (``push`` of new commits, ``pull_request.opened``,
+``pull_request.synchronize``; none for a deleted branch or a pushed tag) and ``install:{installation id}`` per installation.
+Issues (``open``/``closed``), pull requests (``open``/``closed``/``merged``) and
+installations (``active``/``suspended``/``deleted``) are stateful: their events carry the
+status the receiver must end in.
 Simplification: pushes to a pull request's branch are sent as ``pull_request`` events
 only (no separate ``push``), so one head sha is one CI run.
 """
@@ -36,16 +38,19 @@ import copy
 import random
 import time
 import uuid
-from typing import Any, Mapping
+from contextlib import contextmanager
+from typing import Any, Iterator, Mapping
 
 from faker import Faker
 
 from hookproof.simulator.errors import WorldError
 from hookproof.simulator.events import Event
 from hookproof.simulator.world import github_shapes as gh
-from hookproof.simulator.world.github_lifecycle import BUSINESS_KEYS, GITHUB_TRANSITIONS, STATEFUL_TYPES
+from hookproof.simulator.world.github_lifecycle import BUSINESS_KEYS, GITHUB_TRANSITIONS, ISSUE_TYPES, STATEFUL_TYPES
 from hookproof.simulator.world.records import Record, RecordReads
 
+#: ``before`` of a created ref and ``after`` of a deleted one (GitHub's null sha).
+_ZERO_SHA = "0" * 40
 _LABELS = (("bug", "d73a4a", "Something isn't working"), ("enhancement", "a2eeef", "New feature or request"),
            ("triage", "fbca04", "Needs a first look"))
 
@@ -77,6 +82,7 @@ class GitHubWorld(RecordReads):
         self._fake = Faker("en_US")
         self._fake.seed_instance(seed * 7919 + 17)
         self._now = (start_us // 1_000_000) if start_us is not None else int(time.time())
+        self._in_second = -1  # inside `same_second`: the events emitted in it so far; else -1
         self._objects: dict[str, Record] = {}
         self.events: list[Event] = []
         self._event_index: dict[str, Event] = {}
@@ -100,14 +106,20 @@ class GitHubWorld(RecordReads):
         created = self._tick()
         self._repo_id = self._rng.randint(600_000_000, 899_999_999)
         self._repo_name = f"{self._fake.word()}-{self._fake.word()}"
+        #: installation id -> the repositories it can access (``repositories`` of its events).
+        self._installed: dict[str, list[dict[str, Any]]] = {self.account: [{
+            "id": self._repo_id, "node_id": gh.node_id("Repository", self._repo_id), "name": self._repo_name,
+            "full_name": f"{login}/{self._repo_name}", "private": True}]}
         self._repo_created = created
         self._pushed = created
         self._next_number = 1
         self.head = self._sha()
+        self._branches: dict[str, str] = {}
+        self._tags = 0
 
     def repository(self) -> dict[str, Any]:
         """The repository object as of now (``open_issues_count`` and ``pushed_at`` current)."""
-        open_count = sum(1 for oid in self.objects() if self._objects[oid].object_type in STATEFUL_TYPES
+        open_count = sum(1 for oid in self.objects() if self._objects[oid].object_type in ISSUE_TYPES
                          and self._objects[oid].current["state"] == "open")
         return gh.repository(self.owner, self._repo_name, self._repo_id, created=self._repo_created,
                              updated=self._pushed, pushed=self._pushed, open_issues=open_count)
@@ -140,15 +152,60 @@ class GitHubWorld(RecordReads):
         name = f"{self._fake.word()}-{self._fake.word()}"
         repos = [{"id": repo_id, "node_id": gh.node_id("Repository", repo_id), "name": name,
                   "full_name": f"{login}/{name}", "private": True}]
+        self._installed[oid] = repos
+        # ``requester``: null when an owner installs the App (no approval request), as GitHub
+        # sends it; the user who asked, when an owner approves a member's request.
         return self._emit("installation.created", oid, {"installation": self._public(oid), "repositories": repos,
-                                                        "sender": self.sender}, lite=False, account=str(inst_id))
+                                                        "requester": None, "sender": self.sender},
+                          lite=False, account=str(inst_id))
 
     def uninstall(self, installation: str) -> Event:
-        """The App is uninstalled: emits ``installation.deleted``."""
+        """The App is uninstalled: emits ``installation.deleted`` with the repositories it could access."""
         self._transition(installation, "deleted", {"updated_at": self._tick()})
         inst = self._public(installation)
-        return self._emit("installation.deleted", installation, {"installation": inst, "sender": self.sender},
+        repos = self._installed.get(installation, [])
+        return self._emit("installation.deleted", installation,
+                          {"installation": inst, "repositories": repos, "sender": self.sender},
                           lite=False, account=str(inst["id"]))
+
+    def suspend(self, installation: str) -> Event:
+        """An owner suspends the App's installation: emits ``installation.suspend`` (the
+        installation's ``suspended_at`` and ``suspended_by`` set; ``requester`` null)."""
+        at = self._tick()
+        self._transition(installation, "suspended", {"suspended_at": gh.iso(at), "suspended_by": self.sender,
+                                                     "updated_at": at}, at=at)
+        return self._installation_event("installation.suspend", installation)
+
+    def unsuspend(self, installation: str) -> Event:
+        """The suspended installation is resumed: emits ``installation.unsuspend`` (both null again)."""
+        at = self._tick()
+        self._transition(installation, "active", {"suspended_at": None, "suspended_by": None, "updated_at": at},
+                         at=at)
+        return self._installation_event("installation.unsuspend", installation)
+
+    def add_repository(self, installation: str) -> Event:
+        """A repository added to an active installation's selection: emits
+        ``installation_repositories.added`` (``repositories_removed`` empty, ``requester`` null)."""
+        if self._typed(installation, "installation")["status"] != "active":
+            raise WorldError(f"installation {installation} is not active", object_id=installation)
+        repo_id = self._rng.randint(600_000_000, 899_999_999)
+        name = f"{self._fake.word()}-{self._fake.word()}"
+        login = self._typed(installation, "installation")["account"]["login"]
+        added = {"id": repo_id, "node_id": gh.node_id("Repository", repo_id), "name": name,
+                 "full_name": f"{login}/{name}", "private": True}
+        self._update(installation, {})
+        self._installed.setdefault(installation, []).append(added)
+        return self._repositories_event("installation_repositories.added", installation, [added], [])
+
+    def remove_repository(self, installation: str) -> Event:
+        """The last repository added to an installation's selection removed from it (one always
+        stays): emits ``installation_repositories.removed``."""
+        repos = self._installed.get(installation, [])
+        if len(repos) < 2 or self._typed(installation, "installation")["status"] != "active":
+            raise WorldError(f"installation {installation} has no repository to remove", object_id=installation)
+        self._update(installation, {})
+        removed = repos.pop()
+        return self._repositories_event("installation_repositories.removed", installation, [], [removed])
 
     def open_issue(self) -> str:
         """A new issue: emits ``issues.opened``. Returns its node id."""
@@ -176,6 +233,15 @@ class GitHubWorld(RecordReads):
         self._update(issue, {"labels": [*current["labels"], lab]})
         self._emit("issues.labeled", issue, {"issue": None, "label": lab})
 
+    def unlabel_issue(self, issue: str) -> None:
+        """Remove the issue's last label: emits ``issues.unlabeled`` with the removed ``label``."""
+        current = self._typed(issue, "issue")
+        if not current["labels"]:
+            raise WorldError(f"issue {issue} has no label", object_id=issue)
+        removed = current["labels"][-1]
+        self._update(issue, {"labels": current["labels"][:-1]})
+        self._emit("issues.unlabeled", issue, {"issue": None, "label": removed})
+
     def close_issue(self, issue: str) -> None:
         """Close an issue as completed: emits ``issues.closed``."""
         at = self._tick()
@@ -199,10 +265,50 @@ class GitHubWorld(RecordReads):
         self._emit("issue_comment.created", issue, {"issue": None, "comment": body})
         return comment_id
 
-    def push(self) -> str:
-        """A commit pushed to the default branch: emits ``push``. Returns the new head sha."""
-        before, after = self.head, self._sha()
-        return self._push(before, after, self._fake.sentence(nb_words=4).rstrip("."))
+    def push(self, commits: int = 1) -> str:
+        """`commits` commits (at least one) pushed to the default branch together: emits one
+        ``push`` listing them, the last its ``head_commit``. Returns the new head sha."""
+        shas = [self._sha() for _ in range(max(1, commits))]
+        return self._push(self.head, shas, [self._fake.sentence(nb_words=4).rstrip(".") for _ in shas])
+
+    def force_push(self) -> str:
+        """The default branch's head rewritten (an amended commit force-pushed): emits ``push``
+        with ``forced`` true, ``before`` the replaced head. Returns the new head sha."""
+        return self._push(self.head, [self._sha()], [self._fake.sentence(nb_words=4).rstrip(".")], forced=True)
+
+    def push_branch(self) -> str:
+        """A new branch pushed for the first time with a commit of its own: emits ``push`` with
+        ``created`` true, ``before`` all zeros and the compare view of the branch. Returns the
+        branch's name (the default branch's head does not move)."""
+        branch = f"{self._fake.word()}-{self._fake.word()}"
+        at = self._tick()
+        sha = self._sha()
+        oid, head = self._commit(sha, self._fake.sentence(nb_words=4).rstrip("."), at)
+        self._branches[branch] = sha
+        self._emit_push(oid, f"refs/heads/{branch}", _ZERO_SHA, sha, [head], head, at=at, created=True,
+                        compare=branch)
+        return branch
+
+    def delete_branch(self, branch: str) -> None:
+        """Branch `branch` deleted (after a merge): emits ``push`` with ``deleted`` true, ``after``
+        all zeros, no commits and a null ``head_commit`` (no effect: no commit was pushed)."""
+        sha = self._branches.pop(branch, None)
+        if sha is None:
+            raise WorldError(f"no branch {branch!r} to delete", object_id=branch)
+        self._emit_push(f"{self.repository()['full_name']}@{sha}", f"refs/heads/{branch}", sha, _ZERO_SHA, [], None,
+                        at=self._tick(), deleted=True)
+
+    def push_tag(self) -> str:
+        """A lightweight tag pushed on the default branch's head: emits ``push`` with ``ref``
+        ``refs/tags/v…``, ``created`` true, ``base_ref`` the default branch, no commits (the
+        commit was pushed before: ``head_commit.distinct`` false); no effect. Returns the tag."""
+        self._tags += 1
+        tag = f"v1.{self._tags}.0"
+        oid = f"{self.repository()['full_name']}@{self.head}"
+        head = {**self._typed(oid, "commit"), "distinct": False}
+        self._emit_push(oid, f"refs/tags/{tag}", _ZERO_SHA, self.head, [], head, at=self._tick(), created=True,
+                        base_ref=f"refs/heads/{self.repository()['default_branch']}", compare=tag)
+        return tag
 
     def open_pull_request(self) -> str:
         """A pull request from a new branch: emits ``pull_request.opened``. Returns its node id."""
@@ -247,7 +353,7 @@ class GitHubWorld(RecordReads):
         self._transition(pull_request, "merged" if merged else "closed", changes, at=at)
         self._emit("pull_request.closed", pull_request, {"number": pr["number"], "pull_request": None})
         if merge_sha is not None:
-            self._push(self.head, merge_sha, f"Merge pull request #{pr['number']} from {pr['head']['label']}")
+            self._push(self.head, [merge_sha], [f"Merge pull request #{pr['number']} from {pr['head']['label']}"])
 
     def reopen_pull_request(self, pull_request: str) -> None:
         """Reopen a pull request closed without merging: emits ``pull_request.reopened``."""
@@ -256,6 +362,21 @@ class GitHubWorld(RecordReads):
             raise WorldError(f"pull request {pull_request} is not closed unmerged", object_id=pull_request)
         self._transition(pull_request, "open", {"closed_at": None})
         self._emit("pull_request.reopened", pull_request, {"number": pr["number"], "pull_request": None})
+
+    @contextmanager
+    def same_second(self) -> Iterator[None]:
+        """Changes made inside share one new second: their ``updated_at`` ties (GitHub's counts
+        whole seconds), as when a bot labels and closes an issue, or an Action closes and
+        reopens it, at once. Their events carry times a tenth of a second apart within it
+        (GitHub sends none; the times order the world's own truth)."""
+        if self._in_second >= 0:
+            raise WorldError("same_second: already inside one")
+        self._now += 1
+        self._in_second = 0
+        try:
+            yield
+        finally:
+            self._in_second = -1
 
     def advance(self, seconds: int) -> None:
         """Move the clock forward `seconds` (>= 0)."""
@@ -270,15 +391,24 @@ class GitHubWorld(RecordReads):
         self.label_issue(issue)
         self.comment(issue)
         self.edit_issue(issue)
+        self.unlabel_issue(issue)
         self.close_issue(issue)
         self.reopen_issue(issue)
-        self.push()
+        self.push(commits=3)
+        self.delete_branch(self.push_branch())
+        self.force_push()
         pr = self.open_pull_request()
         self.synchronize(pr)
         self.close_pull_request(pr, merged=True)
+        self.push_tag()
         other = self.open_pull_request()
         self.close_pull_request(other, merged=False)
-        self.uninstall(self.event(self.install().id).object_id)
+        installation = self.event(self.install().id).object_id
+        self.add_repository(installation)
+        self.remove_repository(installation)
+        self.suspend(installation)
+        self.unsuspend(installation)
+        self.uninstall(installation)
         return self.events[start:]
 
     def effect_story(self) -> list[Event]:
@@ -349,6 +479,31 @@ class GitHubWorld(RecordReads):
         self.close_pull_request(pr, merged=True)
         return self.events[start:]
 
+    def same_second_story(self) -> list[Event]:
+        """An issue opened, then a triage bot labels it, replies and closes it in one second
+        (`same_second`): ``issues.opened`` (open), then ``issues.labeled`` (open),
+        ``issue_comment.created`` (open) and ``issues.closed`` (closed), the last three with one
+        ``updated_at``. The catalog's `stale-after-newer` sends the comment after the close:
+        ordering by ``updated_at`` with ``>`` drops the close (the issue stays open), with ``>=``
+        the late comment reopens it; only the REST API's issue tells. Returns its events."""
+        start = len(self.events)
+        self.triage(self.open_issue())
+        return self.events[start:]
+
+    def triage(self, issue: str) -> None:
+        """A triage bot labels an open issue, replies and closes it in one second (`same_second`):
+        ``issues.labeled``, ``issue_comment.created`` and ``issues.closed`` with one ``updated_at``."""
+        if self._typed(issue, "issue")["state"] != "open":
+            raise WorldError(f"issue {issue} is not open", object_id=issue)
+        with self.same_second():
+            self.label_issue(issue)
+            self.comment(issue)
+            self.close_issue(issue)
+
+    def repositories_of(self, installation: str) -> list[dict[str, Any]]:
+        """The repositories `installation` can access (its events' ``repositories``)."""
+        return [dict(r) for r in self._installed.get(installation, [])]
+
     def storm_story(self, index: int) -> list[Event]:
         """Story `index` of a storm's mix: the lifecycle, then the repeated lifecycles
         (`repeat_story`), in turn. Returns its events."""
@@ -366,19 +521,31 @@ class GitHubWorld(RecordReads):
         return self.ping()
 
     # ---- internals ----------------------------------------------------------------
-    def _push(self, before: str, after: str, message: str) -> str:
+    def _push(self, before: str, shas: list[str], messages: list[str], *, forced: bool = False) -> str:
+        """Commits `shas` pushed to the default branch after `before`: one ``push``."""
         at = self._tick()
         self._pushed = at
+        after = shas[-1]
         self.head = after
-        repo = self.repository()
-        oid, head = self._commit(after, message, at)
-        ref = f"refs/heads/{repo['default_branch']}"
-        body = {"ref": ref, "before": before, "after": after, "repository": None, "pusher": {
-            "name": self.sender["login"], "email": head["author"]["email"]}, "created": False, "deleted": False,
-            "forced": False, "base_ref": None, "compare": f"{repo['html_url']}/compare/{before[:12]}...{after[:12]}",
-            "commits": [head], "head_commit": head}
-        self._emit("push", oid, body)
+        commits = [self._commit(sha, message, at)[1] for sha, message in zip(shas, messages)]
+        self._emit_push(f"{self.repository()['full_name']}@{after}", f"refs/heads/{self.repository()['default_branch']}",
+                        before, after, commits, commits[-1], at=at, forced=forced)
         return after
+
+    def _emit_push(self, oid: str, ref: str, before: str, after: str, commits: list[dict[str, Any]],
+                   head: dict[str, Any] | None, *, at: int, created: bool = False, deleted: bool = False,
+                   forced: bool = False, base_ref: str | None = None, compare: str | None = None) -> None:
+        """Emit a ``push`` of `ref` from `before` to `after` about commit record `oid`. GitHub's
+        ``compare``: the view of a new ref by its name, else ``before...after`` (12 hex each)."""
+        self._pushed = at
+        repo = self.repository()
+        view = compare if compare is not None else f"{before[:12]}...{after[:12]}"
+        body = {"ref": ref, "before": before, "after": after,
+                "repository": gh.push_repository(repo, created=self._repo_created, pushed=at),
+                "pusher": {"name": self.sender["login"], "email": _email(self.sender)}, "created": created,
+                "deleted": deleted, "forced": forced, "base_ref": base_ref, "compare": f"{repo['html_url']}/compare/{view}",
+                "commits": commits, "head_commit": head}
+        self._emit("push", oid, body)
 
     def _commit(self, sha: str, message: str, at: int | None = None) -> tuple[str, dict[str, Any]]:
         """Record commit `sha` (a push's head or a pull request's head); its id and object."""
@@ -387,6 +554,23 @@ class GitHubWorld(RecordReads):
         oid = f"{repo['full_name']}@{sha}"
         self._create(oid, "commit", head)
         return oid, head
+
+    def _installation_event(self, event_type: str, installation: str) -> Event:
+        """An ``installation`` event about `installation` as it is now, with its repositories."""
+        inst = self._public(installation)
+        return self._emit(event_type, installation, {"installation": inst,
+                                                     "repositories": self._installed.get(installation, []),
+                                                     "requester": None, "sender": self.sender},
+                          lite=False, account=str(inst["id"]))
+
+    def _repositories_event(self, event_type: str, installation: str, added: list[dict[str, Any]],
+                            removed: list[dict[str, Any]]) -> Event:
+        """An ``installation_repositories`` event of `installation`."""
+        inst = self._public(installation)
+        return self._emit(event_type, installation, {
+            "installation": inst, "repository_selection": inst["repository_selection"], "repositories_added": added,
+            "repositories_removed": removed, "requester": None, "sender": self.sender},
+            lite=False, account=str(inst["id"]))
 
     def _public(self, object_id: str) -> dict[str, Any]:
         """The snapshot without the world's own bookkeeping fields."""
@@ -404,7 +588,9 @@ class GitHubWorld(RecordReads):
         return "%040x" % self._rng.getrandbits(160)
 
     def _tick(self) -> int:
-        self._now += self._rng.randint(1, 3)
+        step = self._rng.randint(1, 3)
+        if self._in_second < 0:
+            self._now += step
         return self._now
 
     def _create(self, object_id: str, object_type: str, snapshot: dict[str, Any]) -> None:
@@ -415,7 +601,7 @@ class GitHubWorld(RecordReads):
         at = at if at is not None else self._tick()
         snap = copy.deepcopy(rec.current)
         snap.update(copy.deepcopy(dict(changes)))
-        if "updated_at" in snap and rec.object_type in STATEFUL_TYPES:
+        if "updated_at" in snap and rec.object_type in ISSUE_TYPES:
             snap["updated_at"] = gh.iso(at)
         rec.versions.append(snap)
 
@@ -458,14 +644,21 @@ class GitHubWorld(RecordReads):
 
     def _event(self, event_type: str, object_id: str, payload: dict[str, Any], *, account: str | None = None,
                record: bool = True) -> Event:
-        self._now += 1
+        if self._in_second < 0:
+            self._now += 1
+            created_us = self._now * 1_000_000
+        elif self._in_second < 10:
+            created_us = self._now * 1_000_000 + self._in_second * 100_000
+            self._in_second += 1
+        else:
+            raise WorldError("same_second: more changes than one second holds")
         rec = self._objects.get(object_id)
         key_fn = BUSINESS_KEYS.get(event_type)
         key = key_fn(payload) if key_fn else None
         stateful = rec is not None and rec.object_type in STATEFUL_TYPES
         event = Event(
             id=str(uuid.UUID(int=self._rng.getrandbits(128), version=4)), type=event_type, created=self._now,
-            created_us=self._now * 1_000_000, object_type=rec.object_type if rec else "installation",
+            created_us=created_us, object_type=rec.object_type if rec else "installation",
             object_id=object_id, version=len(rec.versions) if rec else 1,
             object=self._public(object_id) if rec else {},
             previous_attributes=payload.get("changes"), business_key=key,
@@ -477,6 +670,11 @@ class GitHubWorld(RecordReads):
             self.events.append(event)
             self._event_index[event.id] = event
         return event
+
+
+def _email(person: Mapping[str, Any]) -> str:
+    """A user's commit email as GitHub writes it for a private address (noreply)."""
+    return f"{person['id']}+{person['login']}@users.noreply.github.com"
 
 
 def _status(object_type: str, snapshot: Mapping[str, Any]) -> str:

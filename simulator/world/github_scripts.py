@@ -24,6 +24,27 @@ def _pull_request_reopened(world: GitHubWorld) -> None:
     world.reopen_pull_request(pr)
 
 
+def _unlabeled(world: GitHubWorld) -> None:
+    """An issue opened, labeled, then unlabeled."""
+    issue = world.open_issue()
+    world.label_issue(issue)
+    world.unlabel_issue(issue)
+
+
+def _unsuspended(world: GitHubWorld) -> None:
+    """An installation created, suspended, then unsuspended."""
+    installation = world.install().object_id
+    world.suspend(installation)
+    world.unsuspend(installation)
+
+
+def _repository_removed(world: GitHubWorld) -> None:
+    """An installation created, a repository added to it, then removed."""
+    installation = world.install().object_id
+    world.add_repository(installation)
+    world.remove_repository(installation)
+
+
 #: Event type -> a story that makes a fresh world emit it (``hookproof send``).
 GITHUB_SCRIPTS: Mapping[str, Callable[[GitHubWorld], object]] = {
     "issues.opened": lambda w: w.open_issue(),
@@ -31,6 +52,7 @@ GITHUB_SCRIPTS: Mapping[str, Callable[[GitHubWorld], object]] = {
     "issues.closed": lambda w: w.close_issue(w.open_issue()),
     "issues.reopened": lambda w: _reopened(w),
     "issues.labeled": lambda w: w.label_issue(w.open_issue()),
+    "issues.unlabeled": _unlabeled,
     "issue_comment.created": lambda w: w.comment(w.open_issue()),
     "pull_request.opened": lambda w: w.open_pull_request(),
     "pull_request.synchronize": lambda w: w.synchronize(w.open_pull_request()),
@@ -39,6 +61,10 @@ GITHUB_SCRIPTS: Mapping[str, Callable[[GitHubWorld], object]] = {
     "push": lambda w: w.push(),
     "installation.created": lambda w: w.install(),
     "installation.deleted": lambda w: w.uninstall(w.install().object_id),
+    "installation.suspend": lambda w: w.suspend(w.install().object_id),
+    "installation.unsuspend": _unsuspended,
+    "installation_repositories.added": lambda w: w.add_repository(w.install().object_id),
+    "installation_repositories.removed": _repository_removed,
     "ping": lambda w: w.ping(),
 }
 

@@ -115,6 +115,27 @@ def repository(owner: dict[str, Any], name: str, repo_id: int, *, created: int, 
     }
 
 
+def push_repository(repo: dict[str, Any], *, created: int, pushed: int) -> dict[str, Any]:
+    """`repo` as a ``push`` payload carries it, in the legacy shape of the push event:
+    ``created_at`` and ``pushed_at`` Unix seconds (integers; ``updated_at`` stays ISO 8601),
+    ``url`` the repository's web URL, its owner with ``name`` and ``email`` (null for an
+    organization), and ``stargazers``, ``master_branch`` and ``organization`` (the owning
+    organization's login). Sources: docs ``webhook-events-and-payloads``, the push example
+    (``"created_at": 1557933565``, ``"pushed_at": 1557933657``), and push deliveries to
+    organization repositories; every other event's repository has ISO strings. The schema
+    takes either form of the two times, so only the example tells them apart."""
+    owner = repo["owner"]
+    out = dict(repo)
+    out["owner"] = {"name": owner["login"], "email": None, **owner}
+    out["url"] = repo["html_url"]
+    out["created_at"], out["pushed_at"] = created, pushed
+    out["stargazers"] = repo["stargazers_count"]
+    out["master_branch"] = repo["default_branch"]
+    if owner["type"] == "Organization":
+        out["organization"] = owner["login"]
+    return out
+
+
 #: The labels GitHub gives every new repository (docs.github.com, "Managing labels": default
 #: labels); such a label has ``default: true``.
 DEFAULT_LABELS = frozenset({"bug", "documentation", "duplicate", "enhancement", "good first issue", "help wanted",
@@ -122,12 +143,12 @@ DEFAULT_LABELS = frozenset({"bug", "documentation", "duplicate", "enhancement", 
 
 
 def label(repo: dict[str, Any], name: str, label_id: int, color: str, description: str | None) -> dict[str, Any]:
-    """A ``label`` object of `repo`: ``default`` for GitHub's own default labels, never archived
-    (``archived_at``/``archived_by`` null: GitHub's REST API description, 2026-03-10, requires
-    both in a webhook's label, and githubkit's parser with it)."""
+    """A ``label`` object of `repo`: ``default`` for GitHub's own default labels. Exactly the
+    seven fields of the schema's ``label`` (``additionalProperties: false``), which GitHub's
+    own webhook description (``@octokit/openapi-webhooks-types``) and its REST ``label``
+    (``@octokit/openapi-types``) share: no ``archived_at``/``archived_by``."""
     return {"id": label_id, "node_id": node_id("Label", label_id), "url": f"{repo['url']}/labels/{name}",
-            "name": name, "color": color, "default": name in DEFAULT_LABELS, "description": description,
-            "archived_at": None, "archived_by": None}
+            "name": name, "color": color, "default": name in DEFAULT_LABELS, "description": description}
 
 
 def reactions(url: str) -> dict[str, Any]:

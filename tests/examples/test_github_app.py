@@ -5,8 +5,11 @@ dedupe by X-GitHub-Delivery in the effect's SQLite transaction); `github_app_no_
 `github_app_blind_overwrite.js`, `github_app_by_number.js` and `github_app_ack_first.js` (under chaos) are its
 broken twins. `hookproof send --profile github`
 reaches the correct one and is accepted and handled; `certify` passes it on the whole catalog and fails the twin with
-`duplicated` for the App's own business keys, the blind overwrite with `stale`, and the claim by event, action and
-number with `stale` (an issue closed again) and `lost` (a second comment) (the GitHub detection matrix, `MATRIX`).
+`duplicated` for the App's own business keys, the blind overwrite with `stale`, the App ordering the payload's
+state by `updated_at` with `stale` and `regressed` (an issue labeled, commented on and closed in one second, the
+comment delivered last), and the claim by event, action and number with `stale` (an issue closed again) and
+`lost` (a second comment) (the GitHub detection matrix, `MATRIX`). The correct App stores the issue or pull
+request the REST API serves (the provider API), fetched under a per-object lock.
 Needs node and ``npm ci`` in examples/receivers/node (CI runs it): skipped locally
 without them, a failure under CI.
 """
@@ -24,6 +27,7 @@ from collections.abc import Iterator
 from concurrent.futures import Future
 from pathlib import Path
 
+import httpx
 import pytest
 
 from hookproof.certify import certify
@@ -31,6 +35,8 @@ from hookproof.config import Config, ObserverConfig, RunConfig, SettleConfig, St
 from hookproof.reports.model import RunReport
 from hookproof.send import SendOptions, send
 from hookproof.simulator.profiles import get_profile
+from hookproof.simulator.server import ServerState, run_server
+from hookproof.simulator.server.state import DEFAULT_API_KEY
 from hookproof.simulator.world import GITHUB_EVENT_TYPES, GitHubWorld, emit_events
 from tests.support import free_port, require_service, run_side_by_side, selected_params
 
@@ -56,10 +62,12 @@ def node() -> str:
     return node  # type: ignore[return-value]
 
 
-def start(node: str, script: str, db: Path) -> tuple[subprocess.Popen[str], str]:
-    """Start `script` on a free port; returns the process and its webhook URL once it listens."""
+def start(node: str, script: str, db: Path, api_base: str) -> tuple[subprocess.Popen[str], str]:
+    """Start `script` on a free port, reading issues and pull requests from the provider API at
+    `api_base`; returns the process and its webhook URL once it listens."""
     port = free_port()
-    env = {**os.environ, "PORT": str(port), "DATABASE": str(db), "WEBHOOK_SECRET": SECRET}
+    env = {**os.environ, "PORT": str(port), "DATABASE": str(db), "WEBHOOK_SECRET": SECRET,
+           "HOOKPROOF_API_BASE": api_base, "HOOKPROOF_API_KEY": DEFAULT_API_KEY}
     proc = subprocess.Popen([node, script], cwd=NODE_DIR, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True)
     assert proc.stdout is not None
@@ -70,15 +78,28 @@ def start(node: str, script: str, db: Path) -> tuple[subprocess.Popen[str], str]
     return proc, f"http://127.0.0.1:{port}/webhooks"
 
 
+#: The seeds of the worlds the sends below come from: issues.opened of seed 5, then each
+#: event type's story from seed 100 + its index (`test_send_accepts_every_event_type`).
+SENT = [(5, "issues.opened"), *((100 + i, t) for i, t in enumerate(GITHUB_EVENT_TYPES))]
+
+
 @pytest.fixture
 def app(node: str, tmp_path: Path) -> Iterator[tuple[str, Path]]:
+    """github_app.js, its REST API the provider API serving the worlds the sends come from (the
+    same seed names the same repository and numbers, so the issue it fetches is the one sent)."""
+    worlds = []
+    for seed, event_type in SENT:
+        world = GitHubWorld(seed)
+        emit_events(world, event_type)
+        worlds.append(world)
     db = tmp_path / "github_app.sqlite"
-    proc, url = start(node, "github_app.js", db)
-    try:
-        yield url, db
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+    with run_server(ServerState(worlds)) as api:
+        proc, url = start(node, "github_app.js", db, api.url)
+        try:
+            yield url, db
+        finally:
+            proc.terminate()
+            proc.wait(timeout=10)
 
 
 def rows(db: Path, query: str) -> list[tuple[object, ...]]:
@@ -251,3 +272,30 @@ def test_an_app_acknowledging_before_it_applies_loses_its_work_when_killed_after
     sent = Counter(a.event_id for a in scenario.attempts)
     assert sent and set(sent.values()) == {1}, sent  # every event acknowledged once, none sent again
     assert {i.id: i.verdict for i in report.checklist}["persists-before-ack"] == "fail"
+
+
+def test_the_app_stores_the_issue_the_rest_api_serves_not_a_same_second_payload(node: str, tmp_path: Path) -> None:
+    """An issue labeled, commented on and closed in one second (one ``updated_at``), the comment
+    delivered after the close: github_app.js fetches the issue and keeps ``closed``; its twin
+    ordering the payloads by ``updated_at`` (>=) takes the late comment's ``open``."""
+    world = GitHubWorld(11)
+    opened, labeled, commented, closed = world.same_second_story()
+    assert labeled.extra["payload"]["issue"]["updated_at"] == commented.extra["payload"]["issue"]["updated_at"] \
+        == closed.extra["payload"]["issue"]["updated_at"]
+    profile = get_profile("github")
+    stored = {}
+    with run_server(ServerState([world])) as api:
+        for script in ("github_app.js", "github_app_updated_at.js"):
+            db = tmp_path / f"{script}.sqlite"
+            proc, url = start(node, script, db, api.url)
+            try:
+                for event in (opened, labeled, closed, commented):
+                    request = profile.request(profile.envelope(event), [SECRET], 0)
+                    answer = httpx.post(url, content=request.body, headers=dict(request.headers), timeout=10)
+                    assert answer.status_code == 200, answer.text
+            finally:
+                proc.terminate()
+                proc.wait(timeout=10)
+            stored[script] = rows(db, "SELECT object_id, status FROM states")
+    assert stored == {"github_app.js": [(closed.object_id, "closed")],
+                      "github_app_updated_at.js": [(closed.object_id, "open")]}

@@ -363,6 +363,7 @@ def test_a_bad_business_key_is_one_config_error_with_its_line(tmp_path: Path, ex
     ("github", "issues", "GitHub has no object kind 'issues' (its kinds: commit, installation, issue, pull_request)"),
     ("stripe", "subscriptions", "Stripe has no object kind 'subscriptions' (its kinds: balance_transaction, charge, "),
     ("github", "pull_request", None),
+    ("github", "installation", None),  # suspended, unsuspended, deleted: a state kind
     ("stripe", "checkout.session", None),
 ])
 def test_a_state_kind_the_world_has_no_object_of_is_a_config_error(tmp_path: Path, profile: str, kind: str,

@@ -234,6 +234,21 @@ def test_the_github_twin_without_dedupe_is_found_and_replayed(node: str, tmp_pat
     assert again is not None and "duplicated" in {f.check_id for f in again.findings}
 
 
+@pytest.mark.slow
+def test_the_github_twin_ordering_by_updated_at_is_found_through_a_triage(node: str, tmp_path: Path) -> None:
+    """GitHub's ``updated_at`` counts whole seconds and GitHub sends no event time. The Node twin
+    storing the payload's state when its ``updated_at`` is not older (``>=``) passed explore while
+    the world spaced an issue's changes a second apart; a ``triage`` (labeled, commented on and
+    closed in one second) lets a late event of that second reopen the issue. The correct App
+    fetches the issue (`test_the_github_app_survives_explore_at_its_url`)."""
+    _, run = _github_run("github_app_updated_at", tmp_path, 100)
+    failure = run.result.failure
+    assert failure is not None, run.lines
+    assert {f.check_id for f in failure.findings} <= {"regressed", "stale"}, failure.summary()
+    assert any(step.op == "emit" and step.action == "triage" for step in failure.steps), format_steps(
+        failure.steps, failure.event_types)
+
+
 # ---- the config's enabled_events and the team's own keys ------------------------------------------
 
 def test_an_event_type_the_config_does_not_enable_is_never_sent(tmp_path: Path,
@@ -478,3 +493,31 @@ def test_the_shopify_twin_overwriting_within_one_updated_at_second_is_found(tmp_
         assert {f.check_id for f in failure.findings} <= {"regressed", "stale"}, failure.summary()
         assert any(step.op == "emit" and step.action == "quick_cancel" for step in failure.steps), format_steps(
             failure.steps, failure.event_types)
+
+
+def test_explore_can_triage_an_issue_within_one_second_and_suspend_an_installation() -> None:
+    """GitHub's explore operations include a triage in one ``updated_at`` second (labeled,
+    commented on, closed: `GitHubWorld.triage`), an unlabel, and an installation suspended,
+    unsuspended, its repositories added and removed; each emits the world's own types."""
+    ops = ops_for("github")
+    world = new_world("github", 3)
+    ops.apply(world, "open_issue", None)
+    assert ("triage", 0) in ops.legal(world) and ("unlabel", 0) not in ops.legal(world)
+    start = len(world.events)
+    ops.apply(world, "triage", 0)
+    issue = world.events[start:]
+    assert [(e.type, e.status) for e in issue] == [("issues.labeled", "open"), ("issue_comment.created", "open"),
+                                                   ("issues.closed", "closed")]
+    assert len({e.extra["payload"]["issue"]["updated_at"] for e in issue}) == 1
+    assert ("triage", 0) not in ops.legal(world) and ("unlabel", 0) in ops.legal(world)
+    ops.apply(world, "install", None)
+    installation = len(world.objects("installation")) - 1
+    assert {a for a, i in ops.legal(world) if i == installation} >= {"suspend", "add_repository", "uninstall"}
+    for action in ("add_repository", "remove_repository", "suspend", "unsuspend", "suspend", "uninstall"):
+        assert (action, installation) in ops.legal(world), action
+        ops.apply(world, action, installation)
+    assert [e.type for e in world.events[-6:]] == [
+        "installation_repositories.added", "installation_repositories.removed", "installation.suspend",
+        "installation.unsuspend", "installation.suspend", "installation.deleted"]
+    assert not [a for a, i in ops.legal(world) if i == installation and a in ops.moves]
+    assert ops.moves["triage"] == "issue" and ops.moves["suspend"] == "installation"

@@ -32,8 +32,15 @@ def test_stale_after_newer_names_the_late_event_as_the_provider_does(profile_nam
     plan = scenario.plan(Context(profile=profile), new_world(profile.world, 5))
     assert isinstance(plan, Plan)
     late, *tied = plan.phases[-1].events  # billing: then a second subscription's same-second recovery
-    # (Shopify: a second order's partial refund, of the same updated_at second as its cancellation)
-    assert [e.status for e in tied] == {"billing": ["active"], "shopify": ["partially_refunded"]}.get(profile.world, [])
+    # (Shopify: a second order's partial refund, of the same updated_at second as its cancellation;
+    # GitHub: a second issue's comment, of the same updated_at second as its close)
+    assert [e.status for e in tied] == {"billing": ["active"], "shopify": ["partially_refunded"],
+                                        "github": ["open"]}.get(profile.world, [])
+    if profile.world == "github":
+        assert [e.type for e in tied] == ["issue_comment.created"]
+        closed = plan.phases[0].events[-1]
+        assert (closed.type, closed.object_id) == ("issues.closed", tied[0].object_id)
+        assert closed.extra["payload"]["issue"]["updated_at"] == tied[0].extra["payload"]["issue"]["updated_at"]
     noun, event_type, status = WORDS[profile_name]
     assert late.status == status and (event_type is None or late.type == event_type)
     assert noun in scenario.description.lower() and status in scenario.description

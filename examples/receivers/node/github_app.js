@@ -9,23 +9,32 @@
 // Effects (one row per effect in `effects`, keyed by business_key):
 //   issues.opened              comment:{full_name}#{number}          (a welcome comment)
 //   issue_comment.created      reply:{full_name}#{number}:{comment}   (a bot reply)
-//   push                       ci:{full_name}@{after}                 (a CI run per head)
+//   push                       ci:{full_name}@{after}                 (a CI run per head; none
+//                              for a deleted branch or a push of no new commit, e.g. a tag)
 //   pull_request.opened|synchronize  ci:{full_name}@{head.sha}
 //   installation.created       install:{installation.id}
 // State (`states`): every issue and pull request (kind `issue` or `pull_request`), as
-// {full_name}#{number}: open, closed or merged,
-// kept only when the payload's updated_at is newer than the stored one, so
-// out-of-order deliveries never move an object back.
+// {full_name}#{number}: open, closed or merged, as GitHub's REST API serves it when the
+// event arrives (GET /repos/{owner}/{repo}/issues/{number}, /pulls/{number}), fetched and
+// stored under a per-object lock (one fetch-and-write at a time per issue, so a later
+// fetch's answer is the one kept). The payload's updated_at cannot order them: it counts
+// whole seconds, a bot labels and closes an issue in one second, and GitHub sends no event
+// time to break the tie. When the API fails, the delivery is answered 503 before anything
+// is claimed, so a redelivery applies it.
 //
 // Usage: node github_app.js
 //   WEBHOOK_SECRET  the App's webhook secret (required)
 //   PORT            port on 127.0.0.1 (default 3000); DATABASE  SQLite file (default github_app.db)
+//   HOOKPROOF_API_BASE or GITHUB_API_URL  the REST API's base (default https://api.github.com;
+//                   hookproof sets HOOKPROOF_API_BASE), HOOKPROOF_API_KEY or GITHUB_TOKEN its token
 //   POST /webhooks  the webhook; GET /healthz  readiness.
-// Broken twins: github_app_no_dedupe.js (no claim), github_app_blind_overwrite.js (no
-// updated_at guard: the last delivery wins, even an older one), github_app_by_number.js
-// (claims the event, its action and the issue's or pull request's number, not the delivery),
-// github_app_ack_first.js (answers 200 once the signature is checked and applies the delivery
-// afterwards, from memory: killed in between, the acknowledged work is gone).
+// Broken twins: github_app_no_dedupe.js (no claim), github_app_blind_overwrite.js (stores the
+// payload's state, the last delivery wins, even an older one), github_app_updated_at.js (stores
+// the payload's state when its updated_at is not older than the stored one: a same-second tie
+// goes to whichever arrives last), github_app_by_number.js (claims the event, its action and
+// the issue's or pull request's number, not the delivery), github_app_ack_first.js (answers 200
+// once the signature is checked and applies the delivery afterwards, from memory: killed in
+// between, the acknowledged work is gone).
 
 import { createServer } from "node:http";
 import { Webhooks } from "@octokit/webhooks";
@@ -49,14 +58,26 @@ export function openDatabase(path) {
 // The claim's key: the delivery's GUID (X-GitHub-Delivery), GitHub's id of the event.
 const byDelivery = (id) => id;
 
-export function createApp({ secret, db, dedupe = true, ordered = true, claimKey = byDelivery, applyAfterMs = null }) {
+// The REST API the App reads issues and pull requests from, and its token.
+export const defaultApi = () => ({
+  base: (process.env.HOOKPROOF_API_BASE || process.env.GITHUB_API_URL || "https://api.github.com").replace(/\/+$/, ""),
+  token: process.env.HOOKPROOF_API_KEY || process.env.GITHUB_TOKEN || "",
+});
+
+// `order`: how a state is kept. "fetch" (this App): the REST API's, fetched under a per-object
+// lock; "payload" (a twin): the payload's, written when its updated_at is not older than the
+// stored one ("payload-strict": newer); "none" (a twin): the payload's, whatever the stored one.
+export function createApp({ secret, db, dedupe = true, order = "fetch", claimKey = byDelivery, api = defaultApi(),
+                           applyAfterMs = null }) {
   const webhooks = new Webhooks({ secret });
   const claim = db.prepare("INSERT INTO deliveries (delivery_id, event) VALUES (?, ?) ON CONFLICT DO NOTHING");
   const addEffect = db.prepare("INSERT INTO effects (business_key, delivery_id) VALUES (?, ?)");
   const setState = db.prepare(`
     INSERT INTO states (object_id, kind, status, updated_at) VALUES (?, ?, ?, ?)
     ON CONFLICT (object_id) DO UPDATE SET status = excluded.status, updated_at = excluded.updated_at
-    ${ordered ? "WHERE excluded.updated_at > states.updated_at" : ""}`);
+    ${{ payload: "WHERE excluded.updated_at >= states.updated_at",
+        "payload-strict": "WHERE excluded.updated_at > states.updated_at" }[order] || ""}`);
+  const locks = new Map(); // object id -> the tail of its fetch-and-write chain
 
   // One transaction per delivery: the claim and every write of its handler commit together.
   const apply = db.transaction((id, name, writes, payload) => {
@@ -69,22 +90,58 @@ export function createApp({ secret, db, dedupe = true, ordered = true, claimKey 
 
   const repo = (payload) => payload.repository.full_name;
   const ref = (payload, number) => `${repo(payload)}#${number}`;
-  const issueState = (payload) =>
-    ["state", ref(payload, payload.issue.number), "issue", payload.issue.state, payload.issue.updated_at];
-  const prState = (payload) => ["state", ref(payload, payload.number), "pull_request",
-    payload.pull_request.merged ? "merged" : payload.pull_request.state, payload.pull_request.updated_at];
+  const statusOf = (kind, obj) => (kind === "pull_request" && obj.merged ? "merged" : obj.state);
 
-  webhooks.on("issues.opened", ({ id, name, payload }) => apply(id, name, [
-    ["effect", `comment:${repo(payload)}#${payload.issue.number}`], issueState(payload)], payload));
-  webhooks.on(["issues.edited", "issues.labeled", "issues.closed", "issues.reopened"],
-    ({ id, name, payload }) => apply(id, name, [issueState(payload)], payload));
-  webhooks.on("issue_comment.created", ({ id, name, payload }) => apply(id, name, [
-    ["effect", `reply:${repo(payload)}#${payload.issue.number}:${payload.comment.id}`], issueState(payload)], payload));
-  webhooks.on("push", ({ id, name, payload }) => apply(id, name, [["effect", `ci:${repo(payload)}@${payload.after}`]], payload));
-  webhooks.on(["pull_request.opened", "pull_request.synchronize"], ({ id, name, payload }) => apply(id, name, [
-    ["effect", `ci:${repo(payload)}@${payload.pull_request.head.sha}`], prState(payload)], payload));
-  webhooks.on(["pull_request.closed", "pull_request.reopened"],
-    ({ id, name, payload }) => apply(id, name, [prState(payload)], payload));
+  // GET the issue or pull request as GitHub has it now: {status, updated_at}; a failure
+  // throws with status 503 (nothing is claimed: a redelivery applies the event).
+  async function fetchState(payload, kind, number) {
+    const url = `${api.base}/repos/${repo(payload)}/${kind === "issue" ? "issues" : "pulls"}/${number}`;
+    const answer = await fetch(url, { headers: { accept: "application/vnd.github+json",
+      authorization: `Bearer ${api.token}`, "x-github-api-version": "2022-11-28" } });
+    if (!answer.ok) throw Object.assign(new Error(`GET ${url}: ${answer.status}`), { status: 503 });
+    const obj = await answer.json();
+    return { status: statusOf(kind, obj), updated_at: obj.updated_at };
+  }
+
+  // One fetch-and-write at a time per object (in this process; several processes would
+  // lock the row, SELECT ... FOR UPDATE): the write of a later fetch lands last.
+  function withLock(key, fn) {
+    const run = (locks.get(key) || Promise.resolve()).then(fn);
+    const tail = run.catch(() => {});
+    locks.set(key, tail);
+    tail.then(() => { if (locks.get(key) === tail) locks.delete(key); });
+    return run;
+  }
+
+  // Apply `effects` and the state of issue or pull request `number` (`obj` as the payload has it).
+  const handle = ({ id, name, payload }, effects, kind, number, obj) => {
+    const key = ref(payload, number);
+    if (order !== "fetch") {
+      return apply(id, name, [...effects, ["state", key, kind, statusOf(kind, obj), obj.updated_at]], payload);
+    }
+    return withLock(key, async () => {
+      const now = await fetchState(payload, kind, number);
+      apply(id, name, [...effects, ["state", key, kind, now.status, now.updated_at]], payload);
+    });
+  };
+  const onIssue = (event, effects = []) => handle(event, effects, "issue", event.payload.issue.number,
+    event.payload.issue);
+  const onPull = (event, effects = []) => handle(event, effects, "pull_request", event.payload.number,
+    event.payload.pull_request);
+
+  webhooks.on("issues.opened", (event) => onIssue(event,
+    [["effect", `comment:${repo(event.payload)}#${event.payload.issue.number}`]]));
+  webhooks.on(["issues.edited", "issues.labeled", "issues.unlabeled", "issues.closed", "issues.reopened"],
+    (event) => onIssue(event));
+  webhooks.on("issue_comment.created", (event) => onIssue(event, [["effect",
+    `reply:${repo(event.payload)}#${event.payload.issue.number}:${event.payload.comment.id}`]]));
+  // A CI run per pushed head: none for a deleted branch (`after` is all zeros) or a push of
+  // no new commit (a tag, or a branch created on a commit pushed before).
+  webhooks.on("push", ({ id, name, payload }) => apply(id, name, payload.deleted || payload.commits.length === 0
+    ? [] : [["effect", `ci:${repo(payload)}@${payload.after}`]], payload));
+  webhooks.on(["pull_request.opened", "pull_request.synchronize"], (event) => onPull(event,
+    [["effect", `ci:${repo(event.payload)}@${event.payload.pull_request.head.sha}`]]));
+  webhooks.on(["pull_request.closed", "pull_request.reopened"], (event) => onPull(event));
   webhooks.on("installation.created", ({ id, name, payload }) => apply(id, name, [
     ["effect", `install:${payload.installation.id}`]], payload));
 

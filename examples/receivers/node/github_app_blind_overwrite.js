@@ -1,5 +1,6 @@
 // A broken twin of github_app.js: the same GitHub App that overwrites each issue's and
-// pull request's state with whatever delivery comes last, without comparing updated_at.
+// pull request's state with the payload's, whatever delivery comes last, without fetching
+// it or comparing updated_at.
 // Deliveries out of order (a reopened after a closed, a redelivered old one) move an
 // object back: `stale`.
 //
@@ -7,4 +8,4 @@
 
 import { serve } from "./github_app.js";
 
-serve("github_app_blind_overwrite", { ordered: false });
+serve("github_app_blind_overwrite", { order: "none" });
