@@ -18,6 +18,7 @@ from typing import Any, Iterator
 import jsonschema
 import pytest
 
+from hookproof.simulator.delivery.mutations import OVERSIZE_BYTES
 from hookproof.simulator.events import Event
 from hookproof.simulator.profiles import get_profile
 from hookproof.simulator.world import GITHUB_EVENT_TYPES, GitHubWorld, emit_events, new_world
@@ -48,7 +49,8 @@ LABEL_ARCHIVE: dict[str, Any] = {"archived_at": {"type": ["string", "null"], "fo
 
 
 def rendered_events() -> Iterator[Event]:
-    """Every event of three seeds' lifecycles, the catalog's and the storm's stories and each type's script."""
+    """Every event of three seeds' lifecycles, the catalog's and the storm's stories (oversized-payload's
+    push of many commits among them) and each type's script."""
     for seed in (1, 2, 3):
         world = GitHubWorld(seed)
         world.lifecycle()
@@ -57,6 +59,8 @@ def rendered_events() -> Iterator[Event]:
         world.distinct_story()
         world.repeat_story()
         world.quiet_event()
+        if seed == 1:
+            world.big_event(OVERSIZE_BYTES)  # oversized-payload's push of many commits
         yield from world.events
     for event_type in GITHUB_EVENT_TYPES:
         yield from emit_events(new_world("github", 7), event_type, 2)

@@ -23,7 +23,8 @@
 //   POST /webhooks  the webhook; GET /healthz  readiness.
 // Broken twins: github_app_no_dedupe.js (no claim), github_app_blind_overwrite.js (no
 // updated_at guard: the last delivery wins, even an older one), github_app_by_number.js
-// (claims the event, its action and the or pull request's number, not the delivery).
+// (claims the event, its action and the or pull request's number, not the delivery),
+// github_app_body_limit.js (refuses bodies over Django's default 2.5 MB with 400: a large push lost).
 
 import { createServer } from "node:http";
 import { Webhooks } from "@octokit/webhooks";
@@ -47,7 +48,8 @@ export function openDatabase(path) {
 // The claim's key: the delivery's GUID (X-GitHub-Delivery), GitHub's id of the event.
 const byDelivery = (id) => id;
 
-export function createApp({ secret, db, dedupe = true, ordered = true, claimKey = byDelivery }) {
+export function createApp({ secret, db, dedupe = true, ordered = true, claimKey = byDelivery,
+                            maxBody = MAX_BODY_BYTES, tooLarge = 413 }) {
   const webhooks = new Webhooks({ secret });
   const claim = db.prepare("INSERT INTO deliveries (delivery_id, event) VALUES (?, ?) ON CONFLICT DO NOTHING");
   const addEffect = db.prepare("INSERT INTO effects (business_key, delivery_id) VALUES (?, ?)");
@@ -94,7 +96,7 @@ export function createApp({ secret, db, dedupe = true, ordered = true, claimKey 
     let size = 0;
     for await (const chunk of req) {
       size += chunk.length;
-      if (size > MAX_BODY_BYTES) return send(413, "payload too large\n");
+      if (size > maxBody) return send(tooLarge, "payload too large\n");
       chunks.push(chunk);
     }
     const id = req.headers["x-github-delivery"];
