@@ -239,6 +239,11 @@ def seed_hook(config: Config, secrets: Sequence[str], api_base: str, sink_url: s
                     cwd=cwd, masked=masked, creates=tuple(seed.creates), checkout_modes=tuple(seed.checkout_modes))
 
 
+#: What a receiver in a container needs installed, and how to get it (the image installs it too).
+DOCKER_MISSING = ("a receiver in a container is started through the docker SDK, which hookproof installs with its "
+                  "chaos extra: pip install 'hookproof[chaos]'")
+
+
 @contextlib.contextmanager
 def controlled_receiver(config: Config, secrets: Sequence[str], api_base: str, sink_url: str, history: History,
                         seed: int, log: Any = None) -> Iterator[Any]:
@@ -272,8 +277,10 @@ def controlled_receiver(config: Config, secrets: Sequence[str], api_base: str, s
                                startup_timeout_s=p.startup_timeout_s, masked=secrets, log=log)
         backend = "process"
     else:
-        import docker
-
+        try:
+            import docker
+        except ImportError:
+            raise ConfigError(DOCKER_MISSING, field="target.docker") from None
         d = t.docker
         assert d is not None
         try:
