@@ -400,6 +400,22 @@ def crash_untested_note(report: RunReport) -> str | None:
             "kill-during-processing; it needs [target.process] or [target.docker])")
 
 
+def unwalked_states_note(config: Config, walked: frozenset[str]) -> str | None:
+    """The note naming the ``[observer.states]`` kinds no scenario of the run walked the states
+    of (the world has such states, `config.stated_kinds`, but the scenarios run sent none of
+    that kind's status changes): their queries were read and compared with nothing, so the
+    verdict says nothing of them. None when every declared kind was walked."""
+    declared = sorted(config.observer.states) if config.observer is not None else []
+    idle = [kind for kind in declared if kind not in walked]
+    if not idle:
+        return None
+    compared = sorted(set(declared) & walked)
+    return (f"[observer.states] {', '.join(idle)}: no scenario of this run walked the states of "
+            f"{'this kind' if len(idle) == 1 else 'these kinds'}, so the "
+            f"{'query was' if len(idle) == 1 else 'queries were'} compared with nothing"
+            + (f" (states compared: {', '.join(compared)})" if compared else ""))
+
+
 def wider_keys_notes(config: Config) -> list[str]:
     """Notes on the team's key rules that owe an effect where hookproof's own key owes none
     (`scenarios.business_keys.wider_than_built_in`, over one event of every type the profile
@@ -584,6 +600,7 @@ def certify(config: Config, *, scenarios: Sequence[str] | None = None, out_dir: 
     probe: str | None = None  # the reachability probe's note, kept only when the run shows why (`with_probe_note`)
     started = time.time()
     report: RunReport | None = None
+    walked: frozenset[str] | None = None  # the kinds whose states the run's scenarios walked
     state: Any = None  # the provider API's, once it started
     try:
         with run_deadline(limit_s, notes, source=deadline_source) as disarm, provider_server(config) as provider:
@@ -616,6 +633,7 @@ def certify(config: Config, *, scenarios: Sequence[str] | None = None, out_dir: 
                 if on_start:
                     on_start(runner)
                 report = runner.run(chosen)
+                walked = runner.walked_kinds
                 disarm()  # stopping what was started is not cut short
                 finished = not report.partial
     except KeyboardInterrupt:
@@ -643,6 +661,11 @@ def certify(config: Config, *, scenarios: Sequence[str] | None = None, out_dir: 
         from dataclasses import replace
 
         probed = replace(probed, notes=(*probed.notes, untested))
+    unwalked = unwalked_states_note(config, walked) if walked is not None and not report.partial else None
+    if unwalked is not None:  # a state query the run read and compared with nothing
+        from dataclasses import replace
+
+        probed = replace(probed, notes=(*probed.notes, unwalked))
     unsent = certify_unsent_note(config, history_path)
     if unsent is not None:  # enabled types no scenario sent: the verdict is silent on them
         from dataclasses import replace
