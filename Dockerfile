@@ -19,11 +19,13 @@ ARG PIP_INDEX_URL
 RUN python3 -m venv "$VIRTUAL_ENV"
 
 # Dependencies first, in their own layer: only a pyproject.toml change reinstalls them.
-# The `load` extra brings Locust (storms); `postgres` the driver for PostgreSQL observers.
+# The `load` extra brings Locust (storms); `postgres` the driver for PostgreSQL observers;
+# `chaos` the docker SDK, so `[target.docker]` and `--chaos` start the receiver's container
+# through the host's daemon (run with -v /var/run/docker.sock:/var/run/docker.sock).
 COPY .build/ca.crt chaos/images/pyproject_requirements.py pyproject.toml /opt/hookproof/build/
 RUN cd /opt/hookproof/build \
     && if [ -s ca.crt ]; then export PIP_CERT="$PWD/ca.crt"; fi \
-    && python pyproject_requirements.py pyproject.toml load postgres > requirements.txt \
+    && python pyproject_requirements.py pyproject.toml load postgres chaos > requirements.txt \
     && pip install -q --upgrade pip setuptools wheel \
     && pip install -q -r requirements.txt
 
@@ -38,6 +40,7 @@ RUN cd /opt/hookproof/build \
     && if [ -s ca.crt ]; then export PIP_CERT="$PWD/ca.crt"; fi \
     && pip install -q --no-deps --no-build-isolation /opt/hookproof/src \
     && rm -rf /opt/hookproof/src \
+    && echo "hookproof's container image: Python and hookproof alone" > /opt/hookproof/image \
     && hookproof --version
 
 WORKDIR /project

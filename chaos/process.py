@@ -128,18 +128,27 @@ def _accepts(port: int, host: str = "127.0.0.1") -> bool:
     return True
 
 
-#: A file that exists inside a docker container (made by the docker engine).
-DOCKERENV = Path("/.dockerenv")
+#: The file hookproof's own container image holds (the top-level Dockerfile writes it). Not
+#: ``/.dockerenv``: a venv on a machine that is itself a container (a dev container, a CI
+#: runner) has that file too, and there the program may well be installed beside hookproof.
+IMAGE_MARKER = Path("/opt/hookproof/image")
 
 
-def not_installed(program: str, command: str, *, in_container: bool | None = None) -> str:
-    """The message of a receiver command whose program `program` is not found: the program
-    named, and inside a container (`in_container`; default: `DOCKERENV` exists) that hookproof's
-    image holds Python and hookproof alone, so a receiver in another language is started outside
-    it, with no ``[target.start]``/``[target.process]``."""
-    message = f"cannot start the receiver: {program!r} is not installed where hookproof runs: {command}"
-    if in_container if in_container is not None else DOCKERENV.exists():
-        message += ("; hookproof runs in a container, whose image holds Python and hookproof alone: start the "
+def not_installed(program: str, command: str, *, cwd: str | None = None, in_image: bool | None = None) -> str:
+    """The message of a receiver command whose program `program` is not found: where it was
+    looked for (a relative path: in `cwd`, the config's folder or its table's ``cwd``; a bare
+    name: on the PATH), and, run from hookproof's image (`in_image`; default: `IMAGE_MARKER`
+    exists), that the image holds Python and hookproof alone, so a receiver in another language
+    is started outside it, with no ``[target.start]``/``[target.process]``."""
+    if os.sep in program:
+        folder = os.path.abspath(cwd or os.getcwd())
+        where = (f"{program!r} is not in {folder} (relative commands are looked for in the config's folder, or "
+                 "the cwd its table sets)" if not os.path.isabs(program) else f"{program!r} does not exist")
+    else:
+        where = f"{program!r} is not installed where hookproof runs (not on its PATH)"
+    message = f"cannot start the receiver: {where}: {command}"
+    if in_image if in_image is not None else IMAGE_MARKER.exists():
+        message += ("; hookproof runs in its container image, which holds Python and hookproof alone: start the "
                     "receiver on the host (or in its own container) before certify, and leave [target.start] "
                     "and [target.process] out of the config")
     return message
@@ -287,7 +296,8 @@ class ReceiverProcess:
         try:
             self._child = Supervised(self.argv, env=self.env, cwd=self.cwd, output=self._log)
         except FileNotFoundError:
-            raise ProcessError(not_installed(self.argv[0], self.describe()), command=self.describe()) from None
+            raise ProcessError(not_installed(self.argv[0], self.describe(), cwd=self.cwd),
+                               command=self.describe()) from None
         except OSError as exc:
             raise ProcessError(f"cannot start the receiver ({exc.strerror}): {self.describe()}",
                                command=self.describe()) from None

@@ -239,6 +239,11 @@ def seed_hook(config: Config, secrets: Sequence[str], api_base: str, sink_url: s
                     cwd=cwd, masked=masked, creates=tuple(seed.creates), checkout_modes=tuple(seed.checkout_modes))
 
 
+#: What a receiver in a container needs installed, and how to get it (the image installs it too).
+DOCKER_MISSING = ("a receiver in a container is started through the docker SDK, which hookproof installs with its "
+                  "chaos extra: pip install 'hookproof[chaos]'")
+
+
 @contextlib.contextmanager
 def controlled_receiver(config: Config, secrets: Sequence[str], api_base: str, sink_url: str, history: History,
                         seed: int, log: Any = None) -> Iterator[Any]:
@@ -272,8 +277,10 @@ def controlled_receiver(config: Config, secrets: Sequence[str], api_base: str, s
                                startup_timeout_s=p.startup_timeout_s, masked=secrets, log=log)
         backend = "process"
     else:
-        import docker
-
+        try:
+            import docker
+        except ImportError:
+            raise ConfigError(DOCKER_MISSING, field="target.docker") from None
         d = t.docker
         assert d is not None
         try:
@@ -392,6 +399,22 @@ def crash_untested_note(report: RunReport) -> str | None:
             "afterwards (a background job, a queue without persistence) passes every delivery fault; `certify "
             "--chaos` kills it right after its answer and while it works (crash-after-ack, "
             "kill-during-processing; it needs [target.process] or [target.docker])")
+
+
+def unwalked_states_note(config: Config, walked: frozenset[str]) -> str | None:
+    """The note naming the ``[observer.states]`` kinds no scenario of the run walked the states
+    of (the world has such states, `config.stated_kinds`, but the scenarios run sent none of
+    that kind's status changes): their queries were read and compared with nothing, so the
+    verdict says nothing of them. None when every declared kind was walked."""
+    declared = sorted(config.observer.states) if config.observer is not None else []
+    idle = [kind for kind in declared if kind not in walked]
+    if not idle:
+        return None
+    compared = sorted(set(declared) & walked)
+    return (f"[observer.states] {', '.join(idle)}: no scenario of this run walked the states of "
+            f"{'this kind' if len(idle) == 1 else 'these kinds'}, so the "
+            f"{'query was' if len(idle) == 1 else 'queries were'} compared with nothing"
+            + (f" (states compared: {', '.join(compared)})" if compared else ""))
 
 
 def wider_keys_notes(config: Config) -> list[str]:
@@ -578,6 +601,7 @@ def certify(config: Config, *, scenarios: Sequence[str] | None = None, out_dir: 
     probe: str | None = None  # the reachability probe's note, kept only when the run shows why (`with_probe_note`)
     started = time.time()
     report: RunReport | None = None
+    walked: frozenset[str] | None = None  # the kinds whose states the run's scenarios walked
     state: Any = None  # the provider API's, once it started
     try:
         with run_deadline(limit_s, notes, source=deadline_source) as disarm, provider_server(config) as provider:
@@ -610,6 +634,7 @@ def certify(config: Config, *, scenarios: Sequence[str] | None = None, out_dir: 
                 if on_start:
                     on_start(runner)
                 report = runner.run(chosen)
+                walked = runner.walked_kinds
                 disarm()  # stopping what was started is not cut short
                 finished = not report.partial
     except KeyboardInterrupt:
@@ -637,6 +662,11 @@ def certify(config: Config, *, scenarios: Sequence[str] | None = None, out_dir: 
         from dataclasses import replace
 
         probed = replace(probed, notes=(*probed.notes, untested))
+    unwalked = unwalked_states_note(config, walked) if walked is not None and not report.partial else None
+    if unwalked is not None:  # a state query the run read and compared with nothing
+        from dataclasses import replace
+
+        probed = replace(probed, notes=(*probed.notes, unwalked))
     unsent = certify_unsent_note(config, history_path, whole=not (scenarios or config.run.scenarios))
     if unsent is not None:  # enabled types no scenario sent: the verdict is silent on them
         from dataclasses import replace

@@ -138,16 +138,34 @@ def _entry_line(text: str, section: str, name: str) -> int | None:
 
 def _check_state_kinds(config: Config, text: str, source: str) -> None:
     """Raise ConfigError (with its line) for an ``[observer.states]`` kind the profile's
-    world has no object of (``issues`` for GitHub's ``issue``), naming the kinds it has."""
+    world has no object of (``issues`` for GitHub's ``issue``), naming the kinds it has, or
+    whose objects carry no state the run compares (GitHub's ``installation``: no event about one
+    carries a status), naming the kinds it compares (`stated_kinds`, from the world itself)."""
     if config.observer is None or not config.observer.states or config.catalog is not None:
         return  # a user catalog's kinds are the catalog's own (checked with the catalog)
-    kinds = object_kinds(config.profile().world)
+    profile = config.profile()
+    kinds = object_kinds(profile.world)
     for kind in config.observer.states:
+        line = _entry_line(text, "observer.states", kind) or field_line(text, "observer.states")
         if kind not in kinds:
-            profile = config.profile()
             raise ConfigError(f"{profile.title} has no object kind {kind!r} (its kinds: {', '.join(sorted(kinds))})",
-                              path=source, field=f"observer.states.{kind}",
-                              line=_entry_line(text, "observer.states", kind) or field_line(text, "observer.states"))
+                              path=source, field=f"observer.states.{kind}", line=line)
+        stated = stated_kinds(profile.world)
+        if kind not in stated:
+            raise ConfigError(f"no {profile.title} event carries a {kind}'s status, so nothing would compare this "
+                              f"query's rows (the kinds whose states are compared: {', '.join(sorted(stated))})",
+                              path=source, field=f"observer.states.{kind}", line=line)
+
+
+def stated_kinds(world: str) -> frozenset[str]:
+    """The object kinds of a provider world whose states the checks compare: those of the
+    events its stories emit with a status (its lifecycle and, where it has one, its state
+    story), so a kind a world gains states for is accepted with no list to keep."""
+    from hookproof.simulator.world import new_world
+
+    made = new_world(world, 1)
+    events = [*made.lifecycle(), *(story() if (story := getattr(made, "state_story", None)) is not None else ())]
+    return frozenset(e.object_type for e in events if e.status is not None)
 
 
 def _check_state_fields(config: Config, text: str, source: str) -> None:

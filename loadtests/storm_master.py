@@ -125,18 +125,34 @@ def rate_now(total: Any, elapsed_s: float) -> float:
     return round(current, 1)
 
 
+def unanswered(stats: Any) -> int:
+    """How many of the attempts Locust's `stats` count as failures got no answer at all (a
+    timeout, a cut connection: `storm_user.NO_ANSWER`), which the progress line names apart from
+    the answered non-2xx ones (a storm of late 200s read "385 non-2xx")."""
+    if stats is None:
+        return 0
+    from locust.stats import StatsError
+
+    from hookproof.loadtests.storm_user import NO_ANSWER
+
+    return sum(e.occurrences for e in stats.errors.values() if StatsError.parse_error(e.error).find(NO_ANSWER) >= 0)
+
+
 def write_progress(environment: Environment) -> None:
-    """Rewrite the progress file atomically (phase, elapsed seconds, requests, rate, and
-    ``owed``: the retries and attempts the draining workers still owe)."""
+    """Rewrite the progress file atomically (phase, elapsed seconds, requests, rate, the
+    answered non-2xx (``failures``) and the unanswered attempts apart, and ``owed``: the retries
+    and attempts the draining workers still owe)."""
     spec = STATE.spec
     if spec is None or not spec.progress_path:
         return
     runner = environment.runner
     total = runner.stats.total if runner is not None else None
     workers = len(runner.clients.all) if isinstance(runner, MasterRunner) else 1
+    missed = unanswered(runner.stats if runner is not None else None)
     data = {
         "phase": STATE.phase, "elapsed_s": round(STATE.elapsed(), 2), "duration_s": spec.duration_s,
-        "requests": total.num_requests if total else 0, "failures": total.num_failures if total else 0,
+        "requests": total.num_requests if total else 0,
+        "failures": max(0, total.num_failures - missed) if total else 0, "unanswered": missed,
         "rps": rate_now(total, STATE.elapsed()), "workers": workers, "exit_code": STATE.exit_code,
         "owed": STATE.collector.owed(),
         "refusal": STATE.refusal, "failure": STATE.failure,

@@ -202,7 +202,7 @@ class StormUser(FastHttpUser):
         answered = broke is None and not over_cap and status is not None
         failure = None
         if not answered:
-            failure = AnswerFailure(f"answered {status} past the read cap" if over_cap else f"no answer: {broke}")
+            failure = AnswerFailure(f"answered {status} past the read cap" if over_cap else f"{NO_ANSWER}{broke}")
         elif status is not None and status >= 400:
             failure = AnswerFailure(f"answered {status}")
         # Locust's own statistics (console, CSV, `hookproof storm`'s progress) count an
@@ -256,6 +256,11 @@ def runner_logs_only(environment: Environment) -> bool:
     handlers = environment.events.request._handlers
     return (len(handlers) == 1 and getattr(handlers[0], "__qualname__", "") == "Runner.__init__.<locals>.on_request"
             and environment.stats is not None)
+
+
+#: How an attempt that got no answer (a timeout, a connection cut) starts its `AnswerFailure`,
+#: which the progress line counts apart (`storm_master.unanswered`).
+NO_ANSWER = "no answer: "
 
 
 class AnswerFailure(Exception):

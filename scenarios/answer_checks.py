@@ -31,6 +31,7 @@ from hookproof.scenarios.findings import (
 from hookproof.scenarios.history_scan import AckedLatencies, scan_history
 from hookproof.scenarios.observations import Expectations, Observation
 from hookproof.simulator.delivery.history import Attempt
+from hookproof.simulator.delivery.mutations import OVERSIZE_BYTES
 from hookproof.simulator.faults import REPLAY_TAG
 
 #: Fault tags (as `simulator.faults` records them) that only shape deliveries: they
@@ -159,7 +160,8 @@ def check_valid_not_rejected(
         if _after_ack(a, window) or _overlaps_ack(a, window):
             continue
         category = ("throttled" if a.status == 429 else "stricter" if "future-timestamp" in a.faults
-                    else "rotation" if "rotation-own-first" in a.faults else "rejected")
+                    else "rotation" if "rotation-own-first" in a.faults
+                    else _oversized_category(idx) if "oversize" in a.faults else "rejected")
         groups.setdefault((a.event_id, category), []).append(pos)
     findings = grouped_findings("valid_not_rejected", groups, history, idx, {
         "rejected": (FINDING, "2xx", "{events} valid {types} event(s) refused {n} time(s) with {statuses}{answer}"),
@@ -169,8 +171,46 @@ def check_valid_not_rejected(
         "rotation": (ADVISORY, "2xx", "{events} valid {types} event(s) signed for a secret rotation with the "
                                   "receiver's own signature first refused {n} time(s) with {statuses}{answer}; "
                                   + _rotation_words(idx)),
+        "oversized": (FINDING, "2xx", "{events} valid {types} event(s) of " + _size_words() + " refused {n} "
+                                      "time(s) with {statuses}{answer}; " + _cap_words(idx)),
+        "oversized_retried": (ADVISORY, "2xx", "{events} valid {types} event(s) of " + _size_words() + " refused "
+                                               "{n} time(s) with {statuses}{answer}; " + _retried_big_words(idx)),
     })
     return result_of("valid_not_rejected", findings, {"events": len(groups)})
+
+
+def _oversized_category(idx: CheckIndex) -> str:
+    """How a 4xx to an oversized valid delivery is judged: ``oversized`` (a finding) where the
+    provider documents a payload cap above it (`ProviderWords.size_cap`, GitHub's 25 MB) and
+    makes no retry, so the event is lost for good; else ``oversized_retried`` (an advisory):
+    a provider that retries sends the same bytes on every retry, each refused alike, so the
+    event is lost as surely, but whether it sends such a body at all is not documented, and a
+    receiver bounding its bodies is a deliberate defence, not a mistake found in a test."""
+    provider = idx.expectations.provider
+    if provider is not None and provider.size_cap is not None and provider.attempts == 1:
+        return "oversized"
+    return "oversized_retried"
+
+
+def _size_words() -> str:
+    """``over 3 MiB``: the size of the body oversized-payload sends (at least `OVERSIZE_BYTES`)."""
+    return f"over {OVERSIZE_BYTES // (1024 * 1024)} MiB"
+
+
+def _cap_words(idx: CheckIndex) -> str:
+    """The provider's documented cap and what it does with a refused delivery (`ProviderWords.size_cap`),
+    braces escaped for the template."""
+    provider = idx.expectations.provider
+    words = (provider.size_cap if provider is not None else None) or "the provider sends bodies of this size"
+    return words.replace("{", "{{").replace("}", "}}")
+
+
+def _retried_big_words(idx: CheckIndex) -> str:
+    """What a provider that retries does with a refused big body, braces escaped for the template."""
+    provider = idx.expectations.provider
+    title = provider.title if provider is not None else "the provider"
+    return (f"{title} retries the same bytes, each refused alike, so the event is never applied: raise the "
+            "receiver's body limit above the largest payload it is sent").replace("{", "{{").replace("}", "}}")
 
 
 def _future_words(idx: CheckIndex) -> str:

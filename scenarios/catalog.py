@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any, Callable, Mapping, Sequence
 
-from hookproof.simulator.delivery.mutations import foreign_account_id, other_mode_owner
+from hookproof.simulator.delivery.mutations import OVERSIZE_BYTES, foreign_account_id, other_mode_owner
 from hookproof.simulator.events import Event
 from hookproof.simulator.faults import FaultPlan, Mutation, applicable
 from hookproof.simulator.profiles.base import Profile
@@ -777,32 +777,22 @@ def _unknown_type(ctx: Context, w: World) -> Plan | NotApplicable:
     return Plan(w, (Phase((unknown,), max_attempts=2), Phase(tuple(events))))
 
 
-def padding_event(ctx: Context, w: AnyWorld, preferred: Event) -> Event | NotApplicable:
-    """The event `oversized-payload` pads: `preferred` (the world's quiet event: a customer's
-    creation, GitHub's ping) when the receiver is sent its type, else the story's first event
-    of a type it is sent that owes nothing (no key, no counter): a provider sends an endpoint only
-    the types it subscribed to (Stripe's enabled_events, Shopify's topics); NotApplicable when
-    there is none."""
-    def quiet(e: Event) -> bool:
-        return ctx.sends(e.type) and not ctx.key_of(e) and not (ctx.keys is not None and _moves_counter(ctx.keys, e))
-
-    if ctx.enabled is None or quiet(preferred):  # sent every type: the quiet one (a catalog's may be unknown)
-        return preferred
-    padded = next((e for e in w.events if quiet(e)), None)
-    if padded is None:
-        return NotApplicable("the receiver is sent no event type that owes no effect, to carry the padding "
-                             "(enabled_events)")
-    return padded
-
-
-def _oversized(ctx: Context, w: World) -> Plan | NotApplicable:
+def _oversized(ctx: Context, w: Any) -> Plan | NotApplicable:
+    """A real delivery of several megabytes (`OVERSIZE_BYTES`), grown through the provider's own
+    fields by the world (`big_event`: GitHub's push of many commits, an effectful type so that
+    refusing it is visible), then the first effectful events. Not applicable where the world has
+    no such event (`Profile.no_big_body` says why): a body padded with a field the provider never
+    sends is refused by a schema-validating receiver for its field, not its size."""
     events = effect_events(ctx, w)
     if (na := _need(events, "effectful", ctx)) is not None:
         return na
-    padded = padding_event(ctx, w, next(e for e in w.events if e.type == "customer.created"))
-    if isinstance(padded, NotApplicable):
-        return padded
-    big = replace(padded, id=padded.id[:-4] + "big0")
+    make = getattr(w, "big_event", None)
+    if make is None:
+        return NotApplicable(ctx.profile.no_big_body)
+    big: Event = make(OVERSIZE_BYTES)
+    if not ctx.sends(big.type):
+        return NotApplicable(f"the receiver is sent no {big.type} events (enabled_events), the type "
+                             f"{ctx.profile.title}'s payloads of several megabytes are")
     return Plan(w, (Phase((big,), FaultPlan(mutations=(Mutation.OVERSIZE,)), max_attempts=1),
                     Phase(tuple(events[:2]))))
 
@@ -1251,9 +1241,12 @@ SCENARIOS: tuple[Scenario, ...] = (
               ("no_server_error", "valid_not_rejected", "lost", "duplicated", "unexpected"), ("refuses-foreign", "retries-bounded"),
               _unknown_type),
     _scenario("oversized-payload", "A body of several megabytes",
-              "A 3 MB delivery. The receiver may refuse it, but must not crash: the next valid "
-              "delivery must still be applied.",
-              ("lost", "duplicated"), ("transient-vs-permanent",), _oversized),
+              "A delivery of over 3 MiB the provider really sends, grown through its own fields (GitHub: a "
+              "push of many commits), then the next valid deliveries, which must be applied. Where the "
+              "provider documents a larger cap and does not retry (GitHub's 25 MB), refusing it loses the "
+              "event for good: a finding; where it would retry the same bytes, an advisory. Not applicable "
+              "where the provider sends no body that large.",
+              ("lost", "duplicated", "valid_not_rejected"), ("transient-vs-permanent",), _oversized),
     _scenario("mass-redelivery", "The provider replays a whole window",
               "After an incident the provider redelivers every event of a window, shuffled (a replay: "
               "Paddle sends each as a new notification, a new notification_id with the same event_id). "

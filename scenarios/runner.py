@@ -197,6 +197,15 @@ class Runner:
     #: each business key and object id the scenarios of this run built so far send: the
     #: scenarios that send it (`_leftovers` leaves out what another one sends)
     _claimed: dict[str, set[str]] = field(default_factory=dict, init=False, repr=False)
+    #: the object kinds whose states some scenario of this run had a truth for (`walked_kinds`)
+    _walked: set[str] = field(default_factory=set, init=False, repr=False)
+
+    @property
+    def walked_kinds(self) -> frozenset[str]:
+        """The object kinds some judged scenario of this run walked the states of (its
+        expectations held a truth about an object of that kind), for certify's note on an
+        ``[observer.states]`` query nothing compared."""
+        return frozenset(self._walked)
 
     def context(self) -> Context:
         return Context(profile=self.profile, live=self.live, account=self.account, connect=self.connect,
@@ -558,6 +567,7 @@ class Runner:
             if self.state_fields is not None:
                 servable = self.state_fields.servable(plan.world, servable)
             expectations = replace(expectations, servable=servable)
+        self._walked.update(truth.kind for truth in expectations.truth.values())
         if self.keys is not None and self.keys.counters:
             expectations = replace(expectations, counters=counter_truth(events, attempts, self.keys),
                                    counter_events=counter_events(events, self.keys))

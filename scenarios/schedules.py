@@ -430,7 +430,8 @@ def load_schedule(path: str | os.PathLike[str], seed: int | None = None, *,
         raise bad(f"profile: {exc}") from None
     world = new_world_of(kind, run_seed, start_us=CLOCK_START_US, step_us=CLOCK_STEP_US)
     ops = ("emit", "advance_clock", "api_fault", *DELIVERY_OPS)
-    mutations = [m.value for m in Mutation]
+    # oversize is no mutation of a schedule's events: only a world's own big event is sent that large
+    mutations = [m.value for m in Mutation if m is not Mutation.OVERSIZE]
     steps: list[Step] = []
     for number, data in enumerate(doc.steps, start=1):
         op = data.get("op") if isinstance(data, dict) else None

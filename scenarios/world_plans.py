@@ -19,10 +19,9 @@ over the wrong world.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any, Callable, Mapping
 
-from hookproof.simulator.faults import FaultPlan, Mutation
+from hookproof.simulator.faults import FaultPlan
 
 #: Scenarios whose builders use only the world's stories (catalog and chaos tiers).
 STORY_SCENARIOS: frozenset[str] = frozenset({
@@ -58,17 +57,10 @@ def _unknown(ctx: Any, w: Any) -> Any:
 
 
 def _oversized(ctx: Any, w: Any) -> Any:
-    from hookproof.scenarios.catalog import NotApplicable, Phase, Plan, _need, effect_events, padding_event
+    """The world's own delivery of several megabytes, where it has one (`catalog._oversized`)."""
+    from hookproof.scenarios.catalog import _oversized as oversized
 
-    events = effect_events(ctx, w)
-    if (na := _need(events, "effectful", ctx)) is not None:
-        return na
-    quiet = padding_event(ctx, w, w.quiet_event())
-    if isinstance(quiet, NotApplicable):
-        return quiet
-    big = replace(quiet, id=quiet.id[:-4] + "b160")
-    return Plan(w, (Phase((big,), FaultPlan(mutations=(Mutation.OVERSIZE,)), max_attempts=1),
-                    Phase(tuple(events[:2]))))
+    return oversized(ctx, w)
 
 
 def _redelivered(plan: FaultPlan) -> Callable[[Any, Any], Any]:

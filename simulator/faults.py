@@ -36,7 +36,7 @@ class Mutation(StrEnum):
     ROTATION_OWN_FIRST = "rotation-own-first"
     LIVEMODE_MISMATCH = "livemode-mismatch"  # a live event to a test receiver (or the reverse)
     FOREIGN_ACCOUNT = "foreign-account"  # an event of another account
-    OVERSIZE = "oversize"  # a body padded to several megabytes
+    OVERSIZE = "oversize"  # a body of several megabytes, grown by the world through its own fields
 
 
 #: Mutations that make a request one the receiver must refuse (4xx, no effect).
@@ -45,10 +45,11 @@ INVALIDATING: frozenset[Mutation] = frozenset({
     Mutation.LIVEMODE_MISMATCH, Mutation.FOREIGN_ACCOUNT,
 })
 
-#: Mutations that leave a request valid which the receiver may still refuse (4xx) as a pass:
-#: a body of several megabytes (oversized-payload), a rotation's two signatures with the receiver's
+#: Mutations that leave a request valid whose refusal (4xx) ``valid_not_rejected`` judges on its
+#: own terms: a body of several megabytes (oversized-payload: a finding under a documented cap the
+#: provider does not retry, else an advisory), a rotation's two signatures with the receiver's
 #: own first where an official verifier reads only the last (secret-rotation, an advisory). Such
-#: a refusal is not a rejected valid event (`scenarios.runner.rejects_valid`).
+#: a refusal is not a rejected valid event for the retry budget (`scenarios.runner.rejects_valid`).
 REFUSABLE: frozenset[Mutation] = frozenset({Mutation.OVERSIZE, Mutation.ROTATION_OWN_FIRST})
 
 #: The tag of an attempt that was the provider's manual replay of an event, a new delivery

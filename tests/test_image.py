@@ -105,3 +105,56 @@ def test_the_image_runs_every_command(tool_image: str) -> None:
     assert run.returncode == 0, run.stderr
     for command in ("certify", "explore", "storm", "send", "replay", "report"):
         assert command in run.stdout
+
+
+DOCKER_CONFIG = """\
+[target]
+url = "http://127.0.0.1:{port}/webhooks"
+profile = "stripe"
+secret = "env:WEBHOOK_SECRET"
+
+[target.docker]
+image = "{image}"
+command = "python -m examples.receivers.inbox_sync --port {{port}} --db sqlite:////data/receiver.db --secret {secret}"
+volumes = {{ "." = "/data" }}
+
+[observer]
+kind = "sql"
+url = "sqlite:///receiver.db"
+effects = "SELECT business_key, amount FROM effects"
+state = "SELECT object_id, status, version FROM subscription_states"
+
+[settle]
+window_s = 0.5
+
+[chaos]
+events = 3
+kill_trials = 2
+"""
+
+
+def test_the_image_starts_a_docker_target_through_the_mounted_socket(tool_image: str, tmp_path: Path) -> None:
+    """The image has the chaos extra (the docker SDK): with the daemon's socket mounted and the
+    folder at its own path, `[target.docker]` starts the receiver's container and `--chaos`
+    kills and restarts it. Before, the image's hookproof died with ModuleNotFoundError."""
+    from tests.support import RECEIVERS_IMAGE
+
+    text = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    (line,) = [line for block in re.findall(r"```bash\n(.*?)```", text, flags=re.S)
+               for line in block.splitlines() if line.startswith("docker run") and "docker.sock" in line]
+    socket_group = str(Path("/var/run/docker.sock").stat().st_gid)
+    # root: the receiver's container writes its SQLite file (and WAL) as root, which the observer then opens
+    argv = [word.replace("$PWD", str(tmp_path)).replace("$(id -u):$(id -g)", "0:0")
+            .replace("$(stat -c %g /var/run/docker.sock)", socket_group) for word in shlex.split(line)]
+    assert argv[-3:] == ["hookproof/hookproof", "certify", "--chaos"], argv
+    assert "/var/run/docker.sock:/var/run/docker.sock" in argv and f"{tmp_path}:{tmp_path}" in argv
+    (tmp_path / "hookproof.toml").write_text(DOCKER_CONFIG.format(port=free_port(), image=RECEIVERS_IMAGE,
+                                                                  secret=SECRET))
+    argv[-3] = tool_image
+    run = subprocess.run([*argv, "duplicate-sequential", "kill-during-processing", "--out", "out"],
+                         env={"WEBHOOK_SECRET": SECRET, "PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"},
+                         capture_output=True, text=True, timeout=900)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert {s["id"]: s["verdict"] for s in report["scenarios"]} == {"duplicate-sequential": "pass",
+                                                                     "kill-during-processing": "pass"}

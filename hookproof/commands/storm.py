@@ -78,6 +78,13 @@ def locustfile() -> Path:
     return Path(loadtests.__file__).resolve().parent / "locustfile.py"
 
 
+def progress_detail(data: Mapping[str, object]) -> str:
+    """The storm's progress line from the master's progress file: attempts sent, the rate, the
+    answered non-2xx and the unanswered attempts (timeouts, cut connections) apart."""
+    return (f"{data.get('requests', 0)} sent, {data.get('rps', 0)}/s, {data.get('failures', 0)} non-2xx, "
+            f"{data.get('unanswered', 0)} unanswered, {data.get('workers', 0)} worker(s)")
+
+
 #: What a storm needs installed, and how to get it.
 LOCUST_MISSING = "storms need Locust, which hookproof installs with its load extra: pip install 'hookproof[load]'"
 
@@ -438,8 +445,7 @@ def _watch(master: "Supervised", deadline: float, bound_s: float, bar: Any, task
         if data:
             elapsed = float(data.get("elapsed_s", 0.0))  # type: ignore[arg-type]
             phase = str(data.get("phase", "") or phase)
-            detail = (f"{data.get('requests', 0)} sent, {data.get('rps', 0)}/s, "
-                      f"{data.get('failures', 0)} non-2xx, {data.get('workers', 0)} worker(s)")
+            detail = progress_detail(data)
             if phase == "draining":
                 detail += f", {data.get('owed', 0)} retry(ies) or attempt(s) owed"
             bar.update(task, completed=min(elapsed, spec.duration_s), description=f"storm: {phase}", detail=detail)

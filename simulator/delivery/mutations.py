@@ -6,14 +6,15 @@ import json
 import weakref
 from collections import deque
 from dataclasses import dataclass, replace
-from typing import Any, Sequence
+from typing import Sequence
 
+from hookproof.simulator.errors import SimulatorError
 from hookproof.simulator.events import Event
 from hookproof.simulator.faults import Mutation
 from hookproof.simulator.frozen import fast_init
 from hookproof.simulator.profiles.base import Envelope, Profile, SignedRequest
 
-#: Size an oversized body is padded to, in bytes.
+#: The least size of an oversized delivery's body, in bytes (a world's `big_event` reaches it).
 OVERSIZE_BYTES = 3 * 1024 * 1024
 #: Seconds a stale timestamp lies beyond the profile's past tolerance.
 STALE_MARGIN_S = 60
@@ -41,17 +42,13 @@ def reserialize(body: bytes) -> bytes:
 
 
 def oversize(body: bytes, size_bytes: int = OVERSIZE_BYTES) -> bytes:
-    """The JSON object padded with a ``padding`` field to about `size_bytes`, in the body's
-    own format: a pretty-printed object (Stripe's) gets the field as its last line, the
-    others are written compact."""
-    value: Any = json.loads(body)
-    if isinstance(value, dict):
-        padding = "x" * max(0, size_bytes - len(body))
-        if value and body.startswith(b"{\n") and body.endswith(b"\n}"):
-            return body[:-2] + b',\n  "padding": "' + padding.encode() + b'"\n}'
-        value["padding"] = padding
-        return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()
-    return body + b" " * max(0, size_bytes - len(body))
+    """`body` itself, checked to be at least `size_bytes`: an oversized delivery is an event
+    the world made that big through the provider's own fields (`big_event`: GitHub's push of
+    many commits), never a body padded with a field the provider does not send."""
+    if len(body) < size_bytes:
+        raise SimulatorError(f"an oversized delivery's body is {len(body)} bytes, under {size_bytes}: "
+                             "only a world's big_event is sent oversized")
+    return body
 
 
 def flip_livemode(event: Event) -> Event:

@@ -194,6 +194,14 @@ class Profile(ABC):
         replay_words: what the provider's manual replay of an event is, in its words, where it
             is a new delivery entity that `replay_of` reads (Paddle's); None where a replay is the
             same delivery again (`Profile.words`, for the findings about replayed attempts).
+        size_cap: the payload cap the provider documents, in its words with the source
+            (GitHub's 25 MB), where it is above the body ``oversized-payload`` sends: refusing
+            that body refuses a delivery the provider really makes (`Profile.words`); None where
+            the provider documents none.
+        no_big_body: why ``oversized-payload`` is not applicable, where the profile's world has
+            no event of several megabytes grown through the provider's own fields (`big_event`):
+            the provider cannot send one, or hookproof does not make one yet. A body padded with
+            a field the provider never sends would be refused by its schema, not by a body limit.
     """
 
     name: ClassVar[str]
@@ -221,6 +229,8 @@ class Profile(ABC):
     gives_up: ClassVar[str] = "the provider retries it no more"
     replay_words: ClassVar[str | None] = None
     rotation_dispute: ClassVar[str | None] = None
+    size_cap: ClassVar[str | None] = None
+    no_big_body: ClassVar[str] = "hookproof makes no event of several megabytes in this provider's own fields"
     future_dispute: ClassVar[FutureDispute | None] = None
 
     def future_offset_s(self) -> int:
@@ -260,10 +270,10 @@ class Profile(ABC):
         once its retries ran out, its events' own time, why a future-dated delivery need
         not be refused (`future_words`), what its manual replay is (`replay_words`), and why a
         rotation's signatures with the receiver's own first need not be accepted
-        (`rotation_dispute`)."""
+        (`rotation_dispute`), and the payload cap it documents (`size_cap`)."""
         return ProviderWords(self.title, 1 + len(self.retry_schedule_s), self.retrying, self.gives_up,
                              self.event_clock, self.future_words(), self.replay_words, self.rotation_dispute,
-                             self.body_time)
+                             self.body_time, self.size_cap)
 
     # ---- events -------------------------------------------------------------
     @abstractmethod

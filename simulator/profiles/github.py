@@ -97,6 +97,10 @@ class GitHubProfile(Profile):
     gives_up = ("GitHub never retries: it stays lost unless redelivered by hand or through the REST API "
                 "within 3 days")
     redelivery_window_s: ClassVar[float] = 3 * 86400.0
+    # docs.github.com "Webhook events and payloads": "Payloads are capped at 25 MB"
+    size_cap = ("GitHub delivers payloads up to 25 MB (docs.github.com \"Webhook events and payloads\": "
+                "\"Payloads are capped at 25 MB\") and never retries, so the delivery is lost unless redelivered "
+                "by hand")
     default_event = "issues.opened"
     has_account = True
     #: docs.github.com ("Using webhooks with GitHub Apps"): an app's one webhook receives the

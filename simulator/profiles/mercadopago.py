@@ -117,6 +117,8 @@ class MercadoPagoProfile(Profile):
 
     name = "mercadopago"
     title = "Mercado Pago"
+    no_big_body = ("Mercado Pago's notifications carry only the resource's type and id (a few hundred bytes) and the "
+                   "receiver fetches the rest, so none is several megabytes")
     world = "mercadopago"
     signature_headers = ("x-signature",)
     sender_timeout_s = 22.0

@@ -123,6 +123,8 @@ class ProviderWords:
         replay: what the provider's manual replay of an event is, where it is a new delivery
             entity (`Profile.replay_words`: Paddle's ``a manual replay: a new notification_id,
             the same event_id``), or None where it sends the same delivery again.
+        size_cap: the payload cap the provider documents, with its source (`Profile.size_cap`:
+            GitHub's 25 MB), or None where it documents none.
     """
 
     title: str
@@ -134,6 +136,7 @@ class ProviderWords:
     replay: str | None = None
     rotation: str | None = None
     body_time: BodyTime | None = None
+    size_cap: str | None = None
 
     def after_failures(self, most_attempts: int) -> str:
         """What the provider does next with an event none of whose deliveries was

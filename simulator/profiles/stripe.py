@@ -168,6 +168,9 @@ class StripeProfile(Profile):
 
     name = "stripe"
     title = "Stripe"
+    no_big_body = ("no Stripe event is several megabytes: an object's metadata holds at most 50 keys of 40 "
+                   "characters with values of 500 (docs.stripe.com/metadata) and an invoice carries only the first "
+                   "handful of its lines (docs.stripe.com/api/invoices), and Stripe sends no field to pad one with")
     signature_headers = ("Stripe-Signature",)
     sender_timeout_s = 20.0
     retry_schedule_s = (60.0, 300.0, 1800.0, 3600.0, 7200.0, 14400.0, 28800.0, 57600.0, 86400.0, 86400.0)

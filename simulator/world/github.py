@@ -35,6 +35,7 @@ only (no separate ``push``), so one head sha is one CI run.
 from __future__ import annotations
 
 import copy
+import json
 import random
 import time
 import uuid
@@ -51,6 +52,11 @@ from hookproof.simulator.world.records import Record, RecordReads
 
 #: ``before`` of a created ref and ``after`` of a deleted one (GitHub's null sha).
 _ZERO_SHA = "0" * 40
+
+#: The most commits a push payload lists (docs.github.com "Webhook events and payloads", ``push``:
+#: "The array includes a maximum of 2048 commits").
+MAX_PUSH_COMMITS = 2048
+
 _LABELS = (("bug", "d73a4a", "Something isn't working"), ("enhancement", "a2eeef", "New feature or request"),
            ("triage", "fbca04", "Needs a first look"))
 
@@ -515,6 +521,44 @@ class GitHubWorld(RecordReads):
                 "organization": self.org, "sender": self.sender,
                 "installation": gh.installation_lite(self.installation_id)}
         return self._event("star.created", str(self.installation_id), body, record=False)
+
+    def big_event(self, size_bytes: int) -> Event:
+        """A push to the default branch of as many commits as a payload of at least `size_bytes`
+        needs, each modifying a few dozen files (a large merge or import): emits ``push``, whose
+        ``ci:`` key owes a run like any push. GitHub lists at most 2048 commits in a push payload
+        and caps payloads at 25 MB (docs.github.com "Webhook events and payloads": ``push``,
+        "Payload cap"), so a payload of a few megabytes grows through these fields alone."""
+        before = self.head
+        repo = self.repository()
+        folders = [f"{self._fake.word()}/{self._fake.word()}" for _ in range(16)]
+        names = [self._fake.word() for _ in range(64)]
+        commits: list[dict[str, Any]] = []
+        size = 2_000  # the payload around the commits: repository, pusher, sender, installation
+        at = self._now
+        while size < size_bytes:
+            if len(commits) == MAX_PUSH_COMMITS:
+                raise WorldError(f"a push of {MAX_PUSH_COMMITS} commits stays under {size_bytes} bytes")
+            at += 1
+            sha = self._sha()
+            files = sorted({f"{self._rng.choice(folders)}/{self._rng.choice(names)}_{self._rng.randrange(100)}.py"
+                            for _ in range(40)})
+            commit = gh.commit(repo, sha, self._sha(), self.sender, at=at, path=files[0],
+                               message=f"Update {len(files)} modules of {files[0].split('/')[0]}")
+            commit["modified"] = files
+            commits.append(commit)
+            size += len(json.dumps(commit, separators=(",", ":"))) + 1
+        self._now = at
+        after = commits[-1]["id"]
+        self._pushed = self._tick()
+        self.head = after
+        oid = f"{repo['full_name']}@{after}"
+        self._create(oid, "commit", commits[-1])
+        body = {"ref": f"refs/heads/{repo['default_branch']}", "before": before, "after": after, "repository": None,
+                "pusher": {"name": self.sender["login"], "email": commits[-1]["author"]["email"]}, "created": False,
+                "deleted": False, "forced": False, "base_ref": None,
+                "compare": f"{repo['html_url']}/compare/{before[:12]}...{after[:12]}",
+                "commits": commits, "head_commit": commits[-1]}
+        return self._emit("push", oid, body)
 
     def quiet_event(self) -> Event:
         """A stateless, effectless event of the catalog (``ping``), e.g. to oversize."""

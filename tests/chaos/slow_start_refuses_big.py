@@ -1,7 +1,7 @@
 """A correct receiver that starts slowly and refuses what it may refuse (a test fixture).
 
 inbox_sync (persists, then acknowledges; dedupes by event id) that answers 413 to a body
-over 1 MB (oversized-payload: a pass) and, with ``REFUSE_UNKNOWN=1``, 400 to an event type
+over 1 MB and, with ``REFUSE_UNKNOWN=1``, 400 to an event type
 it does not handle (a real ``valid_not_rejected`` finding, which makes certify compress
 later retry schedules). It sleeps ``START_DELAY_S`` seconds (default 3) before it listens,
 like a Django receiver whose start runs its migrations and then gunicorn.
@@ -16,7 +16,7 @@ from typing import Any, Mapping
 from hookproof.receivers import ReceiverConfig, Reply, WebhookEvent, handles, make_app, run_cli
 from hookproof.receivers.inbox_sync import InboxSync
 
-#: Bodies longer than this are answered 413 (oversized-payload sends 3 MB).
+#: Bodies longer than this are answered 413.
 MAX_BODY_BYTES = 1024 * 1024
 
 

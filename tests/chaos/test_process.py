@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -86,19 +87,32 @@ def test_a_failed_start_masks_the_decoded_key_bytes_in_the_error() -> None:
     proc.close()
 
 
-@pytest.mark.parametrize("in_container", [False, True])
-def test_a_program_that_is_not_installed_is_named_and_in_a_container_says_what_to_do(in_container: bool) -> None:
+@pytest.mark.parametrize("in_image", [False, True])
+def test_a_program_that_is_not_installed_is_named_and_in_the_image_says_what_to_do(in_image: bool) -> None:
     """``command = "ruby receiver.rb"`` where Ruby is missing names ``ruby``, never a secret on
-    the command line; run from hookproof's image (Python alone) it says to start the receiver
-    outside and leave the start tables out."""
+    the command line; run from hookproof's image (Python alone, `IMAGE_MARKER`) it says to start
+    the receiver outside and leave the start tables out, and nowhere else (a venv on a machine
+    that is itself a container has ``/.dockerenv`` too)."""
     proc = ReceiverProcess(["no-such-receiver-program-x1", "--secret", SECRET], port=free_port(), masked=[SECRET])
     with pytest.raises(ProcessError) as caught:
         proc.start()
     message = str(caught.value)
     assert message.startswith("cannot start the receiver: 'no-such-receiver-program-x1' is not installed where "
-                              "hookproof runs: no-such-receiver-program-x1 --secret ***")
-    assert SECRET not in message
+                              "hookproof runs (not on its PATH): no-such-receiver-program-x1 --secret ***")
+    assert SECRET not in message and "container" not in message  # this machine has /.dockerenv, not the image
     import hookproof.chaos.process as process
 
-    hint = process.not_installed("ruby", "ruby receiver.rb", in_container=in_container)
-    assert ("leave [target.start] and [target.process] out of the config" in hint) is in_container
+    hint = process.not_installed("ruby", "ruby receiver.rb", in_image=in_image)
+    assert ("leave [target.start] and [target.process] out of the config" in hint) is in_image
+    assert ("container" in hint) is in_image
+
+
+def test_a_relative_command_not_in_the_config_s_folder_says_where_it_was_looked_for(tmp_path: Path) -> None:
+    """A new user's ``command = "./run-receiver.sh"`` from a venv on the host was told that
+    hookproof runs in a container: now the folder it was looked for in, and no container."""
+    proc = ReceiverProcess(["./run-receiver.sh", "--port", "9"], port=free_port(), cwd=str(tmp_path))
+    with pytest.raises(ProcessError) as caught:
+        proc.start()
+    assert str(caught.value) == (f"cannot start the receiver: './run-receiver.sh' is not in {tmp_path} (relative "
+                                 "commands are looked for in the config's folder, or the cwd its table sets): "
+                                 "./run-receiver.sh --port 9")

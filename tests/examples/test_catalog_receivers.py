@@ -32,7 +32,7 @@ SECRETS = {"generic-hmac": "s3cret-acme-billing", "standard-webhooks": "whsec_Mf
 #: Scenarios that must run (not be "not applicable") over the catalog, under both profiles.
 MUST_RUN = {"duplicate-sequential", "duplicate-concurrent", "sender-timeout", "dropped-response", "reorder",
             "stale-after-newer", "distinct-events-same-object", "reserialized-retry", "forged-signature",
-            "unknown-event-type", "oversized-payload", "mass-redelivery", "mass-redelivery-window"}
+            "unknown-event-type", "mass-redelivery", "mass-redelivery-window"}
 
 
 def readme_config() -> str:

@@ -93,6 +93,7 @@ def test_the_header_and_the_readme_show_the_same_usage() -> None:
     readme = _usage((ROOT / "README.md").read_text(encoding="utf-8"))
     assert header and header == readme
     assert [w[w.index("-f") + 1] for w in header] == ["storm.yml"] * len(header)  # the copy next to hookproof.toml
+    assert [w[w.index("-p") + 1] for w in header] == ["storm-$USER"] * len(header)  # a project of one's own
     up, run, down = header
     assert up[-4:] == ["-d", "--scale", "worker=2", "worker"] and run[-3:] == ["run", "--rm", "master"]
     assert down[-1] == "down"
@@ -157,9 +158,9 @@ window_s = 0.2
     base = [compose, "-f", str(COMPOSE), "-p", f"hookproof{receiver}"]
     up, run, _ = _usage(COMPOSE.read_text(encoding="utf-8"))
     try:
-        started = subprocess.run([*base, *up[3:]], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+        started = subprocess.run([*base, *up[5:]], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
         assert started.returncode == 0, started.stderr
-        master = subprocess.run([*base, *run[3:]], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+        master = subprocess.run([*base, *run[5:]], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
         assert master.returncode == 0, master.stdout[-3000:] + master.stderr[-3000:]
         workers = subprocess.run([*base, "ps", "-q", "worker"], cwd=tmp_path, env=env, capture_output=True,
                                  text=True, timeout=60).stdout.split()

@@ -215,6 +215,24 @@ def test_a_github_app_serving_every_installation_is_not_held_to_foreign_account(
     assert reason == get_profile("github").foreign_account_valid
 
 
+@pytest.mark.parametrize(("name", "expected"), [
+    ("github_app", ("pass", [])),
+    ("github_app_body_limit", ("fail", [
+        ("lost", "finding"),
+        ("valid_not_rejected", "finding:1 valid push event(s) of over 3 MiB refused 1 time(s) with 400; the receiver "
+                               "answered \"payload too large\"; " + str(get_profile("github").size_cap))]))])
+def test_a_push_of_several_megabytes_is_applied_and_refusing_it_is_a_finding(
+        node: str, tmp_path: Path, name: str, expected: tuple[str, list[tuple[str, str]]]) -> None:
+    """oversized-payload sends a push of some 1,900 commits (over 3 MiB, under GitHub's 25 MB cap): the App
+    written from GitHub's docs (a 25 MB limit) applies it; its twin refusing bodies over 2.5 MB with 400
+    (Django's default DATA_UPLOAD_MAX_MEMORY_SIZE) loses it for good, GitHub never retrying."""
+    report = certify(config(name, tmp_path), scenarios=["oversized-payload"], out_dir=tmp_path / "out").report
+    (scenario,) = report.scenarios
+    found = sorted((f.check_id, f.severity + (":" + f.message if f.check_id == "valid_not_rejected" else ""))
+                   for f in scenario.findings)
+    assert (scenario.verdict, found) == expected, [f.message for f in scenario.findings]
+
+
 @pytest.mark.slow
 def test_a_github_app_under_chaos_is_redelivered_by_hand_and_passes(node: str, tmp_path: Path) -> None:
     """GitHub never retries by itself: an event whose only attempt a kill, a pause or a cut

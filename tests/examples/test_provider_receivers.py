@@ -226,7 +226,7 @@ def test_receiver_fails_exactly_what_its_fault_predicts(matrix_reports: dict[str
     assert bool(duplicated) == any("duplicated" in checks for checks in MATRIX[name].values())
     ran = {s.id for s in report.scenarios if s.verdict != "not_applicable"}
     assert {"duplicate-sequential", "reorder", "stale-after-newer", "distinct-events-same-object",
-            "unknown-event-type", "oversized-payload", "forged-signature"} <= ran
+            "unknown-event-type", "forged-signature"} <= ran
 
 
 @pytest.mark.slow

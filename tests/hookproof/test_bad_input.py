@@ -401,3 +401,21 @@ def test_an_unknown_key_close_to_one_its_table_has_says_which(tmp_path: Path, ob
     with pytest.raises(ConfigError) as caught:
         load_config(path)
     assert str(caught.value) == f"{path}:{line}: {said}"
+
+
+def test_a_docker_target_without_the_docker_sdk_is_one_line_naming_the_chaos_extra(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The container image installed the load and postgres extras only: `[target.docker]` died
+    with a 44-line ModuleNotFoundError traceback, exit 1. Now one line naming the chaos extra, exit 2."""
+    import sys
+
+    monkeypatch.setitem(sys.modules, "docker", None)  # `import docker` raises ImportError, as where it is absent
+    path = tmp_path / "hookproof.toml"
+    path.write_text(GOOD_TARGET + '[target.docker]\nimage = "receiver:latest"\ncommand = "serve --port {port}"\n'
+                    + GOOD_OBSERVER, encoding="utf-8")
+    run = run_in_process("certify", "--config", str(path), "--out", str(tmp_path / "out"), cwd=tmp_path)
+    assert run.returncode == 2, run
+    assert _one_line_error(run) == (f"hookproof: {path}:5: target.docker: a receiver in a container is started "
+                                    "through the docker SDK, which hookproof installs with its chaos extra: "
+                                    "pip install 'hookproof[chaos]'")
+    assert not (tmp_path / "out").exists()  # nothing half-written

@@ -59,3 +59,31 @@ def test_state_scenarios_without_a_state_query_are_not_applicable(
                                        "(no state query configured)"), by_id[i]
         [reordering] = [item for item in report.checklist if item.id == "reordering-tested"]
         assert (reordering.verdict, reordering.evidence) == ("untested", ()), reordering
+
+
+def test_a_state_query_no_scenario_walked_is_named_in_a_note(tmp_path: Path) -> None:
+    """`[observer.states]` names a kind the world has states for (a Checkout Session's) but the
+    run's scenarios walked none of them: its query compared nothing, and a note says so."""
+    from examples.receivers import config as receiver_config
+
+    cfg = receiver_config("inbox_sync", tmp_path, "whsec_nothing_compared", seed=11, scenarios=["reorder"],
+                          settle_window_s=0.15)
+    idle = "SELECT business_key AS object_id, 'open' AS status FROM effects WHERE 1 = 0"
+    cfg = cfg.model_copy(update={"observer": cfg.observer.model_copy(update={"states": {"checkout.session": idle}})})
+    report = certify(cfg, out_dir=tmp_path / "out").report
+    assert [s.verdict for s in report.scenarios] == ["pass"]
+    assert ("[observer.states] checkout.session: no scenario of this run walked the states of this kind, so the "
+            "query was compared with nothing") in report.notes, report.notes
+
+
+def test_the_note_names_only_the_kinds_not_walked(tmp_path: Path) -> None:
+    from examples.receivers import config as receiver_config
+    from hookproof.certify import unwalked_states_note
+
+    cfg = receiver_config("inbox_sync", tmp_path, "whsec_nothing_compared", seed=11)
+    cfg = cfg.model_copy(update={"observer": cfg.observer.model_copy(update={
+        "states": {"invoice": "SELECT 1", "charge": "SELECT 1"}})})
+    assert unwalked_states_note(cfg, frozenset({"invoice", "subscription"})) == (
+        "[observer.states] charge: no scenario of this run walked the states of this kind, so the query was compared "
+        "with nothing (states compared: invoice)")
+    assert unwalked_states_note(cfg, frozenset({"invoice", "charge"})) is None

@@ -53,6 +53,8 @@ CASES: list[tuple[str, Any, str]] = [
     ("step-unknown-action", _step(0, action="steal"), "step 1 (emit): action must be one of"),
     ("step-illegal-action", _step(0, action="refund", object=0), "step 1 (emit): the world of seed 5 cannot do it"),
     ("step-unknown-mutation", _step(1, mutation="shuffle"), "step 2 (deliver): unknown mutation 'shuffle'"),
+    # an oversized delivery is a world's own big event (oversized-payload), never a schedule event's mutation
+    ("step-oversize-mutation", _step(1, mutation="oversize"), "step 2 (deliver): unknown mutation 'oversize'"),
     ("step-copies-text", _step(2, copies="many"), "step 3 (burst): copies must be a whole number"),
     ("step-too-many-copies", _step(2, copies=1000), "step 3 (burst): copies must be from 1 to 100"),
     ("step-seconds-float", _step(3, seconds=0.5), "step 4 (advance_clock): seconds must be a whole number"),

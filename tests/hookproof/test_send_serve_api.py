@@ -182,3 +182,30 @@ def test_send_notes_a_stripe_version_it_serves_in_an_older_shape() -> None:
     (note,) = notes
     assert "requests pinned to 2026-11-18.endive" in note and f"in the shape of {LATEST_API_VERSION}" in note
     assert "sk_test_hookproof" not in note
+
+
+def test_the_readme_s_github_send_serves_issues_to_either_form_of_the_token(tmp_path: Path) -> None:
+    """`send --profile github --serve-api PORT --api-key K` serves the sent issue as GitHub's REST
+    API does, taking the token as ``Bearer K`` or ``token K`` (Octokit's form), and no other key."""
+    argv = command("hookproof send --profile github --url http://127.0.0.1:8003")[1:]
+    token = argv[argv.index("--api-key") + 1]
+    api_port = free_port()
+    fetched: list[tuple[str, int]] = []
+    app = FastAPI()
+
+    @app.post("/webhooks")
+    async def webhook(request: Request) -> Response:
+        payload = json.loads(await request.body())
+        path = f"/repos/{payload['repository']['full_name']}/issues/{payload['issue']['number']}"
+        for auth in (f"Bearer {token}", f"token {token}", "Bearer ghs_not_the_key"):
+            got = httpx.get(f"http://127.0.0.1:{api_port}{path}", headers={"Authorization": auth}, timeout=10)
+            fetched.append((auth.split()[0] + (" other" if "not_the_key" in auth else ""), got.status_code))
+        return Response(status_code=200)
+
+    with serve_app(app) as handle:
+        argv[argv.index("--url") + 1] = handle.url + "/webhooks"
+        argv[argv.index("--serve-api") + 1] = str(api_port)
+        run = subprocess.run([sys.executable, "-m", "hookproof", *argv, "--seed", "7", "--json"], capture_output=True,
+                             text=True, timeout=120, cwd=PROJECT_ROOT, env={**os.environ, "COLUMNS": "200"})
+    assert run.returncode == 0, run.stderr
+    assert fetched == [("Bearer", 200), ("token", 200), ("Bearer other", 401)]

@@ -18,6 +18,7 @@ from typing import Any, Iterator
 import jsonschema
 import pytest
 
+from hookproof.simulator.delivery.mutations import OVERSIZE_BYTES
 from hookproof.simulator.events import Event
 from hookproof.simulator.profiles import get_profile
 from hookproof.simulator.world import GITHUB_EVENT_TYPES, GitHubWorld, emit_events, new_world
@@ -47,7 +48,7 @@ def validation_errors(definitions: dict[str, Any], definition: str, body: Any) -
 
 def rendered_events() -> Iterator[Event]:
     """Every event of three seeds' lifecycles, the catalog's and the storm's stories (the
-    same-second one too) and each type's script."""
+    same-second one too, and oversized-payload's push of many commits) and each type's script."""
     for seed in (1, 2, 3):
         world = GitHubWorld(seed)
         world.lifecycle()
@@ -57,6 +58,8 @@ def rendered_events() -> Iterator[Event]:
         world.repeat_story()
         world.same_second_story()
         world.quiet_event()
+        if seed == 1:
+            world.big_event(OVERSIZE_BYTES)  # oversized-payload's push of many commits
         yield from world.events
     for event_type in GITHUB_EVENT_TYPES:
         yield from emit_events(new_world("github", 7), event_type, 2)

@@ -21,6 +21,7 @@ import pytest
 import stripe
 
 from hookproof.simulator.delivery.mutations import build_attempt, oversize, reserialize
+from hookproof.simulator.errors import SimulatorError
 from hookproof.simulator.faults import Mutation
 from hookproof.simulator.profiles import get_profile
 from hookproof.simulator.profiles.stripe import STRIPE_EVENT_TYPES
@@ -91,13 +92,11 @@ def test_the_reserialized_mutation_still_sends_other_bytes_correctly_signed() ->
         assert v1 == expected
 
 
-def test_an_oversized_stripe_body_keeps_stripe_s_format() -> None:
+def test_an_oversized_delivery_is_sent_as_made_never_padded() -> None:
     world = new_world("billing", 11)
     world.lifecycle()
     body = PROFILE.envelope(world.events[-1]).body
-    big = oversize(body, 64 * 1024)
-    value = json.loads(big)
-    assert len(big) >= 64 * 1024 and value.pop("padding") == "x" * (64 * 1024 - len(body))
-    assert value == json.loads(body)
-    assert big == stripe_reference(json.loads(big)).encode()
-    assert oversize(b'{"a":1}', 20) == b'{"a":1,"padding":"xxxxxxxxxxxxx"}'
+    assert oversize(body, len(body)) is body
+    with pytest.raises(SimulatorError, match=rf"^an oversized delivery's body is {len(body)} bytes, under "
+                                             rf"{len(body) + 1}: only a world's big_event is sent oversized$"):
+        oversize(body, len(body) + 1)
