@@ -161,6 +161,10 @@ class World(RecordReads):
         #: the payment intents payment-mode sessions made: their events owe no key of their own
         #: (the session's purchase is fulfilled once, on the session's events)
         self._checkout_intents: set[str] = set()
+        #: whether the endpoint is sent the session's own Checkout events: when it is not (an
+        #: endpoint enabled for payment_intent.succeeded alone), the purchase is fulfilled on the
+        #: intent's event, which then owes its ``license:`` as any intent's does
+        self.checkout_events_sent = True
         #: The kind of each checkout session a story (not the receiver) opened, in order: ``(mode,
         #: payment method)`` (``("payment", "card")``, ``("subscription", "card")``, ``("payment", "boleto")``).
         self.story_session_kinds: list[tuple[str, str]] = []
@@ -1055,7 +1059,8 @@ class World(RecordReads):
         obj = copy_snapshot(rec.current)
         self._tick()
         ev_id = self._new_id("event")
-        key = None if object_id in self._checkout_intents else business_key(event_type, obj)
+        key = (None if object_id in self._checkout_intents and self.checkout_events_sent
+               else business_key(event_type, obj))
         if amount is None and key is not None:
             amount = obj.get("amount_total") or obj.get("amount_paid") or obj.get("amount")
         event = Event(

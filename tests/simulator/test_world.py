@@ -355,3 +355,21 @@ def test_stripe_order_puts_id_and_object_first_and_copies_every_container() -> N
     ordered = stripe_order({"metadata": meta, "amount": 1})
     assert list(ordered) == ["amount", "metadata"] and list(ordered["metadata"]) == ["zone", "cart"]
     assert ordered["metadata"] is not meta
+
+
+def test_an_endpoint_not_sent_the_checkout_events_owes_the_purchase_on_its_intent() -> None:
+    """A Checkout purchase owes its fulfilment on the session's events; an endpoint enabled for
+    payment_intent.succeeded without them (a shop fulfilling on the intent alone) is owed the
+    intent's own license instead, or a receiver licensing every intent there was `unexpected`."""
+    from hookproof.scenarios.catalog import CATALOG, Context, Plan
+    from hookproof.simulator.profiles import get_profile
+
+    stripe = get_profile("stripe")
+    for enabled, keyed in ((None, False), (frozenset({"payment_intent.succeeded", "charge.succeeded"}), True)):
+        world = World(8)
+        plan = CATALOG["duplicate-sequential"].plan(Context(profile=stripe, enabled=enabled), world)
+        assert isinstance(plan, Plan)
+        session_intents = {e.object["payment_intent"] for e in world.events if e.type == "checkout.session.completed"}
+        intents = [e for e in world.events if e.type == "payment_intent.succeeded" and e.object_id in session_intents]
+        assert intents, [e.type for e in world.events]
+        assert {e.business_key for e in intents} == ({f"license:{e.object_id}" for e in intents} if keyed else {None})
