@@ -366,7 +366,7 @@ def test_a_bad_business_key_is_one_config_error_with_its_line(tmp_path: Path, ex
     ("github", "installation", None),  # suspended, unsuspended, deleted: a state kind
     ("stripe", "checkout.session", None),
     ("github", "commit", "no GitHub event carries a commit's status, so nothing would compare this query's rows "
-                         "(the kinds whose states are compared: issue, pull_request)"),
+                         "(the kinds whose states are compared: installation, issue, pull_request)"),
     ("stripe", "customer", "no Stripe event carries a customer's status, so nothing would compare this query's rows "
                            "(the kinds whose states are compared: charge, checkout.session, invoice, payment_intent, "
                            "subscription)"),
