@@ -124,8 +124,12 @@ def _check_keys(config: Config, text: str, source: str) -> None:
         config.key_mapping()
     except ConfigError as exc:
         section, _, quoted = (exc.field or "").partition(".")
+        quoted, _, own = quoted.rpartition(".") if quoted.endswith('".since') else (quoted, "", "")
         rule = re.match(r"rule ([0-9]+): ", exc.message)  # one table of [[business_keys."<type>"]]
-        line = TomlLines(text).header_line((section, quoted.strip('"')), int(rule.group(1))) if rule else None
+        lines = TomlLines(text)
+        line = lines.header_line((section, quoted.strip('"')), int(rule.group(1))) if rule else None
+        if own:  # a counter's own field (its since): that line
+            line = lines.line_of(section, quoted.strip('"'), own)
         raise ConfigError(exc.message, path=source, field=exc.field,
                           line=line or _entry_line(text, section, quoted.strip('"')) or 1) from None
 

@@ -363,10 +363,28 @@ class CounterConfig(StrictModel):
     `scenarios.business_keys.minor_units`). Besides
     hookproof's own money keys while `Config.builtin_keys` is on and a catalog's declared
     amounts, counters are the only amounts compared: a team's key is never money by its name.
+    `since` (the path of the amount before the event: a cumulative amount's change is counted)
+    and `sign` (-1: the amount subtracts) let a refund reverse a credit; otherwise a counter only grows.
     """
 
     key: str = Field(min_length=1)
     amount: str = Field(min_length=1)
+    #: The path of the amount's value before the event (``data.previous_attributes.amount_refunded``):
+    #: the event moves the counter by the change of a cumulative integer amount (a Stripe charge's
+    #: ``amount_refunded`` grows with each refund), not by the amount itself.
+    since: str | None = Field(default=None, min_length=1)
+    #: 1: the amount adds to the counter; -1: it subtracts (a refund reversing a credit).
+    sign: int = 1
+
+    @field_validator("sign", mode="before")
+    @classmethod
+    def _sign(cls, v: Any) -> Any:
+        """Refuse every sign but 1 and -1 (a weight of 2 or 0.5 is no sign; TOML's true is no number)."""
+        if isinstance(v, bool) or v not in (1, -1) or not isinstance(v, int):
+            shown = str(v).lower() if isinstance(v, bool) else repr(v)
+            raise ValueError(f"is {shown}: a counter's sign is 1 (each event adds its amount) or -1 (it subtracts "
+                             "it: a refund reversing a credit)")
+        return v
 
     @field_validator("key")
     @classmethod
@@ -553,7 +571,8 @@ class Config(StrictModel):
         conditions = {world_type("business_keys", n): r[0].allowed() for n, r in rules.items() if r[0].when}
         more = {world_type("business_keys", n): tuple(Rule(rule.key, rule.allowed()) for rule in r[1:])
                 for n, r in rules.items() if len(r) > 1}
-        counters = {world_type("counters", n): CounterRule(c.key, c.amount) for n, c in self.counters.items()}
+        counters = {world_type("counters", n): CounterRule(c.key, c.amount, c.since, c.sign)
+                    for n, c in self.counters.items()}
         mapping = KeyMapping(templates, profile, counters, builtin=self.builtin_keys, conditions=conditions, more=more)
         for section, names in (("business_keys", self.business_keys), ("counters", self.counters)):
             for name in names:
@@ -564,8 +583,9 @@ class Config(StrictModel):
                     several = section == "business_keys" and len(rules.get(name, ())) > 1
                     which = next((n for n, r in enumerate(rules.get(name, ()), 1)
                                   if exc.template in (r.key, *r.when)), 0) if several else 0
+                    since = section == "counters" and exc.template == self.counters[name].since
                     raise ConfigError((f"rule {which}: " if which else "") + str(exc),
-                                      field=f'{section}."{name}"') from None
+                                      field=f'{section}."{name}"' + (".since" if since else "")) from None
         return mapping
 
     def state_field_map(self) -> Any:

@@ -12,9 +12,11 @@ Counters: per event type, a counter key template and the path of its amount
 (``[counters."invoice.paid"] key = "{data.object.customer}"``, ``amount =
 "data.object.amount_paid"``): an integer in minor units, a string of digits (Paddle's), or a
 decimal string as Shopify writes money (``"60.42"``), read exactly in its currency's minor units
-(`minor_units`: 6042 cents). `counter_truth` sums, per counter key, the amount of each
-distinct effect validly sent (a key's first event): what a receiver's ``balances``
-table must show after it settles.
+(`minor_units`: 6042 cents). A counter may count the change of a cumulative amount
+(``since``: the path of its value before the event, Stripe's ``data.previous_attributes.
+amount_refunded``) and subtract it (``sign = -1``: a refund reversing a credit); otherwise it only
+grows. `counter_truth` sums, per counter key, the signed amount of each distinct effect validly
+sent (a key's first event): what a receiver's ``balances`` table must show after it settles.
 
 Errors: `TemplateError` (a ValueError) names the template and the missing field.
 """
@@ -165,10 +167,17 @@ class Rule:
 
 @dataclass(frozen=True)
 class CounterRule:
-    """How an event of one type moves a counter: its key template and the amount's path."""
+    """How an event of one type moves a counter: its key template and the amount's path.
+
+    `since`: the path of the amount's value before the event (``data.previous_attributes.
+    amount_refunded``): the event moves the counter by the change of a cumulative amount (a
+    Stripe charge's ``amount_refunded`` grows with each refund). `sign`: 1 adds the amount,
+    -1 subtracts it (a refund reversing a credit)."""
 
     key: str
     amount: str
+    since: str | None = None
+    sign: int = 1
 
 
 @dataclass(frozen=True)
@@ -254,6 +263,9 @@ class KeyMapping:
         if rule is None:
             return None
         payload = self.payload(event)
+        if rule.since is not None:  # the change of a cumulative amount: both integers of minor units
+            now, before = _integer_at(payload, rule.amount, since=rule.since), _integer_at(payload, rule.since)
+            return render(rule.key, payload), rule.sign * (now - before)
         amount = lookup(payload, rule.amount, template=rule.amount)
         if isinstance(amount, str) and _INTEGER.fullmatch(amount):
             amount = int(amount)  # Paddle sends minor units as strings ("3266": developer.paddle.com, totals)
@@ -274,13 +286,30 @@ class KeyMapping:
                                 "number or a string of digits) or a decimal string with its currency beside it "
                                 "(Shopify's \"60.42\", read as 6042 cents)",
                                 template=rule.amount, path=rule.amount)
-        return render(rule.key, payload), amount
+        return render(rule.key, payload), rule.sign * amount
+
+
+def _integer_at(payload: Any, path: str, *, since: str | None = None) -> int:
+    """The integer of minor units at `path` (a number or a string of digits), for a counter
+    with ``since`` (`since`: given when `path` is the amount's, whose non-integer value is
+    then the ``since`` field's error). Raises TemplateError for a missing field or any other
+    value (a decimal string in major units included: only integer amounts' changes count)."""
+    value = lookup(payload, path, template=path)
+    if isinstance(value, str) and _INTEGER.fullmatch(value):
+        return int(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        whose = f"the amount {path} is" if since is not None else f"{path}: is"
+        raise TemplateError(f"{whose} {value!r}, not an integer: a counter with since counts the change "
+                            "between two integers of minor units (a number or a string of digits)",
+                            template=since or path, path=path)
+    return value
 
 
 def to_plain(mapping: KeyMapping) -> dict[str, Any]:
     """`mapping` as JSON-plain values (the storm spec carries it to the Locust master)."""
     return {"builtin": mapping.builtin, "templates": dict(mapping.templates),
-            "counters": {t: {"key": c.key, "amount": c.amount} for t, c in mapping.counters.items()},
+            "counters": {t: {"key": c.key, "amount": c.amount, "since": c.since, "sign": c.sign}
+                         for t, c in mapping.counters.items()},
             "conditions": {t: {p: list(v) for p, v in when.items()} for t, when in mapping.conditions.items()},
             "more": {t: [{"key": r.key, "when": {p: list(v) for p, v in r.when.items()}} for r in rules]
                      for t, rules in mapping.more.items()}}
@@ -288,7 +317,9 @@ def to_plain(mapping: KeyMapping) -> dict[str, Any]:
 
 def from_plain(data: Mapping[str, Any], profile: Profile) -> KeyMapping:
     """The mapping `to_plain` made, for `profile`."""
-    counters = {str(t): CounterRule(str(c["key"]), str(c["amount"])) for t, c in (data.get("counters") or {}).items()}
+    counters = {str(t): CounterRule(str(c["key"]), str(c["amount"]),
+                                    None if c.get("since") is None else str(c["since"]), int(c.get("sign", 1)))
+                for t, c in (data.get("counters") or {}).items()}
     conditions = {str(t): {str(p): tuple(v) for p, v in when.items()}
                   for t, when in (data.get("conditions") or {}).items()}
     more = {str(t): tuple(Rule(str(r["key"]), {str(p): tuple(v) for p, v in (r.get("when") or {}).items()})
@@ -321,7 +352,7 @@ def keyed(events: Iterable[Event], mapping: KeyMapping | None) -> tuple[Event, .
 
 
 def counter_truth(events: Sequence[Event], history: Sequence[Attempt], mapping: KeyMapping) -> dict[str, int]:
-    """Counter key → the sum the provider's truth implies: per counter, the amounts of the
+    """Counter key → the sum the provider's truth implies: per counter, the signed amounts of the
     distinct effects (business keys; an event without one counts by itself) of events
     that had a valid attempt. Pure; O(len(events) + len(history))."""
     valid = {a.event_id for a in history if a.valid}

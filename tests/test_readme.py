@@ -671,3 +671,24 @@ def test_the_default_stripe_api_version_the_readme_names_is_hookproof_s() -> Non
     text = " ".join(README.split())
     assert f"(default `{LATEST_API_VERSION}`, fixed in hookproof: the version stripe-python 15.3.0 pins" in text
     assert f"(default: `{LATEST_API_VERSION}`, a fixed version, stripe-python 15.3.0's pin" in text
+
+
+def test_the_refund_counter_example_subtracts_each_refund_s_own_amount(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """The README's refunds.toml, added to the ledger's config: a refund of 500 after one of 300
+    (``amount_refunded`` 800) moves the customer's counter by -500."""
+    from hookproof.config import load_config
+    from hookproof.simulator.world import World
+
+    (toml,) = re.findall(r"```toml refunds\.toml\n(.*?)```", README, flags=re.S)
+    monkeypatch.setenv("WEBHOOK_SECRET", "whsec_readme_ledger_example")
+    path = _ledger_project(tmp_path)
+    path.write_text(path.read_text(encoding="utf-8") + "\n" + toml, encoding="utf-8")
+    mapping = load_config(path).key_mapping()
+    w = World(3)
+    customer = w.event(w.create_customer()).object_id
+    charge = w.get(w.pay(customer, amount=2000))["latest_charge"]
+    w.refund(charge, 300)
+    w.refund(charge, 500)
+    refunds = [e for e in w.events if e.type == "charge.refunded"]
+    assert [mapping.counter_of(e) for e in refunds] == [(customer, -300), (customer, -500)]
