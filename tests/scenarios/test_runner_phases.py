@@ -85,10 +85,11 @@ def test_a_batched_phase_releases_its_deliveries_batch_at_a_time() -> None:
     events = tuple(effect_events(Context(get_profile("stripe")), world) + effect_events(Context(get_profile("stripe")), world))
     # twice the story: six effectful events (a subscription-mode session's provisioning among
     # them), a delayed checkout's unpaid completion and its async_payment_succeeded, then the
-    # refunded charge's charge.succeeded, the invoices' invoice.created and the failed delayed
-    # checkout's unpaid completion
-    assert len(events) == 24
+    # refunded charge's charge.succeeded, the two paid checkouts' payment_intent.succeeded (the
+    # session's purchase: no license of its own), the invoices' invoice.created and the failed
+    # delayed checkout's unpaid completion
+    assert len(events) == 28
     assert [len(s.deliveries) for s in _schedule(Phase(events[:10], batch=4)).steps] == [4, 4, 2]
-    assert [len(s.deliveries) for s in _schedule(Phase(events, together=True)).steps] == [24]
-    assert [len(s.deliveries) for s in _schedule(Phase(events)).steps] == [1] * 24
+    assert [len(s.deliveries) for s in _schedule(Phase(events, together=True)).steps] == [28]
+    assert [len(s.deliveries) for s in _schedule(Phase(events)).steps] == [1] * 28
     assert [d.event.id for s in _schedule(Phase(events, batch=4)).steps for d in s.deliveries] == [e.id for e in events]
