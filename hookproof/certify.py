@@ -667,7 +667,8 @@ def certify(config: Config, *, scenarios: Sequence[str] | None = None, out_dir: 
         from dataclasses import replace
 
         probed = replace(probed, notes=(*probed.notes, unwalked))
-    unsent = certify_unsent_note(config, history_path, whole=not (scenarios or config.run.scenarios))
+    unsent = certify_unsent_note(config, history_path,  # a partial run never sent every type it meant to
+                                 whole=not (scenarios or config.run.scenarios or probed.partial))
     if unsent is not None:  # enabled types no scenario sent: the verdict is silent on them
         from dataclasses import replace
 

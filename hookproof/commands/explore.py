@@ -262,7 +262,8 @@ def run_explore(cfg: "Config", *, out_dir: Path | Callable[[], Path], max_exampl
     if result.failure is None and not result.acked:
         lines.append(f"state machine: {NOTHING_ACKNOWLEDGED.format(attempts=result.attempts)}")
     # the version and unsent-types notes go to the report's notes alone, printed under its table
-    unsent = explore_unsent_note(cfg, target.profile, result.sent_types)
+    unsent = None if result.interrupted or result.cut_short else explore_unsent_note(cfg, target.profile,
+                                                                                     result.sent_types)
     if hit is not None:
         first = f"; first: {hit.kinds[0]} {hit.keys[0]}" if hit.keys and hit.kinds else ""
         lines.append(f"burst race: {hit.hits}/{hit.repeats} runs double-applied ({hit.rate:.0%}); seeds {hit.seeds}{first}")

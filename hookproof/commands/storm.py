@@ -640,7 +640,8 @@ def register(app: typer.Typer) -> None:
         answered = answer_times_note(served.answer_times) if served is not None else None
         if answered is not None:  # the receiver called the API or the sink: how long they took
             report = dataclasses.replace(report, notes=(*report.notes, answered))
-        unsent = storm_unsent_note(cfg, out / "history.sqlite")
+        # a storm stopped early never meant to send every type: no note of those it did not
+        unsent = None if stopped or report.partial else storm_unsent_note(cfg, out / "history.sqlite")
         if unsent is not None:  # enabled types the storm never sent: its verdict is silent on them
             report = dataclasses.replace(report, notes=(*report.notes, unsent))
         headline = storm_headline(report, cfg)

@@ -45,9 +45,9 @@ CREATE TABLE IF NOT EXISTS subscriptions (object_id TEXT PRIMARY KEY, status TEX
 
 #: Event type (the billing names) -> (business key, amount) of its effect, from the body's ``data``.
 EFFECTS: Mapping[str, Callable[[Mapping[str, Any]], tuple[str | None, int | None]]] = {
-    # a Checkout Session's intent (its payment_intent_data.metadata says so) is the session's purchase
-    "payment_intent.succeeded": lambda d: (None if (d.get("metadata") or {}).get("channel") == "checkout"
-                                           else f"license:{d['id']}", d.get("amount")),
+    # every intent, a Checkout Session's too: this endpoint is sent no Checkout event, so an
+    # intent's payment is the only word of a purchase (`World.checkout_events_sent`)
+    "payment_intent.succeeded": lambda d: (f"license:{d['id']}", d.get("amount")),
     "invoice.paid": lambda d: (f"renewal:{d['id']}", d.get("amount_paid")),
 }
 
