@@ -17,16 +17,14 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-import httpx
 import pytest
 
 from hookproof.send import SendOptions, send
 from hookproof.simulator.delivery import Dispatcher, History, Target
-from hookproof.simulator.delivery.transports import make_client
 from hookproof.simulator.faults import FaultPlan, schedule
 from hookproof.simulator.profiles import PROFILES, get_profile
 from hookproof.simulator.world import emit_events, new_world
-from tests.simulator.test_user_agent import Captured, captured  # noqa: F401 (the fixture)
+from tests.simulator.test_user_agent import Captured, captured, through_a_client_and_an_app  # noqa: F401 (the fixture)
 
 #: The framing headers every transport adds.
 FRAMING = {"host", "content-length"}
@@ -93,26 +91,8 @@ def test_send_the_dispatcher_and_a_burst_send_exactly_the_profile_s_headers(capt
 def test_an_httpx_client_and_an_in_process_app_get_exactly_the_profile_s_headers(
         captured: tuple[Captured, str], name: str) -> None:  # noqa: F811
     server, url = captured
-    profile = get_profile(name)
-    (event,) = emit_events(new_world(profile.world, 7), profile.default_event)
-    request = profile.request(profile.envelope(event), [profile.generate_secret(7)], 1_790_000_000)
-    seen: list[list[tuple[str, str]]] = []
-
-    async def app(scope: Any, receive: Any, send: Any) -> None:
-        seen.append([(k.decode("latin-1"), v.decode("latin-1")) for k, v in scope["headers"]])
-        while (await receive()).get("more_body"):
-            pass
-        await send({"type": "http.response.start", "status": 200, "headers": []})
-        await send({"type": "http.response.body", "body": b""})
-
-    async def post(target: Target, to: str) -> int:
-        async with make_client(target) as client:
-            answer: httpx.Response = await client.post(to, content=request.body, headers=dict(request.headers))
-            return answer.status_code
-
-    assert asyncio.run(post(Target(url=url), url)) == 200
-    assert asyncio.run(post(Target(app=app), "/webhooks")) == 200
-    expected = _expected(profile, request)
+    request, seen = through_a_client_and_an_app(url, name)
+    expected = _expected(get_profile(name), request)
     assert [sorted(_sent(h)) for h in [*server.requests, *seen]] == [expected] * 2
 
 

@@ -94,6 +94,14 @@ def test_send_and_a_dispatcher_burst_carry_the_profile_s_user_agent_alone(captur
 def test_an_httpx_client_and_an_in_process_app_get_the_profile_s_user_agent_alone(
         captured: tuple[Captured, str], name: str) -> None:
     server, url = captured
+    _, seen = through_a_client_and_an_app(url, name)
+    assert [_agents(h) for h in [*server.requests, *seen]] == [AGENTS[name]] * 2
+
+
+def through_a_client_and_an_app(url: str, name: str) -> tuple[Any, list[list[tuple[str, str]]]]:
+    """Profile `name`'s signed request for its default event, posted through hookproof's httpx
+    client to `url` (a capture server) and to an in-process ASGI app: the request, and the
+    headers the app received (the capture server keeps its own)."""
     profile = get_profile(name)
     (event,) = emit_events(new_world(profile.world, 7), profile.default_event)
     request = profile.request(profile.envelope(event), [profile.generate_secret(7)], 1_790_000_000)
@@ -113,4 +121,4 @@ def test_an_httpx_client_and_an_in_process_app_get_the_profile_s_user_agent_alon
 
     assert asyncio.run(post(Target(url=url), url)) == 200
     assert asyncio.run(post(Target(app=app), "/webhooks")) == 200
-    assert [_agents(h) for h in [*server.requests, *seen]] == [AGENTS[name]] * 2
+    return request, seen
