@@ -91,9 +91,14 @@ class StormSends:
     a receiver applying an effect on an event that owes none too applies it twice (``duplicated``).
     """
 
-    def __init__(self, sendable: Callable[[Event], bool], owes: Callable[[Event], bool]) -> None:
-        self.sendable = sendable
+    def __init__(self, sends_type: Callable[[str], bool], owes: Callable[[Event], bool]) -> None:
+        #: True for a type (world name) the profile sends and the receiver subscribes to
+        self.sends_type = sends_type
         self.owes = owes
+
+    def sendable(self, e: Event) -> bool:
+        """True when `e` is of a type the storm may send (`sends_type`)."""
+        return self.sends_type(e.type)
 
     def __call__(self, e: Event) -> bool:
         return self.sendable(e) and self.owes(e)
@@ -124,14 +129,14 @@ def storm_sends(profile: Profile, enabled: Collection[str] | None = None,
     team |= set(plain.get("counters") or {}) | set(plain.get("more") or {})
     related = frozenset().union(*RELATED_TYPES)
 
-    def sendable(e: Event) -> bool:
-        return profile.provider_type(e.type) is not None and (kept is None or e.type in kept)
+    def sends_type(world_type: str) -> bool:
+        return profile.provider_type(world_type) is not None and (kept is None or world_type in kept)
 
     def owes(e: Event) -> bool:
         keyed = builtin and e.business_key is not None and e.type not in templates
         return keyed or e.stateful or e.type in team or e.type in related
 
-    return StormSends(sendable, owes)
+    return StormSends(sends_type, owes)
 
 
 class Rendered(NamedTuple):

@@ -314,10 +314,7 @@ class Scenario:
             from hookproof.scenarios.world_plans import plan_for
 
             return plan_for(self, ctx, world)
-        # a Checkout purchase owes its effect on the session's events, or, at an endpoint not sent
-        # them, on its payment intent's (`World.checkout_events_sent`)
-        world.checkout_events_sent = ctx.sends("checkout.session.completed") or ctx.sends(
-            "checkout.session.async_payment_succeeded")
+        world.sent_only(ctx.sends)
         return self.build(ctx, world)
 
     def checks_for(self, *, counters: bool) -> tuple[str, ...]:

@@ -70,6 +70,12 @@ class ExploreTarget:
     state_fields: Any = None
     fell_short: bool = field(default=False, init=False)
 
+    def sends_type(self, world_type: str) -> bool:
+        """True when the receiver is sent events of `world_type` (a world name): the profile
+        sends it and `enabled` lists it (or is None)."""
+        return self.profile.provider_type(world_type) is not None and (self.enabled is None
+                                                                       or world_type in self.enabled)
+
 
 def shared_target(target: Target, observe: Callable[[], Observation], profile: Profile, secrets: Sequence[str],
                   **options: Any) -> ExploreTarget:

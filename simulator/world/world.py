@@ -14,7 +14,7 @@ import random
 import re
 import string
 import time
-from typing import Any, ClassVar, Iterable, Iterator, Mapping
+from typing import Any, Callable, ClassVar, Iterable, Iterator, Mapping
 
 from hookproof.simulator.errors import WorldError
 from hookproof.simulator.events import Event, changed_attributes
@@ -161,9 +161,7 @@ class World(RecordReads):
         #: the payment intents payment-mode sessions made: their events owe no key of their own
         #: (the session's purchase is fulfilled once, on the session's events)
         self._checkout_intents: set[str] = set()
-        #: whether the endpoint is sent the session's own Checkout events: when it is not (an
-        #: endpoint enabled for payment_intent.succeeded alone), the purchase is fulfilled on the
-        #: intent's event, which then owes its ``license:`` as any intent's does
+        #: whether the endpoint is sent the session's own Checkout events (`sent_only`)
         self.checkout_events_sent = True
         #: The kind of each checkout session a story (not the receiver) opened, in order: ``(mode,
         #: payment method)`` (``("payment", "card")``, ``("subscription", "card")``, ``("payment", "boleto")``).
@@ -977,6 +975,15 @@ class World(RecordReads):
             if r < _ALPHABET_SIZE:
                 out.append(_ALPHABET[r])
         return "".join(out)
+
+    def sent_only(self, sends: Callable[[str], bool]) -> None:
+        """The endpoint is sent only the types `sends` accepts (world type names). A Checkout
+        purchase owes its fulfilment on the session's events; at an endpoint not sent them (one
+        enabled for payment_intent.succeeded alone) it is fulfilled on the intent's event, which
+        then owes its ``license:`` as any intent's does (docs.stripe.com/checkout/fulfillment).
+        Call before the stories are played: the events' keys are drawn as they are emitted."""
+        self.checkout_events_sent = sends("checkout.session.completed") or sends(
+            "checkout.session.async_payment_succeeded")
 
     def _new_id(self, object_type: str) -> str:
         """``prefix_<24 characters>``; a Checkout Session's ``cs_test_``/``cs_live_`` and 58

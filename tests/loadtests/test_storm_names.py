@@ -47,6 +47,38 @@ def test_the_config_s_names_travel_with_the_spec_to_the_workers(tmp_path: Path) 
         StormSpec(target_url="http://127.0.0.1:9/", profile="stripe", event_names={"invoice.paid": "paid"})
 
 
+def test_a_storm_s_checkout_intents_owe_their_license_where_the_session_s_events_are_not_sent(
+        tmp_path: Path) -> None:
+    """A Checkout purchase is fulfilled on the session's events; a storm endpoint enabled for
+    the billing names (no Checkout event) is owed it on the intent's payment_intent.succeeded,
+    as a certify run's is (`World.sent_only`): the storm's stories key those intents, and key
+    none where every type is sent."""
+    import gc
+
+    from hookproof.commands.storm import build_spec
+    from hookproof.config import load_config
+    from hookproof.loadtests.storm_state import StormProcess
+
+    threshold = gc.get_threshold()
+    try:
+        for enabled, keyed in ((BILLING_NAMES, True), (None, False)):
+            spec = build_spec(load_config(write_config(tmp_path, enabled=enabled)), users=1, rate=1.0,
+                              duration_s=1.0, shape="steady", duplicates=0.2, burst=2, reorder_window=2, waves=0,
+                              out=tmp_path / "out", sink_url=None, progress_path=None)
+            state = StormProcess()
+            state.setup(spec, sender=False)
+            book = state.story_book(state.process_seed(0))
+            events = [e for story in book.templates for e in story]
+            intents = [e for e in events if e.type == "payment_intent.succeeded"  # the stories mark a session's
+                       and (e.object.get("metadata") or {}).get("channel") == "checkout"]
+            assert intents, sorted({e.type for e in events})
+            assert {e.business_key for e in intents} == (
+                {f"license:{e.object_id}" for e in intents} if keyed else {None}), enabled
+    finally:
+        gc.unfreeze()
+        gc.set_threshold(*threshold)
+
+
 Ran = tuple[Path, subprocess.CompletedProcess[str]]
 
 

@@ -291,3 +291,34 @@ def test_a_timeout_step_the_receiver_beat_leaves_its_event_pending(served: Any, 
         assert session.finish() is None
     finally:
         session.close()
+
+
+@pytest.mark.parametrize(("enabled", "keyed"), [(None, False),
+                                                (frozenset({"payment_intent.succeeded", "charge.succeeded"}), True)])
+def test_an_explore_endpoint_not_sent_the_checkout_events_owes_the_purchase_on_its_intent(
+        enabled: frozenset[str] | None, keyed: bool) -> None:
+    """A Checkout purchase is fulfilled on the session's events; explore's endpoint enabled for
+    payment_intent.succeeded without them is owed it on the intent's event, as certify's and
+    the storm's are (`World.sent_only`), or a receiver licensing every intent there is
+    `unexpected`."""
+    from fastapi import FastAPI
+
+    from hookproof.scenarios.observations import Observation
+    from hookproof.scenarios.session import Session
+    from hookproof.scenarios.statemachine import ExploreTarget, Prepared
+    from hookproof.simulator.delivery import Target
+    from hookproof.simulator.profiles import get_profile
+
+    prepared = Prepared(Target(app=FastAPI()), lambda: Observation(0.0, (), (), frozenset()))
+    target = ExploreTarget(profile=get_profile("stripe"), secrets=("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",),
+                           open=lambda: prepared, describe="in-process", enabled=enabled)
+    session = Session(target, 3)
+    try:
+        session.apply(Step("emit", action="checkout"))  # the first: a one-time price paid by card
+        events = session.world.events
+    finally:
+        session.close()
+    sessions = {e.object["payment_intent"] for e in events if e.type == "checkout.session.completed"}
+    intents = [e for e in events if e.type == "payment_intent.succeeded" and e.object_id in sessions]
+    assert intents, [e.type for e in events]
+    assert {e.business_key for e in intents} == ({f"license:{e.object_id}" for e in intents} if keyed else {None})
