@@ -36,6 +36,7 @@ from hookproof.simulator.events import Event
 from hookproof.simulator.profiles.base import Envelope, Profile, new_envelope
 from hookproof.simulator.world import World
 from hookproof.simulator.world.lifecycle import RELATED_TYPES
+from hookproof.simulator.world.user_catalog import USER_API_VERSION
 
 #: A world id: a lowercase prefix (``cs_test`` included), 18 to 52 characters kept (a Checkout
 #: Session's tail is 58), 6 renamed.
@@ -113,7 +114,7 @@ def storm_sends(profile: Profile, enabled: Collection[str] | None = None,
                 team_keys: Mapping[str, Any] | None = None) -> StormSends:
     """Which events of a story a storm sends: those of a type `profile` sends and the receiver
     subscribes to (`enabled`, world type names; None: every type) that owe an effect (a
-    built-in business key unless the team turned them off, ``builtin_keys = false``, or
+    user catalog's key; a built-in business key unless the team turned them off, ``builtin_keys = false``, or
     mapped the type to none; a type the team's `[business_keys]` maps to a key or its
     `[counters]` names: `team_keys` as `scenarios.business_keys.to_plain` makes it), move an
     object's state, or are one of a new object's first events a provider emits together
@@ -133,7 +134,9 @@ def storm_sends(profile: Profile, enabled: Collection[str] | None = None,
         return profile.provider_type(world_type) is not None and (kept is None or world_type in kept)
 
     def owes(e: Event) -> bool:
-        keyed = builtin and e.business_key is not None and e.type not in templates
+        # a user catalog's keys are the team's own: kept whatever builtin_keys says (`KeyMapping.key_of`)
+        keyed = (e.business_key is not None and e.type not in templates
+                 and (builtin or e.api_version == USER_API_VERSION))
         return keyed or e.stateful or e.type in team or e.type in related
 
     return StormSends(sends_type, owes)

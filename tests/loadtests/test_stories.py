@@ -155,3 +155,24 @@ def test_a_stripe_storm_story_buys_a_plan_through_a_subscription_mode_checkout()
     (copy,) = [e for e in renamed(story, 7) if e.type == "checkout.session.completed"
                and e.object["mode"] == "subscription"]
     assert copy.business_key == f"provision:{copy.object_id}" != plan.business_key
+
+
+def test_a_catalog_storm_sends_a_keyed_type_without_a_state_whatever_builtin_keys_says() -> None:
+    """A user catalog's keys are the team's own (`KeyMapping.key_of` keeps them with
+    ``builtin_keys = false``): a storm sends a keyed type that sets no state (the document's
+    ``refund.created``, a new user's Clerk ``session.created``) whether or not the built-in keys
+    are on; a type with neither a key nor a state stays out."""
+    from examples.receivers import PROJECT_ROOT
+    from hookproof.catalog_file import CatalogConfig, load_catalog, profile_of, with_renderer
+    from hookproof.simulator.world.user_catalog import UserCatalogWorld
+
+    catalog = with_renderer(load_catalog(CatalogConfig(openapi="webhooks.yaml"), PROJECT_ROOT / "examples" / "openapi"))
+    profile = profile_of("generic-hmac", catalog)
+    events = UserCatalogWorld(3, catalog=catalog).lifecycle()
+    (refund,) = [e for e in events if e.type == "refund.created"]
+    assert refund.business_key is not None and not refund.stateful
+    (quiet,) = [e for e in events if e.type == "customer.updated"]
+    assert quiet.business_key is None and not quiet.stateful
+    for builtin in (True, False):
+        sends = storm_sends(profile, None, {"builtin": builtin, "templates": {}})
+        assert (sends(refund), sends(quiet)) == (True, False), builtin
