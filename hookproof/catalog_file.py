@@ -293,9 +293,11 @@ def _check_paths(spec: Any, shown: str | None, where: str) -> None:
             path = parse_path(value)
         except ValueError as exc:
             _fail(f"{name(attr)}: {exc}", shown, where)
-        settable = attr in ("object_id", "event_id", "ordering", "status")  # the world writes them
-        if (spec.schema is not None or not settable) and not _has(spec, path):
-            _fail(f"{name(attr)}: the schema has no field {dotted(path)}", shown, where)
+        # the world writes the object id, event id, ordering and status only where the body has
+        # them: a field the provider's body lacks (Clerk's deleted-user stub has no updated_at)
+        # would be one hookproof adds and the provider never sends
+        if not _has(spec, path):
+            _fail(f"{name(attr)}: {_lacks(spec, dotted(path))}{_settable_hint(attr, spec)}", shown, where)
     if spec.state is not None and spec.status is not None and spec.schema is not None:
         _check_state(spec, name("state"), shown, where)
     if spec.key is not None:
@@ -303,7 +305,22 @@ def _check_paths(spec: Any, shown: str | None, where: str) -> None:
             if not field.strip():
                 _fail(f"{name('key')}: {spec.key}: an empty {{}} names no field", shown, where)
             elif not _has(spec, tuple(field.strip().split("."))):
-                _fail(f"{name('key')}: {spec.key}: the schema has no field {field.strip()}", shown, where)
+                _fail(f"{name('key')}: {spec.key}: {_lacks(spec, field.strip())}", shown, where)
+
+
+def _lacks(spec: Any, field: str) -> str:
+    """How a path error says what the entry gave lacks `field`: the schema, the example, or both."""
+    if spec.schema is not None and spec.example is not None:
+        return f"neither the schema nor the example has a field {field}"
+    return f"the {'schema' if spec.schema is not None else 'example'} has no field {field}"
+
+
+def _settable_hint(attr: str, spec: Any) -> str:
+    """What to do about an ordering or status path its body lacks (hookproof would add it)."""
+    if attr not in ("ordering", "status"):
+        return ""
+    return (f": {spec.type}'s body as the provider sends it has no such field, and hookproof sends only fields it "
+            f"has; leave {attr} out for this type, or add the field to its example or schema")
 
 
 def _check_state(spec: Any, named: str, shown: str | None, where: str) -> None:

@@ -70,8 +70,14 @@ CASES = [
     BadCatalog("entry-key-names-a-missing-field",
                TARGET + '\n[catalog.events."order.placed"]\nexample = { id = "evt_1", type = "order.placed", '
                'data = { id = "ord_1" } }\nkey = "fulfil:{data.total}"\n', None,
-               'hookproof.toml:11: catalog.events."order.placed": key: fulfil:{data.total}: the schema has no '
+               'hookproof.toml:11: catalog.events."order.placed": key: fulfil:{data.total}: the example has no '
                "field data.total"),
+    BadCatalog("entry-ordering-the-example-lacks",  # hookproof would add a field the provider never sends
+               TARGET + '\n[catalog.events."user.deleted"]\nexample = { type = "user.deleted", '
+               'data = { id = "user_1", deleted = true } }\nordering = "data.updated_at"\n', None,
+               'hookproof.toml:11: catalog.events."user.deleted": ordering: the example has no field data.updated_at: '
+               "user.deleted's body as the provider sends it has no such field, and hookproof sends only fields it "
+               "has; leave ordering out for this type, or add the field to its example or schema"),
     BadCatalog("unresolvable-ref", DOC_CONFIG, document('{$ref: "#/components/schemas/Nope"}'),
                "webhooks.yaml: webhook order.placed: $ref '#/components/schemas/Nope' cannot be resolved"),
     BadCatalog("invalid-document", DOC_CONFIG, document(responses="{}"),

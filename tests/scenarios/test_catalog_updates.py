@@ -24,7 +24,7 @@ url = "sqlite:///x.db"
 effects = "SELECT business_key FROM emails"
 
 [catalog.events."user.created"]
-example = { type = "user.created", data = { id = "user_2abcdefghijklmnopqrstuvwxy", first_name = "Ada" } }
+example = { type = "user.created", data = { id = "user_2abcdefghijklmnopqrstuvwxy", first_name = "Ada", updated_at = 1764000000000 } }
 object_id = "data.id"
 object_type = "user"
 ordering = "data.updated_at"
@@ -32,7 +32,7 @@ state = "active"
 key = "welcome:{data.id}"
 
 [catalog.events."user.updated"]
-example = { type = "user.updated", data = { id = "user_2abcdefghijklmnopqrstuvwxy", first_name = "Grace" } }
+example = { type = "user.updated", data = { id = "user_2abcdefghijklmnopqrstuvwxy", first_name = "Grace", updated_at = 1764000000000 } }
 object_id = "data.id"
 object_type = "user"
 ordering = "data.updated_at"
