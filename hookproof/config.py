@@ -145,9 +145,13 @@ def _check_state_kinds(config: Config, text: str, source: str) -> None:
     world has no object of (``issues`` for GitHub's ``issue``), naming the kinds it has, or
     whose objects carry no state the run compares (GitHub's ``installation``: no event about one
     carries a status), naming the kinds it compares (`stated_kinds`, from the world itself)."""
-    if config.observer is None or not config.observer.states or config.catalog is not None:
-        return  # a user catalog's kinds are the catalog's own (checked with the catalog)
+    if config.observer is None or not config.observer.states:
+        return
     profile = config.profile()
+    user = getattr(profile, "catalog", None)
+    if user is not None:  # a user catalog's kinds are its own (`EventSpec.kind`)
+        _check_catalog_kinds(config, user, text, source)
+        return
     kinds = object_kinds(profile.world)
     for kind in config.observer.states:
         line = _entry_line(text, "observer.states", kind) or field_line(text, "observer.states")
@@ -158,6 +162,25 @@ def _check_state_kinds(config: Config, text: str, source: str) -> None:
         if kind not in stated:
             raise ConfigError(f"no {profile.title} event carries a {kind}'s status, so nothing would compare this "
                               f"query's rows (the kinds whose states are compared: {', '.join(sorted(stated))})",
+                              path=source, field=f"observer.states.{kind}", line=line)
+
+
+def _check_catalog_kinds(config: Config, user: Any, text: str, source: str) -> None:
+    """Raise ConfigError (with its line) for an ``[observer.states]`` kind no type of the user's
+    catalog is about (a misspelt ``organization_membership`` for ``organizationMembership``), or
+    whose types set no state, naming the catalog's kinds either way."""
+    assert config.observer is not None
+    kinds = {spec.kind for spec in user.events}
+    stated = sorted({spec.kind for spec in user.events if spec.state is not None})
+    for kind in config.observer.states:
+        line = _entry_line(text, "observer.states", kind) or field_line(text, "observer.states")
+        if kind not in kinds:
+            raise ConfigError(f"your catalog has no object kind {kind!r} (its kinds: {', '.join(sorted(kinds))}; a "
+                              "type's kind is its object_type, else the type without its last part)",
+                              path=source, field=f"observer.states.{kind}", line=line)
+        if kind not in stated:
+            raise ConfigError(f"no type of your catalog about a {kind} sets a state, so nothing would compare this "
+                              f"query's rows (the kinds whose types set one: {', '.join(stated) or 'none'})",
                               path=source, field=f"observer.states.{kind}", line=line)
 
 

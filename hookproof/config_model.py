@@ -206,7 +206,7 @@ class ObserverConfig(StrictModel):
         """One query per object kind, named as the world names them (``invoice``,
         ``payment_intent``, ``checkout.session``); ``subscription`` is `state`'s."""
         for kind, query in v.items():
-            if not re.match(r"^[a-z][a-z_.]*$", kind):
+            if not re.match(r"^[A-Za-z][A-Za-z0-9_.]*$", kind):  # a catalog's kinds may be camelCase
                 raise ValueError(f"{kind!r} is not an object kind (e.g. invoice, payment_intent, checkout.session)")
             if not query.strip():
                 raise ValueError(f"the {kind} state query is empty")

@@ -33,6 +33,19 @@ SCHEMA = ('{type: object, required: [id, type, data], properties: {id: {type: st
           'data: {type: object, required: [id, total], properties: {id: {type: string}, total: {type: integer}, '
           'code: {type: string, pattern: "^[A-Z]{3}-[0-9]{4}$"}}}}}')
 
+#: A catalog of two kinds, one with states (its default kind is camelCase, as Clerk's types
+#: make it), and the start of an [observer.states] table (its entry on line 19).
+MEMBERSHIPS = """
+[catalog.events."organizationMembership.created"]
+example = { type = "organizationMembership.created", data = { id = "orgmem_1" } }
+state = "member"
+
+[catalog.events."session.created"]
+example = { type = "session.created", data = { id = "sess_1" } }
+
+[observer.states]
+"""
+
 
 def document(schema: str = SCHEMA, *, extensions: str = "", responses: str = '{"200": {description: ok}}',
              version: str = "3.1.0") -> str:
@@ -78,6 +91,13 @@ CASES = [
                'hookproof.toml:11: catalog.events."user.deleted": ordering: the example has no field data.updated_at: '
                "user.deleted's body as the provider sends it has no such field, and hookproof sends only fields it "
                "has; leave ordering out for this type, or add the field to its example or schema"),
+    BadCatalog("states-kind-the-catalog-lacks", TARGET + MEMBERSHIPS + 'organization_membership = "SELECT 1"\n', None,
+               'hookproof.toml:19: observer.states.organization_membership: your catalog has no object kind '
+               "'organization_membership' (its kinds: organizationMembership, session; a type's kind is its "
+               "object_type, else the type without its last part)"),
+    BadCatalog("states-kind-without-states", TARGET + MEMBERSHIPS + 'session = "SELECT 1"\n', None,
+               "hookproof.toml:19: observer.states.session: no type of your catalog about a session sets a state, so "
+               "nothing would compare this query's rows (the kinds whose types set one: organizationMembership)"),
     BadCatalog("unresolvable-ref", DOC_CONFIG, document('{$ref: "#/components/schemas/Nope"}'),
                "webhooks.yaml: webhook order.placed: $ref '#/components/schemas/Nope' cannot be resolved"),
     BadCatalog("invalid-document", DOC_CONFIG, document(responses="{}"),
@@ -131,6 +151,15 @@ def test_a_bad_catalog_is_one_line_naming_file_webhook_and_field(tmp_path: Path,
     assert run.returncode == 2 and len(lines) == 1 and "Traceback" not in run.stderr, run
     assert lines[0].startswith("hookproof: " + case.expected), lines[0]
     assert not (tmp_path / "out" / "report.json").exists()
+
+
+def test_a_catalog_s_camel_case_kind_is_a_states_kind(tmp_path: Path) -> None:
+    """`organizationMembership`, the default kind of Clerk's membership types, names its states."""
+    from hookproof.config import load_config
+
+    (tmp_path / "hookproof.toml").write_text(TARGET + MEMBERSHIPS + 'organizationMembership = "SELECT 1"\n',
+                                             encoding="utf-8")
+    assert set(load_config(tmp_path / "hookproof.toml").observer.states) == {"organizationMembership"}  # type: ignore[union-attr]
 
 
 def test_a_good_document_loads(tmp_path: Path) -> None:
