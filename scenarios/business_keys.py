@@ -34,6 +34,7 @@ from hookproof.scenarios.observations import Observation, world_event_id
 from hookproof.simulator.delivery.history import Attempt
 from hookproof.simulator.events import Event
 from hookproof.simulator.profiles.base import Profile
+from hookproof.simulator.world.lifecycle import moves_no_money
 from hookproof.simulator.world.user_catalog import USER_API_VERSION
 
 #: A field of a template: ``{data.object.id}``.
@@ -362,18 +363,30 @@ def counter_truth(events: Sequence[Event], history: Sequence[Attempt], mapping: 
     for event in events:
         if event.id not in valid or event.type not in mapping.counters:
             continue
-        if mapping.conditional(event.type) and not event.business_key:  # no rule's `when` held
-            continue
         effect = event.business_key or event.id
         if effect in counted:
             continue
-        moved = mapping.counter_of(event)
+        moved = counted_move(event, mapping)
         if moved is None:
             continue
         counted.add(effect)
         key, amount = moved
         totals[key] = totals.get(key, 0) + amount
     return totals
+
+
+def counted_move(event: Event, mapping: KeyMapping) -> tuple[str, int] | None:
+    """(counter key, signed amount) `event` moves under `mapping`, or None: not a counted type,
+    a conditional type whose rules' `when` held for none (no key), or an event that moves no
+    money by the provider's own rule (`lifecycle.moves_no_money`: a rejected refund) of a type
+    the team's own rules do not name. Raises TemplateError."""
+    if event.type not in mapping.counters:
+        return None
+    if mapping.conditional(event.type) and not event.business_key:  # no rule's `when` held
+        return None
+    if event.type not in mapping.templates and moves_no_money(event):
+        return None
+    return mapping.counter_of(event)
 
 
 #: Events `counter_events` names per counter key at most (a finding lists their attempts).
@@ -386,10 +399,8 @@ def counter_events(events: Sequence[Event], mapping: KeyMapping) -> dict[str, tu
     key is a customer's or a subscription's and names no delivery of its own. Pure."""
     moved: dict[str, list[str]] = {}
     for event in events:
-        if event.type not in mapping.counters or (mapping.conditional(event.type) and not event.business_key):
-            continue
         try:
-            counted = mapping.counter_of(event)
+            counted = counted_move(event, mapping)
         except TemplateError:
             continue
         if counted is not None:

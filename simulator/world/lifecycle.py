@@ -11,9 +11,12 @@ payment method, resumed by ``POST /v1/subscriptions/{id}/resume``).
 from __future__ import annotations
 
 import re
-from typing import Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from hookproof.simulator.errors import WorldError
+
+if TYPE_CHECKING:
+    from hookproof.simulator.events import Event
 
 #: object type -> status -> statuses it may move to (a self-loop is a change in place).
 TRANSITIONS: Mapping[str, Mapping[str, frozenset[str]]] = {
@@ -136,6 +139,28 @@ WITHHELD_KEYS: Mapping[str, tuple[Callable[[str], str], str]] = {
         "it owed no refund: Paddle rejected it (status rejected; a refund is owed only on the "
         "adjustment.updated saying approved: developer.paddle.com/webhooks/adjustments/adjustment-updated)"),
 }
+
+#: Provider types whose event moves no money while its object's field (first) holds one of the
+#: statuses (second): as no built-in key is made for it (`WITHHELD_KEYS`), a counter of the type (a
+#: revenue total a refund reduces) does not move on it either. A Checkout Session completed unpaid
+#: (its delayed payment is still owed: docs.stripe.com/checkout/fulfillment); a Paddle refund
+#: pending approval or rejected (developer.paddle.com/webhooks/adjustments/adjustment-updated).
+#: Not a Checkout intent's payment_intent.succeeded: its key is withheld, but its money moved.
+MONEYLESS_STATUSES: Mapping[str, tuple[str, frozenset[str]]] = {
+    "checkout.session.completed": ("payment_status", frozenset({"unpaid"})),
+    "adjustment.created": ("status", frozenset({"pending_approval", "rejected"})),
+    "adjustment.updated": ("status", frozenset({"pending_approval", "rejected"})),
+}
+
+
+def moves_no_money(event: Event) -> bool:
+    """True when a provider's `event` moves no money (`MONEYLESS_STATUSES`); a user catalog's
+    events (its own types) never match."""
+    rule = MONEYLESS_STATUSES.get(event.type)
+    if rule is None or event.api_version == "user-catalog":  # user_catalog.USER_API_VERSION
+        return False
+    return event.object.get(rule[0]) in rule[1]
+
 
 #: The first events of one new object that a provider emits together, each group one object's:
 #: a new subscription's (created, updated, its first invoice paid, and the subscription-mode

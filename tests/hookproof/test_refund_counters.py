@@ -171,3 +171,37 @@ def test_a_receiver_netting_refunds_passes_and_one_reversing_every_delivery_fail
     for finding in (f for s in report.scenarios for f in s.findings):
         assert finding.key.startswith("cus_") and finding.actual < finding.expected, finding
         assert finding.message == f"counter is {finding.actual}; the provider's truth implies {finding.expected}"
+
+
+@pytest.mark.parametrize("builtin", [True, False])
+def test_a_paddle_refund_counter_moves_only_on_an_approved_refund(tmp_path: Path, builtin: bool) -> None:
+    """Paddle creates a refund pending approval and moves money only once it approves it: a
+    counter on adjustment.updated with ``sign = -1`` nets the approved refund and neither the
+    pending one's creation nor the rejected one (a correct receiver failed ``counter is 2450;
+    the provider's truth implies 1634``), with or without the built-in keys."""
+    from hookproof.scenarios.business_keys import counter_truth, keyed
+    from hookproof.simulator.world.paddle import PaddleWorld
+
+    path = tmp_path / "hookproof.toml"
+    path.write_text(('builtin_keys = false\n' if not builtin else '') + (
+        '[target]\nurl = "http://127.0.0.1:9/webhooks"\nprofile = "paddle"\nsecret = "pdl_ntfset_x"\n'
+        '[observer]\nkind = "sql"\nurl = "sqlite:///x.db"\neffects = "SELECT business_key FROM effects"\n'
+        'counter = "SELECT customer, amount FROM balances"\n'
+        '[counters."transaction.completed"]\nkey = "{data.customer_id}"\namount = "data.details.totals.total"\n'
+        '[counters."adjustment.created"]\nkey = "{data.customer_id}"\namount = "data.totals.total"\nsign = -1\n'
+        '[counters."adjustment.updated"]\nkey = "{data.customer_id}"\namount = "data.totals.total"\nsign = -1\n'),
+        encoding="utf-8")
+    mapping = load_config(path).key_mapping()
+    w = PaddleWorld(3)
+    txn = w.buy()
+    customer, total = w.peek(txn)["customer_id"], int(w.peek(txn)["details"]["totals"]["total"])
+    approved = w.refund(txn, 500)
+    w.refund(txn, 300, review="rejected")
+    w.refund(txn, 200, review=None)  # still pending
+    events = [e for e in keyed(w.events, mapping) if e.type in mapping.counters]
+    assert [(e.type, e.object_id, e.object["status"]) for e in events if e.type.startswith("adjustment")] == [
+        ("adjustment.created", approved, "pending_approval"), ("adjustment.updated", approved, "approved"),
+        ("adjustment.created", events[3].object_id, "pending_approval"),
+        ("adjustment.updated", events[3].object_id, "rejected"),
+        ("adjustment.created", events[5].object_id, "pending_approval")]
+    assert counter_truth([*events, *events], _attempts([*events, *events]), mapping) == {customer: total - 500}
