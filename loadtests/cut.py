@@ -15,8 +15,8 @@ Pure: no Locust, no clock, no I/O.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from typing import AbstractSet, Any, Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import AbstractSet, Any, Callable, Iterable, Mapping, Sequence
 
 from hookproof.scenarios.findings import CheckResult, Finding, Verdict, kept_findings
 from hookproof.scenarios.key_loops import NEVER_ACKNOWLEDGED
@@ -129,17 +129,28 @@ class Unanswered:
         keys: business keys none of whose valid attempts got any answer.
         objects: object ids of events none of whose valid attempts got any answer.
         why: why the storm was sender-bound (its loop's lag, its wait for a connection).
+        counters: counter key → (the sum of the positive amounts, the sum of the negative ones)
+            its counted events none of whose valid attempts got any answer would move it by.
     """
 
     keys: frozenset[str]
     objects: frozenset[str]
     why: str
+    counters: Mapping[str, tuple[int, int]] = field(default_factory=dict)
 
     def __bool__(self) -> bool:
-        return bool(self.keys or self.objects)
+        return bool(self.keys or self.objects or self.counters)
 
     def excuses(self, check_id: str, finding: Finding) -> bool:
-        """As `Cut.excuses`."""
+        """As `Cut.excuses`; and a ``counter`` whose difference from the truth the unanswered
+        events explain (it lies between the truth less every unanswered addition and the truth
+        less every unanswered subtraction: some of them not applied yet)."""
+        if check_id == "counter":
+            span = self.counters.get(finding.key)
+            want, got = finding.expected, 0 if finding.actual is None else finding.actual
+            if span is None or not isinstance(want, int) or isinstance(got, bool) or not isinstance(got, int):
+                return False
+            return want - span[0] <= got <= want - span[1]
         return _unacknowledged(self, check_id, finding)
 
     def note(self) -> str:
@@ -150,31 +161,49 @@ class Unanswered:
 
 
 def unanswered_of(results: Sequence[CheckResult], events: Iterable[Event], completions: Sequence[Any],
-                  by_event: Any, why: str) -> Unanswered:
+                  by_event: Any, why: str,
+                  counted: Callable[[Event], tuple[str, int] | None] | None = None) -> Unanswered:
     """The `Unanswered` of a sender-bound storm's `results`: the keys of ``lost`` findings whose
     every valid attempt timed out (`ONLY_TIMED_OUT`), and the objects of ``stale`` findings one of
     whose events was never answered on a valid attempt (`completions` at `by_event`'s positions:
     each ``unknown``, a valid attempt's that got no answer; None marks an invalid one), or the
-    events of such a key. One pass over `events`, none when no such finding is open."""
+    events of such a key; and, for each key of a ``counter`` finding, what the events it counts
+    (`counted`: an event's counter key and signed amount, `business_keys.counted_move`) that were
+    never answered would move it by (each effect once). One pass over `events`, none when no such
+    finding is open."""
     keys = frozenset(f.key for r in results if r.check_id == "lost" for f in r.findings
                      if not f.advisory and f.message.startswith(ONLY_TIMED_OUT))
     stale = {f.key for r in results if r.check_id == "stale" for f in r.findings if not f.advisory}
-    if not keys and not stale:
+    short = ({f.key for r in results if r.check_id == "counter" for f in r.findings if not f.advisory}
+             if counted is not None else set())
+    if not keys and not stale and not short:
         return Unanswered(frozenset(), frozenset(), why)
     from hookproof.simulator.delivery.history import Completion
 
     unknown = Completion.UNKNOWN
     objects: set[str] = set()
+    spans: dict[str, tuple[int, int]] = {}
+    effects: set[str] = set()
+
+    def never_answered(event: Event) -> bool:
+        valid = [completions[p] for p in by_event.get(event.id, ()) if completions[p] is not None]
+        return bool(valid) and all(c is unknown for c in valid)
+
     for event in events:
+        if short and counted is not None and (event.business_key or event.id) not in effects:
+            moved = counted(event)
+            if moved is not None and moved[0] in short and never_answered(event):
+                effects.add(event.business_key or event.id)
+                up, down = spans.get(moved[0], (0, 0))
+                spans[moved[0]] = (up + max(moved[1], 0), down + min(moved[1], 0))
         if event.object_id not in stale or event.object_id in objects:
             continue
         if event.business_key is not None and event.business_key in keys:
             objects.add(event.object_id)
             continue
-        valid = [completions[p] for p in by_event.get(event.id, ()) if completions[p] is not None]
-        if valid and all(c is unknown for c in valid):
+        if never_answered(event):
             objects.add(event.object_id)
-    return Unanswered(keys, frozenset(objects), why)
+    return Unanswered(keys, frozenset(objects), why, spans)
 
 
 def _unacknowledged(cut: "Cut | Unanswered", check_id: str, f: Finding) -> bool:

@@ -209,6 +209,22 @@ class StormOutcome:
         return 0 if self.report.verdict == "pass" and not self.report.partial else 1
 
 
+def _counted(mapping: Any) -> "Callable[[Event], tuple[str, int] | None] | None":
+    """What each event moves the team's counters by (`business_keys.counted_move`; an event
+    lacking a field the counter names moves nothing), or None without counters."""
+    if mapping is None or not mapping.counters:
+        return None
+    from hookproof.scenarios.business_keys import TemplateError, counted_move
+
+    def moves(event: Event) -> tuple[str, int] | None:
+        try:
+            return counted_move(event, mapping)
+        except TemplateError:
+            return None
+
+    return moves
+
+
 def sender_bound_why(sender: Mapping[str, Any] | None) -> str | None:
     """Why the storm was sender-bound (its senders' loop lagged `SENDER_BOUND_LAG_MS` or more, or
     an attempt waited `SENDER_BOUND_WAIT_MS` or more for its connection), or None."""
@@ -340,7 +356,8 @@ def storm_scenario(spec: StormSpec, events: Iterable[Event], attempts: Sequence[
         results = judge_cut(results, cut_of(cut, events, index.acked_events, drain_s))
     bound = sender_bound_why(sender)
     if bound is not None:  # keys the compressed schedule gave up on while the senders fell behind
-        results = judge_cut(results, unanswered_of(results, events, index.completions, index.by_event, bound))
+        results = judge_cut(results, unanswered_of(results, events, index.completions, index.by_event, bound,
+                                                   _counted(mapping)))
     if not settled and observations:  # still changing at the deadline: a backlog being applied, not lost
         results = judge_cut(results, unsettled_of(observations, spec.settle_deadline_s))
     results = [sender_judged(r, sender, spec.sender_timeout_s, rate_per_s=spec.rate_per_s)

@@ -202,3 +202,41 @@ def test_a_receiver_still_applying_at_the_settle_deadline_is_not_called_lost(tmp
     # renewal:in_3's counter short of its 1500 (in_1's and in_2's, never acknowledged, advisories as before)
     assert found["counter"] == ("unknown", [], f"1 counter(s) short unknown: {note}; 0 finding(s), 2 advisory(ies)")
     assert set(found) == {"lost", "stale", "no_server_error", "counter"}
+
+
+def test_a_sender_bound_storm_does_not_call_short_a_counter_its_unanswered_events_explain(tmp_path: Path) -> None:
+    """A new user's correct Paddle receiver, stormed sender-bound, had its lost and stale keys
+    called unknown but its revenue counter, short by the very payments that were never
+    answered, a finding. A counter short by what the unanswered events would have added is
+    unknown in a sender-bound storm; short by more (an answered payment not counted) it stays a
+    finding; a storm that kept up says so either way."""
+    keys = {"builtin": True, "templates": {}, "conditions": {}, "more": {},
+            "counters": {"invoice.paid": {"key": "{data.object.customer}", "amount": "data.object.amount_paid"}}}
+    spec = StormSpec(target_url="http://127.0.0.1:9/webhooks", duration_s=2.0, out_dir=str(tmp_path / "out"),
+                     keys=keys)
+    events = [Event(id=f"evt_{i}", type="invoice.paid", created=i, created_us=i, object_type="invoice",
+                    object_id=f"in_{i}", version=1, business_key=f"renewal:in_{i}", amount=1500,
+                    object={"id": f"in_{i}", "object": "invoice", "customer": f"cus_{i // 3}", "amount_paid": 1500})
+              for i in range(6)]
+
+    def timed_out(e: Event, n: int, at: float) -> Attempt:
+        return make_attempt(event=e, event_id=e.id, delivery_id=f"dlv_{e.id}_1", attempt=n, tags=(), profile=STRIPE,
+                            sent_at=at, latency_ms=22000.0, error_kind="timeout")
+
+    # cus_0: in_0 applied, in_1 and in_2 never answered, counter 1500 (truth 4500);
+    # cus_1: in_3 and in_4 applied, in_5 never answered, counter 1500 (an answered payment not counted)
+    attempts = [_attempt(events[0], 1, 200, 1000.0), *(timed_out(events[i], n, 1000.1 + n) for i in (1, 2)
+                                                       for n in (1, 2, 3)),
+                _attempt(events[3], 1, 200, 1000.5), _attempt(events[4], 1, 200, 1000.6),
+                *(timed_out(events[5], n, 1000.7 + n) for n in (1, 2, 3))]
+    obs = Observation(2000.0, (Effect("renewal:in_0"), Effect("renewal:in_3"), Effect("renewal:in_4")), (),
+                      counters={"cus_0": 1500, "cus_1": 1500})
+
+    def counter(sender: dict[str, float] | None) -> tuple[str, list[str]]:
+        report = storm_scenario(spec, events, attempts, [obs], settled=True, started_at=1000.0, duration_s=2.0,
+                                sender=sender)
+        (check,) = [c for c in report.checks if c.check_id == "counter"]
+        return check.verdict, sorted(f.key for f in check.findings if f.severity == "finding")
+
+    assert counter(None) == ("invalid", ["cus_0", "cus_1"])
+    assert counter(SENDER_BOUND) == ("invalid", ["cus_1"])
