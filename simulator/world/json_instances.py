@@ -177,6 +177,10 @@ def merged(schema: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+#: The digits a number's first digit is drawn from (`InstanceMaker.like`).
+_NONZERO = "123456789"
+
+
 def shape_alphabet(text: str) -> str:
     """The characters an id like `text` draws from (see `InstanceMaker.like`); "" when it has
     no ASCII letter or digit."""
@@ -218,10 +222,16 @@ class InstanceMaker:
 
         The alphabet is the classes `text` uses: digits, lowercase, uppercase letters; letters
         and digits within ``a-f`` (or ``A-F``) alone are hex. A `text` without letters or
-        digits comes back unchanged.
+        digits comes back unchanged. A number written as a string (``"2470311"``: a JSON:API
+        id, Lemon Squeezy's) keeps a first digit other than 0 when `text` has one, as an
+        integer's digits do: a receiver storing it as a number would drop a leading zero.
         """
-        return "".join(self.rng.choice(alphabet) if ch.isascii() and ch.isalnum() else ch
-                       for ch in text) if (alphabet := shape_alphabet(text)) else text
+        alphabet = shape_alphabet(text)
+        if not alphabet:
+            return text
+        if text.isascii() and text.isdigit() and text[0] != "0":
+            return self.rng.choice(_NONZERO) + "".join(self.rng.choice(alphabet) for _ in text[1:])
+        return "".join(self.rng.choice(alphabet) if ch.isascii() and ch.isalnum() else ch for ch in text)
 
     def uuid(self) -> str:
         """A random (version 4) UUID, lowercase."""

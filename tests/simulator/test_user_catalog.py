@@ -268,3 +268,20 @@ def test_an_objects_last_change_time_is_each_events_own(tmp_path: Path) -> None:
     assert first["updated_at"] < second["updated_at"]
     assert first["created_at"] == second["created_at"] == first["updated_at"]
     assert created.extra[BODY]["timestamp"] < canceled.extra[BODY]["timestamp"]  # the declared ordering, as before
+
+
+def test_a_number_written_as_a_string_keeps_no_leading_zero(tmp_path: Path) -> None:
+    """Lemon Squeezy's JSON:API ids are numbers written as strings (``"2470311"``); about one
+    fresh id in ten began with 0 (``"0125687"``), which a receiver storing ids as BIGINT reads as
+    another id (``lost: revoke:0788439`` beside its ``revoke:788439``). A fresh id keeps the
+    example's length, digits only, and a first digit other than 0."""
+    example = {"meta": {"event_name": "order_created"},
+               "data": {"type": "orders", "id": "2470311",
+                        "attributes": {"first_order_item": {"id": "1056721", "order_id": "2470311"}}}}
+    config = CatalogConfig(type_field="meta.event_name", events={"order_created": CatalogEventConfig(
+        example=example, object_id="data.id", key="license:{data.id}")})
+    world = UserCatalogWorld(5, catalog=load_catalog(config, tmp_path))
+    bodies = [e.extra[BODY] for _ in range(60) for e in world.effect_story()]
+    ids = [b["data"]["id"] for b in bodies]
+    assert len(set(ids)) == len(ids) == 60
+    assert all(len(i) == 7 and i.isdigit() and i[0] != "0" for i in ids), [i for i in ids if i[0] == "0"]
