@@ -153,7 +153,7 @@ def _api_transient(ctx: Any, w: Any) -> Any:
     for e in effect_events(ctx, w):
         if e.object_type in served:
             firsts.setdefault(e.object_id, e)
-    events = _unchanged_when_served(w, list(firsts.values()))
+    events = _unchanged_when_served(w, list(firsts.values()) + _last_states(ctx, w, _state_types(w)))
     if (na := _need(events, "effectful", ctx)) is not None:
         return na
     faults = {e.object_id: ApiFault(not_found=True) if i % 2 == 0 else ApiFault(status=500)
@@ -162,6 +162,35 @@ def _api_transient(ctx: Any, w: Any) -> Any:
     if ctx.profile.retry_schedule_s:
         return Plan(w, (Phase(chosen),), api_faults=faults)
     return Plan(w, (Phase(chosen, max_attempts=1), Phase(chosen)), api_faults=faults)
+
+
+def _state_types(w: Any) -> frozenset[str]:
+    """The object types whose state a receiver of world `w` keeps by fetching the object on any
+    event about it (each event a whole snapshot, no effect read from the fetch): Paddle's
+    subscriptions (`simulator.server.paddle.STATE_TYPES`); none elsewhere (a Mercado Pago
+    receiver reads a payment's effect from the fetch too: its last event alone would be an
+    effect the provider never sent it the start of)."""
+    from hookproof.simulator.server import paddle
+
+    return paddle.STATE_TYPES if str(getattr(w, "provider", "")) == "paddle" else frozenset()
+
+
+def _last_states(ctx: Any, w: Any, kinds: frozenset[str]) -> list[Any]:
+    """The last event the receiver is sent about each of two objects of `kinds` (two tellings of
+    the world's state story: a Paddle subscription's life), as `catalog.fetched_states` picks
+    Stripe's two subscriptions: a receiver keeping state fetches the object on it. Only the
+    last: a later event of the object would fetch it again and hide a state update lost to a
+    failed fetch."""
+    from hookproof.scenarios.catalog import state_events
+
+    if not kinds:
+        return []
+    last: dict[str, Any] = {}
+    for _ in range(2):
+        story = [e for e in state_events(ctx, w) if e.object_type in kinds and e.status is not None]
+        if story:
+            last[story[-1].object_id] = story[-1]
+    return list(last.values())
 
 
 def _unchanged_when_served(w: Any, events: list[Any]) -> list[Any]:

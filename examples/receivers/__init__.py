@@ -66,6 +66,7 @@ PROVIDER_RECEIVERS: dict[str, str] = {
     "mercadopago_fetch": "mercadopago",
     "mercadopago_fetch_no_dedupe": "mercadopago",
     "paddle_billing": "paddle",
+    "paddle_billing_fetch": "paddle",
     "paddle_billing_no_dedupe": "paddle",
     "shopify_app": "shopify",
     "shopify_app_fetch": "shopify",
@@ -80,6 +81,7 @@ PROVIDER_RECEIVERS: dict[str, str] = {
 #: tests/examples/test_api_transient_worlds.py), not in the full-catalog matrix.
 SCENARIO_TWINS: dict[str, str] = {
     "mercadopago_fetch_ack_drop": "mercadopago",
+    "paddle_billing_fetch_ack_drop": "paddle",
     "shopify_app_fetch_ack_drop": "shopify",
 }
 

@@ -26,8 +26,17 @@ automatically approved"), never on one pending or rejected.
 a redelivered event repeats its effect. `create_app(ordered=False)` stores each status as it
 arrives (a test twin: an older event delivered last leaves the older status).
 
+`create_app(api=PaddleApi(...))` is its fetching variant (``paddle_billing_fetch``): on a
+``subscription.*`` event it reads the subscription as Paddle has it now ("Get a subscription",
+``GET /subscriptions/{id}`` with ``Authorization: Bearer``, 5 s timeout) and stores that
+status unless a newer ``updated_at`` is stored; when the API fails it answers 503 before
+claiming the event, so Paddle's retry applies it. With ``ack_fetch_failures``
+(``paddle_billing_fetch_ack_drop``, a broken twin) it answers 200 to a failed fetch and
+applies nothing, so the event is lost.
+
 Configuration (environment): ``PORT``, ``DATABASE`` (SQLite file), ``WEBHOOK_SECRET`` (or
-``HOOKPROOF_SECRET``). Run: ``python -m examples.receivers.paddle_billing``.
+``HOOKPROOF_SECRET``); the fetching variant ``PADDLE_API_BASE`` (or ``HOOKPROOF_API_BASE``) and
+``PADDLE_API_KEY`` (or ``HOOKPROOF_API_KEY``). Run: ``python -m examples.receivers.paddle_billing``.
 """
 
 from __future__ import annotations
@@ -38,6 +47,7 @@ import sqlite3
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
+import httpx
 from fastapi import FastAPI, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse
@@ -76,6 +86,26 @@ EFFECTS: Mapping[str, Callable[[Mapping[str, Any]], str | None]] = {
 
 
 @dataclass(frozen=True)
+class PaddleApi:
+    """Where the fetching variant reads subscriptions: Paddle's API base URL and an API key."""
+
+    base_url: str
+    api_key: str
+
+    def subscription(self, subscription_id: str) -> dict[str, Any] | None:
+        """The subscription as the API answers it now (its ``data``), or None when it cannot be read."""
+        url = f"{self.base_url.rstrip('/')}/subscriptions/{subscription_id}"
+        try:
+            answer = httpx.get(url, headers={"Authorization": f"Bearer {self.api_key}"}, timeout=5.0)
+        except httpx.HTTPError:
+            return None
+        if answer.status_code != 200:
+            return None
+        found = answer.json().get("data")
+        return found if isinstance(found, dict) else None
+
+
+@dataclass(frozen=True)
 class SignedBody:
     """What the SDK's Verifier reads from a request: ``.headers.get()`` and ``.body``."""
 
@@ -84,13 +114,14 @@ class SignedBody:
 
 
 def create_app(database: str, secret: str, *, dedupe: bool = True, dedupe_on: str = "event_id",
-               ordered: bool = True, effects: Mapping[str, Callable[[Mapping[str, Any]], str | None]] | None = None
-               ) -> FastAPI:
+               ordered: bool = True, effects: Mapping[str, Callable[[Mapping[str, Any]], str | None]] | None = None,
+               api: PaddleApi | None = None, ack_fetch_failures: bool = False) -> FastAPI:
     """The receiver's FastAPI app (see the module docstring); `dedupe_on` is the body's field it
     claims (a test twin claims ``notification_id``, which a replay renews); `ordered`: a status
     is stored only over an older ``occurred_at`` (False: as it arrives); `effects`: event type ->
     its effect's key (default: the module's `EFFECTS` as it is when called; a test twin provisions
-    on ``subscription.activated`` instead)."""
+    on ``subscription.activated`` instead); `api`: read each subscription an event is about
+    from Paddle's API and store that (`ack_fetch_failures`: a failed read answered 200)."""
     effect_of = EFFECTS if effects is None else effects
     with sqlite3.connect(database) as setup:
         setup.executescript(SCHEMA)
@@ -120,6 +151,14 @@ def create_app(database: str, secret: str, *, dedupe: bool = True, dedupe_on: st
             return JSONResponse({"error": "not a Paddle notification"}, status_code=400)
         data = body["data"]
         key_of = effect_of.get(body["event_type"])
+        state, ordering = data, body["occurred_at"]
+        if api is not None and body["event_type"].startswith("subscription."):
+            fetched = api.subscription(data["id"])
+            if fetched is None and ack_fetch_failures:  # the broken twin: acknowledged, nothing applied
+                return JSONResponse({"ignored": "Paddle's API could not be read"})
+            if fetched is None:  # not claimed: Paddle retries, and the retry applies the event
+                return JSONResponse({"error": "Paddle's API could not be read"}, status_code=503)
+            state, ordering = fetched, fetched["updated_at"]
         with Transaction(database) as db:
             if dedupe and db.execute("INSERT OR IGNORE INTO events (event_id) VALUES (?)",
                                      (str(body[dedupe_on]),)).rowcount == 0:
@@ -135,18 +174,22 @@ def create_app(database: str, secret: str, *, dedupe: bool = True, dedupe_on: st
                 db.execute(f"INSERT INTO {table} (object_id, status, occurred_at) VALUES (?, ?, ?) "
                            "ON CONFLICT (object_id) DO UPDATE SET status = excluded.status, "
                            f"occurred_at = excluded.occurred_at{newer}",
-                           (data["id"], data["status"], body["occurred_at"]))
+                           (state["id"], state["status"], ordering))
         return JSONResponse({"ok": True})
 
     return app
 
 
 def main(dedupe: bool = True, dedupe_on: str = "event_id", ordered: bool = True,
-         effects: Mapping[str, Callable[[Mapping[str, Any]], str | None]] | None = None) -> None:
+         effects: Mapping[str, Callable[[Mapping[str, Any]], str | None]] | None = None,
+         fetch: bool = False, ack_fetch_failures: bool = False) -> None:
     """Run the receiver from its environment (see the module docstring)."""
-    secret = os.environ.get("WEBHOOK_SECRET") or os.environ["HOOKPROOF_SECRET"]
-    serve(create_app(os.environ.get("DATABASE", "paddle.sqlite"), secret, dedupe=dedupe, dedupe_on=dedupe_on,
-                     ordered=ordered, effects=effects))
+    env = os.environ
+    secret = env.get("WEBHOOK_SECRET") or env["HOOKPROOF_SECRET"]
+    api = PaddleApi(env.get("PADDLE_API_BASE") or env["HOOKPROOF_API_BASE"],
+                    env.get("PADDLE_API_KEY") or env["HOOKPROOF_API_KEY"]) if fetch else None
+    serve(create_app(env.get("DATABASE", "paddle.sqlite"), secret, dedupe=dedupe, dedupe_on=dedupe_on,
+                     ordered=ordered, effects=effects, api=api, ack_fetch_failures=ack_fetch_failures))
 
 
 if __name__ == "__main__":

@@ -32,6 +32,9 @@ from hookproof.simulator.world.paddle import PaddleWorld
 
 #: The object types this API serves (what a receiver can fetch; `scenarios.world_plans`).
 SERVED_TYPES: frozenset[str] = frozenset({"transaction", "subscription"})
+#: The served types whose state a receiver keeps by fetching the entity on any of its events
+#: (`scenarios.world_plans`: `provider-api-transient` fails the fetch of two subscriptions' last).
+STATE_TYPES: frozenset[str] = frozenset({"subscription"})
 
 _DOCS = "https://developer.paddle.com/errors/shared/{code}"
 

@@ -42,6 +42,8 @@ def test_the_scenario_applies_to_every_world_the_provider_api_serves(kind: str) 
 CASES = [
     ("mercadopago_fetch", "mercadopago_fetch", {}),
     ("mercadopago_fetch", "mercadopago_fetch_ack_drop", {SCENARIO: ["counter", "lost", "stale"]}),
+    ("paddle_billing_fetch", "paddle_billing_fetch", {}),
+    ("paddle_billing_fetch", "paddle_billing_fetch_ack_drop", {SCENARIO: ["lost", "stale"]}),
     ("shopify_app_fetch", "shopify_app_fetch", {}),
     ("shopify_app_fetch", "shopify_app_fetch_ack_drop", {SCENARIO: ["lost", "stale"]}),
 ]
