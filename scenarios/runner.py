@@ -284,7 +284,18 @@ class Runner:
             if missing:
                 self.notes[-1] += (f"; the {len(missing)} scenario(s) not finished by then are unknown "
                                    f"({', '.join(s.id for s in missing)})")
-        self.results = [done.get(s.id) or _not_run(s, f"not finished: {cause}") for s in order]
+        self.results = [done.get(s.id) or _not_run(s, f"not finished: {cause}{self._so_far(s.id)}") for s in order]
+
+    def _so_far(self, scenario_id: str) -> str:
+        """What an unfinished scenario's attempts came to (``""`` when it made none): their
+        number and, when every valid one timed out or could not connect (`receiver_down`), that
+        the receiver looks stopped: a hung receiver's scenario never ends, its retries each
+        waiting out the sender timeout, and its reason would otherwise hide why."""
+        attempts = self.history.attempts(scenario_id)
+        if not attempts:
+            return ""
+        down = receiver_down(attempts)
+        return f" ({len(attempts)} attempt(s) so far" + (f"; {down}: the receiver stopped answering)" if down else ")")
 
     def may_overlap(self) -> bool:
         """True when scenarios may run side by side here: deliveries go to a URL (an in-process

@@ -86,9 +86,12 @@ def test_progress_counts_scenarios_done_and_names_those_running_as_they_overlap(
 
 
 def _stopped_runner(notes: list[str], stopped_by: str | None) -> Runner:
+    from hookproof.simulator.delivery import History
+
     runner = Runner.__new__(Runner)  # only what `unfinished` reads
     runner.notes = notes
     runner.stopped_by = (lambda: stopped_by)
+    runner.history = History()  # no attempt made: the reasons say nothing of them
     return runner
 
 

@@ -94,8 +94,14 @@ def test_the_whole_run_stops_at_max_duration_with_a_partial_report(tmp_path: Pat
                                "run.max_duration_s); the scenarios after that did not run"]
     # every scenario is listed: those the deadline cut short or kept from starting are unknown, saying why
     assert [s["id"] for s in report["scenarios"]] == THREE
-    unfinished = [s for s in report["scenarios"] if s["reason"] == "not finished: the run reached its maximum duration"]
+    unfinished = [s for s in report["scenarios"]
+                  if s["reason"].startswith("not finished: the run reached its maximum duration")]
     assert unfinished and all(s["verdict"] == "unknown" and not s["attempts"] for s in unfinished), report
+    # the scenario the deadline cut short says what its attempts came to: the receiver stopped answering
+    cut = [s["reason"] for s in unfinished if s["reason"] != "not finished: the run reached its maximum duration"]
+    assert cut and all(re.fullmatch(r"not finished: the run reached its maximum duration \((\d+) attempt\(s\) so far; "
+                                    r"all \1 valid attempt\(s\) failed: \1 timed out, 0 could not connect: the "
+                                    r"receiver stopped answering\)", reason) for reason in cut), cut
     assert (tmp_path / "out" / "history.sqlite").is_file() and (tmp_path / "out" / "report.html").is_file()
     assert "verdict: FAIL (partial run)" in run.stdout or "verdict: UNKNOWN (partial run)" in run.stdout, run
 

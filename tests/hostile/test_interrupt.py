@@ -90,7 +90,8 @@ def test_an_interrupted_run_leaves_a_readable_history_and_a_partial_report(tmp_p
     assert report["partial"] is True
     # every scenario is listed; those the signal cut short or kept from starting are unknown, saying why
     assert [s["id"] for s in report["scenarios"]] == SCENARIOS
-    unfinished = [s["id"] for s in report["scenarios"] if s["reason"] == f"not finished: the run was stopped by {sig.name}"]
+    unfinished = [s["id"] for s in report["scenarios"]  # the one cut short adds what its attempts came to
+                  if (s["reason"] or "").startswith(f"not finished: the run was stopped by {sig.name}")]
     assert unfinished and all(s["verdict"] == "unknown" for s in report["scenarios"] if s["id"] in unfinished)
     assert report["notes"] == [f"stopped by {sig.name}; the {len(unfinished)} scenario(s) not finished by then are "
                                f"unknown ({', '.join(unfinished)})"]
