@@ -368,13 +368,36 @@ class CounterConfig(StrictModel):
     """
 
     key: str = Field(min_length=1)
-    amount: str = Field(min_length=1)
+    #: The path of the amount in the event, or a whole number every event of the type moves the
+    #: counter by (``amount = 1`` counts events: a seat per membership, ``sign = -1`` on its removal).
+    amount: str | int
     #: The path of the amount's value before the event (``data.previous_attributes.amount_refunded``):
     #: the event moves the counter by the change of a cumulative integer amount (a Stripe charge's
     #: ``amount_refunded`` grows with each refund), not by the amount itself.
     since: str | None = Field(default=None, min_length=1)
     #: 1: the amount adds to the counter; -1: it subtracts (a refund reversing a credit).
     sign: int = 1
+
+    @field_validator("amount", mode="before")
+    @classmethod
+    def _amount(cls, v: Any) -> Any:
+        """A path, or a whole number of at least 1 (TOML's true is no number; a sign says -)."""
+        if isinstance(v, bool) or (isinstance(v, int) and v < 1) or not isinstance(v, (str, int)) or v == "":
+            shown = str(v).lower() if isinstance(v, bool) else repr(v)
+            raise ValueError(f"is {shown}: a counter's amount is the path of an amount in the event "
+                             "(\"data.object.amount_paid\") or a whole number each event counts (1: one per event; "
+                             "sign = -1 subtracts it)")
+        return v
+
+    @field_validator("since")
+    @classmethod
+    def _fixed_amount_has_no_since(cls, v: str | None, info: ValidationInfo) -> str | None:
+        """`since` counts the change of an amount in the event: a fixed amount has none."""
+        amount = info.data.get("amount")
+        if v is not None and isinstance(amount, int):
+            raise ValueError(f"a fixed amount ({amount}) has no earlier value in the event; since goes with an "
+                             "amount path")
+        return v
 
     @field_validator("sign", mode="before")
     @classmethod

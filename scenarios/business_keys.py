@@ -176,7 +176,7 @@ class CounterRule:
     -1 subtracts it (a refund reversing a credit)."""
 
     key: str
-    amount: str
+    amount: str | int
     since: str | None = None
     sign: int = 1
 
@@ -264,6 +264,8 @@ class KeyMapping:
         if rule is None:
             return None
         payload = self.payload(event)
+        if isinstance(rule.amount, int):  # a fixed number per event: a count (a seat per membership)
+            return render(rule.key, payload), rule.sign * rule.amount
         if rule.since is not None:  # the change of a cumulative amount: both integers of minor units
             now, before = _integer_at(payload, rule.amount, since=rule.since), _integer_at(payload, rule.since)
             return render(rule.key, payload), rule.sign * (now - before)
@@ -318,7 +320,7 @@ def to_plain(mapping: KeyMapping) -> dict[str, Any]:
 
 def from_plain(data: Mapping[str, Any], profile: Profile) -> KeyMapping:
     """The mapping `to_plain` made, for `profile`."""
-    counters = {str(t): CounterRule(str(c["key"]), str(c["amount"]),
+    counters = {str(t): CounterRule(str(c["key"]), c["amount"] if isinstance(c["amount"], int) else str(c["amount"]),
                                     None if c.get("since") is None else str(c["since"]), int(c.get("sign", 1)))
                 for t, c in (data.get("counters") or {}).items()}
     conditions = {str(t): {str(p): tuple(v) for p, v in when.items()}

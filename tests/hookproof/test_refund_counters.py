@@ -205,3 +205,47 @@ def test_a_paddle_refund_counter_moves_only_on_an_approved_refund(tmp_path: Path
         ("adjustment.updated", events[3].object_id, "rejected"),
         ("adjustment.created", events[5].object_id, "pending_approval")]
     assert counter_truth([*events, *events], _attempts([*events, *events]), mapping) == {customer: total - 500}
+
+
+def test_a_fixed_amount_counts_events_and_a_removal_subtracts_it(tmp_path: Path) -> None:
+    """Seats per organization are a count, not an amount the event carries: ``amount = 1``
+    counts each event once (however often delivered), ``sign = -1`` on the removing type takes
+    one back (a new user's Clerk seats: +1 per membership created, -1 per deletion)."""
+    from hookproof.scenarios.business_keys import counter_truth, from_plain, keyed, to_plain
+    from hookproof.simulator.world import World
+
+    path = tmp_path / "hookproof.toml"
+    path.write_text(BASE.replace('[counters."invoice.paid"]\nkey = "{data.object.customer}"\n'
+                                 'amount = "data.object.amount_paid"\n', '')
+                    + '[counters."customer.subscription.created"]\nkey = "{data.object.customer}"\namount = 1\n'
+                    '[counters."customer.subscription.deleted"]\nkey = "{data.object.customer}"\namount = 1\n'
+                    'sign = -1\n', encoding="utf-8")
+    mapping = load_config(path).key_mapping()
+    w = World(5)
+    cus = w.event(w.create_customer()).object_id
+    w.subscribe(cus)
+    w.cancel(w.subscribe(cus))
+    w.subscribe(cus)
+    events = [e for e in keyed(w.events, mapping) if e.type in mapping.counters]
+    assert [e.type for e in events].count("customer.subscription.created") == 3
+    assert counter_truth([*events, *events], _attempts([*events, *events]), mapping) == {cus: 2}
+    again = from_plain(to_plain(mapping), mapping.profile)  # as a storm's spec carries it to its workers
+    assert again.counters == mapping.counters and isinstance(again.counters["customer.subscription.created"].amount, int)
+
+
+@pytest.mark.parametrize(("entry", "field", "message"), [
+    ("amount = 0", "amount", "is 0: a counter's amount is the path of an amount in the event "
+     '("data.object.amount_paid") or a whole number each event counts (1: one per event; sign = -1 subtracts it)'),
+    ('amount = 1\nsince = "data.previous_attributes.amount_refunded"', "since",
+     "a fixed amount (1) has no earlier value in the event; since goes with an amount path"),
+])
+def test_a_bad_fixed_amount_is_one_config_error(tmp_path: Path, entry: str, field: str, message: str) -> None:
+    path = tmp_path / "hookproof.toml"
+    path.write_text(BASE + f'[counters."charge.refunded"]\nkey = "{{data.object.customer}}"\n{entry}\n',
+                    encoding="utf-8")
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+    named = f'counters."charge.refunded".{field}'
+    line = max(n for n, text in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if text.startswith(field))
+    assert (caught.value.field, caught.value.line) == (named, line)
+    assert str(caught.value) == f"{path}:{line}: {named}: {message}"
