@@ -150,10 +150,17 @@ def generic_signature(settings: GenericHmacSettings, secret: str, event_id: str,
     return settings.prefix + encoded
 
 
+#: Why ``oversized-payload`` does not apply to a user catalog's events (`Profile.no_big_body`).
+CATALOG_NO_BIG_BODY = ("your catalog's events are the bodies its examples and schemas give, which hookproof does not "
+                       "grow to several megabytes; padding one with a field they do not define would test that "
+                       "shape, not the receiver's body limit")
+
+
 def bind_catalog(profile: Profile, catalog: UserCatalog) -> None:
     """Make `profile` (an instance) send `catalog`'s events: its world is the catalog's
     (registered, `simulator.world.registry.register_catalog`), its default event the
-    catalog's first type, and its bodies carry no test/live flag and no account."""
+    catalog's first type, and its bodies carry no test/live flag and no account (and no body of
+    several megabytes: `CATALOG_NO_BIG_BODY`)."""
     from hookproof.simulator.world.registry import register_catalog
 
     profile.world = register_catalog(catalog)  # type: ignore[misc]
@@ -161,6 +168,7 @@ def bind_catalog(profile: Profile, catalog: UserCatalog) -> None:
     profile.has_livemode = False  # type: ignore[misc]
     profile.has_account = False  # type: ignore[misc]
     profile.event_clock = None  # type: ignore[misc]  # the catalog's own ordering field, if any: not the profile's
+    profile.no_big_body = CATALOG_NO_BIG_BODY  # type: ignore[misc]
 
 
 class GenericHmacProfile(Profile):

@@ -116,9 +116,9 @@ class StandardWebhooksProfile(Profile):
 
     name = "standard-webhooks"
     title = "Standard Webhooks"
-    no_big_body = ("its events are the catalog's (or the billing world's) objects, which hookproof does not grow to "
-                   "several megabytes through their own fields; padding one with a field its schema does not define "
-                   "would test the schema, not a body limit")
+    no_big_body = ("its events are the billing world's objects, which hookproof does not grow to several megabytes "
+                   "through their own fields; padding one with a field it never carries would test its schema, not a "
+                   "body limit")
     header_prefix: ClassVar[str] = "webhook"
     signature_headers = ("webhook-signature",)
     sender_timeout_s = 15.0

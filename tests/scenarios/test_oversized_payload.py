@@ -88,3 +88,17 @@ def test_a_refusal_the_provider_would_retry_is_an_advisory_naming_the_size() -> 
     assert message == ("1 valid test.event event(s) of over 3 MiB refused 1 time(s) with 400; Stripe retries the "
                        "same bytes, each refused alike, so the event is never applied: raise the receiver's body "
                        "limit above the largest payload it is sent")
+
+
+@pytest.mark.parametrize("name", ["generic-hmac", "standard-webhooks", "svix"])
+def test_a_user_catalog_is_told_it_is_its_own_bodies_not_stripe_s(name: str) -> None:
+    """A new user's Lemon Squeezy catalog under generic-hmac read that its events were the
+    billing world's Stripe objects (metadata limits); a catalog's reason speaks of its bodies."""
+    from examples.receivers import PROJECT_ROOT
+    from hookproof.catalog_file import CatalogConfig, load_catalog, profile_of
+
+    profile = profile_of(name, load_catalog(CatalogConfig(openapi="webhooks.yaml"), PROJECT_ROOT / "examples" / "openapi"))
+    plan = CATALOG["oversized-payload"].plan(Context(profile=profile), new_world(profile.world, 5))
+    assert isinstance(plan, NotApplicable)
+    assert plan.reason.startswith("your catalog's events are the bodies its examples and schemas give") and \
+        "Stripe" not in plan.reason and "stripe" not in plan.reason
