@@ -28,7 +28,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
-from typing import Any
+from typing import Any, NamedTuple
 
 from hookproof.scenarios.observations import Observation, world_event_id
 from hookproof.simulator.delivery.history import Attempt
@@ -395,21 +395,34 @@ def counted_move(event: Event, mapping: KeyMapping) -> tuple[str, int] | None:
 MAX_COUNTER_EVENTS = 8
 
 
-def counter_events(events: Sequence[Event], mapping: KeyMapping) -> dict[str, tuple[str, ...]]:
-    """Counter key → the ids of the events that move it under `mapping` (at most
-    `MAX_COUNTER_EVENTS`, in the events' order): what a ``counter`` finding points at, whose
-    key is a customer's or a subscription's and names no delivery of its own. Pure."""
-    moved: dict[str, list[str]] = {}
+class CounterMove(NamedTuple):
+    """One effect moving a counter: its event's id and type, and the signed amount it moves it by."""
+
+    event_id: str
+    event_type: str
+    amount: int
+
+
+def counter_events(events: Sequence[Event], mapping: KeyMapping) -> dict[str, tuple[CounterMove, ...]]:
+    """Counter key → the moves of the events that move it under `mapping` (each effect once, as
+    `counter_truth` counts it; at most `MAX_COUNTER_EVENTS`, in the events' order): what a
+    ``counter`` finding points at and adds up, whose key is a customer's or a subscription's and
+    names no delivery of its own. Pure."""
+    moved: dict[str, list[CounterMove]] = {}
+    effects: set[str] = set()
     for event in events:
         try:
             counted = counted_move(event, mapping)
         except TemplateError:
             continue
-        if counted is not None:
-            ids = moved.setdefault(counted[0], [])
-            if len(ids) < MAX_COUNTER_EVENTS and event.id not in ids:
-                ids.append(event.id)
-    return {key: tuple(ids) for key, ids in moved.items()}
+        effect = event.business_key or event.id
+        if counted is None or effect in effects:
+            continue
+        effects.add(effect)
+        moves = moved.setdefault(counted[0], [])
+        if len(moves) < MAX_COUNTER_EVENTS:
+            moves.append(CounterMove(event.id, event.type, counted[1]))
+    return {key: tuple(moves) for key, moves in moved.items()}
 
 
 def money_prefixes(mapping: KeyMapping | None, profile: Profile | None = None) -> tuple[str, ...]:

@@ -14,7 +14,7 @@ v = versions of that object).
 from __future__ import annotations
 
 from operator import attrgetter
-from typing import Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 from hookproof.scenarios import key_table as key_tables
 from hookproof.scenarios.check_index import CheckIndex, grouped_findings, index_for
@@ -472,10 +472,12 @@ def _unexpected_keys(idx: CheckIndex) -> list[Finding]:
 
 
 def _counter_findings(want: Mapping[str, int], got: Mapping[str, int], idx: CheckIndex,
-                      moved: Mapping[str, tuple[str, ...]] | None = None) -> list[Finding]:
+                      moved: Mapping[str, tuple[Any, ...]] | None = None) -> list[Finding]:
     """One finding per counter whose observed amount differs from the truth's sum, naming the
-    attempts of the events that move it (`moved`: counter key → event ids; a counter keyed
-    like a business key names that key's attempts)."""
+    attempts of the events that move it (`moved`: counter key → its `business_keys.CounterMove`s,
+    or bare event ids; a counter keyed like a business key names that key's attempts) and, when
+    its moves add up to the truth, what they are (``+3266 transaction.completed evt_…, -816
+    adjustment.updated evt_…``: a truth the receiver disputes shows where it comes from)."""
     moved = moved or {}
     findings = []
     for key in dict.fromkeys([*want, *got]):
@@ -483,10 +485,15 @@ def _counter_findings(want: Mapping[str, int], got: Mapping[str, int], idx: Chec
         if actual == expected or (actual is None and expected == 0):
             continue
         shown = "missing" if actual is None else str(actual)
-        positions = list(idx.by_key.get(key, ())) or sorted(
-            p for event_id in moved.get(key, ()) for p in idx.by_event.get(event_id, ()))
-        findings.append(Finding("counter", key, f"counter is {shown}; the provider's truth implies {expected}",
-                                expected=expected, actual=actual, attempts=idx.attempt_ids(positions)))
+        moves = moved.get(key, ())
+        ids = [m if isinstance(m, str) else m.event_id for m in moves]
+        positions = list(idx.by_key.get(key, ())) or sorted(p for event_id in ids for p in idx.by_event.get(event_id, ()))
+        message = f"counter is {shown}; the provider's truth implies {expected}"
+        amounts = [m for m in moves if not isinstance(m, str)]
+        if amounts and len(amounts) == len(moves) and sum(m.amount for m in amounts) == expected:
+            message += " (" + ", ".join(f"{m.amount:+d} {m.event_type} {m.event_id}" for m in amounts) + ")"
+        findings.append(Finding("counter", key, message, expected=expected, actual=actual,
+                                attempts=idx.attempt_ids(positions)))
     return findings
 
 

@@ -395,7 +395,8 @@ class Expectations:
         counters: counter key → the amount the provider's truth implies (a team's
             `[counters]`, `scenarios.business_keys.counter_truth`), or None when no
             counter is mapped.
-        counter_events: counter key → the ids of (the first few) events that move it
+        counter_events: counter key → the moves (`business_keys.CounterMove`: event id, type,
+            signed amount) of (the first few) events that move it
             (`scenarios.business_keys.counter_events`): the attempts a ``counter`` finding
             names; empty when the run does not say (a storm's).
         servable: object id → every ``(version, status)`` the provider API could have
@@ -425,7 +426,7 @@ class Expectations:
     max_attempts_per_event: int | None = None
     money_prefixes: tuple[str, ...] = MONEY_PREFIXES
     counters: Mapping[str, int] | None = None
-    counter_events: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    counter_events: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
     servable: Mapping[str, tuple[tuple[int, str], ...]] | None = None
     checked_foreign: AbstractSet[str] = frozenset()
     provider: ProviderWords | None = None
