@@ -18,6 +18,7 @@ from hookproof.simulator.faults import FaultPlan, Mutation, applicable
 from hookproof.simulator.profiles.base import Profile
 from hookproof.simulator.world import AnyWorld, World
 from hookproof.simulator.world.lifecycle import RELATED_TYPES
+from hookproof.simulator.world.user_catalog import UserCatalogWorld
 
 #: Go-live checklist items (ids are stable; reports show the titles).
 CHECKLIST: Mapping[str, str] = {
@@ -310,11 +311,13 @@ class Scenario:
         return self
 
     def plan(self, ctx: Context, world: AnyWorld) -> Plan | NotApplicable:
+        """The scenario's `Plan` over `world` (or `NotApplicable`, with the reason), the world
+        first told what the endpoint is sent (`sent_only`: its stories are the endpoint's)."""
+        world.sent_only(ctx.sends)
         if not isinstance(world, World):  # another provider's world (GitHub's): its own stories
             from hookproof.scenarios.world_plans import plan_for
 
             return plan_for(self, ctx, world)
-        world.sent_only(ctx.sends)
         return self.build(ctx, world)
 
     def checks_for(self, *, counters: bool) -> tuple[str, ...]:
@@ -655,7 +658,10 @@ def _stale_after_newer(ctx: Context, w: World) -> Plan | NotApplicable:
     old = next((e for e in events if e.status == "past_due"), events[0])
     newer = [e for e in events if e is not old]
     older = [old]
-    if isinstance(w, World) and events[0].object_type == "subscription":
+    if isinstance(w, UserCatalogWorld) and (stale := _stale_per_kind(events)):  # each walked kind's own
+        older = stale
+        newer = [e for e in events if all(e is not o for o in older)]
+    elif isinstance(w, World) and events[0].object_type == "subscription":
         tied = same_second_story(ctx, w)
         if len(tied) == 4:  # created; then past due, recovered, canceled in one second
             newer += [tied[0], tied[1], tied[3]]
@@ -672,6 +678,17 @@ def _stale_after_newer(ctx: Context, w: World) -> Plan | NotApplicable:
             newer += [tied[0], tied[1], tied[3]]  # opened; then labeled and closed in one second
             older.append(tied[2])  # the comment of that second, after the close
     return Plan(w, (Phase(tuple(newer)), Phase(tuple(older))))
+
+
+def _stale_per_kind(events: Sequence[Event]) -> list[Event]:
+    """Per object kind of a user catalog's state story (`UserCatalogWorld.state_story` walks
+    each stateful kind), in the story's order, the event `stale-after-newer` delivers last: the
+    kind's first ``past_due`` event, else its first event; only kinds the story sends at least
+    two events of (a lone event has nothing newer to follow)."""
+    by_kind: dict[str, list[Event]] = {}
+    for e in events:
+        by_kind.setdefault(e.object_type, []).append(e)
+    return [next((e for e in kind if e.status == "past_due"), kind[0]) for kind in by_kind.values() if len(kind) >= 2]
 
 
 def same_second_story(ctx: Context, w: World) -> list[Event]:

@@ -1,0 +1,260 @@
+"""certify walks every stateful kind of a user's catalog (a new user's Clerk receiver, svix).
+
+The state stories (`UserCatalogWorld.state_story`, `related_groups`) took only the kind with
+the most status-setting types: certify never sent ``organization.updated`` or
+``organization.deleted``, and a receiver bringing a deleted organization back (a blind
+upsert on ``organization.updated``) passed it, found only by explore and storm. They now
+walk each kind with a status-setting type the endpoint is sent (`sent_only`), so an
+endpoint enabled for the organization types alone gets the organizations' walk, not
+"no status-setting events".
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse
+from svix.webhooks import Webhook, WebhookVerificationError
+
+from hookproof.certify import certify
+from hookproof.config import load_config
+from hookproof.scenarios.catalog import CATALOG, Context, Plan
+from hookproof.simulator.serving import serve_app
+from hookproof.simulator.world import new_world
+from hookproof.simulator.world.user_catalog import UserCatalogWorld
+
+SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+USERS = ("user.created", "user.updated", "user.deleted")
+ORGS = ("organization.created", "organization.updated", "organization.deleted")
+MEMBERSHIPS = ("organizationMembership.created", "organizationMembership.deleted")
+
+
+def _event(name: str, kind: str, state: str | None, data: str, *, key: str | None = None,
+           ordering: str = "data.updated_at") -> str:
+    lines = [f'\n[catalog.events."{name}"]',
+             f'example = {{ type = "{name}", timestamp = 1733130000000, data = {{ {data} }} }}',
+             'object_id = "data.id"', f'object_type = "{kind}"', f'ordering = "{ordering}"']
+    if state is not None:
+        lines.append(f'state = "{state}"')
+    if key is not None:
+        lines.append(f'key = "{key}"')
+    return "\n".join(lines) + "\n"
+
+
+#: The catalog: users and organizations each created, updated (keeping ``active``) and
+#: deleted, with as many status-setting types each (the users first in the catalog: the old
+#: story walked them alone); memberships set no status; a session is quiet.
+CATALOG_TEXT = (
+    _event("user.created", "user", "active", 'id = "user_2abcdefghijklmnopqrstuvwxy", first_name = "Ada", '
+           'updated_at = 1733130000000', key="welcome:{data.id}")
+    + _event("user.updated", "user", "active", 'id = "user_2abcdefghijklmnopqrstuvwxy", first_name = "Grace", '
+             'updated_at = 1733130000000')
+    + _event("user.deleted", "user", "deleted", 'id = "user_2abcdefghijklmnopqrstuvwxy", deleted = true',
+             ordering="timestamp")
+    + _event("organization.created", "organization", "active", 'id = "org_2abcdefghijklmnopqrstuvwxy", '
+             'name = "Acme", updated_at = 1733130000000', key="org-welcome:{data.id}")
+    + _event("organization.updated", "organization", "active", 'id = "org_2abcdefghijklmnopqrstuvwxy", '
+             'name = "Acme Inc", updated_at = 1733130000000')
+    + _event("organization.deleted", "organization", "deleted", 'id = "org_2abcdefghijklmnopqrstuvwxy", '
+             'deleted = true', ordering="timestamp")
+    + _event("organizationMembership.created", "membership", None, 'id = "orgmem_2abcdefghijklmnopqrstuvw", '
+             'role = "admin", updated_at = 1733130000000')
+    + _event("organizationMembership.deleted", "membership", None, 'id = "orgmem_2abcdefghijklmnopqrstuvw", '
+             'role = "admin", updated_at = 1733130000000')
+    + _event("session.created", "session", None, 'id = "sess_2abcdefghijklmnopqrstuvwxy", status = "active"',
+             ordering="timestamp")
+)
+
+
+def config_text(port: int, db: Path, *, enabled: tuple[str, ...] | None = None, seed: int = 4) -> str:
+    listed = f"enabled_events = {json.dumps(list(enabled))}\n" if enabled is not None else ""
+    return f"""[target]
+url = "http://127.0.0.1:{port}/webhooks"
+profile = "svix"
+secret = "{SECRET}"
+{listed}
+[observer]
+kind = "sql"
+url = "sqlite:///{db}"
+effects = "SELECT business_key FROM emails"
+
+[observer.states]
+user = "SELECT id AS object_id, CASE WHEN deleted = 1 THEN 'deleted' ELSE 'active' END AS status, first_name FROM users"
+organization = "SELECT id AS object_id, CASE WHEN deleted = 1 THEN 'deleted' ELSE 'active' END AS status FROM orgs"
+
+[observer.state_fields]
+user = {{ first_name = "data.first_name" }}
+
+[run]
+seed = {seed}
+
+[settle]
+window_s = 0.15
+{CATALOG_TEXT}"""
+
+
+def profile_and_world(tmp_path: Path, enabled: tuple[str, ...] | None = None) -> tuple[Context, UserCatalogWorld]:
+    """The context certify plans with (no state fields) and a world of seed 4."""
+    path = tmp_path / "hookproof.toml"
+    path.write_text(config_text(9, tmp_path / "x.sqlite", enabled=enabled), encoding="utf-8")
+    loaded = load_config(path)
+    profile = loaded.profile()
+    world = new_world(profile.world, 4)
+    assert isinstance(world, UserCatalogWorld)
+    enabled = frozenset(loaded.target.enabled_events) if loaded.target.enabled_events is not None else None
+    return Context(profile=profile, enabled=enabled, keys=loaded.key_mapping(),
+                   state_kinds=frozenset({"user", "organization"})), world
+
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS deliveries (claim TEXT PRIMARY KEY);
+CREATE TABLE IF NOT EXISTS emails (business_key TEXT PRIMARY KEY);
+CREATE TABLE IF NOT EXISTS users (id TEXT PRIMARY KEY, first_name TEXT, updated_at INTEGER NOT NULL,
+                                  deleted INTEGER NOT NULL DEFAULT 0);
+CREATE TABLE IF NOT EXISTS orgs (id TEXT PRIMARY KEY, name TEXT, updated_at INTEGER NOT NULL,
+                                 deleted INTEGER NOT NULL DEFAULT 0);
+"""
+
+
+def receiver(db: Path, *, revives: bool = False) -> FastAPI:
+    """Verifies with the official ``svix`` library, then in one SQLite transaction claims the
+    ``svix-id``, sends one welcome per user and per organization, and keeps each user's and
+    organization's row, written only by a newer event (``data.updated_at``), a deletion for
+    good. `revives`: its twin upserts an organization on ``organization.updated`` blindly,
+    bringing a deleted one back."""
+    with sqlite3.connect(db) as setup:
+        setup.executescript(SCHEMA)
+    hook = Webhook(SECRET)
+    app = FastAPI()
+
+    @app.post("/webhooks")
+    async def webhook(request: Request) -> JSONResponse:
+        raw = await request.body()
+        headers = dict(request.headers)
+        try:
+            hook.verify(raw, headers)
+        except WebhookVerificationError:
+            return JSONResponse({"error": "invalid signature"}, status_code=401)
+        event = json.loads(raw)
+        kind, data = event["type"], event["data"]
+        claim = headers["svix-id"]
+        with sqlite3.connect(db, isolation_level=None, timeout=10) as conn:
+            conn.execute("BEGIN IMMEDIATE")
+            if not conn.execute("INSERT OR IGNORE INTO deliveries VALUES (?)", (claim,)).rowcount:
+                conn.execute("COMMIT")
+                return JSONResponse({"duplicate": True})
+            table, field = ("users", "first_name") if kind.startswith("user.") else ("orgs", "name")
+            if kind in ("user.created", "organization.created"):
+                prefix = "welcome" if table == "users" else "org-welcome"
+                conn.execute("INSERT OR IGNORE INTO emails VALUES (?)", (f"{prefix}:{data['id']}",))
+            if kind.endswith((".created", ".updated")) and kind.split(".")[0] in ("user", "organization"):
+                guard = " WHERE excluded.updated_at > {t}.updated_at AND {t}.deleted = 0".format(t=table)
+                revive = ""
+                if revives and kind == "organization.updated":
+                    guard, revive = "", ", deleted = 0"
+                conn.execute(f"INSERT INTO {table} (id, {field}, updated_at) VALUES (?, ?, ?) ON CONFLICT (id) DO "
+                             f"UPDATE SET {field} = excluded.{field}, updated_at = excluded.updated_at{revive}{guard}",
+                             (data["id"], data[field], data["updated_at"]))
+            elif kind in ("user.deleted", "organization.deleted"):
+                conn.execute(f"INSERT INTO {table} (id, updated_at, deleted) VALUES (?, 0, 1) ON CONFLICT (id) DO "
+                             "UPDATE SET deleted = 1", (data["id"],))
+            conn.execute("COMMIT")
+        return JSONResponse({"ok": True})
+
+    return app
+
+
+def _certify(tmp_path: Path, name: str, scenarios: list[str], **mode: bool
+             ) -> dict[str, tuple[str, list[str], set[str]]]:
+    """Each scenario's verdict, sorted finding checks and the prefixes of the findings' keys
+    (``org``, ``user``) over `receiver(**mode)`."""
+    folder = tmp_path / name
+    folder.mkdir()
+    db = folder / "receiver.sqlite"
+    with serve_app(receiver(db, **mode)) as server:
+        path = folder / "hookproof.toml"
+        path.write_text(config_text(server.port, db), encoding="utf-8")
+        report = certify(load_config(path), scenarios=scenarios, out_dir=folder / "report").report
+    return {s.id: (s.verdict, sorted({f.check_id for f in s.findings}), {f.key.split("_")[0] for f in s.findings})
+            for s in report.scenarios}
+
+
+# ---- the world's stories --------------------------------------------------------------
+
+def test_the_state_story_walks_every_stateful_kind_deterministically(tmp_path: Path) -> None:
+    _, world = profile_and_world(tmp_path)
+    story = world.state_story()
+    assert [(e.type, e.status) for e in story] == [
+        ("user.created", "active"), ("user.updated", "active"), ("user.updated", "active"),
+        ("user.created", "active"), ("user.updated", "active"), ("user.deleted", "deleted"),
+        ("organization.created", "active"), ("organization.updated", "active"), ("organization.updated", "active"),
+        ("organization.created", "active"), ("organization.updated", "active"),
+        ("organization.deleted", "deleted")]
+    assert [len({e.object_id for e in story[i:i + 3]}) for i in range(0, 12, 3)] == [1, 1, 1, 1]
+    assert len({e.object_id for e in story}) == 4
+    _, again = profile_and_world(tmp_path)
+    assert [e.extra["body"] for e in again.state_story()] == [e.extra["body"] for e in story]
+
+
+def test_related_groups_race_each_stateful_kind(tmp_path: Path) -> None:
+    _, world = profile_and_world(tmp_path)
+    groups = world.related_groups()
+    assert [[(e.type, e.status) for e in g] for g in groups] == [
+        [("user.created", "active"), ("user.deleted", "deleted")]] * 2 + [
+        [("organization.created", "active"), ("organization.deleted", "deleted")]] * 2
+    assert len({e.object_id for g in groups for e in g}) == 4
+
+
+def test_the_stories_walk_only_the_kinds_the_endpoint_is_sent(tmp_path: Path) -> None:
+    ctx, world = profile_and_world(tmp_path, enabled=ORGS + MEMBERSHIPS)
+    world.sent_only(ctx.sends)
+    assert {e.object_type for e in world.state_story()} == {"organization"}
+    assert [e.type for g in world.related_groups() for e in g] == ["organization.created",
+                                                                   "organization.deleted"] * 2
+
+
+# ---- the plans ------------------------------------------------------------------------
+
+def test_state_scenarios_send_the_second_kind(tmp_path: Path) -> None:
+    """`reorder` sends both kinds reversed; `stale-after-newer` sends each kind's first event last."""
+    ctx, world = profile_and_world(tmp_path)
+    plan = CATALOG["reorder"].plan(ctx, world)
+    assert isinstance(plan, Plan), plan
+    (phase,) = plan.phases
+    assert [e.type for e in phase.events].count("organization.deleted") == 1 and len(phase.events) == 12
+    ctx, world = profile_and_world(tmp_path)
+    plan = CATALOG["stale-after-newer"].plan(ctx, world)
+    assert isinstance(plan, Plan), plan
+    newer, older = plan.phases
+    assert [e.type for e in older.events] == ["user.created", "organization.created"]
+    assert len(newer.events) == 10 and older.events[1].object_id == newer.events[5].object_id
+    ctx, world = profile_and_world(tmp_path)
+    burst = CATALOG["related-burst"].plan(ctx, world)
+    assert isinstance(burst, Plan) and [e.object_type for p in burst.phases for e in p.events] == [
+        "user"] * 4 + ["organization"] * 4
+
+
+def test_an_endpoint_enabled_for_the_organizations_gets_their_state_scenarios(tmp_path: Path) -> None:
+    for scenario in ("reorder", "stale-after-newer", "related-burst"):
+        ctx, world = profile_and_world(tmp_path, enabled=ORGS + MEMBERSHIPS)
+        plan = CATALOG[scenario].plan(ctx, world)
+        assert isinstance(plan, Plan), (scenario, plan)
+        assert {e.object_type for p in plan.phases for e in p.events} == {"organization"}, scenario
+
+
+# ---- certify, end to end ---------------------------------------------------------------
+
+SCENARIOS = ["reorder", "stale-after-newer", "related-burst"]
+
+
+def test_the_correct_receiver_passes_and_its_twins_are_found(tmp_path: Path) -> None:
+    """The receiver keeping the newest passes; its twin reviving a deleted organization on a late
+    ``organization.updated`` fails `reorder` on the organization (the users, the kind the old
+    story walked alone, are kept right by both)."""
+    assert _certify(tmp_path, "correct", SCENARIOS) == {s: ("pass", [], set()) for s in SCENARIOS}
+    revived = _certify(tmp_path, "revives", SCENARIOS, revives=True)
+    assert revived == {**{s: ("pass", [], set()) for s in SCENARIOS}, "reorder": ("fail", ["stale"], {"org"})}, \
+        revived
