@@ -6,7 +6,9 @@ the most status-setting types: certify never sent ``organization.updated`` or
 upsert on ``organization.updated``) passed it, found only by explore and storm. They now
 walk each kind with a status-setting type the endpoint is sent (`sent_only`), so an
 endpoint enabled for the organization types alone gets the organizations' walk, not
-"no status-setting events".
+"no status-setting events". `distinct-updates-same-object` takes an update changing a
+field the observer compares for a change of state (a second ``user.updated`` renaming the
+user), so it runs and finds a receiver deduplicating on the type and the user.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from svix.webhooks import Webhook, WebhookVerificationError
 
 from hookproof.certify import certify
 from hookproof.config import load_config
-from hookproof.scenarios.catalog import CATALOG, Context, Plan
+from hookproof.scenarios.catalog import CATALOG, Context, NotApplicable, Plan
 from hookproof.simulator.serving import serve_app
 from hookproof.simulator.world import new_world
 from hookproof.simulator.world.user_catalog import UserCatalogWorld
@@ -119,12 +121,13 @@ CREATE TABLE IF NOT EXISTS orgs (id TEXT PRIMARY KEY, name TEXT, updated_at INTE
 """
 
 
-def receiver(db: Path, *, revives: bool = False) -> FastAPI:
+def receiver(db: Path, *, revives: bool = False, per_object: bool = False) -> FastAPI:
     """Verifies with the official ``svix`` library, then in one SQLite transaction claims the
     ``svix-id``, sends one welcome per user and per organization, and keeps each user's and
     organization's row, written only by a newer event (``data.updated_at``), a deletion for
     good. `revives`: its twin upserts an organization on ``organization.updated`` blindly,
-    bringing a deleted one back."""
+    bringing a deleted one back. `per_object`: its twin claims the type and the object id
+    instead of the ``svix-id`` (a second ``user.updated`` of one user is taken for a copy)."""
     with sqlite3.connect(db) as setup:
         setup.executescript(SCHEMA)
     hook = Webhook(SECRET)
@@ -140,7 +143,7 @@ def receiver(db: Path, *, revives: bool = False) -> FastAPI:
             return JSONResponse({"error": "invalid signature"}, status_code=401)
         event = json.loads(raw)
         kind, data = event["type"], event["data"]
-        claim = headers["svix-id"]
+        claim = f"{kind}:{data['id']}" if per_object else headers["svix-id"]
         with sqlite3.connect(db, isolation_level=None, timeout=10) as conn:
             conn.execute("BEGIN IMMEDIATE")
             if not conn.execute("INSERT OR IGNORE INTO deliveries VALUES (?)", (claim,)).rowcount:
@@ -245,16 +248,40 @@ def test_an_endpoint_enabled_for_the_organizations_gets_their_state_scenarios(tm
         assert {e.object_type for p in plan.phases for e in p.events} == {"organization"}, scenario
 
 
+def test_an_update_changing_a_compared_field_makes_distinct_updates_run(tmp_path: Path) -> None:
+    """A user created, then renamed twice (``active`` throughout): with the first name compared,
+    the second ``user.updated`` changes the state; without, there is nothing to tell apart."""
+    from hookproof.scenarios.state_fields import StateFields
+
+    ctx, world = profile_and_world(tmp_path, enabled=USERS)
+    fields = StateFields({"user": (("first_name", "data.first_name"),)}, ctx.profile).with_absent(
+        UserCatalogWorld(1, catalog=world.catalog).lifecycle())
+    compared = Context(profile=ctx.profile, enabled=ctx.enabled, keys=ctx.keys, state_kinds=ctx.state_kinds,
+                       state_fields=fields.columns(), state_of=fields.state_of)
+    plan = CATALOG["distinct-updates-same-object"].plan(compared, world)
+    assert isinstance(plan, Plan), plan
+    assert [e.type for e in plan.phases[0].events] == ["user.created", "user.updated", "user.updated"]
+    ctx, world = profile_and_world(tmp_path, enabled=USERS)
+    bare = CATALOG["distinct-updates-same-object"].plan(ctx, world)
+    assert isinstance(bare, NotApplicable)
+    assert bare.reason == ("the receiver is sent no two events of one type about one object, the second changing "
+                           "its state (of a kind whose states the observer reads: organization, user) "
+                           "(enabled_events)"), bare.reason
+
+
 # ---- certify, end to end ---------------------------------------------------------------
 
-SCENARIOS = ["reorder", "stale-after-newer", "related-burst"]
+SCENARIOS = ["reorder", "stale-after-newer", "related-burst", "distinct-updates-same-object"]
 
 
 def test_the_correct_receiver_passes_and_its_twins_are_found(tmp_path: Path) -> None:
     """The receiver keeping the newest passes; its twin reviving a deleted organization on a late
     ``organization.updated`` fails `reorder` on the organization (the users, the kind the old
-    story walked alone, are kept right by both)."""
+    story walked alone, are kept right by both); its twin claiming type and object fails
+    `distinct-updates-same-object` on the renamed user."""
     assert _certify(tmp_path, "correct", SCENARIOS) == {s: ("pass", [], set()) for s in SCENARIOS}
     revived = _certify(tmp_path, "revives", SCENARIOS, revives=True)
     assert revived == {**{s: ("pass", [], set()) for s in SCENARIOS}, "reorder": ("fail", ["stale"], {"org"})}, \
         revived
+    per_object = _certify(tmp_path, "per-object", ["distinct-updates-same-object"], per_object=True)
+    assert per_object == {"distinct-updates-same-object": ("fail", ["stale"], {"user"})}, per_object
