@@ -60,12 +60,12 @@ kind, one object through them in catalog order, after another updated twice when
 has an update), `related_groups` (per kind whose sent types set two statuses or more, two
 new objects' events of distinct statuses, each object's released together by
 `related-burst`), `distinct_story` (an effectful type emitted twice on one object, when that
-makes two keys), `unknown_event` (a type the catalog lacks), `quiet_event`, `lifecycle`.
-The state stories walk only the types the endpoint is sent (`sent_only`, called by the
-catalog before it plans a scenario: an endpoint enabled for the organization types alone
-gets an organization's walk, not the users' it is never sent); the others tell the same
-story to every endpoint. Every story is deterministic from the seed. `user_events_of_type`
-serves ``hookproof send``.
+makes two keys: the catalog's, or the team's given as `key_of`), `unknown_event` (a type
+the catalog lacks), `quiet_event`, `lifecycle`. The state stories walk only the types the
+endpoint is sent (`sent_only`, called by the catalog before it plans a scenario: an
+endpoint enabled for the organization types alone gets an organization's walk, not the
+users' it is never sent); the others tell the same story to every endpoint. Every story
+is deterministic from the seed. `user_events_of_type` serves ``hookproof send``.
 """
 
 from __future__ import annotations
@@ -408,15 +408,21 @@ class UserCatalogWorld(RecordWorld):
                 groups.append(tuple(self.emit(spec.type, oid) for spec in walk))
         return groups
 
-    def distinct_story(self) -> list[Event]:
-        """Per effectful type whose key differs between two events of one object: both events."""
+    def distinct_story(self, key_of: Callable[[Event], str | None] | None = None) -> list[Event]:
+        """Per effectful type whose key differs between two events of one object: both events.
+
+        `key_of` gives an event's business key (the team's mapping, `KeyMapping.key_of`, which
+        may key types the catalog does not); None: the catalog's own (`Event.business_key`).
+        Every type of the catalog is tried, whatever the endpoint is sent (`sent_only`): an
+        empty story says no type gives one object two effects. Raises what `key_of` raises."""
         out: list[Event] = []
         for spec in self.catalog.events:
-            if spec.key is None:
+            if spec.key is None and key_of is None:
                 continue
             first = self.emit_new(spec)
             second = self.emit(spec.type, first.object_id)
-            if first.business_key != second.business_key:
+            keys = (key_of(first), key_of(second)) if key_of is not None else (first.business_key, second.business_key)
+            if keys[0] and keys[1] and keys[0] != keys[1]:
                 out += [first, second]
         return out
 

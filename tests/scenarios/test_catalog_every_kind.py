@@ -8,7 +8,9 @@ walk each kind with a status-setting type the endpoint is sent (`sent_only`), so
 endpoint enabled for the organization types alone gets the organizations' walk, not
 "no status-setting events". `distinct-updates-same-object` takes an update changing a
 field the observer compares for a change of state (a second ``user.updated`` renaming the
-user), so it runs and finds a receiver deduplicating on the type and the user.
+user), so it runs and finds a receiver deduplicating on the type and the user; and
+`distinct-events-same-object` gives the catalog's own reason whatever enabled_events says,
+its story judged under the team's keys too (a per-update key makes two effects of one user).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import json
 import sqlite3
 from pathlib import Path
 
+import pytest
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 from svix.webhooks import Webhook, WebhookVerificationError
@@ -71,9 +74,18 @@ CATALOG_TEXT = (
 )
 
 
-def config_text(port: int, db: Path, *, enabled: tuple[str, ...] | None = None, seed: int = 4) -> str:
+#: The team's own keys for the two welcomes, the catalog's built-in ones left (``builtin_keys``).
+TEAM_KEYS = """
+[business_keys]
+"user.created" = "welcome:{data.id}"
+"organization.created" = "org-welcome:{data.id}"
+"""
+
+
+def config_text(port: int, db: Path, *, enabled: tuple[str, ...] | None = None, seed: int = 4,
+                team_keys: bool = False, more_keys: str = "") -> str:
     listed = f"enabled_events = {json.dumps(list(enabled))}\n" if enabled is not None else ""
-    return f"""[target]
+    return ("builtin_keys = false\n" if team_keys else "") + f"""[target]
 url = "http://127.0.0.1:{port}/webhooks"
 profile = "svix"
 secret = "{SECRET}"
@@ -95,13 +107,15 @@ seed = {seed}
 
 [settle]
 window_s = 0.15
-{CATALOG_TEXT}"""
+{CATALOG_TEXT}""" + (TEAM_KEYS + more_keys if team_keys else "")
 
 
-def profile_and_world(tmp_path: Path, enabled: tuple[str, ...] | None = None) -> tuple[Context, UserCatalogWorld]:
+def profile_and_world(tmp_path: Path, enabled: tuple[str, ...] | None = None, team_keys: bool = False,
+                      more_keys: str = "") -> tuple[Context, UserCatalogWorld]:
     """The context certify plans with (no state fields) and a world of seed 4."""
     path = tmp_path / "hookproof.toml"
-    path.write_text(config_text(9, tmp_path / "x.sqlite", enabled=enabled), encoding="utf-8")
+    path.write_text(config_text(9, tmp_path / "x.sqlite", enabled=enabled, team_keys=team_keys, more_keys=more_keys),
+                    encoding="utf-8")
     loaded = load_config(path)
     profile = loaded.profile()
     world = new_world(profile.world, 4)
@@ -121,13 +135,15 @@ CREATE TABLE IF NOT EXISTS orgs (id TEXT PRIMARY KEY, name TEXT, updated_at INTE
 """
 
 
-def receiver(db: Path, *, revives: bool = False, per_object: bool = False) -> FastAPI:
+def receiver(db: Path, *, revives: bool = False, per_object: bool = False, profiles: bool = False) -> FastAPI:
     """Verifies with the official ``svix`` library, then in one SQLite transaction claims the
     ``svix-id``, sends one welcome per user and per organization, and keeps each user's and
     organization's row, written only by a newer event (``data.updated_at``), a deletion for
     good. `revives`: its twin upserts an organization on ``organization.updated`` blindly,
     bringing a deleted one back. `per_object`: its twin claims the type and the object id
-    instead of the ``svix-id`` (a second ``user.updated`` of one user is taken for a copy)."""
+    instead of the ``svix-id`` (a second ``user.updated`` of one user is taken for a copy).
+    `profiles`: each ``user.updated`` also records the profile change it is
+    (``profile:{id}:{updated_at}``, the team's key in `PER_UPDATE`)."""
     with sqlite3.connect(db) as setup:
         setup.executescript(SCHEMA)
     hook = Webhook(SECRET)
@@ -153,6 +169,8 @@ def receiver(db: Path, *, revives: bool = False, per_object: bool = False) -> Fa
             if kind in ("user.created", "organization.created"):
                 prefix = "welcome" if table == "users" else "org-welcome"
                 conn.execute("INSERT OR IGNORE INTO emails VALUES (?)", (f"{prefix}:{data['id']}",))
+            if profiles and kind == "user.updated":
+                conn.execute("INSERT OR IGNORE INTO emails VALUES (?)", (f"profile:{data['id']}:{data['updated_at']}",))
             if kind.endswith((".created", ".updated")) and kind.split(".")[0] in ("user", "organization"):
                 guard = " WHERE excluded.updated_at > {t}.updated_at AND {t}.deleted = 0".format(t=table)
                 revive = ""
@@ -170,16 +188,18 @@ def receiver(db: Path, *, revives: bool = False, per_object: bool = False) -> Fa
     return app
 
 
-def _certify(tmp_path: Path, name: str, scenarios: list[str], **mode: bool
+def _certify(tmp_path: Path, name: str, scenarios: list[str], *, more_keys: str | None = None, **mode: bool
              ) -> dict[str, tuple[str, list[str], set[str]]]:
     """Each scenario's verdict, sorted finding checks and the prefixes of the findings' keys
-    (``org``, ``user``) over `receiver(**mode)`."""
+    (``org``, ``user``, ``profile``) over `receiver(**mode)`; with `more_keys`, under the
+    team's keys (`TEAM_KEYS` and those)."""
     folder = tmp_path / name
     folder.mkdir()
     db = folder / "receiver.sqlite"
-    with serve_app(receiver(db, **mode)) as server:
+    with serve_app(receiver(db, profiles=more_keys is not None, **mode)) as server:
         path = folder / "hookproof.toml"
-        path.write_text(config_text(server.port, db), encoding="utf-8")
+        keys = {"team_keys": True, "more_keys": more_keys} if more_keys is not None else {}
+        path.write_text(config_text(server.port, db, **keys), encoding="utf-8")
         report = certify(load_config(path), scenarios=scenarios, out_dir=folder / "report").report
     return {s.id: (s.verdict, sorted({f.check_id for f in s.findings}), {f.key.split("_")[0] for f in s.findings})
             for s in report.scenarios}
@@ -269,6 +289,43 @@ def test_an_update_changing_a_compared_field_makes_distinct_updates_run(tmp_path
                            "(enabled_events)"), bare.reason
 
 
+@pytest.mark.parametrize("team_keys", [False, True])
+@pytest.mark.parametrize("enabled", [None, USERS + ORGS])
+def test_distinct_events_gives_the_catalog_s_reason_whatever_is_enabled(
+        tmp_path: Path, enabled: tuple[str, ...] | None, team_keys: bool) -> None:
+    """Each welcome is one per user or organization, under the catalog's keys or the team's:
+    no object gets two effects, and the reason says so with enabled_events set too (it said
+    the types sent and the team's keys left no effectful event, while four types had keys)."""
+    ctx, world = profile_and_world(tmp_path, enabled, team_keys)
+    assert (ctx.keys is not None) is team_keys
+    plan = CATALOG["distinct-events-same-object"].plan(ctx, world)
+    assert isinstance(plan, NotApplicable)
+    assert plan.reason == ("no object in your catalog gets two effects of its own: each effectful type's business "
+                           "key is the same for every event of one object (one effect per object), so "
+                           "deduplicating by object loses nothing"), plan.reason
+
+
+#: The team's key of a profile change: one per update (two updates of one user, two effects).
+PER_UPDATE = '"user.updated" = "profile:{data.id}:{data.updated_at}"\n'
+
+
+def test_a_team_key_giving_one_object_two_effects_is_sent_or_named(tmp_path: Path) -> None:
+    """The team keys each profile change by its time (a key the catalog does not declare): two
+    updates of one user are two effects, sent where the endpoint gets them; an endpoint
+    enabled for the organizations alone is told which types it is not sent."""
+    ctx, world = profile_and_world(tmp_path, USERS, True, PER_UPDATE)
+    plan = CATALOG["distinct-events-same-object"].plan(ctx, world)
+    assert isinstance(plan, Plan), plan
+    (phase,) = plan.phases
+    assert [e.type for e in phase.events] == ["user.updated", "user.updated"]
+    assert len({e.object_id for e in phase.events}) == 1 and len({ctx.key_of(e) for e in phase.events}) == 2
+    ctx, world = profile_and_world(tmp_path, ORGS, True, PER_UPDATE)
+    plan = CATALOG["distinct-events-same-object"].plan(ctx, world)
+    assert isinstance(plan, NotApplicable)
+    assert plan.reason == ("the receiver is sent none of the types that give one object two effects in your "
+                           "catalog (user.updated) (enabled_events)"), plan.reason
+
+
 # ---- certify, end to end ---------------------------------------------------------------
 
 SCENARIOS = ["reorder", "stale-after-newer", "related-burst", "distinct-updates-same-object"]
@@ -285,3 +342,13 @@ def test_the_correct_receiver_passes_and_its_twins_are_found(tmp_path: Path) -> 
         revived
     per_object = _certify(tmp_path, "per-object", ["distinct-updates-same-object"], per_object=True)
     assert per_object == {"distinct-updates-same-object": ("fail", ["stale"], {"user"})}, per_object
+
+
+def test_a_team_key_s_two_effects_of_one_user_are_certified(tmp_path: Path) -> None:
+    """Under the team's per-update key, `distinct-events-same-object` sends one user's two
+    updates (it said no object gets two effects): the receiver recording each passes, its twin
+    claiming type and object loses the second (``lost``, on its profile key)."""
+    scenario = ["distinct-events-same-object"]
+    assert _certify(tmp_path, "keyed", scenario, more_keys=PER_UPDATE) == {scenario[0]: ("pass", [], set())}
+    lost = _certify(tmp_path, "keyed-per-object", scenario, more_keys=PER_UPDATE, per_object=True)
+    assert lost == {scenario[0]: ("fail", ["lost"], {"profile:user"})}, lost
