@@ -18,6 +18,7 @@ from hookproof.simulator.faults import FaultPlan, Mutation, applicable
 from hookproof.simulator.profiles.base import Profile
 from hookproof.simulator.world import AnyWorld, World
 from hookproof.simulator.world.lifecycle import RELATED_TYPES
+from hookproof.simulator.world.user_catalog import UserCatalogWorld
 
 #: Go-live checklist items (ids are stable; reports show the titles).
 CHECKLIST: Mapping[str, str] = {
@@ -102,6 +103,11 @@ class Context:
         state_fields: object kind → the fields of its state beyond ``status`` the observer
             reads (``[observer.state_fields]``: ``subscription`` → ``("price",)``), or None:
             the stories that walk a subscription's states change its price when it has fields.
+        state_of: an event's combined state, its status and the declared fields the observer
+            compares (`scenarios.state_fields.StateFields.state_of`: ``active,
+            first_name=Ada``; None for an event without a status; may raise TemplateError), or
+            None: an event's state is its status. `distinct-updates-same-object` takes an update
+            changing a compared field for a change of state.
         checkout_modes: the modes the billing stories open Checkout Sessions in: ``payment``
             (a one-off purchase) and ``subscription`` (a plan bought through Checkout, where the
             stories otherwise start a subscription through ``POST /v1/subscriptions``); with a
@@ -124,6 +130,7 @@ class Context:
     state_kinds: frozenset[str] | None = None
     state_fields: Mapping[str, tuple[str, ...]] | None = None
     checkout_modes: frozenset[str] = frozenset({"payment", "subscription"})
+    state_of: Callable[[Event], str | None] | None = None
 
     def key_of(self, event: Event) -> str | None:
         """The event's business key: the team's mapping (`scenarios.business_keys`), else built in."""
@@ -310,11 +317,13 @@ class Scenario:
         return self
 
     def plan(self, ctx: Context, world: AnyWorld) -> Plan | NotApplicable:
+        """The scenario's `Plan` over `world` (or `NotApplicable`, with the reason), the world
+        first told what the endpoint is sent (`sent_only`: its stories are the endpoint's)."""
+        world.sent_only(ctx.sends)
         if not isinstance(world, World):  # another provider's world (GitHub's): its own stories
             from hookproof.scenarios.world_plans import plan_for
 
             return plan_for(self, ctx, world)
-        world.sent_only(ctx.sends)
         return self.build(ctx, world)
 
     def checks_for(self, *, counters: bool) -> tuple[str, ...]:
@@ -655,7 +664,10 @@ def _stale_after_newer(ctx: Context, w: World) -> Plan | NotApplicable:
     old = next((e for e in events if e.status == "past_due"), events[0])
     newer = [e for e in events if e is not old]
     older = [old]
-    if isinstance(w, World) and events[0].object_type == "subscription":
+    if isinstance(w, UserCatalogWorld) and (stale := _stale_per_kind(events)):  # each walked kind's own
+        older = stale
+        newer = [e for e in events if all(e is not o for o in older)]
+    elif isinstance(w, World) and events[0].object_type == "subscription":
         tied = same_second_story(ctx, w)
         if len(tied) == 4:  # created; then past due, recovered, canceled in one second
             newer += [tied[0], tied[1], tied[3]]
@@ -672,6 +684,17 @@ def _stale_after_newer(ctx: Context, w: World) -> Plan | NotApplicable:
             newer += [tied[0], tied[1], tied[3]]  # opened; then labeled and closed in one second
             older.append(tied[2])  # the comment of that second, after the close
     return Plan(w, (Phase(tuple(newer)), Phase(tuple(older))))
+
+
+def _stale_per_kind(events: Sequence[Event]) -> list[Event]:
+    """Per object kind of a user catalog's state story (`UserCatalogWorld.state_story` walks
+    each stateful kind), in the story's order, the event `stale-after-newer` delivers last: the
+    kind's first ``past_due`` event, else its first event; only kinds the story sends at least
+    two events of (a lone event has nothing newer to follow)."""
+    by_kind: dict[str, list[Event]] = {}
+    for e in events:
+        by_kind.setdefault(e.object_type, []).append(e)
+    return [next((e for e in kind if e.status == "past_due"), kind[0]) for kind in by_kind.values() if len(kind) >= 2]
 
 
 def same_second_story(ctx: Context, w: World) -> list[Event]:
@@ -693,15 +716,21 @@ def same_second_story(ctx: Context, w: World) -> list[Event]:
     return created + tail
 
 
-def updates_run(events: Sequence[Event]) -> tuple[Event, ...] | None:
+def updates_run(events: Sequence[Event], state: Callable[[Event], str | None] | None = None
+                ) -> tuple[Event, ...] | None:
     """The shortest run of one object's events, in order, whose last event repeats the type of
     an earlier one and moves the object to a state a receiver keeping the first event of each
     type per object would not show (that receiver shows the state of the newest event that was
     the first of its type), or None when no object of `events` has one.
 
     `events`: stateful events in the order the provider emitted them (several objects may
-    interleave; the run keeps one object's). Pure, O(len(events)).
+    interleave; the run keeps one object's). `state`: an event's state as the observer compares
+    it (`Context.state_of`: its status and declared fields, so a second ``user.updated``
+    renaming the user changes it); None: its status. Pure but for `state`, O(len(events)).
     """
+    def state_of(e: Event) -> str | None:
+        return state(e) if state is not None else e.status
+
     by_object: dict[str, list[Event]] = {}
     for e in events:
         if e.object_id is not None and e.status is not None:
@@ -712,20 +741,23 @@ def updates_run(events: Sequence[Event]) -> tuple[Event, ...] | None:
         for i, e in enumerate(run):
             if e.type not in types:
                 types.add(e.type)
-                shown = e.status
-            elif e.status != shown:
+                shown = state_of(e)
+            elif state_of(e) != shown:
                 return tuple(run[:i + 1])
     return None
 
 
 def _updates_same_object(ctx: Context, w: World) -> Plan | NotApplicable:
     """One object's successive events (`updates_run` of its state story, over the kinds of object
-    the observer reads the states of, when it names them), in order, one by one; judged on
+    the observer reads the states of, when it names them; a state being the status and the
+    declared fields the observer compares, `Context.state_of`), in order, one by one; judged on
     ``lost`` only when one of them owes an effect (a subscription's events owe none)."""
     kinds = ctx.state_kinds
-    run = updates_run([e for e in state_events(ctx, w) if not kinds or e.object_type in kinds])
+    run = updates_run([e for e in state_events(ctx, w) if not kinds or e.object_type in kinds], _compared(ctx))
     if run is None:
         what = "two events of one type about one object, the second changing its state"
+        if ctx.state_fields:
+            what += " (its status or a field [observer.state_fields] compares)"
         if kinds:
             what += f" (of a kind whose states the observer reads: {', '.join(sorted(kinds))})"
         if ctx.enabled is not None:
@@ -733,6 +765,23 @@ def _updates_same_object(ctx: Context, w: World) -> Plan | NotApplicable:
         return NotApplicable(f"{ctx.world_name} tells no story with {what}")
     owed = any(ctx.key_of(e) or (ctx.keys is not None and _moves_counter(ctx.keys, e)) for e in run)
     return Plan(w, (Phase(run),), owes_effects=owed)
+
+
+def _compared(ctx: Context) -> Callable[[Event], str | None] | None:
+    """An event's state as the observer compares it (`Context.state_of`), its status where
+    a declared field cannot be read from it (the run's own reading of the events names that
+    field: `scenarios.runner`'s "could not read a field the config names"); None: statuses."""
+    state_of = ctx.state_of
+    if state_of is None:
+        return None
+    from hookproof.scenarios.business_keys import TemplateError
+
+    def compared(e: Event) -> str | None:
+        try:
+            return state_of(e)
+        except TemplateError:
+            return e.status
+    return compared
 
 
 def _distinct_events(ctx: Context, w: World) -> Plan | NotApplicable:

@@ -217,7 +217,8 @@ class Runner:
                        shop_sessions=self.seeder is not None and "checkout.session" in self.seeder.creates,
                        **({"checkout_modes": self.seeder.story_checkout_modes()} if self.seeder is not None else {}),
                        state_kinds=self.state_kinds,
-                       state_fields=self.state_fields.columns() if self.state_fields is not None else None)
+                       state_fields=self.state_fields.columns() if self.state_fields is not None else None,
+                       state_of=self.state_fields.state_of if self.state_fields is not None else None)
 
     def run(self, ids: Iterable[str] | None = None) -> RunReport:
         """Run the scenarios `ids` (default: the whole catalog) and build the report.

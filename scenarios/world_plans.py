@@ -35,14 +35,24 @@ STORY_SCENARIOS: frozenset[str] = frozenset({
 
 
 def _distinct(ctx: Any, w: Any) -> Any:
+    """Several effects of one object (the world's `distinct_story`). A user's catalog tries
+    every type under the keys in force (the team's too), whatever the endpoint is sent: an
+    empty story is the catalog's own reason (each type's key is one per object), and one the
+    endpoint is sent none of names the types and enabled_events."""
     from hookproof.scenarios.catalog import NotApplicable, Phase, Plan, _need
+    from hookproof.simulator.world.user_catalog import UserCatalogWorld
 
-    story = w.distinct_story()
+    catalog = isinstance(w, UserCatalogWorld)
+    story = w.distinct_story(ctx.key_of if ctx.keys is not None else None) if catalog else w.distinct_story()
     events = [e for e in story if ctx.sends(e.type) and ctx.key_of(e)]
-    if not events and ctx.enabled is None and (ctx.keys is None or not story):  # the world has no such story
+    if not story:  # the world has no such story, whatever the endpoint is sent
         return NotApplicable(f"no object in {ctx.world_name} gets two effects of its own: each "
                              "effectful type's business key is the same for every event of one object (one effect "
                              "per object), so deduplicating by object loses nothing")
+    if not events and catalog:  # every event of the story owes an effect: none is sent
+        types = ", ".join(dict.fromkeys(e.type for e in story))
+        return NotApplicable(f"the receiver is sent none of the types that give one object two effects in "
+                             f"{ctx.world_name} ({types}) (enabled_events)")
     if (na := _need(events, "effectful", ctx)) is not None:
         return na
     return Plan(w, (Phase(tuple(events)),))

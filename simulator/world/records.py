@@ -3,7 +3,7 @@
 `RecordWorld` keeps objects as lists of snapshots (version n is ``versions[n-1]``) and
 the events emitted so far, with the reading interface every world offers the engine
 (``get``, ``version``, ``object_type``, ``objects``, ``event``, ``has``, ``advance``,
-``events``). A provider world (`simulator.world.mercadopago.MercadoPagoWorld`,
+``events``, and ``sent_only``: the types the endpoint is sent, before the stories). A provider world (`simulator.world.mercadopago.MercadoPagoWorld`,
 `simulator.world.paddle.PaddleWorld`) adds its operations and stories and calls
 `_create`/`_update`/`_record_event`. Time is whole microseconds from a clock that moves
 forward by at least a second per change, so timestamps order an object's versions.
@@ -15,7 +15,7 @@ import copy
 import random
 import time
 from dataclasses import dataclass
-from typing import Any, ClassVar, Mapping
+from typing import Any, Callable, ClassVar, Mapping
 
 from hookproof.simulator.errors import WorldError
 from hookproof.simulator.events import Event
@@ -94,6 +94,13 @@ class RecordReads:
 
     def has(self, object_id: str) -> bool:
         return object_id in self._objects or object_id in self._event_index
+
+    def sent_only(self, sends: Callable[[str], bool]) -> None:
+        """The endpoint is sent only the types `sends` accepts (the world's type names). A world
+        whose stories depend on what the endpoint is sent overrides this (the billing world's
+        Checkout purchases, `World.sent_only`; a user catalog's state stories,
+        `UserCatalogWorld.sent_only`); the others tell the same stories to every endpoint and
+        leave the filtering to the scenarios. Call before the stories are played."""
 
     def _record(self, object_id: str) -> Record:
         try:

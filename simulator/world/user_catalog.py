@@ -54,13 +54,18 @@ The body is
 the id). Events that set a status are stateful (`Event.stateful`).
 
 Stories (what `scenarios.world_plans` asks of a world): `effect_story` (one event of
-each effectful type, each about a new object), `state_story` (one object of the kind with
-the most status-setting types, through them in catalog order, after another updated twice
-when the kind has an update), `related_groups` (two new objects' events of distinct
-statuses, each object's released together by `related-burst`), `distinct_story` (an
-effectful type emitted twice on one object, when that makes two keys), `unknown_event`
-(a type the catalog lacks), `quiet_event`, `lifecycle`. `user_events_of_type` serves
-``hookproof send``.
+each effectful type, each about a new object), `state_story` (every kind with
+status-setting types the endpoint is sent, the one with the most such types first: per
+kind, one object through them in catalog order, after another updated twice when the kind
+has an update), `related_groups` (per kind whose sent types set two statuses or more, two
+new objects' events of distinct statuses, each object's released together by
+`related-burst`), `distinct_story` (an effectful type emitted twice on one object, when that
+makes two keys: the catalog's, or the team's given as `key_of`), `unknown_event` (a type
+the catalog lacks), `quiet_event`, `lifecycle`. The state stories walk only the types the
+endpoint is sent (`sent_only`, called by the catalog before it plans a scenario: an
+endpoint enabled for the organization types alone gets an organization's walk, not the
+users' it is never sent); the others tell the same story to every endpoint. Every story
+is deterministic from the seed. `user_events_of_type` serves ``hookproof send``.
 """
 
 from __future__ import annotations
@@ -224,6 +229,8 @@ class UserCatalogWorld(RecordWorld):
         self._varied_fields: dict[str, list[tuple[str, int | None]]] = {}
         #: object id -> its own values of the examples' nested ids and emails (`_own_identities`)
         self._identities: dict[str, dict[str, str]] = {}
+        #: the types the endpoint is sent (`sent_only`): the state stories walk only those
+        self._sends: Callable[[str], bool] = _every_type
         #: Every id-like value made so far (objects', events', key fields'), as text, oldest
         #: first: what a storm renames in each replay (`loadtests.renaming.IdRenamer.of`).
         self.fresh_ids: list[str] = []
@@ -345,58 +352,77 @@ class UserCatalogWorld(RecordWorld):
                 out.append(self.emit_new(spec))
         return out
 
+    def sent_only(self, sends: Callable[[str], bool]) -> None:
+        """The endpoint is sent only the types `sends` accepts (the catalog's names): the state
+        stories (`state_story`, `related_groups`) then walk the kinds, and the types, it is
+        sent, not kinds whose status-setting types it never receives. Call before the stories
+        are played; without a call, every type is sent."""
+        self._sends = sends
+
     def state_story(self) -> list[Event]:
-        """One object of the kind with the most status-setting types, through them in catalog
-        order; when the kind has an update (a type keeping a status an earlier type set first:
-        Clerk's ``user.updated``), another object of that kind first, through its types up to
-        the one that set that status, then updated twice (each update's free text varied), so
-        that an object ends in a status whose fields are compared, not only in a final one
-        (a deleted user's stub carries no name) where they are not."""
-        kinds = sorted(self._kinds(), key=lambda k: -sum(s.state is not None for s in self._of_kind(k)))
-        if not kinds or not any(s.state is not None for s in self._of_kind(kinds[0])):
-            return []
-        walk = [s for s in self._of_kind(kinds[0]) if s.state is not None]
+        """Every kind with status-setting types the endpoint is sent (`sent_only`), the kind with
+        the most such types first (catalog order among equals), each through `_kind_walk`: one
+        object through its kind's sent status-setting types in catalog order; when the kind has
+        an update (a type keeping a status an earlier type set first: Clerk's ``user.updated``),
+        another object of that kind first, through its types up to the one that set that
+        status, then updated twice (each update's free text varied), so that an object ends in
+        a status whose fields are compared, not only in a final one (a deleted user's stub
+        carries no name) where they are not. Empty when no sent type sets a status."""
+        story: list[Event] = []
+        for kind in self._stateful_kinds():
+            story += self._kind_walk(kind)
+        return story
+
+    def _kind_walk(self, kind: str) -> list[Event]:
+        """`state_story`'s objects of `kind` (its updated object, then its walked one)."""
+        walk = [s for s in self._of_kind(kind) if s.state is not None and self._sends(s.type)]
         story: list[Event] = []
         update = next((s for i, s in enumerate(walk) if any(t.state == s.state for t in walk[:i])), None)
         if update is not None:
-            updated = self.new_object(kinds[0])
+            updated = self.new_object(kind)
             until = next(i for i, s in enumerate(walk) if s.state == update.state)
             story += [self.emit(s.type, updated) for s in (*walk[:until + 1], update, update)]
-        oid = self.new_object(kinds[0])
+        oid = self.new_object(kind)
         return story + [self.emit(s.type, oid) for s in walk]
 
     def related_groups(self, count: int = 2) -> list[tuple[Event, ...]]:
-        """`count` new objects of the kind whose types set the most statuses, each through those
-        types in catalog order (an update, a type setting a status an earlier one set, left
-        out): each object's events, whose statuses differ, for `related-burst` to release
-        together (a subscription created ``active``, then ``canceled``: a state read, compared
-        and written without a lock can end on the older). Empty when no kind has two types
-        setting different statuses."""
+        """Per kind whose sent types (`sent_only`) set at least two statuses, the kind with the
+        most first (catalog order among equals): `count` new objects, each through the first
+        type setting each of those statuses, in catalog order (an update, a type setting a
+        status an earlier one set, left out): each object's events, whose statuses differ, for
+        `related-burst` to release together (a subscription created ``active``, then
+        ``canceled``: a state read, compared and written without a lock can end on the older).
+        Empty when no kind has two sent types setting different statuses."""
         def distinct(kind: str) -> list[EventSpec]:
             walk: dict[str, EventSpec] = {}
             for spec in self._of_kind(kind):
-                if spec.state is not None:
+                if spec.state is not None and self._sends(spec.type):
                     walk.setdefault(spec.state, spec)
             return list(walk.values())
 
-        walks = sorted((distinct(kind) for kind in self._kinds()), key=len, reverse=True)
-        if not walks or len(walks[0]) < 2:
-            return []
+        walks = sorted((w for w in (distinct(kind) for kind in self._kinds()) if len(w) >= 2), key=len, reverse=True)
         groups = []
-        for _ in range(count):
-            oid = self.new_object(walks[0][0].kind)
-            groups.append(tuple(self.emit(spec.type, oid) for spec in walks[0]))
+        for walk in walks:
+            for _ in range(count):
+                oid = self.new_object(walk[0].kind)
+                groups.append(tuple(self.emit(spec.type, oid) for spec in walk))
         return groups
 
-    def distinct_story(self) -> list[Event]:
-        """Per effectful type whose key differs between two events of one object: both events."""
+    def distinct_story(self, key_of: Callable[[Event], str | None] | None = None) -> list[Event]:
+        """Per effectful type whose key differs between two events of one object: both events.
+
+        `key_of` gives an event's business key (the team's mapping, `KeyMapping.key_of`, which
+        may key types the catalog does not); None: the catalog's own (`Event.business_key`).
+        Every type of the catalog is tried, whatever the endpoint is sent (`sent_only`): an
+        empty story says no type gives one object two effects. Raises what `key_of` raises."""
         out: list[Event] = []
         for spec in self.catalog.events:
-            if spec.key is None:
+            if spec.key is None and key_of is None:
                 continue
             first = self.emit_new(spec)
             second = self.emit(spec.type, first.object_id)
-            if first.business_key != second.business_key:
+            keys = (key_of(first), key_of(second)) if key_of is not None else (first.business_key, second.business_key)
+            if keys[0] and keys[1] and keys[0] != keys[1]:
                 out += [first, second]
         return out
 
@@ -426,6 +452,14 @@ class UserCatalogWorld(RecordWorld):
     # ---- internals --------------------------------------------------------------------
     def _kinds(self) -> list[str]:
         return list(dict.fromkeys(s.kind for s in self.catalog.events))
+
+    def _stateful_kinds(self) -> list[str]:
+        """The kinds with a status-setting type the endpoint is sent, the most such types first
+        (catalog order among equals)."""
+        def setting(kind: str) -> int:
+            return sum(s.state is not None and self._sends(s.type) for s in self._of_kind(kind))
+
+        return sorted((k for k in self._kinds() if setting(k)), key=setting, reverse=True)
 
     def _of_kind(self, kind: str) -> list[EventSpec]:
         return [s for s in self.catalog.events if s.kind == kind]
@@ -685,6 +719,11 @@ _UPDATED = re.compile(r"(updated|modified)(_at|_on|_time|At|On)?|date_(updated|m
 #: A description that says an integer is a unix time, and in milliseconds.
 _UNIX_WORDS = re.compile(r"\b(unix|epoch|posix)\b", re.IGNORECASE)
 _MS_WORDS = re.compile(r"\b(ms|millis|milliseconds?)\b", re.IGNORECASE)
+
+
+def _every_type(event_type: str) -> bool:
+    """`UserCatalogWorld`'s default endpoint: sent every type."""
+    return True
 
 
 def _time_unit(path: Path, spec: EventSpec) -> str | None:
