@@ -222,8 +222,8 @@ class GenericHmacProfile(Profile):
             "signature_headers": (self.settings.signature_header,),
             "sender_timeout_s": self.settings.timeout_s,
             "retry_schedule_s": self.settings.retry_schedule_s,
-            "retrying": "the sender would keep retrying it (retry_schedule_s)",
-            "gives_up": "the sender retries it no more (retry_schedule_s)",
+            "retrying": "the sender would keep retrying it (target.signing.retry_schedule_s)",
+            "gives_up": "the sender retries it no more (target.signing.retry_schedule_s)",
             "tolerance": Tolerance(self.settings.tolerance_past_s, self.settings.tolerance_future_s),
             "multiple_signatures": self.settings.rotation_separator is not None,
         }
