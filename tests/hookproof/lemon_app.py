@@ -51,6 +51,8 @@ async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
         if not message.get("more_body"):
             break
     headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+    with LOCK:
+        STATE["headers"].append(headers)  # every request, answered or refused
     expected = hmac.new(SECRET.encode(), body, hashlib.sha256).hexdigest()
     if not hmac.compare_digest(headers.get("x-signature", ""), expected):
         return await _answer(send, 401)
@@ -62,7 +64,6 @@ async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
     except ValueError:
         return await _answer(send, 400)
     with LOCK:
-        STATE["headers"].append(headers)
         digest = hashlib.sha256(body).hexdigest()
         if STATE["fail_first"] and digest not in STATE["seen_bodies"]:
             STATE["seen_bodies"].add(digest)

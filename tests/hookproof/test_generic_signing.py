@@ -160,6 +160,18 @@ def test_send_delivers_with_the_type_header_and_without_an_id_header(tmp_path: P
     assert len(lemon_app.observe()["effects"]) == 1
 
 
+def test_explore_sends_with_the_table(tmp_path: Path) -> None:
+    """The state-machine search builds its profile from the config too: every delivery it
+    makes names its event in X-Event-Name and carries no X-Webhook-Id."""
+    lemon_app.reset(fail_first=False)
+    write(tmp_path)
+    run = run_in_process("explore", "-c", "hookproof.toml", "--max-examples", "3", "--seed", "1",
+                         "--out", str(tmp_path / "out"), cwd=tmp_path)
+    assert run.returncode == 0, run
+    seen = lemon_app.STATE["headers"]
+    assert seen and all(h["x-event-name"] == "order_created" and "x-webhook-id" not in h for h in seen)
+
+
 def _run_certify(tmp_path: Path, text: str, scenarios: list[str]) -> object:
     from hookproof.certify import certify
 
