@@ -225,3 +225,19 @@ def test_init_s_commented_signing_table_uncommented_loads(tmp_path: Path, monkey
     profile = load_config(write(tmp_path, "\n".join(lines) + "\n")).profile()
     assert profile.retry_schedule_s == (5.0, 25.0, 125.0)
     assert set(headers_of(profile)) == {"Content-Type", "X-Signature", "X-Webhook-Id", "X-Event-Name", "X-Timestamp"}
+
+
+def test_explore_finds_the_twin_and_replay_repeats_it_with_the_table(tmp_path: Path) -> None:
+    """The twin deduping on X-Webhook-Id fails explore (its second order is lost), and the
+    replay of the failing schedule sends as the config says: X-Event-Name, no X-Webhook-Id."""
+    lemon_app.reset(fail_first=False, dedupe_on_header=True)
+    write(tmp_path)
+    run = run_in_process("explore", "-c", "hookproof.toml", "--max-examples", "20", "--seed", "1",
+                         "--out", str(tmp_path / "out"), cwd=tmp_path)
+    assert run.returncode == 1 and "lost: order:" in run.stdout, run
+    lemon_app.STATE["headers"].clear()
+    replay = run_in_process("replay", str(tmp_path / "out" / "failing-schedule.json"), "--config", "hookproof.toml",
+                            cwd=tmp_path)
+    assert replay.returncode == 1 and "lost: order:" in replay.stdout, replay
+    seen = lemon_app.STATE["headers"]
+    assert seen and all(h["x-event-name"] == "order_created" and "x-webhook-id" not in h for h in seen)
