@@ -411,7 +411,8 @@ def profile_of(profile_name: str, user: Any, settings: Any = None) -> Any:
     try:
         return profile_with_catalog(profile_name, user, settings=settings)
     except ProfileError as exc:
-        raise ConfigError(str(exc), field="catalog" if exc.field == "catalog" else "target.signing") from None
+        signing = settings is not None and exc.field not in ("catalog", None)  # the settings' own problem
+        raise ConfigError(str(exc), field="target.signing" if signing else "catalog") from None
 
 
 def check_catalog(config: Any, text: str, source: str) -> None:
