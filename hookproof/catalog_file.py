@@ -394,21 +394,25 @@ def cached_catalog(catalog: CatalogConfig, base_dir: Path) -> Any:
     return _CACHE[key]
 
 
-def catalog_profile(profile_name: str, catalog: CatalogConfig, base_dir: Path) -> Any:
-    """The profile `profile_name` sending the user's catalog. Raises ConfigError."""
-    return profile_of(profile_name, cached_catalog(catalog, base_dir))
+def catalog_profile(profile_name: str, catalog: CatalogConfig, base_dir: Path, settings: Any = None) -> Any:
+    """The profile `profile_name` sending the user's catalog, generic-hmac signing with
+    `settings` (a validated `GenericHmacSettings`, ``[target.signing]``; None: its defaults).
+    Raises ConfigError."""
+    return profile_of(profile_name, cached_catalog(catalog, base_dir), settings)
 
 
-def profile_of(profile_name: str, user: Any) -> Any:
-    """The profile `profile_name` sending the loaded `UserCatalog` `user`. Raises ConfigError
-    for a profile that sends its provider's own events."""
+def profile_of(profile_name: str, user: Any, settings: Any = None) -> Any:
+    """The profile `profile_name` sending the loaded `UserCatalog` `user` (generic-hmac with
+    `settings`, as `catalog_profile`). Raises ConfigError for a profile that sends its
+    provider's own events."""
     from hookproof.simulator.errors import ProfileError
     from hookproof.simulator.profiles.registry import profile_with_catalog
 
     try:
-        return profile_with_catalog(profile_name, user)
+        return profile_with_catalog(profile_name, user, settings=settings)
     except ProfileError as exc:
-        raise ConfigError(str(exc), field="catalog") from None
+        signing = settings is not None and exc.field not in ("catalog", None)  # the settings' own problem
+        raise ConfigError(str(exc), field="target.signing" if signing else "catalog") from None
 
 
 def check_catalog(config: Any, text: str, source: str) -> None:
@@ -423,7 +427,7 @@ def check_catalog(config: Any, text: str, source: str) -> None:
                               f"is for {', '.join(CATALOG_PROFILES)}", path=source, field="catalog",
                               line=lines.line_of("catalog") or 1)
         try:
-            profile = catalog_profile(config.target.profile, config.catalog, config.base_dir)
+            profile = config.profile()
         except ConfigError as exc:
             if exc.path is not None:  # a document's problem: its file, webhook and field
                 raise
@@ -468,6 +472,8 @@ def profile_for(profile_name: str | None, config_path: str | None, *, secrets: b
         return config.profile() if profile_name == config.target.profile else get_profile(profile_name)
     get_profile(profile_name)  # an unknown name is the same error as without --config
     try:
+        if profile_name == config.target.profile:  # [target.signing] too
+            return config.profile()
         return catalog_profile(profile_name, config.catalog, config.base_dir)
     except ConfigError as exc:
         raise ConfigError(exc.message, path=exc.path or config_path, field=exc.field) from None

@@ -53,6 +53,17 @@ UNKNOWN_KEY_HINTS = {
 }
 
 
+def _signing_hint(dotted: str) -> str:
+    """`` (a generic-hmac setting: give it in [target.signing])`` for a setting of the
+    generic-hmac scheme written in ``[target]`` itself, else ``""``."""
+    from hookproof.simulator.profiles.generic_hmac import GenericHmacSettings
+
+    section, _, name = dotted.rpartition(".")
+    if section == "target" and name in GenericHmacSettings.model_fields:
+        return " (a generic-hmac setting: give it in [target.signing])"
+    return ""
+
+
 def parse_config(text: str, source: str = DEFAULT_PATH, *, secrets: bool = True) -> Config:
     """Validate TOML `text`. Raises ConfigError for the first problem, with field and line.
 
@@ -74,7 +85,7 @@ def parse_config(text: str, source: str = DEFAULT_PATH, *, secrets: bool = True)
         if err["type"] == "missing":
             message = "is required"
         elif err["type"] == "extra_forbidden":
-            message = "unknown key" + (UNKNOWN_KEY_HINTS.get(dotted) or _closest_key(dotted))
+            message = "unknown key" + (UNKNOWN_KEY_HINTS.get(dotted) or _signing_hint(dotted) or _closest_key(dotted))
         if (dotted == "observer" and message.startswith("state_fields.")) or \
                 (dotted == "observer.state_fields" and ": " in message):  # "<kind>: ...": that entry's line
             kind, _, message = message.removeprefix("state_fields.").partition(": ")
@@ -95,6 +106,7 @@ def parse_config(text: str, source: str = DEFAULT_PATH, *, secrets: bool = True)
                 message = message.replace(COUNTER_KEY_EXAMPLES["stripe"], example)
             return _raise(message, source, f'counters."{loc[1]}".{loc[2]}', at or field_line(text, dotted) or 1)
         return _raise(message, source, dotted, field_line(text, dotted) or 1)
+    _check_signing(config, text, source)
     _check_dirs(config, text, source)
     _check_spellings(config, text, source)
     check_catalog(config, text, source)  # [catalog] and a catalog profile's enabled_events
@@ -102,6 +114,19 @@ def parse_config(text: str, source: str = DEFAULT_PATH, *, secrets: bool = True)
     _check_state_kinds(config, text, source)
     _check_state_fields(config, text, source)
     return _check_secrets(config, text, source) if secrets else config
+
+
+def _check_signing(config: Config, text: str, source: str) -> None:
+    """Raise ConfigError, with its line, for a ``[target.signing]`` key the generic-hmac
+    scheme refuses (`TargetConfig.signing_settings`: an unknown key, an invalid header name,
+    a negative retry delay…)."""
+    try:
+        config.target.signing_settings()
+    except ConfigError as exc:
+        field = exc.field or "target.signing"
+        lines = TomlLines(text)
+        raise ConfigError(exc.message, path=source, field=field,
+                          line=lines.line_of(*field.split(".")) or lines.line_of("target", "signing") or 1) from None
 
 
 def _check_spellings(config: Config, text: str, source: str) -> None:

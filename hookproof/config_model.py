@@ -76,6 +76,10 @@ class TargetConfig(StrictModel):
     process: ProcessTargetConfig | None = None
     docker: DockerTargetConfig | None = None
     seed: SeedConfig | None = None
+    #: ``[target.signing]``: the generic-hmac profile's signing scheme and delivery contract,
+    #: the fields of `GenericHmacSettings` (header names, signed content, retry schedule…);
+    #: read by `signing_settings`. Only with profile generic-hmac.
+    signing: dict[str, Any] | None = None
 
     @field_validator("url")
     @classmethod
@@ -154,6 +158,9 @@ class TargetConfig(StrictModel):
             raise ValueError(f"seed.creates: only the stripe profile's API creates objects, not {self.profile!r}'s")
         if self.connect and self.profile != "stripe":
             raise ValueError(f"connect: only the stripe profile has Connect endpoints, not {self.profile!r}")
+        if self.signing is not None and self.profile != "generic-hmac":
+            raise ValueError(f"signing: only the generic-hmac profile takes signing settings; the {self.profile} "
+                             "profile signs as its provider does")
         if self.api_version is not None and self.profile != "stripe":
             raise ValueError(f"api_version: only the stripe profile has API versions, not {self.profile!r}")
         if self.enabled_events is not None and self.profile not in CATALOG_PROFILES:  # those: catalog_file
@@ -175,6 +182,35 @@ class TargetConfig(StrictModel):
         """The resolved secrets. Raises ConfigError naming the source (never the value)."""
         values = [self.secret] if isinstance(self.secret, str) else list(self.secret)
         return [_resolve_secret(v, base_dir) for v in values]
+
+    def signing_settings(self) -> Any:
+        """``[target.signing]`` as a validated `GenericHmacSettings`, or None (no table: the
+        profile's defaults). ``false`` for ``id_header``, ``timestamp_header`` or
+        ``type_header`` means no such header.
+
+        Raises ConfigError naming ``target.signing.<field>`` (no line: `hookproof.config`
+        adds it) for an unknown key or a value the scheme refuses."""
+        if self.signing is None:
+            return None
+        from hookproof.simulator.errors import ProfileError
+        from hookproof.simulator.profiles.generic_hmac import GenericHmacSettings, load_settings
+
+        try:
+            return load_settings(self.signing)
+        except ProfileError as exc:
+            field = (exc.field or "").split(".")[0]
+            message = str(exc).removeprefix(f"generic-hmac setting {exc.field}: ").removeprefix("Value error, ")
+            if field not in GenericHmacSettings.model_fields:
+                import difflib
+
+                close = difflib.get_close_matches(field, list(GenericHmacSettings.model_fields), n=1, cutoff=0.7)
+                message = "unknown key" + (f" (did you mean {close[0]}?)" if close else
+                                           f" (the keys: {', '.join(GenericHmacSettings.model_fields)})")
+            elif field in ("id_header", "timestamp_header", "type_header") and "valid string" in message:
+                import json
+
+                message = f"a header name, or false for none (got {json.dumps(self.signing[field], default=str)})"
+            raise ConfigError(message, field=f"target.signing.{field}" if field else "target.signing") from None
 
     def stripe_types(self) -> set[str] | None:
         """The enabled events as Stripe types (None: all of the profile's)."""
@@ -519,14 +555,16 @@ class Config(StrictModel):
         """The target's profile, built from the whole config (certify, explore, send, replay,
         events and the storm all take it from here): with ``[catalog]``, sending the user's
         catalog; for standard-webhooks and svix, each type in the spelling the config names
-        it (`event_names`). Raises ConfigError."""
+        it (`event_names`); for generic-hmac, signing as ``[target.signing]`` says
+        (`TargetConfig.signing_settings`). Raises ConfigError."""
+        settings = self.target.signing_settings()  # generic-hmac's [target.signing], else None
         if self.catalog is not None:
             from hookproof.catalog_file import catalog_profile
 
-            return catalog_profile(self.target.profile, self.catalog, self.base_dir)
+            return catalog_profile(self.target.profile, self.catalog, self.base_dir, settings)
         from hookproof.simulator.profiles import get_profile
 
-        return get_profile(self.target.profile, names=self.event_names() or None)
+        return get_profile(self.target.profile, settings=settings, names=self.event_names() or None)
 
     def named_types(self) -> list[tuple[str, str]]:
         """``(field, event type)`` of every type the config names: ``target.enabled_events``,

@@ -91,6 +91,10 @@ class StormSpec(BaseModel):
         observer: the `hookproof.toml` observer table (kind, url, effects, state...).
         keys: the team's business keys and counters (`scenarios.business_keys.to_plain`),
             or None: hookproof's built-in keys.
+        signing: the generic-hmac profile's settings (``[target.signing]``, every field of
+            `GenericHmacSettings` as plain data: `signing_of`), or None: its defaults. Every
+            process builds its profile with them, so workers sign and head deliveries, and
+            retry, exactly as the master's profile does.
         catalog: the user's own event catalog (``[catalog]``) for the generic-hmac,
             standard-webhooks and svix profiles, as plain data
             (`hookproof.catalog_file.catalog_to_plain`), or None: the profile's own events.
@@ -134,6 +138,7 @@ class StormSpec(BaseModel):
     observer: dict[str, Any] = Field(default_factory=dict)
     keys: dict[str, Any] | None = None
     catalog: dict[str, Any] | None = None
+    signing: dict[str, Any] | None = None
     sink_url: str | None = None
     settle_window_s: float = 0.5
     settle_deadline_s: float = 30.0
@@ -169,17 +174,19 @@ class StormSpec(BaseModel):
         except ValueError as exc:
             raise ValueError(f"shape: {exc}") from None
         if self.catalog is None:  # a catalog is read when a process first sends from it
-            self.sending_profile()  # SpecError (a ValueError) naming `profile` or `event_names`
+            self.sending_profile()  # SpecError (a ValueError) naming `profile`, `event_names` or `signing`
         return self
 
     def sending_profile(self) -> Any:
         """The profile every process of the storm sends and judges with: `profile` by name,
         sending `catalog` when there is one (made once per process and catalog: its world
         kind is registered then), else with `event_names` (the spellings the config lists,
-        for standard-webhooks and svix). Raises SpecError naming `profile` or `event_names`
-        for an unknown profile, names it refuses or a catalog that cannot be read."""
+        for standard-webhooks and svix), generic-hmac signing with `signing`. Raises
+        SpecError naming `profile`, `event_names` or `signing` for an unknown profile, names
+        or settings it refuses or a catalog that cannot be read."""
         catalog = json.dumps(self.catalog, sort_keys=True) if self.catalog is not None else None
-        return _profile(self.profile, catalog, tuple(sorted(self.event_names.items())))
+        signing = json.dumps(self.signing, sort_keys=True) if self.signing is not None else None
+        return _profile(self.profile, catalog, tuple(sorted(self.event_names.items())), signing)
 
     def drain_s(self) -> float:
         """Seconds a storm's senders keep delivering once its load shape ends (the drain):
@@ -220,20 +227,38 @@ class StormSpec(BaseModel):
         return cls(**data)
 
 
+def signing_of(profile: Any) -> dict[str, Any] | None:
+    """The settings `profile` signs with, as `StormSpec.signing` carries them (every field
+    of its `GenericHmacSettings`, JSON types), or None for a profile without settings."""
+    from hookproof.simulator.profiles.generic_hmac import GenericHmacSettings
+
+    settings = getattr(profile, "settings", None)
+    return settings.model_dump(mode="json") if isinstance(settings, GenericHmacSettings) else None
+
+
 @functools.lru_cache(maxsize=8)
-def _profile(name: str, catalog: str | None, names: tuple[tuple[str, str], ...] = ()) -> Any:
+def _profile(name: str, catalog: str | None, names: tuple[tuple[str, str], ...] = (),
+             signing: str | None = None) -> Any:
     from hookproof.scenarios.business_keys import render
     from hookproof.simulator.errors import ProfileError, WorldError
     from hookproof.simulator.profiles import get_profile
     from hookproof.simulator.profiles.registry import profile_with_catalog
     from hookproof.simulator.world.user_catalog import catalog_from_plain
 
+    settings = json.loads(signing) if signing is not None else None
     try:
         if catalog is None:
-            return get_profile(name, names=dict(names) or None)
-        return profile_with_catalog(name, catalog_from_plain(json.loads(catalog), render))
+            return get_profile(name, settings=settings, names=dict(names) or None)
+        return profile_with_catalog(name, catalog_from_plain(json.loads(catalog), render), settings=settings)
     except (ProfileError, WorldError) as exc:
-        raise SpecError(f"{'event_names' if getattr(exc, 'field', None) == 'names' else 'profile'}: {exc}") from None
+        field = getattr(exc, "field", None)
+        if field == "names":
+            where = "event_names"
+        elif settings is not None and isinstance(exc, ProfileError) and field not in ("profile", "catalog"):
+            where = "signing"
+        else:
+            where = "profile"
+        raise SpecError(f"{where}: {exc}") from None
 
 
 def secrets_from_env(environ: Mapping[str, str] | None = None) -> list[str]:

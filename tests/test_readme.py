@@ -652,6 +652,27 @@ def test_generic_hmac_signs_as_the_readme_says() -> None:
     assert set(headers) == {"Content-Type", "X-Signature", "X-Webhook-Id"}  # no timestamp header
 
 
+def test_the_lemon_squeezy_signing_example_heads_and_retries_as_the_readme_says(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The README's lemonsqueezy.toml: ``X-Signature`` over the raw body, the event's name in
+    ``X-Event-Name``, no ``X-Webhook-Id``, four attempts (5 s, 25 s, 125 s apart)."""
+    import hashlib
+    import hmac
+
+    from hookproof.simulator.world import emit_events, new_world
+
+    monkeypatch.setenv("LEMONSQUEEZY_SIGNING_SECRET", "s3cret")
+    (toml,) = re.findall(r"```toml lemonsqueezy\.toml\n(.*?)```", README, flags=re.S)
+    profile = parse_config(toml, "README.md").profile()
+    assert profile.retry_schedule_s == (5.0, 25.0, 125.0)
+    event = emit_events(new_world(profile.world, 1), "order_created")[0]
+    envelope = profile.envelope(event)
+    headers = {**envelope.headers, **profile.sign(envelope, ["s3cret"], 1_700_000_000)}
+    assert set(headers) == {"Content-Type", "X-Signature", "X-Event-Name"}
+    assert headers["X-Event-Name"] == json.loads(envelope.body)["meta"]["event_name"] == "order_created"
+    assert headers["X-Signature"] == hmac.new(b"s3cret", envelope.body, hashlib.sha256).hexdigest()
+
+
 def test_the_run_folders_the_readme_names_are_where_runs_go() -> None:
     """The demo writes under hookproof-reports/demo-<UTC time>/<receiver>/ (rundirs), not a
     folder of its own: every run folder the README names is one `rundirs` makes."""

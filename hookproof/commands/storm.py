@@ -126,7 +126,7 @@ def build_spec(config: "Config", *, users: int, rate: float, duration_s: float, 
     senders' worlds and plans, else ``run.seed``, else a random one (certify's and explore's
     precedence). Raises UsageError for bad values."""
     from hookproof.errors import UsageError
-    from hookproof.loadtests.spec import SpecError, StormSpec
+    from hookproof.loadtests.spec import SpecError, StormSpec, signing_of
     from hookproof.scenarios.business_keys import to_plain
 
     # with [catalog], the user's own events (the spec carries the catalog, as data, to Locust's
@@ -152,6 +152,7 @@ def build_spec(config: "Config", *, users: int, rate: float, duration_s: float, 
             time_scale=config.run.time_scale, sink_url=sink_url,
             observer={**config.observed.model_dump(), "base_dir": str(config.base_dir)},
             keys=to_plain(mapping) if (mapping := config.key_mapping()) is not None else None, catalog=catalog,
+            signing=signing_of(profile) if config.target.signing is not None else None,
             settle_window_s=config.settle.window_s, settle_deadline_s=config.settle.deadline_s,
             settle_interval_s=config.settle.interval_s, collect_timeout_s=collect_timeout_s,
             out_dir=str(out.resolve()), config_file=config.source,

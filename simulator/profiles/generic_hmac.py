@@ -55,8 +55,11 @@ class GenericHmacSettings(BaseModel):
         algorithm: HMAC hash: ``sha1``, ``sha256`` or ``sha512``.
         encoding: digest encoding: lowercase ``hex`` or padded standard ``base64``.
         prefix: text before the digest (``sha256=``, ``v1=``).
-        id_header: header carrying the event id (the dedupe key), or None.
-        timestamp_header: header carrying the attempt's unix seconds, or None.
+        id_header: header carrying the event id (the dedupe key), or None: no id header
+            (a receiver then dedupes on a body field). ``False`` (TOML has no null) means None.
+        timestamp_header: header carrying the attempt's unix seconds, or None (``False``).
+        type_header: header carrying the event's type name as sent (Lemon Squeezy's
+            ``X-Event-Name``), or None (``False``, the default): no type header.
         tolerance_past_s / tolerance_future_s: the receiver-side window this sender
             implies, in seconds (None: unchecked); only with a signed timestamp.
         timeout_s: seconds the sender waits for an answer.
@@ -74,13 +77,20 @@ class GenericHmacSettings(BaseModel):
     prefix: str = ""
     id_header: str | None = "X-Webhook-Id"
     timestamp_header: str | None = None
+    type_header: str | None = None
     tolerance_past_s: float | None = Field(default=None, ge=0)
     tolerance_future_s: float | None = Field(default=None, ge=0)
     timeout_s: float = Field(default=10.0, gt=0)
     retry_schedule_s: tuple[float, ...] = ()
     rotation_separator: str | None = None
 
-    @field_validator("signature_header", "id_header", "timestamp_header")
+    @field_validator("id_header", "timestamp_header", "type_header", mode="before")
+    @classmethod
+    def _no_header(cls, value: Any) -> Any:
+        """``false``: no such header (a config file cannot say None)."""
+        return None if value is False else value
+
+    @field_validator("signature_header", "id_header", "timestamp_header", "type_header")
     @classmethod
     def _header_name(cls, value: str | None) -> str | None:
         if value is not None and not _TOKEN.match(value):
@@ -115,6 +125,17 @@ class GenericHmacSettings(BaseModel):
             raise ProfileError("signed_content uses {id}: set id_header", field="id_header")
         if "timestamp" in fields and self.timestamp_header is None:
             raise ProfileError("signed_content uses {timestamp}: set timestamp_header", field="timestamp_header")
+        carries = {"signature_header": "the signature", "id_header": "the event id",
+                   "timestamp_header": "the timestamp", "type_header": "the event type"}
+        seen: dict[str, str] = {"content-type": "the body's Content-Type"}
+        for name, what in carries.items():
+            header = getattr(self, name)
+            if header is None:
+                continue
+            if header.lower() in seen:  # header names are case-insensitive (RFC 9110)
+                raise ProfileError(f"{header!r} already carries {seen[header.lower()]}: one header per thing",
+                                   field=name)
+            seen[header.lower()] = f"{what} ({name})"
         if "timestamp" not in fields and (self.tolerance_past_s is not None or self.tolerance_future_s is not None):
             raise ProfileError("a tolerance needs {timestamp} in signed_content", field="tolerance_past_s")
         return self
@@ -176,7 +197,8 @@ class GenericHmacProfile(Profile):
 
     Envelope: ``{"id","type","created","livemode","account","data":{"object",
     "previous_attributes"?}}`` with Stripe's event types (the world's own names); the
-    event id is the dedupe key, sent in `id_header` when set. With a user `catalog`
+    event id is the dedupe key, sent in `id_header` when set (else only in the body); the
+    event's type, as sent, in `type_header` when set. With a user `catalog`
     (`simulator.world.user_catalog`), the events are the catalog's: its type names, and
     the body each event was made with, as it is. Signing: see
     `generic_signature`; the timestamp header carries the attempt time. Delivery
@@ -208,8 +230,8 @@ class GenericHmacProfile(Profile):
             "signature_headers": (self.settings.signature_header,),
             "sender_timeout_s": self.settings.timeout_s,
             "retry_schedule_s": self.settings.retry_schedule_s,
-            "retrying": "the sender would keep retrying it (retry_schedule_s)",
-            "gives_up": "the sender retries it no more (retry_schedule_s)",
+            "retrying": "the sender would keep retrying it (target.signing.retry_schedule_s)",
+            "gives_up": "the sender retries it no more (target.signing.retry_schedule_s)",
             "tolerance": Tolerance(self.settings.tolerance_past_s, self.settings.tolerance_future_s),
             "multiple_signatures": self.settings.rotation_separator is not None,
         }
@@ -242,6 +264,8 @@ class GenericHmacProfile(Profile):
         headers = {"Content-Type": "application/json"}
         if self.settings.id_header is not None:
             headers[self.settings.id_header] = event.id
+        if self.settings.type_header is not None:
+            headers[self.settings.type_header] = event.type
         return Envelope(event_id=event.id, type=event.type, body=canonical_json(self.payload(event)), headers=headers)
 
     def sign(self, envelope: Envelope, secrets: Sequence[str], timestamp: int) -> dict[str, str]:

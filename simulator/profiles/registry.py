@@ -70,12 +70,16 @@ def get_profile(name: str, *, settings: GenericHmacSettings | Mapping[str, Any] 
 CATALOG_PROFILE_NAMES: tuple[str, ...] = (GenericHmacProfile.name, StandardWebhooksProfile.name, SvixProfile.name)
 
 
-def profile_with_catalog(name: str, catalog: UserCatalog) -> Profile:
-    """The profile called `name` sending `catalog`'s events (generic-hmac with its default
-    settings, standard-webhooks, svix). Raises ProfileError for a profile that sends its
-    provider's own events."""
+def profile_with_catalog(name: str, catalog: UserCatalog, *,
+                         settings: GenericHmacSettings | Mapping[str, Any] | None = None) -> Profile:
+    """The profile called `name` sending `catalog`'s events (generic-hmac, signing with
+    `settings` as `get_profile` takes them, None = defaults; standard-webhooks, svix).
+    Raises ProfileError for a profile that sends its provider's own events, settings given
+    to another profile than generic-hmac (``field="settings"``), or the failing setting."""
     if name == GenericHmacProfile.name:
-        return GenericHmacProfile(catalog=catalog)
+        return GenericHmacProfile(settings, catalog=catalog)
+    if settings is not None and name in CATALOG_PROFILE_NAMES:
+        raise ProfileError(f"profile {name!r} takes no settings", field="settings")
     if name == StandardWebhooksProfile.name:
         return StandardWebhooksProfile(catalog=catalog)
     if name == SvixProfile.name:

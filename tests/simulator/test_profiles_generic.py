@@ -111,6 +111,17 @@ def test_envelope() -> None:
     assert body["data"]["previous_attributes"] == {"status": "processing"}
 
 
+def test_a_type_header_carries_the_type_and_id_header_false_sends_no_id() -> None:
+    """Lemon Squeezy's deliveries: the event's name in ``X-Event-Name``, no event-id header
+    (``False``, how a config file says none, is None)."""
+    profile = get_profile("generic-hmac", settings={"type_header": "X-Event-Name", "id_header": False})
+    envelope = profile.envelope(make_event())
+    assert envelope.headers == {"Content-Type": "application/json", "X-Event-Name": "payment_intent.succeeded"}
+    assert profile.settings.id_header is None
+    assert set(profile.sign(envelope, ["s3cret"], 1)) == {"X-Signature"}
+    assert get_profile("generic-hmac", settings={"timestamp_header": False}).settings.timestamp_header is None
+
+
 def test_rotation_when_a_separator_is_set() -> None:
     plain = get_profile("generic-hmac")
     rotating = get_profile("generic-hmac", settings={"rotation_separator": " "})
@@ -139,6 +150,12 @@ BAD: list[tuple[dict[str, Any], str]] = [
     ({"timeout_s": 0}, "timeout_s"),
     ({"retry_schedule_s": [5, -1]}, "retry_schedule_s"),
     ({"colour": "blue"}, "colour"),
+    ({"type_header": "X Event"}, "type_header"),
+    ({"type_header": True}, "type_header"),
+    ({"signed_content": "{id}.{body}", "id_header": False}, "id_header"),
+    ({"type_header": "x-signature"}, "type_header"),  # header names are case-insensitive
+    ({"id_header": "Content-Type"}, "id_header"),
+    ({"timestamp_header": "X-Webhook-Id"}, "timestamp_header"),
 ]
 
 

@@ -1,0 +1,78 @@
+"""A Lemon Squeezy-like receiver for the ``[target.signing]`` tests (an in-process ASGI app).
+
+Lemon Squeezy signs ``X-Signature`` (lowercase hex HMAC-SHA256 of the raw body), names the
+event in ``X-Event-Name``, sends no event-id header and retries a failed delivery. This
+receiver dispatches on ``X-Event-Name`` (400 without it), answers the first delivery of each
+body 503 (a transient failure: only a retry gets it applied) and applies each order once,
+deduping on the body's ``data.id``. With ``DEDUPE_ON_HEADER`` it dedupes on an
+``X-Webhook-Id`` header instead, as a twin written against hookproof's default headers did:
+against Lemon Squeezy it drops every event after the first.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import threading
+from typing import Any
+
+SECRET = "lemon-s3cret"
+LOCK = threading.Lock()
+STATE: dict[str, Any] = {"effects": [], "seen_bodies": set(), "seen_ids": set(), "headers": [],
+                         "fail_first": True, "dedupe_on_header": False}
+
+
+def reset(*, fail_first: bool = True, dedupe_on_header: bool = False) -> None:
+    """Forget every delivery (each test starts from none)."""
+    with LOCK:
+        STATE.update(effects=[], seen_bodies=set(), seen_ids=set(), headers=[], fail_first=fail_first,
+                     dedupe_on_header=dedupe_on_header)
+
+
+def observe() -> dict[str, list[str]]:
+    """The python observer: the business keys applied, in order."""
+    with LOCK:
+        return {"effects": list(STATE["effects"]), "states": []}
+
+
+async def _answer(send: Any, status: int) -> None:
+    await send({"type": "http.response.start", "status": status, "headers": [(b"content-type", b"text/plain")]})
+    await send({"type": "http.response.body", "body": str(status).encode()})
+
+
+async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+    if scope["type"] != "http":
+        return
+    body = b""
+    while True:
+        message = await receive()
+        body += message.get("body", b"")
+        if not message.get("more_body"):
+            break
+    headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+    with LOCK:
+        STATE["headers"].append(headers)  # every request, answered or refused
+    expected = hmac.new(SECRET.encode(), body, hashlib.sha256).hexdigest()
+    if not hmac.compare_digest(headers.get("x-signature", ""), expected):
+        return await _answer(send, 401)
+    event_name = headers.get("x-event-name")
+    if event_name is None:
+        return await _answer(send, 400)
+    try:
+        data = json.loads(body)
+    except ValueError:
+        return await _answer(send, 400)
+    with LOCK:
+        digest = hashlib.sha256(body).hexdigest()
+        if STATE["fail_first"] and digest not in STATE["seen_bodies"]:
+            STATE["seen_bodies"].add(digest)
+            failed = True
+        else:
+            failed = False
+        if not failed and event_name == "order_created":
+            dedupe = headers.get("x-webhook-id") if STATE["dedupe_on_header"] else data["data"]["id"]
+            if dedupe not in STATE["seen_ids"]:
+                STATE["seen_ids"].add(dedupe)
+                STATE["effects"].append(f"order:{data['data']['id']}")
+    return await _answer(send, 503 if failed else 200)
