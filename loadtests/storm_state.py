@@ -29,7 +29,6 @@ from hookproof.simulator.delivery.attempt_core import grade
 from hookproof.simulator.delivery.history import Attempt
 from hookproof.simulator.profiles.base import Profile
 from hookproof.simulator.secret_forms import Masker
-from hookproof.simulator.world.world import World
 
 log = logging.getLogger("hookproof.storm")
 
@@ -252,8 +251,7 @@ class StormProcess:
             keep = storm_sends(profile, spec.enabled_types, spec.keys)
             world = template_world(profile.world, seed, live=spec.live, account=spec.account,
                                    start_us=spec.world_start_us)
-            if isinstance(world, World):  # a Checkout purchase's intent owes its license where
-                world.sent_only(keep.sends_type)  # the session's events are not sent
+            world.sent_only(keep.sends_type)  # its stories are the endpoint's (a Checkout intent's license)
             # building takes seconds: yield between stories, so a worker's heartbeats
             # reach its master meanwhile (else it is taken for missing and the storm stopped)
             self.book = StoryBook(world, profile, keep, stories=STORIES, pause=lambda: gevent.sleep(0))

@@ -116,8 +116,7 @@ class Session:
         self.ops = ops_for(explore.profile.world, priced=fields is not None and "subscription" in fields.kinds())
         self.world = session_world(self.ops.kind, seed, _fresh_salt(), livemode=explore.live,
                                    account=explore.account, start_us=CLOCK_START_US, step_us=CLOCK_STEP_US)
-        if isinstance(self.world, World):  # a Checkout purchase's intent owes its license where
-            self.world.sent_only(explore.sends_type)  # the session's events are not sent
+        self.world.sent_only(explore.sends_type)  # its stories are the endpoint's (a Checkout intent's license)
         self.provider_state = provider_state
         if provider_state is not None:
             provider_state.set_world(self.world)
