@@ -114,7 +114,8 @@ def payment_attempt(amount: str, *, status: str, at: str, attempt_id: str, metho
             "captured_at": at if status == "captured" else None,
             "method_details": {"card": {"type": "visa", "last4": last4, "expiry_year": 2030, "expiry_month": 1,
                                         "cardholder_name": "Sam Miller"},
-                               "type": "card", "underlying_details": None},
+                               "type": "card", "underlying_details": None, "south_korea_local_card": None,
+                               "paypal": None},
             "payment_method_id": method_id, "payment_attempt_id": attempt_id, "stored_payment_method_id": stored_id}
 
 

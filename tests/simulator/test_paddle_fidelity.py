@@ -417,3 +417,17 @@ def test_the_effect_story_and_the_lifecycle_send_every_type() -> None:
     """A team's key on any type the profile lists finds its event in the catalog's effect story."""
     assert {e.type for e in PaddleWorld(2).effect_story()} == set(PADDLE_EVENT_TYPES)
     assert {e.type for e in PaddleWorld(2).lifecycle()} == set(PADDLE_EVENT_TYPES)
+
+
+def test_a_payment_s_method_details_has_every_field_the_sdk_declares() -> None:
+    """Paddle sends every key of a payment's ``method_details``, null where it does not apply
+    (``south_korea_local_card``, ``paypal``): the Node SDK's types declare them required and
+    nullable, and a new user's ``tsc --strict`` check of captured bodies found two missing.
+    The oracle is paddle-python-sdk's ``MethodDetails`` dataclass: its fields are the keys."""
+    from paddle_billing.Notifications.Entities.Shared import MethodDetails
+
+    declared = {re.sub(r"[A-Z]", lambda m: "_" + m.group(0).lower(), f.name) for f in dataclasses.fields(MethodDetails)}
+    _, bodies = lifecycle()
+    details = [p["method_details"] for b in bodies if b["event_type"].startswith("transaction.")
+               for p in b["data"].get("payments") or ()]
+    assert details and all(set(d) == declared for d in details), [sorted(declared ^ set(d)) for d in details][:1]
