@@ -77,6 +77,9 @@ class CatalogConfig(BaseModel):
 
     openapi: str | None = None
     type_field: str | None = "type"
+    #: The path of the body's test-mode flag, true for a test event (Lemon Squeezy's
+    #: ``meta.test_mode``): every type's example or schema must have it.
+    test_mode: str | None = None
     events: dict[str, CatalogEventConfig] = Field(default_factory=dict)
 
 
@@ -246,9 +249,19 @@ def load_catalog(catalog: CatalogConfig, base_dir: Path) -> Any:
         spec = EventSpec(type=name, **kwargs)
         _check_paths(spec, shown, where)
         specs.append(spec)
+    if catalog.test_mode is not None:  # every type's body carries the flag: hookproof adds no field
+        from hookproof.simulator.world.json_instances import dotted, parse_path
+
+        try:
+            flag = parse_path(catalog.test_mode)
+        except ValueError as exc:
+            raise ConfigError(f"{exc}", field="catalog.test_mode") from None
+        for spec in specs:
+            if not _has(spec, flag):
+                raise ConfigError(f"{spec.type}: {_lacks(spec, dotted(flag))}", field="catalog.test_mode")
     try:
         user = UserCatalog(tuple(specs), type_field=type_field, render_key=render,
-                           name=catalog.openapi or "catalog")
+                           name=catalog.openapi or "catalog", test_mode=catalog.test_mode)
     except WorldError as exc:
         raise ConfigError(str(exc), field="catalog") from None
     _check_bodies(user)

@@ -180,13 +180,13 @@ CATALOG_NO_BIG_BODY = ("your catalog's events are the bodies its examples and sc
 def bind_catalog(profile: Profile, catalog: UserCatalog) -> None:
     """Make `profile` (an instance) send `catalog`'s events: its world is the catalog's
     (registered, `simulator.world.registry.register_catalog`), its default event the
-    catalog's first type, and its bodies carry no test/live flag and no account (and no body of
-    several megabytes: `CATALOG_NO_BIG_BODY`)."""
+    catalog's first type, and its bodies carry no account, a test/live flag only where the catalog
+    declares one (`UserCatalog.test_mode`), and no body of several megabytes (`CATALOG_NO_BIG_BODY`)."""
     from hookproof.simulator.world.registry import register_catalog
 
     profile.world = register_catalog(catalog)  # type: ignore[misc]
     profile.default_event = catalog.types[0]  # type: ignore[misc]
-    profile.has_livemode = False  # type: ignore[misc]
+    profile.has_livemode = catalog.test_mode is not None  # type: ignore[misc]  # its test-mode flag, if declared
     profile.has_account = False  # type: ignore[misc]
     profile.event_clock = None  # type: ignore[misc]  # the catalog's own ordering field, if any: not the profile's
     profile.no_big_body = CATALOG_NO_BIG_BODY  # type: ignore[misc]
@@ -247,7 +247,8 @@ class GenericHmacProfile(Profile):
     def payload(self, event: Event) -> dict[str, Any]:
         """The JSON body of `event`: a user catalog event's own body, else the envelope below."""
         if BODY in event.extra:
-            return dict(event.extra[BODY])
+            assert self.catalog is not None  # a catalog event's profile sends that catalog
+            return self.catalog.body_of(event)
         data: dict[str, Any] = {"object": dict(event.object)}
         if event.previous_attributes is not None:
             data["previous_attributes"] = dict(event.previous_attributes)

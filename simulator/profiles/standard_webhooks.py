@@ -161,7 +161,8 @@ class StandardWebhooksProfile(Profile):
         """The JSON payload: ``{"type", "timestamp", "data"}`` (spec, "Payload structure"), or
         a user catalog event's own body."""
         if BODY in event.extra:
-            return dict(event.extra[BODY])
+            assert self.catalog is not None  # a catalog event's profile sends that catalog
+            return self.catalog.body_of(event)
         return {
             "type": self.names.get(event.type, event.type),
             "timestamp": rfc3339_us(event.created_us),

@@ -162,12 +162,27 @@ class UserCatalog:
         render_key: renders a key template over a body (injected by the front door:
             `scenarios.business_keys.render`); needed when a type has a `key`.
         name: the catalog's origin for messages (a file name, or ``config``).
+        test_mode: path of the body's test-mode flag, true for a test event (Lemon Squeezy's
+            ``meta.test_mode``), or None: the events carry no test/live flag.
     """
 
     events: tuple[EventSpec, ...]
     type_field: str | None = "type"
     render_key: KeyRenderer | None = field(default=None, compare=False, repr=False)
     name: str = "config"
+    test_mode: str | None = None
+
+    def body_of(self, event: Event) -> dict[str, Any]:
+        """The body `event` is sent with: its own (`BODY`), its test-mode flag (`test_mode`) saying
+        the event's mode (`Event.livemode`: the other mode's event a ``test-mode-to-live``
+        attempt sends carries the other flag). The world's body is never changed."""
+        body = dict(event.extra[BODY])
+        if self.test_mode is not None:
+            path = parse_path(self.test_mode)
+            if has_path(body, path) and get_path(body, path) is event.livemode:  # the flag says the other mode
+                body = copy.deepcopy(body)
+                set_path(body, path, not event.livemode)
+        return body
 
     def __post_init__(self) -> None:
         if not self.events:
@@ -200,7 +215,7 @@ class UserCatalog:
         """The world kind this catalog's worlds are registered under: ``catalog:`` + a digest
         of its content (the same catalog always gets the same kind)."""
         plain = [{k: v for k, v in s.__dict__.items() if k != "source"} for s in self.events]
-        text = json.dumps([plain, self.type_field], sort_keys=True, default=str)
+        text = json.dumps([plain, self.type_field, self.test_mode], sort_keys=True, default=str)
         return "catalog:" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
@@ -278,6 +293,8 @@ class UserCatalogWorld(RecordWorld):
             tpath = parse_path(self.catalog.type_field)
             if has_path(body, tpath) or schema_at(spec.schema, tpath) is not None:
                 set_path(body, tpath, spec.type)
+        if self.catalog.test_mode is not None and has_path(body, parse_path(self.catalog.test_mode)):
+            set_path(body, parse_path(self.catalog.test_mode), not self.livemode)  # the world's own mode
         kept = spec.state if spec.state is not None else self._states.get(oid)  # an update keeps the status
         if kept is not None and spec.status_path is not None:
             set_path(body, parse_path(spec.status_path), kept)

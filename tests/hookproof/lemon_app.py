@@ -20,14 +20,16 @@ from typing import Any
 SECRET = "lemon-s3cret"
 LOCK = threading.Lock()
 STATE: dict[str, Any] = {"effects": [], "seen_bodies": set(), "seen_ids": set(), "headers": [],
-                         "fail_first": True, "dedupe_on_header": False}
+                         "fail_first": True, "dedupe_on_header": False, "test_mode": None}
 
 
-def reset(*, fail_first: bool = True, dedupe_on_header: bool = False) -> None:
-    """Forget every delivery (each test starts from none)."""
+def reset(*, fail_first: bool = True, dedupe_on_header: bool = False, test_mode: bool | None = None) -> None:
+    """Forget every delivery (each test starts from none). `test_mode`: the receiver's own mode,
+    and an event whose ``meta.test_mode`` is another is acknowledged and not applied (None: every
+    event is applied, whatever its mode)."""
     with LOCK:
         STATE.update(effects=[], seen_bodies=set(), seen_ids=set(), headers=[], fail_first=fail_first,
-                     dedupe_on_header=dedupe_on_header)
+                     dedupe_on_header=dedupe_on_header, test_mode=test_mode)
 
 
 def observe() -> dict[str, list[str]]:
@@ -70,7 +72,8 @@ async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
             failed = True
         else:
             failed = False
-        if not failed and event_name == "order_created":
+        other_mode = STATE["test_mode"] is not None and data.get("meta", {}).get("test_mode") is not STATE["test_mode"]
+        if not failed and event_name == "order_created" and not other_mode:
             dedupe = headers.get("x-webhook-id") if STATE["dedupe_on_header"] else data["data"]["id"]
             if dedupe not in STATE["seen_ids"]:
                 STATE["seen_ids"].add(dedupe)

@@ -241,3 +241,28 @@ def test_explore_finds_the_twin_and_replay_repeats_it_with_the_table(tmp_path: P
     assert replay.returncode == 1 and "lost: order:" in replay.stdout, replay
     seen = lemon_app.STATE["headers"]
     assert seen and all(h["x-event-name"] == "order_created" and "x-webhook-id" not in h for h in seen)
+
+
+def test_a_catalog_s_test_mode_flag_makes_test_mode_to_live_apply(tmp_path: Path) -> None:
+    """Every Lemon Squeezy body carries ``meta.test_mode``; declared as the catalog's test-mode
+    flag, ``test-mode-to-live`` sends the other mode's event (the flag turned): a receiver
+    checking it against its own mode passes, one applying every order fails ``unexpected``.
+    Undeclared, the scenario does not apply; declared but missing from an example, the config
+    is refused."""
+    flagged = LEMON.replace('type_field = "meta.event_name"', 'type_field = "meta.event_name"\ntest_mode = "meta.test_mode"')
+    flagged = flagged.replace('meta = { event_name = "order_created" }',
+                              'meta = { event_name = "order_created", test_mode = true }')
+    lemon_app.reset(fail_first=False, test_mode=True)
+    report = _run_certify(tmp_path, flagged, ["test-mode-to-live"])
+    (scenario,) = report.scenarios  # type: ignore[attr-defined]
+    assert (scenario.verdict, findings(report)) == ("pass", {"test-mode-to-live": set()}), scenario.reason
+    lemon_app.reset(fail_first=False)
+    (tmp_path / "blind").mkdir()
+    blind = _run_certify(tmp_path / "blind", flagged, ["test-mode-to-live"])
+    assert findings(blind) == {"test-mode-to-live": {"unexpected"}}
+    (tmp_path / "plain").mkdir()
+    (plain,) = _run_certify(tmp_path / "plain", LEMON, ["test-mode-to-live"]).scenarios  # type: ignore[attr-defined]
+    assert (plain.verdict, plain.reason) == ("not_applicable", "Generic HMAC events carry no test/live flag")
+    unflagged = flagged.replace(", test_mode = true", "")
+    with pytest.raises(ConfigError, match=r"catalog\.test_mode: order_created: the example has no field meta\.test_mode"):
+        load_config(write(tmp_path / "plain", unflagged))
