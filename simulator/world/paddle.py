@@ -417,10 +417,8 @@ class PaddleWorld(RecordWorld):
         """An ``address.updated`` notification (a SaaS handles no such thing): not recorded."""
         at = self._tick()
         address_id = self.new_id("add")
-        address = {"id": address_id, "customer_id": self.new_id("ctm"), "description": None,
-                   "first_line": None, "second_line": None, "city": None, "postal_code": "10021", "region": None,
-                   "country_code": "US", "custom_data": None, "status": "active", "created_at": ps.iso(at),
-                   "updated_at": ps.iso(at), "import_meta": None}
+        address = ps.address(address_id, customer_id=self.new_id("ctm"), country_code=_COUNTRY,
+                             postal_code=_POSTAL_CODE, created=ps.iso(at))
         return Event(id=self.new_id("evt"), type="address.updated", created=at // 1_000_000, created_us=at,
                      object_type="address", object_id=address_id, version=1, object=address,
                      livemode=self.livemode, account=self.account, api_version="1")
