@@ -12,8 +12,9 @@ receiver:
   the event's effect (``fulfil:{txn}`` on ``transaction.completed``, ``provision:{sub}`` on
   ``subscription.created``, ``dunning:{sub}:{period start}`` on ``subscription.past_due``,
   ``deprovision:{sub}`` on ``subscription.canceled``, ``refund:{adj}`` once a refund is
-  approved), and stores a subscription's, a transaction's or an adjustment's status unless a
-  newer ``occurred_at`` is stored;
+  approved), and stores a subscription's, a transaction's, an adjustment's or a customer's
+  status (``customer.created``, ``customer.updated``: developer.paddle.com/webhooks/customers)
+  unless a newer ``occurred_at`` is stored;
 - answers 200 to every other event type.
 
 A refund is created ``pending_approval`` and approved or rejected by Paddle later
@@ -62,11 +63,12 @@ CREATE TABLE IF NOT EXISTS effects (business_key TEXT NOT NULL, amount INTEGER, 
 CREATE TABLE IF NOT EXISTS subscriptions (object_id TEXT PRIMARY KEY, status TEXT NOT NULL, occurred_at TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS transactions (object_id TEXT PRIMARY KEY, status TEXT NOT NULL, occurred_at TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS adjustments (object_id TEXT PRIMARY KEY, status TEXT NOT NULL, occurred_at TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS customers (object_id TEXT PRIMARY KEY, status TEXT NOT NULL, occurred_at TEXT NOT NULL);
 """
 
 #: Event type prefix -> the table of the entity's status (``object_id, status, occurred_at``).
 STATE_TABLES: Mapping[str, str] = {"subscription.": "subscriptions", "transaction.": "transactions",
-                                   "adjustment.": "adjustments"}
+                                   "adjustment.": "adjustments", "customer.": "customers"}
 
 
 def _approved_refund(data: Mapping[str, Any]) -> str | None:

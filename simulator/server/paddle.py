@@ -1,7 +1,10 @@
-"""Paddle Billing's API for the Paddle world: transactions and subscriptions, from the same truth.
+"""Paddle Billing's API for the Paddle world: transactions, subscriptions, customers and their
+addresses, from the same truth.
 
-Routes (developer.paddle.com/api-reference, "Get a transaction" ``GET /transactions/{id}``
-and "Get a subscription" ``GET /subscriptions/{id}``): the entity as the notifications
+Routes (developer.paddle.com/api-reference, "Get a transaction" ``GET /transactions/{id}``,
+"Get a subscription" ``GET /subscriptions/{id}``, "Get a customer" ``GET /customers/{id}`` and
+"Get an address for a customer" ``GET /customers/{customer_id}/addresses/{address_id}``, an
+address of another customer being not found): the entity as the notifications
 carry it, wrapped as Paddle answers, ``{"data": <entity>, "meta": {"request_id": <uuid>}}``.
 Each object is served at the version the provider has when the deliveries so far were
 sent (`simulator.server.clock`), from the served `PaddleWorld`s, newest first.
@@ -31,7 +34,7 @@ from hookproof.simulator.server.state import ServerState, bearer_token
 from hookproof.simulator.world.paddle import PaddleWorld
 
 #: The object types this API serves (what a receiver can fetch; `scenarios.world_plans`).
-SERVED_TYPES: frozenset[str] = frozenset({"transaction", "subscription"})
+SERVED_TYPES: frozenset[str] = frozenset({"transaction", "subscription", "customer", "address"})
 #: The served types whose state a receiver keeps by fetching the entity on any of its events
 #: (`scenarios.world_plans`: `provider-api-transient` fails the fetch of two subscriptions' last).
 STATE_TYPES: frozenset[str] = frozenset({"subscription"})
@@ -48,7 +51,7 @@ def paddle_error(status: int, code: str, detail: str, headers: dict[str, str] | 
 
 
 def find(state: ServerState, object_type: str, object_id: str, *, stale: bool) -> dict[str, Any] | None:
-    """The `object_type` (``transaction`` or ``subscription``) with id `object_id` at the
+    """The `object_type` (one of `SERVED_TYPES`) with id `object_id` at the
     served version (the one before it when `stale`), or None."""
     return clock.find_served(state.iter_worlds_newest_first(), PaddleWorld, object_type, object_id, stale=stale)
 
@@ -57,7 +60,8 @@ def paddle_router(state: ServerState) -> APIRouter:
     """The Paddle Billing routes over `state`'s served worlds (see the module docstring)."""
     router = APIRouter(tags=["paddle"])
 
-    async def answer(request: Request, object_type: str, object_id: str) -> JSONResponse:
+    async def answer(request: Request, object_type: str, object_id: str,
+                     customer_id: str | None = None) -> JSONResponse:
         token = bearer_token(request.headers.get("authorization", ""))
         if token is None:
             return paddle_error(401, "authentication_missing", "Authentication header missing")
@@ -73,7 +77,7 @@ def paddle_router(state: ServerState) -> APIRouter:
             return paddle_error(decision.status, "internal_error", "An internal error occurred (hookproof switch).")
         with state.lock:
             found = None if decision.not_found else find(state, object_type, object_id, stale=decision.stale)
-        if found is None:
+        if found is None or (customer_id is not None and found.get("customer_id") != customer_id):
             return paddle_error(404, "entity_not_found", f"Entity {object_id} not found")
         await answer_late(state.holds, object_id)  # read on arrival, answered late (`fetch-overtaken`)
         return JSONResponse({"data": found, "meta": {"request_id": str(uuid.uuid4())}})
@@ -87,5 +91,16 @@ def paddle_router(state: ServerState) -> APIRouter:
     async def get_subscription(request: Request, subscription_id: str) -> JSONResponse:
         """A subscription of the Paddle world."""
         return await answer(request, "subscription", subscription_id)
+
+    @router.get("/customers/{customer_id}", operation_id="paddle_get_customer", responses=PROVIDER_ERRORS)
+    async def get_customer(request: Request, customer_id: str) -> JSONResponse:
+        """A customer of the Paddle world."""
+        return await answer(request, "customer", customer_id)
+
+    @router.get("/customers/{customer_id}/addresses/{address_id}", operation_id="paddle_get_address",
+                responses=PROVIDER_ERRORS)
+    async def get_address(request: Request, customer_id: str, address_id: str) -> JSONResponse:
+        """An address of a customer of the Paddle world."""
+        return await answer(request, "address", address_id, customer_id)
 
     return router

@@ -3,7 +3,8 @@
 `PaddleWorld(seed)` emits the notifications Paddle Billing sends over a subscription's life
 (developer.paddle.com, "Webhooks" / "Events": ``transaction.created|updated|ready|billed|paid|
 completed|payment_failed|past_due``, ``subscription.created|trialing|activated|updated|past_due|
-paused|resumed|canceled``, ``adjustment.created|updated``), each with the full entity as it is after the
+paused|resumed|canceled``, ``adjustment.created|updated``, ``customer.created|updated``,
+``address.created``), each with the full entity as it is after the
 change (``data``), in Paddle's shapes (`simulator.world.paddle_shapes`).
 Ids are Paddle's: a prefix (``txn_``, ``sub_``, ``ctm_``, ``add_``, ``adj_``, ``pri_``,
 ``pro_``, ``txnitm_``, ``adjitm_``, ``paymtd_``, ``evt_``) and 26 lowercase Crockford
@@ -12,8 +13,9 @@ base32 characters starting ``01`` (a ULID).
 Stories follow the event order of Paddle's webhook simulator scenarios
 (developer.paddle.com/webhooks/simulator/subscription-created, -renewed, -paused, -resumed,
 -canceled) and its events reference (…/webhooks/transactions/transaction-payment-failed,
-…/transaction-past-due): a checkout's transaction is created ``draft``, becomes ``ready`` with the
-customer's details, is paid, creates the subscription (``active``, or ``trialing`` for a price with
+…/transaction-past-due): a checkout's transaction is created ``draft``; a new customer's details
+create the customer and its address (``customer.created``, ``address.created``, both ``active``),
+and the transaction becomes ``ready`` with them, is paid, creates the subscription (``active``, or ``trialing`` for a price with
 a trial) and is completed; a renewal moves the subscription's period, then creates its
 transaction ``billed`` and pays and completes it, or its payment fails and the transaction and the
 subscription become ``past_due``; paying it makes the subscription ``active`` again; a pause
@@ -33,8 +35,11 @@ create-transaction-adjustments; a refund pending approval owes nothing yet, a re
 does). The other events carry their entity's state only
 (a team maps its own effects to them, e.g. provisioning on ``subscription.activated``).
 Subscriptions, transactions and adjustments are stateful (``status``; an adjustment's moves
-``pending_approval`` -> ``approved`` | ``rejected``); every event carries its entity's
-``status``, for an observer that reads them.
+``pending_approval`` -> ``approved`` | ``rejected``); customers and addresses carry a status too
+(``active``; Paddle's ``archived`` is never reached here), so an observer may read theirs
+(``[observer.states] customer``); every event carries its entity's
+``status``, for an observer that reads them. A customer's details changed (`update_customer`)
+is ``customer.updated`` (developer.paddle.com/webhooks/customers/customer-updated), no effect.
 ``Event.account`` is the seller id (digits; Paddle sends no account in a notification);
 there is no test/live flag in a notification either.
 """
@@ -56,6 +61,7 @@ PADDLE_EVENT_TYPES: tuple[str, ...] = (
     "subscription.created", "subscription.trialing", "subscription.activated", "subscription.updated",
     "subscription.past_due", "subscription.paused", "subscription.resumed", "subscription.canceled",
     "adjustment.created", "adjustment.updated",
+    "customer.created", "customer.updated", "address.created",
 )
 
 #: subscription status -> statuses it may move to (Paddle's subscription statuses).
@@ -73,6 +79,13 @@ _MONTH_US = 30 * 86_400 * 1_000_000
 #: A trial's length: 14 days (a price's ``trial_period``, developer.paddle.com/api-reference/prices).
 _TRIAL_DAYS = 14
 _TRIAL_US = _TRIAL_DAYS * 86_400 * 1_000_000
+#: A new customer's e-mail, numbered in the world (Paddle refuses a second customer with one
+#: e-mail, developer.paddle.com/errors/customers/customer_already_exists).
+_EMAILS = ("sam", "jo", "lex", "kim", "alex", "max")
+#: What a checkout's customer enters (developer.paddle.com/webhooks/simulator/subscription-created:
+#: "When a customer enters their country and ZIP/postal code"): a New York ZIP, the seller's tax
+#: rate's (`paddle_shapes.TAX_RATE`).
+_COUNTRY, _POSTAL_CODE = "US", "10021"
 
 
 class PaddleWorld(RecordWorld):
@@ -105,8 +118,10 @@ class PaddleWorld(RecordWorld):
     # ---- operations -----------------------------------------------------------------
     def buy(self, *, subscribe: bool = False, quantity: int = 1, trial: bool = False) -> str:
         """A checkout paid by card, in the order of Paddle's "Subscription created" scenario
-        (developer.paddle.com/webhooks/simulator/subscription-created): ``transaction.created``
-        (``draft``), the customer's details (``transaction.updated``, ``transaction.ready``), the
+        (developer.paddle.com/webhooks/simulator/subscription-created) for a new customer:
+        ``transaction.created`` (``draft``), the customer's details (``customer.created`` and
+        ``address.created``, both ``active``, then ``transaction.updated`` with their ids and
+        ``transaction.ready``), the
         payment (``transaction.updated``, ``transaction.paid``), with `subscribe` the subscription
         (``subscription.created``, then ``subscription.activated``, or with `trial`
         ``subscription.trialing``) and the transaction given its subscription
@@ -124,6 +139,13 @@ class PaddleWorld(RecordWorld):
         txn["status"] = "draft"
         self._create(txn_id, "transaction", txn)
         self._emit("transaction.created", txn_id)
+        number = len(self.objects("customer"))
+        email = f"{_EMAILS[number % len(_EMAILS)]}.{number + 1}@example.com"
+        self._create(customer, "customer", ps.customer(customer, email=email, name=None, created=ps.iso(self._tick())))
+        self._emit("customer.created", customer)
+        self._create(address, "address", ps.address(address, customer_id=customer, country_code=_COUNTRY,
+                                                    postal_code=_POSTAL_CODE, created=ps.iso(self._tick())))
+        self._emit("address.created", address)
         self._txn_change(txn_id, {"customer_id": customer, "address_id": address, "status": "ready",
                                   "updated_at": ps.iso(self._tick())}, "transaction.ready")
         self._pay(txn_id)
@@ -207,6 +229,25 @@ class PaddleWorld(RecordWorld):
             raise WorldError(f"subscription {sub} is not paused", object_id=sub)
         return self._bill(sub, self._now_us + 1_000_000, pay=True, resumed=True)
 
+    def update_customer(self, customer: str, *, name: str | None = None, email: str | None = None) -> None:
+        """The customer's details changed (a name given, a new e-mail; "Update a customer",
+        developer.paddle.com/api-reference/customers/update-customer): ``updated_at`` moved and
+        ``customer.updated`` (developer.paddle.com/webhooks/customers/customer-updated, "Occurs
+        when a customer is updated"), its status unchanged. Raises WorldError for no change."""
+        current = self._typed(customer, "customer")
+        changes: dict[str, Any] = {k: v for k, v in (("name", name), ("email", email)) if v is not None}
+        if not changes or all(current[k] == v for k, v in changes.items()):
+            raise WorldError(f"customer {customer}: no detail changed", object_id=customer)
+        self._update(customer, {**changes, "updated_at": ps.iso(self._tick())})
+        self._emit("customer.updated", customer)
+
+    def customer_of(self, txn_id: str) -> str:
+        """The id of the customer of transaction `txn_id` (None before its details: WorldError)."""
+        found = self._typed(txn_id, "transaction")["customer_id"]
+        if found is None:
+            raise WorldError(f"transaction {txn_id} has no customer yet", object_id=txn_id)
+        return str(found)
+
     def change_quantity(self, sub: str, quantity: int) -> None:
         """Change the seats of a subscription: emits ``subscription.updated``."""
         current = self._typed(sub, "subscription")
@@ -277,12 +318,14 @@ class PaddleWorld(RecordWorld):
 
     # ---- stories ----------------------------------------------------------------------
     def lifecycle(self) -> list[Event]:
-        """A subscription's year in brief, every event type in a legal order: a trial, more
-        seats, the trial's end, a declined renewal recovered, a refund approved and another
-        rejected, a pause and a resume, a cancellation."""
+        """A subscription's year in brief, every event type in a legal order: a trial (its new
+        customer and address), more seats, the customer's name given, the trial's end, a declined
+        renewal recovered, a refund approved and another rejected, a pause and a resume, a
+        cancellation."""
         start = len(self.events)
         sub = self.subscribe(trial=True)
         self.change_quantity(sub, 3)
+        self.update_customer(str(self.get(sub)["customer_id"]), name="Sam Miller")
         self.renew(sub)
         self.renew(sub, pay=False)
         txn = self.recover(sub)
@@ -296,7 +339,7 @@ class PaddleWorld(RecordWorld):
     def effect_story(self) -> list[Event]:
         """One event of each effectful type: a completed checkout, a new subscription, a
         past-due renewal, a refund approved (and another Paddle rejected: it owes nothing), a
-        cancellation; then a trial paused and resumed, so that every
+        cancellation; then a trial paused and resumed, its customer's name given, so that every
         type the world sends is in it (a team's key on ``subscription.paused`` has its event).
         The story's every event, effectful or not: the catalog sends those the receiver's keys
         make effectful."""
@@ -310,6 +353,7 @@ class PaddleWorld(RecordWorld):
         trial = self.subscribe(trial=True)
         self.pause(trial)
         self.resume(trial)
+        self.update_customer(str(self.get(trial)["customer_id"]), name="Sam Miller")
         return self.events[start:]
 
     def state_story(self) -> list[Event]:
@@ -373,10 +417,8 @@ class PaddleWorld(RecordWorld):
         """An ``address.updated`` notification (a SaaS handles no such thing): not recorded."""
         at = self._tick()
         address_id = self.new_id("add")
-        address = {"id": address_id, "customer_id": self.new_id("ctm"), "description": None,
-                   "first_line": None, "second_line": None, "city": None, "postal_code": "10021", "region": None,
-                   "country_code": "US", "custom_data": None, "status": "active", "created_at": ps.iso(at),
-                   "updated_at": ps.iso(at), "import_meta": None}
+        address = ps.address(address_id, customer_id=self.new_id("ctm"), country_code=_COUNTRY,
+                             postal_code=_POSTAL_CODE, created=ps.iso(at))
         return Event(id=self.new_id("evt"), type="address.updated", created=at // 1_000_000, created_us=at,
                      object_type="address", object_id=address_id, version=1, object=address,
                      livemode=self.livemode, account=self.account, api_version="1")
@@ -534,6 +576,9 @@ PADDLE_SCRIPTS: Mapping[str, Callable[[PaddleWorld], object]] = {
     "subscription.canceled": lambda w: w.cancel(w.subscribe()),
     "adjustment.created": lambda w: w.refund(w.buy()),
     "adjustment.updated": lambda w: w.refund(w.buy()),
+    "customer.created": lambda w: w.buy(),
+    "customer.updated": lambda w: w.update_customer(w.customer_of(w.buy()), name="Sam Miller"),
+    "address.created": lambda w: w.buy(),
 }
 
 

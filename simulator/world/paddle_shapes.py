@@ -1,10 +1,11 @@
-"""Paddle Billing objects in Paddle's own shapes: products, prices, transactions,
-subscriptions and adjustments (pure functions of their fields).
+"""Paddle Billing objects in Paddle's own shapes: products, prices, customers, addresses,
+transactions, subscriptions and adjustments (pure functions of their fields).
 
 Field for field like Paddle's API reference (developer.paddle.com/api-reference:
 "Transaction entity", "Subscription entity", "Adjustment entity", "Price entity",
-"Product entity") and the notification payloads paddle-python-sdk 1.16.1 parses
-(`paddle_billing.Notifications.Entities.Transaction`, ``Subscription``, ``Adjustment``:
+"Product entity", "Customer entity", "Address entity") and the notification payloads
+paddle-python-sdk 1.16.1 parses (`paddle_billing.Notifications.Entities.Transaction`,
+``Subscription``, ``Adjustment``, ``Customer``, ``Address``:
 amounts are strings of minor units, currency codes upper case, times RFC 3339 with
 microseconds). Validated in tests by parsing every payload with those entities.
 """
@@ -28,6 +29,32 @@ def product(product_id: str, name: str, description: str, created: str) -> dict[
     return {"id": product_id, "name": name, "type": "standard", "tax_category": "standard",
             "description": description, "image_url": None, "custom_data": None, "status": "active",
             "import_meta": None, "created_at": created, "updated_at": created}
+
+
+def customer(customer_id: str, *, email: str, name: str | None, created: str) -> dict[str, Any]:
+    """A customer as Paddle Checkout creates one (developer.paddle.com/api-reference/customers:
+    ``id`` ``ctm_…``, ``name`` (null unless given: checkout asks for an email, a country and a
+    postal code), ``email``, ``marketing_consent`` (``false`` unless the customer ticks the box),
+    ``status`` ``active`` (or ``archived``), ``custom_data``, ``locale`` (default ``en``),
+    ``created_at``, ``updated_at``, ``import_meta`` (null unless imported); the webhook
+    simulator's "Subscription created" scenario: "The customer's status is active")."""
+    return {"id": customer_id, "name": name, "email": email, "marketing_consent": False, "status": "active",
+            "custom_data": None, "locale": "en", "created_at": created, "updated_at": created, "import_meta": None}
+
+
+def address(address_id: str, *, customer_id: str, country_code: str, postal_code: str | None,
+            created: str) -> dict[str, Any]:
+    """The address Paddle Checkout creates from the country and ZIP/postal code a customer enters
+    (developer.paddle.com/webhooks/simulator/subscription-created: "Paddle always creates a new
+    address related to this customer"; developer.paddle.com/api-reference/addresses: ``id``
+    ``add_…``, ``customer_id``, ``description``, ``first_line``, ``second_line``, ``city``,
+    ``postal_code``, ``region``, ``country_code``, ``custom_data``, ``status`` ``active``,
+    ``created_at``, ``updated_at``, ``import_meta``); the lines, city and region the checkout
+    does not ask for are null."""
+    return {"id": address_id, "customer_id": customer_id, "description": None, "first_line": None,
+            "second_line": None, "city": None, "postal_code": postal_code, "region": None,
+            "country_code": country_code, "custom_data": None, "status": "active", "created_at": created,
+            "updated_at": created, "import_meta": None}
 
 
 def price(price_id: str, product_id: str, name: str, amount: int, currency: str, created: str) -> dict[str, Any]:

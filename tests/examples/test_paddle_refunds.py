@@ -115,9 +115,9 @@ def test_an_approved_refund_is_owed_once_and_a_rejected_one_never(tmp_path: Path
             for f in pending.findings] == [("unexpected", True, True)]
 
 
-#: A checkout's events (created, updated, ready, updated, paid, updated, completed): the refund's
-#: request is event 7, its approval event 8.
-REQUEST, APPROVAL = 7, 8
+#: A checkout's events (created, a new customer's customer.created and address.created, updated,
+#: ready, updated, paid, updated, completed): the refund's request is event 9, its approval event 10.
+REQUEST, APPROVAL = 9, 10
 
 
 @pytest.mark.parametrize(("ordered", "checks"), [(True, []), (False, ["regressed"])])

@@ -1,7 +1,8 @@
 """Paddle's own stories for three catalog scenarios written over the billing world.
 
-``related-burst``: each checkout's events (its transaction created, ready, paid and completed, the
-subscription created and activated: developer.paddle.com/webhooks/simulator/subscription-created)
+``related-burst``: each checkout's events (its transaction created, its new customer and address
+created, the transaction ready, paid and completed, the subscription created and activated:
+developer.paddle.com/webhooks/simulator/subscription-created)
 released together; ``older-after-newer-redelivery``: two partial
 refunds of one transaction approved (``adjustment.updated``, ``approved``), then the older redelivered;
 ``stale-failure-after-success``: a declined renewal recovered, its ``subscription.past_due``
@@ -37,7 +38,8 @@ def _plan(scenario: str) -> list[list[tuple[str, str | None]]]:
 
 
 def test_paddle_tells_each_story() -> None:
-    checkout = [("transaction.created", "draft"), ("transaction.updated", "ready"), ("transaction.ready", "ready"),
+    checkout = [("transaction.created", "draft"), ("customer.created", "active"), ("address.created", "active"),
+                ("transaction.updated", "ready"), ("transaction.ready", "ready"),
                 ("transaction.updated", "paid"), ("transaction.paid", "paid"), ("subscription.created", "active"),
                 ("subscription.activated", "active"), ("transaction.updated", "paid"),
                 ("transaction.updated", "completed"), ("transaction.completed", "completed")]

@@ -44,7 +44,8 @@ SECRETS = {"mercadopago": "a" * 64, "paddle": "pdl_ntfset_01hv8x29kz0t586xy6zn1a
 PROFILE = PROVIDER_RECEIVERS
 STATES = {"mercadopago": {"payment": "SELECT object_id, status FROM payments"},
           "paddle": {"subscription": "SELECT object_id, status FROM subscriptions",
-                     "adjustment": "SELECT object_id, status FROM adjustments"},
+                     "adjustment": "SELECT object_id, status FROM adjustments",
+                     "customer": "SELECT object_id, status FROM customers"},
           "shopify": {"order": "SELECT object_id, status FROM orders"}}
 #: The shop a Shopify receiver serves (``target.account``; other shops' webhooks are acknowledged, not acted on).
 SHOP = "acme"

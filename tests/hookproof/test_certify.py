@@ -365,6 +365,12 @@ def test_a_bad_business_key_is_one_config_error_with_its_line(tmp_path: Path, ex
     ("github", "pull_request", None),
     ("github", "installation", None),  # suspended, unsuspended, deleted: a state kind
     ("stripe", "checkout.session", None),
+    # a new customer's checkout sends customer.created and address.created, each ``active``
+    # (developer.paddle.com/webhooks/simulator/subscription-created)
+    ("paddle", "customer", None),
+    ("paddle", "address", None),
+    ("paddle", "customers", "Paddle Billing has no object kind 'customers' (its kinds: address, adjustment, customer, "
+                            "subscription, transaction)"),
     ("github", "commit", "no GitHub event carries a commit's status, so nothing would compare this query's rows "
                          "(the kinds whose states are compared: installation, issue, pull_request)"),
     ("stripe", "customer", "no Stripe event carries a customer's status, so nothing would compare this query's rows "

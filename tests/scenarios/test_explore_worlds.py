@@ -421,19 +421,20 @@ def _notification_twin(tmp_path: Path) -> ExploreTarget:
 
 
 def test_a_replayed_window_is_recorded_and_named_as_paddles_replay(tmp_path: Path) -> None:
-    """A checkout's seven events delivered, then the last two replayed by Paddle: the replays are
+    """A checkout's nine events delivered (a new customer's: its ``customer.created`` and
+    ``address.created`` among them), then the last two replayed by Paddle: the replays are
     tagged ``replay`` (and ``redeliver``) in the history, and the twin's ``duplicated`` finding on
     the checkout's fulfilment names the replayed attempt in Paddle's words."""
-    steps = [Step("emit", action="buy"), *(Step("deliver", event=i) for i in range(7)),
+    steps = [Step("emit", action="buy"), *(Step("deliver", event=i) for i in range(9)),
              Step("redeliver_window", count=2)]
     failure = replay(_notification_twin(tmp_path), steps, SEED)
     assert failure is not None
     (finding,) = failure.findings
-    assert (finding.check_id, finding.key.split(":")[0], finding.attempts) == ("duplicated", "fulfil", (6, 8))
-    assert finding.message.startswith("applied 2 times instead of once; 2 delivery attempt(s) carried it; attempt 8 "
+    assert (finding.check_id, finding.key.split(":")[0], finding.attempts) == ("duplicated", "fulfil", (8, 10))
+    assert finding.message.startswith("applied 2 times instead of once; 2 delivery attempt(s) carried it; attempt 10 "
                                       "was a manual replay: a new notification_id, the same event_id; "), finding.message
     tags = [a.faults for a in failure.attempts]
-    assert tags == [()] * 7 + [("redeliver", "replay")] * 2
+    assert tags == [()] * 9 + [("redeliver", "replay")] * 2
 
 
 @pytest.mark.slow

@@ -21,11 +21,15 @@ from typing import Mapping
 
 import httpx
 import pytest
+from paddle_billing.Entities.Address import Address as ApiAddress
+from paddle_billing.Entities.Customer import Customer as ApiCustomer
 from paddle_billing.Entities.Event import Event as PaddleEvent
 from paddle_billing.Entities.Subscription import Subscription as ApiSubscription
 from paddle_billing.Entities.Transaction import Transaction as ApiTransaction
 from paddle_billing.Notifications import Secret, Verifier
+from paddle_billing.Notifications.Entities.Address import Address
 from paddle_billing.Notifications.Entities.Adjustment import Adjustment
+from paddle_billing.Notifications.Entities.Customer import Customer
 from paddle_billing.Notifications.Entities.Shared import AdjustmentActionType
 from paddle_billing.Notifications.Entities.Subscription import Subscription
 from paddle_billing.Notifications.Entities.SubscriptionCreated import SubscriptionCreated
@@ -41,7 +45,8 @@ from hookproof.simulator.server.state import DEFAULT_API_KEY, Switch
 from hookproof.simulator.world import World, emit_events, new_world
 from hookproof.simulator.world.paddle import PADDLE_EVENT_TYPES, PaddleWorld
 
-ENTITIES = {"transaction": Transaction, "subscription": Subscription, "adjustment": Adjustment}
+ENTITIES = {"transaction": Transaction, "subscription": Subscription, "adjustment": Adjustment,
+            "customer": Customer, "address": Address}
 #: The event types added with the subscription lifecycle (Paddle's webhook simulator scenarios:
 #: developer.paddle.com/webhooks/simulator/subscription-created, -renewed, -paused, -resumed).
 LIFECYCLE_TYPES = {"subscription.activated", "subscription.trialing", "subscription.paused", "subscription.resumed",
@@ -136,8 +141,12 @@ def test_ids_have_paddles_form() -> None:
         assert isinstance(data, dict)
         assert re.fullmatch(ID.format("evt"), str(body["event_id"]))
         assert re.fullmatch(ID.format("ntf"), str(body["notification_id"]))
-        prefix = {"transaction": "txn", "subscription": "sub", "adjustment": "adj"}[str(body["event_type"]).split(".")[0]]
+        kind = str(body["event_type"]).split(".")[0]
+        prefix = {"transaction": "txn", "subscription": "sub", "adjustment": "adj", "customer": "ctm",
+                  "address": "add"}[kind]
         assert re.fullmatch(ID.format(prefix), data["id"])
+        if kind == "customer":  # the customer itself: no customer_id
+            continue
         if data["status"] == "draft":  # a checkout's transaction before the customer's details
             assert (data["customer_id"], data["address_id"]) == (None, None)
             continue
@@ -369,6 +378,26 @@ def test_api_serves_transactions_and_subscriptions_in_paddles_shape(
             assert parse.from_dict(body["data"]).id == object_id
 
 
+def test_api_serves_customers_and_their_addresses_in_paddles_shape(
+        served: tuple[PaddleWorld, ServerState, str]) -> None:
+    """developer.paddle.com/api-reference/customers/get-customer (``GET /customers/{customer_id}``)
+    and …/addresses/get-address (``GET /customers/{customer_id}/addresses/{address_id}``): the
+    entities the notifications carry, parsed by paddle-python-sdk's API entities; an address asked
+    for under another customer is not found."""
+    world, _, base = served
+    (customer,), (address,) = world.objects("customer"), world.objects("address")
+    answer = get(base, f"/customers/{customer}")
+    assert answer.status_code == 200 and answer.json()["data"] == world.get(customer)
+    agree(ApiCustomer.from_dict(answer.json()["data"]), answer.json()["data"], "customer")
+    answer = get(base, f"/customers/{customer}/addresses/{address}")
+    assert answer.status_code == 200 and answer.json()["data"] == world.get(address)
+    agree(ApiAddress.from_dict(answer.json()["data"]), answer.json()["data"], "address")
+    other = get(base, f"/customers/ctm_01{'0' * 24}/addresses/{address}")
+    assert (other.status_code, other.json()["error"]["code"]) == (404, "entity_not_found")
+    assert get(base, f"/customers/{address}").status_code == 404  # an address is not a customer
+    assert get(base, f"/customers/{customer}", key=None).status_code == 401
+
+
 def test_api_serves_the_truth_as_of_the_deliveries(served: tuple[PaddleWorld, ServerState, str]) -> None:
     world, _, base = served
     sub = world.objects("subscription")[0]
@@ -431,3 +460,66 @@ def test_a_payment_s_method_details_has_every_field_the_sdk_declares() -> None:
     details = [p["method_details"] for b in bodies if b["event_type"].startswith("transaction.")
                for p in b["data"].get("payments") or ()]
     assert details and all(set(d) == declared for d in details), [sorted(declared ^ set(d)) for d in details][:1]
+
+
+def test_a_new_customers_checkout_creates_the_customer_and_address_first() -> None:
+    """developer.paddle.com/webhooks/simulator/subscription-created, a new customer: "Customer opens
+    checkout" (``transaction.created``, ``draft``, no customer), then "Customer adds their details and
+    address": ``customer.created`` ("The customer's status is active"), ``address.created`` ("Paddle
+    always creates a new address related to this customer"), ``transaction.updated`` with both ids and
+    ``transaction.ready``; then the payment. Each new body is the entity paddle-python-sdk's
+    notification entity (``Customer``, ``Address``) parses, field for field and with every field
+    the entity declares sent (the API reference's Customer and Address entities list them all,
+    nullable ones as null); the subscription and every later transaction event carry the same ids."""
+    world = PaddleWorld(4)
+    profile = get_profile("paddle")
+    sub = world.subscribe()
+    events = world.events
+    assert [e.type for e in events[:5]] == ["transaction.created", "customer.created", "address.created",
+                                            "transaction.updated", "transaction.ready"]
+    txn, customer, address = (e.object for e in events[:3])
+    assert (txn["customer_id"], txn["address_id"], txn["status"]) == (None, None, "draft")
+    ready = events[3].object
+    assert (ready["customer_id"], ready["address_id"], ready["status"]) == (customer["id"], address["id"], "ready")
+    assert address["customer_id"] == customer["id"]
+    assert (customer["status"], address["status"]) == ("active", "active")
+    assert all((e.object["customer_id"], e.object["address_id"]) == (customer["id"], address["id"])
+               for e in events[3:] if e.object_type in ("transaction", "subscription"))
+    assert (world.get(sub)["customer_id"], world.get(sub)["address_id"]) == (customer["id"], address["id"])
+    assert [e.created_us for e in events] == sorted(e.created_us for e in events)
+    for event, entity in ((events[1], Customer), (events[2], Address)):
+        body = json.loads(profile.envelope(event).body)
+        parsed = PaddleEvent.from_dict(body)
+        assert isinstance(parsed.data, entity) and str(parsed.event_type) == event.type
+        assert parsed.event_type.name != "Undefined"
+        assert set(body["data"]) == {f.name for f in dataclasses.fields(entity)}, event.type
+        agree(parsed.data, body["data"], event.type)
+        agree(entity.from_dict(body["data"]), body["data"], event.type)
+        assert (event.status, event.business_key, event.version) == ("active", None, 1)
+        assert re.fullmatch(ID.format({"customer": "ctm", "address": "add"}[event.object_type]), body["data"]["id"])
+
+
+def test_a_customers_details_changed_is_customer_updated() -> None:
+    """developer.paddle.com/webhooks/customers/customer-updated ("Occurs when a customer is updated"):
+    the customer entity after the change, ``updated_at`` moved, ``created_at`` and the status kept;
+    parsed by paddle-python-sdk's ``Customer``; no effect owed. A change of nothing is refused."""
+    world = PaddleWorld(6)
+    profile = get_profile("paddle")
+    customer = world.customer_of(world.buy())
+    created = world.get(customer)
+    world.update_customer(customer, name="Sam Miller", email="sam.miller@example.com")
+    event = world.events[-1]
+    assert (event.type, event.object_id, event.version, event.status, event.business_key) == (
+        "customer.updated", customer, 2, "active", None)
+    body = json.loads(profile.envelope(event).body)
+    parsed = PaddleEvent.from_dict(body)
+    assert isinstance(parsed.data, Customer)
+    agree(parsed.data, body["data"], "customer.updated")
+    assert (parsed.data.name, parsed.data.email) == ("Sam Miller", "sam.miller@example.com")
+    assert body["data"]["created_at"] == created["created_at"] < body["data"]["updated_at"]
+    assert {k: v for k, v in body["data"].items() if k not in ("name", "email", "updated_at")} == \
+        {k: v for k, v in created.items() if k not in ("name", "email", "updated_at")}
+    with pytest.raises(WorldError, match="no detail changed"):
+        world.update_customer(customer, name="Sam Miller")
+    with pytest.raises(WorldError, match="not a customer"):
+        world.update_customer(world.objects("address")[0], name="Jo")

@@ -510,7 +510,7 @@ def test_paddle_types() -> None:
         "transaction.completed", "transaction.payment_failed", "transaction.past_due",
         "subscription.created", "subscription.trialing", "subscription.activated", "subscription.updated",
         "subscription.past_due", "subscription.paused", "subscription.resumed", "subscription.canceled",
-        "adjustment.created", "adjustment.updated"]
+        "adjustment.created", "adjustment.updated", "customer.created", "customer.updated", "address.created"]
 
 
 def test_paddle_header_has_only_ts_and_h1() -> None:
