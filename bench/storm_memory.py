@@ -40,7 +40,7 @@ of the end (VmHWM read at the phase's end and reset at its start through
 master of a 1M storm from a 100k one. With ``--rerender`` it then runs
 ``hookproof report --history`` over the replayed history (re-rendering every report from
 it, as a team does after the run) in another child and prints that process's peak RSS
-(``ru_maxrss``, from ``wait4``) and its seconds. Linux only (``/proc``).
+(its own VmHWM, read as it ends) and its seconds. Linux only (``/proc``).
 """
 
 from __future__ import annotations
@@ -294,24 +294,36 @@ def replay(kept_dir: Path, times: int, applied: bool = True, reports: Path | Non
         if rerender:
             load = os.getloadavg()[0]
             mb, seconds = rerender_peak(out, Path(d) / "rerendered")
-            print(f"hookproof report --history over it: peak {mb:.0f} MB (ru_maxrss), {seconds:.0f} s; "
+            print(f"hookproof report --history over it: peak {mb:.0f} MB (its VmHWM), {seconds:.0f} s; "
                   f"load average {load:.1f} before, {os.getloadavg()[0]:.1f} after")
+
+
+#: The re-render's child: ``hookproof report`` run in-process (`hookproof.cli.main`), then this
+#: process's own peak (VmHWM of /proc/self/status, kB) as the last line of its stderr.
+_RERENDER = """
+import sys
+from hookproof.cli import main
+try:
+    main(sys.argv[1:])
+finally:
+    hwm = next(line for line in open("/proc/self/status") if line.startswith("VmHWM:"))
+    print("vmhwm_kb", hwm.split()[1], file=sys.stderr, flush=True)
+"""
 
 
 def rerender_peak(history: Path, out: Path) -> tuple[float, float]:
     """(peak RSS in MB, seconds) of ``hookproof report --history history --out out`` in a
-    child process: its own ``ru_maxrss`` (`os.wait4`: this child's alone, not the largest
-    of every child waited for). Raises SystemExit with its output when it fails."""
+    child process: the child's own VmHWM, read by itself as it ends (`_RERENDER`). Not
+    ``ru_maxrss``: a child that subprocess starts with vfork takes over, at its exec, the
+    peak of this process (which built the replayed history in memory) as its own. Raises
+    SystemExit with its output when it fails."""
     started = time.monotonic()
-    proc = subprocess.Popen([sys.executable, "-m", "hookproof", "report", "--history", str(history), "--out", str(out)],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    assert proc.stdout is not None
-    output = proc.stdout.read()
-    _, status, usage = os.wait4(proc.pid, 0)
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.returncode:
-        raise SystemExit(f"hookproof report failed ({proc.returncode}): {output.decode(errors='replace')}")
-    return usage.ru_maxrss / 1024.0, time.monotonic() - started
+    done = subprocess.run([sys.executable, "-c", _RERENDER, "report", "--history", str(history), "--out", str(out)],
+                          capture_output=True, text=True)
+    lines = done.stderr.strip().splitlines()
+    if done.returncode or not lines or not lines[-1].startswith("vmhwm_kb "):
+        raise SystemExit(f"hookproof report failed ({done.returncode}): {done.stdout}{done.stderr}")
+    return int(lines[-1].split()[1]) / 1024.0, time.monotonic() - started
 
 
 def _replay_child(spec_path: Path, history: Path, applied: bool = True) -> None:

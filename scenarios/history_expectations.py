@@ -244,7 +244,8 @@ class ExpectationScan:
         # the truth's events: those with a status, handed over (`_truth` drops each column as
         # soon as it is read: a storm's are megabytes each)
         has = world.status[w] >= 0 if len(w) else np.zeros(0, np.bool_)
-        truth_events: list[npt.NDArray[np.integer[Any]]] = [valid_codes[has], w[has]]
+        # (the event codes as int32: held through the truth's sort)
+        truth_events: list[npt.NDArray[np.integer[Any]]] = [valid_codes[has].astype(np.int32), w[has]]
         del has, valid_codes, w
         truth = self._truth(truth_events, names, release=release)
         return Expectations(expected=ExpectedView(columns), forbidden=ForbiddenView(columns),
@@ -258,26 +259,34 @@ class ExpectationScan:
         event codes in order of first valid attempt, their world codes] (the list is emptied:
         each column is freed once read): per object its versions (the first event to carry a
         version wins), ascending, with the time of the event that carried each; its kind is
-        its first event's type. `release`: the world's time column is freed once read (only
-        the truth's events' times are kept)."""
+        its first event's type. `release`: each world column it reads (object, type, version,
+        status, time) is freed once read for the last time (only the truth's events' values
+        are kept)."""
         import numpy as np
 
         world = self.world
-        codes, w = cast("npt.NDArray[np.int64]", events[0]), events[1]  # event codes (int64), world codes
+        codes, w = cast("npt.NDArray[np.int32]", events[0]), events[1]  # event codes, world codes
         events.clear()
         obj = world.obj[w]
-        seen, first = np.unique(obj, return_index=True)
+        if release:  # each world column freed once read for the last time (a storm's are megabytes each)
+            world.obj = _freed(world.obj)
+        # each object's first truth event, objects in that order: the lowest index per object code
+        # (+1: the code -1 of an event without an object among them), no sort of every event
+        # (`np.unique`'s copy and int64 permutation of a storm's million)
+        index_type = np.int32 if len(obj) < _INT32_END else np.int64
+        at_first: npt.NDArray[np.integer[Any]] = np.full(len(world.objects.names) + 1, len(obj), index_type)
+        np.minimum.at(at_first, obj + 1, np.arange(len(obj), dtype=index_type))
+        t_obj: npt.NDArray[Any] = np.flatnonzero(at_first < len(obj))
+        first = at_first[t_obj]
+        del at_first
         by_first = np.argsort(first, kind="stable")
-        t_obj, first = seen[by_first], first[by_first]
-        del seen, by_first
+        t_obj, first = (t_obj[by_first] - 1).astype(obj.dtype), first[by_first]
+        del by_first
         kind = world.kind[w[first]]
         del first
         version = world.version[w]
-        status = world.status[w]
-        at_us = world.at_us[w]
         if release:
-            world.at_us = _freed(world.at_us)
-        del w
+            world.kind, world.version = _freed(world.kind), _freed(world.version)
         # by object, version, then first valid attempt (lexsort is stable: ties keep that order)
         by = np.lexsort((version, obj))
         head = np.ones(len(by), np.bool_)
@@ -294,13 +303,18 @@ class ExpectationScan:
         del obj
         kept_version = version[kept]
         del version
-        kept_status = status[kept]
-        del status
-        kept_at = at_us[kept]
-        del at_us
+        # the kept events' status and time read from the world for them alone (no column of
+        # every truth event's beside the sort's)
+        kept_w = w[kept]
+        del w
+        kept_status = world.status[kept_w]
+        kept_at = world.at_us[kept_w]
+        del kept_w
+        if release:
+            world.status, world.at_us = _freed(world.status), _freed(world.at_us)
         # event codes (a pass codes fewer than 2**31 events) and versions that fit as int32: the
         # truth's columns are held through every check (a storm's million events, 4 bytes each saved)
-        kept_codes = codes[kept].astype(np.int32)
+        kept_codes = codes[kept].astype(np.int32, copy=False)
         del codes, kept
         if len(kept_version) and _INT32_MIN <= int(kept_version.min()) and int(kept_version.max()) < _INT32_END:
             kept_version = kept_version.astype(np.int32, copy=False)

@@ -208,7 +208,9 @@ class IdCodes(_Codes):
 
         new = np.arange(self._n, self._n + len(hashes), dtype=np.int64)
         end = self._n + len(new)
-        hash_of = self._hashes()
+        # held without a table (`hold_sorted`, `drop_table_if_sorted`) and still in order: no table, no hashes
+        in_order = not len(self._slots) and not self._odd_names and bool(plain.all()) and self._after_held(data)
+        hash_of = self._hashes() if not in_order else None
         if end > len(self._data) or data.dtype.itemsize > self._data.dtype.itemsize:
             width = max(data.dtype.itemsize, self._data.dtype.itemsize)
             size = max(end, 2 * len(self._data)) if end > len(self._data) else len(self._data)
@@ -216,6 +218,10 @@ class IdCodes(_Codes):
             grown = np.zeros(size, f"S{width}")
             grown[:self._n] = self._data[:self._n]
             self._data = grown
+        if hash_of is None:  # in order: found by bisecting the column, as before
+            self._data[self._n:end] = data
+            self._n = end
+            return
         if end > len(hash_of):
             grown_hashes = np.zeros(len(self._data), np.int64)
             grown_hashes[:self._n] = hash_of[:self._n]
@@ -272,9 +278,9 @@ class IdCodes(_Codes):
         and objects, sized by its events) is made anew for those held, every id placed
         again (the same codes, found as before)."""
         if self._dict is None and len(self._data) > self._n:
-            self._data = self._data[:self._n].copy()
+            shrink(self, "_data", self._n)  # in place: the column is not held twice
             if self._hash_of is not None:
-                self._hash_of = self._hash_of[:self._n].copy()
+                shrink(self, "_hash_of", self._n)
         self._room = 0
         if self._dict is None:
             held = self._n - len(self._odd_names)
@@ -287,6 +293,28 @@ class IdCodes(_Codes):
                     every = every[np.isin(every, np.fromiter(self._odd_names, np.int64, len(self._odd_names)),
                                           invert=True)]
                 self._place(every)
+
+    def hold_sorted(self) -> None:
+        """Hold the ids without a table, and without their hashes, for as long as they come
+        in ascending order of their bytes, each new id above every one held (a storm's spool
+        hands its events out by id): they are found by bisecting the column, as after
+        `drop_table_if_sorted` (4 bytes a slot, one and a half to three slots an id, and 8
+        bytes a hash, never made). The first id out of that order (or one the column cannot
+        hold) makes the table and the hashes of every id held, and coding goes on as without
+        this call: the same codes either way."""
+        import numpy as np
+
+        self._slots = np.full(0, -1, np.int32)
+        self._hash_of = None
+
+    def _after_held(self, data: "npt.NDArray[np.bytes_]") -> bool:
+        """Whether the ids whose bytes are `data` are in strictly ascending order, the first
+        above every id held (the column's last)."""
+        if not len(data):
+            return True
+        if len(data) > 1 and not bool((data[1:] > data[:-1]).all()):
+            return False
+        return not self._n or bool(data[0] > self._data[self._n - 1])
 
     def drop_table_if_sorted(self) -> bool:
         """Give up the table (4 bytes a slot, one and a half to three slots an id) when the
@@ -547,7 +575,7 @@ class MappedCodes(_Codes):
         again on the next lookup by name: a storm's checks look few events up by id), once
         no id is to be added (adding still works)."""
         if len(self._to_base) > self._n:
-            self._to_base = self._to_base[:self._n].copy()
+            shrink(self, "_to_base", self._n)
         self._from_base = None
         self.own.trim()
 
@@ -730,6 +758,25 @@ def starts_with(codes: Mapping[str, int], prefixes: tuple[str, ...]) -> "npt.NDA
     return np.fromiter((name.startswith(prefixes) for name in codes), np.bool_, n)
 
 
+def shrink(holder: object, name: str, n: int) -> None:
+    """Keep the first `n` values of the 1-D column ``holder.<name>`` and give its spare room
+    back: the column shrunk in place (``ndarray.resize``, the allocator's realloc: no second
+    column held beside it, as a slice's copy would be) when nothing but `holder` refers to it
+    (numpy checks: no view of it, no other reference); else replaced by a copy of them."""
+    column = getattr(holder, name)
+    setattr(holder, name, None)  # `holder`'s reference dropped: the resize's check sees this one alone
+    try:
+        if column.base is None and column.flags.owndata and column.flags.c_contiguous:
+            try:
+                column.resize(n)
+            except ValueError:  # referred to elsewhere (a view, another name): copied
+                column = column[:n].copy()
+        else:
+            column = column[:n].copy()
+    finally:
+        setattr(holder, name, column)
+
+
 def _slots_for(n: int) -> int:
     """The table's slots for `n` ids: the fewest, a power of two (at least `_MIN_SLOTS`),
     that `n` fill at most `_FILL_NUM` / `_FILL_DEN` of."""
@@ -772,4 +819,4 @@ def _encoded(values: Sequence[str]) -> tuple["npt.NDArray[np.bytes_]", "npt.NDAr
     return np.array(out, dtype="S"), np.array(plain, np.bool_)
 
 
-__all__: Sequence[str] = ["IdCodes", "IdNames", "MappedCodes", "codes_in", "starts_with"]
+__all__: Sequence[str] = ["IdCodes", "IdNames", "MappedCodes", "codes_in", "shrink", "starts_with"]

@@ -189,6 +189,8 @@ def world_columns(events: Iterable[Event]) -> WorldColumns:
 
     hint = length_hint(events)  # a storm's events say how many they are: columns sized once
     codes = _id_codes(hint)
+    # a storm's spool hands its events out by id: while they come so, no table nor hashes of their ids
+    codes.hold_sorted()
     keys, objects, statuses, kinds = CompactNames(hint), CompactNames(hint), Names(), Names()
     # key, amount, obj, status, version, kind, at_us: filled in place (no chunk kept, nothing joined)
     # codes as int32 (a run has fewer than 2**31 keys, objects, statuses, types), version and time int64

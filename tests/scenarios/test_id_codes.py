@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import sys
 
 import numpy as np
 import pytest
@@ -307,8 +308,10 @@ def test_ids_held_in_order_are_found_by_bisection_without_a_table(small: int) ->
     mapped = MappedCodes(table)
     assert mapped.code_all([ids[9], "msg_1", ids[2], ids[9]]).tolist() == [0, 1, 2, 0]
     assert mapped.base_codes(0, 3).tolist() == [9, -1, 2]
-    assert table.code_all(["evt_new", ids[3]]).tolist() == [len(ids), 3] and len(table._slots)
-    assert all(table.get(name) == code for code, name in enumerate([*ids, "evt_new"]))
+    # an id added in order keeps it so (`hold_sorted`'s rule); one out of order makes the table again
+    assert table.code_all(["evt_new", ids[3]]).tolist() == [len(ids), 3] and not len(table._slots)
+    assert table.code_all(["evt_", ids[4]]).tolist() == [len(ids) + 1, 4] and len(table._slots)
+    assert all(table.get(name) == code for code, name in enumerate([*ids, "evt_new", "evt_"]))
     shuffled = IdCodes(small)
     shuffled.code_all([ids[1], ids[0], *ids[2:]])
     assert not shuffled.drop_table_if_sorted() and len(shuffled._slots)
@@ -316,6 +319,38 @@ def test_ids_held_in_order_are_found_by_bisection_without_a_table(small: int) ->
     odd = IdCodes(small)
     odd.code_all([*ids, "zz\x00"])
     assert not odd.drop_table_if_sorted()
+
+
+@pytest.mark.parametrize("small", [0, 1000])
+def test_ids_held_sorted_code_as_a_dict_without_table_or_hashes_while_in_order(small: int) -> None:
+    """`hold_sorted`: ids coming in ascending order of their bytes (chunks of them, ids seen
+    before among them) are coded as a dict codes them, held without a table or hashes and
+    found by bisection; the first chunk out of order (an id below the last held, then one
+    the column cannot hold) makes the table and the hashes of every id held, and every
+    code stays the dict's."""
+    rng = random.Random(23)
+    ids = sorted({f"evt_{rng.getrandbits(40):010x}" + "z" * rng.randrange(3) for _ in range(4000)}, key=str.encode)
+    chunks = [ids[i:i + 700] for i in range(0, 3000, 700)]
+    chunks.insert(2, [ids[5], ids[1400], ids[3]])  # only ids held already
+    chunks[3] = [chunks[3][0], chunks[3][0], *chunks[3][1:]]  # an id twice in a chunk
+    later = [[*ids[3000:3500], ids[10]], ["evt_0", *ids[3500:3600]], [*ids[3600:], "caf\u00e9", "nul\x00"]]
+    expected, per_chunk = _dict_codes([*chunks, *later])
+    table = IdCodes(small)
+    table.hold_sorted()
+    got = []
+    for chunk in chunks:
+        got.append(table.code_all(chunk).tolist())
+        if len(table) > small:
+            assert not len(table._slots) and table._hash_of is None
+    assert all(table.get(name) == code for name, code in expected.items() if code < len(table))
+    got.append(table.code_all(later[0]).tolist())  # in order, one held id among them: still no table
+    assert not len(table._slots) and table._hash_of is None
+    got.append(table.code_all(later[1]).tolist())  # "evt_0" is below the last id held: the table is made
+    assert len(table._slots) and table._hash_of is not None
+    got.append(table.code_all(later[2]).tolist())
+    assert got == per_chunk and list(table) == list(expected)
+    assert all(table[name] == code for name, code in expected.items())
+    assert table.code_all(["evt_missing", ids[7]], add=False).tolist() == [-1, expected[ids[7]]]
 
 
 @pytest.mark.parametrize("small", [0, IdCodes.SMALL])
@@ -371,3 +406,27 @@ def test_hinted_codes_are_the_codes_whatever_the_hints(small: int) -> None:
         wrong = np.where(np.arange(len(chunk)) % 3 == 0, base_codes, np.roll(base_codes, 1))
         assert hinted.code_all(chunk, hint=wrong).tolist() == plain.code_all(chunk).tolist()
     assert list(hinted) == list(plain) and len(table) == len(world)
+
+
+def test_shrink_keeps_the_first_values_in_place_unless_referred_to_elsewhere() -> None:
+    """`shrink`: the holder's column keeps its first n values, the same buffer when nothing
+    else refers to it; a copy when a view (or another name) holds it, which keeps its values."""
+    from hookproof.scenarios.id_codes import shrink
+
+    class Holder:
+        column: "np.ndarray"
+
+    holder = Holder()
+    holder.column = np.arange(200_000, dtype=np.int64)
+    address = holder.column.__array_interface__["data"][0]
+    shrink(holder, "column", 5)
+    assert holder.column.tolist() == [0, 1, 2, 3, 4] and holder.column.flags.owndata
+    if sys.platform == "linux":  # glibc's realloc shrinks a block where it is
+        assert holder.column.__array_interface__["data"][0] == address
+    holder.column = np.array([b"evt_1", b"evt_22", b"evt_333"], "S7")
+    view = holder.column[1:]
+    shrink(holder, "column", 2)
+    assert holder.column.tolist() == [b"evt_1", b"evt_22"] and view.tolist() == [b"evt_22", b"evt_333"]
+    other = holder.column
+    shrink(holder, "column", 1)
+    assert holder.column.tolist() == [b"evt_1"] and other.tolist() == [b"evt_1", b"evt_22"]
