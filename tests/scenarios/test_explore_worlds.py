@@ -287,7 +287,7 @@ def test_an_unknown_enabled_event_is_a_config_error_listing_the_names() -> None:
     text = ('[target]\nurl = "http://127.0.0.1:9/webhooks"\nprofile = "paddle"\nsecret = "pdl_ntfset_x"\n'
             'enabled_events = ["subscription.created", "invoice.paid"]\n\n'
             '[observer]\nkind = "sql"\nurl = "sqlite:///x.db"\neffects = "SELECT business_key FROM effects"\n')
-    with pytest.raises(ConfigError, match=r"Paddle.* sends no event 'invoice.paid' \(known: adjustment.created, "):
+    with pytest.raises(ConfigError, match=r"Paddle.* sends no event 'invoice.paid' \(known: address.created, adjustment.created, "):
         parse_config(text, "hookproof.toml")
 
 
