@@ -5,7 +5,7 @@ being not applicable to catalogs, and was found only by explore and storm).
 
 The catalog world's `related_groups` walks the kind whose types set the most statuses;
 the receiver keeping the newest in one transaction passes, its racy twin is found (a race:
-in at least one of three seeds, and never anything but a state finding).
+in at least one of five seeds, and never anything but a state finding).
 """
 
 from __future__ import annotations
@@ -70,7 +70,8 @@ def _certify(tmp_path: Path, seed: int, **mode: bool) -> tuple[str, list[str]]:
 @pytest.mark.slow
 def test_the_receiver_keeping_the_newest_passes_and_its_racy_twin_is_found(tmp_path: Path) -> None:
     assert _certify(tmp_path, 1) == ("pass", [])
-    verdicts = [_certify(tmp_path, seed, racy=True) for seed in (1, 2, 3)]
+    # a race: found in at least one of five seeds (three missed twice on a machine at load 5-13)
+    verdicts = [_certify(tmp_path, seed, racy=True) for seed in (1, 2, 3, 4, 5)]
     assert any(v[0] == "fail" for v in verdicts), verdicts
     assert all(v == ("pass", []) or set(v[1]) <= {"stale", "regressed"} for v in verdicts), verdicts
 
