@@ -121,6 +121,8 @@ class StandardWebhooksProfile(Profile):
                    "body limit")
     header_prefix: ClassVar[str] = "webhook"
     signature_headers = ("webhook-signature",)
+    #: The User-Agent every delivery carries, or None: the spec names none.
+    user_agent: ClassVar[str | None] = None
     sender_timeout_s = 15.0
     retry_schedule_s: ClassVar[tuple[float, ...]] = (5.0, 300.0, 1800.0, 7200.0, 18000.0, 36000.0, 50400.0, 72000.0, 86400.0)
     # the body's ``timestamp`` (the event's own time, RFC 3339 with microseconds), never the
@@ -175,7 +177,8 @@ class StandardWebhooksProfile(Profile):
             event_id=msg_id,
             type=event.type if BODY in event.extra else self.names.get(event.type, event.type),
             body=canonical_json(self.payload(event)),
-            headers={"Content-Type": "application/json", f"{self.header_prefix}-id": msg_id},
+            headers=({"Content-Type": "application/json", f"{self.header_prefix}-id": msg_id}
+                     | ({"User-Agent": self.user_agent} if self.user_agent else {})),
         )
 
     def check_secrets(self, secrets: Sequence[str]) -> None:
@@ -199,6 +202,13 @@ class StandardWebhooksProfile(Profile):
         return SECRET_PREFIX + base64.b64encode(random.Random(seed).randbytes(24)).decode("ascii")
 
 
+#: The User-Agent of Svix's deliveries: the open-source server's worker sends
+#: ``Svix-Webhooks/<version>`` (svix/svix-webhooks, ``server/svix-server/src/worker.rs``, ``USER_AGENT``);
+#: Svix's cloud adds its sender and a page about it, as published receiver logs show it
+#: (``Svix-Webhooks/1.81.0 (sender-9YMgn; +https://www.svix.com/http-sender/)``).
+SVIX_USER_AGENT = "Svix-Webhooks/1.81.0 (sender-9YMgn; +https://www.svix.com/http-sender/)"
+
+
 class SvixProfile(StandardWebhooksProfile):
     """Svix: the Standard Webhooks scheme with ``svix-id``/``svix-timestamp``/``svix-signature``.
 
@@ -211,6 +221,7 @@ class SvixProfile(StandardWebhooksProfile):
     title = "Svix"
     header_prefix = "svix"
     signature_headers = ("svix-signature",)
+    user_agent = SVIX_USER_AGENT
     sender_timeout_s = 15.0
     retry_schedule_s = (5.0, 300.0, 1800.0, 7200.0, 18000.0, 36000.0, 36000.0)
     # 8 attempts over about 27.5 h; then the message is Failed for the endpoint, and an endpoint whose

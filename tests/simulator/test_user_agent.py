@@ -4,7 +4,8 @@ Captured by a real HTTP server on 127.0.0.1: `hookproof send` (the dispatcher ce
 and replay deliver with), the dispatcher's byte-synchronised bursts, and the httpx client
 `make_client` builds, for a profile with a documented User-Agent (Paddle: ``Paddle``, the
 string developer.paddle.com/webhooks/about/respond-to-webhooks has a WAF match; Mercado Pago:
-``MercadoPago WebHook v1.0 <type>``, as receivers' published logs show it) and one without
+``MercadoPago WebHook v1.0 <type>``, as receivers' published logs show it; Svix: ``Svix-Webhooks/<version>
+(sender-…; +https://www.svix.com/http-sender/)``, its server's worker and receivers' logs) and one without
 (Standard Webhooks); an in-process app is handed the same. aiohttp (``Python/3.x
 aiohttp/…``) and httpx (``python-httpx/…``) add their own unless told not to.
 """
@@ -28,7 +29,8 @@ from hookproof.simulator.profiles import get_profile
 from hookproof.simulator.world import emit_events, new_world
 
 #: profile -> the User-Agent values one request carries (none: the profile documents none).
-AGENTS = {"paddle": ["Paddle"], "mercadopago": ["MercadoPago WebHook v1.0 payment"], "standard-webhooks": []}
+AGENTS = {"paddle": ["Paddle"], "mercadopago": ["MercadoPago WebHook v1.0 payment"], "standard-webhooks": [],
+          "svix": ["Svix-Webhooks/1.81.0 (sender-9YMgn; +https://www.svix.com/http-sender/)"]}
 
 
 class Captured(ThreadingHTTPServer):
