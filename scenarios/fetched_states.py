@@ -9,7 +9,10 @@ finding whose object was fetched (``when the receiver fetched 123, the provider 
 as charged_back``), so report.json, summary.md and report.html all say it; `with_mode` words
 an applied event of the other mode for the endpoint's own (``applied a live-mode event on a
 test-mode endpoint``); `with_unsettled` says, in each acknowledged ``lost`` finding of a
-scenario whose settle reached its deadline, which setting bounded the wait. Pure.
+scenario whose settle reached its deadline, which setting bounded the wait; `with_unexplained`
+says, of an acknowledged ``lost`` finding nothing else explains, what a receiver does that
+answers 2xx and applies nothing, naming the provider's identity of an event and the last
+earlier event of the same object acknowledged before it. Pure.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Callable, Sequence
 
-from hookproof.reports.model import ScenarioReport
+from hookproof.reports.model import AttemptView, ScenarioReport
 
 #: The start of an acknowledged ``lost`` finding's message (`key_loops.lost_finding`).
 ACKED_LOST = "acknowledged "
@@ -77,4 +80,55 @@ def with_unsettled(report: ScenarioReport, deadline_s: float) -> ScenarioReport:
     return replace(report, checks=checks)
 
 
-__all__ = ["ACKED_LOST", "with_fetched", "with_mode", "with_unsettled"]
+#: How an acknowledged ``lost`` finding's message ends when nothing was added to it (`key_loops.lost_finding`).
+ACKED_LOST_END = "but not applied by the end of settling"
+
+
+def with_unexplained(report: ScenarioReport, event_id_name: str) -> ScenarioReport:
+    """`report` with each acknowledged ``lost`` finding that nothing else explained (its message
+    still ends as `key_loops.lost_finding` made it: no fetched status, no settle deadline) saying
+    that the receiver answered 2xx and applied nothing, and what does that: taking the event for
+    one already handled (deduplicating on something other than `event_id_name`, the provider's
+    identity of an event: ``X-GitHub-Delivery``), skipping it, or answering before the work
+    commits; when an earlier event of the same object (another event id) was acknowledged before
+    the finding's first attempt was sent, the last such one is named (``after evt_1
+    (customer.subscription.created), an earlier event of the same object, was acknowledged``)."""
+    if not any(c.check_id == "lost" and any(f.message.startswith(ACKED_LOST) and f.message.endswith(ACKED_LOST_END)
+                                            for f in c.findings) for c in report.checks):
+        return report
+    by_index = {a.index: a for a in report.attempts}
+    checks = []
+    for check in report.checks:
+        if check.check_id != "lost":
+            checks.append(check)
+            continue
+        findings = []
+        for f in check.findings:
+            if f.message.startswith(ACKED_LOST) and f.message.endswith(ACKED_LOST_END):
+                f = replace(f, message=f.message + _unexplained_words(f.attempts, by_index, report, event_id_name))
+            findings.append(f)
+        checks.append(replace(check, findings=tuple(findings)))
+    return replace(report, checks=tuple(checks))
+
+
+def _unexplained_words(attempts: Sequence[int], by_index: dict[int, AttemptView], report: ScenarioReport,
+                       event_id_name: str) -> str:
+    """The words `with_unexplained` adds to one finding whose attempts are `attempts` (indices)."""
+    own = [by_index[i] for i in attempts if i in by_index]
+    earlier = ""
+    if own:
+        first_sent = min(a.sent_at for a in own)
+        objects = {a.object_id for a in own if a.object_id is not None}
+        events = {a.event_id for a in own}
+        before = [a for a in report.attempts if a.object_id in objects and a.event_id not in events
+                  and a.outcome == "acked" and a.answered_at <= first_sent]
+        if before:
+            last = max(before, key=lambda a: a.answered_at)
+            earlier = (f", after {last.event_id} ({last.event_type}), an earlier event of the same object, "
+                       "was acknowledged")
+    return (f"; the receiver answered 2xx and applied nothing{earlier}: a receiver does that when it takes the "
+            f"event for one it already handled (deduplicating on something other than {event_id_name}), skips "
+            "it, or answers before its work commits")
+
+
+__all__ = ["ACKED_LOST", "ACKED_LOST_END", "with_fetched", "with_mode", "with_unexplained", "with_unsettled"]

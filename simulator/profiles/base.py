@@ -198,6 +198,8 @@ class Profile(ABC):
             (GitHub's 25 MB), where it is above the body ``oversized-payload`` sends: refusing
             that body refuses a delivery the provider really makes (`Profile.words`); None where
             the provider documents none.
+        event_id_name: where the id the provider documents as an event's identity (the dedupe
+            key) is read, as findings name it (``X-GitHub-Delivery``: `fetched_states.with_unexplained`).
         no_big_body: why ``oversized-payload`` is not applicable, where the profile's world has
             no event of several megabytes grown through the provider's own fields (`big_event`):
             the provider cannot send one, or hookproof does not make one yet. A body padded with
@@ -212,6 +214,7 @@ class Profile(ABC):
     tolerance: ClassVar[Tolerance] = Tolerance(None, None)
     untimed_reason: ClassVar[str] = ""
     default_event: ClassVar[str] = "payment_intent.succeeded"
+    event_id_name: ClassVar[str] = "the event's id"
     has_livemode: ClassVar[bool] = False
     has_account: ClassVar[bool] = False
     foreign_account_valid: ClassVar[str | None] = None

@@ -205,7 +205,7 @@ class GenericHmacProfile(Profile):
     contract: any 2xx, `timeout_s`, `retry_schedule_s` from the settings.
 
     The class attributes of `Profile` that depend on the settings (signature header,
-    timeout, schedule, tolerance, rotation) are set per instance.
+    timeout, schedule, tolerance, rotation, the id header) are set per instance.
     """
 
     name = "generic-hmac"
@@ -234,6 +234,7 @@ class GenericHmacProfile(Profile):
             "gives_up": "the sender retries it no more (target.signing.retry_schedule_s)",
             "tolerance": Tolerance(self.settings.tolerance_past_s, self.settings.tolerance_future_s),
             "multiple_signatures": self.settings.rotation_separator is not None,
+            "event_id_name": f"`{self.settings.id_header}`" if self.settings.id_header else "the event's id",
         }
         for attribute, value in per_instance.items():
             setattr(self, attribute, value)

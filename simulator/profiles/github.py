@@ -77,6 +77,7 @@ class GitHubProfile(Profile):
     """
 
     name = "github"
+    event_id_name = "`X-GitHub-Delivery`"
     title = "GitHub"
     # No event time: no timestamp header, and X-GitHub-Delivery is a random GUID. Receivers order an
     # issue's or pull request's events by its updated_at, whole seconds (REST "Get an issue"), which

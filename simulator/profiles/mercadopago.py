@@ -116,6 +116,7 @@ class MercadoPagoProfile(Profile):
     """
 
     name = "mercadopago"
+    event_id_name = "the notification's `id`"
     title = "Mercado Pago"
     no_big_body = ("Mercado Pago's notifications carry only the resource's type and id (a few hundred bytes) and the "
                    "receiver fetches the rest, so none is several megabytes")

@@ -84,6 +84,7 @@ class PaddleProfile(Profile):
     """
 
     name = "paddle"
+    event_id_name = "`event_id`"
     title = "Paddle Billing"
     no_big_body = ("hookproof makes no Paddle event of several megabytes in Paddle's own fields yet, and padding one "
                    "with a field Paddle never sends would test its schema, not a body limit")

@@ -77,6 +77,7 @@ class ShopifyProfile(Profile):
     """
 
     name = "shopify"
+    event_id_name = "`X-Shopify-Event-Id`"
     title = "Shopify"
     no_big_body = ("hookproof makes no Shopify payload of several megabytes in Shopify's own fields yet, and padding "
                    "one with a field Shopify never sends would test its schema, not a body limit")

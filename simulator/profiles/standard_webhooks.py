@@ -115,6 +115,7 @@ class StandardWebhooksProfile(Profile):
     """
 
     name = "standard-webhooks"
+    event_id_name = "`webhook-id`"
     title = "Standard Webhooks"
     no_big_body = ("its events are the billing world's objects, which hookproof does not grow to several megabytes "
                    "through their own fields; padding one with a field it never carries would test its schema, not a "
@@ -218,6 +219,7 @@ class SvixProfile(StandardWebhooksProfile):
     """
 
     name = "svix"
+    event_id_name = "`svix-id`"
     title = "Svix"
     header_prefix = "svix"
     signature_headers = ("svix-signature",)

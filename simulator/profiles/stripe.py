@@ -167,6 +167,7 @@ class StripeProfile(Profile):
     """
 
     name = "stripe"
+    event_id_name = "the event's `id`"
     title = "Stripe"
     no_big_body = ("no Stripe event is several megabytes: an object's metadata holds at most 50 keys of 40 "
                    "characters with values of 500 (docs.stripe.com/metadata) and an invoice carries only the first "

@@ -94,3 +94,71 @@ def test_an_unsettled_scenario_s_lost_finding_names_the_deadline(settled: bool, 
 
     report = with_unsettled(replace(_report(message), settled=settled), 15.0)
     assert report.checks[0].findings[0].message == expected
+
+
+def _lost_after(outcome: str, answered_at: float, object_id: str | None = "123") -> ScenarioReport:
+    """`_report`'s acknowledged lost finding (attempt 4 of e1, sent at 1.0), beside an earlier
+    attempt 2 of another event e0 of `object_id` that ended `outcome` at `answered_at`."""
+    from dataclasses import replace
+
+    from hookproof.reports.model import AttemptView
+
+    report = _report("acknowledged 1 time(s) but not applied by the end of settling")
+    earlier = AttemptView(index=2, event_id="e0", event_type="payment.created", delivery_id="d0", attempt=1,
+                          business_key="credit:122", object_id=object_id, faults=(), valid=True, sent_at=0.5,
+                          answered_at=answered_at, status=200, outcome=outcome, completion="ok", latency_ms=3.0)
+    return replace(report, attempts=(earlier, *report.attempts))
+
+
+UNEXPLAINED = ("; the receiver answered 2xx and applied nothing{}: a receiver does that when it takes the event for one "
+               "it already handled (deduplicating on something other than `X-GitHub-Delivery`), skips it, or answers "
+               "before its work commits")
+
+
+@pytest.mark.parametrize(("report", "added"), [
+    # an earlier event of the same object acknowledged before the first attempt was sent: named
+    (_lost_after("acked", 0.9), ", after e0 (payment.created), an earlier event of the same object, was acknowledged"),
+    (_lost_after("acked", 1.05), ""),  # answered after the lost one was sent
+    (_lost_after("server_error", 0.9), ""),  # not acknowledged
+    (_lost_after("acked", 0.9, object_id="999"), ""),  # another object
+    (_lost_after("acked", 0.9, object_id=None), ""),
+])
+def test_an_unexplained_acknowledged_lost_finding_says_what_applies_nothing(report: ScenarioReport, added: str) -> None:
+    from hookproof.scenarios.fetched_states import with_unexplained
+
+    (finding,) = with_unexplained(report, "`X-GitHub-Delivery`").checks[0].findings
+    assert finding.message == "acknowledged 1 time(s) but not applied by the end of settling" + UNEXPLAINED.format(added)
+
+
+@pytest.mark.parametrize("message", [
+    "acknowledged 1 time(s) but not applied by the end of settling (when the receiver fetched 123, the provider API "
+    "served it as charged_back)",
+    "acknowledged 1 time(s) but not applied by the end of settling; settling reached its deadline ([settle] "
+    "deadline_s = 15 s) before the receiver's reads showed it: ...",
+    "never applied and never acknowledged: ...",
+])
+def test_a_lost_finding_something_else_explains_is_left_alone(message: str) -> None:
+    from hookproof.scenarios.fetched_states import with_unexplained
+
+    report = _report(message)
+    assert with_unexplained(report, "`X-GitHub-Delivery`") is report
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("name", "profile", "identity"), [
+    ("dedupe_by_object_id", "stripe", "the event's `id`"),
+])
+def test_a_receiver_deduplicating_by_object_is_told_which_earlier_event_it_took_this_one_for(
+        tmp_path: Path, name: str, profile: str, identity: str) -> None:
+    from examples.receivers import config as receiver_config
+
+    cfg = receiver_config(name, tmp_path, "whsec_unexplained_lost_0123456789", seed=11, settle_window_s=0.15)
+    assert cfg.target.profile == profile
+    [scenario] = certify(cfg, scenarios=["distinct-events-same-object"], out_dir=tmp_path / "out").report.scenarios
+    assert scenario.verdict == "fail", scenario
+    lost = [f for f in scenario.findings if f.check_id == "lost"]
+    assert lost, scenario.findings
+    for f in lost:
+        assert f.message.startswith("acknowledged ") and (
+            ", an earlier event of the same object, was acknowledged: a receiver does that when it takes the event for "
+            f"one it already handled (deduplicating on something other than {identity})") in f.message, f.message
