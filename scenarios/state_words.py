@@ -131,14 +131,23 @@ OVERLAP_SENTENCE = ("the deliveries of the two events overlapped (both in flight
                     "landed last, as it does in a receiver writing each event's state as it arrives, or reading, "
                     "comparing and writing without a row lock")
 
+#: What `overlap_words` says instead of `OVERLAP_SENTENCE` of a final state that is the older event's
+#: (``stale``): nothing tells whether the newer state was written and overwritten, or never written
+#: because the receiver took the newer event for one it already handled.
+STALE_OVERLAP_SENTENCE = ("the deliveries of the two events overlapped (both in flight at once): the older one's "
+                          "state was kept, as it is by a receiver writing each event's state as it arrives, reading, "
+                          "comparing and writing without a row lock, or taking the newer event for one it already "
+                          "handled (deduplicating on something other than the event's own id)")
+
 
 def overlap_words(truth: ObjectTruth | None, versions: Sequence[int | None], idx: "CheckIndex",
-                  advice: str | None = None) -> str:
+                  advice: str | None = None, *, kept_older: bool = False) -> str:
     """``""``, or when the two distinct events that carried `versions` (as `carrier` names them)
     each have an attempt and one attempt of each was in flight while the other was (sent before
     the other was answered, by the history's ``sent_at``/``answered_at``): ``"; "`` and
-    `OVERLAP_SENTENCE`, then ``": "`` and `advice` (`EventClock.overlap_advice`) when
-    given. Sequential deliveries (one answered before the other was sent) say nothing."""
+    `OVERLAP_SENTENCE` (`STALE_OVERLAP_SENTENCE` when `kept_older`: a final state that is the
+    older event's), then ``": "`` and `advice` (`EventClock.overlap_advice`) when given.
+    Sequential deliveries (one answered before the other was sent) say nothing."""
     if truth is None or None in versions or len(set(versions)) != 2:
         return ""
     event_ids = [e for v in versions if v is not None and (e := truth.event_id_at(v))]
@@ -148,7 +157,7 @@ def overlap_words(truth: ObjectTruth | None, versions: Sequence[int | None], idx
              for e in event_ids]
     if any(a_sent < b_answered and b_sent < a_answered
            for a_sent, a_answered in spans[0] for b_sent, b_answered in spans[1]):
-        return "; " + OVERLAP_SENTENCE + (f"; {advice}" if advice else "")
+        return "; " + (STALE_OVERLAP_SENTENCE if kept_older else OVERLAP_SENTENCE) + (f"; {advice}" if advice else "")
     return ""
 
 
@@ -215,10 +224,10 @@ def stale_words(st: ObjectState | None, truth: ObjectTruth, idx: "CheckIndex",
     unacked = unacknowledged_words(truth, truth.final_version, idx)
     ties = tie_words(seen, carried, expectations)
     message = (f"final state is {got}, the provider's is {final}"
-               + ties + (unacked or overlap_words(seen, carried, idx, _advice(ties, expectations))))
+               + ties + (unacked or overlap_words(seen, carried, idx, _advice(ties, expectations), kept_older=True)))
     return message, expected, NamedState(st.status, got)
 
 
-__all__: Sequence[str] = ["NamedState", "OVERLAP_SENTENCE", "carrier", "overlap_words", "regressed_words", "stale_words",
+__all__: Sequence[str] = ["NamedState", "OVERLAP_SENTENCE", "STALE_OVERLAP_SENTENCE", "carrier", "overlap_words", "regressed_words", "stale_words",
                           "unacknowledged_words",
                           "state_words", "tie_words"]

@@ -24,7 +24,7 @@ import pytest
 from hookproof.loadtests.plan import API_TRANSIENT_TAG, Send, StormPlan, api_transient_object, api_transient_status
 from hookproof.loadtests.stories import StoryBook, storm_sends, template_world
 from hookproof.loadtests.storm_truth import served_world, transient_outage
-from hookproof.scenarios.state_words import OVERLAP_SENTENCE
+from hookproof.scenarios.state_words import STALE_OVERLAP_SENTENCE
 from hookproof.simulator.events import Event
 from hookproof.simulator.profiles import get_profile
 from hookproof.simulator.server.state import ServerState
@@ -484,7 +484,7 @@ def test_late_failures_leave_the_arrival_order_invoice_stale_and_pass_the_versio
     advice = rf"(; {said})?"  # after the overlap, unless the tie said it
     late = re.compile(r"final state is open \(event evt_\w+, invoice\.(?:payment_failed|created|finalized), created (\d+)\), the provider's is "
                       rf"paid \(event evt_\w+, invoice\.paid, created (\d+)\){tie}"
-                      rf"(; {re.escape(OVERLAP_SENTENCE)}{advice})?")  # a storm may send the two at once
+                      rf"(; {re.escape(STALE_OVERLAP_SENTENCE)}{advice})?")  # a storm may send the two at once
     invoices = [m for m in map(late.fullmatch, stale.get("stale", [])) if m is not None]
     assert invoices, stale
     assert all((m[1] == m[2]) == (m[3] is not None) for m in invoices), stale  # a tie said exactly when there is one

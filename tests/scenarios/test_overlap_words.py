@@ -13,7 +13,7 @@ from dataclasses import replace
 
 from hookproof.scenarios.checks import run_checks
 from hookproof.scenarios.observations import ObjectState, Observation, expectations_from
-from hookproof.scenarios.state_words import OVERLAP_SENTENCE
+from hookproof.scenarios.state_words import OVERLAP_SENTENCE, STALE_OVERLAP_SENTENCE
 from hookproof.simulator.delivery.history import Attempt, Completion, Outcome
 from hookproof.simulator.events import Event
 from hookproof.simulator.profiles.registry import get_profile
@@ -57,7 +57,15 @@ def test_stale_after_overlapping_deliveries_says_they_overlapped() -> None:
     state as it arrives; one comparing without a row lock), then the provider's advice: a new
     user's blind-writing receiver was told only of a row lock, which would not have mended it."""
     assert _messages("stale", OVERLAPPING, "active") == [
-        f"final state is {ACTIVE}, the provider's is {PAST_DUE}; {OVERLAP_SENTENCE}; {ADVICE}"]
+        f"final state is {ACTIVE}, the provider's is {PAST_DUE}; {STALE_OVERLAP_SENTENCE}; {ADVICE}"]
+    # a final state that is the older event's: its newer one was overwritten, or never written (a new
+    # user's twin deduplicating on type and object was told only of a row lock it had)
+    assert STALE_OVERLAP_SENTENCE == (
+        "the deliveries of the two events overlapped (both in flight at once): the older one's state was kept, as "
+        "it is by a receiver writing each event's state as it arrives, reading, comparing and writing without a "
+        "row lock, or taking the newer event for one it already handled (deduplicating on something other than the "
+        "event's own id)")
+    # a state seen going back: the newer one was written, then overwritten
     assert OVERLAP_SENTENCE == ("the deliveries of the two events overlapped (both in flight at once): the older "
                                 "one's write landed last, as it does in a receiver writing each event's state as "
                                 "it arrives, or reading, comparing and writing without a row lock")
@@ -94,7 +102,7 @@ def test_stale_whose_newest_event_was_never_acknowledged_says_so_not_that_writes
     assert message == (f"final state is {ACTIVE}, the provider's is {PAST_DUE}; its event evt_b was never "
                        f"acknowledged (timeout): the receiver may never have applied it; "
                        + STRIPE.after_failures(2))
-    assert OVERLAP_SENTENCE not in message
+    assert OVERLAP_SENTENCE not in message and STALE_OVERLAP_SENTENCE not in message
 
 
 def test_a_paddle_overlap_advises_comparing_occurred_at_in_one_write_not_fetching() -> None:
@@ -108,6 +116,6 @@ def test_a_paddle_overlap_advises_comparing_occurred_at_in_one_write_not_fetchin
                                      provider=paddle)
     (result,) = run_checks(["stale"], history, expectations, [Observation(T0 + 10, (), (ObjectState("sub_1", "active"),))])
     (message,) = [f.message for f in result.findings]
-    assert message.endswith(f"; {OVERLAP_SENTENCE}; compare occurred_at and write in one statement (an update "
+    assert message.endswith(f"; {STALE_OVERLAP_SENTENCE}; compare occurred_at and write in one statement (an update "
                             "conditional on the stored occurred_at being older) or under a row lock"), message
     assert "fetch" not in message
