@@ -80,11 +80,15 @@ def with_unsettled(report: ScenarioReport, deadline_s: float) -> ScenarioReport:
     return replace(report, checks=checks)
 
 
+#: The chaos operations (`chaos.nemesis.Nemesis`, a history's fault ops) after which the receiver's start
+#: command runs again: a killed receiver is started, a restarted one too, a new replica starts.
+RESTARTING_OPS = frozenset({"kill", "restart", "scale"})
+
 #: How an acknowledged ``lost`` finding's message ends when nothing was added to it (`key_loops.lost_finding`).
 ACKED_LOST_END = "but not applied by the end of settling"
 
 
-def with_unexplained(report: ScenarioReport, event_id_name: str) -> ScenarioReport:
+def with_unexplained(report: ScenarioReport, event_id_name: str, *, restarted: bool = False) -> ScenarioReport:
     """`report` with each acknowledged ``lost`` finding that nothing else explained (its message
     still ends as `key_loops.lost_finding` made it: no fetched status, no settle deadline) saying
     that the receiver answered 2xx and applied nothing, and what does that: taking the event for
@@ -92,7 +96,10 @@ def with_unexplained(report: ScenarioReport, event_id_name: str) -> ScenarioRepo
     identity of an event: ``X-GitHub-Delivery``), skipping it, or answering before the work
     commits; when an earlier event of the same object (another event id) was acknowledged before
     the finding's first attempt was sent, the last such one is named (``after evt_1
-    (customer.subscription.created), an earlier event of the same object, was acknowledged``)."""
+    (customer.subscription.created), an earlier event of the same object, was acknowledged``). When
+    the scenario `restarted` the receiver (a chaos kill, restart or new replica: its start command
+    ran again), a restart that loses committed rows (a start command resetting the database) is
+    named first, beside answering before the work commits."""
     if not any(c.check_id == "lost" and any(f.message.startswith(ACKED_LOST) and f.message.endswith(ACKED_LOST_END)
                                             for f in c.findings) for c in report.checks):
         return report
@@ -105,14 +112,15 @@ def with_unexplained(report: ScenarioReport, event_id_name: str) -> ScenarioRepo
         findings = []
         for f in check.findings:
             if f.message.startswith(ACKED_LOST) and f.message.endswith(ACKED_LOST_END):
-                f = replace(f, message=f.message + _unexplained_words(f.attempts, by_index, report, event_id_name))
+                f = replace(f, message=f.message + _unexplained_words(f.attempts, by_index, report, event_id_name,
+                                                                      restarted))
             findings.append(f)
         checks.append(replace(check, findings=tuple(findings)))
     return replace(report, checks=tuple(checks))
 
 
 def _unexplained_words(attempts: Sequence[int], by_index: dict[int, AttemptView], report: ScenarioReport,
-                       event_id_name: str) -> str:
+                       event_id_name: str, restarted: bool) -> str:
     """The words `with_unexplained` adds to one finding whose attempts are `attempts` (indices)."""
     own = [by_index[i] for i in attempts if i in by_index]
     earlier = ""
@@ -126,9 +134,15 @@ def _unexplained_words(attempts: Sequence[int], by_index: dict[int, AttemptView]
             last = max(before, key=lambda a: a.answered_at)
             earlier = (f", after {last.event_id} ({last.event_type}), an earlier event of the same object, "
                        "was acknowledged")
+    if restarted:
+        return (f"; the receiver answered 2xx and nothing was applied by the end{earlier}: this scenario restarted "
+                "the receiver, which loses what a receiver answering before its work commits had not committed, and "
+                "every committed row when its start command resets its database (each restart runs it again) or "
+                "its storage is not kept; a receiver taking the event for one it already handled (deduplicating on "
+                f"something other than {event_id_name}) or skipping it applies nothing too")
     return (f"; the receiver answered 2xx and applied nothing{earlier}: a receiver does that when it takes the "
             f"event for one it already handled (deduplicating on something other than {event_id_name}), skips "
             "it, or answers before its work commits")
 
 
-__all__ = ["ACKED_LOST", "ACKED_LOST_END", "with_fetched", "with_mode", "with_unexplained", "with_unsettled"]
+__all__ = ["ACKED_LOST", "ACKED_LOST_END", "RESTARTING_OPS", "with_fetched", "with_mode", "with_unexplained", "with_unsettled"]

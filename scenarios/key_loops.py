@@ -124,17 +124,48 @@ def duplicated_by_key(
 NEVER_ACKNOWLEDGED = "never applied and never acknowledged"
 
 
+#: How the ``lost`` finding of an acknowledged key that a read showed applied, and the last read did not, goes on.
+GONE = "and applied, then gone by the end of settling"
+
+
 def lost_finding(idx: CheckIndex, key: str, positions: Sequence[int]) -> tuple[Finding, bool]:
     """The ``lost`` finding of an expected `key` not applied when settling ended, whose attempts are at
-    `positions`, and whether any of them was acknowledged (else it says how each ended)."""
+    `positions`, and whether any of them was acknowledged (else it says how each ended). A key an
+    earlier read of the receiver showed applied (`CheckIndex.peak`) is said to be gone, and when
+    (`gone_words`): committed, then lost (a restart that resets the storage), not never written."""
     acked = idx.acked(positions)
+    gone = gone_words(idx, key, positions)
     if acked:
-        return Finding("lost", key, f"acknowledged {len(acked)} time(s) but not applied by the end of settling",
+        return Finding("lost", key, f"acknowledged {len(acked)} time(s) "
+                       + (f"{GONE}: {gone}" if gone else "but not applied by the end of settling"),
                        expected=1, actual=0, attempts=idx.attempt_ids(positions)), True
+    if gone:  # applied, so not a delivery the sender failed to make: never one the storm's cut excuses
+        return Finding("lost", key, f"never acknowledged, {GONE[4:]}: every valid delivery went unanswered or was "
+                       f"refused ({idx.answer_summary(positions)}); {gone}",
+                       expected=1, actual=0, attempts=idx.attempt_ids(positions)), False
     return Finding("lost", key, f"{NEVER_ACKNOWLEDGED}: every valid delivery "
                    f"went unanswered or was refused ({idx.answer_summary(positions)}); "
                    + after_failures(idx, positions),
                    expected=1, actual=0, attempts=idx.attempt_ids(positions)), False
+
+
+def gone_words(idx: CheckIndex, key: str, positions: Sequence[int]) -> str:
+    """``""``, or for a `key` some read of the receiver showed applied though the last did not:
+    ``"the receiver's read 2.4 s after its first delivery showed it applied and a later read did
+    not: ..."`` (seconds from the first of its attempts at `positions` to that read, when the
+    index keeps its observations), naming what does that: a restart whose start command or
+    storage loses committed rows, or a receiver deleting or rolling back an effect it showed."""
+    peak = idx.peak.get(key)
+    if not peak or peak[0] <= 0:
+        return ""
+    seen = "a read of the receiver showed it applied"
+    observations, history = idx.observations, idx.history
+    if observations is not None and 0 <= peak[1] < len(observations) and positions:
+        after_s = observations[peak[1]].at - min(history[p].sent_at for p in positions)
+        seen = f"the receiver's read {max(after_s, 0.0):.1f} s after its first delivery showed it applied"
+    return (f"{seen} and a later read did not: a receiver whose restart loses committed rows (a start command "
+            "that resets its database, storage that is not kept) does that, as does one deleting or rolling back "
+            "an effect it showed")
 
 
 def after_failures(idx: CheckIndex, positions: Sequence[int]) -> str:
@@ -430,7 +461,7 @@ def _named_by_type(events: Sequence[tuple[str, str]]) -> str:
     return _named(shown) + (", ..." if len(events) > len(shown) and len(shown) <= 4 else "")
 
 
-__all__: Sequence[str] = ["NEVER_ACKNOWLEDGED", "OtherTypes", "seen_in", "UNEXPECTED_FORBIDDEN", "UNEXPECTED_FUTURE", "UNEXPECTED_OTHER_ACCOUNT", "UNEXPECTED_OTHER_MODE", "UNEXPECTED_UNOWED", "Unowed", "withheld_messages",
+__all__: Sequence[str] = ["GONE", "NEVER_ACKNOWLEDGED", "gone_words", "OtherTypes", "seen_in", "UNEXPECTED_FORBIDDEN", "UNEXPECTED_FUTURE", "UNEXPECTED_OTHER_ACCOUNT", "UNEXPECTED_OTHER_MODE", "UNEXPECTED_UNOWED", "Unowed", "withheld_messages",
                           "REPLAYS_NAMED", "replay_note",
                           "distinct_events_note", "duplicated_by_key", "family", "forbidden_message", "other_mode_message",
                           "lost_by_key", "lost_not_applicable", "money_by_key", "recovered_by_key", "unexpected_keys_by_key"]

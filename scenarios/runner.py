@@ -48,7 +48,7 @@ from hookproof.scenarios.catalog import (
 )
 from hookproof.scenarios.checks import Verdict, compose, nothing_compared, run_checks, unfired_faults, unknown_reason
 from hookproof.scenarios.errors import ScenarioError
-from hookproof.scenarios.fetched_states import with_fetched, with_mode, with_unexplained, with_unsettled
+from hookproof.scenarios.fetched_states import RESTARTING_OPS, with_fetched, with_mode, with_unexplained, with_unsettled
 from hookproof.scenarios.findings import CheckResult
 from hookproof.scenarios.key_loops import other_mode_message
 from hookproof.scenarios.leftovers import leftovers
@@ -615,7 +615,9 @@ class Runner:
         if verdict == "fail":  # an effect not shown yet when the settle's deadline came
             report = with_unsettled(report, self.settle_deadline_s)
         if verdict == "fail":  # acknowledged, not applied, and nothing above says why
-            report = with_unexplained(report, self.profile.event_id_name)
+            restarted = scenario.tier == "chaos" and any(
+                op.op in RESTARTING_OPS for op in self.history.ops(scenario.id))
+            report = with_unexplained(report, self.profile.event_id_name, restarted=restarted)
         return report
 
     # ---- steps ------------------------------------------------------------------

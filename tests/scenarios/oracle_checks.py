@@ -12,7 +12,7 @@ from typing import Mapping, Sequence
 from hookproof.scenarios.check_index import CheckIndex, grouped_findings, index_for
 from hookproof.scenarios.findings import ADVISORY, FINDING, CheckResult, Finding, Verdict, nothing_observed, result_of
 from hookproof.scenarios.observations import Expectations, ObjectTruth, Observation
-from hookproof.scenarios.key_loops import OtherTypes, moved_words, replay_note
+from hookproof.scenarios.key_loops import OtherTypes, gone_words, moved_words, replay_note
 from hookproof.scenarios.state_words import regressed_words, stale_words
 from hookproof.simulator.delivery.history import Attempt, Completion, Outcome
 
@@ -87,8 +87,11 @@ def check_lost(
             continue
         positions = idx.by_key.get(key, [])
         acked = idx.acked(positions)
+        gone = gone_words(idx, key, positions)  # a read showed it applied, the last did not
         if acked:
-            findings.append(Finding("lost", key, f"acknowledged {len(acked)} time(s) but not applied by the end of settling",
+            findings.append(Finding("lost", key, f"acknowledged {len(acked)} time(s) "
+                                    + (f"and applied, then gone by the end of settling: {gone}" if gone
+                                       else "but not applied by the end of settling"),
                                     expected=1, actual=0, attempts=idx.attempt_ids(positions)))
         else:
             never_acked += 1
@@ -100,9 +103,12 @@ def check_lost(
                 after = provider.retrying if max(valid, default=0) < provider.attempts else (
                     provider.gives_up if provider.attempts == 1
                     else f"all {provider.attempts} of {provider.title}'s attempts failed: {provider.gives_up}")
-            findings.append(Finding("lost", key, "never applied and never acknowledged: every valid delivery "
-                                    f"went unanswered or was refused ({idx.answer_summary(positions)}); " + after,
-                                    expected=1, actual=0, attempts=idx.attempt_ids(positions)))
+            findings.append(Finding("lost", key, (
+                f"never acknowledged, applied, then gone by the end of settling: every valid delivery went unanswered "
+                f"or was refused ({idx.answer_summary(positions)}); {gone}") if gone else (
+                "never applied and never acknowledged: every valid delivery "
+                f"went unanswered or was refused ({idx.answer_summary(positions)}); " + after),
+                expected=1, actual=0, attempts=idx.attempt_ids(positions)))
     stats = {"expected_keys": len(expectations.expected), "lost": len(findings) - never_acked,
              "never_acknowledged": never_acked}
     if not expectations.expected and idx.acked_events:

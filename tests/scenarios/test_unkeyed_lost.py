@@ -40,6 +40,29 @@ def test_a_mapped_key_acknowledged_and_never_applied_is_still_lost() -> None:
     assert "applicability" not in result.stats
 
 
+GONE = ("and applied, then gone by the end of settling: the receiver's read 4.0 s after its first delivery showed it "
+        "applied and a later read did not: a receiver whose restart loses committed rows (a start command that resets "
+        "its database, storage that is not kept) does that, as does one deleting or rolling back an effect it showed")
+
+
+def test_a_key_a_read_showed_and_the_last_did_not_is_said_to_be_gone() -> None:
+    """Committed, shown, then deleted (a restart resetting the database): not 'never applied'."""
+    history = hist(att("e_k1", "k1", at=1.0))
+    result = check_lost(history, exp("k1"), [obs(5, "k1"), obs(20)])
+    assert [(f.key, f.message) for f in result.findings] == [("k1", f"acknowledged 1 time(s) {GONE}")]
+    timed_out = check_lost(hist(att("e_k1", "k1", "timeout", at=1.0)), exp("k1"), [obs(5, "k1"), obs(20)])
+    (finding,) = timed_out.findings  # applied: not a delivery a storm's cut could excuse
+    assert finding.message == ("never acknowledged, applied, then gone by the end of settling: every valid delivery "
+                               "went unanswered or was refused (timeout); the receiver's read 4.0 s after its first "
+                               "delivery showed it applied and a later read did not: a receiver whose restart loses "
+                               "committed rows (a start command that resets its database, storage that is not kept) "
+                               "does that, as does one deleting or rolling back an effect it showed")
+    # still there at the end: no finding; never shown: the words of a key never applied
+    assert check_lost(history, exp("k1"), [obs(5, "k1"), obs(20, "k1")]).findings == ()
+    (never,) = check_lost(history, exp("k1"), [obs(5), obs(20)]).findings
+    assert never.message == "acknowledged 1 time(s) but not applied by the end of settling"
+
+
 def _states_and_license(tmp_path: Path, name: str, *, renewal: str | None = None) -> Config:
     """`name` under the team's keys: a license per payment (and, with `renewal`, that key
     template for ``invoice.paid``), only those effects read, the subscriptions' states observed."""
