@@ -98,6 +98,11 @@ class GitHubProfile(Profile):
     gives_up = ("GitHub never retries: it stays lost unless redelivered by hand or through the REST API "
                 "within 3 days")
     redelivery_window_s: ClassVar[float] = 3 * 86400.0
+    # docs.github.com "Redelivering webhooks" and the REST API's "Redeliver a delivery": a redelivery
+    # is of a recorded delivery (its payload kept with it, readable through "Get a delivery")
+    retry_bytes_kept = ("GitHub never retries, and a redelivery (by hand or the REST API's \"Redeliver a delivery\") "
+                        "resends a recorded delivery, its payload kept with it (docs.github.com \"Redelivering "
+                        "webhooks\"): the same body bytes, never re-serialised")
     # docs.github.com "Webhook events and payloads": "Payloads are capped at 25 MB"
     size_cap = ("GitHub delivers payloads up to 25 MB (docs.github.com \"Webhook events and payloads\": "
                 "\"Payloads are capped at 25 MB\") and never retries, so the delivery is lost unless redelivered "
