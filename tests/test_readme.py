@@ -190,7 +190,9 @@ def test_init_s_key_and_counter_examples_hold_for_its_profile(tmp_path: Path, mo
     (tmp_path / "hookproof.toml").write_text(text, encoding="utf-8")
     config = load_config(tmp_path / "hookproof.toml")
     assert len(config.business_keys) >= 1
-    assert len(config.counters) == (0 if profile in ("github", "mercadopago") else 1)  # Shopify's: a decimal amount
+    assert len(config.counters) == (0 if profile == "mercadopago" else 1)  # Shopify's: a decimal amount
+    if profile == "github":  # a count: a GitHub App's comments, no money in GitHub's events
+        assert '[counters."issue_comment.created"]\nkey = "{repository.full_name}#{issue.number}"\namount = 1\n' in text
     if profile != "stripe" and profile != "generic-hmac":
         assert "data.object" not in text
     assert config.key_mapping() is not None

@@ -49,9 +49,10 @@ _STRIPE_COUNTER_EXAMPLE = """# [counters."invoice.paid"]
 
 #: Per profile (other than stripe): (event type as the profile names it, key template) of the
 #: commented ``[business_keys]``, and the commented ``[counters]`` entry as (event type, key
-#: template, amount path), or a comment line saying why the profile has none. Every path is
-#: one the profile's events carry (tests/test_readme.py loads each uncommented).
-KEY_EXAMPLES: dict[str, tuple[tuple[tuple[str, str], ...], tuple[str, str, str] | str]] = {
+#: template, amount path or a fixed amount: 1 counts the events), or a comment line saying why the
+#: profile has none. Every path is one the profile's events carry (tests/test_readme.py loads each
+#: uncommented).
+KEY_EXAMPLES: dict[str, tuple[tuple[tuple[str, str], ...], tuple[str, str, str | int] | str]] = {
     "generic-hmac": ((("charge.succeeded", "payment:{data.object.payment_intent}"),
                       ("invoice.paid", "renewal:{data.object.id}")),
                      ("invoice.paid", "{data.object.customer}", "data.object.amount_paid")),
@@ -72,7 +73,7 @@ KEY_EXAMPLES: dict[str, tuple[tuple[tuple[str, str], ...], tuple[str, str, str] 
                     "fetches the payment): no counter example."),
     "github": ((("issue_comment.created", "comment:{comment.id}"),
                 ("pull_request.closed", "closed:{repository.full_name}#{pull_request.number}")),
-               "GitHub's events carry no money amount: no counter example."),
+               ("issue_comment.created", "{repository.full_name}#{issue.number}", 1)),
 }
 
 
@@ -90,7 +91,8 @@ def _key_examples(profile: str) -> tuple[str, str]:
     if isinstance(counter, str):
         return business, "".join(f"# {line}\n" for line in textwrap.wrap(f"({counter})", 94))
     name, key, amount = counter
-    return business, f'# [counters."{name}"]\n# key = "{key}"\n# amount = "{amount}"\n'
+    shown = amount if isinstance(amount, int) else f'"{amount}"'  # a fixed amount counts the events
+    return business, f'# [counters."{name}"]\n# key = "{key}"\n# amount = {shown}\n'
 
 
 _STRIPE_API_KEY = 'api_key = "sk_test_51HookproofSimulatorKey000000000000"\n'
