@@ -88,7 +88,8 @@ RESTARTING_OPS = frozenset({"kill", "restart", "scale"})
 ACKED_LOST_END = "but not applied by the end of settling"
 
 
-def with_unexplained(report: ScenarioReport, event_id_name: str, *, restarted: bool = False) -> ScenarioReport:
+def with_unexplained(report: ScenarioReport, event_id_name: str, *, restarted: bool = False,
+                     answers: Callable[[int], str] | None = None) -> ScenarioReport:
     """`report` with each acknowledged ``lost`` finding that nothing else explained (its message
     still ends as `key_loops.lost_finding` made it: no fetched status, no settle deadline) saying
     that the receiver answered 2xx and applied nothing, and what does that: taking the event for
@@ -99,7 +100,9 @@ def with_unexplained(report: ScenarioReport, event_id_name: str, *, restarted: b
     (customer.subscription.created), an earlier event of the same object, was acknowledged``). When
     the scenario `restarted` the receiver (a chaos kill, restart or new replica: its start command
     ran again), a restart that loses committed rows (a start command resetting the database) is
-    named first, beside answering before the work commits."""
+    named first, beside answering before the work commits. `answers` (attempt index → the start
+    of its answer body, `Attempt.response_excerpt`) quotes what the first acknowledged attempt
+    answered (``the receiver answered 200 "duplicate" and applied nothing``)."""
     if not any(c.check_id == "lost" and any(f.message.startswith(ACKED_LOST) and f.message.endswith(ACKED_LOST_END)
                                             for f in c.findings) for c in report.checks):
         return report
@@ -113,16 +116,22 @@ def with_unexplained(report: ScenarioReport, event_id_name: str, *, restarted: b
         for f in check.findings:
             if f.message.startswith(ACKED_LOST) and f.message.endswith(ACKED_LOST_END):
                 f = replace(f, message=f.message + _unexplained_words(f.attempts, by_index, report, event_id_name,
-                                                                      restarted))
+                                                                      restarted, answers))
             findings.append(f)
         checks.append(replace(check, findings=tuple(findings)))
     return replace(report, checks=tuple(checks))
 
 
 def _unexplained_words(attempts: Sequence[int], by_index: dict[int, AttemptView], report: ScenarioReport,
-                       event_id_name: str, restarted: bool) -> str:
+                       event_id_name: str, restarted: bool, answers: Callable[[int], str] | None) -> str:
     """The words `with_unexplained` adds to one finding whose attempts are `attempts` (indices)."""
+    from hookproof.scenarios.answer_quote import answer_quote
+
     own = [by_index[i] for i in attempts if i in by_index]
+    answered = "2xx"
+    acked = [a for a in own if a.outcome == "acked" and a.status is not None]
+    if acked and answers is not None and (quote := answer_quote(answers(acked[0].index))):
+        answered = f'{acked[0].status} "{quote}"'
     earlier = ""
     if own:
         first_sent = min(a.sent_at for a in own)
@@ -135,12 +144,12 @@ def _unexplained_words(attempts: Sequence[int], by_index: dict[int, AttemptView]
             earlier = (f", after {last.event_id} ({last.event_type}), an earlier event of the same object, "
                        "was acknowledged")
     if restarted:
-        return (f"; the receiver answered 2xx and nothing was applied by the end{earlier}: this scenario restarted "
+        return (f"; the receiver answered {answered} and nothing was applied by the end{earlier}: this scenario restarted "
                 "the receiver, which loses what a receiver answering before its work commits had not committed, and "
                 "every committed row when its start command resets its database (each restart runs it again) or "
                 "its storage is not kept; a receiver taking the event for one it already handled (deduplicating on "
                 f"something other than {event_id_name}) or skipping it applies nothing too")
-    return (f"; the receiver answered 2xx and applied nothing{earlier}: a receiver does that when it takes the "
+    return (f"; the receiver answered {answered} and applied nothing{earlier}: a receiver does that when it takes the "
             f"event for one it already handled (deduplicating on something other than {event_id_name}), skips "
             "it, or answers before its work commits")
 

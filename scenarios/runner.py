@@ -617,7 +617,9 @@ class Runner:
         if verdict == "fail":  # acknowledged, not applied, and nothing above says why
             restarted = scenario.tier == "chaos" and any(
                 op.op in RESTARTING_OPS for op in self.history.ops(scenario.id))
-            report = with_unexplained(report, self.profile.event_id_name, restarted=restarted)
+            excerpts = {a.index: a.response_excerpt for a in attempts}
+            report = with_unexplained(report, self.profile.event_id_name, restarted=restarted,
+                                      answers=lambda i: excerpts.get(i, ""))
         return report
 
     # ---- steps ------------------------------------------------------------------
