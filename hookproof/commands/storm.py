@@ -289,6 +289,41 @@ def storm_headline(report: "RunReport", cfg: "Config") -> str | None:
     return refused_headline(report, secret_sources(cfg.target.secret), acked=acked)
 
 
+#: Silent seconds at a storm's start (the senders sent nothing) from which its rate and latencies
+#: describe a burst, not the load it meant: this many seconds, or this share of the storm's length.
+LATE_START_S = 5.0
+LATE_START_SHARE = 0.25
+
+
+def late_start_note(report: "RunReport") -> str | None:
+    """The note of a storm whose senders sent nothing for its first seconds (at least
+    `LATE_START_S` and `LATE_START_SHARE` of its length), from the ``ack_latency`` check's
+    throughput series (``[[t_s, sent_per_s, acked_per_s], ...]`` per ``bucket_s``), else None:
+    its average rate and its latencies describe the burst after, not a steady load."""
+    for scenario in report.scenarios:
+        for check in scenario.checks:
+            if check.check_id != "ack_latency":
+                continue
+            throughput = check.stats.get("throughput")
+            if not isinstance(throughput, Mapping):
+                return None
+            series, bucket_s = throughput.get("series") or [], float(throughput.get("bucket_s") or 1.0)
+            busy = [i for i, point in enumerate(series) if point[1] > 0]
+            if not busy:
+                return None
+            silent_s, span_s = busy[0] * bucket_s, (busy[-1] + 1) * bucket_s
+            length_s = max(scenario.duration_s, span_s)
+            if silent_s < LATE_START_S or silent_s < LATE_START_SHARE * length_s:
+                return None
+            sent = round(sum(point[1] for point in series) * bucket_s)
+            sending_s = span_s - silent_s
+            return (f"the senders sent nothing for the first {silent_s:g} s of the storm, then {sent} attempt(s) in "
+                    f"{sending_s:g} s ({sent / sending_s:.1f}/s): its average rate and ack latencies describe that "
+                    "burst, not a steady load; the senders' first requests waited (for a connection to the receiver, "
+                    "the provider API or a CPU: see the sender-bound note and the machine's load)")
+    return None
+
+
 def _free_port() -> int:
     from hookproof.simulator.serving import free_port
 
@@ -645,10 +680,14 @@ def register(app: typer.Typer) -> None:
         unsent = None if stopped or report.partial else storm_unsent_note(cfg, out / "history.sqlite")
         if unsent is not None:  # enabled types the storm never sent: its verdict is silent on them
             report = dataclasses.replace(report, notes=(*report.notes, unsent))
+        slow_start = late_start_note(report)
+        if slow_start is not None:  # the numbers describe a burst: said first (after the headline)
+            report = dataclasses.replace(report, notes=(slow_start, *report.notes))
         headline = storm_headline(report, cfg)
         if headline is not None:  # first among the notes; printed above the table, as certify's
             report = dataclasses.replace(report, notes=(headline, *report.notes))
-        if tails is not None or stopped or headline or overloaded or unread or version_note or unsent or answered:  # the master wrote the reports; they name the log and quote it, as certify's
+        if (tails is not None or stopped or headline or overloaded or unread or version_note or unsent or answered
+                or slow_start):  # the master wrote the reports; they name the log and quote it, as certify's
             if tails is not None:
                 report = link_receiver_log(report, tails)
             write_reports(report, out)

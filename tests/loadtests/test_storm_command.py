@@ -481,6 +481,29 @@ def test_an_overloaded_machine_is_said_beside_the_ack_latencies(load: tuple[floa
     assert lines[0].startswith("storm: 894 attempts") and lines[1] == f"storm: {note}"
 
 
+@pytest.mark.parametrize(("series", "duration_s", "note"), [
+    # a user's 30 s storm: nothing for 25 s, then 1282 attempts in 4 s (its summary said 42.7/s, a plain pass)
+    ([[float(t), 0.0, 0.0] for t in range(25)] + [[25.0, 545.0, 500.0], [26.0, 179.0, 170.0], [27.0, 405.0, 400.0],
+                                                  [28.0, 153.0, 150.0], [29.0, 0.0, 0.0], [30.0, 0.0, 0.0]],
+     30.0, "the senders sent nothing for the first 25 s of the storm, then 1282 attempt(s) in 4 s (320.5/s): its "
+           "average rate and ack latencies describe that burst, not a steady load; the senders' first requests waited "
+           "(for a connection to the receiver, the provider API or a CPU: see the sender-bound note and the "
+           "machine's load)"),
+    ([[0.0, 0.0, 0.0], [1.0, 20.0, 20.0], [2.0, 20.0, 20.0]], 30.0, None),  # a second to start: usual
+    ([[float(t), 0.0, 0.0] for t in range(6)] + [[6.0, 9.0, 9.0]] * 30, 36.0, None),  # 6 of 36 s: under a quarter
+    ([[0.0, 0.0, 0.0]] * 10, 10.0, None),  # nothing sent at all: the verdict says so
+])
+def test_a_storm_that_sent_nothing_for_its_first_seconds_says_its_numbers_are_a_burst(
+        series: list[list[float]], duration_s: float, note: str | None) -> None:
+    from hookproof.commands.storm import late_start_note
+    from hookproof.reports.model import CheckView, RunReport, ScenarioReport
+
+    check = CheckView("ack_latency", "valid", (), {"sent": 1282, "throughput": {"bucket_s": 1.0, "series": series}})
+    scenario = ScenarioReport("storm", "Storm", "", "pass", (), checks=(check,), duration_s=duration_s)
+    report = RunReport("0", "http://127.0.0.1:1/w", "github", "test", 1, 0.0, 1.0, "pass", (scenario,), ())
+    assert late_start_note(report) == note
+
+
 def test_the_progress_rate_is_the_mean_until_locust_has_a_current_one() -> None:
     """A new user's first storm heartbeat read "194 sent, 0.0/s": Locust's current rate is over
     its last seconds and still empty then. The progress file's rate falls back to the mean since
