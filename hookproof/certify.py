@@ -421,7 +421,8 @@ def wider_keys_notes(config: Config) -> list[str]:
     """Notes on the team's key rules that owe an effect where hookproof's own key owes none
     (`scenarios.business_keys.wider_than_built_in`, over one event of every type the profile
     sends, each from its smallest story): a run whose lost findings come from an unpaid
-    session fulfilled by nobody says why."""
+    session fulfilled by nobody says why (certify adds them to a run with lost findings only:
+    on a run without, they explain nothing)."""
     mapping = config.key_mapping()
     if mapping is None or not mapping.templates:
         return []
@@ -438,6 +439,17 @@ def wider_keys_notes(config: Config) -> list[str]:
         except SimulatorError:  # a type this world tells no story of alone: no sample, no note
             continue
     return wider_than_built_in(mapping, world.events)
+
+
+def with_wider_keys_notes(report: RunReport, notes: Sequence[str]) -> RunReport:
+    """`report` with `notes` (`wider_keys_notes`) added when one of its scenarios has a ``lost``
+    finding, which they may explain; else `report` itself (a run without one: they explain nothing,
+    and a passing run printed them every time)."""
+    if not notes or not any(f.check_id == "lost" for s in report.scenarios for f in s.findings):
+        return report
+    from dataclasses import replace
+
+    return replace(report, notes=(*report.notes, *notes))
 
 
 def console_notes(report: RunReport) -> tuple[str, ...]:
@@ -582,7 +594,7 @@ def certify(config: Config, *, scenarios: Sequence[str] | None = None, out_dir: 
         chosen = [*(chosen or CATALOG), *CHAOS_CATALOG]
     finished = False
     limit_s = max_duration_s if max_duration_s is not None else config.run.max_duration_s
-    notes: list[str] = wider_keys_notes(config)
+    notes: list[str] = []
     log, marks = receiver_log(config, secrets)
 
     def marked(sid: str, i: int, n: int) -> None:
@@ -673,6 +685,7 @@ def certify(config: Config, *, scenarios: Sequence[str] | None = None, out_dir: 
         from dataclasses import replace
 
         probed = replace(probed, notes=(*probed.notes, unsent))
+    probed = with_wider_keys_notes(probed, wider_keys_notes(config))
     noted = probed is not report
     report = probed
     # a scenario that found its keys already there proved nothing: that first (else all refused, a wrong secret)

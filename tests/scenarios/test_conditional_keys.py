@@ -129,6 +129,26 @@ def test_a_rule_wider_than_the_built_in_key_is_named_with_the_when_that_narrows_
     assert wider_keys_notes(load_config(_config(tmp_path, "github", "gh_x", GITHUB_KEYS))) == []
 
 
+def test_the_wider_rule_s_note_comes_only_with_lost_findings() -> None:
+    """A user's passing runs printed the note every time: it explains lost findings, so a run
+    without one does not carry it."""
+    from hookproof.certify import with_wider_keys_notes
+    from hookproof.reports.model import CheckView, FindingView, RunReport, ScenarioReport
+
+    def run(check_id: str | None) -> RunReport:
+        findings = () if check_id is None else (FindingView(check_id=check_id, key="k", message="m",
+                                                             severity="finding", attempts=(1,)),)
+        scenario = ScenarioReport("s", "S", "", "fail" if findings else "pass", (), checks=(
+            CheckView(check_id or "lost", "invalid" if findings else "valid", findings),))
+        return RunReport("0", "http://127.0.0.1:1/w", "stripe", "test", 1, 0.0, 1.0, scenario.verdict, (scenario,), ())
+
+    note = "[business_keys] ..."
+    assert with_wider_keys_notes(run("lost"), [note]).notes == (note,)
+    for report in (run(None), run("duplicated")):
+        assert with_wider_keys_notes(report, [note]) is report
+    assert with_wider_keys_notes(run("lost"), []).notes == ()
+
+
 def test_a_scenario_left_without_effects_by_keys_and_enabled_events_names_both(tmp_path: Path) -> None:
     """A GitHub endpoint subscribed to comments and pushes whose team keys only opened issues:
     `distinct-events-same-object` has nothing effectful to send. The reason blamed
