@@ -76,7 +76,7 @@ def unmodelled_note(versions: Iterable[str]) -> str | None:
             f"version hookproof models, to requests pinned to {', '.join(later)} (their Stripe-Version): what "
             f"{'that version changes' if len(later) == 1 else 'those versions change'} is not served; a receiver "
             f"that relies on it can pin its SDK to {LATEST_API_VERSION} for the run (stripe-node's apiVersion, "
-            f"stripe-python's stripe.api_version)")
+            f"stripe-python's stripe.api_version, or stripe_version= of its StripeClient)")
 
 
 def is_basil_or_later(api_version: str) -> bool:
