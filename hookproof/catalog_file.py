@@ -336,6 +336,7 @@ def _check_paths(spec: Any, shown: str | None, where: str) -> None:
 def _check_refs(specs: list[Any]) -> None:
     """Each reference (`EventSpec.refs`) is at a path the type's schema or example has, other
     than the object's own id, and names a kind some type of the catalog makes."""
+    from hookproof.simulator.wording import a_or_an
     from hookproof.simulator.world.json_instances import dotted, parse_path
 
     kinds = list(dict.fromkeys(s.kind for s in specs))
@@ -353,8 +354,9 @@ def _check_refs(specs: list[Any]) -> None:
             if not _has(spec, path):
                 _fail(f"{named}: {dotted(path)}: {_lacks(spec, dotted(path))}", shown, where)
             if kind not in kinds:
-                _fail(f"{named}: {dotted(path)}: no type of the catalog makes a {kind!r} object "
-                      f"(its kinds: {', '.join(kinds)})", shown, where)
+                _fail(f"{named}: {dotted(path)}: no type of the catalog makes {a_or_an(kind)} object, the kind "
+                      f"{kind!r} names (its kinds: {', '.join(kinds)}; a type's kind is its object_type, else the "
+                      "type without its last part)", shown, where)
 
 
 def _lacks(spec: Any, field: str) -> str:

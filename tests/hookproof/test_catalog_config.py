@@ -101,7 +101,8 @@ CASES = [
                TARGET + '\n[catalog.events."order.placed"]\nexample = { id = "evt_1", type = "order.placed", '
                'data = { id = "ord_1", customer_id = "cus_1" } }\nrefs = { "data.customer_id" = "customer" }\n', None,
                'hookproof.toml:11: catalog.events."order.placed": refs: data.customer_id: no type of the catalog makes '
-               "a 'customer' object (its kinds: order)"),
+               "a customer object, the kind 'customer' names (its kinds: order; a type's kind is its object_type, else "
+               "the type without its last part)"),
     BadCatalog("entry-ref-at-the-object-s-own-id",
                TARGET + '\n[catalog.events."order.placed"]\nexample = { id = "evt_1", type = "order.placed", '
                'data = { id = "ord_1" } }\nrefs = { "data.id" = "order" }\n', None,
