@@ -605,6 +605,8 @@ class UserCatalogWorld(RecordWorld):
         event = self.emit(spec.type, oid)
         assert self.events[-1] is event
         self.events.pop()  # the parents it named stay made (and recorded)
+        if self._first.get(oid, (None, 0))[0] is event:  # never sent: no reference may name its object
+            del self._first[oid]
         self._event_index.pop(event.id, None)
         return event
 

@@ -235,6 +235,18 @@ def test_the_lifecycle_names_its_own_objects(tmp_path: Path) -> None:
         assert not dangling(world, story), story
 
 
+def test_an_unrecorded_event_s_object_is_never_named(tmp_path: Path) -> None:
+    """The unknown type's event (`unknown_event`: a catalog type's, not recorded) makes an object
+    no event sent: a later reference names another one, made and sent first."""
+    _, world = context_and_world(tmp_path, shop_config(9, tmp_path / "x.sqlite"))
+    unknown = world.emit_new(world.catalog.spec("subscription_created"), record=False)
+    assert world.events == [] and world.creating_event(unknown.object_id) is None
+    renewal = world.emit("subscription_payment_success")
+    assert [e.type for e in world.events] == ["subscription_created", "subscription_payment_success"]
+    assert refs_of(world, renewal)["data.attributes.subscription_id"] == int(world.events[0].object_id)
+    assert world.events[0].object_id != unknown.object_id
+
+
 # ---- certify's plans -------------------------------------------------------------------
 
 #: Scenarios that deliver a story's events in another order than the provider made them, on
@@ -328,6 +340,26 @@ def test_explore_names_an_existing_parent_or_makes_it_first(tmp_path: Path) -> N
     assert [e.type for e in world.events].count("subscription_created") == 2  # an existing one was named
     ops.apply(world, "subscription_payment_success", 0)
     assert not dangling(world, world.events)
+
+
+@pytest.mark.parametrize("text", ["shop", "clerk"])
+def test_explore_s_random_steps_never_name_an_object_not_sent_before(tmp_path: Path, text: str) -> None:
+    """Forty legal steps drawn at random, five seeds: every event the world emitted (what explore
+    delivers, in order) names only objects whose creating event it emitted before."""
+    import random
+
+    from hookproof.scenarios.catalog_ops import catalog_ops
+
+    for seed in range(5):
+        _, world = context_and_world(tmp_path, shop_config(9, tmp_path / "x.sqlite") if text == "shop"
+                                     else clerk_config(), seed=seed)
+        ops, draw = catalog_ops(world.catalog.kind), random.Random(seed)
+        for _ in range(40):
+            action, index = draw.choice(ops.legal(world))
+            ops.apply(world, action, index)
+        assert len(world.events) >= 40
+        assert sum(bool(refs_of(world, e)) for e in world.events) >= 5
+        assert not dangling(world, world.events), (seed, dangling(world, world.events))
 
 
 # ---- certify, end to end -----------------------------------------------------------------
