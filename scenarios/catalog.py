@@ -253,8 +253,11 @@ def _parents_sent_first(plan: Plan | NotApplicable, ctx: Context) -> Plan | NotA
     """`plan` after a first phase delivering, plainly, the creating events of the objects its
     events name (a user catalog's references, `UserCatalogWorld.missing_parents`) that it does
     not deliver itself: the provider sent the endpoint the parent before the child (a
-    membership's user, a renewal's subscription), so a receiver that needs it first gets it."""
-    if isinstance(plan, NotApplicable) or not hasattr(plan.world, "missing_parents"):
+    membership's user, a renewal's subscription), so a receiver that needs it first gets it.
+    A plan whose every event is another account's or the other mode's (`Plan.world_account`)
+    gets none: the provider never sent the endpoint that account's objects."""
+    if isinstance(plan, NotApplicable) or not hasattr(plan.world, "missing_parents") \
+            or plan.world_account is not None:
         return plan
     missing = plan.world.missing_parents([e for phase in plan.phases for e in phase.events], ctx.sends)
     if not missing:

@@ -297,6 +297,28 @@ def test_a_plan_lacking_the_parent_gets_it_in_a_first_plain_phase(tmp_path: Path
     assert isinstance(plan, Plan) and len(plan.phases) == 1
 
 
+def test_another_mode_s_plan_gets_no_parents_of_the_endpoint_s_mode(tmp_path: Path) -> None:
+    """`test-mode-to-live` sends the other mode's events alone (`Plan.world_account`): the
+    subscription its renewal names is that mode's too, which the provider never sends the
+    endpoint; `forged-signature`, over the endpoint's own events, sends it first (here a
+    subscription owes no effect, so the effect story lacks it)."""
+    text = shop_config(9, tmp_path / "x.sqlite").replace('type_field = "meta.event_name"',
+                                                           'type_field = "meta.event_name"\ntest_mode = "meta.test_mode"')
+    text = text.replace("meta = { event_name", "meta = { test_mode = false, event_name")
+    text = text.replace('key = "subscription:{data.id}"\n', "")
+    ctx, world = context_and_world(tmp_path, text)
+    plan = CATALOG["test-mode-to-live"].plan(ctx, world)
+    assert isinstance(plan, Plan) and plan.world_account is not None
+    (phase,) = plan.phases
+    assert [e.type for e in phase.events] == ["subscription_payment_success", "order_created"]
+    ctx, world = context_and_world(tmp_path, text)
+    plan = CATALOG["forged-signature"].plan(ctx, world)
+    assert isinstance(plan, Plan) and plan.world_account is None
+    assert [[e.type for e in p.events] for p in plan.phases] == [
+        ["subscription_created"], ["subscription_payment_success", "order_created"]]
+    assert plan.phases[0].plan.mutations == () and plan.phases[1].plan.mutations != ()
+
+
 # ---- a storm's replayed stories ---------------------------------------------------------
 
 @pytest.mark.parametrize("text", ["shop", "clerk"])
