@@ -348,6 +348,18 @@ def test_a_storm_s_replays_rename_references_with_the_objects_they_name(tmp_path
     assert checked >= 6
 
 
+def test_a_storm_s_processes_get_the_references_with_the_catalog(tmp_path: Path) -> None:
+    """The catalog as data (a storm's spec, `catalog_to_plain`) keeps each type's references."""
+    from hookproof.scenarios.business_keys import render
+    from hookproof.simulator.world.user_catalog import catalog_from_plain, catalog_to_plain
+
+    _, world = context_and_world(tmp_path, clerk_config())
+    again = catalog_from_plain(json.loads(json.dumps(catalog_to_plain(world.catalog))), render)
+    assert again.spec("organizationMembership.created").refs == {
+        "data.organization.id": "organization", "data.public_user_data.user_id": "user"}
+    assert again.kind == world.catalog.kind
+
+
 # ---- explore's world --------------------------------------------------------------------
 
 def test_explore_names_an_existing_parent_or_makes_it_first(tmp_path: Path) -> None:
