@@ -247,6 +247,51 @@ def test_an_unrecorded_event_s_object_is_never_named(tmp_path: Path) -> None:
     assert world.events[0].object_id != unknown.object_id
 
 
+DOCUMENT = """openapi: 3.1.0
+info: {title: Sessions, version: "1"}
+webhooks:
+  user.created:
+    post:
+      requestBody:
+        content:
+          application/json:
+            example: {type: user.created, data: {id: user_2abcdefghijklmnopqrstuvwxy}}
+      responses: {"200": {description: ok}}
+  session.created:
+    post:
+      x-hookproof-refs: {data.user_id: user}
+      requestBody:
+        content:
+          application/json:
+            schema:
+              type: object
+              required: [type, data]
+              properties:
+                type: {type: string}
+                data:
+                  type: object
+                  required: [id, user_id]
+                  properties:
+                    id: {type: string, pattern: "^sess_[a-z0-9]{26}$"}
+                    user_id: {type: string, pattern: "^user_[a-z0-9]{26}$"}
+            example: {type: session.created, data: {id: sess_2abcdefghijklmnopqrstuvwxy, user_id: user_2abcdefghijklmnopqrstuvwxy}}
+      responses: {"200": {description: ok}}
+"""
+
+
+def test_a_document_s_extension_names_the_user_a_session_belongs_to(tmp_path: Path) -> None:
+    """``x-hookproof-refs`` on a webhook's operation: the session names the user made before it,
+    in the user id's shape (its schema's pattern holds)."""
+    (tmp_path / "webhooks.yaml").write_text(DOCUMENT, encoding="utf-8")
+    text = shop_config(9, tmp_path / "x.sqlite").split("\n[catalog]", 1)[0] + '\n[catalog]\nopenapi = "webhooks.yaml"\n'
+    _, world = context_and_world(tmp_path, text)
+    assert world.catalog.spec("session.created").refs == {"data.user_id": "user"}
+    session = world.emit("session.created")
+    assert [e.type for e in world.events] == ["user.created", "session.created"]
+    assert refs_of(world, session) == {"data.user_id": world.events[0].object_id}
+    assert not dangling(world, world.events)
+
+
 # ---- certify's plans -------------------------------------------------------------------
 
 #: Scenarios that deliver a story's events in another order than the provider made them, on
