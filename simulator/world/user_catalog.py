@@ -35,7 +35,14 @@ from the seed) and gets fresh values:
   in that format; its last-change time (``updated_at``, ``modified_at``, ``updatedAt``…):
   the event's time. Other times inside the object keep the example's values;
 - for the fields a key template names other than the object id, a value of their own per
-  event (so two events of one object are two effects, as a new refund id makes them).
+  event (so two events of one object are two effects, as a new refund id makes them);
+- at each path a type declares a reference to another kind (`EventSpec.refs`: a Clerk
+  membership's ``data.public_user_data.user_id``), the id of an object of that kind made
+  earlier whose creating event is of a type the endpoint is sent (drawn from the seed; the
+  same in the object's later events), else of one made just before by its kind's first type;
+  a path of the type's own kind, the object's own id; each as the field's JSON type. A
+  `lifecycle` names only its own objects. `missing_parents` and `parents_first` tell a plan
+  which creating events go before the events naming their objects.
 
 An object's later events say what their own type says, keeping the object's identity:
 a field the type's example sets as the example of the object's previous event did keeps
