@@ -12,15 +12,17 @@ In the document, each webhook's operation (``post``) gives its request body's
 ``application/json`` schema and ``example``/``examples``; ``x-hookproof-*`` extensions on
 the operation (or its path item) say where things live: ``x-hookproof-event-type`` (the
 type's name, default the webhook's), ``-object-type``, ``-object-id``, ``-event-id``,
-``-ordering``, ``-status``, ``-state``, ``-key``, ``-amount``; ``x-hookproof-type-field``
-at the top level. The document is validated with ``openapi-spec-validator`` (the
+``-ordering``, ``-status``, ``-state``, ``-key``, ``-amount``, and ``x-hookproof-refs`` (a
+mapping: path -> the kind of the object whose id the body holds there, ``refs`` in the
+config); ``x-hookproof-type-field`` at the top level. The document is validated with ``openapi-spec-validator`` (the
 maintained validator of the OpenAPI Initiative's schemas); ``$ref``s, local or to other
 files beside it, are resolved with ``referencing`` (the resolver ``jsonschema`` itself
 uses, so a schema means here what it means to the validator) and inlined.
 
 Every problem is one `ConfigError` naming the file, the webhook or type, and the field:
 no schema and no example, an unresolvable ``$ref``, an invalid document, a path or key
-template naming a field the schema does not have, an example or a made body that the
+template naming a field the schema does not have, a reference (``refs``) at a path the
+body lacks or at the object's own id, or to a kind no type of the catalog makes, an example or a made body that the
 schema refuses.
 """
 
@@ -68,6 +70,8 @@ class CatalogEventConfig(BaseModel):
     state: str | None = None
     key: str | None = None
     amount: str | None = None
+    #: path -> the kind of the object whose id the body holds there (``{ "data.user_id" = "user" }``)
+    refs: dict[str, str] | None = None
 
 
 class CatalogConfig(BaseModel):
@@ -192,6 +196,13 @@ def _openapi_specs(path: Path, shown: str) -> tuple[dict[str, dict[str, Any]], s
             value = op.get(ext, item.get(ext))
             if value is not None:
                 fields[attr] = str(value)
+        named = op.get("x-hookproof-refs", item.get("x-hookproof-refs"))
+        if named is not None:
+            if not isinstance(named, Mapping) or not named or not all(
+                    isinstance(k, str) and isinstance(v, str) and v for k, v in named.items()):
+                raise ConfigError(f"{where}: x-hookproof-refs: a mapping of paths to object kinds "
+                                  f"({{data.user_id: user}}), not {named!r:.80}", path=shown)
+            fields["refs"] = dict(named)
         event_type = str(op.get("x-hookproof-event-type", item.get("x-hookproof-event-type", name)))
         out[event_type] = {**fields, "where": where}
     type_field = doc.get("x-hookproof-type-field", "type")
@@ -228,7 +239,7 @@ def load_catalog(catalog: CatalogConfig, base_dir: Path) -> Any:
     for name, entry in catalog.events.items():
         field = f'catalog.events."{name}"'
         fields = dict(raw.get(name) or {"source": field, "where": field})
-        for attr in ("object_type", *_PATH_FIELDS, "state", "key"):
+        for attr in ("object_type", *_PATH_FIELDS, "state", "key", "refs"):
             value = getattr(entry, attr)
             if value is not None:
                 fields[attr] = value
@@ -249,6 +260,7 @@ def load_catalog(catalog: CatalogConfig, base_dir: Path) -> Any:
         spec = EventSpec(type=name, **kwargs)
         _check_paths(spec, shown, where)
         specs.append(spec)
+    _check_refs(specs)
     if catalog.test_mode is not None:  # every type's body carries the flag: hookproof adds no field
         from hookproof.simulator.world.json_instances import dotted, parse_path
 
@@ -319,6 +331,32 @@ def _check_paths(spec: Any, shown: str | None, where: str) -> None:
                 _fail(f"{name('key')}: {spec.key}: an empty {{}} names no field", shown, where)
             elif not _has(spec, tuple(field.strip().split("."))):
                 _fail(f"{name('key')}: {spec.key}: {_lacks(spec, field.strip())}", shown, where)
+
+
+def _check_refs(specs: list[Any]) -> None:
+    """Each reference (`EventSpec.refs`) is at a path the type's schema or example has, other
+    than the object's own id, and names a kind some type of the catalog makes."""
+    from hookproof.simulator.wording import a_or_an
+    from hookproof.simulator.world.json_instances import dotted, parse_path
+
+    kinds = list(dict.fromkeys(s.kind for s in specs))
+    for spec in specs:
+        shown, where = _origin({"source": spec.source, "where": spec.source.split(": ", 1)[-1]})
+        named = "x-hookproof-refs" if shown is not None else "refs"
+        for text, kind in (spec.refs or {}).items():
+            try:
+                path = parse_path(text)
+            except ValueError as exc:
+                _fail(f"{named}: {exc}", shown, where)
+            if path == parse_path(spec.object_id):
+                _fail(f"{named}: {dotted(path)} is the object's own id (object_id), not another object's; "
+                      f"a reference names an object the world made before", shown, where)
+            if not _has(spec, path):
+                _fail(f"{named}: {dotted(path)}: {_lacks(spec, dotted(path))}", shown, where)
+            if kind not in kinds:
+                _fail(f"{named}: {dotted(path)}: no type of the catalog makes {a_or_an(kind)} object, the kind "
+                      f"{kind!r} names (its kinds: {', '.join(kinds)}; a type's kind is its object_type, else the "
+                      "type without its last part)", shown, where)
 
 
 def _lacks(spec: Any, field: str) -> str:

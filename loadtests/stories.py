@@ -36,7 +36,7 @@ from hookproof.simulator.events import Event
 from hookproof.simulator.profiles.base import Envelope, Profile, new_envelope
 from hookproof.simulator.world import World
 from hookproof.simulator.world.lifecycle import RELATED_TYPES
-from hookproof.simulator.world.user_catalog import USER_API_VERSION
+from hookproof.simulator.world.user_catalog import REFS, USER_API_VERSION
 
 #: A world id: a lowercase prefix (``cs_test`` included), 18 to 52 characters kept (a Checkout
 #: Session's tail is 58), 6 renamed.
@@ -105,9 +105,22 @@ class StormSends:
         return self.sendable(e) and self.owes(e)
 
     def story(self, events: Collection[Event]) -> list[Event]:
-        """`events` (one story, in emitted order) less those a storm does not send."""
+        """`events` (one story, in emitted order) less those a storm does not send. The creating
+        event of an object a kept event names (a user catalog's references, `REFS`: a
+        membership's user) is kept too, when sendable: the provider sent the parent first."""
         objects = {e.object_id for e in events if self(e)}
-        return [e for e in events if self.sendable(e) and (e.object_id in objects or self.owes(e))]
+        kept = {id(e) for e in events if self.sendable(e) and (e.object_id in objects or self.owes(e))}
+        first: dict[str, Event] = {}
+        for e in events:
+            first.setdefault(e.object_id, e)
+        todo = [e for e in events if id(e) in kept]
+        while todo:
+            for ref in (todo.pop().extra.get(REFS) or {}).values():
+                parent = first.get(ref)
+                if parent is not None and id(parent) not in kept and self.sendable(parent):
+                    kept.add(id(parent))
+                    todo.append(parent)
+        return [e for e in events if id(e) in kept]
 
 
 def storm_sends(profile: Profile, enabled: Collection[str] | None = None,

@@ -249,6 +249,22 @@ class Plan:
         return tuple(checks) if self.owes_effects else tuple(c for c in checks if c != "lost")
 
 
+def _parents_sent_first(plan: Plan | NotApplicable, ctx: Context) -> Plan | NotApplicable:
+    """`plan` after a first phase delivering, plainly, the creating events of the objects its
+    events name (a user catalog's references, `UserCatalogWorld.missing_parents`) that it does
+    not deliver itself: the provider sent the endpoint the parent before the child (a
+    membership's user, a renewal's subscription), so a receiver that needs it first gets it.
+    A plan whose every event is another account's or the other mode's (`Plan.world_account`)
+    gets none: the provider never sent the endpoint that account's objects."""
+    if isinstance(plan, NotApplicable) or not hasattr(plan.world, "missing_parents") \
+            or plan.world_account is not None:
+        return plan
+    missing = plan.world.missing_parents([e for phase in plan.phases for e in phase.events], ctx.sends)
+    if not missing:
+        return plan
+    return replace(plan, phases=(Phase(tuple(missing)), *plan.phases))
+
+
 @dataclass(frozen=True)
 class NotApplicable:
     """Why a scenario does not apply to this target."""
@@ -323,7 +339,7 @@ class Scenario:
         if not isinstance(world, World):  # another provider's world (GitHub's): its own stories
             from hookproof.scenarios.world_plans import plan_for
 
-            return plan_for(self, ctx, world)
+            return _parents_sent_first(plan_for(self, ctx, world), ctx)
         return self.build(ctx, world)
 
     def checks_for(self, *, counters: bool) -> tuple[str, ...]:
@@ -428,7 +444,9 @@ def effect_events(ctx: Context, w: World) -> list[Event]:
     last_unowed = {e.object_id: i for i, e in enumerate(story) if e.type in types and not ctx.key_of(e)}
     rest = [e for i, e in enumerate(story) if not ctx.key_of(e) and (
         e.type in types or e.object_id in objects or i < last_unowed.get(e.object_id, -1))]
-    return _completion_before_settlement(owed, rest)
+    ordered = _completion_before_settlement(owed, rest)
+    first = getattr(w, "parents_first", None)  # a user catalog's: an object named after the one naming it
+    return first(ordered) if first is not None else ordered
 
 
 def _new_subscription(ctx: Context, w: World, customer: str, *, default_incomplete: bool = False) -> str:

@@ -8,7 +8,10 @@ status is drawn only for objects whose status comes before it in the order the c
 types set them (`UserCatalogWorld.moves_forward`; a provider does not confirm a
 confirmed booking twice), or, an update keeping the status an earlier type set, for
 objects in that status (a user's ``user.updated``, again and again). The action names are the user's event types, so a failing schedule
-reads in the user's terms (``invoice.paid 0``).
+reads in the user's terms (``invoice.paid 0``). A type whose body names other objects
+(`EventSpec.refs`: a membership's user) names one of that kind the world made already, or
+the world makes it first, by its kind's first type, in the same step (`UserCatalogWorld.emit`):
+the parent's event is emitted, and delivered, before the child's.
 """
 
 from __future__ import annotations

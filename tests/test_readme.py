@@ -675,6 +675,13 @@ def test_the_lemon_squeezy_signing_example_heads_and_retries_as_the_readme_says(
     assert set(headers) == {"Content-Type", "X-Signature", "X-Event-Name"}
     assert headers["X-Event-Name"] == json.loads(envelope.body)["meta"]["event_name"] == "order_created"
     assert headers["X-Signature"] == hmac.new(b"s3cret", envelope.body, hashlib.sha256).hexdigest()
+    world = new_world(profile.world, 2)  # a renewal names a subscription sent before it, which names its order
+    renewal = world.emit("subscription_payment_success")
+    assert [e.type for e in world.events] == ["order_created", "subscription_created", "subscription_payment_success"]
+    order, subscription = (e.extra["body"]["data"] for e in world.events[:2])
+    assert renewal.extra["body"]["data"]["attributes"]["subscription_id"] == int(subscription["id"])
+    assert subscription["attributes"]["order_id"] == int(order["id"])
+    assert order["attributes"]["first_order_item"]["order_id"] == int(order["id"])
 
 
 def test_the_run_folders_the_readme_names_are_where_runs_go() -> None:

@@ -35,7 +35,14 @@ from the seed) and gets fresh values:
   in that format; its last-change time (``updated_at``, ``modified_at``, ``updatedAt``…):
   the event's time. Other times inside the object keep the example's values;
 - for the fields a key template names other than the object id, a value of their own per
-  event (so two events of one object are two effects, as a new refund id makes them).
+  event (so two events of one object are two effects, as a new refund id makes them);
+- at each path a type declares a reference to another kind (`EventSpec.refs`: a Clerk
+  membership's ``data.public_user_data.user_id``), the id of an object of that kind made
+  earlier whose creating event is of a type the endpoint is sent (drawn from the seed; the
+  same in the object's later events), else of one made just before by its kind's first type;
+  a path of the type's own kind, the object's own id; each as the field's JSON type. A
+  `lifecycle` names only its own objects. `missing_parents` and `parents_first` tell a plan
+  which creating events go before the events naming their objects.
 
 An object's later events say what their own type says, keeping the object's identity:
 a field the type's example sets as the example of the object's previous event did keeps
@@ -74,7 +81,7 @@ import copy
 import hashlib
 import json
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -84,6 +91,7 @@ from hookproof.simulator.profiles.formats import rfc3339_us
 from hookproof.simulator.world.json_instances import (
     InstanceMaker,
     Path,
+    dotted,
     get_path,
     has_path,
     parse_path,
@@ -96,6 +104,8 @@ from hookproof.simulator.world.records import RecordWorld
 
 #: `Event.extra` key of the whole body a user-catalog event is sent with.
 BODY = "body"
+#: `Event.extra` key of the other objects an event names (`EventSpec.refs`): dotted path -> object id.
+REFS = "refs"
 #: `Event.api_version` of user-catalog events (profiles tell them from the billing world's by it).
 USER_API_VERSION = "user-catalog"
 
@@ -121,6 +131,11 @@ class EventSpec:
         state: the status this event moves the object to, or None (no state).
         key: business-key template of the event's effect, or None (not effectful).
         amount: path of the money (minor units) the effect moves, or None.
+        refs: paths that hold the id of another object, each with that object's kind
+            (``{"data.organization.id": "organization"}``), or None: the body names no other
+            object. A path mapped to the type's own kind names the object itself (an order's
+            ``first_order_item.order_id``). The world writes there an object of that kind it
+            made earlier (`UserCatalogWorld.emit`).
         source: where the entry was defined, for messages (``webhooks.yaml: webhook invoice.paid``).
     """
 
@@ -135,6 +150,7 @@ class EventSpec:
     state: str | None = None
     key: str | None = None
     amount: str | None = None
+    refs: Mapping[str, str] | None = None
     source: str = ""
 
     @property
@@ -214,7 +230,8 @@ class UserCatalog:
     def kind(self) -> str:
         """The world kind this catalog's worlds are registered under: ``catalog:`` + a digest
         of its content (the same catalog always gets the same kind)."""
-        plain = [{k: v for k, v in s.__dict__.items() if k != "source"} for s in self.events]
+        plain = [{k: v for k, v in s.__dict__.items() if k != "source" and not (k == "refs" and v is None)}
+                 for s in self.events]
         text = json.dumps([plain, self.type_field, self.test_mode], sort_keys=True, default=str)
         return "catalog:" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
@@ -249,6 +266,14 @@ class UserCatalogWorld(RecordWorld):
         #: Every id-like value made so far (objects', events', key fields'), as text, oldest
         #: first: what a storm renames in each replay (`loadtests.renaming.IdRenamer.of`).
         self.fresh_ids: list[str] = []
+        #: object id -> (its creating event, that event's index in `events`)
+        self._first: dict[str, tuple[Event, int]] = {}
+        #: object id -> the object each of its reference paths names (`EventSpec.refs`), kept
+        self._chosen: dict[str, dict[Path, str]] = {}
+        #: the kinds whose parent object `_parent` is making (a cycle of references stops there)
+        self._making: set[str] = set()
+        #: the index in `events` from which objects may be referenced (`lifecycle`: its own story's)
+        self._scope = 0
 
     # ---- operations -----------------------------------------------------------------
     def new_object(self, kind: str) -> str:
@@ -262,6 +287,7 @@ class UserCatalogWorld(RecordWorld):
         """Emit `event_type` about `object_id` (None: a new object of its kind); the event."""
         spec = self.catalog.spec(event_type)
         oid = object_id if object_id is not None else self.new_object(spec.kind)
+        refs = self._resolve_refs(spec, oid)  # a parent made now is made (and sent) first
         at = self._tick()
         self._maker.now_us = at
         body = self._body(spec)
@@ -272,6 +298,8 @@ class UserCatalogWorld(RecordWorld):
         self._own_identities(spec, body, parent, oid)
         if oid in self._objects:
             self._keep_fields(spec, body, parent, self._record(oid).current, self._last_type.get(oid))
+        for path, ref in refs.items():  # the objects it names: made before it
+            set_path(body, path, self._typed_id(spec, path, ref))
         repeats = self._type_counts.get((oid, spec.type), 0)
         self._type_counts[(oid, spec.type)] = repeats + 1
         self._last_type[oid] = spec.type
@@ -311,22 +339,106 @@ class UserCatalogWorld(RecordWorld):
                 set_path(body, path, self._fresh(spec, path, spec.kind))
         part = get_path(body, parent) if parent and has_path(body, parent) else body
         snapshot: dict[str, Any] = dict(copy.deepcopy(part)) if isinstance(part, Mapping) else {"value": part}
-        if oid in self._objects:
-            self._update(oid, snapshot)
-        else:
+        created = oid not in self._objects
+        if created:
             self._create(oid, spec.kind, snapshot)
+        else:
+            self._update(oid, snapshot)
         key = None
         if spec.key is not None:
             assert self.catalog.render_key is not None  # UserCatalog checks it
             key = self.catalog.render_key(spec.key, body)
         amount = get_path(body, parse_path(spec.amount)) if spec.amount and has_path(body, parse_path(spec.amount)) \
             else None
-        return self._record_event(Event(
+        extra: dict[str, Any] = {BODY: body, "stateful": spec.state is not None}
+        named = {dotted(path): ref for path, ref in refs.items() if ref != oid}
+        if named:
+            extra[REFS] = named
+        event = self._record_event(Event(
             id=event_id, type=spec.type, created=at // 1_000_000, created_us=at, object_type=spec.kind,
             object_id=oid, version=version, object=snapshot, business_key=key,
             amount=amount if isinstance(amount, int) and not isinstance(amount, bool) else None,
             status=spec.state, livemode=self.livemode, account=self.account, api_version=USER_API_VERSION,
-            extra={BODY: body, "stateful": spec.state is not None}))
+            extra=extra))
+        if created:
+            self._first[oid] = (event, len(self.events) - 1)
+        return event
+
+    def creating_event(self, object_id: str) -> Event | None:
+        """The first event the world emitted about `object_id` (what made it), or None."""
+        first = self._first.get(object_id)
+        return first[0] if first is not None else None
+
+    def missing_parents(self, events: Sequence[Event], sends: Callable[[str], bool]) -> list[Event]:
+        """The creating events of the objects `events` name (`REFS`), and of the objects those
+        name, that `events` lacks and are of a type `sends` accepts, oldest first: what a
+        provider sent the endpoint before (a scenario delivers them first, `scenarios.catalog`)."""
+        present = {e.id for e in events}
+        need: dict[int, Event] = {}
+        todo = list(events)
+        while todo:
+            for ref in (todo.pop().extra.get(REFS) or {}).values():
+                first = self._first.get(ref)
+                if first is None or first[0].id in present or first[1] in need or not sends(first[0].type):
+                    continue
+                need[first[1]] = first[0]
+                todo.append(first[0])
+        return [need[i] for i in sorted(need)]
+
+    def parents_first(self, events: Sequence[Event]) -> list[Event]:
+        """`events` in their order, except that the creating event of an object one of them
+        names (`REFS`), when among them after it, moves to just before it (a story that lists
+        effects first keeps a parent before its child, as the provider sent them)."""
+        by_id = {e.id: e for e in events}
+        out: list[Event] = []
+        placed: set[str] = set()
+
+        def place(event: Event) -> None:
+            placed.add(event.id)
+            for ref in (event.extra.get(REFS) or {}).values():
+                first = self._first.get(ref)
+                if first is not None and first[0].id in by_id and first[0].id not in placed:
+                    place(by_id[first[0].id])
+            out.append(event)
+
+        for event in events:
+            if event.id not in placed:
+                place(event)
+        return out
+
+    def _resolve_refs(self, spec: EventSpec, oid: str) -> dict[Path, str]:
+        """Per reference path of `spec` (`EventSpec.refs`), the id of the object it names: `oid`
+        itself for the type's own kind; the object the path named in `oid`'s earlier events;
+        else one of that kind made earlier whose creating event is of a type the endpoint is
+        sent (`sent_only`), drawn from the seed; else a new one, made now by its kind's first
+        type (`_parent`)."""
+        if not spec.refs:
+            return {}
+        chosen = self._chosen.setdefault(oid, {})
+        out: dict[Path, str] = {}
+        for text, kind in spec.refs.items():
+            path = parse_path(text)
+            if kind == spec.kind:
+                out[path] = oid
+            else:
+                if path not in chosen:
+                    chosen[path] = self._parent(kind)
+                out[path] = chosen[path]
+        return out
+
+    def _parent(self, kind: str) -> str:
+        """An object of `kind` a reference may name (`_resolve_refs`), made now when none is."""
+        made = [o for o in self.objects(kind) if (first := self._first.get(o)) is not None
+                and first[1] >= self._scope and self._sends(first[0].type)]
+        if made:
+            return made[self._rng.randrange(len(made))]
+        if kind in self._making:  # references in a cycle: this one names an object never made
+            return self.new_object(kind)
+        self._making.add(kind)
+        try:
+            return self.emit(self._of_kind(kind)[0].type).object_id
+        finally:
+            self._making.discard(kind)
 
     def statuses(self, kind: str) -> list[str]:
         """The statuses of `kind`'s objects in the order its types set them (catalog order)."""
@@ -353,12 +465,20 @@ class UserCatalogWorld(RecordWorld):
 
     # ---- stories ----------------------------------------------------------------------
     def lifecycle(self) -> list[Event]:
-        """Every event type once: per object kind, one object through its types in catalog order."""
+        """Every event type once: per object kind, one object through its types in catalog order.
+
+        The objects its events name (`EventSpec.refs`) are its own, made within it (a parent
+        first where none is yet): a storm replays each story with its ids renamed, the
+        references with the objects they name."""
         start = len(self.events)
-        for kind in self._kinds():
-            oid = self.new_object(kind)
-            for spec in self._of_kind(kind):
-                self.emit(spec.type, oid)
+        scope, self._scope = self._scope, start
+        try:
+            for kind in self._kinds():
+                oid = self.new_object(kind)
+                for spec in self._of_kind(kind):
+                    self.emit(spec.type, oid)
+        finally:
+            self._scope = scope
         return self.events[start:]
 
     def effect_story(self) -> list[Event]:
@@ -489,9 +609,11 @@ class UserCatalogWorld(RecordWorld):
             self.emit(first.type, oid)
         if record:
             return self.emit(spec.type, oid)
-        start = len(self.events)
         event = self.emit(spec.type, oid)
-        del self.events[start:]
+        assert self.events[-1] is event
+        self.events.pop()  # the parents it named stay made (and recorded)
+        if self._first.get(oid, (None, 0))[0] is event:  # never sent: no reference may name its object
+            del self._first[oid]
         self._event_index.pop(event.id, None)
         return event
 
@@ -571,7 +693,8 @@ class UserCatalogWorld(RecordWorld):
         own = self._identities.setdefault(oid, {})
         skip = {parse_path(p)[len(parent):] for p in (spec.object_id, spec.event_id, spec.ordering, spec.status_path)
                 if p and parse_path(p)[:len(parent)] == parent}
-        skip |= {path[len(parent):] for path in self._key_fields(spec) if path[:len(parent)] == parent}
+        skip |= {path[len(parent):] for path in (*self._key_fields(spec), *self._ref_paths(spec))
+                 if path[:len(parent)] == parent}
 
         def mapped(value: str) -> str:
             if value not in own:
@@ -631,6 +754,7 @@ class UserCatalogWorld(RecordWorld):
             parent = parse_path(spec.object_id)[:-1]
             fixed = {parse_path(p) for p in (spec.object_id, spec.event_id, spec.ordering, spec.status,
                                                  self.catalog.type_field) if p} | set(self._key_fields(spec))
+            fixed |= set(self._ref_paths(spec))
             own, initial = self._base_node(spec), self._base_node(first)
             for name, value in own.items():
                 path = (*parent, name)
@@ -664,12 +788,18 @@ class UserCatalogWorld(RecordWorld):
             fixed.add(parse_path(self.catalog.type_field))
         if spec.status_path:
             fixed.add(parse_path(spec.status_path))
+        fixed |= set(self._ref_paths(spec))  # another object's id: the one it names, never a new value
         out = []
         for name in findall(r"\{([^{}]*)\}", spec.key):
             path = tuple(name.strip().split("."))
             if name.strip() and path not in fixed:
                 out.append(path)
         return out
+
+    @staticmethod
+    def _ref_paths(spec: EventSpec) -> list[Path]:
+        """The paths of `spec`'s references (`EventSpec.refs`)."""
+        return [parse_path(p) for p in spec.refs or ()]
 
     def _fresh(self, spec: EventSpec, path: Path, hint: str) -> str | int:
         """A new value for an id-like field (kept in `fresh_ids`): a UUID, a number, or a string of
@@ -846,5 +976,5 @@ def user_events_of_type(world: UserCatalogWorld, event_type: str, count: int = 1
     return [world.emit_new(spec) for _ in range(count)]
 
 
-__all__ = ["BODY", "EventSpec", "KeyRenderer", "USER_API_VERSION", "UserCatalog", "UserCatalogWorld",
+__all__ = ["BODY", "REFS", "EventSpec", "KeyRenderer", "USER_API_VERSION", "UserCatalog", "UserCatalogWorld",
            "catalog_from_plain", "catalog_to_plain", "user_events_of_type"]

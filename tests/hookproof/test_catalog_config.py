@@ -91,6 +91,32 @@ CASES = [
                'hookproof.toml:11: catalog.events."user.deleted": ordering: the example has no field data.updated_at: '
                "user.deleted's body as the provider sends it has no such field, and hookproof sends only fields it "
                "has; leave ordering out for this type, or add the field to its example or schema"),
+    # references to another object (refs): a path the body lacks, a kind no type makes, the object's own id
+    BadCatalog("entry-ref-the-example-lacks",
+               TARGET + '\n[catalog.events."order.placed"]\nexample = { id = "evt_1", type = "order.placed", '
+               'data = { id = "ord_1" } }\nrefs = { "data.customer_id" = "order" }\n', None,
+               'hookproof.toml:11: catalog.events."order.placed": refs: data.customer_id: the example has no field '
+               "data.customer_id"),
+    BadCatalog("entry-ref-to-a-kind-no-type-makes",
+               TARGET + '\n[catalog.events."order.placed"]\nexample = { id = "evt_1", type = "order.placed", '
+               'data = { id = "ord_1", customer_id = "cus_1" } }\nrefs = { "data.customer_id" = "customer" }\n', None,
+               'hookproof.toml:11: catalog.events."order.placed": refs: data.customer_id: no type of the catalog makes '
+               "a customer object, the kind 'customer' names (its kinds: order; a type's kind is its object_type, else "
+               "the type without its last part)"),
+    BadCatalog("entry-ref-at-the-object-s-own-id",
+               TARGET + '\n[catalog.events."order.placed"]\nexample = { id = "evt_1", type = "order.placed", '
+               'data = { id = "ord_1" } }\nrefs = { "data.id" = "order" }\n', None,
+               'hookproof.toml:11: catalog.events."order.placed": refs: data.id is the object\'s own id (object_id), '
+               "not another object's; a reference names an object the world made before"),
+    BadCatalog("document-ref-the-schema-lacks", DOC_CONFIG,
+               document('{$ref: "#/components/schemas/Order"}',
+                        extensions="      x-hookproof-refs: {data.customer_id: order}\n"),
+               "webhooks.yaml: webhook order.placed: x-hookproof-refs: data.customer_id: the schema has no field "
+               "data.customer_id"),
+    BadCatalog("document-refs-not-a-mapping", DOC_CONFIG,
+               document('{$ref: "#/components/schemas/Order"}', extensions="      x-hookproof-refs: data.customer_id\n"),
+               "webhooks.yaml: webhook order.placed: x-hookproof-refs: a mapping of paths to object kinds "
+               "({data.user_id: user}), not 'data.customer_id'"),
     BadCatalog("states-kind-the-catalog-lacks", TARGET + MEMBERSHIPS + 'organization_membership = "SELECT 1"\n', None,
                'hookproof.toml:19: observer.states.organization_membership: your catalog has no object kind '
                "'organization_membership' (its kinds: organizationMembership, session; a type's kind is its "
