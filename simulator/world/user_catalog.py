@@ -952,7 +952,7 @@ def catalog_to_plain(catalog: UserCatalog) -> dict[str, Any]:
     which may run on machines without the config's files."""
     import dataclasses
 
-    return {"name": catalog.name, "type_field": catalog.type_field,
+    return {"name": catalog.name, "type_field": catalog.type_field, "test_mode": catalog.test_mode,
             "events": [json.loads(json.dumps(dataclasses.asdict(s), default=str)) for s in catalog.events]}
 
 
@@ -962,7 +962,7 @@ def catalog_from_plain(plain: Mapping[str, Any], render_key: KeyRenderer | None)
     try:
         events = tuple(EventSpec(**spec) for spec in plain["events"])
         return UserCatalog(events, type_field=plain.get("type_field"), render_key=render_key,
-                           name=str(plain.get("name") or "catalog"))
+                           name=str(plain.get("name") or "catalog"), test_mode=plain.get("test_mode"))
     except (KeyError, TypeError) as exc:
         raise WorldError(f"not a catalog's data: {type(exc).__name__}: {exc}") from None
 

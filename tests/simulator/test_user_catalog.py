@@ -285,3 +285,18 @@ def test_a_number_written_as_a_string_keeps_no_leading_zero(tmp_path: Path) -> N
     ids = [b["data"]["id"] for b in bodies]
     assert len(set(ids)) == len(ids) == 60
     assert all(len(i) == 7 and i.isdigit() and i[0] != "0" for i in ids), [i for i in ids if i[0] == "0"]
+
+
+def test_a_catalog_as_a_storm_s_data_keeps_its_test_mode_flag(catalog: UserCatalog) -> None:
+    """A storm hands its processes the catalog as data: `[catalog] test_mode` (Lemon Squeezy's
+    ``meta.test_mode``) went missing, so a worker's events carried no mode of their own and its
+    worlds were of another kind than the master's."""
+    import dataclasses
+    import json
+
+    from hookproof.scenarios.business_keys import render
+    from hookproof.simulator.world.user_catalog import catalog_from_plain, catalog_to_plain
+
+    flagged = dataclasses.replace(catalog, test_mode="data.test_mode")
+    again = catalog_from_plain(json.loads(json.dumps(catalog_to_plain(flagged))), render)
+    assert again.test_mode == "data.test_mode" and again.kind == flagged.kind != catalog.kind
