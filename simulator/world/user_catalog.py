@@ -33,7 +33,10 @@ from the seed) and gets fresh values:
 - the object's creation time (``created_at``, ``created``, ``createdAt``… beside its id,
   when its example or schema value is such a time): the time of the object's first event,
   in that format; its last-change time (``updated_at``, ``modified_at``, ``updatedAt``…):
-  the event's time. Other times inside the object keep the example's values;
+  the event's time. Other times inside the object (a session's ``expire_at``, an email
+  address's ``created_at``) move by as much as the object's creation did from its first
+  example's (`_shift_times`), so they keep their order; with no creation time in that
+  example they keep the example's values;
 - for the fields a key template names other than the object id, a value of their own per
   event (so two events of one object are two effects, as a new refund id makes them);
 - at each path a type declares a reference to another kind (`EventSpec.refs`: a Clerk
@@ -83,6 +86,7 @@ import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from hookproof.simulator.errors import WorldError
@@ -274,6 +278,8 @@ class UserCatalogWorld(RecordWorld):
         self._making: set[str] = set()
         #: the index in `events` from which objects may be referenced (`lifecycle`: its own story's)
         self._scope = 0
+        #: object id -> µs its times move from its examples' (`_shift_times`), None: they stay
+        self._shifts: dict[str, int | None] = {}
 
     # ---- operations -----------------------------------------------------------------
     def new_object(self, kind: str) -> str:
@@ -296,6 +302,7 @@ class UserCatalogWorld(RecordWorld):
         for name, unit in self._event_times(spec, body).items():  # the envelope's own times: this event's
             body[name] = _time_value(unit, at)
         self._own_identities(spec, body, parent, oid)
+        self._shift_times(spec, body, parent, oid, at, skip=self._event_times(spec, body))
         if oid in self._objects:
             self._keep_fields(spec, body, parent, self._record(oid).current, self._last_type.get(oid))
         for path, ref in refs.items():  # the objects it names: made before it
@@ -655,6 +662,46 @@ class UserCatalogWorld(RecordWorld):
                 out.append((path, unit))
         return out
 
+    def _shift_times(self, spec: EventSpec, body: dict[str, Any], parent: Path, oid: str, at: int,
+                     skip: Mapping[str, str]) -> None:
+        """Move the other times inside the object's part of `body` (a session's ``expire_at``, an
+        email address's ``created_at``: each a time by `_time_unit`) by as much as the object's
+        creation moved from its example's (the object's shift, fixed by its first event at `at`:
+        the first type's example creation time to now), so the object's times keep their order
+        (a session made now expires after it is made). An object whose first example names no
+        creation time keeps its example's times. The envelope's times (`skip`), the ordering
+        and the creation and last-change times are set by `emit` itself."""
+        if oid not in self._shifts:
+            example = None
+            for path, unit in self._object_times(spec, parent, body, _CREATED):
+                example = _time_us(get_path(body, path), unit)
+                if example is not None:
+                    break
+            self._shifts[oid] = None if example is None else at - example
+        shift = self._shifts[oid]
+        node = get_path(body, parent) if parent and has_path(body, parent) else (body if not parent else None)
+        if not shift or not isinstance(node, (dict, list)):
+            return
+        ordering = parse_path(spec.ordering) if spec.ordering else None
+        own = (parse_path(spec.object_id),)
+
+        def walk(value: Any, path: Path) -> None:
+            items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+            for name, child in items:
+                at_path = (*path, str(name))
+                if isinstance(child, (dict, list)):
+                    walk(child, at_path)
+                    continue
+                if (at_path == ordering or at_path in own or (not path and str(name) in skip)
+                        or (path == parent and (_CREATED.fullmatch(str(name)) or _UPDATED.fullmatch(str(name))))):
+                    continue  # set by `emit`: the event's, the ordering, the object's own creation and change
+                unit = _time_unit(at_path, spec)
+                moved = _time_us(child, unit) if unit is not None else None
+                if unit is not None and moved is not None:
+                    set_path(body, at_path, _time_value(unit, moved + shift))
+
+        walk(node, parent)
+
     def _keep_fields(self, spec: EventSpec, body: dict[str, Any], parent: Path, previous: Mapping[str, Any],
                      previous_type: str | None) -> None:
         """Which of the object's values a later event carries (module docstring): a field
@@ -910,6 +957,21 @@ def _time_value(unit: str, at_us: int) -> str | int:
     if unit == "s":
         return at_us // 1_000_000
     return rfc3339_us(at_us)
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+
+
+def _time_us(value: Any, unit: str) -> int | None:
+    """`value` written in `unit` (`_time_unit`) as unix microseconds, or None when it is not."""
+    if unit == "rfc3339":
+        if not isinstance(value, str) or not _RFC3339.fullmatch(value):
+            return None
+        parsed = datetime.fromisoformat(value.replace("z", "Z").replace("Z", "+00:00"))
+        return (parsed - _EPOCH) // timedelta(microseconds=1)
+    if not isinstance(value, int) or isinstance(value, bool):
+        return None
+    return value * 1000 if unit == "ms" else value * 1_000_000
 
 
 def _fixed(schema: Mapping[str, Any] | None) -> bool:

@@ -22,6 +22,7 @@ from standardwebhooks.webhooks import Webhook
 
 from hookproof.catalog_file import CatalogConfig, CatalogEventConfig, load_catalog
 from hookproof.simulator.errors import WorldError
+from hookproof.simulator.profiles.formats import rfc3339_us
 from hookproof.simulator.profiles.generic_hmac import GenericHmacProfile
 from hookproof.simulator.profiles.standard_webhooks import StandardWebhooksProfile
 from hookproof.simulator.world import emit_events, new_world, world_event_types
@@ -300,3 +301,37 @@ def test_a_catalog_as_a_storm_s_data_keeps_its_test_mode_flag(catalog: UserCatal
     flagged = dataclasses.replace(catalog, test_mode="data.test_mode")
     again = catalog_from_plain(json.loads(json.dumps(catalog_to_plain(flagged))), render)
     assert again.test_mode == "data.test_mode" and again.kind == flagged.kind != catalog.kind
+
+
+def test_an_objects_other_times_move_with_its_creation(tmp_path: Path) -> None:
+    """A user's Clerk session was made now while its ``expire_at`` and ``last_active_at`` kept
+    the example's 2025 values (expired before it was made), and an email address kept its
+    example's ``created_at``. The object's other times now move by as much as its creation
+    did, in their own format, and its later events keep them."""
+    example = {"type": "session.created", "data": {
+        "id": "sess_2abcdefghijklmnopqrstuvwxy", "status": "active", "created_at": 1764000000000,
+        "expire_at": 1764604800000, "last_active_at": 1764000060000, "abandon_at": "2025-12-24T16:00:00Z",
+        "emails": [{"id": "idn_2abcdefghijk1mnopqrstuvwxy", "created_at": 1763999000000, "verified_at": 1763999100000}],
+        "updated_at": 1764000000000}}
+    updated = json.loads(json.dumps(example).replace("session.created", "session.updated"))
+    updated["data"]["status"] = "ended"
+    config = CatalogConfig(events={
+        "session.created": CatalogEventConfig(example=example, object_id="data.id", ordering="data.updated_at",
+                                              state="active"),
+        "session.updated": CatalogEventConfig(example=updated, object_id="data.id", ordering="data.updated_at",
+                                              state="ended")})
+    world = UserCatalogWorld(4, catalog=load_catalog(config, tmp_path), start_us=START_US)
+    first = world.emit("session.created")
+    later = world.emit("session.updated", first.object_id)
+    data = first.extra[BODY]["data"]
+    shift_ms = data["created_at"] - 1764000000000
+    assert shift_ms > 0 and data["created_at"] == first.created_us // 1000
+    assert (data["expire_at"], data["last_active_at"]) == (1764604800000 + shift_ms, 1764000060000 + shift_ms)
+    assert data["emails"][0]["created_at"] == 1763999000000 + shift_ms
+    assert data["emails"][0]["verified_at"] == 1763999100000 + shift_ms
+    abandon_us = 1766592000 * 1_000_000 + first.created_us - 1764000000000 * 1000  # 2025-12-24T16:00:00Z, moved
+    assert data["abandon_at"] == rfc3339_us(abandon_us)
+    kept = later.extra[BODY]["data"]
+    assert (kept["created_at"], kept["expire_at"], kept["emails"]) == (data["created_at"], data["expire_at"],
+                                                                       data["emails"])
+    assert kept["status"] == "ended" and kept["updated_at"] > data["updated_at"]
