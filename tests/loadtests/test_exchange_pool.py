@@ -60,3 +60,56 @@ def test_a_pooled_connection_spoiled_while_idle_is_not_reused(behaviour: str) ->
     assert run.returncode == 0, run.stderr
     assert json.loads(run.stdout) == [{"completion": "ok", "reason": None, "status": 200}] * 2
     assert (server.connections, server.requests) == (2, 2)
+
+
+#: Writes requests with `exchange._send_all` on a connected socket pair under gevent, the
+#: writer's buffer small, a greenlet reading the other end slowly: prints what arrived and
+#: how the writes went (a partial first `send` then the rest, and with a timeout `sendall`).
+_SEND_ALL = r"""
+import json, socket, sys
+from gevent import monkey; monkey.patch_all()
+import gevent
+from hookproof.loadtests import exchange
+
+def trial(limit, size):
+    a, b = socket.socketpair()
+    a.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
+    a.settimeout(limit)
+    data = bytes(i % 251 for i in range(size))
+    got = bytearray()
+    def read():
+        while len(got) < size:
+            gevent.sleep(0.001)
+            got.extend(b.recv(8192))
+    reader = gevent.spawn(read)
+    calls = []
+
+    class Spy:  # the socket, its writes noted
+        def send(self, d):
+            calls.append(("send", len(d)))
+            return a.send(d)
+
+        def sendall(self, d):
+            calls.append(("sendall", len(d)))
+            return a.sendall(d)
+
+    exchange._send_all(Spy(), data, limit)
+    reader.join(timeout=20)
+    return {"whole": bytes(got) == data, "calls": [c[0] for c in calls], "first": calls[0][1], "size": size}
+
+print(json.dumps([trial(None, 1 << 20), trial(None, 2000), trial(30.0, 1 << 20)]))
+"""
+
+
+def test_a_request_is_written_whole_by_one_send_and_the_rest_by_sendall() -> None:
+    """`exchange._send_all`: on a socket without a timeout of its own, one `send`, then
+    `sendall` for what it left when the buffer had no room for it all (every byte arrives,
+    in order); a small request goes out in one `send` alone; on a socket with a timeout,
+    `sendall` alone."""
+    run = subprocess.run([sys.executable, "-c", _SEND_ALL], capture_output=True, text=True, timeout=90, cwd=ROOT,
+                         env=child_env())
+    assert run.returncode == 0, run.stderr
+    big, small, timed = json.loads(run.stdout)
+    assert big["whole"] and big["calls"] == ["send", "sendall"] and big["first"] == 1 << 20
+    assert small["whole"] and small["calls"] == ["send"]
+    assert timed["whole"] and timed["calls"] == ["sendall"] and timed["first"] == 1 << 20
