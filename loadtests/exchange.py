@@ -352,7 +352,12 @@ _NOTHING_SEEN = _Seen()
 
 class _Response(HTTPSocketPoolResponse):
     """geventhttpclient's pooled response, noting what came off the wire (`_Seen`) before
-    its parser reads it."""
+    its parser reads it, and keeping no index of the answer's header fields: an attempt
+    reads its status, its body and the bytes that came (the attempt core grades those),
+    never a header by name, and the parser (llhttp) frames the body and tells whether the
+    connection is kept alive by itself. The fields' callbacks do nothing, so its header
+    accessors (`get`, `items`, `content_length`…) find none; a response indexed header by
+    header cost 1.5 µs per field (a case-insensitive `Headers` entry)."""
 
     def __init__(self, sock: Any, pool: Any, seen: _Seen, **kw: Any) -> None:
         self._seen = seen
@@ -365,6 +370,12 @@ class _Response(HTTPSocketPoolResponse):
         elif len(seen.start) < ANSWER_START_BYTES and isinstance(data, bytes):
             seen.start += data[:ANSWER_START_BYTES - len(seen.start)]
         super().feed(data)
+
+    def _on_header_field(self, string: str) -> None:
+        pass
+
+    def _on_header_value(self, string: str) -> None:
+        pass
 
 
 def observed(atoms: ObservedAtoms) -> Observed:
