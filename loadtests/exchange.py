@@ -352,7 +352,12 @@ _NOTHING_SEEN = _Seen()
 
 class _Response(HTTPSocketPoolResponse):
     """geventhttpclient's pooled response, noting what came off the wire (`_Seen`) before
-    its parser reads it."""
+    its parser reads it, and keeping no index of the answer's header fields: an attempt
+    reads its status, its body and the bytes that came (the attempt core grades those),
+    never a header by name, and the parser (llhttp) frames the body and tells whether the
+    connection is kept alive by itself. The fields' callbacks do nothing, so its header
+    accessors (`get`, `items`, `content_length`…) find none; a response indexed header by
+    header cost 1.5 µs per field (a case-insensitive `Headers` entry)."""
 
     def __init__(self, sock: Any, pool: Any, seen: _Seen, **kw: Any) -> None:
         self._seen = seen
@@ -365,6 +370,12 @@ class _Response(HTTPSocketPoolResponse):
         elif len(seen.start) < ANSWER_START_BYTES and isinstance(data, bytes):
             seen.start += data[:ANSWER_START_BYTES - len(seen.start)]
         super().feed(data)
+
+    def _on_header_field(self, string: str) -> None:
+        pass
+
+    def _on_header_value(self, string: str) -> None:
+        pass
 
 
 def observed(atoms: ObservedAtoms) -> Observed:
@@ -413,12 +424,13 @@ def exchange(client: HTTPClient, uri: str, request: SignedRequest, *, read_cap_b
             # any write or read) ends it first: the socket's own timeout (the client's network
             # timeout), a timer armed around every wait, could never fire
             sock.settimeout(None)
+            limit = None
         timer = _deadline(client, timeout_s)
         if wire is not None:
             wire[0] = perf_counter()
         try:
             try:
-                sock.sendall(data)
+                _send_all(sock, data, limit)
             except OSError as exc:
                 pool.release_socket(sock)
                 if reused and not fresh and exc.errno in _GONE_ERRNOS:
@@ -445,6 +457,22 @@ def exchange(client: HTTPClient, uri: str, request: SignedRequest, *, read_cap_b
         finally:
             _stopped(client, timeout_s, timer)
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _send_all(sock: Any, data: bytes, limit: float | None) -> None:
+    """Write all of `data` to `sock`, as its `sendall` does. On a socket without a timeout
+    of its own (`limit` None: the attempt's deadline bounds the write) one `send` first,
+    which writes a request whole whenever the connection's buffer has room for it (nearly
+    always: a storm's requests are a few kB), then `sendall` for what it left: gevent's
+    `sendall` asks the kernel for the socket's buffer size and cuts the data into chunks on
+    every call (1.9 against 3.3 µs per 4 kB request, a loopback socket pair, gevent 26).
+    With a timeout, `sendall` alone (its timeout is for the whole write)."""
+    if limit is None:
+        sent = sock.send(data)
+        if sent < len(data):
+            sock.sendall(memoryview(data)[sent:])
+        return
+    sock.sendall(data)
 
 
 def _read(response: _Response, timeout_s: float, cap: int, seen: _Seen) -> ObservedAtoms:
