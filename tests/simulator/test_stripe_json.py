@@ -42,6 +42,9 @@ def test_the_format_of_stripe_deliveries_is_what_stripe_json_writes() -> None:
 @pytest.mark.parametrize("value", [
     {}, [], [[]], [{}], {"a": {"b": {"c": []}}}, {"s": "[]", "t": "{}", "u": "[],", "v": "a&b<>"},
     {"k&": [1, 2, {"x": None, "y": True}]}, {"big": 2**70, "x": []}, {"line": "a\nb\"[]\"\n"},
+    # empty containers beside siblings and last in theirs, at several depths, and their text in strings
+    [[], {}, [[]], {"a": {}, "b": []}], {"a": [{}, {}], "b": {"c": [], "d": {"e": {}}}, "f": []},
+    {"s": "{},\n[]\n{}", "t": ["{}", "[]"], "u": {"v": "x{}"}},
 ])
 def test_stripe_json_follows_the_rule_on_edge_values(value: Any) -> None:
     body = stripe_json(value)
