@@ -506,6 +506,42 @@ class GitHubWorld(RecordReads):
             self.comment(issue)
             self.close_issue(issue)
 
+    def pull_request_same_second_story(self) -> list[Event]:
+        """Two pull requests each changed twice in one second (`same_second`), each change its
+        own delivery with one ``updated_at``: the first opened, then closed and reopened at once
+        by a workflow re-running CI (`rerun_ci`): ``pull_request.opened`` (open), ``.closed``
+        (closed), ``.reopened`` (open); the second opened, then pushed to and merged at once by a
+        merge bot (`bot_merge`): ``pull_request.opened`` (open), ``.synchronize`` (open),
+        ``.closed`` (merged), with the merge commit's ``push``. The catalog's `stale-after-newer`
+        sends the first's in order (ordering by ``updated_at`` with ``>`` keeps it closed) and
+        the second's synchronize after the merge (with ``>=`` it reopens it); only the REST API's
+        pull request tells. Returns its events."""
+        start = len(self.events)
+        self.rerun_ci(self.open_pull_request())
+        self.bot_merge(self.open_pull_request())
+        return self.events[start:]
+
+    def rerun_ci(self, pull_request: str) -> None:
+        """An open pull request closed and reopened in one second (`same_second`), as a workflow
+        does to re-run CI on a branch it pushed with ``GITHUB_TOKEN`` (whose pushes start no
+        workflow: GitHub Actions docs "Triggering a workflow from a workflow"):
+        ``pull_request.closed`` (unmerged) and ``pull_request.reopened`` with one ``updated_at``."""
+        if self._typed(pull_request, "pull_request")["state"] != "open":
+            raise WorldError(f"pull request {pull_request} is not open", object_id=pull_request)
+        with self.same_second():
+            self.close_pull_request(pull_request, merged=False)
+            self.reopen_pull_request(pull_request)
+
+    def bot_merge(self, pull_request: str) -> None:
+        """A merge bot updates an open pull request's branch and merges it in one second
+        (`same_second`): ``pull_request.synchronize`` and ``pull_request.closed`` (merged) with one
+        ``updated_at``, then the merge commit's ``push``."""
+        if self._typed(pull_request, "pull_request")["state"] != "open":
+            raise WorldError(f"pull request {pull_request} is not open", object_id=pull_request)
+        with self.same_second():
+            self.synchronize(pull_request)
+            self.close_pull_request(pull_request, merged=True)
+
     def repositories_of(self, installation: str) -> list[dict[str, Any]]:
         """The repositories `installation` can access (its events' ``repositories``)."""
         return [dict(r) for r in self._installed.get(installation, [])]

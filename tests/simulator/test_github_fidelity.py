@@ -48,7 +48,7 @@ def validation_errors(definitions: dict[str, Any], definition: str, body: Any) -
 
 def rendered_events() -> Iterator[Event]:
     """Every event of three seeds' lifecycles, the catalog's and the storm's stories (the
-    same-second one too, and oversized-payload's push of many commits) and each type's script."""
+    same-second ones too, and oversized-payload's push of many commits) and each type's script."""
     for seed in (1, 2, 3):
         world = GitHubWorld(seed)
         world.lifecycle()
@@ -57,6 +57,7 @@ def rendered_events() -> Iterator[Event]:
         world.distinct_story()
         world.repeat_story()
         world.same_second_story()
+        world.pull_request_same_second_story()
         world.quiet_event()
         if seed == 1:
             world.big_event(OVERSIZE_BYTES)  # oversized-payload's push of many commits

@@ -31,7 +31,8 @@
 // Broken twins: github_app_no_dedupe.js (no claim), github_app_blind_overwrite.js (stores the
 // payload's state, the last delivery wins, even an older one), github_app_updated_at.js (stores
 // the payload's state when its updated_at is not older than the stored one: a same-second tie
-// goes to whichever arrives last), github_app_by_number.js (claims the event, its action and
+// goes to whichever arrives last), github_app_keep_first.js (the same with `>`: a tie goes to
+// whichever arrives first), github_app_by_number.js (claims the event, its action and
 // the issue's or pull request's number, not the delivery), github_app_ack_first.js (answers 200
 // once the signature is checked and applies the delivery afterwards, from memory: killed in
 // between, the acknowledged work is gone), github_app_body_limit.js (refuses bodies over Django's
