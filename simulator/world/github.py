@@ -418,25 +418,43 @@ class GitHubWorld(RecordReads):
         return self.events[start:]
 
     def effect_story(self) -> list[Event]:
-        """One event of each effectful type: an opened issue, a push, an opened and a
-        synchronized pull request, a comment, a new installation; then that pull request
-        merged and another closed without merging (effects of a team's own keys). The
+        """The App's webhook pinged, then one event of each effectful type: an opened issue, a
+        push, an opened and a synchronized pull request, a comment, a new installation; then
+        that pull request merged and another closed without merging (effects of a team's own
+        keys); then the new installation's life as an App meets it: a repository added to its
+        selection and removed, the installation suspended, unsuspended and deleted
+        (``installation_repositories.added|removed``, ``installation.suspend|unsuspend|deleted``:
+        no effect, sent beside the installation's effectful ``installation.created``). The
         story's every event, effectful or not: the catalog sends those the receiver's keys
-        make effectful."""
+        make effectful, the other events of their objects, and the ping (`companion_objects`)."""
         start = len(self.events)
+        self.ping()
         issue = self.open_issue()
         self.push()
         pr = self.open_pull_request()
         self.comment(issue)
         self.synchronize(pr)
-        self.install()
+        installation = self.install().object_id
         self.close_pull_request(pr, merged=True)
         self.close_pull_request(self.open_pull_request(), merged=False)
+        self.add_repository(installation)
+        self.remove_repository(installation)
+        self.suspend(installation)
+        self.unsuspend(installation)
+        self.uninstall(installation)
         return self.events[start:]
 
+    def companion_objects(self, objects: set[str]) -> set[str]:
+        """The App's own installation, whose ``ping`` (the App's webhook created) comes before
+        any other installation's events, when any of `objects` is another installation: the
+        catalog sends its events with a story's effectful ones (`scenarios.catalog.effect_events`)."""
+        others = set(self.objects("installation")) - {self.account}
+        return {self.account} if objects & others else set()
+
     def state_story(self) -> list[Event]:
-        """An issue's life: opened, labeled, closed, reopened, closed again; then a pull
-        request's: opened, synchronized, merged (stateful events)."""
+        """An issue's life: opened, labeled, closed, reopened, closed again; a pull request's:
+        opened, closed without merging, reopened (a contributor's second thought), synchronized,
+        merged; an installation's: created, suspended, unsuspended, deleted (stateful events)."""
         start = len(self.events)
         issue = self.open_issue()
         self.label_issue(issue)
@@ -444,9 +462,15 @@ class GitHubWorld(RecordReads):
         self.reopen_issue(issue)
         self.close_issue(issue)
         pr = self.open_pull_request()
+        self.close_pull_request(pr, merged=False)
+        self.reopen_pull_request(pr)
         self.synchronize(pr)
         self.close_pull_request(pr, merged=True)
-        return [e for e in self.events[start:] if e.object_id in (issue, pr)]
+        installation = self.install().object_id
+        self.suspend(installation)
+        self.unsuspend(installation)
+        self.uninstall(installation)
+        return [e for e in self.events[start:] if e.object_id in (issue, pr, installation)]
 
     def distinct_story(self) -> list[Event]:
         """Several effects of one object: two comments on one issue, two pushes to one pull request."""

@@ -119,7 +119,8 @@ def test_stale_after_newer_ties_pull_requests_when_only_they_are_sent() -> None:
     assert isinstance(plan, Plan) and plan.note is None
     newer, older = plan.phases
     assert {e.object_type for p in plan.phases for e in p.events} == {"pull_request"}
-    tied = [(e.type, e.status) for e in newer.events[2:]]  # after the state story's synchronize and merge
+    story = older.events[0].object_id  # the state story's pull request, its opened delivered last
+    tied = [(e.type, e.status) for e in newer.events if e.object_id != story]
     assert tied == [("pull_request.opened", "open"), ("pull_request.closed", "closed"), ("pull_request.reopened", "open"),
                     ("pull_request.opened", "open"), ("pull_request.closed", "merged")]
     assert [(e.type, e.status) for e in older.events] == [("pull_request.opened", "open"),
@@ -169,3 +170,32 @@ def test_a_pull_request_tie_is_told_when_only_pull_requests_are_sent(tmp_path: P
     report = certify(cfg, scenarios=[SCENARIO], out_dir=tmp_path / "report").report
     got = {s.id: sorted({f.check_id for f in s.findings}) for s in report.scenarios if s.verdict != "pass"}
     assert got == failed
+
+
+def _types(plan: Plan | NotApplicable) -> list[str]:
+    assert isinstance(plan, Plan), plan
+    return [e.type for phase in plan.phases for e in phase.events]
+
+
+def test_certify_sends_the_lifecycles_a_github_app_meets() -> None:
+    """The duplicate scenarios send the App's ping and a new installation's life after its
+    ``installation.created`` (a repository added and removed, suspended, unsuspended, deleted);
+    the ordering scenarios a pull request closed, reopened and merged, and, where the observer
+    reads installations, an installation suspended, unsuspended and deleted."""
+    ctx = Context(profile=get_profile("github"))
+    duplicated = _types(CATALOG["duplicate-sequential"].plan(ctx, GitHubWorld(5)))
+    installation = [t for t in duplicated if t.startswith("installation")]
+    assert installation == ["installation.created", "installation_repositories.added",
+                            "installation_repositories.removed", "installation.suspend", "installation.unsuspend",
+                            "installation.deleted"]
+    assert duplicated.count("ping") == 1
+    reordered = _types(CATALOG["reorder"].plan(ctx, GitHubWorld(5)))
+    assert [t for t in reordered if t.startswith("pull_request")] == [
+        "pull_request.opened", "pull_request.closed", "pull_request.reopened", "pull_request.synchronize",
+        "pull_request.closed"]  # delivered newest first (the phase's order="reversed")
+    installs = Context(profile=get_profile("github"), state_kinds=frozenset({"installation"}))
+    assert _types(CATALOG["reorder"].plan(installs, GitHubWorld(5))) == [
+        "installation.created", "installation.suspend", "installation.unsuspend", "installation.deleted"]
+    sent = set(duplicated) | set(reordered) | set(_types(CATALOG["reorder"].plan(installs, GitHubWorld(5))))
+    assert sent >= {"pull_request.reopened", "installation.deleted", "installation.suspend", "installation.unsuspend",
+                    "installation_repositories.added", "installation_repositories.removed", "ping"}

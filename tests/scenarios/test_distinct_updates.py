@@ -104,8 +104,14 @@ def test_where_no_object_repeats_a_type_it_says_why() -> None:
     assert isinstance(invoices, NotApplicable)
     assert invoices.reason == ("the Stripe world tells no story with two events of one type about one object, "
                                "the second changing its state (of a kind whose states the observer reads: invoice)")
-    pulls = _plan("github", state_kinds=frozenset({"pull_request"}))  # opened, synchronized, closed: no repeat
-    assert isinstance(pulls, NotApplicable) and pulls.reason.endswith("the observer reads: pull_request)")
+    installations = _plan("github", state_kinds=frozenset({"installation"}))  # created, suspend, unsuspend, deleted
+    assert isinstance(installations, NotApplicable)
+    assert installations.reason.endswith("the observer reads: installation)"), installations.reason
+    pulls = _plan("github", state_kinds=frozenset({"pull_request"}))  # closed unmerged, reopened, closed merged
+    assert isinstance(pulls, Plan)
+    assert [(e.type, e.status) for e in pulls.phases[0].events] == [
+        ("pull_request.opened", "open"), ("pull_request.closed", "closed"), ("pull_request.reopened", "open"),
+        ("pull_request.synchronize", "open"), ("pull_request.closed", "merged")]
     issues = _plan("github", state_kinds=frozenset({"issue", "pull_request"}))
     assert isinstance(issues, Plan) and {e.object_type for e in issues.phases[0].events} == {"issue"}
     narrowed = _plan("stripe", enabled=frozenset({"customer.subscription.created", "customer.subscription.deleted"}))
