@@ -10,8 +10,8 @@ full payload (``action``, the object, ``repository``, ``organization``, ``instal
 Events (``Event.type`` is Octokit's ``<X-GitHub-Event>.<action>``, or the bare event
 name for ``push`` and ``ping``, which have no action), from GitHub's docs
 ``webhook-events-and-payloads``:
-``issues.opened|edited|closed|reopened|labeled|unlabeled``, ``issue_comment.created``,
-``pull_request.opened|synchronize|closed|reopened`` (``merged`` true or false), ``push`` (several
+``issues.opened|edited|closed|reopened|labeled|unlabeled``, ``issue_comment.created|edited|deleted``,
+``pull_request.opened|edited|synchronize|closed|reopened`` (``merged`` true or false), ``push`` (several
 commits, a new or deleted branch, a force push, a tag), ``installation.created|deleted|suspend|unsuspend``,
 ``installation_repositories.added|removed``, ``ping``.
 
@@ -90,6 +90,7 @@ class GitHubWorld(RecordReads):
         self._now = (start_us // 1_000_000) if start_us is not None else int(time.time())
         self._in_second = -1  # inside `same_second`: the events emitted in it so far; else -1
         self._objects: dict[str, Record] = {}
+        self._comments: dict[int, tuple[str, dict[str, Any]]] = {}  # comment id -> (issue, comment as now)
         self.events: list[Event] = []
         self._event_index: dict[str, Event] = {}
         # One App (``hookproof-ci``) with one webhook: its ids are the same in every world and
@@ -225,6 +226,13 @@ class GitHubWorld(RecordReads):
         self._emit("issues.opened", oid, {"issue": obj})
         return oid
 
+    def edit_pull_request(self, pull_request: str) -> None:
+        """Retitle a pull request: emits ``pull_request.edited`` with ``changes.title.from``."""
+        pr = self._typed(pull_request, "pull_request")
+        self._update(pull_request, {"title": self._fake.sentence(nb_words=5).rstrip(".")})
+        self._emit("pull_request.edited", pull_request, {"number": pr["number"], "changes": {"title": {"from": pr["title"]}},
+                                                         "pull_request": None})
+
     def edit_issue(self, issue: str) -> None:
         """Retitle an issue: emits ``issues.edited`` with ``changes.title.from``."""
         old = self._typed(issue, "issue")["title"]
@@ -268,8 +276,32 @@ class GitHubWorld(RecordReads):
         comment_id = self._rng.randint(1_000_000_000, 1_999_999_999)
         body = gh.issue_comment(self.get(issue), comment_id, self.sender, body=self._fake.sentence(),
                                 created=self._now)
+        self._comments[comment_id] = (issue, body)
         self._emit("issue_comment.created", issue, {"issue": None, "comment": body})
         return comment_id
+
+    def edit_comment(self, comment_id: int) -> None:
+        """Edit a comment's body: emits ``issue_comment.edited`` with ``changes.body.from`` and
+        the comment's new body and ``updated_at`` (the issue's own ``updated_at`` moves too)."""
+        issue, old = self._comment(comment_id)
+        at = self._tick()
+        self._update(issue, {}, at=at)
+        edited = {**old, "body": self._fake.sentence(), "updated_at": gh.iso(at)}
+        self._comments[comment_id] = (issue, edited)
+        self._emit("issue_comment.edited", issue, {"issue": None, "comment": edited,
+                                                   "changes": {"body": {"from": old["body"]}}})
+
+    def delete_comment(self, comment_id: int) -> None:
+        """Delete a comment: emits ``issue_comment.deleted`` with the comment as it was (the
+        issue's ``comments`` one fewer). Raises WorldError for a comment deleted already."""
+        issue, body = self._comment(comment_id)
+        self._update(issue, {"comments": self._typed(issue, "issue")["comments"] - 1})
+        del self._comments[comment_id]
+        self._emit("issue_comment.deleted", issue, {"issue": None, "comment": body})
+
+    def comments_of(self, issue: str) -> list[int]:
+        """The ids of `issue`'s comments not deleted, oldest first."""
+        return [cid for cid, (on, _) in self._comments.items() if on == issue]
 
     def push(self, commits: int = 1) -> str:
         """`commits` commits (at least one) pushed to the default branch together: emits one
@@ -397,6 +429,7 @@ class GitHubWorld(RecordReads):
         self.label_issue(issue)
         self.comment(issue)
         self.edit_issue(issue)
+        self._comment_edited_and_deleted(issue)
         self.unlabel_issue(issue)
         self.close_issue(issue)
         self.reopen_issue(issue)
@@ -404,6 +437,7 @@ class GitHubWorld(RecordReads):
         self.delete_branch(self.push_branch())
         self.force_push()
         pr = self.open_pull_request()
+        self.edit_pull_request(pr)
         self.synchronize(pr)
         self.close_pull_request(pr, merged=True)
         self.push_tag()
@@ -419,7 +453,8 @@ class GitHubWorld(RecordReads):
 
     def effect_story(self) -> list[Event]:
         """The App's webhook pinged, then one event of each effectful type: an opened issue, a
-        push, an opened and a synchronized pull request, a comment, a new installation; then
+        push, an opened and a synchronized pull request, a comment (later edited, then deleted:
+        ``issue_comment.edited|deleted`` owe no effect; the bot's reply stays owed), a new installation; then
         that pull request merged and another closed without merging (effects of a team's own
         keys); then the new installation's life as an App meets it: a repository added to its
         selection and removed, the installation suspended, unsuspended and deleted
@@ -432,8 +467,10 @@ class GitHubWorld(RecordReads):
         issue = self.open_issue()
         self.push()
         pr = self.open_pull_request()
-        self.comment(issue)
+        comment = self.comment(issue)
         self.synchronize(pr)
+        self.edit_comment(comment)
+        self.delete_comment(comment)
         installation = self.install().object_id
         self.close_pull_request(pr, merged=True)
         self.close_pull_request(self.open_pull_request(), merged=False)
@@ -444,6 +481,13 @@ class GitHubWorld(RecordReads):
         self.uninstall(installation)
         return self.events[start:]
 
+    def _comment_edited_and_deleted(self, issue: str) -> None:
+        """A comment on `issue` posted, its body edited, then deleted: ``issue_comment.created``,
+        ``.edited``, ``.deleted`` (a comment counter moves up once and back down once)."""
+        comment_id = self.comment(issue)
+        self.edit_comment(comment_id)
+        self.delete_comment(comment_id)
+
     def companion_objects(self, objects: set[str]) -> set[str]:
         """The App's own installation, whose ``ping`` (the App's webhook created) comes before
         any other installation's events, when any of `objects` is another installation: the
@@ -453,7 +497,7 @@ class GitHubWorld(RecordReads):
 
     def state_story(self) -> list[Event]:
         """An issue's life: opened, labeled, closed, reopened, closed again; a pull request's:
-        opened, closed without merging, reopened (a contributor's second thought), synchronized,
+        opened, retitled, closed without merging, reopened (a contributor's second thought), synchronized,
         merged; an installation's: created, suspended, unsuspended, deleted (stateful events)."""
         start = len(self.events)
         issue = self.open_issue()
@@ -462,6 +506,7 @@ class GitHubWorld(RecordReads):
         self.reopen_issue(issue)
         self.close_issue(issue)
         pr = self.open_pull_request()
+        self.edit_pull_request(pr)
         self.close_pull_request(pr, merged=False)
         self.reopen_pull_request(pr)
         self.synchronize(pr)
@@ -675,6 +720,13 @@ class GitHubWorld(RecordReads):
             "installation": inst, "repository_selection": inst["repository_selection"], "repositories_added": added,
             "repositories_removed": removed, "requester": None, "sender": self.sender},
             lite=False, account=str(inst["id"]))
+
+    def _comment(self, comment_id: int) -> tuple[str, dict[str, Any]]:
+        """(issue id, the comment as it is now) of comment `comment_id`; WorldError if none."""
+        found = self._comments.get(comment_id)
+        if found is None:
+            raise WorldError(f"no comment {comment_id}", object_id=str(comment_id))
+        return found[0], copy.deepcopy(found[1])
 
     def _public(self, object_id: str) -> dict[str, Any]:
         """The snapshot without the world's own bookkeeping fields."""

@@ -189,10 +189,12 @@ def test_certify_sends_the_lifecycles_a_github_app_meets() -> None:
                             "installation_repositories.removed", "installation.suspend", "installation.unsuspend",
                             "installation.deleted"]
     assert duplicated.count("ping") == 1
+    comments = [t for t in duplicated if t.startswith("issue_comment")]
+    assert comments == ["issue_comment.created", "issue_comment.edited", "issue_comment.deleted"]
     reordered = _types(CATALOG["reorder"].plan(ctx, GitHubWorld(5)))
     assert [t for t in reordered if t.startswith("pull_request")] == [
-        "pull_request.opened", "pull_request.closed", "pull_request.reopened", "pull_request.synchronize",
-        "pull_request.closed"]  # delivered newest first (the phase's order="reversed")
+        "pull_request.opened", "pull_request.edited", "pull_request.closed", "pull_request.reopened",
+        "pull_request.synchronize", "pull_request.closed"]  # delivered newest first (the phase's order="reversed")
     installs = Context(profile=get_profile("github"), state_kinds=frozenset({"installation"}))
     assert _types(CATALOG["reorder"].plan(installs, GitHubWorld(5))) == [
         "installation.created", "installation.suspend", "installation.unsuspend", "installation.deleted"]

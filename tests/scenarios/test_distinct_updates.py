@@ -110,8 +110,8 @@ def test_where_no_object_repeats_a_type_it_says_why() -> None:
     pulls = _plan("github", state_kinds=frozenset({"pull_request"}))  # closed unmerged, reopened, closed merged
     assert isinstance(pulls, Plan)
     assert [(e.type, e.status) for e in pulls.phases[0].events] == [
-        ("pull_request.opened", "open"), ("pull_request.closed", "closed"), ("pull_request.reopened", "open"),
-        ("pull_request.synchronize", "open"), ("pull_request.closed", "merged")]
+        ("pull_request.opened", "open"), ("pull_request.edited", "open"), ("pull_request.closed", "closed"),
+        ("pull_request.reopened", "open"), ("pull_request.synchronize", "open"), ("pull_request.closed", "merged")]
     issues = _plan("github", state_kinds=frozenset({"issue", "pull_request"}))
     assert isinstance(issues, Plan) and {e.object_type for e in issues.phases[0].events} == {"issue"}
     narrowed = _plan("stripe", enabled=frozenset({"customer.subscription.created", "customer.subscription.deleted"}))
@@ -167,3 +167,4 @@ def test_a_receiver_deduplicating_by_object_fails_stale(tmp_path: Path, name: st
                          r"created (\d+)\)", findings[0])
     assert stale is not None and int(stale[1]) < int(stale[2]), findings
     assert item == "fail"  # a later update taken for a duplicate (`SCENARIO_CHECKLIST_CHECKS`)
+
