@@ -659,7 +659,7 @@ def _reorder(ctx: Context, w: World) -> Plan | NotApplicable:
 def _stale_after_newer(ctx: Context, w: World) -> Plan | NotApplicable:
     events = state_events(ctx, w)
     if len(events) < 2:
-        if ctx.enabled is None:
+        if ctx.enabled is None or not _told_with_every_type(ctx, w, lambda c, fresh: len(state_events(c, fresh)) >= 2):
             return NotApplicable(f"{ctx.world_name} tells no story with two {_stateful(w)} events")
         return NotApplicable(f"the receiver is sent fewer than two {_stateful(w)} events (enabled_events)")
     if (na := _one_state(events, _stateful(w), ctx)) is not None:
@@ -814,11 +814,30 @@ def _updates_same_object(ctx: Context, w: World) -> Plan | NotApplicable:
             what += " (its status or a field [observer.state_fields] compares)"
         if kinds:
             what += f" (of a kind whose states the observer reads: {', '.join(sorted(kinds))})"
-        if ctx.enabled is not None:
+        if ctx.enabled is not None and _told_with_every_type(ctx, w, lambda c, fresh: updates_run(
+                [e for e in state_events(c, fresh) if not kinds or e.object_type in kinds], _compared(c)) is not None):
             return NotApplicable(f"the receiver is sent no {what} (enabled_events)")
         return NotApplicable(f"{ctx.world_name} tells no story with {what}")
     owed = any(ctx.key_of(e) or (ctx.keys is not None and _moves_counter(ctx.keys, e)) for e in run)
     return Plan(w, (Phase(run),), owes_effects=owed)
+
+
+def _told_with_every_type(ctx: Context, w: AnyWorld, told: Callable[[Context, Any], bool]) -> bool:
+    """Whether a scenario's story, which `told(ctx, world)` says is there, would be there were the
+    receiver sent every type the profile sends (`ctx` without `enabled`), in a fresh world of
+    `w`'s kind and seed (`w` is left as it is): a reason blames ``enabled_events`` only then.
+    True (blame it, as before) when no fresh world can be made."""
+    from hookproof.simulator.errors import SimulatorError
+    from hookproof.simulator.world.registry import new_world
+
+    try:
+        fresh = new_world(ctx.profile.world, getattr(w, "seed", 0))
+    except (SimulatorError, TypeError):  # (a world kind the registry cannot make alone)
+        return True
+    try:
+        return told(replace(ctx, enabled=None), fresh)
+    except Exception:  # a story a fresh world cannot tell alone (a seed's objects): blame as before
+        return True
 
 
 def _compared(ctx: Context) -> Callable[[Event], str | None] | None:

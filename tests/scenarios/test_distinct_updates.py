@@ -168,3 +168,18 @@ def test_a_receiver_deduplicating_by_object_fails_stale(tmp_path: Path, name: st
     assert stale is not None and int(stale[1]) < int(stale[2]), findings
     assert item == "fail"  # a later update taken for a duplicate (`SCENARIO_CHECKLIST_CHECKS`)
 
+
+def test_enabled_events_are_blamed_only_when_enabling_more_would_tell_the_story() -> None:
+    """Every pull_request and installation type enabled, the observer reading installations: no
+    installation is sent one type twice in GitHub's world whatever is enabled, so the reason
+    says the world tells no such story; reading issues, enabling issue types would tell one."""
+    from hookproof.simulator.world.github_lifecycle import GITHUB_EVENT_TYPES
+
+    enabled = frozenset(t for t in GITHUB_EVENT_TYPES if t.startswith(("pull_request.", "installation.")))
+    installations = _plan("github", enabled=enabled, state_kinds=frozenset({"installation"}))
+    assert isinstance(installations, NotApplicable)
+    assert installations.reason == (
+        "the GitHub world tells no story with two events of one type about one object, the second changing its "
+        "state (of a kind whose states the observer reads: installation)")
+    issues = _plan("github", enabled=enabled, state_kinds=frozenset({"issue"}))
+    assert isinstance(issues, NotApplicable) and issues.reason.endswith("(enabled_events)"), issues.reason
