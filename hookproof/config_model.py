@@ -52,6 +52,22 @@ WILDCARD = "*"
 WILDCARD_PROFILES: frozenset[str] = frozenset({"stripe", "github"})
 
 
+def github_event_actions(names: list[str]) -> list[str]:
+    """`names` with each bare GitHub event name that has actions (``"pull_request"``,
+    ``"installation"``) replaced by every ``<event>.<action>`` type of it the github profile
+    sends, in the profile's order, each type once: a GitHub App subscribes to events, not
+    actions (docs.github.com "Webhook events and payloads": each event lists its actions);
+    ``push`` and ``ping`` have none and stay as they are. An unknown name stays too (the
+    profile's check names it)."""
+    from hookproof.simulator.world.github_lifecycle import GITHUB_EVENT_TYPES
+
+    out: list[str] = []
+    for name in names:
+        actions = [t for t in GITHUB_EVENT_TYPES if t.startswith(f"{name}.")] if name not in GITHUB_EVENT_TYPES else []
+        out += [t for t in (actions or [name]) if t not in out]
+    return out
+
+
 class TargetConfig(StrictModel):
     """The receiver under test and how it is held to the provider's contract."""
 
@@ -116,9 +132,12 @@ class TargetConfig(StrictModel):
     @field_validator("enabled_events")
     @classmethod
     def _wildcard(cls, v: list[str] | None, info: ValidationInfo) -> list[str] | None:
-        """``["*"]``: None, every type the profile sends (`WILDCARD`)."""
-        if v is None or WILDCARD not in v:
+        """``["*"]``: None, every type the profile sends (`WILDCARD`). Under the github profile,
+        a bare event name (``"pull_request"``) is every action of it (`github_event_actions`)."""
+        if v is None:
             return v
+        if WILDCARD not in v:
+            return github_event_actions(v) if info.data.get("profile") == "github" else v
         profile = info.data.get("profile")
         if profile is None:  # an unknown profile: its own error says so
             return v

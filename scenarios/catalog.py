@@ -16,7 +16,7 @@ from hookproof.simulator.delivery.mutations import OVERSIZE_BYTES, foreign_accou
 from hookproof.simulator.events import Event
 from hookproof.simulator.faults import FaultPlan, Mutation, applicable
 from hookproof.simulator.profiles.base import Profile
-from hookproof.simulator.world import AnyWorld, World
+from hookproof.simulator.world import AnyWorld, GitHubWorld, World
 from hookproof.simulator.world.lifecycle import RELATED_TYPES
 from hookproof.simulator.world.user_catalog import UserCatalogWorld
 
@@ -242,6 +242,9 @@ class Plan:
     #: arms it, delivers the next phase while the answer is held, then releases it; a plan whose
     #: held fetch never came (the receiver does not fetch) does not apply.
     held_fetch: str | None = None
+    #: what of the scenario's story did not apply to this target, in words (a half the receiver's
+    #: events or the observer's kinds leave out), said where a judged scenario gives its reason
+    note: str | None = None
 
     def judged(self, checks: Sequence[str]) -> tuple[str, ...]:
         """The checks of `checks` this plan is judged by: all of them, less ``lost`` when it
@@ -674,7 +677,7 @@ def _reorder(ctx: Context, w: World) -> Plan | NotApplicable:
 def _stale_after_newer(ctx: Context, w: World) -> Plan | NotApplicable:
     events = state_events(ctx, w)
     if len(events) < 2:
-        if ctx.enabled is None:
+        if ctx.enabled is None or not _told_with_every_type(ctx, w, lambda c, fresh: len(state_events(c, fresh)) >= 2):
             return NotApplicable(f"{ctx.world_name} tells no story with two {_stateful(w)} events")
         return NotApplicable(f"the receiver is sent fewer than two {_stateful(w)} events (enabled_events)")
     if (na := _one_state(events, _stateful(w), ctx)) is not None:
@@ -696,12 +699,63 @@ def _stale_after_newer(ctx: Context, w: World) -> Plan | NotApplicable:
         if len(partial) == 1 and any(e.status == "refunded" for e in tied):
             newer += [e for e in tied if e is not partial[0]]
             older.append(partial[0])
-    elif hasattr(w, "same_second_story") and events[0].object_type == "issue":  # GitHub's updated_at ties
-        tied = [e for e in w.same_second_story() if ctx.sends(e.type)]
-        if [e.type for e in tied] == ["issues.opened", "issues.labeled", "issue_comment.created", "issues.closed"]:
-            newer += [tied[0], tied[1], tied[3]]  # opened; then labeled and closed in one second
-            older.append(tied[2])  # the comment of that second, after the close
+    elif isinstance(w, GitHubWorld):  # GitHub's updated_at ties, over each kind the observer reads
+        tied_newer, tied_older, untold = _github_ties(ctx, w)
+        newer += tied_newer
+        older += tied_older
+        if untold is not None:
+            return Plan(w, (Phase(tuple(newer)), Phase(tuple(older))), note=untold)
     return Plan(w, (Phase(tuple(newer)), Phase(tuple(older))))
+
+
+#: The event types of GitHub's same-second stories `stale-after-newer` tells, per kind.
+_ISSUE_TIE = ("issues.opened", "issues.labeled", "issue_comment.created", "issues.closed")
+_RERUN_TIE = ("pull_request.closed", "pull_request.reopened")
+_BOT_MERGE_TIE = ("pull_request.synchronize", "pull_request.closed")
+
+
+def _github_ties(ctx: Context, w: GitHubWorld) -> tuple[list[Event], list[Event], str | None]:
+    """`stale-after-newer`'s same-second half in the repository world (GitHub's ``updated_at``
+    counts whole seconds, docs "Webhook events and payloads"): (events delivered in order,
+    events delivered last, None) or, where it tells nothing, ``([], [], why)`` in words.
+
+    Told over each kind the observer reads the states of (all when it names none) whose types
+    the receiver is sent: an issue labeled, commented on and closed in one second, the comment
+    delivered after the close (`GitHubWorld.same_second_story`); a pull request closed and
+    reopened in one second, in order (keeping the first of a tie leaves it closed), and another
+    pushed to and merged in one second, its synchronize after the merge (keeping the last
+    reopens it) (`GitHubWorld.pull_request_same_second_story`; the merge's ``push`` is not sent:
+    it moves no pull request)."""
+    named = ctx.state_kinds
+
+    def reads(kind: str) -> bool:
+        return not named or kind in named
+
+    newer: list[Event] = []
+    older: list[Event] = []
+    if reads("issue") and all(ctx.sends(t) for t in _ISSUE_TIE[1:]):
+        tied = [e for e in w.same_second_story() if ctx.sends(e.type)]
+        newer += [e for e in tied if e.type != "issue_comment.created"]  # opened; labeled and closed in one second
+        older += [e for e in tied if e.type == "issue_comment.created"]  # the comment of that second, after the close
+    rerun = all(ctx.sends(t) for t in _RERUN_TIE)
+    merge = all(ctx.sends(t) for t in _BOT_MERGE_TIE)
+    if reads("pull_request") and (rerun or merge):
+        story = [e for e in w.pull_request_same_second_story() if e.object_type == "pull_request"]
+        first, second = story[:3], story[3:]
+        if rerun:
+            newer += [e for e in first if ctx.sends(e.type)]  # opened; closed and reopened in one second, in order
+        if merge:
+            newer += [e for e in second if ctx.sends(e.type) and e.type != "pull_request.synchronize"]
+            older += [e for e in second if e.type == "pull_request.synchronize"]  # after the merge of its second
+    if newer or older:
+        return newer, older, None
+    if ctx.state_kinds and not ({"issue", "pull_request"} & ctx.state_kinds):
+        why = "the observer reads no issue or pull request states ([observer.states])"
+    else:
+        why = ("the receiver is sent neither an issue's issues.labeled, issue_comment.created and issues.closed "
+               "nor a pull request's pull_request.closed with .reopened or .synchronize (enabled_events)")
+    return [], [], (f"its same-second half did not apply: {why}, so no two events of one object sharing an "
+                    f"updated_at second (GitHub's counts whole seconds) were sent")
 
 
 def _stale_per_kind(events: Sequence[Event]) -> list[Event]:
@@ -778,11 +832,30 @@ def _updates_same_object(ctx: Context, w: World) -> Plan | NotApplicable:
             what += " (its status or a field [observer.state_fields] compares)"
         if kinds:
             what += f" (of a kind whose states the observer reads: {', '.join(sorted(kinds))})"
-        if ctx.enabled is not None:
+        if ctx.enabled is not None and _told_with_every_type(ctx, w, lambda c, fresh: updates_run(
+                [e for e in state_events(c, fresh) if not kinds or e.object_type in kinds], _compared(c)) is not None):
             return NotApplicable(f"the receiver is sent no {what} (enabled_events)")
         return NotApplicable(f"{ctx.world_name} tells no story with {what}")
     owed = any(ctx.key_of(e) or (ctx.keys is not None and _moves_counter(ctx.keys, e)) for e in run)
     return Plan(w, (Phase(run),), owes_effects=owed)
+
+
+def _told_with_every_type(ctx: Context, w: AnyWorld, told: Callable[[Context, Any], bool]) -> bool:
+    """Whether a scenario's story, which `told(ctx, world)` says is there, would be there were the
+    receiver sent every type the profile sends (`ctx` without `enabled`), in a fresh world of
+    `w`'s kind and seed (`w` is left as it is): a reason blames ``enabled_events`` only then.
+    True (blame it, as before) when no fresh world can be made."""
+    from hookproof.simulator.errors import SimulatorError
+    from hookproof.simulator.world.registry import new_world
+
+    try:
+        fresh = new_world(ctx.profile.world, getattr(w, "seed", 0))
+    except (SimulatorError, TypeError):  # (a world kind the registry cannot make alone)
+        return True
+    try:
+        return told(replace(ctx, enabled=None), fresh)
+    except Exception:  # a story a fresh world cannot tell alone (a seed's objects): blame as before
+        return True
 
 
 def _compared(ctx: Context) -> Callable[[Event], str | None] | None:
@@ -1124,9 +1197,10 @@ WORDED: Mapping[str, tuple[tuple[str, str, str], ...]] = {
          "An issue's delayed first event (issues.opened, state open) arrives after its later ones (labeled, "
          "closed, reopened, closed again). Applying it would reopen an issue that is closed. A second issue "
          "is labeled, commented on and closed by a bot in one second (GitHub's updated_at counts whole "
-         "seconds); the comment's issue_comment.created arrives after the close: ordering by updated_at, with "
-         "> or >=, gets one of them wrong; GitHub sends no event time, so only the issue fetched from the "
-         "REST API tells."),
+         "seconds); the comment's issue_comment.created arrives after the close. Likewise a pull request "
+         "closed and reopened by a workflow in one second, in order, and another pushed to and merged by a bot in "
+         "one second, its synchronize after the merge: ordering by updated_at, with > or >=, gets one of them "
+         "wrong; GitHub sends no event time, so only the issue or pull request fetched from the REST API tells."),
         ("mercadopago", "An old notification after the refund",
          "A payment's delayed first notification (payment.created, when it was pending) arrives after its "
          "later ones (approved, then refunded). The receiver must keep the payment's current status, never "

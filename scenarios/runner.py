@@ -601,6 +601,8 @@ class Runner:
             verdict, reason = "not_applicable", compared_nothing
         elif verdict == "unknown":
             reason = "; ".join(r for r in (reason, unfired, unknown_reason(checks)) if r)
+        if plan.note is not None and verdict != "not_applicable":  # a half of its story that did not apply
+            reason = "; ".join(r for r in (reason, plan.note) if r)
         report = ScenarioReport(
             scenario.id, scenario.title, scenario.description, verdict, scenario.checklist,
             checks=tuple(views.check_view(c) for c in checks),

@@ -192,11 +192,15 @@ def apply_action(world: Any, action: str, index: int | None) -> None:
 
 #: ``triage``: an open issue labeled, commented on and closed within one ``updated_at`` second
 #: (`GitHubWorld.triage`: GitHub's ``updated_at`` counts whole seconds and it sends no event
-#: time, so only the REST API tells those three events apart).
+#: time, so only the REST API tells those three events apart); ``rerun_ci`` and ``bot_merge``:
+#: an open pull request closed and reopened, or pushed to and merged, within one second
+#: (`GitHubWorld.rerun_ci`, `GitHubWorld.bot_merge`); ``edit_comment`` and ``delete_comment``:
+#: an issue's newest comment edited or deleted.
 GITHUB_ACTIONS: tuple[str, ...] = (
     "open_issue", "push", "open_pull_request", "install", "comment", "label", "edit", "close_issue",
     "reopen_issue", "synchronize", "merge", "close_pull_request", "uninstall", "unlabel", "triage", "suspend",
-    "unsuspend", "add_repository", "remove_repository",
+    "unsuspend", "add_repository", "remove_repository", "edit_pull_request", "edit_comment", "delete_comment",
+    "rerun_ci", "bot_merge",
 )
 
 
@@ -210,9 +214,12 @@ def _github_legal(world: Any) -> list[Action]:
         out.append(("close_issue", i) if current["state"] == "open" else ("reopen_issue", i))
         if current["state"] == "open":
             out.append(("triage", i))
+        if world.comments_of(issue):
+            out += [("edit_comment", i), ("delete_comment", i)]
     for i, pr in enumerate(world.objects("pull_request")):
         if world.peek(pr)["state"] == "open":
-            out += [("synchronize", i), ("merge", i), ("close_pull_request", i)]
+            out += [("synchronize", i), ("merge", i), ("close_pull_request", i), ("edit_pull_request", i),
+                    ("rerun_ci", i), ("bot_merge", i)]
     home = str(world.installation_id)
     for i, inst in enumerate(world.objects("installation")):
         status = world.peek(inst)["status"]
@@ -243,6 +250,15 @@ def _github_apply(world: Any, action: str, index: int | None) -> None:
         simple[action]()
     elif action in on_issue:
         on_issue[action](_nth(world, action, "issue", index))
+    elif action in ("edit_comment", "delete_comment"):
+        issue = _nth(world, action, "issue", index)
+        comments = world.comments_of(issue)
+        if not comments:
+            raise WorldError(f"{action}: issue {issue} has no comment", object_id=issue)
+        (world.edit_comment if action == "edit_comment" else world.delete_comment)(comments[-1])
+    elif action in ("edit_pull_request", "rerun_ci", "bot_merge"):
+        pr = _nth(world, action, "pull_request", index)
+        {"edit_pull_request": world.edit_pull_request, "rerun_ci": world.rerun_ci, "bot_merge": world.bot_merge}[action](pr)
     elif action in ("synchronize", "merge", "close_pull_request"):
         pr = _nth(world, action, "pull_request", index)
         if world.get(pr)["state"] != "open":
@@ -433,6 +449,7 @@ BILLING_MOVES: Mapping[str, str] = {"fail_renewal": "subscription", "cancel": "s
                                     "mark_unpaid": "subscription", "expire_incomplete": "subscription"}
 GITHUB_MOVES: Mapping[str, str] = {"close_issue": "issue", "reopen_issue": "issue", "triage": "issue",
                                    "merge": "pull_request", "close_pull_request": "pull_request",
+                                   "bot_merge": "pull_request",
                                    "suspend": "installation", "unsuspend": "installation", "uninstall": "installation"}
 MERCADOPAGO_MOVES: Mapping[str, str] = {"approve_pix": "payment", "charge_back": "payment"}
 PADDLE_MOVES: Mapping[str, str] = {"fail_renewal": "subscription", "recover": "subscription", "cancel": "subscription",

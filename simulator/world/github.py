@@ -10,8 +10,8 @@ full payload (``action``, the object, ``repository``, ``organization``, ``instal
 Events (``Event.type`` is Octokit's ``<X-GitHub-Event>.<action>``, or the bare event
 name for ``push`` and ``ping``, which have no action), from GitHub's docs
 ``webhook-events-and-payloads``:
-``issues.opened|edited|closed|reopened|labeled|unlabeled``, ``issue_comment.created``,
-``pull_request.opened|synchronize|closed|reopened`` (``merged`` true or false), ``push`` (several
+``issues.opened|edited|closed|reopened|labeled|unlabeled``, ``issue_comment.created|edited|deleted``,
+``pull_request.opened|edited|synchronize|closed|reopened`` (``merged`` true or false), ``push`` (several
 commits, a new or deleted branch, a force push, a tag), ``installation.created|deleted|suspend|unsuspend``,
 ``installation_repositories.added|removed``, ``ping``.
 
@@ -90,6 +90,7 @@ class GitHubWorld(RecordReads):
         self._now = (start_us // 1_000_000) if start_us is not None else int(time.time())
         self._in_second = -1  # inside `same_second`: the events emitted in it so far; else -1
         self._objects: dict[str, Record] = {}
+        self._comments: dict[int, tuple[str, dict[str, Any]]] = {}  # comment id -> (issue, comment as now)
         self.events: list[Event] = []
         self._event_index: dict[str, Event] = {}
         # One App (``hookproof-ci``) with one webhook: its ids are the same in every world and
@@ -225,6 +226,13 @@ class GitHubWorld(RecordReads):
         self._emit("issues.opened", oid, {"issue": obj})
         return oid
 
+    def edit_pull_request(self, pull_request: str) -> None:
+        """Retitle a pull request: emits ``pull_request.edited`` with ``changes.title.from``."""
+        pr = self._typed(pull_request, "pull_request")
+        self._update(pull_request, {"title": self._fake.sentence(nb_words=5).rstrip(".")})
+        self._emit("pull_request.edited", pull_request, {"number": pr["number"], "changes": {"title": {"from": pr["title"]}},
+                                                         "pull_request": None})
+
     def edit_issue(self, issue: str) -> None:
         """Retitle an issue: emits ``issues.edited`` with ``changes.title.from``."""
         old = self._typed(issue, "issue")["title"]
@@ -268,8 +276,32 @@ class GitHubWorld(RecordReads):
         comment_id = self._rng.randint(1_000_000_000, 1_999_999_999)
         body = gh.issue_comment(self.get(issue), comment_id, self.sender, body=self._fake.sentence(),
                                 created=self._now)
+        self._comments[comment_id] = (issue, body)
         self._emit("issue_comment.created", issue, {"issue": None, "comment": body})
         return comment_id
+
+    def edit_comment(self, comment_id: int) -> None:
+        """Edit a comment's body: emits ``issue_comment.edited`` with ``changes.body.from`` and
+        the comment's new body and ``updated_at`` (the issue's own ``updated_at`` moves too)."""
+        issue, old = self._comment(comment_id)
+        at = self._tick()
+        self._update(issue, {}, at=at)
+        edited = {**old, "body": self._fake.sentence(), "updated_at": gh.iso(at)}
+        self._comments[comment_id] = (issue, edited)
+        self._emit("issue_comment.edited", issue, {"issue": None, "comment": edited,
+                                                   "changes": {"body": {"from": old["body"]}}})
+
+    def delete_comment(self, comment_id: int) -> None:
+        """Delete a comment: emits ``issue_comment.deleted`` with the comment as it was (the
+        issue's ``comments`` one fewer). Raises WorldError for a comment deleted already."""
+        issue, body = self._comment(comment_id)
+        self._update(issue, {"comments": self._typed(issue, "issue")["comments"] - 1})
+        del self._comments[comment_id]
+        self._emit("issue_comment.deleted", issue, {"issue": None, "comment": body})
+
+    def comments_of(self, issue: str) -> list[int]:
+        """The ids of `issue`'s comments not deleted, oldest first."""
+        return [cid for cid, (on, _) in self._comments.items() if on == issue]
 
     def push(self, commits: int = 1) -> str:
         """`commits` commits (at least one) pushed to the default branch together: emits one
@@ -397,6 +429,7 @@ class GitHubWorld(RecordReads):
         self.label_issue(issue)
         self.comment(issue)
         self.edit_issue(issue)
+        self._comment_edited_and_deleted(issue)
         self.unlabel_issue(issue)
         self.close_issue(issue)
         self.reopen_issue(issue)
@@ -404,6 +437,7 @@ class GitHubWorld(RecordReads):
         self.delete_branch(self.push_branch())
         self.force_push()
         pr = self.open_pull_request()
+        self.edit_pull_request(pr)
         self.synchronize(pr)
         self.close_pull_request(pr, merged=True)
         self.push_tag()
@@ -418,25 +452,53 @@ class GitHubWorld(RecordReads):
         return self.events[start:]
 
     def effect_story(self) -> list[Event]:
-        """One event of each effectful type: an opened issue, a push, an opened and a
-        synchronized pull request, a comment, a new installation; then that pull request
-        merged and another closed without merging (effects of a team's own keys). The
+        """The App's webhook pinged, then one event of each effectful type: an opened issue, a
+        push, an opened and a synchronized pull request, a comment (later edited, then deleted:
+        ``issue_comment.edited|deleted`` owe no effect; the bot's reply stays owed), a new installation; then
+        that pull request merged and another closed without merging (effects of a team's own
+        keys); then the new installation's life as an App meets it: a repository added to its
+        selection and removed, the installation suspended, unsuspended and deleted
+        (``installation_repositories.added|removed``, ``installation.suspend|unsuspend|deleted``:
+        no effect, sent beside the installation's effectful ``installation.created``). The
         story's every event, effectful or not: the catalog sends those the receiver's keys
-        make effectful."""
+        make effectful, the other events of their objects, and the ping (`companion_objects`)."""
         start = len(self.events)
+        self.ping()
         issue = self.open_issue()
         self.push()
         pr = self.open_pull_request()
-        self.comment(issue)
+        comment = self.comment(issue)
         self.synchronize(pr)
-        self.install()
+        self.edit_comment(comment)
+        self.delete_comment(comment)
+        installation = self.install().object_id
         self.close_pull_request(pr, merged=True)
         self.close_pull_request(self.open_pull_request(), merged=False)
+        self.add_repository(installation)
+        self.remove_repository(installation)
+        self.suspend(installation)
+        self.unsuspend(installation)
+        self.uninstall(installation)
         return self.events[start:]
 
+    def _comment_edited_and_deleted(self, issue: str) -> None:
+        """A comment on `issue` posted, its body edited, then deleted: ``issue_comment.created``,
+        ``.edited``, ``.deleted`` (a comment counter moves up once and back down once)."""
+        comment_id = self.comment(issue)
+        self.edit_comment(comment_id)
+        self.delete_comment(comment_id)
+
+    def companion_objects(self, objects: set[str]) -> set[str]:
+        """The App's own installation, whose ``ping`` (the App's webhook created) comes before
+        any other installation's events, when any of `objects` is another installation: the
+        catalog sends its events with a story's effectful ones (`scenarios.catalog.effect_events`)."""
+        others = set(self.objects("installation")) - {self.account}
+        return {self.account} if objects & others else set()
+
     def state_story(self) -> list[Event]:
-        """An issue's life: opened, labeled, closed, reopened, closed again; then a pull
-        request's: opened, synchronized, merged (stateful events)."""
+        """An issue's life: opened, labeled, closed, reopened, closed again; a pull request's:
+        opened, retitled, closed without merging, reopened (a contributor's second thought), synchronized,
+        merged; an installation's: created, suspended, unsuspended, deleted (stateful events)."""
         start = len(self.events)
         issue = self.open_issue()
         self.label_issue(issue)
@@ -444,9 +506,16 @@ class GitHubWorld(RecordReads):
         self.reopen_issue(issue)
         self.close_issue(issue)
         pr = self.open_pull_request()
+        self.edit_pull_request(pr)
+        self.close_pull_request(pr, merged=False)
+        self.reopen_pull_request(pr)
         self.synchronize(pr)
         self.close_pull_request(pr, merged=True)
-        return [e for e in self.events[start:] if e.object_id in (issue, pr)]
+        installation = self.install().object_id
+        self.suspend(installation)
+        self.unsuspend(installation)
+        self.uninstall(installation)
+        return [e for e in self.events[start:] if e.object_id in (issue, pr, installation)]
 
     def distinct_story(self) -> list[Event]:
         """Several effects of one object: two comments on one issue, two pushes to one pull request."""
@@ -505,6 +574,42 @@ class GitHubWorld(RecordReads):
             self.label_issue(issue)
             self.comment(issue)
             self.close_issue(issue)
+
+    def pull_request_same_second_story(self) -> list[Event]:
+        """Two pull requests each changed twice in one second (`same_second`), each change its
+        own delivery with one ``updated_at``: the first opened, then closed and reopened at once
+        by a workflow re-running CI (`rerun_ci`): ``pull_request.opened`` (open), ``.closed``
+        (closed), ``.reopened`` (open); the second opened, then pushed to and merged at once by a
+        merge bot (`bot_merge`): ``pull_request.opened`` (open), ``.synchronize`` (open),
+        ``.closed`` (merged), with the merge commit's ``push``. The catalog's `stale-after-newer`
+        sends the first's in order (ordering by ``updated_at`` with ``>`` keeps it closed) and
+        the second's synchronize after the merge (with ``>=`` it reopens it); only the REST API's
+        pull request tells. Returns its events."""
+        start = len(self.events)
+        self.rerun_ci(self.open_pull_request())
+        self.bot_merge(self.open_pull_request())
+        return self.events[start:]
+
+    def rerun_ci(self, pull_request: str) -> None:
+        """An open pull request closed and reopened in one second (`same_second`), as a workflow
+        does to re-run CI on a branch it pushed with ``GITHUB_TOKEN`` (whose pushes start no
+        workflow: GitHub Actions docs "Triggering a workflow from a workflow"):
+        ``pull_request.closed`` (unmerged) and ``pull_request.reopened`` with one ``updated_at``."""
+        if self._typed(pull_request, "pull_request")["state"] != "open":
+            raise WorldError(f"pull request {pull_request} is not open", object_id=pull_request)
+        with self.same_second():
+            self.close_pull_request(pull_request, merged=False)
+            self.reopen_pull_request(pull_request)
+
+    def bot_merge(self, pull_request: str) -> None:
+        """A merge bot updates an open pull request's branch and merges it in one second
+        (`same_second`): ``pull_request.synchronize`` and ``pull_request.closed`` (merged) with one
+        ``updated_at``, then the merge commit's ``push``."""
+        if self._typed(pull_request, "pull_request")["state"] != "open":
+            raise WorldError(f"pull request {pull_request} is not open", object_id=pull_request)
+        with self.same_second():
+            self.synchronize(pull_request)
+            self.close_pull_request(pull_request, merged=True)
 
     def repositories_of(self, installation: str) -> list[dict[str, Any]]:
         """The repositories `installation` can access (its events' ``repositories``)."""
@@ -615,6 +720,13 @@ class GitHubWorld(RecordReads):
             "installation": inst, "repository_selection": inst["repository_selection"], "repositories_added": added,
             "repositories_removed": removed, "requester": None, "sender": self.sender},
             lite=False, account=str(inst["id"]))
+
+    def _comment(self, comment_id: int) -> tuple[str, dict[str, Any]]:
+        """(issue id, the comment as it is now) of comment `comment_id`; WorldError if none."""
+        found = self._comments.get(comment_id)
+        if found is None:
+            raise WorldError(f"no comment {comment_id}", object_id=str(comment_id))
+        return found[0], copy.deepcopy(found[1])
 
     def _public(self, object_id: str) -> dict[str, Any]:
         """The snapshot without the world's own bookkeeping fields."""

@@ -41,8 +41,8 @@ BUSINESS_KEYS: Mapping[str, Callable[[Mapping[str, Any]], str | None]] = {
 #: Every event type the world emits, in catalog order.
 GITHUB_EVENT_TYPES: tuple[str, ...] = (
     "issues.opened", "issues.edited", "issues.closed", "issues.reopened", "issues.labeled", "issues.unlabeled",
-    "issue_comment.created", "pull_request.opened", "pull_request.synchronize", "pull_request.closed",
-    "pull_request.reopened", "push", "installation.created", "installation.deleted", "installation.suspend",
+    "issue_comment.created", "issue_comment.edited", "issue_comment.deleted", "pull_request.opened",
+    "pull_request.edited", "pull_request.synchronize", "pull_request.closed", "pull_request.reopened", "push", "installation.created", "installation.deleted", "installation.suspend",
     "installation.unsuspend", "installation_repositories.added", "installation_repositories.removed", "ping",
 )
 

@@ -317,3 +317,60 @@ def test_the_app_stores_the_issue_the_rest_api_serves_not_a_same_second_payload(
             stored[script] = rows(db, "SELECT object_id, status FROM states")
     assert stored == {"github_app.js": [(closed.object_id, "closed")],
                       "github_app_updated_at.js": [(closed.object_id, "open")]}
+
+
+#: A comment counter per issue, as README's "A count is a counter too" declares one.
+COMMENT_COUNTERS = {"issue_comment.created": {"key": "{repository.full_name}#{issue.number}", "amount": 1},
+                    "issue_comment.deleted": {"key": "{repository.full_name}#{issue.number}", "amount": 1, "sign": -1}}
+
+
+def test_a_comment_counter_moves_once_per_comment_and_per_deletion() -> None:
+    """A comment created, edited and deleted: up one, nothing, down one, on its issue's key."""
+    from hookproof.config_model import CounterConfig
+    from hookproof.scenarios.business_keys import counter_truth
+
+    cfg = config("github_app", Path("/nonexistent"))
+    mapping = cfg.model_copy(update={"counters": {t: CounterConfig(**c) for t, c in COMMENT_COUNTERS.items()}
+                                     }).key_mapping()
+    assert mapping is not None
+    world = GitHubWorld(3)
+    issue = world.open_issue()
+    world.comment(issue)
+    second = world.comment(issue)
+    world.edit_comment(second)
+    world.delete_comment(second)
+    assert [mapping.counter_of(e) for e in world.events[1:]] == [
+        (issue, 1), (issue, 1), None, (issue, -1)]
+
+    class Valid:
+        def __init__(self, event_id: str) -> None:
+            self.event_id, self.valid, self.delivery_id = event_id, True, f"dlv_{event_id}_0"
+
+    history = [Valid(e.id) for e in world.events for _ in range(2)]  # every event delivered twice
+    assert counter_truth(world.events, history, mapping) == {issue: 1}  # type: ignore[arg-type]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("name", "failed"), [
+    ("github_app", {}),
+    ("github_app_delete_every_delivery", {"duplicate-sequential": ["counter"], "mass-redelivery": ["counter"]}),
+])
+def test_a_comment_count_is_certified_with_its_deletions(node: str, tmp_path: Path, name: str,
+                                                         failed: dict[str, list[str]]) -> None:
+    """Each issue's comment count: one up per comment, one down per deleted comment. The App
+    counting in the delivery's claim passes; its twin taking a deletion off on every delivery
+    counts a redelivered deletion again (`counter`)."""
+    from hookproof.config_model import CounterConfig
+
+    cfg = config(name, tmp_path)
+    assert cfg.observer is not None
+    cfg = cfg.model_copy(update={
+        "counters": {t: CounterConfig(**c) for t, c in COMMENT_COUNTERS.items()},
+        "observer": cfg.observer.model_copy(update={
+            "counter": "SELECT object_id AS key, comments AS amount FROM comment_counts"})})
+    report = certify(cfg, scenarios=["duplicate-sequential", "mass-redelivery"], out_dir=tmp_path / "report").report
+    got = {s.id: sorted({f.check_id for f in s.findings}) for s in report.scenarios if s.verdict != "pass"}
+    assert got == failed
+    for scenario in report.scenarios:
+        counter = next(c for c in scenario.checks if c.check_id == "counter")
+        assert counter.stats.get("counters", 0) >= 1, counter.stats

@@ -94,3 +94,22 @@ def test_enabled_events_take_githubs_names_and_an_unknown_one_lists_them() -> No
         parse_config(CONFIG.format(port=3000, extra='enabled_events = ["issues.opened", "invoice.paid"]'),
                      "hookproof.toml")
     assert "the GitHub profile sends no event 'invoice.paid' (known: installation.created," in str(info.value)
+
+
+def test_a_bare_github_event_name_enables_every_action_of_it() -> None:
+    """A GitHub App subscribes per event: ``pull_request`` is every pull_request action the
+    profile sends; ``push`` and ``ping`` have none; a per-action name beside its event adds
+    nothing twice; an unknown bare name is still a config error naming it."""
+    cfg = parse_config(CONFIG.format(port=3000, extra='enabled_events = ["pull_request", "installation", "push", '
+                                                      '"pull_request.closed"]'), "hookproof.toml")
+    assert cfg.target.enabled_events == [
+        "pull_request.opened", "pull_request.edited", "pull_request.synchronize", "pull_request.closed",
+        "pull_request.reopened", "installation.created", "installation.deleted", "installation.suspend",
+        "installation.unsuspend", "push"]
+    assert parse_config(CONFIG.format(port=3000, extra='enabled_events = ["issue_comment", "ping"]'),
+                        "hookproof.toml").target.enabled_events == [
+        "issue_comment.created", "issue_comment.edited", "issue_comment.deleted", "ping"]
+    with pytest.raises(ConfigError) as info:
+        parse_config(CONFIG.format(port=3000, extra='enabled_events = ["star"]'), "hookproof.toml")
+    assert "the GitHub profile sends no event 'star' (known: installation.created," in str(info.value)
+    assert str(info.value).count("\n") == 0 and "enabled_events" in str(info.value)

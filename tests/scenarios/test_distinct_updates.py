@@ -104,8 +104,14 @@ def test_where_no_object_repeats_a_type_it_says_why() -> None:
     assert isinstance(invoices, NotApplicable)
     assert invoices.reason == ("the Stripe world tells no story with two events of one type about one object, "
                                "the second changing its state (of a kind whose states the observer reads: invoice)")
-    pulls = _plan("github", state_kinds=frozenset({"pull_request"}))  # opened, synchronized, closed: no repeat
-    assert isinstance(pulls, NotApplicable) and pulls.reason.endswith("the observer reads: pull_request)")
+    installations = _plan("github", state_kinds=frozenset({"installation"}))  # created, suspend, unsuspend, deleted
+    assert isinstance(installations, NotApplicable)
+    assert installations.reason.endswith("the observer reads: installation)"), installations.reason
+    pulls = _plan("github", state_kinds=frozenset({"pull_request"}))  # closed unmerged, reopened, closed merged
+    assert isinstance(pulls, Plan)
+    assert [(e.type, e.status) for e in pulls.phases[0].events] == [
+        ("pull_request.opened", "open"), ("pull_request.edited", "open"), ("pull_request.closed", "closed"),
+        ("pull_request.reopened", "open"), ("pull_request.synchronize", "open"), ("pull_request.closed", "merged")]
     issues = _plan("github", state_kinds=frozenset({"issue", "pull_request"}))
     assert isinstance(issues, Plan) and {e.object_type for e in issues.phases[0].events} == {"issue"}
     narrowed = _plan("stripe", enabled=frozenset({"customer.subscription.created", "customer.subscription.deleted"}))
@@ -161,3 +167,19 @@ def test_a_receiver_deduplicating_by_object_fails_stale(tmp_path: Path, name: st
                          r"created (\d+)\)", findings[0])
     assert stale is not None and int(stale[1]) < int(stale[2]), findings
     assert item == "fail"  # a later update taken for a duplicate (`SCENARIO_CHECKLIST_CHECKS`)
+
+
+def test_enabled_events_are_blamed_only_when_enabling_more_would_tell_the_story() -> None:
+    """Every pull_request and installation type enabled, the observer reading installations: no
+    installation is sent one type twice in GitHub's world whatever is enabled, so the reason
+    says the world tells no such story; reading issues, enabling issue types would tell one."""
+    from hookproof.simulator.world.github_lifecycle import GITHUB_EVENT_TYPES
+
+    enabled = frozenset(t for t in GITHUB_EVENT_TYPES if t.startswith(("pull_request.", "installation.")))
+    installations = _plan("github", enabled=enabled, state_kinds=frozenset({"installation"}))
+    assert isinstance(installations, NotApplicable)
+    assert installations.reason == (
+        "the GitHub world tells no story with two events of one type about one object, the second changing its "
+        "state (of a kind whose states the observer reads: installation)")
+    issues = _plan("github", enabled=enabled, state_kinds=frozenset({"issue"}))
+    assert isinstance(issues, NotApplicable) and issues.reason.endswith("(enabled_events)"), issues.reason

@@ -235,18 +235,20 @@ def test_the_github_twin_without_dedupe_is_found_and_replayed(node: str, tmp_pat
 
 
 @pytest.mark.slow
-def test_the_github_twin_ordering_by_updated_at_is_found_through_a_triage(node: str, tmp_path: Path) -> None:
+def test_the_github_twin_ordering_by_updated_at_is_found_through_a_same_second_tie(node: str, tmp_path: Path) -> None:
     """GitHub's ``updated_at`` counts whole seconds and GitHub sends no event time. The Node twin
     storing the payload's state when its ``updated_at`` is not older (``>=``) passed explore while
     the world spaced an issue's changes a second apart; a ``triage`` (labeled, commented on and
-    closed in one second) lets a late event of that second reopen the issue. The correct App
+    closed in one second) lets a late event of that second reopen the issue (as does a pull
+    request's synchronize after its merge of the same second, ``bot_merge``). The correct App
     fetches the issue (`test_the_github_app_survives_explore_at_its_url`)."""
     _, run = _github_run("github_app_updated_at", tmp_path, 100)
     failure = run.result.failure
     assert failure is not None, run.lines
     assert {f.check_id for f in failure.findings} <= {"regressed", "stale"}, failure.summary()
-    assert any(step.op == "emit" and step.action == "triage" for step in failure.steps), format_steps(
-        failure.steps, failure.event_types)
+    # a tie of one second: an issue's triage, or a pull request's close and reopen or sync and merge
+    assert any(step.op == "emit" and step.action in ("triage", "rerun_ci", "bot_merge")
+               for step in failure.steps), format_steps(failure.steps, failure.event_types)
 
 
 # ---- the config's enabled_events and the team's own keys ------------------------------------------
@@ -522,3 +524,16 @@ def test_explore_can_triage_an_issue_within_one_second_and_suspend_an_installati
         "installation.unsuspend", "installation.suspend", "installation.deleted"]
     assert not [a for a, i in ops.legal(world) if i == installation and a in ops.moves]
     assert ops.moves["triage"] == "issue" and ops.moves["suspend"] == "installation"
+
+
+@pytest.mark.slow
+def test_the_github_twin_keeping_the_first_of_a_tie_is_found_through_a_pull_request(node: str, tmp_path: Path) -> None:
+    """The twin ordering payloads by ``updated_at`` with ``>`` (`github_app_keep_first.js`) keeps
+    the first of a same-second tie: a pull request closed and reopened in one second (``rerun_ci``)
+    or pushed to and merged in one second (``bot_merge``), or an issue's triage, leaves a stale
+    state. Explore finds it."""
+    _, run = _github_run("github_app_keep_first", tmp_path, 100)
+    failure = run.result.failure
+    assert failure is not None, run.lines
+    assert {f.check_id for f in failure.findings} <= {"regressed", "stale"}, failure.summary()
+    assert any(step.op == "emit" and step.action in ("triage", "rerun_ci", "bot_merge") for step in failure.steps)

@@ -33,14 +33,15 @@ def test_stale_after_newer_names_the_late_event_as_the_provider_does(profile_nam
     assert isinstance(plan, Plan)
     late, *tied = plan.phases[-1].events  # billing: then a second subscription's same-second recovery
     # (Shopify: a second order's partial refund, of the same updated_at second as its cancellation;
-    # GitHub: a second issue's comment, of the same updated_at second as its close)
+    # GitHub: a second issue's comment, of the same updated_at second as its close, and a pull
+    # request's synchronize, of the same second as its merge)
     assert [e.status for e in tied] == {"billing": ["active"], "shopify": ["partially_refunded"],
-                                        "github": ["open"]}.get(profile.world, [])
+                                        "github": ["open", "open"]}.get(profile.world, [])
     if profile.world == "github":
-        assert [e.type for e in tied] == ["issue_comment.created"]
-        closed = plan.phases[0].events[-1]
-        assert (closed.type, closed.object_id) == ("issues.closed", tied[0].object_id)
-        assert closed.extra["payload"]["issue"]["updated_at"] == tied[0].extra["payload"]["issue"]["updated_at"]
+        assert [e.type for e in tied] == ["issue_comment.created", "pull_request.synchronize"]
+        for (kind, ends), late_one in zip((("issue", "issues.closed"), ("pull_request", "pull_request.closed")), tied):
+            (closed,) = [e for e in plan.phases[0].events if e.object_id == late_one.object_id and e.type == ends]
+            assert closed.extra["payload"][kind]["updated_at"] == late_one.extra["payload"][kind]["updated_at"]
     noun, event_type, status = WORDS[profile_name]
     assert late.status == status and (event_type is None or late.type == event_type)
     assert noun in scenario.description.lower() and status in scenario.description

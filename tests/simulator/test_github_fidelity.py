@@ -48,7 +48,7 @@ def validation_errors(definitions: dict[str, Any], definition: str, body: Any) -
 
 def rendered_events() -> Iterator[Event]:
     """Every event of three seeds' lifecycles, the catalog's and the storm's stories (the
-    same-second one too, and oversized-payload's push of many commits) and each type's script."""
+    same-second ones too, and oversized-payload's push of many commits) and each type's script."""
     for seed in (1, 2, 3):
         world = GitHubWorld(seed)
         world.lifecycle()
@@ -57,6 +57,7 @@ def rendered_events() -> Iterator[Event]:
         world.distinct_story()
         world.repeat_story()
         world.same_second_story()
+        world.pull_request_same_second_story()
         world.quiet_event()
         if seed == 1:
             world.big_event(OVERSIZE_BYTES)  # oversized-payload's push of many commits
@@ -163,12 +164,19 @@ def test_business_keys_and_states() -> None:
         "pull_request.synchronize": "ci", "pull_request.closed": "", "installation.created": "install",
         "installation.deleted": "", "issues.unlabeled": "", "installation.suspend": "", "installation.unsuspend": "",
         "installation_repositories.added": "", "installation_repositories.removed": "",
+        "issue_comment.edited": "", "issue_comment.deleted": "", "pull_request.edited": "",
     }
     issue = [e for e in events if e.object_id == f"{full}#{issue_no}"]
     assert [(e.type, e.status, e.version) for e in issue] == [
         ("issues.opened", "open", 1), ("issues.labeled", "open", 2), ("issue_comment.created", "open", 3),
-        ("issues.edited", "open", 4), ("issues.unlabeled", "open", 5), ("issues.closed", "closed", 6),
-        ("issues.reopened", "open", 7)]
+        ("issues.edited", "open", 4), ("issue_comment.created", "open", 5), ("issue_comment.edited", "open", 6),
+        ("issue_comment.deleted", "open", 7), ("issues.unlabeled", "open", 8), ("issues.closed", "closed", 9),
+        ("issues.reopened", "open", 10)]
+    created, edited, deleted = (e.extra["payload"] for e in issue[4:7])
+    assert created["comment"]["id"] == edited["comment"]["id"] == deleted["comment"]["id"]
+    assert edited["changes"] == {"body": {"from": created["comment"]["body"]}}
+    assert deleted["comment"] == edited["comment"] != created["comment"]
+    assert [p["issue"]["comments"] for p in (created, edited, deleted)] == [2, 2, 1]
     assert all(e.stateful for e in issue)
     stamps = [e.extra["payload"]["issue"]["updated_at"] for e in issue]
     assert stamps == sorted(stamps) and len(set(stamps)) == len(stamps)  # updated_at orders the versions

@@ -13,6 +13,9 @@
 //                              for a deleted branch or a push of no new commit, e.g. a tag)
 //   pull_request.opened|synchronize  ci:{full_name}@{head.sha}
 //   installation.created       install:{installation.id}
+// Counts (`comment_counts`): each issue's comments, {full_name}#{number}: one up per
+// issue_comment.created, one down per issue_comment.deleted, in the delivery's transaction
+// (a redelivered deletion finds the claim and counts nothing).
 // State (`states`): every issue and pull request (kind `issue` or `pull_request`), as
 // {full_name}#{number}: open, closed or merged, as GitHub's REST API serves it when the
 // event arrives (GET /repos/{owner}/{repo}/issues/{number}, /pulls/{number}), fetched and
@@ -31,10 +34,12 @@
 // Broken twins: github_app_no_dedupe.js (no claim), github_app_blind_overwrite.js (stores the
 // payload's state, the last delivery wins, even an older one), github_app_updated_at.js (stores
 // the payload's state when its updated_at is not older than the stored one: a same-second tie
-// goes to whichever arrives last), github_app_by_number.js (claims the event, its action and
+// goes to whichever arrives last), github_app_keep_first.js (the same with `>`: a tie goes to
+// whichever arrives first), github_app_by_number.js (claims the event, its action and
 // the issue's or pull request's number, not the delivery), github_app_ack_first.js (answers 200
 // once the signature is checked and applies the delivery afterwards, from memory: killed in
-// between, the acknowledged work is gone), github_app_body_limit.js (refuses bodies over Django's
+// between, the acknowledged work is gone), github_app_delete_every_delivery.js (takes a deleted
+// comment off its issue's count on every delivery of the deletion), github_app_body_limit.js (refuses bodies over Django's
 // default 2.5 MB with 400: a large push lost).
 
 import { createServer } from "node:http";
@@ -52,6 +57,7 @@ export function openDatabase(path) {
     CREATE TABLE IF NOT EXISTS effects (id INTEGER PRIMARY KEY, business_key TEXT NOT NULL, delivery_id TEXT NOT NULL);
     CREATE TABLE IF NOT EXISTS states (object_id TEXT PRIMARY KEY, kind TEXT NOT NULL, status TEXT NOT NULL,
                                        updated_at TEXT NOT NULL);
+    CREATE TABLE IF NOT EXISTS comment_counts (object_id TEXT PRIMARY KEY, comments INTEGER NOT NULL);
   `);
   return db;
 }
@@ -68,8 +74,11 @@ export const defaultApi = () => ({
 // `order`: how a state is kept. "fetch" (this App): the REST API's, fetched under a per-object
 // lock; "payload" (a twin): the payload's, written when its updated_at is not older than the
 // stored one ("payload-strict": newer); "none" (a twin): the payload's, whatever the stored one.
+// `countDeletes`: "claimed" (this App) takes a deleted comment off its issue's count in the
+// delivery's transaction, once; "every-delivery" (a twin) takes it off before the claim, on
+// every delivery of the deletion (a redelivery counts it again).
 export function createApp({ secret, db, dedupe = true, order = "fetch", claimKey = byDelivery, api = defaultApi(),
-                           applyAfterMs = null, maxBody = MAX_BODY_BYTES, tooLarge = 413 }) {
+                           applyAfterMs = null, maxBody = MAX_BODY_BYTES, tooLarge = 413, countDeletes = "claimed" }) {
   const webhooks = new Webhooks({ secret });
   const claim = db.prepare("INSERT INTO deliveries (delivery_id, event) VALUES (?, ?) ON CONFLICT DO NOTHING");
   const addEffect = db.prepare("INSERT INTO effects (business_key, delivery_id) VALUES (?, ?)");
@@ -78,13 +87,20 @@ export function createApp({ secret, db, dedupe = true, order = "fetch", claimKey
     ON CONFLICT (object_id) DO UPDATE SET status = excluded.status, updated_at = excluded.updated_at
     ${{ payload: "WHERE excluded.updated_at >= states.updated_at",
         "payload-strict": "WHERE excluded.updated_at > states.updated_at" }[order] || ""}`);
+  const count = db.prepare(`
+    INSERT INTO comment_counts (object_id, comments) VALUES (?, ?)
+    ON CONFLICT (object_id) DO UPDATE SET comments = comments + excluded.comments`);
   const locks = new Map(); // object id -> the tail of its fetch-and-write chain
 
   // One transaction per delivery: the claim and every write of its handler commit together.
   const apply = db.transaction((id, name, writes, payload) => {
+    if (countDeletes === "every-delivery") { // the twin: counted before (and whatever) the claim says
+      for (const [kind, ...args] of writes) if (kind === "count" && args[1] < 0) count.run(...args);
+    }
     if (dedupe && claim.run(claimKey(id, name, payload), name).changes === 0) return; // already applied
     for (const [kind, ...args] of writes) {
       if (kind === "effect") addEffect.run(args[0], id);
+      else if (kind === "count") { if (countDeletes !== "every-delivery" || args[1] > 0) count.run(...args); }
       else setState.run(...args);
     }
   });
@@ -134,15 +150,19 @@ export function createApp({ secret, db, dedupe = true, order = "fetch", claimKey
     [["effect", `comment:${repo(event.payload)}#${event.payload.issue.number}`]]));
   webhooks.on(["issues.edited", "issues.labeled", "issues.unlabeled", "issues.closed", "issues.reopened"],
     (event) => onIssue(event));
+  const comments = (payload, by) => ["count", ref(payload, payload.issue.number), by];
   webhooks.on("issue_comment.created", (event) => onIssue(event, [["effect",
-    `reply:${repo(event.payload)}#${event.payload.issue.number}:${event.payload.comment.id}`]]));
+    `reply:${repo(event.payload)}#${event.payload.issue.number}:${event.payload.comment.id}`],
+    comments(event.payload, 1)]));
+  webhooks.on("issue_comment.edited", (event) => onIssue(event));
+  webhooks.on("issue_comment.deleted", (event) => onIssue(event, [comments(event.payload, -1)]));
   // A CI run per pushed head: none for a deleted branch (`after` is all zeros) or a push of
   // no new commit (a tag, or a branch created on a commit pushed before).
   webhooks.on("push", ({ id, name, payload }) => apply(id, name, payload.deleted || payload.commits.length === 0
     ? [] : [["effect", `ci:${repo(payload)}@${payload.after}`]], payload));
   webhooks.on(["pull_request.opened", "pull_request.synchronize"], (event) => onPull(event,
     [["effect", `ci:${repo(event.payload)}@${event.payload.pull_request.head.sha}`]]));
-  webhooks.on(["pull_request.closed", "pull_request.reopened"], (event) => onPull(event));
+  webhooks.on(["pull_request.edited", "pull_request.closed", "pull_request.reopened"], (event) => onPull(event));
   webhooks.on("installation.created", ({ id, name, payload }) => apply(id, name, [
     ["effect", `install:${payload.installation.id}`]], payload));
 
