@@ -62,6 +62,7 @@ SCRIPTS: dict[str, Callable[[World], object]] = {
     "payment_intent.succeeded": lambda w: w.pay(_customer(w)),
     "payment_intent.payment_failed": lambda w: w.fail_payment(_customer(w)),
     "charge.succeeded": lambda w: w.pay(_customer(w)),
+    "charge.failed": lambda w: w.fail_payment(_customer(w)),
     "charge.refunded": _refund,
     "checkout.session.completed": _checkout,
     "checkout.session.async_payment_succeeded": lambda w: _async_checkout(w, True),

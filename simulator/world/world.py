@@ -300,16 +300,26 @@ class World(RecordReads):
         return pi_id
 
     def fail_payment(self, customer: str, *, amount: int | None = None) -> str:
-        """A payment attempt that fails: emits ``payment_intent.payment_failed`` (no effect)."""
+        """A payment intent whose first confirmation is declined by the card's issuer: emits
+        ``charge.failed`` (a failed charge, ``failure_code: card_declined``) and
+        ``payment_intent.payment_failed`` (no effect), in the order the Stripe CLI logs them
+        for ``stripe trigger payment_intent.payment_failed``. The intent goes back to
+        ``requires_payment_method`` naming that charge as its ``latest_charge`` and as its
+        ``last_payment_error.charge`` (stripe-python ``PaymentIntent.latest_charge``: null
+        "until PaymentIntent confirmation is attempted"; ``LastPaymentError.charge``: "For card
+        errors, the ID of the failed charge"). Returns the payment intent id.
+        """
         cus = self._typed(customer, "customer")
         amount = amount if amount is not None else self._rng.choice(LOCALES["en_US"][1])
         pi_id = self._new_payment_intent(customer, amount, cus["currency"], "processing")
         pm_id = cus["invoice_settings"]["default_payment_method"]
-        error = {"type": "card_error", "code": "card_declined", "decline_code": "generic_decline",
+        ch_id = self._charge(customer, amount, cus["currency"], payment_intent=pi_id, declined=True)
+        error = {"charge": ch_id, "type": "card_error", "code": "card_declined", "decline_code": "generic_decline",
                  "doc_url": "https://stripe.com/docs/error-codes/card-declined",
                  "message": "Your card was declined.", "payment_method": self.get(pm_id)}
         self._update(pi_id, {"status": "requires_payment_method", "last_payment_error": error,
-                             "payment_method": None})
+                             "latest_charge": ch_id, "payment_method": None})
+        self._emit("charge.failed", ch_id)
         self._emit("payment_intent.payment_failed", pi_id)
         return pi_id
 
@@ -939,15 +949,20 @@ class World(RecordReads):
         return pi_id
 
     def _charge(self, customer: str, amount: int, currency: str, *, payment_intent: str | None = None,
-                invoice: str | None = None) -> str:
+                invoice: str | None = None, declined: bool = False) -> str:
+        """A charge of the customer's default card, paid (with its balance transaction), or with
+        `declined` failed by the issuer (no money moved: no balance transaction). Returns its id."""
         cus = self._typed(customer, "customer")
         pm = self.get(cus["invoice_settings"]["default_payment_method"])
         ch_id = self._new_id("charge")
-        txn_id = self._balance_txn(amount, currency, "charge", ch_id)
+        txn_id = None if declined else self._balance_txn(amount, currency, "charge", ch_id)
         snapshot = shapes.charge(id=ch_id, customer=customer, amount=amount, currency=currency,
                                  payment_intent=payment_intent, pm=pm, balance_transaction=txn_id,
                                  receipt_url=f"https://pay.stripe.com/receipts/payment/{self._token(40)}",
                                  created=self._now_s(), livemode=self.livemode)
+        if declined:
+            snapshot.update(shapes.declined_charge(amount))
+            snapshot["payment_method_details"]["card"]["amount_authorized"] = None
         snapshot["invoice"] = invoice
         if payment_intent is not None:  # a payment intent's charge carries its metadata (Checkout's payment_intent_data)
             snapshot["metadata"] = dict(self.get(payment_intent)["metadata"])
