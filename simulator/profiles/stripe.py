@@ -80,6 +80,7 @@ STRIPE_ONLY_EVENT_TYPES: tuple[str, ...] = (
     "customer.subscription.paused",
     "customer.subscription.resumed",
     "charge.failed",
+    "refund.created",
 )
 
 #: Where hookproof's Stripe objects knowingly differ from Stripe's (path -> reason). A path

@@ -64,6 +64,7 @@ SCRIPTS: dict[str, Callable[[World], object]] = {
     "charge.succeeded": lambda w: w.pay(_customer(w)),
     "charge.failed": lambda w: w.fail_payment(_customer(w)),
     "charge.refunded": _refund,
+    "refund.created": _refund,
     "checkout.session.completed": _checkout,
     "checkout.session.async_payment_succeeded": lambda w: _async_checkout(w, True),
     "checkout.session.async_payment_failed": lambda w: _async_checkout(w, False),

@@ -342,7 +342,10 @@ class World(RecordReads):
 
     def refund(self, charge: str, amount: int | None = None, *, metadata: Mapping[str, str] | None = None,
                reason: str | None = "requested_by_customer") -> str:
-        """Refund `amount` (default: the rest) of a charge: emits ``charge.refunded``.
+        """Refund `amount` (default: the rest) of a charge: emits ``charge.refunded``, then the
+        refund's own ``refund.created`` (Stripe's changelog 2024-10-28.acacia, "Adds created,
+        updated, and failed events for all refund types"; a card refund succeeds at once, so no
+        ``refund.updated`` follows; Stripe promises no order between the two).
 
         Each partial refund raises the charge's cumulative `amount_refunded`, which the
         business key carries. `metadata` and `reason` are what a receiver set through
@@ -365,6 +368,7 @@ class World(RecordReads):
         self._update(charge, {"amount_refunded": refunded, "refunded": refunded == ch["amount"], "refunds": refunds})
         self._emit("charge.refunded", charge, amount=amount,
                    previous={"amount_refunded": ch["amount_refunded"], "refunded": ch["refunded"]})
+        self._emit("refund.created", re_id)
         return re_id
 
     # ---- checkout -----------------------------------------------------------

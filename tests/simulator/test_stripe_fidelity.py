@@ -1006,3 +1006,25 @@ def test_a_declined_payment_names_its_failed_charge_as_stripe_types_it() -> None
     assert paid.status == "succeeded" and paid.latest_charge == charge.id != failed_charge.id
     assert paid.last_payment_error is None and charge.status == "succeeded"
     assert _event_differences(PROFILE.event_object(story[0])) == []
+
+
+def test_every_refund_is_its_own_refund_created_beside_its_charge_refunded(api: httpx.Client,
+                                                                            world: World) -> None:
+    """Stripe's 2024-10-28.acacia changelog: "Adds created, updated, and failed events for all refund
+    types": each refund of the world is one ``refund.created`` of its Refund object (``re_…``,
+    parsed by stripe-python as a ``Refund``), right after its charge's ``charge.refunded``, naming
+    that charge and its payment intent; the provider API serves it at ``GET /v1/refunds/{id}``."""
+    refunds = [e for e in world.events if e.type == "refund.created"]
+    assert len(refunds) == len(world.objects("refund")) > 0
+    for event in refunds:
+        before = world.events[world.events.index(event) - 1]
+        envelope = PROFILE.envelope(event)
+        header = PROFILE.sign(envelope, [SECRET], event.created)["Stripe-Signature"]
+        refund = stripe.Webhook.construct_event(envelope.body, header, SECRET, tolerance=None).data.object
+        assert isinstance(refund, stripe.Refund) and refund.id.startswith("re_") and refund.status == "succeeded"
+        assert (before.type, before.object_id) == ("charge.refunded", refund.charge)
+        assert refund.payment_intent == world.get(refund.charge)["payment_intent"]
+        assert event.business_key is None  # the refund is owed once, on charge.refunded (refund:{charge}:{total})
+        assert _event_differences(PROFILE.event_object(event)) == []
+        served = api.get(f"/v1/refunds/{refund.id}").json()
+        assert (served["id"], served["object"], served["amount"]) == (refund.id, "refund", refund.amount)
