@@ -595,6 +595,10 @@ def certify(config: Config, *, scenarios: Sequence[str] | None = None, out_dir: 
     finished = False
     limit_s = max_duration_s if max_duration_s is not None else config.run.max_duration_s
     notes: list[str] = []
+    from hookproof.unsent import unmodelled_note
+
+    if (unmodelled := unmodelled_note(config)) is not None:  # real types the endpoint enables, never sent
+        notes.append(unmodelled)
     log, marks = receiver_log(config, secrets)
 
     def marked(sid: str, i: int, n: int) -> None:

@@ -187,11 +187,35 @@ class TargetConfig(StrictModel):
 
             prof = get_profile(self.profile)
             names = set(prof.event_types()) | set(prof.event_types().values())
-            unknown = [e for e in self.enabled_events if e not in names]
+            unknown = [e for e in self.enabled_events if e not in names and e not in self._real_types()]
+            if unknown and self.profile == "stripe":
+                raise ValueError(f"enabled_events: Stripe has no event type {unknown[0]!r} "
+                                 f"({stripe_type_hint(unknown[0])})")
             if unknown:
                 known = ", ".join(sorted(set(prof.event_types().values())))
                 raise ValueError(f"enabled_events: the {prof.title} profile sends no event {unknown[0]!r} (known: {known})")
         return self
+
+    def _real_types(self) -> frozenset[str]:
+        """The provider's real event types the config may enable though the profile does not model
+        them: Stripe's (`simulator.profiles.stripe_types.STRIPE_WEBHOOK_TYPES`); none for others."""
+        if self.profile != "stripe":
+            return frozenset()
+        from hookproof.simulator.profiles.stripe_types import STRIPE_WEBHOOK_TYPES
+
+        return STRIPE_WEBHOOK_TYPES
+
+    def unmodelled_types(self) -> list[str]:
+        """The types `enabled_events` lists that the provider sends and the profile does not model
+        (a Stripe endpoint's real ``invoice.finalized``), in the config's order: no run sends
+        them, so their handling is not certified (`unsent.unmodelled_note`)."""
+        if self.enabled_events is None:
+            return []
+        from hookproof.simulator.profiles import get_profile
+
+        types = get_profile(self.profile).event_types()
+        names = set(types) | set(types.values())
+        return [e for e in dict.fromkeys(self.enabled_events) if e not in names and e in self._real_types()]
 
     @property
     def live(self) -> bool:
@@ -510,6 +534,19 @@ class KeyRule(StrictModel):
     def allowed(self) -> dict[str, tuple[Any, ...]]:
         """Path → the values it may have."""
         return {p: tuple(v) if isinstance(v, list) else (v,) for p, v in self.when.items()}
+
+
+def stripe_type_hint(name: str) -> str:
+    """What to say of `name`, a type Stripe does not send: the closest of Stripe's real types
+    (`difflib`, up to three; `simulator.profiles.stripe_types`), else where Stripe lists them."""
+    import difflib
+
+    from hookproof.simulator.profiles.stripe_types import STRIPE_WEBHOOK_TYPES
+
+    close = difflib.get_close_matches(name, sorted(STRIPE_WEBHOOK_TYPES), n=3, cutoff=0.6)
+    if not close:
+        return "Stripe's event types: docs.stripe.com/api/events/types"
+    return "did you mean " + (close[0] if len(close) == 1 else f"{', '.join(close[:-1])} or {close[-1]}") + "?"
 
 
 def sent_types(name: str, types: Mapping[str, str]) -> str:

@@ -81,7 +81,8 @@ def attempt_line(a: Attempt) -> str:
 def resolve_event(profile: Profile, name: str | None) -> str:
     """The world event type for `name`, given as a world type or the provider's own name.
 
-    Raises UsageError naming the event types the profile sends.
+    Raises UsageError naming the event types the profile sends (for a real Stripe type the
+    stripe profile does not model, `simulator.profiles.stripe_types`, saying so).
     """
     if name is None:
         return profile.default_event
@@ -92,6 +93,11 @@ def resolve_event(profile: Profile, name: str | None) -> str:
         if provider_type == name:
             return stripe_type
     known = ", ".join(sorted(set(types.values())))
+    if profile.name == "stripe":
+        from hookproof.simulator.profiles.stripe_types import STRIPE_WEBHOOK_TYPES
+
+        if name in STRIPE_WEBHOOK_TYPES:
+            raise UsageError(f"--event: Stripe sends {name!r}, and hookproof does not model it yet (it sends: {known})")
     raise UsageError(f"--event: the {profile.title} profile sends no event {name!r} (known: {known})")
 
 

@@ -32,8 +32,20 @@ def configured_types(cfg: "Config") -> list[str]:
     enabled = cfg.target.enabled_events
     if not enabled or "*" in enabled:
         enabled = list(cfg.profile().event_types().values())
-    named = [*enabled, *(name for name, rule in cfg.business_keys.items() if rule is not False), *cfg.counters]
+    unmodelled = set(cfg.target.unmodelled_types())  # `unmodelled_note` names them
+    named = [*(e for e in enabled if e not in unmodelled),
+             *(name for name, rule in cfg.business_keys.items() if rule is not False), *cfg.counters]
     return list(dict.fromkeys(named))
+
+
+def unmodelled_note(cfg: "Config") -> str | None:
+    """The note naming the real provider types ``target.enabled_events`` lists that hookproof does
+    not model (`TargetConfig.unmodelled_types`: a Stripe endpoint's ``invoice.finalized``), which no
+    run sends; None when there are none. Certify, explore and storm add it to their notes."""
+    unmodelled = cfg.target.unmodelled_types()
+    if not unmodelled:
+        return None
+    return f"enabled but not modelled: {', '.join(unmodelled)}; their handling is not certified"
 
 
 def unsent_note(configured: Iterable[str], sent: Iterable[str], run: str, *,

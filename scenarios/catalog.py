@@ -491,9 +491,9 @@ def state_events(ctx: Context, w: World) -> list[Event]:
     one second (`World.within_second`), so the story's replays (`reorder`, `mass-redelivery`)
     meet a receiver ordering by ``created`` alone with a tie, whatever the seed. When the
     observer reads the states of invoices and not of subscriptions (`Context.state_kinds`),
-    the same story's invoices instead: created (open), payment failed, paid; when it reads
-    payment intents' and neither, a payment intent that fails, then is paid
-    (``requires_payment_method``, ``succeeded``)."""
+    the same story's invoices instead. When it reads payment intents' states, beside those (or
+    alone, when it reads neither kind) a payment intent whose first confirmation is declined,
+    then paid on its retry (`declined_then_paid`: ``requires_payment_method``, ``succeeded``)."""
     if not isinstance(w, World):  # another provider's world: one stateful object's life
         story = [e for e in w.state_story() if ctx.sends(e.type)]
         kind = _other_walked_kind(ctx, story)
@@ -510,12 +510,28 @@ def state_events(ctx: Context, w: World) -> list[Event]:
         w.cancel(sub)
     story = w.events[start:]
     kind = _walked_kind(ctx, story)
-    if kind == "subscription" and ctx.state_kinds and "subscription" not in ctx.state_kinds \
-            and "payment_intent" in ctx.state_kinds:  # a payment that fails, then is paid
-        start = len(w.events)
-        w.retry_payment(w.fail_payment(cus))
-        story, kind = w.events[start:], "payment_intent"
-    return [e for e in story if e.object_type == kind and ctx.sends(e.type)]
+    walked = [e for e in story if e.object_type == kind and ctx.sends(e.type)]
+    if not _reads_intents(ctx):
+        return walked
+    intents = declined_then_paid(ctx, w, cus)
+    if kind == "subscription" and ctx.state_kinds and "subscription" not in ctx.state_kinds:
+        return intents  # the observer reads neither subscriptions nor invoices it is sent
+    return walked + intents
+
+
+def _reads_intents(ctx: Context) -> bool:
+    """True when the observer names payment intents among the kinds whose states it reads."""
+    return bool(ctx.state_kinds) and "payment_intent" in (ctx.state_kinds or ())
+
+
+def declined_then_paid(ctx: Context, w: World, customer: str) -> list[Event]:
+    """A payment intent of `customer` whose first confirmation the card's issuer declines
+    (``payment_intent.payment_failed``, ``requires_payment_method``, beside its failed charge's
+    ``charge.failed``), then confirmed again and paid (``payment_intent.succeeded``): the intent's
+    events the receiver is sent (`World.fail_payment`, `World.retry_payment`)."""
+    start = len(w.events)
+    w.retry_payment(w.fail_payment(customer))
+    return [e for e in w.events[start:] if e.object_type == "payment_intent" and ctx.sends(e.type)]
 
 
 def _walked_kind(ctx: Context, story: Sequence[Event]) -> str:
@@ -705,6 +721,11 @@ def _stale_after_newer(ctx: Context, w: World) -> Plan | NotApplicable:
         older += tied_older
         if untold is not None:
             return Plan(w, (Phase(tuple(newer)), Phase(tuple(older))), note=untold)
+    if isinstance(w, World):  # a payment intent walked beside the other kind: its decline, after its payment
+        declined = [e for e in events if e.type == "payment_intent.payment_failed" and e is not old
+                    and any(n.object_id == e.object_id and n.version > e.version for n in events)]
+        newer = [e for e in newer if all(e is not d for d in declined)]
+        older += declined
     return Plan(w, (Phase(tuple(newer)), Phase(tuple(older))))
 
 
@@ -1025,18 +1046,34 @@ def _older_after_newer(ctx: Context, w: World) -> Plan | NotApplicable:
 
 
 def _stale_failure(ctx: Context, w: World) -> Plan | NotApplicable:
-    """A renewal fails (attempt 1), then is paid (attempt 2); the failure arrives last."""
-    if not (ctx.sends("invoice.payment_failed") and ctx.sends("invoice.paid")):
+    """A renewal fails (attempt 1), then is paid (attempt 2); the failure arrives last. When the
+    observer reads payment intents' states (`Context.state_kinds`), a payment intent declined,
+    then paid on its retry (`declined_then_paid`), too: its ``payment_intent.payment_failed``
+    arrives last beside the invoice's failure."""
+    invoices = ctx.sends("invoice.payment_failed") and ctx.sends("invoice.paid")
+    intents = _reads_intents(ctx) and ctx.sends("payment_intent.payment_failed") \
+        and ctx.sends("payment_intent.succeeded")
+    if not (invoices or intents):
+        if _reads_intents(ctx):
+            return NotApplicable("the receiver is not sent both invoice.payment_failed and invoice.paid, nor both "
+                                 "payment_intent.payment_failed and payment_intent.succeeded (enabled_events)")
         return NotApplicable("the receiver is not sent both invoice.payment_failed and invoice.paid (enabled_events)")
     cus = _customer(w)
-    start = len(w.events)
-    sub = w.subscribe(cus)
-    inv = w.renew(sub, pay=False)
-    w.retry_invoice(inv, pay=True)
-    story = [e for e in w.events[start:] if ctx.sends(e.type)
-             and (e.object_type == "subscription" or e.type in ("invoice.paid", "invoice.payment_failed"))]
-    failed = next(e for e in story if e.type == "invoice.payment_failed")
-    return Plan(w, (Phase(tuple(e for e in story if e is not failed)), Phase((failed,))))
+    story: list[Event] = []
+    failed: list[Event] = []
+    if invoices:
+        start = len(w.events)
+        sub = w.subscribe(cus)
+        inv = w.renew(sub, pay=False)
+        w.retry_invoice(inv, pay=True)
+        story += [e for e in w.events[start:] if ctx.sends(e.type)
+                  and (e.object_type == "subscription" or e.type in ("invoice.paid", "invoice.payment_failed"))]
+        failed.append(next(e for e in story if e.type == "invoice.payment_failed"))
+    if intents:
+        paid = declined_then_paid(ctx, w, cus)
+        story += paid
+        failed += [e for e in paid if e.type == "payment_intent.payment_failed"]
+    return Plan(w, (Phase(tuple(e for e in story if all(e is not f for f in failed))), Phase(tuple(failed))))
 
 
 #: Distinct events of the redelivery window in flight together (a provider sends in parallel).
@@ -1309,7 +1346,8 @@ SCENARIOS: tuple[Scenario, ...] = (
               "cancellation). Applying it would bring back a status the subscription has left. A second "
               "subscription fails a renewal, recovers, and its cancellation follows in the same second (Stripe's "
               "created counts whole seconds); its recovery arrives after the cancellation: ordering by created, "
-              "with > or >=, gets one of them wrong.",
+              "with > or >=, gets one of them wrong. Where the observer reads payment intents' states, a payment "
+              "intent's declined first confirmation (payment_intent.payment_failed) arrives after its payment.",
               ("regressed", "stale", "no_server_error", "valid_not_rejected"), ("reordering-tested",),
               _stale_after_newer),
     _scenario("distinct-events-same-object", "Several events of one object are all effects",
@@ -1420,7 +1458,9 @@ SCENARIOS: tuple[Scenario, ...] = (
               (*EFFECTS, "counter"), ("duplicates-tested", "reordering-tested"), _older_after_newer),
     _scenario("stale-failure-after-success", "A payment failure delivered after the payment",
               "A renewal's first attempt fails and its second is paid; the failure event arrives last. "
-              "Applying it would mark a paid subscription past due (Polar #14274).",
+              "Applying it would mark a paid subscription past due (Polar #14274). Where the observer reads "
+              "payment intents' states, a payment intent's declined first confirmation "
+              "(payment_intent.payment_failed) also arrives after its paid retry (payment_intent.succeeded).",
               ("stale", "regressed", "lost", "duplicated", "unexpected", "no_server_error", "valid_not_rejected"),
               ("reordering-tested",), _stale_failure),
     _scenario("mass-redelivery-window", "A large window replayed after it was delivered",

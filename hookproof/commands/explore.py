@@ -298,6 +298,12 @@ def run_explore(cfg: "Config", *, out_dir: Path | Callable[[], Path], max_exampl
         from dataclasses import replace
 
         report = replace(report, notes=(*report.notes, unsent))
+    from hookproof.unsent import unmodelled_note
+
+    if (unmodelled := unmodelled_note(cfg)) is not None:  # real types the endpoint enables, never sent
+        from dataclasses import replace
+
+        report = replace(report, notes=(*report.notes, unmodelled))
     if tails is not None:
         report = link_receiver_log(report, tails)
     paths = write_explore_reports(report, out_dir)

@@ -680,6 +680,11 @@ def register(app: typer.Typer) -> None:
         unsent = None if stopped or report.partial else storm_unsent_note(cfg, out / "history.sqlite")
         if unsent is not None:  # enabled types the storm never sent: its verdict is silent on them
             report = dataclasses.replace(report, notes=(*report.notes, unsent))
+        from hookproof.unsent import unmodelled_note
+
+        unmodelled = unmodelled_note(cfg)
+        if unmodelled is not None:  # real types the endpoint enables, which no storm sends
+            report = dataclasses.replace(report, notes=(*report.notes, unmodelled))
         slow_start = late_start_note(report)
         if slow_start is not None:  # the numbers describe a burst: said first (after the headline)
             report = dataclasses.replace(report, notes=(slow_start, *report.notes))
@@ -687,7 +692,7 @@ def register(app: typer.Typer) -> None:
         if headline is not None:  # first among the notes; printed above the table, as certify's
             report = dataclasses.replace(report, notes=(headline, *report.notes))
         if (tails is not None or stopped or headline or overloaded or unread or version_note or unsent or answered
-                or slow_start):  # the master wrote the reports; they name the log and quote it, as certify's
+                or slow_start or unmodelled):  # the master wrote the reports; they name the log and quote it, as certify's
             if tails is not None:
                 report = link_receiver_log(report, tails)
             write_reports(report, out)

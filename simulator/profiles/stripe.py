@@ -75,10 +75,12 @@ STRIPE_EVENT_TYPES: tuple[str, ...] = (
 )
 
 #: Stripe event types only the Stripe profile sends (subscription statuses other
-#: providers do not model).
+#: providers do not model; a declined payment's failed charge).
 STRIPE_ONLY_EVENT_TYPES: tuple[str, ...] = (
     "customer.subscription.paused",
     "customer.subscription.resumed",
+    "charge.failed",
+    "refund.created",
 )
 
 #: Where hookproof's Stripe objects knowingly differ from Stripe's (path -> reason). A path

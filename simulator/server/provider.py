@@ -268,6 +268,7 @@ INCLUDABLE: Mapping[str, tuple[str, ...]] = {
 NOT_EXPANDABLE: Mapping[str, frozenset[str]] = {
     "charge": frozenset({"payment_method"}),
     "line_item": frozenset({"invoice"}),
+    "last_payment_error": frozenset({"charge"}),
     "subscription_item": frozenset({"subscription"}),
     "price_details": frozenset({"product"}),
     "subscription_item_details": frozenset({"subscription", "subscription_item", "invoice_item"}),

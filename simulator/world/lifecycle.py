@@ -90,7 +90,8 @@ def _completed(obj: Mapping[str, Any]) -> str | None:
 #:   invoice.paid                             -> renewal:{invoice.id}
 #:   invoice.payment_failed                   -> dunning:{invoice.id}:{invoice.attempt_count}
 #:   charge.refunded                          -> refund:{charge.id}:{charge.amount_refunded} (cumulative,
-#:                                               so each partial refund is its own effect)
+#:                                               so each partial refund is its own effect; the refund's
+#:                                               own refund.created, sent beside it, owes none: one refund)
 #: Subscription events carry state, observed as (subscription id, status).
 BUSINESS_KEYS: Mapping[str, Callable[[Mapping[str, Any]], str | None]] = {
     "checkout.session.completed": _completed,

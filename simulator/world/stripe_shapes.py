@@ -277,7 +277,7 @@ def payment_intent(*, id: str, customer: str | None, amount: int, currency: str,
 
 
 def charge(*, id: str, customer: str | None, amount: int, currency: str, payment_intent: str | None,
-           pm: Mapping[str, Any], balance_transaction: str, receipt_url: str, created: int, livemode: bool,
+           pm: Mapping[str, Any], balance_transaction: str | None, receipt_url: str, created: int, livemode: bool,
            description: str | None = None) -> Obj:
     """A succeeded card charge (docs.stripe.com/api/charges/object). ``invoice`` is not in
     Stripe's shape since 2025-03-31 (cut by version)."""
@@ -315,6 +315,21 @@ def charge(*, id: str, customer: str | None, amount: int, currency: str, payment
         "source": None,
         # the pre-2025-03-31 shape
         "invoice": None,
+    }
+
+
+def declined_charge(amount: int) -> Obj:
+    """What a card charge the issuer declined has instead of a succeeded one's fields
+    (docs.stripe.com/api/charges/object: ``status`` ``failed``, ``failure_code``,
+    ``failure_message``; ``outcome`` of type ``issuer_declined``, docs.stripe.com/declines):
+    nothing paid or captured, no balance transaction, nothing authorized."""
+    return {
+        "amount_captured": 0, "captured": False, "paid": False, "status": "failed",
+        "failure_code": "card_declined", "failure_message": "Your card was declined.",
+        "outcome": {"advice_code": None, "network_advice_code": None, "network_decline_code": None,
+                    "network_status": "declined_by_network", "reason": "generic_decline",
+                    "seller_message": "The bank did not return any further details with this decline.",
+                    "type": "issuer_declined"},
     }
 
 

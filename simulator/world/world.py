@@ -300,16 +300,26 @@ class World(RecordReads):
         return pi_id
 
     def fail_payment(self, customer: str, *, amount: int | None = None) -> str:
-        """A payment attempt that fails: emits ``payment_intent.payment_failed`` (no effect)."""
+        """A payment intent whose first confirmation is declined by the card's issuer: emits
+        ``charge.failed`` (a failed charge, ``failure_code: card_declined``) and
+        ``payment_intent.payment_failed`` (no effect), in the order the Stripe CLI logs them
+        for ``stripe trigger payment_intent.payment_failed``. The intent goes back to
+        ``requires_payment_method`` naming that charge as its ``latest_charge`` and as its
+        ``last_payment_error.charge`` (stripe-python ``PaymentIntent.latest_charge``: null
+        "until PaymentIntent confirmation is attempted"; ``LastPaymentError.charge``: "For card
+        errors, the ID of the failed charge"). Returns the payment intent id.
+        """
         cus = self._typed(customer, "customer")
         amount = amount if amount is not None else self._rng.choice(LOCALES["en_US"][1])
         pi_id = self._new_payment_intent(customer, amount, cus["currency"], "processing")
         pm_id = cus["invoice_settings"]["default_payment_method"]
-        error = {"type": "card_error", "code": "card_declined", "decline_code": "generic_decline",
+        ch_id = self._charge(customer, amount, cus["currency"], payment_intent=pi_id, declined=True)
+        error = {"charge": ch_id, "type": "card_error", "code": "card_declined", "decline_code": "generic_decline",
                  "doc_url": "https://stripe.com/docs/error-codes/card-declined",
                  "message": "Your card was declined.", "payment_method": self.get(pm_id)}
         self._update(pi_id, {"status": "requires_payment_method", "last_payment_error": error,
-                             "payment_method": None})
+                             "latest_charge": ch_id, "payment_method": None})
+        self._emit("charge.failed", ch_id)
         self._emit("payment_intent.payment_failed", pi_id)
         return pi_id
 
@@ -332,7 +342,10 @@ class World(RecordReads):
 
     def refund(self, charge: str, amount: int | None = None, *, metadata: Mapping[str, str] | None = None,
                reason: str | None = "requested_by_customer") -> str:
-        """Refund `amount` (default: the rest) of a charge: emits ``charge.refunded``.
+        """Refund `amount` (default: the rest) of a charge: emits ``charge.refunded``, then the
+        refund's own ``refund.created`` (Stripe's changelog 2024-10-28.acacia, "Adds created,
+        updated, and failed events for all refund types"; a card refund succeeds at once, so no
+        ``refund.updated`` follows; Stripe promises no order between the two).
 
         Each partial refund raises the charge's cumulative `amount_refunded`, which the
         business key carries. `metadata` and `reason` are what a receiver set through
@@ -355,6 +368,7 @@ class World(RecordReads):
         self._update(charge, {"amount_refunded": refunded, "refunded": refunded == ch["amount"], "refunds": refunds})
         self._emit("charge.refunded", charge, amount=amount,
                    previous={"amount_refunded": ch["amount_refunded"], "refunded": ch["refunded"]})
+        self._emit("refund.created", re_id)
         return re_id
 
     # ---- checkout -----------------------------------------------------------
@@ -939,15 +953,20 @@ class World(RecordReads):
         return pi_id
 
     def _charge(self, customer: str, amount: int, currency: str, *, payment_intent: str | None = None,
-                invoice: str | None = None) -> str:
+                invoice: str | None = None, declined: bool = False) -> str:
+        """A charge of the customer's default card, paid (with its balance transaction), or with
+        `declined` failed by the issuer (no money moved: no balance transaction). Returns its id."""
         cus = self._typed(customer, "customer")
         pm = self.get(cus["invoice_settings"]["default_payment_method"])
         ch_id = self._new_id("charge")
-        txn_id = self._balance_txn(amount, currency, "charge", ch_id)
+        txn_id = None if declined else self._balance_txn(amount, currency, "charge", ch_id)
         snapshot = shapes.charge(id=ch_id, customer=customer, amount=amount, currency=currency,
                                  payment_intent=payment_intent, pm=pm, balance_transaction=txn_id,
                                  receipt_url=f"https://pay.stripe.com/receipts/payment/{self._token(40)}",
                                  created=self._now_s(), livemode=self.livemode)
+        if declined:
+            snapshot.update(shapes.declined_charge(amount))
+            snapshot["payment_method_details"]["card"]["amount_authorized"] = None
         snapshot["invoice"] = invoice
         if payment_intent is not None:  # a payment intent's charge carries its metadata (Checkout's payment_intent_data)
             snapshot["metadata"] = dict(self.get(payment_intent)["metadata"])

@@ -474,3 +474,18 @@ def test_a_run_stopped_while_shrinking_reports_its_finding_as_partial(tmp_path: 
 def test_the_burst_race_reports_how_long_it_ran(hit: HitRate) -> None:
     """summary.md gave the burst race 0 ms though it ran for seconds."""
     assert burst_report(hit, duration_s=14.8).duration_s == 14.8
+
+
+def test_explore_notes_the_unmodelled_types_the_endpoint_enables(tmp_path: Path) -> None:
+    """A Stripe endpoint's enabled_events copied as it is (a real type hookproof does not model
+    among them): explore runs, and its report names that type once, as not certified."""
+    from hookproof.config import load_config
+    from hookproof.simulator.profiles import get_profile
+
+    cfg = load_config(write_config(tmp_path, "inbox_sync"))
+    enabled = [*get_profile("stripe").event_types().values(), "invoice.finalized"]
+    cfg = cfg.model_copy(update={"target": cfg.target.model_copy(update={"enabled_events": enabled})})
+    run = run_explore(cfg, out_dir=tmp_path / "out", max_examples=3, seed=3)
+    assert run.report.verdict == "pass", run.lines
+    note = "enabled but not modelled: invoice.finalized; their handling is not certified"
+    assert run.report.notes.count(note) == 1, run.report.notes

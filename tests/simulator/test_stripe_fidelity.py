@@ -967,3 +967,64 @@ def test_every_object_begins_with_its_id_and_kind_as_stripe_renders_it(world: Wo
     subscription = next(e for e in world.events if e.type == "customer.subscription.created")
     item = json.loads(PROFILE.event_body(subscription))["data"]["object"]["items"]["data"][0]
     assert list(item)[:2] == ["id", "object"] and list(item["price"])[:2] == ["id", "object"]
+
+
+def test_a_declined_payment_names_its_failed_charge_as_stripe_types_it() -> None:
+    """A payment intent whose first confirmation the issuer declines, then paid on its retry, read
+    through stripe-python from its webhook bodies: Stripe creates a failed charge
+    (``charge.failed``, before the intent's ``payment_intent.payment_failed``), whose id is the
+    intent's ``latest_charge`` ("null until PaymentIntent confirmation is attempted") and its
+    ``last_payment_error.charge`` ("For card errors, the ID of the failed charge"); the charge's
+    ``status``, ``failure_code`` and ``outcome.type`` take values stripe-python's ``Charge``
+    lists or documents; the retry's ``payment_intent.succeeded`` names its new charge and no
+    error."""
+    w = World(SEED)
+    cus = w.event(w.create_customer()).object_id
+    start = len(w.events)
+    pi = w.fail_payment(cus)
+    w.retry_payment(pi)
+    story = w.events[start:]
+    assert [e.type for e in story] == ["charge.failed", "payment_intent.payment_failed", "payment_intent.succeeded",
+                                       "charge.succeeded"]
+
+    def parsed(event: Any) -> Any:
+        envelope = PROFILE.envelope(event)
+        header = PROFILE.sign(envelope, [SECRET], event.created)["Stripe-Signature"]
+        return stripe.Webhook.construct_event(envelope.body, header, SECRET, tolerance=None).data.object
+
+    failed_charge, declined, paid, charge = (parsed(e) for e in story)
+    assert isinstance(failed_charge, stripe.Charge) and isinstance(declined, stripe.PaymentIntent)
+    assert failed_charge.status in _literals(stripe.Charge.__annotations__["status"]) and failed_charge.status == "failed"
+    assert (failed_charge.paid, failed_charge.captured, failed_charge.amount_captured) == (False, False, 0)
+    assert (failed_charge.failure_code, failed_charge.balance_transaction) == ("card_declined", None)
+    assert (failed_charge.outcome.type, failed_charge.outcome.network_status) == ("issuer_declined",
+                                                                                 "declined_by_network")
+    assert failed_charge.payment_intent == pi
+    assert declined.status == "requires_payment_method"
+    assert declined.latest_charge == failed_charge.id == declined.last_payment_error.charge
+    assert declined.last_payment_error.code == "card_declined"
+    assert paid.status == "succeeded" and paid.latest_charge == charge.id != failed_charge.id
+    assert paid.last_payment_error is None and charge.status == "succeeded"
+    assert _event_differences(PROFILE.event_object(story[0])) == []
+
+
+def test_every_refund_is_its_own_refund_created_beside_its_charge_refunded(api: httpx.Client,
+                                                                            world: World) -> None:
+    """Stripe's 2024-10-28.acacia changelog: "Adds created, updated, and failed events for all refund
+    types": each refund of the world is one ``refund.created`` of its Refund object (``re_…``,
+    parsed by stripe-python as a ``Refund``), right after its charge's ``charge.refunded``, naming
+    that charge and its payment intent; the provider API serves it at ``GET /v1/refunds/{id}``."""
+    refunds = [e for e in world.events if e.type == "refund.created"]
+    assert len(refunds) == len(world.objects("refund")) > 0
+    for event in refunds:
+        before = world.events[world.events.index(event) - 1]
+        envelope = PROFILE.envelope(event)
+        header = PROFILE.sign(envelope, [SECRET], event.created)["Stripe-Signature"]
+        refund = stripe.Webhook.construct_event(envelope.body, header, SECRET, tolerance=None).data.object
+        assert isinstance(refund, stripe.Refund) and refund.id.startswith("re_") and refund.status == "succeeded"
+        assert (before.type, before.object_id) == ("charge.refunded", refund.charge)
+        assert refund.payment_intent == world.get(refund.charge)["payment_intent"]
+        assert event.business_key is None  # the refund is owed once, on charge.refunded (refund:{charge}:{total})
+        assert _event_differences(PROFILE.event_object(event)) == []
+        served = api.get(f"/v1/refunds/{refund.id}").json()
+        assert (served["id"], served["object"], served["amount"]) == (refund.id, "refund", refund.amount)

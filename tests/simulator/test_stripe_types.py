@@ -1,0 +1,96 @@
+"""Stripe's real event types (`simulator.profiles.stripe_types`), checked against stripe-python,
+and what a config enabling one hookproof does not model gets: a note, not a config error."""
+
+from __future__ import annotations
+
+import typing
+from pathlib import Path
+
+import pytest
+from stripe.params._webhook_endpoint_create_params import WebhookEndpointCreateParams
+
+from hookproof.config import load_config
+from hookproof.errors import ConfigError, UsageError
+from hookproof.send import resolve_event
+from hookproof.simulator.profiles import get_profile
+from hookproof.simulator.profiles.stripe_types import STRIPE_WEBHOOK_TYPES
+from hookproof.unsent import configured_types, unmodelled_note
+
+
+def _sdk_types() -> set[str]:
+    """stripe-python's values of ``WebhookEndpointCreateParams.enabled_events`` (a list of a
+    ``Literal``), the wildcard aside: the event types a Stripe endpoint may enable."""
+    (literal,) = typing.get_args(WebhookEndpointCreateParams.__annotations__["enabled_events"])
+    return set(typing.get_args(literal)) - {"*"}
+
+
+def test_the_list_is_stripe_pythons() -> None:
+    assert STRIPE_WEBHOOK_TYPES == _sdk_types()
+
+
+def test_every_type_the_stripe_profile_sends_is_a_real_stripe_type() -> None:
+    assert set(get_profile("stripe").event_types().values()) <= STRIPE_WEBHOOK_TYPES
+
+
+def _config(tmp_path: Path, enabled: list[str]) -> Path:
+    path = tmp_path / "hookproof.toml"
+    listed = ", ".join(f'"{e}"' for e in enabled)
+    path.write_text("\n".join([
+        "[target]", 'url = "http://127.0.0.1:9/webhooks"', 'profile = "stripe"', 'secret = "whsec_types_0123"',
+        f"enabled_events = [{listed}]", "",
+        "[observer]", 'kind = "sql"', 'url = "sqlite:///x.sqlite"', 'effects = "SELECT business_key, amount FROM e"',
+        ""]), encoding="utf-8")
+    return path
+
+
+def test_a_real_type_hookproof_does_not_model_is_a_note_not_a_config_error(tmp_path: Path) -> None:
+    """A team copies its endpoint's enabled_events: the types Stripe sends and hookproof does not
+    model load, are named in one note, and are not among the types the runs' unsent note names."""
+    enabled = ["invoice.paid", "invoice.finalized", "customer.updated", "invoice.finalized", "charge.failed"]
+    cfg = load_config(_config(tmp_path, enabled))
+    assert cfg.target.unmodelled_types() == ["invoice.finalized", "customer.updated"]
+    assert unmodelled_note(cfg) == ("enabled but not modelled: invoice.finalized, customer.updated; their handling "
+                                    "is not certified")
+    assert configured_types(cfg) == ["invoice.paid", "charge.failed"]
+    assert cfg.target.stripe_types() == {"invoice.paid", "invoice.finalized", "customer.updated", "charge.failed"}
+    assert unmodelled_note(load_config(_config(tmp_path, ["invoice.paid"]))) is None
+
+
+@pytest.mark.parametrize(("name", "hint"), [
+    ("invoice.finalised", "did you mean invoice.finalized, invoice.paid or invoice.finalization_failed?"),
+    ("order.shipped", "Stripe's event types: docs.stripe.com/api/events/types"),
+])
+def test_a_type_stripe_does_not_have_stays_a_config_error_naming_the_nearest(tmp_path: Path, name: str,
+                                                                            hint: str) -> None:
+    path = _config(tmp_path, ["invoice.paid", name])
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+    assert str(caught.value) == f"{path}:5: target.enabled_events: Stripe has no event type {name!r} ({hint})"
+
+
+def test_send_refuses_an_unmodelled_type_saying_stripe_sends_it() -> None:
+    stripe = get_profile("stripe")
+    with pytest.raises(UsageError) as caught:
+        resolve_event(stripe, "invoice.finalized")
+    assert str(caught.value).startswith("--event: Stripe sends 'invoice.finalized', and hookproof does not model it "
+                                        "yet (it sends: charge.failed, charge.refunded, ")
+    with pytest.raises(UsageError, match="the Stripe profile sends no event 'invoice.finalised'"):
+        resolve_event(stripe, "invoice.finalised")
+    assert resolve_event(stripe, "charge.failed") == "charge.failed"
+
+
+@pytest.mark.slow
+def test_certify_notes_the_unmodelled_types_the_endpoint_enables(tmp_path: Path) -> None:
+    """Every type the profile sends and two it does not model enabled: the run passes as it would
+    without them, and its report says which enabled types it could not certify."""
+    from examples.receivers import config as receiver_config
+    from hookproof.certify import certify
+
+    cfg = receiver_config("inbox_sync", tmp_path, "whsec_types_0123456789", seed=11,
+                          scenarios=["duplicate-sequential"], settle_window_s=0.15)
+    enabled = [*get_profile("stripe").event_types().values(), "invoice.finalized", "payment_intent.created"]
+    cfg = cfg.model_copy(update={"target": cfg.target.model_copy(update={"enabled_events": enabled})})
+    report = certify(cfg, out_dir=tmp_path / "out").report
+    assert [s.verdict for s in report.scenarios] == ["pass"]
+    assert ("enabled but not modelled: invoice.finalized, payment_intent.created; their handling is not "
+            "certified") in report.notes, report.notes
