@@ -375,7 +375,7 @@ def test_a_bad_business_key_is_one_config_error_with_its_line(tmp_path: Path, ex
                          "(the kinds whose states are compared: installation, issue, pull_request)"),
     ("stripe", "customer", "no Stripe event carries a customer's status, so nothing would compare this query's rows "
                            "(the kinds whose states are compared: charge, checkout.session, invoice, payment_intent, "
-                           "subscription)"),
+                           "refund, subscription)"),  # refund.created carries its Refund's status
 ])
 def test_a_state_kind_the_world_has_no_object_of_is_a_config_error(tmp_path: Path, profile: str, kind: str,
                                                                     error: str | None) -> None:
