@@ -2,9 +2,11 @@
 
 A storm's checks code a million event ids. A ``dict`` of them costs a string (some 80
 bytes) and an entry (some 40) per id. `IdCodes` holds each id as its UTF-8 bytes in one
-fixed-width numpy column (by code) and finds it by its ``hash()`` (an int64 column by code,
-and an open-addressing table of codes indexed by the hash's low bits, probed in steps
-from its high bits, at most two thirds full): about the id's length plus 14 to 20 bytes;
+numpy column (by code; `HeldBytes`: at fixed width while the ids are of about one length,
+else back to back, each at its own length with its end) and finds it by its ``hash()`` (an
+int64 column by code, and an open-addressing table of codes indexed by the hash's low
+bits, probed in steps from its high bits, at most two thirds full): about the id's length
+(plus 4 for its end) plus 14 to 20 bytes;
 8 fewer once the table is done growing (`IdCodes.drop_hashes`: lookups then compare the
 ids' bytes alone, as a match always did; the hashes are made again from the ids if one is
 added after all). It is a read-only
@@ -68,7 +70,7 @@ class IdCodes(_Codes):
     certify's or explore's size pays nothing for the columns); past it, the columns.
     Not thread-safe; grown only by `code_all`."""
 
-    __slots__ = ("_data", "_n", "_hash_of", "_slots", "_odd", "_odd_names", "_dict", "_list", "_small", "_room")
+    __slots__ = ("_held", "_n", "_hash_of", "_slots", "_odd", "_odd_names", "_dict", "_list", "_small", "_room")
 
     #: Ids held as a dict before the columns take over.
     SMALL = 65536
@@ -81,9 +83,9 @@ class IdCodes(_Codes):
         self._small = IdCodes.SMALL if small is None else small
         self._dict: dict[str, int] | None = {}  # while small: id → code, and `_list` the ids by code
         self._list: list[str] = []
-        self._data: npt.NDArray[np.bytes_] = np.zeros(1024, "S1")  # by code; spare room past _n
+        self._held = HeldBytes()  # the ids' bytes by code
         self._n = 0
-        # by code, as `_data`; None once dropped (`drop_hashes`: made again by `_hashes` when needed)
+        # by code; None once dropped (`drop_hashes`: made again by `_hashes` when needed)
         self._hash_of: npt.NDArray[np.int64] | None = np.zeros(1024, np.int64)
         # the table: a code per slot (-1: empty), a power of two long, at most 2/3 full (`_FILL_NUM`)
         self._slots: npt.NDArray[np.int32] = np.full(_MIN_SLOTS, -1, np.int32)
@@ -163,8 +165,7 @@ class IdCodes(_Codes):
         data, plain = _encoded(values)
         hint = np.asarray(hint, np.int64)
         ok = (hint >= 0) & (hint < self._n) & plain & (data != b"")  # b"": an odd id's slot, or the empty id
-        held = self._data[np.where(ok, hint, 0)]
-        ok &= held == data
+        ok &= self._held.equal(np.where(ok, hint, 0), data)
         out = np.where(ok, hint, -1)
         rest = np.flatnonzero(~ok)
         if rest.size:
@@ -180,7 +181,7 @@ class IdCodes(_Codes):
         if not len(self._slots):
             return self._bisected(data)
         out = np.full(len(hashes), -1, np.int64)
-        table, hash_of, held = self._slots, self._hash_of, self._data  # hash_of None: the bytes alone
+        table, hash_of, held = self._slots, self._hash_of, self._held  # hash_of None: the bytes alone
         mask = len(table) - 1
         todo = np.arange(len(hashes))
         slot, step = hashes & mask, _steps(hashes, mask)
@@ -190,9 +191,12 @@ class IdCodes(_Codes):
             if not filled.size:
                 break
             todo, slot, step, code = todo[filled], slot[filled], step[filled], code[filled]
-            hit = held[code] == data[todo]
-            if hash_of is not None:
-                hit &= hash_of[code] == hashes[todo]
+            if hash_of is not None:  # the bytes compared where the hashes match alone
+                hit = hash_of[code] == hashes[todo]
+                maybe = np.flatnonzero(hit)
+                hit[maybe] = held.equal(code[maybe], data[todo[maybe]])
+            else:
+                hit = held.equal(code, data[todo])
             out[todo[hit]] = code[hit]
             miss = ~hit
             todo, step = todo[miss], step[miss]
@@ -211,22 +215,12 @@ class IdCodes(_Codes):
         # held without a table (`hold_sorted`, `drop_table_if_sorted`) and still in order: no table, no hashes
         in_order = not len(self._slots) and not self._odd_names and bool(plain.all()) and self._after_held(data)
         hash_of = self._hashes() if not in_order else None
-        if end > len(self._data) or data.dtype.itemsize > self._data.dtype.itemsize:
-            width = max(data.dtype.itemsize, self._data.dtype.itemsize)
-            size = max(end, 2 * len(self._data)) if end > len(self._data) else len(self._data)
-            size = max(size, self._room)
-            grown = np.zeros(size, f"S{width}")
-            grown[:self._n] = self._data[:self._n]
-            self._data = grown
+        self._held.append(data if plain.all() else np.where(plain, data, b""), max(end, self._room))
         if hash_of is None:  # in order: found by bisecting the column, as before
-            self._data[self._n:end] = data
             self._n = end
             return
         if end > len(hash_of):
-            grown_hashes = np.zeros(len(self._data), np.int64)
-            grown_hashes[:self._n] = hash_of[:self._n]
-            hash_of = self._hash_of = grown_hashes
-        self._data[self._n:end] = data if plain.all() else np.where(plain, data, b"")
+            hash_of = self._hash_of = grow(hash_of[:self._n], max(end, 2 * len(hash_of), self._room))
         hash_of[self._n:end] = hashes
         self._n = end
         for name, code in zip(odd, new[~plain].tolist()):
@@ -277,9 +271,9 @@ class IdCodes(_Codes):
         and the table's: one sized for a `reserve` hint above the ids held (a world's keys
         and objects, sized by its events) is made anew for those held, every id placed
         again (the same codes, found as before)."""
-        if self._dict is None and len(self._data) > self._n:
-            shrink(self, "_data", self._n)  # in place: the column is not held twice
-            if self._hash_of is not None:
+        if self._dict is None:
+            self._held.trim()  # in place: the columns are not held twice
+            if self._hash_of is not None and len(self._hash_of) > self._n:
                 shrink(self, "_hash_of", self._n)
         self._room = 0
         if self._dict is None:
@@ -314,7 +308,7 @@ class IdCodes(_Codes):
             return True
         if len(data) > 1 and not bool((data[1:] > data[:-1]).all()):
             return False
-        return not self._n or bool(data[0] > self._data[self._n - 1])
+        return not self._n or bool(data[0] > self._held.one(self._n - 1))
 
     def drop_table_if_sorted(self) -> bool:
         """Give up the table (4 bytes a slot, one and a half to three slots an id) when the
@@ -330,8 +324,7 @@ class IdCodes(_Codes):
             return False
         if not len(self._slots):
             return True
-        held = self._data[:self._n]
-        if self._n > 1 and not bool((held[1:] > held[:-1]).all()):
+        if not self._held.ascending():
             return False
         self._slots = np.full(0, -1, np.int32)
         return True
@@ -343,16 +336,16 @@ class IdCodes(_Codes):
         width (no copy of the column)."""
         import numpy as np
 
-        held = self._data[:self._n]
+        held = self._held
         out = np.full(len(data), -1, np.int64)
-        if not len(held) or not len(data):
+        if not held.n or not len(data):
             return out
-        width = held.dtype.itemsize
-        at = np.flatnonzero(np.char.str_len(data) <= width) if data.dtype.itemsize > width else None
-        asked = (data if at is None else data[at]).astype(held.dtype)
-        i = np.searchsorted(held, asked)
-        np.minimum(i, len(held) - 1, out=i)
-        found = np.where(held[i] == asked, i, -1)
+        width = held.width  # ids of one length (0: of several)
+        at = np.flatnonzero(np.char.str_len(data) <= width) if width and data.dtype.itemsize > width else None
+        asked = data if at is None else data[at]
+        i = held.search(asked)
+        np.minimum(i, held.n - 1, out=i)
+        found = np.where(held.equal(i, asked), i, -1)
         if at is None:
             return found.astype(np.int64, copy=False)
         out[at] = found
@@ -369,12 +362,12 @@ class IdCodes(_Codes):
             self._hash_of = None
 
     def _hashes(self) -> "npt.NDArray[np.int64]":
-        """The column of the ids' hashes by code (as long as `_data`), made again from the
+        """The column of the ids' hashes by code, made again from the
         ids, a step at a time, when `drop_hashes` dropped it."""
         if self._hash_of is None:
             import numpy as np
 
-            hashes = np.zeros(len(self._data), np.int64)
+            hashes = np.zeros(self._n, np.int64)
             for start in range(0, self._n, _STEP):
                 stop = min(self._n, start + _STEP)
                 hashes[start:stop] = np.fromiter(map(hash, self.names_of(start, stop)), np.int64, stop - start)
@@ -426,7 +419,7 @@ class IdCodes(_Codes):
         if self._dict is not None:
             return self._list[code]
         odd = self._odd_names.get(code) if self._odd_names else None
-        return odd if odd is not None else bytes(self._data[code]).decode("utf-8")
+        return odd if odd is not None else self._held.one(code).decode("utf-8")
 
     @property
     def names(self) -> "IdNames":
@@ -437,7 +430,7 @@ class IdCodes(_Codes):
         """The ids of `codes` (each 0 ≤ code < len), decoded at once."""
         if self._dict is not None:
             return list(map(self._list.__getitem__, codes.tolist()))
-        out = [b.decode("utf-8") for b in self._data[codes].tolist()]
+        out = self._held.decoded_at(codes)
         if self._odd_names:
             for i, code in enumerate(codes.tolist()):
                 odd = self._odd_names.get(code)
@@ -449,12 +442,258 @@ class IdCodes(_Codes):
         """The ids of codes `start` … `stop` - 1, decoded at once."""
         if self._dict is not None:
             return self._list[start:stop]
-        out = [b.decode("utf-8") for b in self._data[start:stop].tolist()]
+        out = self._held.decoded(start, stop)
         if self._odd_names:
             for code, name in self._odd_names.items():
                 if start <= code < stop:
                     out[code - start] = name
         return out
+
+
+class HeldBytes:
+    """The ids' UTF-8 bytes by code, in one uint8 column (`buf`), in the cheaper of two
+    layouts (chosen as ids come, `append`):
+
+    - fixed width (`off` None): code ``c``'s bytes at ``buf[c*width:(c+1)*width]``, padded
+      with NULs: a numpy ``S`` column, read with no copy (`column`); what ids of about one
+      length cost least as (a storm's event ids);
+    - back to back: each id at its own length, its end in `off` (int32; int64 past 2 GiB
+      of ids): the id's length plus 4 bytes, what ids of spread lengths cost least as (a
+      storm's business keys and objects: some 49 bytes on average, up to 80).
+
+    Held at fixed width while that costs at most `_SPREAD` times as much as back to back;
+    once it costs more the ids move to back to back, and stay so. Either way they read as
+    numpy ``S`` columns (`column`, `at`: compared and ordered as numpy compares fixed-width
+    bytes), those held back to back copied out a step at a time. An id is held as given in
+    an ``S`` column (`append`): one ending in NUL is not held exactly (an ``S`` column drops
+    trailing NULs), as before. Not thread-safe."""
+
+    __slots__ = ("buf", "off", "width", "n", "nbytes", "total")
+
+    #: Fixed width is kept while it costs at most this many times the bytes back to back.
+    _SPREAD = 1.125
+
+    def __init__(self) -> None:
+        import numpy as np
+
+        self.buf: npt.NDArray[np.uint8] = np.zeros(0, np.uint8)
+        # per code its bytes' end, off[0] = 0 (None: held at fixed width)
+        self.off: npt.NDArray[np.int32] | npt.NDArray[np.int64] | None = None
+        self.width = 0  # at fixed width: the width (0 before the first id)
+        self.n = 0
+        self.nbytes = 0  # the bytes of `buf` in use
+        self.total = 0  # the ids' bytes, without padding
+
+    @property
+    def capacity(self) -> int:
+        """How many ids the columns have room for (at fixed width, ``len(buf) // width``;
+        back to back, the ends')."""
+        if self.off is not None:
+            return len(self.off) - 1
+        return len(self.buf) // self.width if self.width else 0
+
+    def append(self, data: "npt.NDArray[np.bytes_]", room: int = 0) -> None:
+        """Hold `data`'s ids (an ``S`` column) as the next codes. `room`: how many ids in all
+        to size the columns for when they grow (a hint, as `IdCodes.reserve`'s)."""
+        import numpy as np
+
+        k = len(data)
+        if not k:
+            return
+        data = np.ascontiguousarray(data)
+        w = data.dtype.itemsize
+        lens = np.char.str_len(data) if w else np.zeros(k, np.int64)
+        end = self.n + k
+        self.total += int(lens.sum())
+        if self.off is None:
+            width = max(self.width, int(lens.max()), 1)
+            if end * width <= self._SPREAD * (self.total + 4 * end):
+                self._append_fixed(data, width, max(end, room))
+                return
+            self._to_ends(room)
+        flat = data.view(np.uint8).reshape(k, w)[np.arange(w) < lens[:, None]] if w else np.zeros(0, np.uint8)
+        nbytes = self.nbytes + len(flat)
+        if nbytes > len(self.buf):
+            size = max(nbytes, 2 * len(self.buf))
+            if room > end:  # room for `room` ids of the lengths seen so far
+                size = max(size, -(-nbytes * room // end))
+            self.buf = grow(self.buf[:self.nbytes], size)
+        self.buf[self.nbytes:nbytes] = flat
+        assert self.off is not None
+        if nbytes > np.iinfo(self.off.dtype).max:
+            self.off = self.off.astype(np.int64)
+        if end + 1 > len(self.off):
+            self.off = grow(self.off[:self.n + 1], max(end + 1, 2 * len(self.off) - 1, room + 1))
+        np.cumsum(lens, out=self.off[self.n + 1:end + 1], dtype=self.off.dtype)
+        self.off[self.n + 1:end + 1] += self.nbytes
+        self.n, self.nbytes = end, nbytes
+
+    def _append_fixed(self, data: "npt.NDArray[np.bytes_]", width: int, room: int) -> None:
+        """Hold `data` at fixed width `width` (≥ the width held: the ids held widened first),
+        with room for `room` ids when the column grows."""
+        import numpy as np
+
+        end = self.n + len(data)
+        if width > self.width and self.n:  # widened: a new column (as a wider ``S`` column was)
+            size = max(end, 2 * self.n, room) if end > self.capacity else self.capacity
+            wider = np.zeros(size * width, np.uint8)
+            wider[:self.n * width].view(f"S{width}")[:] = self.column()
+            self.buf = wider
+        elif end * width > len(self.buf):
+            self.buf = grow(self.buf[:self.nbytes], max(end, 2 * self.capacity, room) * width)
+        self.width = width
+        self.buf[self.n * width:end * width].view(f"S{width}")[:] = data
+        self.n, self.nbytes = end, end * width
+
+    def _to_ends(self, room: int) -> None:
+        """Move the ids held at fixed width back to back, their ends in `off`."""
+        import numpy as np
+
+        n, width = self.n, self.width
+        room = max(room, n) + 1
+        dtype = np.int32 if self.total + 2**20 < np.iinfo(np.int32).max else np.int64
+        off: Any = np.zeros(room, dtype)  # int32 or int64
+        buf = np.zeros(max(self.total, 1), np.uint8)
+        at = 0
+        for start in range(0, n, _STEP):  # a step at a time: no mask over every id at once
+            held = self.column(start, min(n, start + _STEP))
+            lens = np.char.str_len(held)
+            flat = held.view(np.uint8).reshape(len(held), width)[np.arange(width) < lens[:, None]]
+            buf[at:at + len(flat)] = flat
+            np.cumsum(lens, out=off[start + 1:start + 1 + len(held)], dtype=dtype)
+            off[start + 1:start + 1 + len(held)] += at
+            at += len(flat)
+        self.buf, self.off, self.width, self.nbytes = buf, off, 0, at
+
+    def trim(self) -> None:
+        """Give up the columns' spare room (in place where no view of them is alive)."""
+        shrink(self, "buf", self.nbytes)
+        if self.off is not None:
+            shrink(self, "off", self.n + 1)
+
+    def column(self, start: int = 0, stop: int | None = None) -> "npt.NDArray[np.bytes_]":
+        """The ids of codes `start` … `stop` - 1 (default: to the last) as an ``S`` column: a
+        view of `buf` at fixed width, else a copy as wide as the longest of them."""
+        import numpy as np
+
+        stop = self.n if stop is None else stop
+        if self.off is None:
+            if not self.width:
+                return np.zeros(0, "S1")
+            return self.buf[start * self.width:stop * self.width].view(f"S{self.width}")
+        return self.at(np.arange(start, max(start, stop), dtype=np.int64))
+
+    def at(self, codes: "npt.NDArray[np.integer[Any]]") -> "npt.NDArray[np.bytes_]":
+        """The ids of `codes` (each 0 ≤ code < n) as an ``S`` column (a copy; back to back,
+        as wide as the longest of them, copied out `_STEP` at a time)."""
+        import numpy as np
+
+        if self.off is None:
+            return self.column()[codes]
+        codes = np.asarray(codes, np.int64)
+        starts = self.off[codes].astype(np.int64)
+        lens = self.off[codes + 1] - starts
+        width = max(1, int(lens.max())) if len(codes) else 1
+        out = np.zeros(len(codes), f"S{width}")
+        for i in range(0, len(codes), _STEP):
+            out[i:i + _STEP] = self._copied(starts[i:i + _STEP], lens[i:i + _STEP])
+        return out
+
+    def _copied(self, starts: "npt.NDArray[np.int64]", lens: "npt.NDArray[np.integer[Any]]") -> "npt.NDArray[np.bytes_]":
+        """The ids whose bytes are ``buf[starts[i]:starts[i] + lens[i]]``, an ``S`` column as
+        wide as the longest: a row of that width per id, taken from a view of `buf` as
+        overlapping rows (one starting at each byte; no index per byte), its tail zeroed."""
+        import numpy as np
+        from numpy.lib.stride_tricks import as_strided
+
+        k = len(starts)
+        width = max(1, int(lens.max())) if k else 1
+        buf = self.buf
+        if not k or len(buf) < width:
+            out = np.zeros(k, f"S{width}")
+            for i, (a, n) in enumerate(zip(starts.tolist(), lens.tolist())):
+                out[i] = buf[a:a + n].tobytes()
+            return out
+        last = len(buf) - width  # the last row the view holds whole
+        rows = as_strided(buf, shape=(last + 1, width), strides=(1, 1), writeable=False)[np.minimum(starts, last)]
+        late = np.flatnonzero(starts > last)  # ids in the last `width` bytes: their row read from its end
+        for i in late.tolist():
+            a = int(starts[i])
+            rows[i, :len(buf) - a] = buf[a:]
+        rows[np.arange(width) >= lens[:, None]] = 0
+        return rows.view(f"S{width}").reshape(k)
+
+    def equal(self, codes: "npt.NDArray[np.integer[Any]]", data: "npt.NDArray[np.bytes_]") -> "npt.NDArray[np.bool_]":
+        """Per i, whether the id of ``codes[i]`` is ``data[i]`` (as ``S`` columns compare:
+        numpy's ``==``); back to back, ids of other lengths are told apart by their lengths,
+        not copied out."""
+        import numpy as np
+
+        if self.off is None:
+            return self.column()[codes] == data
+        codes = np.asarray(codes, np.int64)
+        starts = self.off[codes].astype(np.int64)
+        lens = self.off[codes + 1] - starts
+        out = lens == (np.char.str_len(data) if data.dtype.itemsize else 0)
+        same = np.flatnonzero(out)
+        for i in range(0, same.size, _STEP):  # `_STEP` ids copied out at a time
+            step = same[i:i + _STEP]
+            out[step] = self._copied(starts[step], lens[step]) == data[step]
+        return out
+
+    def one(self, code: int) -> bytes:
+        """The bytes of `code`'s id."""
+        if self.off is None:
+            return bytes(self.column()[code])
+        return self.buf[int(self.off[code]):int(self.off[code + 1])].tobytes()
+
+    def decoded(self, start: int, stop: int) -> list[str]:
+        """The ids of codes `start` … `stop` - 1, decoded from UTF-8."""
+        if start >= stop:
+            return []
+        if self.off is None:
+            return [b.decode("utf-8") for b in self.column(start, stop).tolist()]
+        ends = self.off[start:stop + 1].tolist()
+        base = ends[0]
+        blob = self.buf[base:ends[-1]].tobytes()
+        return [blob[a - base:b - base].decode("utf-8") for a, b in zip(ends, ends[1:])]
+
+    def decoded_at(self, codes: "npt.NDArray[np.integer[Any]]") -> list[str]:
+        """The ids of `codes`, decoded from UTF-8."""
+        if self.off is None:
+            return [b.decode("utf-8") for b in self.column()[codes].tolist()]
+        return [b.decode("utf-8") for i in range(0, len(codes), _STEP) for b in self.at(codes[i:i + _STEP]).tolist()]
+
+    def search(self, data: "npt.NDArray[np.bytes_]") -> "npt.NDArray[np.int64]":
+        """Per id of `data` (an ``S`` column; at fixed width, none wider than `width`), the
+        first code whose id is not below it (numpy's ``searchsorted`` over the ids held in
+        ascending order: `IdCodes._bisected`); back to back, a bisection of all at once, a
+        round per halving."""
+        import numpy as np
+
+        if self.off is None:
+            held = self.column()
+            return np.searchsorted(held, data.astype(held.dtype)).astype(np.int64)
+        lo = np.zeros(len(data), np.int64)
+        hi = np.full(len(data), self.n, np.int64)
+        todo = np.arange(len(data))
+        while todo.size:
+            mid = (lo[todo] + hi[todo]) >> 1
+            below = self.at(mid) < data[todo]
+            lo[todo[below]] = mid[below] + 1
+            hi[todo[~below]] = mid[~below]
+            todo = todo[lo[todo] < hi[todo]]
+        return lo
+
+    def ascending(self) -> bool:
+        """Whether the ids held are in strictly ascending order of their bytes, code after
+        code (back to back, checked a step at a time)."""
+        step = self.n if self.off is None else _STEP
+        for start in range(0, max(0, self.n - 1), max(step, 1)):
+            held = self.column(start, min(self.n, start + step + 1))
+            if not bool((held[1:] > held[:-1]).all()):
+                return False
+        return True
 
 
 class MappedCodes(_Codes):
@@ -748,10 +987,12 @@ def starts_with(codes: Mapping[str, int], prefixes: tuple[str, ...]) -> "npt.NDA
             out[own] = starts_with(codes.own, prefixes)[-1 - to_base[own].astype(np.int64)]
         return out
     if isinstance(codes, IdCodes) and codes.columnar and not any(b"\x00" in h for h in heads):
-        held = codes._data[:n]  # UTF-8 bytes: a string starts with a prefix when its bytes start with the prefix's
         out = np.zeros(n, np.bool_)
-        for head in heads:
-            out |= np.char.startswith(held, head)
+        step = n if codes._held.off is None else _STEP  # UTF-8 bytes: a string starts with a prefix when its bytes start with the prefix's
+        for start in range(0, n, max(step, 1)):
+            held = codes._held.column(start, min(n, start + step))
+            for head in heads:
+                out[start:start + len(held)] |= np.char.startswith(held, head)
         for code, name in codes._odd_names.items():  # b"" in the column: compared as strings
             out[code] = name.startswith(prefixes)
         return out
@@ -775,6 +1016,18 @@ def shrink(holder: object, name: str, n: int) -> None:
             column = column[:n].copy()
     finally:
         setattr(holder, name, column)
+
+
+def grow(column: "npt.NDArray[Any]", n: int) -> "npt.NDArray[Any]":
+    """A copy of the 1-D `column` with room for `n` values (n ≥ its length), the rest zero:
+    a new column from ``np.zeros`` (pages the allocator maps zeroed and the process takes
+    only when written, so room reserved for ids still to come is not resident; a realloc,
+    ``ndarray.resize``, writes zeros over all of it)."""
+    import numpy as np
+
+    grown = np.zeros(n, column.dtype)
+    grown[:len(column)] = column
+    return grown
 
 
 def _slots_for(n: int) -> int:
@@ -819,4 +1072,4 @@ def _encoded(values: Sequence[str]) -> tuple["npt.NDArray[np.bytes_]", "npt.NDAr
     return np.array(out, dtype="S"), np.array(plain, np.bool_)
 
 
-__all__: Sequence[str] = ["IdCodes", "IdNames", "MappedCodes", "codes_in", "shrink", "starts_with"]
+__all__: Sequence[str] = ["HeldBytes", "IdCodes", "IdNames", "MappedCodes", "codes_in", "grow", "shrink", "starts_with"]

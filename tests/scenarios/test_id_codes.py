@@ -160,13 +160,13 @@ def test_reserved_room_codes_as_a_dict_and_sizes_the_columns_once(small: int, ro
     for chunk in chunks:
         got.append(table.code_all(chunk).tolist())
         if len(table) > small:
-            sizes.add((len(table._data), len(table._slots)))
+            sizes.add((table._held.capacity, len(table._slots)))
     assert got == per_chunk and list(table) == list(expected)
     assert all(table[name] == code for name, code in expected.items())
     if room >= len(expected):  # one size from the first id in the columns on: nothing doubled
         assert sizes == {(room, 8192 if room == 5000 else 1024)}  # the fewest slots 2/3 full at most
     table.trim()
-    assert len(table._data) == len(expected) and table.code_all([pool[3]], add=False).tolist() == [expected[pool[3]]]
+    assert table._held.capacity == len(expected) and table.code_all([pool[3]], add=False).tolist() == [expected[pool[3]]]
 
 
 @pytest.mark.parametrize("small", [0, 10, IdCodes.SMALL])
@@ -430,3 +430,43 @@ def test_shrink_keeps_the_first_values_in_place_unless_referred_to_elsewhere() -
     other = holder.column
     shrink(holder, "column", 1)
     assert holder.column.tolist() == [b"evt_1"] and other.tolist() == [b"evt_1", b"evt_22"]
+
+
+def test_held_bytes_take_the_cheaper_layout_and_read_the_same_in_both() -> None:
+    """`HeldBytes`: ids of one length stay at fixed width (no ends, each id its bytes); ids of
+    spread lengths move back to back once fixed width costs more than `_SPREAD` times as
+    much (each id its bytes plus a 4-byte end), ids held before the move kept; every read
+    (`column`, `at`, `equal`, `one`, `decoded`, `decoded_at`, `search`, `ascending`) answers
+    as over a numpy ``S`` column of the same ids."""
+    from hookproof.scenarios.id_codes import HeldBytes
+
+    rng = random.Random(29)
+    same = sorted({f"evt_{rng.getrandbits(60):015x}" for _ in range(3000)})
+    spread = [f"key:{rng.getrandbits(20):05x}" + "x" * rng.randrange(40) for _ in range(3000)] + ["", "caf\u00e9"]
+    for ids, back_to_back in ((same, False), (same[:1000] + spread, True)):
+        held = HeldBytes()
+        for start in range(0, len(ids), 700):
+            held.append(np.array([name.encode() for name in ids[start:start + 700]], "S"), room=len(ids))
+        encoded = [name.encode() for name in ids]
+        column = np.array(encoded, "S")
+        assert (held.off is not None) == back_to_back and held.n == len(ids)
+        held.trim()
+        if back_to_back:
+            assert held.nbytes == len(held.buf) == sum(map(len, encoded)) and len(held.off) == len(ids) + 1
+        else:
+            assert len(held.buf) == len(ids) * column.dtype.itemsize and held.capacity == len(ids)
+        assert held.column().tolist() == encoded and held.column(5, 40).tolist() == encoded[5:40]
+        codes = np.array([rng.randrange(len(ids)) for _ in range(500)])
+        assert held.at(codes).tolist() == [encoded[c] for c in codes.tolist()]
+        asked = column[np.array([rng.randrange(len(ids)) for _ in range(500)])]
+        assert held.equal(codes, asked).tolist() == (column[codes] == asked).tolist()
+        assert held.equal(codes, column[codes]).all()
+        assert [held.one(c) for c in codes[:20].tolist()] == [encoded[c] for c in codes[:20].tolist()]
+        assert held.decoded(0, len(ids)) == ids and held.decoded_at(codes) == [ids[c] for c in codes.tolist()]
+        assert held.ascending() == (not back_to_back)
+    ordered = sorted(set(spread), key=str.encode)
+    held = HeldBytes()
+    held.append(np.array([name.encode() for name in ordered], "S"))
+    asked = np.array([b"", b"key:", b"key:00000", ordered[7].encode(), ordered[7].encode() + b"x", b"\xff"], "S")
+    assert held.off is not None and held.ascending()
+    assert held.search(asked).tolist() == np.searchsorted(np.array([n.encode() for n in ordered], "S"), asked).tolist()
