@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Callable, Sequence
 
-from hookproof.reports.model import AttemptView, ScenarioReport
+from hookproof.reports.model import AttemptView, FindingView, ScenarioReport
 
 #: The start of an acknowledged ``lost`` finding's message (`key_loops.lost_finding`).
 ACKED_LOST = "acknowledged "
@@ -30,6 +30,19 @@ def with_fetched(report: ScenarioReport, statuses: Callable[[str], Sequence[str]
     """`report` with each acknowledged ``lost`` finding saying what the provider API served for
     its object (`statuses`: object id → statuses served, oldest first); unchanged when none was."""
     objects = {a.index: a.object_id for a in report.attempts}
+
+    def served(f: FindingView) -> str | None:
+        ids = list(dict.fromkeys(o for i in f.attempts if (o := objects.get(i)) is not None))
+        notes = [f"when the receiver fetched {o}, the provider API served it as {', then '.join(s)}"
+                 for o in ids if (s := list(dict.fromkeys(statuses(o))))]
+        return f"{f.message} ({'; '.join(notes)})" if f.message.startswith(ACKED_LOST) and notes else None
+
+    return _with_lost_messages(report, served)
+
+
+def _with_lost_messages(report: ScenarioReport, rewrite: Callable[[FindingView], str | None]) -> ScenarioReport:
+    """`report` with each ``lost`` finding's message as `rewrite` gives it (None: unchanged);
+    `report` itself when none changed."""
     changed = False
     checks = []
     for check in report.checks:
@@ -38,11 +51,9 @@ def with_fetched(report: ScenarioReport, statuses: Callable[[str], Sequence[str]
             continue
         findings = []
         for f in check.findings:
-            ids = list(dict.fromkeys(o for i in f.attempts if (o := objects.get(i)) is not None))
-            notes = [f"when the receiver fetched {o}, the provider API served it as {', then '.join(s)}"
-                     for o in ids if (s := list(dict.fromkeys(statuses(o))))]
-            if f.message.startswith(ACKED_LOST) and notes:
-                f = replace(f, message=f"{f.message} ({'; '.join(notes)})")
+            message = rewrite(f)
+            if message is not None:
+                f = replace(f, message=message)
                 changed = True
             findings.append(f)
         checks.append(replace(check, findings=tuple(findings)))
@@ -74,10 +85,7 @@ def with_unsettled(report: ScenarioReport, deadline_s: float) -> ScenarioReport:
     note = (f"; settling reached its deadline ([settle] deadline_s = {deadline_s:g} s) before the receiver's "
             "reads showed it: a receiver that applies after it answers (a worker, a queue) needs a deadline "
             "above its lag")
-    checks = tuple(replace(c, findings=tuple(replace(f, message=f.message + note) if f.message.startswith(ACKED_LOST)
-                                             else f for f in c.findings)) if c.check_id == "lost" else c
-                   for c in report.checks)
-    return replace(report, checks=checks)
+    return _with_lost_messages(report, lambda f: f.message + note if f.message.startswith(ACKED_LOST) else None)
 
 
 #: The chaos operations (`chaos.nemesis.Nemesis`, a history's fault ops) after which the receiver's start
@@ -103,23 +111,10 @@ def with_unexplained(report: ScenarioReport, event_id_name: str, *, restarted: b
     named first, beside answering before the work commits. `answers` (attempt index → the start
     of its answer body, `Attempt.response_excerpt`) quotes what the first acknowledged attempt
     answered (``the receiver answered 200 "duplicate" and applied nothing``)."""
-    if not any(c.check_id == "lost" and any(f.message.startswith(ACKED_LOST) and f.message.endswith(ACKED_LOST_END)
-                                            for f in c.findings) for c in report.checks):
-        return report
     by_index = {a.index: a for a in report.attempts}
-    checks = []
-    for check in report.checks:
-        if check.check_id != "lost":
-            checks.append(check)
-            continue
-        findings = []
-        for f in check.findings:
-            if f.message.startswith(ACKED_LOST) and f.message.endswith(ACKED_LOST_END):
-                f = replace(f, message=f.message + _unexplained_words(f.attempts, by_index, report, event_id_name,
-                                                                      restarted, answers))
-            findings.append(f)
-        checks.append(replace(check, findings=tuple(findings)))
-    return replace(report, checks=tuple(checks))
+    return _with_lost_messages(report, lambda f: f.message + _unexplained_words(
+        f.attempts, by_index, report, event_id_name, restarted, answers)
+        if f.message.startswith(ACKED_LOST) and f.message.endswith(ACKED_LOST_END) else None)
 
 
 def _unexplained_words(attempts: Sequence[int], by_index: dict[int, AttemptView], report: ScenarioReport,
