@@ -399,7 +399,7 @@ def test_the_default_storm_finds_the_unlocked_state_check_and_passes_its_locked_
     receiver) loses the deletion raced with an older state by a related burst of the default
     storm (20 % of groups, each carrying its object's state change); its locked twin passes."""
     found = [storms.result(f"{request.node.name}/unlocked-{seed}") for seed in _UNLOCKED_SEEDS]
-    assert any(f == {"stale": f["stale"]} and f["stale"] for f in found), found
+    assert any(set(f) == {"stale"} and f["stale"] for f in found), found  # a seed without one fails, not raises
     assert all(set(f) <= {"stale"} for f in found), found
     assert storms.result(f"{request.node.name}/locked") == {}
 
