@@ -115,7 +115,8 @@ def check_lost(
         never_acked += sum(not idx.acked(table.positions(code)) for code in codes[start:start + MadeFindings.STEP].tolist())
 
     def lost(code: int) -> Finding:
-        return lost_finding(idx, table.name(code), table.positions(code))[0]
+        return lost_finding(idx, table.name(code), table.positions(code),  # the table's peak: no lookup by name
+                            (int(table.peak[code]), int(table.peak_obs[code])))[0]
 
     findings = MadeFindings(codes, lost)  # each made when read: no object per lost key held
     stats = {"expected_keys": len(order), "lost": len(findings) - never_acked,

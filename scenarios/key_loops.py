@@ -128,13 +128,15 @@ NEVER_ACKNOWLEDGED = "never applied and never acknowledged"
 GONE = "and applied, then gone by the end of settling"
 
 
-def lost_finding(idx: CheckIndex, key: str, positions: Sequence[int]) -> tuple[Finding, bool]:
+def lost_finding(idx: CheckIndex, key: str, positions: Sequence[int],
+                 peak: tuple[int, int] | None) -> tuple[Finding, bool]:
     """The ``lost`` finding of an expected `key` not applied when settling ended, whose attempts are at
     `positions`, and whether any of them was acknowledged (else it says how each ended). A key an
-    earlier read of the receiver showed applied (`CheckIndex.peak`) is said to be gone, and when
+    earlier read of the receiver showed applied (its `peak`: the highest count any read showed and
+    that read's position, `CheckIndex.peak`'s, or None) is said to be gone, and when
     (`gone_words`): committed, then lost (a restart that resets the storage), not never written."""
     acked = idx.acked(positions)
-    gone = gone_words(idx, key, positions)
+    gone = gone_words(idx, positions, peak)
     if acked:
         return Finding("lost", key, f"acknowledged {len(acked)} time(s) "
                        + (f"{GONE}: {gone}" if gone else "but not applied by the end of settling"),
@@ -149,13 +151,13 @@ def lost_finding(idx: CheckIndex, key: str, positions: Sequence[int]) -> tuple[F
                    expected=1, actual=0, attempts=idx.attempt_ids(positions)), False
 
 
-def gone_words(idx: CheckIndex, key: str, positions: Sequence[int]) -> str:
-    """``""``, or for a `key` some read of the receiver showed applied though the last did not:
+def gone_words(idx: CheckIndex, positions: Sequence[int], peak: tuple[int, int] | None) -> str:
+    """``""``, or for a key some read of the receiver showed applied though the last did not (its
+    `peak`, `CheckIndex.peak`'s: the highest count and that read's position):
     ``"the receiver's read 2.4 s after its first delivery showed it applied and a later read did
     not: ..."`` (seconds from the first of its attempts at `positions` to that read, when the
     index keeps its observations), naming what does that: a restart whose start command or
     storage loses committed rows, or a receiver deleting or rolling back an effect it showed."""
-    peak = idx.peak.get(key)
     if not peak or peak[0] <= 0:
         return ""
     seen = "a read of the receiver showed it applied"
@@ -191,7 +193,7 @@ def lost_by_key(
         if idx.settled_counts.get(key, 0):
             continue
         positions = idx.by_key.get(key, [])
-        finding, acked = lost_finding(idx, key, positions)
+        finding, acked = lost_finding(idx, key, positions, idx.peak.get(key))
         findings.append(finding)
         never_acked += not acked
     stats = {"expected_keys": len(expectations.expected), "lost": len(findings) - never_acked,

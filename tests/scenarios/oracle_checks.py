@@ -87,7 +87,7 @@ def check_lost(
             continue
         positions = idx.by_key.get(key, [])
         acked = idx.acked(positions)
-        gone = gone_words(idx, key, positions)  # a read showed it applied, the last did not
+        gone = gone_words(idx, positions, idx.peak.get(key))  # a read showed it applied, the last did not
         if acked:
             findings.append(Finding("lost", key, f"acknowledged {len(acked)} time(s) "
                                     + (f"and applied, then gone by the end of settling: {gone}" if gone

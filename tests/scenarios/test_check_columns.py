@@ -96,6 +96,25 @@ def _attempt(event: str, key: str | None, *, valid: bool = True, ok: bool = True
                    T0 + pos + 0.01, status, outcome, completion, 10.0, amount=amount, index=pos)
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_effects_a_later_read_lost_agree(seed: int) -> None:
+    """Effects a read showed and the last read did not (a restart emptying the database): each
+    lost key is "gone" with the read that showed it, over the table's peak and over the loop's."""
+    events, attempts, observations = run_of(seed, n_events=400)
+    last = observations[-1]
+    effects = tuple(last.effects)
+    assert effects
+    shown = Observation(last.at + 1, effects, tuple(last.states))
+    emptied = Observation(last.at + 2, effects[: len(effects) // 3], tuple(last.states))
+    reads = [*observations, shown, emptied]
+    expectations, index = expectations_and_index(events, attempts, reads, sender_timeout_s=10.0,
+                                                 max_attempts_per_event=3)
+    pairs = both(attempts, expectations, reads, index)
+    assert_same(pairs)
+    lost = next(new for new, _ in pairs if new.check_id == "lost")
+    assert any("then gone by the end of settling" in f.message for f in lost.findings), lost.findings
+
+
 def test_hand_built_expectations_agree() -> None:
     """Dict expectations (a user's own): expected keys no attempt carried, forbidden and
     unpriced money keys, effects of keys nothing names, mixed Idempotency-Keys, None among them."""
