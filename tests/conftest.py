@@ -7,6 +7,7 @@ test is skipped locally and fails under ``CI=true`` (see tests/README.md).
 from __future__ import annotations
 
 import ast
+import os
 import shutil
 import signal
 import sys
@@ -93,6 +94,38 @@ def pytest_configure(config: pytest.Config) -> None:
     """
     if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is not None:
+        _restore_terminal_size(workerinput.get(_TERMINAL_SIZE_INPUT, {}))
+    elif config.pluginmanager.hasplugin("xdist"):
+        config.pluginmanager.register(_HandTerminalSize(), "hookproof-terminal-size")
+
+
+#: The terminal size variables a pytest-xdist worker is handed from its controller.
+_TERMINAL_SIZE = ("COLUMNS", "LINES")
+_TERMINAL_SIZE_INPUT = "hookproof_terminal_size"
+
+
+class _HandTerminalSize:
+    """Hands the controller's COLUMNS and LINES (set or not) to each pytest-xdist worker.
+
+    A worker starts with COLUMNS=80 and LINES=24 in its environment whatever its controller had
+    (the interpreter it is started in sets them), so every console off a terminal drew its
+    tables 80 columns wide under `.ci/test` and at hookproof's own width in one process: the
+    tests reading a report's console lines failed only on workers."""
+
+    @pytest.hookimpl
+    def pytest_configure_node(self, node: Any) -> None:
+        node.workerinput[_TERMINAL_SIZE_INPUT] = {name: os.environ.get(name) for name in _TERMINAL_SIZE}
+
+
+def _restore_terminal_size(controller: dict[str, str | None]) -> None:
+    for name in _TERMINAL_SIZE:
+        value = controller.get(name)
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
