@@ -516,6 +516,8 @@ class Runner:
             return ScenarioReport(scenario.id, scenario.title, scenario.description, "unknown", scenario.checklist,
                                   reason=f"the seed hook's {what} do not cover the story: {exc}",
                                   duration_s=time.monotonic() - t0)
+        except TemplateError as exc:  # a team key over a field some event of the story lacks
+            return _error(scenario, f"could not read a field the config names: {exc}{self._metadata_hint(exc)}", t0)
         except Exception as exc:  # a scenario that cannot be built is an error in its report, not a crash
             return _error(scenario, f"could not build the scenario: {type(exc).__name__}: {exc}", t0)
         if isinstance(plan, NotApplicable):
@@ -660,6 +662,16 @@ class Runner:
         return new_world(self.profile.world, scenario_seed(self.seed, scenario_id), livemode=self.live,
                          account=self.account or None, start_us=start_us,
                          **({"api_version": self.api_version} if self.api_version else {}))
+
+    def _metadata_hint(self, exc: TemplateError) -> str:
+        """Why a key over the shop's own metadata (`exc`'s path ``data.object.metadata.<key>``) met an
+        event without it when the seed creates objects: an object the story made, not the shop (a
+        Checkout Session's payment intent); else ""."""
+        if self.seeder is None or not self.seeder.creates or not (exc.path or "").startswith("data.object.metadata."):
+            return ""
+        return ("; the shop's seed sets that metadata, but an object the story made itself carries none (a Checkout "
+                "Session's payment intent: with creates = [\"payment_intent\"], checkout_modes = [] says the shop "
+                "sells nothing through Checkout; else key that type with a when rule)")
 
     def _seed_first(self, scenario: Scenario, world: World, t0: float) -> ScenarioReport | None:
         """A seed that creates objects for the story (`SeedHook.creates`, `scenarios.seeding`):

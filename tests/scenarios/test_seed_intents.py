@@ -14,6 +14,7 @@ pass below is over its own orders; it fulfils once, keyed by the order
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 import sys
 from pathlib import Path
@@ -34,18 +35,19 @@ TYPES = ["payment_intent.succeeded", "payment_intent.payment_failed", "charge.su
          "charge.refunded"]
 
 
-def _config(tmp_path: Path, *, modes: str | None = "[]", types: list[str] = TYPES) -> Path:
+def _readme_tables() -> str:
+    """The README's ``intents.toml`` block (the seed and keys tables of a shop like this one)."""
+    (block,) = re.findall(r"```toml intents\.toml\n(.*?)```", (ROOT / "README.md").read_text(encoding="utf-8"),
+                          flags=re.S)
+    return str(block)
+
+
+def _config(tmp_path: Path, *, modes: str | None = "[]", types: list[str] = TYPES, readme: bool = False) -> Path:
     db = tmp_path / "shop.sqlite"
     path = tmp_path / "hookproof.toml"
     from tests.scenarios.intent_shop import EFFECTS
 
-    path.write_text(f"""
-[target]
-app = "tests.scenarios.intent_shop:app"
-profile = "stripe"
-secret = "{SECRET}"
-enabled_events = {json.dumps(types)}
-
+    tables = f"""
 [target.seed]
 command = "{sys.executable} -m tests.scenarios.intent_shop"
 cwd = "{ROOT}"
@@ -54,7 +56,18 @@ creates = ["payment_intent"]
 
 [business_keys]
 "payment_intent.succeeded" = "order:{{data.object.metadata.order_id}}"
+"""
+    if readme:  # the README's tables, its seed command the shop's own
+        tables = _readme_tables().replace('command = "python -m shop.create_orders"',
+                                          f'command = "{sys.executable} -m tests.scenarios.intent_shop"\ncwd = "{ROOT}"')
+    path.write_text(f"""
+[target]
+app = "tests.scenarios.intent_shop:app"
+profile = "stripe"
+secret = "{SECRET}"
+enabled_events = {json.dumps(types)}
 
+{tables}
 [observer]
 kind = "sql"
 url = "sqlite:///{db}"
@@ -237,3 +250,30 @@ def test_a_key_over_the_shops_own_metadata_is_checked_only_where_its_seed_sets_i
     with pytest.raises(ConfigError, match="the event has no field data.object.order_id"):  # only metadata is the shop's
         parse_config(BASE + seed + keyed.replace("metadata.order_id}\"\n\"charge", "order_id}\"\n\"charge"),
                      "hookproof.toml")
+
+
+def test_the_readmes_tables_certify_the_shop(shop: Path) -> None:
+    """The README's ``intents.toml`` (its command the shop's): the seed creates the shop's intents,
+    keyed by their ``metadata.order_id``, and the shop passes."""
+    config = load_config(_config(shop, readme=True))
+    assert config.target.seed is not None
+    assert (config.target.seed.creates, config.target.seed.checkout_modes) == (["payment_intent"], [])
+    result = certify(config, scenarios=["duplicate-sequential"], out_dir=shop / "out")
+    [report] = result.report.scenarios
+    assert (report.verdict, report.reason) == ("pass", None)
+    with sqlite3.connect(shop / "shop.sqlite") as conn:
+        assert [k for (k,) in conn.execute("SELECT business_key FROM fulfilments")] == ["order:duplicate-sequential-1"]
+
+
+def test_a_shop_that_keeps_hookproofs_checkout_is_told_why_its_metadata_key_fails(shop: Path) -> None:
+    """Without ``checkout_modes = []`` the story also buys through Checkout; that session's payment
+    intent is hookproof's, without the shop's order id: the scenario is an error saying so."""
+    [report] = _run(shop, ["duplicate-sequential"], modes=None).values()
+    assert (report.verdict, report.attempts) == ("error", ())
+    assert report.reason == (
+        "could not read a field the config names: order:{data.object.metadata.order_id}: the event has no field "
+        "data.object.metadata.order_id (data.object.metadata has no 'order_id'); the shop's seed sets that metadata, "
+        "but an object the story made itself carries none (a Checkout Session's payment intent: with creates = "
+        "[\"payment_intent\"], checkout_modes = [] says the shop sells nothing through Checkout; else key that type "
+        "with a when rule)")
+    assert _orders(shop) and all(status == "pending" for _, _, status in _orders(shop).values())
