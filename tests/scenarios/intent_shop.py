@@ -14,11 +14,12 @@ with ``stripe.Webhook.construct_event`` and looks the order up by the object's
 ``metadata.order_id`` (a charge carries its intent's), answering 404 when no order has that id
 or the order's intent is another; on ``payment_intent.succeeded`` it fulfils the order once
 (``pending`` or ``failed`` to ``paid`` and a ``fulfilments`` row keyed ``order:<order id>`` in
-one transaction), on ``payment_intent.payment_failed`` marks a pending order ``failed``, and on
+one transaction), on ``payment_intent.payment_failed`` marks a pending order ``failed`` (an
+unpaid order's ``intent_status`` follows its intent's: `STATES`, never back from ``succeeded``), and on
 ``charge.refunded`` records the refund once per cumulative amount (``refunds``, keyed
 ``refund:<charge>:<amount_refunded>``). Its broken twins: ``SHOP_FULFIL=every`` fulfils on every
 delivery; ``SHOP_LOOKUP=intent`` looks the order up as ``ord_<intent id>``, an id the shop never
-set, so it finds none. ``DATABASE_URL`` is ``sqlite:///<file>``; ``WEBHOOK_SECRET`` the
+set, so it finds none; ``SHOP_STATE=payload`` takes a failure's status even after the payment. ``DATABASE_URL`` is ``sqlite:///<file>``; ``WEBHOOK_SECRET`` the
 endpoint's signing secret.
 """
 
@@ -33,12 +34,14 @@ import stripe
 from fastapi import FastAPI, Request, Response
 
 TABLES = ("CREATE TABLE IF NOT EXISTS orders (id TEXT PRIMARY KEY, intent TEXT, amount INTEGER NOT NULL, "
-          "status TEXT NOT NULL)",
+          "status TEXT NOT NULL, intent_status TEXT)",
           "CREATE TABLE IF NOT EXISTS fulfilments (business_key TEXT NOT NULL, order_id TEXT NOT NULL)",
           "CREATE TABLE IF NOT EXISTS refunds (business_key TEXT PRIMARY KEY)")
 TIMEOUT_S = 10
 #: The effects the observer reads: each fulfilment and each refund.
 EFFECTS = "SELECT business_key FROM fulfilments UNION ALL SELECT business_key FROM refunds"
+#: The payment intents' states the observer reads.
+STATES = "SELECT intent AS object_id, intent_status AS status FROM orders WHERE intent IS NOT NULL"
 app = FastAPI()
 
 
@@ -64,12 +67,14 @@ def handle(event: stripe.Event) -> int:
             conn.execute("ROLLBACK")
             return 404
         if event.type == "payment_intent.succeeded":
-            first = conn.execute("UPDATE orders SET status = 'paid' WHERE id = ? AND status != 'paid'",
-                                 (order_id,)).rowcount == 1
+            first = conn.execute("UPDATE orders SET status = 'paid', intent_status = 'succeeded' "
+                                 "WHERE id = ? AND status != 'paid'", (order_id,)).rowcount == 1
             if first or os.environ.get("SHOP_FULFIL") == "every":
                 conn.execute("INSERT INTO fulfilments VALUES (?, ?)", (f"order:{order_id}", order_id))
         elif event.type == "payment_intent.payment_failed":
-            conn.execute("UPDATE orders SET status = 'failed' WHERE id = ? AND status = 'pending'", (order_id,))
+            guard = "" if os.environ.get("SHOP_STATE") == "payload" else " AND status != 'paid'"
+            conn.execute("UPDATE orders SET intent_status = ?, status = CASE status WHEN 'pending' THEN 'failed' "
+                         f"ELSE status END WHERE id = ?{guard}", (obj.status, order_id))
         elif event.type == "charge.refunded":
             conn.execute("INSERT OR IGNORE INTO refunds VALUES (?)", (f"refund:{obj.id}:{obj.amount_refunded}",))
         conn.execute("COMMIT")
@@ -102,12 +107,12 @@ def seed() -> None:
     conn = connect()
     for i in range(wanted):
         order, amount = f"{document['scenario']}-{i + 1}", 2500 + 100 * i
-        conn.execute("INSERT INTO orders VALUES (?, NULL, ?, 'pending')", (order, amount))
+        conn.execute("INSERT INTO orders VALUES (?, NULL, ?, 'pending', NULL)", (order, amount))
         intent = client.v1.payment_intents.create(
             params={"amount": amount, "currency": "usd", "metadata": {"order_id": order},
                     "description": f"Order {order}", "automatic_payment_methods": {"enabled": True}},
             options={"idempotency_key": order})
-        conn.execute("UPDATE orders SET intent = ? WHERE id = ?", (intent.id, order))
+        conn.execute("UPDATE orders SET intent = ?, intent_status = ? WHERE id = ?", (intent.id, intent.status, order))
     conn.close()
 
 

@@ -8,7 +8,8 @@ The shop (`tests.scenarios.intent_shop`, FastAPI) answers 404 for an event whose
 pass below is over its own orders; it fulfils once, keyed by the order
 (``order:{data.object.metadata.order_id}``), and its twins fail: ``SHOP_FULFIL=every`` is
 ``duplicated`` on its own order, ``SHOP_LOOKUP=intent`` (the order looked up as
-``ord_<intent id>``, an id the shop never set) rejects every valid delivery and loses the order.
+``ord_<intent id>``, an id the shop never set) rejects every valid delivery and loses the order,
+and ``SHOP_STATE=payload`` (a failure's status taken after the payment) regresses its own intent.
 """
 
 from __future__ import annotations
@@ -42,10 +43,11 @@ def _readme_tables() -> str:
     return str(block)
 
 
-def _config(tmp_path: Path, *, modes: str | None = "[]", types: list[str] = TYPES, readme: bool = False) -> Path:
+def _config(tmp_path: Path, *, modes: str | None = "[]", types: list[str] = TYPES, readme: bool = False,
+            states: bool = False) -> Path:
     db = tmp_path / "shop.sqlite"
     path = tmp_path / "hookproof.toml"
-    from tests.scenarios.intent_shop import EFFECTS
+    from tests.scenarios.intent_shop import EFFECTS, STATES
 
     tables = f"""
 [target.seed]
@@ -72,6 +74,7 @@ enabled_events = {json.dumps(types)}
 kind = "sql"
 url = "sqlite:///{db}"
 effects = "{EFFECTS}"
+{f'states = {{ payment_intent = "{STATES}" }}' if states else ""}
 
 [run]
 seed = 21
@@ -277,3 +280,23 @@ def test_a_shop_that_keeps_hookproofs_checkout_is_told_why_its_metadata_key_fail
         "[\"payment_intent\"], checkout_modes = [] says the shop sells nothing through Checkout; else key that type "
         "with a when rule)")
     assert _orders(shop) and all(status == "pending" for _, _, status in _orders(shop).values())
+
+
+def test_the_shops_intent_declined_then_paid_keeps_its_success_when_the_failure_arrives_last(shop: Path) -> None:
+    """With the intents' states read, the story declines the shop's own intent, then pays it on a
+    retry, and delivers the failure last: the shop keeps ``succeeded``."""
+    [report] = _run(shop, ["stale-failure-after-success"], states=True).values()
+    assert (report.verdict, report.reason) == ("pass", None)
+    [(order, (intent, _, status))] = _orders(shop).items()
+    assert (order, status) == ("stale-failure-after-success-1", "paid")
+    assert [a.event_type for a in report.attempts] == ["payment_intent.succeeded", "payment_intent.payment_failed"]
+    assert {a.object_id for a in report.attempts} == {intent}
+
+
+def test_the_twin_taking_the_failures_status_last_regresses_its_own_intent(
+        shop: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SHOP_STATE", "payload")
+    [report] = _run(shop, ["stale-failure-after-success"], states=True).values()
+    [(intent, _, _)] = _orders(shop).values()
+    assert report.verdict == "fail"
+    assert {(f.check_id, f.key) for f in report.findings} == {("regressed", intent), ("stale", intent)}
