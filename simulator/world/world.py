@@ -548,8 +548,9 @@ class World(RecordReads):
 
     def bind_receiver_creates(self, kinds: Iterable[str]) -> None:
         """From now on a story's creation of an object of `kinds` (`BINDABLE`) takes the
-        receiver's own, oldest first (`open_checkout`, `create_customer`, `subscribe`), and the
-        receiver's later creations are emitted at once again.
+        receiver's own, oldest first (`open_checkout`, `create_customer`, `subscribe`; a one-off
+        payment, `pay` and `fail_payment`, the receiver's payment intent), and the receiver's
+        later creations are emitted at once again.
 
         Raises ValueError for a kind not in `BINDABLE`."""
         kinds = frozenset(kinds)
