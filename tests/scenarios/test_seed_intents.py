@@ -300,3 +300,25 @@ def test_the_twin_taking_the_failures_status_last_regresses_its_own_intent(
     [(intent, _, _)] = _orders(shop).values()
     assert report.verdict == "fail"
     assert {(f.check_id, f.key) for f in report.findings} == {("regressed", intent), ("stale", intent)}
+
+
+def test_with_customers_bound_too_the_story_pays_the_shops_intent_of_the_shops_customer() -> None:
+    """``creates = ["customer", "payment_intent"]``: the story's customer is the shop's, held back
+    until the story tells its creation, and its payment confirms the shop's intent for that
+    customer with the customer's own card."""
+    w = World(5)
+    w.hold_receiver_creates(["customer", "payment_intent"])
+    customer = w.event(w.create_customer(email="ada@shop.example", by_receiver=True)).object_id
+    intent = w.create_payment_intent(amount=4200, currency="eur", customer=customer, metadata={"order_id": "o-9"})
+    assert w.events == []  # the customer's creation waits for the story; an intent's emits nothing
+    w.bind_receiver_creates(["customer", "payment_intent"])
+    story_customer = w.event(w.create_customer()).object_id
+    assert w.pay(story_customer) == intent and story_customer == customer
+    assert [(e.type, e.object_id) for e in w.events] == [
+        ("customer.created", customer), ("payment_intent.succeeded", intent),
+        ("charge.succeeded", w.get(intent)["latest_charge"])]
+    charge = w.get(w.get(intent)["latest_charge"])
+    assert (charge["customer"], charge["amount"], charge["currency"], charge["metadata"]) == (
+        customer, 4200, "eur", {"order_id": "o-9"})
+    assert charge["payment_method"] == w.get(customer)["invoice_settings"]["default_payment_method"]
+    assert (w.story_customers, w.story_intents) == (1, 1)
