@@ -175,6 +175,11 @@ class TargetConfig(StrictModel):
                              "port per run), name the port in target.url, or give target.start.port")
         if self.seed is not None and self.seed.creates and self.profile != "stripe":
             raise ValueError(f"seed.creates: only the stripe profile's API creates objects, not {self.profile!r}'s")
+        if self.seed is not None and "checkout_modes" in self.seed.model_fields_set and not self.seed.checkout_modes \
+                and (listed := [e for e in self.enabled_events or () if e.startswith("checkout.session.")]):
+            raise ValueError(f"enabled_events: {listed[0]} is listed while seed.checkout_modes = [] says the shop "
+                             "sells nothing through Checkout, so no story opens a session to send it; remove the "
+                             "checkout.session.* types or name the shop's checkout modes")
         if self.connect and self.profile != "stripe":
             raise ValueError(f"connect: only the stripe profile has Connect endpoints, not {self.profile!r}")
         if self.signing is not None and self.profile != "generic-hmac":
@@ -695,7 +700,13 @@ class Config(StrictModel):
             for name in names:
                 sample = _sample_event(world_type(section, name), profile.world)
                 try:
-                    mapping.counter_of(sample) if section == "counters" else mapping.check(sample)
+                    for _ in range(MAX_SHOP_METADATA_KEYS + 1):
+                        try:
+                            mapping.counter_of(sample) if section == "counters" else mapping.check(sample)
+                            break
+                        except TemplateError as exc:
+                            if not self._shop_metadata(sample, exc.path):
+                                raise
                 except TemplateError as exc:
                     several = section == "business_keys" and len(rules.get(name, ())) > 1
                     which = next((n for n, r in enumerate(rules.get(name, ()), 1)
@@ -704,6 +715,20 @@ class Config(StrictModel):
                     raise ConfigError((f"rule {which}: " if which else "") + str(exc),
                                       field=f'{section}."{name}"' + (".since" if since else "")) from None
         return mapping
+
+    def _shop_metadata(self, sample: Any, path: str | None) -> bool:
+        """Whether `path`, missing from `sample`, is a key of the ``metadata`` the shop's seed sets
+        (``data.object.metadata.<key>`` of an object kind `[target.seed] creates`, or of a
+        charge, which carries its payment intent's: `SHOP_METADATA`); if so it is added to the
+        sample (the value ``"sample"``), as every such event of a story carries the shop's own."""
+        seed = self.target.seed
+        match = re.fullmatch(r"data\.object\.metadata\.([^.]+)", path or "")
+        metadata = sample.object.get("metadata") if isinstance(sample.object, dict) else None
+        if seed is None or match is None or not isinstance(metadata, dict) or not any(
+                sample.object_type in SHOP_METADATA.get(kind, ()) for kind in seed.creates):
+            return False
+        metadata[match.group(1)] = "sample"
+        return True
 
     def state_field_map(self) -> Any:
         """The observer's declared state fields as a `scenarios.state_fields.StateFields`
@@ -786,6 +811,17 @@ def _key_rules(name: str, value: dict[str, Any] | list[dict[str, Any]]) -> list[
                               f"event of the type (the first rule whose when holds makes the key; give rule {n} "
                               f"a when, or put it last)", field=field)
     return rules
+
+
+#: An object kind a seed creates (`[target.seed] creates`) -> the kinds whose events carry its
+#: ``metadata`` as the shop set it (a charge its payment intent's: Stripe copies it at confirmation,
+#: support.stripe.com/questions/how-metadata-works-with-related-objects).
+SHOP_METADATA: Mapping[str, tuple[str, ...]] = {
+    "payment_intent": ("payment_intent", "charge"), "checkout.session": ("checkout.session",),
+    "customer": ("customer",), "subscription": ("subscription",),
+}
+#: Most keys of the shop's metadata one template and its rules may name (Stripe's own limit: 50).
+MAX_SHOP_METADATA_KEYS = 50
 
 
 def _sample_event(stripe_type: str, world: str = "billing") -> Any:

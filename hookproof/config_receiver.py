@@ -163,15 +163,18 @@ class SeedConfig(StrictModel):
     ``{sink_url}``, ``{port}`` (the receiver's), ``{secret}`` (the first signing secret) and
     ``{api_key}``; the command also gets ``HOOKPROOF_*`` variables as a started receiver does.
     `timeout_s` bounds each call; `cwd` is relative to the config file. `creates`
-    (stripe profile; any of ``"checkout.session"``, ``"customer"``, ``"subscription"``): the
-    seed runs before each scenario's story and creates the objects the document's ``create``
-    counts through the provider API, and the story completes, pays, refunds and expires
-    those sessions, and delivers, renews, fails and cancels those subscriptions (a shop's own
-    checkout and subscription flow, `scenarios.seeding`); another value is a config error
-    listing these. `checkout_modes` (with ``"checkout.session"`` in `creates`): the modes the
-    shop's checkout opens sessions in, ``"payment"`` (the default), ``"subscription"`` or
-    both; the stories then ask the seed for sessions of those modes alone (a SaaS selling
-    plans: ``["subscription"]``).
+    (stripe profile; any of ``"checkout.session"``, ``"customer"``, ``"subscription"``,
+    ``"payment_intent"``): the seed runs before each scenario's story and creates the objects
+    the document's ``create`` counts through the provider API, and the story completes, pays,
+    refunds and expires those sessions, delivers, renews, fails and cancels those
+    subscriptions, and confirms, declines, pays and refunds those payment intents (a shop's own
+    checkout, subscription and payment flow, `scenarios.seeding`); another value is a config
+    error listing these. `checkout_modes`: the modes the shop's checkout opens sessions in,
+    ``"payment"`` (the default), ``"subscription"`` or both, with ``"checkout.session"`` in
+    `creates` (the stories then ask the seed for sessions of those modes alone: a SaaS selling
+    plans, ``["subscription"]``); ``[]``: the shop sells nothing through Checkout, the stories
+    open no Checkout Session (not with ``"checkout.session"`` in `creates`, and a config
+    error beside ``checkout.session.*`` types in `target.enabled_events`).
     """
 
     command: str | None = Field(default=None, min_length=1)
@@ -215,8 +218,6 @@ class SeedConfig(StrictModel):
     def _checkout_modes(cls, v: list[str]) -> list[str]:
         from hookproof.scenarios.seeding import CHECKOUT_MODES
 
-        if not v:
-            raise ValueError(f"name at least one mode ({', '.join(CHECKOUT_MODES)})")
         if unknown := [m for m in v if m not in CHECKOUT_MODES]:
             raise ValueError(f"a shop's checkout opens sessions in {' or '.join(CHECKOUT_MODES)} mode, "
                              f"not {unknown[0]!r}")
@@ -226,8 +227,12 @@ class SeedConfig(StrictModel):
     def _one(self) -> "SeedConfig":
         if (self.command is None) == (self.url is None):
             raise ValueError("give exactly one of 'command' or 'url'")
-        if "checkout_modes" in self.model_fields_set and "checkout.session" not in self.creates:
-            raise ValueError("checkout_modes says which sessions the seed opens: add \"checkout.session\" to creates")
+        if "checkout.session" in self.creates and not self.checkout_modes:
+            raise ValueError("checkout_modes: a seed that opens checkout sessions names their modes (payment, "
+                             "subscription); [] says the shop sells nothing through Checkout")
+        if self.checkout_modes and "checkout_modes" in self.model_fields_set and "checkout.session" not in self.creates:
+            raise ValueError("checkout_modes says which sessions the seed opens: add \"checkout.session\" to creates "
+                             "(or write [] for a shop that sells nothing through Checkout)")
         if self.url is not None and (self.cwd is not None or self.env):
             raise ValueError("cwd and env are a command's: a seed url takes neither")
         return self

@@ -111,7 +111,8 @@ class Context:
         checkout_modes: the modes the billing stories open Checkout Sessions in: ``payment``
             (a one-off purchase) and ``subscription`` (a plan bought through Checkout, where the
             stories otherwise start a subscription through ``POST /v1/subscriptions``); with a
-            seed that opens the sessions, the shop's own (`scenarios.seeding.SeedHook.checkout_modes`).
+            seed that opens the sessions, the shop's own (`scenarios.seeding.SeedHook.checkout_modes`);
+            empty: a shop selling nothing through Checkout, whose stories open no session.
     """
 
     profile: Profile
@@ -414,7 +415,7 @@ def effect_events(ctx: Context, w: World) -> list[Event]:
     fulfilment, sent just after its completion, `_completion_before_settlement`), the
     second's fails: Stripe's fulfilment docs tell a receiver to fulfil such a session only
     on ``checkout.session.async_payment_succeeded`` (neither told when the shop creates the
-    sessions, `Context.shop_sessions`). Another provider's world: its
+    sessions, `Context.shop_sessions`, or opens no payment-mode session). Another provider's world: its
     effect story (a rejected payment, a pull request closed without merging), and the events
     of the objects its `companion_objects` says go with the owed ones (Mercado Pago: the
     Checkout Pro merchant order a card payment paid, opened, then closed, then updated by a
@@ -431,7 +432,7 @@ def effect_events(ctx: Context, w: World) -> list[Event]:
         w.renew(sub, pay=False)
         charge = w.get(pi)["latest_charge"]
         w.refund(charge, w.get(charge)["amount"] // 4)
-        if not ctx.shop_sessions:
+        if not ctx.shop_sessions and "payment" in ctx.checkout_modes:
             for succeeded in (True, False):  # a delayed payment paid days later, then one that fails
                 delayed = w.open_checkout(cus, w.create_price(interval=None), asynchronous=True)
                 w.complete_checkout(delayed)

@@ -511,10 +511,13 @@ class Runner:
             ctx = self.context()
             plan = scenario.plan(ctx, world)
         except UnboundReceiverObject as exc:  # the shop's seed created fewer objects than the story needs
-            what = {"checkout.session": "checkout sessions", "customer": "customers"}.get(exc.kind, f"{exc.kind}s")
+            what = {"checkout.session": "checkout sessions", "customer": "customers",
+                    "payment_intent": "payment intents"}.get(exc.kind, f"{exc.kind}s")
             return ScenarioReport(scenario.id, scenario.title, scenario.description, "unknown", scenario.checklist,
                                   reason=f"the seed hook's {what} do not cover the story: {exc}",
                                   duration_s=time.monotonic() - t0)
+        except TemplateError as exc:  # a team key over a field some event of the story lacks
+            return _error(scenario, f"could not read a field the config names: {exc}{self._metadata_hint(exc)}", t0)
         except Exception as exc:  # a scenario that cannot be built is an error in its report, not a crash
             return _error(scenario, f"could not build the scenario: {type(exc).__name__}: {exc}", t0)
         if isinstance(plan, NotApplicable):
@@ -660,9 +663,19 @@ class Runner:
                          account=self.account or None, start_us=start_us,
                          **({"api_version": self.api_version} if self.api_version else {}))
 
+    def _metadata_hint(self, exc: TemplateError) -> str:
+        """Why a key over the shop's own metadata (`exc`'s path ``data.object.metadata.<key>``) met an
+        event without it when the seed creates objects: an object the story made, not the shop (a
+        Checkout Session's payment intent); else ""."""
+        if self.seeder is None or not self.seeder.creates or not (exc.path or "").startswith("data.object.metadata."):
+            return ""
+        return ("; the shop's seed sets that metadata, but an object the story made itself carries none (a Checkout "
+                "Session's payment intent: with creates = [\"payment_intent\"], checkout_modes = [] says the shop "
+                "sells nothing through Checkout; else key that type with a when rule)")
+
     def _seed_first(self, scenario: Scenario, world: World, t0: float) -> ScenarioReport | None:
         """A seed that creates objects for the story (`SeedHook.creates`, `scenarios.seeding`):
-        counts the checkout sessions, customers and subscriptions the story creates (in a
+        counts the checkout sessions, customers, subscriptions and payment intents the story creates (in a
         scratch world of the same seed), serves `world`, runs the seed (it creates them
         through the provider API; the events of its customers and subscriptions are held
         back), then binds the story to them. The scenario's report when the seed failed, else None."""
@@ -670,11 +683,16 @@ class Runner:
         creates = self.seeder.creates
         try:
             scratch = self._world(scenario.id)
-            if isinstance(scenario.plan(self.context(), scratch), NotApplicable):
+            try:
+                plan = scenario.plan(self.context(), scratch)
+            except TemplateError:  # a team key over the shop's own metadata, which the scratch's objects lack:
+                scratch = self._world(scenario.id)  # counted again under the built-in keys
+                plan = scenario.plan(replace(self.context(), keys=None, state_of=None), scratch)
+            if isinstance(plan, NotApplicable):
                 return None  # nothing is delivered: no seed, the build says why
             assert isinstance(scratch, World)
             told = {"checkout.session": scratch.story_sessions, "customer": scratch.story_customers,
-                    "subscription": scratch.story_subscriptions}
+                    "subscription": scratch.story_subscriptions, "payment_intent": scratch.story_intents}
             kinds = list(scratch.story_session_kinds)
         except Exception:  # the real build below reports it
             return None

@@ -60,6 +60,22 @@ Every event about it carries its id and ``metadata`` (its invoices too, in
 ``parent.subscription_details.metadata``, as Stripe snapshots it). A trial story takes a
 subscription the seed started ``trialing``; other stories one ``active`` or ``incomplete``.
 
+A shop's own payment intents (``creates`` with ``"payment_intent"``): a shop without
+Checkout creates each order's PaymentIntent itself (``POST /v1/payment_intents`` with its
+``metadata``, e.g. ``order_id``) and confirms it with Stripe.js. The document's ``create``
+counts the one-off payments the story makes (``{"payment_intent": N}``: `World.story_intents`),
+and ``create_as`` says what each must be (``{"payment_intent": {"payment_method_types":
+["card"]}}``: payable by card, automatic payment methods included); any amount and currency
+(at least Stripe's minimum: `simulator.server.writes.MIN_AMOUNTS`), with or without a
+customer. The story's payments (`World.pay`, `World.fail_payment` then `retry_payment`, and
+the refunds of their charges) take the shop's intents oldest first, so every
+``payment_intent.*`` and ``charge.*`` event about them carries the shop's id, amount,
+currency, customer and metadata (the charge the intent's metadata: Stripe copies it at
+confirmation). Creating an intent emits no event (hookproof does not model
+``payment_intent.created``). With ``checkout_modes = []`` the shop sells nothing through
+Checkout: the stories open no Checkout Session (a plan starts through ``POST
+/v1/subscriptions``, a one-off order is a direct payment intent).
+
 A seed that fails (non-zero exit, non-2xx answer, timeout, cannot start or connect) makes
 the scenario ``unknown``: `run_seed` returns the reason in one line (the command's stderr
 tail or the answer's body, at most `REASON_CHARS` characters, every `SeedHook.masked`
@@ -112,9 +128,11 @@ class SeedHook:
             every form a program prints them (`simulator.secret_forms`).
         creates: object types the seed creates through the provider API before the story is
             told, for the story to bind to (`CREATABLE`: ``"checkout.session"``, ``"customer"``,
-            ``"subscription"``; empty: the seed runs after the story, over its objects).
+            ``"subscription"``, ``"payment_intent"``; empty: the seed runs after the story, over its objects).
         checkout_modes: the modes the shop's checkout opens sessions in (`CHECKOUT_MODES`), with
-            ``"checkout.session"`` in `creates`: the stories open sessions of these modes alone.
+            ``"checkout.session"`` in `creates`: the stories open sessions of these modes alone;
+            empty: the shop sells nothing through Checkout (not with ``"checkout.session"``), and
+            the stories open no session at all.
     """
 
     argv: tuple[str, ...] | None = None
@@ -129,7 +147,8 @@ class SeedHook:
     def __post_init__(self) -> None:
         if unknown := [t for t in self.creates if t not in CREATABLE]:
             raise ValueError(f"a seed hook creates only {', '.join(CREATABLE)}, not {unknown[0]!r}")
-        if not self.checkout_modes or any(m not in CHECKOUT_MODES for m in self.checkout_modes):
+        if any(m not in CHECKOUT_MODES for m in self.checkout_modes) or (
+                not self.checkout_modes and "checkout.session" in self.creates):
             raise ValueError(f"checkout_modes takes {', '.join(CHECKOUT_MODES)}, not {self.checkout_modes!r}")
         if (self.argv is None) == (self.url is None):
             raise ValueError("a seed hook needs exactly one of argv or url")
@@ -140,10 +159,11 @@ class SeedHook:
 
     def story_checkout_modes(self) -> frozenset[str]:
         """The modes a story may open checkout sessions in against this hook (`Context.checkout_modes`):
-        the shop's `checkout_modes` when it opens the sessions; only ``payment`` when it starts the
-        subscriptions itself (``POST /v1/subscriptions``: the stories subscribe through those);
-        else both (the world opens them)."""
-        if "checkout.session" in self.creates:
+        the shop's `checkout_modes` when it opens the sessions, or when they are empty (it sells
+        nothing through Checkout: none); only ``payment`` when it starts the subscriptions itself
+        (``POST /v1/subscriptions``: the stories subscribe through those); else both (the world
+        opens them)."""
+        if "checkout.session" in self.creates or not self.checkout_modes:
             return frozenset(self.checkout_modes)
         if "subscription" in self.creates:
             return frozenset({"payment"})
@@ -156,9 +176,11 @@ class SeedHook:
 
 #: Object type -> what each object a seed creates of it must be for the story to bind it
 #: when the story says no more (`World.open_checkout`'s binding): a checkout session in
-#: ``payment`` mode paid by card (``payment_method_types: ["card"]``).
+#: ``payment`` mode paid by card (``payment_method_types: ["card"]``); a payment intent
+#: payable by card (``card`` among its types, or automatic payment methods: `World._story_intent`).
 CREATE_SHAPES: Mapping[str, Mapping[str, Any]] = {
     "checkout.session": {"mode": "payment", "payment_method_types": ["card"]},
+    "payment_intent": {"payment_method_types": ["card"]},
 }
 
 

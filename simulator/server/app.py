@@ -106,6 +106,7 @@ WRITES: dict[str, tuple[Callable[[World, Any], str], str]] = {
     "products": (writes.create_product, "product"),
     "checkout/sessions": (writes.create_checkout_session, "checkout.session"),
     "subscriptions": (writes.create_subscription, "subscription"),
+    "payment_intents": (writes.create_payment_intent, "payment_intent"),
     "refunds": (writes.create_refund, "refund"),
 }
 _VERSION = re.compile(r"^\d{4}-\d{2}-\d{2}(\.[a-z]+)?$")

@@ -1,12 +1,12 @@
 """Objects a receiver creates through the provider API enter the world.
 
-``POST /v1/customers``, ``/v1/products``, ``/v1/checkout/sessions``, ``/v1/subscriptions``
-and ``/v1/refunds`` take Stripe's parameters (docs.stripe.com/api, the "create" call of each
+``POST /v1/customers``, ``/v1/products``, ``/v1/checkout/sessions``, ``/v1/subscriptions``,
+``/v1/payment_intents`` and ``/v1/refunds`` take Stripe's parameters (docs.stripe.com/api, the "create" call of each
 resource; form-encoded as the SDKs send them, decoded by `simulator.server.forms`) and
 call the world's operation, so the world's later events about the object carry what the
-receiver set (``client_reference_id``, ``metadata`` …); a session, customer or
-subscription is kept as the receiver's (`World.receiver_sessions`, `receiver_customers`,
-`receiver_subscriptions`), for a story to bind to (a shop's seed, `scenarios.seeding`).
+receiver set (``client_reference_id``, ``metadata`` …); a session, customer,
+subscription or payment intent is kept as the receiver's (`World.receiver_sessions`,
+`receiver_customers`, `receiver_subscriptions`, `receiver_intents`), for a story to bind to (a shop's seed, `scenarios.seeding`).
 Each function returns the id
 of the created object; bad parameters raise `ParamError` naming the parameter.
 
@@ -232,3 +232,70 @@ def create_refund(world: World, params: Mapping[str, Any]) -> str:
         return world.refund(charge, _int(params, "amount"), metadata=_metadata(params), reason=reason)
     except WorldError as exc:
         raise ParamError(str(exc), "amount") from None
+
+
+#: Currency -> the smallest amount Stripe charges in it, in minor units (docs.stripe.com/currencies,
+#: "Minimum and maximum charge amounts"); another currency's smallest is 1.
+MIN_AMOUNTS: Mapping[str, int] = {"usd": 50, "eur": 50, "brl": 50, "gbp": 30, "jpy": 50}
+
+
+def _flag(params: Mapping[str, Any], name: str) -> bool | None:
+    value = params.get(name)
+    if value is None or value == "":
+        return None
+    if value not in ("true", "false"):
+        raise ParamError(f"Invalid boolean: {value!r}", name)
+    return bool(value == "true")
+
+
+def create_payment_intent(world: World, params: Mapping[str, Any]) -> str:
+    """``POST /v1/payment_intents`` (docs.stripe.com/api/payment_intents/create): ``amount``
+    (required, minor units, at least `MIN_AMOUNTS`' for its currency), ``currency`` (required),
+    ``customer``, ``metadata``, ``description``, ``receipt_email``, ``payment_method_types[]``
+    or ``automatic_payment_methods[enabled]`` (not both, as Stripe refuses). The intent is
+    created ``requires_payment_method`` for a story to confirm; ``confirm=true`` and
+    ``capture_method=manual`` are refused naming the parameter (hookproof confirms the intent
+    in the stories, capturing at once). Returns the payment intent id."""
+    raw = params.get("amount")
+    if raw is None or raw == "":
+        raise ParamError("Missing required param: amount.", "amount")
+    currency = _str(params, "currency", required=True) or ""
+    if len(currency) != 3 or not currency.isalpha():
+        raise ParamError(f"Invalid currency: {currency.lower()}. Stripe currently supports these currencies: "
+                         "docs.stripe.com/currencies", "currency")
+    currency = currency.lower()
+    amount = _int(params, "amount") or 0
+    smallest = MIN_AMOUNTS.get(currency, 1)
+    if amount < smallest:
+        raise ParamError(f"Amount must be at least {smallest} {currency} in minor units", "amount")
+    if _flag(params, "confirm"):
+        raise ParamError("hookproof's provider API does not confirm payment intents: the scenarios confirm the "
+                         "intent your seed creates (leave out confirm)", "confirm")
+    capture = _str(params, "capture_method")
+    if capture not in (None, "automatic", "automatic_async"):
+        raise ParamError(f"hookproof simulates capture_method automatic, not {capture!r}", "capture_method")
+    methods = params.get("payment_method_types")
+    if methods in (None, ""):
+        methods = None
+    elif not isinstance(methods, list) or not methods or not all(isinstance(m, str) and m for m in methods):
+        raise ParamError("Invalid array: payment_method_types", "payment_method_types")
+    automatic = params.get("automatic_payment_methods")
+    if automatic in (None, ""):
+        automatic = None
+    elif not isinstance(automatic, dict):
+        raise ParamError("Invalid hash: automatic_payment_methods", "automatic_payment_methods")
+    enabled = _flag(automatic, "enabled") if automatic is not None else None
+    if automatic is not None and enabled is None:
+        raise ParamError("Missing required param: automatic_payment_methods[enabled].",
+                         "automatic_payment_methods[enabled]")
+    if methods is not None and automatic is not None:
+        raise ParamError("You may only specify one of these parameters: automatic_payment_methods, "
+                         "payment_method_types.", "payment_method_types")
+    if enabled is False:  # Stripe then takes the types the account's payment method configuration lists
+        methods = ["card"]
+    customer = _str(params, "customer")
+    if customer is not None:
+        _typed(world, customer, "customer", "customer")
+    return world.create_payment_intent(amount=amount, currency=currency, customer=customer,
+                                       metadata=_metadata(params), description=_str(params, "description"),
+                                       receipt_email=_str(params, "receipt_email"), payment_method_types=methods)

@@ -80,7 +80,7 @@ _PREFIX: Mapping[str, str] = {
 class UnboundReceiverObject(WorldError):
     """A story creates an object of a kind the receiver creates (`World.bind_receiver_creates`)
     and none of the receiver's objects of that kind is left to bind it to; `kind` is the
-    object type (``"checkout.session"``, ``"customer"``, ``"subscription"``)."""
+    object type (``"checkout.session"``, ``"customer"``, ``"subscription"``, ``"payment_intent"``)."""
 
     def __init__(self, message: str, kind: str) -> None:
         super().__init__(message)
@@ -95,7 +95,7 @@ class UnboundCheckout(UnboundReceiverObject):
 
 
 #: Object kinds a story can bind to the receiver's own (`World.bind_receiver_creates`).
-BINDABLE: tuple[str, ...] = ("checkout.session", "customer", "subscription")
+BINDABLE: tuple[str, ...] = ("checkout.session", "customer", "subscription", "payment_intent")
 
 
 #: Microseconds `World.within_second` keeps free in a second: its changes step one each.
@@ -184,7 +184,11 @@ class World(RecordReads):
         self._held: dict[str, list[Event]] = {}  # receiver's object -> the events its creation emitted
         self._holding: list[Event] | None = None  # where `_emit` puts events while a creation is held
         self._automatic = 0  # > 0 while Stripe acts on its own (`_on_its_own`): events name no API request
-        self._taken: set[str] = set()  # receiver customers and subscriptions a story took
+        self._taken: set[str] = set()  # receiver customers, subscriptions and payment intents a story took
+        #: Payment intents the receiver created through the API (``POST /v1/payment_intents``), oldest first.
+        self.receiver_intents: list[str] = []
+        #: One-off payments (`pay`, `fail_payment`) the story (not the receiver) made so far.
+        self.story_intents = 0
 
     def line_items(self, session: str) -> list[dict[str, Any]]:
         """The line items of checkout session `session` (Stripe ``item`` objects)."""
@@ -284,17 +288,83 @@ class World(RecordReads):
         return price_id
 
     # ---- one-off payments ---------------------------------------------------
+    def create_payment_intent(self, *, amount: int, currency: str, customer: str | None = None,
+                              metadata: Mapping[str, str] | None = None, description: str | None = None,
+                              receipt_email: str | None = None, payment_method_types: list[str] | None = None) -> str:
+        """A payment intent the receiver created (``POST /v1/payment_intents``), unconfirmed:
+        ``requires_payment_method``, as Stripe creates one without ``confirm``
+        (docs.stripe.com/api/payment_intents/create). `amount` in minor units of `currency`;
+        `payment_method_types` given, those; else card under ``automatic_payment_methods``
+        (``{"enabled": true}``). It is kept in `receiver_intents`
+        for a story to take (`pay`, `fail_payment`); its creation emits no event (the world
+        does not model ``payment_intent.created``). Returns its id. Raises WorldError for a
+        `customer` that is not one of this world's customers."""
+        if customer is not None:
+            self._typed(customer, "customer")
+        pi_id = self._new_id("payment_intent")
+        snapshot = shapes.payment_intent(
+            id=pi_id, customer=customer, amount=amount, currency=currency, payment_method=None,
+            status="requires_payment_method", client_secret=f"{pi_id}_secret_{self._token(25)}",
+            created=self._now_s(), livemode=self.livemode, description=description, metadata=metadata)
+        snapshot["receipt_email"] = receipt_email
+        if payment_method_types:
+            snapshot["payment_method_types"] = list(payment_method_types)
+            options = {"card": snapshot["payment_method_options"]["card"]} if "card" in payment_method_types else {}
+            snapshot["payment_method_options"] = options
+        else:
+            snapshot["automatic_payment_methods"] = {"enabled": True}  # as Stripe's OpenAPI fixture has it
+        self._create(pi_id, "payment_intent", snapshot)
+        self.receiver_intents.append(pi_id)
+        return pi_id
+
+    def _story_intent(self, customer: str, amount: int | None, currency: str | None,
+                      status: str = "requires_payment_method") -> tuple[str | None, str]:
+        """The payment intent a story's one-off payment (`pay`, `fail_payment`) confirms: once
+        payment intents are bound (`bind_receiver_creates`), the receiver's oldest no story took
+        yet that is unconfirmed and payable by card, with its own customer (None: a guest),
+        amount, currency and metadata, whatever the story asked; else a new one of `customer`
+        (`amount` default: one of the seed's typical amounts; `currency`: the customer's) in `status`.
+        Returns ``(customer, intent id)``. Raises `UnboundReceiverObject` when none is left."""
+        self.story_intents += 1
+        if "payment_intent" in self._binds:
+            pi_id = self._take(self.receiver_intents, "payment_intent",
+                               lambda pi: pi["status"] == "requires_payment_method" and pi["latest_charge"] is None
+                               and "card" in pi["payment_method_types"],
+                               f"the story needs payment intent #{self.story_intents} (unconfirmed, payable by card)")
+            return self.get(pi_id)["customer"], pi_id
+        cus = self._typed(customer, "customer")
+        amount = amount if amount is not None else self._rng.choice(LOCALES["en_US"][1])
+        return customer, self._new_payment_intent(customer, amount, currency or cus["currency"], status)
+
+    def _card_of(self, customer: str | None) -> str:
+        """The card a payment is confirmed with: `customer`'s default payment method, or for a
+        guest's payment intent (no customer) a new card attached to no customer, as Stripe.js
+        confirming a card element makes. Returns the payment method id."""
+        if customer is not None:
+            return str(self._typed(customer, "customer")["invoice_settings"]["default_payment_method"])
+        pm_id = self._new_id("payment_method")
+        with self._fake("en_US") as fk:
+            name, email = fk.name(), fk.email()
+            addr = {"line1": fk.street_address(), "city": fk.city(), "postal_code": fk.postcode(), "country": "US"}
+        self._create(pm_id, "payment_method", shapes.payment_method(
+            id=pm_id, customer=None, name=name, email=email, addr=addr, brand="visa",
+            last4=f"{self._rng.randint(0, 9999):04d}", exp_month=self._rng.randint(1, 12),
+            exp_year=2030 + self._rng.randint(0, 5), fingerprint=self._token(16), created=self._now_s(),
+            livemode=self.livemode))
+        return pm_id
+
     def pay(self, customer: str, *, amount: int | None = None, currency: str | None = None) -> str:
         """A payment that succeeds: emits ``payment_intent.succeeded`` and ``charge.succeeded``.
 
+        Once payment intents are bound, it confirms the receiver's own (`_story_intent`).
         Returns the payment intent id.
         """
-        cus = self._typed(customer, "customer")
-        currency = currency or cus["currency"]
-        amount = amount if amount is not None else self._rng.choice(LOCALES["en_US"][1])
-        pi_id = self._new_payment_intent(customer, amount, currency, "requires_payment_method")
-        ch_id = self._charge(customer, amount, currency, payment_intent=pi_id)
-        self._update(pi_id, {"status": "succeeded", "latest_charge": ch_id, "amount_received": amount})
+        customer_of, pi_id = self._story_intent(customer, amount, currency)
+        pi = self.get(pi_id)
+        pm_id = self._card_of(customer_of)
+        ch_id = self._charge(customer_of, pi["amount"], pi["currency"], payment_intent=pi_id, payment_method=pm_id)
+        self._update(pi_id, {"status": "succeeded", "latest_charge": ch_id, "amount_received": pi["amount"],
+                             "payment_method": pm_id})
         self._emit("payment_intent.succeeded", pi_id)
         self._emit("charge.succeeded", ch_id)
         return pi_id
@@ -307,13 +377,14 @@ class World(RecordReads):
         ``requires_payment_method`` naming that charge as its ``latest_charge`` and as its
         ``last_payment_error.charge`` (stripe-python ``PaymentIntent.latest_charge``: null
         "until PaymentIntent confirmation is attempted"; ``LastPaymentError.charge``: "For card
-        errors, the ID of the failed charge"). Returns the payment intent id.
+        errors, the ID of the failed charge"). Once payment intents are bound, the receiver's
+        own is declined (`_story_intent`). Returns the payment intent id.
         """
-        cus = self._typed(customer, "customer")
-        amount = amount if amount is not None else self._rng.choice(LOCALES["en_US"][1])
-        pi_id = self._new_payment_intent(customer, amount, cus["currency"], "processing")
-        pm_id = cus["invoice_settings"]["default_payment_method"]
-        ch_id = self._charge(customer, amount, cus["currency"], payment_intent=pi_id, declined=True)
+        customer_of, pi_id = self._story_intent(customer, amount, None, "processing")
+        pi = self.get(pi_id)
+        pm_id = self._card_of(customer_of)
+        ch_id = self._charge(customer_of, pi["amount"], pi["currency"], payment_intent=pi_id, payment_method=pm_id,
+                             declined=True)
         error = {"charge": ch_id, "type": "card_error", "code": "card_declined", "decline_code": "generic_decline",
                  "doc_url": "https://stripe.com/docs/error-codes/card-declined",
                  "message": "Your card was declined.", "payment_method": self.get(pm_id)}
@@ -332,8 +403,11 @@ class World(RecordReads):
             raise WorldError(f"payment intent {payment_intent} is {pi['status']}, not requires_payment_method",
                              object_id=payment_intent)
         customer = pi["customer"]
-        pm_id = self._typed(customer, "customer")["invoice_settings"]["default_payment_method"]
-        ch_id = self._charge(customer, pi["amount"], pi["currency"], payment_intent=payment_intent)
+        error = pi["last_payment_error"] or {}
+        pm_id = (self._card_of(customer) if customer is not None or not error.get("payment_method")
+                 else error["payment_method"]["id"])  # a guest pays again with the card it gave
+        ch_id = self._charge(customer, pi["amount"], pi["currency"], payment_intent=payment_intent,
+                             payment_method=pm_id)
         self._update(payment_intent, {"status": "succeeded", "latest_charge": ch_id, "amount_received": pi["amount"],
                                       "last_payment_error": None, "payment_method": pm_id})
         self._emit("payment_intent.succeeded", payment_intent)
@@ -474,8 +548,9 @@ class World(RecordReads):
 
     def bind_receiver_creates(self, kinds: Iterable[str]) -> None:
         """From now on a story's creation of an object of `kinds` (`BINDABLE`) takes the
-        receiver's own, oldest first (`open_checkout`, `create_customer`, `subscribe`), and the
-        receiver's later creations are emitted at once again.
+        receiver's own, oldest first (`open_checkout`, `create_customer`, `subscribe`; a one-off
+        payment, `pay` and `fail_payment`, the receiver's payment intent), and the receiver's
+        later creations are emitted at once again.
 
         Raises ValueError for a kind not in `BINDABLE`."""
         kinds = frozenset(kinds)
@@ -952,12 +1027,19 @@ class World(RecordReads):
             metadata=metadata))
         return pi_id
 
-    def _charge(self, customer: str, amount: int, currency: str, *, payment_intent: str | None = None,
-                invoice: str | None = None, declined: bool = False) -> str:
-        """A charge of the customer's default card, paid (with its balance transaction), or with
-        `declined` failed by the issuer (no money moved: no balance transaction). Returns its id."""
-        cus = self._typed(customer, "customer")
-        pm = self.get(cus["invoice_settings"]["default_payment_method"])
+    def _charge(self, customer: str | None, amount: int, currency: str, *, payment_intent: str | None = None,
+                invoice: str | None = None, declined: bool = False, payment_method: str | None = None) -> str:
+        """A charge of `payment_method` (default: the customer's default card; a guest's charge,
+        `customer` None, names it), paid (with its balance transaction), or with `declined`
+        failed by the issuer (no money moved: no balance transaction). A payment intent's charge
+        carries the intent's ``metadata``, ``description`` and ``receipt_email`` (Stripe copies
+        them at confirmation: support.stripe.com/questions/how-metadata-works-with-related-objects;
+        the API reference's PaymentIntent ``receipt_email``, "the receipt for the resulting
+        payment"). Returns its id."""
+        if payment_method is None:
+            assert customer is not None, "a guest's charge names its card"
+            payment_method = self._typed(customer, "customer")["invoice_settings"]["default_payment_method"]
+        pm = self.get(payment_method)
         ch_id = self._new_id("charge")
         txn_id = None if declined else self._balance_txn(amount, currency, "charge", ch_id)
         snapshot = shapes.charge(id=ch_id, customer=customer, amount=amount, currency=currency,
@@ -969,7 +1051,10 @@ class World(RecordReads):
             snapshot["payment_method_details"]["card"]["amount_authorized"] = None
         snapshot["invoice"] = invoice
         if payment_intent is not None:  # a payment intent's charge carries its metadata (Checkout's payment_intent_data)
-            snapshot["metadata"] = dict(self.get(payment_intent)["metadata"])
+            pi = self.get(payment_intent)
+            snapshot["metadata"] = dict(pi["metadata"])
+            snapshot["description"] = pi["description"]
+            snapshot["receipt_email"] = pi["receipt_email"]
         self._create(ch_id, "charge", snapshot)
         return ch_id
 

@@ -227,8 +227,8 @@ def test_a_story_binds_subscription_mode_sessions_by_their_mode() -> None:
 def test_creates_names_what_a_seed_can_create_and_needs_the_stripe_profile() -> None:
     base = '[observer]\nkind = "sink"\n[target]\nurl = "http://127.0.0.1:9/h"\nprofile = "{p}"\nsecret = "s"\n' \
            '[target.seed]\ncommand = "x"\n'
-    with pytest.raises(ConfigError, match="creates only checkout.session, customer, subscription for the story, "
-                                          "not 'refund'"):
+    with pytest.raises(ConfigError, match="creates only checkout.session, customer, subscription, payment_intent for "
+                                          "the story, not 'refund'"):
         parse_config(base.format(p="stripe") + 'creates = ["customer", "refund"]\n')
     with pytest.raises(ConfigError, match="only the stripe profile's API creates objects, not 'github'"):
         parse_config(base.format(p="github") + 'creates = ["checkout.session"]\n')

@@ -28,6 +28,7 @@ from hookproof.simulator.server import DEFAULT_API_KEY, ServerHandle, ServerStat
 from hookproof.simulator.server.provider import INCLUDABLE
 from hookproof.simulator.serving import serve_app
 from hookproof.simulator.world import RESOURCES, SCRIPTS, World
+from hookproof.simulator.world.world import UnboundReceiverObject
 from tests.simulator.stripe_oracle import compare, resources
 
 SEED = 21
@@ -802,6 +803,62 @@ def test_a_default_incomplete_subscription_waits_for_its_first_payment() -> None
         assert _event_differences(PROFILE.event_object(event)) == []
 
 
+def test_a_payment_intent_the_shop_creates_through_the_sdk_is_confirmed_by_the_story() -> None:
+    """A shop creating its own intents (stripe-python ``payment_intents.create``, form-encoded as
+    the SDK sends it): the intent is ``requires_payment_method`` in Stripe's shape, an
+    ``Idempotency-Key`` replays it, ``confirm=true`` is refused naming the parameter, and once
+    bound the story's payment confirms *that* intent: its events and its charge carry the
+    shop's metadata, description and receipt email (Stripe copies them to the charge at
+    confirmation)."""
+    world = World(SEED + 3)
+    with run_server(ServerState([world])) as provider:
+        client = stripe.StripeClient(DEFAULT_API_KEY, base_addresses={"api": provider.api_base},
+                                     http_client=stripe.RequestsClient(timeout=TIMEOUT_S), max_network_retries=0)
+        customer = client.v1.customers.create(params={"email": "ada@example.com"}).id
+        params: dict[str, Any] = {"amount": 2500, "currency": "usd", "customer": customer,
+                                  "metadata": {"order_id": "ord-1"}, "description": "Order ord-1",
+                                  "automatic_payment_methods": {"enabled": True}, "receipt_email": "ada@example.com"}
+        intent = client.v1.payment_intents.create(params=params, options={"idempotency_key": "ord-1"})
+        assert (intent.status, intent.amount, intent.currency, intent.customer, intent.metadata.to_dict(),
+                intent.latest_charge, intent.automatic_payment_methods.enabled) == (
+            "requires_payment_method", 2500, "usd", customer, {"order_id": "ord-1"}, None, True)
+        assert intent.client_secret.startswith(f"{intent.id}_secret_")
+        again = client.v1.payment_intents.create(params=params, options={"idempotency_key": "ord-1"})
+        assert again.id == intent.id and world.receiver_intents == [intent.id]
+        guest = client.v1.payment_intents.create(params={"amount": 900, "currency": "brl",
+                                                         "payment_method_types": ["card"],
+                                                         "metadata": {"order_id": "ord-2"}})
+        assert (guest.customer, guest.payment_method_types, guest.automatic_payment_methods) == (None, ["card"], None)
+        refused = httpx.post(f"{provider.url}/v1/payment_intents", headers={"Authorization": f"Bearer {DEFAULT_API_KEY}"},
+                             data={"amount": "2500", "currency": "usd", "confirm": "true"}, timeout=TIMEOUT_S)
+        assert (refused.status_code, refused.json()["error"]["param"]) == (400, "confirm")
+        assert world.receiver_intents == [intent.id, guest.id]
+        assert provider.state is not None
+        with provider.state.lock:
+            before = len(world.events)
+            world.bind_receiver_creates(["payment_intent"])
+            paid = world.pay(world.objects("customer")[0])
+            declined = world.fail_payment(world.objects("customer")[0])
+            charge = world.retry_payment(declined)
+        assert (paid, declined) == (intent.id, guest.id)
+        retrieved = client.v1.payment_intents.retrieve(intent.id, params={"expand": ["latest_charge"]})
+        assert (retrieved.status, retrieved.latest_charge.metadata.to_dict(), retrieved.latest_charge.description,
+                retrieved.latest_charge.receipt_email, retrieved.latest_charge.amount) == (
+            "succeeded", {"order_id": "ord-1"}, "Order ord-1", "ada@example.com", 2500)
+        assert client.v1.charges.retrieve(charge).customer is None  # a guest's payment
+    events = world.events[before:]
+    assert [(e.type, e.object.get("metadata")) for e in events] == [
+        ("payment_intent.succeeded", {"order_id": "ord-1"}), ("charge.succeeded", {"order_id": "ord-1"}),
+        ("charge.failed", {"order_id": "ord-2"}), ("payment_intent.payment_failed", {"order_id": "ord-2"}),
+        ("payment_intent.succeeded", {"order_id": "ord-2"}), ("charge.succeeded", {"order_id": "ord-2"})]
+    assert [e.business_key for e in events if e.business_key] == [f"license:{intent.id}", f"license:{guest.id}"]
+    for event in events:
+        assert _event_differences(PROFILE.event_object(event)) == []
+    with pytest.raises(UnboundReceiverObject, match=r"the story needs payment intent #3 \(unconfirmed, payable by "
+                                                     r"card\) and the receiver created 0 of that kind"):
+        world.pay(world.objects("customer")[0])
+
+
 def test_bad_create_parameters_name_the_parameter(api: httpx.Client, world: World) -> None:
     cases = [
         ("checkout/sessions", {"mode": "payment"}, "line_items"),
@@ -810,6 +867,13 @@ def test_bad_create_parameters_name_the_parameter(api: httpx.Client, world: Worl
         ("refunds", {"amount": "5"}, "charge"),
         ("refunds", {"charge": world.objects("charge")[0], "amount": "999999999"}, "amount"),
         ("customers", {"metadata": "not-a-hash"}, "metadata"),
+        ("payment_intents", {"currency": "usd"}, "amount"),
+        ("payment_intents", {"amount": "2500"}, "currency"),
+        ("payment_intents", {"amount": "49", "currency": "usd"}, "amount"),
+        ("payment_intents", {"amount": "2500", "currency": "usd", "capture_method": "manual"}, "capture_method"),
+        ("payment_intents", {"amount": "2500", "currency": "usd", "customer": "cus_nope000000000000000000"}, "customer"),
+        ("payment_intents", {"amount": "2500", "currency": "usd", "payment_method_types[]": "card",
+                             "automatic_payment_methods[enabled]": "true"}, "payment_method_types"),
     ]
     for path, form, param in cases:
         answer = api.post(f"/v1/{path}", data=form)
