@@ -46,7 +46,7 @@ from hookproof.scenarios.key_loops import (
     seen_in,
     unexpected_keys_by_key,
 )
-from hookproof.scenarios.observations import EffectRows, Expectations, ObjectTruth, Observation
+from hookproof.scenarios.observations import EffectRows, Expectations, ObjectTruth, Observation, world_event_id
 from hookproof.scenarios.state_words import regressed_words, stale_words
 from hookproof.simulator.delivery.history import Attempt, Outcome
 
@@ -488,6 +488,11 @@ def _counter_findings(want: Mapping[str, int], got: Mapping[str, int], idx: Chec
         shown = "missing" if actual is None else str(actual)
         moves = moved.get(key, ())
         ids = [m if isinstance(m, str) else m.event_id for m in moves]
+        if any(i not in idx.by_event for i in ids):  # moves name the world's events: say what was sent
+            wire = _sent_ids(idx.history, ids)
+            ids = [wire.get(i, i) for i in ids]
+            moves = tuple(m if isinstance(m, str) else m._replace(event_id=wire.get(m.event_id, m.event_id))
+                          for m in moves)
         positions = list(idx.by_key.get(key, ())) or sorted(p for event_id in ids for p in idx.by_event.get(event_id, ()))
         message = f"counter is {shown}; the provider's truth implies {expected}"
         amounts = [m for m in moves if not isinstance(m, str)]
@@ -496,6 +501,21 @@ def _counter_findings(want: Mapping[str, int], got: Mapping[str, int], idx: Chec
         findings.append(Finding("counter", key, message, expected=expected, actual=actual,
                                 attempts=idx.attempt_ids(positions)))
     return findings
+
+
+def _sent_ids(history: Sequence[Attempt], world_ids: Sequence[str]) -> dict[str, str]:
+    """World event id -> the event id its attempts carried (the id the receiver saw: Standard
+    Webhooks' ``msg_…`` webhook-id, a GitHub delivery's GUID), for those of `world_ids` that
+    `history` delivered (`world_event_id`); read until each is found."""
+    want = set(world_ids)
+    found: dict[str, str] = {}
+    for attempt in history:
+        wid = world_event_id(attempt)
+        if wid in want and wid not in found:
+            found[wid] = attempt.event_id
+            if len(found) == len(want):
+                break
+    return found
 
 
 def check_downstream_idempotency(

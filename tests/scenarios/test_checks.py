@@ -730,3 +730,22 @@ def test_unexpected_names_a_checkout_session_s_intent_licensed_as_a_double_fulfi
                           "checkout.session.completed (or async_payment_succeeded) for the same purchase, fulfilled "
                           "once, on the session's events (docs.stripe.com/checkout/fulfillment); acting on both "
                           "fulfils the order twice (seen in the first read after delivering)")]
+
+
+def test_a_counter_finding_names_the_ids_the_receiver_was_sent() -> None:
+    """Where the provider's event id is not the world's (Standard Webhooks' ``msg_…`` webhook-id),
+    a counter finding adds up the moves under the ids the receiver saw, and names their attempts."""
+    from hookproof.scenarios.business_keys import CounterMove
+
+    sent = [replace(att("msg_2Yb7", "renewal:in_1"), delivery_id="dlv_evt_1_0"),
+            replace(att("msg_2Yb7", "renewal:in_1"), delivery_id="dlv_evt_1_1"),
+            replace(att("msg_9Qx4", "renewal:in_2"), delivery_id="dlv_evt_2_0")]
+    expectations = replace(exp("renewal:in_1", "renewal:in_2"), counters={"cus_1": 1500},
+                           counter_events={"cus_1": (CounterMove("evt_1", "invoice.paid", 900),
+                                                     CounterMove("evt_2", "invoice.paid", 600))})
+    observed = replace(obs(20, "renewal:in_1", "renewal:in_2"), counters={"cus_1": 2400})
+    result = ALL_CHECKS["counter"](hist(*sent), expectations, [observed])
+    [finding] = [f for f in result.findings if f.key == "cus_1"]
+    assert finding.message == ("counter is 2400; the provider's truth implies 1500 "
+                               "(+900 invoice.paid msg_2Yb7, +600 invoice.paid msg_9Qx4)")
+    assert finding.attempts == (0, 1, 2)
