@@ -79,9 +79,10 @@ def locustfile() -> Path:
 
 
 def progress_detail(data: Mapping[str, object]) -> str:
-    """The storm's progress line from the master's progress file: attempts sent, the rate, the
+    """The storm's progress line from the master's progress file: attempts sent, the current
+    rate (Locust's, over its last seconds: the end's line gives the average), the
     answered non-2xx and the unanswered attempts (timeouts, cut connections) apart."""
-    return (f"{data.get('requests', 0)} sent, {data.get('rps', 0)}/s, {data.get('failures', 0)} non-2xx, "
+    return (f"{data.get('requests', 0)} sent, {data.get('rps', 0)}/s now, {data.get('failures', 0)} non-2xx, "
             f"{data.get('unanswered', 0)} unanswered, {data.get('workers', 0)} worker(s)")
 
 
@@ -751,7 +752,7 @@ def _print_numbers(report: object, console: object, overloaded: str | None = Non
         if check.check_id == "ack_latency":
             s = check.stats
             console.print(  # type: ignore[attr-defined]
-                f"storm: {s.get('sent', 0)} attempts ({s.get('events', 0)} events) at {s.get('sent_per_s', 0)}/s; "
+                f"storm: {s.get('sent', 0)} attempts ({s.get('events', 0)} events) at {s.get('sent_per_s', 0)}/s on average; "
                 f"ack p50 {s.get('p50_ms', 0):.1f} ms, p95 {s.get('p95_ms', 0):.1f} ms, p99 {s.get('p99_ms', 0):.1f} ms",
                 markup=False, soft_wrap=True)
             if s.get("sender_bound"):

@@ -41,7 +41,7 @@ def test_off_a_terminal_no_line_is_broken_mid_figure(monkeypatch: pytest.MonkeyP
     _print_numbers(report, terminal.console)
     lines = out.getvalue().splitlines()
     assert lines[0] == TITLE  # not wrapped at the table's 42 columns
-    assert ("storm: 661 attempts (327 events) at 33.05/s; ack p50 29.6 ms, p95 57.7 ms, p99 88.6 ms"
+    assert ("storm: 661 attempts (327 events) at 33.05/s on average; ack p50 29.6 ms, p95 57.7 ms, p99 88.6 ms"
             in lines), lines
     assert make_console(file=io.StringIO()).width == OFF_TERMINAL_WIDTH
 

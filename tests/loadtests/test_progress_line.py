@@ -40,5 +40,5 @@ def test_unanswered_attempts_are_counted_apart_from_answered_non_2xx() -> None:
 
 def test_the_line_says_non_2xx_and_unanswered_apart() -> None:
     data = {"requests": 385, "rps": 12.5, "failures": 0, "unanswered": 385, "workers": 2}
-    assert progress_detail(data) == "385 sent, 12.5/s, 0 non-2xx, 385 unanswered, 2 worker(s)"
-    assert progress_detail({}) == "0 sent, 0/s, 0 non-2xx, 0 unanswered, 0 worker(s)"
+    assert progress_detail(data) == "385 sent, 12.5/s now, 0 non-2xx, 385 unanswered, 2 worker(s)"
+    assert progress_detail({}) == "0 sent, 0/s now, 0 non-2xx, 0 unanswered, 0 worker(s)"

@@ -393,7 +393,7 @@ def test_on_a_terminal_a_storm_shows_its_phase_and_what_it_sent(tmp_path: Path, 
                                timeout_s=240)
     shown = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", text).replace("\r", "\n")  # the redrawn line, without colours
     assert code == 0, shown[-3000:]
-    assert re.search(r"^storm: \w[^\n]*?\b\d+ sent, [\d.]+/s, \d+ non-2xx, \d+ unanswered, \d+ worker\(s\)", shown, flags=re.M), \
+    assert re.search(r"^storm: \w[^\n]*?\b\d+ sent, [\d.]+/s now, \d+ non-2xx, \d+ unanswered, \d+ worker\(s\)", shown, flags=re.M), \
         shown[-3000:]
 
 
