@@ -93,7 +93,7 @@ def test_the_header_and_the_readme_show_the_same_usage() -> None:
     readme = _usage((ROOT / "README.md").read_text(encoding="utf-8"))
     assert header and header == readme
     assert [w[w.index("-f") + 1] for w in header] == ["storm.yml"] * len(header)  # the copy next to hookproof.toml
-    assert [w[w.index("-p") + 1] for w in header] == ["storm-$USER"] * len(header)  # a project of one's own
+    assert [w[w.index("-p") + 1] for w in header] == ["storm-$(id -un)"] * len(header)  # a project of one's own
     up, run, down = header
     assert up[-4:] == ["-d", "--scale", "worker=2", "worker"] and run[-3:] == ["run", "--rm", "master"]
     assert down[-1] == "down"
