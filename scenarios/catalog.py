@@ -1247,6 +1247,26 @@ WORDED: Mapping[str, tuple[tuple[str, str, str], ...]] = {
          "An object's delayed earlier event arrives after its later ones. Applying it would bring back a "
          "state the object has left."),
     ),
+    "related-burst": (
+        ("shopify", "The first events of a new order arrive together",
+         "The first topics of a new order (customers/create, orders/create and orders/paid of one checkout) "
+         "are released together (byte-synchronised), twice. A get-or-create of the shared row (the customer, "
+         "the order) that is not atomic fails or duplicates it (dj-stripe #409, pay-rails #371: the same race "
+         "in billing packages); an effect granted from two topics must still happen once."),
+        ("paddle", "The first events of a new subscription arrive together",
+         "A checkout's first events (transaction.created, customer.created, address.created, "
+         "transaction.updated, transaction.ready, transaction.paid, transaction.completed, subscription.created "
+         "and subscription.activated) are released together (byte-synchronised), twice. A get-or-create of the "
+         "shared row (the customer, the subscription) that is not atomic fails or duplicates it (dj-stripe "
+         "#409, pay-rails #371: the same race in billing packages); an effect granted from two event types "
+         "must still happen once, and a transaction's status read, compared and written without a lock "
+         "loses the newer one."),
+        ("mercadopago", "The first notifications of a new payment arrive together",
+         "A payment's payment.created (status pending) and payment.updated (approved) notifications are "
+         "released together (byte-synchronised), twice. A get-or-create of the payment's row that is not "
+         "atomic fails or duplicates it; a status read, compared and written without a lock loses the "
+         "newer one (approved)."),
+    ),
     "fetch-overtaken": (
         ("mercadopago", "A slow fetch overtaken by a newer notification",
          "A Pix payment is approved; the receiver fetches it while handling that notification, and the provider "

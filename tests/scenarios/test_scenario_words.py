@@ -140,3 +140,19 @@ def test_an_unhandled_type_is_sent_only_to_an_endpoint_enabled_for_every_type(en
         assert isinstance(plan, Plan) and plan.phases[0].events[0].type == "payment_method.automatically_updated"
     else:
         assert isinstance(plan, NotApplicable) and "target.enabled_events" in plan.reason
+
+
+@pytest.mark.parametrize("profile_name", ["shopify", "paddle", "mercadopago"])
+def test_related_burst_names_the_events_its_bursts_release(profile_name: str) -> None:
+    """A Shopify app's report described the related burst in billing words (subscriptions,
+    invoice.paid) while it released customers/create, orders/create and orders/paid: each
+    world's description names every event type its bursts hold, and no billing one."""
+    profile = get_profile(profile_name)
+    scenario = CATALOG["related-burst"].for_world(profile.world)
+    plan = scenario.plan(Context(profile=profile), new_world(profile.world, 5))
+    assert isinstance(plan, Plan) and len(plan.phases) == 2
+    sent = {e.type for phase in plan.phases for e in phase.events}
+    assert sent and all(t in scenario.description for t in sent), sorted(t for t in sent
+                                                                          if t not in scenario.description)
+    assert "invoice.paid" not in scenario.description and "checkout.session" not in scenario.description
+    assert scenario.checks == CATALOG["related-burst"].checks
