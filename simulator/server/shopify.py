@@ -11,7 +11,8 @@ were sent (`simulator.server.clock`), from the served `ShopifyWorld`s, newest fi
 Auth: ``X-Shopify-Access-Token: <token>``, the token being one of the server's API keys;
 a missing or other token answers 401 ``{"errors": "[API] Invalid API key or access token
 (unrecognized login or wrong password)"}``. Errors are Shopify's ``{"errors": <message>}``
-(404 ``Not Found``). The switches (`simulator.server.state`, keyed by the object id) apply
+(404 ``Not Found``, for every other ``/admin/api/`` path too: refunds, transactions,
+``shop.json`` are not served). The switches (`simulator.server.state`, keyed by the object id) apply
 as to every provider: 404 not yet visible, an error status, slow, stale (the previous
 version), and 429 ``Exceeded 2 calls per second for api client…`` with ``Retry-After``.
 """
@@ -112,5 +113,14 @@ def shopify_router(state: ServerState) -> APIRouter:
     async def get_customer(request: Request, version: str, customer_id: str) -> JSONResponse:
         """A customer of the Shopify world."""
         return await answer(request, version, "customer", customer_id)
+
+    @router.api_route("/admin/api/{version}/{rest:path}", methods=["GET", "POST", "PUT", "DELETE"],
+                      include_in_schema=False)
+    async def unserved(request: Request, version: str, rest: str) -> JSONResponse:
+        """Any other Admin REST path (refunds, transactions, ``shop.json``…): not served, answered
+        as Shopify answers a path it has no resource at (401 first, as for every route)."""
+        if not state.accepts(request.headers.get("x-shopify-access-token") or None):
+            return shopify_error(401, _UNAUTHORIZED)
+        return shopify_error(404, "Not Found")
 
     return router

@@ -282,6 +282,10 @@ def test_api_errors_and_switches_in_shopifys_shape(served: tuple[ShopifyWorld, S
             get(base, "/admin/api/2024-10/orders/1.json").json()) == (404, {"errors": "Not Found"})
     assert get(base, f"/admin/api/2024-10/customers/{order}.json").status_code == 404  # an order is no customer
     assert get(base, f"/admin/api/latest/orders/{order}.json").status_code == 404
+    for unserved in (f"/admin/api/2024-10/orders/{order}/refunds/1.json", "/admin/api/2024-10/shop.json"):
+        # paths it does not serve: Shopify's shape too, not another provider's
+        assert (get(base, unserved).status_code, get(base, unserved).json()) == (404, {"errors": "Not Found"})
+        assert get(base, unserved, token=None).status_code == 401
     unauthorized = get(base, path, token=None)
     assert unauthorized.status_code == 401 and "Invalid API key or access token" in unauthorized.json()["errors"]
     assert get(base, path, token="shpat_wrong").status_code == 401
