@@ -80,6 +80,9 @@ SERIAL_MODULES: dict[str, str] = {
     "tests/loadtests/test_storm_team_keys.py": "storms near the sender's timeout on a loaded machine",
     "tests/loadtests/test_storm_worlds.py": "storms near the sender's timeout on a loaded machine",
     "tests/simulator/test_race.py": "race bursts and an elapsed-time bound",
+    "tests/scenarios/test_detection_matrix.py": "a racy receiver's 5xx needs its burst's race to hit",
+    "tests/scenarios/test_overlap.py::test_a_receiver_that_applies_after_answering_is_waited_for_beside_other_scenarios":
+        "a queue's backlog settles within the settle window",
 }
 
 
