@@ -186,7 +186,7 @@ class TargetConfig(StrictModel):
             from hookproof.simulator.profiles import get_profile
 
             prof = get_profile(self.profile)
-            names = set(prof.event_types()) | set(prof.event_types().values())
+            names = set(prof.event_types()) | set(prof.event_types().values()) | set(prof.optional_types)
             unknown = [e for e in self.enabled_events if e not in names and e not in self._real_types()]
             if unknown and self.profile == "stripe":
                 raise ValueError(f"enabled_events: Stripe has no event type {unknown[0]!r} "
@@ -213,8 +213,9 @@ class TargetConfig(StrictModel):
             return []
         from hookproof.simulator.profiles import get_profile
 
-        types = get_profile(self.profile).event_types()
-        names = set(types) | set(types.values())
+        prof = get_profile(self.profile)
+        types = prof.event_types()
+        names = set(types) | set(types.values()) | set(prof.optional_types)
         return [e for e in dict.fromkeys(self.enabled_events) if e not in names and e in self._real_types()]
 
     @property
@@ -261,7 +262,8 @@ class TargetConfig(StrictModel):
             return None
         from hookproof.simulator.profiles import get_profile
 
-        types = get_profile(self.profile).event_types()
+        prof = get_profile(self.profile)
+        types = {**prof.event_types(), **{t: t for t in prof.optional_types}}
         back = {v: k for k, v in types.items()}
         return {e if e in types else back.get(e, e) for e in self.enabled_events}  # a catalog's names are its own
 
@@ -620,7 +622,17 @@ class Config(StrictModel):
             return catalog_profile(self.target.profile, self.catalog, self.base_dir, settings)
         from hookproof.simulator.profiles import get_profile
 
-        return get_profile(self.target.profile, settings=settings, names=self.event_names() or None)
+        return get_profile(self.target.profile, settings=settings, names=self.event_names() or None,
+                           subscribed=self.subscribed_types())
+
+    def subscribed_types(self) -> list[str]:
+        """The profile's optional types (`Profile.optional_types`: Shopify's compliance topics)
+        the config names (`named_types`), in its order: the endpoint is subscribed to those, and
+        is sent none of the others (an endpoint sent every type is not sent them unnamed)."""
+        from hookproof.simulator.profiles import get_profile
+
+        optional = get_profile(self.target.profile).optional_types if self.catalog is None else ()
+        return list(dict.fromkeys(name for _, name in self.named_types() if name in optional))
 
     def named_types(self) -> list[tuple[str, str]]:
         """``(field, event type)`` of every type the config names: ``target.enabled_events``,

@@ -87,12 +87,12 @@ def resolve_event(profile: Profile, name: str | None) -> str:
     if name is None:
         return profile.default_event
     types = profile.event_types()
-    if name in types:
+    if name in types or name in profile.optional_types:  # an optional type named is one asked for
         return name
     for stripe_type, provider_type in types.items():
         if provider_type == name:
             return stripe_type
-    known = ", ".join(sorted(set(types.values())))
+    known = ", ".join(sorted(set(types.values()) | set(profile.optional_types)))
     if profile.name == "stripe":
         from hookproof.simulator.profiles.stripe_types import STRIPE_WEBHOOK_TYPES
 

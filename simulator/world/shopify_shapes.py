@@ -301,3 +301,31 @@ def shop(shop_id: int, *, name: str, domain: str, owner: str, email: str, create
             "multi_location_enabled": True, "setup_required": False, "pre_launch_enabled": False,
             "enabled_presentment_currencies": [CURRENCY], "transactional_sms_disabled": False,
             "marketing_sms_consent_enabled_at_checkout": False}
+
+
+# ---- the mandatory compliance topics ------------------------------------------------------
+# Their bodies are no REST resource: shopify.dev "Privacy law compliance" (mandatory compliance
+# webhooks) gives each payload, as does Shopify's app template (Shopify/shopify-app-template-node,
+# web/privacy.js); ids are JSON integers, the customer's phone a string.
+
+def compliance_customer(full: dict[str, Any]) -> dict[str, Any]:
+    """The ``customer`` of a compliance payload: ``{id, email, phone}`` of the Customer resource."""
+    return {"id": full["id"], "email": full["email"], "phone": full["phone"]}
+
+
+def customers_data_request(*, shop_id: int, shop_domain: str, customer: dict[str, Any], orders: list[int],
+                           request_id: int) -> dict[str, Any]:
+    """The ``customers/data_request`` body: a customer asked the merchant for their data."""
+    return {"shop_id": shop_id, "shop_domain": shop_domain, "orders_requested": list(orders),
+            "customer": compliance_customer(customer), "data_request": {"id": request_id}}
+
+
+def customers_redact(*, shop_id: int, shop_domain: str, customer: dict[str, Any], orders: list[int]) -> dict[str, Any]:
+    """The ``customers/redact`` body: the merchant asked to erase a customer's data."""
+    return {"shop_id": shop_id, "shop_domain": shop_domain, "customer": compliance_customer(customer),
+            "orders_to_redact": list(orders)}
+
+
+def shop_redact(*, shop_id: int, shop_domain: str) -> dict[str, Any]:
+    """The ``shop/redact`` body: 48 hours after the app's uninstall, erase the shop's data."""
+    return {"shop_id": shop_id, "shop_domain": shop_domain}
