@@ -191,6 +191,9 @@ class TargetConfig(StrictModel):
             if unknown and self.profile == "stripe":
                 raise ValueError(f"enabled_events: Stripe has no event type {unknown[0]!r} "
                                  f"({stripe_type_hint(unknown[0])})")
+            if unknown and self.profile == "shopify":
+                raise ValueError(f"enabled_events: Shopify has no webhook topic {unknown[0]!r} "
+                                 f"({shopify_topic_hint(unknown[0])})")
             if unknown:
                 known = ", ".join(sorted(set(prof.event_types().values())))
                 raise ValueError(f"enabled_events: the {prof.title} profile sends no event {unknown[0]!r} (known: {known})")
@@ -198,7 +201,12 @@ class TargetConfig(StrictModel):
 
     def _real_types(self) -> frozenset[str]:
         """The provider's real event types the config may enable though the profile does not model
-        them: Stripe's (`simulator.profiles.stripe_types.STRIPE_WEBHOOK_TYPES`); none for others."""
+        them: Stripe's (`simulator.profiles.stripe_types.STRIPE_WEBHOOK_TYPES`), Shopify's topics
+        (`simulator.profiles.shopify_topics.SHOPIFY_WEBHOOK_TOPICS`); none for others."""
+        if self.profile == "shopify":
+            from hookproof.simulator.profiles.shopify_topics import SHOPIFY_WEBHOOK_TOPICS
+
+            return SHOPIFY_WEBHOOK_TOPICS
         if self.profile != "stripe":
             return frozenset()
         from hookproof.simulator.profiles.stripe_types import STRIPE_WEBHOOK_TYPES
@@ -548,6 +556,22 @@ def stripe_type_hint(name: str) -> str:
     close = difflib.get_close_matches(name, sorted(STRIPE_WEBHOOK_TYPES), n=3, cutoff=0.6)
     if not close:
         return "Stripe's event types: docs.stripe.com/api/events/types"
+    return "did you mean " + (close[0] if len(close) == 1 else f"{', '.join(close[:-1])} or {close[-1]}") + "?"
+
+
+def shopify_topic_hint(name: str) -> str:
+    """What to say of `name`, a topic Shopify does not send: the closest of Shopify's real topics
+    and its compliance topics (`difflib`, up to three; `simulator.profiles.shopify_topics`), else
+    where Shopify lists them."""
+    import difflib
+
+    from hookproof.simulator.profiles.shopify_topics import SHOPIFY_WEBHOOK_TOPICS
+    from hookproof.simulator.world.shopify import SHOPIFY_COMPLIANCE_TOPICS
+
+    close = difflib.get_close_matches(name, sorted(SHOPIFY_WEBHOOK_TOPICS | set(SHOPIFY_COMPLIANCE_TOPICS)), n=3,
+                                      cutoff=0.6)
+    if not close:
+        return "Shopify's topics: shopify.dev/docs/api/admin-graphql/latest/enums/WebhookSubscriptionTopic"
     return "did you mean " + (close[0] if len(close) == 1 else f"{', '.join(close[:-1])} or {close[-1]}") + "?"
 
 

@@ -98,6 +98,11 @@ def resolve_event(profile: Profile, name: str | None) -> str:
 
         if name in STRIPE_WEBHOOK_TYPES:
             raise UsageError(f"--event: Stripe sends {name!r}, and hookproof does not model it yet (it sends: {known})")
+    if profile.name == "shopify":
+        from hookproof.simulator.profiles.shopify_topics import SHOPIFY_WEBHOOK_TOPICS
+
+        if name in SHOPIFY_WEBHOOK_TOPICS:
+            raise UsageError(f"--event: Shopify sends {name!r}, and hookproof does not model it yet (it sends: {known})")
     raise UsageError(f"--event: the {profile.title} profile sends no event {name!r} (known: {known})")
 
 
