@@ -124,8 +124,25 @@ class TargetConfig(StrictModel):
 
     @field_validator("api_version")
     @classmethod
-    def _api_version(cls, v: str | None) -> str | None:
-        if v is not None and not re.match(r"^\d{4}-\d{2}-\d{2}(\.[a-z]+)?$", v):
+    def _api_version(cls, v: str | None, info: ValidationInfo) -> str | None:
+        """A Stripe API version under the stripe profile; under shopify the one Admin API version
+        its bodies are shaped at (`SHOPIFY_API_VERSION`, its X-Shopify-API-Version), any other
+        refused saying so; under another profile none (`_one_target` names the profile)."""
+        if v is None:
+            return v
+        profile = info.data.get("profile")
+        if profile == "shopify":
+            from hookproof.simulator.world.shopify import SHOPIFY_API_VERSION
+
+            if v != SHOPIFY_API_VERSION:
+                raise ValueError(f"the shopify profile sends Shopify's Admin API {SHOPIFY_API_VERSION} resources alone "
+                                 f"(X-Shopify-API-Version: {SHOPIFY_API_VERSION}), got {v!r}: a subscription at "
+                                 "another version would be sent other shapes, which hookproof does not make; set "
+                                 f"{SHOPIFY_API_VERSION} or leave api_version out")
+            return v
+        if profile not in (None, "stripe"):
+            return v  # `_one_target` says the profile has no API versions
+        if not re.match(r"^\d{4}-\d{2}-\d{2}(\.[a-z]+)?$", v):
             raise ValueError(f"must be a Stripe API version like 2024-06-20 or 2025-03-31.basil, got {v!r}")
         return v
 
@@ -180,8 +197,9 @@ class TargetConfig(StrictModel):
         if self.signing is not None and self.profile != "generic-hmac":
             raise ValueError(f"signing: only the generic-hmac profile takes signing settings; the {self.profile} "
                              "profile signs as its provider does")
-        if self.api_version is not None and self.profile != "stripe":
-            raise ValueError(f"api_version: only the stripe profile has API versions, not {self.profile!r}")
+        if self.api_version is not None and self.profile not in ("stripe", "shopify"):
+            raise ValueError(f"api_version: only the stripe profile (and shopify's one, 2024-10) has API versions, "
+                             f"not {self.profile!r}: the {self.profile} profile sends its provider's one shape")
         if self.enabled_events is not None and self.profile not in CATALOG_PROFILES:  # those: catalog_file
             from hookproof.simulator.profiles import get_profile
 
