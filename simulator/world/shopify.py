@@ -458,15 +458,20 @@ class ShopifyWorld(RecordWorld):
         return r1, r2
 
     def unknown_event(self) -> Event:
-        """A ``products/update`` (an app that handles orders has no such handler): not recorded."""
+        """A ``products/update`` (an app that handles orders has no such handler): not recorded. The
+        product has its one variant (a product always has one; the one its orders' lines name)
+        and its option; drawn from no random state, so the stories told after it are unchanged."""
         at = self._tick()
         p = self.products[0]
+        created, updated = ss.shop_time(at - 86_400_000_000), ss.shop_time(at)
+        variant = ss.product_variant(p, created=created, updated=updated, inventory_item_id=p.variant_id + 1)
         product = {"id": p.product_id, "admin_graphql_api_id": ss.gid("Product", p.product_id), "title": p.title,
                    "body_html": "", "vendor": "Acme", "product_type": "", "handle": p.title.lower().replace(" ", "-"),
-                   "created_at": ss.shop_time(at - 86_400_000_000), "updated_at": ss.shop_time(at),
-                   "published_at": ss.shop_time(at - 86_400_000_000), "template_suffix": None, "status": "active",
-                   "published_scope": "global", "tags": "", "variants": [], "options": [], "images": [], "image": None,
-                   "media": [], "variant_gids": [], "has_variants_that_requires_components": False, "category": None}
+                   "created_at": created, "updated_at": updated, "published_at": created, "template_suffix": None,
+                   "status": "active", "published_scope": "global", "tags": "", "variants": [variant],
+                   "options": [ss.product_option(p, p.product_id + 1)], "images": [], "image": None, "media": [],
+                   "variant_gids": [ss.variant_gid(variant, at)],
+                   "has_variants_that_requires_components": False, "category": None}
         return Event(id=self._uuid(), type="products/update", created=at // 1_000_000, created_us=at,
                      object_type="product", object_id=str(p.product_id), version=1, object=product,
                      livemode=self.livemode, account=self.account, api_version=SHOPIFY_API_VERSION)

@@ -430,3 +430,42 @@ def test_every_compliance_topic_can_be_emitted_alone() -> None:
     for topic in SHOPIFY_COMPLIANCE_TOPICS:
         events = emit_events(new_world("shopify", 11), topic)
         assert [e.type for e in events] == [topic]
+
+
+#: The ``products/update`` example of shopify.dev's "Webhooks delivery structure" page: a product
+#: has at least one variant, its keys (with those of the variant) a subset of a delivery's.
+DELIVERY_STRUCTURE_PRODUCT: Mapping[str, Any] = {
+    "id": 9554194432293, "title": "T-Shirt", "status": "active", "vendor": "My Store", "product_type": "Shirts",
+    "updated_at": "2025-04-22T14:30:00-05:00",
+    "variants": [{"id": 123456789, "title": "Default Title", "price": "29.99", "sku": "TSHIRT-001", "taxable": True,
+                  "updated_at": "2025-04-22T14:30:00-05:00"}],
+    "tags": "cotton, comfortable"}
+
+
+def test_the_unknown_topics_product_has_its_variant_as_shopifys_example_does() -> None:
+    world = ShopifyWorld(3)
+    order = world.get(world.place_order(lines=len(world.products)))  # a line of each product
+    body = json.loads(get_profile("shopify").envelope(world.unknown_event()).body)
+    example = DELIVERY_STRUCTURE_PRODUCT
+    assert {k: _json_type(body[k]) for k in example} == {k: _json_type(v) for k, v in example.items()}
+    (variant,) = body["variants"]
+    assert {k: _json_type(variant[k]) for k in example["variants"][0]} == {
+        k: _json_type(v) for k, v in example["variants"][0].items()}
+    (line,) = [li for li in order["line_items"] if li["product_id"] == body["id"]]  # the variant orders name
+    assert (variant["id"], variant["title"], variant["product_id"]) == (line["variant_id"], line["variant_title"],
+                                                                        line["product_id"]) == (
+        variant["id"], body["options"][0]["values"][0], body["id"])
+    assert variant["admin_graphql_api_id"] == f"gid://shopify/ProductVariant/{variant['id']}"
+    assert body["variant_gids"] == [{"admin_graphql_api_id": variant["admin_graphql_api_id"],
+                                     "updated_at": body["variant_gids"][0]["updated_at"]}]
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.000Z", body["variant_gids"][0]["updated_at"])
+
+
+def test_the_unknown_topic_draws_nothing_from_the_worlds_random_state() -> None:
+    """`unknown-event-type` tells the effect story after it: the product's variant and option take
+    no draw, so what follows is what followed a product without them (one clock step, one id)."""
+    told, plain = ShopifyWorld(6), ShopifyWorld(6)
+    told.unknown_event()
+    plain._tick()  # the unknown event's clock step and X-Shopify-Event-Id, nothing more
+    plain._uuid()
+    assert [(e.id, e.object) for e in told.effect_story()] == [(e.id, e.object) for e in plain.effect_story()]
