@@ -58,8 +58,13 @@ def test_the_catalog_delivers_the_compliance_topics_only_to_a_subscribed_endpoin
         plan = CATALOG[scenario_id].plan(Context(profile=profile, enabled=enabled), new_world("shopify", 3))
         assert isinstance(plan, Plan)
         told[name] = [e.type for phase in plan.phases for e in phase.events]
+    keyed = Config(target=target(), business_keys={"customers/redact": "gdpr:{customer.id}"})
+    plan = CATALOG[scenario_id].plan(Context(profile=keyed.profile(), keys=keyed.key_mapping()), new_world("shopify", 3))
+    assert isinstance(plan, Plan)
+    told["keyed"] = [e.type for phase in plan.phases for e in phase.events]
     assert set(SHOPIFY_COMPLIANCE_TOPICS) <= set(told["subscribed"])
     assert not set(SHOPIFY_COMPLIANCE_TOPICS) & set(told["plain"])
+    assert set(SHOPIFY_COMPLIANCE_TOPICS) & set(told["keyed"]) == {"customers/redact"}  # named in [business_keys]
 
 
 def compliance_config(module: str, tmp_path: Path) -> Config:
