@@ -374,7 +374,7 @@ def certify_unsent_note(config: Config, history_path: Path, *, whole: bool = Tru
     """The note naming the types the config enables (`unsent.configured_types`) that no
     scenario of the run sent (its history's types), or None; None too for a run of chosen
     scenarios (`whole` False: ``certify reorder``), which never meant to send every type."""
-    from hookproof.unsent import configured_types, history_types, unsent_note
+    from hookproof.unsent import configured_types, every_type_of, history_types, unsent_note
 
     configured = configured_types(config)
     if not whole or not configured or not history_path.is_file():
@@ -385,7 +385,7 @@ def certify_unsent_note(config: Config, history_path: Path, *, whole: bool = Tru
         sent = history_types(history_path)
     except sqlite3.Error:  # a run refused before its history held attempts
         return None
-    return unsent_note(configured, sent, "certify")
+    return unsent_note(configured, sent, "certify", every=every_type_of(config))
 
 
 def crash_untested_note(report: RunReport) -> str | None:

@@ -124,8 +124,25 @@ class TargetConfig(StrictModel):
 
     @field_validator("api_version")
     @classmethod
-    def _api_version(cls, v: str | None) -> str | None:
-        if v is not None and not re.match(r"^\d{4}-\d{2}-\d{2}(\.[a-z]+)?$", v):
+    def _api_version(cls, v: str | None, info: ValidationInfo) -> str | None:
+        """A Stripe API version under the stripe profile; under shopify the one Admin API version
+        its bodies are shaped at (`SHOPIFY_API_VERSION`, its X-Shopify-API-Version), any other
+        refused saying so; under another profile none (`_one_target` names the profile)."""
+        if v is None:
+            return v
+        profile = info.data.get("profile")
+        if profile == "shopify":
+            from hookproof.simulator.world.shopify import SHOPIFY_API_VERSION
+
+            if v != SHOPIFY_API_VERSION:
+                raise ValueError(f"the shopify profile sends Shopify's Admin API {SHOPIFY_API_VERSION} resources alone "
+                                 f"(X-Shopify-API-Version: {SHOPIFY_API_VERSION}), got {v!r}: a subscription at "
+                                 "another version would be sent other shapes, which hookproof does not make; set "
+                                 f"{SHOPIFY_API_VERSION} or leave api_version out")
+            return v
+        if profile not in (None, "stripe"):
+            return v  # `_one_target` says the profile has no API versions
+        if not re.match(r"^\d{4}-\d{2}-\d{2}(\.[a-z]+)?$", v):
             raise ValueError(f"must be a Stripe API version like 2024-06-20 or 2025-03-31.basil, got {v!r}")
         return v
 
@@ -185,17 +202,21 @@ class TargetConfig(StrictModel):
         if self.signing is not None and self.profile != "generic-hmac":
             raise ValueError(f"signing: only the generic-hmac profile takes signing settings; the {self.profile} "
                              "profile signs as its provider does")
-        if self.api_version is not None and self.profile != "stripe":
-            raise ValueError(f"api_version: only the stripe profile has API versions, not {self.profile!r}")
+        if self.api_version is not None and self.profile not in ("stripe", "shopify"):
+            raise ValueError(f"api_version: only the stripe profile (and shopify's one, 2024-10) has API versions, "
+                             f"not {self.profile!r}: the {self.profile} profile sends its provider's one shape")
         if self.enabled_events is not None and self.profile not in CATALOG_PROFILES:  # those: catalog_file
             from hookproof.simulator.profiles import get_profile
 
             prof = get_profile(self.profile)
-            names = set(prof.event_types()) | set(prof.event_types().values())
+            names = set(prof.event_types()) | set(prof.event_types().values()) | set(prof.optional_types)
             unknown = [e for e in self.enabled_events if e not in names and e not in self._real_types()]
             if unknown and self.profile == "stripe":
                 raise ValueError(f"enabled_events: Stripe has no event type {unknown[0]!r} "
                                  f"({stripe_type_hint(unknown[0])})")
+            if unknown and self.profile == "shopify":
+                raise ValueError(f"enabled_events: Shopify has no webhook topic {unknown[0]!r} "
+                                 f"({shopify_topic_hint(unknown[0])})")
             if unknown:
                 known = ", ".join(sorted(set(prof.event_types().values())))
                 raise ValueError(f"enabled_events: the {prof.title} profile sends no event {unknown[0]!r} (known: {known})")
@@ -203,7 +224,12 @@ class TargetConfig(StrictModel):
 
     def _real_types(self) -> frozenset[str]:
         """The provider's real event types the config may enable though the profile does not model
-        them: Stripe's (`simulator.profiles.stripe_types.STRIPE_WEBHOOK_TYPES`); none for others."""
+        them: Stripe's (`simulator.profiles.stripe_types.STRIPE_WEBHOOK_TYPES`), Shopify's topics
+        (`simulator.profiles.shopify_topics.SHOPIFY_WEBHOOK_TOPICS`); none for others."""
+        if self.profile == "shopify":
+            from hookproof.simulator.profiles.shopify_topics import SHOPIFY_WEBHOOK_TOPICS
+
+            return SHOPIFY_WEBHOOK_TOPICS
         if self.profile != "stripe":
             return frozenset()
         from hookproof.simulator.profiles.stripe_types import STRIPE_WEBHOOK_TYPES
@@ -218,8 +244,9 @@ class TargetConfig(StrictModel):
             return []
         from hookproof.simulator.profiles import get_profile
 
-        types = get_profile(self.profile).event_types()
-        names = set(types) | set(types.values())
+        prof = get_profile(self.profile)
+        types = prof.event_types()
+        names = set(types) | set(types.values()) | set(prof.optional_types)
         return [e for e in dict.fromkeys(self.enabled_events) if e not in names and e in self._real_types()]
 
     @property
@@ -266,7 +293,8 @@ class TargetConfig(StrictModel):
             return None
         from hookproof.simulator.profiles import get_profile
 
-        types = get_profile(self.profile).event_types()
+        prof = get_profile(self.profile)
+        types = {**prof.event_types(), **{t: t for t in prof.optional_types}}
         back = {v: k for k, v in types.items()}
         return {e if e in types else back.get(e, e) for e in self.enabled_events}  # a catalog's names are its own
 
@@ -554,6 +582,22 @@ def stripe_type_hint(name: str) -> str:
     return "did you mean " + (close[0] if len(close) == 1 else f"{', '.join(close[:-1])} or {close[-1]}") + "?"
 
 
+def shopify_topic_hint(name: str) -> str:
+    """What to say of `name`, a topic Shopify does not send: the closest of Shopify's real topics
+    and its compliance topics (`difflib`, up to three; `simulator.profiles.shopify_topics`), else
+    where Shopify lists them."""
+    import difflib
+
+    from hookproof.simulator.profiles.shopify_topics import SHOPIFY_WEBHOOK_TOPICS
+    from hookproof.simulator.world.shopify import SHOPIFY_COMPLIANCE_TOPICS
+
+    close = difflib.get_close_matches(name, sorted(SHOPIFY_WEBHOOK_TOPICS | set(SHOPIFY_COMPLIANCE_TOPICS)), n=3,
+                                      cutoff=0.6)
+    if not close:
+        return "Shopify's topics: shopify.dev/docs/api/admin-graphql/latest/enums/WebhookSubscriptionTopic"
+    return "did you mean " + (close[0] if len(close) == 1 else f"{', '.join(close[:-1])} or {close[-1]}") + "?"
+
+
 def sent_types(name: str, types: Mapping[str, str]) -> str:
     """What to say of event type `name` a profile does not send: the closest of the names it
     sends (`difflib`, up to three), then every one, in the profile's spelling and order
@@ -625,7 +669,17 @@ class Config(StrictModel):
             return catalog_profile(self.target.profile, self.catalog, self.base_dir, settings)
         from hookproof.simulator.profiles import get_profile
 
-        return get_profile(self.target.profile, settings=settings, names=self.event_names() or None)
+        return get_profile(self.target.profile, settings=settings, names=self.event_names() or None,
+                           subscribed=self.subscribed_types())
+
+    def subscribed_types(self) -> list[str]:
+        """The profile's optional types (`Profile.optional_types`: Shopify's compliance topics)
+        the config names (`named_types`), in its order: the endpoint is subscribed to those, and
+        is sent none of the others (an endpoint sent every type is not sent them unnamed)."""
+        from hookproof.simulator.profiles import get_profile
+
+        optional = get_profile(self.target.profile).optional_types if self.catalog is None else ()
+        return list(dict.fromkeys(name for _, name in self.named_types() if name in optional))
 
     def named_types(self) -> list[tuple[str, str]]:
         """``(field, event type)`` of every type the config names: ``target.enabled_events``,

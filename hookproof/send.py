@@ -87,17 +87,22 @@ def resolve_event(profile: Profile, name: str | None) -> str:
     if name is None:
         return profile.default_event
     types = profile.event_types()
-    if name in types:
+    if name in types or name in profile.optional_types:  # an optional type named is one asked for
         return name
     for stripe_type, provider_type in types.items():
         if provider_type == name:
             return stripe_type
-    known = ", ".join(sorted(set(types.values())))
+    known = ", ".join(sorted(set(types.values()) | set(profile.optional_types)))
     if profile.name == "stripe":
         from hookproof.simulator.profiles.stripe_types import STRIPE_WEBHOOK_TYPES
 
         if name in STRIPE_WEBHOOK_TYPES:
             raise UsageError(f"--event: Stripe sends {name!r}, and hookproof does not model it yet (it sends: {known})")
+    if profile.name == "shopify":
+        from hookproof.simulator.profiles.shopify_topics import SHOPIFY_WEBHOOK_TOPICS
+
+        if name in SHOPIFY_WEBHOOK_TOPICS:
+            raise UsageError(f"--event: Shopify sends {name!r}, and hookproof does not model it yet (it sends: {known})")
     raise UsageError(f"--event: the {profile.title} profile sends no event {name!r} (known: {known})")
 
 

@@ -48,17 +48,28 @@ def unmodelled_note(cfg: "Config") -> str | None:
     return f"enabled but not modelled: {', '.join(unmodelled)}; their handling is not certified"
 
 
+def every_type_of(cfg: "Config") -> str | None:
+    """The profile's title when the config leaves ``target.enabled_events`` out (or lists the
+    wildcard): the endpoint is sent every type the profile sends, none of which the team named,
+    so `unsent_note` words them as the profile's types, not as enabled ones; else None."""
+    enabled = cfg.target.enabled_events
+    return str(cfg.profile().title) if not enabled or "*" in enabled else None
+
+
 def unsent_note(configured: Iterable[str], sent: Iterable[str], run: str, *,
-                emittable: Iterable[str] | None = None) -> str | None:
+                emittable: Iterable[str] | None = None, every: str | None = None) -> str | None:
     """The note naming the `configured` types not in `sent` (``run``: ``certify``, ``storm``,
     ``explore``), or None when every one was sent. With `emittable` (explore: the types its
-    operations can emit), those it could have sent are named apart: a longer search may."""
+    operations can emit), those it could have sent are named apart: a longer search may. With
+    `every` (a profile's title, `every_type_of`: the config lists no enabled_events), they are
+    named as the types that profile sends that the run never sent."""
     seen = set(sent)
     left = [t for t in configured if t not in seen]
     if not left:
         return None
-    note = (f"enabled types never sent by this {run}: {', '.join(left)}: its verdict says nothing of how the "
-            "receiver handles them")
+    lead = (f"types the {every} profile sends that this {run} never sent (enabled_events is left out: the endpoint "
+            "is sent every one)" if every is not None else f"enabled types never sent by this {run}")
+    note = f"{lead}: {', '.join(left)}: its verdict says nothing of how the receiver handles them"
     if emittable is not None:
         can = set(emittable)
         drawn = [t for t in left if t in can]

@@ -632,8 +632,28 @@ def _mutation_plan(mutation: Mutation, *, copies: int = 1, mutate: str = "all",
             owner = foreign_account_id(events[0].account)
         elif mutation is Mutation.LIVEMODE_MISMATCH and mutate == "all":
             owner = other_mode_owner(not events[0].livemode)
-        return Plan(w, (Phase(tuple(events[:2]), plan, max_attempts=max_attempts),), world_account=owner)
+        chosen = events[:2]
+        if mutation in _SIGNATURE_MUTATIONS:  # the optional types' own (`_optional_firsts`)
+            chosen += _optional_firsts(ctx, events[2:])
+        return Plan(w, (Phase(tuple(chosen), plan, max_attempts=max_attempts),), world_account=owner)
     return build
+
+
+#: The mutations whose request carries no valid signature of the receiver's secret.
+_SIGNATURE_MUTATIONS: frozenset[Mutation] = frozenset({Mutation.FORGED, Mutation.MISSING_SIGNATURE,
+                                                       Mutation.WRONG_SECRET})
+
+
+def _optional_firsts(ctx: Context, events: list[Event]) -> list[Event]:
+    """The first event of each optional type (`Profile.optional_types`) among `events`: an
+    endpoint subscribed to Shopify's compliance topics must answer an invalid HMAC on each with
+    401 (shopify.dev "Privacy law compliance"), so the signature scenarios forge one of each; an
+    endpoint subscribed to none (every other profile's) is sent what it always was."""
+    firsts: dict[str, Event] = {}
+    for event in events:
+        if event.type in ctx.profile.optional_types:
+            firsts.setdefault(event.type, event)
+    return list(firsts.values())
 
 
 def _secret_rotation(ctx: Context, w: World) -> Plan | NotApplicable:

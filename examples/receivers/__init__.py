@@ -85,6 +85,15 @@ SCENARIO_TWINS: dict[str, str] = {
     "shopify_app_fetch_ack_drop": "shopify",
 }
 
+#: Broken twins of provider receivers tested in the scenarios that deliver Shopify's mandatory
+#: compliance topics (a redelivered erasure erased again, a forged one acted on;
+#: tests/examples/test_shopify_compliance.py), not in the full-catalog matrix: the matrix's configs
+#: name no compliance topic.
+COMPLIANCE_TWINS: dict[str, str] = {
+    "shopify_app_redact_every_delivery": "shopify",
+    "shopify_app_compliance_unverified": "shopify",
+}
+
 #: The folder `python -m examples.receivers.<name>` runs from.
 PROJECT_ROOT = Path(__file__).resolve().parent.parent.parent
 

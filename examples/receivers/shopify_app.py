@@ -16,7 +16,9 @@ check. This receiver:
   applies the topic's effect (``welcome:{customer id}`` on ``customers/create``,
   ``fulfil:{order id}`` on ``orders/paid``, ``refund:{refund id}`` with the refunded amount
   in cents on ``refunds/create``, ``restock:{order id}`` on ``orders/cancelled``,
-  ``purge:{shop id}`` on ``app/uninstalled``), credits a paid order's customer its
+  ``purge:{shop id}`` on ``app/uninstalled``; the mandatory compliance topics, whose HMAC is
+  checked like every other's: ``report:{data_request.id}`` on ``customers/data_request``,
+  ``redact:{customer.id}`` on ``customers/redact``, ``erase:{shop_id}`` on ``shop/redact``), credits a paid order's customer its
   ``total_price`` in cents (a store credit balance, ``credits``: ``"60.42"`` is 6042, read as a
   `Decimal`), and stores an order's ``financial_status``
   unless a newer one is stored: a later ``updated_at``, or the same second and a later
@@ -33,6 +35,12 @@ redelivered event repeats its effect. `create_app(dedupe_by_object=True)` is ano
 claims ``X-Shopify-Webhook-Id`` instead of ``X-Shopify-Event-Id``, so a retry is caught but the
 same event through a second subscription to its topic (a new Webhook-Id, the same Event-Id:
 shopify.dev, "Ignore duplicate webhooks") repeats its effect.
+`create_app(claim_compliance=False)` is another (``shopify_app_redact_every_delivery``): it
+claims the event of every topic but the compliance ones, taking an erasure to be harmless to
+repeat, so a redelivered ``customers/redact`` (or data request, or ``shop/redact``) erases again.
+`create_app(verify_compliance=False)` is another (``shopify_app_compliance_unverified``): it
+answers the compliance topics without checking their HMAC, so a forged ``customers/redact`` erases
+a customer's data (shopify.dev "Privacy law compliance": an invalid HMAC must get 401).
 `create_app(same_second="overwrite")` is a fourth (``shopify_app_same_second_overwrite``): it
 guards an order's state with ``stored updated_at <= incoming`` alone, so an older payload of the
 same ``updated_at`` second overwrites a newer one; ``same_second="keep"`` (``>`` alone) drops a
@@ -118,7 +126,13 @@ EFFECTS: Mapping[str, Callable[[Mapping[str, Any]], tuple[str, int | None]]] = {
                                                            if t["kind"] == "refund" and t["status"] == "success")),
     "orders/cancelled": lambda b: (f"restock:{b['id']}", None),
     "app/uninstalled": lambda b: (f"purge:{b['id']}", None),
+    "customers/data_request": lambda b: (f"report:{b['data_request']['id']}", None),
+    "customers/redact": lambda b: (f"redact:{b['customer']['id']}", None),
+    "shop/redact": lambda b: (f"erase:{b['shop_id']}", None),
 }
+
+#: The mandatory compliance topics (shopify.dev "Privacy law compliance").
+COMPLIANCE_TOPICS = frozenset({"customers/data_request", "customers/redact", "shop/redact"})
 
 
 def verified(secret: str, raw: bytes, header: str | None) -> bool:
@@ -150,7 +164,8 @@ class AdminApi:
 def create_app(database: str, secret: str, *, dedupe: bool = True, shop_domain: str | None = None,
                admin: AdminApi | None = None, ack_fetch_failures: bool = False,
                dedupe_by_object: bool = False, dedupe_by_webhook_id: bool = False,
-               same_second: str = "triggered_at") -> FastAPI:
+               same_second: str = "triggered_at", claim_compliance: bool = True,
+               verify_compliance: bool = True) -> FastAPI:
     """The receiver's FastAPI app (see the module docstring; `same_second`: a key of `GUARDS`)."""
     guard = GUARDS[same_second]
     with sqlite3.connect(database) as setup:
@@ -168,7 +183,8 @@ def create_app(database: str, secret: str, *, dedupe: bool = True, shop_domain: 
         return await run_in_threadpool(handle, request.headers, raw)
 
     def handle(headers: Any, raw: bytes) -> JSONResponse:
-        if not verified(secret, raw, headers.get("x-shopify-hmac-sha256")):
+        checks = verify_compliance or headers.get("x-shopify-topic") not in COMPLIANCE_TOPICS
+        if checks and not verified(secret, raw, headers.get("x-shopify-hmac-sha256")):
             return JSONResponse({"error": "invalid X-Shopify-Hmac-Sha256"}, status_code=401)
         topic, event_id = headers.get("x-shopify-topic"), headers.get("x-shopify-event-id")
         if not topic or not event_id:
@@ -191,7 +207,8 @@ def create_app(database: str, secret: str, *, dedupe: bool = True, shop_domain: 
         if dedupe_by_webhook_id:  # the broken twin: one subscription's delivery, not the event
             claimed = headers.get("x-shopify-webhook-id") or event_id
         with Transaction(database) as db:
-            if dedupe and db.execute("INSERT OR IGNORE INTO events (event_id) VALUES (?)", (claimed,)).rowcount == 0:
+            claims = dedupe and (claim_compliance or topic not in COMPLIANCE_TOPICS)
+            if claims and db.execute("INSERT OR IGNORE INTO events (event_id) VALUES (?)", (claimed,)).rowcount == 0:
                 return JSONResponse({"duplicate": event_id})
             if effect is not None:
                 key, amount = effect(body)
@@ -215,7 +232,8 @@ def create_app(database: str, secret: str, *, dedupe: bool = True, shop_domain: 
 
 
 def main(dedupe: bool = True, fetch: bool = False, ack_fetch_failures: bool = False,
-         dedupe_by_object: bool = False, dedupe_by_webhook_id: bool = False, same_second: str = "triggered_at") -> None:
+         dedupe_by_object: bool = False, dedupe_by_webhook_id: bool = False, same_second: str = "triggered_at",
+         claim_compliance: bool = True, verify_compliance: bool = True) -> None:
     """Run the receiver from its environment (see the module docstring)."""
     env = os.environ
     secret = env.get("SHOPIFY_API_SECRET") or env.get("WEBHOOK_SECRET") or env["HOOKPROOF_SECRET"]
@@ -224,7 +242,8 @@ def main(dedupe: bool = True, fetch: bool = False, ack_fetch_failures: bool = Fa
     serve(create_app(env.get("DATABASE", "shopify.sqlite"), secret, dedupe=dedupe,
                      shop_domain=env.get("SHOP_DOMAIN") or None, admin=admin, ack_fetch_failures=ack_fetch_failures,
                      dedupe_by_object=dedupe_by_object, dedupe_by_webhook_id=dedupe_by_webhook_id,
-                     same_second=same_second))
+                     same_second=same_second, claim_compliance=claim_compliance,
+                     verify_compliance=verify_compliance))
 
 
 if __name__ == "__main__":

@@ -51,7 +51,19 @@ def event_rows(profile_name: str | None, config: str | None = None) -> list[tupl
     from hookproof.catalog_file import profile_for
 
     profile = profile_for(profile_name, config, secrets=False)
-    return [(provider, world_type) for world_type, provider in profile.event_types().items()]
+    types = profile.event_types()
+    return ([(provider, world_type) for world_type, provider in types.items()]
+            + [(t, t) for t in profile.optional_types if t not in types])
+
+
+def unsubscribed(profile_name: str | None, config: str | None = None) -> set[str]:
+    """The profile's optional types (`Profile.optional_types`: Shopify's compliance topics) the
+    config does not name (all of them without a config): sent only to a config naming them.
+    Raises as `event_rows`."""
+    from hookproof.catalog_file import profile_for
+
+    profile = profile_for(profile_name, config, secrets=False)
+    return {t for t in profile.optional_types if t not in profile.event_types()}
 
 
 def example_keys(profile_name: str | None, config: str | None = None) -> dict[str, list[str]]:
@@ -74,7 +86,7 @@ def example_keys(profile_name: str | None, config: str | None = None) -> dict[st
         if profile_name in (None, loaded.target.profile):
             mapping = loaded.key_mapping()
     story = list(new_world(profile.world, 1).lifecycle())
-    for world_type in profile.event_types():
+    for world_type in [*profile.event_types(), *profile.optional_types]:
         story += emit_events(new_world(profile.world, 1), world_type)  # the smallest story of each type
     keys: dict[str, dict[str, str]] = {}
     for event in story:
@@ -150,6 +162,7 @@ def events(
         examples = example_keys(profile, config) if keys else {}
         unmatched = unmatched_rules(profile, config, examples) if keys else {}
         left_out = unsent(profile, config)
+        optional = unsubscribed(profile, config)
     except ProfileError as exc:
         raise fail(f"--profile: {exc}") from None
     except ConfigError as exc:
@@ -168,9 +181,11 @@ def events(
                                               f"(no sample event met its rule: {unmatched[w]})" if w in unmatched
                                               else "(no effect)")
                  for line, (_, w) in zip(lines, rows)]
-    if left_out:
+    if left_out or optional:
         column = max(len(line) for line in lines)
-        lines = [f"{line.ljust(column)}  not sent (not in target.enabled_events)" if w in left_out else line
+        lines = [f"{line.ljust(column)}  not sent (not in target.enabled_events)" if w in (left_out or ()) else
+                 f"{line.ljust(column)}  sent only to a config naming it (enabled_events, business_keys)"
+                 if w in optional else line
                  for line, (_, w) in zip(lines, rows)]
     for line in lines:
         sys.stdout.write(line + "\n")

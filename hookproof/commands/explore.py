@@ -317,7 +317,7 @@ def explore_unsent_note(cfg: "Config", profile: Any, sent: Iterable[str]) -> str
     never sent (`sent`: the types of its valid attempts, the provider's names), those explore's
     operations cannot emit (`unsent.world_types`, whatever the search draws) apart from those it
     did not draw; None when each was sent."""
-    from hookproof.unsent import configured_types, unsent_note, world_types
+    from hookproof.unsent import configured_types, every_type_of, unsent_note, world_types
 
     configured = configured_types(cfg)
     if not configured:
@@ -325,7 +325,7 @@ def explore_unsent_note(cfg: "Config", profile: Any, sent: Iterable[str]) -> str
     fields = cfg.state_field_map()
     emitted = world_types(profile.world, priced=fields is not None and "subscription" in fields.kinds())
     emittable = None if emitted is None else {profile.provider_type(t) or t for t in emitted}
-    return unsent_note(configured, sent, "explore", emittable=emittable)
+    return unsent_note(configured, sent, "explore", emittable=emittable, every=every_type_of(cfg))
 
 
 def machine_report(result: "ExploreResult", target: str) -> "ScenarioReport":

@@ -66,7 +66,8 @@ KEY_EXAMPLES: dict[str, tuple[tuple[tuple[str, str], ...], tuple[str, str, str |
                 ("subscription.canceled", "deprovision:{data.id}")),
                ("transaction.completed", "{data.customer_id}", "data.details.totals.total")),
     "shopify": ((("orders/paid", "fulfil:{id}"),
-                 ("refunds/create", "refund:{id}")),
+                 ("refunds/create", "refund:{id}"),
+                 ("customers/redact", "redact:{customer.id}")),  # a compliance topic: named, it is sent
                 ("orders/paid", "{customer.id}", "total_price")),
     "mercadopago": ((("payment.created", "payment:{data.id}"),),
                     "Mercado Pago's notifications carry the payment's id, not its amount (the receiver "

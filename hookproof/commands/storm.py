@@ -245,12 +245,12 @@ def storm_unsent_note(cfg: "Config", history: Path) -> str | None:
     """The note naming the types the config enables (`unsent.configured_types`) that the storm's
     history (``history.sqlite``) holds no attempt of, or None (every one was sent, or there is
     no history)."""
-    from hookproof.unsent import configured_types, history_types, unsent_note
+    from hookproof.unsent import configured_types, every_type_of, history_types, unsent_note
 
     configured = configured_types(cfg)
     if not configured or not history.is_file():
         return None
-    return unsent_note(configured, history_types(history), "storm")
+    return unsent_note(configured, history_types(history), "storm", every=every_type_of(cfg))
 
 
 def host_load_note(load: tuple[float, float, float] | None, cpus: int | None) -> str | None:

@@ -235,6 +235,10 @@ class Profile(ABC):
     size_cap: ClassVar[str | None] = None
     no_big_body: ClassVar[str] = "hookproof makes no event of several megabytes in this provider's own fields"
     future_dispute: ClassVar[FutureDispute | None] = None
+    #: Types the provider sends only to an endpoint subscribed to them by name (Shopify's mandatory
+    #: compliance topics): `event_types` lists them only for a profile built with them
+    #: (`registry.get_profile`'s ``subscribed``), so an endpoint that names none is sent what it was.
+    optional_types: ClassVar[tuple[str, ...]] = ()
 
     def future_offset_s(self) -> int:
         """Seconds ahead of now ``future-timestamp`` signs: the future window of the official

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 from hookproof.simulator.errors import ProfileError
 from hookproof.simulator.profiles.base import Profile
@@ -43,14 +43,15 @@ RENAMING_PROFILES: tuple[str, ...] = (StandardWebhooksProfile.name, SvixProfile.
 
 
 def get_profile(name: str, *, settings: GenericHmacSettings | Mapping[str, Any] | None = None,
-                names: Mapping[str, str] | None = None) -> Profile:
+                names: Mapping[str, str] | None = None, subscribed: Iterable[str] = ()) -> Profile:
     """The profile called `name`.
 
     `settings` configures ``generic-hmac`` (a `GenericHmacSettings` or a mapping of its
     fields; None = defaults) and must be None for every other profile. `names` (Stripe
     type -> the name sent) respells types of standard-webhooks and svix, which have no
-    fixed catalog (None or empty: the default renaming). Raises ProfileError naming the
-    known profiles, or the failing setting (``field``).
+    fixed catalog (None or empty: the default renaming). `subscribed` names the profile's
+    `Profile.optional_types` the endpoint is subscribed to (Shopify's compliance topics; empty:
+    none). Raises ProfileError naming the known profiles, or the failing setting (``field``).
     """
     if name not in _REGISTRY:
         known = ", ".join(sorted(_REGISTRY))
@@ -59,6 +60,14 @@ def get_profile(name: str, *, settings: GenericHmacSettings | Mapping[str, Any] 
         return GenericHmacProfile(settings)
     if settings is not None:
         raise ProfileError(f"profile {name!r} takes no settings", field="settings")
+    chosen = tuple(dict.fromkeys(subscribed))
+    if chosen:
+        optional = _REGISTRY[name].optional_types
+        wrong = [t for t in chosen if t not in optional]
+        if wrong:
+            raise ProfileError(f"profile {name!r} has no optional type {wrong[0]!r} to subscribe to (optional: "
+                               f"{', '.join(optional) or 'none'})", field="subscribed")
+        return _REGISTRY[name](subscribed=chosen)  # type: ignore[call-arg]
     if names:
         if name not in RENAMING_PROFILES:
             raise ProfileError(f"profile {name!r} sends its provider's own names", field="names")

@@ -20,14 +20,19 @@ import hashlib
 import hmac
 import random
 from dataclasses import replace
-from typing import ClassVar, Mapping, Sequence
+from typing import ClassVar, Iterable, Mapping, Sequence
 
 from hookproof.simulator.errors import ProfileError
 from hookproof.simulator.events import Event
 from hookproof.simulator.profiles.base import Envelope, Profile, canonical_json, require_secrets
 from hookproof.simulator.profiles.formats import derived_uuid, rfc3339_ns
 from hookproof.simulator.profiles.provider_words import BodyTime, EventClock
-from hookproof.simulator.world.shopify import SHOPIFY_API_VERSION, SHOPIFY_EVENT_TYPES, shop_domain
+from hookproof.simulator.world.shopify import (
+    SHOPIFY_API_VERSION,
+    SHOPIFY_COMPLIANCE_TOPICS,
+    SHOPIFY_EVENT_TYPES,
+    shop_domain,
+)
 from hookproof.simulator.world.shopify_shapes import SHOP_TZ
 
 #: The UTC offset of the world's shop, in which its resources write their times (seconds).
@@ -117,10 +122,24 @@ class ShopifyProfile(Profile):
     replay_words = ("the same event through a second subscription to its topic: a new X-Shopify-Webhook-Id, "
                     "the same X-Shopify-Event-Id")
     world = "shopify"
+    #: shopify.dev "Privacy law compliance": the mandatory compliance topics are subscribed to apart
+    #: (the app's compliance webhook URLs), so they are sent to an endpoint that names them alone.
+    optional_types = SHOPIFY_COMPLIANCE_TOPICS
+
+    def __init__(self, subscribed: Iterable[str] = ()) -> None:
+        """`subscribed`: the compliance topics the endpoint is subscribed to (`optional_types`;
+        ProfileError naming one that is not)."""
+        chosen = frozenset(subscribed)
+        wrong = sorted(chosen - set(SHOPIFY_COMPLIANCE_TOPICS))
+        if wrong:
+            raise ProfileError(f"{wrong[0]!r} is no Shopify compliance topic (they are: "
+                               f"{', '.join(SHOPIFY_COMPLIANCE_TOPICS)})", field="subscribed")
+        self.subscribed = tuple(t for t in SHOPIFY_COMPLIANCE_TOPICS if t in chosen)
 
     def event_types(self) -> Mapping[str, str]:
-        """Every topic the Shopify world emits, mapped to itself (Shopify's own names)."""
-        return {t: t for t in SHOPIFY_EVENT_TYPES}
+        """Every topic the Shopify world emits, mapped to itself (Shopify's own names): the
+        compliance topics only those the endpoint is subscribed to (`subscribed`)."""
+        return {t: t for t in SHOPIFY_EVENT_TYPES + self.subscribed}
 
     def replayed(self, event: Event, replay: int) -> Event:
         """`event` delivered through the endpoint's `replay`-th other subscription to its topic
@@ -151,7 +170,8 @@ class ShopifyProfile(Profile):
         """The delivery of `event`. Raises ProfileError for a billing-world event."""
         if "/" not in event.type:
             raise ProfileError(f"Shopify sends no {event.type!r} webhook: the shopify profile renders the Shopify "
-                               f"world's topics (known: {', '.join(SHOPIFY_EVENT_TYPES)})", field="event")
+                               f"world's topics (known: {', '.join(SHOPIFY_EVENT_TYPES + SHOPIFY_COMPLIANCE_TOPICS)})",
+                               field="event")
         topic = event.type
         event_id = event.id
         return Envelope(

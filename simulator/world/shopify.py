@@ -31,6 +31,15 @@ per refund (its amount in cents, `Event.amount`), ``restock:{order id}`` per can
 order, ``purge:{shop id}`` when the app is uninstalled (the shop's data erased). ``Event.account`` is the shop
 (its ``<name>.myshopify.com`` is `shop_domain`); Shopify sends no test/live flag (an
 order's ``test`` field says whether it was a test order).
+
+The mandatory compliance topics (shopify.dev "Privacy law compliance": every App Store app
+subscribes to them) are `SHOPIFY_COMPLIANCE_TOPICS`: ``customers/data_request`` (a customer
+asks the merchant for their data: one report per ``data_request.id``, ``report:{id}``),
+``customers/redact`` (the merchant erases a customer's data: ``redact:{customer id}``, once per
+customer) and ``shop/redact`` (48 hours after the uninstall, `SHOP_REDACT_DELAY_S`: the shop's
+data erased, ``erase:{shop id}``). Their bodies are Shopify's small payloads, not REST
+resources (`shopify_shapes.customers_data_request`…). The stories tell them only to an endpoint
+subscribed to them (`sent_only`): an endpoint that is not sees the stories it always saw.
 """
 
 from __future__ import annotations
@@ -54,6 +63,14 @@ SHOPIFY_EVENT_TYPES: tuple[str, ...] = (
     "orders/create", "orders/paid", "orders/updated", "orders/cancelled", "refunds/create", "customers/create",
     "customers/update", "app/uninstalled",
 )
+
+#: The mandatory compliance topics (shopify.dev "Privacy law compliance"), in the order the
+#: stories tell them. Sent only to an endpoint subscribed to them by name (`sent_only`).
+SHOPIFY_COMPLIANCE_TOPICS: tuple[str, ...] = ("customers/data_request", "customers/redact", "shop/redact")
+
+#: How long after the app's uninstall Shopify sends ``shop/redact`` (shopify.dev "Privacy law
+#: compliance": "48 hours after a store owner uninstalls your app"), in seconds.
+SHOP_REDACT_DELAY_S = 48 * 3600
 
 #: financial_status -> the statuses an order may move to (it never goes back).
 ORDER_TRANSITIONS: Mapping[str, frozenset[str]] = {
@@ -123,6 +140,14 @@ class ShopifyWorld(RecordWorld):
         self._sales: dict[str, int] = {}  # order id -> its sale transaction id
         self._buyers: dict[str, ss.Person] = {}  # customer id -> the person
         self._second: int | None = None  # inside `same_second`: the changes made in the block so far
+        self._compliance: frozenset[str] = frozenset()  # the compliance topics the endpoint is sent (`sent_only`)
+        self._redacted: set[str] = set()  # customers whose data the merchant had erased (`redact_customer`)
+        self.shop_redacted = False  # ``shop/redact`` was sent (`redact_shop`)
+
+    def sent_only(self, sends: Callable[[str], bool]) -> None:
+        """The stories tell the compliance topics `sends` accepts (`SHOPIFY_COMPLIANCE_TOPICS`):
+        an endpoint subscribed to none of them is told the stories it always was."""
+        self._compliance = frozenset(t for t in SHOPIFY_COMPLIANCE_TOPICS if sends(t))
 
     @contextmanager
     def same_second(self) -> Iterator[None]:
@@ -277,10 +302,73 @@ class ShopifyWorld(RecordWorld):
         self._update(str(self.shop_id), {"updated_at": ss.shop_time(self._tick())})
         self._emit("app/uninstalled", str(self.shop_id), key=f"purge:{self.shop_id}")
 
+    def request_customer_data(self, customer: str) -> str:
+        """The customer asks the merchant for their data: emits ``customers/data_request`` with
+        the customer's orders (``orders_requested``). Returns the data request's id."""
+        c = self._typed(customer, "customer")
+        request_id = self.new_id(12)
+        self._tick()
+        self._create(str(request_id), "customer_data_request", ss.customers_data_request(
+            shop_id=self.shop_id, shop_domain=self.domain, customer=c, orders=self._orders_of(customer),
+            request_id=request_id))
+        self._emit("customers/data_request", str(request_id), key=f"report:{request_id}")
+        return str(request_id)
+
+    def redact_customer(self, customer: str) -> str:
+        """The merchant erases a customer's data: emits ``customers/redact`` with the customer's
+        orders (``orders_to_redact``). Once per customer (WorldError on a second). Returns the
+        redaction's object id (the body carries none of its own)."""
+        c = self._typed(customer, "customer")
+        if customer in self._redacted:
+            raise WorldError(f"customer {customer}'s data is erased already", object_id=customer)
+        self._redacted.add(customer)
+        redaction = self.new_id(12)
+        self._tick()
+        self._create(str(redaction), "customer_redaction", ss.customers_redact(
+            shop_id=self.shop_id, shop_domain=self.domain, customer=c, orders=self._orders_of(customer)))
+        self._emit("customers/redact", str(redaction), key=f"redact:{customer}")
+        return str(redaction)
+
+    def redact_shop(self) -> str:
+        """`SHOP_REDACT_DELAY_S` after the uninstall, Shopify asks the app to erase the shop's data:
+        the clock moves on 48 hours and ``shop/redact`` is emitted. Once, and only once the app
+        is uninstalled (WorldError otherwise). Returns the redaction's object id."""
+        if self.installed or self.shop_redacted:
+            why = "the app is still installed" if self.installed else "its data is erased already"
+            raise WorldError(f"no shop/redact for {self.domain}: {why}", object_id=str(self.shop_id))
+        self.shop_redacted = True
+        self.advance(SHOP_REDACT_DELAY_S)
+        redaction = self.new_id(12)
+        self._tick()
+        self._create(str(redaction), "shop_redaction", ss.shop_redact(shop_id=self.shop_id, shop_domain=self.domain))
+        self._emit("shop/redact", str(redaction), key=f"erase:{self.shop_id}")
+        return str(redaction)
+
+    def _orders_of(self, customer: str) -> list[int]:
+        """The ids of `customer`'s orders, oldest first."""
+        return [int(o) for o in self.objects("order") if self.get(o)["customer"]["id"] == int(customer)]
+
+    def _compliance_requests(self, customer: str) -> None:
+        """The compliance requests about `customer` the endpoint is sent (`sent_only`): their data
+        asked for, then erased."""
+        if "customers/data_request" in self._compliance:
+            self.request_customer_data(customer)
+        if "customers/redact" in self._compliance and customer not in self._redacted:
+            self.redact_customer(customer)
+
+    def _uninstall_story(self) -> None:
+        """The app uninstalled (the first time only), then, when the endpoint is sent it, the
+        shop's ``shop/redact`` 48 hours later."""
+        if self.installed:
+            self.uninstall()
+            if "shop/redact" in self._compliance:
+                self.redact_shop()
+
     # ---- stories ----------------------------------------------------------------------
     def lifecycle(self) -> list[Event]:
         """A shop's week in brief: every topic, in a legal order (``app/uninstalled`` the
-        first time only: the app is uninstalled once)."""
+        first time only: the app is uninstalled once); the compliance topics the endpoint is sent
+        (`sent_only`) about its customer before the uninstall, ``shop/redact`` 48 hours after it."""
         start = len(self.events)
         cid = self.create_customer()
         self.tag_customer(cid)
@@ -289,21 +377,23 @@ class ShopifyWorld(RecordWorld):
         self.add_note(order)
         self.refund(order)
         self.cancel(order)
-        if self.installed:
-            self.uninstall()
+        self._compliance_requests(cid)
+        self._uninstall_story()
         return self.events[start:]
 
     def effect_story(self) -> list[Event]:
         """One event of each effectful topic: a new customer, a paid order, a refund, a
-        cancellation (with the refund of what was left), the app uninstalled (the first
-        time only: told again, the story has no uninstall). The story's every event, effectful or
-        not: the catalog sends those the receiver's keys make effectful."""
+        cancellation (with the refund of what was left), the compliance requests the endpoint is
+        sent (`sent_only`: the buyer's data asked for, then erased), the app uninstalled (the first
+        time only: told again, the story has no uninstall) and, when sent, ``shop/redact`` 48 hours
+        later. The story's every event, effectful or not: the catalog sends those the receiver's
+        keys make effectful."""
         start = len(self.events)
         order = self.place_order()
         self.refund(order)
         self.cancel(order)
-        if self.installed:
-            self.uninstall()
+        self._compliance_requests(str(self.get(order)["customer"]["id"]))
+        self._uninstall_story()
         return self.events[start:]
 
     def state_story(self) -> list[Event]:
@@ -368,15 +458,20 @@ class ShopifyWorld(RecordWorld):
         return r1, r2
 
     def unknown_event(self) -> Event:
-        """A ``products/update`` (an app that handles orders has no such handler): not recorded."""
+        """A ``products/update`` (an app that handles orders has no such handler): not recorded. The
+        product has its one variant (a product always has one; the one its orders' lines name)
+        and its option; drawn from no random state, so the stories told after it are unchanged."""
         at = self._tick()
         p = self.products[0]
+        created, updated = ss.shop_time(at - 86_400_000_000), ss.shop_time(at)
+        variant = ss.product_variant(p, created=created, updated=updated, inventory_item_id=p.variant_id + 1)
         product = {"id": p.product_id, "admin_graphql_api_id": ss.gid("Product", p.product_id), "title": p.title,
                    "body_html": "", "vendor": "Acme", "product_type": "", "handle": p.title.lower().replace(" ", "-"),
-                   "created_at": ss.shop_time(at - 86_400_000_000), "updated_at": ss.shop_time(at),
-                   "published_at": ss.shop_time(at - 86_400_000_000), "template_suffix": None, "status": "active",
-                   "published_scope": "global", "tags": "", "variants": [], "options": [], "images": [], "image": None,
-                   "media": [], "variant_gids": [], "has_variants_that_requires_components": False, "category": None}
+                   "created_at": created, "updated_at": updated, "published_at": created, "template_suffix": None,
+                   "status": "active", "published_scope": "global", "tags": "", "variants": [variant],
+                   "options": [ss.product_option(p, p.product_id + 1)], "images": [], "image": None, "media": [],
+                   "variant_gids": [ss.variant_gid(variant, at)],
+                   "has_variants_that_requires_components": False, "category": None}
         return Event(id=self._uuid(), type="products/update", created=at // 1_000_000, created_us=at,
                      object_type="product", object_id=str(p.product_id), version=1, object=product,
                      livemode=self.livemode, account=self.account, api_version=SHOPIFY_API_VERSION)
@@ -440,6 +535,12 @@ class ShopifyWorld(RecordWorld):
             livemode=self.livemode, account=self.account, api_version=SHOPIFY_API_VERSION))
 
 
+def _uninstalled(world: ShopifyWorld) -> ShopifyWorld:
+    """`world` with its app uninstalled (``shop/redact`` follows an uninstall)."""
+    world.uninstall()
+    return world
+
+
 #: Topic -> a story that makes a fresh world emit it (``hookproof send``).
 SHOPIFY_SCRIPTS: Mapping[str, Callable[[ShopifyWorld], object]] = {
     "orders/create": lambda w: w.place_order(paid=False),
@@ -450,6 +551,9 @@ SHOPIFY_SCRIPTS: Mapping[str, Callable[[ShopifyWorld], object]] = {
     "customers/create": lambda w: w.create_customer(),
     "customers/update": lambda w: w.tag_customer(w.create_customer()),
     "app/uninstalled": lambda w: w.uninstall(),
+    "customers/data_request": lambda w: w.request_customer_data(w.create_customer()),
+    "customers/redact": lambda w: w.redact_customer(w.create_customer()),
+    "shop/redact": lambda w: _uninstalled(w).redact_shop(),
 }
 
 
@@ -460,7 +564,7 @@ def shopify_events_of_type(world: ShopifyWorld, event_type: str, count: int = 1)
     """
     script = SHOPIFY_SCRIPTS.get(event_type)
     if script is None:
-        raise WorldError(f"Shopify sends no topic {event_type!r} here (known: {', '.join(SHOPIFY_EVENT_TYPES)})")
+        raise WorldError(f"Shopify sends no topic {event_type!r} here (known: {', '.join(SHOPIFY_EVENT_TYPES + SHOPIFY_COMPLIANCE_TOPICS)})")
     start = len(world.events)
     for _ in range(count):
         script(world)

@@ -301,3 +301,60 @@ def shop(shop_id: int, *, name: str, domain: str, owner: str, email: str, create
             "multi_location_enabled": True, "setup_required": False, "pre_launch_enabled": False,
             "enabled_presentment_currencies": [CURRENCY], "transactional_sms_disabled": False,
             "marketing_sms_consent_enabled_at_checkout": False}
+
+
+# ---- the mandatory compliance topics ------------------------------------------------------
+# Their bodies are no REST resource: shopify.dev "Privacy law compliance" (mandatory compliance
+# webhooks) gives each payload, as does Shopify's app template (Shopify/shopify-app-template-node,
+# web/privacy.js); ids are JSON integers, the customer's phone a string.
+
+def compliance_customer(full: dict[str, Any]) -> dict[str, Any]:
+    """The ``customer`` of a compliance payload: ``{id, email, phone}`` of the Customer resource."""
+    return {"id": full["id"], "email": full["email"], "phone": full["phone"]}
+
+
+def customers_data_request(*, shop_id: int, shop_domain: str, customer: dict[str, Any], orders: list[int],
+                           request_id: int) -> dict[str, Any]:
+    """The ``customers/data_request`` body: a customer asked the merchant for their data."""
+    return {"shop_id": shop_id, "shop_domain": shop_domain, "orders_requested": list(orders),
+            "customer": compliance_customer(customer), "data_request": {"id": request_id}}
+
+
+def customers_redact(*, shop_id: int, shop_domain: str, customer: dict[str, Any], orders: list[int]) -> dict[str, Any]:
+    """The ``customers/redact`` body: the merchant asked to erase a customer's data."""
+    return {"shop_id": shop_id, "shop_domain": shop_domain, "customer": compliance_customer(customer),
+            "orders_to_redact": list(orders)}
+
+
+def shop_redact(*, shop_id: int, shop_domain: str) -> dict[str, Any]:
+    """The ``shop/redact`` body: 48 hours after the app's uninstall, erase the shop's data."""
+    return {"shop_id": shop_id, "shop_domain": shop_domain}
+
+
+# ---- a product (the body of ``products/update``, which the receiver does not handle) ----------
+
+def product_variant(p: Product, *, created: str, updated: str, inventory_item_id: int,
+                    inventory: int = 100) -> dict[str, Any]:
+    """The product's one variant (`Product.variant_id`, the variant its orders' line items name): a
+    product always has at least one (shopify.dev, "Webhooks delivery structure": its
+    ``products/update`` example's one variant), with the keys a ``products/update`` delivery's
+    variants carry since 2024-07 (the REST-only ``grams``, ``weight``, ``fulfillment_service``…
+    left out, as deliveries leave them)."""
+    return {"admin_graphql_api_id": gid("ProductVariant", p.variant_id), "barcode": None, "compare_at_price": None,
+            "created_at": created, "id": p.variant_id, "inventory_policy": "deny", "position": 1,
+            "price": money(p.price_cents), "product_id": p.product_id, "sku": p.sku, "taxable": True,
+            "title": p.variant_title, "updated_at": updated, "option1": p.variant_title, "option2": None,
+            "option3": None, "image_id": None, "inventory_item_id": inventory_item_id,
+            "inventory_quantity": inventory, "old_inventory_quantity": inventory}
+
+
+def product_option(p: Product, option_id: int) -> dict[str, Any]:
+    """The product's one option, ``Color``, whose only value is its variant's title."""
+    return {"name": "Color", "id": option_id, "product_id": p.product_id, "position": 1, "values": [p.variant_title]}
+
+
+def variant_gid(variant: dict[str, Any], updated_us: int) -> dict[str, Any]:
+    """A ``variant_gids`` entry: the variant's gid and its ``updated_at`` in UTC with milliseconds
+    (``2024-11-07T03:45:10.000Z``), as ``products/update`` deliveries write it."""
+    at = datetime.fromtimestamp(updated_us // 1_000_000, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.000Z")
+    return {"admin_graphql_api_id": variant["admin_graphql_api_id"], "updated_at": at}

@@ -19,7 +19,17 @@ import httpx
 import pytest
 from sqlalchemy import create_engine, text
 
-from examples.receivers import BROKEN, CORRECT, FETCH, PROVIDER_RECEIVERS, RECEIVERS, SCENARIO_TWINS, SINK, load
+from examples.receivers import (
+    BROKEN,
+    COMPLIANCE_TWINS,
+    CORRECT,
+    FETCH,
+    PROVIDER_RECEIVERS,
+    RECEIVERS,
+    SCENARIO_TWINS,
+    SINK,
+    load,
+)
 from hookproof.receivers import (
     EFFECTS_QUERY,
     STATE_QUERY,
@@ -444,7 +454,7 @@ def test_business_keys_match_the_worlds_contract() -> None:
 
 def test_registry_lists_every_module() -> None:
     modules = {p.stem for p in (ROOT / "examples" / "receivers").glob("*.py") if p.stem not in ("__init__", "pool")}
-    assert modules == set(RECEIVERS) | set(PROVIDER_RECEIVERS) | set(SCENARIO_TWINS)
+    assert modules == set(RECEIVERS) | set(PROVIDER_RECEIVERS) | set(SCENARIO_TWINS) | set(COMPLIANCE_TWINS)
     assert len(CORRECT) == 7 and len(BROKEN) == 30
     frameworks = {}
     for name in RECEIVERS:

@@ -86,8 +86,10 @@ def test_certify_notes_the_enabled_types_no_scenario_sent(tmp_path: Path) -> Non
 def test_certify_notes_unsent_types_of_every_type_enabled_by_default_and_none_for_chosen_scenarios(
         tmp_path: Path) -> None:
     """With `enabled_events` left out (or the wildcard) the endpoint is sent every type, so the
-    types no scenario sent are named as for an explicit list (they were not: a default config
-    said nothing of six types certify never sent); a run of chosen scenarios names none."""
+    types no scenario sent are named (they were not: a default config said nothing of six types
+    certify never sent), as the profile's types, not as types the team enabled (a Shopify user
+    who set no enabled_events read "enabled types never sent" of customers/update); a run of
+    chosen scenarios names none."""
     from hookproof.certify import certify_unsent_note
 
     history = History(tmp_path / "history.sqlite")
@@ -98,8 +100,8 @@ def test_certify_notes_unsent_types_of_every_type_enabled_by_default_and_none_fo
                                sent_at=1.0, answered_at=1.1, status=200, outcome=Outcome.ACKED,
                                completion=Completion.OK, latency_ms=100.0))
     history.close()
-    note = ("enabled types never sent by this certify: invoice.voided: its verdict says nothing of how the receiver "
-            "handles them")
+    note = ("types the Stripe profile sends that this certify never sent (enabled_events is left out: the endpoint is "
+            "sent every one): invoice.voided: its verdict says nothing of how the receiver handles them")
     for enabled in (None, ["*"]):
         cfg = load_config(_config(tmp_path, enabled=enabled))
         assert configured_types(cfg) == list(stripe.values())

@@ -7,7 +7,9 @@ compared with the example of its resource key for key, JSON type for JSON type,
 recursively (`compare`); the only differences accepted are the null fields of `NULLABLE`,
 each with its reason, and the lists no story fills are listed in `UNEXERCISED`. Signatures are checked with the algorithm shopify.dev documents (base64
 HMAC-SHA256 of the raw body); the official Node validator runs in
-``test_profiles_node.py``.
+``test_profiles_node.py``. The mandatory compliance topics carry no REST resource: their oracle is
+the payloads shopify.dev's "Privacy law compliance" page and Shopify's app template give
+(``tests/fixtures/shopify/README.md``), compared the same way.
 """
 
 from __future__ import annotations
@@ -29,7 +31,13 @@ from hookproof.simulator.profiles import get_profile
 from hookproof.simulator.server import ServerState, clock, run_server
 from hookproof.simulator.server.state import DEFAULT_API_KEY, Switch
 from hookproof.simulator.world import World, emit_events, new_world
-from hookproof.simulator.world.shopify import ORDER_TRANSITIONS, SHOPIFY_EVENT_TYPES, ShopifyWorld
+from hookproof.simulator.world.shopify import (
+    ORDER_TRANSITIONS,
+    SHOP_REDACT_DELAY_S,
+    SHOPIFY_COMPLIANCE_TOPICS,
+    SHOPIFY_EVENT_TYPES,
+    ShopifyWorld,
+)
 from tests.simulator.stripe_oracle import _json_type  # one JSON-type naming for every oracle
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "shopify"
@@ -37,7 +45,9 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "shopify"
 #: topic -> the resource its body is (the fixture's name).
 RESOURCE = {"orders/create": "order", "orders/paid": "order", "orders/updated": "order",
             "orders/cancelled": "order", "refunds/create": "refund", "customers/create": "customer",
-            "customers/update": "customer", "app/uninstalled": "shop"}
+            "customers/update": "customer", "app/uninstalled": "shop",
+            "customers/data_request": "customers_data_request", "customers/redact": "customers_redact",
+            "shop/redact": "shop_redact"}
 
 #: Where Shopify's example has a value and ours is null, with the reason (the only
 #: differences the comparison accepts). Shopify documents each as nullable (shopify.dev,
@@ -314,3 +324,152 @@ def test_the_stories_the_catalog_tells_over_a_shop() -> None:
         world.mark_paid(state[0].object_id)  # a refunded order is never paid again
     world.uninstall()
     assert not world.installed and [e.type for e in world.effect_story()][-1] == "orders/cancelled"
+
+
+# ---- the mandatory compliance topics ------------------------------------------------------
+
+def compliance_lifecycle(seed: int = 7) -> tuple[ShopifyWorld, list[tuple[str, dict[str, Any], Mapping[str, str]]]]:
+    """A lifecycle told to an endpoint subscribed to every compliance topic, rendered."""
+    world = ShopifyWorld(seed)
+    world.sent_only(lambda topic: True)
+    profile = get_profile("shopify", subscribed=SHOPIFY_COMPLIANCE_TOPICS)
+    rendered = []
+    for event in world.lifecycle():
+        envelope = profile.envelope(event)
+        rendered.append((envelope.type, json.loads(envelope.body), envelope.headers))
+    return world, rendered
+
+
+def test_the_compliance_topics_have_shopifys_shape() -> None:
+    world, rendered = compliance_lifecycle()
+    topics = [topic for topic, _, _ in rendered]
+    assert set(topics) == set(SHOPIFY_EVENT_TYPES) | set(SHOPIFY_COMPLIANCE_TOPICS)
+    assert topics[-4:] == ["customers/data_request", "customers/redact", "app/uninstalled", "shop/redact"]
+    problems = []
+    for topic, body, _ in rendered:
+        problems += [f"{topic}: {p}" for p in compare(body, fixture(RESOURCE[topic]), RESOURCE[topic])]
+    assert problems == []
+    # the shape alone would pass an empty list: compare the compliance lists' items too
+    request, redact, shop = (body for topic, body, _ in rendered if topic in SHOPIFY_COMPLIANCE_TOPICS)
+    assert request["orders_requested"] and redact["orders_to_redact"]
+
+
+def test_the_compliance_payloads_name_the_shop_the_customer_and_their_orders() -> None:
+    world, rendered = compliance_lifecycle()
+    customer = world.get(world.objects("customer")[0])
+    orders = [int(o) for o in world.objects("order")]
+    bodies = {topic: (body, headers) for topic, body, headers in rendered if topic in SHOPIFY_COMPLIANCE_TOPICS}
+    for topic, (body, headers) in bodies.items():
+        assert body["shop_id"] == world.shop_id and isinstance(body["shop_id"], int)
+        assert body["shop_domain"] == headers["X-Shopify-Shop-Domain"] == "hookproof.myshopify.com"
+        assert headers["X-Shopify-Topic"] == topic
+        assert re.fullmatch(r"[0-9a-f-]{36}", headers["X-Shopify-Event-Id"])
+    who = {"id": customer["id"], "email": customer["email"], "phone": customer["phone"]}
+    request, redact = bodies["customers/data_request"][0], bodies["customers/redact"][0]
+    assert request["customer"] == redact["customer"] == who
+    assert request["orders_requested"] == redact["orders_to_redact"] == orders
+    assert isinstance(request["data_request"]["id"], int) and request["data_request"]["id"] < 2**53
+
+
+def test_shop_redact_comes_48_hours_after_the_uninstall_and_once() -> None:
+    world = ShopifyWorld(4)
+    with pytest.raises(WorldError, match="still installed"):
+        world.redact_shop()
+    world.uninstall()
+    world.redact_shop()
+    uninstalled, redacted = world.events[-2:]
+    assert (uninstalled.type, redacted.type) == ("app/uninstalled", "shop/redact")
+    assert SHOP_REDACT_DELAY_S <= (redacted.created_us - uninstalled.created_us) / 1e6 < SHOP_REDACT_DELAY_S + 3
+    with pytest.raises(WorldError, match="erased already"):
+        world.redact_shop()
+
+
+def test_compliance_business_keys_one_report_per_request_one_erasure_per_customer_and_shop() -> None:
+    world = ShopifyWorld(8)
+    customer = world.create_customer()
+    first, second = world.request_customer_data(customer), world.request_customer_data(customer)
+    world.redact_customer(customer)
+    with pytest.raises(WorldError, match="erased already"):
+        world.redact_customer(customer)
+    world.uninstall()
+    world.redact_shop()
+    keys = [(e.type, e.business_key) for e in world.events if e.type in SHOPIFY_COMPLIANCE_TOPICS]
+    assert keys == [("customers/data_request", f"report:{first}"), ("customers/data_request", f"report:{second}"),
+                    ("customers/redact", f"redact:{customer}"), ("shop/redact", f"erase:{world.shop_id}")]
+    assert first != second
+
+
+def test_an_endpoint_not_subscribed_is_told_the_stories_it_always_was() -> None:
+    """The compliance topics are told only to an endpoint subscribed to them: every story of a
+    world not sent them is event for event the story of a world never told what it is sent."""
+    for story in ("effect_story", "lifecycle", "state_story"):
+        plain, told = ShopifyWorld(5), ShopifyWorld(5)
+        told.sent_only(lambda topic: topic in SHOPIFY_EVENT_TYPES)
+        ours = [(e.id, e.type, e.object, e.created_us) for e in getattr(told, story)()]
+        assert ours == [(e.id, e.type, e.object, e.created_us) for e in getattr(plain, story)()]
+        assert not {t for _, t, _, _ in ours} & set(SHOPIFY_COMPLIANCE_TOPICS)
+
+
+def test_the_effect_story_tells_only_the_compliance_topics_the_endpoint_is_sent() -> None:
+    world = ShopifyWorld(5)
+    world.sent_only(lambda topic: topic != "customers/data_request")
+    told = [e.type for e in world.effect_story()]
+    assert told[-3:] == ["customers/redact", "app/uninstalled", "shop/redact"]
+    assert "customers/data_request" not in told
+    assert [e.type for e in world.effect_story()][-1] == "customers/redact"  # uninstalled once: no shop/redact again
+
+
+def test_the_profile_sends_the_compliance_topics_only_to_a_subscribed_endpoint() -> None:
+    assert not set(get_profile("shopify").event_types()) & set(SHOPIFY_COMPLIANCE_TOPICS)
+    assert get_profile("shopify").optional_types == SHOPIFY_COMPLIANCE_TOPICS
+    subscribed = get_profile("shopify", subscribed=["shop/redact", "customers/redact"])
+    assert list(subscribed.event_types())[-2:] == ["customers/redact", "shop/redact"]
+    with pytest.raises(ProfileError, match="no optional type 'orders/paid'"):
+        get_profile("shopify", subscribed=["orders/paid"])
+    with pytest.raises(ProfileError, match="no optional type"):
+        get_profile("paddle", subscribed=["shop/redact"])
+
+
+def test_every_compliance_topic_can_be_emitted_alone() -> None:
+    for topic in SHOPIFY_COMPLIANCE_TOPICS:
+        events = emit_events(new_world("shopify", 11), topic)
+        assert [e.type for e in events] == [topic]
+
+
+#: The ``products/update`` example of shopify.dev's "Webhooks delivery structure" page: a product
+#: has at least one variant, its keys (with those of the variant) a subset of a delivery's.
+DELIVERY_STRUCTURE_PRODUCT: Mapping[str, Any] = {
+    "id": 9554194432293, "title": "T-Shirt", "status": "active", "vendor": "My Store", "product_type": "Shirts",
+    "updated_at": "2025-04-22T14:30:00-05:00",
+    "variants": [{"id": 123456789, "title": "Default Title", "price": "29.99", "sku": "TSHIRT-001", "taxable": True,
+                  "updated_at": "2025-04-22T14:30:00-05:00"}],
+    "tags": "cotton, comfortable"}
+
+
+def test_the_unknown_topics_product_has_its_variant_as_shopifys_example_does() -> None:
+    world = ShopifyWorld(3)
+    order = world.get(world.place_order(lines=len(world.products)))  # a line of each product
+    body = json.loads(get_profile("shopify").envelope(world.unknown_event()).body)
+    example = DELIVERY_STRUCTURE_PRODUCT
+    assert {k: _json_type(body[k]) for k in example} == {k: _json_type(v) for k, v in example.items()}
+    (variant,) = body["variants"]
+    assert {k: _json_type(variant[k]) for k in example["variants"][0]} == {
+        k: _json_type(v) for k, v in example["variants"][0].items()}
+    (line,) = [li for li in order["line_items"] if li["product_id"] == body["id"]]  # the variant orders name
+    assert (variant["id"], variant["title"], variant["product_id"]) == (line["variant_id"], line["variant_title"],
+                                                                        line["product_id"]) == (
+        variant["id"], body["options"][0]["values"][0], body["id"])
+    assert variant["admin_graphql_api_id"] == f"gid://shopify/ProductVariant/{variant['id']}"
+    assert body["variant_gids"] == [{"admin_graphql_api_id": variant["admin_graphql_api_id"],
+                                     "updated_at": body["variant_gids"][0]["updated_at"]}]
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.000Z", body["variant_gids"][0]["updated_at"])
+
+
+def test_the_unknown_topic_draws_nothing_from_the_worlds_random_state() -> None:
+    """`unknown-event-type` tells the effect story after it: the product's variant and option take
+    no draw, so what follows is what followed a product without them (one clock step, one id)."""
+    told, plain = ShopifyWorld(6), ShopifyWorld(6)
+    told.unknown_event()
+    plain._tick()  # the unknown event's clock step and X-Shopify-Event-Id, nothing more
+    plain._uuid()
+    assert [(e.id, e.object) for e in told.effect_story()] == [(e.id, e.object) for e in plain.effect_story()]

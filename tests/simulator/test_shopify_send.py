@@ -78,3 +78,22 @@ def test_the_fetching_app_stores_the_order_the_admin_api_serves(tmp_path: Path) 
     assert (first.status_code, again.status_code) == (503, 200)
     assert rows(db, "SELECT object_id, status FROM orders") == [(created.object_id, "paid")]
     assert rows(db, "SELECT COUNT(*) FROM events") == [(1,)]
+
+
+def test_send_each_compliance_topic_reaches_the_shopify_app_once(tmp_path: Path) -> None:
+    """``send --event customers/redact`` (a compliance topic, named): both copies accepted, erased once."""
+    db = tmp_path / "shop.sqlite"
+    proc, url = start("shopify_app", db)
+    expected = []
+    try:
+        for seed, topic in enumerate(("customers/data_request", "customers/redact", "shop/redact"), start=5):
+            (event,) = emit_events(new_world("shopify", seed), topic)  # the world `send --seed N` builds
+            expected.append(event.business_key)
+            attempts = send(SendOptions(profile=get_profile("shopify"), url=url, seed=seed, event=topic, copies=2),
+                            [SECRETS["shopify"]])
+            assert [(a.event_type, a.status) for a in attempts] == [(topic, 200)] * 2
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+    assert rows(db, "SELECT business_key FROM effects") == [(k,) for k in expected]
+    assert [k.split(":")[0] for k in expected] == ["report", "redact", "erase"]
