@@ -95,21 +95,16 @@ class CodedSet(Set[str]):
 
 class Completions(Sequence["Completion | None"]):
     """Per position, the completion of a valid attempt, None for an invalid one: a
-    read-only sequence over the scan's completion codes (int8, `_COMPLETION_OF`). Its
-    list is made on the first read, so a pass whose checks read only the codes (every
-    per-key check past `scenarios.key_table.SMALL` keys) makes none. Equal to any
-    sequence of the same completions."""
+    read-only sequence over the scan's completion codes (int8, `_COMPLETION_OF`), each
+    value read from the codes when asked for (through a memoryview of them: a Python int
+    per read, no list of a million references held, 8 MB a storm's, once a check reads
+    one attempt's). Equal to any sequence of the same completions."""
 
-    __slots__ = ("codes", "_list")
+    __slots__ = ("codes", "_view")
 
     def __init__(self, codes: "npt.NDArray[np.int8]") -> None:
         self.codes = codes
-        self._list: list[Completion | None] | None = None
-
-    def _values(self) -> list[Completion | None]:
-        if self._list is None:
-            self._list = list(map(_COMPLETION_OF.__getitem__, self.codes.tolist()))
-        return self._list
+        self._view = codes.data  # a memoryview: a Python int per read
 
     @overload
     def __getitem__(self, i: int) -> Completion | None: ...
@@ -118,17 +113,19 @@ class Completions(Sequence["Completion | None"]):
     def __getitem__(self, i: slice) -> list[Completion | None]: ...
 
     def __getitem__(self, i: int | slice) -> Completion | None | list[Completion | None]:
-        return self._values()[i]
+        if isinstance(i, slice):
+            return list(map(_COMPLETION_OF.__getitem__, self._view[i]))
+        return _COMPLETION_OF[self._view[i]]
 
     def __len__(self) -> int:
         return len(self.codes)
 
     def __iter__(self) -> Iterator[Completion | None]:
-        return iter(self._values())
+        return map(_COMPLETION_OF.__getitem__, self._view)
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, Sequence) and not isinstance(other, (str, bytes)):
-            return self._values() == list(other)
+            return list(self) == list(other)
         return NotImplemented
 
     __hash__ = None  # type: ignore[assignment]

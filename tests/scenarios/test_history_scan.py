@@ -138,7 +138,10 @@ def test_a_list_whose_indexes_are_not_positions_names_the_recorded_indexes() -> 
 
 def test_the_completions_are_read_from_the_codes_as_a_list_would_be() -> None:
     """`Completions`: the scan's completion codes read as the list of completions (None
-    for an invalid attempt), equal to that list and to no other."""
+    for an invalid attempt), equal to that list and to no other; read without a list of
+    them held (a storm's million would be 8 MB of references)."""
+    import gc
+
     import numpy as np
 
     from hookproof.scenarios.history_scan import Completions
@@ -148,6 +151,10 @@ def test_the_completions_are_read_from_the_codes_as_a_list_would_be() -> None:
     assert len(column) == 5 and column[3] is None and column[-1] is Completion.OK and column[1:3] == listed[1:3]
     assert list(column) == listed and column == listed and column == tuple(listed)
     assert column != listed[:-1] and column != [*listed[:-1], Completion.FAIL] and column != "ok"
+    assert [column[i] for i in range(5)] == listed and column[::2] == listed[::2]
+    assert not any(isinstance(held, list) for held in gc.get_referents(column))
+    with pytest.raises(IndexError):
+        column[5]
 
 
 def test_the_scan_keeps_no_attempt_and_counts_them_once() -> None:
