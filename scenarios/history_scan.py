@@ -243,7 +243,8 @@ class HistoryScan:
         self, *, max_attempts_per_event: int | None, money_prefixes: Sequence[str] = MONEY_PREFIXES,
         release: bool = False,
     ) -> Expectations:
-        """The expectations of the run (`ExpectationScan.expectations`). With `release`, the
+        """The expectations of the run (`ExpectationScan.expectations`; their truth empty for
+        a pass made without it, `scan_history`'s `truth`). With `release`, the
         scan hands its expectations' part over (`expect` is None from then on): its columns
         are freed as they are read, so a storm's are not held beside the expectations'
         own. Raises ValueError when the scan was made without the run's events (or after
@@ -459,14 +460,17 @@ def _coded(values: Sequence[Any], heads: "npt.NDArray[np.int64] | None",
 
 def scan_history(
     history: Iterable[Attempt], *, sender_timeout_s: float, events: Iterable[Event] | None = None,
+    truth: bool = True,
 ) -> HistoryScan:
     """Read `history` once, in order, keeping what the checks' index (and, with `events`,
     the expectations) need; see `HistoryScan`. O(len(history)) plus one sort of the
     positions by event (none when they come in order); per attempt nothing but a slot in
-    a few numpy columns."""
+    a few numpy columns. `truth` False: the expectations' truth is left empty and the
+    events' columns only it reads are never kept (`world_columns`), for a caller that reads
+    no object's truth (a storm whose observer reads no state)."""
     import numpy as np
 
-    world = world_columns(events) if events is not None else None
+    world = world_columns(events, truth=truth) if events is not None else None
     expect = world is not None
     # with the world: room for its events and keys from the start (the recorded ids are
     # the world's but for a few), so no column doubles (and is held twice) mid-pass
@@ -620,7 +624,7 @@ def scan_history(
         expectation_part = ExpectationScan(world, resolved, resolved_world, first_valid.take(n_events),
                                            key_first.take(n_keys), key_amount.take(n_keys), key_valid.take(n_keys),
                                            unkeyed_first.take(n_events), unkeyed_amount.take(n_events),
-                                           unkeyed_valid.take(n_events), src_objects, key_of_world)
+                                           unkeyed_valid.take(n_events), src_objects, key_of_world, truth)
     return HistoryScan(offset, event_codes, event_of, key_codes, key_codes.names, key_of, completions,
                        CodedSet(event_codes, acked.take(n_events)), notable, latencies, over_half, over_half_ms,
                        sender_timeout_s, expectation_part, codes)

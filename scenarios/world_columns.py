@@ -163,6 +163,8 @@ class WorldColumns:
         kind: per code, its object type's code in `kinds`.
         at_us: per code, its own time (`Event.created_us`, unix microseconds), int64: what a
             finding renders as the provider's time of the event (`profiles.provider_words.EventClock`).
+        `status`, `version`, `kind` and `at_us` are empty (and `statuses`, `kinds` name none)
+        when built without the truth (`world_columns` with ``truth=False``).
     """
 
     codes: IdCodes
@@ -184,10 +186,12 @@ class WorldColumns:
         return len(self.key)
 
 
-def world_columns(events: Iterable[Event]) -> WorldColumns:
+def world_columns(events: Iterable[Event], *, truth: bool = True) -> WorldColumns:
     """Read `events` once into `WorldColumns` (O(len(events)), C-level per chunk: no
     Python step per event but for the first Event of each id; the ids coded as bytes,
-    `IdCodes`)."""
+    `IdCodes`). `truth` False: the columns only the objects' truth reads (status, version,
+    type, time) are left empty, for a pass whose caller reads no truth (a storm's are
+    some 20 MB at a million events)."""
     import numpy as np
 
     hint = length_hint(events)  # a storm's events say how many they are: columns sized once
@@ -197,8 +201,9 @@ def world_columns(events: Iterable[Event]) -> WorldColumns:
     keys, objects, statuses, kinds = CompactNames(hint), CompactNames(hint), Names(), Names()
     # key, amount, obj, status, version, kind, at_us: filled in place (no chunk kept, nothing joined)
     # codes as int32 (a run has fewer than 2**31 keys, objects, statuses, types), version and time int64
-    cols: list[Any] = [np.empty(hint, dtype)
-                       for dtype in (np.int32, np.float64, np.int32, np.int32, np.int64, np.int32, np.int64)]
+    cols: list[Any] = [np.empty(hint if kept else 0, dtype) for dtype, kept in
+                       zip((np.int32, np.float64, np.int32, np.int32, np.int64, np.int32, np.int64),
+                           (True, True, True, truth, truth, truth, truth))]
     n = 0
     it = iter(events)
     while chunk := list(islice(it, CHUNK)):
@@ -214,18 +219,19 @@ def world_columns(events: Iterable[Event]) -> WorldColumns:
         _, key, amount, obj, status, version, kind, at_us = zip(*rows)
         end = n + len(rows)
         if end > len(cols[0]):  # more events than the hint said: room for as many again
-            cols = [np.concatenate([c[:n], np.empty(max(end, 2 * n) - n, c.dtype)]) for c in cols]
+            cols = [np.concatenate([c[:n], np.empty(max(end, 2 * n) - n, c.dtype)]) if len(c) else c for c in cols]
         cols[0][n:end] = keys.code_all(key)
         cols[1][n:end] = np.array(amount, dtype=np.float64)  # None: NaN
         cols[2][n:end] = objects.code_all(obj)
-        cols[3][n:end] = statuses.code_all(status)
-        cols[4][n:end] = np.fromiter(version, np.int64, len(version))
-        cols[5][n:end] = kinds.code_all(kind)
-        cols[6][n:end] = np.fromiter(at_us, np.int64, len(at_us))
+        if truth:
+            cols[3][n:end] = statuses.code_all(status)
+            cols[4][n:end] = np.fromiter(version, np.int64, len(version))
+            cols[5][n:end] = kinds.code_all(kind)
+            cols[6][n:end] = np.fromiter(at_us, np.int64, len(at_us))
         n = end
     if n < len(cols[0]):
         cols = [c[:n].copy() for c in cols]
-    if n and _INT32_MIN <= int(cols[4].min()) and int(cols[4].max()) < _INT32_END:
+    if truth and n and _INT32_MIN <= int(cols[4].min()) and int(cols[4].max()) < _INT32_END:
         cols[4] = cols[4].astype(np.int32)  # versions that fit: 4 bytes an event, held until the truth is built
     codes.trim()
     keys.codes.trim()

@@ -375,6 +375,33 @@ def test_expectations_released_as_read_equal_those_of_a_scan_kept_whole(seed: in
     assert len(part.world.keys.names) == 0
 
 
+
+@pytest.mark.parametrize("release", [False, True])
+def test_expectations_without_the_truth_leave_it_empty_and_the_rest_as_is(release: bool) -> None:
+    """A pass made without the truth (`scan_history(truth=False)`: a storm whose observer reads
+    no state) gives the expectations the whole pass gives but for the truth, which names no
+    object; the events' status, version, type and time are never kept (the object column
+    stays for the expectations, freed with `release`)."""
+    events, attempts, _ = run_of(42, n_events=300)
+    want = scan_history(attempts, sender_timeout_s=10.0, events=events).expectations(max_attempts_per_event=3)
+    assert len(want.truth) > 0
+    scan = scan_history(attempts, sender_timeout_s=10.0, events=events, truth=False)
+    part = scan.expect
+    assert part is not None
+    world = part.world
+    n_world = len({e.id for e in events})
+    assert [len(c) for c in (world.obj, world.status, world.version, world.kind, world.at_us)] == [n_world, 0, 0, 0, 0]
+    got = scan.expectations(max_attempts_per_event=3, release=release)
+    assert replace(got, truth={}) == replace(want, truth={})
+    assert list(got.expected.items()) == list(want.expected.items())
+    assert list(got.money.items()) == list(want.money.items())
+    assert len(got.truth) == 0 and list(got.truth.items()) == []
+    obj = next(iter(want.truth))
+    assert obj not in got.truth and got.truth.get(obj) is None
+    assert len(got.truth_of_kinds(None)) == 0 and len(got.truth_of_kinds(frozenset({want.truth[obj].kind}))) == 0
+    assert len(world.obj) == (0 if release else n_world)
+
+
 def test_a_pass_past_its_int32_positions_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
     """The pass's positions per event and per key are int32 columns: a history of more
     than `MAX_ATTEMPTS` attempts (here as many as the run's events, over chunks of 64)
