@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 #: Events read per step while a scope is built, held decoded at once: a storm's are decoded
 #: from its spool on each pass, and 8192 of them (some 10 MB of small objects) left as many
 #: of Python's 1 MiB arenas each pinned by a few objects that outlived the step, resident
-#: through the checks; 1024 a step cost no more time.
+#: through the checks.
 CHUNK = 1024
 _KEY = attrgetter("business_key")
 _OBJECT = attrgetter("object_id")
