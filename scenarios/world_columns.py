@@ -201,9 +201,9 @@ def world_columns(events: Iterable[Event], *, truth: bool = True) -> WorldColumn
     keys, objects, statuses, kinds = CompactNames(hint), CompactNames(hint), Names(), Names()
     # key, amount, obj, status, version, kind, at_us: filled in place (no chunk kept, nothing joined)
     # codes as int32 (a run has fewer than 2**31 keys, objects, statuses, types), version and time int64
-    cols: list[Any] = [np.empty(hint if kept else 0, dtype) for dtype, kept in
-                       zip((np.int32, np.float64, np.int32, np.int32, np.int64, np.int32, np.int64),
-                           (True, True, True, truth, truth, truth, truth))]
+    kept = (True, True, True, truth, truth, truth, truth)  # without the truth: no status, version, type, time
+    cols: list[Any] = [np.empty(hint if keep else 0, dtype) for dtype, keep in
+                       zip((np.int32, np.float64, np.int32, np.int32, np.int64, np.int32, np.int64), kept)]
     n = 0
     it = iter(events)
     while chunk := list(islice(it, CHUNK)):
@@ -219,7 +219,8 @@ def world_columns(events: Iterable[Event], *, truth: bool = True) -> WorldColumn
         _, key, amount, obj, status, version, kind, at_us = zip(*rows)
         end = n + len(rows)
         if end > len(cols[0]):  # more events than the hint said: room for as many again
-            cols = [np.concatenate([c[:n], np.empty(max(end, 2 * n) - n, c.dtype)]) if len(c) else c for c in cols]
+            cols = [np.concatenate([c[:n], np.empty(max(end, 2 * n) - n, c.dtype)]) if keep else c
+                    for c, keep in zip(cols, kept)]
         cols[0][n:end] = keys.code_all(key)
         cols[1][n:end] = np.array(amount, dtype=np.float64)  # None: NaN
         cols[2][n:end] = objects.code_all(obj)

@@ -376,16 +376,18 @@ def test_expectations_released_as_read_equal_those_of_a_scan_kept_whole(seed: in
 
 
 
+@pytest.mark.parametrize("hinted", [True, False])
 @pytest.mark.parametrize("release", [False, True])
-def test_expectations_without_the_truth_leave_it_empty_and_the_rest_as_is(release: bool) -> None:
+def test_expectations_without_the_truth_leave_it_empty_and_the_rest_as_is(release: bool, hinted: bool) -> None:
     """A pass made without the truth (`scan_history(truth=False)`: a storm whose observer reads
     no state) gives the expectations the whole pass gives but for the truth, which names no
     object; the events' status, version, type and time are never kept (the object column
-    stays for the expectations, freed with `release`)."""
+    stays for the expectations, freed with `release`), with or without a length hint."""
     events, attempts, _ = run_of(42, n_events=300)
     want = scan_history(attempts, sender_timeout_s=10.0, events=events).expectations(max_attempts_per_event=3)
     assert len(want.truth) > 0
-    scan = scan_history(attempts, sender_timeout_s=10.0, events=events, truth=False)
+    # without a length hint (an iterator), the kept columns grow as the events come
+    scan = scan_history(attempts, sender_timeout_s=10.0, events=events if hinted else iter(events), truth=False)
     part = scan.expect
     assert part is not None
     world = part.world
