@@ -83,15 +83,28 @@ def make_observer(observer: Mapping[str, Any], sink_url: str | None) -> Callable
     return build_observer(ObserverSpec.from_mapping(observer), sink=sink_url)
 
 
-def storm_checks(expectations: Expectations, observations: Sequence[Observation]) -> tuple[str, ...]:
-    """`STORM_CHECKS`, without the state checks (`STATE_CHECKS`) when the storm sent no
-    object whose state the observer reads: as a catalog scenario without such events
-    does not apply, rather than passing over zero objects."""
+def state_kinds(observations: Sequence[Observation]) -> frozenset[str] | None:
+    """The object kinds whose states `observations` say they read (the union of those that
+    say; None: none says, `Observation.state_kinds`)."""
     kinds: frozenset[str] | None = None
     for obs in observations:
         if obs.state_kinds is not None:
             kinds = obs.state_kinds if kinds is None else kinds | obs.state_kinds
-    if expectations.truth_of_kinds(kinds):
+    return kinds
+
+
+def reads_states(observations: Sequence[Observation]) -> bool:
+    """Whether a check may read the truth of an object's state over `observations`: False
+    only when they say they read the states of no kind (`state_kinds` empty), where
+    `storm_checks` leaves the state checks out whatever the storm sent."""
+    return state_kinds(observations) != frozenset()
+
+
+def storm_checks(expectations: Expectations, observations: Sequence[Observation]) -> tuple[str, ...]:
+    """`STORM_CHECKS`, without the state checks (`STATE_CHECKS`) when the storm sent no
+    object whose state the observer reads: as a catalog scenario without such events
+    does not apply, rather than passing over zero objects."""
+    if expectations.truth_of_kinds(state_kinds(observations)):
         return STORM_CHECKS
     return tuple(c for c in STORM_CHECKS if c not in STATE_CHECKS)
 
@@ -343,7 +356,8 @@ def storm_scenario(spec: StormSpec, events: Iterable[Event], attempts: Sequence[
     # one pass over the history (a storm's is streamed from disk): the expectations and the checks' index
     expectations, index = expectations_and_index(events, attempts, observations, sender_timeout_s=spec.sender_timeout_s,
                                                  max_attempts_per_event=None, money_prefixes=money_prefixes(mapping),
-                                                 provider=spec.sending_profile().words())
+                                                 provider=spec.sending_profile().words(),
+                                                 truth=reads_states(observations))
     if mapping is not None and mapping.counters:
         from hookproof.scenarios.business_keys import counter_truth
 
@@ -594,6 +608,8 @@ __all__ = [
     "hand_back_freed_memory",
     "make_observer",
     "only_storm",
+    "reads_states",
+    "state_kinds",
     "storm_checks",
     "sender_judged",
     "storm_scenario",

@@ -203,11 +203,13 @@ def build_index(
 def expectations_and_index(
     events: Iterable[Event], history: Sequence[Attempt], observations: Sequence[Observation], *,
     sender_timeout_s: float, max_attempts_per_event: int | None, money_prefixes: Sequence[str] = MONEY_PREFIXES,
-    provider: ProviderWords | None = None,
+    provider: ProviderWords | None = None, truth: bool = True,
 ) -> tuple[Expectations, CheckIndex]:
     """The run's expectations (as `expectations_from`, `provider` included) and the checks'
-    index (as `build_index`), from one pass over `history`: a `HistoryFile` is read from disk once."""
-    scan = scan_history(history, sender_timeout_s=sender_timeout_s, events=events)
+    index (as `build_index`), from one pass over `history`: a `HistoryFile` is read from disk once.
+    `truth` False: the expectations' truth is left empty, for a caller that reads no object's
+    truth (`scan_history`)."""
+    scan = scan_history(history, sender_timeout_s=sender_timeout_s, events=events, truth=truth)
     # what only the expectations read (the events' columns, per event and per key slots: a
     # storm's are some 90 MB at a million attempts) is freed as they read it, not kept through the checks
     expectations = scan.expectations(max_attempts_per_event=max_attempts_per_event, money_prefixes=money_prefixes,

@@ -81,6 +81,8 @@ class ExpectationScan:
             none), when the pass handed that column over (its keys mapped over the world's,
             `MappedCodes.take_inverse`; dropped once `expectations` read it); else worked
             out from the keys' names.
+        truth: False when the pass read the events without the truth's columns (`world_columns`
+            with ``truth=False``): the expectations' truth is then empty.
     """
 
     world: WorldColumns
@@ -95,6 +97,7 @@ class ExpectationScan:
     unkeyed_valid: "npt.NDArray[np.bool_]"
     src_objects: dict[tuple[str, int], str | None]
     key_of_world: "npt.NDArray[np.int32] | None" = None
+    truth: bool = True
 
     def expectations(
         self, scan: "HistoryScan", *, sender_timeout_s: float, max_attempts_per_event: int | None,
@@ -109,7 +112,11 @@ class ExpectationScan:
         soon as they are read, the per-key slots taken over without a copy: a storm's
         (some 80 MB at a million attempts) are then not held while the truth is built; the
         part cannot give expectations again (it is left empty). The world's table of keys
-        stays: the scan's keys are coded over it (`MappedCodes`), and the checks read it."""
+        stays: the scan's keys are coded over it (`MappedCodes`), and the checks read it.
+
+        Made without the truth (`truth` False): the truth is left empty (`Expectations.truth`
+        names no object) and its columns never made (a storm's are some 30 MB at a million
+        attempts)."""
         import numpy as np
 
         prefixes = tuple(money_prefixes)
@@ -241,17 +248,33 @@ class ExpectationScan:
                              names, money_like, prefixes)
         del order
         del src_pos, src_amount  # not the columns': gone before the truth's are made
-        # the truth's events: those with a status, handed over (`_truth` drops each column as
-        # soon as it is read: a storm's are megabytes each)
-        has = world.status[w] >= 0 if len(w) else np.zeros(0, np.bool_)
-        # (the event codes as int32: held through the truth's sort)
-        truth_events: list[npt.NDArray[np.integer[Any]]] = [valid_codes[has].astype(np.int32), w[has]]
-        del has, valid_codes, w
-        truth = self._truth(truth_events, names, release=release)
+        if self.truth:
+            # the truth's events: those with a status, handed over (`_truth` drops each column as
+            # soon as it is read: a storm's are megabytes each)
+            has = world.status[w] >= 0 if len(w) else np.zeros(0, np.bool_)
+            # (the event codes as int32: held through the truth's sort)
+            truth_events: list[npt.NDArray[np.integer[Any]]] = [valid_codes[has].astype(np.int32), w[has]]
+            del has, valid_codes, w
+            truth_columns = self._truth(truth_events, names, release=release)
+        else:
+            del valid_codes, w
+            truth_columns = self._no_truth(release=release)
         return Expectations(expected=ExpectedView(columns), forbidden=ForbiddenView(columns),
-                            truth=TruthView(truth), money=MoneyView(columns),
+                            truth=TruthView(truth_columns), money=MoneyView(columns),
                             sender_timeout_s=sender_timeout_s, max_attempts_per_event=max_attempts_per_event,
                             money_prefixes=prefixes)
+
+    def _no_truth(self, *, release: bool = False) -> TruthColumns:
+        """Truth columns of no object (`expectations` with ``truth=False``); `release`: the
+        world's object column freed (the others only the truth reads were never kept)."""
+        import numpy as np
+
+        world = self.world
+        if release:
+            world.obj = _freed(world.obj)
+        none = np.zeros(0, np.int32)
+        return TruthColumns({}, (), none, none, none, world.kinds.names, none, none, none, none,
+                            world.statuses.names, none, (), np.zeros(0, np.int64))
 
     def _truth(self, events: "list[npt.NDArray[np.integer[Any]]]", names: Sequence[str], *,
                release: bool = False) -> TruthColumns:

@@ -95,21 +95,16 @@ class CodedSet(Set[str]):
 
 class Completions(Sequence["Completion | None"]):
     """Per position, the completion of a valid attempt, None for an invalid one: a
-    read-only sequence over the scan's completion codes (int8, `_COMPLETION_OF`). Its
-    list is made on the first read, so a pass whose checks read only the codes (every
-    per-key check past `scenarios.key_table.SMALL` keys) makes none. Equal to any
-    sequence of the same completions."""
+    read-only sequence over the scan's completion codes (int8, `_COMPLETION_OF`), each
+    value read from the codes when asked for (through a memoryview of them: a Python int
+    per read, no list of a million references held, 8 MB a storm's, once a check reads
+    one attempt's). Equal to any sequence of the same completions."""
 
-    __slots__ = ("codes", "_list")
+    __slots__ = ("codes", "_view")
 
     def __init__(self, codes: "npt.NDArray[np.int8]") -> None:
         self.codes = codes
-        self._list: list[Completion | None] | None = None
-
-    def _values(self) -> list[Completion | None]:
-        if self._list is None:
-            self._list = list(map(_COMPLETION_OF.__getitem__, self.codes.tolist()))
-        return self._list
+        self._view = codes.data  # a memoryview: a Python int per read
 
     @overload
     def __getitem__(self, i: int) -> Completion | None: ...
@@ -118,17 +113,19 @@ class Completions(Sequence["Completion | None"]):
     def __getitem__(self, i: slice) -> list[Completion | None]: ...
 
     def __getitem__(self, i: int | slice) -> Completion | None | list[Completion | None]:
-        return self._values()[i]
+        if isinstance(i, slice):
+            return list(map(_COMPLETION_OF.__getitem__, self._view[i]))
+        return _COMPLETION_OF[self._view[i]]
 
     def __len__(self) -> int:
         return len(self.codes)
 
     def __iter__(self) -> Iterator[Completion | None]:
-        return iter(self._values())
+        return map(_COMPLETION_OF.__getitem__, self._view)
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, Sequence) and not isinstance(other, (str, bytes)):
-            return self._values() == list(other)
+            return list(self) == list(other)
         return NotImplemented
 
     __hash__ = None  # type: ignore[assignment]
@@ -246,7 +243,8 @@ class HistoryScan:
         self, *, max_attempts_per_event: int | None, money_prefixes: Sequence[str] = MONEY_PREFIXES,
         release: bool = False,
     ) -> Expectations:
-        """The expectations of the run (`ExpectationScan.expectations`). With `release`, the
+        """The expectations of the run (`ExpectationScan.expectations`; their truth empty for
+        a pass made without it, `scan_history`'s `truth`). With `release`, the
         scan hands its expectations' part over (`expect` is None from then on): its columns
         are freed as they are read, so a storm's are not held beside the expectations'
         own. Raises ValueError when the scan was made without the run's events (or after
@@ -462,14 +460,17 @@ def _coded(values: Sequence[Any], heads: "npt.NDArray[np.int64] | None",
 
 def scan_history(
     history: Iterable[Attempt], *, sender_timeout_s: float, events: Iterable[Event] | None = None,
+    truth: bool = True,
 ) -> HistoryScan:
     """Read `history` once, in order, keeping what the checks' index (and, with `events`,
     the expectations) need; see `HistoryScan`. O(len(history)) plus one sort of the
     positions by event (none when they come in order); per attempt nothing but a slot in
-    a few numpy columns."""
+    a few numpy columns. `truth` False: the expectations' truth is left empty and the
+    events' columns only it reads are never kept (`world_columns`), for a caller that reads
+    no object's truth (a storm whose observer reads no state)."""
     import numpy as np
 
-    world = world_columns(events) if events is not None else None
+    world = world_columns(events, truth=truth) if events is not None else None
     expect = world is not None
     # with the world: room for its events and keys from the start (the recorded ids are
     # the world's but for a few), so no column doubles (and is held twice) mid-pass
@@ -623,7 +624,7 @@ def scan_history(
         expectation_part = ExpectationScan(world, resolved, resolved_world, first_valid.take(n_events),
                                            key_first.take(n_keys), key_amount.take(n_keys), key_valid.take(n_keys),
                                            unkeyed_first.take(n_events), unkeyed_amount.take(n_events),
-                                           unkeyed_valid.take(n_events), src_objects, key_of_world)
+                                           unkeyed_valid.take(n_events), src_objects, key_of_world, truth)
     return HistoryScan(offset, event_codes, event_of, key_codes, key_codes.names, key_of, completions,
                        CodedSet(event_codes, acked.take(n_events)), notable, latencies, over_half, over_half_ms,
                        sender_timeout_s, expectation_part, codes)

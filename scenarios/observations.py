@@ -61,8 +61,9 @@ class EffectRows(Sequence[Effect]):
     """Effect rows held as columns, a read-only sequence of `Effect` equal to the tuple of
     the same rows (``==`` either way, same hash): a storm's read of a million rows holds
     one string of every business key (joined by NUL, none of which contains one) and
-    their start offsets (int64), about the key's length plus 9 bytes a row where an
-    `Effect` and its key string cost some 150. The amounts and Idempotency-Keys are tuples
+    their start offsets (int32 while the keys are shorter than 2**31 characters, else
+    int64), about the key's length plus 5 bytes a row where an `Effect` and its key string
+    cost some 150. The amounts and Idempotency-Keys are tuples
     aligned with the rows, or None when every row's is None. Each `Effect` is made when
     read; `key_chunks` gives the keys a step at a time (no object per row), `amounts` the
     amounts as a column. Build with `effect_rows`.
@@ -70,8 +71,8 @@ class EffectRows(Sequence[Effect]):
 
     __slots__ = ("_keys", "_starts", "_amounts", "_idems")
 
-    def __init__(self, keys: str, starts: "npt.NDArray[np.int64]", amounts: tuple[int | None, ...] | None,
-                 idempotency_keys: tuple[str | None, ...] | None) -> None:
+    def __init__(self, keys: str, starts: "npt.NDArray[np.int32] | npt.NDArray[np.int64]",
+                 amounts: tuple[int | None, ...] | None, idempotency_keys: tuple[str | None, ...] | None) -> None:
         """Rows from `keys` (the business keys joined by NUL), `starts` (each key's offset
         in it) and the optional aligned columns; `effect_rows` is the way to make one."""
         self._keys, self._starts, self._amounts, self._idems = keys, starts, amounts, idempotency_keys
@@ -181,9 +182,11 @@ def _rows(keys: list[str], amounts: Sequence[int | None] | None, idems: Sequence
     import numpy as np
 
     lengths = np.fromiter(map(len, keys), np.int64, len(keys))
-    starts = np.zeros(len(keys), np.int64)
+    # int32 offsets while the joined keys are shorter than 2**31 (4 bytes a row, not 8)
+    starts: npt.NDArray[np.int32] | npt.NDArray[np.int64] = \
+        np.zeros(len(keys), np.int32) if int(lengths.sum()) + len(keys) < 2**31 else np.zeros(len(keys), np.int64)
     if len(keys) > 1:
-        np.cumsum(lengths[:-1] + 1, out=starts[1:])
+        np.cumsum(lengths[:-1] + 1, out=starts[1:], dtype=starts.dtype)
     return EffectRows("\x00".join(keys), starts, None if amounts is None or not any(a is not None for a in amounts)
                       else tuple(amounts), None if idems is None or not any(k is not None for k in idems)
                       else tuple(idems))

@@ -26,8 +26,11 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-#: Events read per step while a scope is built.
-CHUNK = 8192
+#: Events read per step while a scope is built, held decoded at once: a storm's are decoded
+#: from its spool on each pass, and 8192 of them (some 10 MB of small objects) left as many
+#: of Python's 1 MiB arenas each pinned by a few objects that outlived the step, resident
+#: through the checks.
+CHUNK = 1024
 _KEY = attrgetter("business_key")
 _OBJECT = attrgetter("object_id")
 

@@ -56,21 +56,23 @@ SMALL_HISTORY = 512
 def expectations_and_index(
     events: Iterable[Event], history: Sequence[Attempt], observations: Sequence[Observation], *,
     sender_timeout_s: float, max_attempts_per_event: int | None, money_prefixes: Sequence[str] = MONEY_PREFIXES,
-    provider: ProviderWords | None = None,
+    provider: ProviderWords | None = None, truth: bool = True,
 ) -> tuple[Expectations, CheckIndex]:
     """`scenarios.check_index.expectations_and_index`, in plain Python when `history` holds
     fewer than `SMALL_HISTORY` attempts and the observations and keys are fewer than
     `scenarios.key_table.SMALL` (the index then walks its keys one by one, as the columnar
-    one does at that size); otherwise the columnar pass itself. Same arguments, same result."""
+    one does at that size); otherwise the columnar pass itself. Same arguments, same result
+    (`truth` False, the caller reading no object's truth: the columnar pass leaves it empty,
+    the plain one, whose few objects cost nothing, builds it)."""
     if len(history) >= SMALL_HISTORY:
         return columnar_expectations_and_index(events, history, observations, sender_timeout_s=sender_timeout_s,
                                                max_attempts_per_event=max_attempts_per_event,
-                                               money_prefixes=money_prefixes, provider=provider)
+                                               money_prefixes=money_prefixes, provider=provider, truth=truth)
     scan = _scan(history, sender_timeout_s, _world(events))
     if sum(len(obs.effects) for obs in observations) + len(scan.key_codes) >= key_tables.SMALL:
         return columnar_expectations_and_index(events, history, observations, sender_timeout_s=sender_timeout_s,
                                                max_attempts_per_event=max_attempts_per_event,
-                                               money_prefixes=money_prefixes, provider=provider)
+                                               money_prefixes=money_prefixes, provider=provider, truth=truth)
     return _expectations_and_index_of(scan, history, observations, max_attempts_per_event=max_attempts_per_event,
                                       money_prefixes=money_prefixes, provider=provider)
 

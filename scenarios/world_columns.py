@@ -24,8 +24,11 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-#: Events read per step.
-CHUNK = 8192
+#: Events read per step, held decoded at once: a storm's are decoded
+#: from its spool on each pass, and 8192 of them (some 10 MB of small objects) left as many
+#: of Python's 1 MiB arenas each pinned by a few objects that outlived the step, resident
+#: through the checks.
+CHUNK = 1024
 #: None alone (whether values hold it: `isdisjoint` hashes each once, at C level).
 _NONE = frozenset([None])
 #: The int32 range: a world's versions inside it are held as int32.
@@ -160,6 +163,8 @@ class WorldColumns:
         kind: per code, its object type's code in `kinds`.
         at_us: per code, its own time (`Event.created_us`, unix microseconds), int64: what a
             finding renders as the provider's time of the event (`profiles.provider_words.EventClock`).
+        `status`, `version`, `kind` and `at_us` are empty (and `statuses`, `kinds` name none)
+        when built without the truth (`world_columns` with ``truth=False``).
     """
 
     codes: IdCodes
@@ -181,10 +186,12 @@ class WorldColumns:
         return len(self.key)
 
 
-def world_columns(events: Iterable[Event]) -> WorldColumns:
+def world_columns(events: Iterable[Event], *, truth: bool = True) -> WorldColumns:
     """Read `events` once into `WorldColumns` (O(len(events)), C-level per chunk: no
     Python step per event but for the first Event of each id; the ids coded as bytes,
-    `IdCodes`)."""
+    `IdCodes`). `truth` False: the columns only the objects' truth reads (status, version,
+    type, time) are left empty, for a pass whose caller reads no truth (a storm's are
+    some 20 MB at a million events)."""
     import numpy as np
 
     hint = length_hint(events)  # a storm's events say how many they are: columns sized once
@@ -194,8 +201,9 @@ def world_columns(events: Iterable[Event]) -> WorldColumns:
     keys, objects, statuses, kinds = CompactNames(hint), CompactNames(hint), Names(), Names()
     # key, amount, obj, status, version, kind, at_us: filled in place (no chunk kept, nothing joined)
     # codes as int32 (a run has fewer than 2**31 keys, objects, statuses, types), version and time int64
-    cols: list[Any] = [np.empty(hint, dtype)
-                       for dtype in (np.int32, np.float64, np.int32, np.int32, np.int64, np.int32, np.int64)]
+    kept = (True, True, True, truth, truth, truth, truth)  # without the truth: no status, version, type, time
+    cols: list[Any] = [np.empty(hint if keep else 0, dtype) for dtype, keep in
+                       zip((np.int32, np.float64, np.int32, np.int32, np.int64, np.int32, np.int64), kept)]
     n = 0
     it = iter(events)
     while chunk := list(islice(it, CHUNK)):
@@ -211,18 +219,20 @@ def world_columns(events: Iterable[Event]) -> WorldColumns:
         _, key, amount, obj, status, version, kind, at_us = zip(*rows)
         end = n + len(rows)
         if end > len(cols[0]):  # more events than the hint said: room for as many again
-            cols = [np.concatenate([c[:n], np.empty(max(end, 2 * n) - n, c.dtype)]) for c in cols]
+            cols = [np.concatenate([c[:n], np.empty(max(end, 2 * n) - n, c.dtype)]) if keep else c
+                    for c, keep in zip(cols, kept)]
         cols[0][n:end] = keys.code_all(key)
         cols[1][n:end] = np.array(amount, dtype=np.float64)  # None: NaN
         cols[2][n:end] = objects.code_all(obj)
-        cols[3][n:end] = statuses.code_all(status)
-        cols[4][n:end] = np.fromiter(version, np.int64, len(version))
-        cols[5][n:end] = kinds.code_all(kind)
-        cols[6][n:end] = np.fromiter(at_us, np.int64, len(at_us))
+        if truth:
+            cols[3][n:end] = statuses.code_all(status)
+            cols[4][n:end] = np.fromiter(version, np.int64, len(version))
+            cols[5][n:end] = kinds.code_all(kind)
+            cols[6][n:end] = np.fromiter(at_us, np.int64, len(at_us))
         n = end
     if n < len(cols[0]):
         cols = [c[:n].copy() for c in cols]
-    if n and _INT32_MIN <= int(cols[4].min()) and int(cols[4].max()) < _INT32_END:
+    if truth and n and _INT32_MIN <= int(cols[4].min()) and int(cols[4].max()) < _INT32_END:
         cols[4] = cols[4].astype(np.int32)  # versions that fit: 4 bytes an event, held until the truth is built
     codes.trim()
     keys.codes.trim()

@@ -10,7 +10,14 @@ import pytest
 from hookproof.commands.report import read_saved
 from hookproof.loadtests.records import make_attempt
 from hookproof.loadtests.spec import SECRETS_ENV, SpecError, StormSpec, secrets_from_env, secrets_to_env
-from hookproof.loadtests.verdict import STORM_CHECKS, finish_storm, only_storm, storm_scenario, throughput
+from hookproof.loadtests.verdict import (
+    STORM_CHECKS,
+    finish_storm,
+    only_storm,
+    reads_states,
+    storm_scenario,
+    throughput,
+)
 from hookproof.reports import load_json
 from hookproof.scenarios.observations import Effect, ObjectState, Observation
 from hookproof.scenarios.report_views import REPORT_META_KEY
@@ -244,6 +251,42 @@ def test_a_storm_with_subscriptions_checks_their_states(tmp_path: Path) -> None:
     assert [c.check_id for c in report.checks] == list(STORM_CHECKS)
     assert report.verdict == "fail" and {f.check_id for f in report.findings} == {"stale"}
 
+
+
+def test_a_storm_whose_observer_reads_no_state_makes_no_truth(tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """An observer that says it reads the states of no kind (``state_kinds`` empty): the state
+    checks are left out whatever the storm sent, so the objects' truth is never made
+    (`reads_states`); one that does not say, or names a kind, gets it."""
+    from hookproof.scenarios.history_expectations import ExpectationScan
+
+    assert not reads_states([Observation(1.0, (), state_kinds=frozenset())])
+    assert not reads_states([Observation(1.0, ()), Observation(2.0, (), state_kinds=frozenset())])
+    assert reads_states([Observation(1.0, ())]) and reads_states([])
+    assert reads_states([Observation(1.0, (), state_kinds=frozenset({"subscription"}))])
+    sub = Event(id="evt_s1", type="customer.subscription.updated", created=1, created_us=1, object_type="subscription",
+                object_id="sub_1", version=2, object={}, status="past_due")
+    events = [_event(0), _event(1), sub]
+    effects = (Effect("renewal:in_0"), Effect("renewal:in_0"))
+    made: list[int] = []
+    truth = ExpectationScan._truth
+
+    def counted(self: ExpectationScan, *args: object, **kwargs: object) -> object:
+        made.append(1)
+        return truth(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(ExpectationScan, "_truth", counted)
+    blind = Observation(2000.0, effects, state_kinds=frozenset())
+    report = storm_scenario(_spec(tmp_path), events, _attempts(events), [blind], settled=True, started_at=1000.0,
+                            duration_s=2.0)
+    assert made == []
+    assert [c.check_id for c in report.checks] == [c for c in STORM_CHECKS if c not in ("stale", "regressed")]
+    assert report.verdict == "fail" and sorted(f.check_id for f in report.findings) == ["counter", "counter", "duplicated", "lost"]
+    reading = Observation(2000.0, effects, (ObjectState("sub_1", "active", 1),))
+    report = storm_scenario(_spec(tmp_path), events, _attempts(events), [reading], settled=True, started_at=1000.0,
+                            duration_s=2.0)
+    assert made == [1] and [c.check_id for c in report.checks] == list(STORM_CHECKS)
+    assert sorted(f.check_id for f in report.findings) == ["counter", "counter", "duplicated", "lost", "stale"]
 
 def test_a_storm_uses_the_team_s_business_keys_and_counters(tmp_path: Path) -> None:
     """The storm's master re-keys what the workers sent with the team's mapping, as certify does."""

@@ -64,6 +64,7 @@ def test_rows_as_columns_are_the_tuple(as_columns: None) -> None:
     assert Counter(rows) == Counter(ROWS)
     only_keys = _columns(tuple(Effect(e.business_key) for e in ROWS))
     assert only_keys._amounts is None and only_keys._idems is None  # no column of Nones kept
+    assert rows._starts.dtype.itemsize == 4  # offsets of keys shorter than 2**31 characters: int32
     assert effect_rows([]) == ()
 
 

@@ -138,7 +138,10 @@ def test_a_list_whose_indexes_are_not_positions_names_the_recorded_indexes() -> 
 
 def test_the_completions_are_read_from_the_codes_as_a_list_would_be() -> None:
     """`Completions`: the scan's completion codes read as the list of completions (None
-    for an invalid attempt), equal to that list and to no other."""
+    for an invalid attempt), equal to that list and to no other; read without a list of
+    them held (a storm's million would be 8 MB of references)."""
+    import gc
+
     import numpy as np
 
     from hookproof.scenarios.history_scan import Completions
@@ -148,6 +151,10 @@ def test_the_completions_are_read_from_the_codes_as_a_list_would_be() -> None:
     assert len(column) == 5 and column[3] is None and column[-1] is Completion.OK and column[1:3] == listed[1:3]
     assert list(column) == listed and column == listed and column == tuple(listed)
     assert column != listed[:-1] and column != [*listed[:-1], Completion.FAIL] and column != "ok"
+    assert [column[i] for i in range(5)] == listed and column[::2] == listed[::2]
+    assert not any(isinstance(held, list) for held in gc.get_referents(column))
+    with pytest.raises(IndexError):
+        column[5]
 
 
 def test_the_scan_keeps_no_attempt_and_counts_them_once() -> None:
@@ -366,6 +373,35 @@ def test_expectations_released_as_read_equal_those_of_a_scan_kept_whole(seed: in
                    part.unkeyed_amount, part.unkeyed_valid, part.event_world, part.world.key, part.world.amount):
         assert len(column) == 0
     assert len(part.world.keys.names) == 0
+
+
+
+@pytest.mark.parametrize("hinted", [True, False])
+@pytest.mark.parametrize("release", [False, True])
+def test_expectations_without_the_truth_leave_it_empty_and_the_rest_as_is(release: bool, hinted: bool) -> None:
+    """A pass made without the truth (`scan_history(truth=False)`: a storm whose observer reads
+    no state) gives the expectations the whole pass gives but for the truth, which names no
+    object; the events' status, version, type and time are never kept (the object column
+    stays for the expectations, freed with `release`), with or without a length hint."""
+    events, attempts, _ = run_of(42, n_events=300)
+    want = scan_history(attempts, sender_timeout_s=10.0, events=events).expectations(max_attempts_per_event=3)
+    assert len(want.truth) > 0
+    # without a length hint (an iterator), the kept columns grow as the events come
+    scan = scan_history(attempts, sender_timeout_s=10.0, events=events if hinted else iter(events), truth=False)
+    part = scan.expect
+    assert part is not None
+    world = part.world
+    n_world = len({e.id for e in events})
+    assert [len(c) for c in (world.obj, world.status, world.version, world.kind, world.at_us)] == [n_world, 0, 0, 0, 0]
+    got = scan.expectations(max_attempts_per_event=3, release=release)
+    assert replace(got, truth={}) == replace(want, truth={})
+    assert list(got.expected.items()) == list(want.expected.items())
+    assert list(got.money.items()) == list(want.money.items())
+    assert len(got.truth) == 0 and list(got.truth.items()) == []
+    obj = next(iter(want.truth))
+    assert obj not in got.truth and got.truth.get(obj) is None
+    assert len(got.truth_of_kinds(None)) == 0 and len(got.truth_of_kinds(frozenset({want.truth[obj].kind}))) == 0
+    assert len(world.obj) == (0 if release else n_world)
 
 
 def test_a_pass_past_its_int32_positions_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
