@@ -186,6 +186,17 @@ class ShopifyProfile(Profile):
         action's topics share the Event-Id (shopify.dev/docs/apps/build/webhooks/delivery-structure)."""
         return f"{topic}:{event_id}"
 
+    def shared_id(self, event_id: str) -> tuple[str, str] | None:
+        """The ``X-Shopify-Event-Id`` in an event's identity (`event_identity`), shared by its
+        merchant action's topics, and Shopify's words for it
+        (shopify.dev/docs/apps/build/webhooks/delivery-structure)."""
+        topic, sep, shared = event_id.partition(":")
+        if not sep or "/" not in topic or not shared:
+            return None
+        return shared, ("X-Shopify-Event-Id is \"a unique ID shared across all deliveries produced by the same "
+                        "merchant action\" (shopify.dev, \"Webhooks delivery structure\"): deduplicate on "
+                        "X-Shopify-Topic with it")
+
     @staticmethod
     def webhook_id(event: Event) -> str:
         """``X-Shopify-Webhook-Id`` of `event`'s delivery: a UUID derived from the world's id of the

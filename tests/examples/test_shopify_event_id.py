@@ -7,7 +7,7 @@ unique composite key per delivery". A checkout sends ``customers/create`` (a new
 and the Event-Id and passes; its twin claiming the Event-Id alone
 (`shopify_app_dedupe_by_event_id_alone`) takes the checkout's later topics for duplicates of its
 first, and never fulfils the order, nor restocks it when the cancellation's refund came first
-(``lost``).
+(``lost``), which the finding says in Shopify's words.
 """
 
 from __future__ import annotations
@@ -25,6 +25,9 @@ from tests.examples.test_provider_receivers import config_of
 #: fails the same whichever delivery comes first; `related-burst`'s concurrent checkout may also
 #: leave its order unstored, the matrix's ``race_dependent``).
 SCENARIOS = ["duplicate-sequential", "dropped-response"]
+#: What the finding adds for a lost event whose action's other topic was acknowledged first.
+SHOPIFY_WORDS = ('X-Shopify-Event-Id is "a unique ID shared across all deliveries produced by the same merchant '
+                 'action" (shopify.dev, "Webhooks delivery structure"): deduplicate on X-Shopify-Topic with it')
 
 
 def test_a_checkouts_deliveries_share_the_event_id_and_not_the_identity() -> None:
@@ -57,3 +60,6 @@ def test_a_receiver_must_dedupe_on_the_topic_with_the_event_id(tmp_path: Path, m
     # never restocked (the cancellation's refunds/create claimed first); the refunds, first of theirs, applied
     assert sorted(f.key.split(":")[0] for f in lost) == (["fulfil", "restock"] if failed else [])
     assert len({f.key.split(":")[1] for f in lost}) == (1 if failed else 0)
+    for finding in lost:
+        assert "another event sharing its id, was acknowledged" in finding.message, finding.message
+        assert finding.message.endswith(SHOPIFY_WORDS), finding.message
