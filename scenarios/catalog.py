@@ -1321,7 +1321,8 @@ WORDED: Mapping[str, tuple[tuple[str, str, str], ...]] = {
          "shopify.app.toml and through the Admin API), so every event of a window comes again, shuffled, "
          "once per subscription: the same body, X-Shopify-Event-Id and X-Shopify-Triggered-At, a new "
          "X-Shopify-Webhook-Id (shopify.dev, \"Ignore duplicate webhooks\": one webhook per subscription). "
-         "Deduplication must use X-Shopify-Event-Id: every effect must stay single and every state current."),
+         "Deduplication must use X-Shopify-Topic with X-Shopify-Event-Id (one merchant action's topics share "
+         "the Event-Id): every effect must stay single and every state current."),
     ),
     "mass-redelivery-window": (
         ("shopify", "A large window again through a second subscription",

@@ -97,7 +97,8 @@ ACKED_LOST_END = "but not applied by the end of settling"
 
 
 def with_unexplained(report: ScenarioReport, event_id_name: str, *, restarted: bool = False,
-                     answers: Callable[[int], str] | None = None) -> ScenarioReport:
+                     answers: Callable[[int], str] | None = None,
+                     shared_id: Callable[[str], tuple[str, str] | None] | None = None) -> ScenarioReport:
     """`report` with each acknowledged ``lost`` finding that nothing else explained (its message
     still ends as `key_loops.lost_finding` made it: no fetched status, no settle deadline) saying
     that the receiver answered 2xx and applied nothing, and what does that: taking the event for
@@ -110,15 +111,20 @@ def with_unexplained(report: ScenarioReport, event_id_name: str, *, restarted: b
     ran again), a restart that loses committed rows (a start command resetting the database) is
     named first, beside answering before the work commits. `answers` (attempt index → the start
     of its answer body, `Attempt.response_excerpt`) quotes what the first acknowledged attempt
-    answered (``the receiver answered 200 "duplicate" and applied nothing``)."""
+    answered (``the receiver answered 200 "duplicate" and applied nothing``). `shared_id` (the
+    profile's `Profile.shared_id`) reads the id an event's identity shares with other events
+    (Shopify's ``X-Shopify-Event-Id``, one per merchant action): when another event sharing it was
+    acknowledged first, it is named, in the provider's words, before the earlier event of the
+    same object."""
     by_index = {a.index: a for a in report.attempts}
     return _with_lost_messages(report, lambda f: f.message + _unexplained_words(
-        f.attempts, by_index, report, event_id_name, restarted, answers)
+        f.attempts, by_index, report, event_id_name, restarted, answers, shared_id)
         if f.message.startswith(ACKED_LOST) and f.message.endswith(ACKED_LOST_END) else None)
 
 
 def _unexplained_words(attempts: Sequence[int], by_index: dict[int, AttemptView], report: ScenarioReport,
-                       event_id_name: str, restarted: bool, answers: Callable[[int], str] | None) -> str:
+                       event_id_name: str, restarted: bool, answers: Callable[[int], str] | None,
+                       shared_id: Callable[[str], tuple[str, str] | None] | None = None) -> str:
     """The words `with_unexplained` adds to one finding whose attempts are `attempts` (indices)."""
     from hookproof.scenarios.answer_quote import answer_quote
 
@@ -127,14 +133,22 @@ def _unexplained_words(attempts: Sequence[int], by_index: dict[int, AttemptView]
     acked = [a for a in own if a.outcome == "acked" and a.status is not None]
     if acked and answers is not None and (quote := answer_quote(answers(acked[0].index))):
         answered = f'{acked[0].status} "{quote}"'
-    earlier = ""
+    earlier = words = ""
     if own:
         first_sent = min(a.sent_at for a in own)
         objects = {a.object_id for a in own if a.object_id is not None}
         events = {a.event_id for a in own}
         before = [a for a in report.attempts if a.object_id in objects and a.event_id not in events
                   and a.outcome == "acked" and a.answered_at <= first_sent]
-        if before:
+        shared = [s for a in own if shared_id is not None and (s := shared_id(a.event_id)) is not None][:1]
+        sharing = [a for a in report.attempts if shared and a.event_id not in events and a.outcome == "acked"
+                   and a.answered_at <= first_sent and shared_id is not None
+                   and (s := shared_id(a.event_id)) is not None and s[0] == shared[0][0]]
+        if sharing:
+            last = max(sharing, key=lambda a: a.answered_at)
+            earlier = f", after {last.event_id} ({last.event_type}), another event sharing its id, was acknowledged"
+            words = f"; {shared[0][1]}"
+        elif before:
             last = max(before, key=lambda a: a.answered_at)
             earlier = (f", after {last.event_id} ({last.event_type}), an earlier event of the same object, "
                        "was acknowledged")
@@ -143,10 +157,10 @@ def _unexplained_words(attempts: Sequence[int], by_index: dict[int, AttemptView]
                 "the receiver, which loses what a receiver answering before its work commits had not committed, and "
                 "every committed row when its start command resets its database (each restart runs it again) or "
                 "its storage is not kept; a receiver taking the event for one it already handled (deduplicating on "
-                f"something other than {event_id_name}) or skipping it applies nothing too")
+                f"something other than {event_id_name}) or skipping it applies nothing too{words}")
     return (f"; the receiver answered {answered} and applied nothing{earlier}: a receiver does that when it takes the "
             f"event for one it already handled (deduplicating on something other than {event_id_name}), skips "
-            "it, or answers before its work commits")
+            f"it, or answers before its work commits{words}")
 
 
 __all__ = ["ACKED_LOST", "ACKED_LOST_END", "RESTARTING_OPS", "with_fetched", "with_mode", "with_unexplained", "with_unsettled"]

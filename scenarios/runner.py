@@ -624,7 +624,7 @@ class Runner:
                 op.op in RESTARTING_OPS for op in self.history.ops(scenario.id))
             excerpts = {a.index: a.response_excerpt for a in attempts}
             report = with_unexplained(report, self.profile.event_id_name, restarted=restarted,
-                                      answers=lambda i: excerpts.get(i, ""))
+                                      answers=lambda i: excerpts.get(i, ""), shared_id=self.profile.shared_id)
         return report
 
     # ---- steps ------------------------------------------------------------------

@@ -73,6 +73,7 @@ PROVIDER_RECEIVERS: dict[str, str] = {
     "shopify_app_no_dedupe": "shopify",
     "shopify_app_dedupe_by_object": "shopify",
     "shopify_app_dedupe_by_webhook_id": "shopify",
+    "shopify_app_dedupe_by_event_id_alone": "shopify",
     "shopify_app_same_second_overwrite": "shopify",
 }
 

@@ -4,15 +4,20 @@ Shopify's docs (shopify.dev/docs/apps/build/webhooks: "Verify webhooks", "Ignore
 webhooks", "Respond to webhooks") say to verify ``X-Shopify-Hmac-Sha256`` (base64
 HMAC-SHA256 of the raw body with the app's client secret, compared in constant time),
 answer a 200-series status within 5 s, expect the same event more than once (its
-``X-Shopify-Event-Id`` is the same on every delivery) and out of order (compare the
+``X-Shopify-Event-Id`` is the same on every delivery; "the same value across more than one
+webhook indicates a duplicate") and out of order (compare the
 payload's ``updated_at``, or ``X-Shopify-Triggered-At``, "when Shopify triggered the
 delivery"). ``updated_at`` counts whole seconds, and an order paid, refunded and cancelled
 within one second carries one ``updated_at`` in each event: the trigger time, nine fractional
 digits, tells them apart. Shopify ships no Python verifier; this is the docs' Python
-check. This receiver:
+check. The Event-Id is "a unique ID shared across all deliveries produced by the same merchant
+action" (shopify.dev/docs/apps/build/webhooks/delivery-structure): a checkout's ``orders/create``
+and ``orders/paid``, a refund's ``refunds/create`` and ``orders/updated`` carry one, so the
+duplicate key is the shop, the topic and the Event-Id. This receiver:
 
 - answers 401 to a missing or wrong HMAC;
-- in one SQLite transaction: claims ``X-Shopify-Event-Id`` (a redelivery changes nothing),
+- in one SQLite transaction: claims ``(X-Shopify-Shop-Domain, X-Shopify-Topic,
+  X-Shopify-Event-Id)`` (a redelivery changes nothing; another topic of one action is applied),
   applies the topic's effect (``welcome:{customer id}`` on ``customers/create``,
   ``fulfil:{order id}`` on ``orders/paid``, ``refund:{refund id}`` with the refunded amount
   in cents on ``refunds/create``, ``restock:{order id}`` on ``orders/cancelled``,
@@ -35,6 +40,10 @@ redelivered event repeats its effect. `create_app(dedupe_by_object=True)` is ano
 claims ``X-Shopify-Webhook-Id`` instead of ``X-Shopify-Event-Id``, so a retry is caught but the
 same event through a second subscription to its topic (a new Webhook-Id, the same Event-Id:
 shopify.dev, "Ignore duplicate webhooks") repeats its effect.
+`create_app(dedupe_by_event_id_alone=True)` is another (``shopify_app_dedupe_by_event_id_alone``): it
+claims ``X-Shopify-Event-Id`` without the topic, so the second topic of one merchant action (a
+checkout's ``orders/paid`` after its ``orders/create``, a refund's ``orders/updated`` after its
+``refunds/create``) is taken for a duplicate and never applied.
 `create_app(claim_compliance=False)` is another (``shopify_app_redact_every_delivery``): it
 claims the event of every topic but the compliance ones, taking an erasure to be harmless to
 repeat, so a redelivered ``customers/redact`` (or data request, or ``shop/redact``) erases again.
@@ -165,7 +174,7 @@ def create_app(database: str, secret: str, *, dedupe: bool = True, shop_domain: 
                admin: AdminApi | None = None, ack_fetch_failures: bool = False,
                dedupe_by_object: bool = False, dedupe_by_webhook_id: bool = False,
                same_second: str = "triggered_at", claim_compliance: bool = True,
-               verify_compliance: bool = True) -> FastAPI:
+               verify_compliance: bool = True, dedupe_by_event_id_alone: bool = False) -> FastAPI:
     """The receiver's FastAPI app (see the module docstring; `same_second`: a key of `GUARDS`)."""
     guard = GUARDS[same_second]
     with sqlite3.connect(database) as setup:
@@ -203,7 +212,12 @@ def create_app(database: str, secret: str, *, dedupe: bool = True, shop_domain: 
                 return JSONResponse({"ignored": "the Admin API could not be read"})
             if order is None:  # not claimed: Shopify retries, and the retry applies the event
                 return JSONResponse({"error": "the Admin API could not be read"}, status_code=503)
-        claimed = f"{topic}:{body.get('order_id') or body.get('id')}" if dedupe_by_object else event_id
+        # one merchant action's topics share the Event-Id: the event is the shop's topic and Event-Id
+        claimed = f"{headers.get('x-shopify-shop-domain')}:{topic}:{event_id}"
+        if dedupe_by_object:  # the broken twin: the topic and the order, not the event
+            claimed = f"{topic}:{body.get('order_id') or body.get('id')}"
+        if dedupe_by_event_id_alone:  # the broken twin: the merchant action, not its topic's event
+            claimed = event_id
         if dedupe_by_webhook_id:  # the broken twin: one subscription's delivery, not the event
             claimed = headers.get("x-shopify-webhook-id") or event_id
         with Transaction(database) as db:
@@ -233,7 +247,7 @@ def create_app(database: str, secret: str, *, dedupe: bool = True, shop_domain: 
 
 def main(dedupe: bool = True, fetch: bool = False, ack_fetch_failures: bool = False,
          dedupe_by_object: bool = False, dedupe_by_webhook_id: bool = False, same_second: str = "triggered_at",
-         claim_compliance: bool = True, verify_compliance: bool = True) -> None:
+         claim_compliance: bool = True, verify_compliance: bool = True, dedupe_by_event_id_alone: bool = False) -> None:
     """Run the receiver from its environment (see the module docstring)."""
     env = os.environ
     secret = env.get("SHOPIFY_API_SECRET") or env.get("WEBHOOK_SECRET") or env["HOOKPROOF_SECRET"]
@@ -243,7 +257,7 @@ def main(dedupe: bool = True, fetch: bool = False, ack_fetch_failures: bool = Fa
                      shop_domain=env.get("SHOP_DOMAIN") or None, admin=admin, ack_fetch_failures=ack_fetch_failures,
                      dedupe_by_object=dedupe_by_object, dedupe_by_webhook_id=dedupe_by_webhook_id,
                      same_second=same_second, claim_compliance=claim_compliance,
-                     verify_compliance=verify_compliance))
+                     verify_compliance=verify_compliance, dedupe_by_event_id_alone=dedupe_by_event_id_alone))
 
 
 if __name__ == "__main__":

@@ -308,6 +308,13 @@ class Profile(ABC):
         again leaves no mark to read."""
         return 0
 
+    def shared_id(self, event_id: str) -> tuple[str, str] | None:
+        """Where one event's identity (`Envelope.event_id`) holds an id the provider shares with
+        other events (Shopify's ``X-Shopify-Event-Id``, one per merchant action): that id and
+        the provider's words for it (what ``lost`` says of a receiver that took another event of
+        it for this one); None by default: no provider id names several events."""
+        return None
+
     # ---- signing ------------------------------------------------------------
     @abstractmethod
     def sign(self, envelope: Envelope, secrets: Sequence[str], timestamp: int) -> dict[str, str]:

@@ -2,8 +2,11 @@
 
 Sources: shopify.dev/docs/apps/build/webhooks/delivery-structure (headers: Topic,
 Hmac-Sha256, Shop-Domain, API-Version, Webhook-Id, Triggered-At, Event-Id; the body is
-the full REST resource), shopify.dev/apps/build/webhooks/ignore-duplicates
-(``X-Shopify-Event-Id`` is the duplicate key), shopify.dev/changelog/updates-to-webhook-retry-mechanism
+the full REST resource; ``X-Shopify-Webhook-Id``: "A unique composite key per delivery. Use to
+identify and deduplicate individual deliveries."; ``X-Shopify-Event-Id``: "A unique ID shared
+across all deliveries produced by the same merchant action"), shopify.dev/apps/build/webhooks/ignore-duplicates
+(``X-Shopify-Event-Id`` "the same value across more than one webhook indicates a duplicate"; with the
+topic, since one merchant action's topics share it), shopify.dev/changelog/updates-to-webhook-retry-mechanism
 (8 retries over 4 hours, exponential, since 2024-09-10; retries carry "the original payload from
 the time they were triggered"), shopify.dev/docs/apps/build/webhooks/ignore-duplicates' note ("If you
 have more than one subscription for the same topic, then you'll receive several webhooks for the same
@@ -30,6 +33,7 @@ from hookproof.simulator.profiles.provider_words import BodyTime, EventClock
 from hookproof.simulator.world.shopify import (
     SHOPIFY_API_VERSION,
     SHOPIFY_COMPLIANCE_TOPICS,
+    SHOPIFY_EVENT_ID,
     SHOPIFY_EVENT_TYPES,
     shop_domain,
 )
@@ -61,11 +65,20 @@ class ShopifyProfile(Profile):
     Envelope: the body is the REST resource itself (the world's snapshot, in
     `simulator.world.shopify_shapes`). Headers: ``X-Shopify-Topic``,
     ``X-Shopify-Shop-Domain`` (the world's shop), ``X-Shopify-API-Version`` (2024-10),
-    ``X-Shopify-Event-Id`` (the world's event id: shared by every delivery of one change,
-    the documented dedupe key, ``Envelope.event_id``), ``X-Shopify-Webhook-Id`` (derived
-    from the event id: one per delivery to this subscription, unchanged across its retries
-    as integrators observe [2ND]), ``X-Shopify-Triggered-At`` (the change's time; retries
+    ``X-Shopify-Event-Id`` ("a unique ID shared across all deliveries produced by the same
+    merchant action": the world's `SHOPIFY_EVENT_ID`, one per world operation, so a checkout's
+    ``orders/create`` and ``orders/paid``, a refund's ``refunds/create`` and ``orders/updated``
+    share it), ``X-Shopify-Webhook-Id`` ("a unique composite key per delivery": derived from the
+    world's id of the topic's event, one per delivery to this subscription, unchanged across its
+    retries as integrators observe [2ND]), ``X-Shopify-Triggered-At`` (the change's time; retries
     keep the trigger-time payload). No test/live flag.
+
+    The event's identity (``Envelope.event_id``, what the history groups attempts by and findings
+    name) is the topic with its Event-Id, ``orders/paid:<X-Shopify-Event-Id>`` (`event_identity`):
+    the Event-Id alone names one merchant action, several events; the Webhook-Id names one
+    subscription's delivery, and a second subscription's delivery of the same event has another.
+    The pair is what a receiver deduplicates on (shopify.dev "Ignore duplicate webhooks" with the
+    delivery-structure page), and one event's every attempt, retry or second subscription, has it.
 
     Shopify has no manual replay; what sends one event to an endpoint again as a new delivery
     is a second subscription to its topic (`replayed`: an app whose webhooks are declared both
@@ -82,7 +95,7 @@ class ShopifyProfile(Profile):
     """
 
     name = "shopify"
-    event_id_name = "`X-Shopify-Event-Id`"
+    event_id_name = "`X-Shopify-Topic` with `X-Shopify-Event-Id`"
     title = "Shopify"
     no_big_body = ("hookproof makes no Shopify payload of several megabytes in Shopify's own fields yet, and padding "
                    "one with a field Shopify never sends would test its schema, not a body limit")
@@ -160,8 +173,34 @@ class ShopifyProfile(Profile):
         return int(event.extra.get(SUBSCRIPTION, 0)) if event.extra else 0
 
     @staticmethod
+    def event_id(event: Event) -> str:
+        """``X-Shopify-Event-Id`` of `event`: its merchant action's id (the world's
+        `SHOPIFY_EVENT_ID`; an event made outside an action, its own id). shopify.dev/docs/apps/
+        build/webhooks/delivery-structure: "A unique ID shared across all deliveries produced by the
+        same merchant action"."""
+        return str(event.extra.get(SHOPIFY_EVENT_ID) or event.id) if event.extra else event.id
+
+    @staticmethod
+    def event_identity(topic: str, event_id: str) -> str:
+        """One event's identity, ``{topic}:{X-Shopify-Event-Id}`` (``Envelope.event_id``): one merchant
+        action's topics share the Event-Id (shopify.dev/docs/apps/build/webhooks/delivery-structure)."""
+        return f"{topic}:{event_id}"
+
+    def shared_id(self, event_id: str) -> tuple[str, str] | None:
+        """The ``X-Shopify-Event-Id`` in an event's identity (`event_identity`), shared by its
+        merchant action's topics, and Shopify's words for it
+        (shopify.dev/docs/apps/build/webhooks/delivery-structure)."""
+        topic, sep, shared = event_id.partition(":")
+        if not sep or "/" not in topic or not shared:
+            return None
+        return shared, ("X-Shopify-Event-Id is \"a unique ID shared across all deliveries produced by the same "
+                        "merchant action\" (shopify.dev, \"Webhooks delivery structure\"): deduplicate on "
+                        "X-Shopify-Topic with it")
+
+    @staticmethod
     def webhook_id(event: Event) -> str:
-        """``X-Shopify-Webhook-Id`` of `event`'s delivery: a UUID derived from the event id, and
+        """``X-Shopify-Webhook-Id`` of `event`'s delivery: a UUID derived from the world's id of the
+        topic's event (one per topic even where a merchant action's topics share the Event-Id), and
         for another subscription's delivery (`replayed`) from its number too."""
         subscription = int(event.extra.get(SUBSCRIPTION, 0)) if event.extra else 0
         return derived_uuid("shopify-webhook", event.id if not subscription else f"{event.id}:subscription:{subscription}")
@@ -173,9 +212,9 @@ class ShopifyProfile(Profile):
                                f"world's topics (known: {', '.join(SHOPIFY_EVENT_TYPES + SHOPIFY_COMPLIANCE_TOPICS)})",
                                field="event")
         topic = event.type
-        event_id = event.id
+        event_id = self.event_id(event)
         return Envelope(
-            event_id=event_id,
+            event_id=self.event_identity(topic, event_id),
             type=topic,
             body=canonical_json(dict(event.object)),
             headers={

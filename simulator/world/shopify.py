@@ -64,6 +64,11 @@ SHOPIFY_EVENT_TYPES: tuple[str, ...] = (
     "customers/update", "app/uninstalled",
 )
 
+#: `Event.extra` key of an event's ``X-Shopify-Event-Id``: the id shared by every event of one
+#: merchant action (shopify.dev/docs/apps/build/webhooks/delivery-structure), the id of the
+#: action's first event (`ShopifyWorld.merchant_action`).
+SHOPIFY_EVENT_ID = "shopify_event_id"
+
 #: The mandatory compliance topics (shopify.dev "Privacy law compliance"), in the order the
 #: stories tell them. Sent only to an endpoint subscribed to them by name (`sent_only`).
 SHOPIFY_COMPLIANCE_TOPICS: tuple[str, ...] = ("customers/data_request", "customers/redact", "shop/redact")
@@ -143,6 +148,25 @@ class ShopifyWorld(RecordWorld):
         self._compliance: frozenset[str] = frozenset()  # the compliance topics the endpoint is sent (`sent_only`)
         self._redacted: set[str] = set()  # customers whose data the merchant had erased (`redact_customer`)
         self.shop_redacted = False  # ``shop/redact`` was sent (`redact_shop`)
+        self._action: list[str] | None = None  # inside `merchant_action`: its events' topics so far
+        self._action_id: str | None = None  # inside `merchant_action`: its X-Shopify-Event-Id, once it emitted
+
+    @contextmanager
+    def merchant_action(self) -> Iterator[None]:
+        """The events emitted inside are one merchant action's: they share one
+        ``X-Shopify-Event-Id`` (`SHOPIFY_EVENT_ID`, the id of the first), "a unique ID shared
+        across all deliveries produced by the same merchant action"
+        (shopify.dev/docs/apps/build/webhooks/delivery-structure). Nested, the outer action holds
+        (a checkout's new customer is the checkout's). An action emitting one topic twice raises
+        WorldError: (topic, ``X-Shopify-Event-Id``) would not name one event."""
+        if self._action is not None:
+            yield
+            return
+        self._action, self._action_id = [], None
+        try:
+            yield
+        finally:
+            self._action, self._action_id = None, None
 
     def sent_only(self, sends: Callable[[str], bool]) -> None:
         """The stories tell the compliance topics `sends` accepts (`SHOPIFY_COMPLIANCE_TOPICS`):
@@ -226,34 +250,35 @@ class ShopifyWorld(RecordWorld):
         """A checkout of `lines` products (one each): a new customer first when none is given
         (``customers/create``); ``orders/create``, then, paid by card, ``orders/paid`` about the
         same version. Returns the order id."""
-        cid = customer or self.create_customer()
-        person = self._buyers[cid]
-        oid = self.new_id(12)
-        number = self._next_number
-        self._next_number += 1
-        with self._fake() as fk:
-            ip = fk.ipv4_public()
-            confirmation = fk.bothify("?????????", letters="ABCDEFGHJKLMNPQRSTUVWXYZ0123456789")
-        ids = ss.OrderIds(oid, number, self.new_id(14), self._hex(), self._hex(), self._hex(), confirmation, ip)
-        start = number % len(self.products)
-        products = [self.products[(start + i) % len(self.products)] for i in range(lines)]
-        items = [ss.line_item(self.new_id(14), p, 1) for p in products]
-        at_us = self._tick()
-        snapshot = ss.order(ids, shop_domain=self.domain, shop_id=self.shop_id, buyer=person, cust=self.get(cid),
-                            lines=items, shipping_line_id=self.new_id(14), created=ss.shop_time(at_us),
-                            test=not self.livemode)
-        if paid:
-            snapshot.update(financial_status="paid", total_outstanding="0.00")
-            self._sales[str(oid)] = self.new_id(13)
-        self._create(str(oid), "order", snapshot)
-        self._emit("orders/create", str(oid))
-        if paid:
-            self._emit("orders/paid", str(oid), key=f"fulfil:{oid}")
-        spent = int(round(float(snapshot["total_price"]) * 100)) if paid else 0
-        c = self.get(cid)
-        self._update(cid, {"orders_count": c["orders_count"] + 1, "last_order_id": oid, "last_order_name": f"#{number}",
-                           "total_spent": ss.money(int(round(float(c["total_spent"]) * 100)) + spent)})
-        return str(oid)
+        with self.merchant_action():
+            cid = customer or self.create_customer()
+            person = self._buyers[cid]
+            oid = self.new_id(12)
+            number = self._next_number
+            self._next_number += 1
+            with self._fake() as fk:
+                ip = fk.ipv4_public()
+                confirmation = fk.bothify("?????????", letters="ABCDEFGHJKLMNPQRSTUVWXYZ0123456789")
+            ids = ss.OrderIds(oid, number, self.new_id(14), self._hex(), self._hex(), self._hex(), confirmation, ip)
+            start = number % len(self.products)
+            products = [self.products[(start + i) % len(self.products)] for i in range(lines)]
+            items = [ss.line_item(self.new_id(14), p, 1) for p in products]
+            at_us = self._tick()
+            snapshot = ss.order(ids, shop_domain=self.domain, shop_id=self.shop_id, buyer=person, cust=self.get(cid),
+                                lines=items, shipping_line_id=self.new_id(14), created=ss.shop_time(at_us),
+                                test=not self.livemode)
+            if paid:
+                snapshot.update(financial_status="paid", total_outstanding="0.00")
+                self._sales[str(oid)] = self.new_id(13)
+            self._create(str(oid), "order", snapshot)
+            self._emit("orders/create", str(oid))
+            if paid:
+                self._emit("orders/paid", str(oid), key=f"fulfil:{oid}")
+            spent = int(round(float(snapshot["total_price"]) * 100)) if paid else 0
+            c = self.get(cid)
+            self._update(cid, {"orders_count": c["orders_count"] + 1, "last_order_id": oid, "last_order_name": f"#{number}",
+                               "total_spent": ss.money(int(round(float(c["total_spent"]) * 100)) + spent)})
+            return str(oid)
 
     def mark_paid(self, order: str) -> None:
         """The merchant marks a pending (manual payment) order paid: emits ``orders/paid``."""
@@ -270,28 +295,30 @@ class ShopifyWorld(RecordWorld):
     def refund(self, order: str, lines: list[int] | None = None, *, note: str = "Returned by the customer") -> str:
         """Refund whole lines of a paid order (default: its first line still not refunded):
         emits ``refunds/create``, then ``orders/updated``. Returns the refund id."""
-        refund_id = self._refund(order, lines, note)
-        self._emit("orders/updated", order)
-        return refund_id
+        with self.merchant_action():
+            refund_id = self._refund(order, lines, note)
+            self._emit("orders/updated", order)
+            return refund_id
 
     def cancel(self, order: str) -> None:
         """Cancel an order: a paid one is refunded what is left (``refunds/create``,
         ``orders/updated``) and ends ``refunded``; a pending one ends ``voided``. Emits
         ``orders/cancelled``."""
-        o = self._typed(order, "order")
-        status = o["financial_status"]
-        if o["cancelled_at"] is not None:
-            raise WorldError(f"order {order} is cancelled already", object_id=order)
-        if status in ("paid", "partially_refunded"):
-            left = [i for i, li in enumerate(o["line_items"]) if li["current_quantity"] > 0]
-            self.refund(order, left, note="Order cancelled")
-            status = "refunded"
-        elif status == "pending":
-            status = "voided"
-        at = ss.shop_time(self._tick())
-        self._transition(order, status, {"cancelled_at": at, "cancel_reason": "customer", "closed_at": at,
-                                         "total_outstanding": "0.00"}, tick=False, at=at)
-        self._emit("orders/cancelled", order, key=f"restock:{order}")
+        with self.merchant_action():
+            o = self._typed(order, "order")
+            status = o["financial_status"]
+            if o["cancelled_at"] is not None:
+                raise WorldError(f"order {order} is cancelled already", object_id=order)
+            if status in ("paid", "partially_refunded"):
+                left = [i for i, li in enumerate(o["line_items"]) if li["current_quantity"] > 0]
+                self.refund(order, left, note="Order cancelled")
+                status = "refunded"
+            elif status == "pending":
+                status = "voided"
+            at = ss.shop_time(self._tick())
+            self._transition(order, status, {"cancelled_at": at, "cancel_reason": "customer", "closed_at": at,
+                                             "total_outstanding": "0.00"}, tick=False, at=at)
+            self._emit("orders/cancelled", order, key=f"restock:{order}")
 
     def uninstall(self) -> None:
         """The merchant uninstalls the app: emits ``app/uninstalled`` (the Shop resource).
@@ -528,11 +555,19 @@ class ShopifyWorld(RecordWorld):
             at = self._now_us + self._rng.randrange(min(900_000, 1_000_000 - self._now_us % 1_000_000))
         snapshot = self.get(object_id)
         stateful = rec.object_type == "order"
+        event_id = self._uuid()
+        if self._action is not None:
+            if topic in self._action:
+                raise WorldError(f"one merchant action emits {topic} twice: (topic, X-Shopify-Event-Id) would name "
+                                 "two events", object_id=object_id)
+            self._action.append(topic)
+            self._action_id = self._action_id or event_id
         return self._record_event(Event(
-            id=self._uuid(), type=topic, created=at // 1_000_000, created_us=at, object_type=rec.object_type,
+            id=event_id, type=topic, created=at // 1_000_000, created_us=at, object_type=rec.object_type,
             object_id=object_id, version=len(rec.versions), object=snapshot, business_key=key, amount=amount,
             currency=ss.CURRENCY.lower(), status=str(snapshot["financial_status"]) if stateful else None,
-            livemode=self.livemode, account=self.account, api_version=SHOPIFY_API_VERSION))
+            livemode=self.livemode, account=self.account, api_version=SHOPIFY_API_VERSION,
+            extra={SHOPIFY_EVENT_ID: self._action_id or event_id}))
 
 
 def _uninstalled(world: ShopifyWorld) -> ShopifyWorld:

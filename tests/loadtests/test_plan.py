@@ -285,9 +285,9 @@ def test_a_shopify_wave_sends_each_event_through_another_subscription() -> None:
     """Shopify has no manual replay: one event comes again as a new delivery through another
     subscription to its topic (shopify.dev, "Ignore duplicate webhooks"). A wave sends that: the
     same body and X-Shopify-Event-Id, a new X-Shopify-Webhook-Id per wave."""
-    from hookproof.simulator.profiles import get_profile
+    from hookproof.simulator.profiles.shopify import ShopifyProfile
 
-    profile = get_profile("shopify")
+    profile = ShopifyProfile()
     firsts, waves = _two_waves("shopify")
     webhook_ids: dict[str, set[str]] = {}
     for wave, replays in waves:
@@ -297,7 +297,8 @@ def test_a_shopify_wave_sends_each_event_through_another_subscription() -> None:
             again = profile.envelope(r.event)
             assert first is not None and again.body == first.body
             assert {k for k in first.headers if again.headers[k] != first.headers[k]} == {"X-Shopify-Webhook-Id"}
-            assert again.headers["X-Shopify-Event-Id"] == first.headers["X-Shopify-Event-Id"] == r.event.id
+            assert again.headers["X-Shopify-Event-Id"] == first.headers["X-Shopify-Event-Id"] == profile.event_id(r.event)
+            assert again.event_id == first.event_id == f"{r.event.type}:{profile.event_id(r.event)}"
             webhook_ids.setdefault(r.event.id, {first.headers["X-Shopify-Webhook-Id"]}).add(
                 again.headers["X-Shopify-Webhook-Id"])
     assert webhook_ids and all(len(ids) == 3 for ids in webhook_ids.values())

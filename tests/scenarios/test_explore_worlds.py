@@ -471,6 +471,32 @@ def test_the_shopify_twin_claiming_webhook_ids_is_found_through_a_second_subscri
 
 
 @pytest.mark.slow
+def test_the_shopify_twin_claiming_the_event_id_alone_is_found(tmp_path: Path) -> None:
+    """One merchant action's topics share ``X-Shopify-Event-Id`` (shopify.dev, "Webhooks delivery
+    structure"): a twin claiming it without the topic drops a checkout's ``orders/paid`` after its
+    ``orders/create``. Found at the default budget (in 3 searches of 3, seeds 2, 3, 5), with ``lost``
+    (and ``stale``: an order whose every event was dropped is never stored)."""
+    from examples.receivers.shopify_app import create_app
+
+    count = itertools.count()
+    secret = SECRETS["shopify"]
+
+    def open_() -> Prepared:
+        db = tmp_path / f"ev-{next(count)}.sqlite"
+        return Prepared(Target(app=create_app(str(db), secret, dedupe_by_event_id_alone=True)),
+                        sqlite_observer(db, "shopify"))
+
+    target = ExploreTarget(profile=get_profile("shopify"), secrets=(secret,), open=open_,
+                           describe="in-process shopify_app claiming X-Shopify-Event-Id alone", settle_window_s=0.02)
+    failures = [explore(target, max_examples=100, seed=seed, provider_state=ServerState()).failure
+                for seed in (2, 3, 5)]
+    found = [f for f in failures if f is not None]
+    assert len(found) == 3, "the twin claiming X-Shopify-Event-Id alone passed a search"
+    for failure in found:
+        assert "lost" in {f.check_id for f in failure.findings} <= {"lost", "stale"}, failure.summary()
+
+
+@pytest.mark.slow
 def test_the_shopify_twin_overwriting_within_one_updated_at_second_is_found(tmp_path: Path) -> None:
     """Shopify's ``updated_at`` counts whole seconds. A twin guarding an order's state with
     ``stored updated_at <= incoming`` passed explore while the world spaced an order's changes a

@@ -180,3 +180,56 @@ def test_a_receiver_deduplicating_by_object_is_told_which_earlier_event_it_took_
         assert f.message.startswith("acknowledged ") and (
             ", an earlier event of the same object, was acknowledged: a receiver does that when it takes the event for "
             f"one it already handled (deduplicating on something other than {identity})") in f.message, f.message
+
+
+def _lost_after_topic(first: str, answered_at: float, object_id: str = "999") -> ScenarioReport:
+    """An acknowledged lost ``orders/paid`` of one Shopify merchant action (attempt 4, sent at 1.0),
+    beside attempt 2 of event `first` (its identity, ``{topic}:{X-Shopify-Event-Id}``) acknowledged at
+    `answered_at`, about `object_id`."""
+    from dataclasses import replace
+
+    from hookproof.reports.model import AttemptView
+
+    report = _report("acknowledged 1 time(s) but not applied by the end of settling")
+    (lost,) = report.attempts
+    earlier = AttemptView(index=2, event_id=first, event_type=first.split(":")[0], delivery_id="d0", attempt=1,
+                          business_key=None, object_id=object_id, faults=(), valid=True, sent_at=0.5,
+                          answered_at=answered_at, status=200, outcome="acked", completion="ok", latency_ms=3.0)
+    return replace(report, attempts=(earlier, replace(lost, event_id="orders/paid:ev-1", event_type="orders/paid")))
+
+
+SHOPIFY_UNEXPLAINED = ("; the receiver answered 2xx and applied nothing{}: a receiver does that when it takes the event "
+                       "for one it already handled (deduplicating on something other than `X-Shopify-Topic` with "
+                       "`X-Shopify-Event-Id`), skips it, or answers before its work commits{}")
+SHOPIFY_WORDS = ('; X-Shopify-Event-Id is "a unique ID shared across all deliveries produced by the same merchant '
+                 'action" (shopify.dev, "Webhooks delivery structure"): deduplicate on X-Shopify-Topic with it')
+
+
+@pytest.mark.parametrize(("report", "added", "words"), [
+    # another topic of the same merchant action, acknowledged before: named, in Shopify's words,
+    # before an earlier event of the same object would be
+    (_lost_after_topic("customers/create:ev-1", 0.9),
+     ", after customers/create:ev-1 (customers/create), another event sharing its id, was acknowledged", SHOPIFY_WORDS),
+    (_lost_after_topic("orders/create:ev-1", 0.9, object_id="123"),
+     ", after orders/create:ev-1 (orders/create), another event sharing its id, was acknowledged", SHOPIFY_WORDS),
+    (_lost_after_topic("customers/create:ev-1", 1.05), "", ""),  # answered after the lost one was sent
+    (_lost_after_topic("customers/create:ev-2", 0.9), "", ""),  # another action
+    (_lost_after_topic("orders/create:ev-2", 0.9, object_id="123"),  # another action, the same object
+     ", after orders/create:ev-2 (orders/create), an earlier event of the same object, was acknowledged", ""),
+])
+def test_a_receiver_deduplicating_on_a_shared_id_is_told_which_event_shared_it(report: ScenarioReport, added: str,
+                                                                              words: str) -> None:
+    from hookproof.scenarios.fetched_states import with_unexplained
+    from hookproof.simulator.profiles import get_profile
+
+    profile = get_profile("shopify")
+    (finding,) = with_unexplained(report, profile.event_id_name, shared_id=profile.shared_id).checks[0].findings
+    assert finding.message == ("acknowledged 1 time(s) but not applied by the end of settling"
+                               + SHOPIFY_UNEXPLAINED.format(added, words))
+
+
+@pytest.mark.parametrize("name", ["stripe", "paddle", "github", "mercadopago", "standard-webhooks"])
+def test_no_other_provider_shares_an_event_id(name: str) -> None:
+    from hookproof.simulator.profiles import get_profile
+
+    assert get_profile(name).shared_id("customers/create:ev-1") is None

@@ -86,7 +86,8 @@ def _github(r: Incoming, secret: str) -> str:  # docs: validating-webhook-delive
 def _shopify(r: Incoming, secret: str) -> str:  # shopify.dev: base64 HMAC-SHA256 of the raw body
     _hmac_check(base64.b64encode(hmac.new(secret.encode(), r.body, hashlib.sha256).digest()).decode(),
                 r.headers["x-shopify-hmac-sha256"])
-    return r.headers["x-shopify-event-id"]
+    # the Event-Id is shared by one merchant action's topics (shopify.dev, "Webhooks delivery structure")
+    return f"{r.headers['x-shopify-topic']}:{r.headers['x-shopify-event-id']}"
 
 
 def _generic(r: Incoming, secret: str) -> str:  # the default generic-hmac settings: hex HMAC-SHA256 of the body

@@ -431,8 +431,10 @@ def test_shopify_envelope() -> None:
     assert envelope.headers["X-Shopify-Shop-Domain"] == "hookproof.myshopify.com"
     assert envelope.headers["X-Shopify-API-Version"] == "2024-10"
     assert envelope.headers["X-Shopify-Triggered-At"] == rfc3339_ns(event.created_us)
-    assert envelope.event_id == envelope.headers["X-Shopify-Event-Id"] == event.id
-    assert envelope.headers["X-Shopify-Webhook-Id"] != envelope.event_id
+    # a refund's refunds/create is its action's first event: the action's Event-Id is its id
+    assert envelope.headers["X-Shopify-Event-Id"] == event.id
+    assert envelope.event_id == f"refunds/create:{event.id}"
+    assert envelope.headers["X-Shopify-Webhook-Id"] != event.id
     assert json.loads(envelope.body)["id"] == int(event.object_id)
 
 

@@ -227,8 +227,91 @@ def test_a_redelivery_keeps_the_event_and_webhook_ids_and_the_body() -> None:
     event = emit_events(new_world("shopify", 4), "orders/paid")[0]
     first, again = profile.envelope(event), profile.envelope(event)
     assert first == again
-    assert first.event_id == first.headers["X-Shopify-Event-Id"] == event.id
+    assert first.event_id == f"orders/paid:{first.headers['X-Shopify-Event-Id']}"
     assert first.headers["X-Shopify-Webhook-Id"] != event.id
+
+
+def _headers(events: list[Any]) -> list[tuple[str, str, str]]:
+    """(topic, X-Shopify-Event-Id, X-Shopify-Webhook-Id) of each event's first delivery."""
+    profile = get_profile("shopify")
+    return [(h["X-Shopify-Topic"], h["X-Shopify-Event-Id"], h["X-Shopify-Webhook-Id"])
+            for h in (profile.envelope(e).headers for e in events)]
+
+
+def test_one_merchant_actions_topics_share_the_event_id() -> None:
+    """shopify.dev/docs/apps/build/webhooks/delivery-structure: ``X-Shopify-Event-Id`` is "a unique
+    ID shared across all deliveries produced by the same merchant action", ``X-Shopify-Webhook-Id``
+    "a unique composite key per delivery". A checkout (its new customer, the order, its payment), a
+    refund (the refund, the order's update) and a cancellation of a paid order (its refund, the
+    order's update, the cancellation) are one action each: one Event-Id per action, each distinct,
+    and one Webhook-Id per topic's delivery."""
+    world = ShopifyWorld(7)
+    order = world.place_order()
+    checkout = list(world.events)
+    world.refund(order)
+    refund = world.events[len(checkout):]
+    world.cancel(order)
+    cancel = world.events[len(checkout) + len(refund):]
+    actions = [_headers(checkout), _headers(refund), _headers(cancel)]
+    assert [[t for t, _, _ in a] for a in actions] == [
+        ["customers/create", "orders/create", "orders/paid"], ["refunds/create", "orders/updated"],
+        ["refunds/create", "orders/updated", "orders/cancelled"]]
+    assert [len({e for _, e, _ in a}) for a in actions] == [1, 1, 1]
+    assert len({a[0][1] for a in actions}) == 3
+    webhook_ids = [w for a in actions for _, _, w in a]
+    assert len(set(webhook_ids)) == len(webhook_ids) == 8
+    # the action's Event-Id is its first event's world id; each topic's identity is its own
+    assert [a[0][1] for a in actions] == [checkout[0].id, refund[0].id, cancel[0].id]
+    identities = [get_profile("shopify").envelope(e).event_id for e in world.events]
+    assert len(set(identities)) == 8
+
+
+def test_operations_of_one_topic_are_actions_of_their_own() -> None:
+    """Marking an order paid, editing its note, tagging a customer, the uninstall: one topic each,
+    each its own merchant action and Event-Id; a story's Event-Ids are drawn from the seed."""
+    world = ShopifyWorld(3)
+    order = world.place_order(paid=False)
+    start = len(world.events)
+    world.mark_paid(order)
+    world.add_note(order)
+    world.tag_customer(str(world.get(order)["customer"]["id"]))
+    world.uninstall()
+    singles = _headers(world.events[start:])
+    assert [t for t, _, _ in singles] == ["orders/paid", "orders/updated", "customers/update", "app/uninstalled"]
+    assert len({e for _, e, _ in singles}) == 4
+    assert {e for _, e, _ in singles}.isdisjoint({e for _, e, _ in _headers(world.events[:start])})
+    again = ShopifyWorld(3)
+    again.place_order(paid=False)
+    again.mark_paid(order)
+    again.add_note(order)
+    again.tag_customer(str(again.get(order)["customer"]["id"]))
+    again.uninstall()
+    assert _headers(again.events) == _headers(world.events)
+
+
+def test_one_action_never_emits_a_topic_twice() -> None:
+    """(topic, X-Shopify-Event-Id) names one event: an action that would emit one topic twice is refused."""
+    world = ShopifyWorld(5)
+    order = world.place_order()
+    with pytest.raises(WorldError, match="emits refunds/create twice"):
+        with world.merchant_action():
+            world.refund(order, [0])
+            world.refund(order, [1])
+
+
+def test_a_retry_and_a_second_subscription_keep_the_event_id() -> None:
+    """A retry is the same delivery (the same Webhook-Id); a second subscription's delivery of one
+    event a new Webhook-Id with the same Event-Id (shopify.dev, "Ignore duplicate webhooks"), and
+    both the same event identity."""
+    profile = get_profile("shopify")
+    world = ShopifyWorld(9)
+    world.place_order()
+    paid = world.events[-1]
+    first, retry, second = profile.envelope(paid), profile.envelope(paid), profile.envelope(profile.replayed(paid, 1))
+    assert retry.headers == first.headers
+    assert second.headers["X-Shopify-Event-Id"] == first.headers["X-Shopify-Event-Id"] == world.events[0].id
+    assert second.headers["X-Shopify-Webhook-Id"] != first.headers["X-Shopify-Webhook-Id"]
+    assert second.event_id == first.event_id == f"orders/paid:{world.events[0].id}"
 
 
 def test_every_topic_can_be_emitted_alone() -> None:
