@@ -59,7 +59,7 @@ from hookproof.loadtests.spool import Spool
 from hookproof.loadtests.storm_master import control, progress_loop
 from hookproof.loadtests.storm_state import STATE
 from hookproof.loadtests.storm_user import StormUser
-from hookproof.loadtests.storm_worker import flush, probe_lag, report_ready, stream
+from hookproof.loadtests.storm_worker import flush, flush_on_quit, probe_lag, report_ready, stream
 from hookproof.scenarios.report_views import VERSION
 
 # httpcore (under httpx: the master's http and sink observers, imported when the storm ends)
@@ -87,6 +87,9 @@ def _add_arguments(parser: Any) -> None:
 def _on_init(environment: Environment, **_: Any) -> None:
     runner = environment.runner
     if isinstance(runner, WorkerRunner):
+        # after the runner's own listener, so first when quitting fires (in reverse): the last
+        # records and the closing message go before Locust tells the master this worker quits
+        environment.events.quitting.add_listener(lambda environment, **_: flush_on_quit(environment))
         return
     path = os.environ.get(SPEC_ENV)
     if not path:

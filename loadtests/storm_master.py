@@ -52,21 +52,30 @@ def control(environment: Environment) -> None:
                 STATE.phase = "refused"
                 runner.stop()
                 return
+            started = [c.id for c in runner.clients.all]
             # every worker started its clock before it reported: the storm's starts now
             STATE.t0, STATE.started_at = time.monotonic(), time.time()
+        else:
+            started = ["local"]
         STATE.phase = "storm"
         early = STATE.stop_early.wait(timeout=max(0.0, spec.duration_s - STATE.elapsed()))
         stopped_at = time.time()
         # the load ends: the workers drain (every retry owed, `storm_worker.flush`), then close
         STATE.phase = "draining"
         deadline = time.monotonic() + spec.drain_s() + spec.collect_timeout_s
-        nodes = ([c.id for c in runner.clients.all] if isinstance(runner, MasterRunner) else ["local"])
+        # every worker that ran: those that started the storm and any that sent records, whether
+        # Locust still counts it or not (a worker that quit mid-storm is a worker of this storm still)
+        nodes = (list(dict.fromkeys([*started, *STATE.collector.started()]))
+                 if isinstance(runner, MasterRunner) else ["local"])
         runner.stop()
         while not STATE.collector.finished(nodes) and time.monotonic() < deadline:
             gevent.sleep(0.1)
         STATE.phase = "collecting"
         cut = STATE.collector.cut()
         problems = STATE.collector.problems(nodes)
+        unrecorded = STATE.collector.unrecorded(nodes) if isinstance(runner, MasterRunner) else []
+        for totals in STATE.collector.totals():
+            log.info("%s", totals.line())
         if early:
             problems.insert(0, f"interrupted after {STATE.elapsed():.0f} s of {spec.duration_s:.0f} s")
         reason = "; ".join(problems) if problems else None
@@ -81,7 +90,8 @@ def control(environment: Environment) -> None:
         assert spool is not None
         outcome = finish_spooled(spec, spool, started_at=STATE.started_at, stopped_at=stopped_at,
                                  partial_reason=reason, on_phase=phase, workers=STATE.collector.totals(),
-                                 sender=STATE.collector.sender(), cut=cut, drain_s=spec.drain_s())
+                                 sender=STATE.collector.sender(), cut=cut, drain_s=spec.drain_s(),
+                                 unrecorded=unrecorded)
         STATE.exit_code = outcome.exit_code
         STATE.phase = "done"
     except Exception as exc:  # the master must still exit, with a readable reason

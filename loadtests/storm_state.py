@@ -155,6 +155,9 @@ class StormProcess:
         self.collector = Collector()
         self.flushed = False  # the storm's end began (`storm_worker.flush` started)
         self.closed = False  # the process sent its closing message (`storm_worker.flush` ended)
+        self.hurry = gevent.event.Event()  # set when the worker was stopped: its storm ends now, no drain
+        self.quit_note = ""  # how the worker was stopped before the storm ended, for its closing message
+        self.chunks = 0  # chunks streamed to the master so far (a worker's count)
         self.shipped = 0  # attempts streamed to the master so far (a worker's count)
         self.refusal: str | None = None  # why the master refused to run the storm (exit 2)
         self.failure: str | None = None  # the one line of an exception that ended the master's checks

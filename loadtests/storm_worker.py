@@ -11,7 +11,14 @@ or its attempts are used up, bounded by `spec.StormSpec.drain_s` (a chunk every
 `STREAM_INTERVAL_S` meanwhile, with how many retries and attempts are still owed); then it
 sends the last chunk and its totals (``hookproof_done``, with the deliveries the drain's end
 cut, `loadtests.cut`). Before sending anything it reports its hookproof version and
-whether it reaches the target (``hookproof_ready``, `ready_report`).
+whether it reaches the target (``hookproof_ready``, `ready_report`), with its worker index,
+its host name and the address it reaches the master from.
+
+A worker stopped before the storm ends (SIGTERM or Ctrl-C on its machine, or its
+``hookproof storm-worker`` gone: `flush_on_quit`) does not drain: its senders are ended at
+once, their attempts in flight recorded as unfinished and the deliveries they owed as cut,
+and its last chunk and closing message go to the master before it exits, so the run's
+records stay whole.
 
 Imported only in Locust's processes.
 """
@@ -41,6 +48,20 @@ LAG_PROBE_S = 0.05
 KILL_GRACE_S = 2.0
 #: Seconds a worker gives a TCP connection to the target when it checks it reaches it.
 REACH_TIMEOUT_S = 3.0
+#: Seconds a worker stopped by a signal waits for its last chunk and closing message to be sent.
+QUIT_FLUSH_S = KILL_GRACE_S + 5.0
+
+
+def local_address(host: str, port: int) -> str:
+    """The address this machine reaches `host`:`port` from (the source address the kernel picks;
+    no packet is sent), or "" when it cannot tell. Never raises."""
+    try:
+        family, kind, proto, _, where = socket.getaddrinfo(host, port, type=socket.SOCK_DGRAM)[0]
+        with socket.socket(family, kind, proto) as probe:
+            probe.connect(where)
+            return str(probe.getsockname()[0])
+    except (OSError, IndexError):
+        return ""
 
 
 def reachable(url: str, timeout_s: float = REACH_TIMEOUT_S) -> tuple[bool, str]:
@@ -76,10 +97,16 @@ def ready_report(master_version: str, own_version: str) -> dict[str, Any]:
 
 
 def report_ready(environment: Environment, master_version: str, own_version: str) -> None:
-    """Send `ready_report` to the master."""
+    """Send `ready_report` to the master, with this worker's index (``index``), host name
+    (``host``) and the address it reaches the master from (``address``)."""
     runner = environment.runner
     assert runner is not None
     data = ready_report(master_version, own_version)
+    options = environment.parsed_options
+    master_host = str(getattr(options, "master_host", "") or "")
+    master_port = int(getattr(options, "master_port", 0) or 0)
+    data.update(index=int(getattr(runner, "worker_index", -1)), host=socket.gethostname(),
+                address=local_address(master_host, master_port) if master_host else "")
     if STATE.error:
         log.error("%s", STATE.error)
     # the storm's clock starts now, before the master hears of it: the master starts its
@@ -138,26 +165,29 @@ def ship(environment: Environment, *, unfinished: bool = False, owed: int | None
             if owed is not None:
                 data["owed"] = owed
             runner.send_message(RECORDS_MESSAGE, data)
+            STATE.chunks += 1
     STATE.shipped += len(rows)
     return len(rows)
 
 
 def flush(environment: Environment) -> None:
-    """Drain, send the last chunk, then the totals.
+    """Drain, send the last chunk, then the totals (with ``stopped``: `STATE.quit_note`).
 
     The senders draw no new group; the retries they owe go out on their schedule until
     every delivery is acknowledged or has used its attempts, at most `StormSpec.drain_s`
     seconds (a chunk every `STREAM_INTERVAL_S` meanwhile, with what is still owed). Then
     the senders left are killed: their attempts in flight are recorded as unfinished, and
     those deliveries and the ones with a retry still owed are sent as cut
-    (``hookproof_done``'s ``cut``: `loadtests.cut.CutDelivery.to_wire` lists)."""
+    (``hookproof_done``'s ``cut``: `loadtests.cut.CutDelivery.to_wire` lists).
+    With ``STATE.hurry`` set (the worker was stopped: `flush_on_quit`), the drain ends at once,
+    or where it is."""
     spec = STATE.spec
     assert spec is not None
     STATE.stopped.set()
-    STATE.drain_until = deadline = time.monotonic() + spec.drain_s()
+    STATE.drain_until = deadline = time.monotonic() + (0.0 if STATE.hurry.is_set() else spec.drain_s())
     for pool in STATE.pools:
         while not pool.join(timeout=max(0.0, min(STREAM_INTERVAL_S, deadline - time.monotonic()))):
-            if time.monotonic() >= deadline:
+            if time.monotonic() >= deadline or STATE.hurry.is_set():
                 break
             ship(environment, owed=STATE.still_owed())
     for pool in STATE.pools:
@@ -168,5 +198,27 @@ def flush(environment: Environment) -> None:
     index = int(getattr(runner, "worker_index", -1))
     runner.send_message(DONE_MESSAGE, {"attempts": STATE.shipped, "error": STATE.error,
                                        "index": index if index >= 0 else -1, "sender": STATE.sender.report(),
-                                       "cut": [d.to_wire() for d in STATE.cut()]})
+                                       "cut": [d.to_wire() for d in STATE.cut()], "stopped": STATE.quit_note})
     STATE.closed = True
+    log.info("handed over to the master: %d attempt(s) in %d chunk(s)%s", STATE.shipped, STATE.chunks,
+             f" ({STATE.quit_note})" if STATE.quit_note else "")
+
+
+def flush_on_quit(environment: Environment) -> None:
+    """A worker's Locust is quitting (a signal, or its master's end): unless it already
+    closed, end its storm now (`flush` with ``STATE.hurry``: no drain, every owed retry cut),
+    then wait (at most `QUIT_FLUSH_S`) until its closing message is sent. Registered to run
+    before Locust tells the master the worker quits. Never raises."""
+    if STATE.spec is None or STATE.closed:
+        return
+    if not STATE.stopped.is_set():
+        STATE.quit_note = f"stopped {STATE.elapsed():.0f} s into the storm, before its end (no drain)"
+    STATE.hurry.set()
+    if not STATE.flushed:
+        STATE.flushed = True
+        gevent.spawn(flush, environment)
+    deadline = time.monotonic() + QUIT_FLUSH_S
+    while not STATE.closed and time.monotonic() < deadline:
+        gevent.sleep(0.05)
+    if not STATE.closed:
+        log.error("could not hand the last records over to the master within %.0f s", QUIT_FLUSH_S)

@@ -18,6 +18,12 @@ its start, waiting included: the storm's length reaches only the Locust child, s
 default is generous; give a longer one for a longer storm): then it stops the Locust
 worker, says why in one line and exits 1.
 
+Stopped before the storm ends (SIGTERM, Ctrl-C), the worker hands its last records and its
+closing message to the master before it exits (the run stays complete). The Locust worker
+dies with this command however it ends (``PR_SET_PDEATHSIG``: a SIGKILL of this command
+included, on which the Locust worker hands over the same way); its last line says what it
+handed over.
+
 Exit codes: 0 the worker ran and handed its records over; 1 it did not (the master
 went away, it refused the storm, it never connected, or it ran into --max-duration);
 2 a usage error.
@@ -119,8 +125,9 @@ def register(app: typer.Typer) -> None:
         The master sends the storm, the signing secrets and its version: nothing to
         configure here. Until the master listens, the worker says where it waits, every
         few seconds, and gives up after --master-timeout; the whole worker stops after
-        --max-duration (1h) whatever the master does. Start one per core you want to
-        load from:
+        --max-duration (1h) whatever the master does. Stopped early (Ctrl-C, SIGTERM),
+        it hands its last records and closing message over first, so the storm's records
+        stay whole. Start one per core you want to load from:
 
         \b
             hookproof storm-worker --master-host 10.0.0.1
@@ -168,9 +175,14 @@ def register(app: typer.Typer) -> None:
         say(f"storm-worker: the master at {where} is up; starting the worker")
         env = {**os.environ, "PYTHONPATH": _pythonpath(), "PYTHONUNBUFFERED": "1"}
         env.pop("HOOKPROOF_STORM_SECRETS", None)  # the master's secrets come with the run
+        import signal
+
         from hookproof.chaos.process import Supervised
 
-        proc = Supervised(storm_worker_command(master_host, master_port), env=env)
+        # the Locust worker dies with this command, however it ends (a SIGKILL included): SIGTERM,
+        # on which it sends its last records and its closing message before it exits
+        proc = Supervised(storm_worker_command(master_host, master_port), env=env,
+                          parent_death_signal=signal.SIGTERM)
         try:
             code = run_worker(proc, log_interval_s(),
                               lambda s: say(f"storm-worker: the worker runs for the master at {where}, {s:.0f} s"),

@@ -92,10 +92,10 @@ def test_collector_spools_every_worker_and_names_what_is_missing(tmp_path: Path)
     c.done("w2", {"attempts": 5, "error": "HOOKPROOF_STORM_SECRETS is not set", "index": 1})
     assert c.problems(["w1", "w2"]) == ["worker w2: HOOKPROOF_STORM_SECRETS is not set",
                                         "worker w2 reported 5 attempts, 0 arrived"]
-    assert c.totals() == [WorkerTotals(0, 2, 2, 2), WorkerTotals(1, 0, 0, 0)]
+    assert c.totals() == [WorkerTotals(0, 2, 2, 2, node="w1"), WorkerTotals(1, 0, 0, 0, node="w2")]
     c.add("w3", {"attempts": [{"event_id": "x"}]})
     assert any("bad attempt record" in p for p in c.problems([]))
-    assert c.totals()[0] == WorkerTotals(-1, 0, 0, 1)
+    assert c.totals()[0] == WorkerTotals(-1, 0, 0, 1, node="w3", closed=False)
     spool.finalize()
     assert [e.id for e in spool.events()] == ["evt_1"]  # once, however often it was sent
     spool.close()
@@ -159,7 +159,7 @@ def test_rows_are_spooled_as_the_attempts_they_carry(tmp_path: Path) -> None:
     c.done("w1", {"attempts": 2, "error": None, "index": 0})
     problems = c.problems(["w1"])
     assert len(problems) == 3 and all(p.startswith("worker w1: bad attempt record") for p in problems)
-    assert c.totals() == [WorkerTotals(0, 2, 1, 2)]
+    assert c.totals() == [WorkerTotals(0, 2, 1, 2, node="w1")]
     spool.finalize()
     spool.close()
     history = load_history(tmp_path / "history.sqlite")
