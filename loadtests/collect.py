@@ -22,6 +22,9 @@ from hookproof.loadtests.spool import Spool
 RECORDS_MESSAGE = "hookproof_records"
 DONE_MESSAGE = "hookproof_done"
 READY_MESSAGE = "hookproof_ready"
+#: Custom message types (master -> worker): every worker is ready, send; a late worker is refused.
+GO_MESSAGE = "hookproof_go"
+REFUSED_MESSAGE = "hookproof_refused"
 
 
 @dataclass
@@ -126,16 +129,26 @@ class Collector:
         """Each node's ``hookproof_ready`` payload (None: not received yet)."""
         return {n: (self._nodes[n].ready if n in self._nodes else None) for n in nodes}
 
-    def refusal(self, nodes: Iterable[str], version: str, target_url: str, waited_s: float) -> str | None:
+    def refusal(self, nodes: Iterable[str], version: str, target_url: str, waited_s: float,
+                protocol: str | None = None) -> str | None:
         """Why the storm cannot run with `nodes` (one line), or None: a worker that has not
-        reported within `waited_s` seconds, one on another hookproof version than the
-        master's `version`, or one that cannot reach `target_url`."""
+        reported within `waited_s` seconds, one that refused the storm itself (``refused``: it
+        cannot read it), one on another hookproof version than the master's `version` or (with
+        `protocol`) another build of it, or one that cannot reach `target_url`."""
         for node, report in self.readiness(nodes).items():
+            at = self._nodes[node].at() if node in self._nodes else ""
             if report is None:
-                return f"worker {node} did not report ready within {waited_s:.0f} s (is it this hookproof version?)"
+                return (f"worker {node} did not report ready within {waited_s:.0f} s (is it this hookproof version "
+                        "and build?)")
+            if report.get("refused"):
+                return f"worker {node}{at} refused the storm: {report['refused']}"
             if report.get("version") != version:
-                return (f"worker {node} runs hookproof {report.get('version')}, the master {version}: "
+                return (f"worker {node}{at} runs hookproof {report.get('version')}, the master {version}: "
                         "install the same version on every machine")
+            if protocol is not None and report.get("protocol") != protocol:
+                return (f"worker {node}{at} runs another build of hookproof {version} (storm protocol "
+                        f"{report.get('protocol') or '(none: an older build)'}, the master's {protocol}): install "
+                        "the same build on every machine")
             if not report.get("reachable"):
                 return (f"worker {node} cannot reach the target {target_url} ({report.get('detail') or 'no detail'});"
                         " a loopback target needs workers on the receiver's machine")
@@ -234,4 +247,5 @@ def _text(value: Any) -> str:
     return value if isinstance(value, str) else ""
 
 
-__all__ = ["Collector", "DONE_MESSAGE", "READY_MESSAGE", "RECORDS_MESSAGE", "WorkerTotals"]
+__all__ = ["Collector", "DONE_MESSAGE", "GO_MESSAGE", "READY_MESSAGE", "RECORDS_MESSAGE", "REFUSED_MESSAGE",
+           "WorkerTotals"]

@@ -1,9 +1,11 @@
 """A storm's master: check its workers, stop the storm after its duration, gather, settle,
 check and report.
 
-Before the storm, every worker reports its hookproof version and whether it reaches the
-target; the master refuses the storm (exit code 2, the reason in the progress file) if
-one runs another version, cannot reach the target or does not report.
+Before the storm, every worker reports its hookproof version and storm protocol and whether
+it reaches the target; the master refuses the storm (exit code 2, the reason in the progress
+file) if one runs another version or build, cannot reach the target or does not report, and
+otherwise tells them to send (``hookproof_go``): no worker sends before every one is known
+good. A worker that joins once the storm began is refused (`locustfile`).
 
 Also writes the progress file `hookproof storm` reads. Imported only in Locust's processes.
 """
@@ -23,6 +25,8 @@ import gevent.pool
 from locust.env import Environment
 from locust.runners import MasterRunner
 
+from hookproof.loadtests.collect import GO_MESSAGE
+from hookproof.loadtests.spec import storm_protocol
 from hookproof.loadtests.storm_state import STATE, log
 from hookproof.scenarios.report_views import VERSION
 
@@ -53,7 +57,8 @@ def control(environment: Environment) -> None:
                 runner.stop()
                 return
             started = [c.id for c in runner.clients.all]
-            # every worker started its clock before it reported: the storm's starts now
+            # every worker is ready: they send from now on (`locustfile._on_go`), and the storm's clock starts
+            runner.send_message(GO_MESSAGE, {})
             STATE.t0, STATE.started_at = time.monotonic(), time.time()
         else:
             started = ["local"]
@@ -114,7 +119,8 @@ def await_ready(runner: MasterRunner, nodes: list[str], timeout_s: float) -> str
         if all(r is not None for r in reports.values()):
             break
         gevent.sleep(0.1)
-    return STATE.collector.refusal(nodes, VERSION, STATE.spec.target_url if STATE.spec else "", timeout_s)
+    return STATE.collector.refusal(nodes, VERSION, STATE.spec.target_url if STATE.spec else "", timeout_s,
+                                   protocol=storm_protocol())
 
 
 def progress_loop(environment: Environment) -> None:

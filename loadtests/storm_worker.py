@@ -11,8 +11,11 @@ or its attempts are used up, bounded by `spec.StormSpec.drain_s` (a chunk every
 `STREAM_INTERVAL_S` meanwhile, with how many retries and attempts are still owed); then it
 sends the last chunk and its totals (``hookproof_done``, with the deliveries the drain's end
 cut, `loadtests.cut`). Before sending anything it reports its hookproof version and
-whether it reaches the target (``hookproof_ready``, `ready_report`), with its worker index,
-its host name and the address it reaches the master from.
+whether it reaches the target (``hookproof_ready``, `ready_report`), with its storm protocol
+(`spec.storm_protocol`), its worker index, its host name and the address it reaches the
+master from; a worker of another version or build says so in one line without reading the
+storm (`protocol_problem`, `refuse_ready`). Its users send only once the master, having heard
+every worker ready, says go (``hookproof_go``).
 
 A worker stopped before the storm ends (SIGTERM or Ctrl-C on its machine, or its
 ``hookproof storm-worker`` gone: `flush_on_quit`) does not drain: its senders are ended at
@@ -36,6 +39,7 @@ from locust.env import Environment
 
 from hookproof.loadtests.collect import DONE_MESSAGE, READY_MESSAGE, RECORDS_MESSAGE
 from hookproof.loadtests.records import event_to_wire, row_of
+from hookproof.loadtests.spec import storm_protocol
 from hookproof.loadtests.storm_state import STATE, log
 
 #: Attempts per custom message at most.
@@ -80,20 +84,50 @@ def reachable(url: str, timeout_s: float = REACH_TIMEOUT_S) -> tuple[bool, str]:
         return False, f"{host}:{port}: {exc.strerror or type(exc).__name__}"
 
 
+def protocol_problem(master_version: str, master_protocol: str) -> str | None:
+    """Why this worker cannot take part in the master's storm, in one line (another hookproof
+    version, or another build of it: another storm protocol, `spec.storm_protocol`), or None."""
+    from hookproof.scenarios.report_views import VERSION
+
+    if master_version != VERSION:
+        return (f"this worker runs hookproof {VERSION}, the master {master_version or '(unknown)'}: "
+                "install the same version on both")
+    if master_protocol != storm_protocol():
+        return (f"this worker is another build of hookproof {VERSION} than the master's (storm protocol "
+                f"{storm_protocol()}, the master's {master_protocol or '(none: an older build)'}): install the same "
+                "build on both")
+    return None
+
+
+def refuse_ready(environment: Environment, problem: str) -> None:
+    """Refuse the storm before sending anything: log `problem` (one line), note it (the worker
+    exits 2, ``STATE.build_error``) and send it to the master as this worker's ``hookproof_ready``
+    (``refused``), so the master refuses the storm at once, before any worker sends."""
+    from hookproof.scenarios.report_views import VERSION
+
+    runner = environment.runner
+    assert runner is not None
+    STATE.error, STATE.build_error = problem, True
+    log.error("%s", problem)
+    runner.send_message(READY_MESSAGE, {"version": VERSION, "protocol": storm_protocol(), "reachable": False,
+                                        "detail": problem, "refused": problem,
+                                        "index": int(getattr(runner, "worker_index", -1))})
+
+
 def ready_report(master_version: str, own_version: str) -> dict[str, Any]:
-    """The ``hookproof_ready`` payload: this worker's version, and whether it reaches the
-    target (checked only when the versions match). Sets ``STATE.error`` (the worker
-    sends nothing) when either fails: one line, naming both versions or the target."""
+    """The ``hookproof_ready`` payload: this worker's version and storm protocol, and whether
+    it reaches the target (checked only when the versions match). Sets ``STATE.error`` (the
+    worker sends nothing) when either fails: one line, naming both versions or the target."""
     spec = STATE.spec
     assert spec is not None
     if master_version != own_version:
         STATE.error = (f"this worker runs hookproof {own_version}, the master {master_version or '(unknown)'}: "
                        "install the same version on both")
-        return {"version": own_version, "reachable": False, "detail": STATE.error}
+        return {"version": own_version, "protocol": storm_protocol(), "reachable": False, "detail": STATE.error}
     ok, why = reachable(spec.target_url)
     if not ok:
         STATE.error = f"this worker cannot reach the target ({why})"
-    return {"version": own_version, "reachable": ok, "detail": why}
+    return {"version": own_version, "protocol": storm_protocol(), "reachable": ok, "detail": why}
 
 
 def report_ready(environment: Environment, master_version: str, own_version: str) -> None:
@@ -109,8 +143,9 @@ def report_ready(environment: Environment, master_version: str, own_version: str
                 address=local_address(master_host, master_port) if master_host else "")
     if STATE.error:
         log.error("%s", STATE.error)
-    # the storm's clock starts now, before the master hears of it: the master starts its
-    # own on the last worker's report, so it never stops a worker before its duration
+    # the storm's clock starts now (again when the master's go comes, `locustfile._on_go`: its
+    # users send only then), before the master hears of it: the master starts its own on the
+    # last worker's report
     STATE.t0, STATE.started_at = time.monotonic(), time.time()
     runner.send_message(READY_MESSAGE, data)
 

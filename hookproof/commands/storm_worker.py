@@ -25,8 +25,10 @@ included, on which the Locust worker hands over the same way); its last line say
 handed over.
 
 Exit codes: 0 the worker ran and handed its records over; 1 it did not (the master
-went away, it refused the storm, it never connected, or it ran into --max-duration);
-2 a usage error.
+went away, the storm was refused, it never connected, or it ran into --max-duration);
+2 a usage error, or this worker refused in one line: another build of hookproof than the
+master's (another storm protocol: `loadtests.spec.storm_protocol`), or a worker that joined
+after the storm began; it sent nothing.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from __future__ import annotations
 import socket
 import sys
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Callable
 
 import typer
@@ -119,8 +122,9 @@ def register(app: typer.Typer) -> None:
         master_timeout: Annotated[str, typer.Option("--master-timeout", help="How long to wait for the master to listen before giving up: 30s, 5m, 1h.")] = MASTER_TIMEOUT,
         max_duration: Annotated[str, typer.Option("--max-duration", help="Stop the whole worker after this long, waiting included (90s, 15m, 2h), whatever the master does; exit 1. Longer than the master's storm.")] = MAX_DURATION,
     ) -> None:
-        """Run one storm worker for a master on another machine (same hookproof version);
-        exit 0 records handed over, 1 not, 2 usage error.
+        """Run one storm worker for a master on another machine (same hookproof build);
+        exit 0 records handed over, 1 not, 2 usage error or refused (another build, or
+        joined after the storm began; nothing sent).
 
         The master sends the storm, the signing secrets and its version: nothing to
         configure here. Until the master listens, the worker says where it waits, every
@@ -173,7 +177,13 @@ def register(app: typer.Typer) -> None:
                        "storm --workers-expected N --master-bind-host ADDRESS' there first, ADDRESS being one this "
                        "machine reaches it at", 1)
         say(f"storm-worker: the master at {where} is up; starting the worker")
-        env = {**os.environ, "PYTHONPATH": _pythonpath(), "PYTHONUNBUFFERED": "1"}
+        import tempfile
+
+        from hookproof.loadtests.spec import REFUSAL_ENV
+
+        refusal_dir = tempfile.TemporaryDirectory(prefix="hookproof-worker-")
+        refusal = Path(refusal_dir.name) / "refusal.txt"
+        env = {**os.environ, "PYTHONPATH": _pythonpath(), "PYTHONUNBUFFERED": "1", REFUSAL_ENV: str(refusal)}
         env.pop("HOOKPROOF_STORM_SECRETS", None)  # the master's secrets come with the run
         import signal
 
@@ -195,6 +205,12 @@ def register(app: typer.Typer) -> None:
             raise fail(f"the storm worker stopped at its --max-duration ({limit_s:g} s): the master at {where} had "
                        "not ended its storm by then (a longer storm needs a longer --max-duration; a silent master "
                        "is ended here)", 1)
+        try:
+            why = refusal.read_text(encoding="utf-8").strip() if refusal.is_file() else ""
+        finally:
+            refusal_dir.cleanup()
+        if code == 2 and why:  # refused (another build, or too late): one line, nothing sent
+            raise fail(f"storm-worker refused: {why.splitlines()[0]}", 2)
         if code != 0:
             print(f"hookproof: the storm worker ended with exit code {code} (see its log above)", file=sys.stderr)
         raise typer.Exit(0 if code == 0 else 1)

@@ -115,7 +115,7 @@ def test_the_master_refuses_a_worker_on_another_version_or_one_that_cannot_reach
     url = "http://127.0.0.1:8000/webhooks"
     c = Collector()
     assert c.refusal(["w1"], "1.2.0", url, 15.0) == ("worker w1 did not report ready within 15 s "
-                                                      "(is it this hookproof version?)")
+                                                      "(is it this hookproof version and build?)")
     c.ready("w1", {"version": "1.2.0", "reachable": True, "detail": ""})
     assert c.refusal(["w1"], "1.2.0", url, 15.0) is None
     c.ready("w2", {"version": "1.1.0", "reachable": False, "detail": "versions differ"})
@@ -125,6 +125,19 @@ def test_the_master_refuses_a_worker_on_another_version_or_one_that_cannot_reach
     assert c.refusal(["w1", "w2"], "1.2.0", url, 15.0) == (
         "worker w2 cannot reach the target http://127.0.0.1:8000/webhooks (127.0.0.1:8000: Connection refused); "
         "a loopback target needs workers on the receiver's machine")
+    # another build of the same version: its storm protocol differs, or an older one says none
+    c.ready("w2", {"version": "1.2.0", "protocol": "1-abc", "reachable": True, "detail": "", "host": "vm-b",
+                   "address": "10.0.0.4"})
+    assert c.refusal(["w1", "w2"], "1.2.0", url, 15.0) is None  # no protocol asked: not compared
+    assert c.refusal(["w2"], "1.2.0", url, 15.0, protocol="2-abc") == (
+        "worker w2 (vm-b, 10.0.0.4) runs another build of hookproof 1.2.0 (storm protocol 1-abc, the master's 2-abc): "
+        "install the same build on every machine")
+    assert c.refusal(["w1"], "1.2.0", url, 15.0, protocol="2-abc") == (
+        "worker w1 runs another build of hookproof 1.2.0 (storm protocol (none: an older build), the master's 2-abc): "
+        "install the same build on every machine")
+    # a worker that could not read the storm says why itself
+    c.ready("w3", {"version": "1.2.0", "protocol": "2-abc", "reachable": False, "detail": "x", "refused": "no spec"})
+    assert c.refusal(["w3"], "1.2.0", url, 15.0, protocol="2-abc") == "worker w3 refused the storm: no spec"
 
 
 @pytest.mark.parametrize("seen", [

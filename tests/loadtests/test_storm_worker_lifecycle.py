@@ -17,6 +17,7 @@ import json
 import os
 import signal
 import sqlite3
+import subprocess
 import sys
 import time
 from contextlib import ExitStack
@@ -26,7 +27,7 @@ from typing import Any
 import pytest
 
 from hookproof.simulator.delivery.history import load_history
-from tests.loadtests.test_storm_cluster import SECRET, _config, _process, _wait_healthy
+from tests.loadtests.test_storm_cluster import ENV, ROOT, SECRET, _config, _process, _wait_healthy
 from tests.support import free_port
 
 #: Long enough to stop a worker well inside it, and to see the other one go on sending.
@@ -157,3 +158,107 @@ def test_a_receiver_without_dedupe_still_fails_when_a_worker_is_lost(tmp_path: P
     checks = _checks(report)
     assert checks["duplicated"][0] == "invalid" and checks["duplicated"][1], checks
     assert len(meta["storm_unrecorded"]) == 1
+
+
+def _worker(master_port: int, *, older: bool = False) -> tuple[list[str], dict[str, str]]:
+    """A storm-worker's argv and environment (`older`: another build of this version, with
+    another storm protocol: `older_build/sitecustomize.py`)."""
+    env = dict(ENV)
+    if older:
+        env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).parent / "older_build"), env["PYTHONPATH"]])
+    return ([sys.executable, "-m", "hookproof", "storm-worker", "--master-host", "127.0.0.1", "--master-port",
+             str(master_port)], env)
+
+
+def _run(argv: list[str], log: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
+    with open(log, "wb") as out:
+        return subprocess.Popen(argv, cwd=str(ROOT), env=env, stdout=out, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL)
+
+
+@pytest.mark.slow
+def test_a_worker_joining_after_the_storm_began_is_refused_in_one_line_and_the_storm_goes_on(tmp_path: Path) -> None:
+    port, master_port = free_port(), free_port()
+    db = tmp_path / "rcv.sqlite"
+    out = tmp_path / "out"
+    config = _config(tmp_path, "late", f"http://127.0.0.1:{port}/webhooks", db)
+    argv, env = _worker(master_port)
+    with ExitStack() as stack:
+        stack.enter_context(_process([sys.executable, "-m", "examples.receivers.inbox_sync", "--host", "127.0.0.1",
+                                      "--port", str(port), "--db", f"sqlite:///{db}", "--secret", SECRET],
+                                     tmp_path / "rcv.log"))
+        _wait_healthy([], f"http://127.0.0.1:{port}/healthz")
+        master = stack.enter_context(_process(
+            [sys.executable, "-m", "hookproof", "storm", "--config", str(config), "--out", str(out),
+             "--workers-expected", "1", "--master-bind-host", "127.0.0.1", "--master-bind-port", str(master_port),
+             "--workers-timeout", "90s", *STORM], tmp_path / "master.log"))
+        first = stack.enter_context(_process(argv, tmp_path / "worker0.log"))
+        deadline = time.monotonic() + 120
+        while _effects(db) == 0 and time.monotonic() < deadline and master.poll() is None:
+            time.sleep(0.2)
+        assert _effects(db) > 0, (tmp_path / "master.log").read_text(errors="replace")
+        late = _run(argv, tmp_path / "late.log", env)
+        try:
+            late_code = late.wait(60)
+        finally:
+            if late.poll() is None:
+                late.kill()
+        still_running = master.poll() is None
+        master.wait(300)
+        first.wait(60)
+    late_log = (tmp_path / "late.log").read_text(errors="replace")
+    refusals = [line for line in late_log.splitlines() if line.startswith("hookproof: ")]
+    assert late_code == 2 and "Traceback" not in late_log, late_log
+    assert refusals == ["hookproof: storm-worker refused: the storm already started with 1 worker(s): a worker joins "
+                        "a storm before it begins (start the storm-workers first, or restart the storm)"], late_log
+    assert still_running  # refused while the storm ran, not at its end
+    master_log = (tmp_path / "master.log").read_text(errors="replace")
+    report = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    assert (master.returncode, report["verdict"], report["partial"]) == (0, "pass", False), master_log[-4000:]
+    history = load_history(out / "history.sqlite")
+    try:
+        rows = history.meta()["storm_workers"]  # type: ignore[index]
+    finally:
+        history.close()
+    assert [(w["index"], w["closed"]) for w in rows] == [(0, True)], rows
+    locust_master = "".join(p.read_text(errors="replace") for p in (out / "locust").glob("*master*.log"))
+    assert "joined after the storm began" in locust_master
+    assert "Sending spawn jobs" not in locust_master.split("joined after the storm began", 1)[1]
+
+
+@pytest.mark.slow
+def test_a_worker_of_another_build_is_refused_before_any_worker_sends(tmp_path: Path) -> None:
+    port, master_port = free_port(), free_port()
+    db = tmp_path / "rcv.sqlite"
+    out = tmp_path / "out"
+    config = _config(tmp_path, "build", f"http://127.0.0.1:{port}/webhooks", db)
+    with ExitStack() as stack:
+        stack.enter_context(_process([sys.executable, "-m", "examples.receivers.inbox_sync", "--host", "127.0.0.1",
+                                      "--port", str(port), "--db", f"sqlite:///{db}", "--secret", SECRET],
+                                     tmp_path / "rcv.log"))
+        _wait_healthy([], f"http://127.0.0.1:{port}/healthz")
+        master = stack.enter_context(_process(
+            [sys.executable, "-m", "hookproof", "storm", "--config", str(config), "--out", str(out),
+             "--workers-expected", "2", "--master-bind-host", "127.0.0.1", "--master-bind-port", str(master_port),
+             "--workers-timeout", "90s", *STORM], tmp_path / "master.log"))
+        workers = []
+        for i, older in enumerate((False, True)):
+            argv, env = _worker(master_port, older=older)
+            workers.append(_run(argv, tmp_path / f"worker{i}.log", env))
+        try:
+            master.wait(300)
+            codes = [w.wait(60) for w in workers]
+        finally:
+            for w in workers:
+                if w.poll() is None:
+                    w.kill()
+    master_log = (tmp_path / "master.log").read_text(errors="replace")
+    older_log = (tmp_path / "worker1.log").read_text(errors="replace")
+    assert master.returncode == 2, master_log
+    (refusal,) = [line for line in master_log.splitlines() if line.startswith("hookproof: storm refused:")]
+    assert "refused the storm: this worker is another build of hookproof" in refusal, refusal
+    assert codes[1] == 2 and "Traceback" not in older_log, older_log
+    (line,) = [line for line in older_log.splitlines() if line.startswith("hookproof: ")]
+    assert line.startswith("hookproof: storm-worker refused: this worker is another build of hookproof "), line
+    assert _effects(db) == 0  # nobody sent: the good worker waited for the master's go
+    assert not (out / "report.json").exists()
