@@ -28,6 +28,9 @@ SECRETS_ENV = "HOOKPROOF_STORM_SECRETS"
 #: Environment variable naming the file where a refused worker's Locust writes why, in one line
 #: (`hookproof storm-worker` prints it and exits 2).
 REFUSAL_ENV = "HOOKPROOF_WORKER_REFUSAL_FILE"
+#: Environment variable naming the file where a worker's Locust writes what it handed over to its
+#: master, in one line (`hookproof storm-worker` prints it last).
+HANDOVER_ENV = "HOOKPROOF_WORKER_HANDOVER_FILE"
 #: Seconds a storm's drain (`StormSpec.drain_s`) allows beyond its deliveries' schedules.
 DRAIN_GRACE_S = 2.0
 
@@ -323,5 +326,5 @@ def storm_protocol() -> str:
     return schema_protocol(StormSpec, PROTOCOL)
 
 
-__all__ = ["DRAIN_GRACE_S", "PROTOCOL", "REFUSAL_ENV", "SECRETS_ENV", "SPEC_ENV", "SpecError", "StormSpec", "secrets_from_env",
+__all__ = ["DRAIN_GRACE_S", "HANDOVER_ENV", "PROTOCOL", "REFUSAL_ENV", "SECRETS_ENV", "SPEC_ENV", "SpecError", "StormSpec", "secrets_from_env",
            "secrets_from_text", "secrets_to_env", "schema_protocol", "storm_protocol"]

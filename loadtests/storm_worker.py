@@ -29,8 +29,10 @@ Imported only in Locust's processes.
 from __future__ import annotations
 
 import math
+import os
 import socket
 import time
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -39,7 +41,7 @@ from locust.env import Environment
 
 from hookproof.loadtests.collect import DONE_MESSAGE, READY_MESSAGE, RECORDS_MESSAGE
 from hookproof.loadtests.records import event_to_wire, row_of
-from hookproof.loadtests.spec import storm_protocol
+from hookproof.loadtests.spec import HANDOVER_ENV, storm_protocol
 from hookproof.loadtests.storm_state import STATE, log
 
 #: Attempts per custom message at most.
@@ -235,8 +237,15 @@ def flush(environment: Environment) -> None:
                                        "index": index if index >= 0 else -1, "sender": STATE.sender.report(),
                                        "cut": [d.to_wire() for d in STATE.cut()], "stopped": STATE.quit_note})
     STATE.closed = True
-    log.info("handed over to the master: %d attempt(s) in %d chunk(s)%s", STATE.shipped, STATE.chunks,
-             f" ({STATE.quit_note})" if STATE.quit_note else "")
+    handed = (f"handed over to the master: {STATE.shipped} attempt(s) in {STATE.chunks} chunk(s), "
+              f"{len(STATE.cut())} delivery(ies) cut" + (f" ({STATE.quit_note})" if STATE.quit_note else ""))
+    log.info("%s", handed)
+    where = os.environ.get(HANDOVER_ENV)
+    if where:  # for `hookproof storm-worker`, which prints it last
+        try:
+            Path(where).write_text(handed, encoding="utf-8")
+        except OSError:
+            pass
 
 
 def flush_on_quit(environment: Environment) -> None:

@@ -326,8 +326,9 @@ def storm_scenario(spec: StormSpec, events: Iterable[Event], attempts: Sequence[
     (full events). `sender`: how well the senders kept up (`sender_judged`). `cut`: the
     deliveries whose retry schedule the end of the storm's drain (`drain_s` seconds) cut
     (`loadtests.cut`): the ``lost`` and ``stale`` findings they leave open are unknown.
-    `unrecorded`: the workers whose records may be missing, in words (`collect.Collector.unclosed`):
-    the findings deliveries missing from the history could explain are unknown (`cut.Unrecorded`).
+    `unrecorded`: the workers whose records may be missing, in words (`collect.Collector.unrecorded`):
+    the findings deliveries missing from the history could explain are unknown (`cut.Unrecorded`),
+    and the scenario is never a pass (unknown, its reason `reason` or the judge's note).
     `keep(check_id)`: what each check's findings go to as their views are made, and what the
     check's view holds of them (`scenarios.saved_report.FindingsKeeper.keep`: a storm's end
     writes them to its history, a row each); by default a tuple of the views.
@@ -404,6 +405,9 @@ def storm_scenario(spec: StormSpec, events: Iterable[Event], attempts: Sequence[
         verdict = "unknown"
         reason = "; ".join(r for r in (reason, "the storm sent no attempt (no worker sent before the storm "
                                                 "stopped): nothing was tested") if r)
+    if unrecorded and verdict == "pass":  # what it did with the missing records is not known: never a pass
+        verdict = "unknown"
+        reason = reason or Unrecorded(tuple(unrecorded)).note()
     if verdict == "unknown":
         reason = "; ".join(r for r in (reason, undecided) if r)
     return ScenarioReport(
@@ -424,7 +428,7 @@ def _check_and_report(spec: StormSpec, events: Iterable[Event], indexed: Sequenc
                       observe: Callable[[], Observation] | None, phase: Callable[[str], None],
                       processes: int = 1, sender: Mapping[str, Any] | None = None,
                       cut: Sequence[CutDelivery] = (), drain_s: float = 0.0, unrecorded: Sequence[str] = (),
-                      keeper: "FindingsKeeper | None" = None) -> RunReport:
+                      notes: Sequence[str] = (), keeper: "FindingsKeeper | None" = None) -> RunReport:
     """Settle the receiver, run the checks over `indexed`, and make the storm's report
     (`processes`: how many processes sent, for the provider API's truth they replayed;
     `keeper`: where the findings go as they are made, `storm_scenario`'s ``keep``)."""
@@ -462,7 +466,7 @@ def _check_and_report(spec: StormSpec, events: Iterable[Event], indexed: Sequenc
                                   keep=keeper.keep if keeper is not None else None)
     return views.run_report((scenario,), target=spec.target_url, profile=spec.profile, live=spec.live, seed=spec.seed,
                             started_at=started_at, partial=partial_reason is not None,
-                            history_file=str(history_path), config=spec.config_file)
+                            history_file=str(history_path), config=spec.config_file, notes=notes)
 
 
 def finish_storm(
@@ -521,6 +525,15 @@ def hand_back_freed_memory() -> bool:
     return bool(mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD_BYTES))
 
 
+def workers_note(workers: Sequence[WorkerTotals]) -> tuple[str, ...]:
+    """The report's note of a storm's workers (`collect.WorkerTotals.line` each: name, host and
+    address, attempts, events, chunks, and a worker stopped or lost), or none for a single local
+    process's storm."""
+    if not workers or all(w.node in ("", "local") for w in workers):
+        return ()
+    return ("workers: " + "; ".join(w.line() for w in workers),)
+
+
 def finish_spooled(
     spec: StormSpec,
     spool: Spool,
@@ -571,7 +584,8 @@ def finish_spooled(
             report = _check_and_report(spec, SpooledEvents(spool), indexed, history_path, started_at=started_at,
                                        stopped_at=stopped_at, partial_reason=partial_reason, observe=observe,
                                        phase=phase, processes=max(1, len(workers)), sender=sender, cut=cut,
-                                       drain_s=drain_s, unrecorded=unrecorded, keeper=FindingsKeeper(history))
+                                       drain_s=drain_s, unrecorded=unrecorded, notes=workers_note(workers),
+                                       keeper=FindingsKeeper(history))
             # kept with the attempts, so `hookproof report --history` re-renders it, as for certify: its
             # findings the rows written above, the rest in the meta (`saved_report`)
             store_report(history, report)
@@ -606,4 +620,5 @@ __all__ = [
     "sender_judged",
     "storm_scenario",
     "throughput",
+    "workers_note",
 ]

@@ -22,7 +22,8 @@ Stopped before the storm ends (SIGTERM, Ctrl-C), the worker hands its last recor
 closing message to the master before it exits (the run stays complete). The Locust worker
 dies with this command however it ends (``PR_SET_PDEATHSIG``: a SIGKILL of this command
 included, on which the Locust worker hands over the same way); its last line says what it
-handed over.
+handed over (attempts, chunks, deliveries cut), from the Locust worker through a file named
+in its environment (`loadtests.spec.HANDOVER_ENV`; a refusal's reason so too: `REFUSAL_ENV`).
 
 Exit codes: 0 the worker ran and handed its records over; 1 it did not (the master
 went away, the storm was refused, it never connected, or it ran into --max-duration);
@@ -179,11 +180,13 @@ def register(app: typer.Typer) -> None:
         say(f"storm-worker: the master at {where} is up; starting the worker")
         import tempfile
 
-        from hookproof.loadtests.spec import REFUSAL_ENV
+        from hookproof.loadtests.spec import HANDOVER_ENV, REFUSAL_ENV
 
         refusal_dir = tempfile.TemporaryDirectory(prefix="hookproof-worker-")
         refusal = Path(refusal_dir.name) / "refusal.txt"
-        env = {**os.environ, "PYTHONPATH": _pythonpath(), "PYTHONUNBUFFERED": "1", REFUSAL_ENV: str(refusal)}
+        handover = Path(refusal_dir.name) / "handover.txt"
+        env = {**os.environ, "PYTHONPATH": _pythonpath(), "PYTHONUNBUFFERED": "1", REFUSAL_ENV: str(refusal),
+               HANDOVER_ENV: str(handover)}
         env.pop("HOOKPROOF_STORM_SECRETS", None)  # the master's secrets come with the run
         import signal
 
@@ -198,7 +201,10 @@ def register(app: typer.Typer) -> None:
                               lambda s: say(f"storm-worker: the worker runs for the master at {where}, {s:.0f} s"),
                               until=started + limit_s)
         except KeyboardInterrupt:
-            proc.stop(10.0, group=False)
+            proc.stop(10.0, group=False)  # it hands its last records over first (SIGTERM)
+            if handover.is_file():
+                say(f"storm-worker: {handover.read_text(encoding='utf-8').strip()}")
+            refusal_dir.cleanup()
             raise typer.Exit(caught.exit_code) from None
         if code is None:
             proc.stop(10.0, group=False)
@@ -207,8 +213,11 @@ def register(app: typer.Typer) -> None:
                        "is ended here)", 1)
         try:
             why = refusal.read_text(encoding="utf-8").strip() if refusal.is_file() else ""
+            handed = handover.read_text(encoding="utf-8").strip() if handover.is_file() else ""
         finally:
             refusal_dir.cleanup()
+        if handed:
+            say(f"storm-worker: {handed.splitlines()[0]}")
         if code == 2 and why:  # refused (another build, or too late): one line, nothing sent
             raise fail(f"storm-worker refused: {why.splitlines()[0]}", 2)
         if code != 0:

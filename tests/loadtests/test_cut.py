@@ -158,9 +158,14 @@ def test_the_collector_names_the_workers_whose_records_may_be_missing(tmp_path: 
         "worker 1 vm_b (vm-b, 10.0.0.4): 0 attempt(s), 0 event(s) in 1 chunk(s); no closing message (its records may "
         "be missing)",
         "worker 2 vm_c: 0 attempt(s), 0 event(s) in 0 chunk(s)"]
+    from hookproof.loadtests.verdict import workers_note
+
+    (note,) = workers_note(collector.totals())
+    assert note == "workers: " + "; ".join(t.line() for t in collector.totals())
     local = Collector(Spool(tmp_path / "local.sqlite"))
     local.done("local", {"attempts": 0, "index": -1})
     assert [t.line() for t in local.totals()] == ["the local process: 0 attempt(s), 0 event(s) in 0 chunk(s)"]
+    assert workers_note(local.totals()) == ()
 
 
 SENDER_BOUND = {"lag_max_ms": 438.0, "wait_max_ms": 12.0}
@@ -308,6 +313,20 @@ def test_a_lost_worker_s_records_leave_unknown_only_what_they_could_explain(tmp_
                                                   "0 advisory(ies)")
     assert found["stale"] == ("unknown", [], f"1 object(s) not current unknown: {note}; 0 finding(s), 0 advisory(ies)")
     assert set(found) == set(whole)
+
+
+def test_a_storm_whose_records_may_be_missing_is_never_a_pass(tmp_path: Path) -> None:
+    events = [_paid(0)]
+    attempts = [_attempt(events[0], 1, 200, 1000.0)]
+    obs = Observation(2000.0, (Effect("renewal:in_0"),), ())
+    whole = storm_scenario(_spec(tmp_path), events, attempts, [obs], settled=True, started_at=1000.0, duration_s=2.0)
+    assert (whole.verdict, whole.reason) == ("pass", None)
+    lost = storm_scenario(_spec(tmp_path), events, attempts, [obs], settled=True, started_at=1000.0, duration_s=2.0,
+                          reason="worker vm_1 sent no closing message (its records may be missing)",
+                          unrecorded=("worker vm_1",))
+    assert (lost.verdict, lost.reason) == ("unknown", "worker vm_1 sent no closing message (its records may be "
+                                                      "missing)")
+    assert all(c.verdict == "valid" for c in lost.checks)
 
 
 def test_a_lost_worker_s_records_leave_a_team_counter_off_either_way_unknown() -> None:

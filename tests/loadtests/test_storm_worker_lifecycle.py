@@ -133,8 +133,16 @@ def test_a_worker_stopped_mid_storm_hands_its_records_over_and_a_correct_receive
     assert sorted(w["stopped"] for w in rows)[0] == ""
     assert all(w["attempts"] > 0 and w["address"] == "127.0.0.1" for w in rows), rows
     assert meta["storm_unrecorded"] == []
-    worker_log = (tmp_path / "worker1.log").read_text(errors="replace")
-    assert "handed over to the master:" in worker_log and "Traceback" not in worker_log
+    (note,) = [n for n in report["notes"] if n.startswith("workers: ")]
+    assert note.count(", 127.0.0.1): ") == 2 and "stopped " in note, note
+    logs = [(tmp_path / f"worker{i}.log").read_text(errors="replace") for i in range(2)]
+    assert not any("Traceback" in log for log in logs)
+    # each storm-worker's last line says what it handed over (one stopped by SIGKILL says nothing itself:
+    # its Locust child's log line says it)
+    handed = [[line for line in log.splitlines() if line.startswith("storm-worker: handed over to the master: ")]
+              for log in logs]
+    assert len(handed[0]) == 1 and handed[0][0] == logs[0].rstrip().splitlines()[-1], logs[0][-2000:]
+    assert len(handed[1]) == (1 if stop == "term" else 0) and "handed over to the master:" in logs[1]
 
 
 @pytest.mark.slow
@@ -147,6 +155,7 @@ def test_a_worker_killed_with_its_locust_leaves_a_partial_unknown_run_not_false_
     assert lost.startswith("worker ") and "127.0.0.1" in lost
     (scenario,) = report["scenarios"]
     assert f"{lost} sent no closing message" in scenario["reason"]
+    assert scenario["verdict"] == "unknown"  # its row never says PASS under the run's UNKNOWN
     rows = sorted(meta["storm_workers"], key=lambda w: w["index"])
     assert [w["index"] for w in rows] == [0, 1] and sorted(w["closed"] for w in rows) == [False, True], rows
 
