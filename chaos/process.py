@@ -13,6 +13,7 @@ import shlex
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 import weakref
@@ -154,21 +155,45 @@ def not_installed(program: str, command: str, *, cwd: str | None = None, in_imag
     return message
 
 
+#: prctl's option: the signal a process gets when its parent dies (linux/prctl.h).
+PR_SET_PDEATHSIG = 1
+
+
+def _die_with(parent: int, sig: int) -> Callable[[], None]:
+    """What a child runs before its command (`subprocess.Popen`'s ``preexec_fn``): ask the kernel
+    for `sig` when its parent dies; if `parent` is already gone (the child was handed to
+    init), send it to itself now."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+
+    def arm() -> None:
+        libc.prctl(PR_SET_PDEATHSIG, sig, 0, 0, 0)
+        if os.getppid() != parent:
+            os.kill(os.getpid(), sig)
+    return arm
+
+
 class Supervised:
     """One child process in a session of its own, so signals reach its whole group.
 
     The one process supervisor of hookproof: receivers under chaos (`ReceiverProcess`) and
     the storm's Locust master and workers run through it. `stop` is SIGTERM, a bounded
     wait, then SIGKILL and a bounded reap; every method is safe on a process that is gone.
-    Raises OSError from `subprocess.Popen` when the command cannot be started.
+    `parent_death_signal`: on Linux, the signal the child gets when this process dies, however
+    it dies (SIGKILL included: ``prctl(PR_SET_PDEATHSIG)``; a child whose parent died before
+    the call sends it to itself); elsewhere nothing. Raises OSError from `subprocess.Popen`
+    when the command cannot be started.
     """
 
     def __init__(self, argv: Sequence[str], *, env: Mapping[str, str] | None = None, cwd: str | None = None,
-                 output: IO[bytes] | None = None) -> None:
+                 output: IO[bytes] | None = None, parent_death_signal: int | None = None) -> None:
+        preexec = (_die_with(os.getpid(), parent_death_signal)
+                   if parent_death_signal is not None and sys.platform.startswith("linux") else None)
         self.popen: subprocess.Popen[bytes] = subprocess.Popen(
             list(argv), env=dict(env) if env is not None else None, cwd=cwd, stdout=output,
             stderr=subprocess.STDOUT if output is not None else None, stdin=subprocess.DEVNULL,
-            start_new_session=True)
+            start_new_session=True, preexec_fn=preexec)
 
     @property
     def pid(self) -> int:

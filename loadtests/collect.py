@@ -22,6 +22,9 @@ from hookproof.loadtests.spool import Spool
 RECORDS_MESSAGE = "hookproof_records"
 DONE_MESSAGE = "hookproof_done"
 READY_MESSAGE = "hookproof_ready"
+#: Custom message types (master -> worker): every worker is ready, send; a late worker is refused.
+GO_MESSAGE = "hookproof_go"
+REFUSED_MESSAGE = "hookproof_refused"
 
 
 @dataclass
@@ -33,16 +36,42 @@ class _Node:
     ready: Mapping[str, Any] | None = None
     owed: int = 0  # retries owed and attempts in flight, as its last draining chunk said
 
+    def at(self) -> str:
+        """Where the worker said it runs (`` (host, address)``), or ""."""
+        ready = self.ready or {}
+        where = [str(ready[k]) for k in ("host", "address") if isinstance(ready.get(k), str) and ready[k]]
+        return f" ({', '.join(where)})" if where else ""
+
 
 @dataclass(frozen=True)
 class WorkerTotals:
     """What one worker sent: its Locust worker index (-1 for a single local process),
-    attempts and event records received from it, and the chunks they came in."""
+    attempts and event records received from it, and the chunks they came in; its Locust
+    node id (`node`), where it runs as it said (`host`, `address`: "" when it did not),
+    whether its closing message came (`closed`), and why it ended before the storm did
+    (`stopped`: "" when it did not)."""
 
     index: int
     attempts: int
     events: int
     chunks: int
+    node: str = ""
+    host: str = ""
+    address: str = ""
+    closed: bool = True
+    stopped: str = ""
+
+    def line(self) -> str:
+        """One line for the console and the reports: who, where, what it handed over."""
+        where = ", ".join(w for w in (self.host, self.address) if w)
+        name = (f"worker {self.index}" if self.index >= 0
+                 else "the local process" if self.node in ("", "local") else "a worker")
+        tail = "" if self.closed else "; no closing message (its records may be missing)"
+        if self.stopped:
+            tail += f"; {self.stopped}"
+        node = f" {self.node}" if self.node not in ("", "local") else ""
+        return (f"{name}{node}{f' ({where})' if where else ''}: {self.attempts} "
+                f"attempt(s), {self.events} event(s) in {self.chunks} chunk(s){tail}")
 
 
 class Collector:
@@ -81,8 +110,9 @@ class Collector:
 
     def done(self, node: str, data: Mapping[str, Any]) -> None:
         """Take a ``hookproof_done`` payload: ``{"attempts": n, "events": m, "error": str | None,
-        "index": worker index, "sender": storm_state.SenderLoad.report(), "cut": [...]}``
-        (`cut.CutDelivery.to_wire` lists)."""
+        "index": worker index, "sender": storm_state.SenderLoad.report(), "cut": [...],
+        "stopped": str}`` (`cut.CutDelivery.to_wire` lists; ``stopped``, when the worker was
+        stopped before the storm ended: how, in words)."""
         entry = self._nodes.setdefault(node, _Node())
         entry.done = dict(data)
         entry.owed = 0
@@ -90,23 +120,35 @@ class Collector:
             self.errors.append(f"worker {node}: {data['error']}")
 
     def ready(self, node: str, data: Mapping[str, Any]) -> None:
-        """Take a ``hookproof_ready`` payload: ``{"version": str, "reachable": bool, "detail": str}``."""
+        """Take a ``hookproof_ready`` payload: ``{"version": str, "reachable": bool, "detail": str,
+        "protocol": int, "index": int, "host": str, "address": str}`` (the last four optional: where
+        the worker runs, as it says)."""
         self._nodes.setdefault(node, _Node()).ready = dict(data)
 
     def readiness(self, nodes: Iterable[str]) -> dict[str, Mapping[str, Any] | None]:
         """Each node's ``hookproof_ready`` payload (None: not received yet)."""
         return {n: (self._nodes[n].ready if n in self._nodes else None) for n in nodes}
 
-    def refusal(self, nodes: Iterable[str], version: str, target_url: str, waited_s: float) -> str | None:
+    def refusal(self, nodes: Iterable[str], version: str, target_url: str, waited_s: float,
+                protocol: str | None = None) -> str | None:
         """Why the storm cannot run with `nodes` (one line), or None: a worker that has not
-        reported within `waited_s` seconds, one on another hookproof version than the
-        master's `version`, or one that cannot reach `target_url`."""
+        reported within `waited_s` seconds, one that refused the storm itself (``refused``: it
+        cannot read it), one on another hookproof version than the master's `version` or (with
+        `protocol`) another build of it, or one that cannot reach `target_url`."""
         for node, report in self.readiness(nodes).items():
+            at = self._nodes[node].at() if node in self._nodes else ""
             if report is None:
-                return f"worker {node} did not report ready within {waited_s:.0f} s (is it this hookproof version?)"
+                return (f"worker {node} did not report ready within {waited_s:.0f} s (is it this hookproof version "
+                        "and build?)")
+            if report.get("refused"):
+                return f"worker {node}{at} refused the storm: {report['refused']}"
             if report.get("version") != version:
-                return (f"worker {node} runs hookproof {report.get('version')}, the master {version}: "
+                return (f"worker {node}{at} runs hookproof {report.get('version')}, the master {version}: "
                         "install the same version on every machine")
+            if protocol is not None and report.get("protocol") != protocol:
+                return (f"worker {node}{at} runs another build of hookproof {version} (storm protocol "
+                        f"{report.get('protocol') or '(none: an older build)'}, the master's {protocol}): install "
+                        "the same build on every machine")
             if not report.get("reachable"):
                 return (f"worker {node} cannot reach the target {target_url} ({report.get('detail') or 'no detail'});"
                         " a loopback target needs workers on the receiver's machine")
@@ -122,12 +164,29 @@ class Collector:
         for n in nodes:
             entry = self._nodes.get(n)
             if entry is None or entry.done is None:
-                out.append(f"worker {n} sent no closing message (its records may be missing)")
+                out.append(f"worker {n}{entry.at() if entry else ''} sent no closing message (its records may "
+                           "be missing)")
                 continue
             want = entry.done.get("attempts")
             if want != entry.attempts:
-                out.append(f"worker {n} reported {want} attempts, {entry.attempts} arrived")
+                out.append(f"worker {n}{entry.at()} reported {want} attempts, {entry.attempts} arrived")
         return out
+
+    def unrecorded(self, nodes: Iterable[str]) -> list[str]:
+        """Each of `nodes` whose records may be missing, in words (``worker <node> (host,
+        address)``): no closing message came from it, or fewer attempts than it reported."""
+        out = []
+        for n in nodes:
+            entry = self._nodes.get(n)
+            if entry is None or entry.done is None or not isinstance(entry.done.get("attempts"), int) \
+                    or entry.done["attempts"] > entry.attempts:
+                out.append(f"worker {n}{entry.at() if entry else ''}")
+        return out
+
+    def started(self) -> list[str]:
+        """The nodes that sent records or their closing message (a worker that quit mid-storm is
+        gone from Locust's clients, never from here)."""
+        return [n for n, e in self._nodes.items() if e.chunks or e.done is not None]
 
     def sender(self) -> dict[str, Any] | None:
         """How well the workers' senders kept up, over all of them (``hookproof_done``'s
@@ -165,9 +224,17 @@ class Collector:
         return out
 
     def totals(self) -> list[WorkerTotals]:
-        """Per-worker totals, by worker index."""
-        out = [WorkerTotals(int((e.done or {}).get("index", -1)), e.attempts, e.events, e.chunks)
-               for e in self._nodes.values()]
+        """Per-worker totals, by worker index: each worker that sent records or its closing
+        message (`started`; one that only reported ready sent nothing)."""
+        out = []
+        for node in self.started():
+            e = self._nodes[node]
+            ready, done = e.ready or {}, e.done or {}
+            index = done.get("index", ready.get("index", -1))
+            out.append(WorkerTotals(index if isinstance(index, int) and not isinstance(index, bool) else -1,
+                                    e.attempts, e.events, e.chunks, node=node, host=_text(ready.get("host")),
+                                    address=_text(ready.get("address")), closed=e.done is not None,
+                                    stopped=_text(done.get("stopped"))))
         return sorted(out, key=lambda t: t.index)
 
     @property
@@ -175,4 +242,10 @@ class Collector:
         return list(self._nodes)
 
 
-__all__ = ["Collector", "DONE_MESSAGE", "READY_MESSAGE", "RECORDS_MESSAGE", "WorkerTotals"]
+def _text(value: Any) -> str:
+    """`value` when it is a string, else ""."""
+    return value if isinstance(value, str) else ""
+
+
+__all__ = ["Collector", "DONE_MESSAGE", "GO_MESSAGE", "READY_MESSAGE", "RECORDS_MESSAGE", "REFUSED_MESSAGE",
+           "WorkerTotals"]

@@ -16,7 +16,7 @@ Pure: no Locust, no clock, no I/O.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import AbstractSet, Any, Callable, Iterable, Mapping, Sequence
+from typing import AbstractSet, Any, Callable, ClassVar, Iterable, Mapping, Sequence
 
 from hookproof.scenarios.findings import CheckResult, Finding, Verdict, kept_findings
 from hookproof.scenarios.key_loops import NEVER_ACKNOWLEDGED
@@ -251,6 +251,53 @@ class Unsettled:
                 "applies more slowly than the storm offered); raise [settle] deadline_s to wait for it")
 
 
+@dataclass(frozen=True)
+class Unrecorded:
+    """A storm some of whose records may be missing: a worker that sent no closing message (it
+    was killed, or its master lost it) may have sent deliveries the history never got. What the
+    receiver did with those is not known, so no finding they could explain may fail the run:
+
+    - a team's ``counter`` (`aggregated`: ``[counters]``, each summing the events of its key)
+      differs from the truth of the recorded events (an unrecorded event of its key moves it, by an
+      amount of either sign); a built-in money key's counter is its one event's amount, which a
+      missing record of another delivery of that event does not change, and stays;
+    - an ``unexpected`` effect (a key whose only deliveries went unrecorded);
+    - a ``lost`` key never acknowledged (its next retries may have gone unrecorded);
+    - a ``stale`` or ``regressed`` object (its newer events may have gone unrecorded).
+
+    What they cannot explain stays a finding: a key applied more than once (``duplicated``:
+    exactly once whatever was recorded), a key acknowledged and not applied, and every check of
+    the recorded answers (refusals, 5xx, latency).
+
+    Attributes:
+        workers: each worker whose records may be missing, in words (its name, its address
+            when the master knows it).
+        aggregated: whether the run's counters are the team's (`[counters]`), which sum events.
+    """
+
+    workers: tuple[str, ...]
+    aggregated: bool = False
+
+    #: The checks whose findings this judge may leave unknown.
+    checks: ClassVar[tuple[str, ...]] = ("lost", "stale", "counter", "unexpected", "regressed")
+
+    def __bool__(self) -> bool:
+        return bool(self.workers)
+
+    def excuses(self, check_id: str, finding: Finding) -> bool:
+        """Whether unrecorded deliveries could explain `finding` of check `check_id` (above)."""
+        if check_id == "lost":
+            return finding.message.startswith(NEVER_ACKNOWLEDGED)
+        if check_id == "counter":
+            return self.aggregated
+        return check_id in ("stale", "unexpected", "regressed")
+
+    def note(self) -> str:
+        """One sentence: whose records may be missing, and why that leaves these unknown."""
+        return (f"the records of {', '.join(self.workers)} may be missing (no closing message came): deliveries "
+                "it sent that never reached the history could explain these, so they are unknown")
+
+
 #: Seconds of the last reads over which `unsettled_of` counts the effects that appeared.
 PACE_WINDOW_S = 2.0
 
@@ -268,17 +315,23 @@ def unsettled_of(observations: Sequence[Any], deadline_s: float) -> Unsettled:
     return Unsettled(max(0, len(last.effects) - len(earlier.effects)), last.at - earlier.at, deadline_s)
 
 
-def judge_cut(results: Sequence[CheckResult], cut: "Cut | Unanswered | Unsettled") -> list[CheckResult]:
+#: The checks a judge leaves findings of unknown unless it says otherwise (`Unrecorded.checks`).
+JUDGED_CHECKS = ("lost", "stale", "counter")
+
+
+def judge_cut(results: Sequence[CheckResult], cut: "Cut | Unanswered | Unsettled | Unrecorded") -> list[CheckResult]:
     """`results` with the findings `cut` excuses left out (`Cut.excuses`: the ``lost`` findings
     of keys never acknowledged and the ``stale`` findings of its objects; `Unsettled`'s, every
     ``lost`` and ``stale`` one and the counters short of the truth): such a check with no other finding is ``unknown``, its detail
     `Cut.note` (a check with others stays invalid, the note added). An `Unanswered` and an
-    `Unsettled` are judged the same way."""
+    `Unsettled` are judged the same way; an `Unrecorded` also over ``unexpected`` and
+    ``regressed`` (`Unrecorded.checks`)."""
     if not cut:
         return list(results)
+    judged = getattr(cut, "checks", JUDGED_CHECKS)
     out = []
     for r in results:
-        if r.check_id not in ("lost", "stale", "counter"):
+        if r.check_id not in judged:
             out.append(r)
             continue
 
@@ -292,7 +345,9 @@ def judge_cut(results: Sequence[CheckResult], cut: "Cut | Unanswered | Unsettled
         # a tuple, or a per-key check's findings still made when read (`kept_findings`)
         kept = kept_findings(r.findings, lambda f: not is_excused(f))
         problems = sum(f.count for f in kept if not f.advisory)
-        what = {"lost": "key(s) not applied", "stale": "object(s) not current"}.get(r.check_id, "counter(s) short")
+        what = {"lost": "key(s) not applied", "stale": "object(s) not current", "unexpected": "unexpected effect(s)",
+                "regressed": "object(s) gone back",
+                "counter": "counter(s) off" if isinstance(cut, Unrecorded) else "counter(s) short"}[r.check_id]
         detail = (f"{excused} {what} unknown: {cut.note()}; {problems} finding(s), "
                   f"{sum(f.count for f in kept) - problems} advisory(ies)")
         verdict = Verdict.INVALID if problems else Verdict.UNKNOWN
@@ -301,5 +356,5 @@ def judge_cut(results: Sequence[CheckResult], cut: "Cut | Unanswered | Unsettled
     return out
 
 
-__all__ = ["ONLY_TIMED_OUT", "PACE_WINDOW_S", "Cut", "CutDelivery", "Unanswered", "Unsettled", "cut_of", "judge_cut",
-           "unanswered_of", "unsettled_of"]
+__all__ = ["JUDGED_CHECKS", "ONLY_TIMED_OUT", "PACE_WINDOW_S", "Cut", "CutDelivery", "Unanswered", "Unrecorded",
+           "Unsettled", "cut_of", "judge_cut", "unanswered_of", "unsettled_of"]

@@ -51,15 +51,24 @@ import gevent.event
 import gevent.pool
 from locust import events
 from locust.env import Environment
+from locust.rpc import Message
 from locust.runners import MasterRunner, WorkerRunner
 
-from hookproof.loadtests.collect import DONE_MESSAGE, READY_MESSAGE, RECORDS_MESSAGE
-from hookproof.loadtests.spec import SECRETS_ENV, SPEC_ENV, StormSpec
+from hookproof.loadtests.collect import DONE_MESSAGE, GO_MESSAGE, READY_MESSAGE, RECORDS_MESSAGE, REFUSED_MESSAGE
+from hookproof.loadtests.spec import REFUSAL_ENV, SECRETS_ENV, SPEC_ENV, SpecError, StormSpec, storm_protocol
 from hookproof.loadtests.spool import Spool
 from hookproof.loadtests.storm_master import control, progress_loop
-from hookproof.loadtests.storm_state import STATE
+from hookproof.loadtests.storm_state import STATE, log
 from hookproof.loadtests.storm_user import StormUser
-from hookproof.loadtests.storm_worker import flush, probe_lag, report_ready, stream
+from hookproof.loadtests.storm_worker import (
+    flush,
+    flush_on_quit,
+    probe_lag,
+    protocol_problem,
+    refuse_ready,
+    report_ready,
+    stream,
+)
 from hookproof.scenarios.report_views import VERSION
 
 # httpcore (under httpx: the master's http and sink observers, imported when the storm ends)
@@ -81,12 +90,19 @@ def _add_arguments(parser: Any) -> None:
                         help="the signing secrets (set by the master from $HOOKPROOF_STORM_SECRETS; never logged)")
     parser.add_argument("--hookproof-version", type=str, default="", include_in_web_ui=False,
                         help="the master's hookproof version (set by the master)")
+    parser.add_argument("--hookproof-protocol", type=str, default="", include_in_web_ui=False,
+                        help="the master's storm protocol (`spec.storm_protocol`; set by the master)")
 
 
 @events.init.add_listener
 def _on_init(environment: Environment, **_: Any) -> None:
     runner = environment.runner
     if isinstance(runner, WorkerRunner):
+        # after the runner's own listener, so first when quitting fires (in reverse): the last
+        # records and the closing message go before Locust tells the master this worker quits
+        environment.events.quitting.add_listener(lambda environment, **_: flush_on_quit(environment))
+        runner.register_message(GO_MESSAGE, _on_go)
+        runner.register_message(REFUSED_MESSAGE, _on_refused)
         return
     path = os.environ.get(SPEC_ENV)
     if not path:
@@ -98,6 +114,7 @@ def _on_init(environment: Environment, **_: Any) -> None:
         environment.parsed_options.hookproof_spec = spec.for_workers().to_json()
         environment.parsed_options.hookproof_secrets = os.environ.get(SECRETS_ENV, "")
         environment.parsed_options.hookproof_version = VERSION
+        environment.parsed_options.hookproof_protocol = storm_protocol()
     if runner is not None:
         runner.register_message(RECORDS_MESSAGE, _on_records)
         runner.register_message(DONE_MESSAGE, _on_done)
@@ -123,24 +140,86 @@ def _on_ready(environment: Environment, msg: Any, **_: Any) -> None:
     STATE.collector.ready(str(msg.node_id), msg.data or {})
 
 
+def _on_go(environment: Environment, msg: Any, **_: Any) -> None:
+    """A worker: the master heard every worker ready; the storm's clock starts, its users send."""
+    if STATE.error is None:
+        STATE.t0, STATE.started_at = time.monotonic(), time.time()
+        STATE.go.set()
+
+
+def _on_refused(environment: Environment, msg: Any, **_: Any) -> None:
+    """A worker the master refused (it joined after the storm began): say why in one line and
+    quit, as Locust does on its master's quit; the worker exits 2 (`_on_quitting`)."""
+    if STATE.refused:
+        return
+    STATE.refused = str((msg.data or {}).get("reason") or "the master refused this worker")
+    log.error("%s", STATE.refused)
+    runner = environment.runner
+    assert runner is not None
+    runner.stop()
+    runner.greenlet.kill(block=True)
+
+
+def _refuse_late_workers(runner: MasterRunner, members: frozenset[str]) -> None:
+    """From now on, a worker that was not in `members` when the storm began is refused: told why
+    (``hookproof_refused``, again on each of its heartbeats until it is gone: the first may come
+    before it listens) and never added to the master's workers (Locust would otherwise hand it
+    users taken from the running workers)."""
+    handle = runner.handle_message
+    told: set[str] = set()
+
+    def handle_message(client_id: str, msg: Any) -> None:
+        if client_id in members:
+            handle(client_id, msg)
+            return
+        if msg.type in ("client_ready", "heartbeat"):
+            if msg.type == "client_ready":  # acknowledged, or its Locust never listens to anything
+                runner.send_message("ack", client_id=client_id, data={"index": runner.get_worker_index(client_id)})
+            if client_id not in told:
+                told.add(client_id)
+                log.warning("refused worker %s: it joined after the storm began", client_id)
+            reason = (f"the storm already started with {len(members)} worker(s): a worker joins a storm before "
+                      "it begins (start the storm-workers first, or restart the storm)")
+            runner.server.send_to_client(Message(REFUSED_MESSAGE, {"reason": reason}, client_id))
+            return
+        if msg.type in ("client_stopped", "quit", "stats", "exception", "logs", "spawning", "spawning_complete"):
+            return  # a refused worker's last words
+        handle(client_id, msg)
+    runner.handle_message = handle_message  # type: ignore[method-assign]
+
+
 @events.test_start.add_listener
 def _on_test_start(environment: Environment, **_: Any) -> None:
     options = environment.parsed_options
     runner = environment.runner
     if isinstance(runner, WorkerRunner):
-        text = getattr(options, "hookproof_spec", "") if options is not None else ""
-        STATE.setup(StormSpec.from_json(text), sender=True,
-                    secrets=getattr(options, "hookproof_secrets", "") or None)
+        master_version = getattr(options, "hookproof_version", "") if options is not None else ""
+        problem = protocol_problem(master_version, getattr(options, "hookproof_protocol", "") if options else "")
+        if problem is None:
+            try:
+                spec = StormSpec.from_json(getattr(options, "hookproof_spec", "") if options is not None else "")
+            except SpecError as exc:
+                problem = (f"this worker cannot read the master's storm ({exc}): its hookproof build differs; "
+                           "install the same build on both")
+        if problem is not None:  # one line, and the master hears it at once: it refuses before anyone sends
+            refuse_ready(environment, problem)
+            return
+        STATE.setup(spec, sender=True, secrets=getattr(options, "hookproof_secrets", "") or None)
         STATE.story_book(STATE.process_seed(runner.worker_index))  # before the clock starts (it takes seconds)
-        report_ready(environment, getattr(options, "hookproof_version", ""), VERSION)
+        report_ready(environment, master_version, VERSION)
         gevent.spawn(stream, environment)
         gevent.spawn(probe_lag)
         return
+    if not MASTER_SPEC:  # a worker's own test_start, fired where the runner is not a worker's
+        return
     spec = MASTER_SPEC[-1]
+    if isinstance(runner, MasterRunner):
+        _refuse_late_workers(runner, frozenset(c.id for c in runner.clients.all))
     STATE.setup(spec, sender=not isinstance(runner, MasterRunner))
     if not isinstance(runner, MasterRunner):  # a single local process: its stories first, then its clock
         STATE.story_book(STATE.process_seed(0))
         STATE.t0, STATE.started_at = time.monotonic(), time.time()
+        STATE.go.set()  # no worker to wait for
     STATE.collector.spool = Spool(Path(spec.out_dir) / "history.sqlite")
     gevent.spawn(control, environment)
     if spec.progress_path:
@@ -165,6 +244,13 @@ def _on_test_stop(environment: Environment, **_: Any) -> None:
 @events.quitting.add_listener
 def _on_quitting(environment: Environment, **_: Any) -> None:
     if isinstance(environment.runner, WorkerRunner):
-        environment.process_exit_code = 0 if STATE.closed and STATE.error is None else 1
+        refused = STATE.refused or (STATE.error if STATE.build_error else "")
+        environment.process_exit_code = 2 if refused else 0 if STATE.closed and STATE.error is None else 1
+        where = os.environ.get(REFUSAL_ENV)
+        if refused and where:  # for `hookproof storm-worker`, which says it in one line
+            try:
+                Path(where).write_text(refused, encoding="utf-8")
+            except OSError:
+                pass
     else:
         environment.process_exit_code = STATE.exit_code if STATE.exit_code is not None else 1

@@ -25,6 +25,12 @@ from hookproof.simulator.delivery.history import Outcome
 SPEC_ENV = "HOOKPROOF_STORM_SPEC"
 #: Environment variable holding the signing secrets as a JSON list (read by workers).
 SECRETS_ENV = "HOOKPROOF_STORM_SECRETS"
+#: Environment variable naming the file where a refused worker's Locust writes why, in one line
+#: (`hookproof storm-worker` prints it and exits 2).
+REFUSAL_ENV = "HOOKPROOF_WORKER_REFUSAL_FILE"
+#: Environment variable naming the file where a worker's Locust writes what it handed over to its
+#: master, in one line (`hookproof storm-worker` prints it last).
+HANDOVER_ENV = "HOOKPROOF_WORKER_HANDOVER_FILE"
 #: Seconds a storm's drain (`StormSpec.drain_s`) allows beyond its deliveries' schedules.
 DRAIN_GRACE_S = 2.0
 
@@ -288,5 +294,37 @@ def secrets_to_env(secrets: Sequence[str]) -> str:
     return json.dumps(list(secrets))
 
 
-__all__ = ["DRAIN_GRACE_S", "SECRETS_ENV", "SPEC_ENV", "SpecError", "StormSpec", "secrets_from_env", "secrets_from_text",
-           "secrets_to_env"]
+#: The storm's wire protocol between a master and its workers: bump it with any change to the
+#: messages they exchange (`collect`'s message types and payloads) or to what a worker expects of
+#: the run. The spec's own fields need no bump: `storm_protocol` hashes its schema.
+PROTOCOL = 2
+
+
+def _bare(schema: Any) -> Any:
+    """`schema` without its words (descriptions, titles): what a reader of the spec depends on."""
+    if isinstance(schema, dict):
+        return {k: _bare(v) for k, v in sorted(schema.items()) if k not in ("description", "title")}
+    if isinstance(schema, list):
+        return [_bare(v) for v in schema]
+    return schema
+
+
+def schema_protocol(model: type[BaseModel], protocol: int = PROTOCOL) -> str:
+    """``"<protocol>-<12 hex digits>"``: `protocol` and a hash of `model`'s JSON schema (its
+    fields, types and bounds, not their descriptions or titles)."""
+    import hashlib
+
+    schema = json.dumps(_bare(model.model_json_schema()), sort_keys=True, separators=(",", ":"))
+    return f"{protocol}-{hashlib.sha256(schema.encode()).hexdigest()[:12]}"
+
+
+@functools.cache
+def storm_protocol() -> str:
+    """What a master and its workers must share beyond the hookproof version (every build of one
+    version says the same): `schema_protocol` of `StormSpec` under `PROTOCOL`, so a build whose
+    spec has another field, or whose messages another shape, is told apart before it sends."""
+    return schema_protocol(StormSpec, PROTOCOL)
+
+
+__all__ = ["DRAIN_GRACE_S", "HANDOVER_ENV", "PROTOCOL", "REFUSAL_ENV", "SECRETS_ENV", "SPEC_ENV", "SpecError", "StormSpec", "secrets_from_env",
+           "secrets_from_text", "secrets_to_env", "schema_protocol", "storm_protocol"]

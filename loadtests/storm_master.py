@@ -1,9 +1,11 @@
 """A storm's master: check its workers, stop the storm after its duration, gather, settle,
 check and report.
 
-Before the storm, every worker reports its hookproof version and whether it reaches the
-target; the master refuses the storm (exit code 2, the reason in the progress file) if
-one runs another version, cannot reach the target or does not report.
+Before the storm, every worker reports its hookproof version and storm protocol and whether
+it reaches the target; the master refuses the storm (exit code 2, the reason in the progress
+file) if one runs another version or build, cannot reach the target or does not report, and
+otherwise tells them to send (``hookproof_go``): no worker sends before every one is known
+good. A worker that joins once the storm began is refused (`locustfile`).
 
 Also writes the progress file `hookproof storm` reads. Imported only in Locust's processes.
 """
@@ -23,6 +25,8 @@ import gevent.pool
 from locust.env import Environment
 from locust.runners import MasterRunner
 
+from hookproof.loadtests.collect import GO_MESSAGE
+from hookproof.loadtests.spec import storm_protocol
 from hookproof.loadtests.storm_state import STATE, log
 from hookproof.scenarios.report_views import VERSION
 
@@ -52,21 +56,31 @@ def control(environment: Environment) -> None:
                 STATE.phase = "refused"
                 runner.stop()
                 return
-            # every worker started its clock before it reported: the storm's starts now
+            started = [c.id for c in runner.clients.all]
+            # every worker is ready: they send from now on (`locustfile._on_go`), and the storm's clock starts
+            runner.send_message(GO_MESSAGE, {})
             STATE.t0, STATE.started_at = time.monotonic(), time.time()
+        else:
+            started = ["local"]
         STATE.phase = "storm"
         early = STATE.stop_early.wait(timeout=max(0.0, spec.duration_s - STATE.elapsed()))
         stopped_at = time.time()
         # the load ends: the workers drain (every retry owed, `storm_worker.flush`), then close
         STATE.phase = "draining"
         deadline = time.monotonic() + spec.drain_s() + spec.collect_timeout_s
-        nodes = ([c.id for c in runner.clients.all] if isinstance(runner, MasterRunner) else ["local"])
+        # every worker that ran: those that started the storm and any that sent records, whether
+        # Locust still counts it or not (a worker that quit mid-storm is a worker of this storm still)
+        nodes = (list(dict.fromkeys([*started, *STATE.collector.started()]))
+                 if isinstance(runner, MasterRunner) else ["local"])
         runner.stop()
         while not STATE.collector.finished(nodes) and time.monotonic() < deadline:
             gevent.sleep(0.1)
         STATE.phase = "collecting"
         cut = STATE.collector.cut()
         problems = STATE.collector.problems(nodes)
+        unrecorded = STATE.collector.unrecorded(nodes) if isinstance(runner, MasterRunner) else []
+        for totals in STATE.collector.totals():
+            log.info("%s", totals.line())
         if early:
             problems.insert(0, f"interrupted after {STATE.elapsed():.0f} s of {spec.duration_s:.0f} s")
         reason = "; ".join(problems) if problems else None
@@ -81,7 +95,8 @@ def control(environment: Environment) -> None:
         assert spool is not None
         outcome = finish_spooled(spec, spool, started_at=STATE.started_at, stopped_at=stopped_at,
                                  partial_reason=reason, on_phase=phase, workers=STATE.collector.totals(),
-                                 sender=STATE.collector.sender(), cut=cut, drain_s=spec.drain_s())
+                                 sender=STATE.collector.sender(), cut=cut, drain_s=spec.drain_s(),
+                                 unrecorded=unrecorded)
         STATE.exit_code = outcome.exit_code
         STATE.phase = "done"
     except Exception as exc:  # the master must still exit, with a readable reason
@@ -104,7 +119,8 @@ def await_ready(runner: MasterRunner, nodes: list[str], timeout_s: float) -> str
         if all(r is not None for r in reports.values()):
             break
         gevent.sleep(0.1)
-    return STATE.collector.refusal(nodes, VERSION, STATE.spec.target_url if STATE.spec else "", timeout_s)
+    return STATE.collector.refusal(nodes, VERSION, STATE.spec.target_url if STATE.spec else "", timeout_s,
+                                   protocol=storm_protocol())
 
 
 def progress_loop(environment: Environment) -> None:

@@ -155,6 +155,12 @@ class StormProcess:
         self.collector = Collector()
         self.flushed = False  # the storm's end began (`storm_worker.flush` started)
         self.closed = False  # the process sent its closing message (`storm_worker.flush` ended)
+        self.hurry = gevent.event.Event()  # set when the worker was stopped: its storm ends now, no drain
+        self.go = gevent.event.Event()  # set when the users may send (a worker: on its master's go)
+        self.refused = ""  # why the master refused this worker (it joined after the storm began)
+        self.build_error = False  # this worker is of another version or build than its master's
+        self.quit_note = ""  # how the worker was stopped before the storm ended, for its closing message
+        self.chunks = 0  # chunks streamed to the master so far (a worker's count)
         self.shipped = 0  # attempts streamed to the master so far (a worker's count)
         self.refusal: str | None = None  # why the master refused to run the storm (exit 2)
         self.failure: str | None = None  # the one line of an exception that ended the master's checks

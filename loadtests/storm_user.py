@@ -41,8 +41,9 @@ class StormUser(FastHttpUser):
 
     def __init__(self, environment: Environment) -> None:
         spec = STATE.spec
-        if spec is None:
-            raise StopUser()
+        if spec is None:  # a worker that refused the storm: the user ends at once, sending nothing
+            super().__init__(environment)
+            return
         self.network_timeout = spec.sender_timeout_s
         self.connection_timeout = min(5.0, spec.sender_timeout_s)
         # connections: every sender's group goes out at once (a related burst with its state
@@ -86,12 +87,20 @@ class StormUser(FastHttpUser):
 
     @task
     def storm(self) -> None:
-        """Run the user's senders until the storm ends, then stop the user.
+        """Run the user's senders until the storm ends, then stop the user (none before the
+        storm's go: ``STATE.go``).
 
         Each of the `max_in_flight` senders claims the next intended send time, waits
         for it, and releases one group (and a replay): an open model up to that many
         groups in flight, with no greenlet spawned per request.
         """
+        # nothing is sent before the master heard every worker ready and said go (a refused storm
+        # sends nothing); a storm stopped meanwhile ends the user
+        if STATE.spec is None:
+            raise StopUser()
+        gevent.wait([STATE.go, STATE.stopped], count=1)
+        if not STATE.go.is_set():
+            raise StopUser()
         for _ in range(self.spec.max_in_flight):
             self.senders.spawn(self._sender)
         self.senders.join()

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, Se
 
 from hookproof.loadtests.ahead import Ahead, ahead_of, tolerate
 from hookproof.loadtests.collect import WorkerTotals
-from hookproof.loadtests.cut import CutDelivery, cut_of, judge_cut, unanswered_of, unsettled_of
+from hookproof.loadtests.cut import CutDelivery, Unrecorded, cut_of, judge_cut, unanswered_of, unsettled_of
 from hookproof.loadtests.spec import StormSpec
 from hookproof.loadtests.spool import Spool
 from hookproof.reports.model import CheckView, RunReport, ScenarioReport
@@ -325,7 +325,7 @@ def storm_scenario(spec: StormSpec, events: Iterable[Event], attempts: Sequence[
                    observations: Sequence[Observation], *, settled: bool, started_at: float,
                    duration_s: float, reason: str | None = None, ahead: Ahead | None = None,
                    mapping: "KeyMapping | None" = None, sender: Mapping[str, Any] | None = None,
-                   cut: Sequence[CutDelivery] = (), drain_s: float = 0.0,
+                   cut: Sequence[CutDelivery] = (), drain_s: float = 0.0, unrecorded: Sequence[str] = (),
                    keep: "Callable[[str], Callable[[Iterator[FindingView]], Sequence[FindingView]]] | None" = None,
                    ) -> ScenarioReport:
     """The ``storm`` scenario report: checks over the history and the observations (pure).
@@ -339,6 +339,9 @@ def storm_scenario(spec: StormSpec, events: Iterable[Event], attempts: Sequence[
     (full events). `sender`: how well the senders kept up (`sender_judged`). `cut`: the
     deliveries whose retry schedule the end of the storm's drain (`drain_s` seconds) cut
     (`loadtests.cut`): the ``lost`` and ``stale`` findings they leave open are unknown.
+    `unrecorded`: the workers whose records may be missing, in words (`collect.Collector.unrecorded`):
+    the findings deliveries missing from the history could explain are unknown (`cut.Unrecorded`),
+    and the scenario is never a pass (unknown, its reason `reason` or the judge's note).
     `keep(check_id)`: what each check's findings go to as their views are made, and what the
     check's view holds of them (`scenarios.saved_report.FindingsKeeper.keep`: a storm's end
     writes them to its history, a row each); by default a tuple of the views.
@@ -368,6 +371,9 @@ def storm_scenario(spec: StormSpec, events: Iterable[Event], attempts: Sequence[
         results = tolerate(results, ahead)
     if cut:
         results = judge_cut(results, cut_of(cut, events, index.acked_events, drain_s))
+    if unrecorded:
+        results = judge_cut(results, Unrecorded(tuple(unrecorded), aggregated=bool(mapping is not None
+                                                                                   and mapping.counters)))
     bound = sender_bound_why(sender)
     if bound is not None:  # keys the compressed schedule gave up on while the senders fell behind
         results = judge_cut(results, unanswered_of(results, events, index.completions, index.by_event, bound,
@@ -413,6 +419,9 @@ def storm_scenario(spec: StormSpec, events: Iterable[Event], attempts: Sequence[
         verdict = "unknown"
         reason = "; ".join(r for r in (reason, "the storm sent no attempt (no worker sent before the storm "
                                                 "stopped): nothing was tested") if r)
+    if unrecorded and verdict == "pass":  # what it did with the missing records is not known: never a pass
+        verdict = "unknown"
+        reason = reason or Unrecorded(tuple(unrecorded)).note()
     if verdict == "unknown":
         reason = "; ".join(r for r in (reason, undecided) if r)
     return ScenarioReport(
@@ -432,8 +441,8 @@ def _check_and_report(spec: StormSpec, events: Iterable[Event], indexed: Sequenc
                       started_at: float, stopped_at: float, partial_reason: str | None,
                       observe: Callable[[], Observation] | None, phase: Callable[[str], None],
                       processes: int = 1, sender: Mapping[str, Any] | None = None,
-                      cut: Sequence[CutDelivery] = (), drain_s: float = 0.0,
-                      keeper: "FindingsKeeper | None" = None) -> RunReport:
+                      cut: Sequence[CutDelivery] = (), drain_s: float = 0.0, unrecorded: Sequence[str] = (),
+                      notes: Sequence[str] = (), keeper: "FindingsKeeper | None" = None) -> RunReport:
     """Settle the receiver, run the checks over `indexed`, and make the storm's report
     (`processes`: how many processes sent, for the provider API's truth they replayed;
     `keeper`: where the findings go as they are made, `storm_scenario`'s ``keep``)."""
@@ -467,11 +476,11 @@ def _check_and_report(spec: StormSpec, events: Iterable[Event], indexed: Sequenc
         ahead = ahead_of(events, templates, keys=mapping)
         scenario = storm_scenario(spec, events, indexed, result.observations, settled=result.settled,
                                   started_at=started_at, duration_s=duration_s, reason=partial_reason, ahead=ahead,
-                                  mapping=mapping, sender=sender, cut=cut, drain_s=drain_s,
+                                  mapping=mapping, sender=sender, cut=cut, drain_s=drain_s, unrecorded=unrecorded,
                                   keep=keeper.keep if keeper is not None else None)
     return views.run_report((scenario,), target=spec.target_url, profile=spec.profile, live=spec.live, seed=spec.seed,
                             started_at=started_at, partial=partial_reason is not None,
-                            history_file=str(history_path), config=spec.config_file)
+                            history_file=str(history_path), config=spec.config_file, notes=notes)
 
 
 def finish_storm(
@@ -530,6 +539,15 @@ def hand_back_freed_memory() -> bool:
     return bool(mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD_BYTES))
 
 
+def workers_note(workers: Sequence[WorkerTotals]) -> tuple[str, ...]:
+    """The report's note of a storm's workers (`collect.WorkerTotals.line` each: name, host and
+    address, attempts, events, chunks, and a worker stopped or lost), or none for a single local
+    process's storm."""
+    if not workers or all(w.node in ("", "local") for w in workers):
+        return ()
+    return ("workers: " + "; ".join(w.line() for w in workers),)
+
+
 def finish_spooled(
     spec: StormSpec,
     spool: Spool,
@@ -543,15 +561,17 @@ def finish_spooled(
     sender: Mapping[str, Any] | None = None,
     cut: Sequence[CutDelivery] = (),
     drain_s: float = 0.0,
+    unrecorded: Sequence[str] = (),
 ) -> StormOutcome:
     """Settle, check and write the storm's reports into ``spec.out_dir`` from `spool`
     (the records the workers streamed to disk): the attempts are put in send order in the
     history, which the checks then read from disk in one pass. `workers`' totals are kept
     in the history's meta (``storm_workers``: a list of ``{"index", "attempts", "events",
-    "chunks"}``); `sender`: how well the workers' senders kept up (`collect.Collector.sender`,
+    "chunks", "node", "host", "address", "closed", "stopped"}``, `collect.WorkerTotals`); `sender`: how well the workers' senders kept up (`collect.Collector.sender`,
     judged by `sender_judged`); `cut`: the deliveries whose schedule the end of the workers'
-    drain (`drain_s` seconds) cut (`collect.Collector.cut`, judged by `storm_scenario`).
-    Other arguments and errors as `finish_storm`; closes `spool`.
+    drain (`drain_s` seconds) cut (`collect.Collector.cut`, judged by `storm_scenario`);
+    `unrecorded`: the workers whose records may be missing, in words (``storm_unrecorded`` in
+    the meta; judged by `storm_scenario`). Other arguments and errors as `finish_storm`; closes `spool`.
     """
     from hookproof.reports import write_reports
     from hookproof.scenarios.saved_report import FindingsKeeper, store_report
@@ -571,13 +591,15 @@ def finish_spooled(
             history.set_meta("storm", {"users": spec.users, "rate_per_s": spec.rate_per_s, "shape": spec.shape})
             history.set_meta("storm_workers", [asdict(w) for w in workers])
             history.set_meta("storm_cut", [d.to_wire() for d in cut])  # `cut.CutDelivery.to_wire` lists
+            history.set_meta("storm_unrecorded", list(unrecorded))
             indexed: Sequence[Attempt] = history
             # the findings go to the history as their views are made, and the report reads them back
             # from there (`saved_report.StoredFindings`): never a view of each held
             report = _check_and_report(spec, SpooledEvents(spool), indexed, history_path, started_at=started_at,
                                        stopped_at=stopped_at, partial_reason=partial_reason, observe=observe,
                                        phase=phase, processes=max(1, len(workers)), sender=sender, cut=cut,
-                                       drain_s=drain_s, keeper=FindingsKeeper(history))
+                                       drain_s=drain_s, unrecorded=unrecorded, notes=workers_note(workers),
+                                       keeper=FindingsKeeper(history))
             # kept with the attempts, so `hookproof report --history` re-renders it, as for certify: its
             # findings the rows written above, the rest in the meta (`saved_report`)
             store_report(history, report)
@@ -614,4 +636,5 @@ __all__ = [
     "sender_judged",
     "storm_scenario",
     "throughput",
+    "workers_note",
 ]

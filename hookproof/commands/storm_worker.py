@@ -18,9 +18,18 @@ its start, waiting included: the storm's length reaches only the Locust child, s
 default is generous; give a longer one for a longer storm): then it stops the Locust
 worker, says why in one line and exits 1.
 
+Stopped before the storm ends (SIGTERM, Ctrl-C), the worker hands its last records and its
+closing message to the master before it exits (the run stays complete). The Locust worker
+dies with this command however it ends (``PR_SET_PDEATHSIG``: a SIGKILL of this command
+included, on which the Locust worker hands over the same way); its last line says what it
+handed over (attempts, chunks, deliveries cut), from the Locust worker through a file named
+in its environment (`loadtests.spec.HANDOVER_ENV`; a refusal's reason so too: `REFUSAL_ENV`).
+
 Exit codes: 0 the worker ran and handed its records over; 1 it did not (the master
-went away, it refused the storm, it never connected, or it ran into --max-duration);
-2 a usage error.
+went away, the storm was refused, it never connected, or it ran into --max-duration);
+2 a usage error, or this worker refused in one line: another build of hookproof than the
+master's (another storm protocol: `loadtests.spec.storm_protocol`), or a worker that joined
+after the storm began; it sent nothing.
 """
 
 from __future__ import annotations
@@ -28,6 +37,7 @@ from __future__ import annotations
 import socket
 import sys
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Callable
 
 import typer
@@ -113,14 +123,16 @@ def register(app: typer.Typer) -> None:
         master_timeout: Annotated[str, typer.Option("--master-timeout", help="How long to wait for the master to listen before giving up: 30s, 5m, 1h.")] = MASTER_TIMEOUT,
         max_duration: Annotated[str, typer.Option("--max-duration", help="Stop the whole worker after this long, waiting included (90s, 15m, 2h), whatever the master does; exit 1. Longer than the master's storm.")] = MAX_DURATION,
     ) -> None:
-        """Run one storm worker for a master on another machine (same hookproof version);
-        exit 0 records handed over, 1 not, 2 usage error.
+        """Run one storm worker for a master on another machine (same hookproof build);
+        exit 0 records handed over, 1 not, 2 usage error or refused (another build, or
+        joined after the storm began; nothing sent).
 
         The master sends the storm, the signing secrets and its version: nothing to
         configure here. Until the master listens, the worker says where it waits, every
         few seconds, and gives up after --master-timeout; the whole worker stops after
-        --max-duration (1h) whatever the master does. Start one per core you want to
-        load from:
+        --max-duration (1h) whatever the master does. Stopped early (Ctrl-C, SIGTERM),
+        it hands its last records and closing message over first, so the storm's records
+        stay whole. Start one per core you want to load from:
 
         \b
             hookproof storm-worker --master-host 10.0.0.1
@@ -166,23 +178,48 @@ def register(app: typer.Typer) -> None:
                        "storm --workers-expected N --master-bind-host ADDRESS' there first, ADDRESS being one this "
                        "machine reaches it at", 1)
         say(f"storm-worker: the master at {where} is up; starting the worker")
-        env = {**os.environ, "PYTHONPATH": _pythonpath(), "PYTHONUNBUFFERED": "1"}
+        import tempfile
+
+        from hookproof.loadtests.spec import HANDOVER_ENV, REFUSAL_ENV
+
+        refusal_dir = tempfile.TemporaryDirectory(prefix="hookproof-worker-")
+        refusal = Path(refusal_dir.name) / "refusal.txt"
+        handover = Path(refusal_dir.name) / "handover.txt"
+        env = {**os.environ, "PYTHONPATH": _pythonpath(), "PYTHONUNBUFFERED": "1", REFUSAL_ENV: str(refusal),
+               HANDOVER_ENV: str(handover)}
         env.pop("HOOKPROOF_STORM_SECRETS", None)  # the master's secrets come with the run
+        import signal
+
         from hookproof.chaos.process import Supervised
 
-        proc = Supervised(storm_worker_command(master_host, master_port), env=env)
+        # the Locust worker dies with this command, however it ends (a SIGKILL included): SIGTERM,
+        # on which it sends its last records and its closing message before it exits
+        proc = Supervised(storm_worker_command(master_host, master_port), env=env,
+                          parent_death_signal=signal.SIGTERM)
         try:
             code = run_worker(proc, log_interval_s(),
                               lambda s: say(f"storm-worker: the worker runs for the master at {where}, {s:.0f} s"),
                               until=started + limit_s)
         except KeyboardInterrupt:
-            proc.stop(10.0, group=False)
+            proc.stop(10.0, group=False)  # it hands its last records over first (SIGTERM)
+            if handover.is_file():
+                say(f"storm-worker: {handover.read_text(encoding='utf-8').strip()}")
+            refusal_dir.cleanup()
             raise typer.Exit(caught.exit_code) from None
         if code is None:
             proc.stop(10.0, group=False)
             raise fail(f"the storm worker stopped at its --max-duration ({limit_s:g} s): the master at {where} had "
                        "not ended its storm by then (a longer storm needs a longer --max-duration; a silent master "
                        "is ended here)", 1)
+        try:
+            why = refusal.read_text(encoding="utf-8").strip() if refusal.is_file() else ""
+            handed = handover.read_text(encoding="utf-8").strip() if handover.is_file() else ""
+        finally:
+            refusal_dir.cleanup()
+        if handed:
+            say(f"storm-worker: {handed.splitlines()[0]}")
+        if code == 2 and why:  # refused (another build, or too late): one line, nothing sent
+            raise fail(f"storm-worker refused: {why.splitlines()[0]}", 2)
         if code != 0:
             print(f"hookproof: the storm worker ended with exit code {code} (see its log above)", file=sys.stderr)
         raise typer.Exit(0 if code == 0 else 1)

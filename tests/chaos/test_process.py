@@ -116,3 +116,44 @@ def test_a_relative_command_not_in_the_config_s_folder_says_where_it_was_looked_
     assert str(caught.value) == (f"cannot start the receiver: './run-receiver.sh' is not in {tmp_path} (relative "
                                  "commands are looked for in the config's folder, or the cwd its table sets): "
                                  "./run-receiver.sh --port 9")
+
+
+def _state(pid: int) -> str:
+    """The process's state letter (Linux's /proc), "" once it is reaped."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return ""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
+@pytest.mark.parametrize("asked", [True, False])
+def test_a_supervised_child_dies_with_its_parent_when_asked(asked: bool) -> None:
+    """A parent killed with SIGKILL (no handler of its own runs) takes its child with it when the
+    child was started with a `parent_death_signal`; without one, the child lives on."""
+    import os
+    import signal
+    import subprocess
+    import time
+
+    root = Path(__file__).resolve().parents[2]
+    script = ("import signal, sys, time\n"
+              "from hookproof.chaos.process import Supervised\n"
+              "p = Supervised([sys.executable, '-c', 'import time; time.sleep(60)'], "
+              f"parent_death_signal={'signal.SIGTERM' if asked else 'None'})\n"
+              "print(p.pid, flush=True)\n"
+              "time.sleep(60)\n")
+    parent = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True,
+                              env={**os.environ, "PYTHONPATH": str(root)})
+    assert parent.stdout is not None
+    child = int(parent.stdout.readline())
+    try:
+        parent.kill()
+        parent.wait(10)
+        deadline = time.monotonic() + (10 if asked else 2)  # the one that lives is watched a while
+        while _state(child) not in ("", "Z") and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert (_state(child) in ("", "Z")) is asked
+    finally:
+        if _state(child) not in ("", "Z"):
+            os.kill(child, signal.SIGKILL)

@@ -135,6 +135,39 @@ def test_the_collector_gathers_the_workers_cut_deliveries(tmp_path: Path) -> Non
     assert collector.errors == ["worker a: a cut delivery must be a list of 5 fields, got ['bad']"]
 
 
+
+def test_the_collector_names_the_workers_whose_records_may_be_missing(tmp_path: Path) -> None:
+    collector = Collector(Spool(tmp_path / "history.sqlite"))
+    collector.ready("vm_a", {"version": "0.1.0", "reachable": True, "detail": "", "index": 0, "host": "vm-a",
+                             "address": "10.0.0.3"})
+    collector.ready("vm_b", {"version": "0.1.0", "reachable": True, "detail": "", "index": 1, "host": "vm-b",
+                             "address": "10.0.0.4"})
+    collector.ready("vm_c", {"version": "0.1.0", "reachable": True, "detail": "", "index": 2})
+    collector.ready("vm_late", {"version": "0.1.0", "reachable": True, "detail": ""})
+    collector.add("vm_b", {"rows": []})
+    collector.done("vm_a", {"attempts": 0, "index": 0, "stopped": "stopped 3 s into the storm, before its end"})
+    collector.done("vm_c", {"attempts": 2, "index": 2})  # 2 reported, none arrived
+    nodes = ["vm_a", "vm_b", "vm_c"]
+    assert collector.started() == ["vm_a", "vm_b", "vm_c"]  # the late one sent nothing
+    assert collector.unrecorded(nodes) == ["worker vm_b (vm-b, 10.0.0.4)", "worker vm_c"]
+    assert collector.problems(nodes) == ["worker vm_b (vm-b, 10.0.0.4) sent no closing message (its records may "
+                                         "be missing)", "worker vm_c reported 2 attempts, 0 arrived"]
+    assert [t.line() for t in collector.totals()] == [
+        "worker 0 vm_a (vm-a, 10.0.0.3): 0 attempt(s), 0 event(s) in 0 chunk(s); stopped 3 s into the storm, "
+        "before its end",
+        "worker 1 vm_b (vm-b, 10.0.0.4): 0 attempt(s), 0 event(s) in 1 chunk(s); no closing message (its records may "
+        "be missing)",
+        "worker 2 vm_c: 0 attempt(s), 0 event(s) in 0 chunk(s)"]
+    from hookproof.loadtests.verdict import workers_note
+
+    (note,) = workers_note(collector.totals())
+    assert note == "workers: " + "; ".join(t.line() for t in collector.totals())
+    local = Collector(Spool(tmp_path / "local.sqlite"))
+    local.done("local", {"attempts": 0, "index": -1})
+    assert [t.line() for t in local.totals()] == ["the local process: 0 attempt(s), 0 event(s) in 0 chunk(s)"]
+    assert workers_note(local.totals()) == ()
+
+
 SENDER_BOUND = {"lag_max_ms": 438.0, "wait_max_ms": 12.0}
 
 
@@ -240,3 +273,72 @@ def test_a_sender_bound_storm_does_not_call_short_a_counter_its_unanswered_event
 
     assert counter(None) == ("invalid", ["cus_0", "cus_1"])
     assert counter(SENDER_BOUND) == ("invalid", ["cus_1"])
+
+
+def _unrecorded_storm(tmp_path: Path, unrecorded: tuple[str, ...]) -> dict[str, tuple[str, list[str], str]]:
+    """`_storm`'s deliveries, and a receiver that also shows an effect of a key no recorded
+    event carries (renewal:in_9: a delivery the lost worker sent, never recorded) and renewal:in_4
+    twice. (check -> verdict, finding keys, detail) of the checks that are not valid."""
+    events = [_paid(i) for i in range(5)]
+    sub = Event(id="evt_s", type="customer.subscription.updated", created=9, created_us=9, object_type="subscription",
+                object_id="sub_1", version=2, object={}, status="past_due")
+    attempts = [_attempt(events[0], 1, 200, 1000.0), _attempt(events[1], 1, 503, 1000.1),
+                *(_attempt(events[2], n, 503, 1000.2 + n) for n in (1, 2, 3)), _attempt(events[3], 1, 200, 1000.3),
+                _attempt(sub, 1, None, 1001.0), _attempt(events[4], 1, 200, 1001.1)]
+    effects = (Effect("renewal:in_0"), Effect("renewal:in_4"), Effect("renewal:in_4"), Effect("renewal:in_9"))
+    obs = Observation(2000.0, effects, (ObjectState("sub_1", "active", 1),))
+    report = storm_scenario(_spec(tmp_path), [*events, sub], attempts, [obs], settled=True, started_at=1000.0,
+                            duration_s=2.0, unrecorded=unrecorded)
+    return {c.check_id: (c.verdict, sorted(f.key for f in c.findings if f.severity == "finding"), c.detail)
+            for c in report.checks if c.verdict != "valid"}
+
+
+def test_a_lost_worker_s_records_leave_unknown_only_what_they_could_explain(tmp_path: Path) -> None:
+    whole = _unrecorded_storm(tmp_path, ())
+    assert {c: keys for c, (_, keys, _) in whole.items()} == {
+        "duplicated": ["renewal:in_4"], "lost": ["renewal:in_1", "renewal:in_2", "renewal:in_3"],
+        "unexpected": ["renewal:in_9"], "stale": ["sub_1"], "counter": ["renewal:in_3", "renewal:in_4"],
+        "no_server_error": ["renewal:in_1", "renewal:in_2"]}
+    lost = "worker vm_1 (vm-b, 10.0.0.4)"
+    found = _unrecorded_storm(tmp_path, (lost,))
+    note = (f"the records of {lost} may be missing (no closing message came): deliveries it sent that never "
+            "reached the history could explain these, so they are unknown")
+    # a key applied twice, one acknowledged and never applied (and their built-in money keys' amounts,
+    # each its one event's), and the 5xx answers recorded: no missing record explains them
+    assert found["duplicated"][:2] == ("invalid", ["renewal:in_4"])
+    assert found["counter"] == whole["counter"] and found["no_server_error"] == whole["no_server_error"]
+    assert found["lost"] == ("invalid", ["renewal:in_3"], f"2 key(s) not applied unknown: {note}; 1 finding(s), "
+                                                          "0 advisory(ies)")
+    assert found["unexpected"] == ("unknown", [], f"1 unexpected effect(s) unknown: {note}; 0 finding(s), "
+                                                  "0 advisory(ies)")
+    assert found["stale"] == ("unknown", [], f"1 object(s) not current unknown: {note}; 0 finding(s), 0 advisory(ies)")
+    assert set(found) == set(whole)
+
+
+def test_a_storm_whose_records_may_be_missing_is_never_a_pass(tmp_path: Path) -> None:
+    events = [_paid(0)]
+    attempts = [_attempt(events[0], 1, 200, 1000.0)]
+    obs = Observation(2000.0, (Effect("renewal:in_0"),), ())
+    whole = storm_scenario(_spec(tmp_path), events, attempts, [obs], settled=True, started_at=1000.0, duration_s=2.0)
+    assert (whole.verdict, whole.reason) == ("pass", None)
+    lost = storm_scenario(_spec(tmp_path), events, attempts, [obs], settled=True, started_at=1000.0, duration_s=2.0,
+                          reason="worker vm_1 sent no closing message (its records may be missing)",
+                          unrecorded=("worker vm_1",))
+    assert (lost.verdict, lost.reason) == ("unknown", "worker vm_1 sent no closing message (its records may be "
+                                                      "missing)")
+    assert all(c.verdict == "valid" for c in lost.checks)
+
+
+def test_a_lost_worker_s_records_leave_a_team_counter_off_either_way_unknown() -> None:
+    from hookproof.loadtests.cut import Unrecorded
+
+    over = Finding("counter", "cus_1", "counter is 59700; the provider's truth implies 39800", expected=39800,
+                   actual=59700)
+    under = Finding("counter", "cus_2", "counter is 100; the provider's truth implies 300", expected=300, actual=100)
+    result = result_of("counter", (over, under), {})
+    (judged,) = judge_cut([result], Unrecorded(("worker vm_1",), aggregated=True))
+    assert (judged.verdict, judged.findings, judged.stats["cut_short"]) == (Verdict.UNKNOWN, (), 2)
+    assert judged.detail.startswith("2 counter(s) off unknown: the records of worker vm_1 may be missing")
+    # nothing missing, or built-in keys' counters (each one event's amount): nothing judged
+    assert judge_cut([result], Unrecorded((), aggregated=True)) == [result]
+    assert judge_cut([result], Unrecorded(("worker vm_1",))) == [result]

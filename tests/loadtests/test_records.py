@@ -92,10 +92,10 @@ def test_collector_spools_every_worker_and_names_what_is_missing(tmp_path: Path)
     c.done("w2", {"attempts": 5, "error": "HOOKPROOF_STORM_SECRETS is not set", "index": 1})
     assert c.problems(["w1", "w2"]) == ["worker w2: HOOKPROOF_STORM_SECRETS is not set",
                                         "worker w2 reported 5 attempts, 0 arrived"]
-    assert c.totals() == [WorkerTotals(0, 2, 2, 2), WorkerTotals(1, 0, 0, 0)]
+    assert c.totals() == [WorkerTotals(0, 2, 2, 2, node="w1"), WorkerTotals(1, 0, 0, 0, node="w2")]
     c.add("w3", {"attempts": [{"event_id": "x"}]})
     assert any("bad attempt record" in p for p in c.problems([]))
-    assert c.totals()[0] == WorkerTotals(-1, 0, 0, 1)
+    assert c.totals()[0] == WorkerTotals(-1, 0, 0, 1, node="w3", closed=False)
     spool.finalize()
     assert [e.id for e in spool.events()] == ["evt_1"]  # once, however often it was sent
     spool.close()
@@ -115,7 +115,7 @@ def test_the_master_refuses_a_worker_on_another_version_or_one_that_cannot_reach
     url = "http://127.0.0.1:8000/webhooks"
     c = Collector()
     assert c.refusal(["w1"], "1.2.0", url, 15.0) == ("worker w1 did not report ready within 15 s "
-                                                      "(is it this hookproof version?)")
+                                                      "(is it this hookproof version and build?)")
     c.ready("w1", {"version": "1.2.0", "reachable": True, "detail": ""})
     assert c.refusal(["w1"], "1.2.0", url, 15.0) is None
     c.ready("w2", {"version": "1.1.0", "reachable": False, "detail": "versions differ"})
@@ -125,6 +125,19 @@ def test_the_master_refuses_a_worker_on_another_version_or_one_that_cannot_reach
     assert c.refusal(["w1", "w2"], "1.2.0", url, 15.0) == (
         "worker w2 cannot reach the target http://127.0.0.1:8000/webhooks (127.0.0.1:8000: Connection refused); "
         "a loopback target needs workers on the receiver's machine")
+    # another build of the same version: its storm protocol differs, or an older one says none
+    c.ready("w2", {"version": "1.2.0", "protocol": "1-abc", "reachable": True, "detail": "", "host": "vm-b",
+                   "address": "10.0.0.4"})
+    assert c.refusal(["w1", "w2"], "1.2.0", url, 15.0) is None  # no protocol asked: not compared
+    assert c.refusal(["w2"], "1.2.0", url, 15.0, protocol="2-abc") == (
+        "worker w2 (vm-b, 10.0.0.4) runs another build of hookproof 1.2.0 (storm protocol 1-abc, the master's 2-abc): "
+        "install the same build on every machine")
+    assert c.refusal(["w1"], "1.2.0", url, 15.0, protocol="2-abc") == (
+        "worker w1 runs another build of hookproof 1.2.0 (storm protocol (none: an older build), the master's 2-abc): "
+        "install the same build on every machine")
+    # a worker that could not read the storm says why itself
+    c.ready("w3", {"version": "1.2.0", "protocol": "2-abc", "reachable": False, "detail": "x", "refused": "no spec"})
+    assert c.refusal(["w3"], "1.2.0", url, 15.0, protocol="2-abc") == "worker w3 refused the storm: no spec"
 
 
 @pytest.mark.parametrize("seen", [
@@ -159,7 +172,7 @@ def test_rows_are_spooled_as_the_attempts_they_carry(tmp_path: Path) -> None:
     c.done("w1", {"attempts": 2, "error": None, "index": 0})
     problems = c.problems(["w1"])
     assert len(problems) == 3 and all(p.startswith("worker w1: bad attempt record") for p in problems)
-    assert c.totals() == [WorkerTotals(0, 2, 1, 2)]
+    assert c.totals() == [WorkerTotals(0, 2, 1, 2, node="w1")]
     spool.finalize()
     spool.close()
     history = load_history(tmp_path / "history.sqlite")

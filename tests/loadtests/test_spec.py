@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from hookproof.loadtests.spec import SpecError, StormSpec
+from hookproof.loadtests.spec import PROTOCOL, SpecError, StormSpec, schema_protocol, storm_protocol
 
 
 @pytest.mark.parametrize(("text", "message"), [
@@ -30,3 +30,16 @@ def test_numbers_may_be_written_as_whole_numbers_and_lists_become_tuples() -> No
     spec = StormSpec.from_json('{"target_url": "http://127.0.0.1", "rate_per_s": 5, "enabled_types": ["invoice.paid"]}')
     assert spec.rate_per_s == 5.0 and spec.enabled_types == ("invoice.paid",)
     assert StormSpec.from_json(spec.to_json()) == spec
+
+
+def test_the_storm_protocol_changes_with_the_spec_s_fields_and_its_number_not_its_words() -> None:
+    class Wider(StormSpec):
+        signing: str = ""
+
+    class Reworded(StormSpec):
+        """The same fields, other words."""
+
+    assert storm_protocol() == schema_protocol(StormSpec) and storm_protocol().startswith(f"{PROTOCOL}-")
+    assert schema_protocol(Reworded) == storm_protocol()
+    assert schema_protocol(Wider) != storm_protocol()
+    assert schema_protocol(StormSpec, PROTOCOL + 1) != storm_protocol()
