@@ -236,8 +236,9 @@ def test_explore_finds_the_twin_and_replay_repeats_it_with_the_table(tmp_path: P
                          "--out", str(tmp_path / "out"), cwd=tmp_path)
     assert run.returncode == 1 and "lost: order:" in run.stdout, run
     lemon_app.STATE["headers"].clear()
+    # a schedule with a burst may not race the same way on a loaded machine: replayed until it does
     replay = run_in_process("replay", str(tmp_path / "out" / "failing-schedule.json"), "--config", "hookproof.toml",
-                            cwd=tmp_path)
+                            "--repeats", "5", cwd=tmp_path)
     assert replay.returncode == 1 and "lost: order:" in replay.stdout, replay
     seen = lemon_app.STATE["headers"]
     assert seen and all(h["x-event-name"] == "order_created" and "x-webhook-id" not in h for h in seen)
