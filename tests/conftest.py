@@ -76,6 +76,7 @@ SERIAL_MODULES: dict[str, str] = {
     "tests/hostile/test_send.py": "a dozen send runs side by side, each bounded by its sender timeout",
     "tests/loadtests/test_storm_cluster.py": "network namespaces and veth pairs",
     "tests/loadtests/test_storm_command.py": "checks depend on the achieved rate; interrupted storms",
+    "tests/loadtests/test_storm_worker_lifecycle.py": "workers stopped, killed and joining at set times in a storm",
     "tests/loadtests/test_storm_patterns.py": "storms near the sender's timeout on a loaded machine",
     "tests/loadtests/test_storm_team_keys.py": "storms near the sender's timeout on a loaded machine",
     "tests/loadtests/test_storm_worlds.py": "storms near the sender's timeout on a loaded machine",
