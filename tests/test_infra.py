@@ -207,6 +207,7 @@ def test_a_side_by_side_fixture_runs_only_the_selected_cases(pytester: pytest.Py
     pytester.makepyfile(test_selection=SELECTION_MODULE + f"\nEXPECTED = {expected!r}\n")
     pytester.syspathinsert(str(Path(__file__).resolve().parent.parent))
     sys.modules.pop("test_selection", None)
-    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "-p", "no:locust", "-q",
+    # no:benchmark: pytest-benchmark, where installed, warns in an xdist worker's inner run (an error here)
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "-p", "no:locust", "-p", "no:benchmark", "-q",
                                           *(f"test_selection.py::{test}" for test in selected))
     result.assert_outcomes(passed=passed)
