@@ -355,12 +355,17 @@ def _processes(commands: list[tuple[str, list[str]]], env: dict[str, str], log_d
             log.close()
 
 
-def _gave_up(master_log: Path) -> bool:
-    """True when the master's log says it stopped waiting for its workers."""
+def _gave_up(master_log: Path) -> int | None:
+    """When the master's log says it stopped waiting for its workers, how many had connected by
+    then (Locust's last "… reported as ready. N workers connected." line; 0 without one); else None."""
     try:
-        return "Gave up waiting for workers to connect" in master_log.read_text(encoding="utf-8", errors="replace")
+        text = master_log.read_text(encoding="utf-8", errors="replace")
     except OSError:
-        return False
+        return None
+    if "Gave up waiting for workers to connect" not in text:
+        return None
+    counts = re.findall(r"reported as ready(?: \(duplicate message\))?\. (\d+) workers connected", text)
+    return int(counts[-1]) if counts else 0
 
 
 def _read_progress(path: Path) -> dict[str, object]:
@@ -434,9 +439,10 @@ def run_storm(spec: "StormSpec", secrets: list[str], *, workers: int, spawn_rate
                 if code != 0 and failure:  # the master's checks raised: one line, the traceback in its log
                     raise HookproofError(f"the storm's checks failed: {failure}; the traceback is in "
                                          f"{log_dir / 'locust-master.log'}")
-                if code != 0 and workers > 0 and _gave_up(log_dir / "locust-master.log"):
-                    raise HookproofError(f"fewer than {workers} worker(s) connected within {workers_timeout_s:g} s "
-                                         f"(--workers-timeout); Locust logs in {log_dir}")
+                connected = _gave_up(log_dir / "locust-master.log") if code != 0 and workers > 0 else None
+                if connected is not None:
+                    raise HookproofError(f"only {connected} of {workers} worker(s) connected within "
+                                         f"{workers_timeout_s:g} s (--workers-timeout); Locust logs in {log_dir}")
                 return code
             except KeyboardInterrupt:
                 # Ask the master to stop early and still check and report (a partial report),

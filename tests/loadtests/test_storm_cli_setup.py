@@ -199,7 +199,30 @@ def test_a_master_for_other_machines_listens_on_loopback_unless_told(tmp_path: P
             "workers on other machines, give --master-bind-host this machine's address); run:\n"
             f"  hookproof storm-worker --master-host 127.0.0.1 --master-port {port}\n") in run.stderr
     assert run.returncode == 2 and run.stderr.splitlines()[-1].startswith(
-        "hookproof: fewer than 1 worker(s) connected within 4 s (--workers-timeout)"), run
+        "hookproof: only 0 of 1 worker(s) connected within 4 s (--workers-timeout); Locust logs in "), run
+
+
+def test_a_master_that_gives_up_on_its_workers_says_how_many_connected(tmp_path: Path) -> None:
+    config = _config(tmp_path, "inbox_sync")
+    port = free_port()
+    workers: list[subprocess.Popen[bytes]] = []
+
+    def one_worker(proc: subprocess.Popen[bytes]) -> None:
+        # one of the two expected workers connects (it waits for the master's port itself)
+        workers.append(subprocess.Popen(["hookproof", "storm-worker", "--master-host", "127.0.0.1",
+                                         "--master-port", str(port), "--master-timeout", "60s"],
+                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+
+    try:
+        run = run_hookproof("storm", "-c", str(config), "--out", str(tmp_path / "out"), "--duration", "5s",
+                            "--workers-expected", "2", "--master-bind-port", str(port), "--workers-timeout", "25s",
+                            env={"HOOKPROOF_TEST_SECRET": SECRET}, during=one_worker, timeout_s=180)
+    finally:
+        for worker in workers:
+            worker.kill()
+            worker.wait(30)
+    assert run.returncode == 2 and run.stderr.splitlines()[-1].startswith(
+        "hookproof: only 1 of 2 worker(s) connected within 25 s (--workers-timeout); Locust logs in "), run
 
 
 def test_the_help_says_how_to_expose_the_master() -> None:
