@@ -68,12 +68,15 @@ class Cut:
         keys: business keys of their events, none of whose deliveries was acknowledged.
         objects: object ids of those events.
         drain_s: the drain's bound, seconds.
+        stopped: the workers stopped before the storm's end, in words ("worker 2"): theirs cut
+            their schedules when they stopped, not when the drain ended.
     """
 
     deliveries: tuple[CutDelivery, ...]
     keys: frozenset[str]
     objects: frozenset[str]
     drain_s: float
+    stopped: tuple[str, ...] = ()
 
     def __bool__(self) -> bool:
         return bool(self.deliveries)
@@ -89,19 +92,22 @@ class Cut:
         owed = len(self.deliveries) - in_flight
         parts = [p for p in (f"{owed} with a retry owed" if owed else "",
                              f"{in_flight} with an attempt still unanswered" if in_flight else "") if p]
+        when = f"when its drain ended after {self.drain_s:.0f} s"
+        if self.stopped:
+            when += f" or, on {' and '.join(self.stopped)} (stopped before the storm's end), when it stopped"
         return (f"the storm's end cut the retry schedule of {len(self.deliveries)} delivery(ies) "
-                f"({', '.join(parts)}) when its drain ended after {self.drain_s:.0f} s: the provider would "
+                f"({', '.join(parts)}) {when}: the provider would "
                 "still retry them, so whether the receiver applies their events is unknown")
 
 
 def cut_of(deliveries: Sequence[CutDelivery], events: Iterable[Event], acked_events: AbstractSet[str],
-           drain_s: float) -> Cut:
+           drain_s: float, stopped: Sequence[str] = ()) -> Cut:
     """The `Cut` of `deliveries`: `events` (the storm's, carrying the business keys the checks
     use) name each one's key and object; an event whose id, as its attempts carried it, is in
-    `acked_events` (a delivery of it was acknowledged) excuses nothing. One pass over
-    `events`, none when nothing was cut."""
+    `acked_events` (a delivery of it was acknowledged) excuses nothing; `stopped`: `Cut.stopped`.
+    One pass over `events`, none when nothing was cut."""
     if not deliveries:
-        return Cut((), frozenset(), frozenset(), drain_s)
+        return Cut((), frozenset(), frozenset(), drain_s, tuple(stopped))
     unacked = {d.event_id for d in deliveries if d.sent_event_id not in acked_events}
     keys: set[str] = set()
     objects: set[str] = set()
@@ -110,7 +116,7 @@ def cut_of(deliveries: Sequence[CutDelivery], events: Iterable[Event], acked_eve
             objects.add(event.object_id)
             if event.business_key is not None:
                 keys.add(event.business_key)
-    return Cut(tuple(deliveries), frozenset(keys), frozenset(objects), drain_s)
+    return Cut(tuple(deliveries), frozenset(keys), frozenset(objects), drain_s, tuple(stopped))
 
 
 #: How a ``lost`` finding of a key every valid attempt of which timed out begins

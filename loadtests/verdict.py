@@ -326,6 +326,7 @@ def storm_scenario(spec: StormSpec, events: Iterable[Event], attempts: Sequence[
                    duration_s: float, reason: str | None = None, ahead: Ahead | None = None,
                    mapping: "KeyMapping | None" = None, sender: Mapping[str, Any] | None = None,
                    cut: Sequence[CutDelivery] = (), drain_s: float = 0.0, unrecorded: Sequence[str] = (),
+                   stopped: Sequence[str] = (),
                    keep: "Callable[[str], Callable[[Iterator[FindingView]], Sequence[FindingView]]] | None" = None,
                    ) -> ScenarioReport:
     """The ``storm`` scenario report: checks over the history and the observations (pure).
@@ -338,7 +339,8 @@ def storm_scenario(spec: StormSpec, events: Iterable[Event], attempts: Sequence[
     them (`keyed`); without it, ``spec.keys`` is read over the profile's rendering of `events`
     (full events). `sender`: how well the senders kept up (`sender_judged`). `cut`: the
     deliveries whose retry schedule the end of the storm's drain (`drain_s` seconds) cut
-    (`loadtests.cut`): the ``lost`` and ``stale`` findings they leave open are unknown.
+    (`loadtests.cut`): the ``lost`` and ``stale`` findings they leave open are unknown;
+    `stopped`: the workers stopped before the storm's end, in words (`cut.Cut.stopped`).
     `unrecorded`: the workers whose records may be missing, in words (`collect.Collector.unrecorded`):
     the findings deliveries missing from the history could explain are unknown (`cut.Unrecorded`),
     and the scenario is never a pass (unknown, its reason `reason` or the judge's note).
@@ -370,7 +372,7 @@ def storm_scenario(spec: StormSpec, events: Iterable[Event], attempts: Sequence[
     if ahead:
         results = tolerate(results, ahead)
     if cut:
-        results = judge_cut(results, cut_of(cut, events, index.acked_events, drain_s))
+        results = judge_cut(results, cut_of(cut, events, index.acked_events, drain_s, stopped))
     if unrecorded:
         results = judge_cut(results, Unrecorded(tuple(unrecorded), aggregated=bool(mapping is not None
                                                                                    and mapping.counters)))
@@ -442,7 +444,7 @@ def _check_and_report(spec: StormSpec, events: Iterable[Event], indexed: Sequenc
                       observe: Callable[[], Observation] | None, phase: Callable[[str], None],
                       processes: int = 1, sender: Mapping[str, Any] | None = None,
                       cut: Sequence[CutDelivery] = (), drain_s: float = 0.0, unrecorded: Sequence[str] = (),
-                      notes: Sequence[str] = (), keeper: "FindingsKeeper | None" = None) -> RunReport:
+                      stopped: Sequence[str] = (), notes: Sequence[str] = (), keeper: "FindingsKeeper | None" = None) -> RunReport:
     """Settle the receiver, run the checks over `indexed`, and make the storm's report
     (`processes`: how many processes sent, for the provider API's truth they replayed;
     `keeper`: where the findings go as they are made, `storm_scenario`'s ``keep``)."""
@@ -477,7 +479,7 @@ def _check_and_report(spec: StormSpec, events: Iterable[Event], indexed: Sequenc
         scenario = storm_scenario(spec, events, indexed, result.observations, settled=result.settled,
                                   started_at=started_at, duration_s=duration_s, reason=partial_reason, ahead=ahead,
                                   mapping=mapping, sender=sender, cut=cut, drain_s=drain_s, unrecorded=unrecorded,
-                                  keep=keeper.keep if keeper is not None else None)
+                                  stopped=stopped, keep=keeper.keep if keeper is not None else None)
     return views.run_report((scenario,), target=spec.target_url, profile=spec.profile, live=spec.live, seed=spec.seed,
                             started_at=started_at, partial=partial_reason is not None,
                             history_file=str(history_path), config=spec.config_file, notes=notes)
@@ -599,6 +601,7 @@ def finish_spooled(
                                        stopped_at=stopped_at, partial_reason=partial_reason, observe=observe,
                                        phase=phase, processes=max(1, len(workers)), sender=sender, cut=cut,
                                        drain_s=drain_s, unrecorded=unrecorded, notes=workers_note(workers),
+                                       stopped=[f"worker {w.index}" for w in workers if w.stopped],
                                        keeper=FindingsKeeper(history))
             # kept with the attempts, so `hookproof report --history` re-renders it, as for certify: its
             # findings the rows written above, the rest in the meta (`saved_report`)

@@ -119,6 +119,17 @@ def test_cut_of_names_the_keys_and_objects_of_events_never_acknowledged() -> Non
     assert (cut.keys, cut.objects) == (frozenset({"renewal:in_0"}), frozenset({"in_0"}))
 
 
+def test_the_cut_note_says_a_stopped_worker_cut_its_schedules_when_it_stopped() -> None:
+    deliveries = [CutDelivery("evt_0", "evt_0", "d0", 2)]
+    assert cut_of(deliveries, [_paid(0)], set(), 30.0).note() == (
+        "the storm's end cut the retry schedule of 1 delivery(ies) (1 with a retry owed) when its drain ended after "
+        "30 s: the provider would still retry them, so whether the receiver applies their events is unknown")
+    assert cut_of(deliveries, [_paid(0)], set(), 30.0, ["worker 2"]).note() == (
+        "the storm's end cut the retry schedule of 1 delivery(ies) (1 with a retry owed) when its drain ended after "
+        "30 s or, on worker 2 (stopped before the storm's end), when it stopped: the provider would still retry "
+        "them, so whether the receiver applies their events is unknown")
+
+
 @pytest.mark.parametrize("row", [["e", "s", "d", 0, False], ["e", "s", "d", 1], "x", ["e", "s", "d", True, False],
                                  ["e", "s", None, 1, False], ["e", "s", "d", 1, "no"]])
 def test_a_malformed_cut_delivery_is_refused(row: object) -> None:
