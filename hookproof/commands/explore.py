@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from hookproof.config import Config
     from hookproof.reports.model import RunReport, ScenarioReport
     from hookproof.scenarios.statemachine import ExploreResult, ExploreTarget, Failure, HitRate
+    from hookproof.simulator.profiles.base import Profile
 
 #: File name of the shrunk failing schedule in the report directory.
 SCHEDULE_FILE = "failing-schedule.json"
@@ -269,7 +270,7 @@ def run_explore(cfg: "Config", *, out_dir: Path | Callable[[], Path], max_exampl
         lines.append(f"burst race: {hit.hits}/{hit.repeats} runs double-applied ({hit.rate:.0%}); seeds {hit.seeds}{first}")
         if not hit.hits and not hit.acked:
             lines.append(f"burst race: {NOTHING_DELIVERED.format(attempts=hit.attempts)}")
-    scenarios = [machine_report(result, target.describe)]
+    scenarios = [machine_report(result, target.describe, target.profile)]
     if hit is not None:
         scenarios.append(burst_report(hit, duration_s=bursts_s))
     report = run_report(cfg, target.describe, seed, started, scenarios)
@@ -328,12 +329,14 @@ def explore_unsent_note(cfg: "Config", profile: Any, sent: Iterable[str]) -> str
     return unsent_note(configured, sent, "explore", emittable=emittable, every=every_type_of(cfg))
 
 
-def machine_report(result: "ExploreResult", target: str) -> "ScenarioReport":
+def machine_report(result: "ExploreResult", target: str, profile: "Profile | None" = None) -> "ScenarioReport":
     """The state machine's search as one scenario of the report.
 
     A finding fails it; a search in which the receiver acknowledged no valid delivery
     proves nothing (silence is not a pass), nor one cut short before its examples
-    (`ExploreResult.cut_short`): the verdict is unknown.
+    (`ExploreResult.cut_short`): the verdict is unknown. With the `profile`, an acknowledged
+    ``lost`` says what makes a receiver apply nothing, in the provider's words, as certify's
+    does (`fetched_states.with_unexplained`: its identity of an event, an id shared by events).
     """
     from hookproof.reports.model import ScenarioReport
     from hookproof.scenarios.report_views import attempt_view, check_view
@@ -356,12 +359,19 @@ def machine_report(result: "ExploreResult", target: str) -> "ScenarioReport":
     from hookproof.scenarios.statemachine import schedule_lines
 
     reason = "shrunk schedule: " + "; ".join(schedule_lines(failure))
-    return ScenarioReport(
+    report = ScenarioReport(
         MACHINE_ID, "State machine over delivery schedules", description, "fail", checklist,
         checks=tuple(check_view(c) for c in failure.checks),
         attempts=tuple(attempt_view(a) for a in failure.attempts),
         reason=reason, duration_s=result.duration_s,
     )
+    if profile is None:
+        return report
+    from hookproof.scenarios.fetched_states import with_unexplained
+
+    excerpts = {a.index: a.response_excerpt for a in failure.attempts}
+    return with_unexplained(report, profile.event_id_name, answers=lambda i: excerpts.get(i, ""),
+                            shared_id=profile.shared_id)
 
 
 def burst_report(hit: "HitRate", *, duration_s: float = 0.0) -> "ScenarioReport":

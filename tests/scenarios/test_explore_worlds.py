@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 
 from examples.receivers import PROVIDER_RECEIVERS
+from hookproof.commands.explore import machine_report
 from hookproof.scenarios.observations import Effect, ObjectState, Observation
 from hookproof.scenarios.statemachine import (
     ExploreTarget,
@@ -488,12 +489,17 @@ def test_the_shopify_twin_claiming_the_event_id_alone_is_found(tmp_path: Path) -
 
     target = ExploreTarget(profile=get_profile("shopify"), secrets=(secret,), open=open_,
                            describe="in-process shopify_app claiming X-Shopify-Event-Id alone", settle_window_s=0.02)
-    failures = [explore(target, max_examples=100, seed=seed, provider_state=ServerState()).failure
-                for seed in (2, 3, 5)]
-    found = [f for f in failures if f is not None]
+    results = [explore(target, max_examples=100, seed=seed, provider_state=ServerState()) for seed in (2, 3, 5)]
+    found = [r for r in results if r.failure is not None]
     assert len(found) == 3, "the twin claiming X-Shopify-Event-Id alone passed a search"
-    for failure in found:
-        assert "lost" in {f.check_id for f in failure.findings} <= {"lost", "stale"}, failure.summary()
+    for result in found:
+        assert result.failure is not None
+        assert "lost" in {f.check_id for f in result.failure.findings} <= {"lost", "stale"}, result.failure.summary()
+        # the report's lost finding says, as certify's does, which event sharing its id was handled first
+        report = machine_report(result, "twin", get_profile("shopify"))
+        lost = [f.message for c in report.checks if c.check_id == "lost" for f in c.findings]
+        assert lost and all(", another event sharing its id, was acknowledged" in m
+                            and "deduplicate on X-Shopify-Topic with it" in m for m in lost), lost
 
 
 @pytest.mark.slow
