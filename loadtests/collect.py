@@ -43,6 +43,27 @@ class _Node:
         return f" ({', '.join(where)})" if where else ""
 
 
+#: Seconds a worker that owes its closing message may stay without heartbeats (Locust calls it
+#: missing after about 3 s) before the master stops waiting for it: a loaded worker's heartbeats
+#: lag seconds and it comes back; a killed one never does, and waiting the drain's bound and
+#: ``--collect-timeout`` for it changes nothing but the wait.
+SILENT_AFTER_S = 15.0
+
+
+def silent_workers(pending: list[str], heard: set[str], now: float, since: dict[str, float],
+                   after_s: float = SILENT_AFTER_S) -> list[str]:
+    """The nodes of `pending` (closing message owed) not `heard` (present in Locust's clients and
+    not missing) for `after_s` seconds in a row, by `now` (monotonic seconds); `since` keeps when
+    each went silent between calls (updated in place). Pure."""
+    for node in list(since):
+        if node in heard or node not in pending:
+            del since[node]
+    for node in pending:
+        if node not in heard:
+            since.setdefault(node, now)
+    return [n for n in pending if n in since and now - since[n] >= after_s]
+
+
 @dataclass(frozen=True)
 class WorkerTotals:
     """What one worker sent: its Locust worker index (-1 for a single local process),

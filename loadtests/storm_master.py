@@ -25,7 +25,7 @@ import gevent.pool
 from locust.env import Environment
 from locust.runners import MasterRunner
 
-from hookproof.loadtests.collect import GO_MESSAGE
+from hookproof.loadtests.collect import GO_MESSAGE, SILENT_AFTER_S, silent_workers
 from hookproof.loadtests.spec import storm_protocol
 from hookproof.loadtests.storm_state import STATE, log
 from hookproof.scenarios.report_views import VERSION
@@ -34,6 +34,11 @@ from hookproof.scenarios.report_views import VERSION
 PROGRESS_INTERVAL_S = 0.5
 #: Seconds the master waits for every worker's version and reachability report.
 READY_TIMEOUT_S = 15.0
+def _heard(runner: Any) -> set[str]:
+    """The worker nodes Locust hears from: its clients not marked missing."""
+    from locust.runners import STATE_MISSING
+
+    return {str(c.id) for c in runner.clients.all if c.state != STATE_MISSING}
 
 
 def control(environment: Environment) -> None:
@@ -73,7 +78,15 @@ def control(environment: Environment) -> None:
         nodes = (list(dict.fromkeys([*started, *STATE.collector.started()]))
                  if isinstance(runner, MasterRunner) else ["local"])
         runner.stop()
+        since: dict[str, float] = {}
         while not STATE.collector.finished(nodes) and time.monotonic() < deadline:
+            if isinstance(runner, MasterRunner):
+                pending = [n for n in nodes if not STATE.collector.finished([n])]
+                silent = silent_workers(pending, _heard(runner), time.monotonic(), since)
+                if silent and len(silent) == len(pending):  # the rest will not come: stop waiting now
+                    log.warning("stopped waiting for %s: no heartbeat for %.0f s (a worker killed or cut off)",
+                                ", ".join(f"worker {n}" for n in silent), SILENT_AFTER_S)
+                    break
             gevent.sleep(0.1)
         STATE.phase = "collecting"
         cut = STATE.collector.cut()

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import sqlite3
 import subprocess
@@ -158,6 +159,9 @@ def test_a_worker_killed_with_its_locust_leaves_a_partial_unknown_run_not_false_
     assert scenario["verdict"] == "unknown"  # its row never says PASS under the run's UNKNOWN
     rows = sorted(meta["storm_workers"], key=lambda w: w["index"])
     assert [w["index"] for w in rows] == [0, 1] and sorted(w["closed"] for w in rows) == [False, True], rows
+    # the master stopped waiting once the killed worker had sent no heartbeat for a while
+    master_log = (tmp_path / "out" / "locust" / "locust-master.log").read_text(errors="replace")
+    assert re.search(r"stopped waiting for worker \S+: no heartbeat for 15 s", master_log), master_log[-3000:]
 
 
 @pytest.mark.slow
