@@ -401,6 +401,24 @@ def crash_untested_note(report: RunReport) -> str | None:
             "kill-during-processing; it needs [target.process] or [target.docker])")
 
 
+def checkout_modes_note(config: Config, report: RunReport) -> str | None:
+    """The note of a Stripe run whose ``lost`` findings include payment-mode Checkout Sessions'
+    fulfilments (``fulfillment:cs_…``) while the config leaves the shop's Checkout modes to their
+    default (both): a SaaS that sells plans alone opens ``mode=subscription`` sessions only
+    (docs.stripe.com/billing/subscriptions/build-subscriptions), so Stripe never sends it one, and a
+    receiver ignoring them is right. None otherwise."""
+    if config.target.profile != "stripe" or config.target.shop_checkout_modes() is not None:
+        return None
+    lost = sum(f.count for s in report.scenarios for f in s.findings
+               if f.check_id == "lost" and f.key.startswith("fulfillment:cs_"))
+    if not lost:
+        return None
+    return (f"{lost} lost finding(s) are payment-mode Checkout Sessions' fulfilments (fulfillment:cs_…): hookproof's "
+            "stories open Checkout Sessions in both modes, as a shop selling one-off purchases and plans does; if "
+            "yours opens only subscription-mode sessions (a SaaS selling plans), Stripe never sends it one: say so "
+            "with checkout_modes = [\"subscription\"] under [target] and certify again")
+
+
 def unwalked_states_note(config: Config, walked: frozenset[str]) -> str | None:
     """The note naming the ``[observer.states]`` kinds no scenario of the run walked the states
     of (the world has such states, `config.stated_kinds`, but the scenarios run sent none of
@@ -643,6 +661,7 @@ def certify(config: Config, *, scenarios: Sequence[str] | None = None, out_dir: 
                     state_fields=config.state_field_map(),
                     keep_going=keep_going, notes=notes, retry_budget_s=config.run.retry_budget_s,
                     seeder=seed_hook(config, secrets, api_base, sink_url),
+                    checkout_modes=config.target.story_checkout_modes(),
                     overlap=overlap, on_finish=ended,
                     stopped_by=stopped_by, config_file=config.source,
                 )
@@ -678,6 +697,11 @@ def certify(config: Config, *, scenarios: Sequence[str] | None = None, out_dir: 
         from dataclasses import replace
 
         probed = replace(probed, notes=(*probed.notes, untested))
+    modes = checkout_modes_note(config, probed)
+    if modes is not None:  # lost payment-mode fulfilments of a shop that may open no such session
+        from dataclasses import replace
+
+        probed = replace(probed, notes=(*probed.notes, modes))
     unwalked = unwalked_states_note(config, walked) if walked is not None and not report.partial else None
     if unwalked is not None:  # a state query the run read and compared with nothing
         from dataclasses import replace

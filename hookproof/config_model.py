@@ -88,6 +88,14 @@ class TargetConfig(StrictModel):
     #: events and API answers take that version's shapes (simulator.profiles.stripe_versions).
     api_version: str | None = None
     enabled_events: list[str] | None = None
+    #: Stripe: the modes the shop's own Checkout opens sessions in, ``"payment"``,
+    #: ``"subscription"`` or both (default: both); ``[]``: it sells nothing through Checkout.
+    #: Stripe sends an endpoint every completed session of its account, whatever its mode, and a
+    #: SaaS selling plans opens only ``mode=subscription`` sessions (docs.stripe.com/billing/
+    #: subscriptions/build-subscriptions): the stories of certify and explore then open sessions
+    #: of these modes alone. With a seed that opens the sessions, ``[target.seed] checkout_modes``
+    #: says it instead (one of the two).
+    checkout_modes: list[str] | None = None
     start: StartConfig | None = None
     process: ProcessTargetConfig | None = None
     docker: DockerTargetConfig | None = None
@@ -121,6 +129,30 @@ class TargetConfig(StrictModel):
         for s in values:
             SecretRef.parse(s)  # SecretRefError is a ValueError: pydantic reports it on the field
         return v
+
+    @field_validator("checkout_modes")
+    @classmethod
+    def _checkout_modes(cls, v: list[str] | None) -> list[str] | None:
+        from hookproof.scenarios.seeding import CHECKOUT_MODES
+
+        if v is not None and (unknown := [m for m in v if m not in CHECKOUT_MODES]):
+            raise ValueError(f"a shop's Checkout opens sessions in {' or '.join(CHECKOUT_MODES)} mode, "
+                             f"not {unknown[0]!r} ([] when it sells nothing through Checkout)")
+        return None if v is None else list(dict.fromkeys(v))
+
+    def story_checkout_modes(self) -> frozenset[str] | None:
+        """The modes the stories may open Checkout Sessions in as `checkout_modes` says (None: the
+        default, both); with a seed, its hook decides (`seeding.SeedHook.story_checkout_modes`)."""
+        return None if self.checkout_modes is None else frozenset(self.checkout_modes)
+
+    def shop_checkout_modes(self) -> frozenset[str] | None:
+        """The shop's Checkout modes wherever the config says them: `checkout_modes`, else a seed's
+        own ``checkout_modes`` (for explore and storm, which run no seed); None: both."""
+        if self.checkout_modes is not None:
+            return frozenset(self.checkout_modes)
+        if self.seed is not None and "checkout_modes" in self.seed.model_fields_set:
+            return frozenset(self.seed.checkout_modes)
+        return None
 
     @field_validator("api_version")
     @classmethod
@@ -192,9 +224,20 @@ class TargetConfig(StrictModel):
                              "port per run), name the port in target.url, or give target.start.port")
         if self.seed is not None and self.seed.creates and self.profile != "stripe":
             raise ValueError(f"seed.creates: only the stripe profile's API creates objects, not {self.profile!r}'s")
-        if self.seed is not None and "checkout_modes" in self.seed.model_fields_set and not self.seed.checkout_modes \
-                and (listed := [e for e in self.enabled_events or () if e.startswith("checkout.session.")]):
-            raise ValueError(f"enabled_events: {listed[0]} is listed while seed.checkout_modes = [] says the shop "
+        if self.checkout_modes is not None and self.profile != "stripe":
+            raise ValueError(f"checkout_modes: Stripe Checkout's session modes, not the {self.profile!r} profile's")
+        if self.checkout_modes is not None and self.seed is not None \
+                and "checkout_modes" in self.seed.model_fields_set:
+            raise ValueError("checkout_modes: give the shop's Checkout modes once, in [target] or (for a seed that "
+                             "opens the sessions) in [target.seed], not in both")
+        if self.checkout_modes is not None and self.seed is not None and "checkout.session" in self.seed.creates:
+            raise ValueError("checkout_modes: the seed opens the sessions (creates has \"checkout.session\"), so "
+                             "its modes go in [target.seed] checkout_modes")
+        no_checkout = (self.checkout_modes == [] or (self.seed is not None and "checkout_modes" in
+                                                      self.seed.model_fields_set and not self.seed.checkout_modes))
+        if no_checkout and (listed := [e for e in self.enabled_events or () if e.startswith("checkout.session.")]):
+            where = "checkout_modes" if self.checkout_modes == [] else "seed.checkout_modes"
+            raise ValueError(f"enabled_events: {listed[0]} is listed while {where} = [] says the shop "
                              "sells nothing through Checkout, so no story opens a session to send it; remove the "
                              "checkout.session.* types or name the shop's checkout modes")
         if self.connect and self.profile != "stripe":

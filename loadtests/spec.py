@@ -67,6 +67,8 @@ class StormSpec(BaseModel):
             Every process builds its profile with them (`sending_profile`).
         live / account: the events' mode and provider account.
         enabled_types: event types the receiver subscribes to (None: all).
+        checkout_modes: the modes the shop's Checkout opens sessions in (``[target]
+            checkout_modes``, `World.checkout_modes`); None: both.
         users: Locust users over all workers.
         rate_per_s: plateau rate, events per second over all users.
         duration_s: storm length, seconds.
@@ -121,6 +123,7 @@ class StormSpec(BaseModel):
     live: bool = False
     account: str | None = None
     enabled_types: tuple[str, ...] | None = Field(default=None, strict=False)
+    checkout_modes: tuple[str, ...] | None = Field(default=None, strict=False)
     users: int = 10
     rate_per_s: float = 50.0
     duration_s: float = 60.0

@@ -29,7 +29,7 @@ import re
 from dataclasses import dataclass, replace
 from functools import partial
 from types import MappingProxyType
-from typing import Any, AnyStr, Callable, Collection, Iterator, Mapping, NamedTuple
+from typing import Any, AnyStr, Callable, Collection, Iterable, Iterator, Mapping, NamedTuple
 
 from hookproof.loadtests.renaming import IdRenamer
 from hookproof.simulator.events import Event
@@ -58,11 +58,15 @@ def process_seed(seed: int, worker_index: int) -> int:
 
 
 def template_world(kind: str, seed: int, *, live: bool = False, account: str | None = None,
-                   start_us: int | None = None) -> Any:
+                   start_us: int | None = None, checkout_modes: Iterable[str] | None = None) -> Any:
     """A fresh world of `kind` (``billing``, ``github``, ``mercadopago``, ``paddle``…) from
-    `seed`, starting at `start_us` (unix microseconds; None: now)."""
+    `seed`, starting at `start_us` (unix microseconds; None: now); a billing world's shop opens
+    Checkout Sessions of `checkout_modes` alone (`World.checkout_modes`; None: both)."""
     if kind == "billing":
-        return World(seed, livemode=live, account=account, start_us=start_us)
+        world = World(seed, livemode=live, account=account, start_us=start_us)
+        if checkout_modes is not None:
+            world.checkout_modes = frozenset(checkout_modes)
+        return world
     from hookproof.simulator.world.registry import new_world
 
     return new_world(kind, seed, livemode=live, account=account, start_us=start_us)

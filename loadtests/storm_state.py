@@ -256,7 +256,7 @@ class StormProcess:
             assert spec is not None and profile is not None
             keep = storm_sends(profile, spec.enabled_types, spec.keys)
             world = template_world(profile.world, seed, live=spec.live, account=spec.account,
-                                   start_us=spec.world_start_us)
+                                   start_us=spec.world_start_us, checkout_modes=spec.checkout_modes)
             world.sent_only(keep.sends_type)  # its stories are the endpoint's (a Checkout intent's license)
             # building takes seconds: yield between stories, so a worker's heartbeats
             # reach its master meanwhile (else it is taken for missing and the storm stopped)

@@ -195,7 +195,7 @@ def template_worlds(spec: StormSpec, processes: int) -> list[Any]:
     worlds = []
     for index in range(max(1, processes)):
         world = template_world(kind, process_seed(spec.seed, index), live=spec.live, account=spec.account,
-                               start_us=spec.world_start_us)
+                               start_us=spec.world_start_us, checkout_modes=spec.checkout_modes)
         play_stories(world, STORIES)
         worlds.append(world)
     return worlds
@@ -215,7 +215,8 @@ def storm_start_us(spec: StormSpec, processes: int, *, now_us: int | None = None
         seed = process_seed(spec.seed, index)
 
         def make(start_us: int, seed: int = seed) -> Any:
-            return template_world(kind, seed, live=spec.live, account=spec.account, start_us=start_us)
+            return template_world(kind, seed, live=spec.live, account=spec.account, start_us=start_us,
+                                  checkout_modes=spec.checkout_modes)
 
         starts.append(story_start_us(make, lambda world: play_stories(world, STORIES), now_us=now_us))
     return min(starts)

@@ -52,6 +52,8 @@ class ExploreTarget:
         state_fields: the observer's declared state fields (`scenarios.state_fields.StateFields`,
             ``[observer.state_fields]``): the events carry each object's combined state, and
             with a subscription's, the billing world's operations change plans; None: statuses.
+        checkout_modes: the modes the shop's Checkout opens sessions in (the config's
+            ``checkout_modes``, `World.checkout_modes`); None: both.
     """
 
     profile: Profile
@@ -68,6 +70,7 @@ class ExploreTarget:
     enabled: frozenset[str] | None = None
     keys: Any = None
     state_fields: Any = None
+    checkout_modes: frozenset[str] | None = None
     fell_short: bool = field(default=False, init=False)
 
     def sends_type(self, world_type: str) -> bool:

@@ -170,6 +170,9 @@ class Runner:
     #: the team's seed hook (`scenarios.seeding.SeedHook`): each scenario's world objects before its
     #: first delivery; a failed seed makes the scenario unknown with the reason (None: no seed).
     seeder: SeedHook | None = None
+    #: the modes the stories open Checkout Sessions in without a seeder (`[target] checkout_modes`;
+    #: None: both); a seeder's own say so (`SeedHook.story_checkout_modes`)
+    checkout_modes: frozenset[str] | None = None
     overlap: int = 1
     on_finish: Callable[[str], None] | None = None
     stopped_by: Callable[[], str | None] | None = None
@@ -215,10 +218,18 @@ class Runner:
                        chaos=self.chaos_settings if self.nemesis is not None else None,
                        redelivery_window=self.redelivery_window, keys=self.keys,
                        shop_sessions=self.seeder is not None and "checkout.session" in self.seeder.creates,
-                       **({"checkout_modes": self.seeder.story_checkout_modes()} if self.seeder is not None else {}),
+                       **({"checkout_modes": modes} if (modes := self._checkout_modes()) is not None else {}),
                        state_kinds=self.state_kinds,
                        state_fields=self.state_fields.columns() if self.state_fields is not None else None,
                        state_of=self.state_fields.state_of if self.state_fields is not None else None)
+
+    def _checkout_modes(self) -> frozenset[str] | None:
+        """The modes the stories open Checkout Sessions in: the seeder's
+        (`SeedHook.story_checkout_modes`) within the shop's `checkout_modes`; None: the default."""
+        modes = self.seeder.story_checkout_modes() if self.seeder is not None else None
+        if self.checkout_modes is not None:
+            modes = self.checkout_modes if modes is None else modes & self.checkout_modes
+        return modes
 
     def run(self, ids: Iterable[str] | None = None) -> RunReport:
         """Run the scenarios `ids` (default: the whole catalog) and build the report.

@@ -117,6 +117,8 @@ class Session:
         self.world = session_world(self.ops.kind, seed, _fresh_salt(), livemode=explore.live,
                                    account=explore.account, start_us=CLOCK_START_US, step_us=CLOCK_STEP_US)
         self.world.sent_only(explore.sends_type)  # its stories are the endpoint's (a Checkout intent's license)
+        if explore.checkout_modes is not None and hasattr(self.world, "checkout_modes"):
+            self.world.checkout_modes = explore.checkout_modes  # the shop's own Checkout
         self.provider_state = provider_state
         if provider_state is not None:
             provider_state.set_world(self.world)

@@ -102,11 +102,20 @@ def legal_actions(world: Any) -> list[Action]:
         if c["amount"] - c["amount_refunded"] > 0:
             out.append(("refund", i))
     out.append(("subscribe_incomplete", None))
-    out.append(("checkout", None))
+    if _checkout_turns(world):
+        out.append(("checkout", None))
     for i, cs in enumerate(world.objects("checkout.session")):
         if _pending_delayed(world, cs):
             out += [("settle_delayed", i), ("fail_delayed", i)]
     return out
+
+
+def _checkout_turns(world: Any) -> tuple[int, ...]:
+    """The kinds of session the ``checkout`` operation takes turns at, within the shop's
+    `World.checkout_modes`: 0 a card payment, 1 a boleto payment (payment mode), 2 a plan
+    (subscription mode)."""
+    modes = getattr(world, "checkout_modes", frozenset({"payment", "subscription"}))
+    return (*((0, 1) if "payment" in modes else ()), *((2,) if "subscription" in modes else ()))
 
 
 def _pending_delayed(world: Any, session: str) -> bool:
@@ -168,7 +177,10 @@ def apply_action(world: Any, action: str, index: int | None) -> None:
     elif action == "mark_unpaid":  # the world refuses it unless the subscription is past_due
         world.mark_unpaid(_nth(world, action, "subscription", index))
     elif action == "checkout":  # in turn: a one-time price paid by card, by boleto, a plan (subscription mode)
-        turn = len(world.objects("checkout.session")) % 3
+        turns = _checkout_turns(world)
+        if not turns:
+            raise WorldError("checkout: the shop opens no Checkout Session (checkout_modes = [])")
+        turn = turns[len(world.objects("checkout.session")) % len(turns)]
         if turn == 2:
             world.subscribe_through_checkout(customer())
         else:

@@ -90,7 +90,8 @@ def explore_target(cfg: "Config", log: Any = None) -> Iterator[tuple["ExploreTar
     enabled = cfg.target.stripe_types()  # the world's names of the enabled events (None: all)
     options: dict[str, Any] = dict(live=cfg.target.live, account=cfg.target.account,
                                    enabled=frozenset(enabled) if enabled is not None else None,
-                                   keys=cfg.key_mapping(), state_fields=cfg.state_field_map())
+                                   keys=cfg.key_mapping(), state_fields=cfg.state_field_map(),
+                                   checkout_modes=cfg.target.shop_checkout_modes())
     if cfg.target.app is not None:
         # For the in-process app only while the search runs: a run inside a longer-lived
         # process (the pytest plugin, a test) must not leave it to the receivers started later.

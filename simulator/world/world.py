@@ -163,6 +163,10 @@ class World(RecordReads):
         self._checkout_intents: set[str] = set()
         #: whether the endpoint is sent the session's own Checkout events (`sent_only`)
         self.checkout_events_sent = True
+        #: The modes the shop's Checkout opens sessions in (``[target] checkout_modes``): `lifecycle`
+        #: and explore's ``checkout`` operation open sessions of these modes alone; a plan is
+        #: started through ``POST /v1/subscriptions`` where ``subscription`` is not one of them.
+        self.checkout_modes: frozenset[str] = frozenset({"payment", "subscription"})
         #: The kind of each checkout session a story (not the receiver) opened, in order: ``(mode,
         #: payment method)`` (``("payment", "card")``, ``("subscription", "card")``, ``("payment", "boleto")``).
         self.story_session_kinds: list[tuple[str, str]] = []
@@ -876,17 +880,21 @@ class World(RecordReads):
         once, then two delayed-method (boleto) sessions completed unpaid, one whose payment
         succeeds and one whose payment fails: docs.stripe.com/checkout/fulfillment), subscribe
         through a subscription-mode Checkout Session (`subscribe_through_checkout`), renew,
-        fail, recover, refund, cancel."""
+        fail, recover, refund, cancel. Sessions only of the shop's `checkout_modes`: without
+        ``payment`` no purchase goes through Checkout, without ``subscription`` the plan starts
+        through ``POST /v1/subscriptions`` (`subscribe`)."""
         start = len(self.events)
         cus = self.create_customer(locale)
         customer = self._event_of(cus).object_id
         pi = self.pay(customer)
-        self.complete_checkout(self.open_checkout(customer, self.create_price(interval=None)))
-        for succeeded in (True, False):
-            delayed = self.open_checkout(customer, self.create_price(interval=None), asynchronous=True)
-            self.complete_checkout(delayed)
-            self.settle_async_checkout(delayed, succeeded=succeeded)
-        sub = self.subscribe_through_checkout(customer)
+        if "payment" in self.checkout_modes:
+            self.complete_checkout(self.open_checkout(customer, self.create_price(interval=None)))
+            for succeeded in (True, False):
+                delayed = self.open_checkout(customer, self.create_price(interval=None), asynchronous=True)
+                self.complete_checkout(delayed)
+                self.settle_async_checkout(delayed, succeeded=succeeded)
+        sub = (self.subscribe_through_checkout(customer) if "subscription" in self.checkout_modes
+               else self.subscribe(customer))
         self.renew(sub)
         inv = self.renew(sub, pay=False)
         self.retry_invoice(inv, pay=True)
