@@ -83,7 +83,7 @@ class StateFields:
     fields: Mapping[str, tuple[tuple[str, str], ...]]
     profile: Profile
     absent: Mapping[str, Mapping[str, frozenset[str]]] = field(default_factory=dict)
-    _memo: dict[tuple[str, str, int], str] = field(default_factory=dict, compare=False, repr=False)
+    _memo: dict[tuple[str, str, int, int], str] = field(default_factory=dict, compare=False, repr=False)
 
     def columns(self) -> dict[str, tuple[str, ...]]:
         """Object kind → the extra columns its state query must return."""
@@ -109,7 +109,10 @@ class StateFields:
         when it has no status). Raises TemplateError."""
         if event.status is None or event.object_type not in self.fields:
             return event.status
-        at = (event.id, event.object_id, event.version)  # an event's body is fixed: read it once
+        # an event's body is fixed: read it once. Its time is in the key: a story told once in a
+        # scratch world to measure it (`story_start_us`) makes the same ids at another clock, and
+        # a time field (current_period_end) read there is not the one the receiver is sent
+        at = (event.id, event.object_id, event.version, event.created_us)
         state = self._memo.get(at)
         if state is None:
             if len(self._memo) >= MEMO_SIZE:

@@ -8,6 +8,7 @@ naming the field; without any, every state is its status, as before.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from pathlib import Path
 
@@ -21,6 +22,7 @@ from hookproof.scenarios.state_fields import StateFields, combined, field_text, 
 from hookproof.scenarios.world_ops import ACTIONS, ops_for
 from hookproof.simulator.profiles import get_profile
 from hookproof.simulator.server.clock import servable_states
+from hookproof.simulator.events import Event
 from hookproof.simulator.world import World
 
 PRICE = "data.object.items.data.0.price.id"
@@ -194,3 +196,24 @@ def test_a_field_no_event_of_the_kind_carries_is_one_config_error(tmp_path: Path
         load_config(path)
     assert str(caught.value).startswith(
         f"{path}:16: observer.state_fields.user: data.nickname: the event has no field data.nickname"), caught.value
+
+
+def test_a_time_field_is_read_from_the_story_as_sent_not_from_its_scratch_measurement() -> None:
+    """certify tells a story once in a scratch world to measure it, then again with its clock
+    moved back (`story_start_us`): the same event ids at another time. A time field read in the
+    scratch world (``current_period_end``) was kept for the real one, and a correct receiver
+    storing the sent value failed ``stale``."""
+    period = "data.object.items.data.0.current_period_end"
+    declared = StateFields({"subscription": (("period_end", period),)}, get_profile("stripe"))
+
+    def told(start_us: int) -> Event:
+        w = World(5, start_us=start_us)
+        sub = w.subscribe(w.event(w.create_customer()).object_id)
+        return [e for e in w.events if e.object_id == sub and e.status is not None][-1]
+
+    scratch, sent = told(1_800_000_000_000_000), told(1_790_000_000_000_000)
+    assert (scratch.id, scratch.version) == (sent.id, sent.version)
+    declared.state_of(scratch)
+    end = json.loads(get_profile("stripe").envelope(sent).body)["data"]["object"]["items"]["data"][0][
+        "current_period_end"]
+    assert declared.state_of(sent) == f"{sent.status}, period_end={end}"
