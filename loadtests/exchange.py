@@ -46,7 +46,7 @@ from __future__ import annotations
 import errno
 import select
 from time import perf_counter
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 import gevent
 import gevent.monkey
@@ -386,9 +386,11 @@ def observed(atoms: ObservedAtoms) -> Observed:
                     read_cap_bytes=cap)
 
 
-def exchange(client: HTTPClient, uri: str, request: SignedRequest, *, read_cap_bytes: int,
-             timeout_s: float, wire: list[float] | None = None) -> ObservedAtoms:
+def exchange(client: HTTPClient, uri: str, request: SignedRequest | Callable[[], SignedRequest], *,
+             read_cap_bytes: int, timeout_s: float, wire: list[float] | None = None) -> ObservedAtoms:
     """POST `request` to `uri` (path and query) on `client`'s pool; what was observed.
+    A callable `request` is called once a connection is had, before the first byte is written:
+    a provider signs a delivery when it sends it, not before waiting for a connection.
 
     `wire`, when given, gets ``wire[0]`` set to the `time.perf_counter` at which the
     request's first byte was handed to the connection (after the connection was had:
@@ -399,7 +401,8 @@ def exchange(client: HTTPClient, uri: str, request: SignedRequest, *, read_cap_b
     Never raises for what the receiver or the network does; only programmer errors
     (a header geventhttpclient refuses to write: ValueError) escape.
     """
-    data = request_head(client, request.method, uri, request.headers, request.body).encode("latin-1") + request.body
+    made: SignedRequest | None = None if callable(request) else request
+    data = b""
     pool = client._connection_pool
     seen = _NOTHING_SEEN  # until a connection is had (then each try's own)
 
@@ -425,6 +428,11 @@ def exchange(client: HTTPClient, uri: str, request: SignedRequest, *, read_cap_b
             # timeout), a timer armed around every wait, could never fire
             sock.settimeout(None)
             limit = None
+        if made is None:  # signed now that a connection is had
+            assert callable(request)
+            made = request()
+        if not data:
+            data = request_head(client, made.method, uri, made.headers, made.body).encode("latin-1") + made.body
         timer = _deadline(client, timeout_s)
         if wire is not None:
             wire[0] = perf_counter()
@@ -437,7 +445,7 @@ def exchange(client: HTTPClient, uri: str, request: SignedRequest, *, read_cap_b
                     continue
                 return broke(Broke.RESET if exc.errno == errno.ECONNRESET else Broke.CLOSED, sent=False)
             try:
-                response = _Response(sock, pool, seen, block_size=client.block_size, method=request.method,
+                response = _Response(sock, pool, seen, block_size=client.block_size, method=made.method,
                                      headers_type=client.headers_type)
             except HTTPConnectionClosed as exc:  # not one byte came; the response released the socket
                 if reused and not fresh and not seen.start:

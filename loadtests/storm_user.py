@@ -29,7 +29,7 @@ from hookproof.loadtests.shape import wave_times
 from hookproof.loadtests.storm_state import LAG_NOTED_S, STATE
 from hookproof.simulator.delivery.attempt_core import READ_CAP_BYTES, Broke, retry_delay_s
 from hookproof.simulator.delivery.history import RESPONSE_EXCERPT_BYTES, Outcome
-from hookproof.simulator.delivery.mutations import build_attempt
+from hookproof.simulator.delivery.mutations import envelope_of
 from hookproof.simulator.profiles.base import Envelope, SignedRequest
 
 #: `Broke.TIMEOUT`'s value, read once (an enum member's attribute is a descriptor call).
@@ -168,25 +168,15 @@ class StormUser(FastHttpUser):
     def _attempt(self, send: Send, number: int) -> str | None:
         """Send one signed attempt and keep what happened. None when it was acked, else the
         event id it carried."""
-        now = int(time.time())
-        envelope = send.envelope
-        if envelope is not None:
-            # Copies released together (a burst) share one signed request: the same
-            # envelope signed at the same second gives the same bytes.
-            last = self.last_signed
-            if last is not None and last[0] is envelope and last[1] == now:
-                request = last[2]
-            else:
-                request = self.profile.request(envelope, STATE.secrets, now)
-                self.last_signed = (envelope, now, request)
-            event_id = envelope.event_id
-        else:
-            built = build_attempt(self.profile, send.event, STATE.secrets, (), now=now, attempt=number, seed=self.seed)
-            request, event_id = built.request, built.event_id
+        # signed once a connection is had (`_signed`, called by `exchange`), as a provider signs
+        # when it sends: a user whose connections are all busy waits for one, and a request signed
+        # before that wait reached a receiver with a 5 s tolerance (Paddle's SDK) already stale
+        envelope = send.envelope if send.envelope is not None else envelope_of(self.profile, send.event)
+        event_id = envelope.event_id
         sent_at, t = time.time(), time.perf_counter()
         token = STATE.begin(send, number, event_id, sent_at, t)
         wire = [t]
-        atoms = self._exchange(request, wire)
+        atoms = self._exchange(envelope, wire)
         end = time.perf_counter()
         sent, status, body, over_cap, start, broke, detail, timeout_s, cap = atoms
         # What the receiver controls: from when the request went on the wire (the wait for
@@ -222,19 +212,30 @@ class StormUser(FastHttpUser):
             # the runner's own listener alone: what it does, without the event's dispatch
             stats = self._stats
             # a float, as the runner's listener passes the event's response time on (Locust hints an int)
-            stats.log_request(request.method, name, latency_ms, len(body))  # type: ignore[arg-type]
+            stats.log_request(METHOD, name, latency_ms, len(body))  # type: ignore[arg-type]
             if failure is not None:
-                stats.log_error(request.method, name, failure)
+                stats.log_error(METHOD, name, failure)
         else:
-            self._request_event.fire(request_type=request.method, name=name, response_time=latency_ms,
+            self._request_event.fire(request_type=METHOD, name=name, response_time=latency_ms,
                                      response_length=len(body), exception=failure, context={}, response=None,
                                      url=self.spec.target_url, start_time=sent_at)
         return None if answered and status is not None and self.profile.is_success(status) else event_id
 
-    def _exchange(self, request: SignedRequest, wire: list[float]) -> ObservedAtoms:
-        """POST `request` on the user's own connections; what was observed
-        (`loadtests.exchange`: at most `READ_CAP_BYTES` of the answer, within the sender
-        timeout; ``wire[0]``: when the request went on the wire).
+    def _signed(self, envelope: Envelope) -> SignedRequest:
+        """`envelope` signed now (unix seconds). Copies released together (a burst) share one
+        signed request: the same envelope signed at the same second gives the same bytes."""
+        now = int(time.time())
+        last = self.last_signed
+        if last is not None and last[0] is envelope and last[1] == now:
+            return last[2]
+        request = self.profile.request(envelope, STATE.secrets, now)
+        self.last_signed = (envelope, now, request)
+        return request
+
+    def _exchange(self, envelope: Envelope, wire: list[float]) -> ObservedAtoms:
+        """POST `envelope`, signed once a connection is had (`_signed`), on the user's own
+        connections; what was observed (`loadtests.exchange`: at most `READ_CAP_BYTES` of the
+        answer, within the sender timeout; ``wire[0]``: when the request went on the wire).
 
         Straight through the geventhttpclient client the FastHttpUser pooled for the
         target (its connection and network timeouts, `concurrency` connections), not
@@ -250,10 +251,10 @@ class StormUser(FastHttpUser):
             self._http.default_headers.discard("User-Agent")
             self._uri = getattr(url, "quoted_uri", url.request_uri)
         uri = self._uri
-        if request.query:
-            uri += ("&" if "?" in uri else "?") + urlencode(dict(request.query))
-        return exchange(self._http, uri, request, read_cap_bytes=READ_CAP_BYTES, timeout_s=self.spec.sender_timeout_s,
-                        wire=wire)
+        if envelope.query:
+            uri += ("&" if "?" in uri else "?") + urlencode(dict(envelope.query))
+        return exchange(self._http, uri, lambda: self._signed(envelope), read_cap_bytes=READ_CAP_BYTES,
+                        timeout_s=self.spec.sender_timeout_s, wire=wire)
 
 
 def runner_logs_only(environment: Environment) -> bool:
@@ -266,6 +267,9 @@ def runner_logs_only(environment: Environment) -> bool:
     return (len(handlers) == 1 and getattr(handlers[0], "__qualname__", "") == "Runner.__init__.<locals>.on_request"
             and environment.stats is not None)
 
+
+#: The method of every delivery (`SignedRequest.method`: providers POST), as Locust's statistics name it.
+METHOD = "POST"
 
 #: How an attempt that got no answer (a timeout, a connection cut) starts its `AnswerFailure`,
 #: which the progress line counts apart (`storm_master.unanswered`).

@@ -180,3 +180,69 @@ def test_the_exchange_s_response_frames_answers_as_the_client_s_without_indexing
     assert storm["interim first / 65536"][:2] == [201, "ok"]
     assert storm["chunked / 1"][:2] == [200, "abcde"]
     assert storm["no length, http/1.0 / 7"][:3] == [200, "until the end", True]
+
+
+#: Two attempts on a pool of one connection, the receiver (a gevent server in the same process)
+#: answering the first after 1 s: prints when each request was signed, when the first answer was
+#: written, and both statuses.
+_SIGNED_WHEN_SENT = r"""
+import json, time
+from gevent import monkey; monkey.patch_all()
+import gevent
+from gevent.server import StreamServer
+from geventhttpclient.client import HTTPClient
+from geventhttpclient.url import URL
+from hookproof.loadtests.exchange import exchange
+from hookproof.simulator.profiles.base import new_signed_request
+
+answered = []
+
+def handle(sock, _):
+    data = b""
+    while True:
+        while b"\r\n\r\n" not in data:
+            more = sock.recv(65536)
+            if not more:
+                return
+            data += more
+        head, _, data = data.partition(b"\r\n\r\n")
+        length = int([l.split(b":")[1] for l in head.split(b"\r\n") if l.lower().startswith(b"content-length")][0])
+        while len(data) < length:
+            data += sock.recv(65536)
+        data = data[length:]
+        if not answered:
+            gevent.sleep(1.0)
+        answered.append(time.perf_counter())
+        sock.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}")
+
+server = StreamServer(("127.0.0.1", 0), handle)
+server.start()
+client = HTTPClient.from_url(URL(f"http://127.0.0.1:{server.server_port}/"), concurrency=1, connection_timeout=5,
+                             network_timeout=10)
+signed = {}
+
+def attempt(n):
+    def sign():
+        signed[n] = time.perf_counter()
+        return new_signed_request({"Content-Type": "application/json"}, b"{}", {})
+    return exchange(client, "/webhooks", sign, read_cap_bytes=65536, timeout_s=10.0)[1]
+
+first = gevent.spawn(attempt, 1)
+gevent.sleep(0.2)  # the first holds the only connection
+second = gevent.spawn(attempt, 2)
+gevent.joinall([first, second], timeout=30)
+print(json.dumps({"statuses": [first.value, second.value], "first_answer": answered[0], "signed": signed}))
+"""
+
+
+def test_an_attempt_waiting_for_a_connection_is_signed_when_it_has_one() -> None:
+    """A storm user whose connections are all busy waits for one. Signed before that wait, a
+    request reached a receiver with a 5 s tolerance (Paddle's Node SDK) already stale, and a
+    correct receiver's refusals were `valid_not_rejected` findings: a provider signs when it
+    sends. The second attempt is signed after the first one's answer freed the connection."""
+    run = subprocess.run([sys.executable, "-c", _SIGNED_WHEN_SENT], capture_output=True, text=True, timeout=90,
+                         cwd=ROOT, env=child_env())
+    assert run.returncode == 0, run.stderr
+    got = json.loads(run.stdout)
+    assert got["statuses"] == [200, 200]
+    assert got["signed"]["1"] < got["first_answer"] <= got["signed"]["2"], got

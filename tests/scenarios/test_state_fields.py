@@ -20,9 +20,9 @@ from hookproof.scenarios.errors import ObserverError
 from hookproof.scenarios.observers import SqlObserver
 from hookproof.scenarios.state_fields import StateFields, combined, field_text, normal_path, stated
 from hookproof.scenarios.world_ops import ACTIONS, ops_for
+from hookproof.simulator.events import Event
 from hookproof.simulator.profiles import get_profile
 from hookproof.simulator.server.clock import servable_states
-from hookproof.simulator.events import Event
 from hookproof.simulator.world import World
 
 PRICE = "data.object.items.data.0.price.id"
