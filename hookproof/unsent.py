@@ -48,6 +48,24 @@ def unmodelled_note(cfg: "Config") -> str | None:
     return f"enabled but not modelled: {', '.join(unmodelled)}; their handling is not certified"
 
 
+def unmodelled_version_note(cfg: "Config") -> str | None:
+    """The note of a Stripe endpoint pinned (``target.api_version``) to a version later than the
+    latest hookproof models (`stripe_versions.unmodelled`): its events are labeled with that
+    version, as Stripe labels them, but carry the latest modelled version's shapes, without what
+    the later version added or changed; None otherwise. Certify, explore and storm add it."""
+    from hookproof.simulator.events import LATEST_API_VERSION
+    from hookproof.simulator.profiles.stripe_versions import unmodelled
+
+    version = cfg.target.api_version
+    if cfg.target.profile != "stripe" or version is None or not unmodelled(version):
+        return None
+    return (f"target.api_version {version} is later than {LATEST_API_VERSION}, the latest Stripe API version "
+            f"hookproof models: the events say \"api_version\": \"{version}\" but carry {LATEST_API_VERSION}'s "
+            f"shapes, without the fields {version} added or changed, so a receiver's handling of those is not "
+            f"certified (the same config with api_version = \"{LATEST_API_VERSION}\" and the receiver's SDK "
+            "pinned to it certifies what hookproof models)")
+
+
 def every_type_of(cfg: "Config") -> str | None:
     """The profile's title when the config leaves ``target.enabled_events`` out (or lists the
     wildcard): the endpoint is sent every type the profile sends, none of which the team named,

@@ -300,12 +300,13 @@ def run_explore(cfg: "Config", *, out_dir: Path | Callable[[], Path], max_exampl
         from dataclasses import replace
 
         report = replace(report, notes=(*report.notes, unsent))
-    from hookproof.unsent import unmodelled_note
+    from hookproof.unsent import unmodelled_note, unmodelled_version_note
 
-    if (unmodelled := unmodelled_note(cfg)) is not None:  # real types the endpoint enables, never sent
-        from dataclasses import replace
+    for kept in (unmodelled_note(cfg), unmodelled_version_note(cfg)):  # real types or a version never sent
+        if kept is not None:
+            from dataclasses import replace
 
-        report = replace(report, notes=(*report.notes, unmodelled))
+            report = replace(report, notes=(*report.notes, kept))
     if tails is not None:
         report = link_receiver_log(report, tails)
     paths = write_explore_reports(report, out_dir)

@@ -25,6 +25,11 @@ subscription            ``current_period_start/end`` on the          ``current_p
 charge                  ``invoice``                                  no ``invoice``
 ======================  ===========================================  ==========================================
 
+From 2026-03-25.dahlia a Checkout Session's ``ui_mode`` is ``hosted_page``, ``embedded_page`` or
+``elements``, which replace ``hosted``, ``embedded`` and ``custom`` (docs.stripe.com/changelog/
+dahlia/2026-03-25/updates-available-checkout-session-ui-modes): the world stores the new value and
+the versions before it take the old one (`UI_MODES_RENAMED`).
+
 A version is compared by its date (``YYYY-MM-DD``, the part before the release name).
 """
 
@@ -55,6 +60,26 @@ _NEW_ONLY: Mapping[str, tuple[str, ...]] = {
     "line_item": ("parent", "pricing"),
     "subscription_item": ("current_period_start", "current_period_end"),
 }
+
+
+#: First API version whose Checkout Sessions' ``ui_mode`` is ``hosted_page``, ``embedded_page`` or
+#: ``elements`` (docs.stripe.com/changelog/dahlia/2026-03-25/updates-available-checkout-session-ui-modes:
+#: they replace ``hosted``, ``embedded`` and ``custom``, which it removes).
+UI_MODES_RENAMED = "2026-03-25"
+#: A session's ``ui_mode`` before `UI_MODES_RENAMED`, by the value the world stores (the latest's).
+_OLD_UI_MODES: Mapping[str, str] = {"hosted_page": "hosted", "embedded_page": "embedded", "elements": "custom"}
+#: The kind whose values the versions before `UI_MODES_RENAMED` rename (present, with no field to
+#: cut, in those versions' drop maps: `_renamed`).
+_RENAMED_KIND = "checkout.session"
+
+
+def _renamed(kind: object, value: Mapping[str, Any], drop: Mapping[str, tuple[str, ...]]) -> str | None:
+    """The old ``ui_mode`` `value` (an object of `kind`) takes at a version whose drop map is
+    `drop` (one before `UI_MODES_RENAMED` lists `_RENAMED_KIND`), or None: nothing to rename."""
+    if kind != _RENAMED_KIND or kind not in drop:
+        return None
+    mode = value.get("ui_mode")
+    return _OLD_UI_MODES.get(mode) if isinstance(mode, str) else None
 
 
 def unmodelled(api_version: str) -> bool:
@@ -90,10 +115,11 @@ def charge_refunds_includable(api_version: str) -> bool:
 
 
 def _drop(api_version: str) -> Mapping[str, tuple[str, ...]]:
-    """Object kind -> the fields `api_version` does not have."""
+    """Object kind -> the fields `api_version` does not have (and, before `UI_MODES_RENAMED`,
+    `_RENAMED_KIND` with none: its ``ui_mode`` takes the old value, `_renamed`)."""
     if is_basil_or_later(api_version):
-        return _BASIL_DROP
-    return _INCLUDABLE_REFUNDS_DROP if charge_refunds_includable(api_version) else _NEW_ONLY
+        return _BASIL_DROP if api_version.split(".", 1)[0] >= UI_MODES_RENAMED else _BASIL_DROP_OLD_UI
+    return _INCLUDABLE_REFUNDS_DROP_OLD_UI if charge_refunds_includable(api_version) else _NEW_ONLY_OLD_UI
 
 
 def shaped_kinds(api_version: str) -> frozenset[str]:
@@ -132,6 +158,10 @@ def names_shaped_kind(body: bytes, kinds: frozenset[str]) -> bool:
 #: shape's and a charge's ``refunds``; before 2022-11-15, the newer shape's.
 _BASIL_DROP: Mapping[str, tuple[str, ...]] = {**_OLD_ONLY, "charge": (*_OLD_ONLY["charge"], "refunds")}
 _INCLUDABLE_REFUNDS_DROP: Mapping[str, tuple[str, ...]] = {**_NEW_ONLY, "charge": ("refunds",)}
+#: The same before `UI_MODES_RENAMED` (every version up to it): a session's ``ui_mode`` renamed back.
+_BASIL_DROP_OLD_UI: Mapping[str, tuple[str, ...]] = {**_BASIL_DROP, _RENAMED_KIND: ()}
+_INCLUDABLE_REFUNDS_DROP_OLD_UI: Mapping[str, tuple[str, ...]] = {**_INCLUDABLE_REFUNDS_DROP, _RENAMED_KIND: ()}
+_NEW_ONLY_OLD_UI: Mapping[str, tuple[str, ...]] = {**_NEW_ONLY, _RENAMED_KIND: ()}
 #: `shaped_kinds` of each version met so far.
 _SHAPED_KINDS: dict[str, frozenset[str]] = {}
 
@@ -154,7 +184,8 @@ def _to_cut(value: dict[str, Any] | list[Any], drop: Mapping[str, tuple[str, ...
     """True when `value` holds a field `drop` names, or a value other than a JSON one."""
     if type(value) is dict:
         kind = value.get("object")
-        if isinstance(kind, str) and kind in drop and any(k in value for k in drop[kind]):
+        if isinstance(kind, str) and kind in drop and (any(k in value for k in drop[kind])
+                                                       or _renamed(kind, value, drop) is not None):
             return True
         children: Any = value.values()
     else:
@@ -175,7 +206,10 @@ def _copy_cut(value: Any, drop: Mapping[str, tuple[str, ...]]) -> Any:
     if t is dict:
         kind = value.get("object")
         gone = drop.get(kind, ()) if isinstance(kind, str) else ()
-        return {k: v if type(v) in _ATOMIC else _copy_cut(v, drop) for k, v in value.items() if k not in gone}
+        out = {k: v if type(v) in _ATOMIC else _copy_cut(v, drop) for k, v in value.items() if k not in gone}
+        if (old := _renamed(kind, value, drop)) is not None:
+            out["ui_mode"] = old
+        return out
     if t is list:
         return [v if type(v) in _ATOMIC else _copy_cut(v, drop) for v in value]
     if t in _ATOMIC:
@@ -195,6 +229,8 @@ def _cut(value: Any, drop: Mapping[str, tuple[str, ...]]) -> None:
     kind = value.get("object")
     for key in drop.get(kind, ()) if isinstance(kind, str) else ():
         value.pop(key, None)
+    if (old := _renamed(kind, value, drop)) is not None:
+        value["ui_mode"] = old
     for child in value.values():
         _cut(child, drop)
 

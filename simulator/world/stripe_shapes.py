@@ -395,7 +395,7 @@ def checkout_session(*, id: str, mode: str, customer: str | None, customer_email
         "phone_number_collection": {"enabled": False}, "recovered_from": None, "saved_payment_method_options": None,
         "setup_intent": None, "shipping_address_collection": None, "shipping_cost": None, "shipping_options": [],
         "status": "open", "submit_type": None, "subscription": None, "success_url": success_url,
-        "total_details": {"amount_discount": 0, "amount_shipping": 0, "amount_tax": 0}, "ui_mode": "hosted",
+        "total_details": {"amount_discount": 0, "amount_shipping": 0, "amount_tax": 0}, "ui_mode": "hosted_page",
         "url": f"https://checkout.stripe.com/c/pay/{id}", "adaptive_pricing": {"enabled": False}, "discounts": [],
         "collected_information": None, "permissions": None, "wallet_options": None, "origin_context": None,
         "currency_conversion": None, "customer_account": None, "integration_identifier": None,

@@ -23,7 +23,7 @@ from hookproof.simulator.events import LATEST_API_VERSION
 from hookproof.simulator.faults import FaultPlan, schedule
 from hookproof.simulator.profiles.stripe import DOCUMENTED_DIFFERENCES, StripeProfile
 from hookproof.simulator.profiles.stripe_json import stripe_json
-from hookproof.simulator.profiles.stripe_versions import names_shaped_kind, shaped_kinds
+from hookproof.simulator.profiles.stripe_versions import at_version, names_shaped_kind, shaped_kinds
 from hookproof.simulator.server import DEFAULT_API_KEY, ServerHandle, ServerState, run_server
 from hookproof.simulator.server.provider import INCLUDABLE
 from hookproof.simulator.serving import serve_app
@@ -196,6 +196,23 @@ def test_an_envelope_body_is_its_event_object_cut_to_its_version_byte_for_byte(a
         assert PROFILE.event_body(event) == stripe_json(PROFILE.event_object(event)), event.type
         kinds.add(event.object["object"])
     assert {"payment_intent", "invoice", "subscription", "charge", "customer", "checkout.session"} <= kinds
+
+
+@pytest.mark.parametrize(("api_version", "ui_mode"), [
+    ("2024-06-20", "hosted"), ("2025-03-31.basil", "hosted"), ("2026-02-25.clover", "hosted"),
+    ("2026-03-25.dahlia", "hosted_page"), (None, "hosted_page")])
+def test_a_checkout_session_s_ui_mode_is_its_api_version_s(api_version: str | None, ui_mode: str) -> None:
+    """2026-03-25.dahlia replaced ``hosted`` with ``hosted_page`` (and ``embedded``, ``custom`` with
+    ``embedded_page``, ``elements``), removing the old values (docs.stripe.com/changelog/dahlia/
+    2026-03-25/updates-available-checkout-session-ui-modes): stripe-node's types at dahlia refuse
+    ``hosted``. Every session event and the provider API's answer carry the version's value."""
+    w = full_world(api_version)
+    sessions = [e for e in w.events if e.object["object"] == "checkout.session"]
+    assert sessions
+    for event in sessions:
+        assert json.loads(PROFILE.event_body(event))["data"]["object"]["ui_mode"] == ui_mode, event.type
+    served = at_version(w.get(sessions[0].object_id), api_version or LATEST_API_VERSION)
+    assert served["ui_mode"] == ui_mode
 
 
 def test_names_shaped_kind_finds_objects_of_the_kind_only() -> None:

@@ -14,7 +14,7 @@ from hookproof.errors import ConfigError, UsageError
 from hookproof.send import resolve_event
 from hookproof.simulator.profiles import get_profile
 from hookproof.simulator.profiles.stripe_types import STRIPE_WEBHOOK_TYPES
-from hookproof.unsent import configured_types, unmodelled_note
+from hookproof.unsent import configured_types, unmodelled_note, unmodelled_version_note
 
 
 def _sdk_types() -> set[str]:
@@ -54,6 +54,30 @@ def test_a_real_type_hookproof_does_not_model_is_a_note_not_a_config_error(tmp_p
     assert configured_types(cfg) == ["invoice.paid", "charge.failed"]
     assert cfg.target.stripe_types() == {"invoice.paid", "invoice.finalized", "customer.updated", "charge.failed"}
     assert unmodelled_note(load_config(_config(tmp_path, ["invoice.paid"]))) is None
+
+
+def test_an_endpoint_pinned_past_the_latest_modelled_version_is_told_its_events_are_not_that_version(
+        tmp_path: Path) -> None:
+    """stripe-node 23 pins 2026-11-18.endive, and a team creates its endpoint at its SDK's version:
+    the events say that version and carry the latest modelled one's shapes, which the runs' notes
+    now say (the provider API's note spoke of its answers alone)."""
+    from hookproof.simulator.events import LATEST_API_VERSION
+
+    text = _config(tmp_path, ["invoice.paid"]).read_text(encoding="utf-8")
+    later = tmp_path / "later.toml"
+    later.write_text(text.replace('profile = "stripe"', 'profile = "stripe"\napi_version = "2026-11-18.endive"'),
+                     encoding="utf-8")
+    note = unmodelled_version_note(load_config(later))
+    assert note == (f"target.api_version 2026-11-18.endive is later than {LATEST_API_VERSION}, the latest Stripe API "
+                    f"version hookproof models: the events say \"api_version\": \"2026-11-18.endive\" but carry "
+                    f"{LATEST_API_VERSION}'s shapes, without the fields 2026-11-18.endive added or changed, so a "
+                    f"receiver's handling of those is not certified (the same config with api_version = "
+                    f"\"{LATEST_API_VERSION}\" and the receiver's SDK pinned to it certifies what hookproof models)")
+    modelled = tmp_path / "modelled.toml"
+    modelled.write_text(text.replace('profile = "stripe"', f'profile = "stripe"\napi_version = "{LATEST_API_VERSION}"'),
+                        encoding="utf-8")
+    assert unmodelled_version_note(load_config(modelled)) is None
+    assert unmodelled_version_note(load_config(_config(tmp_path, ["invoice.paid"]))) is None
 
 
 @pytest.mark.parametrize(("name", "hint"), [
