@@ -190,8 +190,9 @@ def run_explore(cfg: "Config", *, out_dir: Path | Callable[[], Path], max_exampl
     UsageError for a remote target without `allow_remote`, ConfigError when nothing
     listens at `target.url`. A receiver hookproof starts leaves its own log in the report
     folder as certify's does (``receiver.log``, secrets masked, size-capped; each 5xx
-    finding quotes its scenario's tail). `stopped_by()` names the signal that stopped a
-    search while it shrank its finding (``"SIGTERM"``), for the partial report's note.
+    finding quotes its scenario's tail). `stopped_by()` says what stopped a search while it
+    shrank its finding (``"stopped by SIGTERM"``, or the deadline's note: ``"stopped: the run
+    reached its maximum duration …"``), for the partial report's note.
     A receiver pinning a Stripe-Version later than hookproof models gets the provider API's
     one note on it (`ServerState.api_version_note`) in the report's notes and the lines.
     """
@@ -284,10 +285,9 @@ def run_explore(cfg: "Config", *, out_dir: Path | Callable[[], Path], max_exampl
     if result.interrupted:  # the finding stands; the run did not finish
         from dataclasses import replace
 
-        signal_name = stopped_by() if stopped_by is not None else None  # a signal's note names it, as certify's
+        why = stopped_by() if stopped_by is not None else None  # a signal's or the deadline's, as certify's
         note = result.error or "stopped while shrinking"
-        report = replace(report, partial=True, notes=(*report.notes, f"stopped by {signal_name}; {note}"
-                                                      if signal_name else note))
+        report = replace(report, partial=True, notes=(*report.notes, f"{why}; {note}" if why else note))
     elif result.cut_short:  # fewer examples than --max-examples: a partial run, as a --max-duration stop
         from dataclasses import replace
 
@@ -329,6 +329,15 @@ def explore_unsent_note(cfg: "Config", profile: Any, sent: Iterable[str]) -> str
     emitted = world_types(profile.world, priced=fields is not None and "subscription" in fields.kinds())
     emittable = None if emitted is None else {profile.provider_type(t) or t for t in emitted}
     return unsent_note(configured, sent, "explore", emittable=emittable, every=every_type_of(cfg))
+
+
+def stop_words(deadline: list[str], signal_name: str | None) -> str | None:
+    """What stopped a run, for its partial report's note: the deadline's note when it fired
+    (`deadline.run_deadline` interrupts the run as SIGINT does, so the signal recorded then is
+    not the user's), else ``stopped by <signal>``; None when neither stopped it."""
+    if deadline:
+        return deadline[0]
+    return f"stopped by {signal_name}" if signal_name else None
 
 
 def machine_report(result: "ExploreResult", target: str, profile: "Profile | None" = None) -> "ScenarioReport":
@@ -509,7 +518,7 @@ def register(app: typer.Typer) -> None:
                     run = run_explore(cfg, out_dir=run_dir, max_examples=max_examples, seed=run_seed, repeats=repeats,
                                       database=_database(out or DEFAULT_ROOT), allow_remote=allow_remote,
                                       progress=progress, on_target=described.append,
-                                      stopped_by=lambda: caught.stopped_by)
+                                      stopped_by=lambda: stop_words(deadline, caught.stopped_by))
                     disarm()
         except (HookproofError, SimulatorError, ChaosError) as exc:
             withdraw(made[0] if made else None)  # refused: the results stay as they were

@@ -489,3 +489,15 @@ def test_explore_notes_the_unmodelled_types_the_endpoint_enables(tmp_path: Path)
     assert run.report.verdict == "pass", run.lines
     note = "enabled but not modelled: invoice.finalized; their handling is not certified"
     assert run.report.notes.count(note) == 1, run.report.notes
+
+
+def test_a_run_its_deadline_stopped_says_so_not_sigint() -> None:
+    """The run's deadline interrupts it as SIGINT does: a search stopped while shrinking said
+    "stopped by SIGINT" in report.json although nobody pressed Ctrl-C."""
+    from hookproof.commands.explore import stop_words
+
+    fired = ["stopped: the run reached its maximum duration (300 s, --max-duration or run.max_duration_s); "
+             "the search stopped there"]
+    assert stop_words(fired, "SIGINT") == fired[0]
+    assert stop_words([], "SIGTERM") == "stopped by SIGTERM"
+    assert stop_words([], None) is None
