@@ -100,6 +100,9 @@ def test_send_refuses_an_unmodelled_type_saying_stripe_sends_it() -> None:
                                         "yet (it sends: charge.failed, charge.refunded, ")
     with pytest.raises(UsageError, match="the Stripe profile sends no event 'invoice.finalised'"):
         resolve_event(stripe, "invoice.finalised")
+    with pytest.raises(UsageError, match=r"sends no event 'invoice\.payed' \(did you mean invoice\.paid, "
+                                         r"invoice\.created or invoice\.payment_failed\? known: charge\.failed, "):
+        resolve_event(stripe, "invoice.payed")
     assert resolve_event(stripe, "charge.failed") == "charge.failed"
 
 
