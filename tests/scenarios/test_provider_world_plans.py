@@ -94,3 +94,29 @@ def test_a_merchant_order_goes_with_nothing_when_its_payment_owes_nothing() -> N
     ctx = Context(profile=get_profile("mercadopago"), enabled=frozenset({"payment.created"}))
     plan = CATALOG["duplicate-sequential"].plan(ctx, new_world("mercadopago", 7))  # type: ignore[arg-type]
     assert isinstance(plan, Plan) and "merchant_order" not in {e.type for ph in plan.phases for e in ph.events}
+
+
+@pytest.mark.parametrize(("provider", "enabled", "unknown", "said"), [
+    ("paddle", "transaction.completed", "address.updated",
+     "Paddle sends a notification destination only the event types it is subscribed to"),
+    ("shopify", "orders/paid", "products/update",
+     "Shopify sends an app only the topics it has a webhook subscription for"),
+])
+def test_an_unhandled_type_is_not_sent_to_a_listed_subscription(provider: str, enabled: str, unknown: str,
+                                                                 said: str) -> None:
+    """Paddle's notification destinations (developer.paddle.com/api-reference/notification-settings) and
+    Shopify's webhook subscriptions (shopify.dev/docs/apps/build/webhooks/subscribe) are per event
+    type, as a Stripe endpoint's enabled_events are: with `target.enabled_events` listed,
+    `unknown-event-type` does not apply (a 4xx to a type the provider never sends is no finding),
+    the reason naming the provider's rule and the setting; without it the unknown type is sent,
+    then an effectful event."""
+    profile = get_profile(provider)
+    listed = CATALOG["unknown-event-type"].plan(Context(profile=profile, enabled=frozenset({enabled})),
+                                                new_world(provider, 3))  # type: ignore[arg-type]
+    assert isinstance(listed, NotApplicable)
+    assert listed.reason.startswith(said) and "target.enabled_events" in listed.reason, listed.reason
+    assert "leave enabled_events out to test an unhandled type" in listed.reason
+    every = CATALOG["unknown-event-type"].plan(Context(profile=profile), new_world(provider, 3))  # type: ignore[arg-type]
+    assert isinstance(every, Plan)
+    assert [e.type for e in every.phases[0].events] == [unknown] and every.phases[1].events
+
