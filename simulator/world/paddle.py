@@ -20,7 +20,9 @@ a trial) and is completed; a renewal moves the subscription's period, then creat
 transaction ``billed`` and pays and completes it, or its payment fails and the transaction and the
 subscription become ``past_due``; paying it makes the subscription ``active`` again (a trial's
 end moves the period with that status change, a trialing subscription billed nothing until then);
-a pause makes it ``paused``, its items ``inactive``; a resume starts a new period, bills it, and
+a pause makes it ``paused``, its items ``inactive`` (a trial's pause is scheduled, a
+``subscription.updated`` with its ``scheduled_change``, and made at the trial's end); a resume
+starts a new period, bills it, and
 activates the subscription; a
 refund is an ``adjustment`` created ``pending_approval``, then approved or rejected by Paddle
 (``adjustment.created``, then ``adjustment.updated``: developer.paddle.com/webhooks/adjustments/
@@ -218,13 +220,27 @@ class PaddleWorld(RecordWorld):
     def pause(self, sub: str) -> None:
         """Pause immediately, as Paddle's "Subscription paused" scenario lists it
         (developer.paddle.com/webhooks/simulator/subscription-paused): billing dates cleared and
-        the status ``paused`` (``subscription.updated``), then ``subscription.paused``. Its items
+        the status ``paused`` (``subscription.updated``), then ``subscription.paused``. A trialing
+        subscription is paused at the end of its trial, never at once
+        (developer.paddle.com/changelog/2024/pause-trialing-subscriptions: "Trialing subscriptions
+        can only be paused at the end of the billing period"): first the scheduled change
+        (``subscription.updated``, still ``trialing``, its ``scheduled_change`` ``{"action":
+        "pause", "effective_at": <the trial's end>, "resume_at": null}``: that scenario's "Subscription
+        is scheduled to pause" step), then, at the trial's end, the pause itself. Its items
         are ``inactive`` (no ``trial_dates``, their ``previously_billed_at`` kept), as in Paddle's
         ``subscription.paused`` example (paddle-node-sdk's ``subscription-paused.mock.ts``); its
         ``current_billing_period`` is kept: "Paddle retains the billing period against the
         subscription when you pause" (developer.paddle.com/changelog/2024/
         resume-subscription-billing-period-options; the example, older, shows it null), and a
         resume starts a new one (that page: ``on_resume`` "defaults to start_new_billing_period")."""
+        current = self._typed(sub, "subscription")
+        if current["status"] == "trialing":
+            effective = current["current_billing_period"]["ends_at"]
+            self._transition(sub, "trialing", {"scheduled_change": {"action": "pause", "effective_at": effective,
+                                                                    "resume_at": None},
+                                               "updated_at": ps.iso(self._tick())})
+            self._emit("subscription.updated", sub)
+            self._now_us = max(self._now_us, _parse(effective))
         at = ps.iso(self._tick())
         items = [{**i, "status": "inactive", "trial_dates": None, "next_billed_at": None, "updated_at": at}
                  for i in self._typed(sub, "subscription")["items"]]
@@ -352,7 +368,8 @@ class PaddleWorld(RecordWorld):
     def effect_story(self) -> list[Event]:
         """One event of each effectful type: a completed checkout, a new subscription, a
         past-due renewal, a refund approved (and another Paddle rejected: it owes nothing), a
-        cancellation; then a trial paused and resumed, its customer's name given, so that every
+        cancellation; then a trial paused (scheduled, then at its end: `pause`) and resumed, its
+        customer's name given, so that every
         type the world sends is in it (a team's key on ``subscription.paused`` has its event).
         The story's every event, effectful or not: the catalog sends those the receiver's keys
         make effectful."""

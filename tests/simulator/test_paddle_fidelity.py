@@ -640,3 +640,42 @@ def test_a_trial_is_billed_nothing_until_its_end() -> None:
     assert active["first_billed_at"] == period["starts_at"] == trialing["current_billing_period"]["ends_at"]
     assert [(i["status"], i["trial_dates"], i["previously_billed_at"]) for i in active["items"]] == [
         ("active", None, period["starts_at"])]
+
+
+def test_a_trial_is_paused_at_its_end_after_a_scheduled_change() -> None:
+    """developer.paddle.com/changelog/2024/pause-trialing-subscriptions: "Trialing subscriptions can only
+    be paused at the end of the billing period"; …/webhooks/simulator/subscription-paused, paused at the end
+    of the billing period: "Subscription is scheduled to pause" (``subscription.updated``: "Paddle updates
+    the ``scheduled_change`` object against the subscription"), then "Subscription pauses"
+    (``subscription.updated``, ``subscription.paused``) on that date. The scheduled change parses with
+    paddle-python-sdk's ``Subscription`` entity; the pause clears it."""
+    world = PaddleWorld(6)
+    profile = get_profile("paddle")
+    sub = world.subscribe(trial=True)
+    trial_end = world.get(sub)["current_billing_period"]["ends_at"]
+    start = len(world.events)
+    world.pause(sub)
+    events = world.events[start:]
+    assert [(e.type, e.status) for e in events] == [("subscription.updated", "trialing"),
+                                                    ("subscription.updated", "paused"), ("subscription.paused", "paused")]
+    scheduled = events[0].object
+    assert scheduled["scheduled_change"] == {"action": "pause", "effective_at": trial_end, "resume_at": None}
+    assert [i["status"] for i in scheduled["items"]] == ["trialing"]
+    body = json.loads(profile.envelope(events[0]).body)
+    parsed = PaddleEvent.from_dict(body)
+    assert isinstance(parsed.data, Subscription)
+    agree(parsed.data, body["data"], "subscription.updated")
+    assert parsed.data.scheduled_change is not None and str(parsed.data.scheduled_change.action) == "pause"
+    paused = events[1].object
+    assert paused["scheduled_change"] is None and paused["paused_at"] >= trial_end
+    assert events[1].created_us >= _parse_us(trial_end) > events[0].created_us
+    active = PaddleWorld(6)
+    plain = active.subscribe()
+    start = len(active.events)
+    active.pause(plain)  # an active one: at once, as before
+    assert [e.type for e in active.events[start:]] == ["subscription.updated", "subscription.paused"]
+
+
+def _parse_us(value: str) -> int:
+    moment = datetime.fromisoformat(value)
+    return int(moment.timestamp()) * 1_000_000 + moment.microsecond
