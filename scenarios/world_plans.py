@@ -19,6 +19,7 @@ over the wrong world.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Callable, Mapping
 
 from hookproof.simulator.faults import FaultPlan
@@ -38,7 +39,11 @@ def _distinct(ctx: Any, w: Any) -> Any:
     """Several effects of one object (the world's `distinct_story`). A user's catalog tries
     every type under the keys in force (the team's too), whatever the endpoint is sent: an
     empty story is the catalog's own reason (each type's key is one per object), and one the
-    endpoint is sent none of names the types and enabled_events."""
+    endpoint is sent none of names the types and enabled_events. A provider's world tells one
+    such story (Paddle's: a subscription past due in two periods): sent none of it, the reason
+    names its types and that enabled_events leaves them out, not the other effectful types
+    the receiver is sent, which owe one effect per object there; sent them, made effectless by
+    the team's keys, the keys alone are named."""
     from hookproof.scenarios.catalog import NotApplicable, Phase, Plan, _need
     from hookproof.simulator.world.user_catalog import UserCatalogWorld
 
@@ -50,17 +55,48 @@ def _distinct(ctx: Any, w: Any) -> Any:
                              "effectful type's business key is the same for every event of one object (one effect "
                              "per object), so deduplicating by object loses nothing")
     if not events and catalog:  # every event of the story owes an effect: none is sent
-        types = ", ".join(dict.fromkeys(e.type for e in story))
+        named = ", ".join(dict.fromkeys(e.type for e in story))
         return NotApplicable(f"the receiver is sent none of the types that give one object two effects in "
-                             f"{ctx.world_name} ({types}) (enabled_events)")
-    if (na := _need(events, "effectful", ctx)) is not None:
+                             f"{ctx.world_name} ({named}) (enabled_events)")
+    types = list(dict.fromkeys(e.type for e in story))
+    unsent = [t for t in types if not ctx.sends(t)]
+    if not events and unsent:  # the world's one such story left out: say which of its types
+        head = f"in {ctx.world_name} only {', '.join(types)} events give one object two effects of its own"
+        if len(unsent) == len(types):
+            return NotApplicable(f"{head}, and the receiver is sent none (enabled_events)")
+        keyless = ", ".join(t for t in types if t not in unsent)
+        return NotApplicable(f"{head}: the receiver is sent no {', '.join(unsent)} (enabled_events), and the "
+                             f"team's business keys make its {keyless} effectless (business_keys, builtin_keys)")
+    if (na := _need(events, "effectful", replace(ctx, enabled=None))) is not None:  # sent, made effectless
         return na
     return Plan(w, (Phase(tuple(events)),))
 
 
-def _unknown(ctx: Any, w: Any) -> Any:
-    from hookproof.scenarios.catalog import Phase, Plan, effect_events
+#: provider -> why a receiver whose subscription is listed (``target.enabled_events``) is sent no
+#: type outside it, so an unhandled type is no test of it: the provider delivers each
+#: destination only the event types it subscribed to.
+SUBSCRIBED_ONLY: Mapping[str, str] = {
+    "paddle": ("Paddle sends a notification destination only the event types it is subscribed to (its "
+               "subscribed_events, developer.paddle.com/api-reference/notification-settings: which event types "
+               "you want to get notifications for)"),
+    "shopify": ("Shopify sends an app only the topics it has a webhook subscription for, one subscription per "
+                "topic (shopify.dev/docs/apps/build/webhooks/subscribe: a webhook subscription tells Shopify which "
+                "events your app is interested in)"),
+}
 
+
+def _unknown(ctx: Any, w: Any) -> Any:
+    """A type outside the receiver's handling (the world's `unknown_event`), then an effectful
+    event. Not applicable where the receiver's subscription is listed (`Context.enabled`) and
+    the provider sends a destination only its subscribed types (`SUBSCRIBED_ONLY`), as
+    `catalog._unknown_type` is for Stripe: a 4xx to a type the provider never sends it is no
+    finding."""
+    from hookproof.scenarios.catalog import NotApplicable, Phase, Plan, effect_events
+
+    why = SUBSCRIBED_ONLY.get(getattr(w, "provider", ""))
+    if ctx.enabled is not None and why is not None:
+        return NotApplicable(f"{why}; target.enabled_events lists the receiver's, so it is sent no other type: "
+                             "leave enabled_events out to test an unhandled type")
     unknown = w.unknown_event()
     events = effect_events(ctx, w)[:1]
     return Plan(w, (Phase((unknown,), max_attempts=2), Phase(tuple(events))))

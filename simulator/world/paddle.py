@@ -18,8 +18,12 @@ create the customer and its address (``customer.created``, ``address.created``, 
 and the transaction becomes ``ready`` with them, is paid, creates the subscription (``active``, or ``trialing`` for a price with
 a trial) and is completed; a renewal moves the subscription's period, then creates its
 transaction ``billed`` and pays and completes it, or its payment fails and the transaction and the
-subscription become ``past_due``; paying it makes the subscription ``active`` again; a pause
-makes it ``paused``; a resume starts a new period, bills it, and activates the subscription; a
+subscription become ``past_due``; paying it makes the subscription ``active`` again (a trial's
+end moves the period with that status change, a trialing subscription billed nothing until then);
+a pause makes it ``paused``, its items ``inactive`` (a trial's pause is scheduled, a
+``subscription.updated`` with its ``scheduled_change``, and made at the trial's end); a resume
+starts a new period, bills it, and
+activates the subscription; a
 refund is an ``adjustment`` created ``pending_approval``, then approved or rejected by Paddle
 (``adjustment.created``, then ``adjustment.updated``: developer.paddle.com/webhooks/adjustments/
 adjustment-updated; a transaction takes no other refund while one is pending). Every change of an entity's status is an ``.updated`` event
@@ -183,9 +187,13 @@ class PaddleWorld(RecordWorld):
         (``transaction.updated``, ``transaction.payment_failed``, ``transaction.past_due``:
         developer.paddle.com/webhooks/transactions/transaction-payment-failed), then the
         subscription ``past_due`` (``subscription.updated``, ``subscription.past_due``). A trial's
-        renewal ends it: once the transaction is completed the subscription is ``active``
+        renewal ends it: no period moved while it is ``trialing`` (its items ``trialing``, billed
+        nothing: Paddle's ``subscription.trialing`` example, paddle-node-sdk's
+        ``subscription-trialing.mock.ts``); once the transaction is completed the subscription is
+        ``active`` with the new period, its items ``active``, ``first_billed_at`` set
         (``subscription.updated``, ``subscription.activated``: the "Subscription is activated" step
-        of developer.paddle.com/webhooks/simulator/subscription-resumed). Returns the transaction id."""
+        of developer.paddle.com/webhooks/simulator/subscription-resumed), or, declined, ``past_due``
+        with it. Returns the transaction id."""
         current = self._typed(sub, "subscription")
         if current["status"] not in ("active", "past_due", "trialing"):
             raise WorldError(f"subscription {sub} is {current['status']}, it does not renew", object_id=sub)
@@ -212,9 +220,30 @@ class PaddleWorld(RecordWorld):
     def pause(self, sub: str) -> None:
         """Pause immediately, as Paddle's "Subscription paused" scenario lists it
         (developer.paddle.com/webhooks/simulator/subscription-paused): billing dates cleared and
-        the status ``paused`` (``subscription.updated``), then ``subscription.paused``."""
+        the status ``paused`` (``subscription.updated``), then ``subscription.paused``. A trialing
+        subscription is paused at the end of its trial, never at once
+        (developer.paddle.com/changelog/2024/pause-trialing-subscriptions: "Trialing subscriptions
+        can only be paused at the end of the billing period"): first the scheduled change
+        (``subscription.updated``, still ``trialing``, its ``scheduled_change`` ``{"action":
+        "pause", "effective_at": <the trial's end>, "resume_at": null}``: that scenario's "Subscription
+        is scheduled to pause" step), then, at the trial's end, the pause itself. Its items
+        are ``inactive`` (no ``trial_dates``, their ``previously_billed_at`` kept), as in Paddle's
+        ``subscription.paused`` example (paddle-node-sdk's ``subscription-paused.mock.ts``); its
+        ``current_billing_period`` is kept: "Paddle retains the billing period against the
+        subscription when you pause" (developer.paddle.com/changelog/2024/
+        resume-subscription-billing-period-options; the example, older, shows it null), and a
+        resume starts a new one (that page: ``on_resume`` "defaults to start_new_billing_period")."""
+        current = self._typed(sub, "subscription")
+        if current["status"] == "trialing":
+            effective = current["current_billing_period"]["ends_at"]
+            self._transition(sub, "trialing", {"scheduled_change": {"action": "pause", "effective_at": effective,
+                                                                    "resume_at": None},
+                                               "updated_at": ps.iso(self._tick())})
+            self._emit("subscription.updated", sub)
+            self._now_us = max(self._now_us, _parse(effective))
         at = ps.iso(self._tick())
-        items = [{**i, "next_billed_at": None, "updated_at": at} for i in self._typed(sub, "subscription")["items"]]
+        items = [{**i, "status": "inactive", "trial_dates": None, "next_billed_at": None, "updated_at": at}
+                 for i in self._typed(sub, "subscription")["items"]]
         self._status_change(sub, "paused", {"paused_at": at, "updated_at": at, "next_billed_at": None,
                                             "items": items, "scheduled_change": None}, "subscription.paused",
                             key=None)
@@ -339,7 +368,8 @@ class PaddleWorld(RecordWorld):
     def effect_story(self) -> list[Event]:
         """One event of each effectful type: a completed checkout, a new subscription, a
         past-due renewal, a refund approved (and another Paddle rejected: it owes nothing), a
-        cancellation; then a trial paused and resumed, its customer's name given, so that every
+        cancellation; then a trial paused (scheduled, then at its end: `pause`) and resumed, its
+        customer's name given, so that every
         type the world sends is in it (a team's key on ``subscription.paused`` has its event).
         The story's every event, effectful or not: the catalog sends those the receiver's keys
         make effectful."""
@@ -434,14 +464,19 @@ class PaddleWorld(RecordWorld):
         current = self._typed(sub, "subscription")
         at = self._tick()
         period = (ps.iso(start_us), ps.iso(start_us + _MONTH_US))
-        items = [{**i, "status": "active" if i["status"] == "trialing" else i["status"], "trial_dates": None,
-                  "previously_billed_at": period[0], "next_billed_at": period[1], "updated_at": ps.iso(at)}
-                 for i in current["items"]]
+        items = [{**i, "status": "active", "trial_dates": None, "previously_billed_at": period[0],
+                  "next_billed_at": period[1], "updated_at": ps.iso(at)} for i in current["items"]]
         changes: dict[str, Any] = {"current_billing_period": {"starts_at": period[0], "ends_at": period[1]},
-                                   "next_billed_at": period[1], "items": items, "updated_at": ps.iso(at)}
+                                   "next_billed_at": period[1], "items": items, "updated_at": ps.iso(at),
+                                   "first_billed_at": current["first_billed_at"] or period[0]}
         if resumed:
             changes.update(paused_at=None, scheduled_change=None)
             self._status_change(sub, "active", changes, "subscription.resumed", key=None)
+        elif trial_ends:
+            # a trialing subscription keeps its trial (items ``trialing``, ``trial_dates``, no
+            # billing yet) until the trial's end is paid or declined: the new period comes with
+            # that status change below, never on a ``trialing`` subscription
+            pass
         else:
             self._transition(sub, current["status"], changes)
             self._emit("subscription.updated", sub)
@@ -455,16 +490,17 @@ class PaddleWorld(RecordWorld):
         self._create(txn_id, "transaction", txn)
         created = self._emit("transaction.created", txn_id)
         self._emit("transaction.billed", txn_id, after_us=created.created_us)
+        moved = dict(changes) if trial_ends else {}
         if not pay:
             self._decline(txn_id)
-            self._status_change(sub, "past_due", {"updated_at": ps.iso(self._tick())},
+            self._status_change(sub, "past_due", {**moved, "updated_at": ps.iso(self._tick())},
                                 "subscription.past_due", key=f"dunning:{sub}:{period[0]}")
             return txn_id
         self._pay(txn_id)
         self._complete(txn_id)
         if trial_ends or resumed:
-            self._status_change(sub, "active", {"updated_at": ps.iso(self._tick())}, "subscription.activated",
-                                key=None)
+            self._status_change(sub, "active", {**moved, "updated_at": ps.iso(self._tick())},
+                                "subscription.activated", key=None)
         return txn_id
 
     def _txn_change(self, txn_id: str, changes: Mapping[str, Any], *event_types: str,

@@ -150,21 +150,25 @@ def subscription(sub_id: str, *, customer_id: str, address_id: str, pri: dict[st
                  prod: dict[str, Any], quantity: int, created: str, period: tuple[str, str],
                  trial: bool = False) -> dict[str, Any]:
     """A new ``active`` subscription billed monthly from `period`, or with `trial` a ``trialing``
-    one whose `period` is the trial (its items ``trialing`` with their ``trial_dates``) (the
-    Subscription entity: no ``transaction_id``, which only ``subscription.created`` carries,
-    `subscription_created`)."""
+    one whose `period` is the trial (its items ``trialing`` with their ``trial_dates``), billed
+    nothing yet: ``first_billed_at`` and its items' ``previously_billed_at`` null, as in Paddle's
+    ``subscription.trialing`` example (paddle-node-sdk's ``subscription-trialing.mock.ts``; the
+    subscription entity, developer.paddle.com/webhooks/subscriptions/subscription-updated: ``first_billed_at`` "may be
+    different from started_at if the subscription started in trial") (the Subscription entity: no
+    ``transaction_id``, which only ``subscription.created`` carries, `subscription_created`)."""
     status = "trialing" if trial else "active"
+    billed = None if trial else period[0]
     item = {"price": pri, "product": prod, "status": status, "quantity": quantity, "recurring": True,
             "created_at": created, "updated_at": created,
             "trial_dates": {"starts_at": period[0], "ends_at": period[1]} if trial else None,
-            "next_billed_at": period[1], "previously_billed_at": period[0]}
+            "next_billed_at": period[1], "previously_billed_at": billed}
     return {"id": sub_id, "items": [item], "status": status, "discount": None, "paused_at": None,
             "address_id": address_id, "created_at": created, "started_at": period[0], "updated_at": created,
             "business_id": None, "canceled_at": None, "custom_data": None, "customer_id": customer_id,
             "import_meta": None, "billing_cycle": {"interval": "month", "frequency": 1},
             "currency_code": pri["unit_price"]["currency_code"], "next_billed_at": period[1],
             "billing_details": None, "collection_mode": "automatic",
-            "first_billed_at": period[0], "scheduled_change": None,
+            "first_billed_at": billed, "scheduled_change": None,
             "current_billing_period": {"starts_at": period[0], "ends_at": period[1]}}
 
 

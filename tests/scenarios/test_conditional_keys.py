@@ -152,7 +152,9 @@ def test_the_wider_rule_s_note_comes_only_with_lost_findings() -> None:
 def test_a_scenario_left_without_effects_by_keys_and_enabled_events_names_both(tmp_path: Path) -> None:
     """A GitHub endpoint subscribed to comments and pushes whose team keys only opened issues:
     `distinct-events-same-object` has nothing effectful to send. The reason blamed
-    enabled_events alone, which did include the scenario's types; it names both now."""
+    enabled_events alone, which did include the scenario's types; it named both, then; it now
+    names the one cause that holds: the types are sent, and the team's keys make them
+    effectless."""
     from hookproof.scenarios.catalog import CATALOG, Context, NotApplicable
     from hookproof.simulator.world import new_world
 
@@ -163,5 +165,5 @@ def test_a_scenario_left_without_effects_by_keys_and_enabled_events_names_both(t
                   enabled=frozenset({"issue_comment.created", "pull_request.synchronize", "issues.opened"}))
     plan = CATALOG["distinct-events-same-object"].plan(ctx, new_world(profile.world, 2))
     assert isinstance(plan, NotApplicable)
-    assert plan.reason == ("the receiver is sent no effectful events: the types it is sent (enabled_events) and the "
-                           "team's business keys (business_keys, builtin_keys) leave none"), plan.reason
+    assert plan.reason == ("the team's business keys make none of this scenario's events effectful "
+                           "(business_keys, builtin_keys): no effectful events to send"), plan.reason

@@ -94,3 +94,78 @@ def test_a_merchant_order_goes_with_nothing_when_its_payment_owes_nothing() -> N
     ctx = Context(profile=get_profile("mercadopago"), enabled=frozenset({"payment.created"}))
     plan = CATALOG["duplicate-sequential"].plan(ctx, new_world("mercadopago", 7))  # type: ignore[arg-type]
     assert isinstance(plan, Plan) and "merchant_order" not in {e.type for ph in plan.phases for e in ph.events}
+
+
+@pytest.mark.parametrize(("provider", "enabled", "unknown", "said"), [
+    ("paddle", "transaction.completed", "address.updated",
+     "Paddle sends a notification destination only the event types it is subscribed to"),
+    ("shopify", "orders/paid", "products/update",
+     "Shopify sends an app only the topics it has a webhook subscription for"),
+])
+def test_an_unhandled_type_is_not_sent_to_a_listed_subscription(provider: str, enabled: str, unknown: str,
+                                                                 said: str) -> None:
+    """Paddle's notification destinations (developer.paddle.com/api-reference/notification-settings) and
+    Shopify's webhook subscriptions (shopify.dev/docs/apps/build/webhooks/subscribe) are per event
+    type, as a Stripe endpoint's enabled_events are: with `target.enabled_events` listed,
+    `unknown-event-type` does not apply (a 4xx to a type the provider never sends is no finding),
+    the reason naming the provider's rule and the setting; without it the unknown type is sent,
+    then an effectful event."""
+    profile = get_profile(provider)
+    listed = CATALOG["unknown-event-type"].plan(Context(profile=profile, enabled=frozenset({enabled})),
+                                                new_world(provider, 3))  # type: ignore[arg-type]
+    assert isinstance(listed, NotApplicable)
+    assert listed.reason.startswith(said) and "target.enabled_events" in listed.reason, listed.reason
+    assert "leave enabled_events out to test an unhandled type" in listed.reason
+    every = CATALOG["unknown-event-type"].plan(Context(profile=profile), new_world(provider, 3))  # type: ignore[arg-type]
+    assert isinstance(every, Plan)
+    assert [e.type for e in every.phases[0].events] == [unknown] and every.phases[1].events
+
+
+
+def test_distinct_events_names_the_one_paddle_story_with_two_effects_of_one_object() -> None:
+    """A Paddle endpoint enabled for ``transaction.completed`` and ``adjustment.updated`` (each owes one
+    effect per object: ``fulfil:{txn}``, ``refund:{adj}``) was told it is sent no effectful events, blaming
+    its enabled_events and keys; the Paddle world's only object with two effects of its own is a
+    subscription past due in two periods (``dunning:{sub}:{period}``, `PaddleWorld.distinct_story`), and
+    the reason now says so, and that enabled_events leaves them out; sent them, made effectless by the
+    team's keys, the keys alone are named (as before)."""
+    from hookproof.scenarios.business_keys import KeyMapping
+
+    profile = get_profile("paddle")
+    head = "in the Paddle Billing world only subscription.past_due events give one object two effects of its own"
+    enabled = frozenset({"transaction.completed", "adjustment.updated", "subscription.created"})
+    for keys in (None, KeyMapping({}, profile)):
+        plan = CATALOG["distinct-events-same-object"].plan(Context(profile=profile, enabled=enabled, keys=keys),
+                                                           new_world("paddle", 3))  # type: ignore[arg-type]
+        assert isinstance(plan, NotApplicable)
+        assert plan.reason == f"{head}, and the receiver is sent none (enabled_events)"
+    keyless = KeyMapping({"subscription.past_due": None}, profile)
+    plan = CATALOG["distinct-events-same-object"].plan(Context(profile=profile, keys=keyless),
+                                                       new_world("paddle", 3))  # type: ignore[arg-type]
+    assert isinstance(plan, NotApplicable)
+    assert plan.reason == ("the team's business keys make none of this scenario's events effectful "
+                           "(business_keys, builtin_keys): no effectful events to send")
+    sent = CATALOG["distinct-events-same-object"].plan(
+        Context(profile=profile, enabled=enabled | {"subscription.past_due"}), new_world("paddle", 3))  # type: ignore[arg-type]
+    assert isinstance(sent, Plan)
+    events = [e for phase in sent.phases for e in phase.events]
+    assert [e.type for e in events] == ["subscription.past_due"] * 2 and len({e.object_id for e in events}) == 1
+    assert len({e.business_key for e in events}) == 2
+
+
+def test_distinct_events_names_the_types_left_out_and_those_made_effectless() -> None:
+    """The GitHub world's object with two effects of its own is told by two types: an endpoint sent
+    one of them, whose team keys make it effectless, hears which type enabled_events leaves out and
+    which one the keys make effectless."""
+    from hookproof.scenarios.business_keys import KeyMapping
+
+    profile = get_profile("github")
+    keys = KeyMapping({"issue_comment.created": None}, profile)
+    plan = CATALOG["distinct-events-same-object"].plan(
+        Context(profile=profile, keys=keys, enabled=frozenset({"issue_comment.created", "issues.opened"})),
+        new_world(profile.world, 2))  # type: ignore[arg-type]
+    assert isinstance(plan, NotApplicable)
+    assert plan.reason == ("in the GitHub world only issue_comment.created, pull_request.synchronize events give one "
+                           "object two effects of its own: the receiver is sent no pull_request.synchronize "
+                           "(enabled_events), and the team's business keys make its issue_comment.created effectless "
+                           "(business_keys, builtin_keys)")

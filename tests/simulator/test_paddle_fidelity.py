@@ -188,7 +188,8 @@ def test_statuses_follow_the_story() -> None:
             if str(b["event_type"]).startswith("subscription.")]
     assert subs == [("subscription.created", "trialing"), ("subscription.trialing", "trialing"),
                     ("subscription.updated", "trialing"),  # more seats
-                    ("subscription.updated", "trialing"),  # the trial's end: a new period, then its payment:
+                    # the trial's end: its payment, then the new period with the status (no period moved
+                    # on a subscription still trialing):
                     ("subscription.updated", "active"), ("subscription.activated", "active"),
                     ("subscription.updated", "active"),  # the next renewal's period, then its payment declined:
                     ("subscription.updated", "past_due"), ("subscription.past_due", "past_due"),
@@ -523,3 +524,158 @@ def test_a_customers_details_changed_is_customer_updated() -> None:
         world.update_customer(customer, name="Sam Miller")
     with pytest.raises(WorldError, match="not a customer"):
         world.update_customer(world.objects("address")[0], name="Jo")
+
+
+#: paddle-node-sdk's notification mocks (src/__tests__/mocks/notifications/): the fields of the
+#: subscription and of its first item that say which state it is in, as Paddle's examples have them.
+NODE_MOCKS: dict[str, dict[str, object]] = {
+    "subscription-trialing": {"status": "trialing", "first_billed_at": None, "paused_at": None,
+                              "period": True, "next_billed_at": True, "item_status": "trialing",
+                              "item_trial_dates": True, "item_previously_billed_at": None, "item_next_billed_at": True},
+    "subscription-paused": {"status": "paused", "first_billed_at": True, "paused_at": True,
+                            "next_billed_at": None, "item_status": "inactive", "item_trial_dates": None,
+                            "item_previously_billed_at": True, "item_next_billed_at": None},
+    "subscription-resumed": {"status": "active", "first_billed_at": True, "paused_at": None, "period": True,
+                             "next_billed_at": True, "item_status": "active", "item_trial_dates": None,
+                             "item_previously_billed_at": True, "item_next_billed_at": True},
+    "subscription-activated": {"status": "active", "first_billed_at": True, "paused_at": None, "period": True,
+                               "next_billed_at": True, "item_status": "active", "item_trial_dates": None,
+                               "item_previously_billed_at": True, "item_next_billed_at": True},
+    # its items' status left out: Paddle's canceled example has them "active", the world "inactive"
+    "subscription-canceled": {"status": "canceled", "period": None, "next_billed_at": None,
+                              "item_next_billed_at": None},
+}
+
+
+def _state_of(data: Mapping[str, object]) -> dict[str, object]:
+    item = data["items"][0]  # type: ignore[index]
+    seen = {"status": data["status"], "first_billed_at": data["first_billed_at"], "paused_at": data["paused_at"],
+            "period": data["current_billing_period"], "next_billed_at": data["next_billed_at"],
+            "item_status": item["status"], "item_trial_dates": item["trial_dates"],
+            "item_previously_billed_at": item["previously_billed_at"], "item_next_billed_at": item["next_billed_at"]}
+    return {k: (v if v is None or isinstance(v, str) and k.endswith("status") else True) for k, v in seen.items()}
+
+
+def _matches(state: Mapping[str, object], mock: Mapping[str, object]) -> bool:
+    return all(state[k] == v for k, v in mock.items())
+
+
+#: A subscription's status -> the mock whose state its every body has.
+STATE_MOCK = {"trialing": "subscription-trialing", "paused": "subscription-paused",
+              "active": "subscription-activated", "canceled": "subscription-canceled"}
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_every_subscription_body_is_in_a_state_paddles_examples_show(seed: int) -> None:
+    """Every subscription notification of a lifecycle and of the effect story (a trial paused and
+    resumed) is self-consistent as Paddle's examples are (paddle-node-sdk's notification mocks):
+    trialing, billed nothing yet (``first_billed_at`` and items' ``previously_billed_at`` null, items
+    ``trialing`` with ``trial_dates``); paused, items ``inactive`` without ``trial_dates`` and no
+    next billing; active (or past due) items ``active`` without ``trial_dates``, a period, billed;
+    canceled, no period and no next billing. A trialing body never carries a post-trial period."""
+    world = PaddleWorld(seed)
+    events = [*world.lifecycle(), *world.effect_story()]
+    seen = set()
+    last: dict[str, dict[str, object]] = {}
+    for event in events:
+        if event.object_type != "subscription":
+            continue
+        state = _state_of(event.object)
+        mock = {**NODE_MOCKS[STATE_MOCK.get(str(event.status), "subscription-activated")], "status": event.status}
+        if event.status == "paused":  # billed as much as before the pause (a trial paused: never)
+            mock.update({k: last[event.object_id][k] for k in ("first_billed_at", "item_previously_billed_at")})
+        assert _matches(state, mock), (event.type, event.status, state)
+        last[event.object_id] = state
+        if event.status == "trialing":
+            item = event.object["items"][0]
+            assert item["trial_dates"] == event.object["current_billing_period"], event.type
+        seen.add(event.status)
+    assert seen == {"trialing", "active", "past_due", "paused", "canceled"}
+
+
+def test_a_pause_makes_the_items_inactive_and_a_resume_bills_a_new_period() -> None:
+    """paddle-node-sdk's ``subscription-paused.mock.ts``: items ``inactive``, ``next_billed_at`` null on
+    the subscription and its items, ``previously_billed_at`` kept; the billing period is kept
+    (developer.paddle.com/changelog/2024/resume-subscription-billing-period-options: "Paddle retains the
+    billing period against the subscription when you pause"); ``subscription-resumed.mock.ts``: items
+    ``active`` again, ``previously_billed_at`` the new period's start, ``paused_at`` null."""
+    world = PaddleWorld(8)
+    sub = world.subscribe()
+    before = world.get(sub)
+    world.pause(sub)
+    paused = world.get(sub)
+    assert [(i["status"], i["next_billed_at"], i["previously_billed_at"], i["trial_dates"])
+            for i in paused["items"]] == [("inactive", None, before["items"][0]["previously_billed_at"], None)]
+    assert (paused["status"], paused["next_billed_at"], paused["current_billing_period"]) == (
+        "paused", None, before["current_billing_period"])
+    world.resume(sub)
+    resumed = next(e for e in reversed(world.events) if e.type == "subscription.resumed").object
+    period = resumed["current_billing_period"]
+    assert period["starts_at"] > before["current_billing_period"]["starts_at"]
+    assert [(i["status"], i["previously_billed_at"], i["next_billed_at"]) for i in resumed["items"]] == [
+        ("active", period["starts_at"], period["ends_at"])]
+    assert (resumed["paused_at"], resumed["first_billed_at"]) == (None, before["first_billed_at"])
+    agree(Subscription.from_dict(resumed), resumed, "subscription.resumed")
+
+
+def test_a_trial_is_billed_nothing_until_its_end() -> None:
+    """paddle-node-sdk's ``subscription-trialing.mock.ts``: ``first_billed_at`` null and the items'
+    ``previously_billed_at`` null while trialing (the subscription entity: ``first_billed_at`` "may be
+    different from started_at if the subscription started in trial"); the trial's end sets both to the
+    first paid period's start, with the subscription ``active``."""
+    world = PaddleWorld(5)
+    sub = world.subscribe(trial=True)
+    trialing = next(e for e in world.events if e.type == "subscription.trialing").object
+    assert (trialing["first_billed_at"], trialing["items"][0]["previously_billed_at"]) == (None, None)
+    assert trialing["started_at"] == trialing["current_billing_period"]["starts_at"]
+    created = next(e for e in world.events if e.type == "subscription.created").object
+    assert created["first_billed_at"] is None
+    start = len(world.events)
+    world.renew(sub)
+    subs = [e for e in world.events[start:] if e.object_type == "subscription"]
+    assert [(e.type, e.status) for e in subs] == [("subscription.updated", "active"),
+                                                  ("subscription.activated", "active")]
+    active = subs[0].object
+    period = active["current_billing_period"]
+    assert active["first_billed_at"] == period["starts_at"] == trialing["current_billing_period"]["ends_at"]
+    assert [(i["status"], i["trial_dates"], i["previously_billed_at"]) for i in active["items"]] == [
+        ("active", None, period["starts_at"])]
+
+
+def test_a_trial_is_paused_at_its_end_after_a_scheduled_change() -> None:
+    """developer.paddle.com/changelog/2024/pause-trialing-subscriptions: "Trialing subscriptions can only
+    be paused at the end of the billing period"; …/webhooks/simulator/subscription-paused, paused at the end
+    of the billing period: "Subscription is scheduled to pause" (``subscription.updated``: "Paddle updates
+    the ``scheduled_change`` object against the subscription"), then "Subscription pauses"
+    (``subscription.updated``, ``subscription.paused``) on that date. The scheduled change parses with
+    paddle-python-sdk's ``Subscription`` entity; the pause clears it."""
+    world = PaddleWorld(6)
+    profile = get_profile("paddle")
+    sub = world.subscribe(trial=True)
+    trial_end = world.get(sub)["current_billing_period"]["ends_at"]
+    start = len(world.events)
+    world.pause(sub)
+    events = world.events[start:]
+    assert [(e.type, e.status) for e in events] == [("subscription.updated", "trialing"),
+                                                    ("subscription.updated", "paused"), ("subscription.paused", "paused")]
+    scheduled = events[0].object
+    assert scheduled["scheduled_change"] == {"action": "pause", "effective_at": trial_end, "resume_at": None}
+    assert [i["status"] for i in scheduled["items"]] == ["trialing"]
+    body = json.loads(profile.envelope(events[0]).body)
+    parsed = PaddleEvent.from_dict(body)
+    assert isinstance(parsed.data, Subscription)
+    agree(parsed.data, body["data"], "subscription.updated")
+    assert parsed.data.scheduled_change is not None and str(parsed.data.scheduled_change.action) == "pause"
+    paused = events[1].object
+    assert paused["scheduled_change"] is None and paused["paused_at"] >= trial_end
+    assert events[1].created_us >= _parse_us(trial_end) > events[0].created_us
+    active = PaddleWorld(6)
+    plain = active.subscribe()
+    start = len(active.events)
+    active.pause(plain)  # an active one: at once, as before
+    assert [e.type for e in active.events[start:]] == ["subscription.updated", "subscription.paused"]
+
+
+def _parse_us(value: str) -> int:
+    moment = datetime.fromisoformat(value)
+    return int(moment.timestamp()) * 1_000_000 + moment.microsecond
