@@ -10,7 +10,8 @@ Each object is served at the version the provider has when the deliveries so far
 sent (`simulator.server.clock`), from the served `PaddleWorld`s, newest first.
 
 Auth: ``Authorization: Bearer <API key>``, the key being one of the server's API keys;
-none answers 401 ``authentication_missing``, another 403 ``forbidden``. Errors are
+none answers 401 ``authentication_missing``, another 403 ``invalid_token`` ("Invalid or revoked API key.":
+developer.paddle.com/errors/shared/invalid_token; ``forbidden`` is a valid key's missing permission). Errors are
 Paddle's ``{"error": {"type", "code", "detail", "documentation_url"}, "meta":
 {"request_id"}}`` (404 ``entity_not_found``). The switches (`simulator.server.state`,
 keyed by the object id) apply as to every provider: 404 not yet visible, an error status
@@ -66,7 +67,7 @@ def paddle_router(state: ServerState) -> APIRouter:
         if token is None:
             return paddle_error(401, "authentication_missing", "Authentication header missing")
         if not state.accepts(token):
-            return paddle_error(403, "forbidden", "You aren't permitted to perform this request.")
+            return paddle_error(403, "invalid_token", "Invalid or revoked API key.")
         decision = state.switches.decide(object_id)
         if decision.retry_after_s is not None:
             return paddle_error(429, "too_many_requests", "IP address exceeded the allowed rate limit.",

@@ -417,7 +417,9 @@ def test_api_errors_and_switches_in_paddles_shape(served: tuple[PaddleWorld, Ser
     assert get(base, f"/subscriptions/{txn}").status_code == 404  # a transaction is not a subscription
     assert (get(base, f"/transactions/{txn}", key=None).status_code,
             get(base, f"/transactions/{txn}", key=None).json()["error"]["code"]) == (401, "authentication_missing")
-    assert get(base, f"/transactions/{txn}", key="pdl_wrong").status_code == 403
+    wrong = get(base, f"/transactions/{txn}", key="pdl_wrong")  # Paddle: a wrong or revoked key is invalid_token
+    assert (wrong.status_code, wrong.json()["error"]["code"], wrong.json()["error"]["detail"]) == (
+        403, "invalid_token", "Invalid or revoked API key.")
     state.switches.set(txn, Switch(not_found=True, times=1))
     assert get(base, f"/transactions/{txn}").status_code == 404
     assert get(base, f"/transactions/{txn}").status_code == 200
