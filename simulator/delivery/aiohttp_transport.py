@@ -58,6 +58,7 @@ import aiohttp
 import httpx
 from aiohttp import http_exceptions
 from aiohttp.client_proto import ResponseHandler
+from multidict import CIMultiDict, istr
 from yarl import URL
 
 from hookproof.simulator.delivery.attempt_core import ANSWER_START_BYTES
@@ -169,6 +170,34 @@ def _http_version(version: aiohttp.HttpVersion | None) -> bytes:
     if version == aiohttp.HttpVersion11 or version is None:
         return b"HTTP/1.1"
     return f"HTTP/{version.major}.{version.minor}".encode()
+
+
+#: The headers aiohttp's request would add of its own (`ClientRequest.update_auto_headers`):
+#: its ``DEFAULT_HEADERS`` and ``User-Agent``.
+_AUTO_HEADERS = frozenset(istr(name) for name in (*aiohttp.ClientRequest.DEFAULT_HEADERS, "User-Agent"))
+#: `NO_AUTO_HEADERS` as the session hands it to each request, and as each request keeps it
+#: (`_Request`): made once, never changed.
+_NO_AUTO = frozenset(istr(name) for name in NO_AUTO_HEADERS)
+_SKIPPED: CIMultiDict[None] = CIMultiDict((name, None) for name in sorted(NO_AUTO_HEADERS))
+#: True when `NO_AUTO_HEADERS` skips every header aiohttp adds of its own, and its request
+#: keeps its skip set where `_Request` puts it (``_skip_auto_headers``, read through the
+#: ``skip_auto_headers`` property: aiohttp 3.10 on).
+_SKIPS_EVERY_AUTO_HEADER = (_AUTO_HEADERS <= _NO_AUTO and "_skip_auto_headers" in vars(aiohttp.ClientRequest)
+                            and isinstance(vars(aiohttp.ClientRequest).get("skip_auto_headers"), property))
+
+
+class _Request(aiohttp.ClientRequest):
+    """aiohttp's request, told once which of its own headers to skip: every one it would
+    add (`NO_AUTO_HEADERS` covers them all), so it adds none and keeps the one skip set
+    made at import, where aiohttp's builds a multidict of the session's skip set, and a
+    copy of the request's headers, for every request. The request goes out the same
+    (``Content-Type`` is not skipped: a body sent without one still gets aiohttp's)."""
+
+    def update_auto_headers(self, skip_auto_headers: Any) -> None:
+        if _SKIPS_EVERY_AUTO_HEADER and skip_auto_headers == _NO_AUTO:
+            self._skip_auto_headers = _SKIPPED
+        else:  # another skip set, or an aiohttp that adds more of its own: its way
+            super().update_auto_headers(skip_auto_headers)
 
 
 #: aiohttp's own `connect`, which `_Connector.connect` extends.
@@ -283,7 +312,7 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
         connector = _Connector(limit=self.max_connections, keepalive_timeout=self.keepalive_s)
         self._session = aiohttp.ClientSession(connector=connector, cookie_jar=aiohttp.DummyCookieJar(),
                                               auto_decompress=False, trust_env=False,
-                                              skip_auto_headers=NO_AUTO_HEADERS)
+                                              skip_auto_headers=NO_AUTO_HEADERS, request_class=_Request)
         return self._session
 
     def _fresh_session(self) -> aiohttp.ClientSession:
@@ -293,7 +322,7 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
             connector = _Connector(limit=self.max_connections, force_close=True)
             self._fresh = aiohttp.ClientSession(connector=connector, cookie_jar=aiohttp.DummyCookieJar(),
                                                 auto_decompress=False, trust_env=False,
-                                                skip_auto_headers=NO_AUTO_HEADERS)
+                                                skip_auto_headers=NO_AUTO_HEADERS, request_class=_Request)
         return self._fresh
 
     def wire_url(self, url: httpx.URL) -> URL:

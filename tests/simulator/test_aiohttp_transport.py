@@ -15,10 +15,13 @@ import aiohttp
 import httpx
 import pytest
 from aiohttp import http_exceptions
+from yarl import URL
 
+from hookproof.simulator.delivery import aiohttp_transport
 from hookproof.simulator.delivery.aiohttp_transport import (
     _ERRORS,
     CONNECTED_EVENT,
+    NO_AUTO_HEADERS,
     AiohttpTransport,
     WireExchange,
     httpx_error,
@@ -142,6 +145,52 @@ async def test_header_names_go_out_in_the_case_they_were_given(transport: Aiohtt
         await read_all(await transport.handle_async_request(request))
     names = {line.partition(b":")[0] for line in seen[0].partition(b"\r\n\r\n")[0].split(b"\r\n")[1:]}
     assert {b"Stripe-Signature", b"X-GitHub-Event", b"content-type"} <= names
+
+
+@pytest.mark.parametrize("headers", [
+    [("Content-Type", "application/json; charset=utf-8"), ("Cache-Control", "no-cache"),
+     ("User-Agent", "Stripe/1.0 (+https://stripe.com/docs/webhooks)"), ("Accept", "*/*; q=0.5, application/xml"),
+     ("Stripe-Signature", "t=1,v1=ab")],
+    [("X-GitHub-Event", "push"), ("accept", "*/*")],
+    [("Host", "other.test"), ("X-Event", "push")],
+    [],
+])
+async def test_a_request_carries_no_header_of_aiohttps_own_and_goes_out_as_aiohttps_request_sends_it(
+        headers: list[tuple[str, str]], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The own request class skips every header aiohttp would add of its own (``Accept``,
+    ``Accept-Encoding``, ``User-Agent``) with one skip set made once; the bytes on the wire
+    are those aiohttp's own request class sends with the session's skip set, ``Content-Type``
+    still aiohttp's for a request without one."""
+    seen: list[bytes] = []
+    skipped: list[object] = []
+    own = aiohttp_transport._Request.update_auto_headers
+
+    def noting(request: aiohttp.ClientRequest, skip: object) -> None:
+        own(request, skip)
+        skipped.append(request._skip_auto_headers)
+
+    async with serving(answering(OK, seen)) as base:
+        url = URL(base + "/webhooks?a=1")
+        for update in (noting, aiohttp.ClientRequest.update_auto_headers):
+            monkeypatch.setattr(aiohttp_transport._Request, "update_auto_headers", update)
+            sender = AiohttpTransport()
+            try:
+                response = await sender.open("POST", url, headers, b'{"id": "evt_1"}', aiohttp.ClientTimeout())
+                response.release()
+            finally:
+                await sender.aclose()
+    assert skipped == [aiohttp_transport._SKIPPED]
+    assert skipped[0] is aiohttp_transport._SKIPPED
+    assert list(aiohttp_transport._SKIPPED) == sorted(NO_AUTO_HEADERS)
+    assert seen[0] == seen[1]
+    head = seen[0].partition(b"\r\n\r\n")[0].split(b"\r\n")
+    names = [line.partition(b":")[0] for line in head[1:]]
+    given = {name.lower() for name, _ in headers}
+    assert names[0] == b"Host"
+    assert [n.decode() for n in names[1:]] == [name for name, _ in headers if name != "Host"] + [
+        "Content-Length", *(["Content-Type"] if "content-type" not in given else [])]
+    assert not {"accept-encoding"} & {n.decode().lower() for n in names}
+    assert ("accept" in {n.decode().lower() for n in names}) == ("accept" in given)
 
 
 async def test_trace_reports_the_connection_once_per_request_fresh_or_pooled(transport: AiohttpTransport) -> None:
