@@ -71,8 +71,8 @@ def summary(out: dict[str, str]) -> list[tuple[str, str, str]]:
     ratios = "n/a"
     if total != "n/a" and baseline != "n/a":
         ratios = " / ".join(f"{float(t) / float(b):.1f}x" for t, b in zip(total.split(), baseline.split()))
-    h1 = [f"{m.group(1)} {m.group(2)}: {m.group(3)}" for m in re.finditer(
-        r"^h1-last-byte\s+(\S+)\s+(\S+)\s+(\d+/\d+ \(\d+%\))", race, flags=re.M)]
+    h1 = [f"{m.group(1)} {m.group(2)}: {m.group(3)}, 95% CI {m.group(4)}" for m in re.finditer(
+        r"^h1-last-byte\s+(\S+)\s+(\S+)\s+(\d+/\d+ \(\d+%\))\s+(\d+-\d+%)", race, flags=re.M)]
     return [
         ("explore in-process steps/s", ">= 500", _find(r"^in-process .*?(\d+) steps/s", explore)),
         ("explore / bare loop (wall, CPU)", ">= 0.5", _find(r"^explore / bare loop: ([\d.]+ \(CPU [\d.]+\))", explore)),
