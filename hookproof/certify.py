@@ -402,17 +402,18 @@ def crash_untested_note(report: RunReport) -> str | None:
 
 
 def checkout_modes_note(config: Config, report: RunReport) -> str | None:
-    """The note of a Stripe run whose ``lost`` findings include payment-mode Checkout Sessions'
-    fulfilments (``fulfillment:cs_…``) while the config leaves the shop's Checkout modes to their
-    default (both): a SaaS that sells plans alone opens ``mode=subscription`` sessions only
-    (docs.stripe.com/billing/subscriptions/build-subscriptions), so Stripe never sends it one, and a
-    receiver ignoring them is right. None otherwise."""
+    """The note of a Stripe run whose ``lost`` findings are all payment-mode Checkout Sessions'
+    fulfilments (``fulfillment:cs_…``: the receiver applied every other effect it owed) while the
+    config leaves the shop's Checkout modes to their default (both): a SaaS that sells plans alone
+    opens ``mode=subscription`` sessions only (docs.stripe.com/billing/subscriptions/
+    build-subscriptions), so Stripe never sends it one, and a receiver ignoring them is right.
+    None otherwise (a receiver that lost other keys too has another fault first)."""
     if config.target.profile != "stripe" or config.target.shop_checkout_modes() is not None:
         return None
-    lost = sum(f.count for s in report.scenarios for f in s.findings
-               if f.check_id == "lost" and f.key.startswith("fulfillment:cs_"))
-    if not lost:
+    keys = [(f.key, f.count) for s in report.scenarios for f in s.findings if f.check_id == "lost"]
+    if not keys or not all(key.startswith("fulfillment:cs_") for key, _ in keys):
         return None
+    lost = sum(count for _, count in keys)
     return (f"{lost} lost finding(s) are payment-mode Checkout Sessions' fulfilments (fulfillment:cs_…): hookproof's "
             "stories open Checkout Sessions in both modes, as a shop selling one-off purchases and plans does; if "
             "yours opens only subscription-mode sessions (a SaaS selling plans), Stripe never sends it one: say so "
