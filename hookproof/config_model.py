@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Any, Literal, Mapping
+from typing import Any, Iterable, Literal, Mapping
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
@@ -612,33 +612,34 @@ class KeyRule(StrictModel):
         return {p: tuple(v) if isinstance(v, list) else (v,) for p, v in self.when.items()}
 
 
+def nearest(name: str, names: Iterable[str]) -> str | None:
+    """``did you mean A, B or C?``: the closest of `names` to `name` (`difflib`, up to three),
+    or None when none is close."""
+    import difflib
+
+    close = difflib.get_close_matches(name, list(names), n=3, cutoff=0.6)
+    if not close:
+        return None
+    return "did you mean " + (close[0] if len(close) == 1 else f"{', '.join(close[:-1])} or {close[-1]}") + "?"
+
+
 def stripe_type_hint(name: str) -> str:
     """What to say of `name`, a type Stripe does not send: the closest of Stripe's real types
     (`difflib`, up to three; `simulator.profiles.stripe_types`), else where Stripe lists them."""
-    import difflib
-
     from hookproof.simulator.profiles.stripe_types import STRIPE_WEBHOOK_TYPES
 
-    close = difflib.get_close_matches(name, sorted(STRIPE_WEBHOOK_TYPES), n=3, cutoff=0.6)
-    if not close:
-        return "Stripe's event types: docs.stripe.com/api/events/types"
-    return "did you mean " + (close[0] if len(close) == 1 else f"{', '.join(close[:-1])} or {close[-1]}") + "?"
+    return nearest(name, sorted(STRIPE_WEBHOOK_TYPES)) or "Stripe's event types: docs.stripe.com/api/events/types"
 
 
 def shopify_topic_hint(name: str) -> str:
     """What to say of `name`, a topic Shopify does not send: the closest of Shopify's real topics
     and its compliance topics (`difflib`, up to three; `simulator.profiles.shopify_topics`), else
     where Shopify lists them."""
-    import difflib
-
     from hookproof.simulator.profiles.shopify_topics import SHOPIFY_WEBHOOK_TOPICS
     from hookproof.simulator.world.shopify import SHOPIFY_COMPLIANCE_TOPICS
 
-    close = difflib.get_close_matches(name, sorted(SHOPIFY_WEBHOOK_TOPICS | set(SHOPIFY_COMPLIANCE_TOPICS)), n=3,
-                                      cutoff=0.6)
-    if not close:
-        return "Shopify's topics: shopify.dev/docs/api/admin-graphql/latest/enums/WebhookSubscriptionTopic"
-    return "did you mean " + (close[0] if len(close) == 1 else f"{', '.join(close[:-1])} or {close[-1]}") + "?"
+    return (nearest(name, sorted(SHOPIFY_WEBHOOK_TOPICS | set(SHOPIFY_COMPLIANCE_TOPICS)))
+            or "Shopify's topics: shopify.dev/docs/api/admin-graphql/latest/enums/WebhookSubscriptionTopic")
 
 
 def sent_types(name: str, types: Mapping[str, str]) -> str:

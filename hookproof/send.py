@@ -103,13 +103,12 @@ def resolve_event(profile: Profile, name: str | None) -> str:
 
         if name in SHOPIFY_WEBHOOK_TOPICS:
             raise UsageError(f"--event: Shopify sends {name!r}, and hookproof does not model it yet (it sends: {known})")
-    import difflib
+    from hookproof.config_model import nearest
 
     # the closest names it sends first, as the config's enabled_events error names them
-    close = difflib.get_close_matches(name, known.split(", "), n=3, cutoff=0.6)
-    hint = ("did you mean " + (close[0] if len(close) == 1 else f"{', '.join(close[:-1])} or {close[-1]}") + "? "
-            if close else "")
-    raise UsageError(f"--event: the {profile.title} profile sends no event {name!r} ({hint}known: {known})")
+    hint = nearest(name, known.split(", "))
+    raise UsageError(f"--event: the {profile.title} profile sends no event {name!r} "
+                     f"({hint + ' ' if hint else ''}known: {known})")
 
 
 def check_checkout_mode(profile: Profile, stripe_type: str, mode: str | None) -> None:
