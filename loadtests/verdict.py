@@ -364,9 +364,11 @@ def storm_scenario(spec: StormSpec, events: Iterable[Event], attempts: Sequence[
                                                  provider=spec.sending_profile().words(),
                                                  truth=reads_states(observations))
     if mapping is not None and mapping.counters:
-        from hookproof.scenarios.business_keys import counter_truth
+        from hookproof.scenarios.business_keys import CounterEventsOf, counter_truth
 
-        expectations = replace(expectations, counters=counter_truth(tuple(events), attempts, mapping))
+        # the moves a counter finding names and adds up: made for the counters found off alone
+        expectations = replace(expectations, counters=counter_truth(tuple(events), attempts, mapping),
+                               counter_events=CounterEventsOf(events, mapping))
     results = [check_safe(c, ALL_CHECKS[c], attempts, expectations, observations, index=index)
                for c in storm_checks(expectations, observations)]
     if ahead:

@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import Any, NamedTuple
@@ -403,11 +404,12 @@ class CounterMove(NamedTuple):
     amount: int
 
 
-def counter_events(events: Sequence[Event], mapping: KeyMapping) -> dict[str, tuple[CounterMove, ...]]:
+def counter_events(events: Iterable[Event], mapping: KeyMapping,
+                   only: AbstractSet[str] | None = None) -> dict[str, tuple[CounterMove, ...]]:
     """Counter key → the moves of the events that move it under `mapping` (each effect once, as
     `counter_truth` counts it; at most `MAX_COUNTER_EVENTS`, in the events' order): what a
     ``counter`` finding points at and adds up, whose key is a customer's or a subscription's and
-    names no delivery of its own. Pure."""
+    names no delivery of its own. With `only`, those counter keys alone. Pure."""
     moved: dict[str, list[CounterMove]] = {}
     effects: set[str] = set()
     for event in events:
@@ -415,14 +417,31 @@ def counter_events(events: Sequence[Event], mapping: KeyMapping) -> dict[str, tu
             counted = counted_move(event, mapping)
         except TemplateError:
             continue
+        if counted is None or (only is not None and counted[0] not in only):
+            continue
         effect = event.business_key or event.id
-        if counted is None or effect in effects:
+        if effect in effects:
             continue
         effects.add(effect)
         moves = moved.setdefault(counted[0], [])
         if len(moves) < MAX_COUNTER_EVENTS:
             moves.append(CounterMove(event.id, event.type, counted[1]))
     return {key: tuple(moves) for key, moves in moved.items()}
+
+
+class CounterEventsOf:
+    """`counter_events` of `events` (re-iterable: a storm's are read from its spool on each pass)
+    under `mapping`, made only for the counter keys a ``counter`` check finds off the truth
+    (`only`): a storm's million events keep no move of a counter that holds."""
+
+    def __init__(self, events: Iterable[Event], mapping: KeyMapping) -> None:
+        self._events = events
+        self._mapping = mapping
+
+    def only(self, keys: Iterable[str]) -> dict[str, tuple[CounterMove, ...]]:
+        """The moves of `keys`' counters (one pass over the events; none when `keys` is empty)."""
+        wanted = frozenset(keys)
+        return counter_events(self._events, self._mapping, wanted) if wanted else {}
 
 
 def money_prefixes(mapping: KeyMapping | None, profile: Profile | None = None) -> tuple[str, ...]:

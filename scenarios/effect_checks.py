@@ -14,7 +14,7 @@ v = versions of that object).
 from __future__ import annotations
 
 from operator import attrgetter
-from typing import Any, Mapping, Sequence
+from typing import Mapping, Sequence
 
 from hookproof.scenarios import key_table as key_tables
 from hookproof.scenarios.check_index import CheckIndex, grouped_findings, index_for
@@ -46,7 +46,14 @@ from hookproof.scenarios.key_loops import (
     seen_in,
     unexpected_keys_by_key,
 )
-from hookproof.scenarios.observations import EffectRows, Expectations, ObjectTruth, Observation, world_event_id
+from hookproof.scenarios.observations import (
+    CounterEvents,
+    EffectRows,
+    Expectations,
+    ObjectTruth,
+    Observation,
+    world_event_id,
+)
 from hookproof.scenarios.state_words import regressed_words, stale_words
 from hookproof.simulator.delivery.history import Attempt, Outcome
 
@@ -473,18 +480,22 @@ def _unexpected_keys(idx: CheckIndex) -> list[Finding]:
 
 
 def _counter_findings(want: Mapping[str, int], got: Mapping[str, int], idx: CheckIndex,
-                      moved: Mapping[str, tuple[Any, ...]] | None = None) -> list[Finding]:
+                      moved: CounterEvents | None = None) -> list[Finding]:
     """One finding per counter whose observed amount differs from the truth's sum, naming the
     attempts of the events that move it (`moved`: counter key → its `business_keys.CounterMove`s,
-    or bare event ids; a counter keyed like a business key names that key's attempts) and, when
-    its moves add up to the truth, what they are (``+3266 transaction.completed evt_…, -816
-    adjustment.updated evt_…``: a truth the receiver disputes shows where it comes from)."""
-    moved = moved or {}
+    or bare event ids, or a `business_keys.CounterEventsOf` asked for the keys found off alone;
+    a counter keyed like a business key names that key's attempts) and, when its moves add up
+    to the truth, what they are (``+3266 transaction.completed evt_…, -816 adjustment.updated
+    evt_…``: a truth the receiver disputes shows where it comes from)."""
+    off = [key for key in dict.fromkeys([*want, *got])
+           if not (got.get(key) == want.get(key, 0) or (got.get(key) is None and want.get(key, 0) == 0))]
+    if moved is None:
+        moved = {}
+    elif not isinstance(moved, Mapping):
+        moved = moved.only(off)
     findings = []
-    for key in dict.fromkeys([*want, *got]):
+    for key in off:
         expected, actual = want.get(key, 0), got.get(key)
-        if actual == expected or (actual is None and expected == 0):
-            continue
         shown = "missing" if actual is None else str(actual)
         moves = moved.get(key, ())
         ids = [m if isinstance(m, str) else m.event_id for m in moves]

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 from itertools import chain, compress, repeat
 from operator import attrgetter, eq
-from typing import TYPE_CHECKING, AbstractSet, Any, Iterable, Iterator, Mapping, Sequence, overload
+from typing import TYPE_CHECKING, AbstractSet, Any, Iterable, Iterator, Mapping, Protocol, Sequence, Union, overload
 
 from hookproof.simulator.delivery.history import Attempt
 from hookproof.simulator.events import Event
@@ -34,6 +34,17 @@ MONEY_PREFIXES: tuple[str, ...] = ("refund:", "credit:")
 #: (GitHub's issues and pull requests are the repository world's stateful objects.)
 STATEFUL_KINDS: frozenset[str] = frozenset({"subscription", "issue", "pull_request"})
 _BUSINESS_KEY = attrgetter("business_key")
+class CounterMovesSource(Protocol):
+    """Moves of counters made on request, for the counters a check found off the truth alone
+    (`business_keys.CounterEventsOf`)."""
+
+    def only(self, keys: Iterable[str]) -> Mapping[str, tuple[Any, ...]]:
+        """Counter key → its moves, for `keys`."""
+        ...
+
+
+#: What `Expectations.counter_events` holds: the moves themselves, or their source.
+CounterEvents = Union[Mapping[str, tuple[Any, ...]], CounterMovesSource]
 #: Effect rows from which a read holds them as columns (`effect_rows`): fewer stay a tuple.
 EFFECT_ROWS_FROM = 65536
 #: Keys decoded per step when effect rows held as columns are walked.
@@ -401,7 +412,8 @@ class Expectations:
         counter_events: counter key → the moves (`business_keys.CounterMove`: event id, type,
             signed amount) of (the first few) events that move it
             (`scenarios.business_keys.counter_events`): the attempts a ``counter`` finding
-            names; empty when the run does not say (a storm's).
+            names; or a `business_keys.CounterEventsOf` (a storm's: made for the counters
+            found off the truth alone); empty when the run does not say.
         servable: object id → every ``(version, status)`` the provider API could have
             served the receiver during the run, ascending (`simulator.server.clock.
             servable_states`), or None when the run does not say (a storm's, a hand-built
@@ -429,7 +441,7 @@ class Expectations:
     max_attempts_per_event: int | None = None
     money_prefixes: tuple[str, ...] = MONEY_PREFIXES
     counters: Mapping[str, int] | None = None
-    counter_events: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
+    counter_events: CounterEvents = field(default_factory=dict)
     servable: Mapping[str, tuple[tuple[int, str], ...]] | None = None
     checked_foreign: AbstractSet[str] = frozenset()
     provider: ProviderWords | None = None

@@ -253,7 +253,8 @@ def test_a_sender_bound_storm_does_not_call_short_a_counter_its_unanswered_event
     called unknown but its revenue counter, short by the very payments that were never
     answered, a finding. A counter short by what the unanswered events would have added is
     unknown in a sender-bound storm; short by more (an answered payment not counted) it stays a
-    finding; a storm that kept up says so either way."""
+    finding; a storm that kept up says so either way. Each finding names the deliveries of the
+    events that move its counter, as certify's do (a storm's named none)."""
     keys = {"builtin": True, "templates": {}, "conditions": {}, "more": {},
             "counters": {"invoice.paid": {"key": "{data.object.customer}", "amount": "data.object.amount_paid"}}}
     spec = StormSpec(target_url="http://127.0.0.1:9/webhooks", duration_s=2.0, out_dir=str(tmp_path / "out"),
@@ -284,6 +285,14 @@ def test_a_sender_bound_storm_does_not_call_short_a_counter_its_unanswered_event
 
     assert counter(None) == ("invalid", ["cus_0", "cus_1"])
     assert counter(SENDER_BOUND) == ("invalid", ["cus_1"])
+    # each finding names the deliveries of the events moving its counter and adds them up
+    report = storm_scenario(spec, events, attempts, [obs], settled=True, started_at=1000.0, duration_s=2.0)
+    (check,) = [c for c in report.checks if c.check_id == "counter"]
+    found = {f.key: f for f in check.findings}
+    assert (found["cus_1"].message, found["cus_1"].attempts) == (
+        "counter is 1500; the provider's truth implies 4500 "
+        "(+1500 invoice.paid evt_3, +1500 invoice.paid evt_4, +1500 invoice.paid evt_5)", (7, 8, 9, 10, 11))
+    assert found["cus_0"].attempts == (0, 1, 2, 3, 4, 5, 6)
 
 
 def _unrecorded_storm(tmp_path: Path, unrecorded: tuple[str, ...]) -> dict[str, tuple[str, list[str], str]]:
