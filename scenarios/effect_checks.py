@@ -454,7 +454,7 @@ def _money_by_code(idx: CheckIndex) -> tuple[Sequence[Finding], dict[str, object
         if got == 0 and not idx.acked(positions):
             return Finding("counter", key, f"{want_i} never moved: never acknowledged, still being retried",
                            expected=want_i, actual=0, attempts=idx.attempt_ids(positions), severity=ADVISORY)
-        return Finding("counter", key, moved_words(key, got, want_i),
+        return Finding("counter", key, moved_words(key, got, want_i, int(table.peak[code])),
                        expected=want_i, actual=got, attempts=idx.attempt_ids(positions))
 
     # each made when read (`MadeFindings`, by position among the keys that differ): no object per key held

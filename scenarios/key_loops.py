@@ -259,9 +259,13 @@ def money_agrees(key: str, got: int, want: int) -> bool:
     return got == want or (got != 0 and got == refunded_total(key))
 
 
-def moved_words(key: str, got: int, want: int) -> str:
-    """``counter``'s words for money key `key` recording `got` minor units instead of `want`."""
+def moved_words(key: str, got: int, want: int, applied: int = 1) -> str:
+    """``counter``'s words for money key `key` recording `got` minor units instead of `want`,
+    the key applied `applied` times at most in one observation (``duplicated``'s count): money
+    moved once per time applied is said to be that ``duplicated`` finding's, one fault, not two."""
     total = refunded_total(key)
+    if applied > 1 and want and got == applied * want:
+        return f"moved {got} instead of {want}: its {want} once for each of the {applied} times it was applied (duplicated)"
     if total is None or total == want:
         return f"moved {got} instead of {want}"
     return f"moved {got} instead of {want} (this refund's own amount; the charge's amount_refunded {total} is accepted too)"
@@ -303,7 +307,7 @@ def money_by_key(expectations: Expectations, idx: CheckIndex) -> tuple[list[Find
             findings.append(Finding("counter", key, f"{want} never moved: never acknowledged, still being retried",
                                     expected=want, actual=0, attempts=idx.attempt_ids(positions), severity=ADVISORY))
         else:
-            findings.append(Finding("counter", key, moved_words(key, got, want),
+            findings.append(Finding("counter", key, moved_words(key, got, want, idx.peak.get(key, (0, -1))[0]),
                                     expected=want, actual=got, attempts=idx.attempt_ids(positions)))
     stats: dict[str, object] = {"expected_total": expected_total, "applied_total": sum(applied.values()),
                                 "money_keys": len(keys), "unpriced": unpriced}

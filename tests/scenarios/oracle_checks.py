@@ -402,7 +402,8 @@ def check_counter(
             findings.append(Finding("counter", key, f"{want} never moved: never acknowledged, still being retried",
                                     expected=want, actual=0, attempts=idx.attempt_ids(positions), severity=ADVISORY))
         else:
-            findings.append(Finding("counter", key, moved_words(key, got, want),
+            times = max((sum(1 for e in o.effects if e.business_key == key) for o in observations), default=0)
+            findings.append(Finding("counter", key, moved_words(key, got, want, times),
                                     expected=want, actual=got, attempts=idx.attempt_ids(positions)))
     stats: dict[str, object] = {"expected_total": expected_total, "applied_total": sum(applied.values()),
                                 "money_keys": len(keys), "unpriced": unpriced}

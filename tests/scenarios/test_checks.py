@@ -749,3 +749,21 @@ def test_a_counter_finding_names_the_ids_the_receiver_was_sent() -> None:
     assert finding.message == ("counter is 2400; the provider's truth implies 1500 "
                                "(+900 invoice.paid msg_2Yb7, +600 invoice.paid msg_9Qx4)")
     assert finding.attempts == (0, 1, 2)
+
+
+@pytest.mark.parametrize("columns", [False, True])
+def test_money_moved_once_per_duplicate_says_it_is_the_duplicated_finding(
+        columns: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A receiver that refunded twice shows one fault under two checks: ``counter``'s finding
+    says its money moved once per time the key was applied (``duplicated``'s count); money off
+    by anything else is worded as before."""
+    from hookproof.scenarios import key_table
+
+    monkeypatch.setattr(key_table, "SMALL", 0 if columns else 10 ** 9)
+    history = hist(att("evt_r1", "refund:re_1"), att("evt_r1", "refund:re_1"), att("evt_r2", "refund:re_2"))
+    expectations = exp("refund:re_1", "refund:re_2", money={"refund:re_1": 500, "refund:re_2": 700})
+    observed = obs(20, "refund:re_1", "refund:re_1", Effect("refund:re_2", amount=600))
+    result = ALL_CHECKS["counter"](history, expectations, [observed])
+    assert [(f.key, f.message) for f in result.findings] == [
+        ("refund:re_1", "moved 1000 instead of 500: its 500 once for each of the 2 times it was applied (duplicated)"),
+        ("refund:re_2", "moved 600 instead of 700")]
