@@ -197,6 +197,7 @@ class Runner:
     _documents: dict[int, tuple[ScenarioReport, dict[str, Any]]] = field(default_factory=dict, init=False, repr=False)
     #: the compression note of each original time scale: its index in `notes`, the scenarios it names
     _compressed: dict[str, tuple[int, set[str]]] = field(default_factory=dict, init=False, repr=False)
+    _stretched_for: set[str] = field(default_factory=set, init=False, repr=False)
     #: each business key and object id the scenarios of this run built so far send: the
     #: scenarios that send it (`_leftovers` leaves out what another one sends)
     _claimed: dict[str, set[str]] = field(default_factory=dict, init=False, repr=False)
@@ -443,8 +444,10 @@ class Runner:
         receiver's kill cut off still reach it once it is back."""
         total_s = sum(self.profile.retry_schedule_s)
         span_s = total_s * time_scale
-        if self.rejecting is None or total_s <= 0 or (self._overlapping and span_s <= self.retry_budget_s):
+        if total_s <= 0:
             return time_scale
+        if self.rejecting is None or (self._overlapping and span_s <= self.retry_budget_s):
+            return time_scale if span_s >= outlast_s else self._stretched(scenario_id, time_scale, span_s, outlast_s)
         floor_s = min(self.retry_floor_s, self.retry_budget_s)
         per_s = max(floor_s, self.retry_budget_s / max(1, deliveries), outlast_s)
         if span_s <= per_s:
@@ -471,6 +474,19 @@ class Runner:
                     named.add(scenario_id)
                     self.notes[index] += f", {entry}"
         return scaled
+
+    def _stretched(self, scenario_id: str, time_scale: float, span_s: float, outlast_s: float) -> float:
+        """The factor making a chaos delivery's schedule (`span_s` seconds at `time_scale`) span
+        `outlast_s`, twice the receiver's longest start: the provider's real schedule spans hours
+        and outlasts any restart, so a compressed one must too. One note per scenario says so."""
+        with self._observe_lock:
+            if scenario_id not in self._stretched_for:
+                self._stretched_for.add(scenario_id)
+                self.notes.append(
+                    f"retry schedule of {scenario_id} stretched from {span_s:.3g} s to {outlast_s:.3g} s (twice the "
+                    f"receiver's longest start, time scale {outlast_s / span_s * time_scale:.3g}): the provider's "
+                    "retries outlast a kill's restart, as its real schedule does")
+        return outlast_s / span_s * time_scale
 
     def restart_outlast_s(self) -> float:
         """Seconds a chaos delivery's compressed retry schedule spans at least: the nemesis's

@@ -35,7 +35,7 @@ from tests.chaos.rig import REPO, SECRET, outcomes
 START_DELAY_S = 3.0
 
 
-def _config(db_dir: Path, refuse_unknown: bool) -> Config:
+def _config(db_dir: Path, refuse_unknown: bool, time_scale: float = 1e-4) -> Config:
     db = db_dir / "slow.sqlite"
     command = (f"{sys.executable} -m tests.chaos.slow_start_refuses_big --port {{port}} --db sqlite:///{db} "
                f"--secret {SECRET}")
@@ -45,7 +45,7 @@ def _config(db_dir: Path, refuse_unknown: bool) -> Config:
                             process=ProcessTargetConfig(command=command, cwd=str(REPO), env=env)),
         observer=ObserverConfig(kind="sql", url=f"sqlite:///{db}", effects="SELECT business_key, amount FROM effects"),
         run=RunConfig(seed=7, scenarios=None), settle=SettleConfig(window_s=0.8, deadline_s=10.0),
-        chaos=ChaosConfig(events=3, kill_trials=2, replicas=3),
+        chaos=ChaosConfig(events=3, kill_trials=2, replicas=3, time_scale=time_scale),
     )
 
 
@@ -67,3 +67,17 @@ def test_a_real_rejection_compresses_but_never_below_the_receivers_restart(tmp_p
     compressed = [n for n in result.report.notes if n.startswith("retry schedule compressed")]
     assert len(compressed) == 1 and "because the receiver rejected valid events in unknown-event-type" in compressed[0]
     assert "kill-during-processing" in compressed[0] and "(twice the receiver's start)" in compressed[0]
+
+
+@pytest.mark.slow
+def test_a_schedule_shorter_than_the_restart_is_stretched_without_any_rejection(tmp_path: Path) -> None:
+    """A correct Django receiver whose cold restart (12 s) outlasted Svix's 27 h compressed to
+    10 s failed kill-during-processing ``lost``: only a schedule compressed after a rejection
+    was held to twice the receiver's start. Here Stripe's 3 days at time scale 1e-5 span
+    2.9 s, less than the receiver's 3 s start: the schedule now spans twice its start."""
+    result = certify(_config(tmp_path, refuse_unknown=False, time_scale=1e-5), scenarios=["kill-during-processing"],
+                     out_dir=tmp_path / "out", chaos=True)
+    assert outcomes(result) == {"kill-during-processing": "pass"}, result.report.notes
+    stretched = [n for n in result.report.notes if n.startswith("retry schedule of kill-during-processing stretched")]
+    assert len(stretched) == 1 and "(twice the receiver's longest start" in stretched[0], result.report.notes
+    assert not [n for n in result.report.notes if n.startswith("retry schedule compressed")], result.report.notes
