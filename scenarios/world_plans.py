@@ -79,6 +79,9 @@ SUBSCRIBED_ONLY: Mapping[str, str] = {
     "paddle": ("Paddle sends a notification destination only the event types it is subscribed to (its "
                "subscribed_events, developer.paddle.com/api-reference/notification-settings: which event types "
                "you want to get notifications for)"),
+    "mercadopago": ("Mercado Pago sends an application's Webhooks only for the events registered in Your "
+                    "integrations (mercadopago.com/developers/en/docs/your-integrations/notifications/webhooks: "
+                    "the Webhook will be sent whenever one or more registered events occur)"),
     "shopify": ("Shopify sends an app only the topics it has a webhook subscription for, one subscription per "
                 "topic (shopify.dev/docs/apps/build/webhooks/subscribe: a webhook subscription tells Shopify which "
                 "events your app is interested in)"),

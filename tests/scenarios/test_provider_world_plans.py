@@ -101,11 +101,14 @@ def test_a_merchant_order_goes_with_nothing_when_its_payment_owes_nothing() -> N
      "Paddle sends a notification destination only the event types it is subscribed to"),
     ("shopify", "orders/paid", "products/update",
      "Shopify sends an app only the topics it has a webhook subscription for"),
+    ("mercadopago", "payment.updated", "subscription_preapproval",
+     "Mercado Pago sends an application's Webhooks only for the events registered in Your integrations"),
 ])
 def test_an_unhandled_type_is_not_sent_to_a_listed_subscription(provider: str, enabled: str, unknown: str,
                                                                  said: str) -> None:
-    """Paddle's notification destinations (developer.paddle.com/api-reference/notification-settings) and
-    Shopify's webhook subscriptions (shopify.dev/docs/apps/build/webhooks/subscribe) are per event
+    """Paddle's notification destinations (developer.paddle.com/api-reference/notification-settings),
+    Mercado Pago's Webhooks registered in Your integrations and Shopify's webhook subscriptions
+    (shopify.dev/docs/apps/build/webhooks/subscribe) are per event
     type, as a Stripe endpoint's enabled_events are: with `target.enabled_events` listed,
     `unknown-event-type` does not apply (a 4xx to a type the provider never sends is no finding),
     the reason naming the provider's rule and the setting; without it the unknown type is sent,
