@@ -17,8 +17,9 @@ from the seed) and gets fresh values:
   length and alphabet), the event id, the type (at `UserCatalog.type_field` when the body
   has it);
 - the ids and email addresses nested in the object's part (a Clerk user's email ids and
-  addresses): the object's own, the same in each of its events (`_own_identities`), so no
-  two objects share what the provider never lets them share;
+  addresses, and its ``external_id`` however plain): the object's own,
+  the same in each of its events (`_own_identities`), so no two objects share what the
+  provider never lets them share;
 - the status the event sets, at its declared `EventSpec.status` path only (with none, the
   state is hookproof's knowledge for its checks, never a field added to the body); an
   update (a type that sets no status) carries there the status the object has, never its
@@ -727,7 +728,8 @@ class UserCatalogWorld(RecordWorld):
 
     def _own_identities(self, spec: EventSpec, body: dict[str, Any], parent: Path, oid: str) -> None:
         """Give object `oid` its own nested ids and emails: in the object's part of `body`, every
-        id-like string (``idn_2Tq7…``, a UUID) and email address its example gives becomes one
+        id-like string (``idn_2Tq7…``, a UUID, a plain value of an ``external_id``: Clerk's
+        ``"567772"``) and email address its example gives becomes one
         of `oid` alone, the same each time the object's events carry it (a Clerk user's
         ``email_addresses[0].id`` and ``primary_email_address_id`` still match), in the
         example's shape (an email keeps its address with a ``+`` tag). Two users never share an
@@ -753,9 +755,12 @@ class UserCatalogWorld(RecordWorld):
                 elif _is_uuid(value):
                     own[value] = self._maker.uuid()
                     self.fresh_ids.append(own[value])
-                else:
+                elif _NESTED_ID.fullmatch(value):
                     prefix, _, tail = value.rpartition("_")
                     own[value] = f"{prefix}_{self._maker.like(tail)}"
+                    self.fresh_ids.append(own[value])
+                else:  # a plain external_id (Clerk's "567772")
+                    own[value] = self._maker.like(value)
                     self.fresh_ids.append(own[value])
             return own[value]
 
@@ -766,7 +771,8 @@ class UserCatalogWorld(RecordWorld):
                 return {k: walk(v, (*at, k)) for k, v in value.items()}
             if isinstance(value, list):
                 return [walk(v, (*at, str(i))) for i, v in enumerate(value)]
-            if isinstance(value, str) and (_NESTED_ID.fullmatch(value) or _EMAIL.fullmatch(value) or _is_uuid(value)):
+            if isinstance(value, str) and (_NESTED_ID.fullmatch(value) or _EMAIL.fullmatch(value) or _is_uuid(value)
+                                           or (at and _ID_NAME.fullmatch(at[-1]) and _PLAIN_ID.fullmatch(value))):
                 return mapped(value)
             return value
 
@@ -989,6 +995,13 @@ _NOT_FREE = re.compile(r"[A-Za-z]+_[A-Za-z0-9]{6,}|[^\s@]+@[^\s@]+|[a-z][a-z0-9+
 #: A nested id an object's example gives (``idn_2Tq7Pa1Sd2Fg3Hj4Kl5Zx6Cv7Bn``): a lowercase
 #: prefix, ``_``, and at least 8 letters and digits with a digit among them.
 _NESTED_ID = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)*_(?=[A-Za-z]*[0-9])[A-Za-z0-9]{8,}")
+#: A field naming the object's id in the team's own system (``external_id``, ``externalId``): its
+#: plain value (`_PLAIN_ID`) is the object's own too, as Clerk's external_id "must be unique across
+#: your instance" (Backend API, CreateUser). Other ids by name (a ``product_id``) may be shared.
+_ID_NAME = re.compile(r"external[_-]?id", re.IGNORECASE)
+#: A value an id's name gives that no other rule takes for one: letters, digits and ``-``,
+#: with a digit, 4 to 64 characters (``567772``, ``cust-8841``).
+_PLAIN_ID = re.compile(r"(?=[A-Za-z0-9-]*[0-9])[A-Za-z0-9-]{4,64}")
 #: An email address as an example gives one.
 _EMAIL = re.compile(r"[^\s@]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+")
 

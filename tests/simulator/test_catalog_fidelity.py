@@ -186,7 +186,7 @@ def test_a_type_made_from_its_schema_keeps_the_objects_values_but_what_the_schem
 def test_two_users_never_share_an_email_id_or_address_and_each_keeps_its_own(clerk: UserCatalog) -> None:
     """Every user the example makes had the example's one email id and address: a receiver
     keeping addresses unique (Clerk gives no two users one) failed the second user's
-    creation. Each user now has its own, in the example's shapes, the same in every event
+    creation, as one keeping Clerk's external_id unique did. Each user now has its own, in the example's shapes, the same in every event
     of that user (its primary id still names its first address), and a storm renames them per
     copy (they are among the world's `fresh_ids`); the envelope's instance stays shared."""
     world = UserCatalogWorld(4, catalog=clerk, start_us=START_US)
@@ -202,4 +202,8 @@ def test_two_users_never_share_an_email_id_or_address_and_each_keeps_its_own(cle
     assert later["primary_email_address_id"] == later["email_addresses"][1]["id"] not in ids
     tags = [addr.split("+")[1].split("@")[0] for addr in addresses]
     assert set(ids) | set(tags) <= set(world.fresh_ids)
+    # a plain value under an id's name (Clerk's external_id, "unique across your instance") too
+    externals = [d["external_id"] for d in (first, second)]
+    assert len(set(externals)) == 2 and "567772" not in externals and later["external_id"] == externals[0]
+    assert all(re.fullmatch(r"[1-9][0-9]{5}", x) for x in externals) and set(externals) <= set(world.fresh_ids)
     assert {e.extra[BODY]["instance_id"] for e in events} == {"ins_Q2w3E4r5T6y7U8i9O0p1A2s3D4f"}
