@@ -1,5 +1,10 @@
 """The Paddle Billing world: a SaaS seller's customers, subscriptions, transactions and refunds.
 
+The seller sells a plan monthly and yearly (prices with ``billing_cycle`` ``{"interval": "month"|"year",
+"frequency": 1}``; a yearly period a calendar year) and a licence once (a price whose ``billing_cycle``
+is null, bought in a transaction that creates no subscription: its ``subscription_id`` and
+``billing_period`` null), every id drawn from the seed.
+
 `PaddleWorld(seed)` emits the notifications Paddle Billing sends over a subscription's life
 (developer.paddle.com, "Webhooks" / "Events": ``transaction.created|updated|ready|billed|paid|
 completed|payment_failed|past_due``, ``subscription.created|trialing|activated|updated|past_due|
@@ -21,7 +26,8 @@ transaction ``billed`` and pays and completes it, or its payment fails and the t
 subscription become ``past_due``; paying it makes the subscription ``active`` again (a trial's
 end moves the period with that status change, a trialing subscription billed nothing until then);
 a pause makes it ``paused``, its items ``inactive`` (a trial's pause is scheduled, a
-``subscription.updated`` with its ``scheduled_change``, and made at the trial's end); a resume
+``subscription.updated`` with its ``scheduled_change``, and made at the trial's end, as a
+cancellation at the period's end is); a canceled subscription's items keep their status; a resume
 starts a new period, bills it, and
 activates the subscription; a
 refund is an ``adjustment`` created ``pending_approval``, then approved or rejected by Paddle
@@ -30,7 +36,8 @@ adjustment-updated; a transaction takes no other refund while one is pending). E
 carrying it, followed by the status's own events (``transaction.paid``, ``subscription.paused``…)
 of the same version, as the scenarios list them.
 
-Business keys (what a SaaS does once): ``fulfil:{txn id}`` per completed transaction,
+Business keys (what a SaaS does once): ``fulfil:{txn id}`` per completed transaction (a one-time
+purchase's too),
 ``provision:{sub id}`` per created subscription, ``dunning:{sub id}:{billing period
 start}`` per past-due period (a reminder e-mail), ``deprovision:{sub id}`` per canceled
 subscription, ``refund:{adj id}`` per refund Paddle approved, on its ``adjustment.updated``
@@ -50,6 +57,7 @@ there is no test/live flag in a notification either.
 
 from __future__ import annotations
 
+import calendar
 from datetime import datetime, timezone
 from typing import Any, Callable, Mapping
 
@@ -110,7 +118,15 @@ class PaddleWorld(RecordWorld):
         created = ps.iso(self._now_us - 90 * 86_400_000_000)
         self.product = ps.product(self.new_id("pro"), f"Acme {name}", f"The {name} plan of Acme's app", created)
         self.price = ps.price(self.new_id("pri"), self.product["id"], f"Monthly ({name})", amount, "USD", created)
-        self.fresh_ids.clear()  # the product and its price are every story's
+        #: The plan billed yearly, ten months' price (`subscribe(annual=True)`).
+        self.annual_price = ps.price(self.new_id("pri"), self.product["id"], f"Yearly ({name})", amount * 10, "USD",
+                                     created, cycle=ps.YEARLY)
+        #: What a licence shop sells once: a product with a one-time price (`buy`).
+        self.licence = ps.product(self.new_id("pro"), f"Acme {name} licence",
+                                  f"A perpetual licence of Acme's {name} desktop app", created)
+        self.licence_price = ps.price(self.new_id("pri"), self.licence["id"], f"Perpetual licence ({name})",
+                                      amount * 20, "USD", created, cycle=None)
+        self.fresh_ids.clear()  # the products and their prices are every story's
 
     def new_id(self, prefix: str) -> str:
         """``{prefix}_01`` + 24 lowercase Crockford base32 characters from the seed (kept in
@@ -120,8 +136,12 @@ class PaddleWorld(RecordWorld):
         return made
 
     # ---- operations -----------------------------------------------------------------
-    def buy(self, *, subscribe: bool = False, quantity: int = 1, trial: bool = False) -> str:
-        """A checkout paid by card, in the order of Paddle's "Subscription created" scenario
+    def buy(self, *, subscribe: bool = False, quantity: int = 1, trial: bool = False, annual: bool = False) -> str:
+        """A checkout paid by card: without `subscribe` a one-time purchase of the licence
+        (`licence_price`, ``billing_cycle`` null: the transaction's ``subscription_id`` and
+        ``billing_period`` stay null, no subscription is created: developer.paddle.com/webhooks/
+        subscriptions/subscription-created, "Paddle automatically creates subscriptions for
+        recurring items"), with it the monthly plan, or with `annual` the yearly one; in the order of Paddle's "Subscription created" scenario
         (developer.paddle.com/webhooks/simulator/subscription-created) for a new customer:
         ``transaction.created`` (``draft``), the customer's details (``customer.created`` and
         ``address.created``, both ``active``, then ``transaction.updated`` with their ids and
@@ -130,14 +150,20 @@ class PaddleWorld(RecordWorld):
         (``subscription.created``, then ``subscription.activated``, or with `trial`
         ``subscription.trialing``) and the transaction given its subscription
         (``transaction.updated``), then the invoice (``transaction.updated``,
-        ``transaction.completed``). Returns the transaction id."""
+        ``transaction.completed``). Returns the transaction id. Raises WorldError for `trial` or
+        `annual` without `subscribe` (a one-time price has neither)."""
+        if not subscribe and (trial or annual):
+            raise WorldError("a one-time purchase has no trial and no billing cycle: trial and annual need subscribe")
         at = self._tick()
         customer, address = self.new_id("ctm"), self.new_id("add")
         txn_id = self.new_id("txn")
-        period = (ps.iso(at), ps.iso(at + (_TRIAL_US if trial else _MONTH_US))) if subscribe else None
-        pri = ps.with_trial(self.price, _TRIAL_DAYS) if trial else self.price
+        plan = self.annual_price if annual else self.price
+        period = (ps.iso(at), ps.iso(at + _TRIAL_US if trial else _cycle_end(at, plan["billing_cycle"]))) \
+            if subscribe else None
+        pri = (ps.with_trial(plan, _TRIAL_DAYS) if trial else plan) if subscribe else self.licence_price
+        prod = self.product if subscribe else self.licence
         txn = ps.transaction(txn_id, customer_id=None, address_id=None, subscription_id=None, origin="web",
-                             pri=pri, prod=self.product, quantity=quantity, item_id=self.new_id("txnitm"),
+                             pri=pri, prod=prod, quantity=quantity, item_id=self.new_id("txnitm"),
                              created=ps.iso(at), period=None, checkout_url=f"https://acme.example/pay?_ptxn={txn_id}",
                              charged=not trial)
         txn["status"] = "draft"
@@ -158,7 +184,7 @@ class PaddleWorld(RecordWorld):
             sub_id = self.new_id("sub")
             created = ps.iso(self._tick())
             self._create(sub_id, "subscription", ps.subscription(
-                sub_id, customer_id=customer, address_id=address, pri=pri, prod=self.product,
+                sub_id, customer_id=customer, address_id=address, pri=pri, prod=prod,
                 quantity=quantity, created=created, period=period, trial=trial))
             made = self._emit("subscription.created", sub_id, key=f"provision:{sub_id}",
                               data=ps.subscription_created(self.get(sub_id), txn_id))
@@ -171,10 +197,11 @@ class PaddleWorld(RecordWorld):
         self._complete(txn_id)
         return txn_id
 
-    def subscribe(self, quantity: int = 1, *, trial: bool = False) -> str:
+    def subscribe(self, quantity: int = 1, *, trial: bool = False, annual: bool = False) -> str:
         """`buy` with a subscription (with `trial`, ``trialing`` for 14 days, the checkout
-        charging nothing); returns the subscription id."""
-        txn = self.buy(subscribe=True, quantity=quantity, trial=trial)
+        charging nothing; with `annual` the yearly plan, its periods a calendar year long);
+        returns the subscription id."""
+        txn = self.buy(subscribe=True, quantity=quantity, trial=trial, annual=annual)
         return str(self._typed(txn, "transaction")["subscription_id"])
 
     def renew(self, sub: str, *, pay: bool = True) -> str:
@@ -235,12 +262,7 @@ class PaddleWorld(RecordWorld):
         resume starts a new one (that page: ``on_resume`` "defaults to start_new_billing_period")."""
         current = self._typed(sub, "subscription")
         if current["status"] == "trialing":
-            effective = current["current_billing_period"]["ends_at"]
-            self._transition(sub, "trialing", {"scheduled_change": {"action": "pause", "effective_at": effective,
-                                                                    "resume_at": None},
-                                               "updated_at": ps.iso(self._tick())})
-            self._emit("subscription.updated", sub)
-            self._now_us = max(self._now_us, _parse(effective))
+            self._schedule(sub, "pause")
         at = ps.iso(self._tick())
         items = [{**i, "status": "inactive", "trial_dates": None, "next_billed_at": None, "updated_at": at}
                  for i in self._typed(sub, "subscription")["items"]]
@@ -285,16 +307,50 @@ class PaddleWorld(RecordWorld):
         self._transition(sub, current["status"], {"items": items, "updated_at": at})
         self._emit("subscription.updated", sub)
 
-    def cancel(self, sub: str) -> None:
-        """Cancel immediately: emits ``subscription.updated``, then ``subscription.canceled``
-        (developer.paddle.com/webhooks/simulator/subscription-canceled)."""
+    def cancel(self, sub: str, *, at_period_end: bool = False) -> None:
+        """Cancel immediately: ``subscription.updated`` (status ``canceled``, ``canceled_at``, no
+        billing period or next billing, ``scheduled_change`` null), then ``subscription.canceled``
+        (developer.paddle.com/webhooks/simulator/subscription-canceled, "Subscription cancels").
+        With `at_period_end` (Paddle's default, ``effective_from`` ``next_billing_period``, and
+        what a customer's cancel link does: developer.paddle.com/build/subscriptions/
+        cancel-subscriptions) first that scenario's "Subscription is scheduled to cancel" step:
+        ``subscription.updated``, its status kept, its ``scheduled_change`` ``{"action": "cancel",
+        "effective_at": <the period's end>, "resume_at": null}``, then at the period's end the
+        cancellation. Each item keeps its status (Paddle's ``subscription.canceled`` example,
+        paddle-node-sdk's ``subscription-canceled.mock.ts``: items ``active``, their
+        ``next_billed_at`` null, ``previously_billed_at`` kept). Raises WorldError for a
+        subscription canceled already, or `at_period_end` on one neither ``active`` nor
+        ``trialing`` (no billing period to end: cancel it at once) or already scheduled to change."""
+        current = self._typed(sub, "subscription")
+        if current["status"] == "canceled":
+            raise WorldError(f"subscription {sub} is canceled already", object_id=sub)
+        if at_period_end:
+            if current["status"] not in ("active", "trialing") or current["scheduled_change"] is not None:
+                raise WorldError(f"subscription {sub} is {current['status']}"
+                                 f"{' with a scheduled change' if current['scheduled_change'] else ''}: "
+                                 "it cannot be canceled at its period's end", object_id=sub)
+            self._schedule(sub, "cancel")
         at = ps.iso(self._tick())
-        items = [{**i, "status": "inactive", "next_billed_at": None, "updated_at": at}
-                 for i in self._typed(sub, "subscription")["items"]]
+        items = [{**i, "next_billed_at": None, "updated_at": at} for i in self._typed(sub, "subscription")["items"]]
         self._status_change(sub, "canceled", {"canceled_at": at, "updated_at": at, "next_billed_at": None,
                                               "current_billing_period": None, "items": items,
                                               "scheduled_change": None},
                             "subscription.canceled", key=f"deprovision:{sub}")
+
+    def _schedule(self, sub: str, action: str) -> None:
+        """A change scheduled for the end of `sub`'s billing period (a trial's pause, a
+        cancellation at the period's end): ``subscription.updated``, its status kept, its
+        ``scheduled_change`` ``{"action": action, "effective_at": <the period's end>,
+        "resume_at": null}`` (developer.paddle.com/webhooks/simulator/subscription-canceled and
+        -paused: "Paddle updates the scheduled_change object against the subscription"); then the
+        clock moves to that end, where the caller makes the change."""
+        current = self._typed(sub, "subscription")
+        effective = current["current_billing_period"]["ends_at"]
+        self._transition(sub, current["status"], {"scheduled_change": {"action": action, "effective_at": effective,
+                                                                       "resume_at": None},
+                                                  "updated_at": ps.iso(self._tick())})
+        self._emit("subscription.updated", sub)
+        self._now_us = max(self._now_us, _parse(effective))
 
     def refund(self, txn_id: str, amount: int | None = None, *, review: str | None = "approved") -> str:
         """A partial refund of a completed transaction (a quarter of it unless `amount`, minor units)
@@ -350,7 +406,7 @@ class PaddleWorld(RecordWorld):
         """A subscription's year in brief, every event type in a legal order: a trial (its new
         customer and address), more seats, the customer's name given, the trial's end, a declined
         renewal recovered, a refund approved and another rejected, a pause and a resume, a
-        cancellation."""
+        cancellation at the period's end (scheduled, then made: `cancel`)."""
         start = len(self.events)
         sub = self.subscribe(trial=True)
         self.change_quantity(sub, 3)
@@ -362,18 +418,22 @@ class PaddleWorld(RecordWorld):
         self.refund(txn, review="rejected")
         self.pause(sub)
         self.resume(sub)
-        self.cancel(sub)
+        self.cancel(sub, at_period_end=True)
         return self.events[start:]
 
     def effect_story(self) -> list[Event]:
-        """One event of each effectful type: a completed checkout, a new subscription, a
+        """One event of each effectful type: a licence bought once (a one-time price: its
+        ``transaction.completed`` with no subscription, owing ``fulfil:{txn}`` like any), a
+        completed checkout, a new subscription, a
         past-due renewal, a refund approved (and another Paddle rejected: it owes nothing), a
         cancellation; then a trial paused (scheduled, then at its end: `pause`) and resumed, its
         customer's name given, so that every
-        type the world sends is in it (a team's key on ``subscription.paused`` has its event).
+        type the world sends is in it (a team's key on ``subscription.paused`` has its event);
+        last a yearly plan bought and canceled at its period's end (scheduled, then a year on).
         The story's every event, effectful or not: the catalog sends those the receiver's keys
         make effectful."""
         start = len(self.events)
+        self.buy()
         sub = self.subscribe()
         self.renew(sub, pay=False)
         first = next(t for t in self.objects("transaction") if self.get(t)["subscription_id"] == sub)
@@ -384,10 +444,12 @@ class PaddleWorld(RecordWorld):
         self.pause(trial)
         self.resume(trial)
         self.update_customer(str(self.get(trial)["customer_id"]), name="Sam Miller")
+        self.cancel(self.subscribe(annual=True), at_period_end=True)
         return self.events[start:]
 
     def state_story(self) -> list[Event]:
-        """A subscription's life: created, more seats, past due, recovered, canceled; with its
+        """A subscription's life: created, more seats, past due, recovered, canceled at its
+        period's end (scheduled, then made); with its
         transactions' events (the checkout's: created, ready, paid, completed; the renewal's:
         created, billed, past due, paid, completed)."""
         start = len(self.events)
@@ -395,7 +457,7 @@ class PaddleWorld(RecordWorld):
         self.change_quantity(sub, 2)
         self.renew(sub, pay=False)
         self.recover(sub)
-        self.cancel(sub)
+        self.cancel(sub, at_period_end=True)
         return [e for e in self.events[start:] if e.object_id == sub
                 or (e.object_type == "transaction" and self.get(e.object_id)["subscription_id"] == sub)]
 
@@ -463,7 +525,7 @@ class PaddleWorld(RecordWorld):
         """The subscription's period from `start_us` and its transaction (`renew`, `resume`)."""
         current = self._typed(sub, "subscription")
         at = self._tick()
-        period = (ps.iso(start_us), ps.iso(start_us + _MONTH_US))
+        period = (ps.iso(start_us), ps.iso(_cycle_end(start_us, current["billing_cycle"])))
         items = [{**i, "status": "active", "trial_dates": None, "previously_billed_at": period[0],
                   "next_billed_at": period[1], "updated_at": ps.iso(at)} for i in current["items"]]
         changes: dict[str, Any] = {"current_billing_period": {"starts_at": period[0], "ends_at": period[1]},
@@ -483,7 +545,8 @@ class PaddleWorld(RecordWorld):
         txn_id = self.new_id("txn")
         billed = ps.iso(self._tick())
         txn = ps.transaction(txn_id, customer_id=current["customer_id"], address_id=current["address_id"],
-                             subscription_id=sub, origin="subscription_recurring", pri=self.price,
+                             subscription_id=sub, origin="subscription_recurring",
+                             pri=self.annual_price if current["billing_cycle"] == ps.YEARLY else self.price,
                              prod=self.product, quantity=current["items"][0]["quantity"],
                              item_id=self.new_id("txnitm"), created=billed, period=period, checkout_url=None)
         txn.update(status="billed", billed_at=billed)
@@ -584,6 +647,21 @@ class PaddleWorld(RecordWorld):
             status=str(snapshot["status"]) if snapshot.get("status") is not None else None,
             livemode=self.livemode, account=self.account,
             api_version="1"))
+
+
+def _cycle_end(start_us: int, cycle: Mapping[str, Any]) -> int:
+    """Unix microseconds one billing cycle after `start_us`: ``month`` 30 days a cycle, ``year``
+    the same instant a calendar year on (29 February to 28 February); WorldError for another
+    interval."""
+    frequency = int(cycle["frequency"])
+    if cycle["interval"] == "month":
+        return start_us + frequency * _MONTH_US
+    if cycle["interval"] == "year":
+        moment = datetime.fromtimestamp(start_us // 1_000_000, tz=timezone.utc)
+        year = moment.year + frequency
+        later = moment.replace(year=year, day=min(moment.day, calendar.monthrange(year, moment.month)[1]))
+        return int(later.timestamp()) * 1_000_000 + start_us % 1_000_000
+    raise WorldError(f"a billing cycle of interval {cycle['interval']!r} is not modelled (month, year)")
 
 
 def _parse(value: str) -> int:

@@ -57,12 +57,23 @@ def address(address_id: str, *, customer_id: str, country_code: str, postal_code
             "updated_at": created, "import_meta": None}
 
 
-def price(price_id: str, product_id: str, name: str, amount: int, currency: str, created: str) -> dict[str, Any]:
+#: A monthly price's ``billing_cycle`` (the Price entity's ``{"interval", "frequency"}``).
+MONTHLY: dict[str, Any] = {"interval": "month", "frequency": 1}
+#: An annual price's ``billing_cycle`` (developer.paddle.com/api-reference/prices: ``interval``
+#: ``day|week|month|year``).
+YEARLY: dict[str, Any] = {"interval": "year", "frequency": 1}
+
+
+def price(price_id: str, product_id: str, name: str, amount: int, currency: str, created: str, *,
+          cycle: dict[str, Any] | None = MONTHLY) -> dict[str, Any]:
+    """A price of `amount` minor units billed every `cycle` (`MONTHLY`, `YEARLY`), or with `cycle`
+    None a one-time price (``billing_cycle`` null: developer.paddle.com/api-reference/prices,
+    "null if one-time"; paddle-python-sdk's ``transaction.completed`` fixture's "One-time addon")."""
     return {"id": price_id, "name": name, "type": "standard", "status": "active",
             "quantity": {"maximum": 999, "minimum": 1}, "tax_mode": "account_setting", "created_at": created,
             "product_id": product_id, "unit_price": {"amount": str(amount), "currency_code": currency},
             "updated_at": created, "custom_data": None, "description": name, "import_meta": None,
-            "trial_period": None, "billing_cycle": {"interval": "month", "frequency": 1},
+            "trial_period": None, "billing_cycle": dict(cycle) if cycle else None,
             "unit_price_overrides": []}
 
 
@@ -149,7 +160,8 @@ def payment_attempt(amount: str, *, status: str, at: str, attempt_id: str, metho
 def subscription(sub_id: str, *, customer_id: str, address_id: str, pri: dict[str, Any],
                  prod: dict[str, Any], quantity: int, created: str, period: tuple[str, str],
                  trial: bool = False) -> dict[str, Any]:
-    """A new ``active`` subscription billed monthly from `period`, or with `trial` a ``trialing``
+    """A new ``active`` subscription billed every `pri`'s ``billing_cycle`` (its own ``billing_cycle``
+    the same) from `period`, or with `trial` a ``trialing``
     one whose `period` is the trial (its items ``trialing`` with their ``trial_dates``), billed
     nothing yet: ``first_billed_at`` and its items' ``previously_billed_at`` null, as in Paddle's
     ``subscription.trialing`` example (paddle-node-sdk's ``subscription-trialing.mock.ts``; the
@@ -165,7 +177,7 @@ def subscription(sub_id: str, *, customer_id: str, address_id: str, pri: dict[st
     return {"id": sub_id, "items": [item], "status": status, "discount": None, "paused_at": None,
             "address_id": address_id, "created_at": created, "started_at": period[0], "updated_at": created,
             "business_id": None, "canceled_at": None, "custom_data": None, "customer_id": customer_id,
-            "import_meta": None, "billing_cycle": {"interval": "month", "frequency": 1},
+            "import_meta": None, "billing_cycle": dict(pri["billing_cycle"]),
             "currency_code": pri["unit_price"]["currency_code"], "next_billed_at": period[1],
             "billing_details": None, "collection_mode": "automatic",
             "first_billed_at": billed, "scheduled_change": None,

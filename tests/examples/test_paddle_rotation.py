@@ -58,7 +58,8 @@ def test_only_paddle_sends_the_receivers_own_signature_first() -> None:
     plan = _plan("paddle")
     assert [([e.type for e in p.events], p.plan.mutations, p.max_attempts) for p in plan.phases] == [
         (["transaction.paid"], (Mutation.ROTATION_OWN_FIRST,), 1),  # once: it owes nothing
-        (["subscription.created", "transaction.completed"], (Mutation.ROTATION,), None)]
+        # the effect story's first effects: a licence bought once, then a subscription's checkout
+        (["transaction.completed", "subscription.created"], (Mutation.ROTATION,), None)]
     assert plan.phases[0].events[0].business_key is None
     for name in ("stripe", "standard-webhooks", "svix"):
         assert [p.plan.mutations for p in _plan(name).phases] == [(Mutation.ROTATION,)], name

@@ -35,7 +35,9 @@ def test_the_updates_alone_walk_every_status() -> None:
     (phase,) = plan.phases
     assert [(e.type, e.status) for e in phase.events] == [
         ("subscription.created", "active"), ("subscription.updated", "active"), ("subscription.updated", "active"),
-        ("subscription.updated", "past_due"), ("subscription.updated", "active"), ("subscription.updated", "canceled")]
+        ("subscription.updated", "past_due"), ("subscription.updated", "active"),
+        ("subscription.updated", "active"),  # its cancellation scheduled for the period's end
+        ("subscription.updated", "canceled")]
     late = CATALOG["stale-after-newer"].plan(ctx, new_world(profile.world, SEED))
     assert isinstance(late, Plan), late
     assert [(e.type, e.status) for e in late.phases[-1].events] == [("subscription.updated", "past_due")]

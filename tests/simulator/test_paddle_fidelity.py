@@ -17,7 +17,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Mapping
+from typing import Any, Mapping
 
 import httpx
 import pytest
@@ -39,6 +39,7 @@ from paddle_billing.PaddleStrEnum import PaddleStrEnum
 from paddle_billing.Undefined import Undefined
 
 from hookproof.simulator.errors import ProfileError, WorldError
+from hookproof.simulator.events import Event
 from hookproof.simulator.profiles import get_profile
 from hookproof.simulator.server import ServerState, clock, run_server
 from hookproof.simulator.server.state import DEFAULT_API_KEY, Switch
@@ -197,6 +198,7 @@ def test_statuses_follow_the_story() -> None:
                     ("subscription.updated", "paused"), ("subscription.paused", "paused"),
                     ("subscription.updated", "active"), ("subscription.resumed", "active"),  # then its payment:
                     ("subscription.updated", "active"), ("subscription.activated", "active"),
+                    ("subscription.updated", "active"),  # its cancellation scheduled, then at the period's end:
                     ("subscription.updated", "canceled"), ("subscription.canceled", "canceled")]
     txns = [(b["event_type"], b["data"]["status"]) for b in bodies  # type: ignore[index]
             if str(b["event_type"]).startswith("transaction.")]
@@ -543,9 +545,9 @@ NODE_MOCKS: dict[str, dict[str, object]] = {
     "subscription-activated": {"status": "active", "first_billed_at": True, "paused_at": None, "period": True,
                                "next_billed_at": True, "item_status": "active", "item_trial_dates": None,
                                "item_previously_billed_at": True, "item_next_billed_at": True},
-    # its items' status left out: Paddle's canceled example has them "active", the world "inactive"
+    # its items keep their status: Paddle's canceled example has them "active"
     "subscription-canceled": {"status": "canceled", "period": None, "next_billed_at": None,
-                              "item_next_billed_at": None},
+                              "item_status": "active", "item_next_billed_at": None},
 }
 
 
@@ -681,3 +683,142 @@ def test_a_trial_is_paused_at_its_end_after_a_scheduled_change() -> None:
 def _parse_us(value: str) -> int:
     moment = datetime.fromisoformat(value)
     return int(moment.timestamp()) * 1_000_000 + moment.microsecond
+
+
+def _bodies(events: list[Event]) -> list[dict[str, Any]]:
+    profile = get_profile("paddle")
+    return [json.loads(profile.envelope(e).body) for e in events]
+
+
+def _sdk_agrees(bodies: list[dict[str, Any]]) -> None:
+    for body in bodies:
+        event = PaddleEvent.from_dict(body)
+        assert not isinstance(event.data, UndefinedEntity) and event.event_type.name != "Undefined"
+        agree(event.data, body["data"], str(body["event_type"]))
+
+
+def test_a_one_time_purchase_is_a_transaction_with_no_subscription() -> None:
+    """A licence bought once: a price with ``billing_cycle`` null (developer.paddle.com/api-reference/prices;
+    paddle-python-sdk's ``transaction.completed`` fixture, its "One-time addon"), in a checkout creating no
+    subscription (developer.paddle.com/webhooks/subscriptions/subscription-created: subscriptions are created
+    "for recurring items"): every transaction body's ``subscription_id`` and ``billing_period`` null, its item's
+    price one-time, parsed field for field by the SDK; its ``transaction.completed`` owes ``fulfil:{txn}``."""
+    world = PaddleWorld(3)
+    txn = world.buy()
+    events = world.events
+    assert [e.type for e in events] == ["transaction.created", "customer.created", "address.created",
+                                        "transaction.updated", "transaction.ready", "transaction.updated",
+                                        "transaction.paid", "transaction.updated", "transaction.completed"]
+    assert world.objects("subscription") == []
+    txns = [e for e in events if e.object_type == "transaction"]
+    for event in txns:
+        data = event.object
+        assert (data["subscription_id"], data["billing_period"], data["origin"]) == (None, None, "web")
+        (item,) = data["items"]
+        assert item["price"] == world.licence_price and item["price"]["billing_cycle"] is None
+        assert item["price"]["trial_period"] is None
+        assert data["details"]["line_items"][0]["product"] == world.licence
+        assert data["details"]["line_items"][0]["price_id"] == world.licence_price["id"]
+    done = txns[-1]
+    assert (done.type, done.object_id, done.status, done.business_key) == (
+        "transaction.completed", txn, "completed", f"fulfil:{txn}")
+    assert int(done.object["details"]["totals"]["subtotal"]) == int(world.licence_price["unit_price"]["amount"])
+    assert [e.business_key for e in events if e.business_key] == [f"fulfil:{txn}"]
+    bodies = _bodies(events)
+    _sdk_agrees(bodies)
+    parsed = Transaction.from_dict(bodies[-1]["data"])
+    assert parsed.subscription_id is None and parsed.billing_period is None
+    assert parsed.items[0].price.billing_cycle is None
+    with pytest.raises(WorldError, match="one-time purchase"):
+        world.buy(annual=True)
+
+
+def test_an_annual_plan_bills_a_calendar_year_a_period() -> None:
+    """A price with ``billing_cycle`` ``{"interval": "year", "frequency": 1}`` (developer.paddle.com/api-reference/
+    prices): the subscription's ``billing_cycle`` the same, each period a calendar year (the same instant a year
+    on), its renewal billing the next contiguous year at the yearly price; every body parsed field for field by
+    paddle-python-sdk."""
+    world = PaddleWorld(5, start_us=1_709_208_000_123_456)  # 2024-02-29T12:00:00.123456Z
+    sub = world.subscribe(annual=True)
+    created = world.get(sub)
+    assert created["billing_cycle"] == {"interval": "year", "frequency": 1}
+    assert created["items"][0]["price"] == world.annual_price
+    assert world.annual_price["billing_cycle"] == {"interval": "year", "frequency": 1}
+    assert int(world.annual_price["unit_price"]["amount"]) == 10 * int(world.price["unit_price"]["amount"])
+    period = created["current_billing_period"]
+    start = datetime.fromisoformat(period["starts_at"])
+    assert (start.month, start.day) == (2, 29)
+    assert datetime.fromisoformat(period["ends_at"]) == start.replace(year=2025, day=28)
+    assert created["next_billed_at"] == period["ends_at"] == created["items"][0]["next_billed_at"]
+    checkout = world.get(world.objects("transaction")[0])
+    assert checkout["billing_period"] == period and checkout["subscription_id"] == sub
+    renewal = world.get(world.renew(sub))
+    moved = world.get(sub)["current_billing_period"]
+    assert moved["starts_at"] == period["ends_at"]
+    assert datetime.fromisoformat(moved["ends_at"]) == datetime.fromisoformat(moved["starts_at"]).replace(year=2026)
+    assert renewal["billing_period"] == moved
+    assert renewal["items"][0]["price"] == world.annual_price
+    assert renewal["details"]["totals"]["subtotal"] == world.annual_price["unit_price"]["amount"]
+    _sdk_agrees(_bodies(world.events))
+
+
+def test_a_cancellation_at_the_period_s_end_is_scheduled_first() -> None:
+    """developer.paddle.com/webhooks/simulator/subscription-canceled, canceled at the end of the billing period
+    (Paddle's default, developer.paddle.com/build/subscriptions/cancel-subscriptions): "Subscription is scheduled
+    to cancel" (``subscription.updated``, still ``active``, ``scheduled_change`` ``{"action": "cancel",
+    "effective_at": <period end>, "resume_at": null}``), then at that end "Subscription cancels"
+    (``subscription.updated``, ``subscription.canceled``: ``canceled_at``, ``scheduled_change`` null, no period,
+    items ``active`` as Paddle's example, paddle-node-sdk's ``subscription-canceled.mock.ts``). A past-due one
+    has no period to end: canceled at once only."""
+    world = PaddleWorld(6)
+    sub = world.subscribe()
+    end = world.get(sub)["current_billing_period"]["ends_at"]
+    start = len(world.events)
+    world.cancel(sub, at_period_end=True)
+    events = world.events[start:]
+    assert [(e.type, e.status, e.business_key) for e in events] == [
+        ("subscription.updated", "active", None), ("subscription.updated", "canceled", None),
+        ("subscription.canceled", "canceled", f"deprovision:{sub}")]
+    scheduled, canceled = events[0].object, events[2].object
+    assert scheduled["scheduled_change"] == {"action": "cancel", "effective_at": end, "resume_at": None}
+    assert (scheduled["canceled_at"], scheduled["current_billing_period"]["ends_at"]) == (None, end)
+    assert events[0].created_us < _parse_us(end) <= events[1].created_us
+    assert canceled["scheduled_change"] is None and canceled["canceled_at"] >= end
+    assert (canceled["current_billing_period"], canceled["next_billed_at"]) == (None, None)
+    assert [(i["status"], i["next_billed_at"]) for i in canceled["items"]] == [("active", None)]
+    assert canceled["items"][0]["previously_billed_at"] == scheduled["items"][0]["previously_billed_at"]
+    bodies = _bodies(events)
+    _sdk_agrees(bodies)
+    parsed = PaddleEvent.from_dict(bodies[0]).data
+    assert isinstance(parsed, Subscription) and parsed.scheduled_change is not None
+    assert str(parsed.scheduled_change.action) == "cancel"
+    with pytest.raises(WorldError, match="canceled already"):
+        world.cancel(sub)
+    late = PaddleWorld(6)
+    due = late.subscribe()
+    late.renew(due, pay=False)
+    with pytest.raises(WorldError, match="past_due: it cannot be canceled at its period's end"):
+        late.cancel(due, at_period_end=True)
+    late.cancel(due)  # at once
+    assert late.get(due)["status"] == "canceled"
+
+
+def test_the_effect_story_sells_a_licence_and_a_yearly_plan() -> None:
+    """The catalog's effect story holds a one-time purchase (``transaction.completed`` with no subscription,
+    owing ``fulfil:{txn}``) and a yearly plan canceled at its period's end; every effect key once, every body
+    parsed field for field by paddle-python-sdk."""
+    world = PaddleWorld(4)
+    events = world.effect_story()
+    keys = [e.business_key for e in events if e.business_key]
+    assert len(keys) == len(set(keys))
+    licence = next(e for e in events if e.type == "transaction.completed")
+    assert (licence.object["subscription_id"], licence.object["billing_period"]) == (None, None)
+    assert licence.business_key == f"fulfil:{licence.object_id}"
+    assert licence.object["items"][0]["price"]["billing_cycle"] is None
+    yearly = [s for s in world.objects("subscription") if world.get(s)["billing_cycle"]["interval"] == "year"]
+    assert len(yearly) == 1 and world.get(yearly[0])["status"] == "canceled"
+    assert [(e.type, e.object["scheduled_change"] and e.object["scheduled_change"]["action"]) for e in events
+            if e.object_id == yearly[0]][-3:] == [("subscription.updated", "cancel"), ("subscription.updated", None),
+                                                 ("subscription.canceled", None)]
+    assert f"deprovision:{yearly[0]}" in keys and f"provision:{yearly[0]}" in keys
+    _sdk_agrees(_bodies(events))
