@@ -7,7 +7,8 @@ refers to objects), and only when it moves the object forward: a type that sets 
 status is drawn only for objects whose status comes before it in the order the catalog's
 types set them (`UserCatalogWorld.moves_forward`; a provider does not confirm a
 confirmed booking twice), or, an update keeping the status an earlier type set, for
-objects in that status (a user's ``user.updated``, again and again). The action names are the user's event types, so a failing schedule
+objects in that status (a user's ``user.updated``, again and again); nothing happens to
+an object after a type ending it (``…deleted``: `user_catalog.ends_object`). The action names are the user's event types, so a failing schedule
 reads in the user's terms (``invoice.paid 0``). A type whose body names other objects
 (`EventSpec.refs`: a membership's user) names one of that kind the world made already, or
 the world makes it first, by its kind's first type, in the same step (`UserCatalogWorld.emit`):
@@ -57,6 +58,8 @@ def catalog_ops(kind: str) -> WorldOps:
         ids = world.objects(spec.kind)
         if not 0 <= index < len(ids):
             raise WorldError(f"{action}: no {spec.kind} #{index}")
+        if (ended := world.ended_by(ids[index])) is not None:
+            raise WorldError(f"{action}: {spec.kind} #{index} was ended by its {ended}: nothing happens to it after")
         if not world.moves_forward(action, ids[index]):
             raise WorldError(f"{action}: {spec.kind} #{index} is already past the status it sets "
                              f"(order: {', '.join(world.statuses(spec.kind))})")

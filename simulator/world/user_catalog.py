@@ -452,14 +452,24 @@ class UserCatalogWorld(RecordWorld):
         """The statuses of `kind`'s objects in the order its types set them (catalog order)."""
         return list(dict.fromkeys(s.state for s in self._of_kind(kind) if s.state is not None))
 
+    def ended_by(self, object_id: str) -> str | None:
+        """The type that ended `object_id` (`ends_object`: its last event's), or None."""
+        last = self._last_type.get(object_id)
+        return last if last is not None and ends_object(last) else None
+
     def moves_forward(self, event_type: str, object_id: str) -> bool:
         """True when `event_type` may happen to `object_id` as a real provider sends it: it
         sets no status, the object has none yet, its status comes after the object's
         current one in `statuses` (a confirmed booking is not confirmed again), or it is an
         update that keeps the object's status: its status is the current one and an earlier
         type of its kind set it first (Clerk's ``user.updated``, ``active`` as ``user.created``
-        left it, happens again and again). Raises WorldError for an unknown type."""
+        left it, happens again and again). Nothing happens to an object after a type ending it
+        (`ends_object`: Clerk's ``organizationMembership.deleted``, with or without a declared
+        status: a provider sends no event of a deleted object, nor deletes it twice). Raises
+        WorldError for an unknown type."""
         spec = self.catalog.spec(event_type)
+        if self.ended_by(object_id) is not None:
+            return False
         current = self._states.get(object_id)
         if spec.state is None or current is None:
             return True
@@ -995,6 +1005,17 @@ _NOT_FREE = re.compile(r"[A-Za-z]+_[A-Za-z0-9]{6,}|[^\s@]+@[^\s@]+|[a-z][a-z0-9+
 #: A nested id an object's example gives (``idn_2Tq7Pa1Sd2Fg3Hj4Kl5Zx6Cv7Bn``): a lowercase
 #: prefix, ``_``, and at least 8 letters and digits with a digit among them.
 _NESTED_ID = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)*_(?=[A-Za-z]*[0-9])[A-Za-z0-9]{8,}")
+#: The last part of a type's name that says the object is gone (``user.deleted``,
+#: ``customers/redact`` is not one: the customer stays).
+ENDING_ACTIONS = frozenset({"deleted", "removed", "destroyed"})
+
+
+def ends_object(event_type: str) -> bool:
+    """True when `event_type`'s last ``.``- or ``/``-separated part is one of `ENDING_ACTIONS`:
+    after it no event of that object comes (``organizationMembership.deleted``)."""
+    return re.split(r"[./]", event_type)[-1] in ENDING_ACTIONS
+
+
 #: A field naming the object's id in the team's own system (``external_id``, ``externalId``): its
 #: plain value (`_PLAIN_ID`) is the object's own too, as Clerk's external_id "must be unique across
 #: your instance" (Backend API, CreateUser). Other ids by name (a ``product_id``) may be shared.
@@ -1051,5 +1072,5 @@ def user_events_of_type(world: UserCatalogWorld, event_type: str, count: int = 1
     return [world.emit_new(spec) for _ in range(count)]
 
 
-__all__ = ["BODY", "REFS", "EventSpec", "KeyRenderer", "USER_API_VERSION", "UserCatalog", "UserCatalogWorld",
+__all__ = ["BODY", "ENDING_ACTIONS", "REFS", "EventSpec", "KeyRenderer", "ends_object", "USER_API_VERSION", "UserCatalog", "UserCatalogWorld",
            "catalog_from_plain", "catalog_to_plain", "user_events_of_type"]

@@ -335,3 +335,30 @@ def test_an_objects_other_times_move_with_its_creation(tmp_path: Path) -> None:
     assert (kept["created_at"], kept["expire_at"], kept["emails"]) == (data["created_at"], data["expire_at"],
                                                                        data["emails"])
     assert kept["status"] == "ended" and kept["updated_at"] > data["updated_at"]
+
+
+def test_nothing_happens_to_an_object_after_a_type_ending_it(tmp_path: Path) -> None:
+    """explore deleted one Clerk membership twice (its types declare no status, so nothing said the
+    deletion ends it), and a counter of seats (-1 per deletion) judged a correct receiver wrong.
+    A type whose name ends in ``deleted`` (``removed``, ``destroyed``) now ends its object, with
+    or without a status: explore offers nothing more about it, and refuses to be asked."""
+    from hookproof.scenarios.catalog_ops import catalog_ops
+    from hookproof.simulator.world.registry import register_catalog
+
+    def member(kind: str) -> dict[str, Any]:
+        return {"type": f"organizationMembership.{kind}", "data": {"id": "orgmem_2abcdefghijklmnopqrstuvw", "role": "admin"}}
+
+    events = {f"organizationMembership.{k}": CatalogEventConfig(example=member(k), object_id="data.id")
+              for k in ("created", "updated", "deleted")}
+    user = load_catalog(CatalogConfig(type_field="type", events=events), tmp_path)
+    world = UserCatalogWorld(5, catalog=user)
+    ops = catalog_ops(register_catalog(user))
+    ops.apply(world, "organizationMembership.created", None)
+    ops.apply(world, "organizationMembership.updated", 0)
+    assert sorted(a for a, i in ops.legal(world) if i == 0) == ["organizationMembership.deleted",
+                                                                "organizationMembership.updated"]
+    ops.apply(world, "organizationMembership.deleted", 0)
+    assert [a for a, i in ops.legal(world) if i == 0] == []
+    with pytest.raises(WorldError, match="organizationMembership #0 was ended by its organizationMembership.deleted"):
+        ops.apply(world, "organizationMembership.deleted", 0)
+    assert [e.type.split(".")[1] for e in world.events] == ["created", "updated", "deleted"]
