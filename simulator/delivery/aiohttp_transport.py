@@ -49,6 +49,7 @@ with ``from`` so the cause stays readable (`_ERRORS`):
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
 import errno
 import functools
@@ -60,6 +61,7 @@ import aiohttp
 import httpx
 from aiohttp import hdrs, http_exceptions
 from aiohttp.client_proto import ResponseHandler
+from aiohttp.helpers import EMPTY_BODY_METHODS, TimerNoop
 from aiohttp.http_writer import StreamWriter
 from aiohttp.payload import BytesPayload
 from multidict import CIMultiDict, istr
@@ -310,6 +312,112 @@ def _stale(exc: BaseException, current: WireExchange) -> bool:
     return getattr(exc, "errno", None) in _STALE_ERRNOS
 
 
+#: `ResponseHandler.set_response_params`'s keywords `_direct_request` passes, as `ClientSession._request`
+#: passes them (aiohttp 3.14; another set: `_request` itself).
+_RESPONSE_PARAMS = frozenset({"timer", "skip_payload", "read_until_eof", "auto_decompress", "read_timeout",
+                              "read_bufsize", "timeout_ceil_threshold", "max_line_size", "max_field_size",
+                              "max_headers"})
+#: The session attributes `_direct_request` reads (`_direct_session`).
+_SESSION_FIELDS = ("_connector", "_loop", "_version", "_response_class", "_skip_auto_headers", "_auto_decompress",
+                   "_read_bufsize", "_max_line_size", "_max_field_size", "_max_headers", "_trace_configs",
+                   "_middlewares", "_default_headers", "_default_auth", "_default_proxy", "_base_url",
+                   "_raise_for_status", "_cookie_jar", "_trust_env")
+#: True when aiohttp's session request path is the one `_direct_request` follows (aiohttp 3.14's).
+_DIRECT = (set(inspect.signature(ResponseHandler.set_response_params).parameters) - {"self"} == _RESPONSE_PARAMS
+           and "_upload_tracker" in vars(aiohttp.ClientRequest) and hasattr(aiohttp, "ConnectionTimeoutError"))
+
+
+def _direct_session(session: aiohttp.ClientSession) -> bool:
+    """True when `_direct_request` sends for `session` what its `_request` would: a session
+    as `AiohttpTransport` makes them (no default headers, auth, proxy, base URL, traces,
+    middlewares or status check; cookies never kept; ``Content-Type`` the only header of
+    aiohttp's own it may add) on an aiohttp whose request path `_direct_request` follows."""
+    if not _DIRECT or not all(hasattr(session, name) for name in _SESSION_FIELDS):
+        return False
+    return (not session._default_headers and session._default_auth is None and session._default_proxy is None
+            and session._base_url is None and not session._trace_configs and not session._middlewares
+            and session._raise_for_status is False and isinstance(session._cookie_jar, aiohttp.DummyCookieJar)
+            and not session._trust_env and session._skip_auto_headers == _NO_AUTO)
+
+
+def _direct_url(url: URL) -> bool:
+    """True when `_direct_request` may send to `url`: HTTP(S), a host, no credentials, no fragment."""
+    return (url.scheme in ("http", "https") and bool(url.raw_host) and url.raw_user is None
+            and url.raw_password is None and not url.raw_fragment)
+
+
+async def _direct_request(session: aiohttp.ClientSession, method: str, url: URL,
+                          headers: Sequence[tuple[str, str]], data: bytes | None, timeout: aiohttp.ClientTimeout,
+                          sni: str | None) -> aiohttp.ClientResponse:
+    """``session._request(method, url, headers=headers, data=data, allow_redirects=False,
+    timeout=timeout, server_hostname=sni)``, for what `AiohttpTransport.open` checks first:
+    a session `_direct_session` accepts, a URL `_direct_url` accepts, a POST (a method
+    aiohttp never resends by itself), no total timeout, and no header name given twice,
+    whatever its case (`_names_distinct`). The steps of `_request` that do something
+    there, in its order, without those that do nothing there (the session's default
+    headers merged into a copy of `headers`, which the request copies again; the redirect
+    loop; an empty cookie jar read; a total-timeout handle; trace and middleware lists):
+    the same request (`_Request`, given the headers `_request` would give it), connection
+    (the connector's, under `timeout`: the connect timeouts bound it as there), answer
+    parser settings (the session's line, field, header and buffer limits; the read
+    timeout), errors (a connect timeout as `ConnectionTimeoutError`, an OSError as
+    `ClientOSError`, aiohttp's own as they are), and the body's payload closed at the end."""
+    if session.closed:
+        raise RuntimeError("Session is closed")
+    connector = session._connector
+    assert connector is not None
+    timer = TimerNoop()
+    req = _Request(method, url, headers=headers, skip_auto_headers=session._skip_auto_headers, data=data,
+                   version=session._version, loop=session._loop, response_class=session._response_class,
+                   timer=timer, session=session, ssl=True, server_hostname=sni, traces=[], trust_env=False)
+    try:
+        try:
+            try:
+                conn = await connector.connect(req, traces=[], timeout=timeout)
+            except asyncio.TimeoutError as exc:
+                raise aiohttp.ConnectionTimeoutError(f"Connection timeout to host {req.url}") from exc
+            protocol = conn.protocol
+            assert protocol is not None
+            protocol.set_response_params(
+                timer=timer, skip_payload=req.method in EMPTY_BODY_METHODS, read_until_eof=True,
+                auto_decompress=session._auto_decompress, read_timeout=timeout.sock_read,
+                read_bufsize=session._read_bufsize, timeout_ceil_threshold=connector._timeout_ceil_threshold,
+                max_line_size=session._max_line_size, max_field_size=session._max_field_size,
+                max_headers=session._max_headers)
+            try:
+                resp = await req.send(conn)
+                try:
+                    await resp.start(conn)
+                except BaseException:
+                    resp.close()
+                    raise
+            except BaseException:
+                conn.close()
+                raise
+        except aiohttp.ClientError:
+            raise
+        except OSError as exc:
+            if exc.errno is None and isinstance(exc, asyncio.TimeoutError):
+                raise
+            raise aiohttp.ClientOSError(*exc.args) from exc
+    except BaseException:
+        if req._body is not None:
+            await req._body.close()
+        raise
+    if req._body is not None:
+        await req._body.close()
+    resp._history = ()
+    return resp
+
+
+def _names_distinct(headers: Sequence[tuple[str, str]]) -> bool:
+    """True when no two of `headers`' names are the same, whatever their case: `_request`
+    merges two names alike but for their case, which `_direct_request` would send both of
+    (a name given twice, which both send twice, is left to `_request` too: rare, and one
+    set made per request is the whole check)."""
+    return len({name.lower() for name, _ in headers}) == len(headers)
+
+
 class _Body(httpx.AsyncByteStream):
     """An aiohttp answer's body as an httpx byte stream; closing releases the connection
     (aiohttp closes it instead when the body was not read to the end)."""
@@ -364,6 +472,11 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
         self._last_url: tuple[object, URL] | None = None
         self._timeouts: dict[tuple[float | None, float | None, float | None], aiohttp.ClientTimeout] = {}
         self._closed = False
+        #: Whether `open` sends through `_direct_request` on the session / the fresh session,
+        #: and to the URL it was last given (`_direct_url`).
+        self._direct = self._fresh_direct = False
+        self._direct_checked: URL | None = None
+        self._direct_to = False
 
     def _refuse_when_closed(self) -> None:
         """A closed transport opens no session: a request still under way when it closed (an
@@ -378,6 +491,7 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
         self._session = aiohttp.ClientSession(connector=connector, cookie_jar=aiohttp.DummyCookieJar(),
                                               auto_decompress=False, trust_env=False,
                                               skip_auto_headers=NO_AUTO_HEADERS, request_class=_Request)
+        self._direct = _direct_session(self._session)
         return self._session
 
     def _fresh_session(self) -> aiohttp.ClientSession:
@@ -388,6 +502,7 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
             self._fresh = aiohttp.ClientSession(connector=connector, cookie_jar=aiohttp.DummyCookieJar(),
                                                 auto_decompress=False, trust_env=False,
                                                 skip_auto_headers=NO_AUTO_HEADERS, request_class=_Request)
+            self._fresh_direct = _direct_session(self._fresh)
         return self._fresh
 
     def wire_url(self, url: httpx.URL) -> URL:
@@ -447,16 +562,24 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
         current = exchange if exchange is not None else WireExchange(start, trace, request)
         token = _CURRENT.set(current)
         data = body or None
+        if url is not self._direct_checked:  # a dispatcher sends every attempt to one URL object
+            self._direct_checked, self._direct_to = url, _direct_url(url)
+        direct = (self._direct and self._direct_to and method == "POST" and timeout.total is None
+                  and _names_distinct(headers))
         try:
             try:  # the coroutine `session.request` wraps, awaited without its context manager
+                if direct:
+                    return await _direct_request(session, method, url, headers, data, timeout, sni)
                 return await session._request(method, url, headers=headers, data=data, allow_redirects=False,
                                               timeout=timeout, server_hostname=sni)
             except _STALE as exc:
                 if not _stale(exc, current):
                     raise
-                return await self._fresh_session()._request(method, url, headers=headers, data=data,
-                                                            allow_redirects=False, timeout=timeout,
-                                                            server_hostname=sni)
+                fresh = self._fresh_session()
+                if direct and self._fresh_direct:
+                    return await _direct_request(fresh, method, url, headers, data, timeout, sni)
+                return await fresh._request(method, url, headers=headers, data=data, allow_redirects=False,
+                                            timeout=timeout, server_hostname=sni)
         finally:
             _CURRENT.reset(token)
 
