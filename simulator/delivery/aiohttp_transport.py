@@ -49,15 +49,21 @@ with ``from`` so the cause stays readable (`_ERRORS`):
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
 import errno
 import functools
+import inspect
+import sys
 from typing import Any, AsyncIterator, Awaitable, Callable, Mapping, Sequence, cast
 
 import aiohttp
 import httpx
-from aiohttp import http_exceptions
+from aiohttp import hdrs, http_exceptions
 from aiohttp.client_proto import ResponseHandler
+from aiohttp.helpers import EMPTY_BODY_METHODS, TimerNoop
+from aiohttp.http_writer import StreamWriter
+from aiohttp.payload import BytesPayload
 from multidict import CIMultiDict, istr
 from yarl import URL
 
@@ -186,18 +192,79 @@ _SKIPS_EVERY_AUTO_HEADER = (_AUTO_HEADERS <= _NO_AUTO and "_skip_auto_headers" i
                             and isinstance(vars(aiohttp.ClientRequest).get("skip_auto_headers"), property))
 
 
+#: Bytes of a request body `_Request.send` writes in the sending task at most: below
+#: aiohttp's own write buffer limit (`StreamWriter.write`'s ``LIMIT``, 64 KiB), so the
+#: headers and the body go to the socket's transport without waiting for it to drain.
+INLINE_BODY_BYTES = 32 * 1024
+#: True when `_Request.send` may write a small body in the sending task: on Python before
+#: 3.12, where aiohttp starts a task per request to write the body (3.12 on, it starts it
+#: eagerly, which writes it at once as here), and on an aiohttp whose request and
+#: response `send` makes as `_Request.send` does (the response told that the request was
+#: sent by its ``writer=None`` and given the ``stream_writer``; an upload tracker per
+#: request: aiohttp 3.14).
+_INLINE_SEND = (sys.version_info < (3, 12)
+                and "stream_writer" in inspect.signature(aiohttp.ClientResponse.__init__).parameters
+                and "_upload_tracker" in vars(aiohttp.ClientRequest)
+                and callable(getattr(aiohttp.ClientRequest, "write_bytes", None))
+                and callable(getattr(StreamWriter, "write_headers", None)))
+
+
 class _Request(aiohttp.ClientRequest):
     """aiohttp's request, told once which of its own headers to skip: every one it would
     add (`NO_AUTO_HEADERS` covers them all), so it adds none and keeps the one skip set
     made at import, where aiohttp's builds a multidict of the session's skip set, and a
     copy of the request's headers, for every request. The request goes out the same
-    (``Content-Type`` is not skipped: a body sent without one still gets aiohttp's)."""
+    (``Content-Type`` is not skipped: a body sent without one still gets aiohttp's).
+
+    A small body in memory is written by the task that sends the request (`send`), not
+    by a task of its own as aiohttp does on Python 3.11."""
 
     def update_auto_headers(self, skip_auto_headers: Any) -> None:
         if _SKIPS_EVERY_AUTO_HEADER and skip_auto_headers == _NO_AUTO:
             self._skip_auto_headers = _SKIPPED
         else:  # another skip set, or an aiohttp that adds more of its own: its way
             super().update_auto_headers(skip_auto_headers)
+
+    async def send(self, conn: Any) -> aiohttp.ClientResponse:
+        """aiohttp's `send` for a request whose body is bytes of at most
+        `INLINE_BODY_BYTES`, to a connection whose writing is not paused, with nothing
+        of aiohttp's it does not do here (traces, compression, chunking, a proxy, an
+        ``Expect: 100-continue``, an upload tracker): the same head (``Content-Type``
+        and ``Connection`` defaulted as aiohttp does), then aiohttp's own `write_bytes`
+        awaited here instead of in a task started for it (one task, its callbacks and a
+        turn of the event loop fewer per request); the head and body go out in one write
+        as aiohttp's task writes them, and a failure to write is the answer's error as
+        there. Any other request is aiohttp's `send`."""
+        body = self._body
+        protocol = conn.protocol
+        if not (_INLINE_SEND and type(body) is BytesPayload and body.size is not None
+                and body.size <= INLINE_BODY_BYTES and self._continue is None and not self._traces
+                and not self.compress and self.chunked is None and self.proxy is None
+                and self._upload_tracker is None and self.method != "CONNECT"
+                and protocol is not None and not protocol.writing_paused):
+            return await super().send(conn)
+        writer = StreamWriter(protocol, self.loop)
+        headers = self.headers
+        method = self.method
+        skipped = self._skip_auto_headers
+        if (method in self.POST_METHODS and (skipped is None or hdrs.CONTENT_TYPE not in skipped)
+                and hdrs.CONTENT_TYPE not in headers):
+            headers[hdrs.CONTENT_TYPE] = "application/octet-stream"
+        version = self.version
+        if hdrs.CONNECTION not in headers:
+            if conn._connector.force_close:
+                if version == aiohttp.HttpVersion11:
+                    headers[hdrs.CONNECTION] = "close"
+            elif version == aiohttp.HttpVersion10:
+                headers[hdrs.CONNECTION] = "keep-alive"
+        await writer.write_headers(f"{method} {self.url.raw_path_qs} HTTP/{version.major}.{version.minor}", headers)
+        await self.write_bytes(writer, conn, self._get_content_length())
+        response = self.response_class(
+            method, self.original_url, writer=None, continue100=None, timer=self._timer,
+            request_info=self.request_info, traces=self._traces, loop=self.loop, session=self._session,
+            stream_writer=writer)
+        self.response = response  # type: ignore[assignment]  # aiohttp's class attribute is None until sent
+        return response
 
 
 #: aiohttp's own `connect`, which `_Connector.connect` extends.
@@ -243,6 +310,112 @@ def _stale(exc: BaseException, current: WireExchange) -> bool:
     if isinstance(exc, aiohttp.ServerDisconnectedError):
         return True
     return getattr(exc, "errno", None) in _STALE_ERRNOS
+
+
+#: `ResponseHandler.set_response_params`'s keywords `_direct_request` passes, as `ClientSession._request`
+#: passes them (aiohttp 3.14; another set: `_request` itself).
+_RESPONSE_PARAMS = frozenset({"timer", "skip_payload", "read_until_eof", "auto_decompress", "read_timeout",
+                              "read_bufsize", "timeout_ceil_threshold", "max_line_size", "max_field_size",
+                              "max_headers"})
+#: The session attributes `_direct_request` reads (`_direct_session`).
+_SESSION_FIELDS = ("_connector", "_loop", "_version", "_response_class", "_skip_auto_headers", "_auto_decompress",
+                   "_read_bufsize", "_max_line_size", "_max_field_size", "_max_headers", "_trace_configs",
+                   "_middlewares", "_default_headers", "_default_auth", "_default_proxy", "_base_url",
+                   "_raise_for_status", "_cookie_jar", "_trust_env")
+#: True when aiohttp's session request path is the one `_direct_request` follows (aiohttp 3.14's).
+_DIRECT = (set(inspect.signature(ResponseHandler.set_response_params).parameters) - {"self"} == _RESPONSE_PARAMS
+           and "_upload_tracker" in vars(aiohttp.ClientRequest) and hasattr(aiohttp, "ConnectionTimeoutError"))
+
+
+def _direct_session(session: aiohttp.ClientSession) -> bool:
+    """True when `_direct_request` sends for `session` what its `_request` would: a session
+    as `AiohttpTransport` makes them (no default headers, auth, proxy, base URL, traces,
+    middlewares or status check; cookies never kept; ``Content-Type`` the only header of
+    aiohttp's own it may add) on an aiohttp whose request path `_direct_request` follows."""
+    if not _DIRECT or not all(hasattr(session, name) for name in _SESSION_FIELDS):
+        return False
+    return (not session._default_headers and session._default_auth is None and session._default_proxy is None
+            and session._base_url is None and not session._trace_configs and not session._middlewares
+            and session._raise_for_status is False and isinstance(session._cookie_jar, aiohttp.DummyCookieJar)
+            and not session._trust_env and session._skip_auto_headers == _NO_AUTO)
+
+
+def _direct_url(url: URL) -> bool:
+    """True when `_direct_request` may send to `url`: HTTP(S), a host, no credentials, no fragment."""
+    return (url.scheme in ("http", "https") and bool(url.raw_host) and url.raw_user is None
+            and url.raw_password is None and not url.raw_fragment)
+
+
+async def _direct_request(session: aiohttp.ClientSession, method: str, url: URL,
+                          headers: Sequence[tuple[str, str]], data: bytes | None, timeout: aiohttp.ClientTimeout,
+                          sni: str | None) -> aiohttp.ClientResponse:
+    """``session._request(method, url, headers=headers, data=data, allow_redirects=False,
+    timeout=timeout, server_hostname=sni)``, for what `AiohttpTransport.open` checks first:
+    a session `_direct_session` accepts, a URL `_direct_url` accepts, a POST (a method
+    aiohttp never resends by itself), no total timeout, and no header name given twice,
+    whatever its case (`_names_distinct`). The steps of `_request` that do something
+    there, in its order, without those that do nothing there (the session's default
+    headers merged into a copy of `headers`, which the request copies again; the redirect
+    loop; an empty cookie jar read; a total-timeout handle; trace and middleware lists):
+    the same request (`_Request`, given the headers `_request` would give it), connection
+    (the connector's, under `timeout`: the connect timeouts bound it as there), answer
+    parser settings (the session's line, field, header and buffer limits; the read
+    timeout), errors (a connect timeout as `ConnectionTimeoutError`, an OSError as
+    `ClientOSError`, aiohttp's own as they are), and the body's payload closed at the end."""
+    if session.closed:
+        raise RuntimeError("Session is closed")
+    connector = session._connector
+    assert connector is not None
+    timer = TimerNoop()
+    req = _Request(method, url, headers=headers, skip_auto_headers=session._skip_auto_headers, data=data,
+                   version=session._version, loop=session._loop, response_class=session._response_class,
+                   timer=timer, session=session, ssl=True, server_hostname=sni, traces=[], trust_env=False)
+    try:
+        try:
+            try:
+                conn = await connector.connect(req, traces=[], timeout=timeout)
+            except asyncio.TimeoutError as exc:
+                raise aiohttp.ConnectionTimeoutError(f"Connection timeout to host {req.url}") from exc
+            protocol = conn.protocol
+            assert protocol is not None
+            protocol.set_response_params(
+                timer=timer, skip_payload=req.method in EMPTY_BODY_METHODS, read_until_eof=True,
+                auto_decompress=session._auto_decompress, read_timeout=timeout.sock_read,
+                read_bufsize=session._read_bufsize, timeout_ceil_threshold=connector._timeout_ceil_threshold,
+                max_line_size=session._max_line_size, max_field_size=session._max_field_size,
+                max_headers=session._max_headers)
+            try:
+                resp = await req.send(conn)
+                try:
+                    await resp.start(conn)
+                except BaseException:
+                    resp.close()
+                    raise
+            except BaseException:
+                conn.close()
+                raise
+        except aiohttp.ClientError:
+            raise
+        except OSError as exc:
+            if exc.errno is None and isinstance(exc, asyncio.TimeoutError):
+                raise
+            raise aiohttp.ClientOSError(*exc.args) from exc
+    except BaseException:
+        if req._body is not None:
+            await req._body.close()
+        raise
+    if req._body is not None:
+        await req._body.close()
+    resp._history = ()
+    return resp
+
+
+def _names_distinct(headers: Sequence[tuple[str, str]]) -> bool:
+    """True when no two of `headers`' names are the same, whatever their case: `_request`
+    merges two names alike but for their case, which `_direct_request` would send both of
+    (a name given twice, which both send twice, is left to `_request` too: rare, and one
+    set made per request is the whole check)."""
+    return len({name.lower() for name, _ in headers}) == len(headers)
 
 
 class _Body(httpx.AsyncByteStream):
@@ -299,6 +472,11 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
         self._last_url: tuple[object, URL] | None = None
         self._timeouts: dict[tuple[float | None, float | None, float | None], aiohttp.ClientTimeout] = {}
         self._closed = False
+        #: Whether `open` sends through `_direct_request` on the session / the fresh session,
+        #: and to the URL it was last given (`_direct_url`).
+        self._direct = self._fresh_direct = False
+        self._direct_checked: URL | None = None
+        self._direct_to = False
 
     def _refuse_when_closed(self) -> None:
         """A closed transport opens no session: a request still under way when it closed (an
@@ -313,6 +491,7 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
         self._session = aiohttp.ClientSession(connector=connector, cookie_jar=aiohttp.DummyCookieJar(),
                                               auto_decompress=False, trust_env=False,
                                               skip_auto_headers=NO_AUTO_HEADERS, request_class=_Request)
+        self._direct = _direct_session(self._session)
         return self._session
 
     def _fresh_session(self) -> aiohttp.ClientSession:
@@ -323,6 +502,7 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
             self._fresh = aiohttp.ClientSession(connector=connector, cookie_jar=aiohttp.DummyCookieJar(),
                                                 auto_decompress=False, trust_env=False,
                                                 skip_auto_headers=NO_AUTO_HEADERS, request_class=_Request)
+            self._fresh_direct = _direct_session(self._fresh)
         return self._fresh
 
     def wire_url(self, url: httpx.URL) -> URL:
@@ -382,16 +562,24 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
         current = exchange if exchange is not None else WireExchange(start, trace, request)
         token = _CURRENT.set(current)
         data = body or None
+        if url is not self._direct_checked:  # a dispatcher sends every attempt to one URL object
+            self._direct_checked, self._direct_to = url, _direct_url(url)
+        direct = (self._direct and self._direct_to and method == "POST" and timeout.total is None
+                  and _names_distinct(headers))
         try:
             try:  # the coroutine `session.request` wraps, awaited without its context manager
+                if direct:
+                    return await _direct_request(session, method, url, headers, data, timeout, sni)
                 return await session._request(method, url, headers=headers, data=data, allow_redirects=False,
                                               timeout=timeout, server_hostname=sni)
             except _STALE as exc:
                 if not _stale(exc, current):
                     raise
-                return await self._fresh_session()._request(method, url, headers=headers, data=data,
-                                                            allow_redirects=False, timeout=timeout,
-                                                            server_hostname=sni)
+                fresh = self._fresh_session()
+                if direct and self._fresh_direct:
+                    return await _direct_request(fresh, method, url, headers, data, timeout, sni)
+                return await fresh._request(method, url, headers=headers, data=data, allow_redirects=False,
+                                            timeout=timeout, server_hostname=sni)
         finally:
             _CURRENT.reset(token)
 

@@ -9,6 +9,7 @@ import contextlib
 import inspect
 import socket
 import struct
+import sys
 from typing import AsyncIterator, Awaitable, Callable
 
 import aiohttp
@@ -428,3 +429,152 @@ async def test_a_closed_transport_opens_no_session_for_a_request_resumed_after_i
         with pytest.raises(httpx.ConnectError, match="the transport is closed"):
             transport._fresh_session()
     assert transport._session is None and transport._fresh is None
+
+
+#: Header sets a provider's request may carry: a profile's own, a name given twice, a
+#: ``Host`` of its own, two names alike but for their case (aiohttp's session merges
+#: those: `open` leaves them to it), and none at all.
+_HEADER_SETS = [
+    [("Content-Type", "application/json; charset=utf-8"), ("Cache-Control", "no-cache"),
+     ("User-Agent", "Stripe/1.0 (+https://stripe.com/docs/webhooks)"), ("Accept", "*/*; q=0.5, application/xml"),
+     ("Stripe-Signature", "t=1,v1=ab")],
+    [("Content-Type", "application/json"), ("X-Tag", "one"), ("X-Tag", "two")],
+    [("Host", "example.test"), ("Content-Type", "application/json")],
+    [("X-Tag", "one"), ("x-tag", "two")],
+    [],
+]
+#: Bodies: none, small (written by the sending task), past `INLINE_BODY_BYTES` (aiohttp's task).
+_BODIES = [b"", b'{"id": "evt_1"}' * 150, b"x" * (aiohttp_transport.INLINE_BODY_BYTES + 1)]
+
+
+async def _sent_both_ways(url: URL, headers: list[tuple[str, str]], body: bytes,
+                          monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, bytes]]:
+    """`headers` and `body` POSTed through `open` as it is, then through aiohttp's own path
+    (its session's `_request`, its request's `send` writing the body in a task of its own):
+    each answer's status and body."""
+    answers = []
+    for own in (True, False):
+        monkeypatch.setattr(aiohttp_transport, "_INLINE_SEND", own and aiohttp_transport._INLINE_SEND)
+        sender = AiohttpTransport()
+        try:
+            sender._open()
+            sender._direct = own and sender._direct
+            response = await sender.open("POST", url, headers, body, aiohttp.ClientTimeout(total=None, connect=5))
+            answers.append((response.status, await response.read()))
+            response.release()
+        finally:
+            await sender.aclose()
+    return answers
+
+
+@pytest.mark.parametrize("headers", _HEADER_SETS, ids=["profile", "twice", "host", "case", "none"])
+@pytest.mark.parametrize("body", _BODIES, ids=["empty", "small", "large"])
+async def test_open_sends_the_bytes_aiohttps_own_request_path_sends(
+        headers: list[tuple[str, str]], body: bytes, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`open`'s direct path (`_direct_request`, `_Request.send` writing a small body in the
+    sending task) puts on the wire, byte for byte, what aiohttp's session and request send,
+    and reads the same answer."""
+    seen: list[bytes] = []
+    async with serving(answering(OK, seen)) as base:
+        answers = await _sent_both_ways(URL(base + "/webhooks?a=1"), headers, body, monkeypatch)
+    assert answers == [(200, b"ok"), (200, b"ok")]
+    assert len(seen) == 2 and seen[0] == seen[1]
+    assert seen[0].endswith(b"\r\n\r\n" + body)
+
+
+def _closing(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> Awaitable[None]:
+    async def handle() -> None:
+        await read_request(reader)
+        writer.close()
+    return handle()
+
+
+def _garbling(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> Awaitable[None]:
+    async def handle() -> None:
+        await read_request(reader)
+        writer.write(b"\x00\x01 not http at all\r\n\r\n")
+        await writer.drain()
+        writer.close()
+    return handle()
+
+
+def _resetting(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> Awaitable[None]:
+    async def handle() -> None:
+        await read_request(reader)
+        _reset(writer)
+    return handle()
+
+
+@pytest.mark.parametrize("handler", [None, _closing, _garbling, _resetting], ids=["refused", "closed", "garbage", "reset"])
+async def test_open_fails_as_aiohttps_own_request_path_fails(handler: Handler | None,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """The direct path raises what aiohttp's own path raises for a refused connection, a
+    close without an answer, an answer that is not HTTP and a reset: the same exception
+    type and text, mapped to the same httpx error."""
+    raised: list[BaseException] = []
+
+    async def both(url: URL) -> None:
+        for own in (True, False):
+            monkeypatch.setattr(aiohttp_transport, "_INLINE_SEND", own and aiohttp_transport._INLINE_SEND)
+            sender = AiohttpTransport()
+            try:
+                sender._open()
+                sender._direct = own and sender._direct
+                with pytest.raises(aiohttp_transport.MAPPED_ERRORS) as caught:
+                    await sender.open("POST", url, [("Content-Type", "application/json")], b"{}",
+                                      aiohttp.ClientTimeout(total=None, connect=5))
+                raised.append(caught.value)
+            finally:
+                await sender.aclose()
+
+    if handler is None:
+        await both(URL(f"http://127.0.0.1:{free_port()}/"))
+    else:
+        async with serving(handler) as base:
+            await both(URL(base))
+    own, theirs = raised
+    assert type(own) is type(theirs)
+    assert str(own) == str(theirs)
+    assert type(httpx_error(own)) is type(httpx_error(theirs))
+
+
+async def test_a_small_post_starts_no_task_and_a_large_one_aiohttps(transport: AiohttpTransport) -> None:
+    """With the installed aiohttp, `open` sends a POST through `_direct_request`, and on
+    Python before 3.12 a body of at most `INLINE_BODY_BYTES` is written by the sending task
+    (aiohttp's `send` starts a task to write it; on 3.12 on, it starts that task eagerly);
+    a larger body goes through aiohttp's `send` and its task."""
+    assert aiohttp_transport._DIRECT, "aiohttp's request path changed: review _direct_request against it"
+    started: list[object] = []
+    loop = asyncio.get_running_loop()
+    loop.set_task_factory(lambda loop, coro: started.append(coro) or asyncio.Task(coro, loop=loop))
+    try:
+        async with serving(answering(OK)) as base:
+            url = URL(base)
+            for body in (b"x" * aiohttp_transport.INLINE_BODY_BYTES, b"x" * (aiohttp_transport.INLINE_BODY_BYTES + 1)):
+                await transport.open("POST", url, [], body, aiohttp.ClientTimeout(total=None))  # connected
+                before = len(started)
+                response = await transport.open("POST", url, [], body, aiohttp.ClientTimeout(total=None))
+                assert await response.read() == b"ok"
+                response.release()
+                started[before:] = [getattr(coro, "__qualname__", "") for coro in started[before:]]
+                if body == b"x" * aiohttp_transport.INLINE_BODY_BYTES and aiohttp_transport._INLINE_SEND:
+                    assert started[before:] == []
+                else:
+                    assert started[before:] == ["ClientRequest.write_bytes"]
+    finally:
+        loop.set_task_factory(None)
+    assert transport._direct
+    assert aiohttp_transport._INLINE_SEND == (sys.version_info < (3, 12))
+
+
+def test_names_given_twice_in_any_case_are_left_to_aiohttps_session() -> None:
+    assert aiohttp_transport._names_distinct([("X-Tag", "1"), ("Other", "3")])
+    assert not aiohttp_transport._names_distinct([("X-Tag", "1"), ("x-tag", "2")])
+    assert not aiohttp_transport._names_distinct([("X-Tag", "1"), ("X-Tag", "2"), ("Other", "3")])
+    assert aiohttp_transport._names_distinct([])
+
+
+@pytest.mark.parametrize("url", ["http://user:secret@127.0.0.1:1/", "http://127.0.0.1:1/#part", "ws://127.0.0.1:1/"])
+def test_a_url_with_credentials_a_fragment_or_another_scheme_is_left_to_aiohttps_session(url: str) -> None:
+    assert not aiohttp_transport._direct_url(URL(url))
+    assert aiohttp_transport._direct_url(URL("http://127.0.0.1:1/webhooks?a=1"))
