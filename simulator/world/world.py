@@ -795,6 +795,9 @@ class World(RecordReads):
         the new period (and to ``active``); a failed one emits ``invoice.payment_failed``
         (dunning effect) and moves the subscription to ``past_due``.
         """
+        if self._typed(subscription, "subscription")["cancel_at_period_end"]:
+            raise WorldError(f"subscription {subscription} cancels at its period's end: it is not renewed "
+                             "(end_period)", object_id=subscription)
         with self._on_its_own():
             return self._invoice_cycle(subscription, pay=pay)
 
@@ -847,6 +850,48 @@ class World(RecordReads):
         self._transition(subscription, "canceled", {"canceled_at": now, "ended_at": now,
                                                     "cancellation_details": details})
         return self._emit("customer.subscription.deleted", subscription)  # previous_attributes: *.updated only
+
+    def cancel_at_period_end(self, subscription: str, cancel: bool = True) -> str:
+        """Schedule the subscription's cancellation at its period's end (`cancel`), as the Customer
+        Portal's default cancellation and ``POST /v1/subscriptions/{id}`` with
+        ``cancel_at_period_end=true`` do, or take a scheduled one back (``false``): emits
+        ``customer.subscription.updated``, the status unchanged. Scheduled: ``cancel_at_period_end``
+        true, ``cancel_at`` the period's end, ``canceled_at`` now, ``cancellation_details.reason``
+        ``cancellation_requested``; taken back: all four as before (docs.stripe.com/billing/
+        subscriptions/cancel, "Cancel at the end of the current billing cycle"). `end_period` then
+        ends it. Raises WorldError for a subscription that is not ``active``, ``trialing`` or
+        ``past_due``, or is already (or not) scheduled."""
+        sub = self._typed(subscription, "subscription")
+        if sub["status"] not in ("active", "trialing", "past_due"):
+            raise WorldError(f"subscription {subscription} is {sub['status']}: only an active, trialing or "
+                             "past_due subscription's cancellation is scheduled", object_id=subscription)
+        if bool(sub["cancel_at_period_end"]) == cancel:
+            raise WorldError(f"subscription {subscription} is {'already' if cancel else 'not'} scheduled to cancel "
+                             "at its period's end", object_id=subscription)
+        previous = {k: sub[k] for k in ("cancel_at", "cancel_at_period_end", "canceled_at", "cancellation_details")}
+        if cancel:
+            changes = {"cancel_at": sub["items"]["data"][0]["current_period_end"], "cancel_at_period_end": True,
+                       "canceled_at": self._now_s(),
+                       "cancellation_details": {"comment": None, "feedback": None, "reason": "cancellation_requested"}}
+        else:
+            changes = {"cancel_at": None, "cancel_at_period_end": False, "canceled_at": None,
+                       "cancellation_details": {"comment": None, "feedback": None, "reason": None}}
+        self._transition(subscription, sub["status"], changes)
+        return self._emit("customer.subscription.updated", subscription, previous=previous)
+
+    def end_period(self, subscription: str) -> str:
+        """A subscription scheduled to cancel (`cancel_at_period_end`) reaches its ``cancel_at``:
+        the clock moves there and Stripe cancels it on its own, billing nothing more:
+        ``customer.subscription.deleted``, status ``canceled``, ``ended_at`` then (its
+        ``canceled_at`` and ``cancellation_details`` kept from the request that scheduled it)."""
+        sub = self._typed(subscription, "subscription")
+        if not sub["cancel_at_period_end"]:
+            raise WorldError(f"subscription {subscription} is not scheduled to cancel at its period's end",
+                             object_id=subscription)
+        self._reach(sub["cancel_at"])
+        with self._on_its_own():
+            self._transition(subscription, "canceled", {"ended_at": self._now_s()})
+            return self._emit("customer.subscription.deleted", subscription)  # previous_attributes: *.updated only
 
     def end_trial(self, subscription: str) -> str:
         """The trial ends and the first invoice is paid: the subscription becomes active."""

@@ -42,7 +42,7 @@ def full_world(api_version: str | None = None, account: str | None = None) -> Wo
     """A world that has run every operation: the lifecycle, every event type's script,
     a trial that ends, a plan change, a failed payment paid on retry, a pause and resume, a
     voided invoice, subscriptions whose first payment fails (then paid, or expired) and one
-    marked unpaid, and checkout
+    marked unpaid, one canceled at its period's end, and checkout
     sessions opened as a receiver opens them (with and without a customer, both modes, a
     subscription-mode one on trial)."""
     w = World(SEED, api_version=api_version, account=account)
@@ -69,6 +69,9 @@ def full_world(api_version: str | None = None, account: str | None = None) -> Wo
     w.complete_checkout(subscribed)
     w.complete_checkout(w.open_checkout(None, w.create_price(), mode="subscription", trial=True,
                                         customer_email="trial@example.com", subscription_metadata={"seat": "2"}))
+    scheduled = w.subscribe(customer)  # the Customer Portal's default cancellation: at the period's end
+    w.cancel_at_period_end(scheduled)
+    w.end_period(scheduled)
     return w
 
 
