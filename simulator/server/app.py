@@ -10,6 +10,9 @@ Routes (all JSON):
   ``/v1/products/{id}/features``, ``GET /v1/account`` and ``GET /v1/accounts/{id}``;
   ``expand[]=`` (or ``expand[0]=``, as the stripe SDK sends it) on all of them. Answers
   are rendered at the ``Stripe-Version`` header's API version (else the world's).
+- ``POST /v1/subscriptions/{id}`` (``cancel_at_period_end``) and ``DELETE
+  /v1/subscriptions/{id}`` change a subscription in the world holding it (`CHANGES`, rules in
+  `simulator.server.writes`), its events emitted as the world's.
 - ``POST /v1/customers``, ``/v1/checkout/sessions``, ``/v1/subscriptions``,
   ``/v1/refunds`` (form-encoded, as the SDKs send them): the object enters the newest
   served world (rules in `simulator.server.writes`); an ``Idempotency-Key`` replays the
@@ -66,7 +69,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from hookproof.simulator.server import writes
 from hookproof.simulator.server.answer_times import surface_of
-from hookproof.simulator.server.forms import FormError, decode_body
+from hookproof.simulator.server.forms import FormError, decode, decode_body
 from hookproof.simulator.server.holds import answer_late
 from hookproof.simulator.server.models import (
     EffectIn,
@@ -108,6 +111,12 @@ WRITES: dict[str, tuple[Callable[[World, Any], str], str]] = {
     "subscriptions": (writes.create_subscription, "subscription"),
     "payment_intents": (writes.create_payment_intent, "payment_intent"),
     "refunds": (writes.create_refund, "refund"),
+}
+#: ``(method, /v1/<path>/{id})`` -> (the change, the object type it changes): Stripe's
+#: ``POST /v1/subscriptions/{id}`` (update) and ``DELETE /v1/subscriptions/{id}`` (cancel).
+CHANGES: dict[tuple[str, str], tuple[Callable[[World, str, Any], str], str]] = {
+    ("POST", "subscriptions"): (writes.update_subscription, "subscription"),
+    ("DELETE", "subscriptions"): (writes.cancel_subscription, "subscription"),
 }
 _VERSION = re.compile(r"^\d{4}-\d{2}-\d{2}(\.[a-z]+)?$")
 
@@ -553,6 +562,55 @@ def _create_app(state: ServerState) -> FastAPI:
                           response_model=StripeObject, responses=_STRIPE_ERRORS,
                           operation_id=f"create_{path.replace('/', '_')}", tags=["stripe"],
                           summary=f"Create {a_or_an(object_type)} in the newest served world")
+
+    def changer(write: Callable[[World, str, Any], str], object_type: str,
+                in_query: bool) -> Callable[..., Awaitable[JSONResponse]]:
+        """A handler changing one existing object in the world holding it (`CHANGES`): its
+        parameters form-encoded in the body, or for a DELETE in the query string, as the SDKs
+        send them."""
+        async def handler(request: Request, id: str, _key: Any = _security) -> JSONResponse:
+            denied = _auth_error(state, request)
+            if denied is not None:
+                return denied
+            switched = await _apply_switch(state.switches.decide(id))
+            if switched is not None:
+                return switched
+            try:
+                version = _api_version(state, request)
+                params = (decode(request.query_params.multi_items()) if in_query
+                          else decode_body(await request.body()))
+            except VersionError as exc:
+                return stripe_error(400, str(exc), param="Stripe-Version")
+            except FormError as exc:
+                return stripe_error(400, str(exc), param=exc.param)
+            with state.lock:
+                catalog = _catalog(state, request, version, id)
+                if isinstance(catalog, JSONResponse):
+                    return catalog
+                world = catalog.world_of(id)
+                if world is None or world.object_type(id) != object_type:
+                    return _hidden(state, request, object_type, id)
+                try:
+                    write(world, id, params)
+                except writes.ParamError as exc:
+                    return stripe_error(400, str(exc), param=exc.param)
+                obj = catalog.render(id, object_type) or {}
+                expanded = params.get("expand", [])
+                try:
+                    expand(obj, expanded if isinstance(expanded, list) else [expanded], resolver(catalog),
+                           catalog.include)
+                except ExpandError as exc:
+                    return stripe_error(400, str(exc), param="expand")
+            return JSONResponse(obj, headers={"Request-Id": _request_id()})
+
+        return handler
+
+    for (method, path), (write_one, object_type) in CHANGES.items():
+        verb = "update" if method == "POST" else "cancel"
+        app.add_api_route(f"/v1/{path}/{{id}}", changer(write_one, object_type, method == "DELETE"), methods=[method],
+                          response_model=StripeObject, responses=_STRIPE_ERRORS,
+                          operation_id=f"{verb}_{path.replace('/', '_')}", tags=["stripe"],
+                          summary=f"{verb.capitalize()} {a_or_an(object_type)} in the world holding it")
 
     def sublist(path: str, child: str, parent_type: str) -> Callable[..., Awaitable[JSONResponse]]:
         async def handler(

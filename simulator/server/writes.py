@@ -299,3 +299,47 @@ def create_payment_intent(world: World, params: Mapping[str, Any]) -> str:
     return world.create_payment_intent(amount=amount, currency=currency, customer=customer,
                                        metadata=_metadata(params), description=_str(params, "description"),
                                        receipt_email=_str(params, "receipt_email"), payment_method_types=methods)
+
+
+def _only(params: Mapping[str, Any], allowed: tuple[str, ...], what: str) -> None:
+    """Raise ParamError naming the first parameter of `params` not in `allowed` (``expand``
+    always allowed): Stripe refuses an unknown one; hookproof also one it does not simulate."""
+    for name in params:
+        if name not in allowed and name != "expand":
+            raise ParamError(f"hookproof's provider API {what} only with {', '.join(allowed)}: "
+                             f"{name} is not simulated", name)
+
+
+def update_subscription(world: World, subscription: str, params: Mapping[str, Any]) -> str:
+    """``POST /v1/subscriptions/{id}`` (docs.stripe.com/api/subscriptions/update, stripe-python
+    ``stripe.Subscription.modify``): ``cancel_at_period_end`` (``true`` schedules its
+    cancellation at the period's end, ``false`` takes a scheduled one back:
+    `World.cancel_at_period_end`, a ``customer.subscription.updated``). Returns the id."""
+    _only(params, ("cancel_at_period_end",), "updates a subscription")
+    cancel = _flag(params, "cancel_at_period_end")
+    _typed(world, subscription, "subscription", "id")
+    if cancel is None:
+        return subscription
+    if bool(world.get(subscription)["cancel_at_period_end"]) == cancel:
+        return subscription  # nothing changes: Stripe answers the subscription as it is, no event
+    try:
+        world.cancel_at_period_end(subscription, cancel)
+    except WorldError as exc:
+        raise ParamError(str(exc), "cancel_at_period_end") from None
+    return subscription
+
+
+def cancel_subscription(world: World, subscription: str, params: Mapping[str, Any]) -> str:
+    """``DELETE /v1/subscriptions/{id}`` (docs.stripe.com/api/subscriptions/cancel, stripe-python
+    ``stripe.Subscription.cancel``): cancels it now (`World.cancel`, a
+    ``customer.subscription.deleted``, status ``canceled``). Returns the id."""
+    _only(params, (), "cancels a subscription")
+    _typed(world, subscription, "subscription", "id")
+    if world.get(subscription)["status"] in ("canceled", "incomplete_expired"):
+        raise ParamError(f"A canceled subscription can only update its cancellation_details and metadata: "
+                         f"{subscription} is {world.get(subscription)['status']}", "id")
+    try:
+        world.cancel(subscription)
+    except WorldError as exc:
+        raise ParamError(str(exc), "id") from None
+    return subscription

@@ -10,6 +10,7 @@ carrying the object snapshot at that version. The same seed gives the same world
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import random
 import re
 import string
@@ -794,6 +795,9 @@ class World(RecordReads):
         the new period (and to ``active``); a failed one emits ``invoice.payment_failed``
         (dunning effect) and moves the subscription to ``past_due``.
         """
+        if self._typed(subscription, "subscription")["cancel_at_period_end"]:
+            raise WorldError(f"subscription {subscription} cancels at its period's end: it is not renewed "
+                             "(end_period)", object_id=subscription)
         with self._on_its_own():
             return self._invoice_cycle(subscription, pay=pay)
 
@@ -846,6 +850,48 @@ class World(RecordReads):
         self._transition(subscription, "canceled", {"canceled_at": now, "ended_at": now,
                                                     "cancellation_details": details})
         return self._emit("customer.subscription.deleted", subscription)  # previous_attributes: *.updated only
+
+    def cancel_at_period_end(self, subscription: str, cancel: bool = True) -> str:
+        """Schedule the subscription's cancellation at its period's end (`cancel`), as the Customer
+        Portal's default cancellation and ``POST /v1/subscriptions/{id}`` with
+        ``cancel_at_period_end=true`` do, or take a scheduled one back (``false``): emits
+        ``customer.subscription.updated``, the status unchanged. Scheduled: ``cancel_at_period_end``
+        true, ``cancel_at`` the period's end, ``canceled_at`` now, ``cancellation_details.reason``
+        ``cancellation_requested``; taken back: all four as before (docs.stripe.com/billing/
+        subscriptions/cancel, "Cancel at the end of the current billing cycle"). `end_period` then
+        ends it. Raises WorldError for a subscription that is not ``active``, ``trialing`` or
+        ``past_due``, or is already (or not) scheduled."""
+        sub = self._typed(subscription, "subscription")
+        if sub["status"] not in ("active", "trialing", "past_due"):
+            raise WorldError(f"subscription {subscription} is {sub['status']}: only an active, trialing or "
+                             "past_due subscription's cancellation is scheduled", object_id=subscription)
+        if bool(sub["cancel_at_period_end"]) == cancel:
+            raise WorldError(f"subscription {subscription} is {'already' if cancel else 'not'} scheduled to cancel "
+                             "at its period's end", object_id=subscription)
+        previous = {k: sub[k] for k in ("cancel_at", "cancel_at_period_end", "canceled_at", "cancellation_details")}
+        if cancel:
+            changes = {"cancel_at": sub["items"]["data"][0]["current_period_end"], "cancel_at_period_end": True,
+                       "canceled_at": self._now_s(),
+                       "cancellation_details": {"comment": None, "feedback": None, "reason": "cancellation_requested"}}
+        else:
+            changes = {"cancel_at": None, "cancel_at_period_end": False, "canceled_at": None,
+                       "cancellation_details": {"comment": None, "feedback": None, "reason": None}}
+        self._transition(subscription, sub["status"], changes)
+        return self._emit("customer.subscription.updated", subscription, previous=previous)
+
+    def end_period(self, subscription: str) -> str:
+        """A subscription scheduled to cancel (`cancel_at_period_end`) reaches its ``cancel_at``:
+        the clock moves there and Stripe cancels it on its own, billing nothing more:
+        ``customer.subscription.deleted``, status ``canceled``, ``ended_at`` then (its
+        ``canceled_at`` and ``cancellation_details`` kept from the request that scheduled it)."""
+        sub = self._typed(subscription, "subscription")
+        if not sub["cancel_at_period_end"]:
+            raise WorldError(f"subscription {subscription} is not scheduled to cancel at its period's end",
+                             object_id=subscription)
+        self._reach(sub["cancel_at"])
+        with self._on_its_own():
+            self._transition(subscription, "canceled", {"ended_at": self._now_s()})
+            return self._emit("customer.subscription.deleted", subscription)  # previous_attributes: *.updated only
 
     def end_trial(self, subscription: str) -> str:
         """The trial ends and the first invoice is paid: the subscription becomes active."""
@@ -992,7 +1038,7 @@ class World(RecordReads):
                                                "amount_paid": inv["amount_due"], "amount_remaining": 0,
                                                "charge": ch_id, "payment_intent": pi_id,
                                                "status_transitions": transitions, "next_payment_attempt": None})
-            self._emit("invoice.paid", invoice)
+            self._emit_beside("invoice.payment_succeeded", self._emit("invoice.paid", invoice))
             self._transition(sub_id, "active", {**self._period_of(sub, inv), **latest})
             self._emit("customer.subscription.updated", sub_id, previous=previous)
         else:
@@ -1190,6 +1236,25 @@ class World(RecordReads):
             status=obj.get("status"), livemode=self.livemode, account=self.account, connected=self.connected,
             api_version=self.api_version, request_id=self._request_id(),
         )
+        (self.events if self._holding is None else self._holding).append(event)
+        self._event_index[ev_id] = event
+        return ev_id
+
+    def _emit_beside(self, event_type: str, first: str) -> str:
+        """Emit `event_type` about the object of event `first`, a microsecond after it, with its
+        snapshot, its version and its request: Stripe's second event of one change (an invoice
+        paid by a payment: ``invoice.paid`` and ``invoice.payment_succeeded``, "Both event types
+        contain the same invoice data", docs.stripe.com/invoicing/integration, "Handle payment
+        events"). Its id is drawn from a generator seeded by `first`'s, not from the world's
+        seed, so the ids drawn after it do not move. Returns its id."""
+        before = self._event_of(first)
+        self._now_us += 1
+        draws = random.Random(first)
+        ev_id = f"{_PREFIX['event']}_" + "".join(draws.choice(_ALPHABET) for _ in range(24))
+        obj = copy_snapshot(before.object)
+        key = business_key(event_type, obj)
+        event = dataclasses.replace(before, id=ev_id, type=event_type, created=self._now_s(), created_us=self._now_us,
+                                    object=obj, business_key=key, amount=before.amount if key is not None else None)
         (self.events if self._holding is None else self._holding).append(event)
         self._event_index[ev_id] = event
         return ev_id

@@ -42,7 +42,7 @@ def full_world(api_version: str | None = None, account: str | None = None) -> Wo
     """A world that has run every operation: the lifecycle, every event type's script,
     a trial that ends, a plan change, a failed payment paid on retry, a pause and resume, a
     voided invoice, subscriptions whose first payment fails (then paid, or expired) and one
-    marked unpaid, and checkout
+    marked unpaid, one canceled at its period's end, and checkout
     sessions opened as a receiver opens them (with and without a customer, both modes, a
     subscription-mode one on trial)."""
     w = World(SEED, api_version=api_version, account=account)
@@ -69,6 +69,9 @@ def full_world(api_version: str | None = None, account: str | None = None) -> Wo
     w.complete_checkout(subscribed)
     w.complete_checkout(w.open_checkout(None, w.create_price(), mode="subscription", trial=True,
                                         customer_email="trial@example.com", subscription_metadata={"seat": "2"}))
+    scheduled = w.subscribe(customer)  # the Customer Portal's default cancellation: at the period's end
+    w.cancel_at_period_end(scheduled)
+    w.end_period(scheduled)
     return w
 
 
@@ -374,8 +377,8 @@ def test_a_subscription_mode_session_a_saas_opens_through_the_sdk_is_provisioned
         assert (paid.metadata.to_dict(), paid.payment_intent.metadata.to_dict()) == ({"cart": "c-2"}, {"order": "o-2"})
         assert again.invoice == again.subscription.latest_invoice
         assert [e.type for e in events] == ["customer.created", "customer.subscription.created", "invoice.created",
-                                            "invoice.paid", "customer.subscription.updated",
-                                            "checkout.session.completed"]
+                                            "invoice.paid", "invoice.payment_succeeded",
+                                            "customer.subscription.updated", "checkout.session.completed"]
 
 
 @pytest.mark.parametrize(("api_version", "has_refunds"), [
