@@ -98,6 +98,7 @@ class _RenamedReads:
     _fetched: set[str]
     _objects: dict[str, Any]
     _event_index: dict[str, Event]
+    _template: Any
 
     def _record(self, object_id: str) -> Any:
         found = self._renamer.original(object_id)
@@ -130,6 +131,15 @@ class _RenamedReads:
             raise WorldError(f"no event {event_id}", object_id=event_id)
         return self._renamer.events([template], found[1])[0]
 
+    def line_items(self, session: str) -> list[dict[str, Any]]:
+        """A renamed Checkout Session's line items: its template's, renamed as the copy's (the
+        billing world keeps them by the template's session id)."""
+        found = self._renamer.original(session)
+        if found is None or found[0] not in self._objects:
+            raise WorldError(f"no object {session}", object_id=session)
+        items: list[dict[str, Any]] = self._renamer.value(self._template.line_items(found[0]), found[1])
+        return items
+
     def objects(self, object_type: str | None = None) -> list[str]:
         """None listed: a storm's objects are countless (each is served by its id)."""
         return []
@@ -156,6 +166,7 @@ def served_world(template: Any, renamer: "IdRenamer | BillingRenamer | None" = N
         served_cls = _CLASSES[cls] = type(f"Storm{cls.__name__}", (_RenamedReads, cls), {})
     world: Any = object.__new__(served_cls)
     world.__dict__.update(template.__dict__)
+    world._template = template  # what the template alone reads by its own ids (a session's line items)
     world._renamer = renamer or renamer_of(template)
     world._objects = dict(template._objects)  # a write (POST /v1/...) must not reach the template
     world.events = []  # no list shows a storm's events (the template's are not the storm's)

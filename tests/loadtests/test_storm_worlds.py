@@ -185,6 +185,42 @@ def test_the_provider_api_serves_a_billing_storm_s_objects_in_stripe_s_shape() -
     assert listed.status_code == 200 and listed.json()["data"] == []  # a storm's objects are served by id only
 
 
+def test_a_storm_s_checkout_session_is_served_with_its_line_items_expanded() -> None:
+    """dj-stripe fetches each completed session with ``expand[]=line_items``: a storm answered
+    400 "This property cannot be expanded (line_items)" to every one (the world keeps a session's
+    lines by its template's id, and the storm's copies are renamed), so every
+    checkout.session.completed got a 500 from a correct receiver. A copy's session is now served
+    with its template's lines, renamed as the copy's, expanded or as the sub-list."""
+    spec = StormSpec(target_url="http://127.0.0.1:1/", profile="stripe", seed=9, world_start_us=START_US)
+    state = ServerState()
+    for w in storm_truth(spec, 1):
+        state.add_world(w)
+    world = template_world("billing", process_seed(9, 0), start_us=START_US)
+    book = StoryBook(world, get_profile("stripe"), lambda e: True, stories=STORIES)
+    event = next(r.event for r in book.stream(first_copy=3, stride=2) if r.event.type == "checkout.session.completed")
+    template = next(t for story in book.templates for t in story if t.type == "checkout.session.completed")
+    import httpx
+
+    headers = {"Authorization": f"Bearer {DEFAULT_API_KEY}"}
+    with run_server(state) as api:
+        got = httpx.get(f"{api.url}/v1/checkout/sessions/{event.object_id}", params={"expand[]": "line_items"},
+                        headers=headers, timeout=10)
+        listed = httpx.get(f"{api.url}/v1/checkout/sessions/{event.object_id}/line_items", headers=headers, timeout=10)
+    assert got.status_code == 200, got.text
+    lines = got.json()["line_items"]
+    assert lines["url"] == f"/v1/checkout/sessions/{event.object_id}/line_items"
+    [line] = lines["data"]
+    [own] = world.line_items(template.object_id)
+    from hookproof.loadtests.storm_truth import renamer_of
+
+    renamer = renamer_of(world)
+    found = renamer.original(event.object_id)
+    assert found is not None and line == renamer.value(own, found[1])
+    assert line["id"] != own["id"] and line["id"].startswith("li_")
+    assert (line["quantity"], line["amount_total"]) == (own["quantity"], own["amount_total"])
+    assert listed.status_code == 200 and listed.json()["data"] == [line]
+
+
 @pytest.mark.parametrize("profile, kind, path, hidden", [
     ("stripe", "billing", "/v1/invoices/", 503),  # Stripe's 404 is "no such object": its half is a 503
     ("mercadopago", "mercadopago", "/v1/payments/", 404),  # a payment "not visible yet"
