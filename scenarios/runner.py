@@ -743,6 +743,8 @@ class Runner:
             return
         if plan.world_account is not None or not any(w is world for w in state.worlds):  # type: ignore[attr-defined]
             state.add_world(world, account=plan.world_account)  # type: ignore[attr-defined]  # (a seed may have served it)
+        # the provider API serves no change whose event the plan never delivers (`clock.plan`)
+        clock.plan(world, (e for phase in plan.phases for e in phase.events))
         for key, fault in plan.sink_faults.items():
             if fault == "drop-after-apply":
                 state.sink.fault(key, drop_times=1)  # type: ignore[attr-defined]
@@ -766,7 +768,7 @@ class Runner:
         """Deliver the plan's phases; returns the events and the reads taken between phases.
 
         The provider API's clock (`simulator.server.clock`) passes each step's events as
-        the step is sent. After every phase but the last the receiver is settled and read
+        the step is sent (and serves no change of an event the plan leaves out: `_serve`). After every phase but the last the receiver is settled and read
         (catalog scenarios only: a chaos phase may leave the receiver down), so a state
         that goes back and then recovers is seen, as Jepsen interleaves reads with the
         history.

@@ -15,6 +15,17 @@ object are taken to precede the later event, as in every world operation), the c
 version when no event of the object comes later, and the version before its first event
 (at least 1) when none of its events was sent yet.
 
+A scenario may deliver only part of the world's stories (one story's first event, then
+later stories: chaos's ``crash-after-ack``, the catalog's ``provider-api-transient``), so
+the horizon passes events it never delivers. The runner says which events it plans to
+deliver, in every phase (`plan`); an event at or before the horizon that is not among them
+has not happened for the provider API: the object is served as of its last planned event
+at or before the horizon (the version before the unplanned event that follows it). A
+provider never serves a change whose event it never sends, and a receiver fetching after
+it answered (a worker, later) is served no change the scenario does not notify. A planned
+event later than an unplanned one carries its change with it, as that event's snapshot does.
+Without a plan every event of the world counts as planned.
+
 A world that was never advanced is served at its current versions: `hookproof explore`
 (its world operations change objects before their events are delivered, as a real
 provider's objects change before it sends the events) and the server's own tests; a
@@ -45,6 +56,7 @@ class _Timeline:
     indexed: int = 0  # how many of world.events `positions`/`versions` cover
     positions: dict[str, list[int]] = field(default_factory=dict)
     versions: dict[str, list[int]] = field(default_factory=dict)
+    ids: dict[str, list[str]] = field(default_factory=dict)  # per object, its events' ids
     index_of: dict[str, int] = field(default_factory=dict)  # event id -> position
 
     def catch_up(self, world: AnyWorld) -> None:
@@ -54,12 +66,22 @@ class _Timeline:
             e = events[pos]
             self.positions.setdefault(e.object_id, []).append(pos)
             self.versions.setdefault(e.object_id, []).append(e.version)
+            self.ids.setdefault(e.object_id, []).append(e.id)
             self.index_of[e.id] = pos
         self.indexed = len(events)
 
 
 _lock = threading.Lock()
 _timelines: "weakref.WeakKeyDictionary[AnyWorld, _Timeline]" = weakref.WeakKeyDictionary()
+_planned: "weakref.WeakKeyDictionary[AnyWorld, frozenset[str]]" = weakref.WeakKeyDictionary()
+
+
+def plan(world: AnyWorld, events: Iterable[Event]) -> None:
+    """Say that `events` (by id) are every event of `world` the scenario will deliver, in all
+    its phases: the provider API serves no change of an event left out (see the module
+    docstring). Replaces an earlier plan; does not move the clock."""
+    with _lock:
+        _planned[world] = frozenset(e.id for e in events)
 
 
 def advance(world: AnyWorld, events: Iterable[Event]) -> int:
@@ -102,7 +124,12 @@ def served_version(world: AnyWorld, object_id: str) -> int:
         positions = timeline.positions.get(object_id)
         if not positions:
             return current
-        later = bisect_right(positions, timeline.horizon)
+        later = bisect_right(positions, timeline.horizon)  # the object's first event after the horizon
+        planned = _planned.get(world)
+        if planned is not None:  # past the object's last planned event at or before the horizon: not happened
+            ids = timeline.ids[object_id]
+            while later > 0 and ids[later - 1] not in planned:
+                later -= 1
         if later == len(positions):
             return current
         versions = timeline.versions[object_id]
@@ -199,4 +226,4 @@ def find_served(worlds: Iterable[AnyWorld], world_type: type, object_type: str, 
     return None
 
 
-__all__ = ["advance", "find_served", "horizon", "served_snapshot", "served_version", "servable_states"]
+__all__ = ["advance", "find_served", "horizon", "plan", "served_snapshot", "served_version", "servable_states"]

@@ -92,3 +92,24 @@ def test_servable_states_are_every_version_the_api_could_have_served_so_far() ->
     clock.advance(world, [third])  # certify: up to the version served at the newest delivery
     assert clock.servable_states(world, [sub]) == {sub: tuple(statuses[:3])}
     assert clock.servable_states(world, ["sub_not_in_the_world"]) == {}
+
+
+def test_an_event_the_scenario_never_delivers_has_not_happened_for_the_api() -> None:
+    world, sub = subscription_story()
+    later = world.event(world.create_customer())  # a later story, delivered after the subscription's first event
+    created, renewed, past_due, recovered, canceled = events_of(world, sub)
+    clock.plan(world, [created, later])  # the subscription's later events are never delivered
+    assert clock.horizon(world) is None  # a plan does not move the clock
+    assert clock.served_version(world, sub) == 5  # nor clocks a world never advanced
+    clock.advance(world, [created])
+    assert clock.served_version(world, sub) == 1
+    clock.advance(world, [later])  # the horizon passes the undelivered renewal, past due, ...: not served
+    assert clock.served_version(world, sub) == 1
+    assert clock.served_version(world, later.object_id) == later.version
+    assert clock.servable_states(world, [sub]) == {sub: ((1, created.status),)}
+    # a planned event after an unplanned one carries its change: served as of the planned one
+    clock.plan(world, [created, past_due, later])
+    assert clock.served_version(world, sub) == 3
+    assert clock.servable_states(world, [sub]) == {sub: ((1, created.status), (2, renewed.status), (3, past_due.status))}
+    clock.plan(world, world.events)  # every event planned: as without a plan
+    assert clock.served_version(world, sub) == 5
