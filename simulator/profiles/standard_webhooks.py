@@ -39,7 +39,6 @@ STANDARD_EVENT_TYPES: Mapping[str, str] = {
     "charge.refunded": "charge.refunded",
     "invoice.created": "invoice.created",
     "invoice.paid": "invoice.paid",
-    "invoice.payment_succeeded": "invoice.payment_succeeded",
     "invoice.payment_failed": "invoice.payment_failed",
     "invoice.voided": "invoice.voided",
     "customer.subscription.created": "subscription.created",

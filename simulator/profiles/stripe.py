@@ -67,7 +67,6 @@ STRIPE_EVENT_TYPES: tuple[str, ...] = (
     "charge.refunded",
     "invoice.created",
     "invoice.paid",
-    "invoice.payment_succeeded",
     "invoice.payment_failed",
     "invoice.voided",
     "customer.subscription.created",

@@ -71,7 +71,6 @@ SCRIPTS: dict[str, Callable[[World], object]] = {
     "checkout.session.expired": _expired_checkout,
     "invoice.created": lambda w: w.subscribe(_customer(w)),
     "invoice.paid": lambda w: w.subscribe(_customer(w)),
-    "invoice.payment_succeeded": lambda w: w.subscribe(_customer(w)),
     "invoice.payment_failed": _failed_renewal,
     "invoice.voided": _voided,
     "customer.subscription.created": lambda w: w.subscribe(_customer(w)),

@@ -10,7 +10,6 @@ carrying the object snapshot at that version. The same seed gives the same world
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import random
 import re
 import string
@@ -1038,7 +1037,7 @@ class World(RecordReads):
                                                "amount_paid": inv["amount_due"], "amount_remaining": 0,
                                                "charge": ch_id, "payment_intent": pi_id,
                                                "status_transitions": transitions, "next_payment_attempt": None})
-            self._emit_beside("invoice.payment_succeeded", self._emit("invoice.paid", invoice))
+            self._emit("invoice.paid", invoice)
             self._transition(sub_id, "active", {**self._period_of(sub, inv), **latest})
             self._emit("customer.subscription.updated", sub_id, previous=previous)
         else:
@@ -1236,25 +1235,6 @@ class World(RecordReads):
             status=obj.get("status"), livemode=self.livemode, account=self.account, connected=self.connected,
             api_version=self.api_version, request_id=self._request_id(),
         )
-        (self.events if self._holding is None else self._holding).append(event)
-        self._event_index[ev_id] = event
-        return ev_id
-
-    def _emit_beside(self, event_type: str, first: str) -> str:
-        """Emit `event_type` about the object of event `first`, a microsecond after it, with its
-        snapshot, its version and its request: Stripe's second event of one change (an invoice
-        paid by a payment: ``invoice.paid`` and ``invoice.payment_succeeded``, "Both event types
-        contain the same invoice data", docs.stripe.com/invoicing/integration, "Handle payment
-        events"). Its id is drawn from a generator seeded by `first`'s, not from the world's
-        seed, so the ids drawn after it do not move. Returns its id."""
-        before = self._event_of(first)
-        self._now_us += 1
-        draws = random.Random(first)
-        ev_id = f"{_PREFIX['event']}_" + "".join(draws.choice(_ALPHABET) for _ in range(24))
-        obj = copy_snapshot(before.object)
-        key = business_key(event_type, obj)
-        event = dataclasses.replace(before, id=ev_id, type=event_type, created=self._now_s(), created_us=self._now_us,
-                                    object=obj, business_key=key, amount=before.amount if key is not None else None)
         (self.events if self._holding is None else self._holding).append(event)
         self._event_index[ev_id] = event
         return ev_id

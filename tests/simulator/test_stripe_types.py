@@ -56,15 +56,6 @@ def test_a_real_type_hookproof_does_not_model_is_a_note_not_a_config_error(tmp_p
     assert unmodelled_note(load_config(_config(tmp_path, ["invoice.paid"]))) is None
 
 
-def test_invoice_payment_succeeded_is_modelled_and_leaves_the_note(tmp_path: Path) -> None:
-    """A SaaS endpoint's ``invoice.payment_succeeded``, sent beside every ``invoice.paid`` of a
-    payment, is sent: not named as unmodelled, and among the types the runs' unsent note counts."""
-    cfg = load_config(_config(tmp_path, ["invoice.paid", "invoice.payment_succeeded", "invoice.finalized"]))
-    assert cfg.target.unmodelled_types() == ["invoice.finalized"]
-    assert unmodelled_note(cfg) == "enabled but not modelled: invoice.finalized; their handling is not certified"
-    assert configured_types(cfg) == ["invoice.paid", "invoice.payment_succeeded"]
-
-
 def test_an_endpoint_pinned_past_the_latest_modelled_version_is_told_its_events_are_not_that_version(
         tmp_path: Path) -> None:
     """stripe-node 23 pins 2026-11-18.endive, and a team creates its endpoint at its SDK's version:
