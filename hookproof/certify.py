@@ -103,13 +103,24 @@ def provider_server(config: Config) -> Iterator[Any]:
     """Start the provider API and effect sink in the background; yields the
     `simulator.server.runner.StartingServer` (`state`, `api_base`, `sink_url` at once;
     `ready()` before the first delivery). The receiver's process starts meanwhile: the
-    app's import and build no longer delay it. Raises ListenError when the port cannot be
-    had."""
+    app's import and build no longer delay it. Its port is ``[provider] port``, else one of
+    ``[chaos] ports`` when set (a shared machine's assigned range holds every port a run
+    takes), else any free one. Raises ListenError when the port cannot be had."""
+    from urllib.parse import urlsplit
+
     from hookproof.simulator.server.runner import StartingServer
     from hookproof.simulator.server.state import ServerState
+    from hookproof.simulator.serving import PortRange
 
+    port = config.provider.port
+    if not port and config.chaos.ports and config.provider.host in ("127.0.0.1", "localhost"):
+        try:
+            receiver = urlsplit(config.target.url).port if config.target.url else None
+        except ValueError:
+            receiver = None
+        port = PortRange(*config.chaos.ports, exclude={receiver} if receiver else frozenset()).take()
     state = ServerState(api_keys=[config.provider.api_key])
-    with StartingServer(state, host=config.provider.host, port=config.provider.port) as server:
+    with StartingServer(state, host=config.provider.host, port=port) as server:
         yield server
 
 

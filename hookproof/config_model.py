@@ -796,15 +796,23 @@ class Config(StrictModel):
         mapping = KeyMapping(templates, profile, counters, builtin=self.builtin_keys, conditions=conditions, more=more)
         for section, names in (("business_keys", self.business_keys), ("counters", self.counters)):
             for name in names:
-                sample = _sample_event(world_type(section, name), profile.world)
+                samples = _sample_events(world_type(section, name), profile.world)
+                rendered: set[int] = set()
                 try:
-                    for _ in range(MAX_SHOP_METADATA_KEYS + 1):
-                        try:
-                            mapping.counter_of(sample) if section == "counters" else mapping.check(sample)
-                            break
-                        except TemplateError as exc:
-                            if not self._shop_metadata(sample, exc.path):
-                                raise
+                    for sample in samples:
+                        for _ in range(MAX_SHOP_METADATA_KEYS + 1):
+                            try:
+                                if section == "counters":
+                                    mapping.counter_of(sample)
+                                else:
+                                    rendered |= mapping.check(sample)
+                                break
+                            except TemplateError as exc:
+                                if not self._shop_metadata(sample, exc.path):
+                                    raise
+                    if section == "business_keys" and len(rendered) < len(rules.get(name, ())):
+                        # a rule whose `when` held on no sample: its template still checked, on the first
+                        mapping.check(samples[0], render_all=True)
                 except TemplateError as exc:
                     several = section == "business_keys" and len(rules.get(name, ())) > 1
                     which = next((n for n, r in enumerate(rules.get(name, ()), 1)
@@ -922,11 +930,17 @@ SHOP_METADATA: Mapping[str, tuple[str, ...]] = {
 MAX_SHOP_METADATA_KEYS = 50
 
 
-def _sample_event(stripe_type: str, world: str = "billing") -> Any:
-    """One event of `stripe_type` from a fresh world of kind `world` (templates are checked against it)."""
+def _sample_events(stripe_type: str, world: str = "billing") -> list[Any]:
+    """Events of `stripe_type` from fresh worlds of kind `world` that templates are checked
+    against: one, or for a Checkout Session's type one per mode whose session emits it (a
+    rule's `when` may pick a mode: ``data.object.mode = "subscription"``)."""
     from hookproof.simulator.world import emit_events, new_world
+    from hookproof.simulator.world.scripts import CHECKOUT_MODE_SCRIPTS
 
-    return emit_events(new_world(world, 1), stripe_type)[0]
+    modes = [m for m, scripts in CHECKOUT_MODE_SCRIPTS.items() if stripe_type in scripts] if world == "billing" else []
+    if not modes:
+        return [emit_events(new_world(world, 1), stripe_type)[0]]
+    return [emit_events(new_world(world, 1), stripe_type, checkout_mode=m)[0] for m in modes]
 
 
 def resolve_sqlite_url(url: str, base_dir: Path) -> str:

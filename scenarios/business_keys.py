@@ -247,17 +247,34 @@ class KeyMapping:
                 return render(rule.key, payload)
         return None
 
-    def check(self, event: Event) -> None:
-        """Render every rule's template and look up every path of every rule's `when` on
-        `event`, whether they hold or not (a config's sample event). Raises TemplateError."""
+    def check(self, event: Event, *, render_all: bool = False) -> frozenset[int]:
+        """Look up every path of every rule's `when` on `event`, whether they hold or not, and
+        render the template of each rule whose `when` holds (or that has none): the positions
+        of the rules rendered. A rule whose `when` does not hold makes no key of `event` (a
+        subscription-mode rule's ``{data.object.subscription}`` is null in a payment-mode
+        session), so its template is not rendered there; with `render_all` (a config's sample
+        where it held on none) its fields are looked up all the same, a null one allowed.
+        Raises TemplateError."""
         rules = self.rules(event.type)
         if not rules:
-            return
+            return frozenset()
         payload = self.payload(event)
-        for rule in rules:
+        rendered = set()
+        for n, rule in enumerate(rules):
+            held = True
             if rule.when:
-                holds(rule.when, payload, self.fetched(event), every=True)
-            render(rule.key, payload)
+                fetched = self.fetched(event)
+                holds(rule.when, payload, fetched, every=True)
+                held = holds(rule.when, payload, fetched)
+            if held:
+                render(rule.key, payload)
+                rendered.add(n)
+            elif render_all:
+                for match in FIELD.finditer(rule.key):
+                    if not match.group(1).strip():
+                        raise TemplateError(f"{rule.key}: an empty {{}} names no field", template=rule.key)
+                    lookup(payload, match.group(1).strip(), template=rule.key)
+        return frozenset(rendered)
 
     def counter_of(self, event: Event) -> tuple[str, int] | None:
         """(counter key, amount) the event moves, or None. Raises TemplateError."""

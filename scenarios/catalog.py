@@ -956,6 +956,7 @@ def _unknown_type(ctx: Context, w: World) -> Plan | NotApplicable:
         ctx.profile.envelope(unknown)
     except (KeyError, ValueError):
         return NotApplicable(f"the {ctx.profile.title} profile renders no event outside its catalogue")
+    w.serve_event(unknown)  # a receiver retrieving each event it is sent gets this one too
     events = effect_events(ctx, w)[:1]
     return Plan(w, (Phase((unknown,), max_attempts=2), Phase(tuple(events))))
 

@@ -11,6 +11,7 @@ give the same results (``tests/scenarios/test_check_columns.py`` runs both).
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
 from hookproof.scenarios.findings import ADVISORY, CheckResult, Finding, Verdict, result_of
@@ -430,17 +431,27 @@ class OtherTypes:
                 return ""
             named = _named([(eid, t) for eid, t, _ in delivered])
             return (f"; more times than deliveries carried it: other events of the same object were delivered too "
-                    f"({named}), so one of them likely applied it as well")
+                    f"({named}), so one of them, or an event of another object naming it, applied it as well")
         others = [(eid, t) for eid, t, keyed in delivered if not keyed and t not in types]
         # else the key's own copies may explain it: only an event of the same resource is named
         # (Paddle's transaction.paid beside transaction.completed, not GitHub's issues.closed
         # beside an issue_comment.created)
+        # nor a routine change or an end of the object (user.updated, user.deleted beside a
+        # user.created's welcome email): no receiver makes a creation's effect of those
         families = {family(t) for t in types}
-        kin = [(eid, t) for eid, t in others if family(t) in families]
+        kin = [(eid, t) for eid, t in others if family(t) in families and not _routine(t)]
         if not kin:
             return ""
         return (f"; the same object's {_named_by_type(kin)} was delivered too and owes no effect "
                 "(it may have applied it as well)")
+
+
+def _routine(event_type: str) -> bool:
+    """True for a type that updates or ends its object (``…updated``, ``…deleted``, ``…removed``,
+    ``…destroyed``): what `OtherTypes.note` does not offer as the source of another type's effect."""
+    from hookproof.simulator.world.user_catalog import ends_object
+
+    return ends_object(event_type) or re.split(r"[./]", event_type)[-1] == "updated"
 
 
 def family(event_type: str) -> str:

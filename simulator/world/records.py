@@ -95,6 +95,12 @@ class RecordReads:
     def has(self, object_id: str) -> bool:
         return object_id in self._objects or object_id in self._event_index
 
+    def serve_event(self, event: Event) -> None:
+        """Hold `event`, one the provider sends outside the world's stories (an event type the
+        receiver does not handle), so that `event` finds it (Stripe serves every event it sent:
+        ``GET /v1/events/{id}``); it is no part of `events`, the world's own history."""
+        self._event_index.setdefault(event.id, event)
+
     def sent_only(self, sends: Callable[[str], bool]) -> None:
         """The endpoint is sent only the types `sends` accepts (the world's type names). A world
         whose stories depend on what the endpoint is sent overrides this (the billing world's

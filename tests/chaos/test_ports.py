@@ -89,9 +89,30 @@ def test_a_range_too_small_or_out_of_bounds_is_one_config_error(tmp_path: Path) 
 def test_the_receiver_s_own_port_comes_from_the_range(tmp_path: Path) -> None:
     from hookproof.certify import with_port
 
-    first = _free_block(4)
-    config = with_port(load_config(_config(tmp_path, f"[{first}, {first + 3}]")))
+    first = _free_block(5)
+    config = with_port(load_config(_config(tmp_path, f"[{first}, {first + 4}]")))
     assert config.target.url == f"http://127.0.0.1:{first}/webhooks"
+
+
+def test_the_provider_api_listens_inside_the_range_unless_its_port_is_set(tmp_path: Path) -> None:
+    """A user given ports 19400-19499 found the provider API and effect sink on any free port
+    (`[provider] port = 0`) outside them. With `[chaos] ports` it now takes one of the range,
+    never the receiver's (taken but not bound yet); `[provider] port` still wins."""
+    import httpx
+
+    from hookproof.certify import provider_server, with_port
+
+    first = _free_block(5, start=30000)
+    config = with_port(load_config(_config(tmp_path, f"[{first}, {first + 4}]")))
+    with provider_server(config) as server:
+        port = int(server.api_base.rsplit(":", 1)[1].split("/")[0])
+        server.ready()
+        assert httpx.get(f"{server.api_base}/v1/customers/cus_none", timeout=10).status_code == 401
+    assert first < port <= first + 4 and f":{port}/" not in config.target.url
+    fixed = free_port()
+    pinned = config.model_copy(update={"provider": config.provider.model_copy(update={"port": fixed})})
+    with provider_server(pinned) as server:
+        assert server.api_base.startswith(f"http://127.0.0.1:{fixed}")
 
 
 #: Takes the first port of the range in a process of its own and holds it (a concurrent run).

@@ -47,7 +47,7 @@ def test_any_other_event_is_named_when_the_key_was_applied_more_times_than_carri
     h = history("issue_comment.created", 1, "issues.closed")
     assert OtherTypes(h).note([0], 2) == (
         "; more times than deliveries carried it: other events of the same object were delivered too "
-        "(issues.closed (evt_other)), so one of them likely applied it as well")
+        "(issues.closed (evt_other)), so one of them, or an event of another object naming it, applied it as well")
 
 
 def test_a_keyed_event_of_the_same_type_is_named_when_the_key_was_applied_more_times_than_carried() -> None:
@@ -57,5 +57,14 @@ def test_a_keyed_event_of_the_same_type_is_named_when_the_key_was_applied_more_t
     h[-1] = replace(h[-1], business_key="refund:1:2")
     assert OtherTypes(h).note([0, 1], 4) == (
         "; more times than deliveries carried it: other events of the same object were delivered too "
-        "(payment.updated (evt_other)), so one of them likely applied it as well")
+        "(payment.updated (evt_other)), so one of them, or an event of another object naming it, applied it as well")
     assert OtherTypes(h).note([0, 1], 2) == ""  # its own copies explain it; a keyed event is not offered
+
+
+@pytest.mark.parametrize("other", ["user.updated", "user.deleted", "orders/updated"])
+def test_an_update_or_an_end_of_the_object_is_not_offered_when_copies_may_explain_it(other: str) -> None:
+    """Two copies of a Clerk user.created each sending a welcome email were said to be perhaps
+    the user's user.updated's or user.deleted's doing: no receiver makes a creation's effect on
+    those, and the copies explain it."""
+    creation = "orders/create" if other.startswith("orders") else "user.created"
+    assert OtherTypes(history(creation, 2, other)).note([0, 1], 2) == ""

@@ -583,3 +583,24 @@ def test_a_route_hookproof_does_not_serve_answers_as_stripe_does(api: httpx.Clie
     assert answer.json()["error"] == {
         "message": "Unrecognized request URL (GET: /v1/subscription_items). Please see https://stripe.com/docs or "
                    "we can help at https://support.stripe.com/.", "type": "invalid_request_error"}
+
+
+def test_the_unhandled_type_s_event_is_served_like_every_event_sent() -> None:
+    """A dj-stripe receiver retrieves each event it is sent (``GET /v1/events/{id}``) and got 404
+    for unknown-event-type's ``payment_method.automatically_updated``: the event is made outside
+    the world's stories. Stripe serves every event it sent; the world now holds that one too,
+    outside its own history."""
+    from hookproof.scenarios.catalog import CATALOG, Context, Plan
+    from hookproof.simulator.profiles import get_profile
+    from hookproof.simulator.world import new_world
+
+    plan = CATALOG["unknown-event-type"].plan(Context(profile=get_profile("stripe")), new_world("billing", 3))
+    assert isinstance(plan, Plan)
+    [unknown] = plan.phases[0].events
+    assert unknown.id not in {e.id for e in plan.world.events}  # no part of the world's own history
+    with run_server(ServerState([plan.world])) as handle:
+        client = stripe.StripeClient(DEFAULT_API_KEY, base_addresses={"api": handle.api_base},
+                                     http_client=stripe.RequestsClient(timeout=TIMEOUT_S), max_network_retries=0)
+        got = client.v1.events.retrieve(unknown.id)
+    assert (got.id, got.type, got.data.object["id"]) == (unknown.id, "payment_method.automatically_updated",
+                                                         unknown.object_id)
