@@ -306,7 +306,8 @@ def test_a_storm_uses_the_team_s_business_keys_and_counters(tmp_path: Path) -> N
     report = storm_scenario(spec, events, _attempts(events), [doubled], settled=True, started_at=1000.0,
                             duration_s=2.0)
     assert [(f.check_id, f.key, f.message) for f in report.findings] == [
-        ("counter", "cus_1", "counter is 4500; the provider's truth implies 3000")]
+        ("counter", "cus_1", "counter is 4500; the provider's truth implies 3000 "
+                             "(+1500 invoice.paid evt_0, +1500 invoice.paid evt_1)")]
 
 
 def test_the_storm_s_checks_over_its_history_streamed_from_disk_are_those_over_the_list(tmp_path: Path) -> None:
