@@ -327,6 +327,20 @@ def _not_found(object_type: str, object_id: str) -> JSONResponse:
     return stripe_error(404, f"No such {object_type}: '{object_id}'", code="resource_missing", param="id")
 
 
+def _written(catalog: Catalog, object_id: str, object_type: str, params: Any,
+             resolve: Callable[[str], dict[str, Any] | None]) -> dict[str, Any] | JSONResponse:
+    """`object_id` as rendered after a write (create, update, cancel), expanded as the
+    request's ``expand`` asks (`resolve`: an id to its object); a 400 naming ``expand`` when a
+    path cannot be expanded."""
+    obj: dict[str, Any] = catalog.render(object_id, object_type) or {}
+    expanded = params.get("expand", [])
+    try:
+        expand(obj, expanded if isinstance(expanded, list) else [expanded], resolve, catalog.include)
+    except ExpandError as exc:
+        return stripe_error(400, str(exc), param="expand")
+    return obj
+
+
 def _hidden(state: ServerState, request: Request, object_type: str, object_id: str) -> JSONResponse:
     """`_not_found` for an id the request's key could not read; when a world of another
     account holds it (`ServerState.worlds_for` hides it from the key), noted as refused to
@@ -544,13 +558,9 @@ def _create_app(state: ServerState) -> FastAPI:
                     object_id = write(world, params)
                 except writes.ParamError as exc:
                     return stripe_error(400, str(exc), param=exc.param)
-                obj = catalog.render(object_id, object_type) or {}
-                expanded = params.get("expand", [])
-                try:
-                    expand(obj, expanded if isinstance(expanded, list) else [expanded], resolver(catalog),
-                           catalog.include)
-                except ExpandError as exc:
-                    return stripe_error(400, str(exc), param="expand")
+                obj = _written(catalog, object_id, object_type, params, resolver(catalog))
+                if isinstance(obj, JSONResponse):
+                    return obj
                 if key is not None:
                     replays[key] = (print_, obj)
             return JSONResponse(obj, headers={"Request-Id": _request_id()})
@@ -594,13 +604,9 @@ def _create_app(state: ServerState) -> FastAPI:
                     write(world, id, params)
                 except writes.ParamError as exc:
                     return stripe_error(400, str(exc), param=exc.param)
-                obj = catalog.render(id, object_type) or {}
-                expanded = params.get("expand", [])
-                try:
-                    expand(obj, expanded if isinstance(expanded, list) else [expanded], resolver(catalog),
-                           catalog.include)
-                except ExpandError as exc:
-                    return stripe_error(400, str(exc), param="expand")
+                obj = _written(catalog, id, object_type, params, resolver(catalog))
+                if isinstance(obj, JSONResponse):
+                    return obj
             return JSONResponse(obj, headers={"Request-Id": _request_id()})
 
         return handler
