@@ -67,10 +67,10 @@ def test_builtin_keys_false_keeps_every_key_of_the_document(tmp_path: Path) -> N
 
 
 def test_builtin_keys_false_still_drops_hookproofs_billing_keys() -> None:
-    from hookproof.config_model import _sample_event
+    from hookproof.config_model import _sample_events
 
     mapping = KeyMapping({}, get_profile("stripe"), builtin=False)
-    assert mapping.key_of(_sample_event("invoice.paid")) is None
+    assert mapping.key_of(_sample_events("invoice.paid")[0]) is None
 
 
 def test_no_scenario_says_no_effectful_events_under_builtin_keys_false(tmp_path: Path) -> None:

@@ -123,10 +123,10 @@ def test_since_needs_an_integer_amount(tmp_path: Path) -> None:
 
 def load_config_total(path: Path) -> str:
     """The sample order's total_price the config check reads (the world's first orders/paid)."""
-    from hookproof.config_model import _sample_event
+    from hookproof.config_model import _sample_events
     from hookproof.simulator.profiles import get_profile
 
-    sample = _sample_event("orders/paid", get_profile("shopify").world)
+    sample = _sample_events("orders/paid", get_profile("shopify").world)[0]
     return str(sample.object["total_price"])
 
 
