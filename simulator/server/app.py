@@ -59,7 +59,8 @@ import threading
 import time
 import uuid
 import warnings
-from typing import Annotated, Any, Awaitable, Callable, MutableMapping
+from dataclasses import dataclass
+from typing import Annotated, Any, Awaitable, Callable, Literal, MutableMapping
 
 from fastapi import FastAPI, Header, Query, Request, Security
 from fastapi.exceptions import RequestValidationError
@@ -303,6 +304,45 @@ def _api_version(state: ServerState, request: Request) -> str | None:
     return value
 
 
+@dataclass(frozen=True)
+class _Admitted:
+    """A Stripe API request past its preamble: its API version (None: the world's), its
+    form-encoded parameters (None where the route takes none) and whether its object's switch
+    serves the object stale."""
+
+    version: str | None
+    params: Any = None
+    stale: bool = False
+
+
+async def _admit(state: ServerState, request: Request, object_id: str | None, *, missing: str | None = None,
+                 params: Literal["body", "query"] | None = None) -> _Admitted | JSONResponse:
+    """Every Stripe route's preamble, in Stripe's order: the API key (401), the switch set for
+    `object_id` (429, an injected status, a delay; with `missing`, the object type a not-found
+    switch answers 404 for), the ``Stripe-Version`` header (400) and, with `params`, the form
+    parameters from the body or the query string (400 naming the parameter). Returns the
+    refusal's answer or what the handler reads."""
+    denied = _auth_error(state, request)
+    if denied is not None:
+        return denied
+    decision = state.switches.decide(object_id)
+    switched = await _apply_switch(decision)
+    if switched is not None:
+        return switched
+    if missing is not None and object_id is not None and decision.not_found:
+        return _not_found(missing, object_id)
+    try:
+        version = _api_version(state, request)
+        if params == "body":
+            return _Admitted(version, decode_body(await request.body()), decision.stale)
+        query = decode(request.query_params.multi_items()) if params == "query" else None
+        return _Admitted(version, query, decision.stale)
+    except VersionError as exc:
+        return stripe_error(400, str(exc), param="Stripe-Version")
+    except FormError as exc:
+        return stripe_error(400, str(exc), param=exc.param)
+
+
 def _catalog(state: ServerState, request: Request, version: str | None,
              object_id: str | None = None) -> Catalog | JSONResponse:
     """The served worlds as the request's key and account see them: only the worlds of the
@@ -423,24 +463,14 @@ def _create_app(state: ServerState) -> FastAPI:
             expand_: Annotated[list[str], Query(alias="expand[]")] = [],  # noqa: B006 (FastAPI copies)
             _key: Any = _security,
         ) -> JSONResponse:
-            denied = _auth_error(state, request)
-            if denied is not None:
-                return denied
-            decision = state.switches.decide(id)
-            switched = await _apply_switch(decision)
-            if switched is not None:
-                return switched
-            if decision.not_found:
-                return _not_found(object_type, id)
-            try:
-                version = _api_version(state, request)
-            except VersionError as exc:
-                return stripe_error(400, str(exc), param="Stripe-Version")
+            admitted = await _admit(state, request, id, missing=object_type)
+            if isinstance(admitted, JSONResponse):
+                return admitted
             with state.lock:
-                catalog = _catalog(state, request, version, id)
+                catalog = _catalog(state, request, admitted.version, id)
                 if isinstance(catalog, JSONResponse):
                     return catalog
-                obj = catalog.render(id, object_type, stale=decision.stale)
+                obj = catalog.render(id, object_type, stale=admitted.stale)
                 if obj is None:
                     return _hidden(state, request, object_type, id)
                 try:
@@ -467,19 +497,11 @@ def _create_app(state: ServerState) -> FastAPI:
             expand_: Annotated[list[str], Query(alias="expand[]")] = [],  # noqa: B006
             _key: Any = _security,
         ) -> JSONResponse:
-            denied = _auth_error(state, request)
-            if denied is not None:
-                return denied
-            decision = state.switches.decide(None)
-            switched = await _apply_switch(decision)
-            if switched is not None:
-                return switched
-            try:
-                version = _api_version(state, request)
-            except VersionError as exc:
-                return stripe_error(400, str(exc), param="Stripe-Version")
+            admitted = await _admit(state, request, None)
+            if isinstance(admitted, JSONResponse):
+                return admitted
             with state.lock:
-                catalog = _catalog(state, request, version)
+                catalog = _catalog(state, request, admitted.version)
                 if isinstance(catalog, JSONResponse):
                     return catalog
                 items = catalog.items(object_type, customer=customer, event_type=type, subscription=subscription,
@@ -523,19 +545,10 @@ def _create_app(state: ServerState) -> FastAPI:
 
     def creator(path: str, write: Callable[[World, Any], str], object_type: str) -> Callable[..., Awaitable[JSONResponse]]:
         async def handler(request: Request, _key: Any = _security) -> JSONResponse:
-            denied = _auth_error(state, request)
-            if denied is not None:
-                return denied
-            switched = await _apply_switch(state.switches.decide(None))
-            if switched is not None:
-                return switched
-            try:
-                version = _api_version(state, request)
-                params = decode_body(await request.body())
-            except VersionError as exc:
-                return stripe_error(400, str(exc), param="Stripe-Version")
-            except FormError as exc:
-                return stripe_error(400, str(exc), param=exc.param)
+            admitted = await _admit(state, request, None, params="body")
+            if isinstance(admitted, JSONResponse):
+                return admitted
+            version, params = admitted.version, admitted.params
             key = request.headers.get("idempotency-key")
             print_ = fingerprint({"path": path, "params": params})
             with state.lock:
@@ -579,22 +592,12 @@ def _create_app(state: ServerState) -> FastAPI:
         parameters form-encoded in the body, or for a DELETE in the query string, as the SDKs
         send them."""
         async def handler(request: Request, id: str, _key: Any = _security) -> JSONResponse:
-            denied = _auth_error(state, request)
-            if denied is not None:
-                return denied
-            switched = await _apply_switch(state.switches.decide(id))
-            if switched is not None:
-                return switched
-            try:
-                version = _api_version(state, request)
-                params = (decode(request.query_params.multi_items()) if in_query
-                          else decode_body(await request.body()))
-            except VersionError as exc:
-                return stripe_error(400, str(exc), param="Stripe-Version")
-            except FormError as exc:
-                return stripe_error(400, str(exc), param=exc.param)
+            admitted = await _admit(state, request, id, params="query" if in_query else "body")
+            if isinstance(admitted, JSONResponse):
+                return admitted
+            params = admitted.params
             with state.lock:
-                catalog = _catalog(state, request, version, id)
+                catalog = _catalog(state, request, admitted.version, id)
                 if isinstance(catalog, JSONResponse):
                     return catalog
                 world = catalog.world_of(id)
@@ -627,18 +630,11 @@ def _create_app(state: ServerState) -> FastAPI:
             ending_before: str | None = None,
             _key: Any = _security,
         ) -> JSONResponse:
-            denied = _auth_error(state, request)
-            if denied is not None:
-                return denied
-            switched = await _apply_switch(state.switches.decide(id))
-            if switched is not None:
-                return switched
-            try:
-                version = _api_version(state, request)
-            except VersionError as exc:
-                return stripe_error(400, str(exc), param="Stripe-Version")
+            admitted = await _admit(state, request, id)
+            if isinstance(admitted, JSONResponse):
+                return admitted
             with state.lock:
-                catalog = _catalog(state, request, version, id)
+                catalog = _catalog(state, request, admitted.version, id)
                 if isinstance(catalog, JSONResponse):
                     return catalog
                 items = catalog.children(id, parent_type, child)
