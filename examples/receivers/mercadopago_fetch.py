@@ -148,6 +148,29 @@ def naive_effect(payment: dict[str, Any]) -> list[tuple[str, int | None]]:
     return []
 
 
+def admit(request: Request, raw: bytes, settings: Settings) -> tuple[dict[str, Any], str] | JSONResponse:
+    """The notification `raw` and its payment id (the ``data.id`` query parameter) when its
+    ``x-signature`` verifies (the SDK's `WebhookSignatureValidator`) and it is a payment of this
+    seller in this mode; else the answer: 401 for a bad signature, 400 for a body that is not
+    JSON, 200 ``ignored`` for another topic, seller or mode."""
+    data_id = request.query_params.get("data.id")
+    try:
+        WebhookSignatureValidator.validate(request.headers.get("x-signature"), request.headers.get("x-request-id"),
+                                           data_id.lower() if data_id else None, settings.secret)
+    except InvalidWebhookSignatureError as exc:
+        return JSONResponse({"error": f"signature: {exc.reason}"}, status_code=401)
+    try:
+        note = json.loads(raw)
+    except ValueError:
+        return JSONResponse({"error": "not JSON"}, status_code=400)
+    if not isinstance(note, dict) or note.get("type") != "payment" or not data_id:
+        return JSONResponse({"ignored": True})
+    if (settings.live is not None and note.get("live_mode") is not settings.live) or (
+            settings.user_id and str(note.get("user_id")) != settings.user_id):
+        return JSONResponse({"ignored": "another seller or mode"})
+    return note, data_id
+
+
 def create_app(settings: Settings) -> FastAPI:
     """The receiver's FastAPI app over `settings`."""
     with sqlite3.connect(settings.database) as setup:
@@ -166,21 +189,10 @@ def create_app(settings: Settings) -> FastAPI:
         return await run_in_threadpool(handle, request, raw)
 
     def handle(request: Request, raw: bytes) -> JSONResponse:
-        data_id = request.query_params.get("data.id")
-        try:
-            WebhookSignatureValidator.validate(request.headers.get("x-signature"), request.headers.get("x-request-id"),
-                                               data_id.lower() if data_id else None, settings.secret)
-        except InvalidWebhookSignatureError as exc:
-            return JSONResponse({"error": f"signature: {exc.reason}"}, status_code=401)
-        try:
-            note = json.loads(raw)
-        except ValueError:
-            return JSONResponse({"error": "not JSON"}, status_code=400)
-        if not isinstance(note, dict) or note.get("type") != "payment" or not data_id:
-            return JSONResponse({"ignored": True})
-        if (settings.live is not None and note.get("live_mode") is not settings.live) or (
-                settings.user_id and str(note.get("user_id")) != settings.user_id):
-            return JSONResponse({"ignored": "another seller or mode"})
+        admitted = admit(request, raw, settings)
+        if isinstance(admitted, JSONResponse):
+            return admitted
+        note, data_id = admitted
         try:
             answer = sdk.payment().get(data_id)
         except Exception as exc:  # the SDK raises for a body that is not JSON, requests for the network

@@ -14,14 +14,12 @@ notification was answered, possibly after later notifications were delivered. Ru
 
 from __future__ import annotations
 
-import json
 import sqlite3
 import threading
 import time
 
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
-from mercadopago.webhook import InvalidWebhookSignatureError, WebhookSignatureValidator
 
 import examples.receivers.mercadopago_fetch as reference
 
@@ -45,22 +43,10 @@ def create_app(settings: reference.Settings) -> FastAPI:
 
     @app.post("/webhooks")
     async def webhook(request: Request) -> JSONResponse:
-        raw = await request.body()
-        data_id = request.query_params.get("data.id")
-        try:
-            WebhookSignatureValidator.validate(request.headers.get("x-signature"), request.headers.get("x-request-id"),
-                                               data_id.lower() if data_id else None, settings.secret)
-        except InvalidWebhookSignatureError as exc:
-            return JSONResponse({"error": f"signature: {exc.reason}"}, status_code=401)
-        try:
-            note = json.loads(raw)
-        except ValueError:
-            return JSONResponse({"error": "not JSON"}, status_code=400)
-        if not isinstance(note, dict) or note.get("type") != "payment" or not data_id:
-            return JSONResponse({"ignored": True})
-        if (settings.live is not None and note.get("live_mode") is not settings.live) or (
-                settings.user_id and str(note.get("user_id")) != settings.user_id):
-            return JSONResponse({"ignored": "another seller or mode"})
+        admitted = reference.admit(request, await request.body(), settings)
+        if isinstance(admitted, JSONResponse):
+            return admitted
+        note, data_id = admitted
         with reference.Transaction(settings.database) as db:
             db.execute("INSERT OR IGNORE INTO inbox (id, payment) VALUES (?, ?)", (str(note.get("id")), data_id))
         wake.set()
