@@ -691,7 +691,10 @@ def _sink_routes(app: FastAPI, state: ServerState) -> None:
         """Apply one effect, with Stripe's Idempotency-Key semantics (see simulator.server.sink)."""
         return await apply_at(DEFAULT_PATH, payload, idempotency_key)
 
-    @app.post("/sink/{path:path}", response_model=EffectOut, responses=errors, operation_id="apply_effect_at",
+    missing = {404: {"model": StripeErrorBody, "description": "a path that leaves the sink's base or names nothing"}}
+
+    @app.post("/sink/{path:path}", response_model=EffectOut, responses={**errors, **missing},
+              operation_id="apply_effect_at",
               tags=["sink"])
     async def post_effect_at(
         path: str,
