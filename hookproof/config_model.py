@@ -796,7 +796,8 @@ class Config(StrictModel):
         mapping = KeyMapping(templates, profile, counters, builtin=self.builtin_keys, conditions=conditions, more=more)
         for section, names in (("business_keys", self.business_keys), ("counters", self.counters)):
             for name in names:
-                samples = _sample_events(world_type(section, name), profile.world)
+                samples = _sample_events(world_type(section, name), profile.world, account=self.target.account,
+                                         checkout_modes=self.target.shop_checkout_modes())
                 rendered: set[int] = set()
                 try:
                     for sample in samples:
@@ -930,17 +931,21 @@ SHOP_METADATA: Mapping[str, tuple[str, ...]] = {
 MAX_SHOP_METADATA_KEYS = 50
 
 
-def _sample_events(stripe_type: str, world: str = "billing") -> list[Any]:
+def _sample_events(stripe_type: str, world: str = "billing", *, account: str | None = None,
+                   checkout_modes: frozenset[str] | None = None) -> list[Any]:
     """Events of `stripe_type` from fresh worlds of kind `world` that templates are checked
-    against: one, or for a Checkout Session's type one per mode whose session emits it (a
-    rule's `when` may pick a mode: ``data.object.mode = "subscription"``)."""
+    against, from `account` (``target.account``: its events carry ``account``, as the run's
+    do): one, or for a Checkout Session's type one per mode whose session emits it among the
+    shop's `checkout_modes` (None: every mode; a rule's `when` may pick a mode:
+    ``data.object.mode = "subscription"``)."""
     from hookproof.simulator.world import emit_events, new_world
     from hookproof.simulator.world.scripts import CHECKOUT_MODE_SCRIPTS
 
-    modes = [m for m, scripts in CHECKOUT_MODE_SCRIPTS.items() if stripe_type in scripts] if world == "billing" else []
+    modes = [m for m, scripts in CHECKOUT_MODE_SCRIPTS.items() if stripe_type in scripts
+             and (checkout_modes is None or m in checkout_modes)] if world == "billing" else []
     if not modes:
-        return [emit_events(new_world(world, 1), stripe_type)[0]]
-    return [emit_events(new_world(world, 1), stripe_type, checkout_mode=m)[0] for m in modes]
+        return [emit_events(new_world(world, 1, account=account), stripe_type)[0]]
+    return [emit_events(new_world(world, 1, account=account), stripe_type, checkout_mode=m)[0] for m in modes]
 
 
 def resolve_sqlite_url(url: str, base_dir: Path) -> str:

@@ -635,7 +635,8 @@ def _mutation_plan(mutation: Mutation, *, copies: int = 1, mutate: str = "all",
         chosen = events[:2]
         if mutation in _SIGNATURE_MUTATIONS:  # the optional types' own (`_optional_firsts`)
             chosen += _optional_firsts(ctx, events[2:])
-        return Plan(w, (Phase(tuple(chosen), plan, max_attempts=max_attempts),), world_account=owner)
+        mirrored = ctx.profile.live_event_mirrored if mutation is Mutation.LIVEMODE_MISMATCH and not ctx.live else None
+        return Plan(w, (Phase(tuple(chosen), plan, max_attempts=max_attempts),), world_account=owner, note=mirrored)
     return build
 
 

@@ -165,6 +165,10 @@ class Profile(ABC):
             another account can reach any endpoint; else why only an endpoint the config
             declares a Connect endpoint (`target.connect`) is ever sent one, the reason
             ``test-mode-to-live`` and ``foreign-account`` are not applicable elsewhere.
+        live_event_mirrored: None when a test-mode endpoint may be sent a live-mode event;
+            else the note ``test-mode-to-live`` carries on a test-mode endpoint, which it
+            sends one in place of the live endpoint's case (Stripe: a test-mode Connect
+            endpoint is sent test events only, a live one both modes).
         thin: events carry only an id; the receiver fetches state from the API.
         body_unsigned: None when the signature covers the request body; else why it does
             not (Mercado Pago signs a manifest of ids), the reason ``reserialized-body`` is
@@ -220,6 +224,7 @@ class Profile(ABC):
     foreign_account_valid: ClassVar[str | None] = None
     foreign_account_never_sent: ClassVar[str | None] = None
     other_mode_needs_connect: ClassVar[str | None] = None
+    live_event_mirrored: ClassVar[str | None] = None
     thin: ClassVar[bool] = False
     body_unsigned: ClassVar[str | None] = None
     retry_bytes_kept: ClassVar[str | None] = None

@@ -194,6 +194,11 @@ class StripeProfile(Profile):
     other_mode_needs_connect = ("Stripe sends an endpoint another mode's or another account's events only when "
                                 "it is a Connect endpoint (stripe.com/docs/connect/webhooks); the config does not "
                                 "declare one (target.connect)")
+    live_event_mirrored = (
+        "Stripe sends a test-mode Connect endpoint test events only, and a live one the connected accounts' "
+        "test events beside the live ones (docs.stripe.com/connect/webhooks): this test-mode endpoint was sent "
+        "live-mode events in place of that case, so a receiver applying them would apply test events on its live "
+        "endpoint (target.environment = \"live\" plays the case itself)")
     foreign_account_never_sent = (
         "a Connect endpoint is sent the events of every account connected to the platform, each naming its "
         "account, and Stripe never sends it an event of an account the platform is not connected to "

@@ -55,3 +55,39 @@ def test_a_rule_of_a_mode_never_sampled_may_name_a_field_null_there(tmp_path: Pa
 def test_a_wrong_template_or_path_is_still_a_config_error(tmp_path: Path, rule: str, said: str) -> None:
     with pytest.raises(ConfigError, match=said):
         _mapping(tmp_path, rule)
+
+
+def test_a_payment_only_shop_s_key_and_counter_are_checked_on_a_payment_mode_session(tmp_path: Path) -> None:
+    """With ``checkout_modes = ["payment"]`` the endpoint is never sent a subscription-mode
+    session, whose ``payment_intent`` is null: a key or a counter on it is checked on a
+    payment-mode session alone (it was refused: "data.object.payment_intent is null")."""
+    path = tmp_path / "hookproof.toml"
+    path.write_text(HEAD.replace('secret = "whsec_x"\n', 'secret = "whsec_x"\ncheckout_modes = ["payment"]\n')
+                    + '[business_keys."checkout.session.completed"]\nkey = "sale:{data.object.payment_intent}"\n'
+                    '[counters."checkout.session.completed"]\nkey = "{data.object.payment_intent}"\n'
+                    'amount = "data.object.amount_total"\n', encoding="utf-8")
+    mapping = load_config(path).key_mapping()
+    [pay] = emit_events(new_world("billing", 3), "checkout.session.completed", checkout_mode="payment")
+    assert mapping.key_of(pay) == f"sale:{pay.object['payment_intent']}"
+    both = tmp_path / "both.toml"
+    both.write_text(path.read_text(encoding="utf-8").replace('checkout_modes = ["payment"]\n', ""), encoding="utf-8")
+    with pytest.raises(ConfigError, match="data.object.payment_intent is null"):
+        load_config(both).key_mapping()
+
+
+@pytest.mark.parametrize("account", ["acct_1Seller0000000001", None])
+def test_a_connect_key_may_name_the_events_account(tmp_path: Path, account: str | None) -> None:
+    """Every event of a run with ``target.account`` carries ``account`` (the connected account
+    it comes from), so a marketplace keys its sale by seller: ``sale:{account}:...``. Without
+    an account the events carry none, and the key stays refused."""
+    path = tmp_path / "hookproof.toml"
+    target = f'connect = true\naccount = "{account}"\n' if account else ""
+    path.write_text(HEAD.replace('secret = "whsec_x"\n', f'secret = "whsec_x"\n{target}')
+                    + '[business_keys."charge.refunded"]\nkey = "refund:{account}:{data.object.id}"\n', encoding="utf-8")
+    if account is None:
+        with pytest.raises(ConfigError, match="the event has no field account"):
+            load_config(path).key_mapping()
+        return
+    mapping = load_config(path).key_mapping()
+    [refund] = emit_events(new_world("billing", 3, account=account), "charge.refunded")
+    assert mapping.key_of(refund) == f"refund:{account}:{refund.object['id']}"

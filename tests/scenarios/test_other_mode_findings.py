@@ -63,6 +63,21 @@ def test_a_stripe_connect_endpoint_is_sent_another_mode_but_no_foreign_account()
     assert "docs.stripe.com/connect/webhooks" in foreign.reason
 
 
+@pytest.mark.parametrize("live", [False, True])
+def test_a_test_mode_connect_endpoint_is_told_the_live_event_stands_in_for_the_live_endpoints_case(
+        live: bool) -> None:
+    """Stripe sends a test-mode Connect endpoint test events only; a live one gets the connected
+    accounts' test events too (docs.stripe.com/connect/webhooks). A receiver's code is the same
+    on both, so the scenario still runs on a test-mode endpoint, sending a live event in place of
+    the live endpoint's test one, and says so; on a live endpoint it plays the case itself."""
+    plan = CATALOG["test-mode-to-live"].plan(Context(profile=STRIPE, account="acct_1Mine", connect=True, live=live),
+                                             new_world("billing", 3, livemode=live))
+    assert isinstance(plan, Plan)
+    assert plan.note == (None if live else STRIPE.live_event_mirrored)
+    assert {e.livemode for p in plan.phases for e in p.events} == {live}  # the events the mutation flips
+    assert get_profile("mercadopago").live_event_mirrored is None
+
+
 def test_foreign_account_keeps_applying_where_the_provider_may_send_another_accounts_event() -> None:
     assert applicable(Mutation.FOREIGN_ACCOUNT, get_profile("mercadopago")) is None
 
