@@ -198,6 +198,7 @@ class Runner:
     #: the compression note of each original time scale: its index in `notes`, the scenarios it names
     _compressed: dict[str, tuple[int, set[str]]] = field(default_factory=dict, init=False, repr=False)
     _stretched_for: set[str] = field(default_factory=set, init=False, repr=False)
+    _stretched_note: int | None = field(default=None, init=False, repr=False)  # its index in `notes`
     #: each business key and object id the scenarios of this run built so far send: the
     #: scenarios that send it (`_leftovers` leaves out what another one sends)
     _claimed: dict[str, set[str]] = field(default_factory=dict, init=False, repr=False)
@@ -478,15 +479,20 @@ class Runner:
     def _stretched(self, scenario_id: str, time_scale: float, span_s: float, outlast_s: float) -> float:
         """The factor making a chaos delivery's schedule (`span_s` seconds at `time_scale`) span
         `outlast_s`, twice the receiver's longest start: the provider's real schedule spans hours
-        and outlasts any restart, so a compressed one must too. One note per scenario says so."""
+        and outlasts any restart, so a compressed one must too. One note names every scenario
+        stretched, each with its spans and time scale."""
+        scale = outlast_s / span_s * time_scale
+        entry = f"{scenario_id} from {span_s:.3g} s to {outlast_s:.3g} s (time scale {scale:.3g})"
         with self._observe_lock:
             if scenario_id not in self._stretched_for:
                 self._stretched_for.add(scenario_id)
-                self.notes.append(
-                    f"retry schedule of {scenario_id} stretched from {span_s:.3g} s to {outlast_s:.3g} s (twice the "
-                    f"receiver's longest start, time scale {outlast_s / span_s * time_scale:.3g}): the provider's "
-                    "retries outlast a kill's restart, as its real schedule does")
-        return outlast_s / span_s * time_scale
+                if self._stretched_note is None:
+                    self._stretched_note = len(self.notes)
+                    self.notes.append("retry schedules stretched to twice the receiver's longest start, as the "
+                                      "provider's real schedule outlasts a kill's restart: " + entry)
+                else:
+                    self.notes[self._stretched_note] += f", {entry}"
+        return scale
 
     def restart_outlast_s(self) -> float:
         """Seconds a chaos delivery's compressed retry schedule spans at least: the nemesis's

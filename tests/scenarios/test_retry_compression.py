@@ -12,6 +12,8 @@ import time
 from pathlib import Path
 from typing import Any, Awaitable, Callable
 
+import pytest
+
 from examples.receivers import load
 from hookproof.receivers import ReceiverConfig, receiver_of
 from hookproof.scenarios.catalog import Context, NotApplicable, Phase, Plan, Scenario, effect_events
@@ -149,3 +151,16 @@ def test_a_receiver_busy_for_a_second_is_not_lost_under_compression(tmp_path: Pa
     lost = next(c for c in report.checks if c.check_id == "lost")
     assert lost.verdict == "valid" and "not applicable" not in (lost.detail or ""), lost
     assert report.verdict == "pass", (report.reason, [(c.check_id, c.verdict, c.detail) for c in report.checks])
+
+
+def test_the_chaos_scenarios_stretched_share_one_note() -> None:
+    """`certify --chaos` printed the stretch note once per chaos scenario, six near-identical
+    lines: one note now names each scenario stretched, once, with its own spans."""
+    runner = _runner("http://127.0.0.1:9", lambda: Observation(effects=[]))
+    assert runner._stretched("crash-after-ack", 1e-6, 1.44, 6.35) == pytest.approx(6.35 / 1.44 * 1e-6)
+    runner._stretched("kill-during-processing", 1e-6, 2.0, 6.35)
+    runner._stretched("crash-after-ack", 1e-6, 1.44, 6.35)
+    assert runner.notes == [
+        "retry schedules stretched to twice the receiver's longest start, as the provider's real schedule outlasts "
+        "a kill's restart: crash-after-ack from 1.44 s to 6.35 s (time scale 4.41e-06), kill-during-processing "
+        "from 2 s to 6.35 s (time scale 3.17e-06)"]
