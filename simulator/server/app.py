@@ -195,7 +195,8 @@ class HookproofApp(FastAPI):
         without its query, status, error code: never a key)."""
         state = getattr(self.state, "hookproof", None)
         if state is not None:
-            refusal_log(state).add(str(scope.get("method", "")), str(scope.get("path", "")), status, error_code(body))
+            refusal_log(state).add(str(scope.get("method", "")), str(scope.get("path", "")), status, error_code(body),
+                                   str(scope.get(REFUSAL_HINT, "")))
 
 
 async def _abort_connection(send: Send, receive: Receive, wait_s: float = 1.0) -> bool:
@@ -381,12 +382,24 @@ def _written(catalog: Catalog, object_id: str, object_type: str, params: Any,
     return obj
 
 
-def _hidden(state: ServerState, request: Request, object_type: str, object_id: str) -> JSONResponse:
+#: The request scope's entry where a handler leaves the refusal log a hint the answer does
+#: not give (`refusals.Refusal.hint`).
+REFUSAL_HINT = "hookproof.refusal_hint"
+
+
+def _hidden(state: ServerState, request: Request, object_type: str, object_id: str,
+            catalog: Catalog | None = None) -> JSONResponse:
     """`_not_found` for an id the request's key could not read; when a world of another
     account holds it (`ServerState.worlds_for` hides it from the key), noted as refused to
     the receiver (`ServerState.note_refused_foreign`): it fetched, and was told it cannot
-    see it. The caller holds the lock."""
+    see it. When a connected account of the `catalog` holds it, the refusal log is told which
+    (Stripe's answer, like Stripe's, names none). The caller holds the lock."""
     _note_foreign(state, request, object_id)
+    holder = catalog.other_account_of(object_id) if catalog is not None else None
+    if holder is not None:
+        named = request.headers.get("stripe-account")
+        request.scope[REFUSAL_HINT] = (f"it is connected account {holder}'s, and the request named "
+                                       + ("no Stripe-Account" if named is None else "another Stripe-Account"))
     return _not_found(object_type, object_id)
 
 
@@ -472,7 +485,7 @@ def _create_app(state: ServerState) -> FastAPI:
                     return catalog
                 obj = catalog.render(id, object_type, stale=admitted.stale)
                 if obj is None:
-                    return _hidden(state, request, object_type, id)
+                    return _hidden(state, request, object_type, id, catalog)
                 try:
                     expand(obj, _expand_params(request), resolver(catalog), catalog.include)
                 except ExpandError as exc:
@@ -602,7 +615,7 @@ def _create_app(state: ServerState) -> FastAPI:
                     return catalog
                 world = catalog.world_of(id)
                 if world is None or world.object_type(id) != object_type:
-                    return _hidden(state, request, object_type, id)
+                    return _hidden(state, request, object_type, id, catalog)
                 try:
                     write(world, id, params)
                 except writes.ParamError as exc:
@@ -639,7 +652,7 @@ def _create_app(state: ServerState) -> FastAPI:
                     return catalog
                 items = catalog.children(id, parent_type, child)
                 if items is None:
-                    return _hidden(state, request, parent_type, id)
+                    return _hidden(state, request, parent_type, id, catalog)
                 page = _page(request, catalog, items, f"/v1/{path}/{id}/{child}", limit, starting_after, ending_before)
             return page if isinstance(page, JSONResponse) else JSONResponse(page, headers={"Request-Id": _request_id()})
 
@@ -691,7 +704,8 @@ def _sink_routes(app: FastAPI, state: ServerState) -> None:
         """Apply one effect, with Stripe's Idempotency-Key semantics (see simulator.server.sink)."""
         return await apply_at(DEFAULT_PATH, payload, idempotency_key)
 
-    missing = {404: {"model": StripeErrorBody, "description": "a path that leaves the sink's base or names nothing"}}
+    missing: dict[int | str, dict[str, Any]] = {
+        404: {"model": StripeErrorBody, "description": "a path that leaves the sink's base or names nothing"}}
 
     @app.post("/sink/{path:path}", response_model=EffectOut, responses={**errors, **missing},
               operation_id="apply_effect_at",

@@ -109,6 +109,14 @@ class Catalog:
         """The connected accounts of the served worlds (Connect worlds), newest first."""
         return [w.account for w in self._every if w.connected]
 
+    def other_account_of(self, object_id: str) -> str | None:
+        """The connected account whose world holds `object_id` when this view does not (a
+        request naming no or another ``Stripe-Account``), or None."""
+        if self.world_of(object_id) is not None:
+            return None
+        return next((w.account for w in self._every if w.connected and w.account != self.stripe_account
+                     and w.has(object_id)), None)
+
     def newest(self) -> World | None:
         """The newest served world (where objects a receiver creates go), or None."""
         return self._worlds[0] if self._worlds else None

@@ -45,6 +45,9 @@ class Refusal:
         method / path: the request (the path without its query).
         status: the answer's HTTP status (400 or more).
         code: the error code the answer named ("" when none).
+        hint: what the server knows of the cause and the answer does not say, as Stripe's
+            does not ("" when nothing): an object of a connected account asked for without
+            its ``Stripe-Account``.
     """
 
     seq: int
@@ -52,6 +55,7 @@ class Refusal:
     path: str
     status: int
     code: str
+    hint: str = ""
 
     @property
     def words(self) -> str:
@@ -61,7 +65,8 @@ class Refusal:
     def line(self) -> str:
         """``401 invalid API key (api_key_invalid) on GET /v1/payment_intents/pi_1``."""
         code = f" ({self.code})" if self.code else ""
-        return f"{self.status} {self.words}{code} on {self.method} {self.path}"
+        hint = f" ({self.hint})" if self.hint else ""
+        return f"{self.status} {self.words}{code} on {self.method} {self.path}{hint}"
 
 
 def is_provider_api(path: str) -> bool:
@@ -98,11 +103,11 @@ class RefusalLog:
         self._items: deque[Refusal] = deque(maxlen=capacity)
         self._count = 0
 
-    def add(self, method: str, path: str, status: int, code: str = "") -> Refusal:
+    def add(self, method: str, path: str, status: int, code: str = "", hint: str = "") -> Refusal:
         """Record one refused request; returns it."""
         with self._lock:
             self._count += 1
-            refusal = Refusal(self._count, method, path, status, code)
+            refusal = Refusal(self._count, method, path, status, code, hint)
             self._items.append(refusal)
             return refusal
 

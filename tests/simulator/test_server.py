@@ -25,6 +25,7 @@ from hookproof.simulator.server import (
     openapi_schema,
     run_server,
 )
+from hookproof.simulator.server.refusals import refusal_log
 from hookproof.simulator.world import RESOURCES, World, referenced_ids
 
 SEED = 7
@@ -504,6 +505,27 @@ def connect_server() -> Iterator[tuple[ServerHandle, World, World]]:
     connected.lifecycle()
     with run_server(ServerState([platform, connected])) as handle:
         yield handle, platform, connected
+
+
+def test_a_connected_account_s_object_fetched_without_its_header_is_refused_with_a_hint(
+        connect_server: tuple[ServerHandle, World, World]) -> None:
+    """Stripe's 404 names no account (a Connect receiver that forgets ``stripe_account=`` gets
+    "No such subscription"); the refusal log, which the report's lost findings quote, says
+    whose object it is, so the fix is one look away. A request naming the account is not
+    refused, and an id no world holds gets no hint."""
+    handle, _platform, connected = connect_server
+    sub = connected.objects("subscription")[0]
+    log = refusal_log(handle.state)
+    mark = log.mark()
+    with httpx.Client(base_url=handle.api_base, headers={"Authorization": f"Bearer {DEFAULT_API_KEY}"},
+                      timeout=TIMEOUT_S) as api:
+        assert api.get(f"/v1/subscriptions/{sub}").status_code == 404
+        assert api.get(f"/v1/subscriptions/{sub}", headers={"Stripe-Account": CONNECTED}).status_code == 200
+        assert api.get("/v1/subscriptions/sub_1NoSuchOne0000000000").status_code == 404
+    assert [r.line() for r in log.since(mark)] == [
+        f"404 unknown object (resource_missing) on GET /v1/subscriptions/{sub} (it is connected account "
+        f"{CONNECTED}'s, and the request named no Stripe-Account)",
+        "404 unknown object (resource_missing) on GET /v1/subscriptions/sub_1NoSuchOne0000000000"]
 
 
 def _client(handle: ServerHandle) -> stripe.StripeClient:
