@@ -49,6 +49,7 @@ from hookproof.simulator.profiles.provider_words import EventClock
 from hookproof.simulator.profiles.stripe_json import stripe_json
 from hookproof.simulator.profiles.stripe_versions import (
     at_version,
+    has_event_context,
     names_shaped_kind,
     previous_at_version,
     shaped_kinds,
@@ -243,6 +244,8 @@ class StripeProfile(Profile):
         }
         if not event.connected:  # the others keep their order
             del out["account"]
+        elif has_event_context(version):  # a Connect event's context is its account, after api_version
+            out = {**dict(list(out.items())[:4]), "context": event.account, **dict(list(out.items())[4:])}
         return out
 
     def event_body(self, event: Event) -> bytes:

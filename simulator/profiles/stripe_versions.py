@@ -109,6 +109,16 @@ def is_basil_or_later(api_version: str) -> bool:
     return api_version.split(".", 1)[0] >= BASIL
 
 
+#: First API version whose Connect events carry ``context`` beside ``account``, both the
+#: connected account's id (docs.stripe.com/changelog/basil/2025-04-30/additional-context-organization-events).
+EVENT_CONTEXT = "2025-04-30"
+
+
+def has_event_context(api_version: str) -> bool:
+    """True when `api_version`'s Connect events carry ``context`` (`EVENT_CONTEXT` on)."""
+    return api_version.split(".", 1)[0] >= EVENT_CONTEXT
+
+
 def charge_refunds_includable(api_version: str) -> bool:
     """True when `api_version` leaves a charge's ``refunds`` out unless it is expanded (2022-11-15 on)."""
     return api_version.split(".", 1)[0] >= CHARGE_REFUNDS_INCLUDABLE

@@ -268,6 +268,25 @@ def test_account_is_sent_only_on_connect_events() -> None:
     assert PROFILE.event_object(connected.events[0])["account"] == "acct_1ConnectedAccount00"
 
 
+@pytest.mark.parametrize(("version", "context"), [("2025-04-30.basil", True), (LATEST_API_VERSION, True),
+                                                  ("2025-03-31.basil", False), ("2024-06-20", False)])
+def test_a_connect_event_carries_context_from_2025_04_30(version: str, context: bool) -> None:
+    """docs.stripe.com/changelog/basil/2025-04-30/additional-context-organization-events:
+    "Connect events include both the context and account fields" (stripe-python's Event
+    declares ``context``); a platform's own event has neither."""
+    assert "context" in stripe.Event.__annotations__
+    connected = World(SEED, account="acct_1ConnectedAccount00")
+    connected.create_customer()
+    body = json.loads(PROFILE.event_body(dataclasses.replace(connected.events[0], api_version=version)))
+    assert body.get("context") == ("acct_1ConnectedAccount00" if context else None)
+    assert list(body)[:5] == ["id", "object", "account", "api_version", "context" if context else "created"]
+    parsed = stripe.Event.construct_from(body, "sk_test_x")
+    assert (parsed["context"] if "context" in parsed else None) == body.get("context")
+    platform = World(SEED)
+    platform.create_customer()
+    assert "context" not in PROFILE.event_object(platform.events[0], api_version=version)
+
+
 def test_the_stripe_sdk_parses_every_event(world: World) -> None:
     for event in world.events:
         envelope = PROFILE.envelope(event)
