@@ -18,7 +18,7 @@ earlier event of the same object acknowledged before it. Pure.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Callable, Sequence
+from typing import AbstractSet, Callable, Sequence
 
 from hookproof.reports.model import AttemptView, FindingView, ScenarioReport
 
@@ -98,7 +98,8 @@ ACKED_LOST_END = "but not applied by the end of settling"
 
 def with_unexplained(report: ScenarioReport, event_id_name: str, *, restarted: bool = False,
                      answers: Callable[[int], str] | None = None,
-                     shared_id: Callable[[str], tuple[str, str] | None] | None = None) -> ScenarioReport:
+                     shared_id: Callable[[str], tuple[str, str] | None] | None = None,
+                     unowed: AbstractSet[str] = frozenset()) -> ScenarioReport:
     """`report` with each acknowledged ``lost`` finding that nothing else explained (its message
     still ends as `key_loops.lost_finding` made it: no fetched status, no settle deadline) saying
     that the receiver answered 2xx and applied nothing, and what does that: taking the event for
@@ -115,11 +116,29 @@ def with_unexplained(report: ScenarioReport, event_id_name: str, *, restarted: b
     profile's `Profile.shared_id`) reads the id an event's identity shares with other events
     (Shopify's ``X-Shopify-Event-Id``, one per merchant action): when another event sharing it was
     acknowledged first, it is named, in the provider's words, before the earlier event of the
-    same object."""
+    same object. `unowed`: the keys the receiver applied that no event of the scenario owed; one
+    naming the lost key's object (its last ``:`` part: ``sale:platform:pi_1`` for
+    ``sale:acct_1:pi_1``) is named first: the effect was applied under a key made otherwise."""
     by_index = {a.index: a for a in report.attempts}
-    return _with_lost_messages(report, lambda f: f.message + _unexplained_words(
-        f.attempts, by_index, report, event_id_name, restarted, answers, shared_id)
+    return _with_lost_messages(report, lambda f: f.message + (_elsewhere(f.key, unowed) or _unexplained_words(
+        f.attempts, by_index, report, event_id_name, restarted, answers, shared_id))
         if f.message.startswith(ACKED_LOST) and f.message.endswith(ACKED_LOST_END) else None)
+
+
+def _elsewhere(key: str | None, unowed: AbstractSet[str]) -> str:
+    """``; the receiver applied sale:platform:pi_1 instead, a key no event owed that names the
+    same pi_1`` when one of the `unowed` keys ends in `key`'s last ``:`` part (an id), else ""."""
+    if not key or not unowed or ":" not in key:
+        return ""
+    tail = key.rsplit(":", 1)[1]
+    if not tail:
+        return ""
+    near = sorted(k for k in unowed if k != key and (k == tail or k.endswith(":" + tail)))
+    if not near:
+        return ""
+    more = f" (and {len(near) - 1} more)" if len(near) > 1 else ""
+    return (f"; the receiver applied {near[0]}{more} instead, a key no event owed that names the same {tail}: "
+            "its key is made from other fields than the config's template says")
 
 
 def _unexplained_words(attempts: Sequence[int], by_index: dict[int, AttemptView], report: ScenarioReport,

@@ -656,8 +656,10 @@ class Runner:
             restarted = scenario.tier == "chaos" and any(
                 op.op in RESTARTING_OPS for op in self.history.ops(scenario.id))
             excerpts = {a.index: a.response_excerpt for a in attempts}
+            applied = {e.business_key for e in observations[-1].effects} if observations else set()
             report = with_unexplained(report, self.profile.event_id_name, restarted=restarted,
-                                      answers=lambda i: excerpts.get(i, ""), shared_id=self.profile.shared_id)
+                                      answers=lambda i: excerpts.get(i, ""), shared_id=self.profile.shared_id,
+                                      unowed=frozenset(applied - set(expectations.expected)))
         return report
 
     # ---- steps ------------------------------------------------------------------

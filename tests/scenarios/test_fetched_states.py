@@ -233,3 +233,21 @@ def test_no_other_provider_shares_an_event_id(name: str) -> None:
     from hookproof.simulator.profiles import get_profile
 
     assert get_profile(name).shared_id("customers/create:ev-1") is None
+
+
+@pytest.mark.parametrize(("unowed", "added"), [
+    # a Connect platform's twin keyed its sale by the platform, not the event's account: named, nothing guessed
+    ({"credit:platform:123"}, "; the receiver applied credit:platform:123 instead, a key no event owed that names "
+                              "the same 123: its key is made from other fields than the config's template says"),
+    ({"credit:b:123", "credit:a:123"}, "; the receiver applied credit:a:123 (and 1 more) instead, a key no event owed "
+                                       "that names the same 123: its key is made from other fields than the "
+                                       "config's template says"),
+    ({"credit:1234", "refund:9"}, UNEXPLAINED.format("")),  # another object's id: the usual words
+    (set(), UNEXPLAINED.format("")),
+])
+def test_a_lost_key_applied_under_another_key_is_named(unowed: set[str], added: str) -> None:
+    from hookproof.scenarios.fetched_states import with_unexplained
+
+    (finding,) = with_unexplained(_report("acknowledged 1 time(s) but not applied by the end of settling"),
+                                  "`X-GitHub-Delivery`", unowed=frozenset(unowed)).checks[0].findings
+    assert finding.message == "acknowledged 1 time(s) but not applied by the end of settling" + added
