@@ -412,6 +412,17 @@ def crash_untested_note(report: RunReport) -> str | None:
             "kill-during-processing; it needs [target.process] or [target.docker])")
 
 
+def connect_account_note(config: Config) -> str | None:
+    """The note of a Connect endpoint (``target.connect``) whose config names no connected
+    account (``target.account``): its events carried no ``account``, which every event Stripe
+    sends a Connect endpoint carries (docs.stripe.com/connect/webhooks); else None."""
+    if not config.target.connect or config.target.account:
+        return None
+    return ("connect = true names no connected account (target.account), so the events carried no `account`; "
+            "every event Stripe sends a Connect endpoint names the connected account it comes from "
+            "(docs.stripe.com/connect/webhooks): name one of the platform's connected accounts to send them so")
+
+
 def checkout_modes_note(config: Config, report: RunReport) -> str | None:
     """The note of a Stripe run whose ``lost`` findings are all payment-mode Checkout Sessions'
     fulfilments (``fulfillment:cs_…``: the receiver applied every other effect it owed) while the
@@ -716,6 +727,11 @@ def certify(config: Config, *, scenarios: Sequence[str] | None = None, out_dir: 
         from dataclasses import replace
 
         probed = replace(probed, notes=(*probed.notes, modes))
+    connected = connect_account_note(config)
+    if connected is not None:  # Connect events without the account Stripe always names
+        from dataclasses import replace
+
+        probed = replace(probed, notes=(*probed.notes, connected))
     unwalked = unwalked_states_note(config, walked) if walked is not None and not report.partial else None
     if unwalked is not None:  # a state query the run read and compared with nothing
         from dataclasses import replace

@@ -195,7 +195,8 @@ class ShopifyProfile(Profile):
             return None
         return shared, ("X-Shopify-Event-Id is \"a unique ID shared across all deliveries produced by the same "
                         "merchant action\" (shopify.dev, \"Webhooks delivery structure\"): deduplicate on "
-                        "X-Shopify-Topic with it")
+                        "X-Shopify-Topic with it; \"Ignore duplicate webhooks\"' \"the same value across more than one "
+                        "webhook indicates a duplicate\" holds within one topic")
 
     @staticmethod
     def webhook_id(event: Event) -> str:

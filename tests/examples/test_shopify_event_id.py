@@ -27,7 +27,9 @@ from tests.examples.test_provider_receivers import config_of
 SCENARIOS = ["duplicate-sequential", "dropped-response"]
 #: What the finding adds for a lost event whose action's other topic was acknowledged first.
 SHOPIFY_WORDS = ('X-Shopify-Event-Id is "a unique ID shared across all deliveries produced by the same merchant '
-                 'action" (shopify.dev, "Webhooks delivery structure"): deduplicate on X-Shopify-Topic with it')
+                 'action" (shopify.dev, "Webhooks delivery structure"): deduplicate on X-Shopify-Topic with it; '
+                 '"Ignore duplicate webhooks"\' "the same value across more than one webhook indicates a duplicate" '
+                 'holds within one topic')
 
 
 def test_a_checkouts_deliveries_share_the_event_id_and_not_the_identity() -> None:

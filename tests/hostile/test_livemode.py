@@ -67,6 +67,7 @@ def test_only_the_tagged_mismatch_scenario_sends_the_other_mode(tmp_path: Path, 
     )
     result = certify(config, out_dir=tmp_path / "out")
     assert result.report.scenario("test-mode-to-live") is not None
+    assert sum(n.startswith("connect = true names no connected account") for n in result.report.notes) == 1
     history = load_history(tmp_path / "out" / "history.sqlite")
     try:
         attempts = history.attempts()

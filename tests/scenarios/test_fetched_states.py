@@ -202,7 +202,9 @@ SHOPIFY_UNEXPLAINED = ("; the receiver answered 2xx and applied nothing{}: a rec
                        "for one it already handled (deduplicating on something other than `X-Shopify-Topic` with "
                        "`X-Shopify-Event-Id`), skips it, or answers before its work commits{}")
 SHOPIFY_WORDS = ('; X-Shopify-Event-Id is "a unique ID shared across all deliveries produced by the same merchant '
-                 'action" (shopify.dev, "Webhooks delivery structure"): deduplicate on X-Shopify-Topic with it')
+                 'action" (shopify.dev, "Webhooks delivery structure"): deduplicate on X-Shopify-Topic with it; '
+                 '"Ignore duplicate webhooks"\' "the same value across more than one webhook indicates a duplicate" '
+                 'holds within one topic')
 
 
 @pytest.mark.parametrize(("report", "added", "words"), [

@@ -137,3 +137,18 @@ def test_an_error_answer_to_another_account_s_event_the_api_refused_gets_no_4xx_
     assert check_unexpected(history, refused, [obs(20)]).findings == ()
     [advice] = check_no_server_error(history, exp(forbidden=["k1"]), [obs(20)]).findings
     assert advice.severity == "advisory" and advice.message.endswith("; a 4xx is expected"), advice.message
+
+
+def test_a_connect_endpoint_without_an_account_is_told_its_events_name_none() -> None:
+    """Every event Stripe sends a Connect endpoint carries the connected account's id; with
+    connect = true and no target.account hookproof's carry none: certify notes it."""
+    from hookproof.certify import connect_account_note
+
+    bare = parse_config(BASE.format(p="stripe", extra="connect = true"))
+    assert connect_account_note(bare) == (
+        "connect = true names no connected account (target.account), so the events carried no `account`; every "
+        "event Stripe sends a Connect endpoint names the connected account it comes from "
+        "(docs.stripe.com/connect/webhooks): name one of the platform's connected accounts to send them so")
+    named = parse_config(BASE.format(p="stripe", extra='connect = true\naccount = "acct_1Seller0000000001"'))
+    assert connect_account_note(named) is None
+    assert connect_account_note(parse_config(BASE.format(p="stripe", extra=""))) is None
