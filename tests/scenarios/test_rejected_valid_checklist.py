@@ -88,3 +88,18 @@ def test_a_correct_receiver_passes_every_item_with_the_same_evidence(tmp_path: P
     (accepts,) = [i for i in report.checklist if i.id == "accepts-valid"]
     assert accepts.verdict == "pass" and sorted(accepts.scenarios) == sorted(
         ["duplicate-sequential", "dropped-response", "related-burst", "reorder"])
+
+
+def test_copies_spread_over_replicas_one_after_another_are_no_evidence_of_concurrency() -> None:
+    """replicas-duplicates sends each copy after the previous one's answer, to another replica:
+    it tests dedupe kept in one replica's memory, not a race, so a pass of it alone leaves
+    "Keeps effects unique under concurrency" untested (it counted as that item's evidence)."""
+    from hookproof.reports.model import ScenarioReport
+    from hookproof.scenarios.chaos import CHAOS_CATALOG
+    from hookproof.scenarios.report_views import checklist
+
+    scenario = CHAOS_CATALOG["replicas-duplicates"]
+    passed = ScenarioReport(scenario.id, scenario.title, scenario.description, "pass", scenario.checklist)
+    verdicts = {item.id: item.verdict for item in checklist([passed])}
+    assert verdicts["unique-under-concurrency"] == "untested"
+    assert verdicts["duplicates-tested"] == "pass"
