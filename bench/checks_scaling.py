@@ -50,8 +50,7 @@ from hookproof.scenarios.checks import ALL_CHECKS, build_index  # noqa: E402
 from hookproof.scenarios.history_scan import _chunks  # noqa: E402
 from hookproof.scenarios.key_table import KeyTable  # noqa: E402
 from hookproof.scenarios.observations import Effect, ObjectState, Observation, expectations_from  # noqa: E402
-from hookproof.scenarios.world_columns import _FIELDS  # noqa: E402
-from hookproof.scenarios.world_columns import CHUNK as WORLD_CHUNK  # noqa: E402
+from hookproof.scenarios.world_columns import _FIELDS, chunk_of  # noqa: E402
 from hookproof.simulator.delivery.history import Attempt, Completion, Outcome  # noqa: E402
 from hookproof.simulator.events import Event  # noqa: E402
 
@@ -146,7 +145,7 @@ def events_read(events: list[Event]) -> int:
     events."""
     n = 0
     it = iter(events)
-    while chunk := list(islice(it, WORLD_CHUNK)):
+    while chunk := list(islice(it, chunk_of(events))):
         columns = list(zip(*map(_FIELDS, chunk)))
         n += len(columns[0])
     return n

@@ -11,11 +11,11 @@ string) then hold no string per event, key or object.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain, filterfalse, islice, repeat
 from operator import attrgetter, is_not, length_hint
-from typing import TYPE_CHECKING, Any, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 from hookproof.scenarios.id_codes import IdCodes
 from hookproof.simulator.events import Event
@@ -29,8 +29,14 @@ if TYPE_CHECKING:
 #: of Python's 1 MiB arenas each pinned by a few objects that outlived the step, resident
 #: through the checks.
 CHUNK = 1024
+#: Events read per step when they are in memory already (a list or tuple: a step decodes
+#: nothing, so it holds only its columns, some 1 MB): fewer numpy calls per event (each
+#: step codes its ids, keys and objects in a few dozen of them).
+HELD_CHUNK = 8192
 #: None alone (whether values hold it: `isdisjoint` hashes each once, at C level).
 _NONE = frozenset([None])
+#: What `Names.code_all` reads for a string it has not coded yet (codes are -1 or more).
+_UNSEEN = -2
 #: The int32 range: a world's versions inside it are held as int32.
 _INT32_MIN, _INT32_END = -2**31, 2**31
 #: The int objects every code dict of a pass shares as its values (`code_range`).
@@ -65,10 +71,12 @@ class Names:
         import numpy as np
 
         codes = self.codes
+        out = np.fromiter(map(codes.get, values, repeat(_UNSEEN)), np.int64, len(values))  # one lookup each
+        if not (out == _UNSEEN).any():
+            return out
         new = list(filterfalse(codes.__contains__, dict.fromkeys(values)))
-        if new:
-            codes.update(zip(new, code_range(len(self.names), len(self.names) + len(new))))
-            self.names += new
+        codes.update(zip(new, code_range(len(self.names), len(self.names) + len(new))))
+        self.names += new
         return np.fromiter(map(codes.__getitem__, values), np.int64, len(values))
 
     def get(self, name: str) -> int | None:
@@ -186,6 +194,12 @@ class WorldColumns:
         return len(self.key)
 
 
+def chunk_of(events: Iterable[Event]) -> int:
+    """How many of `events` `world_columns` reads per step: `HELD_CHUNK` for events held
+    in memory (a `Sequence`), else `CHUNK` (events decoded as they are read: a storm's spool)."""
+    return HELD_CHUNK if isinstance(events, Sequence) else CHUNK
+
+
 def world_columns(events: Iterable[Event], *, truth: bool = True) -> WorldColumns:
     """Read `events` once into `WorldColumns` (O(len(events)), C-level per chunk: no
     Python step per event but for the first Event of each id; the ids coded as bytes,
@@ -205,19 +219,21 @@ def world_columns(events: Iterable[Event], *, truth: bool = True) -> WorldColumn
     cols: list[Any] = [np.empty(hint if keep else 0, dtype) for dtype, keep in
                        zip((np.int32, np.float64, np.int32, np.int32, np.int64, np.int32, np.int64), kept)]
     n = 0
+    step = chunk_of(events)
     it = iter(events)
-    while chunk := list(islice(it, CHUNK)):
-        rows = list(map(_FIELDS, chunk))
+    while chunk := list(islice(it, step)):
+        fields: list[Sequence[Any]] = list(zip(*map(_FIELDS, chunk)))  # the chunk's fields, a tuple each
         n_before = len(codes)
-        coded = codes.code_all([row[0] for row in rows])
+        coded = codes.code_all(fields[0])
         if len(codes) == n_before:
             continue
-        if len(codes) - n_before < len(rows):  # a repeated id, or one seen before: each new id's first Event
+        if len(codes) - n_before < len(chunk):  # a repeated id, or one seen before: each new id's first Event
             at = np.flatnonzero(coded >= n_before)
             _, first = np.unique(coded[at], return_index=True)
-            rows = list(map(rows.__getitem__, at[first].tolist()))
-        _, key, amount, obj, status, version, kind, at_us = zip(*rows)
-        end = n + len(rows)
+            picked = at[first].tolist()
+            fields = [list(map(column.__getitem__, picked)) for column in fields]
+        _, key, amount, obj, status, version, kind, at_us = fields
+        end = n + len(key)
         if end > len(cols[0]):  # more events than the hint said: room for as many again
             cols = [np.concatenate([c[:n], np.empty(max(end, 2 * n) - n, c.dtype)]) if keep else c
                     for c, keep in zip(cols, kept)]
@@ -257,4 +273,5 @@ def _id_codes(expect: int) -> IdCodes:
     return codes
 
 
-__all__: Sequence[str] = ["CHUNK", "ExtendedCodes", "Names", "WorldColumns", "code_range", "world_columns"]
+__all__: Sequence[str] = ["CHUNK", "HELD_CHUNK", "ExtendedCodes", "Names", "WorldColumns", "chunk_of", "code_range",
+                          "world_columns"]
