@@ -494,11 +494,17 @@ def state_events(ctx: Context, w: World) -> list[Event]:
     observer reads the states of invoices and not of subscriptions (`Context.state_kinds`),
     the same story's invoices instead. When it reads payment intents' states, beside those (or
     alone, when it reads neither kind) a payment intent whose first confirmation is declined,
-    then paid on its retry (`declined_then_paid`: ``requires_payment_method``, ``succeeded``)."""
-    if not isinstance(w, World):  # another provider's world: one stateful object's life
+    then paid on its retry (`declined_then_paid`: ``requires_payment_method``, ``succeeded``).
+    Another provider's world: its state story's stateful objects (or the kind the observer reads
+    instead, `_other_walked_kind`: Paddle's transactions), and beside them each other kind the
+    observer names with two statuses in the story (`_named_beside`: GitHub's installations)."""
+    if not isinstance(w, World):  # another provider's world: its stateful objects' lives
         story = [e for e in w.state_story() if ctx.sends(e.type)]
         kind = _other_walked_kind(ctx, story)
-        return [e for e in story if (e.stateful if kind is None else e.object_type == kind and e.status is not None)]
+        if kind is not None:
+            return [e for e in story if e.object_type == kind and e.status is not None]
+        beside = _named_beside(ctx, story)
+        return [e for e in story if e.stateful or (e.object_type in beside and e.status is not None)]
     cus = _customer(w)
     start = len(w.events)
     sub = w.subscribe(cus)
@@ -558,6 +564,18 @@ def _other_walked_kind(ctx: Context, story: Sequence[Event]) -> str | None:
         if sum(e.object_type == kind and e.status is not None for e in story) >= 2:
             return kind
     return None
+
+
+def _named_beside(ctx: Context, story: Sequence[Event]) -> frozenset[str]:
+    """In another provider's state story whose stateful objects the observer reads (or may read),
+    the other kinds it names whose states the story walks too: each of them with two events of
+    a status in it (GitHub's installations, created, suspended, unsuspended and deleted, beside
+    its issues and pull requests). Empty when the observer names no kinds (an ``http`` or
+    ``python`` observer): only the stateful objects' states are compared then."""
+    if not ctx.state_kinds:
+        return frozenset()
+    return frozenset(kind for kind in ctx.state_kinds
+                     if sum(e.object_type == kind and not e.stateful and e.status is not None for e in story) >= 2)
 
 
 def _need(events: Sequence[Event], what: str, ctx: Context | None = None) -> NotApplicable | None:
@@ -720,9 +738,15 @@ def _stale_after_newer(ctx: Context, w: World) -> Plan | NotApplicable:
         return NotApplicable(f"the receiver is sent fewer than two {_stateful(w)} events (enabled_events)")
     if (na := _one_state(events, _stateful(w), ctx)) is not None:
         return na
-    old = next((e for e in events if e.status == "past_due"), events[0])
+    # in another provider's world, a stateful object's (a Paddle subscription's, not its transaction's)
+    pool: list[Event] = [e for e in events if e.stateful] if not isinstance(w, World) else []
+    old = next((e for e in pool or events if e.status == "past_due"), (pool or events)[0])
     newer = [e for e in events if e is not old]
     older = [old]
+    if not isinstance(w, (World, UserCatalogWorld)):  # a kind walked beside the stateful ones: its first event last
+        beside = [e for e in _stale_per_kind(events) if not e.stateful and e.object_type != old.object_type]
+        newer = [e for e in newer if all(e is not b for b in beside)]
+        older += beside
     if isinstance(w, UserCatalogWorld) and (stale := _stale_per_kind(events)):  # each walked kind's own
         older = stale
         newer = [e for e in events if all(e is not o for o in older)]

@@ -141,10 +141,14 @@ class GitHubWorld(RecordReads):
 
     # ---- operations ---------------------------------------------------------------
     def ping(self) -> Event:
-        """The App's webhook was created (or pinged): emits ``ping`` (no effect)."""
-        body = {"zen": "Design for failure.", "hook_id": self.hook_id,
-                "hook": gh.hook(self.hook_id, self.app_id, "https://example.invalid/webhooks", created=self._now)}
-        return self._emit("ping", str(self.installation_id), body, lite=False)  # an App's ping: the hook only
+        """The App's webhook was created (or pinged): emits ``ping``, about the webhook alone
+        (object type ``hook``, its id the hook id; no record): its body is ``zen``, ``hook_id``
+        and ``hook``, no ``installation`` (docs.github.com "Webhook events and payloads", ``ping``;
+        githubkit's ``WebhookPing``), so no receiver can tell which installation it concerns, and
+        it owes no state of any object (``status`` None) and no effect."""
+        hook = gh.hook(self.hook_id, self.app_id, "https://example.invalid/webhooks", created=self._now)
+        body = {"zen": "Design for failure.", "hook_id": self.hook_id, "hook": hook}
+        return self._event("ping", str(self.hook_id), body, kind="hook", snapshot=hook)
 
     def install(self) -> Event:
         """Another organization installs the App: emits ``installation.created``."""
@@ -489,11 +493,12 @@ class GitHubWorld(RecordReads):
         self.delete_comment(comment_id)
 
     def companion_objects(self, objects: set[str]) -> set[str]:
-        """The App's own installation, whose ``ping`` (the App's webhook created) comes before
-        any other installation's events, when any of `objects` is another installation: the
-        catalog sends its events with a story's effectful ones (`scenarios.catalog.effect_events`)."""
+        """The App's webhook (the hook id), whose ``ping`` (the webhook created) comes before
+        any installation's events, when any of `objects` is an installation other than the
+        App's own: the catalog sends its events with a story's effectful ones
+        (`scenarios.catalog.effect_events`). A ping owes nothing: it only has to be answered."""
         others = set(self.objects("installation")) - {self.account}
-        return {self.account} if objects & others else set()
+        return {str(self.hook_id)} if objects & others else set()
 
     def state_story(self) -> list[Event]:
         """An issue's life: opened, labeled, closed, reopened, closed again; a pull request's:
@@ -621,11 +626,13 @@ class GitHubWorld(RecordReads):
         return self.lifecycle() if index % 2 == 0 else self.repeat_story()
 
     def unknown_event(self) -> Event:
-        """A ``star.created`` event (GitHub sends it; a CI App handles no such thing): no effect."""
-        body = {"action": "created", "starred_at": gh.iso(self._tick()), "repository": self.repository(),
+        """A ``star.created`` event (GitHub sends it; a CI App handles no such thing), about the
+        repository (object type ``repository``, its full name; no record): no effect, no state."""
+        repo = self.repository()
+        body = {"action": "created", "starred_at": gh.iso(self._tick()), "repository": repo,
                 "organization": self.org, "sender": self.sender,
                 "installation": gh.installation_lite(self.installation_id)}
-        return self._event("star.created", str(self.installation_id), body, record=False)
+        return self._event("star.created", repo["full_name"], body, record=False, kind="repository", snapshot=repo)
 
     def big_event(self, size_bytes: int) -> Event:
         """A push to the default branch of as many commits as a payload of at least `size_bytes`
@@ -799,7 +806,11 @@ class GitHubWorld(RecordReads):
         return self._event(event_type, object_id, payload, account=account)
 
     def _event(self, event_type: str, object_id: str, payload: dict[str, Any], *, account: str | None = None,
-               record: bool = True) -> Event:
+               record: bool = True, kind: str = "installation", snapshot: dict[str, Any] | None = None) -> Event:
+        """The event of `event_type` about object `object_id`, recorded in `events` unless
+        `record` is False. An object the world keeps a record of gives the event its type,
+        version, snapshot and (a stateful type's) status; any other (a ping's hook) is of
+        object type `kind`, version 1, `snapshot` its object, and carries no status."""
         if self._in_second < 0:
             self._now += 1
             created_us = self._now * 1_000_000
@@ -814,9 +825,9 @@ class GitHubWorld(RecordReads):
         stateful = rec is not None and rec.object_type in STATEFUL_TYPES
         event = Event(
             id=str(uuid.UUID(int=self._rng.getrandbits(128), version=4)), type=event_type, created=self._now,
-            created_us=created_us, object_type=rec.object_type if rec else "installation",
+            created_us=created_us, object_type=rec.object_type if rec else kind,
             object_id=object_id, version=len(rec.versions) if rec else 1,
-            object=self._public(object_id) if rec else {},
+            object=self._public(object_id) if rec else copy.deepcopy(snapshot or {}),
             previous_attributes=payload.get("changes"), business_key=key,
             status=_status(rec.object_type, rec.current) if stateful and rec else None,
             livemode=False, account=account or self.account, api_version=self.api_version,

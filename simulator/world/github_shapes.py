@@ -144,9 +144,12 @@ DEFAULT_LABELS = frozenset({"bug", "documentation", "duplicate", "enhancement", 
 
 def label(repo: dict[str, Any], name: str, label_id: int, color: str, description: str | None) -> dict[str, Any]:
     """A ``label`` object of `repo`: ``default`` for GitHub's own default labels. Exactly the
-    seven fields of the schema's ``label`` (``additionalProperties: false``), which GitHub's
-    own webhook description (``@octokit/openapi-webhooks-types``) and its REST ``label``
-    (``@octokit/openapi-types``) share: no ``archived_at``/``archived_by``."""
+    seven fields of the schema's ``label`` (``@octokit/webhooks-schemas`` 7.6.1,
+    ``additionalProperties: false``), which ``@octokit/openapi-webhooks-types`` 12.1.0's
+    ``webhooks_label`` and the REST ``label`` (``@octokit/openapi-types`` 29.0.1) share. GitHub's
+    newer REST description (2026-03-10, as githubkit-schemas models ``webhooks_label``) adds
+    ``archived_at`` and ``archived_by``, both nullable; the pinned schema refuses them, so they
+    are left out until it accepts them."""
     return {"id": label_id, "node_id": node_id("Label", label_id), "url": f"{repo['url']}/labels/{name}",
             "name": name, "color": color, "default": name in DEFAULT_LABELS, "description": description}
 

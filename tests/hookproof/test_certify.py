@@ -360,7 +360,11 @@ def test_a_bad_business_key_is_one_config_error_with_its_line(tmp_path: Path, ex
 
 
 @pytest.mark.parametrize(("profile", "kind", "error"), [
-    ("github", "issues", "GitHub has no object kind 'issues' (its kinds: commit, installation, issue, pull_request)"),
+    ("github", "issues", "GitHub has no object kind 'issues' (its kinds: commit, hook, installation, issue, "
+                         "pull_request)"),
+    # a ping is about the App's webhook alone, and owes no state (its body names no installation)
+    ("github", "hook", "no GitHub event carries a hook's status, so nothing would compare this query's rows "
+                       "(the kinds whose states are compared: installation, issue, pull_request)"),
     ("stripe", "subscriptions", "Stripe has no object kind 'subscriptions' (its kinds: balance_transaction, charge, "),
     ("github", "pull_request", None),
     ("github", "installation", None),  # suspended, unsuspended, deleted: a state kind

@@ -4,6 +4,8 @@ events, or not applicable with the reason; never a billing event sent under thei
 
 from __future__ import annotations
 
+from collections import Counter
+
 import pytest
 
 from hookproof.scenarios.catalog import CATALOG, Context, NotApplicable, Plan
@@ -53,6 +55,27 @@ def test_the_state_scenarios_follow_one_stateful_object() -> None:
         events = [e for phase in plan.phases for e in phase.events]
         assert len({e.object_id for e in events}) == 1 and all(e.stateful for e in events)
         assert "reorder" in STORY_SCENARIOS and "distinct-events-same-object" in OWN_PLANS
+
+
+def test_a_kind_the_observer_reads_beside_the_stateful_one_is_walked_too() -> None:
+    """An observer reading Paddle's subscriptions and transactions: `reorder` sends the
+    subscription's life and its transactions' (before, the transactions' were left out whenever
+    the subscriptions' were read), and `stale-after-newer` delivers the subscription's past-due
+    update last, beside the first transaction's. Read alone, each kind is walked as before."""
+    def plan(scenario: str, kinds: frozenset[str]) -> list[list[tuple[str, str | None]]]:
+        made = CATALOG[scenario].plan(Context(profile=get_profile("paddle"), state_kinds=kinds),
+                                      new_world("paddle", 5))  # type: ignore[arg-type]
+        assert isinstance(made, Plan), made
+        return [[(e.object_type, e.status) for e in phase.events] for phase in made.phases]
+
+    both = frozenset({"subscription", "transaction"})
+    (reordered,) = plan("reorder", both)
+    assert {kind for kind, _ in reordered} == {"subscription", "transaction"}
+    alone = plan("reorder", frozenset({"subscription"}))[0] + plan("reorder", frozenset({"transaction"}))[0]
+    assert Counter(reordered) == Counter(alone)  # each kind's whole walk, in the story's order
+    assert plan("stale-after-newer", both)[1] == [("subscription", "past_due"), ("transaction", "past_due")]
+    assert plan("stale-after-newer", frozenset({"subscription"}))[1] == [("subscription", "past_due")]
+    assert plan("stale-after-newer", frozenset({"transaction"}))[1] == [("transaction", "past_due")]
 
 
 #: The scenarios that send a story's every effectful event and what goes with it: scenario ->

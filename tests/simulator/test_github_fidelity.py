@@ -105,10 +105,13 @@ def test_the_schema_gap_is_the_requester_alone(definitions: dict[str, Any]) -> N
 
 
 def test_the_schema_refuses_a_field_github_does_not_send(definitions: dict[str, Any]) -> None:
-    """The check has teeth: a label with ``archived_at``/``archived_by`` (which no GitHub
-    description has: the schema's ``label``, ``@octokit/openapi-webhooks-types``' and the REST
-    API's ``label`` are id, node_id, url, name, description, color, default) is refused, as
-    ajv refused it in ``issues$labeled`` at ``/issue/labels/0`` and ``/label``."""
+    """The check has teeth: a label with ``archived_at``/``archived_by`` is refused, as ajv
+    refused it in ``issues$labeled`` at ``/issue/labels/0`` and ``/label``. The pinned schema's
+    ``label``, ``@octokit/openapi-webhooks-types`` 12.1.0's ``webhooks_label`` and the REST
+    API's ``label`` (``@octokit/openapi-types`` 29.0.1) are id, node_id, url, name, description,
+    color, default; GitHub's newer REST description (2026-03-10: its ``webhooks_label``, whose
+    ``archived_by`` githubkit-schemas 26.10.21 overrides to null or an object) adds the two,
+    nullable. The older schema refuses them, so the world leaves them out (`github_shapes.label`)."""
     world = GitHubWorld(3)
     world.label_issue(world.open_issue())
     body = json.loads(PROFILE.envelope(world.events[-1]).body)
@@ -229,7 +232,7 @@ def test_the_hook_and_app_ids_are_the_same_on_every_run() -> None:
 
 def test_every_label_has_githubs_seven_fields_and_default_labels_say_so() -> None:
     """Every label in every body has exactly the schema's fields (no ``archived_at`` or
-    ``archived_by``: no GitHub description of a label has them), and GitHub's default labels
+    ``archived_by``: the pinned schema refuses them, `test_the_schema_refuses_a_field_github_does_not_send`), and GitHub's default labels
     (``bug``, ``enhancement``) say ``default: true``, a label of the team's own (``triage``) false."""
     labels = []
     for event in rendered_events():

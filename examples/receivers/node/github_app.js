@@ -24,6 +24,12 @@
 // whole seconds, a bot labels and closes an issue in one second, and GitHub sends no event
 // time to break the tie. When the API fails, the delivery is answered 503 before anything
 // is claimed, so a redelivery applies it.
+// Installations (kind `installation`, keyed by the installation id): active, suspended or
+// deleted, from installation.created, .suspend, .unsuspend and .deleted, in the delivery's
+// transaction; a state is written only over an older one (the payload installation's
+// updated_at, Unix seconds, which each of those changes moves), and a deleted installation
+// stays deleted, so an older event delivered late never brings an installation back. A ping
+// is answered and ignored: its body names the App's webhook (`hook`), no installation.
 //
 // Usage: node github_app.js
 //   WEBHOOK_SECRET  the App's webhook secret (required)
@@ -40,7 +46,8 @@
 // once the signature is checked and applies the delivery afterwards, from memory: killed in
 // between, the acknowledged work is gone), github_app_delete_every_delivery.js (takes a deleted
 // comment off its issue's count on every delivery of the deletion), github_app_body_limit.js (refuses bodies over Django's
-// default 2.5 MB with 400: a large push lost).
+// default 2.5 MB with 400: a large push lost), github_app_installation_overwrite.js (stores each
+// installation event's state as it arrives: a late installation.created reactivates a deleted one).
 
 import { createServer } from "node:http";
 import { Webhooks } from "@octokit/webhooks";
@@ -76,9 +83,12 @@ export const defaultApi = () => ({
 // stored one ("payload-strict": newer); "none" (a twin): the payload's, whatever the stored one.
 // `countDeletes`: "claimed" (this App) takes a deleted comment off its issue's count in the
 // delivery's transaction, once; "every-delivery" (a twin) takes it off before the claim, on
-// every delivery of the deletion (a redelivery counts it again).
+// every delivery of the deletion (a redelivery counts it again). `installations`: "newest" (this
+// App) writes an installation's state over an older one only, never over deleted; "arrival" (a
+// twin) writes each as it arrives.
 export function createApp({ secret, db, dedupe = true, order = "fetch", claimKey = byDelivery, api = defaultApi(),
-                           applyAfterMs = null, maxBody = MAX_BODY_BYTES, tooLarge = 413, countDeletes = "claimed" }) {
+                           applyAfterMs = null, maxBody = MAX_BODY_BYTES, tooLarge = 413, countDeletes = "claimed",
+                           installations = "newest" }) {
   const webhooks = new Webhooks({ secret });
   const claim = db.prepare("INSERT INTO deliveries (delivery_id, event) VALUES (?, ?) ON CONFLICT DO NOTHING");
   const addEffect = db.prepare("INSERT INTO effects (business_key, delivery_id) VALUES (?, ?)");
@@ -87,6 +97,10 @@ export function createApp({ secret, db, dedupe = true, order = "fetch", claimKey
     ON CONFLICT (object_id) DO UPDATE SET status = excluded.status, updated_at = excluded.updated_at
     ${{ payload: "WHERE excluded.updated_at >= states.updated_at",
         "payload-strict": "WHERE excluded.updated_at > states.updated_at" }[order] || ""}`);
+  const setInstallation = db.prepare(`
+    INSERT INTO states (object_id, kind, status, updated_at) VALUES (?, 'installation', ?, ?)
+    ON CONFLICT (object_id) DO UPDATE SET status = excluded.status, updated_at = excluded.updated_at
+    ${installations === "arrival" ? "" : "WHERE states.status <> 'deleted' AND excluded.updated_at > states.updated_at"}`);
   const count = db.prepare(`
     INSERT INTO comment_counts (object_id, comments) VALUES (?, ?)
     ON CONFLICT (object_id) DO UPDATE SET comments = comments + excluded.comments`);
@@ -101,6 +115,7 @@ export function createApp({ secret, db, dedupe = true, order = "fetch", claimKey
     for (const [kind, ...args] of writes) {
       if (kind === "effect") addEffect.run(args[0], id);
       else if (kind === "count") { if (countDeletes !== "every-delivery" || args[1] > 0) count.run(...args); }
+      else if (kind === "installation") setInstallation.run(...args);
       else setState.run(...args);
     }
   });
@@ -163,8 +178,19 @@ export function createApp({ secret, db, dedupe = true, order = "fetch", claimKey
   webhooks.on(["pull_request.opened", "pull_request.synchronize"], (event) => onPull(event,
     [["effect", `ci:${repo(event.payload)}@${event.payload.pull_request.head.sha}`]]));
   webhooks.on(["pull_request.edited", "pull_request.closed", "pull_request.reopened"], (event) => onPull(event));
+  // An installation's state and when it last changed (its updated_at: Unix seconds, or an ISO
+  // time, as GitHub's installation object allows either), as ISO text, which orders as time does.
+  const installationState = (payload, status) => {
+    const at = payload.installation.updated_at;
+    const when = new Date(typeof at === "number" ? at * 1000 : Date.parse(at)).toISOString();
+    return ["installation", String(payload.installation.id), status, when];
+  };
   webhooks.on("installation.created", ({ id, name, payload }) => apply(id, name, [
-    ["effect", `install:${payload.installation.id}`]], payload));
+    ["effect", `install:${payload.installation.id}`], installationState(payload, "active")], payload));
+  for (const [action, status] of [["suspend", "suspended"], ["unsuspend", "active"], ["deleted", "deleted"]]) {
+    webhooks.on(`installation.${action}`, ({ id, name, payload }) => apply(id, name,
+      [installationState(payload, status)], payload));
+  }
 
   return async function handle(req, res) {
     const send = (status, body) => { res.writeHead(status, { "content-type": "text/plain" }); res.end(body); };
