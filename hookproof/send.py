@@ -139,15 +139,15 @@ def check_checkout_mode(profile: Profile, stripe_type: str, mode: str | None) ->
 def check_connect_event(profile: Profile, stripe_type: str, account: str | None) -> None:
     """Raise UsageError when `stripe_type` is one Stripe sends a Connect endpoint about a
     connected account (`stripe.CONNECT_EVENT_TYPES`: ``account.updated``, a new seller's
-    onboarding) and no connected account is given (`account`: the endpoint's, ``--account``)."""
+    onboarding) and no connected account is given (`account`: the endpoint's, the ``--config``'s
+    ``target.account``)."""
     if profile.name != "stripe":
         return
     from hookproof.simulator.profiles.stripe import CONNECT_EVENT_TYPES
 
     if stripe_type in CONNECT_EVENT_TYPES and not account:
         raise UsageError(f"--event {stripe_type}: Stripe sends it a Connect endpoint about a connected account; give "
-                         "the endpoint's connected account with --account acct_… (or --config with account under "
-                         "[target])")
+                         "a --config whose [target] names the endpoint's connected account (account = \"acct_…\")")
 
 
 def latest_per_object(events: list[Event]) -> list[Event]:

@@ -9,6 +9,7 @@ The platform is `tests.scenarios.connect_platform` (``PLATFORM_STATE``: ``fetch`
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import sys
@@ -202,8 +203,26 @@ def test_send_asks_for_the_connected_account() -> None:
     with pytest.raises(UsageError) as caught:
         send(options, [SECRET])
     assert str(caught.value) == ("--event account.updated: Stripe sends it a Connect endpoint about a connected "
-                                 "account; give the endpoint's connected account with --account acct_… (or --config "
-                                 "with account under [target])")
+                                 "account; give a --config whose [target] names the endpoint's connected account "
+                                 "(account = \"acct_…\")")
+
+
+@pytest.mark.parametrize("objects", [1, 2])
+def test_send_delivers_each_sellers_last_account_updated(objects: int) -> None:
+    from hookproof.send import SendOptions, send
+    from tests.hookproof.test_send_one_event import receiver
+
+    with contextlib.contextmanager(receiver.__wrapped__)() as (url, bodies):  # type: ignore[attr-defined]
+        options = SendOptions(url=url, profile=STRIPE, event="account.updated", account=PLATFORM_SELLER,
+                              objects=objects, seed=1)
+        attempts = send(options, [SECRET])
+    assert len(attempts) == len(bodies) == objects
+    sellers = {b["account"] for b in bodies}
+    assert len(sellers) == objects and PLATFORM_SELLER not in sellers
+    for body in bodies:
+        assert (body["type"], body["data"]["object"]["object"], body["data"]["object"]["id"]) == (
+            "account.updated", "account", body["account"])
+        assert body["data"]["object"]["charges_enabled"] is True  # the onboarding's last: enabled
 
 
 # ---- certify ---------------------------------------------------------------------------------------------
