@@ -121,8 +121,15 @@ class Catalog:
         request naming no or another ``Stripe-Account``), or None."""
         if self.world_of(object_id) is not None:
             return None
-        return next((w.account for w in self._every if w.connected and w.account != self.stripe_account
-                     and w.has(object_id)), None)
+        for w in self._every:
+            if not (w.connected and w.has(object_id)):
+                continue
+            # a seller's own Account and events (`World.onboard_account`) are the seller's, not the world's account's
+            owner = (w.event(object_id).account if object_id.startswith("evt_")
+                     else object_id if w.object_type(object_id) == "account" else w.account)
+            if owner != self.stripe_account:
+                return owner
+        return None
 
     def _onboarded(self, account_id: str) -> World | None:
         """The newest Connect world that onboarded the seller `account_id` (`World.onboard_account`), or None."""

@@ -119,6 +119,9 @@ def test_the_api_serves_the_account_as_of_the_deliveries() -> None:
         assert own.render(world.objects("customer")[0]) is None  # none of the platform's connected account's
     assert seen == ["restricted", "2 pending", "3 enabled"]
     assert (catalog.account(PLATFORM_SELLER) or {})["id"] == PLATFORM_SELLER  # the endpoint's account: as before
+    # an event of the seller's asked for without its Stripe-Account: the refusal's hint names the seller
+    assert catalog.other_account_of(events[0].id) == seller
+    assert catalog.other_account_of(world.objects("customer")[0]) == PLATFORM_SELLER
 
 
 # ---- the config -----------------------------------------------------------------------------------
