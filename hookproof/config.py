@@ -169,7 +169,9 @@ def _check_state_kinds(config: Config, text: str, source: str) -> None:
     """Raise ConfigError (with its line) for an ``[observer.states]`` kind the profile's
     world has no object of (``issues`` for GitHub's ``issue``), naming the kinds it has, or
     whose objects carry no state the run compares (GitHub's ``installation``: no event about one
-    carries a status), naming the kinds it compares (`stated_kinds`, from the world itself)."""
+    carries a status), naming the kinds it compares (`stated_kinds`, from the world itself).
+    Stripe's ``account`` (a seller's onboarding, `World.onboard_account`) only on a Connect
+    endpoint with its connected account (`target.connect`, `target.account`)."""
     if config.observer is None or not config.observer.states:
         return
     profile = config.profile()
@@ -180,6 +182,13 @@ def _check_state_kinds(config: Config, text: str, source: str) -> None:
     kinds = object_kinds(profile.world)
     for kind in config.observer.states:
         line = _entry_line(text, "observer.states", kind) or field_line(text, "observer.states")
+        if kind == "account" and profile.name == "stripe":  # a connected account's, on a Connect endpoint alone
+            if not (config.target.connect and config.target.account):
+                raise ConfigError("a connected account's states come from account.updated, which hookproof sends a "
+                                  "Connect endpoint about a connected account (docs.stripe.com/connect/webhooks): "
+                                  "set connect = true and account = \"acct_…\" under [target]",
+                                  path=source, field=f"observer.states.{kind}", line=line)
+            continue
         if kind not in kinds:
             raise ConfigError(f"{profile.title} has no object kind {kind!r} (its kinds: {', '.join(sorted(kinds))})",
                               path=source, field=f"observer.states.{kind}", line=line)

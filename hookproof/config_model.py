@@ -281,8 +281,9 @@ class TargetConfig(StrictModel):
 
     def unmodelled_types(self) -> list[str]:
         """The types `enabled_events` lists that the provider sends and the profile does not model
-        (a Stripe endpoint's real ``invoice.finalized``), in the config's order: no run sends
-        them, so their handling is not certified (`unsent.unmodelled_note`)."""
+        (a Stripe endpoint's real ``invoice.finalized``; ``account.updated`` but on a Connect
+        endpoint, `stripe.CONNECT_EVENT_TYPES`), in the config's order: no run sends them, so
+        their handling is not certified (`unsent.unmodelled_note`)."""
         if self.enabled_events is None:
             return []
         from hookproof.simulator.profiles import get_profile
@@ -290,6 +291,10 @@ class TargetConfig(StrictModel):
         prof = get_profile(self.profile)
         types = prof.event_types()
         names = set(types) | set(types.values()) | set(prof.optional_types)
+        if self.connect:  # a Connect endpoint is sent its connected account's account.updated
+            from hookproof.simulator.profiles.stripe import CONNECT_EVENT_TYPES
+
+            names |= set(CONNECT_EVENT_TYPES)
         return [e for e in dict.fromkeys(self.enabled_events) if e not in names and e in self._real_types()]
 
     @property
@@ -842,7 +847,8 @@ class Config(StrictModel):
         (None when none are declared), each path read on a sample event of its kind.
 
         Raises ConfigError naming ``observer.state_fields.<kind>`` for a kind the profile's
-        world sends no status-carrying event about, or a path such an event lacks.
+        world sends no status-carrying event about, or a path such an event lacks (Stripe's
+        ``account`` read on a seller's onboarding, on a Connect endpoint alone).
         """
         declared = self.observer.state_fields if self.observer is not None else {}
         if not declared:
@@ -853,6 +859,12 @@ class Config(StrictModel):
         profile = self.profile()
         fields = StateFields({kind: tuple(columns.items()) for kind, columns in declared.items()}, profile)
         samples = [e for e in new_world(profile.world, 1).lifecycle() if e.status is not None]
+        if profile.name == "stripe" and self.target.connect and self.target.account and "account" in declared:
+            from hookproof.simulator.world import World
+
+            seller = World(1, account=self.target.account)  # a Connect endpoint's seller onboarded
+            seller.onboard_account()
+            samples += seller.events
         for kind in declared:
             story = [e for e in samples if e.object_type == kind]  # every type of the kind
             if not story:

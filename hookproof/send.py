@@ -89,6 +89,11 @@ def resolve_event(profile: Profile, name: str | None) -> str:
     types = profile.event_types()
     if name in types or name in profile.optional_types:  # an optional type named is one asked for
         return name
+    if profile.name == "stripe":
+        from hookproof.simulator.profiles.stripe import CONNECT_EVENT_TYPES
+
+        if name in CONNECT_EVENT_TYPES:  # a Connect endpoint's: `send` asks for the connected account
+            return name
     for stripe_type, provider_type in types.items():
         if provider_type == name:
             return stripe_type
@@ -131,6 +136,20 @@ def check_checkout_mode(profile: Profile, stripe_type: str, mode: str | None) ->
                          f"{sent.get(stripe_type, stripe_type)} (it emits {names})")
 
 
+def check_connect_event(profile: Profile, stripe_type: str, account: str | None) -> None:
+    """Raise UsageError when `stripe_type` is one Stripe sends a Connect endpoint about a
+    connected account (`stripe.CONNECT_EVENT_TYPES`: ``account.updated``, a new seller's
+    onboarding) and no connected account is given (`account`: the endpoint's, the ``--config``'s
+    ``target.account``)."""
+    if profile.name != "stripe":
+        return
+    from hookproof.simulator.profiles.stripe import CONNECT_EVENT_TYPES
+
+    if stripe_type in CONNECT_EVENT_TYPES and not account:
+        raise UsageError(f"--event {stripe_type}: Stripe sends it a Connect endpoint about a connected account; give "
+                         "a --config whose [target] names the endpoint's connected account (account = \"acct_…\")")
+
+
 def latest_per_object(events: list[Event]) -> list[Event]:
     """One event per object: the latest of `events` about each (in the order of those kept).
 
@@ -167,6 +186,7 @@ def send(options: SendOptions, secrets: list[str], history: History | None = Non
     target = Target(url=options.url)
     stripe_type = resolve_event(options.profile, options.event)
     check_checkout_mode(options.profile, stripe_type, options.checkout_mode)
+    check_connect_event(options.profile, stripe_type, options.account)
     seed = options.seed if options.seed is not None else random.SystemRandom().randrange(2**31)
     def make(start_us: int) -> AnyWorld:
         return new_world(options.profile.world, seed, livemode=options.live, account=options.account or None,

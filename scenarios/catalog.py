@@ -16,6 +16,7 @@ from hookproof.simulator.delivery.mutations import OVERSIZE_BYTES, foreign_accou
 from hookproof.simulator.events import Event
 from hookproof.simulator.faults import FaultPlan, Mutation, applicable
 from hookproof.simulator.profiles.base import Profile
+from hookproof.simulator.profiles.stripe import CONNECT_EVENT_TYPES
 from hookproof.simulator.world import AnyWorld, GitHubWorld, World
 from hookproof.simulator.world.lifecycle import RELATED_TYPES
 from hookproof.simulator.world.user_catalog import UserCatalogWorld
@@ -147,8 +148,10 @@ class Context:
         return f"the {self.profile.title} world"
 
     def sends(self, stripe_type: str) -> bool:
-        """True when the provider sends `stripe_type` to this receiver."""
-        if self.profile.provider_type(stripe_type) is None:
+        """True when the provider sends `stripe_type` to this receiver (Stripe's
+        ``account.updated`` only to a Connect endpoint: `stripe.CONNECT_EVENT_TYPES`)."""
+        if self.profile.provider_type(stripe_type) is None and not (
+                self.connect and self.profile.name == "stripe" and stripe_type in CONNECT_EVENT_TYPES):
             return False
         return self.enabled is None or stripe_type in self.enabled
 
@@ -495,6 +498,8 @@ def state_events(ctx: Context, w: World) -> list[Event]:
     the same story's invoices instead. When it reads payment intents' states, beside those (or
     alone, when it reads neither kind) a payment intent whose first confirmation is declined,
     then paid on its retry (`declined_then_paid`: ``requires_payment_method``, ``succeeded``).
+    When it reads connected accounts' states on a Connect endpoint, likewise a new seller's
+    onboarding (`onboarded`: ``account.updated`` ``pending``, then ``enabled``).
     Another provider's world: its state story's stateful objects (or the kind the observer reads
     instead, `_other_walked_kind`: Paddle's transactions), and beside them each other kind the
     observer names with two statuses in the story (`_named_beside`: GitHub's installations)."""
@@ -518,12 +523,30 @@ def state_events(ctx: Context, w: World) -> list[Event]:
     story = w.events[start:]
     kind = _walked_kind(ctx, story)
     walked = [e for e in story if e.object_type == kind and ctx.sends(e.type)]
-    if not _reads_intents(ctx):
-        return walked
-    intents = declined_then_paid(ctx, w, cus)
-    if kind == "subscription" and ctx.state_kinds and "subscription" not in ctx.state_kinds:
-        return intents  # the observer reads neither subscriptions nor invoices it is sent
-    return walked + intents
+    if _reads_intents(ctx):
+        walked += declined_then_paid(ctx, w, cus)
+    if _reads_accounts(ctx, w):
+        walked += onboarded(ctx, w)
+    if kind == "subscription" and ctx.state_kinds and "subscription" not in ctx.state_kinds \
+            and (_reads_intents(ctx) or _reads_accounts(ctx, w)):
+        # the observer reads neither subscriptions nor invoices it is sent: the other kinds alone
+        return [e for e in walked if e.object_type != "subscription"]
+    return walked
+
+
+def _reads_accounts(ctx: Context, w: World) -> bool:
+    """True when the observer names connected accounts among the kinds whose states it reads,
+    on a Connect endpoint (`Context.connect`) whose world has a connected account (`World.connected`)."""
+    return ctx.connect and w.connected and bool(ctx.state_kinds) and "account" in (ctx.state_kinds or ())
+
+
+def onboarded(ctx: Context, w: World) -> list[Event]:
+    """A new seller's onboarding (`World.onboard_account`: a connected account of its own, so no
+    scenario's seller is another's): its ``account.updated`` events the receiver is sent,
+    ``pending`` then ``enabled``."""
+    start = len(w.events)
+    w.onboard_account()
+    return [e for e in w.events[start:] if ctx.sends(e.type)]
 
 
 def _reads_intents(ctx: Context) -> bool:
@@ -770,6 +793,9 @@ def _stale_after_newer(ctx: Context, w: World) -> Plan | NotApplicable:
     if isinstance(w, World):  # a payment intent walked beside the other kind: its decline, after its payment
         declined = [e for e in events if e.type == "payment_intent.payment_failed" and e is not old
                     and any(n.object_id == e.object_id and n.version > e.version for n in events)]
+        # a connected account walked beside it: its submitted details, after its verification
+        declined += [e for e in events if e.type == "account.updated" and e is not old
+                     and any(n.object_id == e.object_id and n.version > e.version for n in events)]
         newer = [e for e in newer if all(e is not d for d in declined)]
         older += declined
     return Plan(w, (Phase(tuple(newer)), Phase(tuple(older))))

@@ -84,6 +84,12 @@ STRIPE_ONLY_EVENT_TYPES: tuple[str, ...] = (
     "refund.created",
 )
 
+#: Stripe event types the stripe profile sends a Connect endpoint alone (``[target] connect``), about
+#: a connected account (a seller onboarded: `World.onboard_account`): Stripe's "Connect webhooks" page names
+#: ``account.updated`` the event to watch for a connected account. Not among `event_types`: an
+#: account endpoint is sent its own account's, which hookproof does not model.
+CONNECT_EVENT_TYPES: tuple[str, ...] = ("account.updated",)
+
 #: Where hookproof's Stripe objects knowingly differ from Stripe's (path -> reason). A path
 #: is ``<object type>.<field>[.<field>…]`` (``[]`` for list items); ``*.field`` is any object.
 DOCUMENTED_DIFFERENCES: Mapping[str, str] = {

@@ -86,7 +86,14 @@ class Catalog:
         billing = [w for w in reversed(worlds) if isinstance(w, World)]
         if stripe_account == PLATFORM_ACCOUNT or any(not w.connected and w.account == stripe_account for w in billing):
             stripe_account = None  # the platform's own account: its own view (dj-stripe always names it)
-        if stripe_account is not None and not any(w.connected and w.account == stripe_account for w in billing):
+        #: a seller a Connect world onboarded, named in ``Stripe-Account``: its own view (no object of the
+        #: worlds is its, but its Account)
+        self._seller: str | None = None
+        if stripe_account is not None and any(w.connected and w.has(stripe_account)
+                                              and w.object_type(stripe_account) == "account" for w in billing):
+            self._seller = stripe_account
+        if stripe_account is not None and self._seller is None \
+                and not any(w.connected and w.account == stripe_account for w in billing):
             shown = stripe_account[:64]
             if not any(w.connected for w in billing):
                 raise AccountAccessError("Only Stripe Connect platforms can work with other accounts (Stripe-Account: "
@@ -114,8 +121,20 @@ class Catalog:
         request naming no or another ``Stripe-Account``), or None."""
         if self.world_of(object_id) is not None:
             return None
-        return next((w.account for w in self._every if w.connected and w.account != self.stripe_account
-                     and w.has(object_id)), None)
+        for w in self._every:
+            if not (w.connected and w.has(object_id)):
+                continue
+            # a seller's own Account and events (`World.onboard_account`) are the seller's, not the world's account's
+            owner = (w.event(object_id).account if object_id.startswith("evt_")
+                     else object_id if w.object_type(object_id) == "account" else w.account)
+            if owner != self.stripe_account:
+                return owner
+        return None
+
+    def _onboarded(self, account_id: str) -> World | None:
+        """The newest Connect world that onboarded the seller `account_id` (`World.onboard_account`), or None."""
+        return next((w for w in self._every if w.connected and w.has(account_id)
+                     and w.object_type(account_id) == "account"), None)
 
     def newest(self) -> World | None:
         """The newest served world (where objects a receiver creates go), or None."""
@@ -128,7 +147,15 @@ class Catalog:
     def account(self, account_id: str | None = None) -> Mapping[str, Any] | None:
         """The Stripe Account `account_id` (a platform retrieves its connected accounts), or by
         default the request's own: the ``Stripe-Account`` header's, else the newest platform
-        world's, else the newest world's; None when no served world has that account."""
+        world's, else the newest world's; None when no served world has that account. A
+        seller a Connect world onboarded (`World.onboard_account`) is served as of the
+        deliveries made so far (`simulator.server.clock`), as every object is; a world's own
+        account is served enabled."""
+        if account_id is None and self._seller is not None:
+            account_id = self._seller  # ``Stripe-Account`` naming a seller a world onboarded: its own account
+        if account_id is not None and (seller := self._onboarded(account_id)) is not None:
+            served = clock.served_version(seller, account_id)  # as of the deliveries made so far
+            return at_version(seller.get(account_id, served), self.version_of(seller))
         scoped = self._worlds or self._every
         world = (next((w for w in self._every if w.account == account_id), None) if account_id is not None
                  else next(iter(scoped), None))
@@ -152,6 +179,10 @@ class Catalog:
         `stale`, at the version before that (events never change).
         """
         world = self.world_of(object_id)
+        if world is None and self._seller is not None and object_id.startswith("evt_"):
+            # a seller's own events (its ``account.updated``), retrieved with ``Stripe-Account`` naming it
+            world = next((w for w in self._every if w.has(object_id) and w.event(object_id).account == self._seller),
+                         None)
         if world is None:
             return None
         try:

@@ -98,6 +98,13 @@ CHECKOUT_MODE_SCRIPTS: dict[str, dict[str, Callable[[World], object]]] = {
 }
 
 
+#: Event type -> the script that makes a Connect world (a connected account, `World.connected`)
+#: emit it: a new seller onboarded (`World.onboard_account`).
+CONNECT_SCRIPTS: dict[str, Callable[[World], object]] = {
+    "account.updated": lambda w: w.onboard_account(),
+}
+
+
 def events_of_type(world: World, event_type: str, count: int = 1, *, checkout_mode: str | None = None) -> list[Event]:
     """Run the script for `event_type` `count` times; return the emitted events of that type.
     `checkout_mode` (``payment``, ``subscription``; None: the type's own script) picks the mode
@@ -105,7 +112,7 @@ def events_of_type(world: World, event_type: str, count: int = 1, *, checkout_mo
 
     Raises WorldError for a type no script emits, or no session of `checkout_mode` emits.
     """
-    script = SCRIPTS.get(event_type)
+    script = SCRIPTS.get(event_type) or CONNECT_SCRIPTS.get(event_type)
     if checkout_mode is not None:
         scripts = CHECKOUT_MODE_SCRIPTS.get(checkout_mode)
         if scripts is None:

@@ -419,22 +419,60 @@ def customer_details(cus: Mapping[str, Any]) -> Obj:
             "tax_exempt": "none", "tax_ids": [], "business_name": None, "individual_name": None}
 
 
-def account(*, id: str, name: str, currency: str, created: int, email: str | None) -> Obj:
-    """The account the API key belongs to (docs.stripe.com/api/accounts/object)."""
+#: The stages of a connected account's onboarding (`account`), in order.
+ACCOUNT_STAGES: tuple[str, ...] = ("restricted", "pending", "enabled")
+
+#: What a new connected account must provide before it can be enabled: the requirements of
+#: Stripe's example Account (OpenAPI fixtures, ``resources.account.requirements.currently_due``).
+ONBOARDING_DUE: tuple[str, ...] = ("business_profile.product_description", "business_profile.support_phone",
+                                   "business_profile.url", "external_account", "tos_acceptance.date",
+                                   "tos_acceptance.ip")
+
+#: What Stripe still verifies once the details are submitted (``requirements.pending_verification``).
+ONBOARDING_VERIFIED: tuple[str, ...] = ("business_profile.url",)
+
+
+def account(*, id: str, name: str, currency: str, created: int, email: str | None, stage: str = "enabled",
+            submitted: int | None = None) -> Obj:
+    """The Stripe Account `id` (docs.stripe.com/api/accounts/object) at an onboarding `stage`
+    (`ACCOUNT_STAGES`): ``restricted``, a new connected account that has submitted nothing
+    (``details_submitted``, ``charges_enabled`` and ``payouts_enabled`` false, capabilities
+    ``inactive``, `ONBOARDING_DUE` currently due, ``disabled_reason`` ``requirements.past_due``,
+    as Stripe's example Account); ``pending``, its details submitted at unix second `submitted`
+    (the business profile, the terms of service accepted; ``requirements`` emptied but for
+    `ONBOARDING_VERIFIED` pending verification, capabilities ``pending``); ``enabled``, verified:
+    charges and payouts enabled, capabilities ``active``, nothing due. An account with no
+    `submitted` time accepted the terms when it was `created`. Raises ValueError for an unknown
+    stage."""
+    if stage not in ACCOUNT_STAGES:
+        raise ValueError(f"no account stage {stage!r} (known: {', '.join(ACCOUNT_STAGES)})")
+    restricted, enabled = stage == "restricted", stage == "enabled"
     requirements: Obj = {"alternatives": [], "current_deadline": None, "currently_due": [], "disabled_reason": None,
-                    "errors": [], "eventually_due": [], "past_due": [], "pending_verification": []}
+                         "errors": [], "eventually_due": [], "past_due": [], "pending_verification": []}
+    future = dict(requirements)
+    if restricted:
+        requirements.update(currently_due=list(ONBOARDING_DUE), eventually_due=list(ONBOARDING_DUE),
+                            disabled_reason="requirements.past_due")
+    elif not enabled:
+        requirements.update(pending_verification=list(ONBOARDING_VERIFIED),
+                            disabled_reason="requirements.pending_verification")
+    capability = "inactive" if restricted else "active" if enabled else "pending"
+    profiled = not restricted and submitted is not None  # the business profile the onboarding collected
+    accepted = None if restricted else submitted if submitted is not None else created
     return {
         "business_profile": {"annual_revenue": None, "estimated_worker_count": None, "mcc": None, "name": name,
-                             "product_description": None, "support_address": None, "support_email": None,
-                             "support_phone": None, "support_url": None, "url": None,
+                             "product_description": "Goods sold through the platform" if profiled else None,
+                             "support_address": None, "support_email": None,
+                             "support_phone": "+15555550100" if profiled else None, "support_url": None,
+                             "url": "https://hookproof.example" if profiled else None,
                              "minority_owned_business_designation": None},
-        "business_type": None, "capabilities": {"card_payments": "active", "transfers": "active"},
-        "charges_enabled": True, "controller": {"type": "account"}, "country": "US", "created": created,
-        "default_currency": currency, "details_submitted": True, "email": email,
+        "business_type": None, "capabilities": {"card_payments": capability, "transfers": capability},
+        "charges_enabled": enabled, "controller": {"type": "account"}, "country": "US", "created": created,
+        "default_currency": currency, "details_submitted": not restricted, "email": email,
         "external_accounts": {"data": [], "has_more": False, "object": "list",
                               "url": f"/v1/accounts/{id}/external_accounts"},
-        "future_requirements": dict(requirements), "id": id, "metadata": {}, "object": "account",
-        "payouts_enabled": True, "requirements": dict(requirements),
+        "future_requirements": future, "id": id, "metadata": {}, "object": "account",
+        "payouts_enabled": enabled, "requirements": requirements,
         "settings": {
             "bacs_debit_payments": {"display_name": None, "service_user_number": None},
             "branding": {"icon": None, "logo": None, "primary_color": None, "secondary_color": None},
@@ -451,5 +489,15 @@ def account(*, id: str, name: str, currency: str, created: int, email: str | Non
                         "statement_descriptor": None},
             "sepa_debit_payments": {},
         },
-        "tos_acceptance": {"date": created, "ip": None, "user_agent": None}, "type": "standard",
+        "tos_acceptance": {"date": accepted, "ip": "127.0.0.1" if profiled else None, "user_agent": None},
+        "type": "standard",
     }
+
+
+def account_status(obj: Mapping[str, Any]) -> str:
+    """The onboarding status a platform derives from a connected Account's fields (Stripe's
+    Account has no ``status``): ``enabled`` when ``charges_enabled`` and ``payouts_enabled``,
+    else ``pending`` once ``details_submitted``, else ``restricted`` (`ACCOUNT_STAGES`)."""
+    if obj.get("charges_enabled") and obj.get("payouts_enabled"):
+        return "enabled"
+    return "pending" if obj.get("details_submitted") else "restricted"

@@ -1157,6 +1157,53 @@ class World(RecordReads):
     def _now_s(self) -> int:
         return self._now_us // 1_000_000
 
+    #: Seconds between a connected account's details submitted and Stripe's verification
+    #: enabling it (`onboard_account`): its two ``account.updated`` never share a ``created``.
+    VERIFICATION_S: ClassVar[int] = 3600
+
+    def onboard_account(self) -> str:
+        """A new seller onboarded onto the Connect platform (Stripe Connect:
+        docs.stripe.com/connect/webhooks names ``account.updated`` the event to watch for a
+        connected account; the onboarding guides watch its ``details_submitted``,
+        ``charges_enabled``, ``payouts_enabled`` and ``requirements``): a connected account of its
+        own (``acct_`` and 16 characters, as Stripe's example Account's id; fresh in each world,
+        so no scenario's seller is another's), `restricted` when created (``stripe_shapes.account``'s
+        stages, version 1, told by no event), submits its details through Stripe's hosted
+        onboarding (``account.updated``, ``pending``), then, `VERIFICATION_S` later, Stripe's
+        verification enables charges and payouts on its own (``account.updated``, ``enabled``, no
+        API request). Each event carries the seller's id as its ``account`` (a Connect event of
+        that account) and the Account as ``data.object`` (``object: "account"``, the same id) with
+        ``previous_attributes``; its `Event.status` is the status a platform derives
+        (`stripe_shapes.account_status`). The provider API serves the account as of the
+        deliveries made (`simulator.server.clock`). Returns the seller's account id. Raises
+        WorldError for a world of no connected account (`connected`: the platform's own world)."""
+        if not self.connected:
+            raise WorldError("account.updated is about a connected account: only a Connect world (one given a "
+                             "connected account, target.account) onboards one")
+        seller = "acct_" + self._token(16)
+        customers = self.objects("customer")
+        currency = (self.peek(customers[0]).get("currency") or "usd") if customers else "usd"
+        created = self._now_s()
+
+        def made(stage: str, submitted: int | None = None) -> dict[str, Any]:
+            return shapes.account(id=seller, name=ACCOUNT_NAME, currency=currency, created=created, email=None,
+                                  stage=stage, submitted=submitted)
+
+        self._create(seller, "account", made("restricted"))
+        before = self.get(seller)
+        self._tick()
+        submitted = self._now_s()
+        self._update(seller, made("pending", submitted))
+        self._emit("account.updated", seller, previous=before, status=shapes.account_status(self.peek(seller)),
+                   account=seller)
+        before = self.get(seller)
+        self.advance(self.VERIFICATION_S)
+        with self._on_its_own():
+            self._update(seller, made("enabled", submitted))
+            self._emit("account.updated", seller, previous=before, status=shapes.account_status(self.peek(seller)),
+                       account=seller)
+        return seller
+
     def advance(self, seconds: int) -> None:
         """Move the provider's clock forward by whole `seconds` (< 0 counts as 0): time passing
         between two operations, as a Stripe test clock advances. Draws nothing from the seed."""
@@ -1218,7 +1265,8 @@ class World(RecordReads):
         self._update(object_id, {**changes, "status": status})
 
     def _emit(self, event_type: str, object_id: str, *, amount: int | None = None,
-              previous: Mapping[str, Any] | None = None) -> str:
+              previous: Mapping[str, Any] | None = None, status: str | None = None,
+              account: str | None = None) -> str:
         rec = self._record(object_id)
         obj = copy_snapshot(rec.current)
         self._tick()
@@ -1232,7 +1280,8 @@ class World(RecordReads):
             object_type=rec.object_type, object_id=object_id, version=len(rec.versions), object=obj,
             previous_attributes=None if previous is None else changed_attributes(previous, obj), business_key=key,
             amount=amount if key is not None else None, currency=obj.get("currency"),
-            status=obj.get("status"), livemode=self.livemode, account=self.account, connected=self.connected,
+            status=status if status is not None else obj.get("status"), livemode=self.livemode,
+            account=account or self.account, connected=self.connected,
             api_version=self.api_version, request_id=self._request_id(),
         )
         (self.events if self._holding is None else self._holding).append(event)
