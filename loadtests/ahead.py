@@ -17,6 +17,10 @@ effect whose key is one of them, a ``counter`` that moved by exactly that key's 
 a ``stale`` object whose observed status is one its story reached later. A check left
 without problems becomes valid; its stats and its detail say how many findings were explained
 (the detail names them as tolerated, never as findings).
+
+The same walk finds the stories the storm's end cut: an object one of whose events was sent
+while an earlier event of it moving a team's counter never was (`Ahead.counters`: the range
+such objects may leave each counter in around the truth), which `cut.CutStories` judges.
 Pure; no Locust import.
 """
 
@@ -49,13 +53,22 @@ class Ahead:
         keys: business key -> its amount (None when not money-like).
         statuses: object id -> the statuses its undelivered events after the last one
             sent carry.
+        counters: a team's counter key (`[counters]`) -> (low, high): how far from the
+            truth the objects whose stories the storm's end cut may leave it on a correct
+            receiver (`cut.CutStories`). A story is cut when an event of it moving a counter was
+            never delivered while a later event of its object was (the reorder window drew a
+            membership's ``.deleted`` and the storm ended before its ``.created`` went out): a
+            receiver may have set the later events aside for want of the earlier one (a
+            deletion of a membership it never saw, taking no seat back), or acted as if the
+            earlier one had come; each such object widens the range to take in both.
     """
 
     keys: dict[str, int | None] = field(default_factory=dict)
     statuses: dict[str, set[str]] = field(default_factory=dict)
+    counters: dict[str, tuple[int, int]] = field(default_factory=dict)
 
     def __bool__(self) -> bool:
-        return bool(self.keys or self.statuses)
+        return bool(self.keys or self.statuses or self.counters)
 
 
 class _Entry(NamedTuple):
@@ -108,6 +121,7 @@ def ahead_of(sent: Iterable[Event], templates: Sequence[Any], *, keys: "KeyMappi
         return Ahead()
     worlds = [_Stories(w) for w in templates]
     light = _light_keys(keys)
+    counted = keys if keys is not None and keys.counters else None
     # the sent events' ids and objects as UTF-8 bytes (a storm's million: no string each)
     sent_ids, objects = IdCodes(), IdCodes()
     it = iter(sent)
@@ -128,6 +142,8 @@ def ahead_of(sent: Iterable[Event], templates: Sequence[Any], *, keys: "KeyMappi
             join = renamer.joiner(copy_no)
             ids = [join(t.event_id) for t in story]
             last_sent = max((i for i, eid in enumerate(ids) if eid in sent_ids), default=-1)
+            if counted is not None:
+                _cut_counters(ahead, story, ids, sent_ids, last_sent, counted, renamer, copy_no)
             for i, t in enumerate(story):
                 if ids[i] in sent_ids:
                     continue
@@ -146,6 +162,38 @@ def ahead_of(sent: Iterable[Event], templates: Sequence[Any], *, keys: "KeyMappi
                     ahead.statuses.setdefault(join(t.object_id), set()).add(e.status)
             break
     return ahead
+
+
+def _cut_counters(ahead: Ahead, story: Sequence[_Entry], ids: Sequence[str], sent_ids: IdCodes, last_sent: int,
+                  keys: "KeyMapping", renamer: Any, copy_no: int) -> None:
+    """Add to `ahead.counters` what one sent object's story (`story`, its events' ids as sent
+    `ids`) leaves its counters open by when the storm's end cut it: an event of a counted type
+    before `last_sent` never delivered (see `Ahead.counters`). Renames the story's counted
+    events only when it was cut."""
+    gap = next((i for i in range(last_sent) if ids[i] not in sent_ids and story[i].event.type in keys.counters), None)
+    if gap is None:
+        return
+    from hookproof.scenarios.business_keys import TemplateError, counted_move, keyed
+
+    unsent: dict[str, int] = {}  # counter key -> the moves of the earlier events never delivered
+    later: dict[str, int] = {}  # counter key -> the moves of the events delivered after the first of those
+    for i in range(gap, last_sent + 1):
+        t = story[i]
+        if t.event.type not in keys.counters:
+            continue
+        event = keyed(renamer.events([t.event], copy_no), keys)[0]
+        try:
+            moved = counted_move(event, keys)
+        except TemplateError:
+            continue
+        if moved is None:
+            continue
+        into = later if ids[i] in sent_ids else unsent
+        into[moved[0]] = into.get(moved[0], 0) + moved[1]
+    for key in {*unsent, *later}:
+        options = (0, unsent.get(key, 0), -later.get(key, 0))
+        low, high = ahead.counters.get(key, (0, 0))
+        ahead.counters[key] = (low + min(options), high + max(options))
 
 
 def _status(actual: object) -> str | None:

@@ -8,7 +8,8 @@ event yet is not known to have lost it. `judge_cut` turns the ``lost`` findings 
 acknowledged and the ``stale`` findings of objects whose cut events were never acknowledged
 into an ``unknown`` with a note saying how many deliveries the storm's end cut and why; a key
 acknowledged and not applied, or refused on every attempt of a schedule that ran to its end,
-stays a finding.
+stays a finding. `CutStories` does the same for a team's counter moved by a story the storm's
+end cut (an event of an object sent, an earlier one of it never), within what that explains.
 
 Pure: no Locust, no clock, no I/O.
 """
@@ -220,6 +221,45 @@ def _unacknowledged(cut: "Cut | Unanswered", check_id: str, f: Finding) -> bool:
 
 
 @dataclass(frozen=True)
+class CutStories:
+    """A team's counters (`[counters]`) some of whose objects' stories the storm's end cut
+    (`ahead.Ahead.counters`): an event moving the counter was never delivered while a later
+    event of its object was (the reorder window drew a membership's ``.deleted``, and the storm
+    ended before its ``.created`` went out). The truth counts what was delivered (-1); a correct
+    receiver that never saw the creation may show the deletion taking nothing back (0), so how
+    far the counter may be off is unknown, as a cut delivery's ``lost`` key is.
+
+    Attributes:
+        counters: counter key -> (low, high), the range around the truth such objects may leave
+            it in (`ahead.Ahead.counters`): a ``counter`` finding within it is unknown, one
+            outside (a membership counted twice beside it) stays a finding.
+    """
+
+    counters: Mapping[str, tuple[int, int]]
+
+    #: The checks whose findings this judge may leave unknown.
+    checks: ClassVar[tuple[str, ...]] = ("counter",)
+
+    def __bool__(self) -> bool:
+        return bool(self.counters)
+
+    def excuses(self, check_id: str, finding: Finding) -> bool:
+        """Whether `finding` is a ``counter`` of a cut story's key off by no more than the cut explains."""
+        span = self.counters.get(finding.key) if check_id == "counter" else None
+        want, got = finding.expected, 0 if finding.actual is None else finding.actual
+        if span is None or not isinstance(want, int) or isinstance(got, bool) or not isinstance(got, int):
+            return False
+        return want + span[0] <= got <= want + span[1]
+
+    def note(self) -> str:
+        """One sentence: why these counters are unknown."""
+        return (f"the storm's end cut the stories of objects moving {len(self.counters)} counter(s): an event of "
+                "theirs was delivered while an earlier one of the same object never went out (the reorder window "
+                "drew it after the storm's end), so whether the receiver counts the later one without the earlier "
+                "is unknown (a deletion of an object it never saw may take nothing back)")
+
+
+@dataclass(frozen=True)
 class Unsettled:
     """A storm whose receiver was still changing what it shows when the settle deadline came
     (`unsettled_of`): a receiver that stores each delivery, answers, and applies it from a queue
@@ -325,13 +365,14 @@ def unsettled_of(observations: Sequence[Any], deadline_s: float) -> Unsettled:
 JUDGED_CHECKS = ("lost", "stale", "counter")
 
 
-def judge_cut(results: Sequence[CheckResult], cut: "Cut | Unanswered | Unsettled | Unrecorded") -> list[CheckResult]:
+def judge_cut(results: Sequence[CheckResult],
+              cut: "Cut | Unanswered | Unsettled | Unrecorded | CutStories") -> list[CheckResult]:
     """`results` with the findings `cut` excuses left out (`Cut.excuses`: the ``lost`` findings
     of keys never acknowledged and the ``stale`` findings of its objects; `Unsettled`'s, every
     ``lost`` and ``stale`` one and the counters short of the truth): such a check with no other finding is ``unknown``, its detail
     `Cut.note` (a check with others stays invalid, the note added). An `Unanswered` and an
     `Unsettled` are judged the same way; an `Unrecorded` also over ``unexpected`` and
-    ``regressed`` (`Unrecorded.checks`)."""
+    ``regressed`` (`Unrecorded.checks`); a `CutStories` over ``counter`` alone."""
     if not cut:
         return list(results)
     judged = getattr(cut, "checks", JUDGED_CHECKS)
@@ -353,7 +394,8 @@ def judge_cut(results: Sequence[CheckResult], cut: "Cut | Unanswered | Unsettled
         problems = sum(f.count for f in kept if not f.advisory)
         what = {"lost": "key(s) not applied", "stale": "object(s) not current", "unexpected": "unexpected effect(s)",
                 "regressed": "object(s) gone back",
-                "counter": "counter(s) off" if isinstance(cut, Unrecorded) else "counter(s) short"}[r.check_id]
+                "counter": "counter(s) off" if isinstance(cut, (Unrecorded, CutStories))
+                else "counter(s) short"}[r.check_id]
         detail = (f"{excused} {what} unknown: {cut.note()}; {problems} finding(s), "
                   f"{sum(f.count for f in kept) - problems} advisory(ies)")
         verdict = Verdict.INVALID if problems else Verdict.UNKNOWN
@@ -362,5 +404,5 @@ def judge_cut(results: Sequence[CheckResult], cut: "Cut | Unanswered | Unsettled
     return out
 
 
-__all__ = ["JUDGED_CHECKS", "ONLY_TIMED_OUT", "PACE_WINDOW_S", "Cut", "CutDelivery", "Unanswered", "Unrecorded",
-           "Unsettled", "cut_of", "judge_cut", "unanswered_of", "unsettled_of"]
+__all__ = ["JUDGED_CHECKS", "ONLY_TIMED_OUT", "PACE_WINDOW_S", "Cut", "CutDelivery", "CutStories", "Unanswered",
+           "Unrecorded", "Unsettled", "cut_of", "judge_cut", "unanswered_of", "unsettled_of"]

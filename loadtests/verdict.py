@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, Se
 
 from hookproof.loadtests.ahead import Ahead, ahead_of, tolerate
 from hookproof.loadtests.collect import WorkerTotals
-from hookproof.loadtests.cut import CutDelivery, Unrecorded, cut_of, judge_cut, unanswered_of, unsettled_of
+from hookproof.loadtests.cut import CutDelivery, CutStories, Unrecorded, cut_of, judge_cut, unanswered_of, unsettled_of
 from hookproof.loadtests.spec import StormSpec
 from hookproof.loadtests.spool import Spool
 from hookproof.reports.model import CheckView, RunReport, ScenarioReport
@@ -334,7 +334,9 @@ def storm_scenario(spec: StormSpec, events: Iterable[Event], attempts: Sequence[
     With the team's business keys (``spec.keys``, `scenarios.business_keys`), events and
     attempts carry them and mapped counters are compared, as in certify. `ahead` (the
     undelivered rest of the sent objects' stories, `loadtests.ahead`) explains the effects
-    and states a receiver learned from the provider API before the storm delivered them.
+    and states a receiver learned from the provider API before the storm delivered them, and
+    leaves unknown a team's counter within the range the stories its end cut explain
+    (`ahead.Ahead.counters`, `cut.CutStories`).
     `mapping`: the team's keys (`loadtests.team_keys.storm_keys`), `events` already carrying
     them (`keyed`); without it, ``spec.keys`` is read over the profile's rendering of `events`
     (full events). `sender`: how well the senders kept up (`sender_judged`). `cut`: the
@@ -373,6 +375,8 @@ def storm_scenario(spec: StormSpec, events: Iterable[Event], attempts: Sequence[
                for c in storm_checks(expectations, observations)]
     if ahead:
         results = tolerate(results, ahead)
+        if ahead.counters:  # counters whose objects' stories the storm's end cut: how far off is unknown
+            results = judge_cut(results, CutStories(ahead.counters))
     if cut:
         results = judge_cut(results, cut_of(cut, events, index.acked_events, drain_s, stopped))
     if unrecorded:

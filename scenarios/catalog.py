@@ -386,6 +386,17 @@ def unmapped(ctx: Context, plan: Plan) -> NotApplicable | None:
                          f"map {types} or list the types the receiver handles in enabled_events")
 
 
+def owes(ctx: Context, event: Event) -> bool:
+    """True when `event` owes the receiver something to compare: a business key (`Context.key_of`)
+    or a move of a counter the team declares (`[counters]`, `Context.keys`)."""
+    return bool(ctx.key_of(event)) or (ctx.keys is not None and _moves_counter(ctx.keys, event))
+
+
+def _counted_types(ctx: Context) -> frozenset[str]:
+    """The event types moving a counter the team declares (`[counters]`; none without the team's keys)."""
+    return frozenset(getattr(ctx.keys, "counters", None) or ())
+
+
 def _moves_counter(keys: Any, event: Event) -> bool:
     """True when the team's `keys` (`scenarios.business_keys.KeyMapping`) move a counter for `event`."""
     from hookproof.scenarios.business_keys import counter_keys
@@ -422,8 +433,14 @@ def effect_events(ctx: Context, w: World) -> list[Event]:
     effect story (a rejected payment, a pull request closed without merging), and the events
     of the objects its `companion_objects` says go with the owed ones (Mercado Pago: the
     Checkout Pro merchant order a card payment paid, opened, then closed, then updated by a
-    refund)."""
-    if not isinstance(w, World):  # another provider's world tells its own story
+    refund). A user's catalog: its keyed types, and the types moving a counter the team
+    declares (`[counters]`: they are effectful by the counter's definition, so a count moved
+    twice by one delivery shows under ``counter``), each with its object's earlier counted
+    events (`UserCatalogWorld.effect_story`); an event moving a counter is owed as a keyed one
+    is (`owes`)."""
+    if isinstance(w, UserCatalogWorld):  # a user's catalog: its keyed types, and those moving a team's counter
+        story = [e for e in w.effect_story(_counted_types(ctx)) if ctx.sends(e.type)]
+    elif not isinstance(w, World):  # another provider's world tells its own story
         story = [e for e in w.effect_story() if ctx.sends(e.type)]
     else:
         cus = _customer(w)
@@ -441,15 +458,15 @@ def effect_events(ctx: Context, w: World) -> list[Event]:
                 w.complete_checkout(delayed)
                 w.settle_async_checkout(delayed, succeeded=succeeded)
         story = [e for e in w.events[start:] if ctx.sends(e.type)]
-    owed = [e for e in story if ctx.key_of(e)]
+    owed = [e for e in story if owes(ctx, e)]
     types = {e.type for e in owed}
     objects = {e.object_id for e in owed}
     if (companions := getattr(w, "companion_objects", None)) is not None:
         objects |= companions(objects)  # Mercado Pago: the Checkout Pro merchant order an owed payment paid
     # an event of an owed type that owes nothing (a refund Paddle rejected) goes with the events of
     # its object before it (the refund's request: a receiver refunding on it shows `unexpected`)
-    last_unowed = {e.object_id: i for i, e in enumerate(story) if e.type in types and not ctx.key_of(e)}
-    rest = [e for i, e in enumerate(story) if not ctx.key_of(e) and (
+    last_unowed = {e.object_id: i for i, e in enumerate(story) if e.type in types and not owes(ctx, e)}
+    rest = [e for i, e in enumerate(story) if not owes(ctx, e) and (
         e.type in types or e.object_id in objects or i < last_unowed.get(e.object_id, -1))]
     ordered = _completion_before_settlement(owed, rest)
     first = getattr(w, "parents_first", None)  # a user catalog's: an object named after the one naming it
@@ -709,7 +726,7 @@ def _secret_rotation(ctx: Context, w: World) -> Plan | NotApplicable:
         return plan
     quiet = getattr(w, "quiet_event", None)
     event = quiet() if quiet is not None else None
-    if event is None or not ctx.sends(event.type) or ctx.key_of(event):  # a refusal must lose nothing
+    if event is None or not ctx.sends(event.type) or owes(ctx, event):  # a refusal must lose nothing
         return plan
     own_first = Phase((event,), FaultPlan(mutations=(Mutation.ROTATION_OWN_FIRST,)), max_attempts=1)
     return replace(plan, phases=(own_first, *plan.phases))
@@ -929,7 +946,7 @@ def _updates_same_object(ctx: Context, w: World) -> Plan | NotApplicable:
                 [e for e in state_events(c, fresh) if not kinds or e.object_type in kinds], _compared(c)) is not None):
             return NotApplicable(f"the receiver is sent no {what} (enabled_events)")
         return NotApplicable(f"{ctx.world_name} tells no story with {what}")
-    owed = any(ctx.key_of(e) or (ctx.keys is not None and _moves_counter(ctx.keys, e)) for e in run)
+    owed = any(owes(ctx, e) for e in run)
     return Plan(w, (Phase(run),), owes_effects=owed)
 
 

@@ -37,19 +37,22 @@ STORY_SCENARIOS: frozenset[str] = frozenset({
 
 def _distinct(ctx: Any, w: Any) -> Any:
     """Several effects of one object (the world's `distinct_story`). A user's catalog tries
-    every type under the keys in force (the team's too), whatever the endpoint is sent: an
+    every type under the keys in force (the team's too), and an object through the types moving
+    a team's counter (`counted_story`), whatever the endpoint is sent: an
     empty story is the catalog's own reason (each type's key is one per object), and one the
     endpoint is sent none of names the types and enabled_events. A provider's world tells one
     such story (Paddle's: a subscription past due in two periods): sent none of it, the reason
     names its types and that enabled_events leaves them out, not the other effectful types
     the receiver is sent, which owe one effect per object there; sent them, made effectless by
     the team's keys, the keys alone are named."""
-    from hookproof.scenarios.catalog import NotApplicable, Phase, Plan, _need
+    from hookproof.scenarios.catalog import NotApplicable, Phase, Plan, _counted_types, _need, owes
     from hookproof.simulator.world.user_catalog import UserCatalogWorld
 
     catalog = isinstance(w, UserCatalogWorld)
     story = w.distinct_story(ctx.key_of if ctx.keys is not None else None) if catalog else w.distinct_story()
-    events = [e for e in story if ctx.sends(e.type) and ctx.key_of(e)]
+    if catalog:  # and an object moving a team's counter twice (a membership created, then deleted)
+        story += w.counted_story(_counted_types(ctx))
+    events = [e for e in story if ctx.sends(e.type) and owes(ctx, e)]
     if not story:  # the world has no such story, whatever the endpoint is sent
         return NotApplicable(f"no object in {ctx.world_name} gets two effects of its own: each "
                              "effectful type's business key is the same for every event of one object (one effect "

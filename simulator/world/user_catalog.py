@@ -65,7 +65,9 @@ The body is
 the id). Events that set a status are stateful (`Event.stateful`).
 
 Stories (what `scenarios.world_plans` asks of a world): `effect_story` (one event of
-each effectful type, each about a new object), `state_story` (every kind with
+each effectful type, each about a new object; a type moving a team's counter is effectful
+too, its object's earlier counted events with it), `counted_story` (an object through two
+types or more moving a team's counter), `state_story` (every kind with
 status-setting types the endpoint is sent, the one with the most such types first: per
 kind, one object through them in catalog order, after another updated twice when the kind
 has an update), `related_groups` (per kind whose sent types set two statuses or more, two
@@ -86,6 +88,7 @@ import hashlib
 import json
 import re
 from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
@@ -499,12 +502,36 @@ class UserCatalogWorld(RecordWorld):
             self._scope = scope
         return self.events[start:]
 
-    def effect_story(self) -> list[Event]:
-        """One event of each effectful type, each about a new object (after its kind's first type)."""
-        out = []
+    def effect_story(self, counted: AbstractSet[str] = frozenset()) -> list[Event]:
+        """One event of each effectful type, each about a new object (after its kind's first type),
+        in catalog order. A type is effectful by its `EventSpec.key`, or by moving a counter the
+        team declares (`counted`, the types ``[counters]`` names: Clerk's
+        ``organizationMembership.created`` and ``.deleted`` moving an organization's seats): such a
+        type's event comes with its object's earlier events of counted types, as the provider sent
+        them, so a deletion follows the creation it takes back (a receiver counting seats by the
+        memberships it holds never sees a seat removed that it was never given)."""
+        out: list[Event] = []
         for spec in self.catalog.events:
             if spec.key is not None:
                 out.append(self.emit_new(spec))
+            elif spec.type in counted:
+                start = len(self.events)
+                event = self.emit_new(spec)
+                out += [e for e in self.events[start:-1] if e.object_id == event.object_id and e.type in counted]
+                out.append(event)
+        return out
+
+    def counted_story(self, counted: AbstractSet[str]) -> list[Event]:
+        """Per object kind with two types or more moving a team's counter (`counted`: Clerk's
+        ``organizationMembership.created`` and ``.deleted``), one new object through them in
+        catalog order: two distinct events of one object, each owing its move (a receiver
+        deduplicating by the object takes the second back never). Empty when no kind has two."""
+        out: list[Event] = []
+        for kind in self._kinds():
+            types = [s for s in self._of_kind(kind) if s.type in counted]
+            if len(types) >= 2:
+                first = self.emit_new(types[0])
+                out += [first, *(self.emit(s.type, first.object_id) for s in types[1:])]
         return out
 
     def sent_only(self, sends: Callable[[str], bool]) -> None:
