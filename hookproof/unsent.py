@@ -50,10 +50,9 @@ def unmodelled_note(cfg: "Config") -> str | None:
     if unmodelled := cfg.target.unmodelled_types():
         parts.append(f"enabled but not modelled: {', '.join(unmodelled)}; their handling is not certified")
     if unlisted := cfg.unsubscribed_named():
-        parts.append(f"named but not sent: {', '.join(unlisted)}; hookproof sends "
-                     f"{'it' if len(unlisted) == 1 else 'them'} only to an endpoint whose target.enabled_events "
-                     f"lists {'it' if len(unlisted) == 1 else 'them'} (list {'it' if len(unlisted) == 1 else 'them'} "
-                     "there to certify its handling)")
+        one, its = ("it", "its") if len(unlisted) == 1 else ("them", "their")
+        parts.append(f"named but not sent: {', '.join(unlisted)}; hookproof sends {one} only to an endpoint whose "
+                     f"target.enabled_events lists {one} (list {one} there to certify {its} handling)")
     return ". ".join(parts) or None
 
 

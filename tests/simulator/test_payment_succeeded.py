@@ -179,3 +179,23 @@ def test_a_storm_s_stories_and_truth_tell_it_where_the_endpoint_is_sent_it(tmp_p
     (told,) = template_worlds(plain, 1)
     assert SUCCEEDED not in {e.type for e in told.events}
     assert [e.id for e in world.events if e.type != SUCCEEDED] == [e.id for e in told.events]
+
+
+def test_events_marks_it_sent_only_to_an_endpoint_listing_it(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    def lines(*args: str) -> list[str]:
+        run = subprocess.run([sys.executable, "-m", "hookproof", "events", *args], capture_output=True, text=True,
+                             timeout=120, cwd=tmp_path)
+        assert run.returncode == 0, run.stderr
+        return run.stdout.splitlines()
+
+    plain = lines("--profile", "stripe")
+    assert plain[:-1] == list(get_profile("stripe").event_types())
+    assert plain[-1].split() == [SUCCEEDED, "sent", "only", "to", "an", "endpoint", "listing", "it",
+                                 "(target.enabled_events)"]
+    _config(tmp_path, '["invoice.paid", "invoice.payment_succeeded"]')
+    listed = {line.split()[0]: line for line in lines()}
+    assert listed[SUCCEEDED] == SUCCEEDED and listed["invoice.paid"] == "invoice.paid"
+    assert listed["invoice.created"].endswith("not sent (not in target.enabled_events)")
