@@ -722,13 +722,33 @@ class Config(StrictModel):
                            subscribed=self.subscribed_types())
 
     def subscribed_types(self) -> list[str]:
-        """The profile's optional types (`Profile.optional_types`: Shopify's compliance topics)
-        the config names (`named_types`), in its order: the endpoint is subscribed to those, and
-        is sent none of the others (an endpoint sent every type is not sent them unnamed)."""
+        """The profile's optional types (`Profile.optional_types`: Shopify's compliance topics,
+        Stripe's ``invoice.payment_succeeded``) the config names (`named_types`; where the profile
+        says `Profile.optional_listed_only`, ``target.enabled_events`` alone), in its order: the
+        endpoint is subscribed to those, and is sent none of the others (an endpoint sent every
+        type, enabled_events left out or ``"*"``, is not sent them unnamed)."""
         from hookproof.simulator.profiles import get_profile
 
-        optional = get_profile(self.target.profile).optional_types if self.catalog is None else ()
-        return list(dict.fromkeys(name for _, name in self.named_types() if name in optional))
+        if self.catalog is not None:
+            return []
+        prof = get_profile(self.target.profile)
+        named = ([name for field, name in self.named_types() if field == "target.enabled_events"]
+                 if prof.optional_listed_only else [name for _, name in self.named_types()])
+        return list(dict.fromkeys(name for name in named if name in prof.optional_types))
+
+    def unsubscribed_named(self) -> list[str]:
+        """The optional types (`Profile.optional_types`) that ``[business_keys]`` or ``[counters]``
+        names but the endpoint is not subscribed to (`subscribed_types`: a Stripe endpoint whose
+        ``target.enabled_events`` does not list ``invoice.payment_succeeded``), in the config's
+        order: no run sends them (`unsent.unmodelled_note` says how to be sent them)."""
+        if self.catalog is not None:
+            return []
+        from hookproof.simulator.profiles import get_profile
+
+        optional = get_profile(self.target.profile).optional_types
+        subscribed = set(self.subscribed_types())
+        return list(dict.fromkeys(name for _, name in self.named_types()
+                                  if name in optional and name not in subscribed))
 
     def named_types(self) -> list[tuple[str, str]]:
         """``(field, event type)`` of every type the config names: ``target.enabled_events``,
@@ -780,7 +800,7 @@ class Config(StrictModel):
         back = {v: k for k, v in types.items()}
 
         def world_type(section: str, name: str) -> str:
-            if name in types:
+            if name in types or name in profile.optional_types:  # one not subscribed to: `unsubscribed_named`
                 return name
             if name in back:
                 return back[name]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING, Callable, Iterable
 
 if TYPE_CHECKING:
     from hookproof.config_model import Config
@@ -32,20 +32,28 @@ def configured_types(cfg: "Config") -> list[str]:
     enabled = cfg.target.enabled_events
     if not enabled or "*" in enabled:
         enabled = list(cfg.profile().event_types().values())
-    unmodelled = set(cfg.target.unmodelled_types())  # `unmodelled_note` names them
+    unmodelled = set(cfg.target.unmodelled_types()) | set(cfg.unsubscribed_named())  # `unmodelled_note` names them
     named = [*(e for e in enabled if e not in unmodelled),
-             *(name for name, rule in cfg.business_keys.items() if rule is not False), *cfg.counters]
+             *(name for name, rule in cfg.business_keys.items() if rule is not False and name not in unmodelled),
+             *(name for name in cfg.counters if name not in unmodelled)]
     return list(dict.fromkeys(named))
 
 
 def unmodelled_note(cfg: "Config") -> str | None:
     """The note naming the real provider types ``target.enabled_events`` lists that hookproof does
-    not model (`TargetConfig.unmodelled_types`: a Stripe endpoint's ``invoice.finalized``), which no
-    run sends; None when there are none. Certify, explore and storm add it to their notes."""
-    unmodelled = cfg.target.unmodelled_types()
-    if not unmodelled:
-        return None
-    return f"enabled but not modelled: {', '.join(unmodelled)}; their handling is not certified"
+    not model (`TargetConfig.unmodelled_types`: a Stripe endpoint's ``invoice.finalized``), and the
+    optional types ``[business_keys]`` or ``[counters]`` names that the endpoint is not subscribed
+    to (`Config.unsubscribed_named`: Stripe's ``invoice.payment_succeeded`` where
+    ``target.enabled_events`` does not list it), saying how to be sent them; no run sends either.
+    None when there are none. Certify, explore and storm add it to their notes."""
+    parts = []
+    if unmodelled := cfg.target.unmodelled_types():
+        parts.append(f"enabled but not modelled: {', '.join(unmodelled)}; their handling is not certified")
+    if unlisted := cfg.unsubscribed_named():
+        one, its = ("it", "its") if len(unlisted) == 1 else ("them", "their")
+        parts.append(f"named but not sent: {', '.join(unlisted)}; hookproof sends {one} only to an endpoint whose "
+                     f"target.enabled_events lists {one} (list {one} there to certify {its} handling)")
+    return ". ".join(parts) or None
 
 
 def unmodelled_version_note(cfg: "Config") -> str | None:
@@ -99,11 +107,13 @@ def unsent_note(configured: Iterable[str], sent: Iterable[str], run: str, *,
     return note
 
 
-def world_types(kind: str, *, priced: bool = False, seed: int = 0) -> set[str] | None:
+def world_types(kind: str, *, priced: bool = False, seed: int = 0,
+                sends: Callable[[str], bool] | None = None) -> set[str] | None:
     """The world's names of the event types explore's operations of world `kind` emit
     (`scenarios.world_ops`): every legal operation, `WALK_ROUNDS` times (some rounds in
     reverse, so of two operations excluding each other, a settled or a failed payment, each
-    plays), on a fresh world of `seed`; None for a world explore has no fixed operations for (a user's catalog)."""
+    plays), on a fresh world of `seed` told what the endpoint is sent (`sends`, world type
+    names, as explore's worlds are: `sent_only`; None: the world's default); None for a world explore has no fixed operations for (a user's catalog)."""
     from hookproof.scenarios.world_ops import WORLD_OPS, new_world_of, ops_for
     from hookproof.simulator.errors import WorldError
 
@@ -111,6 +121,8 @@ def world_types(kind: str, *, priced: bool = False, seed: int = 0) -> set[str] |
         return None
     ops = ops_for(kind, priced=priced)
     world = new_world_of(kind, seed)
+    if sends is not None:
+        world.sent_only(sends)  # its stories are the endpoint's (Stripe's invoice.payment_succeeded)
     for round_no in range(WALK_ROUNDS):
         legal = ops.legal(world)
         for action, index in (legal if round_no % 4 < 2 else reversed(legal)):  # either of two exclusive ones

@@ -67,6 +67,10 @@ class StormSpec(BaseModel):
             Every process builds its profile with them (`sending_profile`).
         live / account: the events' mode and provider account.
         enabled_types: event types the receiver subscribes to (None: all).
+        subscribed: the profile's optional types the endpoint is subscribed to
+            (`Config.subscribed_types`: Stripe's ``invoice.payment_succeeded`` listed in
+            enabled_events, Shopify's compliance topics the config names); every process
+            builds its profile with them (`sending_profile`), so its stories tell them.
         checkout_modes: the modes the shop's Checkout opens sessions in (``[target]
             checkout_modes``, `World.checkout_modes`); None: both.
         users: Locust users over all workers.
@@ -123,6 +127,7 @@ class StormSpec(BaseModel):
     live: bool = False
     account: str | None = None
     enabled_types: tuple[str, ...] | None = Field(default=None, strict=False)
+    subscribed: tuple[str, ...] = Field(default=(), strict=False)
     checkout_modes: tuple[str, ...] | None = Field(default=None, strict=False)
     users: int = 10
     rate_per_s: float = 50.0
@@ -195,7 +200,7 @@ class StormSpec(BaseModel):
         or settings it refuses or a catalog that cannot be read."""
         catalog = json.dumps(self.catalog, sort_keys=True) if self.catalog is not None else None
         signing = json.dumps(self.signing, sort_keys=True) if self.signing is not None else None
-        return _profile(self.profile, catalog, tuple(sorted(self.event_names.items())), signing)
+        return _profile(self.profile, catalog, tuple(sorted(self.event_names.items())), signing, self.subscribed)
 
     def drain_s(self) -> float:
         """Seconds a storm's senders keep delivering once its load shape ends (the drain):
@@ -247,7 +252,7 @@ def signing_of(profile: Any) -> dict[str, Any] | None:
 
 @functools.lru_cache(maxsize=8)
 def _profile(name: str, catalog: str | None, names: tuple[tuple[str, str], ...] = (),
-             signing: str | None = None) -> Any:
+             signing: str | None = None, subscribed: tuple[str, ...] = ()) -> Any:
     from hookproof.scenarios.business_keys import render
     from hookproof.simulator.errors import ProfileError, WorldError
     from hookproof.simulator.profiles import get_profile
@@ -257,12 +262,14 @@ def _profile(name: str, catalog: str | None, names: tuple[tuple[str, str], ...] 
     settings = json.loads(signing) if signing is not None else None
     try:
         if catalog is None:
-            return get_profile(name, settings=settings, names=dict(names) or None)
+            return get_profile(name, settings=settings, names=dict(names) or None, subscribed=subscribed)
         return profile_with_catalog(name, catalog_from_plain(json.loads(catalog), render), settings=settings)
     except (ProfileError, WorldError) as exc:
         field = getattr(exc, "field", None)
         if field == "names":
             where = "event_names"
+        elif field == "subscribed":
+            where = "subscribed"
         elif settings is not None and isinstance(exc, ProfileError) and field not in ("profile", "catalog"):
             where = "signing"
         else:

@@ -40,6 +40,7 @@ from hookproof.loadtests.stories import (
     process_seed,
     renamed,
     renamed_text,
+    storm_sends,
     tail,
     template_world,
 )
@@ -202,11 +203,13 @@ def template_worlds(spec: StormSpec, processes: int) -> list[Any]:
     """The template worlds of a storm's `processes` sending processes (worker indexes 0
     to processes-1; a single local process is index 0), their stories played as each
     process plays them."""
-    kind = spec.sending_profile().world
+    profile = spec.sending_profile()
+    sends = storm_sends(profile, spec.enabled_types, spec.keys).sends_type
     worlds = []
     for index in range(max(1, processes)):
-        world = template_world(kind, process_seed(spec.seed, index), live=spec.live, account=spec.account,
+        world = template_world(profile.world, process_seed(spec.seed, index), live=spec.live, account=spec.account,
                                start_us=spec.world_start_us, checkout_modes=spec.checkout_modes)
+        world.sent_only(sends)  # the endpoint's stories, as its senders tell them (`StormState.story_book`)
         play_stories(world, STORIES)
         worlds.append(world)
     return worlds
@@ -220,14 +223,17 @@ def storm_start_us(spec: StormSpec, processes: int, *, now_us: int | None = None
     another, so they start a few years back."""
     from hookproof.simulator.world import story_start_us
 
-    kind = spec.sending_profile().world
+    profile = spec.sending_profile()
+    sends = storm_sends(profile, spec.enabled_types, spec.keys).sends_type
     starts = []
     for index in range(max(1, processes)):
         seed = process_seed(spec.seed, index)
 
         def make(start_us: int, seed: int = seed) -> Any:
-            return template_world(kind, seed, live=spec.live, account=spec.account, start_us=start_us,
-                                  checkout_modes=spec.checkout_modes)
+            world = template_world(profile.world, seed, live=spec.live, account=spec.account, start_us=start_us,
+                                   checkout_modes=spec.checkout_modes)
+            world.sent_only(sends)  # the endpoint's stories, as its senders tell them
+            return world
 
         starts.append(story_start_us(make, lambda world: play_stories(world, STORIES), now_us=now_us))
     return min(starts)

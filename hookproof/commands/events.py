@@ -66,6 +66,15 @@ def unsubscribed(profile_name: str | None, config: str | None = None) -> set[str
     return {t for t in profile.optional_types if t not in profile.event_types()}
 
 
+def optional_listed_only(profile_name: str | None, config: str | None = None) -> bool:
+    """Whether only ``target.enabled_events`` subscribes the profile's endpoint to its optional
+    types (`Profile.optional_listed_only`: Stripe's), for the words marking them. Raises as
+    `event_rows`."""
+    from hookproof.catalog_file import profile_for
+
+    return bool(profile_for(profile_name, config, secrets=False).optional_listed_only)
+
+
 def example_keys(profile_name: str | None, config: str | None = None) -> dict[str, list[str]]:
     """World type → the business keys its events carry, one example per kind (the part
     before the first ``:``), from a sample world's whole story; a type that is never
@@ -163,6 +172,7 @@ def events(
         unmatched = unmatched_rules(profile, config, examples) if keys else {}
         left_out = unsent(profile, config)
         optional = unsubscribed(profile, config)
+        listed_only = optional_listed_only(profile, config)
     except ProfileError as exc:
         raise fail(f"--profile: {exc}") from None
     except ConfigError as exc:
@@ -184,6 +194,8 @@ def events(
     if left_out or optional:
         column = max(len(line) for line in lines)
         lines = [f"{line.ljust(column)}  not sent (not in target.enabled_events)" if w in (left_out or ()) else
+                 f"{line.ljust(column)}  sent only to an endpoint listing it (target.enabled_events)"
+                 if w in optional and listed_only else
                  f"{line.ljust(column)}  sent only to a config naming it (enabled_events, business_keys)"
                  if w in optional else line
                  for line, (_, w) in zip(lines, rows)]

@@ -326,7 +326,8 @@ def explore_unsent_note(cfg: "Config", profile: Any, sent: Iterable[str]) -> str
     if not configured:
         return None
     fields = cfg.state_field_map()
-    emitted = world_types(profile.world, priced=fields is not None and "subscription" in fields.kinds())
+    emitted = world_types(profile.world, priced=fields is not None and "subscription" in fields.kinds(),
+                          sends=lambda t: profile.provider_type(t) is not None)
     emittable = None if emitted is None else {profile.provider_type(t) or t for t in emitted}
     return unsent_note(configured, sent, "explore", emittable=emittable, every=every_type_of(cfg))
 

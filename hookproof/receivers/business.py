@@ -10,7 +10,8 @@ checkout.session.completed (subscription)   ``provision:{checkout_session.id}`` 
 checkout.session.async_payment_succeeded    ``fulfillment:{checkout_session.id}``
 payment_intent.succeeded                    ``license:{payment_intent.id}`` (none for a Checkout
                                             Session's intent, its ``metadata.channel`` ``checkout``)
-invoice.paid                                ``renewal:{invoice.id}``
+invoice.paid                                ``renewal:{invoice.id}`` (its ``invoice.payment_succeeded``,
+                                            the same payment, is left alone: one renewal)
 invoice.payment_failed                      ``dunning:{invoice.id}:{attempt_count}``
 charge.refunded                             ``refund:{charge.id}:{amount_refunded}``
 =========================================== =========================================

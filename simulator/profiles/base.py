@@ -241,9 +241,14 @@ class Profile(ABC):
     no_big_body: ClassVar[str] = "hookproof makes no event of several megabytes in this provider's own fields"
     future_dispute: ClassVar[FutureDispute | None] = None
     #: Types the provider sends only to an endpoint subscribed to them by name (Shopify's mandatory
-    #: compliance topics): `event_types` lists them only for a profile built with them
+    #: compliance topics; Stripe's ``invoice.payment_succeeded``): `event_types` lists them only for a profile built with them
     #: (`registry.get_profile`'s ``subscribed``), so an endpoint that names none is sent what it was.
     optional_types: ClassVar[tuple[str, ...]] = ()
+    #: True when only ``target.enabled_events`` listing an optional type subscribes the endpoint to
+    #: it (Stripe's ``invoice.payment_succeeded``: the endpoint's own list), False when a config
+    #: naming it anywhere does (Shopify's compliance topics: in enabled_events, ``[business_keys]``
+    #: or ``[counters]``, `Config.subscribed_types`).
+    optional_listed_only: ClassVar[bool] = False
 
     def future_offset_s(self) -> int:
         """Seconds ahead of now ``future-timestamp`` signs: the future window of the official

@@ -32,8 +32,9 @@ The differences from Stripe's own objects that remain, and why, are listed in
 from __future__ import annotations
 
 import random
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
+from hookproof.simulator.errors import ProfileError
 from hookproof.simulator.events import LATEST_API_VERSION, Event
 from hookproof.simulator.profiles.base import (
     Envelope,
@@ -89,6 +90,14 @@ STRIPE_ONLY_EVENT_TYPES: tuple[str, ...] = (
 #: ``account.updated`` the event to watch for a connected account. Not among `event_types`: an
 #: account endpoint is sent its own account's, which hookproof does not model.
 CONNECT_EVENT_TYPES: tuple[str, ...] = ("account.updated",)
+
+#: Stripe event types sent only to an endpoint whose ``enabled_events`` lists them by name
+#: (`StripeProfile.optional_types`): ``invoice.payment_succeeded``, which Stripe sends right after
+#: ``invoice.paid`` for every invoice paid by a payment, with the same invoice data
+#: (docs.stripe.com/invoicing/integration, "Handle payment events"; stripe-python's and
+#: stripe-node's ``InvoicePaymentSucceededEvent``). Left out of every other endpoint's stories
+#: (enabled_events left out, or ``"*"``), so those stay as they were.
+STRIPE_OPTIONAL_EVENT_TYPES: tuple[str, ...] = ("invoice.payment_succeeded",)
 
 #: Where hookproof's Stripe objects knowingly differ from Stripe's (path -> reason). A path
 #: is ``<object type>.<field>[.<field>…]`` (``[]`` for list items); ``*.field`` is any object.
@@ -212,9 +221,26 @@ class StripeProfile(Profile):
         "(docs.stripe.com/connect/webhooks): no event it receives is of a foreign account, and a receiver "
         "cannot refuse one by its account")
     multiple_signatures = True
+    #: `STRIPE_OPTIONAL_EVENT_TYPES`: sent only to an endpoint whose ``target.enabled_events``
+    #: lists them (`optional_listed_only`; ``"*"`` and leaving enabled_events out do not).
+    optional_types = STRIPE_OPTIONAL_EVENT_TYPES
+    optional_listed_only = True
+
+    def __init__(self, subscribed: Iterable[str] = ()) -> None:
+        """`subscribed`: the optional types (`STRIPE_OPTIONAL_EVENT_TYPES`) the endpoint's
+        ``enabled_events`` lists. Raises ProfileError (``field`` ``subscribed``) naming one that
+        is not optional."""
+        chosen = frozenset(subscribed)
+        wrong = sorted(chosen - set(STRIPE_OPTIONAL_EVENT_TYPES))
+        if wrong:
+            raise ProfileError(f"{wrong[0]!r} is no optional Stripe type (they are: "
+                               f"{', '.join(STRIPE_OPTIONAL_EVENT_TYPES)})", field="subscribed")
+        self.subscribed = tuple(t for t in STRIPE_OPTIONAL_EVENT_TYPES if t in chosen)
 
     def event_types(self) -> Mapping[str, str]:
-        return {t: t for t in STRIPE_EVENT_TYPES + STRIPE_ONLY_EVENT_TYPES}
+        """Every type the world emits to this endpoint, mapped to itself (Stripe's own names):
+        of the optional types, only those it subscribed to (`subscribed`)."""
+        return {t: t for t in STRIPE_EVENT_TYPES + STRIPE_ONLY_EVENT_TYPES + self.subscribed}
 
     def event_object(self, event: Event, api_version: str | None = None, *, shared: bool = False) -> dict[str, Any]:
         """The Stripe Event object (docs.stripe.com/api/events/object) for `event`.

@@ -87,7 +87,10 @@ def _completed(obj: Mapping[str, Any]) -> str | None:
 #:                                               first payment is its invoice's renewal:)
 #:   payment_intent.succeeded                 -> license:{payment_intent.id} (none for a payment-mode
 #:                                               Checkout Session's intent: the session's purchase)
-#:   invoice.paid                             -> renewal:{invoice.id}
+#:   invoice.paid and invoice.payment_succeeded -> renewal:{invoice.id} (Stripe sends both for an
+#:                                               invoice paid by a payment, the same invoice data:
+#:                                               one renewal, owed once, on either; the second only
+#:                                               to an endpoint listing it, `World.sent_only`)
 #:   invoice.payment_failed                   -> dunning:{invoice.id}:{invoice.attempt_count}
 #:   charge.refunded                          -> refund:{charge.id}:{charge.amount_refunded} (cumulative,
 #:                                               so each partial refund is its own effect; the refund's
@@ -98,6 +101,7 @@ BUSINESS_KEYS: Mapping[str, Callable[[Mapping[str, Any]], str | None]] = {
     "checkout.session.async_payment_succeeded": lambda o: f"fulfillment:{o['id']}",
     "payment_intent.succeeded": lambda o: f"license:{o['id']}",
     "invoice.paid": lambda o: f"renewal:{o['id']}",
+    "invoice.payment_succeeded": lambda o: f"renewal:{o['id']}",
     "invoice.payment_failed": lambda o: f"dunning:{o['id']}:{o['attempt_count']}",
     "charge.refunded": lambda o: f"refund:{o['id']}:{o['amount_refunded']}",
 }
@@ -164,13 +168,14 @@ def moves_no_money(event: Event) -> bool:
 
 
 #: The first events of one new object that a provider emits together, each group one object's:
-#: a new subscription's (created, updated, its first invoice paid, and the subscription-mode
+#: a new subscription's (created, updated, its first invoice paid: ``invoice.paid``, and
+#: ``invoice.payment_succeeded`` where the endpoint is sent it; and the subscription-mode
 #: Checkout Session's completion when it was bought through one) and a payment's
 #: (``payment_intent.succeeded`` with ``charge.succeeded``: integrations act on either, Polar's
 #: double order). The `related-burst` scenario releases each group at once; storms send them.
 RELATED_TYPES: tuple[frozenset[str], ...] = (
     frozenset({"customer.subscription.created", "customer.subscription.updated", "invoice.paid",
-               "checkout.session.completed"}),
+               "invoice.payment_succeeded", "checkout.session.completed"}),
     frozenset({"payment_intent.succeeded", "charge.succeeded"}),
 )
 

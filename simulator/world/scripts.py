@@ -56,6 +56,17 @@ def _resumed(w: World) -> None:
     w.resume(_paused(w))
 
 
+def _payment_succeeded(w: World) -> None:
+    """A subscription whose first invoice is paid, told as to an endpoint sent
+    ``invoice.payment_succeeded`` (`World.payment_succeeded_sent`; what it was before after)."""
+    sent = w.payment_succeeded_sent
+    w.payment_succeeded_sent = True
+    try:
+        w.subscribe(_customer(w))
+    finally:
+        w.payment_succeeded_sent = sent
+
+
 #: Stripe event type -> a script that makes a fresh world emit it.
 SCRIPTS: dict[str, Callable[[World], object]] = {
     "customer.created": _customer,
@@ -71,6 +82,7 @@ SCRIPTS: dict[str, Callable[[World], object]] = {
     "checkout.session.expired": _expired_checkout,
     "invoice.created": lambda w: w.subscribe(_customer(w)),
     "invoice.paid": lambda w: w.subscribe(_customer(w)),
+    "invoice.payment_succeeded": _payment_succeeded,
     "invoice.payment_failed": _failed_renewal,
     "invoice.voided": _voided,
     "customer.subscription.created": lambda w: w.subscribe(_customer(w)),

@@ -10,6 +10,7 @@ carrying the object snapshot at that version. The same seed gives the same world
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import random
 import re
 import string
@@ -163,6 +164,9 @@ class World(RecordReads):
         self._checkout_intents: set[str] = set()
         #: whether the endpoint is sent the session's own Checkout events (`sent_only`)
         self.checkout_events_sent = True
+        #: whether the endpoint is sent ``invoice.payment_succeeded`` (`sent_only`): then each
+        #: invoice paid by a payment emits it right after its ``invoice.paid`` (`_emit_beside`)
+        self.payment_succeeded_sent = False
         #: The modes the shop's Checkout opens sessions in (``[target] checkout_modes``): `lifecycle`
         #: and explore's ``checkout`` operation open sessions of these modes alone; a plan is
         #: started through ``POST /v1/subscriptions`` where ``subscription`` is not one of them.
@@ -1037,7 +1041,9 @@ class World(RecordReads):
                                                "amount_paid": inv["amount_due"], "amount_remaining": 0,
                                                "charge": ch_id, "payment_intent": pi_id,
                                                "status_transitions": transitions, "next_payment_attempt": None})
-            self._emit("invoice.paid", invoice)
+            paid = self._emit("invoice.paid", invoice)
+            if self.payment_succeeded_sent:
+                self._emit_beside("invoice.payment_succeeded", paid)
             self._transition(sub_id, "active", {**self._period_of(sub, inv), **latest})
             self._emit("customer.subscription.updated", sub_id, previous=previous)
         else:
@@ -1141,6 +1147,7 @@ class World(RecordReads):
         Call before the stories are played: the events' keys are drawn as they are emitted."""
         self.checkout_events_sent = sends("checkout.session.completed") or sends(
             "checkout.session.async_payment_succeeded")
+        self.payment_succeeded_sent = sends("invoice.payment_succeeded")
 
     def _new_id(self, object_type: str) -> str:
         """``prefix_<24 characters>``; a Checkout Session's ``cs_test_``/``cs_live_`` and 58
@@ -1284,6 +1291,25 @@ class World(RecordReads):
             account=account or self.account, connected=self.connected,
             api_version=self.api_version, request_id=self._request_id(),
         )
+        (self.events if self._holding is None else self._holding).append(event)
+        self._event_index[ev_id] = event
+        return ev_id
+
+    def _emit_beside(self, event_type: str, first: str) -> str:
+        """Emit `event_type` about the object of event `first`, a microsecond after it, with its
+        snapshot, its version and its request: Stripe's second event of one change (an invoice
+        paid by a payment: ``invoice.paid`` and ``invoice.payment_succeeded``, "Both event types
+        contain the same invoice data", docs.stripe.com/invoicing/integration, "Handle payment
+        events"). Its id is drawn from a generator seeded by `first`'s, not from the world's
+        seed, so the ids drawn after it do not move. Returns its id."""
+        before = self._event_of(first)
+        self._now_us += 1
+        draws = random.Random(first)
+        ev_id = f"{_PREFIX['event']}_" + "".join(draws.choice(_ALPHABET) for _ in range(24))
+        obj = copy_snapshot(before.object)
+        key = business_key(event_type, obj)
+        event = dataclasses.replace(before, id=ev_id, type=event_type, created=self._now_s(), created_us=self._now_us,
+                                    object=obj, business_key=key, amount=before.amount if key is not None else None)
         (self.events if self._holding is None else self._holding).append(event)
         self._event_index[ev_id] = event
         return ev_id

@@ -1,0 +1,119 @@
+"""One paid invoice, one renewal: ``invoice.paid`` and ``invoice.payment_succeeded`` are the same payment.
+
+Stripe sends both for every invoice paid by a payment, with the same invoice data
+(docs.stripe.com/invoicing/integration, "Handle payment events"), so both owe the invoice's one
+``renewal:{invoice}``. To an endpoint whose ``enabled_events`` lists ``invoice.payment_succeeded``,
+certify, explore and storm send both: a SaaS extending access on ``invoice.paid`` alone passes,
+one extending it on ``invoice.payment_succeeded`` alone passes, one extending it on both fails
+``duplicated`` on each paid invoice (tests/examples/invoice_access.py). An endpoint not listing
+it (enabled_events left out, or ``"*"``) is never sent it, so there the twin handling both passes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from examples.receivers import PROJECT_ROOT
+from hookproof.certify import certify
+from hookproof.demo import receiver_config
+from hookproof.simulator.profiles import get_profile
+from tests.loadtests.test_storm_worlds import failing_checks, storm
+from tests.support import free_port
+
+SECRET = "whsec_invoice_access_0123"
+MODULE = "tests.examples.invoice_access"
+SUCCEEDED = "invoice.payment_succeeded"
+SCENARIOS = ["duplicate-sequential", "dropped-response"]
+#: Every type the stripe profile sends, and invoice.payment_succeeded: an endpoint listing its types.
+LISTED = [*get_profile("stripe").event_types(), SUCCEEDED]
+DUPLICATED = {"duplicate-sequential": ["duplicated"], "dropped-response": ["duplicated"]}
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+@pytest.mark.parametrize(("extend_on", "enabled", "failed"), [
+    (0, LISTED, {}), (1, LISTED, {}), (2, LISTED, DUPLICATED), (2, None, {}),
+])
+def test_a_paid_invoice_owes_one_renewal_on_either_event(tmp_path: Path, extend_on: int, enabled: list[str] | None,
+                                                         failed: dict[str, list[str]]) -> None:
+    cfg = receiver_config("invoice_access", tmp_path, SECRET, seed=11, scenarios=SCENARIOS,
+                          settle_window_s=0.15, options={"extend_on": extend_on}, module=MODULE, cwd=PROJECT_ROOT)
+    cfg = cfg.model_copy(update={"target": cfg.target.model_copy(update={"enabled_events": enabled})})
+    report = certify(cfg, out_dir=tmp_path / "report").report
+    got = {s.id: sorted({f.check_id for f in s.findings}) for s in report.scenarios if s.verdict != "pass"}
+    assert got == failed, [(s.id, s.verdict, s.reason, [f.message for f in s.findings]) for s in report.scenarios]
+    sent = {s.id: {a.event_type for a in s.attempts if a.business_key} for s in report.scenarios}
+    wanted = {"invoice.paid", SUCCEEDED} if enabled is not None else {"invoice.paid"}
+    assert all(wanted <= types for types in sent.values()), sent
+    assert enabled is not None or not any(SUCCEEDED in types for types in sent.values()), sent
+    keys = {s.id: {(a.event_type, a.business_key) for a in s.attempts if a.event_type.startswith("invoice.pa")}
+            for s in report.scenarios}
+    for pairs in keys.values():  # each succeeded event owes its invoice.paid's renewal
+        assert {k for t, k in pairs if t == SUCCEEDED} <= {k for t, k in pairs if t == "invoice.paid"}, pairs
+    if failed:
+        renewals = {f.key for s in report.scenarios for f in s.findings if f.check_id == "duplicated"}
+        assert renewals and all(key.startswith("renewal:in_") for key in renewals), renewals
+    assert not [n for n in report.notes if SUCCEEDED in n], report.notes
+
+
+def write_config(folder: Path, extend_on: int, enabled: list[str] | None = LISTED) -> Path:
+    """A hookproof.toml starting invoice_access (`extend_on`) on a free port, its endpoint
+    enabled for `enabled` (None: left out)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    db = folder / "invoice_access.sqlite"
+    port = free_port()
+    listed = [] if enabled is None else ["enabled_events = [" + ", ".join(f'"{t}"' for t in enabled) + "]"]
+    lines = ["[target]", f'url = "http://127.0.0.1:{port}/webhooks"', 'profile = "stripe"', f'secret = "{SECRET}"',
+             *listed, "", "[target.start]",
+             f'command = "{sys.executable} -m {MODULE} --port {port} --db sqlite:///{db} --secret {SECRET} '
+             f'--api-base {{api_base}} --option extend_on={extend_on}"',
+             f'health_url = "http://127.0.0.1:{port}/healthz"', f'cwd = "{PROJECT_ROOT}"', "startup_timeout_s = 60",
+             "", "[observer]", 'kind = "sql"', f'url = "sqlite:///{db}"',
+             'effects = "SELECT business_key, amount FROM effects"',
+             'state = "SELECT object_id, status, version FROM subscription_states"', "",
+             "[run]", "seed = 11", "", "[settle]", "window_s = 0.5", "deadline_s = 30", ""]
+    path = folder / "hookproof.toml"
+    path.write_text("\n".join(lines), encoding="utf-8")
+    return path
+
+
+def explore(config: Path) -> tuple[int, dict[str, object]]:
+    """`hookproof explore` at its default budget: (exit code, report.json)."""
+    out = config.parent / "out"
+    done = subprocess.run([sys.executable, "-m", "hookproof", "explore", "--config", str(config), "--out", str(out)],
+                          capture_output=True, text=True, timeout=600, cwd=PROJECT_ROOT,
+                          env={**os.environ, "COLUMNS": "200"})
+    return done.returncode, json.loads((out / "report.json").read_text(encoding="utf-8"))
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_explore_passes_either_event_and_finds_the_renewal_extended_on_both(tmp_path: Path) -> None:
+    code, report = explore(write_config(tmp_path / "succeeded", 1))
+    assert code == 0, report
+    code, report = explore(write_config(tmp_path / "both", 2))
+    assert code == 1, report
+    (machine,) = [s for s in report["scenarios"] if s["id"] == "explore-state-machine"]  # type: ignore[union-attr]
+    findings = [(f["check_id"], f["key"]) for c in machine["checks"] for f in c["findings"]]
+    assert findings and {check for check, _ in findings} == {"duplicated"}, findings
+    assert all(key.startswith("renewal:in_") for _, key in findings), findings
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_a_storm_passes_either_event_and_finds_the_renewal_extended_on_both(tmp_path: Path) -> None:
+    correct = storm(write_config(tmp_path / "succeeded", 1), tmp_path / "succeeded" / "out")
+    assert failing_checks(tmp_path / "succeeded" / "out") == {}, correct.stdout + correct.stderr
+    assert correct.returncode == 0, correct.stdout + correct.stderr
+    both = storm(write_config(tmp_path / "both", 2), tmp_path / "both" / "out")
+    assert both.returncode == 1, both.stdout + both.stderr
+    assert "duplicated" in failing_checks(tmp_path / "both" / "out"), both.stdout
+    report = json.loads((tmp_path / "both" / "out" / "report.json").read_text())
+    keys = {f["key"] for c in report["scenarios"][0]["checks"] if c["check_id"] == "duplicated" for f in c["findings"]}
+    assert keys and all(key.startswith("renewal:in_") for key in keys), keys
