@@ -180,10 +180,13 @@ def _pause_past_timeout(ctx: Context, w: World) -> Plan | NotApplicable:
     # the first event and the optional types' (Shopify's compliance topics) go through the pause
     paused = (*events[:1], *events[min(s.events, 2):])
     after = tuple(e for e in events[1:min(s.events, 2)])
+    # in flight together, so each of them is made while the receiver is frozen (one event: as it was)
+    together = len(paused) > 1
     return Plan(w, (Phase(paused, plan, before=_pause_for(s.pause_s), after=_wait_scheduled,
-                          time_scale=s.time_scale),
+                          time_scale=s.time_scale, together=together),
                     Phase(after, time_scale=s.time_scale)) if after else
-                (Phase(paused, plan, before=_pause_for(s.pause_s), after=_wait_scheduled, time_scale=s.time_scale),))
+                (Phase(paused, plan, before=_pause_for(s.pause_s), after=_wait_scheduled, time_scale=s.time_scale,
+                       together=together),))
 
 
 def _network_drop_response(ctx: Context, w: World) -> Plan | NotApplicable:

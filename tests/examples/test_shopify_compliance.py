@@ -131,6 +131,8 @@ def _topics(scenario_id: str, config: Config) -> list[list[str]]:
     ctx = Context(profile=config.profile(), enabled=enabled, keys=config.key_mapping(), chaos=ChaosSettings())
     plan = scenario.plan(ctx, new_world("shopify", 3))
     assert isinstance(plan, Plan), plan
+    if scenario_id == "pause-past-timeout":  # the frozen receiver's deliveries in flight together, several of them
+        assert [p.together for p in plan.phases] == [len(plan.phases[0].events) > 1, False]
     return [[e.type for e in phase.events] for phase in plan.phases]
 
 
@@ -199,3 +201,28 @@ def test_a_checklist_pass_names_the_compliance_topics_its_scenarios_never_sent(t
         "customers/data_request (related-burst): it says nothing of that topic, which the endpoint is subscribed "
         "to and owes an effect on"])
     assert checklist_notes(["related-burst", "duplicate-concurrent"], "both") == ("pass", [])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("module", "verdict"), [("examples.receivers.shopify_app", "pass"),
+                                                 ("tests.examples.shopify_data_request_check_then_insert", "fail")])
+def test_a_data_request_checked_then_inserted_fails_the_pause_past_the_timeout(tmp_path: Path, module: str,
+                                                                              verdict: str) -> None:
+    """``certify --chaos``: the receiver frozen past Shopify's timeout, a data request among the
+    deliveries made meanwhile, its retries queued beside its first delivery and handled together
+    on the resume: the twin sends its report more than once (``duplicated`` on ``report:``)."""
+    from hookproof.config import ChaosConfig, ProcessTargetConfig
+    from tests.examples.test_provider_receivers import PROJECT_ROOT
+
+    cfg = keyed_config(module, tmp_path)
+    start = cfg.target.start
+    assert start is not None
+    env = {k: v for k, v in start.env.items() if k != "PORT"}
+    process = ProcessTargetConfig(command=start.command, cwd=str(PROJECT_ROOT), health_path="/healthz", env=env)
+    cfg = cfg.model_copy(update={"target": cfg.target.model_copy(update={"start": None, "process": process}),
+                                 "chaos": ChaosConfig()})
+    (scenario,) = certify(cfg, scenarios=["pause-past-timeout"], out_dir=tmp_path / "report", chaos=True).report.scenarios
+    assert "customers/data_request" in {a.event_type for a in scenario.attempts}
+    assert scenario.verdict == verdict, (scenario.reason, [f.message for f in scenario.findings])
+    assert {str(f.key).split(":")[0] for f in scenario.findings} == ({"report"} if verdict == "fail" else set())
+    assert {f.check_id for f in scenario.findings} == ({"duplicated"} if verdict == "fail" else set())
