@@ -442,6 +442,60 @@ def checkout_modes_note(config: Config, report: RunReport) -> str | None:
             "with checkout_modes = [\"subscription\"] under [target] and certify again")
 
 
+#: The go-live checklist items about an effect applied exactly once under delivery faults, whose
+#: pass `optional_uncovered_notes` bounds to the optional types their scenarios sent.
+EFFECT_ONCE_ITEMS: tuple[str, ...] = ("unique-under-concurrency", "timeouts-tested", "duplicates-tested",
+                                      "persists-before-ack")
+
+
+def optional_uncovered_notes(config: Config, report: RunReport) -> list[str]:
+    """Notes on the passed checklist items of `EFFECT_ONCE_ITEMS` whose scenarios that ran sent no
+    event of an optional type the endpoint is subscribed to and the run found effectful
+    (`owed_optional_types`: Shopify's compliance topics): the pass says nothing of that type (a
+    ``certify related-burst`` races no ``customers/data_request``; ``duplicate-concurrent``
+    does). One note per item, its topics sorted; none for a config subscribed to no optional
+    type (every other profile's)."""
+    owed = owed_optional_types(config)
+    if not owed:
+        return []
+    sent = {s.id: {a.event_type for a in s.attempts} for s in report.scenarios}
+    notes = []
+    for item in report.checklist:
+        if item.id not in EFFECT_ONCE_ITEMS or item.verdict != "pass":
+            continue
+        ran = [e.scenario for e in item.evidence]
+        covered = set().union(*(sent.get(sid, set()) for sid in ran)) if ran else set()
+        missing = sorted(owed - covered)
+        if ran and missing:
+            one = len(missing) == 1
+            notes.append(f"the go-live checklist's \"{item.title}\" passed on scenarios that sent no "
+                         f"{', '.join(missing)} ({', '.join(ran)}): it says nothing of "
+                         f"{'that topic' if one else 'those topics'}, which the endpoint is subscribed to and "
+                         f"owes an effect on")
+    return notes
+
+
+def owed_optional_types(config: Config) -> set[str]:
+    """The optional types the endpoint is subscribed to (`Config.subscribed_types`: Shopify's
+    compliance topics) whose event owes an effect under the config's keys (the team's
+    ``[business_keys]``, else hookproof's own): one event of each from its smallest story
+    (`simulator.world.emit_events`). Empty for a config subscribed to none."""
+    subscribed = config.subscribed_types()
+    if not subscribed:
+        return set()
+    from hookproof.simulator.world import emit_events, new_world
+
+    mapping = config.key_mapping()
+    world = new_world(config.profile().world, 1)
+    world.sent_only(lambda t: t in subscribed)  # its stories tell the optional types subscribed to
+    owed = set()
+    for name in subscribed:
+        for event in emit_events(world, name):
+            if event.type == name and (mapping.key_of(event) if mapping is not None else event.business_key):
+                owed.add(name)
+    return owed
+
+
 def unwalked_states_note(config: Config, walked: frozenset[str]) -> str | None:
     """The note naming the ``[observer.states]`` kinds no scenario of the run walked the states
     of (the world has such states, `config.stated_kinds`, but the scenarios run sent none of
@@ -732,6 +786,11 @@ def certify(config: Config, *, scenarios: Sequence[str] | None = None, out_dir: 
         from dataclasses import replace
 
         probed = replace(probed, notes=(*probed.notes, connected))
+    uncovered = optional_uncovered_notes(config, probed)
+    if uncovered:  # a checklist pass whose scenarios sent none of a subscribed compliance topic
+        from dataclasses import replace
+
+        probed = replace(probed, notes=(*probed.notes, *uncovered))
     unwalked = unwalked_states_note(config, walked) if walked is not None and not report.partial else None
     if unwalked is not None:  # a state query the run read and compared with nothing
         from dataclasses import replace

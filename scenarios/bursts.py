@@ -31,6 +31,20 @@ class HitRate:
     kinds: list[str] = field(default_factory=list)
     attempts: int = 0  # burst copies sent, over all runs
     acked: int = 0  # of which the receiver acknowledged (a hit rate over no acknowledged copy proves nothing)
+    #: the event type each run raced, in run order (`burst_hit_rate` rotates over the effectful types)
+    types: list[str] = field(default_factory=list)
+    #: the event type of each run that applied twice, in the order of `seeds`
+    hit_types: list[str] = field(default_factory=list)
+
+    @property
+    def raced(self) -> list[str]:
+        """The types raced, each once, in the order of their first run."""
+        return list(dict.fromkeys(self.types))
+
+    def per_type(self) -> str:
+        """Each raced type with its runs that applied twice over its runs, in words:
+        ``orders/create 0/10, orders/paid 10/10`` (empty when no run recorded its type)."""
+        return ", ".join(f"{t} {self.hit_types.count(t)}/{self.types.count(t)}" for t in self.raced)
 
     @property
     def rate(self) -> float:
@@ -43,8 +57,12 @@ def burst_hit_rate(target: ExploreTarget, *, repeats: int = 20, copies: int = 8,
     amplification over real sockets for URLs); count the runs that applied it twice,
     and the copies sent and acknowledged. `on_run(done)` hears of each finished run.
 
-    The event is the first effectful one the receiver is sent of the profile's world,
-    made by its simplest operations (`_effectful`). Raises ValueError when none is.
+    Run ``r`` races an event of the ``r``-th effectful type (modulo their number) the receiver
+    is sent of the profile's world, made by its simplest operations (`_effectful`: with the
+    team's counters, the types that move one), so a race confined to one type's handler (a
+    Shopify app's ``orders/paid`` beside a keyed ``orders/create``) is raced too; the first
+    run's is the first such type, as before. `HitRate.types` records each run's type. Raises
+    ValueError when the receiver is sent no event at all.
     """
     from hookproof.simulator.server.state import ServerState
 
@@ -54,8 +72,10 @@ def burst_hit_rate(target: ExploreTarget, *, repeats: int = 20, copies: int = 8,
         run_seed = seed + r
         session = Session(target, run_seed, provider_state=state)
         try:
-            index = _effectful(session)
+            candidates = _effectful(session)
+            index = candidates[r % len(candidates)]
             event = session.event(index)
+            result.types.append(event.type)
             plan = FaultPlan(copies=copies, concurrency=copies)
 
             async def go() -> None:
@@ -75,6 +95,7 @@ def burst_hit_rate(target: ExploreTarget, *, repeats: int = 20, copies: int = 8,
             if bad:
                 result.hits += 1
                 result.seeds.append(run_seed)
+                result.hit_types.append(event.type)
                 result.keys.extend(key for key, _ in bad)
                 result.kinds.extend(kind for _, kind in bad)
         finally:
@@ -92,25 +113,44 @@ def _applied_twice(finding: Finding) -> bool:
     return isinstance(finding.actual, int) and isinstance(finding.expected, int) and finding.actual > finding.expected
 
 
-def _effectful(session: Session) -> int:
-    """Index of the first effectful event the receiver is sent (with the team's counters, the
-    first that moves one, else the first effectful one; else the first it is sent at
-    all), after as few of the world's operations on no object (a payment first, else an
-    opened issue…) as it takes. Raises ValueError when it is sent none."""
-    simple = [action for action, obj in session.ops.legal(session.world) if obj is None]
+#: Rounds of the world's operations `_effectful` applies: the objects one round makes open the
+#: next round's operations on them (a checkout's order, then its refund and cancellation).
+EFFECTFUL_ROUNDS = 3
+
+
+def _effectful(session: Session) -> list[int]:
+    """Indexes of one event of each effectful type the receiver is sent, in the order the
+    world's operations first make them: each operation once, those on no object first (a
+    payment first, else an opened issue…), then, over `EFFECTFUL_ROUNDS` rounds, those on an
+    object an earlier one made (a refund of the checkout's order), each on its first object.
+    With the team's counters, of each type that moves one (where any does), else of each
+    effectful type; else the first event the receiver is sent at all. Raises ValueError when
+    it is sent none."""
     keys = session.explore.keys
-    first: int | None = None
-    for action in sorted(simple, key=lambda a: a != "pay"):  # a payment first, where the world has one
-        session.apply(Step("emit", action=action))
-        for i in session.sendable:
-            if not session.event(i).business_key:
+    movers: dict[str, int] = {}
+    effectful: dict[str, int] = {}
+    applied: set[str] = set()
+    for _ in range(EFFECTFUL_ROUNDS):
+        legal = session.ops.legal(session.world)
+        fresh = [a for a in dict.fromkeys(action for action, _ in legal) if a not in applied]
+        on_none = {action for action, obj in legal if obj is None}
+        # those on no object first, a payment first among them, where the world has one
+        for action in sorted(fresh, key=lambda a: (a not in on_none, a != "pay")):
+            now = [obj for a, obj in session.ops.legal(session.world) if a == action]
+            if not now:  # made illegal by an earlier one (an uninstall, a cancellation)
                 continue
-            if not (keys is not None and keys.counters) or counter_keys((session.event(i),), keys):
-                return i  # with the team's counters: an event that moves one, where there is one
-            first = i if first is None else first
-    if first is not None:
-        return first
+            applied.add(action)
+            session.apply(Step("emit", action=action, object=now[0]))
+            for i in session.sendable:
+                event = session.event(i)
+                if not event.business_key:
+                    continue
+                effectful.setdefault(event.type, i)
+                if keys is not None and keys.counters and counter_keys((event,), keys):
+                    movers.setdefault(event.type, i)  # with the team's counters: the events that move one
+    if movers or effectful:
+        return list((movers or effectful).values())
     if session.sendable:  # no enabled type has an effect: the bursts still show what is acknowledged
-        return session.sendable[0]
+        return session.sendable[:1]
     raise ValueError(f"no operation of the {session.ops.kind} world makes an event the receiver is sent "
                      "(enabled_events)")

@@ -703,6 +703,19 @@ _SIGNATURE_MUTATIONS: frozenset[Mutation] = frozenset({Mutation.FORGED, Mutation
                                                        Mutation.WRONG_SECRET})
 
 
+def with_optional(ctx: Context, events: Sequence[Event], count: int) -> list[Event]:
+    """`events`' first `count`, then the first event owing an effect under the keys in force
+    (`Context.key_of`) of each optional type (`Profile.optional_types`: Shopify's compliance
+    topics, sent only to an endpoint subscribed to them) among the others. The effect story
+    tells the compliance requests after the order's topics, so a scenario taking its first
+    events alone never sends them; Shopify retries them like any other topic (shopify.dev
+    "Privacy law compliance", "Ignore duplicate webhooks"), so a scenario about duplicates,
+    concurrency or timeouts sends them too. An endpoint subscribed to none (every other
+    profile's) is sent its first `count`, as it always was."""
+    chosen = list(events[:count])
+    return chosen + [e for e in _optional_firsts(ctx, list(events[count:])) if ctx.key_of(e)]
+
+
 def _optional_firsts(ctx: Context, events: list[Event]) -> list[Event]:
     """The first event of each optional type (`Profile.optional_types`) among `events`: an
     endpoint subscribed to Shopify's compliance topics must answer an invalid HMAC on each with
@@ -752,7 +765,7 @@ def _duplicate_concurrent(ctx: Context, w: World) -> Plan | NotApplicable:
     if (na := _need(events, "effectful", ctx)) is not None:
         return na
     plan = FaultPlan(copies=ctx.burst, concurrency=ctx.burst)
-    return Plan(w, (Phase(tuple(events[:3]), plan, race=True),))
+    return Plan(w, (Phase(tuple(with_optional(ctx, events, 3)), plan, race=True),))
 
 
 def _sender_timeout(ctx: Context, w: World) -> Plan | NotApplicable:
@@ -760,7 +773,7 @@ def _sender_timeout(ctx: Context, w: World) -> Plan | NotApplicable:
     if (na := _need(events, "effectful", ctx)) is not None:
         return na
     plan = FaultPlan(sender_timeout_s=ctx.sender_timeout_s, timeouts=1)
-    return Plan(w, (Phase(tuple(events[:3]), plan),))
+    return Plan(w, (Phase(tuple(with_optional(ctx, events, 3)), plan),))
 
 
 def _reorder(ctx: Context, w: World) -> Plan | NotApplicable:

@@ -19,7 +19,16 @@ import random
 from dataclasses import dataclass, replace
 from typing import Callable, Mapping
 
-from hookproof.scenarios.catalog import ChaosContext, Context, NotApplicable, Phase, Plan, Scenario, effect_events
+from hookproof.scenarios.catalog import (
+    ChaosContext,
+    Context,
+    NotApplicable,
+    Phase,
+    Plan,
+    Scenario,
+    effect_events,
+    with_optional,
+)
 from hookproof.simulator.events import Event
 from hookproof.simulator.faults import FaultPlan
 from hookproof.simulator.world import World
@@ -72,10 +81,13 @@ def _settings(ctx: Context) -> ChaosSettings | None:
 
 
 def _events(ctx: Context, w: World, count: int) -> tuple[Event, ...] | NotApplicable:
+    """The first `count` effectful events of a fresh effect story, then the first of each
+    optional type owing an effect (`catalog.with_optional`: Shopify's compliance topics the
+    endpoint is subscribed to, told after the order's topics), or why there are none."""
     events = effect_events(ctx, w)
     if not events:
         return NotApplicable("the receiver is sent no effectful events (enabled_events)")
-    return tuple(events[:count])
+    return tuple(with_optional(ctx, events, count))
 
 
 # ---- hooks ------------------------------------------------------------------------
@@ -130,9 +142,10 @@ def _crash_after_ack(ctx: Context, w: World) -> Plan | NotApplicable:
     s = _settings(ctx)
     if s is None:
         return NotApplicable(NO_TARGET)
-    warm = _events(ctx, w, 1)
-    if isinstance(warm, NotApplicable):
-        return warm
+    first = _events(ctx, w, 1)
+    if isinstance(first, NotApplicable):
+        return first
+    warm = first[:1]  # the burst below holds the optional types' events (`effect_events` tells them)
     burst: list[Event] = []
     while len(burst) < 2 * s.events:  # fresh objects per round: effect_events yields a handful
         more = effect_events(ctx, w)
@@ -164,10 +177,16 @@ def _pause_past_timeout(ctx: Context, w: World) -> Plan | NotApplicable:
         return events
     timed = math.ceil(s.pause_s / s.sender_timeout_s) + 1  # every attempt made while paused times out
     plan = FaultPlan(sender_timeout_s=s.sender_timeout_s, timeouts=timed)
-    return Plan(w, (Phase(events[:1], plan, before=_pause_for(s.pause_s), after=_wait_scheduled,
-                          time_scale=s.time_scale),
-                    Phase(events[1:], time_scale=s.time_scale)) if len(events) > 1 else
-                (Phase(events, plan, before=_pause_for(s.pause_s), after=_wait_scheduled, time_scale=s.time_scale),))
+    # the first event and the optional types' (Shopify's compliance topics) go through the pause
+    paused = (*events[:1], *events[min(s.events, 2):])
+    after = tuple(e for e in events[1:min(s.events, 2)])
+    # in flight together, so each of them is made while the receiver is frozen (one event: as it was)
+    together = len(paused) > 1
+    return Plan(w, (Phase(paused, plan, before=_pause_for(s.pause_s), after=_wait_scheduled,
+                          time_scale=s.time_scale, together=together),
+                    Phase(after, time_scale=s.time_scale)) if after else
+                (Phase(paused, plan, before=_pause_for(s.pause_s), after=_wait_scheduled, time_scale=s.time_scale,
+                       together=together),))
 
 
 def _network_drop_response(ctx: Context, w: World) -> Plan | NotApplicable:

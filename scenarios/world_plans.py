@@ -117,14 +117,16 @@ def _oversized(ctx: Any, w: Any) -> Any:
 
 def _redelivered(plan: FaultPlan) -> Callable[[Any, Any], Any]:
     """`plan`'s first attempts, then, when the provider does not retry by itself, a manual
-    redelivery of the same events (GitHub: "Redeliver" keeps the X-GitHub-Delivery)."""
+    redelivery of the same events (GitHub: "Redeliver" keeps the X-GitHub-Delivery). Over the
+    first three effectful events and the first of each optional type owing an effect
+    (`catalog.with_optional`: Shopify's compliance topics the endpoint is subscribed to)."""
     def build(ctx: Any, w: Any) -> Any:
-        from hookproof.scenarios.catalog import Phase, Plan, _need, effect_events
+        from hookproof.scenarios.catalog import Phase, Plan, _need, effect_events, with_optional
 
         events = effect_events(ctx, w)
         if (na := _need(events, "effectful", ctx)) is not None:
             return na
-        chosen = tuple(events[:3])
+        chosen = tuple(with_optional(ctx, events, 3))  # Shopify's compliance topics the endpoint is sent too
         if ctx.profile.retry_schedule_s:
             return Plan(w, (Phase(chosen, plan),))
         return Plan(w, (Phase(chosen, plan, max_attempts=1), Phase(chosen)))

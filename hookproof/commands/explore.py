@@ -269,7 +269,9 @@ def run_explore(cfg: "Config", *, out_dir: Path | Callable[[], Path], max_exampl
                                                                                      result.sent_types)
     if hit is not None:
         first = f"; first: {hit.kinds[0]} {hit.keys[0]}" if hit.keys and hit.kinds else ""
-        lines.append(f"burst race: {hit.hits}/{hit.repeats} runs double-applied ({hit.rate:.0%}); seeds {hit.seeds}{first}")
+        raced = f"; raced (runs double-applied/runs) {hit.per_type()}" if hit.types else ""
+        lines.append(f"burst race: {hit.hits}/{hit.repeats} runs double-applied ({hit.rate:.0%}); seeds {hit.seeds}{first}"
+                     f"{raced}")
         if not hit.hits and not hit.acked:
             lines.append(f"burst race: {NOTHING_DELIVERED.format(attempts=hit.attempts)}")
     scenarios = [machine_report(result, target.describe, target.profile)]
@@ -397,9 +399,13 @@ def burst_report(hit: "HitRate", *, duration_s: float = 0.0) -> "ScenarioReport"
 
     stats = {"hits": hit.hits, "repeats": hit.repeats, "copies": hit.copies, "rate": round(hit.rate, 4),
              "seeds": list(hit.seeds), "attempts": hit.attempts, "acked": hit.acked}
+    if hit.types:
+        stats["types"] = list(hit.types)
     title = "Real-socket bursts, repeated"
     description = ("Concurrent copies over real sockets, repeated R times: a hit rate with the seeds, not a "
                    "shrunk program.")
+    if hit.types:  # each run one effectful type's event, in turn
+        description += f" Each run races one effectful type in turn: {hit.per_type()} (runs double-applied/runs)."
     if not hit.hits and not hit.acked:
         reason = NOTHING_DELIVERED.format(attempts=hit.attempts)
         check = CheckView("duplicated", "unknown", (), stats, detail=reason)
