@@ -33,7 +33,8 @@ class Bench:
 
 BENCHES = [
     Bench("explore_steps.py", ["60"], ["200"]),
-    Bench("checks_scaling.py", ["--sizes", "10000", "100000", "--repeat", "1"], []),
+    Bench("checks_scaling.py", ["--sizes", "10000", "100000", "--repeat", "1"],
+          ["--sizes", "10000", "100000", "1000000", "--repeat", "1"]),
     Bench("dispatcher_throughput.py", ["3000", "3"], ["10000", "5"]),
     Bench("storm_throughput.py", ["10", "10"], ["15", "20"]),
     Bench("race_hit_rate.py", ["50", "20"], ["100", "20"]),
