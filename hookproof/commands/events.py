@@ -13,7 +13,9 @@ keys, one example per kind of effect (from a sample world's whole story): for th
 own profile the keys certify judges by (its ``[business_keys]``, ``builtin_keys`` honoured:
 `Config.key_mapping`), else hookproof's built-in ones. A config's ``target.enabled_events`` (for its own profile):
 the other types are still listed (``send --event`` sends them) but marked ``not sent``
-(``"sent": false`` in ``--json``), since certify, explore and storm do not send them.
+(``"sent": false`` in ``--json``), since certify, explore and storm do not send them. The
+stripe profile's Connect types (``account.updated``) are marked as sent to a Connect endpoint
+alone, unless the config's ``target.connect`` is on.
 """
 
 from __future__ import annotations
@@ -53,7 +55,34 @@ def event_rows(profile_name: str | None, config: str | None = None) -> list[tupl
     profile = profile_for(profile_name, config, secrets=False)
     types = profile.event_types()
     return ([(provider, world_type) for world_type, provider in types.items()]
-            + [(t, t) for t in profile.optional_types if t not in types])
+            + [(t, t) for t in profile.optional_types if t not in types]
+            + [(t, t) for t in _connect_types(profile.name)])
+
+
+def _connect_types(profile_name: str) -> tuple[str, ...]:
+    """The types Stripe sends a Connect endpoint alone (`stripe.CONNECT_EVENT_TYPES`), for the
+    stripe profile; none for another."""
+    if profile_name != "stripe":
+        return ()
+    from hookproof.simulator.profiles.stripe import CONNECT_EVENT_TYPES
+
+    return CONNECT_EVENT_TYPES
+
+
+def connect_only(profile_name: str | None, config: str | None = None) -> set[str]:
+    """The Connect endpoint's types (`_connect_types`) no run sends here: all of them unless
+    `config` is one whose ``target.connect`` is on for the profile asked for. Raises as
+    `event_rows`."""
+    from hookproof.catalog_file import profile_for
+
+    types = set(_connect_types(profile_for(profile_name, config, secrets=False).name))
+    if types and config is not None:
+        from hookproof.config import load_config
+
+        loaded = load_config(config, secrets=False)
+        if profile_name in (None, loaded.target.profile) and loaded.target.connect:
+            return set()
+    return types
 
 
 def unsubscribed(profile_name: str | None, config: str | None = None) -> set[str]:
@@ -173,13 +202,15 @@ def events(
         left_out = unsent(profile, config)
         optional = unsubscribed(profile, config)
         listed_only = optional_listed_only(profile, config)
+        not_connect = connect_only(profile, config)
     except ProfileError as exc:
         raise fail(f"--profile: {exc}") from None
     except ConfigError as exc:
         raise fail(str(exc)) from None
     if as_json:
         sys.stdout.write(json.dumps([{"event": p, "world_type": w, **({"keys": examples.get(w, [])} if keys else {}),
-                                      **({"sent": w not in left_out} if left_out is not None else {})}
+                                      **({"sent": w not in (left_out or ()) and w not in not_connect}
+                                         if left_out is not None or w in not_connect else {})}
                                      for p, w in rows], indent=2) + "\n")
         return
     width = max(len(p) for p, _ in rows)
@@ -191,9 +222,11 @@ def events(
                                               f"(no sample event met its rule: {unmatched[w]})" if w in unmatched
                                               else "(no effect)")
                  for line, (_, w) in zip(lines, rows)]
-    if left_out or optional:
+    if left_out or optional or not_connect:
         column = max(len(line) for line in lines)
-        lines = [f"{line.ljust(column)}  not sent (not in target.enabled_events)" if w in (left_out or ()) else
+        lines = [f"{line.ljust(column)}  sent only to a Connect endpoint (target.connect, target.account)"
+                 if w in not_connect else
+                 f"{line.ljust(column)}  not sent (not in target.enabled_events)" if w in (left_out or ()) else
                  f"{line.ljust(column)}  sent only to an endpoint listing it (target.enabled_events)"
                  if w in optional and listed_only else
                  f"{line.ljust(column)}  sent only to a config naming it (enabled_events, business_keys)"

@@ -174,6 +174,47 @@ def test_account_updated_is_modelled_on_a_connect_endpoint_alone() -> None:
                                                "application_fee.created"]
 
 
+def test_events_lists_account_updated_as_a_connect_endpoints_alone(tmp_path: Path) -> None:
+    """`hookproof events` names ``account.updated`` (``send --event`` takes it): sent to a Connect
+    endpoint alone, unmarked under a config whose target is one, "not sent" where its
+    ``enabled_events`` leaves it out."""
+    from typer.testing import CliRunner
+
+    from hookproof.cli import app
+
+    def listed(*args: str) -> tuple[str, list[dict[str, Any]]]:
+        text = CliRunner().invoke(app, ["events", *args], env={"COLUMNS": "200"})
+        as_json = CliRunner().invoke(app, ["events", "--json", *args], env={"COLUMNS": "200"})
+        assert text.exit_code == 0 and as_json.exit_code == 0, text.output + as_json.output
+        line = next(x for x in text.output.splitlines() if x.startswith("account.updated"))
+        return " ".join(line.split()), json.loads(as_json.output)
+
+    line, rows = listed("--profile", "stripe")
+    assert line == "account.updated sent only to a Connect endpoint (target.connect, target.account)"
+    assert rows[-1] == {"event": "account.updated", "world_type": "account.updated", "sent": False}
+    connect = tmp_path / "connect.toml"
+    connect.write_text(BASE.format(target=f'connect = true\naccount = "{PLATFORM_SELLER}"'))
+    line, rows = listed("--config", str(connect))
+    assert line == "account.updated" and rows[-1] == {"event": "account.updated", "world_type": "account.updated"}
+    assert all("sent" not in r for r in rows)
+    listing = tmp_path / "listing.toml"
+    listing.write_text(BASE.format(target=f'connect = true\naccount = "{PLATFORM_SELLER}"\n'
+                                          'enabled_events = ["charge.refunded"]'))
+    line, rows = listed("--config", str(listing))
+    assert line == "account.updated not sent (not in target.enabled_events)"
+    assert {r["event"]: r["sent"] for r in rows if r["sent"]} == {"charge.refunded": True}
+    for profile in ("github", "paddle", "shopify"):
+        assert all(r["event"] != "account.updated" for r in listed_json(profile))
+
+
+def listed_json(profile: str) -> list[dict[str, Any]]:
+    from typer.testing import CliRunner
+
+    from hookproof.cli import app
+
+    return list(json.loads(CliRunner().invoke(app, ["events", "--json", "--profile", profile]).output))
+
+
 # ---- the catalog's stories ---------------------------------------------------------------------------
 
 def test_stale_after_newer_delivers_the_submitted_details_after_the_verification() -> None:
