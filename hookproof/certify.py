@@ -727,7 +727,7 @@ def certify(config: Config, *, scenarios: Sequence[str] | None = None, out_dir: 
                     observe=make_observer(config, state), history=history, server_state=state,
                     live=config.target.live, account=config.target.account, connect=config.target.connect,
                     api_version=config.target.api_version,
-                    enabled=frozenset(config.target.stripe_types() or ()) or None, seed=seed,
+                    enabled=frozenset(config.enabled_types() or ()) or None, seed=seed,
                     time_scale=config.run.time_scale, burst=config.run.burst,
                     redelivery_window=config.run.redelivery_window,
                     settle_window_s=config.settle.window_s, settle_deadline_s=config.settle.deadline_s,

@@ -344,7 +344,7 @@ class TargetConfig(StrictModel):
         prof = get_profile(self.profile)
         types = {**prof.event_types(), **{t: t for t in prof.optional_types}}
         back = {v: k for k, v in types.items()}
-        return {e if e in types else back.get(e, e) for e in self.enabled_events}  # a catalog's names are its own
+        return {e if e in types else back.get(e, e) for e in self.enabled_events}
 
 
 class ObserverConfig(StrictModel):
@@ -720,6 +720,15 @@ class Config(StrictModel):
 
         return get_profile(self.target.profile, settings=settings, names=self.event_names() or None,
                            subscribed=self.subscribed_types())
+
+    def enabled_types(self) -> set[str] | None:
+        """The world types of ``target.enabled_events`` (None: every type the profile sends): with
+        ``[catalog]`` its names as listed (a catalog's names are its own, even one the billing
+        world's renaming spells alike: standard-webhooks' ``subscription.created``), else
+        `TargetConfig.stripe_types`."""
+        if self.catalog is not None and self.target.enabled_events is not None:
+            return set(self.target.enabled_events)
+        return self.target.stripe_types()
 
     def subscribed_types(self) -> list[str]:
         """The profile's optional types (`Profile.optional_types`: Shopify's compliance topics,

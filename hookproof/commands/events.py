@@ -173,7 +173,7 @@ def unsent(profile_name: str | None, config: str | None) -> set[str] | None:
     loaded = load_config(config, secrets=False)
     if profile_name not in (None, loaded.target.profile):
         return None
-    enabled = loaded.target.stripe_types()
+    enabled = loaded.enabled_types()
     if enabled is None:
         return None
     return {w for _, w in event_rows(profile_name, config) if w not in enabled}

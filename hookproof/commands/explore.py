@@ -87,7 +87,7 @@ def explore_target(cfg: "Config", log: Any = None) -> Iterator[tuple["ExploreTar
 
     secrets = cfg.target.secrets(cfg.base_dir)
     profile = cfg.profile()  # with [catalog], the user's own events
-    enabled = cfg.target.stripe_types()  # the world's names of the enabled events (None: all)
+    enabled = cfg.enabled_types()  # the world's names of the enabled events (None: all)
     options: dict[str, Any] = dict(live=cfg.target.live, account=cfg.target.account,
                                    enabled=frozenset(enabled) if enabled is not None else None,
                                    keys=cfg.key_mapping(), state_fields=cfg.state_field_map(),

@@ -140,7 +140,7 @@ def build_spec(config: "Config", *, users: int, rate: float, duration_s: float, 
         catalog = catalog_to_plain(profile.catalog)
     if seed is None:
         seed = config.run.seed if config.run.seed is not None else random.SystemRandom().randrange(1, 2**31)
-    types = config.target.stripe_types()
+    types = config.enabled_types()
     try:
         return StormSpec(
             target_url=str(config.target.url), profile=profile.name, event_names=config.event_names(),

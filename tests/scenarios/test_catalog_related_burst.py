@@ -76,3 +76,28 @@ def test_the_receiver_keeping_the_newest_passes_and_its_racy_twin_is_found(tmp_p
     assert all(v == ("pass", []) or set(v[1]) <= {"stale", "regressed"} for v in verdicts), verdicts
 
 
+
+
+def test_a_catalogs_own_names_listed_in_enabled_events_are_sent_as_listed(tmp_path: Path) -> None:
+    """A catalog's ``subscription.created`` and ``subscription.updated`` are its own events, though
+    the billing world's renaming spells two of Stripe's types alike: listed in enabled_events,
+    they are enabled as named (they were taken for ``customer.subscription.*``, and certify,
+    explore, storm and ``events`` then never sent them)."""
+    from hookproof.commands.events import unsent
+
+    path = tmp_path / "hookproof.toml"
+    names = ["subscription.created", "subscription.updated", "subscription.canceled"]
+    path.write_text(config_text(9, tmp_path / "r.sqlite", 1).replace(
+        'secret = "', f'enabled_events = {names!r}\nsecret = "'.replace("'", '"'), 1), encoding="utf-8")
+    config = load_config(path)
+    assert config.enabled_types() == set(names)
+    assert unsent(None, str(path)) == set()
+    world = UserCatalogWorld(3, catalog=profile().catalog)
+    plan = CATALOG[SCENARIO].plan(Context(profile=config.profile(), enabled=frozenset(names)), world)
+    assert isinstance(plan, Plan), plan
+    assert [[e.type for e in phase.events] for phase in plan.phases] == [
+        ["subscription.created", "subscription.canceled"]] * 2
+    only_created = tmp_path / "created.toml"
+    only_created.write_text(path.read_text().replace(
+        '"subscription.updated", "subscription.canceled"', '"subscription.updated"'), encoding="utf-8")
+    assert unsent(None, str(only_created)) == {"subscription.canceled"}
