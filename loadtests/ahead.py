@@ -61,14 +61,20 @@ class Ahead:
             receiver may have set the later events aside for want of the earlier one (a
             deletion of a membership it never saw, taking no seat back), or acted as if the
             earlier one had come; each such object widens the range to take in both.
+        split: business keys two events of one object carry (Stripe's ``invoice.paid`` and
+            ``invoice.payment_succeeded``, one effect owed once across both) of which one was
+            delivered and the other, of a type the storm sends, never went out: a receiver
+            applying on the other alone, as correct as one applying on either, has not applied
+            it yet (`cut.SplitKeys`).
     """
 
     keys: dict[str, int | None] = field(default_factory=dict)
     statuses: dict[str, set[str]] = field(default_factory=dict)
     counters: dict[str, tuple[int, int]] = field(default_factory=dict)
+    split: set[str] = field(default_factory=set)
 
     def __bool__(self) -> bool:
-        return bool(self.keys or self.statuses or self.counters)
+        return bool(self.keys or self.statuses or self.counters or self.split)
 
 
 class _Entry(NamedTuple):
@@ -124,10 +130,12 @@ def ahead_of(sent: Iterable[Event], templates: Sequence[Any], *, keys: "KeyMappi
     counted = keys if keys is not None and keys.counters else None
     # the sent events' ids and objects as UTF-8 bytes (a storm's million: no string each)
     sent_ids, objects = IdCodes(), IdCodes()
+    sent_types: set[str] = set()
     it = iter(sent)
     while chunk := list(islice(it, _CHUNK)):
         sent_ids.code_all([e.id for e in chunk])
         objects.code_all([e.object_id for e in chunk])
+        sent_types.update(e.type for e in chunk)
     sent_ids.trim()
     objects.trim()
     ahead = Ahead()
@@ -144,22 +152,31 @@ def ahead_of(sent: Iterable[Event], templates: Sequence[Any], *, keys: "KeyMappi
             last_sent = max((i for i, eid in enumerate(ids) if eid in sent_ids), default=-1)
             if counted is not None:
                 _cut_counters(ahead, story, ids, sent_ids, last_sent, counted, renamer, copy_no)
+
+            def key_of(i: int, t: _Entry) -> str | None:
+                e = t.event
+                business_key = join(t.business_key) if t.business_key is not None else None
+                if keys is None:
+                    return business_key
+                if light is not None and e.type not in light.templates:
+                    return light.key_of(replace(e, id=ids[i], object_id=join(t.object_id), business_key=business_key))
+                return keys.key_of(renamer.events([e], copy_no)[0])
+
+            unsent_keys: set[str] = set()
             for i, t in enumerate(story):
                 if ids[i] in sent_ids:
                     continue
                 e = t.event
-                business_key = join(t.business_key) if t.business_key is not None else None
-                if keys is None:
-                    key = business_key
-                elif light is not None and e.type not in light.templates:
-                    key = light.key_of(replace(e, id=ids[i], object_id=join(t.object_id),
-                                               business_key=business_key))
-                else:
-                    key = keys.key_of(renamer.events([e], copy_no)[0])
+                key = key_of(i, t)
                 if key is not None:
                     ahead.keys[key] = e.amount
+                    if e.type in sent_types:
+                        unsent_keys.add(key)
                 if e.status is not None and i > last_sent:  # an earlier status explains nothing
                     ahead.statuses.setdefault(join(t.object_id), set()).add(e.status)
+            if unsent_keys:  # a key one of whose events went out and another never did
+                ahead.split.update(k for i, t in enumerate(story)
+                                   if ids[i] in sent_ids and (k := key_of(i, t)) in unsent_keys)
             break
     return ahead
 

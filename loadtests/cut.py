@@ -260,6 +260,41 @@ class CutStories:
 
 
 @dataclass(frozen=True)
+class SplitKeys:
+    """Business keys two events of one object carry, one delivered by the storm and the other,
+    of a type it sends, never sent before its end (`ahead.Ahead.split`: the reorder window held
+    Stripe's ``invoice.paid`` while its ``invoice.payment_succeeded`` went out). The effect is owed
+    once across both, and a receiver may apply it on either type alone (Stripe's docs advise one):
+    one that applies on the undelivered type has not applied it yet, so the key's ``lost`` and
+    its ``counter`` short of the truth (none, or nothing moved) are unknown. A key applied twice,
+    or moved by another amount, stays a finding.
+
+    Attributes:
+        keys: the split business keys.
+    """
+
+    keys: frozenset[str]
+
+    #: The checks whose findings this judge may leave unknown.
+    checks: ClassVar[tuple[str, ...]] = ("lost", "counter")
+
+    def __bool__(self) -> bool:
+        return bool(self.keys)
+
+    def excuses(self, check_id: str, finding: Finding) -> bool:
+        """Whether `finding` is a split key's ``lost``, or its ``counter`` with nothing applied."""
+        if finding.key not in self.keys:
+            return False
+        return check_id == "lost" or (check_id == "counter" and finding.actual in (None, 0))
+
+    def note(self) -> str:
+        """One sentence: why these keys are unknown."""
+        return (f"the storm's end cut {len(self.keys)} key(s) two events of one object carry: one was delivered, "
+                "the other never went out, so a receiver applying the effect on the other type alone has not "
+                "applied it yet")
+
+
+@dataclass(frozen=True)
 class Unsettled:
     """A storm whose receiver was still changing what it shows when the settle deadline came
     (`unsettled_of`): a receiver that stores each delivery, answers, and applies it from a queue
@@ -366,13 +401,14 @@ JUDGED_CHECKS = ("lost", "stale", "counter")
 
 
 def judge_cut(results: Sequence[CheckResult],
-              cut: "Cut | Unanswered | Unsettled | Unrecorded | CutStories") -> list[CheckResult]:
+              cut: "Cut | Unanswered | Unsettled | Unrecorded | CutStories | SplitKeys") -> list[CheckResult]:
     """`results` with the findings `cut` excuses left out (`Cut.excuses`: the ``lost`` findings
     of keys never acknowledged and the ``stale`` findings of its objects; `Unsettled`'s, every
     ``lost`` and ``stale`` one and the counters short of the truth): such a check with no other finding is ``unknown``, its detail
     `Cut.note` (a check with others stays invalid, the note added). An `Unanswered` and an
     `Unsettled` are judged the same way; an `Unrecorded` also over ``unexpected`` and
-    ``regressed`` (`Unrecorded.checks`); a `CutStories` over ``counter`` alone."""
+    ``regressed`` (`Unrecorded.checks`); a `CutStories` over ``counter`` alone, a `SplitKeys` over
+    ``lost`` and ``counter``."""
     if not cut:
         return list(results)
     judged = getattr(cut, "checks", JUDGED_CHECKS)
@@ -404,5 +440,5 @@ def judge_cut(results: Sequence[CheckResult],
     return out
 
 
-__all__ = ["JUDGED_CHECKS", "ONLY_TIMED_OUT", "PACE_WINDOW_S", "Cut", "CutDelivery", "CutStories", "Unanswered",
-           "Unrecorded", "Unsettled", "cut_of", "judge_cut", "unanswered_of", "unsettled_of"]
+__all__ = ["JUDGED_CHECKS", "ONLY_TIMED_OUT", "PACE_WINDOW_S", "Cut", "CutDelivery", "CutStories", "SplitKeys",
+           "Unanswered", "Unrecorded", "Unsettled", "cut_of", "judge_cut", "unanswered_of", "unsettled_of"]

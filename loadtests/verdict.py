@@ -24,7 +24,16 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, Se
 
 from hookproof.loadtests.ahead import Ahead, ahead_of, tolerate
 from hookproof.loadtests.collect import WorkerTotals
-from hookproof.loadtests.cut import CutDelivery, CutStories, Unrecorded, cut_of, judge_cut, unanswered_of, unsettled_of
+from hookproof.loadtests.cut import (
+    CutDelivery,
+    CutStories,
+    SplitKeys,
+    Unrecorded,
+    cut_of,
+    judge_cut,
+    unanswered_of,
+    unsettled_of,
+)
 from hookproof.loadtests.spec import StormSpec
 from hookproof.loadtests.spool import Spool
 from hookproof.reports.model import CheckView, RunReport, ScenarioReport
@@ -377,6 +386,8 @@ def storm_scenario(spec: StormSpec, events: Iterable[Event], attempts: Sequence[
         results = tolerate(results, ahead)
         if ahead.counters:  # counters whose objects' stories the storm's end cut: how far off is unknown
             results = judge_cut(results, CutStories(ahead.counters))
+        if ahead.split:  # keys of two events, one delivered: a receiver applying on the other has not yet
+            results = judge_cut(results, SplitKeys(frozenset(ahead.split)))
     if cut:
         results = judge_cut(results, cut_of(cut, events, index.acked_events, drain_s, stopped))
     if unrecorded:
