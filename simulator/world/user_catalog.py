@@ -549,7 +549,11 @@ class UserCatalogWorld(RecordWorld):
         another object of that kind first, through its types up to the one that set that
         status, then updated twice (each update's free text varied), so that an object ends in
         a status whose fields are compared, not only in a final one (a deleted user's stub
-        carries no name) where they are not. Empty when no sent type sets a status."""
+        carries no name) where they are not; a kind whose update declares no status but carries
+        the object's (Polar's ``subscription.updated``, "fires for all changes to the
+        subscription") has it so after its second status, or its first when no third follows
+        (`_keeping_update`). Empty when no sent
+        type sets a status."""
         story: list[Event] = []
         for kind in self._stateful_kinds():
             story += self._kind_walk(kind)
@@ -564,8 +568,21 @@ class UserCatalogWorld(RecordWorld):
             updated = self.new_object(kind)
             until = next(i for i, s in enumerate(walk) if s.state == update.state)
             story += [self.emit(s.type, updated) for s in (*walk[:until + 1], update, update)]
+        elif walk and (keeping := self._keeping_update(kind)) is not None:
+            # an update declaring no state keeps the object's (Polar's subscription.updated): after
+            # the kind's second status (a subscription made active) when a third follows, else its first
+            updated = self.new_object(kind)
+            until = 1 if len(walk) > 2 and not ends_object(walk[1].type) else 0
+            story += [self.emit(s.type, updated) for s in (*walk[:until + 1], keeping, keeping)]
         oid = self.new_object(kind)
         return story + [self.emit(s.type, oid) for s in walk]
+
+    def _keeping_update(self, kind: str) -> EventSpec | None:
+        """`kind`'s first sent type that carries the object's status and sets none (`EventSpec.state`
+        None, `EventSpec.status_path` set: an update keeping the status, as `emit` writes it) and
+        ends no object, or None."""
+        return next((s for s in self._of_kind(kind) if s.state is None and s.status_path is not None
+                     and self._sends(s.type) and not ends_object(s.type)), None)
 
     def related_groups(self, count: int = 2) -> list[tuple[Event, ...]]:
         """Per kind whose sent types (`sent_only`) set at least two statuses, the kind with the

@@ -55,11 +55,13 @@ def profile() -> StandardWebhooksProfile:
     return StandardWebhooksProfile(catalog=load_catalog(CatalogConfig(type_field="type", events=events), Path(".")))
 
 
-def receiver(db: Path, *, blind: bool = False, racy: bool = False) -> FastAPI:
+def receiver(db: Path, *, blind: bool = False, racy: bool = False, revoking: bool = False) -> FastAPI:
     """Verifies with the standardwebhooks library, claims the webhook-id and keeps each
     subscription's newest status by updated_at, in one transaction. `blind`: the last write
     wins. `racy`: the stored updated_at is read without a lock, compared in code and, after
-    a pause (a handler's work), written in a transaction of its own (a lost update)."""
+    a pause (a handler's work), written in a transaction of its own (a lost update). `revoking`:
+    an update revokes the subscription (Polar's ``subscription.updated`` "fires for all changes to
+    the subscription, including renewals": a twin taking it for a revocation)."""
     with sqlite3.connect(db) as setup:
         setup.executescript(SCHEMA)
         setup.execute("PRAGMA journal_mode=WAL")
@@ -82,6 +84,8 @@ def receiver(db: Path, *, blind: bool = False, racy: bool = False) -> FastAPI:
         except WebhookVerificationError:
             return JSONResponse({"error": "bad signature"}, status_code=401)
         data = body["data"]
+        if revoking and body["type"] == "subscription.updated":
+            data = {**data, "status": "revoked"}
         with sqlite3.connect(db, isolation_level=None, timeout=10) as conn:
             conn.execute("BEGIN IMMEDIATE")
             if not conn.execute("INSERT OR IGNORE INTO seen VALUES (?)", (headers["webhook-id"],)).rowcount:
@@ -142,3 +146,33 @@ def test_the_receiver_keeping_the_newest_survives_and_its_blind_twin_is_found(tm
     assert {f.check_id for f in blind.failure.findings} & {"regressed", "stale"}, blind.failure.summary()
     assert all("provider API" not in f.message for f in blind.failure.findings), json.dumps(
         [f.message for f in blind.failure.findings])
+
+
+def test_an_update_keeping_the_status_is_walked_and_a_twin_revoking_on_it_is_stale(tmp_path: Path) -> None:
+    """An update declaring no status of its own (Polar's ``subscription.updated``) was never sent
+    by certify: the state walks took only the types setting a status. Each walk now updates an
+    object twice after its first status (no third follows here); a receiver revoking on an update
+    ends it ``revoked`` where the provider's is ``active``."""
+    from hookproof.certify import certify
+    from hookproof.config import load_config
+    from hookproof.simulator.serving import serve_app
+    from hookproof.simulator.world.user_catalog import UserCatalogWorld
+    from tests.scenarios.test_catalog_related_burst import config_text
+
+    world = UserCatalogWorld(3, catalog=profile().catalog)
+    assert [(e.type, e.status) for e in world.state_story()] == [
+        ("subscription.created", "active"), ("subscription.updated", None), ("subscription.updated", None),
+        ("subscription.created", "active"), ("subscription.canceled", "canceled")]
+
+    def run(name: str, **mode: bool) -> dict[str, tuple[str, list[str]]]:
+        folder = tmp_path / name
+        folder.mkdir()
+        db = folder / "receiver.sqlite"
+        with serve_app(receiver(db, **mode)) as server:
+            path = folder / "hookproof.toml"
+            path.write_text(config_text(server.port, db, 3), encoding="utf-8")
+            report = certify(load_config(path), scenarios=["reorder", "stale-after-newer"], out_dir=folder / "report")
+        return {s.id: (s.verdict, sorted({f.check_id for f in s.findings})) for s in report.report.scenarios}
+
+    assert run("newest") == {"reorder": ("pass", []), "stale-after-newer": ("pass", [])}
+    assert run("revoking", revoking=True) == {"reorder": ("fail", ["stale"]), "stale-after-newer": ("fail", ["stale"])}
