@@ -13,8 +13,14 @@ and ``default`` first; then by ``type``: objects with every property, arrays of
 ``date``, ``uuid``, ``email``, ``uri``…) and length, numbers within their bounds.
 ``allOf`` is merged, ``oneOf``/``anyOf`` take their first branch. It does not solve
 ``pattern``: an optional field with one is left out, a required one needs an example (the
-catalog loader validates every made payload and says so). ``$ref`` must be resolved
-before (the loader inlines them). Not hypothesis-jsonschema: a Hypothesis strategy draws
+catalog loader validates every made payload and says so). A ``$ref`` is local to the schema
+given (``#`` or a JSON Pointer into it, ``#/$defs/Filter``: the loader bundles every other
+one under the root's ``$defs``) and followed where it is used (`deref`), so a recursive
+schema (a filter whose clauses are filters) stays what it is: each reference is followed
+at most `MAX_RECURSION` more times inside itself; past that, or past `MAX_DEPTH`, a value
+is made without it: the first ``anyOf``/``oneOf`` branch that does not need it, an empty
+array where ``minItems`` allows, an optional property left out (`TooDeep` when the schema
+leaves no such way out). Not hypothesis-jsonschema: a Hypothesis strategy draws
 from Hypothesis's own engine, not from a world's seed, and a world must be the same for
 the same seed (one example body per type is then all the world needs: it refreshes ids,
 states and ordering fields itself).
@@ -31,8 +37,53 @@ from typing import Any
 Path = tuple[str, ...]
 
 _TOKEN = string.ascii_letters + string.digits
-#: Nesting deeper than this makes empty containers (a recursive schema stays finite).
+#: Nesting deeper than this makes no more values inside (a deep schema stays finite).
 MAX_DEPTH = 12
+#: How many more times a ``$ref`` is followed inside its own expansion (a recursive schema's
+#: ``Filter`` in a ``Filter``'s clauses): once, then the value is made without it.
+MAX_RECURSION = 1
+
+
+class TooDeep(ValueError):
+    """No value of a schema within `MAX_DEPTH` and `MAX_RECURSION`: every way the schema
+    leaves (a branch, an empty array, an optional property) needs the bound's reference."""
+
+
+def deref(schema: Any, root: Any) -> Any:
+    """`schema` with its ``$ref`` (``#`` or a JSON Pointer into `root`) followed, its other
+    keywords kept beside the target's (a target's own ``$ref`` followed in turn); `schema`
+    itself when it has none. Raises KeyError naming a reference `root` lacks."""
+    seen: set[str] = set()
+    while isinstance(schema, Mapping) and isinstance(schema.get("$ref"), str):
+        ref = schema["$ref"]
+        if ref in seen:  # a reference to itself and nothing else: any value
+            return {k: v for k, v in schema.items() if k != "$ref"}
+        seen.add(ref)
+        target = pointer(root, ref)
+        if len(schema) == 1:  # the reference alone: its target as it is, not a copy
+            schema = target
+            continue
+        rest = {k: v for k, v in schema.items() if k != "$ref"}
+        schema = {**target, **rest} if isinstance(target, Mapping) else rest
+    return schema
+
+
+def pointer(root: Any, ref: str) -> Any:
+    """The value a local reference (``#``, ``#/$defs/A~1B``) names in `root`. Raises KeyError."""
+    from urllib.parse import unquote
+
+    if not ref.startswith("#") or (ref[1:] and not ref.startswith("#/")):  # another document, an anchor
+        raise KeyError(ref)
+    node = root
+    for raw in ref[1:].split("/")[1:] if ref[1:] else []:
+        part = unquote(raw).replace("~1", "/").replace("~0", "~")
+        if isinstance(node, Mapping) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        else:
+            raise KeyError(ref)
+    return node
 
 
 def parse_path(path: str) -> Path:
@@ -101,26 +152,58 @@ def set_path(doc: MutableMapping[str, Any], parts: Path, value: Any) -> None:
         raise KeyError(last)
 
 
-def schema_at(schema: Mapping[str, Any] | None, parts: Path) -> Mapping[str, Any] | None:
+def schema_at(schema: Mapping[str, Any] | None, parts: Path,
+              root: Mapping[str, Any] | None = None) -> Mapping[str, Any] | None:
     """The subschema describing `parts` (through ``properties``, ``items``, ``prefixItems``,
-    ``allOf``/``oneOf``/``anyOf`` branches), or None when the schema does not describe it."""
+    ``allOf``/``oneOf``/``anyOf`` branches, and the ``$ref``s on the way, local to `root`:
+    default `schema` itself), or None when the schema does not describe it."""
     if schema is None:
+        return None
+    if root is not None and root is not schema:
+        return _schema_at(schema, parts, root, frozenset())
+    held = _AT.get(id(schema))
+    if held is None or held[0] is not schema:
+        if len(_AT) >= _AT_SCHEMAS:
+            _AT.clear()
+        held = _AT[id(schema)] = (schema, {})
+    found = held[1]
+    if parts not in found:  # a world asks each path of each body again: once per schema and path
+        found[parts] = _schema_at(schema, parts, schema, frozenset())
+    return found[parts]
+
+
+#: id of a root schema -> (the schema, kept so its id stays its own; path -> `schema_at`'s answer)
+_AT: dict[int, tuple[Any, dict[Path, Mapping[str, Any] | None]]] = {}
+#: The root schemas `_AT` remembers answers for (then it starts again).
+_AT_SCHEMAS = 256
+
+
+def _schema_at(schema: Any, parts: Path, root: Any, seen: frozenset[str]) -> Mapping[str, Any] | None:
+    if isinstance(schema, Mapping) and isinstance(schema.get("$ref"), str):
+        if schema["$ref"] in seen:  # a branch leading back to itself without a step: no new answer
+            return None
+        seen = seen | {schema["$ref"]}
+        try:
+            schema = deref(schema, root)
+        except KeyError:
+            return None
+    if not isinstance(schema, Mapping):
         return None
     if not parts:
         return schema
     head, rest = parts[0], parts[1:]
     props = schema.get("properties")
     if isinstance(props, Mapping) and head in props:
-        return schema_at(props[head], rest)
+        return _schema_at(props[head], rest, root, frozenset())
     if head.isdigit():
         prefix = schema.get("prefixItems")
         if isinstance(prefix, list) and int(head) < len(prefix):
-            return schema_at(prefix[int(head)], rest)
+            return _schema_at(prefix[int(head)], rest, root, frozenset())
         if isinstance(schema.get("items"), Mapping):
-            return schema_at(schema["items"], rest)
+            return _schema_at(schema["items"], rest, root, frozenset())
     for combinator in ("allOf", "oneOf", "anyOf"):
         for branch in schema.get(combinator) or ():
-            found = schema_at(branch, parts) if isinstance(branch, Mapping) else None
+            found = _schema_at(branch, parts, root, seen) if isinstance(branch, Mapping) else None
             if found is not None:
                 return found
     return None
@@ -160,13 +243,20 @@ def _json_type(value: Any) -> str:
     return "object" if isinstance(value, Mapping) else "null"
 
 
-def merged(schema: Mapping[str, Any]) -> dict[str, Any]:
-    """`schema` with its ``allOf`` branches merged in (properties and required united)."""
+def merged(schema: Mapping[str, Any], root: Any = None, _seen: frozenset[str] = frozenset()) -> dict[str, Any]:
+    """`schema` with its ``allOf`` branches merged in (properties and required united; a
+    branch's ``$ref`` followed in `root`, once on each way down)."""
     out = {k: v for k, v in schema.items() if k != "allOf"}
     for branch in schema.get("allOf") or ():
+        seen = _seen
+        if root is not None and isinstance(branch, Mapping) and isinstance(branch.get("$ref"), str):
+            if branch["$ref"] in seen:
+                continue
+            seen = seen | {branch["$ref"]}
+            branch = _deref_or_none(branch, root)
         if not isinstance(branch, Mapping):
             continue
-        branch = merged(branch)
+        branch = merged(branch, root, seen)
         for key, value in branch.items():
             if key == "properties":
                 out["properties"] = {**(out.get("properties") or {}), **value}
@@ -191,6 +281,14 @@ def shape_alphabet(text: str) -> str:
         return string.digits + ("abcdef" if lower else "ABCDEF")
     return ((string.digits if digits else "") + (string.ascii_lowercase if lower else "")
             + (string.ascii_uppercase if upper else ""))
+
+
+def _deref_or_none(schema: Any, root: Any) -> Any:
+    """`deref(schema, root)`, or None for a reference `root` lacks."""
+    try:
+        return deref(schema, root)
+    except KeyError:
+        return None
 
 
 def _unsolvable(schema: Any) -> bool:
@@ -238,11 +336,32 @@ class InstanceMaker:
         h = "%032x" % self.rng.getrandbits(128)
         return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-{'89ab'[self.rng.randrange(4)]}{h[17:20]}-{h[20:]}"
 
-    def make(self, schema: Mapping[str, Any] | bool | None, depth: int = 0) -> Any:
-        """A value `schema` accepts."""
-        if schema is None or isinstance(schema, bool):
+    def make(self, schema: Mapping[str, Any] | bool | None, depth: int = 0, root: Any = None) -> Any:
+        """A value `schema` accepts, its ``$ref``s local to `root` (default: `schema` itself).
+
+        Raises TooDeep when the schema leaves no value within `MAX_DEPTH` and `MAX_RECURSION`,
+        KeyError naming a ``$ref`` `root` lacks.
+        """
+        inside = {"#": 1} if root is None or root is schema else {}  # the root is being made: "#" is in it
+        return self._make(schema, depth, schema if root is None else root, inside)
+
+    @staticmethod
+    def _enter(schema: Any, root: Any, active: Mapping[str, int]) -> tuple[Any, Mapping[str, int]]:
+        """`schema` with its ``$ref`` followed (`deref`), and the references being made with it
+        counted; TooDeep past `MAX_RECURSION` followings of one inside itself."""
+        if not (isinstance(schema, Mapping) and isinstance(schema.get("$ref"), str)):
+            return schema, active
+        ref = schema["$ref"]
+        if active.get(ref, 0) > MAX_RECURSION:
+            raise TooDeep(f"{ref} needs itself past {MAX_RECURSION} nesting: no other branch, optional property "
+                          "or empty array ends it")
+        return deref(schema, root), {**active, ref: active.get(ref, 0) + 1}
+
+    def _make(self, schema: Any, depth: int, root: Any, active: Mapping[str, int]) -> Any:
+        schema, active = self._enter(schema, root, active)
+        if schema is None or isinstance(schema, bool) or not isinstance(schema, Mapping):
             return self.token(8)
-        schema = merged(schema) if "allOf" in schema else schema
+        schema = merged(schema, root) if "allOf" in schema else schema
         if "const" in schema:
             return schema["const"]
         if schema.get("enum"):
@@ -256,13 +375,21 @@ class InstanceMaker:
             branches = [b for b in schema.get(combinator) or () if isinstance(b, (Mapping, bool))]
             if branches:
                 base = {k: v for k, v in schema.items() if k != combinator}
-                first = branches[0]
-                return self.make({**base, **first} if isinstance(first, Mapping) else base, depth)
+                failed: TooDeep | None = None
+                for branch in branches:  # the first that needs no reference past its bound
+                    try:
+                        resolved, inner = self._enter(branch, root, active)
+                        return self._make({**base, **resolved} if isinstance(resolved, Mapping) else base,
+                                          depth, root, inner)
+                    except TooDeep as exc:
+                        failed = failed or exc
+                assert failed is not None
+                raise failed
         kind = schema_type(schema)
         if kind == "object":
-            return self._object(schema, depth)
+            return self._object(schema, depth, root, active)
         if kind == "array":
-            return self._array(schema, depth)
+            return self._array(schema, depth, root, active)
         if kind == "integer":
             return int(self._number(schema, integer=True))
         if kind == "number":
@@ -273,33 +400,48 @@ class InstanceMaker:
             return None
         return self._string(schema)
 
-    def _object(self, schema: Mapping[str, Any], depth: int) -> dict[str, Any]:
+    def _object(self, schema: Mapping[str, Any], depth: int, root: Any, active: Mapping[str, int]) -> dict[str, Any]:
         out: dict[str, Any] = {}
+        required = set(schema.get("required") or ())
         if depth >= MAX_DEPTH:
+            if required:
+                raise TooDeep(f"an object with required properties deeper than {MAX_DEPTH}")
             return out
         props = schema.get("properties") or {}
-        required = set(schema.get("required") or ())
         for name, sub in props.items():
-            if name not in required and _unsolvable(sub):  # an optional field we cannot fill: left out
+            if name not in required and _unsolvable(_deref_or_none(sub, root)):  # an optional field we cannot fill
                 continue
-            out[name] = self.make(sub, depth + 1)
+            try:
+                out[name] = self._make(sub, depth + 1, root, active)
+            except TooDeep:
+                if name in required:
+                    raise
+                # an optional field needing a reference past its bound: left out
         for name in schema.get("required") or ():
             if name not in out:
-                out[name] = self.make(None, depth + 1)
+                out[name] = self._make(None, depth + 1, root, active)
         return out
 
-    def _array(self, schema: Mapping[str, Any], depth: int) -> list[Any]:
+    def _array(self, schema: Mapping[str, Any], depth: int, root: Any, active: Mapping[str, int]) -> list[Any]:
+        least = int(schema.get("minItems", 0))
         if depth >= MAX_DEPTH:
+            if least > 0 or schema.get("prefixItems"):
+                raise TooDeep(f"an array of at least one item deeper than {MAX_DEPTH}")
             return []
-        prefix = [self.make(s, depth + 1) for s in schema.get("prefixItems") or ()]
+        prefix = [self._make(s, depth + 1, root, active) for s in schema.get("prefixItems") or ()]
         count = max(int(schema.get("minItems", 1)), len(prefix))
         if "maxItems" in schema:
             count = min(count, int(schema["maxItems"]))
         items = schema.get("items")
         if items is False:
             return prefix[:count]
-        return prefix + [self.make(items if isinstance(items, Mapping) else None, depth + 1)
-                         for _ in range(count - len(prefix))]
+        try:
+            return prefix + [self._make(items if isinstance(items, Mapping) else None, depth + 1, root, active)
+                             for _ in range(count - len(prefix))]
+        except TooDeep:
+            if len(prefix) >= least:  # items needing a reference past its bound: none
+                return prefix
+            raise
 
     def _number(self, schema: Mapping[str, Any], *, integer: bool) -> float:
         low = schema.get("minimum", schema.get("exclusiveMinimum", 0))
@@ -344,5 +486,5 @@ class InstanceMaker:
         return self.token(max(low, min(high, 16)))
 
 
-__all__ = ["InstanceMaker", "MAX_DEPTH", "Path", "dotted", "get_path", "has_path", "merged", "parse_path", "schema_at",
-           "schema_type", "set_path", "shape_alphabet"]
+__all__ = ["InstanceMaker", "MAX_DEPTH", "MAX_RECURSION", "Path", "TooDeep", "deref", "dotted", "get_path", "has_path",
+           "merged", "parse_path", "pointer", "schema_at", "schema_type", "set_path", "shape_alphabet"]

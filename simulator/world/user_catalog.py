@@ -91,6 +91,7 @@ from collections.abc import Callable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
+from functools import cached_property
 from typing import Any
 
 from hookproof.simulator.errors import WorldError
@@ -99,6 +100,7 @@ from hookproof.simulator.profiles.formats import rfc3339_us
 from hookproof.simulator.world.json_instances import (
     InstanceMaker,
     Path,
+    TooDeep,
     dotted,
     get_path,
     has_path,
@@ -117,6 +119,33 @@ REFS = "refs"
 #: `Event.api_version` of user-catalog events (profiles tell them from the billing world's by it).
 USER_API_VERSION = "user-catalog"
 
+class InvalidBody(WorldError):
+    """A body hookproof made that its type's schema refuses (a bug of hookproof's: it is never sent).
+
+    Attributes: `event_type`, `at` (the dotted place of the first error, or ``the top``),
+    `reason` (the validator's message).
+    """
+
+    def __init__(self, event_type: str, at: str, reason: str, *, source: str) -> None:
+        super().__init__(f"{source}: the body hookproof made for {event_type} does not match its schema at {at}: "
+                         f"{reason} (hookproof sends no such body; please report it)")
+        self.event_type = event_type
+        self.at = at
+        self.reason = reason
+
+
+class CannotMake(WorldError):
+    """A type without an example whose schema hookproof makes no value of (`TooDeep`: every way
+    out of a recursion needs it again; a reference the schema lacks). Attributes: `event_type`,
+    `reason`."""
+
+    def __init__(self, event_type: str, reason: str, *, source: str) -> None:
+        super().__init__(f"{source}: hookproof cannot make a body of {event_type} from its schema ({reason}): "
+                         "give an example")
+        self.event_type = event_type
+        self.reason = reason
+
+
 #: Renders a business-key template over a body (`scenarios.business_keys.render`).
 KeyRenderer = Callable[[str, Any], str]
 
@@ -127,7 +156,8 @@ class EventSpec:
 
     Attributes:
         type: the user's event type name (``invoice.paid``).
-        schema: the JSON Schema of the whole body, every ``$ref`` resolved, or None.
+        schema: the JSON Schema of the whole body, self-contained (every ``$ref`` local to it:
+            ``#``, or an entry of its ``$defs``, as the loader bundles them), or None.
         example: an example body, or None (at least one of `schema` and `example`).
         object_type: the kind of object the event is about (``invoice``; default the
             type without its last dotted part).
@@ -195,6 +225,8 @@ class UserCatalog:
     render_key: KeyRenderer | None = field(default=None, compare=False, repr=False)
     name: str = "config"
     test_mode: str | None = None
+    #: event type -> its schema's validator (`validator`), made on first use
+    _validators: dict[str, Any] = field(default_factory=dict, init=False, compare=False, repr=False)
 
     def body_of(self, event: Event) -> dict[str, Any]:
         """The body `event` is sent with: its own (`BODY`), its test-mode flag (`test_mode`) saying
@@ -207,6 +239,32 @@ class UserCatalog:
                 body = copy.deepcopy(body)
                 set_path(body, path, not event.livemode)
         return body
+
+    def check_body(self, spec: EventSpec, body: Any) -> None:
+        """Raise `InvalidBody` when `spec`'s schema refuses `body` (with ``format``s checked),
+        naming the first error's place; nothing for a type without a schema. Every body a
+        world makes is checked so: one the user's schema refuses never leaves hookproof."""
+        validator = self.validator(spec.type)
+        if validator is None:
+            return
+        error = next(iter(validator.iter_errors(body)), None)
+        if error is not None:
+            at = ".".join(str(p) for p in error.absolute_path) or "the top"
+            raise InvalidBody(spec.type, at, error.message[:160], source=spec.source or self.name)
+
+    def validator(self, event_type: str) -> Any:
+        """The `jsonschema` validator of `event_type`'s schema (draft 2020-12, ``format``s
+        checked), made once per catalog; None for a type without a schema."""
+        if event_type not in self._validators:
+            spec = self.spec(event_type)
+            if spec.schema is None:
+                self._validators[event_type] = None
+            else:
+                from jsonschema import Draft202012Validator
+
+                self._validators[event_type] = Draft202012Validator(
+                    spec.schema, format_checker=Draft202012Validator.FORMAT_CHECKER)
+        return self._validators[event_type]
 
     def __post_init__(self) -> None:
         if not self.events:
@@ -234,10 +292,11 @@ class UserCatalog:
                 return spec
         raise WorldError(f"the catalog ({self.name}) has no event {event_type!r} (known: {', '.join(self.types)})")
 
-    @property
+    @cached_property
     def kind(self) -> str:
         """The world kind this catalog's worlds are registered under: ``catalog:`` + a digest
-        of its content (the same catalog always gets the same kind)."""
+        of its content (the same catalog always gets the same kind), computed once: a
+        catalog of twelve 60 KB schemas is 700 KB of JSON to hash."""
         plain = [{k: v for k, v in s.__dict__.items() if k != "source" and not (k == "refs" and v is None)}
                  for s in self.events]
         text = json.dumps([plain, self.type_field, self.test_mode], sort_keys=True, default=str)
@@ -348,6 +407,7 @@ class UserCatalogWorld(RecordWorld):
                 set_path(body, path, current + 1)
             else:
                 set_path(body, path, self._fresh(spec, path, spec.kind))
+        self.catalog.check_body(spec, body)  # never a body its schema refuses
         part = get_path(body, parent) if parent and has_path(body, parent) else body
         snapshot: dict[str, Any] = dict(copy.deepcopy(part)) if isinstance(part, Mapping) else {"value": part}
         created = oid not in self._objects
@@ -682,7 +742,10 @@ class UserCatalogWorld(RecordWorld):
     def _body(self, spec: EventSpec) -> dict[str, Any]:
         """A fresh copy of the type's base body (its example, else an instance of its schema)."""
         if spec.type not in self._bases:
-            base = spec.example if spec.example is not None else self._maker.make(spec.schema)
+            try:
+                base = spec.example if spec.example is not None else self._maker.make(spec.schema)
+            except (TooDeep, KeyError) as exc:
+                raise CannotMake(spec.type, str(exc).strip("'\""), source=spec.source or self.catalog.name) from None
             self._bases[spec.type] = dict(copy.deepcopy(base)) if isinstance(base, Mapping) else {}
         return copy.deepcopy(self._bases[spec.type])
 
@@ -1086,7 +1149,7 @@ def _is_uuid(text: str) -> bool:
 
 
 def catalog_to_plain(catalog: UserCatalog) -> dict[str, Any]:
-    """`catalog` as plain JSON data (every schema and example as loaded, ``$ref``s resolved;
+    """`catalog` as plain JSON data (every schema and example as loaded, ``$ref``s bundled;
     a value JSON lacks, such as a YAML date, as its text), which `catalog_from_plain` turns
     back into the catalog: how a storm hands a user's catalog to its Locust processes,
     which may run on machines without the config's files."""
@@ -1116,5 +1179,5 @@ def user_events_of_type(world: UserCatalogWorld, event_type: str, count: int = 1
     return [world.emit_new(spec) for _ in range(count)]
 
 
-__all__ = ["BODY", "ENDING_ACTIONS", "REFS", "EventSpec", "KeyRenderer", "ends_object", "USER_API_VERSION", "UserCatalog", "UserCatalogWorld",
+__all__ = ["BODY", "ENDING_ACTIONS", "REFS", "CannotMake", "EventSpec", "InvalidBody", "KeyRenderer", "ends_object", "USER_API_VERSION", "UserCatalog", "UserCatalogWorld",
            "catalog_from_plain", "catalog_to_plain", "user_events_of_type"]

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -55,7 +56,10 @@ def test_the_document_gives_its_webhooks_in_order_with_their_extensions(catalog:
     paid = catalog.spec("invoice.paid")
     assert (paid.kind, paid.object_id, paid.event_id, paid.ordering, paid.state, paid.key) == (
         "invoice", "data.id", "id", "data.updated_at", "paid", "fulfil:{data.id}")
-    assert paid.schema is not None and "$ref" not in json.dumps(paid.schema)  # every $ref inlined
+    assert paid.schema is not None  # every $ref bundled: local, to an entry of the schema's own $defs
+    refs = re.findall(r'"\$ref": "([^"]*)"', json.dumps(paid.schema))
+    assert refs and all(r.startswith("#/$defs/") and r[len("#/$defs/"):] in paid.schema["$defs"] for r in refs)
+    assert sorted(paid.schema["$defs"]) == ["Envelope", "Invoice", "InvoiceEvent"]
     assert catalog.spec("refund.created").amount == "data.amount"
     assert catalog.spec("customer.updated").example is None  # made from its schema
 
