@@ -14,8 +14,10 @@ body starts from the type's example (or an instance of its schema, made once per
 from the seed) and gets fresh values:
 
 - the object's id (each story makes new objects; a fresh id has the example id's prefix,
-  length and alphabet), the event id, the type (at `UserCatalog.type_field` when the body
-  has it);
+  length and alphabet, longer when that shape allows fewer than `json_instances.MIN_ID_SPACE`
+  ids: Lemon Squeezy's documented ``"1"`` gives nine digits; an integer comes from the world's
+  increasing sequence; no two ids the world draws are alike, `_unique`), the event id, the type
+  (at `UserCatalog.type_field` when the body has it);
 - the ids and email addresses nested in the object's part (a Clerk user's email ids and
   addresses, and its ``external_id`` however plain): the object's own,
   the same in each of its events (`_own_identities`), so no two objects share what the
@@ -91,7 +93,7 @@ from collections.abc import Callable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
-from typing import Any
+from typing import Any, TypeVar
 
 from hookproof.simulator.errors import WorldError
 from hookproof.simulator.events import Event
@@ -107,6 +109,7 @@ from hookproof.simulator.world.json_instances import (
     schema_type,
     set_path,
     shape_alphabet,
+    widened,
 )
 from hookproof.simulator.world.records import RecordWorld
 
@@ -116,6 +119,8 @@ BODY = "body"
 REFS = "refs"
 #: `Event.api_version` of user-catalog events (profiles tell them from the billing world's by it).
 USER_API_VERSION = "user-catalog"
+
+_T = TypeVar("_T")
 
 #: Renders a business-key template over a body (`scenarios.business_keys.render`).
 KeyRenderer = Callable[[str, Any], str]
@@ -261,7 +266,10 @@ class UserCatalogWorld(RecordWorld):
         self.account = account or ""
         self._maker = InstanceMaker(self._rng, self._now_us)
         self._bases: dict[str, dict[str, Any]] = {}
-        self._counters: dict[str, int] = {}
+        #: digits -> the last integer id drawn of that many (`_fresh_value`: one increasing sequence)
+        self._counters: dict[int, int] = {}
+        #: every id-like value drawn so far, as text (`_unique`): no two objects, events or nested ids share one
+        self._drawn: set[str] = set()
         self._states: dict[str, str] = {}  # object id -> the last status an event set
         self._born: dict[str, int] = {}  # object id -> the time of its first event, unix microseconds
         self._last_type: dict[str, str] = {}  # object id -> the type of its last event
@@ -790,14 +798,14 @@ class UserCatalogWorld(RecordWorld):
                     self.fresh_ids.append(tag)
                     own[value] = f"{local}+{tag}@{domain}"
                 elif _is_uuid(value):
-                    own[value] = self._maker.uuid()
+                    own[value] = self._unique(self._maker.uuid)
                     self.fresh_ids.append(own[value])
                 elif _NESTED_ID.fullmatch(value):
                     prefix, _, tail = value.rpartition("_")
-                    own[value] = f"{prefix}_{self._maker.like(tail)}"
+                    own[value] = self._unique(lambda: f"{prefix}_{self._maker.like(widened(tail))}")
                     self.fresh_ids.append(own[value])
                 else:  # a plain external_id (Clerk's "567772")
-                    own[value] = self._maker.like(value)
+                    own[value] = self._unique(lambda: self._maker.like(widened(value)))
                     self.fresh_ids.append(own[value])
             return own[value]
 
@@ -892,13 +900,29 @@ class UserCatalogWorld(RecordWorld):
         return [parse_path(p) for p in spec.refs or ()]
 
     def _fresh(self, spec: EventSpec, path: Path, hint: str) -> str | int:
-        """A new value for an id-like field (kept in `fresh_ids`): a UUID, a number, or a string of
-        the example's shape: its prefix (up to its last ``_``) kept, the rest as long as the
-        example's and drawn from its alphabet (`InstanceMaker.like`: ``user_`` + 27 letters and
-        digits stays so); with no example, ``<kind>_`` + 24 letters and digits."""
-        value = self._fresh_value(spec, path, hint)
+        """A new value for an id-like field (kept in `fresh_ids`), never one the world drew before
+        (`_unique`): a UUID; an integer (the example's is one) from the world's increasing
+        sequence of as many digits as the example's, at least 9; or a string of the example's
+        shape: its prefix (up to its last ``_``) kept, the rest drawn from its alphabet
+        (`InstanceMaker.like`: ``user_`` + 27 letters and digits stays so), as long as the
+        example's or, when that shape allows fewer than `json_instances.MIN_ID_SPACE` values,
+        longer (`json_instances.widened`: Lemon Squeezy's documented ``"1"`` gives nine digits,
+        the first other than 0); with no example, ``<kind>_`` + 24 letters and digits."""
+        value = self._unique(lambda: self._fresh_value(spec, path, hint))
         self.fresh_ids.append(str(value))
         return value
+
+    def _unique(self, draw: Callable[[], _T]) -> _T:
+        """`draw()`'s value, drawn again while the world drew it before (as text): no two of its
+        objects, events or nested ids share one (a shape allows `json_instances.MIN_ID_SPACE`
+        values at least, so a redraw is rare). Raises WorldError after 1000 draws in a row that
+        were all taken."""
+        for _ in range(1000):
+            value = draw()
+            if str(value) not in self._drawn and str(value) not in self._objects:
+                self._drawn.add(str(value))
+                return value
+        raise WorldError("every id of the example's shape drawn 1000 times was taken")
 
     def _fresh_value(self, spec: EventSpec, path: Path, hint: str) -> str | int:
         sub = schema_at(spec.schema, path)
@@ -907,15 +931,16 @@ class UserCatalogWorld(RecordWorld):
         if example is None and sub is not None and isinstance(sub.get("examples"), list) and sub["examples"]:
             example = sub["examples"][0]
         kind = schema_type(sub) or (type(example).__name__ if example is not None else "string")
-        if kind in ("integer", "int"):
-            counter = self._counters.get(hint, self._rng.randrange(10_000, 99_999) * 1000)
-            self._counters[hint] = counter + 1 + self._rng.randrange(7)
-            return self._counters[hint]
+        if kind in ("integer", "int"):  # a provider's sequence: increasing, from a random start
+            digits = max(9, len(str(abs(example)))) if isinstance(example, int) else 9
+            counter = self._counters.get(digits, self._rng.randrange(10 ** (digits - 1), 9 * 10 ** (digits - 1)))
+            self._counters[digits] = counter + 1 + self._rng.randrange(7)
+            return self._counters[digits]
         if (sub or {}).get("format") == "uuid" or (isinstance(example, str) and _is_uuid(example)):
             return self._maker.uuid()
         if isinstance(example, str) and shape_alphabet(example.rsplit("_", 1)[-1]):
             prefix, _, tail = example.rpartition("_")  # the example's prefix, then its tail's shape
-            return prefix + _ + self._maker.like(tail)
+            return prefix + _ + self._maker.like(widened(tail))
         return f"{hint.replace('.', '_')[:12]}_{self._maker.token(24)}"
 
     def _typed_id(self, spec: EventSpec, path: Path, value: str) -> str | int:

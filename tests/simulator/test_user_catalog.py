@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -274,8 +275,9 @@ def test_an_objects_last_change_time_is_each_events_own(tmp_path: Path) -> None:
 def test_a_number_written_as_a_string_keeps_no_leading_zero(tmp_path: Path) -> None:
     """Lemon Squeezy's JSON:API ids are numbers written as strings (``"2470311"``); about one
     fresh id in ten began with 0 (``"0125687"``), which a receiver storing ids as BIGINT reads as
-    another id (``lost: revoke:0788439`` beside its ``revoke:788439``). A fresh id keeps the
-    example's length, digits only, and a first digit other than 0."""
+    another id (``lost: revoke:0788439`` beside its ``revoke:788439``). A fresh id is digits
+    only, with a first digit other than 0, nine of them (seven allowed too few ids for a run:
+    `test_a_one_digit_example_id_gives_every_object_its_own_id`)."""
     example = {"meta": {"event_name": "order_created"},
                "data": {"type": "orders", "id": "2470311",
                         "attributes": {"first_order_item": {"id": "1056721", "order_id": "2470311"}}}}
@@ -285,7 +287,41 @@ def test_a_number_written_as_a_string_keeps_no_leading_zero(tmp_path: Path) -> N
     bodies = [e.extra[BODY] for _ in range(60) for e in world.effect_story()]
     ids = [b["data"]["id"] for b in bodies]
     assert len(set(ids)) == len(ids) == 60
-    assert all(len(i) == 7 and i.isdigit() and i[0] != "0" for i in ids), [i for i in ids if i[0] == "0"]
+    assert all(len(i) == 9 and i.isdigit() and i[0] != "0" for i in ids), [i for i in ids if i[0] == "0"]
+
+
+def test_a_one_digit_example_id_gives_every_object_its_own_id(tmp_path: Path) -> None:
+    """Lemon Squeezy's documented examples give every object ``"id": "1"``; fresh ids of that
+    shape were one digit, nine for a whole run, and scenarios' orders collided (a correct
+    receiver failed 17 of 30 scenarios: ``unexpected: license:2 applied``). A shape allowing
+    fewer than `MIN_ID_SPACE` ids is widened in its own alphabet (``"1"``: nine digits, the
+    first other than 0; an ``ord_a1`` hex tail: eight hex characters), an integer id comes from
+    the world's increasing sequence of nine digits, and no two objects, events or nested ids of
+    a world share one, whatever their kind."""
+    from hookproof.simulator.world.json_instances import MIN_ID_SPACE, shape_space, widened
+
+    order = {"meta": {"event_name": "order_created"},
+             "data": {"type": "orders", "id": "1", "attributes": {"order_id": 1, "refund_id": "ord_a1"}}}
+    key = {"meta": {"event_name": "license_key_created"},
+           "data": {"type": "license-keys", "id": 1, "attributes": {"order_id": 1}}}
+    config = CatalogConfig(type_field="meta.event_name", events={
+        "order_created": CatalogEventConfig(example=order, object_type="order", key="license:{data.id}:"
+                                            "{data.attributes.refund_id}", refs={"data.attributes.order_id": "order"}),
+        "license_key_created": CatalogEventConfig(example=key, object_type="license_key", key="key:{data.id}",
+                                                  refs={"data.attributes.order_id": "order"})})
+    world = UserCatalogWorld(5, catalog=load_catalog(config, tmp_path))
+    events = [world.emit("order_created") for _ in range(300)] + [world.emit("license_key_created") for _ in range(300)]
+    orders = [e.extra[BODY]["data"]["id"] for e in events[:300]]
+    keys = [e.extra[BODY]["data"]["id"] for e in events[300:]]
+    refunds = [e.extra[BODY]["data"]["attributes"]["refund_id"] for e in events[:300]]
+    assert all(isinstance(o, str) and len(o) == 9 and o.isdigit() and o[0] != "0" for o in orders), orders[:5]
+    assert all(e.extra[BODY]["data"]["attributes"]["order_id"] == int(e.object_id) for e in events[:300])
+    assert all(isinstance(k, int) and 10**8 <= k < 10**9 for k in keys), keys[:5]
+    assert all(re.fullmatch(r"ord_[0-9a-f]{8}", r) for r in refunds), refunds[:5]
+    every = [*orders, *map(str, keys), *refunds, *(e.id for e in events)]
+    assert len(set(every)) == len(every) == 1500
+    assert widened("1") == "199999999" and shape_space(widened("1")) == MIN_ID_SPACE == 9 * 10**8
+    assert widened("2470311").isdigit() and len(widened("2470311")) == 9 and widened("user_x" * 6) == "user_x" * 6
 
 
 def test_a_catalog_as_a_storm_s_data_keeps_its_test_mode_flag(catalog: UserCatalog) -> None:
@@ -362,3 +398,4 @@ def test_nothing_happens_to_an_object_after_a_type_ending_it(tmp_path: Path) -> 
     with pytest.raises(WorldError, match="organizationMembership #0 was ended by its organizationMembership.deleted"):
         ops.apply(world, "organizationMembership.deleted", 0)
     assert [e.type.split(".")[1] for e in world.events] == ["created", "updated", "deleted"]
+
