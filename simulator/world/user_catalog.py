@@ -41,7 +41,9 @@ from the seed) and gets fresh values:
   example's (`_shift_times`), so they keep their order; with no creation time in that
   example they keep the example's values;
 - for the fields a key template names other than the object id, a value of their own per
-  event (so two events of one object are two effects, as a new refund id makes them);
+  event (so two events of one object are two effects, as a new refund id makes them): a count
+  goes up by one, an amount rises within its example's value and the fields named after it move
+  with it (`_key_number`), a string is a fresh id;
 - at each path a type declares a reference to another kind (`EventSpec.refs`: a Clerk
   membership's ``data.public_user_data.user_id``), the id of an object of that kind made
   earlier whose creating event is of a type the endpoint is sent (drawn from the seed; the
@@ -270,6 +272,8 @@ class UserCatalogWorld(RecordWorld):
         self._counters: dict[int, int] = {}
         #: every id-like value drawn so far, as text (`_unique`): no two objects, events or nested ids share one
         self._drawn: set[str] = set()
+        #: (object id, key field path) -> how many of the object's events set that number (`_key_number`)
+        self._key_numbers: dict[tuple[str, Path], int] = {}
         self._states: dict[str, str] = {}  # object id -> the last status an event set
         self._born: dict[str, int] = {}  # object id -> the time of its first event, unix microseconds
         self._last_type: dict[str, str] = {}  # object id -> the type of its last event
@@ -350,10 +354,10 @@ class UserCatalogWorld(RecordWorld):
         version = (len(self._record(oid).versions) if oid in self._objects else 0) + 1
         if spec.ordering is not None:
             set_path(body, parse_path(spec.ordering), self._ordering(spec, version, at))
-        for path in self._key_fields(spec):  # a count goes up by one, anything else is new
+        for path in self._key_fields(spec):  # a count goes up by one, an amount rises within its example's
             current = get_path(body, path) if has_path(body, path) else None
             if isinstance(current, int) and not isinstance(current, bool):
-                set_path(body, path, current + 1)
+                self._key_number(spec, body, path, oid, current)
             else:
                 set_path(body, path, self._fresh(spec, path, spec.kind))
         part = get_path(body, parent) if parent and has_path(body, parent) else body
@@ -894,6 +898,49 @@ class UserCatalogWorld(RecordWorld):
                 out.append(path)
         return out
 
+    def _key_number(self, spec: EventSpec, body: dict[str, Any], path: Path, oid: str, current: int) -> None:
+        """Give the integer key field at `path` of object `oid`'s event its own value (`emit`).
+
+        A count (a name saying so, `_COUNT_NAME`: ``attempt_count``, ``retry_number``; or an
+        example value below 2) goes up by one from `current`: two declined attempts of one
+        invoice are two reminders. Any other number (an amount, such as Lemon Squeezy's
+        cumulative ``refunded_amount``, never above the order's ``total``) rises within the
+        type's example value v, the object's k-th event at that path (from 0) carrying
+        v - v // 2**(k+1) (1199: 600, 900, 1050…, each above the last and below v), and the
+        fields beside it named after it move with it (`_move_with`). A value with nowhere left
+        to rise (v // 2**(k+1) is 0) goes up by one."""
+        base = self._bases[spec.type]
+        example = get_path(base, path) if has_path(base, path) else None
+        seen = self._key_numbers.get((oid, path), 0)
+        self._key_numbers[(oid, path)] = seen + 1
+        if (_COUNT_NAME.search(path[-1]) or not isinstance(example, int) or isinstance(example, bool)
+                or example < 2 or example // 2 ** (seen + 1) == 0):
+            set_path(body, path, current + 1)
+            return
+        value = example - example // 2 ** (seen + 1)
+        set_path(body, path, value)
+        self._move_with(body, base, path, example, value)
+
+    @staticmethod
+    def _move_with(body: dict[str, Any], base: Mapping[str, Any], path: Path, example: int, value: int) -> None:
+        """The fields beside `path` named after it (``refunded_amount_usd``,
+        ``refunded_amount_formatted``), moved as the number at `path` moved from `example` to
+        `value`: an integer in proportion (the example's 1199 USD of 1199 stays equal to it), a
+        string showing the example in major units (``"$11.99"``) showing `value` instead."""
+        parent, name = path[:-1], path[-1]
+        node = get_path(body, parent) if parent else body
+        before = get_path(base, parent) if parent and has_path(base, parent) else (base if not parent else None)
+        if not isinstance(node, dict) or not isinstance(before, Mapping):
+            return
+        shown = f"{example / 100:.2f}"
+        for sibling, was in before.items():
+            if not sibling.startswith(name + "_") or sibling not in node:
+                continue
+            if isinstance(was, int) and not isinstance(was, bool):
+                node[sibling] = round(value * was / example)
+            elif isinstance(was, str) and re.search(rf"(?<![0-9.]){re.escape(shown)}(?![0-9])", was):
+                node[sibling] = re.sub(rf"(?<![0-9.]){re.escape(shown)}(?![0-9])", f"{value / 100:.2f}", was)
+
     @staticmethod
     def _ref_paths(spec: EventSpec) -> list[Path]:
         """The paths of `spec`'s references (`EventSpec.refs`)."""
@@ -969,6 +1016,8 @@ class UserCatalogWorld(RecordWorld):
         return at_us // 1_000_000 if kind == "integer" else at_us / 1_000_000
 
 
+#: The name of a key field that counts (``attempt_count``, ``retry_number``, ``seq``): it goes up by one.
+_COUNT_NAME = re.compile(r"count|attempt|number|retr|seq|version|times", re.IGNORECASE)
 #: An RFC 3339 date-time (``2026-01-01T00:00:00Z``, fractions and offsets allowed).
 _RFC3339 = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)", re.IGNORECASE)
 #: A field name that says it holds a time (``timestamp``, ``created``, ``occurred_at``, ``sentAt``…).

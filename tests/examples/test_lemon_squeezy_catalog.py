@@ -108,3 +108,18 @@ def test_a_receiver_deduping_per_order_id_passes_certify_over_the_documented_exa
     orders = {k.split(":")[1] for k in keys if k.startswith("license:")}
     assert len(orders) > 9 and all(o.isdigit() and o[0] != "0" for o in orders), orders
 
+
+@pytest.mark.slow
+def test_refunds_keyed_by_the_cumulative_refunded_amount_stay_within_the_orders_total(tmp_path: Path) -> None:
+    """A key naming ``data.attributes.refunded_amount`` (one refund per amount refunded so far)
+    made hookproof send 1200, then 1201, on an order whose ``total`` is 1199 (and
+    ``refunded_amount_usd`` still 1199): the receiver refused them (422) and failed. Each refund
+    now refunds within the order's total, its USD amount with it, and the receiver passes."""
+    lemon_orders.reset()
+    write(tmp_path, 5)
+    run = run_in_process("certify", "--config", "hookproof.toml", "--out", str(tmp_path / "out"), cwd=tmp_path)
+    assert "Traceback" not in run.stderr, run.stderr
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert lemon_orders.REFUSED == []
+    refunds = [k for k in lemon_orders.observe()["effects"] if k.startswith("refund:")]
+    assert refunds and all(0 < int(k.split(":")[2]) <= 1199 for k in refunds), refunds

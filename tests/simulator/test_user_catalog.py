@@ -399,3 +399,31 @@ def test_nothing_happens_to_an_object_after_a_type_ending_it(tmp_path: Path) -> 
         ops.apply(world, "organizationMembership.deleted", 0)
     assert [e.type.split(".")[1] for e in world.events] == ["created", "updated", "deleted"]
 
+
+def test_a_cumulative_amount_a_key_names_stays_within_the_example_and_moves_its_fields(tmp_path: Path) -> None:
+    """A key over Lemon Squeezy's cumulative ``refunded_amount`` (one refund per amount refunded
+    so far) got "its own value per event" by going up by one: 1200, then 1201, on an order whose
+    ``total`` is 1199, while ``refunded_amount_usd`` stayed 1199; a receiver checking
+    ``refunded_amount <= total`` refused them. An amount now rises within the example's value,
+    each event of the object above the last (600, 900, 1050 of 1199), the fields named after it
+    moving with it; a count (``attempt_count``) still goes up by one."""
+    attributes = {"total": 1199, "total_usd": 1199, "refunded_amount": 1199, "refunded_amount_usd": 1199,
+                  "refunded_amount_formatted": "$11.99", "total_formatted": "$11.99", "attempt_count": 1}
+    refunded = {"meta": {"event_name": "order_refunded"},
+                "data": {"type": "orders", "id": "1", "attributes": attributes}}
+    declined = json.loads(json.dumps(refunded).replace("order_refunded", "order_declined"))
+    config = CatalogConfig(type_field="meta.event_name", events={
+        "order_refunded": CatalogEventConfig(example=refunded, object_type="order",
+                                             key="refund:{data.id}:{data.attributes.refunded_amount}"),
+        "order_declined": CatalogEventConfig(example=declined, object_type="order",
+                                             key="dunning:{data.id}:{data.attributes.attempt_count}")})
+    world = UserCatalogWorld(5, catalog=load_catalog(config, tmp_path))
+    first = world.emit("order_refunded")
+    events = [first, *(world.emit("order_refunded", first.object_id) for _ in range(2))]
+    shown = [{k: e.extra[BODY]["data"]["attributes"][k] for k in attributes} for e in events]
+    assert [(a["refunded_amount"], a["refunded_amount_usd"], a["refunded_amount_formatted"]) for a in shown] == [
+        (600, 600, "$6.00"), (900, 900, "$9.00"), (1050, 1050, "$10.50")]
+    assert all((a["total"], a["total_usd"], a["total_formatted"]) == (1199, 1199, "$11.99") for a in shown)
+    assert [e.business_key for e in events] == [f"refund:{first.object_id}:{n}" for n in (600, 900, 1050)]
+    attempts = [world.emit("order_declined", first.object_id) for _ in range(2)]
+    assert [e.extra[BODY]["data"]["attributes"]["attempt_count"] for e in attempts] == [2, 3]
