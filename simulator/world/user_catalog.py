@@ -33,10 +33,14 @@ from the seed) and gets fresh values:
   (``timestamp``, ``created``, ``occurred_at``…) read as unix ms or s by its magnitude
   (Clerk's ``timestamp``); without an example value, a schema ``date-time`` or an integer
   its description calls a unix time;
-- the object's creation time (``created_at``, ``created``, ``createdAt``… beside its id,
-  when its example or schema value is such a time): the time of the object's first event,
-  in that format; its last-change time (``updated_at``, ``modified_at``, ``updatedAt``…):
-  the event's time. Other times inside the object (a session's ``expire_at``, an email
+- the object's creation time (``created_at``, ``created``, ``createdAt``… beside its id or
+  in its JSON:API ``attributes``, when its example or schema value is such a time): the time
+  of the object's first event, in that format (an RFC 3339 example's fractional digits and
+  offset: Lemon Squeezy's ``.000000Z``); its last-change time (``updated_at``,
+  ``modified_at``, ``updatedAt``…): the event's time; a time the example gives no later than
+  its last change (an order's ``refunded_at``) is never after the event's;
+- in each URL string of the object's part, a path segment equal to the example's object id:
+  the object's id (Lemon Squeezy's ``links.self`` ``…/v1/orders/1``). Other times inside the object (a session's ``expire_at``, an email
   address's ``created_at``) move by as much as the object's creation did from its first
   example's (`_shift_times`), so they keep their order; with no creation time in that
   example they keep the example's values;
@@ -336,6 +340,9 @@ class UserCatalogWorld(RecordWorld):
         for path, unit in self._object_times(spec, parent, body, _UPDATED):  # and when it last changed: now
             set_path(body, path, _time_value(unit, at))
         set_path(body, obj_path, self._typed_id(spec, obj_path, oid))
+        base = self._bases[spec.type]
+        if has_path(base, obj_path) and isinstance(get_path(base, obj_path), (str, int)):
+            _rename_in_urls(body, parent, str(get_path(base, obj_path)), oid)
         event_id = str(self._fresh(spec, parse_path(spec.event_id), "evt") if spec.event_id else "evt_" +
                        self._maker.token(24))
         if spec.event_id:
@@ -698,18 +705,16 @@ class UserCatalogWorld(RecordWorld):
 
     def _object_times(self, spec: EventSpec, parent: Path, body: Mapping[str, Any],
                       names: re.Pattern[str]) -> list[tuple[Path, str]]:
-        """The object's time fields named by `names` (`_CREATED`, `_UPDATED`) beside its id, whose
-        example or schema value is a time (`_time_unit`), and their unit; the ordering path
-        is left to `_ordering`."""
-        node = get_path(body, parent) if parent and has_path(body, parent) else (body if not parent else None)
-        if not isinstance(node, Mapping):
-            return []
+        """The object's time fields named by `names` (`_CREATED`, `_UPDATED`) beside its id or in
+        its JSON:API ``attributes`` (`_time_nodes`), whose example or schema value is a time
+        (`_time_unit`), and their unit; the ordering path is left to `_ordering`."""
         ordering = parse_path(spec.ordering) if spec.ordering else None
         out = []
-        for name in node:
-            path = (*parent, name)
-            if names.fullmatch(name) and path != ordering and (unit := _time_unit(path, spec)) is not None:
-                out.append((path, unit))
+        for at in _time_nodes(body, parent):
+            for name in get_path(body, at) if at else body:
+                path = (*at, name)
+                if names.fullmatch(name) and path != ordering and (unit := _time_unit(path, spec)) is not None:
+                    out.append((path, unit))
         return out
 
     def _shift_times(self, spec: EventSpec, body: dict[str, Any], parent: Path, oid: str, at: int,
@@ -718,9 +723,11 @@ class UserCatalogWorld(RecordWorld):
         email address's ``created_at``: each a time by `_time_unit`) by as much as the object's
         creation moved from its example's (the object's shift, fixed by its first event at `at`:
         the first type's example creation time to now), so the object's times keep their order
-        (a session made now expires after it is made). An object whose first example names no
-        creation time keeps its example's times. The envelope's times (`skip`), the ordering
-        and the creation and last-change times are set by `emit` itself."""
+        (a session made now expires after it is made); a time the example gives no later than
+        its last change (``updated_at``, or the ordering when it is such a field: Lemon
+        Squeezy's ``refunded_at``) is never after the event's. An object whose first example
+        names no creation time keeps its example's times. The envelope's times (`skip`), the
+        ordering and the creation and last-change times are set by `emit` itself."""
         if oid not in self._shifts:
             example = None
             for path, unit in self._object_times(spec, parent, body, _CREATED):
@@ -734,6 +741,11 @@ class UserCatalogWorld(RecordWorld):
             return
         ordering = parse_path(spec.ordering) if spec.ordering else None
         own = (parse_path(spec.object_id),)
+        nodes = _time_nodes(body, parent)
+        changed = [t for at_node in nodes for name, value in (get_path(body, at_node) if at_node else body).items()
+                   if _UPDATED.fullmatch(name) and (how := _time_unit((*at_node, name), spec)) is not None
+                   and (t := _time_us(value, how)) is not None]
+        last = max(changed, default=None)  # the example's last change
 
         def walk(value: Any, path: Path) -> None:
             items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
@@ -743,12 +755,13 @@ class UserCatalogWorld(RecordWorld):
                     walk(child, at_path)
                     continue
                 if (at_path == ordering or at_path in own or (not path and str(name) in skip)
-                        or (path == parent and (_CREATED.fullmatch(str(name)) or _UPDATED.fullmatch(str(name))))):
+                        or (path in nodes and (_CREATED.fullmatch(str(name)) or _UPDATED.fullmatch(str(name))))):
                     continue  # set by `emit`: the event's, the ordering, the object's own creation and change
                 unit = _time_unit(at_path, spec)
                 moved = _time_us(child, unit) if unit is not None else None
                 if unit is not None and moved is not None:
-                    set_path(body, at_path, _time_value(unit, moved + shift))
+                    past = last is not None and moved <= last  # it happened by the example's last change
+                    set_path(body, at_path, _time_value(unit, min(moved + shift, at) if past else moved + shift))
 
         walk(node, parent)
 
@@ -1007,7 +1020,7 @@ class UserCatalogWorld(RecordWorld):
         kind = schema_type(sub) or ("integer" if isinstance(example, int) else "number" if isinstance(example, float)
                                     else "string")
         if kind == "string":
-            return rfc3339_us(at_us)
+            return _time_value(_time_unit(path, spec) or "rfc3339", at_us)
         name = path[-1].lower()
         if (isinstance(example, int) and example < 1_000_000) or "version" in name or "seq" in name:
             return version
@@ -1032,13 +1045,56 @@ _UNIX_WORDS = re.compile(r"\b(unix|epoch|posix)\b", re.IGNORECASE)
 _MS_WORDS = re.compile(r"\b(ms|millis|milliseconds?)\b", re.IGNORECASE)
 
 
+def _rename_in_urls(body: dict[str, Any], parent: Path, old: str, new: str) -> None:
+    """In the object's part of `body` (at `parent`), every URL string (``scheme://…``) with a
+    path segment equal to `old` (the example's object id) gets `new` there instead: Lemon
+    Squeezy's ``links.self`` ``…/v1/orders/1`` and ``relationships.*.links`` ``…/orders/1/store``
+    name the object. Only whole segments of a URL's path change: a ``1`` elsewhere stays."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    def walk(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: walk(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [walk(v) for v in value]
+        if isinstance(value, str) and _URL.match(value):
+            parts = urlsplit(value)
+            segments = parts.path.split("/")
+            if old in segments:
+                path = "/".join(new if segment == old else segment for segment in segments)
+                return urlunsplit(parts._replace(path=path))
+        return value
+
+    node = get_path(body, parent) if parent and has_path(body, parent) else (body if not parent else None)
+    if isinstance(node, dict):
+        remade = walk(node)
+        node.clear()
+        node.update(remade)
+
+
+#: A URL as a body gives one: a scheme, then ``://``.
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
+
+
+def _time_nodes(body: Mapping[str, Any], parent: Path) -> list[Path]:
+    """Where an object's own times live: the object's part of `body` (at `parent`, beside its
+    id) and, in a JSON:API resource (Lemon Squeezy's), its ``attributes`` object; those present."""
+    node = get_path(body, parent) if parent and has_path(body, parent) else (body if not parent else None)
+    if not isinstance(node, Mapping):
+        return []
+    attributes = node.get("attributes")
+    return [parent, (*parent, "attributes")] if isinstance(attributes, Mapping) else [parent]
+
+
 def _every_type(event_type: str) -> bool:
     """`UserCatalogWorld`'s default endpoint: sent every type."""
     return True
 
 
 def _time_unit(path: Path, spec: EventSpec) -> str | None:
-    """How the body writes the time at `path`: ``"rfc3339"``, ``"ms"`` or ``"s"`` (unix
+    """How the body writes the time at `path`: ``"rfc3339"`` followed by the example's text after
+    its seconds (``"rfc3339.000000Z"``: Lemon Squeezy's whole seconds with six zeros; bare
+    ``"rfc3339"``: microseconds and ``Z``, a schema's ``date-time``), ``"ms"`` or ``"s"`` (unix
     milliseconds or seconds), or None when it cannot tell the field is a time.
 
     The example's value decides: an RFC 3339 string; an integer under a time's name
@@ -1048,7 +1104,7 @@ def _time_unit(path: Path, spec: EventSpec) -> str | None:
     example = get_path(spec.example, path) if spec.example is not None and has_path(spec.example, path) else None
     name = path[-1]
     if isinstance(example, str):
-        return "rfc3339" if _RFC3339.fullmatch(example) else None
+        return "rfc3339" + example[19:] if _RFC3339.fullmatch(example) else None
     if isinstance(example, int) and not isinstance(example, bool):
         if not _TIME_NAME.search(name):
             return None
@@ -1073,7 +1129,20 @@ def _time_value(unit: str, at_us: int) -> str | int:
         return at_us // 1000
     if unit == "s":
         return at_us // 1_000_000
-    return rfc3339_us(at_us)
+    tail = unit[len("rfc3339"):]
+    if not tail:
+        return rfc3339_us(at_us)
+    fraction, offset = re.fullmatch(r"(?:\.(\d+))?(.*)", tail).groups()  # type: ignore[union-attr]
+    when = _EPOCH + timedelta(microseconds=at_us)
+    if offset.upper() != "Z":  # the example's offset, its time of day in it
+        sign = -1 if offset.startswith("-") else 1
+        hours, minutes = offset[1:].split(":")
+        when = when.astimezone(timezone(sign * timedelta(hours=int(hours), minutes=int(minutes))))
+    text = when.strftime("%Y-%m-%dT%H:%M:%S")
+    if fraction:  # as many digits as the example's; all zeros when it printed whole seconds so
+        digits = f"{when.microsecond:06d}".ljust(len(fraction), "0")[:len(fraction)]
+        text += "." + ("0" * len(fraction) if set(fraction) == {"0"} else digits)
+    return text + offset
 
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
@@ -1081,7 +1150,7 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 def _time_us(value: Any, unit: str) -> int | None:
     """`value` written in `unit` (`_time_unit`) as unix microseconds, or None when it is not."""
-    if unit == "rfc3339":
+    if unit.startswith("rfc3339"):
         if not isinstance(value, str) or not _RFC3339.fullmatch(value):
             return None
         parsed = datetime.fromisoformat(value.replace("z", "Z").replace("Z", "+00:00"))

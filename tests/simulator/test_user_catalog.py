@@ -366,7 +366,7 @@ def test_an_objects_other_times_move_with_its_creation(tmp_path: Path) -> None:
     assert data["emails"][0]["created_at"] == 1763999000000 + shift_ms
     assert data["emails"][0]["verified_at"] == 1763999100000 + shift_ms
     abandon_us = 1766592000 * 1_000_000 + first.created_us - 1764000000000 * 1000  # 2025-12-24T16:00:00Z, moved
-    assert data["abandon_at"] == rfc3339_us(abandon_us)
+    assert data["abandon_at"] == rfc3339_us(abandon_us).split(".")[0] + "Z"  # the example's format: seconds
     kept = later.extra[BODY]["data"]
     assert (kept["created_at"], kept["expire_at"], kept["emails"]) == (data["created_at"], data["expire_at"],
                                                                        data["emails"])
@@ -427,3 +427,42 @@ def test_a_cumulative_amount_a_key_names_stays_within_the_example_and_moves_its_
     assert [e.business_key for e in events] == [f"refund:{first.object_id}:{n}" for n in (600, 900, 1050)]
     attempts = [world.emit("order_declined", first.object_id) for _ in range(2)]
     assert [e.extra[BODY]["data"]["attributes"]["attempt_count"] for e in attempts] == [2, 3]
+
+
+def test_a_json_api_resource_s_times_and_urls_follow_the_object(tmp_path: Path) -> None:
+    """Lemon Squeezy's orders (JSON:API resources): ``data.id`` was renamed but ``links.self``
+    and ``relationships.*.links`` still said ``/orders/1``; ``attributes.created_at`` kept the
+    example's 2021 date while ``updated_at`` was now, and ``refunded_at`` stayed 2021; and times
+    came out as ``13:09:06.354189Z`` where the provider prints ``.000000Z``. A URL's path
+    segment equal to the example's id now carries the object's (nothing else: ``store_id`` 1,
+    ``/v1/``, the receipt's URL stay), the resource's ``attributes`` hold its creation time
+    (when it was made, never after ``updated_at``) and a time the example gives by its last
+    change is never after the event, each written in its example's format."""
+    fixtures = Path(__file__).resolve().parents[1] / "fixtures" / "lemonsqueezy"
+    example = {name: json.loads((fixtures / f"{name}.json").read_text(encoding="utf-8"))
+               for name in ("order_created", "order_refunded")}
+    paths = {"object_type": "order", "ordering": "data.attributes.updated_at", "status": "data.attributes.status"}
+    config = CatalogConfig(type_field="meta.event_name", events={
+        "order_created": CatalogEventConfig(example=example["order_created"], state="paid", key="license:{data.id}",
+                                            **paths),
+        "order_refunded": CatalogEventConfig(example=example["order_refunded"], state="refunded", **paths)})
+    world = UserCatalogWorld(5, catalog=load_catalog(config, tmp_path), start_us=START_US)
+    created = world.emit("order_created")
+    refunded = world.emit("order_refunded", created.object_id)
+    oid = created.object_id
+    for event in (created, refunded):
+        data = event.extra[BODY]["data"]
+        assert data["links"]["self"] == f"https://api.lemonsqueezy.com/v1/orders/{oid}"
+        links = [v for r in data["relationships"].values() for v in r["links"].values()]
+        assert len(links) == 12 and all(link.startswith(f"https://api.lemonsqueezy.com/v1/orders/{oid}/")
+                                        for link in links), links
+        attributes = data["attributes"]
+        assert attributes["urls"] == example[event.type]["data"]["attributes"]["urls"]
+        assert (attributes["store_id"], attributes["first_order_item"]["product_id"]) == (1, 1)
+        assert attributes["created_at"] == rfc3339_us(created.created_us // 1_000_000 * 1_000_000)
+        assert attributes["updated_at"] == rfc3339_us(event.created_us // 1_000_000 * 1_000_000)
+        times = [v for v in json.dumps(data).split('"') if re.fullmatch(r"\d{4}-\d\d-\d\dT.*", v)]
+        assert times and all(t.endswith(".000000Z") and t <= attributes["updated_at"] for t in times), times
+    assert refunded.extra[BODY]["data"]["attributes"]["refunded_at"] == rfc3339_us(
+        refunded.created_us // 1_000_000 * 1_000_000)
+
