@@ -1000,6 +1000,9 @@ class UserCatalogWorld(RecordWorld):
             return self._maker.uuid()
         if isinstance(example, str) and shape_alphabet(example.rsplit("_", 1)[-1]):
             prefix, _, tail = example.rpartition("_")  # the example's prefix, then its tail's shape
+            wide = prefix + _ + widened(tail)
+            if not _schema_allows(sub, wide):  # the user's schema bounds the id: its example's length
+                return prefix + _ + self._maker.like(tail)
             return prefix + _ + self._maker.like(widened(tail))
         return f"{hint.replace('.', '_')[:12]}_{self._maker.token(24)}"
 
@@ -1043,6 +1046,21 @@ _UPDATED = re.compile(r"(updated|modified)(_at|_on|_time|At|On)?|date_(updated|m
 #: A description that says an integer is a unix time, and in milliseconds.
 _UNIX_WORDS = re.compile(r"\b(unix|epoch|posix)\b", re.IGNORECASE)
 _MS_WORDS = re.compile(r"\b(ms|millis|milliseconds?)\b", re.IGNORECASE)
+
+
+def _schema_allows(schema: Mapping[str, Any] | None, text: str) -> bool:
+    """Whether a string as long as `text`, of its characters, meets `schema`'s ``maxLength`` and
+    ``pattern`` (a user's schema may bound an id's length: its ids are then never widened)."""
+    if schema is None:
+        return True
+    limit = schema.get("maxLength")
+    if isinstance(limit, int) and len(text) > limit:
+        return False
+    pattern = schema.get("pattern")
+    try:
+        return not isinstance(pattern, str) or re.search(pattern, text) is not None
+    except re.error:
+        return True
 
 
 def _rename_in_urls(body: dict[str, Any], parent: Path, old: str, new: str) -> None:

@@ -466,3 +466,15 @@ def test_a_json_api_resource_s_times_and_urls_follow_the_object(tmp_path: Path) 
     assert refunded.extra[BODY]["data"]["attributes"]["refunded_at"] == rfc3339_us(
         refunded.created_us // 1_000_000 * 1_000_000)
 
+
+def test_an_id_the_schema_bounds_keeps_the_example_s_length(tmp_path: Path) -> None:
+    """A schema bounding the id (``maxLength``, a ``pattern``) is the user's word on its shape:
+    such an id is drawn as long as the example's, never widened past what the schema accepts."""
+    schema = {"type": "object", "properties": {"data": {"type": "object", "properties": {
+        "id": {"type": "string", "pattern": "^[0-9]{1,4}$"}}}}}
+    example = {"data": {"id": "12"}}
+    config = CatalogConfig(events={"order.paid": CatalogEventConfig(example=example, json_schema=schema,
+                                                                    key="paid:{data.id}")})
+    world = UserCatalogWorld(5, catalog=load_catalog(config, tmp_path))
+    ids = [world.emit("order.paid").object_id for _ in range(40)]
+    assert all(re.fullmatch(r"[1-9][0-9]", i) for i in ids) and len(set(ids)) == 40, ids
