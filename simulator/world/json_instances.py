@@ -271,6 +271,40 @@ def merged(schema: Mapping[str, Any], root: Any = None, _seen: frozenset[str] = 
 _NONZERO = "123456789"
 
 
+#: The fewest distinct values a fresh id's shape must allow (`widened`): a nine-digit number's,
+#: 9 * 10**8. One run draws a few hundred to a few thousand ids at random; from a shape allowing
+#: so many, two of them are the same about once in ten thousand runs, where a one-digit example
+#: (Lemon Squeezy's documented ``"id": "1"``) allowed 9 and a 7-digit one 9 * 10**6. A nine-digit
+#: number is still below 2**31: a receiver storing the id in a 32-bit integer column holds it.
+MIN_ID_SPACE = 9 * 10**8
+
+
+def shape_space(text: str) -> int:
+    """How many distinct strings `InstanceMaker.like` can draw for `text` (1 for a `text` without
+    letters or digits): its alphabet's size to the power of its letters and digits, a number
+    written as a string keeping its first digit other than 0."""
+    alphabet = shape_alphabet(text)
+    count = sum(1 for ch in text if ch.isascii() and ch.isalnum())
+    if not alphabet:
+        return 1
+    if text.isascii() and text.isdigit() and text[0] != "0":
+        return int(9 * 10 ** (count - 1))
+    return int(len(alphabet) ** count)
+
+
+def widened(text: str, minimum: int = MIN_ID_SPACE) -> str:
+    """`text` lengthened until its shape allows at least `minimum` values (`shape_space`), by
+    characters of its own alphabet at its end: ``"1"`` → ``"199999999"`` (nine digits, a first
+    other than 0), ``"ab12"`` → ``"ab12ffff"`` (hex stays hex); `text` itself when it allows as
+    many already, or has no letter or digit to widen."""
+    alphabet = shape_alphabet(text)
+    if not alphabet:
+        return text
+    while shape_space(text) < minimum:
+        text += alphabet[-1]
+    return text
+
+
 def shape_alphabet(text: str) -> str:
     """The characters an id like `text` draws from (see `InstanceMaker.like`); "" when it has
     no ASCII letter or digit."""

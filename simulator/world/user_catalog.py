@@ -14,8 +14,10 @@ body starts from the type's example (or an instance of its schema, made once per
 from the seed) and gets fresh values:
 
 - the object's id (each story makes new objects; a fresh id has the example id's prefix,
-  length and alphabet), the event id, the type (at `UserCatalog.type_field` when the body
-  has it);
+  length and alphabet, longer when that shape allows fewer than `json_instances.MIN_ID_SPACE`
+  ids: Lemon Squeezy's documented ``"1"`` gives nine digits; an integer comes from the world's
+  increasing sequence; no two ids the world draws are alike, `_unique`), the event id, the type
+  (at `UserCatalog.type_field` when the body has it);
 - the ids and email addresses nested in the object's part (a Clerk user's email ids and
   addresses, and its ``external_id`` however plain): the object's own,
   the same in each of its events (`_own_identities`), so no two objects share what the
@@ -31,15 +33,21 @@ from the seed) and gets fresh values:
   (``timestamp``, ``created``, ``occurred_at``…) read as unix ms or s by its magnitude
   (Clerk's ``timestamp``); without an example value, a schema ``date-time`` or an integer
   its description calls a unix time;
-- the object's creation time (``created_at``, ``created``, ``createdAt``… beside its id,
-  when its example or schema value is such a time): the time of the object's first event,
-  in that format; its last-change time (``updated_at``, ``modified_at``, ``updatedAt``…):
-  the event's time. Other times inside the object (a session's ``expire_at``, an email
+- the object's creation time (``created_at``, ``created``, ``createdAt``… beside its id or
+  in its JSON:API ``attributes``, when its example or schema value is such a time): the time
+  of the object's first event, in that format (an RFC 3339 example's fractional digits and
+  offset: Lemon Squeezy's ``.000000Z``); its last-change time (``updated_at``,
+  ``modified_at``, ``updatedAt``…): the event's time; a time the example gives no later than
+  its last change (an order's ``refunded_at``) is never after the event's;
+- in each URL string of the object's part, a path segment equal to the example's object id:
+  the object's id (Lemon Squeezy's ``links.self`` ``…/v1/orders/1``). Other times inside the object (a session's ``expire_at``, an email
   address's ``created_at``) move by as much as the object's creation did from its first
   example's (`_shift_times`), so they keep their order; with no creation time in that
   example they keep the example's values;
 - for the fields a key template names other than the object id, a value of their own per
-  event (so two events of one object are two effects, as a new refund id makes them);
+  event (so two events of one object are two effects, as a new refund id makes them): a count
+  goes up by one, an amount rises within its example's value and the fields named after it move
+  with it (`_key_number`), a string is a fresh id;
 - at each path a type declares a reference to another kind (`EventSpec.refs`: a Clerk
   membership's ``data.public_user_data.user_id``), the id of an object of that kind made
   earlier whose creating event is of a type the endpoint is sent (drawn from the seed; the
@@ -92,7 +100,7 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from functools import cached_property
-from typing import Any
+from typing import Any, TypeVar
 
 from hookproof.simulator.errors import WorldError
 from hookproof.simulator.events import Event
@@ -109,6 +117,7 @@ from hookproof.simulator.world.json_instances import (
     schema_type,
     set_path,
     shape_alphabet,
+    widened,
 )
 from hookproof.simulator.world.records import RecordWorld
 
@@ -145,6 +154,8 @@ class CannotMake(WorldError):
         self.event_type = event_type
         self.reason = reason
 
+
+_T = TypeVar("_T")
 
 #: Renders a business-key template over a body (`scenarios.business_keys.render`).
 KeyRenderer = Callable[[str, Any], str]
@@ -320,7 +331,12 @@ class UserCatalogWorld(RecordWorld):
         self.account = account or ""
         self._maker = InstanceMaker(self._rng, self._now_us)
         self._bases: dict[str, dict[str, Any]] = {}
-        self._counters: dict[str, int] = {}
+        #: digits -> the last integer id drawn of that many (`_fresh_value`: one increasing sequence)
+        self._counters: dict[int, int] = {}
+        #: every id-like value drawn so far, as text (`_unique`): no two objects, events or nested ids share one
+        self._drawn: set[str] = set()
+        #: (object id, key field path) -> how many of the object's events set that number (`_key_number`)
+        self._key_numbers: dict[tuple[str, Path], int] = {}
         self._states: dict[str, str] = {}  # object id -> the last status an event set
         self._born: dict[str, int] = {}  # object id -> the time of its first event, unix microseconds
         self._last_type: dict[str, str] = {}  # object id -> the type of its last event
@@ -383,6 +399,9 @@ class UserCatalogWorld(RecordWorld):
         for path, unit in self._object_times(spec, parent, body, _UPDATED):  # and when it last changed: now
             set_path(body, path, _time_value(unit, at))
         set_path(body, obj_path, self._typed_id(spec, obj_path, oid))
+        base = self._bases[spec.type]
+        if has_path(base, obj_path) and isinstance(get_path(base, obj_path), (str, int)):
+            _rename_in_urls(body, parent, str(get_path(base, obj_path)), oid)
         event_id = str(self._fresh(spec, parse_path(spec.event_id), "evt") if spec.event_id else "evt_" +
                        self._maker.token(24))
         if spec.event_id:
@@ -401,10 +420,10 @@ class UserCatalogWorld(RecordWorld):
         version = (len(self._record(oid).versions) if oid in self._objects else 0) + 1
         if spec.ordering is not None:
             set_path(body, parse_path(spec.ordering), self._ordering(spec, version, at))
-        for path in self._key_fields(spec):  # a count goes up by one, anything else is new
+        for path in self._key_fields(spec):  # a count goes up by one, an amount rises within its example's
             current = get_path(body, path) if has_path(body, path) else None
             if isinstance(current, int) and not isinstance(current, bool):
-                set_path(body, path, current + 1)
+                self._key_number(spec, body, path, oid, current)
             else:
                 set_path(body, path, self._fresh(spec, path, spec.kind))
         self.catalog.check_body(spec, body)  # never a body its schema refuses
@@ -766,18 +785,16 @@ class UserCatalogWorld(RecordWorld):
 
     def _object_times(self, spec: EventSpec, parent: Path, body: Mapping[str, Any],
                       names: re.Pattern[str]) -> list[tuple[Path, str]]:
-        """The object's time fields named by `names` (`_CREATED`, `_UPDATED`) beside its id, whose
-        example or schema value is a time (`_time_unit`), and their unit; the ordering path
-        is left to `_ordering`."""
-        node = get_path(body, parent) if parent and has_path(body, parent) else (body if not parent else None)
-        if not isinstance(node, Mapping):
-            return []
+        """The object's time fields named by `names` (`_CREATED`, `_UPDATED`) beside its id or in
+        its JSON:API ``attributes`` (`_time_nodes`), whose example or schema value is a time
+        (`_time_unit`), and their unit; the ordering path is left to `_ordering`."""
         ordering = parse_path(spec.ordering) if spec.ordering else None
         out = []
-        for name in node:
-            path = (*parent, name)
-            if names.fullmatch(name) and path != ordering and (unit := _time_unit(path, spec)) is not None:
-                out.append((path, unit))
+        for at in _time_nodes(body, parent):
+            for name in get_path(body, at) if at else body:
+                path = (*at, name)
+                if names.fullmatch(name) and path != ordering and (unit := _time_unit(path, spec)) is not None:
+                    out.append((path, unit))
         return out
 
     def _shift_times(self, spec: EventSpec, body: dict[str, Any], parent: Path, oid: str, at: int,
@@ -786,9 +803,11 @@ class UserCatalogWorld(RecordWorld):
         email address's ``created_at``: each a time by `_time_unit`) by as much as the object's
         creation moved from its example's (the object's shift, fixed by its first event at `at`:
         the first type's example creation time to now), so the object's times keep their order
-        (a session made now expires after it is made). An object whose first example names no
-        creation time keeps its example's times. The envelope's times (`skip`), the ordering
-        and the creation and last-change times are set by `emit` itself."""
+        (a session made now expires after it is made); a time the example gives no later than
+        its last change (``updated_at``, or the ordering when it is such a field: Lemon
+        Squeezy's ``refunded_at``) is never after the event's. An object whose first example
+        names no creation time keeps its example's times. The envelope's times (`skip`), the
+        ordering and the creation and last-change times are set by `emit` itself."""
         if oid not in self._shifts:
             example = None
             for path, unit in self._object_times(spec, parent, body, _CREATED):
@@ -802,6 +821,11 @@ class UserCatalogWorld(RecordWorld):
             return
         ordering = parse_path(spec.ordering) if spec.ordering else None
         own = (parse_path(spec.object_id),)
+        nodes = _time_nodes(body, parent)
+        changed = [t for at_node in nodes for name, value in (get_path(body, at_node) if at_node else body).items()
+                   if _UPDATED.fullmatch(name) and (how := _time_unit((*at_node, name), spec)) is not None
+                   and (t := _time_us(value, how)) is not None]
+        last = max(changed, default=None)  # the example's last change
 
         def walk(value: Any, path: Path) -> None:
             items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
@@ -811,12 +835,13 @@ class UserCatalogWorld(RecordWorld):
                     walk(child, at_path)
                     continue
                 if (at_path == ordering or at_path in own or (not path and str(name) in skip)
-                        or (path == parent and (_CREATED.fullmatch(str(name)) or _UPDATED.fullmatch(str(name))))):
+                        or (path in nodes and (_CREATED.fullmatch(str(name)) or _UPDATED.fullmatch(str(name))))):
                     continue  # set by `emit`: the event's, the ordering, the object's own creation and change
                 unit = _time_unit(at_path, spec)
                 moved = _time_us(child, unit) if unit is not None else None
                 if unit is not None and moved is not None:
-                    set_path(body, at_path, _time_value(unit, moved + shift))
+                    past = last is not None and moved <= last  # it happened by the example's last change
+                    set_path(body, at_path, _time_value(unit, min(moved + shift, at) if past else moved + shift))
 
         walk(node, parent)
 
@@ -870,14 +895,14 @@ class UserCatalogWorld(RecordWorld):
                     self.fresh_ids.append(tag)
                     own[value] = f"{local}+{tag}@{domain}"
                 elif _is_uuid(value):
-                    own[value] = self._maker.uuid()
+                    own[value] = self._unique(self._maker.uuid)
                     self.fresh_ids.append(own[value])
                 elif _NESTED_ID.fullmatch(value):
                     prefix, _, tail = value.rpartition("_")
-                    own[value] = f"{prefix}_{self._maker.like(tail)}"
+                    own[value] = self._unique(lambda: f"{prefix}_{self._maker.like(widened(tail))}")
                     self.fresh_ids.append(own[value])
                 else:  # a plain external_id (Clerk's "567772")
-                    own[value] = self._maker.like(value)
+                    own[value] = self._unique(lambda: self._maker.like(widened(value)))
                     self.fresh_ids.append(own[value])
             return own[value]
 
@@ -966,19 +991,78 @@ class UserCatalogWorld(RecordWorld):
                 out.append(path)
         return out
 
+    def _key_number(self, spec: EventSpec, body: dict[str, Any], path: Path, oid: str, current: int) -> None:
+        """Give the integer key field at `path` of object `oid`'s event its own value (`emit`).
+
+        A count (a name saying so, `_COUNT_NAME`: ``attempt_count``, ``retry_number``; or an
+        example value below 2) goes up by one from `current`: two declined attempts of one
+        invoice are two reminders. Any other number (an amount, such as Lemon Squeezy's
+        cumulative ``refunded_amount``, never above the order's ``total``) rises within the
+        type's example value v, the object's k-th event at that path (from 0) carrying
+        v - v // 2**(k+1) (1199: 600, 900, 1050…, each above the last and below v), and the
+        fields beside it named after it move with it (`_move_with`). A value with nowhere left
+        to rise (v // 2**(k+1) is 0) goes up by one."""
+        base = self._bases[spec.type]
+        example = get_path(base, path) if has_path(base, path) else None
+        seen = self._key_numbers.get((oid, path), 0)
+        self._key_numbers[(oid, path)] = seen + 1
+        if (_COUNT_NAME.search(path[-1]) or not isinstance(example, int) or isinstance(example, bool)
+                or example < 2 or example // 2 ** (seen + 1) == 0):
+            set_path(body, path, current + 1)
+            return
+        value = example - example // 2 ** (seen + 1)
+        set_path(body, path, value)
+        self._move_with(body, base, path, example, value)
+
+    @staticmethod
+    def _move_with(body: dict[str, Any], base: Mapping[str, Any], path: Path, example: int, value: int) -> None:
+        """The fields beside `path` named after it (``refunded_amount_usd``,
+        ``refunded_amount_formatted``), moved as the number at `path` moved from `example` to
+        `value`: an integer in proportion (the example's 1199 USD of 1199 stays equal to it), a
+        string showing the example in major units (``"$11.99"``) showing `value` instead."""
+        parent, name = path[:-1], path[-1]
+        node = get_path(body, parent) if parent else body
+        before = get_path(base, parent) if parent and has_path(base, parent) else (base if not parent else None)
+        if not isinstance(node, dict) or not isinstance(before, Mapping):
+            return
+        shown = f"{example / 100:.2f}"
+        for sibling, was in before.items():
+            if not sibling.startswith(name + "_") or sibling not in node:
+                continue
+            if isinstance(was, int) and not isinstance(was, bool):
+                node[sibling] = round(value * was / example)
+            elif isinstance(was, str) and re.search(rf"(?<![0-9.]){re.escape(shown)}(?![0-9])", was):
+                node[sibling] = re.sub(rf"(?<![0-9.]){re.escape(shown)}(?![0-9])", f"{value / 100:.2f}", was)
+
     @staticmethod
     def _ref_paths(spec: EventSpec) -> list[Path]:
         """The paths of `spec`'s references (`EventSpec.refs`)."""
         return [parse_path(p) for p in spec.refs or ()]
 
     def _fresh(self, spec: EventSpec, path: Path, hint: str) -> str | int:
-        """A new value for an id-like field (kept in `fresh_ids`): a UUID, a number, or a string of
-        the example's shape: its prefix (up to its last ``_``) kept, the rest as long as the
-        example's and drawn from its alphabet (`InstanceMaker.like`: ``user_`` + 27 letters and
-        digits stays so); with no example, ``<kind>_`` + 24 letters and digits."""
-        value = self._fresh_value(spec, path, hint)
+        """A new value for an id-like field (kept in `fresh_ids`), never one the world drew before
+        (`_unique`): a UUID; an integer (the example's is one) from the world's increasing
+        sequence of as many digits as the example's, at least 9; or a string of the example's
+        shape: its prefix (up to its last ``_``) kept, the rest drawn from its alphabet
+        (`InstanceMaker.like`: ``user_`` + 27 letters and digits stays so), as long as the
+        example's or, when that shape allows fewer than `json_instances.MIN_ID_SPACE` values,
+        longer (`json_instances.widened`: Lemon Squeezy's documented ``"1"`` gives nine digits,
+        the first other than 0); with no example, ``<kind>_`` + 24 letters and digits."""
+        value = self._unique(lambda: self._fresh_value(spec, path, hint))
         self.fresh_ids.append(str(value))
         return value
+
+    def _unique(self, draw: Callable[[], _T]) -> _T:
+        """`draw()`'s value, drawn again while the world drew it before (as text): no two of its
+        objects, events or nested ids share one (a shape allows `json_instances.MIN_ID_SPACE`
+        values at least, so a redraw is rare). Raises WorldError after 1000 draws in a row that
+        were all taken."""
+        for _ in range(1000):
+            value = draw()
+            if str(value) not in self._drawn and str(value) not in self._objects:
+                self._drawn.add(str(value))
+                return value
+        raise WorldError("every id of the example's shape drawn 1000 times was taken")
 
     def _fresh_value(self, spec: EventSpec, path: Path, hint: str) -> str | int:
         sub = schema_at(spec.schema, path)
@@ -987,15 +1071,19 @@ class UserCatalogWorld(RecordWorld):
         if example is None and sub is not None and isinstance(sub.get("examples"), list) and sub["examples"]:
             example = sub["examples"][0]
         kind = schema_type(sub) or (type(example).__name__ if example is not None else "string")
-        if kind in ("integer", "int"):
-            counter = self._counters.get(hint, self._rng.randrange(10_000, 99_999) * 1000)
-            self._counters[hint] = counter + 1 + self._rng.randrange(7)
-            return self._counters[hint]
+        if kind in ("integer", "int"):  # a provider's sequence: increasing, from a random start
+            digits = max(9, len(str(abs(example)))) if isinstance(example, int) else 9
+            counter = self._counters.get(digits, self._rng.randrange(10 ** (digits - 1), 9 * 10 ** (digits - 1)))
+            self._counters[digits] = counter + 1 + self._rng.randrange(7)
+            return self._counters[digits]
         if (sub or {}).get("format") == "uuid" or (isinstance(example, str) and _is_uuid(example)):
             return self._maker.uuid()
         if isinstance(example, str) and shape_alphabet(example.rsplit("_", 1)[-1]):
             prefix, _, tail = example.rpartition("_")  # the example's prefix, then its tail's shape
-            return prefix + _ + self._maker.like(tail)
+            wide = prefix + _ + widened(tail)
+            if not _schema_allows(sub, wide):  # the user's schema bounds the id: its example's length
+                return prefix + _ + self._maker.like(tail)
+            return prefix + _ + self._maker.like(widened(tail))
         return f"{hint.replace('.', '_')[:12]}_{self._maker.token(24)}"
 
     def _typed_id(self, spec: EventSpec, path: Path, value: str) -> str | int:
@@ -1015,7 +1103,7 @@ class UserCatalogWorld(RecordWorld):
         kind = schema_type(sub) or ("integer" if isinstance(example, int) else "number" if isinstance(example, float)
                                     else "string")
         if kind == "string":
-            return rfc3339_us(at_us)
+            return _time_value(_time_unit(path, spec) or "rfc3339", at_us)
         name = path[-1].lower()
         if (isinstance(example, int) and example < 1_000_000) or "version" in name or "seq" in name:
             return version
@@ -1024,6 +1112,8 @@ class UserCatalogWorld(RecordWorld):
         return at_us // 1_000_000 if kind == "integer" else at_us / 1_000_000
 
 
+#: The name of a key field that counts (``attempt_count``, ``retry_number``, ``seq``): it goes up by one.
+_COUNT_NAME = re.compile(r"count|attempt|number|retr|seq|version|times", re.IGNORECASE)
 #: An RFC 3339 date-time (``2026-01-01T00:00:00Z``, fractions and offsets allowed).
 _RFC3339 = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)", re.IGNORECASE)
 #: A field name that says it holds a time (``timestamp``, ``created``, ``occurred_at``, ``sentAt``…).
@@ -1038,13 +1128,71 @@ _UNIX_WORDS = re.compile(r"\b(unix|epoch|posix)\b", re.IGNORECASE)
 _MS_WORDS = re.compile(r"\b(ms|millis|milliseconds?)\b", re.IGNORECASE)
 
 
+def _schema_allows(schema: Mapping[str, Any] | None, text: str) -> bool:
+    """Whether a string as long as `text`, of its characters, meets `schema`'s ``maxLength`` and
+    ``pattern`` (a user's schema may bound an id's length: its ids are then never widened)."""
+    if schema is None:
+        return True
+    limit = schema.get("maxLength")
+    if isinstance(limit, int) and len(text) > limit:
+        return False
+    pattern = schema.get("pattern")
+    try:
+        return not isinstance(pattern, str) or re.search(pattern, text) is not None
+    except re.error:
+        return True
+
+
+def _rename_in_urls(body: dict[str, Any], parent: Path, old: str, new: str) -> None:
+    """In the object's part of `body` (at `parent`), every URL string (``scheme://…``) with a
+    path segment equal to `old` (the example's object id) gets `new` there instead: Lemon
+    Squeezy's ``links.self`` ``…/v1/orders/1`` and ``relationships.*.links`` ``…/orders/1/store``
+    name the object. Only whole segments of a URL's path change: a ``1`` elsewhere stays."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    def walk(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: walk(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [walk(v) for v in value]
+        if isinstance(value, str) and _URL.match(value):
+            parts = urlsplit(value)
+            segments = parts.path.split("/")
+            if old in segments:
+                path = "/".join(new if segment == old else segment for segment in segments)
+                return urlunsplit(parts._replace(path=path))
+        return value
+
+    node = get_path(body, parent) if parent and has_path(body, parent) else (body if not parent else None)
+    if isinstance(node, dict):
+        remade = walk(node)
+        node.clear()
+        node.update(remade)
+
+
+#: A URL as a body gives one: a scheme, then ``://``.
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
+
+
+def _time_nodes(body: Mapping[str, Any], parent: Path) -> list[Path]:
+    """Where an object's own times live: the object's part of `body` (at `parent`, beside its
+    id) and, in a JSON:API resource (Lemon Squeezy's), its ``attributes`` object; those present."""
+    node = get_path(body, parent) if parent and has_path(body, parent) else (body if not parent else None)
+    if not isinstance(node, Mapping):
+        return []
+    attributes = node.get("attributes")
+    return [parent, (*parent, "attributes")] if isinstance(attributes, Mapping) else [parent]
+
+
 def _every_type(event_type: str) -> bool:
     """`UserCatalogWorld`'s default endpoint: sent every type."""
     return True
 
 
 def _time_unit(path: Path, spec: EventSpec) -> str | None:
-    """How the body writes the time at `path`: ``"rfc3339"``, ``"ms"`` or ``"s"`` (unix
+    """How the body writes the time at `path`: ``"rfc3339"`` followed by the example's text after
+    its seconds (``"rfc3339.000000Z"``: Lemon Squeezy's whole seconds with six zeros; bare
+    ``"rfc3339"``: microseconds and ``Z``, a schema's ``date-time``), ``"ms"`` or ``"s"`` (unix
     milliseconds or seconds), or None when it cannot tell the field is a time.
 
     The example's value decides: an RFC 3339 string; an integer under a time's name
@@ -1054,7 +1202,7 @@ def _time_unit(path: Path, spec: EventSpec) -> str | None:
     example = get_path(spec.example, path) if spec.example is not None and has_path(spec.example, path) else None
     name = path[-1]
     if isinstance(example, str):
-        return "rfc3339" if _RFC3339.fullmatch(example) else None
+        return "rfc3339" + example[19:] if _RFC3339.fullmatch(example) else None
     if isinstance(example, int) and not isinstance(example, bool):
         if not _TIME_NAME.search(name):
             return None
@@ -1079,7 +1227,20 @@ def _time_value(unit: str, at_us: int) -> str | int:
         return at_us // 1000
     if unit == "s":
         return at_us // 1_000_000
-    return rfc3339_us(at_us)
+    tail = unit[len("rfc3339"):]
+    if not tail:
+        return rfc3339_us(at_us)
+    fraction, offset = re.fullmatch(r"(?:\.(\d+))?(.*)", tail).groups()  # type: ignore[union-attr]
+    when = _EPOCH + timedelta(microseconds=at_us)
+    if offset.upper() != "Z":  # the example's offset, its time of day in it
+        sign = -1 if offset.startswith("-") else 1
+        hours, minutes = offset[1:].split(":")
+        when = when.astimezone(timezone(sign * timedelta(hours=int(hours), minutes=int(minutes))))
+    text = when.strftime("%Y-%m-%dT%H:%M:%S")
+    if fraction:  # as many digits as the example's; all zeros when it printed whole seconds so
+        digits = f"{when.microsecond:06d}".ljust(len(fraction), "0")[:len(fraction)]
+        text += "." + ("0" * len(fraction) if set(fraction) == {"0"} else digits)
+    return text + offset
 
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
@@ -1087,7 +1248,7 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 def _time_us(value: Any, unit: str) -> int | None:
     """`value` written in `unit` (`_time_unit`) as unix microseconds, or None when it is not."""
-    if unit == "rfc3339":
+    if unit.startswith("rfc3339"):
         if not isinstance(value, str) or not _RFC3339.fullmatch(value):
             return None
         parsed = datetime.fromisoformat(value.replace("z", "Z").replace("Z", "+00:00"))

@@ -278,8 +278,9 @@ def test_an_objects_last_change_time_is_each_events_own(tmp_path: Path) -> None:
 def test_a_number_written_as_a_string_keeps_no_leading_zero(tmp_path: Path) -> None:
     """Lemon Squeezy's JSON:API ids are numbers written as strings (``"2470311"``); about one
     fresh id in ten began with 0 (``"0125687"``), which a receiver storing ids as BIGINT reads as
-    another id (``lost: revoke:0788439`` beside its ``revoke:788439``). A fresh id keeps the
-    example's length, digits only, and a first digit other than 0."""
+    another id (``lost: revoke:0788439`` beside its ``revoke:788439``). A fresh id is digits
+    only, with a first digit other than 0, nine of them (seven allowed too few ids for a run:
+    `test_a_one_digit_example_id_gives_every_object_its_own_id`)."""
     example = {"meta": {"event_name": "order_created"},
                "data": {"type": "orders", "id": "2470311",
                         "attributes": {"first_order_item": {"id": "1056721", "order_id": "2470311"}}}}
@@ -289,7 +290,41 @@ def test_a_number_written_as_a_string_keeps_no_leading_zero(tmp_path: Path) -> N
     bodies = [e.extra[BODY] for _ in range(60) for e in world.effect_story()]
     ids = [b["data"]["id"] for b in bodies]
     assert len(set(ids)) == len(ids) == 60
-    assert all(len(i) == 7 and i.isdigit() and i[0] != "0" for i in ids), [i for i in ids if i[0] == "0"]
+    assert all(len(i) == 9 and i.isdigit() and i[0] != "0" for i in ids), [i for i in ids if i[0] == "0"]
+
+
+def test_a_one_digit_example_id_gives_every_object_its_own_id(tmp_path: Path) -> None:
+    """Lemon Squeezy's documented examples give every object ``"id": "1"``; fresh ids of that
+    shape were one digit, nine for a whole run, and scenarios' orders collided (a correct
+    receiver failed 17 of 30 scenarios: ``unexpected: license:2 applied``). A shape allowing
+    fewer than `MIN_ID_SPACE` ids is widened in its own alphabet (``"1"``: nine digits, the
+    first other than 0; an ``ord_a1`` hex tail: eight hex characters), an integer id comes from
+    the world's increasing sequence of nine digits, and no two objects, events or nested ids of
+    a world share one, whatever their kind."""
+    from hookproof.simulator.world.json_instances import MIN_ID_SPACE, shape_space, widened
+
+    order = {"meta": {"event_name": "order_created"},
+             "data": {"type": "orders", "id": "1", "attributes": {"order_id": 1, "refund_id": "ord_a1"}}}
+    key = {"meta": {"event_name": "license_key_created"},
+           "data": {"type": "license-keys", "id": 1, "attributes": {"order_id": 1}}}
+    config = CatalogConfig(type_field="meta.event_name", events={
+        "order_created": CatalogEventConfig(example=order, object_type="order", key="license:{data.id}:"
+                                            "{data.attributes.refund_id}", refs={"data.attributes.order_id": "order"}),
+        "license_key_created": CatalogEventConfig(example=key, object_type="license_key", key="key:{data.id}",
+                                                  refs={"data.attributes.order_id": "order"})})
+    world = UserCatalogWorld(5, catalog=load_catalog(config, tmp_path))
+    events = [world.emit("order_created") for _ in range(300)] + [world.emit("license_key_created") for _ in range(300)]
+    orders = [e.extra[BODY]["data"]["id"] for e in events[:300]]
+    keys = [e.extra[BODY]["data"]["id"] for e in events[300:]]
+    refunds = [e.extra[BODY]["data"]["attributes"]["refund_id"] for e in events[:300]]
+    assert all(isinstance(o, str) and len(o) == 9 and o.isdigit() and o[0] != "0" for o in orders), orders[:5]
+    assert all(e.extra[BODY]["data"]["attributes"]["order_id"] == int(e.object_id) for e in events[:300])
+    assert all(isinstance(k, int) and 10**8 <= k < 10**9 for k in keys), keys[:5]
+    assert all(re.fullmatch(r"ord_[0-9a-f]{8}", r) for r in refunds), refunds[:5]
+    every = [*orders, *map(str, keys), *refunds, *(e.id for e in events)]
+    assert len(set(every)) == len(every) == 1500
+    assert widened("1") == "199999999" and shape_space(widened("1")) == MIN_ID_SPACE == 9 * 10**8
+    assert widened("2470311").isdigit() and len(widened("2470311")) == 9 and widened("user_x" * 6) == "user_x" * 6
 
 
 def test_a_catalog_as_a_storm_s_data_keeps_its_test_mode_flag(catalog: UserCatalog) -> None:
@@ -334,7 +369,7 @@ def test_an_objects_other_times_move_with_its_creation(tmp_path: Path) -> None:
     assert data["emails"][0]["created_at"] == 1763999000000 + shift_ms
     assert data["emails"][0]["verified_at"] == 1763999100000 + shift_ms
     abandon_us = 1766592000 * 1_000_000 + first.created_us - 1764000000000 * 1000  # 2025-12-24T16:00:00Z, moved
-    assert data["abandon_at"] == rfc3339_us(abandon_us)
+    assert data["abandon_at"] == rfc3339_us(abandon_us).split(".")[0] + "Z"  # the example's format: seconds
     kept = later.extra[BODY]["data"]
     assert (kept["created_at"], kept["expire_at"], kept["emails"]) == (data["created_at"], data["expire_at"],
                                                                        data["emails"])
@@ -366,3 +401,83 @@ def test_nothing_happens_to_an_object_after_a_type_ending_it(tmp_path: Path) -> 
     with pytest.raises(WorldError, match="organizationMembership #0 was ended by its organizationMembership.deleted"):
         ops.apply(world, "organizationMembership.deleted", 0)
     assert [e.type.split(".")[1] for e in world.events] == ["created", "updated", "deleted"]
+
+
+def test_a_cumulative_amount_a_key_names_stays_within_the_example_and_moves_its_fields(tmp_path: Path) -> None:
+    """A key over Lemon Squeezy's cumulative ``refunded_amount`` (one refund per amount refunded
+    so far) got "its own value per event" by going up by one: 1200, then 1201, on an order whose
+    ``total`` is 1199, while ``refunded_amount_usd`` stayed 1199; a receiver checking
+    ``refunded_amount <= total`` refused them. An amount now rises within the example's value,
+    each event of the object above the last (600, 900, 1050 of 1199), the fields named after it
+    moving with it; a count (``attempt_count``) still goes up by one."""
+    attributes = {"total": 1199, "total_usd": 1199, "refunded_amount": 1199, "refunded_amount_usd": 1199,
+                  "refunded_amount_formatted": "$11.99", "total_formatted": "$11.99", "attempt_count": 1}
+    refunded = {"meta": {"event_name": "order_refunded"},
+                "data": {"type": "orders", "id": "1", "attributes": attributes}}
+    declined = json.loads(json.dumps(refunded).replace("order_refunded", "order_declined"))
+    config = CatalogConfig(type_field="meta.event_name", events={
+        "order_refunded": CatalogEventConfig(example=refunded, object_type="order",
+                                             key="refund:{data.id}:{data.attributes.refunded_amount}"),
+        "order_declined": CatalogEventConfig(example=declined, object_type="order",
+                                             key="dunning:{data.id}:{data.attributes.attempt_count}")})
+    world = UserCatalogWorld(5, catalog=load_catalog(config, tmp_path))
+    first = world.emit("order_refunded")
+    events = [first, *(world.emit("order_refunded", first.object_id) for _ in range(2))]
+    shown = [{k: e.extra[BODY]["data"]["attributes"][k] for k in attributes} for e in events]
+    assert [(a["refunded_amount"], a["refunded_amount_usd"], a["refunded_amount_formatted"]) for a in shown] == [
+        (600, 600, "$6.00"), (900, 900, "$9.00"), (1050, 1050, "$10.50")]
+    assert all((a["total"], a["total_usd"], a["total_formatted"]) == (1199, 1199, "$11.99") for a in shown)
+    assert [e.business_key for e in events] == [f"refund:{first.object_id}:{n}" for n in (600, 900, 1050)]
+    attempts = [world.emit("order_declined", first.object_id) for _ in range(2)]
+    assert [e.extra[BODY]["data"]["attributes"]["attempt_count"] for e in attempts] == [2, 3]
+
+
+def test_a_json_api_resource_s_times_and_urls_follow_the_object(tmp_path: Path) -> None:
+    """Lemon Squeezy's orders (JSON:API resources): ``data.id`` was renamed but ``links.self``
+    and ``relationships.*.links`` still said ``/orders/1``; ``attributes.created_at`` kept the
+    example's 2021 date while ``updated_at`` was now, and ``refunded_at`` stayed 2021; and times
+    came out as ``13:09:06.354189Z`` where the provider prints ``.000000Z``. A URL's path
+    segment equal to the example's id now carries the object's (nothing else: ``store_id`` 1,
+    ``/v1/``, the receipt's URL stay), the resource's ``attributes`` hold its creation time
+    (when it was made, never after ``updated_at``) and a time the example gives by its last
+    change is never after the event, each written in its example's format."""
+    fixtures = Path(__file__).resolve().parents[1] / "fixtures" / "lemonsqueezy"
+    example = {name: json.loads((fixtures / f"{name}.json").read_text(encoding="utf-8"))
+               for name in ("order_created", "order_refunded")}
+    paths = {"object_type": "order", "ordering": "data.attributes.updated_at", "status": "data.attributes.status"}
+    config = CatalogConfig(type_field="meta.event_name", events={
+        "order_created": CatalogEventConfig(example=example["order_created"], state="paid", key="license:{data.id}",
+                                            **paths),
+        "order_refunded": CatalogEventConfig(example=example["order_refunded"], state="refunded", **paths)})
+    world = UserCatalogWorld(5, catalog=load_catalog(config, tmp_path), start_us=START_US)
+    created = world.emit("order_created")
+    refunded = world.emit("order_refunded", created.object_id)
+    oid = created.object_id
+    for event in (created, refunded):
+        data = event.extra[BODY]["data"]
+        assert data["links"]["self"] == f"https://api.lemonsqueezy.com/v1/orders/{oid}"
+        links = [v for r in data["relationships"].values() for v in r["links"].values()]
+        assert len(links) == 12 and all(link.startswith(f"https://api.lemonsqueezy.com/v1/orders/{oid}/")
+                                        for link in links), links
+        attributes = data["attributes"]
+        assert attributes["urls"] == example[event.type]["data"]["attributes"]["urls"]
+        assert (attributes["store_id"], attributes["first_order_item"]["product_id"]) == (1, 1)
+        assert attributes["created_at"] == rfc3339_us(created.created_us // 1_000_000 * 1_000_000)
+        assert attributes["updated_at"] == rfc3339_us(event.created_us // 1_000_000 * 1_000_000)
+        times = [v for v in json.dumps(data).split('"') if re.fullmatch(r"\d{4}-\d\d-\d\dT.*", v)]
+        assert times and all(t.endswith(".000000Z") and t <= attributes["updated_at"] for t in times), times
+    assert refunded.extra[BODY]["data"]["attributes"]["refunded_at"] == rfc3339_us(
+        refunded.created_us // 1_000_000 * 1_000_000)
+
+
+def test_an_id_the_schema_bounds_keeps_the_example_s_length(tmp_path: Path) -> None:
+    """A schema bounding the id (``maxLength``, a ``pattern``) is the user's word on its shape:
+    such an id is drawn as long as the example's, never widened past what the schema accepts."""
+    schema = {"type": "object", "properties": {"data": {"type": "object", "properties": {
+        "id": {"type": "string", "pattern": "^[0-9]{1,4}$"}}}}}
+    example = {"data": {"id": "12"}}
+    config = CatalogConfig(events={"order.paid": CatalogEventConfig(example=example, json_schema=schema,
+                                                                    key="paid:{data.id}")})
+    world = UserCatalogWorld(5, catalog=load_catalog(config, tmp_path))
+    ids = [world.emit("order.paid").object_id for _ in range(40)]
+    assert all(re.fullmatch(r"[1-9][0-9]", i) for i in ids) and len(set(ids)) == 40, ids
