@@ -79,3 +79,30 @@ def test_an_endpoint_not_listing_it_gets_its_plans_unchanged() -> None:
     for scenario_id in ("stale-failure-after-success", "duplicate-concurrent", "transport-fields-change"):
         plan = CATALOG[scenario_id].build(ctx, World(5))
         assert with_twins(plan, ctx) is plan, scenario_id
+
+
+@pytest.mark.parametrize("events", [1, 4, 5], ids=lambda n: f"events={n}")
+@pytest.mark.parametrize("modes", MODES, ids=lambda m: "+".join(sorted(m)) or "none")
+def test_each_chaos_scenario_too_and_the_kill_counts_the_twins(modes: frozenset[str], events: int) -> None:
+    """``crash-after-ack`` kills the receiver after as many 2xx as its burst sends, twins counted
+    (a burst of ``2 * events`` effectful events may end on an ``invoice.paid``: ``events`` 1 and 5
+    without checkout, 1 with subscriptions only)."""
+    from types import SimpleNamespace
+
+    from hookproof.scenarios.chaos import CHAOS_CATALOG, ChaosSettings
+
+    ctx = Context(profile=LISTING, enabled=frozenset(LISTING.event_types()), checkout_modes=modes,
+                  chaos=ChaosSettings(events=events))
+    for scenario_id, scenario in CHAOS_CATALOG.items():
+        plan = scenario.plan(ctx, World(5))
+        assert isinstance(plan, Plan), scenario_id
+        paid, succeeded = _valid_renewals(plan)
+        assert set(paid) == set(succeeded), (scenario_id, paid, succeeded)
+    plan = CHAOS_CATALOG["crash-after-ack"].plan(ctx, World(5))
+    assert isinstance(plan, Plan)
+    burst = plan.phases[1]
+    kills: list[int] = []
+    nemesis = SimpleNamespace(kill_after_ack=lambda count, restart: kills.append(count))
+    assert burst.before is not None
+    burst.before(SimpleNamespace(nemesis=nemesis))  # type: ignore[arg-type]
+    assert kills == [len(burst.events)]
