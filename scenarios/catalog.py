@@ -14,7 +14,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from hookproof.simulator.delivery.mutations import OVERSIZE_BYTES, foreign_account_id, other_mode_owner
 from hookproof.simulator.events import Event
-from hookproof.simulator.faults import FaultPlan, Mutation, applicable
+from hookproof.simulator.faults import INVALIDATING, FaultPlan, Mutation, applicable
 from hookproof.simulator.profiles.base import Profile
 from hookproof.simulator.profiles.stripe import CONNECT_EVENT_TYPES
 from hookproof.simulator.world import AnyWorld, GitHubWorld, World
@@ -256,6 +256,40 @@ class Plan:
         return tuple(checks) if self.owes_effects else tuple(c for c in checks if c != "lost")
 
 
+def with_twins(plan: Plan | NotApplicable, ctx: Context) -> Plan | NotApplicable:
+    """`plan` sending, with each event it sends validly that owes a business key (`Context.key_of`),
+    the other events of the same object owing that key that the provider sends with it, where one
+    of the two is an optional type the endpoint is sent (`Profile.optional_types`): Stripe sends
+    ``invoice.payment_succeeded`` right after ``invoice.paid`` for every invoice paid by a payment,
+    with the same invoice (docs.stripe.com/invoicing/integration, "Handle payment events"), so an
+    endpoint listing it is sent both, and a receiver extending access on either one alone is
+    right. A plan sending one of them alone would owe the renewal to a receiver that acts on the
+    other, which it never got: a false ``lost``. The one missing is sent in the same phase, right
+    after ``invoice.paid`` (or right before ``invoice.payment_succeeded``), where the plan sends
+    it nowhere; a phase of requests the receiver must refuse (`INVALIDATING`, every attempt)
+    owes nothing and is left as it is. An endpoint sent no optional type gets `plan` unchanged."""
+    optional = {t for t in ctx.profile.optional_types if ctx.sends(t)}
+    if isinstance(plan, NotApplicable) or not optional:
+        return plan
+    pairs: dict[tuple[str, str | None], list[Event]] = {}
+    for e in plan.world.events:
+        if ctx.sends(e.type) and (key := ctx.key_of(e)):
+            pairs.setdefault((key, e.object_id), []).append(e)
+    sent = {e.id for phase in plan.phases for e in phase.events}
+    phases = []
+    for phase in plan.phases:
+        refused = phase.plan.mutate == "all" and bool(INVALIDATING.intersection(phase.plan.mutations))
+        events: list[Event] = []
+        for e in phase.events:
+            key = None if refused else ctx.key_of(e)
+            twins = [t for t in pairs.get((key, e.object_id), ()) if t.id not in sent
+                     and (t.type in optional) != (e.type in optional)] if key else []
+            sent.update(t.id for t in twins)
+            events += [e, *twins] if e.type not in optional else [*twins, e]
+        phases.append(replace(phase, events=tuple(events)) if len(events) != len(phase.events) else phase)
+    return replace(plan, phases=tuple(phases)) if any(a is not b for a, b in zip(phases, plan.phases)) else plan
+
+
 def _parents_sent_first(plan: Plan | NotApplicable, ctx: Context) -> Plan | NotApplicable:
     """`plan` after a first phase delivering, plainly, the creating events of the objects its
     events name (a user catalog's references, `UserCatalogWorld.missing_parents`) that it does
@@ -347,7 +381,7 @@ class Scenario:
             from hookproof.scenarios.world_plans import plan_for
 
             return _parents_sent_first(plan_for(self, ctx, world), ctx)
-        return self.build(ctx, world)
+        return with_twins(self.build(ctx, world), ctx)
 
     def checks_for(self, *, counters: bool) -> tuple[str, ...]:
         """The checks this scenario runs: its own, and ``counter`` last when the team declares
@@ -706,7 +740,9 @@ _SIGNATURE_MUTATIONS: frozenset[Mutation] = frozenset({Mutation.FORGED, Mutation
 def with_optional(ctx: Context, events: Sequence[Event], count: int) -> list[Event]:
     """`events`' first `count`, then the first event owing an effect under the keys in force
     (`Context.key_of`) of each optional type (`Profile.optional_types`: Shopify's compliance
-    topics, sent only to an endpoint subscribed to them) among the others. The effect story
+    topics, sent only to an endpoint subscribed to them; Stripe's ``invoice.payment_succeeded``,
+    sent only to an endpoint whose ``enabled_events`` lists it, which `with_twins` then sends
+    with its ``invoice.paid``) among the others. The effect story
     tells the compliance requests after the order's topics, so a scenario taking its first
     events alone never sends them; Shopify retries them like any other topic (shopify.dev
     "Privacy law compliance", "Ignore duplicate webhooks"), so a scenario about duplicates,

@@ -28,6 +28,7 @@ from hookproof.scenarios.catalog import (
     Scenario,
     effect_events,
     with_optional,
+    with_twins,
 )
 from hookproof.simulator.events import Event
 from hookproof.simulator.faults import FaultPlan
@@ -152,9 +153,13 @@ def _crash_after_ack(ctx: Context, w: World) -> Plan | NotApplicable:
         burst.extend(more[:2 * s.events - len(burst)])
     # One event to warm the receiver up, then the rest in flight together: the kill lands
     # right after the last 2xx, while a receiver that acknowledges first still has work queued.
-    return Plan(w, (Phase(warm, time_scale=s.time_scale),
-                    Phase(tuple(burst), before=_kill_after_acks(len(burst)), after=_wait_scheduled,
-                          time_scale=s.time_scale, together=True)))
+    # The burst's count is taken once a paid invoice's two events are in it (`with_twins`).
+    plan = with_twins(Plan(w, (Phase(warm, time_scale=s.time_scale),
+                               Phase(tuple(burst), after=_wait_scheduled, time_scale=s.time_scale, together=True))),
+                      ctx)
+    assert isinstance(plan, Plan)
+    warmed, sent = plan.phases
+    return replace(plan, phases=(warmed, replace(sent, before=_kill_after_acks(len(sent.events)))))
 
 
 def _restart_between(ctx: Context, w: World) -> Plan | NotApplicable:

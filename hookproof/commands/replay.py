@@ -109,6 +109,38 @@ def race_note(steps: "list[Step]") -> str | None:
             "to run; this run may have missed it, so replay again (--repeats N replays until it reproduces)")
 
 
+#: Why a step's outcome is the receiver's timing and not the schedule's, by op (`verdict_note`).
+TIMING_WORDS: dict[str, str] = {
+    "burst": "sends its copies concurrently, so which of them the receiver handled first is its timing",
+    "burst_related": "sends its events concurrently, so which of them the receiver wrote last is its timing",
+    "timeout": ("gives its delivery up after 1 ms while the receiver goes on handling it, so whether a read "
+                "after the step saw what the receiver wrote is its timing"),
+}
+
+
+def verdict_note(steps: "list[Step]", saved: set[str], found: set[str]) -> str | None:
+    """The line saying that this replay's checks (`found`, the check ids of its findings) are not
+    the saved run's (`saved`, as ``hookproof explore`` wrote them), and why where the schedule
+    says: its steps whose outcome is the receiver's timing (`TIMING_WORDS`, numbered as the
+    replay prints them) make each run a history of its own, each verdict right for its own;
+    ``regressed`` needs a read that saw the newer state before the older one was written back,
+    ``stale`` only the final state. None when they are the same, or nothing was saved."""
+    if not saved or saved == found:
+        return None
+    missed = sorted(saved - found)
+    line = (f"note: the saved run found {', '.join(sorted(saved))}; this run found {', '.join(sorted(found))}"
+            + (f", not {', '.join(missed)}" if missed else ""))
+    timed = [f"step {i} ({step.op}) {TIMING_WORDS[step.op]}" for i, step in enumerate(steps, 1)
+             if step.op in TIMING_WORDS]
+    if not timed:
+        return line
+    line += f": {'; '.join(timed)}; so each run is its own history, and each verdict is right for its own"
+    if "regressed" in saved ^ found and "stale" in saved & found:
+        line += (" (regressed needs a read that saw the newer state before the older one was written over it, "
+                 "stale only the final state: a run whose reads missed the newer state finds stale alone)")
+    return line
+
+
 class ReplayStopped(Exception):
     """A replay stopped before its finding was known: at its deadline (`reason`: the
     deadline's one line, `deadline.deadline_note`) or by a signal (`reason` None)."""
@@ -193,9 +225,9 @@ def replay_lines(config: Path, schedule: Path, *, seed: Optional[int] = None,
         else "    (found after the last step)")
     for f in failure.findings:
         say(f"finding: {f.check_id}: {f.key} {f.message}")
-    saved = {(f["check_id"]) for f in doc.get("findings", [])}
-    if saved and not saved & {f.check_id for f in failure.findings}:
-        say(f"note: the saved run found {', '.join(sorted(saved))}")
+    saved = {f["check_id"] for f in doc.get("findings", [])}
+    if (differs := verdict_note(steps, saved, {f.check_id for f in failure.findings})) is not None:
+        say(differs)
     if other:
         say(other)
     return lines, True

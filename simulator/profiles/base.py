@@ -11,11 +11,11 @@ import hashlib
 import json
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar, Mapping, Sequence
+from typing import Any, Callable, ClassVar, Iterable, Mapping, Sequence
 
 import orjson
 
-from hookproof.simulator.errors import SecretError
+from hookproof.simulator.errors import ProfileError, SecretError
 from hookproof.simulator.events import Event
 from hookproof.simulator.frozen import fast_init
 from hookproof.simulator.profiles.provider_words import BodyTime, EventClock, ProviderWords
@@ -249,6 +249,23 @@ class Profile(ABC):
     #: naming it anywhere does (Shopify's compliance topics: in enabled_events, ``[business_keys]``
     #: or ``[counters]``, `Config.subscribed_types`).
     optional_listed_only: ClassVar[bool] = False
+    #: What the error naming a type that is not one of `optional_types` calls one (`__init__`).
+    optional_noun: ClassVar[str] = "optional type"
+    #: The `optional_types` this endpoint is subscribed to, in `optional_types` order (`__init__`;
+    #: empty for a profile built with none, and for one whose own constructor takes no ``subscribed``).
+    subscribed: tuple[str, ...] = ()
+
+    def __init__(self, subscribed: Iterable[str] = ()) -> None:
+        """`subscribed`: the `optional_types` the endpoint is subscribed to (Shopify's compliance
+        topics; Stripe's types its ``enabled_events`` lists), kept as `subscribed` in
+        `optional_types` order, repeats dropped. Raises ProfileError (``field`` ``subscribed``)
+        naming the first, sorted, that is not one of them, and listing those that are."""
+        chosen = frozenset(subscribed)
+        wrong = sorted(chosen - set(self.optional_types))
+        if wrong:
+            raise ProfileError(f"{wrong[0]!r} is no {self.optional_noun} (they are: "
+                               f"{', '.join(self.optional_types) or 'none'})", field="subscribed")
+        self.subscribed = tuple(t for t in self.optional_types if t in chosen)
 
     def future_offset_s(self) -> int:
         """Seconds ahead of now ``future-timestamp`` signs: the future window of the official

@@ -67,7 +67,7 @@ def get_profile(name: str, *, settings: GenericHmacSettings | Mapping[str, Any] 
         if wrong:
             raise ProfileError(f"profile {name!r} has no optional type {wrong[0]!r} to subscribe to (optional: "
                                f"{', '.join(optional) or 'none'})", field="subscribed")
-        return _REGISTRY[name](subscribed=chosen)  # type: ignore[call-arg]
+        return _REGISTRY[name](subscribed=chosen)
     if names:
         if name not in RENAMING_PROFILES:
             raise ProfileError(f"profile {name!r} sends its provider's own names", field="names")

@@ -23,7 +23,7 @@ import hashlib
 import hmac
 import random
 from dataclasses import replace
-from typing import ClassVar, Iterable, Mapping, Sequence
+from typing import ClassVar, Mapping, Sequence
 
 from hookproof.simulator.errors import ProfileError
 from hookproof.simulator.events import Event
@@ -138,16 +138,7 @@ class ShopifyProfile(Profile):
     #: shopify.dev "Privacy law compliance": the mandatory compliance topics are subscribed to apart
     #: (the app's compliance webhook URLs), so they are sent to an endpoint that names them alone.
     optional_types = SHOPIFY_COMPLIANCE_TOPICS
-
-    def __init__(self, subscribed: Iterable[str] = ()) -> None:
-        """`subscribed`: the compliance topics the endpoint is subscribed to (`optional_types`;
-        ProfileError naming one that is not)."""
-        chosen = frozenset(subscribed)
-        wrong = sorted(chosen - set(SHOPIFY_COMPLIANCE_TOPICS))
-        if wrong:
-            raise ProfileError(f"{wrong[0]!r} is no Shopify compliance topic (they are: "
-                               f"{', '.join(SHOPIFY_COMPLIANCE_TOPICS)})", field="subscribed")
-        self.subscribed = tuple(t for t in SHOPIFY_COMPLIANCE_TOPICS if t in chosen)
+    optional_noun = "Shopify compliance topic"
 
     def event_types(self) -> Mapping[str, str]:
         """Every topic the Shopify world emits, mapped to itself (Shopify's own names): the

@@ -32,9 +32,8 @@ The differences from Stripe's own objects that remain, and why, are listed in
 from __future__ import annotations
 
 import random
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
-from hookproof.simulator.errors import ProfileError
 from hookproof.simulator.events import LATEST_API_VERSION, Event
 from hookproof.simulator.profiles.base import (
     Envelope,
@@ -225,17 +224,7 @@ class StripeProfile(Profile):
     #: lists them (`optional_listed_only`; ``"*"`` and leaving enabled_events out do not).
     optional_types = STRIPE_OPTIONAL_EVENT_TYPES
     optional_listed_only = True
-
-    def __init__(self, subscribed: Iterable[str] = ()) -> None:
-        """`subscribed`: the optional types (`STRIPE_OPTIONAL_EVENT_TYPES`) the endpoint's
-        ``enabled_events`` lists. Raises ProfileError (``field`` ``subscribed``) naming one that
-        is not optional."""
-        chosen = frozenset(subscribed)
-        wrong = sorted(chosen - set(STRIPE_OPTIONAL_EVENT_TYPES))
-        if wrong:
-            raise ProfileError(f"{wrong[0]!r} is no optional Stripe type (they are: "
-                               f"{', '.join(STRIPE_OPTIONAL_EVENT_TYPES)})", field="subscribed")
-        self.subscribed = tuple(t for t in STRIPE_OPTIONAL_EVENT_TYPES if t in chosen)
+    optional_noun = "optional Stripe type"
 
     def event_types(self) -> Mapping[str, str]:
         """Every type the world emits to this endpoint, mapped to itself (Stripe's own names):

@@ -62,6 +62,47 @@ def test_a_paid_invoice_owes_one_renewal_on_either_event(tmp_path: Path, extend_
     assert not [n for n in report.notes if SUCCEEDED in n], report.notes
 
 
+#: What each twin is found by in every scenario of certify, its endpoint listing both invoice events:
+#: extending access on both, each scenario sending a paid invoice's two events (and the amount
+#: counter moved twice where the invoice's amount is counted); the racy twin only where two copies
+#: of one ``invoice.payment_succeeded`` are in flight together.
+BOTH_FOUND = {"duplicate-sequential": ["duplicated"], "duplicate-concurrent": ["duplicated"],
+              "sender-timeout": ["duplicated"], "dropped-response": ["duplicated"],
+              "distinct-events-same-object": ["counter", "duplicated"], "mass-redelivery": ["counter", "duplicated"],
+              "related-burst": ["duplicated"], "stale-failure-after-success": ["duplicated"],
+              "mass-redelivery-window": ["counter", "duplicated"]}
+RACED = {"duplicate-concurrent": ["duplicated"], "sender-timeout": ["duplicated"]}
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+@pytest.mark.parametrize(("options", "failed"), [
+    ({"extend_on": 0}, {}), ({"extend_on": 1}, {}), ({"extend_on": 2}, BOTH_FOUND),
+    ({"extend_on": 1, "racy_succeeded": 1}, RACED),
+], ids=["paid", "succeeded", "both", "succeeded-check-then-insert"])
+def test_every_scenario_sends_a_paid_invoice_s_two_events_together(tmp_path: Path, options: dict[str, float],
+                                                                   failed: dict[str, list[str]]) -> None:
+    """Every scenario of certify, the endpoint listing ``invoice.payment_succeeded``: each one
+    sending a paid invoice's ``invoice.paid`` validly sends its ``invoice.payment_succeeded`` too,
+    and back (Stripe sends both), so a receiver extending on either alone passes them all."""
+    cfg = receiver_config("invoice_access", tmp_path, SECRET, seed=11, settle_window_s=0.15, options=options,
+                          module=MODULE, cwd=PROJECT_ROOT)
+    cfg = cfg.model_copy(update={"target": cfg.target.model_copy(update={"enabled_events": LISTED})})
+    report = certify(cfg, out_dir=tmp_path / "report").report
+    got = {s.id: sorted({f.check_id for f in s.findings}) for s in report.scenarios
+           if s.verdict not in ("pass", "not_applicable")}
+    if options.get("racy_succeeded"):  # a race: the burst always doubles it, the timed-out retry most times
+        assert "duplicate-concurrent" in got and got.items() <= RACED.items(), got
+    else:
+        assert got == failed, [(s.id, s.verdict, [f.message for f in s.findings]) for s in report.scenarios]
+    keys = {f.key for s in report.scenarios for f in s.findings}
+    assert all(key.startswith("renewal:in_") for key in keys), keys
+    for s in report.scenarios:
+        valid = [a for a in s.attempts if a.valid and a.event_type.startswith("invoice.pa")]
+        paid = {a.business_key for a in valid if a.event_type == "invoice.paid"}
+        assert paid == {a.business_key for a in valid if a.event_type == SUCCEEDED}, (s.id, valid)
+
+
 def write_config(folder: Path, extend_on: int, enabled: list[str] | None = LISTED) -> Path:
     """A hookproof.toml starting invoice_access (`extend_on`) on a free port, its endpoint
     enabled for `enabled` (None: left out)."""

@@ -571,3 +571,21 @@ def test_a_stripe_signature_header_in_the_envelope_is_replaced_in_place() -> Non
     pairs = stripe.request_headers(envelope, ["whsec_a"], 1_790_000_000)
     assert pairs == list(stripe.request(envelope, ["whsec_a"], 1_790_000_000).headers.items())
     assert pairs is not None and pairs[0][0] == "Stripe-Signature" and pairs[0][1] != "stale"
+
+
+def test_every_profile_checks_its_subscribed_types_against_its_optional_types_alike() -> None:
+    """`Profile.__init__`: one check for every profile, worded by its `optional_noun`; kept in
+    `optional_types` order, repeats dropped."""
+    stripe_cls, shopify_cls, github_cls = (type(get_profile(n)) for n in ("stripe", "shopify", "github"))
+    assert stripe_cls(["invoice.payment_succeeded"] * 2).subscribed == ("invoice.payment_succeeded",)
+    assert shopify_cls(["shop/redact", "customers/redact"]).subscribed == ("customers/redact", "shop/redact")
+    assert stripe_cls().subscribed == () and github_cls().subscribed == ()
+    with pytest.raises(ProfileError, match=r"^'invoice.finalized' is no optional Stripe type \(they are: "
+                                           r"invoice.payment_succeeded\)$") as info:
+        stripe_cls(["invoice.payment_succeeded", "invoice.finalized"])
+    assert info.value.field == "subscribed"
+    with pytest.raises(ProfileError, match=r"^'a/b' is no Shopify compliance topic \(they are: "
+                                           r"customers/data_request, customers/redact, shop/redact\)$"):
+        shopify_cls(["orders/paid", "a/b"])
+    with pytest.raises(ProfileError, match=r"^'shop/redact' is no optional type \(they are: none\)$"):
+        github_cls(["shop/redact"])
