@@ -34,6 +34,10 @@ from hookproof.scenarios.report_views import VERSION
 PROGRESS_INTERVAL_S = 0.5
 #: Seconds the master waits for every worker's version and reachability report.
 READY_TIMEOUT_S = 15.0
+#: Seconds between two looks, during the storm, at which workers Locust still hears.
+SILENCE_POLL_S = 0.5
+
+
 def _heard(runner: Any) -> set[str]:
     """The worker nodes Locust hears from: its clients not marked missing."""
     from locust.runners import STATE_MISSING
@@ -68,7 +72,15 @@ def control(environment: Environment) -> None:
         else:
             started = ["local"]
         STATE.phase = "storm"
-        early = STATE.stop_early.wait(timeout=max(0.0, spec.duration_s - STATE.elapsed()))
+        # a worker's silence counts from when Locust stopped hearing it, during the storm too: one
+        # killed mid-storm is given up on `SILENT_AFTER_S` after it went quiet, not after the storm's end
+        since: dict[str, float] = {}
+        early = False
+        while not early and STATE.elapsed() < spec.duration_s:
+            left_s = max(0.0, spec.duration_s - STATE.elapsed())
+            early = bool(STATE.stop_early.wait(timeout=min(SILENCE_POLL_S, left_s)))
+            if isinstance(runner, MasterRunner):
+                silent_workers(started, _heard(runner), time.monotonic(), since)
         stopped_at = time.time()
         # the load ends: the workers drain (every retry owed, `storm_worker.flush`), then close
         STATE.phase = "draining"
@@ -78,7 +90,6 @@ def control(environment: Environment) -> None:
         nodes = (list(dict.fromkeys([*started, *STATE.collector.started()]))
                  if isinstance(runner, MasterRunner) else ["local"])
         runner.stop()
-        since: dict[str, float] = {}
         while not STATE.collector.finished(nodes) and time.monotonic() < deadline:
             if isinstance(runner, MasterRunner):
                 pending = [n for n in nodes if not STATE.collector.finished([n])]
