@@ -19,14 +19,14 @@ import copy
 import hashlib
 import hmac
 import random
-from typing import Any, ClassVar, Mapping, Sequence
+from typing import Any, ClassVar, Iterable, Mapping, Sequence
 
 from hookproof.simulator.errors import ProfileError
 from hookproof.simulator.events import Event
 from hookproof.simulator.profiles.base import Envelope, Profile, canonical_json, require_secrets
 from hookproof.simulator.profiles.formats import derived_int
 from hookproof.simulator.profiles.provider_words import BodyTime
-from hookproof.simulator.world.github_lifecycle import GITHUB_EVENT_TYPES
+from hookproof.simulator.world.github_lifecycle import GITHUB_CHECK_TYPES, GITHUB_EVENT_TYPES
 from hookproof.simulator.world.github_shapes import APP_ID, HOOK_ID, node_id
 
 #: The ``GitHub-Hookshot/<short hex>`` build id this simulator claims (any short hex is realistic).
@@ -116,9 +116,30 @@ class GitHubProfile(Profile):
                              "secret; a delivery for another installation (installation.id) is valid, so there "
                              "is no foreign account")
 
+    #: The checks' events (`GITHUB_CHECK_TYPES`: ``check_suite`` and ``check_run``, a CI App's), sent
+    #: only to an App whose ``target.enabled_events`` lists them (``"check_suite"`` or
+    #: ``"check_run"`` alone lists every action; ``"*"`` and leaving enabled_events out do not), so
+    #: every other App is sent what it always was. GitHub subscribes an App with the Checks
+    #: permission at write to them (docs.github.com "Webhook events and payloads", ``check_suite``:
+    #: "GitHub Apps with write-level access for the Checks permission are automatically subscribed
+    #: to this webhook event"); hookproof sends them to the App that says it handles them.
+    optional_types = GITHUB_CHECK_TYPES
+    optional_listed_only = True
+
+    def __init__(self, subscribed: Iterable[str] = ()) -> None:
+        """`subscribed`: the checks' types (`GITHUB_CHECK_TYPES`) the App's ``enabled_events``
+        lists. Raises ProfileError (``field`` ``subscribed``) naming one that is not a checks' type."""
+        chosen = frozenset(subscribed)
+        wrong = sorted(chosen - set(GITHUB_CHECK_TYPES))
+        if wrong:
+            raise ProfileError(f"{wrong[0]!r} is no optional GitHub type (they are: "
+                               f"{', '.join(GITHUB_CHECK_TYPES)})", field="subscribed")
+        self.subscribed = tuple(t for t in GITHUB_CHECK_TYPES if t in chosen)
+
     def event_types(self) -> Mapping[str, str]:
-        """Every event type the repository world emits, mapped to itself (GitHub's own names)."""
-        return {t: t for t in GITHUB_EVENT_TYPES}
+        """Every event type the repository world emits to this App, mapped to itself (GitHub's own
+        names): of the checks' types, only those it subscribed to (`subscribed`)."""
+        return {t: t for t in GITHUB_EVENT_TYPES + self.subscribed}
 
     def installation_id(self, account: str) -> int:
         """The installation id of `account`: itself when it is digits, else derived (8 digits)."""
@@ -132,7 +153,8 @@ class GitHubProfile(Profile):
         payload = event.extra.get("payload")
         if not isinstance(payload, Mapping):
             raise ProfileError(f"GitHub sends no {event.type!r} event: the github profile renders the repository "
-                               f"world's events (known: {', '.join(GITHUB_EVENT_TYPES)})", field="event")
+                               f"world's events (known: {', '.join(GITHUB_EVENT_TYPES + GITHUB_CHECK_TYPES)})",
+                               field="event")
         body = dict(payload)
         installation = body.get("installation")
         if isinstance(installation, Mapping):
