@@ -274,7 +274,8 @@ def hook(hook_id: int, app_id: int, url: str, *, created: int) -> dict[str, Any]
 def app() -> dict[str, Any]:
     """The App itself (``app`` of a check suite or check run): ``hookproof-ci``, owned by
     `APP_OWNER_LOGIN`, with its permissions and events (the schema's ``app``, the key order of
-    Octokit's check payload examples, ``slug`` after ``id`` as current deliveries carry it)."""
+    Octokit's check payload examples; ``slug``, which the examples leave out and the schema allows,
+    after ``id`` as GitHub's ``integration`` in ``@octokit/openapi-webhooks-types`` lists it)."""
     return {
         "id": APP_ID, "slug": APP_SLUG, "node_id": node_id("App", APP_ID),
         "owner": user(APP_OWNER_LOGIN, APP_OWNER_ID, "Organization"), "name": "hookproof CI", "description": "",
