@@ -179,7 +179,8 @@ def _check_state_kinds(config: Config, text: str, source: str) -> None:
     if user is not None:  # a user catalog's kinds are its own (`EventSpec.kind`)
         _check_catalog_kinds(config, user, text, source)
         return
-    kinds = object_kinds(profile.world)
+    subscribed = frozenset(config.subscribed_types())  # their stories' kinds too (GitHub's check runs)
+    kinds = object_kinds(profile.world, subscribed)
     for kind in config.observer.states:
         line = _entry_line(text, "observer.states", kind) or field_line(text, "observer.states")
         if kind == "account" and profile.name == "stripe":  # a connected account's, on a Connect endpoint alone
@@ -192,7 +193,7 @@ def _check_state_kinds(config: Config, text: str, source: str) -> None:
         if kind not in kinds:
             raise ConfigError(f"{profile.title} has no object kind {kind!r} (its kinds: {', '.join(sorted(kinds))})",
                               path=source, field=f"observer.states.{kind}", line=line)
-        stated = stated_kinds(profile.world)
+        stated = stated_kinds(profile.world, subscribed)
         if kind not in stated:
             raise ConfigError(f"no {profile.title} event carries a {kind}'s status, so nothing would compare this "
                               f"query's rows (the kinds whose states are compared: {', '.join(sorted(stated))})",
@@ -218,13 +219,16 @@ def _check_catalog_kinds(config: Config, user: Any, text: str, source: str) -> N
                               path=source, field=f"observer.states.{kind}", line=line)
 
 
-def stated_kinds(world: str) -> frozenset[str]:
+def stated_kinds(world: str, subscribed: frozenset[str] = frozenset()) -> frozenset[str]:
     """The object kinds of a provider world whose states the checks compare: those of the
     events its stories emit with a status (its lifecycle and, where it has one, its state
-    story), so a kind a world gains states for is accepted with no list to keep."""
+    story), told as to an endpoint sent the optional types `subscribed` (`Config.subscribed_types`:
+    GitHub's check runs to an App listing the checks), so a kind a world gains states for is
+    accepted with no list to keep."""
     from hookproof.simulator.world import new_world
 
     made = new_world(world, 1)
+    made.sent_only(lambda t: t in subscribed)
     events = [*made.lifecycle(), *(story() if (story := getattr(made, "state_story", None)) is not None else ())]
     return frozenset(e.object_type for e in events if e.status is not None)
 
@@ -241,14 +245,17 @@ def _check_state_fields(config: Config, text: str, source: str) -> None:
                           or field_line(text, "observer.state_fields") or 1) from None
 
 
-def object_kinds(world: str) -> frozenset[str]:
+def object_kinds(world: str, subscribed: frozenset[str] = frozenset()) -> frozenset[str]:
     """The object kinds of a provider world (``billing``: every Stripe resource the provider
-    API serves; others: what their stories create)."""
+    API serves; others: what their stories create, told as to an endpoint sent the optional
+    types `subscribed`: GitHub's check suites and runs to an App listing the checks)."""
     from hookproof.simulator.world import RESOURCES, new_world
 
     if world == "billing":
         return frozenset(RESOURCES.values()) - {"event"}
-    return frozenset(e.object_type for e in new_world(world, 1).lifecycle())
+    made = new_world(world, 1)
+    made.sent_only(lambda t: t in subscribed)
+    return frozenset(e.object_type for e in made.lifecycle())
 
 
 def _check_dirs(config: Config, text: str, source: str) -> None:

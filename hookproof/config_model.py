@@ -55,15 +55,17 @@ WILDCARD_PROFILES: frozenset[str] = frozenset({"stripe", "github"})
 def github_event_actions(names: list[str]) -> list[str]:
     """`names` with each bare GitHub event name that has actions (``"pull_request"``,
     ``"installation"``) replaced by every ``<event>.<action>`` type of it the github profile
-    sends, in the profile's order, each type once: a GitHub App subscribes to events, not
+    sends, in the profile's order (``"check_suite"`` and ``"check_run"``: every action of the
+    checks' optional types, `GITHUB_CHECK_TYPES`), each type once: a GitHub App subscribes to events, not
     actions (docs.github.com "Webhook events and payloads": each event lists its actions);
     ``push`` and ``ping`` have none and stay as they are. An unknown name stays too (the
     profile's check names it)."""
-    from hookproof.simulator.world.github_lifecycle import GITHUB_EVENT_TYPES
+    from hookproof.simulator.world.github_lifecycle import GITHUB_CHECK_TYPES, GITHUB_EVENT_TYPES
 
+    every = GITHUB_EVENT_TYPES + GITHUB_CHECK_TYPES
     out: list[str] = []
     for name in names:
-        actions = [t for t in GITHUB_EVENT_TYPES if t.startswith(f"{name}.")] if name not in GITHUB_EVENT_TYPES else []
+        actions = [t for t in every if t.startswith(f"{name}.")] if name not in every else []
         out += [t for t in (actions or [name]) if t not in out]
     return out
 

@@ -53,8 +53,9 @@ _ULID = re.compile(r"^[a-z]+_01[0-9a-hjkmnp-tv-z]{24}$")
 _NODE = re.compile(r"^(\d\d):([A-Za-z]+)(\d+)$")
 #: What may not touch an id on either side (so ``123`` is not renamed inside ``91234``).
 _EDGE = "A-Za-z0-9_\\-"
-#: GitHub node types whose ids are shared by every copy (people and organizations).
-_SHARED_NODES = frozenset({"User", "Organization", "Bot"})
+#: GitHub node types whose ids are shared by every copy (people and organizations, and the App
+#: itself: a check suite's or run's ``app``, the same App as every delivery's hook headers name).
+_SHARED_NODES = frozenset({"User", "Organization", "Bot", "App"})
 
 
 def _encode(number: int, alphabet: str, width: int = TAIL_CHARS) -> str:

@@ -26,7 +26,7 @@ from hookproof.simulator.events import Event
 from hookproof.simulator.profiles.base import Envelope, Profile, canonical_json, require_secrets
 from hookproof.simulator.profiles.formats import derived_int
 from hookproof.simulator.profiles.provider_words import BodyTime
-from hookproof.simulator.world.github_lifecycle import GITHUB_EVENT_TYPES
+from hookproof.simulator.world.github_lifecycle import GITHUB_CHECK_TYPES, GITHUB_EVENT_TYPES
 from hookproof.simulator.world.github_shapes import APP_ID, HOOK_ID, node_id
 
 #: The ``GitHub-Hookshot/<short hex>`` build id this simulator claims (any short hex is realistic).
@@ -116,9 +116,22 @@ class GitHubProfile(Profile):
                              "secret; a delivery for another installation (installation.id) is valid, so there "
                              "is no foreign account")
 
+    #: The checks' events (`GITHUB_CHECK_TYPES`: ``check_suite`` and ``check_run``, a CI App's), sent
+    #: only to an App whose ``target.enabled_events`` lists them (``"check_suite"`` or
+    #: ``"check_run"`` alone lists every action; ``"*"`` and leaving enabled_events out do not), so
+    #: every other App is sent what it always was. GitHub subscribes an App with the Checks
+    #: permission at write to them (docs.github.com "Webhook events and payloads", ``check_suite``:
+    #: "GitHub Apps with write-level access for the Checks permission are automatically subscribed
+    #: to this webhook event"); hookproof sends them to the App that says it handles them.
+    optional_types = GITHUB_CHECK_TYPES
+    optional_listed_only = True
+    optional_noun = "optional GitHub type"
+
+
     def event_types(self) -> Mapping[str, str]:
-        """Every event type the repository world emits, mapped to itself (GitHub's own names)."""
-        return {t: t for t in GITHUB_EVENT_TYPES}
+        """Every event type the repository world emits to this App, mapped to itself (GitHub's own
+        names): of the checks' types, only those it subscribed to (`subscribed`)."""
+        return {t: t for t in GITHUB_EVENT_TYPES + self.subscribed}
 
     def installation_id(self, account: str) -> int:
         """The installation id of `account`: itself when it is digits, else derived (8 digits)."""
@@ -132,7 +145,8 @@ class GitHubProfile(Profile):
         payload = event.extra.get("payload")
         if not isinstance(payload, Mapping):
             raise ProfileError(f"GitHub sends no {event.type!r} event: the github profile renders the repository "
-                               f"world's events (known: {', '.join(GITHUB_EVENT_TYPES)})", field="event")
+                               f"world's events (known: {', '.join(GITHUB_EVENT_TYPES + GITHUB_CHECK_TYPES)})",
+                               field="event")
         body = dict(payload)
         installation = body.get("installation")
         if isinstance(installation, Mapping):

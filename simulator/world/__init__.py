@@ -14,6 +14,7 @@ from hookproof.simulator.lazy import lazy_exports
 _EXPORTS: dict[str, str] = {
     "AnyWorld": "hookproof.simulator.world.registry",
     "BUSINESS_KEYS": "hookproof.simulator.world.lifecycle",
+    "GITHUB_CHECK_TYPES": "hookproof.simulator.world.github_lifecycle",
     "GITHUB_EVENT_TYPES": "hookproof.simulator.world.github_lifecycle",
     "GitHubWorld": "hookproof.simulator.world.github",
     "LOCALES": "hookproof.simulator.world.world",
@@ -36,7 +37,7 @@ _EXPORTS: dict[str, str] = {
 
 if TYPE_CHECKING:
     from hookproof.simulator.world.github import GitHubWorld
-    from hookproof.simulator.world.github_lifecycle import GITHUB_EVENT_TYPES
+    from hookproof.simulator.world.github_lifecycle import GITHUB_CHECK_TYPES, GITHUB_EVENT_TYPES
     from hookproof.simulator.world.lifecycle import (
         BUSINESS_KEYS,
         MONEY_PREFIXES,
@@ -58,6 +59,7 @@ if TYPE_CHECKING:
 __all__ = [
     "AnyWorld",
     "BUSINESS_KEYS",
+    "GITHUB_CHECK_TYPES",
     "GITHUB_EVENT_TYPES",
     "GitHubWorld",
     "LOCALES",

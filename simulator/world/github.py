@@ -13,7 +13,9 @@ name for ``push`` and ``ping``, which have no action), from GitHub's docs
 ``issues.opened|edited|closed|reopened|labeled|unlabeled``, ``issue_comment.created|edited|deleted``,
 ``pull_request.opened|edited|synchronize|closed|reopened`` (``merged`` true or false), ``push`` (several
 commits, a new or deleted branch, a force push, a tag), ``installation.created|deleted|suspend|unsuspend``,
-``installation_repositories.added|removed``, ``ping``.
+``installation_repositories.added|removed``, ``ping``; and, only to an App told it is sent them
+(`sent_only`, an App whose ``target.enabled_events`` lists them), the checks' ``check_suite.requested|
+rerequested|completed`` and ``check_run.created|requested_action|rerequested|completed``.
 
 ``Event.id`` is the delivery's GUID (``X-GitHub-Delivery``): GitHub documents it as the
 identifier of the event, kept on redelivery. ``Event.account`` is the installation id
@@ -24,10 +26,26 @@ Business keys (`github_lifecycle.BUSINESS_KEYS`: the effects a CI/triage GitHub 
 ``comment:{full_name}#{number}`` per opened issue (a welcome comment),
 ``reply:{full_name}#{number}:{comment id}`` per issue comment (a bot reply),
 ``ci:{full_name}@{sha}`` per pushed head (``push`` of new commits, ``pull_request.opened``,
-``pull_request.synchronize``; none for a deleted branch or a pushed tag) and ``install:{installation id}`` per installation.
+``pull_request.synchronize``; none for a deleted branch or a pushed tag) and ``install:{installation id}`` per installation;
+the checks' (`github_lifecycle.BUSINESS_KEYS`): one CI job per requested check suite
+(``suite:{full_name}@{sha}:{suite id}``), one per re-run of a suite or of a check run, one per
+action a user asked of a check run.
 Issues (``open``/``closed``), pull requests (``open``/``closed``/``merged``) and
-installations (``active``/``suspended``/``deleted``) are stateful: their events carry the
-status the receiver must end in.
+installations (``active``/``suspended``/``deleted``) and check runs (``queued``/``in_progress``/
+``completed``) are stateful: their events carry the status the receiver must end in.
+
+The checks (docs.github.com "Webhook events and payloads", ``check_suite`` and ``check_run``;
+REST "Check suites" and "Check runs"): told the endpoint is sent them (`sent_only`), each push to
+the default branch makes the App's check suite for its head (``check_suite.requested``), and the
+App (played by the world) creates two check runs, ``lint`` queued and ``test`` already in
+progress (``check_run.created`` each: GitHub sends ``check_run`` only when a run is created,
+completed, re-requested or an action requested, so a run moved to ``in_progress`` by an update
+sends nothing, and its ``in_progress`` is seen only when created so), completes them
+(``check_run.completed``) and GitHub completes the suite (``check_suite.completed``). A re-run of
+the suite (``check_suite.rerequested``) or of one run (``check_run.rerequested``) makes new check
+runs, as GitHub Actions does: a completed run is never reset. Check ids come from a generator of
+their own and the check events move the clock only by their own seconds, so an App sent none of
+them is told exactly the stories it always was.
 Simplification: pushes to a pull request's branch are sent as ``pull_request`` events
 only (no separate ``push``), so one head sha is one CI run.
 """
@@ -40,7 +58,7 @@ import random
 import time
 import uuid
 from contextlib import contextmanager
-from typing import Any, Iterator, Mapping
+from typing import Any, Callable, Iterator, Mapping
 
 from faker import Faker
 
@@ -123,6 +141,13 @@ class GitHubWorld(RecordReads):
         self.head = self._sha()
         self._branches: dict[str, str] = {}
         self._tags = 0
+        #: whether the App is sent the checks' events (`sent_only`): then each push to the
+        #: default branch runs the App's CI (`run_ci`)
+        self.checks_sent = False
+        self._check_rng = random.Random(seed * 7927 + 29)  # the checks' ids, apart from every other id
+        self._suites: dict[str, str] = {}  # head sha -> its check suite's id
+        self._runs: dict[str, list[str]] = {}  # check suite id -> its check runs' ids, oldest first
+        self._pending_ci: list[tuple[str, str]] = []  # (before, after) of pushes made inside `same_second`
 
     def repository(self) -> dict[str, Any]:
         """The repository object as of now (``open_issues_count`` and ``pushed_at`` current)."""
@@ -405,6 +430,168 @@ class GitHubWorld(RecordReads):
         self._transition(pull_request, "open", {"closed_at": None})
         self._emit("pull_request.reopened", pull_request, {"number": pr["number"], "pull_request": None})
 
+    # ---- checks (sent only to an App listing them: `sent_only`) ---------------------------
+    def sent_only(self, sends: Callable[[str], bool]) -> None:
+        """The App is sent the checks' events when `sends` accepts ``check_suite.requested`` (an App
+        whose ``target.enabled_events`` lists ``check_suite``: `GITHUB_CHECK_TYPES`): then each push
+        to the default branch runs its CI (`run_ci`) and the stories re-run checks. Call before the
+        stories are played; an App sent none is told the stories it always was."""
+        self.checks_sent = sends("check_suite.requested")
+
+    @contextmanager
+    def checks(self) -> Iterator[None]:
+        """The block's stories told as to an App sent the checks' events (`checks_sent`), whatever
+        it is told after (`hookproof send --event check_run.created`)."""
+        sent, self.checks_sent = self.checks_sent, True
+        try:
+            yield
+        finally:
+            self.checks_sent = sent
+
+    def request_checks(self, before: str, after: str) -> str:
+        """GitHub makes the App's check suite for the default branch's pushed head `after` (pushed
+        over `before`): emits ``check_suite.requested`` (``queued``, no conclusion, no run). Returns
+        the suite's id (digits). Raises WorldError for a head no push made."""
+        repo = self.repository()
+        head = self._typed(f"{repo['full_name']}@{after}", "commit")
+        suite_id = self._check_rng.randint(20_000_000_000, 29_999_999_999)
+        suite = gh.check_suite(repo, suite_id, head_branch=repo["default_branch"], before=before, head=head,
+                               created=self._now + 1)
+        oid = str(suite_id)
+        self._create(oid, "check_suite", suite)
+        self._suites[after] = oid
+        self._runs[oid] = []
+        self._emit("check_suite.requested", oid, {"check_suite": None})
+        return oid
+
+    def create_check_run(self, suite: str, name: str, *, in_progress: bool = False) -> str:
+        """The App creates check run `name` in `suite`, ``queued`` or (`in_progress`) already
+        ``in_progress``: emits ``check_run.created``; the suite's status follows (``in_progress``
+        once a run is). Returns the run's id (digits)."""
+        current = self._typed(suite, "check_suite")
+        run_id = self._check_rng.randint(30_000_000_000, 39_999_999_999)
+        oid = str(run_id)
+        self._runs[suite].append(oid)
+        status = current["status"] if current["status"] == "in_progress" else (
+            "in_progress" if in_progress else "queued")
+        latest = len({self._typed(r, "check_run")["name"] for r in self._runs[suite][:-1]} | {name})
+        self._suite_update(suite, {"status": status, "conclusion": None, "latest_check_runs_count": latest})
+        run = gh.check_run(self.repository(), run_id, name, copy.deepcopy(self._typed(suite, "check_suite")),
+                           status="in_progress" if in_progress else "queued", started=self._now + 1)
+        self._create(oid, "check_run", run)
+        self._emit("check_run.created", oid, {"check_run": None})
+        return oid
+
+    def complete_check_run(self, run: str, conclusion: str = "success") -> None:
+        """The App completes check run `run` with `conclusion`: emits ``check_run.completed``
+        (``completed_at`` set). The suite stays as it is until `complete_suite`."""
+        at = self._now + 1
+        self._transition(run, "completed", {"conclusion": conclusion, "completed_at": gh.iso(at),
+                                            "check_suite": self._run_suite(run)}, at=at)
+        self._emit("check_run.completed", run, {"check_run": None})
+
+    def complete_suite(self, suite: str) -> None:
+        """Every run of `suite` completed: GitHub completes it with their worst conclusion (of the
+        latest run of each name; ``failure`` over ``success``): emits ``check_suite.completed``."""
+        latest: dict[str, str] = {}
+        for run in self._runs[suite]:
+            obj = self._typed(run, "check_run")
+            if obj["status"] != "completed":
+                raise WorldError(f"check run {run} of suite {suite} is not completed", object_id=suite)
+            latest[obj["name"]] = obj["conclusion"]
+        conclusion = "failure" if "failure" in latest.values() else "success"
+        self._suite_update(suite, {"status": "completed", "conclusion": conclusion})
+        self._emit("check_suite.completed", suite, {"check_suite": None})
+
+    def run_ci(self, suite: str, *, failing: str | None = None) -> list[str]:
+        """The App's CI on a requested suite: ``lint`` created queued and ``test`` created in
+        progress (``check_run.created`` each), ``test`` then ``lint`` completed (the run named
+        `failing` with ``failure``, the others ``success``), then the suite completed. Returns the
+        two runs' ids, ``lint`` first."""
+        lint = self.create_check_run(suite, "lint")
+        test = self.create_check_run(suite, "test", in_progress=True)
+        self.complete_check_run(test, "failure" if failing == "test" else "success")
+        self.complete_check_run(lint, "failure" if failing == "lint" else "success")
+        self.complete_suite(suite)
+        return [lint, test]
+
+    def rerequest_suite(self, suite: str) -> list[str]:
+        """A user re-runs the whole completed suite ("Re-run all checks"): emits
+        ``check_suite.rerequested`` (the suite as it was, its ``updated_at`` moved, as Octokit's
+        ``check_suite/rerequested`` example), then the App's CI again on new runs (`run_ci`).
+        Returns the new runs' ids."""
+        if self._typed(suite, "check_suite")["status"] != "completed":
+            raise WorldError(f"check suite {suite} is not completed", object_id=suite)
+        self._suite_update(suite, {})
+        self._emit("check_suite.rerequested", suite, {"check_suite": None})
+        return self.run_ci(suite)
+
+    def rerequest_check_run(self, run: str) -> str:
+        """A user re-runs one completed check run: emits ``check_run.rerequested`` (the run as it
+        is: REST "Rerequest a check run", "The check run itself is not updated"), then the App
+        creates a new run of that name, completes it, and the suite completes again. Returns the
+        new run's id."""
+        obj = self._typed(run, "check_run")
+        if obj["status"] != "completed":
+            raise WorldError(f"check run {run} is not completed", object_id=run)
+        self._update(run, {"check_suite": self._run_suite(run)}, at=self._now + 1)
+        self._emit("check_run.rerequested", run, {"check_run": None})
+        suite = str(obj["check_suite"]["id"])
+        again = self.create_check_run(suite, obj["name"])
+        self.complete_check_run(again)
+        self.complete_suite(suite)
+        return again
+
+    def request_action(self, run: str, identifier: str = "autofix") -> None:
+        """A user clicks the App's button `identifier` on completed check run `run`: emits
+        ``check_run.requested_action`` with ``requested_action.identifier`` (the run unchanged)."""
+        if self._typed(run, "check_run")["status"] != "completed":
+            raise WorldError(f"check run {run} is not completed", object_id=run)
+        self._update(run, {"check_suite": self._run_suite(run)}, at=self._now + 1)
+        self._emit("check_run.requested_action", run, {"check_run": None,
+                                                       "requested_action": {"identifier": identifier}})
+
+    def rerun_checks(self, head_sha: str) -> list[str]:
+        """A user re-runs the completed CI of pushed head `head_sha`: the whole suite
+        (`rerequest_suite`), then the new ``test`` run alone (`rerequest_check_run`), then asks the
+        new ``lint`` run for its ``autofix`` action (`request_action`). Returns the ids of the
+        suite's runs made by the re-runs. Raises WorldError for a head without a suite."""
+        suite = self.suite_of(head_sha)
+        if suite is None:
+            raise WorldError(f"no check suite for {head_sha}", object_id=head_sha)
+        lint, test = self.rerequest_suite(suite)
+        again = self.rerequest_check_run(test)
+        self.request_action(lint)
+        return [lint, test, again]
+
+    def check_story(self) -> list[Event]:
+        """A push's CI and its re-runs, told as to an App sent the checks' events (`checks`): the
+        push, ``check_suite.requested``, ``lint`` and ``test`` created, completed, the suite
+        completed (`run_ci`); then the suite re-run, a run re-run and an action asked
+        (`rerun_checks`). Returns its events."""
+        start = len(self.events)
+        with self.checks():
+            self.rerun_checks(self.push())
+        return self.events[start:]
+
+    def suite_of(self, head_sha: str) -> str | None:
+        """The id of the App's check suite of pushed head `head_sha`, or None."""
+        return self._suites.get(head_sha)
+
+    def runs_of(self, suite: str) -> list[str]:
+        """The ids of `suite`'s check runs, oldest first."""
+        return list(self._runs.get(suite, []))
+
+    def _suite_update(self, suite: str, changes: Mapping[str, Any]) -> None:
+        """`suite` changed (its ``updated_at`` moved to the next event's second)."""
+        self._update(suite, {**changes, "updated_at": gh.iso(self._now + 1)}, at=self._now + 1)
+
+    def _run_suite(self, run: str) -> dict[str, Any]:
+        """The ``check_suite`` a check run carries, as its suite is now."""
+        suite = self._typed(run, "check_run")["check_suite"]["id"]
+        current = self._typed(str(suite), "check_suite")
+        return {k: copy.deepcopy(current[k]) for k in gh.RUN_SUITE_FIELDS}
+
     @contextmanager
     def same_second(self) -> Iterator[None]:
         """Changes made inside share one new second: their ``updated_at`` ties (GitHub's counts
@@ -419,6 +606,9 @@ class GitHubWorld(RecordReads):
             yield
         finally:
             self._in_second = -1
+        pending, self._pending_ci = self._pending_ci, []
+        for before, after in pending:  # the CI of a push made in that second, after it
+            self.run_ci(self.request_checks(before, after))
 
     def advance(self, seconds: int) -> None:
         """Move the clock forward `seconds` (>= 0)."""
@@ -463,13 +653,17 @@ class GitHubWorld(RecordReads):
         keys); then the new installation's life as an App meets it: a repository added to its
         selection and removed, the installation suspended, unsuspended and deleted
         (``installation_repositories.added|removed``, ``installation.suspend|unsuspend|deleted``:
-        no effect, sent beside the installation's effectful ``installation.created``). The
+        no effect, sent beside the installation's effectful ``installation.created``). To an App
+        sent the checks' events (`checks_sent`), the push's CI (`run_ci`), then its suite re-run,
+        a run of that re-run re-run alone and an action asked of the other (`rerun_checks`). The
         story's every event, effectful or not: the catalog sends those the receiver's keys
         make effectful, the other events of their objects, and the ping (`companion_objects`)."""
         start = len(self.events)
         self.ping()
         issue = self.open_issue()
-        self.push()
+        head = self.push()
+        if self.checks_sent:  # its CI ran (`run_ci`); then re-run by hand
+            self.rerun_checks(head)
         pr = self.open_pull_request()
         comment = self.comment(issue)
         self.synchronize(pr)
@@ -503,7 +697,9 @@ class GitHubWorld(RecordReads):
     def state_story(self) -> list[Event]:
         """An issue's life: opened, labeled, closed, reopened, closed again; a pull request's:
         opened, retitled, closed without merging, reopened (a contributor's second thought), synchronized,
-        merged; an installation's: created, suspended, unsuspended, deleted (stateful events)."""
+        merged; an installation's: created, suspended, unsuspended, deleted (stateful events); to an
+        App sent the checks' events (`checks_sent`), a push's check runs: ``lint`` created queued,
+        ``test`` created in progress, each completed."""
         start = len(self.events)
         issue = self.open_issue()
         self.label_issue(issue)
@@ -520,7 +716,10 @@ class GitHubWorld(RecordReads):
         self.suspend(installation)
         self.unsuspend(installation)
         self.uninstall(installation)
-        return [e for e in self.events[start:] if e.object_id in (issue, pr, installation)]
+        walked = {issue, pr, installation}
+        if self.checks_sent:  # a push's CI: its check runs queued or in progress, then completed
+            walked.update(self.runs_of(self.suite_of(self.push()) or ""))
+        return [e for e in self.events[start:] if e.object_id in walked]
 
     def distinct_story(self) -> list[Event]:
         """Several effects of one object: two comments on one issue, two pushes to one pull request."""
@@ -686,6 +885,11 @@ class GitHubWorld(RecordReads):
         commits = [self._commit(sha, message, at)[1] for sha, message in zip(shas, messages)]
         self._emit_push(f"{self.repository()['full_name']}@{after}", f"refs/heads/{self.repository()['default_branch']}",
                         before, after, commits, commits[-1], at=at, forced=forced)
+        if self.checks_sent:
+            if self._in_second >= 0:  # its CI runs once the second's changes are made
+                self._pending_ci.append((before, after))
+            else:
+                self.run_ci(self.request_checks(before, after))
         return after
 
     def _emit_push(self, oid: str, ref: str, before: str, after: str, commits: list[dict[str, Any]],
@@ -738,7 +942,8 @@ class GitHubWorld(RecordReads):
     def _public(self, object_id: str) -> dict[str, Any]:
         """The snapshot without the world's own bookkeeping fields."""
         obj = self.get(object_id)
-        obj.pop("status", None)
+        if self._record(object_id).object_type == "installation":  # the world's own; a check's is GitHub's
+            obj.pop("status", None)
         obj.pop("hookproof_status", None)
         return obj
 
@@ -792,7 +997,7 @@ class GitHubWorld(RecordReads):
         name, _, action = event_type.partition(".")
         payload: dict[str, Any] = {"action": action} if action else {}
         for key, value in body.items():
-            if value is None and key in ("issue", "pull_request"):
+            if value is None and key in ("issue", "pull_request", "check_suite", "check_run"):
                 value = snapshot
             elif value is None and key == "repository":
                 value = self.repository()
@@ -819,12 +1024,13 @@ class GitHubWorld(RecordReads):
             self._in_second += 1
         else:
             raise WorldError("same_second: more changes than one second holds")
+        ids = self._check_rng if event_type.startswith(("check_suite.", "check_run.")) else self._rng  # see checks
         rec = self._objects.get(object_id)
         key_fn = BUSINESS_KEYS.get(event_type)
         key = key_fn(payload) if key_fn else None
         stateful = rec is not None and rec.object_type in STATEFUL_TYPES
         event = Event(
-            id=str(uuid.UUID(int=self._rng.getrandbits(128), version=4)), type=event_type, created=self._now,
+            id=str(uuid.UUID(int=ids.getrandbits(128), version=4)), type=event_type, created=self._now,
             created_us=created_us, object_type=rec.object_type if rec else kind,
             object_id=object_id, version=len(rec.versions) if rec else 1,
             object=self._public(object_id) if rec else copy.deepcopy(snapshot or {}),

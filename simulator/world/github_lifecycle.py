@@ -17,6 +17,10 @@ GITHUB_TRANSITIONS: Mapping[str, Mapping[str, frozenset[str]]] = {
                      "merged": frozenset()},
     "installation": {"active": frozenset({"active", "suspended", "deleted"}),
                      "suspended": frozenset({"active", "deleted"}), "deleted": frozenset()},
+    # a check run's status (REST "Update a check run": queued, in_progress, completed); the world
+    # never resets a completed run: a re-run is a new check run, as GitHub Actions makes one
+    "check_run": {"queued": frozenset({"in_progress", "completed"}), "in_progress": frozenset({"completed"}),
+                  "completed": frozenset()},
 }
 
 def _ci_run(payload: Mapping[str, Any]) -> str | None:
@@ -27,7 +31,24 @@ def _ci_run(payload: Mapping[str, Any]) -> str | None:
     return f"ci:{payload['repository']['full_name']}@{payload['after']}"
 
 
+def _suite(payload: Mapping[str, Any]) -> str:
+    """``{full_name}@{head_sha}:{check suite id}``: the App's check suite of one pushed head."""
+    suite = payload["check_suite"]
+    return f"{payload['repository']['full_name']}@{suite['head_sha']}:{suite['id']}"
+
+
+def _run(payload: Mapping[str, Any]) -> str:
+    """``{full_name}@{head_sha}:{check run id}``: one check run of the App."""
+    run = payload["check_run"]
+    return f"{payload['repository']['full_name']}@{run['head_sha']}:{run['id']}"
+
+
 #: Event type -> function of the event's payload giving its business key (None: no effect).
+#: The checks' (sent only to an App whose enabled_events lists them, `GITHUB_CHECK_TYPES`): one
+#: CI job per requested check suite (``suite:``), one per re-run of the whole suite
+#: (``rerun:``, told apart by the suite's ``updated_at``, which each rerequest moves) and one per
+#: check run re-run (``rerun-run:``), and the action a user asked of a check run once
+#: (``action:``, with its ``requested_action.identifier``).
 BUSINESS_KEYS: Mapping[str, Callable[[Mapping[str, Any]], str | None]] = {
     "issues.opened": lambda p: f"comment:{p['repository']['full_name']}#{p['issue']['number']}",
     "issue_comment.created": lambda p: (f"reply:{p['repository']['full_name']}#{p['issue']['number']}:"
@@ -36,6 +57,10 @@ BUSINESS_KEYS: Mapping[str, Callable[[Mapping[str, Any]], str | None]] = {
     "pull_request.opened": lambda p: f"ci:{p['repository']['full_name']}@{p['pull_request']['head']['sha']}",
     "pull_request.synchronize": lambda p: f"ci:{p['repository']['full_name']}@{p['pull_request']['head']['sha']}",
     "installation.created": lambda p: f"install:{p['installation']['id']}",
+    "check_suite.requested": lambda p: f"suite:{_suite(p)}",
+    "check_suite.rerequested": lambda p: f"rerun:{_suite(p)}:{p['check_suite']['updated_at']}",
+    "check_run.rerequested": lambda p: f"rerun-run:{_run(p)}",
+    "check_run.requested_action": lambda p: f"action:{_run(p)}:{p['requested_action']['identifier']}",
 }
 
 #: Every event type the world emits, in catalog order.
@@ -46,9 +71,18 @@ GITHUB_EVENT_TYPES: tuple[str, ...] = (
     "installation.unsuspend", "installation_repositories.added", "installation_repositories.removed", "ping",
 )
 
+#: The checks' event types (docs.github.com "Webhook events and payloads": ``check_suite`` and
+#: ``check_run``), sent only to an App whose ``target.enabled_events`` lists them (the github
+#: profile's `optional_types`; ``check_suite`` or ``check_run`` alone lists every action).
+GITHUB_CHECK_TYPES: tuple[str, ...] = (
+    "check_suite.requested", "check_suite.rerequested", "check_suite.completed", "check_run.created",
+    "check_run.requested_action", "check_run.rerequested", "check_run.completed",
+)
+
 #: Object types whose events carry an observable state: issues and pull requests, and the
 #: App's installations (``active``, ``suspended``, ``deleted``: docs ``webhook-events-and-payloads``
 #: ``installation`` actions ``suspend``/``unsuspend``/``deleted``).
-STATEFUL_TYPES: frozenset[str] = frozenset({"issue", "pull_request", "installation"})
+#: Check runs too (``queued``, ``in_progress``, ``completed``: their ``status``).
+STATEFUL_TYPES: frozenset[str] = frozenset({"issue", "pull_request", "installation", "check_run"})
 #: The stateful types with GitHub's ``state`` field and ISO ``updated_at`` (issues and pull requests).
 ISSUE_TYPES: frozenset[str] = frozenset({"issue", "pull_request"})

@@ -7,7 +7,7 @@ from typing import Callable, Mapping
 from hookproof.simulator.errors import WorldError
 from hookproof.simulator.events import Event
 from hookproof.simulator.world.github import GitHubWorld
-from hookproof.simulator.world.github_lifecycle import GITHUB_EVENT_TYPES
+from hookproof.simulator.world.github_lifecycle import GITHUB_CHECK_TYPES, GITHUB_EVENT_TYPES
 
 
 def _reopened(world: GitHubWorld) -> None:
@@ -45,6 +45,18 @@ def _repository_removed(world: GitHubWorld) -> None:
     world.remove_repository(installation)
 
 
+def _ci(world: GitHubWorld, then: Callable[[str], object] | None = None) -> None:
+    """A push to the default branch and its CI, told as to an App sent the checks' events
+    (`GitHubWorld.checks`); then `then` of its check suite's id (a re-run, an action asked)."""
+    with world.checks():
+        head = world.push()
+        suite = world.suite_of(head)
+        if suite is None:
+            raise WorldError(f"the push of {head} made no check suite", object_id=head)
+        if then is not None:
+            then(suite)
+
+
 #: Event type -> a story that makes a fresh world emit it (``hookproof send``).
 GITHUB_SCRIPTS: Mapping[str, Callable[[GitHubWorld], object]] = {
     "issues.opened": lambda w: w.open_issue(),
@@ -69,6 +81,15 @@ GITHUB_SCRIPTS: Mapping[str, Callable[[GitHubWorld], object]] = {
     "installation_repositories.added": lambda w: w.add_repository(w.install().object_id),
     "installation_repositories.removed": _repository_removed,
     "ping": lambda w: w.ping(),
+    # the checks' (an App listing them: told as to one, `GitHubWorld.checks`): a push's CI (its
+    # suite requested and completed, two runs created and completed), or a re-run after it
+    "check_suite.requested": lambda w: _ci(w),
+    "check_suite.completed": lambda w: _ci(w),
+    "check_run.created": lambda w: _ci(w),
+    "check_run.completed": lambda w: _ci(w),
+    "check_suite.rerequested": lambda w: _ci(w, lambda suite: w.rerequest_suite(suite)),
+    "check_run.rerequested": lambda w: _ci(w, lambda suite: w.rerequest_check_run(w.runs_of(suite)[1])),
+    "check_run.requested_action": lambda w: _ci(w, lambda suite: w.request_action(w.runs_of(suite)[0])),
 }
 
 
@@ -79,7 +100,8 @@ def github_events_of_type(world: GitHubWorld, event_type: str, count: int = 1) -
     """
     script = GITHUB_SCRIPTS.get(event_type)
     if script is None:
-        raise WorldError(f"the GitHub profile sends no event {event_type!r} (known: {', '.join(GITHUB_EVENT_TYPES)})")
+        known = ", ".join(GITHUB_EVENT_TYPES + GITHUB_CHECK_TYPES)
+        raise WorldError(f"the GitHub profile sends no event {event_type!r} (known: {known})")
     start = len(world.events)
     for _ in range(count):
         script(world)

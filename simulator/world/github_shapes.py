@@ -1,4 +1,4 @@
-"""GitHub's object shapes, field for field: users, repositories, issues, pull requests.
+"""GitHub's object shapes, field for field: users, repositories, issues, pull requests, checks.
 
 Pure builders of the JSON objects GitHub puts in webhook payloads, in GitHub's key
 order, with GitHub's URL forms (``https://api.github.com/repos/{owner}/{repo}/...``,
@@ -9,7 +9,10 @@ Sources: GitHub's docs ``webhook-events-and-payloads`` and the published payload
 examples and JSON Schemas of npm ``@octokit/webhooks-examples`` /
 ``@octokit/webhooks-schemas`` 7.6.1 (``definitions.user``, ``repository``, ``issue``,
 ``issue-comment``, ``pull-request``, ``commit``, ``installation``, ``organization``,
-``ping$event.hook``); every payload the GitHub world renders is validated against those
+``ping$event.hook``, ``app``, ``commit-simple`` and the ``check_suite`` and ``check_run`` of
+``check_suite$requested`` and ``check_run$created``; key order from Octokit's payload examples
+``check_suite/requested.with-organization.payload.json`` and
+``check_run/created.with-organization.payload.json``); every payload the GitHub world renders is validated against those
 schemas in the tests.
 """
 
@@ -33,6 +36,11 @@ APP_EVENTS: list[str] = ["issue_comment", "issues", "pull_request", "push"]
 APP_SLUG = "hookproof-ci"
 APP_ID = 412_807
 HOOK_ID = 455_201_936
+#: The App's owner (the organization that registered it) and when it was registered (Unix
+#: seconds): one App, so the same in every world (the ``app`` of check suites and check runs).
+APP_OWNER_LOGIN = "hookproof-dev"
+APP_OWNER_ID = 151_204_377
+APP_CREATED = 1_704_067_200
 
 
 def node_id(type_name: str, number: int) -> str:
@@ -260,4 +268,69 @@ def hook(hook_id: int, app_id: int, url: str, *, created: int) -> dict[str, Any]
         "updated_at": iso(created), "created_at": iso(created), "app_id": app_id,
         "deliveries_url": f"{API}/app/hook/deliveries", "url": f"{API}/app/hook",
         "ping_url": f"{API}/app/hook/pings",
+    }
+
+
+def app() -> dict[str, Any]:
+    """The App itself (``app`` of a check suite or check run): ``hookproof-ci``, owned by
+    `APP_OWNER_LOGIN`, with its permissions and events (the schema's ``app``, the key order of
+    Octokit's check payload examples; ``slug``, which the examples leave out and the schema allows,
+    after ``id`` as GitHub's ``integration`` in ``@octokit/openapi-webhooks-types`` lists it)."""
+    return {
+        "id": APP_ID, "slug": APP_SLUG, "node_id": node_id("App", APP_ID),
+        "owner": user(APP_OWNER_LOGIN, APP_OWNER_ID, "Organization"), "name": "hookproof CI", "description": "",
+        "external_url": f"https://{APP_SLUG}.example.com", "html_url": f"{WEB}/apps/{APP_SLUG}",
+        "created_at": iso(APP_CREATED), "updated_at": iso(APP_CREATED), "permissions": dict(APP_PERMISSIONS),
+        "events": list(APP_EVENTS),
+    }
+
+
+def commit_simple(commit_obj: dict[str, Any]) -> dict[str, Any]:
+    """A check suite's ``head_commit`` (the schema's ``commit-simple``) from a push's `commit_obj`:
+    id, tree, message, time, and author and committer as name and email alone."""
+    def person(p: dict[str, Any]) -> dict[str, Any]:
+        return {"name": p["name"], "email": p["email"]}
+
+    return {"id": commit_obj["id"], "tree_id": commit_obj["tree_id"], "message": commit_obj["message"],
+            "timestamp": commit_obj["timestamp"], "author": person(commit_obj["author"]),
+            "committer": person(commit_obj["committer"])}
+
+
+def check_suite(repo: dict[str, Any], suite_id: int, *, head_branch: str, before: str, head: dict[str, Any],
+                created: int) -> dict[str, Any]:
+    """The App's ``check_suite`` for a pushed `head` (a push's commit) of `repo`'s `head_branch`,
+    as GitHub creates it: ``queued``, no conclusion, no check run yet (``latest_check_runs_count``
+    0), no pull request (a push to the default branch). ``rerequestable`` and
+    ``runs_rerequestable`` are left out: ``check_suite$rerequested`` (7.6.1) refuses them and
+    the other actions' schemas do not require them."""
+    url = f"{repo['url']}/check-suites/{suite_id}"
+    return {
+        "id": suite_id, "node_id": node_id("CheckSuite", suite_id), "head_branch": head_branch,
+        "head_sha": head["id"], "status": "queued", "conclusion": None, "url": url, "before": before,
+        "after": head["id"], "pull_requests": [], "app": app(), "created_at": iso(created),
+        "updated_at": iso(created), "latest_check_runs_count": 0, "check_runs_url": f"{url}/check-runs",
+        "head_commit": commit_simple(head),
+    }
+
+
+#: The fields of a check suite a check run carries (``check_run.check_suite``, whose schema
+#: refuses the suite's others: ``latest_check_runs_count``, ``check_runs_url``, ``head_commit``).
+RUN_SUITE_FIELDS: tuple[str, ...] = ("id", "node_id", "head_branch", "head_sha", "status", "conclusion", "url",
+                                     "before", "after", "pull_requests", "app", "created_at", "updated_at")
+
+
+def check_run(repo: dict[str, Any], run_id: int, name: str, suite: dict[str, Any], *, status: str,
+              started: int) -> dict[str, Any]:
+    """A ``check_run`` named `name` the App created in `suite` (a `check_suite`), ``queued`` or
+    ``in_progress`` (`status`), started at `started` (GitHub sets ``started_at`` at creation),
+    not completed: ``conclusion`` and ``completed_at`` null, an empty output."""
+    url = f"{repo['url']}/check-runs/{run_id}"
+    return {
+        "id": run_id, "node_id": node_id("CheckRun", run_id), "head_sha": suite["head_sha"],
+        "external_id": "", "url": url, "html_url": f"{repo['html_url']}/runs/{run_id}",
+        "details_url": f"https://{APP_SLUG}.example.com/runs/{run_id}", "status": status, "conclusion": None,
+        "started_at": iso(started), "completed_at": None,
+        "output": {"title": None, "summary": None, "text": None, "annotations_count": 0,
+                   "annotations_url": f"{url}/annotations"},
+        "name": name, "check_suite": {k: suite[k] for k in RUN_SUITE_FIELDS}, "app": app(), "pull_requests": [],
     }

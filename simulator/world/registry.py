@@ -23,7 +23,7 @@ from typing import Callable, Mapping, TypeVar, Union
 from hookproof.simulator.errors import WorldError
 from hookproof.simulator.events import Event
 from hookproof.simulator.world.github import GitHubWorld
-from hookproof.simulator.world.github_lifecycle import GITHUB_EVENT_TYPES
+from hookproof.simulator.world.github_lifecycle import GITHUB_CHECK_TYPES, GITHUB_EVENT_TYPES
 from hookproof.simulator.world.github_scripts import github_events_of_type
 from hookproof.simulator.world.mercadopago import MERCADOPAGO_EVENT_TYPES, MercadoPagoWorld, mercadopago_events_of_type
 from hookproof.simulator.world.paddle import PADDLE_EVENT_TYPES, PaddleWorld, paddle_events_of_type
@@ -114,7 +114,7 @@ def emit_events(world: AnyWorld, event_type: str, count: int = 1, *, checkout_mo
 def world_event_types(kind: str) -> tuple[str, ...]:
     """Every event type a world of `kind` can be made to emit (its scripts' types)."""
     if kind == "github":
-        return GITHUB_EVENT_TYPES
+        return GITHUB_EVENT_TYPES + GITHUB_CHECK_TYPES
     if kind == "mercadopago":
         return MERCADOPAGO_EVENT_TYPES
     if kind == "paddle":

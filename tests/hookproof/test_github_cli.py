@@ -13,7 +13,7 @@ import pytest
 
 from hookproof.config import parse_config
 from hookproof.errors import ConfigError
-from hookproof.simulator.world import GITHUB_EVENT_TYPES
+from hookproof.simulator.world import GITHUB_CHECK_TYPES, GITHUB_EVENT_TYPES
 from hookproof.simulator.world.shopify import SHOPIFY_EVENT_TYPES
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -39,7 +39,12 @@ def hookproof(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
 def test_events_lists_githubs_own_names() -> None:
     run = hookproof("events", "--profile", "github")
     assert run.returncode == 0, run.stderr
-    assert run.stdout.splitlines() == list(GITHUB_EVENT_TYPES)
+    lines = run.stdout.splitlines()
+    assert lines[:len(GITHUB_EVENT_TYPES)] == list(GITHUB_EVENT_TYPES)
+    # the checks' events: sent only to an App whose enabled_events lists them
+    assert [line.split()[0] for line in lines[len(GITHUB_EVENT_TYPES):]] == list(GITHUB_CHECK_TYPES)
+    assert all(line.endswith("sent only to an endpoint listing it (target.enabled_events)")
+               for line in lines[len(GITHUB_EVENT_TYPES):])
     as_json = json.loads(hookproof("events", "--profile", "github", "--json").stdout)
     assert as_json[0] == {"event": "issues.opened", "world_type": "issues.opened"}
 
@@ -91,7 +96,7 @@ def test_send_with_an_event_github_does_not_send_lists_githubs_names() -> None:
                     "--event", "invoice.paid")
     assert run.returncode == 2
     assert run.stderr.strip() == ("hookproof: --event: the GitHub profile sends no event 'invoice.paid' (known: "
-                                  + ", ".join(sorted(GITHUB_EVENT_TYPES)) + ")")
+                                  + ", ".join(sorted(GITHUB_EVENT_TYPES + GITHUB_CHECK_TYPES)) + ")")
 
 
 def test_enabled_events_take_githubs_names_and_an_unknown_one_lists_them() -> None:
@@ -116,7 +121,27 @@ def test_a_bare_github_event_name_enables_every_action_of_it() -> None:
     assert parse_config(CONFIG.format(port=3000, extra='enabled_events = ["issue_comment", "ping"]'),
                         "hookproof.toml").target.enabled_events == [
         "issue_comment.created", "issue_comment.edited", "issue_comment.deleted", "ping"]
+    checks = parse_config(CONFIG.format(port=3000, extra='enabled_events = ["push", "check_suite", "check_run"]'),
+                          "hookproof.toml")
+    assert checks.target.enabled_events == ["push", *GITHUB_CHECK_TYPES]
+    assert checks.subscribed_types() == list(GITHUB_CHECK_TYPES)
+    assert set(checks.profile().event_types()) == {*GITHUB_EVENT_TYPES, *GITHUB_CHECK_TYPES}
+    every = parse_config(CONFIG.format(port=3000, extra='enabled_events = ["*"]'), "hookproof.toml")
+    assert every.subscribed_types() == [] and set(every.profile().event_types()) == set(GITHUB_EVENT_TYPES)
     with pytest.raises(ConfigError) as info:
         parse_config(CONFIG.format(port=3000, extra='enabled_events = ["star"]'), "hookproof.toml")
     assert "the GitHub profile sends no event 'star' (known: installation.created," in str(info.value)
     assert str(info.value).count("\n") == 0 and "enabled_events" in str(info.value)
+
+
+def test_check_run_states_are_read_from_an_app_listing_the_checks() -> None:
+    """``[observer.states] check_run``: a kind of the world an App listing the checks is told
+    (its check runs are queued, in progress, completed); an App not listing them has none."""
+    states = "\n[observer.states]\ncheck_run = \"SELECT object_id, status FROM states WHERE kind = 'check_run'\"\n"
+    listed = parse_config(CONFIG.format(port=3000, extra='enabled_events = ["push", "check_suite", "check_run"]')
+                          + states, "hookproof.toml")
+    assert listed.observer is not None and set(listed.observer.states or {}) == {"check_run"}
+    with pytest.raises(ConfigError) as info:
+        parse_config(CONFIG.format(port=3000, extra="") + states, "hookproof.toml")
+    assert "GitHub has no object kind 'check_run' (its kinds: commit, hook, installation, issue, pull_request)" in str(
+        info.value)

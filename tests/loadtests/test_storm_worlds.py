@@ -114,6 +114,30 @@ def test_github_numbers_and_node_ids_are_renamed_together() -> None:
     assert issue["user"]["id"] == template["user"]["id"]
 
 
+def test_a_copy_s_check_suites_and_runs_are_fresh_and_name_the_one_app() -> None:
+    """To an App sent the checks, each copy's check suites and runs get fresh ids (their node ids
+    with them, the events' objects too), while their ``app`` stays the App whose id every
+    delivery's hook headers carry."""
+    import base64
+
+    from hookproof.simulator.world import GitHubWorld
+    from hookproof.simulator.world import github_shapes as gh
+
+    world = GitHubWorld(3, start_us=START_US)
+    world.sent_only(lambda t: True)
+    world.lifecycle()
+    renamer = IdRenamer.of(world)
+    checks = [e for e in world.events if e.type.startswith(("check_suite.", "check_run."))]
+    assert checks
+    for template, copy in zip(checks, renamer.events(checks, 5)):
+        kind = template.type.split(".")[0]
+        before, after = template.extra["payload"][kind], copy.extra["payload"][kind]
+        assert after["id"] != before["id"] and copy.object_id == str(after["id"]) != template.object_id
+        node = "CheckRun" if kind == "check_run" else "CheckSuite"
+        assert base64.b64decode(after["node_id"]).decode() == f"{len(node):02d}:{node}{after['id']}"
+        assert after["app"] == before["app"] and after["app"]["id"] == gh.APP_ID
+
+
 @pytest.mark.parametrize("kind", KINDS)
 def test_the_renamer_goes_back_to_the_template(kind: str) -> None:
     book, world = _book(kind)

@@ -3,7 +3,8 @@
 The oracle is npm ``@octokit/webhooks-schemas`` (the JSON Schemas Octokit publishes for
 every webhook event and action), installed with ``npm ci`` in examples/receivers/node
 (pinned by its package-lock.json; CI runs it). Every event type of the repository world
-is rendered over whole lifecycles and every story the catalog tells, and each body is
+is rendered over whole lifecycles and every story the catalog tells (to an App sent the
+checks' ``check_suite`` and ``check_run`` events too), and each body is
 validated against the schema of its ``<event>$<action>`` definition with ``jsonschema``.
 The delivery headers are checked against GitHub's documented set.
 """
@@ -21,7 +22,7 @@ import pytest
 from hookproof.simulator.delivery.mutations import OVERSIZE_BYTES
 from hookproof.simulator.events import Event
 from hookproof.simulator.profiles import get_profile
-from hookproof.simulator.world import GITHUB_EVENT_TYPES, GitHubWorld, emit_events, new_world
+from hookproof.simulator.world import GITHUB_CHECK_TYPES, GITHUB_EVENT_TYPES, GitHubWorld, emit_events, new_world
 from hookproof.simulator.world import github_shapes as gh
 from tests.support import require_service
 
@@ -62,7 +63,15 @@ def rendered_events() -> Iterator[Event]:
         if seed == 1:
             world.big_event(OVERSIZE_BYTES)  # oversized-payload's push of many commits
         yield from world.events
-    for event_type in GITHUB_EVENT_TYPES:
+    for seed in (4, 5):  # to an App sent the checks' events: each push's CI, the re-runs
+        world = GitHubWorld(seed)
+        world.sent_only(lambda t: True)
+        world.lifecycle()
+        world.effect_story()
+        world.state_story()
+        world.check_story()
+        yield from world.events
+    for event_type in GITHUB_EVENT_TYPES + GITHUB_CHECK_TYPES:
         yield from emit_events(new_world("github", 7), event_type, 2)
 
 
@@ -73,7 +82,7 @@ def schema_name(event_type: str) -> str:
 
 
 def test_every_event_type_is_rendered() -> None:
-    assert {e.type for e in rendered_events()} == set(GITHUB_EVENT_TYPES)
+    assert {e.type for e in rendered_events()} == set(GITHUB_EVENT_TYPES + GITHUB_CHECK_TYPES)
 
 
 #: The one error the pinned schema reports on what GitHub sends: ``installation.created``'s

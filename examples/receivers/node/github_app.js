@@ -30,6 +30,16 @@
 // updated_at, Unix seconds, which each of those changes moves), and a deleted installation
 // stays deleted, so an older event delivered late never brings an installation back. A ping
 // is answered and ignored: its body names the App's webhook (`hook`), no installation.
+// Checks (sent to an App subscribed to check_suite and check_run): one CI job per requested
+// check suite, suite:{full_name}@{head_sha}:{suite id}, one per re-run of the whole suite,
+// rerun:{full_name}@{head_sha}:{suite id}:{suite updated_at} (each re-request moves it), one per
+// re-run check run, rerun-run:{full_name}@{head_sha}:{run id}, and the action a user asked of a
+// check run, action:{full_name}@{head_sha}:{run id}:{identifier}, each in the delivery's
+// transaction. Each check run's status (kind `check_run`, keyed by its id: queued, in_progress or
+// completed) is written only over an older one: ordered by the run's completed_at, else its
+// started_at (GitHub's ISO times), then by the status's rank (queued < in_progress < completed:
+// GitHub never moves a run back, a re-run is a new run), so an older delivery arriving late
+// never moves a run back.
 //
 // Usage: node github_app.js
 //   WEBHOOK_SECRET  the App's webhook secret (required)
@@ -47,7 +57,10 @@
 // between, the acknowledged work is gone), github_app_delete_every_delivery.js (takes a deleted
 // comment off its issue's count on every delivery of the deletion), github_app_body_limit.js (refuses bodies over Django's
 // default 2.5 MB with 400: a large push lost), github_app_installation_overwrite.js (stores each
-// installation event's state as it arrives: a late installation.created reactivates a deleted one).
+// installation event's state as it arrives: a late installation.created reactivates a deleted one),
+// github_app_check_suite_every_delivery.js (starts a requested check suite's CI job before the
+// claim: a redelivered check_suite.requested starts a second job), github_app_check_run_overwrite.js
+// (stores each check run's status as it arrives: a late check_run.created moves a completed run back).
 
 import { createServer } from "node:http";
 import { Webhooks } from "@octokit/webhooks";
@@ -85,10 +98,13 @@ export const defaultApi = () => ({
 // delivery's transaction, once; "every-delivery" (a twin) takes it off before the claim, on
 // every delivery of the deletion (a redelivery counts it again). `installations`: "newest" (this
 // App) writes an installation's state over an older one only, never over deleted; "arrival" (a
-// twin) writes each as it arrives.
+// twin) writes each as it arrives. `suiteJobs`: "claimed" (this App) starts a requested check suite's
+// job in the delivery's transaction, once; "every-delivery" (a twin) before the claim, on every
+// delivery. `checkRuns`: "newest" (this App) writes a check run's status over an older one only;
+// "arrival" (a twin) writes each as it arrives.
 export function createApp({ secret, db, dedupe = true, order = "fetch", claimKey = byDelivery, api = defaultApi(),
                            applyAfterMs = null, maxBody = MAX_BODY_BYTES, tooLarge = 413, countDeletes = "claimed",
-                           installations = "newest" }) {
+                           installations = "newest", suiteJobs = "claimed", checkRuns = "newest" }) {
   const webhooks = new Webhooks({ secret });
   const claim = db.prepare("INSERT INTO deliveries (delivery_id, event) VALUES (?, ?) ON CONFLICT DO NOTHING");
   const addEffect = db.prepare("INSERT INTO effects (business_key, delivery_id) VALUES (?, ?)");
@@ -101,6 +117,10 @@ export function createApp({ secret, db, dedupe = true, order = "fetch", claimKey
     INSERT INTO states (object_id, kind, status, updated_at) VALUES (?, 'installation', ?, ?)
     ON CONFLICT (object_id) DO UPDATE SET status = excluded.status, updated_at = excluded.updated_at
     ${installations === "arrival" ? "" : "WHERE states.status <> 'deleted' AND excluded.updated_at > states.updated_at"}`);
+  const setCheckRun = db.prepare(`
+    INSERT INTO states (object_id, kind, status, updated_at) VALUES (?, 'check_run', ?, ?)
+    ON CONFLICT (object_id) DO UPDATE SET status = excluded.status, updated_at = excluded.updated_at
+    ${checkRuns === "arrival" ? "" : "WHERE excluded.updated_at > states.updated_at"}`);
   const count = db.prepare(`
     INSERT INTO comment_counts (object_id, comments) VALUES (?, ?)
     ON CONFLICT (object_id) DO UPDATE SET comments = comments + excluded.comments`);
@@ -111,11 +131,16 @@ export function createApp({ secret, db, dedupe = true, order = "fetch", claimKey
     if (countDeletes === "every-delivery") { // the twin: counted before (and whatever) the claim says
       for (const [kind, ...args] of writes) if (kind === "count" && args[1] < 0) count.run(...args);
     }
+    if (suiteJobs === "every-delivery") { // the twin: the suite's job started before (and whatever) the claim says
+      for (const [kind, ...args] of writes) if (kind === "job") addEffect.run(args[0], id);
+    }
     if (dedupe && claim.run(claimKey(id, name, payload), name).changes === 0) return; // already applied
     for (const [kind, ...args] of writes) {
       if (kind === "effect") addEffect.run(args[0], id);
       else if (kind === "count") { if (countDeletes !== "every-delivery" || args[1] > 0) count.run(...args); }
       else if (kind === "installation") setInstallation.run(...args);
+      else if (kind === "job") { if (suiteJobs !== "every-delivery") addEffect.run(args[0], id); }
+      else if (kind === "check_run") setCheckRun.run(...args);
       else setState.run(...args);
     }
   });
@@ -191,6 +216,26 @@ export function createApp({ secret, db, dedupe = true, order = "fetch", claimKey
     webhooks.on(`installation.${action}`, ({ id, name, payload }) => apply(id, name,
       [installationState(payload, status)], payload));
   }
+
+  // Checks: a CI job per requested suite and per re-run, each check run's status over older ones.
+  const head = (payload, obj) => `${repo(payload)}@${obj.head_sha}`;
+  const RANK = { queued: 0, in_progress: 1, completed: 2 };
+  const checkRun = (payload) => {
+    const run = payload.check_run;
+    return ["check_run", String(run.id), run.status, `${run.completed_at || run.started_at}|${RANK[run.status] ?? 0}`];
+  };
+  webhooks.on("check_suite.requested", ({ id, name, payload }) => apply(id, name, [
+    ["job", `suite:${head(payload, payload.check_suite)}:${payload.check_suite.id}`]], payload));
+  webhooks.on("check_suite.rerequested", ({ id, name, payload }) => apply(id, name, [["effect",
+    `rerun:${head(payload, payload.check_suite)}:${payload.check_suite.id}:${payload.check_suite.updated_at}`]],
+  payload));
+  webhooks.on(["check_run.created", "check_run.completed"], ({ id, name, payload }) => apply(id, name,
+    [checkRun(payload)], payload));
+  webhooks.on("check_run.rerequested", ({ id, name, payload }) => apply(id, name, [checkRun(payload),
+    ["effect", `rerun-run:${head(payload, payload.check_run)}:${payload.check_run.id}`]], payload));
+  webhooks.on("check_run.requested_action", ({ id, name, payload }) => apply(id, name, [checkRun(payload),
+    ["effect", `action:${head(payload, payload.check_run)}:${payload.check_run.id}:`
+      + payload.requested_action.identifier]], payload));
 
   return async function handle(req, res) {
     const send = (status, body) => { res.writeHead(status, { "content-type": "text/plain" }); res.end(body); };

@@ -1,0 +1,86 @@
+"""A CI GitHub App's checks (``check_suite``, ``check_run``), over real HTTP.
+
+An App whose ``target.enabled_events`` lists ``check_suite`` and ``check_run`` is sent, after each
+push to the default branch, the App's check suite requested, its check runs created (``lint``
+queued, ``test`` in progress) and completed, the suite completed; in the effect story the suite
+re-run, a run re-run and an action asked of a run (`GitHubWorld.check_story`). It owes one CI job
+per requested suite and per re-run (``suite:``, ``rerun:``, ``rerun-run:``, ``action:``) and each
+check run's last status. `github_app.js` starts each job in the delivery's transaction and keeps
+a run's status only over an older one (its ``completed_at`` or ``started_at``, then the status's
+rank); `github_app_check_suite_every_delivery.js` starts a requested suite's job before the claim
+(a redelivery starts a second: ``duplicated``), `github_app_check_run_overwrite.js` writes each
+run's status as it arrives (a late ``check_run.created`` moves a completed run back: ``stale``).
+Needs node and ``npm ci`` in examples/receivers/node, as `tests/examples/test_github_app.py`.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from hookproof.certify import certify
+from hookproof.config import Config
+from hookproof.reports.model import RunReport
+from hookproof.simulator.world import GITHUB_EVENT_TYPES
+from tests.examples.test_github_app import config, node  # noqa: F401  (node: the fixture the tests use)
+
+KINDS = ("issue", "pull_request", "installation", "check_run")
+#: Every type GitHub sends the App, and the checks' events (their bare names: every action).
+LISTED = [*GITHUB_EVENT_TYPES, "check_suite", "check_run"]
+
+
+def checks_config(script: str, out: Path, enabled: list[str] | None = LISTED) -> Config:
+    """`config` for `script`, its App enabled for `enabled` (None: left out), its observer reading
+    issues', pull requests', installations' and check runs' states."""
+    cfg = config("github_app", out)
+    assert cfg.target.start is not None and cfg.observer is not None
+    start = cfg.target.start.model_copy(update={"command": f"node {script}"})
+    states = {kind: f"SELECT object_id, status FROM states WHERE kind = '{kind}'" for kind in KINDS}
+    target = cfg.target.model_validate({**cfg.target.model_dump(exclude_unset=True), "start": start.model_dump(),
+                                        "enabled_events": enabled})
+    return cfg.model_copy(update={"target": target,
+                                  "observer": cfg.observer.model_copy(update={"states": states})})
+
+
+SCENARIOS = ["duplicate-sequential", "duplicate-concurrent", "sender-timeout", "dropped-response", "reorder",
+             "stale-after-newer", "mass-redelivery", "mass-redelivery-window"]
+DOUBLE_JOB = {s: ["duplicated"] for s in ("duplicate-sequential", "duplicate-concurrent", "sender-timeout",
+                                          "dropped-response", "mass-redelivery", "mass-redelivery-window")}
+MOVED_BACK = {"reorder": ["stale"], "stale-after-newer": ["regressed", "stale"]}
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("node")
+@pytest.mark.parametrize(("script", "enabled", "failed"), [
+    ("github_app.js", LISTED, {}),
+    ("github_app_check_suite_every_delivery.js", LISTED, DOUBLE_JOB),
+    ("github_app_check_run_overwrite.js", LISTED, MOVED_BACK),
+    ("github_app_check_suite_every_delivery.js", None, {}),
+])
+def test_one_ci_job_per_suite_and_no_check_run_moved_back(tmp_path: Path, script: str, enabled: list[str] | None,
+                                                          failed: dict[str, list[str]]) -> None:
+    report = certify(checks_config(script, tmp_path, enabled), scenarios=SCENARIOS,
+                     out_dir=tmp_path / "report").report
+    got = {s.id: sorted({f.check_id for f in s.findings}) for s in report.scenarios if s.verdict != "pass"}
+    assert got == failed, [(s.id, s.verdict, s.reason, [f.message for f in s.findings]) for s in report.scenarios]
+    sent = {a.event_type for s in report.scenarios for a in s.attempts}
+    assert (sent >= {"check_suite.requested", "check_run.created", "check_run.completed"}) == (enabled is not None)
+    findings = [(s.id, f) for s in report.scenarios for f in s.findings]
+    if failed is DOUBLE_JOB:  # each a requested suite's job started twice or more, nothing else
+        assert {str(f.key).split(":")[0] for _, f in findings} == {"suite"}
+        assert all(re.search(r"applied \d+ times instead of once", f.message) for _, f in findings)
+    if failed is MOVED_BACK:  # each a check run, completed at GitHub, moved back by a late check_run.created
+        assert {str(f.key) for _, f in findings} <= {e for e in _check_runs(report)}
+        assert all(re.search(r"(final state is|to) (queued|in_progress) \(event [0-9a-f-]+, check_run\.created\)",
+                             f.message) and "completed (event" in f.message for _, f in findings), findings
+    walked = {s.id: c.stats["objects"] for s in report.scenarios for c in s.checks if c.check_id == "stale"}
+    if enabled is not None:  # the issues, pull requests and installation, and the push's two check runs
+        assert walked["reorder"] == 5 and walked["stale-after-newer"] == 8, walked
+
+
+def _check_runs(report: RunReport) -> set[str]:
+    """The ids of the check runs `report`'s deliveries carried."""
+    return {a.object_id for s in report.scenarios for a in s.attempts if a.event_type.startswith("check_run.")}
+

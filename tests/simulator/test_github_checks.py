@@ -1,0 +1,157 @@
+"""GitHub's checks: ``check_suite`` and ``check_run``, a CI App's events, sent only to an App listing them.
+
+After a push to the default branch GitHub makes the App's check suite for its head and sends
+``check_suite.requested``; the App creates its check runs (``check_run.created``: ``lint`` queued,
+``test`` in progress), completes them (``check_run.completed``) and GitHub completes the suite
+(``check_suite.completed``); a user may re-run the suite or one run (``rerequested``) or click a
+run's button (``check_run.requested_action``) (docs.github.com "Webhook events and payloads",
+``check_suite``, ``check_run``; REST "Check suites", "Check runs"). The payloads validate
+against ``@octokit/webhooks-schemas`` in `tests/simulator/test_github_fidelity.py`.
+"""
+
+from __future__ import annotations
+
+from hookproof.simulator.events import Event
+from hookproof.simulator.profiles import get_profile
+from hookproof.simulator.world import GITHUB_CHECK_TYPES, GITHUB_EVENT_TYPES, GitHubWorld, emit_events
+from hookproof.simulator.world.registry import world_event_types
+
+STORIES = ("lifecycle", "effect_story", "state_story", "distinct_story", "repeat_story", "same_second_story",
+           "pull_request_same_second_story")
+
+
+def told(seed: int, story: str, checks: bool) -> tuple[GitHubWorld, list[Event]]:
+    """A world of `seed` (a fixed clock) that told `story` to an App sent the checks or not: the
+    world and the story's events."""
+    world = GitHubWorld(seed, start_us=1_700_000_000_000_000)
+    world.sent_only(lambda t: checks and t in GITHUB_CHECK_TYPES)
+    return world, getattr(world, story)()
+
+
+def facts(events: list[Event]) -> list[tuple[object, ...]]:
+    return [(e.id, e.type, e.object_id, e.version, e.status, e.business_key) for e in events]
+
+
+def test_an_app_not_sent_the_checks_is_told_what_it_always_was() -> None:
+    """The profile sends the checks only to an App subscribed to them; a world not told it sends
+    them emits none, and one told so tells every story with the same other events (id, type,
+    object, version, status, key): the checks draw their ids from a generator of their own. The
+    state story walks one push's check runs besides (a push of its own, after the rest)."""
+    assert set(get_profile("github").event_types()) == set(GITHUB_EVENT_TYPES)
+    assert set(get_profile("github", subscribed=GITHUB_CHECK_TYPES).event_types()) == {
+        *GITHUB_EVENT_TYPES, *GITHUB_CHECK_TYPES}
+    assert world_event_types("github") == GITHUB_EVENT_TYPES + GITHUB_CHECK_TYPES
+    sent: set[str] = set()
+    for seed in (1, 2):
+        for story in STORIES:
+            (plain, before), (_, after) = told(seed, story, False), told(seed, story, True)
+            assert not [e for e in plain.events if e.type in GITHUB_CHECK_TYPES]
+            assert facts(before) == facts([e for e in after if e.type not in GITHUB_CHECK_TYPES]), story
+            sent |= {e.type for e in after if e.type in GITHUB_CHECK_TYPES}
+        world, walked = told(seed, "state_story", True)
+        runs = [e for e in walked if e.object_type == "check_run"]
+        assert [(e.type, e.status) for e in runs] == [("check_run.created", "queued"), ("check_run.created",
+                                                      "in_progress"), ("check_run.completed", "completed"),
+                                                     ("check_run.completed", "completed")]
+    assert sent == set(GITHUB_CHECK_TYPES)
+
+
+def test_a_push_runs_the_app_s_ci() -> None:
+    """A push to the default branch: the suite requested (its key ``suite:``), ``lint`` created
+    queued, ``test`` created in progress, ``test`` and ``lint`` completed, the suite completed;
+    only the request owes an effect; each run's events carry its status."""
+    world = GitHubWorld(3)
+    world.sent_only(lambda t: True)
+    head = world.push()
+    suite = world.suite_of(head)
+    assert suite is not None
+    lint, test = world.runs_of(suite)
+    events = world.events[1:]
+    full = world.repository()["full_name"]
+    assert [(e.type, e.object_id, e.status, e.business_key) for e in events] == [
+        ("check_suite.requested", suite, None, f"suite:{full}@{head}:{suite}"),
+        ("check_run.created", lint, "queued", None),
+        ("check_run.created", test, "in_progress", None),
+        ("check_run.completed", test, "completed", None),
+        ("check_run.completed", lint, "completed", None),
+        ("check_suite.completed", suite, None, None),
+    ]
+    bodies = [e.extra["payload"] for e in events]
+    assert [b["check_suite"]["status"] if "check_suite" in b and "check_run" not in b else
+            b["check_run"]["check_suite"]["status"] for b in bodies] == [
+        "queued", "queued", "in_progress", "in_progress", "in_progress", "completed"]
+    assert bodies[0]["check_suite"]["head_sha"] == head == bodies[0]["check_suite"]["after"]
+    assert bodies[0]["check_suite"]["head_branch"] == "main" and bodies[0]["check_suite"]["conclusion"] is None
+    assert bodies[-1]["check_suite"]["conclusion"] == "success"
+    assert bodies[-1]["check_suite"]["latest_check_runs_count"] == 2
+    completed = bodies[3]["check_run"]
+    assert (completed["status"], completed["conclusion"]) == ("completed", "success")
+    assert completed["started_at"] < completed["completed_at"]
+    assert bodies[1]["check_run"]["completed_at"] is None
+
+
+def test_re_runs_owe_a_job_each_and_make_new_runs() -> None:
+    """`check_story`: a push's CI, the whole suite re-run (``rerun:`` told apart by the suite's
+    ``updated_at``), new runs, the new ``test`` run re-run alone (``rerun-run:``), a third run
+    made, an ``autofix`` asked of the new ``lint`` (``action:``); no completed run is reset."""
+    world = GitHubWorld(4)
+    events = world.check_story()
+    assert not world.checks_sent  # told as to an App sent them, and left as it was
+    assert [e.type for e in events] == [
+        "push", "check_suite.requested", "check_run.created", "check_run.created", "check_run.completed",
+        "check_run.completed", "check_suite.completed",
+        "check_suite.rerequested", "check_run.created", "check_run.created", "check_run.completed",
+        "check_run.completed", "check_suite.completed",
+        "check_run.rerequested", "check_run.created", "check_run.completed", "check_suite.completed",
+        "check_run.requested_action"]
+    suite = events[1].object_id
+    runs = world.runs_of(suite)
+    assert len(runs) == 5 and len(set(runs)) == 5
+    full = world.repository()["full_name"]
+    head = events[0].extra["payload"]["after"]
+    rerun = events[7].extra["payload"]["check_suite"]
+    assert events[7].business_key == f"rerun:{full}@{head}:{suite}:{rerun['updated_at']}"
+    assert rerun["updated_at"] > events[6].extra["payload"]["check_suite"]["updated_at"]
+    assert (events[13].object_id, events[13].status) == (runs[3], "completed")
+    assert events[13].business_key == f"rerun-run:{full}@{head}:{runs[3]}"
+    assert (events[17].object_id, events[17].business_key) == (runs[2], f"action:{full}@{head}:{runs[2]}:autofix")
+    assert events[17].extra["payload"]["requested_action"] == {"identifier": "autofix"}
+    keyed = [e.business_key for e in events if e.business_key]
+    assert len(keyed) == len(set(keyed)) == 5  # the push's ci:, the suite, its re-run, a run's re-run, the action
+    for run in runs:  # each run's statuses only move forward, its versions up
+        lives = [(e.status, e.version) for e in events if e.object_id == run]
+        assert lives[-1][0] == "completed" and [v for _, v in lives] == sorted({v for _, v in lives})
+
+
+def test_send_makes_each_checks_type() -> None:
+    """``hookproof send --event check_run.created`` and the others: a push's CI (two runs: two
+    ``check_run.created`` and ``.completed``, one suite requested and completed), or one re-run
+    or action after it, whether or not the world was told the App is sent them; the world is
+    left as it was told."""
+    counts = {"check_suite.requested": 1, "check_suite.completed": 1, "check_run.created": 2,
+              "check_run.completed": 2, "check_suite.rerequested": 1, "check_run.rerequested": 1,
+              "check_run.requested_action": 1}
+    assert set(counts) == set(GITHUB_CHECK_TYPES)
+    for event_type, count in counts.items():
+        world = GitHubWorld(9)
+        made = emit_events(world, event_type)
+        assert [e.type for e in made] == [event_type] * count and not world.checks_sent
+        assert all(e.extra["payload"]["action"] == event_type.split(".")[1] for e in made)
+
+
+def test_the_checks_are_the_app_s_own_and_delivered_under_their_event_names() -> None:
+    """Every check suite and run names the App itself (`github_shapes.APP_ID`, its slug), as the
+    hook's ``X-GitHub-Hook-Installation-Target-ID`` does; ``X-GitHub-Event`` is ``check_suite`` or
+    ``check_run``; the installation is the world's."""
+    from hookproof.simulator.world import github_shapes as gh
+
+    world = GitHubWorld(6)
+    profile = get_profile("github", subscribed=GITHUB_CHECK_TYPES)
+    for event in world.check_story()[1:]:
+        envelope = profile.envelope(event)
+        body = event.extra["payload"]
+        obj = body.get("check_run") or body["check_suite"]
+        assert envelope.headers["X-GitHub-Event"] == event.type.split(".")[0]
+        assert envelope.headers["X-GitHub-Hook-Installation-Target-ID"] == str(obj["app"]["id"]) == str(gh.APP_ID)
+        assert obj["app"]["slug"] == gh.APP_SLUG and body["installation"]["id"] == world.installation_id
+        assert list(body)[:2] == ["action", event.type.split(".")[0]]
