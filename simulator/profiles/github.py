@@ -127,7 +127,6 @@ class GitHubProfile(Profile):
     optional_listed_only = True
     optional_noun = "optional GitHub type"
 
-
     def event_types(self) -> Mapping[str, str]:
         """Every event type the repository world emits to this App, mapped to itself (GitHub's own
         names): of the checks' types, only those it subscribed to (`subscribed`)."""
