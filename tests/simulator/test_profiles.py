@@ -587,5 +587,10 @@ def test_every_profile_checks_its_subscribed_types_against_its_optional_types_al
     with pytest.raises(ProfileError, match=r"^'a/b' is no Shopify compliance topic \(they are: "
                                            r"customers/data_request, customers/redact, shop/redact\)$"):
         shopify_cls(["orders/paid", "a/b"])
-    with pytest.raises(ProfileError, match=r"^'shop/redact' is no optional type \(they are: none\)$"):
+    assert github_cls(["check_run.completed", "check_suite.requested"]).subscribed == (
+        "check_suite.requested", "check_run.completed")
+    with pytest.raises(ProfileError, match=r"^'shop/redact' is no optional GitHub type \(they are: "
+                                           r"check_suite.requested, .*, check_run.completed\)$"):
         github_cls(["shop/redact"])
+    with pytest.raises(ProfileError, match=r"^'shop/redact' is no optional type \(they are: none\)$"):
+        type(get_profile("paddle"))(["shop/redact"])
