@@ -15,13 +15,6 @@ from typing import TYPE_CHECKING, Callable, Iterable
 if TYPE_CHECKING:
     from hookproof.config_model import Config
 
-#: Rounds of every legal operation `world_types` plays on a fresh world: two in order, two
-#: reversed, two in order, so of two operations excluding each other on an object made in
-#: either kind of round (a delayed checkout's payment settled or failed), each plays: the
-#: billing world's ``checkout`` opens a card, a boleto and a subscription-mode session in turn,
-#: so its boleto sessions come in the second round (failed in the third, reversed) and the
-#: fifth (settled in the sixth, in order).
-WALK_ROUNDS = 6
 
 
 def configured_types(cfg: "Config") -> list[str]:
@@ -110,26 +103,18 @@ def unsent_note(configured: Iterable[str], sent: Iterable[str], run: str, *,
 def world_types(kind: str, *, priced: bool = False, seed: int = 0,
                 sends: Callable[[str], bool] | None = None) -> set[str] | None:
     """The world's names of the event types explore's operations of world `kind` emit
-    (`scenarios.world_ops`): every legal operation, `WALK_ROUNDS` times (some rounds in
+    (`scenarios.world_ops`): every legal operation, `world_ops.WALK_ROUNDS` times (some rounds in
     reverse, so of two operations excluding each other, a settled or a failed payment, each
     plays), on a fresh world of `seed` told what the endpoint is sent (`sends`, world type
     names, as explore's worlds are: `sent_only`; None: the world's default); None for a world explore has no fixed operations for (a user's catalog)."""
-    from hookproof.scenarios.world_ops import WORLD_OPS, new_world_of, ops_for
-    from hookproof.simulator.errors import WorldError
+    from hookproof.scenarios.world_ops import WORLD_OPS, new_world_of, ops_for, walk
 
     if kind not in WORLD_OPS:
         return None
-    ops = ops_for(kind, priced=priced)
     world = new_world_of(kind, seed)
     if sends is not None:
         world.sent_only(sends)  # its stories are the endpoint's (Stripe's invoice.payment_succeeded)
-    for round_no in range(WALK_ROUNDS):
-        legal = ops.legal(world)
-        for action, index in (legal if round_no % 4 < 2 else reversed(legal)):  # either of two exclusive ones
-            try:
-                ops.apply(world, action, index)
-            except WorldError:  # an earlier operation of the round made it illegal
-                continue
+    walk(ops_for(kind, priced=priced), world)
     return {e.type for e in world.events}
 
 

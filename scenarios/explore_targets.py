@@ -54,6 +54,8 @@ class ExploreTarget:
             with a subscription's, the billing world's operations change plans; None: statuses.
         checkout_modes: the modes the shop's Checkout opens sessions in (the config's
             ``checkout_modes``, `World.checkout_modes`); None: both.
+        ops_memo: the world operations the search's examples draw from, per (world kind,
+            priced), made once (`Session`: `world_ops.focused` on what the endpoint is sent).
     """
 
     profile: Profile
@@ -72,6 +74,7 @@ class ExploreTarget:
     state_fields: Any = None
     checkout_modes: frozenset[str] | None = None
     fell_short: bool = field(default=False, init=False)
+    ops_memo: dict[tuple[str, bool], Any] = field(default_factory=dict, init=False, repr=False)
 
     def sends_type(self, world_type: str) -> bool:
         """True when the receiver is sent events of `world_type` (a world name): the profile

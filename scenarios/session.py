@@ -27,7 +27,7 @@ from hookproof.scenarios.schedules import CLOCK_START_US, CLOCK_STEP_US, Failure
 from hookproof.scenarios.search_loop import SearchLoop
 from hookproof.scenarios.small_pass import expectations_and_index
 from hookproof.scenarios.state_fields import stated
-from hookproof.scenarios.world_ops import new_world_of, ops_for
+from hookproof.scenarios.world_ops import WorldOps, focused, new_world_of, ops_for
 from hookproof.simulator.delivery import Attempt, Dispatcher, History, Outcome
 from hookproof.simulator.events import Event
 from hookproof.simulator.faults import Delivery, FaultPlan, Mutation, Schedule, schedule
@@ -98,6 +98,28 @@ def session_world(kind: str, seed: int, salt: str, **options: Any) -> Any:
     return new_world_of(kind, mixed, **options)
 
 
+def _told(explore: ExploreTarget, world: Any) -> Any:
+    """`world` told what the endpoint is sent (its stories are the endpoint's: a Checkout
+    intent's license) and the shop's own Checkout modes; returns it."""
+    world.sent_only(explore.sends_type)
+    if explore.checkout_modes is not None and hasattr(world, "checkout_modes"):
+        world.checkout_modes = explore.checkout_modes
+    return world
+
+
+def _search_ops(explore: ExploreTarget, *, priced: bool) -> WorldOps:
+    """The operations a search's examples draw from: the world kind's, focused on what the
+    endpoint is sent when it lists its types (`world_ops.focused`), made once per search."""
+    kind = explore.profile.world
+    memo = explore.ops_memo.get((kind, priced))
+    if memo is None:
+        ops = ops_for(kind, priced=priced)
+        if explore.enabled is not None:
+            ops = focused(ops, explore.sends_type, lambda: _told(explore, new_world_of(kind, 0)))
+        memo = explore.ops_memo[(kind, priced)] = ops
+    return memo
+
+
 # ---- one example ----------------------------------------------------------------------------
 
 class Session:
@@ -113,12 +135,10 @@ class Session:
         self.explore = explore
         self.seed = seed
         fields = explore.state_fields
-        self.ops = ops_for(explore.profile.world, priced=fields is not None and "subscription" in fields.kinds())
-        self.world = session_world(self.ops.kind, seed, _fresh_salt(), livemode=explore.live,
-                                   account=explore.account, start_us=CLOCK_START_US, step_us=CLOCK_STEP_US)
-        self.world.sent_only(explore.sends_type)  # its stories are the endpoint's (a Checkout intent's license)
-        if explore.checkout_modes is not None and hasattr(self.world, "checkout_modes"):
-            self.world.checkout_modes = explore.checkout_modes  # the shop's own Checkout
+        self.ops = _search_ops(explore, priced=fields is not None and "subscription" in fields.kinds())
+        self.world = _told(explore, session_world(self.ops.kind, seed, _fresh_salt(), livemode=explore.live,
+                                                  account=explore.account, start_us=CLOCK_START_US,
+                                                  step_us=CLOCK_STEP_US))
         self.provider_state = provider_state
         if provider_state is not None:
             provider_state.set_world(self.world)

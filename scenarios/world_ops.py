@@ -16,8 +16,8 @@ builds a fresh world of that kind (`simulator.world.new_world`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable, Iterable, Mapping
 
 from hookproof.simulator.errors import WorldError
 from hookproof.simulator.world.lifecycle import TRANSITIONS
@@ -28,7 +28,7 @@ Action = tuple[str, "int | None"]
 #: Lifecycle operations of the billing world (Stripe), simplest first.
 #: The checkout operations (Stripe's "Fulfill orders" guide, docs.stripe.com/checkout/fulfillment):
 #: ``checkout`` completes a session, in turn one paid by card at completion, one by a delayed
-#: method (boleto: completed unpaid), whose payment later succeeds
+#: method (ACH Direct Debit in USD: completed unpaid), whose payment later succeeds
 #: (``checkout.session.async_payment_succeeded``) or fails, and a subscription-mode one (a plan
 #: bought through Checkout: its subscription and first invoice paid, then the session completed;
 #: docs.stripe.com/billing/subscriptions/build-subscriptions). One operation for every kind: each
@@ -55,6 +55,10 @@ class WorldOps:
             a close), each with the object type its index refers to, whose state it moves;
             explore's `deliver_newest_first` plays one on an object whose earlier event was
             not sent yet. Empty: none known (a user's catalog).
+        kinds: the operations that, offered without an index, take turns at kinds of object
+            (the billing world's ``checkout``: a card, a delayed-method and a subscription-mode
+            session), each with the kinds legal now as (action, kind) pairs: `focused`
+            operations, drawn among few, offer each kind apart.
     """
 
     kind: str
@@ -62,6 +66,7 @@ class WorldOps:
     legal: Callable[[Any], list[Action]]
     apply: Callable[[Any, str, "int | None"], None]
     moves: Mapping[str, str] = field(default_factory=dict, hash=False)
+    kinds: Mapping[str, Callable[[Any], list[Action]]] = field(default_factory=dict, hash=False)
 
 
 def _nth(world: Any, action: str, object_type: str, index: int | None) -> str:
@@ -112,10 +117,15 @@ def legal_actions(world: Any) -> list[Action]:
 
 def _checkout_turns(world: Any) -> tuple[int, ...]:
     """The kinds of session the ``checkout`` operation takes turns at, within the shop's
-    `World.checkout_modes`: 0 a card payment, 1 a boleto payment (payment mode), 2 a plan
+    `World.checkout_modes`: 0 a card payment, 1 a delayed-method payment (payment mode), 2 a plan
     (subscription mode)."""
     modes = getattr(world, "checkout_modes", frozenset({"payment", "subscription"}))
     return (*((0, 1) if "payment" in modes else ()), *((2,) if "subscription" in modes else ()))
+
+
+def _checkout_kinds(world: Any) -> list[Action]:
+    """``checkout`` of each kind the shop opens (`_checkout_turns`), as (action, kind)."""
+    return [("checkout", turn) for turn in _checkout_turns(world)]
 
 
 def _pending_delayed(world: Any, session: str) -> bool:
@@ -176,11 +186,13 @@ def apply_action(world: Any, action: str, index: int | None) -> None:
         world.expire_incomplete(_nth(world, action, "subscription", index))
     elif action == "mark_unpaid":  # the world refuses it unless the subscription is past_due
         world.mark_unpaid(_nth(world, action, "subscription", index))
-    elif action == "checkout":  # in turn: a one-time price paid by card, by boleto, a plan (subscription mode)
-        turns = _checkout_turns(world)
+    elif action == "checkout":  # in turn (or the kind `index` names): a one-time price paid by card, by a
+        turns = _checkout_turns(world)  # delayed method, a plan (subscription mode)
         if not turns:
             raise WorldError("checkout: the shop opens no Checkout Session (checkout_modes = [])")
-        turn = turns[len(world.objects("checkout.session")) % len(turns)]
+        if index is not None and index not in turns:
+            raise WorldError(f"checkout: the shop opens no session of kind {index} (it opens {list(turns)})")
+        turn = turns[len(world.objects("checkout.session")) % len(turns)] if index is None else index
         if turn == 2:
             world.subscribe_through_checkout(customer())
         else:
@@ -470,7 +482,7 @@ SHOPIFY_MOVES: Mapping[str, str] = {"mark_paid": "order", "refund": "order", "ca
 
 #: World kind -> its operations.
 WORLD_OPS: Mapping[str, WorldOps] = {
-    "billing": WorldOps("billing", ACTIONS, legal_actions, apply_action, BILLING_MOVES),
+    "billing": WorldOps("billing", ACTIONS, legal_actions, apply_action, BILLING_MOVES, {"checkout": _checkout_kinds}),
     "github": WorldOps("github", GITHUB_ACTIONS, _github_legal, _github_apply, GITHUB_MOVES),
     "mercadopago": WorldOps("mercadopago", MERCADOPAGO_ACTIONS, _mercadopago_legal, _mercadopago_apply,
                             MERCADOPAGO_MOVES),
@@ -480,7 +492,7 @@ WORLD_OPS: Mapping[str, WorldOps] = {
 #: The billing world's operations with plan changes (`PRICED_ACTIONS`): a plan change moves
 #: the state of a subscription whose price the observer reads.
 PRICED_BILLING_OPS = WorldOps("billing", PRICED_ACTIONS, priced_legal_actions, apply_action,
-                              {**BILLING_MOVES, "change_plan": "subscription"})
+                              {**BILLING_MOVES, "change_plan": "subscription"}, {"checkout": _checkout_kinds})
 
 
 def ops_for(kind: str, *, priced: bool = False) -> WorldOps:
@@ -498,6 +510,70 @@ def ops_for(kind: str, *, priced: bool = False) -> WorldOps:
     return ops
 
 
+#: Rounds of every legal operation `walk` plays on a fresh world: two in order, two reversed,
+#: two in order, so of two operations excluding each other on an object made in either kind
+#: of round (a delayed checkout's payment settled or failed), each plays: the billing world's
+#: ``checkout`` opens a card, a delayed-method and a subscription-mode session in turn, so its
+#: delayed sessions come in the second round (failed in the third, reversed) and the fifth
+#: (settled in the sixth, in order).
+WALK_ROUNDS = 6
+
+
+def walk(ops: WorldOps, world: Any, *, allowed: Iterable[str] | None = None,
+         rounds: int = WALK_ROUNDS) -> dict[str, set[str]]:
+    """Play every legal operation of `ops` on `world` (those named in `allowed`; None: all),
+    `rounds` times, some rounds in reverse (`WALK_ROUNDS`); an operation an earlier one of its
+    round made illegal is passed over. Returns, per action played, the world's names of the
+    event types its plays emitted."""
+    keep = None if allowed is None else frozenset(allowed)
+    emitted: dict[str, set[str]] = {}
+    for round_no in range(rounds):
+        legal = [a for a in ops.legal(world) if keep is None or a[0] in keep]
+        for action, index in (legal if round_no % 4 < 2 else reversed(legal)):  # either of two exclusive ones
+            start = len(world.events)
+            try:
+                ops.apply(world, action, index)
+            except WorldError:  # an earlier operation of the round made it illegal
+                continue
+            emitted.setdefault(action, set()).update(e.type for e in world.events[start:])
+    return emitted
+
+
+def focused(ops: WorldOps, sends: Callable[[str], bool], fresh: Callable[[], Any]) -> WorldOps:
+    """`ops` drawing only the operations that emit a type the endpoint is sent (`sends`, world
+    type names), when that loses nothing: an endpoint listing Checkout's events alone is then
+    told checkouts, delayed payments and refunds, not subscriptions it is never sent, so a
+    search's budget goes to what the receiver handles (a delayed checkout needs two draws of
+    ``checkout`` and one of ``settle_delayed``; among every billing operation, searches of a
+    hundred examples drew none).
+
+    `fresh` makes a world as the search's examples are made (told what the endpoint is sent,
+    the shop's Checkout modes). Every operation is walked (`walk`); those emitting nothing the
+    endpoint is sent are left out unless, without them, the walk reaches fewer sent types (an
+    operation another one needs first): then `ops` as they are. An operation taking turns at
+    kinds (`WorldOps.kinds`) is offered once per kind, so a delayed checkout is one draw.
+    Operations stay applicable (a schedule naming one replays); only the draws change."""
+    if ops.kind not in WORLD_OPS:  # a user's catalog: its operations are its own types
+        return ops
+    emitted = walk(ops, fresh())
+    useful = frozenset(a for a, types in emitted.items() if any(sends(t) for t in types))
+    if not useful or useful == set(emitted):
+        return ops
+    reach = {t for types in emitted.values() for t in types if sends(t)}
+    if {t for types in walk(ops, fresh(), allowed=useful).values() for t in types if sends(t)} != reach:
+        return ops
+    legal, kinds = ops.legal, ops.kinds
+
+    def useful_legal(world: Any) -> list[Action]:
+        out: list[Action] = []
+        for action, index in legal(world):
+            if action in useful:
+                out += kinds[action](world) if index is None and action in kinds else [(action, index)]
+        return out or legal(world)
+
+    return replace(ops, legal=useful_legal)
+
+
 def new_world_of(kind: str, seed: int, **options: Any) -> Any:
     """A fresh world of `kind` from `seed` (`simulator.world.new_world`; `options` are its keywords)."""
     from hookproof.simulator.world import new_world
@@ -506,4 +582,5 @@ def new_world_of(kind: str, seed: int, **options: Any) -> Any:
 
 
 __all__ = ["ACTIONS", "PRICED_ACTIONS", "PRICED_BILLING_OPS", "Action", "GITHUB_ACTIONS", "MERCADOPAGO_ACTIONS", "PADDLE_ACTIONS", "SHOPIFY_ACTIONS", "WORLD_OPS",
-           "WorldOps", "apply_action", "legal_actions", "new_world_of", "ops_for", "priced_legal_actions"]
+           "WALK_ROUNDS", "WorldOps", "apply_action", "focused", "legal_actions", "new_world_of", "ops_for",
+           "priced_legal_actions", "walk"]

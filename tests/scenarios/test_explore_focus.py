@@ -1,0 +1,80 @@
+"""explore draws the operations that emit what the endpoint is sent (`world_ops.focused`).
+
+An endpoint listing Checkout's events alone (a shop selling one-off purchases, Stripe's "Fulfill
+orders" guide) is sent a delayed payment's ``checkout.session.async_payment_succeeded`` only
+after two draws of ``checkout`` (the second session is paid by a delayed method) and one of
+``settle_delayed``: among every billing operation, searches of a hundred examples drew none,
+and a receiver that never fulfils on the delayed payment passed.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from hookproof.receivers import ReceiverConfig, make_app
+from hookproof.scenarios.explore_targets import ExploreTarget, Prepared
+from hookproof.scenarios.observers import observation_from_data
+from hookproof.scenarios.statemachine import explore
+from hookproof.scenarios.world_ops import focused, new_world_of, ops_for
+from hookproof.simulator.delivery import Target
+from hookproof.simulator.profiles import get_profile
+from hookproof.simulator.server import ServerState
+
+SECRET = "whsec_focus_0123456789abcdef"
+#: A one-off shop's endpoint (its refunds and Checkout's three events).
+CHECKOUT = frozenset({"checkout.session.completed", "checkout.session.async_payment_succeeded",
+                      "checkout.session.async_payment_failed", "charge.refunded", "refund.created"})
+
+
+def _fresh(sends):  # type: ignore[no-untyped-def]
+    def make():  # type: ignore[no-untyped-def]
+        world = new_world_of("billing", 0)
+        world.sent_only(sends)
+        return world
+    return make
+
+
+def _everything(world_type: str) -> bool:
+    return True
+
+
+def _actions(ops) -> set[str]:  # type: ignore[no-untyped-def]
+    world = _fresh(_everything)()
+    seen: set[str] = set()
+    for delayed in (False, True, False):  # a card session's charge may be refunded, a delayed one settled
+        world.complete_checkout(world.open_checkout(world.event(world.create_customer()).object_id,
+                                                    world.create_price(interval=None), asynchronous=delayed))
+        seen.update(action for action, _ in ops.legal(world))
+    return seen
+
+
+def test_a_checkout_endpoint_is_told_checkouts_delayed_payments_and_refunds_alone() -> None:
+    ops = ops_for("billing")
+    sends = CHECKOUT.__contains__
+    assert _actions(focused(ops, sends, _fresh(sends))) == {"checkout", "settle_delayed", "fail_delayed", "refund"}
+    assert "subscribe" in _actions(ops)
+
+
+def test_operations_stay_all_when_the_sent_types_need_another_first() -> None:
+    ops = ops_for("billing")
+    refunds = {"refund.created"}.__contains__  # a refund needs a charge: a payment emits none of these
+    assert focused(ops, refunds, _fresh(refunds)) is ops
+    assert focused(ops, _everything, _fresh(_everything)) is ops
+
+
+def test_explore_finds_a_shop_that_never_fulfils_a_delayed_payment(tmp_path: Path) -> None:
+    from examples.receivers.ignore_async_payment import IgnoreAsyncPayment
+
+    receiver = IgnoreAsyncPayment(ReceiverConfig(db_url=f"sqlite:///{tmp_path / 'shop.db'}", secrets=(SECRET,)))
+    prepared = Prepared(Target(app=make_app(receiver)),
+                        lambda: observation_from_data(receiver.observe(), time.time(), observer="python"))
+    target = ExploreTarget(profile=get_profile("stripe"), secrets=(SECRET,), open=lambda: prepared,
+                           describe="in-process ignore_async_payment", enabled=CHECKOUT)
+    try:
+        result = explore(target, max_examples=30, seed=11, provider_state=ServerState())
+    finally:
+        receiver.close()
+    assert result.failure is not None, result.error
+    lost = [f for f in result.failure.findings if f.check_id == "lost"]
+    assert lost and all(f.key.startswith("fulfillment:cs_") for f in lost), result.failure.summary()
