@@ -2,7 +2,7 @@
 
 Exactly inbox_sync, except that a payment-mode ``checkout.session.completed`` fulfils the
 order whatever its ``payment_status`` (a subscription-mode one provisions as inbox_sync
-does). A session paid by an asynchronous method (boleto, a bank debit) completes
+does). A session paid by an asynchronous method (ACH or SEPA Direct Debit, Boleto) completes
 ``unpaid``: Stripe's fulfilment docs ("Fulfill orders", "Handle delayed notification payment
 methods") say to fulfil it only on ``checkout.session.async_payment_succeeded``; when the
 payment then fails, the goods are gone and nothing was paid.

@@ -1,7 +1,7 @@
 """ignore_async_payment: fulfils only on ``checkout.session.completed``.
 
 Exactly inbox_sync, except that ``checkout.session.async_payment_succeeded`` does nothing. A
-session paid by a delayed method (boleto, a bank debit) completes ``unpaid`` and is paid days
+session paid by a delayed method (ACH or SEPA Direct Debit, Boleto) completes ``unpaid`` and is paid days
 later: Stripe's fulfilment docs ("Fulfill orders", "Handle delayed notification payment
 methods") call the fulfilment from both events; this receiver never ships what such a
 customer paid for.

@@ -22,6 +22,7 @@ from typing import Any, Mapping
 
 from hookproof.simulator.errors import WorldError
 from hookproof.simulator.world import World
+from hookproof.simulator.world.world import DELAYED_KINDS
 
 #: Largest number of metadata keys Stripe accepts (docs.stripe.com/metadata: 50 keys).
 MAX_METADATA_KEYS = 50
@@ -174,9 +175,10 @@ def create_checkout_session(world: World, params: Mapping[str, Any]) -> str:
     if customer is not None:
         _typed(world, customer, "customer", "customer")
     methods = params.get("payment_method_types")
-    asynchronous = isinstance(methods, list) and methods == ["boleto"]
+    delayed = methods[0] if isinstance(methods, list) and len(methods) == 1 and methods[0] in DELAYED_KINDS else None
     try:
-        return world.open_checkout(customer, price, asynchronous=asynchronous, quantity=quantity, mode=mode,
+        return world.open_checkout(customer, price, asynchronous=delayed is not None, delayed_method=delayed,
+                                   quantity=quantity, mode=mode,
                                    client_reference_id=_str(params, "client_reference_id"),
                                    metadata=_metadata(params), customer_email=_str(params, "customer_email"),
                                    success_url=_str(params, "success_url"), cancel_url=_str(params, "cancel_url"),

@@ -46,6 +46,25 @@ LOCALES: Mapping[str, tuple[str, tuple[int, ...]]] = {
     "pt_BR": ("brl", (2990, 4990, 9990, 14990, 29990)),
 }
 
+#: Currency -> the delayed-notification payment method a Checkout Session in it is paid by
+#: (completed ``unpaid``, its payment settled days later: docs.stripe.com/payments/payment-methods,
+#: "delayed notification"): ACH Direct Debit for USD (docs.stripe.com/payments/ach-direct-debit),
+#: SEPA Direct Debit for EUR, Bacs for GBP, Boleto for BRL (docs.stripe.com/payments/boleto:
+#: BRL alone). A currency not named: ACH's.
+DELAYED_METHODS: Mapping[str, str] = {"usd": "us_bank_account", "eur": "sepa_debit", "gbp": "bacs_debit",
+                                      "brl": "boleto"}
+#: Every delayed-notification method a session the receiver opens may name alone
+#: (`delayed_session`): `DELAYED_METHODS`' and the other debits and bank transfers.
+DELAYED_KINDS: frozenset[str] = frozenset({*DELAYED_METHODS.values(), "acss_debit", "au_becs_debit",
+                                           "customer_balance"})
+
+
+def delayed_session(session: Mapping[str, Any]) -> bool:
+    """True when a Checkout Session is paid by one delayed-notification method alone
+    (`DELAYED_KINDS`): it completes ``unpaid`` and its payment settles later."""
+    methods = session["payment_method_types"]
+    return len(methods) == 1 and methods[0] in DELAYED_KINDS
+
 #: Stripe API resource path -> object type, for the provider API.
 RESOURCES: Mapping[str, str] = {
     "customers": "customer",
@@ -172,7 +191,7 @@ class World(RecordReads):
         #: started through ``POST /v1/subscriptions`` where ``subscription`` is not one of them.
         self.checkout_modes: frozenset[str] = frozenset({"payment", "subscription"})
         #: The kind of each checkout session a story (not the receiver) opened, in order: ``(mode,
-        #: payment method)`` (``("payment", "card")``, ``("subscription", "card")``, ``("payment", "boleto")``).
+        #: payment method)`` (``("payment", "card")``, ``("subscription", "card")``, ``("payment", "us_bank_account")``).
         self.story_session_kinds: list[tuple[str, str]] = []
         #: Sessions the receiver opened through the API (`simulator.server.writes`), oldest first.
         self.receiver_sessions: list[str] = []
@@ -460,7 +479,8 @@ class World(RecordReads):
                       success_url: str | None = "https://example.com/success",
                       cancel_url: str | None = "https://example.com/cancel", trial: bool = False,
                       subscription_metadata: Mapping[str, str] | None = None,
-                      payment_intent_metadata: Mapping[str, str] | None = None, by_receiver: bool = False) -> str:
+                      payment_intent_metadata: Mapping[str, str] | None = None, by_receiver: bool = False,
+                      delayed_method: str | None = None) -> str:
         """An open checkout session for `quantity` units of `price` (``payment`` or ``subscription`` mode).
 
         The keyword arguments are what a receiver set through ``POST /v1/checkout/sessions``
@@ -479,14 +499,18 @@ class World(RecordReads):
 
         A story's call (not `by_receiver`) once `bind_receiver_sessions` was called opens
         nothing: it returns the receiver's oldest unbound open session of the same mode and
-        payment method (card, or ``boleto`` when `asynchronous`), whatever `customer`, `price`
+        payment method (card, or when `asynchronous` the delayed one of the price's currency,
+        `DELAYED_METHODS`, or `delayed_method` if given), whatever `customer`, `price`
         and the other arguments say, so the story completes, pays, refunds or expires the
         session the receiver created. Raises `UnboundCheckout` when none is left. Each story
         call's kind is kept in `story_session_kinds`.
         """
+        method = "card"
+        if asynchronous:
+            method = delayed_method or DELAYED_METHODS.get(self._typed(price, "price")["currency"], "us_bank_account")
         if not by_receiver:
             self.story_sessions += 1
-            self.story_session_kinds.append((mode, "boleto" if asynchronous else "card"))
+            self.story_session_kinds.append((mode, method))
             if self.binds_receiver_sessions:
                 return self._bind_receiver_session(mode, asynchronous)
         if mode not in ("payment", "subscription"):
@@ -504,7 +528,7 @@ class World(RecordReads):
         self._create(cs_id, "checkout.session", shapes.checkout_session(
             id=cs_id, mode=mode, customer=customer, customer_email=customer_email, currency=pr["currency"],
             amount=0 if trial else pr["unit_amount"] * quantity,
-            payment_method_types=["boleto"] if asynchronous else ["card"],
+            payment_method_types=[method],
             client_reference_id=client_reference_id, metadata=metadata or {}, success_url=success_url,
             cancel_url=cancel_url, created=self._now_s(), livemode=self.livemode))
         self._session_lines[cs_id] = (price, quantity)
@@ -523,23 +547,23 @@ class World(RecordReads):
         self.binds_receiver_sessions = True
 
     def _bind_receiver_session(self, mode: str, asynchronous: bool) -> str:
-        methods = ["boleto"] if asynchronous else ["card"]
+        delayed = delayed_session
         for cs_id in self.receiver_sessions:
             cs = self._record(cs_id).current
             if (cs_id not in self._bound and cs["status"] == "open" and cs["mode"] == mode
-                    and cs["payment_method_types"] == methods):
+                    and delayed(cs) == asynchronous):
                 self._bound.add(cs_id)
                 return cs_id
         kinds = [self._record(cs_id).current for cs_id in self.receiver_sessions]
-        fits = sum(cs["mode"] == mode and cs["payment_method_types"] == methods for cs in kinds)
+        fits = sum(cs["mode"] == mode and delayed(cs) == asynchronous for cs in kinds)
+        paid_by = "a delayed method" if asynchronous else "card"
         opened: dict[str, int] = {}
         for cs in kinds:
-            kind = f"{cs['mode']}-mode paid by {cs['payment_method_types'][0]}"
+            kind = f"{cs['mode']}-mode paid by {'a delayed method' if delayed(cs) else 'card'}"
             opened[kind] = opened.get(kind, 0) + 1
-        others = ", ".join(f"{n} {kind}" for kind, n in opened.items()
-                           if kind != f"{mode}-mode paid by {methods[0]}")
+        others = ", ".join(f"{n} {kind}" for kind, n in opened.items() if kind != f"{mode}-mode paid by {paid_by}")
         raise UnboundCheckout(f"the story needs {mode}-mode checkout session #{len(self._bound) + 1} (paid by "
-                              f"{methods[0]}) and the receiver opened {fits} of that kind"
+                              f"{paid_by}) and the receiver opened {fits} of that kind"
                               + (f" (and {others})" if others else ""))
 
     def hold_receiver_creates(self, kinds: Iterable[str]) -> None:
@@ -634,7 +658,7 @@ class World(RecordReads):
                 "customer_details": details, "subscription": sub_id, "invoice": sub["latest_invoice"]})
             self._emit("checkout.session.completed", session)
             return self.events[start:]
-        asynchronous = cs["payment_method_types"] == ["boleto"]
+        asynchronous = delayed_session(cs)
         status = "processing" if asynchronous else "succeeded"
         pi_id = self._new_payment_intent(customer, cs["amount_total"], cs["currency"], status,
                                          metadata=self._session_intent_metadata.get(session, {}))
@@ -926,7 +950,7 @@ class World(RecordReads):
     # ---- scripts ------------------------------------------------------------
     def lifecycle(self, *, locale: str = "en_US") -> list[Event]:
         """A typical customer's life: pay once, buy through Checkout (a card session paid at
-        once, then two delayed-method (boleto) sessions completed unpaid, one whose payment
+        once, then two delayed-method (ACH Direct Debit) sessions completed unpaid, one whose payment
         succeeds and one whose payment fails: docs.stripe.com/checkout/fulfillment), subscribe
         through a subscription-mode Checkout Session (`subscribe_through_checkout`), renew,
         fail, recover, refund, cancel. Sessions only of the shop's `checkout_modes`: without

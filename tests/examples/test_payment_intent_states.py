@@ -122,7 +122,7 @@ def test_a_payment_intent_s_states_are_walked_and_compared(tmp_path: Path, optio
 def test_checkout_sessions_final_states_are_compared(tmp_path: Path) -> None:
     """A checkout session's ``status`` does not go back between its events (``complete``,
     ``expired``), so only its final state is judged: mass-redelivery compares its four
-    sessions (paid by card; a plan bought in subscription mode; by boleto, settled; by boleto,
+    sessions (paid by card; a plan bought in subscription mode; by a delayed method, settled; by a delayed method,
     failed) with the provider's, and the receiver keeping them passes."""
     cfg = receiver_config("payment_intent_states", tmp_path, "whsec_payment_intent_states_0123", seed=7,
                           scenarios=["mass-redelivery"], settle_window_s=0.15,

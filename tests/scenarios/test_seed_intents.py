@@ -194,7 +194,7 @@ def test_the_document_counts_the_payments_each_story_makes(shop: Path) -> None:
 def test_a_shop_selling_nothing_through_checkout_is_told_no_checkout_session() -> None:
     """``checkout_modes = []``: the stories open no session: the one-off order is a direct payment
     intent and the plan starts through ``POST /v1/subscriptions``; with the default modes the same
-    story opens three (a card one, two boleto ones) and a fourth for the plan."""
+    story opens three (a card one, two delayed-method ones) and a fourth for the plan."""
     from hookproof.scenarios.catalog import Context, effect_events
     from hookproof.simulator.profiles.stripe import StripeProfile
 

@@ -48,14 +48,14 @@ def test_the_world_decides_what_is_legal_next() -> None:
 
 
 def test_checkout_is_an_operation_of_the_billing_world() -> None:
-    """A card session is paid at once; a boleto session completes unpaid and its payment then
+    """A card session is paid at once; a delayed-method session completes unpaid and its payment then
     succeeds or fails, once (Stripe's "Fulfill orders" guide); a subscription-mode session
     completes paid once its subscription's first invoice is (Stripe's subscriptions guide)."""
     from hookproof.scenarios.world_ops import apply_action
     from hookproof.simulator.errors import WorldError
 
     world = World(3)
-    for _ in range(5):  # card, boleto, a plan, card, boleto
+    for _ in range(5):  # card, delayed, a plan, card, delayed
         apply_action(world, "checkout", None)
     sessions = world.objects("checkout.session")
     assert [(world.peek(s)["mode"], world.peek(s)["payment_status"]) for s in sessions] == [

@@ -147,6 +147,32 @@ def test_async_checkout_fulfils_on_the_async_event_only() -> None:
                        "checkout.session.async_payment_succeeded": f"fulfillment:{cs}"}
 
 
+@pytest.mark.parametrize(("currency", "method"), [("usd", "us_bank_account"), ("eur", "sepa_debit"),
+                                                  ("brl", "boleto")])
+def test_a_delayed_session_is_paid_by_a_method_of_its_currency(currency: str, method: str) -> None:
+    """Boleto takes BRL alone (docs.stripe.com/payments/boleto); a USD session paid later is ACH
+    Direct Debit's (docs.stripe.com/payments/ach-direct-debit), a EUR one SEPA Direct Debit's."""
+    w = World(5)
+    cus = w.event(w.create_customer()).object_id
+    cs = w.open_checkout(cus, w.create_price(interval=None, currency=currency), asynchronous=True)
+    w.complete_checkout(cs)
+    session = w.get(cs)
+    assert (session["payment_method_types"], session["currency"], session["payment_status"]) == (
+        [method], currency, "unpaid")
+
+
+def test_a_session_the_receiver_opens_for_a_bank_debit_completes_unpaid() -> None:
+    from hookproof.simulator.server.writes import create_checkout_session
+
+    w = World(5)
+    price = w.create_price(interval=None, currency="eur")
+    for methods, status in ((["sepa_debit"], "unpaid"), (["card"], "paid")):
+        cs = create_checkout_session(w, {"mode": "payment", "line_items": [{"price": price, "quantity": "1"}],
+                                         "payment_method_types": methods})
+        w.complete_checkout(cs)
+        assert (w.get(cs)["payment_method_types"], w.get(cs)["payment_status"]) == (methods, status)
+
+
 @pytest.mark.parametrize("event_type", sorted(SCRIPTS))
 def test_every_scripted_event_type_is_emitted(event_type: str) -> None:
     events = events_of_type(World(9), event_type, 2)
