@@ -97,7 +97,7 @@ class Context:
             then replays (default 200: more than a bounded in-memory dedupe of 100 ids).
         shop_sessions: the receiver creates the checkout sessions the stories complete (a seed
             hook's ``creates``, `scenarios.seeding`): the shop picks their payment methods, so
-            no story asks it for a delayed-method (boleto) session.
+            no story asks it for a delayed-method session.
         state_kinds: the object kinds whose states the observer reads (``subscription``,
             ``invoice``…; empty: none), or None when only its answers tell (an ``http`` or
             ``python`` observer): the scenarios that walk an object's states pick a kind it reads.
@@ -458,7 +458,7 @@ def effect_events(ctx: Context, w: World) -> list[Event]:
     the provisioning, ``provision:``, its first ``invoice.paid`` a renewal; `_new_subscription`:
     each only in the modes `Context.checkout_modes` allows), a failed
     renewal (dunning), a partial refund, then two checkouts by an asynchronous method
-    (boleto), each ``checkout.session.completed`` saying ``payment_status: unpaid``: the
+    (ACH Direct Debit), each ``checkout.session.completed`` saying ``payment_status: unpaid``: the
     first's payment then succeeds (its ``checkout.session.async_payment_succeeded`` owes the
     fulfilment, sent just after its completion, `_completion_before_settlement`), the
     second's fails: Stripe's fulfilment docs tell a receiver to fulfil such a session only
@@ -1046,8 +1046,10 @@ def _distinct_events(ctx: Context, w: World) -> Plan | NotApplicable:
     amount = w.get(charge)["amount"]
     w.refund(charge, amount // 3)
     w.refund(charge, amount // 3)
+    # a refund's own refund.created is about the refund: each of the charge's two owes its own
+    refunds = [r for r in w.objects("refund") if w.peek(r)["charge"] == charge]
     events = [e for e in w.events[start:] if ctx.key_of(e) and ctx.sends(e.type)
-              and (e.object_id in (inv, charge))]
+              and (e.object_id in (inv, charge, *refunds))]
     if (na := _need(events, "effectful invoice or refund", ctx)) is not None:
         return na
     return Plan(w, (Phase(tuple(events)),))
@@ -1171,16 +1173,20 @@ def _new_subscription_changing(ctx: Context, w: World, customer: str, *, incompl
 
 
 def _older_after_newer(ctx: Context, w: World) -> Plan | NotApplicable:
-    """Two partial refunds R1, R2 of one charge, then R1 redelivered."""
-    if not ctx.sends("charge.refunded"):
-        return NotApplicable("the receiver is sent no charge.refunded events (enabled_events)")
+    """Two partial refunds R1, R2 of one charge, then R1 redelivered: the charge's
+    ``charge.refunded`` events, or to an endpoint sent ``refund.created`` and not those, each
+    refund's own (Stripe sends it for every refund: docs.stripe.com/changelog/acacia/2024-10-28/
+    refund-webhook-update)."""
+    kind = next((t for t in ("charge.refunded", "refund.created") if ctx.sends(t)), None)
+    if kind is None:
+        return NotApplicable("the receiver is sent no charge.refunded or refund.created events (enabled_events)")
     cus = _customer(w)
     charge = w.get(w.pay(cus))["latest_charge"]
     amount = w.get(charge)["amount"]
     start = len(w.events)
     w.refund(charge, amount // 4)
     w.refund(charge, amount // 4)
-    r1, r2 = (e for e in w.events[start:] if e.type == "charge.refunded")
+    r1, r2 = (e for e in w.events[start:] if e.type == kind)
     return Plan(w, (Phase((r1, r2)), Phase((r1,))))
 
 
