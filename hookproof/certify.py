@@ -423,19 +423,32 @@ def connect_account_note(config: Config) -> str | None:
             "(docs.stripe.com/connect/webhooks): name one of the platform's connected accounts to send them so")
 
 
+#: The Checkout Session types whose events owe a session's fulfilment.
+CHECKOUT_FULFILMENT_TYPES: tuple[str, ...] = ("checkout.session.completed", "checkout.session.async_payment_succeeded")
+
+
 def checkout_modes_note(config: Config, report: RunReport) -> str | None:
-    """The note of a Stripe run whose ``lost`` findings are all payment-mode Checkout Sessions'
-    fulfilments (``fulfillment:cs_…``: the receiver applied every other effect it owed) while the
-    config leaves the shop's Checkout modes to their default (both): a SaaS that sells plans alone
-    opens ``mode=subscription`` sessions only (docs.stripe.com/billing/subscriptions/
-    build-subscriptions), so Stripe never sends it one, and a receiver ignoring them is right.
-    None otherwise (a receiver that lost other keys too has another fault first)."""
+    """The note of a Stripe run whose ``lost`` findings are all Checkout Sessions' fulfilments
+    (``fulfillment:cs_…``: the receiver applied every other effect it owed) while the config
+    leaves the shop's Checkout modes to their default (both). Under hookproof's built-in keys
+    such a key is a payment-mode session's (a subscription-mode one owes ``provision:``): a SaaS
+    that sells plans alone opens ``mode=subscription`` sessions only (docs.stripe.com/billing/
+    subscriptions/build-subscriptions), so Stripe never sends it one, and a receiver ignoring
+    them is right. Under the team's own key for a session's events the key says nothing of the
+    mode, and the note names both settings. None otherwise (a receiver that lost other keys too
+    has another fault first)."""
     if config.target.profile != "stripe" or config.target.shop_checkout_modes() is not None:
         return None
     keys = [(f.key, f.count) for s in report.scenarios for f in s.findings if f.check_id == "lost"]
     if not keys or not all(key.startswith("fulfillment:cs_") for key, _ in keys):
         return None
     lost = sum(count for _, count in keys)
+    if any(t in config.business_keys for t in CHECKOUT_FULFILMENT_TYPES):
+        return (f"{lost} lost finding(s) are Checkout Sessions' fulfilments (fulfillment:cs_…): hookproof's stories "
+                "open Checkout Sessions in both modes, as a shop selling one-off purchases and plans does; if yours "
+                "opens sessions of one mode only, Stripe never sends it a session of the other: say which with "
+                "checkout_modes = [\"payment\"] (one-off purchases) or [\"subscription\"] (plans) under [target] "
+                "and certify again")
     return (f"{lost} lost finding(s) are payment-mode Checkout Sessions' fulfilments (fulfillment:cs_…): hookproof's "
             "stories open Checkout Sessions in both modes, as a shop selling one-off purchases and plans does; if "
             "yours opens only subscription-mode sessions (a SaaS selling plans), Stripe never sends it one: say so "
