@@ -249,6 +249,34 @@ class Session:
                 out.append(tuple(group))
         return out
 
+    def key_pairs(self) -> list[tuple[int, int]]:
+        """(older, newer): two events of one object, of different types, that the receiver is
+        sent, the newer never attempted (the older may have been: the provider retries it, or
+        replays it), the newer owing a key the older owes too or would owe had its condition held (`lifecycle.WITHHELD_KEYS`): a delayed checkout's
+        ``checkout.session.completed`` (unpaid) and its ``async_payment_succeeded``, both of
+        which Stripe's fulfilment guide runs the fulfilment from, "possibly concurrently"
+        (docs.stripe.com/checkout/fulfillment). O(events), once per change."""
+        return self.memo("key_pairs", self._key_pairs)
+
+    def _key_pairs(self) -> list[tuple[int, int]]:
+        from hookproof.simulator.world.lifecycle import WITHHELD_KEYS
+
+        owed: dict[str, list[int]] = {}  # object id -> its unattempted events owing or withholding a key
+        pairs: list[tuple[int, int]] = []
+        for i in self.sendable:
+            e = self.event(i)
+            key = e.business_key
+            if key is not None and i not in self.attempts_of:
+                for j in owed.get(e.object_id, ()):
+                    older = self.event(j)
+                    withheld = WITHHELD_KEYS.get(older.type)
+                    if older.type != e.type and key in (older.business_key,
+                                                        withheld[0](older.object_id) if withheld else None):
+                        pairs.append((j, i))
+            if key is not None or e.type in WITHHELD_KEYS:
+                owed.setdefault(e.object_id, []).append(i)
+        return pairs
+
     def same_kind_pairs(self) -> list[tuple[int, int]]:
         """(older, newer): consecutive events of one type about one object the receiver is
         sent (two refunds of one charge), those with an effect first. O(events), once per change."""

@@ -147,7 +147,8 @@ def machine_for(explore: ExploreTarget, *, seed: int = 0, provider_state: Any = 
             besides `emit`, so that one object's life has several events (two refunds of one
             charge, a failure then a payment) in a short program."""
             legal = _legal(self.session)
-            on_objects = [a for a in legal if a[1] is not None] or legal
+            kinds = self.session.ops.kinds  # a checkout of a kind is no object's operation
+            on_objects = [a for a in legal if a[1] is not None and a[0] not in kinds] or legal
             action, obj = on_objects[choice % len(on_objects)]
             self._run(Step("emit", action=action, object=obj))
 
@@ -204,6 +205,15 @@ def machine_for(explore: ExploreTarget, *, seed: int = 0, provider_state: Any = 
             """The first events of one new object released together (related-burst)."""
             groups = self.session.related_groups()
             self._run(Step("burst_related", events=groups[which % len(groups)]))
+
+        @precondition(lambda self: bool(self.session.key_pairs()))
+        @rule(which=index)
+        def burst_key_pair(self, which: int) -> None:
+            """Two events of one object owing one key, released together (a delayed checkout's
+            completion and its payment's success, from both of which Stripe's guide fulfils:
+            a receiver that fetches the session and checks, then inserts, ships twice)."""
+            pairs = self.session.key_pairs()
+            self._run(Step("burst_related", events=pairs[which % len(pairs)]))
 
         @precondition(lambda self: bool(self.session.same_kind_pairs()) or bool(self.session.repeats()))
         @rule(which=index)
