@@ -220,6 +220,7 @@ def run_explore(cfg: "Config", *, out_dir: Path | Callable[[], Path], max_exampl
     (out_dir / RECEIVER_LOG_FILE).unlink(missing_ok=True)  # an earlier run's, in a reused folder
     started = time.time()
     hit: HitRate | None = None
+    bursts_cut = False  # the deadline or a signal stopped the burst race after the search found something
     version_note: str | None = None  # the provider API's, on Stripe-Versions it served in an older shape
     bursts_s = 0.0
     report_progress("starting", 0, None)
@@ -240,8 +241,14 @@ def run_explore(cfg: "Config", *, out_dir: Path | Callable[[], Path], max_exampl
                 if marks is not None:
                     marks.mark(BURSTS_ID)
                 bursts_started = time.monotonic()
-                hit = burst_hit_rate(target, repeats=repeats, copies=cfg.run.burst, seed=seed, provider_state=state,
-                                     on_run=lambda done: report_progress("burst race", done, repeats))
+                try:
+                    hit = burst_hit_rate(target, repeats=repeats, copies=cfg.run.burst, seed=seed,
+                                         provider_state=state,
+                                         on_run=lambda done: report_progress("burst race", done, repeats))
+                except KeyboardInterrupt:  # the deadline or a signal: a finding made already stands
+                    if result.failure is None:
+                        raise
+                    bursts_cut = True
                 bursts_s = time.monotonic() - bursts_started
         version_note = state.api_version_note() if state is not None else None
     finally:  # the receiver has stopped: its last words are in
@@ -284,7 +291,14 @@ def run_explore(cfg: "Config", *, out_dir: Path | Callable[[], Path], max_exampl
         from dataclasses import replace
 
         report = replace(report, notes=(headline, *report.notes))
-    if result.interrupted:  # the finding stands; the run did not finish
+    if bursts_cut:  # the search's finding stands; the burst race did not finish
+        from dataclasses import replace
+
+        why = stopped_by() if stopped_by is not None else None
+        note = "the burst race was cut short; the state machine's finding stands"
+        report = replace(report, partial=True, notes=(*report.notes, f"{why}; {note}" if why else note))
+        lines.append(f"burst race: {note}")
+    elif result.interrupted:  # the finding stands; the run did not finish
         from dataclasses import replace
 
         why = stopped_by() if stopped_by is not None else None  # a signal's or the deadline's, as certify's

@@ -132,3 +132,34 @@ def test_sigterm_while_shrinking_a_finding_closes_the_connections_and_exits_143(
     assert report["partial"] is True and report["verdict"] == "fail"
     assert len(report["notes"]) == 1 and report["notes"][0].startswith("stopped by SIGTERM; shrinking was stopped after")
     assert (out / "failing-schedule.json").is_file()
+
+
+#: A heartbeat line once the burst race runs (after the search, over sockets).
+RACING = re.compile(rb"^explore: burst race", re.M)
+
+
+@pytest.mark.slow
+def test_sigterm_in_the_burst_race_keeps_the_search_s_finding(tmp_path: Path) -> None:
+    """A finding found and shrunk, then the burst race stopped (SIGTERM, as a --max-duration
+    stop does): the finding is reported (verdict fail, its schedule kept), the run partial
+    with a note saying the race was cut short; before, the stop threw the finding away and
+    reported every checklist item untested."""
+    out = tmp_path / "out"
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "HOOKPROOF_HEARTBEAT_S": HEARTBEAT_S}
+    before: list[bytes] = []
+
+    def racing(proc: subprocess.Popen[str]) -> None:
+        before.append(_read_until(proc, RACING, START_BOUND_S + UNWIND_BOUND_S))
+        assert proc.poll() is None, proc.communicate()
+
+    result = run_interrupted([sys.executable, "-m", "hookproof", "explore", "-c", str(_url_config(tmp_path, "no_dedupe")),
+                              "--max-examples", "30", "--seed", "3", "--repeats", "1000", "--out", str(out)],
+                             signal.SIGTERM, cwd=tmp_path, env=env, under_way=racing, timeout_s=UNWIND_BOUND_S)
+    stderr = b"".join(before).decode() + result.stderr
+    assert result.returncode == 128 + signal.SIGTERM, result.stdout + stderr
+    report = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    assert report["partial"] is True and report["verdict"] == "fail", report["notes"]
+    assert ("stopped by SIGTERM; the burst race was cut short; the state machine's finding stands"
+            in report["notes"]), report["notes"]
+    assert [s["verdict"] for s in report["scenarios"]] == ["fail"]
+    assert (out / "failing-schedule.json").is_file()
