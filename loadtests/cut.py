@@ -169,7 +169,8 @@ class Unanswered:
 
 def unanswered_of(results: Sequence[CheckResult], events: Iterable[Event], completions: Sequence[Any],
                   by_event: Any, why: str,
-                  counted: Callable[[Event], tuple[str, int] | None] | None = None) -> Unanswered:
+                  counted: Callable[[Event], tuple[str, int] | None] | None = None,
+                  wire_id: Callable[[Event], str] | None = None) -> Unanswered:
     """The `Unanswered` of a sender-bound storm's `results`: the keys of ``lost`` findings whose
     every valid attempt timed out (`ONLY_TIMED_OUT`), and the objects of ``stale`` findings one of
     whose events was never answered on a valid attempt (`completions` at `by_event`'s positions:
@@ -177,7 +178,9 @@ def unanswered_of(results: Sequence[CheckResult], events: Iterable[Event], compl
     events of such a key; and, for each key of a ``counter`` finding, what the events it counts
     (`counted`: an event's counter key and signed amount, `business_keys.counted_move`) that were
     never answered would move it by (each effect once). One pass over `events`, none when no such
-    finding is open."""
+    finding is open. `wire_id`: the id an event's attempts record, where it is not the world's
+    (Shopify's ``{topic}:{X-Shopify-Event-Id}``, `Envelope.event_id`): looked up when the
+    world's id has no attempts."""
     keys = frozenset(f.key for r in results if r.check_id == "lost" for f in r.findings
                      if not f.advisory and f.message.startswith(ONLY_TIMED_OUT))
     stale = {f.key for r in results if r.check_id == "stale" for f in r.findings if not f.advisory}
@@ -193,7 +196,10 @@ def unanswered_of(results: Sequence[CheckResult], events: Iterable[Event], compl
     effects: set[str] = set()
 
     def never_answered(event: Event) -> bool:
-        valid = [completions[p] for p in by_event.get(event.id, ()) if completions[p] is not None]
+        positions = by_event.get(event.id, ())
+        if not len(positions) and wire_id is not None:
+            positions = by_event.get(wire_id(event), ())
+        valid = [completions[p] for p in positions if completions[p] is not None]
         return bool(valid) and all(c is unknown for c in valid)
 
     for event in events:

@@ -395,8 +395,10 @@ def storm_scenario(spec: StormSpec, events: Iterable[Event], attempts: Sequence[
                                                                                    and mapping.counters)))
     bound = sender_bound_why(sender)
     if bound is not None:  # keys the compressed schedule gave up on while the senders fell behind
+        profile = spec.sending_profile()
         results = judge_cut(results, unanswered_of(results, events, index.completions, index.by_event, bound,
-                                                   _counted(mapping)))
+                                                   _counted(mapping),
+                                                   wire_id=lambda e: profile.envelope(e).event_id))
     if not settled and observations:  # still changing at the deadline: a backlog being applied, not lost
         results = judge_cut(results, unsettled_of(observations, spec.settle_deadline_s))
     results = [sender_judged(r, sender, spec.sender_timeout_s, rate_per_s=spec.rate_per_s)
