@@ -703,12 +703,14 @@ def certify(config: Config, *, scenarios: Sequence[str] | None = None, out_dir: 
     finished = False
     limit_s = max_duration_s if max_duration_s is not None else config.run.max_duration_s
     notes: list[str] = []
-    from hookproof.unsent import unmodelled_note, unmodelled_version_note
+    from hookproof.unsent import restated_keys_note, unmodelled_note, unmodelled_version_note
 
     if (unmodelled := unmodelled_note(config)) is not None:  # real types the endpoint enables, never sent
         notes.append(unmodelled)
     if (later := unmodelled_version_note(config)) is not None:  # events labeled with a version not modelled
         notes.append(later)
+    if (restated := restated_keys_note(config)) is not None:  # the built-in money key as the team's own
+        notes.append(restated)
     log, marks = receiver_log(config, secrets)
 
     def marked(sid: str, i: int, n: int) -> None:

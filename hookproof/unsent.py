@@ -100,6 +100,45 @@ def unsent_note(configured: Iterable[str], sent: Iterable[str], run: str, *,
     return note
 
 
+def restated_keys_note(cfg: "Config") -> str | None:
+    """The note naming the ``[business_keys]`` entries that restate hookproof's built-in money
+    key of their type (Shopify's ``"refunds/create" = "refund:{id}"``, as `hookproof init`'s
+    example writes it): the key is the same on the type's sample event, but a key of the team's
+    own is never taken for money, so its effects' amounts are no longer compared
+    (`business_keys.money_prefixes`); a receiver recording a wrong amount passes. None when
+    none does, or with ``builtin_keys = false`` (nothing is compared then) or a ``[catalog]``."""
+    from hookproof.scenarios.business_keys import TemplateError
+    from hookproof.simulator.errors import SimulatorError
+    from hookproof.simulator.world import MONEY_PREFIXES, emit_events, new_world
+
+    if not cfg.builtin_keys or cfg.catalog is not None or not cfg.business_keys:
+        return None
+    mapping = cfg.key_mapping()
+    if mapping is None:
+        return None
+    profile = mapping.profile
+    back = {v: k for k, v in profile.event_types().items()}
+    restated = []
+    for name, template in cfg.business_keys.items():
+        if not isinstance(template, str):
+            continue
+        world_type = back.get(name, name)
+        try:
+            sample = emit_events(new_world(profile.world, 1, account=cfg.target.account), world_type)[0]
+            builtin = sample.business_key
+            same = builtin is not None and mapping.key_of(sample) == builtin
+        except (SimulatorError, TemplateError):
+            continue
+        if same and builtin is not None and builtin.startswith(MONEY_PREFIXES):
+            restated.append(f'"{name}" = "{template}"')
+    if not restated:
+        return None
+    them = "it" if len(restated) == 1 else "them"
+    return (f"business_keys {', '.join(restated)} restate{'s' if len(restated) == 1 else ''} hookproof's built-in "
+            f"key: as keys of your own, their effects' amounts are not compared (a receiver recording a wrong amount "
+            f"passes); leave {them} out to keep the amounts compared, or declare a [counters] entry")
+
+
 def world_types(kind: str, *, priced: bool = False, seed: int = 0,
                 sends: Callable[[str], bool] | None = None) -> set[str] | None:
     """The world's names of the event types explore's operations of world `kind` emit

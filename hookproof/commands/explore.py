@@ -316,9 +316,10 @@ def run_explore(cfg: "Config", *, out_dir: Path | Callable[[], Path], max_exampl
         from dataclasses import replace
 
         report = replace(report, notes=(*report.notes, unsent))
-    from hookproof.unsent import unmodelled_note, unmodelled_version_note
+    from hookproof.unsent import restated_keys_note, unmodelled_note, unmodelled_version_note
 
-    for kept in (unmodelled_note(cfg), unmodelled_version_note(cfg)):  # real types or a version never sent
+    # real types or a version never sent; the built-in money key restated as the team's own
+    for kept in (unmodelled_note(cfg), unmodelled_version_note(cfg), restated_keys_note(cfg)):
         if kept is not None:
             from dataclasses import replace
 

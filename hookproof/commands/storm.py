@@ -689,7 +689,7 @@ def register(app: typer.Typer) -> None:
         unsent = None if stopped or report.partial else storm_unsent_note(cfg, out / "history.sqlite")
         if unsent is not None:  # enabled types the storm never sent: its verdict is silent on them
             report = dataclasses.replace(report, notes=(*report.notes, unsent))
-        from hookproof.unsent import unmodelled_note, unmodelled_version_note
+        from hookproof.unsent import restated_keys_note, unmodelled_note, unmodelled_version_note
 
         unmodelled = unmodelled_note(cfg)
         if unmodelled is not None:  # real types the endpoint enables, which no storm sends
@@ -697,6 +697,9 @@ def register(app: typer.Typer) -> None:
         later = unmodelled_version_note(cfg)
         if later is not None:  # events labeled with a Stripe API version hookproof does not model
             report = dataclasses.replace(report, notes=(*report.notes, later))
+        restated = restated_keys_note(cfg)
+        if restated is not None:  # the built-in money key as the team's own: amounts not compared
+            report = dataclasses.replace(report, notes=(*report.notes, restated))
         slow_start = late_start_note(report)
         if slow_start is not None:  # the numbers describe a burst: said first (after the headline)
             report = dataclasses.replace(report, notes=(slow_start, *report.notes))
