@@ -13,10 +13,12 @@ import signal
 import sys
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests import durations
 from tests.support import PostgresServer, find_postgres_bin, require_service
 
 
@@ -87,6 +89,12 @@ SERIAL_MODULES: dict[str, str] = {
 }
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--record-durations", metavar="TABLE", default=None,
+                     help="merge each test file's seconds (tests not marked serial) into TABLE, "
+                          "tests/durations.json: the parallel pass's order (tests/durations.py)")
+
+
 def pytest_configure(config: pytest.Config) -> None:
     """Ctrl-C handled as Python's default (KeyboardInterrupt), however the session was started.
 
@@ -103,6 +111,10 @@ def pytest_configure(config: pytest.Config) -> None:
         _restore_terminal_size(workerinput.get(_TERMINAL_SIZE_INPUT, {}))
     elif config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(_HandTerminalSize(), "hookproof-terminal-size")
+    table = config.getoption("record_durations")
+    if table is not None and workerinput is None:
+        config.pluginmanager.register(durations.Recorder(Path(table).resolve(), config.rootpath),
+                                      "hookproof-record-durations")
 
 
 #: The terminal size variables a pytest-xdist worker is handed from its controller.
@@ -133,6 +145,8 @@ def _restore_terminal_size(controller: dict[str, str | None]) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Service and `serial` markers; on a pytest-xdist worker, the files longest first
+    (`tests/durations.py`: with `--no-loadscope-reorder`, xdist hands them out in this order)."""
     root = config.rootpath
     for item in items:
         for fixture, marker in SERVICE_MARKERS.items():
@@ -143,6 +157,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if (module in SERIAL_MODULES or test in SERIAL_MODULES or item.get_closest_marker("docker") is not None) \
                 and item.get_closest_marker("serial") is None:
             item.add_marker("serial")
+    if getattr(config, "workerinput", None) is not None:
+        durations.longest_first(items, root, durations.load())
 
 
 @pytest.fixture(scope="session")

@@ -1,5 +1,8 @@
 """The test infrastructure itself: the PostgreSQL fixture and the CI-aware service rule."""
 
+from pathlib import Path
+from typing import Any
+
 import pytest
 import sqlalchemy as sa
 
@@ -107,8 +110,69 @@ def test_the_two_passes_of_ci_test_split_the_suite_on_the_serial_marker() -> Non
 
     script = (Path(__file__).resolve().parent.parent / ".ci" / "test").read_text(encoding="utf-8")
     passes = [shlex.split(line)[3:] for line in script.splitlines() if line.startswith("python -m pytest")]
-    assert passes == [["-n", "$workers", "--dist", "loadfile", "-p", "no:benchmark", "-m", "not serial",
-                       "--durations=20", "$@"], ["-m", "serial", "--durations=20", "$@"]]
+    assert passes == [["-n", "$workers", "--dist", "loadfile", "--no-loadscope-reorder", "-p", "no:benchmark",
+                       "-m", "not serial", "--durations=20", "$@"], ["-m", "serial", "--durations=20", "$@"]]
+
+
+def test_the_durations_table_names_existing_test_files_longest_first() -> None:
+    from tests.durations import ROOT, load
+
+    table = load()
+    assert table and [name for name in table if not (ROOT / name).is_file() or not name.startswith("tests/")] == []
+    assert list(table.values()) == sorted(table.values(), reverse=True)
+
+
+def test_the_parallel_pass_starts_whole_files_longest_first(tmp_path: Path) -> None:
+    """Files the table knows by their seconds, the others at `DEFAULT_TEST_S` a test; ties in
+    collection order; a file's tests keep their order."""
+    from types import SimpleNamespace
+
+    from tests.durations import longest_first
+
+    names = ["a.py::one", "a.py::two", "b.py::one", "c.py::one", "c.py::two", "c.py::three", "d.py::one"]
+    items: list[Any] = [SimpleNamespace(path=tmp_path / n.split("::")[0], name=n) for n in names]
+    longest_first(items, tmp_path, {"a.py": 1.5, "b.py": 30.0, "d.py": 1.4})  # c.py: 3 x 0.5 s
+    assert [item.name for item in items] == ["b.py::one", "a.py::one", "a.py::two", "c.py::one", "c.py::two",
+                                             "c.py::three", "d.py::one"]
+
+
+def test_the_predicted_end_plays_xdists_loadfile_hand_out() -> None:
+    """Each worker starts with one file and takes the next once two or fewer of its tests are left:
+    a one-test file makes its worker take a second file at once (xdist's `_reschedule`)."""
+    from tests.durations import schedule
+
+    # big's worker takes y at once and runs it after big; x's takes z when two of x's tests are left
+    assert schedule([("big", 30.0, 1), ("x", 10.0, 10), ("y", 10.0, 10), ("z", 10.0, 10)]) == [40.0, 20.0]
+    assert schedule([("x", 10.0, 10), ("y", 10.0, 10), ("z", 10.0, 10), ("big", 30.0, 1)]) == [20.0, 40.0]
+    # a heavy file handed out last ends the pass late; first, the short ones fill in beside it
+    assert schedule([("a", 20.0, 10), ("b", 20.0, 10), ("c", 20.0, 10), ("big", 50.0, 20)]) == [40.0, 70.0]
+    assert schedule([("big", 50.0, 20), ("a", 20.0, 10), ("b", 20.0, 10), ("c", 20.0, 10)]) == [50.0, 60.0]
+    assert schedule([("a", 6.0, 3), ("b", 6.0, 3), ("c", 6.0, 3)], workers=1) == [18.0]
+
+
+def test_recorded_durations_merge_into_the_table_per_file(tmp_path: Path) -> None:
+    """The files a run measured replace their rows (tests marked serial left out); rows of files
+    gone go; the rest stay."""
+    from types import SimpleNamespace
+
+    from tests.durations import Recorder, load, write
+
+    for name in ("tests/a.py", "tests/b.py", "tests/c.py"):
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_text("", encoding="utf-8")
+    table = tmp_path / "durations.json"
+    write(table, {"tests/a.py": 5.0, "tests/b.py": 7.0, "tests/gone.py": 9.0})
+    recorder = Recorder(table, tmp_path)
+    for nodeid, seconds, keywords in [("tests/a.py::t1", 1.25, {}), ("tests/a.py::t1", 0.5, {}),
+                                      ("tests/a.py::t2", 2.0, {}), ("tests/c.py::t", 3.0, {}),
+                                      ("tests/b.py::s", 60.0, {"serial": 1})]:
+        recorder.pytest_runtest_logreport(SimpleNamespace(nodeid=nodeid, duration=seconds, keywords=keywords))
+    before = table.read_text(encoding="utf-8")
+    for exitstatus, stopped in [(pytest.ExitCode.INTERRUPTED, False), (pytest.ExitCode.TESTS_FAILED, "exiting")]:
+        recorder.pytest_sessionfinish(SimpleNamespace(shouldstop=stopped, shouldfail=False), exitstatus)
+        assert table.read_text(encoding="utf-8") == before  # a run cut short measured part of a file
+    recorder.pytest_sessionfinish(SimpleNamespace(shouldstop=False, shouldfail=False), pytest.ExitCode.TESTS_FAILED)
+    assert load(table) == {"tests/b.py": 7.0, "tests/a.py": 3.8, "tests/c.py": 3.0}
 
 
 def _attempt(delivery: str, number: int, sent_at: float, answered_at: float) -> dict[str, object]:

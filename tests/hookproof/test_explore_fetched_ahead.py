@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -28,8 +27,8 @@ from typer.testing import CliRunner
 
 from hookproof.cli import app
 from hookproof.scenarios.statemachine import SCHEDULE_FORMAT
+from tests.hookproof.subscription_receivers import subscription_config
 
-ROOT = Path(__file__).resolve().parents[2]
 SECRET = "whsec_fetched_ahead_secret"
 
 #: Seed 3's world: ``subscribe`` emits #0 customer.created, #1 customer.subscription.created,
@@ -46,37 +45,12 @@ OLDER_AFTER_NEWER = [{"op": "emit", "action": "subscribe"}, {"op": "emit", "acti
                      {"op": "deliver", "event": 7}, {"op": "deliver", "event": 4}]
 
 
-def _config(tmp_path: Path, receiver: str) -> Path:
-    db = tmp_path / f"{receiver}.sqlite"
-    path = tmp_path / f"{receiver}.toml"
-    path.write_text(f"""\
-[target]
-url = "http://127.0.0.1:{{port}}/webhooks"
-profile = "stripe"
-secret = "{SECRET}"
-
-[target.process]
-command = "{sys.executable} -m examples.receivers.{receiver} --port {{port}} --db sqlite:///{db} --api-base {{api_base}}"
-env = {{ WEBHOOK_SECRET = "{{secret}}", PROVIDER_API_KEY = "{{api_key}}" }}
-health_path = "/healthz"
-cwd = "{ROOT}"
-
-[observer]
-kind = "sql"
-url = "sqlite:///{db}"
-effects = "SELECT business_key FROM effects"
-
-[observer.states]
-subscription = "SELECT object_id, status FROM subscription_states"
-""", encoding="utf-8")
-    return path
-
-
 def _replay(tmp_path: Path, receiver: str, steps: list[dict[str, Any]]) -> str:
     schedule = tmp_path / f"{receiver}-schedule.json"
     schedule.write_text(json.dumps({"format": SCHEDULE_FORMAT, "seed": SEED, "events": [], "findings": [],
                                     "steps": steps}), encoding="utf-8")
-    result = CliRunner().invoke(app, ["replay", str(schedule), "--config", str(_config(tmp_path, receiver))])
+    config = subscription_config(tmp_path, receiver, SECRET)
+    result = CliRunner().invoke(app, ["replay", str(schedule), "--config", str(config)])
     assert result.exit_code in (0, 1), result.output
     return str(result.output)
 

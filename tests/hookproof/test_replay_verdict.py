@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import sys
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
@@ -25,8 +24,8 @@ from hookproof.commands.replay import read_schedule, replay_lines, verdict_note
 from hookproof.scenarios.findings import CheckResult, Finding, Verdict
 from hookproof.scenarios.schedules import Failure, Step
 from hookproof.scenarios.statemachine import SCHEDULE_FORMAT
+from tests.hookproof.subscription_receivers import subscription_config
 
-ROOT = Path(__file__).resolve().parents[2]
 SECRET = "whsec_replay_verdict_secret"
 #: Seed 2's world: ``subscribe`` emits #0-#4 (#4 customer.subscription.updated, active), ``fail_renewal``
 #: #5-#7 (#7 customer.subscription.updated, past_due).
@@ -98,37 +97,12 @@ def test_replay_prints_the_note_after_its_findings(tmp_path: Path, monkeypatch: 
     assert lines[-2:] == ["finding: stale: sub_x final state is active, the provider's is past_due", NOTE], lines
 
 
-def _config(tmp_path: Path) -> Path:
-    db = tmp_path / "blind_overwrite.sqlite"
-    path = tmp_path / "hookproof.toml"
-    path.write_text(f"""\
-[target]
-url = "http://127.0.0.1:{{port}}/webhooks"
-profile = "stripe"
-secret = "{SECRET}"
-
-[target.process]
-command = "{sys.executable} -m examples.receivers.blind_overwrite --port {{port}} --db sqlite:///{db} --api-base {{api_base}}"
-env = {{ WEBHOOK_SECRET = "{{secret}}", PROVIDER_API_KEY = "{{api_key}}" }}
-health_path = "/healthz"
-cwd = "{ROOT}"
-
-[observer]
-kind = "sql"
-url = "sqlite:///{db}"
-effects = "SELECT business_key FROM effects"
-
-[observer.states]
-subscription = "SELECT object_id, status FROM subscription_states"
-""", encoding="utf-8")
-    return path
-
-
 @pytest.mark.slow
 def test_a_timed_out_write_the_reads_missed_is_said_to_be_another_history(tmp_path: Path) -> None:
     """Against the receiver itself: whichever history the run makes, the replay finds the stale
     state, and where it finds it alone it says why explore's run also found it regressed."""
-    result = CliRunner().invoke(app, ["replay", str(_schedule(tmp_path)), "--config", str(_config(tmp_path))])
+    config = subscription_config(tmp_path, "blind_overwrite", SECRET)
+    result = CliRunner().invoke(app, ["replay", str(_schedule(tmp_path)), "--config", str(config)])
     assert result.exit_code == 1, result.output
     lines = result.output.splitlines()
     found = {line.split(":")[1].strip() for line in lines if line.startswith("finding: ")}
