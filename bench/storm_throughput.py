@@ -10,6 +10,10 @@ to CPU 1, loopback, the same users and duration for both runs:
   client the user pooled for the target, as the storm sends (no session layer: no
   redirects, no cookies, the answer read up to a cap, Locust's request event fired
   by hand);
+- bare on the storm's HTTP path, signed as each is sent: the same user, each request
+  signed by the Stripe profile at the second it goes out, as the storm signs (a load test
+  of a receiver that verifies signatures must sign as it sends: Stripe's tolerance is 5
+  minutes, Paddle's SDK's 5 s), with nothing drawn or recorded;
 - storm: ``loadtests/locustfile.py`` at an offered rate far above what one process can
   send (so it runs flat out), with its defaults (20 % duplicates as bursts of 4, a
   reorder window of 8, one redelivery wave): every attempt drawn from the world's
@@ -21,14 +25,18 @@ to CPU 1, loopback, the same users and duration for both runs:
 
 The ratio storm/bare is what a load tester gets from hookproof's storm next to a plain
 Locust test; storm/(bare on the storm's HTTP path) is the cost of the signing and
-bookkeeping alone. The receiver answers several times faster than either sender
+bookkeeping alone; storm/(bare signing on its path) the cost of the drawing from the
+world's stories and the recording alone (the bare user signs every request, the storm
+once per burst: its copies share one signed request; that user runs under the storm's
+garbage-collector settings). The receiver answers several times faster than either sender
 (bench/null_receiver.py), so requests/s measures the senders. The storm's checks then run against an observer that sees nothing (the null receiver
 applies nothing), so its verdict is irrelevant here; only the send rate is read.
 Then the storm and the bare user on its path again, side by side: both at once on CPU 0,
 so both meet the same machine (on a shared, loaded machine the figures of two runs one
 after the other move by a fifth or more from run to run); their CPU µs per request and
-its ratio are printed. Then the storm alone once more, its parts timed inside the live
-Locust process (`live_parts`: CPU µs per attempt by part, and the rest: the HTTP
+its ratio are printed; then the same with the bare user signing on its path (each bare
+user's requests written before both start). Then the storm alone once more, its parts
+timed inside the live Locust process (`live_parts`: CPU µs per attempt by part, and the rest: the HTTP
 exchange, gevent's loop, the user's glue). Last, the storm's own work without HTTP
 (`bookkeeping`), in this process, as CPU µs per attempt by part: where the storm's cost
 over bare on its path goes.
@@ -65,6 +73,27 @@ from locust import FastHttpUser, task
 
 _REQS = [(r["body"].encode(), r["headers"]) for r in json.load(open(os.environ["BENCH_REQUESTS"]))]
 _DIRECT = os.environ.get("BENCH_DIRECT") == "1"
+_SIGNED = os.environ.get("BENCH_SIGN") == "1"
+if _SIGNED:  # each request signed as it is sent, as the storm signs (and any test of a verifying receiver must)
+    from hookproof.simulator.profiles import get_profile
+    from hookproof.simulator.profiles.base import new_envelope
+
+    _PROFILE, _SECRETS = get_profile("stripe"), [os.environ["BENCH_SECRET"]]
+    _ENVELOPES = [new_envelope(r["event_id"], r["type"], body, headers, {}) for (body, headers), r
+                  in zip(_REQS, json.load(open(os.environ["BENCH_REQUESTS"])))]
+    # the storm's collector settings (`StormProcess.story_book`: what is loaded is never
+    # collected again, the young objects of sending seldom), so that this user and the storm
+    # differ in the drawing and recording alone
+    import gc
+    from hookproof.loadtests.storm_state import GC_YOUNG_THRESHOLD
+
+    gc.freeze()
+    gc.set_threshold(GC_YOUNG_THRESHOLD)
+    # importing hookproof may take seconds on a loaded machine, in which gevent's loop kept its
+    # time: Locust's run time (`-t`, counted from the loop's time) would start before the import
+    import gevent
+
+    gevent.get_hub().loop.update_now()
 
 
 class Bare(FastHttpUser):
@@ -78,7 +107,11 @@ class Bare(FastHttpUser):
 
     @task
     def post(self):
-        body, headers = _REQS[self.i % len(_REQS)]
+        if _SIGNED:
+            request = _PROFILE.request(_ENVELOPES[self.i % len(_ENVELOPES)], _SECRETS, int(time.time()))
+            body, headers = request.body, request.headers
+        else:
+            body, headers = _REQS[self.i % len(_REQS)]
         self.i += 1
         if not _DIRECT:
             self.client.post(self.host, data=body, headers=headers, name="bare")
@@ -251,7 +284,10 @@ def _cpu_us(cpu: CpuSampler, start: float, end: float, requests: float) -> float
     return used / requests * 1e6
 
 
-def bare_rate(url: str, users: int, seconds: int, tmp: Path, *, direct: bool = False) -> tuple[float, float]:
+def bare_requests(tmp: Path, *, signed: bool = False) -> Path:
+    """Write the bare user's requests (`BARE_BODIES` of the storm's Stripe events, a
+    `StoryBook` stream) to a file in `tmp`, each signed now (with `signed`: its envelope's
+    headers alone, the user signs it as it sends it); returns its path."""
     import itertools
 
     from hookproof.loadtests.stories import StoryBook
@@ -262,12 +298,24 @@ def bare_rate(url: str, users: int, seconds: int, tmp: Path, *, direct: bool = F
     book = StoryBook(World(1), profile, lambda e: profile.provider_type(e.type) is not None
                      and (e.business_key is not None or e.stateful))
     now = int(time.time())
-    requests = [profile.request(item.envelope, [SECRET], now) for item in itertools.islice(book.stream(), BARE_BODIES)
-                if item.envelope is not None]
-    path = tmp / "bare_requests.json"
-    path.write_text(json.dumps([{"body": r.body.decode(), "headers": dict(r.headers)} for r in requests]),
+    requests = [(item.envelope, profile.request(item.envelope, [SECRET], now))
+                for item in itertools.islice(book.stream(), BARE_BODIES) if item.envelope is not None]
+    path = tmp / ("bare_signing_requests.json" if signed else "bare_requests.json")
+    path.write_text(json.dumps([{"body": r.body.decode(), "headers": dict(e.headers if signed else r.headers),
+                                 "event_id": e.event_id, "type": e.type} for e, r in requests]),
                     encoding="utf-8")
-    env = {**os.environ, "BENCH_REQUESTS": str(path), "BENCH_DIRECT": "1" if direct else "0"}
+    return path
+
+
+def bare_rate(url: str, users: int, seconds: int, tmp: Path, *, direct: bool = False, signed: bool = False,
+              requests: Path | None = None) -> tuple[float, float]:
+    """A bare user's run: (req/s over the run, CPU µs per request over its steady window).
+    `direct`: on the storm's HTTP path; `signed`: each request signed as it is sent (the
+    storm's profile, the time of sending), not once before the run; `requests`: the file
+    `bare_requests` wrote (with the same `signed`), else it is written first."""
+    path = requests if requests is not None else bare_requests(tmp, signed=signed)
+    env = {**os.environ, "BENCH_REQUESTS": str(path), "BENCH_DIRECT": "1" if direct else "0",
+           "BENCH_SIGN": "1" if signed else "0", "BENCH_SECRET": SECRET}
     path = tmp / "bare_locustfile.py"
     path.write_text(BARE_LOCUSTFILE, encoding="utf-8")
     stats = tmp / "bare"
@@ -313,13 +361,14 @@ def storm_rate(url: str, users: int, seconds: int, tmp: Path,
     return float(stats["sent_per_s"]), float(stats["events"]) / seconds, cpu_us
 
 
-def side_by_side(url: str, users: int, seconds: int, tmp: Path) -> tuple[tuple[float, float], tuple[float, float]]:
-    """The storm and the bare user on its HTTP path at once, both on CPU 0 (the null
-    receiver on CPU 1): ((storm req/s, CPU µs/req), (bare req/s, CPU µs/req)), each CPU
-    figure over its own steady window. Both meet the same machine at the same time, so
-    their CPU ratio does not move with the load the way two runs one after the other do;
-    their req/s are whole-run figures whose start and end phases overlap the other's
-    steady part, not a ratio to read."""
+def side_by_side(url: str, users: int, seconds: int, tmp: Path, *,
+                 signed: bool = False) -> tuple[tuple[float, float], tuple[float, float]]:
+    """The storm and the bare user on its HTTP path (with `signed`: that user signing each
+    request as it sends it) at once, both on CPU 0 (the null receiver on CPU 1): ((storm
+    req/s, CPU µs/req), (bare req/s, CPU µs/req)), each CPU figure over its own steady
+    window. Both meet the same machine at the same time, so their CPU ratio does not move
+    with the load the way two runs one after the other do; their req/s are whole-run
+    figures whose start and end phases overlap the other's steady part, not a ratio to read."""
     results: dict[str, tuple[float, ...]] = {}
 
     def run(name: str, work: Any) -> None:
@@ -327,8 +376,10 @@ def side_by_side(url: str, users: int, seconds: int, tmp: Path) -> tuple[tuple[f
         sub.mkdir()
         results[name] = work(sub)
 
+    requests = bare_requests(tmp, signed=signed)  # written first: both Locust processes then start together
     threads = [threading.Thread(target=run, args=("storm", lambda d: storm_rate(url, users, seconds, d))),
-               threading.Thread(target=run, args=("bare", lambda d: bare_rate(url, users, seconds, d, direct=True)))]
+               threading.Thread(target=run, args=("bare", lambda d: bare_rate(url, users, seconds, d, direct=True,
+                                                                               signed=signed, requests=requests)))]
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -443,6 +494,7 @@ def main(seconds: int, users: int) -> None:
             tmp = Path(d)
             bare, bare_cpu = bare_rate(url, users, seconds, tmp)
             direct, direct_cpu = bare_rate(url, users, seconds, tmp, direct=True)
+            signed, signed_cpu = bare_rate(url, users, seconds, tmp, direct=True, signed=True)
             storm, events, storm_cpu = storm_rate(url, users, seconds, tmp)
         print(f"{seconds} s, {users} users, one Locust process on CPU 0, null receiver on CPU 1; load average "
               f"{load_before:.1f} before, {os.getloadavg()[0]:.1f} after, on {os.cpu_count()} CPUs")
@@ -450,11 +502,15 @@ def main(seconds: int, users: int) -> None:
         print(f"{'bare FastHttpUser, pre-signed bodies':<58}{bare:>10.0f}{1.0:>10.2f}{bare_cpu:>12.1f}{1.0:>10.2f}")
         print(f"{'bare, on the storm`s HTTP path (pooled client, no session)':<58}{direct:>10.0f}"
               f"{direct / bare:>10.2f}{direct_cpu:>12.1f}{bare_cpu / direct_cpu:>10.2f}")
+        print(f"{'bare on the storm`s path, signed as each is sent':<58}{signed:>10.0f}"
+              f"{signed / bare:>10.2f}{signed_cpu:>12.1f}{bare_cpu / signed_cpu:>10.2f}")
         print(f"{'storm: signed attempts (world, profile, history records)':<58}{storm:>10.0f}{storm / bare:>10.2f}"
               f"{storm_cpu:>12.1f}{bare_cpu / storm_cpu:>10.2f}")
         print(f"{'storm: distinct events':<58}{events:>10.0f}")
         print(f"storm vs bare on its own HTTP path: {storm / direct:.2f} req/s, {direct_cpu / storm_cpu:.2f} CPU"
               " (the signing and bookkeeping alone)")
+        print(f"storm vs bare signing on its path: {storm / signed:.2f} req/s, {signed_cpu / storm_cpu:.2f} CPU"
+              " (the drawing and recording alone)")
         load_before = os.getloadavg()[0]
         with tempfile.TemporaryDirectory() as d:
             (storm, storm_cpu), (direct, direct_cpu) = side_by_side(url, users, seconds, Path(d))
@@ -462,6 +518,12 @@ def main(seconds: int, users: int) -> None:
               f"storm {storm_cpu:.1f} CPU µs/req, bare on its path {direct_cpu:.1f}; storm vs bare on its path "
               f"{direct_cpu / storm_cpu:.2f} CPU (req/s are not compared here: each run's start and end "
               "phases overlap the other's steady part)")
+        load_before = os.getloadavg()[0]
+        with tempfile.TemporaryDirectory() as d:
+            (storm, storm_cpu), (signed, signed_cpu) = side_by_side(url, users, seconds, Path(d), signed=True)
+        print(f"side by side with the bare user signing, both on CPU 0 at once (load {load_before:.1f} before, "
+              f"{os.getloadavg()[0]:.1f} after): storm {storm_cpu:.1f} CPU µs/req, bare signing on its path "
+              f"{signed_cpu:.1f}; storm vs bare signing on its path {signed_cpu / storm_cpu:.2f} CPU")
         load_before = os.getloadavg()[0]
         with tempfile.TemporaryDirectory() as d:
             whole, live = live_parts(url, users, seconds, Path(d))

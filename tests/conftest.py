@@ -76,6 +76,7 @@ SERIAL_MODULES: dict[str, str] = {
     "tests/chaos/test_unfired.py": "a kill armed after the burst's answers",
     "tests/hostile/test_certify.py": "a dozen certify runs side by side, each bounded by its sender timeout",
     "tests/hostile/test_send.py": "a dozen send runs side by side, each bounded by its sender timeout",
+    "tests/test_bench_storm_throughput.py": "a request's signing time against its arrival, Locust pinned to CPU 0",
     "tests/loadtests/test_storm_cluster.py": "network namespaces and veth pairs",
     "tests/loadtests/test_storm_command.py": "checks depend on the achieved rate; interrupted storms",
     "tests/loadtests/test_storm_worker_lifecycle.py": "workers stopped, killed and joining at set times in a storm",
