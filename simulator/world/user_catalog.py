@@ -118,6 +118,7 @@ from hookproof.simulator.world.json_instances import (
     set_path,
     shape_alphabet,
     widened,
+    with_flags,
 )
 from hookproof.simulator.world.records import RecordWorld
 
@@ -240,16 +241,26 @@ class UserCatalog:
     _validators: dict[str, Any] = field(default_factory=dict, init=False, compare=False, repr=False)
 
     def body_of(self, event: Event) -> dict[str, Any]:
-        """The body `event` is sent with: its own (`BODY`), its test-mode flag (`test_mode`) saying
-        the event's mode (`Event.livemode`: the other mode's event a ``test-mode-to-live``
-        attempt sends carries the other flag). The world's body is never changed."""
+        """The body `event` is sent with: its own (`BODY`), its test-mode flags (`mode_flag`)
+        saying the event's mode (`Event.livemode`: the other mode's event a ``test-mode-to-live``
+        attempt sends carries the other flags, every one of them). The world's body is never
+        changed."""
         body = dict(event.extra[BODY])
         if self.test_mode is not None:
             path = parse_path(self.test_mode)
-            if has_path(body, path) and get_path(body, path) is event.livemode:  # the flag says the other mode
-                body = copy.deepcopy(body)
-                set_path(body, path, not event.livemode)
+            if not has_path(body, path) or get_path(body, path) is event.livemode:  # the flags say the other mode
+                body = with_flags(body, self.mode_flag, not event.livemode)
         return body
+
+    @property
+    def mode_flag(self) -> str:
+        """The name of the body's test-mode flags: `test_mode`'s last segment (``test_mode``).
+        Every boolean field of that name, at any depth, carries the event's mode: Lemon
+        Squeezy's ``meta.test_mode`` and each object's own (``data.attributes.test_mode``,
+        ``first_order_item.test_mode``; "A boolean indicating if the object was created within
+        test mode", docs.lemonsqueezy.com/api), all false in a live event."""
+        assert self.test_mode is not None
+        return parse_path(self.test_mode)[-1]
 
     def check_body(self, spec: EventSpec, body: Any) -> None:
         """Raise `InvalidBody` when `spec`'s schema refuses `body` (with ``format``s checked),
@@ -410,8 +421,8 @@ class UserCatalogWorld(RecordWorld):
             tpath = parse_path(self.catalog.type_field)
             if has_path(body, tpath) or schema_at(spec.schema, tpath) is not None:
                 set_path(body, tpath, spec.type)
-        if self.catalog.test_mode is not None and has_path(body, parse_path(self.catalog.test_mode)):
-            set_path(body, parse_path(self.catalog.test_mode), not self.livemode)  # the world's own mode
+        if self.catalog.test_mode is not None:  # every flag of the world's own mode
+            body = with_flags(body, self.catalog.mode_flag, not self.livemode)
         kept = spec.state if spec.state is not None else self._states.get(oid)  # an update keeps the status
         if kept is not None and spec.status_path is not None:
             set_path(body, parse_path(spec.status_path), kept)
