@@ -480,6 +480,19 @@ def _lemon_orders(tmp_path: Path, **catalog: Any) -> UserCatalog:
         for name in example}, **catalog), tmp_path)
 
 
+def test_each_order_has_its_own_order_number_kept_across_its_events(tmp_path: Path) -> None:
+    """Every order carried the documented ``order_number`` 1 (a store's sequential number,
+    unique per store): a receiver keeping it unique took every later order for the first.
+    Each object now has its own, greater than the last object's, the same in all its events;
+    a number a key names still goes up by one per event (a count)."""
+    world = UserCatalogWorld(5, catalog=_lemon_orders(tmp_path), start_us=START_US)
+    first, second = world.emit("order_created"), world.emit("order_created")
+    refunded = world.emit("order_refunded", first.object_id)
+    numbers = [e.extra[BODY]["data"]["attributes"]["order_number"] for e in (first, second, refunded)]
+    assert numbers[0] < numbers[1] and numbers[2] == numbers[0] and numbers[0] > 1, numbers
+    assert all(isinstance(n, int) for n in numbers)
+
+
 @pytest.mark.parametrize("livemode", [False, True])
 def test_every_test_mode_flag_of_a_body_says_the_event_s_mode(tmp_path: Path, livemode: bool) -> None:
     """Lemon Squeezy's objects carry their own ``test_mode`` beside ``meta.test_mode`` (the
