@@ -335,6 +335,11 @@ class TargetConfig(StrictModel):
                 import json
 
                 message = f"a header name, or false for none (got {json.dumps(self.signing[field], default=str)})"
+            elif field == "success_statuses" and ("valid integer" in message or "valid tuple" in message):
+                import json
+
+                message = ("a list of the 2xx statuses the provider counts as delivered, such as [200] "
+                           f"(got {json.dumps(self.signing[field], default=str)})")
             raise ConfigError(message, field=f"target.signing.{field}" if field else "target.signing") from None
 
     def stripe_types(self) -> set[str] | None:

@@ -304,10 +304,11 @@ class Profile(ABC):
         once its retries ran out, its events' own time, why a future-dated delivery need
         not be refused (`future_words`), what its manual replay is (`replay_words`), and why a
         rotation's signatures with the receiver's own first need not be accepted
-        (`rotation_dispute`), and the payload cap it documents (`size_cap`)."""
+        (`rotation_dispute`), the payload cap it documents (`size_cap`) and the statuses it
+        counts as delivered where not any 2xx (`success_words`)."""
         return ProviderWords(self.title, 1 + len(self.retry_schedule_s), self.retrying, self.gives_up,
                              self.event_clock, self.future_words(), self.replay_words, self.rotation_dispute,
-                             self.body_time, self.size_cap)
+                             self.body_time, self.size_cap, self.success_words())
 
     # ---- events -------------------------------------------------------------
     @abstractmethod
@@ -386,6 +387,11 @@ class Profile(ABC):
     def is_success(self, status: int) -> bool:
         """True when the provider counts `status` as delivered (default: any 2xx)."""
         return 200 <= status < 300
+
+    def success_words(self) -> str | None:
+        """The statuses `is_success` takes, as findings name them (Mercado Pago's ``200 or
+        201``), or None where any 2xx is (the default)."""
+        return None
 
     def attempt_timeout_s(self, attempt: int) -> float:
         """Seconds the provider waits for the answer to attempt `attempt` (1 = the first).

@@ -95,6 +95,16 @@ BAD = [
      "provider does"),
     ("[target.signing]\n", "retry_schedule_s = [5]\n[target.signing]\n", 6,
      "target.retry_schedule_s: unknown key (a generic-hmac setting: give it in [target.signing])"),
+    ("id_header = false", "id_header = false\nsuccess_statuses = [200, 302]", 9,
+     "target.signing.success_statuses: 302 is not a 2xx status: a sender counts only a 2xx answer as delivered"),
+    ("id_header = false", "id_header = false\nsuccess_statuses = []", 9,
+     "target.signing.success_statuses: name at least one status (leave the key out for any 2xx)"),
+    ("id_header = false", "id_header = false\nsuccess_statuses = 200", 9,
+     "target.signing.success_statuses: a list of the 2xx statuses the provider counts as delivered, such as [200] "
+     "(got 200)"),
+    ("id_header = false", 'id_header = false\nsuccess_statuses = ["200"]', 9,
+     "target.signing.success_statuses: a list of the 2xx statuses the provider counts as delivered, such as [200] "
+     '(got ["200"])'),
 ]
 
 
