@@ -240,7 +240,8 @@ class Runner:
         so far, the others as unknown with the reason (`unfinished`), and says it is partial.
         """
         chosen = [_lookup(i) for i in ids] if ids is not None else list(CATALOG.values())
-        chosen = [s.for_world(self.profile.world, self.profile.after_refusal())  # in the provider's words
+        profile = self.profile
+        chosen = [s.for_world(profile.world, profile.after_refusal(), profile.no_event_id)  # in the provider's words
                   for s in chosen]
         order = list(chosen)
         started = time.time()

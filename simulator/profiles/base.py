@@ -203,7 +203,11 @@ class Profile(ABC):
             that body refuses a delivery the provider really makes (`Profile.words`); None where
             the provider documents none.
         event_id_name: where the id the provider documents as an event's identity (the dedupe
-            key) is read, as findings name it (``X-GitHub-Delivery``: `fetched_states.with_unexplained`).
+            key) is read, as findings name it (``X-GitHub-Delivery``: `fetched_states.with_unexplained`);
+            for a sender whose events carry no id, what a receiver dedupes on instead (`no_event_id`).
+        no_event_id: None where the events carry an id; else what a receiver dedupes on instead,
+            in findings' and scenario descriptions' words (a generic-hmac sender with no id header
+            and a catalog giving no event id: Lemon Squeezy's, the business object its keys name).
         no_big_body: why ``oversized-payload`` is not applicable, where the profile's world has
             no event of several megabytes grown through the provider's own fields (`big_event`):
             the provider cannot send one, or hookproof does not make one yet. A body padded with
@@ -219,6 +223,7 @@ class Profile(ABC):
     untimed_reason: ClassVar[str] = ""
     default_event: ClassVar[str] = "payment_intent.succeeded"
     event_id_name: ClassVar[str] = "the event's id"
+    no_event_id: ClassVar[str | None] = None
     has_livemode: ClassVar[bool] = False
     has_account: ClassVar[bool] = False
     foreign_account_valid: ClassVar[str | None] = None

@@ -265,7 +265,20 @@ class GenericHmacProfile(Profile):
         }
         for attribute, value in per_instance.items():
             setattr(self, attribute, value)
+        if self.settings.id_header is None and catalog is not None and not any(s.event_id for s in catalog.events):
+            self.dedupe_on([s.key for s in catalog.events if s.key])
         self._successes = frozenset(self.settings.success_statuses or range(200, 300))
+
+    def dedupe_on(self, keys: Sequence[str]) -> None:
+        """Say that this sender's events carry no id (no `id_header`, no catalog ``event_id``: Lemon
+        Squeezy's, "Webhook requests"), so a receiver dedupes on the business object the key
+        templates `keys` name (the catalog's, or the config's ``[business_keys]``): what
+        findings and scenario descriptions advise instead of an event id (`Profile.no_event_id`,
+        `Profile.event_id_name`)."""
+        named = ", ".join(dict.fromkeys(keys))
+        words = (f"the business object its keys name ({named}; this sender gives no event id)" if named
+                 else "the business object the event is about (this sender gives no event id)")
+        self.no_event_id = self.event_id_name = words  # type: ignore[misc]
 
     def is_success(self, status: int) -> bool:
         """True for a status the settings count as delivered (`success_statuses`; any 2xx
