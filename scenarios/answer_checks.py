@@ -72,7 +72,9 @@ def check_duplicate_acked(
     history: Sequence[Attempt], expectations: Expectations, observations: Sequence[Observation],
     *, index: CheckIndex | None = None,
 ) -> CheckResult:
-    """A redelivery of an already-acked event must be acked too (2xx, not 409).
+    """A redelivery of an already-acked event must be acked too (2xx, not 409; where the provider
+    counts only some 2xx as delivered, `ProviderWords.success`, one of those, which the findings
+    expect).
 
     Redelivery: a valid attempt sent after another copy of its event was acked; if it
     got an answer that is not a success (409, any 4xx or 5xx), the provider keeps
@@ -94,12 +96,13 @@ def check_duplicate_acked(
         elif _overlaps_ack(a, window):
             api = a.status is not None and a.status >= 500 and PROVIDER_API_FAULT_TAG in (a.faults or ())
             groups.setdefault((a.event_id, "overlap_api" if api else "overlap"), []).append(pos)
+    ok = _success(idx)
     findings = grouped_findings("duplicate_acked", groups, history, idx, {
-        "after": (FINDING, "2xx", "{events} acknowledged {types} event(s) redelivered and refused {n} time(s) with "
-                           "{statuses}{answer}; the provider retries them for days"),
-        "overlap": (ADVISORY, "2xx", "{events} {types} event(s) whose concurrent copies were refused {n} time(s) with "
-                              "{statuses} while another copy was processed{answer}; the provider will retry them"),
-        "overlap_api": (ADVISORY, "2xx", "{events} {types} event(s) answered {statuses} {n} time(s) while the provider API "
+        "after": (FINDING, ok, "{events} acknowledged {types} event(s) redelivered and refused {n} time(s) with "
+                               "{statuses}{answer}; the provider retries them for days"),
+        "overlap": (ADVISORY, ok, "{events} {types} event(s) whose concurrent copies were refused {n} time(s) with "
+                                  "{statuses} while another copy was processed{answer}; the provider will retry them"),
+        "overlap_api": (ADVISORY, ok, "{events} {types} event(s) answered {statuses} {n} time(s) while the provider API "
                                   "refused the receiver's fetch of its object (an injected transient: a 404 or a 500 on "
                                   "the first fetch, then it recovers), not because of the concurrent copy processed "
                                   "meanwhile; the provider will retry them"),

@@ -196,6 +196,8 @@ def test_lemon_squeezy_counts_only_a_200_as_received(certify_store: Callable[...
     assert twin.run.returncode == 1 and sorted(found) == sorted(
         ("valid_not_rejected", "finding", f'1 valid {t} event(s) answered 202 {n} time(s); the receiver answered "202"; '
                                           f"{advice}") for t, n in attempts.items()), found
+    expected = {f["expected"] for s in twin.report["scenarios"] for c in s["checks"] for f in c["findings"]}
+    assert expected == {"200"}  # what the receiver should answer: never "2xx"
     any_2xx = certify_store(11, drop=("order_refunded",), scenarios=scenarios, ok_status=202)
     assert (any_2xx.run.returncode, any_2xx.findings()) == (0, {"duplicate-sequential": []}), any_2xx.run.stdout
 
