@@ -234,6 +234,7 @@ def test_init_s_commented_signing_table_uncommented_loads(tmp_path: Path, monkey
     monkeypatch.setenv("WEBHOOK_SECRET", "s3cret")
     profile = load_config(write(tmp_path, "\n".join(lines) + "\n")).profile()
     assert profile.retry_schedule_s == (5.0, 25.0, 125.0)
+    assert [s for s in range(100, 600) if profile.is_success(s)] == [200]
     assert set(headers_of(profile)) == {"Content-Type", "X-Signature", "X-Webhook-Id", "X-Event-Name", "X-Timestamp"}
 
 
