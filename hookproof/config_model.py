@@ -335,6 +335,11 @@ class TargetConfig(StrictModel):
                 import json
 
                 message = f"a header name, or false for none (got {json.dumps(self.signing[field], default=str)})"
+            elif field == "success_statuses" and ("valid integer" in message or "valid tuple" in message):
+                import json
+
+                message = ("a list of the 2xx statuses the provider counts as delivered, such as [200] "
+                           f"(got {json.dumps(self.signing[field], default=str)})")
             raise ConfigError(message, field=f"target.signing.{field}" if field else "target.signing") from None
 
     def stripe_types(self) -> set[str] | None:
@@ -717,11 +722,24 @@ class Config(StrictModel):
         if self.catalog is not None:
             from hookproof.catalog_file import catalog_profile
 
-            return catalog_profile(self.target.profile, self.catalog, self.base_dir, settings)
+            built = catalog_profile(self.target.profile, self.catalog, self.base_dir, settings)
+            if built.no_event_id is not None and self.business_keys:  # the team's keys are what it dedupes on
+                built.dedupe_on(self.key_templates())
+            return built
         from hookproof.simulator.profiles import get_profile
 
         return get_profile(self.target.profile, settings=settings, names=self.event_names() or None,
                            subscribed=self.subscribed_types())
+
+    def key_templates(self) -> list[str]:
+        """The key templates ``[business_keys]`` gives, in its order (a rule table's ``key``, each
+        of a list's); none for a type mapped to ``false``."""
+        out: list[str] = []
+        for value in self.business_keys.values():
+            rules = value if isinstance(value, list) else [value]
+            out += [r if isinstance(r, str) else str(r.get("key")) for r in rules
+                    if isinstance(r, str) or (isinstance(r, dict) and r.get("key"))]
+        return out
 
     def enabled_types(self) -> set[str] | None:
         """The world types of ``target.enabled_events`` (None: every type the profile sends): with

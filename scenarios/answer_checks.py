@@ -72,7 +72,9 @@ def check_duplicate_acked(
     history: Sequence[Attempt], expectations: Expectations, observations: Sequence[Observation],
     *, index: CheckIndex | None = None,
 ) -> CheckResult:
-    """A redelivery of an already-acked event must be acked too (2xx, not 409).
+    """A redelivery of an already-acked event must be acked too (2xx, not 409; where the provider
+    counts only some 2xx as delivered, `ProviderWords.success`, one of those, which the findings
+    expect).
 
     Redelivery: a valid attempt sent after another copy of its event was acked; if it
     got an answer that is not a success (409, any 4xx or 5xx), the provider keeps
@@ -94,12 +96,13 @@ def check_duplicate_acked(
         elif _overlaps_ack(a, window):
             api = a.status is not None and a.status >= 500 and PROVIDER_API_FAULT_TAG in (a.faults or ())
             groups.setdefault((a.event_id, "overlap_api" if api else "overlap"), []).append(pos)
+    ok = _success(idx)
     findings = grouped_findings("duplicate_acked", groups, history, idx, {
-        "after": (FINDING, "2xx", "{events} acknowledged {types} event(s) redelivered and refused {n} time(s) with "
-                           "{statuses}{answer}; the provider retries them for days"),
-        "overlap": (ADVISORY, "2xx", "{events} {types} event(s) whose concurrent copies were refused {n} time(s) with "
-                              "{statuses} while another copy was processed{answer}; the provider will retry them"),
-        "overlap_api": (ADVISORY, "2xx", "{events} {types} event(s) answered {statuses} {n} time(s) while the provider API "
+        "after": (FINDING, ok, "{events} acknowledged {types} event(s) redelivered and refused {n} time(s) with "
+                               "{statuses}{answer}; the provider retries them for days"),
+        "overlap": (ADVISORY, ok, "{events} {types} event(s) whose concurrent copies were refused {n} time(s) with "
+                                  "{statuses} while another copy was processed{answer}; the provider will retry them"),
+        "overlap_api": (ADVISORY, ok, "{events} {types} event(s) answered {statuses} {n} time(s) while the provider API "
                                   "refused the receiver's fetch of its object (an injected transient: a 404 or a 500 on "
                                   "the first fetch, then it recovers), not because of the concurrent copy processed "
                                   "meanwhile; the provider will retry them"),
@@ -147,36 +150,65 @@ def check_valid_not_rejected(
     secret rotation's signatures with the receiver's own first where an official verifier
     reads only the last (Paddle's Node SDK: `Profile.rotation_dispute`), named so. This holds
     for event types the receiver does not handle too: 2xx is the contract for those.
-    Copies sent after, or overlapping, an acked copy of the same event are left to
+    Where the provider counts only some 2xx as delivered (`ProviderWords.success`: Mercado
+    Pago's 200 or 201, a generic-hmac sender's ``success_statuses``, Lemon Squeezy's 200), a
+    valid delivery answered with another 2xx is refused as far as the provider can tell, which
+    retries it and marks it failed: a finding (``unaccepted``), and the other findings expect
+    those statuses. Copies sent after, or overlapping, an acked copy of the same event are left to
     ``duplicate_acked``.
     """
     idx = index_for(history, expectations, observations, index)
     groups: dict[tuple[str, str], list[int]] = {}
     for pos in idx.notable:
         a = history[pos]
-        if not a.valid or a.status is None or not 400 <= a.status < 500:
+        if not a.valid or a.status is None or not 200 <= a.status < 500 or 300 <= a.status < 400:
             continue
         window = idx.ack_window(a.event_id)
         if _after_ack(a, window) or _overlaps_ack(a, window):
             continue
-        category = ("throttled" if a.status == 429 else "stricter" if "future-timestamp" in a.faults
-                    else "rotation" if "rotation-own-first" in a.faults
-                    else _oversized_category(idx) if "oversize" in a.faults else "rejected")
+        if a.status < 300:  # a 2xx graded a refusal: one the provider does not count as delivered
+            category = "unaccepted"
+        else:
+            category = ("throttled" if a.status == 429 else "stricter" if "future-timestamp" in a.faults
+                        else "rotation" if "rotation-own-first" in a.faults
+                        else _oversized_category(idx) if "oversize" in a.faults else "rejected")
         groups.setdefault((a.event_id, category), []).append(pos)
+    ok = _success(idx)
     findings = grouped_findings("valid_not_rejected", groups, history, idx, {
-        "rejected": (FINDING, "2xx", "{events} valid {types} event(s) refused {n} time(s) with {statuses}{answer}"),
-        "throttled": (ADVISORY, "2xx", "{events} valid {types} event(s) throttled {n} time(s) with {statuses}"),
-        "stricter": (ADVISORY, "2xx", "{events} future-dated {types} event(s) refused {n} time(s) with "
-                                 "{statuses}{answer}; " + _future_words(idx)),
-        "rotation": (ADVISORY, "2xx", "{events} valid {types} event(s) signed for a secret rotation with the "
-                                  "receiver's own signature first refused {n} time(s) with {statuses}{answer}; "
-                                  + _rotation_words(idx)),
-        "oversized": (FINDING, "2xx", "{events} valid {types} event(s) of " + _size_words() + " refused {n} "
-                                      "time(s) with {statuses}{answer}; " + _cap_words(idx)),
-        "oversized_retried": (ADVISORY, "2xx", "{events} valid {types} event(s) of " + _size_words() + " refused "
-                                               "{n} time(s) with {statuses}{answer}; " + _retried_big_words(idx)),
+        "rejected": (FINDING, ok, "{events} valid {types} event(s) refused {n} time(s) with {statuses}{answer}"),
+        "unaccepted": (FINDING, ok, "{events} valid {types} event(s) answered {statuses} {n} time(s){answer}; "
+                                    + _unaccepted_words(idx)),
+        "throttled": (ADVISORY, ok, "{events} valid {types} event(s) throttled {n} time(s) with {statuses}"),
+        "stricter": (ADVISORY, ok, "{events} future-dated {types} event(s) refused {n} time(s) with "
+                                   "{statuses}{answer}; " + _future_words(idx)),
+        "rotation": (ADVISORY, ok, "{events} valid {types} event(s) signed for a secret rotation with the "
+                                   "receiver's own signature first refused {n} time(s) with {statuses}{answer}; "
+                                   + _rotation_words(idx)),
+        "oversized": (FINDING, ok, "{events} valid {types} event(s) of " + _size_words() + " refused {n} "
+                                   "time(s) with {statuses}{answer}; " + _cap_words(idx)),
+        "oversized_retried": (ADVISORY, ok, "{events} valid {types} event(s) of " + _size_words() + " refused "
+                                            "{n} time(s) with {statuses}{answer}; " + _retried_big_words(idx)),
     })
     return result_of("valid_not_rejected", findings, {"events": len(groups)})
+
+
+def _success(idx: CheckIndex) -> str:
+    """What a valid delivery's answer should be: the statuses the provider counts as delivered
+    (`ProviderWords.success`: ``200``, ``200 or 201``), else ``2xx``."""
+    provider = idx.expectations.provider
+    return (provider.success if provider is not None else None) or "2xx"
+
+
+def _unaccepted_words(idx: CheckIndex) -> str:
+    """What the provider does with a 2xx it does not count as delivered, braces escaped for the
+    template: it takes only `ProviderWords.success` and retries anything else."""
+    provider = idx.expectations.provider
+    title = provider.title if provider is not None else "the provider"
+    success = _success(idx)
+    retries = "retries the event and marks the delivery failed" if provider is None or provider.attempts > 1 \
+        else "marks the delivery failed"
+    return (f"{title} counts only {success} as delivered: it {retries}; answer {success}").replace(
+        "{", "{{").replace("}", "}}")
 
 
 def _oversized_category(idx: CheckIndex) -> str:
@@ -260,10 +292,11 @@ def check_no_server_error(
             continue  # it fetched the object and was refused it: its error answer is right (see above)
         category = "invalid" if not a.valid else ("faulted" if a.faults and injected_fault(a.faults) else "plain")
         groups.setdefault((a.event_id, category), []).append(pos)
+    ok = _success(idx)
     findings = grouped_findings("no_server_error", groups, history, idx, {
-        "plain": (FINDING, "2xx", "{events} valid {types} event(s) without injected fault answered {statuses} "
+        "plain": (FINDING, ok, "{events} valid {types} event(s) without injected fault answered {statuses} "
                            "{n} time(s){answer}"),
-        "faulted": (ADVISORY, "2xx", "{events} valid {types} event(s) with an injected fault answered {statuses} "
+        "faulted": (ADVISORY, ok, "{events} valid {types} event(s) with an injected fault answered {statuses} "
                                "{n} time(s){answer}"),
         "invalid": (ADVISORY, "4xx", "{events} invalid {types} event(s) answered {statuses} {n} time(s); "
                                "a 4xx is expected"),

@@ -28,14 +28,16 @@ def answer_quote(body: str, limit: int = QUOTE_CHARS) -> str:
 
     Whitespace runs become one space; an HTML body (starting with ``<``) is reduced to its
     visible text first. A cut body ends with ``…`` (the result is then `limit` + 1
-    characters). Double quotes become single ones, so the quote can sit inside ``"…"``.
+    characters). Every other character is the body's as it was sent: a JSON answer keeps its
+    double quotes (``{"ok":true}``, never a Python repr's ``{'ok':true}``), the findings'
+    ``"…"`` around it being only where the quote begins and ends.
     Masking is not redone here: the dispatcher recorded the body masked.
     """
     text = body.strip()
     if text.startswith("<"):
         text = _TAG.sub(" ", _COMMENT.sub(" ", _HIDDEN.sub(" ", text)))
         text = html.unescape(text)
-    text = _SPACE.sub(" ", text).strip().replace('"', "'")
+    text = _SPACE.sub(" ", text).strip()
     return text if len(text) <= limit else text[:limit].rstrip() + "…"
 
 

@@ -357,20 +357,25 @@ class Scenario:
     #: its story names the provider's objects and states (``catalog`` for a user's catalog).
     worded: tuple[tuple[str, str, str], ...] = ()
     #: The description with `AFTER_REFUSAL` where it says what the provider does with a refused
-    #: event, or "" when it says nothing of it (`for_world`).
+    #: event and `EVENT_IDENTITY` where it says what a receiver dedupes on, or "" when it says
+    #: neither (`for_world`).
     refusal_template: str = ""
 
-    def for_world(self, world: str, after_refusal: str | None = None) -> "Scenario":
+    def for_world(self, world: str, after_refusal: str | None = None, no_event_id: str | None = None) -> "Scenario":
         """This scenario with the title and description in `world`'s words (`Profile.world`:
         ``billing``, ``shopify``, ``github``…, or ``catalog:<digest>`` for a user's catalog),
-        and what its provider does with a refused event in `after_refusal`'s
-        (`Profile.after_refusal`: "GitHub never retries: …"); itself when neither applies."""
+        what its provider does with a refused event in `after_refusal`'s
+        (`Profile.after_refusal`: "GitHub never retries: …"), and what a receiver dedupes on
+        where the events carry no id in `no_event_id`'s (`Profile.no_event_id`: the business
+        object the keys name); itself when none applies."""
         kind = "catalog" if world.startswith("catalog:") else world
         for w, title, description in self.worded:
             if w == kind:
                 return replace(self, title=title, description=description)
-        if after_refusal is not None and self.refusal_template:
-            return replace(self, description=self.refusal_template.replace(AFTER_REFUSAL, after_refusal))
+        if (after_refusal is not None or no_event_id is not None) and self.refusal_template:
+            return replace(self, description=self.refusal_template.replace(
+                AFTER_REFUSAL, after_refusal or NEUTRAL_AFTER_REFUSAL).replace(
+                EVENT_IDENTITY, no_event_id or NEUTRAL_EVENT_IDENTITY))
         return self
 
     def plan(self, ctx: Context, world: AnyWorld) -> Plan | NotApplicable:
@@ -1337,12 +1342,17 @@ def _fetch_overtaken(ctx: Context, w: World) -> Plan | NotApplicable:
 #: profile's own words in a run (`Profile.after_refusal`), `NEUTRAL_AFTER_REFUSAL` elsewhere.
 AFTER_REFUSAL = "<after refusal>"
 NEUTRAL_AFTER_REFUSAL = "the provider keeps retrying it, for days on most providers' schedules"
+#: Where a scenario's description says what a receiver dedupes on: the event id, or in a run
+#: whose events carry none, what it dedupes on instead (`Profile.no_event_id`).
+EVENT_IDENTITY = "<event identity>"
+NEUTRAL_EVENT_IDENTITY = "the event id"
 
 
 def _scenario(id: str, title: str, description: str, checks: Sequence[str], checklist: Sequence[str],
               build: Callable[[Context, World], Plan | NotApplicable]) -> Scenario:
-    template = description if AFTER_REFUSAL in description else ""
-    return Scenario(id, title, description.replace(AFTER_REFUSAL, NEUTRAL_AFTER_REFUSAL), tuple(checks),
+    template = description if AFTER_REFUSAL in description or EVENT_IDENTITY in description else ""
+    neutral = description.replace(AFTER_REFUSAL, NEUTRAL_AFTER_REFUSAL).replace(EVENT_IDENTITY, NEUTRAL_EVENT_IDENTITY)
+    return Scenario(id, title, neutral, tuple(checks),
                     with_accepts_valid(checks, checklist), build, overlap=OVERLAP.get(id, Overlap.ALONE),
                     worded=WORDED.get(id, ()), refusal_template=template)
 
@@ -1530,7 +1540,7 @@ SCENARIOS: tuple[Scenario, ...] = (
               ("duplicates-tested",), _updates_same_object),
     _scenario("reserialized-retry", "A retry with other body bytes",
               "The same event comes back with its JSON re-serialised (key order, spacing, escapes), "
-              "correctly signed. Deduplication must use the event id, not a hash of the body, and the "
+              "correctly signed. Deduplication must use <event identity>, not a hash of the body, and the "
               "signature be checked over the raw body: after a refused copy, <after refusal>.",
               (*EFFECTS, "duplicate_acked"), ("duplicates-tested",), _reserialized_retry),
     _scenario("reserialized-body", "A delivery in other JSON bytes",
@@ -1541,7 +1551,7 @@ SCENARIOS: tuple[Scenario, ...] = (
               "verifying a re-serialisation refuses it: after that refusal, <after refusal>.",
               EFFECTS, ("raw-body-signature",), _reserialized_body),
     _scenario("transport-fields-change", "A retry with a new timestamp and signature",
-              "Each retry carries a fresh timestamp and signature; the event id stays. Deduplication "
+              "Each retry carries a fresh timestamp and signature; <event identity> stays. Deduplication "
               "must not depend on transport fields.",
               (*EFFECTS, "duplicate_acked"), ("duplicates-tested",),
               _mutation_plan(Mutation.TRANSPORT_FIELDS, copies=2, mutate="retries", max_attempts=None)),

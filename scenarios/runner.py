@@ -240,7 +240,8 @@ class Runner:
         so far, the others as unknown with the reason (`unfinished`), and says it is partial.
         """
         chosen = [_lookup(i) for i in ids] if ids is not None else list(CATALOG.values())
-        chosen = [s.for_world(self.profile.world, self.profile.after_refusal())  # in the provider's words
+        profile = self.profile
+        chosen = [s.for_world(profile.world, profile.after_refusal(), profile.no_event_id)  # in the provider's words
                   for s in chosen]
         order = list(chosen)
         started = time.time()
@@ -930,8 +931,9 @@ class Runner:
                                          max_attempts_per_event=None, money_prefixes=money_prefixes(self.keys, self.profile))
         if self.keys is not None and self.keys.counters:
             expectations = replace(expectations, counters=counter_truth(events, attempts, self.keys))
+        success = self.profile.is_success  # a dropped answer the provider would have counted as delivered
         answered_2xx = [a for a in attempts if a.outcome is Outcome.ACKED
-                        or (a.outcome is Outcome.DROPPED and a.status is not None and 200 <= a.status < 300)]
+                        or (a.outcome is Outcome.DROPPED and a.status is not None and success(a.status))]
         acked = {a.business_key for a in answered_2xx if a.valid and a.business_key}
         keys = frozenset(k for k in expectations.expected if k in acked)
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import glob
+import hashlib
+import hmac
 import os
 import pwd
 import shutil
@@ -19,8 +21,10 @@ import pytest
 __all__ = [
     "LATE_S",
     "PostgresServer",
+    "answer_status",
     "find_postgres_bin",
     "free_port",
+    "hmac_signed_request",
     "in_ci",
     "require_service",
     "run_interrupted",
@@ -103,6 +107,24 @@ async def read_body(receive: Callable[[], Any]) -> bytes:
         body += message.get("body", b"")
         if not message.get("more_body"):
             return body
+
+
+async def hmac_signed_request(scope: Mapping[str, Any], receive: Callable[[], Any], secret: str,
+                              header: str = "x-signature") -> tuple[bytes, dict[str, str], bool]:
+    """An ASGI HTTP request as a receiver signed like Lemon Squeezy reads it: its raw body, its
+    headers (names lowercased) and whether `header` holds the lowercase hex HMAC-SHA256 of the
+    raw body keyed by `secret`, compared in constant time (docs.lemonsqueezy.com "Signing
+    requests"; hookproof's generic-hmac defaults)."""
+    body = await read_body(receive)
+    headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+    expected = hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+    return body, headers, hmac.compare_digest(headers.get(header, ""), expected)
+
+
+async def answer_status(send: Callable[[Mapping[str, Any]], Any], status: int) -> None:
+    """Answer an ASGI HTTP request `status`, its number as a plain-text body."""
+    await send({"type": "http.response.start", "status": status, "headers": [(b"content-type", b"text/plain")]})
+    await send({"type": "http.response.body", "body": str(status).encode()})
 
 
 def free_port(host: str = "127.0.0.1") -> int:

@@ -667,7 +667,8 @@ def test_generic_hmac_signs_as_the_readme_says() -> None:
 def test_the_lemon_squeezy_signing_example_heads_and_retries_as_the_readme_says(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """The README's lemonsqueezy.toml: ``X-Signature`` over the raw body, the event's name in
-    ``X-Event-Name``, no ``X-Webhook-Id``, four attempts (5 s, 25 s, 125 s apart)."""
+    ``X-Event-Name``, no ``X-Webhook-Id``, four attempts (5 s, 25 s, 125 s apart), only a 200
+    counted as received."""
     import hashlib
     import hmac
 
@@ -677,6 +678,7 @@ def test_the_lemon_squeezy_signing_example_heads_and_retries_as_the_readme_says(
     (toml,) = re.findall(r"```toml lemonsqueezy\.toml\n(.*?)```", README, flags=re.S)
     profile = parse_config(toml, "README.md").profile()
     assert profile.retry_schedule_s == (5.0, 25.0, 125.0)
+    assert [s for s in range(100, 600) if profile.is_success(s)] == [200]
     event = emit_events(new_world(profile.world, 1), "order_created")[0]
     envelope = profile.envelope(event)
     headers = {**envelope.headers, **profile.sign(envelope, ["s3cret"], 1_700_000_000)}

@@ -39,7 +39,7 @@ def register(app: typer.Typer) -> None:
                 run_profile = get_profile(profile)
             except ProfileError as exc:
                 raise fail(f"--profile: {exc}") from None
-            chosen = [s.for_world(run_profile.world, run_profile.after_refusal()) for s in chosen]
+            chosen = [s.for_world(run_profile.world, run_profile.after_refusal(), run_profile.no_event_id) for s in chosen]
         title = "hookproof scenarios (chaos ones run with certify --chaos)"
         table = Table(title=title + (f", in {profile}'s words" if profile else ""), title_justify="left")
         for col in ("id", "tier", "title", "checks"):

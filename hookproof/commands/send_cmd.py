@@ -189,7 +189,7 @@ def register(app: typer.Typer) -> None:
                               markup=False, soft_wrap=True)
             raise typer.Exit(1)
         if not as_json:
-            dropped = sum(a.outcome.value == "dropped" and a.status is not None and 200 <= a.status < 300
+            dropped = sum(a.outcome.value == "dropped" and a.status is not None and prof.is_success(a.status)
                           for a in attempts)
             why = "the receiver acknowledged none of them"
             if dropped and not prof.retry_schedule_s:

@@ -13,6 +13,7 @@ from hookproof.simulator.events import Event
 from hookproof.simulator.faults import Mutation
 from hookproof.simulator.frozen import fast_init
 from hookproof.simulator.profiles.base import Envelope, Profile, SignedRequest
+from hookproof.simulator.world.json_instances import with_flags
 
 #: The least size of an oversized delivery's body, in bytes (a world's `big_event` reaches it).
 OVERSIZE_BYTES = 3 * 1024 * 1024
@@ -52,10 +53,13 @@ def oversize(body: bytes, size_bytes: int = OVERSIZE_BYTES) -> bytes:
 
 
 def flip_livemode(event: Event) -> Event:
-    """The event in the other mode (a live event to a test endpoint, or the reverse)."""
-    obj = dict(event.object)
-    if "livemode" in obj:
-        obj["livemode"] = not event.livemode
+    """The event in the other mode (a live event to a test endpoint, or the reverse): its own
+    flag and every ``livemode`` of its object, the objects inside it too (a subscription's
+    items' prices and plans, an invoice's lines: Stripe's objects of one mode name only that
+    mode's, so a live event carries no ``livemode: false`` anywhere). The event's object is
+    never changed (`with_flags` copies what it turns). A user catalog's flags are turned where
+    its body is rendered (`UserCatalog.body_of`)."""
+    obj = with_flags(event.object, "livemode", not event.livemode)
     return replace(event, livemode=not event.livemode, object=obj)
 
 

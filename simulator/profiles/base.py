@@ -203,7 +203,11 @@ class Profile(ABC):
             that body refuses a delivery the provider really makes (`Profile.words`); None where
             the provider documents none.
         event_id_name: where the id the provider documents as an event's identity (the dedupe
-            key) is read, as findings name it (``X-GitHub-Delivery``: `fetched_states.with_unexplained`).
+            key) is read, as findings name it (``X-GitHub-Delivery``: `fetched_states.with_unexplained`);
+            for a sender whose events carry no id, what a receiver dedupes on instead (`no_event_id`).
+        no_event_id: None where the events carry an id; else what a receiver dedupes on instead,
+            in findings' and scenario descriptions' words (a generic-hmac sender with no id header
+            and a catalog giving no event id: Lemon Squeezy's, the business object its keys name).
         no_big_body: why ``oversized-payload`` is not applicable, where the profile's world has
             no event of several megabytes grown through the provider's own fields (`big_event`):
             the provider cannot send one, or hookproof does not make one yet. A body padded with
@@ -219,6 +223,7 @@ class Profile(ABC):
     untimed_reason: ClassVar[str] = ""
     default_event: ClassVar[str] = "payment_intent.succeeded"
     event_id_name: ClassVar[str] = "the event's id"
+    no_event_id: ClassVar[str | None] = None
     has_livemode: ClassVar[bool] = False
     has_account: ClassVar[bool] = False
     foreign_account_valid: ClassVar[str | None] = None
@@ -304,10 +309,11 @@ class Profile(ABC):
         once its retries ran out, its events' own time, why a future-dated delivery need
         not be refused (`future_words`), what its manual replay is (`replay_words`), and why a
         rotation's signatures with the receiver's own first need not be accepted
-        (`rotation_dispute`), and the payload cap it documents (`size_cap`)."""
+        (`rotation_dispute`), the payload cap it documents (`size_cap`) and the statuses it
+        counts as delivered where not any 2xx (`success_words`)."""
         return ProviderWords(self.title, 1 + len(self.retry_schedule_s), self.retrying, self.gives_up,
                              self.event_clock, self.future_words(), self.replay_words, self.rotation_dispute,
-                             self.body_time, self.size_cap)
+                             self.body_time, self.size_cap, self.success_words())
 
     # ---- events -------------------------------------------------------------
     @abstractmethod
@@ -386,6 +392,11 @@ class Profile(ABC):
     def is_success(self, status: int) -> bool:
         """True when the provider counts `status` as delivered (default: any 2xx)."""
         return 200 <= status < 300
+
+    def success_words(self) -> str | None:
+        """The statuses `is_success` takes, as findings name them (Mercado Pago's ``200 or
+        201``), or None where any 2xx is (the default)."""
+        return None
 
     def attempt_timeout_s(self, attempt: int) -> float:
         """Seconds the provider waits for the answer to attempt `attempt` (1 = the first).

@@ -20,7 +20,7 @@ import re
 import string
 from typing import Any, Literal, Mapping, Sequence
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError, field_validator, model_validator
 
 from hookproof.simulator.errors import ProfileError
 from hookproof.simulator.events import Event
@@ -64,6 +64,11 @@ class GenericHmacSettings(BaseModel):
             implies, in seconds (None: unchecked); only with a signed timestamp.
         timeout_s: seconds the sender waits for an answer.
         retry_schedule_s: delays in seconds before each retry.
+        success_statuses: the HTTP statuses the sender counts as delivered, each a 2xx, or
+            None (the default): any 2xx. Any other answer is a failed attempt, retried on
+            `retry_schedule_s` (Lemon Squeezy's ``[200]``: "Return a 200 response to show that
+            the webhook was successfully received. If the response status is anything else,
+            the webhook will be retried", docs.lemonsqueezy.com "Webhook requests").
         rotation_separator: when set, every secret signs and the signatures are joined
             with it (``" "``, ``","``); when None only the first secret signs.
     """
@@ -82,6 +87,7 @@ class GenericHmacSettings(BaseModel):
     tolerance_future_s: float | None = Field(default=None, ge=0)
     timeout_s: float = Field(default=10.0, gt=0)
     retry_schedule_s: tuple[float, ...] = ()
+    success_statuses: tuple[StrictInt, ...] | None = None
     rotation_separator: str | None = None
 
     @field_validator("id_header", "timestamp_header", "type_header", mode="before")
@@ -117,6 +123,18 @@ class GenericHmacSettings(BaseModel):
         if any(delay < 0 for delay in value):
             raise ValueError("retry delays must be >= 0 seconds")
         return value
+
+    @field_validator("success_statuses")
+    @classmethod
+    def _successes(cls, value: tuple[int, ...] | None) -> tuple[int, ...] | None:
+        if value is None:
+            return None
+        if not value:
+            raise ValueError("name at least one status (leave the key out for any 2xx)")
+        for status in value:
+            if not 200 <= status <= 299:
+                raise ValueError(f"{status} is not a 2xx status: a sender counts only a 2xx answer as delivered")
+        return tuple(sorted(set(value)))
 
     @model_validator(mode="after")
     def _headers_for_placeholders(self) -> "GenericHmacSettings":
@@ -157,6 +175,14 @@ def load_settings(raw: GenericHmacSettings | Mapping[str, Any] | None) -> Generi
             raise ProfileError(str(cause), field=cause.field) from exc
         field = ".".join(str(part) for part in error["loc"]) or "settings"
         raise ProfileError(f"generic-hmac setting {field}: {error['msg']}", field=field) from exc
+
+
+def _either(statuses: Sequence[int] | None) -> str | None:
+    """``200``, ``200 or 201``, ``200, 201 or 204``; None for None."""
+    if not statuses:
+        return None
+    words = [str(s) for s in statuses]
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " or " + words[-1]
 
 
 def generic_signature(settings: GenericHmacSettings, secret: str, event_id: str, timestamp: int, body: bytes) -> str:
@@ -202,7 +228,8 @@ class GenericHmacProfile(Profile):
     (`simulator.world.user_catalog`), the events are the catalog's: its type names, and
     the body each event was made with, as it is. Signing: see
     `generic_signature`; the timestamp header carries the attempt time. Delivery
-    contract: any 2xx, `timeout_s`, `retry_schedule_s` from the settings.
+    contract: any 2xx (or only the settings' `success_statuses`), `timeout_s`,
+    `retry_schedule_s` from the settings.
 
     The class attributes of `Profile` that depend on the settings (signature header,
     timeout, schedule, tolerance, rotation, the id header) are set per instance.
@@ -238,6 +265,30 @@ class GenericHmacProfile(Profile):
         }
         for attribute, value in per_instance.items():
             setattr(self, attribute, value)
+        if self.settings.id_header is None and catalog is not None and not any(s.event_id for s in catalog.events):
+            self.dedupe_on([s.key for s in catalog.events if s.key])
+        self._successes = frozenset(self.settings.success_statuses or range(200, 300))
+
+    def dedupe_on(self, keys: Sequence[str]) -> None:
+        """Say that this sender's events carry no id (no `id_header`, no catalog ``event_id``: Lemon
+        Squeezy's, "Webhook requests"), so a receiver dedupes on the business object the key
+        templates `keys` name (the catalog's, or the config's ``[business_keys]``): what
+        findings and scenario descriptions advise instead of an event id (`Profile.no_event_id`,
+        `Profile.event_id_name`)."""
+        named = ", ".join(dict.fromkeys(keys))
+        words = (f"the business object its keys name ({named}; this sender gives no event id)" if named
+                 else "the business object the event is about (this sender gives no event id)")
+        self.no_event_id = self.event_id_name = words  # type: ignore[misc]
+
+    def is_success(self, status: int) -> bool:
+        """True for a status the settings count as delivered (`success_statuses`; any 2xx
+        without them)."""
+        return status in self._successes
+
+    def success_words(self) -> str | None:
+        """The settings' `success_statuses` as findings name them (``200``, ``200 or 204``), or
+        None: any 2xx."""
+        return _either(self.settings.success_statuses)
 
     def event_types(self) -> Mapping[str, str]:
         """Stripe's types (the billing world), or the user catalog's types, each its own name."""

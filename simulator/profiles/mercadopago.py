@@ -225,6 +225,10 @@ class MercadoPagoProfile(Profile):
         """Only 200 and 201 count as delivered."""
         return status in (200, 201)
 
+    def success_words(self) -> str:
+        """``200 or 201``: what `is_success` takes."""
+        return "200 or 201"
+
     def attempt_timeout_s(self, attempt: int) -> float:
         """22 s for the first attempt, 5 s for every retry."""
         return self.sender_timeout_s if attempt <= 1 else self.retry_timeout_s

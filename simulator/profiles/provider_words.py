@@ -125,6 +125,9 @@ class ProviderWords:
             the same event_id``), or None where it sends the same delivery again.
         size_cap: the payload cap the provider documents, with its source (`Profile.size_cap`:
             GitHub's 25 MB), or None where it documents none.
+        success: the statuses the provider counts as delivered where it does not take any 2xx
+            (`Profile.success_words`: Mercado Pago's ``200 or 201``, a generic-hmac sender's
+            ``success_statuses``), or None.
     """
 
     title: str
@@ -137,6 +140,7 @@ class ProviderWords:
     rotation: str | None = None
     body_time: BodyTime | None = None
     size_cap: str | None = None
+    success: str | None = None
 
     def after_failures(self, most_attempts: int) -> str:
         """What the provider does next with an event none of whose deliveries was

@@ -152,6 +152,34 @@ def set_path(doc: MutableMapping[str, Any], parts: Path, value: Any) -> None:
         raise KeyError(last)
 
 
+def with_flags(doc: Any, name: str, value: bool) -> Any:
+    """`doc` with every boolean field called `name`, at any depth (in objects and arrays), set
+    to `value`: a copy of the objects and arrays on the way to a changed one, the rest shared;
+    `doc` itself (unchanged) when none differs. A field of that name holding anything but a
+    boolean stays as it is. A provider's mode flag is such a field: Stripe's ``livemode`` on an
+    event and on every object inside it, Lemon Squeezy's ``test_mode`` in ``meta`` and on each
+    object ("A boolean indicating if the object was created within test mode", the Order,
+    Subscription, Subscription invoice and License key objects, docs.lemonsqueezy.com/api)."""
+    if isinstance(doc, Mapping):
+        changed: dict[str, Any] | None = None
+        for key, item in doc.items():
+            if key == name and isinstance(item, bool):
+                new = value
+            elif isinstance(item, (Mapping, list)):
+                new = with_flags(item, name, value)
+            else:
+                continue
+            if new is not item:
+                if changed is None:
+                    changed = dict(doc)
+                changed[key] = new
+        return doc if changed is None else changed
+    if isinstance(doc, list):
+        items = [with_flags(item, name, value) if isinstance(item, (Mapping, list)) else item for item in doc]
+        return doc if all(a is b for a, b in zip(items, doc)) else items
+    return doc
+
+
 def schema_at(schema: Mapping[str, Any] | None, parts: Path,
               root: Mapping[str, Any] | None = None) -> Mapping[str, Any] | None:
     """The subschema describing `parts` (through ``properties``, ``items``, ``prefixItems``,
@@ -521,4 +549,4 @@ class InstanceMaker:
 
 
 __all__ = ["InstanceMaker", "MAX_DEPTH", "MAX_RECURSION", "Path", "TooDeep", "deref", "dotted", "get_path", "has_path",
-           "merged", "parse_path", "pointer", "schema_at", "schema_type", "set_path", "shape_alphabet"]
+           "merged", "parse_path", "pointer", "schema_at", "schema_type", "set_path", "shape_alphabet", "with_flags"]

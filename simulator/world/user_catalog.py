@@ -19,7 +19,9 @@ from the seed) and gets fresh values:
   increasing sequence; no two ids the world draws are alike, `_unique`), the event id, the type
   (at `UserCatalog.type_field` when the body has it);
 - the ids and email addresses nested in the object's part (a Clerk user's email ids and
-  addresses, and its ``external_id`` however plain): the object's own,
+  addresses, and its ``external_id`` however plain) and its sequence numbers (an integer
+  ``order_number``, ``…_number``, ``number``: from the world's increasing sequence, so a later
+  object's is greater): the object's own,
   the same in each of its events (`_own_identities`), so no two objects share what the
   provider never lets them share;
 - the status the event sets, at its declared `EventSpec.status` path only (with none, the
@@ -118,6 +120,7 @@ from hookproof.simulator.world.json_instances import (
     set_path,
     shape_alphabet,
     widened,
+    with_flags,
 )
 from hookproof.simulator.world.records import RecordWorld
 
@@ -240,16 +243,26 @@ class UserCatalog:
     _validators: dict[str, Any] = field(default_factory=dict, init=False, compare=False, repr=False)
 
     def body_of(self, event: Event) -> dict[str, Any]:
-        """The body `event` is sent with: its own (`BODY`), its test-mode flag (`test_mode`) saying
-        the event's mode (`Event.livemode`: the other mode's event a ``test-mode-to-live``
-        attempt sends carries the other flag). The world's body is never changed."""
+        """The body `event` is sent with: its own (`BODY`), its test-mode flags (`mode_flag`)
+        saying the event's mode (`Event.livemode`: the other mode's event a ``test-mode-to-live``
+        attempt sends carries the other flags, every one of them). The world's body is never
+        changed."""
         body = dict(event.extra[BODY])
         if self.test_mode is not None:
             path = parse_path(self.test_mode)
-            if has_path(body, path) and get_path(body, path) is event.livemode:  # the flag says the other mode
-                body = copy.deepcopy(body)
-                set_path(body, path, not event.livemode)
+            if not has_path(body, path) or get_path(body, path) is event.livemode:  # the flags say the other mode
+                body = with_flags(body, self.mode_flag, not event.livemode)
         return body
+
+    @property
+    def mode_flag(self) -> str:
+        """The name of the body's test-mode flags: `test_mode`'s last segment (``test_mode``).
+        Every boolean field of that name, at any depth, carries the event's mode: Lemon
+        Squeezy's ``meta.test_mode`` and each object's own (``data.attributes.test_mode``,
+        ``first_order_item.test_mode``; "A boolean indicating if the object was created within
+        test mode", docs.lemonsqueezy.com/api), all false in a live event."""
+        assert self.test_mode is not None
+        return parse_path(self.test_mode)[-1]
 
     def check_body(self, spec: EventSpec, body: Any) -> None:
         """Raise `InvalidBody` when `spec`'s schema refuses `body` (with ``format``s checked),
@@ -410,8 +423,8 @@ class UserCatalogWorld(RecordWorld):
             tpath = parse_path(self.catalog.type_field)
             if has_path(body, tpath) or schema_at(spec.schema, tpath) is not None:
                 set_path(body, tpath, spec.type)
-        if self.catalog.test_mode is not None and has_path(body, parse_path(self.catalog.test_mode)):
-            set_path(body, parse_path(self.catalog.test_mode), not self.livemode)  # the world's own mode
+        if self.catalog.test_mode is not None:  # every flag of the world's own mode
+            body = with_flags(body, self.catalog.mode_flag, not self.livemode)
         kept = spec.state if spec.state is not None else self._states.get(oid)  # an update keeps the status
         if kept is not None and spec.status_path is not None:
             set_path(body, parse_path(spec.status_path), kept)
@@ -869,10 +882,13 @@ class UserCatalogWorld(RecordWorld):
                 node[name] = copy.deepcopy(value)
 
     def _own_identities(self, spec: EventSpec, body: dict[str, Any], parent: Path, oid: str) -> None:
-        """Give object `oid` its own nested ids and emails: in the object's part of `body`, every
-        id-like string (``idn_2Tq7…``, a UUID, a plain value of an ``external_id``: Clerk's
-        ``"567772"``) and email address its example gives becomes one
-        of `oid` alone, the same each time the object's events carry it (a Clerk user's
+        """Give object `oid` its own nested ids, emails and numbers: in the object's part of
+        `body`, every id-like string (``idn_2Tq7…``, a UUID, a plain value of an ``external_id``:
+        Clerk's ``"567772"``), email address and integer under a sequence number's name
+        (`_SEQUENCE_NAME`: Lemon Squeezy's ``order_number``, "the sequential order number for
+        this store", docs.lemonsqueezy.com/api/orders; not a count, `_TALLY_NAME`) its example
+        gives becomes one of `oid` alone (a number from the world's increasing integer sequence,
+        `_fresh`: a later object's is greater), the same each time the object's events carry it (a Clerk user's
         ``email_addresses[0].id`` and ``primary_email_address_id`` still match), in the
         example's shape (an email keeps its address with a ``+`` tag). Two users never share an
         email id or an address, as with the provider, so a receiver keeping them unique sees
@@ -906,9 +922,18 @@ class UserCatalogWorld(RecordWorld):
                     self.fresh_ids.append(own[value])
             return own[value]
 
+        def numbered(value: int, at: Path) -> int:
+            name = f"{dotted(at)}={value}"  # the example's number at that place
+            if name not in own:
+                own[name] = str(self._fresh(spec, (*parent, *at), spec.kind))
+            return int(own[name])
+
         def walk(value: Any, at: Path) -> Any:
             if at in skip:
                 return value
+            if (isinstance(value, int) and not isinstance(value, bool) and at and _SEQUENCE_NAME.search(at[-1])
+                    and not _TALLY_NAME.search(at[-1])):
+                return numbered(value, at)
             if isinstance(value, dict):
                 return {k: walk(v, (*at, k)) for k, v in value.items()}
             if isinstance(value, list):
@@ -1114,6 +1139,11 @@ class UserCatalogWorld(RecordWorld):
 
 #: The name of a key field that counts (``attempt_count``, ``retry_number``, ``seq``): it goes up by one.
 _COUNT_NAME = re.compile(r"count|attempt|number|retr|seq|version|times", re.IGNORECASE)
+#: The name of an object's own sequence number (``order_number``, ``invoiceNumber``, ``number``): an
+#: integer there is the object's own, greater for a later object (`_own_identities`).
+_SEQUENCE_NAME = re.compile(r"(?:^|_)(?:number|no)$|[a-z]Number$")
+#: A name that counts something rather than numbering the object (``retry_number``, ``attempt_number``).
+_TALLY_NAME = re.compile(r"count|attempt|retr|seq|version|times|step|page|line", re.IGNORECASE)
 #: An RFC 3339 date-time (``2026-01-01T00:00:00Z``, fractions and offsets allowed).
 _RFC3339 = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)", re.IGNORECASE)
 #: A field name that says it holds a time (``timestamp``, ``created``, ``occurred_at``, ``sentAt``…).

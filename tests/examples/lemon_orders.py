@@ -14,17 +14,32 @@ applies, each once, keyed as the provider lets it:
 - ``license_key_created``: one license key per key id (``licensekey:{data.id}``);
 
 and keeps each order's and subscription's status (an order ``paid``, then ``refunded``), written
-only by an event whose ``updated_at`` is newer.
-`observe` is the python observer; `reset` forgets everything.
+only by an event whose ``updated_at`` is newer. It answers 200, the one status Lemon Squeezy
+counts as received ("Webhook requests").
+
+`reset` forgets everything and sets the store up (`SETUP`), each setting a receiver as the
+docs allow or a twin that is not:
+
+- ``mode_field``: the test-mode flag it reads: ``meta`` (``meta.test_mode``) or ``attributes``
+  (the order's own ``data.attributes.test_mode``, "A boolean indicating if the object was
+  created within test mode", the Order object): both correct; ``none``, a twin reading no
+  flag, applies a live event too;
+- ``ok_status``: what it answers an event it took (200; a twin's 202, which Lemon Squeezy
+  retries);
+- ``unique_order_number``: it claims each order by its ``order_number`` too (the store's
+  sequential number, unique per store: a second order with one already claimed is taken for
+  a redelivery, acknowledged and not licensed), as a store keeping ``UNIQUE(order_number)``.
+
+`observe` is the python observer.
 """
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import json
 import threading
 from typing import Any
+
+from tests.support import answer_status, hmac_signed_request
 
 SECRET = "lemon-s3cret"
 LOCK = threading.Lock()
@@ -33,14 +48,20 @@ EFFECTS: list[str] = []
 STATES: dict[str, tuple[str, str]] = {}
 #: What a refund was refused for (a body the receiver could not accept), for the tests to show.
 REFUSED: list[str] = []
+#: The order numbers claimed (``unique_order_number``).
+ORDER_NUMBERS: set[int] = set()
+#: How the store is set up (`reset`).
+SETUP: dict[str, Any] = {"mode_field": "meta", "ok_status": 200, "unique_order_number": False}
 
 
-def reset() -> None:
-    """Forget every delivery."""
+def reset(*, mode_field: str = "meta", ok_status: int = 200, unique_order_number: bool = False) -> None:
+    """Forget every delivery and set the store up (the module docstring)."""
     with LOCK:
         EFFECTS.clear()
         STATES.clear()
         REFUSED.clear()
+        ORDER_NUMBERS.clear()
+        SETUP.update(mode_field=mode_field, ok_status=ok_status, unique_order_number=unique_order_number)
 
 
 def observe() -> dict[str, list[Any]]:
@@ -50,17 +71,17 @@ def observe() -> dict[str, list[Any]]:
                 "state_kinds": ["order", "subscription"]}
 
 
-async def _answer(send: Any, status: int) -> None:
-    await send({"type": "http.response.start", "status": status, "headers": [(b"content-type", b"text/plain")]})
-    await send({"type": "http.response.body", "body": str(status).encode()})
-
-
 def _apply(name: str, data: dict[str, Any]) -> int:
     """Apply one verified event of this store's mode; the status to answer."""
     oid, attributes = str(data["id"]), data.get("attributes") or {}
     key = None
     if name == "order_created":
         key = f"license:{oid}"
+        number = attributes.get("order_number")
+        if SETUP["unique_order_number"] and key not in EFFECTS:
+            if number in ORDER_NUMBERS:  # that order number's order is licensed: taken for a redelivery
+                return SETUP["ok_status"]
+            ORDER_NUMBERS.add(number)
     elif name == "order_refunded":
         amount, total = attributes.get("refunded_amount"), attributes.get("total")
         usd, total_usd = attributes.get("refunded_amount_usd"), attributes.get("total_usd")
@@ -80,29 +101,24 @@ def _apply(name: str, data: dict[str, Any]) -> int:
             STATES[oid] = (updated, status)
     if key is not None and key not in EFFECTS:
         EFFECTS.append(key)
-    return 200
+    return SETUP["ok_status"]
 
 
 async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
     if scope["type"] != "http":
         return
-    body = b""
-    while True:
-        message = await receive()
-        body += message.get("body", b"")
-        if not message.get("more_body"):
-            break
-    headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
-    expected = hmac.new(SECRET.encode(), body, hashlib.sha256).hexdigest()
-    if not hmac.compare_digest(headers.get("x-signature", ""), expected):
-        return await _answer(send, 401)
+    body, headers, signed = await hmac_signed_request(scope, receive, SECRET)
+    if not signed:
+        return await answer_status(send, 401)
     try:
         event = json.loads(body)
-        name, data, test_mode = headers["x-event-name"], event["data"], event["meta"]["test_mode"]
+        name, data = headers["x-event-name"], event["data"]
+        test_mode = (event["meta"]["test_mode"] if SETUP["mode_field"] == "meta" else True if SETUP["mode_field"] ==
+                     "none" else data["attributes"]["test_mode"])
     except (ValueError, KeyError, TypeError):
-        return await _answer(send, 400)
+        return await answer_status(send, 400)
     if test_mode is not True:  # a live event reaching the test store: acknowledged, not applied
-        return await _answer(send, 200)
+        return await answer_status(send, SETUP["ok_status"])
     with LOCK:
         status = _apply(name, data)
-    await _answer(send, status)
+    await answer_status(send, status)

@@ -12,10 +12,11 @@ against Lemon Squeezy it drops every event after the first.
 from __future__ import annotations
 
 import hashlib
-import hmac
 import json
 import threading
 from typing import Any
+
+from tests.support import answer_status, hmac_signed_request
 
 SECRET = "lemon-s3cret"
 LOCK = threading.Lock()
@@ -38,33 +39,21 @@ def observe() -> dict[str, list[str]]:
         return {"effects": list(STATE["effects"]), "states": []}
 
 
-async def _answer(send: Any, status: int) -> None:
-    await send({"type": "http.response.start", "status": status, "headers": [(b"content-type", b"text/plain")]})
-    await send({"type": "http.response.body", "body": str(status).encode()})
-
-
 async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
     if scope["type"] != "http":
         return
-    body = b""
-    while True:
-        message = await receive()
-        body += message.get("body", b"")
-        if not message.get("more_body"):
-            break
-    headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+    body, headers, signed = await hmac_signed_request(scope, receive, SECRET)
     with LOCK:
         STATE["headers"].append(headers)  # every request, answered or refused
-    expected = hmac.new(SECRET.encode(), body, hashlib.sha256).hexdigest()
-    if not hmac.compare_digest(headers.get("x-signature", ""), expected):
-        return await _answer(send, 401)
+    if not signed:
+        return await answer_status(send, 401)
     event_name = headers.get("x-event-name")
     if event_name is None:
-        return await _answer(send, 400)
+        return await answer_status(send, 400)
     try:
         data = json.loads(body)
     except ValueError:
-        return await _answer(send, 400)
+        return await answer_status(send, 400)
     with LOCK:
         digest = hashlib.sha256(body).hexdigest()
         if STATE["fail_first"] and digest not in STATE["seen_bodies"]:
@@ -78,4 +67,4 @@ async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
             if dedupe not in STATE["seen_ids"]:
                 STATE["seen_ids"].add(dedupe)
                 STATE["effects"].append(f"order:{data['data']['id']}")
-    return await _answer(send, 503 if failed else 200)
+    return await answer_status(send, 503 if failed else 200)

@@ -95,6 +95,16 @@ BAD = [
      "provider does"),
     ("[target.signing]\n", "retry_schedule_s = [5]\n[target.signing]\n", 6,
      "target.retry_schedule_s: unknown key (a generic-hmac setting: give it in [target.signing])"),
+    ("id_header = false", "id_header = false\nsuccess_statuses = [200, 302]", 9,
+     "target.signing.success_statuses: 302 is not a 2xx status: a sender counts only a 2xx answer as delivered"),
+    ("id_header = false", "id_header = false\nsuccess_statuses = []", 9,
+     "target.signing.success_statuses: name at least one status (leave the key out for any 2xx)"),
+    ("id_header = false", "id_header = false\nsuccess_statuses = 200", 9,
+     "target.signing.success_statuses: a list of the 2xx statuses the provider counts as delivered, such as [200] "
+     "(got 200)"),
+    ("id_header = false", 'id_header = false\nsuccess_statuses = ["200"]', 9,
+     "target.signing.success_statuses: a list of the 2xx statuses the provider counts as delivered, such as [200] "
+     '(got ["200"])'),
 ]
 
 
@@ -224,6 +234,7 @@ def test_init_s_commented_signing_table_uncommented_loads(tmp_path: Path, monkey
     monkeypatch.setenv("WEBHOOK_SECRET", "s3cret")
     profile = load_config(write(tmp_path, "\n".join(lines) + "\n")).profile()
     assert profile.retry_schedule_s == (5.0, 25.0, 125.0)
+    assert [s for s in range(100, 600) if profile.is_success(s)] == [200]
     assert set(headers_of(profile)) == {"Content-Type", "X-Signature", "X-Webhook-Id", "X-Event-Name", "X-Timestamp"}
 
 
@@ -267,3 +278,33 @@ def test_a_catalog_s_test_mode_flag_makes_test_mode_to_live_apply(tmp_path: Path
     unflagged = flagged.replace(", test_mode = true", "")
     with pytest.raises(ConfigError, match=r"catalog\.test_mode: order_created: the example has no field meta\.test_mode"):
         load_config(write(tmp_path / "plain", unflagged))
+
+
+def test_an_id_less_sender_s_advice_names_the_keys_not_an_event_id(tmp_path: Path) -> None:
+    """Lemon Squeezy sends no event id (no id header; the catalog names no ``event_id``), yet
+    ``reserialized-retry`` told its receiver to "use the event id" and a ``lost`` finding blamed
+    "deduplicating on something other than the event's id". Both now name the business object
+    the keys name (the catalog's, or the config's ``[business_keys]``); with an id header they
+    still name the event id."""
+    from hookproof.scenarios.catalog import CATALOG
+
+    def advice(profile: object) -> str:
+        scenario = CATALOG["reserialized-retry"].for_world(profile.world, profile.after_refusal(),  # type: ignore[attr-defined]
+                                                           profile.no_event_id)  # type: ignore[attr-defined]
+        return scenario.description.split("Deduplication must use ", 1)[1].split(", and the signature")[0]
+
+    lemon = load_config(write(tmp_path)).profile()
+    words = "the business object its keys name (order:{data.id}; this sender gives no event id)"
+    assert advice(lemon) == f"{words}, not a hash of the body"
+    assert lemon.event_id_name == lemon.no_event_id == words  # what `lost` says a receiver dedupes on
+    (tmp_path / "team").mkdir()
+    team = LEMON.replace('key = "order:{data.id}"\n', "") + '\n[business_keys]\norder_created = "licence:{data.id}"\n'
+    assert advice(load_config(write(tmp_path / "team", team)).profile()) == (
+        "the business object its keys name (licence:{data.id}; this sender gives no event id), not a hash of the body")
+    (tmp_path / "header").mkdir()
+    header = load_config(write(tmp_path / "header", LEMON.replace("id_header = false", 'id_header = "X-Webhook-Id"')))
+    assert header.profile().no_event_id is None
+    assert advice(header.profile()) == "the event id, not a hash of the body"
+    retry = CATALOG["transport-fields-change"].for_world(lemon.world, lemon.after_refusal(), lemon.no_event_id)
+    assert f"signature; {words} stays." in retry.description
+    assert "signature; the event id stays." in CATALOG["transport-fields-change"].description

@@ -93,7 +93,7 @@ def test_a_wrong_secret_gets_the_headline_above_the_table(tmp_path: Path, monkey
     assert "likely cause: every valid delivery was refused with 401" in summary
 
 
-QUOTE = "{'error':'Webhook Error: No signatures found matching the expected signature'}"
+QUOTE = '{"error":"Webhook Error: No signatures found matching the expected signature"}'
 
 
 def test_a_400_to_every_valid_delivery_gets_the_wider_headline(tmp_path: Path,

@@ -586,7 +586,7 @@ def test_a_grouped_finding_counts_events_and_attempts_and_quotes_the_answer() ->
 def test_an_answer_quote_is_one_bounded_line() -> None:
     from hookproof.scenarios.answer_quote import QUOTE_CHARS, answer_quote
 
-    assert answer_quote("") == "" and answer_quote('  {"error":\n "no signature"}\n') == "{'error': 'no signature'}"
+    assert answer_quote("") == "" and answer_quote('  {"error":\n "no signature"}\n') == '{"error": "no signature"}'
     assert answer_quote("x" * 500) == "x" * QUOTE_CHARS + "…"
     assert answer_quote("<html><head><title>t</title></head><body><p>a &amp; b</p><script>x()</script>") == "a & b"
 

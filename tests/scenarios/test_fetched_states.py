@@ -138,13 +138,13 @@ def test_an_unexplained_lost_finding_quotes_what_the_receiver_answered() -> None
     answers = {4: '{"status": "duplicate", "note": "seen  before"}', 2: "ignored"}
     (finding,) = with_unexplained(report, "`X-GitHub-Delivery`", answers=lambda i: answers.get(i, "")).checks[0].findings
     assert finding.message.startswith("acknowledged 1 time(s) but not applied by the end of settling; the receiver "
-                                      "answered 200 \"{'status': 'duplicate', 'note': 'seen before'}\" and applied "
+                                      'answered 200 "{"status": "duplicate", "note": "seen before"}" and applied '
                                       "nothing: a receiver does that"), finding.message
     (plain,) = with_unexplained(report, "`X-GitHub-Delivery`", answers=lambda i: "").checks[0].findings
     assert "; the receiver answered 2xx and applied nothing: " in plain.message
     (restarted,) = with_unexplained(report, "`X-GitHub-Delivery`", restarted=True,
                                     answers=lambda i: answers.get(i, "")).checks[0].findings
-    assert "; the receiver answered 200 \"{'status': 'duplicate', 'note': 'seen before'}\" and nothing was applied " \
+    assert '; the receiver answered 200 "{"status": "duplicate", "note": "seen before"}" and nothing was applied ' \
            "by the end: this scenario restarted the receiver" in restarted.message
 
 

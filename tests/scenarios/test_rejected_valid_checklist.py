@@ -43,7 +43,7 @@ def test_a_receiver_rejecting_one_valid_type_fails_accepts_valid_only(tmp_path: 
                    "dropped-response": ("fail", ["valid_not_rejected"]),
                    "related-burst": ("fail", ["valid_not_rejected"]),
                    "reorder": ("pass", []), "forged-signature": ("pass", [])}, got
-    answered = "with 400; the receiver answered \"{'error':'could not parse the event'}\""
+    answered = 'with 400; the receiver answered "{"error":"could not parse the event"}"'
     messages = [(s.id, f.message) for s in report.scenarios for f in s.findings]
     assert messages == [  # duplicate-sequential's three copies, each on the whole retry schedule
         ("duplicate-sequential", f"1 valid charge.succeeded event(s) refused 33 time(s) {answered}"),

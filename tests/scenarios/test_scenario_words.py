@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from hookproof.scenarios.catalog import CATALOG, Context, Plan
+from hookproof.scenarios.catalog import AFTER_REFUSAL, CATALOG, Context, Plan
 from hookproof.simulator.profiles import get_profile
 from hookproof.simulator.world import new_world
 
@@ -99,7 +99,7 @@ def test_what_the_provider_does_with_a_refused_event_is_its_own(profile_name: st
     """A GitHub App's receiver was told a 4xx "makes the provider retry it for days"; GitHub
     never retries. Each scenario saying what follows a refusal says it in the profile's words."""
     profile = get_profile(profile_name)
-    refusing = [s for s in CATALOG.values() if s.refusal_template]
+    refusing = [s for s in CATALOG.values() if AFTER_REFUSAL in s.refusal_template]
     assert {s.id for s in refusing} == {"duplicate-sequential", "reserialized-retry", "reserialized-body",
                                         "unknown-event-type"}
     for scenario in refusing:

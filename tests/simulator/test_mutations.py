@@ -100,3 +100,31 @@ def test_another_object_under_a_kept_id_takes_its_place_and_bytes() -> None:
     kept = mutations._RENDERED["counting-same-id"]
     assert list(kept.order) == [event.id] and kept.events[event.id]() is other and kept.envelopes[event.id] is again
     assert kept.body_bytes == len(again.body) and counting.renders == 2
+
+
+def _flags(doc: object, name: str) -> list[bool]:
+    """Every boolean field called `name` in `doc`, at any depth."""
+    if isinstance(doc, dict):
+        return [v for k, v in doc.items() if k == name and isinstance(v, bool)] + [
+            f for v in doc.values() for f in _flags(v, name)]
+    if isinstance(doc, list):
+        return [f for v in doc for f in _flags(v, name)]
+    return []
+
+
+@pytest.mark.parametrize("livemode", [False, True])
+def test_the_other_mode_s_event_carries_that_mode_in_every_livemode_it_holds(livemode: bool) -> None:
+    """A live subscription's items name live prices and plans: the ``test-mode-to-live``
+    attempt turns every ``livemode`` of the body (the event's, the subscription's, each item's
+    price and plan), never only the top two; the world's object keeps its own mode."""
+    import json
+
+    stripe = get_profile("stripe")
+    event = events_of_type(World(23, start_us=START_US, livemode=livemode), "customer.subscription.created", 1)[0]
+    plain = json.loads(build_attempt(stripe, event, ["whsec_a"], (), now=NOW, attempt=1).request.body)
+    other = json.loads(build_attempt(stripe, event, ["whsec_a"], (Mutation.LIVEMODE_MISMATCH,), now=NOW,
+                                     attempt=1).request.body)
+    flags = _flags(plain, "livemode")
+    assert len(flags) >= 4 and set(flags) == {livemode}  # the event, the subscription, an item's price and plan
+    assert _flags(other, "livemode") == [not livemode] * len(flags)
+    assert set(_flags(dict(event.object), "livemode")) == {livemode}

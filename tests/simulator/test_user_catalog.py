@@ -470,6 +470,49 @@ def test_a_json_api_resource_s_times_and_urls_follow_the_object(tmp_path: Path) 
         refunded.created_us // 1_000_000 * 1_000_000)
 
 
+def _lemon_orders(tmp_path: Path, **catalog: Any) -> UserCatalog:
+    """Lemon Squeezy's documented ``order_created`` and ``order_refunded`` as a catalog."""
+    fixtures = Path(__file__).resolve().parents[1] / "fixtures" / "lemonsqueezy"
+    example = {name: json.loads((fixtures / f"{name}.json").read_text(encoding="utf-8"))
+               for name in ("order_created", "order_refunded")}
+    return load_catalog(CatalogConfig(type_field="meta.event_name", events={
+        name: CatalogEventConfig(example=example[name], object_type="order", key=f"{name}:{{data.id}}")
+        for name in example}, **catalog), tmp_path)
+
+
+def test_each_order_has_its_own_order_number_kept_across_its_events(tmp_path: Path) -> None:
+    """Every order carried the documented ``order_number`` 1 (a store's sequential number,
+    unique per store): a receiver keeping it unique took every later order for the first.
+    Each object now has its own, greater than the last object's, the same in all its events;
+    a number a key names still goes up by one per event (a count)."""
+    world = UserCatalogWorld(5, catalog=_lemon_orders(tmp_path), start_us=START_US)
+    first, second = world.emit("order_created"), world.emit("order_created")
+    refunded = world.emit("order_refunded", first.object_id)
+    numbers = [e.extra[BODY]["data"]["attributes"]["order_number"] for e in (first, second, refunded)]
+    assert numbers[0] < numbers[1] and numbers[2] == numbers[0] and numbers[0] > 1, numbers
+    assert all(isinstance(n, int) for n in numbers)
+
+
+@pytest.mark.parametrize("livemode", [False, True])
+def test_every_test_mode_flag_of_a_body_says_the_event_s_mode(tmp_path: Path, livemode: bool) -> None:
+    """Lemon Squeezy's objects carry their own ``test_mode`` beside ``meta.test_mode`` (the
+    order's, its first item's): the world's events say its mode in every one, and the other
+    mode's event (``test-mode-to-live``, `UserCatalog.body_of`) in every one too, never only at
+    the declared path."""
+    from dataclasses import replace
+
+    catalog = _lemon_orders(tmp_path, test_mode="meta.test_mode")
+    world = UserCatalogWorld(5, catalog=catalog, livemode=livemode, start_us=START_US)
+    event = world.emit("order_created")
+
+    def flags(body: Any) -> list[bool]:
+        return [v == "true" for v in re.findall(r'"test_mode": (true|false)', json.dumps(body))]
+
+    assert flags(catalog.body_of(event)) == [not livemode] * 3  # meta, the order, its first item
+    assert flags(catalog.body_of(replace(event, livemode=not livemode))) == [livemode] * 3
+    assert flags(event.extra[BODY]) == [not livemode] * 3  # the world's body unchanged
+
+
 def test_an_id_the_schema_bounds_keeps_the_example_s_length(tmp_path: Path) -> None:
     """A schema bounding the id (``maxLength``, a ``pattern``) is the user's word on its shape:
     such an id is drawn as long as the example's, never widened past what the schema accepts."""
